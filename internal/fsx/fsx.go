@@ -1,0 +1,79 @@
+// Package fsx holds the durable file primitives Cairn's state stands on: the atomic, durable
+// replace of a whole file, cross-process locks and careful reads. It knows nothing of workflows
+// or JSON; internal/store and internal/memory build on it.
+package fsx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic replaces path with data so that a crash at any moment leaves either the old
+// content or the new, never a mix, and the new content is durable when it returns nil. It
+// writes a temp file in the same directory (O_EXCL), fsyncs it, renames it over path and fsyncs
+// the directory. A failed fsync is never retried: the temp file is removed and the error
+// returned, since a second fsync can report success for data the kernel already dropped.
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp := filepath.Join(dir, ".tmp-"+base+"-"+randSuffix())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if err := SyncDir(dir); err != nil {
+		return &NotDurableError{Path: path, Err: err}
+	}
+	return nil
+}
+
+// NotDurableError reports a replace that happened (the new content is visible) but whose
+// directory entry could not be confirmed on disk.
+type NotDurableError struct {
+	Path string
+	Err  error
+}
+
+func (e *NotDurableError) Error() string {
+	return fmt.Sprintf("%s was replaced but its directory could not be synced, so the change may not survive a power loss: %v", e.Path, e.Err)
+}
+
+func (e *NotDurableError) Unwrap() error { return e.Err }
+
+// IsNotDurable reports whether err says a write landed but is not confirmed durable.
+func IsNotDurable(err error) bool {
+	var nd *NotDurableError
+	return errors.As(err, &nd)
+}
+
+func randSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
