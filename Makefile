@@ -1,0 +1,52 @@
+# Cairn. `make install` builds the binaries into bin/ and installs the plugin into Claude Code
+# (when the claude CLI is on PATH); `make test` runs every check CI runs.
+GO ?= go
+BIN := bin
+BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)/cairn
+
+.PHONY: build install test check unit e2e fuzz bench clean
+
+build:
+	$(GO) build -trimpath -o $(BIN)/cairn-mcp ./mcpserver
+	$(GO) build -trimpath -o $(BIN)/cairn-session-start ./hooks/sessionstart
+	$(GO) build -trimpath -o $(BIN)/cairn-stop ./hooks/stop
+	$(GO) build -trimpath -o $(BIN)/cairn ./cmd/cairn
+
+# Builds, registers this checkout as a marketplace and installs the plugin from it, then checks
+# the install. Without the claude CLI it stops after the build and says how to load the plugin.
+install: build
+	@if command -v claude >/dev/null 2>&1; then \
+		claude plugin marketplace add "$(CURDIR)" && claude plugin install cairn@cairn; \
+	else \
+		echo "claude is not on PATH: run Claude Code with --plugin-dir $(CURDIR) to use Cairn"; \
+	fi
+	$(BIN)/cairn doctor
+
+check:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	$(GO) mod tidy -diff
+	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# The end-to-end suite runs inside `go test ./...` (internal/e2e); this installs the pinned
+# Claude Code CLI it drives into a cache first.
+e2e:
+	CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test -count=1 ./internal/e2e/...
+
+test: check
+	CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test -race -count=1 ./...
+
+# A short coverage-guided run of every fuzz target (their seed corpora already run in `unit`).
+fuzz:
+	bash .ci/fuzz-smoke
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./... | tee bench.out
+
+clean:
+	rm -rf $(BIN)
