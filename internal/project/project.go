@@ -1,0 +1,216 @@
+// Package project finds where a Claude Code session's project lives on disk: the project root
+// (the nearest ancestor holding .git), Cairn's state directory under it, and the main
+// repository's root that Claude Code keys its auto-memory on.
+//
+// Everything here is a pure function of a passed-in environment (a getenv function and a
+// working directory) plus lstat and small reads of the file system. It never starts a git
+// process and never creates anything: the store creates the state directory, the memory
+// package the memory directory.
+package project
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Environment variables read here.
+const (
+	EnvProjectDir = "CLAUDE_PROJECT_DIR" // the directory Claude Code was launched in
+	EnvStateDir   = "CAIRN_STATE_DIR"    // moves Cairn's state directory
+)
+
+// StateSubdir is the state directory's place under the project root.
+var StateSubdir = filepath.Join(".claude", "cairn")
+
+// maxGitFile bounds what is read from a .git, commondir or gitdir file: they hold one path.
+const maxGitFile = 64 << 10
+
+// LaunchDir is the directory the session started in: $CLAUDE_PROJECT_DIR if set (a relative
+// value is taken against wd), else wd. The result is absolute and clean.
+func LaunchDir(getenv func(string) string, wd string) (string, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	start := getenv(EnvProjectDir)
+	if start == "" {
+		start = wd
+	}
+	if start == "" {
+		return "", errors.New("finding the project: no working directory and CLAUDE_PROJECT_DIR is unset")
+	}
+	if !filepath.IsAbs(start) {
+		if !filepath.IsAbs(wd) {
+			return "", fmt.Errorf("finding the project: %q is relative and the working directory %q is not absolute", start, wd)
+		}
+		start = filepath.Join(wd, start)
+	}
+	return filepath.Clean(start), nil
+}
+
+// Root returns the project root: the nearest ancestor of the launch directory (itself
+// included) that holds .git, a directory in a plain clone or a file in a worktree or
+// submodule, else the launch directory itself. A subfolder finds the same root; each git
+// worktree is its own root.
+func Root(getenv func(string) string, wd string) (string, error) {
+	start, err := LaunchDir(getenv, wd)
+	if err != nil {
+		return "", err
+	}
+	if root, ok := gitRoot(start); ok {
+		return root, nil
+	}
+	return start, nil
+}
+
+// StateDir returns Cairn's state directory: $CAIRN_STATE_DIR if set (a relative value is
+// taken against wd), else <root>/.claude/cairn. It does not create it.
+func StateDir(getenv func(string) string, wd string) (string, error) {
+	if getenv != nil {
+		if d := getenv(EnvStateDir); d != "" {
+			if filepath.IsAbs(d) {
+				return filepath.Clean(d), nil
+			}
+			if !filepath.IsAbs(wd) {
+				return "", fmt.Errorf("finding the state directory: CAIRN_STATE_DIR %q is relative and the working directory %q is not absolute", d, wd)
+			}
+			return filepath.Join(wd, d), nil
+		}
+	}
+	root, err := Root(getenv, wd)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, StateSubdir), nil
+}
+
+// GitCommonRoot returns the root Claude Code keys a project's auto-memory on: the git root of
+// the launch directory, except that for a linked worktree it is the main repository's root
+// (so every worktree shares one memory), and outside git the launch directory itself. The
+// worktree is recognised by reading its .git file ("gitdir: <main>/.git/worktrees/<name>"),
+// that directory's commondir file and its gitdir back-link, with the same checks Claude Code
+// makes; anything that does not check out leaves the worktree as its own root, as Claude
+// Code does.
+func GitCommonRoot(getenv func(string) string, wd string) (string, error) {
+	start, err := LaunchDir(getenv, wd)
+	if err != nil {
+		return "", err
+	}
+	root, ok := gitRoot(start)
+	if !ok {
+		return start, nil
+	}
+	return canonicalRoot(root), nil
+}
+
+// gitRoot walks up from dir to the first directory holding a .git directory or file.
+func gitRoot(dir string) (string, bool) {
+	for {
+		if hasGit(dir) {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// hasGit reports whether dir/.git is a directory or a regular file. A symlink counts when
+// it leads to one of those, as it does for git.
+func hasGit(dir string) bool {
+	p := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if fi, err = os.Stat(p); err != nil {
+			return false
+		}
+	}
+	return fi.IsDir() || fi.Mode().IsRegular()
+}
+
+// canonicalRoot maps a worktree root to its main repository's root; any other root, and any
+// worktree whose files do not check out, maps to itself.
+func canonicalRoot(root string) string {
+	gitFile := filepath.Join(root, ".git")
+	fi, err := os.Lstat(gitFile)
+	if err != nil || !fi.Mode().IsRegular() {
+		return root // a .git directory: the main checkout already
+	}
+	content, ok := readSmall(gitFile)
+	if !ok {
+		return root
+	}
+	line := strings.TrimSpace(content)
+	if !strings.HasPrefix(line, "gitdir:") {
+		return root
+	}
+	gitdir := resolveFrom(root, strings.TrimSpace(strings.TrimPrefix(line, "gitdir:")))
+
+	common, ok := readSmall(filepath.Join(gitdir, "commondir"))
+	if !ok {
+		return root // a submodule: its git dir has no commondir, it is its own root
+	}
+	commonDir := resolveFrom(gitdir, strings.TrimSpace(common))
+	// A linked worktree's git dir is <common>/worktrees/<name>.
+	if filepath.Dir(gitdir) != filepath.Join(commonDir, "worktrees") {
+		return root
+	}
+	// The back-link must point at this checkout's .git file, or the gitdir line is stale or
+	// borrowed and this checkout is on its own.
+	back, ok := readSmall(filepath.Join(gitdir, "gitdir"))
+	if !ok {
+		return root
+	}
+	if !samePath(resolveFrom(gitdir, strings.TrimSpace(back)), gitFile) {
+		return root
+	}
+	if filepath.Base(commonDir) != ".git" {
+		// A bare main repository: its directory is the root, unless it holds a .git of its own.
+		if hasGit(commonDir) {
+			return root
+		}
+		return commonDir
+	}
+	return filepath.Dir(commonDir)
+}
+
+// readSmall reads a regular, non-symlinked file of at most maxGitFile bytes.
+func readSmall(p string) (string, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGitFile {
+		return "", false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) > maxGitFile {
+		return "", false
+	}
+	return string(b), true
+}
+
+func resolveFrom(base, p string) string {
+	if p == "" {
+		return filepath.Clean(base)
+	}
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+// samePath compares two paths after resolving symlinks, falling back to the clean paths.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
+}

@@ -1,0 +1,250 @@
+package project_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/project"
+)
+
+// tree builds files and directories under base: a key ending in "/" is a directory, any
+// other key a file with that content; "{base}" in content is replaced by base.
+func tree(t *testing.T, base string, entries map[string]string) {
+	t.Helper()
+	for name, content := range entries {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		if name[len(name)-1] == '/' {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		c := []byte(replaceBase(content, base))
+		if err := os.WriteFile(p, c, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func replaceBase(s, base string) string {
+	return strings.ReplaceAll(s, "{base}", filepath.ToSlash(base))
+}
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// mainWithWorktree is a main clone at repo/ with a linked worktree at wt/ (absolute gitdir,
+// as git writes by default) and one at wt2/ (relative paths, worktree.useRelativePaths).
+var mainWithWorktree = map[string]string{
+	"repo/.git/HEAD":                      "ref: refs/heads/main\n",
+	"repo/src/pkg/":                       "",
+	"repo/.git/worktrees/wt/commondir":    "../..\n",
+	"repo/.git/worktrees/wt/gitdir":       "{base}/wt/.git\n",
+	"wt/.git":                             "gitdir: {base}/repo/.git/worktrees/wt\n",
+	"wt/sub/dir/":                         "",
+	"repo/.git/worktrees/wt2/commondir":   "../..\n",
+	"repo/.git/worktrees/wt2/gitdir":      "../../../../wt2/.git\n",
+	"wt2/.git":                            "gitdir: ../repo/.git/worktrees/wt2\n",
+	"repo/.git/worktrees/stale/commondir": "../..\n",
+	"repo/.git/worktrees/stale/gitdir":    "{base}/elsewhere/.git\n",
+	"stale/.git":                          "gitdir: {base}/repo/.git/worktrees/stale\n",
+}
+
+func TestRoots(t *testing.T) {
+	tests := []struct {
+		name       string
+		tree       map[string]string
+		wd         string // relative to base
+		env        map[string]string
+		wantRoot   string // relative to base
+		wantCommon string
+	}{
+		{name: "plain-repo", tree: map[string]string{"repo/.git/HEAD": "x"}, wd: "repo",
+			wantRoot: "repo", wantCommon: "repo"},
+		{name: "subfolder", tree: map[string]string{"repo/.git/HEAD": "x", "repo/a/b/c/": ""},
+			wd: "repo/a/b/c", wantRoot: "repo", wantCommon: "repo"},
+		{name: "worktree-absolute-gitdir", tree: mainWithWorktree, wd: "wt",
+			wantRoot: "wt", wantCommon: "repo"},
+		{name: "worktree-subfolder", tree: mainWithWorktree, wd: "wt/sub/dir",
+			wantRoot: "wt", wantCommon: "repo"},
+		{name: "worktree-relative-gitdir", tree: mainWithWorktree, wd: "wt2",
+			wantRoot: "wt2", wantCommon: "repo"},
+		{name: "worktree-stale-backlink", tree: mainWithWorktree, wd: "stale",
+			wantRoot: "stale", wantCommon: "stale"},
+		{name: "main-beside-worktrees", tree: mainWithWorktree, wd: "repo/src/pkg",
+			wantRoot: "repo", wantCommon: "repo"},
+		{name: "submodule-git-file", tree: map[string]string{
+			"super/.git/modules/lib/HEAD": "x",
+			"super/lib/.git":              "gitdir: ../.git/modules/lib\n",
+			"super/lib/src/":              "",
+		}, wd: "super/lib/src", wantRoot: "super/lib", wantCommon: "super/lib"},
+		{name: "bare-main-repo", tree: map[string]string{
+			"proj.git/HEAD":                  "x",
+			"proj.git/worktrees/w/commondir": "../..\n",
+			"proj.git/worktrees/w/gitdir":    "{base}/w/.git\n",
+			"w/.git":                         "gitdir: {base}/proj.git/worktrees/w\n",
+		}, wd: "w", wantRoot: "w", wantCommon: "proj.git"},
+		{name: "git-file-garbage", tree: map[string]string{"odd/.git": "not a gitdir line\n"},
+			wd: "odd", wantRoot: "odd", wantCommon: "odd"},
+		{name: "worktree-gitdir-missing", tree: map[string]string{"gone/.git": "gitdir: /nonexistent/x/.git/worktrees/gone\n"},
+			wd: "gone", wantRoot: "gone", wantCommon: "gone"},
+		{name: "no-git", tree: map[string]string{"plain/a/": ""}, wd: "plain/a",
+			wantRoot: "plain/a", wantCommon: "plain/a"},
+		{name: "project-dir-env-wins", tree: map[string]string{"repo/.git/HEAD": "x", "repo/x/": "", "other/": ""},
+			wd: "other", env: map[string]string{"CLAUDE_PROJECT_DIR": "{base}/repo/x"},
+			wantRoot: "repo", wantCommon: "repo"},
+		{name: "project-dir-env-relative", tree: map[string]string{"repo/.git/HEAD": "x", "repo/x/": ""},
+			wd: "repo", env: map[string]string{"CLAUDE_PROJECT_DIR": "x"},
+			wantRoot: "repo", wantCommon: "repo"},
+		{name: "project-dir-env-no-git", tree: map[string]string{"a/b/": "", "c/": ""},
+			wd: "c", env: map[string]string{"CLAUDE_PROJECT_DIR": "{base}/a/b"},
+			wantRoot: "a/b", wantCommon: "a/b"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			tree(t, base, tc.tree)
+			e := map[string]string{}
+			for k, v := range tc.env {
+				e[k] = filepath.FromSlash(replaceBase(v, base))
+			}
+			wd := filepath.Join(base, filepath.FromSlash(tc.wd))
+			root, err := project.Root(env(e), wd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(base, filepath.FromSlash(tc.wantRoot)); root != want {
+				t.Errorf("Root = %s, want %s", root, want)
+			}
+			common, err := project.GitCommonRoot(env(e), wd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(base, filepath.FromSlash(tc.wantCommon)); common != want {
+				t.Errorf("GitCommonRoot = %s, want %s", common, want)
+			}
+			sd, err := project.StateDir(env(e), wd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(base, filepath.FromSlash(tc.wantRoot), ".claude", "cairn"); sd != want {
+				t.Errorf("StateDir = %s, want %s", sd, want)
+			}
+		})
+	}
+}
+
+func TestStateDirOverride(t *testing.T) {
+	base := t.TempDir()
+	tree(t, base, map[string]string{"repo/.git/HEAD": "x", "repo/sub/": ""})
+	wd := filepath.Join(base, "repo", "sub")
+	abs := filepath.Join(base, "state-elsewhere")
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"absolute", map[string]string{"CAIRN_STATE_DIR": abs}, abs},
+		{"relative-to-wd", map[string]string{"CAIRN_STATE_DIR": "st"}, filepath.Join(wd, "st")},
+		{"unclean", map[string]string{"CAIRN_STATE_DIR": abs + string(filepath.Separator) + "." + string(filepath.Separator)}, abs},
+		{"empty-means-unset", map[string]string{"CAIRN_STATE_DIR": ""}, filepath.Join(base, "repo", ".claude", "cairn")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := project.StateDir(env(tc.env), wd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("StateDir = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	if _, err := project.Root(env(nil), ""); err == nil {
+		t.Error("Root with no wd and no CLAUDE_PROJECT_DIR: want an error")
+	}
+	if _, err := project.Root(env(map[string]string{"CLAUDE_PROJECT_DIR": "rel"}), "also-rel"); err == nil {
+		t.Error("Root with only relative paths: want an error")
+	}
+	if _, err := project.StateDir(env(map[string]string{"CAIRN_STATE_DIR": "rel"}), "also-rel"); err == nil {
+		t.Error("StateDir with only relative paths: want an error")
+	}
+	if _, err := project.Root(nil, t.TempDir()); err != nil {
+		t.Errorf("Root with nil getenv: %v", err)
+	}
+}
+
+func TestGitSymlink(t *testing.T) {
+	base := t.TempDir()
+	tree(t, base, map[string]string{"real-git/HEAD": "x", "proj/sub/": ""})
+	if err := os.Symlink(filepath.Join(base, "real-git"), filepath.Join(base, "proj", ".git")); err != nil {
+		t.Skipf("symlinks unavailable here: %v", err)
+	}
+	root, err := project.Root(env(nil), filepath.Join(base, "proj", "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(base, "proj"); root != want {
+		t.Errorf("Root = %s, want %s", root, want)
+	}
+}
+
+// TestRealGitWorktree checks the file reading against what a real git writes: a clone, a
+// linked worktree (default absolute paths) and a subfolder of it. The package itself never
+// runs git; only this test does, to produce genuine files.
+func TestRealGitWorktree(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed; the hand-built trees in TestRoots cover the same layout")
+	}
+	base := t.TempDir()
+	if r, err := filepath.EvalSymlinks(base); err == nil {
+		base = r // git writes resolved paths (macOS /var -> /private/var)
+	}
+	repo := filepath.Join(base, "my.repo_X")
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+filepath.Join(base, "gitconfig"), "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(repo, "init", "-q")
+	run(repo, "commit", "-q", "--allow-empty", "-m", "init")
+	wt := filepath.Join(base, "wt one")
+	run(repo, "worktree", "add", "-q", "-b", "feature", wt)
+	sub := filepath.Join(wt, "deep", "er")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ wd, root, common string }{
+		{repo, repo, repo},
+		{wt, wt, repo},
+		{sub, wt, repo},
+	} {
+		root, err := project.Root(env(nil), tc.wd)
+		if err != nil || root != tc.root {
+			t.Errorf("Root(%s) = %s, %v; want %s", tc.wd, root, err, tc.root)
+		}
+		common, err := project.GitCommonRoot(env(nil), tc.wd)
+		if err != nil || common != tc.common {
+			t.Errorf("GitCommonRoot(%s) = %s, %v; want %s", tc.wd, common, err, tc.common)
+		}
+	}
+}
