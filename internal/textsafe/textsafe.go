@@ -1,0 +1,115 @@
+// Package textsafe turns stored, untrusted strings into text that is safe to place on one
+// line of Markdown that a model or a person will read: MEMORY.md index lines, L2 topic lines
+// and the resume report.
+//
+// It is not an HTML sanitiser and not a Markdown renderer. It guarantees a narrow set of
+// properties: the result is a single line of valid UTF-8, holds no control, bidi, zero-width,
+// tag or other invisible characters, cannot form a Markdown link, image, link reference, code
+// span, autolink or raw HTML, and is capped at a number of runes.
+//
+// Bare URLs are left as they are: GitHub-style renderers may linkify them, but such a link
+// shows exactly its own target, so it can neither hide where it points nor fetch anything,
+// which is the harm link and image syntax could do. Emphasis characters (* _ ~) are left too:
+// they change how text looks, not where it leads, and escaping them would garble identifiers
+// such as PLAN_PATH.
+package textsafe
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Ellipsis ends a line cut at its rune cap.
+const Ellipsis = "…"
+
+// Line returns s as one safe Markdown line of at most max runes, escapes and the ellipsis
+// included.
+//
+// Line breaks, tabs and other Unicode spaces become a space, runs of spaces are folded and the
+// result is trimmed. Invalid UTF-8, control characters (C0, C1, DEL) and invisible characters
+// (Unicode format characters, which cover the bidi controls, zero-width characters and the
+// BOM; the whole tag block U+E0000–E007F; variation selectors, which can smuggle hidden bytes;
+// Hangul fillers and the combining grapheme joiner; the noncharacters U+FFFE and U+FFFF) are
+// dropped. The characters that start Markdown links, images, code spans, autolinks and HTML
+// ([ ] < > `) are backslash-escaped, and so is the backslash itself, so stored text cannot
+// cancel an escape. A result longer than max is cut between characters, never inside an
+// escape, and ends with "…". max < 1 yields "".
+func Line(s string, max int) string {
+	if max < 1 {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(min(len(s), 4*max) + 8)
+	n := 0         // runes in b
+	cut := -1      // length of b at the last piece boundary with n <= max-1: room for "…"
+	space := false // a space is owed before the next visible rune
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1: // invalid UTF-8
+			continue
+		case unicode.IsSpace(r):
+			space = n > 0 // leading spaces are trimmed
+			continue
+		case Dropped(r):
+			continue
+		}
+		w := 1
+		if space {
+			w++
+		}
+		esc := Escaped(r)
+		if esc {
+			w++
+		}
+		if n+w > max {
+			if cut < 0 {
+				return Ellipsis
+			}
+			return b.String()[:cut] + Ellipsis
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if esc {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+		n += w
+		if n <= max-1 {
+			cut = b.Len()
+		}
+	}
+	return b.String()
+}
+
+// Escaped reports whether Line backslash-escapes r: the ASCII punctuation that could start
+// Markdown link, image, code-span, autolink or HTML syntax, and the backslash.
+func Escaped(r rune) bool {
+	switch r {
+	case '\\', '[', ']', '<', '>', '`':
+		return true
+	}
+	return false
+}
+
+// Dropped reports whether Line removes r outright (spaces aside, which it folds).
+func Dropped(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f): // C0, DEL, C1
+		return true
+	case r >= 0xe0000 && r <= 0xe007f: // tag block, assigned or not
+		return true
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef: // variation selectors
+		return true
+	case r == 0x034f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0: // CGJ, Hangul fillers
+		return true
+	case r == 0xfffe || r == 0xffff:
+		return true
+	}
+	// Cf holds U+200B–200F, U+202A–202E, U+2060–2064, U+2066–2069, U+061C, U+FEFF, U+00AD...
+	return unicode.Is(unicode.Cf, r)
+}
