@@ -1,6 +1,9 @@
 // Package fsx holds the durable file primitives Cairn's state stands on: the atomic, durable
-// replace of a whole file, cross-process locks and careful reads. It knows nothing of workflows
-// or JSON; internal/store and internal/memory build on it.
+// replace of a whole file, a durable line append with torn-tail repair, cross-process locks on
+// dedicated lock files, careful reads that refuse planted FIFOs, symlinks and hard links, and
+// an FS interface (real: an os.Root anchored at the state directory; test: fault injection)
+// that every store write goes through. It knows nothing of workflows or JSON; internal/store
+// and internal/memory build on it.
 package fsx
 
 import (
@@ -8,8 +11,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 )
 
@@ -24,7 +29,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 		dir = "."
 	}
 	tmp := filepath.Join(dir, ".tmp-"+base+"-"+randSuffix())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
 	if err != nil {
 		return err
 	}
@@ -33,7 +38,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	if err = writeAll(f, data); err != nil {
 		f.Close()
 		return err
 	}
@@ -49,6 +54,61 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 	}
 	if err := SyncDir(dir); err != nil {
 		return &NotDurableError{Path: path, Err: err}
+	}
+	return nil
+}
+
+// WriteFile is WriteFileAtomic inside fsys: temp file ".tmp-NAME-RAND" beside name, opened
+// O_EXCL, written in full, fsynced, closed (checked), renamed over name, directory fsynced.
+// On any failure before the rename the temp file is removed and name is untouched, so a full
+// disk or a read-only directory leaves the old content intact.
+func WriteFile(fsys FS, name string, data []byte, perm fs.FileMode) (err error) {
+	dir, base := path.Split(name)
+	tmp := dir + ".tmp-" + base + "-" + randSuffix()
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			fsys.Remove(tmp)
+		}
+	}()
+	if err = writeAll(f, data); err != nil {
+		f.Close()
+		return err
+	}
+	// Never retried: after a failed fsync the page cache may already have dropped the data.
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = fsys.Rename(tmp, name); err != nil {
+		return err
+	}
+	if err := fsys.SyncDir(dirOf(name)); err != nil {
+		return &NotDurableError{Path: name, Err: err}
+	}
+	return nil
+}
+
+// TempPrefix is the prefix of the temp files WriteFile leaves behind only when a process dies
+// between creating and renaming one.
+func TempPrefix(base string) string { return ".tmp-" + base + "-" }
+
+func writeAll(w io.Writer, data []byte) error {
+	for len(data) > 0 {
+		n, err := w.Write(data)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		data = data[n:]
 	}
 	return nil
 }

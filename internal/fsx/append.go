@@ -1,0 +1,108 @@
+package fsx
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+)
+
+// AppendResult says what AppendLine did besides appending.
+type AppendResult struct {
+	// Repaired is how many bytes of a torn last line (no trailing newline, left by a process
+	// killed mid-write) were cut off before the append.
+	Repaired int64
+	// Offset is where the new line starts.
+	Offset int64
+}
+
+// AppendLine appends line plus a newline to name, creating it 0600 if needed. The caller must
+// hold the file's lock. A torn tail is first truncated back to the last newline; the line goes
+// out in one write; on any write error the file is truncated back to its old size; with sync
+// the file is fsynced before returning (and a new file's directory too). line must not contain
+// a newline.
+func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult, err error) {
+	if bytes.IndexByte(line, '\n') >= 0 {
+		return res, pathErr("append", name, errors.New("line contains a newline"))
+	}
+	_, statErr := fsys.Lstat(name)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	f, st, err := openChecked(fsys, name, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	size := st.Size()
+	if size > 0 {
+		end, err := lastNewlineEnd(f, size)
+		if err != nil {
+			return res, err
+		}
+		if end != size {
+			if err := f.Truncate(end); err != nil {
+				return res, err
+			}
+			res.Repaired = size - end
+			size = end
+		}
+	}
+	res.Offset = size
+	buf := make([]byte, 0, len(line)+1)
+	buf = append(buf, line...)
+	buf = append(buf, '\n')
+	// One write: a concurrent lock-free reader sees the whole line or (until it lands) none.
+	n, err := f.Write(buf)
+	if err == nil && n != len(buf) {
+		err = errShort
+	}
+	if err != nil {
+		_ = f.Truncate(size)
+		return res, err
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			// Never retried; take the line back so a later reader does not count a line that
+			// was reported as failed.
+			_ = f.Truncate(size)
+			return res, err
+		}
+		if created {
+			if err := fsys.SyncDir(dirOf(name)); err != nil {
+				return res, &NotDurableError{Path: name, Err: err}
+			}
+		}
+	}
+	return res, nil
+}
+
+var errShort = errors.New("short write")
+
+// lastNewlineEnd returns the offset just past the last '\n' in the first size bytes of f, or 0.
+func lastNewlineEnd(f File, size int64) (int64, error) {
+	var one [1]byte
+	if _, err := f.ReadAt(one[:], size-1); err != nil {
+		return 0, err
+	}
+	if one[0] == '\n' {
+		return size, nil
+	}
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	end := size
+	for end > 0 {
+		start := max(end-chunk, 0)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}

@@ -1,0 +1,205 @@
+package fsx
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"time"
+)
+
+// ErrInjected is the error a Faulty FS returns for the operation it was told to fail.
+var ErrInjected = errors.New("injected fault")
+
+// Faulty wraps an FS for tests: it numbers every operation (including reads, writes, syncs,
+// truncates and closes on open files) from 1 and fails operation FailAt, only that one or,
+// with Persistent, every one from there on, as SQLite's I/O-error tests do. A test first runs
+// the scenario with FailAt 0 to count the operations, then once for every k.
+type Faulty struct {
+	FS         FS
+	FailAt     int
+	Persistent bool
+	Err        error // returned for a failed operation; ErrInjected when nil
+
+	mu       sync.Mutex
+	n        int
+	injected int
+	trace    []string
+}
+
+// Ops returns how many operations have been attempted so far.
+func (f *Faulty) Ops() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// Injected returns how many operations were made to fail.
+func (f *Faulty) Injected() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.injected
+}
+
+// Trace lists the operations in order ("rename a -> b"), for test failure messages.
+func (f *Faulty) Trace() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.trace...)
+}
+
+func (f *Faulty) step(op, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	fail := f.FailAt > 0 && (f.n == f.FailAt || (f.Persistent && f.n > f.FailAt))
+	mark := ""
+	if fail {
+		mark = " !"
+		f.injected++
+	}
+	f.trace = append(f.trace, fmt.Sprintf("%d %s %s%s", f.n, op, name, mark))
+	if !fail {
+		return nil
+	}
+	err := f.Err
+	if err == nil {
+		err = ErrInjected
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+func (f *Faulty) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	if err := f.step("open", name); err != nil {
+		return nil, err
+	}
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &faultyFile{File: file, f: f, name: name}, nil
+}
+
+func (f *Faulty) Rename(oldname, newname string) error {
+	if err := f.step("rename", oldname+" -> "+newname); err != nil {
+		return err
+	}
+	return f.FS.Rename(oldname, newname)
+}
+
+func (f *Faulty) Remove(name string) error {
+	if err := f.step("remove", name); err != nil {
+		return err
+	}
+	return f.FS.Remove(name)
+}
+
+func (f *Faulty) RemoveAll(name string) error {
+	if err := f.step("removeall", name); err != nil {
+		return err
+	}
+	return f.FS.RemoveAll(name)
+}
+
+func (f *Faulty) Mkdir(name string, perm fs.FileMode) error {
+	if err := f.step("mkdir", name); err != nil {
+		return err
+	}
+	return f.FS.Mkdir(name, perm)
+}
+
+func (f *Faulty) Lstat(name string) (fs.FileInfo, error) {
+	if err := f.step("lstat", name); err != nil {
+		return nil, err
+	}
+	return f.FS.Lstat(name)
+}
+
+func (f *Faulty) ReadDirNames(name string) ([]string, error) {
+	if err := f.step("readdir", name); err != nil {
+		return nil, err
+	}
+	return f.FS.ReadDirNames(name)
+}
+
+func (f *Faulty) SyncDir(name string) error {
+	if err := f.step("syncdir", name); err != nil {
+		return err
+	}
+	return f.FS.SyncDir(name)
+}
+
+func (f *Faulty) Lock(name string, wait time.Duration) (func() error, error) {
+	if err := f.step("lock", name); err != nil {
+		return nil, err
+	}
+	unlock, err := f.FS.Lock(name, wait)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		// The release always happens; a fault here only reports an error.
+		serr := f.step("unlock", name)
+		if err := unlock(); err != nil {
+			return err
+		}
+		return serr
+	}, nil
+}
+
+type faultyFile struct {
+	File
+	f    *Faulty
+	name string
+}
+
+func (ff *faultyFile) Read(p []byte) (int, error) {
+	if err := ff.f.step("read", ff.name); err != nil {
+		return 0, err
+	}
+	return ff.File.Read(p)
+}
+
+func (ff *faultyFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := ff.f.step("readat", ff.name); err != nil {
+		return 0, err
+	}
+	return ff.File.ReadAt(p, off)
+}
+
+func (ff *faultyFile) Write(p []byte) (int, error) {
+	if err := ff.f.step("write", ff.name); err != nil {
+		return 0, err
+	}
+	return ff.File.Write(p)
+}
+
+func (ff *faultyFile) Stat() (fs.FileInfo, error) {
+	if err := ff.f.step("fstat", ff.name); err != nil {
+		return nil, err
+	}
+	return ff.File.Stat()
+}
+
+func (ff *faultyFile) Sync() error {
+	if err := ff.f.step("fsync", ff.name); err != nil {
+		return err
+	}
+	return ff.File.Sync()
+}
+
+func (ff *faultyFile) Truncate(size int64) error {
+	if err := ff.f.step("truncate", ff.name); err != nil {
+		return err
+	}
+	return ff.File.Truncate(size)
+}
+
+func (ff *faultyFile) Close() error {
+	err := ff.f.step("close", ff.name)
+	// The descriptor is released either way, as a real failed close(2) does.
+	if cerr := ff.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,7 @@
+//go:build !windows
+
+package fsx_test
+
+import "syscall"
+
+func mkfifo(p string) error { return syscall.Mkfifo(p, 0o600) }

@@ -1,0 +1,253 @@
+package fsx_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+)
+
+func mustDir(t *testing.T) (*fsx.Dir, string) {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := fsx.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, dir
+}
+
+func TestWriteFileRoundTripAndMode(t *testing.T) {
+	d, dir := mustDir(t)
+	for _, content := range []string{"one", "", strings.Repeat("x", 100000)} {
+		if err := fsx.WriteFile(d, "doc.json", []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fsx.ReadFile(d, "doc.json", 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != content {
+			t.Fatalf("read %d bytes, want %d", len(got), len(content))
+		}
+	}
+	fi, err := os.Stat(filepath.Join(dir, "doc.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	names, _ := d.ReadDirNames(".")
+	if len(names) != 1 {
+		t.Errorf("left behind %v, want only doc.json", names)
+	}
+}
+
+func TestWriteFileAtomicPath(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.md")
+	if err := fsx.WriteFileAtomic(p, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsx.WriteFileAtomic(p, []byte("b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "b" {
+		t.Fatalf("got %q", b)
+	}
+}
+
+func TestOpenDirRefusesSymlink(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "state")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("symlinks not available:", err)
+	}
+	_, err := fsx.OpenDir(link)
+	if !errors.Is(err, fsx.ErrSymlinkDir) {
+		t.Fatalf("got %v, want ErrSymlinkDir", err)
+	}
+	f := filepath.Join(real, "file")
+	os.WriteFile(f, nil, 0o600)
+	if _, err := fsx.OpenDir(f); err == nil {
+		t.Fatal("opened a regular file as a directory")
+	}
+}
+
+func TestReadFileRefusesPlantedFiles(t *testing.T) {
+	d, dir := mustDir(t)
+	os.WriteFile(filepath.Join(dir, "target"), []byte(`{"a":1}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "big"), bytes.Repeat([]byte("a"), 2000), 0o600)
+	os.Mkdir(filepath.Join(dir, "adir"), 0o700)
+	type plant struct {
+		name  string
+		setup func() error
+		want  error
+	}
+	plants := []plant{
+		{"symlink", func() error { return os.Symlink("target", filepath.Join(dir, "symlink")) }, fsx.ErrNotRegular},
+		{"outside-symlink", func() error { return os.Symlink("/etc/passwd", filepath.Join(dir, "outside-symlink")) }, fsx.ErrNotRegular},
+		{"hardlink", func() error { return os.Link(filepath.Join(dir, "target"), filepath.Join(dir, "hardlink")) }, fsx.ErrHardLinked},
+		{"fifo", func() error { return mkfifo(filepath.Join(dir, "fifo")) }, fsx.ErrNotRegular},
+		{"adir", func() error { return nil }, fsx.ErrNotRegular},
+		{"big", func() error { return nil }, fsx.ErrTooLarge},
+		{"missing", func() error { return nil }, fs.ErrNotExist},
+	}
+	for _, p := range plants {
+		t.Run(p.name, func(t *testing.T) {
+			if err := p.setup(); err != nil {
+				t.Skip("cannot plant on this system:", err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := fsx.ReadFile(d, p.name, 1000)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, p.want) {
+					t.Fatalf("got %v, want %v", err, p.want)
+				}
+				if p.name != "missing" && !strings.Contains(err.Error(), p.name) {
+					t.Errorf("error %q does not name the file", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("read hung")
+			}
+		})
+	}
+	// Appending to a planted file is refused too, and the target is untouched.
+	for _, name := range []string{"symlink", "hardlink", "fifo"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			continue
+		}
+		if _, err := fsx.AppendLine(d, name, []byte("x"), true); err == nil {
+			t.Errorf("append to %s succeeded", name)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "target")); string(b) != `{"a":1}` {
+		t.Errorf("target changed to %q", b)
+	}
+}
+
+func TestAppendLineRepairsTornTail(t *testing.T) {
+	d, dir := mustDir(t)
+	p := filepath.Join(dir, "log.jsonl")
+	os.WriteFile(p, []byte("{\"a\":1}\n{\"b\":"), 0o600)
+	res, err := fsx.AppendLine(d, "log.jsonl", []byte(`{"c":3}`), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Repaired != 5 || res.Offset != 8 {
+		t.Errorf("repaired %d offset %d, want 5 and 8", res.Repaired, res.Offset)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "{\"a\":1}\n{\"c\":3}\n" {
+		t.Fatalf("got %q", b)
+	}
+	// A torn tail with no newline at all, longer than one read chunk.
+	os.WriteFile(p, bytes.Repeat([]byte("z"), 200<<10), 0o600)
+	res, err = fsx.AppendLine(d, "log.jsonl", []byte(`1`), false)
+	if err != nil || res.Repaired != 200<<10 {
+		t.Fatalf("repaired %d, err %v", res.Repaired, err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "1\n" {
+		t.Fatalf("got %q", b)
+	}
+	if _, err := fsx.AppendLine(d, "log.jsonl", []byte("a\nb"), false); err == nil {
+		t.Fatal("appended a line holding a newline")
+	}
+}
+
+func TestLockTimeoutNamesHolder(t *testing.T) {
+	d, _ := mustDir(t)
+	unlock, err := d.Lock(".lock-x", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Lock(".lock-x", 30*time.Millisecond)
+	var te *fsx.LockTimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("got %v, want a LockTimeoutError", err)
+	}
+	if te.Holder == nil || te.Holder.PID != os.Getpid() {
+		t.Fatalf("holder %+v, want pid %d", te.Holder, os.Getpid())
+	}
+	if !strings.Contains(err.Error(), ".lock-x") || !strings.Contains(err.Error(), "pid") {
+		t.Errorf("message %q does not say which file and who", err)
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	unlock2, err := d.Lock(".lock-x", 0)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	unlock2()
+}
+
+// TestFaultyWriteFileOldOrNew fails every operation of a replace in turn, once and
+// persistently, and checks the file always holds the complete old or new content.
+func TestFaultyWriteFileOldOrNew(t *testing.T) {
+	oldC, newC := []byte("old content"), []byte("new content, longer")
+	run := func(k int, persistent bool) (*fsx.Faulty, error, []byte) {
+		d, _ := mustDir(t)
+		if err := fsx.WriteFile(d, "f", oldC, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		err := fsx.WriteFile(ff, "f", newC, 0o600)
+		got, rerr := fsx.ReadFile(d, "f", 1<<20)
+		if rerr != nil {
+			t.Fatalf("k=%d: read: %v", k, rerr)
+		}
+		return ff, err, got
+	}
+	clean, err, _ := run(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := clean.Ops()
+	if n < 6 {
+		t.Fatalf("only %d operations counted", n)
+	}
+	for _, persistent := range []bool{false, true} {
+		for k := 1; k <= n; k++ {
+			ff, err, got := run(k, persistent)
+			if ff.Injected() == 0 {
+				t.Fatalf("k=%d: no fault injected", k)
+			}
+			switch {
+			case bytes.Equal(got, newC):
+				// A failure after the rename (the dir sync) may still report an error.
+			case bytes.Equal(got, oldC):
+				if err == nil {
+					t.Fatalf("k=%d persistent=%v: old content but no error\n%s", k, persistent, strings.Join(ff.Trace(), "\n"))
+				}
+			default:
+				t.Fatalf("k=%d: torn content %q", k, got)
+			}
+		}
+	}
+}
+
+func TestMkdirAll(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a", "b", "c")
+	if err := fsx.MkdirAll(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		t.Fatal(err)
+	}
+	if err := fsx.MkdirAll(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+

@@ -1,0 +1,97 @@
+package fsx
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Holder is what a lock holder writes into its lock file, so a process that gives up waiting
+// can say who holds the lock.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Since   time.Time `json:"since"`
+}
+
+// LockTimeoutError is returned when a lock stays held for longer than the caller would wait.
+type LockTimeoutError struct {
+	Path   string // the lock file
+	Waited time.Duration
+	Holder *Holder // nil when the holder has not said who it is
+}
+
+func (e *LockTimeoutError) Error() string {
+	who := "by a process that did not record itself"
+	if h := e.Holder; h != nil {
+		who = fmt.Sprintf("by pid %d (%s) since %s", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed; try again once that process has finished", e.Path, who, e.Waited.Round(time.Millisecond))
+}
+
+func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
+	f, _, err := openChecked(d, name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	osf := f.(*os.File)
+	start := time.Now()
+	delay := 500 * time.Microsecond
+	for {
+		err := tryLock(osf)
+		if err == nil {
+			break
+		}
+		if !isWouldBlock(err) {
+			f.Close()
+			return nil, &os.PathError{Op: "lock", Path: filepath.Join(d.path, name), Err: err}
+		}
+		if waited := time.Since(start); waited >= wait {
+			h := readHolder(osf)
+			f.Close()
+			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h}
+		}
+		// Jittered exponential backoff so waiting processes do not wake in lockstep.
+		time.Sleep(delay/2 + rand.N(delay/2+1))
+		if delay < 50*time.Millisecond {
+			delay *= 2
+		}
+	}
+	writeHolder(osf)
+	return func() error {
+		_ = osf.Truncate(0)
+		uerr := unlock(osf)
+		if cerr := osf.Close(); uerr == nil {
+			uerr = cerr
+		}
+		return uerr
+	}, nil
+}
+
+func writeHolder(f *os.File) {
+	cmd := filepath.Base(os.Args[0])
+	cmd = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, cmd)
+	b, _ := json.Marshal(Holder{PID: os.Getpid(), Command: cmd, Since: time.Now().UTC()})
+	// Best effort: the lock works without it, only the timeout message gets poorer.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt(b, 0)
+}
+
+func readHolder(f *os.File) *Holder {
+	b := make([]byte, 512)
+	n, _ := f.ReadAt(b, 0)
+	var h Holder
+	if n == 0 || json.Unmarshal(b[:n], &h) != nil || h.PID == 0 {
+		return nil
+	}
+	return &h
+}

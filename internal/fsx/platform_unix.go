@@ -1,0 +1,38 @@
+//go:build !windows
+
+package fsx
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// readFlag keeps an open of a planted FIFO from blocking; regular files ignore it.
+const readFlag = syscall.O_NONBLOCK
+
+// noFollow makes the final path component refuse to be a symlink.
+const noFollow = syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+
+// linkCount reports the file's hard link count.
+func linkCount(fi fs.FileInfo) (uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Nlink), true
+}
+
+func rename(root *os.Root, oldname, newname string) error { return root.Rename(oldname, newname) }
+
+func syncDirIn(root *os.Root, name string) error {
+	d, err := root.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

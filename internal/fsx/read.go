@@ -1,0 +1,136 @@
+package fsx
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+var (
+	// ErrNotRegular: a symlink, FIFO, device or directory sits where a state file belongs.
+	ErrNotRegular = errors.New("not a regular file (a symlink, FIFO, device or directory is in its place; it was left untouched)")
+	// ErrHardLinked: the file has more than one name, so writing it would change another file.
+	ErrHardLinked = errors.New("has more than one hard link, so it may be another file in disguise; it was left untouched")
+	// ErrTooLarge: the file is over the caller's size cap.
+	ErrTooLarge = errors.New("too large")
+	// ErrRaced: the file kept changing identity between inspection and open.
+	ErrRaced = errors.New("kept being replaced while it was opened; try again")
+)
+
+// checkFile refuses anything but a regular file with a single link.
+func checkFile(op, name string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return pathErr(op, name, ErrNotRegular)
+	}
+	if n, ok := linkCount(fi); ok && n > 1 {
+		return pathErr(op, name, ErrHardLinked)
+	}
+	return nil
+}
+
+// ReadFile reads name from fsys, at most max bytes. It refuses a symlink, FIFO, device or
+// hard-linked file (a FIFO is opened O_NONBLOCK so it cannot hang the reader), and checks that
+// the file opened is the file inspected, retrying when a concurrent rename swaps it in between.
+// A missing file is an error satisfying errors.Is(err, fs.ErrNotExist).
+func ReadFile(fsys FS, name string, max int64) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		data, retry, err := readOnce(fsys, name, max)
+		if !retry {
+			return data, err
+		}
+		if attempt >= 8 {
+			return nil, pathErr("read", name, ErrRaced)
+		}
+	}
+}
+
+func readOnce(fsys FS, name string, max int64) (data []byte, retry bool, err error) {
+	fi, err := fsys.Lstat(name)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkFile("read", name, fi); err != nil {
+		return nil, false, err
+	}
+	f, err := fsys.OpenFile(name, os.O_RDONLY|readFlag|noFollow, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed or being renamed between lstat and open.
+			return nil, true, err
+		}
+		return nil, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !os.SameFile(fi, st) {
+		return nil, true, nil
+	}
+	if err := checkFile("read", name, st); err != nil {
+		return nil, false, err
+	}
+	if st.Size() > max {
+		return nil, false, pathErr("read", name, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, st.Size(), max))
+	}
+	buf := make([]byte, 0, st.Size()+1)
+	for {
+		if int64(len(buf)) > max {
+			return nil, false, pathErr("read", name, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max))
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	if int64(len(buf)) > max {
+		return nil, false, pathErr("read", name, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max))
+	}
+	return buf, false, nil
+}
+
+// OpenChecked opens an existing or new file for appending under a lock the caller holds, and
+// refuses anything but a regular, singly linked file reached without a symlink.
+func openChecked(fsys FS, name string, flag int, perm fs.FileMode) (File, fs.FileInfo, error) {
+	if fi, err := fsys.Lstat(name); err == nil {
+		if err := checkFile("open", name, fi); err != nil {
+			return nil, nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	f, err := fsys.OpenFile(name, flag|noFollow, perm)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if err := checkFile("open", name, st); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	// The name must still lead to this very file, not through a symlink planted meanwhile.
+	fi, err := fsys.Lstat(name)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !os.SameFile(fi, st) {
+		f.Close()
+		return nil, nil, pathErr("open", name, ErrRaced)
+	}
+	return f, st, nil
+}
