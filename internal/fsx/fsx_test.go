@@ -250,4 +250,3 @@ func TestMkdirAll(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
