@@ -1,0 +1,475 @@
+package workflow
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+)
+
+// MaxDefinitionSize caps one definition file; a larger one is refused, not parsed.
+const MaxDefinitionSize = 256 << 10
+
+// Definition is one workflow type: its phases, the moves allowed between them, the terminal
+// phases that complete it, the approval gates, the verbs for L2 lines, its TTL, and the
+// Markdown body of instructions for the agent.
+type Definition struct {
+	Name        string
+	Description string
+	// Phases in order; the first is where a workflow starts.
+	Phases      []string
+	Transitions map[string][]string
+	Terminal    []string
+	Verbs       map[string]string
+	// Approvals lists the gate phases: entering one requests an approval, leaving it forward
+	// records it.
+	Approvals []string
+	TTL       string
+	// Major lists "from->to" moves that owe an L2 position line; when empty, every move into a
+	// different non-terminal phase does.
+	Major []string
+	// Blocking is false when the definition turns Stop-hook blocking off (front matter
+	// `blocking: false`); true otherwise.
+	Blocking bool
+	Body     string
+	// Source names where the definition came from: "builtin:apex.md" or the user's file path.
+	Source string
+
+	ttl time.Duration
+}
+
+// DefinitionError says why a definition file could not be used: the file, the line (1-based,
+// in the file, 0 when unknown) and the reason.
+type DefinitionError struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+func (e *DefinitionError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("workflow definition %s:%d: %s", e.File, e.Line, e.Reason)
+	}
+	return fmt.Sprintf("workflow definition %s: %s", e.File, e.Reason)
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// maxNameLen bounds type and phase names: they appear in file names and one-line summaries.
+const maxNameLen = 64
+
+// ValidName checks a workflow type or phase name (already lowercased).
+func ValidName(s string) error {
+	if len(s) > maxNameLen {
+		return fmt.Errorf("name %q is longer than %d characters", s, maxNameLen)
+	}
+	if !nameRE.MatchString(s) {
+		return fmt.Errorf("name %q is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", s)
+	}
+	return nil
+}
+
+// NormalizeName lowercases and trims a type or phase name, as the seeds' APEX or
+// REQUIREMENTS are accepted for apex and requirements.
+func NormalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// stringList accepts a YAML sequence of strings or a single string.
+type stringList []string
+
+func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag == "!!null" {
+			*l = nil
+			return nil
+		}
+		*l = stringList{n.Value}
+		return nil
+	}
+	var s []string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	*l = s
+	return nil
+}
+
+// frontMatter is the YAML a definition file opens with.
+type frontMatter struct {
+	Name        string                `yaml:"name"`
+	Description string                `yaml:"description"`
+	Phases      stringList            `yaml:"phases"`
+	Transitions map[string]stringList `yaml:"transitions"`
+	Terminal    stringList            `yaml:"terminal"`
+	Verbs       map[string]string     `yaml:"verbs"`
+	Approvals   stringList            `yaml:"approvals"`
+	TTL         string                `yaml:"ttl"`
+	Major       stringList            `yaml:"major"`
+	Blocking    *bool                 `yaml:"blocking"`
+}
+
+var frontMatterKeys = []string{"name", "description", "phases", "transitions", "terminal",
+	"verbs", "approvals", "ttl", "major", "blocking"}
+
+var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+
+// ParseDefinition parses one definition file. file names it in errors and, when the front
+// matter has no name, gives the name (its base name without ".md"). Every error is a
+// *DefinitionError with the line in the file where one is known.
+func ParseDefinition(file string, data []byte) (*Definition, error) {
+	fail := func(line int, format string, args ...any) (*Definition, error) {
+		return nil, &DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...)}
+	}
+	if len(data) > MaxDefinitionSize {
+		return fail(0, "file is %d bytes, more than the %d allowed", len(data), MaxDefinitionSize)
+	}
+	// The front matter parser skips blank lines before the opening "---"; count them so that
+	// YAML line numbers can be shifted to file line numbers.
+	offset := 0
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		offset++
+		if len(bytes.TrimSpace(l)) != 0 {
+			break
+		}
+	}
+	var root yaml.Node
+	unmarshal := func(b []byte, v any) error { return yaml.Unmarshal(b, v) }
+	body, err := frontmatter.MustParse(bytes.NewReader(data),
+		&root, frontmatter.NewFormat("---", "---", unmarshal))
+	if err != nil {
+		if errors.Is(err, frontmatter.ErrNotFound) {
+			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
+		}
+		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error()))
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return fail(offset, "front matter is empty: it needs at least phases")
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return fail(doc.Line+offset, "front matter must be a YAML mapping of keys (name, phases, transitions, ...)")
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k := doc.Content[i]
+		if !slices.Contains(frontMatterKeys, k.Value) {
+			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(frontMatterKeys, ", "))
+		}
+	}
+	var fm frontMatter
+	if err := doc.Decode(&fm); err != nil {
+		var te *yaml.TypeError
+		msg := err.Error()
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			msg = te.Errors[0]
+		}
+		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg))
+	}
+	loc := locator{doc: doc, offset: offset}
+	d, line, reason := buildDefinition(file, fm, loc)
+	if reason != "" {
+		return fail(line, "%s", reason)
+	}
+	d.Body = strings.TrimLeft(string(body), "\r\n")
+	d.Source = file
+	return d, nil
+}
+
+func yamlErrLine(msg string, offset int) int {
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n + offset
+}
+
+func yamlErrReason(msg string) string {
+	msg = yamlLineRE.ReplaceAllString(msg, "")
+	return strings.TrimPrefix(msg, "yaml: ")
+}
+
+// locator finds the file line of a key (or of a value inside a key's mapping or sequence).
+type locator struct {
+	doc    *yaml.Node
+	offset int
+}
+
+func (l locator) key(name string) int {
+	if n := l.value(name); n != nil {
+		return l.doc.Content[l.keyIndex(name)].Line + l.offset
+	}
+	return 0
+}
+
+func (l locator) keyIndex(name string) int {
+	for i := 0; i+1 < len(l.doc.Content); i += 2 {
+		if l.doc.Content[i].Value == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (l locator) value(name string) *yaml.Node {
+	if i := l.keyIndex(name); i >= 0 {
+		return l.doc.Content[i+1]
+	}
+	return nil
+}
+
+// item finds the line of an entry of the key's value whose text, lowercased, is want: a
+// sequence item, a mapping key, or an item of a mapping value's sequence.
+func (l locator) item(name, want string) int {
+	v := l.value(name)
+	if v == nil {
+		return 0
+	}
+	var find func(n *yaml.Node) int
+	find = func(n *yaml.Node) int {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if NormalizeName(n.Value) == want {
+				return n.Line
+			}
+		case yaml.SequenceNode, yaml.MappingNode:
+			for _, c := range n.Content {
+				if ln := find(c); ln > 0 {
+					return ln
+				}
+			}
+		}
+		return 0
+	}
+	if ln := find(v); ln > 0 {
+		return ln + l.offset
+	}
+	return l.key(name)
+}
+
+// buildDefinition validates the decoded front matter; on failure it returns the line and the
+// reason.
+func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int, string) {
+	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: true}
+	if fm.Blocking != nil {
+		d.Blocking = *fm.Blocking
+	}
+	d.Name = NormalizeName(fm.Name)
+	if d.Name == "" {
+		d.Name = NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md"))
+	}
+	if err := ValidName(d.Name); err != nil {
+		return nil, loc.key("name"), "workflow " + err.Error()
+	}
+
+	if len(fm.Phases) == 0 {
+		return nil, loc.key("phases"), "phases is missing or empty: list the phases in order, the first being where the workflow starts"
+	}
+	for _, p := range fm.Phases {
+		p = NormalizeName(p)
+		if err := ValidName(p); err != nil {
+			return nil, loc.item("phases", p), "phase " + err.Error()
+		}
+		if slices.Contains(d.Phases, p) {
+			return nil, loc.item("phases", p), fmt.Sprintf("phase %q is listed twice", p)
+		}
+		d.Phases = append(d.Phases, p)
+	}
+	declared := func(key, p string) (int, string) {
+		if !slices.Contains(d.Phases, p) {
+			return loc.item(key, p), fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
+		}
+		return 0, ""
+	}
+
+	d.Terminal = nil
+	for _, p := range fm.Terminal {
+		p = NormalizeName(p)
+		if ln, r := declared("terminal", p); r != "" {
+			return nil, ln, r
+		}
+		if !slices.Contains(d.Terminal, p) {
+			d.Terminal = append(d.Terminal, p)
+		}
+	}
+	if fm.Terminal == nil {
+		// Omitted: the last phase completes the workflow.
+		d.Terminal = []string{d.Phases[len(d.Phases)-1]}
+	}
+	if len(d.Terminal) == 0 {
+		return nil, loc.key("terminal"), "terminal is empty: name at least one phase that completes the workflow"
+	}
+
+	d.Transitions = map[string][]string{}
+	if fm.Transitions == nil {
+		// Omitted: each phase leads to the next.
+		for i := 0; i+1 < len(d.Phases); i++ {
+			if !slices.Contains(d.Terminal, d.Phases[i]) {
+				d.Transitions[d.Phases[i]] = []string{d.Phases[i+1]}
+			}
+		}
+	}
+	froms := make([]string, 0, len(fm.Transitions))
+	for from := range fm.Transitions {
+		froms = append(froms, from)
+	}
+	sort.Strings(froms)
+	for _, rawFrom := range froms {
+		from := NormalizeName(rawFrom)
+		if ln, r := declared("transitions", from); r != "" {
+			return nil, ln, r
+		}
+		if _, dup := d.Transitions[from]; dup {
+			return nil, loc.item("transitions", from), fmt.Sprintf("transitions lists phase %q twice", from)
+		}
+		var tos []string
+		for _, to := range fm.Transitions[rawFrom] {
+			to = NormalizeName(to)
+			if ln, r := declared("transitions", to); r != "" {
+				return nil, ln, r
+			}
+			if to == from {
+				return nil, loc.item("transitions", to), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
+			}
+			if !slices.Contains(tos, to) {
+				tos = append(tos, to)
+			}
+		}
+		if slices.Contains(d.Terminal, from) && len(tos) > 0 {
+			return nil, loc.item("transitions", from), fmt.Sprintf("terminal phase %q has transitions out of it: a terminal phase completes the workflow", from)
+		}
+		d.Transitions[from] = tos
+	}
+	for _, p := range d.Phases {
+		if !slices.Contains(d.Terminal, p) && len(d.Transitions[p]) == 0 {
+			return nil, loc.key("transitions"), fmt.Sprintf("phase %q is not terminal and has no transitions out of it: add some, or list it under terminal", p)
+		}
+	}
+	// Every phase must be reachable from the start, or a workflow could never use it.
+	seen := map[string]bool{d.Phases[0]: true}
+	queue := []string{d.Phases[0]}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, to := range d.Transitions[p] {
+			if !seen[to] {
+				seen[to] = true
+				queue = append(queue, to)
+			}
+		}
+	}
+	for _, p := range d.Phases {
+		if !seen[p] {
+			return nil, loc.item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
+		}
+	}
+
+	d.Verbs = map[string]string{}
+	for p, v := range fm.Verbs {
+		p = NormalizeName(p)
+		if ln, r := declared("verbs", p); r != "" {
+			return nil, ln, r
+		}
+		v = strings.TrimSpace(v)
+		if v == "" || strings.ContainsAny(v, "\r\n") {
+			return nil, loc.item("verbs", p), fmt.Sprintf("verb for phase %q must be one non-empty line", p)
+		}
+		d.Verbs[p] = v
+	}
+
+	for _, p := range fm.Approvals {
+		p = NormalizeName(p)
+		if ln, r := declared("approvals", p); r != "" {
+			return nil, ln, r
+		}
+		if slices.Contains(d.Terminal, p) {
+			return nil, loc.item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
+		}
+		if !slices.Contains(d.Approvals, p) {
+			d.Approvals = append(d.Approvals, p)
+		}
+	}
+
+	for _, m := range fm.Major {
+		from, to, ok := strings.Cut(m, "->")
+		from, to = NormalizeName(from), NormalizeName(to)
+		if !ok || !slices.Contains(d.Transitions[from], to) {
+			return nil, loc.item("major", NormalizeName(m)), fmt.Sprintf("major entry %q is not an allowed transition written as from->to", m)
+		}
+		d.Major = append(d.Major, from+"->"+to)
+	}
+
+	d.TTL = strings.TrimSpace(fm.TTL)
+	if d.TTL == "" {
+		d.TTL = DefaultTTL
+	}
+	ttl, err := ParseTTL(d.TTL)
+	if err != nil {
+		return nil, loc.key("ttl"), err.Error()
+	}
+	d.ttl = ttl
+	return d, 0, ""
+}
+
+// Start is the phase a new workflow of this type begins in.
+func (d *Definition) Start() string { return d.Phases[0] }
+
+// HasPhase reports whether p is one of the definition's phases.
+func (d *Definition) HasPhase(p string) bool { return slices.Contains(d.Phases, p) }
+
+// Allowed lists the phases a workflow in from may move to (a copy).
+func (d *Definition) Allowed(from string) []string { return slices.Clone(d.Transitions[from]) }
+
+// CanMove reports whether from->to is an allowed transition.
+func (d *Definition) CanMove(from, to string) bool {
+	return slices.Contains(d.Transitions[from], to)
+}
+
+// IsTerminal reports whether entering p completes the workflow.
+func (d *Definition) IsTerminal(p string) bool { return slices.Contains(d.Terminal, p) }
+
+// IsGate reports whether p is an approval gate.
+func (d *Definition) IsGate(p string) bool { return slices.Contains(d.Approvals, p) }
+
+// Verb is the word for being in phase p in L2 lines ("implementing"); the phase name when the
+// definition gives none.
+func (d *Definition) Verb(p string) string {
+	if v, ok := d.Verbs[p]; ok {
+		return v
+	}
+	return p
+}
+
+// IsMajor reports whether from->to owes an L2 position line: a move listed under major when
+// the definition has that list, else every move into a different non-terminal phase (entering
+// a terminal phase owes the completion line instead).
+func (d *Definition) IsMajor(from, to string) bool {
+	if len(d.Major) > 0 {
+		return slices.Contains(d.Major, from+"->"+to)
+	}
+	return from != to && !d.IsTerminal(to)
+}
+
+// TTLDuration is the definition's TTL (24h when it sets none).
+func (d *Definition) TTLDuration() time.Duration {
+	if d.ttl == 0 {
+		return defaultTTL
+	}
+	return d.ttl
+}
+
+// forward reports whether to comes after from in the phase order (a move that is not a
+// back-edge).
+func (d *Definition) forward(from, to string) bool {
+	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from)
+}

@@ -1,0 +1,199 @@
+package workflow
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Severity ranks a violation or an integrity finding.
+type Severity string
+
+// Severities, most serious first.
+const (
+	Critical Severity = "CRITICAL"
+	High     Severity = "HIGH"
+	Medium   Severity = "MEDIUM"
+	Low      Severity = "LOW"
+	Info     Severity = "INFO"
+)
+
+var severityOrder = []Severity{Critical, High, Medium, Low, Info}
+
+// ParseSeverity accepts a severity in any letter case.
+func ParseSeverity(s string) (Severity, error) {
+	v := Severity(strings.ToUpper(strings.TrimSpace(s)))
+	if slices.Contains(severityOrder, v) {
+		return v, nil
+	}
+	return "", fmt.Errorf("unknown severity %q: use CRITICAL, HIGH, MEDIUM, LOW or INFO", s)
+}
+
+// Blocks reports whether a violation of this severity blocks the workflow (CRITICAL or HIGH).
+func (s Severity) Blocks() bool { return s == Critical || s == High }
+
+// rank orders severities, 0 the most serious; unknown ones sort last.
+func (s Severity) rank() int {
+	if i := slices.Index(severityOrder, s); i >= 0 {
+		return i
+	}
+	return len(severityOrder)
+}
+
+// Violation is one rule broken, as written by review or implement steps (seed 001).
+type Violation struct {
+	Code     string                     `json:"code"`
+	Severity Severity                   `json:"severity"`
+	Details  string                     `json:"details,omitempty"`
+	Extra    map[string]json.RawMessage `json:"-"`
+}
+
+// Enforcement is the record's optional enforcement field. A missing field means no
+// violations; Blocking and Summary are derived from the violations by NewEnforcement.
+type Enforcement struct {
+	Violations []Violation                `json:"violations"`
+	Blocking   bool                       `json:"blocking"`
+	Summary    string                     `json:"summary,omitempty"`
+	Extra      map[string]json.RawMessage `json:"-"`
+}
+
+type (
+	violationJSON   Violation
+	enforcementJSON Enforcement
+)
+
+// MarshalJSON writes the violation with its unknown members appended.
+func (v Violation) MarshalJSON() ([]byte, error) { return encodeWithExtra(violationJSON(v), v.Extra) }
+
+// UnmarshalJSON reads the violation, keeping unknown members in Extra.
+func (v *Violation) UnmarshalJSON(b []byte) error {
+	var w violationJSON
+	extra, err := decodeWithExtra(b, &w)
+	if err != nil {
+		return err
+	}
+	w.Extra = extra
+	*v = Violation(w)
+	return nil
+}
+
+// MarshalJSON writes the enforcement with its unknown members appended.
+func (e Enforcement) MarshalJSON() ([]byte, error) {
+	if e.Violations == nil {
+		e.Violations = []Violation{}
+	}
+	return encodeWithExtra(enforcementJSON(e), e.Extra)
+}
+
+// UnmarshalJSON reads the enforcement, keeping unknown members in Extra.
+func (e *Enforcement) UnmarshalJSON(b []byte) error {
+	var w enforcementJSON
+	extra, err := decodeWithExtra(b, &w)
+	if err != nil {
+		return err
+	}
+	w.Extra = extra
+	*e = Enforcement(w)
+	return nil
+}
+
+func (e Enforcement) clone() Enforcement {
+	c := e
+	c.Violations = make([]Violation, len(e.Violations))
+	for i, v := range e.Violations {
+		v.Extra = cloneRaw(v.Extra)
+		c.Violations[i] = v
+	}
+	c.Extra = cloneRaw(e.Extra)
+	return c
+}
+
+// NewEnforcement normalises the violations' severities and derives Blocking (true exactly when
+// a CRITICAL or HIGH violation is present) and the summary. It refuses an unknown severity or
+// a violation without a code.
+func NewEnforcement(vs []Violation) (Enforcement, error) {
+	out := make([]Violation, 0, len(vs))
+	for i, v := range vs {
+		sev, err := ParseSeverity(string(v.Severity))
+		if err != nil {
+			return Enforcement{}, fmt.Errorf("violation %d (%s): %w", i+1, v.Code, err)
+		}
+		if strings.TrimSpace(v.Code) == "" {
+			return Enforcement{}, fmt.Errorf("violation %d: code is empty: give each violation a code such as V-TEST-03", i+1)
+		}
+		v.Severity = sev
+		v.Extra = cloneRaw(v.Extra)
+		out = append(out, v)
+	}
+	e := Enforcement{Violations: out}
+	e.Blocking = e.blocking()
+	e.Summary = e.summary()
+	return e, nil
+}
+
+func (e Enforcement) blocking() bool {
+	for _, v := range e.Violations {
+		if Severity(strings.ToUpper(string(v.Severity))).Blocks() {
+			return true
+		}
+	}
+	return false
+}
+
+// summary counts violations by severity: "1 HIGH violation (blocking)",
+// "1 CRITICAL, 2 LOW violations (blocking)", "no violations".
+func (e Enforcement) summary() string {
+	if len(e.Violations) == 0 {
+		return "no violations"
+	}
+	counts := map[Severity]int{}
+	for _, v := range e.Violations {
+		counts[Severity(strings.ToUpper(string(v.Severity)))]++
+	}
+	var parts []string
+	for _, s := range severityOrder {
+		if n := counts[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	noun := "violations"
+	if len(e.Violations) == 1 {
+		noun = "violation"
+	}
+	s := strings.Join(parts, ", ") + " " + noun
+	if e.blocking() {
+		s += " (blocking)"
+	}
+	return s
+}
+
+// BlockingViolations returns the CRITICAL and HIGH violations of r, most serious first. It
+// trusts the violations, not the stored blocking flag, and a missing field means none.
+func (r *Record) BlockingViolations() []Violation {
+	if r == nil || r.Enforcement == nil {
+		return nil
+	}
+	var out []Violation
+	for _, v := range r.Enforcement.Violations {
+		v.Severity = Severity(strings.ToUpper(string(v.Severity)))
+		if v.Severity.Blocks() {
+			out = append(out, v)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Violation) int { return a.Severity.rank() - b.Severity.rank() })
+	return out
+}
+
+// Blocking reports whether the record has a CRITICAL or HIGH violation.
+func (r *Record) Blocking() bool { return len(r.BlockingViolations()) > 0 }
+
+// StopShouldBlock reports whether the Stop hook should ask the agent to deal with the
+// violations: the workflow is active, has a blocking violation, and its definition has not
+// turned Stop-hook blocking off (def may be nil: blocking stays on).
+func StopShouldBlock(def *Definition, r *Record) bool {
+	if r == nil || r.Status != StatusActive || !r.Blocking() {
+		return false
+	}
+	return def == nil || def.Blocking
+}

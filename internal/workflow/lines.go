@@ -1,0 +1,30 @@
+package workflow
+
+import "strings"
+
+// L2 lines are the one-line summaries the write protocol puts in Claude Code's auto-memory.
+// They are built here from raw stored strings; the engine and internal/memory sanitise them
+// before writing.
+
+// PositionLine is the checkpoint-state line owed by a major transition:
+// "Active {TYPE} workflow: {completed} completed, {verb} {context}", the verb being the
+// definition's verb for the phase entered (the phase name when it has none, or when def is nil).
+func PositionLine(def *Definition, r *Record, completed string) string {
+	verb := r.State
+	if def != nil {
+		verb = def.Verb(r.State)
+	}
+	return "Active " + strings.ToUpper(r.Type) + " workflow: " + completed + " completed, " + verb + " " + r.Context
+}
+
+// CompletionLine is the mandatory line when a workflow completes:
+// "Completed {TYPE} for {context}: {outcome}".
+func CompletionLine(r *Record) string {
+	return "Completed " + strings.ToUpper(r.Type) + " for " + r.Context + ": " + r.Outcome
+}
+
+// ExpiryLine is the line written when a workflow expires:
+// "Expired workflow: {TYPE} at {phase} for {context}".
+func ExpiryLine(r *Record) string {
+	return "Expired workflow: " + strings.ToUpper(r.Type) + " at " + r.State + " for " + r.Context
+}

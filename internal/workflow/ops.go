@@ -1,0 +1,574 @@
+package workflow
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Event names what an operation did, for the journal and the caller's messages.
+type Event string
+
+// Events.
+const (
+	EventNone       Event = "none" // nothing changed: the engine writes nothing
+	EventStart      Event = "start"
+	EventTransition Event = "transition"
+	EventComplete   Event = "complete"
+	EventTask       Event = "task"
+	EventVar        Event = "var"
+	EventArtifact   Event = "artifact"
+	EventEnforce    Event = "enforcement"
+	EventPhase      Event = "phase_status"
+	EventHeartbeat  Event = "heartbeat"
+	EventExpire     Event = "expire"
+	EventRecover    Event = "recover"
+)
+
+// Actor is who makes a change: the Claude Code session and the process acting for it.
+type Actor struct {
+	SessionID string
+	PID       int
+}
+
+// Result is what an operation returns: the new record and what happened. The input record is
+// never modified.
+type Result struct {
+	// Record is the new record to write; nil when the active slot is to be cleared (expiry).
+	Record *Record
+	// Changed is false when nothing is to be written (an idempotent call).
+	Changed bool
+	Event   Event
+	// From and To are the phases before and after.
+	From, To string
+	// Completed is true when this change completed the workflow.
+	Completed bool
+	// Major is true when the change is a major transition (an L2 position line is owed).
+	Major bool
+	// L2 is the line the write protocol owes for this change (position, completion or
+	// expiry), unsanitised; empty when none is owed.
+	L2 string
+	// Archive, when set, is a record the engine must archive (never delete) before writing
+	// Record: the workflow replaced by Start, or the expired one.
+	Archive *Record
+	// Warnings are for the user or agent (another live session owns the workflow, ...).
+	Warnings []string
+	// Log is a line for the engine's log, when the seeds ask for one.
+	Log string
+}
+
+// ActiveError refuses to start a workflow while another is active.
+type ActiveError struct {
+	WorkflowID string
+	Type       string
+	Phase      string
+}
+
+func (e *ActiveError) Error() string {
+	return fmt.Sprintf("workflow %s (%s, at %s) is still active; nothing was changed: finish or complete it, or start again with replace to archive it (it is kept, not lost)",
+		e.WorkflowID, e.Type, e.Phase)
+}
+
+// NotActiveError refuses to change a workflow that is no longer active.
+type NotActiveError struct {
+	WorkflowID string
+	Status     Status
+}
+
+func (e *NotActiveError) Error() string {
+	return fmt.Sprintf("workflow %s is %s, not active; nothing was changed: start a new workflow to continue", e.WorkflowID, e.Status)
+}
+
+// TransitionError refuses a move the definition does not allow, naming the moves it does.
+type TransitionError struct {
+	Type    string
+	From    string
+	To      string
+	Allowed []string
+}
+
+func (e *TransitionError) Error() string {
+	if len(e.Allowed) == 0 {
+		return fmt.Sprintf("%s workflow cannot move from %s to %s: %s allows no moves out of it", e.Type, e.From, e.To, e.From)
+	}
+	return fmt.Sprintf("%s workflow cannot move from %s to %s: allowed next: %s", e.Type, e.From, e.To, strings.Join(e.Allowed, ", "))
+}
+
+// ConflictError is a failed compare-and-swap: the workflow is not where the caller expected,
+// because another session or process moved it. It carries what the caller needs to explain
+// and retry.
+type ConflictError struct {
+	WorkflowID       string
+	ExpectedPhase    string // empty when only the revision was checked
+	FoundPhase       string
+	ExpectedRevision int64 // 0 when only the phase was checked
+	FoundRevision    int64
+	// ChangedBy and ChangedAt say who made the last change (last history entry, else owner).
+	ChangedBy string
+	ChangedAt time.Time
+}
+
+func (e *ConflictError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "workflow %s changed underneath this call: ", e.WorkflowID)
+	if e.ExpectedPhase != "" {
+		fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
+	} else {
+		fmt.Fprintf(&b, "expected revision %d, found %d (phase %s)", e.ExpectedRevision, e.FoundRevision, e.FoundPhase)
+	}
+	if e.ChangedBy != "" {
+		fmt.Fprintf(&b, ", changed by session %s", e.ChangedBy)
+	}
+	if !e.ChangedAt.IsZero() {
+		fmt.Fprintf(&b, " at %s", e.ChangedAt.UTC().Format(time.RFC3339))
+	}
+	b.WriteString("; nothing was changed: read the workflow again and decide from its current phase")
+	return b.String()
+}
+
+// ErrNoWorkflow is returned by operations that need a record when there is none.
+var ErrNoWorkflow = errors.New("no active workflow: start one first")
+
+// StartRequest asks for a new workflow.
+type StartRequest struct {
+	Type    string
+	Context string
+	ID      string // optional; generated from type, UTC time and randomness when empty
+	Scope   string
+	TTL     string // optional; the definition's TTL when empty
+	Vars    map[string]string
+	// Replace archives an active workflow instead of refusing to start.
+	Replace bool
+}
+
+var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// maxIDLen keeps ids well inside file-name limits once archive suffixes are added.
+const maxIDLen = 100
+
+var windowsDevices = []string{"con", "prn", "aux", "nul",
+	"com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9",
+	"lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9"}
+
+// ValidID checks that a workflow id is safe as a file name on every platform: letters, digits,
+// '.', '-', '_', starting with a letter or digit, no "..", not ending in '.', not a Windows
+// device name, at most 100 characters.
+func ValidID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("workflow id is empty")
+	case len(id) > maxIDLen:
+		return fmt.Errorf("workflow id is longer than %d characters", maxIDLen)
+	case !idRE.MatchString(id):
+		return fmt.Errorf("workflow id %q is not valid: use letters, digits, '.', '-' and '_', starting with a letter or digit", id)
+	case strings.Contains(id, ".."), strings.HasSuffix(id, "."):
+		return fmt.Errorf("workflow id %q is not valid: no \"..\" and no trailing '.'", id)
+	}
+	base, _, _ := strings.Cut(strings.ToLower(id), ".")
+	if slices.Contains(windowsDevices, base) {
+		return fmt.Errorf("workflow id %q is a reserved device name on Windows", id)
+	}
+	return nil
+}
+
+// NewID makes a workflow id from the type, the UTC time to the second and 2 random bytes:
+// "apex-20261122T173000Z-3f9a". rnd is crypto/rand.Reader when nil.
+func NewID(typ string, now time.Time, rnd io.Reader) (string, error) {
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	var b [2]byte
+	if _, err := io.ReadFull(rnd, b[:]); err != nil {
+		return "", fmt.Errorf("making a workflow id: %w", err)
+	}
+	return NormalizeName(typ) + "-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
+}
+
+// OneLine turns s into one line: line breaks and tabs become spaces, runs of spaces collapse,
+// the ends are trimmed. (Sanitising for Markdown is textsafe's job, at the edge.)
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Start begins a workflow of def's type in its start phase. current is the active slot's
+// record, or nil. An active current workflow is refused with *ActiveError unless req.Replace,
+// in which case the result's Archive is the old record marked archived; a finished current
+// record is returned in Archive too, so that nothing is lost.
+func Start(def *Definition, current *Record, req StartRequest, now time.Time, by Actor) (Result, error) {
+	if def == nil {
+		return Result{}, errors.New("starting a workflow: no definition given")
+	}
+	if t := NormalizeName(req.Type); t != "" && t != def.Name {
+		return Result{}, fmt.Errorf("starting a workflow: type %q does not match definition %q", t, def.Name)
+	}
+	ctx := OneLine(req.Context)
+	if ctx == "" {
+		return Result{}, errors.New("starting a workflow: context is empty: give a one-line summary of the work")
+	}
+	now = now.UTC()
+	id := strings.TrimSpace(req.ID)
+	if id == "" {
+		var err error
+		if id, err = NewID(def.Name, now, nil); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := ValidID(id); err != nil {
+		return Result{}, fmt.Errorf("starting a workflow: %w", err)
+	}
+	ttl := strings.TrimSpace(req.TTL)
+	if ttl == "" {
+		ttl = def.TTL
+	}
+	if _, err := ParseTTL(ttl); err != nil {
+		return Result{}, fmt.Errorf("starting a workflow: %w", err)
+	}
+	var res Result
+	if current != nil {
+		if current.Status == StatusActive {
+			if !req.Replace {
+				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
+			}
+			if current.WorkflowID == id {
+				return Result{}, fmt.Errorf("starting a workflow: id %s is the active workflow's own id; choose another or leave it empty", id)
+			}
+			old := current.Clone()
+			old.Status = StatusArchived
+			old.History = append(old.History, HistoryEntry{From: old.State, To: old.State, At: now,
+				SessionID: by.SessionID, Note: "archived: replaced by " + id})
+			res.Archive = old
+		} else {
+			res.Archive = current.Clone()
+		}
+	}
+	start := def.Start()
+	r := &Record{
+		Version:          SchemaVersion,
+		WorkflowID:       id,
+		Type:             def.Name,
+		Context:          ctx,
+		Scope:            OneLine(req.Scope),
+		State:            start,
+		PhaseStatus:      PhaseInProgress,
+		Status:           StatusActive,
+		Phases:           map[string]Phase{start: {}},
+		History:          []HistoryEntry{},
+		TTL:              ttl,
+		CreatedAt:        now,
+		UpdatedAt:        now,
+		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
+		InterruptionSafe: boolPtr(true),
+	}
+	for k, v := range req.Vars {
+		if err := validVarKey(k); err != nil {
+			return Result{}, fmt.Errorf("starting a workflow: %w", err)
+		}
+		if r.Vars == nil {
+			r.Vars = map[string]string{}
+		}
+		r.Vars[k] = v
+	}
+	if def.IsGate(start) {
+		r.Approvals = append(r.Approvals, Approval{Phase: start, RequestedAt: now})
+	}
+	res.Record = r
+	res.Changed = true
+	res.Event = EventStart
+	res.To = start
+	return res, nil
+}
+
+// TransitionRequest asks to move the workflow to another phase.
+type TransitionRequest struct {
+	To string
+	// From, when set, makes the move a compare-and-swap: it fails with *ConflictError unless
+	// the workflow is in this phase.
+	From string
+	// ExpectedRevision, when non-zero, must equal the record's revision (*ConflictError
+	// otherwise).
+	ExpectedRevision int64
+	// Checkpoint names a checkpoint saved with the move (the engine writes it in the same
+	// atomic change); it is recorded in the history entry.
+	Checkpoint string
+	// Outputs produced by the phase being left: recorded on it and in the artifacts.
+	Outputs []string
+	Note    string
+	// Outcome is recorded when the move enters a terminal phase ("reached <phase>" if empty).
+	Outcome string
+}
+
+// touch stamps the change: updated_at, owner (session, pid, heartbeat), and returns the
+// ownership warning, if any, computed against the previous owner.
+func touch(r *Record, by Actor, now time.Time) []string {
+	var warnings []string
+	if w := OwnershipWarning(r, by, now, DefaultLiveWindow); w != "" {
+		warnings = append(warnings, w)
+	}
+	r.UpdatedAt = now
+	if by.SessionID != "" || by.PID != 0 {
+		o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
+		if r.Owner != nil {
+			o.Extra = cloneRaw(r.Owner.Extra)
+		}
+		r.Owner = o
+	}
+	r.InterruptionSafe = boolPtr(true)
+	return warnings
+}
+
+func requireActive(r *Record) error {
+	if r == nil {
+		return ErrNoWorkflow
+	}
+	if r.Status != StatusActive {
+		return &NotActiveError{WorkflowID: r.WorkflowID, Status: r.Status}
+	}
+	return nil
+}
+
+func checkDef(def *Definition, r *Record) error {
+	if def == nil {
+		return fmt.Errorf("workflow %s: no definition given for type %q", r.WorkflowID, r.Type)
+	}
+	if def.Name != r.Type {
+		return fmt.Errorf("workflow %s is of type %q, not %q", r.WorkflowID, r.Type, def.Name)
+	}
+	return nil
+}
+
+func conflictFrom(r *Record) *ConflictError {
+	e := &ConflictError{WorkflowID: r.WorkflowID, FoundPhase: r.State, FoundRevision: r.Revision}
+	if n := len(r.History); n > 0 {
+		e.ChangedBy, e.ChangedAt = r.History[n-1].SessionID, r.History[n-1].At
+	}
+	// A later change without a move (a task, a variable) is told by updated_at and the owner.
+	if r.Owner != nil && r.Owner.SessionID != "" && r.UpdatedAt.After(e.ChangedAt) {
+		e.ChangedBy, e.ChangedAt = r.Owner.SessionID, r.UpdatedAt
+	}
+	return e
+}
+
+// Transition moves the workflow to req.To if def allows it. A move to the current phase is
+// idempotent: success with Changed false, nothing to write (unless a compare-and-swap
+// expectation fails first). Entering a gate phase requests its approval; leaving one forward
+// records it as approved. Entering a terminal phase completes the workflow.
+func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	if err := checkDef(def, r); err != nil {
+		return Result{}, err
+	}
+	now = now.UTC()
+	to := NormalizeName(req.To)
+	if from := NormalizeName(req.From); from != "" && from != r.State {
+		e := conflictFrom(r)
+		e.ExpectedPhase = from
+		return Result{}, e
+	}
+	if req.ExpectedRevision != 0 && req.ExpectedRevision != r.Revision {
+		e := conflictFrom(r)
+		e.ExpectedRevision = req.ExpectedRevision
+		return Result{}, e
+	}
+	if to == r.State {
+		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to,
+			Log: fmt.Sprintf("already in phase %s; no change", to)}, nil
+	}
+	if !def.CanMove(r.State, to) {
+		return Result{}, &TransitionError{Type: r.Type, From: r.State, To: to, Allowed: def.Allowed(r.State)}
+	}
+	for _, o := range req.Outputs {
+		if strings.TrimSpace(o) == "" {
+			return Result{}, errors.New("transition: an output path is empty")
+		}
+	}
+	from := r.State
+	n := r.Clone()
+	warnings := touch(n, by, now)
+
+	if n.Phases == nil {
+		n.Phases = map[string]Phase{}
+	}
+	left := n.Phases[from]
+	left.Completed = true
+	left.CompletedAt = now
+	for _, o := range req.Outputs {
+		if !slices.Contains(left.Outputs, o) {
+			left.Outputs = append(left.Outputs, o)
+		}
+		if !slices.Contains(n.Artifacts, o) {
+			n.Artifacts = append(n.Artifacts, o)
+		}
+	}
+	n.Phases[from] = left
+	// Re-entering a phase (a back-edge) reopens it.
+	entered := n.Phases[to]
+	entered.Completed = false
+	entered.CompletedAt = time.Time{}
+	n.Phases[to] = entered
+
+	if def.IsGate(from) && def.forward(from, to) {
+		approve(n, from, now)
+	}
+	if def.IsGate(to) {
+		n.Approvals = append(n.Approvals, Approval{Phase: to, RequestedAt: now})
+	}
+	n.History = append(n.History, HistoryEntry{From: from, To: to, At: now, SessionID: by.SessionID,
+		Note: OneLine(req.Note), Checkpoint: strings.TrimSpace(req.Checkpoint)})
+	n.State = to
+	n.PhaseStatus = PhaseInProgress
+
+	res := Result{Record: n, Changed: true, Event: EventTransition, From: from, To: to, Warnings: warnings}
+	if def.IsTerminal(to) {
+		finish(n, to, req.Outcome, now)
+		res.Completed = true
+		res.L2 = CompletionLine(n)
+		return res, nil
+	}
+	if def.IsMajor(from, to) {
+		res.Major = true
+		res.L2 = PositionLine(def, n, from)
+	}
+	return res, nil
+}
+
+// approve records the approval of gate phase p: the latest open request, else a new entry.
+func approve(r *Record, p string, now time.Time) {
+	for i := len(r.Approvals) - 1; i >= 0; i-- {
+		if r.Approvals[i].Phase == p {
+			if r.Approvals[i].Open() {
+				r.Approvals[i].ApprovedAt = now
+				return
+			}
+			break
+		}
+	}
+	r.Approvals = append(r.Approvals, Approval{Phase: p, RequestedAt: now, ApprovedAt: now})
+}
+
+func finish(r *Record, phase, outcome string, now time.Time) {
+	p := r.Phases[phase]
+	p.Completed = true
+	p.CompletedAt = now
+	r.Phases[phase] = p
+	r.PhaseStatus = PhaseComplete
+	r.Status = StatusCompleted
+	r.CompletedAt = now
+	r.Outcome = OneLine(outcome)
+	if r.Outcome == "" {
+		r.Outcome = "reached " + phase
+	}
+}
+
+// Complete ends the workflow where it stands with an outcome (status completed, completed_at,
+// the current phase marked completed) and owes the completion line.
+func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	now = now.UTC()
+	n := r.Clone()
+	warnings := touch(n, by, now)
+	if n.Phases == nil {
+		n.Phases = map[string]Phase{}
+	}
+	finish(n, n.State, outcome, now)
+	return Result{Record: n, Changed: true, Event: EventComplete, From: r.State, To: r.State,
+		Completed: true, L2: CompletionLine(n), Warnings: warnings}, nil
+}
+
+var varKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func validVarKey(k string) error {
+	if len(k) > 128 || !varKeyRE.MatchString(k) {
+		return fmt.Errorf("variable name %q is not valid: use letters, digits and '_', not starting with a digit (like PLAN_PATH)", k)
+	}
+	return nil
+}
+
+// SetVar sets a workflow variable (seed 003's append_workflow_state). Setting the value it
+// already has changes nothing.
+func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	if err := validVarKey(key); err != nil {
+		return Result{}, err
+	}
+	if old, ok := r.Vars[key]; ok && old == value {
+		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+	}
+	n := r.Clone()
+	warnings := touch(n, by, now.UTC())
+	if n.Vars == nil {
+		n.Vars = map[string]string{}
+	}
+	n.Vars[key] = value
+	return Result{Record: n, Changed: true, Event: EventVar, From: r.State, To: r.State, Warnings: warnings}, nil
+}
+
+// AddArtifacts records artifact paths (deduplicated); already known paths change nothing.
+func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	var add []string
+	for _, p := range paths {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return Result{}, errors.New("adding artifacts: a path is empty")
+		}
+		if !slices.Contains(r.Artifacts, p) && !slices.Contains(add, p) {
+			add = append(add, p)
+		}
+	}
+	if len(add) == 0 {
+		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+	}
+	n := r.Clone()
+	warnings := touch(n, by, now.UTC())
+	n.Artifacts = append(n.Artifacts, add...)
+	return Result{Record: n, Changed: true, Event: EventArtifact, From: r.State, To: r.State, Warnings: warnings}, nil
+}
+
+// SetEnforcement replaces the record's violations (an empty list clears them), deriving
+// blocking and the summary.
+func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	e, err := NewEnforcement(vs)
+	if err != nil {
+		return Result{}, fmt.Errorf("setting enforcement: %w", err)
+	}
+	n := r.Clone()
+	warnings := touch(n, by, now.UTC())
+	if n.Enforcement != nil {
+		e.Extra = cloneRaw(n.Enforcement.Extra)
+	}
+	n.Enforcement = &e
+	return Result{Record: n, Changed: true, Event: EventEnforce, From: r.State, To: r.State, Warnings: warnings}, nil
+}
+
+// SetPhaseStatus sets the current phase's status (pending, in_progress, complete, failed,
+// blocked) without moving.
+func SetPhaseStatus(r *Record, s PhaseStatus, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	if !s.Valid() {
+		return Result{}, fmt.Errorf("phase status %q is not valid: use pending, in_progress, complete, failed or blocked", s)
+	}
+	if r.PhaseStatus == s {
+		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+	}
+	n := r.Clone()
+	warnings := touch(n, by, now.UTC())
+	n.PhaseStatus = s
+	return Result{Record: n, Changed: true, Event: EventPhase, From: r.State, To: r.State, Warnings: warnings}, nil
+}

@@ -1,0 +1,119 @@
+package workflow
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultLiveWindow is how recent an owner's heartbeat must be for its session to count as
+// live: the Stop hook refreshes it after every turn, so ten minutes of silence means the
+// session is most likely gone.
+const DefaultLiveWindow = 10 * time.Minute
+
+// OwnerLive reports whether r is owned by a session other than by's whose heartbeat is within
+// live of now (a heartbeat in the future counts as live).
+func OwnerLive(r *Record, by Actor, now time.Time, live time.Duration) bool {
+	if r == nil || r.Owner == nil || r.Owner.SessionID == "" || r.Owner.SessionID == by.SessionID {
+		return false
+	}
+	if r.Owner.Heartbeat.IsZero() {
+		return false
+	}
+	return now.Sub(r.Owner.Heartbeat) <= live
+}
+
+// OwnershipWarning is the warning for session by touching a workflow that another live
+// session owns; empty when there is nothing to warn about.
+func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) string {
+	if !OwnerLive(r, by, now, live) {
+		return ""
+	}
+	o := r.Owner
+	pid := ""
+	if o.PID != 0 {
+		pid = fmt.Sprintf(" (pid %d)", o.PID)
+	}
+	return fmt.Sprintf("workflow %s is in use by another live session %s%s, last seen %s ago; changes from this session may cross its work: coordinate before continuing",
+		r.WorkflowID, o.SessionID, pid, humanAge(now.Sub(o.Heartbeat)))
+}
+
+// Heartbeat refreshes the owner's heartbeat when by is the owning session (or there is no
+// owner yet). It never takes a workflow from another session: that happens only when the
+// session changes it. updated_at is not touched, so a heartbeat does not postpone expiry.
+func Heartbeat(r *Record, by Actor, now time.Time) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	if by.SessionID == "" || (r.Owner != nil && r.Owner.SessionID != "" && r.Owner.SessionID != by.SessionID) {
+		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+	}
+	n := r.Clone()
+	o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now.UTC()}
+	if n.Owner != nil {
+		o.Extra = n.Owner.Extra
+	}
+	n.Owner = o
+	return Result{Record: n, Changed: true, Event: EventHeartbeat, From: r.State, To: r.State}, nil
+}
+
+// ConflictPrefix names archived losers of a conflict (seed 004).
+const ConflictPrefix = "conflict-"
+
+// ConflictDecision says which of two copies of one workflow to keep.
+type ConflictDecision struct {
+	Keep    *Record
+	Archive *Record // to be archived under a name starting with ArchivePrefix
+	// KeepIndex is 0 when the first copy given wins, 1 when the second.
+	KeepIndex     int
+	ArchivePrefix string
+	// Tie is true when neither copy is newer (same updated_at and revision): the first was
+	// kept, and the user should be asked to confirm.
+	Tie    bool
+	Reason string
+}
+
+// ResolveConflict decides between two copies of one workflow (two sources found on resume):
+// the newer updated_at wins; on equal times the higher revision; the loser is archived with a
+// "conflict-" prefix, never deleted.
+func ResolveConflict(a, b *Record) ConflictDecision {
+	d := ConflictDecision{ArchivePrefix: ConflictPrefix}
+	pick := func(i int, why string) ConflictDecision {
+		recs := [2]*Record{a, b}
+		d.KeepIndex, d.Keep, d.Archive = i, recs[i], recs[1-i]
+		d.Reason = why
+		return d
+	}
+	ta, tb := a.LastActivity(), b.LastActivity()
+	switch {
+	case ta.After(tb):
+		return pick(0, fmt.Sprintf("kept the copy updated at %s, newer than %s", fmtTime(ta), fmtTime(tb)))
+	case tb.After(ta):
+		return pick(1, fmt.Sprintf("kept the copy updated at %s, newer than %s", fmtTime(tb), fmtTime(ta)))
+	case a.Revision > b.Revision:
+		return pick(0, fmt.Sprintf("both updated at %s; kept revision %d over %d", fmtTime(ta), a.Revision, b.Revision))
+	case b.Revision > a.Revision:
+		return pick(1, fmt.Sprintf("both updated at %s; kept revision %d over %d", fmtTime(ta), b.Revision, a.Revision))
+	}
+	d = pick(0, fmt.Sprintf("both copies updated at %s with revision %d; kept the first, archived the other: confirm with the user which to keep", fmtTime(ta), a.Revision))
+	d.Tie = true
+	return d
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// humanAge renders a duration coarsely for people: "45s", "12m", "3h", "2d".
+func humanAge(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	default:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+}

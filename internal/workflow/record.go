@@ -1,0 +1,362 @@
+package workflow
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+)
+
+// SchemaVersion is the version every record this package creates carries.
+const SchemaVersion = "2.0"
+
+// Status is the life-cycle state of a whole workflow.
+type Status string
+
+// Workflow statuses.
+const (
+	StatusActive    Status = "active"
+	StatusCompleted Status = "completed"
+	StatusExpired   Status = "expired"
+	StatusArchived  Status = "archived"
+)
+
+// PhaseStatus is the state of the current phase.
+type PhaseStatus string
+
+// Phase statuses.
+const (
+	PhasePending    PhaseStatus = "pending"
+	PhaseInProgress PhaseStatus = "in_progress"
+	PhaseComplete   PhaseStatus = "complete"
+	PhaseFailed     PhaseStatus = "failed"
+	PhaseBlocked    PhaseStatus = "blocked"
+)
+
+// Valid reports whether s is one of the known phase statuses.
+func (s PhaseStatus) Valid() bool {
+	switch s {
+	case PhasePending, PhaseInProgress, PhaseComplete, PhaseFailed, PhaseBlocked:
+		return true
+	}
+	return false
+}
+
+// Record is the schema-2.0 workflow record (L1), one JSON document per workflow. Its JSON names
+// are a shared contract; members it has no field for are kept in Extra and written back.
+type Record struct {
+	Version          string            `json:"version"`
+	WorkflowID       string            `json:"workflow_id"`
+	Type             string            `json:"type"`
+	Context          string            `json:"context"`
+	Scope            string            `json:"scope,omitempty"`
+	State            string            `json:"state"`
+	PhaseStatus      PhaseStatus       `json:"phase_status"`
+	Status           Status            `json:"status"`
+	Phases           map[string]Phase  `json:"phases,omitempty"`
+	History          []HistoryEntry    `json:"history,omitempty"`
+	Tasks            []Task            `json:"tasks,omitempty"`
+	Approvals        []Approval        `json:"approvals,omitempty"`
+	Artifacts        []string          `json:"artifacts,omitempty"`
+	Vars             map[string]string `json:"vars,omitempty"`
+	Enforcement      *Enforcement      `json:"enforcement,omitempty"`
+	TTL              string            `json:"ttl,omitempty"`
+	CreatedAt        time.Time         `json:"created_at,omitzero"`
+	UpdatedAt        time.Time         `json:"updated_at,omitzero"`
+	CompletedAt      time.Time         `json:"completed_at,omitzero"`
+	Outcome          string            `json:"outcome,omitempty"`
+	Owner            *Owner            `json:"owner,omitempty"`
+	InterruptionSafe *bool             `json:"interruption_safe,omitempty"`
+	// Revision is owned by the store: it increments on every write. Operations here copy it
+	// unchanged and only compare it (TransitionRequest.ExpectedRevision).
+	Revision int64 `json:"revision"`
+
+	// Extra holds the JSON members this version does not know, written back unchanged.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// Phase is the per-phase part of a record (record.phases[name]).
+type Phase struct {
+	Completed   bool                       `json:"completed"`
+	CompletedAt time.Time                  `json:"completed_at,omitzero"`
+	Outputs     []string                   `json:"outputs,omitempty"`
+	Metadata    map[string]json.RawMessage `json:"metadata,omitempty"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+// HistoryEntry is one move between phases.
+type HistoryEntry struct {
+	From       string                     `json:"from"`
+	To         string                     `json:"to"`
+	At         time.Time                  `json:"at,omitzero"`
+	SessionID  string                     `json:"session_id,omitempty"`
+	Note       string                     `json:"note,omitempty"`
+	Checkpoint string                     `json:"checkpoint,omitempty"`
+	Extra      map[string]json.RawMessage `json:"-"`
+}
+
+// TaskStatus is the state of one task inside a phase.
+type TaskStatus string
+
+// Task statuses.
+const (
+	TaskPending TaskStatus = "pending"
+	TaskRunning TaskStatus = "running"
+	TaskDone    TaskStatus = "done"
+	TaskFailed  TaskStatus = "failed"
+)
+
+// Valid reports whether s is one of the known task statuses.
+func (s TaskStatus) Valid() bool {
+	switch s {
+	case TaskPending, TaskRunning, TaskDone, TaskFailed:
+		return true
+	}
+	return false
+}
+
+// Task is one unit of work inside a phase (seed 002's execution progress). Attempts counts the
+// runs that ended without success: a run that failed or was interrupted.
+type Task struct {
+	ID          string                     `json:"id"`
+	Phase       string                     `json:"phase,omitempty"`
+	Status      TaskStatus                 `json:"status"`
+	Attempts    int                        `json:"attempts"`
+	Output      string                     `json:"output,omitempty"`
+	Note        string                     `json:"note"`
+	StartedAt   time.Time                  `json:"started_at,omitzero"`
+	CompletedAt time.Time                  `json:"completed_at,omitzero"`
+	UpdatedAt   time.Time                  `json:"updated_at,omitzero"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+// Approval records a gate: requested when its phase is entered, approved when it is left
+// forward.
+type Approval struct {
+	Phase       string                     `json:"phase"`
+	RequestedAt time.Time                  `json:"requested_at,omitzero"`
+	ApprovedAt  time.Time                  `json:"approved_at,omitzero"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+// Open reports whether the approval was requested and not yet given.
+func (a Approval) Open() bool { return !a.RequestedAt.IsZero() && a.ApprovedAt.IsZero() }
+
+// Owner is the session that last changed the workflow, and when it was last seen alive.
+type Owner struct {
+	SessionID string                     `json:"session_id"`
+	PID       int                        `json:"pid,omitempty"`
+	Heartbeat time.Time                  `json:"heartbeat,omitzero"`
+	Extra     map[string]json.RawMessage `json:"-"`
+}
+
+// Each type below marshals through a method-less twin so that the Extra members can be
+// split off on the way in and appended on the way out.
+
+type (
+	recordJSON       Record
+	phaseJSON        Phase
+	historyEntryJSON HistoryEntry
+	taskJSON         Task
+	approvalJSON     Approval
+	ownerJSON        Owner
+)
+
+// MarshalJSON writes the record with its unknown members appended.
+func (r Record) MarshalJSON() ([]byte, error) { return encodeWithExtra(recordJSON(r), r.Extra) }
+
+// UnmarshalJSON reads the record, keeping unknown members in Extra.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var v recordJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*r = Record(v)
+	return nil
+}
+
+// MarshalJSON writes the phase with its unknown members appended.
+func (p Phase) MarshalJSON() ([]byte, error) { return encodeWithExtra(phaseJSON(p), p.Extra) }
+
+// UnmarshalJSON reads the phase, keeping unknown members in Extra.
+func (p *Phase) UnmarshalJSON(b []byte) error {
+	var v phaseJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*p = Phase(v)
+	return nil
+}
+
+// MarshalJSON writes the entry with its unknown members appended.
+func (h HistoryEntry) MarshalJSON() ([]byte, error) {
+	return encodeWithExtra(historyEntryJSON(h), h.Extra)
+}
+
+// UnmarshalJSON reads the entry, keeping unknown members in Extra.
+func (h *HistoryEntry) UnmarshalJSON(b []byte) error {
+	var v historyEntryJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*h = HistoryEntry(v)
+	return nil
+}
+
+// MarshalJSON writes the task with its unknown members appended.
+func (t Task) MarshalJSON() ([]byte, error) { return encodeWithExtra(taskJSON(t), t.Extra) }
+
+// UnmarshalJSON reads the task, keeping unknown members in Extra.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	var v taskJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*t = Task(v)
+	return nil
+}
+
+// MarshalJSON writes the approval with its unknown members appended.
+func (a Approval) MarshalJSON() ([]byte, error) { return encodeWithExtra(approvalJSON(a), a.Extra) }
+
+// UnmarshalJSON reads the approval, keeping unknown members in Extra.
+func (a *Approval) UnmarshalJSON(b []byte) error {
+	var v approvalJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*a = Approval(v)
+	return nil
+}
+
+// MarshalJSON writes the owner with its unknown members appended.
+func (o Owner) MarshalJSON() ([]byte, error) { return encodeWithExtra(ownerJSON(o), o.Extra) }
+
+// UnmarshalJSON reads the owner, keeping unknown members in Extra.
+func (o *Owner) UnmarshalJSON(b []byte) error {
+	var v ownerJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*o = Owner(v)
+	return nil
+}
+
+// Clone returns a deep copy of r, so that an operation can change the copy while the caller
+// keeps the original (for the journal, or to compare).
+func (r *Record) Clone() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	if r.Phases != nil {
+		c.Phases = make(map[string]Phase, len(r.Phases))
+		for k, p := range r.Phases {
+			c.Phases[k] = p.clone()
+		}
+	}
+	if r.History != nil {
+		c.History = make([]HistoryEntry, len(r.History))
+		for i, h := range r.History {
+			h.Extra = cloneRaw(h.Extra)
+			c.History[i] = h
+		}
+	}
+	if r.Tasks != nil {
+		c.Tasks = make([]Task, len(r.Tasks))
+		for i, t := range r.Tasks {
+			t.Extra = cloneRaw(t.Extra)
+			c.Tasks[i] = t
+		}
+	}
+	if r.Approvals != nil {
+		c.Approvals = make([]Approval, len(r.Approvals))
+		for i, a := range r.Approvals {
+			a.Extra = cloneRaw(a.Extra)
+			c.Approvals[i] = a
+		}
+	}
+	c.Artifacts = slices.Clone(r.Artifacts)
+	c.Vars = maps.Clone(r.Vars)
+	if r.Enforcement != nil {
+		e := r.Enforcement.clone()
+		c.Enforcement = &e
+	}
+	if r.Owner != nil {
+		o := *r.Owner
+		o.Extra = cloneRaw(o.Extra)
+		c.Owner = &o
+	}
+	if r.InterruptionSafe != nil {
+		b := *r.InterruptionSafe
+		c.InterruptionSafe = &b
+	}
+	c.Extra = cloneRaw(r.Extra)
+	return &c
+}
+
+func (p Phase) clone() Phase {
+	p.Outputs = slices.Clone(p.Outputs)
+	p.Metadata = cloneRaw(p.Metadata)
+	p.Extra = cloneRaw(p.Extra)
+	return p
+}
+
+// CompletedPhases lists the phases marked completed, in the order of def's phases when def is
+// given (then any others, sorted), else sorted by completion time.
+func (r *Record) CompletedPhases(def *Definition) []string {
+	var done []string
+	for name, p := range r.Phases {
+		if p.Completed {
+			done = append(done, name)
+		}
+	}
+	order := func(name string) int {
+		if def != nil {
+			if i := slices.Index(def.Phases, name); i >= 0 {
+				return i
+			}
+		}
+		return len(done) + 1<<20
+	}
+	slices.SortFunc(done, func(a, b string) int {
+		oa, ob := order(a), order(b)
+		if oa != ob {
+			return oa - ob
+		}
+		ta, tb := r.Phases[a].CompletedAt, r.Phases[b].CompletedAt
+		if c := ta.Compare(tb); c != 0 {
+			return c
+		}
+		if a < b {
+			return -1
+		}
+		if a > b {
+			return 1
+		}
+		return 0
+	})
+	return done
+}
+
+// LastActivity is when the record last changed: updated_at, else created_at.
+func (r *Record) LastActivity() time.Time {
+	if !r.UpdatedAt.IsZero() {
+		return r.UpdatedAt
+	}
+	return r.CreatedAt
+}
+
+func boolPtr(b bool) *bool { return &b }

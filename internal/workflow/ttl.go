@@ -1,0 +1,114 @@
+package workflow
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// DefaultTTL is the TTL of a workflow whose record and definition set none.
+const DefaultTTL = "24h"
+
+const defaultTTL = 24 * time.Hour
+
+// maxTTL bounds a TTL so that last activity + TTL cannot overflow.
+const maxTTL = 3650 * 24 * time.Hour
+
+// ParseTTL parses a TTL: a positive whole number followed by one unit, m (minutes), h (hours)
+// or d (days), such as 30m, 24h or 7d. An empty string is the default, 24h. Anything else
+// (1.5h, 1h30m, 24, 0h, -1d, 24H) is refused.
+func ParseTTL(s string) (time.Duration, error) {
+	if s == "" {
+		return defaultTTL, nil
+	}
+	bad := func(why string) (time.Duration, error) {
+		return 0, fmt.Errorf("ttl %q is not valid: %s; write a whole number and one unit, m, h or d (for example 30m, 24h, 7d)", s, why)
+	}
+	if len(s) < 2 {
+		return bad("no unit")
+	}
+	num, unit := s[:len(s)-1], s[len(s)-1]
+	var per time.Duration
+	switch unit {
+	case 'm':
+		per = time.Minute
+	case 'h':
+		per = time.Hour
+	case 'd':
+		per = 24 * time.Hour
+	default:
+		return bad("unknown unit")
+	}
+	for _, c := range num {
+		if c < '0' || c > '9' {
+			return bad("the number must be whole digits")
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n > int64(maxTTL/per) {
+		return bad("too large (at most 3650d)")
+	}
+	if n == 0 {
+		return bad("must be more than zero")
+	}
+	return time.Duration(n) * per, nil
+}
+
+// TTLDuration is the record's TTL, 24h when unset.
+func (r *Record) TTLDuration() (time.Duration, error) { return ParseTTL(r.TTL) }
+
+// ExpiresAt is last activity + TTL.
+func (r *Record) ExpiresAt() (time.Time, error) {
+	ttl, err := r.TTLDuration()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
+	}
+	return r.LastActivity().Add(ttl), nil
+}
+
+// Expired reports whether an active workflow has outlived its TTL: now > last activity + TTL,
+// so at exactly the deadline it is still live. Only active workflows expire. A record whose
+// TTL does not parse is reported as an error, never silently expired.
+func (r *Record) Expired(now time.Time) (bool, error) {
+	if r == nil || r.Status != StatusActive {
+		return false, nil
+	}
+	at, err := r.ExpiresAt()
+	if err != nil {
+		return false, err
+	}
+	return now.After(at), nil
+}
+
+// Expire marks an expired workflow: the result's Archive is the record with status expired
+// (for the engine to archive, never delete), Record is nil (the active slot is cleared) and L2
+// is the expiry line. It refuses a workflow that has not expired. A dry run is the engine
+// simply not writing the result.
+func Expire(r *Record, now time.Time) (Result, error) {
+	expired, err := r.Expired(now)
+	if err != nil {
+		return Result{}, err
+	}
+	if !expired {
+		return Result{}, fmt.Errorf("workflow %s has not expired (last activity %s, ttl %s); nothing was changed",
+			r.WorkflowID, r.LastActivity().UTC().Format(time.RFC3339), ttlOrDefault(r.TTL))
+	}
+	old := r.Clone()
+	old.Status = StatusExpired
+	return Result{
+		Changed: true,
+		Event:   EventExpire,
+		From:    r.State,
+		To:      r.State,
+		Archive: old,
+		L2:      ExpiryLine(r),
+		Log:     fmt.Sprintf("Workflow state expired (inactive > %s)", ttlOrDefault(r.TTL)),
+	}, nil
+}
+
+func ttlOrDefault(s string) string {
+	if s == "" {
+		return DefaultTTL
+	}
+	return s
+}
