@@ -1,0 +1,137 @@
+package jsonx_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/jsonx"
+)
+
+func TestCheck(t *testing.T) {
+	deep := strings.Repeat("[", 64) + strings.Repeat("]", 64)
+	tooDeep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
+	huge := `"` + strings.Repeat("a", jsonx.MaxSize) + `"`
+	cases := []struct {
+		name string
+		in   string
+		kind jsonx.Kind // "" = valid
+		off  int
+	}{
+		{"object", `{"a":1,"b":[true,false,null],"c":{"d":"e"}}`, "", 0},
+		{"scalar", `42`, "", 0},
+		{"whitespace-around", " \n{\"a\":-1.5e+3}\t\r\n", "", 0},
+		{"unicode-keys", `{"é":1,"e\u0301":2}`, "", 0},
+		{"depth-64", deep, "", 0},
+		{"depth-65", tooDeep, jsonx.TooDeep, 64},
+		{"brackets-in-strings-do-not-count", `["` + strings.Repeat("[", 100) + `"]`, "", 0},
+		{"too-large", huge, jsonx.TooLarge, jsonx.MaxSize},
+		{"invalid-utf8", "{\"a\":\"\xff\"}", jsonx.InvalidUTF8, 6},
+		{"duplicate-top", `{"a":1,"a":2}`, jsonx.DuplicateKey, 7},
+		{"duplicate-nested", `{"x":[{"k":1,"k":1}]}`, jsonx.DuplicateKey, 13},
+		{"duplicate-escaped", `{"a":1,"\u0061":2}`, jsonx.DuplicateKey, 7},
+		{"same-key-different-objects", `[{"a":1},{"a":2}]`, "", 0},
+		{"case-differs-is-not-duplicate", `{"a":1,"A":2}`, "", 0},
+		{"two-values", `{} {}`, jsonx.Trailing, 3},
+		{"trailing-garbage", `1x`, jsonx.Trailing, 1},
+		{"empty", ``, jsonx.Empty, 0},
+		{"only-space", `   `, jsonx.Empty, 0},
+		{"trailing-comma", `[1,]`, jsonx.Syntax, 3},
+		{"single-quotes", `{'a':1}`, jsonx.Syntax, 1},
+		{"leading-zero", `01`, jsonx.Trailing, 1},
+		{"bare-minus", `-`, jsonx.Syntax, 1},
+		{"control-char", "\"a\x01\"", jsonx.Syntax, 2},
+		{"bad-escape", `"\x"`, jsonx.Syntax, 2},
+		{"short-unicode-escape", `"\u12"`, jsonx.Syntax, 2},
+		{"unterminated", `{"a":"b`, jsonx.Syntax, 5},
+		{"nan", `NaN`, jsonx.Syntax, 0},
+		{"truncated-object", `{"a":1`, jsonx.Syntax, 6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := jsonx.Check([]byte(c.in))
+			if c.kind == "" {
+				if err != nil {
+					t.Fatalf("got %v, want valid", err)
+				}
+				if !json.Valid([]byte(c.in)) {
+					t.Fatal("accepted what encoding/json rejects")
+				}
+				return
+			}
+			var je *jsonx.Error
+			if !errors.As(err, &je) {
+				t.Fatalf("got %v, want *jsonx.Error %s", err, c.kind)
+			}
+			if je.Kind != c.kind || je.Offset != c.off {
+				t.Fatalf("got %s at %d (%v), want %s at %d", je.Kind, je.Offset, je, c.kind, c.off)
+			}
+			if !strings.Contains(err.Error(), "byte") || je.Reason == "" {
+				t.Errorf("message %q lacks the offset or a reason", err)
+			}
+		})
+	}
+}
+
+func TestDuplicateKeyMessageDoesNotDumpHugeKeys(t *testing.T) {
+	k := strings.Repeat("k", 5000)
+	err := jsonx.Check([]byte(`{"` + k + `":1,"` + k + `":2}`))
+	if err == nil || len(err.Error()) > 200 {
+		t.Fatalf("message of %d bytes: %.100v", len(err.Error()), err)
+	}
+}
+
+func TestCompactAndObject(t *testing.T) {
+	got, err := jsonx.Compact([]byte("{ \"a\" : [1, 2],\n \"b\": \"x y\" }"))
+	if err != nil || string(got) != `{"a":[1,2],"b":"x y"}` {
+		t.Fatalf("got %s, %v", got, err)
+	}
+	m, err := jsonx.Object([]byte(`{"revision":3,"Revision":4}`))
+	if err != nil || string(m["revision"]) != "3" {
+		t.Fatalf("got %v, %v", m, err)
+	}
+	if _, err := jsonx.Object([]byte(`[1]`)); err == nil {
+		t.Fatal("Object accepted an array")
+	}
+	if _, err := jsonx.Compact([]byte(`{"a":1,"a":1}`)); err == nil {
+		t.Fatal("Compact accepted a duplicate key")
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1}`, `[1,2,{"b":null}]`, `{"a":1,"a":2}`, `"\u0061"`, `{"\ud800":1}`,
+		strings.Repeat("[", 70), "\xff", `1 2`, `{"a":"\u00e9","b":-0.5e-7}`, ``, `{"x":{"y":{"z":[]}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := jsonx.Check(data)
+		if err == nil {
+			if !json.Valid(data) {
+				t.Fatalf("Check accepted invalid JSON %q", data)
+			}
+			if !utf8.Valid(data) {
+				t.Fatalf("Check accepted invalid UTF-8 %q", data)
+			}
+			var v any
+			if err := json.Unmarshal(data, &v); err != nil {
+				t.Fatalf("accepted but does not decode: %v", err)
+			}
+			return
+		}
+		var je *jsonx.Error
+		if !errors.As(err, &je) {
+			t.Fatalf("error %T is not a *jsonx.Error", err)
+		}
+		if je.Offset < 0 || je.Offset > len(data) && je.Kind != jsonx.TooLarge {
+			t.Fatalf("offset %d outside the %d-byte input", je.Offset, len(data))
+		}
+		// Everything encoding/json accepts we accept too, unless one of our extra rules fired.
+		if json.Valid(data) && (je.Kind == jsonx.Syntax || je.Kind == jsonx.Trailing || je.Kind == jsonx.Empty) {
+			t.Fatalf("rejected valid JSON %q: %v", data, err)
+		}
+	})
+}
