@@ -1,0 +1,237 @@
+// Package hook is the stdin/stdout edge of Cairn's Claude Code hooks: it reads the event
+// Claude Code writes on stdin (bounded in size and in time, parsed tolerantly) and builds the
+// JSON the hooks print (SessionStart additionalContext and systemMessage, Stop decisions),
+// capped far under Claude Code's limits whatever the engine hands it.
+//
+// It does not know about workflows, the store or the engine: the hook binaries
+// (hooks/sessionstart, hooks/stop) join this package to internal/engine. Nothing here fails:
+// bad input becomes an empty field and a note the caller writes to stderr, because a hook must
+// never stop a session from starting.
+package hook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxInput bounds what a hook reads from stdin. Claude Code's events are a few hundred bytes;
+// the Stop event carries last_assistant_message, which can be long but is never needed.
+const MaxInput = 1 << 20
+
+// maxField bounds one string field of the event; a session id is a UUID, a path a few hundred
+// bytes. Longer values are dropped with a note.
+const maxField = 4096
+
+// ErrInputTooLarge reports stdin longer than the limit ReadInput was given.
+var ErrInputTooLarge = errors.New("stdin is larger than the limit")
+
+// ErrInputTimeout reports stdin that was neither closed nor complete before the wait ran out.
+var ErrInputTimeout = errors.New("stdin was not closed in time")
+
+// ReadInput reads r to EOF, at most limit bytes and for at most wait. It returns what it read
+// and nil, or nil and ErrInputTooLarge, or what it read so far and ErrInputTimeout (Claude Code
+// closes a hook's stdin after writing the event; a terminal or a stuck writer never does).
+//
+// The read runs in a goroutine that a timeout abandons: a hook is a short-lived process and
+// exits soon after, so the blocked read dies with it. A wait <= 0 means no deadline.
+func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	var partial chunkBuffer
+	go func() {
+		data, err := readLimited(r, limit, &partial)
+		done <- result{data, err}
+	}()
+	if wait <= 0 {
+		res := <-done
+		return res.data, res.err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case res := <-done:
+		return res.data, res.err
+	case <-timer.C:
+		return partial.snapshot(), ErrInputTimeout
+	}
+}
+
+func readLimited(r io.Reader, limit int64, buf *chunkBuffer) ([]byte, error) {
+	chunk := make([]byte, 32<<10)
+	var total int64
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			total += int64(n)
+			if total > limit {
+				return nil, fmt.Errorf("%w of %d bytes", ErrInputTooLarge, limit)
+			}
+			buf.append(chunk[:n])
+		}
+		if err == io.EOF {
+			return buf.snapshot(), nil
+		}
+		if err != nil {
+			return buf.snapshot(), fmt.Errorf("reading stdin: %w", err)
+		}
+	}
+}
+
+// Event is what a hook learns from Claude Code's stdin. Absent or unusable fields are zero.
+type Event struct {
+	SessionID      string
+	TranscriptPath string
+	CWD            string
+	HookEventName  string
+	Source         string // SessionStart: startup, resume, clear, compact, fork
+	PermissionMode string
+	PromptID       string
+	// StopHookActive is true when this Stop follows one that made the agent continue. A value
+	// of the wrong type counts as true: not blocking is the safe side of a loop.
+	StopHookActive bool
+}
+
+// Parse reads a hook event from data, tolerantly: empty input, input that is not a JSON
+// object, and fields of the wrong type or size give zero fields and a note each, never an
+// error. Notes are lowercase phrases for stderr. Unknown fields are ignored.
+func Parse(data []byte) (Event, []string) {
+	var ev Event
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return ev, []string{"stdin was empty; going on without the event"}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		why := "null"
+		if err != nil {
+			why = err.Error()
+		}
+		return ev, []string{fmt.Sprintf("stdin is not a JSON object (%s); going on without the event", why)}
+	}
+	var notes []string
+	str := func(key string, dst *string) {
+		raw, ok := fields[key]
+		if !ok || isNull(raw) {
+			return
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			notes = append(notes, fmt.Sprintf("%s is %s, not a string; ignored", key, jsonKind(raw)))
+			return
+		}
+		if len(s) > maxField {
+			notes = append(notes, fmt.Sprintf("%s is %d bytes, over %d; ignored", key, len(s), maxField))
+			return
+		}
+		*dst = s
+	}
+	str("session_id", &ev.SessionID)
+	str("transcript_path", &ev.TranscriptPath)
+	str("cwd", &ev.CWD)
+	str("hook_event_name", &ev.HookEventName)
+	str("source", &ev.Source)
+	str("permission_mode", &ev.PermissionMode)
+	str("prompt_id", &ev.PromptID)
+	if raw, ok := fields["stop_hook_active"]; ok && !isNull(raw) {
+		var b bool
+		if err := json.Unmarshal(raw, &b); err == nil {
+			ev.StopHookActive = b
+		} else {
+			var s string
+			if json.Unmarshal(raw, &s) == nil && (s == "true" || s == "false") {
+				ev.StopHookActive = s == "true"
+				notes = append(notes, fmt.Sprintf("stop_hook_active is the string %q, not a boolean; read as %s", s, s))
+			} else {
+				ev.StopHookActive = true
+				notes = append(notes, fmt.Sprintf("stop_hook_active is %s, not a boolean; read as true so the hook does not block", jsonKind(raw)))
+			}
+		}
+	}
+	if ev.Source != "" && !plainWord(ev.Source) {
+		notes = append(notes, fmt.Sprintf("source %q is not a plain word; ignored", clip(ev.Source, 40)))
+		ev.Source = ""
+	}
+	return ev, notes
+}
+
+// ReadEvent reads and parses stdin in one step, for the hook mains. It never fails: every
+// problem becomes a note.
+func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
+	data, err := ReadInput(r, MaxInput, wait)
+	switch {
+	case errors.Is(err, ErrInputTooLarge):
+		return Event{}, []string{err.Error() + "; going on without the event"}
+	case errors.Is(err, ErrInputTimeout):
+		if len(data) == 0 {
+			return Event{}, []string{fmt.Sprintf("stdin was not closed within %s and held nothing; going on without the event", wait)}
+		}
+		ev, notes := Parse(data)
+		return ev, append([]string{fmt.Sprintf("stdin was not closed within %s; parsed the %d bytes read", wait, len(data))}, notes...)
+	case err != nil:
+		ev, notes := Parse(data)
+		return ev, append([]string{err.Error()}, notes...)
+	}
+	return Parse(data)
+}
+
+func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
+
+func jsonKind(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if s == "" {
+		return "empty"
+	}
+	switch s[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// plainWord is what a SessionStart source looks like: startup, resume, clear, compact, fork,
+// or a future word of the same shape.
+func plainWord(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// chunkBuffer is the bytes read so far, shared between the reading goroutine and a caller
+// that gave up waiting.
+type chunkBuffer struct {
+	mu   sync.Mutex
+	data []byte
+}
+
+func (b *chunkBuffer) append(p []byte) {
+	b.mu.Lock()
+	b.data = append(b.data, p...)
+	b.mu.Unlock()
+}
+
+func (b *chunkBuffer) snapshot() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.data...)
+}

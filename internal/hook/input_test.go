@@ -1,0 +1,215 @@
+package hook_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		want  hook.Event
+		notes []string // substrings, one per expected note, in order
+	}{
+		{
+			name: "session-start",
+			in:   `{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"SessionStart","source":"resume","seconds_since_last_response":12}`,
+			want: hook.Event{SessionID: "s1", TranscriptPath: "/t.jsonl", CWD: "/p", HookEventName: "SessionStart", Source: "resume"},
+		},
+		{
+			name: "stop",
+			in:   `{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"done","prompt_id":"p9","permission_mode":"default"}`,
+			want: hook.Event{SessionID: "s1", HookEventName: "Stop", StopHookActive: true, PromptID: "p9", PermissionMode: "default"},
+		},
+		{name: "empty", in: "", notes: []string{"stdin was empty"}},
+		{name: "blank", in: " \n\t", notes: []string{"stdin was empty"}},
+		{name: "not-json", in: "hello", notes: []string{"not a JSON object"}},
+		{name: "array", in: `[1,2]`, notes: []string{"not a JSON object"}},
+		{name: "null", in: `null`, notes: []string{"not a JSON object (null)"}},
+		{name: "truncated", in: `{"session_id":"s1"`, notes: []string{"not a JSON object"}},
+		{name: "trailing-garbage", in: `{"session_id":"s1"} x`, notes: []string{"not a JSON object"}},
+		{
+			name:  "wrong-types",
+			in:    `{"session_id":42,"source":["startup"],"cwd":{"a":1},"hook_event_name":true,"transcript_path":"/t"}`,
+			want:  hook.Event{TranscriptPath: "/t"},
+			notes: []string{"session_id is a number", "cwd is an object", "hook_event_name is a boolean", "source is an array"},
+		},
+		{name: "nulls", in: `{"session_id":null,"stop_hook_active":null}`},
+		{
+			name:  "stop-active-string-true",
+			in:    `{"stop_hook_active":"true"}`,
+			want:  hook.Event{StopHookActive: true},
+			notes: []string{`stop_hook_active is the string "true"`},
+		},
+		{
+			name:  "stop-active-string-false",
+			in:    `{"stop_hook_active":"false"}`,
+			notes: []string{`stop_hook_active is the string "false"`},
+		},
+		{
+			name:  "stop-active-number-counts-as-true",
+			in:    `{"stop_hook_active":0}`,
+			want:  hook.Event{StopHookActive: true},
+			notes: []string{"stop_hook_active is a number, not a boolean; read as true"},
+		},
+		{
+			name:  "source-not-a-word",
+			in:    `{"source":"start up\n; rm"}`,
+			notes: []string{"is not a plain word"},
+		},
+		{name: "source-future-word", in: `{"source":"teleport"}`, want: hook.Event{Source: "teleport"}},
+		{
+			name:  "oversized-field",
+			in:    `{"session_id":"` + strings.Repeat("a", 5000) + `","cwd":"/p"}`,
+			want:  hook.Event{CWD: "/p"},
+			notes: []string{"session_id is 5000 bytes"},
+		},
+		{name: "unknown-fields", in: `{"x":{"y":[1]},"session_id":"s"}`, want: hook.Event{SessionID: "s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, notes := hook.Parse([]byte(tt.in))
+			if got != tt.want {
+				t.Errorf("event = %+v, want %+v", got, tt.want)
+			}
+			if len(notes) != len(tt.notes) {
+				t.Fatalf("notes = %q, want %d matching %q", notes, len(tt.notes), tt.notes)
+			}
+			for i := range notes {
+				if !strings.Contains(notes[i], tt.notes[i]) {
+					t.Errorf("note %d = %q, want it to contain %q", i, notes[i], tt.notes[i])
+				}
+			}
+		})
+	}
+}
+
+func TestReadInput(t *testing.T) {
+	t.Run("whole", func(t *testing.T) {
+		got, err := hook.ReadInput(strings.NewReader(`{"a":1}`), 100, time.Second)
+		if err != nil || string(got) != `{"a":1}` {
+			t.Fatalf("ReadInput = %q, %v", got, err)
+		}
+	})
+	t.Run("exactly-the-limit", func(t *testing.T) {
+		in := strings.Repeat("x", 100)
+		got, err := hook.ReadInput(strings.NewReader(in), 100, 0)
+		if err != nil || len(got) != 100 {
+			t.Fatalf("ReadInput = %d bytes, %v; want 100, nil", len(got), err)
+		}
+	})
+	t.Run("over-the-limit", func(t *testing.T) {
+		got, err := hook.ReadInput(strings.NewReader(strings.Repeat("x", 101)), 100, time.Second)
+		if !errors.Is(err, hook.ErrInputTooLarge) || got != nil {
+			t.Fatalf("ReadInput = %d bytes, %v; want nil, ErrInputTooLarge", len(got), err)
+		}
+	})
+	t.Run("huge-stops-early", func(t *testing.T) {
+		// An endless stdin: the read must stop at the limit, not at EOF.
+		_, err := hook.ReadInput(endless{}, hook.MaxInput, 5*time.Second)
+		if !errors.Is(err, hook.ErrInputTooLarge) {
+			t.Fatalf("err = %v, want ErrInputTooLarge", err)
+		}
+	})
+	t.Run("never-closed", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		go pw.Write([]byte(`{"session_id":"s1"}`))
+		start := time.Now()
+		got, err := hook.ReadInput(pr, 100, 200*time.Millisecond)
+		if !errors.Is(err, hook.ErrInputTimeout) {
+			t.Fatalf("err = %v, want ErrInputTimeout", err)
+		}
+		if el := time.Since(start); el > 3*time.Second {
+			t.Fatalf("ReadInput returned after %s; the wait was 200ms", el)
+		}
+		if string(got) != `{"session_id":"s1"}` {
+			t.Fatalf("partial = %q, want what was written before the wait ran out", got)
+		}
+	})
+	t.Run("read-error", func(t *testing.T) {
+		boom := errors.New("boom")
+		_, err := hook.ReadInput(io.MultiReader(strings.NewReader("ab"), errReader{boom}), 100, time.Second)
+		if !errors.Is(err, boom) {
+			t.Fatalf("err = %v, want boom", err)
+		}
+	})
+}
+
+func TestReadEvent(t *testing.T) {
+	t.Run("ok", func(t *testing.T) {
+		ev, notes := hook.ReadEvent(strings.NewReader(`{"session_id":"s","source":"clear"}`), time.Second)
+		if ev.SessionID != "s" || ev.Source != "clear" || len(notes) != 0 {
+			t.Fatalf("ReadEvent = %+v, %q", ev, notes)
+		}
+	})
+	t.Run("huge", func(t *testing.T) {
+		big := `{"session_id":"s","pad":"` + strings.Repeat("x", hook.MaxInput) + `"}`
+		ev, notes := hook.ReadEvent(strings.NewReader(big), time.Second)
+		if ev != (hook.Event{}) || len(notes) != 1 || !strings.Contains(notes[0], "larger than the limit") {
+			t.Fatalf("ReadEvent = %+v, %q", ev, notes)
+		}
+	})
+	t.Run("never-closed-but-complete", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		go pw.Write([]byte(`{"session_id":"s2","source":"fork"}`))
+		ev, notes := hook.ReadEvent(pr, 200*time.Millisecond)
+		if ev.SessionID != "s2" || ev.Source != "fork" {
+			t.Fatalf("event = %+v, want the complete object read before the wait ran out", ev)
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "not closed within") {
+			t.Fatalf("notes = %q", notes)
+		}
+	})
+	t.Run("never-closed-empty", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		ev, notes := hook.ReadEvent(pr, 50*time.Millisecond)
+		if ev != (hook.Event{}) || len(notes) != 1 || !strings.Contains(notes[0], "held nothing") {
+			t.Fatalf("ReadEvent = %+v, %q", ev, notes)
+		}
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"session_id":"s","stop_hook_active":"x"}`, `{"source":1}`, "\xff{", `{"cwd":"\u0000"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, notes := hook.Parse(data)
+		for _, n := range notes {
+			if n == "" {
+				t.Fatal("empty note")
+			}
+		}
+		for _, s := range []string{ev.SessionID, ev.CWD, ev.TranscriptPath, ev.Source} {
+			if len(s) > 4096 {
+				t.Fatalf("field of %d bytes passed the cap", len(s))
+			}
+		}
+		if !bytes.Contains(data, []byte("source")) && ev.Source != "" {
+			t.Fatalf("source %q from input without one", ev.Source)
+		}
+	})
+}
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

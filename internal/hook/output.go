@@ -1,0 +1,230 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
+)
+
+// Caps on what a hook prints, in UTF-16 code units: Claude Code is a JavaScript program and
+// counts a string's length that way. It inlines additionalContext only up to 10,000
+// characters; Cairn's report is a few hundred, and MaxContext keeps even a pathological one to
+// a small fraction of the model's context.
+const (
+	MaxContext = 4000 // additionalContext
+	MaxMessage = 300  // systemMessage: one line for the user
+	MaxReason  = 1500 // a Stop block's reason, which the model reads
+)
+
+// cutNote replaces what Context leaves out; it names the tool that gives the whole answer.
+const cutNote = "… (cut from %d characters: call mcp__plugin_cairn_cairn__resume_check for the whole report)"
+
+// defaultReason stands in for a block with no reason: Claude Code needs one to tell the model.
+const defaultReason = "Cairn: the active workflow has blocking violations; deal with them, or tell the user why not, before stopping."
+
+// SessionStartOutput is the JSON a SessionStart hook prints: additionalContext for the model
+// (with the hookEventName Claude Code requires, or it drops the context) and a systemMessage
+// for the user. Empty parts are left out; with both empty it returns nil, and the hook prints
+// nothing. additionalContext is capped by Context, systemMessage by OneLine.
+func SessionStartOutput(additionalContext, systemMessage string) []byte {
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	var out struct {
+		HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
+		SystemMessage      string    `json:"systemMessage,omitempty"`
+	}
+	if c := Context(additionalContext, MaxContext); c != "" {
+		out.HookSpecificOutput = &specific{HookEventName: "SessionStart", AdditionalContext: c}
+	}
+	out.SystemMessage = OneLine(systemMessage, MaxMessage)
+	if out.HookSpecificOutput == nil && out.SystemMessage == "" {
+		return nil
+	}
+	return encode(out)
+}
+
+// StopOutput is the JSON a Stop hook prints. block asks the agent to continue and deal with
+// reason (Claude Code then runs the next Stop with stop_hook_active true); otherwise only a
+// systemMessage for the user, or nil when there is nothing to say.
+func StopOutput(block bool, reason, systemMessage string) []byte {
+	var out struct {
+		Decision      string `json:"decision,omitempty"`
+		Reason        string `json:"reason,omitempty"`
+		SystemMessage string `json:"systemMessage,omitempty"`
+	}
+	if block {
+		out.Decision = "block"
+		out.Reason = Context(reason, MaxReason)
+		if out.Reason == "" {
+			out.Reason = defaultReason
+		}
+	}
+	out.SystemMessage = OneLine(systemMessage, MaxMessage)
+	if !block && out.SystemMessage == "" {
+		return nil
+	}
+	return encode(out)
+}
+
+// MessageOutput is a JSON object holding only a systemMessage (any hook), or nil for "".
+func MessageOutput(systemMessage string) []byte {
+	if m := OneLine(systemMessage, MaxMessage); m != "" {
+		return encode(struct {
+			SystemMessage string `json:"systemMessage"`
+		}{m})
+	}
+	return nil
+}
+
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the text is read by a model and a person, not a browser
+	if err := enc.Encode(v); err != nil {
+		// Only strings and structs go in: this cannot happen.
+		panic(fmt.Sprintf("hook: encoding output: %v", err))
+	}
+	return b.Bytes()
+}
+
+// Units is the length of s as Claude Code measures it: UTF-16 code units.
+func Units(s string) int {
+	n := 0
+	for _, r := range s {
+		if u := utf16.RuneLen(r); u > 0 {
+			n += u
+		} else {
+			n++ // U+FFFD for an invalid byte
+		}
+	}
+	return n
+}
+
+// Context returns s as multi-line text of at most max UTF-16 units: invalid UTF-8 and control
+// characters other than newline and tab are dropped, line ends normalised. A longer text
+// keeps its leading lines, a note saying it was cut and where the rest is, and its last line,
+// which in a fenced report is the closing fence.
+func Context(s string, max int) string {
+	s = clean(s)
+	if s == "" || max <= 0 {
+		return ""
+	}
+	total := Units(s)
+	if total <= max {
+		return s
+	}
+	note := fmt.Sprintf(cutNote, total)
+	lines := strings.Split(s, "\n")
+	last := ""
+	if len(lines) > 1 {
+		last = clip(lines[len(lines)-1], max/4)
+		lines = lines[:len(lines)-1]
+	}
+	room := max - Units(note) - Units(last) - 2 // two newlines
+	if room < 0 {
+		return clip(s, max)
+	}
+	var b strings.Builder
+	used := 0
+	for i, line := range lines {
+		w := Units(line)
+		if i > 0 {
+			w++
+		}
+		if used+w > room {
+			if i == 0 { // one huge first line: keep its start
+				b.WriteString(clip(line, room))
+			}
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+		used += w
+	}
+	if b.Len() > 0 {
+		b.WriteByte('\n')
+	}
+	b.WriteString(note)
+	if last != "" {
+		b.WriteByte('\n')
+		b.WriteString(last)
+	}
+	return b.String()
+}
+
+// OneLine returns s as one line of at most max UTF-16 units for a systemMessage: spaces and
+// line breaks folded, control and invisible characters dropped, a cut marked with "…". Unlike
+// textsafe.Line it escapes nothing: the line is shown to a person, not parsed as Markdown.
+func OneLine(s string, max int) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToValidUTF8(s, "") {
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case textsafe.Dropped(r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return clip(b.String(), max)
+}
+
+// clip cuts s to at most max UTF-16 units, ending a cut with "…".
+func clip(s string, max int) string {
+	if Units(s) <= max {
+		return s
+	}
+	if max < 1 {
+		return ""
+	}
+	n := 0
+	for i, r := range s {
+		w := utf16.RuneLen(r)
+		if w < 1 {
+			w = 1
+		}
+		if n+w > max-1 { // one unit for "…"
+			return s[:i] + "…"
+		}
+		n += w
+	}
+	return s
+}
+
+// clean drops invalid UTF-8 and control characters but newline and tab, and turns CRLF and
+// lone CR into LF.
+func clean(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	if utf8.ValidString(s) && strings.IndexFunc(s, dropInContext) < 0 {
+		return strings.TrimRight(s, "\n")
+	}
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if dropInContext(r) {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimRight(s, "\n")
+}
+
+func dropInContext(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f)
+}

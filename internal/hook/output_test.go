@@ -1,0 +1,225 @@
+package hook_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/<name>, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test -update to create it): %v", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs (run go test -update after checking):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+func TestSessionStartOutput(t *testing.T) {
+	tests := []struct {
+		name, context, message string
+	}{
+		{"nothing", "", ""},
+		{"report", "Cairn resume report\nworkflow apex at plan", ""},
+		{"report-and-message", "Cairn resume report\nworkflow apex at plan", "Cairn: workflow apex expired\nand was archived"},
+		{"message-only", "", "Cairn: the state directory is not writable"},
+		{"blank-report", "\n\r\n", ""},
+		{"html-is-not-escaped", "a <b> & c", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := hook.SessionStartOutput(tt.context, tt.message)
+			golden(t, "sessionstart/"+tt.name+".json", got)
+			if got == nil {
+				return
+			}
+			var out struct {
+				HookSpecificOutput *struct {
+					HookEventName     string `json:"hookEventName"`
+					AdditionalContext string `json:"additionalContext"`
+				} `json:"hookSpecificOutput"`
+			}
+			if err := json.Unmarshal(got, &out); err != nil {
+				t.Fatalf("output is not JSON: %v", err)
+			}
+			if out.HookSpecificOutput != nil && out.HookSpecificOutput.HookEventName != "SessionStart" {
+				t.Fatalf("hookEventName = %q: Claude Code drops context without SessionStart", out.HookSpecificOutput.HookEventName)
+			}
+		})
+	}
+}
+
+func TestStopOutput(t *testing.T) {
+	tests := []struct {
+		name            string
+		block           bool
+		reason, message string
+	}{
+		{"silent", false, "", ""},
+		{"silent-reason-without-block", false, "ignored", ""},
+		{"block", true, "Blocking violations: V-TEST-03 (HIGH) tests missing", ""},
+		{"block-without-reason", true, "", ""},
+		{"block-and-message", true, "fix V-TEST-03", "Cairn asked the agent to deal with 1 blocking violation"},
+		{"message", false, "", "Cairn: L2 memory is not writable; position line not written"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, "stop/"+tt.name+".json", hook.StopOutput(tt.block, tt.reason, tt.message))
+		})
+	}
+}
+
+func TestMessageOutput(t *testing.T) {
+	if got := hook.MessageOutput(" \n "); got != nil {
+		t.Fatalf("MessageOutput(blank) = %q, want nil", got)
+	}
+	golden(t, "message.json", hook.MessageOutput("Cairn: internal error\n(boom)"))
+}
+
+// The caps hold whatever the engine hands over: huge reports, one huge line, astral
+// characters (two UTF-16 units each), invalid UTF-8 and control characters.
+func TestCapsHold(t *testing.T) {
+	fence := "```cairn-report-5f3a```"
+	inputs := map[string]string{
+		"many-lines":   fence + "\n" + strings.Repeat("phase analyze complete, outputs kept\n", 2000) + fence,
+		"one-line":     strings.Repeat("x", 50000),
+		"astral":       strings.Repeat("𝔸", 9000) + "\nend",
+		"invalid-utf8": strings.Repeat("\xff\xfe a\x00\x1b[31m\n", 3000),
+		"huge-last":    "head\n" + strings.Repeat("y", 40000),
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			out := hook.SessionStartOutput(in, in)
+			if !utf8.Valid(out) {
+				t.Fatal("output is not valid UTF-8")
+			}
+			var got struct {
+				HookSpecificOutput struct {
+					AdditionalContext string `json:"additionalContext"`
+				} `json:"hookSpecificOutput"`
+				SystemMessage string `json:"systemMessage"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			ctx := got.HookSpecificOutput.AdditionalContext
+			if n := hook.Units(ctx); n > hook.MaxContext || n == 0 {
+				t.Fatalf("additionalContext is %d units, want 1..%d", n, hook.MaxContext)
+			}
+			if n := hook.Units(got.SystemMessage); n > hook.MaxMessage {
+				t.Fatalf("systemMessage is %d units, want at most %d", n, hook.MaxMessage)
+			}
+			if strings.Contains(got.SystemMessage, "\n") {
+				t.Fatal("systemMessage spans lines")
+			}
+			if strings.ContainsAny(ctx, "\x00\x1b\r") {
+				t.Fatalf("control characters left in context: %q", ctx[:min(len(ctx), 80)])
+			}
+			if !strings.Contains(ctx, "resume_check for the whole report") {
+				t.Fatal("a cut report does not say where the rest is")
+			}
+			if name == "many-lines" && !strings.HasSuffix(ctx, fence) {
+				t.Fatal("the closing fence (last line) was not kept")
+			}
+			stop := hook.StopOutput(true, in, "")
+			var s struct{ Reason string }
+			if err := json.Unmarshal(stop, &s); err != nil {
+				t.Fatal(err)
+			}
+			if n := hook.Units(s.Reason); n > hook.MaxReason {
+				t.Fatalf("reason is %d units, want at most %d", n, hook.MaxReason)
+			}
+		})
+	}
+}
+
+func TestContext(t *testing.T) {
+	long := strings.Repeat("l1\nl2\nl3\nl4\n", 30) + "end" // 363 units
+	cut := "… (cut from 363 characters: call mcp__plugin_cairn_cairn__resume_check for the whole report)"
+	tests := []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{"fits", "a\nb", 10, "a\nb"},
+		{"crlf", "a\r\nb\rc\n\n", 10, "a\nb\nc"},
+		{"tab-kept", "a\tb", 10, "a\tb"},
+		{"controls-dropped", "a\x00b\x07c\u0085d", 10, "abcd"},
+		{"zero-max", "abc", 0, ""},
+		{"keeps-head-and-last", long, hook.Units(cut) + 13, "l1\nl2\nl3\n" + cut + "\nend"},
+		{"tiny-cap", "0123456789abcdef", 5, "0123…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := hook.Context(tt.in, tt.max); got != tt.want {
+				t.Errorf("Context(%q, %d) =\n%q\nwant\n%q", tt.in, tt.max, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOneLine(t *testing.T) {
+	tests := []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{"plain", "Cairn: ok", 50, "Cairn: ok"},
+		{"folds", "  a\n\n b\t c  ", 50, "a b c"},
+		{"drops-invisible", "a\u200bb\u202ec\x1bd", 50, "abcd"},
+		{"no-escaping", "see [x](y) `z`", 50, "see [x](y) `z`"},
+		{"cut", "abcdefghij", 5, "abcd…"},
+		{"astral-cut", "𝔸𝔸𝔸", 4, "𝔸…"},
+		{"invalid", "a\xffb", 5, "ab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := hook.OneLine(tt.in, tt.max); got != tt.want {
+				t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzContext(f *testing.F) {
+	f.Add("a\nb\nc", 5)
+	f.Add(strings.Repeat("𝔸\n", 20), 7)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		max = max%5000 + 1
+		if max < 1 {
+			max = -max + 1
+		}
+		got := hook.Context(s, max)
+		if n := hook.Units(got); n > max {
+			t.Fatalf("Context(_, %d) is %d units", max, n)
+		}
+		if !utf8.ValidString(got) {
+			t.Fatal("invalid UTF-8")
+		}
+		line := hook.OneLine(s, max)
+		if n := hook.Units(line); n > max || strings.ContainsAny(line, "\n\r") {
+			t.Fatalf("OneLine(_, %d) = %q", max, line)
+		}
+	})
+}

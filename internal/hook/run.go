@@ -1,0 +1,112 @@
+package hook
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Time bounds every hook keeps. hooks/hooks.json gives each hook 10 s; a hook that is still
+// working at Deadline prints what it has and exits 0, well before Claude Code would kill it
+// and show the user a failure.
+const (
+	StdinWait = 2 * time.Second // for Claude Code to write the event and close stdin
+	Deadline  = 5 * time.Second // for the whole hook, stdin included
+)
+
+// EnvDeadline overrides Deadline (a Go duration such as "3s", from 50ms to 9s): a slow disk
+// may need more, a test less.
+const EnvDeadline = "CAIRN_HOOK_DEADLINE"
+
+// DeadlineFrom returns the deadline getenv asks for, or Deadline when it asks for none or for
+// something unusable (with a note saying so).
+func DeadlineFrom(getenv func(string) string) (time.Duration, string) {
+	v := getenv(EnvDeadline)
+	if v == "" {
+		return Deadline, ""
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 50*time.Millisecond || d > 9*time.Second {
+		return Deadline, fmt.Sprintf("%s=%q is not a duration from 50ms to 9s; using %s", EnvDeadline, clip(v, 40), Deadline)
+	}
+	return d, ""
+}
+
+// Runner is the frame both hook mains share: stderr lines prefixed with the hook's name, and
+// a body run under a hard deadline that turns a hang or a panic into a printed fallback and a
+// clean exit.
+type Runner struct {
+	Name     string    // the binary, e.g. "cairn-session-start": the prefix of stderr lines
+	Stderr   io.Writer // diagnostics; stdout is protocol only
+	Deadline time.Duration
+
+	mu sync.Mutex
+}
+
+// Logf writes one line to stderr, prefixed with the hook's name. Safe for concurrent use.
+func (r *Runner) Logf(format string, args ...any) {
+	if r.Stderr == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.Stderr, "%s: %s\n", r.Name, OneLine(fmt.Sprintf(format, args...), 2000))
+}
+
+func (r *Runner) raw(b []byte) {
+	if r.Stderr == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Stderr.Write(b)
+}
+
+// Run calls body with a context that ends at the deadline and returns what body returns. When
+// body panics, or has not returned by the deadline, Run logs why and returns fallback(why)
+// instead; a body still running is abandoned (the process is about to exit). The deadline
+// counts from start, so time already spent reading stdin is included.
+func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) []byte {
+	d := r.Deadline
+	if d <= 0 {
+		d = Deadline
+	}
+	end := start.Add(d)
+	ctx, cancel := context.WithDeadline(context.Background(), end)
+	defer cancel()
+
+	type result struct {
+		out      []byte
+		panicked string
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				r.Logf("internal error: %v", p)
+				r.raw(debug.Stack())
+				done <- result{panicked: fmt.Sprintf("internal error (%v)", p)}
+			}
+		}()
+		done <- result{out: body(ctx)}
+	}()
+
+	// A little grace after the context ends lets a body that honours ctx return its own,
+	// better-worded answer before the hard stop.
+	hard := time.NewTimer(time.Until(end) + d/10)
+	defer hard.Stop()
+	select {
+	case res := <-done:
+		if res.panicked != "" {
+			return fallback(res.panicked)
+		}
+		return res.out
+	case <-hard.C:
+		why := fmt.Sprintf("did not finish within %s", d)
+		r.Logf("%s; printing what it has and exiting", why)
+		return fallback(why)
+	}
+}

@@ -1,0 +1,109 @@
+package hook_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+func TestRunnerRun(t *testing.T) {
+	fallback := func(why string) []byte { return []byte("fallback: " + why) }
+	t.Run("returns-body-output", func(t *testing.T) {
+		r := &hook.Runner{Name: "h", Deadline: time.Second}
+		got := r.Run(time.Now(), func(context.Context) []byte { return []byte("ok") }, fallback)
+		if string(got) != "ok" {
+			t.Fatalf("Run = %q", got)
+		}
+	})
+	t.Run("hang-hits-the-deadline", func(t *testing.T) {
+		var stderr bytes.Buffer
+		r := &hook.Runner{Name: "cairn-stop", Stderr: &stderr, Deadline: 100 * time.Millisecond}
+		block := make(chan struct{})
+		defer close(block)
+		start := time.Now()
+		got := r.Run(start, func(context.Context) []byte { <-block; return []byte("late") }, fallback)
+		if el := time.Since(start); el > 2*time.Second {
+			t.Fatalf("Run returned after %s; the deadline was 100ms", el)
+		}
+		if string(got) != "fallback: did not finish within 100ms" {
+			t.Fatalf("Run = %q", got)
+		}
+		if !strings.HasPrefix(stderr.String(), "cairn-stop: did not finish within 100ms") {
+			t.Fatalf("stderr = %q", stderr.String())
+		}
+	})
+	t.Run("body-that-honours-ctx-answers-itself", func(t *testing.T) {
+		r := &hook.Runner{Name: "h", Deadline: 100 * time.Millisecond}
+		got := r.Run(time.Now(), func(ctx context.Context) []byte {
+			<-ctx.Done()
+			return []byte("gave up: " + ctx.Err().Error())
+		}, fallback)
+		if string(got) != "gave up: context deadline exceeded" {
+			t.Fatalf("Run = %q", got)
+		}
+	})
+	t.Run("deadline-counts-from-start", func(t *testing.T) {
+		r := &hook.Runner{Name: "h", Deadline: 200 * time.Millisecond}
+		got := r.Run(time.Now().Add(-time.Second), func(ctx context.Context) []byte {
+			if ctx.Err() == nil {
+				return []byte("context still live")
+			}
+			return []byte("context already over")
+		}, fallback)
+		if string(got) != "context already over" && !strings.HasPrefix(string(got), "fallback") {
+			t.Fatalf("Run = %q: a start a second ago with a 200ms deadline left time", got)
+		}
+	})
+	t.Run("panic", func(t *testing.T) {
+		var stderr bytes.Buffer
+		r := &hook.Runner{Name: "cairn-session-start", Stderr: &stderr, Deadline: time.Second}
+		got := r.Run(time.Now(), func(context.Context) []byte { panic("boom") }, fallback)
+		if string(got) != "fallback: internal error (boom)" {
+			t.Fatalf("Run = %q", got)
+		}
+		if !strings.HasPrefix(stderr.String(), "cairn-session-start: internal error: boom\n") || !strings.Contains(stderr.String(), "goroutine") {
+			t.Fatalf("stderr = %q, want the error line and a stack", stderr.String())
+		}
+	})
+}
+
+func TestDeadlineFrom(t *testing.T) {
+	tests := []struct {
+		name, env string
+		want      time.Duration
+		note      bool
+	}{
+		{"unset", "", hook.Deadline, false},
+		{"set", "3s", 3 * time.Second, false},
+		{"garbage", "soon", hook.Deadline, true},
+		{"too-long", "1m", hook.Deadline, true},
+		{"too-short", "1ms", hook.Deadline, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, note := hook.DeadlineFrom(func(k string) string {
+				if k == hook.EnvDeadline {
+					return tt.env
+				}
+				return ""
+			})
+			if got != tt.want || (note != "") != tt.note {
+				t.Fatalf("DeadlineFrom(%q) = %s, %q", tt.env, got, note)
+			}
+		})
+	}
+}
+
+func TestLogf(t *testing.T) {
+	var b bytes.Buffer
+	r := &hook.Runner{Name: "cairn-stop", Stderr: &b}
+	r.Logf("wrote %d lines\nto %s", 2, "MEMORY.md")
+	if b.String() != "cairn-stop: wrote 2 lines to MEMORY.md\n" {
+		t.Fatalf("Logf wrote %q", b.String())
+	}
+	(&hook.Runner{Name: "x"}).Logf("no stderr: no panic")
+}
