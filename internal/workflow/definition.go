@@ -146,9 +146,12 @@ func ParseDefinition(file string, data []byte) (*Definition, error) {
 		&root, frontmatter.NewFormat("---", "---", unmarshal))
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
+			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {
+				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
+			}
 			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
 		}
-		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error()))
+		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error(), offset))
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return fail(offset, "front matter is empty: it needs at least phases")
@@ -170,7 +173,7 @@ func ParseDefinition(file string, data []byte) (*Definition, error) {
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg = te.Errors[0]
 		}
-		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg))
+		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
 	loc := locator{doc: doc, offset: offset}
 	d, line, reason := buildDefinition(file, fm, loc)
@@ -194,8 +197,18 @@ func yamlErrLine(msg string, offset int) int {
 	return n + offset
 }
 
-func yamlErrReason(msg string) string {
+var yamlAtLineRE = regexp.MustCompile(`at line (\d+)`)
+
+func yamlErrReason(msg string, offset int) string {
 	msg = yamlLineRE.ReplaceAllString(msg, "")
+	// "already defined at line 3" counts from the front matter too.
+	msg = yamlAtLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "at line "))
+		if err != nil {
+			return m
+		}
+		return fmt.Sprintf("at line %d", n+offset)
+	})
 	return strings.TrimPrefix(msg, "yaml: ")
 }
 
@@ -206,8 +219,8 @@ type locator struct {
 }
 
 func (l locator) key(name string) int {
-	if n := l.value(name); n != nil {
-		return l.doc.Content[l.keyIndex(name)].Line + l.offset
+	if i := l.keyIndex(name); i >= 0 {
+		return l.doc.Content[i].Line + l.offset
 	}
 	return 0
 }
@@ -226,6 +239,37 @@ func (l locator) value(name string) *yaml.Node {
 		return l.doc.Content[i+1]
 	}
 	return nil
+}
+
+// mapKey finds the line of key want (lowercased) in the mapping under name.
+func (l locator) mapKey(name, want string) int {
+	v := l.value(name)
+	if v == nil || v.Kind != yaml.MappingNode {
+		return l.key(name)
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if NormalizeName(v.Content[i].Value) == want {
+			return v.Content[i].Line + l.offset
+		}
+	}
+	return l.key(name)
+}
+
+// nth finds the line of the n-th (0-based) sequence item under name equal to want.
+func (l locator) nth(name, want string, n int) int {
+	v := l.value(name)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		return l.key(name)
+	}
+	for _, c := range v.Content {
+		if NormalizeName(c.Value) == want {
+			if n == 0 {
+				return c.Line + l.offset
+			}
+			n--
+		}
+	}
+	return l.key(name)
 }
 
 // item finds the line of an entry of the key's value whose text, lowercased, is want: a
@@ -281,7 +325,7 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 			return nil, loc.item("phases", p), "phase " + err.Error()
 		}
 		if slices.Contains(d.Phases, p) {
-			return nil, loc.item("phases", p), fmt.Sprintf("phase %q is listed twice", p)
+			return nil, loc.nth("phases", p, 1), fmt.Sprintf("phase %q is listed twice", p)
 		}
 		d.Phases = append(d.Phases, p)
 	}
@@ -326,11 +370,11 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 	sort.Strings(froms)
 	for _, rawFrom := range froms {
 		from := NormalizeName(rawFrom)
-		if ln, r := declared("transitions", from); r != "" {
-			return nil, ln, r
+		if !slices.Contains(d.Phases, from) {
+			return nil, loc.mapKey("transitions", from), fmt.Sprintf("transitions names phase %q, which is not in phases (%s)", from, strings.Join(d.Phases, ", "))
 		}
 		if _, dup := d.Transitions[from]; dup {
-			return nil, loc.item("transitions", from), fmt.Sprintf("transitions lists phase %q twice", from)
+			return nil, loc.mapKey("transitions", from), fmt.Sprintf("transitions lists phase %q twice", from)
 		}
 		var tos []string
 		for _, to := range fm.Transitions[rawFrom] {
@@ -339,14 +383,14 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 				return nil, ln, r
 			}
 			if to == from {
-				return nil, loc.item("transitions", to), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
+				return nil, loc.mapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
 			}
 			if !slices.Contains(tos, to) {
 				tos = append(tos, to)
 			}
 		}
 		if slices.Contains(d.Terminal, from) && len(tos) > 0 {
-			return nil, loc.item("transitions", from), fmt.Sprintf("terminal phase %q has transitions out of it: a terminal phase completes the workflow", from)
+			return nil, loc.mapKey("transitions", from), fmt.Sprintf("terminal phase %q has transitions out of it: a terminal phase completes the workflow", from)
 		}
 		d.Transitions[from] = tos
 	}
@@ -377,12 +421,12 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 	d.Verbs = map[string]string{}
 	for p, v := range fm.Verbs {
 		p = NormalizeName(p)
-		if ln, r := declared("verbs", p); r != "" {
-			return nil, ln, r
+		if !slices.Contains(d.Phases, p) {
+			return nil, loc.mapKey("verbs", p), fmt.Sprintf("verbs names phase %q, which is not in phases (%s)", p, strings.Join(d.Phases, ", "))
 		}
 		v = strings.TrimSpace(v)
 		if v == "" || strings.ContainsAny(v, "\r\n") {
-			return nil, loc.item("verbs", p), fmt.Sprintf("verb for phase %q must be one non-empty line", p)
+			return nil, loc.mapKey("verbs", p), fmt.Sprintf("verb for phase %q must be one non-empty line", p)
 		}
 		d.Verbs[p] = v
 	}

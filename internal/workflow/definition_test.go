@@ -1,0 +1,206 @@
+package workflow_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func TestParseDefinitionErrors(t *testing.T) {
+	// Each fixture in testdata/defs is broken in one way; the line is where a person would
+	// look in the file (front-matter offset included).
+	for _, tc := range []struct {
+		file   string
+		line   int
+		reason string
+	}{
+		{"syntax_error.md", 4, "did not find expected ',' or ']'"}, // yaml.v3 points at the mapping, after 2 blank lines
+		{"type_error.md", 4, "cannot unmarshal !!map into []string"},
+		{"unknown_key.md", 3, `unknown key "phase"`},
+		{"undeclared_transition.md", 5, `transitions names phase "c", which is not in phases (a, b)`},
+		{"terminal_undeclared.md", 5, `terminal names phase "z"`},
+		{"duplicate_phase.md", 6, `phase "a" is listed twice`},
+		{"bad_ttl.md", 5, `ttl "1.5h" is not valid`},
+		{"no_frontmatter.md", 1, "no YAML front matter"},
+		{"unterminated.md", 1, "never closed"},
+		{"unreachable.md", 3, `phase "b" cannot be reached from the start phase "a"`},
+		{"bad_name.md", 2, `workflow name "bad name!" is not valid`},
+		{"dead_end.md", 4, `phase "b" is not terminal and has no transitions out of it`},
+		{"gate_terminal.md", 4, `approval gate "b" is a terminal phase`},
+		{"duplicate_key.md", 5, `mapping key "ttl" already defined at line 4`},
+		{"self_loop.md", 5, `transitions from "a" to itself`},
+		{"terminal_out.md", 6, `terminal phase "b" has transitions out of it`},
+		{"verb_undeclared.md", 5, `verbs names phase "q"`},
+		{"major_bad.md", 4, `major entry "b->a" is not an allowed transition`},
+		{"not_mapping.md", 2, "must be a YAML mapping"},
+		{"empty_frontmatter.md", 1, "front matter is empty"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "defs", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = workflow.ParseDefinition(".claude/workflows/"+tc.file, data)
+			var de *workflow.DefinitionError
+			if !errors.As(err, &de) {
+				t.Fatalf("err = %v, want *DefinitionError", err)
+			}
+			if de.File != ".claude/workflows/"+tc.file || de.Line != tc.line || !strings.Contains(de.Reason, tc.reason) {
+				t.Fatalf("got %s:%d %q\nwant line %d, reason containing %q", de.File, de.Line, de.Reason, tc.line, tc.reason)
+			}
+			if !strings.HasPrefix(err.Error(), "workflow definition .claude/workflows/"+tc.file+":") {
+				t.Fatalf("message %q does not start with file:line", err)
+			}
+		})
+	}
+}
+
+func TestParseDefinitionDefaultsAndForms(t *testing.T) {
+	src := "\r\n---\r\ndescription: a tiny flow\r\nphases: [Draft, REVIEW, done]\r\nblocking: false\r\nverbs: {review: reviewing}\r\nttl: 90m\r\ntransitions:\r\n  draft: review\r\n  review: [done, draft]\r\n---\r\n\r\n# Tiny\r\nDo it.\r\n"
+	d, err := workflow.ParseDefinition("/home/u/.claude/workflows/Tiny.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "tiny" || d.Description != "a tiny flow" || !slices.Equal(d.Phases, []string{"draft", "review", "done"}) {
+		t.Fatalf("name %q phases %v", d.Name, d.Phases)
+	}
+	if !slices.Equal(d.Terminal, []string{"done"}) || !slices.Equal(d.Allowed("draft"), []string{"review"}) || d.Blocking {
+		t.Fatalf("terminal %v draft->%v blocking %v", d.Terminal, d.Allowed("draft"), d.Blocking)
+	}
+	if d.TTLDuration() != 90*time.Minute || d.Verb("review") != "reviewing" || d.Verb("draft") != "draft" {
+		t.Fatalf("ttl %v verbs %v", d.TTLDuration(), d.Verbs)
+	}
+	if !strings.HasPrefix(d.Body, "# Tiny") {
+		t.Fatalf("body %q", d.Body)
+	}
+	// Transitions omitted: a linear chain; ttl omitted: 24h.
+	lin, err := workflow.ParseDefinition("lin.md", []byte("---\nname: lin\nphases: [a, b, c]\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lin.CanMove("a", "b") || !lin.CanMove("b", "c") || lin.CanMove("a", "c") || !lin.IsTerminal("c") || lin.TTL != "24h" {
+		t.Fatalf("linear defaults: %+v", lin)
+	}
+	if _, err := workflow.ParseDefinition("big.md", make([]byte, workflow.MaxDefinitionSize+1)); err == nil {
+		t.Fatal("oversized definition accepted")
+	}
+}
+
+func TestLoadDefinitions(t *testing.T) {
+	builtin := fstest.MapFS{
+		"apex.md":   {Data: []byte("---\nname: apex\nphases: [a, b]\n---\nbuiltin apex\n")},
+		"broken.md": {Data: []byte("---\nname: broken\nphases: [\n---\n")},
+		"README":    {Data: []byte("not a definition")},
+	}
+	user := map[string][]byte{
+		"/p/.claude/workflows/apex.md":    []byte("---\nname: apex\nphases: [x, y, z]\n---\nuser apex\n"),
+		"/p/.claude/workflows/mine.md":    []byte("---\nphases: [one, two]\n---\n"),
+		"/p/.claude/workflows/mine2.md":   []byte("---\nname: mine\nphases: [three, four]\n---\n"),
+		"/p/.claude/workflows/bad.md":     []byte("---\nname: bad\nphases: [a]\nttl: forever\n---\n"),
+		"/p/.claude/workflows/notes.txt":  []byte("ignored"),
+		"/p/.claude/workflows/zzz-ok.md":  []byte("---\nname: zzz\nphases: [q]\n---\n"),
+		"/p/.claude/workflows/debug.md":   []byte("---\nname: debug\nphases: [\n---\n"),
+		"/p/.claude/workflows/empty.md":   nil,
+		"/p/.claude/workflows/spaces.md":  []byte("\n\n\n"),
+		"/p/.claude/workflows/unicode.md": []byte("---\nname: ünï\nphases: [a]\n---\n"),
+	}
+	set, errs := workflow.LoadDefinitions(builtin, user)
+	if got := set.Names(); !slices.Equal(got, []string{"apex", "mine", "zzz"}) {
+		t.Fatalf("loaded %v", got)
+	}
+	apex, _ := set.Lookup("APEX")
+	if apex.Body != "user apex\n" || apex.Source != "/p/.claude/workflows/apex.md" {
+		t.Fatalf("user file did not override the built-in: %+v", apex)
+	}
+	mine, _ := set.Lookup("mine")
+	if mine.Phases[0] != "one" {
+		t.Fatalf("first file by path should win: %v", mine.Phases)
+	}
+	want := map[string]string{
+		"builtin:broken.md":               ":3:",
+		"/p/.claude/workflows/bad.md":     `:4: ttl "forever"`,
+		"/p/.claude/workflows/mine2.md":   `already defined by /p/.claude/workflows/mine.md`,
+		"/p/.claude/workflows/debug.md":   ":3:",
+		"/p/.claude/workflows/empty.md":   "no YAML front matter",
+		"/p/.claude/workflows/spaces.md":  "no YAML front matter",
+		"/p/.claude/workflows/unicode.md": "is not valid",
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("%d errors, want %d: %v", len(errs), len(want), errs)
+	}
+	for _, err := range errs {
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) {
+			t.Fatalf("%v is not a *DefinitionError", err)
+		}
+		if w, ok := want[de.File]; !ok || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q, want one for %s containing %q", err, de.File, w)
+		}
+	}
+	// A broken override leaves the real built-in in place.
+	real, errs := workflow.LoadDefinitions(workflow.BuiltinFS(), map[string][]byte{"d/debug.md": []byte("---\nphases: {\n---\n")})
+	if d, ok := real.Lookup("debug"); !ok || !strings.HasPrefix(d.Source, "builtin:") || len(errs) != 1 {
+		t.Fatalf("broken override: %v %v", d, errs)
+	}
+}
+
+// FuzzParseDefinition: whatever the bytes, parsing never panics, an error is a
+// *DefinitionError with a line inside the file, and a definition that parses is coherent.
+func FuzzParseDefinition(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "defs", "*.md"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, name := range []string{"apex.md", "debug.md", "brainstorm.md", "dotagent.md", "coordinate.md"} {
+		b, err := os.ReadFile(filepath.Join("definitions", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("---\nphases: &a [x, *a]\n---\n"))
+	f.Add([]byte("---\nphases: [a, b]\ntransitions: {a: [b], A: [b]}\n---\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := workflow.ParseDefinition("fuzz.md", data)
+		if err != nil {
+			var de *workflow.DefinitionError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %v is not a *DefinitionError", err)
+			}
+			if lines := strings.Count(string(data), "\n") + 1; de.Line < 0 || de.Line > lines {
+				t.Fatalf("line %d outside a %d-line file: %v", de.Line, lines, err)
+			}
+			return
+		}
+		if workflow.ValidName(d.Name) != nil || len(d.Phases) == 0 || len(d.Terminal) == 0 {
+			t.Fatalf("incoherent definition %+v", d)
+		}
+		for _, p := range d.Phases {
+			if workflow.ValidName(p) != nil {
+				t.Fatalf("bad phase %q", p)
+			}
+			for _, to := range d.Allowed(p) {
+				if !d.HasPhase(to) || to == p {
+					t.Fatalf("transition %s->%s", p, to)
+				}
+			}
+			if !d.IsTerminal(p) && len(d.Allowed(p)) == 0 {
+				t.Fatalf("dead end %s", p)
+			}
+		}
+		if _, err := workflow.ParseTTL(d.TTL); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

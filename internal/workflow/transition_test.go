@@ -1,0 +1,305 @@
+package workflow_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// The built-ins' transition tables, as the seeds describe them. The test checks the embedded
+// definitions match this, and then that Transition honours every entry.
+var wantTables = map[string]struct {
+	phases   []string
+	moves    map[string][]string
+	terminal []string
+	gates    []string
+}{
+	"apex": {
+		phases:   []string{"analyze", "plan", "implement", "review", "git-commit"},
+		moves:    map[string][]string{"analyze": {"plan"}, "plan": {"implement", "analyze"}, "implement": {"review"}, "review": {"implement", "git-commit"}},
+		terminal: []string{"git-commit"},
+		gates:    []string{"plan"},
+	},
+	"debug": {
+		phases:   []string{"troubleshoot", "fix", "implement", "review", "git-commit"},
+		moves:    map[string][]string{"troubleshoot": {"fix", "implement"}, "fix": {"review", "git-commit", "troubleshoot"}, "implement": {"review", "troubleshoot"}, "review": {"fix", "implement", "git-commit"}},
+		terminal: []string{"git-commit"},
+	},
+	"brainstorm": {
+		phases:   []string{"explore", "brainstorm", "design", "document"},
+		moves:    map[string][]string{"explore": {"brainstorm", "design"}, "brainstorm": {"design", "explore"}, "design": {"document", "brainstorm"}},
+		terminal: []string{"document"},
+	},
+	"dotagent": {
+		phases:   []string{"requirements", "architecture", "implementation", "verification", "reflection"},
+		moves:    map[string][]string{"requirements": {"architecture"}, "architecture": {"implementation", "requirements"}, "implementation": {"verification", "architecture"}, "verification": {"reflection", "implementation"}},
+		terminal: []string{"reflection"},
+		gates:    []string{"requirements", "architecture"},
+	},
+	"coordinate": {
+		phases:   []string{"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"},
+		moves:    map[string][]string{"initialize": {"research"}, "research": {"plan"}, "plan": {"implement", "research"}, "implement": {"test"}, "test": {"debug", "document"}, "debug": {"test"}, "document": {"complete"}},
+		terminal: []string{"complete"},
+	},
+}
+
+func TestBuiltinsMatchTheSeeds(t *testing.T) {
+	defs := mustDefs(t)
+	if got := defs.Names(); !slices.Equal(got, []string{"apex", "brainstorm", "coordinate", "debug", "dotagent"}) {
+		t.Fatalf("built-ins = %v", got)
+	}
+	for name, want := range wantTables {
+		d := mustDef(t, name)
+		if !slices.Equal(d.Phases, want.phases) || !slices.Equal(d.Terminal, want.terminal) || !slices.Equal(d.Approvals, want.gates) {
+			t.Errorf("%s: phases %v terminal %v gates %v", name, d.Phases, d.Terminal, d.Approvals)
+		}
+		for _, p := range d.Phases {
+			if !slices.Equal(d.Allowed(p), want.moves[p]) {
+				t.Errorf("%s: moves from %s = %v, want %v", name, p, d.Allowed(p), want.moves[p])
+			}
+		}
+		if d.Start() != want.phases[0] || !d.Blocking || d.TTLDuration() != 24*time.Hour || d.Body == "" {
+			t.Errorf("%s: start %s blocking %v ttl %v body %d bytes", name, d.Start(), d.Blocking, d.TTLDuration(), len(d.Body))
+		}
+		if !strings.HasPrefix(d.Source, "builtin:") {
+			t.Errorf("%s: source %q", name, d.Source)
+		}
+	}
+}
+
+// at returns a copy of r placed in phase p, as if it had got there.
+func at(r *workflow.Record, p string) *workflow.Record {
+	c := r.Clone()
+	c.State = p
+	return c
+}
+
+func TestTransitionTables(t *testing.T) {
+	for name, want := range wantTables {
+		def := mustDef(t, name)
+		base := mustStart(t, def)
+		for _, from := range want.phases {
+			if slices.Contains(want.terminal, from) {
+				continue // a workflow in a terminal phase is completed; see TestTerminalCompletes
+			}
+			for _, to := range want.phases {
+				allowed := slices.Contains(want.moves[from], to)
+				t.Run(fmt.Sprintf("%s/%s->%s", name, from, to), func(t *testing.T) {
+					r := at(base, from)
+					res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: to}, t0.Add(time.Hour), alice)
+					switch {
+					case from == to:
+						if err != nil || res.Changed || res.Event != workflow.EventNone {
+							t.Fatalf("same-phase move: changed=%v err=%v, want idempotent success", res.Changed, err)
+						}
+					case allowed:
+						if err != nil {
+							t.Fatalf("allowed move refused: %v", err)
+						}
+						n := res.Record
+						if !res.Changed || n.State != to || !n.Phases[from].Completed || n.Phases[to].Completed != slices.Contains(want.terminal, to) {
+							t.Fatalf("after move: state %s phases %+v", n.State, n.Phases)
+						}
+						h := n.History[len(n.History)-1]
+						if h.From != from || h.To != to || !h.At.Equal(t0.Add(time.Hour)) || h.SessionID != alice.SessionID {
+							t.Fatalf("history entry %+v", h)
+						}
+						if got := slices.Contains(want.terminal, to); got != res.Completed || got != (n.Status == workflow.StatusCompleted) {
+							t.Fatalf("terminal=%v but completed=%v status=%s", got, res.Completed, n.Status)
+						}
+						if r.State != from || len(r.History) != 0 {
+							t.Fatal("Transition modified its input")
+						}
+					default:
+						var te *workflow.TransitionError
+						if !errors.As(err, &te) {
+							t.Fatalf("refused move: err = %v, want *TransitionError", err)
+						}
+						if te.From != from || te.To != to || !slices.Equal(te.Allowed, want.moves[from]) {
+							t.Fatalf("error fields %+v", te)
+						}
+						for _, a := range want.moves[from] {
+							if !strings.Contains(err.Error(), a) {
+								t.Fatalf("message %q does not name allowed target %s", err, a)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestTransitionUnknownPhaseNamesAllowed(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := mustStart(t, def)
+	_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "deploy"}, t0, alice)
+	want := "apex workflow cannot move from analyze to deploy: allowed next: plan"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	// Uppercase seed names are accepted.
+	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "PLAN", From: "ANALYZE"}, t0, alice)
+	if err != nil || res.Record.State != "plan" {
+		t.Fatalf("uppercase move: %v", err)
+	}
+}
+
+func TestCompareAndSwap(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan")
+	r.Revision = 5
+	bob := workflow.Actor{SessionID: "sess-bob", PID: 202}
+
+	// Bob moves plan->implement expecting plan: fine.
+	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "implement", From: "plan", ExpectedRevision: 5}, t0.Add(time.Hour), bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := res.Record
+	// Alice, still believing it is in plan, tries the same move on the new record.
+	_, err = workflow.Transition(def, moved, workflow.TransitionRequest{To: "implement", From: "plan"}, t0.Add(2*time.Hour), alice)
+	var ce *workflow.ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want *ConflictError", err)
+	}
+	if ce.ExpectedPhase != "plan" || ce.FoundPhase != "implement" || ce.ChangedBy != "sess-bob" || !ce.ChangedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("conflict %+v", ce)
+	}
+	for _, s := range []string{"expected phase plan, found implement", "session sess-bob", "2026-11-22T18:30:00Z", "nothing was changed"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message %q lacks %q", err, s)
+		}
+	}
+	// A stale revision is a conflict too, even when the phase matches.
+	_, err = workflow.Transition(def, moved, workflow.TransitionRequest{To: "review", ExpectedRevision: 4}, t0.Add(2*time.Hour), alice)
+	if !errors.As(err, &ce) || ce.ExpectedRevision != 4 || ce.FoundRevision != 5 {
+		t.Fatalf("revision conflict: %v", err)
+	}
+}
+
+func TestApprovalGate(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan")
+	if len(r.Approvals) != 1 || r.Approvals[0].Phase != "plan" || !r.Approvals[0].RequestedAt.Equal(t0.Add(time.Minute)) || !r.Approvals[0].Open() {
+		t.Fatalf("entering the gate: %+v", r.Approvals)
+	}
+	// Back to analyze: not an approval.
+	back := walk(t, def, r, "analyze")
+	if !back.Approvals[0].Open() {
+		t.Fatal("a back-edge out of the gate was recorded as an approval")
+	}
+	// Forward again: a fresh request, then approval on leaving to implement.
+	fwd := walk(t, def, back, "plan", "implement")
+	if len(fwd.Approvals) != 2 || fwd.Approvals[0].ApprovedAt.IsZero() == false || !fwd.Approvals[1].ApprovedAt.Equal(t0.Add(4*time.Minute)) {
+		t.Fatalf("approvals %+v", fwd.Approvals)
+	}
+}
+
+func TestTransitionCheckpointOutputsAndL2(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan")
+	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "implement", Checkpoint: "after-plan",
+		Outputs: []string{"plans/001.md"}, Note: "plan\napproved"}, t0.Add(time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res.Record
+	h := n.History[len(n.History)-1]
+	if h.Checkpoint != "after-plan" || h.Note != "plan approved" {
+		t.Fatalf("history %+v", h)
+	}
+	if !slices.Equal(n.Phases["plan"].Outputs, []string{"plans/001.md"}) || !slices.Equal(n.Artifacts, []string{"plans/001.md"}) {
+		t.Fatalf("outputs %+v artifacts %v", n.Phases["plan"], n.Artifacts)
+	}
+	if !res.Major || res.L2 != "Active APEX workflow: plan completed, implementing add login" {
+		t.Fatalf("major=%v L2=%q", res.Major, res.L2)
+	}
+}
+
+func TestTerminalCompletes(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement", "review")
+	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "git-commit", Outcome: "merged as abc123"}, t0.Add(time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res.Record
+	if n.Status != workflow.StatusCompleted || !n.CompletedAt.Equal(t0.Add(time.Hour)) || n.Outcome != "merged as abc123" ||
+		n.PhaseStatus != workflow.PhaseComplete || !n.Phases["git-commit"].Completed || !res.Completed || res.Major {
+		t.Fatalf("completed record %+v", n)
+	}
+	if res.L2 != "Completed APEX for add login: merged as abc123" {
+		t.Fatalf("L2 %q", res.L2)
+	}
+	if got := n.CompletedPhases(def); !slices.Equal(got, []string{"analyze", "plan", "implement", "review", "git-commit"}) {
+		t.Fatalf("completed phases %v", got)
+	}
+	// Nothing more can happen to a completed workflow.
+	_, err = workflow.Transition(def, n, workflow.TransitionRequest{To: "review"}, t0.Add(2*time.Hour), alice)
+	var ne *workflow.NotActiveError
+	if !errors.As(err, &ne) || ne.Status != workflow.StatusCompleted {
+		t.Fatalf("move after completion: %v", err)
+	}
+	// Default outcome.
+	res, _ = workflow.Transition(def, r, workflow.TransitionRequest{To: "git-commit"}, t0.Add(time.Hour), alice)
+	if res.Record.Outcome != "reached git-commit" {
+		t.Fatalf("default outcome %q", res.Record.Outcome)
+	}
+}
+
+func TestCompleteExplicitly(t *testing.T) {
+	def := mustDef(t, "debug")
+	r := walk(t, def, mustStart(t, def), "fix")
+	res, err := workflow.Complete(r, "fixed in place", t0.Add(time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Record.Status != workflow.StatusCompleted || res.L2 != "Completed DEBUG for add login: fixed in place" || !res.Record.Phases["fix"].Completed {
+		t.Fatalf("%+v", res)
+	}
+	if _, err := workflow.Complete(res.Record, "again", t0, alice); err == nil {
+		t.Fatal("completed twice")
+	}
+	if _, err := workflow.Complete(nil, "x", t0, alice); !errors.Is(err, workflow.ErrNoWorkflow) {
+		t.Fatalf("nil record: %v", err)
+	}
+}
+
+func TestBackEdgeReopensPhase(t *testing.T) {
+	def := mustDef(t, "coordinate")
+	r := walk(t, def, mustStart(t, def), "research", "plan", "implement", "test", "debug", "test")
+	if r.Phases["test"].Completed || !r.Phases["debug"].Completed {
+		t.Fatalf("phases %+v", r.Phases)
+	}
+	if got := r.CompletedPhases(def); !slices.Equal(got, []string{"initialize", "research", "plan", "implement", "debug"}) {
+		t.Fatalf("completed %v", got)
+	}
+}
+
+func TestMajorTransitions(t *testing.T) {
+	def := mustDef(t, "apex")
+	for _, tc := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"analyze", "plan", true}, {"plan", "implement", true}, {"implement", "review", true},
+		{"review", "implement", true}, {"review", "git-commit", false}, {"plan", "plan", false},
+	} {
+		if got := def.IsMajor(tc.from, tc.to); got != tc.want {
+			t.Errorf("%s->%s major = %v", tc.from, tc.to, got)
+		}
+	}
+	custom, err := workflow.ParseDefinition("m.md", []byte("---\nphases: [a, b, c, d]\nmajor: [b->c]\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if custom.IsMajor("a", "b") || !custom.IsMajor("b", "c") {
+		t.Fatal("major list not honoured")
+	}
+}
