@@ -1,0 +1,453 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Extra is what Convert needs beyond the document itself.
+type Extra struct {
+	// Name is the document's file name (a path is fine; only its last element is used). Seed
+	// 004 takes its workflow type from it when the document has no "workflow" field
+	// ("release-state.json" is type "release"); every format records it as legacy.source.
+	Name string
+	// Execution is seed 002's memory/state/execution.json, if there is one; its tasks become
+	// the record's tasks. Only Seed002 accepts it.
+	Execution []byte
+}
+
+// Result is what Migrate did.
+type Result struct {
+	// From is the format the document was in.
+	From Format
+	// Record is the schema-2.0 record to store: the input itself when From is Current, nil
+	// when From is Empty.
+	Record []byte
+	// Backup is the name to keep the original under (BackupName(extra.Name, From)); empty
+	// when nothing was migrated.
+	Backup string
+}
+
+// Migrate detects data's format and converts it. A current record comes back as it is, and
+// "{}" as a nil Record with From Empty; a newer, unknown or malformed document is an error
+// (matching ErrNewer, ErrUnknownFormat or ErrMalformed) and nothing is converted.
+func Migrate(data []byte, extra Extra, now time.Time) (Result, error) {
+	f, err := Detect(data)
+	if err != nil {
+		return Result{From: f}, err
+	}
+	switch f {
+	case Empty:
+		return Result{From: f}, nil
+	case Current:
+		return Result{From: f, Record: data}, nil
+	}
+	rec, err := Convert(f, data, extra, now)
+	if err != nil {
+		return Result{From: f}, err
+	}
+	return Result{From: f, Record: rec, Backup: BackupName(extra.Name, f)}, nil
+}
+
+// backupLabels is the <old> of <name>.v<old>.json.bak: the old format's own version where it
+// has one (schema 1.x and seed 004's version 1 are "1", seed 003's checkpoint schema "2.0" is
+// "2"), and "1" for seeds 001 and 002, which have no version field and are the first version
+// of their files.
+var backupLabels = map[Format]string{
+	Schema1: "1",
+	Seed001: "1",
+	Seed002: "1",
+	Seed003: "2",
+	Seed004: "1",
+}
+
+// BackupName is the name to keep an original of format f under: "<name>.v<old>.json.bak"
+// with a trailing ".json" of name dropped first, e.g. "workflow-state.json" (seed 001) ->
+// "workflow-state.v1.json.bak", "apex-state.json" (seed 004) -> "apex-state.v1.json.bak",
+// "coordinate.json" (seed 003) -> "coordinate.v2.json.bak". A directory in name is kept. It is
+// "" for formats that are not migrated. The caller must not overwrite an existing backup.
+func BackupName(name string, f Format) string {
+	label, ok := backupLabels[f]
+	if !ok || name == "" {
+		return ""
+	}
+	dir, base := filepath.Split(name)
+	base = strings.TrimSuffix(base, ".json")
+	if base == "" {
+		return ""
+	}
+	return dir + base + ".v" + label + ".json.bak"
+}
+
+// Convert turns data, in format f (as Detect said), into a schema-2.0 record. now is the
+// migration time (legacy.migrated_at, and the fallback when the document has no time at all).
+// It refuses data that is not in format f, Newer and Unknown documents, and Empty (ErrEmpty);
+// a Current record is returned unchanged. The result passes a strict JSON check and the
+// record's field and type check, or Convert returns an error.
+func Convert(f Format, data []byte, extra Extra, now time.Time) ([]byte, error) {
+	got, obj, err := detect(data)
+	if err != nil {
+		return nil, err
+	}
+	if got != f {
+		return nil, fmt.Errorf("the document is %s, not %s; nothing was converted", got.describe(), f.describe())
+	}
+	switch f {
+	case Current:
+		return data, nil
+	case Empty:
+		return nil, ErrEmpty
+	}
+	if len(extra.Execution) > 0 && f != Seed002 {
+		return nil, fmt.Errorf("an execution.json was given with %s; only seed 002 has one, nothing was converted", f.describe())
+	}
+	c := &conv{
+		f:       f,
+		in:      obj,
+		data:    data,
+		now:     now.UTC(),
+		lost:    map[string]any{},
+		renamed: map[string]string{},
+		legacy:  map[string]any{},
+	}
+	if extra.Name != "" {
+		c.source = filepath.Base(extra.Name)
+	}
+	switch f {
+	case Schema1:
+		err = c.schema1()
+	case Seed001:
+		err = c.seed001()
+	case Seed002:
+		err = c.seed002(extra.Execution)
+	case Seed003:
+		err = c.seed003()
+	case Seed004:
+		err = c.seed004()
+	default:
+		err = fmt.Errorf("%s cannot be converted", f.describe())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("migrating %s: %w; the original was left as it is", f.describe(), err)
+	}
+	out, err := c.finish()
+	if err != nil {
+		return nil, fmt.Errorf("migrating %s: %w; the original was left as it is", f.describe(), err)
+	}
+	return out, nil
+}
+
+// conv holds one conversion in progress. Fields are taken out of in as they are used; what
+// is left at the end has no place in the record and is kept under legacy.
+type conv struct {
+	f       Format
+	in      map[string]any
+	data    []byte
+	now     time.Time
+	source  string
+	rec     record
+	lost    map[string]any    // original fields not carried over as they were: legacy.fields
+	renamed map[string]string // old name -> new, when more than lower-casing: legacy.renamed
+	legacy  map[string]any    // other legacy entries (execution, version)
+	extra   map[string]any    // top-level unknown fields kept as they are (schema 1 only)
+	times   []time.Time       // every time seen, for a missing created_at or updated_at
+	vars    map[string]string
+}
+
+// take removes key from the input and returns its value; a null counts as absent.
+func (c *conv) take(key string) (any, bool) {
+	v, ok := c.in[key]
+	if !ok {
+		return nil, false
+	}
+	delete(c.in, key)
+	return v, v != nil
+}
+
+// keep records an original field under legacy.fields.
+func (c *conv) keep(key string, v any) { c.lost[key] = v }
+
+// takeFirst takes all of keys and returns the first one that is present; the others, when
+// present too, are kept under legacy.
+func (c *conv) takeFirst(keys ...string) (string, any, bool) {
+	var key string
+	var val any
+	found := false
+	for _, k := range keys {
+		v, ok := c.take(k)
+		if !ok {
+			continue
+		}
+		if found {
+			c.keep(k, v)
+			continue
+		}
+		key, val, found = k, v, true
+	}
+	return key, val, found
+}
+
+// time parses a time value, remembering it; ok is false (and v kept under legacy as key) when
+// v is not a time.
+func (c *conv) time(key string, v any) (string, bool) {
+	t, ok := parseTime(v)
+	if !ok {
+		c.keep(key, v)
+		return "", false
+	}
+	c.times = append(c.times, t)
+	return formatTime(t), true
+}
+
+// timeField sets *dst from the first of keys present.
+func (c *conv) timeField(dst *string, keys ...string) {
+	if k, v, ok := c.takeFirst(keys...); ok {
+		if s, ok := c.time(k, v); ok {
+			*dst = s
+		}
+	}
+}
+
+// stringField sets *dst from the first of keys present when it is a string.
+func (c *conv) stringField(dst *string, keys ...string) {
+	if k, v, ok := c.takeFirst(keys...); ok {
+		if s, ok := v.(string); ok {
+			*dst = s
+		} else {
+			c.keep(k, v)
+		}
+	}
+}
+
+// name turns an old type or phase name into a Cairn name. A change that lower-casing alone
+// does not explain ("Git Commit" -> "git-commit", seed 003's "planning" -> "plan") is recorded
+// under legacy.renamed.
+func (c *conv) name(raw string) string {
+	n := sanitizeName(raw, false)
+	if c.rec.Type == "coordinate" {
+		if a, ok := coordinateAliases[n]; ok {
+			n = a
+		}
+	}
+	if n != "" && n != strings.ToLower(raw) {
+		c.renamed[raw] = n
+	}
+	return n
+}
+
+// setType sets the record's type from a raw name.
+func (c *conv) setType(raw string) { c.rec.Type = c.name(raw) }
+
+func (c *conv) phase(name string) *phase {
+	if c.rec.Phases == nil {
+		c.rec.Phases = map[string]*phase{}
+	}
+	p := c.rec.Phases[name]
+	if p == nil {
+		p = &phase{}
+		c.rec.Phases[name] = p
+	}
+	return p
+}
+
+func (c *conv) setVar(k, v string) {
+	if c.vars == nil {
+		c.vars = map[string]string{}
+	}
+	if _, ok := c.vars[k]; !ok {
+		c.vars[k] = v
+	}
+}
+
+// Built-in definitions' phases, in order (the brief's list), used only to find a current
+// phase the old document does not name and to see a terminal phase reached.
+var builtinPhases = map[string][]string{
+	"apex":       {"analyze", "plan", "implement", "review", "git-commit"},
+	"dotagent":   {"requirements", "architecture", "implementation", "verification", "reflection"},
+	"coordinate": {"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"},
+}
+
+// coordinateAliases maps seed 003's state names (sm_transition "research" "planning", ...,
+// CURRENT_STATE=implementation) onto the coordinate definition's phases.
+var coordinateAliases = map[string]string{
+	"init":           "initialize",
+	"initialization": "initialize",
+	"initializing":   "initialize",
+	"researching":    "research",
+	"planning":       "plan",
+	"implementation": "implement",
+	"implementing":   "implement",
+	"testing":        "test",
+	"tests":          "test",
+	"debugging":      "debug",
+	"documentation":  "document",
+	"documenting":    "document",
+	"docs":           "document",
+	"completed":      "complete",
+	"done":           "complete",
+}
+
+// deriveState picks the current phase of a built-in type when the old document names none:
+// the first one not completed, or the last one when the workflow is completed.
+func (c *conv) deriveState() bool {
+	phases, ok := builtinPhases[c.rec.Type]
+	if !ok {
+		return false
+	}
+	if c.rec.Status == "completed" {
+		c.rec.State = phases[len(phases)-1]
+		return true
+	}
+	for _, p := range phases {
+		if ph := c.rec.Phases[p]; ph == nil || !ph.Completed {
+			c.rec.State = p
+			return true
+		}
+	}
+	c.rec.State = phases[len(phases)-1]
+	if c.rec.PhaseStatus == "" {
+		c.rec.PhaseStatus = "complete"
+	}
+	return true
+}
+
+var errNoType = errors.New("it names no workflow type")
+
+// finish fills what the old format did not say, keeps what is left under legacy, writes the
+// record and checks it.
+func (c *conv) finish() ([]byte, error) {
+	r := &c.rec
+	r.Version = "2.0"
+	if r.Type == "" {
+		return nil, errNoType
+	}
+	if r.State == "" && !c.deriveState() {
+		return nil, fmt.Errorf("it names no current phase and %q is not a built-in type whose first phase is known", r.Type)
+	}
+	if r.TTL == "" {
+		r.TTL = "24h"
+	}
+	if r.Status == "" {
+		r.Status = "active"
+		if r.CompletedAt != "" {
+			r.Status = "completed" // seed 001 writes completedAt only on completion
+		}
+	}
+	if r.PhaseStatus == "" {
+		r.PhaseStatus = "in_progress"
+		if r.Status == "completed" {
+			r.PhaseStatus = "complete"
+		}
+	}
+	var earliest, latest time.Time
+	for i, t := range c.times {
+		if i == 0 || t.Before(earliest) {
+			earliest = t
+		}
+		if i == 0 || t.After(latest) {
+			latest = t
+		}
+	}
+	if r.CreatedAt == "" {
+		switch {
+		case len(c.times) > 0:
+			r.CreatedAt = formatTime(earliest)
+		default:
+			r.CreatedAt = formatTime(c.now)
+		}
+	}
+	if r.UpdatedAt == "" {
+		switch {
+		case len(c.times) > 0:
+			r.UpdatedAt = formatTime(latest)
+		default:
+			r.UpdatedAt = r.CreatedAt
+		}
+	}
+	if r.Status == "completed" && r.CompletedAt == "" {
+		r.CompletedAt = r.UpdatedAt
+	}
+	for i := range r.Approvals {
+		if r.Approvals[i].approvedNoTime {
+			r.Approvals[i].ApprovedAt = r.UpdatedAt
+		}
+	}
+	if r.WorkflowID == "" {
+		r.WorkflowID = deriveID(r.Type, r.CreatedAt, c.data)
+	}
+	if r.Revision < 1 {
+		r.Revision = 1
+	}
+	if r.Phases == nil {
+		r.Phases = map[string]*phase{}
+	}
+	if r.History == nil {
+		r.History = []history{}
+	}
+	if r.Tasks == nil {
+		r.Tasks = []task{}
+	}
+	if r.Approvals == nil {
+		r.Approvals = []approval{}
+	}
+	if r.Artifacts == nil {
+		r.Artifacts = []string{}
+	}
+	for k, v := range c.vars {
+		if r.Vars == nil {
+			r.Vars = map[string]string{}
+		}
+		if _, ok := r.Vars[k]; !ok {
+			r.Vars[k] = v
+		}
+	}
+	for k, v := range c.in {
+		if c.extra != nil {
+			c.extra[k] = v
+		} else {
+			c.keep(k, v)
+		}
+	}
+	legacy := c.legacy
+	legacy["from"] = c.f.String()
+	legacy["migrated_at"] = formatTime(c.now)
+	if c.source != "" {
+		legacy["source"] = c.source
+	}
+	if len(c.lost) > 0 {
+		legacy["fields"] = c.lost
+	}
+	if len(c.renamed) > 0 {
+		legacy["renamed"] = c.renamed
+	}
+	extra := c.extra
+	if extra == nil {
+		extra = map[string]any{}
+	}
+	extra["legacy"] = legacy
+	out, err := marshalRecord(r, extra)
+	if err != nil {
+		return nil, fmt.Errorf("writing the record: %w", err)
+	}
+	if len(out) > maxSize {
+		return nil, fmt.Errorf("the migrated record would be %d bytes, over the 1 MiB limit", len(out))
+	}
+	if err := checkRecord(out); err != nil {
+		return nil, fmt.Errorf("the migrated record fails its own check (a Cairn bug, please report it): %w", err)
+	}
+	return out, nil
+}
+
+// sortedKeys returns m's keys in order, so conversions never depend on map order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

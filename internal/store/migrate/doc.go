@@ -1,0 +1,16 @@
+// Package migrate recognises the workflow-state formats that came before Cairn's schema 2.0
+// (Cairn's own schema 1.x records and the four seed formats: seed 001's
+// .claude/workflow-state.json, seed 002's memory/state/phase.json with its execution.json, seed
+// 003's checkpoint schema "2.0" and seed 004's .workflow-state/<name>-state.json) and converts
+// them into the schema-2.0 workflow record.
+//
+// It is pure: bytes in, bytes out, the clock passed in. It does not find, read, write, lock or
+// back up files, and it does not decide whether a record is sound for its workflow definition
+// (internal/workflow does). internal/store calls Detect and Convert (or Migrate, which joins
+// them with BackupName) and keeps the original under the name BackupName gives.
+//
+// Nothing is lost: a field that has no place in the record, or whose value cannot be used (a
+// wrong type, an unreadable time), is kept under the record's "legacy" object, which the record
+// carries as an unknown field. A record written by a newer Cairn is refused, never rewritten,
+// and a document that is none of the known formats is refused rather than guessed at.
+package migrate

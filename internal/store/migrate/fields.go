@@ -1,0 +1,812 @@
+package migrate
+
+import (
+	"strconv"
+	"strings"
+)
+
+// common maps the fields every format may carry under the record's own names or the seeds'
+// spellings of them. Format-specific fields are taken first, so common sees only the rest.
+func (c *conv) common() {
+	r := &c.rec
+	if k, v, ok := c.takeFirst("workflow_id", "workflowId"); ok {
+		c.setID(k, v)
+	}
+	c.stringField(&r.Context, "context")
+	c.stringField(&r.Scope, "scope")
+	c.stringField(&r.Outcome, "outcome")
+	c.timeField(&r.CreatedAt, "created_at", "createdAt", "started_at", "startedAt")
+	c.timeField(&r.UpdatedAt, "updated_at", "updatedAt", "last_updated", "lastUpdated")
+	c.timeField(&r.CompletedAt, "completed_at", "completedAt")
+	if k, v, ok := c.takeFirst("ttl"); ok {
+		if s, ok := normTTL(v); ok {
+			r.TTL = s
+		} else {
+			c.keep(k, v)
+		}
+	}
+	if k, v, ok := c.takeFirst("status"); ok {
+		if s, ok := v.(string); ok && normStatus(s) != "" {
+			r.Status = normStatus(s)
+		} else {
+			c.keep(k, v)
+		}
+	}
+	if k, v, ok := c.takeFirst("phase_status", "phaseStatus"); ok {
+		if s, ok := v.(string); ok && normPhaseStatus(s) != "" {
+			r.PhaseStatus = normPhaseStatus(s)
+		} else {
+			c.keep(k, v)
+		}
+	}
+	if k, v, ok := c.takeFirst("interruption_safe", "interruptionSafe"); ok {
+		if b, ok := asBool(v); ok {
+			r.InterruptionSafe = &b
+		} else {
+			c.keep(k, v)
+		}
+	}
+	if k, v, ok := c.takeFirst("artifacts"); ok {
+		list, clean := asStrings(v)
+		r.Artifacts = append(r.Artifacts, list...)
+		if !clean {
+			c.keep(k, v)
+		}
+	}
+	if k, v, ok := c.takeFirst("vars"); ok {
+		c.setVars(k, v)
+	}
+	if k, v, ok := c.takeFirst("enforcement"); ok {
+		c.setEnforcement(k, v)
+	}
+	if k, v, ok := c.takeFirst("approvals"); ok {
+		c.addApprovals(k, v)
+	}
+	if k, v, ok := c.takeFirst("history"); ok {
+		c.addHistory(k, v)
+	}
+	if k, v, ok := c.takeFirst("tasks"); ok {
+		tasks, clean := c.parseTasks(v)
+		r.Tasks = append(r.Tasks, tasks...)
+		if !clean {
+			c.keep(k, v)
+		}
+	}
+	if k, v, ok := c.takeFirst("owner"); ok {
+		c.setOwner(k, v)
+	}
+}
+
+// setID carries an old workflow id, made safe as a file name; a change beyond lower-casing is
+// recorded under legacy.renamed, and an id with nothing usable left is kept under legacy (the
+// record then gets a derived one).
+func (c *conv) setID(key string, v any) {
+	s, ok := asText(v)
+	if !ok {
+		c.keep(key, v)
+		return
+	}
+	id := sanitizeID(s)
+	if id == "" {
+		c.keep(key, v)
+		return
+	}
+	if id != strings.ToLower(s) {
+		c.renamed[s] = id
+	}
+	c.rec.WorkflowID = id
+}
+
+func normStatus(s string) string {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "active", "in_progress", "in-progress", "running", "started":
+		return "active"
+	case "completed", "complete", "done", "finished", "success", "succeeded":
+		return "completed"
+	case "expired":
+		return "expired"
+	case "archived":
+		return "archived"
+	}
+	return ""
+}
+
+func normPhaseStatus(s string) string {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "pending", "not_started", "todo", "waiting":
+		return "pending"
+	case "in_progress", "in-progress", "running", "active", "started":
+		return "in_progress"
+	case "complete", "completed", "done", "passed", "success", "succeeded":
+		return "complete"
+	case "failed", "error", "errored", "failure":
+		return "failed"
+	case "blocked":
+		return "blocked"
+	}
+	return ""
+}
+
+func normTaskStatus(s string) string {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "pending", "todo", "queued", "not_started", "waiting":
+		return "pending"
+	case "running", "in_progress", "in-progress", "active", "started":
+		return "running"
+	case "done", "complete", "completed", "success", "succeeded", "passed":
+		return "done"
+	case "failed", "error", "errored", "failure":
+		return "failed"
+	}
+	return ""
+}
+
+func (c *conv) setVars(key string, v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.keep(key, v)
+		return
+	}
+	clean := true
+	for _, k := range sortedKeys(m) {
+		if s, ok := m[k].(string); ok {
+			if c.rec.Vars == nil {
+				c.rec.Vars = map[string]string{}
+			}
+			c.rec.Vars[k] = s
+		} else {
+			clean = false
+		}
+	}
+	if !clean {
+		c.keep(key, v)
+	}
+}
+
+// setEnforcement carries seed 001's enforcement field. A missing "blocking" is worked out as
+// seed 001 defines it: true when any violation is CRITICAL or HIGH.
+func (c *conv) setEnforcement(key string, v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.keep(key, v)
+		return
+	}
+	e := &enforcement{Violations: []violation{}}
+	clean := true
+	blockingSet := false
+	for _, k := range sortedKeys(m) {
+		switch val := m[k]; k {
+		case "violations":
+			list, ok := val.([]any)
+			if !ok {
+				clean = false
+				continue
+			}
+			for _, item := range list {
+				vm, ok := item.(map[string]any)
+				if !ok {
+					clean = false
+					continue
+				}
+				var vi violation
+				for _, vk := range sortedKeys(vm) {
+					s, ok := vm[vk].(string)
+					switch {
+					case !ok:
+						clean = false
+					case vk == "code":
+						vi.Code = s
+					case vk == "severity":
+						vi.Severity = s
+					case vk == "details":
+						vi.Details = s
+					default:
+						clean = false
+					}
+				}
+				e.Violations = append(e.Violations, vi)
+			}
+		case "blocking":
+			if b, ok := asBool(val); ok {
+				e.Blocking, blockingSet = b, true
+			} else {
+				clean = false
+			}
+		case "summary":
+			if s, ok := val.(string); ok {
+				e.Summary = s
+			} else {
+				clean = false
+			}
+		default:
+			clean = false
+		}
+	}
+	if !blockingSet {
+		for _, vi := range e.Violations {
+			switch strings.ToUpper(vi.Severity) {
+			case "CRITICAL", "HIGH":
+				e.Blocking = true
+			}
+		}
+	}
+	c.rec.Enforcement = e
+	if !clean {
+		c.keep(key, v)
+	}
+}
+
+// firstOf returns the first of keys present in m (not null), and the key.
+func firstOf(m map[string]any, keys ...string) (string, any, bool) {
+	for _, k := range keys {
+		if v, ok := m[k]; ok && v != nil {
+			return k, v, true
+		}
+	}
+	return "", nil, false
+}
+
+var (
+	phaseNameKeys   = []string{"phase", "name", "id", "stage"}
+	completedAtKeys = []string{"completed_at", "completedAt", "at", "timestamp"}
+	outputKeys      = []string{"output", "outputs", "output_file", "report", "reports"}
+)
+
+// addCompleted reads a list of completed phases in any of the forms the seeds use: names
+// (["analyze", "plan"]), entries ([{"phase", "completed_at", "output"}]) or a map from phase
+// to a time, a boolean or an entry. With needTime (seed 001's phaseHistory) an entry counts as
+// completed only when it has a completion time or says "completed": true. Keys an entry has
+// beyond these go to the phase's metadata. It reports whether everything found a place.
+func (c *conv) addCompleted(v any, needTime bool) bool {
+	switch t := v.(type) {
+	case []any:
+		clean := true
+		for _, item := range t {
+			switch it := item.(type) {
+			case string:
+				if !c.completeNamed(it, "", nil, nil, true) {
+					clean = false
+				}
+			case map[string]any:
+				if !c.completedEntry("", it, needTime) {
+					clean = false
+				}
+			default:
+				clean = false
+			}
+		}
+		return clean
+	case map[string]any:
+		clean := true
+		for _, k := range sortedKeys(t) {
+			switch it := t[k].(type) {
+			case bool:
+				if it && !c.completeNamed(k, "", nil, nil, true) {
+					clean = false
+				}
+				if !it {
+					if n := c.name(k); n != "" {
+						c.phase(n)
+					} else {
+						clean = false
+					}
+				}
+			case string:
+				ts, ok := parseTime(it)
+				if !ok || !c.completeNamed(k, formatTime(ts), nil, nil, true) {
+					clean = false
+				}
+				if ok {
+					c.times = append(c.times, ts)
+				}
+			case map[string]any:
+				if !c.completedEntry(k, it, needTime) {
+					clean = false
+				}
+			default:
+				clean = false
+			}
+		}
+		return clean
+	}
+	return false
+}
+
+// completedEntry reads one {"phase", "completed_at", "output", ...} entry; name, when set,
+// is the phase's name from an enclosing map.
+func (c *conv) completedEntry(name string, m map[string]any, needTime bool) bool {
+	clean := true
+	used := map[string]bool{}
+	if name == "" {
+		k, v, ok := firstOf(m, phaseNameKeys...)
+		s, isStr := v.(string)
+		if !ok || !isStr {
+			return false
+		}
+		name, used[k] = s, true
+	}
+	var at string
+	if k, v, ok := firstOf(m, completedAtKeys...); ok {
+		used[k] = true
+		if ts, ok := parseTime(v); ok {
+			at = formatTime(ts)
+			c.times = append(c.times, ts)
+		} else {
+			clean = false
+		}
+	}
+	completed := !needTime || at != ""
+	if v, ok := m["completed"]; ok {
+		if b, ok := asBool(v); ok {
+			completed, used["completed"] = b, true
+		}
+	}
+	var outputs []string
+	for _, k := range outputKeys {
+		if v, ok := m[k]; ok && v != nil {
+			list, ok := asStrings(v)
+			if ok {
+				outputs = append(outputs, list...)
+				used[k] = true
+			}
+		}
+	}
+	meta := map[string]any{}
+	for _, k := range sortedKeys(m) {
+		if !used[k] {
+			meta[k] = m[k]
+		}
+	}
+	if !c.completeNamed(name, at, outputs, meta, completed) {
+		return false
+	}
+	return clean
+}
+
+// completeNamed merges what is known of one phase into the record.
+func (c *conv) completeNamed(raw, at string, outputs []string, meta map[string]any, completed bool) bool {
+	n := c.name(raw)
+	if n == "" {
+		return false
+	}
+	p := c.phase(n)
+	if completed {
+		p.Completed = true
+	}
+	if at != "" && (p.CompletedAt == "" || at > p.CompletedAt) {
+		p.CompletedAt = at
+	}
+	for _, o := range outputs {
+		if !contains(p.Outputs, o) {
+			p.Outputs = append(p.Outputs, o)
+		}
+	}
+	for k, v := range meta {
+		if p.Metadata == nil {
+			p.Metadata = map[string]any{}
+		}
+		p.Metadata[k] = v
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// addPhases reads a phases object keyed by phase name, as schema 1.x and seed 003 write it
+// ({"research": {"completed": true, "reports": [...], "metadata": {}}, "planning":
+// {"completed": false, "plan_path": null}}). reports become outputs; a plan_path becomes an
+// output and the PLAN_PATH variable (seed 003 persists it under that name); any other key
+// goes to the phase's metadata.
+func (c *conv) addPhases(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	clean := true
+	for _, k := range sortedKeys(m) {
+		switch e := m[k].(type) {
+		case bool:
+			n := c.name(k)
+			if n == "" {
+				clean = false
+				continue
+			}
+			c.phase(n).Completed = c.phase(n).Completed || e
+		case map[string]any:
+			n := c.name(k)
+			if n == "" {
+				clean = false
+				continue
+			}
+			p := c.phase(n)
+			for _, ek := range sortedKeys(e) {
+				val := e[ek]
+				switch ek {
+				case "completed":
+					if b, ok := asBool(val); ok {
+						p.Completed = p.Completed || b
+						continue
+					}
+				case "completed_at", "completedAt":
+					if ts, ok := parseTime(val); ok {
+						c.times = append(c.times, ts)
+						p.CompletedAt = formatTime(ts)
+						continue
+					}
+				case "outputs", "reports", "output":
+					if list, ok := asStrings(val); ok {
+						for _, o := range list {
+							if !contains(p.Outputs, o) {
+								p.Outputs = append(p.Outputs, o)
+							}
+						}
+						continue
+					}
+				case "plan_path":
+					if s, ok := val.(string); ok && s != "" {
+						if !contains(p.Outputs, s) {
+							p.Outputs = append(p.Outputs, s)
+						}
+						c.setVar("PLAN_PATH", s)
+						continue
+					}
+				case "metadata":
+					if mm, ok := val.(map[string]any); ok {
+						for mk, mv := range mm {
+							if p.Metadata == nil {
+								p.Metadata = map[string]any{}
+							}
+							p.Metadata[mk] = mv
+						}
+						continue
+					}
+				}
+				if p.Metadata == nil {
+					p.Metadata = map[string]any{}
+				}
+				p.Metadata[ek] = val
+			}
+		default:
+			clean = false
+		}
+	}
+	return clean
+}
+
+// addApprovals reads approvals as a list of entries ({"phase", "approved_at", "requested_at",
+// "approved"}) or phase names, or as a map from phase to a time, a boolean or an entry. An
+// approval with no time is dated updated_at, the latest moment it is known to hold by, and the
+// original is kept under legacy.
+func (c *conv) addApprovals(key string, v any) {
+	clean := true
+	switch t := v.(type) {
+	case []any:
+		for _, item := range t {
+			switch it := item.(type) {
+			case string:
+				clean = false
+				if n := c.name(it); n != "" {
+					c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n, approvedNoTime: true})
+				}
+			case map[string]any:
+				if !c.approvalEntry("", it) {
+					clean = false
+				}
+			default:
+				clean = false
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			n := c.name(k)
+			if n == "" {
+				clean = false
+				continue
+			}
+			switch it := t[k].(type) {
+			case bool:
+				if it {
+					clean = false
+					c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n, approvedNoTime: true})
+				} else {
+					c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n})
+				}
+			case string:
+				ts, ok := parseTime(it)
+				if !ok {
+					clean = false
+					continue
+				}
+				c.times = append(c.times, ts)
+				c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n, ApprovedAt: formatTime(ts)})
+			case map[string]any:
+				if !c.approvalEntry(k, it) {
+					clean = false
+				}
+			default:
+				clean = false
+			}
+		}
+	default:
+		clean = false
+	}
+	if !clean {
+		c.keep(key, v)
+	}
+}
+
+func (c *conv) approvalEntry(name string, m map[string]any) bool {
+	clean := true
+	used := map[string]bool{}
+	if name == "" {
+		k, v, ok := firstOf(m, "phase", "name", "stage")
+		s, isStr := v.(string)
+		if !ok || !isStr {
+			return false
+		}
+		name, used[k] = s, true
+	}
+	n := c.name(name)
+	if n == "" {
+		return false
+	}
+	a := approval{Phase: n}
+	if k, v, ok := firstOf(m, "approved_at", "approvedAt", "at", "timestamp"); ok {
+		used[k] = true
+		if ts, ok := parseTime(v); ok {
+			a.ApprovedAt = formatTime(ts)
+			c.times = append(c.times, ts)
+		} else {
+			clean = false
+		}
+	}
+	if k, v, ok := firstOf(m, "requested_at", "requestedAt"); ok {
+		used[k] = true
+		if ts, ok := parseTime(v); ok {
+			a.RequestedAt = formatTime(ts)
+			c.times = append(c.times, ts)
+		} else {
+			clean = false
+		}
+	}
+	if v, ok := m["approved"]; ok {
+		used["approved"] = true
+		b, ok := asBool(v)
+		switch {
+		case !ok:
+			clean = false
+		case b && a.ApprovedAt == "":
+			a.approvedNoTime, clean = true, false
+		case !b:
+			a.ApprovedAt = "" // "approved": false wins over a stray time: it was only requested.
+		}
+	}
+	for k := range m {
+		if !used[k] {
+			clean = false
+		}
+	}
+	c.rec.Approvals = append(c.rec.Approvals, a)
+	return clean
+}
+
+// addHistory reads transitions ({"from", "to", "at", "session_id", "note"}); an entry
+// without a target phase or a time is left out, and the original kept under legacy.
+func (c *conv) addHistory(key string, v any) {
+	list, ok := v.([]any)
+	if !ok {
+		c.keep(key, v)
+		return
+	}
+	clean := true
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			clean = false
+			continue
+		}
+		var h history
+		used := map[string]bool{}
+		if s, ok := m["from"].(string); ok {
+			used["from"] = true
+			if s != "" {
+				h.From = c.name(s)
+				if h.From == "" {
+					clean = false
+				}
+			}
+		}
+		if s, ok := m["to"].(string); ok {
+			used["to"] = true
+			h.To = c.name(s)
+		}
+		if k, val, ok := firstOf(m, "at", "timestamp"); ok {
+			used[k] = true
+			if ts, ok := parseTime(val); ok {
+				h.At = formatTime(ts)
+				c.times = append(c.times, ts)
+			}
+		}
+		if k, val, ok := firstOf(m, "session_id", "sessionId"); ok {
+			if s, ok := val.(string); ok {
+				h.SessionID, used[k] = s, true
+			}
+		}
+		if k, val, ok := firstOf(m, "note", "reason"); ok {
+			if s, ok := val.(string); ok {
+				h.Note, used[k] = s, true
+			}
+		}
+		for k := range m {
+			if !used[k] {
+				clean = false
+			}
+		}
+		if h.To == "" || h.At == "" {
+			clean = false
+			continue
+		}
+		c.rec.History = append(c.rec.History, h)
+	}
+	if !clean {
+		c.keep(key, v)
+	}
+}
+
+// parseTasks reads tasks as a list of entries or a map from id to entry, the shapes seed 002's
+// execution.json uses. Status is mapped onto pending|running|done|failed; one that maps to
+// none of them becomes pending (so the task runs again) with a note saying what it was.
+func (c *conv) parseTasks(v any) ([]task, bool) {
+	var tasks []task
+	clean := true
+	seen := map[string]bool{}
+	add := func(id string, m map[string]any) {
+		t, ok := c.parseTask(id, m, len(tasks))
+		if !ok {
+			clean = false
+		}
+		base := t.ID
+		for n := 2; seen[t.ID]; n++ {
+			t.ID = base + "-" + strconv.Itoa(n)
+			clean = false
+		}
+		seen[t.ID] = true
+		tasks = append(tasks, t)
+	}
+	switch t := v.(type) {
+	case []any:
+		for _, item := range t {
+			m, ok := item.(map[string]any)
+			if !ok {
+				clean = false
+				continue
+			}
+			add("", m)
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			m, ok := t[k].(map[string]any)
+			if !ok {
+				clean = false
+				continue
+			}
+			add(k, m)
+		}
+	default:
+		return nil, false
+	}
+	return tasks, clean
+}
+
+func (c *conv) parseTask(id string, m map[string]any, index int) (task, bool) {
+	clean := true
+	used := map[string]bool{}
+	var t task
+	if k, v, ok := firstOf(m, "id", "task_id", "taskId"); ok {
+		if s, ok := asText(v); ok && strings.TrimSpace(s) != "" {
+			used[k] = true
+			if id != "" && s != id {
+				clean = false // the map key and the entry disagree: the entry wins, both kept
+			}
+			id = s
+		}
+	}
+	t.ID = strings.TrimSpace(id)
+	if t.ID == "" {
+		t.ID = "t" + strconv.Itoa(index+1)
+		clean = false
+	}
+	t.Status = "pending"
+	if k, v, ok := firstOf(m, "status", "state"); ok {
+		used[k] = true
+		s, _ := v.(string)
+		if st := normTaskStatus(s); st != "" {
+			t.Status = st
+		} else {
+			clean = false
+			t.Note = "status was " + strconv.Quote(s) + " before migration"
+		}
+	}
+	if k, v, ok := firstOf(m, "attempts", "attempt", "retries"); ok {
+		if n, ok := asCount(v); ok {
+			t.Attempts, used[k] = n, true
+		}
+	}
+	if k, v, ok := firstOf(m, "output", "output_file", "output_path", "outputs"); ok {
+		if list, ok := asStrings(v); ok && len(list) == 1 {
+			t.Output, used[k] = list[0], true
+		}
+	}
+	if k, v, ok := firstOf(m, "note", "notes", "error", "last_error"); ok {
+		if s, ok := v.(string); ok {
+			used[k] = true
+			if t.Note != "" {
+				t.Note = s + "; " + t.Note
+			} else {
+				t.Note = s
+			}
+		}
+	}
+	for _, f := range []struct {
+		dst  *string
+		keys []string
+	}{
+		{&t.StartedAt, []string{"started_at", "startedAt"}},
+		{&t.CompletedAt, []string{"completed_at", "completedAt", "finished_at"}},
+		{&t.UpdatedAt, []string{"updated_at", "updatedAt"}},
+	} {
+		if k, v, ok := firstOf(m, f.keys...); ok {
+			if ts, ok := parseTime(v); ok {
+				*f.dst, used[k] = formatTime(ts), true
+				c.times = append(c.times, ts)
+			}
+		}
+	}
+	for k, v := range m {
+		if !used[k] && v != nil {
+			clean = false
+		}
+	}
+	return t, clean
+}
+
+func (c *conv) setOwner(key string, v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.keep(key, v)
+		return
+	}
+	var o owner
+	clean := true
+	for _, k := range sortedKeys(m) {
+		switch k {
+		case "session_id":
+			if s, ok := m[k].(string); ok {
+				o.SessionID = s
+				continue
+			}
+		case "pid":
+			if n, ok := asCount(m[k]); ok {
+				o.PID = n
+				continue
+			}
+		case "heartbeat":
+			if ts, ok := parseTime(m[k]); ok {
+				o.Heartbeat = formatTime(ts)
+				continue
+			}
+		}
+		clean = false
+	}
+	c.rec.Owner = &o
+	if !clean {
+		c.keep(key, v)
+	}
+}

@@ -1,0 +1,277 @@
+package migrate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Format is a workflow-state format Detect recognises.
+type Format int
+
+const (
+	// Unknown is anything Cairn does not recognise: foreign JSON, or a document that could be
+	// more than one format. It is refused, never guessed at.
+	Unknown Format = iota
+	// Empty is "{}", the seeds' cleared state: there is no workflow to migrate.
+	Empty
+	// Current is a schema-2.x workflow record: nothing to do.
+	Current
+	// Newer is a record from a newer Cairn (version 3 or above): refused, never rewritten.
+	Newer
+	// Schema1 is a Cairn schema-1.x record ("version": "1.x").
+	Schema1
+	// Seed001 is seed 001's .claude/workflow-state.json (type, phase, lastUpdated, ttl, ...).
+	Seed001
+	// Seed002 is seed 002's memory/state/phase.json (current_phase, completed_phases, ...),
+	// optionally with its execution.json.
+	Seed002
+	// Seed003 is seed 003's checkpoint (.claude/checkpoints/<command>.json): its own
+	// "version": "2.0" with command, state and phases, but no type.
+	Seed003
+	// Seed004 is seed 004's .workflow-state/<name>-state.json (workflow, version 1, stages).
+	Seed004
+)
+
+var formatNames = [...]string{
+	Unknown: "unknown",
+	Empty:   "empty",
+	Current: "current",
+	Newer:   "newer",
+	Schema1: "schema1",
+	Seed001: "seed001",
+	Seed002: "seed002",
+	Seed003: "seed003",
+	Seed004: "seed004",
+}
+
+var formatDescriptions = [...]string{
+	Unknown: "an unrecognised format",
+	Empty:   "the empty state {}",
+	Current: "a schema 2.x Cairn record",
+	Newer:   "a record from a newer Cairn",
+	Schema1: "a schema 1.x Cairn record",
+	Seed001: "seed 001 state (.claude/workflow-state.json)",
+	Seed002: "seed 002 state (memory/state/phase.json)",
+	Seed003: "a seed 003 checkpoint (.claude/checkpoints/<command>.json)",
+	Seed004: "seed 004 state (.workflow-state/<name>-state.json)",
+}
+
+// String returns the format's short name ("seed001", "schema1", ...), the one the migrated
+// record's legacy.from holds.
+func (f Format) String() string {
+	if f < 0 || int(f) >= len(formatNames) {
+		return "format(" + strconv.Itoa(int(f)) + ")"
+	}
+	return formatNames[f]
+}
+
+func (f Format) describe() string {
+	if f < 0 || int(f) >= len(formatDescriptions) {
+		return f.String()
+	}
+	return formatDescriptions[f]
+}
+
+// NeedsMigration reports whether Convert turns f into a new record (and the original should
+// be backed up): true for Schema1 and the seed formats.
+func (f Format) NeedsMigration() bool { return f >= Schema1 && f <= Seed004 }
+
+var (
+	// ErrMalformed: the document is not strict JSON (bad syntax, invalid UTF-8, a duplicate
+	// key, over 1 MiB or nested deeper than 64).
+	ErrMalformed = errors.New("not strict JSON")
+	// ErrUnknownFormat: the document is JSON but none of the formats Cairn can migrate.
+	ErrUnknownFormat = errors.New("not a workflow state format Cairn knows")
+	// ErrNewer: the record was written by a newer Cairn. Errors that match it are *NewerError.
+	ErrNewer = errors.New("written by a newer Cairn")
+	// ErrEmpty: the document is "{}", the cleared state; there is no workflow to convert.
+	ErrEmpty = errors.New("empty state {}: no workflow to migrate")
+)
+
+// NewerError refuses a record whose version is above what this Cairn reads.
+type NewerError struct {
+	Version string // the version as written, e.g. "3.0"
+}
+
+func (e *NewerError) Error() string {
+	return fmt.Sprintf("workflow record version %s was written by a newer Cairn (this one reads schema 2.x); "+
+		"it was left as it is: use that newer Cairn, or upgrade this one, to resume it", e.Version)
+}
+
+// Is makes errors.Is(err, ErrNewer) true.
+func (e *NewerError) Is(target error) bool { return target == ErrNewer }
+
+func unknown(format string, args ...any) error {
+	return fmt.Errorf("%w (%s); Cairn leaves it as it is", ErrUnknownFormat, fmt.Sprintf(format, args...))
+}
+
+// Detect tells which format data is in. Newer comes with a *NewerError, Unknown with an error
+// matching ErrMalformed or ErrUnknownFormat; every other format with a nil error.
+func Detect(data []byte) (Format, error) {
+	f, _, err := detect(data)
+	return f, err
+}
+
+func detect(data []byte) (Format, map[string]any, error) {
+	obj, err := decodeObject(data)
+	if err != nil {
+		return Unknown, nil, err
+	}
+	f, err := classify(obj)
+	return f, obj, err
+}
+
+func has(obj map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := obj[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func isString(obj map[string]any, key string) bool {
+	_, ok := obj[key].(string)
+	return ok
+}
+
+// The shapes below are decided by exact field names only: a near miss is Unknown, not a guess.
+
+func seed004Shape(o map[string]any) bool {
+	return has(o, "workflow") && has(o, "stages", "current_stage") && !has(o, "type")
+}
+
+func seed003Shape(o map[string]any) bool {
+	return !has(o, "type") && (has(o, "command", "topic_path") || seed003Phases(o))
+}
+
+// seed003Phases reports whether any phase entry has seed 003's own keys.
+func seed003Phases(o map[string]any) bool {
+	phases, ok := o["phases"].(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, p := range phases {
+		if m, ok := p.(map[string]any); ok && has(m, "reports", "plan_path") {
+			return true
+		}
+	}
+	return false
+}
+
+func seed001Shape(o map[string]any) bool {
+	return isString(o, "type") && has(o, "phase", "lastUpdated", "completedAt", "completedPhases", "startedAt") &&
+		!has(o, "current_phase", "completed_phases", "user_checkpoints", "workflow", "stages", "command")
+}
+
+func seed002Shape(o map[string]any) bool {
+	return !has(o, "type") && has(o, "current_phase", "completed_phases", "user_checkpoints")
+}
+
+func classify(o map[string]any) (Format, error) {
+	if len(o) == 0 {
+		return Empty, nil
+	}
+	v, versioned := o["version"]
+	if !versioned {
+		var found []Format
+		if seed001Shape(o) {
+			found = append(found, Seed001)
+		}
+		if seed002Shape(o) {
+			found = append(found, Seed002)
+		}
+		if !has(o, "type") && isString(o, "command") && has(o, "state") {
+			found = append(found, Seed003)
+		}
+		if seed004Shape(o) {
+			found = append(found, Seed004)
+		}
+		switch len(found) {
+		case 1:
+			return found[0], nil
+		case 0:
+			return Unknown, unknown("no version and not the fields of any known format")
+		default:
+			return Unknown, unknown("no version, and it has fields of both %s and %s", found[0].describe(), found[1].describe())
+		}
+	}
+	major, label, ok := versionMajor(v)
+	if !ok {
+		return Unknown, unknown("version %s is not a version number", describeValue(v))
+	}
+	_, numeric := v.(json.Number)
+	switch {
+	case seed004Shape(o):
+		if major == 1 {
+			return Seed004, nil
+		}
+		return Unknown, unknown("seed 004 style state with version %s; Cairn migrates its version 1 only", label)
+	case major >= 3:
+		if has(o, "workflow_id", "type", "state", "status") {
+			return Newer, &NewerError{Version: label}
+		}
+		return Unknown, unknown("version %s but none of a workflow record's fields", label)
+	case major == 2:
+		if has(o, "type") {
+			if numeric {
+				return Unknown, unknown("version is the number %s; Cairn writes the string \"2.0\"", label)
+			}
+			return Current, nil
+		}
+		if seed003Shape(o) || has(o, "state") {
+			return Seed003, nil
+		}
+		return Unknown, unknown("version %s but no type, and not a seed 003 checkpoint", label)
+	case major == 1:
+		if has(o, "type", "command") && has(o, "state", "phase", "current_phase") {
+			return Schema1, nil
+		}
+		return Unknown, unknown("version %s but not the fields of a schema 1 record (type and state)", label)
+	}
+	return Unknown, unknown("version %s is older than any format Cairn knows", label)
+}
+
+// versionMajor reads a version written as a string ("2.0", "1.x", "v1", "3") or a number (1,
+// 2.0) and returns its major number and how it was written.
+func versionMajor(v any) (major int, label string, ok bool) {
+	switch t := v.(type) {
+	case string:
+		s := strings.TrimSpace(t)
+		s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+		n := 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		if n == 0 || n > 9 || (n < len(s) && s[n] != '.' && s[n] != '-') {
+			return 0, strconv.Quote(t), false
+		}
+		major, _ = strconv.Atoi(s[:n])
+		return major, strconv.Quote(t), true
+	case json.Number:
+		f, err := t.Float64()
+		if err != nil || f < 0 || math.IsInf(f, 0) || f >= 1e9 {
+			return 0, t.String(), false
+		}
+		return int(f), t.String(), true
+	}
+	return 0, "", false
+}
+
+// describeValue names a value for an error message without quoting much of it.
+func describeValue(v any) string {
+	switch t := v.(type) {
+	case string:
+		if len(t) > 20 {
+			return "a long string"
+		}
+		return strconv.Quote(t)
+	case json.Number:
+		return t.String()
+	}
+	return "a JSON " + jsonKind(v)
+}

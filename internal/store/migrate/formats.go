@@ -1,0 +1,322 @@
+package migrate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// seed001 maps .claude/workflow-state.json: type (APEX, DEBUG, BRAINSTORM, ONESHOT) is
+// lower-cased into the type, phase is the state, lastUpdated updated_at, startedAt created_at,
+// completedAt completed_at, completedPhases and phaseHistory the phases, and ttl, context,
+// enforcement, status and approvals keep their meaning.
+func (c *conv) seed001() error {
+	if v, ok := c.take("type"); ok {
+		c.setType(v.(string)) // Detect saw a string
+	}
+	if c.rec.Type == "" {
+		return errNoType
+	}
+	c.state("phase", "state", "currentPhase")
+	for _, k := range []string{"completedPhases", "completed_phases"} {
+		if v, ok := c.take(k); ok && !c.addCompleted(v, false) {
+			c.keep(k, v)
+		}
+	}
+	if v, ok := c.take("phaseHistory"); ok {
+		if isTransitions(v) {
+			c.addHistory("phaseHistory", v)
+		} else if !c.addCompleted(v, true) {
+			c.keep("phaseHistory", v)
+		}
+	}
+	if v, ok := c.take("phases"); ok && !c.addPhases(v) {
+		c.keep("phases", v)
+	}
+	c.common()
+	return nil
+}
+
+// isTransitions reports whether v is a list of {"from", "to", ...} entries.
+func isTransitions(v any) bool {
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return false
+	}
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok || !has(m, "to") {
+			return false
+		}
+	}
+	return true
+}
+
+// state sets the current phase from the first of keys present.
+func (c *conv) state(keys ...string) {
+	if k, v, ok := c.takeFirst(keys...); ok {
+		s, isStr := v.(string)
+		n := ""
+		if isStr {
+			n = c.name(s)
+		}
+		if n == "" {
+			c.keep(k, v)
+			return
+		}
+		c.rec.State = n
+	}
+}
+
+// seed002 maps memory/state/phase.json (type dotagent): current_phase is the state,
+// completed_phases the phases (output -> outputs), user_checkpoints the approvals, started_at
+// created_at, last_updated updated_at; workflow_id, phase_status and interruption_safe carry
+// over. execution.json's tasks become the record's tasks. There is no status field: the
+// workflow is completed when reflection, its last phase, is complete.
+func (c *conv) seed002(execution []byte) error {
+	c.rec.Type = "dotagent"
+	c.state("current_phase")
+	if v, ok := c.take("completed_phases"); ok && !c.addCompleted(v, false) {
+		c.keep("completed_phases", v)
+	}
+	if v, ok := c.take("user_checkpoints"); ok {
+		c.addApprovals("user_checkpoints", v)
+	}
+	c.common()
+	if c.rec.Status == "" {
+		if p := c.rec.Phases["reflection"]; p != nil && p.Completed {
+			c.rec.Status = "completed"
+			c.rec.CompletedAt = p.CompletedAt
+		} else if c.rec.State == "reflection" && c.rec.PhaseStatus == "complete" {
+			c.rec.Status = "completed"
+		}
+	}
+	if len(execution) == 0 {
+		return nil
+	}
+	exec, err := decodeObject(execution)
+	if err != nil {
+		return fmt.Errorf("reading execution.json: %w", err)
+	}
+	clean := true
+	for _, k := range sortedKeys(exec) {
+		if k != "tasks" {
+			clean = false
+			continue
+		}
+		tasks, ok := c.parseTasks(exec[k])
+		c.rec.Tasks = append(c.rec.Tasks, tasks...)
+		clean = clean && ok
+	}
+	if !clean {
+		c.legacy["execution"] = exec
+	}
+	return nil
+}
+
+// seed003 maps a checkpoint (.claude/checkpoints/<command>.json). Its commands coordinate,
+// orchestrate and implement all run seed 003's one state machine, so the type is coordinate
+// whatever the command (kept under legacy.fields.command); state and phase names are mapped
+// onto coordinate's phases (planning -> plan, implementation -> implement, testing -> test,
+// documentation -> document). reports become outputs, plan_path an output and PLAN_PATH,
+// topic_path TOPIC_PATH; scope, workflow_id, created_at and updated_at carry over. Reaching
+// complete, coordinate's last phase, completes the workflow.
+func (c *conv) seed003() error {
+	c.rec.Type = "coordinate"
+	if v, ok := c.take("version"); ok {
+		c.legacy["version"] = v
+	}
+	if v, ok := c.take("command"); ok {
+		c.keep("command", v)
+	}
+	c.state("state", "current_state")
+	if v, ok := c.take("topic_path"); ok {
+		if s, isStr := v.(string); isStr && s != "" {
+			c.setVar("TOPIC_PATH", s)
+		} else {
+			c.keep("topic_path", v)
+		}
+	}
+	if v, ok := c.take("phases"); ok && !c.addPhases(v) {
+		c.keep("phases", v)
+	}
+	c.common()
+	if c.rec.Status == "" && c.rec.State == "complete" {
+		c.rec.Status = "completed"
+	}
+	return nil
+}
+
+// seed004 maps .workflow-state/<name>-state.json: workflow is the type (else <name>),
+// current_stage the state, stages the phases (a done stage is completed; its status, evidence
+// and position go to the phase's metadata), artifacts, created_at and updated_at carry over,
+// and notes become the context (its first line; the whole notes are kept under legacy when
+// longer). The current stage's status is the phase_status; all stages done completes it.
+func (c *conv) seed004() error {
+	if v, ok := c.take("version"); ok {
+		c.legacy["version"] = v
+	}
+	if v, ok := c.take("workflow"); ok {
+		if s, isStr := v.(string); isStr {
+			c.setType(s)
+		}
+		if c.rec.Type == "" {
+			c.keep("workflow", v)
+		}
+	}
+	if c.rec.Type == "" && c.source != "" {
+		stem := strings.TrimSuffix(strings.TrimSuffix(c.source, ".json"), "-state")
+		c.setType(stem)
+	}
+	if c.rec.Type == "" {
+		return fmt.Errorf("%w: no usable \"workflow\" field and no file name to take it from", errNoType)
+	}
+	var order []string
+	if v, ok := c.take("stages"); ok {
+		var clean bool
+		order, clean = c.addStages(v)
+		if !clean {
+			c.keep("stages", v)
+		}
+	}
+	c.state("current_stage")
+	if v, ok := c.take("notes"); ok {
+		s, isStr := v.(string)
+		if !isStr || has(c.in, "context") {
+			c.keep("notes", v)
+		} else {
+			line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+			line = strings.TrimSpace(line)
+			if r := []rune(line); len(r) > 200 {
+				line = string(r[:200]) + "…"
+			}
+			c.rec.Context = line
+			if line != s {
+				c.keep("notes", v)
+			}
+		}
+	}
+	c.common()
+	if len(order) == 0 {
+		return nil
+	}
+	allDone := true
+	for _, id := range order {
+		if !c.rec.Phases[id].Completed {
+			allDone = false
+		}
+	}
+	if c.rec.State == "" {
+		c.rec.State = order[len(order)-1]
+		for _, id := range order {
+			if !c.rec.Phases[id].Completed {
+				c.rec.State = id
+				break
+			}
+		}
+	}
+	if c.rec.PhaseStatus == "" {
+		if p := c.rec.Phases[c.rec.State]; p != nil {
+			if s, ok := p.Metadata["status"].(string); ok {
+				c.rec.PhaseStatus = normPhaseStatus(s)
+			}
+		}
+	}
+	if c.rec.Status == "" && allDone {
+		c.rec.Status = "completed"
+	}
+	return nil
+}
+
+// addStages reads seed 004's stages list and returns the phase names in order.
+func (c *conv) addStages(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	clean := true
+	var order []string
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			clean = false
+			continue
+		}
+		used := map[string]bool{}
+		name := ""
+		if k, v, ok := firstOf(m, "id", "name", "stage"); ok {
+			if s, ok := asText(v); ok {
+				name, used[k] = c.name(s), true
+			}
+		}
+		if name == "" || c.rec.Phases[name] != nil {
+			clean = false // no usable id, or a repeated one: the original stages stay in legacy
+			continue
+		}
+		p := c.phase(name)
+		meta := map[string]any{"order": i + 1}
+		if s, ok := m["status"].(string); ok {
+			used["status"] = true
+			meta["status"] = s
+			p.Completed = normPhaseStatus(s) == "complete"
+		}
+		for _, k := range sortedKeys(m) {
+			if !used[k] {
+				meta[k] = m[k]
+			}
+		}
+		p.Metadata = meta
+		order = append(order, name)
+	}
+	return order, clean
+}
+
+// schema1 maps a Cairn schema-1.x record: its fields already have the record's names and
+// meanings (with seed spellings accepted: phase or current_phase for state, command for a
+// seed 003 style type, completed_phases, user_checkpoints); revision carries over. Fields the
+// record does not know stay top-level fields, as unknown fields do in a 2.0 record.
+func (c *conv) schema1() error {
+	c.extra = map[string]any{}
+	if v, ok := c.take("version"); ok {
+		c.legacy["version"] = v
+	}
+	if v, ok := c.take("legacy"); ok {
+		c.keep("legacy", v)
+	}
+	if v, ok := c.take("type"); ok {
+		if s, isStr := v.(string); isStr {
+			c.setType(s)
+		}
+		if c.rec.Type == "" {
+			c.keep("type", v)
+		}
+	} else if v, ok := c.take("command"); ok {
+		c.keep("command", v)
+		if _, isStr := v.(string); isStr {
+			c.rec.Type = "coordinate" // seed 003 style: see seed003
+		}
+	}
+	if c.rec.Type == "" {
+		return errNoType
+	}
+	c.state("state", "phase", "current_phase", "current_state")
+	if v, ok := c.take("phases"); ok && !c.addPhases(v) {
+		c.keep("phases", v)
+	}
+	for _, k := range []string{"completed_phases", "completedPhases"} {
+		if v, ok := c.take(k); ok && !c.addCompleted(v, false) {
+			c.keep(k, v)
+		}
+	}
+	if v, ok := c.take("user_checkpoints"); ok {
+		c.addApprovals("user_checkpoints", v)
+	}
+	if v, ok := c.take("revision"); ok {
+		if n, isCount := asCount(v); isCount && n >= 1 {
+			c.rec.Revision = n
+		} else {
+			c.keep("revision", v)
+		}
+	}
+	c.common()
+	return nil
+}
