@@ -1,0 +1,127 @@
+package mockapi
+
+import (
+	"strings"
+	"time"
+)
+
+// Predicate decides whether a script step claims a Messages request.
+type Predicate func(*MessagesRequest) bool
+
+// IsMain matches the requests of the agent loop itself: they offer tools. Claude Code's side
+// requests (session titles, quota probes, summaries) offer none.
+func IsMain(m *MessagesRequest) bool { return len(m.Tools) > 0 }
+
+// Contains matches a request whose system prompt or messages contain s.
+func Contains(s string) Predicate {
+	return func(m *MessagesRequest) bool { return m.Contains(s) }
+}
+
+// LastUserContains matches a request whose last user message contains s.
+func LastUserContains(s string) Predicate {
+	return func(m *MessagesRequest) bool { return strings.Contains(m.LastUserText(), s) }
+}
+
+// EndsWithToolResult matches a request whose last message carries a tool_result: the request
+// that follows a tool call.
+func EndsWithToolResult(m *MessagesRequest) bool {
+	last := m.Last()
+	if last == nil || last.Role != "user" {
+		return false
+	}
+	for _, b := range last.Content {
+		if b.Type == "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+// OffersTool matches a request whose tools list includes name.
+func OffersTool(name string) Predicate {
+	return func(m *MessagesRequest) bool { return m.HasTool(name) }
+}
+
+// All matches when every predicate does.
+func All(ps ...Predicate) Predicate {
+	return func(m *MessagesRequest) bool {
+		for _, p := range ps {
+			if !p(m) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Not inverts p.
+func Not(p Predicate) Predicate { return func(m *MessagesRequest) bool { return !p(m) } }
+
+// Step is one scripted answer. Steps are consumed in order: a request is offered only to the
+// first step not yet used; if its predicate refuses, the default reply answers and the step
+// waits for a later request. That keeps Claude Code's side requests from eating the script.
+type Step struct {
+	Name  string    // shows in Request.Step and in Unused; defaults to "step N"
+	When  Predicate // nil means IsMain
+	Reply func(*MessagesRequest) Reply
+}
+
+// On is a step answering reply to the first request matching when (nil: IsMain).
+func On(when Predicate, reply Reply) Step {
+	return Step{When: when, Reply: func(*MessagesRequest) Reply { return reply }}
+}
+
+// Named returns s with a name, for clearer failures.
+func (s Step) Named(name string) Step { s.Name = name; return s }
+
+// Reply is what the mock model answers.
+type Reply struct {
+	Blocks []ReplyBlock
+	// StopReason defaults to "tool_use" when a block is a tool call and "end_turn" otherwise.
+	StopReason string
+	// Status, when not 0 or 200, answers with that HTTP status and an API error body instead.
+	Status    int
+	ErrorType string // e.g. "overloaded_error"; defaults to "api_error"
+	// Delay holds the answer back (or until the client hangs up), to test timeouts.
+	Delay time.Duration
+}
+
+// ReplyBlock is one content block of a reply: text, or a tool call.
+type ReplyBlock struct {
+	Type  string // "text" or "tool_use"
+	Text  string
+	ID    string // tool_use id; generated when empty
+	Name  string
+	Input any // marshalled as the tool input; nil means {}
+}
+
+// Text is a reply of one text block that ends the turn.
+func Text(s string) Reply { return Reply{Blocks: []ReplyBlock{{Type: "text", Text: s}}} }
+
+// ToolUse is a reply calling one tool with input (any JSON-marshalable value).
+func ToolUse(name string, input any) Reply {
+	return Reply{Blocks: []ReplyBlock{{Type: "tool_use", Name: name, Input: input}}}
+}
+
+// TextThenToolUse is a reply saying text and then calling a tool, as models often do.
+func TextThenToolUse(text, name string, input any) Reply {
+	return Reply{Blocks: []ReplyBlock{{Type: "text", Text: text}, {Type: "tool_use", Name: name, Input: input}}}
+}
+
+// Error is a reply with an HTTP error status and an API error body.
+func Error(status int, errType string) Reply { return Reply{Status: status, ErrorType: errType} }
+
+func (r Reply) stopReason() string {
+	if r.StopReason != "" {
+		return r.StopReason
+	}
+	for _, b := range r.Blocks {
+		if b.Type == "tool_use" {
+			return "tool_use"
+		}
+	}
+	return "end_turn"
+}
+
+// DefaultReply answers every request no step claims: a short text that ends the turn.
+func DefaultReply(*MessagesRequest) Reply { return Text("ok") }
