@@ -1,0 +1,87 @@
+package workflow_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func TestEnforcement(t *testing.T) {
+	v := func(code, sev string) workflow.Violation {
+		return workflow.Violation{Code: code, Severity: workflow.Severity(sev), Details: "d"}
+	}
+	for _, tc := range []struct {
+		name     string
+		vs       []workflow.Violation
+		blocking bool
+		summary  string
+	}{
+		{"none", nil, false, "no violations"},
+		{"one-high", []workflow.Violation{v("V-TEST-03", "HIGH")}, true, "1 HIGH violation (blocking)"},
+		{"critical-lowercase", []workflow.Violation{v("V1", "critical")}, true, "1 CRITICAL violation (blocking)"},
+		{"medium-low-info", []workflow.Violation{v("V1", "MEDIUM"), v("V2", "LOW"), v("V3", "INFO"), v("V4", "LOW")}, false, "1 MEDIUM, 2 LOW, 1 INFO violations"},
+		{"mixed", []workflow.Violation{v("V1", "LOW"), v("V2", "CRITICAL"), v("V3", "HIGH")}, true, "1 CRITICAL, 1 HIGH, 1 LOW violations (blocking)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := workflow.NewEnforcement(tc.vs)
+			if err != nil || e.Blocking != tc.blocking || e.Summary != tc.summary {
+				t.Fatalf("got %v %q %v", e.Blocking, e.Summary, err)
+			}
+			r := &workflow.Record{Status: workflow.StatusActive, Enforcement: &e}
+			if r.Blocking() != tc.blocking {
+				t.Fatal("Record.Blocking disagrees")
+			}
+			if bv := r.BlockingViolations(); len(bv) > 0 && bv[0].Severity != workflow.Critical && tc.name == "mixed" {
+				t.Fatalf("most serious first: %+v", bv)
+			}
+		})
+	}
+	if _, err := workflow.NewEnforcement([]workflow.Violation{v("V1", "URGENT")}); err == nil {
+		t.Fatal("unknown severity accepted")
+	}
+	if _, err := workflow.NewEnforcement([]workflow.Violation{v("", "LOW")}); err == nil {
+		t.Fatal("empty code accepted")
+	}
+}
+
+func TestEnforcementMissingFieldAndStoredFlag(t *testing.T) {
+	var r workflow.Record
+	_ = json.Unmarshal([]byte(`{"status":"active","state":"review","type":"apex"}`), &r)
+	if r.Blocking() || r.BlockingViolations() != nil || workflow.StopShouldBlock(nil, &r) {
+		t.Fatal("a missing enforcement field must mean no violations")
+	}
+	// A stored blocking flag that disagrees with the violations is not trusted.
+	_ = json.Unmarshal([]byte(`{"status":"active","enforcement":{"violations":[{"code":"V","severity":"high"}],"blocking":false}}`), &r)
+	if !r.Blocking() {
+		t.Fatal("HIGH violation with blocking:false stored must still block")
+	}
+	def := mustDef(t, "apex")
+	if !workflow.StopShouldBlock(def, &r) {
+		t.Fatal("Stop hook should block")
+	}
+	quiet := *def
+	quiet.Blocking = false
+	if workflow.StopShouldBlock(&quiet, &r) {
+		t.Fatal("blocking: false in the definition should turn Stop-hook blocking off")
+	}
+}
+
+func TestSetEnforcement(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement", "review")
+	res, err := workflow.SetEnforcement(r, []workflow.Violation{{Code: "V-TEST-03", Severity: "high", Details: "no test"}}, t0.Add(time.Hour), alice)
+	if err != nil || !res.Record.Enforcement.Blocking || res.Record.Enforcement.Violations[0].Severity != workflow.High {
+		t.Fatalf("%v %+v", err, res.Record.Enforcement)
+	}
+	out, _ := json.Marshal(res.Record.Enforcement)
+	if string(out) != `{"violations":[{"code":"V-TEST-03","severity":"HIGH","details":"no test"}],"blocking":true,"summary":"1 HIGH violation (blocking)"}` {
+		t.Fatalf("json %s", out)
+	}
+	cleared, _ := workflow.SetEnforcement(res.Record, nil, t0.Add(2*time.Hour), alice)
+	out, _ = json.Marshal(cleared.Record.Enforcement)
+	if cleared.Record.Blocking() || string(out) != `{"violations":[],"blocking":false,"summary":"no violations"}` {
+		t.Fatalf("cleared %s", out)
+	}
+}

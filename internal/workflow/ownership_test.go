@@ -1,0 +1,81 @@
+package workflow_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func TestOwnershipWarning(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := mustStart(t, def) // owned by alice, heartbeat t0
+	bob := workflow.Actor{SessionID: "sess-bob", PID: 202}
+	live := 10 * time.Minute
+	for _, tc := range []struct {
+		name string
+		by   workflow.Actor
+		now  time.Time
+		warn bool
+	}{
+		{"same-session", alice, t0.Add(time.Minute), false},
+		{"other-fresh", bob, t0.Add(9 * time.Minute), true},
+		{"other-at-window", bob, t0.Add(10 * time.Minute), true},
+		{"other-stale", bob, t0.Add(10*time.Minute + time.Second), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := workflow.OwnershipWarning(r, tc.by, tc.now, live)
+			if (w != "") != tc.warn {
+				t.Fatalf("warning %q, want warn=%v", w, tc.warn)
+			}
+			if tc.warn && (!strings.Contains(w, "sess-alice") || !strings.Contains(w, "pid 101")) {
+				t.Fatalf("warning %q does not name the owner", w)
+			}
+			// Changing the workflow carries the warning and takes ownership.
+			res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "plan"}, tc.now, tc.by)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(res.Warnings) > 0) != tc.warn || res.Record.Owner.SessionID != tc.by.SessionID ||
+				res.Record.Owner.PID != tc.by.PID || !res.Record.Owner.Heartbeat.Equal(tc.now) {
+				t.Fatalf("warnings %v owner %+v", res.Warnings, res.Record.Owner)
+			}
+		})
+	}
+}
+
+func TestHeartbeat(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := mustStart(t, def)
+	res, err := workflow.Heartbeat(r, alice, t0.Add(5*time.Minute))
+	if err != nil || !res.Changed || !res.Record.Owner.Heartbeat.Equal(t0.Add(5*time.Minute)) || !res.Record.UpdatedAt.Equal(t0) {
+		t.Fatalf("%v %+v", err, res.Record.Owner)
+	}
+	other, _ := workflow.Heartbeat(r, workflow.Actor{SessionID: "sess-bob"}, t0.Add(5*time.Minute))
+	if other.Changed || other.Record.Owner.SessionID != "sess-alice" {
+		t.Fatal("a heartbeat from another session took ownership")
+	}
+}
+
+func TestResolveConflict(t *testing.T) {
+	def := mustDef(t, "apex")
+	a := mustStart(t, def)
+	b := walk(t, def, a, "plan") // newer
+	d := workflow.ResolveConflict(a, b)
+	if d.Keep != b || d.Archive != a || d.KeepIndex != 1 || d.ArchivePrefix != "conflict-" || d.Tie {
+		t.Fatalf("%+v", d)
+	}
+	d = workflow.ResolveConflict(b, a)
+	if d.Keep != b || d.KeepIndex != 0 {
+		t.Fatalf("order: %+v", d)
+	}
+	c := a.Clone()
+	c.Revision = 3
+	if d = workflow.ResolveConflict(a, c); d.Keep != c || d.Tie {
+		t.Fatalf("revision tiebreak: %+v", d)
+	}
+	if d = workflow.ResolveConflict(a, a.Clone()); !d.Tie || d.Keep != a || !strings.Contains(d.Reason, "confirm with the user") {
+		t.Fatalf("tie: %+v", d)
+	}
+}

@@ -1,0 +1,89 @@
+package workflow_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func TestParseTTL(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"": 24 * time.Hour, "24h": 24 * time.Hour, "30m": 30 * time.Minute, "7d": 7 * 24 * time.Hour,
+		"1m": time.Minute, "3650d": 3650 * 24 * time.Hour,
+	} {
+		got, err := workflow.ParseTTL(in)
+		if err != nil || got != want {
+			t.Errorf("ParseTTL(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"24", "h", "0h", "-1d", "1.5h", "1h30m", "24H", "1w", " 24h", "3651d", "99999999999999999999h", "+1h", "1e3m"} {
+		if _, err := workflow.ParseTTL(in); err == nil {
+			t.Errorf("ParseTTL(%q) accepted", in)
+		}
+	}
+}
+
+func TestExpiryBoundaries(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement") // updated_at = t0 + 2m
+	last := t0.Add(2 * time.Minute)
+	for _, tc := range []struct {
+		name string
+		ttl  string
+		now  time.Time
+		want bool
+	}{
+		{"default-just-before", "", last.Add(24*time.Hour - time.Nanosecond), false},
+		{"default-at-deadline", "", last.Add(24 * time.Hour), false},
+		{"default-just-after", "", last.Add(24*time.Hour + time.Nanosecond), true},
+		{"30m-before", "30m", last.Add(29*time.Minute + 59*time.Second), false},
+		{"30m-after", "30m", last.Add(30*time.Minute + time.Second), true},
+		{"7d-before", "7d", last.Add(7*24*time.Hour - time.Second), false},
+		{"7d-after", "7d", last.Add(7*24*time.Hour + time.Second), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := r.Clone()
+			c.TTL = tc.ttl
+			got, err := c.Expired(tc.now)
+			if err != nil || got != tc.want {
+				t.Fatalf("Expired = %v, %v; want %v", got, err, tc.want)
+			}
+			res, err := workflow.Expire(c, tc.now)
+			if !tc.want {
+				if err == nil {
+					t.Fatal("Expire accepted a live workflow")
+				}
+				return
+			}
+			if err != nil || res.Record != nil || res.Archive.Status != workflow.StatusExpired || c.Status != workflow.StatusActive {
+				t.Fatalf("Expire: %v %+v", err, res)
+			}
+			if res.L2 != "Expired workflow: APEX at implement for add login" {
+				t.Fatalf("L2 %q", res.L2)
+			}
+			wantTTL := tc.ttl
+			if wantTTL == "" {
+				wantTTL = "24h"
+			}
+			if res.Log != "Workflow state expired (inactive > "+wantTTL+")" {
+				t.Fatalf("log %q", res.Log)
+			}
+		})
+	}
+	// Falls back to created_at when updated_at is missing; a bad TTL is an error, not expiry;
+	// only active workflows expire.
+	c := r.Clone()
+	c.UpdatedAt = time.Time{}
+	if exp, _ := c.Expired(t0.Add(24*time.Hour + time.Second)); !exp {
+		t.Fatal("created_at fallback")
+	}
+	c.TTL = "soon"
+	if _, err := c.Expired(t0.Add(48 * time.Hour)); err == nil {
+		t.Fatal("bad ttl not reported")
+	}
+	done, _ := workflow.Complete(r, "ok", last, alice)
+	if exp, _ := done.Record.Expired(last.Add(1000 * time.Hour)); exp {
+		t.Fatal("a completed workflow expired")
+	}
+}
