@@ -1,0 +1,148 @@
+package workflow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// taskMoves is the task status machine. A done task is final; a failed one may be retried.
+// Going from running back to pending is an interrupted run (recovery does it too).
+var taskMoves = map[TaskStatus][]TaskStatus{
+	TaskPending: {TaskRunning},
+	TaskRunning: {TaskDone, TaskFailed, TaskPending},
+	TaskFailed:  {TaskPending, TaskRunning},
+	TaskDone:    nil,
+}
+
+// TaskStatusError refuses a task status change the machine does not allow.
+type TaskStatusError struct {
+	ID      string
+	From    TaskStatus // empty for a new task
+	To      TaskStatus
+	Allowed []TaskStatus
+}
+
+func (e *TaskStatusError) Error() string {
+	if e.From == "" {
+		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", e.ID, e.To)
+	}
+	if len(e.Allowed) == 0 {
+		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; add a new task to redo the work", e.ID, e.From, e.To, e.From)
+	}
+	names := make([]string, len(e.Allowed))
+	for i, s := range e.Allowed {
+		names[i] = string(s)
+	}
+	return fmt.Sprintf("task %s cannot go from %s to %s: allowed next: %s", e.ID, e.From, e.To, strings.Join(names, ", "))
+}
+
+// TaskUpdate adds a task or changes one.
+type TaskUpdate struct {
+	ID     string
+	Status TaskStatus
+	// Output, when not empty, sets the task's output path.
+	Output string
+	// Note, when not empty, sets the task's note.
+	Note string
+}
+
+// UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
+// u.Status along the task machine: pending → running → done | failed | pending (interrupted),
+// failed → pending | running (retry); done is final. Entering running stamps started_at;
+// entering done or failed stamps completed_at; a run that ends failed or interrupted adds one
+// to attempts. The same status with nothing new changes nothing.
+func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	id := strings.TrimSpace(u.ID)
+	if id == "" || len(id) > 128 || strings.ContainsAny(id, "\r\n\t") {
+		return Result{}, fmt.Errorf("task id %q is not valid: use one short line", u.ID)
+	}
+	if !u.Status.Valid() {
+		return Result{}, fmt.Errorf("task %s: status %q is not valid: use pending, running, done or failed", id, u.Status)
+	}
+	now = now.UTC()
+	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
+	if i < 0 {
+		if u.Status != TaskPending && u.Status != TaskRunning {
+			return Result{}, &TaskStatusError{ID: id, To: u.Status}
+		}
+		n := r.Clone()
+		warnings := touch(n, by, now)
+		t := Task{ID: id, Phase: n.State, Status: u.Status, Output: u.Output, Note: OneLine(u.Note), UpdatedAt: now}
+		if u.Status == TaskRunning {
+			t.StartedAt = now
+		}
+		n.Tasks = append(n.Tasks, t)
+		return Result{Record: n, Changed: true, Event: EventTask, From: r.State, To: r.State, Warnings: warnings}, nil
+	}
+	old := r.Tasks[i]
+	if old.Status == u.Status {
+		if (u.Output == "" || u.Output == old.Output) && (u.Note == "" || OneLine(u.Note) == old.Note) {
+			return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		}
+	} else if !slices.Contains(taskMoves[old.Status], u.Status) {
+		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: taskMoves[old.Status]}
+	}
+	n := r.Clone()
+	warnings := touch(n, by, now)
+	t := &n.Tasks[i]
+	if old.Status != u.Status {
+		if old.Status == TaskRunning && (u.Status == TaskFailed || u.Status == TaskPending) {
+			t.Attempts++
+		}
+		switch u.Status {
+		case TaskRunning:
+			t.StartedAt = now
+			t.CompletedAt = time.Time{}
+		case TaskDone, TaskFailed:
+			t.CompletedAt = now
+		case TaskPending:
+			t.CompletedAt = time.Time{}
+		}
+		t.Status = u.Status
+	}
+	if u.Output != "" {
+		t.Output = u.Output
+	}
+	if u.Note != "" {
+		t.Note = OneLine(u.Note)
+	}
+	t.UpdatedAt = now
+	return Result{Record: n, Changed: true, Event: EventTask, From: r.State, To: r.State, Warnings: warnings}, nil
+}
+
+// TaskCounts summarises tasks by status.
+type TaskCounts struct {
+	Pending, Running, Done, Failed int
+}
+
+// Total is the number of tasks.
+func (c TaskCounts) Total() int { return c.Pending + c.Running + c.Done + c.Failed }
+
+// CountTasks counts r's tasks by status (only those of phase, when phase is not empty).
+func CountTasks(r *Record, phase string) TaskCounts {
+	var c TaskCounts
+	if r == nil {
+		return c
+	}
+	for _, t := range r.Tasks {
+		if phase != "" && t.Phase != "" && t.Phase != phase {
+			continue
+		}
+		switch t.Status {
+		case TaskPending:
+			c.Pending++
+		case TaskRunning:
+			c.Running++
+		case TaskDone:
+			c.Done++
+		case TaskFailed:
+			c.Failed++
+		}
+	}
+	return c
+}

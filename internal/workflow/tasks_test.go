@@ -1,0 +1,111 @@
+package workflow_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func TestTaskMachine(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	base := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	statuses := []workflow.TaskStatus{workflow.TaskPending, workflow.TaskRunning, workflow.TaskDone, workflow.TaskFailed}
+	allowed := map[[2]workflow.TaskStatus]bool{
+		{"pending", "running"}: true,
+		{"running", "done"}:    true, {"running", "failed"}: true, {"running", "pending"}: true,
+		{"failed", "pending"}: true, {"failed", "running"}: true,
+	}
+	// Reach each status by a legal path, then try every move from it.
+	paths := map[workflow.TaskStatus][]workflow.TaskStatus{
+		"pending": {"pending"},
+		"running": {"pending", "running"},
+		"done":    {"pending", "running", "done"},
+		"failed":  {"pending", "running", "failed"},
+	}
+	for _, from := range statuses {
+		for _, to := range statuses {
+			t.Run(string(from)+"->"+string(to), func(t *testing.T) {
+				r := base
+				clock := t0.Add(time.Hour)
+				for _, s := range paths[from] {
+					clock = clock.Add(time.Minute)
+					res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: s}, clock, alice)
+					if err != nil {
+						t.Fatalf("setup %s: %v", s, err)
+					}
+					r = res.Record
+				}
+				before := r.Tasks[0]
+				res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: to}, clock.Add(time.Minute), alice)
+				switch {
+				case from == to:
+					if err != nil || res.Changed {
+						t.Fatalf("same status: changed=%v err=%v", res.Changed, err)
+					}
+				case allowed[[2]workflow.TaskStatus{from, to}]:
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := res.Record.Tasks[0]
+					wantAttempts := before.Attempts
+					if from == "running" && (to == "failed" || to == "pending") {
+						wantAttempts++
+					}
+					if got.Status != to || got.Attempts != wantAttempts || !got.UpdatedAt.Equal(clock.Add(time.Minute)) {
+						t.Fatalf("task %+v (attempts want %d)", got, wantAttempts)
+					}
+					if to == "running" && !got.StartedAt.Equal(clock.Add(time.Minute)) {
+						t.Fatal("started_at not stamped")
+					}
+					if (to == "done" || to == "failed") && !got.CompletedAt.Equal(clock.Add(time.Minute)) {
+						t.Fatal("completed_at not stamped")
+					}
+				default:
+					var te *workflow.TaskStatusError
+					if !errors.As(err, &te) || te.From != from || te.To != to {
+						t.Fatalf("err = %v, want *TaskStatusError", err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestTaskAddAndDetails(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	r := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "task-001", Status: "running", Output: "memory/reports/t1.json", Note: "spawn\nexecutor"}, t0.Add(time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := res.Record.Tasks[0]
+	if tk.Phase != "implementation" || tk.Output != "memory/reports/t1.json" || tk.Note != "spawn executor" || !tk.StartedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("%+v", tk)
+	}
+	_, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t2", Status: "done"}, t0, alice)
+	if err == nil || !strings.Contains(err.Error(), "starts as pending or running") {
+		t.Fatalf("new done task: %v", err)
+	}
+	done, _ := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "task-001", Status: "done"}, t0.Add(2*time.Hour), alice)
+	_, err = workflow.UpdateTask(done.Record, workflow.TaskUpdate{ID: "task-001", Status: "running"}, t0, alice)
+	if err == nil || !strings.Contains(err.Error(), "done is final") {
+		t.Fatalf("done->running: %v", err)
+	}
+	// Same status, new output: a change.
+	out, err := workflow.UpdateTask(done.Record, workflow.TaskUpdate{ID: "task-001", Status: "done", Output: "other.json"}, t0.Add(3*time.Hour), alice)
+	if err != nil || !out.Changed || out.Record.Tasks[0].Output != "other.json" {
+		t.Fatalf("%v %+v", err, out)
+	}
+	for _, u := range []workflow.TaskUpdate{{ID: "", Status: "pending"}, {ID: "a\nb", Status: "pending"}, {ID: "x", Status: "blocked"}} {
+		if _, err := workflow.UpdateTask(r, u, t0, alice); err == nil {
+			t.Errorf("%+v accepted", u)
+		}
+	}
+	c := workflow.CountTasks(done.Record, "")
+	if c.Done != 1 || c.Total() != 1 {
+		t.Fatalf("%+v", c)
+	}
+}
