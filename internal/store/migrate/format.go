@@ -142,7 +142,7 @@ func isString(obj map[string]any, key string) bool {
 // The shapes below are decided by exact field names only: a near miss is Unknown, not a guess.
 
 func seed004Shape(o map[string]any) bool {
-	return has(o, "workflow") && has(o, "stages", "current_stage") && !has(o, "type")
+	return has(o, "stages", "current_stage") && !has(o, "type")
 }
 
 func seed003Shape(o map[string]any) bool {

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -238,8 +239,13 @@ func (c *conv) addStages(v any) ([]string, bool) {
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
-			clean = false
-			continue
+			// A bare name is a stage with nothing known about it; anything else has no place.
+			s, isStr := item.(string)
+			m, clean = map[string]any{}, false
+			if !isStr {
+				continue
+			}
+			m["id"] = s
 		}
 		used := map[string]bool{}
 		name := ""
@@ -248,8 +254,12 @@ func (c *conv) addStages(v any) ([]string, bool) {
 				name, used[k] = c.name(s), true
 			}
 		}
-		if name == "" || c.rec.Phases[name] != nil {
-			clean = false // no usable id, or a repeated one: the original stages stay in legacy
+		if name == "" {
+			// Keep the stage, and its place in the order, under a made-up name.
+			name, clean = "stage-"+strconv.Itoa(i+1), false
+		}
+		if c.rec.Phases[name] != nil {
+			clean = false // a repeated id: the first one counts, the original stages stay in legacy
 			continue
 		}
 		p := c.phase(name)

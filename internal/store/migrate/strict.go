@@ -46,6 +46,9 @@ func strictCheck(data []byte) error {
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
+			if len(stack) > 0 {
+				return fmt.Errorf("%w: unexpected end of input (truncated?)", ErrMalformed)
+			}
 			break
 		}
 		if err != nil {
