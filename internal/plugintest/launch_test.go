@@ -1,0 +1,280 @@
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// launchEnv is a minimal environment for hooks/launch: the plugin root and data dir, an
+// isolated HOME, and PATH.
+func launchEnv(root, data, home, path string, extra ...string) []string {
+	env := []string{
+		"CLAUDE_PLUGIN_ROOT=" + root,
+		"CLAUDE_PLUGIN_DATA=" + data,
+		"HOME=" + home,
+		"PATH=" + path,
+	}
+	return append(env, extra...)
+}
+
+type launchResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func runLaunch(t *testing.T, root string, env []string, stdin string, args ...string) launchResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hooks", "launch"), args...)
+	cmd.Env = env
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running hooks/launch %v: %v", args, err)
+	}
+	return launchResult{out.String(), errb.String(), code}
+}
+
+// toolDir makes a directory of symlinks to the host tools hooks/launch uses, and nothing
+// else: a PATH without go.
+func toolDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, tool := range []string{"sh", "sed", "head", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("host tool %s is missing: %v", tool, err)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// copyPlugin copies the working tree (without .git and bin/) to a fresh directory, as a
+// marketplace install or a fresh clone would have it: no prebuilt binaries.
+func copyPlugin(t *testing.T, only ...string) string {
+	t.Helper()
+	src := repoRoot(t)
+	dst := filepath.Join(t.TempDir(), "cairn")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && (rel == ".git" || rel == "bin" || rel == "dist") {
+			return filepath.SkipDir
+		}
+		if len(only) > 0 && !d.IsDir() && !contains(only, filepath.ToSlash(rel)) {
+			return nil
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, data, info.Mode().Perm())
+		}
+		return nil // symlinks, sockets: a plugin has none worth copying
+	})
+	if err != nil {
+		t.Fatalf("copying the plugin: %v", err)
+	}
+	return dst
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func skipOnWindows(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("hooks/launch is a POSIX sh script; on Windows Claude Code runs hooks through Git Bash, not tested here")
+	}
+}
+
+// Without Go and without binaries, every binary gets one line saying what to install, the
+// hooks also a systemMessage, and the session goes on (exit 0).
+func TestLaunchWithoutGo(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, ".claude-plugin/plugin.json", "hooks/launch")
+	home := t.TempDir()
+	data := filepath.Join(home, "data")
+	env := launchEnv(root, data, home, toolDir(t))
+	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-mcp", "cairn"} {
+		t.Run(name, func(t *testing.T) {
+			res := runLaunch(t, root, env, `{"session_id":"s","source":"startup"}`, name)
+			if res.code != 0 {
+				t.Fatalf("exit %d, want 0: the session must go on\nstderr: %s", res.code, res.stderr)
+			}
+			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "install Go") {
+				t.Errorf("stderr = %q, want one line saying to install Go", res.stderr)
+			}
+			hookBin := name == "cairn-session-start" || name == "cairn-stop"
+			if !hookBin {
+				if res.stdout != "" {
+					t.Errorf("stdout = %q, want nothing (stdout is protocol)", res.stdout)
+				}
+				return
+			}
+			var out map[string]any
+			if strings.Count(res.stdout, "\n") != 1 || json.Unmarshal([]byte(res.stdout), &out) != nil {
+				t.Fatalf("stdout = %q, want one JSON line", res.stdout)
+			}
+			msg, _ := out["systemMessage"].(string)
+			if len(out) != 1 || !strings.Contains(msg, "install Go") || !strings.Contains(msg, "https://go.dev/dl/") {
+				t.Errorf("stdout = %s, want only a systemMessage saying to install Go and where", res.stdout)
+			}
+		})
+	}
+	t.Run("unknown-binary", func(t *testing.T) {
+		res := runLaunch(t, root, env, "", "rm")
+		if res.code == 0 || !strings.Contains(res.stderr, "unknown binary") || res.stdout != "" {
+			t.Fatalf("launch rm = %+v, want a refusal", res)
+		}
+	})
+	if _, err := os.Stat(data); err == nil {
+		entries, _ := os.ReadDir(data)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".build-lock") {
+				t.Errorf("a build lock %s was left behind without Go", e.Name())
+			}
+		}
+	}
+}
+
+// With Go and a fresh copy of the plugin: a hook's first start only kicks off a background
+// build and says so; the MCP server's start waits for that build (under the lock: two
+// concurrent starts build once) and execs the result; later starts exec the binaries
+// directly, with no Go at all. Slow (it builds four binaries), so it is the one such test.
+func TestLaunchBuildsOnceAndExecs(t *testing.T) {
+	skipOnWindows(t)
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: the build-once path cannot run")
+	}
+	goEnv := func(key string) string {
+		out, err := exec.Command(realGo, "env", key).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", key, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	root := copyPlugin(t)
+	home := t.TempDir()
+	data := filepath.Join(home, "plugin-data")
+	if err := os.MkdirAll(data, 0o755); err != nil { // Claude Code creates it before hooks run
+		t.Fatal(err)
+	}
+	// A go on PATH that records each build, then runs the real one.
+	shims := t.TempDir()
+	calls := filepath.Join(home, "go-calls")
+	shim := "#!/bin/sh\necho \"$*\" >>" + calls + "\nexec " + realGo + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(shims, "go"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolDir(t)
+	env := launchEnv(root, data, home, shims+string(os.PathListSeparator)+tools,
+		// The shared caches keep this from downloading or recompiling the world.
+		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOPROXY=off",
+		"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "CGO_ENABLED=0")
+
+	// 1. A hook never waits: it starts the build in the background and says so.
+	res := runLaunch(t, root, env, `{"session_id":"s1","source":"startup"}`, "cairn-session-start")
+	if res.code != 0 || !strings.Contains(res.stdout, `"systemMessage":"Cairn: building`) {
+		t.Fatalf("first hook start = %+v, want exit 0 and a systemMessage about the build", res)
+	}
+
+	// 2. Two MCP starts at once: both wait for the one build and exec the server.
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"launch-test","version":"0"}}}` + "\n"
+	var wg sync.WaitGroup
+	results := make([]launchResult, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = runLaunch(t, root, env, initialize, "cairn-mcp")
+		}()
+	}
+	wg.Wait()
+	log, _ := os.ReadFile(filepath.Join(data, "build-"+pluginVersion(t)+".log"))
+	for i, r := range results {
+		if r.code != 0 {
+			t.Fatalf("MCP start %d: exit %d\nstderr: %s\nbuild log: %s", i, r.code, r.stderr, log)
+		}
+		if !strings.Contains(r.stdout, `"id":1`) || !strings.Contains(r.stdout, `"result"`) {
+			t.Errorf("MCP start %d answered %q, want the server's initialize result", i, r.stdout)
+		}
+	}
+	version := pluginVersion(t)
+	bindir := filepath.Join(data, "bin-"+version)
+	for name := range binarySources {
+		if fi, err := os.Stat(filepath.Join(bindir, name)); err != nil || fi.Mode().Perm()&0o111 == 0 {
+			t.Errorf("%s was not built into %s: %v", name, bindir, err)
+		}
+	}
+	builds := 0
+	callLog, _ := os.ReadFile(calls)
+	for _, line := range strings.Split(string(callLog), "\n") {
+		if strings.HasPrefix(line, "build ") {
+			builds++
+		}
+	}
+	if builds != len(binarySources) {
+		t.Errorf("go build ran %d times, want %d (each binary once, under the lock):\n%s", builds, len(binarySources), callLog)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(data, ".build-lock-*")); len(entries) != 0 {
+		t.Errorf("build lock left behind: %v", entries)
+	}
+
+	// 3. Later starts exec the built binaries directly, without Go.
+	noGo := launchEnv(root, data, home, tools)
+	res = runLaunch(t, root, noGo, `{"session_id":"s2","source":"clear","hook_event_name":"SessionStart"}`, "cairn-session-start")
+	if res.code != 0 || strings.Contains(res.stdout, "building") || strings.Contains(res.stderr, "install Go") {
+		t.Fatalf("hook start after the build = %+v, want the built hook to run", res)
+	}
+	res = runLaunch(t, root, noGo, `{"session_id":"s2","hook_event_name":"Stop","stop_hook_active":false}`, "cairn-stop")
+	if res.code != 0 || strings.Contains(res.stdout, "building") {
+		t.Fatalf("stop after the build = %+v, want the built hook to run", res)
+	}
+	if n, _ := os.ReadFile(calls); len(n) != len(callLog) {
+		t.Errorf("go ran again after the build:\n%s", n)
+	}
+}
+
+func pluginVersion(t *testing.T) string {
+	var m pluginManifest
+	readJSON(t, ".claude-plugin/plugin.json", &m)
+	return m.Version
+}

@@ -1,0 +1,158 @@
+package plugintest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+)
+
+// yamlMatter is the only front matter format Claude Code reads; yaml.v3 also refuses the
+// broken YAML that `claude plugin validate` lets through.
+var yamlMatter = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
+
+type skillMatter struct {
+	Name         string `yaml:"name"`
+	Description  string `yaml:"description"`
+	AllowedTools any    `yaml:"allowed-tools"`
+}
+
+func TestSkills(t *testing.T) {
+	root := repoRoot(t)
+	paths, err := filepath.Glob(filepath.Join(root, "skills", "*", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no skills/*/SKILL.md: the plugin ships the cairn skill")
+	}
+	for _, p := range paths {
+		folder := filepath.Base(filepath.Dir(p))
+		t.Run(folder, func(t *testing.T) {
+			var m skillMatter
+			body := parseMatter(t, p, &m)
+			if m.Name != folder {
+				t.Errorf("front matter name %q does not match its folder %q", m.Name, folder)
+			}
+			if !regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`).MatchString(m.Name) {
+				t.Errorf("name %q is not kebab-case", m.Name)
+			}
+			if !strings.HasPrefix(m.Description, "Use when") {
+				t.Errorf("description %q does not say when to use the skill (\"Use when ...\")", m.Description)
+			}
+			if len(bytes.TrimSpace(body)) == 0 {
+				t.Error("the skill has no body")
+			}
+		})
+	}
+}
+
+func TestCommands(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(repoRoot(t), "commands", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(p), ".md"), func(t *testing.T) {
+			var m skillMatter
+			body := parseMatter(t, p, &m)
+			if strings.TrimSpace(m.Description) == "" {
+				t.Error("no description: /help would show nothing for it")
+			}
+			if len(bytes.TrimSpace(body)) == 0 {
+				t.Error("the command has no body")
+			}
+		})
+	}
+}
+
+// parseMatter reads path's YAML front matter into v and returns the body.
+func parseMatter(t *testing.T, path string, v any) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	body, err := frontmatter.MustParse(f, v, yamlMatter)
+	if err != nil {
+		t.Fatalf("%s: front matter: %v", path, err)
+	}
+	return body
+}
+
+var toolMention = regexp.MustCompile(`mcp__plugin_cairn_cairn__([A-Za-z0-9_-]*)(.?)`)
+
+// Every tool the skill and the commands name (in text or in allowed-tools) is one the MCP
+// server serves (issue 5's list); a typo would send the agent to a tool that does not exist.
+func TestToolMentions(t *testing.T) {
+	root := repoRoot(t)
+	seen := 0
+	for _, dir := range []string{"skills", "commands"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			for _, m := range toolMention.FindAllSubmatch(data, -1) {
+				tool, next := string(m[1]), string(m[2])
+				seen++
+				switch {
+				case tool == "" && (next == "<" || next == "*"):
+					// a placeholder (mcp__plugin_cairn_cairn__<tool>) or a wildcard
+				case tool == "":
+					t.Errorf("%s: %q names no tool", rel, m[0])
+				case !slices.Contains(mcpTools, tool):
+					t.Errorf("%s: mcp__plugin_cairn_cairn__%s is not one of the server's tools %v", rel, tool, mcpTools)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no mcp__plugin_cairn_cairn__ mention in skills/ or commands/: the pattern or the files changed")
+	}
+}
+
+// The rules above catch what they should: a skill whose name is not its folder, broken YAML
+// and an unknown tool.
+func TestInvariantCheckersCatchMistakes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("broken.md", "---\nname: [unclosed\n---\nbody\n")
+	f, _ := os.Open(bad)
+	defer f.Close()
+	var m skillMatter
+	if _, err := frontmatter.MustParse(f, &m, yamlMatter); err == nil {
+		t.Error("broken YAML front matter parsed")
+	}
+	none := write("none.md", "no front matter\n")
+	g, _ := os.Open(none)
+	defer g.Close()
+	if _, err := frontmatter.MustParse(g, &m, yamlMatter); err == nil {
+		t.Error("a file without front matter parsed")
+	}
+	ms := toolMention.FindAllStringSubmatch("use mcp__plugin_cairn_cairn__resume_chek and mcp__plugin_cairn_cairn__<tool>", -1)
+	if len(ms) != 2 || ms[0][1] != "resume_chek" || slices.Contains(mcpTools, ms[0][1]) || ms[1][1] != "" || ms[1][2] != "<" {
+		t.Errorf("tool mentions parsed as %q", ms)
+	}
+}
