@@ -1,0 +1,187 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// A collection is a directory of NAME.json documents.
+type collection struct {
+	what string // for messages
+	dir  string // "." for the state directory itself
+}
+
+var (
+	documents   = collection{"document", "."}
+	checkpoints = collection{"checkpoint", checkpointsDir}
+	sessions    = collection{"session", sessionsDir}
+)
+
+func (c collection) file(name string) string {
+	if c.dir == "." {
+		return name + ".json"
+	}
+	return c.dir + "/" + name + ".json"
+}
+
+// CheckDocument applies the checks every stored document passes: strict JSON (jsonx.Check:
+// size, depth, UTF-8, duplicate keys, one value) and no secret (secrets.ScanJSON). The error
+// is a *jsonx.Error or a *secrets.Finding, which names the rule and JSON path, never the secret.
+func CheckDocument(doc []byte) error {
+	if err := jsonx.Check(doc); err != nil {
+		return err
+	}
+	if f := secrets.ScanJSON(doc); f != nil {
+		return f
+	}
+	return nil
+}
+
+func (s *Store) get(c collection, name string) ([]byte, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	file := c.file(name)
+	data, err := fsx.ReadFile(s.fs, file, jsonx.MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NotFoundError{What: c.what, Name: name}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %q in %s: %w", c.what, name, s.dir, err)
+	}
+	if err := jsonx.Check(data); err != nil {
+		return nil, fmt.Errorf("%s %s in %s is damaged and was left as it is: %w", c.what, file, s.dir, err)
+	}
+	return data, nil
+}
+
+func (s *Store) put(c collection, name string, doc []byte) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if err := CheckDocument(doc); err != nil {
+		return fmt.Errorf("%s %q not saved: %w", c.what, name, err)
+	}
+	if c.dir != "." {
+		if err := s.mkdir(c.dir); err != nil {
+			return err
+		}
+	}
+	file := c.file(name)
+	return s.writeErr(file, fsx.WriteFile(s.fs, file, doc, 0o600))
+}
+
+func (s *Store) reserved(name string) error {
+	if name == workflowName {
+		return fmt.Errorf("%q: %w: the active workflow is written through the journal (UpdateWorkflow), so its history stays complete", name, ErrReserved)
+	}
+	return nil
+}
+
+// Read returns the named state document (NAME.json in the state directory) without taking a
+// lock: a concurrent write is seen completely or not at all. A missing document is a
+// *NotFoundError (errors.Is(err, ErrNotFound)).
+func (s *Store) Read(name string) ([]byte, error) { return s.get(documents, name) }
+
+// Write replaces the named document durably and atomically, under its lock.
+func (s *Store) Write(name string, doc []byte) error {
+	_, err := s.Update(name, func([]byte) ([]byte, error) { return doc, nil })
+	return err
+}
+
+// Update is a locked read-modify-write of the named document: fn gets the current content
+// (nil when there is none) and returns the new one, or nil to leave it as it is, or an error
+// to abort. No other Update or Write of the same name runs in between, in any process. It
+// returns what the document holds afterwards.
+func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	if err := s.reserved(name); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cur, err := s.get(documents, name)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	next, err := fn(cur)
+	if err != nil {
+		return nil, err
+	}
+	if next == nil {
+		return cur, nil
+	}
+	if err := s.put(documents, name, next); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// SaveCheckpoint durably replaces checkpoints/NAME.json. Last writer wins; no lock is needed
+// for a whole-file replace.
+func (s *Store) SaveCheckpoint(name string, doc []byte) error {
+	return s.put(checkpoints, name, doc)
+}
+
+// LoadCheckpoint returns checkpoints/NAME.json; a missing one is a *NotFoundError.
+func (s *Store) LoadCheckpoint(name string) ([]byte, error) { return s.get(checkpoints, name) }
+
+// LoadCheckpointOrEmpty is LoadCheckpoint with the seeds' graceful default: a missing
+// checkpoint reads as {}.
+func (s *Store) LoadCheckpointOrEmpty(name string) ([]byte, error) {
+	data, err := s.get(checkpoints, name)
+	if errors.Is(err, ErrNotFound) {
+		return []byte("{}"), nil
+	}
+	return data, err
+}
+
+// ListCheckpoints returns the names of the checkpoints matching a glob pattern (path.Match
+// syntax: *, ?, [a-z]; "" matches all), sorted. It reads only the directory, never the files.
+func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
+	if pattern == "" {
+		pattern = "*"
+	}
+	if _, err := path.Match(pattern, ""); err != nil {
+		return nil, fmt.Errorf("checkpoint pattern %q: %w", pattern, err)
+	}
+	names, err := s.fs.ReadDirNames(checkpointsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing checkpoints in %s: %w", s.dir, err)
+	}
+	out := names[:0]
+	for _, n := range names {
+		name, ok := strings.CutSuffix(n, ".json")
+		if !ok || ValidName(name) != nil {
+			continue // temp files and anything that is not ours
+		}
+		if ok, _ := path.Match(pattern, name); ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// WriteSession records what the SessionStart hook knows about a running client, as
+// sessions/NAME.json (NAME is usually its pid).
+func (s *Store) WriteSession(name string, doc []byte) error { return s.put(sessions, name, doc) }
+
+// ReadSession returns sessions/NAME.json; a missing one is a *NotFoundError.
+func (s *Store) ReadSession(name string) ([]byte, error) { return s.get(sessions, name) }

@@ -1,0 +1,75 @@
+package store_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+func mustOpen(t testing.TB, dir string, opts ...store.Option) *store.Store {
+	t.Helper()
+	s, err := store.Open(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newStore(t testing.TB, opts ...store.Option) (*store.Store, string) {
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	return mustOpen(t, dir, opts...), dir
+}
+
+// record makes a schema-2.0 workflow record.
+func record(id string, rev int64, state string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"version": "2.0", "workflow_id": id, "type": "apex", "state": state,
+		"status": "active", "revision": rev, "x_unknown": map[string]any{"kept": true},
+	})
+	return b
+}
+
+// setNext returns an UpdateWorkflow callback that moves to state with the next revision.
+func setNext(id, state string) func(cur []byte) ([]byte, store.Event, error) {
+	return func(cur []byte) ([]byte, store.Event, error) {
+		rev := int64(1)
+		if cur != nil {
+			var m struct {
+				Revision int64 `json:"revision"`
+			}
+			if err := json.Unmarshal(cur, &m); err != nil {
+				return nil, store.Event{}, err
+			}
+			rev = m.Revision + 1
+		}
+		return record(id, rev, state), store.Event{Kind: "transition", Detail: "to " + state}, nil
+	}
+}
+
+func revOf(t testing.TB, doc []byte) int64 {
+	t.Helper()
+	var m struct {
+		Revision int64 `json:"revision"`
+	}
+	if err := json.Unmarshal(doc, &m); err != nil {
+		t.Fatalf("revision of %q: %v", doc, err)
+	}
+	return m.Revision
+}
+
+var fixedNow = time.Date(2026, 11, 22, 17, 30, 0, 0, time.UTC)
+
+func clockFrom(start time.Time) func() time.Time {
+	n := 0
+	return func() time.Time {
+		n++
+		return start.Add(time.Duration(n) * time.Second)
+	}
+}
+
+var _ = fmt.Sprint

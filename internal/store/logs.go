@@ -1,0 +1,99 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// MaxLogSize caps what ReadLog reads.
+const MaxLogSize = 64 << 20
+
+// Lines is what a JSONL reader found.
+type Lines struct {
+	// Lines are the complete, valid lines, in order, without their newline.
+	Lines []json.RawMessage
+	// Torn is 1 when the file ends in a partial line (a writer was killed mid-append); the next
+	// append cuts it off.
+	Torn int
+	// Invalid counts complete lines that are not one strict JSON value of at most
+	// MaxLogLine bytes; they are skipped.
+	Invalid int
+}
+
+// ParseLines splits JSONL data into complete valid lines, skipping and counting the rest.
+// Only newline-terminated lines count: a partial last line may be half of a record.
+func ParseLines(data []byte, maxLine int) Lines {
+	var out Lines
+	lim := jsonx.Limits{MaxSize: maxLine, MaxDepth: jsonx.MaxDepth}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			out.Torn = 1
+			break
+		}
+		line := data[:i]
+		data = data[i+1:]
+		if lim.Check(line) != nil {
+			out.Invalid++
+			continue
+		}
+		out.Lines = append(out.Lines, json.RawMessage(line))
+	}
+	return out
+}
+
+func logFile(name string) string { return logsDir + "/" + name + ".jsonl" }
+
+// AppendLog appends one JSON value as a line to logs/NAME.jsonl, durably, under the log's
+// lock. The entry is checked (strict JSON, no secret), compacted to one line and refused over
+// MaxLogLine bytes. A torn last line left by a killed writer is cut off first; a failed write
+// is taken back, so the log only ever holds whole lines.
+func (s *Store) AppendLog(name string, entry []byte) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	line, err := jsonx.Compact(entry)
+	if err != nil {
+		return fmt.Errorf("log %q entry not appended: %w", name, err)
+	}
+	if len(line) > MaxLogLine {
+		return fmt.Errorf("log %q entry not appended: %w", name, &jsonx.Error{Kind: jsonx.TooLarge, Offset: MaxLogLine,
+			Reason: fmt.Sprintf("a log line is at most %d bytes, this one is %d", MaxLogLine, len(line))})
+	}
+	if f := secrets.ScanJSON(line); f != nil {
+		return fmt.Errorf("log %q entry not appended: %w", name, f)
+	}
+	if err := s.mkdir(logsDir); err != nil {
+		return err
+	}
+	unlock, err := s.lock("log-" + name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = fsx.AppendLine(s.fs, logFile(name), line, true)
+	return s.writeErr(logFile(name), err)
+}
+
+// ReadLog returns the complete lines of logs/NAME.jsonl, counting a torn tail and invalid
+// lines. It takes no lock. A missing log is a *NotFoundError.
+func (s *Store) ReadLog(name string) (Lines, error) {
+	if err := ValidName(name); err != nil {
+		return Lines{}, err
+	}
+	data, err := fsx.ReadFile(s.fs, logFile(name), MaxLogSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Lines{}, &NotFoundError{What: "log", Name: name}
+	}
+	if err != nil {
+		return Lines{}, fmt.Errorf("reading log %q in %s: %w", name, s.dir, err)
+	}
+	return ParseLines(data, MaxLogLine), nil
+}

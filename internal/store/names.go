@@ -1,0 +1,76 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxNameLen is the longest name, in bytes.
+const MaxNameLen = 64
+
+// NameError refuses a document, checkpoint, log or workflow id name.
+type NameError struct {
+	Name   string
+	Reason string
+}
+
+func (e *NameError) Error() string {
+	n := e.Name
+	if len(n) > 80 {
+		n = n[:80] + "..."
+	}
+	return fmt.Sprintf("invalid name %q: %s (a name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, like plan_v2 or workflow-state)", n, e.Reason)
+}
+
+// Windows reserves these names with any extension, on every drive and folder.
+var deviceNames = map[string]bool{
+	"con": true, "prn": true, "aux": true, "nul": true, "clock$": true, "conin$": true, "conout$": true,
+	"com0": true, "com1": true, "com2": true, "com3": true, "com4": true, "com5": true, "com6": true, "com7": true, "com8": true, "com9": true,
+	"lpt0": true, "lpt1": true, "lpt2": true, "lpt3": true, "lpt4": true, "lpt5": true, "lpt6": true, "lpt7": true, "lpt8": true, "lpt9": true,
+}
+
+// ValidName checks a document, checkpoint, log or session name: 1 to 64 bytes of
+// [a-z0-9._-], starting with a letter or digit, no "..", not ending in '.', not a Windows
+// device name (con, nul, com1, ... with or without an extension). Lowercase only, so two names
+// never collide on a case-insensitive file system (macOS, Windows).
+func ValidName(name string) error { return validName(name, false) }
+
+// ValidWorkflowID checks a workflow id: as ValidName but upper case letters are allowed too,
+// since ids carry a UTC stamp ("apex-20261122T173000Z-3f9a").
+func ValidWorkflowID(id string) error { return validName(id, true) }
+
+func validName(name string, upper bool) error {
+	bad := func(reason string) error { return &NameError{Name: name, Reason: reason} }
+	switch {
+	case name == "":
+		return bad("it is empty")
+	case len(name) > MaxNameLen:
+		return bad(fmt.Sprintf("it is %d bytes, over %d", len(name), MaxNameLen))
+	case strings.Contains(name, ".."):
+		return bad(`it contains ".."`)
+	case name[0] == '.' || name[0] == '-' || name[0] == '_':
+		return bad("it starts with '" + name[:1] + "'")
+	case name[len(name)-1] == '.':
+		return bad("it ends with '.'")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		case upper && c >= 'A' && c <= 'Z':
+		case c >= 'A' && c <= 'Z':
+			return bad("it has upper case letters")
+		case c == '/' || c == '\\':
+			return bad("it contains a path separator")
+		case c == 0:
+			return bad("it contains a NUL byte")
+		default:
+			return bad(fmt.Sprintf("it contains %q", c))
+		}
+	}
+	stem, _, _ := strings.Cut(strings.ToLower(name), ".")
+	if deviceNames[stem] {
+		return bad("it is a reserved device name on Windows")
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+// Package store is Cairn's L1 state: the state directory (.claude/cairn) and everything in it.
+// It gives durable atomic replace of named JSON documents and checkpoints, locked
+// read-modify-write with a bounded wait, lock-free reads that see the old or the new version,
+// JSONL logs with torn-tail repair, the workflow journal with its snapshot, quarantine and
+// rebuild of a corrupt snapshot, archives with retention, and migration of older formats.
+//
+// It is generic over the workflow record: it reads only "version", "workflow_id" and
+// "revision" and leaves the rest to internal/workflow. It does not discover the project root
+// (internal/project does) and never deletes state, with one exception: archive directories
+// beyond the retention count are pruned (see Archive).
+//
+// Every write goes through an fsx.FS anchored at the state directory, is checked with
+// jsonx.Check and secrets.ScanJSON first, and leaves the old content intact when it fails.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+)
+
+// File and directory names inside the state directory.
+const (
+	WorkflowFile   = "workflow-state.json"
+	workflowName   = "workflow-state"
+	checkpointsDir = "checkpoints"
+	logsDir        = "logs"
+	journalDir     = "journal"
+	archiveDir     = "archive"
+	quarantineDir  = "quarantine"
+	sessionsDir    = "sessions"
+	archiveIndex   = "archive/index.jsonl"
+	lockWorkflow   = ".lock-workflow"
+)
+
+const (
+	// MaxLogLine is the longest JSONL log line, after compaction.
+	MaxLogLine = 64 << 10
+	// DefaultRetention is how many archives Archive keeps (seed 002's default).
+	DefaultRetention = 5
+	// DefaultLockWait bounds how long a write waits for a lock; hooks run under timeouts.
+	DefaultLockWait = 5 * time.Second
+)
+
+var (
+	// ErrNotFound: the document, checkpoint, log or workflow does not exist. Errors that
+	// match it say which.
+	ErrNotFound = errors.New("not found")
+	// ErrReserved: the name belongs to the store's own bookkeeping.
+	ErrReserved = errors.New("reserved name")
+)
+
+// LockTimeoutError says which lock file stayed held and by whom.
+type LockTimeoutError = fsx.LockTimeoutError
+
+// NotFoundError says what was missing.
+type NotFoundError struct {
+	What string // "document", "checkpoint", "log", "workflow", "archive"
+	Name string
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Name == "" {
+		return fmt.Sprintf("no %s", e.What)
+	}
+	return fmt.Sprintf("%s %q not found", e.What, e.Name)
+}
+
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// WriteError is a write that did not happen (or, for NotDurable, did but is unconfirmed). Its
+// message names the state directory and what was kept.
+type WriteError struct {
+	Dir  string // the state directory
+	Name string // the file, relative to Dir
+	Err  error
+}
+
+func (e *WriteError) Error() string {
+	switch {
+	case fsx.IsNotDurable(e.Err):
+		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err))
+	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
+		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
+	case errors.Is(e.Err, syscall.ENOSPC):
+		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; free some space and try again", e.Name, e.Dir, e.Err)
+	}
+	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Store is an open state directory. It is safe for concurrent use by goroutines and by
+// processes: writes that read first hold a cross-process lock.
+type Store struct {
+	dir  string
+	fs   fsx.FS
+	real *fsx.Dir
+	o    options
+}
+
+type options struct {
+	fs          fsx.FS
+	retention   int
+	lockWait    time.Duration
+	now         func() time.Time
+	projectRoot string
+}
+
+// Option changes how Open sets up a Store.
+type Option func(*options)
+
+// WithRetention keeps the newest n archives (at least 1) instead of DefaultRetention.
+func WithRetention(n int) Option {
+	return func(o *options) { o.retention = max(n, 1) }
+}
+
+// WithLockWait bounds how long writes wait for a lock.
+func WithLockWait(d time.Duration) Option { return func(o *options) { o.lockWait = d } }
+
+// WithClock sets the clock used for journal times and archive and quarantine names.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithProjectRoot says where the project root is, for finding the seeds' legacy state files
+// (.claude/workflow-state.json, memory/state/, .workflow-state/). By default it is the state
+// directory's grandparent when the state directory is <root>/.claude/cairn, else none.
+func WithProjectRoot(root string) Option { return func(o *options) { o.projectRoot = root } }
+
+// WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
+// injection in tests.
+func WithFS(fsys fsx.FS) Option { return func(o *options) { o.fs = fsys } }
+
+// Open opens the state directory dir, creating it (and missing parents) 0700 with a
+// .gitignore of "*" so state is never committed by accident. A dir that is a symlink is
+// refused. A read-only dir opens fine: reads work and writes fail with a *WriteError.
+func Open(dir string, opts ...Option) (*Store, error) {
+	o := options{retention: DefaultRetention, lockWait: DefaultLockWait, now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("opening state directory %s: %w", abs, fsx.ErrSymlinkDir)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		if err := fsx.MkdirAll(abs, 0o700); err != nil {
+			return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
+		}
+	}
+	d, err := fsx.OpenDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
+	}
+	s := &Store{dir: abs, fs: d, real: d, o: o}
+	if o.fs != nil {
+		s.fs = o.fs
+	}
+	if o.projectRoot == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
+		s.o.projectRoot = filepath.Dir(filepath.Dir(abs))
+	}
+	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) {
+		// Failing here (a read-only directory) must not stop reads; writes will say why.
+		_ = fsx.WriteFile(s.fs, ".gitignore", []byte("*\n"), 0o600)
+	}
+	return s, nil
+}
+
+// Dir is the state directory's absolute path.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases the directory handle.
+func (s *Store) Close() error { return s.real.Close() }
+
+func (s *Store) writeErr(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var we *WriteError
+	if errors.As(err, &we) {
+		return err
+	}
+	return &WriteError{Dir: s.dir, Name: name, Err: err}
+}
+
+// lock takes the named lock ("NAME" -> .lock-NAME).
+func (s *Store) lock(name string) (func() error, error) {
+	unlock, err := s.fs.Lock(".lock-"+name, s.o.lockWait)
+	if err != nil {
+		var te *fsx.LockTimeoutError
+		if errors.As(err, &te) {
+			return nil, err
+		}
+		return nil, s.writeErr(".lock-"+name, err)
+	}
+	return unlock, nil
+}
+
+func (s *Store) mkdir(name string) error {
+	return s.writeErr(name, fsx.MkdirIn(s.fs, name, 0o700))
+}
+
+func (s *Store) utc() string { return s.o.now().UTC().Format("20060102T150405.000Z") }

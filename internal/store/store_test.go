@@ -1,0 +1,390 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+func TestOpenCreatesPrivateDirWithGitignore(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "a", "b", "cairn")
+	s := mustOpen(t, dir)
+	if s.Dir() != dir {
+		t.Errorf("Dir() = %s", s.Dir())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if err != nil || string(b) != "*\n" {
+		t.Fatalf(".gitignore = %q, %v", b, err)
+	}
+	if runtime.GOOS != "windows" {
+		for _, d := range []string{dir, filepath.Join(base, "a", "b"), filepath.Join(base, "a")} {
+			fi, _ := os.Stat(d)
+			if fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s mode %v, want 0700", d, fi.Mode().Perm())
+			}
+		}
+		if err := s.SaveCheckpoint("plan_v2", []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(filepath.Join(dir, "checkpoints", "plan_v2.json"))
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("checkpoint mode %v, want 0600", fi.Mode().Perm())
+		}
+		fi, _ = os.Stat(filepath.Join(dir, "checkpoints"))
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("checkpoints dir mode %v, want 0700", fi.Mode().Perm())
+		}
+	}
+}
+
+func TestOpenRefusesSymlinkedStateDir(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "cairn")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("symlinks unavailable:", err)
+	}
+	_, err := store.Open(link)
+	if !errors.Is(err, fsx.ErrSymlinkDir) || !strings.Contains(err.Error(), link) {
+		t.Fatalf("got %v, want ErrSymlinkDir naming %s", err, link)
+	}
+	if _, err := os.Stat(filepath.Join(real, ".gitignore")); err == nil {
+		t.Error("wrote through the symlink")
+	}
+}
+
+func TestValidName(t *testing.T) {
+	good := []string{"workflow-state", "initiative", "interview-state", "plan_v2", "a", "0", "x.y",
+		"supervisor_metadata", strings.Repeat("a", 64), "console", "nul1", "com10"}
+	for _, n := range good {
+		if err := store.ValidName(n); err != nil {
+			t.Errorf("%q refused: %v", n, err)
+		}
+	}
+	bad := map[string]string{
+		"":                      "empty",
+		"..":                    "..",
+		"a..b":                  "..",
+		"../x":                  "..",
+		"a/b":                   "separator",
+		`a\b`:                   "separator",
+		"a\x00b":                "NUL",
+		".hidden":               "starts with '.'",
+		"-rf":                   "starts with '-'",
+		"_x":                    "starts with '_'",
+		"trail.":                "ends with '.'",
+		"con":                   "device",
+		"NUL":                   "upper case",
+		"nul":                   "device",
+		"com1":                  "device",
+		"lpt9.json":             "device",
+		"aux.txt":               "device",
+		"Plan":                  "upper case",
+		"a b":                   "contains",
+		"é":                     "contains",
+		strings.Repeat("a", 65): "over 64",
+		"a*":                    "contains",
+		"x:y":                   "contains",
+	}
+	for n, want := range bad {
+		err := store.ValidName(n)
+		var ne *store.NameError
+		if !errors.As(err, &ne) {
+			t.Errorf("%q accepted", n)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: message %q lacks %q", n, err, want)
+		}
+	}
+	if err := store.ValidWorkflowID("apex-20261122T173000Z-3f9a"); err != nil {
+		t.Errorf("workflow id refused: %v", err)
+	}
+	if err := store.ValidWorkflowID("../apex"); err == nil {
+		t.Error("workflow id with .. accepted")
+	}
+}
+
+func FuzzValidName(f *testing.F) {
+	for _, s := range []string{"plan_v2", "..", "a/b", "con", "COM1.txt", "x\x00", ".a", "a.", strings.Repeat("z", 65), "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		for _, err := range []error{store.ValidName(name), store.ValidWorkflowID(name)} {
+			if err != nil {
+				continue
+			}
+			if len(name) == 0 || len(name) > 64 || strings.Contains(name, "..") || strings.ContainsAny(name, "/\\\x00:") ||
+				name[0] == '.' || name[0] == '-' || filepath.Base(name) != name || filepath.Clean(name) != name {
+				t.Fatalf("accepted unsafe name %q", name)
+			}
+			stem, _, _ := strings.Cut(strings.ToLower(name), ".")
+			switch stem {
+			case "con", "nul", "aux", "prn", "com1", "lpt1":
+				t.Fatalf("accepted device name %q", name)
+			}
+		}
+	})
+}
+
+func TestDocuments(t *testing.T) {
+	s, dir := newStore(t)
+	for _, name := range []string{"initiative", "interview-state", "my.doc_1"} {
+		if _, err := s.Read(name); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("read missing %s: %v", name, err)
+		}
+		doc := []byte(`{"name":"` + name + `","n":1}`)
+		if err := s.Write(name, doc); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Read(name)
+		if err != nil || !bytes.Equal(got, doc) {
+			t.Fatalf("read back %q, %v", got, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, name+".json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Update("initiative", func(cur []byte) ([]byte, error) {
+		if !bytes.Contains(cur, []byte(`"n":1`)) {
+			t.Errorf("update saw %q", cur)
+		}
+		return []byte(`{"n":2}`), nil
+	})
+	if err != nil || string(got) != `{"n":2}` {
+		t.Fatalf("update: %s, %v", got, err)
+	}
+	// nil leaves it; an error aborts.
+	if _, err := s.Update("initiative", func([]byte) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if _, err := s.Update("initiative", func([]byte) ([]byte, error) { return nil, boom }); err != boom {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := s.Read("initiative"); string(b) != `{"n":2}` {
+		t.Fatalf("after aborted updates: %s", b)
+	}
+	if err := s.Write("workflow-state", []byte(`{}`)); !errors.Is(err, store.ErrReserved) {
+		t.Fatalf("write workflow-state directly: %v", err)
+	}
+}
+
+func TestBadInputIsRefusedAndNothingIsLost(t *testing.T) {
+	s, dir := newStore(t)
+	if err := s.Write("doc", []byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCheckpoint("cp", []byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	ghToken := "ghp_" + strings.Repeat("a1B2", 9)
+	cases := []struct {
+		name string
+		doc  string
+		kind jsonx.Kind
+		rule string
+	}{
+		{"huge", `{"a":"` + strings.Repeat("x", jsonx.MaxSize) + `"}`, jsonx.TooLarge, ""},
+		{"deep", strings.Repeat(`{"a":`, 65) + `1` + strings.Repeat(`}`, 65), jsonx.TooDeep, ""},
+		{"invalid-utf8", "{\"a\":\"\xc3\x28\"}", jsonx.InvalidUTF8, ""},
+		{"duplicate-keys", `{"a":1,"b":{"c":1,"c":2}}`, jsonx.DuplicateKey, ""},
+		{"two-values", `{}{}`, jsonx.Trailing, ""},
+		{"not-json", `hello`, jsonx.Syntax, ""},
+		{"github-token", `{"vars":{"TOKEN":"` + ghToken + `"}}`, "", "github"},
+		{"url-credentials", `{"db":["postgres://admin:hunter2secret@db.example.com/x"]}`, "", "url"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			writes := map[string]func() error{
+				"write":      func() error { return s.Write("doc", []byte(c.doc)) },
+				"checkpoint": func() error { return s.SaveCheckpoint("cp", []byte(c.doc)) },
+				"log":        func() error { return s.AppendLog("events", []byte(c.doc)) },
+			}
+			for what, write := range writes {
+				err := write()
+				if err == nil {
+					t.Fatalf("%s accepted %s", what, c.name)
+				}
+				if c.kind != "" {
+					var je *jsonx.Error
+					if !errors.As(err, &je) || je.Kind != c.kind {
+						t.Fatalf("%s: got %v, want %s", what, err, c.kind)
+					}
+				} else {
+					var f *secrets.Finding
+					if !errors.As(err, &f) || !strings.Contains(f.Rule, c.rule) || !strings.Contains(err.Error(), "$.") {
+						t.Fatalf("%s: got %v, want a %s finding with a JSON path", what, err, c.rule)
+					}
+					if strings.Contains(err.Error(), ghToken) || strings.Contains(err.Error(), "hunter2") {
+						t.Fatalf("%s: the error echoes the secret: %v", what, err)
+					}
+				}
+			}
+		})
+	}
+	if b, _ := s.Read("doc"); string(b) != `{"ok":true}` {
+		t.Errorf("document changed to %.40q", b)
+	}
+	if b, _ := s.LoadCheckpoint("cp"); string(b) != `{"ok":true}` {
+		t.Errorf("checkpoint changed to %.40q", b)
+	}
+	if _, err := s.ReadLog("events"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("log was created: %v", err)
+	}
+	for _, name := range []string{"../x", "a/b", "con", ".x", strings.Repeat("a", 65), "x\x00"} {
+		var ne *store.NameError
+		if err := s.Write(name, []byte(`{}`)); !errors.As(err, &ne) {
+			t.Errorf("write %q: %v", name, err)
+		}
+		if err := s.SaveCheckpoint(name, []byte(`{}`)); !errors.As(err, &ne) {
+			t.Errorf("checkpoint %q: %v", name, err)
+		}
+		if err := s.AppendLog(name, []byte(`{}`)); !errors.As(err, &ne) {
+			t.Errorf("log %q: %v", name, err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	for _, e := range entries {
+		if e.Name() != "cairn" {
+			t.Errorf("something escaped the state directory: %s", e.Name())
+		}
+	}
+}
+
+func TestCheckpoints(t *testing.T) {
+	s, _ := newStore(t)
+	if _, err := s.LoadCheckpoint("supervisor_metadata"); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "supervisor_metadata") {
+		t.Fatalf("missing: %v", err)
+	}
+	if b, err := s.LoadCheckpointOrEmpty("supervisor_metadata"); err != nil || string(b) != "{}" {
+		t.Fatalf("graceful default: %s, %v", b, err)
+	}
+	if l, err := s.ListCheckpoints(""); err != nil || len(l) != 0 {
+		t.Fatalf("empty list: %v %v", l, err)
+	}
+	for _, n := range []string{"plan_v2", "plan_v1", "implement", "coordinate", "plan.backup"} {
+		if err := s.SaveCheckpoint(n, []byte(`{"name":"`+n+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := s.LoadCheckpoint("plan_v2")
+	if err != nil || string(b) != `{"name":"plan_v2"}` {
+		t.Fatalf("load: %s %v", b, err)
+	}
+	for pattern, want := range map[string]string{
+		"":        "coordinate implement plan.backup plan_v1 plan_v2",
+		"plan_*":  "plan_v1 plan_v2",
+		"plan*":   "plan.backup plan_v1 plan_v2",
+		"?mpl*":   "implement",
+		"[a-d]*":  "coordinate",
+		"nothing": "",
+	} {
+		got, err := s.ListCheckpoints(pattern)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("list %q = %v, %v; want %s", pattern, got, err, want)
+		}
+	}
+	if _, err := s.ListCheckpoints("[a-"); err == nil {
+		t.Error("bad pattern accepted")
+	}
+}
+
+func TestLogs(t *testing.T) {
+	s, dir := newStore(t)
+	if err := s.AppendLog("benchmarks", []byte("{\n  \"phase\": \"research\",\n  \"duration_ms\": 12500\n}")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendLog("benchmarks", []byte(`{"phase":"plan"}`)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "logs", "benchmarks.jsonl")
+	b, _ := os.ReadFile(p)
+	if string(b) != "{\"phase\":\"research\",\"duration_ms\":12500}\n{\"phase\":\"plan\"}\n" {
+		t.Fatalf("log holds %q", b)
+	}
+	// A writer killed mid-line leaves a torn tail: the reader skips and counts it, the next
+	// append cuts it off.
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"phase":"impl`)
+	f.Close()
+	l, err := s.ReadLog("benchmarks")
+	if err != nil || len(l.Lines) != 2 || l.Torn != 1 {
+		t.Fatalf("read: %d lines, torn %d, %v", len(l.Lines), l.Torn, err)
+	}
+	if err := s.AppendLog("benchmarks", []byte(`{"phase":"test"}`)); err != nil {
+		t.Fatal(err)
+	}
+	l, _ = s.ReadLog("benchmarks")
+	if len(l.Lines) != 3 || l.Torn != 0 || string(l.Lines[2]) != `{"phase":"test"}` {
+		t.Fatalf("after repair: %q torn %d", l.Lines, l.Torn)
+	}
+	big := `{"a":"` + strings.Repeat("x", store.MaxLogLine) + `"}`
+	var je *jsonx.Error
+	if err := s.AppendLog("benchmarks", []byte(big)); !errors.As(err, &je) || je.Kind != jsonx.TooLarge {
+		t.Fatalf("65 KiB line: %v", err)
+	}
+	if _, err := s.ReadLog("nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+}
+
+func TestParseLines(t *testing.T) {
+	cases := []struct {
+		name                 string
+		in                   string
+		lines, torn, invalid int
+	}{
+		{"empty", "", 0, 0, 0},
+		{"two", "{}\n[1]\n", 2, 0, 0},
+		{"torn", "{}\n{\"a\":", 1, 1, 0},
+		{"invalid-middle", "{}\nnot json\n{}\n", 2, 0, 1},
+		{"blank-line", "{}\n\n{}\n", 2, 0, 1},
+		{"duplicate-key-line", "{\"a\":1,\"a\":2}\n", 0, 0, 1},
+		{"zeroed-tail", "{}\n\x00\x00\x00", 1, 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := store.ParseLines([]byte(c.in), store.MaxLogLine)
+			if len(l.Lines) != c.lines || l.Torn != c.torn || l.Invalid != c.invalid {
+				t.Fatalf("got %d/%d/%d, want %d/%d/%d", len(l.Lines), l.Torn, l.Invalid, c.lines, c.torn, c.invalid)
+			}
+		})
+	}
+}
+
+func FuzzParseLines(f *testing.F) {
+	for _, s := range []string{"{}\n", "{}\n{\"a\":", "x\n{}\n", "\n\n", "[1,2]\n\"s\"\n3"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l := store.ParseLines(data, 1024)
+		total := bytes.Count(data, []byte("\n"))
+		if len(l.Lines)+l.Invalid != total {
+			t.Fatalf("%d lines + %d invalid != %d newlines", len(l.Lines), l.Invalid, total)
+		}
+		if (l.Torn == 1) != (len(data) > 0 && data[len(data)-1] != '\n') {
+			t.Fatalf("torn %d for %q", l.Torn, data)
+		}
+		for _, line := range l.Lines {
+			if jsonx.Check(line) != nil || bytes.IndexByte(line, '\n') >= 0 {
+				t.Fatalf("returned bad line %q", line)
+			}
+		}
+		j := store.ParseJournal(data)
+		for i := 1; i < len(j.Records); i++ {
+			if j.Records[i].Seq <= j.Records[i-1].Seq {
+				t.Fatal("journal records out of sequence")
+			}
+		}
+	})
+}

@@ -1,0 +1,401 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
+)
+
+// Notice tells the caller about something the store did on its own while reading or
+// updating the workflow: moved a damaged snapshot aside, rebuilt it, migrated an old format.
+type Notice struct {
+	// Kind is "quarantined", "rebuilt", "rolled-forward", "migrated" or "snapshot-stale".
+	Kind string
+	// Path is the file concerned, relative to the state directory (for a legacy file
+	// migrated from the project, relative to the project root).
+	Path string
+	// Revision is the workflow revision the notice is about, when there is one.
+	Revision int64
+	// Message says it in a sentence for a person.
+	Message string
+}
+
+func (n Notice) String() string { return n.Message }
+
+// Workflow is the active workflow's snapshot as read.
+type Workflow struct {
+	Data     []byte // the record, as stored
+	ID       string
+	Revision int64
+	Notices  []Notice
+}
+
+// Result is what UpdateWorkflow did.
+type Result struct {
+	Workflow
+	Changed bool  // false when the callback returned nil next
+	Seq     int64 // the journal sequence number written
+}
+
+var (
+	// ErrWorkflowMismatch: the update names a different workflow than the active one.
+	ErrWorkflowMismatch = errors.New("a different workflow is active")
+	// ErrRevision: the update's revision is not the active one's plus one.
+	ErrRevision = errors.New("revision must be the previous revision plus one")
+)
+
+// meta is the little the store reads from a workflow record.
+type meta struct {
+	version string
+	id      string
+	rev     int64
+}
+
+// errNeedsMigration marks a record in an older format.
+type errNeedsMigration struct{ format migrate.Format }
+
+func (e errNeedsMigration) Error() string { return "older format " + e.format.String() }
+
+// readMeta checks a workflow record and reads version, workflow_id and revision. An older
+// format comes back as errNeedsMigration, a newer one as *migrate.NewerError.
+func readMeta(doc []byte) (meta, error) {
+	m, err := jsonx.Object(doc)
+	if err != nil {
+		return meta{}, err
+	}
+	var v string
+	if raw, ok := m["version"]; !ok || json.Unmarshal(raw, &v) != nil || !strings.HasPrefix(v, "2.") {
+		f, err := migrate.Detect(doc)
+		if err != nil {
+			return meta{}, err
+		}
+		if f.NeedsMigration() {
+			return meta{}, errNeedsMigration{f}
+		}
+		if f != migrate.Current {
+			return meta{}, fmt.Errorf("not a workflow record (%s)", f)
+		}
+	}
+	var out meta
+	out.version = v
+	if json.Unmarshal(m["workflow_id"], &out.id) != nil || ValidWorkflowID(out.id) != nil {
+		return meta{}, errors.New(`"workflow_id" is missing or not a valid id`)
+	}
+	if json.Unmarshal(m["revision"], &out.rev) != nil || out.rev < 1 {
+		return meta{}, errors.New(`"revision" is missing or not a whole number of at least 1`)
+	}
+	return out, nil
+}
+
+// ReadWorkflow returns the active workflow without taking a lock when all is well: the
+// snapshot, or the journal's newer record when an update committed to the journal but its
+// snapshot was not yet replaced. When the snapshot is damaged (not JSON, truncated, not a
+// record), it is moved to quarantine/ (never deleted) and rebuilt from the newest valid journal
+// record, under the lock; an older format is migrated; each such step is reported in Notices.
+// With no workflow it returns a *NotFoundError, possibly with Notices. A record written by a
+// newer Cairn is refused with a *migrate.NewerError and left as it is.
+func (s *Store) ReadWorkflow() (Workflow, error) {
+	data, err := fsx.ReadFile(s.fs, WorkflowFile, jsonx.MaxSize)
+	if err == nil {
+		m, merr := readMeta(data)
+		if merr == nil {
+			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
+			if tail, _ := s.journalTail(journalFile(m.id)); tail != nil && tail.Revision > m.rev {
+				w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
+			}
+			return w, nil
+		}
+		if errors.Is(merr, migrate.ErrNewer) {
+			return Workflow{}, merr
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		if !s.anythingToRecover() {
+			return Workflow{}, &NotFoundError{What: "workflow"}
+		}
+	} else if !errors.Is(err, fsx.ErrTooLarge) {
+		// A planted FIFO, symlink or hard link, or an unreadable file: say so, move nothing.
+		return Workflow{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
+	}
+	unlock, err := s.lock("workflow")
+	if err != nil {
+		return Workflow{}, err
+	}
+	defer unlock()
+	w, _, err := s.loadLocked()
+	return w, err
+}
+
+// anythingToRecover is the cheap check, without the lock, for a journal to rebuild from or a
+// legacy file to migrate when there is no snapshot.
+func (s *Store) anythingToRecover() bool {
+	if names, _ := s.fs.ReadDirNames(journalDir); len(names) > 0 {
+		for _, n := range names {
+			if strings.HasSuffix(n, ".jsonl") {
+				return true
+			}
+		}
+	}
+	_, _, ok := s.findLegacy()
+	return ok
+}
+
+// tailState is where the active workflow's journal stands.
+type tailState struct {
+	seq int64
+	rev int64
+}
+
+// loadLocked reads the active workflow under the workflow lock, repairing what it can.
+func (s *Store) loadLocked() (Workflow, tailState, error) {
+	var w Workflow
+	data, err := fsx.ReadFile(s.fs, WorkflowFile, jsonx.MaxSize)
+	var m meta
+	switch {
+	case err == nil:
+		var merr error
+		m, merr = readMeta(data)
+		var old errNeedsMigration
+		switch {
+		case merr == nil:
+			w = Workflow{Data: data, ID: m.id, Revision: m.rev}
+		case errors.Is(merr, migrate.ErrNewer):
+			return w, tailState{}, merr
+		case errors.As(merr, &old):
+			return s.migrateOwn(w, data)
+		default:
+			n, qerr := s.quarantine(WorkflowFile, merr)
+			if qerr != nil {
+				return w, tailState{}, qerr
+			}
+			w.Notices = append(w.Notices, n)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fsx.ErrTooLarge):
+		n, qerr := s.quarantine(WorkflowFile, err)
+		if qerr != nil {
+			return w, tailState{}, qerr
+		}
+		w.Notices = append(w.Notices, n)
+	default:
+		return w, tailState{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
+	}
+	if w.Data == nil {
+		// Rebuild from the newest journal, if any.
+		rec, err := s.newestJournalRecord()
+		if err != nil {
+			return w, tailState{}, err
+		}
+		if rec == nil {
+			if legacyDir, name, ok := s.findLegacy(); ok && len(w.Notices) == 0 {
+				return s.migrateLegacy(w, legacyDir, name)
+			}
+			return w, tailState{}, &NotFoundError{What: "workflow"}
+		}
+		rm, err := readMeta(rec.Snapshot)
+		if err != nil {
+			return w, tailState{}, fmt.Errorf("the newest journal record is not a usable workflow record: %w", err)
+		}
+		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, rec.Snapshot, 0o600)); err != nil {
+			return w, tailState{}, err
+		}
+		w.Data, w.ID, w.Revision = rec.Snapshot, rm.id, rec.Revision
+		w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision,
+			Message: fmt.Sprintf("the workflow snapshot was rebuilt from its journal at revision %d", rec.Revision)})
+		return w, tailState{seq: rec.Seq, rev: rec.Revision}, nil
+	}
+	tail, err := s.journalTail(journalFile(w.ID))
+	if err != nil {
+		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", w.ID, err)
+	}
+	if tail == nil {
+		return w, tailState{}, nil
+	}
+	if tail.Revision > w.Revision {
+		// The journal is the commit point: a change recorded there whose snapshot replace was
+		// cut short is applied now.
+		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, tail.Snapshot, 0o600)); err != nil {
+			return w, tailState{}, err
+		}
+		w.Notices = append(w.Notices, Notice{Kind: "rolled-forward", Path: WorkflowFile, Revision: tail.Revision,
+			Message: fmt.Sprintf("revision %d was in the journal but not in the snapshot; the snapshot was brought up to date", tail.Revision)})
+		w.Data, w.Revision = tail.Snapshot, tail.Revision
+	}
+	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
+}
+
+// quarantine moves a damaged file to quarantine/<base>-<utc>, never deleting it.
+func (s *Store) quarantine(file string, why error) (Notice, error) {
+	if err := s.mkdir(quarantineDir); err != nil {
+		return Notice{}, err
+	}
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	dst := quarantineDir + "/" + base + "-" + s.utc()
+	for i := 2; ; i++ {
+		if _, err := s.fs.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
+	}
+	if err := s.fs.Rename(file, dst); err != nil {
+		return Notice{}, s.writeErr(file, err)
+	}
+	if err := s.fs.SyncDir(quarantineDir); err != nil {
+		return Notice{}, s.writeErr(dst, err)
+	}
+	if err := s.fs.SyncDir(dirOf(file)); err != nil {
+		return Notice{}, s.writeErr(file, err)
+	}
+	reason := why.Error()
+	if len(reason) > 200 {
+		reason = reason[:200] + "..."
+	}
+	return Notice{Kind: "quarantined", Path: dst,
+		Message: fmt.Sprintf("%s was damaged (%s) and was moved to %s, where it is kept", file, reason, dst)}, nil
+}
+
+func dirOf(file string) string {
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		return file[:i]
+	}
+	return "."
+}
+
+// newestJournalRecord returns the newest verified record among the journals in journal/.
+func (s *Store) newestJournalRecord() (*Record, error) {
+	names, err := s.fs.ReadDirNames(journalDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var best *Record
+	for _, n := range names {
+		id, ok := strings.CutSuffix(n, ".jsonl")
+		if !ok || ValidWorkflowID(id) != nil {
+			continue
+		}
+		r, err := s.journalTail(journalDir + "/" + n)
+		if err != nil || r == nil {
+			continue
+		}
+		if best == nil || r.At.After(best.At) {
+			best = r
+		}
+	}
+	return best, nil
+}
+
+// UpdateWorkflow is the one way the active workflow changes. Under the workflow lock it reads
+// the current record (nil when there is none; repaired as ReadWorkflow describes) and calls
+// fn, which returns the next record and the event that explains it, or nil next to change
+// nothing, or an error to abort (returned as is). The next record must be schema 2.x, pass
+// CheckDocument, carry the same workflow_id as the current one (archive first to start
+// another) and revision = current + 1 (a new workflow starts at 1, or after its journal's
+// last revision). The change is appended to journal/<workflow_id>.jsonl and fsynced (the
+// commit point), then the snapshot is replaced.
+func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err error)) (Result, error) {
+	unlock, err := s.lock("workflow")
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	w, ts, err := s.loadLocked()
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Result{Workflow: w}, err
+	}
+	next, ev, err := fn(w.Data)
+	if err != nil {
+		return Result{Workflow: w}, err
+	}
+	if next == nil {
+		return Result{Workflow: w}, nil
+	}
+	return s.commitLocked(w, ts, next, ev)
+}
+
+func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (Result, error) {
+	res := Result{Workflow: Workflow{Data: w.Data, ID: w.ID, Revision: w.Revision, Notices: w.Notices}}
+	if err := CheckDocument(next); err != nil {
+		return res, fmt.Errorf("workflow not saved: %w", err)
+	}
+	m, err := readMeta(next)
+	if err != nil {
+		return res, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
+	}
+	if err := ValidName(ev.Kind); err != nil {
+		return res, fmt.Errorf("workflow not saved: event kind: %w", err)
+	}
+	if len(ev.Detail) > MaxEventDetail {
+		ev.Detail = ev.Detail[:MaxEventDetail]
+	}
+	if f := secrets.ScanString(ev.Detail); f != nil {
+		f.Path = "event.detail"
+		return res, fmt.Errorf("workflow not saved: %w", f)
+	}
+	if w.Data != nil {
+		if m.id != w.ID {
+			return res, fmt.Errorf("workflow %s not saved: %w (%s); archive it first", m.id, ErrWorkflowMismatch, w.ID)
+		}
+	} else {
+		ts = tailState{}
+		tail, err := s.journalTail(journalFile(m.id))
+		if err != nil {
+			return res, err
+		}
+		if tail != nil {
+			ts = tailState{seq: tail.Seq, rev: tail.Revision}
+		}
+	}
+	prev := max(w.Revision, ts.rev)
+	if prev > 0 && m.rev != prev+1 {
+		return res, fmt.Errorf("workflow %s not saved: %w: got %d, the current revision is %d (another process may have changed it; read it again)", m.id, ErrRevision, m.rev, prev)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, next); err != nil {
+		return res, err
+	}
+	rec := Record{Seq: ts.seq + 1, Revision: m.rev, At: s.o.now().UTC(), Event: ev, Snapshot: compact.Bytes()}
+	if err := s.mkdir(journalDir); err != nil {
+		return res, err
+	}
+	jf := journalFile(m.id)
+	if _, err := fsx.AppendLine(s.fs, jf, encodeRecord(rec), true); err != nil && !fsx.IsNotDurable(err) {
+		return res, s.writeErr(jf, err)
+	}
+	res = Result{Workflow: Workflow{Data: next, ID: m.id, Revision: m.rev, Notices: w.Notices}, Changed: true, Seq: rec.Seq}
+	if err := fsx.WriteFile(s.fs, WorkflowFile, next, 0o600); err != nil && !fsx.IsNotDurable(err) {
+		// Committed in the journal; readers already see it there and the next locked
+		// operation brings the snapshot up to date.
+		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: m.rev,
+			Message: fmt.Sprintf("revision %d is in the journal but the snapshot could not be replaced (%v); it will be on the next update", m.rev, err)})
+	}
+	s.cleanTemps(".", WorkflowFile)
+	return res, nil
+}
+
+// cleanTemps removes temp files a killed writer left for file; the caller holds the lock
+// that every writer of file takes, so none of them is in flight.
+func (s *Store) cleanTemps(dir, file string) {
+	names, err := s.fs.ReadDirNames(dir)
+	if err != nil {
+		return
+	}
+	prefix := fsx.TempPrefix(file)
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			_ = s.fs.Remove(n)
+		}
+	}
+}
