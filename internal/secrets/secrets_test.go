@@ -1,0 +1,351 @@
+package secrets_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// Test secrets are assembled at run time so that no scanner flags this file.
+var (
+	awsID       = "AKIA" + "IOSFODNN7EXAMPLE"
+	awsSTS      = "ASIA" + "Y34FZKBOKMUTVV7A"
+	awsSecret   = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+	ghClassic   = "ghp_" + "R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"
+	ghFine      = "github_pat_" + "11ABCDEFG0abcdefghijkl_" + strings.Repeat("aB3", 20)
+	antKey      = "sk-ant-api03-" + strings.Repeat("Zx9_qW-e", 12) + "AA"
+	oaProj      = "sk-proj-" + strings.Repeat("Ab1-cD2_eF3", 8)
+	oaLegacy    = "sk-" + "Ab3dEf6hIj9kLm2n" + "T3BlbkFJ" + "Qr5tUv8wXy1zAb4c"
+	slackBot    = "xoxb-" + "123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx"
+	slackUser   = "xoxp-" + "1234-5678-91011-" + "00112233445566778899aabbccddeeff"
+	slackApp    = "xapp-" + "1-A0123BCDEF-1234567890123-" + "abcdef0123456789abcdef"
+	slackHook   = "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
+	jwtToken    = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ." + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+	pemRSA      = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\n-----END RSA PRIVATE KEY-----"
+	pemPKCS8    = "-----BEGIN " + "PRIVATE KEY-----"
+	pemSSH      = "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"
+	pemPGP      = "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----"
+	pemEC       = "-----BEGIN EC " + "PRIVATE KEY-----"
+	pgURL       = "postgres://" + "user:pass@" + "host/db"
+	mongoURL    = "mongodb+srv://" + "admin:s3cr3t@" + "cluster0.example.net/app"
+	redisURL    = "redis://" + ":hunter2@" + "localhost:6379/0"
+	httpURL     = "https://" + "bob:correct-horse@" + "example.com/x"
+	gitSHA      = "3f9a0c1d2e4b5a6978877665544332211ffeeddc"
+	hexSecretly = "aws_secret_access_key = " + gitSHA
+)
+
+func TestScanString(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string // rule, "" for clean
+	}{
+		// Positives, alone and embedded.
+		{"aws-id", awsID, "aws-access-key-id"},
+		{"aws-id-sts", awsSTS, "aws-access-key-id"},
+		{"aws-id-in-env-line", "export AWS_ACCESS_KEY_ID=" + awsID + ";", "aws-access-key-id"},
+		{"aws-secret-env", "aws_secret_access_key = " + awsSecret, "aws-secret-access-key"},
+		{"aws-secret-yaml", "SecretAccessKey: '" + awsSecret + "'", "aws-secret-access-key"},
+		{"aws-secret-json-text", `{"AWS_SECRET_ACCESS_KEY": "` + awsSecret + `"}`, "aws-secret-access-key"},
+		{"aws-secret-camel", "awsSecretAccessKey=" + awsSecret, "aws-secret-access-key"},
+		{"github-classic", ghClassic, "github-token"},
+		{"github-oauth", "token gho_" + ghClassic[4:], "github-token"},
+		{"github-user-to-server", "ghu_" + ghClassic[4:], "github-token"},
+		{"github-server-to-server", "ghs_" + ghClassic[4:], "github-token"},
+		{"github-refresh", "ghr_" + ghClassic[4:], "github-token"},
+		{"github-fine-grained", "GH_TOKEN=" + ghFine, "github-token"},
+		{"anthropic", "ANTHROPIC_API_KEY=" + antKey, "anthropic-api-key"},
+		{"anthropic-admin", "sk-ant-admin01-" + strings.Repeat("Zx9_qW-e", 12), "anthropic-api-key"},
+		{"openai-project", oaProj, "openai-api-key"},
+		{"openai-legacy", "key: " + oaLegacy, "openai-api-key"},
+		{"openai-service-account", "sk-svcacct-" + strings.Repeat("Ab1-cD2_eF3", 8), "openai-api-key"},
+		{"slack-bot", slackBot, "slack-token"},
+		{"slack-user", "(" + slackUser + ")", "slack-token"},
+		{"slack-app", slackApp, "slack-token"},
+		{"slack-webhook", "POST " + slackHook, "slack-webhook"},
+		{"pem-rsa", pemRSA, "private-key"},
+		{"pem-pkcs8", pemPKCS8, "private-key"},
+		{"pem-openssh", pemSSH, "private-key"},
+		{"pem-pgp", pemPGP, "private-key"},
+		{"pem-ec", "key:\n" + pemEC, "private-key"},
+		{"jwt", "Authorization: Bearer " + jwtToken, "jwt"},
+		{"url-postgres", "DATABASE_URL=" + pgURL, "url-credentials"},
+		{"url-mongodb-srv", mongoURL, "url-credentials"},
+		{"url-redis-empty-user", redisURL, "url-credentials"},
+		{"url-https", "clone " + httpURL, "url-credentials"},
+		{"url-percent-encoded-password", "amqp://guest:p%40ss@rabbit:5672", "url-credentials"},
+
+		// Near misses and ordinary text.
+		{"empty", "", ""},
+		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
+		{"git-sha", "commit " + gitSHA, ""},
+		{"git-sha-in-secret-context", hexSecretly, ""},
+		{"uuid", "workflow 123e4567-e89b-12d3-a456-426614174000", ""},
+		{"aws-id-too-short", "AKIA" + "IOSFODNN7EXAMPL", ""},
+		{"aws-id-lowercase", "AKIA" + "iosfodnn7example", ""},
+		{"aws-id-glued", "XAKIA" + "IOSFODNN7EXAMPLE", ""},
+		{"aws-id-too-long", awsID + "Q", ""},
+		{"aws-secret-no-context", "value " + awsSecret, ""},
+		{"aws-secret-word-only", "rotate the AWS secret access key weekly", ""},
+		{"github-short", "ghp_abc123", ""},
+		{"github-35", "ghp_" + ghClassic[4:39], ""},
+		{"github-in-word", "xghp_" + ghClassic[4:], ""},
+		{"sk-in-words", "task-list risk-assessment ask-anything desk-lamp", ""},
+		{"sk-learn", "pip install sk-learn scikit-learn", ""},
+		{"sk-short", "sk-1234567890abcdefABCDEF", ""},
+		{"sk-ant-in-word", "desk-ant-api03-" + strings.Repeat("Zx9_qW-e", 12), ""},
+		{"sk-proj-branch-name", "sk-proj-frontend-refactor-plan-for-the-new-oauth-flow", ""},
+		{"sk-long-lowercase-word", "sk-" + strings.Repeat("abcdefgh", 5), ""},
+		{"xoxo", "xoxo-hugs and kisses", ""},
+		{"xoxb-short", "xoxb-abc", ""},
+		{"slack-hook-bare", "see https://hooks.slack.com/ for details", ""},
+		{"slack-docs-url", "https://api.slack.com/messaging/webhooks", ""},
+		{"pem-public", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBg", ""},
+		{"pem-certificate", "-----BEGIN CERTIFICATE-----", ""},
+		{"private-key-words", "the private key lives in the vault", ""},
+		{"jwt-header-only", "eyJhbGciOiJIUzI1NiJ9", ""},
+		{"jwt-stub", "eyJ.eyJ.x", ""},
+		{"jwt-short-signature", "eyJhbGciOi.eyJzdWIiOi.abc", ""},
+		{"url-plain", "https://example.com/path?q=1", ""},
+		{"url-user-only", "https://user@example.com/repo.git", ""},
+		{"url-ssh-git", "ssh://git@github.com/owner/repo.git", ""},
+		{"scp-git", "git@github.com:owner/repo.git", ""},
+		{"email", "mail alice@example.com or bob.smith@example.org", ""},
+		{"url-port-then-at-in-path", "http://localhost:8080/users/@alice", ""},
+		{"url-email-in-query", "https://example.com/?email=a@b.com", ""},
+		{"url-password-env-ref", "postgres://user:${DB_PASSWORD}@db/app", ""},
+		{"url-password-dollar", "mysql://root:$MYSQL_PWD@db", ""},
+		{"url-password-template", "postgres://app:{{ .Password }}@db", ""},
+		{"url-password-windows-env", "postgres://app:%DB_PASS%@db", ""},
+		{"url-password-masked", "postgres://user:****@host/db", ""},
+		{"url-password-xxx", "postgres://user:xxxx@host/db", ""},
+		{"mailto", "mailto:user@example.com", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := secrets.ScanString(tt.in)
+			got := ""
+			if f != nil {
+				got = f.Rule
+			}
+			if got != tt.want {
+				t.Fatalf("ScanString(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if f != nil && f.Path != "" {
+				t.Errorf("ScanString finding has a path %q", f.Path)
+			}
+		})
+	}
+}
+
+func TestScanJSON(t *testing.T) {
+	tests := []struct {
+		name  string
+		doc   string
+		rule  string
+		path  string
+		inKey bool
+	}{
+		{"clean-record", `{"version":"2.0","workflow_id":"apex-1","state":"plan","vars":{"PLAN_PATH":"/x/plan.md"}}`, "", "", false},
+		{"clean-with-secret-word", `{"context":"rotate the secret store","n":[1,2.5e3,true,false,null]}`, "", "", false},
+		{"clean-escapes", `{"a":"line\nbreak \u00e9 \/ \"q\""}`, "", "", false},
+		{"top-level-string", `"` + ghClassic + `"`, "github-token", "$", false},
+		{"vars-value", `{"vars":{"TOKEN":"` + ghClassic + `"}}`, "github-token", "$.vars.TOKEN", false},
+		{"array-index", `{"a":{"b":["x","y","` + pgURL + `"]}}`, "url-credentials", "$.a.b[2]", false},
+		{"nested-arrays", `[[1],[2,["` + jwtToken + `"]]]`, "jwt", "$[1][1][0]", false},
+		{"odd-key", `{"odd key":"` + antKey + `"}`, "anthropic-api-key", `$["odd key"]`, false},
+		{"key-with-quote-and-newline", `{"a\"b\n":"` + awsID + `"}`, "aws-access-key-id", `$["a\"b\n"]`, false},
+		{"key-with-bidi", `{"x\u202ey":"` + awsID + `"}`, "aws-access-key-id", `$["x\u202ey"]`, false},
+		{"digit-first-key", `{"1st":"` + oaProj + `"}`, "openai-api-key", `$["1st"]`, false},
+		{"secret-in-key", `{"vars":{"` + ghClassic + `":"x"}}`, "github-token", "$.vars", true},
+		{"unicode-escape-hides-prefix", `{"k":"\u0041KIA` + awsID[4:] + `"}`, "aws-access-key-id", "$.k", false},
+		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:pass@host\/db"}`, "url-credentials", "$.url", false},
+		{"aws-secret-by-key", `{"aws":{"secret_access_key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}}`, "aws-secret-access-key", "$.aws.secret_access_key", false},
+		{"aws-secret-by-spaced-key", `{"AWS Secret Access Key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}`, "aws-secret-access-key", `$["AWS Secret Access Key"]`, false},
+		{"aws-sha-by-key", `{"aws_secret_access_key":"` + gitSHA + `"}`, "", "", false},
+		{"first-in-document-order", `{"a":"` + pgURL + `","b":"` + ghClassic + `"}`, "url-credentials", "$.a", false},
+		{"secret-after-numbers", `{"n":-1.5e-3,"m":[0,1],"s":"` + slackBot + `"}`, "slack-token", "$.s", false},
+		{"pem-with-escaped-newlines", `{"key":"` + strings.ReplaceAll(pemRSA, "\n", `\n`) + `"}`, "private-key", "$.key", false},
+		{"invalid-json-scanned-as-text", `{"a": ` + ghClassic + `}`, "github-token", "$", false},
+		{"truncated-json-scanned-as-text", `{"a":"` + slackHook, "slack-webhook", "$", false},
+		{"invalid-json-clean", `{"a": nope}`, "", "", false},
+		{"trailing-garbage", `{"a":"x"} {"b":"` + jwtToken + `"}`, "jwt", "$", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := secrets.ScanJSON([]byte(tt.doc))
+			if tt.rule == "" {
+				if f != nil {
+					t.Fatalf("ScanJSON(%s) = %+v, want nil", tt.doc, *f)
+				}
+				return
+			}
+			if f == nil {
+				t.Fatalf("ScanJSON(%s) = nil, want %s at %s", tt.doc, tt.rule, tt.path)
+			}
+			if f.Rule != tt.rule || f.Path != tt.path || f.InKey != tt.inKey {
+				t.Fatalf("ScanJSON(%s) = %+v, want {%s %s %v}", tt.doc, *f, tt.rule, tt.path, tt.inKey)
+			}
+		})
+	}
+}
+
+func TestScanJSONLongAndDeepPaths(t *testing.T) {
+	// A long key is cut in the path.
+	long := strings.Repeat("k", 500)
+	f := secrets.ScanJSON([]byte(`{"` + long + ` x":"` + ghClassic + `"}`))
+	if f == nil || len(f.Path) > 120 || !strings.Contains(f.Path, "…") {
+		t.Fatalf("long key: %+v", f)
+	}
+	// A deep path keeps its start and end within the bound.
+	doc := strings.Repeat(`{"level":`, 100) + `"` + ghClassic + `"` + strings.Repeat("}", 100)
+	f = secrets.ScanJSON([]byte(doc))
+	if f == nil || len(f.Path) > 220 || !strings.HasPrefix(f.Path, "$.level…") || !strings.HasSuffix(f.Path, ".level") {
+		t.Fatalf("deep path: %+v", f)
+	}
+	// Deeper than the walker goes: still found, as text.
+	doc = strings.Repeat("[", 2000) + `"` + ghClassic + `"` + strings.Repeat("]", 2000)
+	f = secrets.ScanJSON([]byte(doc))
+	if f == nil || f.Rule != "github-token" || f.Path != "$" {
+		t.Fatalf("very deep: %+v", f)
+	}
+}
+
+// Every known secret, in every position, gives an error that names rule and path and holds
+// no piece of the secret.
+func TestErrorNeverHoldsTheSecret(t *testing.T) {
+	all := []string{awsID, awsSTS, "aws_secret_access_key=" + awsSecret, ghClassic, ghFine, antKey, oaProj,
+		oaLegacy, slackBot, slackUser, slackApp, slackHook, jwtToken, pemRSA, pemSSH, pgURL, mongoURL,
+		redisURL, httpURL}
+	for _, s := range all {
+		enc, _ := json.Marshal(s)
+		for _, f := range []*secrets.Finding{
+			secrets.ScanString(s),
+			secrets.ScanJSON(enc),
+			secrets.ScanJSON([]byte(`{"vars":{"X":` + string(enc) + `}}`)),
+			secrets.ScanJSON([]byte(`{"vars":{` + string(enc) + `:"v"}}`)),
+		} {
+			if f == nil {
+				t.Fatalf("no finding for %q", s)
+			}
+			var err error = f
+			var target *secrets.Finding
+			if !errors.As(err, &target) {
+				t.Fatal("Finding is not an error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, f.Rule) || !strings.Contains(msg, f.Path) ||
+				!strings.Contains(msg, "not stored") || !strings.Contains(msg, "reference") {
+				t.Errorf("message lacks rule, path or advice: %q", msg)
+			}
+			// No 8-byte window of the secret may appear (the rule name and scheme excepted).
+			core := strings.TrimPrefix(strings.TrimPrefix(s, "aws_secret_access_key="), "-----BEGIN ")
+			for i := 0; i+8 <= len(core); i++ {
+				if w := core[i : i+8]; strings.Contains(msg, w) && !strings.Contains(f.Rule, w) {
+					t.Errorf("message %q holds %q from the secret", msg, w)
+					break
+				}
+			}
+		}
+	}
+}
+
+func TestRulesListed(t *testing.T) {
+	want := []string{"aws-access-key-id", "aws-secret-access-key", "github-token", "anthropic-api-key",
+		"openai-api-key", "slack-token", "slack-webhook", "private-key", "jwt", "url-credentials"}
+	if got := secrets.Rules(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("Rules() = %v", got)
+	}
+}
+
+// Generated tokens of each kind, dropped into random prose, are always found.
+func TestGeneratedTokens(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	pick := func(set string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = set[r.IntN(len(set))]
+		}
+		return string(b)
+	}
+	mixed := func(n int) string { // guarantee upper, lower and digit
+		return "A" + "z" + "7" + pick(alnum, n-3)
+	}
+	gens := map[string]func() string{
+		"aws-access-key-id":     func() string { return "AKIA" + pick("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16) },
+		"aws-secret-access-key": func() string { return "aws_secret_access_key: " + "Ab1" + pick(alnum+"/+", 37) },
+		"github-token":          func() string { return "ghp_" + pick(alnum, 36) },
+		"anthropic-api-key":     func() string { return "sk-ant-api03-" + mixed(93) + "AA" },
+		"openai-api-key":        func() string { return "sk-proj-" + mixed(120) },
+		"slack-token": func() string {
+			return "xoxb-" + pick("0123456789", 12) + "-" + pick("0123456789", 13) + "-" + pick(alnum, 24)
+		},
+		"slack-webhook": func() string {
+			return "https://hooks.slack.com/services/T" + pick(alnum, 8) + "/B" + pick(alnum, 8) + "/" + pick(alnum, 24)
+		},
+		"jwt": func() string { return "eyJ" + pick(alnum, 30) + ".eyJ" + pick(alnum, 60) + "." + pick(alnum+"-_", 43) },
+		"url-credentials": func() string {
+			return "postgresql://" + pick(alnum, 6) + ":" + pick(alnum, 12) + "@db.internal:5432/app"
+		},
+	}
+	n := 200
+	if testing.Short() {
+		n = 20
+	}
+	for rule, gen := range gens {
+		for i := 0; i < n; i++ {
+			tok := gen()
+			s := "before, " + tok + " after."
+			f := secrets.ScanString(s)
+			if f == nil || f.Rule != rule {
+				t.Fatalf("%s: ScanString(%q) = %v", rule, s, f)
+			}
+		}
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{"", "plain", awsID, ghClassic, pgURL, jwtToken, pemRSA, "sk-", "://:@",
+		`{"a":"b"}`, `{"` + ghClassic + `":1}`, "\u0041KIA", "xoxb-1-2-abcdefgh"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		direct := secrets.ScanString(s)
+		// JSON is UTF-8: the encoder turns invalid bytes into U+FFFD, so compare with that.
+		enc, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decoded string
+		if err := json.Unmarshal(enc, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		want := secrets.ScanString(decoded)
+		if got := secrets.ScanJSON(enc); !sameRule(got, want) || (got != nil && got.Path != "$") {
+			t.Fatalf("ScanJSON(%s) = %v, ScanString = %v", enc, got, want)
+		}
+		if got := secrets.ScanJSON([]byte(`{"k":[` + string(enc) + `]}`)); !sameRule(got, want) || (got != nil && got.Path != "$.k[0]") {
+			t.Fatalf("nested: %v, want %v", got, want)
+		}
+		if got := secrets.ScanJSON([]byte(`{` + string(enc) + `:0}`)); !sameRule(got, want) || (got != nil && !got.InKey) {
+			t.Fatalf("key: %v, want %v", got, want)
+		}
+		// The raw bytes as a document: never panics, and text scanning is the fallback.
+		_ = secrets.ScanJSON([]byte(s))
+		if direct != nil && strings.Contains(direct.Error(), s) && len(s) >= 8 {
+			t.Fatalf("error message holds the input: %q", direct.Error())
+		}
+	})
+}
+
+func sameRule(a, b *secrets.Finding) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Rule == b.Rule
+}
