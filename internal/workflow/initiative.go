@@ -1,0 +1,367 @@
+package workflow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// InitiativeStatus is the life-cycle state of an initiative (a long-lived goal with
+// milestones, seed 001).
+type InitiativeStatus string
+
+// Initiative statuses.
+const (
+	InitiativeCreated    InitiativeStatus = "created"
+	InitiativeInProgress InitiativeStatus = "in_progress"
+	InitiativeBlocked    InitiativeStatus = "blocked"
+	InitiativeCompleted  InitiativeStatus = "completed"
+	InitiativeArchived   InitiativeStatus = "archived"
+)
+
+// initiativeMoves is seed 001's status machine:
+// created → in_progress ⇄ blocked, in_progress → completed → archived.
+var initiativeMoves = map[InitiativeStatus][]InitiativeStatus{
+	InitiativeCreated:    {InitiativeInProgress},
+	InitiativeInProgress: {InitiativeBlocked, InitiativeCompleted},
+	InitiativeBlocked:    {InitiativeInProgress},
+	InitiativeCompleted:  {InitiativeArchived},
+	InitiativeArchived:   nil,
+}
+
+// Valid reports whether s is a known initiative status.
+func (s InitiativeStatus) Valid() bool { _, ok := initiativeMoves[s]; return ok }
+
+// MilestoneStatus is the state of one milestone.
+type MilestoneStatus string
+
+// Milestone statuses.
+const (
+	MilestonePending    MilestoneStatus = "pending"
+	MilestoneInProgress MilestoneStatus = "in_progress"
+	MilestoneCompleted  MilestoneStatus = "completed"
+)
+
+// Milestone is one step of an initiative, with its task progress.
+type Milestone struct {
+	ID          string                     `json:"id"`
+	Title       string                     `json:"title,omitempty"`
+	Status      MilestoneStatus            `json:"status"`
+	TasksDone   int                        `json:"tasks_done"`
+	TasksTotal  int                        `json:"tasks_total,omitempty"`
+	StartedAt   time.Time                  `json:"started_at,omitzero"`
+	CompletedAt time.Time                  `json:"completed_at,omitzero"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+// Initiative is initiative.json: the long-lived goal, its milestones and progress.
+type Initiative struct {
+	Version          string           `json:"version"`
+	ID               string           `json:"id"`
+	Title            string           `json:"title,omitempty"`
+	Status           InitiativeStatus `json:"status"`
+	Milestones       []Milestone      `json:"milestones"`
+	CurrentMilestone string           `json:"current_milestone,omitempty"`
+	// Progress is the percentage done (0-100), derived from milestones and their tasks.
+	Progress    int                        `json:"progress"`
+	CreatedAt   time.Time                  `json:"created_at,omitzero"`
+	LastUpdated time.Time                  `json:"updated_at,omitzero"`
+	Extra       map[string]json.RawMessage `json:"-"`
+}
+
+type (
+	milestoneJSON  Milestone
+	initiativeJSON Initiative
+)
+
+// MarshalJSON writes the milestone with its unknown members appended.
+func (m Milestone) MarshalJSON() ([]byte, error) { return encodeWithExtra(milestoneJSON(m), m.Extra) }
+
+// UnmarshalJSON reads the milestone, keeping unknown members in Extra.
+func (m *Milestone) UnmarshalJSON(b []byte) error {
+	var v milestoneJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*m = Milestone(v)
+	return nil
+}
+
+// MarshalJSON writes the initiative with its unknown members appended.
+func (in Initiative) MarshalJSON() ([]byte, error) {
+	if in.Milestones == nil {
+		in.Milestones = []Milestone{}
+	}
+	return encodeWithExtra(initiativeJSON(in), in.Extra)
+}
+
+// UnmarshalJSON reads the initiative, keeping unknown members in Extra.
+func (in *Initiative) UnmarshalJSON(b []byte) error {
+	var v initiativeJSON
+	extra, err := decodeWithExtra(b, &v)
+	if err != nil {
+		return err
+	}
+	v.Extra = extra
+	*in = Initiative(v)
+	return nil
+}
+
+// Clone returns a deep copy.
+func (in *Initiative) Clone() *Initiative {
+	if in == nil {
+		return nil
+	}
+	c := *in
+	c.Milestones = make([]Milestone, len(in.Milestones))
+	for i, m := range in.Milestones {
+		m.Extra = cloneRaw(m.Extra)
+		c.Milestones[i] = m
+	}
+	c.Extra = cloneRaw(in.Extra)
+	return &c
+}
+
+// InitiativeTransitionError refuses a status change the machine does not allow, with the
+// reason.
+type InitiativeTransitionError struct {
+	ID     string
+	From   InitiativeStatus
+	To     InitiativeStatus
+	Reason string
+}
+
+func (e *InitiativeTransitionError) Error() string {
+	return fmt.Sprintf("initiative %s cannot go from %s to %s: %s; nothing was changed", e.ID, e.From, e.To, e.Reason)
+}
+
+func initiativeMoveError(id string, from, to InitiativeStatus) error {
+	if slices.Contains(initiativeMoves[from], to) {
+		return nil
+	}
+	e := &InitiativeTransitionError{ID: id, From: from, To: to}
+	switch {
+	case from == InitiativeArchived:
+		e.Reason = "archived is terminal; create a new initiative to continue the work"
+	case !to.Valid():
+		e.Reason = "unknown status: use created, in_progress, blocked, completed or archived"
+	case from == InitiativeCompleted && to == InitiativeInProgress:
+		e.Reason = "a completed initiative is not reopened; create a new initiative for further work"
+	default:
+		names := make([]string, 0, len(initiativeMoves[from]))
+		for _, s := range initiativeMoves[from] {
+			names = append(names, string(s))
+		}
+		e.Reason = "allowed next: " + strings.Join(names, ", ")
+	}
+	return e
+}
+
+// InitiativeChange is what an initiative operation returns.
+type InitiativeChange struct {
+	Initiative *Initiative
+	Changed    bool
+	// SyncStatusFile is true when seed 001's sync table says WORKFLOW-STATUS.yaml must be
+	// updated too (milestone started or completed, status change); false for task progress.
+	SyncStatusFile bool
+}
+
+// MilestoneSpec names a milestone of a new initiative.
+type MilestoneSpec struct{ ID, Title string }
+
+// NewInitiative creates an initiative in status created with its milestones pending.
+func NewInitiative(id, title string, milestones []MilestoneSpec, now time.Time) (*Initiative, error) {
+	if err := ValidID(id); err != nil {
+		return nil, fmt.Errorf("creating initiative: %w", err)
+	}
+	now = now.UTC()
+	in := &Initiative{Version: SchemaVersion, ID: id, Title: OneLine(title), Status: InitiativeCreated,
+		Milestones: []Milestone{}, CreatedAt: now, LastUpdated: now}
+	for _, m := range milestones {
+		mid := strings.TrimSpace(m.ID)
+		if mid == "" || strings.ContainsAny(mid, "\r\n") {
+			return nil, fmt.Errorf("creating initiative %s: milestone id %q is not one non-empty line", id, m.ID)
+		}
+		if slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == mid }) {
+			return nil, fmt.Errorf("creating initiative %s: milestone %s is listed twice", id, mid)
+		}
+		in.Milestones = append(in.Milestones, Milestone{ID: mid, Title: OneLine(m.Title), Status: MilestonePending})
+	}
+	if len(in.Milestones) > 0 {
+		in.CurrentMilestone = in.Milestones[0].ID
+	}
+	return in, nil
+}
+
+// SetInitiativeStatus moves the initiative along its status machine; the same status changes
+// nothing. Completed → in_progress and anything out of archived are refused with the reason.
+func SetInitiativeStatus(in *Initiative, to InitiativeStatus, now time.Time) (InitiativeChange, error) {
+	if in == nil {
+		return InitiativeChange{}, errors.New("no initiative: create one first")
+	}
+	if in.Status == to {
+		return InitiativeChange{Initiative: in.Clone()}, nil
+	}
+	if err := initiativeMoveError(in.ID, in.Status, to); err != nil {
+		return InitiativeChange{}, err
+	}
+	n := in.Clone()
+	n.Status = to
+	n.LastUpdated = now.UTC()
+	n.Progress = n.progress()
+	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+}
+
+func (in *Initiative) milestone(id string) (int, error) {
+	i := slices.IndexFunc(in.Milestones, func(m Milestone) bool { return m.ID == id })
+	if i < 0 {
+		ids := make([]string, len(in.Milestones))
+		for j, m := range in.Milestones {
+			ids[j] = m.ID
+		}
+		return -1, fmt.Errorf("initiative %s has no milestone %q (it has: %s)", in.ID, id, strings.Join(ids, ", "))
+	}
+	return i, nil
+}
+
+// requireWorkable refuses milestone work unless the initiative is created or in progress;
+// work on a created initiative starts it.
+func (in *Initiative) requireWorkable(what string) error {
+	switch in.Status {
+	case InitiativeCreated, InitiativeInProgress:
+		return nil
+	case InitiativeBlocked:
+		return fmt.Errorf("initiative %s is blocked; %s was not recorded: set it back to in_progress first", in.ID, what)
+	default:
+		return fmt.Errorf("initiative %s is %s; %s was not recorded: create a new initiative for further work", in.ID, in.Status, what)
+	}
+}
+
+// StartMilestone marks a milestone in progress and makes it current; starting a milestone of
+// a created initiative moves it to in_progress.
+func StartMilestone(in *Initiative, id string, now time.Time) (InitiativeChange, error) {
+	if in == nil {
+		return InitiativeChange{}, errors.New("no initiative: create one first")
+	}
+	if err := in.requireWorkable("starting milestone " + id); err != nil {
+		return InitiativeChange{}, err
+	}
+	i, err := in.milestone(id)
+	if err != nil {
+		return InitiativeChange{}, err
+	}
+	switch in.Milestones[i].Status {
+	case MilestoneInProgress:
+		return InitiativeChange{Initiative: in.Clone()}, nil
+	case MilestoneCompleted:
+		return InitiativeChange{}, fmt.Errorf("milestone %s of initiative %s is already completed; nothing was changed", id, in.ID)
+	}
+	n := in.Clone()
+	now = now.UTC()
+	n.Milestones[i].Status = MilestoneInProgress
+	n.Milestones[i].StartedAt = now
+	n.CurrentMilestone = id
+	if n.Status == InitiativeCreated {
+		n.Status = InitiativeInProgress
+	}
+	n.LastUpdated = now
+	n.Progress = n.progress()
+	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+}
+
+// CompleteMilestone marks a milestone completed and makes the next unfinished one current.
+func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChange, error) {
+	if in == nil {
+		return InitiativeChange{}, errors.New("no initiative: create one first")
+	}
+	if err := in.requireWorkable("completing milestone " + id); err != nil {
+		return InitiativeChange{}, err
+	}
+	i, err := in.milestone(id)
+	if err != nil {
+		return InitiativeChange{}, err
+	}
+	if in.Milestones[i].Status == MilestoneCompleted {
+		return InitiativeChange{Initiative: in.Clone()}, nil
+	}
+	n := in.Clone()
+	now = now.UTC()
+	m := &n.Milestones[i]
+	m.Status = MilestoneCompleted
+	m.CompletedAt = now
+	if m.StartedAt.IsZero() {
+		m.StartedAt = now
+	}
+	if m.TasksTotal > 0 {
+		m.TasksDone = m.TasksTotal
+	}
+	n.CurrentMilestone = ""
+	for _, x := range n.Milestones {
+		if x.Status != MilestoneCompleted {
+			n.CurrentMilestone = x.ID
+			break
+		}
+	}
+	if n.Status == InitiativeCreated {
+		n.Status = InitiativeInProgress
+	}
+	n.LastUpdated = now
+	n.Progress = n.progress()
+	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+}
+
+// CompleteInitiativeTask records one more task done in a milestone (and its total, when
+// total > 0). Only initiative.json changes: the status file is not synced for task progress.
+func CompleteInitiativeTask(in *Initiative, milestoneID string, total int, now time.Time) (InitiativeChange, error) {
+	if in == nil {
+		return InitiativeChange{}, errors.New("no initiative: create one first")
+	}
+	if err := in.requireWorkable("task progress"); err != nil {
+		return InitiativeChange{}, err
+	}
+	i, err := in.milestone(milestoneID)
+	if err != nil {
+		return InitiativeChange{}, err
+	}
+	if total < 0 {
+		return InitiativeChange{}, fmt.Errorf("milestone %s: task total %d is negative", milestoneID, total)
+	}
+	n := in.Clone()
+	m := &n.Milestones[i]
+	if total > 0 {
+		m.TasksTotal = total
+	}
+	m.TasksDone++
+	if m.TasksTotal > 0 && m.TasksDone > m.TasksTotal {
+		return InitiativeChange{}, fmt.Errorf("milestone %s already has all %d tasks done; nothing was changed", milestoneID, m.TasksTotal)
+	}
+	n.LastUpdated = now.UTC()
+	n.Progress = n.progress()
+	return InitiativeChange{Initiative: n, Changed: true}, nil
+}
+
+// progress is the percentage done: each milestone counts equally, a milestone in progress by
+// its share of tasks done.
+func (in *Initiative) progress() int {
+	if len(in.Milestones) == 0 {
+		if in.Status == InitiativeCompleted || in.Status == InitiativeArchived {
+			return 100
+		}
+		return 0
+	}
+	var sum float64
+	for _, m := range in.Milestones {
+		switch {
+		case m.Status == MilestoneCompleted:
+			sum++
+		case m.TasksTotal > 0:
+			sum += float64(min(m.TasksDone, m.TasksTotal)) / float64(m.TasksTotal)
+		}
+	}
+	return int(sum * 100 / float64(len(in.Milestones)))
+}

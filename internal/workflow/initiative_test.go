@@ -1,0 +1,200 @@
+package workflow_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func newInit(t *testing.T) *workflow.Initiative {
+	t.Helper()
+	in, err := workflow.NewInitiative("auth-rework", "Rework auth", []workflow.MilestoneSpec{{ID: "m1", Title: "Design"}, {ID: "m2", Title: "Build"}}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestInitiativeStatusMachine(t *testing.T) {
+	all := []workflow.InitiativeStatus{"created", "in_progress", "blocked", "completed", "archived"}
+	allowed := map[[2]workflow.InitiativeStatus]bool{
+		{"created", "in_progress"}: true, {"in_progress", "blocked"}: true, {"blocked", "in_progress"}: true,
+		{"in_progress", "completed"}: true, {"completed", "archived"}: true,
+	}
+	for _, from := range all {
+		for _, to := range append(all, "paused") {
+			t.Run(string(from)+"->"+string(to), func(t *testing.T) {
+				in := newInit(t)
+				in.Status = from
+				ch, err := workflow.SetInitiativeStatus(in, to, t0.Add(time.Hour))
+				switch {
+				case from == to:
+					if err != nil || ch.Changed {
+						t.Fatalf("same status: %v %v", ch.Changed, err)
+					}
+				case allowed[[2]workflow.InitiativeStatus{from, to}]:
+					if err != nil || ch.Initiative.Status != to || !ch.SyncStatusFile || !ch.Initiative.LastUpdated.Equal(t0.Add(time.Hour)) {
+						t.Fatalf("%v %+v", err, ch)
+					}
+					if in.Status != from {
+						t.Fatal("input modified")
+					}
+				default:
+					var ie *workflow.InitiativeTransitionError
+					if !errors.As(err, &ie) || ie.From != from || ie.To != to || ie.Reason == "" {
+						t.Fatalf("err = %v", err)
+					}
+					if from == "archived" && !strings.Contains(err.Error(), "archived is terminal") {
+						t.Fatalf("reason %q", err)
+					}
+					if from == "completed" && to == "in_progress" && !strings.Contains(err.Error(), "create a new initiative") {
+						t.Fatalf("reason %q", err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestInitiativeMilestonesAndProgress(t *testing.T) {
+	in := newInit(t)
+	ch, err := workflow.StartMilestone(in, "m1", t0.Add(time.Minute))
+	if err != nil || ch.Initiative.Status != workflow.InitiativeInProgress || !ch.SyncStatusFile || ch.Initiative.CurrentMilestone != "m1" {
+		t.Fatalf("start: %v %+v", err, ch.Initiative)
+	}
+	in = ch.Initiative
+	ch, err = workflow.CompleteInitiativeTask(in, "m1", 4, t0.Add(2*time.Minute))
+	if err != nil || ch.SyncStatusFile || ch.Initiative.Progress != 12 { // 1/4 of one of two milestones
+		t.Fatalf("task: %v sync=%v progress=%d", err, ch.SyncStatusFile, ch.Initiative.Progress)
+	}
+	in = ch.Initiative
+	ch, err = workflow.CompleteMilestone(in, "m1", t0.Add(3*time.Minute))
+	if err != nil || ch.Initiative.Progress != 50 || ch.Initiative.CurrentMilestone != "m2" || ch.Initiative.Milestones[0].TasksDone != 4 {
+		t.Fatalf("complete: %v %+v", err, ch.Initiative)
+	}
+	in = ch.Initiative
+	if _, err := workflow.StartMilestone(in, "m9", t0); err == nil || !strings.Contains(err.Error(), "m1, m2") {
+		t.Fatalf("unknown milestone: %v", err)
+	}
+	blocked, _ := workflow.SetInitiativeStatus(in, workflow.InitiativeBlocked, t0.Add(4*time.Minute))
+	if _, err := workflow.StartMilestone(blocked.Initiative, "m2", t0); err == nil || !strings.Contains(err.Error(), "blocked") {
+		t.Fatalf("start while blocked: %v", err)
+	}
+	ch, _ = workflow.CompleteMilestone(in, "m2", t0.Add(5*time.Minute))
+	if ch.Initiative.Progress != 100 || ch.Initiative.CurrentMilestone != "" {
+		t.Fatalf("%+v", ch.Initiative)
+	}
+	// Round trip keeps unknown fields.
+	var back workflow.Initiative
+	src := `{"version":"2.0","id":"x","status":"created","milestones":[{"id":"m","status":"pending","tasks_done":0,"owner":"ann"}],"progress":0,"team":["a"]}`
+	if err := json.Unmarshal([]byte(src), &back); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(back)
+	if !strings.Contains(string(out), `"owner":"ann"`) || !strings.Contains(string(out), `"team":["a"]`) {
+		t.Fatalf("unknown fields lost: %s", out)
+	}
+}
+
+func TestSync(t *testing.T) {
+	base := newInit(t) // updated t0
+	now := t0.Add(3 * time.Hour)
+	doc := func(status workflow.InitiativeStatus, at time.Time) *workflow.StatusDoc {
+		d := workflow.StatusDocFrom(base, nil)
+		d.Status = status
+		d.LastUpdated = at.Format(time.RFC3339)
+		return &d
+	}
+
+	t.Run("neither", func(t *testing.T) {
+		d, err := workflow.Sync(nil, nil, now)
+		if err != nil || d.Winner != "" || d.WriteInitiative || d.WriteStatusDoc {
+			t.Fatalf("%+v %v", d, err)
+		}
+	})
+	t.Run("json-only-writes-yaml", func(t *testing.T) {
+		d, err := workflow.Sync(base, nil, now)
+		if err != nil || d.Winner != "initiative.json" || !d.WriteStatusDoc || d.WriteInitiative {
+			t.Fatalf("%+v %v", d, err)
+		}
+		parsed, err := workflow.ParseStatusDoc(d.StatusDoc)
+		if err != nil || parsed.Initiative != "auth-rework" || parsed.LastUpdated != "2026-11-22T17:30:00Z" || len(parsed.Milestones) != 2 {
+			t.Fatalf("%v %+v\n%s", err, parsed, d.StatusDoc)
+		}
+	})
+	t.Run("yaml-only-writes-json", func(t *testing.T) {
+		d, err := workflow.Sync(nil, doc("in_progress", t0), now)
+		if err != nil || d.Winner != "WORKFLOW-STATUS.yaml" || !d.WriteInitiative || d.Initiative.Status != "in_progress" || d.Initiative.ID != "auth-rework" {
+			t.Fatalf("%+v %v", d, err)
+		}
+	})
+	t.Run("in-sync", func(t *testing.T) {
+		d, err := workflow.Sync(base, doc("created", t0), now)
+		if err != nil || d.Winner != "initiative.json" || d.WriteInitiative || d.WriteStatusDoc || len(d.Warnings) != 0 {
+			t.Fatalf("%+v %v", d, err)
+		}
+	})
+	t.Run("yaml-newer-within-5m", func(t *testing.T) {
+		d, err := workflow.Sync(base, doc("in_progress", t0.Add(5*time.Minute)), now)
+		if err != nil || d.Winner != "WORKFLOW-STATUS.yaml" || !d.WriteInitiative || d.WriteStatusDoc ||
+			d.Initiative.Status != "in_progress" || len(d.Warnings) != 0 || d.Gap != 5*time.Minute {
+			t.Fatalf("%+v %v", d, err)
+		}
+		if !d.Initiative.LastUpdated.Equal(t0.Add(5 * time.Minute)) {
+			t.Fatal("json should take the winner's lastUpdated")
+		}
+	})
+	t.Run("yaml-newer-over-5m-warns", func(t *testing.T) {
+		d, err := workflow.Sync(base, doc("in_progress", t0.Add(5*time.Minute+time.Second)), now)
+		if err != nil || len(d.Warnings) != 1 {
+			t.Fatalf("%+v %v", d, err)
+		}
+		want := "Initiative state may be stale — last updated 3h ago (initiative.json); WORKFLOW-STATUS.yaml is newer by 5m and was used"
+		if d.Warnings[0] != want {
+			t.Fatalf("warning %q\nwant    %q", d.Warnings[0], want)
+		}
+	})
+	t.Run("json-newer-rewrites-yaml", func(t *testing.T) {
+		newer := base.Clone()
+		newer.Status = "in_progress"
+		newer.LastUpdated = t0.Add(time.Hour)
+		d, err := workflow.Sync(newer, doc("created", t0), now)
+		if err != nil || d.Winner != "initiative.json" || !d.WriteStatusDoc || d.WriteInitiative || len(d.Warnings) != 1 {
+			t.Fatalf("%+v %v", d, err)
+		}
+		parsed, _ := workflow.ParseStatusDoc(d.StatusDoc)
+		if parsed.Status != "in_progress" || parsed.LastUpdated != "2026-11-22T18:30:00Z" {
+			t.Fatalf("%+v", parsed)
+		}
+	})
+	t.Run("yaml-newer-invalid-status-refused", func(t *testing.T) {
+		done := base.Clone()
+		done.Status = "archived"
+		d, err := workflow.Sync(done, doc("in_progress", t0.Add(time.Minute)), now)
+		if err != nil || d.Initiative.Status != "archived" || !d.WriteStatusDoc || len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "archived is terminal") {
+			t.Fatalf("%+v %v", d, err)
+		}
+	})
+	t.Run("different-initiatives", func(t *testing.T) {
+		other := doc("created", t0.Add(time.Minute))
+		other.Initiative = "something-else"
+		if _, err := workflow.Sync(base, other, now); err == nil {
+			t.Fatal("mismatched initiatives merged")
+		}
+	})
+	t.Run("extra-yaml-keys-kept", func(t *testing.T) {
+		d0 := doc("created", t0.Add(-time.Hour))
+		d0.Extra = map[string]any{"owner": "ann"}
+		d, err := workflow.Sync(base, d0, now)
+		if err != nil || !strings.Contains(string(d.StatusDoc), "owner: ann") {
+			t.Fatalf("%v\n%s", err, d.StatusDoc)
+		}
+	})
+	if _, err := workflow.ParseStatusDoc([]byte("initiative: x\nlastUpdated: yesterday\n")); err == nil {
+		t.Fatal("bad lastUpdated accepted")
+	}
+}

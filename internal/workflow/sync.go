@@ -1,0 +1,242 @@
+package workflow
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// StatusFileName is the human-facing initiative status file of seed 001.
+const StatusFileName = "WORKFLOW-STATUS.yaml"
+
+// InitiativeFileName is the initiative's L1 file.
+const InitiativeFileName = "initiative.json"
+
+// StaleGap is how far apart the two sources' lastUpdated may be before the user is warned.
+const StaleGap = 5 * time.Minute
+
+// StatusDoc is WORKFLOW-STATUS.yaml: the initiative as people read it. Keys it does not know
+// are kept in Extra and written back.
+type StatusDoc struct {
+	Initiative       string            `yaml:"initiative"`
+	Title            string            `yaml:"title,omitempty"`
+	Status           InitiativeStatus  `yaml:"status"`
+	CurrentMilestone string            `yaml:"currentMilestone,omitempty"`
+	Progress         int               `yaml:"progress"`
+	Milestones       []StatusMilestone `yaml:"milestones,omitempty"`
+	LastUpdated      string            `yaml:"lastUpdated"`
+	Extra            map[string]any    `yaml:",inline"`
+}
+
+// StatusMilestone is one milestone in WORKFLOW-STATUS.yaml.
+type StatusMilestone struct {
+	ID     string          `yaml:"id"`
+	Title  string          `yaml:"title,omitempty"`
+	Status MilestoneStatus `yaml:"status"`
+}
+
+// StatusDocFrom renders the initiative as WORKFLOW-STATUS.yaml content (extra keys of a
+// previous document are carried over when prev is not nil).
+func StatusDocFrom(in *Initiative, prev *StatusDoc) StatusDoc {
+	d := StatusDoc{Initiative: in.ID, Title: in.Title, Status: in.Status, CurrentMilestone: in.CurrentMilestone,
+		Progress: in.Progress, LastUpdated: in.LastUpdated.UTC().Format(time.RFC3339)}
+	for _, m := range in.Milestones {
+		d.Milestones = append(d.Milestones, StatusMilestone{ID: m.ID, Title: m.Title, Status: m.Status})
+	}
+	if prev != nil && len(prev.Extra) > 0 {
+		d.Extra = map[string]any{}
+		for k, v := range prev.Extra {
+			d.Extra[k] = v
+		}
+	}
+	return d
+}
+
+// ParseStatusDoc reads WORKFLOW-STATUS.yaml. lastUpdated must be an RFC 3339 time.
+func ParseStatusDoc(data []byte) (*StatusDoc, error) {
+	var d StatusDoc
+	if err := yaml.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", StatusFileName, err)
+	}
+	if _, err := d.Updated(); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// Updated parses lastUpdated.
+func (d *StatusDoc) Updated() (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, d.LastUpdated)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading %s: lastUpdated %q is not an RFC 3339 time", StatusFileName, d.LastUpdated)
+	}
+	return t.UTC(), nil
+}
+
+// MarshalStatusDoc writes the document as YAML.
+func MarshalStatusDoc(d StatusDoc) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString("# Initiative status, kept in sync with .claude/cairn/initiative.json by Cairn.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", StatusFileName, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", StatusFileName, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// SyncDecision is the outcome of comparing initiative.json and WORKFLOW-STATUS.yaml on resume.
+type SyncDecision struct {
+	// Winner names the authoritative source (InitiativeFileName or StatusFileName); empty
+	// when neither exists.
+	Winner string
+	// Initiative is the state to use from now on.
+	Initiative *Initiative
+	// WriteInitiative is true when initiative.json is stale (or missing) and must be
+	// replaced by Initiative.
+	WriteInitiative bool
+	// WriteStatusDoc is true when WORKFLOW-STATUS.yaml is stale (or missing) and must be
+	// replaced by StatusDoc.
+	WriteStatusDoc bool
+	StatusDoc      []byte
+	// Gap is how far apart the two lastUpdated times are.
+	Gap time.Duration
+	// Warnings: the stale-state warning when Gap > StaleGap, and any part of the newer
+	// source that could not be applied.
+	Warnings []string
+}
+
+// Sync applies seed 001's conflict resolution: the source with the newer lastUpdated wins,
+// a gap over five minutes is a warning, and the stale source is to be rewritten from the
+// winner. On equal times initiative.json, the primary, wins. in or doc may be nil (missing);
+// now is for the "last updated ... ago" text. A status change the newer status file asks for
+// that the machine refuses is not applied: it is reported and the file is rewritten.
+func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
+	var d SyncDecision
+	switch {
+	case in == nil && doc == nil:
+		return d, nil
+	case doc == nil:
+		d.Winner, d.Initiative = InitiativeFileName, in.Clone()
+		return d, d.renderDoc(nil)
+	}
+	docAt, err := doc.Updated()
+	if err != nil {
+		return d, err
+	}
+	if in == nil {
+		n, err := initiativeFromDoc(doc, docAt)
+		if err != nil {
+			return d, err
+		}
+		d.Winner, d.Initiative, d.WriteInitiative = StatusFileName, n, true
+		return d, nil
+	}
+	inAt := in.LastUpdated.UTC()
+	d.Gap = inAt.Sub(docAt).Abs()
+	if !docAt.After(inAt.Truncate(time.Second)) {
+		d.Winner, d.Initiative = InitiativeFileName, in.Clone()
+		if d.Gap > StaleGap {
+			d.Warnings = append(d.Warnings, staleWarning(StatusFileName, docAt, InitiativeFileName, d.Gap, now))
+		}
+		// The file holds whole seconds; a difference below that is not staleness.
+		if !sameDoc(StatusDocFrom(in, doc), *doc) || !docAt.Equal(inAt.Truncate(time.Second)) {
+			return d, d.renderDoc(doc)
+		}
+		return d, nil
+	}
+	d.Winner = StatusFileName
+	if d.Gap > StaleGap {
+		d.Warnings = append(d.Warnings, staleWarning(InitiativeFileName, inAt, StatusFileName, d.Gap, now))
+	}
+	n := in.Clone()
+	if doc.Initiative != "" && doc.Initiative != in.ID {
+		return d, fmt.Errorf("%s is for initiative %s but %s is for %s; neither was changed: check which one belongs to this project",
+			StatusFileName, doc.Initiative, InitiativeFileName, in.ID)
+	}
+	if doc.Status != in.Status {
+		if err := initiativeMoveError(in.ID, in.Status, doc.Status); err != nil {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%s asks for status %s, not applied: %v", StatusFileName, doc.Status, err))
+		} else {
+			n.Status = doc.Status
+		}
+	}
+	n.Title = firstNonEmpty(OneLine(doc.Title), n.Title)
+	merged := make([]Milestone, 0, len(doc.Milestones))
+	for _, sm := range doc.Milestones {
+		m := Milestone{ID: sm.ID, Title: sm.Title, Status: sm.Status}
+		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == sm.ID }); i >= 0 {
+			old := in.Milestones[i]
+			old.Extra = cloneRaw(old.Extra)
+			old.Title = firstNonEmpty(sm.Title, old.Title)
+			old.Status = sm.Status
+			m = old
+		}
+		if m.Status == "" {
+			m.Status = MilestonePending
+		}
+		merged = append(merged, m)
+	}
+	n.Milestones = merged
+	n.CurrentMilestone = doc.CurrentMilestone
+	n.LastUpdated = docAt
+	n.Progress = n.progress()
+	d.Initiative, d.WriteInitiative = n, true
+	if n.Status != doc.Status {
+		return d, d.renderDoc(doc)
+	}
+	return d, nil
+}
+
+func (d *SyncDecision) renderDoc(prev *StatusDoc) error {
+	b, err := MarshalStatusDoc(StatusDocFrom(d.Initiative, prev))
+	if err != nil {
+		return err
+	}
+	d.WriteStatusDoc, d.StatusDoc = true, b
+	return nil
+}
+
+func staleWarning(stale string, staleAt time.Time, winner string, gap time.Duration, now time.Time) string {
+	return fmt.Sprintf("Initiative state may be stale — last updated %s ago (%s); %s is newer by %s and was used",
+		humanAge(now.Sub(staleAt)), stale, winner, humanAge(gap))
+}
+
+func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
+	if err := ValidID(doc.Initiative); err != nil {
+		return nil, fmt.Errorf("reading %s: initiative: %w", StatusFileName, err)
+	}
+	if !doc.Status.Valid() {
+		return nil, fmt.Errorf("reading %s: status %q is not an initiative status", StatusFileName, doc.Status)
+	}
+	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: OneLine(doc.Title), Status: doc.Status,
+		Milestones: []Milestone{}, CurrentMilestone: doc.CurrentMilestone, LastUpdated: at}
+	for _, sm := range doc.Milestones {
+		st := sm.Status
+		if st == "" {
+			st = MilestonePending
+		}
+		n.Milestones = append(n.Milestones, Milestone{ID: sm.ID, Title: sm.Title, Status: st})
+	}
+	n.Progress = n.progress()
+	return n, nil
+}
+
+func sameDoc(a, b StatusDoc) bool {
+	return a.Initiative == b.Initiative && a.Title == b.Title && a.Status == b.Status &&
+		a.CurrentMilestone == b.CurrentMilestone && a.Progress == b.Progress &&
+		slices.Equal(a.Milestones, b.Milestones)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
