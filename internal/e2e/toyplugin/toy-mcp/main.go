@@ -1,0 +1,80 @@
+// Command toy-mcp is the throwaway plugin's MCP server (stdio, mcp-go), used only to prove the
+// end-to-end harness. Its one tool, echo, answers with the text it got plus the session id and
+// parent pid the server sees. Every JSON-RPC line it reads is logged to $TOY_LOG.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func main() {
+	s := server.NewMCPServer("toy", "0.0.1",
+		server.WithToolCapabilities(false),
+		server.WithInstructions("TOY-INSTRUCTIONS: the toy server echoes."),
+	)
+	s.AddTool(mcp.NewTool("echo",
+		mcp.WithDescription("Echo the text back, with the session the server sees."),
+		mcp.WithString("text", mcp.Required(), mcp.Description("Text to echo")),
+	), echo)
+
+	var stdin io.Reader = os.Stdin
+	if path := os.Getenv("TOY_LOG"); path != "" {
+		stdin = io.TeeReader(os.Stdin, &lineLogger{path: path})
+	}
+	if err := server.NewStdioServer(s).Listen(context.Background(), stdin, os.Stdout); err != nil && err != context.Canceled {
+		fmt.Fprintf(os.Stderr, "toy-mcp: %v\n", err)
+	}
+}
+
+func echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	text, err := req.RequireString("text")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	return mcp.NewToolResultText(fmt.Sprintf("TOY-ECHO: %s session=%s ppid=%d",
+		text, os.Getenv("CLAUDE_CODE_SESSION_ID"), os.Getppid())), nil
+}
+
+// lineLogger appends what the server reads, one log line per JSON-RPC message.
+type lineLogger struct {
+	path string
+	buf  []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := indexNL(l.buf)
+		if i < 0 {
+			return len(p), nil
+		}
+		msg := l.buf[:i]
+		l.buf = l.buf[i+1:]
+		var rpc any = string(msg)
+		if json.Valid(msg) {
+			rpc = json.RawMessage(msg)
+		}
+		line, _ := json.Marshal(map[string]any{"who": "mcp", "pid": os.Getpid(), "ppid": os.Getppid(),
+			"session": os.Getenv("CLAUDE_CODE_SESSION_ID"), "rpc": rpc})
+		if f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			_, _ = f.Write(append(line, '\n'))
+			f.Close()
+		}
+	}
+}
+
+func indexNL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
