@@ -1,0 +1,347 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
+)
+
+const wfID = "apex-20261122T173000Z-3f9a"
+
+func TestWorkflowLifecycle(t *testing.T) {
+	s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
+	if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("empty store: %v", err)
+	}
+	for i, state := range []string{"analyze", "plan", "implement"} {
+		res, err := s.UpdateWorkflow(setNext(wfID, state))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Changed || res.Revision != int64(i+1) || res.Seq != int64(i+1) || res.ID != wfID {
+			t.Fatalf("step %d: %+v", i, res)
+		}
+	}
+	w, err := s.ReadWorkflow()
+	if err != nil || w.Revision != 3 || !bytes.Contains(w.Data, []byte(`"implement"`)) || len(w.Notices) != 0 {
+		t.Fatalf("read: %+v %v", w, err)
+	}
+	if !bytes.Contains(w.Data, []byte(`"x_unknown":{"kept":true}`)) {
+		t.Errorf("unknown field lost: %s", w.Data)
+	}
+	// nil next: no change, no journal line.
+	res, err := s.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) { return nil, store.Event{}, nil })
+	if err != nil || res.Changed || res.Revision != 3 {
+		t.Fatalf("no-op: %+v %v", res, err)
+	}
+	// Wrong revision, other workflow, newer version, bad event: refused, nothing changes.
+	refusals := map[string]func(cur []byte) ([]byte, store.Event, error){
+		"same-revision": func([]byte) ([]byte, store.Event, error) { return record(wfID, 3, "x"), store.Event{Kind: "t"}, nil },
+		"skip-revision": func([]byte) ([]byte, store.Event, error) { return record(wfID, 5, "x"), store.Event{Kind: "t"}, nil },
+		"other-workflow": func([]byte) ([]byte, store.Event, error) {
+			return record("debug-1", 4, "x"), store.Event{Kind: "t"}, nil
+		},
+		"version-3": func([]byte) ([]byte, store.Event, error) {
+			return []byte(`{"version":"3.0","workflow_id":"` + wfID + `","revision":4}`), store.Event{Kind: "t"}, nil
+		},
+		"no-id": func([]byte) ([]byte, store.Event, error) {
+			return []byte(`{"version":"2.0","revision":4}`), store.Event{Kind: "t"}, nil
+		},
+		"bad-event": func([]byte) ([]byte, store.Event, error) { return record(wfID, 4, "x"), store.Event{Kind: "../x"}, nil },
+		"secret-in-event": func([]byte) ([]byte, store.Event, error) {
+			return record(wfID, 4, "x"), store.Event{Kind: "t", Detail: "key AKIAABCDEFGHIJKLMNOP"}, nil
+		},
+	}
+	for name, fn := range refusals {
+		if _, err := s.UpdateWorkflow(fn); err == nil {
+			t.Errorf("%s accepted", name)
+		} else if strings.Contains(err.Error(), "AKIAABCDEFGHIJKLMNOP") {
+			t.Errorf("%s: error echoes the secret", name)
+		}
+	}
+	if _, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+		return record(wfID, 4, "x"), store.Event{Kind: "t"}, nil
+	}); err != nil {
+		t.Fatalf("the right next revision: %v", err)
+	}
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Records) != 4 || j.Torn != 0 || len(j.Problems) != 0 {
+		t.Fatalf("journal: %d records %v %v", len(j.Records), j.Problems, err)
+	}
+	for i, r := range j.Records {
+		if r.Seq != int64(i+1) || r.Revision != int64(i+1) || r.At.IsZero() || r.Event.Kind == "" || revOf(t, r.Snapshot) != r.Revision {
+			t.Errorf("record %d: %+v", i, r)
+		}
+	}
+	if j.Records[1].Event.Detail != "to plan" {
+		t.Errorf("event detail %q", j.Records[1].Event.Detail)
+	}
+	// A tampered journal line fails its checksum.
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	b, _ := os.ReadFile(jp)
+	os.WriteFile(jp, bytes.Replace(b, []byte(`"plan"`), []byte(`"PLAN"`), 1), 0o600)
+	j, _ = s.ReadJournal(wfID)
+	if len(j.Records) != 3 || len(j.Problems) != 2 || !strings.Contains(j.Problems[0], "checksum") {
+		t.Fatalf("tampered journal: %d records, problems %v", len(j.Records), j.Problems)
+	}
+}
+
+func TestCorruptSnapshotIsQuarantinedAndRebuilt(t *testing.T) {
+	damage := map[string]func(p string) error{
+		"truncated": func(p string) error {
+			b, _ := os.ReadFile(p)
+			return os.WriteFile(p, b[:len(b)/2], 0o600)
+		},
+		"not-json":    func(p string) error { return os.WriteFile(p, []byte("<<<<<<< HEAD\n"), 0o600) },
+		"empty":       func(p string) error { return os.WriteFile(p, nil, 0o600) },
+		"zeroed":      func(p string) error { return os.WriteFile(p, make([]byte, 512), 0o600) },
+		"not-record":  func(p string) error { return os.WriteFile(p, []byte(`[1,2,3]`), 0o600) },
+		"duplicate":   func(p string) error { return os.WriteFile(p, []byte(`{"version":"2.0","version":"2.0"}`), 0o600) },
+		"deleted":     func(p string) error { return os.Remove(p) },
+		"over-1mib":   func(p string) error { return os.WriteFile(p, bytes.Repeat([]byte(" "), 2<<20), 0o600) },
+		"invalid-utf": func(p string) error { return os.WriteFile(p, []byte("{\"a\":\"\xff\"}"), 0o600) },
+	}
+	for name, hurt := range damage {
+		t.Run(name, func(t *testing.T) {
+			s, dir := newStore(t)
+			for _, st := range []string{"analyze", "plan"} {
+				if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := filepath.Join(dir, store.WorkflowFile)
+			if err := hurt(p); err != nil {
+				t.Fatal(err)
+			}
+			damaged, _ := os.ReadFile(p)
+			w, err := s.ReadWorkflow()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Revision != 2 || !bytes.Contains(w.Data, []byte(`"plan"`)) {
+				t.Fatalf("rebuilt %+v", w)
+			}
+			kinds := ""
+			for _, n := range w.Notices {
+				kinds += n.Kind + " "
+				if n.Message == "" {
+					t.Error("notice without a message")
+				}
+			}
+			want := "quarantined rebuilt "
+			if name == "deleted" {
+				want = "rebuilt "
+			}
+			if kinds != want {
+				t.Fatalf("notices %q, want %q", kinds, want)
+			}
+			if name != "deleted" {
+				q := filepath.Join(dir, w.Notices[0].Path)
+				got, err := os.ReadFile(q)
+				if err != nil || !bytes.Equal(got, damaged) {
+					t.Fatalf("quarantined copy at %s: %v", q, err)
+				}
+			}
+			// The snapshot is whole again, and the journal goes on from there.
+			if res, err := s.UpdateWorkflow(setNext(wfID, "implement")); err != nil || res.Revision != 3 || res.Seq != 3 {
+				t.Fatalf("update after rebuild: %+v %v", res, err)
+			}
+			if w, err := s.ReadWorkflow(); err != nil || len(w.Notices) != 0 || w.Revision != 3 {
+				t.Fatalf("second read: %+v %v", w, err)
+			}
+		})
+	}
+}
+
+func TestCorruptSnapshotWithoutJournalIsKeptAndReported(t *testing.T) {
+	s, dir := newStore(t)
+	os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte("garbage"), 0o600)
+	w, err := s.ReadWorkflow()
+	if !errors.Is(err, store.ErrNotFound) || len(w.Notices) != 1 || w.Notices[0].Kind != "quarantined" {
+		t.Fatalf("got %+v, %v", w, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, w.Notices[0].Path)); string(b) != "garbage" {
+		t.Fatal("the damaged file was not kept")
+	}
+}
+
+func TestTornJournalTailIsRepairedOnNextAppend(t *testing.T) {
+	s, dir := newStore(t)
+	s.UpdateWorkflow(setNext(wfID, "analyze"))
+	s.UpdateWorkflow(setNext(wfID, "plan"))
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	f, _ := os.OpenFile(jp, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"seq":3,"revision":3,"at":"2026-`)
+	f.Close()
+	j, _ := s.ReadJournal(wfID)
+	if len(j.Records) != 2 || j.Torn != 1 {
+		t.Fatalf("before: %d records torn %d", len(j.Records), j.Torn)
+	}
+	if res, err := s.UpdateWorkflow(setNext(wfID, "implement")); err != nil || res.Seq != 3 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	j, _ = s.ReadJournal(wfID)
+	if len(j.Records) != 3 || j.Torn != 0 || len(j.Problems) != 0 {
+		t.Fatalf("after: %d records torn %d %v", len(j.Records), j.Torn, j.Problems)
+	}
+}
+
+func TestJournalAheadOfSnapshotRollsForward(t *testing.T) {
+	s, dir := newStore(t)
+	s.UpdateWorkflow(setNext(wfID, "analyze"))
+	p := filepath.Join(dir, store.WorkflowFile)
+	old, _ := os.ReadFile(p)
+	s.UpdateWorkflow(setNext(wfID, "plan"))
+	// As if the writer died between the journal append and the snapshot replace.
+	os.WriteFile(p, old, 0o600)
+	w, err := s.ReadWorkflow()
+	if err != nil || w.Revision != 2 {
+		t.Fatalf("lock-free read: %+v %v", w, err)
+	}
+	res, err := s.UpdateWorkflow(setNext(wfID, "implement"))
+	if err != nil || res.Revision != 3 || len(res.Notices) != 1 || res.Notices[0].Kind != "rolled-forward" {
+		t.Fatalf("update: %+v %v", res, err)
+	}
+}
+
+func TestPlantedFilesInStateDir(t *testing.T) {
+	s, dir := newStore(t)
+	outside := filepath.Join(t.TempDir(), "secret.json")
+	os.WriteFile(outside, []byte(`{"outside":true}`), 0o600)
+	inside := filepath.Join(dir, "target.json")
+	os.WriteFile(inside, []byte(`{"inside":true}`), 0o600)
+	os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o700)
+	os.MkdirAll(filepath.Join(dir, "logs"), 0o700)
+	plants := []struct {
+		name  string
+		path  string
+		plant func(p string) error
+	}{
+		{"symlink-out", "initiative.json", func(p string) error { return os.Symlink(outside, p) }},
+		{"symlink-in", "checkpoints/cp.json", func(p string) error { return os.Symlink(inside, p) }},
+		{"hardlink", "logs/events.jsonl", func(p string) error { return os.Link(inside, p) }},
+		{"fifo-snapshot", store.WorkflowFile, mkfifo},
+		{"fifo-doc", "interview-state.json", mkfifo},
+	}
+	for _, pl := range plants {
+		if err := pl.plant(filepath.Join(dir, filepath.FromSlash(pl.path))); err != nil {
+			t.Logf("%s: cannot plant here: %v", pl.name, err)
+		}
+	}
+	ops := map[string]func() error{
+		"read-initiative":  func() error { _, err := s.Read("initiative"); return err },
+		"write-initiative": func() error { return s.Write("initiative", []byte(`{"x":1}`)) },
+		"load-checkpoint":  func() error { _, err := s.LoadCheckpoint("cp"); return err },
+		"append-log":       func() error { return s.AppendLog("events", []byte(`{"x":1}`)) },
+		"read-log":         func() error { _, err := s.ReadLog("events"); return err },
+		"read-workflow":    func() error { _, err := s.ReadWorkflow(); return err },
+		"update-workflow":  func() error { _, err := s.UpdateWorkflow(setNext(wfID, "plan")); return err },
+		"read-interview":   func() error { _, err := s.Read("interview-state"); return err },
+		"update-interview": func() error {
+			_, err := s.Update("interview-state", func([]byte) ([]byte, error) { return []byte(`{}`), nil })
+			return err
+		},
+	}
+	for name, op := range ops {
+		done := make(chan error, 1)
+		go func() { done <- op() }()
+		select {
+		case err := <-done:
+			if err == nil && name != "write-initiative" {
+				t.Errorf("%s: planted file accepted", name)
+			}
+		case <-timeout():
+			t.Fatalf("%s hung", name)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != `{"outside":true}` {
+		t.Errorf("file outside changed: %s", b)
+	}
+	if b, _ := os.ReadFile(inside); string(b) != `{"inside":true}` {
+		t.Errorf("link target changed: %s", b)
+	}
+}
+
+func TestVersions(t *testing.T) {
+	t.Run("newer-is-refused-not-rewritten", func(t *testing.T) {
+		s, dir := newStore(t)
+		doc := []byte(`{"version":"3.1","workflow_id":"` + wfID + `","revision":9,"future":true}`)
+		p := filepath.Join(dir, store.WorkflowFile)
+		os.WriteFile(p, doc, 0o600)
+		_, err := s.ReadWorkflow()
+		if !errors.Is(err, migrate.ErrNewer) || !strings.Contains(err.Error(), "3.1") {
+			t.Fatalf("read: %v", err)
+		}
+		if _, err := s.UpdateWorkflow(setNext(wfID, "plan")); !errors.Is(err, migrate.ErrNewer) {
+			t.Fatalf("update: %v", err)
+		}
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, doc) {
+			t.Fatal("newer record was rewritten")
+		}
+	})
+	t.Run("schema1-in-state-dir", func(t *testing.T) {
+		s, dir := newStore(t)
+		old, err := os.ReadFile("migrate/testdata/schema1/record.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, store.WorkflowFile), old, 0o600)
+		w, err := s.ReadWorkflow()
+		if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
+			t.Fatalf("%+v %v", w, err)
+		}
+		if !bytes.Contains(w.Data, []byte(`"version": "2.0"`)) && !bytes.Contains(w.Data, []byte(`"version":"2.0"`)) {
+			t.Fatalf("not migrated: %s", w.Data)
+		}
+		bak, err := os.ReadFile(filepath.Join(dir, "workflow-state.v1.json.bak"))
+		if err != nil || !bytes.Equal(bak, old) {
+			t.Fatalf("backup: %v", err)
+		}
+		j, _ := s.ReadJournal(w.ID)
+		if len(j.Records) != 1 || j.Records[0].Event.Kind != "migrated" {
+			t.Fatalf("journal %+v", j)
+		}
+	})
+	legacy := []struct{ name, fixture, rel, backup string }{
+		{"seed001", "migrate/testdata/seed001/apex-implement.json", ".claude/workflow-state.json", ".claude/workflow-state.v1.json.bak"},
+		{"seed004", "migrate/testdata/seed004/audit-state.json", ".workflow-state/audit-state.json", ".workflow-state/audit-state.v1.json.bak"},
+		{"seed002", "migrate/testdata/seed002/implementation.json", "memory/state/phase.json", "memory/state/phase.v1.json.bak"},
+	}
+	for _, l := range legacy {
+		t.Run(l.name, func(t *testing.T) {
+			s, dir := newStore(t)
+			root := filepath.Dir(filepath.Dir(dir))
+			old, err := os.ReadFile(l.fixture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(root, filepath.FromSlash(l.rel))
+			os.MkdirAll(filepath.Dir(p), 0o700)
+			os.WriteFile(p, old, 0o600)
+			w, err := s.ReadWorkflow()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" || !strings.Contains(w.Notices[0].Message, l.backup) {
+				t.Fatalf("notices %+v", w.Notices)
+			}
+			if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(l.backup))); err != nil || !bytes.Equal(b, old) {
+				t.Fatalf("original not kept as %s: %v", l.backup, err)
+			}
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Fatalf("original still in place: %v", err)
+			}
+			// From now on it is an ordinary workflow.
+			w2, err := s.ReadWorkflow()
+			if err != nil || len(w2.Notices) != 0 || w2.Revision != w.Revision {
+				t.Fatalf("second read %+v %v", w2, err)
+			}
+		})
+	}
+}
