@@ -1,0 +1,151 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+func TestArchiveMovesWorkflowAndKeepsNewestN(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(3), store.WithClock(clockFrom(fixedNow)))
+	if _, err := s.Archive("completed"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("archive with nothing active: %v", err)
+	}
+	reasons := []string{"completed", "expired", "replaced", "conflict", "completed"}
+	var infos []store.ArchiveInfo
+	for i, reason := range reasons {
+		id := fmt.Sprintf("apex-2026112%dT173000Z-00%d", i, i)
+		s.UpdateWorkflow(setNext(id, "analyze"))
+		s.UpdateWorkflow(setNext(id, "plan"))
+		info, err := s.Archive(reason)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, info)
+		if info.WorkflowID != id || info.Reason != reason || info.Revision != 2 {
+			t.Fatalf("info %+v", info)
+		}
+		wantPrefix := id + "-"
+		if reason == "conflict" {
+			wantPrefix = "conflict-" + id + "-"
+		}
+		if !strings.HasPrefix(info.Dir, wantPrefix) {
+			t.Fatalf("dir %s, want prefix %s", info.Dir, wantPrefix)
+		}
+		if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("still active after archive: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "journal", id+".jsonl")); !os.IsNotExist(err) {
+			t.Fatalf("journal left behind: %v", err)
+		}
+		snap, j, err := s.ReadArchive(info.Dir)
+		if err != nil || revOf(t, snap) != 2 || len(j.Records) != 2 {
+			t.Fatalf("archived content: %v, %d records", err, len(j.Records))
+		}
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != 3 {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	for i, a := range list {
+		want := infos[len(infos)-1-i]
+		if a.Dir != want.Dir || a.Reason != want.Reason || !a.At.Equal(want.At) {
+			t.Errorf("list[%d] = %+v, want %+v", i, a, want)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "archive"))
+	dirs := 0
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs++
+		}
+	}
+	if dirs != 3 {
+		t.Fatalf("%d archive dirs kept, want 3", dirs)
+	}
+	for _, old := range infos[:2] {
+		if _, err := os.Stat(filepath.Join(dir, "archive", old.Dir)); !os.IsNotExist(err) {
+			t.Errorf("%s not pruned", old.Dir)
+		}
+	}
+}
+
+func TestRetentionNeverTouchesActiveWorkflowOrForeignFiles(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(1), store.WithClock(clockFrom(fixedNow)))
+	s.UpdateWorkflow(setNext("old-1", "plan"))
+	s.Archive("completed")
+	s.UpdateWorkflow(setNext("old-2", "plan"))
+	s.Archive("expired")
+	os.WriteFile(filepath.Join(dir, "archive", "notes.txt"), []byte("mine"), 0o600)
+	os.Mkdir(filepath.Join(dir, "archive", "my-stuff"), 0o700)
+	s.UpdateWorkflow(setNext("active-1", "plan"))
+	if _, err := s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.ReadWorkflow()
+	if err != nil || w.ID != "active-1" {
+		t.Fatalf("active workflow touched: %+v %v", w, err)
+	}
+	for _, keep := range []string{"notes.txt", "my-stuff"} {
+		if _, err := os.Stat(filepath.Join(dir, "archive", keep)); err != nil {
+			t.Errorf("%s removed", keep)
+		}
+	}
+	list, _ := s.ListArchives()
+	if len(list) != 1 || list[0].WorkflowID != "incoming-1" || !strings.HasPrefix(list[0].Dir, "conflict-incoming-1-") {
+		t.Fatalf("list %+v", list)
+	}
+}
+
+// TestListArchivesDoesNotScanArchiveDir plants 10,000 archive directories and checks that
+// neither ListArchives nor ReadWorkflow lists archive/.
+func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
+	_, dir := newStore(t)
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	for i := 0; i < n; i++ {
+		if err := os.MkdirAll(filepath.Join(dir, "archive", fmt.Sprintf("wf-%05d-%s", i, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Second).Format("20060102T150405.000Z"))), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := fsx.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ff := &fsx.Faulty{FS: d}
+	s := mustOpen(t, dir, store.WithFS(ff))
+	s.UpdateWorkflow(setNext(wfID, "plan"))
+	if _, err := s.ReadWorkflow(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ListArchives(); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ff.Trace() {
+		if strings.Contains(op, "readdir archive") {
+			t.Fatalf("a read path listed archive/: %s", op)
+		}
+	}
+	// Archiving is a write path: it applies retention once, down to the newest 5.
+	if _, err := s.Archive("completed"); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "archive"))
+	if len(entries) != store.DefaultRetention+1 { // + index.jsonl
+		t.Fatalf("%d entries after retention", len(entries))
+	}
+	list, _ := s.ListArchives()
+	if len(list) != store.DefaultRetention || list[0].WorkflowID != wfID {
+		t.Fatalf("list %+v", list)
+	}
+}
