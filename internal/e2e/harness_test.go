@@ -381,6 +381,60 @@ type Run struct {
 	Stderr   string
 	ExitCode int
 	Duration time.Duration
+	// Requests are the requests the mock received while this run was going (runs in one World
+	// are sequential, so these are this run's).
+	Requests []mockapi.Request
+}
+
+// MainRequests are this run's agent-loop Messages requests (mockapi.IsMain), in order.
+func (r *Run) MainRequests() []*mockapi.MessagesRequest {
+	var out []*mockapi.MessagesRequest
+	for _, q := range r.Requests {
+		if q.Messages != nil && mockapi.IsMain(q.Messages) {
+			out = append(out, q.Messages)
+		}
+	}
+	return out
+}
+
+// FirstMain is this run's first agent-loop request: what the model saw first in this session.
+// It fails the test when the run sent none.
+func (r *Run) FirstMain(t testing.TB) *mockapi.MessagesRequest {
+	t.Helper()
+	m := r.MainRequests()
+	if len(m) == 0 {
+		t.Fatalf("this run sent the model no request (exit %d); stderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	return m[0]
+}
+
+// autoMemoryHeader ends the line that introduces MEMORY.md in a request (Claude Code 2.1.330).
+const autoMemoryHeader = " (user's auto-memory, persists across conversations):\n\n"
+
+// AutoMemory returns the MEMORY.md text Claude Code put in the request and the file it came
+// from, or ok false when there is none. It sits in the first user message as a
+// <system-reminder> block: "Contents of <path> (user's auto-memory, ...):\n\n<text>".
+func AutoMemory(m *mockapi.MessagesRequest) (text, path string, ok bool) {
+	for _, msg := range m.Messages {
+		if msg.Role != "user" {
+			continue
+		}
+		for _, b := range msg.Content {
+			i := strings.Index(b.Text, autoMemoryHeader)
+			if b.Type != "text" || i < 0 {
+				continue
+			}
+			head := b.Text[:i]
+			j := strings.LastIndex(head, "Contents of ")
+			if j < 0 {
+				continue
+			}
+			body := strings.TrimSuffix(b.Text[i+len(autoMemoryHeader):], "</system-reminder>")
+			return strings.TrimSuffix(body, "\n"), head[j+len("Contents of "):], true
+		}
+		return "", "", false // only the first user message carries it
+	}
+	return "", "", false
 }
 
 // Event is one stream-json output line.
@@ -701,6 +755,7 @@ func (w *World) tryRun(t *testing.T, o RunOptions) (*Run, error) {
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 
+	seen := len(w.Mock.Requests())
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return &Run{Args: args}, fmt.Errorf("starting %s: %w", cmd.Path, err)
@@ -713,6 +768,7 @@ func (w *World) tryRun(t *testing.T, o RunOptions) (*Run, error) {
 	pw.Close()
 	<-parsed
 	r := &Run{Args: args, Events: events, Stdout: stdout.String(), Stderr: stderr.String(), Duration: time.Since(start)}
+	r.Requests = w.Mock.Requests()[seen:]
 	if ctx.Err() != nil {
 		r.ExitCode = -1
 		return r, fmt.Errorf("%w (after %v)", errTimedOut, timeout)

@@ -240,14 +240,19 @@ func TestToyResume(t *testing.T) {
 	if len(starts) != 2 || starts[1].Stdin.Source != "resume" || starts[1].Stdin.SessionID != sid {
 		t.Fatalf("SessionStart calls %+v", starts)
 	}
-	reqs := w.Mock.MainRequests()
-	last := reqs[len(reqs)-1]
+	if _, _, ok := AutoMemory(r2.FirstMain(t)); ok {
+		t.Errorf("AutoMemory found a MEMORY.md where none was written")
+	}
+	reqs := r2.MainRequests()
+	if len(reqs) != 1 || len(r1.MainRequests()) != 1 {
+		t.Fatalf("runs sent %d and %d requests, want 1 each", len(r1.MainRequests()), len(reqs))
+	}
+	last := reqs[0]
 	if !last.Contains("SessionStart hook additional context: TOY-CONTEXT source=resume session="+sid) ||
 		!last.Contains("first answer") {
 		t.Errorf("the resumed request lacks the resume context or the earlier turn")
 	}
-	reqRecs := w.Mock.Requests()
-	if h := reqRecs[len(reqRecs)-1].Header.Get("X-Claude-Code-Session-Id"); h != sid {
+	if h := r2.Requests[len(r2.Requests)-1].Header.Get("X-Claude-Code-Session-Id"); h != sid {
 		t.Errorf("X-Claude-Code-Session-Id %q, want %q", h, sid)
 	}
 }
@@ -349,9 +354,12 @@ func TestToyAutoMemory(t *testing.T) {
 	if got := r.Init(t).MemoryPaths["auto"]; got != w.MemoryDir()+string(filepath.Separator) {
 		t.Errorf("init memory_paths.auto = %q, want %q", got, w.MemoryDir()+"/")
 	}
-	first := w.Mock.FirstMain()
-	if first == nil || len(first.Messages) == 0 || len(first.Messages[0].Content) == 0 {
-		t.Fatalf("no first request with messages: %v", w.Mock.Paths())
+	first := r.FirstMain(t)
+	if len(first.Messages) == 0 || len(first.Messages[0].Content) == 0 {
+		t.Fatalf("first request has no messages")
+	}
+	if text, from, ok := AutoMemory(first); !ok || text != line || from != path {
+		t.Errorf("AutoMemory = %q from %q (%v), want %q from %q", text, from, ok, line, path)
 	}
 	m0 := first.Messages[0]
 	block := m0.Content[0].Text
