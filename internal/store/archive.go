@@ -114,10 +114,14 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc []byte) (
 		}
 	} else {
 		jf := journalFile(id)
+		// The journal must leave journal/ before the snapshot goes, or a later read would
+		// rebuild the archived workflow from it.
 		if _, err := s.fs.Lstat(jf); err == nil {
 			if err := s.fs.Rename(jf, dir+"/journal.jsonl"); err != nil {
 				return info, s.writeErr(jf, err)
 			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return info, s.writeErr(jf, err)
 		}
 		if err := s.fs.Rename(WorkflowFile, dir+"/"+WorkflowFile); err != nil {
 			return info, s.writeErr(WorkflowFile, err)

@@ -1,0 +1,181 @@
+package store_test
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// copyTree copies a state directory (no fsync needed: it is only a test fixture).
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if fi.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(out, in)
+		out.Close()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFaultInjection fails the k-th file system operation of a round of writes (a workflow
+// transition, a checkpoint save, a log append, a document write, an archive) for every k, once
+// and persistently, and checks after each run, with a clean file system, that every file holds
+// the complete old or new version, that every write reported as done is there, and that the
+// store still works.
+func TestFaultInjection(t *testing.T) {
+	template := filepath.Join(t.TempDir(), "template")
+	{
+		s := mustOpen(t, template)
+		s.UpdateWorkflow(setNext(wfID, "analyze"))
+		s.SaveCheckpoint("cp", []byte(`{"v":1}`))
+		s.AppendLog("events", []byte(`{"n":1}`))
+		s.Write("initiative", []byte(`{"v":1}`))
+	}
+	type outcome struct{ wf, cp, log, doc error }
+	round := func(s *store.Store) outcome {
+		var o outcome
+		_, o.wf = s.UpdateWorkflow(setNext(wfID, "plan"))
+		o.cp = s.SaveCheckpoint("cp", []byte(`{"v":2}`))
+		o.log = s.AppendLog("events", []byte(`{"n":2}`))
+		o.doc = s.Write("initiative", []byte(`{"v":2}`))
+		return o
+	}
+	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, outcome, string) {
+		dir := filepath.Join(t.TempDir(), "cairn")
+		copyTree(t, template, dir)
+		d, err := fsx.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		s, err := store.Open(dir, store.WithFS(ff))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		return ff, round(s), dir
+	}
+	ff, o, _ := run(t, 0, false)
+	if o.wf != nil || o.cp != nil || o.log != nil || o.doc != nil {
+		t.Fatalf("clean round failed: %+v", o)
+	}
+	n := ff.Ops()
+	t.Logf("a round is %d operations", n)
+	for _, persistent := range []bool{false, true} {
+		for k := 1; k <= n; k++ {
+			ff, o, dir := run(t, k, persistent)
+			fail := func(format string, a ...any) {
+				t.Helper()
+				t.Fatalf("k=%d persistent=%v: "+format+"\n%s", append([]any{k, persistent}, append(a, strings.Join(ff.Trace(), "\n"))...)...)
+			}
+			s := mustOpen(t, dir)
+			w, err := s.ReadWorkflow()
+			if err != nil {
+				fail("workflow unreadable: %v", err)
+			}
+			if w.Revision != 1 && w.Revision != 2 || revOf(t, w.Data) != w.Revision {
+				fail("workflow revision %d", w.Revision)
+			}
+			if o.wf == nil && w.Revision != 2 {
+				fail("acknowledged transition lost")
+			}
+			cp, err := s.LoadCheckpoint("cp")
+			if err != nil || (string(cp) != `{"v":1}` && string(cp) != `{"v":2}`) || (o.cp == nil && string(cp) != `{"v":2}`) {
+				fail("checkpoint %q (%v), save said %v", cp, err, o.cp)
+			}
+			l, err := s.ReadLog("events")
+			if err != nil || len(l.Lines) < 1 || len(l.Lines) > 2 || l.Invalid != 0 || (o.log == nil && len(l.Lines) != 2) {
+				fail("log %q torn %d (%v), append said %v", l.Lines, l.Torn, err, o.log)
+			}
+			doc, err := s.Read("initiative")
+			if err != nil || (string(doc) != `{"v":1}` && string(doc) != `{"v":2}`) || (o.doc == nil && string(doc) != `{"v":2}`) {
+				fail("document %q (%v), write said %v", doc, err, o.doc)
+			}
+			// And the store goes on working once the faults stop.
+			res, err := s.UpdateWorkflow(setNext(wfID, "implement"))
+			if err != nil || res.Revision != w.Revision+1 {
+				fail("update after faults: %+v %v", res, err)
+			}
+			if err := s.AppendLog("events", []byte(`{"n":3}`)); err != nil {
+				fail("append after faults: %v", err)
+			}
+			if l2, _ := s.ReadLog("events"); l2.Torn != 0 || !bytes.Equal(l2.Lines[len(l2.Lines)-1], []byte(`{"n":3}`)) {
+				fail("log after faults %q", l2.Lines)
+			}
+		}
+	}
+}
+
+// TestFaultInjectionArchive fails each operation of an Archive in turn and checks the
+// workflow is never lost: it is still active, or it is in the archive, and an Archive that
+// reported success left nothing active.
+func TestFaultInjectionArchive(t *testing.T) {
+	template := filepath.Join(t.TempDir(), "template")
+	{
+		s := mustOpen(t, template)
+		s.UpdateWorkflow(setNext(wfID, "analyze"))
+	}
+	run := func(k int, persistent bool) (*fsx.Faulty, error, string) {
+		dir := filepath.Join(t.TempDir(), "cairn")
+		copyTree(t, template, dir)
+		d, _ := fsx.OpenDir(dir)
+		defer d.Close()
+		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		s, err := store.Open(dir, store.WithFS(ff))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, err = s.Archive("completed")
+		return ff, err, dir
+	}
+	ff, err, _ := run(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := ff.Ops()
+	for _, persistent := range []bool{false, true} {
+		for k := 1; k <= n; k++ {
+			ff, aerr, dir := run(k, persistent)
+			s := mustOpen(t, dir)
+			w, err := s.ReadWorkflow()
+			active := err == nil && w.Revision == 1
+			archived := false
+			entries, _ := os.ReadDir(filepath.Join(dir, "archive"))
+			for _, e := range entries {
+				if b, err := os.ReadFile(filepath.Join(dir, "archive", e.Name(), store.WorkflowFile)); err == nil && revOf(t, b) == 1 {
+					archived = true
+				}
+			}
+			if active == archived || (aerr == nil && active) {
+				t.Fatalf("k=%d persistent=%v: active=%v archived=%v archive said %v\n%s", k, persistent, active, archived, aerr, strings.Join(ff.Trace(), "\n"))
+			}
+		}
+	}
+}
