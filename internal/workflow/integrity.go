@@ -1,0 +1,307 @@
+package workflow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// AncientAge is how old a workflow's last activity may be before resuming it is warned about
+// (seed 002: state from 7 days ago is stale).
+const AncientAge = 7 * 24 * time.Hour
+
+// Finding codes.
+const (
+	FindingNoDefinition     = "no-definition"
+	FindingUnknownPhase     = "unknown-phase"
+	FindingOutputMissing    = "output-missing"
+	FindingArtifactMissing  = "artifact-missing"
+	FindingFutureTime       = "future-timestamp"
+	FindingAncient          = "ancient"
+	FindingHistoryInvalid   = "history-invalid"
+	FindingNoHistory        = "no-history"
+	FindingInterrupted      = "interrupted-write"
+	FindingSafetyUnknown    = "interruption-safe-unset"
+	FindingOwnedElsewhere   = "owned-by-live-session"
+	FindingApprovalPending  = "approval-pending"
+	FindingBadTTL           = "bad-ttl"
+	FindingBadPhaseStatus   = "bad-phase-status"
+	FindingUnknownTaskState = "bad-task-status"
+)
+
+// Finding is one result of the integrity checks run before resuming.
+type Finding struct {
+	Code     string
+	Severity Severity
+	Text     string
+}
+
+// Serious reports whether the finding should stop an automatic resume (CRITICAL or HIGH):
+// the user is asked whether to resume anyway or start fresh, the old state archived.
+func (f Finding) Serious() bool { return f.Severity.Blocks() }
+
+// CheckInput is what the integrity checks look at.
+type CheckInput struct {
+	Def    *Definition // nil: checks that need the definition are reported as not possible
+	Record *Record
+	Now    time.Time
+	// Exists reports whether a referenced output exists (paths as stored; the engine resolves
+	// them). nil: outputs are not checked.
+	Exists func(path string) bool
+	// By is the session about to resume; when set, a live owner elsewhere is reported.
+	By         Actor
+	LiveWindow time.Duration // 0: DefaultLiveWindow
+}
+
+// Check runs the integrity checks of seed 002 before a resume: referenced outputs exist,
+// timestamps are not in the future and not ancient, the phase history is a valid path in the
+// definition, interruption_safe is set; also the phase is known, the TTL parses, and no other
+// live session owns the workflow. Findings come most serious first.
+func Check(in CheckInput) []Finding {
+	r := in.Record
+	if r == nil {
+		return nil
+	}
+	var out []Finding
+	add := func(code string, sev Severity, format string, args ...any) {
+		out = append(out, Finding{Code: code, Severity: sev, Text: fmt.Sprintf(format, args...)})
+	}
+	def := in.Def
+	if def == nil {
+		add(FindingNoDefinition, High, "no workflow definition %q is loaded, so its phases and moves cannot be checked; the state was kept as it is", r.Type)
+	} else if !def.HasPhase(r.State) {
+		add(FindingUnknownPhase, Critical, "phase %q is not a phase of the %s definition (%s); the state was kept as it is", r.State, def.Name, strings.Join(def.Phases, ", "))
+	}
+	if r.PhaseStatus != "" && !r.PhaseStatus.Valid() {
+		add(FindingBadPhaseStatus, Medium, "phase_status %q is not one of pending, in_progress, complete, failed, blocked", r.PhaseStatus)
+	}
+	if _, err := ParseTTL(r.TTL); err != nil {
+		add(FindingBadTTL, Medium, "%v; the workflow cannot expire until it is fixed", err)
+	}
+
+	if in.Exists != nil {
+		var missing []string
+		names := make([]string, 0, len(r.Phases))
+		for name := range r.Phases {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			for _, o := range r.Phases[name].Outputs {
+				if !in.Exists(o) {
+					missing = append(missing, fmt.Sprintf("%s (output of %s)", o, name))
+				}
+			}
+		}
+		for _, t := range r.Tasks {
+			if t.Status == TaskDone && t.Output != "" && !in.Exists(t.Output) {
+				missing = append(missing, fmt.Sprintf("%s (output of done task %s)", t.Output, t.ID))
+			}
+		}
+		if len(missing) > 0 {
+			add(FindingOutputMissing, High, "referenced outputs are missing: %s", listCapped(missing, 5))
+		}
+		var gone []string
+		for _, a := range r.Artifacts {
+			if !in.Exists(a) && !slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, a+" (") }) {
+				gone = append(gone, a)
+			}
+		}
+		if len(gone) > 0 {
+			add(FindingArtifactMissing, Medium, "artifacts are missing: %s", listCapped(gone, 5))
+		}
+	}
+
+	if future := futureTimes(r, in.Now); len(future) > 0 {
+		add(FindingFutureTime, High, "timestamps are in the future (after %s): %s; the clock or the file is wrong", fmtTime(in.Now), listCapped(future, 5))
+	}
+	if last := r.LastActivity(); !last.IsZero() && in.Now.Sub(last) > AncientAge {
+		add(FindingAncient, Medium, "last activity was %s ago (%s), more than 7 days: the work may have moved on; confirm with the user before continuing",
+			humanAge(in.Now.Sub(last)), fmtTime(last))
+	}
+
+	if def != nil {
+		if f, ok := checkHistory(def, r); ok {
+			out = append(out, f)
+		}
+	}
+
+	switch {
+	case r.InterruptionSafe == nil:
+		add(FindingSafetyUnknown, Low, "interruption_safe is not recorded, so a half-finished write cannot be ruled out")
+	case !*r.InterruptionSafe:
+		add(FindingInterrupted, High, "interruption_safe is false: the last change was interrupted before it finished; check the phase's outputs before continuing")
+	}
+	for _, t := range r.Tasks {
+		if !t.Status.Valid() {
+			add(FindingUnknownTaskState, Medium, "task %s has unknown status %q", t.ID, t.Status)
+		}
+	}
+	if in.By.SessionID != "" {
+		live := in.LiveWindow
+		if live == 0 {
+			live = DefaultLiveWindow
+		}
+		if w := OwnershipWarning(r, in.By, in.Now, live); w != "" {
+			add(FindingOwnedElsewhere, Medium, "%s", w)
+		}
+	}
+	if p, ok := PendingApproval(r); ok {
+		add(FindingApprovalPending, Info, "the %s phase was waiting for the user's approval: re-present it, do not re-run it", p)
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int { return a.Severity.rank() - b.Severity.rank() })
+	return out
+}
+
+func checkHistory(def *Definition, r *Record) (Finding, bool) {
+	bad := func(format string, args ...any) (Finding, bool) {
+		return Finding{Code: FindingHistoryInvalid, Severity: High,
+			Text: "phase history is not a valid path in the " + def.Name + " definition: " + fmt.Sprintf(format, args...)}, true
+	}
+	var moves []HistoryEntry
+	for _, h := range r.History {
+		if h.From != h.To { // same-phase entries are notes, not moves
+			moves = append(moves, h)
+		}
+	}
+	if len(moves) == 0 {
+		if r.State != def.Start() && def.HasPhase(r.State) {
+			return Finding{Code: FindingNoHistory, Severity: Low,
+				Text: fmt.Sprintf("no phase history records how the workflow got from %s to %s", def.Start(), r.State)}, true
+		}
+		return Finding{}, false
+	}
+	if moves[0].From != def.Start() {
+		return bad("it begins in %s, not in the start phase %s", moves[0].From, def.Start())
+	}
+	for i, h := range moves {
+		if i > 0 && moves[i-1].To != h.From {
+			return bad("move %d leaves %s but the move before it ended in %s", i+1, h.From, moves[i-1].To)
+		}
+		if !def.CanMove(h.From, h.To) {
+			return bad("move %d, %s->%s, is not allowed", i+1, h.From, h.To)
+		}
+	}
+	if last := moves[len(moves)-1].To; last != r.State {
+		return bad("it ends in %s but the workflow is in %s", last, r.State)
+	}
+	return Finding{}, false
+}
+
+func futureTimes(r *Record, now time.Time) []string {
+	var out []string
+	check := func(name string, t time.Time) {
+		if !t.IsZero() && t.After(now) {
+			out = append(out, name+" "+fmtTime(t))
+		}
+	}
+	check("created_at", r.CreatedAt)
+	check("updated_at", r.UpdatedAt)
+	check("completed_at", r.CompletedAt)
+	names := make([]string, 0, len(r.Phases))
+	for n := range r.Phases {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		check("phases."+n+".completed_at", r.Phases[n].CompletedAt)
+	}
+	for i, h := range r.History {
+		check(fmt.Sprintf("history[%d].at", i), h.At)
+	}
+	for _, t := range r.Tasks {
+		check("task "+t.ID+" started_at", t.StartedAt)
+		check("task "+t.ID+" completed_at", t.CompletedAt)
+		check("task "+t.ID+" updated_at", t.UpdatedAt)
+	}
+	for i, a := range r.Approvals {
+		check(fmt.Sprintf("approvals[%d].requested_at", i), a.RequestedAt)
+		check(fmt.Sprintf("approvals[%d].approved_at", i), a.ApprovedAt)
+	}
+	if r.Owner != nil {
+		check("owner.heartbeat", r.Owner.Heartbeat)
+	}
+	return out
+}
+
+func listCapped(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:max], ", ") + fmt.Sprintf(" and %d more", len(items)-max)
+}
+
+// PendingApproval reports the gate phase the workflow is waiting in for the user's approval:
+// the record is in a phase whose latest approval was requested but not given.
+func PendingApproval(r *Record) (string, bool) {
+	if r == nil || r.Status != StatusActive {
+		return "", false
+	}
+	for i := len(r.Approvals) - 1; i >= 0; i-- {
+		if r.Approvals[i].Phase == r.State {
+			return r.State, r.Approvals[i].Open()
+		}
+	}
+	return "", false
+}
+
+// Recovery action kinds.
+const (
+	RecoveredTaskReset  = "task-reset"         // running, no output: back to pending
+	RecoveredTaskDone   = "task-done"          // running, output exists: done
+	RecoveredReapproval = "approval-represent" // waiting for approval: ask again
+)
+
+// RecoveryAction is one thing recovery did, or asks for.
+type RecoveryAction struct {
+	Kind   string
+	TaskID string
+	Phase  string
+	Text   string
+}
+
+// Recover repairs what an interruption leaves behind (seed 002's scenarios): a running task
+// with no output (none recorded, or the file is missing) goes back to pending with attempts +
+// 1, to be run again; a running task whose output exists is marked done; a workflow waiting in
+// an approval gate is flagged so the approval is re-presented, not re-run. exists may be nil
+// (then every recorded output counts as missing). The result is unchanged when there was
+// nothing to repair.
+func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) (Result, []RecoveryAction, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, nil, err
+	}
+	now = now.UTC()
+	n := r.Clone()
+	var acts []RecoveryAction
+	for i := range n.Tasks {
+		t := &n.Tasks[i]
+		if t.Status != TaskRunning {
+			continue
+		}
+		if t.Output != "" && exists != nil && exists(t.Output) {
+			t.Status = TaskDone
+			t.CompletedAt = now
+			t.UpdatedAt = now
+			acts = append(acts, RecoveryAction{Kind: RecoveredTaskDone, TaskID: t.ID, Phase: t.Phase,
+				Text: fmt.Sprintf("task %s was running and its output %s exists: marked done", t.ID, t.Output)})
+			continue
+		}
+		t.Status = TaskPending
+		t.Attempts++
+		t.CompletedAt = time.Time{}
+		t.UpdatedAt = now
+		acts = append(acts, RecoveryAction{Kind: RecoveredTaskReset, TaskID: t.ID, Phase: t.Phase,
+			Text: fmt.Sprintf("task %s was running with no output: back to pending, to run again (attempts %d)", t.ID, t.Attempts)})
+	}
+	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}
+	if len(acts) > 0 {
+		res.Changed, res.Event = true, EventRecover
+		res.Warnings = touch(n, by, now)
+	}
+	if p, ok := PendingApproval(r); ok {
+		acts = append(acts, RecoveryAction{Kind: RecoveredReapproval, Phase: p,
+			Text: fmt.Sprintf("the %s phase was waiting for approval: re-present it to the user, do not re-run it", p)})
+	}
+	return res, acts, nil
+}

@@ -1,0 +1,206 @@
+package workflow_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func codes(fs []workflow.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Code)
+	}
+	return out
+}
+
+func existsIn(paths ...string) func(string) bool {
+	return func(p string) bool { return slices.Contains(paths, p) }
+}
+
+func TestCheckClean(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement")
+	fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: r.UpdatedAt.Add(time.Hour), Exists: existsIn(), By: alice})
+	if len(fs) != 0 {
+		t.Fatalf("clean record has findings: %+v", fs)
+	}
+}
+
+func TestCheckFindings(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	base := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	now := base.UpdatedAt.Add(time.Hour)
+	for _, tc := range []struct {
+		name   string
+		mutate func(r *workflow.Record)
+		exists func(string) bool
+		now    time.Time
+		by     workflow.Actor
+		code   string
+		sev    workflow.Severity
+		text   string
+	}{
+		{name: "phase-output-missing", code: "output-missing", sev: "HIGH", text: "memory/reports/demand.json (output of requirements)",
+			mutate: func(r *workflow.Record) {
+				p := r.Phases["requirements"]
+				p.Outputs = []string{"memory/reports/demand.json"}
+				r.Phases["requirements"] = p
+			}},
+		{name: "done-task-output-missing", code: "output-missing", sev: "HIGH", text: "t1.json (output of done task t1)",
+			mutate: func(r *workflow.Record) {
+				r.Tasks = []workflow.Task{{ID: "t1", Status: "done", Output: "t1.json"}}
+			}},
+		{name: "artifact-missing", code: "artifact-missing", sev: "MEDIUM", text: "design.md",
+			mutate: func(r *workflow.Record) { r.Artifacts = []string{"design.md", "here.md"} }, exists: existsIn("here.md")},
+		{name: "future-updated-at", code: "future-timestamp", sev: "HIGH", text: "updated_at 2026-11-22T18:32:01Z",
+			mutate: func(r *workflow.Record) { r.UpdatedAt = now.Add(time.Second) }},
+		{name: "future-history", code: "future-timestamp", sev: "HIGH", text: "history[1].at",
+			mutate: func(r *workflow.Record) { r.History[1].At = now.Add(time.Hour) }},
+		{name: "ancient", code: "ancient", sev: "MEDIUM", text: "more than 7 days",
+			now: base.UpdatedAt.Add(7*24*time.Hour + time.Second)},
+		{name: "history-bad-move", code: "history-invalid", sev: "HIGH", text: "requirements->implementation, is not allowed",
+			mutate: func(r *workflow.Record) {
+				r.History = []workflow.HistoryEntry{{From: "requirements", To: "implementation"}}
+			}},
+		{name: "history-broken-chain", code: "history-invalid", sev: "HIGH", text: "leaves verification but the move before it ended in architecture",
+			mutate: func(r *workflow.Record) { r.History[1].From = "verification" }},
+		{name: "history-wrong-start", code: "history-invalid", sev: "HIGH", text: "not in the start phase requirements",
+			mutate: func(r *workflow.Record) { r.History = r.History[1:] }},
+		{name: "history-wrong-end", code: "history-invalid", sev: "HIGH", text: "ends in implementation but the workflow is in verification",
+			mutate: func(r *workflow.Record) { r.State = "verification" }},
+		{name: "no-history", code: "no-history", sev: "LOW", text: "from requirements to implementation",
+			mutate: func(r *workflow.Record) { r.History = nil }},
+		{name: "interrupted-write", code: "interrupted-write", sev: "HIGH", text: "interruption_safe is false",
+			mutate: func(r *workflow.Record) { f := false; r.InterruptionSafe = &f }},
+		{name: "safety-unset", code: "interruption-safe-unset", sev: "LOW", text: "not recorded",
+			mutate: func(r *workflow.Record) { r.InterruptionSafe = nil }},
+		{name: "unknown-phase", code: "unknown-phase", sev: "CRITICAL", text: `phase "deploy" is not a phase of the dotagent definition`,
+			mutate: func(r *workflow.Record) {
+				r.State = "deploy"
+				r.History = nil
+			}},
+		{name: "bad-ttl", code: "bad-ttl", sev: "MEDIUM", text: `ttl "forever"`,
+			mutate: func(r *workflow.Record) { r.TTL = "forever" }},
+		{name: "owned-elsewhere", code: "owned-by-live-session", sev: "MEDIUM", text: "sess-alice",
+			by: workflow.Actor{SessionID: "sess-bob"}, now: base.UpdatedAt.Add(5 * time.Minute)},
+		{name: "approval-pending", code: "approval-pending", sev: "INFO", text: "re-present it",
+			mutate: func(r *workflow.Record) {
+				r.State = "architecture"
+				r.History = r.History[:1]
+				r.Approvals[len(r.Approvals)-1].ApprovedAt = time.Time{}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := base.Clone()
+			if tc.mutate != nil {
+				tc.mutate(r)
+			}
+			exists := tc.exists
+			if exists == nil {
+				exists = existsIn()
+			}
+			n := now
+			if !tc.now.IsZero() {
+				n = tc.now
+			}
+			fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: n, Exists: exists, By: tc.by})
+			i := slices.IndexFunc(fs, func(f workflow.Finding) bool { return f.Code == tc.code })
+			if i < 0 {
+				t.Fatalf("no %s finding in %+v", tc.code, fs)
+			}
+			if fs[i].Severity != tc.sev || !strings.Contains(fs[i].Text, tc.text) {
+				t.Fatalf("finding %+v, want severity %s and text containing %q", fs[i], tc.sev, tc.text)
+			}
+			if len(fs) != 1 && tc.code != "unknown-phase" {
+				t.Fatalf("want exactly the one finding, got %v", codes(fs))
+			}
+		})
+	}
+	// Just inside the 7 days: no warning.
+	if fs := workflow.Check(workflow.CheckInput{Def: def, Record: base, Now: base.UpdatedAt.Add(7 * 24 * time.Hour)}); len(fs) != 0 {
+		t.Fatalf("exactly 7 days: %v", codes(fs))
+	}
+	// Without a definition, say so.
+	if fs := workflow.Check(workflow.CheckInput{Record: base, Now: now}); !slices.Equal(codes(fs), []string{"no-definition"}) {
+		t.Fatalf("no def: %v", codes(fs))
+	}
+	// Most serious first.
+	r := base.Clone()
+	r.InterruptionSafe = nil
+	r.State = "nowhere"
+	fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now})
+	if fs[0].Severity != workflow.Critical || fs[len(fs)-1].Severity != workflow.Low {
+		t.Fatalf("order: %+v", fs)
+	}
+}
+
+func TestRecoverScenarios(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	base := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	later := base.UpdatedAt.Add(time.Hour)
+	mk := func(tasks ...workflow.Task) *workflow.Record {
+		r := base.Clone()
+		r.Tasks = tasks
+		return r
+	}
+	t.Run("ctrl-c-during-subagent", func(t *testing.T) {
+		r := mk(workflow.Task{ID: "task-001", Status: "running", Attempts: 1, StartedAt: base.UpdatedAt})
+		res, acts, err := workflow.Recover(r, later, existsIn(), alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk := res.Record.Tasks[0]
+		if !res.Changed || tk.Status != "pending" || tk.Attempts != 2 || !tk.UpdatedAt.Equal(later) || len(acts) != 1 || acts[0].Kind != workflow.RecoveredTaskReset {
+			t.Fatalf("%+v %+v", tk, acts)
+		}
+		if r.Tasks[0].Status != "running" {
+			t.Fatal("input modified")
+		}
+	})
+	t.Run("output-recorded-but-missing", func(t *testing.T) {
+		r := mk(workflow.Task{ID: "t2", Status: "running", Output: "out/t2.json"})
+		res, _, _ := workflow.Recover(r, later, existsIn(), alice)
+		if tk := res.Record.Tasks[0]; tk.Status != "pending" || tk.Attempts != 1 {
+			t.Fatalf("%+v", tk)
+		}
+	})
+	t.Run("crash-after-write-before-update", func(t *testing.T) {
+		r := mk(workflow.Task{ID: "task-001", Status: "running", Output: "out/t1.json"}, workflow.Task{ID: "t3", Status: "pending"})
+		res, acts, _ := workflow.Recover(r, later, existsIn("out/t1.json"), alice)
+		tk := res.Record.Tasks[0]
+		if tk.Status != "done" || !tk.CompletedAt.Equal(later) || tk.Attempts != 0 || len(acts) != 1 || acts[0].Kind != workflow.RecoveredTaskDone {
+			t.Fatalf("%+v %+v", tk, acts)
+		}
+		if res.Record.Tasks[1].Status != "pending" {
+			t.Fatal("a pending task was touched")
+		}
+	})
+	t.Run("interrupted-during-approval", func(t *testing.T) {
+		r := walk(t, def, mustStart(t, def), "architecture") // in a gate, approval requested
+		res, acts, err := workflow.Recover(r, later, existsIn(), alice)
+		if err != nil || res.Changed || len(acts) != 1 || acts[0].Kind != workflow.RecoveredReapproval || acts[0].Phase != "architecture" {
+			t.Fatalf("%v %+v %+v", err, res, acts)
+		}
+		if !strings.Contains(acts[0].Text, "do not re-run") {
+			t.Fatal(acts[0].Text)
+		}
+	})
+	t.Run("nothing-to-do", func(t *testing.T) {
+		res, acts, err := workflow.Recover(mk(workflow.Task{ID: "a", Status: "done"}), later, existsIn(), alice)
+		if err != nil || res.Changed || len(acts) != 0 {
+			t.Fatalf("%v %+v %+v", err, res, acts)
+		}
+	})
+	t.Run("ancient-state", func(t *testing.T) {
+		// Seed 002 scenario 4: started 7 days ago: warned, not refused.
+		fs := workflow.Check(workflow.CheckInput{Def: def, Record: base, Now: base.UpdatedAt.Add(8 * 24 * time.Hour)})
+		p := workflow.BuildPlan(workflow.PlanInput{Record: base, Def: def, L1Available: true, L2Available: true, Findings: fs, Now: base.UpdatedAt.Add(8 * 24 * time.Hour)})
+		if !p.CanResume || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "8d ago") {
+			t.Fatalf("%+v", p)
+		}
+	})
+}
