@@ -1,0 +1,169 @@
+package mcptools_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestBadArguments sends every class of bad input to the tools. Each must come back as an
+// isError tool result naming what was wrong and what would be right, with no engine write.
+func TestBadArguments(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+
+	big := `{"name":"n","data":{"blob":"` + strings.Repeat("a", 1<<20) + `"}}`
+	deep := strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat(`}`, 70)
+	ghToken := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	awsKey := "AKIA" + "IOSFODNN7EXAMPLE"
+
+	cases := []struct {
+		name, tool, args string
+		want             []string
+	}{
+		// wrong types
+		{"bool-as-string", "start_workflow", `{"type":"apex","context":"x","replace":"yes"}`, []string{`"replace" must be a boolean (true or false), not a string`}},
+		{"string-as-number", "transition", `{"to":5}`, []string{`"to" must be a string`, "not a number"}},
+		{"array-as-string", "transition", `{"to":"plan","outputs":"a.md"}`, []string{`"outputs" must be an array of strings`}},
+		{"array-item-type", "transition", `{"to":"plan","outputs":["a.md",3]}`, []string{`"outputs[1]" must be a string, not a number`}},
+		{"object-as-string", "transition", `{"to":"plan","checkpoint":"{\"a\":1}"}`, []string{`"checkpoint" must be a JSON object`, "not JSON text inside a string"}},
+		{"data-as-string", "save_checkpoint", `{"name":"n","data":"{}"}`, []string{`"data" must be a JSON object or array`}},
+		{"data-as-number", "save_checkpoint", `{"name":"n","data":3}`, []string{`"data" must be a JSON object or array, not a number`}},
+		{"var-number", "set_vars", `{"vars":{"N":3}}`, []string{`"vars.N" must be a string, not a number`, `"3"`}},
+		{"vars-array", "set_vars", `{"vars":["A=1"]}`, []string{`"vars" must be an object of names to string values`}},
+		{"violations-object", "set_enforcement", `{"violations":{"code":"V1"}}`, []string{`"violations" must be an array`}},
+		{"violation-field-type", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":7}]}`, []string{`"violations[0].details" must be a string`}},
+		{"args-array", "resume_check", `[1,2]`, []string{"must be a JSON object of named arguments", "not an array"}},
+		{"args-string", "get_vars", `"keys"`, []string{"must be a JSON object", "not a string"}},
+		// missing
+		{"missing-required", "transition", `{}`, []string{`missing required argument "to"`}},
+		{"missing-two", "start_workflow", `{}`, []string{`missing required argument "type"`, `missing required argument "context"`}},
+		{"null-required", "complete_workflow", `{"outcome":null}`, []string{`missing required argument "outcome"`}},
+		{"empty-required", "complete_workflow", `{"outcome":""}`, []string{`"outcome" is empty`}},
+		{"violation-missing-severity", "set_enforcement", `{"violations":[{"code":"V1","details":"d"}]}`, []string{`"violations[0].severity" is missing`}},
+		// unknown
+		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`unknown argument "phase"`, "{to, from?, checkpoint?, outputs?, note?}"}},
+		{"misspelt-field", "start_workflow", `{"type":"apex","context":"x","workflowId":"a"}`, []string{`did you mean "workflow_id"`}},
+		{"unknown-on-no-arg-tool", "resume_check", `{"verbose":true}`, []string{`unknown argument "verbose"`, "no arguments"}},
+		{"violation-unknown-field", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":"d","file":"x"}]}`, []string{`unknown field "file"`}},
+		// enums
+		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is "finished"; use one of pending, running, done, failed`}},
+		{"severity", "set_enforcement", `{"violations":[{"code":"V1","severity":"urgent","details":"d"}]}`, []string{"use one of CRITICAL, HIGH, MEDIUM, LOW, INFO"}},
+		{"initiative-action", "initiative", `{"action":"delete"}`, []string{"use one of get, create, set_status, add_milestone, update_milestone"}},
+		// oversized
+		{"oversized-payload", "save_checkpoint", big, []string{"more than the limit", "keep large content in a file"}},
+		{"long-context", "start_workflow", `{"type":"apex","context":"` + strings.Repeat("c", 301) + `"}`, []string{`"context" is 301 characters, more than the limit of 300`}},
+		{"too-deep", "save_checkpoint", `{"name":"n","data":` + deep + `}`, []string{"nested deeper than"}},
+		{"too-many-outputs", "transition", `{"to":"plan","outputs":[` + strings.TrimSuffix(strings.Repeat(`"a",`, 101), ",") + `]}`, []string{"101 items, more than the limit of 100"}},
+		// malformed JSON the transport lets through
+		{"duplicate-key", "transition", `{"to":"plan","to":"review"}`, []string{"duplicate", "each argument named once"}},
+		// path tricks
+		{"dotdot-name", "save_checkpoint", `{"name":"../../etc/passwd","data":{}}`, []string{`"name" is "../../etc/passwd", which is not letters, digits`, "no '/'"}},
+		{"slash-name", "load_checkpoint", `{"name":"a/b"}`, []string{`which is not letters, digits`}},
+		{"backslash-name", "append_log", `{"name":"..\\x","entry":{}}`, []string{`which is not letters, digits`}},
+		{"dot-name", "load_checkpoint", `{"name":".hidden"}`, []string{"starting with a letter or digit"}},
+		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"which is not letters"}},
+		{"glob-slash", "list_checkpoints", `{"pattern":"../*"}`, []string{"no '/'"}},
+		{"nul-in-output", "transition", `{"to":"plan","outputs":["a.md\u0000.png"]}`, []string{"control character U+0000"}},
+		{"newline-in-note", "update_task", `{"id":"t1","status":"done","note":"a\nb"}`, []string{"must be one line"}},
+		{"bad-var-name", "set_vars", `{"vars":{"A-B":"1"}}`, []string{`"A-B"`, "shell variable name"}},
+		{"bad-phase", "transition", `{"to":"../plan"}`, []string{"a phase name"}},
+		{"bad-workflow-id", "start_workflow", `{"type":"apex","context":"x","workflow_id":"../x"}`, []string{`"workflow_id"`}},
+		{"bad-ttl", "start_workflow", `{"type":"apex","context":"x","ttl":"forever"}`, []string{"a duration such as 24h"}},
+		// secrets
+		{"secret-in-data", "save_checkpoint", `{"name":"n","data":{"token":"` + ghToken + `"}}`, []string{"secret found", "$.data.token"}},
+		{"secret-in-var", "set_vars", `{"vars":{"AWS":"` + awsKey + `"}}`, []string{"secret found", "$.vars.AWS"}},
+		{"secret-in-note", "transition", `{"to":"plan","note":"use ` + ghToken + `"}`, []string{"secret found", "$.note"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st.mu.Lock()
+			before := len(st.calls)
+			rev := st.wf.Revision
+			st.mu.Unlock()
+
+			res := mustFail(t, c, tc.tool, tc.args, tc.want...)
+			got := text(res)
+			if !strings.Contains(got, "nothing was changed") {
+				t.Errorf("error %q does not say that nothing was changed", clip(got))
+			}
+			for _, bad := range []string{ghToken, awsKey} {
+				if strings.Contains(got, bad) {
+					t.Errorf("error repeats the secret: %q", got)
+				}
+			}
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			for _, op := range st.calls[before:] {
+				if op != "snapshot" {
+					t.Errorf("engine was called (%s) despite bad arguments", op)
+				}
+			}
+			if st.wf.Revision != rev {
+				t.Errorf("revision moved %d -> %d", rev, st.wf.Revision)
+			}
+		})
+	}
+}
+
+// TestErrorTextIsSafe checks that no error steers the agent toward a destructive step.
+func TestErrorTextIsSafe(t *testing.T) {
+	opts, _ := fakeOptions(t)
+	_, c := startServer(t, opts)
+	calls := [][2]string{
+		{"transition", `{"to":"review"}`},
+		{"complete_workflow", `{"outcome":"x"}`},
+		{"load_checkpoint", `{"name":"missing"}`},
+		{"save_checkpoint", `{"name":"../x","data":{}}`},
+		{"start_workflow", `{"type":"nope","context":"x"}`},
+	}
+	for _, cl := range calls {
+		res := callRaw(t, c, cl[0], cl[1])
+		low := strings.ToLower(text(res))
+		for _, bad := range []string{"delete", "rm ", "rm -", "reset", "remove the", "force"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("%s error steers toward %q: %s", cl[0], bad, text(res))
+			}
+		}
+	}
+}
+
+func TestOversizedArgumentsAreOneProblem(t *testing.T) {
+	opts, _ := fakeOptions(t)
+	_, c := startServer(t, opts)
+	// Many unknown fields: the report stays short.
+	var b strings.Builder
+	b.WriteString(`{`)
+	for i := range 50 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"f%d":1`, i)
+	}
+	b.WriteString(`}`)
+	res := mustFail(t, c, "resume_check", b.String(), "unknown argument")
+	if n := strings.Count(text(res), "\n- "); n > 6 {
+		t.Errorf("report lists %d problems; want at most 6", n)
+	}
+}
+
+func TestSeverityAndStatusAreNormalised(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	mustOK(t, c, "set_enforcement", `{"violations":[{"code":"V-TEST-03","severity":"high","details":"tests missing"}]}`)
+	mustOK(t, c, "update_task", `{"id":"t1","status":"DONE"}`)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if got := st.wf.Violations[0].Severity; got != "HIGH" {
+		t.Errorf("severity = %q, want HIGH", got)
+	}
+	if got := st.wf.Tasks["t1"]; got != "done" {
+		t.Errorf("task status = %q, want done", got)
+	}
+	if !slices.Contains(st.calls, "enforcement") {
+		t.Error("set_enforcement did not reach the engine")
+	}
+}

@@ -1,0 +1,431 @@
+package mcptools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// MaxArgsBytes bounds a tool call's arguments: a 1 MiB checkpoint plus room for its name and
+// the JSON around it. Anything larger is refused before any part of it is decoded.
+const MaxArgsBytes = jsonx.MaxSize + 16<<10
+
+// maxArgsDepth allows a checkpoint nested as deep as the store accepts (64) inside the
+// arguments object.
+const maxArgsDepth = jsonx.MaxDepth + 2
+
+// argError is a bad-argument report: every problem found, each saying what was wrong and what
+// would be right. It becomes a tool result with isError set, never a protocol error.
+type argError struct {
+	tool     string
+	problems []string
+}
+
+func (e *argError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s was not run (nothing was changed): ", e.tool)
+	if len(e.problems) == 1 {
+		b.WriteString(e.problems[0])
+		return b.String()
+	}
+	b.WriteString("the arguments have problems:")
+	for _, p := range e.problems {
+		b.WriteString("\n- ")
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// args holds decoded arguments by name: string, bool, []string, json.RawMessage,
+// map[string]string or []engine.Violation, according to the field's kind.
+type args map[string]any
+
+// maxProblems keeps a report about hostile input short.
+const maxProblems = 6
+
+// decodeArgs checks raw against spec and decodes it. Unknown, missing, mistyped, oversized and
+// malformed arguments and embedded secrets are all reported; nothing reaches the engine unless
+// every argument is right.
+func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
+	fail := func(problems ...string) (args, error) {
+		return nil, &argError{tool: spec.name, problems: problems}
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	if len(raw) > MaxArgsBytes {
+		return fail(fmt.Sprintf("the arguments are %d bytes, more than the limit of %d; keep large content in a file and pass its path instead", len(raw), MaxArgsBytes))
+	}
+	if err := (jsonx.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).Check(raw); err != nil {
+		var je *jsonx.Error
+		if errors.As(err, &je) {
+			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
+		}
+		return fail(fmt.Sprintf("the arguments are not acceptable JSON (%v); send one JSON object", err))
+	}
+	if raw[0] != '{' {
+		return fail(fmt.Sprintf("the arguments must be a JSON object of named arguments (%s), not %s", spec.signature(), jsonKindOf(raw)))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fail(fmt.Sprintf("the arguments could not be read as a JSON object (%v)", err))
+	}
+
+	var problems []string
+	add := func(format string, a ...any) {
+		if len(problems) < maxProblems {
+			problems = append(problems, fmt.Sprintf(format, a...))
+		}
+	}
+	var unknown []string
+	for k := range m {
+		if spec.field(k) == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		if near := spec.near(k); near != "" {
+			add("unknown argument %s: did you mean %q? (%s takes %s)", quoteName(k), near, spec.name, spec.signature())
+		} else {
+			add("unknown argument %s (%s takes %s)", quoteName(k), spec.name, spec.signature())
+		}
+	}
+
+	out := make(args, len(spec.fields))
+	for i := range spec.fields {
+		f := &spec.fields[i]
+		v, ok := m[f.name]
+		if !ok || string(bytes.TrimSpace(v)) == "null" {
+			if f.required {
+				add("missing required argument %q: %s", f.name, f.desc)
+			}
+			continue
+		}
+		val, problem := f.decode(v)
+		if problem != "" {
+			add("%s", problem)
+			continue
+		}
+		out[f.name] = val
+	}
+	if len(problems) > 0 {
+		return fail(problems...)
+	}
+	// Secrets are looked for last, over the whole object, so the path names the argument.
+	if finding := secrets.ScanJSON(raw); finding != nil {
+		return fail(finding.Error())
+	}
+	return out, nil
+}
+
+// decode checks one argument's value against the field. It returns a problem sentence, or "".
+func (f *field) decode(v json.RawMessage) (any, string) {
+	got := jsonKindOf(v)
+	want := func(what string) string {
+		return fmt.Sprintf("argument %q must be %s, not %s", f.name, what, got)
+	}
+	switch f.kind {
+	case kString:
+		if got != "a string" {
+			return nil, want("a string" + f.example())
+		}
+		var s string
+		_ = json.Unmarshal(v, &s)
+		s, problem := f.checkString(f.name, s)
+		return s, problem
+	case kBool:
+		if got != "a boolean" {
+			return nil, want("a boolean (true or false)")
+		}
+		return string(bytes.TrimSpace(v)) == "true", ""
+	case kStrings:
+		if got != "an array" {
+			return nil, want("an array of strings")
+		}
+		var items []json.RawMessage
+		_ = json.Unmarshal(v, &items)
+		if f.max > 0 && len(items) > f.max {
+			return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
+		}
+		out := make([]string, 0, len(items))
+		for i, it := range items {
+			name := fmt.Sprintf("%s[%d]", f.name, i)
+			if k := jsonKindOf(it); k != "a string" {
+				return nil, fmt.Sprintf("argument %q must be a string, not %s", name, k)
+			}
+			var s string
+			_ = json.Unmarshal(it, &s)
+			s, problem := f.checkItem(name, s)
+			if problem != "" {
+				return nil, problem
+			}
+			out = append(out, s)
+		}
+		return out, ""
+	case kObject:
+		if got != "an object" {
+			return nil, want("a JSON object" + rawHint(got))
+		}
+		if f.max > 0 && len(v) > f.max {
+			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and record its path", f.name, len(v), f.max)
+		}
+		return json.RawMessage(bytes.Clone(v)), ""
+	case kJSON:
+		if got != "an object" && got != "an array" {
+			return nil, want("a JSON object or array" + rawHint(got))
+		}
+		if f.max > 0 && len(v) > f.max {
+			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and save its path instead", f.name, len(v), f.max)
+		}
+		return json.RawMessage(bytes.Clone(v)), ""
+	case kStringMap:
+		if got != "an object" {
+			return nil, want(`an object of names to string values, such as {"PLAN_PATH": "docs/plan.md"}`)
+		}
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(v, &m)
+		if f.max > 0 && len(m) > f.max {
+			return nil, fmt.Sprintf("argument %q has %d entries, more than the limit of %d", f.name, len(m), f.max)
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		out := make(map[string]string, len(m))
+		for _, k := range keys {
+			if f.pattern != nil && !f.pattern.MatchString(k) {
+				return nil, fmt.Sprintf("argument %q has the name %s, which is not %s", f.name, quoteName(k), f.hint)
+			}
+			name := f.name + "." + k
+			if kk := jsonKindOf(m[k]); kk != "a string" {
+				return nil, fmt.Sprintf("argument %q must be a string, not %s (write numbers and booleans as strings, such as \"3\")", name, kk)
+			}
+			var s string
+			_ = json.Unmarshal(m[k], &s)
+			if problem := lineProblem(name, s, f.itemMax, true); problem != "" {
+				return nil, problem
+			}
+			out[k] = s
+		}
+		return out, ""
+	case kViolations:
+		if got != "an array" {
+			return nil, want(`an array of {"code", "severity", "details"} objects (an empty array clears the list)`)
+		}
+		var items []json.RawMessage
+		_ = json.Unmarshal(v, &items)
+		if f.max > 0 && len(items) > f.max {
+			return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
+		}
+		out := make([]engine.Violation, 0, len(items))
+		for i, it := range items {
+			vi, problem := decodeViolation(fmt.Sprintf("%s[%d]", f.name, i), it)
+			if problem != "" {
+				return nil, problem
+			}
+			out = append(out, vi)
+		}
+		return out, ""
+	}
+	return nil, fmt.Sprintf("argument %q has a type this server cannot read", f.name)
+}
+
+var violationFields = []*field{
+	{name: "code", kind: kString, required: true, max: 64, pattern: violCodePattern, hint: "a short rule code such as V-TEST-03"},
+	{name: "severity", kind: kString, required: true, enum: severities, fold: true},
+	{name: "details", kind: kString, required: true, max: 2000, multiline: true},
+}
+
+func decodeViolation(name string, raw json.RawMessage) (engine.Violation, string) {
+	if k := jsonKindOf(raw); k != "an object" {
+		return engine.Violation{}, fmt.Sprintf(`argument %q must be an object {"code", "severity", "details"}, not %s`, name, k)
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	for k := range m {
+		if k != "code" && k != "severity" && k != "details" {
+			return engine.Violation{}, fmt.Sprintf("argument %q has the unknown field %s (a violation has code, severity and details)", name, quoteName(k))
+		}
+	}
+	vals := map[string]string{}
+	for _, f := range violationFields {
+		v, ok := m[f.name]
+		fname := name + "." + f.name
+		if !ok || string(v) == "null" {
+			return engine.Violation{}, fmt.Sprintf("argument %q is missing (a violation needs code, severity and details)", fname)
+		}
+		if k := jsonKindOf(v); k != "a string" {
+			return engine.Violation{}, fmt.Sprintf("argument %q must be a string, not %s", fname, k)
+		}
+		var s string
+		_ = json.Unmarshal(v, &s)
+		s, problem := f.checkString(fname, s)
+		if problem != "" {
+			return engine.Violation{}, problem
+		}
+		vals[f.name] = s
+	}
+	return engine.Violation{Code: vals["code"], Severity: vals["severity"], Details: vals["details"]}, ""
+}
+
+// checkString applies the field's rules to a string value named name.
+func (f *field) checkString(name, s string) (string, string) {
+	if len(f.enum) > 0 {
+		for _, e := range f.enum {
+			if s == e || (f.fold && strings.EqualFold(s, e)) {
+				return e, ""
+			}
+		}
+		return "", fmt.Sprintf("argument %q is %s; use one of %s", name, quoteValue(s), strings.Join(f.enum, ", "))
+	}
+	if f.required && utf8.RuneCountInString(s) < max(f.minLen, 1) {
+		return "", fmt.Sprintf("argument %q is empty: %s", name, f.desc)
+	}
+	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {
+		return "", problem
+	}
+	if f.pattern != nil && !f.pattern.MatchString(s) {
+		return "", fmt.Sprintf("argument %q is %s, which is not %s", name, quoteValue(s), f.hint)
+	}
+	return s, ""
+}
+
+// checkItem applies the field's item rules to one string of an array.
+func (f *field) checkItem(name, s string) (string, string) {
+	if s == "" {
+		return "", fmt.Sprintf("argument %q is empty", name)
+	}
+	if problem := lineProblem(name, s, f.itemMax, false); problem != "" {
+		return "", problem
+	}
+	if f.pattern != nil && !f.pattern.MatchString(s) {
+		return "", fmt.Sprintf("argument %q is %s, which is not %s", name, quoteValue(s), f.hint)
+	}
+	return s, ""
+}
+
+// lineProblem rejects control characters (newlines and tabs too, unless multiline) and strings
+// longer than maxRunes. Control characters have no place in names, paths or one-line notes, and
+// a NUL in a path is a classic way to cut it short.
+func lineProblem(name, s string, maxRunes int, multiline bool) string {
+	if maxRunes > 0 {
+		if n := utf8.RuneCountInString(s); n > maxRunes {
+			return fmt.Sprintf("argument %q is %d characters, more than the limit of %d; shorten it (keep long text in a file and pass its path)", name, n, maxRunes)
+		}
+	}
+	for i, r := range s {
+		if r == '\n' || r == '\t' || r == '\r' {
+			if multiline {
+				continue
+			}
+			return fmt.Sprintf("argument %q holds a line break or tab at character %d; it must be one line", name, utf8.RuneCountInString(s[:i]))
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Sprintf("argument %q holds the control character U+%04X at character %d; remove it", name, r, utf8.RuneCountInString(s[:i]))
+		}
+	}
+	return ""
+}
+
+// jsonKindOf names the JSON type of a valid value, with its article, for messages.
+func jsonKindOf(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// rawHint helps the common mistake of sending JSON as text inside a string.
+func rawHint(got string) string {
+	if got == "a string" {
+		return " (pass the JSON value itself, not JSON text inside a string)"
+	}
+	return ""
+}
+
+func (f *field) example() string {
+	switch {
+	case len(f.enum) > 0:
+		return " (one of " + strings.Join(f.enum, ", ") + ")"
+	case f.hint != "":
+		return " (" + f.hint + ")"
+	}
+	return ""
+}
+
+// quoteName quotes a key from the caller, cut short so a hostile name cannot flood the message.
+func quoteName(s string) string { return quoteValue(s) }
+
+func quoteValue(s string) string {
+	const limit = 60
+	if utf8.RuneCountInString(s) > limit {
+		r := []rune(s)
+		s = string(r[:limit]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func (t *toolSpec) field(name string) *field {
+	for i := range t.fields {
+		if t.fields[i].name == name {
+			return &t.fields[i]
+		}
+	}
+	return nil
+}
+
+// near finds the argument a misspelt name most likely meant: same letters ignoring case, '_'
+// and '-'.
+func (t *toolSpec) near(name string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
+	}
+	n := norm(name)
+	for _, f := range t.fields {
+		if norm(f.name) == n {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// signature lists the arguments, optional ones marked with '?'.
+func (t *toolSpec) signature() string {
+	if len(t.fields) == 0 {
+		return "no arguments: send {}"
+	}
+	parts := make([]string, 0, len(t.fields))
+	for _, f := range t.fields {
+		if f.required {
+			parts = append(parts, f.name)
+		} else {
+			parts = append(parts, f.name+"?")
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}

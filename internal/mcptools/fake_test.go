@@ -1,0 +1,374 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// fakeState is an in-memory stand-in for the state directory, shared by every fake engine
+// opened on it, the way real engines share files. It knows just enough of the domain (apex's
+// phases and moves) for the adapter's tests; the real engine has its own.
+type fakeState struct {
+	mu          sync.Mutex
+	dir         string
+	wf          *fakeWorkflow
+	checkpoints map[string]json.RawMessage
+	vars        map[string]string
+	logs        map[string][]json.RawMessage
+	learnings   []engine.LearningRequest
+	opens       []engine.Config
+	closes      int
+	calls       []string
+	failOpen    error
+	block       chan struct{} // when set, write calls wait on it
+}
+
+type fakeWorkflow struct {
+	ID, Type, Context, Phase, Session string
+	Revision                          int64
+	Completed                         []string
+	Violations                        []engine.Violation
+	Tasks                             map[string]string
+	Outcome                           string
+}
+
+var apexMoves = map[string][]string{
+	"analyze": {"plan"}, "plan": {"implement", "analyze"}, "implement": {"review"},
+	"review": {"implement", "git-commit"},
+}
+
+func newFakeState(dir string) *fakeState {
+	return &fakeState{
+		dir:         dir,
+		checkpoints: map[string]json.RawMessage{},
+		vars:        map[string]string{},
+		logs:        map[string][]json.RawMessage{},
+	}
+}
+
+func (st *fakeState) opener() mcptools.Opener {
+	return func(cfg engine.Config) (mcptools.Engine, error) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if st.failOpen != nil {
+			return nil, st.failOpen
+		}
+		st.opens = append(st.opens, cfg)
+		return &fakeEngine{st: st, cfg: cfg}, nil
+	}
+}
+
+// fakeEngine is one opened engine: the shared state plus the session it acts for.
+type fakeEngine struct {
+	st     *fakeState
+	cfg    engine.Config
+	closed bool
+}
+
+var errClosed = errors.New("engine used after Close")
+
+func (e *fakeEngine) lock(op string) (func(), error) {
+	e.st.mu.Lock()
+	if e.closed {
+		e.st.mu.Unlock()
+		return nil, errClosed
+	}
+	e.st.calls = append(e.st.calls, op)
+	block := e.st.block
+	if block != nil && op != "snapshot" {
+		e.st.mu.Unlock()
+		<-block
+		e.st.mu.Lock()
+	}
+	return e.st.mu.Unlock, nil
+}
+
+func (e *fakeEngine) result(msg string) *engine.Result {
+	r := &engine.Result{Message: msg, Changed: true}
+	if wf := e.st.wf; wf != nil {
+		wf.Revision++
+		wf.Session = e.cfg.SessionID
+		r.Revision = wf.Revision
+		r.Workflow = wf.json()
+	}
+	return r
+}
+
+func (wf *fakeWorkflow) json() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"workflow_id": wf.ID, "type": wf.Type, "context": wf.Context, "state": wf.Phase,
+		"revision": wf.Revision, "status": "active",
+	})
+	return b
+}
+
+func (e *fakeEngine) Resume(ctx context.Context, opt engine.ResumeOptions) (*engine.Resume, error) {
+	unlock, err := e.lock("resume")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	wf := e.st.wf
+	if wf == nil {
+		return &engine.Resume{Tier: "None", Next: "start_workflow when you begin a multi-phase task"}, nil
+	}
+	return &engine.Resume{
+		Tier: "Full", WorkflowID: wf.ID, Type: wf.Type, Context: wf.Context, Phase: wf.Phase,
+		PhaseStatus: "in_progress", Completed: wf.Completed, Allowed: apexMoves[wf.Phase],
+		Next: "continue " + wf.Phase, Blocking: wf.Violations, Workflow: wf.json(),
+		Report: "<cairn-resume nonce=x>\nWorkflow " + wf.ID + " at " + wf.Phase + "\n</cairn-resume>",
+	}, nil
+}
+
+func (e *fakeEngine) Start(ctx context.Context, r engine.StartRequest) (*engine.Result, error) {
+	unlock, err := e.lock("start")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if r.Type != "apex" {
+		return nil, fmt.Errorf("unknown workflow type %q: use apex", r.Type)
+	}
+	if e.st.wf != nil && !r.Replace {
+		return nil, &workflow.ActiveError{WorkflowID: e.st.wf.ID, Type: e.st.wf.Type, Phase: e.st.wf.Phase}
+	}
+	id := r.WorkflowID
+	if id == "" {
+		id = "apex-20261122T173000Z-3f9a"
+	}
+	e.st.wf = &fakeWorkflow{ID: id, Type: r.Type, Context: r.Context, Phase: "analyze", Tasks: map[string]string{}}
+	return e.result("started apex workflow " + id + " at analyze"), nil
+}
+
+func (e *fakeEngine) Transition(ctx context.Context, r engine.TransitionRequest) (*engine.Result, error) {
+	unlock, err := e.lock("transition")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	wf := e.st.wf
+	if wf == nil {
+		return nil, workflow.ErrNoWorkflow
+	}
+	if r.From != "" && r.From != wf.Phase {
+		return nil, &workflow.ConflictError{WorkflowID: wf.ID, ExpectedPhase: r.From, FoundPhase: wf.Phase}
+	}
+	if !slices.Contains(apexMoves[wf.Phase], r.To) {
+		return nil, &workflow.TransitionError{Type: wf.Type, From: wf.Phase, To: r.To, Allowed: apexMoves[wf.Phase]}
+	}
+	wf.Completed = append(wf.Completed, wf.Phase)
+	wf.Phase = r.To
+	return e.result("moved to " + r.To), nil
+}
+
+func (e *fakeEngine) Complete(ctx context.Context, outcome string) (*engine.Result, error) {
+	unlock, err := e.lock("complete")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if e.st.wf == nil {
+		return nil, workflow.ErrNoWorkflow
+	}
+	e.st.wf.Outcome = outcome
+	r := e.result("completed: " + outcome)
+	e.st.wf = nil
+	return r, nil
+}
+
+func (e *fakeEngine) UpdateTask(ctx context.Context, r engine.TaskRequest) (*engine.Result, error) {
+	unlock, err := e.lock("task")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if e.st.wf == nil {
+		return nil, workflow.ErrNoWorkflow
+	}
+	e.st.wf.Tasks[r.ID] = r.Status
+	return e.result("task " + r.ID + " is " + r.Status), nil
+}
+
+func (e *fakeEngine) SetEnforcement(ctx context.Context, v []engine.Violation) (*engine.Result, error) {
+	unlock, err := e.lock("enforcement")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if e.st.wf == nil {
+		return nil, workflow.ErrNoWorkflow
+	}
+	e.st.wf.Violations = v
+	return e.result(fmt.Sprintf("%d violation(s) recorded", len(v))), nil
+}
+
+func (e *fakeEngine) ExpireTTL(ctx context.Context, dryRun bool) (*engine.Result, error) {
+	unlock, err := e.lock("expire")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return &engine.Result{Message: fmt.Sprintf("nothing has expired (dry run %v)", dryRun)}, nil
+}
+
+func (e *fakeEngine) SaveCheckpoint(ctx context.Context, name string, data json.RawMessage) (*engine.Result, error) {
+	unlock, err := e.lock("save")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e.st.checkpoints[name] = slices.Clone(data)
+	return &engine.Result{Message: "saved checkpoint " + name, Changed: true}, nil
+}
+
+func (e *fakeEngine) LoadCheckpoint(ctx context.Context, name string) (json.RawMessage, error) {
+	unlock, err := e.lock("load")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	d, ok := e.st.checkpoints[name]
+	if !ok {
+		return nil, fmt.Errorf("no checkpoint named %s: list_checkpoints shows the saved ones", name)
+	}
+	return d, nil
+}
+
+func (e *fakeEngine) ListCheckpoints(ctx context.Context, pattern string) ([]string, error) {
+	unlock, err := e.lock("list")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var out []string
+	for n := range e.st.checkpoints {
+		if ok, _ := path.Match(pattern, n); pattern == "" || ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (e *fakeEngine) SetVars(ctx context.Context, vars map[string]string) (*engine.Result, error) {
+	unlock, err := e.lock("setvars")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if e.st.wf == nil {
+		return nil, workflow.ErrNoWorkflow
+	}
+	for k, v := range vars {
+		e.st.vars[k] = v
+	}
+	return e.result(fmt.Sprintf("set %d variable(s)", len(vars))), nil
+}
+
+func (e *fakeEngine) GetVars(ctx context.Context, keys []string) (map[string]string, error) {
+	unlock, err := e.lock("getvars")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	out := map[string]string{}
+	for k, v := range e.st.vars {
+		if len(keys) == 0 || slices.Contains(keys, k) {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func (e *fakeEngine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*engine.Result, error) {
+	unlock, err := e.lock("log")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e.st.logs[name] = append(e.st.logs[name], slices.Clone(entry))
+	return &engine.Result{Message: "appended to log " + name, Changed: true}, nil
+}
+
+func (e *fakeEngine) RecordLearning(ctx context.Context, r engine.LearningRequest) (*engine.Result, error) {
+	unlock, err := e.lock("learning")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e.st.learnings = append(e.st.learnings, r)
+	return &engine.Result{Message: "recorded learning " + r.Title, Changed: true}, nil
+}
+
+func (e *fakeEngine) Initiative(ctx context.Context, r engine.InitiativeRequest) (*engine.Result, error) {
+	unlock, err := e.lock("initiative")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return &engine.Result{Message: "initiative " + r.Action, Changed: r.Action != "get"}, nil
+}
+
+// CurrentSession reads sessions/<pid>.json from the fake's directory, as the engine does.
+func (e *fakeEngine) CurrentSession(pid int) (engine.Session, bool) {
+	b, err := os.ReadFile(filepath.Join(e.st.dir, "sessions", strconv.Itoa(pid)+".json"))
+	if err != nil {
+		return engine.Session{}, false
+	}
+	var s engine.Session
+	if json.Unmarshal(b, &s) != nil {
+		return engine.Session{}, false
+	}
+	return s, true
+}
+
+func (e *fakeEngine) Snapshot() (engine.Snapshot, error) {
+	unlock, err := e.lock("snapshot")
+	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	defer unlock()
+	if e.st.wf == nil {
+		return engine.Snapshot{}, nil
+	}
+	return engine.Snapshot{WorkflowID: e.st.wf.ID, Revision: e.st.wf.Revision, Phase: e.st.wf.Phase,
+		SessionID: e.st.wf.Session, UpdatedAt: time.Now()}, nil
+}
+
+func (e *fakeEngine) StateDir() string   { return e.st.dir }
+func (e *fakeEngine) Warnings() []string { return nil }
+
+func (e *fakeEngine) Close() error {
+	e.st.mu.Lock()
+	defer e.st.mu.Unlock()
+	if e.closed {
+		return errors.New("closed twice")
+	}
+	e.closed = true
+	e.st.closes++
+	return nil
+}
+
+// otherProcess changes the workflow the way another session would.
+func (st *fakeState) otherProcess(session, to string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.wf.Completed = append(st.wf.Completed, st.wf.Phase)
+	st.wf.Phase = to
+	st.wf.Revision++
+	st.wf.Session = session
+}

@@ -1,0 +1,185 @@
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// call is one tool invocation with its decoded arguments.
+type call struct {
+	ctx  context.Context
+	eng  Engine
+	args args
+}
+
+func (c *call) str(name string) string            { s, _ := c.args[name].(string); return s }
+func (c *call) bool(name string) bool             { b, _ := c.args[name].(bool); return b }
+func (c *call) strs(name string) []string         { s, _ := c.args[name].([]string); return s }
+func (c *call) raw(name string) json.RawMessage   { r, _ := c.args[name].(json.RawMessage); return r }
+func (c *call) vars(name string) map[string]string { m, _ := c.args[name].(map[string]string); return m }
+
+// outcome is a successful tool result before the change notice is added: text for the model
+// and the structured object the output schema describes.
+type outcome struct {
+	text       string
+	structured map[string]any
+
+	// Set when the engine reports a write: which workflow it left at which revision.
+	wrote      bool
+	workflowID string
+	revision   int64
+}
+
+// resultOf turns an engine Result into an outcome.
+func resultOf(r *engine.Result, err error) (*outcome, error) {
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, errors.New("the engine returned no result; nothing is known to have changed, call resume_check to see the current state")
+	}
+	s := map[string]any{"message": r.Message, "changed": r.Changed}
+	if r.Revision != 0 {
+		s["revision"] = r.Revision
+	}
+	if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
+		s["workflow"] = json.RawMessage(w)
+	}
+	if len(r.Warnings) > 0 {
+		s["warnings"] = r.Warnings
+	}
+	var b strings.Builder
+	b.WriteString(r.Message)
+	if !r.Changed {
+		b.WriteString(" (no change)")
+	}
+	for _, w := range r.Warnings {
+		b.WriteString("\nWarning: ")
+		b.WriteString(w)
+	}
+	if w, ok := s["workflow"]; ok {
+		b.WriteString("\nWorkflow: ")
+		b.Write(w.(json.RawMessage))
+	}
+	o := &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision}
+	if len(r.Workflow) > 0 {
+		var id struct {
+			WorkflowID string `json:"workflow_id"`
+		}
+		_ = json.Unmarshal(r.Workflow, &id)
+		o.workflowID = id.WorkflowID
+	}
+	return o, nil
+}
+
+// resumeOutcome renders the read protocol's answer: the fenced report when there is one, else a
+// short summary, then the details.
+func resumeOutcome(r *engine.Resume) *outcome {
+	var s map[string]any
+	raw, _ := json.Marshal(r)
+	_ = json.Unmarshal(raw, &s)
+	if w, ok := s["workflow"]; ok {
+		if _, isObj := w.(map[string]any); !isObj {
+			delete(s, "workflow")
+		}
+	}
+	if r.Report != "" {
+		s["report"] = r.Report
+	}
+	if r.SystemMessage != "" {
+		s["system_message"] = r.SystemMessage
+	}
+	var b strings.Builder
+	if r.Report != "" {
+		b.WriteString(r.Report)
+	} else {
+		fmt.Fprintf(&b, "Tier %s.", r.Tier)
+		if r.WorkflowID != "" {
+			fmt.Fprintf(&b, " Workflow %s (%s) at phase %s (%s).", r.WorkflowID, r.Type, r.Phase, r.PhaseStatus)
+		} else {
+			b.WriteString(" No active workflow.")
+		}
+	}
+	if len(r.Allowed) > 0 {
+		fmt.Fprintf(&b, "\nAllowed next phases: %s.", strings.Join(r.Allowed, ", "))
+	}
+	if r.Next != "" {
+		fmt.Fprintf(&b, "\nNext: %s", r.Next)
+	}
+	for _, v := range r.Blocking {
+		fmt.Fprintf(&b, "\nBlocking: %s %s: %s", v.Severity, v.Code, v.Details)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "\nWarning: %s", w)
+	}
+	for _, n := range r.Notices {
+		fmt.Fprintf(&b, "\nDone on the way: %s", n)
+	}
+	// The read protocol may write (expiry, recovery); the server takes the snapshot after it as
+	// the baseline for the next call.
+	return &outcome{text: b.String(), structured: s, wrote: true}
+}
+
+// toolResult builds the wire result: text content first (with the notice, if any, as its first
+// line) and the same facts as structured content.
+func toolResult(o *outcome, notice string) *mcp.CallToolResult {
+	text := o.text
+	if notice != "" {
+		text = notice + "\n" + text
+		o.structured["notice"] = notice
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: o.structured,
+	}
+}
+
+// errorResult is a tool result with isError set. Domain and argument errors are reported this
+// way so the model sees them and can correct itself; only protocol faults are JSON-RPC errors.
+func errorResult(err error, notice string) *mcp.CallToolResult {
+	msg := errorText(err)
+	s := map[string]any{"error": msg}
+	var te *workflow.TransitionError
+	if errors.As(err, &te) {
+		allowed := te.Allowed
+		if allowed == nil {
+			allowed = []string{}
+		}
+		s["allowed"] = allowed
+	}
+	if notice != "" {
+		msg = notice + "\n" + msg
+		s["notice"] = notice
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(msg)},
+		StructuredContent: s,
+		IsError:           true,
+	}
+}
+
+// maxErrorRunes keeps an error message (which may quote the caller's input) readable.
+const maxErrorRunes = 2000
+
+func errorText(err error) string {
+	msg := err.Error()
+	var ae *argError
+	if !errors.As(err, &ae) {
+		var te *workflow.TransitionError
+		if errors.As(err, &te) && len(te.Allowed) > 0 && !strings.Contains(msg, te.Allowed[0]) {
+			msg += fmt.Sprintf(" (allowed from %s: %s)", te.From, strings.Join(te.Allowed, ", "))
+		}
+	}
+	if r := []rune(msg); len(r) > maxErrorRunes {
+		msg = string(r[:maxErrorRunes]) + "…"
+	}
+	return msg
+}

@@ -1,0 +1,365 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Instructions go into the agent's system prompt: one paragraph that teaches the protocol.
+const Instructions = "Cairn keeps this project's multi-phase workflow state durable across sessions, " +
+	"so work survives /clear, crashes and restarts. Call resume_check at the start of work (and after /clear) " +
+	"to learn where things stand and which phases are allowed next. Begin a new multi-phase task with " +
+	"start_workflow, call transition at each phase boundary (listing the outputs of the phase you finish), " +
+	"update_task as tasks start and finish, and complete_workflow with a one-line outcome at the end. " +
+	"Keep state you will need after an interruption with save_checkpoint and set_vars. If a result starts " +
+	"with \"Notice:\", another process changed the workflow: call resume_check before going on."
+
+// Options configure a Server. Zero fields take the process's own values.
+type Options struct {
+	Open     Opener              // opens the engine; required
+	Getenv   func(string) string // default os.Getenv
+	WorkDir  string              // default os.Getwd
+	PPID     int                 // Claude Code's pid (the server's parent); default os.Getppid()
+	Version  string              // reported in initialize
+	Log      *log.Logger         // diagnostics, never stdout; default stderr
+	Debounce time.Duration       // watcher debounce; default 50 ms
+	NoWatch  bool                // do not watch the state directory
+}
+
+// Server adapts the engine to MCP. Tool calls, engine swaps and shutdown take turns on one
+// token: serialising calls is what lets the server tell its own writes from another process's,
+// and an engine call takes milliseconds, so nothing is lost by it.
+type Server struct {
+	opt Options
+	mcp *server.MCPServer
+
+	turn chan struct{} // capacity 1: holding it is holding the engine
+
+	// Guarded by turn.
+	eng      Engine
+	openErr  error
+	closed   bool
+	session  string          // the Claude Code session the engine acts for
+	seen     engine.Snapshot // the workflow as this server last left or saw it
+	haveSeen bool
+	watch    *watcher
+}
+
+// New builds a server and starts opening the engine in the background, so that initialize is
+// answered without waiting for the state directory.
+func New(opt Options) *Server {
+	if opt.Getenv == nil {
+		opt.Getenv = os.Getenv
+	}
+	if opt.WorkDir == "" {
+		opt.WorkDir, _ = os.Getwd()
+	}
+	if opt.PPID == 0 {
+		opt.PPID = os.Getppid()
+	}
+	if opt.Version == "" {
+		opt.Version = "dev"
+	}
+	if opt.Log == nil {
+		opt.Log = log.New(os.Stderr, "cairn-mcp: ", 0)
+	}
+	if opt.Debounce == 0 {
+		opt.Debounce = 50 * time.Millisecond
+	}
+	s := &Server{
+		opt:     opt,
+		turn:    make(chan struct{}, 1),
+		session: opt.Getenv("CLAUDE_CODE_SESSION_ID"),
+	}
+	s.mcp = server.NewMCPServer("cairn", opt.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(Instructions),
+		server.WithOutputSchemaValidation(),
+	)
+	for _, sp := range specs {
+		s.mcp.AddTool(sp.tool(), s.handler(sp))
+	}
+	s.turn <- struct{}{}
+	go func() {
+		defer s.release()
+		s.openLocked()
+	}()
+	return s
+}
+
+// MCP returns the protocol server, for in-process clients.
+func (s *Server) MCP() *server.MCPServer { return s.mcp }
+
+func (s *Server) acquire(ctx context.Context) error {
+	select {
+	case s.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Server) release() { <-s.turn }
+
+func (s *Server) config() engine.Config {
+	return engine.Config{
+		Getenv:    s.opt.Getenv,
+		WorkDir:   s.opt.WorkDir,
+		SessionID: s.session,
+		PID:       s.opt.PPID,
+		Actor:     "mcp",
+	}
+}
+
+// openLocked opens the engine if it is not open, learns the current session and starts the
+// watcher. A failure is kept and retried on the next call.
+func (s *Server) openLocked() {
+	if s.eng != nil || s.closed {
+		return
+	}
+	eng, err := s.opt.Open(s.config())
+	if err != nil {
+		s.openErr = err
+		s.opt.Log.Printf("opening the workflow state: %v", err)
+		return
+	}
+	s.eng, s.openErr = eng, nil
+	for _, w := range eng.Warnings() {
+		s.opt.Log.Printf("warning: %s", w)
+	}
+	// The SessionStart hook may already have recorded a newer session than our environment
+	// says (the server is not restarted on /clear).
+	if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
+		s.session = sess.SessionID
+		s.reopenLocked("session " + sess.SessionID)
+	}
+	if !s.opt.NoWatch && s.watch == nil {
+		w, err := newWatcher(s, s.eng.StateDir(), s.workflowsDir(), s.opt.Debounce)
+		if err != nil {
+			s.opt.Log.Printf("not watching the state directory (%v): session changes after /clear and edited workflow definitions are picked up only on restart", err)
+		} else {
+			s.watch = w
+		}
+	}
+}
+
+// reopenLocked swaps in a fresh engine (new session, reloaded definitions). If that fails the
+// old engine stays in service.
+func (s *Server) reopenLocked(why string) {
+	if s.closed {
+		return
+	}
+	eng, err := s.opt.Open(s.config())
+	if err != nil {
+		s.opt.Log.Printf("reloading for %s: %v (keeping the engine already open)", why, err)
+		return
+	}
+	if s.eng != nil {
+		if err := s.eng.Close(); err != nil {
+			s.opt.Log.Printf("closing the previous engine: %v", err)
+		}
+	}
+	s.eng, s.openErr = eng, nil
+}
+
+// sessionChanged re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
+// moved (after /clear), acts for the new one from the next call on.
+func (s *Server) sessionChanged(ctx context.Context) {
+	if s.acquire(ctx) != nil {
+		return
+	}
+	defer s.release()
+	if s.eng == nil || s.closed {
+		return
+	}
+	sess, ok := s.eng.CurrentSession(s.opt.PPID)
+	if !ok || sess.SessionID == "" || sess.SessionID == s.session {
+		return
+	}
+	s.opt.Log.Printf("session is now %s", sess.SessionID)
+	s.session = sess.SessionID
+	s.reopenLocked("session " + sess.SessionID)
+}
+
+// definitionsChanged reloads the workflow definitions.
+func (s *Server) definitionsChanged(ctx context.Context) {
+	if s.acquire(ctx) != nil {
+		return
+	}
+	defer s.release()
+	if s.eng == nil || s.closed {
+		return
+	}
+	s.reopenLocked("changed workflow definitions")
+}
+
+// Session reports the Claude Code session the server currently acts for.
+func (s *Server) Session() string {
+	if s.acquire(context.Background()) != nil {
+		return ""
+	}
+	defer s.release()
+	return s.session
+}
+
+// Close stops the watcher, waits for the call in progress (bounded by ctx) and closes the
+// engine. Calls after Close get an error result.
+func (s *Server) Close(ctx context.Context) error {
+	if err := s.acquire(ctx); err != nil {
+		return fmt.Errorf("waiting for the call in progress: %w", err)
+	}
+	defer s.release()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.watch != nil {
+		s.watch.close()
+		s.watch = nil
+	}
+	if s.eng == nil {
+		return nil
+	}
+	err := s.eng.Close()
+	s.eng = nil
+	return err
+}
+
+func (s *Server) workflowsDir() string {
+	root, err := project.Root(s.opt.Getenv, s.opt.WorkDir)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(root, ".claude", "workflows")
+}
+
+var errShuttingDown = errors.New("cairn-mcp is shutting down; nothing was changed, and the call can be made again once the server is back")
+
+// handler wraps a tool: strict decoding, one engine call, the change notice, and every failure
+// as an isError result.
+func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		a, argErr := decodeArgs(spec, rawArguments(req))
+		if err := s.acquire(ctx); err != nil {
+			return errorResult(fmt.Errorf("%s was not run: the call was cancelled while waiting for the previous one; nothing was changed", spec.name), ""), nil
+		}
+		defer s.release()
+		if s.closed {
+			return errorResult(errShuttingDown, ""), nil
+		}
+		s.openLocked()
+		if s.eng == nil {
+			if argErr != nil {
+				return errorResult(argErr, ""), nil
+			}
+			err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Check that the project directory is writable (or set CAIRN_STATE_DIR to a writable directory) and call the tool again", spec.name, s.openErr)
+			return errorResult(err, ""), nil
+		}
+		eng := s.eng
+		pre, preErr := eng.Snapshot()
+		notice := ""
+		if preErr == nil {
+			notice = s.noticeFor(pre)
+		}
+		var o *outcome
+		defer func() {
+			if r := recover(); r != nil {
+				s.opt.Log.Printf("panic in %s: %v", spec.name, r)
+				res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
+			}
+			s.settle(eng, pre, preErr == nil, o)
+		}()
+		if argErr != nil {
+			return errorResult(argErr, notice), nil
+		}
+		// In-flight calls finish even when the client goes away or the server is told to stop:
+		// the engine's own lock timeout bounds them.
+		o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), eng: eng, args: a})
+		if err != nil {
+			return errorResult(err, notice), nil
+		}
+		return toolResult(o, notice), nil
+	}
+}
+
+// noticeFor says, in one line, how another process changed the workflow since this server's
+// previous call, or "" when nothing changed or the change was made for our own session.
+func (s *Server) noticeFor(now engine.Snapshot) string {
+	if !s.haveSeen {
+		return ""
+	}
+	old := s.seen
+	if now.WorkflowID == old.WorkflowID && now.Revision == old.Revision {
+		return ""
+	}
+	if now.SessionID != "" && now.SessionID == s.session {
+		return ""
+	}
+	by := "another process"
+	if now.SessionID != "" {
+		by = "session " + textsafe.Line(now.SessionID, 64)
+	}
+	id := func(x string) string { return textsafe.Line(x, 120) }
+	switch {
+	case now.WorkflowID == "":
+		return fmt.Sprintf("Notice: workflow %s is no longer active; another process completed, expired or archived it since your last call. Call resume_check before going on.", id(old.WorkflowID))
+	case now.WorkflowID != old.WorkflowID:
+		return fmt.Sprintf("Notice: the active workflow changed since your last call: it is now %s at phase %s (revision %d), set by %s. Call resume_check before going on.", id(now.WorkflowID), id(now.Phase), now.Revision, by)
+	default:
+		return fmt.Sprintf("Notice: %s changed workflow %s since your last call: it is now at phase %s (revision %d, was %d). Call resume_check before going on.", by, id(now.WorkflowID), id(now.Phase), now.Revision, old.Revision)
+	}
+}
+
+// settle records the workflow as this call leaves it, so the next call can tell whether
+// someone else moved it in between.
+func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome) {
+	if o == nil || !o.wrote {
+		if preOK {
+			s.seen, s.haveSeen = pre, true
+		}
+		return
+	}
+	post, err := eng.Snapshot()
+	switch {
+	case err != nil:
+		s.seen = engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
+	case o.revision == 0 || post.WorkflowID == "" ||
+		(post.WorkflowID == o.workflowID && post.Revision <= o.revision):
+		s.seen = post
+	default:
+		// Someone wrote after us before we looked: remember our revision so the next call
+		// reports their change.
+		s.seen = engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
+	}
+	s.haveSeen = true
+}
+
+// rawArguments returns the call's arguments as sent.
+func rawArguments(req mcp.CallToolRequest) json.RawMessage {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments
+	}
+	if req.Params.Arguments == nil {
+		return nil
+	}
+	if raw, ok := req.Params.Arguments.(json.RawMessage); ok {
+		return raw
+	}
+	b, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return json.RawMessage(`"unencodable arguments"`)
+	}
+	return b
+}

@@ -1,0 +1,190 @@
+package mcptools
+
+import (
+	"encoding/json"
+	"regexp"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// kind is the JSON shape an argument must have. One spec per tool drives both the input schema
+// the client sees and the decoder that checks what it sends, so the two cannot drift apart.
+type kind int
+
+const (
+	kString     kind = iota // a JSON string
+	kBool                   // true or false
+	kStrings                // an array of strings
+	kObject                 // a JSON object, kept raw
+	kJSON                   // a JSON object or array, kept raw
+	kStringMap              // an object whose values are strings
+	kViolations             // an array of {code, severity, details}
+)
+
+// field is one argument of a tool.
+type field struct {
+	name      string
+	kind      kind
+	required  bool
+	desc      string
+	enum      []string       // allowed values (strings; matched case-insensitively when fold)
+	fold      bool           // enum match ignores letter case; the value is normalised to the enum's spelling
+	max       int            // strings: runes; arrays: items; objects: bytes
+	itemMax   int            // array items, map values: runes
+	pattern   *regexp.Regexp // strings, array items, map keys
+	hint      string         // what a valid value looks like, said when pattern fails
+	multiline bool           // newlines and tabs allowed
+	minLen    int            // strings: at least this many runes (required strings default to 1)
+}
+
+// toolSpec describes one tool: its schema, its annotations and the handler.
+type toolSpec struct {
+	name        string
+	title       string
+	desc        string
+	fields      []field
+	readOnly    bool
+	destructive bool
+	idempotent  bool
+	output      string // JSON schema of structuredContent
+	run         func(c *call) (*outcome, error)
+}
+
+// Patterns for names. They are deliberately narrow: no path separators, no leading dot, no "..",
+// so a name can never leave the directory it is meant for.
+var (
+	namePattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	globPattern     = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
+	phasePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	idPattern       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	varKeyPattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	ttlPattern      = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[a-zµ]{1,2}([0-9]+(\.[0-9]+)?[a-zµ]{1,2})*$`)
+	violCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
+)
+
+const (
+	nameHint  = "letters, digits, '.', '_' or '-', starting with a letter or digit, at most 100 characters, no '/' and no '..'"
+	globHint  = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
+	phaseHint = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
+	idHint    = "letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
+	varHint   = "a shell variable name: letters, digits and '_', not starting with a digit"
+	ttlHint   = "a duration such as 24h, 90m or 7d"
+)
+
+// propertySchema renders one field as JSON Schema.
+func (f field) propertySchema() map[string]any {
+	p := map[string]any{"description": f.desc}
+	str := func() map[string]any {
+		s := map[string]any{"type": "string"}
+		if len(f.enum) > 0 {
+			s["enum"] = f.enum
+		}
+		if f.pattern != nil && len(f.enum) == 0 {
+			s["pattern"] = f.pattern.String()
+		}
+		return s
+	}
+	switch f.kind {
+	case kString:
+		for k, v := range str() {
+			p[k] = v
+		}
+		if f.max > 0 {
+			p["maxLength"] = f.max
+		}
+		if f.required && len(f.enum) == 0 {
+			p["minLength"] = max(f.minLen, 1)
+		}
+	case kBool:
+		p["type"] = "boolean"
+	case kStrings:
+		p["type"] = "array"
+		item := str()
+		if f.itemMax > 0 {
+			item["maxLength"] = f.itemMax
+		}
+		p["items"] = item
+		if f.max > 0 {
+			p["maxItems"] = f.max
+		}
+	case kObject:
+		p["type"] = "object"
+	case kJSON:
+		p["type"] = []string{"object", "array"}
+	case kStringMap:
+		p["type"] = "object"
+		v := map[string]any{"type": "string"}
+		if f.itemMax > 0 {
+			v["maxLength"] = f.itemMax
+		}
+		p["additionalProperties"] = v
+		if f.pattern != nil {
+			p["propertyNames"] = map[string]any{"pattern": f.pattern.String()}
+		}
+		if f.max > 0 {
+			p["maxProperties"] = f.max
+		}
+	case kViolations:
+		p["type"] = "array"
+		p["items"] = violationSchema()
+		if f.max > 0 {
+			p["maxItems"] = f.max
+		}
+	}
+	return p
+}
+
+func violationSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"code":     map[string]any{"type": "string", "description": "Short rule code, e.g. V-TEST-03.", "pattern": violCodePattern.String()},
+			"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block the workflow until resolved."},
+			"details":  map[string]any{"type": "string", "description": "What is wrong and where, in a sentence or two.", "maxLength": 2000},
+		},
+		"required":             []string{"code", "severity", "details"},
+		"additionalProperties": false,
+	}
+}
+
+var (
+	severities    = []string{"CRITICAL", "HIGH", "MEDIUM", "LOW", "INFO"}
+	taskStatuses  = []string{"pending", "running", "done", "failed"}
+	initiativeOps = []string{"get", "create", "set_status", "add_milestone", "update_milestone"}
+)
+
+// tool renders the spec as an mcp.Tool with every annotation set explicitly: mcp-go's default
+// marks every tool destructive and open-world, which would be wrong for all of ours.
+func (t *toolSpec) tool() mcp.Tool {
+	props := make(map[string]any, len(t.fields))
+	order := make([]string, 0, len(t.fields))
+	var required []string
+	for _, f := range t.fields {
+		props[f.name] = f.propertySchema()
+		order = append(order, f.name)
+		if f.required {
+			required = append(required, f.name)
+		}
+	}
+	readOnly, destructive, idempotent, openWorld := t.readOnly, t.destructive, t.idempotent, false
+	return mcp.Tool{
+		Name:        t.name,
+		Title:       t.title,
+		Description: t.desc,
+		InputSchema: mcp.ToolInputSchema{
+			Type:                 "object",
+			Properties:           props,
+			PropertyOrder:        order,
+			Required:             required,
+			AdditionalProperties: false,
+		},
+		RawOutputSchema: json.RawMessage(t.output),
+		Annotations: mcp.ToolAnnotation{
+			Title:           t.title,
+			ReadOnlyHint:    &readOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  &idempotent,
+			OpenWorldHint:   &openWorld,
+		},
+	}
+}

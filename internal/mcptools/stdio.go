@@ -1,0 +1,257 @@
+package mcptools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// MaxLineBytes bounds one JSON-RPC message on stdin. It is well above MaxArgsBytes so that an
+// oversized tool call still reaches the tool and gets a readable isError result.
+const MaxLineBytes = 4 << 20
+
+// DrainTimeout bounds how long shutdown waits for calls already running.
+const DrainTimeout = 5 * time.Second
+
+// maxInFlight bounds concurrent requests; more wait to be read.
+const maxInFlight = 16
+
+// ServeStdio serves MCP as newline-delimited JSON-RPC on in and out until in ends or ctx is
+// done, then stops reading, lets the requests already running finish (at most DrainTimeout)
+// and returns. It is our own small transport rather than mcp-go's StdioServer because it must
+// answer server/discover with -32601 at once (Claude Code then falls back to initialize instead
+// of waiting 2.8 s), must not cancel running engine calls on shutdown, and must bound the size
+// of a message.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64)}
+	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
+		return fmt.Errorf("registering the stdio session: %w", err)
+	}
+	defer s.mcp.UnregisterSession(context.Background(), sess.SessionID())
+
+	w := &lineWriter{w: out}
+	// Requests run on a context that shutdown does not cancel: a call that has begun finishes.
+	reqCtx := s.mcp.WithContext(context.WithoutCancel(ctx), sess)
+
+	lines := make(chan lineRead)
+	stopRead := make(chan struct{})
+	go readLines(in, lines, stopRead)
+	defer close(stopRead)
+
+	go func() {
+		for {
+			select {
+			case n := <-sess.notes:
+				w.write(n)
+			case <-stopRead:
+				return
+			}
+		}
+	}()
+
+	var (
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, maxInFlight)
+		result error
+	)
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case l := <-lines:
+			if l.err != nil {
+				if !errors.Is(l.err, io.EOF) {
+					result = fmt.Errorf("reading stdin: %w", l.err)
+				}
+				break loop
+			}
+			if l.tooLong {
+				w.write(errorResponse(l.id, mcp.INVALID_REQUEST,
+					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
+				continue
+			}
+			s.dispatch(reqCtx, l.data, w, &wg, slots)
+		}
+		if w.failed.Load() {
+			break
+		}
+	}
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(DrainTimeout):
+		s.opt.Log.Printf("shutting down with calls still running after %s", DrainTimeout)
+	}
+	return result
+}
+
+// dispatch routes one message. server/discover is refused here, before mcp-go sees it.
+func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, wg *sync.WaitGroup, slots chan struct{}) {
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal(line, &env); err != nil {
+		w.write(errorResponse(nil, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
+		return
+	}
+	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
+	switch {
+	case env.Method == "":
+		return // a response to a request we never send
+	case env.Method == string(mcp.MethodServerDiscover):
+		if isRequest {
+			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
+		}
+		return
+	case !isRequest:
+		// Notifications (initialized, cancelled) are handled in order, on the read loop.
+		s.mcp.HandleMessage(ctx, line)
+		return
+	}
+	slots <- struct{}{}
+	wg.Add(1)
+	msg := bytes.Clone(line)
+	go func() {
+		defer wg.Done()
+		defer func() { <-slots }()
+		resp := s.mcp.HandleMessage(ctx, msg)
+		if resp != nil {
+			w.write(resp)
+		}
+	}()
+}
+
+type lineRead struct {
+	data    []byte
+	err     error
+	tooLong bool
+	id      json.RawMessage // best effort, for a message too long to parse
+}
+
+// readLines reads newline-delimited messages, each at most MaxLineBytes; a longer one is
+// skipped and reported with the id found near its start.
+func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	send := func(l lineRead) bool {
+		select {
+		case out <- l:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for {
+		var buf []byte
+		tooLong := false
+		var head []byte
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			if !tooLong {
+				if len(buf)+len(chunk) > MaxLineBytes {
+					tooLong = true
+					head = append(buf[:0:0], buf[:min(len(buf), 512)]...)
+					if len(head) < 512 {
+						head = append(head, chunk[:min(len(chunk), 512-len(head))]...)
+					}
+					buf = nil
+				} else {
+					buf = append(buf, chunk...)
+				}
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				break
+			}
+		}
+		if tooLong {
+			if !send(lineRead{tooLong: true, id: sniffID(head)}) {
+				return
+			}
+		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
+			if !send(lineRead{data: line}) {
+				return
+			}
+		}
+		if err != nil {
+			send(lineRead{err: err})
+			return
+		}
+	}
+}
+
+var idRE = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.){0,128}")`)
+
+func sniffID(head []byte) json.RawMessage {
+	if m := idRE.FindSubmatch(head); m != nil {
+		return json.RawMessage(bytes.Clone(m[1]))
+	}
+	return nil
+}
+
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func errorResponse(id json.RawMessage, code int, msg string) rpcError {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	e := rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: id}
+	e.Error.Code, e.Error.Message = code, msg
+	return e
+}
+
+// lineWriter writes one message per line; the lock keeps concurrent responses whole. After a
+// failed write (the client is gone) it stops writing and the server shuts down.
+type lineWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	failed atomic.Bool
+}
+
+func (lw *lineWriter) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(errorResponse(nil, mcp.INTERNAL_ERROR, "response could not be encoded"))
+	}
+	b = append(b, '\n')
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.failed.Load() {
+		return
+	}
+	if _, err := lw.w.Write(b); err != nil {
+		lw.failed.Store(true)
+	}
+}
+
+// stdioSession is the one client of a stdio server.
+type stdioSession struct {
+	notes       chan mcp.JSONRPCNotification
+	initialized atomic.Bool
+}
+
+func (s *stdioSession) SessionID() string                                    { return "stdio" }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
+func (s *stdioSession) Initialize()                                          { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool                                    { return s.initialized.Load() }

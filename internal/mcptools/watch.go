@@ -1,0 +1,159 @@
+package mcptools
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// watcher follows the state directory and the user's workflow definitions. It watches
+// directories, never files: the store replaces files by renaming a temp file over them, which
+// on Linux shows only as a CREATE in the directory, and a watch on the old file would go quiet.
+type watcher struct {
+	s            *Server
+	fs           *fsnotify.Watcher
+	stateDir     string
+	sessionsDir  string
+	sessionFile  string // sessions/<ppid>.json: the only session file that concerns us
+	workflowsDir string
+	claudeDir    string // parent of workflowsDir, to see it appear
+	debounce     time.Duration
+
+	watched map[string]bool // only the loop goroutine touches it after start
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+type change uint8
+
+const (
+	changeSession change = 1 << iota
+	changeDefinitions
+)
+
+func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration) (*watcher, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watcher{
+		s:            s,
+		fs:           fw,
+		stateDir:     stateDir,
+		sessionsDir:  filepath.Join(stateDir, "sessions"),
+		sessionFile:  strconv.Itoa(s.opt.PPID) + ".json",
+		workflowsDir: workflowsDir,
+		debounce:     debounce,
+		watched:      map[string]bool{},
+		ctx:          ctx,
+		cancel:       cancel,
+	}
+	if workflowsDir != "" {
+		w.claudeDir = filepath.Dir(workflowsDir)
+	}
+	if err := fw.Add(stateDir); err != nil {
+		fw.Close()
+		cancel()
+		return nil, err
+	}
+	w.watched[stateDir] = true
+	w.addMissing()
+	w.wg.Add(1)
+	go w.loop()
+	return w, nil
+}
+
+// addMissing adds the directories that did not exist when we last looked.
+func (w *watcher) addMissing() {
+	for _, d := range []string{w.sessionsDir, w.claudeDir, w.workflowsDir} {
+		if d == "" || w.watched[d] {
+			continue
+		}
+		if err := w.fs.Add(d); err == nil {
+			w.watched[d] = true
+		}
+	}
+}
+
+func (w *watcher) classify(ev fsnotify.Event) change {
+	name := filepath.Clean(ev.Name)
+	dir := filepath.Dir(name)
+	switch {
+	case name == w.sessionsDir:
+		return changeSession
+	case dir == w.sessionsDir && filepath.Base(name) == w.sessionFile:
+		return changeSession
+	case w.workflowsDir != "" && name == w.workflowsDir:
+		return changeDefinitions
+	case w.workflowsDir != "" && dir == w.workflowsDir && filepath.Ext(name) == ".md":
+		return changeDefinitions
+	}
+	return 0
+}
+
+func (w *watcher) loop() {
+	defer w.wg.Done()
+	var (
+		pending change
+		timer   *time.Timer
+		fire    <-chan time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case ev, ok := <-w.fs.Events:
+			if !ok {
+				return
+			}
+			if ev.Has(fsnotify.Create) {
+				w.addMissing()
+			}
+			c := w.classify(ev)
+			if c == 0 {
+				continue
+			}
+			pending |= c
+			// Debounce: a burst of events (temp file, rename, a second writer) is read once.
+			if timer == nil {
+				timer = time.NewTimer(w.debounce)
+			} else {
+				timer.Reset(w.debounce)
+			}
+			fire = timer.C
+		case err, ok := <-w.fs.Errors:
+			if !ok {
+				return
+			}
+			w.s.opt.Log.Printf("watching %s: %v", w.stateDir, err)
+		case <-fire:
+			fire = nil
+			c := pending
+			pending = 0
+			if c&changeSession != 0 {
+				w.s.sessionChanged(w.ctx)
+			}
+			if c&changeDefinitions != 0 {
+				w.s.definitionsChanged(w.ctx)
+			}
+		}
+	}
+}
+
+// close stops the watcher and waits for its goroutine; a reload waiting for its turn gives up.
+func (w *watcher) close() {
+	w.cancel()
+	w.fs.Close()
+	w.wg.Wait()
+}
