@@ -251,7 +251,7 @@ type stdioSession struct {
 	initialized atomic.Bool
 }
 
-func (s *stdioSession) SessionID() string                                    { return "stdio" }
+func (s *stdioSession) SessionID() string                                   { return "stdio" }
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
-func (s *stdioSession) Initialize()                                          { s.initialized.Store(true) }
-func (s *stdioSession) Initialized() bool                                    { return s.initialized.Load() }
+func (s *stdioSession) Initialize()                                         { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool                                   { return s.initialized.Load() }
