@@ -1,0 +1,321 @@
+package memory
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/cairn-dev/cairn/internal/project"
+)
+
+// Environment variables read by Dir, in the order they are consulted.
+const (
+	EnvCairnMemoryDir  = "CAIRN_MEMORY_DIR"                   // Cairn's own override, first
+	EnvCoworkOverride  = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE" // Claude Code's override, absolute only
+	EnvConfigDir       = "CLAUDE_CONFIG_DIR"                  // moves ~/.claude
+	EnvRemoteMemoryDir = "CLAUDE_CODE_REMOTE_MEMORY_DIR"      // replaces the config dir as the projects base
+	EnvDisable         = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"    // 1/true/yes/on: off; 0/false/no/off: forced on
+	EnvSimple          = "CLAUDE_CODE_SIMPLE"                 // set by --bare: auto-memory off
+	EnvSafeMode        = "CLAUDE_CODE_SAFE_MODE"              // --safe-mode: auto-memory off
+	EnvRemote          = "CLAUDE_CODE_REMOTE"                 // remote sessions: off unless a memory dir is given
+)
+
+// maxSanitized is where Claude Code cuts a sanitised project key and appends a hash.
+const maxSanitized = 200
+
+// maxSettingsFile bounds a settings file read: they are small JSON documents.
+const maxSettingsFile = 1 << 20
+
+// Env is what Dir looks at. Zero fields take safe defaults: a nil Getenv sees an empty
+// environment, an empty Home is taken from HOME (USERPROFILE on Windows), an empty
+// ManagedSettings is the platform's managed-settings.json.
+type Env struct {
+	Getenv          func(string) string
+	WorkDir         string // the process's working directory, absolute
+	Home            string
+	ManagedSettings string // path of the managed (policy) settings file
+}
+
+func (e Env) getenv(k string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(k)
+}
+
+func (e Env) home() string {
+	if e.Home != "" {
+		return e.Home
+	}
+	if h := e.getenv("HOME"); h != "" {
+		return h
+	}
+	return e.getenv("USERPROFILE")
+}
+
+// Location is where L2 lives for this project, or why it is off.
+type Location struct {
+	Dir      string // the memory directory, absolute and clean; "" when Disabled
+	Source   string // what chose Dir: an env var's name, "autoMemoryDirectory in <file>", or "default"
+	Key      string // the sanitised project key under <config>/projects, for the default
+	Disabled bool   // auto-memory is off: write nothing there
+	Reason   string // why it is off, for the degradation tier
+}
+
+// Dir finds the auto-memory directory exactly as Claude Code does, or says it is disabled.
+// Order: CAIRN_MEMORY_DIR (Cairn's; absolute, "~/" or relative to WorkDir), then
+// CLAUDE_COWORK_MEMORY_PATH_OVERRIDE (absolute only), then the autoMemoryDirectory setting
+// (managed, local, project, then user settings; absolute or "~/"), then the default
+// <config>/projects/<SanitizePath(git common root)>/memory with config = CLAUDE_CONFIG_DIR or
+// ~/.claude (CLAUDE_CODE_REMOTE_MEMORY_DIR replaces the config dir there). An override
+// Claude Code would refuse (relative, "~/..", a UNC path, NUL) is skipped as Claude Code skips
+// it. Whether auto-memory is on is decided first and applies to every override. An error
+// means the directory cannot be named at all (no home and no config dir, no usable
+// working directory); callers treat it as L2 unavailable.
+func Dir(env Env) (Location, error) {
+	launch, err := project.LaunchDir(env.Getenv, env.WorkDir)
+	if err != nil {
+		return Location{}, err
+	}
+	configDir := env.getenv(EnvConfigDir)
+	if configDir == "" {
+		h := env.home()
+		if h == "" {
+			return Location{}, fmt.Errorf("finding the auto-memory directory: neither HOME nor %s is set", EnvConfigDir)
+		}
+		configDir = filepath.Join(h, ".claude")
+	}
+	settings := loadSettings(env, configDir, launch)
+
+	if off, reason := disabled(env, settings); off {
+		return Location{Disabled: true, Reason: reason}, nil
+	}
+
+	if v := env.getenv(EnvCairnMemoryDir); v != "" {
+		if d, ok := overridePath(v, env.home(), true); ok {
+			return Location{Dir: d, Source: EnvCairnMemoryDir}, nil
+		}
+		if filepath.IsAbs(env.WorkDir) && !strings.HasPrefix(v, "~") {
+			return Location{Dir: filepath.Join(env.WorkDir, v), Source: EnvCairnMemoryDir}, nil
+		}
+		return Location{}, fmt.Errorf("finding the auto-memory directory: %s=%q is neither absolute nor under ~/, and the working directory is unknown", EnvCairnMemoryDir, v)
+	}
+	if v := env.getenv(EnvCoworkOverride); v != "" {
+		if d, ok := overridePath(v, env.home(), false); ok {
+			return Location{Dir: d, Source: EnvCoworkOverride}, nil
+		}
+	}
+	for _, s := range settings {
+		if s.dir == nil {
+			continue
+		}
+		// The first source that sets it decides; an unusable value falls to the default,
+		// as in Claude Code, rather than to a lower source.
+		if d, ok := overridePath(*s.dir, env.home(), true); ok {
+			return Location{Dir: d, Source: "autoMemoryDirectory in " + s.path}, nil
+		}
+		break
+	}
+
+	root, err := project.GitCommonRoot(env.Getenv, env.WorkDir)
+	if err != nil {
+		return Location{}, err
+	}
+	base := configDir
+	if r := env.getenv(EnvRemoteMemoryDir); r != "" {
+		base = r
+	}
+	key := SanitizePath(root)
+	return Location{Dir: filepath.Join(base, "projects", key, "memory"), Source: "default", Key: key}, nil
+}
+
+// SanitizePath turns a path into Claude Code's project key: every UTF-16 code unit outside
+// [A-Za-z0-9] becomes "-" (so a character outside the Basic Multilingual Plane becomes
+// "--"), case kept; a key over 200 characters is cut to 200 and suffixed with "-" and the
+// base-36 absolute value of a 32-bit string hash of the original path (h = h*31 + unit,
+// wrapping, over its UTF-16 code units), as the 2.1.x CLI does.
+func SanitizePath(p string) string {
+	units := utf16.Encode([]rune(p))
+	var b strings.Builder
+	b.Grow(len(units))
+	for _, u := range units {
+		if u < 0x80 && isAlnum(byte(u)) {
+			b.WriteByte(byte(u))
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	s := b.String()
+	if len(s) <= maxSanitized {
+		return s
+	}
+	return s[:maxSanitized] + "-" + pathHash(units)
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// pathHash is Claude Code's: h = (h<<5) - h + unit as a wrapping int32, then
+// Math.abs(h).toString(36). Math.abs of the smallest int32 is 2^31, so the absolute value
+// is taken in 64 bits.
+func pathHash(units []uint16) string {
+	var h int32
+	for _, u := range units {
+		h = (h << 5) - h + int32(u)
+	}
+	return pathHashAbs(h)
+}
+
+func pathHashAbs(h int32) string {
+	a := int64(h)
+	if a < 0 {
+		a = -a
+	}
+	return strconv.FormatInt(a, 36)
+}
+
+// overridePath validates and normalises a directory override the way Claude Code does: with
+// tilde allowed, "~/x" is taken under home (but "~/", "~/.." and escapes are refused); the
+// result must be absolute, at least 3 characters, not a bare drive, not a UNC path and free
+// of NUL. The returned path is clean, without a trailing separator.
+func overridePath(v, home string, tilde bool) (string, bool) {
+	p := v
+	if tilde && (strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`)) {
+		rest := filepath.Clean(filepath.FromSlash(p[2:]))
+		if home == "" || rest == "." || rest == ".." || strings.HasPrefix(rest, ".."+string(filepath.Separator)) || filepath.IsAbs(rest) {
+			return "", false
+		}
+		p = filepath.Join(home, rest)
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", false
+	}
+	if len(p) >= 2 && (p[0] == '/' || p[0] == '\\') && (p[1] == '/' || p[1] == '\\') {
+		return "", false // UNC or network path
+	}
+	if !filepath.IsAbs(p) {
+		return "", false
+	}
+	p = filepath.Clean(p)
+	if len(p) < 3 || (len(p) == 3 && p[1] == ':') {
+		return "", false // "/", "C:\" and the like
+	}
+	return p, true
+}
+
+// settingsSource is one settings file's say on auto-memory.
+type settingsSource struct {
+	path    string
+	dir     *string
+	enabled *bool
+}
+
+// loadSettings reads the settings files in Claude Code's precedence, highest first: managed
+// (policy), local project, shared project, user. Project files live under the launch
+// directory (Claude Code's project settings are keyed on where it was started). Missing or
+// malformed files are skipped, as Claude Code skips them.
+func loadSettings(env Env, configDir, launch string) []settingsSource {
+	managed := env.ManagedSettings
+	if managed == "" {
+		managed = defaultManagedSettings
+	}
+	paths := []string{
+		managed,
+		filepath.Join(launch, ".claude", "settings.local.json"),
+		filepath.Join(launch, ".claude", "settings.json"),
+		filepath.Join(configDir, "settings.json"),
+	}
+	var out []settingsSource
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		s, ok := readSettings(p)
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func readSettings(p string) (settingsSource, bool) {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSettingsFile {
+		return settingsSource{}, false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return settingsSource{}, false
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return settingsSource{}, false
+	}
+	s := settingsSource{path: p}
+	// null means unset, as Claude Code's "!= null" test has it.
+	if raw, ok := doc["autoMemoryDirectory"]; ok && string(raw) != "null" {
+		var d string
+		if json.Unmarshal(raw, &d) == nil {
+			s.dir = &d
+		}
+	}
+	if raw, ok := doc["autoMemoryEnabled"]; ok && string(raw) != "null" {
+		var e bool
+		if json.Unmarshal(raw, &e) == nil {
+			s.enabled = &e
+		}
+	}
+	return s, true
+}
+
+// disabled mirrors Claude Code's switch: --bare and --safe-mode turn auto-memory off;
+// CLAUDE_CODE_DISABLE_AUTO_MEMORY truthy turns it off and falsy forces it on over the
+// settings; a remote session without a memory dir has none; else autoMemoryEnabled from the
+// highest settings source that sets it, on by default.
+func disabled(env Env, settings []settingsSource) (bool, string) {
+	if truthy(env.getenv(EnvSimple)) {
+		return true, "auto-memory is off in --bare mode (" + EnvSimple + ")"
+	}
+	if truthy(env.getenv(EnvSafeMode)) {
+		return true, "auto-memory is off in safe mode (" + EnvSafeMode + ")"
+	}
+	switch v := env.getenv(EnvDisable); {
+	case truthy(v):
+		return true, "auto-memory is disabled by " + EnvDisable + "=" + v
+	case falsy(v):
+		return false, ""
+	}
+	if truthy(env.getenv(EnvRemote)) && env.getenv(EnvRemoteMemoryDir) == "" && env.getenv(EnvCoworkOverride) == "" {
+		return true, "auto-memory is off in a remote session without " + EnvRemoteMemoryDir
+	}
+	for _, s := range settings {
+		if s.enabled != nil {
+			if !*s.enabled {
+				return true, "auto-memory is disabled by autoMemoryEnabled: false in " + s.path
+			}
+			return false, ""
+		}
+	}
+	return false, ""
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+func falsy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "0", "false", "no", "off":
+		return true
+	}
+	return false
+}

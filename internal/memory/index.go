@@ -1,0 +1,217 @@
+package memory
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+)
+
+// MEMORY.md limits: Claude Code loads its first 200 lines and then its first 25,000 bytes. An
+// index line of ours must end inside both, with room for the model to add lines above it
+// between two of our writes.
+const (
+	IndexFile      = "MEMORY.md"
+	maxIndexLine   = 190    // 0-based line index our line must sit below
+	maxIndexOffset = 24_000 // byte offset our line must end before
+)
+
+const bom = "\ufeff"
+
+// line is one line of a file and its own terminator: "\n", "\r\n", "\r", or "" for a last line
+// without one. Joining text+eol over all lines gives back the exact bytes.
+type line struct {
+	text string
+	eol  string
+}
+
+func splitLines(b []byte) []line {
+	var out []line
+	s := string(b)
+	for len(s) > 0 {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			out = append(out, line{text: s})
+			break
+		}
+		eol := s[i : i+1]
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			eol = "\r\n"
+		}
+		out = append(out, line{text: s[:i], eol: eol})
+		s = s[i+len(eol):]
+	}
+	return out
+}
+
+func joinLines(ls []line) []byte {
+	var b bytes.Buffer
+	for _, l := range ls {
+		b.WriteString(l.text)
+		b.WriteString(l.eol)
+	}
+	return b.Bytes()
+}
+
+// dominantEOL is the file's first line terminator, "\n" when it has none.
+func dominantEOL(ls []line) string {
+	for _, l := range ls {
+		if l.eol != "" {
+			return l.eol
+		}
+	}
+	return "\n"
+}
+
+// indexLink matches an index entry: an optional list marker, then a Markdown link first on
+// the line; group 1 is the link target. Hand edits vary the marker, the title, the spacing,
+// angle brackets and a link title, so only the target identifies the entry.
+var indexLink = regexp.MustCompile(`^[ \t]*(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?\[(?:[^\]\\]|\\.)*\][ \t]*\([ \t]*<?([^()<>\s]+)>?(?:[ \t]+(?:"[^"]*"|'[^']*'))?[ \t]*\)`)
+
+// entryTarget returns the link target of an index entry line, "" when the line is not one.
+func entryTarget(text string) string {
+	m := indexLink.FindStringSubmatch(strings.TrimPrefix(text, bom))
+	if m == nil {
+		return ""
+	}
+	return strings.TrimPrefix(m[1], "./")
+}
+
+// owns reports whether an index line is the entry for target (a file name in the memory dir).
+func owns(text, target string) bool {
+	t := entryTarget(text)
+	return t != "" && strings.EqualFold(t, target)
+}
+
+// IndexLine renders an index entry: "- [title](target) — hook". title and hook must already
+// be safe one-line text.
+func IndexLine(title, target, hook string) string {
+	if hook == "" {
+		return "- [" + title + "](" + target + ")"
+	}
+	return "- [" + title + "](" + target + ") — " + hook
+}
+
+// SetEntry returns content with exactly one index entry for target, reading entry. An
+// existing entry (the first, if a hand edit left several) is rewritten in place and any
+// duplicates are removed; an entry missing, or sitting too deep for Claude Code to load it, is
+// appended at the end when that is within the loaded part, else put near the top (after a
+// first line that is a heading or carries a byte-order mark). Every byte of every other line
+// is kept. A line of ours that is the file's last and has no terminator owns the terminator
+// before it, so a file without a final newline keeps that shape.
+func SetEntry(content []byte, target, entry string) []byte {
+	ls := splitLines(content)
+	eol := dominantEOL(ls)
+	keep := -1
+	var prefix string // a byte-order mark our kept line carried
+	for i := 0; i < len(ls); i++ {
+		if !owns(ls[i].text, target) {
+			continue
+		}
+		if keep < 0 {
+			keep = i
+			if strings.HasPrefix(ls[i].text, bom) {
+				prefix = bom
+			}
+			continue
+		}
+		ls = removeLine(ls, i)
+		i--
+	}
+	if keep >= 0 && fits(ls, keep, len(prefix)+len(entry)) {
+		ls[keep].text = prefix + entry
+		return joinLines(ls)
+	}
+	if keep >= 0 {
+		// Too deep to be loaded. It is not line 0 (that always fits), so it has no mark.
+		ls = removeLine(ls, keep)
+	}
+	return joinLines(insertEntry(ls, entry, eol))
+}
+
+// RemoveEntry returns content without any index entry for target, every other byte kept.
+func RemoveEntry(content []byte, target string) []byte {
+	ls := splitLines(content)
+	for i := 0; i < len(ls); i++ {
+		if owns(ls[i].text, target) {
+			if strings.HasPrefix(ls[i].text, bom) {
+				n := len(ls)
+				ls[i] = line{text: bom}
+				if ls = mergeBOM(ls); len(ls) < n {
+					i-- // the next line moved up into place i
+				}
+				continue
+			}
+			ls = removeLine(ls, i)
+			i--
+		}
+	}
+	return joinLines(ls)
+}
+
+// FindEntry returns the text of the first index entry for target and whether there is one.
+func FindEntry(content []byte, target string) (string, bool) {
+	for _, l := range splitLines(content) {
+		if owns(l.text, target) {
+			return strings.TrimPrefix(l.text, bom), true
+		}
+	}
+	return "", false
+}
+
+// mergeBOM folds a first line that is only a byte-order mark with no terminator into the
+// line after it.
+func mergeBOM(ls []line) []line {
+	if len(ls) >= 2 && ls[0].text == bom && ls[0].eol == "" {
+		ls[1].text = bom + ls[1].text
+		return ls[1:]
+	}
+	return ls
+}
+
+// removeLine drops line i with its terminator; a last line without one takes the terminator
+// before it instead, which it owned.
+func removeLine(ls []line, i int) []line {
+	if i == len(ls)-1 && ls[i].eol == "" && i > 0 {
+		ls[i-1].eol = ""
+	}
+	return append(ls[:i], ls[i+1:]...)
+}
+
+// insertLine puts l at index i. Appended after a last line without a terminator, it takes
+// that line's place as the unterminated one and the terminator goes between them.
+func insertLine(ls []line, i int, l line, eol string) []line {
+	if i == len(ls) && i > 0 && ls[i-1].eol == "" {
+		ls[i-1].eol = eol
+		l.eol = ""
+	}
+	ls = append(ls, line{})
+	copy(ls[i+1:], ls[i:])
+	ls[i] = l
+	return ls
+}
+
+// fits reports whether a line of n bytes at index i would be loaded by Claude Code.
+func fits(ls []line, i, n int) bool {
+	if i >= maxIndexLine {
+		return false
+	}
+	off := 0
+	for _, l := range ls[:i] {
+		off += len(l.text) + len(l.eol)
+	}
+	return off+n < maxIndexOffset
+}
+
+func insertEntry(ls []line, entry, eol string) []line {
+	if len(ls) == 0 {
+		return []line{{text: entry, eol: eol}}
+	}
+	if fits(ls, len(ls), len(entry)+len(eol)) {
+		return insertLine(ls, len(ls), line{text: entry, eol: eol}, eol)
+	}
+	at := 0
+	if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
+		at = 1
+	}
+	return insertLine(ls, at, line{text: entry, eol: eol}, eol)
+}

@@ -1,0 +1,84 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The L2 line formats of seed 001. The workflow type is shown uppercased ("APEX"); the
+// other parts are stored text and are sanitised when written.
+
+// PositionLine is the one-line position summary written at a major phase transition:
+// "Active APEX workflow: analyze completed, planning <context>".
+func PositionLine(typ, completed, verb, context string) string {
+	return "Active " + strings.ToUpper(typ) + " workflow: " + completed + " completed, " + verb + " " + context
+}
+
+// CompletionLine is the mandatory line at a terminal phase:
+// "Completed APEX for <context>: <outcome>".
+func CompletionLine(typ, context, outcome string) string {
+	return "Completed " + strings.ToUpper(typ) + " for " + context + ": " + outcome
+}
+
+// ExpiryLine is written when a workflow's TTL runs out:
+// "Expired workflow: APEX at <phase> for <context>".
+func ExpiryLine(typ, phase, context string) string {
+	return "Expired workflow: " + strings.ToUpper(typ) + " at " + phase + " for " + context
+}
+
+// Kinds of L2 line, as ParseLine recognises them.
+const (
+	KindPosition   = "position"
+	KindCompletion = "completion"
+	KindExpiry     = "expiry"
+	KindOther      = "other" // a hand-written or unknown line, kept as text
+)
+
+// Parsed is an L2 line taken apart. Fields a kind lacks are empty.
+type Parsed struct {
+	Kind      string
+	Type      string // as written, usually uppercase
+	Completed string // position: the phase completed
+	Verb      string // position: what the next phase is doing
+	Phase     string // expiry: the phase it stopped at
+	Context   string
+	Outcome   string // completion
+}
+
+var (
+	positionRE   = regexp.MustCompile(`^Active (\S+) workflow: (.+?) completed, (\S+) ?(.*)$`)
+	completionRE = regexp.MustCompile(`^Completed (\S+) for (.*?): (.*)$`)
+	expiryRE     = regexp.MustCompile(`^Expired workflow: (\S+) at (\S+) for (.*)$`)
+)
+
+// ParseLine recognises the seed's line formats in plain (unescaped) text, tolerating the
+// spacing and case a hand edit may change; anything else is KindOther.
+func ParseLine(text string) Parsed {
+	t := strings.Join(strings.Fields(text), " ")
+	if m := positionRE.FindStringSubmatch(t); m != nil {
+		return Parsed{Kind: KindPosition, Type: m[1], Completed: m[2], Verb: m[3], Context: m[4]}
+	}
+	if m := completionRE.FindStringSubmatch(t); m != nil {
+		return Parsed{Kind: KindCompletion, Type: m[1], Context: m[2], Outcome: m[3]}
+	}
+	if m := expiryRE.FindStringSubmatch(t); m != nil {
+		return Parsed{Kind: KindExpiry, Type: m[1], Phase: m[2], Context: m[3]}
+	}
+	return Parsed{Kind: KindOther, Context: t}
+}
+
+// unescape undoes textsafe's backslash escapes, so text read back is plain and can be
+// sanitised again without doubling them.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\[]<>`", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

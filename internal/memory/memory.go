@@ -1,0 +1,512 @@
+// Package memory is Cairn's L2 layer: Claude Code's own auto-memory. It finds the memory
+// directory exactly as Claude Code does (Dir), writes the seed's L2 lines into a topic file
+// cairn-workflow.md with one index line in MEMORY.md, records learnings as their own memory
+// files with their own index lines, and reads the last known position back for the L2-only
+// resume tier.
+//
+// MEMORY.md is shared with the model, which rewrites it with its Write tool at any moment and
+// under no lock of ours. Every write here therefore keeps every byte of every line Cairn does
+// not own, and never loses a concurrent edit: it reads, computes its edit, compares the file
+// again just before replacing it, swaps the new content in atomically (on Linux and macOS with
+// an atomic exchange that hands back exactly what it displaced, so a write that slipped in
+// is seen and the edit redone on it), and retries a bounded number of times.
+//
+// L2 is never critical: every failure comes back as an *UnavailableError whose Warning is
+// the seed's "Auto-memory unavailable — learnings will not persist", and nothing here panics
+// or waits long. It is not the L1 store and holds no workflow state of its own.
+package memory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/textsafe"
+)
+
+// UnavailableMessage is the seed's warning when L2 cannot be written.
+const UnavailableMessage = "Auto-memory unavailable — learnings will not persist"
+
+// UnavailableError says L2 could not be used; the work goes on without it.
+type UnavailableError struct {
+	Disabled bool   // auto-memory is switched off (not a fault)
+	Reason   string // what is wrong, in words
+	Err      error  // the underlying error, if any
+}
+
+func (e *UnavailableError) Error() string {
+	s := UnavailableMessage + ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Warning is the one line for the degradation tier.
+func (e *UnavailableError) Warning() string {
+	return UnavailableMessage + " (" + e.Reason + ")"
+}
+
+// IsUnavailable reports whether err says L2 is off or unusable (as opposed to refused input).
+func IsUnavailable(err error) bool {
+	var u *UnavailableError
+	return errors.As(err, &u)
+}
+
+func unavailable(reason string, err error) *UnavailableError {
+	return &UnavailableError{Reason: reason, Err: err}
+}
+
+// Options tune a Memory. Zero values take the defaults.
+type Options struct {
+	// Lock serialises Cairn's own writers across processes; it must wait only briefly and
+	// return an error when it gives up. The engine passes a lock in Cairn's state directory.
+	// Nil means a lock on a hidden, empty ".cairn-memory.lock" in the memory directory.
+	Lock func() (unlock func(), err error)
+	// LockWait bounds the default lock's wait; default 2s.
+	LockWait time.Duration
+	// Now stamps L2 lines; default time.Now.
+	Now func() time.Time
+}
+
+// Memory reads and writes L2 in one memory directory.
+type Memory struct {
+	loc Location
+	opt Options
+}
+
+// New returns a Memory for loc. A disabled or empty location gives a Memory whose writes
+// return an *UnavailableError and write nothing.
+func New(loc Location, opt Options) *Memory {
+	if opt.LockWait <= 0 {
+		opt.LockWait = 2 * time.Second
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	return &Memory{loc: loc, opt: opt}
+}
+
+// Location is where this Memory reads and writes.
+func (m *Memory) Location() Location { return m.loc }
+
+// Limits on the files handled: MEMORY.md is an index Claude Code cuts at 25,000 bytes, so
+// anything far beyond that is left alone rather than rewritten.
+const (
+	maxFile     = 4 << 20
+	maxAttempts = 12
+	lockName    = ".cairn-memory.lock"
+	newFilePerm = 0o600
+)
+
+func (m *Memory) usable() error {
+	if m.loc.Disabled {
+		return &UnavailableError{Disabled: true, Reason: m.loc.Reason}
+	}
+	if m.loc.Dir == "" {
+		return unavailable("no memory directory was found", nil)
+	}
+	return nil
+}
+
+// Record appends one L2 line (a position, completion or expiry line, or any other note) to
+// the topic file, keeping the newest MaxTopicLines, and points the Cairn index line in
+// MEMORY.md at it. Recording the same text as the latest line changes nothing. The text is
+// sanitised to one safe line; text holding a secret is refused with the *secrets.Finding.
+func (m *Memory) Record(text string) error {
+	if f := secrets.ScanString(text); f != nil {
+		return f
+	}
+	line := textsafe.Line(text, maxLineRunes)
+	if line == "" {
+		return errors.New("an L2 line needs visible text")
+	}
+	plain := unescape(line)
+	if err := m.usable(); err != nil {
+		return err
+	}
+	return m.locked(func() error {
+		now := m.opt.Now().UTC().Truncate(time.Second)
+		err := m.update(TopicFile, func(cur []byte, exists bool) ([]byte, error) {
+			var entries []Entry
+			if exists {
+				entries = parseTopic(cur)
+			}
+			if n := len(entries); n > 0 && entries[n-1].Text == plain {
+				return cur, nil // already the latest line: nothing owed
+			}
+			return renderTopic(append(entries, Entry{At: now, Text: plain})), nil
+		})
+		if err != nil {
+			return err
+		}
+		entry := IndexLine(TopicTitle, TopicFile, textsafe.Line(plain, maxHookRunes))
+		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+			return SetEntry(cur, TopicFile, entry), nil
+		})
+	})
+}
+
+// RecordLearning writes a learning as its own memory file, cairn-learning-<slug>.md, and
+// gives it its own index line in MEMORY.md. The same title names the same file, so recording
+// it again updates it in place. It returns the file name. Secrets are refused with the
+// *secrets.Finding; a bad type or an empty title or body is an input error.
+func (m *Memory) RecordLearning(l Learning) (string, error) {
+	for _, s := range []string{l.Title, l.Body} {
+		if f := secrets.ScanString(s); f != nil {
+			return "", f
+		}
+	}
+	content, title, hook, err := renderLearning(l)
+	if err != nil {
+		return "", err
+	}
+	if err := m.usable(); err != nil {
+		return "", err
+	}
+	name := LearningFile(l.Title)
+	err = m.locked(func() error {
+		if err := m.update(name, func([]byte, bool) ([]byte, error) { return content, nil }); err != nil {
+			return err
+		}
+		entry := IndexLine(title, name, hook)
+		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+			return SetEntry(cur, name, entry), nil
+		})
+	})
+	return name, err
+}
+
+// Entries returns the L2 lines of the topic file, newest last; none when it does not exist.
+func (m *Memory) Entries() ([]Entry, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
+	data, err := readLimited(filepath.Join(m.loc.Dir, TopicFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, unavailable("reading "+TopicFile, err)
+	}
+	return parseTopic(data), nil
+}
+
+// Last is the last known position L2 holds.
+type Last struct {
+	Entry
+	Parsed
+	Source string // TopicFile, or IndexFile when only the index line was left
+}
+
+// LastPosition returns the latest L2 line for the L2-only resume tier: the newest line of
+// the topic file (by its time where lines carry one, else the last), else the summary on the
+// Cairn index line of MEMORY.md. Hand edits and foreign lines are tolerated; ok is false when
+// neither file says anything.
+func (m *Memory) LastPosition() (Last, bool, error) {
+	entries, err := m.Entries()
+	if err != nil {
+		return Last{}, false, err
+	}
+	if len(entries) > 0 {
+		best := len(entries) - 1
+		for i, e := range entries {
+			if !e.At.IsZero() && e.At.After(entries[best].At) {
+				best = i
+			}
+		}
+		e := entries[best]
+		return Last{Entry: e, Parsed: ParseLine(e.Text), Source: TopicFile}, true, nil
+	}
+	data, err := readLimited(filepath.Join(m.loc.Dir, IndexFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Last{}, false, nil
+	}
+	if err != nil {
+		return Last{}, false, unavailable("reading "+IndexFile, err)
+	}
+	text, ok := FindEntry(data, TopicFile)
+	if !ok {
+		return Last{}, false, nil
+	}
+	hook := ""
+	if i := strings.Index(text, ")"); i >= 0 {
+		hook = strings.TrimSpace(text[i+1:])
+		for _, sep := range []string{"—", "–", "-", ":"} {
+			if strings.HasPrefix(hook, sep) {
+				hook = strings.TrimSpace(hook[len(sep):])
+				break
+			}
+		}
+	}
+	hook = unescape(hook)
+	if hook == "" {
+		return Last{}, false, nil
+	}
+	return Last{Entry: Entry{Text: hook}, Parsed: ParseLine(hook), Source: IndexFile}, true, nil
+}
+
+// locked runs fn under Cairn's cross-process writer lock, creating the memory directory
+// first.
+func (m *Memory) locked(fn func() error) error {
+	if err := os.MkdirAll(m.loc.Dir, 0o700); err != nil {
+		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
+	}
+	lock := m.opt.Lock
+	if lock == nil {
+		lock = func() (func(), error) { return dirLock(m.loc.Dir, m.opt.LockWait) }
+	}
+	unlock, err := lock()
+	if err != nil {
+		return unavailable("another Cairn process holds the memory lock", err)
+	}
+	defer unlock()
+	return fn()
+}
+
+// dirLock takes the default writer lock: fsx's lock on a hidden lock file in the memory
+// directory, empty whenever no Cairn process is writing. A symlinked memory directory (a
+// moved ~/.claude) is locked where it really is.
+func dirLock(dir string, wait time.Duration) (func(), error) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	d, err := fsx.OpenDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := d.Lock(lockName, wait)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return func() { _ = unlock(); d.Close() }, nil
+}
+
+// snapshot is what a file held at one moment.
+type snapshot struct {
+	exists bool
+	data   []byte
+	mode   fs.FileMode
+}
+
+func (s snapshot) same(o snapshot) bool {
+	return s.exists == o.exists && bytes.Equal(s.data, o.data)
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn leaves it as it is", path, maxFile)
+	}
+	return data, nil
+}
+
+// read takes a snapshot of a memory file. Only regular files are handled: a symlink or
+// anything else is left alone.
+func read(path string) (snapshot, error) {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return snapshot{}, nil
+	}
+	if err != nil {
+		return snapshot{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return snapshot{}, fmt.Errorf("%s is not a regular file (%v); Cairn leaves it as it is", path, fi.Mode().Type())
+	}
+	data, err := readLimited(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return snapshot{}, nil // replaced by a rename between the two calls: treat as missing, the swap rechecks
+	}
+	if err != nil {
+		return snapshot{}, err
+	}
+	return snapshot{exists: true, data: data, mode: fi.Mode().Perm()}, nil
+}
+
+// update applies edit to the file name in the memory directory without losing a concurrent
+// edit: it reads, edits, compares the file again just before replacing it, swaps the new
+// content in, and when what it displaced is not what it edited (a writer slipped in between)
+// redoes the edit on that writer's content. edit must be a pure function of its input.
+func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte, error)) error {
+	path := filepath.Join(m.loc.Dir, name)
+	base, err := read(path)
+	if err != nil {
+		return unavailable("reading "+name, err)
+	}
+	expect := base // what we believe is at path now
+	for range maxAttempts {
+		next, err := edit(base.data, base.exists)
+		if err != nil {
+			return err
+		}
+		if expect.exists && bytes.Equal(next, expect.data) {
+			return nil
+		}
+		now, err := read(path)
+		if err != nil {
+			return unavailable("reading "+name, err)
+		}
+		if !now.same(expect) {
+			base, expect = now, now // changed under us: redo the edit on the new content
+			continue
+		}
+		perm := fs.FileMode(newFilePerm)
+		if expect.exists {
+			perm = expect.mode
+		}
+		displaced, known, err := replace(path, next, perm)
+		if err != nil {
+			return unavailable("writing "+name, err)
+		}
+		if !known {
+			// No atomic exchange here: read back, and redo if someone wrote since.
+			after, err := read(path)
+			if err != nil {
+				return unavailable("reading "+name+" back", err)
+			}
+			if after.exists && bytes.Equal(after.data, next) {
+				return nil
+			}
+			base, expect = after, after
+			continue
+		}
+		if displaced.same(expect) {
+			return nil
+		}
+		// A writer replaced the file between our check and our swap: our content, built on
+		// the older one, is in place and theirs is in displaced. Redo the edit on theirs.
+		base = displaced
+		expect = snapshot{exists: true, data: next, mode: perm}
+	}
+	return unavailable(name+" kept changing while Cairn tried to update it; it was left as the last writer made it", nil)
+}
+
+// replace puts data at path durably and atomically. Where the platform can exchange two
+// names atomically it does so and returns exactly what it displaced (known is true); a path
+// that did not exist is created with a hard link, which fails rather than overwrite a file
+// that appeared meanwhile. Elsewhere it falls back to fsx.WriteFileAtomic and known is false.
+func replace(path string, data []byte, perm fs.FileMode) (displaced snapshot, known bool, err error) {
+	dir := filepath.Dir(path)
+	tmp, err := writeTemp(dir, filepath.Base(path), data, perm)
+	if err != nil {
+		return snapshot{}, false, err
+	}
+	defer os.Remove(tmp) // after a swap it holds the displaced content; never what is at path
+
+	for range 3 {
+		err = exchange(tmp, path)
+		if err == nil {
+			displaced, err = readDisplaced(tmp)
+			if err != nil {
+				return snapshot{}, false, err
+			}
+			return displaced, true, syncDir(dir)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			break // no exchange on this platform or file system
+		}
+		// Nothing at path: create it, refusing to overwrite one that appears meanwhile.
+		err = os.Link(tmp, path)
+		if err == nil {
+			return snapshot{}, true, syncDir(dir)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break // no hard links here
+		}
+	}
+	os.Remove(tmp)
+	if err := fsx.WriteFileAtomic(path, data, perm); err != nil && !fsx.IsNotDurable(err) {
+		return snapshot{}, false, err
+	}
+	return snapshot{}, false, nil
+}
+
+// syncDir makes a rename or link in dir durable. Its failure is not reported: the new
+// content is in place and only its survival of a power loss is in doubt, which L2 can live
+// with.
+func syncDir(dir string) error {
+	_ = fsx.SyncDir(dir)
+	return nil
+}
+
+// writeTemp writes data to a new hidden temp file in dir and fsyncs it.
+func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, ".tmp-"+base+"-*")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(name)
+		}
+	}()
+	if err := f.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	ok = true
+	return name, nil
+}
+
+// readDisplaced reads the content an exchange displaced. A writer that had the file open
+// for an in-place write may still be writing into it, so a file modified moments ago is read
+// again until it stops changing (a few milliseconds at most).
+func readDisplaced(p string) (snapshot, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return snapshot{}, err
+	}
+	data, err := readLimited(p)
+	if err != nil {
+		return snapshot{}, err
+	}
+	for range 3 {
+		if time.Since(fi.ModTime()) > 200*time.Millisecond {
+			break
+		}
+		time.Sleep(3 * time.Millisecond)
+		fi2, err := os.Stat(p)
+		if err != nil {
+			return snapshot{}, err
+		}
+		if fi2.Size() == fi.Size() && fi2.ModTime().Equal(fi.ModTime()) {
+			break
+		}
+		fi = fi2
+		if data, err = readLimited(p); err != nil {
+			return snapshot{}, err
+		}
+	}
+	return snapshot{exists: true, data: data, mode: fi.Mode().Perm()}, nil
+}

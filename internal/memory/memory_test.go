@@ -1,0 +1,363 @@
+package memory
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+func clock(start time.Time) func() time.Time {
+	t := start
+	return func() time.Time {
+		t = t.Add(time.Minute)
+		return t
+	}
+}
+
+func newTestMemory(t *testing.T) (*Memory, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "projects", "-p", "memory")
+	return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC))}), dir
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRecordWritesTopicAndIndex(t *testing.T) {
+	m, dir := newTestMemory(t)
+	foreign := "# My memory\r\n- [Prefs](prefs.md) — tabs, not spaces\r\n"
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(foreign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		PositionLine("apex", "analyze", "planning", "login fix"),
+		PositionLine("apex", "plan", "implementing", "login fix"),
+		CompletionLine("apex", "login fix", "merged as abc123"),
+	}
+	for _, l := range lines {
+		if err := m.Record(l); err != nil {
+			t.Fatalf("Record(%q): %v", l, err)
+		}
+	}
+	index := readFile(t, filepath.Join(dir, IndexFile))
+	want := foreign + "- [Cairn workflow](cairn-workflow.md) — Completed APEX for login fix: merged as abc123\r\n"
+	if index != want {
+		t.Errorf("MEMORY.md\n got %q\nwant %q", index, want)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, IndexFile)); fi.Mode().Perm() != 0o644 {
+		t.Errorf("MEMORY.md mode changed to %v", fi.Mode().Perm())
+	}
+
+	topic := readFile(t, filepath.Join(dir, TopicFile))
+	fm, _ := parseMemoryFile([]byte(topic))
+	if fm.Name != TopicName || fm.Metadata.Type != "project" || !strings.Contains(fm.Description, "Completed APEX") {
+		t.Errorf("topic front matter = %+v", fm)
+	}
+	entries, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 3 {
+		t.Fatalf("entries = %+v, want 3", entries)
+	}
+	for i, e := range entries {
+		if e.Text != lines[i] || e.At.IsZero() {
+			t.Errorf("entry %d = %+v, want %q with a time", i, e, lines[i])
+		}
+	}
+	last, ok, err := m.LastPosition()
+	if err != nil || !ok {
+		t.Fatalf("LastPosition: %v %v", ok, err)
+	}
+	if last.Kind != KindCompletion || last.Type != "APEX" || last.Context != "login fix" || last.Outcome != "merged as abc123" || last.Source != TopicFile {
+		t.Errorf("LastPosition = %+v", last)
+	}
+
+	// The same line again owes nothing: both files stay byte for byte.
+	if err := m.Record(lines[2]); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(dir, TopicFile)); got != topic {
+		t.Errorf("recording the latest line again changed the topic file")
+	}
+}
+
+func TestRecordBoundsTopic(t *testing.T) {
+	m, _ := newTestMemory(t)
+	for i := range MaxTopicLines + 7 {
+		if err := m.Record(PositionLine("debug", "step"+string(rune('a'+i)), "fixing", "bug")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != MaxTopicLines {
+		t.Fatalf("%d entries, want %d", len(entries), MaxTopicLines)
+	}
+	if got := ParseLine(entries[len(entries)-1].Text).Completed; got != "step"+string(rune('a'+MaxTopicLines+6)) {
+		t.Errorf("newest entry is %q, want the last recorded", entries[len(entries)-1].Text)
+	}
+	if got := ParseLine(entries[0].Text).Completed; got != "step"+string(rune('a'+7)) {
+		t.Errorf("oldest kept entry is %q", entries[0].Text)
+	}
+}
+
+func TestRecordSanitises(t *testing.T) {
+	m, dir := newTestMemory(t)
+	evil := "Active APEX workflow: plan completed, implementing ![x](http://evil/p.png) \u202enoisrevbus\u202c\n- [Fake](fake.md) — injected\x1b[31m"
+	if err := m.Record(evil); err != nil {
+		t.Fatal(err)
+	}
+	index := readFile(t, filepath.Join(dir, IndexFile))
+	rest := strings.TrimPrefix(index, "- [Cairn workflow](cairn-workflow.md) — ")
+	if strings.Count(index, "\n") != 1 || rest == index || hasUnescaped(rest, "[]<>`") || strings.Contains(index, "\u202e") || strings.Contains(index, "\x1b") {
+		t.Errorf("unsafe index line: %q", index)
+	}
+	if n, _ := countOwned([]byte(index), "fake.md"); n != 0 {
+		t.Errorf("stored text formed an index entry: %q", index)
+	}
+	topic := readFile(t, filepath.Join(dir, TopicFile))
+	if hasUnescaped(topic, "[]<>`") || strings.Contains(topic, "\u202e") || strings.Contains(topic, "\n- [Fake]") {
+		t.Errorf("unsafe topic file: %q", topic)
+	}
+	last, ok, err := m.LastPosition()
+	if err != nil || !ok || !strings.Contains(last.Text, "![x](http://evil/p.png)") {
+		t.Errorf("LastPosition = %+v %v %v; want the plain text back, unescaped", last, ok, err)
+	}
+}
+
+// hasUnescaped reports whether s holds one of chars not preceded by a backslash (escaped
+// backslashes counted).
+func hasUnescaped(s, chars string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+			continue
+		}
+		if strings.IndexByte(chars, s[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSecretsRefused(t *testing.T) {
+	m, dir := newTestMemory(t)
+	token := "ghp_" + strings.Repeat("aB3dE6gH9j", 3) + "kLmNoP"
+	if secrets.ScanString(token) == nil {
+		t.Skip("the secrets scanner does not flag this token shape")
+	}
+	var f *secrets.Finding
+	if err := m.Record("Active APEX workflow: plan completed, implementing with " + token); !errors.As(err, &f) {
+		t.Errorf("Record with a token: err = %v, want a *secrets.Finding", err)
+	}
+	if _, err := m.RecordLearning(Learning{Title: "Deploy key", Body: "use " + token}); !errors.As(err, &f) {
+		t.Errorf("RecordLearning with a token: err = %v, want a *secrets.Finding", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused write created files: %v", err)
+	}
+}
+
+func TestLearnings(t *testing.T) {
+	m, dir := newTestMemory(t)
+	name, err := m.RecordLearning(Learning{Title: "Run migrations first!", Body: "The test DB needs `make migrate`\nbefore go test.\n", Type: "feedback"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "cairn-learning-run-migrations-first.md" {
+		t.Errorf("file = %s", name)
+	}
+	if err := m.Record(PositionLine("apex", "plan", "implementing", "x")); err != nil {
+		t.Fatal(err)
+	}
+	// The same title again updates the file and its line; a different title adds one.
+	if _, err := m.RecordLearning(Learning{Title: "run migrations FIRST", Body: "Use make migrate-test now."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RecordLearning(Learning{Title: "Prefer table tests", Body: "Name cases like plan->implement.", Type: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	index := readFile(t, filepath.Join(dir, IndexFile))
+	if n, _ := countOwned([]byte(index), name); n != 1 {
+		t.Errorf("%d index lines for %s in\n%s", n, name, index)
+	}
+	if got, _ := FindEntry([]byte(index), name); got != "- [run migrations FIRST](cairn-learning-run-migrations-first.md) — Use make migrate-test now." {
+		t.Errorf("learning line = %q", got)
+	}
+	if n := strings.Count(index, "\n"); n != 3 {
+		t.Errorf("index has %d lines, want 3:\n%s", n, index)
+	}
+	content := readFile(t, filepath.Join(dir, name))
+	fm, body := parseMemoryFile([]byte(content))
+	if fm.Name != "cairn-learning-run-migrations-first" || fm.Metadata.Type != "project" || strings.TrimLeft(string(body), "\n") != "Use make migrate-test now.\n" {
+		t.Errorf("learning file = %+v %q", fm, body)
+	}
+	if _, err := m.RecordLearning(Learning{Title: "x", Body: "y", Type: "secret-type"}); err == nil || IsUnavailable(err) {
+		t.Errorf("bad type: err = %v, want an input error", err)
+	}
+	if _, err := m.RecordLearning(Learning{Title: " \u200b ", Body: "y"}); err == nil {
+		t.Error("invisible title accepted")
+	}
+}
+
+func TestSlug(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Run migrations first!", "run-migrations-first"},
+		{"  --Hello__World--  ", "hello-world"},
+		{strings.Repeat("abcdefghij ", 10), "abcdefghij-abcdefghij-abcdefghij-abcdefghij-abcd"},
+	}
+	for _, tc := range tests {
+		if got := Slug(tc.in); got != tc.want {
+			t.Errorf("Slug(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if a, b := Slug("日本語"), Slug("中文"); a == b || !strings.HasPrefix(a, "l") || len(a) != 9 {
+		t.Errorf("non-ASCII titles: %q %q, want distinct hashed slugs", a, b)
+	}
+}
+
+func TestLastPositionToleratesHandEdits(t *testing.T) {
+	m, dir := newTestMemory(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The model rewrote the topic file: no front matter, extra prose, an untimed line, and
+	// lines out of order.
+	topic := "Some notes the model added.\n\n" +
+		"- 2026-11-22T18:00:00Z Active DEBUG workflow: troubleshoot completed, fixing the \\[flaky\\] test\n" +
+		"* 2026-11-22T17:00:00Z Active DEBUG workflow: reproduce completed, troubleshooting it\n" +
+		"- a note without a time\n" +
+		"not a list item\n"
+	if err := os.WriteFile(filepath.Join(dir, TopicFile), []byte(topic), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, ok, err := m.LastPosition()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if last.Kind != KindPosition || last.Type != "DEBUG" || last.Verb != "fixing" || last.Context != "the [flaky] test" {
+		t.Errorf("LastPosition = %+v", last)
+	}
+
+	// Only the index line is left: it still says where things stood.
+	os.Remove(filepath.Join(dir, TopicFile))
+	idx := "# mem\n- [B](b.md) — x\n*  [Cairn](cairn-workflow.md) – Expired workflow: APEX at plan for old work\n"
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(idx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, ok, err = m.LastPosition()
+	if err != nil || !ok || last.Kind != KindExpiry || last.Phase != "plan" || last.Source != IndexFile {
+		t.Errorf("LastPosition from index = %+v %v %v", last, ok, err)
+	}
+
+	os.Remove(filepath.Join(dir, IndexFile))
+	if _, ok, err := m.LastPosition(); ok || err != nil {
+		t.Errorf("nothing recorded: ok=%v err=%v", ok, err)
+	}
+}
+
+func TestDegradation(t *testing.T) {
+	// Disabled: a typed answer, nothing written.
+	m := New(Location{Disabled: true, Reason: "auto-memory is disabled by CLAUDE_CODE_DISABLE_AUTO_MEMORY=1"}, Options{})
+	err := m.Record("Active APEX workflow: a completed, b c")
+	var u *UnavailableError
+	if !errors.As(err, &u) || !u.Disabled || !strings.Contains(u.Warning(), "CLAUDE_CODE_DISABLE_AUTO_MEMORY") {
+		t.Errorf("disabled Record: %v", err)
+	}
+	if _, _, err := m.LastPosition(); !IsUnavailable(err) {
+		t.Errorf("disabled LastPosition: %v", err)
+	}
+
+	// A memory dir that cannot be created (a file is in the way): a warning, quickly.
+	base := t.TempDir()
+	blocker := filepath.Join(base, "file")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m = New(Location{Dir: filepath.Join(blocker, "memory")}, Options{})
+	start := time.Now()
+	err = m.Record("Active APEX workflow: a completed, b c")
+	if !errors.As(err, &u) || u.Disabled || !strings.HasPrefix(u.Warning(), UnavailableMessage) {
+		t.Errorf("uncreatable dir: %v", err)
+	}
+	if _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); !IsUnavailable(err) {
+		t.Errorf("uncreatable dir learning: %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("degradation took %v", time.Since(start))
+	}
+
+	// MEMORY.md replaced by something Cairn will not touch.
+	m2, dir := newTestMemory(t)
+	if err := os.MkdirAll(filepath.Join(dir, IndexFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Record("Active APEX workflow: a completed, b c"); !IsUnavailable(err) {
+		t.Errorf("MEMORY.md a directory: %v", err)
+	}
+
+	// A lock that cannot be had: a warning, not a hang.
+	m3 := New(Location{Dir: t.TempDir()}, Options{Lock: func() (func(), error) { return nil, errors.New("held by pid 1") }})
+	if err := m3.Record("x y"); !IsUnavailable(err) {
+		t.Errorf("lock refused: %v", err)
+	}
+}
+
+func TestDefaultLockSerialises(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := dirLock(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Location{Dir: dir}, Options{LockWait: 50 * time.Millisecond})
+	if err := m.Record("x y"); !IsUnavailable(err) {
+		t.Errorf("Record while another writer holds the lock: %v", err)
+	}
+	unlock()
+	if err := m.Record("x y"); err != nil {
+		t.Errorf("Record after unlock: %v", err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, lockName))
+	if err != nil || fi.Size() != 0 {
+		t.Errorf("lock file after use: %v size %d, want empty", err, fi.Size())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("memory dir holds %v, want MEMORY.md, the topic file and the lock only", entries)
+	}
+}
+
+func TestParseLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Parsed
+	}{
+		{PositionLine("apex", "analyze", "planning", "the auth: rework, part 2"),
+			Parsed{Kind: KindPosition, Type: "APEX", Completed: "analyze", Verb: "planning", Context: "the auth: rework, part 2"}},
+		{"Active  BRAINSTORM workflow:   explore completed, designing   x", Parsed{Kind: KindPosition, Type: "BRAINSTORM", Completed: "explore", Verb: "designing", Context: "x"}},
+		{CompletionLine("dotagent", "ship v2", "done: all green"), Parsed{Kind: KindCompletion, Type: "DOTAGENT", Context: "ship v2", Outcome: "done: all green"}},
+		{ExpiryLine("coordinate", "research", "cache work"), Parsed{Kind: KindExpiry, Type: "COORDINATE", Phase: "research", Context: "cache work"}},
+		{"something else", Parsed{Kind: KindOther, Context: "something else"}},
+	}
+	for _, tc := range tests {
+		if got := ParseLine(tc.in); got != tc.want {
+			t.Errorf("ParseLine(%q)\n got %+v\nwant %+v", tc.in, got, tc.want)
+		}
+	}
+}

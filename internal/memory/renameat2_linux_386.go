@@ -1,0 +1,3 @@
+package memory
+
+const sysRenameat2 = 353

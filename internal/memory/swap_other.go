@@ -1,0 +1,8 @@
+//go:build !linux
+
+package memory
+
+import "errors"
+
+// exchange is unavailable here; replace falls back to a plain atomic rename and a read-back.
+func exchange(a, b string) error { return errors.ErrUnsupported }

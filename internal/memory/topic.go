@@ -1,0 +1,221 @@
+package memory
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
+)
+
+// Cairn's files in the memory directory.
+const (
+	TopicFile      = "cairn-workflow.md"
+	TopicName      = "cairn-workflow"
+	TopicTitle     = "Cairn workflow"
+	learningPrefix = "cairn-learning-"
+)
+
+// Caps on what is written. Claude Code loads MEMORY.md into every session, so its lines stay
+// short; the topic file is read on demand.
+const (
+	MaxTopicLines = 20  // L2 lines kept in the topic file, newest last
+	maxLineRunes  = 300 // one L2 line
+	maxHookRunes  = 150 // the summary after "—" on an index line
+	maxTitleRunes = 80
+	maxBodyLines  = 40
+	maxBodyRunes  = 500 // per body line
+	maxSlug       = 48
+)
+
+// Memory types Claude Code knows.
+var memoryTypes = map[string]bool{"user": true, "feedback": true, "project": true, "reference": true}
+
+// Entry is one L2 line of the topic file.
+type Entry struct {
+	At   time.Time // zero when the line carries no time (a hand edit)
+	Text string    // plain text, unescaped
+}
+
+// frontMatter is Claude Code's memory file header.
+type frontMatter struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Metadata    struct {
+		Type string `yaml:"type"`
+	} `yaml:"metadata"`
+}
+
+var yamlFormat = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
+
+// parseMemoryFile splits a memory file into its front matter and body, tolerating a missing
+// or broken header (the body is then the whole file).
+func parseMemoryFile(data []byte) (frontMatter, []byte) {
+	var fm frontMatter
+	data = bytes.TrimPrefix(data, []byte(bom))
+	rest, err := frontmatter.Parse(bytes.NewReader(data), &fm, yamlFormat)
+	if err != nil {
+		return frontMatter{}, data
+	}
+	return fm, rest
+}
+
+func renderMemoryFile(fm frontMatter, body string) []byte {
+	head, err := yaml.Marshal(fm)
+	if err != nil {
+		// Three plain strings always marshal; keep a valid file regardless.
+		head = []byte("name: " + fm.Name + "\n")
+	}
+	var b bytes.Buffer
+	b.WriteString("---\n")
+	b.Write(head)
+	b.WriteString("---\n\n")
+	b.WriteString(body)
+	return b.Bytes()
+}
+
+const topicIntro = "Recent workflow events recorded by Cairn for this project, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in .claude/cairn/."
+
+// parseTopic reads the L2 lines from a topic file: its list items, each "- <RFC 3339 time>
+// <text>" or, after a hand edit, "- <text>". Other lines are ignored.
+func parseTopic(data []byte) []Entry {
+	_, body := parseMemoryFile(data)
+	var out []Entry
+	for _, l := range splitLines(body) {
+		t := strings.TrimSpace(l.text)
+		if len(t) < 2 || (t[0] != '-' && t[0] != '*' && t[0] != '+') || (t[1] != ' ' && t[1] != '\t') {
+			continue
+		}
+		t = strings.TrimSpace(t[2:])
+		var e Entry
+		if sp := strings.IndexByte(t, ' '); sp > 0 {
+			if at, err := time.Parse(time.RFC3339, t[:sp]); err == nil {
+				e.At = at.UTC()
+				t = strings.TrimSpace(t[sp+1:])
+			}
+		}
+		e.Text = unescape(t)
+		if e.Text != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// renderTopic writes the topic file for entries (newest last), keeping the newest
+// MaxTopicLines. Every line is sanitised.
+func renderTopic(entries []Entry) []byte {
+	if len(entries) > MaxTopicLines {
+		entries = entries[len(entries)-MaxTopicLines:]
+	}
+	var b strings.Builder
+	b.WriteString(topicIntro)
+	b.WriteString("\n\n")
+	latest := ""
+	for _, e := range entries {
+		text := textsafe.Line(e.Text, maxLineRunes)
+		if text == "" {
+			continue
+		}
+		b.WriteString("- ")
+		if !e.At.IsZero() {
+			b.WriteString(e.At.UTC().Format(time.RFC3339))
+			b.WriteByte(' ')
+		}
+		b.WriteString(text)
+		b.WriteByte('\n')
+		latest = e.Text
+	}
+	fm := frontMatter{Name: TopicName, Description: topicDescription(latest)}
+	fm.Metadata.Type = "project"
+	return renderMemoryFile(fm, b.String())
+}
+
+func topicDescription(latest string) string {
+	d := "Cairn workflow position for this project"
+	if latest != "" {
+		d += ": " + latest
+	}
+	return textsafe.Line(d, maxHookRunes+50)
+}
+
+// Learning is a lesson the agent records: its own memory file and index line.
+type Learning struct {
+	Title string // short; the slug and the index line's link text come from it
+	Body  string // the fact; several lines allowed
+	Type  string // user, feedback, project (default) or reference
+}
+
+// Slug is the learning's file-name part: the title's ASCII letters and digits in lowercase,
+// other runs turned into "-", at most 48 characters; a title with none of those gets a short
+// hash so it still has a stable name.
+func Slug(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if r < 0x80 && isAlnum(byte(r)) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			continue
+		}
+		dash = true
+	}
+	s := b.String()
+	if len(s) > maxSlug {
+		s = strings.TrimRight(s[:maxSlug], "-")
+	}
+	if s == "" {
+		sum := sha256.Sum256([]byte(strings.TrimSpace(title)))
+		s = "l" + hex.EncodeToString(sum[:4])
+	}
+	return s
+}
+
+// LearningFile is the file name a learning with this title is kept in.
+func LearningFile(title string) string { return learningPrefix + Slug(title) + ".md" }
+
+// renderLearning returns the learning's file content and its index hook, sanitised.
+func renderLearning(l Learning) (file []byte, title, hook string, err error) {
+	typ := strings.ToLower(strings.TrimSpace(l.Type))
+	if typ == "" {
+		typ = "project"
+	}
+	if !memoryTypes[typ] {
+		return nil, "", "", fmt.Errorf("learning type %q is not one of user, feedback, project, reference", l.Type)
+	}
+	title = textsafe.Line(l.Title, maxTitleRunes)
+	if title == "" {
+		return nil, "", "", fmt.Errorf("a learning needs a title")
+	}
+	var body []string
+	for _, bl := range splitLines([]byte(l.Body)) {
+		if len(body) == maxBodyLines {
+			body = append(body, textsafe.Ellipsis)
+			break
+		}
+		s := textsafe.Line(bl.text, maxBodyRunes)
+		if s == "" && (len(body) == 0 || body[len(body)-1] == "") {
+			continue // no leading or doubled blank lines
+		}
+		body = append(body, s)
+	}
+	for len(body) > 0 && body[len(body)-1] == "" {
+		body = body[:len(body)-1]
+	}
+	if len(body) == 0 {
+		return nil, "", "", fmt.Errorf("learning %q has no body", title)
+	}
+	hook = textsafe.Line(unescape(body[0]), maxHookRunes)
+	fm := frontMatter{Name: learningPrefix + Slug(l.Title), Description: textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)}
+	fm.Metadata.Type = typ
+	return renderMemoryFile(fm, strings.Join(body, "\n")+"\n"), title, hook, nil
+}
