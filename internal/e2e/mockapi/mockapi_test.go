@@ -281,6 +281,14 @@ func TestOtherEndpoints(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("/api/hello: %d", resp.StatusCode)
 	}
+	head, err := http.Head(s.URL + "/api/hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Body.Close()
+	if head.StatusCode != 200 {
+		t.Errorf("HEAD /api/hello: %d", head.StatusCode)
+	}
 
 	ct := post(t, s.URL+"/v1/messages/count_tokens?beta=true", mainRequest(strings.Repeat("word ", 400)))
 	var n struct {
@@ -303,15 +311,15 @@ func TestOtherEndpoints(t *testing.T) {
 		t.Errorf("bad body: %d, want 400", bad.StatusCode)
 	}
 
-	want := []string{"GET /api/hello -> 200", "POST /v1/messages/count_tokens -> 200", "POST /v1/files -> 404", "POST /v1/messages -> 400"}
+	want := []string{"GET /api/hello -> 200", "HEAD /api/hello -> 200", "POST /v1/messages/count_tokens -> 200", "POST /v1/files -> 404", "POST /v1/messages -> 400"}
 	if got := s.Paths(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Paths:\n got %q\nwant %q", got, want)
 	}
 	reqs := s.Requests()
-	if reqs[1].Query != "beta=true" || !strings.Contains(string(reqs[2].Body), `"x":1`) || reqs[0].Seq != 1 || reqs[3].Seq != 4 {
+	if reqs[2].Query != "beta=true" || !strings.Contains(string(reqs[3].Body), `"x":1`) || reqs[0].Seq != 1 || reqs[4].Seq != 5 {
 		t.Errorf("recorded = %+v", reqs)
 	}
-	if reqs[1].Messages != nil {
+	if reqs[2].Messages != nil {
 		t.Errorf("count_tokens decoded as a Messages request")
 	}
 }

@@ -5,7 +5,7 @@
 // Code's title, quota and summary side requests).
 //
 // It is not a model: it reads no meaning into prompts. It is not the whole API either: it
-// speaks just enough of the wire format (SSE streaming, count_tokens, /api/hello) for Claude
+// speaks just enough of the wire format (SSE streaming, count_tokens, GET or HEAD /api/hello) for Claude
 // Code; every other path gets 404 and is recorded.
 package mockapi
 
@@ -167,7 +167,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request, req *Request) int {
 	switch {
-	case r.Method == http.MethodGet && r.URL.Path == "/api/hello":
+	case (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/api/hello":
+		// Claude Code 2.1.330 probes with HEAD when nonessential traffic is allowed.
 		return writeJSON(w, http.StatusOK, map[string]string{"message": "hello"})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		return writeJSON(w, http.StatusOK, map[string]int{"input_tokens": estimateTokens(req.Body)})
