@@ -51,7 +51,9 @@ func decodeWithExtra(data []byte, v any) (map[string]json.RawMessage, error) {
 	known := knownFields(reflect.TypeOf(v).Elem())
 	var extra map[string]json.RawMessage
 	for k, raw := range all {
-		if known[k] {
+		// encoding/json matches field names case-insensitively, so "Workflow_ID" was decoded
+		// into workflow_id: keeping it as unknown too would write the value twice.
+		if known[k] || foldedKnown(known, k) {
 			continue
 		}
 		if extra == nil {
@@ -60,6 +62,15 @@ func decodeWithExtra(data []byte, v any) (map[string]json.RawMessage, error) {
 		extra[k] = append(json.RawMessage(nil), raw...)
 	}
 	return extra, nil
+}
+
+func foldedKnown(known map[string]bool, k string) bool {
+	for name := range known {
+		if strings.EqualFold(name, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // encodeWithExtra marshals v (a struct without custom methods) and appends the extra members

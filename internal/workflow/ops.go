@@ -334,7 +334,7 @@ func checkDef(def *Definition, r *Record) error {
 	if def == nil {
 		return fmt.Errorf("workflow %s: no definition given for type %q", r.WorkflowID, r.Type)
 	}
-	if def.Name != r.Type {
+	if def.Name != NormalizeName(r.Type) {
 		return fmt.Errorf("workflow %s is of type %q, not %q", r.WorkflowID, r.Type, def.Name)
 	}
 	return nil

@@ -144,3 +144,47 @@ func TestRecordExtraCannotShadowKnownField(t *testing.T) {
 		t.Fatal("invalid extra JSON was written")
 	}
 }
+
+func TestRecordCaseVariantKeysAreNotDuplicated(t *testing.T) {
+	var r workflow.Record
+	if err := json.Unmarshal([]byte(`{"Workflow_ID":"b","workflow_id":"a"}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(r)
+	var back workflow.Record
+	_ = json.Unmarshal(out, &back)
+	if back.WorkflowID != r.WorkflowID || len(r.Extra) != 0 {
+		t.Fatalf("case-variant key changed the value on a round trip: %s", out)
+	}
+}
+
+// FuzzRecordRoundTrip: whatever JSON decodes as a record encodes to a document that decodes
+// and encodes to the same bytes again (unknown fields included).
+func FuzzRecordRoundTrip(f *testing.F) {
+	f.Add([]byte(fullRecord))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"x":1,"phases":{"a":{"y":[]}},"tasks":[{"id":"t","z":{}}]}`))
+	f.Add([]byte(`{"WORKFLOW_ID":"a","workflow_id":"b","Extra":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r workflow.Record
+		if json.Unmarshal(data, &r) != nil {
+			return
+		}
+		once, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("encoding a decoded record: %v", err)
+		}
+		var r2 workflow.Record
+		if err := json.Unmarshal(once, &r2); err != nil {
+			t.Fatalf("decoding our own output: %v\n%s", err, once)
+		}
+		twice, err := json.Marshal(r2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("not stable:\n%s\n%s", once, twice)
+		}
+		_ = r.Clone()
+	})
+}
