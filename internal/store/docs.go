@@ -113,6 +113,7 @@ func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte
 		return nil, err
 	}
 	defer unlock()
+	s.cleanTemps(".", documents.file(name))
 	cur, err := s.get(documents, name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err

@@ -311,6 +311,7 @@ func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err e
 		return Result{}, err
 	}
 	defer unlock()
+	s.cleanTemps(".", WorkflowFile)
 	w, ts, err := s.loadLocked()
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Result{Workflow: w}, err
@@ -381,7 +382,6 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: m.rev,
 			Message: fmt.Sprintf("revision %d is in the journal but the snapshot could not be replaced (%v); it will be on the next update", m.rev, err)})
 	}
-	s.cleanTemps(".", WorkflowFile)
 	return res, nil
 }
 
