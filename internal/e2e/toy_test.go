@@ -257,6 +257,52 @@ func TestToyResume(t *testing.T) {
 	}
 }
 
+// --resume with --fork-session fires SessionStart with source fork and a new session id;
+// /compact over stream-json input fires it with source compact and the same id. Cairn's
+// SessionStart hook must handle both (no matcher that misses one).
+func TestToyForkAndCompact(t *testing.T) {
+	t.Parallel()
+	w, toyLog := newToyWorld(t)
+	r1 := w.run(t, RunOptions{Prompt: "PROMPT-ONE"})
+	requireOK(t, r1)
+	parent := r1.SessionID()
+	r2 := w.run(t, RunOptions{Resume: parent, Args: []string{"--fork-session"},
+		Inputs: []string{"PROMPT-TWO", "/compact", "PROMPT-THREE"}})
+	requireOK(t, r2)
+	w.requirePluginLoaded(t, r2)
+
+	fork := r2.SessionID()
+	if fork == parent || fork == "" {
+		t.Fatalf("forked session id %q, parent %q", fork, parent)
+	}
+	if got := hookNames(r2.Hooks("SessionStart")); strings.Join(got, ",") != "SessionStart:fork,SessionStart:compact" {
+		t.Errorf("SessionStart hooks = %v", got)
+	}
+	starts := hookCalls(toyLog(), "SessionStart")
+	if len(starts) != 3 || starts[1].Stdin.Source != "fork" || starts[1].Stdin.SessionID != fork ||
+		starts[2].Stdin.Source != "compact" || starts[2].Stdin.SessionID != fork {
+		t.Fatalf("SessionStart calls %+v", starts)
+	}
+	// One compaction request: the mock's default summary is accepted the first time.
+	var compactions, mains int
+	for _, q := range r2.Requests {
+		switch {
+		case q.Messages == nil:
+		case mockapi.IsCompaction(q.Messages):
+			compactions++
+		case mockapi.IsMain(q.Messages):
+			mains++
+		}
+	}
+	if compactions != 1 || mains != 2 {
+		t.Errorf("%d compaction and %d agent-loop requests, want 1 and 2", compactions, mains)
+	}
+	after := r2.MainRequests()[mains-1]
+	if !after.Contains("MOCK-SUMMARY") || !after.Contains("TOY-CONTEXT source=compact session="+fork) {
+		t.Errorf("the request after /compact lacks the summary or the compact context")
+	}
+}
+
 // (d) /clear sent over stream-json input fires SessionStart with source clear and a new
 // session id, in the same process; the MCP server is not restarted and keeps the old id.
 func TestToyClear(t *testing.T) {

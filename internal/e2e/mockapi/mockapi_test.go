@@ -245,6 +245,25 @@ func TestSideRequestsDoNotConsumeScript(t *testing.T) {
 	}
 }
 
+func TestCompactionIsNotMainAndGetsASummary(t *testing.T) {
+	s := mockapi.New()
+	defer s.Close()
+	s.Script(mockapi.On(nil, mockapi.Text("main")).Named("main"))
+	compact := mainRequest("CRITICAL: Respond with TEXT ONLY.\nYour task is to create a detailed summary of the conversation so far, paying close attention ...")
+	if a := streamOf(t, s, compact); a.Blocks[0]["text"] != mockapi.CompactionSummary {
+		t.Errorf("compaction got %q", a.Blocks[0]["text"])
+	}
+	if u := s.Unused(); len(u) != 1 {
+		t.Errorf("a compaction request consumed a step: unused %v", u)
+	}
+	if n := len(s.MainRequests()); n != 0 {
+		t.Errorf("MainRequests counts the compaction: %d", n)
+	}
+	if n := len(s.Find(mockapi.IsCompaction)); n != 1 {
+		t.Errorf("Find(IsCompaction) = %d", n)
+	}
+}
+
 func TestNonStreaming(t *testing.T) {
 	s := mockapi.New()
 	defer s.Close()

@@ -8,9 +8,18 @@ import (
 // Predicate decides whether a script step claims a Messages request.
 type Predicate func(*MessagesRequest) bool
 
-// IsMain matches the requests of the agent loop itself: they offer tools. Claude Code's side
-// requests (session titles, quota probes, summaries) offer none.
-func IsMain(m *MessagesRequest) bool { return len(m.Tools) > 0 }
+// IsMain matches the requests of the agent loop itself: they offer tools and are not a
+// compaction. Claude Code's other side requests (session titles, quota probes) offer no tools.
+func IsMain(m *MessagesRequest) bool { return len(m.Tools) > 0 && !IsCompaction(m) }
+
+// compactionMarker is in the last user message of the request /compact (or auto-compaction)
+// sends; that request still offers every tool.
+const compactionMarker = "create a detailed summary of the conversation so far"
+
+// IsCompaction matches the request that asks the model to summarise the conversation.
+func IsCompaction(m *MessagesRequest) bool {
+	return strings.Contains(m.LastUserText(), compactionMarker)
+}
 
 // Contains matches a request whose system prompt or messages contain s.
 func Contains(s string) Predicate {
@@ -123,5 +132,15 @@ func (r Reply) stopReason() string {
 	return "end_turn"
 }
 
-// DefaultReply answers every request no step claims: a short text that ends the turn.
-func DefaultReply(*MessagesRequest) Reply { return Text("ok") }
+// CompactionSummary is the default answer to a compaction request: Claude Code asks again,
+// more sternly, when the answer lacks a <summary> block.
+const CompactionSummary = "<analysis>mock analysis</analysis>\n<summary>MOCK-SUMMARY of the conversation so far.</summary>"
+
+// DefaultReply answers every request no step claims: a short text that ends the turn (a
+// well-formed summary for a compaction request).
+func DefaultReply(m *MessagesRequest) Reply {
+	if IsCompaction(m) {
+		return Text(CompactionSummary)
+	}
+	return Text("ok")
+}
