@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strings"
 )
 
 //go:embed definitions/*.md
@@ -34,6 +35,14 @@ func (s *Definitions) Lookup(name string) (*Definition, bool) {
 	}
 	d, ok := s.byName[NormalizeName(name)]
 	return d, ok
+}
+
+// Get finds a definition by name, or says which ones exist.
+func (s *Definitions) Get(name string) (*Definition, error) {
+	if d, ok := s.Lookup(name); ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("unknown workflow type %q: known types are %s", NormalizeName(name), strings.Join(s.Names(), ", "))
 }
 
 // Names lists the loaded definitions, sorted.

@@ -303,3 +303,27 @@ func TestMajorTransitions(t *testing.T) {
 		t.Fatal("major list not honoured")
 	}
 }
+
+func TestLineBuilders(t *testing.T) {
+	def, err := workflow.ParseDefinition("plain.md", []byte("---\nname: plain\nphases: [draft, edit, done]\nverbs: {edit: editing}\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &workflow.Record{Type: "plain", Context: "the memo", State: "edit", Outcome: "sent"}
+	if got := workflow.PositionLine(def, r, "draft"); got != "Active PLAIN workflow: draft completed, editing the memo" {
+		t.Fatal(got)
+	}
+	r.State = "done"
+	if got := workflow.PositionLine(def, r, "edit"); got != "Active PLAIN workflow: edit completed, done the memo" {
+		t.Fatalf("verb fallback to the phase name: %q", got)
+	}
+	if got := workflow.PositionLine(nil, r, "edit"); got != "Active PLAIN workflow: edit completed, done the memo" {
+		t.Fatal(got)
+	}
+	if got := workflow.CompletionLine(r); got != "Completed PLAIN for the memo: sent" {
+		t.Fatal(got)
+	}
+	if got := workflow.ExpiryLine(r); got != "Expired workflow: PLAIN at done for the memo" {
+		t.Fatal(got)
+	}
+}

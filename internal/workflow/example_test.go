@@ -1,0 +1,37 @@
+package workflow_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// The engine's side of a transition: look up the definition, compute the change, then (not
+// shown) journal and persist Record and write the L2 line it owes.
+func Example() {
+	defs, _ := workflow.Builtins()
+	def, _ := defs.Get("apex")
+	now := time.Date(2026, 11, 22, 17, 30, 0, 0, time.UTC)
+	me := workflow.Actor{SessionID: "s1", PID: 42}
+
+	res, _ := workflow.Start(def, nil, workflow.StartRequest{Context: "add login", ID: "apex-demo"}, now, me)
+	res, _ = workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "plan", From: "analyze"}, now.Add(time.Minute), me)
+	fmt.Println(res.Record.State, res.Major)
+	fmt.Println(res.L2)
+
+	_, err := workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "review"}, now.Add(2*time.Minute), me)
+	fmt.Println(err)
+
+	_, err = workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "implement", From: "analyze"}, now.Add(2*time.Minute), me)
+	fmt.Println(err)
+
+	_, err = defs.Get("deploy")
+	fmt.Println(err)
+	// Output:
+	// plan true
+	// Active APEX workflow: analyze completed, planning add login
+	// apex workflow cannot move from plan to review: allowed next: implement, analyze
+	// workflow apex-demo changed underneath this call: expected phase analyze, found plan, changed by session s1 at 2026-11-22T17:31:00Z; nothing was changed: read the workflow again and decide from its current phase
+	// unknown workflow type "deploy": known types are apex, brainstorm, coordinate, debug, dotagent
+}
