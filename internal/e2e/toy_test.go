@@ -163,6 +163,19 @@ func TestToyPluginLoads(t *testing.T) {
 	}
 }
 
+// Claude Code holds the first model request until the SessionStart hook is done: a slow hook's
+// context still reaches it. Cairn's report depends on this.
+func TestToySlowSessionStartHoldsFirstRequest(t *testing.T) {
+	t.Parallel()
+	w, _ := newToyWorld(t)
+	const sleep = 1500 * time.Millisecond
+	r := w.run(t, RunOptions{Prompt: "hello", Env: []string{"TOY_SESSION_START_SLEEP_MS=" + strconv.Itoa(int(sleep/time.Millisecond))}})
+	requireOK(t, r)
+	if !r.FirstMain(t).Contains("TOY-CONTEXT source=startup session=" + r.SessionID()) {
+		t.Errorf("a SessionStart hook slept %v and its context missed the first request", sleep)
+	}
+}
+
 // (b) The scripted model calls the toy MCP tool and the tool_result comes back to it.
 func TestToyToolCall(t *testing.T) {
 	t.Parallel()

@@ -1,7 +1,8 @@
 // Command toy-hook is the throwaway plugin's SessionStart and Stop hook, used only to prove the
 // end-to-end harness. It logs every call (stdin and the Claude Code variables it sees) as one
-// JSON line to $TOY_LOG, answers SessionStart with additionalContext naming the source, and,
-// when $TOY_STOP_BLOCK is 1, blocks a Stop whose stop_hook_active is false.
+// JSON line to $TOY_LOG, answers SessionStart with additionalContext naming the source (after
+// sleeping $TOY_SESSION_START_SLEEP_MS), and, when $TOY_STOP_BLOCK is 1, blocks a Stop whose
+// stop_hook_active is false.
 package main
 
 import (
@@ -9,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"time"
 )
 
 func main() {
@@ -26,6 +29,9 @@ func main() {
 
 	switch in.Event {
 	case "SessionStart":
+		if ms, err := strconv.Atoi(os.Getenv("TOY_SESSION_START_SLEEP_MS")); err == nil {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		}
 		emit(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName":     "SessionStart",
 			"additionalContext": fmt.Sprintf("TOY-CONTEXT source=%s session=%s", in.Source, in.SessionID),
