@@ -1,0 +1,154 @@
+//go:build linux
+
+package store_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// mountOrSkip mounts, or skips the test saying why the machine does not allow it.
+func mountOrSkip(t *testing.T, src, dst, fstype string, flags uintptr, data string) {
+	t.Helper()
+	if err := syscall.Mount(src, dst, fstype, flags, data); err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+			t.Skipf("mounting is not allowed here (%v); run as root or under `unshare -rm` to exercise this", err)
+		}
+		t.Fatalf("mount %s: %v", dst, err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dst, syscall.MNT_DETACH) })
+}
+
+func seed(t *testing.T, s *store.Store) {
+	t.Helper()
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCheckpoint("cp", []byte(`{"v":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendLog("events", []byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write("initiative", []byte(`{"v":1}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkOld(t *testing.T, s *store.Store) {
+	t.Helper()
+	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 1 {
+		t.Errorf("workflow: %+v %v", w, err)
+	}
+	if b, err := s.LoadCheckpoint("cp"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("checkpoint: %s %v", b, err)
+	}
+	if l, err := s.ReadLog("events"); err != nil || len(l.Lines) != 1 || l.Torn != 0 {
+		t.Errorf("log: %q torn %d %v", l.Lines, l.Torn, err)
+	}
+	if b, err := s.Read("initiative"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("document: %s %v", b, err)
+	}
+}
+
+func tryWrites(s *store.Store) map[string]error {
+	_, wf := s.UpdateWorkflow(setNext(wfID, "plan"))
+	_, ar := s.Archive("completed")
+	return map[string]error{
+		"transition": wf,
+		"checkpoint": s.SaveCheckpoint("cp", []byte(`{"v":2,"pad":"`+strings.Repeat("x", 64<<10)+`"}`)),
+		"log":        s.AppendLog("events", []byte(`{"n":2,"pad":"`+strings.Repeat("x", 60<<10)+`"}`)),
+		"document":   s.Write("initiative", []byte(`{"v":2,"pad":"`+strings.Repeat("x", 64<<10)+`"}`)),
+		"archive":    ar,
+	}
+}
+
+func TestReadOnlyStateDir(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "cairn")
+	seed(t, mustOpen(t, src))
+	ro := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(ro, 0o700)
+	mountOrSkip(t, src, ro, "", syscall.MS_BIND, "")
+	mountOrSkip(t, "", ro, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	s := mustOpen(t, ro)
+	checkOld(t, s)
+	for what, err := range tryWrites(s) {
+		var we *store.WriteError
+		if !errors.As(err, &we) || !strings.Contains(err.Error(), ro) || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("%s on a read-only dir: %v", what, err)
+		}
+		if strings.Contains(err.Error(), "delete") || strings.Contains(err.Error(), "rm ") {
+			t.Errorf("%s: message steers toward deleting: %v", what, err)
+		}
+	}
+	checkOld(t, s)
+	// A read-only directory without a .gitignore still opens, and reads say "not found".
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.Mkdir(empty, 0o700)
+	ro2 := filepath.Join(t.TempDir(), "ro2")
+	os.Mkdir(ro2, 0o700)
+	mountOrSkip(t, empty, ro2, "", syscall.MS_BIND, "")
+	mountOrSkip(t, "", ro2, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	s2 := mustOpen(t, ro2)
+	if _, err := s2.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("read on empty read-only dir: %v", err)
+	}
+}
+
+func TestDiskFull(t *testing.T) {
+	mnt := t.TempDir()
+	mountOrSkip(t, "tmpfs", mnt, "tmpfs", 0, "size=1m,mode=0700")
+	dir := filepath.Join(mnt, "cairn")
+	s := mustOpen(t, dir)
+	seed(t, s)
+	filler, err := os.Create(filepath.Join(mnt, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := filler.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	filler.Close()
+	for what, err := range tryWrites(s) {
+		t.Logf("%s on a full disk: %v", what, err)
+		if err == nil {
+			// A write small enough to fit in the last free blocks is fine; the rest must fail.
+			continue
+		}
+		if !strings.Contains(err.Error(), "disk is full") && !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("%s on a full disk: %v", what, err)
+		}
+	}
+	// Whatever failed left the old version; nothing is torn.
+	if w, err := s.ReadWorkflow(); err != nil || (w.Revision != 1 && w.Revision != 2) {
+		t.Errorf("workflow after ENOSPC: %+v %v", w, err)
+	}
+	if b, err := s.LoadCheckpoint("cp"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("checkpoint after ENOSPC: %.20s %v", b, err)
+	}
+	if l, err := s.ReadLog("events"); err != nil || len(l.Lines) != 1 || l.Torn != 0 {
+		t.Errorf("log after ENOSPC: %d lines torn %d %v", len(l.Lines), l.Torn, err)
+	}
+	if b, err := s.Read("initiative"); err != nil || string(b) != `{"v":1}` {
+		t.Errorf("document after ENOSPC: %.20s %v", b, err)
+	}
+	// Space back: everything works again.
+	os.Remove(filepath.Join(mnt, "filler"))
+	for what, err := range tryWrites(s) {
+		if err != nil && what != "archive" {
+			t.Errorf("%s after freeing space: %v", what, err)
+		}
+	}
+}
