@@ -1,0 +1,321 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestAdapterFake drives every tool against the fake engine and checks what reached it and
+// what came back: the adapter's mapping, independent of the real engine.
+func TestAdapterFake(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+
+	res := mustOK(t, c, "resume_check", `{}`)
+	if s := structured(t, res); s["tier"] != "None" {
+		t.Errorf("resume_check tier = %v, want None", s["tier"])
+	}
+	res = mustOK(t, c, "start_workflow", `{"type":"apex","context":"add login","scope":"standard","ttl":"24h"}`)
+	if s := structured(t, res); s["changed"] != true || s["revision"] != float64(1) {
+		t.Errorf("start_workflow structured = %v", s)
+	}
+	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
+
+	// An invalid move names the allowed targets, in text and structured content.
+	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "implement, analyze")
+	if s := structured(t, res); s["allowed"] == nil {
+		t.Errorf("structured error %v lacks the allowed phases", s)
+	}
+	mustFail(t, c, "transition", `{"to":"implement","from":"review"}`, "expected phase review, found plan")
+
+	mustOK(t, c, "update_task", `{"id":"t1","status":"running","output":"src/login.go","note":"started"}`)
+	mustOK(t, c, "set_enforcement", `{"violations":[{"code":"V-TEST-03","severity":"HIGH","details":"no tests"}]}`)
+	res = mustOK(t, c, "resume_check", `{}`)
+	for _, want := range []string{"<cairn-resume", "Allowed next phases: implement, analyze.", "Blocking: HIGH V-TEST-03"} {
+		if !strings.Contains(text(res), want) {
+			t.Errorf("resume_check text lacks %q:\n%s", want, text(res))
+		}
+	}
+	mustOK(t, c, "set_enforcement", `{"violations":[]}`)
+
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","N":"3"}}`)
+	res = mustOK(t, c, "get_vars", `{"keys":["PLAN_PATH"]}`)
+	if s := structured(t, res); s["vars"].(map[string]any)["PLAN_PATH"] != "docs/plan.md" || len(s["vars"].(map[string]any)) != 1 {
+		t.Errorf("get_vars = %v", s)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); got != "N=3\nPLAN_PATH=docs/plan.md" {
+		t.Errorf("get_vars text = %q", got)
+	}
+
+	mustOK(t, c, "save_checkpoint", `{"name":"implement-progress","data":{"done":["a","b"],"n":2}}`)
+	mustOK(t, c, "save_checkpoint", `{"name":"list.v1","data":[1,2,3]}`)
+	res = mustOK(t, c, "load_checkpoint", `{"name":"implement-progress"}`)
+	if d, _ := json.Marshal(structured(t, res)["data"]); string(d) != `{"done":["a","b"],"n":2}` {
+		t.Errorf("load_checkpoint data = %s", d)
+	}
+	mustFail(t, c, "load_checkpoint", `{"name":"absent"}`, "no checkpoint named absent")
+	res = mustOK(t, c, "list_checkpoints", `{"pattern":"implement-*"}`)
+	if names := structured(t, res)["names"].([]any); len(names) != 1 || names[0] != "implement-progress" {
+		t.Errorf("list_checkpoints = %v", names)
+	}
+	res = mustOK(t, c, "list_checkpoints", `{"pattern":"zzz*"}`)
+	if names := structured(t, res)["names"].([]any); len(names) != 0 {
+		t.Errorf("list_checkpoints(zzz*) = %v, want []", names)
+	}
+
+	mustOK(t, c, "append_log", `{"name":"benchmarks","entry":{"ms":12}}`)
+	mustOK(t, c, "record_learning", `{"title":"Use fsync","body":"Rename is not durable\nwithout a dir fsync.","type":"Project"}`)
+	mustOK(t, c, "initiative", `{"action":"get"}`)
+	mustOK(t, c, "expire_ttl", `{"dry_run":true}`)
+	res = mustOK(t, c, "complete_workflow", `{"outcome":"login shipped"}`)
+	if !strings.Contains(text(res), "completed: login shipped") {
+		t.Errorf("complete_workflow text = %q", text(res))
+	}
+	mustFail(t, c, "complete_workflow", `{"outcome":"again"}`, "no active workflow")
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.vars["N"] != "3" || string(st.logs["benchmarks"][0]) != `{"ms":12}` {
+		t.Errorf("engine state vars=%v logs=%v", st.vars, st.logs)
+	}
+	if len(st.learnings) != 1 || st.learnings[0].Type != "project" || !strings.Contains(st.learnings[0].Body, "\n") {
+		t.Errorf("learning = %+v", st.learnings)
+	}
+	if len(st.opens) != 1 || st.opens[0].SessionID != "session-a" || st.opens[0].PID != 4242 || st.opens[0].Actor != "mcp" {
+		t.Errorf("engine opened with %+v", st.opens)
+	}
+}
+
+// TestNoticeOfOtherProcess: when another process moves the workflow between two calls, the
+// next result starts with a notice saying who moved it where; the one after does not.
+func TestNoticeOfOtherProcess(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Fatalf("own write reported as another's: %q", got)
+	}
+
+	st.otherProcess("session-b", "plan")
+	res := mustOK(t, c, "get_vars", `{}`)
+	first := strings.SplitN(text(res), "\n", 2)[0]
+	for _, want := range []string{"Notice:", "session session-b", "phase plan", "revision 2, was 1", "resume_check"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("notice %q lacks %q", first, want)
+		}
+	}
+	if s := structured(t, res); s["notice"] != first {
+		t.Errorf("structured notice = %v, want %q", s["notice"], first)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("notice repeated: %q", got)
+	}
+
+	// Error results carry the notice too.
+	st.otherProcess("session-b", "implement")
+	mustFail(t, c, "transition", `{"to":"plan"}`, "Notice:", "phase implement", "cannot move from implement to plan")
+
+	// A change made for our own session (its hooks) is not news.
+	st.otherProcess("session-a", "review")
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("own session's change reported: %q", got)
+	}
+}
+
+func TestNoticeWhenWorkflowGone(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	st.mu.Lock()
+	st.wf = nil
+	st.mu.Unlock()
+	got := text(mustOK(t, c, "list_checkpoints", `{}`))
+	if !strings.HasPrefix(got, "Notice: workflow apex-20261122T173000Z-3f9a is no longer active") {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestEngineUnavailable(t *testing.T) {
+	opts, st := fakeOptions(t)
+	st.failOpen = errors.New("state dir /x is not writable")
+	_, c := startServer(t, opts)
+	mustFail(t, c, "resume_check", `{}`, "could not open the workflow state", "state dir /x is not writable", "nothing was changed", "CAIRN_STATE_DIR")
+	// Argument problems are still reported first: they are what the agent can fix.
+	mustFail(t, c, "transition", `{}`, `missing required argument "to"`)
+
+	st.mu.Lock()
+	st.failOpen = nil
+	st.mu.Unlock()
+	mustOK(t, c, "resume_check", `{}`)
+}
+
+func TestCallsAfterCloseAreRefused(t *testing.T) {
+	opts, st := fakeOptions(t)
+	srv, c := startServer(t, opts)
+	mustOK(t, c, "resume_check", `{}`)
+	if err := srv.Close(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, c, "resume_check", `{}`, "shutting down", "nothing was changed")
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closes != 1 {
+		t.Errorf("engine closed %d times, want 1", st.closes)
+	}
+}
+
+// TestCloseWaitsForCallInProgress: Close lets a running call finish before closing the engine.
+func TestCloseWaitsForCallInProgress(t *testing.T) {
+	opts, st := fakeOptions(t)
+	srv, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	block := make(chan struct{})
+	st.mu.Lock()
+	st.block = block
+	st.mu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var res string
+	go func() {
+		defer wg.Done()
+		r, err := c.CallTool(context.Background(), toolRequest("transition", `{"to":"plan"}`))
+		if err == nil {
+			res = text(r)
+		}
+	}()
+	waitFor(t, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.calls[len(st.calls)-1] == "transition"
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- srv.Close(context.Background()) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a call was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(block)
+	wg.Wait()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res, "moved to plan") {
+		t.Errorf("call in progress returned %q", res)
+	}
+	// A bounded Close gives up rather than hanging.
+	opts2, st2 := fakeOptions(t)
+	srv2, c2 := startServer(t, opts2)
+	mustOK(t, c2, "start_workflow", `{"type":"apex","context":"x"}`)
+	block2 := make(chan struct{})
+	st2.mu.Lock()
+	st2.block = block2
+	st2.mu.Unlock()
+	go c2.CallTool(context.Background(), toolRequest("transition", `{"to":"plan"}`))
+	waitFor(t, func() bool {
+		st2.mu.Lock()
+		defer st2.mu.Unlock()
+		return st2.calls[len(st2.calls)-1] == "transition"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := srv2.Close(ctx); err == nil {
+		t.Error("Close with an expired context succeeded while a call was blocked")
+	}
+	close(block2)
+}
+
+func toolRequest(name, args string) mcp.CallToolRequest {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = json.RawMessage(args)
+	return req
+}
+
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// writeAtomic replaces a file the way the store does: temp file, rename. On Linux the watcher
+// sees only a CREATE for the target.
+func writeAtomic(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatcherLearnsSessionAndDefinitions: after /clear the SessionStart hook records a new
+// session for Claude Code's pid; the server acts for it from then on. Editing a workflow
+// definition reopens the engine so the definitions are reloaded.
+func TestWatcherLearnsSessionAndDefinitions(t *testing.T) {
+	opts, st := fakeOptions(t)
+	opts.NoWatch = false
+	opts.Debounce = 20 * time.Millisecond
+	srv, c := startServer(t, opts)
+	mustOK(t, c, "resume_check", `{}`) // the engine is open and the watcher running
+
+	// sessions/ does not exist yet: the watcher must notice it appear.
+	sess := func(id string, pid int) []byte {
+		b, _ := json.Marshal(engine.Session{SessionID: id, PID: pid, Source: "clear"})
+		return b
+	}
+	writeAtomic(t, filepath.Join(st.dir, "sessions", "999.json"), sess("someone-else", 999))
+	writeAtomic(t, filepath.Join(st.dir, "sessions", "4242.json"), sess("session-b", 4242))
+	waitFor(t, func() bool { return srv.Session() == "session-b" })
+	st.mu.Lock()
+	last := st.opens[len(st.opens)-1]
+	opens := len(st.opens)
+	st.mu.Unlock()
+	if last.SessionID != "session-b" {
+		t.Errorf("engine reopened with session %q, want session-b", last.SessionID)
+	}
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	st.mu.Lock()
+	if st.wf.Session != "session-b" {
+		t.Errorf("write recorded session %q, want session-b", st.wf.Session)
+	}
+	st.mu.Unlock()
+
+	// A definition appears in a directory that did not exist when the server started.
+	writeAtomic(t, filepath.Join(opts.WorkDir, ".claude", "workflows", "review.md"), []byte("---\nname: review\n---\n"))
+	waitFor(t, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return len(st.opens) > opens
+	})
+	mustOK(t, c, "resume_check", `{}`)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closes != len(st.opens)-1 {
+		t.Errorf("%d engines opened, %d closed: each replaced engine must be closed", len(st.opens), st.closes)
+	}
+}
+
+var _ = mcptools.Instructions

@@ -1,0 +1,364 @@
+package mcptools_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// binary is cairn-mcp built for this test run by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cairn-mcp-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "cairn-mcp")
+	if runtime.GOOS == "windows" {
+		binary += ".exe"
+	}
+	build := exec.Command("go", "build", "-o", binary, "github.com/cairn-dev/cairn/mcpserver")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "building cairn-mcp: %v\n", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// project is a throwaway project for the binary: its own state and memory directories and a
+// home that keeps the real ~/.claude out of reach.
+type project struct {
+	root, state, memory, home string
+	session                   string
+}
+
+func newProject(t testing.TB) *project {
+	t.Helper()
+	base := t.TempDir()
+	p := &project{
+		root:    filepath.Join(base, "project"),
+		state:   filepath.Join(base, "project", ".claude", "cairn"),
+		memory:  filepath.Join(base, "memory"),
+		home:    filepath.Join(base, "home"),
+		session: "sess-1",
+	}
+	for _, d := range []string{p.root, p.memory, p.home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(p.root, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// env is the whole environment the binary runs with: nothing leaks in from the test's own.
+func (p *project) env() []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + p.home,
+		"CLAUDE_PROJECT_DIR=" + p.root,
+		"CAIRN_STATE_DIR=" + p.state,
+		"CAIRN_MEMORY_DIR=" + p.memory,
+		"CLAUDE_CODE_SESSION_ID=" + p.session,
+	}
+}
+
+func (p *project) getenv(session string) func(string) string {
+	m := map[string]string{}
+	for _, kv := range p.env() {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	m["CLAUDE_CODE_SESSION_ID"] = session
+	return mapEnv(m)
+}
+
+// stdioClient starts the binary under mcp-go's stdio client at the given protocol version.
+func stdioClient(t testing.TB, p *project, version string) *client.Client {
+	t.Helper()
+	tr := transport.NewStdioWithOptions(binary, nil, nil,
+		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Dir, cmd.Env = p.root, p.env()
+			return cmd, nil
+		}))
+	c := client.NewClient(tr, client.WithProtocolVersion(version))
+	ctx := testCtx(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("starting %s: %v", binary, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = version
+	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		t.Fatalf("initialize at %s: %v", version, err)
+	}
+	if res.ProtocolVersion != version {
+		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
+	}
+	if !strings.Contains(res.Instructions, "resume_check") || !strings.Contains(res.Instructions, "complete_workflow") {
+		t.Errorf("instructions do not teach the protocol: %q", res.Instructions)
+	}
+	return c
+}
+
+// rawServer runs the binary with plain pipes, for what mcp-go's client cannot send or observe.
+type rawServer struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+	lines  chan []byte
+	mu     sync.Mutex
+	all    [][]byte // every stdout line
+}
+
+func startRaw(t testing.TB, p *project) *rawServer {
+	t.Helper()
+	cmd := exec.Command(binary)
+	cmd.Dir, cmd.Env = p.root, p.env()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rawServer{t: t, cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, lines: make(chan []byte, 1024)}
+	cmd.Stderr = &lockedWriter{w: r.stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.out = bufio.NewReaderSize(stdout, 1<<20)
+	go func() {
+		defer close(r.lines)
+		for {
+			line, err := r.out.ReadBytes('\n')
+			if len(line) > 0 {
+				r.mu.Lock()
+				r.all = append(r.all, line)
+				r.mu.Unlock()
+				r.lines <- line
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		if r.cmd.ProcessState == nil {
+			r.cmd.Process.Kill()
+			r.cmd.Wait()
+		}
+	})
+	return r
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (r *rawServer) send(msg string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.stdin, msg+"\n"); err != nil {
+		r.t.Fatalf("writing to the server: %v", err)
+	}
+}
+
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// next reads the next response within d.
+func (r *rawServer) next(d time.Duration) rpcResponse {
+	r.t.Helper()
+	select {
+	case line, ok := <-r.lines:
+		if !ok {
+			r.t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+		}
+		var resp rpcResponse
+		if err := json.Unmarshal(line, &resp); err != nil || resp.JSONRPC != "2.0" {
+			r.t.Fatalf("stdout line is not JSON-RPC 2.0: %q", line)
+		}
+		return resp
+	case <-time.After(d):
+		r.t.Fatalf("no response within %s", d)
+	}
+	return rpcResponse{}
+}
+
+func (r *rawServer) initialize() {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		r.t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (r *rawServer) wait(d time.Duration) int {
+	r.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- r.cmd.Wait() }()
+	select {
+	case <-done:
+		return r.cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		r.cmd.Process.Kill()
+		r.t.Fatalf("server did not exit within %s; stderr:\n%s", d, r.stderr)
+	}
+	return -1
+}
+
+// checkStdout fails unless every line the server wrote is a whole JSON-RPC 2.0 message.
+func (r *rawServer) checkStdout() {
+	r.t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, line := range r.all {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil || string(m["jsonrpc"]) != `"2.0"` {
+			r.t.Errorf("stdout carries a line that is not protocol: %q", clip(string(line)))
+		}
+	}
+}
+
+// TestStdioDiscoverRefused: Claude Code's first message is server/discover; the answer must be
+// -32601 at once, after which initialize at 2025-11-25 works.
+func TestStdioDiscoverRefused(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	start := time.Now()
+	r.send(`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.330"}}}}`)
+	resp := r.next(2 * time.Second)
+	if resp.Error == nil || resp.Error.Code != -32601 || string(resp.ID) != "0" {
+		t.Fatalf("server/discover answered %+v (error %+v), want error -32601 for id 0", resp, resp.Error)
+	}
+	t.Logf("server/discover refused after %s", time.Since(start))
+
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.330"}}}`)
+	resp = r.next(5 * time.Second)
+	var init mcp.InitializeResult
+	if resp.Error != nil || json.Unmarshal(resp.Result, &init) != nil || init.ProtocolVersion != "2025-11-25" {
+		t.Fatalf("initialize answered %s (error %+v)", resp.Result, resp.Error)
+	}
+	if init.ServerInfo.Name != "cairn" || init.Capabilities.Tools == nil {
+		t.Errorf("server info %+v, capabilities %+v", init.ServerInfo, init.Capabilities)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	resp = r.next(5 * time.Second)
+	var list mcp.ListToolsResult
+	if err := json.Unmarshal(resp.Result, &list); err != nil || len(list.Tools) != len(toolNames) {
+		t.Fatalf("tools/list: %d tools (%v), want %d", len(list.Tools), err, len(toolNames))
+	}
+	// A discover notification (no id) gets no answer; the next request is still served.
+	r.send(`{"jsonrpc":"2.0","method":"server/discover"}`)
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if resp = r.next(5 * time.Second); string(resp.ID) != "3" || resp.Error != nil {
+		t.Errorf("ping after discover notification: %+v", resp)
+	}
+	r.stdin.Close()
+	if code := r.wait(10 * time.Second); code != 0 {
+		t.Errorf("exit code %d after stdin EOF, want 0; stderr:\n%s", code, r.stderr)
+	}
+	r.checkStdout()
+}
+
+// TestStdioProtocolVersions: initialize works at 2025-11-25 and every older version mcp-go
+// supports, through mcp-go's own stdio client.
+func TestStdioProtocolVersions(t *testing.T) {
+	for _, v := range []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
+		t.Run(v, func(t *testing.T) {
+			c := stdioClient(t, newProject(t), v)
+			res, err := c.ListTools(testCtx(t), mcp.ListToolsRequest{})
+			if err != nil || len(res.Tools) != len(toolNames) {
+				t.Fatalf("tools/list at %s: %d tools, %v", v, len(res.Tools), err)
+			}
+			mustFail(t, c, "transition", `{"to":1}`, `"to" must be a string`)
+		})
+	}
+}
+
+// TestStdioMalformedInput: garbage lines get JSON-RPC errors and the server carries on; an
+// oversized message is refused with its id.
+func TestStdioMalformedInput(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	r.send(`this is not json`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32700 {
+		t.Errorf("garbage line answered %+v", resp)
+	}
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || string(resp.ID) != "7" {
+		t.Errorf("unknown tool answered %+v; want a protocol error for id 7", resp)
+	}
+	huge := `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":{"a":"` +
+		strings.Repeat("x", 5<<20) + `"}}}}`
+	r.send(huge)
+	resp := r.next(10 * time.Second)
+	if resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "8" || !strings.Contains(resp.Error.Message, "larger than") {
+		t.Errorf("oversized message answered %+v (error %+v)", resp, resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after oversized message: %+v", resp)
+	}
+	r.stdin.Close()
+	if code := r.wait(10 * time.Second); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	r.checkStdout()
+}
+
+// TestStdioArgumentErrors: bad arguments over the real transport are tool results with isError,
+// including a payload just over the limit.
+func TestStdioArgumentErrors(t *testing.T) {
+	c := stdioClient(t, newProject(t), protocol)
+	over := `{"name":"big","data":{"a":"` + strings.Repeat("x", 1<<20+20<<10) + `"}}`
+	mustFail(t, c, "save_checkpoint", over, "more than the limit")
+	mustFail(t, c, "save_checkpoint", `{"name":"../../x","data":{}}`, "no '/'")
+	mustFail(t, c, "start_workflow", `{"type":"apex"}`, `missing required argument "context"`)
+}
