@@ -134,3 +134,40 @@ func openChecked(fsys FS, name string, flag int, perm fs.FileMode) (File, fs.Fil
 	}
 	return f, st, nil
 }
+
+// OpenRead opens name for reading with ReadFile's checks (regular file, one link, reached
+// without a symlink, not swapped between inspection and open). The caller closes the file.
+func OpenRead(fsys FS, name string) (File, fs.FileInfo, error) {
+	for attempt := 0; ; attempt++ {
+		fi, err := fsys.Lstat(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := checkFile("open", name, fi); err != nil {
+			return nil, nil, err
+		}
+		f, err := fsys.OpenFile(name, os.O_RDONLY|readFlag|noFollow, 0)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && attempt < 8 {
+				continue
+			}
+			return nil, nil, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+		if os.SameFile(fi, st) {
+			if err := checkFile("open", name, st); err != nil {
+				f.Close()
+				return nil, nil, err
+			}
+			return f, st, nil
+		}
+		f.Close()
+		if attempt >= 8 {
+			return nil, nil, pathErr("open", name, ErrRaced)
+		}
+	}
+}
