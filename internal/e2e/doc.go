@@ -3,7 +3,14 @@
 // mockapi, with an isolated HOME and a temporary git project, and checks the stream-json
 // output, the requests the mock recorded, and the files on disk.
 //
-// It has no non-test code: the harness lives in harness_test.go, the scenarios in the other
-// _test.go files. toyplugin holds a throwaway plugin (a hook and an MCP server) that proves the
-// harness itself. The suite skips only when Node.js is missing.
+// Run it with `make e2e`, or `go test ./internal/e2e/...`: the harness runs
+// .ci/install-claude.sh itself (a cached, idempotent npm install) unless CAIRN_CLAUDE_BIN names
+// a Claude Code executable. It skips only when Node.js or npm is missing.
+//
+// It has no non-test code: the harness lives in harness_test.go (claudeBin, buildPlugin,
+// newWorld, World.run, Run's event accessors), the scenarios in the other _test.go files.
+// toyplugin and testdata/toyplugin hold a throwaway plugin (one hook binary, one mcp-go
+// server) that proves the harness against the real client; Cairn's own scenarios use
+// cairnPlugin. It is not a unit test of Cairn: each scenario costs about a second of real
+// client time, so it checks what only the real client can show.
 package e2e

@@ -32,9 +32,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "e2e: making a build directory: %v\n", err)
 		os.Exit(1)
 	}
+	// Resolved, so plugin paths compare equal to what Claude Code reports (macOS /var).
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
 	buildRoot = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	os.RemoveAll(buildRoot)
 	os.Exit(code)
 }
 
