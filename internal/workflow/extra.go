@@ -86,7 +86,7 @@ func encodeWithExtra(v any, extra map[string]json.RawMessage) ([]byte, error) {
 	known := knownFields(reflect.TypeOf(v))
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
-		if !known[k] {
+		if !known[k] && !foldedKnown(known, k) {
 			keys = append(keys, k)
 		}
 	}

@@ -171,6 +171,19 @@ func TestSync(t *testing.T) {
 			t.Fatalf("%+v", parsed)
 		}
 	})
+	t.Run("task-progress-lag-is-not-stale", func(t *testing.T) {
+		ch, _ := workflow.StartMilestone(base, "m1", t0)
+		d0 := workflow.StatusDocFrom(ch.Initiative, nil)
+		ch, _ = workflow.CompleteInitiativeTask(ch.Initiative, "m1", 2, t0.Add(2*time.Hour))
+		d, err := workflow.Sync(ch.Initiative, &d0, now)
+		if err != nil || d.Winner != "initiative.json" || len(d.Warnings) != 0 || !d.WriteStatusDoc {
+			t.Fatalf("%+v %v", d, err)
+		}
+		parsed, _ := workflow.ParseStatusDoc(d.StatusDoc)
+		if parsed.Progress != 25 || parsed.LastUpdated != "2026-11-22T19:30:00Z" {
+			t.Fatalf("%+v", parsed)
+		}
+	})
 	t.Run("yaml-newer-invalid-status-refused", func(t *testing.T) {
 		done := base.Clone()
 		done.Status = "archived"

@@ -140,19 +140,22 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	}
 	inAt := in.LastUpdated.UTC()
 	d.Gap = inAt.Sub(docAt).Abs()
+	// The seed's protocol is for sources that disagree: task progress alone never reaches
+	// the status file (its sync table says NO-OP), so a lag there is not staleness to warn of.
+	disagree := !sameDoc(StatusDocFrom(in, doc), *doc, false)
 	if !docAt.After(inAt.Truncate(time.Second)) {
 		d.Winner, d.Initiative = InitiativeFileName, in.Clone()
-		if d.Gap > StaleGap {
+		if disagree && d.Gap > StaleGap {
 			d.Warnings = append(d.Warnings, staleWarning(StatusFileName, docAt, InitiativeFileName, d.Gap, now))
 		}
 		// The file holds whole seconds; a difference below that is not staleness.
-		if !sameDoc(StatusDocFrom(in, doc), *doc) || !docAt.Equal(inAt.Truncate(time.Second)) {
+		if !sameDoc(StatusDocFrom(in, doc), *doc, true) || !docAt.Equal(inAt.Truncate(time.Second)) {
 			return d, d.renderDoc(doc)
 		}
 		return d, nil
 	}
 	d.Winner = StatusFileName
-	if d.Gap > StaleGap {
+	if disagree && d.Gap > StaleGap {
 		d.Warnings = append(d.Warnings, staleWarning(InitiativeFileName, inAt, StatusFileName, d.Gap, now))
 	}
 	n := in.Clone()
@@ -228,9 +231,10 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 	return n, nil
 }
 
-func sameDoc(a, b StatusDoc) bool {
+// sameDoc compares the documents' content (never lastUpdated), progress only when asked.
+func sameDoc(a, b StatusDoc, withProgress bool) bool {
 	return a.Initiative == b.Initiative && a.Title == b.Title && a.Status == b.Status &&
-		a.CurrentMilestone == b.CurrentMilestone && a.Progress == b.Progress &&
+		a.CurrentMilestone == b.CurrentMilestone && (!withProgress || a.Progress == b.Progress) &&
 		slices.Equal(a.Milestones, b.Milestones)
 }
 
