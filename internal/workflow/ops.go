@@ -109,6 +109,7 @@ type ConflictError struct {
 	FoundPhase       string
 	ExpectedRevision int64 // 0 when only the phase was checked
 	FoundRevision    int64
+	FoundStatus      Status
 	// ChangedBy and ChangedAt say who made the last change (last history entry, else owner).
 	ChangedBy string
 	ChangedAt time.Time
@@ -121,6 +122,9 @@ func (e *ConflictError) Error() string {
 		fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
 	} else {
 		fmt.Fprintf(&b, "expected revision %d, found %d (phase %s)", e.ExpectedRevision, e.FoundRevision, e.FoundPhase)
+	}
+	if e.FoundStatus != "" && e.FoundStatus != StatusActive {
+		fmt.Fprintf(&b, " and the workflow is %s", e.FoundStatus)
 	}
 	if e.ChangedBy != "" {
 		fmt.Fprintf(&b, ", changed by session %s", e.ChangedBy)
@@ -341,7 +345,7 @@ func checkDef(def *Definition, r *Record) error {
 }
 
 func conflictFrom(r *Record) *ConflictError {
-	e := &ConflictError{WorkflowID: r.WorkflowID, FoundPhase: r.State, FoundRevision: r.Revision}
+	e := &ConflictError{WorkflowID: r.WorkflowID, FoundPhase: r.State, FoundRevision: r.Revision, FoundStatus: r.Status}
 	if n := len(r.History); n > 0 {
 		e.ChangedBy, e.ChangedAt = r.History[n-1].SessionID, r.History[n-1].At
 	}
@@ -357,14 +361,11 @@ func conflictFrom(r *Record) *ConflictError {
 // expectation fails first). Entering a gate phase requests its approval; leaving one forward
 // records it as approved. Entering a terminal phase completes the workflow.
 func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time, by Actor) (Result, error) {
-	if err := requireActive(r); err != nil {
-		return Result{}, err
+	if r == nil {
+		return Result{}, ErrNoWorkflow
 	}
-	if err := checkDef(def, r); err != nil {
-		return Result{}, err
-	}
-	now = now.UTC()
-	to := NormalizeName(req.To)
+	// The compare-and-swap comes first: a racing process that completed the workflow must
+	// show up as a conflict, not as "not active".
 	if from := NormalizeName(req.From); from != "" && from != r.State {
 		e := conflictFrom(r)
 		e.ExpectedPhase = from
@@ -375,6 +376,14 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		e.ExpectedRevision = req.ExpectedRevision
 		return Result{}, e
 	}
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	if err := checkDef(def, r); err != nil {
+		return Result{}, err
+	}
+	now = now.UTC()
+	to := NormalizeName(req.To)
 	if to == r.State {
 		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to,
 			Log: fmt.Sprintf("already in phase %s; no change", to)}, nil

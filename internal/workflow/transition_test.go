@@ -327,3 +327,21 @@ func TestLineBuilders(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestCompareAndSwapAgainstCompletion(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement", "review")
+	bob := workflow.Actor{SessionID: "sess-bob", PID: 202}
+	won, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "git-commit", From: "review"}, t0.Add(time.Hour), bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = workflow.Transition(def, won.Record, workflow.TransitionRequest{To: "git-commit", From: "review"}, t0.Add(time.Hour), alice)
+	var ce *workflow.ConflictError
+	if !errors.As(err, &ce) || ce.FoundStatus != workflow.StatusCompleted || !strings.Contains(err.Error(), "found git-commit and the workflow is completed") {
+		t.Fatalf("err = %v, want a conflict naming the completion", err)
+	}
+	if _, err := workflow.Transition(def, nil, workflow.TransitionRequest{To: "plan"}, t0, alice); !errors.Is(err, workflow.ErrNoWorkflow) {
+		t.Fatal(err)
+	}
+}
