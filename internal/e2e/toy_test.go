@@ -27,7 +27,9 @@ type toyCall struct {
 	Cwd     string            `json:"cwd"`
 	Env     map[string]string `json:"env"`
 	Session string            `json:"session"` // the MCP server's CLAUDE_CODE_SESSION_ID
-	Stdin   struct {
+	// PluginDataExists: the hook found CLAUDE_PLUGIN_DATA already made.
+	PluginDataExists bool `json:"plugin_data_exists"`
+	Stdin            struct {
 		Event          string `json:"hook_event_name"`
 		Source         string `json:"source"`
 		SessionID      string `json:"session_id"`
@@ -148,6 +150,32 @@ func TestToyPluginLoads(t *testing.T) {
 		if h.Env[k] != v {
 			t.Errorf("hook env %s = %q, want %q", k, h.Env[k], v)
 		}
+	}
+	if !h.PluginDataExists {
+		t.Errorf("CLAUDE_PLUGIN_DATA %s did not exist when the hook ran", h.Env["CLAUDE_PLUGIN_DATA"])
+	}
+	var server *toyCall
+	for i := range calls {
+		if calls[i].Who == "mcp" {
+			server = &calls[i]
+			break
+		}
+	}
+	if server == nil {
+		t.Fatal("the MCP server logged nothing")
+	}
+	// The server is spawned with the plugin variables but without CLAUDE_PID, in the launch dir.
+	for k, v := range map[string]string{"CLAUDE_PLUGIN_ROOT": w.Plugin, "CLAUDE_PROJECT_DIR": w.Project,
+		"CLAUDE_PLUGIN_DATA": h.Env["CLAUDE_PLUGIN_DATA"], "CLAUDE_CODE_SESSION_ID": sid} {
+		if server.Env[k] != v {
+			t.Errorf("MCP server env %s = %q, want %q", k, server.Env[k], v)
+		}
+	}
+	if pid, ok := server.Env["CLAUDE_PID"]; ok {
+		t.Errorf("MCP server env has CLAUDE_PID=%s; claude-code.md says only hooks get it", pid)
+	}
+	if server.Cwd != w.Project {
+		t.Errorf("MCP server cwd %q, want %q", server.Cwd, w.Project)
 	}
 	// mcp-go v1.2.1 answers server/discover, so Claude Code talks the 2026-07-28 protocol: no
 	// initialize at all.

@@ -67,8 +67,10 @@ func logCall(stdin []byte) {
 	if json.Valid(stdin) {
 		stdinObj = json.RawMessage(stdin)
 	}
+	_, dataErr := os.Stat(os.Getenv("CLAUDE_PLUGIN_DATA"))
 	line, _ := json.Marshal(map[string]any{
 		"who": "hook", "pid": os.Getpid(), "ppid": os.Getppid(), "cwd": wd, "env": env, "stdin": stdinObj,
+		"plugin_data_exists": dataErr == nil,
 	})
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

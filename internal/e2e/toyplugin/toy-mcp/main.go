@@ -62,7 +62,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 			rpc = json.RawMessage(msg)
 		}
 		line, _ := json.Marshal(map[string]any{"who": "mcp", "pid": os.Getpid(), "ppid": os.Getppid(),
-			"session": os.Getenv("CLAUDE_CODE_SESSION_ID"), "rpc": rpc})
+			"session": os.Getenv("CLAUDE_CODE_SESSION_ID"), "cwd": cwd(), "env": claudeEnv(), "rpc": rpc})
 		if f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			_, _ = f.Write(append(line, '\n'))
 			f.Close()
@@ -77,4 +77,21 @@ func indexNL(b []byte) int {
 		}
 	}
 	return -1
+}
+
+func cwd() string {
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// claudeEnv is the part of the environment Claude Code sets for plugins.
+func claudeEnv() map[string]string {
+	env := map[string]string{}
+	for _, k := range []string{"CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA",
+		"CLAUDE_CODE_SESSION_ID", "CLAUDE_PID", "HOME"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
