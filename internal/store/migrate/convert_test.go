@@ -1,0 +1,306 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func readFixture(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func decodeMap(t testing.TB, data []byte) map[string]any {
+	t.Helper()
+	v, err := decodeStrict(data)
+	if err != nil {
+		t.Fatalf("output is not strict JSON: %v", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("output is a %s", jsonKind(v))
+	}
+	return m
+}
+
+// Every migrated record is current (so migrating is done once), and converting is
+// deterministic: the same input and clock give the same bytes.
+func TestConvertIsCurrentAndDeterministic(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := Convert(c.format, c.data, c.extra, testNow)
+			if err != nil {
+				return // the golden file pins the error
+			}
+			if f, err := Detect(out); f != Current || err != nil {
+				t.Errorf("Detect(migrated) = %v, %v; want current", f, err)
+			}
+			again, err := Convert(c.format, c.data, c.extra, testNow)
+			if err != nil || !bytes.Equal(out, again) {
+				t.Errorf("second conversion differs (err %v)", err)
+			}
+			later, err := Convert(c.format, c.data, c.extra, testNow.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := decodeMap(t, out), decodeMap(t, later)
+			if a["workflow_id"] != b["workflow_id"] && hasTime(c.data) {
+				t.Errorf("workflow_id depends on the migration clock: %v vs %v", a["workflow_id"], b["workflow_id"])
+			}
+			if got := b["legacy"].(map[string]any)["migrated_at"]; got != "2026-11-22T19:00:00Z" {
+				t.Errorf("legacy.migrated_at = %v", got)
+			}
+		})
+	}
+}
+
+func hasTime(data []byte) bool {
+	return bytes.Contains(data, []byte("_at")) || bytes.Contains(data, []byte("At")) || bytes.Contains(data, []byte("lastUpdated"))
+}
+
+// mapped lists, per format, the top-level fields the record has a place for. Every other field
+// of the original, and any mapped one whose value could not be used, must be under
+// legacy.fields (or, for schema 1, stay a top-level field): nothing is lost.
+var mapped = map[Format][]string{
+	Seed001: {"type", "phase", "lastUpdated", "startedAt", "ttl", "context", "enforcement", "status", "completedAt", "completedPhases", "phaseHistory", "approvals", "outcome", "scope", "artifacts"},
+	Seed002: {"workflow_id", "started_at", "last_updated", "current_phase", "phase_status", "completed_phases", "user_checkpoints", "interruption_safe"},
+	Seed003: {"version", "workflow_id", "state", "scope", "topic_path", "phases", "created_at", "updated_at"},
+	Seed004: {"workflow", "version", "created_at", "updated_at", "current_stage", "stages", "artifacts", "notes"},
+	Schema1: {"version", "workflow_id", "type", "context", "state", "phase", "phase_status", "status", "phases", "history", "vars", "ttl", "created_at", "updated_at", "revision", "completed_phases"},
+}
+
+func TestNothingLost(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := Convert(c.format, c.data, c.extra, testNow)
+			if err != nil {
+				return
+			}
+			in := decodeMap(t, c.data)
+			rec := decodeMap(t, out)
+			legacy := rec["legacy"].(map[string]any)
+			if legacy["from"] != c.format.String() {
+				t.Errorf("legacy.from = %v, want %v", legacy["from"], c.format)
+			}
+			fields, _ := legacy["fields"].(map[string]any)
+			for k, v := range in {
+				if _, kept := fields[k]; kept {
+					if !jsonEqual(t, fields[k], v) {
+						t.Errorf("legacy.fields.%s = %v, want the original %v", k, fields[k], v)
+					}
+					continue
+				}
+				if c.format == Schema1 {
+					if top, ok := rec[k]; ok && !contains(mapped[Schema1], k) {
+						if !jsonEqual(t, top, v) {
+							t.Errorf("unknown field %s changed: %v, want %v", k, top, v)
+						}
+						continue
+					}
+				}
+				if !contains(mapped[c.format], k) {
+					t.Errorf("field %q = %v is neither mapped nor kept under legacy.fields", k, v)
+				}
+			}
+			if c.extra.Execution != nil {
+				exec := decodeMap(t, c.extra.Execution)
+				_, whole := legacy["execution"]
+				for k := range exec {
+					if k != "tasks" && !whole {
+						t.Errorf("execution.json field %q was dropped", k)
+					}
+				}
+			}
+		})
+	}
+}
+
+func jsonEqual(t *testing.T, a, b any) bool {
+	t.Helper()
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("marshal: %v %v", err1, err2)
+	}
+	return bytes.Equal(ja, jb)
+}
+
+func TestConvertRefusals(t *testing.T) {
+	seed001 := readFixture(t, "testdata/seed001/apex-implement.json")
+	seed002 := readFixture(t, "testdata/seed002/implementation.json")
+	tests := []struct {
+		name  string
+		f     Format
+		data  string
+		extra Extra
+		is    error  // nil: any error
+		msg   string // a substring the error must contain
+	}{
+		{name: "empty", f: Empty, data: `{}`, is: ErrEmpty},
+		{name: "foreign", f: Unknown, data: `{"name":"x"}`, is: ErrUnknownFormat},
+		{name: "foreign as seed001", f: Seed001, data: `{"name":"x"}`, is: ErrUnknownFormat},
+		{name: "malformed", f: Seed001, data: `{"type":"APEX",`, is: ErrMalformed},
+		{name: "seed001 said seed002", f: Seed002, data: string(seed001), msg: "the document is seed 001 state (.claude/workflow-state.json), not seed 002 state"},
+		{name: "seed002 said current", f: Current, data: string(seed002), msg: "not a schema 2.x Cairn record"},
+		{name: "execution with seed001", f: Seed001, data: string(seed001), extra: Extra{Execution: []byte(`{"tasks":[]}`)}, msg: "only seed 002 has one"},
+		{name: "execution not an object", f: Seed002, data: string(seed002), extra: Extra{Execution: []byte(`[1,2]`)}, is: ErrUnknownFormat, msg: "reading execution.json"},
+		{name: "execution duplicate key", f: Seed002, data: string(seed002), extra: Extra{Execution: []byte(`{"tasks":[],"tasks":[]}`)}, is: ErrMalformed},
+		{name: "seed001 empty type", f: Seed001, data: `{"type":"","phase":"plan"}`, msg: "names no workflow type"},
+		{name: "seed001 punctuation type", f: Seed001, data: `{"type":"???","phase":"plan"}`, msg: "names no workflow type"},
+		{name: "seed004 no name anywhere", f: Seed004, data: `{"version":1,"stages":[{"id":"a","status":"done"}]}`, msg: "no file name to take it from"},
+		{name: "seed004 no stages and no state", f: Seed004, data: `{"workflow":"release","version":1,"current_stage":null}`, msg: "names no current phase"},
+		{name: "schema1 type not a string", f: Schema1, data: `{"version":"1.0","type":7,"state":"plan"}`, msg: "names no workflow type"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Convert(tc.f, []byte(tc.data), tc.extra, testNow)
+			if err == nil || out != nil {
+				t.Fatalf("Convert = %q, %v; want an error and no output", out, err)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v does not match %v", err, tc.is)
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %q does not say %q", err, tc.msg)
+			}
+			checkSafeMessage(t, err)
+		})
+	}
+}
+
+func TestConvertCurrentUnchanged(t *testing.T) {
+	data := []byte(`{"version":"2.0","workflow_id":"apex-1","type":"apex","state":"plan","x_unknown":[1,2]}`)
+	out, err := Convert(Current, data, Extra{}, testNow)
+	if err != nil || !bytes.Equal(out, data) {
+		t.Fatalf("Convert(Current) = %q, %v; want the input unchanged", out, err)
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	seed001 := readFixture(t, "testdata/seed001/apex-implement.json")
+	seed002 := readFixture(t, "testdata/seed002/implementation.json")
+	exec := readFixture(t, "testdata/seed002/implementation.execution.json")
+	seed004 := readFixture(t, "testdata/seed004/release-state.json")
+	current := []byte(`{"version":"2.0","workflow_id":"apex-1","type":"apex","state":"plan"}`)
+	tests := []struct {
+		name       string
+		data       []byte
+		extra      Extra
+		from       Format
+		backup     string
+		same       bool // the record is the input itself
+		noRecord   bool
+		wantTasks  int
+		wantTypeIs string
+	}{
+		{name: "seed001", data: seed001, extra: Extra{Name: ".claude/workflow-state.json"}, from: Seed001, backup: ".claude/workflow-state.v1.json.bak", wantTypeIs: "apex"},
+		{name: "seed002 with execution", data: seed002, extra: Extra{Name: "phase.json", Execution: exec}, from: Seed002, backup: "phase.v1.json.bak", wantTasks: 3, wantTypeIs: "dotagent"},
+		{name: "seed004", data: seed004, extra: Extra{Name: ".workflow-state/release-state.json"}, from: Seed004, backup: ".workflow-state/release-state.v1.json.bak", wantTypeIs: "release"},
+		{name: "current", data: current, extra: Extra{Name: "workflow-state.json"}, from: Current, same: true},
+		{name: "empty", data: []byte("{}\n"), extra: Extra{Name: "workflow-state.json"}, from: Empty, noRecord: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Migrate(tc.data, tc.extra, testNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.From != tc.from || res.Backup != tc.backup {
+				t.Errorf("Migrate = from %v backup %q; want %v %q", res.From, res.Backup, tc.from, tc.backup)
+			}
+			switch {
+			case tc.noRecord:
+				if res.Record != nil {
+					t.Errorf("Record = %q, want nil", res.Record)
+				}
+			case tc.same:
+				if !bytes.Equal(res.Record, tc.data) {
+					t.Errorf("Record changed a current record")
+				}
+			default:
+				rec := decodeMap(t, res.Record)
+				if rec["type"] != tc.wantTypeIs {
+					t.Errorf("type = %v, want %v", rec["type"], tc.wantTypeIs)
+				}
+				if n := len(rec["tasks"].([]any)); n != tc.wantTasks {
+					t.Errorf("%d tasks, want %d", n, tc.wantTasks)
+				}
+			}
+		})
+	}
+	if _, err := Migrate([]byte(`{"name":"x"}`), Extra{}, testNow); !errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("Migrate(foreign) error = %v, want ErrUnknownFormat", err)
+	}
+}
+
+func TestBackupName(t *testing.T) {
+	tests := []struct {
+		name string
+		f    Format
+		want string
+	}{
+		{"workflow-state.json", Seed001, "workflow-state.v1.json.bak"},
+		{"workflow-state.json", Schema1, "workflow-state.v1.json.bak"},
+		{"memory/state/phase.json", Seed002, "memory/state/phase.v1.json.bak"},
+		{"coordinate.json", Seed003, "coordinate.v2.json.bak"},
+		{"apex-state.json", Seed004, "apex-state.v1.json.bak"},
+		{".workflow-state/apex-state.json", Seed004, ".workflow-state/apex-state.v1.json.bak"},
+		{"state", Seed001, "state.v1.json.bak"},
+		{"workflow-state.json", Current, ""},
+		{"workflow-state.json", Empty, ""},
+		{"workflow-state.json", Newer, ""},
+		{"workflow-state.json", Unknown, ""},
+		{"", Seed001, ""},
+		{".json", Seed001, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+"/"+tc.f.String(), func(t *testing.T) {
+			if got := BackupName(tc.name, tc.f); got != tc.want {
+				t.Errorf("BackupName(%q, %v) = %q, want %q", tc.name, tc.f, got, tc.want)
+			}
+		})
+	}
+}
+
+// The clock is written back in UTC whatever zone it was passed in.
+func TestConvertClockInUTC(t *testing.T) {
+	zone := time.FixedZone("UTC+5", 5*3600)
+	out, err := Convert(Seed001, []byte(`{"type":"ONESHOT","phase":"implement"}`), Extra{}, testNow.In(zone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := decodeMap(t, out)
+	for _, k := range []string{"created_at", "updated_at"} {
+		if rec[k] != "2026-11-22T18:00:00Z" {
+			t.Errorf("%s = %v", k, rec[k])
+		}
+	}
+	if _, ok := rec["legacy"].(map[string]any)["source"]; ok {
+		t.Errorf("legacy.source set without a name")
+	}
+}
+
+// A schema 1 record's unknown fields stay top-level, as in a 2.0 record, and its revision
+// carries over so the store's revisions never go back.
+func TestSchema1KeepsUnknownFieldsAndRevision(t *testing.T) {
+	out, err := Convert(Schema1, readFixture(t, "testdata/schema1/record.json"), Extra{}, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := decodeMap(t, out)
+	if rec["revision"] != json.Number("4") {
+		t.Errorf("revision = %v, want 4", rec["revision"])
+	}
+	if x, ok := rec["x_editor"].(map[string]any); !ok || x["cursor"] != json.Number("12") {
+		t.Errorf("x_editor = %v, want it unchanged", rec["x_editor"])
+	}
+}
