@@ -273,6 +273,7 @@ type World struct {
 	Dir     string // the temp directory holding the rest
 	Home    string // HOME for every run
 	Project string // a git repository; the launch directory
+	Tmp     string // TMPDIR: Claude Code's sockets (cc-socks/) and scratch; short, for socket paths
 	Plugin  string // --plugin-dir
 	Spec    PluginSpec
 	Mock    *mockapi.Server
@@ -299,6 +300,13 @@ func newWorld(t *testing.T, spec PluginSpec) *World {
 		Mock:    mockapi.New(),
 	}
 	t.Cleanup(w.Mock.Close)
+	// Unix socket paths are capped near 104 bytes, so TMPDIR is not under the (long) TempDir.
+	tmp, err := os.MkdirTemp("", "ce2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Tmp = tmp
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	for _, d := range []string{w.Home, w.Project} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -334,13 +342,14 @@ func (w *World) env(extra []string) []string {
 			strings.HasPrefix(k, "OTEL_"), strings.HasPrefix(k, "XDG_"),
 			strings.EqualFold(k, "HTTP_PROXY"), strings.EqualFold(k, "HTTPS_PROXY"),
 			strings.EqualFold(k, "ALL_PROXY"), strings.EqualFold(k, "NO_PROXY"),
-			k == "HOME", k == "PWD", k == "OLDPWD", k == "MCP_TIMEOUT":
+			k == "HOME", k == "PWD", k == "OLDPWD", k == "TMPDIR", k == "MCP_TIMEOUT":
 			continue
 		}
 		out = append(out, kv)
 	}
 	out = append(out,
 		"HOME="+w.Home,
+		"TMPDIR="+w.Tmp,
 		"XDG_CONFIG_HOME="+filepath.Join(w.Home, ".config"),
 		"XDG_CACHE_HOME="+filepath.Join(w.Home, ".cache"),
 		"XDG_DATA_HOME="+filepath.Join(w.Home, ".local", "share"),
