@@ -91,10 +91,39 @@ func (s *Store) reserved(name string) error {
 // *NotFoundError (errors.Is(err, ErrNotFound)).
 func (s *Store) Read(name string) ([]byte, error) { return s.get(documents, name) }
 
-// Write replaces the named document durably and atomically, under its lock.
+// Write replaces the named document durably and atomically, under its lock. A damaged
+// current version (not strict JSON) is moved to quarantine/ first rather than overwritten.
 func (s *Store) Write(name string, doc []byte) error {
-	_, err := s.Update(name, func([]byte) ([]byte, error) { return doc, nil })
-	return err
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if err := s.reserved(name); err != nil {
+		return err
+	}
+	if err := CheckDocument(doc); err != nil {
+		return fmt.Errorf("document %q not saved: %w", name, err)
+	}
+	unlock, err := s.lock(name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	file := documents.file(name)
+	s.cleanTemps(".", file)
+	if cur, err := fsx.ReadFile(s.fs, file, jsonx.MaxSize); err == nil || errors.Is(err, fsx.ErrTooLarge) {
+		if err != nil || jsonx.Check(cur) != nil {
+			why := err
+			if why == nil {
+				why = jsonx.Check(cur)
+			}
+			if _, err := s.quarantine(file, why); err != nil {
+				return err
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("document %q not saved: %w", name, err)
+	}
+	return s.put(documents, name, doc)
 }
 
 // Update is a locked read-modify-write of the named document: fn gets the current content

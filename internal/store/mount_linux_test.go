@@ -88,6 +88,18 @@ func TestReadOnlyStateDir(t *testing.T) {
 		}
 	}
 	checkOld(t, s)
+	// A damaged snapshot cannot be repaired here, but the read still answers from the journal.
+	syscall.Unmount(ro, syscall.MNT_DETACH)
+	os.WriteFile(filepath.Join(src, store.WorkflowFile), []byte("{broken"), 0o600)
+	mountOrSkip(t, src, ro, "", syscall.MS_BIND, "")
+	mountOrSkip(t, "", ro, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	s = mustOpen(t, ro)
+	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 1 || len(w.Notices) != 1 || !strings.Contains(w.Notices[0].Message, "not repaired") {
+		t.Errorf("damaged snapshot on a read-only dir: %+v %v", w, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(src, store.WorkflowFile)); string(b) != "{broken" {
+		t.Error("the read-only directory was changed")
+	}
 	// A read-only directory without a .gitignore still opens, and reads say "not found".
 	empty := filepath.Join(t.TempDir(), "empty")
 	os.Mkdir(empty, 0o700)

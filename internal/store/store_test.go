@@ -388,3 +388,24 @@ func FuzzParseLines(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteOverDamagedDocumentKeepsItInQuarantine(t *testing.T) {
+	s, dir := newStore(t)
+	os.WriteFile(filepath.Join(dir, "initiative.json"), []byte(`{"half":`), 0o600)
+	if _, err := s.Read("initiative"); err == nil || !strings.Contains(err.Error(), "left as it is") {
+		t.Fatalf("read damaged: %v", err)
+	}
+	if _, err := s.Update("initiative", func(cur []byte) ([]byte, error) { return []byte(`{}`), nil }); err == nil {
+		t.Fatal("update built on a damaged document")
+	}
+	if err := s.Write("initiative", []byte(`{"v":2}`)); err != nil {
+		t.Fatal(err)
+	}
+	q, _ := filepath.Glob(filepath.Join(dir, "quarantine", "initiative.json-*"))
+	if len(q) != 1 {
+		t.Fatalf("quarantine holds %v", q)
+	}
+	if b, _ := os.ReadFile(q[0]); string(b) != `{"half":` {
+		t.Fatalf("quarantined %q", b)
+	}
+}

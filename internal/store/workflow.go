@@ -73,28 +73,25 @@ func readMeta(doc []byte) (meta, error) {
 	if err != nil {
 		return meta{}, err
 	}
-	var v string
-	if raw, ok := m["version"]; !ok || json.Unmarshal(raw, &v) != nil || !strings.HasPrefix(v, "2.") {
-		f, err := migrate.Detect(doc)
-		if err != nil {
-			return meta{}, err
-		}
-		if f.NeedsMigration() {
-			return meta{}, errNeedsMigration{f}
-		}
-		if f != migrate.Current {
-			return meta{}, fmt.Errorf("not a workflow record (%s)", f)
-		}
-	}
 	var out meta
-	out.version = v
-	if json.Unmarshal(m["workflow_id"], &out.id) != nil || ValidWorkflowID(out.id) != nil {
-		return meta{}, errors.New(`"workflow_id" is missing or not a valid id`)
+	verr := json.Unmarshal(m["version"], &out.version)
+	ierr := json.Unmarshal(m["workflow_id"], &out.id)
+	rerr := json.Unmarshal(m["revision"], &out.rev)
+	if verr == nil && strings.HasPrefix(out.version, "2.") && ierr == nil && ValidWorkflowID(out.id) == nil && rerr == nil && out.rev >= 1 {
+		return out, nil
 	}
-	if json.Unmarshal(m["revision"], &out.rev) != nil || out.rev < 1 {
+	// Not a current record: an older format to migrate, a newer one to refuse, or damage.
+	f, err := migrate.Detect(doc)
+	switch {
+	case err != nil:
+		return meta{}, err
+	case f.NeedsMigration():
+		return meta{}, errNeedsMigration{f}
+	case ierr != nil || ValidWorkflowID(out.id) != nil:
+		return meta{}, errors.New(`"workflow_id" is missing or not a valid id`)
+	default:
 		return meta{}, errors.New(`"revision" is missing or not a whole number of at least 1`)
 	}
-	return out, nil
 }
 
 // ReadWorkflow returns the active workflow without taking a lock when all is well: the
@@ -128,11 +125,32 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 	}
 	unlock, err := s.lock("workflow")
 	if err != nil {
+		var we *WriteError
+		if errors.As(err, &we) {
+			return s.rebuildInMemory(err)
+		}
 		return Workflow{}, err
 	}
 	defer unlock()
 	w, _, err := s.loadLocked()
 	return w, err
+}
+
+// rebuildInMemory answers a read when the snapshot needs repair but the state directory
+// cannot be written: the newest journal record is returned and nothing is changed.
+func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
+	rec, err := s.newestJournalRecord()
+	if err != nil || rec == nil {
+		return Workflow{}, lockErr
+	}
+	m, err := readMeta(rec.Snapshot)
+	if err != nil {
+		return Workflow{}, lockErr
+	}
+	return Workflow{Data: rec.Snapshot, ID: m.id, Revision: rec.Revision, Notices: []Notice{{
+		Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision,
+		Message: fmt.Sprintf("the workflow snapshot is missing or damaged and was read from its journal at revision %d; it was not repaired because the state directory cannot be written", rec.Revision),
+	}}}, nil
 }
 
 // anythingToRecover is the cheap check, without the lock, for a journal to rebuild from or a
