@@ -11,6 +11,20 @@
 //
 // Nothing is lost: a field that has no place in the record, or whose value cannot be used (a
 // wrong type, an unreadable time), is kept under the record's "legacy" object, which the record
-// carries as an unknown field. A record written by a newer Cairn is refused, never rewritten,
-// and a document that is none of the known formats is refused rather than guessed at.
+// carries as an unknown field:
+//
+//	"legacy": {
+//	  "from": "seed001",              // Format.String() of the original
+//	  "version": "2.0",               // the original's own version field, if it had one
+//	  "source": "workflow-state.json",// Extra.Name's last element, if given
+//	  "migrated_at": "RFC3339",       // the now passed to Convert
+//	  "fields": {...},                // original fields not carried over as they were
+//	  "renamed": {"planning": "plan"},// names changed by more than lower-casing
+//	  "execution": {...}              // seed 002's execution.json, when not fully carried
+//	}
+//
+// Lower-casing a name and rewriting a time as UTC RFC 3339 are not recorded: the backup of
+// the original keeps its exact bytes. A record written by a newer Cairn is refused, never
+// rewritten, and a document that is none of the known formats is refused rather than guessed
+// at.
 package migrate

@@ -261,13 +261,30 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 	switch t := v.(type) {
 	case []any:
 		clean := true
+		seen := map[string]bool{}
 		for _, item := range t {
+			// A phase listed twice is merged (outputs joined, the latest time kept), and the
+			// original list kept under legacy since the merge drops one of the times.
 			switch it := item.(type) {
 			case string:
+				if n := sanitizeName(it, false); seen[n] {
+					clean = false
+				} else {
+					seen[n] = true
+				}
 				if !c.completeNamed(it, "", nil, nil, true) {
 					clean = false
 				}
 			case map[string]any:
+				if _, name, ok := firstOf(it, phaseNameKeys...); ok {
+					if s, isStr := name.(string); isStr {
+						if n := sanitizeName(s, false); seen[n] {
+							clean = false
+						} else {
+							seen[n] = true
+						}
+					}
+				}
 				if !c.completedEntry("", it, needTime) {
 					clean = false
 				}
@@ -410,7 +427,15 @@ func (c *conv) addPhases(v any) bool {
 		return false
 	}
 	clean := true
+	seen := map[string]bool{}
 	for _, k := range sortedKeys(m) {
+		// Two keys naming one phase ("plan" and seed 003's "planning") are merged, and the
+		// original kept under legacy since the merge can drop a value.
+		if n := c.name(k); seen[n] {
+			clean = false
+		} else {
+			seen[n] = true
+		}
 		switch e := m[k].(type) {
 		case bool:
 			n := c.name(k)
