@@ -59,6 +59,9 @@ func claudeBin(t testing.TB) string {
 	claude.once.Do(func() {
 		if p := os.Getenv("CAIRN_CLAUDE_BIN"); p != "" {
 			claude.path = p
+			if _, err := os.Stat(p); err != nil {
+				claude.err = fmt.Errorf("CAIRN_CLAUDE_BIN=%s: %w; unset it to let the harness run .ci/install-claude.sh", p, err)
+			}
 			return
 		}
 		for _, tool := range []string{"node", "npm"} {
@@ -279,6 +282,8 @@ type World struct {
 	Mock    *mockapi.Server
 	// Env is added to every run's environment (after the harness's own variables).
 	Env []string
+
+	runMu sync.Mutex // runs in one World are sequential: Run.Requests relies on it
 }
 
 // newWorld makes a World for the plugin built from spec.
@@ -694,6 +699,8 @@ func (w *World) run(t *testing.T, o RunOptions) *Run {
 // tryRun is run that returns the timeout (errTimedOut) or a start failure instead of failing.
 func (w *World) tryRun(t *testing.T, o RunOptions) (*Run, error) {
 	t.Helper()
+	w.runMu.Lock()
+	defer w.runMu.Unlock()
 	args := []string{"-p"}
 	if len(o.Inputs) == 0 {
 		args = append(args, o.Prompt)
