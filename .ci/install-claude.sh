@@ -38,8 +38,11 @@ else
 		echo "install-claude: installing $pkg@$version into $cache" >&2
 		# A package.json of our own keeps npm from walking up to some parent project.
 		[ -f "$cache/package.json" ] || echo '{"name":"cairn-e2e-claude","private":true}' >"$cache/package.json"
-		CI=true npm install --prefix "$cache" --no-audit --no-fund --loglevel=error \
-			"$pkg@$version" >&2
+		if ! CI=true npm install --prefix "$cache" --no-audit --no-fund --loglevel=error \
+			"$pkg@$version" >&2; then
+			echo "install-claude: npm could not install $pkg@$version into $cache (see npm's error above); the registry must be reachable and the version must exist" >&2
+			exit 1
+		fi
 	fi
 	if [ "$(installed_version || true)" != "$version" ]; then
 		echo "install-claude: $pkg@$version is not in $cache after npm install; check the npm output above" >&2
