@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+)
+
+// configFile holds the project's Cairn settings, beside its state:
+//
+//	{"archive_retention": 5, "stop_blocking": true}
+//
+// CAIRN_ARCHIVE_RETENTION and CAIRN_STOP_BLOCKING (0/false/off) override it.
+const configFile = "config.json"
+
+type fileConfig struct {
+	ArchiveRetention *int  `json:"archive_retention,omitempty"`
+	StopBlocking     *bool `json:"stop_blocking,omitempty"`
+}
+
+func readConfig(stateDir string) fileConfig {
+	var c fileConfig
+	if data, err := readSmallRegular(filepath.Join(stateDir, configFile), 64<<10); err == nil {
+		_ = json.Unmarshal(data, &c)
+	}
+	return c
+}
+
+func envBool(v string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "on", "yes":
+		return true, true
+	case "0", "false", "off", "no":
+		return false, true
+	}
+	return false, false
+}
+
+// stopBlocking says whether the Stop hook may ask the agent about blocking violations.
+func (e *Engine) stopBlocking() bool {
+	if b, ok := envBool(e.cfg.Getenv("CAIRN_STOP_BLOCKING")); ok {
+		return b
+	}
+	if e.conf.StopBlocking != nil {
+		return *e.conf.StopBlocking
+	}
+	return true
+}

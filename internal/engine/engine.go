@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// ErrNoActiveWorkflow is returned by operations that need an active workflow when there is none.
+var ErrNoActiveWorkflow = workflow.ErrNoWorkflow
+
+// ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
+const ToolPrefix = "mcp__plugin_cairn_cairn__"
+
+// Engine runs Cairn's operations for one project. It is safe for concurrent use: every change
+// goes through the store's cross-process locks.
+type Engine struct {
+	cfg      Config
+	root     string
+	st       *store.Store
+	defs     *workflow.Definitions
+	defErrs  []string
+	mem      *memory.Memory
+	memWarn  string // why L2 cannot be used, "" when it can
+	workflow string // .claude/workflows dir
+	conf     fileConfig
+}
+
+// Open finds the project and its state directory and opens them. It fails only when the
+// state directory cannot be used at all; everything else (a broken definition, L2 off) is a
+// warning.
+func Open(cfg Config) (*Engine, error) {
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.WorkDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("finding the working directory: %w", err)
+		}
+		cfg.WorkDir = wd
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.LockWait <= 0 {
+		cfg.LockWait = 3 * time.Second
+	}
+	if cfg.Actor == "" {
+		cfg.Actor = "cairn"
+	}
+	root, err := project.Root(cfg.Getenv, cfg.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("finding the project root: %w", err)
+	}
+	dir, err := project.StateDir(cfg.Getenv, cfg.WorkDir)
+	if err != nil {
+		return nil, fmt.Errorf("finding the state directory: %w", err)
+	}
+	conf := readConfig(dir)
+	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(cfg.LockWait), store.WithProjectRoot(root)}
+	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
+		opts = append(opts, store.WithRetention(n))
+	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
+		opts = append(opts, store.WithRetention(*conf.ArchiveRetention))
+	}
+	st, err := store.Open(dir, opts...)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows")}
+	e.ReloadDefinitions()
+	e.openMemory()
+	return e, nil
+}
+
+// Close releases the state directory.
+func (e *Engine) Close() error { return e.st.Close() }
+
+// StateDir is the state directory's absolute path.
+func (e *Engine) StateDir() string { return e.st.Dir() }
+
+// ProjectRoot is the project's root directory.
+func (e *Engine) ProjectRoot() string { return e.root }
+
+// DefinitionsDir is where the user's workflow definitions live.
+func (e *Engine) DefinitionsDir() string { return e.workflow }
+
+// MemoryDir is the L2 directory, or "" when L2 is off or unavailable.
+func (e *Engine) MemoryDir() string {
+	if e.memWarn != "" {
+		return ""
+	}
+	return e.mem.Location().Dir
+}
+
+// Definitions lists the loaded workflow types.
+func (e *Engine) Definitions() []string { return e.defs.Names() }
+
+// Definition returns a loaded workflow definition.
+func (e *Engine) Definition(name string) (*workflow.Definition, bool) { return e.defs.Lookup(name) }
+
+// Warnings are the standing problems: broken definitions, L2 unavailable.
+func (e *Engine) Warnings() []string {
+	w := append([]string(nil), e.defErrs...)
+	if e.memWarn != "" {
+		w = append(w, e.memWarn)
+	}
+	return w
+}
+
+// SetSession changes whose session the engine acts for (the MCP server learns it after /clear).
+func (e *Engine) SetSession(id string) { e.cfg.SessionID = id }
+
+// Session is the session the engine acts for.
+func (e *Engine) SessionID() string { return e.cfg.SessionID }
+
+// maxDefinitionFile bounds a user definition file; definitions are small documents.
+const maxDefinitionFile = 256 << 10
+
+// ReloadDefinitions reads the built-in definitions and the user's .claude/workflows/*.md
+// again. A broken file becomes a warning naming file, line and reason; the others load.
+func (e *Engine) ReloadDefinitions() {
+	user := map[string][]byte{}
+	var errs []string
+	entries, err := os.ReadDir(e.workflow)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
+	}
+	for _, ent := range entries {
+		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
+			continue
+		}
+		p := filepath.Join(e.workflow, ent.Name())
+		data, err := readSmallRegular(p, maxDefinitionFile)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
+			continue
+		}
+		user[p] = data
+	}
+	defs, derrs := workflow.LoadDefinitions(workflow.BuiltinFS(), user)
+	for _, d := range derrs {
+		errs = append(errs, d.Error())
+	}
+	sort.Strings(errs)
+	e.defs, e.defErrs = defs, errs
+}
+
+// readSmallRegular reads a regular file of at most max bytes, refusing FIFOs and the like.
+func readSmallRegular(p string, max int64) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", fi.Size(), max)
+	}
+	return os.ReadFile(p)
+}
+
+func (e *Engine) openMemory() {
+	loc, err := memory.Dir(memory.Env{Getenv: e.cfg.Getenv, WorkDir: e.cfg.WorkDir})
+	switch {
+	case err != nil:
+		e.memWarn = memory.UnavailableMessage + ": " + err.Error()
+	case loc.Disabled:
+		e.memWarn = "Auto-memory is off (" + loc.Reason + "): Cairn writes no L2 lines"
+	}
+	e.mem = memory.New(loc, memory.Options{Now: e.cfg.Now, LockWait: e.cfg.LockWait})
+}
+
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
+
+func (e *Engine) actor() workflow.Actor {
+	return workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
+}
+
+// decode reads a stored workflow record.
+func decode(data []byte) (*workflow.Record, error) {
+	var r workflow.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("reading the workflow record: %w", err)
+	}
+	return &r, nil
+}
+
+// active reads the active workflow, or nil when there is none. Notices say what the store
+// repaired on the way.
+func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
+	w, err := e.st.ReadWorkflow()
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, w.Notices, nil
+	}
+	if err != nil {
+		return nil, w.Notices, err
+	}
+	r, err := decode(w.Data)
+	if err != nil {
+		return nil, w.Notices, err
+	}
+	return r, w.Notices, nil
+}
+
+// definitionFor finds the definition of a record's type.
+func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {
+	return e.defs.Get(r.Type)
+}

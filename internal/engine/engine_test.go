@@ -1,0 +1,315 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// clock is a settable fake clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// env is a temp project with its own HOME, so L2 lands in a temp auto-memory dir.
+type env struct {
+	t       *testing.T
+	project string
+	home    string
+	vars    map[string]string
+	clock   *clock
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	base := t.TempDir()
+	e := &env{t: t, project: filepath.Join(base, "proj"), home: filepath.Join(base, "home"),
+		clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}}
+	for _, d := range []string{filepath.Join(e.project, ".git"), e.home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.vars = map[string]string{"HOME": e.home, "CLAUDE_PROJECT_DIR": e.project}
+	return e
+}
+
+func (e *env) open(session string) *engine.Engine {
+	e.t.Helper()
+	en, err := engine.Open(engine.Config{
+		Getenv:    func(k string) string { return e.vars[k] },
+		WorkDir:   e.project,
+		Now:       e.clock.Now,
+		SessionID: session,
+		PID:       4242,
+		Actor:     "test",
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { en.Close() })
+	return en
+}
+
+func (e *env) memoryDir() string {
+	return filepath.Join(e.home, ".claude", "projects", strings.ReplaceAll(strings.ReplaceAll(e.project, "/", "-"), ".", "-"), "memory")
+}
+
+func (e *env) readMemory(name string) string {
+	b, _ := os.ReadFile(filepath.Join(e.memoryDir(), name))
+	return string(b)
+}
+
+// must(f())(t) fails the test on f's error and returns its value.
+func must[T any](v T, err error) func(*testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func TestLifecycleWritesL1ThenL2(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+
+	res := must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "add retries to the uploader"}))(t)
+	if !res.Changed || !strings.Contains(res.Message, "phase analyze") {
+		t.Fatalf("start: %+v", res)
+	}
+	// A second start is refused and names the active workflow.
+	if _, err := en.Start(ctx, engine.StartRequest{Type: "debug", Context: "other"}); err == nil || !strings.Contains(err.Error(), "still active") {
+		t.Fatalf("second start: %v", err)
+	}
+	e.clock.Add(time.Minute)
+	res = must(en.Transition(ctx, engine.TransitionRequest{To: "plan", Checkpoint: json.RawMessage(`{"files": ["a.go"]}`), Outputs: []string{"notes/analysis.md"}}))(t)
+	if !res.Changed || res.Revision != 2 {
+		t.Fatalf("transition: %+v", res)
+	}
+	var rec workflow.Record
+	if err := json.Unmarshal(res.Workflow, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(rec.Phases["analyze"].Metadata["checkpoint"]); got != `{"files":["a.go"]}` {
+		t.Errorf("checkpoint in phase metadata = %s", got)
+	}
+	// Same phase again: idempotent, nothing written.
+	again := must(en.Transition(ctx, engine.TransitionRequest{To: "plan"}))(t)
+	if again.Changed || again.Revision != 2 {
+		t.Errorf("idempotent transition changed something: %+v", again)
+	}
+	// Invalid move names the allowed targets.
+	_, err := en.Transition(ctx, engine.TransitionRequest{To: "git-commit"})
+	var te *workflow.TransitionError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "implement") {
+		t.Fatalf("invalid transition: %v", err)
+	}
+	// The position line reached Claude Code's auto-memory.
+	if mem := e.readMemory("MEMORY.md"); !strings.Contains(mem, "[Cairn workflow](cairn-workflow.md)") || !strings.Contains(mem, "Active APEX workflow: analyze completed") {
+		t.Errorf("MEMORY.md = %q", mem)
+	}
+	// Compare-and-swap with a stale from fails and changes nothing.
+	if _, err := en.Transition(ctx, engine.TransitionRequest{To: "implement", From: "analyze"}); err == nil {
+		t.Fatal("stale from accepted")
+	}
+	must(en.Transition(ctx, engine.TransitionRequest{To: "implement", From: "plan"}))(t)
+	must(en.UpdateTask(ctx, engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+	must(en.SetVars(ctx, map[string]string{"PLAN_PATH": "plans/001.md", "WAVE": "2"}))(t)
+	kv := must(en.GetVars(ctx, []string{"PLAN_PATH", "NOPE"}))(t)
+	if len(kv) != 1 || kv["PLAN_PATH"] != "plans/001.md" {
+		t.Errorf("get vars = %v", kv)
+	}
+	exp := must(en.ExportVars(ctx))(t)
+	if !strings.Contains(exp, "export PLAN_PATH='plans/001.md'") {
+		t.Errorf("export = %q", exp)
+	}
+
+	// A new session resumes: the report names the phase and the completed phases, and the
+	// running task with no output is recovered to pending.
+	en2 := e.open("s2")
+	r := must(en2.Resume(ctx, engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
+	if r.Tier != "Full" || r.Phase != "implement" || strings.Join(r.Completed, ",") != "analyze,plan" {
+		t.Fatalf("resume: tier %s phase %s completed %v", r.Tier, r.Phase, r.Completed)
+	}
+	if !strings.Contains(r.Report, "implement") || !strings.Contains(r.Report, "analyze") || len(r.Report) > 2000 {
+		t.Errorf("report:\n%s", r.Report)
+	}
+	if !containsAny(r.Notices, "t1") {
+		t.Errorf("no recovery notice for the running task: %v", r.Notices)
+	}
+
+	must(en2.Transition(ctx, engine.TransitionRequest{To: "review"}))(t)
+	done := must(en2.Transition(ctx, engine.TransitionRequest{To: "git-commit"}))(t)
+	if !strings.Contains(done.Message, "complete") || !strings.Contains(done.Message, "archived") {
+		t.Errorf("terminal transition: %+v", done)
+	}
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Completed APEX for add retries to the uploader") {
+		t.Errorf("completion line missing from topic file:\n%s", topic)
+	}
+	// Nothing active now; the L2-only tier reports the last known line.
+	r = must(en2.Resume(ctx, engine.ResumeOptions{Apply: true}))(t)
+	if r.Tier != "L2-only" || !strings.Contains(r.L2Line, "Completed APEX") {
+		t.Errorf("after completion: tier %s l2 %q", r.Tier, r.L2Line)
+	}
+	list := must(en2.List(ctx))(t)
+	if len(list) != 1 || list[0].Status != "completed" || list[0].Type != "apex" {
+		t.Errorf("list = %+v", list)
+	}
+	hist := must(en2.History(ctx, list[0].WorkflowID))(t)
+	if len(hist) < 6 || hist[0].Kind != "start" {
+		t.Errorf("history = %+v", hist)
+	}
+}
+
+func containsAny(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestExpiryArchivesAndWritesTheExpiryLine(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	must(en.Start(ctx, engine.StartRequest{Type: "debug", Context: "flaky login test", TTL: "1h"}))(t)
+
+	e.clock.Add(59 * time.Minute)
+	if r := must(en.ExpireTTL(ctx, false))(t); r.Changed {
+		t.Fatalf("expired early: %+v", r)
+	}
+	e.clock.Add(2 * time.Minute)
+	dry := must(en.ExpireTTL(ctx, true))(t)
+	if dry.Changed || !strings.Contains(dry.Message, "would be archived") {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	r := must(e.open("s2").Resume(ctx, engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
+	if !containsAny(r.Notices, "expired") || !strings.Contains(r.SystemMessage, "expired") {
+		t.Fatalf("expiry not reported: %+v", r)
+	}
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Expired workflow: DEBUG at troubleshoot for flaky login test") {
+		t.Errorf("expiry line missing:\n%s", topic)
+	}
+	list := must(en.List(ctx))(t)
+	if len(list) != 1 || list[0].Status != "expired" {
+		t.Errorf("archive = %+v", list)
+	}
+}
+
+func TestReplaceArchivesTheOldWorkflow(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	first := must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "one"}))(t)
+	must(en.Start(ctx, engine.StartRequest{Type: "debug", Context: "two", Replace: true}))(t)
+	list := must(en.List(ctx))(t)
+	if len(list) != 2 || list[0].Context != "two" || list[1].Status != "replaced" {
+		t.Fatalf("list = %+v", list)
+	}
+	var rec workflow.Record
+	_ = json.Unmarshal(first.Workflow, &rec)
+	if _, err := en.Show(ctx, rec.WorkflowID); err != nil {
+		t.Errorf("the replaced workflow is not kept: %v", err)
+	}
+}
+
+func TestStopBlocksOncePerViolationSet(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	must(en.SetEnforcement(ctx, []engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)
+
+	out := must(en.Stop(ctx, engine.StopInput{SessionID: "s1", StopHookActive: true}))(t)
+	if out.Block {
+		t.Fatal("blocked while stop_hook_active")
+	}
+	out = must(en.Stop(ctx, engine.StopInput{SessionID: "s1"}))(t)
+	if !out.Block || !strings.Contains(out.Reason, "V-TEST-03") {
+		t.Fatalf("first stop: %+v", out)
+	}
+	out = must(en.Stop(ctx, engine.StopInput{SessionID: "s1"}))(t)
+	if out.Block {
+		t.Fatal("blocked twice for the same violations")
+	}
+	must(en.SetEnforcement(ctx, []engine.Violation{{Code: "V-SEC-01", Severity: "CRITICAL", Details: "token in log"}}))(t)
+	if out = must(en.Stop(ctx, engine.StopInput{SessionID: "s1"}))(t); !out.Block {
+		t.Fatal("a new set of violations did not block")
+	}
+	e.vars["CAIRN_STOP_BLOCKING"] = "off"
+	must(en.SetEnforcement(ctx, []engine.Violation{{Code: "V-SEC-02", Severity: "HIGH", Details: "y"}}))(t)
+	if out = must(e.open("s1").Stop(ctx, engine.StopInput{SessionID: "s1"}))(t); out.Block {
+		t.Fatal("blocked although CAIRN_STOP_BLOCKING=off")
+	}
+}
+
+func TestStopSettlesOwedL2Lines(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	// Make the memory directory unwritable: the transition succeeds with a warning.
+	mem := e.memoryDir()
+	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("not a dir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1")
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "owed"}))(t)
+	res := must(en.Transition(ctx, engine.TransitionRequest{To: "plan"}))(t)
+	if len(res.Warnings) == 0 {
+		t.Fatal("no warning for the failed L2 write")
+	}
+	if err := os.Remove(mem); err != nil {
+		t.Fatal(err)
+	}
+	out := must(en.Stop(ctx, engine.StopInput{SessionID: "s1"}))(t)
+	if len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "Active APEX workflow") {
+		t.Fatalf("stop wrote %v", out.Wrote)
+	}
+	if out = must(en.Stop(ctx, engine.StopInput{SessionID: "s1"}))(t); len(out.Wrote) != 0 {
+		t.Errorf("second stop wrote again: %v", out.Wrote)
+	}
+}
+
+func TestNoActiveWorkflowErrorsAreClear(t *testing.T) {
+	en := newEnv(t).open("s1")
+	ctx := context.Background()
+	_, err := en.Transition(ctx, engine.TransitionRequest{To: "plan"})
+	if !errors.Is(err, engine.ErrNoActiveWorkflow) || !strings.Contains(err.Error(), "start_workflow") {
+		t.Errorf("transition without workflow: %v", err)
+	}
+	if _, err := en.LoadCheckpoint(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing checkpoint: %v", err)
+	}
+	r := must(en.Resume(ctx, engine.ResumeOptions{Apply: true}))(t)
+	if r.Tier != "None" || r.Report != "" {
+		t.Errorf("empty project: tier %s report %q", r.Tier, r.Report)
+	}
+	if _, err := en.Start(ctx, engine.StartRequest{Type: "nosuch", Context: "x"}); err == nil || !strings.Contains(err.Error(), "apex") {
+		t.Errorf("unknown type: %v", err)
+	}
+}

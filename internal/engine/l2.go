@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// l2StateDoc records which workflow revision's L2 lines are written and which lines are owed
+// because writing them failed. The Stop hook settles what is owed after every turn, so a
+// failed or crashed L2 write is retried rather than lost.
+const l2StateDoc = "l2-state"
+
+// maxOwed bounds the owed lines kept; older ones are dropped first (L2 is a summary).
+const maxOwed = 20
+
+type l2State struct {
+	WorkflowID string   `json:"workflow_id,omitempty"`
+	Revision   int64    `json:"revision"`
+	Owed       []string `json:"owed,omitempty"`
+}
+
+func (e *Engine) readL2State() l2State {
+	var s l2State
+	if data, err := e.st.Read(l2StateDoc); err == nil {
+		_ = json.Unmarshal(data, &s)
+	}
+	return s
+}
+
+func (e *Engine) updateL2State(f func(*l2State)) error {
+	_, err := e.st.Update(l2StateDoc, func(cur []byte) ([]byte, error) {
+		var s l2State
+		if cur != nil {
+			_ = json.Unmarshal(cur, &s)
+		}
+		f(&s)
+		return json.Marshal(s)
+	})
+	return err
+}
+
+// writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed.
+// It never fails the operation: a failure becomes an owed line and a warning.
+func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
+	if e.memWarn != "" {
+		return e.memWarn
+	}
+	err := e.mem.Record(line)
+	_ = e.updateL2State(func(s *l2State) {
+		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
+			s.WorkflowID, s.Revision = id, rev
+		}
+		if err != nil {
+			s.Owed = append(s.Owed, line)
+			if n := len(s.Owed); n > maxOwed {
+				s.Owed = s.Owed[n-maxOwed:]
+			}
+		}
+	})
+	if err != nil {
+		return "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+	}
+	return ""
+}
+
+// settleL2 writes what L2 is owed: lines whose write failed, and the lines of changes that
+// committed to L1 but crashed before their L2 write (found in the journal). Cheap when
+// nothing is owed: two small reads.
+func (e *Engine) settleL2() (wrote []string, warning string) {
+	if e.memWarn != "" {
+		return nil, ""
+	}
+	s := e.readL2State()
+	w, err := e.st.ReadWorkflow()
+	active := err == nil
+	if len(s.Owed) == 0 && (!active || (w.ID == s.WorkflowID && w.Revision <= s.Revision)) {
+		return nil, ""
+	}
+	lines := append([]string(nil), s.Owed...)
+	var from int64
+	if active && w.ID == s.WorkflowID {
+		from = s.Revision
+	}
+	if active {
+		lines = append(lines, e.journalLines(w.ID, from)...)
+	}
+	var failed []string
+	for _, l := range lines {
+		if err := e.mem.Record(l); err != nil {
+			failed = append(failed, l)
+			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+		} else {
+			wrote = append(wrote, l)
+		}
+	}
+	_ = e.updateL2State(func(st *l2State) {
+		st.Owed = failed
+		if active {
+			st.WorkflowID, st.Revision = w.ID, max(w.Revision, st.Revision)
+		}
+	})
+	return wrote, warning
+}
+
+// journalLines recomputes the L2 lines owed by the journal's changes after revision from.
+func (e *Engine) journalLines(id string, from int64) []string {
+	j, err := e.st.ReadJournal(id)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	for _, rec := range j.Records {
+		if rec.Revision <= from || rec.Event.Kind != string(workflow.EventTransition) {
+			continue
+		}
+		var d eventDetail
+		_ = json.Unmarshal([]byte(rec.Event.Detail), &d)
+		r, err := decode(rec.Snapshot)
+		if err != nil {
+			continue
+		}
+		def, ok := e.defs.Lookup(r.Type)
+		if !ok || d.From == "" {
+			continue
+		}
+		switch {
+		case def.IsTerminal(r.State):
+			lines = append(lines, workflow.CompletionLine(r))
+		case def.IsMajor(d.From, r.State):
+			lines = append(lines, workflow.PositionLine(def, r, d.From))
+		}
+	}
+	return lines
+}
+
+var errNotActive = errors.New("not active")
+
+// isNotFound reports a missing document or workflow.
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,461 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/vars"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// op computes a change of the active workflow (cur is nil when there is none).
+type op func(cur *workflow.Record) (workflow.Result, error)
+
+// eventDetail is what the journal records about who made a change, as a compact JSON string.
+type eventDetail struct {
+	Actor   string `json:"actor,omitempty"`
+	Session string `json:"session_id,omitempty"`
+	From    string `json:"from,omitempty"`
+	To      string `json:"to,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// change runs f on the active workflow under the workflow lock and commits what it returns:
+// the journal first, then the snapshot (L1). It then writes the L2 line the change owes.
+// Nothing is written when f reports no change.
+func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
+	var wres workflow.Result
+	sres, err := e.st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		var r *workflow.Record
+		if cur != nil {
+			var err error
+			if r, err = decode(cur); err != nil {
+				return nil, store.Event{}, err
+			}
+		}
+		var err error
+		if wres, err = f(r); err != nil {
+			return nil, store.Event{}, err
+		}
+		if !wres.Changed || wres.Record == nil {
+			return nil, store.Event{}, nil
+		}
+		n := wres.Record
+		n.Revision = 1
+		if r != nil && r.WorkflowID == n.WorkflowID {
+			n.Revision = r.Revision + 1
+		}
+		data, err := json.Marshal(n)
+		if err != nil {
+			return nil, store.Event{}, fmt.Errorf("encoding the workflow record: %w", err)
+		}
+		return data, e.event(string(wres.Event), wres.From, wres.To, note), nil
+	})
+	if err != nil {
+		return nil, wres, err
+	}
+	res := &Result{Changed: sres.Changed, Workflow: sres.Data, Revision: sres.Revision, Warnings: wres.Warnings}
+	for _, n := range sres.Notices {
+		res.Warnings = append(res.Warnings, n.Message)
+	}
+	if sres.Changed && wres.L2 != "" {
+		if w := e.writeL2(sres.ID, sres.Revision, wres.L2); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+	return res, wres, nil
+}
+
+func (e *Engine) event(kind, from, to, note string) store.Event {
+	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: workflow.OneLine(note)}
+	b, _ := json.Marshal(d)
+	if len(b) > store.MaxEventDetail {
+		d.Note = ""
+		b, _ = json.Marshal(d)
+	}
+	return store.Event{Kind: kind, Detail: string(b)}
+}
+
+// onActive adapts an operation that needs an active workflow and its definition.
+func (e *Engine) onActive(f func(def *workflow.Definition, r *workflow.Record) (workflow.Result, error)) op {
+	return func(r *workflow.Record) (workflow.Result, error) {
+		if r == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		def, err := e.definitionFor(r)
+		if err != nil {
+			return workflow.Result{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
+		}
+		return f(def, r)
+	}
+}
+
+func errNoActive() error {
+	return fmt.Errorf("%w (call resume_check to see what is on record, or start_workflow)", ErrNoActiveWorkflow)
+}
+
+// Start begins a workflow in its definition's first phase. An active workflow is refused
+// unless r.Replace, in which case it is archived as "replaced" first (kept, not lost).
+func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
+	def, err := e.defs.Get(r.Type)
+	if err != nil {
+		return nil, err
+	}
+	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}
+	for attempt := 0; ; attempt++ {
+		cur, _, err := e.active()
+		if err != nil {
+			return nil, err
+		}
+		// Validate first, so a refused start archives nothing.
+		probe, err := workflow.Start(def, cur, req, e.now(), e.actor())
+		if err != nil {
+			return nil, err
+		}
+		if probe.Archive != nil && cur != nil {
+			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
+				return nil, err
+			}
+		}
+		res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+			if cur != nil {
+				// Someone started or restored a workflow between the archive and now.
+				return workflow.Result{}, &workflow.ActiveError{WorkflowID: cur.WorkflowID, Type: cur.Type, Phase: cur.State}
+			}
+			return workflow.Start(def, nil, req, e.now(), e.actor())
+		}, "")
+		var ae *workflow.ActiveError
+		if errors.As(err, &ae) && req.Replace && attempt < 2 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Message = fmt.Sprintf("started %s workflow %s in phase %s", def.Name, wres.Record.WorkflowID, wres.To)
+		if probe.Archive != nil && cur != nil {
+			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
+		}
+		return res, nil
+	}
+}
+
+// archiveReason is why a workflow in the active slot is archived when a new one starts.
+func archiveReason(cur *workflow.Record) string {
+	switch cur.Status {
+	case workflow.StatusActive:
+		return "replaced"
+	case workflow.StatusExpired:
+		return "expired"
+	default:
+		return "completed"
+	}
+}
+
+// archiveActive commits the record's final state (when it differs) and moves it to the
+// archive. A workflow that another process changed meanwhile is not archived.
+func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error {
+	if final != nil && (final.Status != cur.Status || len(final.History) != len(cur.History)) {
+		_, _, err := e.change(func(now *workflow.Record) (workflow.Result, error) {
+			if now == nil || now.WorkflowID != cur.WorkflowID || now.Revision != cur.Revision {
+				return workflow.Result{}, fmt.Errorf("workflow %s changed while it was being archived; nothing was archived: check it with resume_check", cur.WorkflowID)
+			}
+			return workflow.Result{Record: final, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
+		}, reason)
+		if err != nil {
+			return err
+		}
+	}
+	_, err := e.st.Archive(reason)
+	return err
+}
+
+// Transition moves the active workflow to r.To. With r.From it is a compare-and-swap; with
+// r.Checkpoint (a JSON object) the checkpoint is kept in the metadata of the phase being
+// left, in the same atomic write. Entering a terminal phase completes and archives it.
+func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, error) {
+	var cp map[string]json.RawMessage
+	if len(bytes.TrimSpace(r.Checkpoint)) > 0 && string(bytes.TrimSpace(r.Checkpoint)) != "null" {
+		if err := store.CheckDocument(r.Checkpoint); err != nil {
+			return nil, fmt.Errorf("transition checkpoint: %w", err)
+		}
+		m, err := jsonx.Object(r.Checkpoint)
+		if err != nil {
+			return nil, fmt.Errorf("transition checkpoint must be a JSON object: %w", err)
+		}
+		cp = m
+	}
+	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note}
+	if cp != nil {
+		req.Checkpoint = "phase-metadata"
+	}
+	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
+		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
+		if err != nil || !res.Changed || cp == nil {
+			return res, err
+		}
+		p := res.Record.Phases[res.From]
+		if p.Metadata == nil {
+			p.Metadata = map[string]json.RawMessage{}
+		}
+		p.Metadata["checkpoint"] = compactJSON(r.Checkpoint)
+		res.Record.Phases[res.From] = p
+		return res, nil
+	}), r.Note)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !wres.Changed:
+		res.Message = fmt.Sprintf("already in phase %s; nothing changed", wres.To)
+	case wres.Completed:
+		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
+		e.archiveCompleted(res)
+	default:
+		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
+		if def, ok := e.defs.Lookup(wres.Record.Type); ok {
+			if next := def.Allowed(wres.To); len(next) > 0 {
+				res.Message += "; allowed next: " + strings.Join(next, ", ")
+			}
+		}
+	}
+	return res, nil
+}
+
+// archiveCompleted files a just-completed workflow in the archive. Failing to archive loses
+// nothing (the completed record stays in the active slot, and the next start or read archives
+// it), so it is a warning.
+func (e *Engine) archiveCompleted(res *Result) {
+	if _, err := e.st.Archive("completed"); err != nil {
+		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
+		return
+	}
+	res.Message += " and archived"
+}
+
+func compactJSON(b []byte) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return json.RawMessage(b)
+	}
+	return buf.Bytes()
+}
+
+// Complete ends the active workflow with an outcome, writes the completion line and archives it.
+func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) {
+	if strings.TrimSpace(outcome) == "" {
+		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
+	}
+	res, _, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
+		if r == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		return workflow.Complete(r, outcome, e.now(), e.actor())
+	}, outcome)
+	if err != nil {
+		return nil, err
+	}
+	res.Message = "completed"
+	e.archiveCompleted(res)
+	return res, nil
+}
+
+// UpdateTask adds or moves a task of the current phase.
+func (e *Engine) UpdateTask(ctx context.Context, r TaskRequest) (*Result, error) {
+	u := workflow.TaskUpdate{ID: r.ID, Status: workflow.TaskStatus(strings.ToLower(strings.TrimSpace(r.Status))), Output: r.Output, Note: r.Note}
+	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		return workflow.UpdateTask(cur, u, e.now(), e.actor())
+	}, r.Note)
+	if err != nil {
+		return nil, err
+	}
+	if wres.Changed {
+		res.Message = fmt.Sprintf("task %s is %s", strings.TrimSpace(r.ID), u.Status)
+	} else {
+		res.Message = fmt.Sprintf("task %s already %s; nothing changed", strings.TrimSpace(r.ID), u.Status)
+	}
+	return res, nil
+}
+
+// SetEnforcement replaces the active workflow's violations; an empty list clears them.
+func (e *Engine) SetEnforcement(ctx context.Context, vs []Violation) (*Result, error) {
+	wv := make([]workflow.Violation, len(vs))
+	for i, v := range vs {
+		sev, err := workflow.ParseSeverity(v.Severity)
+		if err != nil {
+			return nil, fmt.Errorf("violation %d (%s): %w", i+1, v.Code, err)
+		}
+		wv[i] = workflow.Violation{Code: v.Code, Severity: sev, Details: v.Details}
+	}
+	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		return workflow.SetEnforcement(cur, wv, e.now(), e.actor())
+	}, "")
+	if err != nil {
+		return nil, err
+	}
+	if wres.Record != nil && wres.Record.Enforcement != nil {
+		res.Message = wres.Record.Enforcement.Summary
+	}
+	if res.Message == "" {
+		res.Message = "no violations"
+	}
+	return res, nil
+}
+
+// SetVars sets workflow variables (the seeds' append_workflow_state), all in one write.
+func (e *Engine) SetVars(ctx context.Context, kv map[string]string) (*Result, error) {
+	if len(kv) == 0 {
+		return nil, errors.New("set_vars needs at least one variable, like {\"PLAN_PATH\": \"plans/001.md\"}")
+	}
+	if err := vars.Check(kv); err != nil {
+		return nil, err
+	}
+	doc, _ := json.Marshal(kv)
+	if err := store.CheckDocument(doc); err != nil {
+		return nil, fmt.Errorf("variables not saved: %w", err)
+	}
+	keys := sortedKeys(kv)
+	res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		var out workflow.Result
+		r := cur
+		for _, k := range keys {
+			step, err := workflow.SetVar(r, k, kv[k], e.now(), e.actor())
+			if err != nil {
+				return workflow.Result{}, err
+			}
+			if step.Changed {
+				out = step
+				r = step.Record
+			}
+		}
+		if !out.Changed {
+			return workflow.Result{Record: cur, Event: workflow.EventNone}, nil
+		}
+		return out, nil
+	}, "")
+	if err != nil {
+		return nil, err
+	}
+	if res.Changed {
+		res.Message = "set " + strings.Join(keys, ", ")
+	} else {
+		res.Message = "already set; nothing changed"
+	}
+	return res, nil
+}
+
+// GetVars returns the active workflow's variables, all of them or the keys asked for (a
+// missing key is simply absent).
+func (e *Engine) GetVars(ctx context.Context, keys []string) (map[string]string, error) {
+	r, _, err := e.active()
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, errNoActive()
+	}
+	out := map[string]string{}
+	if len(keys) == 0 {
+		for k, v := range r.Vars {
+			out[k] = v
+		}
+		return out, nil
+	}
+	for _, k := range keys {
+		if v, ok := r.Vars[k]; ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// ExportVars renders the active workflow's variables as `export K='v'` lines a shell can eval.
+func (e *Engine) ExportVars(ctx context.Context) (string, error) {
+	kv, err := e.GetVars(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	return vars.Export(kv), nil
+}
+
+// SaveCheckpoint saves a named JSON checkpoint.
+func (e *Engine) SaveCheckpoint(ctx context.Context, name string, data json.RawMessage) (*Result, error) {
+	if err := e.st.SaveCheckpoint(name, data); err != nil {
+		return nil, err
+	}
+	return &Result{Changed: true, Message: fmt.Sprintf("saved checkpoint %s (%d bytes)", name, len(data))}, nil
+}
+
+// LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.
+func (e *Engine) LoadCheckpoint(ctx context.Context, name string) (json.RawMessage, error) {
+	return e.st.LoadCheckpoint(name)
+}
+
+// LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
+func (e *Engine) LoadCheckpointOrEmpty(ctx context.Context, name string) (json.RawMessage, error) {
+	return e.st.LoadCheckpointOrEmpty(name)
+}
+
+// ListCheckpoints lists checkpoint names matching a glob pattern ("" for all), sorted.
+func (e *Engine) ListCheckpoints(ctx context.Context, pattern string) ([]string, error) {
+	return e.st.ListCheckpoints(pattern)
+}
+
+// AppendLog appends one JSON value as a line to logs/<name>.jsonl.
+func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error) {
+	if err := e.st.AppendLog(name, entry); err != nil {
+		return nil, err
+	}
+	return &Result{Changed: true, Message: "appended to log " + name}, nil
+}
+
+// RecordLearning writes a learning into auto-memory (its own file and index line).
+func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error) {
+	if e.memWarn != "" {
+		return nil, errors.New(e.memWarn + "; the learning was not recorded")
+	}
+	name, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Changed: true, Message: "recorded learning in " + name}, nil
+}
+
+// Archive moves the active workflow to the archive with a reason (the CLI's `cairn archive`).
+func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
+	if reason == "" {
+		reason = "archived"
+	}
+	info, err := e.st.Archive(reason)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errNoActive()
+		}
+		return nil, err
+	}
+	return &Result{Changed: true, Message: fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)}, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	return keys
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
+// most this often, well inside workflow.DefaultLiveWindow.
+const heartbeatEvery = 2 * time.Minute
+
+// stopStateDoc remembers which set of blocking violations the Stop hook already asked the
+// agent about, so it asks once per set and never twice in a row.
+const stopStateDoc = "stop-state"
+
+type stopState struct {
+	WorkflowID  string `json:"workflow_id"`
+	Fingerprint string `json:"fingerprint"`
+	At          string `json:"at"`
+}
+
+// RecordSession writes sessions/<pid>.json: which Claude Code session the client with that pid
+// is in now. The MCP server (whose parent is that client) reads it to learn the session after
+// /clear.
+func (e *Engine) RecordSession(s Session) error {
+	if s.PID <= 0 {
+		return fmt.Errorf("recording the session: no Claude Code pid (pid %d)", s.PID)
+	}
+	now := e.now()
+	if s.StartedAt.IsZero() {
+		s.StartedAt = now
+	}
+	if s.Heartbeat.IsZero() {
+		s.Heartbeat = now
+	}
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return e.st.WriteSession(strconv.Itoa(s.PID), doc)
+}
+
+// CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
+func (e *Engine) CurrentSession(pid int) (Session, bool) {
+	if pid <= 0 {
+		return Session{}, false
+	}
+	data, err := e.st.ReadSession(strconv.Itoa(pid))
+	if err != nil {
+		return Session{}, false
+	}
+	var s Session
+	if json.Unmarshal(data, &s) != nil || s.SessionID == "" {
+		return Session{}, false
+	}
+	return s, true
+}
+
+// Stop is the Stop hook's work after every turn: settle the L2 lines owed, refresh this
+// session's heartbeat on the workflow it owns (throttled), and decide whether to ask the agent
+// to deal with blocking violations: once per set of violations, never while stop_hook_active,
+// never when the definition or the configuration turned blocking off.
+func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
+	if in.SessionID != "" {
+		e.cfg.SessionID = in.SessionID
+	}
+	out := &StopOutcome{}
+	wrote, warn := e.settleL2()
+	out.Wrote = wrote
+	if warn != "" {
+		out.SystemMessage = "Cairn: " + warn
+	}
+	r, _, err := e.active()
+	if err != nil || r == nil || r.Status != workflow.StatusActive {
+		return out, err
+	}
+	now := e.now()
+	if in.SessionID != "" && r.Owner != nil && r.Owner.SessionID == in.SessionID && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery {
+		_, _, _ = e.change(func(cur *workflow.Record) (workflow.Result, error) {
+			if cur == nil || cur.WorkflowID != r.WorkflowID {
+				return workflow.Result{Event: workflow.EventNone}, nil
+			}
+			return workflow.Heartbeat(cur, e.actor(), now)
+		}, "")
+	}
+	def, _ := e.defs.Lookup(r.Type)
+	if in.StopHookActive || !e.stopBlocking() || !workflow.StopShouldBlock(def, r) {
+		return out, nil
+	}
+	vs := r.BlockingViolations()
+	fp := fingerprint(r.WorkflowID, vs)
+	var asked bool
+	_, err = e.st.Update(stopStateDoc, func(cur []byte) ([]byte, error) {
+		var s stopState
+		if cur != nil {
+			_ = json.Unmarshal(cur, &s)
+		}
+		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
+			asked = true
+			return nil, nil
+		}
+		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)})
+	})
+	if err != nil || asked {
+		return out, err
+	}
+	out.Block = true
+	out.Reason = blockReason(r, vs)
+	return out, nil
+}
+
+// Cache nothing: an unchanged file reads as nil and Update writes nothing.
+
+func fingerprint(id string, vs []workflow.Violation) string {
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		parts = append(parts, string(v.Severity)+"\x00"+v.Code+"\x00"+v.Details)
+	}
+	sort.Strings(parts)
+	h := sha256.Sum256([]byte(id + "\x01" + strings.Join(parts, "\x01")))
+	return hex.EncodeToString(h[:8])
+}
+
+func blockReason(r *workflow.Record, vs []workflow.Violation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Cairn: the %s workflow %q has %d blocking violation", r.Type, workflow.OneLine(r.Context), len(vs))
+	if len(vs) != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString(": ")
+	for i, v := range vs {
+		if i == 5 {
+			fmt.Fprintf(&b, "; +%d more", len(vs)-5)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		d := workflow.OneLine(v.Details)
+		if len(d) > 200 {
+			d = d[:200] + "..."
+		}
+		fmt.Fprintf(&b, "%s (%s) %s", v.Code, v.Severity, d)
+	}
+	b.WriteString(". Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.")
+	return b.String()
+}

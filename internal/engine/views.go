@@ -1,0 +1,259 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func encodeRecord(r *workflow.Record) (json.RawMessage, error) { return json.Marshal(r) }
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// Snapshot is the cheap view of the active workflow that watchers compare between calls.
+func (e *Engine) Snapshot() (Snapshot, error) {
+	w, err := e.st.ReadWorkflow()
+	if isNotFound(err) {
+		return Snapshot{}, nil
+	}
+	if err != nil {
+		return Snapshot{}, err
+	}
+	r, err := decode(w.Data)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s := Snapshot{WorkflowID: r.WorkflowID, Revision: w.Revision, Phase: r.State, UpdatedAt: r.UpdatedAt}
+	if r.Owner != nil {
+		s.SessionID = r.Owner.SessionID
+	}
+	return s, nil
+}
+
+// List returns the active workflow (if any) and the archived ones, newest first.
+func (e *Engine) List(ctx context.Context) ([]Summary, error) {
+	var out []Summary
+	if r, _, err := e.active(); err == nil && r != nil {
+		out = append(out, summarize(r, ""))
+	}
+	archives, err := e.st.ListArchives()
+	if err != nil {
+		return out, err
+	}
+	for _, a := range archives {
+		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
+		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+			if r, err := decode(data); err == nil {
+				s = summarize(r, a.Dir)
+				s.Status = a.Reason
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func summarize(r *workflow.Record, archived string) Summary {
+	return Summary{WorkflowID: r.WorkflowID, Type: r.Type, Phase: r.State, Status: string(r.Status),
+		Context: r.Context, UpdatedAt: r.UpdatedAt, Archived: archived}
+}
+
+// find locates a workflow by id: the active one, else the newest archive of that id.
+func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
+	if id == "" {
+		return nil, j, errors.New("which workflow? give its id (cairn list shows them)")
+	}
+	if w, err := e.st.ReadWorkflow(); err == nil && w.ID == id {
+		j, err := e.st.ReadJournal(id)
+		if err != nil && !isNotFound(err) {
+			return w.Data, j, err
+		}
+		return w.Data, j, nil
+	}
+	archives, err := e.st.ListArchives()
+	if err != nil {
+		return nil, j, err
+	}
+	for _, a := range archives {
+		if a.WorkflowID == id || a.Dir == id {
+			return e.st.ReadArchive(a.Dir)
+		}
+	}
+	return nil, j, fmt.Errorf("no workflow %s, active or archived (%w): cairn list shows the ids", id, store.ErrNotFound)
+}
+
+// Show returns a workflow record by id, active or archived.
+func (e *Engine) Show(ctx context.Context, id string) (json.RawMessage, error) {
+	data, _, err := e.find(id)
+	return data, err
+}
+
+// History returns a workflow's journal, oldest first.
+func (e *Engine) History(ctx context.Context, id string) ([]Event, error) {
+	_, j, err := e.find(id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(j.Records))
+	for _, r := range j.Records {
+		ev := Event{Seq: r.Seq, Revision: r.Revision, At: r.At, Kind: r.Event.Kind}
+		var d eventDetail
+		if json.Unmarshal([]byte(r.Event.Detail), &d) == nil {
+			ev.Actor, ev.Session = d.Actor, d.Session
+			ev.Detail = json.RawMessage(r.Event.Detail)
+		} else if r.Event.Detail != "" {
+			ev.Detail, _ = json.Marshal(r.Event.Detail)
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// DoctorOptions says where the installed plugin and binaries are, for the checks that need it.
+type DoctorOptions struct {
+	PluginRoot string // the plugin's root (holds .claude-plugin/); "" skips the plugin checks
+	BinDir     string // where cairn-mcp, cairn-session-start and cairn-stop should be
+}
+
+// Doctor checks the install and the state: binaries, plugin files, state directory
+// permissions, the memory directory, lock health and stale temp files. Each failed check says
+// what to do.
+func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
+	var out []Check
+	add := func(name string, ok bool, detail, fix string) {
+		c := Check{Name: name, OK: ok, Detail: detail}
+		if !ok {
+			c.Fix = fix
+		}
+		out = append(out, c)
+	}
+	if opt.BinDir != "" {
+		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop"} {
+			p := filepath.Join(opt.BinDir, b)
+			fi, err := os.Stat(p)
+			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+			add("binary "+b, ok, p, "build it: make build (or start a session and let the plugin build itself)")
+		}
+	}
+	if opt.PluginRoot != "" {
+		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
+			p := filepath.Join(opt.PluginRoot, f)
+			data, err := os.ReadFile(p)
+			ok := err == nil
+			detail := p
+			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
+				ok, detail = false, p+" is not valid JSON"
+			}
+			add("plugin file "+f, ok, detail, "reinstall the plugin, or restore the file from the repository")
+		}
+	}
+	dir := e.st.Dir()
+	if fi, err := os.Lstat(dir); err != nil {
+		add("state directory", false, err.Error(), "check that the project directory is writable")
+	} else {
+		perm := fi.Mode().Perm()
+		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
+		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
+	}
+	if loose := looseFiles(dir); len(loose) > 0 {
+		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "chmod 600 those files")
+	} else {
+		add("state file permissions", true, "files are 0600", "")
+	}
+	if e.memWarn != "" {
+		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, "check the memory directory exists and is writable, or that auto-memory is meant to be off")
+	} else {
+		md := e.mem.Location().Dir
+		ok := writable(md) || !exists(md) && writable(filepath.Dir(md))
+		add("auto-memory (L2)", ok, md, "make the memory directory writable: L2 lines are skipped meanwhile")
+	}
+	out = append(out, e.lockChecks(dir)...)
+	if stale := staleTemps(dir, e.now()); len(stale) > 0 {
+		add("stale temp files", false, strings.Join(stale, ", "), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
+	} else {
+		add("stale temp files", true, "none", "")
+	}
+	if len(e.defErrs) > 0 {
+		add("workflow definitions", false, strings.Join(e.defErrs, "; "), "fix the files named (the others load fine)")
+	} else {
+		add("workflow definitions", true, strings.Join(e.defs.Names(), ", "), "")
+	}
+	return out
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// lockChecks tries every lock without waiting and says who holds a busy one.
+func (e *Engine) lockChecks(dir string) []Check {
+	d, err := fsx.OpenDir(dir)
+	if err != nil {
+		return []Check{{Name: "locks", OK: false, Detail: err.Error(), Fix: "check the state directory"}}
+	}
+	defer d.Close()
+	names, _ := d.ReadDirNames(".")
+	var busy []string
+	n := 0
+	for _, name := range names {
+		if !strings.HasPrefix(name, ".lock-") {
+			continue
+		}
+		n++
+		unlock, err := d.Lock(name, 0)
+		if err != nil {
+			busy = append(busy, err.Error())
+			continue
+		}
+		_ = unlock()
+	}
+	if len(busy) > 0 {
+		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: "a lock is held only while a Cairn process writes; if it stays held, that process is stuck: end it (locks die with their process)"}}
+	}
+	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock files, none held", n)}}
+}
+
+func looseFiles(dir string) []string {
+	var loose []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || len(loose) >= 10 {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && d.Name() == "archive" {
+			return filepath.SkipDir // may be large; its files are written 0600 like the rest
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+			rel, _ := filepath.Rel(dir, p)
+			loose = append(loose, rel)
+		}
+		return nil
+	})
+	return loose
+}
+
+func staleTemps(dir string, now time.Time) []string {
+	var stale []string
+	for _, sub := range []string{".", "checkpoints", "logs", "journal", "sessions"} {
+		ents, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			continue
+		}
+		for _, ent := range ents {
+			if !strings.HasPrefix(ent.Name(), ".tmp-") {
+				continue
+			}
+			if fi, err := ent.Info(); err == nil && now.Sub(fi.ModTime()) > time.Minute {
+				stale = append(stale, filepath.Join(sub, ent.Name()))
+			}
+		}
+	}
+	return stale
+}
