@@ -18,6 +18,11 @@ type Extra struct {
 	// Execution is seed 002's memory/state/execution.json, if there is one; its tasks become
 	// the record's tasks. Only Seed002 accepts it.
 	Execution []byte
+	// Phases, when set, returns a workflow type's phases in order (from its definition, user
+	// definitions included) and false for a type with no definition. Convert uses it only to
+	// pick the current phase when the old document names none. nil: the built-in definitions'
+	// phases as this package knows them (apex, debug, brainstorm, dotagent, coordinate).
+	Phases func(typ string) ([]string, bool)
 }
 
 // Result is what Migrate did.
@@ -107,6 +112,7 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) ([]byte, error) 
 	}
 	c := &conv{
 		f:       f,
+		phases:  extra.Phases,
 		in:      obj,
 		data:    data,
 		now:     now.UTC(),
@@ -156,6 +162,7 @@ type conv struct {
 	extra   map[string]any    // top-level unknown fields kept as they are (schema 1 only)
 	times   []time.Time       // every time seen, for a missing created_at or updated_at
 	vars    map[string]string
+	phases  func(string) ([]string, bool)
 }
 
 // take removes key from the input and returns its value; a null counts as absent.
@@ -263,10 +270,13 @@ func (c *conv) setVar(k, v string) {
 	}
 }
 
-// Built-in definitions' phases, in order (the brief's list), used only to find a current
-// phase the old document does not name and to see a terminal phase reached.
+// builtinPhases are the built-in definitions' phases in order, as internal/workflow's
+// definitions have them; used, when Extra.Phases is nil, only to find a current phase the old
+// document does not name.
 var builtinPhases = map[string][]string{
 	"apex":       {"analyze", "plan", "implement", "review", "git-commit"},
+	"debug":      {"troubleshoot", "fix", "implement", "review", "git-commit"},
+	"brainstorm": {"explore", "brainstorm", "design", "document"},
 	"dotagent":   {"requirements", "architecture", "implementation", "verification", "reflection"},
 	"coordinate": {"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"},
 }
@@ -291,11 +301,21 @@ var coordinateAliases = map[string]string{
 	"done":           "complete",
 }
 
-// deriveState picks the current phase of a built-in type when the old document names none:
-// the first one not completed, or the last one when the workflow is completed.
+// deriveState picks the current phase of a type whose phases are known when the old document
+// names none: the first one not completed, or the last one when the workflow is completed.
 func (c *conv) deriveState() bool {
-	phases, ok := builtinPhases[c.rec.Type]
-	if !ok {
+	var phases []string
+	if c.phases != nil {
+		phases, _ = c.phases(c.rec.Type)
+	} else {
+		phases = builtinPhases[c.rec.Type]
+	}
+	for _, p := range phases {
+		if !nameRe.MatchString(p) {
+			return false // a definition with a name the record cannot hold: no guess
+		}
+	}
+	if len(phases) == 0 {
 		return false
 	}
 	if c.rec.Status == "completed" {
@@ -326,7 +346,7 @@ func (c *conv) finish() ([]byte, error) {
 		return nil, errNoType
 	}
 	if r.State == "" && !c.deriveState() {
-		return nil, fmt.Errorf("it names no current phase and %q is not a built-in type whose first phase is known", r.Type)
+		return nil, fmt.Errorf("it names no current phase, and no definition of %q gives the phases to pick one from", r.Type)
 	}
 	if r.TTL == "" {
 		r.TTL = "24h"

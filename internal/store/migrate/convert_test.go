@@ -304,3 +304,52 @@ func TestSchema1KeepsUnknownFieldsAndRevision(t *testing.T) {
 		t.Errorf("x_editor = %v, want it unchanged", rec["x_editor"])
 	}
 }
+
+// Extra.Phases lets the caller's definitions (user ones included) pick the current phase
+// when the old document names none; without it only the built-in phases are known.
+func TestConvertPhasesFromDefinitions(t *testing.T) {
+	defs := func(typ string) ([]string, bool) {
+		switch typ {
+		case "release":
+			return []string{"freeze", "tag", "announce"}, true
+		case "oneshot":
+			return []string{"implement"}, true
+		case "odd":
+			return []string{"Not.A.Name"}, true
+		}
+		return nil, false
+	}
+	tests := []struct {
+		name   string
+		f      Format
+		data   string
+		phases func(string) ([]string, bool)
+		state  string // "" means an error
+	}{
+		{"user definition", Seed004, `{"workflow":"release","version":1,"stages":[]}`, defs, "freeze"},
+		{"user definition, first not done", Seed001, `{"type":"ONESHOT","lastUpdated":"2026-02-11T14:00:00Z"}`, defs, "implement"},
+		{"completed takes the last", Seed004, `{"workflow":"release","version":1,"stages":[],"status":"completed"}`, defs, "announce"},
+		{"no such definition", Seed001, `{"type":"APEX","lastUpdated":"2026-02-11T14:00:00Z"}`, defs, ""},
+		{"bad phase name", Seed001, `{"type":"odd","lastUpdated":"2026-02-11T14:00:00Z"}`, defs, ""},
+		{"built-in without Phases", Seed001, `{"type":"APEX","lastUpdated":"2026-02-11T14:00:00Z"}`, nil, "analyze"},
+		{"built-in brainstorm", Seed001, `{"type":"BRAINSTORM","lastUpdated":"2026-02-11T14:00:00Z","completedPhases":["explore"]}`, nil, "brainstorm"},
+		{"all built-in phases done", Seed002, `{"completed_phases":["REQUIREMENTS","ARCHITECTURE","IMPLEMENTATION","VERIFICATION","REFLECTION"]}`, nil, "reflection"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Convert(tc.f, []byte(tc.data), Extra{Phases: tc.phases}, testNow)
+			if tc.state == "" {
+				if err == nil || !strings.Contains(err.Error(), "names no current phase") {
+					t.Fatalf("Convert = %s, %v; want a no-current-phase error", out, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := decodeMap(t, out)["state"]; got != tc.state {
+				t.Errorf("state = %v, want %s", got, tc.state)
+			}
+		})
+	}
+}
