@@ -344,9 +344,12 @@ func read(path string) (snapshot, error) {
 }
 
 // update applies edit to the file name in the memory directory without losing a concurrent
-// edit: it reads, edits, compares the file again just before replacing it, swaps the new
-// content in, and when what it displaced is not what it edited (a writer slipped in between)
-// redoes the edit on that writer's content. edit must be a pure function of its input.
+// edit. It reads the file and edits it, writes the result to a synced temp file, compares the
+// file again just before swapping the temp file in (a change since the read means the edit is
+// redone on the new content), and swaps. Where the swap is an atomic exchange it hands back
+// exactly what it displaced; if a writer slipped in between the compare and the swap, the
+// edit is redone on that writer's content at once. Elsewhere the file is read back after the
+// rename. edit must be a pure function of its input.
 func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte, error)) error {
 	path := filepath.Join(m.loc.Dir, name)
 	base, err := read(path)
@@ -362,19 +365,21 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		if expect.exists && bytes.Equal(next, expect.data) {
 			return nil
 		}
-		now, err := read(path)
-		if err != nil {
-			return unavailable("reading "+name, err)
-		}
-		if !now.same(expect) {
-			base, expect = now, now // changed under us: redo the edit on the new content
-			continue
-		}
 		perm := fs.FileMode(newFilePerm)
 		if expect.exists {
 			perm = expect.mode
 		}
-		displaced, known, err := replace(path, next, perm)
+		var now snapshot
+		unchanged := func() (bool, error) {
+			var err error
+			now, err = read(path)
+			return err == nil && now.same(expect), err
+		}
+		displaced, known, err := replace(path, next, perm, unchanged)
+		if errors.Is(err, errChanged) {
+			base, expect = now, now // changed since we read it: redo the edit on the new content
+			continue
+		}
 		if err != nil {
 			return unavailable("writing "+name, err)
 		}
@@ -393,7 +398,7 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		if displaced.same(expect) {
 			return nil
 		}
-		// A writer replaced the file between our check and our swap: our content, built on
+		// A writer replaced the file between our compare and our swap: our content, built on
 		// the older one, is in place and theirs is in displaced. Redo the edit on theirs.
 		base = displaced
 		expect = snapshot{exists: true, data: next, mode: perm}
@@ -401,11 +406,16 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 	return unavailable(name+" kept changing while Cairn tried to update it; it was left as the last writer made it", nil)
 }
 
-// replace puts data at path durably and atomically. Where the platform can exchange two
-// names atomically it does so and returns exactly what it displaced (known is true); a path
-// that did not exist is created with a hard link, which fails rather than overwrite a file
-// that appeared meanwhile. Elsewhere it falls back to fsx.WriteFileAtomic and known is false.
-func replace(path string, data []byte, perm fs.FileMode) (displaced snapshot, known bool, err error) {
+// errChanged says the file changed between the read and the swap; nothing was written.
+var errChanged = errors.New("changed since it was read")
+
+// replace puts data at path durably and atomically. It writes and syncs a temp file, asks
+// unchanged whether path still holds what the caller edited (errChanged if not, nothing
+// written), and swaps the temp file in. Where the platform can exchange two names atomically
+// it does so and returns exactly what it displaced (known is true); a path that did not exist
+// is created with a hard link, which fails rather than overwrite a file that appeared
+// meanwhile. Elsewhere it renames over path, as fsx.WriteFileAtomic does, and known is false.
+func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool, error)) (displaced snapshot, known bool, err error) {
 	dir := filepath.Dir(path)
 	tmp, err := writeTemp(dir, filepath.Base(path), data, perm)
 	if err != nil {
@@ -414,6 +424,13 @@ func replace(path string, data []byte, perm fs.FileMode) (displaced snapshot, kn
 	defer os.Remove(tmp) // after a swap it holds the displaced content; never what is at path
 
 	for range 3 {
+		ok, err := unchanged()
+		if err != nil {
+			return snapshot{}, false, err
+		}
+		if !ok {
+			return snapshot{}, false, errChanged
+		}
 		err = exchange(tmp, path)
 		if err == nil {
 			displaced, err = readDisplaced(tmp)
@@ -434,11 +451,16 @@ func replace(path string, data []byte, perm fs.FileMode) (displaced snapshot, kn
 			break // no hard links here
 		}
 	}
-	os.Remove(tmp)
-	if err := fsx.WriteFileAtomic(path, data, perm); err != nil && !fsx.IsNotDurable(err) {
+	if ok, err := unchanged(); err != nil || !ok {
+		if err == nil {
+			err = errChanged
+		}
 		return snapshot{}, false, err
 	}
-	return snapshot{}, false, nil
+	if err := os.Rename(tmp, path); err != nil {
+		return snapshot{}, false, err
+	}
+	return snapshot{}, false, syncDir(dir)
 }
 
 // syncDir makes a rename or link in dir durable. Its failure is not reported: the new
@@ -481,7 +503,8 @@ func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) 
 
 // readDisplaced reads the content an exchange displaced. A writer that had the file open
 // for an in-place write may still be writing into it, so a file modified moments ago is read
-// again until it stops changing (a few milliseconds at most).
+// again until it stops changing; an empty one (truncated, its write not yet landed) is given
+// a little longer. The wait is bounded at about 30 ms.
 func readDisplaced(p string) (snapshot, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -491,7 +514,7 @@ func readDisplaced(p string) (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
-	for range 3 {
+	for i := range 10 {
 		if time.Since(fi.ModTime()) > 200*time.Millisecond {
 			break
 		}
@@ -501,7 +524,10 @@ func readDisplaced(p string) (snapshot, error) {
 			return snapshot{}, err
 		}
 		if fi2.Size() == fi.Size() && fi2.ModTime().Equal(fi.ModTime()) {
-			break
+			if len(data) > 0 || i >= 5 {
+				break
+			}
+			continue
 		}
 		fi = fi2
 		if data, err = readLimited(p); err != nil {

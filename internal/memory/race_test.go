@@ -1,0 +1,218 @@
+package memory
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+)
+
+// The race test re-executes this test binary as a second process that plays the model: it
+// rewrites MEMORY.md in a loop, half the time by an atomic rename (as Claude Code's Write
+// tool does) and half the time in place (truncate and write), keeping or dropping Cairn's
+// line, while this process keeps updating Cairn's line. Before each rewrite the other process
+// checks that its previous content is still there (Cairn's line aside): a lost update is
+// counted and fails it.
+const (
+	raceChildEnv = "CAIRN_MEMORY_RACE_CHILD"
+	raceItersEnv = "CAIRN_MEMORY_RACE_ITERS"
+	raceFinal    = "# Other writer\n\nfinal content, written last\n"
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(raceChildEnv); dir != "" {
+		os.Exit(raceChild(dir))
+	}
+	os.Exit(m.Run())
+}
+
+func raceChild(dir string) int {
+	iters, _ := strconv.Atoi(os.Getenv(raceItersEnv))
+	path := filepath.Join(dir, IndexFile)
+	r := rand.New(rand.NewPCG(uint64(os.Getpid()), 7))
+	var expect []byte // our last foreign content; nil before the first write
+	lost, transient := 0, 0
+	check := func(when string) {
+		for try := 0; ; try++ {
+			cur, err := os.ReadFile(path)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s: read: %v\n", when, err)
+				lost++
+				return
+			}
+			got := stripOwned(cur, TopicFile)
+			if expect == nil || bytes.Equal(got, expect) {
+				if try > 0 {
+					transient++
+				}
+				return
+			}
+			// Cairn may be between swapping in an edit built on older content and redoing it
+			// on ours (milliseconds); only content that stays gone is lost.
+			if try == 10 {
+				fmt.Fprintf(os.Stderr, "%s: lost update: file holds %q, wrote %q\n", when, got, expect)
+				lost++
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	write := func(content []byte, atomic bool) {
+		if atomic {
+			tmp := filepath.Join(dir, fmt.Sprintf(".model-tmp-%d", r.Int()))
+			if err := os.WriteFile(tmp, content, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				lost++
+				return
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				lost++
+			}
+		} else if err := os.WriteFile(path, content, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			lost++
+		}
+		expect = stripOwned(content, TopicFile)
+	}
+	for k := 1; k <= iters; k++ {
+		check(fmt.Sprintf("iteration %d", k))
+		cur, _ := os.ReadFile(path)
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "# Other writer\r\n\r\n- [Note](note.md) — iteration %d\r\n", k)
+		if k%3 != 0 {
+			if line, ok := FindEntry(cur, TopicFile); ok {
+				b.WriteString(line + "\r\n") // the model kept Cairn's line as it read it
+			}
+		}
+		fmt.Fprintf(&b, "tail %d without newline", k)
+		write(b.Bytes(), k%2 == 0)
+		time.Sleep(time.Duration(r.IntN(1500)) * time.Microsecond)
+	}
+	write([]byte(raceFinal), true)
+	time.Sleep(100 * time.Millisecond) // Cairn keeps writing meanwhile
+	check("final")
+	fmt.Fprintf(os.Stderr, "%d lost updates, %d seen briefly overwritten and then restored\n", lost, transient)
+	if lost > 0 {
+		return 1
+	}
+	return 0
+}
+
+// startModel starts the other process on dir and returns a channel that yields its exit.
+func startModel(t *testing.T, dir string, iters int) (<-chan error, *bytes.Buffer) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), raceChildEnv+"="+dir, raceItersEnv+"="+strconv.Itoa(iters))
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done, stderr
+}
+
+func TestRaceWithModelProcess(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte("# start\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	iters := 400
+	if testing.Short() {
+		iters = 150
+	}
+	done, stderr := startModel(t, dir, iters)
+
+	m := New(Location{Dir: dir}, Options{})
+	var ok, failed int
+	var childErr error
+	last := ""
+	for i := 0; ; i++ {
+		last = PositionLine("apex", fmt.Sprintf("step%d", i), "implementing", "the race")
+		if err := m.Record(last); err != nil {
+			if !IsUnavailable(err) {
+				t.Fatalf("Record: %v", err)
+			}
+			failed++
+		} else {
+			ok++
+		}
+		if exited(done, &childErr) {
+			break
+		}
+		if i > 100000 {
+			t.Fatal("the other process never finished")
+		}
+	}
+	if childErr != nil {
+		t.Fatalf("the other process saw lost updates: %v\n%s", childErr, stderr.String())
+	}
+	// After the other process is done, Cairn writes once more, as the next Stop hook would.
+	if err := m.Record(last + " done"); err != nil {
+		t.Fatal(err)
+	}
+	final := readFile(t, filepath.Join(dir, IndexFile))
+	if got := string(stripOwned([]byte(final), TopicFile)); got != raceFinal {
+		t.Errorf("the other process's last content is gone: file without Cairn's line is %q", got)
+	}
+	if n, _ := countOwned([]byte(final), TopicFile); n != 1 {
+		t.Errorf("%d Cairn lines in %q", n, final)
+	}
+	if line, _ := FindEntry([]byte(final), TopicFile); !strings.HasSuffix(line, "the race done") {
+		t.Errorf("Cairn's line = %q, want the latest summary", line)
+	}
+	if ok == 0 {
+		t.Errorf("no Cairn update succeeded (%d gave up)", failed)
+	}
+	t.Logf("%d Cairn updates, %d gave up under contention, %d model writes; the other process said: %s", ok, failed, iters+1, strings.TrimSpace(stderr.String()))
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
+		t.Errorf("temp files left behind: %v", leftovers)
+	}
+}
+
+// exited reports whether the child has finished, storing its error.
+func exited(done <-chan error, err *error) bool {
+	select {
+	case *err = <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestRaceNegativeControl shows the race test can fail: a writer that reads, edits and
+// replaces MEMORY.md with a plain atomic rename, without the compare-and-swap, loses the other
+// process's edits.
+func TestRaceNegativeControl(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, []byte("# start\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done, stderr := startModel(t, dir, 30)
+	var childErr error
+	for i := 0; !exited(done, &childErr); i++ {
+		cur, _ := os.ReadFile(path)
+		next := SetEntry(cur, TopicFile, IndexLine(TopicTitle, TopicFile, fmt.Sprintf("naive %d", i)))
+		if err := fsx.WriteFileAtomic(path, next, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if childErr == nil || !strings.Contains(stderr.String(), "lost update") {
+		t.Errorf("a writer without compare-and-swap lost nothing (%v): the race test would not catch a lost update\n%s", childErr, stderr.String())
+	}
+}
