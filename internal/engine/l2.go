@@ -136,7 +136,5 @@ func (e *Engine) journalLines(id string, from int64) []string {
 	return lines
 }
 
-var errNotActive = errors.New("not active")
-
 // isNotFound reports a missing document or workflow.
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
