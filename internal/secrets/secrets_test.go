@@ -337,8 +337,21 @@ func FuzzScan(f *testing.F) {
 		}
 		// The raw bytes as a document: never panics, and text scanning is the fallback.
 		_ = secrets.ScanJSON([]byte(s))
-		if direct != nil && strings.Contains(direct.Error(), s) && len(s) >= 8 {
-			t.Fatalf("error message holds the input: %q", direct.Error())
+		if direct == nil {
+			return
+		}
+		rule, span := secrets.MatchSpan(s)
+		if rule != direct.Rule || span == "" {
+			t.Fatalf("MatchSpan(%q) = %q %q, ScanString found %s", s, rule, span, direct.Rule)
+		}
+		// The span may end with the boundary character after the secret; leave it out.
+		core := span[:len(span)-1]
+		if len(core) >= 4 {
+			for _, f := range []*secrets.Finding{direct, secrets.ScanJSON([]byte(`{"k":{` + string(enc) + `:[` + string(enc) + `]}}`))} {
+				if f != nil && strings.Contains(f.Error(), core) {
+					t.Fatalf("message %q holds the secret %q", f.Error(), core)
+				}
+			}
 		}
 	})
 }
