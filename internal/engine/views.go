@@ -174,8 +174,7 @@ func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
 		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, "check the memory directory exists and is writable, or that auto-memory is meant to be off")
 	} else {
 		md := e.mem.Location().Dir
-		ok := writable(md) || !exists(md) && writable(filepath.Dir(md))
-		add("auto-memory (L2)", ok, md, "make the memory directory writable: L2 lines are skipped meanwhile")
+		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
 	}
 	out = append(out, e.lockChecks(dir)...)
 	if stale := staleTemps(dir, e.now()); len(stale) > 0 {
@@ -191,7 +190,18 @@ func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
 	return out
 }
 
-func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+// creatable reports whether dir exists and is writable, or could be created: its nearest
+// existing ancestor is a writable directory.
+func creatable(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			return fi.IsDir() && writable(d)
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
 
 // lockChecks tries every lock without waiting and says who holds a busy one.
 func (e *Engine) lockChecks(dir string) []Check {
