@@ -1,5 +1,7 @@
 package secrets
 
+import "strings"
+
 // MatchSpan exposes where the first finding in s lies, so tests can check that no message
 // or path ever carries it.
 func MatchSpan(s string) (rule, span string) {
@@ -8,4 +10,11 @@ func MatchSpan(s string) (rule, span string) {
 		return "", ""
 	}
 	return r.name, s[start:end]
+}
+
+// Unescape exposes the JSON string decoder used by the walk and the fast path.
+func Unescape(body string) string {
+	var b strings.Builder
+	unescape(&b, body)
+	return b.String()
 }

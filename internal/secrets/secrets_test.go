@@ -362,3 +362,39 @@ func sameRule(a, b *secrets.Finding) bool {
 	}
 	return a.Rule == b.Rule
 }
+
+// The decoder agrees with encoding/json on every escape, including surrogate pairs and lone
+// surrogates.
+func TestUnescapeMatchesEncodingJSON(t *testing.T) {
+	bodies := []string{
+		`plain`, `\"q\" \\ \/ \b\f\n\r\t`, `\u00e9\u65e5`, `\ud83d\ude80 rocket`, `\ud800 lone high`,
+		`\udc00 lone low`, `\ud800\u0041`, `\ud83d\ud83d\ude80`, `\u0041KIA`, `end\u20ac`, `\u002F\u002f`,
+	}
+	for _, body := range bodies {
+		var want string
+		if err := json.Unmarshal([]byte(`"`+body+`"`), &want); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if got := secrets.Unescape(body); got != want {
+			t.Errorf("Unescape(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestScanJSONMalformed(t *testing.T) {
+	for _, doc := range []string{``, ` `, `{"a" "b"}`, `{"a":1,}`, `[1 2]`, `{1:2}`, `"unterminated`, `{"a":"x` + "\x01" + `"}`,
+		`{"a":tru}`, `[`, `{`, `{"a":`, `[1,]`, `{"a":1 "b":2}`, `nul`, `-`, `{"a":[}`} {
+		if f := secrets.ScanJSON([]byte(doc)); f != nil {
+			t.Errorf("clean malformed %q: %v", doc, f)
+		}
+		for _, s := range []string{ghClassic, pgURL} {
+			bad := strings.Replace(doc, `"a"`, `"`+s+`"`, 1)
+			if !strings.Contains(bad, s) {
+				bad = doc + " " + s
+			}
+			if f := secrets.ScanJSON([]byte(bad)); f == nil {
+				t.Errorf("secret in malformed %q not found", bad)
+			}
+		}
+	}
+}
