@@ -70,7 +70,12 @@ func claudeBin(t testing.TB) string {
 				return
 			}
 		}
-		script := filepath.Join(repoRoot(t), ".ci", "install-claude.sh")
+		root, err := rootOnce()
+		if err != nil {
+			claude.err = fmt.Errorf("finding .ci/install-claude.sh: %w", err)
+			return
+		}
+		script := filepath.Join(root, ".ci", "install-claude.sh")
 		cmd := exec.Command("bash", script)
 		cmd.Env = append(os.Environ(), "CI=true")
 		var stderr bytes.Buffer
@@ -203,7 +208,14 @@ func buildPlugin(t testing.TB, spec PluginSpec) string {
 		plugins.built[spec.Name] = b
 	}
 	plugins.mu.Unlock()
-	b.once.Do(func() { b.dir, b.err = assemble(repoRoot(t), spec) })
+	b.once.Do(func() {
+		root, err := rootOnce()
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.dir, b.err = assemble(root, spec)
+	})
 	if b.err != nil {
 		t.Fatalf("building plugin %s: %v", spec.Name, b.err)
 	}
@@ -228,12 +240,25 @@ func assemble(root string, spec PluginSpec) (string, error) {
 			return "", err
 		}
 	}
+	// In parallel: linking dominates once the build cache is warm.
+	errs := make(chan error, len(spec.Binaries))
 	for name, pkg := range spec.Binaries {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dst, "bin", name), pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
-		}
+		go func() {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dst, "bin", name), pkg)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	var all []error
+	for range spec.Binaries {
+		all = append(all, <-errs)
+	}
+	if err := errors.Join(all...); err != nil {
+		return "", err
 	}
 	return dst, nil
 }
