@@ -24,16 +24,22 @@ type Engine interface {
 	GetVars(ctx context.Context, keys []string) (map[string]string, error)
 	AppendLog(ctx context.Context, name string, entry json.RawMessage) (*engine.Result, error)
 	RecordLearning(ctx context.Context, r engine.LearningRequest) (*engine.Result, error)
-	Initiative(ctx context.Context, r engine.InitiativeRequest) (*engine.Result, error)
 
 	CurrentSession(pid int) (engine.Session, bool)
+	SetSession(id string)
+	ReloadDefinitions()
 	Snapshot() (engine.Snapshot, error)
 	StateDir() string
+	DefinitionsDir() string
 	Warnings() []string
 	Close() error
 }
 
-// Opener opens an engine for a configuration. The server opens a fresh engine when the session
-// changes (after /clear) or the user's workflow definitions change, because an engine's session
-// and definitions are fixed when it is opened.
+// initiativeEngine is the initiative operation, asked for separately so the server works with
+// an engine that does not offer it yet.
+type initiativeEngine interface {
+	Initiative(ctx context.Context, r engine.InitiativeRequest) (*engine.Result, error)
+}
+
+// Opener opens an engine for a configuration.
 type Opener func(engine.Config) (Engine, error)

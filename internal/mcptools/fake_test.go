@@ -32,6 +32,8 @@ type fakeState struct {
 	learnings   []engine.LearningRequest
 	opens       []engine.Config
 	closes      int
+	sessionSets []string
+	reloads     int
 	calls       []string
 	failOpen    error
 	block       chan struct{} // when set, write calls wait on it
@@ -349,7 +351,21 @@ func (e *fakeEngine) Snapshot() (engine.Snapshot, error) {
 		SessionID: e.st.wf.Session, UpdatedAt: time.Now()}, nil
 }
 
-func (e *fakeEngine) StateDir() string   { return e.st.dir }
+func (e *fakeEngine) StateDir() string       { return e.st.dir }
+func (e *fakeEngine) DefinitionsDir() string { return filepath.Join(e.st.dir, ".claude", "workflows") }
+
+func (e *fakeEngine) SetSession(id string) {
+	e.st.mu.Lock()
+	defer e.st.mu.Unlock()
+	e.cfg.SessionID = id
+	e.st.sessionSets = append(e.st.sessionSets, id)
+}
+
+func (e *fakeEngine) ReloadDefinitions() {
+	e.st.mu.Lock()
+	defer e.st.mu.Unlock()
+	e.st.reloads++
+}
 func (e *fakeEngine) Warnings() []string { return nil }
 
 func (e *fakeEngine) Close() error {

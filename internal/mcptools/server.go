@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -38,8 +36,8 @@ type Options struct {
 	NoWatch  bool                // do not watch the state directory
 }
 
-// Server adapts the engine to MCP. Tool calls, engine swaps and shutdown take turns on one
-// token: serialising calls is what lets the server tell its own writes from another process's,
+// Server adapts the engine to MCP. Tool calls, session and definition reloads and shutdown
+// take turns on one token: serialising calls is what lets the server tell its own writes from another process's,
 // and an engine call takes milliseconds, so nothing is lost by it.
 type Server struct {
 	opt Options
@@ -143,35 +141,16 @@ func (s *Server) openLocked() {
 	// says (the server is not restarted on /clear).
 	if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
 		s.session = sess.SessionID
-		s.reopenLocked("session " + sess.SessionID)
+		eng.SetSession(sess.SessionID)
 	}
 	if !s.opt.NoWatch && s.watch == nil {
-		w, err := newWatcher(s, s.eng.StateDir(), s.workflowsDir(), s.opt.Debounce)
+		w, err := newWatcher(s, eng.StateDir(), eng.DefinitionsDir(), s.opt.Debounce)
 		if err != nil {
 			s.opt.Log.Printf("not watching the state directory (%v): session changes after /clear and edited workflow definitions are picked up only on restart", err)
 		} else {
 			s.watch = w
 		}
 	}
-}
-
-// reopenLocked swaps in a fresh engine (new session, reloaded definitions). If that fails the
-// old engine stays in service.
-func (s *Server) reopenLocked(why string) {
-	if s.closed {
-		return
-	}
-	eng, err := s.opt.Open(s.config())
-	if err != nil {
-		s.opt.Log.Printf("reloading for %s: %v (keeping the engine already open)", why, err)
-		return
-	}
-	if s.eng != nil {
-		if err := s.eng.Close(); err != nil {
-			s.opt.Log.Printf("closing the previous engine: %v", err)
-		}
-	}
-	s.eng, s.openErr = eng, nil
 }
 
 // sessionChanged re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
@@ -190,7 +169,7 @@ func (s *Server) sessionChanged(ctx context.Context) {
 	}
 	s.opt.Log.Printf("session is now %s", sess.SessionID)
 	s.session = sess.SessionID
-	s.reopenLocked("session " + sess.SessionID)
+	s.eng.SetSession(sess.SessionID)
 }
 
 // definitionsChanged reloads the workflow definitions.
@@ -202,7 +181,10 @@ func (s *Server) definitionsChanged(ctx context.Context) {
 	if s.eng == nil || s.closed {
 		return
 	}
-	s.reopenLocked("changed workflow definitions")
+	s.eng.ReloadDefinitions()
+	for _, w := range s.eng.Warnings() {
+		s.opt.Log.Printf("warning: %s", w)
+	}
 }
 
 // Session reports the Claude Code session the server currently acts for.
@@ -235,14 +217,6 @@ func (s *Server) Close(ctx context.Context) error {
 	err := s.eng.Close()
 	s.eng = nil
 	return err
-}
-
-func (s *Server) workflowsDir() string {
-	root, err := project.Root(s.opt.Getenv, s.opt.WorkDir)
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(root, ".claude", "workflows")
 }
 
 var errShuttingDown = errors.New("cairn-mcp is shutting down; nothing was changed, and the call can be made again once the server is back")

@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -402,7 +403,11 @@ func runLearning(c *call) (*outcome, error) {
 }
 
 func runInitiative(c *call) (*outcome, error) {
-	return resultOf(c.eng.Initiative(c.ctx, engine.InitiativeRequest{
+	ie, ok := c.eng.(initiativeEngine)
+	if !ok {
+		return nil, errors.New("initiative is not available in this build of cairn; nothing was changed (the workflow tools work as usual)")
+	}
+	return resultOf(ie.Initiative(c.ctx, engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),
 	}))

@@ -63,22 +63,29 @@ func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration
 		return nil, err
 	}
 	w.watched[stateDir] = true
-	w.addMissing()
+	w.addMissing() // what exists now is read when the engine opens
 	w.wg.Add(1)
 	go w.loop()
 	return w, nil
 }
 
-// addMissing adds the directories that did not exist when we last looked.
-func (w *watcher) addMissing() {
-	for _, d := range []string{w.sessionsDir, w.claudeDir, w.workflowsDir} {
-		if d == "" || w.watched[d] {
+// addMissing adds the directories that did not exist when we last looked. A directory that
+// only now appears may have been filled before the watch took hold, so it counts as changed.
+func (w *watcher) addMissing() change {
+	var c change
+	for _, d := range []struct {
+		dir string
+		c   change
+	}{{w.sessionsDir, changeSession}, {w.claudeDir, 0}, {w.workflowsDir, changeDefinitions}} {
+		if d.dir == "" || w.watched[d.dir] {
 			continue
 		}
-		if err := w.fs.Add(d); err == nil {
-			w.watched[d] = true
+		if err := w.fs.Add(d.dir); err == nil {
+			w.watched[d.dir] = true
+			c |= d.c
 		}
 	}
+	return c
 }
 
 func (w *watcher) classify(ev fsnotify.Event) change {
@@ -117,10 +124,10 @@ func (w *watcher) loop() {
 			if !ok {
 				return
 			}
-			if ev.Has(fsnotify.Create) {
-				w.addMissing()
-			}
 			c := w.classify(ev)
+			if ev.Has(fsnotify.Create) {
+				c |= w.addMissing()
+			}
 			if c == 0 {
 				continue
 			}
