@@ -207,5 +207,7 @@ func sanitizeID(s string) string {
 
 var (
 	nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-	idRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	// idRe: carried ids are lower-cased, but a derived id keeps workflow.NewID's upper-case T
+	// and Z in its time stamp, which the store's id check allows.
+	idRe = regexp.MustCompile(`^[a-z0-9][a-zA-Z0-9._-]{0,63}$`)
 )

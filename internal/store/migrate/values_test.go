@@ -127,7 +127,7 @@ func TestSanitizeID(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("sanitizeID(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if got != "" && !idRe.MatchString(got) {
+		if got != strings.ToLower(got) || got != "" && !idRe.MatchString(got) {
 			t.Errorf("sanitizeID(%q) = %q is not a valid id", tc.in, got)
 		}
 	}
@@ -139,7 +139,7 @@ func TestDeriveID(t *testing.T) {
 	if id != deriveID("apex", "2026-11-22T17:30:00Z", data) {
 		t.Fatal("deriveID is not deterministic")
 	}
-	if want := "apex-20261122t173000z-"; len(id) != len(want)+4 || id[:len(want)] != want {
+	if want := "apex-20261122T173000Z-"; len(id) != len(want)+4 || id[:len(want)] != want {
 		t.Errorf("deriveID = %q, want %s plus 4 hex digits", id, want)
 	}
 	if deriveID("apex", "2026-11-22T17:30:00Z", []byte(`{"type":"DEBUG"}`)) == id {
