@@ -197,7 +197,7 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 // persistently, and checks the file always holds the complete old or new content.
 func TestFaultyWriteFileOldOrNew(t *testing.T) {
 	oldC, newC := []byte("old content"), []byte("new content, longer")
-	run := func(k int, persistent bool) (*fsx.Faulty, error, []byte) {
+	run := func(k int, persistent bool) (*fsx.Faulty, []byte, error) {
 		d, _ := mustDir(t)
 		if err := fsx.WriteFile(d, "f", oldC, 0o600); err != nil {
 			t.Fatal(err)
@@ -208,9 +208,9 @@ func TestFaultyWriteFileOldOrNew(t *testing.T) {
 		if rerr != nil {
 			t.Fatalf("k=%d: read: %v", k, rerr)
 		}
-		return ff, err, got
+		return ff, got, err
 	}
-	clean, err, _ := run(0, false)
+	clean, _, err := run(0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestFaultyWriteFileOldOrNew(t *testing.T) {
 	}
 	for _, persistent := range []bool{false, true} {
 		for k := 1; k <= n; k++ {
-			ff, err, got := run(k, persistent)
+			ff, got, err := run(k, persistent)
 			if ff.Injected() == 0 {
 				t.Fatalf("k=%d: no fault injected", k)
 			}

@@ -141,7 +141,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 		s := mustOpen(t, template)
 		s.UpdateWorkflow(setNext(wfID, "analyze"))
 	}
-	run := func(k int, persistent bool) (*fsx.Faulty, error, string) {
+	run := func(k int, persistent bool) (*fsx.Faulty, string, error) {
 		dir := filepath.Join(t.TempDir(), "cairn")
 		copyTree(t, template, dir)
 		d, _ := fsx.OpenDir(dir)
@@ -153,16 +153,16 @@ func TestFaultInjectionArchive(t *testing.T) {
 		}
 		defer s.Close()
 		_, err = s.Archive("completed")
-		return ff, err, dir
+		return ff, dir, err
 	}
-	ff, err, _ := run(0, false)
+	ff, _, err := run(0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := ff.Ops()
 	for _, persistent := range []bool{false, true} {
 		for k := 1; k <= n; k++ {
-			ff, aerr, dir := run(k, persistent)
+			ff, dir, aerr := run(k, persistent)
 			s := mustOpen(t, dir)
 			w, err := s.ReadWorkflow()
 			active := err == nil && w.Revision == 1
