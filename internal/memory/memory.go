@@ -81,8 +81,9 @@ type Options struct {
 
 // Memory reads and writes L2 in one memory directory.
 type Memory struct {
-	loc Location
-	opt Options
+	loc     Location
+	opt     Options
+	openErr *UnavailableError // why Open could not name a directory
 }
 
 // New returns a Memory for loc. A disabled or empty location gives a Memory whose writes
@@ -95,6 +96,39 @@ func New(loc Location, opt Options) *Memory {
 		opt.Now = time.Now
 	}
 	return &Memory{loc: loc, opt: opt}
+}
+
+// Open finds the memory directory for env (see Dir) and returns a Memory for it. The Memory
+// is never nil: when the directory cannot be named the error is an *UnavailableError and
+// the Memory's operations return it too, so a caller can keep one value and warn once.
+func Open(env Env, opt Options) (*Memory, error) {
+	loc, err := Dir(env)
+	if err != nil {
+		u := unavailable("the memory directory cannot be found", err)
+		m := New(Location{}, opt)
+		m.openErr = u
+		return m, u
+	}
+	return New(loc, opt), nil
+}
+
+// Probe checks, without touching MEMORY.md or Cairn's files, that L2 can be written: the
+// directory exists or can be created, and a file can be created in it (a hidden probe file,
+// removed at once). Nil means usable; otherwise an *UnavailableError for the degradation tier.
+func (m *Memory) Probe() error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(m.loc.Dir, 0o700); err != nil {
+		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
+	}
+	f, err := os.CreateTemp(m.loc.Dir, ".tmp-cairn-probe-*")
+	if err != nil {
+		return unavailable("the memory directory "+m.loc.Dir+" is not writable", err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }
 
 // Location is where this Memory reads and writes.
@@ -110,6 +144,9 @@ const (
 )
 
 func (m *Memory) usable() error {
+	if m.openErr != nil {
+		return m.openErr
+	}
 	if m.loc.Disabled {
 		return &UnavailableError{Disabled: true, Reason: m.loc.Reason}
 	}

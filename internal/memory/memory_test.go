@@ -361,3 +361,74 @@ func TestParseLine(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAndProbe(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, "proj/.git/HEAD", "x")
+	env := Env{Getenv: func(k string) string { return f.env[k] }, WorkDir: f.path("proj"), ManagedSettings: f.path("none.json")}
+	m, err := Open(env, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := defaultDir(filepath.Join(f.home, ".claude"), f.path("proj")); m.Location().Dir != want {
+		t.Errorf("Open dir = %s, want %s", m.Location().Dir, want)
+	}
+	if err := m.Probe(); err != nil {
+		t.Errorf("Probe: %v", err)
+	}
+	if entries, _ := os.ReadDir(m.Location().Dir); len(entries) != 0 {
+		t.Errorf("Probe left %v behind", entries)
+	}
+
+	f.env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
+	m, err = Open(env, Options{})
+	if err != nil || !m.Location().Disabled {
+		t.Fatalf("Open disabled: %+v %v", m.Location(), err)
+	}
+	var u *UnavailableError
+	if err := m.Probe(); !errors.As(err, &u) || !u.Disabled {
+		t.Errorf("Probe disabled: %v", err)
+	}
+
+	// No home at all: Open says so, and the Memory it returns says the same on every call.
+	m, err = Open(Env{Getenv: func(string) string { return "" }, WorkDir: f.path("proj"), ManagedSettings: f.path("none.json")}, Options{})
+	if !IsUnavailable(err) || m == nil {
+		t.Fatalf("Open without a home: %v", err)
+	}
+	if err := m.Record("x y"); !IsUnavailable(err) {
+		t.Errorf("Record after a failed Open: %v", err)
+	}
+
+	// A file where the directory should be.
+	blocker := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(Location{Dir: filepath.Join(blocker, "m")}, Options{}).Probe(); !IsUnavailable(err) {
+		t.Errorf("Probe of an uncreatable dir: %v", err)
+	}
+}
+
+func TestReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permission bits do not stop writes; TestDegradation covers an uncreatable dir")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte("# mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	m := New(Location{Dir: dir}, Options{})
+	if err := m.Probe(); !IsUnavailable(err) {
+		t.Errorf("Probe of a read-only dir: %v", err)
+	}
+	if err := m.Record("x y"); !IsUnavailable(err) {
+		t.Errorf("Record into a read-only dir: %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, IndexFile)); got != "# mine\n" {
+		t.Errorf("MEMORY.md changed to %q", got)
+	}
+}
