@@ -453,8 +453,10 @@ func (c *conv) finish() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writing the record: %w", err)
 	}
-	if len(out) > maxSize {
-		return nil, fmt.Errorf("the migrated record would be %d bytes, over the 1 MiB limit", len(out))
+	if err := strictCheck(out); err != nil {
+		// Keeping the original's fields under legacy nests them two levels deeper and can
+		// push a document near a limit over it.
+		return nil, fmt.Errorf("the migrated record, which keeps the original's unmapped fields under legacy, would break a document limit: %w", err)
 	}
 	if err := checkRecord(out); err != nil {
 		return nil, fmt.Errorf("the migrated record fails its own check (a Cairn bug, please report it): %w", err)

@@ -158,6 +158,12 @@ func TestConvertRefusals(t *testing.T) {
 		{name: "seed001 punctuation type", f: Seed001, data: `{"type":"???","phase":"plan"}`, msg: "names no workflow type"},
 		{name: "seed004 no name anywhere", f: Seed004, data: `{"version":1,"stages":[{"id":"a","status":"done"}]}`, msg: "no file name to take it from"},
 		{name: "seed004 no stages and no state", f: Seed004, data: `{"workflow":"release","version":1,"current_stage":null}`, msg: "names no current phase"},
+		{name: "deep unmapped field", f: Seed001, data: `{"type":"APEX","phase":"plan","x":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}`,
+			is: ErrMalformed, msg: "would break a document limit"},
+		// U+2028 is 3 bytes as it comes and 6 once encoding/json escapes it: under 1 MiB in,
+		// over it out.
+		{name: "record over 1 MiB", f: Seed001, data: `{"type":"APEX","phase":"plan","x":"` + strings.Repeat("\u2028", 300000) + `"}`,
+			is: ErrMalformed, msg: "would break a document limit: not strict JSON: 1800"},
 		{name: "schema1 type not a string", f: Schema1, data: `{"version":"1.0","type":7,"state":"plan"}`, msg: "names no workflow type"},
 	}
 	for _, tc := range tests {
