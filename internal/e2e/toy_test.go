@@ -423,7 +423,7 @@ func TestToyStopBlocksOnce(t *testing.T) {
 	if got := cont.LastUserText(); !strings.Contains(got, "Stop hook feedback:\nTOY-STOP-REASON: finish the toy chore first") {
 		t.Errorf("continuation's last user message %q", got)
 	}
-	if hs := r.Hooks("Stop"); len(hs) != 2 || !strings.Contains(hs[0].Output, `"decision":"block"`) {
+	if hs := r.Hooks("Stop"); len(hs) != 2 || !strings.Contains(hs[0].Stdout, `"decision":"block"`) {
 		t.Errorf("Stop hook events %+v", hs)
 	}
 }
