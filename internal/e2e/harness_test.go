@@ -535,7 +535,7 @@ type HookEvent struct {
 	HookID    string `json:"hook_id"`
 	Name      string `json:"hook_name"`  // "SessionStart:startup", "SessionStart:clear", "Stop", ...
 	Event     string `json:"hook_event"` // "SessionStart", "Stop", ...
-	Output    string `json:"output"` // stdout and stderr together
+	Output    string `json:"output"`     // stdout and stderr together
 	Stdout    string `json:"stdout"`
 	Stderr    string `json:"stderr"`
 	ExitCode  int    `json:"exit_code"`
