@@ -212,7 +212,7 @@ func (b *budget) list(order int, label string, items []string, max int) {
 	b.left += reserve // what Render set aside for this list
 	var raw []string
 	for _, it := range items {
-		if textsafe.Line(it, max) != "" {
+		if line(it, max) != "" {
 			raw = append(raw, it)
 		}
 	}
@@ -243,7 +243,7 @@ func (b *budget) list(order int, label string, items []string, max int) {
 func (b *budget) joined(order int, label string, items []string, max int) {
 	var parts []string
 	for _, it := range items {
-		if v := textsafe.Line(it, max); v != "" {
+		if v := line(it, max); v != "" {
 			parts = append(parts, v)
 		}
 	}
@@ -272,14 +272,14 @@ func fit(s string, max, room int) string {
 	if room < least {
 		return ""
 	}
-	v := textsafe.Line(s, max)
+	v := line(s, max)
 	for len(v) > room && max > 1 {
 		// Shrink in proportion to the overshoot; runes are 1 to 4 bytes.
 		max = max * room / len(v)
 		if max < 1 {
 			max = 1
 		}
-		v = textsafe.Line(s, max)
+		v = line(s, max)
 	}
 	if len(v) > room {
 		return ""
@@ -331,11 +331,11 @@ func tierLine(tier, raw string) string {
 	case "none":
 		return "resume: none (no active workflow)"
 	}
-	return "resume: " + textsafe.Line(raw, capName)
+	return "resume: " + line(raw, capName)
 }
 
 func workflowLine(in Input) string {
-	id, typ := textsafe.Line(in.WorkflowID, capID), textsafe.Line(in.Type, capName)
+	id, typ := line(in.WorkflowID, capID), line(in.Type, capName)
 	switch {
 	case id != "" && typ != "":
 		return "workflow: " + id + " (" + typ + ")"
@@ -348,8 +348,8 @@ func workflowLine(in Input) string {
 }
 
 func phaseLine(in Input) string {
-	p := textsafe.Line(in.Phase, capName)
-	st := textsafe.Line(in.PhaseStatus, capName)
+	p := line(in.Phase, capName)
+	st := line(in.PhaseStatus, capName)
 	a := age(in.Age)
 	if p == "" && st == "" && a == "" {
 		return ""
@@ -384,6 +384,43 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dh %dm ago", int(d/time.Hour), int(d%time.Hour/time.Minute))
 	}
 	return fmt.Sprintf("%dd %dh ago", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+// fenceTag is the fence's tag name. Stored text naming it gets "cairn\-state" (a Markdown
+// escape that reads the same), so that no fence string, not even an escaped one, appears
+// anywhere in a report but on the fence lines: a reader that searches for the closing fence
+// as a substring is not fooled either.
+const fenceTag = "cairn-state"
+
+// line is textsafe.Line plus the fence tag defused.
+func line(s string, max int) string {
+	v := textsafe.Line(s, max)
+	if !containsFold(v, fenceTag) {
+		return v
+	}
+	var b strings.Builder
+	for {
+		i := indexFold(v, fenceTag)
+		if i < 0 {
+			b.WriteString(v)
+			return b.String()
+		}
+		b.WriteString(v[:i+len("cairn")])
+		b.WriteString(`\`)
+		v = v[i+len("cairn"):]
+	}
+}
+
+func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
+
+// indexFold finds sub in s ignoring ASCII case.
+func indexFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
 }
 
 // toolName returns t when it is a plain tool name, else "": the footer sits outside the

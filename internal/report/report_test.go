@@ -144,6 +144,19 @@ var goldens = map[string]func() report.Input{
 		in.Blocking = []report.Violation{{"V-1", "HIGH", w}, {"V-2", "HIGH", w}}
 		return in
 	},
+	"integrity-and-ownership": func() report.Input {
+		in := full()
+		in.Tier = "minimal"
+		in.Age = 9*24*time.Hour + 3*time.Hour
+		in.Warnings = []string{
+			"session 5f1c (pid 4242) owns this workflow and was active 2m ago: changes from here may conflict",
+			"phase history analyze -> review is not a valid path in apex",
+			"interruption_safe is false: the last phase may have stopped half way",
+			"last change is 9 days old",
+		}
+		in.Next = "integrity problems (I-HISTORY, I-UNSAFE): show them to the user and ask whether to resume anyway or start fresh (the current state is archived, not lost); continue phase implement"
+		return in
+	},
 	"unknown-tier": func() report.Input {
 		in := full()
 		in.Tier = "Partial\nish"
@@ -200,6 +213,9 @@ func checkReport(t *testing.T, out, nonce string) {
 	}
 	if n := strings.Count(out, close); n != 1 {
 		t.Fatalf("closing fence appears %d times:\n%s", n, out)
+	}
+	if n := strings.Count(strings.ToLower(out), "cairn-state"); n != 2 {
+		t.Fatalf("the fence tag appears %d times, want only on the two fence lines:\n%s", n, out)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if lines[0] != report.Header || lines[1] != open {
@@ -283,7 +299,7 @@ func TestRender(t *testing.T) {
 			return in
 		}, []string{"blocking: V-TEST-03 (HIGH): no tests", "blocking: only details"}, nil, 0},
 		{"markdown-neutralised", func() report.Input { in := full(); in.Context = "[a](b) <i>x</i>"; return in },
-			[]string{`context: \[a\](b) \<i\>x\</i\>`}, nil, 0},
+			[]string{`context: \[a\](b) \<i>x\</i>`}, nil, 0},
 		{"odd-tool-left-out", func() report.Input { in := full(); in.Tool = "x\ny [z](w)"; return in },
 			nil, []string{"call", "[z]"}, 0},
 	}

@@ -32,8 +32,9 @@ const Ellipsis = "…"
 // BOM; the whole tag block U+E0000–E007F; variation selectors, which can smuggle hidden bytes;
 // Hangul fillers and the combining grapheme joiner; the noncharacters U+FFFE and U+FFFF) are
 // dropped. The characters that start Markdown links, images, code spans, autolinks and HTML
-// ([ ] < > `) are backslash-escaped, and so is the backslash itself, so stored text cannot
-// cancel an escape. A result longer than max is cut between characters, never inside an
+// ([ ] < `) are backslash-escaped, and so is the backslash itself, so stored text cannot
+// cancel an escape; > is escaped only at the start, where it would open a block quote, so
+// that arrows such as plan->implement stay readable (without < it can close nothing). A result longer than max is cut between characters, never inside an
 // escape, and ends with "…". max < 1 yields "".
 func Line(s string, max int) string {
 	if max < 1 {
@@ -60,7 +61,7 @@ func Line(s string, max int) string {
 		if space {
 			w++
 		}
-		esc := Escaped(r)
+		esc := Escaped(r) || r == '>' && n == 0 // a leading > would open a block quote
 		if esc {
 			w++
 		}
@@ -86,11 +87,12 @@ func Line(s string, max int) string {
 	return b.String()
 }
 
-// Escaped reports whether Line backslash-escapes r: the ASCII punctuation that could start
-// Markdown link, image, code-span, autolink or HTML syntax, and the backslash.
+// Escaped reports whether Line always backslash-escapes r: the ASCII punctuation that could
+// start Markdown link, image, code-span, autolink or HTML syntax, and the backslash. (A
+// leading > is escaped too.)
 func Escaped(r rune) bool {
 	switch r {
-	case '\\', '[', ']', '<', '>', '`':
+	case '\\', '[', ']', '<', '`':
 		return true
 	}
 	return false

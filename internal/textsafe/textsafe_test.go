@@ -37,11 +37,14 @@ func TestLine(t *testing.T) {
 		{"link-escaped", "[click](https://evil.example/x)", 80, `\[click\](https://evil.example/x)`},
 		{"image-escaped", "![img](https://evil.example/p.png?d=secret)", 80, `!\[img\](https://evil.example/p.png?d=secret)`},
 		{"reference-escaped", "[x]: https://evil.example", 80, `\[x\]: https://evil.example`},
-		{"autolink-escaped", "<https://evil.example>", 80, `\<https://evil.example\>`},
-		{"html-escaped", `<img src=x onerror="alert(1)">`, 80, `\<img src=x onerror="alert(1)"\>`},
+		{"autolink-escaped", "<https://evil.example>", 80, `\<https://evil.example>`},
+		{"html-escaped", `<img src=x onerror="alert(1)">`, 80, `\<img src=x onerror="alert(1)">`},
+		{"arrows-readable", "plan->implement => review", 80, "plan->implement => review"},
+		{"leading-blockquote-escaped", "> quoted > not", 80, `\> quoted > not`},
+		{"leading-blockquote-after-trim", " \u200b > x", 80, `\> x`},
 		{"backticks-escaped", "run `rm x` then ```", 80, "run \\`rm x\\` then \\`\\`\\`"},
 		{"backslash-escaped", `\[not escaped]`, 80, `\\\[not escaped\]`},
-		{"fence-close-escaped", `</cairn-state nonce="x">`, 80, `\</cairn-state nonce="x"\>`},
+		{"fence-close-escaped", `</cairn-state nonce="x">`, 80, `\</cairn-state nonce="x">`},
 		{"emphasis-kept", "PLAN_PATH *bold* ~x~ # h", 80, "PLAN_PATH *bold* ~x~ # h"},
 		{"bare-url-kept", "see https://example.com/a_b", 80, "see https://example.com/a_b"},
 		{"parens-kept", "review (done)", 80, "review (done)"},
@@ -92,8 +95,10 @@ func checkLine(out string, max int) string {
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		switch {
+		case i == 0 && r == '>':
+			return "leading > would open a block quote"
 		case r == '\\':
-			if i+1 >= len(rs) || !textsafe.Escaped(rs[i+1]) {
+			if i+1 >= len(rs) || !(textsafe.Escaped(rs[i+1]) || i == 0 && rs[1] == '>') {
 				return "backslash that is not an escape"
 			}
 			i++ // the escaped character is literal
