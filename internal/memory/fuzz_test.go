@@ -28,7 +28,7 @@ func FuzzIndexLine(f *testing.F) {
 		if strings.ContainsAny(entry, "\r\n") || !utf8.ValidString(entry) {
 			t.Fatalf("index line is not one valid line: %q", entry)
 		}
-		if hasUnescaped(hook, "[]<>`") {
+		if hasUnescaped(hook, markdownOpeners()) {
 			t.Fatalf("stored text can form Markdown: %q", hook)
 		}
 		if n, _ := countOwned([]byte(hook), "x"); n != 0 {

@@ -3,6 +3,8 @@ package memory
 import (
 	"regexp"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // The L2 line formats of seed 001. The workflow type is shown uppercased ("APEX"); the
@@ -75,7 +77,7 @@ func unescape(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\[]<>`", s[i+1]) >= 0 {
+		if s[i] == '\\' && i+1 < len(s) && s[i+1] < 0x80 && textsafe.Escaped(rune(s[i+1])) {
 			i++
 		}
 		b.WriteByte(s[i])
