@@ -52,7 +52,8 @@ func Rules() []string {
 	return names
 }
 
-// ScanString reports the first secret in s, or nil when it finds none.
+// ScanString reports a secret in s (from the first rule, in the order of Rules, that finds
+// one), or nil when it finds none.
 func ScanString(s string) *Finding {
 	if r := match(s); r != nil {
 		return &Finding{Rule: r.name}

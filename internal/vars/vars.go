@@ -31,18 +31,22 @@ var ErrInvalid = errors.New("invalid workflow variable")
 // change how every later command is found or parsed (PATH, IFS, CDPATH, ENV...), alter the
 // prompt or history machinery, or fail outright as read-only (UID, EUID, PPID). Compared
 // without case: zsh ties lowercase path, cdpath, fpath and manpath to their uppercase twins.
+// The interpreter option variables load code into every later node, perl, ruby, java or
+// python run.
 var denied = []string{
 	"_", "BASH", "CDPATH", "ENV", "EUID", "FPATH", "GLOBIGNORE", "HISTFILE", "HOME", "IFS",
 	"LANG", "LANGUAGE", "LINENO", "MAILPATH", "MANPATH", "OLDPWD", "OPTARG", "OPTIND", "PATH",
 	"POSIXLY_CORRECT", "PPID", "PROMPT_COMMAND", "PS1", "PS2", "PS3", "PS4", "PSVAR", "PWD",
 	"RANDOM", "SECONDS", "SHELL", "SHELLOPTS", "BASHOPTS", "SHLVL", "TMPDIR", "UID", "ZDOTDIR",
+	"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP",
 }
 
 // deniedPrefixes are families where one name can load code into every program started
-// afterwards (LD_PRELOAD, DYLD_INSERT_LIBRARIES, BASH_ENV), change the locale every tool
-// parses with (LC_*), or redirect Claude Code and Cairn themselves (CLAUDE_*, CAIRN_*:
-// CAIRN_STATE_DIR would move where later commands read and write state).
-var deniedPrefixes = []string{"LD_", "DYLD_", "BASH_", "LC_", "CLAUDE_", "CAIRN_"}
+// afterwards (LD_PRELOAD, DYLD_INSERT_LIBRARIES, BASH_ENV), run commands or move the
+// repository under git, which workflows end by calling (GIT_SSH_COMMAND, GIT_DIR), change the
+// locale every tool parses with (LC_*), or redirect Claude Code and Cairn themselves
+// (CLAUDE_*, CAIRN_*: CAIRN_STATE_DIR would move where later commands read and write state).
+var deniedPrefixes = []string{"LD_", "DYLD_", "BASH_", "GIT_", "LC_", "CLAUDE_", "CAIRN_"}
 
 // ValidKey reports whether k may name a workflow variable: [A-Za-z_][A-Za-z0-9_]{0,63}, and
 // not a name the shell or the environment gives meaning to (see the deny-list).

@@ -61,6 +61,12 @@ func TestValidKey(t *testing.T) {
 		{"BASH_ENV", false},
 		{"BASH_FUNC_x", false},
 		{"LC_ALL", false},
+		{"GIT_SSH_COMMAND", false},
+		{"GIT_DIR", false},
+		{"NODE_OPTIONS", false},
+		{"node_options", false},
+		{"PYTHONPATH", false},
+		{"GITHUB_REPO", true},
 		{"CLAUDE_PROJECT_DIR", false},
 		{"CAIRN_STATE_DIR", false},
 		{"ld_preload", true}, // not special anywhere: prefixes are case-sensitive
