@@ -145,8 +145,8 @@ func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 }
 
 func clip(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
+	if len(s) > 600 {
+		return s[:600] + "…"
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -69,8 +70,8 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 		b.WriteString(w)
 	}
 	if w, ok := s["workflow"]; ok {
-		b.WriteString("\nWorkflow: ")
-		b.Write(w.(json.RawMessage))
+		b.WriteString("\n")
+		b.WriteString(workflowLine(w.(json.RawMessage)))
 	}
 	o := &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision}
 	if len(r.Workflow) > 0 {
@@ -81,6 +82,24 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 		o.workflowID = id.WorkflowID
 	}
 	return o, nil
+}
+
+// workflowLine sums the record up in one line; the whole record is in the structured content.
+func workflowLine(raw json.RawMessage) string {
+	var w struct {
+		ID          string `json:"workflow_id"`
+		Type        string `json:"type"`
+		State       string `json:"state"`
+		PhaseStatus string `json:"phase_status"`
+		Status      string `json:"status"`
+		Revision    int64  `json:"revision"`
+	}
+	if json.Unmarshal(raw, &w) != nil || w.ID == "" {
+		return "Workflow: (see structured content)"
+	}
+	return fmt.Sprintf("Workflow %s (%s): phase %s (%s), status %s, revision %d.",
+		textsafe.Line(w.ID, 120), textsafe.Line(w.Type, 64), textsafe.Line(w.State, 64),
+		textsafe.Line(w.PhaseStatus, 32), textsafe.Line(w.Status, 32), w.Revision)
 }
 
 // resumeOutcome renders the read protocol's answer: the fenced report when there is one, else a

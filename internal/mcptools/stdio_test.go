@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -361,4 +362,121 @@ func TestStdioArgumentErrors(t *testing.T) {
 	mustFail(t, c, "save_checkpoint", over, "more than the limit")
 	mustFail(t, c, "save_checkpoint", `{"name":"../../x","data":{}}`, "no '/'")
 	mustFail(t, c, "start_workflow", `{"type":"apex"}`, `missing required argument "context"`)
+}
+
+// TestStdioToolsRealEngine runs the workflow protocol through the binary.
+func TestStdioToolsRealEngine(t *testing.T) {
+	p := newProject(t)
+	c := stdioClient(t, p, protocol)
+	mustOK(t, c, "resume_check", `{}`)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"stdio"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	mustFail(t, c, "transition", `{"to":"git-commit"}`, "allowed next: implement, analyze")
+	mustOK(t, c, "complete_workflow", `{"outcome":"done over stdio"}`)
+	if snap := snapshot(t, p.other(t, "observer")); snap.WorkflowID != "" {
+		t.Errorf("active workflow after completion: %+v", snap)
+	}
+}
+
+// TestStdioConcurrentCalls: many calls in flight at once each get their own answer, and every
+// write lands exactly once.
+func TestStdioConcurrentCalls(t *testing.T) {
+	p := newProject(t)
+	c := stdioClient(t, p, protocol)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"concurrency"}`)
+	const n = 24
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			var name, args, want string
+			var wantErr bool
+			switch i % 4 {
+			case 0:
+				name, args, want = "set_vars", fmt.Sprintf(`{"vars":{"V%d":"%d"}}`, i, i), fmt.Sprintf("V%d", i)
+			case 1:
+				name, args, want = "save_checkpoint", fmt.Sprintf(`{"name":"c%d","data":{"i":%d}}`, i, i), fmt.Sprintf("c%d", i)
+			case 2:
+				name, args, want, wantErr = "load_checkpoint", fmt.Sprintf(`{"name":"absent%d"}`, i), fmt.Sprintf("absent%d", i), true
+			case 3:
+				name, args, want, wantErr = "transition", fmt.Sprintf(`{"to":"plan","bogus%d":1}`, i), fmt.Sprintf("bogus%d", i), true
+			}
+			res, err := c.CallTool(ctx, toolRequest(name, args))
+			switch {
+			case err != nil:
+				errs <- fmt.Sprintf("%s: %v", name, err)
+			case res.IsError != wantErr:
+				errs <- fmt.Sprintf("%s(%s): isError %v: %s", name, args, res.IsError, text(res))
+			case !strings.Contains(text(res), want):
+				errs <- fmt.Sprintf("%s(%s): answer %q is not about %s", name, args, clip(text(res)), want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	look := p.other(t, "observer")
+	vars, err := look.GetVars(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vars) != n/4 {
+		t.Errorf("vars on disk %v, want %d", vars, n/4)
+	}
+	if snap := snapshot(t, look); snap.Revision != 1+n/4 {
+		t.Errorf("revision %d, want %d (start plus one per set_vars)", snap.Revision, 1+n/4)
+	}
+	names, _ := look.ListCheckpoints(context.Background(), "c*")
+	if len(names) != n/4 {
+		t.Errorf("checkpoints %v, want %d", names, n/4)
+	}
+}
+
+// TestStdio1MiBPayload: a checkpoint of (almost exactly) 1 MiB goes in and comes back whole.
+func TestStdio1MiBPayload(t *testing.T) {
+	p := newProject(t)
+	c := stdioClient(t, p, protocol)
+	blob := strings.Repeat("0123456789abcdef", (1<<20-64)/16)
+	data := `{"blob":"` + blob + `"}`
+	if len(data) > 1<<20 {
+		t.Fatalf("test data is %d bytes", len(data))
+	}
+	start := time.Now()
+	mustOK(t, c, "save_checkpoint", `{"name":"big","data":`+data+`}`)
+	res := mustOK(t, c, "load_checkpoint", `{"name":"big"}`)
+	t.Logf("1 MiB save and load over stdio: %s", time.Since(start))
+	got, _ := structured(t, res)["data"].(map[string]any)
+	if got["blob"] != blob {
+		t.Errorf("loaded blob has %d bytes, want %d", len(fmt.Sprint(got["blob"])), len(blob))
+	}
+}
+
+// TestStdioSecondProcess: while the binary serves, another process (this test, through the
+// engine) moves the workflow; the agent's next call is told.
+func TestStdioSecondProcess(t *testing.T) {
+	p := newProject(t)
+	c := stdioClient(t, p, protocol)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"two processes"}`)
+	mustOK(t, c, "get_vars", `{}`)
+	other := p.other(t, "sess-other")
+	if _, err := other.Transition(context.Background(), engine.TransitionRequest{To: "plan", Note: "moved elsewhere"}); err != nil {
+		t.Fatal(err)
+	}
+	res := mustOK(t, c, "get_vars", `{}`)
+	first := strings.SplitN(text(res), "\n", 2)[0]
+	for _, want := range []string{"Notice:", "session sess-other", "phase plan", "revision 2"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("agent was not told: first line %q lacks %q", first, want)
+		}
+	}
+	if s := structured(t, res); s["notice"] != first {
+		t.Errorf("structured notice %v", s["notice"])
+	}
+	// Its own next move builds on the other process's.
+	mustOK(t, c, "transition", `{"from":"plan","to":"implement"}`)
 }

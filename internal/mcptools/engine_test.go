@@ -1,0 +1,231 @@
+package mcptools_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/mark3labs/mcp-go/client"
+)
+
+// realServer starts an in-process server over the real engine in a throwaway project.
+func realServer(t testing.TB) (*project, *client.Client) {
+	t.Helper()
+	p := newProject(t)
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	return p, c
+}
+
+// other opens the real engine as another process would: same project, another session.
+func (p *project) other(t testing.TB, session string) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(engine.Config{Getenv: p.getenv(session), WorkDir: p.root, SessionID: session, Actor: "cli"})
+	if err != nil {
+		t.Fatalf("opening the engine as another process: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func snapshot(t testing.TB, e *engine.Engine) engine.Snapshot {
+	t.Helper()
+	s, err := e.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestToolsRealEngine drives every tool through the real engine and checks, from a second
+// engine, that each write landed on disk.
+func TestToolsRealEngine(t *testing.T) {
+	p, c := realServer(t)
+	ctx := context.Background()
+	look := p.other(t, "observer")
+
+	res := mustOK(t, c, "resume_check", `{}`)
+	if s := structured(t, res); s["tier"] != "None" {
+		t.Errorf("fresh project: tier %v, want None", s["tier"])
+	}
+
+	res = mustOK(t, c, "start_workflow", `{"type":"APEX","context":"add login","scope":"standard","ttl":"24h"}`)
+	s := structured(t, res)
+	wf, _ := s["workflow"].(map[string]any)
+	if wf["type"] != "apex" || wf["state"] != "analyze" || s["revision"] != float64(1) {
+		t.Fatalf("start_workflow: %v", s)
+	}
+	id := wf["workflow_id"].(string)
+	if snap := snapshot(t, look); snap.WorkflowID != id || snap.Phase != "analyze" {
+		t.Errorf("on disk: %+v", snap)
+	}
+	mustFail(t, c, "start_workflow", `{"type":"apex","context":"again"}`, "still active", "replace")
+
+	if err := os.MkdirAll(filepath.Join(p.root, "docs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.root, "docs", "analysis.md"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
+	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "implement")
+	if allowed, _ := structured(t, res)["allowed"].([]any); len(allowed) == 0 {
+		t.Errorf("invalid transition: structured allowed = %v", structured(t, res))
+	}
+	mustFail(t, c, "transition", `{"to":"implement","from":"review"}`, "review", "plan")
+	if snap := snapshot(t, look); snap.Phase != "plan" || snap.Revision != 2 {
+		t.Errorf("after one good and two refused moves: %+v, want plan at revision 2", snap)
+	}
+
+	mustOK(t, c, "update_task", `{"id":"t1","status":"running","note":"started"}`)
+	mustOK(t, c, "set_enforcement", `{"violations":[{"code":"V-TEST-03","severity":"high","details":"no tests"}]}`)
+	res = mustOK(t, c, "resume_check", `{}`)
+	if s := structured(t, res); s["tier"] != "Full" || s["workflow_id"] != id {
+		t.Errorf("resume_check: %v", s)
+	}
+	if !strings.Contains(text(res), "<cairn-state") {
+		t.Errorf("resume_check text has no fenced report:\n%s", text(res))
+	}
+	mustOK(t, c, "set_enforcement", `{"violations":[]}`)
+
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","N":"3"}}`)
+	if got, _ := look.GetVars(ctx, []string{"PLAN_PATH"}); got["PLAN_PATH"] != "docs/plan.md" {
+		t.Errorf("vars on disk: %v", got)
+	}
+	res = mustOK(t, c, "get_vars", `{"keys":["N"]}`)
+	if v := structured(t, res)["vars"].(map[string]any); v["N"] != "3" || len(v) != 1 {
+		t.Errorf("get_vars = %v", v)
+	}
+
+	mustOK(t, c, "save_checkpoint", `{"name":"implement-progress","data":{"done":["a","b"],"n":2}}`)
+	if d, err := look.LoadCheckpoint(ctx, "implement-progress"); err != nil || !jsonEqual(d, `{"done":["a","b"],"n":2}`) {
+		t.Errorf("checkpoint on disk: %s, %v", d, err)
+	}
+	res = mustOK(t, c, "load_checkpoint", `{"name":"implement-progress"}`)
+	if d, _ := json.Marshal(structured(t, res)["data"]); !jsonEqual(d, `{"done":["a","b"],"n":2}`) {
+		t.Errorf("load_checkpoint = %s", d)
+	}
+	mustFail(t, c, "load_checkpoint", `{"name":"absent"}`, "absent", "not found")
+	res = mustOK(t, c, "list_checkpoints", `{"pattern":"implement-*"}`)
+	if names := structured(t, res)["names"].([]any); len(names) != 1 || names[0] != "implement-progress" {
+		t.Errorf("list_checkpoints = %v", names)
+	}
+
+	mustOK(t, c, "append_log", `{"name":"benchmarks","entry":{"ms":12}}`)
+	mustOK(t, c, "append_log", `{"name":"benchmarks","entry":{"ms":13}}`)
+	logData, err := os.ReadFile(filepath.Join(p.state, "logs", "benchmarks.jsonl"))
+	if err != nil || bytes.Count(logData, []byte("\n")) != 2 {
+		t.Errorf("log on disk: %q, %v", logData, err)
+	}
+
+	mustOK(t, c, "record_learning", `{"title":"Sync the directory","body":"A rename is durable only\nafter the directory is synced.","type":"project"}`)
+	if entries, _ := os.ReadDir(p.memory); len(entries) == 0 {
+		t.Error("record_learning wrote nothing to the memory directory")
+	}
+
+	res = callRaw(t, c, "initiative", `{"action":"get"}`)
+	if res.IsError && !strings.Contains(text(res), "not available in this build") {
+		t.Errorf("initiative: %s", text(res))
+	}
+
+	res = mustOK(t, c, "expire_ttl", `{"dry_run":true}`)
+	if structured(t, res)["changed"] != false {
+		t.Errorf("expire_ttl dry run changed something: %v", structured(t, res))
+	}
+	res = mustOK(t, c, "complete_workflow", `{"outcome":"login shipped"}`)
+	if s := structured(t, res); s["changed"] != true {
+		t.Errorf("complete_workflow: %v", s)
+	}
+	if snap := snapshot(t, look); snap.WorkflowID != "" {
+		t.Errorf("after completion the active workflow is %+v, want none", snap)
+	}
+	mustFail(t, c, "complete_workflow", `{"outcome":"again"}`, "no active workflow")
+}
+
+func jsonEqual(a []byte, b string) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// TestBadArgumentsRealEngine: refused calls leave every file in the state directory as it was.
+func TestBadArgumentsRealEngine(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	before := dirState(t, p.state)
+	ghToken := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	for _, cl := range [][2]string{
+		{"transition", `{"to":"plan","checkpoint":{"token":"` + ghToken + `"}}`},
+		{"transition", `{"to":"plan","outputs":"docs/a.md"}`},
+		{"transition", `{"to":"plan","bogus":1}`},
+		{"save_checkpoint", `{"name":"../../escape","data":{}}`},
+		{"save_checkpoint", `{"name":"x","data":{"a":"` + strings.Repeat("y", 1<<20+20<<10) + `"}}`},
+		{"append_log", `{"name":"a/b","entry":{}}`},
+		{"set_vars", `{"vars":{"KEY":"` + ghToken + `"}}`},
+		{"set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH"}]}`},
+		{"update_task", `{"id":"t1","status":"finished"}`},
+		{"complete_workflow", `{}`},
+		{"transition", `{"to":"git-commit"}`}, // a domain error
+	} {
+		mustFail(t, c, cl[0], cl[1])
+	}
+	if after := dirState(t, p.state); after != before {
+		t.Errorf("refused calls changed the state directory:\nbefore %s\nafter  %s", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(p.root, "escape.json")); err == nil {
+		t.Error("a path trick wrote outside the state directory")
+	}
+}
+
+// dirState lists every file under dir with its size and content hash-ish prefix; lock files
+// are left out (they are never renamed or deleted, only opened).
+func dirState(t testing.TB, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".lock") {
+			return nil
+		}
+		data, _ := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		b.WriteString(rel + ":" + string(data) + ";")
+		return nil
+	})
+	return b.String()
+}
+
+// TestNoticeRealEngine: another process (a second engine in this test process, acting for
+// another session) moves the workflow; the next tool result says so.
+func TestNoticeRealEngine(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Fatalf("own write reported as another's: %q", got)
+	}
+	other := p.other(t, "sess-2")
+	if _, err := other.Transition(context.Background(), engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	res := mustOK(t, c, "get_vars", `{}`)
+	first := strings.SplitN(text(res), "\n", 2)[0]
+	for _, want := range []string{"Notice:", "sess-2", "phase plan", "revision 2, was 1"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("notice %q lacks %q", first, want)
+		}
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("notice repeated: %q", got)
+	}
+}

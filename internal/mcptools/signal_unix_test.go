@@ -1,0 +1,103 @@
+//go:build unix
+
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// TestStdioSignalShutdown does what Claude Code does at exit: SIGINT, then SIGTERM 100 ms later,
+// stdin left open, with calls in flight. The server must exit 0, answer every call it started,
+// start no other, and leave state that a fresh engine reads back exactly.
+func TestStdioSignalShutdown(t *testing.T) {
+	for _, sig := range []struct {
+		name  string
+		first syscall.Signal
+	}{{"sigint-then-sigterm", syscall.SIGINT}, {"sigterm-only", syscall.SIGTERM}} {
+		t.Run(sig.name, func(t *testing.T) {
+			p := newProject(t)
+			r := startRaw(t, p)
+			r.initialize()
+			r.send(`{"jsonrpc":"2.0","id":"start","method":"tools/call","params":{"name":"start_workflow","arguments":{"type":"apex","context":"shutdown"}}}`)
+			if resp := r.next(10 * time.Second); resp.Error != nil || strings.Contains(string(resp.Result), `"isError":true`) {
+				t.Fatalf("start_workflow: %s %+v", resp.Result, resp.Error)
+			}
+
+			const n = 40
+			var batch strings.Builder
+			for i := range n {
+				fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"set_vars","arguments":{"vars":{"V%d":"%d"}}}}`+"\n", i, i, i)
+			}
+			r.send(strings.TrimSuffix(batch.String(), "\n"))
+			// Let some calls start, then signal in the middle of them.
+			time.Sleep(15 * time.Millisecond)
+			if err := r.cmd.Process.Signal(sig.first); err != nil {
+				t.Fatal(err)
+			}
+			if sig.first == syscall.SIGINT {
+				time.Sleep(100 * time.Millisecond)
+				r.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			if code := r.wait(15 * time.Second); code != 0 {
+				t.Fatalf("exit code %d after %s, want 0; stderr:\n%s", code, sig.name, r.stderr)
+			}
+			r.checkStdout()
+
+			answered := map[string]bool{}
+			for line := range r.lines {
+				var resp rpcResponse
+				if err := json.Unmarshal(line, &resp); err != nil {
+					t.Fatalf("bad line %q", line)
+				}
+				var res struct {
+					IsError bool `json:"isError"`
+				}
+				json.Unmarshal(resp.Result, &res)
+				if resp.Error != nil || res.IsError {
+					t.Errorf("call %s failed during shutdown: %s %+v", resp.ID, resp.Result, resp.Error)
+					continue
+				}
+				answered["V"+string(resp.ID)] = true
+			}
+
+			// A fresh engine reads exactly the answered writes: nothing half-done, nothing
+			// done without an answer.
+			look := p.other(t, "observer")
+			res, err := look.Resume(context.Background(), engine.ResumeOptions{})
+			if err != nil || res.Tier != "Full" {
+				t.Fatalf("resume after shutdown: tier %v, %v", res, err)
+			}
+			for _, w := range res.Notices {
+				if strings.Contains(w, "quarantin") || strings.Contains(w, "repair") {
+					t.Errorf("state needed repair after shutdown: %s", w)
+				}
+			}
+			vars, err := look.GetVars(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range vars {
+				if !answered[k] {
+					t.Errorf("%s was written but never answered", k)
+				}
+			}
+			for k := range answered {
+				if _, ok := vars[k]; !ok {
+					t.Errorf("%s was answered but is not on disk", k)
+				}
+			}
+			if snap := snapshot(t, look); snap.Revision != int64(1+len(vars)) {
+				t.Errorf("revision %d, want %d", snap.Revision, 1+len(vars))
+			}
+			t.Logf("%s: %d of %d calls ran before shutdown", sig.name, len(answered), n)
+		})
+	}
+}
