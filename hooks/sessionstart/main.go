@@ -1,0 +1,170 @@
+// Command cairn-session-start is Cairn's SessionStart hook. Claude Code runs it at every
+// session start, whatever the source (startup, resume, clear, compact, fork), and holds the
+// first model request until it ends, so it is quick and it never fails the session.
+//
+// It records the session (sessions/<claude_pid>.json), runs the read protocol with Apply
+// (TTL expiry, integrity checks, recovery, the degradation tier) and prints the resume report
+// as additionalContext, with a systemMessage when something needs the user's eye. With nothing
+// to report it prints nothing. Bad state, bad stdin, internal errors and a hard deadline all
+// end the same way: a line on stderr, at most a one-line systemMessage, exit 0.
+//
+// It is an adapter: the protocol lives in internal/engine, the stdin/stdout rules in
+// internal/hook.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+const name = "cairn-session-start"
+
+func main() {
+	os.Exit(run(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run is the whole hook with its I/O passed in. It always returns 0: a SessionStart hook that
+// exits otherwise shows the user a failure and helps no one.
+func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	start := time.Now()
+	r := &hook.Runner{Name: name, Stderr: stderr}
+	var note string
+	r.Deadline, note = hook.DeadlineFrom(getenv)
+	if note != "" {
+		r.Logf("%s", note)
+	}
+	out := r.Run(start, func(ctx context.Context) []byte {
+		return sessionStart(ctx, r, stdin, getenv)
+	}, func(why string) []byte {
+		return hook.MessageOutput("Cairn: the session-start check " + why + "; workflow state was not read this time (details on stderr).")
+	})
+	if _, err := stdout.Write(out); err != nil {
+		r.Logf("writing stdout: %v", err)
+	}
+	return 0
+}
+
+func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(string) string) []byte {
+	ev, notes := hook.ReadEvent(stdin, hook.StdinWait)
+	for _, n := range notes {
+		r.Logf("%s", n)
+	}
+	sessionID := ev.SessionID
+	if sessionID == "" {
+		// Every hook's environment names the session too.
+		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
+	}
+	pid, pidNote := claudePID(getenv)
+	if pidNote != "" {
+		r.Logf("%s", pidNote)
+	}
+
+	e, err := engine.Open(engine.Config{
+		Getenv:    getenv,
+		SessionID: sessionID,
+		PID:       pid,
+		Actor:     "session-start",
+		LockWait:  lockWait(ctx),
+	})
+	if err != nil {
+		r.Logf("opening Cairn's state: %v", err)
+		return hook.MessageOutput("Cairn: workflow state could not be opened (" + err.Error() + "); the session goes on without it.")
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			r.Logf("closing Cairn's state: %v", err)
+		}
+	}()
+	for _, w := range e.Warnings() {
+		r.Logf("warning: %s", w)
+	}
+
+	// Without a session id a record would only hide the last good one from the MCP server.
+	var recordErr error
+	if sessionID == "" {
+		r.Logf("no session id on stdin or in CLAUDE_CODE_SESSION_ID; the session is not recorded")
+	} else {
+		now := time.Now().UTC()
+		recordErr = e.RecordSession(engine.Session{
+			SessionID: sessionID,
+			Source:    ev.Source,
+			PID:       pid,
+			StartedAt: now,
+			Heartbeat: now,
+		})
+		if recordErr != nil {
+			r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)
+		}
+	}
+
+	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source})
+	if err != nil {
+		r.Logf("reading workflow state: %v", err)
+		return hook.MessageOutput("Cairn: workflow state could not be read (" + err.Error() + "); the session goes on without it.")
+	}
+	msg := res.SystemMessage
+	if msg == "" && recordErr != nil {
+		msg = "Cairn: this session could not be recorded (" + recordErr.Error() + "); the MCP tools may not know it after /clear."
+	}
+	r.Logf("%s", summary(ev.Source, sessionID, pid, res))
+	return hook.SessionStartOutput(res.Report, msg)
+}
+
+// claudePID is Claude Code's pid: $CLAUDE_PID, which Claude Code gives hooks, else this
+// process's parent (Claude Code itself when launched without a shell in between).
+func claudePID(getenv func(string) string) (int, string) {
+	v := getenv("CLAUDE_PID")
+	if v == "" {
+		return os.Getppid(), ""
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return os.Getppid(), fmt.Sprintf("CLAUDE_PID=%q is not a pid; using the parent pid %d", hook.OneLine(v, 40), os.Getppid())
+	}
+	return pid, ""
+}
+
+// lockWait leaves the engine most of the time that remains, and some to print the answer.
+func lockWait(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 3 * time.Second
+	}
+	return max(time.Until(d)*3/4, 10*time.Millisecond)
+}
+
+// summary is the one stderr line that says what happened.
+func summary(source, sessionID string, pid int, res *engine.Resume) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), orDash(sessionID), pid, orDash(res.Tier))
+	if res.WorkflowID != "" {
+		fmt.Fprintf(&b, " workflow=%s phase=%s", res.WorkflowID, res.Phase)
+	}
+	for _, n := range res.Notices {
+		fmt.Fprintf(&b, "; %s", n)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "; warning: %s", w)
+	}
+	if res.Report == "" {
+		b.WriteString("; nothing to report")
+	} else {
+		fmt.Fprintf(&b, "; report of %d characters", hook.Units(res.Report))
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

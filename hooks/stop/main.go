@@ -1,0 +1,123 @@
+// Command cairn-stop is Cairn's Stop hook. Claude Code runs it after every turn, so it is
+// cheap and idempotent when nothing changed.
+//
+// It asks the engine for what the write protocol owes at the end of a turn (the L2 position
+// and completion lines, the owner heartbeat) and whether the active workflow's blocking
+// violations warrant asking the agent, once, to deal with them: then it prints
+// {"decision":"block","reason":...}. The engine guards that (never twice in a row, never when
+// blocking is turned off); this hook adds one more guard of its own: never while
+// stop_hook_active is true, so a bug elsewhere cannot trap the session in a loop. Errors go to
+// stderr and at most a one-line systemMessage; it always exits 0.
+//
+// It is an adapter: the protocol lives in internal/engine, the stdin/stdout rules in
+// internal/hook.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+const name = "cairn-stop"
+
+func main() {
+	os.Exit(run(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run is the whole hook with its I/O passed in. It always returns 0.
+func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	start := time.Now()
+	r := &hook.Runner{Name: name, Stderr: stderr}
+	var note string
+	r.Deadline, note = hook.DeadlineFrom(getenv)
+	if note != "" {
+		r.Logf("%s", note)
+	}
+	out := r.Run(start, func(ctx context.Context) []byte {
+		return stop(ctx, r, stdin, getenv)
+	}, func(why string) []byte {
+		return hook.MessageOutput("Cairn: the end-of-turn check " + why + "; the workflow's memory line may be written next turn (details on stderr).")
+	})
+	if _, err := stdout.Write(out); err != nil {
+		r.Logf("writing stdout: %v", err)
+	}
+	return 0
+}
+
+func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(string) string) []byte {
+	ev, notes := hook.ReadEvent(stdin, hook.StdinWait)
+	for _, n := range notes {
+		r.Logf("%s", n)
+	}
+	sessionID := ev.SessionID
+	if sessionID == "" {
+		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
+	}
+	pid := os.Getppid()
+	if v, err := strconv.Atoi(getenv("CLAUDE_PID")); err == nil && v > 0 {
+		pid = v
+	}
+
+	e, err := engine.Open(engine.Config{
+		Getenv:    getenv,
+		SessionID: sessionID,
+		PID:       pid,
+		Actor:     "stop",
+		LockWait:  lockWait(ctx),
+	})
+	if err != nil {
+		r.Logf("opening Cairn's state: %v", err)
+		return hook.MessageOutput("Cairn: workflow state could not be opened (" + err.Error() + "); nothing was written this turn.")
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			r.Logf("closing Cairn's state: %v", err)
+		}
+	}()
+
+	out, err := e.Stop(ctx, engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
+	if err != nil {
+		r.Logf("end-of-turn protocol: %v", err)
+		return hook.MessageOutput("Cairn: the end-of-turn check failed (" + err.Error() + "); workflow state is unchanged.")
+	}
+	block := out.Block
+	if block && ev.StopHookActive {
+		r.Logf("the engine asked to block while stop_hook_active is true; not blocking, so the session cannot loop")
+		block = false
+	}
+	r.Logf("%s", summary(sessionID, ev.StopHookActive, block, out))
+	return hook.StopOutput(block, out.Reason, out.SystemMessage)
+}
+
+func lockWait(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 3 * time.Second
+	}
+	return max(time.Until(d)*3/4, 10*time.Millisecond)
+}
+
+func summary(sessionID string, active, block bool, out *engine.StopOutcome) string {
+	var b strings.Builder
+	if sessionID == "" {
+		sessionID = "-"
+	}
+	fmt.Fprintf(&b, "session=%s stop_hook_active=%t", sessionID, active)
+	if len(out.Wrote) > 0 {
+		fmt.Fprintf(&b, "; wrote %s", strings.Join(out.Wrote, ", "))
+	} else {
+		b.WriteString("; nothing to write")
+	}
+	if block {
+		b.WriteString("; asked the agent to deal with blocking violations")
+	}
+	return b.String()
+}

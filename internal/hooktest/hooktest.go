@@ -1,0 +1,349 @@
+// Package hooktest is test support for the hook binaries' testscript suites (hooks/sessionstart
+// and hooks/stop): the environment every script starts in, fixture commands that lay out state
+// through the engine (so fixtures are what the real protocol writes, not hand-made JSON), and
+// script commands that check what a hook printed.
+//
+// Only _test.go files import it; the hook binaries never link it.
+package hooktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// ClaudePID is the CLAUDE_PID every script's hooks see.
+const ClaudePID = "4242"
+
+// Commands are the extra programs a script can exec, for testscript.Main next to the hook.
+func Commands() map[string]func() {
+	return map[string]func(){
+		"cairn-fixture": func() { os.Exit(fixture(os.Args[1:])) },
+		"with-readonly": func() { os.Exit(withReadonly(os.Args[1:])) },
+	}
+}
+
+// Params are the testscript parameters both hook suites share, for the scripts in dir.
+func Params(dir string, update bool) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		UpdateScripts:       update,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup:               setup,
+		Condition:           condition,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"scrub":   scrub,
+			"hookout": hookout,
+		},
+	}
+}
+
+// setup gives every script a git project, an isolated HOME, a known memory dir and pid.
+func setup(env *testscript.Env) error {
+	project := filepath.Join(env.WorkDir, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		return err
+	}
+	home := filepath.Join(env.WorkDir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	env.Setenv("HOME", home)
+	env.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
+	env.Setenv("CLAUDE_PROJECT_DIR", project)
+	env.Setenv("CAIRN_MEMORY_DIR", filepath.Join(env.WorkDir, "memory"))
+	env.Setenv("STATE", filepath.Join(project, ".claude", "cairn"))
+	env.Setenv("CLAUDE_PID", ClaudePID)
+	env.Setenv("TZ", "UTC")
+	// Regular expressions for scrub: what varies from run to run in a hook's output.
+	env.Setenv("SCRUB_ID", `[a-z]+-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}`)
+	env.Setenv("SCRUB_NONCE", `nonce=\\"[0-9a-f]+\\"`)
+	env.Setenv("SCRUB_AGE", `last change ([0-9dhms ]+ago|just now)`)
+	return nil
+}
+
+// condition knows [readonly]: a read-only state directory can be made here (as a normal user
+// by chmod; as root, for whom chmod means nothing, only by a read-only bind mount in a new
+// mount namespace).
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "readonly":
+		if os.Geteuid() != 0 {
+			return true, nil
+		}
+		dir, err := os.MkdirTemp("", "cairn-ro-probe")
+		if err != nil {
+			return false, err
+		}
+		defer os.Remove(dir)
+		probe := exec.Command("unshare", "-m", "sh", "-c", roMount+` && ! touch "$1/x" 2>/dev/null`, "sh", dir)
+		return probe.Run() == nil, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// fixture lays out state through the engine, with time moved back by an optional age:
+//
+//	cairn-fixture start TYPE CONTEXT [AGE]
+//	cairn-fixture transition TO [AGE]
+//	cairn-fixture violations CODE:SEVERITY:DETAILS...
+//	cairn-fixture complete OUTCOME
+//	cairn-fixture memory LINES         (a MEMORY.md of LINES lines in $CAIRN_MEMORY_DIR)
+//	cairn-fixture bigevent FILE BYTES  (a hook event padded to BYTES bytes)
+func fixture(args []string) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: "+format+"\n", a...)
+		return 1
+	}
+	if len(args) == 0 {
+		return fail("no subcommand")
+	}
+	age := func(i int) time.Duration {
+		if len(args) > i {
+			d, err := time.ParseDuration(args[i])
+			if err == nil {
+				return d
+			}
+		}
+		return 0
+	}
+	if args[0] == "memory" {
+		n, err := strconv.Atoi(args[len(args)-1])
+		if err != nil {
+			return fail("memory LINES: %v", err)
+		}
+		if err := WriteMemory(os.Getenv("CAIRN_MEMORY_DIR"), n); err != nil {
+			return fail("%v", err)
+		}
+		return 0
+	}
+	if args[0] == "bigevent" && len(args) == 3 {
+		n, err := strconv.Atoi(args[2])
+		if err != nil {
+			return fail("bigevent FILE BYTES: %v", err)
+		}
+		head := `{"session_id":"s-big","hook_event_name":"SessionStart","source":"startup","pad":"`
+		pad := max(n-len(head)-2, 0)
+		data := head + strings.Repeat("x", pad) + `"}`
+		if err := os.WriteFile(args[1], []byte(data), 0o644); err != nil {
+			return fail("%v", err)
+		}
+		return 0
+	}
+	var back time.Duration
+	switch args[0] {
+	case "start":
+		back = age(3)
+	case "transition":
+		back = age(2)
+	}
+	e, err := engine.Open(engine.Config{
+		Getenv: os.Getenv,
+		Now:    func() time.Time { return time.Now().Add(-back) },
+		Actor:  "test",
+	})
+	if err != nil {
+		return fail("opening the engine: %v", err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	var res *engine.Result
+	switch {
+	case args[0] == "start" && len(args) >= 3:
+		res, err = e.Start(ctx, engine.StartRequest{Type: args[1], Context: args[2]})
+	case args[0] == "transition" && len(args) >= 2:
+		res, err = e.Transition(ctx, engine.TransitionRequest{To: args[1]})
+	case args[0] == "complete" && len(args) >= 2:
+		res, err = e.Complete(ctx, args[1])
+	case args[0] == "violations":
+		var vs []engine.Violation
+		for _, a := range args[1:] {
+			parts := strings.SplitN(a, ":", 3)
+			if len(parts) != 3 {
+				return fail("violation %q is not CODE:SEVERITY:DETAILS", a)
+			}
+			vs = append(vs, engine.Violation{Code: parts[0], Severity: parts[1], Details: parts[2]})
+		}
+		res, err = e.SetEnforcement(ctx, vs)
+	default:
+		return fail("unknown or incomplete subcommand %q", args)
+	}
+	if err != nil {
+		return fail("%s: %v", args[0], err)
+	}
+	fmt.Println(res.Message)
+	return 0
+}
+
+// WriteMemory writes a MEMORY.md of n index lines into dir, as a busy project has.
+func WriteMemory(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "- [Note %d](note-%d.md) — something the model learned about part %d of the project\n", i, i, i)
+	}
+	return os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte(b.String()), 0o644)
+}
+
+// roMount makes $1 a read-only bind mount of itself, in the caller's (new) mount namespace.
+const roMount = `mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1"`
+
+// withReadonly runs a command with DIR read-only: with-readonly DIR CMD [ARGS...].
+func withReadonly(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: with-readonly DIR CMD [ARGS...]")
+		return 2
+	}
+	dir, argv := args[0], args[1:]
+	var cmd *exec.Cmd
+	if os.Geteuid() == 0 {
+		cmd = exec.Command("unshare", append([]string{"-m", "sh", "-c", roMount + ` && shift && exec "$@"`, "sh", dir}, argv...)...)
+	} else {
+		restore, err := chmodTree(dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "with-readonly: %v\n", err)
+			return 2
+		}
+		defer restore()
+		cmd = exec.Command(argv[0], argv[1:]...)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		fmt.Fprintf(os.Stderr, "with-readonly: %v\n", err)
+		return 2
+	}
+	return 0
+}
+
+// chmodTree removes write permission from everything under dir and returns how to put it back.
+func chmodTree(dir string) (func(), error) {
+	type saved struct {
+		path string
+		mode os.FileMode
+	}
+	var all []saved
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		all = append(all, saved{p, fi.Mode().Perm()})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		os.Chmod(all[i].path, all[i].mode&^0o222)
+	}
+	return func() {
+		for _, s := range all {
+			os.Chmod(s.path, s.mode)
+		}
+	}, nil
+}
+
+// scrub FILE OUT REGEXP REPLACEMENT: OUT (in $WORK) is FILE (or stdout, stderr) with every
+// match of REGEXP replaced, for cmp against output holding times, ages and nonces.
+func scrub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 || len(args)%2 != 0 {
+		ts.Fatalf("usage: scrub FILE OUT REGEXP REPLACEMENT [REGEXP REPLACEMENT...]")
+	}
+	s := ts.ReadFile(args[0])
+	for i := 2; i < len(args); i += 2 {
+		re, err := regexp.Compile(args[i])
+		ts.Check(err)
+		s = re.ReplaceAllString(s, args[i+1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(s), 0o644))
+}
+
+// hookout FILE EVENT: FILE (usually stdout) is what a hook of EVENT (SessionStart, Stop) may
+// print: nothing, or one line holding one JSON object with only the fields Claude Code reads
+// from that hook, within Cairn's caps. With !, it must be empty.
+func hookout(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: hookout FILE SessionStart|Stop")
+	}
+	s := ts.ReadFile(args[0])
+	if neg {
+		if s != "" {
+			ts.Fatalf("%s is not empty: %q", args[0], s)
+		}
+		return
+	}
+	if err := CheckOutput(s, args[1]); err != nil {
+		ts.Fatalf("%s: %v", args[0], err)
+	}
+}
+
+// CheckOutput checks a hook's whole stdout against what Claude Code accepts from event's hooks.
+func CheckOutput(s, event string) error {
+	if s == "" {
+		return nil
+	}
+	if strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") {
+		return fmt.Errorf("output is not one line: %q", s)
+	}
+	var out map[string]json.RawMessage
+	dec := json.NewDecoder(strings.NewReader(s))
+	if err := dec.Decode(&out); err != nil || out == nil {
+		return fmt.Errorf("output is not a JSON object: %q", s)
+	}
+	if raw, ok := out["systemMessage"]; ok {
+		var m string
+		if json.Unmarshal(raw, &m) != nil || m == "" || hook.Units(m) > hook.MaxMessage || strings.ContainsAny(m, "\r\n") {
+			return fmt.Errorf("systemMessage %s is not one short line", raw)
+		}
+	}
+	for k, raw := range out {
+		switch {
+		case k == "systemMessage":
+		case event == "SessionStart" && k == "hookSpecificOutput":
+			var h struct {
+				HookEventName     string `json:"hookEventName"`
+				AdditionalContext string `json:"additionalContext"`
+			}
+			if err := json.Unmarshal(raw, &h); err != nil {
+				return fmt.Errorf("hookSpecificOutput: %v", err)
+			}
+			if h.HookEventName != "SessionStart" {
+				return fmt.Errorf("hookEventName %q: Claude Code drops the context without SessionStart", h.HookEventName)
+			}
+			if h.AdditionalContext == "" || hook.Units(h.AdditionalContext) > hook.MaxContext {
+				return fmt.Errorf("additionalContext is %d characters, want 1..%d", hook.Units(h.AdditionalContext), hook.MaxContext)
+			}
+		case event == "Stop" && k == "decision":
+			if string(raw) != `"block"` {
+				return fmt.Errorf("decision %s, want \"block\"", raw)
+			}
+			var reason string
+			if json.Unmarshal(out["reason"], &reason) != nil || reason == "" || hook.Units(reason) > hook.MaxReason {
+				return fmt.Errorf("a block needs a reason of 1..%d characters, got %s", hook.MaxReason, out["reason"])
+			}
+		case event == "Stop" && k == "reason":
+			if _, ok := out["decision"]; !ok {
+				return fmt.Errorf("reason without decision")
+			}
+		default:
+			return fmt.Errorf("field %q is not one a %s hook prints", k, event)
+		}
+	}
+	return nil
+}
