@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"text/tabwriter"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+func runArchive(a *app, args []string) error {
+	fs := a.flags()
+	reason := fs.String("reason", "", "why, shown in cairn list (default archived)")
+	if _, err := a.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.Archive(a.ctx, *reason)
+	if err != nil {
+		return err
+	}
+	return a.result(res, false)
+}
+
+func runExpire(a *app, args []string) error {
+	fs := a.flags()
+	dry := fs.Bool("dry-run", false, "only say what expiry would do")
+	if _, err := a.parse(fs, args, 0, 0); err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.ExpireTTL(a.ctx, *dry)
+	if err != nil {
+		return err
+	}
+	return a.result(res, false)
+}
+
+// doctorReport is `cairn doctor --json`.
+type doctorReport struct {
+	OK         bool           `json:"ok"`
+	PluginRoot string         `json:"plugin_root,omitempty"`
+	StateDir   string         `json:"state_dir,omitempty"`
+	MemoryDir  string         `json:"memory_dir,omitempty"`
+	Checks     []engine.Check `json:"checks"`
+}
+
+func runDoctor(a *app, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+		return err
+	}
+	rep := doctorReport{OK: true}
+	root, bin, how := locatePlugin(a.executable, a.getenv, dirExists)
+	rep.PluginRoot = root
+	if root == "" {
+		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how,
+			Fix: "run the cairn in the plugin's bin/ directory, or set CLAUDE_PLUGIN_ROOT to the plugin's directory"})
+	} else {
+		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", OK: true, Detail: root + " (" + how + ")"})
+	}
+	e, err := a.engine()
+	if err != nil {
+		rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: err.Error(),
+			Fix: "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"})
+	} else {
+		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()
+		rep.Checks = append(rep.Checks, e.Doctor(a.ctx, engine.DoctorOptions{PluginRoot: root, BinDir: bin})...)
+	}
+	failed := 0
+	for _, c := range rep.Checks {
+		if !c.OK {
+			failed++
+		}
+	}
+	rep.OK = failed == 0
+	if a.json {
+		if err := a.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		for _, c := range rep.Checks {
+			mark := "ok"
+			if !c.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, clean(c.Name), clean(c.Detail))
+			if !c.OK && c.Fix != "" {
+				fmt.Fprintf(tw, "\t\tfix: %s\n", clean(c.Fix))
+			}
+		}
+		tw.Flush()
+		if failed == 0 {
+			fmt.Fprintln(a.stdout, "All checks passed.")
+		}
+	}
+	switch {
+	case err != nil:
+		return &codeError{code: ExitInternal, msg: err.Error(), silent: true}
+	case failed > 0:
+		return &codeError{code: ExitRefused, msg: fmt.Sprintf("%d check(s) failed", failed)}
+	}
+	return nil
+}
+
+// locatePlugin finds the installed plugin: the directory above the executable's bin/ when it
+// holds .claude-plugin/, else $CLAUDE_PLUGIN_ROOT. It returns the root, the directory the
+// binaries should be in, and how it was found (or why not).
+func locatePlugin(executable func() (string, error), getenv func(string) string, isDir func(string) bool) (root, bin, how string) {
+	if exe, err := executable(); err == nil {
+		if p, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = p
+		}
+		dir := filepath.Dir(exe)
+		if filepath.Base(dir) == "bin" && isDir(filepath.Join(filepath.Dir(dir), ".claude-plugin")) {
+			return filepath.Dir(dir), dir, "above this executable's bin/"
+		}
+	}
+	if r := getenv("CLAUDE_PLUGIN_ROOT"); r != "" {
+		if !isDir(filepath.Join(r, ".claude-plugin")) {
+			return "", "", fmt.Sprintf("CLAUDE_PLUGIN_ROOT=%s holds no .claude-plugin/", r)
+		}
+		return r, filepath.Join(r, "bin"), "from CLAUDE_PLUGIN_ROOT"
+	}
+	return "", "", "this executable is not in a plugin's bin/ and CLAUDE_PLUGIN_ROOT is not set"
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// versionInfo is `cairn version --json`.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Go       string `json:"go"`
+}
+
+func runVersion(a *app, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+		return err
+	}
+	v := versionInfo{Version: Version, Go: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v.Revision = s.Value
+			}
+		}
+	}
+	if a.json {
+		return a.printJSON(v)
+	}
+	s := "cairn " + v.Version
+	if v.Revision != "" {
+		s += " (" + v.Revision[:min(len(v.Revision), 12)] + ")"
+	}
+	fmt.Fprintf(a.stdout, "%s %s\n", s, v.Go)
+	return nil
+}

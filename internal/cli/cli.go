@@ -1,0 +1,261 @@
+// Package cli is cairn, the human command line over Cairn's engine: status, a live watch,
+// list, show and history of workflows, archive, expire and doctor, and the seeds' shell API
+// (start, transition, checkpoint, vars, log) for bash blocks in slash commands.
+//
+// It is an adapter and nothing more: every read and write goes through internal/engine, so the
+// CLI sees and changes state exactly as the MCP server and the hooks do. Its own work is
+// parsing arguments, rendering for a person (or as JSON with --json), and mapping errors to
+// exit codes: 0 ok, 1 refused or not found, 2 usage error, 3 state unusable or internal error.
+// Data goes to stdout, diagnostics to stderr.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
+)
+
+// Exit codes, documented in `cairn help`.
+const (
+	ExitOK       = 0 // done
+	ExitRefused  = 1 // the engine refused (invalid move, conflict, no workflow, not found, bad data) or a doctor check failed
+	ExitUsage    = 2 // the command line was wrong: unknown command, missing or extra arguments, bad flag
+	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn) or something unexpected broke
+)
+
+// Version is cairn's version, set at build time with -ldflags "-X ...cli.Version=v1.2.3".
+var Version = "dev"
+
+// Main runs cairn with args (without the program name) and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, ctx: context.Background(),
+		executable: os.Executable}
+	return a.main(args)
+}
+
+// app is one run of cairn: its streams, environment and, once opened, the engine.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	ctx            context.Context
+	executable     func() (string, error)
+
+	name string // the command being run, for messages ("transition", "checkpoint save")
+	json bool   // --json was given
+	eng  *engine.Engine
+}
+
+func (a *app) main(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(a.stderr, overview())
+		return ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprint(a.stdout, overview())
+		return ExitOK
+	case "-v", "-version", "--version":
+		args = []string{"version"}
+	}
+	cmd, rest, err := lookup(args)
+	if err != nil {
+		return a.fail(err)
+	}
+	a.name = cmd.name
+	defer func() {
+		if a.eng != nil {
+			a.eng.Close()
+		}
+	}()
+	err = cmd.run(a, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(a.stdout, cmd.help())
+		return ExitOK
+	}
+	return a.fail(err)
+}
+
+// fail prints err (if any) on stderr and returns its exit code.
+func (a *app) fail(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ce *codeError
+	if errors.As(err, &ce) && ce.silent {
+		return ce.code
+	}
+	prefix := "cairn"
+	if a.name != "" {
+		prefix += " " + a.name
+	}
+	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(err.Error()))
+	var ue *usageError
+	if errors.As(err, &ue) && ue.usage != "" {
+		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
+	}
+	return exitCode(err)
+}
+
+// usageError is a wrong command line (exit 2).
+type usageError struct {
+	msg   string
+	cmd   string // the command, for "cairn help CMD"
+	usage string // its usage line, "" when unknown
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// codeError carries an exit code chosen by a command (a failed doctor check: 1).
+type codeError struct {
+	code   int
+	msg    string
+	silent bool // the command already said why
+}
+
+func (e *codeError) Error() string { return e.msg }
+
+// stateError is an engine that could not be opened (exit 3).
+type stateError struct{ err error }
+
+func (e *stateError) Error() string { return "the state directory cannot be used: " + e.err.Error() }
+func (e *stateError) Unwrap() error { return e.err }
+
+// exitCode maps an error to cairn's exit codes. The engine's refusals (typed or not) are 1;
+// what makes the state unusable (unwritable, locked, written by a newer Cairn, a symlinked
+// state directory, permissions) is 3.
+func exitCode(err error) int {
+	var (
+		ue  *usageError
+		ce  *codeError
+		se  *stateError
+		we  *store.WriteError
+		lt  *fsx.LockTimeoutError
+		nwr *migrate.NewerError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &se), errors.As(err, &we), errors.As(err, &lt), errors.As(err, &nwr),
+		errors.Is(err, fsx.ErrSymlinkDir), errors.Is(err, fs.ErrPermission):
+		return ExitInternal
+	}
+	return ExitRefused
+}
+
+// engine opens the engine on first use. The CLI acts as actor "cli", for the session Claude
+// Code names in its environment when run from a bash block.
+func (a *app) engine() (*engine.Engine, error) {
+	if a.eng != nil {
+		return a.eng, nil
+	}
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID")})
+	if err != nil {
+		return nil, &stateError{err}
+	}
+	a.eng = e
+	return e, nil
+}
+
+// flags starts the flag set of the running command; every command has --json.
+func (a *app) flags() *flag.FlagSet {
+	fs := flag.NewFlagSet(a.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&a.json, "json", false, "print JSON for scripts")
+	return fs
+}
+
+// parse parses args, flags before or after positionals ("--" ends flags), and checks the
+// number of positionals (max < 0: no limit).
+func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
+	cmd := commands[a.name]
+	usage := func(format string, v ...any) error {
+		return &usageError{msg: fmt.Sprintf(format, v...), cmd: a.name, usage: cmd.usage}
+	}
+	pos, err := interspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, usage("%v", err)
+	}
+	switch {
+	case len(pos) < min:
+		return nil, usage("missing arguments: want %d, got %d", min, len(pos))
+	case max >= 0 && len(pos) > max:
+		return nil, usage("too many arguments: %s", quoteList(pos[max:]))
+	}
+	return pos, nil
+}
+
+// interspersed is fs.Parse that lets flags follow positionals, as in `cairn show ID --json`.
+func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func quoteList(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, " ")
+}
+
+// printJSON writes v as indented JSON on stdout.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// warn prints warnings on stderr, one line each.
+func (a *app) warn(ws ...string) {
+	for _, w := range ws {
+		if w != "" {
+			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", oneLine(w))
+		}
+	}
+}
+
+// result reports a write: the message on stdout (or the Result as JSON), warnings on stderr.
+// quiet commands (the seeds' shell API) print nothing on success without --json.
+func (a *app) result(res *engine.Result, quiet bool) error {
+	a.warn(res.Warnings...)
+	if a.json {
+		return a.printJSON(res)
+	}
+	if !quiet && res.Message != "" {
+		fmt.Fprintln(a.stdout, clean(res.Message))
+	}
+	return nil
+}

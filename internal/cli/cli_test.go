@@ -1,0 +1,58 @@
+package cli_test
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/cairn-dev/cairn/internal/cli"
+	"github.com/cairn-dev/cairn/internal/hooktest"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected files in testdata/script/*.txtar")
+
+// TestMain makes this test binary cairn itself (and the hooks' fixture commands), so scripts
+// and the watch test run the real command line as separate processes with no build step.
+func TestMain(m *testing.M) {
+	cmds := hooktest.Commands()
+	cmds["cairn"] = func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }
+	testscript.Main(m, cmds)
+}
+
+// TestScripts runs testdata/script/*.txtar. Every script starts in $WORK/project (a git
+// project) with HOME, CLAUDE_PROJECT_DIR and CAIRN_MEMORY_DIR inside $WORK, and $STATE naming
+// the state directory; cairn-fixture and with-readonly come from internal/hooktest.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	p := hooktest.Params("testdata/script", *update)
+	p.Cmds["exits"] = exits
+	testscript.Run(t, p)
+}
+
+// exits CODE PROG [ARGS...] runs PROG like exec and checks its exit code, so scripts pin
+// cairn's documented codes (0 ok, 1 refused, 2 usage, 3 state unusable) rather than just
+// "failed". stdout and stderr are then checked as after exec.
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}

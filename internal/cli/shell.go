@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// jsonArg is the JSON argument of checkpoint save and log append: the argument itself, or
+// stdin when it is "-" or absent (the seeds pass JSON both ways). Stdin is read up to one byte
+// past the store's limit, so an oversized document is refused by the store's own check
+// rather than read whole.
+func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
+	if len(pos) > 0 && pos[0] != "-" {
+		return json.RawMessage(pos[0]), nil
+	}
+	data, err := io.ReadAll(io.LimitReader(a.stdin, jsonx.MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the JSON from stdin: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &usageError{msg: "no JSON: give it as an argument, or on stdin with - or no argument",
+			cmd: a.name, usage: commands[a.name].usage}
+	}
+	return data, nil
+}
+
+func runCheckpointSave(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 2)
+	if err != nil {
+		return err
+	}
+	data, err := a.jsonArg(pos[1:])
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.SaveCheckpoint(a.ctx, pos[0], data)
+	if err != nil {
+		return err
+	}
+	return a.result(res, true)
+}
+
+func runCheckpointLoad(a *app, args []string) error {
+	fs := a.flags()
+	orEmpty := fs.Bool("or-empty", false, "print {} when the checkpoint does not exist")
+	pos, err := a.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	var data json.RawMessage
+	if *orEmpty {
+		data, err = e.LoadCheckpointOrEmpty(a.ctx, pos[0])
+	} else {
+		data, err = e.LoadCheckpoint(a.ctx, pos[0])
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
+	}
+	if err != nil {
+		return err
+	}
+	// The stored JSON is the output, --json or not.
+	if _, err := a.stdout.Write(data); err != nil {
+		return err
+	}
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		_, err = io.WriteString(a.stdout, "\n")
+	}
+	return err
+}
+
+func runCheckpointList(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	pattern := ""
+	if len(pos) > 0 {
+		pattern = pos[0]
+	}
+	names, err := e.ListCheckpoints(a.ctx, pattern)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if names == nil {
+			names = []string{}
+		}
+		return a.printJSON(names)
+	}
+	for _, n := range names {
+		fmt.Fprintln(a.stdout, n)
+	}
+	return nil
+}
+
+func runVarsSet(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 2, 2)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.SetVars(a.ctx, map[string]string{pos[0]: pos[1]})
+	if err != nil {
+		return err
+	}
+	return a.result(res, true)
+}
+
+func runVarsGet(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	kv, err := e.GetVars(a.ctx, pos)
+	if err != nil {
+		return err
+	}
+	v, ok := kv[pos[0]]
+	if !ok {
+		return fmt.Errorf("variable %s is not set (%w): cairn show lists the workflow's variables", pos[0], store.ErrNotFound)
+	}
+	if a.json {
+		return a.printJSON(kv)
+	}
+	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.
+	_, err = fmt.Fprintf(a.stdout, "%s\n", v)
+	return err
+}
+
+func runVarsExport(a *app, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	s, err := e.ExportVars(a.ctx)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(a.stdout, s)
+	return err
+}
+
+func runLogAppend(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 2)
+	if err != nil {
+		return err
+	}
+	data, err := a.jsonArg(pos[1:])
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.AppendLog(a.ctx, pos[0], data)
+	if err != nil {
+		return err
+	}
+	return a.result(res, true)
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/vars"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func runList(a *app, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	all, err := e.List(a.ctx)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if all == nil {
+			all = []engine.Summary{}
+		}
+		return a.printJSON(all)
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(a.stdout, "No workflows on record.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTYPE\tPHASE\tSTATUS\tUPDATED\tCONTEXT")
+	for _, s := range all {
+		status := s.Status
+		if s.Archived != "" {
+			status = "archived: " + s.Status
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
+			clean(status), stamp(s.UpdatedAt), cut(clean(s.Context), 60))
+	}
+	return tw.Flush()
+}
+
+// workflowID is the ID argument of show and history, or the active workflow's id.
+func (a *app) workflowID(e *engine.Engine, pos []string) (string, error) {
+	if len(pos) > 0 {
+		return pos[0], nil
+	}
+	s, err := e.Snapshot()
+	if err != nil {
+		return "", err
+	}
+	if s.WorkflowID == "" {
+		return "", fmt.Errorf("%w; give a workflow id (cairn list shows them)", engine.ErrNoActiveWorkflow)
+	}
+	return s.WorkflowID, nil
+}
+
+func runShow(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	id, err := a.workflowID(e, pos)
+	if err != nil {
+		return err
+	}
+	data, err := e.Show(a.ctx, id)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(json.RawMessage(data))
+	}
+	var r workflow.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
+	}
+	writeRecord(a.stdout, &r)
+	return nil
+}
+
+// writeRecord renders a workflow record for a person.
+func writeRecord(w io.Writer, r *workflow.Record) {
+	field := func(name, v string) {
+		if v != "" && v != "-" {
+			fmt.Fprintf(w, "%-11s %s\n", name+":", clean(v))
+		}
+	}
+	field("Workflow", r.WorkflowID)
+	field("Type", r.Type)
+	field("Context", r.Context)
+	field("Scope", r.Scope)
+	field("Status", string(r.Status))
+	phase := r.State
+	if r.PhaseStatus != "" {
+		phase += " (" + string(r.PhaseStatus) + ")"
+	}
+	field("Phase", phase)
+	field("Created", stamp(r.CreatedAt))
+	field("Updated", stamp(r.UpdatedAt))
+	field("Completed", stamp(r.CompletedAt))
+	field("TTL", r.TTL)
+	field("Outcome", r.Outcome)
+	fmt.Fprintf(w, "%-11s %d\n", "Revision:", r.Revision)
+	if o := r.Owner; o != nil {
+		var parts []string
+		if o.SessionID != "" {
+			parts = append(parts, "session "+o.SessionID)
+		}
+		if o.PID > 0 {
+			parts = append(parts, fmt.Sprintf("pid %d", o.PID))
+		}
+		if !o.Heartbeat.IsZero() {
+			parts = append(parts, "heartbeat "+stamp(o.Heartbeat))
+		}
+		field("Owner", strings.Join(parts, ", "))
+	}
+	names := make([]string, 0, len(r.Phases))
+	for n := range r.Phases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list(w, "Phases", len(names), func(i int) string {
+		p := r.Phases[names[i]]
+		s := names[i]
+		if p.Completed {
+			s += ": completed " + stamp(p.CompletedAt)
+		} else {
+			s += ": not completed"
+		}
+		if len(p.Outputs) > 0 {
+			s += "; outputs " + strings.Join(p.Outputs, ", ")
+		}
+		if len(p.Metadata) > 0 {
+			keys := make([]string, 0, len(p.Metadata))
+			for k := range p.Metadata {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			s += "; metadata " + strings.Join(keys, ", ")
+		}
+		return s
+	})
+	list(w, "Tasks", len(r.Tasks), func(i int) string {
+		t := r.Tasks[i]
+		s := fmt.Sprintf("%s %s (attempts %d)", t.ID, t.Status, t.Attempts)
+		if t.Output != "" {
+			s += " output " + t.Output
+		}
+		if t.Note != "" {
+			s += ": " + t.Note
+		}
+		return s
+	})
+	keys := make([]string, 0, len(r.Vars))
+	for k := range r.Vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
+	list(w, "Artifacts", len(r.Artifacts), func(i int) string { return r.Artifacts[i] })
+	if r.Enforcement != nil {
+		field("Enforcement", r.Enforcement.Summary)
+		list(w, "Violations", len(r.Enforcement.Violations), func(i int) string {
+			v := r.Enforcement.Violations[i]
+			return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
+		})
+	}
+	list(w, "History", len(r.History), func(i int) string {
+		h := r.History[i]
+		s := fmt.Sprintf("%s %s -> %s", stamp(h.At), h.From, h.To)
+		if h.Note != "" {
+			s += ": " + h.Note
+		}
+		return s
+	})
+}
+
+func runHistory(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	id, err := a.workflowID(e, pos)
+	if err != nil {
+		return err
+	}
+	evs, err := e.History(a.ctx, id)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(evs)
+	}
+	if len(evs) == 0 {
+		fmt.Fprintf(a.stdout, "Workflow %s has no journal entries.\n", clean(id))
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tREV\tEVENT\tBY\tCHANGE")
+	for _, ev := range evs {
+		var d struct{ From, To, Note string }
+		_ = json.Unmarshal(ev.Detail, &d)
+		by := ev.Actor
+		if ev.Session != "" {
+			by = strings.TrimSpace(by + " " + ev.Session)
+		}
+		if by == "" {
+			by = "-"
+		}
+		change := ""
+		switch {
+		case d.From == d.To:
+			change = d.To // a change within a phase
+		case d.From == "":
+			change = "-> " + d.To
+		default:
+			change = d.From + " -> " + d.To
+		}
+		if d.Note != "" {
+			change = strings.TrimSpace(change + "  " + fmt.Sprintf("%q", d.Note))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
+	}
+	return tw.Flush()
+}
