@@ -308,7 +308,23 @@ func (m *Memory) locked(fn func() error) error {
 		return unavailable("another Cairn process holds the memory lock", err)
 	}
 	defer unlock()
+	sweepTemps(m.loc.Dir)
 	return fn()
+}
+
+// sweepTemps removes temp files a killed Cairn writer left behind: ours only (".tmp-" then
+// MEMORY.md or a cairn- file), and only when old enough that no live writer can own them.
+func sweepTemps(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	for _, p := range names {
+		base := filepath.Base(p)
+		if !strings.HasPrefix(base, ".tmp-"+IndexFile+"-") && !strings.HasPrefix(base, ".tmp-cairn-") {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > 10*time.Minute {
+			os.Remove(p)
+		}
+	}
 }
 
 // dirLock takes the default writer lock: fsx's lock on a hidden lock file in the memory

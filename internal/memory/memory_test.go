@@ -445,3 +445,31 @@ func TestReadOnlyDir(t *testing.T) {
 		t.Errorf("MEMORY.md changed to %q", got)
 	}
 }
+
+func TestSweepsStaleTemps(t *testing.T) {
+	m, dir := newTestMemory(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, name := range []string{".tmp-MEMORY.md-dead", ".tmp-cairn-workflow.md-dead", ".tmp-MEMORY.md-fresh", ".tmp-someone-elses"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(name, "fresh") {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := m.Record("x y"); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{".tmp-MEMORY.md-dead": false, ".tmp-cairn-workflow.md-dead": false, ".tmp-MEMORY.md-fresh": true, ".tmp-someone-elses": true} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if got := err == nil; got != want {
+			t.Errorf("%s present = %v, want %v", name, got, want)
+		}
+	}
+}
