@@ -104,8 +104,8 @@ func CloseFence(nonce string) string { return `</cairn-state nonce="` + nonce + 
 // warning, notice, violation or memory line): the hook then prints nothing.
 func Render(in Input) string {
 	tier := normTier(in.Tier)
-	if tier == "none" && len(in.Warnings) == 0 && len(in.Notices) == 0 && len(in.Blocking) == 0 &&
-		strings.TrimSpace(in.L2Line) == "" && strings.TrimSpace(in.WorkflowID) == "" {
+	if tier == "none" && !visible(in.Warnings...) && !visible(in.Notices...) &&
+		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID) {
 		return ""
 	}
 	nonce := in.Nonce
@@ -285,6 +285,16 @@ func fit(s string, max, room int) string {
 		return ""
 	}
 	return v
+}
+
+// visible reports whether any of ss has something left after sanitising.
+func visible(ss ...string) bool {
+	for _, s := range ss {
+		if textsafe.Line(s, 1) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func violations(vs []Violation) []string {

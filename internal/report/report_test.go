@@ -251,7 +251,8 @@ func checkReport(t *testing.T, out, nonce string) {
 
 func TestRenderNoneIsEmpty(t *testing.T) {
 	for _, tier := range []string{"None", "none", "", "  NONE "} {
-		in := report.Input{Tier: tier, Next: "no workflow to resume; start one", Tool: tool, Nonce: nonce}
+		in := report.Input{Tier: tier, Next: "no workflow to resume; start one", Tool: tool, Nonce: nonce,
+			Warnings: []string{"", " \n"}, Notices: []string{"\u200b"}, Blocking: []report.Violation{{}}, L2Line: "\t"}
 		if got := report.Render(in); got != "" {
 			t.Errorf("tier %q with nothing to say rendered %q", tier, got)
 		}
