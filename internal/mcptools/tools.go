@@ -275,15 +275,6 @@ var specs = []*toolSpec{
 	},
 }
 
-func specByName(name string) *toolSpec {
-	for _, s := range specs {
-		if s.name == name {
-			return s
-		}
-	}
-	return nil
-}
-
 func runResume(c *call) (*outcome, error) {
 	r, err := c.eng.Resume(c.ctx, engine.ResumeOptions{Apply: true})
 	if err != nil {
