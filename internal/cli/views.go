@@ -38,10 +38,8 @@ func runList(a *app, args []string) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTYPE\tPHASE\tSTATUS\tUPDATED\tCONTEXT")
 	for _, s := range all {
+		// An archived workflow's status is why it was archived: completed, replaced, expired...
 		status := s.Status
-		if s.Archived != "" {
-			status = "archived: " + s.Status
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
 			clean(status), stamp(s.UpdatedAt), cut(clean(s.Context), 60))
 	}
