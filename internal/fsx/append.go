@@ -27,7 +27,7 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	}
 	_, statErr := fsys.Lstat(name)
 	created := errors.Is(statErr, fs.ErrNotExist)
-	f, st, err := openChecked(fsys, name, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, st, err := openChecked(fsys, name, os.O_RDWR|appendFlag|os.O_CREATE, 0o600)
 	if err != nil {
 		return res, err
 	}
@@ -55,7 +55,12 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
 	// One write: a concurrent lock-free reader sees the whole line or (until it lands) none.
-	n, err := f.Write(buf)
+	var n int
+	if appendFlag != 0 {
+		n, err = f.Write(buf)
+	} else {
+		n, err = f.WriteAt(buf, size)
+	}
 	if err == nil && n != len(buf) {
 		err = errShort
 	}

@@ -174,6 +174,13 @@ func (ff *faultyFile) Write(p []byte) (int, error) {
 	return ff.File.Write(p)
 }
 
+func (ff *faultyFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := ff.f.step("writeat", ff.name); err != nil {
+		return 0, err
+	}
+	return ff.File.WriteAt(p, off)
+}
+
 func (ff *faultyFile) Stat() (fs.FileInfo, error) {
 	if err := ff.f.step("fstat", ff.name); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ type File interface {
 	io.Reader
 	io.ReaderAt
 	io.Writer
+	io.WriterAt
 	io.Closer
 	Stat() (fs.FileInfo, error)
 	Sync() error

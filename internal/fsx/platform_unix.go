@@ -14,6 +14,10 @@ const readFlag = syscall.O_NONBLOCK
 // noFollow makes the final path component refuse to be a symlink.
 const noFollow = syscall.O_NOFOLLOW | syscall.O_CLOEXEC
 
+// appendFlag: appends use O_APPEND, so even a writer that ignores our lock (a seed's
+// "echo >>") cannot be overwritten.
+const appendFlag = os.O_APPEND
+
 // linkCount reports the file's hard link count.
 func linkCount(fi fs.FileInfo) (uint64, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)

@@ -17,6 +17,10 @@ const readFlag = 0
 // ReadFile and AppendLine cover the rest.
 const noFollow = 0
 
+// appendFlag is 0 on Windows: a handle opened for append has no FILE_WRITE_DATA, so it could
+// not truncate a torn tail; the caller holds the lock and writes at the end explicitly.
+const appendFlag = 0
+
 // linkCount is not available from os.FileInfo on Windows; hard links are not checked there.
 func linkCount(fi fs.FileInfo) (uint64, bool) { return 0, false }
 
