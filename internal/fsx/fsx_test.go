@@ -3,6 +3,7 @@ package fsx_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -248,5 +249,45 @@ func TestMkdirAll(t *testing.T) {
 	}
 	if err := fsx.MkdirAll(p, 0o700); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLockExcludesWithinAProcess: each Lock opens its own descriptor, so goroutines of one
+// process exclude each other as separate processes do.
+func TestLockExcludesWithinAProcess(t *testing.T) {
+	d, _ := mustDir(t)
+	if err := fsx.WriteFile(d, "n", []byte("0"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 4, 25
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := 0; i < each; i++ {
+				unlock, err := d.Lock(".lock-n", 10*time.Second)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := fsx.ReadFile(d, "n", 100)
+				var n int
+				fmt.Sscan(string(b), &n)
+				err = fsx.WriteFile(d, "n", []byte(fmt.Sprint(n+1)), 0o600)
+				unlock()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := fsx.ReadFile(d, "n", 100); string(b) != fmt.Sprint(workers*each) {
+		t.Fatalf("counter %s, want %d", b, workers*each)
 	}
 }

@@ -324,6 +324,11 @@ func TestVersions(t *testing.T) {
 			p := filepath.Join(root, filepath.FromSlash(l.rel))
 			os.MkdirAll(filepath.Dir(p), 0o700)
 			os.WriteFile(p, old, 0o600)
+			var exec []byte
+			if l.name == "seed002" {
+				exec, _ = os.ReadFile("migrate/testdata/seed002/implementation.execution.json")
+				os.WriteFile(filepath.Join(root, "memory", "state", "execution.json"), exec, 0o600)
+			}
 			w, err := s.ReadWorkflow()
 			if err != nil {
 				t.Fatal(err)
@@ -336,6 +341,14 @@ func TestVersions(t *testing.T) {
 			}
 			if _, err := os.Stat(p); !os.IsNotExist(err) {
 				t.Fatalf("original still in place: %v", err)
+			}
+			if exec != nil {
+				if b, err := os.ReadFile(filepath.Join(root, "memory", "state", "execution.v1.json.bak")); err != nil || !bytes.Equal(b, exec) {
+					t.Fatalf("execution.json not kept: %v", err)
+				}
+				if !bytes.Contains(w.Data, []byte(`"tasks"`)) {
+					t.Errorf("execution.json tasks not migrated: %s", w.Data)
+				}
 			}
 			// From now on it is an ordinary workflow.
 			w2, err := s.ReadWorkflow()
