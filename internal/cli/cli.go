@@ -100,7 +100,12 @@ func (a *app) fail(err error) int {
 	if a.name != "" {
 		prefix += " " + a.name
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(err.Error()))
+	msg := err.Error()
+	if errors.Is(err, engine.ErrNoActiveWorkflow) {
+		// The engine's hint names the agent's tools; a person at a shell wants commands.
+		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
+	}
+	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(msg))
 	var ue *usageError
 	if errors.As(err, &ue) && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)

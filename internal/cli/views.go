@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -56,7 +57,7 @@ func (a *app) workflowID(e *engine.Engine, pos []string) (string, error) {
 		return "", err
 	}
 	if s.WorkflowID == "" {
-		return "", fmt.Errorf("%w; give a workflow id (cairn list shows them)", engine.ErrNoActiveWorkflow)
+		return "", errors.New("no active workflow; give a workflow id (cairn list shows them)")
 	}
 	return s.WorkflowID, nil
 }
