@@ -1,0 +1,212 @@
+package memory
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// realClaude returns the Claude Code executable to check Dir against, or skips: it is
+// $CAIRN_CLAUDE_BIN, else the copy .ci/install-claude.sh keeps in its cache (the end-to-end
+// suite installs it there). Each case costs a few seconds of the CLI starting up, so -short
+// skips the check.
+func realClaude(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: not starting the real Claude Code CLI")
+	}
+	if p := os.Getenv("CAIRN_CLAUDE_BIN"); p != "" {
+		return p
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	p := filepath.Join(cache, "cairn-e2e", "claude-2.1.330", "node_modules", ".bin", "claude")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("Claude Code is not installed (%v); set CAIRN_CLAUDE_BIN or run .ci/install-claude.sh to check Dir against it", err)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed; the cases build real repositories and worktrees")
+	}
+	return p
+}
+
+// TestDirMatchesRealClaude starts the real CLI in real trees and checks that the memory
+// directory it creates at start-up is the one Dir names (or, disabled, that it creates none).
+// The model API points at a closed port: the directory appears before any request.
+func TestDirMatchesRealClaude(t *testing.T) {
+	claude := realClaude(t)
+	type tc struct {
+		name  string
+		build func(t *testing.T, base string) (launch string) // returns the launch dir
+		env   map[string]string
+		files map[string]string // relative to base; "{base}" replaced
+		off   bool
+	}
+	repo := func(t *testing.T, dir string) {
+		git(t, dir, "init", "-q")
+		git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	}
+	cases := []tc{
+		{name: "long-path", build: func(t *testing.T, base string) string {
+			p := filepath.Join(base, "Some Dir", "my.repo_X")
+			for i := range 22 {
+				p = filepath.Join(p, "segment_"+string(rune('a'+i))+".x")
+			}
+			mkdirAll(t, p)
+			repo(t, p)
+			return p
+		}},
+		{name: "worktree-subfolder", build: func(t *testing.T, base string) string {
+			main := filepath.Join(base, "Main.Repo_1")
+			mkdirAll(t, main)
+			repo(t, main)
+			wt := filepath.Join(base, "wt one")
+			git(t, main, "worktree", "add", "-q", "-b", "feature", wt)
+			sub := filepath.Join(wt, "Sub Dir")
+			mkdirAll(t, sub)
+			return sub
+		}},
+		{name: "no-git", build: func(t *testing.T, base string) string {
+			p := filepath.Join(base, "plain", "Dir.With_Stuff")
+			mkdirAll(t, p)
+			return p
+		}},
+		{name: "config-dir", env: map[string]string{"CLAUDE_CONFIG_DIR": "{base}/cfg"}, build: func(t *testing.T, base string) string {
+			p := filepath.Join(base, "proj")
+			mkdirAll(t, p)
+			repo(t, p)
+			return p
+		}},
+		{name: "setting-tilde", files: map[string]string{"home/.claude/settings.json": `{"autoMemoryDirectory": "~/mem-here"}`},
+			build: func(t *testing.T, base string) string {
+				p := filepath.Join(base, "proj")
+				mkdirAll(t, p)
+				return p
+			}},
+		{name: "disabled", env: map[string]string{"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}, off: true,
+			build: func(t *testing.T, base string) string {
+				p := filepath.Join(base, "proj")
+				mkdirAll(t, p)
+				return p
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := filepath.Join(base, "home")
+			mkdirAll(t, home)
+			for name, content := range c.files {
+				p := filepath.Join(base, filepath.FromSlash(name))
+				mkdirAll(t, filepath.Dir(p))
+				if err := os.WriteFile(p, []byte(strings.ReplaceAll(content, "{base}", base)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			launch := c.build(t, base)
+			env := map[string]string{"HOME": home}
+			for k, v := range c.env {
+				env[k] = strings.ReplaceAll(v, "{base}", base)
+			}
+			loc, err := Dir(Env{Getenv: func(k string) string { return env[k] }, WorkDir: launch, ManagedSettings: filepath.Join(base, "none.json")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loc.Disabled != c.off {
+				t.Fatalf("Dir = %+v, want disabled=%v", loc, c.off)
+			}
+
+			cmd := exec.Command(claude, "-p", "hi")
+			cmd.Dir = launch
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "ANTHROPIC_API_KEY=sk-test-dummy"}
+			for k, v := range env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+			deadline := time.Now().Add(45 * time.Second)
+			for time.Now().Before(deadline) {
+				if c.off {
+					// The session transcript appears once start-up is done; memory would be
+					// created before it.
+					if m, _ := filepath.Glob(filepath.Join(base, "*", "*", "projects", "*", "*.jsonl")); len(m) > 0 {
+						break
+					}
+				} else if len(memoryDirs(t, base)) > 0 {
+					time.Sleep(200 * time.Millisecond) // a second, wrong one would show by now
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			created := memoryDirs(t, base)
+			if c.off {
+				if len(created) != 0 {
+					t.Errorf("auto-memory disabled, yet Claude Code created %v", created)
+				}
+				return
+			}
+			if len(created) != 1 || created[0] != loc.Dir {
+				t.Errorf("Claude Code created memory dirs %v; Dir says %s (source %s)", created, loc.Dir, loc.Source)
+			}
+		})
+	}
+}
+
+// memoryDirs lists the directories under base that Claude Code may have made for memory:
+// any named "memory" and any named "mem-here".
+func memoryDirs(t *testing.T, base string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() && (d.Name() == "memory" || d.Name() == "mem-here") {
+			out = append(out, p)
+			return filepath.SkipDir
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "plugins") {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mkdirAll(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
