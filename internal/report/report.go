@@ -423,14 +423,21 @@ func line(s string, max int) string {
 
 func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
 
-// indexFold finds sub in s ignoring ASCII case.
+// indexFold finds sub, which holds a '-', in s ignoring ASCII case. It visits only the
+// hyphens in s, which are few.
 func indexFold(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
+	h := strings.IndexByte(sub, '-')
+	for off := 0; ; {
+		j := strings.IndexByte(s[off:], '-')
+		if j < 0 {
+			return -1
+		}
+		i := off + j - h // where sub would start
+		if i >= 0 && i+len(sub) <= len(s) && strings.EqualFold(s[i:i+len(sub)], sub) {
 			return i
 		}
+		off += j + 1
 	}
-	return -1
 }
 
 // toolName returns t when it is a plain tool name, else "": the footer sits outside the

@@ -386,8 +386,12 @@ func FuzzRender(f *testing.F) {
 }
 
 func BenchmarkRender(b *testing.B) {
-	in := goldens["long-lists"]()
-	for b.Loop() {
-		report.Render(in)
+	for _, name := range []string{"full", "long-lists", "huge-strings"} {
+		in := goldens[name]()
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				report.Render(in)
+			}
+		})
 	}
 }

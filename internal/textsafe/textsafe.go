@@ -100,6 +100,9 @@ func Escaped(r rune) bool {
 
 // Dropped reports whether Line removes r outright (spaces aside, which it folds).
 func Dropped(r rune) bool {
+	if r < 0x80 {
+		return r < 0x20 || r == 0x7f // the common case, without a table lookup
+	}
 	switch {
 	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f): // C0, DEL, C1
 		return true
