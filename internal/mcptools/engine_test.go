@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
@@ -228,4 +229,33 @@ func TestNoticeRealEngine(t *testing.T) {
 	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("notice repeated: %q", got)
 	}
+}
+
+// TestWatcherRealEngine: the SessionStart hook (here, the engine's RecordSession) records a new
+// session for Claude Code's pid after /clear; the server's next writes carry it. A definition
+// added to .claude/workflows/ can be started without restarting the server.
+func TestWatcherRealEngine(t *testing.T) {
+	p := newProject(t)
+	srv, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 4321, Log: quietLog(), Debounce: 20 * time.Millisecond,
+	})
+	mustOK(t, c, "resume_check", `{}`)
+	hook := p.other(t, "sess-cleared")
+	if err := hook.RecordSession(engine.Session{SessionID: "sess-cleared", Source: "clear", PID: 4321}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return srv.Session() == "sess-cleared" })
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"after clear"}`)
+	if snap := snapshot(t, hook); snap.SessionID != "sess-cleared" {
+		t.Errorf("write recorded session %q, want sess-cleared", snap.SessionID)
+	}
+
+	def := "---\nname: mini\ndescription: Two steps.\nphases: [one, two]\ntransitions:\n  one: [two]\nterminal: [two]\nttl: 1h\n---\nDo one, then two.\n"
+	writeAtomic(t, filepath.Join(p.root, ".claude", "workflows", "mini.md"), []byte(def))
+	waitFor(t, func() bool {
+		res := callRaw(t, c, "start_workflow", `{"type":"mini","context":"user definition","replace":true}`)
+		return !res.IsError
+	})
+	mustOK(t, c, "transition", `{"to":"two"}`)
 }

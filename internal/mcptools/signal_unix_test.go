@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,5 +102,43 @@ func TestStdioSignalShutdown(t *testing.T) {
 			}
 			t.Logf("%s: %d of %d calls ran before shutdown", sig.name, len(answered), n)
 		})
+	}
+}
+
+// TestStdioClientGone: when the client's end of stdout is closed, a write fails with EPIPE
+// instead of killing the server with SIGPIPE; it then shuts down in order and exits 0.
+func TestStdioClientGone(t *testing.T) {
+	p := newProject(t)
+	cmd := exec.Command(binary)
+	cmd.Dir, cmd.Env = p.root, p.env()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = outW
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	outR.Close() // the client is gone
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(200 * time.Millisecond)
+	stdin.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("server did not exit after its client went away")
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() || cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("server ended with %v (signalled %v), want exit 0", cmd.ProcessState, ws.Signaled())
 	}
 }
