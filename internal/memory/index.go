@@ -78,6 +78,10 @@ func entryTarget(text string) string {
 
 // owns reports whether an index line is the entry for target (a file name in the memory dir).
 func owns(text, target string) bool {
+	// Cheap test first: most lines of a long index are someone else's.
+	if !strings.Contains(text, "](") || !containsFold(text, target) {
+		return false
+	}
 	t := entryTarget(text)
 	return t != "" && strings.EqualFold(t, target)
 }
@@ -214,4 +218,15 @@ func insertEntry(ls []line, entry, eol string) []line {
 		at = 1
 	}
 	return insertLine(ls, at, line{text: entry, eol: eol}, eol)
+}
+
+// containsFold reports whether s contains sub, ASCII case folded (targets are ASCII names).
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if strings.EqualFold(s[i:i+n], sub) {
+			return true
+		}
+	}
+	return false
 }
