@@ -198,9 +198,9 @@ func (c *conv) takeFirst(keys ...string) (string, any, bool) {
 	return key, val, found
 }
 
-// time parses a time value, remembering it; ok is false (and v kept under legacy as key) when
+// timeValue parses a time value, remembering it; ok is false (and v kept under legacy as key) when
 // v is not a time.
-func (c *conv) time(key string, v any) (string, bool) {
+func (c *conv) timeValue(key string, v any) (string, bool) {
 	t, ok := parseTime(v)
 	if !ok {
 		c.keep(key, v)
@@ -213,7 +213,7 @@ func (c *conv) time(key string, v any) (string, bool) {
 // timeField sets *dst from the first of keys present.
 func (c *conv) timeField(dst *string, keys ...string) {
 	if k, v, ok := c.takeFirst(keys...); ok {
-		if s, ok := c.time(k, v); ok {
+		if s, ok := c.timeValue(k, v); ok {
 			*dst = s
 		}
 	}

@@ -309,12 +309,19 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 					}
 				}
 			case string:
-				ts, ok := parseTime(it)
-				if !ok || !c.completeNamed(k, formatTime(ts), nil, nil, true) {
-					clean = false
-				}
-				if ok {
+				// A time says when it was completed; a status word whether it was.
+				at, completed := "", true
+				if ts, ok := parseTime(it); ok {
+					at = formatTime(ts)
 					c.times = append(c.times, ts)
+				} else if st := normPhaseStatus(it); st != "" {
+					completed = st == "complete"
+				} else {
+					clean = false // neither: no phase is made of it, the original is kept
+					continue
+				}
+				if !c.completeNamed(k, at, nil, nil, completed) {
+					clean = false
 				}
 			case map[string]any:
 				if !c.completedEntry(k, it, needTime) {
@@ -610,7 +617,10 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 		case b && a.ApprovedAt == "":
 			a.approvedNoTime, clean = true, false
 		case !b:
-			a.ApprovedAt = "" // "approved": false wins over a stray time: it was only requested.
+			// "approved": false wins over a stray time: it was only requested.
+			if a.ApprovedAt != "" {
+				a.ApprovedAt, clean = "", false
+			}
 		}
 	}
 	for k := range m {
