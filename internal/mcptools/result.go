@@ -166,25 +166,16 @@ func toolResult(o *outcome, notice string) *mcp.CallToolResult {
 
 // errorResult is a tool result with isError set. Domain and argument errors are reported this
 // way so the model sees them and can correct itself; only protocol faults are JSON-RPC errors.
+// It carries text only: structured content would have to match the tool's output schema,
+// which describes success.
 func errorResult(err error, notice string) *mcp.CallToolResult {
 	msg := errorText(err)
-	s := map[string]any{"error": msg}
-	var te *workflow.TransitionError
-	if errors.As(err, &te) {
-		allowed := te.Allowed
-		if allowed == nil {
-			allowed = []string{}
-		}
-		s["allowed"] = allowed
-	}
 	if notice != "" {
 		msg = notice + "\n" + msg
-		s["notice"] = notice
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(msg)},
-		StructuredContent: s,
-		IsError:           true,
+		Content: []mcp.Content{mcp.NewTextContent(msg)},
+		IsError: true,
 	}
 }
 

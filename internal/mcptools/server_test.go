@@ -33,9 +33,9 @@ func TestAdapterFake(t *testing.T) {
 	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
 
 	// An invalid move names the allowed targets, in text and structured content.
-	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "implement, analyze")
-	if s := structured(t, res); s["allowed"] == nil {
-		t.Errorf("structured error %v lacks the allowed phases", s)
+	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "allowed next: implement, analyze")
+	if res.StructuredContent != nil {
+		t.Errorf("error result carries structured content %v; the output schema describes success only", res.StructuredContent)
 	}
 	mustFail(t, c, "transition", `{"to":"implement","from":"review"}`, "expected phase review, found plan")
 
