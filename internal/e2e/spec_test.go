@@ -82,7 +82,7 @@ func TestPluginSpecsMatchManifests(t *testing.T) {
 	}
 }
 
-func readJSON(t *testing.T, path string, v any) {
+func readJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
