@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 )
 
 // realClaude returns the Claude Code executable to check Dir against, or skips: it is
@@ -208,5 +210,71 @@ func git(t *testing.T, dir string, args ...string) {
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestClaudeLoadsCairnLines writes L2 the way the engine will (a position line and a
+// learning, beside a line of the user's) and runs the real CLI against the mock API: the
+// first main request must carry MEMORY.md with every line, Cairn's included.
+func TestClaudeLoadsCairnLines(t *testing.T) {
+	claude := realClaude(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, proj := filepath.Join(base, "home"), filepath.Join(base, "proj")
+	mkdirAll(t, home)
+	mkdirAll(t, proj)
+	git(t, proj, "init", "-q")
+	env := map[string]string{"HOME": home}
+	m, err := Open(Env{Getenv: func(k string) string { return env[k] }, WorkDir: proj, ManagedSettings: filepath.Join(base, "none.json")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkdirAll(t, m.Location().Dir)
+	userLine := "- [Prefs](prefs.md) — user likes tabs"
+	if err := os.WriteFile(filepath.Join(m.Location().Dir, IndexFile), []byte("# Memory index\n"+userLine+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Record(PositionLine("apex", "analyze", "planning", "the login fix")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.RecordLearning(Learning{Title: "Run migrations first", Body: "make migrate before go test"}); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := mockapi.New()
+	defer srv.Close()
+	cmd := exec.Command(claude, "-p", "hi")
+	cmd.Dir = proj
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-dummy"}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("claude -p: %v", err)
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatal("claude -p did not finish in 90s")
+	}
+	first := srv.FirstMain()
+	if first == nil {
+		t.Fatalf("no main request reached the mock; paths %v", srv.Paths())
+	}
+	all := first.AllText()
+	for _, want := range []string{
+		userLine,
+		"- [Cairn workflow](cairn-workflow.md) — Active APEX workflow: analyze completed, planning the login fix",
+		"- [Run migrations first](cairn-learning-run-migrations-first.md) — make migrate before go test",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the model's context lacks %q", want)
+		}
 	}
 }
