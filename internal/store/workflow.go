@@ -390,7 +390,9 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 		return res, err
 	}
 	jf := journalFile(m.id)
-	if _, err := fsx.AppendLine(s.fs, jf, encodeRecord(rec), true); err != nil && !fsx.IsNotDurable(err) {
+	// The journal line is the commit point: unless it is durable (a failed directory sync
+	// included), the change is not acknowledged.
+	if _, err := fsx.AppendLine(s.fs, jf, encodeRecord(rec), true); err != nil {
 		return res, s.writeErr(jf, err)
 	}
 	res = Result{Workflow: Workflow{Data: next, ID: m.id, Revision: m.rev, Notices: w.Notices}, Changed: true, Seq: rec.Seq}

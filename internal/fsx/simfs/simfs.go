@@ -1,0 +1,486 @@
+// Package simfs is an in-memory fsx.FS that models what a power loss keeps, for tests: a
+// file's bytes survive only as of its last Sync, and a directory's entries (creates, renames,
+// removes) only as of its last SyncDir. Power is lost at a chosen operation; Recover then gives
+// the file system as it would come back after a reboot. Enumerating the operation at which
+// power is lost finds every missing fsync or directory fsync in a write path in well under a
+// second. It models the pessimistic case (nothing unsynced survives); it is not a full model of
+// any real file system, and it is single-process (Lock only counts as an operation).
+package simfs
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+)
+
+// ErrPowerLost is returned by every operation from the one at which power is lost.
+var ErrPowerLost = errors.New("power lost")
+
+// FS is the simulated file system. The zero value is not usable; call New.
+type FS struct {
+	// CrashAt is the operation number (from 1) at which power is lost; 0 never.
+	CrashAt int
+
+	mu      sync.Mutex
+	root    *node
+	nextID  uint64
+	n       int
+	crashed bool
+}
+
+type node struct {
+	id       uint64
+	dir      bool
+	data     []byte           // a file's bytes as written
+	synced   []byte           // a file's bytes as of its last Sync
+	children map[string]*node // a directory's entries now
+	durable  map[string]*node // a directory's entries as of its last SyncDir
+	mtime    time.Time
+}
+
+// New returns an empty file system whose root directory exists durably.
+func New() *FS {
+	f := &FS{}
+	f.root = f.newNode(true)
+	return f
+}
+
+func (f *FS) newNode(dir bool) *node {
+	f.nextID++
+	n := &node{id: f.nextID, dir: dir, mtime: time.Unix(int64(f.nextID), 0)}
+	if dir {
+		n.children = map[string]*node{}
+		n.durable = map[string]*node{}
+	}
+	return n
+}
+
+// Ops returns how many operations were attempted.
+func (f *FS) Ops() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// Crashed reports whether power was lost.
+func (f *FS) Crashed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.crashed
+}
+
+// step counts an operation; the caller holds f.mu.
+func (f *FS) step() error {
+	f.n++
+	if f.crashed || (f.CrashAt > 0 && f.n >= f.CrashAt) {
+		f.crashed = true
+		return ErrPowerLost
+	}
+	return nil
+}
+
+// Recover returns the file system as it comes back after power is lost now: each directory
+// holds its entries as of its last SyncDir, each file its bytes as of its last Sync.
+func (f *FS) Recover() *FS {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := &FS{nextID: f.nextID}
+	seen := map[*node]*node{}
+	var copyNode func(n *node) *node
+	copyNode = func(n *node) *node {
+		if c, ok := seen[n]; ok {
+			return c
+		}
+		c := &node{id: n.id, dir: n.dir, mtime: n.mtime}
+		seen[n] = c
+		if n.dir {
+			c.children = map[string]*node{}
+			for name, ch := range n.durable {
+				c.children[name] = copyNode(ch)
+			}
+			c.durable = map[string]*node{}
+			for name, ch := range c.children {
+				c.durable[name] = ch
+			}
+		} else {
+			c.data = append([]byte(nil), n.synced...)
+			c.synced = append([]byte(nil), n.synced...)
+		}
+		return c
+	}
+	out.root = copyNode(f.root)
+	return out
+}
+
+func split(name string) []string {
+	name = strings.Trim(name, "/")
+	if name == "" || name == "." {
+		return nil
+	}
+	return strings.Split(name, "/")
+}
+
+// lookup returns the parent directory of name and the last element.
+func (f *FS) parent(op, name string) (*node, string, error) {
+	parts := split(name)
+	if len(parts) == 0 {
+		return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	d := f.root
+	for _, p := range parts[:len(parts)-1] {
+		c, ok := d.children[p]
+		if !ok {
+			return nil, "", &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+		}
+		if !c.dir {
+			return nil, "", &fs.PathError{Op: op, Path: name, Err: errors.New("not a directory")}
+		}
+		d = c
+	}
+	return d, parts[len(parts)-1], nil
+}
+
+func (f *FS) lookup(op, name string) (*node, error) {
+	if len(split(name)) == 0 {
+		return f.root, nil
+	}
+	d, base, err := f.parent(op, name)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := d.children[base]
+	if !ok {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	return n, nil
+}
+
+// OpenFile opens or creates a file; O_CREATE, O_EXCL, O_TRUNC and O_APPEND are honoured.
+func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (fsx.File, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return nil, err
+	}
+	d, base, err := f.parent("open", name)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := d.children[base]
+	switch {
+	case ok && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrExist}
+	case !ok && flag&os.O_CREATE == 0:
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	case !ok:
+		n = f.newNode(false)
+		d.children[base] = n
+	}
+	if n.dir && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("is a directory")}
+	}
+	if flag&os.O_TRUNC != 0 {
+		n.data = nil
+	}
+	return &file{fs: f, n: n, name: name, flag: flag}, nil
+}
+
+// Rename moves oldname to newname, replacing a file there.
+func (f *FS) Rename(oldname, newname string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return err
+	}
+	od, ob, err := f.parent("rename", oldname)
+	if err != nil {
+		return err
+	}
+	n, ok := od.children[ob]
+	if !ok {
+		return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
+	}
+	nd, nb, err := f.parent("rename", newname)
+	if err != nil {
+		return err
+	}
+	if t, ok := nd.children[nb]; ok && t.dir && len(t.children) > 0 {
+		return &fs.PathError{Op: "rename", Path: newname, Err: errors.New("directory not empty")}
+	}
+	delete(od.children, ob)
+	nd.children[nb] = n
+	return nil
+}
+
+// Remove removes a file or an empty directory.
+func (f *FS) Remove(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return err
+	}
+	d, b, err := f.parent("remove", name)
+	if err != nil {
+		return err
+	}
+	n, ok := d.children[b]
+	if !ok {
+		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+	}
+	if n.dir && len(n.children) > 0 {
+		return &fs.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
+	}
+	delete(d.children, b)
+	return nil
+}
+
+// RemoveAll removes name and everything under it; a missing name is fine.
+func (f *FS) RemoveAll(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return err
+	}
+	d, b, err := f.parent("removeall", name)
+	if err != nil {
+		return nil
+	}
+	delete(d.children, b)
+	return nil
+}
+
+// Mkdir creates a directory.
+func (f *FS) Mkdir(name string, perm fs.FileMode) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return err
+	}
+	d, b, err := f.parent("mkdir", name)
+	if err != nil {
+		return err
+	}
+	if _, ok := d.children[b]; ok {
+		return &fs.PathError{Op: "mkdir", Path: name, Err: fs.ErrExist}
+	}
+	d.children[b] = f.newNode(true)
+	return nil
+}
+
+// Lstat describes name (there are no symlinks here).
+func (f *FS) Lstat(name string) (fs.FileInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return nil, err
+	}
+	n, err := f.lookup("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	parts := split(name)
+	base := "."
+	if len(parts) > 0 {
+		base = parts[len(parts)-1]
+	}
+	return info{name: base, n: n, size: int64(len(n.data))}, nil
+}
+
+// ReadDirNames lists a directory's current entries.
+func (f *FS) ReadDirNames(name string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return nil, err
+	}
+	n, err := f.lookup("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	if !n.dir {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	var out []string
+	for k := range n.children {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// SyncDir makes a directory's current entries durable.
+func (f *FS) SyncDir(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return err
+	}
+	n, err := f.lookup("syncdir", name)
+	if err != nil {
+		return err
+	}
+	n.durable = map[string]*node{}
+	for k, v := range n.children {
+		n.durable[k] = v
+	}
+	return nil
+}
+
+// Lock only counts as an operation: the simulation runs in one process.
+func (f *FS) Lock(name string, wait time.Duration) (func() error, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.step(); err != nil {
+		return nil, err
+	}
+	return func() error { return nil }, nil
+}
+
+type info struct {
+	name string
+	n    *node
+	size int64
+}
+
+func (i info) Name() string { return i.name }
+func (i info) Size() int64  { return i.size }
+func (i info) Mode() fs.FileMode {
+	if i.n.dir {
+		return fs.ModeDir | 0o700
+	}
+	return 0o600
+}
+func (i info) ModTime() time.Time { return i.n.mtime }
+func (i info) IsDir() bool        { return i.n.dir }
+func (i info) Sys() any           { return nil }
+
+// ID lets fsx tell whether two FileInfos are the same file.
+func (i info) ID() uint64 { return i.n.id }
+
+type file struct {
+	fs     *FS
+	n      *node
+	name   string
+	flag   int
+	pos    int64
+	closed bool
+}
+
+func (h *file) op() error {
+	if h.closed {
+		return fs.ErrClosed
+	}
+	return h.fs.step()
+}
+
+func (h *file) Read(p []byte) (int, error) {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.op(); err != nil {
+		return 0, err
+	}
+	if h.pos >= int64(len(h.n.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.n.data[h.pos:])
+	h.pos += int64(n)
+	return n, nil
+}
+
+func (h *file) ReadAt(p []byte, off int64) (int, error) {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.op(); err != nil {
+		return 0, err
+	}
+	if off >= int64(len(h.n.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.n.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (h *file) writeAt(p []byte, off int64) {
+	if end := off + int64(len(p)); end > int64(len(h.n.data)) {
+		h.n.data = append(h.n.data, make([]byte, end-int64(len(h.n.data)))...)
+	}
+	copy(h.n.data[off:], p)
+}
+
+func (h *file) Write(p []byte) (int, error) {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.op(); err != nil {
+		return 0, err
+	}
+	if h.flag&os.O_APPEND != 0 {
+		h.pos = int64(len(h.n.data))
+	}
+	h.writeAt(p, h.pos)
+	h.pos += int64(len(p))
+	return len(p), nil
+}
+
+func (h *file) WriteAt(p []byte, off int64) (int, error) {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.op(); err != nil {
+		return 0, err
+	}
+	h.writeAt(p, off)
+	return len(p), nil
+}
+
+func (h *file) Stat() (fs.FileInfo, error) {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.op(); err != nil {
+		return nil, err
+	}
+	base := h.name[strings.LastIndexByte(h.name, '/')+1:]
+	return info{name: base, n: h.n, size: int64(len(h.n.data))}, nil
+}
+
+func (h *file) Sync() error {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.op(); err != nil {
+		return err
+	}
+	h.n.synced = append([]byte(nil), h.n.data...)
+	return nil
+}
+
+func (h *file) Truncate(size int64) error {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	if err := h.op(); err != nil {
+		return err
+	}
+	if size < int64(len(h.n.data)) {
+		h.n.data = h.n.data[:size]
+	} else {
+		h.n.data = append(h.n.data, make([]byte, size-int64(len(h.n.data)))...)
+	}
+	return nil
+}
+
+func (h *file) Close() error {
+	h.fs.mu.Lock()
+	defer h.fs.mu.Unlock()
+	err := h.op()
+	h.closed = true
+	return err
+}
+
+var _ fsx.FS = (*FS)(nil)
