@@ -99,10 +99,12 @@ func Dir(env Env) (Location, error) {
 		if d, ok := overridePath(v, env.home(), true); ok {
 			return Location{Dir: d, Source: EnvCairnMemoryDir}, nil
 		}
-		if filepath.IsAbs(env.WorkDir) && !strings.HasPrefix(v, "~") {
+		relative := !filepath.IsAbs(v) && !strings.HasPrefix(v, "~") && !strings.ContainsRune(v, 0) &&
+			!strings.HasPrefix(v, `\`) && !strings.HasPrefix(v, "/")
+		if relative && filepath.IsAbs(env.WorkDir) {
 			return Location{Dir: filepath.Join(env.WorkDir, v), Source: EnvCairnMemoryDir}, nil
 		}
-		return Location{}, fmt.Errorf("finding the auto-memory directory: %s=%q is neither absolute nor under ~/, and the working directory is unknown", EnvCairnMemoryDir, v)
+		return Location{}, fmt.Errorf("finding the auto-memory directory: %s=%q is not a usable directory (absolute, ~/..., or relative to a known working directory); unset it or give an absolute path", EnvCairnMemoryDir, v)
 	}
 	if v := env.getenv(EnvCoworkOverride); v != "" {
 		if d, ok := overridePath(v, env.home(), false); ok {

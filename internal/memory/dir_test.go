@@ -322,6 +322,17 @@ func TestDirDisabled(t *testing.T) {
 	}
 }
 
+func TestDirCairnMemoryDirRefused(t *testing.T) {
+	for _, v := range []string{"//server/share/mem", "~/..", "~/", "/x\x00y"} {
+		_, err := Dir(Env{Getenv: func(k string) string {
+			return map[string]string{"HOME": "/home/u", "CAIRN_MEMORY_DIR": v}[k]
+		}, WorkDir: t.TempDir(), ManagedSettings: "/nonexistent"})
+		if err == nil {
+			t.Errorf("CAIRN_MEMORY_DIR=%q accepted", v)
+		}
+	}
+}
+
 func TestDirNoHome(t *testing.T) {
 	_, err := Dir(Env{Getenv: func(string) string { return "" }, WorkDir: t.TempDir(), ManagedSettings: "/nonexistent"})
 	if err == nil {

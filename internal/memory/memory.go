@@ -70,8 +70,10 @@ func unavailable(reason string, err error) *UnavailableError {
 // Options tune a Memory. Zero values take the defaults.
 type Options struct {
 	// Lock serialises Cairn's own writers across processes; it must wait only briefly and
-	// return an error when it gives up. The engine passes a lock in Cairn's state directory.
-	// Nil means a lock on a hidden, empty ".cairn-memory.lock" in the memory directory.
+	// return an error when it gives up. The engine passes a lock in Cairn's state directory;
+	// it must be a lock of its own, not one the caller may already hold while writing L2
+	// (flock locks taken twice through two opens block even within one process). Nil means
+	// fsx's lock on a hidden ".cairn-memory.lock" in the memory directory, empty when idle.
 	Lock func() (unlock func(), err error)
 	// LockWait bounds the default lock's wait; default 2s.
 	LockWait time.Duration
