@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/fsx/simfs"
@@ -97,4 +98,73 @@ func TestPowerLoss(t *testing.T) {
 		rs.Close()
 	}
 	t.Logf("%d crash points checked", n+1)
+}
+
+// TestPowerLossArchive cuts the power at every operation of an Archive: the workflow is
+// never lost (still active, or archived, or, since the simulation does not make a
+// cross-directory rename atomic as a journaling file system does, briefly both), and an
+// acknowledged archive leaves it archived and no longer active.
+func TestPowerLossArchive(t *testing.T) {
+	dir := t.TempDir()
+	run := func(f *simfs.FS, crashAt int) error {
+		s, err := store.Open(dir, store.WithFS(f), store.WithRetention(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, id := range []string{"old-1", wfID} {
+			if _, err := s.UpdateWorkflow(setNext(id, "plan")); err != nil {
+				t.Fatal(err)
+			}
+			if id == wfID {
+				break
+			}
+			if _, err := s.Archive("completed"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if crashAt > 0 {
+			f.CrashAt = f.Ops() + crashAt
+		}
+		_, err = s.Archive("completed")
+		return err
+	}
+	clean := simfs.New()
+	if err := run(clean, 0); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for k := 1; ; k++ {
+		f := simfs.New()
+		aerr := run(f, k)
+		if !f.Crashed() {
+			break // k is past the archive's last operation
+		}
+		checked++
+		rec := f.Recover()
+		rs, err := store.Open(dir, store.WithFS(rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := rs.ReadWorkflow()
+		active := err == nil && w.ID == wfID
+		archived := false
+		names, _ := rec.ReadDirNames("archive")
+		for _, d := range names {
+			if snap, _, err := rs.ReadArchive(d); err == nil && revOf(t, snap) == 1 && strings.HasPrefix(d, wfID) {
+				archived = true
+			}
+		}
+		if !active && !archived {
+			t.Fatalf("crash at %d: the workflow is lost (archive said %v)", k, aerr)
+		}
+		if aerr == nil && (active || !archived) {
+			t.Fatalf("crash at %d: acknowledged archive but active=%v archived=%v", k, active, archived)
+		}
+		rs.Close()
+	}
+	if checked < 20 {
+		t.Fatalf("only %d crash points in an archive", checked)
+	}
+	t.Logf("%d crash points checked", checked)
 }
