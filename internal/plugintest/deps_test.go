@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,18 +17,12 @@ func TestHookBinariesDoNotLinkMCP(t *testing.T) {
 	}
 	const forbidden = "github.com/mark3labs/mcp-go"
 	const unneeded = "github.com/fsnotify/fsnotify"
+	// The check has teeth: the MCP server's own list does hold mcp-go.
+	if deps := listDeps(t, goBin, "./mcpserver"); !slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, forbidden+"/") }) {
+		t.Fatalf("go list -deps ./mcpserver does not list %s: the check below would prove nothing", forbidden)
+	}
 	for _, pkg := range []string{"./hooks/sessionstart", "./hooks/stop"} {
-		cmd := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}", pkg)
-		cmd.Dir = repoRoot(t)
-		out, err := cmd.Output()
-		if err != nil {
-			msg := ""
-			if ee, ok := err.(*exec.ExitError); ok {
-				msg = string(ee.Stderr)
-			}
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, msg)
-		}
-		deps := strings.Fields(string(out))
+		deps := listDeps(t, goBin, pkg)
 		if len(deps) < 10 {
 			t.Fatalf("go list -deps %s listed only %v: the check would prove nothing", pkg, deps)
 		}
@@ -40,4 +35,19 @@ func TestHookBinariesDoNotLinkMCP(t *testing.T) {
 			}
 		}
 	}
+}
+
+func listDeps(t *testing.T, goBin, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}", pkg)
+	cmd.Dir = repoRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, msg)
+	}
+	return strings.Fields(string(out))
 }

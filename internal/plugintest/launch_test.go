@@ -205,10 +205,12 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := toolDir(t)
-	env := launchEnv(root, data, home, shims+string(os.PathListSeparator)+tools,
-		// The shared caches keep this from downloading or recompiling the world.
-		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOPROXY=off",
-		"GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "CGO_ENABLED=0")
+	// The real PATH after the shim: the build needs what the cache was filled with (a C
+	// compiler for cgo, say). Later starts get the tools alone: no Go at all.
+	env := launchEnv(root, data, home, shims+string(os.PathListSeparator)+os.Getenv("PATH"),
+		// The shared caches and settings: otherwise the build downloads or recompiles the world.
+		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOENV="+goEnv("GOENV"),
+		"GOPROXY=off", "GOTOOLCHAIN=local")
 
 	// 1. A hook never waits: it starts the build in the background and says so.
 	res := runLaunch(t, root, env, `{"session_id":"s1","source":"startup"}`, "cairn-session-start")

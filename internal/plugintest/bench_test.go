@@ -1,0 +1,339 @@
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hooktest"
+)
+
+// The whole-process benchmarks: each hook built as Claude Code runs it, started fresh for every
+// iteration with the event on stdin, in a project holding an active workflow, 10,000 archived
+// workflows and a 200-line MEMORY.md. Compared in the same run with a Go binary that does
+// nothing (the floor: process start) and with the seeds' bash+jq SessionStart hook
+// (../shared/baseline/session-start.sh beside the repository).
+//
+// Each benchmark reports ns/op (the mean), median-ns, and, for the hooks, x-noop (median over
+// the no-op's median; target: SessionStart at most 2) and baseline-x (the baseline's median
+// over the hook's; target: SessionStart at least 20).
+//
+//	go test -run '^$' -bench Process -count 5 ./internal/plugintest
+
+const (
+	benchArchived    = 10000
+	benchMemoryLines = 200
+)
+
+type benchFixture struct {
+	dir          string // holds everything; removed by TestMain
+	sessionStart string // built binaries
+	stop         string
+	noop         string
+	cairnEnv     []string // env for the hooks: project with Cairn state
+	baselineEnv  []string // env for the baseline: project with a seeds' workflow-state.json
+	baseline     string   // path of session-start.sh, "" when missing
+	baselineWhy  string   // why it is missing
+}
+
+var (
+	benchOnce sync.Once
+	benchFix  *benchFixture
+	benchErr  error
+
+	mediansMu sync.Mutex
+	medians   = map[string]time.Duration{} // "noop", "baseline": the latest run's median
+)
+
+// TestMain removes the benchmark fixture, which outlives any one benchmark.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchFix != nil {
+		os.RemoveAll(benchFix.dir)
+	}
+	os.Exit(code)
+}
+
+func fixture(b *testing.B) *benchFixture {
+	b.Helper()
+	benchOnce.Do(func() { benchFix, benchErr = buildFixture(repoRoot(b)) })
+	if benchErr != nil {
+		b.Fatalf("building the benchmark fixture: %v", benchErr)
+	}
+	return benchFix
+}
+
+func buildFixture(root string) (*benchFixture, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return nil, fmt.Errorf("go is not on PATH: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "cairn-bench-")
+	if err != nil {
+		return nil, err
+	}
+	f := &benchFixture{dir: dir}
+	fail := func(err error) (*benchFixture, error) {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+
+	// The binaries, built as hooks/launch builds them.
+	bin := filepath.Join(dir, "bin")
+	noopSrc := filepath.Join(dir, "noop")
+	if err := os.MkdirAll(noopSrc, 0o755); err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(noopSrc, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return fail(err)
+	}
+	f.sessionStart = filepath.Join(bin, "cairn-session-start")
+	f.stop = filepath.Join(bin, "cairn-stop")
+	f.noop = filepath.Join(bin, "noop")
+	for _, build := range []struct{ out, dir, pkg string }{
+		{f.sessionStart, root, "./hooks/sessionstart"},
+		{f.stop, root, "./hooks/stop"},
+		{f.noop, noopSrc, "main.go"},
+	} {
+		cmd := exec.Command(goBin, "build", "-trimpath", "-o", build.out, build.pkg)
+		cmd.Dir = build.dir
+		if build.pkg == "main.go" {
+			cmd.Env = append(os.Environ(), "GO111MODULE=off")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("go build %s: %v\n%s", build.pkg, err, out))
+		}
+	}
+
+	// Cairn's project: an active workflow written by the engine, 10,000 archived ones.
+	project := filepath.Join(dir, "project")
+	memDir := filepath.Join(dir, "memory")
+	home := filepath.Join(dir, "home")
+	for _, d := range []string{filepath.Join(project, ".git"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	f.cairnEnv = []string{
+		"HOME=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
+		"CLAUDE_PROJECT_DIR=" + project,
+		"CAIRN_MEMORY_DIR=" + memDir,
+		"CLAUDE_PID=" + hooktest.ClaudePID,
+		"CLAUDE_CODE_SESSION_ID=bench-session",
+	}
+	getenv := envFunc(f.cairnEnv)
+	e, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: project, Actor: "bench"})
+	if err != nil {
+		return fail(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Start(ctx, engine.StartRequest{Type: "apex", Context: "benchmark: add retries to the uploader"}); err != nil {
+		e.Close()
+		return fail(err)
+	}
+	for _, to := range []string{"plan", "implement"} {
+		if _, err := e.Transition(ctx, engine.TransitionRequest{To: to}); err != nil {
+			e.Close()
+			return fail(err)
+		}
+	}
+	stateDir := e.StateDir()
+	if err := e.Close(); err != nil {
+		return fail(err)
+	}
+	if err := writeArchive(stateDir, benchArchived); err != nil {
+		return fail(err)
+	}
+	if err := hooktest.WriteMemory(memDir, benchMemoryLines); err != nil {
+		return fail(err)
+	}
+
+	// The baseline's project: the seeds' workflow-state.json, fresh enough not to expire.
+	f.baseline, f.baselineWhy = locateBaseline(root)
+	if f.baseline != "" {
+		bproject := filepath.Join(dir, "baseline-project")
+		if err := os.MkdirAll(filepath.Join(bproject, ".claude"), 0o755); err != nil {
+			return fail(err)
+		}
+		state := fmt.Sprintf(`{"type":"apex","phase":"implement","context":"benchmark: add retries to the uploader","completedPhases":["analyze","plan"],"ttl":"24h","lastUpdated":%q}`,
+			time.Now().UTC().Format(time.RFC3339))
+		if err := os.WriteFile(filepath.Join(bproject, ".claude", "workflow-state.json"), []byte(state), 0o644); err != nil {
+			return fail(err)
+		}
+		if err := writeArchive(filepath.Join(bproject, ".claude", "cairn"), benchArchived); err != nil {
+			return fail(err)
+		}
+		if err := hooktest.WriteMemory(filepath.Join(bproject, ".claude"), benchMemoryLines); err != nil {
+			return fail(err)
+		}
+		f.baselineEnv = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "CLAUDE_PROJECT_DIR=" + bproject}
+	}
+	return f, nil
+}
+
+// writeArchive makes n archive/<id>-<utc>/ directories, each with a finished workflow.
+func writeArchive(stateDir string, n int) error {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		at := base.Add(time.Duration(i) * time.Minute)
+		id := fmt.Sprintf("apex-%s-%04x", at.Format("20060102T150405Z"), i&0xffff)
+		d := filepath.Join(stateDir, "archive", id+"-"+at.Add(time.Hour).Format("20060102T150405Z"))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		rec := fmt.Sprintf(`{"version":"2.0","workflow_id":%q,"type":"apex","context":"archived %d","state":"git-commit","phase_status":"complete","status":"completed","ttl":"24h","created_at":%q,"updated_at":%q,"revision":5}`,
+			id, i, at.Format(time.RFC3339), at.Add(time.Hour).Format(time.RFC3339))
+		if err := os.WriteFile(filepath.Join(d, "workflow-state.json"), []byte(rec), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// locateBaseline finds ../shared/baseline/session-start.sh beside the repository (CI clones
+// the repository with shared/ next to it) and the bash and jq it needs.
+func locateBaseline(root string) (string, string) {
+	p := filepath.Join(filepath.Dir(root), "shared", "baseline", "session-start.sh")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Sprintf("the seeds' baseline %s is missing (it lives in ../shared beside the repository)", p)
+	}
+	for _, tool := range []string{"bash", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", fmt.Sprintf("the baseline needs %s, which is not on PATH", tool)
+		}
+	}
+	return p, ""
+}
+
+func envFunc(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := bytes.Cut([]byte(env[i]), []byte("=")); ok && string(k) == key {
+				return string(v)
+			}
+		}
+		return ""
+	}
+}
+
+const (
+	startEvent = `{"session_id":"bench-session","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`
+	stopEvent  = `{"session_id":"bench-session","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"Stop","stop_hook_active":false}`
+)
+
+// runOnce starts one process and waits for it; stdout must hold want (when not empty).
+func runOnce(tb testing.TB, argv []string, env []string, stdin, want string) time.Duration {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader([]byte(stdin))
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	start := time.Now()
+	err := cmd.Run()
+	el := time.Since(start)
+	if err != nil {
+		tb.Fatalf("%s: %v", argv[0], err)
+	}
+	if want != "" && !bytes.Contains(out.Bytes(), []byte(want)) {
+		tb.Fatalf("%s printed %q, want it to contain %q: the benchmark would time the wrong thing", argv[0], out.String(), want)
+	}
+	return el
+}
+
+// benchProcess times b.N starts of argv and reports the median.
+func benchProcess(b *testing.B, argv []string, env []string, stdin, want string) time.Duration {
+	runOnce(b, argv, env, stdin, want) // warm the page cache and check the output
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		times = append(times, runOnce(b, argv, env, stdin, ""))
+	}
+	b.StopTimer()
+	m := median(times)
+	b.ReportMetric(float64(m.Nanoseconds()), "median-ns")
+	return m
+}
+
+func median(ts []time.Duration) time.Duration {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// reference is the median of a reference process from this run, measured now with a fixed
+// sample when its own benchmark has not run.
+func reference(b *testing.B, key string, measure func() time.Duration) time.Duration {
+	mediansMu.Lock()
+	m, ok := medians[key]
+	mediansMu.Unlock()
+	if ok {
+		return m
+	}
+	m = measure()
+	mediansMu.Lock()
+	medians[key] = m
+	mediansMu.Unlock()
+	return m
+}
+
+func sample(tb testing.TB, n int, argv, env []string, stdin string) time.Duration {
+	times := make([]time.Duration, n)
+	for i := range times {
+		times[i] = runOnce(tb, argv, env, stdin, "")
+	}
+	return median(times)
+}
+
+func BenchmarkNoopProcess(b *testing.B) {
+	f := fixture(b)
+	m := benchProcess(b, []string{f.noop}, f.cairnEnv, startEvent, "")
+	mediansMu.Lock()
+	medians["noop"] = m
+	mediansMu.Unlock()
+}
+
+func BenchmarkBaselineSessionStart(b *testing.B) {
+	f := fixture(b)
+	if f.baseline == "" {
+		b.Skip(f.baselineWhy)
+	}
+	m := benchProcess(b, []string{"bash", f.baseline}, f.baselineEnv, startEvent, "Resuming apex workflow")
+	mediansMu.Lock()
+	medians["baseline"] = m
+	mediansMu.Unlock()
+}
+
+func BenchmarkSessionStartProcess(b *testing.B) {
+	f := fixture(b)
+	m := benchProcess(b, []string{f.sessionStart}, f.cairnEnv, startEvent, `"hookEventName":"SessionStart"`)
+	reportRatios(b, f, m)
+}
+
+func BenchmarkStopProcess(b *testing.B) {
+	f := fixture(b)
+	m := benchProcess(b, []string{f.stop}, f.cairnEnv, stopEvent, "")
+	reportRatios(b, f, m)
+}
+
+func reportRatios(b *testing.B, f *benchFixture, m time.Duration) {
+	noop := reference(b, "noop", func() time.Duration { return sample(b, 201, []string{f.noop}, f.cairnEnv, startEvent) })
+	b.ReportMetric(float64(m)/float64(noop), "x-noop")
+	if f.baseline == "" {
+		b.Logf("no baseline ratio: %s", f.baselineWhy)
+		return
+	}
+	base := reference(b, "baseline", func() time.Duration {
+		return sample(b, 21, []string{"bash", f.baseline}, f.baselineEnv, startEvent)
+	})
+	b.ReportMetric(float64(base)/float64(m), "baseline-x")
+}
