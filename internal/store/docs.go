@@ -129,7 +129,8 @@ func (s *Store) Write(name string, doc []byte) error {
 // Update is a locked read-modify-write of the named document: fn gets the current content
 // (nil when there is none) and returns the new one, or nil to leave it as it is, or an error
 // to abort. No other Update or Write of the same name runs in between, in any process. It
-// returns what the document holds afterwards.
+// returns what the document holds afterwards. fn runs under the lock: it must not write the
+// same document itself.
 func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err

@@ -322,7 +322,9 @@ func (s *Store) newestJournalRecord() (*Record, error) {
 // CheckDocument, carry the same workflow_id as the current one (archive first to start
 // another) and revision = current + 1 (a new workflow starts at 1, or after its journal's
 // last revision). The change is appended to journal/<workflow_id>.jsonl and fsynced (the
-// commit point), then the snapshot is replaced.
+// commit point), then the snapshot is replaced; if only that replace fails, the change
+// still stands (readers see it through the journal) and a "snapshot-stale" Notice says so.
+// fn runs under the lock: it must not call UpdateWorkflow, Archive or ArchiveRecord.
 func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err error)) (Result, error) {
 	unlock, err := s.lock("workflow")
 	if err != nil {
