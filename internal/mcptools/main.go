@@ -32,7 +32,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	// A client that goes away must not kill us halfway through a write: a write to a closed
 	// pipe fails with EPIPE instead, and the server shuts down in order.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	srv := New(Options{Open: OpenEngine, Getenv: getenv, Version: Version, Log: logger})

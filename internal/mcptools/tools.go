@@ -54,6 +54,12 @@ const (
 )
 
 // specs are the tools, in the order tools/list shows them.
+//
+// Annotations follow one rule. readOnly: the tool never writes. destructive: a call can end,
+// replace or overwrite something the agent may still want (the active workflow, the violations
+// list, a checkpoint of the same name); updates that only add or move forward, with history
+// kept, are not destructive. idempotent: repeating the same call changes nothing more.
+// openWorld is false everywhere: the tools touch only the project's own state.
 var specs = []*toolSpec{
 	{
 		name:       "resume_check",
