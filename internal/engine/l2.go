@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -53,7 +54,9 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
 		}
-		if err != nil {
+		if err != nil && memory.IsUnavailable(err) {
+			// Only a layer that is unavailable now may work later; refused text (a secret,
+			// an empty line) would fail every time.
 			s.Owed = append(s.Owed, line)
 			if n := len(s.Owed); n > maxOwed {
 				s.Owed = s.Owed[n-maxOwed:]
@@ -90,7 +93,9 @@ func (e *Engine) settleL2() (wrote []string, warning string) {
 	var failed []string
 	for _, l := range lines {
 		if err := e.mem.Record(l); err != nil {
-			failed = append(failed, l)
+			if memory.IsUnavailable(err) {
+				failed = append(failed, l)
+			}
 			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
 		} else {
 			wrote = append(wrote, l)
