@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/jsonx"
@@ -198,6 +199,10 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 	}
 	out := names[:0]
 	for _, n := range names {
+		if strings.HasPrefix(n, ".tmp-") {
+			s.removeStaleTemp(checkpointsDir + "/" + n)
+			continue
+		}
 		name, ok := strings.CutSuffix(n, ".json")
 		if !ok || ValidName(name) != nil {
 			continue // temp files and anything that is not ours
@@ -216,3 +221,16 @@ func (s *Store) WriteSession(name string, doc []byte) error { return s.put(sessi
 
 // ReadSession returns sessions/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) ReadSession(name string) ([]byte, error) { return s.get(sessions, name) }
+
+// StaleTempAge is how old a temp file must be before ListCheckpoints removes it. Checkpoint
+// saves take no lock, so only a temp file no live writer can still be using is removed: a
+// replace takes milliseconds, so one an hour old was left by a process that died mid-save.
+const StaleTempAge = time.Hour
+
+func (s *Store) removeStaleTemp(name string) {
+	fi, err := s.fs.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || s.o.now().Sub(fi.ModTime()) < StaleTempAge {
+		return
+	}
+	_ = s.fs.Remove(name) // best effort: a read-only directory keeps it
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/jsonx"
@@ -296,6 +297,23 @@ func TestCheckpoints(t *testing.T) {
 	}
 	if _, err := s.ListCheckpoints("[a-"); err == nil {
 		t.Error("bad pattern accepted")
+	}
+	// A temp file left by a writer killed mid-save is removed once it is surely stale.
+	dir := s.Dir()
+	stale := filepath.Join(dir, "checkpoints", ".tmp-plan_v2.json-0123456789ab")
+	fresh := filepath.Join(dir, "checkpoints", ".tmp-plan_v1.json-0123456789ab")
+	os.WriteFile(stale, []byte(`{"half`), 0o600)
+	os.WriteFile(fresh, []byte(`{"half`), 0o600)
+	old := time.Now().Add(-2 * store.StaleTempAge)
+	os.Chtimes(stale, old, old)
+	if l, _ := s.ListCheckpoints(""); len(l) != 5 {
+		t.Errorf("temp files listed: %v", l)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("stale temp file kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a temp file a writer may still be using was removed")
 	}
 }
 
