@@ -7,7 +7,8 @@
 // It is generic over the workflow record: it reads only "version", "workflow_id" and
 // "revision" and leaves the rest to internal/workflow. It does not discover the project root
 // (internal/project does) and never deletes state, with one exception: archive directories
-// beyond the retention count are pruned (see Archive).
+// beyond the retention count are pruned (see Archive). (Temp files a killed writer left behind
+// are not state; they are removed once no writer can be using them.)
 //
 // Every write goes through an fsx.FS anchored at the state directory, is checked with
 // jsonx.Check and secrets.ScanJSON first, and leaves the old content intact when it fails.
