@@ -42,6 +42,21 @@ func helper(mode, dir string) int {
 	case "incr", "incr-nolock":
 		n, _ := strconv.Atoi(os.Getenv("CAIRN_STORE_TEST_N"))
 		return incrementer(s, n, mode == "incr")
+	case "once":
+		_, wf := s.UpdateWorkflow(setNext(wfID, "plan"))
+		cp := s.SaveCheckpoint("cp", []byte(`{"v":2}`))
+		lg := s.AppendLog("events", []byte(`{"n":2}`))
+		for _, r := range []struct {
+			what string
+			err  error
+		}{{"wf", wf}, {"cp", cp}, {"log", lg}} {
+			if r.err != nil {
+				fmt.Printf("%s err %v\n", r.what, r.err)
+			} else {
+				fmt.Printf("%s ok\n", r.what)
+			}
+		}
+		return 0
 	case "hold":
 		_, err := s.Update("held", func([]byte) ([]byte, error) {
 			fmt.Println("ready")

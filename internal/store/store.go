@@ -89,6 +89,8 @@ func (e *WriteError) Error() string {
 		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err))
 	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
 		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
+	case errors.Is(e.Err, syscall.EIO):
+		return fmt.Sprintf("cannot write %s in %s: the disk reported an I/O error (%v); the previous version was kept; check the disk before trying again", e.Name, e.Dir, e.Err)
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; free some space and try again", e.Name, e.Dir, e.Err)
 	}
