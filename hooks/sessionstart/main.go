@@ -87,25 +87,31 @@ func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv f
 		r.Logf("warning: %s", w)
 	}
 
+	// The session record is a durable write (an fsync or two, the slowest part of this hook
+	// on most disks); the read protocol does not depend on it, so the two run side by side.
 	// Without a session id a record would only hide the last good one from the MCP server.
-	var recordErr error
+	recorded := make(chan error, 1)
 	if sessionID == "" {
 		r.Logf("no session id on stdin or in CLAUDE_CODE_SESSION_ID; the session is not recorded")
+		recorded <- nil
 	} else {
-		now := time.Now().UTC()
-		recordErr = e.RecordSession(engine.Session{
-			SessionID: sessionID,
-			Source:    ev.Source,
-			PID:       pid,
-			StartedAt: now,
-			Heartbeat: now,
-		})
-		if recordErr != nil {
-			r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)
-		}
+		go func() {
+			now := time.Now().UTC()
+			recorded <- e.RecordSession(engine.Session{
+				SessionID: sessionID,
+				Source:    ev.Source,
+				PID:       pid,
+				StartedAt: now,
+				Heartbeat: now,
+			})
+		}()
 	}
 
 	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source})
+	recordErr := <-recorded
+	if recordErr != nil {
+		r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)
+	}
 	if err != nil {
 		r.Logf("reading workflow state: %v", err)
 		return hook.MessageOutput("Cairn: workflow state could not be read (" + err.Error() + "); the session goes on without it.")
