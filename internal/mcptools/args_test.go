@@ -2,9 +2,12 @@ package mcptools_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestBadArguments sends every class of bad input to the tools. Each must come back as an
@@ -165,5 +168,96 @@ func TestSeverityAndStatusAreNormalised(t *testing.T) {
 	}
 	if !slices.Contains(st.calls, "enforcement") {
 		t.Error("set_enforcement did not reach the engine")
+	}
+}
+
+// TestEveryToolRefusesBadArguments walks every tool's published schema: for each tool, an
+// unknown argument, a non-object, each argument with a value of the wrong JSON type, and each
+// required argument left out. Every one must be an isError result that names the argument,
+// with no engine call.
+func TestEveryToolRefusesBadArguments(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	list, err := c.ListTools(testCtx(t), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// wrong holds a value of another JSON type for each type the schemas use.
+	wrong := map[string]string{"string": `12345`, "boolean": `"true"`, "array": `{"a":1}`, "object": `"{}"`}
+	good := func(name string, p map[string]any) string {
+		switch typ, _ := p["type"].(string); typ {
+		case "boolean":
+			return `true`
+		case "array":
+			if name == "violations" {
+				return `[]`
+			}
+			return `["A"]`
+		case "object":
+			if name == "vars" {
+				return `{"A":"1"}`
+			}
+			return `{"k":1}`
+		case "":
+			return `{"k":1}` // data: object or array
+		}
+		if enum, ok := p["enum"].([]any); ok {
+			return fmt.Sprintf("%q", enum[0])
+		}
+		return `"a1"`
+	}
+	for _, tool := range list.Tools {
+		props := tool.InputSchema.Properties
+		base := map[string]string{}
+		for _, name := range tool.InputSchema.Required {
+			base[name] = good(name, props[name].(map[string]any))
+		}
+		args := func(m map[string]string) string {
+			var parts []string
+			for k, v := range m {
+				parts = append(parts, fmt.Sprintf("%q:%s", k, v))
+			}
+			slices.Sort(parts)
+			return "{" + strings.Join(parts, ",") + "}"
+		}
+		with := func(k, v string) map[string]string {
+			m := maps.Clone(base)
+			if v == "" {
+				delete(m, k)
+			} else {
+				m[k] = v
+			}
+			return m
+		}
+		type tc struct{ name, args, want string }
+		cases := []tc{
+			{"unknown", args(with("zz_unknown", `1`)), `unknown argument "zz_unknown"`},
+			{"not-an-object", `["x"]`, "must be a JSON object"},
+		}
+		for name, p := range props {
+			typ, _ := p.(map[string]any)["type"].(string)
+			if w, ok := wrong[typ]; ok {
+				cases = append(cases, tc{"wrong-type-" + name, args(with(name, w)), fmt.Sprintf("%q must be", name)})
+			}
+		}
+		for _, name := range tool.InputSchema.Required {
+			cases = append(cases, tc{"missing-" + name, args(with(name, "")), fmt.Sprintf("missing required argument %q", name)})
+		}
+		for _, cs := range cases {
+			t.Run(tool.Name+"/"+cs.name, func(t *testing.T) {
+				st.mu.Lock()
+				before := len(st.calls)
+				st.mu.Unlock()
+				mustFail(t, c, tool.Name, cs.args, cs.want, "nothing was changed")
+				st.mu.Lock()
+				defer st.mu.Unlock()
+				for _, op := range st.calls[before:] {
+					if op != "snapshot" {
+						t.Errorf("engine was called (%s)", op)
+					}
+				}
+			})
+		}
 	}
 }
