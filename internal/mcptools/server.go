@@ -137,12 +137,8 @@ func (s *Server) openLocked() {
 	for _, w := range eng.Warnings() {
 		s.opt.Log.Printf("warning: %s", w)
 	}
-	// The SessionStart hook may already have recorded a newer session than our environment
-	// says (the server is not restarted on /clear).
-	if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
-		s.session = sess.SessionID
-		eng.SetSession(sess.SessionID)
-	}
+	// Watch first, then read: a session file written in between is then either read here or
+	// reported by the watcher, never missed.
 	if !s.opt.NoWatch && s.watch == nil {
 		w, err := newWatcher(s, eng.StateDir(), eng.DefinitionsDir(), s.opt.Debounce)
 		if err != nil {
@@ -150,6 +146,13 @@ func (s *Server) openLocked() {
 		} else {
 			s.watch = w
 		}
+	}
+	// The SessionStart hook may have recorded a newer session than our environment says (the
+	// server is not restarted on /clear). A file left by an earlier process with the same pid
+	// is corrected as soon as this start-up's hook writes its own.
+	if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
+		s.session = sess.SessionID
+		eng.SetSession(sess.SessionID)
 	}
 }
 

@@ -325,3 +325,21 @@ func TestWatcherLearnsSessionAndDefinitions(t *testing.T) {
 }
 
 var _ = mcptools.Instructions
+
+// TestSessionFileAtStart: a server started after /clear (a reconnect) finds the session the
+// hook recorded for its parent and acts for it rather than for its stale environment.
+func TestSessionFileAtStart(t *testing.T) {
+	opts, st := fakeOptions(t)
+	b, _ := json.Marshal(engine.Session{SessionID: "session-cleared", PID: 4242, Source: "clear"})
+	writeAtomic(t, filepath.Join(st.dir, "sessions", "4242.json"), b)
+	srv, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	if got := srv.Session(); got != "session-cleared" {
+		t.Errorf("session = %q, want session-cleared", got)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.wf.Session != "session-cleared" {
+		t.Errorf("write recorded session %q", st.wf.Session)
+	}
+}
