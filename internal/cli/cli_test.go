@@ -24,12 +24,22 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, cmds)
 }
 
+// raceOptions drop the race detector's one-second sleep at exit from every cairn a test
+// starts (under -race that sleep was most of the suite's time). Races are still detected and
+// still fail the run: the process exits 66.
+const raceOptions = "atexit_sleep_ms=0"
+
 // TestScripts runs testdata/script/*.txtar. Every script starts in $WORK/project (a git
 // project) with HOME, CLAUDE_PROJECT_DIR and CAIRN_MEMORY_DIR inside $WORK, and $STATE naming
 // the state directory; cairn-fixture and with-readonly come from internal/hooktest.
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	p := hooktest.Params("testdata/script", *update)
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		env.Setenv("GORACE", raceOptions)
+		return setup(env)
+	}
 	p.Cmds["exits"] = exits
 	testscript.Run(t, p)
 }

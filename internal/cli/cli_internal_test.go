@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, ExitOK},
+		{"usage", &usageError{msg: "missing arguments"}, ExitUsage},
+		{"doctor check failed", &codeError{code: ExitRefused, msg: "1 check(s) failed"}, ExitRefused},
+		{"transition refused", &workflow.TransitionError{Type: "apex", From: "plan", To: "git-commit"}, ExitRefused},
+		{"conflict", fmt.Errorf("moving: %w", &workflow.ConflictError{WorkflowID: "w"}), ExitRefused},
+		{"no active workflow", fmt.Errorf("%w (hint)", engine.ErrNoActiveWorkflow), ExitRefused},
+		{"checkpoint not found", &store.NotFoundError{What: "checkpoint", Name: "x"}, ExitRefused},
+		{"bad name", &store.NameError{Name: "../x", Reason: "it contains .."}, ExitRefused},
+		{"bad json", fmt.Errorf("saving: %w", &jsonx.Error{Reason: "duplicate key"}), ExitRefused},
+		{"untyped engine refusal", errors.New("unknown workflow type \"x\""), ExitRefused},
+		{"state dir unopenable", &stateError{errors.New("mkdir: denied")}, ExitInternal},
+		{"read-only write", &store.WriteError{Dir: "/s", Name: "f", Err: fs.ErrPermission}, ExitInternal},
+		{"lock held", fmt.Errorf("x: %w", &fsx.LockTimeoutError{Path: ".lock-workflow"}), ExitInternal},
+		{"newer format", &migrate.NewerError{}, ExitInternal},
+		{"symlinked state dir", fmt.Errorf("opening: %w", fsx.ErrSymlinkDir), ExitInternal},
+		{"permission", fmt.Errorf("reading: %w", fs.ErrPermission), ExitInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exitCode(tt.err); got != tt.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInterspersed(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantPos  []string
+		wantJSON bool
+		wantFrom string
+		wantErr  bool
+	}{
+		{"positionals only", []string{"plan"}, []string{"plan"}, false, "", false},
+		{"flag after", []string{"plan", "--json"}, []string{"plan"}, true, "", false},
+		{"flag before", []string{"--from", "analyze", "plan"}, []string{"plan"}, false, "analyze", false},
+		{"mixed", []string{"a", "--from=x", "b", "-json"}, []string{"a", "b"}, true, "x", false},
+		{"double dash ends flags", []string{"K", "--", "-1", "--json"}, []string{"K", "-1", "--json"}, false, "", false},
+		{"lone dash is a positional", []string{"name", "-"}, []string{"name", "-"}, false, "", false},
+		{"unknown flag", []string{"a", "--frob"}, nil, false, "", true},
+		{"negative number is a flag", []string{"K", "-1"}, nil, false, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			j := fs.Bool("json", false, "")
+			from := fs.String("from", "", "")
+			pos, err := interspersed(fs, tt.args)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if !slices.Equal(pos, tt.wantPos) || *j != tt.wantJSON || *from != tt.wantFrom {
+				t.Errorf("got %q json=%v from=%q, want %q json=%v from=%q", pos, *j, *from, tt.wantPos, tt.wantJSON, tt.wantFrom)
+			}
+		})
+	}
+}
+
+func TestLocatePlugin(t *testing.T) {
+	root := filepath.FromSlash("/opt/plugins/cairn")
+	isDir := func(p string) bool { return p == filepath.Join(root, ".claude-plugin") }
+	exe := func(p string) func() (string, error) { return func() (string, error) { return p, nil } }
+	noExe := func() (string, error) { return "", errors.New("no executable") }
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	tests := []struct {
+		name             string
+		exe              func() (string, error)
+		getenv           func(string) string
+		wantRoot, wantIn string
+	}{
+		{"in the plugin's bin", exe(filepath.Join(root, "bin", "cairn")), env(), root, "bin/"},
+		{"bin wins over the env", exe(filepath.Join(root, "bin", "cairn")), env("CLAUDE_PLUGIN_ROOT", "/elsewhere"), root, "bin/"},
+		{"a bin without .claude-plugin above", exe("/usr/local/bin/cairn"), env("CLAUDE_PLUGIN_ROOT", root), root, "CLAUDE_PLUGIN_ROOT"},
+		{"not in a bin", exe("/home/u/go/cairn"), env("CLAUDE_PLUGIN_ROOT", root), root, "CLAUDE_PLUGIN_ROOT"},
+		{"env without .claude-plugin", exe("/home/u/go/cairn"), env("CLAUDE_PLUGIN_ROOT", "/tmp"), "", "holds no .claude-plugin/"},
+		{"nothing", noExe, env(), "", "not set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gotRoot, bin, how := locatePlugin(tt.exe, tt.getenv, isDir)
+			if gotRoot != tt.wantRoot || !strings.Contains(how, tt.wantIn) {
+				t.Fatalf("got %q (%s), want %q (%s)", gotRoot, how, tt.wantRoot, tt.wantIn)
+			}
+			if gotRoot != "" && bin != filepath.Join(gotRoot, "bin") {
+				t.Errorf("bin dir %q, want %q", bin, filepath.Join(gotRoot, "bin"))
+			}
+		})
+	}
+}
+
+func TestClean(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", "add retries to the uploader", "add retries to the uploader"},
+		{"unicode kept", "héllo ✓ 日本", "héllo ✓ 日本"},
+		{"escape sequence", "evil\x1b[2Jctx", "evil?[2Jctx"},
+		{"carriage return", "ok\rFAKE", "ok?FAKE"},
+		{"newline and tab", "a\nb\tc", "a b c"},
+		{"bidi override", "abc\u202edcb", "abc?dcb"},
+		{"zero width", "a\u200bb", "a?b"},
+		{"tag character", "a\U000e0041b", "a?b"},
+		{"c1 control", "a\u009bb", "a?b"},
+		{"invalid utf-8", "a\xffb", "a?b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := clean(tt.in); got != tt.want {
+				t.Errorf("clean(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAgo(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0s"}, {45 * time.Second, "45s"}, {12 * time.Minute, "12m"},
+		{3*time.Hour + 5*time.Minute, "3h05m"}, {50 * time.Hour, "2d2h"},
+	}
+	for _, tt := range tests {
+		if got := ago(tt.d); got != tt.want {
+			t.Errorf("ago(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// Every command in the overview's order is registered and every registered one is listed, so
+// help and dispatch cannot drift apart.
+func TestCommandTable(t *testing.T) {
+	if len(order) != len(commands) {
+		t.Fatalf("order lists %d commands, the table has %d", len(order), len(commands))
+	}
+	for _, n := range order {
+		c, ok := commands[n]
+		if !ok || c.run == nil || c.summary == "" {
+			t.Errorf("command %q is listed but not complete in the table", n)
+			continue
+		}
+		if !strings.HasPrefix(c.usage, n) {
+			t.Errorf("command %q: usage %q does not start with its name", n, c.usage)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// project makes a git project in a temp dir and returns it with the environment cairn runs
+// in there: HOME, state and auto-memory all inside the temp dir, nothing inherited that would
+// move them.
+func project(t *testing.T) (string, []string) {
+	t.Helper()
+	work := t.TempDir()
+	dir := filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CAIRN_") && !strings.HasPrefix(kv, "CLAUDE_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "GORACE=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+filepath.Join(work, "home"), "CLAUDE_PROJECT_DIR="+dir,
+		"CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"), "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "GORACE="+raceOptions)
+	return dir, env
+}
+
+// cairnCmd is the cairn that testscript.Main put on PATH (this test binary under that name).
+func cairnCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	bin, err := exec.LookPath("cairn")
+	if err != nil {
+		t.Fatalf("cairn is not on PATH (testscript.Main puts it there): %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	return cmd
+}
+
+func run(t *testing.T, dir string, env []string, args ...string) {
+	t.Helper()
+	if out, err := cairnCmd(t, dir, env, args...).CombinedOutput(); err != nil {
+		t.Fatalf("cairn %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// watcher starts `cairn watch ARGS...` and returns its output lines as they come.
+func watcher(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, <-chan string, *bytes.Buffer) {
+	t.Helper()
+	cmd := cairnCmd(t, dir, env, append([]string{"watch"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return cmd, lines, &stderr
+}
+
+func next(t *testing.T, lines <-chan string, what string) string {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatalf("watch ended before %s", what)
+		}
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no line from watch for %s within 10s", what)
+	}
+	return ""
+}
+
+// stop sends sig and checks that watch exits 0 promptly with nothing on stderr.
+func stop(t *testing.T, cmd *exec.Cmd, sig os.Signal, stderr *bytes.Buffer) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch after %v: %v (stderr %q)", sig, err, stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("watch did not exit within 10s of %v", sig)
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("watch wrote to stderr: %q", stderr)
+	}
+}
+
+type line struct {
+	At         time.Time `json:"at"`
+	WorkflowID string    `json:"workflow_id"`
+	Revision   int64     `json:"revision"`
+	Phase      string    `json:"phase"`
+	SessionID  string    `json:"session_id"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+func decode(t *testing.T, s string) line {
+	t.Helper()
+	var l line
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		t.Fatalf("watch --json line %q: %v", s, err)
+	}
+	return l
+}
+
+// TestWatchJSON: `cairn watch --json` as a real process prints the current position, then a
+// line for each change other processes make (a transition, a start in another session, an
+// archive), and exits 0 on SIGINT.
+func TestWatchJSON(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "watch me", "--id", "apex-w")
+
+	cmd, lines, stderr := watcher(t, dir, env, "--json")
+	first := decode(t, next(t, lines, "the current position"))
+	if first.WorkflowID != "apex-w" || first.Revision != 1 || first.Phase != "analyze" || first.At.IsZero() || first.UpdatedAt.IsZero() {
+		t.Fatalf("first line %+v, want apex-w at revision 1 in analyze", first)
+	}
+
+	run(t, dir, env, "transition", "plan")
+	if l := decode(t, next(t, lines, "the transition")); l.WorkflowID != "apex-w" || l.Revision != 2 || l.Phase != "plan" {
+		t.Fatalf("after transition: %+v, want apex-w at revision 2 in plan", l)
+	}
+
+	// Another session starts over: archiving the old one and starting the new one are several
+	// writes, which the debounce may or may not merge; the lines end at the new workflow.
+	run(t, dir, append(env, "CLAUDE_CODE_SESSION_ID=other-session"), "start", "debug", "next", "--id", "dbg-w", "--replace")
+	var l line
+	for i := 0; i < 4 && l.WorkflowID != "dbg-w"; i++ {
+		l = decode(t, next(t, lines, "the new workflow"))
+	}
+	if l.WorkflowID != "dbg-w" || l.Revision != 1 || l.SessionID != "other-session" {
+		t.Fatalf("after the replacing start: %+v, want dbg-w at revision 1 by other-session", l)
+	}
+
+	run(t, dir, env, "archive")
+	if l := decode(t, next(t, lines, "the archive")); l.WorkflowID != "" || l.Revision != 0 {
+		t.Fatalf("after archive: %+v, want no workflow", l)
+	}
+
+	stop(t, cmd, os.Interrupt, stderr)
+}
+
+// TestWatchHuman: the person's view names the workflow, its type and context when it
+// appears, then phase and revision per change; SIGTERM ends it cleanly too.
+func TestWatchHuman(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	cmd, lines, stderr := watcher(t, dir, env)
+	if l := next(t, lines, "the current position"); !strings.HasSuffix(l, "  no active workflow") {
+		t.Fatalf("first line %q, want no active workflow", l)
+	}
+	run(t, dir, env, "start", "debug", "flaky upload test", "--id", "dbg-h")
+	if l := next(t, lines, "the start"); !strings.HasSuffix(l, "  workflow dbg-h (debug): flaky upload test") {
+		t.Fatalf("line %q, want the new workflow's header", l)
+	}
+	if l := next(t, lines, "the start"); !strings.HasSuffix(l, "  dbg-h  phase troubleshoot  revision 1") {
+		t.Fatalf("line %q, want its position", l)
+	}
+	run(t, dir, env, "vars", "set", "WF_NOTE", "x")
+	if l := next(t, lines, "the variable"); !strings.HasSuffix(l, "  dbg-h  phase troubleshoot  revision 2") {
+		t.Fatalf("line %q, want revision 2", l)
+	}
+	stop(t, cmd, syscall.SIGTERM, stderr)
+}
