@@ -101,10 +101,10 @@ CLAUDE_*, ...) are refused. A VALUE starting with - goes after --: cairn vars se
 Prints nothing on success.`},
 		{name: "vars get", usage: "vars get KEY [--json]", run: runVarsGet,
 			summary: "Print a workflow variable's value; not set: exit 1."},
-		{name: "vars export", usage: "vars export", run: runVarsExport,
+		{name: "vars export", usage: "vars export [--json]", run: runVarsExport,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
 			doc: `Every value is single-quoted, so any content (quotes, $, newlines) comes back byte
-for byte and nothing in it runs.`},
+for byte and nothing in it runs. With --json prints the variables as one JSON object.`},
 		{name: "log append", usage: "log append NAME [JSON|-] [--json]", run: runLogAppend,
 			summary: "Append one JSON value as a line to the log NAME (from stdin when - or absent)."},
 		{name: "version", usage: "version [--json]", run: runVersion,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -18,6 +19,13 @@ import (
 func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 	if len(pos) > 0 && pos[0] != "-" {
 		return json.RawMessage(pos[0]), nil
+	}
+	if f, ok := a.stdin.(*os.File); ok {
+		// A person typing `cairn checkpoint save x` would otherwise wait on a silent terminal.
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, &usageError{msg: "no JSON: give it as an argument, or pipe it on stdin",
+				cmd: a.name, usage: commands[a.name].usage}
+		}
 	}
 	data, err := io.ReadAll(io.LimitReader(a.stdin, jsonx.MaxSize+1))
 	if err != nil {
@@ -160,6 +168,13 @@ func runVarsExport(a *app, args []string) error {
 	e, err := a.engine()
 	if err != nil {
 		return err
+	}
+	if a.json {
+		kv, err := e.GetVars(a.ctx, nil)
+		if err != nil {
+			return err
+		}
+		return a.printJSON(kv)
 	}
 	s, err := e.ExportVars(a.ctx)
 	if err != nil {
