@@ -180,7 +180,7 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 	section("Workflows", order[:8])
 	section("Shell API (for bash blocks)", order[8:19])
 	section("Other", order[19:])
-	b.WriteString(`Flags go before or after the arguments; -- ends them. Read commands take --json
+	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command takes --json
 for scripts. Data goes to stdout, errors and warnings to stderr.
 
 Exit codes:
@@ -189,8 +189,8 @@ Exit codes:
      session, no active workflow, a missing checkpoint or variable, an invalid name or JSON,
      a secret in the data; or a doctor check failed
   2  usage error: unknown command, missing or extra arguments, a bad flag
-  3  the state cannot be used: not writable, locked by a stuck process, written by a newer
-     Cairn; or an unexpected error
+  3  the state cannot be used: not writable, no permission, locked by a stuck process,
+     written by a newer Cairn, a symlink in place of the state directory
 
 Environment:
   CLAUDE_PROJECT_DIR  the project (else the working directory); state is found at its git

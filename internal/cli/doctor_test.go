@@ -1,0 +1,96 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestDoctorFindsPluginAboveBin: a cairn installed in a plugin's bin/ finds the plugin
+// without CLAUDE_PLUGIN_ROOT, and its checks pass on a complete install.
+func TestDoctorFindsPluginAboveBin(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	plugin := filepath.Join(t.TempDir(), "cairn-plugin")
+	files := map[string]string{
+		".claude-plugin/plugin.json": `{"name":"cairn"}`,
+		"hooks/hooks.json":           `{"hooks":{}}`,
+		".mcp.json":                  `{"mcpServers":{}}`,
+		"skills/cairn/SKILL.md":      "---\nname: cairn\ndescription: Use when a task has phases.\n---\n",
+		"bin/cairn-mcp":              "#!/bin/sh\n",
+		"bin/cairn-session-start":    "#!/bin/sh\n",
+		"bin/cairn-stop":             "#!/bin/sh\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(plugin, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := exec.LookPath("cairn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(plugin, "bin", "cairn")
+	if err := os.Link(src, bin); err != nil {
+		copyFile(t, src, bin) // another file system
+	}
+
+	cmd := exec.Command(bin, "doctor", "--json")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cairn doctor: %v\n%s", err, out)
+	}
+	var rep struct {
+		OK         bool   `json:"ok"`
+		PluginRoot string `json:"plugin_root"`
+		Checks     []struct {
+			Name string `json:"name"`
+			OK   bool   `json:"ok"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	want, _ := filepath.EvalSymlinks(plugin)
+	if rep.PluginRoot != want || !rep.OK {
+		t.Fatalf("plugin root %q ok=%v, want %q and ok\n%s", rep.PluginRoot, rep.OK, want, out)
+	}
+	names := map[string]bool{}
+	for _, c := range rep.Checks {
+		names[c.Name] = true
+	}
+	for _, n := range []string{"binary cairn-mcp", "plugin file skills/cairn/SKILL.md", "state directory permissions", "locks"} {
+		if !names[n] {
+			t.Errorf("no %q check in %s", n, out)
+		}
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
