@@ -1,0 +1,61 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+)
+
+// TestLockHeld: while another process holds the workflow lock, a write gives up after the
+// engine's bounded wait with exit 3, naming the lock and changing nothing; doctor names the
+// busy lock; reads still work.
+func TestLockHeld(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "locked out", "--id", "apex-l")
+	d, err := fsx.OpenDir(filepath.Join(dir, ".claude", "cairn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	unlock, err := d.Lock(".lock-workflow", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+
+	code, stdout, stderr := exitOf(t, cairnCmd(t, dir, env, "transition", "plan"))
+	if code != 3 || stdout != "" || !strings.Contains(stderr, ".lock-workflow is locked") || !strings.Contains(stderr, "nothing changed") {
+		t.Fatalf("transition under a held lock: exit %d, stdout %q, stderr %q; want 3 and the lock named", code, stdout, stderr)
+	}
+	code, stdout, _ = exitOf(t, cairnCmd(t, dir, env, "doctor"))
+	if code != 1 || !strings.Contains(stdout, "FAIL  locks") {
+		t.Fatalf("doctor under a held lock: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = exitOf(t, cairnCmd(t, dir, env, "show", "--json"))
+	if code != 0 || !strings.Contains(stdout, `"state": "analyze"`) {
+		t.Fatalf("show under a held lock: exit %d\n%s", code, stdout)
+	}
+}
+
+func exitOf(t *testing.T, cmd *exec.Cmd) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
