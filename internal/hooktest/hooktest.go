@@ -97,6 +97,7 @@ func condition(cond string) (bool, error) {
 // fixture lays out state through the engine, with time moved back by an optional age:
 //
 //	cairn-fixture start TYPE CONTEXT [AGE]
+//	cairn-fixture replace TYPE CONTEXT  (start, archiving the active workflow)
 //	cairn-fixture transition TO [AGE]
 //	cairn-fixture violations CODE:SEVERITY:DETAILS...
 //	cairn-fixture complete OUTCOME
@@ -161,8 +162,8 @@ func fixture(args []string) int {
 	ctx := context.Background()
 	var res *engine.Result
 	switch {
-	case args[0] == "start" && len(args) >= 3:
-		res, err = e.Start(ctx, engine.StartRequest{Type: args[1], Context: args[2]})
+	case (args[0] == "start" || args[0] == "replace") && len(args) >= 3:
+		res, err = e.Start(ctx, engine.StartRequest{Type: args[1], Context: args[2], Replace: args[0] == "replace"})
 	case args[0] == "transition" && len(args) >= 2:
 		res, err = e.Transition(ctx, engine.TransitionRequest{To: args[1]})
 	case args[0] == "complete" && len(args) >= 2:
