@@ -125,6 +125,9 @@ var nouns = map[string]bool{"checkpoint": true, "vars": true, "log": true}
 func lookup(args []string) (*command, []string, error) {
 	name := args[0]
 	if nouns[name] {
+		if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
+			return commands["help"], []string{name}, nil
+		}
 		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
