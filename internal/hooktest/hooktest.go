@@ -103,6 +103,8 @@ func condition(cond string) (bool, error) {
 //	cairn-fixture complete OUTCOME
 //	cairn-fixture memory LINES         (a MEMORY.md of LINES lines in $CAIRN_MEMORY_DIR)
 //	cairn-fixture bigevent FILE BYTES  (a hook event padded to BYTES bytes)
+//
+// $FIXTURE_SESSION and $FIXTURE_PID make the change as that Claude Code session.
 func fixture(args []string) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "cairn-fixture: "+format+"\n", a...)
@@ -150,10 +152,14 @@ func fixture(args []string) int {
 	case "transition":
 		back = age(2)
 	}
+	pid, _ := strconv.Atoi(os.Getenv("FIXTURE_PID"))
 	e, err := engine.Open(engine.Config{
 		Getenv: os.Getenv,
 		Now:    func() time.Time { return time.Now().Add(-back) },
 		Actor:  "test",
+		// As a given Claude Code session, for ownership tests.
+		SessionID: os.Getenv("FIXTURE_SESSION"),
+		PID:       pid,
 	})
 	if err != nil {
 		return fail("opening the engine: %v", err)
