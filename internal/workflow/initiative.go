@@ -365,3 +365,29 @@ func (in *Initiative) progress() int {
 	}
 	return int(sum * 100 / float64(len(in.Milestones)))
 }
+
+// AddMilestone appends a pending milestone; the first one becomes current. A milestone id
+// already present changes nothing.
+func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeChange, error) {
+	if in == nil {
+		return InitiativeChange{}, errors.New("no initiative: create one first")
+	}
+	id := strings.TrimSpace(m.ID)
+	if id == "" || strings.ContainsAny(id, "\r\n") {
+		return InitiativeChange{}, fmt.Errorf("milestone id %q is not one non-empty line", m.ID)
+	}
+	if err := in.requireWorkable("adding milestone " + id); err != nil {
+		return InitiativeChange{}, err
+	}
+	if slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == id }) {
+		return InitiativeChange{Initiative: in.Clone()}, nil
+	}
+	n := in.Clone()
+	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: OneLine(m.Title), Status: MilestonePending})
+	if n.CurrentMilestone == "" {
+		n.CurrentMilestone = id
+	}
+	n.LastUpdated = now.UTC()
+	n.Progress = n.progress()
+	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+}

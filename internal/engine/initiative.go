@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// initiativeDoc is the initiative's L1 document (initiative.json).
+const initiativeDoc = "initiative"
+
+// statusFile is where seed 001's WORKFLOW-STATUS.yaml lives: at the project root when the
+// project has one there, else beside Cairn's state in .claude/.
+func (e *Engine) statusFile() string {
+	if p := filepath.Join(e.root, workflow.StatusFileName); exists(p) {
+		return p
+	}
+	return filepath.Join(e.root, ".claude", workflow.StatusFileName)
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+// Initiative reads or changes the long-lived initiative. Actions: get (also runs seed 001's
+// sync with WORKFLOW-STATUS.yaml), create (title), set_status (status), add_milestone
+// (milestone), update_milestone (milestone, status in_progress or completed).
+func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error) {
+	action := strings.ToLower(strings.TrimSpace(r.Action))
+	now := e.now()
+	if action == "get" {
+		return e.syncInitiative()
+	}
+	var ch workflow.InitiativeChange
+	var opErr error
+	data, err := e.st.Update(initiativeDoc, func(cur []byte) ([]byte, error) {
+		var in *workflow.Initiative
+		if cur != nil {
+			in = new(workflow.Initiative)
+			if err := json.Unmarshal(cur, in); err != nil {
+				return nil, fmt.Errorf("reading initiative.json: %w", err)
+			}
+		}
+		switch action {
+		case "create":
+			if in != nil && in.Status != workflow.InitiativeArchived {
+				opErr = fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
+				return nil, nil
+			}
+			title := workflow.OneLine(r.Title)
+			if title == "" {
+				opErr = errors.New("create needs a title: one line naming the initiative")
+				return nil, nil
+			}
+			id, err := workflow.NewID("initiative", now, nil)
+			if err != nil {
+				return nil, err
+			}
+			n, err := workflow.NewInitiative(id, title, nil, now)
+			if err != nil {
+				return nil, err
+			}
+			ch = workflow.InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}
+		case "set_status":
+			ch, opErr = workflow.SetInitiativeStatus(in, workflow.InitiativeStatus(strings.ToLower(strings.TrimSpace(r.Status))), now)
+		case "add_milestone":
+			ch, opErr = workflow.AddMilestone(in, workflow.MilestoneSpec{ID: r.Milestone, Title: r.Note}, now)
+		case "update_milestone":
+			switch strings.ToLower(strings.TrimSpace(r.Status)) {
+			case "in_progress", "started", "start":
+				ch, opErr = workflow.StartMilestone(in, strings.TrimSpace(r.Milestone), now)
+			case "completed", "complete", "done":
+				ch, opErr = workflow.CompleteMilestone(in, strings.TrimSpace(r.Milestone), now)
+			default:
+				opErr = fmt.Errorf("update_milestone takes status in_progress or completed, not %q", r.Status)
+			}
+		default:
+			opErr = fmt.Errorf("unknown initiative action %q: use get, create, set_status, add_milestone or update_milestone", r.Action)
+		}
+		if opErr != nil || !ch.Changed {
+			return nil, nil
+		}
+		return json.Marshal(ch.Initiative)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opErr != nil {
+		return nil, opErr
+	}
+	res := &Result{Changed: ch.Changed, Workflow: data}
+	if ch.Initiative != nil {
+		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
+	}
+	if !ch.Changed {
+		res.Message += "; nothing changed"
+	}
+	if ch.Changed && ch.SyncStatusFile {
+		if err := e.writeStatusFile(ch.Initiative); err != nil {
+			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
+		}
+	}
+	return res, nil
+}
+
+func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
+	p := e.statusFile()
+	var prev *workflow.StatusDoc
+	if data, err := readSmallRegular(p, 256<<10); err == nil {
+		prev, _ = workflow.ParseStatusDoc(data)
+	}
+	out, err := workflow.MarshalStatusDoc(workflow.StatusDocFrom(in, prev))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return fsx.WriteFileAtomic(p, out, 0o644)
+}
+
+// syncInitiative is seed 001's sync on read: the newer of initiative.json and
+// WORKFLOW-STATUS.yaml wins, a gap over five minutes is a warning, the stale side is updated.
+func (e *Engine) syncInitiative() (*Result, error) {
+	var in *workflow.Initiative
+	if data, err := e.st.Read(initiativeDoc); err == nil {
+		in = new(workflow.Initiative)
+		if err := json.Unmarshal(data, in); err != nil {
+			return nil, fmt.Errorf("reading initiative.json: %w", err)
+		}
+	} else if !isNotFound(err) {
+		return nil, err
+	}
+	var doc *workflow.StatusDoc
+	var warnings []string
+	if data, err := readSmallRegular(e.statusFile(), 256<<10); err == nil {
+		if doc, err = workflow.ParseStatusDoc(data); err != nil {
+			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
+			doc = nil
+		}
+	}
+	d, err := workflow.Sync(in, doc, e.now())
+	if err != nil {
+		return nil, err
+	}
+	if d.Initiative == nil {
+		return &Result{Message: "no initiative: create one with action create"}, nil
+	}
+	res := &Result{Warnings: append(warnings, d.Warnings...)}
+	if d.WriteInitiative {
+		if err := e.st.Write(initiativeDoc, mustJSON(d.Initiative)); err != nil {
+			return nil, err
+		}
+		res.Changed = true
+	}
+	if d.WriteStatusDoc && len(d.StatusDoc) > 0 {
+		p := e.statusFile()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+			if err := fsx.WriteFileAtomic(p, d.StatusDoc, 0o644); err != nil {
+				res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
+			}
+		}
+	}
+	res.Workflow = mustJSON(d.Initiative)
+	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, workflow.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
+	if d.Winner != "" {
+		res.Message += "; authoritative: " + d.Winner
+	}
+	return res, nil
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // the initiative types always marshal
+	}
+	return b
+}
