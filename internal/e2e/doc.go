@@ -8,9 +8,13 @@
 // a Claude Code executable. It skips only when Node.js or npm is missing.
 //
 // It has no non-test code: the harness lives in harness_test.go (claudeBin, buildPlugin,
-// newWorld, World.run, Run's event accessors), the scenarios in the other _test.go files.
-// toyplugin and testdata/toyplugin hold a throwaway plugin (one hook binary, one mcp-go
-// server) that proves the harness against the real client; Cairn's own scenarios use
-// cairnPlugin. It is not a unit test of Cairn: each scenario costs about a second of real
-// client time, so it checks what only the real client can show.
+// newWorld, World.run, Run's event accessors). cairn_test.go holds issue 6's scenarios, run on
+// cairnPlugin (the repository's manifests and the binaries `make build` makes): the plugin
+// loads; tool calls land on disk; startup, --resume, fork, /clear and /compact all get the
+// resume report and the MCP server follows /clear; the position line reaches the auto-memory
+// Claude Code loads; an expired workflow is archived; the Stop hook asks once. toyplugin and
+// testdata/toyplugin hold a throwaway plugin (one hook binary, one mcp-go server) for the
+// client facts Cairn's design rests on and for the harness's own checks (toy_test.go).
+// It is not a unit test of Cairn: each run costs one to ten seconds of real client time, so it
+// checks what only the real client can show.
 package e2e

@@ -842,19 +842,6 @@ func tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// writeMemory writes MEMORY.md, the auto-memory index Claude Code loads into every session.
-func (w *World) writeMemory(t testing.TB, content string) string {
-	t.Helper()
-	if err := os.MkdirAll(w.MemoryDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(w.MemoryDir(), "MEMORY.md")
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // feed writes each input as a stream-json user message, waiting for the previous turn's result
 // event before sending the next, then closes stdin so Claude Code exits.
 func feed(ctx context.Context, stdin io.WriteCloser, inputs []string, results <-chan struct{}) {
