@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -44,8 +45,9 @@ func Params(dir string, update bool) testscript.Params {
 		Setup:               setup,
 		Condition:           condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"scrub":   scrub,
-			"hookout": hookout,
+			"scrub":    scrub,
+			"hookout":  hookout,
+			"waitfile": waitfile,
 		},
 	}
 }
@@ -103,6 +105,7 @@ func condition(cond string) (bool, error) {
 //	cairn-fixture complete OUTCOME
 //	cairn-fixture memory LINES         (a MEMORY.md of LINES lines in $CAIRN_MEMORY_DIR)
 //	cairn-fixture bigevent FILE BYTES  (a hook event padded to BYTES bytes)
+//	cairn-fixture hold LOCK SECONDS    (hold $STATE/LOCK, touching $STATE/../held once it is held)
 //
 // $FIXTURE_SESSION and $FIXTURE_PID make the change as that Claude Code session.
 func fixture(args []string) int {
@@ -131,6 +134,9 @@ func fixture(args []string) int {
 			return fail("%v", err)
 		}
 		return 0
+	}
+	if args[0] == "hold" && len(args) == 3 {
+		return hold(args[1], args[2])
 	}
 	if args[0] == "bigevent" && len(args) == 3 {
 		n, err := strconv.Atoi(args[2])
@@ -191,6 +197,35 @@ func fixture(args []string) int {
 		return fail("%s: %v", args[0], err)
 	}
 	fmt.Println(res.Message)
+	return 0
+}
+
+// hold takes one of the store's locks in the state directory, as a busy MCP server would,
+// says so in a file next to the state directory, and keeps it for the given seconds.
+func hold(lock, seconds string) int {
+	secs, err := strconv.Atoi(seconds)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: hold LOCK SECONDS: %v\n", err)
+		return 2
+	}
+	state := os.Getenv("STATE")
+	d, err := fsx.OpenDir(state)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
+		return 1
+	}
+	defer d.Close()
+	unlock, err := d.Lock(lock, time.Second)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
+		return 1
+	}
+	defer unlock()
+	if err := os.WriteFile(filepath.Join(filepath.Dir(state), "held"), nil, 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
+		return 1
+	}
+	time.Sleep(time.Duration(secs) * time.Second)
 	return 0
 }
 
@@ -353,4 +388,18 @@ func CheckOutput(s, event string) error {
 		}
 	}
 	return nil
+}
+
+// waitfile FILE: wait (up to 10 s) until FILE exists, for a background command to get ready.
+func waitfile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	p := ts.MkAbs(args[0])
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("%s did not appear within 10s", args[0])
 }
