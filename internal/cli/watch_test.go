@@ -195,3 +195,33 @@ func TestWatchHuman(t *testing.T) {
 	}
 	stop(t, cmd, syscall.SIGTERM, stderr)
 }
+
+// TestWatchBurst: a burst of writes by other processes may print fewer lines than writes
+// (the debounce), but the revisions only go up and the last line is the last write.
+func TestWatchBurst(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "busy", "--id", "apex-b")
+	cmd, lines, stderr := watcher(t, dir, env, "--json")
+	if l := decode(t, next(t, lines, "the current position")); l.Revision != 1 {
+		t.Fatalf("first line %+v, want revision 1", l)
+	}
+	const writes = 8
+	writer := exec.Command("sh", "-c", `for i in 1 2 3 4 5 6 7 8; do cairn vars set WF_N "$i" || exit 1; done`)
+	writer.Dir, writer.Env = dir, env
+	if out, err := writer.CombinedOutput(); err != nil {
+		t.Fatalf("writer: %v\n%s", err, out)
+	}
+	last := int64(1)
+	for last < 1+writes {
+		l := decode(t, next(t, lines, "the last write"))
+		if l.Revision <= last {
+			t.Fatalf("revision went from %d to %d", last, l.Revision)
+		}
+		last = l.Revision
+	}
+	if last != 1+writes {
+		t.Fatalf("last revision %d, want %d", last, 1+writes)
+	}
+	stop(t, cmd, os.Interrupt, stderr)
+}
