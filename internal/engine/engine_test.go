@@ -313,3 +313,21 @@ func TestNoActiveWorkflowErrorsAreClear(t *testing.T) {
 		t.Errorf("unknown type: %v", err)
 	}
 }
+
+func TestRefusedReplaceKeepsTheActiveWorkflow(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "keep me"}))(t)
+	_, err := en.Start(ctx, engine.StartRequest{Type: "debug", Context: "token ghp_" + strings.Repeat("a1B2", 9), Replace: true})
+	if err == nil || strings.Contains(err.Error(), "ghp_") {
+		t.Fatalf("secret start: %v", err)
+	}
+	r := must(en.Resume(ctx, engine.ResumeOptions{}))(t)
+	if r.Context != "keep me" {
+		t.Fatalf("the active workflow was lost: %+v", r)
+	}
+	if list := must(en.List(ctx))(t); len(list) != 1 {
+		t.Fatalf("something was archived: %+v", list)
+	}
+}

@@ -119,6 +119,13 @@ func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The new record must pass the store's checks (size, secrets) before anything is
+		// archived: a refused start must leave the active workflow where it was.
+		if data, err := json.Marshal(probe.Record); err != nil {
+			return nil, err
+		} else if err := store.CheckDocument(data); err != nil {
+			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
+		}
 		if probe.Archive != nil && cur != nil {
 			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				return nil, err
