@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -591,6 +592,60 @@ func TestCairnAcrossSessions(t *testing.T) {
 			}
 		}
 	})
+}
+
+// 5, the Stop hook's part. When the position line cannot be written at the transition (here
+// the topic file is blocked by a directory of the same name), the tool call still succeeds and
+// says the line is owed; once the blockage is gone, the Stop hook at the end of the same turn
+// writes it into Claude Code's auto-memory directory.
+func TestCairnStopWritesOwedPositionLine(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	topic := filepath.Join(w.MemoryDir(), "cairn-workflow.md")
+	if err := os.MkdirAll(topic, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var unblocked atomic.Bool // set by the mock's handler goroutine
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("OWED-PROMPT")),
+			mockapi.ToolUse(cairnTool("start_workflow"), map[string]any{"type": "apex", "context": seedContext})).Named("start_workflow"),
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})).Named("transition"),
+		// The transition has run when its result comes back: clear the blockage before the turn ends.
+		mockapi.Step{Name: "unblock, end the turn", When: afterToolResult, Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			unblocked.Store(os.Remove(topic) == nil)
+			return mockapi.Text("planned")
+		}},
+	)
+	r := w.run(t, RunOptions{Prompt: "OWED-PROMPT: plan it"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	if !unblocked.Load() {
+		t.Fatalf("could not remove the directory blocking %s", topic)
+	}
+	trs := requireToolResultsOK(t, r, 2)
+	if !strings.Contains(trs[1].Text, "auto-memory line not written") {
+		t.Errorf("the transition's result does not say the L2 line is owed: %s", trs[1].Text)
+	}
+
+	wantLine := "Active APEX workflow: analyze completed, planning " + seedContext
+	stops := requireHooksOK(t, r, "Stop")
+	if len(stops) != 1 || !strings.Contains(stops[0].Stderr, "wrote "+wantLine) {
+		t.Errorf("the Stop hook did not report writing the owed line; Stop hooks: %+v", stops)
+	}
+	if got := readFile(t, topic); !strings.Contains(got, wantLine) {
+		t.Errorf("cairn-workflow.md lacks %q:\n%s", wantLine, got)
+	}
+	if index := readFile(t, filepath.Join(w.MemoryDir(), "MEMORY.md")); !strings.Contains(index, "[Cairn workflow](cairn-workflow.md)") || !strings.Contains(index, wantLine) {
+		t.Errorf("MEMORY.md lacks the Cairn entry with %q:\n%s", wantLine, index)
+	}
+	var l2 struct {
+		Owed []string `json:"owed"`
+	}
+	readJSON(t, filepath.Join(w.stateDir(), "l2-state.json"), &l2)
+	if len(l2.Owed) != 0 {
+		t.Errorf("l2-state.json still owes %q", l2.Owed)
+	}
 }
 
 // ---- 6. expiry ----
