@@ -76,7 +76,7 @@ func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv f
 	})
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
-		return hook.MessageOutput("Cairn: workflow state could not be opened (" + err.Error() + "); the session goes on without it.")
+		return hook.MessageOutput("Cairn: workflow state could not be opened; the session goes on without it. " + err.Error())
 	}
 	defer func() {
 		if err := e.Close(); err != nil {
@@ -114,11 +114,11 @@ func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv f
 	}
 	if err != nil {
 		r.Logf("reading workflow state: %v", err)
-		return hook.MessageOutput("Cairn: workflow state could not be read (" + err.Error() + "); the session goes on without it.")
+		return hook.MessageOutput("Cairn: workflow state could not be read; the session goes on without it. " + err.Error())
 	}
 	msg := res.SystemMessage
 	if msg == "" && recordErr != nil {
-		msg = "Cairn: this session could not be recorded (" + recordErr.Error() + "); the MCP tools may not know it after /clear."
+		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear. " + recordErr.Error()
 	}
 	r.Logf("%s", summary(ev.Source, sessionID, pid, res))
 	return hook.SessionStartOutput(res.Report, msg)

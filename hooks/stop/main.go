@@ -75,7 +75,7 @@ func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(stri
 	})
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
-		return hook.MessageOutput("Cairn: workflow state could not be opened (" + err.Error() + "); nothing was written this turn.")
+		return hook.MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())
 	}
 	defer func() {
 		if err := e.Close(); err != nil {
@@ -86,7 +86,7 @@ func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(stri
 	out, err := e.Stop(ctx, engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
-		return hook.MessageOutput("Cairn: the end-of-turn check failed (" + err.Error() + "); workflow state is unchanged.")
+		return hook.MessageOutput("Cairn: the end-of-turn check failed; workflow state is unchanged. " + err.Error())
 	}
 	block := out.Block
 	if block && ev.StopHookActive {
