@@ -7,8 +7,8 @@ package e2e
 // Claude Code's own auto-memory directory).
 //
 // Scenarios 2 to 5 share one World and run in order (a session changes the state, the next
-// sessions must find it), so that chain costs three Claude Code runs; 1, 6 and 7 have Worlds of
-// their own and run in parallel with it.
+// sessions must find it), so that chain costs four Claude Code runs; 1, 6, 7 and the Stop hook's
+// part of 5 have Worlds of their own and run in parallel with it.
 
 import (
 	"bufio"
