@@ -57,6 +57,12 @@ func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(stri
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}
+	if !ev.Read {
+		// Without the event, stop_hook_active is unknown: asking the agent to continue could
+		// be the second ask in a row, so this turn does not ask.
+		ev.StopHookActive = true
+		r.Logf("the event could not be read; not asking the agent to continue this turn")
+	}
 	sessionID := ev.SessionID
 	if sessionID == "" {
 		sessionID = getenv("CLAUDE_CODE_SESSION_ID")

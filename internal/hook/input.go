@@ -97,6 +97,9 @@ type Event struct {
 	// StopHookActive is true when this Stop follows one that made the agent continue. A value
 	// of the wrong type counts as true: not blocking is the safe side of a loop.
 	StopHookActive bool
+	// Read is true when stdin held a JSON object. A caller that needs a field to decide
+	// something risky (a Stop hook blocking) should not guess when it is false.
+	Read bool
 }
 
 // Parse reads a hook event from data, tolerantly: empty input, input that is not a JSON
@@ -115,6 +118,7 @@ func Parse(data []byte) (Event, []string) {
 		}
 		return ev, []string{fmt.Sprintf("stdin is not a JSON object (%s); going on without the event", why)}
 	}
+	ev.Read = true
 	var notes []string
 	str := func(key string, dst *string) {
 		raw, ok := fields[key]

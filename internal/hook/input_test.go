@@ -21,12 +21,12 @@ func TestParse(t *testing.T) {
 		{
 			name: "session-start",
 			in:   `{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"SessionStart","source":"resume","seconds_since_last_response":12}`,
-			want: hook.Event{SessionID: "s1", TranscriptPath: "/t.jsonl", CWD: "/p", HookEventName: "SessionStart", Source: "resume"},
+			want: hook.Event{SessionID: "s1", TranscriptPath: "/t.jsonl", CWD: "/p", HookEventName: "SessionStart", Source: "resume", Read: true},
 		},
 		{
 			name: "stop",
 			in:   `{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"done","prompt_id":"p9","permission_mode":"default"}`,
-			want: hook.Event{SessionID: "s1", HookEventName: "Stop", StopHookActive: true, PromptID: "p9", PermissionMode: "default"},
+			want: hook.Event{SessionID: "s1", HookEventName: "Stop", StopHookActive: true, PromptID: "p9", PermissionMode: "default", Read: true},
 		},
 		{name: "empty", in: "", notes: []string{"stdin was empty"}},
 		{name: "blank", in: " \n\t", notes: []string{"stdin was empty"}},
@@ -38,40 +38,42 @@ func TestParse(t *testing.T) {
 		{
 			name:  "wrong-types",
 			in:    `{"session_id":42,"source":["startup"],"cwd":{"a":1},"hook_event_name":true,"transcript_path":"/t"}`,
-			want:  hook.Event{TranscriptPath: "/t"},
+			want:  hook.Event{TranscriptPath: "/t", Read: true},
 			notes: []string{"session_id is a number", "cwd is an object", "hook_event_name is a boolean", "source is an array"},
 		},
-		{name: "nulls", in: `{"session_id":null,"stop_hook_active":null}`},
+		{name: "nulls", in: `{"session_id":null,"stop_hook_active":null}`, want: hook.Event{Read: true}},
 		{
 			name:  "stop-active-string-true",
 			in:    `{"stop_hook_active":"true"}`,
-			want:  hook.Event{StopHookActive: true},
+			want:  hook.Event{StopHookActive: true, Read: true},
 			notes: []string{`stop_hook_active is the string "true"`},
 		},
 		{
 			name:  "stop-active-string-false",
 			in:    `{"stop_hook_active":"false"}`,
+			want:  hook.Event{Read: true},
 			notes: []string{`stop_hook_active is the string "false"`},
 		},
 		{
 			name:  "stop-active-number-counts-as-true",
 			in:    `{"stop_hook_active":0}`,
-			want:  hook.Event{StopHookActive: true},
+			want:  hook.Event{StopHookActive: true, Read: true},
 			notes: []string{"stop_hook_active is a number, not a boolean; read as true"},
 		},
 		{
 			name:  "source-not-a-word",
 			in:    `{"source":"start up\n; rm"}`,
+			want:  hook.Event{Read: true},
 			notes: []string{"is not a plain word"},
 		},
-		{name: "source-future-word", in: `{"source":"teleport"}`, want: hook.Event{Source: "teleport"}},
+		{name: "source-future-word", in: `{"source":"teleport"}`, want: hook.Event{Source: "teleport", Read: true}},
 		{
 			name:  "oversized-field",
 			in:    `{"session_id":"` + strings.Repeat("a", 5000) + `","cwd":"/p"}`,
-			want:  hook.Event{CWD: "/p"},
+			want:  hook.Event{CWD: "/p", Read: true},
 			notes: []string{"session_id is 5000 bytes"},
 		},
-		{name: "unknown-fields", in: `{"x":{"y":[1]},"session_id":"s"}`, want: hook.Event{SessionID: "s"}},
+		{name: "unknown-fields", in: `{"x":{"y":[1]},"session_id":"s"}`, want: hook.Event{SessionID: "s", Read: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
