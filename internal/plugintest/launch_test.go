@@ -212,6 +212,16 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOENV="+goEnv("GOENV"),
 		"GOPROXY=off", "GOTOOLCHAIN=local")
 
+	// 0. A bin dir left half-made by an older install must be replaced, not nested into.
+	version := pluginVersion(t)
+	bindir := filepath.Join(data, "bin-"+version)
+	if err := os.MkdirAll(bindir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bindir, "stale"), []byte("left over"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	// 1. A hook never waits: it starts the build in the background and says so.
 	res := runLaunch(t, root, env, `{"session_id":"s1","source":"startup"}`, "cairn-session-start")
 	if res.code != 0 || !strings.Contains(res.stdout, `"systemMessage":"Cairn: building`) {
@@ -239,12 +249,17 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 			t.Errorf("MCP start %d answered %q, want the server's initialize result", i, r.stdout)
 		}
 	}
-	version := pluginVersion(t)
-	bindir := filepath.Join(data, "bin-"+version)
 	for name := range binarySources {
 		if fi, err := os.Stat(filepath.Join(bindir, name)); err != nil || fi.Mode().Perm()&0o111 == 0 {
 			t.Errorf("%s was not built into %s: %v", name, bindir, err)
 		}
+	}
+	if entries, _ := os.ReadDir(bindir); len(entries) != len(binarySources) {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("%s holds %v, want exactly the %d binaries", bindir, names, len(binarySources))
 	}
 	builds := 0
 	callLog, _ := os.ReadFile(calls)
