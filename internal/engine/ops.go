@@ -40,10 +40,12 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 				return nil, store.Event{}, err
 			}
 		}
+		restore := e.hideEndedOwner(r)
 		var err error
 		if wres, err = f(r); err != nil {
 			return nil, store.Event{}, err
 		}
+		restore(wres.Record)
 		if !wres.Changed || wres.Record == nil {
 			return nil, store.Event{}, nil
 		}

@@ -74,8 +74,9 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 			out.Warnings = append(out.Warnings, err.Error())
 		}
 		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor()})
+		findings = e.dropEndedOwner(r, findings)
 		for _, f := range findings {
-			if f.Code == "owner-live" || strings.Contains(f.Text, "another live session") {
+			if f.Code == workflow.FindingOwnedElsewhere {
 				eye = append(eye, f.Text)
 			}
 		}

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// ownerEnded reports whether the session recorded as r's owner has certainly ended even though
+// its heartbeat is recent, so that it must not be reported as another live session: the owner
+// ran in this same Claude Code client under another session id (a client runs one session at a
+// time, so /clear or /resume replaced it), or the owner's client process has exited (a new
+// session started right after the last one closed). Without a pid to go on it answers false and
+// the heartbeat alone decides, as before.
+func (e *Engine) ownerEnded(r *workflow.Record) bool {
+	if r == nil || r.Owner == nil {
+		return false
+	}
+	o := r.Owner
+	if o.SessionID == "" || o.SessionID == e.cfg.SessionID || o.PID <= 0 {
+		return false
+	}
+	if o.PID == e.cfg.PID {
+		return true
+	}
+	return !processAlive(o.PID)
+}
+
+// dropEndedOwner removes the owned-by-a-live-session finding when the owner has ended.
+func (e *Engine) dropEndedOwner(r *workflow.Record, fs []workflow.Finding) []workflow.Finding {
+	if !e.ownerEnded(r) {
+		return fs
+	}
+	return slices.DeleteFunc(fs, func(f workflow.Finding) bool { return f.Code == workflow.FindingOwnedElsewhere })
+}
+
+// hideEndedOwner hides the heartbeat of an ended owner from the workflow domain, which judges
+// liveness by the heartbeat alone, so a change does not warn about that session. The returned
+// function puts the heartbeat back on the changed record if the change kept that owner (it
+// replaces the owner whenever the caller is a session or a client).
+func (e *Engine) hideEndedOwner(r *workflow.Record) (restore func(*workflow.Record)) {
+	if !e.ownerEnded(r) {
+		return func(*workflow.Record) {}
+	}
+	sid, hb := r.Owner.SessionID, r.Owner.Heartbeat
+	r.Owner.Heartbeat = time.Time{}
+	return func(n *workflow.Record) {
+		if n != nil && n.Owner != nil && n.Owner.SessionID == sid && n.Owner.Heartbeat.IsZero() {
+			n.Owner.Heartbeat = hb
+		}
+	}
+}
