@@ -245,6 +245,13 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 			return errorResult(err, ""), nil
 		}
 		eng := s.eng
+		// The watcher learns a new session after /clear only after its debounce; a call that
+		// arrives first reads sessions/<ppid>.json itself (one small read), so it is never
+		// recorded under the session /clear replaced.
+		if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
+			s.session = sess.SessionID
+			eng.SetSession(sess.SessionID)
+		}
 		pre, preErr := eng.Snapshot()
 		notice := ""
 		if preErr == nil {
