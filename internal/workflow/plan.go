@@ -137,7 +137,9 @@ func BuildPlan(in PlanInput) Plan {
 	}
 	switch {
 	case p.AwaitingApproval != "":
-		fmt.Fprintf(&next, "re-present the %s phase to the user for approval (do not re-run it)", p.Phase)
+		// Entering a gate opens its approval request, so an open request alone does not say
+		// whether the phase's result was shown yet: say both cases, never "re-run".
+		fmt.Fprintf(&next, "phase %s needs the user's approval before moving on: if its result was already presented, present it again for approval (do not re-run it); otherwise finish it, then ask", p.Phase)
 	case r.PhaseStatus == PhaseBlocked || r.PhaseStatus == PhaseFailed:
 		fmt.Fprintf(&next, "phase %s is %s: deal with that, then continue it", p.Phase, r.PhaseStatus)
 	default:

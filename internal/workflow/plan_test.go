@@ -65,7 +65,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		find []workflow.Finding
 		want string
 	}{
-		{"approval", inPlan, nil, "re-present the plan phase to the user for approval (do not re-run it); allowed next: implement, analyze"},
+		{"approval", inPlan, nil, "phase plan needs the user's approval before moving on: if its result was already presented, present it again for approval (do not re-run it); otherwise finish it, then ask; allowed next: implement, analyze"},
 		{"blocking-violations", withV.Record, nil, "resolve 1 blocking violation first; continue phase review; allowed next: implement, git-commit"},
 		{"tasks", tasks, nil, "continue phase implement (2 tasks to run); allowed next: review"},
 		{"phase-blocked", blocked.Record, nil, "phase implement is blocked: deal with that, then continue it (2 tasks to run); allowed next: review"},
