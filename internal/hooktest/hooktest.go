@@ -69,6 +69,11 @@ func setup(env *testscript.Env) error {
 	env.Setenv("STATE", filepath.Join(project, ".claude", "cairn"))
 	env.Setenv("CLAUDE_PID", ClaudePID)
 	env.Setenv("TZ", "UTC")
+	// Under -race every exec'd command otherwise sleeps a second at exit to catch races in
+	// goroutines still running; races are still reported, only the wait goes.
+	if g := os.Getenv("GORACE"); g == "" {
+		env.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	// Regular expressions for scrub: what varies from run to run in a hook's output.
 	env.Setenv("SCRUB_ID", `[a-z]+-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}`)
 	env.Setenv("SCRUB_NONCE", `nonce=\\"[0-9a-f]+\\"`)
