@@ -148,7 +148,7 @@ func Check(in CheckInput) []Finding {
 		}
 	}
 	if p, ok := PendingApproval(r); ok {
-		add(FindingApprovalPending, Info, "the %s phase was waiting for the user's approval: re-present it, do not re-run it", p)
+		add(FindingApprovalPending, Info, "the %s phase awaits the user's approval: if its result was shown before the interruption, present it again rather than re-running it", p)
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int { return a.Severity.rank() - b.Severity.rank() })
 	return out
@@ -301,7 +301,7 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 	}
 	if p, ok := PendingApproval(r); ok {
 		acts = append(acts, RecoveryAction{Kind: RecoveredReapproval, Phase: p,
-			Text: fmt.Sprintf("the %s phase was waiting for approval: re-present it to the user, do not re-run it", p)})
+			Text: fmt.Sprintf("the %s phase awaits the user's approval: if its result was shown before the interruption, present it again rather than re-running it", p)})
 	}
 	return res, acts, nil
 }

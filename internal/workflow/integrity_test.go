@@ -87,7 +87,7 @@ func TestCheckFindings(t *testing.T) {
 			mutate: func(r *workflow.Record) { r.TTL = "forever" }},
 		{name: "owned-elsewhere", code: "owned-by-live-session", sev: "MEDIUM", text: "sess-alice",
 			by: workflow.Actor{SessionID: "sess-bob"}, now: base.UpdatedAt.Add(5 * time.Minute)},
-		{name: "approval-pending", code: "approval-pending", sev: "INFO", text: "re-present it",
+		{name: "approval-pending", code: "approval-pending", sev: "INFO", text: "present it again rather than re-running it",
 			mutate: func(r *workflow.Record) {
 				r.State = "architecture"
 				r.History = r.History[:1]
@@ -185,7 +185,7 @@ func TestRecoverScenarios(t *testing.T) {
 		if err != nil || res.Changed || len(acts) != 1 || acts[0].Kind != workflow.RecoveredReapproval || acts[0].Phase != "architecture" {
 			t.Fatalf("%v %+v %+v", err, res, acts)
 		}
-		if !strings.Contains(acts[0].Text, "do not re-run") {
+		if !strings.Contains(acts[0].Text, "rather than re-running it") {
 			t.Fatal(acts[0].Text)
 		}
 	})
