@@ -1,0 +1,88 @@
+package plugintest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/hooktest"
+)
+
+// Each hooks.json command, run the way Claude Code runs it (/bin/sh -c with CLAUDE_PLUGIN_ROOT
+// set, here to a path with a space in it), reaches the hook built into bin/ (make build), which
+// answers the event with output Claude Code accepts.
+func TestHooksJSONCommandsRun(t *testing.T) {
+	skipOnWindows(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot build the hooks")
+	}
+	var hf hooksFile
+	readJSON(t, "hooks/hooks.json", &hf)
+	root := filepath.Join(t.TempDir(), "plugin root")
+	if err := os.MkdirAll(filepath.Join(root, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	launch, err := os.ReadFile(filepath.Join(repoRoot(t), "hooks", "launch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "hooks", "launch"), launch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, pkg := range map[string]string{"cairn-session-start": "./hooks/sessionstart", "cairn-stop": "./hooks/stop"} {
+		cmd := exec.Command(goBin, "build", "-trimpath", "-o", filepath.Join(root, "bin", name), pkg)
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+
+	work := t.TempDir()
+	project := filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(work, "home"),
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(work, "home", ".claude"),
+		"CLAUDE_PLUGIN_ROOT=" + root,
+		"CLAUDE_PLUGIN_DATA=" + filepath.Join(work, "data"),
+		"CLAUDE_PROJECT_DIR=" + project,
+		"CAIRN_MEMORY_DIR=" + filepath.Join(work, "memory"),
+		"CLAUDE_PID=" + hooktest.ClaudePID,
+	}
+	events := map[string]string{
+		"SessionStart": `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`,
+		"Stop":         `{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`,
+	}
+	for _, event := range []string{"SessionStart", "Stop"} {
+		for _, g := range hf.Hooks[event] {
+			for _, h := range g.Hooks {
+				cmd := exec.Command("/bin/sh", "-c", h.Command)
+				cmd.Env = env
+				cmd.Dir = project
+				cmd.Stdin = strings.NewReader(events[event])
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%s: sh -c %q: %v\nstderr: %s", event, h.Command, err, stderr.String())
+				}
+				if err := hooktest.CheckOutput(stdout.String(), event); err != nil {
+					t.Errorf("%s: %v", event, err)
+				}
+				want := map[string]string{"SessionStart": "cairn-session-start: source=startup session=s-1", "Stop": "cairn-stop: session=s-1"}[event]
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("%s: stderr = %q, want the built hook's summary line (%q)", event, stderr.String(), want)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(project, ".claude", "cairn", "sessions", hooktest.ClaudePID+".json")); err != nil {
+		t.Errorf("SessionStart through hooks.json did not record the session: %v", err)
+	}
+}
