@@ -44,7 +44,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) 
 	out := r.Run(start, func(ctx context.Context) []byte {
 		return sessionStart(ctx, r, stdin, getenv)
 	}, func(why string) []byte {
-		return hook.MessageOutput("Cairn: the session-start check " + why + "; workflow state was not read this time (details on stderr).")
+		return hook.MessageOutput("Cairn: the session-start check stopped early (" + why + "); workflow state was not read this time, details on stderr.")
 	})
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)
@@ -53,7 +53,8 @@ func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) 
 }
 
 func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(string) string) []byte {
-	ev, notes := hook.ReadEvent(stdin, hook.StdinWait)
+	// An open stdin gets at most half of the deadline: the rest is for the work.
+	ev, notes := hook.ReadEvent(stdin, min(hook.StdinWait, r.Deadline/2))
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}

@@ -44,7 +44,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) 
 	out := r.Run(start, func(ctx context.Context) []byte {
 		return stop(ctx, r, stdin, getenv)
 	}, func(why string) []byte {
-		return hook.MessageOutput("Cairn: the end-of-turn check " + why + "; the workflow's memory line may be written next turn (details on stderr).")
+		return hook.MessageOutput("Cairn: the end-of-turn check stopped early (" + why + "); what it owed is retried after the next turn, details on stderr.")
 	})
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)
@@ -53,7 +53,8 @@ func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) 
 }
 
 func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(string) string) []byte {
-	ev, notes := hook.ReadEvent(stdin, hook.StdinWait)
+	// An open stdin gets at most half of the deadline: the rest is for the work.
+	ev, notes := hook.ReadEvent(stdin, min(hook.StdinWait, r.Deadline/2))
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}

@@ -30,8 +30,9 @@ const ClaudePID = "4242"
 // Commands are the extra programs a script can exec, for testscript.Main next to the hook.
 func Commands() map[string]func() {
 	return map[string]func(){
-		"cairn-fixture": func() { os.Exit(fixture(os.Args[1:])) },
-		"with-readonly": func() { os.Exit(withReadonly(os.Args[1:])) },
+		"cairn-fixture":   func() { os.Exit(fixture(os.Args[1:])) },
+		"with-readonly":   func() { os.Exit(withReadonly(os.Args[1:])) },
+		"with-open-stdin": func() { os.Exit(withOpenStdin(os.Args[1:])) },
 	}
 }
 
@@ -274,6 +275,33 @@ func withReadonly(args []string) int {
 			return ee.ExitCode()
 		}
 		fmt.Fprintf(os.Stderr, "with-readonly: %v\n", err)
+		return 2
+	}
+	return 0
+}
+
+// withOpenStdin runs a command whose stdin is a pipe that is never written to nor closed, as a
+// terminal or a stuck writer would leave it: with-open-stdin CMD [ARGS...].
+func withOpenStdin(args []string) int {
+	if len(args) < 1 {
+		fmt.Fprintln(os.Stderr, "usage: with-open-stdin CMD [ARGS...]")
+		return 2
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "with-open-stdin: %v\n", err)
+		return 2
+	}
+	defer pw.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pr, os.Stdout, os.Stderr
+	err = cmd.Run()
+	pr.Close()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "with-open-stdin: %v\n", err)
 		return 2
 	}
 	return 0
