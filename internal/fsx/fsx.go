@@ -62,7 +62,19 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 // O_EXCL, written in full, fsynced, closed (checked), renamed over name, directory fsynced.
 // On any failure before the rename the temp file is removed and name is untouched, so a full
 // disk or a read-only directory leaves the old content intact.
-func WriteFile(fsys FS, name string, data []byte, perm fs.FileMode) (err error) {
+func WriteFile(fsys FS, name string, data []byte, perm fs.FileMode) error {
+	return writeFile(fsys, name, data, perm, true)
+}
+
+// WriteFileNoSync replaces name atomically (old or new content, never a mix) but without
+// fsyncs, so it is not durable: after a power loss the file may come back old or empty. It is
+// for advisory records that are rewritten often and cheap to lose (which session a client is
+// in), where two fsyncs would be most of a hook's running time.
+func WriteFileNoSync(fsys FS, name string, data []byte, perm fs.FileMode) error {
+	return writeFile(fsys, name, data, perm, false)
+}
+
+func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable bool) (err error) {
 	dir, base := path.Split(name)
 	tmp := dir + ".tmp-" + base + "-" + randSuffix()
 	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
@@ -79,15 +91,20 @@ func WriteFile(fsys FS, name string, data []byte, perm fs.FileMode) (err error) 
 		return err
 	}
 	// Never retried: after a failed fsync the page cache may already have dropped the data.
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return err
+	if durable {
+		if err = f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
 	if err = fsys.Rename(tmp, name); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	if err := fsys.SyncDir(dirOf(name)); err != nil {
 		return &NotDurableError{Path: name, Err: err}

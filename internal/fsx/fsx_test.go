@@ -291,3 +291,34 @@ func TestLockExcludesWithinAProcess(t *testing.T) {
 		t.Fatalf("counter %s, want %d", b, workers*each)
 	}
 }
+
+// WriteFileNoSync is atomic (a failure at any step leaves the old content) but issues no
+// fsync: the trace of its operations holds none.
+func TestWriteFileNoSyncIsAtomicWithoutSyncs(t *testing.T) {
+	d, dir := mustDir(t)
+	if err := fsx.WriteFile(d, "s.json", []byte(`{"old":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; ; k++ {
+		f := &fsx.Faulty{FS: d, FailAt: k}
+		err := fsx.WriteFileNoSync(f, "s.json", []byte(`{"new":2}`), 0o600)
+		got, rerr := os.ReadFile(filepath.Join(dir, "s.json"))
+		if rerr != nil || (string(got) != `{"old":1}` && string(got) != `{"new":2}`) {
+			t.Fatalf("k=%d: file is %q (%v)", k, got, rerr)
+		}
+		for _, op := range f.Trace() {
+			if strings.Contains(op, "sync") {
+				t.Fatalf("k=%d: WriteFileNoSync synced: %v", k, f.Trace())
+			}
+		}
+		if err == nil {
+			if string(got) != `{"new":2}` {
+				t.Fatalf("k=%d: success but content %q", k, got)
+			}
+			break
+		}
+		if err := fsx.WriteFile(d, "s.json", []byte(`{"old":1}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

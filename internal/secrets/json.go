@@ -98,7 +98,7 @@ func (w *walker) value(key string, depth int) (*Finding, error) {
 				return &Finding{Rule: r.name, Path: w.render()}, nil
 			}
 		}
-		if key != "" && awsSecretKeyName(key) && awsSecretValue.MatchString(v) && mixedCase(v) {
+		if key != "" && awsSecretKeyName(key) && awsSecretValue().MatchString(v) && mixedCase(v) {
 			return &Finding{Rule: "aws-secret-access-key", Path: w.render()}, nil
 		}
 		return nil, nil

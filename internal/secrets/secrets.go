@@ -11,6 +11,7 @@ package secrets
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Finding says which rule matched and where. It never holds the secret.
@@ -67,8 +68,10 @@ type rule struct {
 	// Case-sensitive unless fold.
 	keywords []string
 	fold     bool
-	// re must begin with ^ and match from the keyword on.
-	re *regexp.Regexp
+	// re must begin with ^ and match from the keyword on. It is compiled on first use: most
+	// scans meet no keyword, and compiling every rule at start-up cost each hook process
+	// most of a millisecond.
+	re func() *regexp.Regexp
 	// before vets the text just before the keyword (word boundaries, a scheme before "://"):
 	// RE2 has no lookbehind. nil means anything may precede.
 	before func(s string, i int) bool
@@ -85,7 +88,7 @@ var rules = []*rule{
 	{
 		name:     "aws-access-key-id",
 		keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA"},
-		re:       regexp.MustCompile(`^(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`),
+		re:       lazyRegexp(`^(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`),
 		before:   notAlnum,
 	},
 	{
@@ -95,7 +98,7 @@ var rules = []*rule{
 		name:     "aws-secret-access-key",
 		keywords: []string{"secret"},
 		fold:     true,
-		re: regexp.MustCompile(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
+		re: lazyRegexp(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
 			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
 		before: notAlnumOrAWS,
 		ok: func(s string, i int, m []string) bool {
@@ -108,20 +111,20 @@ var rules = []*rule{
 	{
 		name:     "github-token",
 		keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		re:       regexp.MustCompile(`^(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{36,251})(?:$|[^A-Za-z0-9_-])`),
+		re:       lazyRegexp(`^(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{36,251})(?:$|[^A-Za-z0-9_-])`),
 		before:   notWord,
 	},
 	{
 		name:     "anthropic-api-key",
 		keywords: []string{"sk-ant-"},
-		re:       regexp.MustCompile(`^sk-ant-[a-z]{2,10}[0-9]{2}-([A-Za-z0-9_-]{32,})`),
+		re:       lazyRegexp(`^sk-ant-[a-z]{2,10}[0-9]{2}-([A-Za-z0-9_-]{32,})`),
 		before:   notWord,
 		ok:       func(_ string, _ int, m []string) bool { return mixed(m[1]) },
 	},
 	{
 		name:     "openai-api-key",
 		keywords: []string{"sk-"},
-		re: regexp.MustCompile(`^sk-(?:(?:proj|svcacct|admin)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
+		re: lazyRegexp(`^sk-(?:(?:proj|svcacct|admin)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
 			`(?:$|[^A-Za-z0-9_-])`),
 		before: notWord,
 		ok:     func(_ string, _ int, m []string) bool { return mixed(m[1] + m[2]) },
@@ -129,24 +132,24 @@ var rules = []*rule{
 	{
 		name:     "slack-token",
 		keywords: []string{"xox", "xapp-"},
-		re: regexp.MustCompile(`^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
+		re: lazyRegexp(`^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
 			`xox[abeprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}|xapp-[0-9]+-[A-Z0-9]+-[0-9]+-[A-Za-z0-9]{8,})`),
 		before: notWord,
 	},
 	{
 		name:     "slack-webhook",
 		keywords: []string{"hooks.slack.com/"},
-		re:       regexp.MustCompile(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
+		re:       lazyRegexp(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
 	},
 	{
 		name:     "private-key",
 		keywords: []string{"-----BEGIN"},
-		re:       regexp.MustCompile(`^-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
+		re:       lazyRegexp(`^-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
 	},
 	{
 		name:     "jwt",
 		keywords: []string{"eyJ"},
-		re:       regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`),
+		re:       lazyRegexp(`^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`),
 		before:   notWord,
 		span:     64 << 10, // claims can be long; "eyJ" is rare enough for a wide window
 	},
@@ -155,7 +158,7 @@ var rules = []*rule{
 		// must follow the @ directly, so user@host, host:port/path@x and mailto: do not match.
 		name:     "url-credentials",
 		keywords: []string{"://"},
-		re:       regexp.MustCompile(`^://[^\s:/?#@"'<>\[\]]*:([^\s/?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
+		re:       lazyRegexp(`^://[^\s:/?#@"'<>\[\]]*:([^\s/?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
 		before:   schemeBefore,
 		ok:       func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
 	},
@@ -203,12 +206,12 @@ func (r *rule) find(s string) (start, end int, ok bool) {
 			}
 			w := s[i:min(len(s), i+span)]
 			if r.ok == nil {
-				if loc := r.re.FindStringIndex(w); loc != nil {
+				if loc := r.re().FindStringIndex(w); loc != nil {
 					return i, i + loc[1], true
 				}
 				continue
 			}
-			if m := r.re.FindStringSubmatch(w); m != nil && r.ok(s, i, m) {
+			if m := r.re().FindStringSubmatch(w); m != nil && r.ok(s, i, m) {
 				return i, i + len(m[0]), true
 			}
 		}
@@ -328,4 +331,9 @@ func nextAt(s string, i int, c byte, prev int) int {
 	return -1
 }
 
-var awsSecretValue = regexp.MustCompile(`^[A-Za-z0-9/+]{40}$`)
+var awsSecretValue = lazyRegexp(`^[A-Za-z0-9/+]{40}$`)
+
+// lazyRegexp compiles expr once, on first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}

@@ -65,6 +65,10 @@ func (s *Store) get(c collection, name string) ([]byte, error) {
 }
 
 func (s *Store) put(c collection, name string, doc []byte) error {
+	return s.putWith(c, name, doc, fsx.WriteFile)
+}
+
+func (s *Store) putWith(c collection, name string, doc []byte, write func(fsx.FS, string, []byte, fs.FileMode) error) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
@@ -77,7 +81,7 @@ func (s *Store) put(c collection, name string, doc []byte) error {
 		}
 	}
 	file := c.file(name)
-	return s.writeErr(file, fsx.WriteFile(s.fs, file, doc, 0o600))
+	return s.writeErr(file, write(s.fs, file, doc, 0o600))
 }
 
 func (s *Store) reserved(name string) error {
@@ -216,8 +220,13 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 }
 
 // WriteSession records what the SessionStart hook knows about a running client, as
-// sessions/NAME.json (NAME is usually its pid).
-func (s *Store) WriteSession(name string, doc []byte) error { return s.put(sessions, name, doc) }
+// sessions/NAME.json (NAME is usually its pid). The replace is atomic but not fsynced: the
+// record is advisory and rewritten at every session start, and its two fsyncs were the
+// largest cost of the hook. After a power loss it may be old or unreadable, which readers
+// treat as "no session recorded".
+func (s *Store) WriteSession(name string, doc []byte) error {
+	return s.putWith(sessions, name, doc, fsx.WriteFileNoSync)
+}
 
 // ReadSession returns sessions/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) ReadSession(name string) ([]byte, error) { return s.get(sessions, name) }
