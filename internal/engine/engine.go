@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -30,7 +31,8 @@ type Engine struct {
 	cfg      Config
 	root     string
 	st       *store.Store
-	defs     *workflow.Definitions
+	defsMu   sync.Mutex
+	defs     *workflow.Definitions // nil until first use
 	defErrs  []string
 	mem      *memory.Memory
 	memWarn  string // why L2 cannot be used, "" when it can
@@ -81,7 +83,6 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows")}
-	e.ReloadDefinitions()
 	e.openMemory()
 	return e, nil
 }
@@ -107,14 +108,16 @@ func (e *Engine) MemoryDir() string {
 }
 
 // Definitions lists the loaded workflow types.
-func (e *Engine) Definitions() []string { return e.defs.Names() }
+func (e *Engine) Definitions() []string { return e.definitions().Names() }
 
 // Definition returns a loaded workflow definition.
-func (e *Engine) Definition(name string) (*workflow.Definition, bool) { return e.defs.Lookup(name) }
+func (e *Engine) Definition(name string) (*workflow.Definition, bool) {
+	return e.definitions().Lookup(name)
+}
 
 // Warnings are the standing problems: broken definitions, L2 unavailable.
 func (e *Engine) Warnings() []string {
-	w := append([]string(nil), e.defErrs...)
+	w := e.definitionErrors()
 	if e.memWarn != "" {
 		w = append(w, e.memWarn)
 	}
@@ -130,9 +133,34 @@ func (e *Engine) SessionID() string { return e.cfg.SessionID }
 // maxDefinitionFile bounds a user definition file; definitions are small documents.
 const maxDefinitionFile = 256 << 10
 
+// definitions returns the workflow definitions, loading them on first use: a session start
+// with no active workflow then parses no YAML at all.
+func (e *Engine) definitions() *workflow.Definitions {
+	e.defsMu.Lock()
+	defer e.defsMu.Unlock()
+	if e.defs == nil {
+		e.loadDefinitionsLocked()
+	}
+	return e.defs
+}
+
+// definitionErrors are the broken definitions' reports (file, line, reason).
+func (e *Engine) definitionErrors() []string {
+	e.definitions()
+	e.defsMu.Lock()
+	defer e.defsMu.Unlock()
+	return append([]string(nil), e.defErrs...)
+}
+
 // ReloadDefinitions reads the built-in definitions and the user's .claude/workflows/*.md
 // again. A broken file becomes a warning naming file, line and reason; the others load.
 func (e *Engine) ReloadDefinitions() {
+	e.defsMu.Lock()
+	defer e.defsMu.Unlock()
+	e.loadDefinitionsLocked()
+}
+
+func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
 	entries, err := os.ReadDir(e.workflow)
@@ -219,5 +247,5 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 
 // definitionFor finds the definition of a record's type.
 func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {
-	return e.defs.Get(r.Type)
+	return e.definitions().Get(r.Type)
 }

@@ -127,7 +127,7 @@ func (e *Engine) journalLines(id string, from int64) []string {
 		if err != nil {
 			continue
 		}
-		def, ok := e.defs.Lookup(r.Type)
+		def, ok := e.definitions().Lookup(r.Type)
 		if !ok || d.From == "" {
 			continue
 		}

@@ -106,7 +106,7 @@ func errNoActive() error {
 // Start begins a workflow in its definition's first phase. An active workflow is refused
 // unless r.Replace, in which case it is archived as "replaced" first (kept, not lost).
 func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
-	def, err := e.defs.Get(r.Type)
+	def, err := e.definitions().Get(r.Type)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +228,7 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 		e.archiveCompleted(res)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
-		if def, ok := e.defs.Lookup(wres.Record.Type); ok {
+		if def, ok := e.definitions().Lookup(wres.Record.Type); ok {
 			if next := def.Allowed(wres.To); len(next) > 0 {
 				res.Message += "; allowed next: " + strings.Join(next, ", ")
 			}

@@ -92,7 +92,7 @@ func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
 			return workflow.Heartbeat(cur, e.actor(), now)
 		}, "")
 	}
-	def, _ := e.defs.Lookup(r.Type)
+	def, _ := e.definitions().Lookup(r.Type)
 	if in.StopHookActive || !e.stopBlocking() || !workflow.StopShouldBlock(def, r) {
 		return out, nil
 	}

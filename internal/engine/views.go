@@ -182,10 +182,10 @@ func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
 	} else {
 		add("stale temp files", true, "none", "")
 	}
-	if len(e.defErrs) > 0 {
-		add("workflow definitions", false, strings.Join(e.defErrs, "; "), "fix the files named (the others load fine)")
+	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
+		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
 	} else {
-		add("workflow definitions", true, strings.Join(e.defs.Names(), ", "), "")
+		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
 	return out
 }
