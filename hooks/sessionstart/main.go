@@ -84,32 +84,27 @@ func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv f
 			r.Logf("closing Cairn's state: %v", err)
 		}
 	}()
-	for _, w := range e.Warnings() {
-		r.Logf("warning: %s", w)
-	}
-
-	// The session record is a durable write (an fsync or two, the slowest part of this hook
-	// on most disks); the read protocol does not depend on it, so the two run side by side.
-	// Without a session id a record would only hide the last good one from the MCP server.
-	recorded := make(chan error, 1)
+	// The session record is an atomic but unsynced write (advisory, rewritten every start),
+	// cheap enough to do first; without a session id a record would only hide the last good
+	// one from the MCP server.
+	var recordErr error
 	if sessionID == "" {
 		r.Logf("no session id on stdin or in CLAUDE_CODE_SESSION_ID; the session is not recorded")
-		recorded <- nil
 	} else {
-		go func() {
-			now := time.Now().UTC()
-			recorded <- e.RecordSession(engine.Session{
-				SessionID: sessionID,
-				Source:    ev.Source,
-				PID:       pid,
-				StartedAt: now,
-				Heartbeat: now,
-			})
-		}()
+		now := time.Now().UTC()
+		recordErr = e.RecordSession(engine.Session{
+			SessionID: sessionID,
+			Source:    ev.Source,
+			PID:       pid,
+			StartedAt: now,
+			Heartbeat: now,
+		})
 	}
 
 	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source})
-	recordErr := <-recorded
+	for _, w := range e.Warnings() {
+		r.Logf("warning: %s", w)
+	}
 	if recordErr != nil {
 		r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)
 	}

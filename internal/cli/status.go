@@ -21,6 +21,7 @@ func runStatus(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.Definitions() // load them, so broken definition files are reported here
 	a.warn(e.Warnings()...)
 	if a.json {
 		return a.printJSON(r)

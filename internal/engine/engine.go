@@ -115,9 +115,13 @@ func (e *Engine) Definition(name string) (*workflow.Definition, bool) {
 	return e.definitions().Lookup(name)
 }
 
-// Warnings are the standing problems: broken definitions, L2 unavailable.
+// Warnings are the standing problems: L2 unavailable, and broken definitions once the
+// definitions are loaded (by any operation that needs them; Doctor and Definitions load
+// them). Asking does not load them, so a hook with nothing on record parses no YAML.
 func (e *Engine) Warnings() []string {
-	w := e.definitionErrors()
+	e.defsMu.Lock()
+	w := append([]string(nil), e.defErrs...)
+	e.defsMu.Unlock()
 	if e.memWarn != "" {
 		w = append(w, e.memWarn)
 	}
@@ -247,5 +251,33 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 
 // definitionFor finds the definition of a record's type.
 func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {
+	if d := e.builtinOnly(r.Type); d != nil {
+		return d, nil
+	}
 	return e.definitions().Get(r.Type)
+}
+
+// builtinOnly is the session-start fast path: before the definitions are loaded, and when
+// the project defines no workflows of its own (so nothing can override a built-in), a type is
+// looked up by parsing only its built-in file. nil means: load them all.
+func (e *Engine) builtinOnly(typ string) *workflow.Definition {
+	e.defsMu.Lock()
+	loaded := e.defs != nil
+	e.defsMu.Unlock()
+	if loaded || workflow.ValidName(workflow.NormalizeName(typ)) != nil {
+		return nil
+	}
+	if ents, err := os.ReadDir(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	file := workflow.NormalizeName(typ) + ".md"
+	data, err := fs.ReadFile(workflow.BuiltinFS(), file)
+	if err != nil {
+		return nil
+	}
+	d, err := workflow.ParseDefinition("builtin:"+file, data)
+	if err != nil || d.Name != workflow.NormalizeName(typ) {
+		return nil
+	}
+	return d
 }

@@ -331,3 +331,23 @@ func TestRefusedReplaceKeepsTheActiveWorkflow(t *testing.T) {
 		t.Fatalf("something was archived: %+v", list)
 	}
 }
+
+// A project's own definition overrides the built-in of the same name, also for a fresh
+// process whose first lookup would otherwise take the built-in-only fast path.
+func TestUserDefinitionOverridesBuiltinInFreshProcess(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	def := "---\nname: apex\ndescription: shorter apex\nphases: [analyze, ship]\ntransitions: {analyze: [ship]}\nterminal: [ship]\n---\nbody\n"
+	if err := os.WriteFile(filepath.Join(dir, "apex.md"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	must(e.open("s1").Start(ctx, engine.StartRequest{Type: "apex", Context: "override"}))(t)
+	r := must(e.open("s2").Resume(ctx, engine.ResumeOptions{}))(t)
+	if strings.Join(r.Allowed, ",") != "ship" {
+		t.Fatalf("allowed next = %v; the project's apex definition was not used", r.Allowed)
+	}
+}

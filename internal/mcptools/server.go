@@ -134,6 +134,7 @@ func (s *Server) openLocked() {
 		return
 	}
 	s.eng, s.openErr = eng, nil
+	eng.ReloadDefinitions() // a long-lived server loads them now, so broken files are logged
 	for _, w := range eng.Warnings() {
 		s.opt.Log.Printf("warning: %s", w)
 	}
