@@ -123,8 +123,8 @@ type StartRequest struct {
 	Replace    bool   `json:"replace,omitempty"`
 }
 
-// TransitionRequest is transition's input. Checkpoint, when present, is a JSON object merged
-// into the metadata of the phase being left, in the same atomic write as the move.
+// TransitionRequest is transition's input. Checkpoint, when present, is a JSON object kept as
+// metadata.checkpoint of the phase being left, in the same atomic write as the move.
 type TransitionRequest struct {
 	To         string          `json:"to"`
 	From       string          `json:"from,omitempty"`
@@ -184,7 +184,7 @@ type Result struct {
 //	    finds the L2 memory dir. Fails only when the state dir cannot be used at all.
 //	func (e *Engine) Close() error
 //	func (e *Engine) StateDir() string
-//	func (e *Engine) Warnings() []string        // definition errors, L2 disabled/unavailable, ...
+//	func (e *Engine) Warnings() []string        // L2 off or unavailable; definition errors once loaded
 //
 //	// The read protocol (SessionStart, resume_check, cairn status). Apply=true also expires
 //	// TTLs, archives, recovers interrupted tasks and writes the L2 lines that follow; Apply=false
@@ -223,4 +223,6 @@ type Result struct {
 //	func (e *Engine) List(ctx context.Context) ([]Summary, error)        // active + archived
 //	func (e *Engine) Show(ctx context.Context, id string) (json.RawMessage, error)
 //	func (e *Engine) History(ctx context.Context, id string) ([]Event, error)
-//	func (e *Engine) Doctor(ctx context.Context) []Check
+//	func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check
+//	func (e *Engine) SetSession(id string)   // not safe concurrently with other calls
+//	func (e *Engine) ReloadDefinitions()     // likewise; the MCP server serialises both
