@@ -130,6 +130,9 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
 // It returns the record still active afterwards, or nil.
 func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun bool, out *Resume, eye *[]string) *workflow.Record {
+	if !dryRun {
+		r = e.resolveLegacy(r, out, eye)
+	}
 	if r.Status != workflow.StatusActive {
 		// A finished workflow left in the active slot (a crash between completing and
 		// archiving): archive it now, and owe its completion line.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,14 +58,41 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 // "migrated" event) and then renames the original to its .v<old>.json.bak name beside it, so
 // it is kept but not migrated twice. A file that is not a format Cairn migrates is left alone.
 func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailState, error) {
+	l, err := s.readLegacy(root, name)
+	if err != nil {
+		if !errors.Is(err, errNoLegacy) {
+			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
+				Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is", name, err)})
+		}
+		return w, tailState{}, &NotFoundError{What: "workflow"}
+	}
+	out, err := s.commitLocked(Workflow{}, tailState{}, l.Record, Event{Kind: "migrated", Detail: "from " + l.From.String() + " " + name})
+	if err != nil {
+		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
+	}
+	backup, err := s.RetireLegacy(l)
+	if err != nil {
+		return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, fmt.Errorf("%s was migrated but %w", name, err)
+	}
+	out.Notices = append(w.Notices, append(out.Notices, Notice{Kind: "migrated", Path: name, Revision: out.Revision,
+		Message: fmt.Sprintf("%s (%s) was migrated to schema 2.0; the original is kept as %s", name, l.From, backup)})...)
+	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
+}
+
+// errNoLegacy: the file could not be read, so there is nothing to report about it.
+var errNoLegacy = errors.New("no readable legacy file")
+
+// readLegacy reads a seed's state file (with seed 002's execution.json) and migrates it in
+// memory. An error other than errNoLegacy says why the file is not a workflow Cairn migrates.
+func (s *Store) readLegacy(root, name string) (Legacy, error) {
 	pd, err := fsx.OpenDir(root)
 	if err != nil {
-		return w, tailState{}, &NotFoundError{What: "workflow"}
+		return Legacy{}, errNoLegacy
 	}
 	defer pd.Close()
 	data, err := fsx.ReadFile(pd, name, jsonx.MaxSize)
 	if err != nil {
-		return w, tailState{}, &NotFoundError{What: "workflow"}
+		return Legacy{}, errNoLegacy
 	}
 	extra := migrate.Extra{Name: name}
 	if name == seed002Phase {
@@ -73,30 +101,13 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 		}
 	}
 	res, err := migrate.Migrate(data, extra, s.o.now().UTC())
-	if err != nil || !res.From.NeedsMigration() || res.Record == nil {
-		why := "it holds no workflow"
-		if err != nil {
-			why = err.Error()
-		}
-		w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-			Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is", name, why)})
-		return w, tailState{}, &NotFoundError{What: "workflow"}
-	}
-	out, err := s.commitLocked(Workflow{}, tailState{}, res.Record, Event{Kind: "migrated", Detail: "from " + res.From.String() + " " + name})
 	if err != nil {
-		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
+		return Legacy{}, err
 	}
-	backup := freeName(pd, res.Backup)
-	if err := pd.Rename(name, backup); err != nil {
-		return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, fmt.Errorf("%s was migrated but could not be renamed to %s: %w", name, backup, err)
+	if !res.From.NeedsMigration() || res.Record == nil {
+		return Legacy{}, errors.New("it holds no workflow")
 	}
-	if name == seed002Phase && extra.Execution != nil {
-		_ = pd.Rename(seed002Exec, freeName(pd, migrate.BackupName(seed002Exec, res.From)))
-	}
-	_ = pd.SyncDir(dirOf(name))
-	out.Notices = append(w.Notices, append(out.Notices, Notice{Kind: "migrated", Path: name, Revision: out.Revision,
-		Message: fmt.Sprintf("%s (%s) was migrated to schema 2.0; the original is kept as %s", name, res.From, backup)})...)
-	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
+	return Legacy{Name: name, From: res.From, Record: res.Record, Backup: res.Backup}, nil
 }
 
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping
@@ -133,4 +144,71 @@ func freeName(fsys fsx.FS, name string) string {
 		}
 		cand = strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
 	}
+}
+
+// Legacy is a seed's state file found in the project while Cairn already has an active
+// workflow: a second copy competing for the same slot (seed 004's two sessions resuming one
+// workflow). Record is its migrated schema-2.0 record; nothing has been written.
+type Legacy struct {
+	Name   string // relative to the project root
+	From   migrate.Format
+	Record []byte
+	Backup string // the .v<old>.json.bak name it is renamed to once settled
+}
+
+// FindLegacy reports a seed's state file that the store left alone because a workflow is
+// already active. Cheap when there is none: a few lstats.
+func (s *Store) FindLegacy() (Legacy, bool) {
+	root, name, ok := s.findLegacy()
+	if !ok {
+		return Legacy{}, false
+	}
+	l, err := s.readLegacy(root, name)
+	return l, err == nil
+}
+
+// RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its
+// .v<old>.json.bak name, so it is kept but never considered again. It returns the new name.
+func (s *Store) RetireLegacy(l Legacy) (string, error) {
+	pd, err := fsx.OpenDir(s.o.projectRoot)
+	if err != nil {
+		return "", err
+	}
+	defer pd.Close()
+	backup := freeName(pd, l.Backup)
+	if err := pd.Rename(l.Name, backup); err != nil {
+		return "", fmt.Errorf("%s could not be renamed to %s: %w", l.Name, backup, err)
+	}
+	if l.Name == seed002Phase {
+		_ = pd.Rename(seed002Exec, freeName(pd, migrate.BackupName(seed002Exec, l.From)))
+	}
+	_ = pd.SyncDir(dirOf(l.Name))
+	return backup, nil
+}
+
+// ReplaceWorkflow puts rec in the active slot after archiving the current active workflow
+// with reason (e.g. "conflict"), all under the workflow lock, so no other process sees the
+// slot empty in between. rec becomes revision 1 of its own journal.
+func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInfo, Result, error) {
+	if err := ValidName(reason); err != nil {
+		return ArchiveInfo{}, Result{}, fmt.Errorf("archive reason: %w", err)
+	}
+	unlock, err := s.lock("workflow")
+	if err != nil {
+		return ArchiveInfo{}, Result{}, err
+	}
+	defer unlock()
+	w, _, err := s.loadLocked()
+	if err != nil {
+		return ArchiveInfo{}, Result{}, err
+	}
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil)
+	if err != nil {
+		return info, Result{}, err
+	}
+	res, err := s.commitLocked(Workflow{}, tailState{}, rec, ev)
+	if err != nil {
+		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
+	}
+	return info, res, s.prune()
 }

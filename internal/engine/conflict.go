@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// resolveLegacy settles two copies competing for the active slot (seed 004): Cairn's active
+// workflow and a seed's state file that appeared beside it (an older tool still writing it, a
+// second session that resumed from it). The newer copy stays active; the other is archived
+// under a conflict- name, never deleted, and the seed file is renamed to its .bak name so it
+// is not considered again. It returns the record active afterwards.
+func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *workflow.Record {
+	l, ok := e.st.FindLegacy()
+	if !ok {
+		return r
+	}
+	other, err := decode(l.Record)
+	if err != nil {
+		return r
+	}
+	d := workflow.ResolveConflict(r, other)
+	var msg string
+	if d.KeepIndex == 0 {
+		info, err := e.st.ArchiveRecord(l.Record, "conflict")
+		if err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a second copy of the workflow state and could not be archived; it was left as it is: %v", l.Name, err))
+			return r
+		}
+		msg = fmt.Sprintf("two copies of the workflow state: kept the active %s, archived %s as archive/%s (%s)", r.WorkflowID, l.Name, info.Dir, d.Reason)
+	} else {
+		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", "", other.State, "newer copy from "+l.Name))
+		if err != nil {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s is a newer copy of the workflow state but could not replace the active one; nothing was lost: %v", l.Name, err))
+			return r
+		}
+		msg = fmt.Sprintf("two copies of the workflow state: %s was newer and is now active; the previous active %s was archived as archive/%s (%s)", l.Name, r.WorkflowID, info.Dir, d.Reason)
+		if n, err := decode(res.Data); err == nil {
+			r = n
+		}
+	}
+	if backup, err := e.st.RetireLegacy(l); err != nil {
+		out.Warnings = append(out.Warnings, err.Error())
+	} else {
+		msg += "; the seed file is kept as " + backup
+	}
+	if d.Tie {
+		msg += "; confirm with the user which copy to keep"
+	}
+	out.Notices = append(out.Notices, msg)
+	*eye = append(*eye, msg)
+	return r
+}
