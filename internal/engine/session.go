@@ -92,8 +92,11 @@ func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
 			return workflow.Heartbeat(cur, e.actor(), now)
 		}, "")
 	}
-	def, _ := e.definitions().Lookup(r.Type)
-	if in.StopHookActive || !e.stopBlocking() || !workflow.StopShouldBlock(def, r) {
+	// Cheap checks first: most turns end with nothing blocking, and need no definition.
+	if in.StopHookActive || !r.Blocking() || !e.stopBlocking() {
+		return out, nil
+	}
+	if def, _ := e.definitionFor(r); !workflow.StopShouldBlock(def, r) {
 		return out, nil
 	}
 	vs := r.BlockingViolations()
