@@ -31,25 +31,15 @@ func main() {
 	os.Exit(run(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
-// run is the whole hook with its I/O passed in. It always returns 0: a SessionStart hook that
-// exits otherwise shows the user a failure and helps no one.
+// run is the whole hook with its I/O passed in; it always returns 0.
 func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	start := time.Now()
-	r := &hook.Runner{Name: name, Stderr: stderr}
-	var note string
-	r.Deadline, note = hook.DeadlineFrom(getenv)
-	if note != "" {
-		r.Logf("%s", note)
-	}
-	out := r.Run(start, func(ctx context.Context) []byte {
-		return sessionStart(ctx, r, stdin, getenv)
-	}, func(why string) []byte {
-		return hook.MessageOutput("Cairn: the session-start check stopped early (" + why + "); workflow state was not read this time, details on stderr.")
-	})
-	if _, err := stdout.Write(out); err != nil {
-		r.Logf("writing stdout: %v", err)
-	}
-	return 0
+	return hook.Main(name, stdin, stdout, stderr, getenv,
+		func(ctx context.Context, r *hook.Runner, stdin io.Reader) []byte {
+			return sessionStart(ctx, r, stdin, getenv)
+		},
+		func(why string) string {
+			return "Cairn: the session-start check stopped early (" + why + "); workflow state was not read this time, details on stderr."
+		})
 }
 
 func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(string) string) []byte {
@@ -73,7 +63,7 @@ func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv f
 		SessionID: sessionID,
 		PID:       pid,
 		Actor:     "session-start",
-		LockWait:  lockWait(ctx),
+		LockWait:  hook.LockWait(ctx),
 	})
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
@@ -132,15 +122,6 @@ func claudePID(getenv func(string) string) (int, string) {
 		return os.Getppid(), fmt.Sprintf("CLAUDE_PID=%q is not a pid; using the parent pid %d", hook.OneLine(v, 40), os.Getppid())
 	}
 	return pid, ""
-}
-
-// lockWait leaves the engine most of the time that remains, and some to print the answer.
-func lockWait(ctx context.Context) time.Duration {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return 3 * time.Second
-	}
-	return max(time.Until(d)*3/4, 10*time.Millisecond)
 }
 
 // summary is the one stderr line that says what happened.

@@ -20,7 +20,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
@@ -32,24 +31,13 @@ func main() {
 	os.Exit(run(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
-// run is the whole hook with its I/O passed in. It always returns 0.
+// run is the whole hook with its I/O passed in; it always returns 0.
 func run(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	start := time.Now()
-	r := &hook.Runner{Name: name, Stderr: stderr}
-	var note string
-	r.Deadline, note = hook.DeadlineFrom(getenv)
-	if note != "" {
-		r.Logf("%s", note)
-	}
-	out := r.Run(start, func(ctx context.Context) []byte {
-		return stop(ctx, r, stdin, getenv)
-	}, func(why string) []byte {
-		return hook.MessageOutput("Cairn: the end-of-turn check stopped early (" + why + "); what it owed is retried after the next turn, details on stderr.")
-	})
-	if _, err := stdout.Write(out); err != nil {
-		r.Logf("writing stdout: %v", err)
-	}
-	return 0
+	return hook.Main(name, stdin, stdout, stderr, getenv,
+		func(ctx context.Context, r *hook.Runner, stdin io.Reader) []byte { return stop(ctx, r, stdin, getenv) },
+		func(why string) string {
+			return "Cairn: the end-of-turn check stopped early (" + why + "); what it owed is retried after the next turn, details on stderr."
+		})
 }
 
 func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(string) string) []byte {
@@ -78,7 +66,7 @@ func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(stri
 		SessionID: sessionID,
 		PID:       pid,
 		Actor:     "stop",
-		LockWait:  lockWait(ctx),
+		LockWait:  hook.LockWait(ctx),
 	})
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
@@ -102,14 +90,6 @@ func stop(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv func(stri
 	}
 	r.Logf("%s", summary(sessionID, ev.StopHookActive, block, out))
 	return hook.StopOutput(block, out.Reason, out.SystemMessage)
-}
-
-func lockWait(ctx context.Context) time.Duration {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return 3 * time.Second
-	}
-	return max(time.Until(d)*3/4, 10*time.Millisecond)
 }
 
 func summary(sessionID string, active, block bool, out *engine.StopOutcome) string {

@@ -110,3 +110,37 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 		return fallback(why)
 	}
 }
+
+// Main is a hook binary's whole life with its I/O passed in: it reads the deadline from the
+// environment, runs work under it (see Run), writes the answer to stdout and returns the exit
+// code, always 0: a hook that exits otherwise shows the user a failure and helps no one.
+// early is the one-line systemMessage printed when work panics or overruns the deadline.
+func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string,
+	work func(ctx context.Context, r *Runner, stdin io.Reader) []byte, early func(why string) string) int {
+	start := time.Now()
+	r := &Runner{Name: name, Stderr: stderr}
+	var note string
+	r.Deadline, note = DeadlineFrom(getenv)
+	if note != "" {
+		r.Logf("%s", note)
+	}
+	out := r.Run(start, func(ctx context.Context) []byte {
+		return work(ctx, r, stdin)
+	}, func(why string) []byte {
+		return MessageOutput(early(why))
+	})
+	if _, err := stdout.Write(out); err != nil {
+		r.Logf("writing stdout: %v", err)
+	}
+	return 0
+}
+
+// LockWait is how long the engine may wait for a lock: most of the time left before ctx's
+// deadline, keeping some to print the answer.
+func LockWait(ctx context.Context) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 3 * time.Second
+	}
+	return max(time.Until(d)*3/4, 10*time.Millisecond)
+}
