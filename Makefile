@@ -45,8 +45,14 @@ test: check
 fuzz:
 	bash .ci/fuzz-smoke
 
+# Go benchmarks and whole-process timings of the hooks (against a no-op Go binary and the
+# seeds' bash+jq baseline in ../shared/baseline), COUNT runs each; benchstat prints medians.
+COUNT ?= 6
+BENCHTIME ?= 1s
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=5 ./... | tee bench.out
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(COUNT) \
+		./internal/store ./internal/plugintest ./internal/mcptools ./internal/workflow ./internal/secrets ./internal/report | tee bench.out
+	$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da bench.out
 
 clean:
 	rm -rf $(BIN)

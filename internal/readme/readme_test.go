@@ -186,3 +186,32 @@ func withoutKey(env []string, key string) []string {
 	}
 	return out
 }
+
+// TestReadmeMakeTargetsExist checks every `make TARGET` the README names outside its sh blocks
+// (benchmarks take minutes, so `make bench` is not run here): make knows how to run it.
+func TestReadmeMakeTargetsExist(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not on PATH")
+	}
+	root := repoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]bool{}
+	for _, f := range strings.Split(string(data), "`make ")[1:] {
+		if end := strings.IndexAny(f, "` "); end > 0 {
+			targets[f[:end]] = true
+		}
+	}
+	if !targets["bench"] {
+		t.Fatalf("the README names no `make bench`; found %v", targets)
+	}
+	for target := range targets {
+		c := exec.Command("make", "-n", target)
+		c.Dir = root
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Errorf("make -n %s: %v\n%s", target, err, out)
+		}
+	}
+}
