@@ -17,8 +17,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -445,4 +447,102 @@ func writeFrom(path string, r io.Reader, perm os.FileMode) error {
 		return err
 	}
 	return f.Close()
+}
+
+// The client stops its MCP server with SIGINT and then SIGTERM (to that process only). When the
+// server's launcher holds the build lock at that moment, it must still finish the build and
+// release the lock: a lock left behind would make every start in the next ten minutes wait for
+// a build that is not running, and fail. A stand-in go (a short sleep, then a script) keeps this
+// fast; it needs no Claude Code.
+func TestInstallLauncherFinishesBuildWhenStopped(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("hooks/launch is a POSIX sh script")
+	}
+	t.Parallel()
+	src := repoRoot(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "plugin")
+	for _, f := range []string{".claude-plugin/plugin.json", "hooks/launch"} {
+		if err := copyTree(filepath.Join(src, filepath.FromSlash(f)), filepath.Join(root, filepath.FromSlash(f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var manifest struct {
+		Version string `json:"version"`
+	}
+	readJSON(t, filepath.Join(root, ".claude-plugin", "plugin.json"), &manifest)
+	fakeBin := filepath.Join(dir, "fakego")
+	calls := filepath.Join(dir, "go-calls")
+	// go build -trimpath -o OUT PKG: writes a script that names itself.
+	fakeGo := `#!/bin/sh
+echo "$*" >>'` + calls + `'
+out=$4
+sleep 0.3
+mkdir -p "$(dirname "$out")"
+printf '#!/bin/sh\necho "ran %s"\n' "$(basename "$out")" >"$out"
+chmod +x "$out"
+`
+	if err := os.MkdirAll(fakeBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fakeBin, "go"), []byte(fakeGo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	env := []string{"CLAUDE_PLUGIN_ROOT=" + root, "CLAUDE_PLUGIN_DATA=" + data, "HOME=" + dir,
+		"PATH=" + fakeBin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	launch := func(ctx context.Context) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+		cmd.Env = env
+		return cmd
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	cmd := launch(ctx)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(data, ".build-lock-"+manifest.Version)
+	for !exists(lock) {
+		if ctx.Err() != nil {
+			t.Fatalf("the launcher never took the build lock %s", lock)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// As the client does when it quits.
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if err == nil || strings.Contains(stdout.String(), "ran cairn-mcp") {
+		t.Errorf("the stopped launcher exited %v and printed %q: it must not start the server for a client that has gone", err, stdout.String())
+	}
+	if exists(lock) {
+		t.Fatalf("the stopped launcher left the build lock %s (stderr %q)", lock, stderr.String())
+	}
+	bindir := filepath.Join(data, "bin-"+manifest.Version)
+	for name := range cairnPlugin.Binaries {
+		if fi, err := os.Stat(filepath.Join(bindir, name)); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("%s was not built into %s: %v", name, bindir, err)
+		}
+	}
+	if exists(bindir + ".tmp") {
+		t.Errorf("%s.tmp left behind", bindir)
+	}
+
+	// The next start execs the built server at once, building nothing.
+	out, err := launch(ctx).Output()
+	if err != nil || string(out) != "ran cairn-mcp\n" {
+		t.Errorf("the next start: %v, printed %q, want the built server to run", err, out)
+	}
+	if n := strings.Count(readFile(t, calls), "\n"); n != len(cairnPlugin.Binaries) {
+		t.Errorf("go ran %d times, want %d (each binary once)", n, len(cairnPlugin.Binaries))
+	}
 }
