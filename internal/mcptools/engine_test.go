@@ -129,9 +129,19 @@ func TestToolsRealEngine(t *testing.T) {
 		t.Error("record_learning wrote nothing to the memory directory")
 	}
 
-	res = callRaw(t, c, "initiative", `{"action":"get"}`)
-	if res.IsError && !strings.Contains(text(res), "not available in this build") {
-		t.Errorf("initiative: %s", text(res))
+	res = mustOK(t, c, "initiative", `{"action":"get"}`)
+	if !strings.Contains(text(res), "no initiative") {
+		t.Errorf("initiative get before create: %s", text(res))
+	}
+	mustOK(t, c, "initiative", `{"action":"create","title":"Ship the uploader v2"}`)
+	mustOK(t, c, "initiative", `{"action":"add_milestone","milestone":"design"}`)
+	res = mustOK(t, c, "initiative", `{"action":"update_milestone","milestone":"design","status":"completed"}`)
+	if !strings.Contains(text(res), "100% done") {
+		t.Errorf("initiative after its only milestone: %s", text(res))
+	}
+	res = callRaw(t, c, "initiative", `{"action":"set_status","status":"created"}`)
+	if !res.IsError || !strings.Contains(text(res), "allowed next") {
+		t.Errorf("a refused initiative move is not an error naming the allowed moves: %s", text(res))
 	}
 
 	res = mustOK(t, c, "expire_ttl", `{"dry_run":true}`)
