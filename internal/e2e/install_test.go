@@ -50,6 +50,11 @@ func (p installedPlugin) Root() string {
 	return p.InstallPath
 }
 
+// Issue 6, "The plugin": installing from a fresh clone works on a machine with Go and no
+// prebuilt binaries. The first session is not failed by the missing build (the hooks say so in
+// one line), the MCP server's launcher builds once into the plugin's data dir and connects with
+// the 15 tools, a tool call lands on disk; the second session runs the built hooks directly and
+// its first request carries the resume report. Its CLI commands are the ones a user types.
 func TestInstallFromFreshClone(t *testing.T) {
 	t.Parallel()
 	w := newInstallWorld(t)
@@ -161,6 +166,16 @@ func TestInstallFromFreshClone(t *testing.T) {
 		}
 
 		dataDir, built = requireBuiltOnce(t, w, manifest.Version)
+		b := goBuilds(t, w)
+		if len(b) != len(cairnPlugin.Binaries) {
+			t.Errorf("go build ran %d times, want %d (each binary once):\n%s", len(b), len(cairnPlugin.Binaries), strings.Join(b, "\n"))
+		}
+		for _, call := range b {
+			if !strings.Contains(call, " -o "+binDir()+".tmp/") {
+				t.Errorf("go %s: want the output in %s.tmp, moved in place when complete", call, binDir())
+			}
+		}
+		requireHooksOK(t, r, "Stop")
 		t.Logf("binaries built into %s: %d files", binDir(), len(built))
 	})
 	if !ok {
@@ -172,6 +187,7 @@ func TestInstallFromFreshClone(t *testing.T) {
 		r := w.runInstalled(t, "NEXT-INSTALLED: where were we?")
 		requireOK(t, r)
 		requireInstalledLoaded(t, r, inst)
+		requireHooksOK(t, r, "Stop")
 		starts := requireHooksOK(t, r, "SessionStart")
 		t.Logf("second SessionStart: stdout %q, stderr %q", starts[0].Stdout, starts[0].Stderr)
 		out := parseHookOutput(t, starts[0])
@@ -191,7 +207,10 @@ func TestInstallFromFreshClone(t *testing.T) {
 		if exists(filepath.Join(inst.Root(), "bin")) {
 			t.Errorf("the launcher made %s/bin", inst.Root())
 		}
-		// Not built again: the same single bin dir, the same files.
+		// Not built again: go not run, the same single bin dir, the same files.
+		if b := goBuilds(t, w); len(b) != len(cairnPlugin.Binaries) {
+			t.Errorf("go build has run %d times over both sessions, want %d:\n%s", len(b), len(cairnPlugin.Binaries), strings.Join(b, "\n"))
+		}
 		_, again := requireBuiltOnce(t, w, manifest.Version)
 		for name, fi := range built {
 			if g := again[name]; g == nil || !os.SameFile(fi, g) || !g.ModTime().Equal(fi.ModTime()) {
@@ -318,7 +337,40 @@ func newInstallWorld(t *testing.T) *World {
 		t.Fatalf("go env printed %q", goenv)
 	}
 	w.Env = []string{"GOCACHE=" + vals[0], "GOMODCACHE=" + vals[1], "GOPATH=" + vals[2], "GOPROXY=off"}
+	// A go first on PATH that records each call, then runs the real one: the build is counted.
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shims := filepath.Join(dir, "shims")
+	shim := "#!/bin/sh\necho \"$*\" >>'" + w.goCalls() + "'\nexec '" + realGo + "' \"$@\"\n"
+	if err := os.MkdirAll(shims, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shims, "go"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.Env = append(w.Env, "PATH="+shims+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return w
+}
+
+// goCalls is the file the go shim of an install World appends each call's arguments to.
+func (w *World) goCalls() string { return filepath.Join(w.Dir, "go-calls") }
+
+// goBuilds are the go build calls made in an install World so far.
+func goBuilds(t testing.TB, w *World) []string {
+	t.Helper()
+	data, err := os.ReadFile(w.goCalls())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var builds []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "build ") {
+			builds = append(builds, line)
+		}
+	}
+	return builds
 }
 
 // cli runs `claude ARGS...` (the plugin management commands) in the World and returns its
