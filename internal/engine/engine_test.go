@@ -351,3 +351,29 @@ func TestUserDefinitionOverridesBuiltinInFreshProcess(t *testing.T) {
 		t.Fatalf("allowed next = %v; the project's apex definition was not used", r.Allowed)
 	}
 }
+
+// Running tasks are taken as interrupted only when their session is gone: a resume_check by
+// the session that is running them (or a start after /compact, same session) leaves them be.
+func TestOwnRunningTasksAreNotRecovered(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	en := e.openAs("s1", os.Getpid()) // a live client
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "tasks"}))(t)
+	must(en.UpdateTask(ctx, engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+
+	r := must(e.openAs("s1", os.Getpid()).Resume(ctx, engine.ResumeOptions{Apply: true, Source: "compact"}))(t)
+	if containsAny(r.Notices, "t1") || !strings.Contains(string(r.Workflow), `"status":"running"`) {
+		t.Fatalf("the session's own running task was recovered: notices %v\n%s", r.Notices, r.Workflow)
+	}
+	// Another session while the owner's client is alive and recent: not recovered either.
+	r = must(e.openAs("s2", 4242).Resume(ctx, engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
+	if containsAny(r.Notices, "t1") {
+		t.Fatalf("a live session's running task was recovered: %v", r.Notices)
+	}
+	// Once the owner has been quiet past the live window, it was interrupted.
+	e.clock.Add(11 * time.Minute)
+	r = must(e.openAs("s2", 4242).Resume(ctx, engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
+	if !containsAny(r.Notices, "t1") {
+		t.Fatalf("an abandoned running task was not recovered: %v", r.Notices)
+	}
+}

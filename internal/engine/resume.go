@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -165,7 +166,13 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 		}
 		return nil
 	}
+	if !e.interrupted(r, now) {
+		return r
+	}
 	res, acts, err := workflow.Recover(r, now, e.exists, e.actor())
+	// The approval to re-present is already the plan's next step; repeating it as a notice
+	// only lengthens the report.
+	acts = slices.DeleteFunc(acts, func(a workflow.RecoveryAction) bool { return a.Kind == workflow.RecoveredReapproval })
 	if err != nil || !res.Changed {
 		for _, a := range acts {
 			out.Notices = append(out.Notices, a.Text)
@@ -196,6 +203,21 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 		return fresh
 	}
 	return r
+}
+
+// interrupted says whether the workflow's running tasks can be taken as interrupted: the
+// session that last changed it is not the caller (whose tasks may well be running: a
+// resume_check mid-session, a start after /compact) and it has ended or gone quiet. A
+// workflow no session owns (changed only by the CLI) counts as interrupted.
+func (e *Engine) interrupted(r *workflow.Record, now time.Time) bool {
+	o := r.Owner
+	if o == nil || o.SessionID == "" {
+		return true
+	}
+	if o.SessionID == e.cfg.SessionID {
+		return false
+	}
+	return e.ownerEnded(r) || !workflow.OwnerLive(r, e.actor(), now, workflow.DefaultLiveWindow)
 }
 
 // expire archives an expired workflow (never deletes it) and writes the expiry line.
