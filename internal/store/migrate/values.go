@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -134,8 +135,8 @@ func parseTime(v any) (time.Time, bool) {
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 var (
-	daysRe  = regexp.MustCompile(`^([0-9]{1,4})d$`)
-	weeksRe = regexp.MustCompile(`^([0-9]{1,3})w$`)
+	daysRe  = lazyRegexp(`^([0-9]{1,4})d$`)
+	weeksRe = lazyRegexp(`^([0-9]{1,3})w$`)
 )
 
 // normTTL accepts a positive Go duration ("24h", "1h30m") and the seeds' days and weeks
@@ -206,8 +207,27 @@ func sanitizeID(s string) string {
 }
 
 var (
-	nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	nameRe = lazyRegexp(`^[a-z0-9][a-z0-9_-]*$`)
 	// idRe: carried ids are lower-cased, but a derived id keeps workflow.NewID's upper-case T
 	// and Z in its time stamp, which the store's id check allows.
-	idRe = regexp.MustCompile(`^[a-z0-9][a-zA-Z0-9._-]{0,63}$`)
+	idRe = lazyRegexp(`^[a-z0-9][a-zA-Z0-9._-]{0,63}$`)
 )
+
+// lazyRE compiles its expression on first use: the hooks link this package but rarely migrate,
+// and compiling at start-up was a tenth of a millisecond of every hook process.
+type lazyRE struct {
+	once sync.Once
+	expr string
+	re   *regexp.Regexp
+}
+
+func lazyRegexp(expr string) *lazyRE { return &lazyRE{expr: expr} }
+
+func (l *lazyRE) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
+}
+
+func (l *lazyRE) MatchString(s string) bool { return l.get().MatchString(s) }
+
+func (l *lazyRE) FindStringSubmatch(s string) []string { return l.get().FindStringSubmatch(s) }
