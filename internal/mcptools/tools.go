@@ -101,14 +101,16 @@ var specs = []*toolSpec{
 			{name: "from", kind: kString, max: 64, pattern: phasePattern, hint: phaseHint,
 				desc: "The phase you believe the workflow is in; the move is refused if another process moved it."},
 			{name: "checkpoint", kind: kObject, max: 256 << 10,
-				desc: "JSON object merged into the metadata of the phase being left, in the same write."},
+				desc: "A small JSON object of the phase's results, kept as metadata.checkpoint of the phase being left, in the same atomic write as the move."},
 			{name: "outputs", kind: kStrings, max: 100, itemMax: 1024,
 				desc: "Paths of files the phase being left produced."},
 			{name: "note", kind: kString, max: 500,
 				desc: "One line on why, recorded in the history."},
 		},
-		output: resultOutput,
-		run:    runTransition,
+		// Repeating a move changes nothing more: the same phase again is a no-op (seed 003).
+		idempotent: true,
+		output:     resultOutput,
+		run:        runTransition,
 	},
 	{
 		name:  "complete_workflow",
@@ -137,8 +139,9 @@ var specs = []*toolSpec{
 			{name: "note", kind: kString, max: 500,
 				desc: "One line about the task."},
 		},
-		output: resultOutput,
-		run:    runTask,
+		idempotent: true, // the same call again changes nothing more
+		output:     resultOutput,
+		run:        runTask,
 	},
 	{
 		name:  "set_enforcement",
@@ -257,8 +260,9 @@ var specs = []*toolSpec{
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true,
 				desc: "Memory type: project (default), feedback, reference or user."},
 		},
-		output: resultOutput,
-		run:    runLearning,
+		idempotent: true, // the same call again changes nothing more
+		output:     resultOutput,
+		run:        runLearning,
 	},
 	{
 		name:  "initiative",

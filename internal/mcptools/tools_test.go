@@ -25,9 +25,9 @@ var toolNames = []string{
 var hints = map[string][3]bool{
 	"resume_check":      {false, false, true},
 	"start_workflow":    {false, true, false},
-	"transition":        {false, false, false},
+	"transition":        {false, false, true},
 	"complete_workflow": {false, true, true},
-	"update_task":       {false, false, false},
+	"update_task":       {false, false, true},
 	"set_enforcement":   {false, true, true},
 	"expire_ttl":        {false, true, true},
 	"save_checkpoint":   {false, true, true},
@@ -36,7 +36,7 @@ var hints = map[string][3]bool{
 	"set_vars":          {false, false, true},
 	"get_vars":          {true, false, true},
 	"append_log":        {false, false, false},
-	"record_learning":   {false, false, false},
+	"record_learning":   {false, false, true},
 	"initiative":        {false, false, false},
 }
 
