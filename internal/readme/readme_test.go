@@ -187,8 +187,9 @@ func withoutKey(env []string, key string) []string {
 	return out
 }
 
-// TestReadmeMakeTargetsExist checks every `make TARGET` the README names outside its sh blocks
-// (benchmarks take minutes, so `make bench` is not run here): make knows how to run it.
+// TestReadmeMakeTargetsExist checks every `make TARGET` the README names outside its sh blocks:
+// make knows how to run it, and `make bench` really runs (one iteration of each benchmark,
+// so it takes seconds, not the minutes of the published figures) and prints benchstat's table.
 func TestReadmeMakeTargetsExist(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not on PATH")
@@ -212,6 +213,20 @@ func TestReadmeMakeTargetsExist(t *testing.T) {
 		c.Dir = root
 		if out, err := c.CombinedOutput(); err != nil {
 			t.Errorf("make -n %s: %v\n%s", target, err, out)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	c := exec.Command("make", "bench", "COUNT=1", "BENCHTIME=1x")
+	c.Dir = root
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make bench COUNT=1 BENCHTIME=1x: %v\n%s", err, out)
+	}
+	for _, want := range []string{"BenchmarkSaveVsBare", "BenchmarkSessionStartProcess", "sec/op"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("make bench printed no %s:\n%s", want, out)
 		}
 	}
 }
