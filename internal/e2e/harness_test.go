@@ -315,7 +315,16 @@ type World struct {
 func newWorld(t *testing.T, spec PluginSpec) *World {
 	t.Helper()
 	claudeBin(t) // skip before building anything when Node is missing
-	plugin := buildPlugin(t, spec)
+	w := newBareWorld(t, spec)
+	w.Plugin = buildPlugin(t, spec)
+	return w
+}
+
+// newBareWorld is a World without a built plugin: its own mock, HOME, short TMPDIR and a
+// fresh git project. The caller provides the plugin (newWorld builds one; the install test
+// installs one through the claude CLI).
+func newBareWorld(t *testing.T, spec PluginSpec) *World {
+	t.Helper()
 	dir := t.TempDir()
 	// Resolve symlinks so paths compare equal to what Claude Code reports (macOS /var -> /private/var).
 	if d, err := filepath.EvalSymlinks(dir); err == nil {
@@ -325,7 +334,6 @@ func newWorld(t *testing.T, spec PluginSpec) *World {
 		Dir:     dir,
 		Home:    filepath.Join(dir, "home"),
 		Project: filepath.Join(dir, "project"),
-		Plugin:  plugin,
 		Spec:    spec,
 		Mock:    mockapi.New(),
 	}

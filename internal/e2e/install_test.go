@@ -301,32 +301,8 @@ func initTools(in InitEvent) []string {
 func newInstallWorld(t *testing.T) *World {
 	t.Helper()
 	claudeBin(t) // skip before anything else when Node is missing
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &World{
-		Dir:     dir,
-		Home:    filepath.Join(dir, "home"),
-		Project: filepath.Join(dir, "project"),
-		Spec:    cairnPlugin,
-		Mock:    mockapi.New(),
-	}
-	t.Cleanup(w.Mock.Close)
-	tmp, err := os.MkdirTemp("", "ce2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Tmp = tmp
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	for _, d := range []string{w.Home, w.Project} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if out, err := exec.Command("git", "init", "-q", w.Project).CombinedOutput(); err != nil {
-		t.Fatalf("git init %s: %v\n%s", w.Project, err, out)
-	}
+	w := newBareWorld(t, cairnPlugin)
+	dir := w.Dir
 	// The isolated HOME would move Go's build and module caches; point at the caller's.
 	goenv, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
 	if err != nil {
