@@ -28,7 +28,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 			e := newEnv(t)
 			ctx := context.Background()
 			e.clock.Add(-time.Hour)
-			started := must(e.open("s1").Start(ctx, engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+			must(e.open("s1").Start(ctx, engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
 			e.clock.Add(time.Hour)
 
 			seed := `{"type":"APEX","phase":"implement","lastUpdated":"` +
@@ -73,7 +73,6 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 			if containsAny(again.Notices, "two copies") {
 				t.Errorf("the conflict was reported twice: %v", again.Notices)
 			}
-			_ = started
 		})
 	}
 }

@@ -70,25 +70,30 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 }
 
 // settleL2 writes what L2 is owed: lines whose write failed, and the lines of changes that
-// committed to L1 but crashed before their L2 write (found in the journal). Cheap when
-// nothing is owed: two small reads.
-func (e *Engine) settleL2() (wrote []string, warning string) {
+// committed to L1 but crashed before their L2 write (found in the journal). r is the workflow
+// in the active slot as the caller just read it (nil when there is none): the hooks already
+// hold it, so settling adds one small read when nothing is owed.
+func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 	if e.memWarn != "" {
 		return nil, ""
 	}
 	s := e.readL2State()
-	w, err := e.st.ReadWorkflow()
-	active := err == nil
-	if len(s.Owed) == 0 && (!active || (w.ID == s.WorkflowID && w.Revision <= s.Revision)) {
+	active := r != nil
+	var id string
+	var rev int64
+	if active {
+		id, rev = r.WorkflowID, r.Revision
+	}
+	if len(s.Owed) == 0 && (!active || (id == s.WorkflowID && rev <= s.Revision)) {
 		return nil, ""
 	}
 	lines := append([]string(nil), s.Owed...)
 	var from int64
-	if active && w.ID == s.WorkflowID {
+	if active && id == s.WorkflowID {
 		from = s.Revision
 	}
 	if active {
-		lines = append(lines, e.journalLines(w.ID, from)...)
+		lines = append(lines, e.journalLines(id, from)...)
 	}
 	var failed []string
 	for _, l := range lines {
@@ -104,7 +109,7 @@ func (e *Engine) settleL2() (wrote []string, warning string) {
 	_ = e.updateL2State(func(st *l2State) {
 		st.Owed = failed
 		if active {
-			st.WorkflowID, st.Revision = w.ID, max(w.Revision, st.Revision)
+			st.WorkflowID, st.Revision = id, max(rev, st.Revision)
 		}
 	})
 	return wrote, warning

@@ -66,7 +66,7 @@ func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
 		en := e.open("parent")
 		e.clock.t = time.Now().UTC()
 		ctx := context.Background()
-		start := must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "race"}))(t)
+		must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "race"}))(t)
 		goFile := t.TempDir() + "/go"
 		var cmds []*exec.Cmd
 		var outs []*strings.Builder
@@ -102,7 +102,6 @@ func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
 		if won != 1 || lost != 1 {
 			t.Fatalf("round %d: %d won, %d lost", round, won, lost)
 		}
-		_ = start
 		list := must(en.List(ctx))(t)
 		hist := must(en.History(ctx, list[0].WorkflowID))(t)
 		moves := 0

@@ -61,7 +61,7 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 		}
 	}
 	if opt.Apply && l1ok {
-		if _, w := e.settleL2(); w != "" {
+		if _, w := e.settleL2(r); w != "" {
 			out.Warnings = append(out.Warnings, w)
 		}
 	}

@@ -74,12 +74,12 @@ func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
 		e.cfg.SessionID = in.SessionID
 	}
 	out := &StopOutcome{}
-	wrote, warn := e.settleL2()
+	r, _, err := e.active()
+	wrote, warn := e.settleL2(r)
 	out.Wrote = wrote
 	if warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}
-	r, _, err := e.active()
 	if err != nil || r == nil || r.Status != workflow.StatusActive {
 		return out, err
 	}
