@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // MEMORY.md limits: Claude Code loads its first 200 lines and then its first 25,000 bytes. An
@@ -65,11 +66,13 @@ func dominantEOL(ls []line) string {
 // indexLink matches an index entry: an optional list marker, then a Markdown link first on
 // the line; group 1 is the link target. Hand edits vary the marker, the title, the spacing,
 // angle brackets and a link title, so only the target identifies the entry.
-var indexLink = regexp.MustCompile(`^[ \t]*(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?\[(?:[^\]\\]|\\.)*\][ \t]*\([ \t]*<?([^()<>\s]+)>?(?:[ \t]+(?:"[^"]*"|'[^']*'))?[ \t]*\)`)
+var indexLink = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[ \t]*(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?\[(?:[^\]\\]|\\.)*\][ \t]*\([ \t]*<?([^()<>\s]+)>?(?:[ \t]+(?:"[^"]*"|'[^']*'))?[ \t]*\)`)
+})
 
 // entryTarget returns the link target of an index entry line, "" when the line is not one.
 func entryTarget(text string) string {
-	m := indexLink.FindStringSubmatch(strings.TrimPrefix(text, bom))
+	m := indexLink().FindStringSubmatch(strings.TrimPrefix(text, bom))
 	if m == nil {
 		return ""
 	}

@@ -3,6 +3,7 @@ package memory
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -48,22 +49,22 @@ type Parsed struct {
 }
 
 var (
-	positionRE   = regexp.MustCompile(`^Active (\S+) workflow: (.+?) completed, (\S+) ?(.*)$`)
-	completionRE = regexp.MustCompile(`^Completed (\S+) for (.*?): (.*)$`)
-	expiryRE     = regexp.MustCompile(`^Expired workflow: (\S+) at (\S+) for (.*)$`)
+	positionRE   = lazyRE(`^Active (\S+) workflow: (.+?) completed, (\S+) ?(.*)$`)
+	completionRE = lazyRE(`^Completed (\S+) for (.*?): (.*)$`)
+	expiryRE     = lazyRE(`^Expired workflow: (\S+) at (\S+) for (.*)$`)
 )
 
 // ParseLine recognises the seed's line formats in plain (unescaped) text, tolerating the
 // spacing and case a hand edit may change; anything else is KindOther.
 func ParseLine(text string) Parsed {
 	t := strings.Join(strings.Fields(text), " ")
-	if m := positionRE.FindStringSubmatch(t); m != nil {
+	if m := positionRE().FindStringSubmatch(t); m != nil {
 		return Parsed{Kind: KindPosition, Type: m[1], Completed: m[2], Verb: m[3], Context: m[4]}
 	}
-	if m := completionRE.FindStringSubmatch(t); m != nil {
+	if m := completionRE().FindStringSubmatch(t); m != nil {
 		return Parsed{Kind: KindCompletion, Type: m[1], Context: m[2], Outcome: m[3]}
 	}
-	if m := expiryRE.FindStringSubmatch(t); m != nil {
+	if m := expiryRE().FindStringSubmatch(t); m != nil {
 		return Parsed{Kind: KindExpiry, Type: m[1], Phase: m[2], Context: m[3]}
 	}
 	return Parsed{Kind: KindOther, Context: t}
@@ -83,4 +84,9 @@ func unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// lazyRE compiles expr on first use: every hook process links this package, few parse lines.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/adrg/frontmatter"
@@ -62,8 +63,6 @@ func (e *DefinitionError) Error() string {
 	return fmt.Sprintf("workflow definition %s: %s", e.File, e.Reason)
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-
 // maxNameLen bounds type and phase names: they appear in file names and one-line summaries.
 const maxNameLen = 64
 
@@ -72,7 +71,7 @@ func ValidName(s string) error {
 	if len(s) > maxNameLen {
 		return fmt.Errorf("name %q is longer than %d characters", s, maxNameLen)
 	}
-	if !nameRE.MatchString(s) {
+	if !shaped(s, lowerOrDigit, func(c byte) bool { return lowerOrDigit(c) || c == '_' || c == '-' }) {
 		return fmt.Errorf("name %q is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", s)
 	}
 	return nil
@@ -119,7 +118,9 @@ type frontMatter struct {
 var frontMatterKeys = []string{"name", "description", "phases", "transitions", "terminal",
 	"verbs", "approvals", "ttl", "major", "blocking"}
 
-var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+// The YAML error patterns compile on first use: a hook process parses no definition at all
+// when nothing is wrong.
+var yamlLineRE = lazyRE(`^(?:yaml: )?line (\d+): `)
 
 // ParseDefinition parses one definition file. file names it in errors and, when the front
 // matter has no name, gives the name (its base name without ".md"). Every error is a
@@ -186,7 +187,7 @@ func ParseDefinition(file string, data []byte) (*Definition, error) {
 }
 
 func yamlErrLine(msg string, offset int) int {
-	m := yamlLineRE.FindStringSubmatch(msg)
+	m := yamlLineRE().FindStringSubmatch(msg)
 	if m == nil {
 		return 0
 	}
@@ -197,12 +198,12 @@ func yamlErrLine(msg string, offset int) int {
 	return n + offset
 }
 
-var yamlAtLineRE = regexp.MustCompile(`at line (\d+)`)
+var yamlAtLineRE = lazyRE(`at line (\d+)`)
 
 func yamlErrReason(msg string, offset int) string {
-	msg = yamlLineRE.ReplaceAllString(msg, "")
+	msg = yamlLineRE().ReplaceAllString(msg, "")
 	// "already defined at line 3" counts from the front matter too.
-	msg = yamlAtLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+	msg = yamlAtLineRE().ReplaceAllStringFunc(msg, func(m string) string {
 		n, err := strconv.Atoi(strings.TrimPrefix(m, "at line "))
 		if err != nil {
 			return m
@@ -517,3 +518,28 @@ func (d *Definition) TTLDuration() time.Duration {
 func (d *Definition) forward(from, to string) bool {
 	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from)
 }
+
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+// shaped reports whether s is not empty, its first byte passes first and every later byte
+// passes rest: the names and ids Cairn accepts are ASCII character classes, checked without
+// compiling a regexp in every process.
+func shaped(s string, first, rest func(c byte) bool) bool {
+	if s == "" || !first(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !rest(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerOrDigit(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+func letter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func letterOrDigit(c byte) bool { return letter(c) || '0' <= c && c <= '9' }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -151,8 +150,6 @@ type StartRequest struct {
 	Replace bool
 }
 
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
 // maxIDLen keeps ids well inside file-name limits once archive suffixes are added.
 const maxIDLen = 100
 
@@ -169,7 +166,7 @@ func ValidID(id string) error {
 		return errors.New("workflow id is empty")
 	case len(id) > maxIDLen:
 		return fmt.Errorf("workflow id is longer than %d characters", maxIDLen)
-	case !idRE.MatchString(id):
+	case !shaped(id, letterOrDigit, func(c byte) bool { return letterOrDigit(c) || c == '.' || c == '_' || c == '-' }):
 		return fmt.Errorf("workflow id %q is not valid: use letters, digits, '.', '-' and '_', starting with a letter or digit", id)
 	case strings.Contains(id, ".."), strings.HasSuffix(id, "."):
 		return fmt.Errorf("workflow id %q is not valid: no \"..\" and no trailing '.'", id)
@@ -491,10 +488,8 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 		Completed: true, L2: CompletionLine(n), Warnings: warnings}, nil
 }
 
-var varKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 func validVarKey(k string) error {
-	if len(k) > 128 || !varKeyRE.MatchString(k) {
+	if len(k) > 128 || !shaped(k, func(c byte) bool { return letter(c) || c == '_' }, func(c byte) bool { return letterOrDigit(c) || c == '_' }) {
 		return fmt.Errorf("variable name %q is not valid: use letters, digits and '_', not starting with a digit (like PLAN_PATH)", k)
 	}
 	return nil
