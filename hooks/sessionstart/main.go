@@ -95,7 +95,7 @@ func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv f
 		}()
 	}
 
-	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source})
+	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source, ReportOnly: true})
 	for _, w := range e.Warnings() {
 		r.Logf("warning: %s", w)
 	}

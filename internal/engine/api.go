@@ -17,6 +17,9 @@ type ResumeOptions struct {
 	Apply  bool   // expire, archive, recover and write L2 (SessionStart, resume_check)
 	DryRun bool   // with Apply: say what expiry would do, change nothing
 	Source string // SessionStart source (startup, resume, clear, compact, fork), if any
+	// ReportOnly leaves Resume.Workflow empty: the SessionStart hook prints the report and
+	// the summary fields, never the whole record.
+	ReportOnly bool
 }
 
 // Resume is the read protocol's answer.

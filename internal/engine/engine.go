@@ -259,7 +259,7 @@ func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error)
 
 // builtinOnly is the session-start fast path: before the definitions are loaded, and when
 // the project defines no workflows of its own (so nothing can override a built-in), a type is
-// looked up by parsing only its built-in file. nil means: load them all.
+// looked up in the pre-parsed built-ins, with no YAML parsed. nil means: load them all.
 func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	e.defsMu.Lock()
 	loaded := e.defs != nil
@@ -270,13 +270,8 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if ents, err := os.ReadDir(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	file := workflow.NormalizeName(typ) + ".md"
-	data, err := fs.ReadFile(workflow.BuiltinFS(), file)
-	if err != nil {
-		return nil
-	}
-	d, err := workflow.ParseDefinition("builtin:"+file, data)
-	if err != nil || d.Name != workflow.NormalizeName(typ) {
+	d, ok := workflow.BuiltinDefinition(typ)
+	if !ok {
 		return nil
 	}
 	return d

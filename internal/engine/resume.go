@@ -110,7 +110,9 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
 	}
 	if r != nil {
-		out.Workflow, _ = encodeRecord(r)
+		if !opt.ReportOnly {
+			out.Workflow, _ = encodeRecord(r)
+		}
 	} else if plan.Next == "" {
 		out.Next = "no active workflow: start one with start_workflow when the task has phases"
 		if l2line != "" {
