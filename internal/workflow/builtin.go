@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,35 +13,13 @@ import (
 //go:embed definitions/*.md
 var builtinFiles embed.FS
 
-// builtinJSON is the built-in definitions already parsed, by name: a hook process decodes
-// the one it needs from here instead of parsing YAML. TestBuiltinJSON keeps it equal to what
-// the *.md files parse to (go test ./internal/workflow -run TestBuiltinJSON -update
-// rewrites it).
-//
-//go:embed definitions/builtin.json
-var builtinJSON []byte
-
-// BuiltinDefinition returns the built-in definition of a type (any letter case), decoded
-// from the pre-parsed copy of the embedded *.md files.
+// BuiltinDefinition returns the built-in definition of a type (any letter case) without
+// parsing YAML: builtin_gen.go holds the embedded *.md files already parsed, as Go values, so
+// a hook process pays nothing for them. TestBuiltinGenerated keeps the two equal (go test
+// ./internal/workflow -run TestBuiltinGenerated -update rewrites it).
 func BuiltinDefinition(name string) (*Definition, bool) {
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(builtinJSON, &all); err != nil {
-		return nil, false
-	}
-	raw, ok := all[NormalizeName(name)]
-	if !ok {
-		return nil, false
-	}
-	var d Definition
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, false
-	}
-	ttl, err := ParseTTL(d.TTL)
-	if err != nil || d.Name != NormalizeName(name) || len(d.Phases) == 0 {
-		return nil, false
-	}
-	d.ttl = ttl
-	return &d, true
+	d := builtinParsed(NormalizeName(name))
+	return d, d != nil
 }
 
 // BuiltinFS holds the built-in definitions (apex, debug, brainstorm, dotagent, coordinate) as
