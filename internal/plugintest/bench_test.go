@@ -18,7 +18,8 @@ import (
 
 // The whole-process benchmarks: each hook built as Claude Code runs it, started fresh for every
 // iteration with the event on stdin, in a project holding an active workflow, 10,000 archived
-// workflows and a 200-line MEMORY.md. Compared in the same run with a Go binary that does
+// workflows and a 200-line MEMORY.md, in the environment hooks/launch gives them
+// (GOMAXPROCS=1). Compared in the same run with a Go binary that does
 // nothing (the floor: process start) and with the seeds' bash+jq SessionStart hook
 // (../shared/baseline/session-start.sh beside the repository).
 //
@@ -130,6 +131,9 @@ func buildFixture(root string) (*benchFixture, error) {
 		"CAIRN_MEMORY_DIR=" + memDir,
 		"CLAUDE_PID=" + hooktest.ClaudePID,
 		"CLAUDE_CODE_SESSION_ID=bench-session",
+		// As hooks/launch runs the hooks (TestLaunchGivesHooksOneProc); the no-op runs in
+		// the same environment.
+		"GOMAXPROCS=1",
 	}
 	getenv := envFunc(f.cairnEnv)
 	e, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: project, Actor: "bench"})

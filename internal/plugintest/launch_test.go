@@ -303,3 +303,35 @@ func pluginVersion(t *testing.T) string {
 	readJSON(t, ".claude-plugin/plugin.json", &m)
 	return m.Version
 }
+
+// The hooks run with GOMAXPROCS=1 whatever the caller's environment says; the MCP server and
+// the CLI keep the caller's value.
+func TestLaunchGivesHooksOneProc(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, ".claude-plugin/plugin.json", "hooks/launch")
+	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-mcp", "cairn"} {
+		script := "#!/bin/sh\necho \"GOMAXPROCS=${GOMAXPROCS-unset}\"\n"
+		if err := os.WriteFile(filepath.Join(root, "bin", name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := t.TempDir()
+	for _, caller := range []string{"", "4"} {
+		extra := []string{}
+		want := map[string]string{"cairn-session-start": "1", "cairn-stop": "1", "cairn-mcp": "unset", "cairn": "unset"}
+		if caller != "" {
+			extra = append(extra, "GOMAXPROCS="+caller)
+			want["cairn-mcp"], want["cairn"] = caller, caller
+		}
+		env := launchEnv(root, filepath.Join(home, "data"), home, toolDir(t), extra...)
+		for name, w := range want {
+			res := runLaunch(t, root, env, "{}", name)
+			if got := strings.TrimSpace(res.stdout); res.code != 0 || got != "GOMAXPROCS="+w {
+				t.Errorf("caller GOMAXPROCS=%q: %s ran with %q (exit %d, stderr %q), want GOMAXPROCS=%s", caller, name, got, res.code, res.stderr, w)
+			}
+		}
+	}
+}
