@@ -79,14 +79,8 @@ func encodeRecord(r Record) []byte {
 // DecodeRecord verifies and decodes one journal line (without its newline).
 func DecodeRecord(line []byte) (Record, error) {
 	var r Record
-	i := bytes.LastIndex(line, []byte(sumKey))
-	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) || len(line)-2-(i+len(sumKey)) != 64 {
-		return r, errors.New("no checksum")
-	}
-	want := sha256.Sum256(line[:i])
-	got, err := hex.DecodeString(string(line[i+len(sumKey) : len(line)-2]))
-	if err != nil || !bytes.Equal(got, want[:]) {
-		return r, errors.New("checksum mismatch")
+	if err := checkSum(line); err != nil {
+		return r, err
 	}
 	if err := journalLimits.Check(line); err != nil {
 		return r, err
@@ -98,6 +92,50 @@ func DecodeRecord(line []byte) (Record, error) {
 		return r, errors.New("missing seq, revision or snapshot")
 	}
 	return r, nil
+}
+
+// checkSum verifies a journal line's "sum".
+func checkSum(line []byte) error {
+	i := bytes.LastIndex(line, []byte(sumKey))
+	if i < 0 || !bytes.HasSuffix(line, []byte(`"}`)) || len(line)-2-(i+len(sumKey)) != 64 {
+		return errors.New("no checksum")
+	}
+	want := sha256.Sum256(line[:i])
+	got, err := hex.DecodeString(string(line[i+len(sumKey) : len(line)-2]))
+	if err != nil || !bytes.Equal(got, want[:]) {
+		return errors.New("checksum mismatch")
+	}
+	return nil
+}
+
+// peekRecord reads only the sequence and revision of a journal line whose checksum holds,
+// from the prefix every record is written with (`{"seq":N,"revision":M,`); ok is false for
+// any other shape, and the caller decodes the line in full.
+func peekRecord(line []byte) (seq, rev int64, ok bool) {
+	num := func(b []byte, key string) (int64, []byte, bool) {
+		if !bytes.HasPrefix(b, []byte(key)) {
+			return 0, nil, false
+		}
+		b = b[len(key):]
+		n := 0
+		for n < len(b) && n < 18 && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+		if n == 0 || n == 18 || (b[0] == '0' && n > 1) {
+			return 0, nil, false
+		}
+		v, err := strconv.ParseInt(string(b[:n]), 10, 64)
+		return v, b[n:], err == nil
+	}
+	seq, rest, ok := num(line, `{"seq":`)
+	if !ok {
+		return 0, 0, false
+	}
+	rev, rest, ok = num(rest, `,"revision":`)
+	if !ok || len(rest) == 0 || rest[0] != ',' || seq < 1 || rev < 1 || checkSum(line) != nil {
+		return 0, 0, false
+	}
+	return seq, rev, true
 }
 
 // ParseJournal verifies journal data: checksums, and sequence numbers rising by one.
@@ -157,7 +195,20 @@ func (s *Store) readJournalFile(file, id string) (Journal, error) {
 // journalTail returns the last verified record of a journal file, reading backwards from the
 // end in growing windows so a long journal costs no more than its last lines. nil when the
 // file is missing or holds no valid record.
-func (s *Store) journalTail(file string) (*Record, error) {
+func (s *Store) journalTail(file string) (*Record, error) { return s.journalTailMode(file, false) }
+
+// journalTailRevision is journalTail for a caller that needs the snapshot only when the
+// journal is ahead of minRev: a record at or below it comes back with Seq and Revision alone,
+// read from the line's prefix without decoding the snapshot.
+func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) {
+	r, err := s.journalTailMode(file, true)
+	if err != nil || r == nil || r.Snapshot != nil || r.Revision <= minRev {
+		return r, err
+	}
+	return s.journalTailMode(file, false)
+}
+
+func (s *Store) journalTailMode(file string, peek bool) (*Record, error) {
 	f, st, err := fsx.OpenRead(s.fs, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -185,6 +236,11 @@ func (s *Store) journalTail(file string) (*Record, error) {
 			}
 			for len(body) > 0 {
 				j := bytes.LastIndexByte(body, '\n')
+				if peek {
+					if seq, rev, ok := peekRecord(body[j+1:]); ok {
+						return &Record{Seq: seq, Revision: rev}, nil
+					}
+				}
 				if r, err := DecodeRecord(body[j+1:]); err == nil {
 					return &r, nil
 				}

@@ -107,7 +107,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		m, merr := readMeta(data)
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
-			if tail, _ := s.journalTail(journalFile(m.id)); tail != nil && tail.Revision > m.rev {
+			if tail, _ := s.journalTailRevision(journalFile(m.id), m.rev); tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
 				w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
 			}
 			return w, nil

@@ -201,8 +201,8 @@ func TestJournalAheadOfSnapshotRollsForward(t *testing.T) {
 	// As if the writer died between the journal append and the snapshot replace.
 	os.WriteFile(p, old, 0o600)
 	w, err := s.ReadWorkflow()
-	if err != nil || w.Revision != 2 {
-		t.Fatalf("lock-free read: %+v %v", w, err)
+	if err != nil || w.Revision != 2 || !strings.Contains(string(w.Data), `"plan"`) {
+		t.Fatalf("lock-free read: %+v %v (want revision 2's snapshot, from the journal)", w, err)
 	}
 	res, err := s.UpdateWorkflow(setNext(wfID, "implement"))
 	if err != nil || res.Revision != 3 || len(res.Notices) != 1 || res.Notices[0].Kind != "rolled-forward" {
