@@ -7,12 +7,11 @@
 package fsx
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -149,8 +148,9 @@ func IsNotDurable(err error) bool {
 	return errors.As(err, &nd)
 }
 
+// randSuffix names a temp file: O_EXCL catches a collision, so math/rand/v2 (the runtime's
+// generator, no system call) is enough; crypto/rand's first use costs a short process tens of
+// microseconds.
 func randSuffix() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return fmt.Sprintf("%012x", rand.Uint64()&(1<<48-1))
 }

@@ -395,3 +395,14 @@ func BenchmarkRender(b *testing.B) {
 		})
 	}
 }
+
+func TestNewNonce(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		n := report.NewNonce()
+		if len(n) != 24 || !report.ValidNonce(n) || seen[n] {
+			t.Fatalf("NewNonce() = %q: want 24 hex digits, valid, never seen before (%d seen)", n, len(seen))
+		}
+		seen[n] = true
+	}
+}
