@@ -74,36 +74,27 @@ func sessionStart(ctx context.Context, r *hook.Runner, stdin io.Reader, getenv f
 			r.Logf("closing Cairn's state: %v", err)
 		}
 	}()
-	// The session record is an atomic but unsynced write (advisory, rewritten every start). It
-	// runs beside the read protocol, which never reads it: the rename that replaces it is the
-	// slowest step of a session start on ext4 and overlaps the reading on a second core.
-	// Without a session id a record would only hide the last good one from the MCP server.
-	recorded := make(chan error, 1)
+	// The session record is an atomic but unsynced write (advisory, rewritten every start),
+	// cheap enough to do first; without a session id a record would only hide the last good
+	// one from the MCP server.
+	var recordErr error
 	if sessionID == "" {
 		r.Logf("no session id on stdin or in CLAUDE_CODE_SESSION_ID; the session is not recorded")
-		recorded <- nil
 	} else {
 		now := time.Now().UTC()
-		go func() {
-			recorded <- e.RecordSession(engine.Session{
-				SessionID: sessionID,
-				Source:    ev.Source,
-				PID:       pid,
-				StartedAt: now,
-				Heartbeat: now,
-			})
-		}()
+		recordErr = e.RecordSession(engine.Session{
+			SessionID: sessionID,
+			Source:    ev.Source,
+			PID:       pid,
+			StartedAt: now,
+			Heartbeat: now,
+		})
 	}
 
+	// ReportOnly: the hook prints the report, never the whole record.
 	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source, ReportOnly: true})
 	for _, w := range e.Warnings() {
 		r.Logf("warning: %s", w)
-	}
-	var recordErr error
-	select {
-	case recordErr = <-recorded:
-	case <-ctx.Done():
-		recordErr = fmt.Errorf("not finished before the hook's deadline: %w", ctx.Err())
 	}
 	if recordErr != nil {
 		r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)

@@ -158,6 +158,14 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	if !containsAny(r.Notices, "t1") {
 		t.Errorf("no recovery notice for the running task: %v", r.Notices)
 	}
+	if !strings.Contains(string(r.Workflow), `"state":"implement"`) {
+		t.Errorf("resume_check's answer lacks the record: %s", r.Workflow)
+	}
+	// The SessionStart hook asks for the report only: same answer, no record JSON.
+	short := must(en2.Resume(ctx, engine.ResumeOptions{Apply: true, Source: "startup", ReportOnly: true}))(t)
+	if len(short.Workflow) != 0 || short.Phase != r.Phase || short.Tier != r.Tier || short.Report == "" {
+		t.Errorf("ReportOnly: workflow %s, phase %s, tier %s, report %q", short.Workflow, short.Phase, short.Tier, short.Report)
+	}
 
 	must(en2.Transition(ctx, engine.TransitionRequest{To: "review"}))(t)
 	done := must(en2.Transition(ctx, engine.TransitionRequest{To: "git-commit"}))(t)
