@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
 )
 
@@ -49,7 +50,7 @@ func BenchmarkRunInProcess(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		out.Reset()
-		run(strings.NewReader(event), &out, io.Discard, getenv)
+		hook.SessionStart(strings.NewReader(event), &out, io.Discard, getenv, nil)
 	}
 	b.StopTimer()
 	if !bytes.Contains(out.Bytes(), []byte(`"hookEventName":"SessionStart"`)) {

@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // Exit codes, documented in `cairn help`.
@@ -169,7 +170,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	if a.eng != nil {
 		return a.eng, nil
 	}
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID")})
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{}})
 	if err != nil {
 		return nil, &stateError{err}
 	}

@@ -9,7 +9,10 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // ResumeOptions steers the read protocol.
@@ -114,7 +117,23 @@ type Config struct {
 	PID       int                 // Claude Code's pid (hooks: $CLAUDE_PID; MCP server: its parent)
 	Actor     string              // "mcp", "session-start", "stop", "cli": recorded in the journal
 	LockWait  time.Duration       // bound on waiting for a lock; default 3s
+	// YAML reads and writes the YAML Cairn deals in: the user's workflow definitions, seed
+	// 001's milestone front matter and WORKFLOW-STATUS.yaml (yamldoc.Codec). The hook
+	// binaries leave it nil, as they link no YAML library; internal/hook hands a project that
+	// needs one to the cairn binary before it opens the engine.
+	YAML YAML
 }
+
+// YAML is what the engine needs from a YAML library; see Config.YAML.
+type YAML interface {
+	ParseDefinition(file string, data []byte) (*workflow.Definition, error)
+	ParseStatusDoc(data []byte) (*workflow.StatusDoc, error)
+	MarshalStatusDoc(d workflow.StatusDoc) ([]byte, error)
+	MilestoneFrontMatter(data []byte) (title, name, status string, err error)
+}
+
+// errNoYAML says why a YAML file was left alone by a process without a YAML reader.
+var errNoYAML = errors.New("this binary reads no YAML (the hooks hand such projects to the cairn binary; run `cairn doctor`)")
 
 // StartRequest is start_workflow's input.
 type StartRequest struct {

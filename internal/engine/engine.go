@@ -183,7 +183,11 @@ func (e *Engine) loadDefinitionsLocked() {
 		}
 		user[p] = data
 	}
-	defs, derrs := workflow.LoadDefinitions(workflow.BuiltinFS(), user)
+	var parse workflow.ParseFunc
+	if e.cfg.YAML != nil {
+		parse = e.cfg.YAML.ParseDefinition
+	}
+	defs, derrs := workflow.LoadDefinitions(user, parse)
 	for _, d := range derrs {
 		errs = append(errs, d.Error())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // clock is a settable fake clock.
@@ -61,6 +62,7 @@ func (e *env) open(session string) *engine.Engine {
 		SessionID: session,
 		PID:       4242,
 		Actor:     "test",
+		YAML:      yamldoc.Codec{},
 	})
 	if err != nil {
 		e.t.Fatal(err)

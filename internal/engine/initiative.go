@@ -109,12 +109,19 @@ func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, 
 }
 
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
+	if e.cfg.YAML == nil {
+		return errNoYAML
+	}
 	p := e.statusFile()
 	var prev *workflow.StatusDoc
 	if data, err := readSmallRegular(p, 256<<10); err == nil {
-		prev, _ = workflow.ParseStatusDoc(data)
+		prev, _ = e.cfg.YAML.ParseStatusDoc(data)
 	}
-	out, err := workflow.MarshalStatusDoc(workflow.StatusDocFrom(in, prev))
+	return e.putStatusFile(p, workflow.StatusDocFrom(in, prev))
+}
+
+func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
+	out, err := e.cfg.YAML.MarshalStatusDoc(d)
 	if err != nil {
 		return err
 	}
@@ -138,8 +145,10 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	}
 	var doc *workflow.StatusDoc
 	var warnings []string
-	if data, err := readSmallRegular(e.statusFile(), 256<<10); err == nil {
-		if doc, err = workflow.ParseStatusDoc(data); err != nil {
+	if data, err := readSmallRegular(e.statusFile(), 256<<10); err == nil && e.cfg.YAML == nil {
+		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+errNoYAML.Error())
+	} else if err == nil {
+		if doc, err = e.cfg.YAML.ParseStatusDoc(data); err != nil {
 			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
 			doc = nil
 		}
@@ -149,7 +158,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		return nil, err
 	}
 	if d.Initiative == nil {
-		return &Result{Message: "no initiative: create one with action create"}, nil
+		return &Result{Message: "no initiative: create one with action create", Warnings: warnings}, nil
 	}
 	res := &Result{Warnings: append(warnings, d.Warnings...)}
 	if d.WriteInitiative {
@@ -158,12 +167,11 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 		res.Changed = true
 	}
-	if d.WriteStatusDoc && len(d.StatusDoc) > 0 {
-		p := e.statusFile()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-			if err := fsx.WriteFileAtomic(p, d.StatusDoc, 0o644); err != nil {
-				res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
-			}
+	if d.WriteStatusDoc {
+		if e.cfg.YAML == nil {
+			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+errNoYAML.Error())
+		} else if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
+			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
 		}
 	}
 	res.Workflow = mustJSON(d.Initiative)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 func (e *env) openAs(session string, pid int) *engine.Engine {
@@ -20,6 +21,7 @@ func (e *env) openAs(session string, pid int) *engine.Engine {
 		SessionID: session,
 		PID:       pid,
 		Actor:     "test",
+		YAML:      yamldoc.Codec{},
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adrg/frontmatter"
-	"gopkg.in/yaml.v3"
-
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -288,7 +285,9 @@ func (e *Engine) exists(p string) bool {
 const milestoneScanCap = 20
 
 // scanMilestones is the read protocol's last resort (seed 001): the front matter of
-// documentation/milestones/_active/*.md names initiatives in progress.
+// documentation/milestones/_active/*.md names initiatives in progress. Without a YAML reader
+// (a hook binary; internal/hook hands projects with that directory to the cairn binary) the
+// files are listed by name only.
 func (e *Engine) scanMilestones() []string {
 	dir := filepath.Join(e.root, "documentation", "milestones", "_active")
 	ents, err := os.ReadDir(dir)
@@ -307,20 +306,18 @@ func (e *Engine) scanMilestones() []string {
 		if err != nil {
 			continue
 		}
-		var fm struct {
-			Title  string `yaml:"title"`
-			Name   string `yaml:"name"`
-			Status string `yaml:"status"`
-		}
-		if _, err := frontmatter.Parse(strings.NewReader(string(data)), &fm, frontmatter.NewFormat("---", "---", yaml.Unmarshal)); err != nil {
-			continue
+		var title, name, status string
+		if e.cfg.YAML != nil {
+			if title, name, status, err = e.cfg.YAML.MilestoneFrontMatter(data); err != nil {
+				continue
+			}
 		}
 		label := strings.TrimSuffix(ent.Name(), ".md")
-		if t := firstNonEmpty(fm.Title, fm.Name); t != "" {
+		if t := firstNonEmpty(title, name); t != "" {
 			label += " (" + t + ")"
 		}
-		if fm.Status != "" {
-			label += " [" + fm.Status + "]"
+		if status != "" {
+			label += " [" + status + "]"
 		}
 		names = append(names, label)
 	}

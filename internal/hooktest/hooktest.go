@@ -18,9 +18,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/cli"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -28,8 +30,11 @@ import (
 const ClaudePID = "4242"
 
 // Commands are the extra programs a script can exec, for testscript.Main next to the hook.
+// cairn is the real CLI, installed beside the hook as `make build` installs it, so a hook that
+// hands a project over to `cairn hook ...` (hook.HandOff) finds it.
 func Commands() map[string]func() {
 	return map[string]func(){
+		"cairn":           func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },
 		"cairn-fixture":   func() { os.Exit(fixture(os.Args[1:])) },
 		"with-readonly":   func() { os.Exit(withReadonly(os.Args[1:])) },
 		"with-open-stdin": func() { os.Exit(withOpenStdin(os.Args[1:])) },
@@ -172,6 +177,7 @@ func fixture(args []string) int {
 		// As a given Claude Code session, for ownership tests.
 		SessionID: os.Getenv("FIXTURE_SESSION"),
 		PID:       pid,
+		YAML:      yamldoc.Codec{},
 	})
 	if err != nil {
 		return fail("opening the engine: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -29,7 +30,7 @@ func realServer(t testing.TB) (*project, *client.Client) {
 // other opens the real engine as another process would: same project, another session.
 func (p *project) other(t testing.TB, session string) *engine.Engine {
 	t.Helper()
-	e, err := engine.Open(engine.Config{Getenv: p.getenv(session), WorkDir: p.root, SessionID: session, Actor: "cli"})
+	e, err := engine.Open(engine.Config{Getenv: p.getenv(session), WorkDir: p.root, SessionID: session, Actor: "cli", YAML: yamldoc.Codec{}})
 	if err != nil {
 		t.Fatalf("opening the engine as another process: %v", err)
 	}

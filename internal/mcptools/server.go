@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -118,6 +119,7 @@ func (s *Server) config() engine.Config {
 		SessionID: s.session,
 		PID:       s.opt.PPID,
 		Actor:     "mcp",
+		YAML:      yamldoc.Codec{},
 	}
 }
 

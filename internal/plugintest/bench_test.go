@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hooktest"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // The whole-process benchmarks: each hook built as Claude Code runs it, started fresh for every
@@ -40,6 +41,7 @@ type benchFixture struct {
 	stop         string
 	noop         string
 	cairnEnv     []string // env for the hooks: project with Cairn state
+	defsEnv      []string // env for the hooks: a project with a workflow definition of its own
 	baselineEnv  []string // env for the baseline: project with a seeds' workflow-state.json
 	baseline     string   // path of session-start.sh, "" when missing
 	baselineWhy  string   // why it is missing
@@ -102,6 +104,7 @@ func buildFixture(root string) (*benchFixture, error) {
 	for _, build := range []struct{ out, dir, pkg string }{
 		{f.sessionStart, root, "./hooks/sessionstart"},
 		{f.stop, root, "./hooks/stop"},
+		{filepath.Join(bin, "cairn"), root, "./cmd/cairn"}, // what the hooks hand YAML projects to
 		{f.noop, noopSrc, "main.go"},
 	} {
 		cmd := exec.Command(goBin, "build", "-trimpath", "-o", build.out, build.pkg)
@@ -159,6 +162,32 @@ func buildFixture(root string) (*benchFixture, error) {
 		return fail(err)
 	}
 	if err := hooktest.WriteMemory(memDir, benchMemoryLines); err != nil {
+		return fail(err)
+	}
+
+	// A project with a workflow definition of its own, whose hooks hand over to cairn.
+	defsProject := filepath.Join(dir, "project-defs")
+	if err := os.MkdirAll(filepath.Join(defsProject, ".git"), 0o755); err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(filepath.Join(defsProject, ".claude", "workflows"), 0o755); err != nil {
+		return fail(err)
+	}
+	def := "---\nname: review-flow\nphases: [draft, read, comment]\ntransitions: {draft: [read], read: [comment, draft]}\n---\nReview a change.\n"
+	if err := os.WriteFile(filepath.Join(defsProject, ".claude", "workflows", "review-flow.md"), []byte(def), 0o644); err != nil {
+		return fail(err)
+	}
+	f.defsEnv = slices.Clone(f.cairnEnv)
+	f.defsEnv = append(f.defsEnv, "CLAUDE_PROJECT_DIR="+defsProject, "CAIRN_MEMORY_DIR="+filepath.Join(dir, "memory-defs"))
+	de, err := engine.Open(engine.Config{Getenv: envFunc(f.defsEnv), WorkDir: defsProject, Actor: "bench", YAML: yamldoc.Codec{}})
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := de.Start(ctx, engine.StartRequest{Type: "review-flow", Context: "benchmark: review the uploader"}); err != nil {
+		de.Close()
+		return fail(err)
+	}
+	if err := de.Close(); err != nil {
 		return fail(err)
 	}
 
@@ -320,6 +349,15 @@ func BenchmarkBaselineSessionStart(b *testing.B) {
 func BenchmarkSessionStartProcess(b *testing.B) {
 	f := fixture(b)
 	m := benchProcess(b, []string{f.sessionStart}, f.cairnEnv, startEvent, `"hookEventName":"SessionStart"`)
+	reportRatios(b, f, m)
+}
+
+// BenchmarkSessionStartHandOffProcess: a project with a workflow definition of its own, which
+// the hook hands over to the cairn binary (it links the YAML reader the hooks leave out). No
+// target: it shows what that costs.
+func BenchmarkSessionStartHandOffProcess(b *testing.B) {
+	f := fixture(b)
+	m := benchProcess(b, []string{f.sessionStart}, f.defsEnv, startEvent, "(review-flow)")
 	reportRatios(b, f, m)
 }
 

@@ -1,36 +1,25 @@
 package workflow
 
 import (
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"sort"
 	"strings"
 )
 
-//go:embed definitions/*.md
-var builtinFiles embed.FS
-
-// BuiltinDefinition returns the built-in definition of a type (any letter case) without
-// parsing YAML: builtin_gen.go holds the embedded *.md files already parsed, as Go values, so
-// a hook process pays nothing for them. TestBuiltinGenerated keeps the two equal (go test
-// ./internal/workflow -run TestBuiltinGenerated -update rewrites it).
+// BuiltinDefinition returns the built-in definition of a type (any letter case). The built-ins
+// are compiled in: builtin_gen.go holds definitions/*.md already parsed, as Go values, so no
+// process parses YAML for them. go test ./internal/yamldoc -run TestBuiltinGenerated checks
+// that the two agree (-update rewrites builtin_gen.go).
 func BuiltinDefinition(name string) (*Definition, bool) {
 	d := builtinParsed(NormalizeName(name))
 	return d, d != nil
 }
 
-// BuiltinFS holds the built-in definitions (apex, debug, brainstorm, dotagent, coordinate) as
-// *.md files at its root, in the same format as the user's .claude/workflows/*.md.
-func BuiltinFS() fs.FS {
-	sub, err := fs.Sub(builtinFiles, "definitions")
-	if err != nil {
-		panic(err) // the embedded directory is fixed at build time
-	}
-	return sub
-}
+// BuiltinNames lists the built-in definitions (apex, brainstorm, coordinate, debug,
+// dotagent), sorted.
+func BuiltinNames() []string { return append([]string(nil), builtinNames...) }
 
 // Definitions is a loaded set of workflow definitions, by name.
 type Definitions struct {
@@ -67,33 +56,18 @@ func (s *Definitions) Names() []string {
 	return names
 }
 
-// LoadDefinitions loads the built-in definitions (every *.md at the root of builtin; nil for
-// none), then the user's files (path -> content, from .claude/workflows/*.md), which add
-// definitions or override a built-in one of the same name. A file that cannot be parsed or
-// validated is reported (a *DefinitionError with file, line and reason) and skipped: it never
-// stops the others from loading, and a broken override leaves the built-in in place. Two user
-// files with the same name: the first by path wins and the second is reported.
-func LoadDefinitions(builtin fs.FS, user map[string][]byte) (*Definitions, []error) {
-	set := &Definitions{byName: map[string]*Definition{}}
+// LoadDefinitions loads the built-in definitions, then the user's files (path -> content,
+// from .claude/workflows/*.md) read with parse, which add definitions or override a built-in
+// one of the same name. A file that cannot be parsed or validated is reported (a
+// *DefinitionError with file, line and reason) and skipped: it never stops the others from
+// loading, and a broken override leaves the built-in in place. Two user files with the same
+// name: the first by path wins and the second is reported. With parse nil every user file is
+// reported as not read (ErrNoParser) and the built-ins stand.
+func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []error) {
+	set := &Definitions{byName: make(map[string]*Definition, len(builtinNames)+len(user))}
 	var errs []error
-	if builtin != nil {
-		files, err := fs.Glob(builtin, "*.md")
-		if err != nil {
-			errs = append(errs, fmt.Errorf("listing built-in definitions: %w", err))
-		}
-		for _, f := range files {
-			data, err := fs.ReadFile(builtin, f)
-			if err != nil {
-				errs = append(errs, &DefinitionError{File: "builtin:" + f, Reason: err.Error()})
-				continue
-			}
-			d, err := ParseDefinition("builtin:"+f, data)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			set.byName[d.Name] = d
-		}
+	for _, n := range builtinNames {
+		set.byName[n] = builtinParsed(n)
 	}
 	paths := make([]string, 0, len(user))
 	for p := range user {
@@ -105,7 +79,11 @@ func LoadDefinitions(builtin fs.FS, user map[string][]byte) (*Definitions, []err
 		if path.Ext(p) != ".md" {
 			continue
 		}
-		d, err := ParseDefinition(p, user[p])
+		if parse == nil {
+			errs = append(errs, &DefinitionError{File: p, Reason: ErrNoParser.Error() + "; the built-in definitions are used (run `cairn doctor` to check the file)"})
+			continue
+		}
+		d, err := parse(p, user[p])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -121,9 +99,8 @@ func LoadDefinitions(builtin fs.FS, user map[string][]byte) (*Definitions, []err
 	return set, errs
 }
 
-// Builtins loads only the built-in definitions. They are tested to load cleanly, so an error
-// here means a broken build.
+// Builtins loads only the built-in definitions.
 func Builtins() (*Definitions, error) {
-	set, errs := LoadDefinitions(BuiltinFS(), nil)
+	set, errs := LoadDefinitions(nil, nil)
 	return set, errors.Join(errs...)
 }

@@ -1,20 +1,13 @@
 package workflow
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/adrg/frontmatter"
-	"gopkg.in/yaml.v3"
 )
 
 // MaxDefinitionSize caps one definition file; a larger one is refused, not parsed.
@@ -81,230 +74,74 @@ func ValidName(s string) error {
 // REQUIREMENTS are accepted for apex and requirements.
 func NormalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// stringList accepts a YAML sequence of strings or a single string.
-type stringList []string
-
-func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		if n.Tag == "!!null" {
-			*l = nil
-			return nil
-		}
-		*l = stringList{n.Value}
-		return nil
-	}
-	var s []string
-	if err := n.Decode(&s); err != nil {
-		return err
-	}
-	*l = s
-	return nil
+// Spec is a definition as its author wrote it, before validation and normalisation: the
+// front matter's fields and the Markdown body. Package yamldoc reads it from a file; nil
+// Transitions and Terminal mean "omitted" (each phase leads to the next; the last phase is
+// terminal), which is not the same as empty.
+type Spec struct {
+	Name        string
+	Description string
+	Phases      []string
+	Transitions map[string][]string
+	Terminal    []string
+	Verbs       map[string]string
+	Approvals   []string
+	TTL         string
+	Major       []string
+	Blocking    *bool
+	Body        string
 }
 
-// frontMatter is the YAML a definition file opens with.
-type frontMatter struct {
-	Name        string                `yaml:"name"`
-	Description string                `yaml:"description"`
-	Phases      stringList            `yaml:"phases"`
-	Transitions map[string]stringList `yaml:"transitions"`
-	Terminal    stringList            `yaml:"terminal"`
-	Verbs       map[string]string     `yaml:"verbs"`
-	Approvals   stringList            `yaml:"approvals"`
-	TTL         string                `yaml:"ttl"`
-	Major       stringList            `yaml:"major"`
-	Blocking    *bool                 `yaml:"blocking"`
-}
-
-var frontMatterKeys = []string{"name", "description", "phases", "transitions", "terminal",
+// SpecKeys are the front matter keys a definition may use, in the order they are documented.
+var SpecKeys = []string{"name", "description", "phases", "transitions", "terminal",
 	"verbs", "approvals", "ttl", "major", "blocking"}
 
-// The YAML error patterns compile on first use: a hook process parses no definition at all
-// when nothing is wrong.
-var yamlLineRE = lazyRE(`^(?:yaml: )?line (\d+): `)
+// Lines finds the line in the definition's file of a front matter key, or of a value under
+// one, so that a validation error can point at it. Each method returns 0 when it cannot tell.
+type Lines interface {
+	// Key is the line of key name.
+	Key(name string) int
+	// MapKey is the line of the key want (lowercased) in the mapping under name.
+	MapKey(name, want string) int
+	// Nth is the line of the n-th (0-based) sequence item under name equal to want.
+	Nth(name, want string, n int) int
+	// Item is the line of any entry under name whose text, lowercased, is want.
+	Item(name, want string) int
+}
 
-// ParseDefinition parses one definition file. file names it in errors and, when the front
-// matter has no name, gives the name (its base name without ".md"). Every error is a
-// *DefinitionError with the line in the file where one is known.
-func ParseDefinition(file string, data []byte) (*Definition, error) {
-	fail := func(line int, format string, args ...any) (*Definition, error) {
-		return nil, &DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...)}
+type noLines struct{}
+
+func (noLines) Key(string) int              { return 0 }
+func (noLines) MapKey(string, string) int   { return 0 }
+func (noLines) Nth(string, string, int) int { return 0 }
+func (noLines) Item(string, string) int     { return 0 }
+
+// ParseFunc reads one definition file: file names it in errors (and gives the name when the
+// front matter has none); every error is a *DefinitionError. yamldoc.ParseDefinition is one.
+type ParseFunc func(file string, data []byte) (*Definition, error)
+
+// ErrNoParser is why a user definition was not read by a process that has no definition
+// parser: the hook binaries link no YAML library and hand such projects to the cairn binary.
+var ErrNoParser = errors.New("this binary has no YAML reader for workflow definitions")
+
+// BuildDefinition validates and normalises s, the definition read from file; lines (nil for
+// none) points errors at the file's lines. Every error is a *DefinitionError.
+func BuildDefinition(file string, s Spec, lines Lines) (*Definition, error) {
+	if lines == nil {
+		lines = noLines{}
 	}
-	if len(data) > MaxDefinitionSize {
-		return fail(0, "file is %d bytes, more than the %d allowed", len(data), MaxDefinitionSize)
-	}
-	// The front matter parser skips blank lines before the opening "---"; count them so that
-	// YAML line numbers can be shifted to file line numbers.
-	offset := 0
-	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
-		offset++
-		if len(bytes.TrimSpace(l)) != 0 {
-			break
-		}
-	}
-	var root yaml.Node
-	unmarshal := func(b []byte, v any) error { return yaml.Unmarshal(b, v) }
-	body, err := frontmatter.MustParse(bytes.NewReader(data),
-		&root, frontmatter.NewFormat("---", "---", unmarshal))
-	if err != nil {
-		if errors.Is(err, frontmatter.ErrNotFound) {
-			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {
-				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
-			}
-			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
-		}
-		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error(), offset))
-	}
-	if root.Kind == 0 || len(root.Content) == 0 {
-		return fail(offset, "front matter is empty: it needs at least phases")
-	}
-	doc := root.Content[0]
-	if doc.Kind != yaml.MappingNode {
-		return fail(doc.Line+offset, "front matter must be a YAML mapping of keys (name, phases, transitions, ...)")
-	}
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		k := doc.Content[i]
-		if !slices.Contains(frontMatterKeys, k.Value) {
-			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(frontMatterKeys, ", "))
-		}
-	}
-	var fm frontMatter
-	if err := doc.Decode(&fm); err != nil {
-		var te *yaml.TypeError
-		msg := err.Error()
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			msg = te.Errors[0]
-		}
-		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
-	}
-	loc := locator{doc: doc, offset: offset}
-	d, line, reason := buildDefinition(file, fm, loc)
+	d, line, reason := buildDefinition(file, s, lines)
 	if reason != "" {
-		return fail(line, "%s", reason)
+		return nil, &DefinitionError{File: file, Line: line, Reason: reason}
 	}
-	d.Body = strings.TrimLeft(string(body), "\r\n")
+	d.Body = strings.TrimLeft(s.Body, "\r\n")
 	d.Source = file
 	return d, nil
 }
 
-func yamlErrLine(msg string, offset int) int {
-	m := yamlLineRE().FindStringSubmatch(msg)
-	if m == nil {
-		return 0
-	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil {
-		return 0
-	}
-	return n + offset
-}
-
-var yamlAtLineRE = lazyRE(`at line (\d+)`)
-
-func yamlErrReason(msg string, offset int) string {
-	msg = yamlLineRE().ReplaceAllString(msg, "")
-	// "already defined at line 3" counts from the front matter too.
-	msg = yamlAtLineRE().ReplaceAllStringFunc(msg, func(m string) string {
-		n, err := strconv.Atoi(strings.TrimPrefix(m, "at line "))
-		if err != nil {
-			return m
-		}
-		return fmt.Sprintf("at line %d", n+offset)
-	})
-	return strings.TrimPrefix(msg, "yaml: ")
-}
-
-// locator finds the file line of a key (or of a value inside a key's mapping or sequence).
-type locator struct {
-	doc    *yaml.Node
-	offset int
-}
-
-func (l locator) key(name string) int {
-	if i := l.keyIndex(name); i >= 0 {
-		return l.doc.Content[i].Line + l.offset
-	}
-	return 0
-}
-
-func (l locator) keyIndex(name string) int {
-	for i := 0; i+1 < len(l.doc.Content); i += 2 {
-		if l.doc.Content[i].Value == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func (l locator) value(name string) *yaml.Node {
-	if i := l.keyIndex(name); i >= 0 {
-		return l.doc.Content[i+1]
-	}
-	return nil
-}
-
-// mapKey finds the line of key want (lowercased) in the mapping under name.
-func (l locator) mapKey(name, want string) int {
-	v := l.value(name)
-	if v == nil || v.Kind != yaml.MappingNode {
-		return l.key(name)
-	}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		if NormalizeName(v.Content[i].Value) == want {
-			return v.Content[i].Line + l.offset
-		}
-	}
-	return l.key(name)
-}
-
-// nth finds the line of the n-th (0-based) sequence item under name equal to want.
-func (l locator) nth(name, want string, n int) int {
-	v := l.value(name)
-	if v == nil || v.Kind != yaml.SequenceNode {
-		return l.key(name)
-	}
-	for _, c := range v.Content {
-		if NormalizeName(c.Value) == want {
-			if n == 0 {
-				return c.Line + l.offset
-			}
-			n--
-		}
-	}
-	return l.key(name)
-}
-
-// item finds the line of an entry of the key's value whose text, lowercased, is want: a
-// sequence item, a mapping key, or an item of a mapping value's sequence.
-func (l locator) item(name, want string) int {
-	v := l.value(name)
-	if v == nil {
-		return 0
-	}
-	var find func(n *yaml.Node) int
-	find = func(n *yaml.Node) int {
-		switch n.Kind {
-		case yaml.ScalarNode:
-			if NormalizeName(n.Value) == want {
-				return n.Line
-			}
-		case yaml.SequenceNode, yaml.MappingNode:
-			for _, c := range n.Content {
-				if ln := find(c); ln > 0 {
-					return ln
-				}
-			}
-		}
-		return 0
-	}
-	if ln := find(v); ln > 0 {
-		return ln + l.offset
-	}
-	return l.key(name)
-}
-
 // buildDefinition validates the decoded front matter; on failure it returns the line and the
 // reason.
-func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int, string) {
+func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string) {
 	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: true}
 	if fm.Blocking != nil {
 		d.Blocking = *fm.Blocking
@@ -314,25 +151,25 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 		d.Name = NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md"))
 	}
 	if err := ValidName(d.Name); err != nil {
-		return nil, loc.key("name"), "workflow " + err.Error()
+		return nil, loc.Key("name"), "workflow " + err.Error()
 	}
 
 	if len(fm.Phases) == 0 {
-		return nil, loc.key("phases"), "phases is missing or empty: list the phases in order, the first being where the workflow starts"
+		return nil, loc.Key("phases"), "phases is missing or empty: list the phases in order, the first being where the workflow starts"
 	}
 	for _, p := range fm.Phases {
 		p = NormalizeName(p)
 		if err := ValidName(p); err != nil {
-			return nil, loc.item("phases", p), "phase " + err.Error()
+			return nil, loc.Item("phases", p), "phase " + err.Error()
 		}
 		if slices.Contains(d.Phases, p) {
-			return nil, loc.nth("phases", p, 1), fmt.Sprintf("phase %q is listed twice", p)
+			return nil, loc.Nth("phases", p, 1), fmt.Sprintf("phase %q is listed twice", p)
 		}
 		d.Phases = append(d.Phases, p)
 	}
 	declared := func(key, p string) (int, string) {
 		if !slices.Contains(d.Phases, p) {
-			return loc.item(key, p), fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
+			return loc.Item(key, p), fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
 		}
 		return 0, ""
 	}
@@ -352,7 +189,7 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 		d.Terminal = []string{d.Phases[len(d.Phases)-1]}
 	}
 	if len(d.Terminal) == 0 {
-		return nil, loc.key("terminal"), "terminal is empty: name at least one phase that completes the workflow"
+		return nil, loc.Key("terminal"), "terminal is empty: name at least one phase that completes the workflow"
 	}
 
 	d.Transitions = map[string][]string{}
@@ -372,10 +209,10 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 	for _, rawFrom := range froms {
 		from := NormalizeName(rawFrom)
 		if !slices.Contains(d.Phases, from) {
-			return nil, loc.mapKey("transitions", from), fmt.Sprintf("transitions names phase %q, which is not in phases (%s)", from, strings.Join(d.Phases, ", "))
+			return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions names phase %q, which is not in phases (%s)", from, strings.Join(d.Phases, ", "))
 		}
 		if _, dup := d.Transitions[from]; dup {
-			return nil, loc.mapKey("transitions", from), fmt.Sprintf("transitions lists phase %q twice", from)
+			return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions lists phase %q twice", from)
 		}
 		var tos []string
 		for _, to := range fm.Transitions[rawFrom] {
@@ -384,20 +221,20 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 				return nil, ln, r
 			}
 			if to == from {
-				return nil, loc.mapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
+				return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
 			}
 			if !slices.Contains(tos, to) {
 				tos = append(tos, to)
 			}
 		}
 		if slices.Contains(d.Terminal, from) && len(tos) > 0 {
-			return nil, loc.mapKey("transitions", from), fmt.Sprintf("terminal phase %q has transitions out of it: a terminal phase completes the workflow", from)
+			return nil, loc.MapKey("transitions", from), fmt.Sprintf("terminal phase %q has transitions out of it: a terminal phase completes the workflow", from)
 		}
 		d.Transitions[from] = tos
 	}
 	for _, p := range d.Phases {
 		if !slices.Contains(d.Terminal, p) && len(d.Transitions[p]) == 0 {
-			return nil, loc.key("transitions"), fmt.Sprintf("phase %q is not terminal and has no transitions out of it: add some, or list it under terminal", p)
+			return nil, loc.Key("transitions"), fmt.Sprintf("phase %q is not terminal and has no transitions out of it: add some, or list it under terminal", p)
 		}
 	}
 	// Every phase must be reachable from the start, or a workflow could never use it.
@@ -415,7 +252,7 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 	}
 	for _, p := range d.Phases {
 		if !seen[p] {
-			return nil, loc.item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
+			return nil, loc.Item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
 		}
 	}
 
@@ -423,11 +260,11 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 	for p, v := range fm.Verbs {
 		p = NormalizeName(p)
 		if !slices.Contains(d.Phases, p) {
-			return nil, loc.mapKey("verbs", p), fmt.Sprintf("verbs names phase %q, which is not in phases (%s)", p, strings.Join(d.Phases, ", "))
+			return nil, loc.MapKey("verbs", p), fmt.Sprintf("verbs names phase %q, which is not in phases (%s)", p, strings.Join(d.Phases, ", "))
 		}
 		v = strings.TrimSpace(v)
 		if v == "" || strings.ContainsAny(v, "\r\n") {
-			return nil, loc.mapKey("verbs", p), fmt.Sprintf("verb for phase %q must be one non-empty line", p)
+			return nil, loc.MapKey("verbs", p), fmt.Sprintf("verb for phase %q must be one non-empty line", p)
 		}
 		d.Verbs[p] = v
 	}
@@ -438,7 +275,7 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 			return nil, ln, r
 		}
 		if slices.Contains(d.Terminal, p) {
-			return nil, loc.item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
+			return nil, loc.Item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
 		}
 		if !slices.Contains(d.Approvals, p) {
 			d.Approvals = append(d.Approvals, p)
@@ -449,7 +286,7 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 		from, to, ok := strings.Cut(m, "->")
 		from, to = NormalizeName(from), NormalizeName(to)
 		if !ok || !slices.Contains(d.Transitions[from], to) {
-			return nil, loc.item("major", NormalizeName(m)), fmt.Sprintf("major entry %q is not an allowed transition written as from->to", m)
+			return nil, loc.Item("major", NormalizeName(m)), fmt.Sprintf("major entry %q is not an allowed transition written as from->to", m)
 		}
 		d.Major = append(d.Major, from+"->"+to)
 	}
@@ -460,7 +297,7 @@ func buildDefinition(file string, fm frontMatter, loc locator) (*Definition, int
 	}
 	ttl, err := ParseTTL(d.TTL)
 	if err != nil {
-		return nil, loc.key("ttl"), err.Error()
+		return nil, loc.Key("ttl"), err.Error()
 	}
 	d.ttl = ttl
 	return d, 0, ""
@@ -517,10 +354,6 @@ func (d *Definition) TTLDuration() time.Duration {
 // back-edge).
 func (d *Definition) forward(from, to string) bool {
 	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from)
-}
-
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // shaped reports whether s is not empty, its first byte passes first and every later byte

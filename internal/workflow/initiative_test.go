@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 func newInit(t *testing.T) *workflow.Initiative {
@@ -121,9 +122,9 @@ func TestSync(t *testing.T) {
 		if err != nil || d.Winner != "initiative.json" || !d.WriteStatusDoc || d.WriteInitiative {
 			t.Fatalf("%+v %v", d, err)
 		}
-		parsed, err := workflow.ParseStatusDoc(d.StatusDoc)
+		parsed, err := roundTrip(d.StatusDoc)
 		if err != nil || parsed.Initiative != "auth-rework" || parsed.LastUpdated != "2026-11-22T17:30:00Z" || len(parsed.Milestones) != 2 {
-			t.Fatalf("%v %+v\n%s", err, parsed, d.StatusDoc)
+			t.Fatalf("%v %+v\n%+v", err, parsed, d.StatusDoc)
 		}
 	})
 	t.Run("yaml-only-writes-json", func(t *testing.T) {
@@ -166,7 +167,7 @@ func TestSync(t *testing.T) {
 		if err != nil || d.Winner != "initiative.json" || !d.WriteStatusDoc || d.WriteInitiative || len(d.Warnings) != 1 {
 			t.Fatalf("%+v %v", d, err)
 		}
-		parsed, _ := workflow.ParseStatusDoc(d.StatusDoc)
+		parsed, _ := roundTrip(d.StatusDoc)
 		if parsed.Status != "in_progress" || parsed.LastUpdated != "2026-11-22T18:30:00Z" {
 			t.Fatalf("%+v", parsed)
 		}
@@ -179,7 +180,7 @@ func TestSync(t *testing.T) {
 		if err != nil || d.Winner != "initiative.json" || len(d.Warnings) != 0 || !d.WriteStatusDoc {
 			t.Fatalf("%+v %v", d, err)
 		}
-		parsed, _ := workflow.ParseStatusDoc(d.StatusDoc)
+		parsed, _ := roundTrip(d.StatusDoc)
 		if parsed.Progress != 25 || parsed.LastUpdated != "2026-11-22T19:30:00Z" {
 			t.Fatalf("%+v", parsed)
 		}
@@ -203,11 +204,29 @@ func TestSync(t *testing.T) {
 		d0 := doc("created", t0.Add(-time.Hour))
 		d0.Extra = map[string]any{"owner": "ann"}
 		d, err := workflow.Sync(base, d0, now)
-		if err != nil || !strings.Contains(string(d.StatusDoc), "owner: ann") {
-			t.Fatalf("%v\n%s", err, d.StatusDoc)
+		if err != nil || !strings.Contains(string(mustYAML(t, d.StatusDoc)), "owner: ann") {
+			t.Fatalf("%v\n%+v", err, d.StatusDoc)
 		}
 	})
-	if _, err := workflow.ParseStatusDoc([]byte("initiative: x\nlastUpdated: yesterday\n")); err == nil {
+	if _, err := yamldoc.ParseStatusDoc([]byte("initiative: x\nlastUpdated: yesterday\n")); err == nil {
 		t.Fatal("bad lastUpdated accepted")
 	}
+}
+
+// roundTrip writes the status document as YAML and reads it back, as the engine does.
+func roundTrip(d workflow.StatusDoc) (*workflow.StatusDoc, error) {
+	b, err := yamldoc.MarshalStatusDoc(d)
+	if err != nil {
+		return nil, err
+	}
+	return yamldoc.ParseStatusDoc(b)
+}
+
+func mustYAML(t *testing.T, d workflow.StatusDoc) []byte {
+	t.Helper()
+	b, err := yamldoc.MarshalStatusDoc(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

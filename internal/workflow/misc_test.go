@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 func TestErrorTextsStaySafe(t *testing.T) {
@@ -67,7 +68,7 @@ func TestCompletedPhasesOrder(t *testing.T) {
 		"extra": {Completed: true, CompletedAt: t0},
 		"open":  {},
 	}}
-	def, err := workflow.ParseDefinition("x.md", []byte("---\nname: x\nphases: [a, b, c]\n---\n"))
+	def, err := yamldoc.ParseDefinition("x.md", []byte("---\nname: x\nphases: [a, b, c]\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,9 @@
 package workflow
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // StatusFileName is the human-facing initiative status file of seed 001.
@@ -19,7 +16,7 @@ const InitiativeFileName = "initiative.json"
 const StaleGap = 5 * time.Minute
 
 // StatusDoc is WORKFLOW-STATUS.yaml: the initiative as people read it. Keys it does not know
-// are kept in Extra and written back.
+// are kept in Extra and written back. Package yamldoc reads and writes it.
 type StatusDoc struct {
 	Initiative       string            `yaml:"initiative"`
 	Title            string            `yaml:"title,omitempty"`
@@ -55,18 +52,6 @@ func StatusDocFrom(in *Initiative, prev *StatusDoc) StatusDoc {
 	return d
 }
 
-// ParseStatusDoc reads WORKFLOW-STATUS.yaml. lastUpdated must be an RFC 3339 time.
-func ParseStatusDoc(data []byte) (*StatusDoc, error) {
-	var d StatusDoc
-	if err := yaml.Unmarshal(data, &d); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", StatusFileName, err)
-	}
-	if _, err := d.Updated(); err != nil {
-		return nil, err
-	}
-	return &d, nil
-}
-
 // Updated parses lastUpdated.
 func (d *StatusDoc) Updated() (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, d.LastUpdated)
@@ -74,21 +59,6 @@ func (d *StatusDoc) Updated() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("reading %s: lastUpdated %q is not an RFC 3339 time", StatusFileName, d.LastUpdated)
 	}
 	return t.UTC(), nil
-}
-
-// MarshalStatusDoc writes the document as YAML.
-func MarshalStatusDoc(d StatusDoc) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString("# Initiative status, kept in sync with .claude/cairn/initiative.json by Cairn.\n")
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(d); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", StatusFileName, err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", StatusFileName, err)
-	}
-	return buf.Bytes(), nil
 }
 
 // SyncDecision is the outcome of comparing initiative.json and WORKFLOW-STATUS.yaml on resume.
@@ -104,7 +74,7 @@ type SyncDecision struct {
 	// WriteStatusDoc is true when WORKFLOW-STATUS.yaml is stale (or missing) and must be
 	// replaced by StatusDoc.
 	WriteStatusDoc bool
-	StatusDoc      []byte
+	StatusDoc      StatusDoc
 	// Gap is how far apart the two lastUpdated times are.
 	Gap time.Duration
 	// Warnings: the stale-state warning when Gap > StaleGap, and any part of the newer
@@ -124,7 +94,8 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 		return d, nil
 	case doc == nil:
 		d.Winner, d.Initiative = InitiativeFileName, in.Clone()
-		return d, d.renderDoc(nil)
+		d.renderDoc(nil)
+		return d, nil
 	}
 	docAt, err := doc.Updated()
 	if err != nil {
@@ -150,7 +121,7 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 		}
 		// The file holds whole seconds; a difference below that is not staleness.
 		if !sameDoc(StatusDocFrom(in, doc), *doc, true) || !docAt.Equal(inAt.Truncate(time.Second)) {
-			return d, d.renderDoc(doc)
+			d.renderDoc(doc)
 		}
 		return d, nil
 	}
@@ -192,18 +163,13 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	n.Progress = n.progress()
 	d.Initiative, d.WriteInitiative = n, true
 	if n.Status != doc.Status {
-		return d, d.renderDoc(doc)
+		d.renderDoc(doc)
 	}
 	return d, nil
 }
 
-func (d *SyncDecision) renderDoc(prev *StatusDoc) error {
-	b, err := MarshalStatusDoc(StatusDocFrom(d.Initiative, prev))
-	if err != nil {
-		return err
-	}
-	d.WriteStatusDoc, d.StatusDoc = true, b
-	return nil
+func (d *SyncDecision) renderDoc(prev *StatusDoc) {
+	d.WriteStatusDoc, d.StatusDoc = true, StatusDocFrom(d.Initiative, prev)
 }
 
 func staleWarning(stale string, staleAt time.Time, winner string, gap time.Duration, now time.Time) string {

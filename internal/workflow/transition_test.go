@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // The built-ins' transition tables, as the seeds describe them. The test checks the embedded
@@ -295,7 +296,7 @@ func TestMajorTransitions(t *testing.T) {
 			t.Errorf("%s->%s major = %v", tc.from, tc.to, got)
 		}
 	}
-	custom, err := workflow.ParseDefinition("m.md", []byte("---\nphases: [a, b, c, d]\nmajor: [b->c]\n---\n"))
+	custom, err := yamldoc.ParseDefinition("m.md", []byte("---\nphases: [a, b, c, d]\nmajor: [b->c]\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestMajorTransitions(t *testing.T) {
 }
 
 func TestLineBuilders(t *testing.T) {
-	def, err := workflow.ParseDefinition("plain.md", []byte("---\nname: plain\nphases: [draft, edit, done]\nverbs: {edit: editing}\n---\n"))
+	def, err := yamldoc.ParseDefinition("plain.md", []byte("---\nname: plain\nphases: [draft, edit, done]\nverbs: {edit: editing}\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package workflow_test
+package yamldoc_test
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 func TestParseDefinitionErrors(t *testing.T) {
@@ -47,7 +47,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = workflow.ParseDefinition(".claude/workflows/"+tc.file, data)
+			_, err = yamldoc.ParseDefinition(".claude/workflows/"+tc.file, data)
 			var de *workflow.DefinitionError
 			if !errors.As(err, &de) {
 				t.Fatalf("err = %v, want *DefinitionError", err)
@@ -64,7 +64,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 
 func TestParseDefinitionDefaultsAndForms(t *testing.T) {
 	src := "\r\n---\r\ndescription: a tiny flow\r\nphases: [Draft, REVIEW, done]\r\nblocking: false\r\nverbs: {review: reviewing}\r\nttl: 90m\r\ntransitions:\r\n  draft: review\r\n  review: [done, draft]\r\n---\r\n\r\n# Tiny\r\nDo it.\r\n"
-	d, err := workflow.ParseDefinition("/home/u/.claude/workflows/Tiny.md", []byte(src))
+	d, err := yamldoc.ParseDefinition("/home/u/.claude/workflows/Tiny.md", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,24 +81,19 @@ func TestParseDefinitionDefaultsAndForms(t *testing.T) {
 		t.Fatalf("body %q", d.Body)
 	}
 	// Transitions omitted: a linear chain; ttl omitted: 24h.
-	lin, err := workflow.ParseDefinition("lin.md", []byte("---\nname: lin\nphases: [a, b, c]\n---\n"))
+	lin, err := yamldoc.ParseDefinition("lin.md", []byte("---\nname: lin\nphases: [a, b, c]\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !lin.CanMove("a", "b") || !lin.CanMove("b", "c") || lin.CanMove("a", "c") || !lin.IsTerminal("c") || lin.TTL != "24h" {
 		t.Fatalf("linear defaults: %+v", lin)
 	}
-	if _, err := workflow.ParseDefinition("big.md", make([]byte, workflow.MaxDefinitionSize+1)); err == nil {
+	if _, err := yamldoc.ParseDefinition("big.md", make([]byte, workflow.MaxDefinitionSize+1)); err == nil {
 		t.Fatal("oversized definition accepted")
 	}
 }
 
 func TestLoadDefinitions(t *testing.T) {
-	builtin := fstest.MapFS{
-		"apex.md":   {Data: []byte("---\nname: apex\nphases: [a, b]\n---\nbuiltin apex\n")},
-		"broken.md": {Data: []byte("---\nname: broken\nphases: [\n---\n")},
-		"README":    {Data: []byte("not a definition")},
-	}
 	user := map[string][]byte{
 		"/p/.claude/workflows/apex.md":    []byte("---\nname: apex\nphases: [x, y, z]\n---\nuser apex\n"),
 		"/p/.claude/workflows/mine.md":    []byte("---\nphases: [one, two]\n---\n"),
@@ -111,8 +106,8 @@ func TestLoadDefinitions(t *testing.T) {
 		"/p/.claude/workflows/spaces.md":  []byte("\n\n\n"),
 		"/p/.claude/workflows/unicode.md": []byte("---\nname: ünï\nphases: [a]\n---\n"),
 	}
-	set, errs := workflow.LoadDefinitions(builtin, user)
-	if got := set.Names(); !slices.Equal(got, []string{"apex", "mine", "zzz"}) {
+	set, errs := workflow.LoadDefinitions(user, yamldoc.ParseDefinition)
+	if got := set.Names(); !slices.Equal(got, []string{"apex", "brainstorm", "coordinate", "debug", "dotagent", "mine", "zzz"}) {
 		t.Fatalf("loaded %v", got)
 	}
 	apex, _ := set.Lookup("APEX")
@@ -123,8 +118,11 @@ func TestLoadDefinitions(t *testing.T) {
 	if mine.Phases[0] != "one" {
 		t.Fatalf("first file by path should win: %v", mine.Phases)
 	}
+	// A broken override leaves the real built-in in place.
+	if d, _ := set.Lookup("debug"); !strings.HasPrefix(d.Source, "builtin:") {
+		t.Fatalf("broken override replaced the built-in: %+v", d)
+	}
 	want := map[string]string{
-		"builtin:broken.md":               ":3:",
 		"/p/.claude/workflows/bad.md":     `:4: ttl "forever"`,
 		"/p/.claude/workflows/mine2.md":   `already defined by /p/.claude/workflows/mine.md`,
 		"/p/.claude/workflows/debug.md":   ":3:",
@@ -144,11 +142,6 @@ func TestLoadDefinitions(t *testing.T) {
 			t.Errorf("error %q, want one for %s containing %q", err, de.File, w)
 		}
 	}
-	// A broken override leaves the real built-in in place.
-	real, errs := workflow.LoadDefinitions(workflow.BuiltinFS(), map[string][]byte{"d/debug.md": []byte("---\nphases: {\n---\n")})
-	if d, ok := real.Lookup("debug"); !ok || !strings.HasPrefix(d.Source, "builtin:") || len(errs) != 1 {
-		t.Fatalf("broken override: %v %v", d, errs)
-	}
 }
 
 // FuzzParseDefinition: whatever the bytes, parsing never panics, an error is a
@@ -163,7 +156,7 @@ func FuzzParseDefinition(f *testing.F) {
 		f.Add(b)
 	}
 	for _, name := range []string{"apex.md", "debug.md", "brainstorm.md", "dotagent.md", "coordinate.md"} {
-		b, err := os.ReadFile(filepath.Join("definitions", name))
+		b, err := os.ReadFile(filepath.Join("..", "workflow", "definitions", name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -172,7 +165,7 @@ func FuzzParseDefinition(f *testing.F) {
 	f.Add([]byte("---\nphases: &a [x, *a]\n---\n"))
 	f.Add([]byte("---\nphases: [a, b]\ntransitions: {a: [b], A: [b]}\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := workflow.ParseDefinition("fuzz.md", data)
+		d, err := yamldoc.ParseDefinition("fuzz.md", data)
 		if err != nil {
 			var de *workflow.DefinitionError
 			if !errors.As(err, &de) {

@@ -1,0 +1,97 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// openYAML opens the engine with the given YAML reader: nil is what the hook binaries pass.
+func (e *env) openYAML(y engine.YAML) *engine.Engine {
+	e.t.Helper()
+	en, err := engine.Open(engine.Config{
+		Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project, Now: e.clock.Now,
+		SessionID: "s1", PID: 4242, Actor: "test", YAML: y,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { en.Close() })
+	return en
+}
+
+func (e *env) write(rel, content string) {
+	e.t.Helper()
+	p := filepath.Join(e.project, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// The read protocol's last resort lists seed 001's milestone files, with their front matter
+// when a YAML reader is there, by name only when not; either way nothing fails.
+func TestMilestoneScan(t *testing.T) {
+	e := newEnv(t)
+	e.write("documentation/milestones/_active/m1-auth.md", "---\ntitle: Auth rework\nstatus: in_progress\n---\nbody\n")
+	e.write("documentation/milestones/_active/m2.md", "no front matter\n")
+	e.write("documentation/milestones/_active/m3.md", "---\ntitle: [unclosed\n---\n")
+	for _, tc := range []struct {
+		name string
+		yaml engine.YAML
+		want string
+	}{
+		{"with-yaml", yamldoc.Codec{}, "active milestone files in documentation/milestones/_active: m1-auth (Auth rework) [in_progress], m2"},
+		{"without-yaml", nil, "active milestone files in documentation/milestones/_active: m1-auth, m2, m3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := e.openYAML(tc.yaml).Resume(context.Background(), engine.ResumeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(res.Notices, "\n"); !strings.Contains(got, tc.want) {
+				t.Fatalf("notices %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Without a YAML reader the user's definitions are reported, not silently dropped, and the
+// built-in definitions still work.
+func TestNoYAMLReader(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/mine.md", "---\nphases: [a, b]\n---\n")
+	en := e.openYAML(nil)
+	if got := strings.Join(en.Definitions(), ","); got != "apex,brainstorm,coordinate,debug,dotagent" {
+		t.Fatalf("definitions %q", got)
+	}
+	if w := strings.Join(en.Warnings(), "\n"); !strings.Contains(w, "mine.md") || !strings.Contains(w, "no YAML reader") {
+		t.Fatalf("warnings %q do not report the unread definition", w)
+	}
+	if _, err := en.Start(context.Background(), engine.StartRequest{Type: "mine", Context: "x"}); err == nil {
+		t.Fatal("started a workflow of a type this engine could not read")
+	}
+	if _, err := en.Start(context.Background(), engine.StartRequest{Type: "apex", Context: "x"}); err != nil {
+		t.Fatalf("built-in type: %v", err)
+	}
+
+	// WORKFLOW-STATUS.yaml is left alone, and said so.
+	e.write(".claude/WORKFLOW-STATUS.yaml", "initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n")
+	res, err := en.Initiative(context.Background(), engine.InitiativeRequest{Action: "get"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "WORKFLOW-STATUS.yaml was not read") {
+		t.Fatalf("warnings %q", w)
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); string(data) != "initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n" {
+		t.Fatalf("the status file was changed: %q", data)
+	}
+}

@@ -1,0 +1,150 @@
+package hook
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// SessionStartName is the SessionStart hook's binary, and the prefix of its stderr lines.
+const SessionStartName = "cairn-session-start"
+
+// SessionStart is Cairn's SessionStart hook. Claude Code runs it at every session start,
+// whatever the source (startup, resume, clear, compact, fork), and holds the first model
+// request until it ends, so it is quick and it never fails the session.
+//
+// It records the session (sessions/<claude_pid>.json), runs the read protocol with Apply
+// (TTL expiry, integrity checks, recovery, the degradation tier) and prints the resume report
+// as additionalContext, with a systemMessage when something needs the user's eye. With nothing
+// to report it prints nothing. Bad state, bad stdin, internal errors and a hard deadline all
+// end the same way: a line on stderr, at most a one-line systemMessage, exit 0 (the result).
+//
+// yaml is nil in the cairn-session-start binary, which links no YAML library (see HandOff);
+// `cairn hook session-start` passes one.
+func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
+	return Main(SessionStartName, stdin, stdout, stderr, getenv,
+		func(ctx context.Context, r *Runner, stdin io.Reader) []byte {
+			return sessionStart(ctx, r, stdin, getenv, yaml)
+		},
+		func(why string) string {
+			return "Cairn: the session-start check stopped early (" + why + "); workflow state was not read this time, details on stderr."
+		})
+}
+
+func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
+	// An open stdin gets at most half of the deadline: the rest is for the work.
+	ev, notes := ReadEvent(stdin, min(StdinWait, r.Deadline/2))
+	for _, n := range notes {
+		r.Logf("%s", n)
+	}
+	sessionID := ev.SessionID
+	if sessionID == "" {
+		// Every hook's environment names the session too.
+		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
+	}
+	pid, pidNote := claudePID(getenv)
+	if pidNote != "" {
+		r.Logf("%s", pidNote)
+	}
+
+	e, err := engine.Open(engine.Config{
+		Getenv:    getenv,
+		SessionID: sessionID,
+		PID:       pid,
+		Actor:     "session-start",
+		LockWait:  LockWait(ctx),
+		YAML:      yaml,
+	})
+	if err != nil {
+		r.Logf("opening Cairn's state: %v", err)
+		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it. " + err.Error())
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			r.Logf("closing Cairn's state: %v", err)
+		}
+	}()
+	// The session record is an atomic but unsynced write (advisory, rewritten every start),
+	// cheap enough to do first; without a session id a record would only hide the last good
+	// one from the MCP server.
+	var recordErr error
+	if sessionID == "" {
+		r.Logf("no session id on stdin or in CLAUDE_CODE_SESSION_ID; the session is not recorded")
+	} else {
+		now := time.Now().UTC()
+		recordErr = e.RecordSession(engine.Session{
+			SessionID: sessionID,
+			Source:    ev.Source,
+			PID:       pid,
+			StartedAt: now,
+			Heartbeat: now,
+		})
+	}
+
+	// ReportOnly: the hook prints the report, never the whole record.
+	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source, ReportOnly: true})
+	for _, w := range e.Warnings() {
+		r.Logf("warning: %s", w)
+	}
+	if recordErr != nil {
+		r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)
+	}
+	if err != nil {
+		r.Logf("reading workflow state: %v", err)
+		return MessageOutput("Cairn: workflow state could not be read; the session goes on without it. " + err.Error())
+	}
+	msg := res.SystemMessage
+	if msg == "" && recordErr != nil {
+		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear. " + recordErr.Error()
+	}
+	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
+	return SessionStartOutput(res.Report, msg)
+}
+
+// claudePID is Claude Code's pid: $CLAUDE_PID, which Claude Code gives hooks, else this
+// process's parent (Claude Code itself when launched without a shell in between).
+func claudePID(getenv func(string) string) (int, string) {
+	v := getenv("CLAUDE_PID")
+	if v == "" {
+		return os.Getppid(), ""
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return os.Getppid(), fmt.Sprintf("CLAUDE_PID=%q is not a pid; using the parent pid %d", OneLine(v, 40), os.Getppid())
+	}
+	return pid, ""
+}
+
+// summary is the one stderr line that says what happened.
+func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), orDash(sessionID), pid, orDash(res.Tier))
+	if res.WorkflowID != "" {
+		fmt.Fprintf(&b, " workflow=%s phase=%s", res.WorkflowID, res.Phase)
+	}
+	for _, n := range res.Notices {
+		fmt.Fprintf(&b, "; %s", n)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "; warning: %s", w)
+	}
+	if res.Report == "" {
+		b.WriteString("; nothing to report")
+	} else {
+		fmt.Fprintf(&b, "; report of %d characters", Units(res.Report))
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package hook
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// StopName is the Stop hook's binary, and the prefix of its stderr lines.
+const StopName = "cairn-stop"
+
+// Stop is Cairn's Stop hook. Claude Code runs it after every turn, so it is cheap and
+// idempotent when nothing changed.
+//
+// It asks the engine for what the write protocol owes at the end of a turn (the L2 position
+// and completion lines, the owner heartbeat) and whether the active workflow's blocking
+// violations warrant asking the agent, once, to deal with them: then it prints
+// {"decision":"block","reason":...}. The engine guards that (never twice in a row, never when
+// blocking is turned off); this hook adds one more guard of its own: never while
+// stop_hook_active is true, so a bug elsewhere cannot trap the session in a loop. Errors go to
+// stderr and at most a one-line systemMessage; it always returns 0.
+//
+// yaml is nil in the cairn-stop binary (see HandOff); `cairn hook stop` passes one.
+func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
+	return Main(StopName, stdin, stdout, stderr, getenv,
+		func(ctx context.Context, r *Runner, stdin io.Reader) []byte { return stop(ctx, r, stdin, getenv, yaml) },
+		func(why string) string {
+			return "Cairn: the end-of-turn check stopped early (" + why + "); what it owed is retried after the next turn, details on stderr."
+		})
+}
+
+func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
+	// An open stdin gets at most half of the deadline: the rest is for the work.
+	ev, notes := ReadEvent(stdin, min(StdinWait, r.Deadline/2))
+	for _, n := range notes {
+		r.Logf("%s", n)
+	}
+	if !ev.Read {
+		// Without the event, stop_hook_active is unknown: asking the agent to continue could
+		// be the second ask in a row, so this turn does not ask.
+		ev.StopHookActive = true
+		r.Logf("the event could not be read; not asking the agent to continue this turn")
+	}
+	sessionID := ev.SessionID
+	if sessionID == "" {
+		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
+	}
+	pid := os.Getppid()
+	if v, err := strconv.Atoi(getenv("CLAUDE_PID")); err == nil && v > 0 {
+		pid = v
+	}
+
+	e, err := engine.Open(engine.Config{
+		Getenv:    getenv,
+		SessionID: sessionID,
+		PID:       pid,
+		Actor:     "stop",
+		LockWait:  LockWait(ctx),
+		YAML:      yaml,
+	})
+	if err != nil {
+		r.Logf("opening Cairn's state: %v", err)
+		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			r.Logf("closing Cairn's state: %v", err)
+		}
+	}()
+
+	out, err := e.Stop(ctx, engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
+	if err != nil {
+		r.Logf("end-of-turn protocol: %v", err)
+		return MessageOutput("Cairn: the end-of-turn check failed; workflow state is unchanged. " + err.Error())
+	}
+	block := out.Block
+	if block && ev.StopHookActive {
+		r.Logf("the engine asked to block while stop_hook_active is true; not blocking, so the session cannot loop")
+		block = false
+	}
+	r.Logf("%s", stopSummary(sessionID, ev.StopHookActive, block, out))
+	return StopOutput(block, out.Reason, out.SystemMessage)
+}
+
+func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) string {
+	var b strings.Builder
+	if sessionID == "" {
+		sessionID = "-"
+	}
+	fmt.Fprintf(&b, "session=%s stop_hook_active=%t", sessionID, active)
+	if len(out.Wrote) > 0 {
+		fmt.Fprintf(&b, "; wrote %s", strings.Join(out.Wrote, ", "))
+	} else {
+		b.WriteString("; nothing to write")
+	}
+	if block {
+		b.WriteString("; asked the agent to deal with blocking violations")
+	}
+	return b.String()
+}

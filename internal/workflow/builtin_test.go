@@ -1,0 +1,50 @@
+package workflow_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// A process without a definition parser (the hook binaries) keeps the built-ins and reports
+// each user file it could not read.
+func TestLoadDefinitionsWithoutParser(t *testing.T) {
+	set, errs := workflow.LoadDefinitions(map[string][]byte{
+		"/p/.claude/workflows/apex.md": []byte("---\nphases: [x]\n---\n"),
+		"/p/.claude/workflows/a.txt":   []byte("ignored"),
+	}, nil)
+	if got := set.Names(); !slices.Equal(got, workflow.BuiltinNames()) {
+		t.Fatalf("names %v, want the built-ins %v", got, workflow.BuiltinNames())
+	}
+	if d, _ := set.Lookup("apex"); d.Source != "builtin:apex.md" {
+		t.Fatalf("apex from %s", d.Source)
+	}
+	var de *workflow.DefinitionError
+	if len(errs) != 1 || !errors.As(errs[0], &de) || de.File != "/p/.claude/workflows/apex.md" || !strings.Contains(de.Reason, workflow.ErrNoParser.Error()) {
+		t.Fatalf("errors %v", errs)
+	}
+}
+
+// BuildDefinition validates a Spec with or without line information: the same rules as a
+// parsed file, errors at line 0 when nothing locates them.
+func TestBuildDefinition(t *testing.T) {
+	off := false
+	d, err := workflow.BuildDefinition("mine.md", workflow.Spec{
+		Phases: []string{" Draft ", "DONE"}, Blocking: &off, Body: "\n\nbody\n",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "mine" || !slices.Equal(d.Phases, []string{"draft", "done"}) || !d.CanMove("draft", "done") ||
+		!d.IsTerminal("done") || d.Blocking || d.Body != "body\n" || d.Source != "mine.md" || d.TTL != "24h" {
+		t.Fatalf("%+v", d)
+	}
+	_, err = workflow.BuildDefinition("bad.md", workflow.Spec{Phases: []string{"a", "b"}, Terminal: []string{}}, nil)
+	var de *workflow.DefinitionError
+	if !errors.As(err, &de) || de.Line != 0 || !strings.Contains(de.Reason, "terminal is empty") {
+		t.Fatalf("empty terminal (not omitted): %v", err)
+	}
+}

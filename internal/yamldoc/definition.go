@@ -1,0 +1,247 @@
+// Package yamldoc reads and writes the YAML that Cairn deals in: workflow definitions
+// (Markdown with YAML front matter), the front matter of seed 001's milestone files, and
+// WORKFLOW-STATUS.yaml. It is the only package that links a YAML library (adrg/frontmatter,
+// gopkg.in/yaml.v3): the hook binaries must not, because those libraries' package
+// initialisation and size cost every session start a measurable share of its time. The MCP
+// server and the cairn binary pass Codec to the engine; the hooks hand a project that needs
+// YAML over to the cairn binary (internal/hook).
+package yamldoc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// stringList accepts a YAML sequence of strings or a single string.
+type stringList []string
+
+func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag == "!!null" {
+			*l = nil
+			return nil
+		}
+		*l = stringList{n.Value}
+		return nil
+	}
+	var s []string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	*l = s
+	return nil
+}
+
+// frontMatter is the YAML a definition file opens with: workflow.Spec's fields, where a list
+// may also be written as a single string.
+type frontMatter struct {
+	Name        string                `yaml:"name"`
+	Description string                `yaml:"description"`
+	Phases      stringList            `yaml:"phases"`
+	Transitions map[string]stringList `yaml:"transitions"`
+	Terminal    stringList            `yaml:"terminal"`
+	Verbs       map[string]string     `yaml:"verbs"`
+	Approvals   stringList            `yaml:"approvals"`
+	TTL         string                `yaml:"ttl"`
+	Major       stringList            `yaml:"major"`
+	Blocking    *bool                 `yaml:"blocking"`
+}
+
+var (
+	yamlLineRE   = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+	yamlAtLineRE = regexp.MustCompile(`at line (\d+)`)
+)
+
+// ParseDefinition parses one definition file. file names it in errors and, when the front
+// matter has no name, gives the name (its base name without ".md"). Every error is a
+// *DefinitionError with the line in the file where one is known.
+func ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
+		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...)}
+	}
+	if len(data) > workflow.MaxDefinitionSize {
+		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
+	}
+	// The front matter parser skips blank lines before the opening "---"; count them so that
+	// YAML line numbers can be shifted to file line numbers.
+	offset := 0
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		offset++
+		if len(bytes.TrimSpace(l)) != 0 {
+			break
+		}
+	}
+	var root yaml.Node
+	unmarshal := func(b []byte, v any) error { return yaml.Unmarshal(b, v) }
+	body, err := frontmatter.MustParse(bytes.NewReader(data),
+		&root, frontmatter.NewFormat("---", "---", unmarshal))
+	if err != nil {
+		if errors.Is(err, frontmatter.ErrNotFound) {
+			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {
+				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
+			}
+			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
+		}
+		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error(), offset))
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return fail(offset, "front matter is empty: it needs at least phases")
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return fail(doc.Line+offset, "front matter must be a YAML mapping of keys (name, phases, transitions, ...)")
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k := doc.Content[i]
+		if !slices.Contains(workflow.SpecKeys, k.Value) {
+			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(workflow.SpecKeys, ", "))
+		}
+	}
+	var fm frontMatter
+	if err := doc.Decode(&fm); err != nil {
+		var te *yaml.TypeError
+		msg := err.Error()
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			msg = te.Errors[0]
+		}
+		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
+	}
+	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+}
+
+func (fm frontMatter) spec(body string) workflow.Spec {
+	s := workflow.Spec{Name: fm.Name, Description: fm.Description, Phases: fm.Phases,
+		Terminal: fm.Terminal, Verbs: fm.Verbs, Approvals: fm.Approvals, TTL: fm.TTL,
+		Major: fm.Major, Blocking: fm.Blocking, Body: body}
+	if fm.Transitions != nil {
+		s.Transitions = make(map[string][]string, len(fm.Transitions))
+		for k, v := range fm.Transitions {
+			s.Transitions[k] = v
+		}
+	}
+	return s
+}
+
+func yamlErrLine(msg string, offset int) int {
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return n + offset
+}
+
+func yamlErrReason(msg string, offset int) string {
+	msg = yamlLineRE.ReplaceAllString(msg, "")
+	// "already defined at line 3" counts from the front matter too.
+	msg = yamlAtLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "at line "))
+		if err != nil {
+			return m
+		}
+		return fmt.Sprintf("at line %d", n+offset)
+	})
+	return strings.TrimPrefix(msg, "yaml: ")
+}
+
+// locator finds the file line of a key (or of a value inside a key's mapping or sequence).
+type locator struct {
+	doc    *yaml.Node
+	offset int
+}
+
+func (l locator) Key(name string) int {
+	if i := l.keyIndex(name); i >= 0 {
+		return l.doc.Content[i].Line + l.offset
+	}
+	return 0
+}
+
+func (l locator) keyIndex(name string) int {
+	for i := 0; i+1 < len(l.doc.Content); i += 2 {
+		if l.doc.Content[i].Value == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (l locator) value(name string) *yaml.Node {
+	if i := l.keyIndex(name); i >= 0 {
+		return l.doc.Content[i+1]
+	}
+	return nil
+}
+
+// MapKey finds the line of key want (lowercased) in the mapping under name.
+func (l locator) MapKey(name, want string) int {
+	v := l.value(name)
+	if v == nil || v.Kind != yaml.MappingNode {
+		return l.Key(name)
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if workflow.NormalizeName(v.Content[i].Value) == want {
+			return v.Content[i].Line + l.offset
+		}
+	}
+	return l.Key(name)
+}
+
+// Nth finds the line of the n-th (0-based) sequence item under name equal to want.
+func (l locator) Nth(name, want string, n int) int {
+	v := l.value(name)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		return l.Key(name)
+	}
+	for _, c := range v.Content {
+		if workflow.NormalizeName(c.Value) == want {
+			if n == 0 {
+				return c.Line + l.offset
+			}
+			n--
+		}
+	}
+	return l.Key(name)
+}
+
+// Item finds the line of an entry of the key's value whose text, lowercased, is want: a
+// sequence item, a mapping key, or an item of a mapping value's sequence.
+func (l locator) Item(name, want string) int {
+	v := l.value(name)
+	if v == nil {
+		return 0
+	}
+	var find func(n *yaml.Node) int
+	find = func(n *yaml.Node) int {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if workflow.NormalizeName(n.Value) == want {
+				return n.Line
+			}
+		case yaml.SequenceNode, yaml.MappingNode:
+			for _, c := range n.Content {
+				if ln := find(c); ln > 0 {
+					return ln
+				}
+			}
+		}
+		return 0
+	}
+	if ln := find(v); ln > 0 {
+		return ln + l.offset
+	}
+	return l.Key(name)
+}
