@@ -64,7 +64,7 @@ func TestRecordWritesTopicAndIndex(t *testing.T) {
 	}
 
 	topic := readFile(t, filepath.Join(dir, TopicFile))
-	fm, _ := parseMemoryFile([]byte(topic))
+	fm, _ := parseMemoryFile(t, []byte(topic))
 	if fm.Name != TopicName || fm.Metadata.Type != "project" || !strings.Contains(fm.Description, "Completed APEX") {
 		t.Errorf("topic front matter = %+v", fm)
 	}
@@ -218,7 +218,7 @@ func TestLearnings(t *testing.T) {
 		t.Errorf("index has %d lines, want 3:\n%s", n, index)
 	}
 	content := readFile(t, filepath.Join(dir, name))
-	fm, body := parseMemoryFile([]byte(content))
+	fm, body := parseMemoryFile(t, []byte(content))
 	if fm.Name != "cairn-learning-run-migrations-first" || fm.Metadata.Type != "project" || strings.TrimLeft(string(body), "\n") != "Use make migrate-test now.\n" {
 		t.Errorf("learning file = %+v %q", fm, body)
 	}
