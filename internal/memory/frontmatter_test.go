@@ -2,6 +2,10 @@ package memory
 
 import (
 	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -346,4 +350,64 @@ func FuzzSplitMemoryFile(f *testing.F) {
 			t.Fatalf("with yaml.v3 the body was %q, now %q", oldBody, body)
 		}
 	})
+}
+
+// TestRenderReadByBun reads rendered headers as Claude Code does: its front matter pattern,
+// then Bun.YAML.parse, the parser of the Bun that Claude Code 2.1.330 is built on (1.4.4).
+// Set CAIRN_BUN_BIN to a bun executable to run it: `npm install @oven/bun-linux-x64@1.4.4`
+// puts one in node_modules/@oven/bun-linux-x64/bin/bun.
+func TestRenderReadByBun(t *testing.T) {
+	bun := os.Getenv("CAIRN_BUN_BIN")
+	if bun == "" {
+		t.Skip("CAIRN_BUN_BIN is not set")
+	}
+	values := append(shortStrings(3), trickyScalars...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("aZ09 -:#?,'\"[]{}&*!|>%@`~.+_eExob\t\\/<=\u00a0é😀\u2028\ufeff\x00\x7f\r\n")
+	for range 5000 {
+		r := make([]rune, rng.IntN(12))
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		values = append(values, string(r))
+	}
+	var files []string
+	for _, v := range values {
+		files = append(files, string(renderMemoryFile(header(v, v, v), "body\n")))
+	}
+	in, err := json.Marshal(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = `
+const pattern = /^---\s*\n([\s\S]*?)---\s*\n?/;
+const out = JSON.parse(await Bun.stdin.text()).map((f) => {
+	const e = f.charCodeAt(0) === 0xfeff ? f.slice(1) : f;
+	const m = e.indexOf("---", 3) < 0 ? null : e.match(pattern);
+	if (!m) return "no front matter";
+	try {
+		const v = Bun.YAML.parse(m[1] || "");
+		return [v.name, v.description, v.metadata.type];
+	} catch (err) {
+		return "error: " + err;
+	}
+});
+console.log(JSON.stringify(out));
+`
+	cmd := exec.Command(bun, "-e", script)
+	cmd.Stdin = bytes.NewReader(in)
+	outb, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bun: %v", err)
+	}
+	var got []any // each the three values, or what went wrong
+	if err := json.Unmarshal(outb, &got); err != nil || len(got) != len(values) {
+		t.Fatalf("bun output (%v): %.300s", err, outb)
+	}
+	for i, v := range values {
+		want := strings.ToValidUTF8(v, "\uFFFD")
+		if g, ok := got[i].([]any); !ok || len(g) != 3 || g[0] != want || g[1] != want || g[2] != want {
+			t.Errorf("Bun reads %#v, want %q three times\n%s", got[i], want, files[i])
+		}
+	}
 }
