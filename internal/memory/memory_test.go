@@ -143,6 +143,31 @@ func TestRecordSanitises(t *testing.T) {
 	}
 }
 
+// TestRecordLeadingQuote: textsafe escapes a > only in front, where it would open a block
+// quote; the text reads back without that escape, and recording it again changes nothing.
+func TestRecordLeadingQuote(t *testing.T) {
+	m, dir := newTestMemory(t)
+	text := "> quoted " + strings.Repeat("x", maxLineRunes) // cut at the cap, escape included
+	if err := m.Record(text); err != nil {
+		t.Fatal(err)
+	}
+	topic := readFile(t, filepath.Join(dir, TopicFile))
+	if !strings.Contains(topic, `Z \> quoted x`) {
+		t.Errorf("topic file line not escaped:\n%s", topic)
+	}
+	entries, err := m.Entries()
+	want := unescape(textsafe.Line(text, maxLineRunes))
+	if err != nil || len(entries) != 1 || entries[0].Text != want || !strings.HasPrefix(want, "> quoted x") {
+		t.Fatalf("entries = %+v %v, want %q", entries, err, want)
+	}
+	if err := m.Record(entries[0].Text); err != nil {
+		t.Fatal(err)
+	}
+	if again := readFile(t, filepath.Join(dir, TopicFile)); again != topic {
+		t.Errorf("recording the text read back changed the topic file:\n%s", again)
+	}
+}
+
 // markdownOpeners are the characters textsafe escapes so stored text cannot open a link,
 // image, code span or HTML.
 func markdownOpeners() string {
