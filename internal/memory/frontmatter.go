@@ -38,9 +38,9 @@ type frontMatter struct {
 //
 // Unlike the old adrg/frontmatter + yaml.v3 reading, the header's YAML is not checked: a file
 // whose header is there but broken yields the body after the closing line, where the old
-// reading fell back to the whole file. That is what Claude Code itself does (its front matter
-// reader keeps the content after the closing "---" and drops the metadata when the YAML fails
-// to parse), so Cairn reads the body the model is shown; the lines of a broken header are not
+// reading fell back to the whole file. That is what Claude Code itself does (2.1.330's front
+// matter reader keeps the content after the closing "---" and drops the metadata when the
+// YAML fails to parse), so Cairn reads the body the model is shown; the lines of a broken header are not
 // L2 lines anyway. Files Cairn writes always have a valid header, so their body is unchanged.
 func splitMemoryFile(data []byte) (head, body []byte, ok bool) {
 	data = bytes.TrimPrefix(data, []byte(bom))
@@ -98,17 +98,18 @@ func renderMemoryFile(fm frontMatter, body string) []byte {
 // into a bool, null, number or timestamp. yaml.v3 does not fold long scalars (its line width is
 // unlimited), so neither does this.
 //
-// It departs from yaml.v3 in four cases Cairn never writes (its values are textsafe.Line
-// output), each time so that yaml.v3 and Claude Code (Bun's YAML 1.2 parser behind a
-// `^---\s*\n([\s\S]*?)---` split) read back the same string:
+// It departs from yaml.v3 in four cases, each time so that yaml.v3 and Claude Code (Bun's
+// YAML 1.2 parser behind a `^---\s*\n([\s\S]*?)---` split) read back the same string. Only
+// the first can occur in what Cairn writes (textsafe.Line output):
+//   - text holding "---" is double-quoted with every third dash of a run escaped (\x2D):
+//     Claude Code ends the front matter at the first "---" anywhere, even inside a value, so
+//     with yaml.v3's bytes (say, for a description quoting a Markdown table rule) it lost
+//     the whole header;
 //   - invalid UTF-8 becomes U+FFFD: yaml.v3 would write a !!binary tag, which Claude Code
 //     reads as bytes rather than a string, and no YAML string can hold the raw bytes;
-//   - a line break (LF, CR, NEL, LS, PS) is always escaped in a double-quoted scalar, where
-//     yaml.v3 writes a literal block or a single-quoted scalar spanning lines: one line per
-//     field keeps the header simple to read by eye and by line-based tools;
-//   - text holding "---" is double-quoted with every third dash of a run escaped (\x2D):
-//     Claude Code ends the front matter at the first "---" anywhere, even inside a value, and
-//     would lose the whole header;
+//   - LF, LS and PS are escaped in a double-quoted scalar, as yaml.v3 does CR and NEL, where
+//     it writes a literal block or a single-quoted scalar running over lines: one line per
+//     field keeps the header easy to read, by eye and by line-based tools;
 //   - text starting with a BOM escapes only that BOM (yaml.v3 escapes every character then).
 func appendYAMLString(b []byte, s string) []byte {
 	s = strings.ToValidUTF8(s, "\uFFFD")
