@@ -61,7 +61,7 @@ func FuzzIndexLine(f *testing.F) {
 		if len(got) != 1 || got[0].Text != plain || !got[0].At.Equal(at) {
 			t.Fatalf("topic round trip of %q gave %+v\n%s", plain, got, file)
 		}
-		if fm, _ := parseMemoryFile(file); fm.Name != TopicName || fm.Metadata.Type != "project" || strings.ContainsAny(fm.Description, "\r\n") {
+		if fm, _ := parseMemoryFile(t, file); fm.Name != TopicName || fm.Metadata.Type != "project" || strings.ContainsAny(fm.Description, "\r\n") {
 			t.Fatalf("topic front matter = %+v", fm)
 		}
 	})

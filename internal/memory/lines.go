@@ -71,14 +71,16 @@ func ParseLine(text string) Parsed {
 }
 
 // unescape undoes textsafe's backslash escapes, so text read back is plain and can be
-// sanitised again without doubling them.
+// sanitised again without doubling them. That includes the escape of a leading > (textsafe
+// escapes > only there): text that begins with a backslash has it escaped, so "\>" in front
+// is always that escape.
 func unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && s[i+1] < 0x80 && textsafe.Escaped(rune(s[i+1])) {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] < 0x80 && textsafe.Escaped(rune(s[i+1])) || i == 0 && s[1] == '>') {
 			i++
 		}
 		b.WriteByte(s[i])

@@ -64,7 +64,7 @@ func TestRecordWritesTopicAndIndex(t *testing.T) {
 	}
 
 	topic := readFile(t, filepath.Join(dir, TopicFile))
-	fm, _ := parseMemoryFile([]byte(topic))
+	fm, _ := parseMemoryFile(t, []byte(topic))
 	if fm.Name != TopicName || fm.Metadata.Type != "project" || !strings.Contains(fm.Description, "Completed APEX") {
 		t.Errorf("topic front matter = %+v", fm)
 	}
@@ -143,6 +143,31 @@ func TestRecordSanitises(t *testing.T) {
 	}
 }
 
+// TestRecordLeadingQuote: textsafe escapes a > only in front, where it would open a block
+// quote; the text reads back without that escape, and recording it again changes nothing.
+func TestRecordLeadingQuote(t *testing.T) {
+	m, dir := newTestMemory(t)
+	text := "> quoted " + strings.Repeat("x", maxLineRunes) // cut at the cap, escape included
+	if err := m.Record(text); err != nil {
+		t.Fatal(err)
+	}
+	topic := readFile(t, filepath.Join(dir, TopicFile))
+	if !strings.Contains(topic, `Z \> quoted x`) {
+		t.Errorf("topic file line not escaped:\n%s", topic)
+	}
+	entries, err := m.Entries()
+	want := unescape(textsafe.Line(text, maxLineRunes))
+	if err != nil || len(entries) != 1 || entries[0].Text != want || !strings.HasPrefix(want, "> quoted x") {
+		t.Fatalf("entries = %+v %v, want %q", entries, err, want)
+	}
+	if err := m.Record(entries[0].Text); err != nil {
+		t.Fatal(err)
+	}
+	if again := readFile(t, filepath.Join(dir, TopicFile)); again != topic {
+		t.Errorf("recording the text read back changed the topic file:\n%s", again)
+	}
+}
+
 // markdownOpeners are the characters textsafe escapes so stored text cannot open a link,
 // image, code span or HTML.
 func markdownOpeners() string {
@@ -218,7 +243,7 @@ func TestLearnings(t *testing.T) {
 		t.Errorf("index has %d lines, want 3:\n%s", n, index)
 	}
 	content := readFile(t, filepath.Join(dir, name))
-	fm, body := parseMemoryFile([]byte(content))
+	fm, body := parseMemoryFile(t, []byte(content))
 	if fm.Name != "cairn-learning-run-migrations-first" || fm.Metadata.Type != "project" || strings.TrimLeft(string(body), "\n") != "Use make migrate-test now.\n" {
 		t.Errorf("learning file = %+v %q", fm, body)
 	}

@@ -1,15 +1,11 @@
 package memory
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/adrg/frontmatter"
-	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -43,51 +39,13 @@ type Entry struct {
 	Text string    // plain text, unescaped
 }
 
-// frontMatter is Claude Code's memory file header.
-type frontMatter struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
-	Metadata    struct {
-		Type string `yaml:"type"`
-	} `yaml:"metadata"`
-}
-
-var yamlFormat = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
-
-// parseMemoryFile splits a memory file into its front matter and body, tolerating a missing
-// or broken header (the body is then the whole file).
-func parseMemoryFile(data []byte) (frontMatter, []byte) {
-	var fm frontMatter
-	data = bytes.TrimPrefix(data, []byte(bom))
-	rest, err := frontmatter.Parse(bytes.NewReader(data), &fm, yamlFormat)
-	if err != nil {
-		return frontMatter{}, data
-	}
-	return fm, rest
-}
-
-func renderMemoryFile(fm frontMatter, body string) []byte {
-	head, err := yaml.Marshal(fm)
-	if err != nil {
-		// Three plain strings always marshal; keep a valid file regardless.
-		head = []byte("name: " + fm.Name + "\n")
-	}
-	var b bytes.Buffer
-	b.WriteString("---\n")
-	b.Write(head)
-	b.WriteString("---\n\n")
-	b.WriteString(body)
-	return b.Bytes()
-}
-
 const topicIntro = "Recent workflow events recorded by Cairn for this project, oldest first; the last line is the latest. Cairn rewrites this file; its full state is in .claude/cairn/."
 
 // parseTopic reads the L2 lines from a topic file: its list items, each "- <RFC 3339 time>
 // <text>" or, after a hand edit, "- <text>". Other lines are ignored.
 func parseTopic(data []byte) []Entry {
-	_, body := parseMemoryFile(data)
 	var out []Entry
-	for _, l := range splitLines(body) {
+	for _, l := range splitLines(memoryBody(data)) {
 		t := strings.TrimSpace(l.text)
 		if len(t) < 2 || (t[0] != '-' && t[0] != '*' && t[0] != '+') || (t[1] != ' ' && t[1] != '\t') {
 			continue
