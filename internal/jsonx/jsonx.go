@@ -398,17 +398,31 @@ func (l Limits) Object(data []byte) (map[string]json.RawMessage, error) {
 	return object(data)
 }
 
+// object reads the members of data, which Check accepted, with a Reader rather than
+// json.Unmarshal into a map: the store reads every workflow snapshot through here, in hook
+// processes where encoding/json's reflection is a cold start each time. The result is the
+// same (keys unescaped, values copied without the white space around them).
 func object(data []byte) (map[string]json.RawMessage, error) {
-	i := 0
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
+	r := NewReader(data)
+	if r.peek() != '{' {
+		return nil, &Error{Kind: Syntax, Offset: r.off, Reason: "expected a JSON object"}
 	}
-	if i >= len(data) || data[i] != '{' {
-		return nil, &Error{Kind: Syntax, Offset: i, Reason: "expected a JSON object"}
+	if err := r.Object(); err != nil {
+		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, &Error{Kind: Syntax, Reason: err.Error()}
+	m := map[string]json.RawMessage{}
+	for {
+		key, ok, err := r.Member()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return m, nil
+		}
+		v, err := r.Raw()
+		if err != nil {
+			return nil, err
+		}
+		m[key] = append(json.RawMessage(nil), v...)
 	}
-	return m, nil
 }

@@ -92,6 +92,18 @@ func checkReader(t *testing.T, data []byte) {
 	compare(t, "Bool", data, nullOr((*jsonx.Reader).Bool))
 	compare(t, "Object", data, readMembers)
 	compare(t, "Array", data, readElements)
+	// jsonx.Object reads with a Reader too, after Check: the same map as encoding/json's.
+	if jsonx.Check(data) == nil {
+		got, gerr := jsonx.Object(data)
+		var want map[string]json.RawMessage
+		werr := json.Unmarshal(data, &want)
+		if werr == nil && bytes.TrimLeft(data, " \t\r\n")[0] != '{' {
+			werr = errors.New("not an object") // null, which encoding/json takes as an empty map
+		}
+		if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("jsonx.Object: %v %v, encoding/json's %v %v, for %q", got, gerr, want, werr, data)
+		}
+	}
 }
 
 func compare[T any](t *testing.T, what string, data []byte, read func(d *jsonx.Reader) (T, error)) {
@@ -119,7 +131,7 @@ var readerSeeds = []string{
 	`"\uDBFF\uDFFF"`, `"\ud800\\u0041"`, "\"a\xffb\xed\xa0\x80c\xc3\"", `"\x"`, `"\u12"`, "\"a\tb\"", `"abc`,
 	`{}`, `[]`, `{"a":1,"a":[2, {"b" : null}],"\u0062":"c","\ud800":1}`, `{"a":1,}`, `{"a" 1}`, `{,}`,
 	`{"a":1 "b":2}`, `{"a":{"b":1]}`, `[1,]`, `[,]`, `[1 2]`, `["a",null,"b"]`, `["a",1]`, `[[]]`,
-	` {"a" : [ 1 , 2 ] } `, `{} {}`, `1 2`, ``, ` `, "\xef\xbb\xbf1", `{'a':1}`, `[`, `{"a"`, `{"a":`,
+	` {"a" : [ 1 , 2 ] } `, `{"\u0062":"c","é":{"x":[1,{"y":null}]},"d":-1.5e3}`, `{} {}`, `1 2`, ``, ` `, "\xef\xbb\xbf1", `{'a':1}`, `[`, `{"a"`, `{"a":`,
 	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 }
