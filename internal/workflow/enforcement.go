@@ -67,16 +67,7 @@ type (
 func (v Violation) MarshalJSON() ([]byte, error) { return encodeWithExtra(violationJSON(v), v.Extra) }
 
 // UnmarshalJSON reads the violation, keeping unknown members in Extra.
-func (v *Violation) UnmarshalJSON(b []byte) error {
-	var w violationJSON
-	extra, err := decodeWithExtra(b, &w)
-	if err != nil {
-		return err
-	}
-	w.Extra = extra
-	*v = Violation(w)
-	return nil
-}
+func (v *Violation) UnmarshalJSON(b []byte) error { return decodeInto(b, v, readViolation) }
 
 // MarshalJSON writes the enforcement with its unknown members appended.
 func (e Enforcement) MarshalJSON() ([]byte, error) {
@@ -87,16 +78,7 @@ func (e Enforcement) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the enforcement, keeping unknown members in Extra.
-func (e *Enforcement) UnmarshalJSON(b []byte) error {
-	var w enforcementJSON
-	extra, err := decodeWithExtra(b, &w)
-	if err != nil {
-		return err
-	}
-	w.Extra = extra
-	*e = Enforcement(w)
-	return nil
-}
+func (e *Enforcement) UnmarshalJSON(b []byte) error { return decodeInto(b, e, readEnforcement) }
 
 func (e Enforcement) clone() Enforcement {
 	c := e

@@ -11,8 +11,9 @@ import (
 )
 
 // Unknown JSON fields are kept in an Extra map so that a record written by a newer Cairn (or
-// edited by hand) survives a read-modify-write by this one. These helpers do the splitting and
-// merging for every struct that carries one.
+// edited by hand) survives a read-modify-write by this one. These helpers do the merging for
+// every struct that carries one, and the splitting for those not decoded in one pass by
+// decode.go (the initiative's types, read off the hooks' start-up path).
 
 var knownCache sync.Map // reflect.Type -> map[string]bool
 

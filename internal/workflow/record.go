@@ -151,7 +151,7 @@ type Owner struct {
 }
 
 // Each type below marshals through a method-less twin so that the Extra members can be
-// split off on the way in and appended on the way out.
+// appended on the way out. On the way in they decode in one pass (decode.go).
 
 type (
 	recordJSON       Record
@@ -166,31 +166,13 @@ type (
 func (r Record) MarshalJSON() ([]byte, error) { return encodeWithExtra(recordJSON(r), r.Extra) }
 
 // UnmarshalJSON reads the record, keeping unknown members in Extra.
-func (r *Record) UnmarshalJSON(b []byte) error {
-	var v recordJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*r = Record(v)
-	return nil
-}
+func (r *Record) UnmarshalJSON(b []byte) error { return decodeInto(b, r, readRecord) }
 
 // MarshalJSON writes the phase with its unknown members appended.
 func (p Phase) MarshalJSON() ([]byte, error) { return encodeWithExtra(phaseJSON(p), p.Extra) }
 
 // UnmarshalJSON reads the phase, keeping unknown members in Extra.
-func (p *Phase) UnmarshalJSON(b []byte) error {
-	var v phaseJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*p = Phase(v)
-	return nil
-}
+func (p *Phase) UnmarshalJSON(b []byte) error { return decodeInto(b, p, readPhase) }
 
 // MarshalJSON writes the entry with its unknown members appended.
 func (h HistoryEntry) MarshalJSON() ([]byte, error) {
@@ -198,61 +180,25 @@ func (h HistoryEntry) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the entry, keeping unknown members in Extra.
-func (h *HistoryEntry) UnmarshalJSON(b []byte) error {
-	var v historyEntryJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*h = HistoryEntry(v)
-	return nil
-}
+func (h *HistoryEntry) UnmarshalJSON(b []byte) error { return decodeInto(b, h, readHistoryEntry) }
 
 // MarshalJSON writes the task with its unknown members appended.
 func (t Task) MarshalJSON() ([]byte, error) { return encodeWithExtra(taskJSON(t), t.Extra) }
 
 // UnmarshalJSON reads the task, keeping unknown members in Extra.
-func (t *Task) UnmarshalJSON(b []byte) error {
-	var v taskJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*t = Task(v)
-	return nil
-}
+func (t *Task) UnmarshalJSON(b []byte) error { return decodeInto(b, t, readTask) }
 
 // MarshalJSON writes the approval with its unknown members appended.
 func (a Approval) MarshalJSON() ([]byte, error) { return encodeWithExtra(approvalJSON(a), a.Extra) }
 
 // UnmarshalJSON reads the approval, keeping unknown members in Extra.
-func (a *Approval) UnmarshalJSON(b []byte) error {
-	var v approvalJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*a = Approval(v)
-	return nil
-}
+func (a *Approval) UnmarshalJSON(b []byte) error { return decodeInto(b, a, readApproval) }
 
 // MarshalJSON writes the owner with its unknown members appended.
 func (o Owner) MarshalJSON() ([]byte, error) { return encodeWithExtra(ownerJSON(o), o.Extra) }
 
 // UnmarshalJSON reads the owner, keeping unknown members in Extra.
-func (o *Owner) UnmarshalJSON(b []byte) error {
-	var v ownerJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*o = Owner(v)
-	return nil
-}
+func (o *Owner) UnmarshalJSON(b []byte) error { return decodeInto(b, o, readOwner) }
 
 // Clone returns a deep copy of r, so that an operation can change the copy while the caller
 // keeps the original (for the journal, or to compare).
