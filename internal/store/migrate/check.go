@@ -27,6 +27,38 @@ func checkRecord(data []byte) error {
 	if m["version"] != "2.0" {
 		return fmt.Errorf("version is %v, not \"2.0\"", m["version"])
 	}
+	// The nested checks are built here, not at package start-up: every hook process links
+	// this package, few ever migrate.
+	checkPhase := fieldsOf(map[string]func(any) error{
+		"completed": isBool, "completed_at": isTime, "outputs": arrayOf(isStr), "metadata": isObject,
+	}, []string{"completed"})
+	checkHistory := fieldsOf(map[string]func(any) error{
+		"from": func(v any) error {
+			if v == "" {
+				return nil
+			}
+			return match(nameRe)(v)
+		},
+		"to": match(nameRe), "at": isTime, "session_id": isStr, "note": isStr,
+	}, []string{"from", "to", "at"})
+	checkTask := fieldsOf(map[string]func(any) error{
+		"id": func(v any) error {
+			if v == "" {
+				return errors.New("empty id")
+			}
+			return isStr(v)
+		},
+		"status": oneOf("pending", "running", "done", "failed"), "attempts": isCount,
+		"output": isStr, "note": isStr, "started_at": isTime, "completed_at": isTime, "updated_at": isTime,
+	}, []string{"id", "status", "attempts"})
+	checkApproval := fieldsOf(map[string]func(any) error{
+		"phase": match(nameRe), "requested_at": isTime, "approved_at": isTime,
+	}, []string{"phase"})
+	checkEnforcement := fieldsOf(map[string]func(any) error{
+		"violations": arrayOf(fieldsOf(map[string]func(any) error{"code": isStr, "severity": isStr, "details": isStr}, nil)),
+		"blocking":   isBool,
+		"summary":    isStr,
+	}, []string{"violations", "blocking"})
 	checks := map[string]func(any) error{
 		"workflow_id":       match(idRe),
 		"type":              match(nameRe),
@@ -214,36 +246,3 @@ func isObject(v any) error {
 	}
 	return nil
 }
-
-var (
-	checkPhase = fieldsOf(map[string]func(any) error{
-		"completed": isBool, "completed_at": isTime, "outputs": arrayOf(isStr), "metadata": isObject,
-	}, []string{"completed"})
-	checkHistory = fieldsOf(map[string]func(any) error{
-		"from": func(v any) error {
-			if v == "" {
-				return nil
-			}
-			return match(nameRe)(v)
-		},
-		"to": match(nameRe), "at": isTime, "session_id": isStr, "note": isStr,
-	}, []string{"from", "to", "at"})
-	checkTask = fieldsOf(map[string]func(any) error{
-		"id": func(v any) error {
-			if v == "" {
-				return errors.New("empty id")
-			}
-			return isStr(v)
-		},
-		"status": oneOf("pending", "running", "done", "failed"), "attempts": isCount,
-		"output": isStr, "note": isStr, "started_at": isTime, "completed_at": isTime, "updated_at": isTime,
-	}, []string{"id", "status", "attempts"})
-	checkApproval = fieldsOf(map[string]func(any) error{
-		"phase": match(nameRe), "requested_at": isTime, "approved_at": isTime,
-	}, []string{"phase"})
-	checkEnforcement = fieldsOf(map[string]func(any) error{
-		"violations": arrayOf(fieldsOf(map[string]func(any) error{"code": isStr, "severity": isStr, "details": isStr}, nil)),
-		"blocking":   isBool,
-		"summary":    isStr,
-	}, []string{"violations", "blocking"})
-)

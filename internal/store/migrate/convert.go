@@ -58,16 +58,19 @@ func Migrate(data []byte, extra Extra, now time.Time) (Result, error) {
 	return Result{From: f, Record: rec, Backup: BackupName(extra.Name, f)}, nil
 }
 
-// backupLabels is the <old> of <name>.v<old>.json.bak: the old format's own version where it
+// backupLabel is the <old> of <name>.v<old>.json.bak: the old format's own version where it
 // has one (schema 1.x and seed 004's version 1 are "1", seed 003's checkpoint schema "2.0" is
 // "2"), and "1" for seeds 001 and 002, which have no version field and are the first version
 // of their files.
-var backupLabels = map[Format]string{
-	Schema1: "1",
-	Seed001: "1",
-	Seed002: "1",
-	Seed003: "2",
-	Seed004: "1",
+// (A switch, not a map: package-level maps are built at start-up in every hook process.)
+func backupLabel(f Format) (string, bool) {
+	switch f {
+	case Schema1, Seed001, Seed002, Seed004:
+		return "1", true
+	case Seed003:
+		return "2", true
+	}
+	return "", false
 }
 
 // BackupName is the name to keep an original of format f under: "<name>.v<old>.json.bak"
@@ -76,7 +79,7 @@ var backupLabels = map[Format]string{
 // "coordinate.json" (seed 003) -> "coordinate.v2.json.bak". A directory in name is kept. It is
 // "" for formats that are not migrated. The caller must not overwrite an existing backup.
 func BackupName(name string, f Format) string {
-	label, ok := backupLabels[f]
+	label, ok := backupLabel(f)
 	if !ok || name == "" {
 		return ""
 	}
@@ -236,7 +239,7 @@ func (c *conv) stringField(dst *string, keys ...string) {
 func (c *conv) name(raw string) string {
 	n := sanitizeName(raw, false)
 	if c.rec.Type == "coordinate" {
-		if a, ok := coordinateAliases[n]; ok {
+		if a, ok := coordinateAlias(n); ok {
 			n = a
 		}
 	}
@@ -273,32 +276,44 @@ func (c *conv) setVar(k, v string) {
 // builtinPhases are the built-in definitions' phases in order, as internal/workflow's
 // definitions have them; used, when Extra.Phases is nil, only to find a current phase the old
 // document does not name.
-var builtinPhases = map[string][]string{
-	"apex":       {"analyze", "plan", "implement", "review", "git-commit"},
-	"debug":      {"troubleshoot", "fix", "implement", "review", "git-commit"},
-	"brainstorm": {"explore", "brainstorm", "design", "document"},
-	"dotagent":   {"requirements", "architecture", "implementation", "verification", "reflection"},
-	"coordinate": {"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"},
+func builtinPhases(typ string) []string {
+	switch typ {
+	case "apex":
+		return []string{"analyze", "plan", "implement", "review", "git-commit"}
+	case "debug":
+		return []string{"troubleshoot", "fix", "implement", "review", "git-commit"}
+	case "brainstorm":
+		return []string{"explore", "brainstorm", "design", "document"}
+	case "dotagent":
+		return []string{"requirements", "architecture", "implementation", "verification", "reflection"}
+	case "coordinate":
+		return []string{"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"}
+	}
+	return nil
 }
 
-// coordinateAliases maps seed 003's state names (sm_transition "research" "planning", ...,
+// coordinateAlias maps seed 003's state names (sm_transition "research" "planning", ...,
 // CURRENT_STATE=implementation) onto the coordinate definition's phases.
-var coordinateAliases = map[string]string{
-	"init":           "initialize",
-	"initialization": "initialize",
-	"initializing":   "initialize",
-	"researching":    "research",
-	"planning":       "plan",
-	"implementation": "implement",
-	"implementing":   "implement",
-	"testing":        "test",
-	"tests":          "test",
-	"debugging":      "debug",
-	"documentation":  "document",
-	"documenting":    "document",
-	"docs":           "document",
-	"completed":      "complete",
-	"done":           "complete",
+func coordinateAlias(n string) (string, bool) {
+	switch n {
+	case "init", "initialization", "initializing":
+		return "initialize", true
+	case "researching":
+		return "research", true
+	case "planning":
+		return "plan", true
+	case "implementation", "implementing":
+		return "implement", true
+	case "testing", "tests":
+		return "test", true
+	case "debugging":
+		return "debug", true
+	case "documentation", "documenting", "docs":
+		return "document", true
+	case "completed", "done":
+		return "complete", true
+	}
+	return "", false
 }
 
 // deriveState picks the current phase of a type whose phases are known when the old document
@@ -308,7 +323,7 @@ func (c *conv) deriveState() bool {
 	if c.phases != nil {
 		phases, _ = c.phases(c.rec.Type)
 	} else {
-		phases = builtinPhases[c.rec.Type]
+		phases = builtinPhases(c.rec.Type)
 	}
 	for _, p := range phases {
 		if !nameRe.MatchString(p) {

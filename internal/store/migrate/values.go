@@ -193,14 +193,12 @@ func sanitizeName(s string, dots bool) string {
 	return strings.TrimRight(out, "-.")
 }
 
-var windowsDevices = map[string]bool{"con": true, "prn": true, "aux": true, "nul": true}
-
 // sanitizeID is sanitizeName for workflow ids, which name files: dots allowed, and never a
 // Windows device name (the store refuses those).
 func sanitizeID(s string) string {
 	id := sanitizeName(s, true)
 	stem, _, _ := strings.Cut(id, ".")
-	if windowsDevices[stem] || (len(stem) == 4 && (strings.HasPrefix(stem, "com") || strings.HasPrefix(stem, "lpt")) && stem[3] >= '0' && stem[3] <= '9') {
+	if stem == "con" || stem == "prn" || stem == "aux" || stem == "nul" || (len(stem) == 4 && (strings.HasPrefix(stem, "com") || strings.HasPrefix(stem, "lpt")) && stem[3] >= '0' && stem[3] <= '9') {
 		id = sanitizeName("wf-"+id, true)
 	}
 	return id
