@@ -26,6 +26,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // cairnTools are the 15 tools cairn-mcp must offer (README, "The agent's tools").
@@ -661,6 +662,7 @@ func engineAt(t *testing.T, w *World, at time.Time) *engine.Engine {
 		Now:       func() time.Time { return at },
 		SessionID: "earlier-session",
 		Actor:     "cli",
+		YAML:      yamldoc.Codec{},
 	})
 	if err != nil {
 		t.Fatalf("opening the engine on %s: %v", w.Project, err)
@@ -739,6 +741,46 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 	if topic := readFile(t, filepath.Join(w.MemoryDir(), "cairn-workflow.md")); !strings.Contains(topic, wantLine) {
 		t.Errorf("cairn-workflow.md lacks %q:\n%s", wantLine, topic)
 	}
+}
+
+// A project with a workflow definition of its own: the hook binaries link no YAML library and
+// hand such a project to the cairn binary beside them, in the real client too. The report in
+// the first request follows the project's definition (its phases and allowed moves), and both
+// hooks, handed over, end cleanly.
+func TestCairnProjectDefinitionHandedOver(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	def := "---\nname: review-flow\nphases: [draft, read, comment]\ntransitions: {draft: [read], read: [comment, draft]}\nverbs: {read: reading}\n---\nReview a change.\n"
+	if err := os.MkdirAll(filepath.Join(w.Project, ".claude", "workflows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "review-flow.md"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := engineAt(t, w, time.Now().Add(-time.Minute))
+	ctx := context.Background()
+	if _, err := e.Start(ctx, engine.StartRequest{Type: "review-flow", Context: "review the uploader"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Transition(ctx, engine.TransitionRequest{To: "read"}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+
+	r := w.run(t, RunOptions{Prompt: "PROJECT-DEFINITION: where are we?"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	report := cairnReport(t, r.FirstMain(t))
+	for _, want := range []string{"(review-flow)", "phase: read", "completed: draft", "allowed next: comment, draft"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "no YAML reader") {
+		t.Errorf("the hook did not hand the project over:\n%s", report)
+	}
+	requireHooksOK(t, r, "SessionStart")
+	requireHooksOK(t, r, "Stop")
 }
 
 // ---- 7. blocking violations ----
