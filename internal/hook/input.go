@@ -129,8 +129,8 @@ func Parse(data []byte) (Event, []string) {
 	}
 	ev.Read = true
 	var notes []string
-	str := func(f eventField, key string, dst *string) {
-		raw := fields[f]
+	str := func(f eventField, dst *string) {
+		key, raw := eventFieldNames[f], fields[f]
 		if raw == nil || isNull(raw) {
 			return
 		}
@@ -145,13 +145,13 @@ func Parse(data []byte) (Event, []string) {
 		}
 		*dst = s
 	}
-	str(fieldSessionID, "session_id", &ev.SessionID)
-	str(fieldTranscriptPath, "transcript_path", &ev.TranscriptPath)
-	str(fieldCWD, "cwd", &ev.CWD)
-	str(fieldHookEventName, "hook_event_name", &ev.HookEventName)
-	str(fieldSource, "source", &ev.Source)
-	str(fieldPermissionMode, "permission_mode", &ev.PermissionMode)
-	str(fieldPromptID, "prompt_id", &ev.PromptID)
+	str(fieldSessionID, &ev.SessionID)
+	str(fieldTranscriptPath, &ev.TranscriptPath)
+	str(fieldCWD, &ev.CWD)
+	str(fieldHookEventName, &ev.HookEventName)
+	str(fieldSource, &ev.Source)
+	str(fieldPermissionMode, &ev.PermissionMode)
+	str(fieldPromptID, &ev.PromptID)
 	if raw := fields[fieldStopHookActive]; raw != nil && !isNull(raw) {
 		if b, err := jsonx.NewReader(raw).Bool(); err == nil {
 			ev.StopHookActive = b
