@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 )
@@ -21,7 +20,8 @@ type fileConfig struct {
 func readConfig(stateDir string) fileConfig {
 	var c fileConfig
 	if data, err := readSmallRegular(filepath.Join(stateDir, configFile), 64<<10); err == nil {
-		_ = json.Unmarshal(data, &c)
+		// What decodes is used, as json.Unmarshal's error was ignored: see codec.go.
+		c, _ = decodeConfig(data)
 	}
 	return c
 }

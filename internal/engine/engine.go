@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -227,10 +226,13 @@ func (e *Engine) actor() workflow.Actor {
 	return workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
 }
 
-// decode reads a stored workflow record.
+// decode reads a stored workflow record. It calls the record's own decoder rather than
+// json.Unmarshal, which would first check the whole input with encoding/json's scanner (a cold
+// start in every hook process) only to hand it over: UnmarshalJSON checks the input itself,
+// trailing data included.
 func decode(data []byte) (*workflow.Record, error) {
 	var r workflow.Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := r.UnmarshalJSON(data); err != nil {
 		return nil, fmt.Errorf("reading the workflow record: %w", err)
 	}
 	return &r, nil

@@ -3,6 +3,7 @@ package jsonx
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -481,4 +482,22 @@ func hex4(b []byte) rune {
 		r = r*16 + rune(c)
 	}
 	return r
+}
+
+// MatchField returns the name in names (a struct's JSON field names, in field order) that
+// encoding/json decodes a member with this key into, or "" when it matches none: an exact
+// match first, else the first that is equal under Unicode case folding ("Revision" and
+// "REVISION" fill revision, and so does "ſtate" state).
+func MatchField(key string, names []string) string {
+	for _, n := range names {
+		if n == key {
+			return n
+		}
+	}
+	for _, n := range names {
+		if strings.EqualFold(n, key) {
+			return n
+		}
+	}
+	return ""
 }

@@ -103,6 +103,23 @@ func checkReader(t *testing.T, data []byte) {
 		if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
 			t.Errorf("jsonx.Object: %v %v, encoding/json's %v %v, for %q", got, gerr, want, werr, data)
 		}
+		// Members gives the same values for the keys asked for, nil for the others.
+		keys := []string{"a", "missing"}
+		for k := range want {
+			keys = append(keys, k)
+		}
+		vals, merr := jsonx.Members(data, keys...)
+		if (merr == nil) != (gerr == nil) {
+			t.Errorf("jsonx.Members: error %v, jsonx.Object's %v, for %q", merr, gerr, data)
+		}
+		for i, k := range keys {
+			if merr != nil {
+				break
+			}
+			if v, ok := want[k]; !bytes.Equal(vals[i], v) || (vals[i] == nil) == ok {
+				t.Errorf("jsonx.Members: %q is %q, encoding/json's %q (present %v), for %q", k, vals[i], v, ok, data)
+			}
+		}
 	}
 }
 

@@ -69,15 +69,15 @@ func (e errNeedsMigration) Error() string { return "older format " + e.format.St
 // readMeta checks a workflow record and reads version, workflow_id and revision. An older
 // format comes back as errNeedsMigration, a newer one as *migrate.NewerError.
 func readMeta(doc []byte) (meta, error) {
-	m, err := jsonx.Object(doc)
+	m, err := jsonx.Members(doc, "version", "workflow_id", "revision")
 	if err != nil {
 		return meta{}, err
 	}
 	var out meta
-	verr := json.Unmarshal(m["version"], &out.version)
-	ierr := json.Unmarshal(m["workflow_id"], &out.id)
-	rerr := json.Unmarshal(m["revision"], &out.rev)
-	if verr == nil && strings.HasPrefix(out.version, "2.") && ierr == nil && ValidWorkflowID(out.id) == nil && rerr == nil && out.rev >= 1 {
+	vok := metaValue(m[0], &out.version, (*jsonx.Reader).String)
+	iok := metaValue(m[1], &out.id, (*jsonx.Reader).String)
+	rok := metaValue(m[2], &out.rev, (*jsonx.Reader).Int64)
+	if vok && strings.HasPrefix(out.version, "2.") && iok && ValidWorkflowID(out.id) == nil && rok && out.rev >= 1 {
 		return out, nil
 	}
 	// Not a current record: an older format to migrate, a newer one to refuse, or damage.
@@ -87,11 +87,30 @@ func readMeta(doc []byte) (meta, error) {
 		return meta{}, err
 	case f.NeedsMigration():
 		return meta{}, errNeedsMigration{f}
-	case ierr != nil || ValidWorkflowID(out.id) != nil:
+	case !iok || ValidWorkflowID(out.id) != nil:
 		return meta{}, errors.New(`"workflow_id" is missing or not a valid id`)
 	default:
 		return meta{}, errors.New(`"revision" is missing or not a whole number of at least 1`)
 	}
+}
+
+// metaValue reads raw, a member's value or nil when it is absent, into *p with read, and
+// reports false when it is absent or of the wrong type. null leaves *p as it is. These are
+// json.Unmarshal's outcomes, read without its reflection, a cold start in every hook process.
+func metaValue[T any](raw []byte, p *T, read func(*jsonx.Reader) (T, error)) bool {
+	if raw == nil {
+		return false
+	}
+	r := jsonx.NewReader(raw)
+	if r.Null() {
+		return true
+	}
+	v, err := read(r)
+	if err != nil {
+		return false
+	}
+	*p = v
+	return true
 }
 
 // ReadWorkflow returns the active workflow without taking a lock when all is well: the

@@ -44,21 +44,6 @@ var (
 	violationFields   = []string{"code", "severity", "details"}
 )
 
-// field returns the name in names that key stands for, or "" for an unknown member.
-func field(key string, names []string) string {
-	for _, n := range names {
-		if n == key {
-			return n
-		}
-	}
-	for _, n := range names {
-		if strings.EqualFold(n, key) {
-			return n
-		}
-	}
-	return ""
-}
-
 // decodeInto decodes b, which must hold exactly one JSON value, with read, and stores the
 // result in *p only on success, as the encoding/json-based methods did.
 func decodeInto[T any](b []byte, p *T, read func(*jsonx.Reader, *T) error) error {
@@ -304,7 +289,7 @@ func readObject[T any](d *jsonx.Reader, p *T, names []string, extra func(*T) *ma
 		if err != nil || !more {
 			return err
 		}
-		if name := field(key, names); name != "" {
+		if name := jsonx.MatchField(key, names); name != "" {
 			err = member(d, p, name)
 		} else {
 			err = readExtra(d, extra(p), key)
