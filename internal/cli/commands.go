@@ -34,7 +34,6 @@ var order = []string{
 	"checkpoint save", "checkpoint load", "checkpoint list",
 	"vars set", "vars get", "vars export", "log append",
 	"version", "help",
-	"hook session-start", "hook stop",
 }
 
 func init() {
@@ -112,16 +111,6 @@ for byte and nothing in it runs. With --json prints the variables as one JSON ob
 			summary: "Print cairn's version."},
 		{name: "help", usage: "help [COMMAND]", run: runHelp,
 			summary: "Show this overview, or one command's help."},
-		{name: "hook session-start", usage: "hook session-start", run: runHookSessionStart,
-			summary: "Claude Code's SessionStart hook, with YAML (the hook hands over to it).",
-			doc: `Reads the hook event on stdin and prints the hook's answer, exactly as
-cairn-session-start does. The hook binaries link no YAML library, for start-up time; when a
-project defines its own workflows (.claude/workflows/*.md) or has seed 001's milestone files,
-they run this instead. People need not run it.`},
-		{name: "hook stop", usage: "hook stop", run: runHookStop,
-			summary: "Claude Code's Stop hook, with YAML (the hook hands over to it).",
-			doc: `Reads the hook event on stdin and prints the hook's answer, exactly as cairn-stop
-does, for projects that define their own workflows. People need not run it.`},
 	}
 	commands = make(map[string]*command, len(all))
 	for _, c := range all {
@@ -130,7 +119,7 @@ does, for projects that define their own workflows. People need not run it.`},
 }
 
 // nouns are the commands that take a verb.
-var nouns = map[string]bool{"checkpoint": true, "vars": true, "log": true, "hook": true}
+var nouns = map[string]bool{"checkpoint": true, "vars": true, "log": true}
 
 // lookup finds the command args name and returns the arguments after its name.
 func lookup(args []string) (*command, []string, error) {

@@ -743,11 +743,10 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 	}
 }
 
-// A project with a workflow definition of its own: the hook binaries link no YAML library and
-// hand such a project to the cairn binary beside them, in the real client too. The report in
-// the first request follows the project's definition (its phases and allowed moves), and both
-// hooks, handed over, end cleanly.
-func TestCairnProjectDefinitionHandedOver(t *testing.T) {
+// A project with a workflow definition of its own: the hook binaries read it themselves, in the
+// real client too. The report in the first request follows the project's definition (its
+// phases and allowed moves), and both hooks end cleanly.
+func TestCairnProjectDefinition(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	def := "---\nname: review-flow\nphases: [draft, read, comment]\ntransitions: {draft: [read], read: [comment, draft]}\nverbs: {read: reading}\n---\nReview a change.\n"
@@ -777,7 +776,7 @@ func TestCairnProjectDefinitionHandedOver(t *testing.T) {
 		}
 	}
 	if strings.Contains(report, "no YAML reader") {
-		t.Errorf("the hook did not hand the project over:\n%s", report)
+		t.Errorf("the hook did not read the project's definition:\n%s", report)
 	}
 	requireHooksOK(t, r, "SessionStart")
 	requireHooksOK(t, r, "Stop")

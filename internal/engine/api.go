@@ -118,9 +118,8 @@ type Config struct {
 	Actor     string              // "mcp", "session-start", "stop", "cli": recorded in the journal
 	LockWait  time.Duration       // bound on waiting for a lock; default 3s
 	// YAML reads and writes the YAML Cairn deals in: the user's workflow definitions, seed
-	// 001's milestone front matter and WORKFLOW-STATUS.yaml (yamldoc.Codec). The hook
-	// binaries leave it nil, as they link no YAML library; internal/hook hands a project that
-	// needs one to the cairn binary before it opens the engine.
+	// 001's milestone front matter and WORKFLOW-STATUS.yaml (yamldoc.Codec). Every
+	// binary passes one; nil (some tests) leaves those files unread, each one reported.
 	YAML YAML
 }
 

@@ -124,9 +124,6 @@ func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(st
 	if note != "" {
 		r.Logf("%s", note)
 	}
-	if why := getenv(EnvHandOff); why != "" {
-		r.Logf("run by the cairn binary: %s", why)
-	}
 	out := r.Run(start, func(ctx context.Context) []byte {
 		return work(ctx, r, stdin)
 	}, func(why string) []byte {

@@ -25,8 +25,8 @@ const SessionStartName = "cairn-session-start"
 // to report it prints nothing. Bad state, bad stdin, internal errors and a hard deadline all
 // end the same way: a line on stderr, at most a one-line systemMessage, exit 0 (the result).
 //
-// yaml is nil in the cairn-session-start binary, which links no YAML library (see HandOff);
-// `cairn hook session-start` passes one.
+// yaml reads the project's own workflow definitions and seed 001's milestone files
+// (yamldoc.Codec in the binary); nil leaves them unread, each one reported.
 func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
 	return Main(SessionStartName, stdin, stdout, stderr, getenv,
 		func(ctx context.Context, r *Runner, stdin io.Reader) []byte {

@@ -25,7 +25,7 @@ const StopName = "cairn-stop"
 // stop_hook_active is true, so a bug elsewhere cannot trap the session in a loop. Errors go to
 // stderr and at most a one-line systemMessage; it always returns 0.
 //
-// yaml is nil in the cairn-stop binary (see HandOff); `cairn hook stop` passes one.
+// yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
 	return Main(StopName, stdin, stdout, stderr, getenv,
 		func(ctx context.Context, r *Runner, stdin io.Reader) []byte { return stop(ctx, r, stdin, getenv, yaml) },

@@ -30,8 +30,7 @@ import (
 const ClaudePID = "4242"
 
 // Commands are the extra programs a script can exec, for testscript.Main next to the hook.
-// cairn is the real CLI, installed beside the hook as `make build` installs it, so a hook that
-// hands a project over to `cairn hook ...` (hook.HandOff) finds it.
+// cairn is the real CLI, as `make build` installs it beside the hook.
 func Commands() map[string]func() {
 	return map[string]func(){
 		"cairn":           func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },

@@ -1,10 +1,7 @@
 // Package yamldoc reads and writes the YAML that Cairn deals in: workflow definitions
 // (Markdown with YAML front matter), the front matter of seed 001's milestone files, and
 // WORKFLOW-STATUS.yaml. It is the only package that links a YAML library (adrg/frontmatter,
-// gopkg.in/yaml.v3): the hook binaries must not, because those libraries' package
-// initialisation and size cost every session start a measurable share of its time. The MCP
-// server and the cairn binary pass Codec to the engine; the hooks hand a project that needs
-// YAML over to the cairn binary (internal/hook).
+// gopkg.in/yaml.v3); every binary passes Codec to the engine.
 package yamldoc
 
 import (
