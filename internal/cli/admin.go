@@ -5,9 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"text/tabwriter"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -150,21 +150,10 @@ func runVersion(a *app, args []string) error {
 	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
 		return err
 	}
-	v := versionInfo{Version: Version, Go: runtime.Version()}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				v.Revision = s.Value
-			}
-		}
-	}
+	v := versionInfo{Version: cairn.Version(), Revision: cairn.Commit(), Go: runtime.Version()}
 	if a.json {
 		return a.printJSON(v)
 	}
-	s := "cairn " + v.Version
-	if v.Revision != "" {
-		s += " (" + v.Revision[:min(len(v.Revision), 12)] + ")"
-	}
-	fmt.Fprintf(a.stdout, "%s %s\n", s, v.Go)
+	fmt.Fprintf(a.stdout, "cairn %s %s\n", cairn.Describe(), v.Go)
 	return nil
 }

@@ -35,9 +35,6 @@ const (
 	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn) or something unexpected broke
 )
 
-// Version is cairn's version, set at build time with -ldflags "-X ...cli.Version=v1.2.3".
-var Version = "dev"
-
 // Main runs cairn with args (without the program name) and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, ctx: context.Background(),

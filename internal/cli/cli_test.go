@@ -1,10 +1,14 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 
@@ -38,6 +42,18 @@ func TestScripts(t *testing.T) {
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
 		env.Setenv("GORACE", raceOptions)
+		// What `cairn version` must say: the manifest Claude Code reads.
+		data, err := os.ReadFile(filepath.Join("..", "..", ".claude-plugin", "plugin.json"))
+		if err != nil {
+			return err
+		}
+		var m struct {
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(data, &m); err != nil || m.Version == "" {
+			return fmt.Errorf("plugin.json has no version: %v", err)
+		}
+		env.Setenv("PLUGIN_VERSION", regexp.QuoteMeta(m.Version))
 		return setup(env)
 	}
 	p.Cmds["exits"] = exits

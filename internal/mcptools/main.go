@@ -8,10 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-)
 
-// Version is reported to clients in initialize; the build may set it with -ldflags -X.
-var Version = "dev"
+	"github.com/cairn-dev/cairn"
+)
 
 // Main runs cairn-mcp: MCP over stdin and stdout until stdin ends or SIGINT or SIGTERM
 // arrives, then a clean shutdown (running calls finish, the engine is closed) and exit 0.
@@ -22,7 +21,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	if len(args) > 0 {
 		switch args[0] {
 		case "-version", "--version":
-			fmt.Fprintln(stderr, "cairn-mcp", Version)
+			fmt.Fprintln(stderr, "cairn-mcp", cairn.Describe())
 			return 0
 		default:
 			fmt.Fprintf(stderr, "cairn-mcp takes no arguments (got %q): Claude Code starts it and speaks MCP on stdin and stdout\n", args[0])
@@ -35,7 +34,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	srv := New(Options{Open: OpenEngine, Getenv: getenv, Version: Version, Log: logger})
+	srv := New(Options{Open: OpenEngine, Getenv: getenv, Version: cairn.SemVer(), Log: logger})
 	err := srv.ServeStdio(ctx, stdin, stdout)
 	closeCtx, cancel := context.WithTimeout(context.Background(), DrainTimeout)
 	defer cancel()

@@ -122,6 +122,10 @@ func stdioClient(t testing.TB, p *project, version string) *client.Client {
 	if res.ProtocolVersion != version {
 		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
 	}
+	// The version is plugin.json's, with the commit as build metadata when the build has one.
+	if want := pluginVersion(t); res.ServerInfo.Version != want && !strings.HasPrefix(res.ServerInfo.Version, want+"+") {
+		t.Errorf("initialize gives version %q, want plugin.json's %q", res.ServerInfo.Version, want)
+	}
 	if !strings.Contains(res.Instructions, "resume_check") || !strings.Contains(res.Instructions, "complete_workflow") {
 		t.Errorf("instructions do not teach the protocol: %q", res.Instructions)
 	}
@@ -479,4 +483,20 @@ func TestStdioSecondProcess(t *testing.T) {
 	}
 	// Its own next move builds on the other process's.
 	mustOK(t, c, "transition", `{"from":"plan","to":"implement"}`)
+}
+
+// pluginVersion is the version in the manifest Claude Code reads.
+func pluginVersion(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", ".claude-plugin", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil || m.Version == "" {
+		t.Fatalf("plugin.json has no version: %v", err)
+	}
+	return m.Version
 }
