@@ -4,13 +4,17 @@ GO ?= go
 BIN := bin
 BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)/cairn
 
-.PHONY: build install test check unit e2e fuzz bench clean
+.PHONY: build install test check unit e2e fuzz bench clean dist checksums dist-check
 
+# bin/.checksums marks the binaries as built from these sources: hooks/launch runs bin/ only
+# while it equals release/checksums.txt, so a checkout changed by git pull without make build
+# falls back to binaries of its own (see hooks/install).
 build:
 	$(GO) build -trimpath -o $(BIN)/cairn-mcp ./mcpserver
 	$(GO) build -trimpath -o $(BIN)/cairn-session-start ./hooks/sessionstart
 	$(GO) build -trimpath -o $(BIN)/cairn-stop ./hooks/stop
 	$(GO) build -trimpath -o $(BIN)/cairn ./cmd/cairn
+	cp release/checksums.txt $(BIN)/.checksums
 
 # Builds, registers this checkout as a marketplace and installs the plugin from it, then checks
 # the install. Without the claude CLI it stops after the build and says how to load the plugin.
@@ -54,5 +58,17 @@ bench:
 		./internal/store ./internal/plugintest ./internal/mcptools ./internal/workflow ./internal/secrets ./internal/report | tee bench.out
 	$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da bench.out
 
+# The release (internal/release): every binary for every platform, one archive each and the
+# checksums file, into dist/, exactly as published. Reproducible with the Go pinned here, so
+# release/checksums.txt is committed: `make checksums` rewrites it after a change to the
+# sources, CI's `make dist-check` fails when a build does not reproduce it.
+DIST_GO ?= go1.26.8
+dist:
+	GOTOOLCHAIN=$(DIST_GO) $(GO) run ./internal/release/dist -out dist
+checksums:
+	GOTOOLCHAIN=$(DIST_GO) $(GO) run ./internal/release/dist -out dist -write
+dist-check:
+	GOTOOLCHAIN=$(DIST_GO) $(GO) run ./internal/release/dist -out dist -check
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

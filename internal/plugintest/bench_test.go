@@ -62,6 +62,9 @@ func TestMain(m *testing.M) {
 	if benchFix != nil {
 		os.RemoveAll(benchFix.dir)
 	}
+	if relDir != "" {
+		os.RemoveAll(relDir)
+	}
 	os.Exit(code)
 }
 

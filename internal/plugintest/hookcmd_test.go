@@ -12,8 +12,9 @@ import (
 )
 
 // Each hooks.json command, run the way Claude Code runs it (/bin/sh -c with CLAUDE_PLUGIN_ROOT
-// set, here to a path with a space in it), reaches the hook built into bin/ (make build), which
-// answers the event with output Claude Code accepts.
+// set, here to a path with a space in it), reaches the hook built into bin/ (make build, which
+// stamps it with the plugin's checksums), which answers the event with output Claude Code
+// accepts.
 func TestHooksJSONCommandsRun(t *testing.T) {
 	skipOnWindows(t)
 	goBin, err := exec.LookPath("go")
@@ -23,14 +24,14 @@ func TestHooksJSONCommandsRun(t *testing.T) {
 	var hf hooksFile
 	readJSON(t, "hooks/hooks.json", &hf)
 	root := filepath.Join(t.TempDir(), "plugin root")
-	if err := os.MkdirAll(filepath.Join(root, "hooks"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, f := range launcherFiles {
+		data, err := os.ReadFile(filepath.Join(repoRoot(t), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, f), string(data))
 	}
-	launch, err := os.ReadFile(filepath.Join(repoRoot(t), "hooks", "launch"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "hooks", "launch"), launch, 0o755); err != nil {
+	if err := os.Chmod(filepath.Join(root, "hooks", "launch"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for name, pkg := range map[string]string{"cairn-session-start": "./hooks/sessionstart", "cairn-stop": "./hooks/stop"} {
@@ -40,6 +41,7 @@ func TestHooksJSONCommandsRun(t *testing.T) {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
+	stamp(t, root, filepath.Join(root, "bin"))
 
 	work := t.TempDir()
 	project := filepath.Join(work, "project")

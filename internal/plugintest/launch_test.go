@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,16 +17,21 @@ import (
 )
 
 // launchEnv is a minimal environment for hooks/launch: the plugin root and data dir, an
-// isolated HOME, and PATH.
+// isolated HOME, PATH, and a release URL where nothing listens (extra may name another: the
+// last value wins).
 func launchEnv(root, data, home, path string, extra ...string) []string {
 	env := []string{
 		"CLAUDE_PLUGIN_ROOT=" + root,
 		"CLAUDE_PLUGIN_DATA=" + data,
 		"HOME=" + home,
 		"PATH=" + path,
+		"CAIRN_DOWNLOAD_URL=http://127.0.0.1:1/releases",
 	}
 	return append(env, extra...)
 }
+
+// launcherFiles are the plugin's files the launcher reads.
+var launcherFiles = []string{".claude-plugin/plugin.json", "hooks/hooks.json", "hooks/launch", "hooks/install", "release/checksums.txt"}
 
 type launchResult struct {
 	stdout, stderr string
@@ -52,12 +58,12 @@ func runLaunch(t *testing.T, root string, env []string, stdin string, args ...st
 	return launchResult{out.String(), errb.String(), code}
 }
 
-// toolDir makes a directory of symlinks to the host tools hooks/launch uses, and nothing
-// else: a PATH without go.
+// toolDir makes a directory of symlinks to the host tools hooks/launch and hooks/install use,
+// and nothing else: a PATH without go.
 func toolDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, tool := range []string{"sh", "sed", "head", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat"} {
+	for _, tool := range []string{"sh", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			t.Skipf("host tool %s is missing: %v", tool, err)
@@ -128,7 +134,7 @@ func skipOnWindows(t *testing.T) {
 // hooks also a systemMessage, and the session goes on (exit 0).
 func TestLaunchWithoutGo(t *testing.T) {
 	skipOnWindows(t)
-	root := copyPlugin(t, ".claude-plugin/plugin.json", "hooks/launch")
+	root := copyPlugin(t, launcherFiles...)
 	home := t.TempDir()
 	data := filepath.Join(home, "data")
 	env := launchEnv(root, data, home, toolDir(t))
@@ -138,8 +144,8 @@ func TestLaunchWithoutGo(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("exit %d, want 0: the session must go on\nstderr: %s", res.code, res.stderr)
 			}
-			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "install Go") {
-				t.Errorf("stderr = %q, want one line saying to install Go", res.stderr)
+			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "install Go") || !strings.Contains(lines[0], "downloading") {
+				t.Errorf("stderr = %q, want one line saying the download failed and to install Go", res.stderr)
 			}
 			hookBin := name == "cairn-session-start" || name == "cairn-stop"
 			if !hookBin {
@@ -167,15 +173,15 @@ func TestLaunchWithoutGo(t *testing.T) {
 	if _, err := os.Stat(data); err == nil {
 		entries, _ := os.ReadDir(data)
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), ".build-lock") {
+			if strings.HasPrefix(e.Name(), ".install-lock") {
 				t.Errorf("a build lock %s was left behind without Go", e.Name())
 			}
 		}
 	}
 }
 
-// With Go and a fresh copy of the plugin: a hook's first start only kicks off a background
-// build and says so; the MCP server's start waits for that build (under the lock: two
+// With Go, a fresh copy of the plugin and no release to download: a hook's first start only
+// kicks off a background build and says so; the MCP server's start waits for that build (under the lock: two
 // concurrent starts build once) and execs the result; later starts exec the binaries
 // directly, with no Go at all. Slow (it builds four binaries), so it is the one such test.
 func TestLaunchBuildsOnceAndExecs(t *testing.T) {
@@ -224,7 +230,7 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 
 	// 1. A hook never waits: it starts the build in the background and says so.
 	res := runLaunch(t, root, env, `{"session_id":"s1","source":"startup"}`, "cairn-session-start")
-	if res.code != 0 || !strings.Contains(res.stdout, `"systemMessage":"Cairn: building`) {
+	if res.code != 0 || !strings.Contains(res.stdout, `downloading http://127.0.0.1:1/releases/v`) || !strings.Contains(res.stdout, "building them with Go in the background") {
 		t.Fatalf("first hook start = %+v, want exit 0 and a systemMessage about the build", res)
 	}
 
@@ -254,12 +260,8 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 			t.Errorf("%s was not built into %s: %v", name, bindir, err)
 		}
 	}
-	if entries, _ := os.ReadDir(bindir); len(entries) != len(binarySources) {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Errorf("%s holds %v, want exactly the %d binaries", bindir, names, len(binarySources))
+	if names := dirNames(t, bindir); len(names) != len(binarySources)+1 || !slices.Contains(names, ".checksums") {
+		t.Errorf("%s holds %v, want exactly the %d binaries and .checksums", bindir, names, len(binarySources))
 	}
 	builds := 0
 	callLog, _ := os.ReadFile(calls)
@@ -275,7 +277,7 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 	// waiting MCP start may see first: give it a moment.
 	var locks []string
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if locks, _ = filepath.Glob(filepath.Join(data, ".build-lock-*")); len(locks) == 0 {
+		if locks, _ = filepath.Glob(filepath.Join(data, ".install-lock-*")); len(locks) == 0 {
 			break
 		}
 	}
@@ -308,10 +310,11 @@ func pluginVersion(t *testing.T) string {
 // the CLI keep the caller's value.
 func TestLaunchGivesHooksOneProc(t *testing.T) {
 	skipOnWindows(t)
-	root := copyPlugin(t, ".claude-plugin/plugin.json", "hooks/launch")
+	root := copyPlugin(t, launcherFiles...)
 	if err := os.MkdirAll(filepath.Join(root, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	stamp(t, root, filepath.Join(root, "bin"))
 	for _, name := range []string{"cairn-session-start", "cairn-stop", "cairn-mcp", "cairn"} {
 		script := "#!/bin/sh\necho \"GOMAXPROCS=${GOMAXPROCS-unset}\"\n"
 		if err := os.WriteFile(filepath.Join(root, "bin", name), []byte(script), 0o755); err != nil {
@@ -333,5 +336,32 @@ func TestLaunchGivesHooksOneProc(t *testing.T) {
 				t.Errorf("caller GOMAXPROCS=%q: %s ran with %q (exit %d, stderr %q), want GOMAXPROCS=%s", caller, name, got, res.code, res.stderr, w)
 			}
 		}
+	}
+}
+
+// dirNames lists dir's entries.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// stamp marks the binaries in dir as made from the plugin at root, as make build and
+// hooks/install do: a copy of its release/checksums.txt.
+func stamp(t *testing.T, root, dir string) {
+	t.Helper()
+	sums, err := os.ReadFile(filepath.Join(root, "release", "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".checksums"), sums, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/release"
 )
 
 type pluginManifest struct {
@@ -45,8 +46,9 @@ func TestPluginJSON(t *testing.T) {
 	}
 }
 
-// hooks/launch reads the version with sed, one line at a time: it must find the same value a
-// JSON parser does, or binaries would be keyed on the wrong version.
+// hooks/launch reads the version with shell builtins: the text after "version", a colon and a
+// quote on the first line naming "version", up to the next quote. It must find the value a JSON
+// parser does, or binaries would be keyed on the wrong version.
 func TestPluginVersionAsLaunchReadsIt(t *testing.T) {
 	var m pluginManifest
 	readJSON(t, ".claude-plugin/plugin.json", &m)
@@ -54,9 +56,17 @@ func TestPluginVersionAsLaunchReadsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`(?m)^ *"version": *"([^"]*)"`)
-	got := re.FindSubmatch(data)
-	if got == nil || string(got[1]) != m.Version {
+	got := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if _, rest, ok := strings.Cut(line, `"version"`); ok {
+			if _, rest, ok = strings.Cut(rest, ":"); ok {
+				_, rest, _ = strings.Cut(rest, `"`)
+				got, _, _ = strings.Cut(rest, `"`)
+			}
+			break
+		}
+	}
+	if got != m.Version {
 		t.Fatalf("a line-based read of plugin.json finds version %q, JSON says %q: keep \"version\" on its own line", got, m.Version)
 	}
 }
@@ -128,6 +138,10 @@ func TestMCPJSON(t *testing.T) {
 	words := append([]string{srv.Command}, srv.Args...)
 	checkLaunch(t, ".mcp.json server cairn", words, "cairn-mcp")
 }
+
+// sourceLaunch is the hooks.json form that runs hooks/launch in the shell Claude Code starts
+// for the hook (no second shell): set -- NAME && . "${CLAUDE_PLUGIN_ROOT}/hooks/launch".
+var sourceLaunch = regexp.MustCompile(`^set -- ([a-z-]+) && \. "\$\{CLAUDE_PLUGIN_ROOT\}/hooks/launch"$`)
 
 // checkLaunch checks a command line (already split into words) that should start the binary
 // want: either hooks/launch want, or bin/want.
@@ -214,7 +228,9 @@ func TestHooksJSON(t *testing.T) {
 					t.Errorf("%s: timeout %v s; want short (at most 30 s) and above the hook's own %s deadline", what, *h.Timeout, hook.Deadline)
 				}
 				words := h.Args
-				if len(words) == 0 {
+				if m := sourceLaunch.FindStringSubmatch(h.Command); m != nil && len(h.Args) == 0 {
+					words = []string{"${CLAUDE_PLUGIN_ROOT}/hooks/launch", m[1]}
+				} else if len(words) == 0 {
 					var err error
 					words, err = shellWords(h.Command)
 					if err != nil {
@@ -294,15 +310,16 @@ func (e errUnsupported) Error() string {
 	return "unsupported shell syntax at " + string(rune(e))
 }
 
-// hooks/launch builds exactly the binaries this test knows, each from its package.
-func TestLaunchBuildList(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "hooks", "launch"))
+// hooks/install builds, and a release holds, exactly the binaries this test knows, each from
+// its package.
+func TestBuildLists(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "hooks", "install"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\s*for b in ([^;]*); do`).FindSubmatch(data)
+	m := regexp.MustCompile(`(?m)^\s*for cairn_b in (cairn[^;]*:[^;]*); do`).FindSubmatch(data)
 	if m == nil {
-		t.Fatal("hooks/launch has no `for b in NAME:./DIR ...; do` build list")
+		t.Fatal("hooks/install has no `for cairn_b in NAME:./DIR ...; do` build list")
 	}
 	got := map[string]string{}
 	for _, f := range strings.Fields(string(m[1])) {
@@ -313,6 +330,13 @@ func TestLaunchBuildList(t *testing.T) {
 		got[name] = dir
 	}
 	if fmt.Sprint(got) != fmt.Sprint(binarySources) {
-		t.Fatalf("hooks/launch builds %v, want %v", got, binarySources)
+		t.Errorf("hooks/install builds %v, want %v", got, binarySources)
+	}
+	rel := map[string]string{}
+	for _, b := range release.Binaries {
+		rel[b.Name] = strings.TrimPrefix(b.Pkg, "./")
+	}
+	if fmt.Sprint(rel) != fmt.Sprint(binarySources) {
+		t.Errorf("a release holds %v, want %v", rel, binarySources)
 	}
 }

@@ -1,0 +1,394 @@
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/hooktest"
+	"github.com/cairn-dev/cairn/internal/release"
+)
+
+// hookCommand is the hooks.json command for event, as Claude Code gives it to /bin/sh -c.
+func hookCommand(t testing.TB, event string) string {
+	t.Helper()
+	var hf hooksFile
+	readJSON(t, "hooks/hooks.json", &hf)
+	if len(hf.Hooks[event]) != 1 || len(hf.Hooks[event][0].Hooks) != 1 {
+		t.Fatalf("hooks.json has %d %s groups; this test knows one with one hook", len(hf.Hooks[event]), event)
+	}
+	return hf.Hooks[event][0].Hooks[0].Command
+}
+
+// runShell runs /bin/sh -c cmd as Claude Code runs a hook.
+func runShell(t *testing.T, cmd string, env []string, dir, stdin string) launchResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
+	c.Env, c.Dir = env, dir
+	c.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("sh -c %q: %v", cmd, err)
+	}
+	return launchResult{out.String(), errb.String(), code}
+}
+
+// fakeBinaries writes a script for each Cairn binary into dir that prints "ran DIR/NAME".
+func fakeBinaries(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name := range binarySources {
+		script := "#!/bin/sh\necho ran " + filepath.Join(dir, name) + "\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// When this plugin's binaries exist, the hooks.json command and the MCP server's launcher
+// start nothing but the binary: no fork, no external command (PATH is empty), exactly one
+// exec after the shell's own, on both install paths.
+func TestLaunchForksNothing(t *testing.T) {
+	skipOnWindows(t)
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed: cannot count the launcher's processes")
+	}
+	for _, path := range []string{"bin", "data"} {
+		t.Run(path, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			data := filepath.Join(t.TempDir(), "data")
+			dir := filepath.Join(root, "bin")
+			if path == "data" {
+				dir = filepath.Join(data, "bin-"+pluginVersion(t))
+			}
+			fakeBinaries(t, dir)
+			stamp(t, root, dir)
+			env := launchEnv(root, data, t.TempDir(), "/nonexistent")
+			for _, tc := range []struct{ name, argv string }{
+				{"cairn-session-start", "/bin/sh -c " + hookCommand(t, "SessionStart")},
+				{"cairn-stop", "/bin/sh -c " + hookCommand(t, "Stop")},
+				{"cairn-mcp", filepath.Join(root, "hooks", "launch") + " cairn-mcp"},
+			} {
+				trace := filepath.Join(t.TempDir(), "trace")
+				args := []string{"-f", "-qq", "-e", "trace=process", "-o", trace}
+				if strings.HasPrefix(tc.argv, "/bin/sh -c ") {
+					args = append(args, "/bin/sh", "-c", strings.TrimPrefix(tc.argv, "/bin/sh -c "))
+				} else {
+					args = append(args, strings.Fields(tc.argv)...)
+				}
+				cmd := exec.Command(strace, args...)
+				cmd.Env = env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					if strings.Contains(string(out), "ptrace") {
+						t.Skipf("strace cannot trace here: %s", out)
+					}
+					t.Fatalf("%s: %v\n%s", tc.name, err, out)
+				}
+				if want := "ran " + filepath.Join(dir, tc.name); strings.TrimSpace(string(out)) != want {
+					t.Errorf("%s printed %q, want %q", tc.name, out, want)
+				}
+				log, _ := os.ReadFile(trace)
+				forks := regexp.MustCompile(`(?m)\b(clone|clone3|fork|vfork)\(`).FindAll(log, -1)
+				execs := regexp.MustCompile(`(?m)\bexecve\(`).FindAll(log, -1)
+				if len(forks) != 0 || len(execs) != 2 {
+					t.Errorf("%s: %d forks and %d execs, want none and 2 (the shell, then the binary):\n%s", tc.name, len(forks), len(execs), log)
+				}
+			}
+		})
+	}
+}
+
+// Binaries made from other sources never run: bin/ after git pull without make build, the
+// data dir after a plugin update without a version bump, and binaries of another version.
+// Each start goes to the installer instead (here: no release, no Go, so one line saying so).
+func TestLaunchNeverRunsOtherBuilds(t *testing.T) {
+	skipOnWindows(t)
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, root, data string) // puts binaries that must not run
+	}{
+		{"bin-after-git-pull", func(t *testing.T, root, data string) {
+			fakeBinaries(t, filepath.Join(root, "bin"))
+			writeFile(t, filepath.Join(root, "bin", ".checksums"), "0000  cairn_"+pluginVersion(t)+"_linux_amd64.tar.gz\n")
+		}},
+		{"bin-never-stamped", func(t *testing.T, root, data string) {
+			fakeBinaries(t, filepath.Join(root, "bin"))
+		}},
+		{"data-after-update-without-version-bump", func(t *testing.T, root, data string) {
+			dir := filepath.Join(data, "bin-"+pluginVersion(t))
+			fakeBinaries(t, dir)
+			writeFile(t, filepath.Join(dir, ".checksums"), "0000  cairn_"+pluginVersion(t)+"_linux_amd64.tar.gz\n")
+		}},
+		{"data-of-another-version", func(t *testing.T, root, data string) {
+			dir := filepath.Join(data, "bin-0.0.1")
+			fakeBinaries(t, dir)
+			stamp(t, root, dir)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			home := t.TempDir()
+			data := filepath.Join(home, "data")
+			tc.make(t, root, data)
+			env := launchEnv(root, data, home, toolDir(t))
+			res := runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
+			if strings.Contains(res.stdout, "ran ") || res.code != 0 || !strings.Contains(res.stderr, "could not be installed") {
+				t.Errorf("SessionStart = %+v, want the stale binary left alone and the installer's line", res)
+			}
+			res = runLaunch(t, root, env, "", "cairn-mcp")
+			if strings.Contains(res.stdout, "ran ") || !strings.Contains(res.stderr, "could not be installed") {
+				t.Errorf("cairn-mcp = %+v, want the stale binary left alone and the installer's line", res)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hostRelease builds a release of the working tree at root for this machine's platform, once
+// (TestMain removes it).
+func hostRelease(root string) (string, error) {
+	relOnce.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			relErr = err
+			return
+		}
+		if relDir, relErr = os.MkdirTemp("", "cairn-release-"); relErr != nil {
+			return
+		}
+		_, relErr = release.Dist(goBin, root, relDir, cairn.Version(), []release.Platform{{OS: runtime.GOOS, Arch: runtime.GOARCH}})
+	})
+	return relDir, relErr
+}
+
+var (
+	relOnce sync.Once
+	relDir  string
+	relErr  error
+)
+
+// releaseServer serves dir's files as a GitHub release of version at /releases/vVERSION/NAME
+// on 127.0.0.1, counting the requests for each name.
+type releaseServer struct {
+	URL  string
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func serveRelease(t *testing.T, files map[string][]byte) *releaseServer {
+	t.Helper()
+	rs := &releaseServer{hits: map[string]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "/releases/v" + pluginVersion(t) + "/"
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ok := strings.CutPrefix(r.URL.Path, prefix)
+		rs.mu.Lock()
+		rs.hits[name]++
+		rs.mu.Unlock()
+		data, found := files[name]
+		if !ok || !found {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(data)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	rs.URL = "http://" + ln.Addr().String() + "/releases"
+	return rs
+}
+
+func (rs *releaseServer) Hits(name string) int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.hits[name]
+}
+
+// releasedPlugin is a marketplace-style copy of the plugin (no bin/) whose
+// release/checksums.txt lists the host release's archive, and that archive's name and bytes.
+func releasedPlugin(t *testing.T) (root, archive string, data []byte) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: cannot build the release to serve")
+	}
+	dir, err := hostRelease(repoRoot(t))
+	if err != nil {
+		t.Fatalf("building the release: %v", err)
+	}
+	root = copyPlugin(t)
+	version := pluginVersion(t)
+	sums, err := os.ReadFile(filepath.Join(dir, release.ChecksumsName(version)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), string(sums))
+	archive = release.ArchiveName(version, release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	data, err = os.ReadFile(filepath.Join(dir, archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, archive, data
+}
+
+// Issue 15: with no Go on PATH, a marketplace-style install's first starts (both hooks and two
+// MCP servers at once) download the release archive once, check it, install it into the data
+// dir and run it; later starts run it with no download.
+func TestLaunchDownloadsOnce(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	project := filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pdata := filepath.Join(work, "plugin-data")
+	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t),
+		"CAIRN_DOWNLOAD_URL="+rs.URL,
+		"CLAUDE_PROJECT_DIR="+project,
+		"CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
+		"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"),
+		"CLAUDE_PID="+hooktest.ClaudePID)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"launch-test","version":"0"}}}` + "\n"
+	start := `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`
+	stop := `{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`
+
+	var wg sync.WaitGroup
+	results := make([]launchResult, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch i {
+			case 0:
+				results[i] = runShell(t, hookCommand(t, "SessionStart"), env, project, start)
+			case 1:
+				results[i] = runShell(t, hookCommand(t, "Stop"), env, project, stop)
+			default:
+				results[i] = runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, project, initialize)
+			}
+		}()
+	}
+	wg.Wait()
+	checkStarts := func(round string) {
+		t.Helper()
+		for i, want := range []string{"cairn-session-start: source=startup session=s-1", "cairn-stop: session=s-1"} {
+			if r := results[i]; r.code != 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "systemMessage") {
+				t.Errorf("%s: hook %d = %+v, want the installed hook's own run (%q)", round, i, r, want)
+			}
+		}
+		for _, r := range results[2:] {
+			var resp struct {
+				Result struct {
+					ServerInfo struct{ Version string } `json:"serverInfo"`
+				} `json:"result"`
+			}
+			if r.code != 0 || json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &resp) != nil || resp.Result.ServerInfo.Version != pluginVersion(t) {
+				t.Errorf("%s: cairn-mcp = %+v, want the server's initialize answer with version %s and no commit", round, r, pluginVersion(t))
+			}
+		}
+	}
+	checkStarts("first starts")
+	if n := rs.Hits(archive); n != 1 {
+		t.Errorf("the archive was downloaded %d times, want once", n)
+	}
+	bindir := filepath.Join(pdata, "bin-"+pluginVersion(t))
+	names := dirNames(t, bindir)
+	if len(names) != len(binarySources)+1 || !slices.Contains(names, ".checksums") {
+		t.Errorf("%s holds %v, want the %d binaries and .checksums", bindir, names, len(binarySources))
+	}
+	for _, left := range []string{bindir + ".tmp", filepath.Join(pdata, ".install-lock-"+pluginVersion(t))} {
+		if _, err := os.Stat(left); err == nil {
+			t.Errorf("the install left %s behind", left)
+		}
+	}
+	results = []launchResult{
+		runShell(t, hookCommand(t, "SessionStart"), env, project, start),
+		runShell(t, hookCommand(t, "Stop"), env, project, stop),
+		runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, project, initialize),
+	}
+	checkStarts("later starts")
+	if n := rs.Hits(archive); n != 1 {
+		t.Errorf("later starts downloaded the archive again (%d downloads)", n)
+	}
+}
+
+// A tampered archive (here: one whose hook would leave a mark) is refused with one line and
+// nothing from it is unpacked or run.
+func TestLaunchRefusesTamperedArchive(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, _ := releasedPlugin(t)
+	work := t.TempDir()
+	mark := filepath.Join(work, "tampered-code-ran")
+	evil := map[string][]byte{}
+	for name := range binarySources {
+		evil[name] = []byte("#!/bin/sh\ntouch " + mark + "\n")
+	}
+	tampered, err := release.TarGz(evil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := serveRelease(t, map[string][]byte{archive: tampered})
+	pdata := filepath.Join(work, "plugin-data")
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		var res launchResult
+		if name == "cairn-session-start" {
+			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+		} else {
+			res = runLaunch(t, root, env, "", name)
+		}
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "sha256") {
+			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive", name, res)
+		}
+	}
+	if rs.Hits(archive) == 0 {
+		t.Fatal("the archive was never requested: the test proves nothing")
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("code from the tampered archive ran")
+	}
+	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+		t.Error("the tampered archive was installed")
+	}
+	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t)+".tmp")); err == nil {
+		t.Error("the tampered archive was left in the data dir")
+	}
+}

@@ -1,0 +1,181 @@
+// Package release is Cairn's release configuration and the reproducible build behind it: every
+// binary for every platform below, one archive per platform, and a checksums file, written
+// exactly as they would be published (`make dist`). Two builds of the same sources with the
+// same Go give the same bytes, so the checksums are committed (release/checksums.txt) and the
+// launcher (hooks/install) checks every downloaded archive against them.
+//
+// What the binaries embed: the version from .claude-plugin/plugin.json (package cairn) and no
+// commit (-buildvcs=false), because the commit that holds the checksums cannot be known to the
+// binaries they describe. Paths are trimmed, the build id is empty, cgo is off, and archive
+// entries carry a fixed time, owner and mode.
+package release
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Binary is one Cairn executable and the package it is built from.
+type Binary struct{ Name, Pkg string }
+
+// Binaries are every executable a release holds (hooks/install and the Makefile build the same).
+var Binaries = []Binary{
+	{"cairn-mcp", "./mcpserver"},
+	{"cairn-session-start", "./hooks/sessionstart"},
+	{"cairn-stop", "./hooks/stop"},
+	{"cairn", "./cmd/cairn"},
+}
+
+// Platform is a GOOS/GOARCH pair.
+type Platform struct{ OS, Arch string }
+
+func (p Platform) String() string { return p.OS + "/" + p.Arch }
+
+// Platforms are the ones a release is built for.
+var Platforms = []Platform{
+	{"darwin", "amd64"}, {"darwin", "arm64"},
+	{"linux", "amd64"}, {"linux", "arm64"},
+	{"windows", "amd64"},
+}
+
+// ArchiveName is the file name of version's archive for p, the name hooks/install downloads.
+func ArchiveName(version string, p Platform) string {
+	ext := "tar.gz"
+	if p.OS == "windows" {
+		ext = "zip"
+	}
+	return fmt.Sprintf("cairn_%s_%s_%s.%s", version, p.OS, p.Arch, ext)
+}
+
+// ChecksumsName is the file name of version's checksums file in dist/.
+func ChecksumsName(version string) string { return "cairn_" + version + "_checksums.txt" }
+
+// entryTime is every archive entry's modification time: a fixed one, for reproducibility.
+var entryTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Dist builds every binary for each platform from the module at root with the go at goBin,
+// writes each platform's archive into out and the checksums file listing them, and returns
+// the checksums file's text. out is emptied first: it holds exactly what would be published.
+func Dist(goBin, root, out, version string, platforms []Platform) (string, error) {
+	if err := os.RemoveAll(out); err != nil {
+		return "", err
+	}
+	work := filepath.Join(out, ".build")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(work)
+	var sums []string
+	for _, p := range platforms {
+		files := make(map[string][]byte, len(Binaries))
+		for _, b := range Binaries {
+			name := b.Name
+			if p.OS == "windows" {
+				name += ".exe"
+			}
+			exe := filepath.Join(work, p.OS+"_"+p.Arch, name)
+			cmd := exec.Command(goBin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=", "-o", exe, b.Pkg)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly")
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				return "", fmt.Errorf("go build %s for %s: %v\n%s", b.Pkg, p, err, msg)
+			}
+			data, err := os.ReadFile(exe)
+			if err != nil {
+				return "", err
+			}
+			files[name] = data
+		}
+		var archive []byte
+		var err error
+		if p.OS == "windows" {
+			archive, err = Zip(files)
+		} else {
+			archive, err = TarGz(files)
+		}
+		if err != nil {
+			return "", err
+		}
+		name := ArchiveName(version, p)
+		if err := os.WriteFile(filepath.Join(out, name), archive, 0o644); err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(archive)
+		sums = append(sums, hex.EncodeToString(sum[:])+"  "+name+"\n")
+	}
+	slices.Sort(sums)
+	text := strings.Join(sums, "")
+	if err := os.WriteFile(filepath.Join(out, ChecksumsName(version)), []byte(text), 0o644); err != nil {
+		return "", err
+	}
+	return text, nil
+}
+
+// TarGz is a gzipped tar of files (name -> content), executables at the top level, in name
+// order, with a fixed time, owner and mode.
+func TarGz(files map[string][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	tw := tar.NewWriter(zw)
+	for _, name := range sortedKeys(files) {
+		hdr := &tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name])), ModTime: entryTime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(files[name]); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Zip is the same for Windows, where tar.exe and Explorer both read zip.
+func Zip(files map[string][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range sortedKeys(files) {
+		hdr := &zip.FileHeader{Name: name, Method: zip.Deflate, Modified: entryTime}
+		hdr.SetMode(0o755)
+		w, err := zw.CreateHeader(hdr)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := io.Copy(w, bytes.NewReader(files[name])); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
