@@ -1,10 +1,12 @@
 package e2e
 
-// Issue 6's install story in the real client: a fresh copy of the repository's committed HEAD
-// (no bin/) is added as a marketplace and Cairn installed from it with `claude plugin`, then two
-// sessions run WITHOUT --plugin-dir. The first builds the binaries once into the plugin's data
-// directory (the hooks say so and let the session go on; the MCP server waits for the build);
-// the second runs the built hooks directly and gets the resume report.
+// Issues 6 and 15's install story in the real client: a fresh copy of the repository's
+// committed HEAD (no bin/) is added as a marketplace and Cairn installed from it with `claude
+// plugin`, then sessions run WITHOUT --plugin-dir. With a release to download (and no Go), the
+// first session's hooks and MCP server install it once and run it at once; without one (and
+// with Go), the first session builds the binaries once into the plugin's data directory (the
+// hooks say so and let the session go on; the MCP server waits for the build) and the second
+// runs the built hooks directly and gets the resume report.
 
 import (
 	"archive/tar"
@@ -63,59 +65,7 @@ func TestInstallFromFreshClone(t *testing.T) {
 	if exists(filepath.Join(clone, "bin")) {
 		t.Fatalf("the fresh copy %s has a bin/: the test would not show the build", clone)
 	}
-	var manifest struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	}
-	readJSON(t, filepath.Join(clone, ".claude-plugin", "plugin.json"), &manifest)
-	var market struct {
-		Name    string `json:"name"`
-		Plugins []struct {
-			Name string `json:"name"`
-		} `json:"plugins"`
-	}
-	readJSON(t, filepath.Join(clone, ".claude-plugin", "marketplace.json"), &market)
-	if manifest.Name != "cairn" || manifest.Version == "" || len(market.Plugins) != 1 || market.Plugins[0].Name != "cairn" {
-		t.Fatalf("plugin.json %+v, marketplace.json %+v: want plugin cairn with a version, listed once", manifest, market)
-	}
-	id := manifest.Name + "@" + market.Name
-
-	// Install as a user would, from the path of the fresh copy.
-	out := w.cli(t, "plugin", "marketplace", "add", clone)
-	if !strings.Contains(out, "Successfully added marketplace: "+market.Name) {
-		t.Errorf("marketplace add said %q", out)
-	}
-	out = w.cli(t, "plugin", "install", id)
-	if !strings.Contains(out, "Successfully installed plugin: "+id) {
-		t.Errorf("plugin install said %q", out)
-	}
-	var list []installedPlugin
-	if err := json.Unmarshal([]byte(w.cli(t, "plugin", "list", "--json")), &list); err != nil {
-		t.Fatalf("plugin list --json: %v", err)
-	}
-	i := slices.IndexFunc(list, func(p installedPlugin) bool { return p.ID == id })
-	if i < 0 {
-		t.Fatalf("plugin list --json has no %s: %+v", id, list)
-	}
-	inst := list[i]
-	if !inst.Enabled || inst.Scope != "user" || inst.Version != manifest.Version {
-		t.Errorf("installed %+v, want enabled at user scope, version %s", inst, manifest.Version)
-	}
-	// The client copies the plugin into its cache, but (2.1.330) loads a directory
-	// marketplace's plugin from the folder itself: either way, one with no bin/.
-	cache := filepath.Join(w.Home, ".claude", "plugins", "cache") + string(filepath.Separator)
-	if !strings.HasPrefix(inst.InstallPath, cache) || (inst.Root() != inst.InstallPath && inst.Root() != clone) {
-		t.Fatalf("installed at %s, loaded from %s: want a copy under %s, loaded from it or from %s", inst.InstallPath, inst.Root(), cache, clone)
-	}
-	for _, dir := range []string{inst.InstallPath, inst.Root()} {
-		if exists(filepath.Join(dir, "bin")) {
-			t.Fatalf("the installed plugin %s has a bin/", dir)
-		}
-		if fi, err := os.Stat(filepath.Join(dir, "hooks", "launch")); err != nil || fi.Mode()&0o111 == 0 {
-			t.Fatalf("%s/hooks/launch is not an executable file: %v", dir, err)
-		}
-	}
-
+	inst, manifest := installFrom(t, w, clone)
 	if dirs, _ := filepath.Glob(filepath.Join(w.Home, ".claude", "plugins", "data", "*", "bin-*")); len(dirs) != 0 {
 		t.Fatalf("binaries %v exist before the first session", dirs)
 	}
@@ -145,8 +95,9 @@ func TestInstallFromFreshClone(t *testing.T) {
 		}
 		t.Logf("first SessionStart: stdout %q, stderr %q", starts[0].Stdout, starts[0].Stderr)
 		msg := parseHookOutput(t, starts[0]).SystemMessage
-		if !strings.HasPrefix(msg, "Cairn: building Cairn's binaries for version "+manifest.Version) || strings.Contains(msg, "\n") {
-			t.Errorf("the first SessionStart told the user %q, want one line saying the binaries are being built", msg)
+		if !strings.HasPrefix(msg, "Cairn: the binaries for version "+manifest.Version+" could not be installed (downloading ") ||
+			!strings.Contains(msg, "building them with Go in the background") || strings.Contains(msg, "\n") {
+			t.Errorf("the first SessionStart told the user %q, want one line saying the download failed and the binaries are being built", msg)
 		}
 		if first := r.FirstMain(t); first.Contains("<cairn-state") {
 			t.Errorf("the first session's first request carries a resume report, with nothing on record")
@@ -220,6 +171,70 @@ func TestInstallFromFreshClone(t *testing.T) {
 	})
 }
 
+// pluginManifest is what the install tests read of plugin.json.
+type pluginManifest struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// installFrom adds the plugin copy at clone as a marketplace and installs Cairn from it with
+// `claude plugin`, as a user would, and checks the install: enabled at user scope, with the
+// manifest's version, loaded from a folder with no bin/ and an executable hooks/launch.
+func installFrom(t *testing.T, w *World, clone string) (installedPlugin, pluginManifest) {
+	t.Helper()
+	var manifest pluginManifest
+	readJSON(t, filepath.Join(clone, ".claude-plugin", "plugin.json"), &manifest)
+	var market struct {
+		Name    string `json:"name"`
+		Plugins []struct {
+			Name string `json:"name"`
+		} `json:"plugins"`
+	}
+	readJSON(t, filepath.Join(clone, ".claude-plugin", "marketplace.json"), &market)
+	if manifest.Name != "cairn" || manifest.Version == "" || len(market.Plugins) != 1 || market.Plugins[0].Name != "cairn" {
+		t.Fatalf("plugin.json %+v, marketplace.json %+v: want plugin cairn with a version, listed once", manifest, market)
+	}
+	id := manifest.Name + "@" + market.Name
+
+	// Install as a user would, from the path of the fresh copy.
+	out := w.cli(t, "plugin", "marketplace", "add", clone)
+	if !strings.Contains(out, "Successfully added marketplace: "+market.Name) {
+		t.Errorf("marketplace add said %q", out)
+	}
+	out = w.cli(t, "plugin", "install", id)
+	if !strings.Contains(out, "Successfully installed plugin: "+id) {
+		t.Errorf("plugin install said %q", out)
+	}
+	var list []installedPlugin
+	if err := json.Unmarshal([]byte(w.cli(t, "plugin", "list", "--json")), &list); err != nil {
+		t.Fatalf("plugin list --json: %v", err)
+	}
+	i := slices.IndexFunc(list, func(p installedPlugin) bool { return p.ID == id })
+	if i < 0 {
+		t.Fatalf("plugin list --json has no %s: %+v", id, list)
+	}
+	inst := list[i]
+	if !inst.Enabled || inst.Scope != "user" || inst.Version != manifest.Version {
+		t.Errorf("installed %+v, want enabled at user scope, version %s", inst, manifest.Version)
+	}
+	// The client copies the plugin into its cache, but (2.1.330) loads a directory
+	// marketplace's plugin from the folder itself: either way, one with no bin/.
+	cache := filepath.Join(w.Home, ".claude", "plugins", "cache") + string(filepath.Separator)
+	if !strings.HasPrefix(inst.InstallPath, cache) || (inst.Root() != inst.InstallPath && inst.Root() != clone) {
+		t.Fatalf("installed at %s, loaded from %s: want a copy under %s, loaded from it or from %s", inst.InstallPath, inst.Root(), cache, clone)
+	}
+	for _, dir := range []string{inst.InstallPath, inst.Root()} {
+		if exists(filepath.Join(dir, "bin")) {
+			t.Fatalf("the installed plugin %s has a bin/", dir)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "hooks", "launch")); err != nil || fi.Mode()&0o111 == 0 {
+			t.Fatalf("%s/hooks/launch is not an executable file: %v", dir, err)
+		}
+	}
+
+	return inst, manifest
+}
+
 // requireBuiltOnce checks that the plugin's data directory holds exactly one build, complete,
 // with its log and no lock or half-made dir left, and returns that directory and the binaries.
 func requireBuiltOnce(t testing.TB, w *World, version string) (string, map[string]os.FileInfo) {
@@ -232,7 +247,7 @@ func requireBuiltOnce(t testing.TB, w *World, version string) (string, map[strin
 	if !exists(filepath.Join(data, "build-"+version+".log")) {
 		t.Errorf("no build log build-%s.log in %s", version, data)
 	}
-	for _, left := range []string{dirs[0] + ".tmp", filepath.Join(data, ".build-lock-"+version)} {
+	for _, left := range []string{dirs[0] + ".tmp", filepath.Join(data, ".install-lock-"+version)} {
 		if exists(left) {
 			t.Errorf("the build left %s behind", left)
 		}
@@ -246,8 +261,8 @@ func requireBuiltOnce(t testing.TB, w *World, version string) (string, map[strin
 		}
 		bins[name] = fi
 	}
-	if entries, _ := os.ReadDir(dirs[0]); len(entries) != len(cairnPlugin.Binaries) {
-		t.Errorf("%s holds %d entries, want the %d binaries", dirs[0], len(entries), len(cairnPlugin.Binaries))
+	if entries, _ := os.ReadDir(dirs[0]); len(entries) != len(cairnPlugin.Binaries)+1 || !exists(filepath.Join(dirs[0], ".checksums")) {
+		t.Errorf("%s holds %d entries, want the %d binaries and .checksums", dirs[0], len(entries), len(cairnPlugin.Binaries))
 	}
 	if t.Failed() {
 		t.FailNow()
@@ -312,7 +327,9 @@ func newInstallWorld(t *testing.T) *World {
 	if len(vals) != 3 {
 		t.Fatalf("go env printed %q", goenv)
 	}
-	w.Env = []string{"GOCACHE=" + vals[0], "GOMODCACHE=" + vals[1], "GOPATH=" + vals[2], "GOPROXY=off"}
+	w.Env = []string{"GOCACHE=" + vals[0], "GOMODCACHE=" + vals[1], "GOPATH=" + vals[2], "GOPROXY=off",
+		// No release is published from here: a download fails at once, on 127.0.0.1.
+		"CAIRN_DOWNLOAD_URL=http://127.0.0.1:1/releases"}
 	// A go first on PATH that records each call, then runs the real one: the build is counted.
 	realGo, err := exec.LookPath("go")
 	if err != nil {
@@ -490,7 +507,7 @@ func TestInstallLauncherFinishesBuildWhenStopped(t *testing.T) {
 	src := repoRoot(t)
 	dir := t.TempDir()
 	root := filepath.Join(dir, "plugin")
-	for _, f := range []string{".claude-plugin/plugin.json", "hooks/launch"} {
+	for _, f := range []string{".claude-plugin/plugin.json", "hooks/launch", "hooks/install", "release/checksums.txt"} {
 		if err := copyTree(filepath.Join(src, filepath.FromSlash(f)), filepath.Join(root, filepath.FromSlash(f))); err != nil {
 			t.Fatal(err)
 		}
@@ -518,7 +535,8 @@ chmod +x "$out"
 	}
 	data := filepath.Join(dir, "data")
 	env := []string{"CLAUDE_PLUGIN_ROOT=" + root, "CLAUDE_PLUGIN_DATA=" + data, "HOME=" + dir,
-		"PATH=" + fakeBin + string(os.PathListSeparator) + os.Getenv("PATH")}
+		"PATH=" + fakeBin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"CAIRN_DOWNLOAD_URL=http://127.0.0.1:1/releases"}
 	launch := func(ctx context.Context) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
 		cmd.Env = env
@@ -533,10 +551,11 @@ chmod +x "$out"
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lock := filepath.Join(data, ".build-lock-"+manifest.Version)
-	for !exists(lock) {
+	// The download fails at once; the build starts under the install lock.
+	lock := filepath.Join(data, ".install-lock-"+manifest.Version)
+	for !exists(calls) || !exists(lock) {
 		if ctx.Err() != nil {
-			t.Fatalf("the launcher never took the build lock %s", lock)
+			t.Fatalf("the launcher never started the build under the lock %s", lock)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
