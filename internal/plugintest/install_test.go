@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -34,7 +35,7 @@ func hookCommand(t testing.TB, event string) string {
 }
 
 // runShell runs /bin/sh -c cmd as Claude Code runs a hook.
-func runShell(t *testing.T, cmd string, env []string, dir, stdin string) launchResult {
+func runShell(t testing.TB, cmd string, env []string, dir, stdin string) launchResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -167,7 +168,7 @@ func TestLaunchNeverRunsOtherBuilds(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, text string) {
+func writeFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -208,7 +209,7 @@ type releaseServer struct {
 	hits map[string]int
 }
 
-func serveRelease(t *testing.T, files map[string][]byte) *releaseServer {
+func serveRelease(t testing.TB, files map[string][]byte) *releaseServer {
 	t.Helper()
 	rs := &releaseServer{hits: map[string]int{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -242,7 +243,7 @@ func (rs *releaseServer) Hits(name string) int {
 
 // releasedPlugin is a marketplace-style copy of the plugin (no bin/) whose
 // release/checksums.txt lists the host release's archive, and that archive's name and bytes.
-func releasedPlugin(t *testing.T) (root, archive string, data []byte) {
+func releasedPlugin(t testing.TB) (root, archive string, data []byte) {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not on PATH: cannot build the release to serve")
@@ -390,5 +391,46 @@ func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t)+".tmp")); err == nil {
 		t.Error("the tampered archive was left in the data dir")
+	}
+}
+
+// BenchmarkFirstStartFromRelease is issue 15's first start with no Go on PATH: the SessionStart
+// hook (as Claude Code runs it) and the MCP server start together on a marketplace-style
+// install with an empty data dir and the release served from 127.0.0.1; the time is until
+// both have answered (the hook its report, the server its initialize). Target: within 10 s
+// (first-start-ms); the real client is in internal/e2e (TestInstallFromRelease).
+func BenchmarkFirstStartFromRelease(b *testing.B) {
+	skipOnWindows(b)
+	root, archive, data := releasedPlugin(b)
+	rs := serveRelease(b, map[string][]byte{archive: data})
+	f := fixture(b)
+	env := append(slices.Clone(f.cairnEnv), "PATH="+toolDir(b), "CAIRN_DOWNLOAD_URL="+rs.URL, "CLAUDE_PLUGIN_ROOT="+root)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}` + "\n"
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		pdata := filepath.Join(b.TempDir(), fmt.Sprint("data-", i))
+		env := append(slices.Clone(env), "CLAUDE_PLUGIN_DATA="+pdata)
+		b.StartTimer()
+		start := time.Now()
+		var wg sync.WaitGroup
+		var hook, mcp launchResult
+		wg.Add(2)
+		go func() { defer wg.Done(); hook = runShell(b, hookCommand(b, "SessionStart"), env, b.TempDir(), startEvent) }()
+		go func() {
+			defer wg.Done()
+			mcp = runShell(b, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, b.TempDir(), initialize)
+		}()
+		wg.Wait()
+		times = append(times, time.Since(start))
+		if !strings.Contains(hook.stdout, "(apex)") || !strings.Contains(mcp.stdout, `"serverInfo"`) {
+			b.Fatalf("first start: hook %+v, server %+v: want the report and the initialize answer", hook, mcp)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(median(times).Milliseconds()), "first-start-ms")
+	if n := rs.Hits(archive); n != b.N {
+		b.Fatalf("%d downloads for %d first starts, want one each", n, b.N)
 	}
 }

@@ -60,7 +60,7 @@ func runLaunch(t *testing.T, root string, env []string, stdin string, args ...st
 
 // toolDir makes a directory of symlinks to the host tools hooks/launch and hooks/install use,
 // and nothing else: a PATH without go.
-func toolDir(t *testing.T) string {
+func toolDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, tool := range []string{"sh", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip"} {
@@ -77,7 +77,7 @@ func toolDir(t *testing.T) string {
 
 // copyPlugin copies the working tree (without .git and bin/) to a fresh directory, as a
 // marketplace install or a fresh clone would have it: no prebuilt binaries.
-func copyPlugin(t *testing.T, only ...string) string {
+func copyPlugin(t testing.TB, only ...string) string {
 	t.Helper()
 	src := repoRoot(t)
 	dst := filepath.Join(t.TempDir(), "cairn")
@@ -124,7 +124,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func skipOnWindows(t *testing.T) {
+func skipOnWindows(t testing.TB) {
 	if runtime.GOOS == "windows" {
 		t.Skip("hooks/launch is a POSIX sh script; on Windows Claude Code runs hooks through Git Bash, not tested here")
 	}
@@ -300,7 +300,7 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 	}
 }
 
-func pluginVersion(t *testing.T) string {
+func pluginVersion(t testing.TB) string {
 	var m pluginManifest
 	readJSON(t, ".claude-plugin/plugin.json", &m)
 	return m.Version
