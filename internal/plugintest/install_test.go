@@ -417,7 +417,10 @@ func BenchmarkFirstStartFromRelease(b *testing.B) {
 		var wg sync.WaitGroup
 		var hook, mcp launchResult
 		wg.Add(2)
-		go func() { defer wg.Done(); hook = runShell(b, hookCommand(b, "SessionStart"), env, b.TempDir(), startEvent) }()
+		go func() {
+			defer wg.Done()
+			hook = runShell(b, hookCommand(b, "SessionStart"), env, b.TempDir(), startEvent)
+		}()
 		go func() {
 			defer wg.Done()
 			mcp = runShell(b, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, b.TempDir(), initialize)
