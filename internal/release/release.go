@@ -115,7 +115,7 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 		sum := sha256.Sum256(archive)
 		sums = append(sums, hex.EncodeToString(sum[:])+"  "+name+"\n")
 	}
-	slices.Sort(sums)
+	slices.SortFunc(sums, func(a, b string) int { return strings.Compare(a[66:], b[66:]) }) // by name
 	text := strings.Join(sums, "")
 	if err := os.WriteFile(filepath.Join(out, ChecksumsName(version)), []byte(text), 0o644); err != nil {
 		return "", err
