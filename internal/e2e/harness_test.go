@@ -166,13 +166,13 @@ var toyPlugin = PluginSpec{
 }
 
 // cairnPlugin is Cairn itself, assembled as `make build` would for --plugin-dir use: the
-// plugin files from the repository root and the binaries in bin/ (hooks/launch runs
-// bin/<name> first). The lead's scenarios use it once those packages exist.
+// plugin files from the repository root and the binaries in bin/, stamped with the plugin's
+// release/checksums.txt (hooks/launch runs bin/<name> first while the stamp matches). The lead's scenarios use it once those packages exist.
 var cairnPlugin = PluginSpec{
 	Name:   "cairn",
 	Server: "cairn",
 	Src:    ".",
-	Files:  []string{".claude-plugin", ".mcp.json", "hooks", "skills", "commands"},
+	Files:  []string{".claude-plugin", ".mcp.json", "hooks", "skills", "commands", "release"},
 	Binaries: map[string]string{
 		"cairn-mcp":           "./mcpserver",
 		"cairn-session-start": "./hooks/sessionstart",
@@ -259,6 +259,12 @@ func assemble(root string, spec PluginSpec) (string, error) {
 	}
 	if err := errors.Join(all...); err != nil {
 		return "", err
+	}
+	// make build's stamp: these binaries are of this plugin's sources.
+	if sums, err := os.ReadFile(filepath.Join(dst, "release", "checksums.txt")); err == nil {
+		if err := os.WriteFile(filepath.Join(dst, "bin", ".checksums"), sums, 0o644); err != nil {
+			return "", err
+		}
 	}
 	return dst, nil
 }
