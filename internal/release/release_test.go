@@ -1,0 +1,114 @@
+package release
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"testing"
+)
+
+// The archives are byte for byte the same for the same files, whatever the map's order, and
+// hold the files at the top level, executable, with the fixed time.
+func TestArchivesAreReproducible(t *testing.T) {
+	files := map[string][]byte{"cairn": []byte("one"), "cairn-mcp": []byte("two"), "cairn-stop": bytes.Repeat([]byte("x"), 70000)}
+	for _, tc := range []struct {
+		name string
+		make func(map[string][]byte) ([]byte, error)
+		list func(t *testing.T, data []byte) map[string]string
+	}{
+		{"tar.gz", TarGz, listTarGz},
+		{"zip", Zip, listZip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := tc.make(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 5 {
+				b, err := tc.make(files)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(a, b) {
+					t.Fatal("two archives of the same files differ")
+				}
+			}
+			got := tc.list(t, a)
+			for name, data := range files {
+				if got[name] != string(data) {
+					t.Errorf("%s: %d bytes in the archive, want %d", name, len(got[name]), len(data))
+				}
+			}
+			if len(got) != len(files) {
+				t.Errorf("the archive holds %d entries, want %d", len(got), len(files))
+			}
+		})
+	}
+}
+
+func listTarGz(t *testing.T, data []byte) map[string]string {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !zr.ModTime.IsZero() || zr.Name != "" {
+		t.Errorf("the gzip header carries a time %v or a name %q", zr.ModTime, zr.Name)
+	}
+	tr := tar.NewReader(zr)
+	out := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Mode != 0o755 || !h.ModTime.Equal(entryTime) || h.Uid != 0 || h.Uname != "" {
+			t.Errorf("%s: mode %o, time %v, owner %d/%q; want 755, the fixed time, root with no name", h.Name, h.Mode, h.ModTime, h.Uid, h.Uname)
+		}
+		b, _ := io.ReadAll(tr)
+		out[h.Name] = string(b)
+	}
+}
+
+func listZip(t *testing.T, data []byte) map[string]string {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, f := range zr.File {
+		if f.Mode().Perm() != 0o755 || !f.Modified.Equal(entryTime) {
+			t.Errorf("%s: mode %v, time %v; want 755 and the fixed time", f.Name, f.Mode(), f.Modified)
+		}
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		out[f.Name] = string(b)
+	}
+	return out
+}
+
+func TestArchiveNames(t *testing.T) {
+	for _, tc := range []struct {
+		p    Platform
+		want string
+	}{
+		{Platform{"linux", "amd64"}, "cairn_1.2.3_linux_amd64.tar.gz"},
+		{Platform{"darwin", "arm64"}, "cairn_1.2.3_darwin_arm64.tar.gz"},
+		{Platform{"windows", "amd64"}, "cairn_1.2.3_windows_amd64.zip"},
+	} {
+		if got := ArchiveName("1.2.3", tc.p); got != tc.want {
+			t.Errorf("ArchiveName(%s) = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+	if len(Platforms) != 5 {
+		t.Errorf("a release is built for %v, want linux and darwin (amd64, arm64) and windows/amd64", Platforms)
+	}
+}
