@@ -101,8 +101,7 @@ func buildFixture(root string) (*benchFixture, error) {
 		return nil, err
 	}
 
-	// The binaries, built as hooks/launch builds them.
-	bin := filepath.Join(dir, "bin")
+	// The binaries, built as make build builds them.
 	noopSrc := filepath.Join(dir, "noop")
 	if err := os.MkdirAll(noopSrc, 0o755); err != nil {
 		return fail(err)
@@ -113,7 +112,7 @@ func buildFixture(root string) (*benchFixture, error) {
 	f.binRoot = filepath.Join(dir, "plugin-bin")
 	f.dataRoot = filepath.Join(dir, "plugin-data-root")
 	f.dataDir = filepath.Join(dir, "plugin-data")
-	bin = filepath.Join(f.binRoot, "bin")
+	bin := filepath.Join(f.binRoot, "bin")
 	f.sessionStart = filepath.Join(bin, "cairn-session-start")
 	f.stop = filepath.Join(bin, "cairn-stop")
 	f.noop = filepath.Join(bin, "noop")
