@@ -63,7 +63,7 @@ func runLaunch(t *testing.T, root string, env []string, stdin string, args ...st
 func toolDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, tool := range []string{"sh", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip"} {
+	for _, tool := range []string{"sh", "sed", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			t.Skipf("host tool %s is missing: %v", tool, err)
@@ -164,6 +164,15 @@ func TestLaunchWithoutGo(t *testing.T) {
 			}
 		})
 	}
+	// The line names the URL it tried: a quote or backslash there still makes valid JSON.
+	t.Run("odd-url", func(t *testing.T) {
+		env := append(slices.Clone(env), `CAIRN_DOWNLOAD_URL=http://127.0.0.1:1/a"b\c`, "CLAUDE_PLUGIN_DATA="+t.TempDir())
+		res := runLaunch(t, root, env, `{"session_id":"s"}`, "cairn-session-start")
+		var out map[string]string
+		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || !strings.Contains(out["systemMessage"], `1/a"b\c/v`) {
+			t.Errorf("stdout = %q (%v), want a systemMessage naming the URL", res.stdout, err)
+		}
+	})
 	t.Run("unknown-binary", func(t *testing.T) {
 		res := runLaunch(t, root, env, "", "rm")
 		if res.code == 0 || !strings.Contains(res.stderr, "unknown binary") || res.stdout != "" {
