@@ -98,8 +98,9 @@ type Status struct {
 	Age         time.Duration // since the last change; 0 when unknown
 }
 
-// QuickStatus reads the active workflow for a status bar: the record only, with no lock, no
-// repair and no memory, so it costs a few milliseconds. ok is false when no workflow is active.
+// QuickStatus reads the active workflow for a status bar: the record only (without a lock
+// when all is well, as Store.ReadWorkflow reads), no read protocol and no memory, so it costs
+// a few milliseconds. ok is false when no workflow is active.
 func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 	w, err := e.st.ReadWorkflow()
 	if isNotFound(err) {
