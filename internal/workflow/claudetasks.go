@@ -15,6 +15,10 @@ const ClaudeTaskPrefix = "claude-"
 // maxSubject bounds a mirrored task's subject, kept as the task's note.
 const maxSubject = 200
 
+// maxDoneClaudeTasks bounds the finished mirrored tasks a record keeps: Claude Code's task
+// list is a working list, and the journal holds every change anyway. Older ones go first.
+const maxDoneClaudeTasks = 50
+
 // ClaudeTask is one of Claude Code's tasks as its TaskCreated and TaskCompleted hook events
 // carry it.
 type ClaudeTask struct {
@@ -98,7 +102,34 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return res, nil
 	}
 	step.Warnings = append(res.Warnings, step.Warnings...)
+	if step.Changed {
+		pruneDoneClaudeTasks(step.Record)
+	}
 	return step, nil
+}
+
+// pruneDoneClaudeTasks drops the oldest finished mirrored tasks beyond maxDoneClaudeTasks.
+// r is a fresh clone the caller owns.
+func pruneDoneClaudeTasks(r *Record) {
+	done := 0
+	for _, t := range r.Tasks {
+		if strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+			done++
+		}
+	}
+	drop := done - maxDoneClaudeTasks
+	if drop <= 0 {
+		return
+	}
+	kept := r.Tasks[:0]
+	for _, t := range r.Tasks {
+		if drop > 0 && strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+			drop--
+			continue
+		}
+		kept = append(kept, t)
+	}
+	r.Tasks = kept
 }
 
 func (r *Record) findTask(id string) int {

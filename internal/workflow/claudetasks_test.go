@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -116,5 +117,38 @@ func TestOpenTasksNamesOtherPhases(t *testing.T) {
 	want := []string{"read the code (phase analyze)", "own-task: by the MCP tool (running) (phase analyze)"}
 	if got := workflow.OpenTasks(r); !slices.Equal(got, want) {
 		t.Errorf("OpenTasks = %q, want %q", got, want)
+	}
+}
+
+// Finished mirrored tasks are capped (oldest dropped first); open ones and the workflow's own
+// tasks are never dropped.
+func TestRecordClaudeTaskPrunesDone(t *testing.T) {
+	r := startedApex(t)
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "own", Status: workflow.TaskRunning}, now, workflow.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = res.Record
+	record := func(id string, done bool) {
+		t.Helper()
+		res, err := workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: "s1", TaskID: id, Subject: "task " + id}, done, now, workflow.Actor{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Changed {
+			r = res.Record
+		}
+	}
+	record("open", false)
+	for i := range 60 {
+		record(strconv.Itoa(i), true)
+	}
+	c := workflow.CountTasks(r, "")
+	if c.Done != 50 || c.Pending != 1 || c.Running != 1 {
+		t.Errorf("counts %+v, want 50 done, the open one and the workflow's own", c)
+	}
+	if r.Tasks[0].ID != "own" || r.Tasks[1].ID != "claude-s1-open" || r.Tasks[2].ID != "claude-s1-10" {
+		t.Errorf("kept %s, %s, %s first; want own, claude-s1-open, claude-s1-10", r.Tasks[0].ID, r.Tasks[1].ID, r.Tasks[2].ID)
 	}
 }
