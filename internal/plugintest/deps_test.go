@@ -26,7 +26,7 @@ func TestOnlyTheMCPServerLinksMCP(t *testing.T) {
 	if !links(listDeps(t, goBin, "./mcpserver"), mcp) {
 		t.Fatalf("go list -deps ./mcpserver does not list %s: the check below would prove nothing", mcp)
 	}
-	for _, pkg := range []string{"./hooks/sessionstart", "./hooks/stop", "./cmd/cairn"} {
+	for _, pkg := range []string{"./hooks/sessionstart", "./hooks/stop", "./hooks/event", "./cmd/cairn"} {
 		deps := listDeps(t, goBin, pkg)
 		if len(deps) < 10 {
 			t.Fatalf("go list -deps %s listed only %v: the check would prove nothing", pkg, deps)

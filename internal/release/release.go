@@ -35,6 +35,7 @@ var Binaries = []Binary{
 	{"cairn-mcp", "./mcpserver"},
 	{"cairn-session-start", "./hooks/sessionstart"},
 	{"cairn-stop", "./hooks/stop"},
+	{"cairn-event", "./hooks/event"},
 	{"cairn", "./cmd/cairn"},
 }
 
