@@ -437,3 +437,25 @@ func BenchmarkFirstStartFromRelease(b *testing.B) {
 		b.Fatalf("%d downloads for %d first starts, want one each", n, b.N)
 	}
 }
+
+// While another start holds the install (a download in progress, say), a hook waits a few
+// seconds at most, then lets the session go on with one line; the other start's lock stays.
+func TestLaunchHookDoesNotWaitLongForAnotherInstall(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home := t.TempDir()
+	data := filepath.Join(home, "data")
+	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+	if err := os.MkdirAll(lock, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, data, home, toolDir(t))
+	res := runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
+	var out map[string]string
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.Contains(out["systemMessage"], "being installed by another start") {
+		t.Errorf("SessionStart = %+v, want exit 0 and a systemMessage saying another start is installing", res)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Errorf("the other start's lock is gone: %v", err)
+	}
+}
