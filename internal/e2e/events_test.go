@@ -129,7 +129,7 @@ func TestCairnCompactionKeepsPosition(t *testing.T) {
 	ran := false
 	for _, e := range r.Events {
 		raw := string(e.Raw)
-		if e.Type == "user" && strings.Contains(raw, "Compacted PreCompact [") && strings.Contains(raw, "cairn-event] completed successfully: Cairn workflow position") {
+		if e.Type == "user" && strings.Contains(raw, "Compacted PreCompact [") && strings.Contains(raw, "] completed successfully: Cairn workflow position") {
 			ran = true
 		}
 	}

@@ -39,14 +39,14 @@ func TestPluginSpecsMatchManifests(t *testing.T) {
 			}
 
 			// Every binary the manifests start must be one the spec builds.
-			launch, err := os.ReadFile(filepath.Join(src, "hooks", "launch"))
+			install, err := os.ReadFile(filepath.Join(src, "hooks", "install"))
 			switch {
 			case err == nil:
 				// Cairn's manifests go through hooks/launch, which runs bin/<name> and otherwise
-				// builds name:package pairs itself: the spec must build the same set.
-				m := regexp.MustCompile(`for b in ([^;]+);`).FindSubmatch(launch)
+				// has hooks/install build name:package pairs: the spec must build the same set.
+				m := regexp.MustCompile(`for cairn_b in (cairn[^;]*:[^;]+);`).FindSubmatch(install)
 				if m == nil {
-					t.Fatal("hooks/launch has no `for b in name:pkg ...;` build list")
+					t.Fatal("hooks/install has no `for cairn_b in name:pkg ...;` build list")
 				}
 				want := map[string]string{}
 				for _, pair := range strings.Fields(string(m[1])) {
@@ -54,7 +54,7 @@ func TestPluginSpecsMatchManifests(t *testing.T) {
 					want[name] = pkg
 				}
 				if !maps.Equal(want, spec.Binaries) {
-					t.Errorf("hooks/launch builds %v, spec builds %v", want, spec.Binaries)
+					t.Errorf("hooks/install builds %v, spec builds %v", want, spec.Binaries)
 				}
 			case os.IsNotExist(err):
 				var refs []string
