@@ -59,6 +59,14 @@ type app struct {
 }
 
 func (a *app) main(args []string) int {
+	// Flags every command has may come before the command too: cairn --json status.
+	var global []string
+	for len(args) > 0 && isGlobalFlag(args[0]) {
+		global, args = append(global, args[0]), args[1:]
+	}
+	if len(args) == 0 && len(global) > 0 {
+		args = []string{"help"}
+	}
 	if len(args) == 0 {
 		fmt.Fprint(a.stderr, overview())
 		return ExitUsage
@@ -74,6 +82,7 @@ func (a *app) main(args []string) int {
 	if err != nil {
 		return a.fail(err)
 	}
+	rest = append(global, rest...)
 	a.name = cmd.name
 	defer func() {
 		if a.eng != nil {
@@ -86,6 +95,15 @@ func (a *app) main(args []string) int {
 		return ExitOK
 	}
 	return a.fail(err)
+}
+
+// isGlobalFlag: the flags every command takes, which may also come before its name.
+func isGlobalFlag(arg string) bool {
+	switch arg {
+	case "--json", "-json", "--json=true", "--json=false":
+		return true
+	}
+	return false
 }
 
 // fail prints err (if any) on stderr and returns its exit code.
@@ -193,12 +211,12 @@ func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 	usage := func(format string, v ...any) error {
 		return &usageError{msg: fmt.Sprintf(format, v...), cmd: a.name, usage: cmd.usage}
 	}
-	pos, err := interspersed(fs, args)
+	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, usage("%v", err)
+		return nil, &usageError{msg: err.Error(), cmd: a.name, usage: cmd.usage}
 	}
 	switch {
 	case len(pos) < min:
@@ -207,25 +225,6 @@ func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 		return nil, usage("too many arguments: %s", quoteList(pos[max:]))
 	}
 	return pos, nil
-}
-
-// interspersed is fs.Parse that lets flags follow positionals, as in `cairn show ID --json`.
-func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 func quoteList(s []string) string {

@@ -132,7 +132,8 @@ does, for projects that define their own workflows. People need not run it.`},
 // nouns are the commands that take a verb.
 var nouns = map[string]bool{"checkpoint": true, "vars": true, "log": true, "hook": true}
 
-// lookup finds the command args name and returns the arguments after its name.
+// lookup finds the command args name and returns the arguments after its name. A mistyped
+// name is answered with the nearest ones.
 func lookup(args []string) (*command, []string, error) {
 	name := args[0]
 	if nouns[name] {
@@ -143,14 +144,38 @@ func lookup(args []string) (*command, []string, error) {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
+		if _, ok := commands[name+" "+args[1]]; !ok {
+			msg := fmt.Sprintf("unknown command %q", name+" "+args[1])
+			if s := suggest(args[1], verbs(name)); len(s) > 0 {
+				return nil, nil, &usageError{msg: msg + ": did you mean " + name + " " + strings.Join(s, " or "+name+" ") + "?"}
+			}
+			return nil, nil, &usageError{msg: fmt.Sprintf("%s: %s takes %s", msg, name, strings.Join(verbs(name), ", "))}
+		}
 		name += " " + args[1]
 		args = args[1:]
 	}
 	c, ok := commands[name]
 	if !ok {
-		return nil, nil, &usageError{msg: fmt.Sprintf("unknown command %q: cairn help lists them", name)}
+		msg := fmt.Sprintf("unknown command %q", name)
+		if s := suggest(name, topNames()); len(s) > 0 {
+			return nil, nil, &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
+		}
+		return nil, nil, &usageError{msg: msg + ": cairn help lists them"}
 	}
 	return c, args[1:], nil
+}
+
+// topNames are the words that can start a command line: commands and nouns.
+func topNames() []string {
+	var out []string
+	for n := range commands {
+		first, _, _ := strings.Cut(n, " ")
+		if !contains(out, first) {
+			out = append(out, first)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func verbs(noun string) []string {
@@ -246,6 +271,9 @@ func runHelp(a *app, args []string) error {
 			fmt.Fprint(a.stdout, commands[n].help())
 		}
 		return nil
+	}
+	if s := suggest(name, topNames()); len(s) > 0 {
+		return &usageError{msg: fmt.Sprintf("no command %q: did you mean %s?", name, strings.Join(s, " or "))}
 	}
 	return &usageError{msg: fmt.Sprintf("no command %q: cairn help lists them", name)}
 }
