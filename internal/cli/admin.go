@@ -89,9 +89,9 @@ func runDoctor(a *app, args []string) error {
 	} else {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		for _, c := range rep.Checks {
-			mark := "ok"
+			mark := a.style(green, "ok")
 			if !c.OK {
-				mark = "FAIL"
+				mark = a.style(red, "FAIL")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, clean(c.Name), clean(c.Detail))
 			if !c.OK && c.Fix != "" {

@@ -1,5 +1,5 @@
 // Package cli is cairn, the human command line over Cairn's engine: status, a live watch,
-// list, show and history of workflows, archive, expire and doctor, and the seeds' shell API
+// list, show and history of workflows, archive, expire and doctor, and the shell API
 // (start, transition, checkpoint, vars, log) for bash blocks in slash commands.
 //
 // It is an adapter and nothing more: every read and write goes through internal/engine, so the
@@ -42,6 +42,7 @@ var Version = "dev"
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, ctx: context.Background(),
 		executable: os.Executable}
+	a.color, a.colorErr = colorOn(stdout, getenv), colorOn(stderr, getenv)
 	return a.main(args)
 }
 
@@ -55,6 +56,8 @@ type app struct {
 
 	name string // the command being run, for messages ("transition", "checkpoint save")
 	json bool   // --json was given
+
+	color, colorErr bool // stdout, stderr take colour (color.go)
 	eng  *engine.Engine
 }
 
@@ -78,17 +81,20 @@ func (a *app) main(args []string) int {
 	case "-v", "-version", "--version":
 		args = []string{"version"}
 	}
+	defer func() {
+		if a.eng != nil {
+			a.eng.Close()
+		}
+	}()
+	if isCompletionRequest(args[0]) {
+		return a.complete(args)
+	}
 	cmd, rest, err := lookup(args)
 	if err != nil {
 		return a.fail(err)
 	}
 	rest = append(global, rest...)
 	a.name = cmd.name
-	defer func() {
-		if a.eng != nil {
-			a.eng.Close()
-		}
-	}()
 	err = cmd.run(a, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(a.stdout, cmd.help())
@@ -124,7 +130,7 @@ func (a *app) fail(err error) int {
 		// The engine's hint names the agent's tools; a person at a shell wants commands.
 		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(msg))
+	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), oneLine(msg))
 	var ue *usageError
 	if errors.As(err, &ue) && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
@@ -247,7 +253,7 @@ func (a *app) printJSON(v any) error {
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
-			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", oneLine(w))
+			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), oneLine(w))
 		}
 	}
 }

@@ -166,3 +166,11 @@ func didYouMean(s string, candidates []string) string {
 	}
 	return ""
 }
+
+// withHint adds a suggestion ("; did you mean plan?") to an error, keeping what it wraps.
+func withHint(err error, hint string) error {
+	if hint == "" {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, hint)
+}

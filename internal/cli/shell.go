@@ -42,6 +42,9 @@ func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 // what would be right; nil when it is JSON (the store still checks it: size, secrets). The
 // data itself is not repeated: it may hold what should not be printed.
 func notJSON(what string, data []byte, example string) error {
+	if len(data) > jsonx.MaxSize {
+		return nil // the store refuses it for its size, which is what is wrong
+	}
 	var v any
 	err := json.Unmarshal(data, &v)
 	if err == nil {

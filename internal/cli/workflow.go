@@ -32,6 +32,9 @@ func runStart(a *app, args []string) error {
 	}
 	res, err := e.Start(a.ctx, req)
 	if err != nil {
+		if names := e.Definitions(); !contains(names, req.Type) {
+			return withHint(err, didYouMean(req.Type, names))
+		}
 		return err
 	}
 	return a.result(res, false)
@@ -69,6 +72,9 @@ func runTransition(a *app, args []string) error {
 	}
 	res, err := e.Transition(a.ctx, req)
 	if err != nil {
+		if d := a.activeDefinition(); d != nil && !d.HasPhase(req.To) {
+			return withHint(err, didYouMean(req.To, d.Phases))
+		}
 		return err
 	}
 	if !res.Changed {
