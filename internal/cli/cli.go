@@ -58,7 +58,7 @@ type app struct {
 	json bool   // --json was given
 
 	color, colorErr bool // stdout, stderr take colour (color.go)
-	eng  *engine.Engine
+	eng             *engine.Engine
 }
 
 func (a *app) main(args []string) int {
