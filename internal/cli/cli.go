@@ -56,9 +56,9 @@ type app struct {
 
 	name string // the command being run, for messages ("transition", "checkpoint save")
 	json bool   // --json was given
+	eng  *engine.Engine
 
 	color, colorErr bool // stdout, stderr take colour (color.go)
-	eng             *engine.Engine
 }
 
 func (a *app) main(args []string) int {
