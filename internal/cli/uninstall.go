@@ -74,6 +74,9 @@ func runUninstall(a *app, args []string) error {
 		}
 		a.say(plan.Notes...)
 		fmt.Fprintln(a.stdout, "Nothing of Cairn's to remove here.")
+		if plan.StateDir != "" {
+			fmt.Fprintf(a.stdout, "It keeps the workflow state in %s (--with-state removes it too).\n", clean(plan.StateDir))
+		}
 		a.uninstallNext()
 		return nil
 	}
