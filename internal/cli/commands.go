@@ -47,9 +47,11 @@ not archived. With --json prints the engine's resume answer.`},
 		{name: "watch", usage: "watch [--json]", run: runWatch,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
 			doc: `Prints the current position, then a line each time any process (the agent, a hook,
-another cairn) changes the workflow. Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0.
-With --json each line is one JSON object: at, workflow_id, revision, phase, session_id,
-updated_at (workflow_id is empty when no workflow is active).`},
+another cairn) changes the workflow, saying what changed (phase, status, tasks, variable
+names, artifacts, checkpoints saved or deleted) and who changed it (actor and session, from
+the journal). Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0. With --json each line is one
+JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, by
+(workflow_id is empty when no workflow is active).`},
 		{name: "list", usage: "list [--json]", run: runList,
 			summary: "List the active workflow and the archived ones, newest first."},
 		{name: "show", usage: "show [ID] [--json]", run: runShow,
