@@ -20,6 +20,8 @@ install: build
 	else \
 		echo "claude is not on PATH: run Claude Code with --plugin-dir $(CURDIR) to use Cairn"; \
 	fi
+	@echo "cairn is $(CURDIR)/$(BIN)/cairn; the agent finds it on its PATH (Claude Code adds the plugin's bin/)."
+	@echo "To type cairn in your shell: $(BIN)/cairn doctor --link (a link in ~/.local/bin), or add $(CURDIR)/$(BIN) to PATH."
 	$(BIN)/cairn doctor
 
 check:
