@@ -234,6 +234,10 @@ type Result struct {
 //	func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error)
 //	func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error)
 //	func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error)
+//	// The CLI's own verbs (cliops.go): cairn vars unset, checkpoint delete, log show.
+//	func (e *Engine) UnsetVars(ctx context.Context, keys []string) (*Result, error)
+//	func (e *Engine) DeleteCheckpoint(ctx context.Context, name string) (*Result, error)
+//	func (e *Engine) ReadLog(ctx context.Context, name string) (store.Lines, error)
 //
 //	// Sessions and hooks.
 //	func (e *Engine) RecordSession(s Session) error        // sessions/<pid>.json
