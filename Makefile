@@ -2,7 +2,7 @@
 # (when the claude CLI is on PATH); `make test` runs every check CI runs.
 GO ?= go
 BIN := bin
-BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)/cairn
+BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)/cairn-event $(BIN)/cairn
 
 .PHONY: build install test check unit e2e fuzz bench clean
 
@@ -10,6 +10,7 @@ build:
 	$(GO) build -trimpath -o $(BIN)/cairn-mcp ./mcpserver
 	$(GO) build -trimpath -o $(BIN)/cairn-session-start ./hooks/sessionstart
 	$(GO) build -trimpath -o $(BIN)/cairn-stop ./hooks/stop
+	$(GO) build -trimpath -o $(BIN)/cairn-event ./hooks/event
 	$(GO) build -trimpath -o $(BIN)/cairn ./cmd/cairn
 
 # Builds, registers this checkout as a marketplace and installs the plugin from it, then checks

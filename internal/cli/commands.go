@@ -29,7 +29,7 @@ var commands map[string]*command
 
 // order is how the overview lists them: the person's commands, then the shell API.
 var order = []string{
-	"status", "watch", "list", "show", "history", "types", "archive", "expire", "doctor",
+	"status", "statusline", "watch", "list", "show", "history", "types", "archive", "expire", "doctor",
 	"start", "transition", "complete", "task",
 	"checkpoint save", "checkpoint load", "checkpoint list", "checkpoint delete",
 	"vars set", "vars get", "vars unset", "vars export", "log append", "log show",
@@ -44,6 +44,13 @@ func init() {
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
 not archived. With --json prints the engine's resume answer.`},
+		{name: "statusline", usage: "statusline [--json]", run: runStatusline,
+			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
+			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
+project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; nothing when none
+is active. It reads the state without a lock or a repair, in a few milliseconds, and never
+fails the status bar: problems go to stderr, exit 0. In ~/.claude/settings.json:
+  "statusLine": {"type": "command", "command": "cairn statusline"}`},
 		{name: "watch", usage: "watch [--json]", run: runWatch,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
 			doc: `Prints the current position, then a line each time any process (the agent, a hook,

@@ -41,6 +41,7 @@ type Resume struct {
 	Blocking      []Violation     `json:"blocking,omitempty"`
 	Notices       []string        `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
 	L2Line        string          `json:"l2_line,omitempty"`
+	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first (claudetasks.go)
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
 	SystemMessage string          `json:"-"` // one line for the user when something needs their eye

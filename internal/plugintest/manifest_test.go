@@ -200,7 +200,8 @@ type hooksFile struct {
 func TestHooksJSON(t *testing.T) {
 	var hf hooksFile
 	readJSON(t, "hooks/hooks.json", &hf)
-	wantBinary := map[string]string{"SessionStart": "cairn-session-start", "Stop": "cairn-stop"}
+	wantBinary := map[string]string{"SessionStart": "cairn-session-start", "Stop": "cairn-stop",
+		"TaskCreated": "cairn-event", "TaskCompleted": "cairn-event", "PreCompact": "cairn-event"}
 	for event := range wantBinary {
 		if len(hf.Hooks[event]) == 0 {
 			t.Errorf("hooks.json has no %s hook", event)
