@@ -13,6 +13,10 @@ import (
 	"github.com/cairn-dev/cairn/internal/project"
 )
 
+// l2MarkFile is the engine's record of what Cairn last wrote to auto-memory (engine's
+// l2-mark document), from which a session restores lines another writer dropped.
+const l2MarkFile = "l2-mark.json"
+
 // uninstallPlan is what `cairn uninstall` removes (and, with --json, says).
 type uninstallPlan struct {
 	MemoryDir   string   `json:"memory_dir,omitempty"`
@@ -20,6 +24,7 @@ type uninstallPlan struct {
 	MemoryFiles []string `json:"memory_files"`
 	DataDirs    []string `json:"data_dirs"`
 	Links       []string `json:"links"`
+	Mark        string   `json:"mark,omitempty"` // the state dir's record of Cairn's memory lines, which would put them back
 	StateDir    string   `json:"state_dir,omitempty"`
 	KeepState   bool     `json:"keep_state"`
 	Removed     bool     `json:"removed"`
@@ -27,7 +32,7 @@ type uninstallPlan struct {
 }
 
 func (p *uninstallPlan) empty() bool {
-	return len(p.MemoryLines) == 0 && len(p.MemoryFiles) == 0 && len(p.DataDirs) == 0 && len(p.Links) == 0 &&
+	return len(p.MemoryLines) == 0 && len(p.MemoryFiles) == 0 && len(p.DataDirs) == 0 && len(p.Links) == 0 && p.Mark == "" &&
 		(p.KeepState || p.StateDir == "")
 }
 
@@ -66,6 +71,9 @@ func runUninstall(a *app, args []string) error {
 		} else {
 			plan.StateDir = dir
 		}
+		if m := filepath.Join(dir, l2MarkFile); fileExists(m) && !(*withState && plan.StateDir != "") {
+			plan.Mark = m
+		}
 	}
 
 	if plan.empty() {
@@ -103,6 +111,11 @@ func runUninstall(a *app, args []string) error {
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
 		if _, err := mem.RemoveCairn(); err != nil {
 			failed = append(failed, "auto-memory: "+err.Error())
+		}
+	}
+	if plan.Mark != "" {
+		if err := os.Remove(plan.Mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = append(failed, err.Error())
 		}
 	}
 	for _, d := range plan.DataDirs {
@@ -147,6 +160,9 @@ func (a *app) showPlan(p *uninstallPlan) {
 		for _, f := range p.MemoryFiles {
 			fmt.Fprintf(w, "    file %s\n", clean(f))
 		}
+	}
+	if p.Mark != "" {
+		fmt.Fprintf(w, "  memory mark: %s (with it, the next session would write the lines back)\n", clean(p.Mark))
 	}
 	for _, d := range p.DataDirs {
 		fmt.Fprintf(w, "  binaries: %s\n", clean(d))
