@@ -60,8 +60,8 @@ func valueName(f *flag.Flag) string {
 	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 		return "true or false"
 	}
-	if _, ok := f.Value.(interface{ Get() any }); ok {
-		switch f.Value.(flag.Getter).Get().(type) {
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
 		case int, int64, uint, uint64:
 			return "a whole number"
 		}

@@ -72,8 +72,12 @@ func runTransition(a *app, args []string) error {
 	}
 	res, err := e.Transition(a.ctx, req)
 	if err != nil {
-		if d := a.activeDefinition(); d != nil && !d.HasPhase(req.To) {
-			return withHint(err, didYouMean(req.To, d.Phases))
+		if d := a.activeDefinition(); d != nil {
+			for _, p := range []string{req.To, req.From} {
+				if p != "" && !d.HasPhase(p) {
+					return withHint(err, didYouMean(p, d.Phases))
+				}
+			}
 		}
 		return err
 	}
