@@ -226,6 +226,9 @@ func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 	}
 	switch {
 	case len(pos) < min:
+		if names := argNames(cmd.usage, a.name); len(names) >= min {
+			return nil, usage("missing %s", strings.Join(names[len(pos):min], " and "))
+		}
 		return nil, usage("missing arguments: want %d, got %d", min, len(pos))
 	case max >= 0 && len(pos) > max:
 		return nil, usage("too many arguments: %s", quoteList(pos[max:]))

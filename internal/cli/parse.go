@@ -174,3 +174,25 @@ func withHint(err error, hint string) error {
 	}
 	return fmt.Errorf("%w%s", err, hint)
 }
+
+// argNames are the required arguments a usage line names, in order: "start TYPE CONTEXT
+// [--id ID]" has TYPE and CONTEXT, "completion bash|zsh|fish" has bash|zsh|fish; optional
+// ones ([FROM]) and flags' values are left out.
+func argNames(usage, name string) []string {
+	rest := strings.Fields(strings.TrimPrefix(usage, name))
+	var out []string
+	for i := 0; i < len(rest); i++ {
+		w := rest[i]
+		if strings.HasPrefix(w, "[") {
+			for !strings.Contains(rest[i], "]") && i+1 < len(rest) {
+				i++
+			}
+			continue
+		}
+		w = strings.TrimSuffix(w, "...")
+		if w != "" && (strings.ToUpper(w) == w || strings.Contains(w, "|")) && !strings.HasPrefix(w, "-") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
