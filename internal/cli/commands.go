@@ -116,8 +116,8 @@ metadata, in the same write. Entering a terminal phase completes and archives th
 		{name: "vars set", usage: "vars set KEY VALUE [--json]", run: runVarsSet,
 			summary: "Set a workflow variable of the active workflow.",
 			doc: `KEY is letters, digits and _; names the shell gives meaning to (PATH, IFS, LD_*,
-CLAUDE_*, ...) are refused. A VALUE that is a negative number is a value (cairn vars set N -1); any other VALUE
-starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
+CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); any other
+VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
 		{name: "vars get", usage: "vars get KEY [--json]", run: runVarsGet,
 			summary: "Print a workflow variable's value; not set: exit 1."},
 		{name: "vars unset", usage: "vars unset KEY... [--json]", run: runVarsUnset,
