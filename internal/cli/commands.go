@@ -73,7 +73,7 @@ JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, 
 order, the moves allowed from each phase, the phases that need an approval, the terminal
 phases and the TTL after which an idle workflow expires.`},
 		{name: "archive", usage: "archive [--reason TEXT] [--json]", run: runArchive,
-			summary: "Abandon the active workflow: move it to the archive unfinished (kept, not deleted).",
+			summary: "Abandon the active workflow: archive it unfinished (kept, not deleted).",
 			doc: `For work that will not be finished; cairn complete OUTCOME ends finished work. The
 reason is free text, kept in the workflow's history (cairn history ID); a one-word reason
 such as superseded is also the status cairn list shows (default archived).`},
