@@ -120,15 +120,29 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 				return nil
 			}
 			if !cpWatched && ev.Name == cpDir && ev.Has(fsnotify.Create) {
-				cpWatched = w.Add(cpDir) == nil
+				// Files saved between the directory's creation and this watch were missed:
+				// the directory is new, so whatever is in it is.
+				if cpWatched = w.Add(cpDir) == nil; cpWatched {
+					ents, _ := os.ReadDir(cpDir)
+					for _, e := range ents {
+						if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+							cps[n] = true
+						}
+					}
+				}
 			}
-			if filepath.Dir(ev.Name) == cpDir {
+			switch {
+			case ev.Name == cpDir:
+				if len(cps) == 0 {
+					continue
+				}
+			case filepath.Dir(ev.Name) == cpDir:
 				n, ok := strings.CutSuffix(filepath.Base(ev.Name), ".json")
 				if !ok || strings.HasPrefix(n, ".") || ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
 					continue // temp files; a chmod is no change of content
 				}
 				cps[n] = true
-			} else if filepath.Base(ev.Name) != store.WorkflowFile {
+			case filepath.Base(ev.Name) != store.WorkflowFile:
 				continue // journal, locks, temp files: the snapshot is what moves
 			}
 			now := time.Now()
