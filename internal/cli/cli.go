@@ -1,12 +1,16 @@
 // Package cli is cairn, the human command line over Cairn's engine: status, a live watch,
-// list, show and history of workflows, archive, expire and doctor, and the shell API
-// (start, transition, checkpoint, vars, log) for bash blocks in slash commands.
+// list, show and history of workflows, types, archive, expire, doctor and uninstall, shell
+// completion, and the shell API (start, transition, checkpoint, vars, log) for bash blocks in
+// slash commands.
 //
-// It is an adapter and nothing more: every read and write goes through internal/engine, so the
-// CLI sees and changes state exactly as the MCP server and the hooks do. Its own work is
-// parsing arguments, rendering for a person (or as JSON with --json), and mapping errors to
-// exit codes: 0 ok, 1 refused or not found, 2 usage error, 3 state unusable or internal error.
-// Data goes to stdout, diagnostics to stderr.
+// It is an adapter and nothing more: every read and write of workflow state goes through
+// internal/engine, so the CLI sees and changes state exactly as the MCP server and the hooks
+// do (uninstall, which takes Cairn out of auto-memory, uses internal/memory's own writer). Its
+// own work is parsing arguments (flags anywhere, the nearest name for a mistyped one),
+// rendering for a person (colour only on a terminal) or as JSON with --json, and mapping
+// errors to exit codes: 0 ok, 1 refused or not found, 2 usage error, 3 state unusable or
+// internal error. Data goes to stdout, diagnostics to stderr. Commands are registered in one
+// table (commands.go); shell completion is cobra's, over a tree built from that table.
 package cli
 
 import (
