@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -144,6 +146,23 @@ func (a *app) flagValues(cmd, flag string) []string {
 	return nil
 }
 
+// stateEngine is the engine for completion, only where a state directory already exists:
+// pressing Tab must not create one.
+func (a *app) stateEngine() (*engine.Engine, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := project.StateDir(a.getenv, wd)
+	if err != nil {
+		return nil, err
+	}
+	if !isDir(dir) {
+		return nil, os.ErrNotExist
+	}
+	return a.engine()
+}
+
 // argValues completes argument n of a command from the state; nothing on any error.
 func (a *app) argValues(cmd string, n int) []string {
 	switch {
@@ -152,15 +171,16 @@ func (a *app) argValues(cmd string, n int) []string {
 	case cmd == "completion" && n == 0:
 		return completionShells
 	case (cmd == "start" || cmd == "types") && n == 0:
-		if e, err := a.engine(); err == nil {
+		if e, err := a.stateEngine(); err == nil {
 			return e.Definitions()
 		}
+		return workflow.BuiltinNames()
 	case cmd == "transition" && n <= 1:
 		return a.phases()
 	case cmd == "task" && n == 1:
 		return []string{"pending", "running", "done", "failed"}
 	case (cmd == "show" || cmd == "history") && n == 0:
-		if e, err := a.engine(); err == nil {
+		if e, err := a.stateEngine(); err == nil {
 			all, _ := e.List(a.ctx)
 			var ids []string
 			for _, s := range all {
@@ -169,17 +189,17 @@ func (a *app) argValues(cmd string, n int) []string {
 			return ids
 		}
 	case (cmd == "checkpoint load" || cmd == "checkpoint delete" || cmd == "checkpoint save") && n == 0:
-		if e, err := a.engine(); err == nil {
+		if e, err := a.stateEngine(); err == nil {
 			names, _ := e.ListCheckpoints(a.ctx, "")
 			return names
 		}
 	case cmd == "vars get" && n == 0, cmd == "vars set" && n == 0, cmd == "vars unset":
-		if e, err := a.engine(); err == nil {
+		if e, err := a.stateEngine(); err == nil {
 			kv, _ := e.GetVars(a.ctx, nil)
 			return sortedNames(kv)
 		}
 	case (cmd == "log show" || cmd == "log append") && n == 0:
-		if e, err := a.engine(); err == nil {
+		if e, err := a.stateEngine(); err == nil {
 			return logNames(e.StateDir())
 		}
 	}
@@ -188,7 +208,7 @@ func (a *app) argValues(cmd string, n int) []string {
 
 // phases are the active workflow's phases, the moves allowed from where it is first.
 func (a *app) phases() []string {
-	e, err := a.engine()
+	e, err := a.stateEngine()
 	if err != nil {
 		return nil
 	}
@@ -211,7 +231,7 @@ func (a *app) phases() []string {
 
 // activeDefinition is the definition of the active workflow's type, nil when there is none.
 func (a *app) activeDefinition() *workflow.Definition {
-	e, err := a.engine()
+	e, err := a.stateEngine()
 	if err != nil {
 		return nil
 	}
