@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/compattest"
+)
+
+// TestCompatSmallDocuments is the on-disk contract for the session record, the L2 ledger, the
+// configuration and the Stop hook's state: each testdata/compat/*.json (as written, and with
+// members of the wrong type, unknown or cut short) reads to the values an earlier Cairn read
+// (the .values files), and what it reads encodes to the bytes that Cairn wrote (.out).
+func TestCompatSmallDocuments(t *testing.T) {
+	files, _ := filepath.Glob("testdata/compat/*.json")
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			var out []byte
+			switch {
+			case strings.HasPrefix(name, "l2-state"):
+				s, _ := decodeL2State(data)
+				v, out = s, encodeL2State(s)
+			case strings.HasPrefix(name, "config"):
+				v, _ = decodeConfig(data)
+			case strings.HasPrefix(name, "stop-state"):
+				s, _ := decodeStopState(data)
+				v, out = s, encodeStopState(s)
+			case strings.HasPrefix(name, "session"):
+				var s Session
+				ok := json.Unmarshal(data, &s) == nil
+				if s.Heartbeat.IsZero() {
+					s.Heartbeat = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+				}
+				v = struct {
+					OK bool
+					S  Session
+				}{ok, s}
+				if out, err = encodeSession(s); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				t.Fatalf("no reader for %s", name)
+			}
+			base := strings.TrimSuffix(f, ".json")
+			compattest.Golden(t, base+".values", []byte(compattest.Dump(v)))
+			if out != nil {
+				compattest.Golden(t, base+".out", out)
+			}
+		})
+	}
+}
