@@ -42,7 +42,7 @@ func (e *Engine) RecordSession(s Session) error {
 	if s.Heartbeat.IsZero() {
 		s.Heartbeat = now
 	}
-	doc, err := encodeSession(s)
+	doc, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
@@ -105,13 +105,13 @@ func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
 	_, err = e.st.Update(stopStateDoc, func(cur []byte) ([]byte, error) {
 		var s stopState
 		if cur != nil {
-			s, _ = decodeStopState(cur)
+			s = decodeLenient[stopState](cur)
 		}
 		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
 			asked = true
 			return nil, nil
 		}
-		return encodeStopState(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)}), nil
+		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)})
 	})
 	if err != nil || asked {
 		return out, err

@@ -1,8 +1,7 @@
 // Package jsonx is Cairn's strict JSON gate: every document, checkpoint, log line and journal
 // record passes Check before it is written or trusted. It is stricter than encoding/json, which
 // accepts duplicate keys (last wins), invalid UTF-8 and 10,000 levels of nesting. It validates
-// and extracts top-level fields by exact name; it is not a general decoder. Reader, apart from
-// the gate, lets a hand-written decoder read a document in one pass with encoding/json's rules.
+// and extracts top-level fields by exact name; decoding is encoding/json's.
 package jsonx
 
 import (
@@ -30,8 +29,6 @@ const (
 	Syntax       Kind = "syntax"
 	Trailing     Kind = "trailing-data"
 	Empty        Kind = "empty"
-	// WrongType is a Reader's: valid JSON, but not the type the decoder reads there.
-	WrongType Kind = "wrong-type"
 )
 
 // Error is what Check returns: the rule broken, a reason a person can act on, and the byte
@@ -43,10 +40,6 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Kind == WrongType {
-		// The JSON is valid; it does not fit the value being decoded.
-		return fmt.Sprintf("wrong JSON type at byte %d: %s", e.Offset, e.Reason)
-	}
 	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Reason)
 }
 
@@ -398,61 +391,16 @@ func (l Limits) Object(data []byte) (map[string]json.RawMessage, error) {
 	return object(data)
 }
 
-// Members checks data as Object does and returns the values of the top-level members named
-// keys, in the order of keys: nil for one that is absent, else its bytes without the white
-// space around them, part of data rather than a copy. It is Object for a caller that wants a
-// few members (the store reads three of every workflow record), without the map.
-func Members(data []byte, keys ...string) ([][]byte, error) {
-	if err := Check(data); err != nil {
-		return nil, err
-	}
-	out := make([][]byte, len(keys))
-	err := eachMember(data, func(key string, v []byte) {
-		for i, k := range keys {
-			if k == key {
-				out[i] = v
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// object reads the members of data, which Check accepted, with a Reader rather than
-// json.Unmarshal into a map, whose reflection is a cold start in a hook process. The result is
-// the same (keys unescaped, values copied without the white space around them).
+// object reads the members of data, which Check accepted (so no key repeats). Anything but an
+// object is an error.
 func object(data []byte) (map[string]json.RawMessage, error) {
-	m := map[string]json.RawMessage{}
-	err := eachMember(data, func(key string, v []byte) {
-		m[key] = append(json.RawMessage(nil), v...)
-	})
-	if err != nil {
-		return nil, err
+	i := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+	if data[i] != '{' {
+		return nil, &Error{Kind: Syntax, Offset: i, Reason: "expected a JSON object"}
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, &Error{Kind: Syntax, Offset: i, Reason: err.Error()}
 	}
 	return m, nil
-}
-
-// eachMember calls fn for each top-level member of data, which Check accepted (so no key
-// repeats), with its unescaped key and its value's bytes. Anything but an object is an error.
-func eachMember(data []byte, fn func(key string, value []byte)) error {
-	r := NewReader(data)
-	if r.peek() != '{' {
-		return &Error{Kind: Syntax, Offset: r.off, Reason: "expected a JSON object"}
-	}
-	if err := r.Object(); err != nil {
-		return err
-	}
-	for {
-		key, ok, err := r.Member()
-		if err != nil || !ok {
-			return err
-		}
-		v, err := r.Raw()
-		if err != nil {
-			return err
-		}
-		fn(key, v)
-	}
 }

@@ -69,14 +69,14 @@ func (e errNeedsMigration) Error() string { return "older format " + e.format.St
 // readMeta checks a workflow record and reads version, workflow_id and revision. An older
 // format comes back as errNeedsMigration, a newer one as *migrate.NewerError.
 func readMeta(doc []byte) (meta, error) {
-	m, err := jsonx.Members(doc, "version", "workflow_id", "revision")
+	m, err := jsonx.Object(doc)
 	if err != nil {
 		return meta{}, err
 	}
 	var out meta
-	vok := metaValue(m[0], &out.version, (*jsonx.Reader).String)
-	iok := metaValue(m[1], &out.id, (*jsonx.Reader).String)
-	rok := metaValue(m[2], &out.rev, (*jsonx.Reader).Int64)
+	vok := metaValue(m["version"], &out.version)
+	iok := metaValue(m["workflow_id"], &out.id)
+	rok := metaValue(m["revision"], &out.rev)
 	if vok && strings.HasPrefix(out.version, "2.") && iok && ValidWorkflowID(out.id) == nil && rok && out.rev >= 1 {
 		return out, nil
 	}
@@ -94,23 +94,10 @@ func readMeta(doc []byte) (meta, error) {
 	}
 }
 
-// metaValue reads raw, a member's value or nil when it is absent, into *p with read, and
-// reports false when it is absent or of the wrong type. null leaves *p as it is. These are
-// json.Unmarshal's outcomes, read without its reflection, a cold start in every hook process.
-func metaValue[T any](raw []byte, p *T, read func(*jsonx.Reader) (T, error)) bool {
-	if raw == nil {
-		return false
-	}
-	r := jsonx.NewReader(raw)
-	if r.Null() {
-		return true
-	}
-	v, err := read(r)
-	if err != nil {
-		return false
-	}
-	*p = v
-	return true
+// metaValue reads raw, a member's value or nil when it is absent, into *p, and reports false
+// when it is absent or of the wrong type. null leaves *p as it is.
+func metaValue[T any](raw json.RawMessage, p *T) bool {
+	return raw != nil && json.Unmarshal(raw, p) == nil
 }
 
 // ReadWorkflow returns the active workflow without taking a lock when all is well: the

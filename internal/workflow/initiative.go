@@ -78,18 +78,11 @@ type (
 )
 
 // MarshalJSON writes the milestone with its unknown members appended.
-func (m Milestone) MarshalJSON() ([]byte, error) { return encodeWithExtra(milestoneJSON(m), m.Extra) }
+func (m Milestone) MarshalJSON() ([]byte, error) { return encodeKnown(milestoneJSON(m), m.Extra) }
 
 // UnmarshalJSON reads the milestone, keeping unknown members in Extra.
 func (m *Milestone) UnmarshalJSON(b []byte) error {
-	var v milestoneJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*m = Milestone(v)
-	return nil
+	return decodeKnown(b, func(x milestoneJSON, extra unknown) { *m = Milestone(x); m.Extra = extra })
 }
 
 // MarshalJSON writes the initiative with its unknown members appended.
@@ -97,19 +90,12 @@ func (in Initiative) MarshalJSON() ([]byte, error) {
 	if in.Milestones == nil {
 		in.Milestones = []Milestone{}
 	}
-	return encodeWithExtra(initiativeJSON(in), in.Extra)
+	return encodeKnown(initiativeJSON(in), in.Extra)
 }
 
 // UnmarshalJSON reads the initiative, keeping unknown members in Extra.
 func (in *Initiative) UnmarshalJSON(b []byte) error {
-	var v initiativeJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*in = Initiative(v)
-	return nil
+	return decodeKnown(b, func(x initiativeJSON, extra unknown) { *in = Initiative(x); in.Extra = extra })
 }
 
 // Clone returns a deep copy.

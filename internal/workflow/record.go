@@ -150,8 +150,8 @@ type Owner struct {
 	Extra     map[string]json.RawMessage `json:"-"`
 }
 
-// Each type below marshals through a method-less twin so that the Extra members can be
-// appended on the way out. On the way in they decode in one pass (decode.go).
+// Each type below marshals through a method-less twin with encodeKnown and decodeKnown
+// (unknown.go), which keep the members it has no field for in Extra.
 
 type (
 	recordJSON       Record
@@ -163,42 +163,52 @@ type (
 )
 
 // MarshalJSON writes the record with its unknown members appended.
-func (r Record) MarshalJSON() ([]byte, error) { return encodeWithExtra(recordJSON(r), r.Extra) }
+func (r Record) MarshalJSON() ([]byte, error) { return encodeKnown(recordJSON(r), r.Extra) }
 
 // UnmarshalJSON reads the record, keeping unknown members in Extra.
-func (r *Record) UnmarshalJSON(b []byte) error { return decodeInto(b, r, readRecord) }
-
-// MarshalJSON writes the phase with its unknown members appended.
-func (p Phase) MarshalJSON() ([]byte, error) { return encodeWithExtra(phaseJSON(p), p.Extra) }
-
-// UnmarshalJSON reads the phase, keeping unknown members in Extra.
-func (p *Phase) UnmarshalJSON(b []byte) error { return decodeInto(b, p, readPhase) }
-
-// MarshalJSON writes the entry with its unknown members appended.
-func (h HistoryEntry) MarshalJSON() ([]byte, error) {
-	return encodeWithExtra(historyEntryJSON(h), h.Extra)
+func (r *Record) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x recordJSON, extra unknown) { *r = Record(x); r.Extra = extra })
 }
 
+// MarshalJSON writes the phase with its unknown members appended.
+func (p Phase) MarshalJSON() ([]byte, error) { return encodeKnown(phaseJSON(p), p.Extra) }
+
+// UnmarshalJSON reads the phase, keeping unknown members in Extra.
+func (p *Phase) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x phaseJSON, extra unknown) { *p = Phase(x); p.Extra = extra })
+}
+
+// MarshalJSON writes the entry with its unknown members appended.
+func (h HistoryEntry) MarshalJSON() ([]byte, error) { return encodeKnown(historyEntryJSON(h), h.Extra) }
+
 // UnmarshalJSON reads the entry, keeping unknown members in Extra.
-func (h *HistoryEntry) UnmarshalJSON(b []byte) error { return decodeInto(b, h, readHistoryEntry) }
+func (h *HistoryEntry) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x historyEntryJSON, extra unknown) { *h = HistoryEntry(x); h.Extra = extra })
+}
 
 // MarshalJSON writes the task with its unknown members appended.
-func (t Task) MarshalJSON() ([]byte, error) { return encodeWithExtra(taskJSON(t), t.Extra) }
+func (t Task) MarshalJSON() ([]byte, error) { return encodeKnown(taskJSON(t), t.Extra) }
 
 // UnmarshalJSON reads the task, keeping unknown members in Extra.
-func (t *Task) UnmarshalJSON(b []byte) error { return decodeInto(b, t, readTask) }
+func (t *Task) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x taskJSON, extra unknown) { *t = Task(x); t.Extra = extra })
+}
 
 // MarshalJSON writes the approval with its unknown members appended.
-func (a Approval) MarshalJSON() ([]byte, error) { return encodeWithExtra(approvalJSON(a), a.Extra) }
+func (a Approval) MarshalJSON() ([]byte, error) { return encodeKnown(approvalJSON(a), a.Extra) }
 
 // UnmarshalJSON reads the approval, keeping unknown members in Extra.
-func (a *Approval) UnmarshalJSON(b []byte) error { return decodeInto(b, a, readApproval) }
+func (a *Approval) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x approvalJSON, extra unknown) { *a = Approval(x); a.Extra = extra })
+}
 
 // MarshalJSON writes the owner with its unknown members appended.
-func (o Owner) MarshalJSON() ([]byte, error) { return encodeWithExtra(ownerJSON(o), o.Extra) }
+func (o Owner) MarshalJSON() ([]byte, error) { return encodeKnown(ownerJSON(o), o.Extra) }
 
 // UnmarshalJSON reads the owner, keeping unknown members in Extra.
-func (o *Owner) UnmarshalJSON(b []byte) error { return decodeInto(b, o, readOwner) }
+func (o *Owner) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x ownerJSON, extra unknown) { *o = Owner(x); o.Extra = extra })
+}
 
 // Clone returns a deep copy of r, so that an operation can change the copy while the caller
 // keeps the original (for the journal, or to compare).
