@@ -4,11 +4,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/jsonx"
 )
 
 func TestDetect(t *testing.T) {
 	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
-	huge := `{"type":"APEX","phase":"plan","context":"` + strings.Repeat("x", maxSize) + `"}`
+	huge := `{"type":"APEX","phase":"plan","context":"` + strings.Repeat("x", jsonx.MaxSize) + `"}`
 	tests := []struct {
 		name    string
 		in      string
