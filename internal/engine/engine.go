@@ -227,15 +227,6 @@ func (e *Engine) actor() workflow.Actor {
 	return workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
 }
 
-// decode reads a stored workflow record.
-func decode(data []byte) (*workflow.Record, error) {
-	var r workflow.Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("reading the workflow record: %w", err)
-	}
-	return &r, nil
-}
-
 // decodeLenient decodes one of the engine's small documents (the L2 ledger, the
 // configuration, the Stop hook's state) into a zero T. It is lenient on purpose: a member of
 // the wrong type leaves that field zero and the rest is used; input that is not JSON gives
@@ -256,7 +247,7 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 	if err != nil {
 		return nil, w.Notices, err
 	}
-	r, err := decode(w.Data)
+	r, err := w.Record()
 	if err != nil {
 		return nil, w.Notices, err
 	}

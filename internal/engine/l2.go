@@ -128,7 +128,7 @@ func (e *Engine) journalLines(id string, from int64) []string {
 		}
 		var d eventDetail
 		_ = json.Unmarshal([]byte(rec.Event.Detail), &d)
-		r, err := decode(rec.Snapshot)
+		r, err := store.ParseRecord(rec.Snapshot)
 		if err != nil {
 			continue
 		}

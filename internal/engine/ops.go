@@ -32,14 +32,7 @@ type eventDetail struct {
 // Nothing is written when f reports no change.
 func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	var wres workflow.Result
-	sres, err := e.st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		var r *workflow.Record
-		if cur != nil {
-			var err error
-			if r, err = decode(cur); err != nil {
-				return nil, store.Event{}, err
-			}
-		}
+	sres, err := e.st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
 		restore := e.hideEndedOwner(r)
 		var err error
 		if wres, err = f(r); err != nil {
@@ -49,16 +42,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		if !wres.Changed || wres.Record == nil {
 			return nil, store.Event{}, nil
 		}
-		n := wres.Record
-		n.Revision = 1
-		if r != nil && r.WorkflowID == n.WorkflowID {
-			n.Revision = r.Revision + 1
-		}
-		data, err := json.Marshal(n)
-		if err != nil {
-			return nil, store.Event{}, fmt.Errorf("encoding the workflow record: %w", err)
-		}
-		return data, e.event(string(wres.Event), wres.From, wres.To, note), nil
+		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
 	if err != nil {
 		return nil, wres, err
@@ -123,9 +107,7 @@ func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 		}
 		// The new record must pass the store's checks (size, secrets) before anything is
 		// archived: a refused start must leave the active workflow where it was.
-		if data, err := json.Marshal(probe.Record); err != nil {
-			return nil, err
-		} else if err := store.CheckDocument(data); err != nil {
+		if err := store.CheckRecord(probe.Record); err != nil {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
 		}
 		if probe.Archive != nil && cur != nil {

@@ -29,7 +29,7 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	r, err := decode(w.Data)
+	r, err := w.Record()
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -53,7 +53,7 @@ func (e *Engine) List(ctx context.Context) ([]Summary, error) {
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
 		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
-			if r, err := decode(data); err == nil {
+			if r, err := store.ParseRecord(data); err == nil {
 				s = summarize(r, a.Dir)
 				s.Status = a.Reason
 			}

@@ -123,17 +123,15 @@ func TestCompatStateDirectory(t *testing.T) {
 	compattest.Golden(t, "testdata/compat/state.values", out.Bytes())
 
 	// An update through the domain type keeps what this version does not know.
-	res, err := s.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		var r workflow.Record
-		if err := json.Unmarshal(cur, &r); err != nil {
-			return nil, store.Event{}, err
-		}
-		r.State, r.Revision = "review", r.Revision+1
-		next, err := json.Marshal(r)
-		return next, store.Event{Kind: "transition"}, err
+	res, err := s.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		r.State, r.Revision = "review", 0 // the store numbers it
+		return r, store.Event{Kind: "transition"}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Revision != w.Revision+1 || !res.Changed {
+		t.Fatalf("UpdateRecord: revision %d changed %v, want %d true", res.Revision, res.Changed, w.Revision+1)
 	}
 	var before, after map[string]any
 	if err := json.Unmarshal(w.Data, &before); err != nil {
