@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/jsonx"
-	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // jsonArg is the JSON argument of checkpoint save and log append: the argument itself, or
@@ -75,7 +75,7 @@ func runCheckpointLoad(a *app, args []string) error {
 	} else {
 		data, err = e.LoadCheckpoint(a.ctx, pos[0])
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
 	}
 	if err != nil {
@@ -151,7 +151,7 @@ func runVarsGet(a *app, args []string) error {
 	}
 	v, ok := kv[pos[0]]
 	if !ok {
-		return fmt.Errorf("variable %s is not set (%w): cairn show lists the workflow's variables", pos[0], store.ErrNotFound)
+		return fmt.Errorf("variable %s is not set (%w): cairn show lists the workflow's variables", pos[0], engine.ErrNotFound)
 	}
 	if a.json {
 		return a.printJSON(kv)

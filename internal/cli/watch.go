@@ -13,7 +13,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // Debounce: one write is several events (temp file, rename, directory sync), and a burst of
@@ -90,7 +89,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			if !ok {
 				return nil
 			}
-			if filepath.Base(ev.Name) != store.WorkflowFile {
+			if filepath.Base(ev.Name) != engine.WorkflowFile {
 				continue // journal, locks, temp files, checkpoints: the snapshot is what moves
 			}
 			now := time.Now()
