@@ -368,16 +368,21 @@ func (s *Store) UpdateRecord(fn func(cur *workflow.Record) (next *workflow.Recor
 		if w.Data != nil && w.ID == next.WorkflowID {
 			next.Revision = w.Revision + 1
 		}
-		data, err := json.Marshal(next)
-		if err != nil {
-			return Result{Workflow: w}, fmt.Errorf("encoding the workflow record: %w", err)
-		}
-		m := meta{version: next.Version, id: next.WorkflowID, rev: next.Revision}
-		if !m.current() {
-			return Result{Workflow: w}, errors.New("workflow not saved: the record must be schema 2.x with a valid workflow_id")
-		}
-		return s.commit(w, ts, data, m, ev)
+		return s.commitRecord(w, ts, next, ev)
 	})
+}
+
+// commitRecord encodes r, the store's one encoding of a record, and commits it.
+func (s *Store) commitRecord(w Workflow, ts tailState, r *workflow.Record, ev Event) (Result, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return Result{Workflow: w}, fmt.Errorf("encoding the workflow record: %w", err)
+	}
+	m := meta{version: r.Version, id: r.WorkflowID, rev: r.Revision}
+	if !m.current() {
+		return Result{Workflow: w}, errors.New("workflow not saved: the record must be schema 2.x with a valid workflow_id and a revision")
+	}
+	return s.commit(w, ts, data, m, ev)
 }
 
 // locked runs fn on the active workflow (nil Data when there is none; repaired as

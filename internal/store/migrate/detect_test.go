@@ -130,9 +130,9 @@ func TestNewerError(t *testing.T) {
 	// Converting is refused under any format the caller names: a newer record is never
 	// rewritten.
 	for f := Unknown; f <= Seed004; f++ {
-		out, err := Convert(f, data, Extra{Name: "workflow-state.json"}, testNow)
+		out, err := convert(f, data, Extra{Name: "workflow-state.json"}, testNow)
 		if out != nil || !errors.Is(err, ErrNewer) {
-			t.Errorf("Convert(%v) = %q, %v; want nil and ErrNewer", f, out, err)
+			t.Errorf("convert(%v) = %q, %v; want nil and ErrNewer", f, out, err)
 		}
 	}
 	res, err := Migrate(data, Extra{Name: "workflow-state.json"}, testNow)

@@ -132,7 +132,12 @@ func parseTime(v any) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// rawJSON encodes a value decoded from an original document (strings, json.Number, bools,
+// nil, maps and slices of them), which cannot fail.
+func rawJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
 
 var (
 	daysRe  = lazyRegexp(`^([0-9]{1,4})d$`)
