@@ -166,11 +166,11 @@ type conv struct {
 	rec     workflow.Record
 	ph      map[string]*workflow.Phase // the record's phases while they are built
 	noTime  map[int]bool               // approvals said to be given without a time
-	lost    map[string]any    // original fields not carried over as they were: legacy.fields
-	renamed map[string]string // old name -> new, when more than lower-casing: legacy.renamed
-	legacy  map[string]any    // other legacy entries (execution, version)
-	extra   map[string]any    // top-level unknown fields kept as they are (schema 1 only)
-	times   []time.Time       // every time seen, for a missing created_at or updated_at
+	lost    map[string]any             // original fields not carried over as they were: legacy.fields
+	renamed map[string]string          // old name -> new, when more than lower-casing: legacy.renamed
+	legacy  map[string]any             // other legacy entries (execution, version)
+	extra   map[string]any             // top-level unknown fields kept as they are (schema 1 only)
+	times   []time.Time                // every time seen, for a missing created_at or updated_at
 	vars    map[string]string
 	phases  func(string) ([]string, bool)
 }
