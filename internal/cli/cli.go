@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -102,7 +103,7 @@ func (a *app) fail(err error) int {
 		// The engine's hint names the agent's tools; a person at a shell wants commands.
 		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(msg))
+	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, textsafe.OneLine(msg))
 	var ue *usageError
 	if errors.As(err, &ue) && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
@@ -240,7 +241,7 @@ func (a *app) printJSON(v any) error {
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
-			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", oneLine(w))
+			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", textsafe.OneLine(w))
 		}
 	}
 }

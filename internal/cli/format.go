@@ -48,9 +48,6 @@ func invisible(r rune) bool {
 	return false
 }
 
-// oneLine is clean for messages: errors and warnings stay one line on stderr.
-func oneLine(s string) string { return clean(strings.TrimSpace(s)) }
-
 // ago renders a duration for a person: 45s, 12m, 3h05m, 2d4h.
 func ago(d time.Duration) string {
 	if d < 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // strs is a repeatable string flag (--output a --output b).
@@ -73,7 +74,7 @@ func runTransition(a *app, args []string) error {
 	}
 	if !res.Changed {
 		// Seed 003: a same-state transition is a success that says so, on stderr.
-		fmt.Fprintf(a.stderr, "INFO: %s\n", oneLine(res.Message))
+		fmt.Fprintf(a.stderr, "INFO: %s\n", textsafe.OneLine(res.Message))
 		a.warn(res.Warnings...)
 		if a.json {
 			return a.printJSON(res)

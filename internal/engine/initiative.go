@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -52,7 +53,7 @@ func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, 
 				opErr = fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
 				return nil, nil
 			}
-			title := workflow.OneLine(r.Title)
+			title := textsafe.OneLine(r.Title)
 			if title == "" {
 				opErr = errors.New("create needs a title: one line naming the initiative")
 				return nil, nil
@@ -175,7 +176,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 	}
 	res.Workflow = mustJSON(d.Initiative)
-	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, workflow.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
+	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
 	if d.Winner != "" {
 		res.Message += "; authoritative: " + d.Winner
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -60,7 +61,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 }
 
 func (e *Engine) event(kind, from, to, note string) store.Event {
-	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: workflow.OneLine(note)}
+	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: textsafe.OneLine(note)}
 	b, _ := json.Marshal(d)
 	if len(b) > store.MaxEventDetail {
 		d.Note = ""

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -135,7 +136,7 @@ func fingerprint(id string, vs []workflow.Violation) string {
 
 func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Cairn: the %s workflow %q has %d blocking violation", r.Type, workflow.OneLine(r.Context), len(vs))
+	fmt.Fprintf(&b, "Cairn: the %s workflow %q has %d blocking violation", r.Type, textsafe.OneLine(r.Context), len(vs))
 	if len(vs) != 1 {
 		b.WriteString("s")
 	}
@@ -148,7 +149,7 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		d := workflow.OneLine(v.Details)
+		d := textsafe.OneLine(v.Details)
 		if len(d) > 200 {
 			d = d[:200] + "..."
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -164,28 +163,9 @@ func Context(s string, max int) string {
 	return b.String()
 }
 
-// OneLine returns s as one line of at most max UTF-16 units for a systemMessage: spaces and
-// line breaks folded, control and invisible characters dropped, a cut marked with "…". Unlike
-// textsafe.Line it escapes nothing: the line is shown to a person, not parsed as Markdown.
-func OneLine(s string, max int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range strings.ToValidUTF8(s, "") {
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		case textsafe.Dropped(r):
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return clip(b.String(), max)
-}
+// OneLine returns s as one line of at most max UTF-16 units for a systemMessage
+// (textsafe.OneLine, then cut with "…").
+func OneLine(s string, max int) string { return clip(textsafe.OneLine(s), max) }
 
 // clip cuts s to at most max UTF-16 units, ending a cut with "…".
 func clip(s string, max int) string {

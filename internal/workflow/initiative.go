@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // InitiativeStatus is the life-cycle state of an initiative (a long-lived goal with
@@ -166,7 +168,7 @@ func NewInitiative(id, title string, milestones []MilestoneSpec, now time.Time) 
 		return nil, fmt.Errorf("creating initiative: %w", err)
 	}
 	now = now.UTC()
-	in := &Initiative{Version: SchemaVersion, ID: id, Title: OneLine(title), Status: InitiativeCreated,
+	in := &Initiative{Version: SchemaVersion, ID: id, Title: textsafe.OneLine(title), Status: InitiativeCreated,
 		Milestones: []Milestone{}, CreatedAt: now, LastUpdated: now}
 	for _, m := range milestones {
 		mid := strings.TrimSpace(m.ID)
@@ -176,7 +178,7 @@ func NewInitiative(id, title string, milestones []MilestoneSpec, now time.Time) 
 		if slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == mid }) {
 			return nil, fmt.Errorf("creating initiative %s: milestone %s is listed twice", id, mid)
 		}
-		in.Milestones = append(in.Milestones, Milestone{ID: mid, Title: OneLine(m.Title), Status: MilestonePending})
+		in.Milestones = append(in.Milestones, Milestone{ID: mid, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
 	}
 	if len(in.Milestones) > 0 {
 		in.CurrentMilestone = in.Milestones[0].ID
@@ -369,7 +371,7 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 		return InitiativeChange{Initiative: in.Clone()}, nil
 	}
 	n := in.Clone()
-	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: OneLine(m.Title), Status: MilestonePending})
+	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
 	if n.CurrentMilestone == "" {
 		n.CurrentMilestone = id
 	}
