@@ -176,7 +176,7 @@ func (d *SyncDecision) renderDoc(prev *StatusDoc) {
 
 func staleWarning(stale string, staleAt time.Time, winner string, gap time.Duration, now time.Time) string {
 	return fmt.Sprintf("Initiative state may be stale — last updated %s ago (%s); %s is newer by %s and was used",
-		humanAge(now.Sub(staleAt)), stale, winner, humanAge(gap))
+		Age(now.Sub(staleAt)), stale, winner, Age(gap))
 }
 
 func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
