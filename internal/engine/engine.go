@@ -129,9 +129,10 @@ func (e *Engine) Warnings() []string {
 }
 
 // SetSession changes whose session the engine acts for (the MCP server learns it after /clear).
+// It is not safe concurrently with other calls; the MCP server serialises them.
 func (e *Engine) SetSession(id string) { e.cfg.SessionID = id }
 
-// Session is the session the engine acts for.
+// SessionID is the session the engine acts for.
 func (e *Engine) SessionID() string { return e.cfg.SessionID }
 
 // maxDefinitionFile bounds a user definition file; definitions are small documents.
