@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -36,6 +37,25 @@ func Golden(t testing.TB, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs:\n got: %s\nwant: %s", path, got, want)
+	}
+}
+
+// Each runs check, as a subtest named for the file, on every file matching pattern (a glob
+// under the package's testdata/compat), and fails when there is none.
+func Each(t *testing.T, pattern string, check func(t *testing.T, file string, data []byte)) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("testdata/compat", pattern))
+	if len(files) == 0 {
+		t.Fatalf("no fixtures match testdata/compat/%s", pattern)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, f, data)
+		})
 	}
 }
 

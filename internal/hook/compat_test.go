@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,24 +11,14 @@ import (
 // TestCompatEvents is the contract for what the hooks read from Claude Code: each
 // testdata/compat/*.event.json reads to the event and notes an earlier Cairn read.
 func TestCompatEvents(t *testing.T) {
-	files, _ := filepath.Glob("testdata/compat/*.event.json")
-	if len(files) == 0 {
-		t.Fatal("no fixtures")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, notes := Parse(data)
-			got := compattest.Dump(struct {
-				Event Event
-				Notes []string
-			}{ev, notes})
-			compattest.Golden(t, strings.TrimSuffix(f, ".json")+".values", []byte(got))
-		})
-	}
+	compattest.Each(t, "*.event.json", func(t *testing.T, f string, data []byte) {
+		ev, notes := Parse(data)
+		got := compattest.Dump(struct {
+			Event Event
+			Notes []string
+		}{ev, notes})
+		compattest.Golden(t, strings.TrimSuffix(f, ".json")+".values", []byte(got))
+	})
 }
 
 // TestCompatOutputs is the contract for what the hooks print: the bytes an earlier Cairn

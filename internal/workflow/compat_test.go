@@ -2,7 +2,6 @@ package workflow_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,27 +16,17 @@ import (
 // the bytes in its .out.json file, which an earlier Cairn wrote. Re-reading the .out.json gives
 // the same values and the same bytes again, so unknown members survive any number of updates.
 func TestCompatFixtures(t *testing.T) {
-	ins, _ := filepath.Glob("testdata/compat/*.in.json")
-	if len(ins) == 0 {
-		t.Fatal("no fixtures")
-	}
-	for _, in := range ins {
+	compattest.Each(t, "*.in.json", func(t *testing.T, in string, data []byte) {
 		base := strings.TrimSuffix(in, ".in.json")
-		t.Run(filepath.Base(base), func(t *testing.T) {
-			if strings.HasPrefix(filepath.Base(base), "initiative") {
-				compatRoundTrip[workflow.Initiative](t, in, base)
-			} else {
-				compatRoundTrip[workflow.Record](t, in, base)
-			}
-		})
-	}
+		if strings.HasPrefix(filepath.Base(base), "initiative") {
+			compatRoundTrip[workflow.Initiative](t, data, base)
+		} else {
+			compatRoundTrip[workflow.Record](t, data, base)
+		}
+	})
 }
 
-func compatRoundTrip[T any](t *testing.T, in, base string) {
-	data, err := os.ReadFile(in)
-	if err != nil {
-		t.Fatal(err)
-	}
+func compatRoundTrip[T any](t *testing.T, data []byte, base string) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatal(err)
