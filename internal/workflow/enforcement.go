@@ -84,17 +84,6 @@ func (e *Enforcement) UnmarshalJSON(b []byte) error {
 	return decodeKnown(b, func(x enforcementJSON, extra unknown) { *e = Enforcement(x); e.Extra = extra })
 }
 
-func (e Enforcement) clone() Enforcement {
-	c := e
-	c.Violations = make([]Violation, len(e.Violations))
-	for i, v := range e.Violations {
-		v.Extra = cloneRaw(v.Extra)
-		c.Violations[i] = v
-	}
-	c.Extra = cloneRaw(e.Extra)
-	return c
-}
-
 // NewEnforcement normalises the violations' severities and derives Blocking (true exactly when
 // a CRITICAL or HIGH violation is present) and the summary. It refuses an unknown severity or
 // a violation without a code.

@@ -101,19 +101,7 @@ func (in *Initiative) UnmarshalJSON(b []byte) error {
 }
 
 // Clone returns a deep copy.
-func (in *Initiative) Clone() *Initiative {
-	if in == nil {
-		return nil
-	}
-	c := *in
-	c.Milestones = make([]Milestone, len(in.Milestones))
-	for i, m := range in.Milestones {
-		m.Extra = cloneRaw(m.Extra)
-		c.Milestones[i] = m
-	}
-	c.Extra = cloneRaw(in.Extra)
-	return &c
-}
+func (in *Initiative) Clone() *Initiative { return deepCopy(in) }
 
 // InitiativeTransitionError refuses a status change the machine does not allow, with the
 // reason.

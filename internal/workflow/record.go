@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"encoding/json"
-	"maps"
 	"slices"
 	"time"
 )
@@ -212,63 +211,7 @@ func (o *Owner) UnmarshalJSON(b []byte) error {
 
 // Clone returns a deep copy of r, so that an operation can change the copy while the caller
 // keeps the original (for the journal, or to compare).
-func (r *Record) Clone() *Record {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	if r.Phases != nil {
-		c.Phases = make(map[string]Phase, len(r.Phases))
-		for k, p := range r.Phases {
-			c.Phases[k] = p.clone()
-		}
-	}
-	if r.History != nil {
-		c.History = make([]HistoryEntry, len(r.History))
-		for i, h := range r.History {
-			h.Extra = cloneRaw(h.Extra)
-			c.History[i] = h
-		}
-	}
-	if r.Tasks != nil {
-		c.Tasks = make([]Task, len(r.Tasks))
-		for i, t := range r.Tasks {
-			t.Extra = cloneRaw(t.Extra)
-			c.Tasks[i] = t
-		}
-	}
-	if r.Approvals != nil {
-		c.Approvals = make([]Approval, len(r.Approvals))
-		for i, a := range r.Approvals {
-			a.Extra = cloneRaw(a.Extra)
-			c.Approvals[i] = a
-		}
-	}
-	c.Artifacts = slices.Clone(r.Artifacts)
-	c.Vars = maps.Clone(r.Vars)
-	if r.Enforcement != nil {
-		e := r.Enforcement.clone()
-		c.Enforcement = &e
-	}
-	if r.Owner != nil {
-		o := *r.Owner
-		o.Extra = cloneRaw(o.Extra)
-		c.Owner = &o
-	}
-	if r.InterruptionSafe != nil {
-		b := *r.InterruptionSafe
-		c.InterruptionSafe = &b
-	}
-	c.Extra = cloneRaw(r.Extra)
-	return &c
-}
-
-func (p Phase) clone() Phase {
-	p.Outputs = slices.Clone(p.Outputs)
-	p.Metadata = cloneRaw(p.Metadata)
-	p.Extra = cloneRaw(p.Extra)
-	return p
-}
+func (r *Record) Clone() *Record { return deepCopy(r) }
 
 // CompletedPhases lists the phases marked completed, in the order of def's phases when def is
 // given (then any others, sorted), else sorted by completion time.
