@@ -51,7 +51,7 @@ func runCheckpointSave(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.SaveCheckpoint(a.ctx, pos[0], data)
+	res, err := e.SaveCheckpoint(pos[0], data)
 	if err != nil {
 		return err
 	}
@@ -71,9 +71,9 @@ func runCheckpointLoad(a *app, args []string) error {
 	}
 	var data json.RawMessage
 	if *orEmpty {
-		data, err = e.LoadCheckpointOrEmpty(a.ctx, pos[0])
+		data, err = e.LoadCheckpointOrEmpty(pos[0])
 	} else {
-		data, err = e.LoadCheckpoint(a.ctx, pos[0])
+		data, err = e.LoadCheckpoint(pos[0])
 	}
 	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
@@ -104,7 +104,7 @@ func runCheckpointList(a *app, args []string) error {
 	if len(pos) > 0 {
 		pattern = pos[0]
 	}
-	names, err := e.ListCheckpoints(a.ctx, pattern)
+	names, err := e.ListCheckpoints(pattern)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func runVarsSet(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.SetVars(a.ctx, map[string]string{pos[0]: pos[1]})
+	res, err := e.SetVars(map[string]string{pos[0]: pos[1]})
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func runVarsGet(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	kv, err := e.GetVars(a.ctx, pos)
+	kv, err := e.GetVars(pos)
 	if err != nil {
 		return err
 	}
@@ -170,13 +170,13 @@ func runVarsExport(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		kv, err := e.GetVars(a.ctx, nil)
+		kv, err := e.GetVars(nil)
 		if err != nil {
 			return err
 		}
 		return a.printJSON(kv)
 	}
-	s, err := e.ExportVars(a.ctx)
+	s, err := e.ExportVars()
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func runLogAppend(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.AppendLog(a.ctx, pos[0], data)
+	res, err := e.AppendLog(pos[0], data)
 	if err != nil {
 		return err
 	}

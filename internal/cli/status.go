@@ -18,7 +18,7 @@ func runStatus(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := e.Resume(a.ctx, engine.ResumeOptions{})
+	r, err := e.Resume(engine.ResumeOptions{})
 	if err != nil {
 		return err
 	}

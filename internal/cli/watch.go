@@ -69,7 +69,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 		if last != nil && *last == s {
 			return nil
 		}
-		if err := a.watchLine(ctx, e, last, s); err != nil {
+		if err := a.watchLine(e, last, s); err != nil {
 			return err
 		}
 		last = &s
@@ -119,7 +119,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 
 // watchLine prints one change: a JSON line, or for a person the time, workflow, phase,
 // revision and who made the change (and the type and context when the workflow is new).
-func (a *app) watchLine(ctx context.Context, e *engine.Engine, prev *engine.Snapshot, s engine.Snapshot) error {
+func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapshot) error {
 	now := time.Now().UTC()
 	if a.json {
 		b, err := json.Marshal(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
@@ -136,7 +136,7 @@ func (a *app) watchLine(ctx context.Context, e *engine.Engine, prev *engine.Snap
 		return err
 	}
 	if prev == nil || prev.WorkflowID != s.WorkflowID {
-		if data, err := e.Show(ctx, s.WorkflowID); err == nil {
+		if data, err := e.Show(s.WorkflowID); err == nil {
 			var r struct{ Type, Context string }
 			if json.Unmarshal(data, &r) == nil {
 				fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, clean(s.WorkflowID), clean(r.Type), clean(r.Context))

@@ -31,7 +31,7 @@ func runStart(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Start(a.ctx, req)
+	res, err := e.Start(req)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func runTransition(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Transition(a.ctx, req)
+	res, err := e.Transition(req)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func runComplete(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Complete(a.ctx, pos[0])
+	res, err := e.Complete(pos[0])
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func runTask(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.UpdateTask(a.ctx, req)
+	res, err := e.UpdateTask(req)
 	if err != nil {
 		return err
 	}

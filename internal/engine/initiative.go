@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +30,7 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 // Initiative reads or changes the long-lived initiative. Actions: get (also runs seed 001's
 // sync with WORKFLOW-STATUS.yaml), create (title), set_status (status), add_milestone
 // (milestone), update_milestone (milestone, status in_progress or completed).
-func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error) {
+func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	action := strings.ToLower(strings.TrimSpace(r.Action))
 	now := e.now()
 	if action == "get" {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -70,7 +69,7 @@ func (e *Engine) CurrentSession(pid int) (Session, bool) {
 // session's heartbeat on the workflow it owns (throttled), and decide whether to ask the agent
 // to deal with blocking violations: once per set of violations, never while stop_hook_active,
 // never when the definition or the configuration turned blocking off.
-func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
+func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if in.SessionID != "" {
 		e.cfg.SessionID = in.SessionID
 	}
