@@ -281,18 +281,8 @@ func (p *parser) object(depth int) error {
 		if p.visit != nil {
 			p.path = p.path[:len(p.path)-1]
 		}
-		p.ws()
-		if p.i >= len(p.data) {
-			return p.errf(Syntax, "unexpected end of input in object")
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return nil
-		default:
-			return p.errf(Syntax, "expected ',' or '}' in object")
+		if more, err := p.next('}', "object"); !more {
+			return err
 		}
 	}
 }
@@ -315,20 +305,26 @@ func (p *parser) array(depth int) error {
 		if p.visit != nil {
 			p.path = p.path[:len(p.path)-1]
 		}
-		p.ws()
-		if p.i >= len(p.data) {
-			return p.errf(Syntax, "unexpected end of input in array")
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return nil
-		default:
-			return p.errf(Syntax, "expected ',' or ']' in array")
+		if more, err := p.next(']', "array"); !more {
+			return err
 		}
 	}
+}
+
+// next reads what follows a member or an element: ',' (more to come) or the closing byte.
+func (p *parser) next(closing byte, in string) (more bool, err error) {
+	p.ws()
+	switch {
+	case p.i >= len(p.data):
+		return false, p.errf(Syntax, "unexpected end of input in %s", in)
+	case p.data[p.i] == ',':
+		p.i++
+		return true, nil
+	case p.data[p.i] == closing:
+		p.i++
+		return false, nil
+	}
+	return false, p.errf(Syntax, "expected ',' or '%c' in %s", closing, in)
 }
 
 // str scans the string at p.i and returns the bounds of its body and whether it has escapes.
