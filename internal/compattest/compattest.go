@@ -60,7 +60,9 @@ func Each(t *testing.T, pattern string, check func(t *testing.T, file string, da
 }
 
 // Dump prints v one field a line, pointers followed, map keys sorted, times as RFC 3339 with
-// their zone, and JSON raw values as text: a printout of values, not of any encoding.
+// their zone, and JSON raw values as text: a printout of values, not of any encoding. Zero
+// values are left out, so a field added to a type (zero in every old file) changes no
+// printout.
 func Dump(v any) string {
 	var b strings.Builder
 	dump(&b, "", reflect.ValueOf(v))
@@ -76,6 +78,9 @@ func dump(b *strings.Builder, path string, v reflect.Value) {
 	line := func(s string) { fmt.Fprintf(b, "%s = %s\n", path, s) }
 	if !v.IsValid() {
 		line("<invalid>")
+		return
+	}
+	if v.IsZero() && path != "" {
 		return
 	}
 	switch {
@@ -95,6 +100,10 @@ func dump(b *strings.Builder, path string, v reflect.Value) {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			line("nil")
+			return
+		}
+		if v.Elem().IsZero() {
+			line("&zero") // set, to the zero value: not the same as nil
 			return
 		}
 		dump(b, path+"*", v.Elem())
