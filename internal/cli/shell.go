@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/jsonx"
-	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // jsonArg is the JSON argument of checkpoint save and log append: the argument itself, or
@@ -38,6 +38,26 @@ func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 	return data, nil
 }
 
+// notJSON says, in Cairn's words, that data is not one JSON value, where it goes wrong and
+// what would be right; nil when it is JSON (the store still checks it: size, secrets). The
+// data itself is not repeated: it may hold what should not be printed.
+func notJSON(what string, data []byte, example string) error {
+	if len(data) > jsonx.MaxSize {
+		return nil // the store refuses it for its size, which is what is wrong
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return nil
+	}
+	where := ""
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		where = fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
+	}
+	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
+}
+
 func runCheckpointSave(a *app, args []string) error {
 	pos, err := a.parse(a.flags(), args, 1, 2)
 	if err != nil {
@@ -47,11 +67,14 @@ func runCheckpointSave(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := notJSON("the checkpoint", data, `'{"step": 2, "plan": "plans/001.md"}'`); err != nil {
+		return err
+	}
 	e, err := a.engine()
 	if err != nil {
 		return err
 	}
-	res, err := e.SaveCheckpoint(a.ctx, pos[0], data)
+	res, err := e.SaveCheckpoint(pos[0], data)
 	if err != nil {
 		return err
 	}
@@ -71,11 +94,11 @@ func runCheckpointLoad(a *app, args []string) error {
 	}
 	var data json.RawMessage
 	if *orEmpty {
-		data, err = e.LoadCheckpointOrEmpty(a.ctx, pos[0])
+		data, err = e.LoadCheckpointOrEmpty(pos[0])
 	} else {
-		data, err = e.LoadCheckpoint(a.ctx, pos[0])
+		data, err = e.LoadCheckpoint(pos[0])
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
 	}
 	if err != nil {
@@ -104,7 +127,7 @@ func runCheckpointList(a *app, args []string) error {
 	if len(pos) > 0 {
 		pattern = pos[0]
 	}
-	names, err := e.ListCheckpoints(a.ctx, pattern)
+	names, err := e.ListCheckpoints(pattern)
 	if err != nil {
 		return err
 	}
@@ -129,7 +152,7 @@ func runVarsSet(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.SetVars(a.ctx, map[string]string{pos[0]: pos[1]})
+	res, err := e.SetVars(map[string]string{pos[0]: pos[1]})
 	if err != nil {
 		return err
 	}
@@ -145,13 +168,13 @@ func runVarsGet(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	kv, err := e.GetVars(a.ctx, pos)
+	kv, err := e.GetVars(pos)
 	if err != nil {
 		return err
 	}
 	v, ok := kv[pos[0]]
 	if !ok {
-		return fmt.Errorf("variable %s is not set (%w): cairn show lists the workflow's variables", pos[0], store.ErrNotFound)
+		return fmt.Errorf("variable %s is not set (%w): cairn show lists the workflow's variables", pos[0], engine.ErrNotFound)
 	}
 	if a.json {
 		return a.printJSON(kv)
@@ -170,13 +193,13 @@ func runVarsExport(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		kv, err := e.GetVars(a.ctx, nil)
+		kv, err := e.GetVars(nil)
 		if err != nil {
 			return err
 		}
 		return a.printJSON(kv)
 	}
-	s, err := e.ExportVars(a.ctx)
+	s, err := e.ExportVars()
 	if err != nil {
 		return err
 	}
@@ -193,11 +216,14 @@ func runLogAppend(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := notJSON("the log entry", data, `'{"note": "text"}', or a quoted string, '"text"'`); err != nil {
+		return err
+	}
 	e, err := a.engine()
 	if err != nil {
 		return err
 	}
-	res, err := e.AppendLog(a.ctx, pos[0], data)
+	res, err := e.AppendLog(pos[0], data)
 	if err != nil {
 		return err
 	}

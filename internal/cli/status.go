@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 func runStatus(a *app, args []string) error {
@@ -17,7 +18,7 @@ func runStatus(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := e.Resume(a.ctx, engine.ResumeOptions{})
+	r, err := e.Resume(engine.ResumeOptions{})
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		if r.PhaseStatus != "" {
 			phase += " (" + clean(r.PhaseStatus) + ")"
 		}
-		fmt.Fprintf(w, "Phase:      %s, last change %s ago\n", phase, ago(time.Duration(r.AgeSeconds)*time.Second))
+		fmt.Fprintf(w, "Phase:      %s, last change %s ago\n", phase, workflow.Age(time.Duration(r.AgeSeconds)*time.Second))
 		if len(r.Completed) > 0 {
 			fmt.Fprintf(w, "Completed:  %s\n", clean(strings.Join(r.Completed, ", ")))
 		}

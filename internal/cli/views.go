@@ -22,7 +22,7 @@ func runList(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	all, err := e.List(a.ctx)
+	all, err := e.List()
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func runShow(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	data, err := e.Show(a.ctx, id)
+	data, err := e.Show(id)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func runHistory(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	evs, err := e.History(a.ctx, id)
+	evs, err := e.History(id)
 	if err != nil {
 		return err
 	}

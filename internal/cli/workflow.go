@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // strs is a repeatable string flag (--output a --output b).
@@ -30,8 +31,11 @@ func runStart(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Start(a.ctx, req)
+	res, err := e.Start(req)
 	if err != nil {
+		if names := e.Definitions(); !contains(names, req.Type) {
+			return withHint(err, didYouMean(req.Type, names))
+		}
 		return err
 	}
 	return a.result(res, false)
@@ -67,13 +71,20 @@ func runTransition(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Transition(a.ctx, req)
+	res, err := e.Transition(req)
 	if err != nil {
+		if d := a.activeDefinition(); d != nil {
+			for _, p := range []string{req.To, req.From} {
+				if p != "" && !d.HasPhase(p) {
+					return withHint(err, didYouMean(p, d.Phases))
+				}
+			}
+		}
 		return err
 	}
 	if !res.Changed {
 		// Seed 003: a same-state transition is a success that says so, on stderr.
-		fmt.Fprintf(a.stderr, "INFO: %s\n", oneLine(res.Message))
+		fmt.Fprintf(a.stderr, "INFO: %s\n", textsafe.OneLine(res.Message))
 		a.warn(res.Warnings...)
 		if a.json {
 			return a.printJSON(res)
@@ -95,7 +106,7 @@ func runComplete(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Complete(a.ctx, pos[0])
+	res, err := e.Complete(pos[0])
 	if err != nil {
 		return err
 	}
@@ -116,7 +127,7 @@ func runTask(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.UpdateTask(a.ctx, req)
+	res, err := e.UpdateTask(req)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -679,12 +678,11 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 	// Started and moved two hours ago with a one-hour TTL: the record is what an abandoned
 	// workflow looks like, written by the engine itself, not by hand.
 	e := engineAt(t, w, time.Now().Add(-2*time.Hour))
-	ctx := context.Background()
-	res, err := e.Start(ctx, engine.StartRequest{Type: "apex", Context: "migrate the billing tables", TTL: "1h"})
+	res, err := e.Start(engine.StartRequest{Type: "apex", Context: "migrate the billing tables", TTL: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Transition(ctx, engine.TransitionRequest{To: "plan"}); err != nil {
+	if _, err := e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
 	var rec stateRecord
@@ -757,11 +755,10 @@ func TestCairnProjectDefinition(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := engineAt(t, w, time.Now().Add(-time.Minute))
-	ctx := context.Background()
-	if _, err := e.Start(ctx, engine.StartRequest{Type: "review-flow", Context: "review the uploader"}); err != nil {
+	if _, err := e.Start(engine.StartRequest{Type: "review-flow", Context: "review the uploader"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Transition(ctx, engine.TransitionRequest{To: "read"}); err != nil {
+	if _, err := e.Transition(engine.TransitionRequest{To: "read"}); err != nil {
 		t.Fatal(err)
 	}
 	e.Close()

@@ -4,7 +4,6 @@ package e2e
 // the background memory writers) meet Cairn's hooks, as the pinned CLI really runs them.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,12 +20,11 @@ import (
 func startApex(t *testing.T, w *World, to ...string) {
 	t.Helper()
 	e := engineAt(t, w, time.Now())
-	ctx := context.Background()
-	if _, err := e.Start(ctx, engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range to {
-		if _, err := e.Transition(ctx, engine.TransitionRequest{To: p}); err != nil {
+		if _, err := e.Transition(engine.TransitionRequest{To: p}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -198,53 +198,10 @@ type Result struct {
 	Warnings []string        `json:"warnings,omitempty"`
 }
 
-// The operations. Implemented in engine.go; this list is the contract the adapters code to.
-//
-//	func Open(cfg Config) (*Engine, error)
-//	    Finds the project root and state dir (internal/project), opens the store, loads the
-//	    built-in and user workflow definitions (broken ones become Warnings, never errors),
-//	    finds the L2 memory dir. Fails only when the state dir cannot be used at all.
-//	func (e *Engine) Close() error
-//	func (e *Engine) StateDir() string
-//	func (e *Engine) Warnings() []string        // L2 off or unavailable; definition errors once loaded
-//
-//	// The read protocol (SessionStart, resume_check, cairn status). Apply=true also expires
-//	// TTLs, archives, recovers interrupted tasks and writes the L2 lines that follow; Apply=false
-//	// only reports (cairn status). DryRun previews expiry.
-//	func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
-//
-//	// The write operations; each returns a *Result (Changed=false for an idempotent no-op) or
-//	// an error whose text says what was wrong and what would be right. Errors callers branch on
-//	// are typed: *workflow.TransitionError, *workflow.ConflictError, ErrNoActiveWorkflow,
-//	// ErrActiveWorkflow (start without replace), store.ErrNotFound, *secrets.Finding,
-//	// *jsonx.Error, *store.NameError, *store.LockTimeoutError.
-//	func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error)
-//	func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, error)
-//	func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error)
-//	func (e *Engine) UpdateTask(ctx context.Context, r TaskRequest) (*Result, error)
-//	func (e *Engine) SetEnforcement(ctx context.Context, v []Violation) (*Result, error)
-//	func (e *Engine) ExpireTTL(ctx context.Context, dryRun bool) (*Result, error)
-//	func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error)
-//	func (e *Engine) SaveCheckpoint(ctx context.Context, name string, data json.RawMessage) (*Result, error)
-//	func (e *Engine) LoadCheckpoint(ctx context.Context, name string) (json.RawMessage, error)
-//	func (e *Engine) ListCheckpoints(ctx context.Context, pattern string) ([]string, error)
-//	func (e *Engine) SetVars(ctx context.Context, vars map[string]string) (*Result, error)
-//	func (e *Engine) GetVars(ctx context.Context, keys []string) (map[string]string, error)
-//	func (e *Engine) ExportVars(ctx context.Context) (string, error) // `export K='v'` lines
-//	func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error)
-//	func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error)
-//	func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error)
-//
-//	// Sessions and hooks.
-//	func (e *Engine) RecordSession(s Session) error        // sessions/<pid>.json
-//	func (e *Engine) CurrentSession(pid int) (Session, bool) // what SessionStart recorded for pid
-//	func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error)
-//
-//	// Watching (MCP server, cairn watch).
-//	func (e *Engine) Snapshot() (Snapshot, error) // revision, workflow id, last actor/session; cheap
-//	func (e *Engine) List(ctx context.Context) ([]Summary, error)        // active + archived
-//	func (e *Engine) Show(ctx context.Context, id string) (json.RawMessage, error)
-//	func (e *Engine) History(ctx context.Context, id string) ([]Event, error)
-//	func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check
-//	func (e *Engine) SetSession(id string)   // not safe concurrently with other calls
-//	func (e *Engine) ReloadDefinitions()     // likewise; the MCP server serialises both
+// The operations are the Engine's methods (go doc ./internal/engine): Open and the lookups in
+// engine.go, the state-changing operations in ops.go, initiative.go and cliops.go (the CLI's own verbs) (each returns a *Result,
+// Changed false for an idempotent no-op), the read protocol in resume.go, the views (list,
+// show, history, doctor) in views.go, sessions and the Stop hook's work in session.go. Their
+// errors say what was wrong and what would be right; Classify (errors.go) sorts them for the
+// adapters, and those callers branch on are typed (*workflow.TransitionError,
+// *workflow.ConflictError, ErrNoActiveWorkflow, *secrets.Finding, *jsonx.Error).

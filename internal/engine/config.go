@@ -20,8 +20,7 @@ type fileConfig struct {
 func readConfig(stateDir string) fileConfig {
 	var c fileConfig
 	if data, err := readSmallRegular(filepath.Join(stateDir, configFile), 64<<10); err == nil {
-		// What decodes is used, as json.Unmarshal's error was ignored: see codec.go.
-		c, _ = decodeConfig(data)
+		c = decodeLenient[fileConfig](data)
 	}
 	return c
 }

@@ -26,7 +26,7 @@ type l2State struct {
 func (e *Engine) readL2State() l2State {
 	var s l2State
 	if data, err := e.st.Read(l2StateDoc); err == nil {
-		s, _ = decodeL2State(data)
+		s = decodeLenient[l2State](data)
 	}
 	return s
 }
@@ -35,10 +35,10 @@ func (e *Engine) updateL2State(f func(*l2State)) error {
 	_, err := e.st.Update(l2StateDoc, func(cur []byte) ([]byte, error) {
 		var s l2State
 		if cur != nil {
-			s, _ = decodeL2State(cur)
+			s = decodeLenient[l2State](cur)
 		}
 		f(&s)
-		return encodeL2State(s), nil
+		return json.Marshal(s)
 	})
 	return err
 }
@@ -134,7 +134,7 @@ func (e *Engine) journalLines(id string, from int64) []string {
 		}
 		var d eventDetail
 		_ = json.Unmarshal([]byte(rec.Event.Detail), &d)
-		r, err := decode(rec.Snapshot)
+		r, err := store.ParseRecord(rec.Snapshot)
 		if err != nil {
 			continue
 		}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,9 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -32,14 +33,7 @@ type eventDetail struct {
 // Nothing is written when f reports no change.
 func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	var wres workflow.Result
-	sres, err := e.st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		var r *workflow.Record
-		if cur != nil {
-			var err error
-			if r, err = decode(cur); err != nil {
-				return nil, store.Event{}, err
-			}
-		}
+	sres, err := e.st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
 		restore := e.hideEndedOwner(r)
 		var err error
 		if wres, err = f(r); err != nil {
@@ -49,16 +43,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		if !wres.Changed || wres.Record == nil {
 			return nil, store.Event{}, nil
 		}
-		n := wres.Record
-		n.Revision = 1
-		if r != nil && r.WorkflowID == n.WorkflowID {
-			n.Revision = r.Revision + 1
-		}
-		data, err := json.Marshal(n)
-		if err != nil {
-			return nil, store.Event{}, fmt.Errorf("encoding the workflow record: %w", err)
-		}
-		return data, e.event(string(wres.Event), wres.From, wres.To, note), nil
+		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
 	if err != nil {
 		return nil, wres, err
@@ -76,7 +61,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 }
 
 func (e *Engine) event(kind, from, to, note string) store.Event {
-	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: workflow.OneLine(note)}
+	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: textsafe.OneLine(note)}
 	b, _ := json.Marshal(d)
 	if len(b) > store.MaxEventDetail {
 		d.Note = ""
@@ -105,7 +90,7 @@ func errNoActive() error {
 
 // Start begins a workflow in its definition's first phase. An active workflow is refused
 // unless r.Replace, in which case it is archived as "replaced" first (kept, not lost).
-func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
+func (e *Engine) Start(r StartRequest) (*Result, error) {
 	def, err := e.definitions().Get(r.Type)
 	if err != nil {
 		return nil, err
@@ -123,9 +108,7 @@ func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 		}
 		// The new record must pass the store's checks (size, secrets) before anything is
 		// archived: a refused start must leave the active workflow where it was.
-		if data, err := json.Marshal(probe.Record); err != nil {
-			return nil, err
-		} else if err := store.CheckDocument(data); err != nil {
+		if err := store.CheckRecord(probe.Record); err != nil {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
 		}
 		if probe.Archive != nil && cur != nil {
@@ -188,7 +171,7 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 // Transition moves the active workflow to r.To. With r.From it is a compare-and-swap; with
 // r.Checkpoint (a JSON object) the checkpoint is kept in the metadata of the phase being
 // left, in the same atomic write. Entering a terminal phase completes and archives it.
-func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, error) {
+func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	var cp map[string]json.RawMessage
 	if len(bytes.TrimSpace(r.Checkpoint)) > 0 && string(bytes.TrimSpace(r.Checkpoint)) != "null" {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
@@ -257,7 +240,7 @@ func compactJSON(b []byte) json.RawMessage {
 }
 
 // Complete ends the active workflow with an outcome, writes the completion line and archives it.
-func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) {
+func (e *Engine) Complete(outcome string) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
@@ -276,7 +259,7 @@ func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) 
 }
 
 // UpdateTask adds or moves a task of the current phase.
-func (e *Engine) UpdateTask(ctx context.Context, r TaskRequest) (*Result, error) {
+func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 	u := workflow.TaskUpdate{ID: r.ID, Status: workflow.TaskStatus(strings.ToLower(strings.TrimSpace(r.Status))), Output: r.Output, Note: r.Note}
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
@@ -296,7 +279,7 @@ func (e *Engine) UpdateTask(ctx context.Context, r TaskRequest) (*Result, error)
 }
 
 // SetEnforcement replaces the active workflow's violations; an empty list clears them.
-func (e *Engine) SetEnforcement(ctx context.Context, vs []Violation) (*Result, error) {
+func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 	wv := make([]workflow.Violation, len(vs))
 	for i, v := range vs {
 		sev, err := workflow.ParseSeverity(v.Severity)
@@ -324,7 +307,7 @@ func (e *Engine) SetEnforcement(ctx context.Context, vs []Violation) (*Result, e
 }
 
 // SetVars sets workflow variables (the seeds' append_workflow_state), all in one write.
-func (e *Engine) SetVars(ctx context.Context, kv map[string]string) (*Result, error) {
+func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 	if len(kv) == 0 {
 		return nil, errors.New("set_vars needs at least one variable, like {\"PLAN_PATH\": \"plans/001.md\"}")
 	}
@@ -370,7 +353,7 @@ func (e *Engine) SetVars(ctx context.Context, kv map[string]string) (*Result, er
 
 // GetVars returns the active workflow's variables, all of them or the keys asked for (a
 // missing key is simply absent).
-func (e *Engine) GetVars(ctx context.Context, keys []string) (map[string]string, error) {
+func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 	r, _, err := e.active()
 	if err != nil {
 		return nil, err
@@ -394,8 +377,8 @@ func (e *Engine) GetVars(ctx context.Context, keys []string) (map[string]string,
 }
 
 // ExportVars renders the active workflow's variables as `export K='v'` lines a shell can eval.
-func (e *Engine) ExportVars(ctx context.Context) (string, error) {
-	kv, err := e.GetVars(ctx, nil)
+func (e *Engine) ExportVars() (string, error) {
+	kv, err := e.GetVars(nil)
 	if err != nil {
 		return "", err
 	}
@@ -403,7 +386,7 @@ func (e *Engine) ExportVars(ctx context.Context) (string, error) {
 }
 
 // SaveCheckpoint saves a named JSON checkpoint.
-func (e *Engine) SaveCheckpoint(ctx context.Context, name string, data json.RawMessage) (*Result, error) {
+func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
 	if err := e.st.SaveCheckpoint(name, data); err != nil {
 		return nil, err
 	}
@@ -411,22 +394,22 @@ func (e *Engine) SaveCheckpoint(ctx context.Context, name string, data json.RawM
 }
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.
-func (e *Engine) LoadCheckpoint(ctx context.Context, name string) (json.RawMessage, error) {
+func (e *Engine) LoadCheckpoint(name string) (json.RawMessage, error) {
 	return e.st.LoadCheckpoint(name)
 }
 
 // LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
-func (e *Engine) LoadCheckpointOrEmpty(ctx context.Context, name string) (json.RawMessage, error) {
+func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
 	return e.st.LoadCheckpointOrEmpty(name)
 }
 
 // ListCheckpoints lists checkpoint names matching a glob pattern ("" for all), sorted.
-func (e *Engine) ListCheckpoints(ctx context.Context, pattern string) ([]string, error) {
+func (e *Engine) ListCheckpoints(pattern string) ([]string, error) {
 	return e.st.ListCheckpoints(pattern)
 }
 
 // AppendLog appends one JSON value as a line to logs/<name>.jsonl.
-func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error) {
+func (e *Engine) AppendLog(name string, entry json.RawMessage) (*Result, error) {
 	if err := e.st.AppendLog(name, entry); err != nil {
 		return nil, err
 	}
@@ -434,7 +417,7 @@ func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessa
 }
 
 // RecordLearning writes a learning into auto-memory (its own file and index line).
-func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error) {
+func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if e.memWarn != "" {
 		return nil, errors.New(e.memWarn + "; the learning was not recorded")
 	}
@@ -446,18 +429,50 @@ func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result
 }
 
 // Archive moves the active workflow to the archive with a reason (the CLI's `cairn archive`).
-func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
-	if reason == "" {
-		reason = "archived"
+func (e *Engine) Archive(reason string) (*Result, error) {
+	status, note := archiveStatus(reason)
+	if f := secrets.ScanString(note); f != nil {
+		return nil, f
 	}
-	info, err := e.st.Archive(reason)
+	if note != "" {
+		// Free text is kept as the note of an archive event in the workflow's journal, where
+		// cairn history shows it; the archive's status (cairn list) stays a name.
+		_, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+			if cur == nil {
+				return workflow.Result{}, errNoActive()
+			}
+			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
+		}, note)
+		if err != nil {
+			return nil, err
+		}
+	}
+	info, err := e.st.Archive(status)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()
 		}
 		return nil, err
 	}
-	return &Result{Changed: true, Message: fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)}, nil
+	msg := fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)
+	if note != "" {
+		msg += ": " + note
+	}
+	return &Result{Changed: true, Message: msg}, nil
+}
+
+// archiveStatus splits an archive reason: one word that is a valid name (abandoned,
+// superseded) is the archive's status as before; anything else is free text, kept as a note,
+// with the status "archived".
+func archiveStatus(reason string) (status, note string) {
+	reason = textsafe.OneLine(reason)
+	switch {
+	case reason == "":
+		return "archived", ""
+	case store.ValidName(reason) == nil:
+		return reason, ""
+	}
+	return "archived", reason
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -58,15 +57,14 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			ctx := context.Background()
 			owner := tc.ownerPID(t)
-			if _, err := e.openAs("old-session", owner).Start(ctx, engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
+			if _, err := e.openAs("old-session", owner).Start(engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
 				t.Fatal(err)
 			}
 			e.clock.Add(30 * time.Second)
 			en := e.openAs("new-session", client)
 
-			res, err := en.Resume(ctx, engine.ResumeOptions{Apply: true, Source: "clear"})
+			res, err := en.Resume(engine.ResumeOptions{Apply: true, Source: "clear"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +74,7 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 				t.Errorf("live %v: warnings %q, system message %q, report:\n%s", tc.live, res.Warnings, res.SystemMessage, res.Report)
 			}
 
-			tr, err := en.Transition(ctx, engine.TransitionRequest{To: "plan"})
+			tr, err := en.Transition(engine.TransitionRequest{To: "plan"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,13 +92,12 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 // the workflow over, so an ended owner's heartbeat is kept as it was.
 func TestEndedOwnerKeptByAnonymousChange(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
 	started := e.clock.Now()
-	if _, err := e.openAs("old-session", exitedPID(t)).Start(ctx, engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
+	if _, err := e.openAs("old-session", exitedPID(t)).Start(engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Add(time.Minute)
-	res, err := e.openAs("", 0).Transition(ctx, engine.TransitionRequest{To: "plan"})
+	res, err := e.openAs("", 0).Transition(engine.TransitionRequest{To: "plan"})
 	if err != nil {
 		t.Fatal(err)
 	}

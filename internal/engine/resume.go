@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -20,7 +19,7 @@ import (
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
 // settle owed L2 lines); without, it only reports.
-func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error) {
+func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	now := e.now()
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
@@ -240,7 +239,7 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 }
 
 // ExpireTTL expires the active workflow if its TTL has passed (dry run: only says so).
-func (e *Engine) ExpireTTL(ctx context.Context, dryRun bool) (*Result, error) {
+func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 	r, _, err := e.active()
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +28,7 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	r, err := decode(w.Data)
+	r, err := w.Record()
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -41,7 +40,7 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 }
 
 // List returns the active workflow (if any) and the archived ones, newest first.
-func (e *Engine) List(ctx context.Context) ([]Summary, error) {
+func (e *Engine) List() ([]Summary, error) {
 	var out []Summary
 	if r, _, err := e.active(); err == nil && r != nil {
 		out = append(out, summarize(r, ""))
@@ -53,7 +52,7 @@ func (e *Engine) List(ctx context.Context) ([]Summary, error) {
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
 		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
-			if r, err := decode(data); err == nil {
+			if r, err := store.ParseRecord(data); err == nil {
 				s = summarize(r, a.Dir)
 				s.Status = a.Reason
 			}
@@ -93,13 +92,13 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 }
 
 // Show returns a workflow record by id, active or archived.
-func (e *Engine) Show(ctx context.Context, id string) (json.RawMessage, error) {
+func (e *Engine) Show(id string) (json.RawMessage, error) {
 	data, _, err := e.find(id)
 	return data, err
 }
 
 // History returns a workflow's journal, oldest first.
-func (e *Engine) History(ctx context.Context, id string) ([]Event, error) {
+func (e *Engine) History(id string) ([]Event, error) {
 	_, j, err := e.find(id)
 	if err != nil {
 		return nil, err
@@ -128,7 +127,7 @@ type DoctorOptions struct {
 // Doctor checks the install and the state: binaries, plugin files, state directory
 // permissions, the memory directory, lock health and stale temp files. Each failed check says
 // what to do.
-func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
+func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	var out []Check
 	add := func(name string, ok bool, detail, fix string) {
 		c := Check{Name: name, OK: ok, Detail: detail}

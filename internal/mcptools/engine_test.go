@@ -2,7 +2,6 @@ package mcptools_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -51,7 +50,6 @@ func snapshot(t testing.TB, e *engine.Engine) engine.Snapshot {
 // engine, that each write landed on disk.
 func TestToolsRealEngine(t *testing.T) {
 	p, c := realServer(t)
-	ctx := context.Background()
 	look := p.other(t, "observer")
 
 	res := mustOK(t, c, "resume_check", `{}`)
@@ -96,7 +94,7 @@ func TestToolsRealEngine(t *testing.T) {
 	mustOK(t, c, "set_enforcement", `{"violations":[]}`)
 
 	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","N":"3"}}`)
-	if got, _ := look.GetVars(ctx, []string{"PLAN_PATH"}); got["PLAN_PATH"] != "docs/plan.md" {
+	if got, _ := look.GetVars([]string{"PLAN_PATH"}); got["PLAN_PATH"] != "docs/plan.md" {
 		t.Errorf("vars on disk: %v", got)
 	}
 	res = mustOK(t, c, "get_vars", `{"keys":["N"]}`)
@@ -105,7 +103,7 @@ func TestToolsRealEngine(t *testing.T) {
 	}
 
 	mustOK(t, c, "save_checkpoint", `{"name":"implement-progress","data":{"done":["a","b"],"n":2}}`)
-	if d, err := look.LoadCheckpoint(ctx, "implement-progress"); err != nil || !jsonEqual(d, `{"done":["a","b"],"n":2}`) {
+	if d, err := look.LoadCheckpoint("implement-progress"); err != nil || !jsonEqual(d, `{"done":["a","b"],"n":2}`) {
 		t.Errorf("checkpoint on disk: %s, %v", d, err)
 	}
 	res = mustOK(t, c, "load_checkpoint", `{"name":"implement-progress"}`)
@@ -224,7 +222,7 @@ func TestNoticeRealEngine(t *testing.T) {
 		t.Fatalf("own write reported as another's: %q", got)
 	}
 	other := p.other(t, "sess-2")
-	if _, err := other.Transition(context.Background(), engine.TransitionRequest{To: "plan"}); err != nil {
+	if _, err := other.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
 	res := mustOK(t, c, "get_vars", `{}`)

@@ -425,7 +425,7 @@ func TestStdioConcurrentCalls(t *testing.T) {
 		t.Error(e)
 	}
 	look := p.other(t, "observer")
-	vars, err := look.GetVars(context.Background(), nil)
+	vars, err := look.GetVars(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func TestStdioConcurrentCalls(t *testing.T) {
 	if snap := snapshot(t, look); snap.Revision != 1+n/4 {
 		t.Errorf("revision %d, want %d (start plus one per set_vars)", snap.Revision, 1+n/4)
 	}
-	names, _ := look.ListCheckpoints(context.Background(), "c*")
+	names, _ := look.ListCheckpoints("c*")
 	if len(names) != n/4 {
 		t.Errorf("checkpoints %v, want %d", names, n/4)
 	}
@@ -468,7 +468,7 @@ func TestStdioSecondProcess(t *testing.T) {
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"two processes"}`)
 	mustOK(t, c, "get_vars", `{}`)
 	other := p.other(t, "sess-other")
-	if _, err := other.Transition(context.Background(), engine.TransitionRequest{To: "plan", Note: "moved elsewhere"}); err != nil {
+	if _, err := other.Transition(engine.TransitionRequest{To: "plan", Note: "moved elsewhere"}); err != nil {
 		t.Fatal(err)
 	}
 	res := mustOK(t, c, "get_vars", `{}`)

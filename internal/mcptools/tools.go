@@ -286,7 +286,7 @@ var specs = []*toolSpec{
 }
 
 func runResume(c *call) (*outcome, error) {
-	r, err := c.eng.Resume(c.ctx, engine.ResumeOptions{Apply: true})
+	r, err := c.eng.Resume(engine.ResumeOptions{Apply: true})
 	if err != nil {
 		return nil, err
 	}
@@ -294,45 +294,45 @@ func runResume(c *call) (*outcome, error) {
 }
 
 func runStart(c *call) (*outcome, error) {
-	return resultOf(c.eng.Start(c.ctx, engine.StartRequest{
+	return resultOf(c.eng.Start(engine.StartRequest{
 		Type: c.str("type"), Context: c.str("context"), WorkflowID: c.str("workflow_id"),
 		Scope: c.str("scope"), TTL: c.str("ttl"), Replace: c.bool("replace"),
 	}))
 }
 
 func runTransition(c *call) (*outcome, error) {
-	return resultOf(c.eng.Transition(c.ctx, engine.TransitionRequest{
+	return resultOf(c.eng.Transition(engine.TransitionRequest{
 		To: c.str("to"), From: c.str("from"), Checkpoint: c.raw("checkpoint"),
 		Outputs: c.strs("outputs"), Note: c.str("note"),
 	}))
 }
 
 func runComplete(c *call) (*outcome, error) {
-	return resultOf(c.eng.Complete(c.ctx, c.str("outcome")))
+	return resultOf(c.eng.Complete(c.str("outcome")))
 }
 
 func runTask(c *call) (*outcome, error) {
-	return resultOf(c.eng.UpdateTask(c.ctx, engine.TaskRequest{
+	return resultOf(c.eng.UpdateTask(engine.TaskRequest{
 		ID: c.str("id"), Status: c.str("status"), Output: c.str("output"), Note: c.str("note"),
 	}))
 }
 
 func runEnforcement(c *call) (*outcome, error) {
 	v, _ := c.args["violations"].([]engine.Violation)
-	return resultOf(c.eng.SetEnforcement(c.ctx, v))
+	return resultOf(c.eng.SetEnforcement(v))
 }
 
 func runExpire(c *call) (*outcome, error) {
-	return resultOf(c.eng.ExpireTTL(c.ctx, c.bool("dry_run")))
+	return resultOf(c.eng.ExpireTTL(c.bool("dry_run")))
 }
 
 func runSaveCheckpoint(c *call) (*outcome, error) {
-	return resultOf(c.eng.SaveCheckpoint(c.ctx, c.str("name"), c.raw("data")))
+	return resultOf(c.eng.SaveCheckpoint(c.str("name"), c.raw("data")))
 }
 
 func runLoadCheckpoint(c *call) (*outcome, error) {
 	name := c.str("name")
-	data, err := c.eng.LoadCheckpoint(c.ctx, name)
+	data, err := c.eng.LoadCheckpoint(name)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 }
 
 func runListCheckpoints(c *call) (*outcome, error) {
-	names, err := c.eng.ListCheckpoints(c.ctx, c.str("pattern"))
+	names, err := c.eng.ListCheckpoints(c.str("pattern"))
 	if err != nil {
 		return nil, err
 	}
@@ -364,11 +364,11 @@ func runListCheckpoints(c *call) (*outcome, error) {
 }
 
 func runSetVars(c *call) (*outcome, error) {
-	return resultOf(c.eng.SetVars(c.ctx, c.vars("vars")))
+	return resultOf(c.eng.SetVars(c.vars("vars")))
 }
 
 func runGetVars(c *call) (*outcome, error) {
-	vars, err := c.eng.GetVars(c.ctx, c.strs("keys"))
+	vars, err := c.eng.GetVars(c.strs("keys"))
 	if err != nil {
 		return nil, err
 	}
@@ -394,11 +394,11 @@ func runGetVars(c *call) (*outcome, error) {
 }
 
 func runAppendLog(c *call) (*outcome, error) {
-	return resultOf(c.eng.AppendLog(c.ctx, c.str("name"), c.raw("entry")))
+	return resultOf(c.eng.AppendLog(c.str("name"), c.raw("entry")))
 }
 
 func runLearning(c *call) (*outcome, error) {
-	return resultOf(c.eng.RecordLearning(c.ctx, engine.LearningRequest{
+	return resultOf(c.eng.RecordLearning(engine.LearningRequest{
 		Title: c.str("title"), Body: c.str("body"), Type: c.str("type"),
 	}))
 }
@@ -408,7 +408,7 @@ func runInitiative(c *call) (*outcome, error) {
 	if !ok {
 		return nil, errors.New("initiative is not available in this build of cairn; nothing was changed (the workflow tools work as usual)")
 	}
-	return resultOf(ie.Initiative(c.ctx, engine.InitiativeRequest{
+	return resultOf(ie.Initiative(engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),
 	}))

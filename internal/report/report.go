@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // MaxLen caps a report in bytes, which also caps it in characters and UTF-16 units: far below
@@ -390,7 +391,7 @@ func phaseLine(in Input) string {
 	return s
 }
 
-// age words a duration: "just now", "12m ago", "2h 5m ago", "3d 4h ago".
+// age words how long ago something was: "just now", "12m ago", "2h 5m ago", "3d 4h ago".
 func age(d time.Duration) string {
 	switch {
 	case d == 0:
@@ -399,12 +400,8 @@ func age(d time.Duration) string {
 		return "in the future (clock skew?)"
 	case d < time.Minute:
 		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh %dm ago", int(d/time.Hour), int(d%time.Hour/time.Minute))
 	}
-	return fmt.Sprintf("%dd %dh ago", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	return workflow.Age(d) + " ago"
 }
 
 // fenceTag is the fence's tag name. Stored text naming it gets "cairn\-state" (a Markdown

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Notice tells the caller about something the store did on its own while reading or
@@ -61,6 +62,11 @@ type meta struct {
 	rev     int64
 }
 
+// current reports whether m is a schema-2.x record's, with a valid id and a revision.
+func (m meta) current() bool {
+	return strings.HasPrefix(m.version, "2.") && ValidWorkflowID(m.id) == nil && m.rev >= 1
+}
+
 // errNeedsMigration marks a record in an older format.
 type errNeedsMigration struct{ format migrate.Format }
 
@@ -69,15 +75,15 @@ func (e errNeedsMigration) Error() string { return "older format " + e.format.St
 // readMeta checks a workflow record and reads version, workflow_id and revision. An older
 // format comes back as errNeedsMigration, a newer one as *migrate.NewerError.
 func readMeta(doc []byte) (meta, error) {
-	m, err := jsonx.Members(doc, "version", "workflow_id", "revision")
+	m, err := jsonx.Object(doc)
 	if err != nil {
 		return meta{}, err
 	}
 	var out meta
-	vok := metaValue(m[0], &out.version, (*jsonx.Reader).String)
-	iok := metaValue(m[1], &out.id, (*jsonx.Reader).String)
-	rok := metaValue(m[2], &out.rev, (*jsonx.Reader).Int64)
-	if vok && strings.HasPrefix(out.version, "2.") && iok && ValidWorkflowID(out.id) == nil && rok && out.rev >= 1 {
+	vok := metaValue(m["version"], &out.version)
+	iok := metaValue(m["workflow_id"], &out.id)
+	rok := metaValue(m["revision"], &out.rev)
+	if vok && iok && rok && out.current() {
 		return out, nil
 	}
 	// Not a current record: an older format to migrate, a newer one to refuse, or damage.
@@ -94,23 +100,10 @@ func readMeta(doc []byte) (meta, error) {
 	}
 }
 
-// metaValue reads raw, a member's value or nil when it is absent, into *p with read, and
-// reports false when it is absent or of the wrong type. null leaves *p as it is. These are
-// json.Unmarshal's outcomes, read without its reflection, a cold start in every hook process.
-func metaValue[T any](raw []byte, p *T, read func(*jsonx.Reader) (T, error)) bool {
-	if raw == nil {
-		return false
-	}
-	r := jsonx.NewReader(raw)
-	if r.Null() {
-		return true
-	}
-	v, err := read(r)
-	if err != nil {
-		return false
-	}
-	*p = v
-	return true
+// metaValue reads raw, a member's value or nil when it is absent, into *p, and reports false
+// when it is absent or of the wrong type. null leaves *p as it is.
+func metaValue[T any](raw json.RawMessage, p *T) bool {
+	return raw != nil && json.Unmarshal(raw, p) == nil
 }
 
 // ReadWorkflow returns the active workflow without taking a lock when all is well: the
@@ -345,6 +338,56 @@ func (s *Store) newestJournalRecord() (*Record, error) {
 // still stands (readers see it through the journal) and a "snapshot-stale" Notice says so.
 // fn runs under the lock: it must not call UpdateWorkflow, Archive or ArchiveRecord.
 func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err error)) (Result, error) {
+	return s.locked(func(w Workflow, ts tailState) (Result, error) {
+		next, ev, err := fn(w.Data)
+		if err != nil || next == nil {
+			return Result{Workflow: w}, err
+		}
+		return s.commitLocked(w, ts, next, ev)
+	})
+}
+
+// UpdateRecord is UpdateWorkflow over the domain type, the engine's way to change the active
+// workflow: fn gets the current record decoded (nil when there is none) and returns the next
+// one, or nil to change nothing. The store numbers it (the current revision plus one for the
+// same workflow, else 1) and encodes it: the record's one encoding is the store's.
+func (s *Store) UpdateRecord(fn func(cur *workflow.Record) (next *workflow.Record, ev Event, err error)) (Result, error) {
+	return s.locked(func(w Workflow, ts tailState) (Result, error) {
+		var cur *workflow.Record
+		if w.Data != nil {
+			var err error
+			if cur, err = w.Record(); err != nil {
+				return Result{Workflow: w}, err
+			}
+		}
+		next, ev, err := fn(cur) // which may change cur
+		if err != nil || next == nil {
+			return Result{Workflow: w}, err
+		}
+		next.Revision = 1
+		if w.Data != nil && w.ID == next.WorkflowID {
+			next.Revision = w.Revision + 1
+		}
+		return s.commitRecord(w, ts, next, ev)
+	})
+}
+
+// commitRecord encodes r, the store's one encoding of a record, and commits it.
+func (s *Store) commitRecord(w Workflow, ts tailState, r *workflow.Record, ev Event) (Result, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return Result{Workflow: w}, fmt.Errorf("encoding the workflow record: %w", err)
+	}
+	m := meta{version: r.Version, id: r.WorkflowID, rev: r.Revision}
+	if !m.current() {
+		return Result{Workflow: w}, errors.New("workflow not saved: the record must be schema 2.x with a valid workflow_id and a revision")
+	}
+	return s.commit(w, ts, data, m, ev)
+}
+
+// locked runs fn on the active workflow (nil Data when there is none; repaired as
+// ReadWorkflow describes) under the workflow lock.
+func (s *Store) locked(fn func(w Workflow, ts tailState) (Result, error)) (Result, error) {
 	unlock, err := s.lock("workflow")
 	if err != nil {
 		return Result{}, err
@@ -355,24 +398,46 @@ func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err e
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Result{Workflow: w}, err
 	}
-	next, ev, err := fn(w.Data)
-	if err != nil {
-		return Result{Workflow: w}, err
-	}
-	if next == nil {
-		return Result{Workflow: w}, nil
-	}
-	return s.commitLocked(w, ts, next, ev)
+	return fn(w, ts)
 }
 
+// CheckRecord applies to r, encoded as the store encodes it, the checks it must pass to be
+// saved (CheckDocument), so a caller can refuse a change before doing anything else.
+func CheckRecord(r *workflow.Record) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding the workflow record: %w", err)
+	}
+	return CheckDocument(data)
+}
+
+// Record decodes the workflow record.
+func (w Workflow) Record() (*workflow.Record, error) { return ParseRecord(w.Data) }
+
+// ParseRecord decodes a stored workflow record (the active one, an archived one, a journal
+// snapshot).
+func ParseRecord(data []byte) (*workflow.Record, error) {
+	var r workflow.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("reading the workflow record: %w", err)
+	}
+	return &r, nil
+}
+
+// commitLocked commits next, a record given as bytes, reading what the store needs from it.
 func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (Result, error) {
+	m, err := readMeta(next)
+	if err != nil {
+		res := Result{Workflow: Workflow{Data: w.Data, ID: w.ID, Revision: w.Revision, Notices: w.Notices}}
+		return res, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
+	}
+	return s.commit(w, ts, next, m, ev)
+}
+
+func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: Workflow{Data: w.Data, ID: w.ID, Revision: w.Revision, Notices: w.Notices}}
 	if err := CheckDocument(next); err != nil {
 		return res, fmt.Errorf("workflow not saved: %w", err)
-	}
-	m, err := readMeta(next)
-	if err != nil {
-		return res, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
 	}
 	if err := ValidName(ev.Kind); err != nil {
 		return res, fmt.Errorf("workflow not saved: event kind: %w", err)

@@ -118,7 +118,7 @@ func Check(in CheckInput) []Finding {
 	}
 	if last := r.LastActivity(); !last.IsZero() && in.Now.Sub(last) > AncientAge {
 		add(FindingAncient, Medium, "last activity was %s ago (%s), more than 7 days: the work may have moved on; confirm with the user before continuing",
-			humanAge(in.Now.Sub(last)), fmtTime(last))
+			Age(in.Now.Sub(last)), fmtTime(last))
 	}
 
 	if def != nil {

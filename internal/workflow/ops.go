@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // Event names what an operation did, for the journal and the caller's messages.
@@ -191,10 +193,6 @@ func NewID(typ string, now time.Time, rnd io.Reader) (string, error) {
 	return NormalizeName(typ) + "-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
 }
 
-// OneLine turns s into one line: line breaks and tabs become spaces, runs of spaces collapse,
-// the ends are trimmed. (Sanitising for Markdown is textsafe's job, at the edge.)
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // Start begins a workflow of def's type in its start phase. current is the active slot's
 // record, or nil. An active current workflow is refused with *ActiveError unless req.Replace,
 // in which case the result's Archive is the old record marked archived; a finished current
@@ -206,7 +204,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if t := NormalizeName(req.Type); t != "" && t != def.Name {
 		return Result{}, fmt.Errorf("starting a workflow: type %q does not match definition %q", t, def.Name)
 	}
-	ctx := OneLine(req.Context)
+	ctx := textsafe.OneLine(req.Context)
 	if ctx == "" {
 		return Result{}, errors.New("starting a workflow: context is empty: give a one-line summary of the work")
 	}
@@ -252,7 +250,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		WorkflowID:       id,
 		Type:             def.Name,
 		Context:          ctx,
-		Scope:            OneLine(req.Scope),
+		Scope:            textsafe.OneLine(req.Scope),
 		State:            start,
 		PhaseStatus:      PhaseInProgress,
 		Status:           StatusActive,
@@ -425,7 +423,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		n.Approvals = append(n.Approvals, Approval{Phase: to, RequestedAt: now})
 	}
 	n.History = append(n.History, HistoryEntry{From: from, To: to, At: now, SessionID: by.SessionID,
-		Note: OneLine(req.Note), Checkpoint: strings.TrimSpace(req.Checkpoint)})
+		Note: textsafe.OneLine(req.Note), Checkpoint: strings.TrimSpace(req.Checkpoint)})
 	n.State = to
 	n.PhaseStatus = PhaseInProgress
 
@@ -465,7 +463,7 @@ func finish(r *Record, phase, outcome string, now time.Time) {
 	r.PhaseStatus = PhaseComplete
 	r.Status = StatusCompleted
 	r.CompletedAt = now
-	r.Outcome = OneLine(outcome)
+	r.Outcome = textsafe.OneLine(outcome)
 	if r.Outcome == "" {
 		r.Outcome = "reached " + phase
 	}

@@ -79,3 +79,19 @@ func TestResolveConflict(t *testing.T) {
 		t.Fatalf("tie: %+v", d)
 	}
 }
+
+func TestAge(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0s"}, {45 * time.Second, "45s"}, {12 * time.Minute, "12m"},
+		{3 * time.Hour, "3h"}, {3*time.Hour + 5*time.Minute, "3h 5m"}, {47*time.Hour + 59*time.Minute, "47h 59m"},
+		{48 * time.Hour, "2d"}, {50 * time.Hour, "2d 2h"}, {8 * 24 * time.Hour, "8d"},
+	}
+	for _, tt := range tests {
+		if got := workflow.Age(tt.d); got != tt.want {
+			t.Errorf("Age(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
