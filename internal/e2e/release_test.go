@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"os"
@@ -100,7 +99,7 @@ func (rw *releaseWorld) downloads() int {
 func startWorkflow(t *testing.T, w *World) string {
 	t.Helper()
 	e := engineAt(t, w, time.Now().Add(-time.Minute))
-	if _, err := e.Start(context.Background(), engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
 		t.Fatal(err)
 	}
 	e.Close()
