@@ -190,12 +190,19 @@ type InitiativeRequest struct {
 // Result is what every state-changing operation returns: what happened in words, the
 // workflow as it now stands, and warnings (L2 unavailable, another live session owns the
 // workflow, ...). Changed is false for an idempotent no-op.
+//
+// WorkflowID, Phase and Allowed say where the workflow stands after the change: what the
+// MCP tools return. Workflow is the whole record (or the initiative), for callers that ask
+// for it; the tools leave it out, as echoing it on every call costs the model's context.
 type Result struct {
-	Message  string          `json:"message"`
-	Changed  bool            `json:"changed"`
-	Workflow json.RawMessage `json:"workflow,omitempty"`
-	Revision int64           `json:"revision,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
+	Message    string          `json:"message"`
+	Changed    bool            `json:"changed"`
+	WorkflowID string          `json:"workflow_id,omitempty"`
+	Phase      string          `json:"phase,omitempty"`
+	Allowed    []string        `json:"allowed,omitempty"`
+	Workflow   json.RawMessage `json:"workflow,omitempty"`
+	Revision   int64           `json:"revision,omitempty"`
+	Warnings   []string        `json:"warnings,omitempty"`
 }
 
 // The operations. Implemented in engine.go; this list is the contract the adapters code to.

@@ -64,6 +64,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return nil, wres, err
 	}
 	res := &Result{Changed: sres.Changed, Workflow: sres.Data, Revision: sres.Revision, Warnings: wres.Warnings}
+	e.where(res, wres.Record)
 	for _, n := range sres.Notices {
 		res.Warnings = append(res.Warnings, n.Message)
 	}
@@ -73,6 +74,20 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 	}
 	return res, wres, nil
+}
+
+// where fills in the workflow's id, phase and allowed next phases after a change.
+func (e *Engine) where(res *Result, r *workflow.Record) {
+	if r == nil {
+		return
+	}
+	res.WorkflowID, res.Phase = r.WorkflowID, r.State
+	if r.Status != workflow.StatusActive {
+		return
+	}
+	if def, err := e.definitionFor(r); err == nil {
+		res.Allowed = def.Allowed(r.State)
+	}
 }
 
 func (e *Engine) event(kind, from, to, note string) store.Event {
@@ -228,11 +243,6 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 		e.archiveCompleted(res)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
-		if def, ok := e.definitions().Lookup(wres.Record.Type); ok {
-			if next := def.Allowed(wres.To); len(next) > 0 {
-				res.Message += "; allowed next: " + strings.Join(next, ", ")
-			}
-		}
 	}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,11 +62,13 @@ func TestToolsRealEngine(t *testing.T) {
 
 	res = mustOK(t, c, "start_workflow", `{"type":"APEX","context":"add login","scope":"standard","ttl":"24h"}`)
 	s := structured(t, res)
-	wf, _ := s["workflow"].(map[string]any)
-	if wf["type"] != "apex" || wf["state"] != "analyze" || s["revision"] != float64(1) {
+	id, _ := s["workflow_id"].(string)
+	if !strings.HasPrefix(id, "apex-") || s["phase"] != "analyze" || s["revision"] != float64(1) || fmt.Sprint(s["allowed"]) != "[plan]" {
 		t.Fatalf("start_workflow: %v", s)
 	}
-	id := wf["workflow_id"].(string)
+	if _, whole := s["workflow"]; whole {
+		t.Errorf("start_workflow echoed the whole record: %v", s)
+	}
 	if snap := snapshot(t, look); snap.WorkflowID != id || snap.Phase != "analyze" {
 		t.Errorf("on disk: %+v", snap)
 	}
@@ -131,7 +134,7 @@ func TestToolsRealEngine(t *testing.T) {
 	}
 
 	res = mustOK(t, c, "initiative", `{"action":"get"}`)
-	if !strings.Contains(text(res), "no initiative") {
+	if !strings.Contains(text(res), "No initiative") {
 		t.Errorf("initiative get before create: %s", text(res))
 	}
 	mustOK(t, c, "initiative", `{"action":"create","title":"Ship the uploader v2"}`)

@@ -42,8 +42,19 @@ type outcome struct {
 	revision   int64
 }
 
-// resultOf turns an engine Result into an outcome.
+// resultOf turns an engine Result into an outcome: what changed and where the workflow now
+// stands, never the whole record (which the model can ask resume_check for).
 func resultOf(r *engine.Result, err error) (*outcome, error) {
+	return result(r, err, false)
+}
+
+// resultWithData is resultOf plus the engine's document under "data" (the initiative tool,
+// whose answer is the initiative itself).
+func resultWithData(r *engine.Result, err error) (*outcome, error) {
+	return result(r, err, true)
+}
+
+func result(r *engine.Result, err error, withData bool) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -51,55 +62,60 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 		return nil, errors.New("the engine returned no result; nothing is known to have changed, call resume_check to see the current state")
 	}
 	s := map[string]any{"message": r.Message, "changed": r.Changed}
+	if r.WorkflowID != "" {
+		s["workflow_id"] = r.WorkflowID
+	}
+	if r.Phase != "" {
+		s["phase"] = r.Phase
+	}
 	if r.Revision != 0 {
 		s["revision"] = r.Revision
 	}
-	if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
-		s["workflow"] = json.RawMessage(w)
+	if len(r.Allowed) > 0 {
+		s["allowed"] = r.Allowed
+	}
+	if withData {
+		if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
+			s["data"] = json.RawMessage(w)
+		}
 	}
 	if len(r.Warnings) > 0 {
 		s["warnings"] = r.Warnings
 	}
 	var b strings.Builder
-	b.WriteString(r.Message)
-	if !r.Changed {
-		b.WriteString(" (no change)")
+	b.WriteString(sentence(r.Message))
+	if r.WorkflowID != "" && r.Phase != "" {
+		fmt.Fprintf(&b, " Workflow %s is at %s, revision %d", textsafe.Line(r.WorkflowID, 120), textsafe.Line(r.Phase, 64), r.Revision)
+		if len(r.Allowed) > 0 {
+			fmt.Fprintf(&b, "; next phases: %s", textsafe.Line(strings.Join(r.Allowed, ", "), 300))
+		}
+		b.WriteString(".")
 	}
 	for _, w := range r.Warnings {
 		b.WriteString("\nWarning: ")
-		b.WriteString(w)
+		b.WriteString(sentence(w))
 	}
-	if w, ok := s["workflow"]; ok {
+	if d, ok := s["data"]; ok {
 		b.WriteString("\n")
-		b.WriteString(workflowLine(w.(json.RawMessage)))
+		b.Write(d.(json.RawMessage))
 	}
-	o := &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision}
-	if len(r.Workflow) > 0 {
-		var id struct {
-			WorkflowID string `json:"workflow_id"`
-		}
-		_ = json.Unmarshal(r.Workflow, &id)
-		o.workflowID = id.WorkflowID
-	}
-	return o, nil
+	return &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision, workflowID: r.WorkflowID}, nil
 }
 
-// workflowLine sums the record up in one line; the whole record is in the structured content.
-func workflowLine(raw json.RawMessage) string {
-	var w struct {
-		ID          string `json:"workflow_id"`
-		Type        string `json:"type"`
-		State       string `json:"state"`
-		PhaseStatus string `json:"phase_status"`
-		Status      string `json:"status"`
-		Revision    int64  `json:"revision"`
+// sentence makes a message one sentence: first letter upper case, a full stop at the end.
+func sentence(m string) string {
+	m = strings.TrimSpace(m)
+	if m == "" {
+		return m
 	}
-	if json.Unmarshal(raw, &w) != nil || w.ID == "" {
-		return "Workflow: (see structured content)"
+	if c := m[0]; 'a' <= c && c <= 'z' {
+		m = string(c-'a'+'A') + m[1:]
 	}
-	return fmt.Sprintf("Workflow %s (%s): phase %s (%s), status %s, revision %d.",
-		textsafe.Line(w.ID, 120), textsafe.Line(w.Type, 64), textsafe.Line(w.State, 64),
-		textsafe.Line(w.PhaseStatus, 32), textsafe.Line(w.Status, 32), w.Revision)
+	switch m[len(m)-1] {
+	case '.', '!', '?':
+		return m
+	}
+	return m + "."
 }
 
 // resumeOutcome renders the read protocol's answer: the fenced report when there is one, else a

@@ -79,7 +79,7 @@ func TestAdapterFake(t *testing.T) {
 	mustOK(t, c, "initiative", `{"action":"get"}`)
 	mustOK(t, c, "expire_ttl", `{"dry_run":true}`)
 	res = mustOK(t, c, "complete_workflow", `{"outcome":"login shipped"}`)
-	if !strings.Contains(text(res), "completed: login shipped") {
+	if !strings.Contains(text(res), "Completed: login shipped") {
 		t.Errorf("complete_workflow text = %q", text(res))
 	}
 	mustFail(t, c, "complete_workflow", `{"outcome":"again"}`, "no active workflow")
@@ -212,7 +212,7 @@ func TestCloseWaitsForCallInProgress(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res, "moved to plan") {
+	if !strings.Contains(res, "Moved to plan") {
 		t.Errorf("call in progress returned %q", res)
 	}
 	// A bounded Close gives up rather than hanging.

@@ -18,10 +18,10 @@ const (
 	warningsProp = `"warnings":{"type":"array","items":{"type":"string"}}`
 
 	resultOutput = `{"type":"object","properties":{` +
-		`"message":{"type":"string","description":"What happened."},` +
-		`"changed":{"type":"boolean","description":"False when the call was a no-op."},` +
-		`"revision":{"type":"integer","description":"The workflow's revision after the call."},` +
-		`"workflow":{"type":"object","description":"The workflow record as it now stands."},` +
+		`"message":{"type":"string"},"changed":{"type":"boolean"},` +
+		`"workflow_id":{"type":"string"},"phase":{"type":"string"},"revision":{"type":"integer"},` +
+		`"allowed":{"type":"array","items":{"type":"string"}},` +
+		`"data":{"type":"object"},` +
 		warningsProp + `,` + noticeProp +
 		`},"required":["message","changed"]}`
 
@@ -408,7 +408,7 @@ func runInitiative(c *call) (*outcome, error) {
 	if !ok {
 		return nil, errors.New("initiative is not available in this build of cairn; nothing was changed (the workflow tools work as usual)")
 	}
-	return resultOf(ie.Initiative(c.ctx, engine.InitiativeRequest{
+	return resultWithData(ie.Initiative(c.ctx, engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),
 	}))

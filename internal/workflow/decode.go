@@ -32,13 +32,13 @@ import (
 var (
 	recordFields = []string{"version", "workflow_id", "type", "context", "scope", "state",
 		"phase_status", "status", "phases", "history", "tasks", "approvals", "artifacts", "vars",
-		"enforcement", "ttl", "created_at", "updated_at", "completed_at", "outcome", "owner",
+		"enforcement", "ttl", "created_at", "updated_at", "changed_at", "completed_at", "outcome", "owner",
 		"interruption_safe", "revision"}
 	phaseFields        = []string{"completed", "completed_at", "outputs", "metadata"}
 	historyEntryFields = []string{"from", "to", "at", "session_id", "note", "checkpoint"}
 	taskFields         = []string{"id", "phase", "status", "attempts", "output", "note",
 		"started_at", "completed_at", "updated_at"}
-	approvalFields    = []string{"phase", "requested_at", "approved_at"}
+	approvalFields    = []string{"phase", "requested_at", "approved_at", "source", "note"}
 	ownerFields       = []string{"session_id", "pid", "heartbeat"}
 	enforcementFields = []string{"violations", "blocking", "summary"}
 	violationFields   = []string{"code", "severity", "details"}
@@ -340,6 +340,8 @@ func readRecord(d *jsonx.Reader, p *Record) error {
 				return readTime(d, &r.CreatedAt)
 			case "updated_at":
 				return readTime(d, &r.UpdatedAt)
+			case "changed_at":
+				return readTime(d, &r.ChangedAt)
 			case "completed_at":
 				return readTime(d, &r.CompletedAt)
 			case "outcome":
@@ -430,6 +432,10 @@ func readApproval(d *jsonx.Reader, p *Approval) error {
 				return readTime(d, &a.RequestedAt)
 			case "approved_at":
 				return readTime(d, &a.ApprovedAt)
+			case "source":
+				return readString(d, &a.Source)
+			case "note":
+				return readString(d, &a.Note)
 			}
 			return errNoDecoder(name)
 		})

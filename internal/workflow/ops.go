@@ -310,6 +310,7 @@ func touch(r *Record, by Actor, now time.Time) []string {
 		warnings = append(warnings, w)
 	}
 	r.UpdatedAt = now
+	r.ChangedAt = now
 	if by.SessionID != "" || by.PID != 0 {
 		o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
 		if r.Owner != nil {

@@ -34,6 +34,7 @@ type (
 		TTL              string                     `json:"ttl,omitempty"`
 		CreatedAt        time.Time                  `json:"created_at,omitzero"`
 		UpdatedAt        time.Time                  `json:"updated_at,omitzero"`
+		ChangedAt        time.Time                  `json:"changed_at,omitzero"`
 		CompletedAt      time.Time                  `json:"completed_at,omitzero"`
 		Outcome          string                     `json:"outcome,omitempty"`
 		Owner            *oOwner                    `json:"owner,omitempty"`
@@ -73,6 +74,8 @@ type (
 		Phase       string                     `json:"phase"`
 		RequestedAt time.Time                  `json:"requested_at,omitzero"`
 		ApprovedAt  time.Time                  `json:"approved_at,omitzero"`
+		Source      string                     `json:"source,omitempty"`
+		Note        string                     `json:"note,omitempty"`
 		Extra       map[string]json.RawMessage `json:"-"`
 	}
 	oOwner struct {
