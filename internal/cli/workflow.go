@@ -80,6 +80,9 @@ func runTransition(a *app, args []string) error {
 		}
 		return nil
 	}
+	if len(res.Allowed) > 0 && !a.json {
+		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
+	}
 	return a.result(res, false)
 }
 

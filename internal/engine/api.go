@@ -27,20 +27,30 @@ type ResumeOptions struct {
 
 // Resume is the read protocol's answer.
 type Resume struct {
-	Tier          string          `json:"tier"` // Full, Minimal, L2-only, None
-	WorkflowID    string          `json:"workflow_id,omitempty"`
-	Type          string          `json:"type,omitempty"`
-	Context       string          `json:"context,omitempty"`
-	Phase         string          `json:"phase,omitempty"`
-	PhaseStatus   string          `json:"phase_status,omitempty"`
-	AgeSeconds    int64           `json:"age_seconds,omitempty"`
-	Completed     []string        `json:"completed,omitempty"`
-	Allowed       []string        `json:"allowed,omitempty"` // allowed next phases
-	Next          string          `json:"next,omitempty"`
-	Warnings      []string        `json:"warnings,omitempty"`
-	Blocking      []Violation     `json:"blocking,omitempty"`
-	Notices       []string        `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
-	L2Line        string          `json:"l2_line,omitempty"`
+	Tier        string   `json:"tier"` // Full, Minimal, L2-only, None
+	WorkflowID  string   `json:"workflow_id,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Context     string   `json:"context,omitempty"`
+	Phase       string   `json:"phase,omitempty"`
+	PhaseStatus string   `json:"phase_status,omitempty"`
+	AgeSeconds  int64    `json:"age_seconds,omitempty"`
+	Completed   []string `json:"completed,omitempty"`
+	Allowed     []string `json:"allowed,omitempty"` // allowed next phases
+	Next        string   `json:"next,omitempty"`
+	// AwaitingApproval names the approval phase waiting for a person's yes, if any.
+	AwaitingApproval string      `json:"awaiting_approval,omitempty"`
+	Warnings         []string    `json:"warnings,omitempty"`
+	Blocking         []Violation `json:"blocking,omitempty"`
+	Notices          []string    `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
+	L2Line           string      `json:"l2_line,omitempty"`
+	// Ended is the L2 line of the workflow that ended last, when none is active: there is
+	// nothing to resume.
+	Ended string `json:"last_ended,omitempty"`
+	// Details (resume_check and cairn status only): task counts, failed task ids and
+	// checkpoint names.
+	Tasks         string          `json:"tasks,omitempty"`
+	FailedTasks   []string        `json:"failed_tasks,omitempty"`
+	Checkpoints   []string        `json:"checkpoints,omitempty"`
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
 	SystemMessage string          `json:"-"` // one line for the user when something needs their eye

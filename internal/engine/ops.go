@@ -143,9 +143,13 @@ func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 		} else if err := store.CheckDocument(data); err != nil {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
 		}
+		var abandoned *workflow.Record
 		if probe.Archive != nil && cur != nil {
 			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				return nil, err
+			}
+			if cur.Status == workflow.StatusActive {
+				abandoned = cur
 			}
 		}
 		res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
@@ -165,6 +169,12 @@ func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("started %s workflow %s in phase %s", def.Name, wres.Record.WorkflowID, wres.To)
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
+		}
+		if abandoned != nil {
+			// Memory must not go on calling the replaced workflow active.
+			if w := e.writeL2(abandoned.WorkflowID, abandoned.Revision+1, workflow.AbandonLine(abandoned)); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 		return res, nil
 	}
@@ -241,6 +251,7 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 	case wres.Completed:
 		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
 		e.archiveCompleted(res)
+		e.noteEnding(wres.Record.WorkflowID, wres.L2)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
 	}
@@ -271,7 +282,7 @@ func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) 
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
-	res, _, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
+	res, wres, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
 		if r == nil {
 			return workflow.Result{}, errNoActive()
 		}
@@ -282,6 +293,9 @@ func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) 
 	}
 	res.Message = "completed"
 	e.archiveCompleted(res)
+	if wres.Record != nil {
+		e.noteEnding(wres.Record.WorkflowID, wres.L2)
+	}
 	return res, nil
 }
 
@@ -460,6 +474,7 @@ func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
 	if reason == "" {
 		reason = "archived"
 	}
+	cur, _, _ := e.active()
 	info, err := e.st.Archive(reason)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -467,7 +482,11 @@ func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
 		}
 		return nil, err
 	}
-	return &Result{Changed: true, Message: fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)}, nil
+	res := &Result{Changed: true, Message: fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)}
+	if cur != nil && cur.WorkflowID == info.WorkflowID {
+		e.ended(res, cur, reason)
+	}
+	return res, nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -118,52 +118,27 @@ func sentence(m string) string {
 	return m + "."
 }
 
-// resumeOutcome renders the read protocol's answer: the fenced report when there is one, else a
-// short summary, then the details.
+// resumeOutcome renders the read protocol's answer: the details view (the report with every
+// list, tasks and checkpoints) as text, the same facts as structured content. The whole
+// record is not included: it is large, and nothing in it is needed to go on.
 func resumeOutcome(r *engine.Resume) *outcome {
 	var s map[string]any
 	raw, _ := json.Marshal(r)
 	_ = json.Unmarshal(raw, &s)
-	if w, ok := s["workflow"]; ok {
-		if _, isObj := w.(map[string]any); !isObj {
-			delete(s, "workflow")
-		}
-	}
-	if r.Report != "" {
-		s["report"] = r.Report
-	}
+	delete(s, "workflow")
 	if r.SystemMessage != "" {
 		s["system_message"] = r.SystemMessage
 	}
-	var b strings.Builder
-	if r.Report != "" {
-		b.WriteString(r.Report)
-	} else {
-		fmt.Fprintf(&b, "Tier %s.", r.Tier)
-		if r.WorkflowID != "" {
-			fmt.Fprintf(&b, " Workflow %s (%s) at phase %s (%s).", r.WorkflowID, r.Type, r.Phase, r.PhaseStatus)
-		} else {
-			b.WriteString(" No active workflow.")
+	text := strings.TrimSuffix(r.Report, "\n")
+	if text == "" {
+		text = "No active workflow."
+		if r.Next != "" {
+			text += " Next: " + r.Next
 		}
-	}
-	if len(r.Allowed) > 0 {
-		fmt.Fprintf(&b, "\nAllowed next phases: %s.", strings.Join(r.Allowed, ", "))
-	}
-	if r.Next != "" {
-		fmt.Fprintf(&b, "\nNext: %s", r.Next)
-	}
-	for _, v := range r.Blocking {
-		fmt.Fprintf(&b, "\nBlocking: %s %s: %s", v.Severity, v.Code, v.Details)
-	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "\nWarning: %s", w)
-	}
-	for _, n := range r.Notices {
-		fmt.Fprintf(&b, "\nDone on the way: %s", n)
 	}
 	// The read protocol may write (expiry, recovery); the server takes the snapshot after it as
 	// the baseline for the next call.
-	return &outcome{text: b.String(), structured: s, wrote: true}
+	return &outcome{text: text, structured: s, wrote: true}
 }
 
 // toolResult builds the wire result: text content first (with the notice, if any, as its first

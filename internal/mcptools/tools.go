@@ -26,17 +26,17 @@ const (
 		`},"required":["message","changed"]}`
 
 	resumeOutput = `{"type":"object","properties":{` +
-		`"tier":{"type":"string","enum":["Full","Minimal","L2-only","None"],"description":"How much state was found: Full (L1 valid), Minimal, L2-only (memory lines only) or None (fresh start)."},` +
+		`"tier":{"type":"string","enum":["Full","Minimal","L2-only","None"]},` +
 		`"workflow_id":{"type":"string"},"type":{"type":"string"},"context":{"type":"string"},` +
 		`"phase":{"type":"string"},"phase_status":{"type":"string"},"age_seconds":{"type":"integer"},` +
-		`"completed":{"type":"array","items":{"type":"string"},"description":"Completed phases."},` +
-		`"allowed":{"type":"array","items":{"type":"string"},"description":"Phases transition may move to next."},` +
-		`"next":{"type":"string","description":"The next step."},` +
+		`"completed":{"type":"array","items":{"type":"string"}},` +
+		`"allowed":{"type":"array","items":{"type":"string"}},` +
+		`"next":{"type":"string"},"awaiting_approval":{"type":"string"},` +
 		warningsProp + `,` +
-		`"blocking":{"type":"array","items":{"type":"object","properties":{"code":{"type":"string"},"severity":{"type":"string"},"details":{"type":"string"}}},"description":"Violations that block progress."},` +
-		`"notices":{"type":"array","items":{"type":"string"},"description":"What the read protocol did: expired, quarantined, recovered."},` +
-		`"l2_line":{"type":"string"},"workflow":{"type":"object"},` +
-		`"report":{"type":"string","description":"The resume report, fenced as data."},` +
+		`"blocking":{"type":"array","items":{"type":"object","properties":{"code":{"type":"string"},"severity":{"type":"string"},"details":{"type":"string"}}}},` +
+		`"notices":{"type":"array","items":{"type":"string"}},` +
+		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},"tasks":{"type":"string"},` +
+		`"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
 		`"system_message":{"type":"string"},` + noticeProp +
 		`},"required":["tier"]}`
 
