@@ -81,10 +81,11 @@ func (e *Engine) where(res *Result, r *workflow.Record) {
 	if r == nil {
 		return
 	}
-	res.WorkflowID, res.Phase = r.WorkflowID, r.State
+	res.WorkflowID = r.WorkflowID
 	if r.Status != workflow.StatusActive {
-		return
+		return // ended: no phase to be at
 	}
+	res.Phase = r.State
 	if def, err := e.definitionFor(r); err == nil {
 		res.Allowed = def.Allowed(r.State)
 	}

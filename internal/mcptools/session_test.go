@@ -1,0 +1,117 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+)
+
+// sessionCalls is a whole workflow as an agent drives it: 47 tool calls from the first
+// resume_check to completion (issue 14's scripted session).
+var sessionCalls = []struct{ tool, args string }{
+	{"resume_check", `{}`},
+	{"start_workflow", `{"type":"apex","context":"add retries to the uploader","scope":"standard"}`},
+	{"set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","TARGET":"uploader"}}`},
+	{"update_task", `{"id":"a1","status":"running","note":"read the uploader"}`},
+	{"update_task", `{"id":"a1","status":"done","output":"docs/analysis.md"}`},
+	{"update_task", `{"id":"a2","status":"running","note":"find the failure modes"}`},
+	{"update_task", `{"id":"a2","status":"done"}`},
+	{"save_checkpoint", `{"name":"analyze-notes","data":{"files":["uploader.go","retry.go"],"risks":2}}`},
+	{"append_log", `{"name":"decisions","entry":{"phase":"analyze","decision":"retry with backoff"}}`},
+	{"transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"note":"analysis done"}`},
+	{"update_task", `{"id":"p1","status":"running","note":"write the plan"}`},
+	{"update_task", `{"id":"p1","status":"done","output":"docs/plan.md"}`},
+	{"save_checkpoint", `{"name":"plan-progress","data":{"steps":4}}`},
+	{"transition", `{"to":"implement","from":"plan","outputs":["docs/plan.md"],"note":"plan approved"}`},
+	{"update_task", `{"id":"i1","status":"running"}`},
+	{"update_task", `{"id":"i1","status":"done"}`},
+	{"update_task", `{"id":"i2","status":"running"}`},
+	{"update_task", `{"id":"i2","status":"done"}`},
+	{"update_task", `{"id":"i3","status":"running"}`},
+	{"update_task", `{"id":"i3","status":"failed","note":"flaky network test"}`},
+	{"update_task", `{"id":"i3","status":"running","note":"second try"}`},
+	{"update_task", `{"id":"i3","status":"done"}`},
+	{"update_task", `{"id":"i4","status":"running"}`},
+	{"update_task", `{"id":"i4","status":"done"}`},
+	{"set_vars", `{"vars":{"BRANCH":"retries"}}`},
+	{"append_log", `{"name":"benchmarks","entry":{"ms":12}}`},
+	{"append_log", `{"name":"benchmarks","entry":{"ms":11}}`},
+	{"save_checkpoint", `{"name":"implement-progress","data":{"done":["i1","i2","i3","i4"]}}`},
+	{"list_checkpoints", `{}`},
+	{"load_checkpoint", `{"name":"plan-progress"}`},
+	{"get_vars", `{"keys":["PLAN_PATH"]}`},
+	{"resume_check", `{}`},
+	{"transition", `{"to":"review","from":"implement","note":"implementation done"}`},
+	{"update_task", `{"id":"r1","status":"running"}`},
+	{"set_enforcement", `{"violations":[{"code":"V-TEST-03","severity":"HIGH","details":"retry path has no test"}]}`},
+	{"transition", `{"to":"implement","from":"review","note":"add the missing test"}`},
+	{"update_task", `{"id":"i5","status":"running","note":"test the retry path"}`},
+	{"update_task", `{"id":"i5","status":"done"}`},
+	{"transition", `{"to":"review","from":"implement"}`},
+	{"set_enforcement", `{"violations":[]}`},
+	{"update_task", `{"id":"r1","status":"done"}`},
+	{"append_log", `{"name":"decisions","entry":{"phase":"review","decision":"ship"}}`},
+	{"record_learning", `{"title":"Uploader retries","body":"The uploader retries with backoff; the network test is flaky."}`},
+	{"get_vars", `{}`},
+	{"resume_check", `{}`},
+	{"complete_workflow", `{"outcome":"retries shipped with tests"}`},
+	{"resume_check", `{}`},
+}
+
+// writeTools are the tools whose result says what changed.
+var writeTools = map[string]bool{"start_workflow": true, "transition": true, "complete_workflow": true,
+	"update_task": true, "set_enforcement": true, "expire_ttl": true, "save_checkpoint": true,
+	"set_vars": true, "append_log": true, "record_learning": true}
+
+// TestScriptedSessionCost measures what a whole session's tool results cost the model's
+// context: the text and the structured content of every result, as the client receives them.
+// Issue 14's targets: at most 15,000 characters in all, and a write tool's result at most 600
+// characters when it carries no warning.
+func TestScriptedSessionCost(t *testing.T) {
+	if len(sessionCalls) != 47 {
+		t.Fatalf("the scripted session has %d calls, want 47", len(sessionCalls))
+	}
+	p, c := approvingServer(t)
+	for _, f := range []string{"docs/analysis.md", "docs/plan.md"} {
+		if err := os.MkdirAll(filepath.Join(p.root, filepath.Dir(f)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p.root, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for i, call := range sessionCalls {
+		res := mustOK(t, c, call.tool, call.args)
+		sc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len([]rune(text(res))) + len([]rune(string(sc)))
+		total += n
+		s := structured(t, res)
+		if _, whole := s["workflow"]; whole {
+			t.Errorf("call %d (%s) echoes the whole record", i+1, call.tool)
+		}
+		if _, warned := s["warnings"]; writeTools[call.tool] && !warned && n > 600 {
+			t.Errorf("call %d (%s) returned %d characters, want at most 600:\n%s\n%s", i+1, call.tool, n, text(res), sc)
+		}
+		if call.tool == "resume_check" && strings.Contains(text(res), "resume_check") {
+			t.Errorf("resume_check tells the model to call itself:\n%s", text(res))
+		}
+		if testing.Verbose() {
+			t.Logf("%2d %-17s %5d  %s", i+1, call.tool, n, strings.SplitN(text(res), "\n", 2)[0])
+		}
+	}
+	t.Logf("47 calls returned %d characters", total)
+	if total > 15000 {
+		t.Errorf("the session's tool results total %d characters, want at most 15,000", total)
+	}
+}
+
+// approvingServer is a real server whose client is a person who approves.
+func approvingServer(t testing.TB) (*project, *client.Client) { return realServer(t) }
