@@ -29,7 +29,7 @@ var commands map[string]*command
 
 // order is how the overview lists them: the person's commands, then the shell API.
 var order = []string{
-	"status", "watch", "list", "show", "history", "archive", "expire", "doctor",
+	"status", "approve", "watch", "list", "show", "history", "archive", "expire", "doctor",
 	"start", "transition", "complete", "task",
 	"checkpoint save", "checkpoint load", "checkpoint list",
 	"vars set", "vars get", "vars export", "log append",
@@ -44,6 +44,12 @@ func init() {
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
 not archived. With --json prints the engine's resume answer.`},
+		{name: "approve", usage: "approve [NOTE] [--json]", run: runApprove,
+			summary: "Approve the phase the workflow waits in, so the agent may move on.",
+			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
+Code asks for it in the session when it can; where it cannot (claude -p), a person runs
+this. The approval, its time and NOTE are recorded and shown by cairn status. To let agents
+leave approval phases alone in this project, set "approvals": false in .claude/cairn/config.json.`},
 		{name: "watch", usage: "watch [--json]", run: runWatch,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
 			doc: `Prints the current position, then a line each time any process (the agent, a hook,

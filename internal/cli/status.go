@@ -54,6 +54,9 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		if len(r.Checkpoints) > 0 {
 			fmt.Fprintf(w, "Checkpoints: %s\n", clean(strings.Join(r.Checkpoints, ", ")))
 		}
+		for _, ap := range r.Approvals {
+			fmt.Fprintf(w, "Approved:   %s\n", clean(ap))
+		}
 		if r.AwaitingApproval != "" {
 			fmt.Fprintf(w, "Approval:   %s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", clean(r.AwaitingApproval))
 		}

@@ -105,6 +105,26 @@ func runComplete(a *app, args []string) error {
 	return a.result(res, false)
 }
 
+func runApprove(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	note := ""
+	if len(pos) == 1 {
+		note = pos[0]
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.Approve(a.ctx, note)
+	if err != nil {
+		return err
+	}
+	return a.result(res, false)
+}
+
 func runTask(a *app, args []string) error {
 	fs := a.flags()
 	var req engine.TaskRequest

@@ -51,6 +51,7 @@ type Resume struct {
 	Tasks         string          `json:"tasks,omitempty"`
 	FailedTasks   []string        `json:"failed_tasks,omitempty"`
 	Checkpoints   []string        `json:"checkpoints,omitempty"`
+	Approvals     []string        `json:"approvals,omitempty"` // who approved which phase, when
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
 	SystemMessage string          `json:"-"` // one line for the user when something needs their eye
@@ -163,6 +164,9 @@ type TransitionRequest struct {
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Outputs    []string        `json:"outputs,omitempty"`
 	Note       string          `json:"note,omitempty"`
+	// Approval is a person's yes to leaving an approval phase (the MCP server sets it when
+	// the person accepted its elicitation). No tool argument can set it.
+	Approval *workflow.Approval `json:"-"`
 }
 
 // TaskRequest is update_task's input.

@@ -65,7 +65,7 @@ func encodeStopState(s stopState) []byte {
 
 var (
 	l2StateFields    = []string{"workflow_id", "revision", "owed"}
-	fileConfigFields = []string{"archive_retention", "stop_blocking"}
+	fileConfigFields = []string{"archive_retention", "stop_blocking", "approvals"}
 	stopStateFields  = []string{"workflow_id", "fingerprint", "at"}
 )
 
@@ -95,8 +95,11 @@ func decodeConfig(data []byte) (fileConfig, error) {
 	var c fileConfig
 	err := decodeLenient(data, func(l *lenient) error {
 		return l.object(fileConfigFields, func(name string) error {
-			if name == "archive_retention" {
+			switch name {
+			case "archive_retention":
 				return l.intPointer(&c.ArchiveRetention)
+			case "approvals":
+				return l.boolPointer(&c.Approvals)
 			}
 			return l.boolPointer(&c.StopBlocking)
 		})

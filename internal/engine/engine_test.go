@@ -136,7 +136,18 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	if _, err := en.Transition(ctx, engine.TransitionRequest{To: "implement", From: "analyze"}); err == nil {
 		t.Fatal("stale from accepted")
 	}
+	// plan is an approval gate: the agent alone cannot leave it.
+	var ae *workflow.ApprovalError
+	if _, err := en.Transition(ctx, engine.TransitionRequest{To: "implement", From: "plan"}); !errors.As(err, &ae) ||
+		!strings.Contains(err.Error(), "cairn approve") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("leaving plan without approval: %v", err)
+	}
+	must(e.open("person").Approve(ctx, "looks right"))(t)
 	must(en.Transition(ctx, engine.TransitionRequest{To: "implement", From: "plan"}))(t)
+	if !strings.Contains(string(must(en.Transition(ctx, engine.TransitionRequest{To: "implement"}))(t).Workflow),
+		`"source":"cli","note":"looks right"`) {
+		t.Error("the approval is not in the record")
+	}
 	must(en.UpdateTask(ctx, engine.TaskRequest{ID: "t1", Status: "running"}))(t)
 	must(en.SetVars(ctx, map[string]string{"PLAN_PATH": "plans/001.md", "WAVE": "2"}))(t)
 	kv := must(en.GetVars(ctx, []string{"PLAN_PATH", "NOPE"}))(t)

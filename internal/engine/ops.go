@@ -226,11 +226,19 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 		}
 		cp = m
 	}
-	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note}
+	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
 	if cp != nil {
 		req.Checkpoint = "phase-metadata"
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
+		req := req
+		if p, need := workflow.NeedsApproval(def, cur, req.To); need && req.Approval == nil &&
+			(req.From == "" || workflow.NormalizeName(req.From) == cur.State) {
+			if !e.approvalsOff() {
+				return workflow.Result{}, &workflow.ApprovalError{Phase: p}
+			}
+			req.Approval = &workflow.Approval{Source: workflow.ApprovalSetting}
+		}
 		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
 		if err != nil || !res.Changed || cp == nil {
 			return res, err
@@ -297,6 +305,22 @@ func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) 
 	if wres.Record != nil {
 		e.noteEnding(wres.Record.WorkflowID, wres.L2)
 	}
+	return res, nil
+}
+
+// Approve records a person's yes to the approval the current phase waits for (`cairn
+// approve [NOTE]`); the agent may then leave the phase.
+func (e *Engine) Approve(ctx context.Context, note string) (*Result, error) {
+	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		return workflow.Approve(cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+	}, note)
+	if err != nil {
+		return nil, err
+	}
+	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
 	return res, nil
 }
 
