@@ -235,7 +235,7 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 		if p, need := workflow.NeedsApproval(def, cur, req.To); need && req.Approval == nil &&
 			(req.From == "" || workflow.NormalizeName(req.From) == cur.State) {
 			if !e.approvalsOff() {
-				return workflow.Result{}, &workflow.ApprovalError{Phase: p}
+				return workflow.Result{}, &workflow.ApprovalError{WorkflowID: cur.WorkflowID, Phase: p, To: workflow.NormalizeName(req.To)}
 			}
 			req.Approval = &workflow.Approval{Source: workflow.ApprovalSetting}
 		}

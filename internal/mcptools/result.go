@@ -12,11 +12,14 @@ import (
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // call is one tool invocation with its decoded arguments.
 type call struct {
-	ctx  context.Context
+	ctx  context.Context // not cancelled when the client goes away: engine calls finish
+	live context.Context // the request's own context: asking a person ends with it
+	srv  *server.MCPServer
 	eng  Engine
 	args args
 }

@@ -1,13 +1,18 @@
 package mcptools_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // sessionCalls is a whole workflow as an agent drives it: 47 tool calls from the first
@@ -113,5 +118,108 @@ func TestScriptedSessionCost(t *testing.T) {
 	}
 }
 
+// person answers the server's elicitation requests as a person at the client would.
+type person struct {
+	action mcp.ElicitationResponseAction
+	yes    bool
+	asked  []string // the messages shown
+}
+
+func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	p.asked = append(p.asked, req.Params.Message)
+	res := &mcp.ElicitationResult{}
+	res.Action = p.action
+	if p.action == mcp.ElicitationResponseActionAccept {
+		res.Content = map[string]any{"approve": p.yes, "note": "looks right"}
+	}
+	return res, nil
+}
+
+// elicitingServer is a real server whose client declares elicitation and lets who answer.
+func elicitingServer(t testing.TB, who *person) (*project, *client.Client) {
+	t.Helper()
+	p := newProject(t)
+	srv := mcptools.New(mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	ctx := testCtx(t)
+	c := client.NewClient(transport.NewInProcessTransportWithOptions(srv.MCP(), transport.WithElicitationHandler(who)),
+		client.WithProtocolVersion(protocol), client.WithElicitationHandler(who))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = protocol
+	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}
+
 // approvingServer is a real server whose client is a person who approves.
-func approvingServer(t testing.TB) (*project, *client.Client) { return realServer(t) }
+func approvingServer(t testing.TB) (*project, *client.Client) {
+	return elicitingServer(t, &person{action: mcp.ElicitationResponseActionAccept, yes: true})
+}
+
+// TestApprovalGate: leaving an approval phase needs a person's yes. A client whose person
+// accepts moves on, with the approval recorded; one that declines, cancels (claude -p) or
+// cannot ask stays, with one line saying how a person approves.
+func TestApprovalGate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		who   *person // nil: a client without elicitation
+		moves bool
+		err   string
+	}{
+		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, true, ""},
+		{"accept-but-no", &person{action: mcp.ElicitationResponseActionAccept, yes: false}, false, "the user did not approve leaving phase plan"},
+		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false, "the user did not approve leaving phase plan"},
+		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, false, "a person runs `cairn approve [NOTE]` in the project, then call transition again"},
+		{"no-elicitation", nil, false, "a person runs `cairn approve [NOTE]` in the project, then call transition again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p *project
+			var c *client.Client
+			if tc.who != nil {
+				p, c = elicitingServer(t, tc.who)
+			} else {
+				p, c = realServer(t)
+			}
+			mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
+			mustOK(t, c, "transition", `{"to":"plan"}`)
+			look := p.other(t, "observer")
+			if !tc.moves {
+				res := mustFail(t, c, "transition", `{"to":"implement"}`, tc.err)
+				if strings.Contains(text(res), "\n") {
+					t.Errorf("refusal is more than one line: %q", text(res))
+				}
+				if snap := snapshot(t, look); snap.Phase != "plan" {
+					t.Errorf("refused move left the workflow at %s", snap.Phase)
+				}
+				// A person's command approves; the same move then goes through.
+				if _, err := look.Approve(context.Background(), "by hand"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mustOK(t, c, "transition", `{"to":"implement"}`)
+			r, err := look.Resume(context.Background(), engine.ResumeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "by a person, with cairn approve: by hand"
+			if tc.moves {
+				want = "by a person, asked in Claude Code: looks right"
+				if len(tc.who.asked) != 1 || !strings.Contains(tc.who.asked[0], "phase plan") {
+					t.Errorf("the person was asked %q", tc.who.asked)
+				}
+			}
+			if len(r.Approvals) != 1 || !strings.HasSuffix(r.Approvals[0], want) {
+				t.Errorf("approvals on record %q, want one ending %q", r.Approvals, want)
+			}
+		})
+	}
+}

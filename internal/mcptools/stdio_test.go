@@ -477,6 +477,6 @@ func TestStdioSecondProcess(t *testing.T) {
 	if s := structured(t, res); s["notice"] != first {
 		t.Errorf("structured notice %v", s["notice"])
 	}
-	// Its own next move builds on the other process's.
-	mustOK(t, c, "transition", `{"from":"plan","to":"implement"}`)
+	// Its own next move builds on the other process's (back to analyze: no approval needed).
+	mustOK(t, c, "transition", `{"from":"plan","to":"analyze"}`)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Output schemas of structuredContent. "notice" is present when another process changed the
@@ -301,10 +302,22 @@ func runStart(c *call) (*outcome, error) {
 }
 
 func runTransition(c *call) (*outcome, error) {
-	return resultOf(c.eng.Transition(c.ctx, engine.TransitionRequest{
+	req := engine.TransitionRequest{
 		To: c.str("to"), From: c.str("from"), Checkpoint: c.raw("checkpoint"),
 		Outputs: c.strs("outputs"), Note: c.str("note"),
-	}))
+	}
+	res, err := c.eng.Transition(c.ctx, req)
+	var ae *workflow.ApprovalError
+	if !errors.As(err, &ae) {
+		return resultOf(res, err)
+	}
+	// Leaving an approval phase needs a person's yes: ask the person through the client.
+	note, err := askApproval(c, ae)
+	if err != nil {
+		return nil, err
+	}
+	req.Approval = &workflow.Approval{Source: workflow.ApprovalElicitation, Note: note}
+	return resultOf(c.eng.Transition(c.ctx, req))
 }
 
 func runComplete(c *call) (*outcome, error) {

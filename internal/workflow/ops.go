@@ -499,7 +499,9 @@ func NeedsApproval(def *Definition, r *Record, to string) (string, bool) {
 
 // ApprovalError refuses leaving an approval phase without a person's yes.
 type ApprovalError struct {
-	Phase string
+	WorkflowID string
+	Phase      string // the approval phase being left
+	To         string
 }
 
 func (e *ApprovalError) Error() string {
