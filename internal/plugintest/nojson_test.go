@@ -66,6 +66,11 @@ func TestHooksRunNoEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, to := range []string{"plan", "implement"} {
+		if to == "implement" { // plan is an approval gate: a person approves
+			if _, err := e.Approve(ctx, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := e.Transition(ctx, engine.TransitionRequest{To: to}); err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +137,7 @@ func TestHooksRunNoEncodingJSON(t *testing.T) {
 	}
 
 	start := `{"session_id":"s-1","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"SessionStart","source":"startup"}`
-	check("SessionStart", sessionStart, start, `"additionalContext":"Cairn resume report`)
+	check("SessionStart", sessionStart, start, `"additionalContext":"Cairn: stored workflow state`)
 	check("Stop with nothing owed", stop, `{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`, "")
 
 	// The counters count: stdin that is not JSON is described with encoding/json's words.
