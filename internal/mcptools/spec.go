@@ -53,17 +53,25 @@ type toolSpec struct {
 // Patterns for names. They are deliberately narrow: no path separators, no leading dot, no "..",
 // so a name can never leave the directory it is meant for.
 var (
-	namePattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-	globPattern     = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
-	phasePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	idPattern       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	varKeyPattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-	ttlPattern      = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[a-zµ]{1,2}([0-9]+(\.[0-9]+)?[a-zµ]{1,2})*$`)
+	// namePattern is store.ValidName: lower case, no "..", no trailing '.' (at most 64 bytes).
+	namePattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9_-]|\.[a-z0-9_-])*$`)
+	// wfIDPattern is what a workflow id must be to be stored (workflow.ValidID, the store's
+	// id check): as a name, upper case allowed after the first character.
+	wfIDPattern   = regexp.MustCompile(`^[a-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`)
+	globPattern   = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
+	phasePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	idPattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	varKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	// ttlPattern is workflow.ParseTTL: a whole number and one unit, up to 3650 days.
+	ttlPattern = regexp.MustCompile(`^0*(?:[1-9][0-9]{0,2}d|[12][0-9]{3}d|3[0-5][0-9]{2}d|36[0-4][0-9]d|3650d|` +
+		`[1-9][0-9]{0,3}h|[1-7][0-9]{4}h|8[0-6][0-9]{3}h|87[0-5][0-9]{2}h|87600h|` +
+		`[1-9][0-9]{0,5}m|[1-4][0-9]{6}m|5[01][0-9]{5}m|52[0-4][0-9]{4}m|525[0-5][0-9]{3}m|5256000m)$`)
 	violCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 )
 
 const (
-	nameHint  = "letters, digits, '.', '_' or '-', starting with a letter or digit, at most 100 characters, no '/' and no '..'"
+	nameHint  = "lower-case letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64 characters, no '/' and no '..'"
+	wfIDHint  = "letters, digits, '.', '_' or '-', starting with a lower-case letter or digit, at most 64 characters, no '..'"
 	globHint  = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
 	phaseHint = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
 	idHint    = "letters, digits, '.', '_', ':' or '-', starting with a letter or digit"

@@ -79,7 +79,7 @@ var specs = []*toolSpec{
 				desc: "Workflow definition name: apex, debug, brainstorm, dotagent, coordinate or one in .claude/workflows/."},
 			{name: "context", kind: kString, required: true, max: 300,
 				desc: "One-line summary of what this workflow is for."},
-			{name: "workflow_id", kind: kString, max: 128, pattern: idPattern, hint: idHint,
+			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint,
 				desc: "Explicit workflow id; generated when omitted."},
 			{name: "scope", kind: kString, max: 200,
 				desc: "Free-text scope, such as standard or quick."},
@@ -175,7 +175,7 @@ var specs = []*toolSpec{
 		title: "Save checkpoint",
 		desc:  "Call to save named JSON state you will need after an interruption; replaces a checkpoint of the same name.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 100, pattern: namePattern, hint: nameHint,
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
 				desc: "Checkpoint name, such as implement-progress."},
 			{name: "data", kind: kJSON, required: true, max: jsonx.MaxSize,
 				desc: "The state to save: a JSON object or array of at most 1 MiB."},
@@ -190,7 +190,7 @@ var specs = []*toolSpec{
 		title: "Load checkpoint",
 		desc:  "Call to read back a checkpoint saved earlier, by name.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 100, pattern: namePattern, hint: nameHint,
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
 				desc: "Checkpoint name; list_checkpoints shows what exists."},
 		},
 		readOnly:   true,
@@ -241,7 +241,7 @@ var specs = []*toolSpec{
 		title: "Append to log",
 		desc:  "Call to append one JSON record to a named log (metrics, benchmarks, decisions); earlier records are never changed.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 100, pattern: namePattern, hint: nameHint,
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
 				desc: "Log name, such as benchmarks."},
 			{name: "entry", kind: kObject, required: true, max: 64 << 10,
 				desc: "The record: a JSON object of at most 64 KiB."},
