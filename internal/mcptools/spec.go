@@ -59,13 +59,12 @@ var (
 	// id check): as a name, upper case allowed after the first character.
 	wfIDPattern   = regexp.MustCompile(`^[a-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`)
 	globPattern   = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
-	phasePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	idPattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	phasePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)   // with maxLength 64
+	idPattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) // with maxLength 128
 	varKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-	// ttlPattern is workflow.ParseTTL: a whole number and one unit, up to 3650 days.
-	ttlPattern = regexp.MustCompile(`^0*(?:[1-9][0-9]{0,2}d|[12][0-9]{3}d|3[0-5][0-9]{2}d|36[0-4][0-9]d|3650d|` +
-		`[1-9][0-9]{0,3}h|[1-7][0-9]{4}h|8[0-6][0-9]{3}h|87[0-5][0-9]{2}h|87600h|` +
-		`[1-9][0-9]{0,5}m|[1-4][0-9]{6}m|5[01][0-9]{5}m|52[0-4][0-9]{4}m|525[0-5][0-9]{3}m|5256000m)$`)
+	// ttlPattern is workflow.ParseTTL's form: a whole number and one unit (its range, at most
+	// 3650 days, is checked with the value).
+	ttlPattern      = regexp.MustCompile(`^0*[1-9][0-9]{0,6}[mhd]$`)
 	violCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 )
 
@@ -81,7 +80,10 @@ const (
 
 // propertySchema renders one field as JSON Schema.
 func (f field) propertySchema() map[string]any {
-	p := map[string]any{"description": f.desc}
+	p := map[string]any{}
+	if f.desc != "" {
+		p["description"] = f.desc
+	}
 	str := func() map[string]any {
 		s := map[string]any{"type": "string"}
 		if len(f.enum) > 0 {
@@ -100,7 +102,8 @@ func (f field) propertySchema() map[string]any {
 		if f.max > 0 {
 			p["maxLength"] = f.max
 		}
-		if f.required && len(f.enum) == 0 {
+		// A pattern already needs one character; minLength would only repeat it.
+		if f.required && len(f.enum) == 0 && (f.pattern == nil || f.minLen > 1) {
 			p["minLength"] = max(f.minLen, 1)
 		}
 	case kBool:
@@ -146,9 +149,9 @@ func violationSchema() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"code":     map[string]any{"type": "string", "description": "Short rule code, e.g. V-TEST-03.", "pattern": violCodePattern.String()},
-			"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block the workflow until resolved."},
-			"details":  map[string]any{"type": "string", "description": "What is wrong and where, in a sentence or two.", "maxLength": 2000},
+			"code":     map[string]any{"type": "string", "pattern": violCodePattern.String()},
+			"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block."},
+			"details":  map[string]any{"type": "string", "maxLength": 2000},
 		},
 		"required":             []string{"code", "severity", "details"},
 		"additionalProperties": false,
