@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,5 +33,29 @@ func TestRecoveryKeepsTheAge(t *testing.T) {
 	r = must(e.open("later").Resume(ctx, engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
 	if r.WorkflowID != "" || !strings.HasPrefix(r.Ended, "Expired DEBUG workflow") {
 		t.Errorf("4h after the last real change the workflow is still active: %+v", r)
+	}
+}
+
+// TestBrokenDefinitionIsShown: a .claude/workflows file that does not load is shown to the
+// person (systemMessage) and the model (a report line), and start_workflow's refusal names the
+// file and line instead of only "unknown workflow type".
+func TestBrokenDefinitionIsShown(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r := must(e.open("s1").Resume(ctx, engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
+	file := filepath.Join(dir, "review.md") + ":"
+	if !strings.Contains(r.SystemMessage, file) || !strings.Contains(r.Report, "review.md:") {
+		t.Errorf("broken definition not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
+	}
+	_, err := e.open("s1").Start(ctx, engine.StartRequest{Type: "review", Context: "x"})
+	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "unknown workflow type") {
+		t.Errorf("start of the broken type: %v", err)
 	}
 }

@@ -124,6 +124,10 @@ func errNoActive() error {
 func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 	def, err := e.definitions().Get(r.Type)
 	if err != nil {
+		// The type may be defined in a file that does not load: name the file and line.
+		if broken := e.definitionErrors(); len(broken) > 0 {
+			return nil, fmt.Errorf("%w; %s (fix the file, then start again)", err, strings.Join(broken, "; "))
+		}
 		return nil, err
 	}
 	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}

@@ -45,6 +45,16 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 		}
 		r = nil
 	}
+	// Broken workflow definitions are shown to the person and the model, not only logged.
+	// Only a project with its own definitions can have one (and such a project's hooks run
+	// in the cairn binary, which reads YAML).
+	if fi, err := os.Stat(e.workflow); err == nil && fi.IsDir() && e.cfg.YAML != nil {
+		for _, d := range e.definitionErrors() {
+			msg := d + "; that workflow type cannot be used until the file is fixed"
+			out.Warnings = append(out.Warnings, msg)
+			eye = append(eye, msg)
+		}
+	}
 	l1ok := writable(e.st.Dir())
 	if !l1ok {
 		eye = append(eye, workflow.WarnL1Unavailable+" ("+e.st.Dir()+" is not writable)")
