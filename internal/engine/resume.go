@@ -259,7 +259,7 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 	if err := e.archiveActive(r, res.Archive, "expired"); err != nil {
 		return "", fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
-	msg := fmt.Sprintf("the %s workflow at %s expired after %s without a change and was archived", r.Type, r.State, ttlText(r.TTL))
+	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	if w := e.writeL2(r.WorkflowID, r.Revision+1, res.L2); w != "" {
 		msg += "; " + w
 	}
