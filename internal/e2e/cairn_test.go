@@ -291,7 +291,7 @@ func TestCairnPluginLoads(t *testing.T) {
 	if first.Contains("<cairn-state") || first.Contains(sessionStartContext) {
 		t.Errorf("the first request carries a SessionStart context with nothing on record")
 	}
-	if !first.Contains("## plugin:cairn:cairn\nCairn keeps this project's multi-phase workflow state durable") {
+	if !first.Contains("## plugin:cairn:cairn\nCairn keeps this project's multi-phase workflow state across sessions") {
 		t.Errorf("the system prompt lacks cairn-mcp's instructions")
 	}
 
