@@ -50,12 +50,11 @@ func TestBrokenDefinitionIsShown(t *testing.T) {
 	}
 	ctx := context.Background()
 	r := must(e.open("s1").Resume(ctx, engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
-	file := filepath.Join(dir, "review.md") + ":"
-	if !strings.Contains(r.SystemMessage, file) || !strings.Contains(r.Report, "review.md:") {
+	if !strings.Contains(r.SystemMessage, ".claude/workflows/review.md:2: ") || !strings.Contains(r.Report, "review.md:2: ") {
 		t.Errorf("broken definition not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
 	}
 	_, err := e.open("s1").Start(ctx, engine.StartRequest{Type: "review", Context: "x"})
-	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "unknown workflow type") {
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "review.md")+":2: ") || !strings.Contains(err.Error(), "unknown workflow type") {
 		t.Errorf("start of the broken type: %v", err)
 	}
 }

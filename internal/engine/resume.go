@@ -50,7 +50,10 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 	// in the cairn binary, which reads YAML).
 	if fi, err := os.Stat(e.workflow); err == nil && fi.IsDir() && e.cfg.YAML != nil {
 		for _, d := range e.definitionErrors() {
-			msg := d + "; that workflow type cannot be used until the file is fixed"
+			if rel, ok := strings.CutPrefix(d, "workflow definition "+e.root+string(filepath.Separator)); ok {
+				d = "workflow definition " + rel // the project's own path says enough
+			}
+			msg := d + " (not loaded until fixed)"
 			out.Warnings = append(out.Warnings, msg)
 			eye = append(eye, msg)
 		}

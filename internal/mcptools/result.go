@@ -128,10 +128,10 @@ func resumeOutcome(r *engine.Resume) *outcome {
 	var s map[string]any
 	raw, _ := json.Marshal(r)
 	_ = json.Unmarshal(raw, &s)
+	// The whole record is large and nothing in it is needed to go on; the system message
+	// is for the person and repeats a warning; tasks repeats failed_tasks in words.
 	delete(s, "workflow")
-	if r.SystemMessage != "" {
-		s["system_message"] = r.SystemMessage
-	}
+	delete(s, "tasks")
 	text := strings.TrimSuffix(r.Report, "\n")
 	if text == "" {
 		text = "No active workflow."

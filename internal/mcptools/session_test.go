@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,5 +222,97 @@ func TestApprovalGate(t *testing.T) {
 				t.Errorf("approvals on record %q, want one ending %q", r.Approvals, want)
 			}
 		})
+	}
+}
+
+// longDefinition has twelve phases in a line, so that a workflow can have ten behind it.
+const longDefinition = `---
+name: long
+description: Twelve steps.
+phases: [p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12]
+transitions:
+  p01: [p02]
+  p02: [p03]
+  p03: [p04]
+  p04: [p05]
+  p05: [p06]
+  p06: [p07]
+  p07: [p08]
+  p08: [p09]
+  p09: [p10]
+  p10: [p11]
+  p11: [p12]
+terminal: [p12]
+---
+Twelve steps.
+`
+
+// TestResumeCheckLongWorkflow: resume_check on a long workflow (10 phases done, 20 tasks, 3
+// warnings) stays within 2,500 characters, text and structured content together, and says
+// each warning once.
+func TestResumeCheckLongWorkflow(t *testing.T) {
+	p := newProject(t)
+	dir := filepath.Join(p.root, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "long.md"), []byte(longDefinition), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A definition that does not load: the third warning.
+	if err := os.WriteFile(filepath.Join(dir, "broken.md"), []byte("---\nname: broken\nphases: [a, [b\n---\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	mustOK(t, c, "start_workflow", `{"type":"long","context":"a long piece of work with many steps in it"}`)
+	for i := 2; i <= 11; i++ {
+		// Each phase names an output that is not there: the missing-outputs warning.
+		mustOK(t, c, "transition", fmt.Sprintf(`{"to":"p%02d","outputs":["docs/step-%02d.md"]}`, i, i-1))
+	}
+	for i := 1; i <= 20; i++ {
+		status := "done"
+		if i%7 == 0 {
+			status = "failed"
+		}
+		mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"task-%02d","status":"running"}`, i))
+		mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"task-%02d","status":%q}`, i, status))
+	}
+	mustOK(t, c, "save_checkpoint", `{"name":"long-progress","data":{"at":"p11"}}`)
+	mustOK(t, c, "set_enforcement", `{"violations":[{"code":"V-DOC","severity":"medium","details":"the steps are not documented"}]}`)
+	// A second session holds it: the ownership warning.
+	other := p.other(t, "sess-2")
+	if _, err := other.SetVars(context.Background(), map[string]string{"X": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	// The next session's first call.
+	_, next := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 78, Log: quietLog(), NoWatch: true,
+	})
+	res := mustOK(t, next, "resume_check", `{}`)
+	sc, _ := json.Marshal(res.StructuredContent)
+	n := len([]rune(text(res))) + len([]rune(string(sc)))
+	s := structured(t, res)
+	ws, _ := s["warnings"].([]any)
+	if len(s["completed"].([]any)) != 10 || len(ws) != 3 || s["failed_tasks"] == nil || s["checkpoints"] == nil {
+		t.Fatalf("not the long workflow meant: %s", sc)
+	}
+	for _, w := range ws {
+		// Compared on a prefix: the text escapes Markdown ("]" becomes "\]").
+		if c := strings.Count(text(res), w.(string)[:30]); c != 1 {
+			t.Errorf("warning %q is said %d times in the text", w, c)
+		}
+	}
+	for _, want := range []string{"checkpoints: long-progress", "failed: task-07, task-14", "allowed next: p12", "Next: "} {
+		if !strings.Contains(text(res), want) {
+			t.Errorf("the details view lacks %q", want)
+		}
+	}
+	t.Logf("resume_check: %d characters (text %d)\n%s", n, len([]rune(text(res))), text(res))
+	if n > 2500 {
+		t.Errorf("resume_check returned %d characters, want at most 2,500", n)
 	}
 }

@@ -36,9 +36,9 @@ const (
 		warningsProp + `,` +
 		`"blocking":{"type":"array","items":{"type":"object","properties":{"code":{"type":"string"},"severity":{"type":"string"},"details":{"type":"string"}}}},` +
 		`"notices":{"type":"array","items":{"type":"string"}},` +
-		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},"tasks":{"type":"string"},` +
+		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},` +
 		`"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
-		`"system_message":{"type":"string"},` + noticeProp +
+		`"approvals":{"type":"array","items":{"type":"string"}},` + noticeProp +
 		`},"required":["tier"]}`
 
 	checkpointOutput = `{"type":"object","properties":{` +
