@@ -407,7 +407,7 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 		if a.ApprovedAt.IsZero() {
 			continue
 		}
-		s := fmt.Sprintf("%s approved %s by %s", a.Phase, a.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), approvalSource(a.Source))
+		s := fmt.Sprintf("%s approved %s by %s", a.Phase, a.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(a.Source))
 		if a.Note != "" {
 			s += ": " + a.Note
 		}
@@ -452,17 +452,4 @@ func dedupe(s []string) []string {
 		out = append(out, v)
 	}
 	return out
-}
-
-// approvalSource says who gave an approval, in words.
-func approvalSource(src string) string {
-	switch src {
-	case workflow.ApprovalElicitation:
-		return "a person, asked in Claude Code"
-	case workflow.ApprovalCLI:
-		return "a person, with cairn approve"
-	case workflow.ApprovalSetting:
-		return "the project setting (approvals off)"
-	}
-	return "the agent (recorded before approvals needed a person)"
 }

@@ -478,6 +478,19 @@ const (
 	ApprovalSetting     = "setting"     // a person turned approvals off for the project
 )
 
+// ApprovedBy says who gave an approval of source src, in words for people and models.
+func ApprovedBy(src string) string {
+	switch src {
+	case ApprovalElicitation:
+		return "a person, asked in Claude Code"
+	case ApprovalCLI:
+		return "a person, with cairn approve"
+	case ApprovalSetting:
+		return "the project setting (approvals off)"
+	}
+	return "the agent (recorded before approvals needed a person)"
+}
+
 // NeedsApproval reports the approval phase a move from r's phase to `to` leaves without a
 // person's yes on record: a forward move out of a gate whose latest request is still open (or
 // was never made).

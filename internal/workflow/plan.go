@@ -107,7 +107,9 @@ func BuildPlan(in PlanInput) Plan {
 	if in.Def != nil {
 		p.Allowed = in.Def.Allowed(r.State)
 	}
-	p.AwaitingApproval, _ = PendingApproval(r)
+	if ph, open := PendingApproval(r); open {
+		p.AwaitingApproval = ph
+	}
 
 	var serious []string
 	for _, f := range in.Findings {
