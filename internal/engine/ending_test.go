@@ -58,3 +58,33 @@ func TestBrokenDefinitionIsShown(t *testing.T) {
 		t.Errorf("start of the broken type: %v", err)
 	}
 }
+
+// TestReplaceAndArchiveWriteTheirEndings: a start that replaces the active workflow, and an
+// archive, each write "Abandoned ..., archived" to memory, so that memory no longer calls the
+// workflow active; after the archive the next session is told once.
+func TestReplaceAndArchiveWriteTheirEndings(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	en := e.open("s1")
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	must(en.Transition(ctx, engine.TransitionRequest{To: "plan"}))(t)
+	must(en.Start(ctx, engine.StartRequest{Type: "debug", Context: "second try", Replace: true}))(t)
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned APEX workflow at plan for first try, archived") {
+		t.Errorf("replace wrote no abandon line:\n%s", topic)
+	}
+	if mem := e.readMemory("MEMORY.md"); strings.Contains(mem, "Active APEX") {
+		t.Errorf("MEMORY.md still calls the replaced workflow active:\n%s", mem)
+	}
+	must(e.open("person").Archive(ctx, "abandoned"))(t)
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned DEBUG workflow at troubleshoot for second try, archived") {
+		t.Errorf("archive wrote no abandon line:\n%s", topic)
+	}
+	r := must(e.open("s2").Resume(ctx, engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
+	if !strings.Contains(r.Report, `the last one ended ("Abandoned DEBUG workflow at troubleshoot for second try, archived")`) {
+		t.Errorf("report after archive: %q", r.Report)
+	}
+	st := must(e.open("person").Resume(ctx, engine.ResumeOptions{}))(t)
+	if st.Ended == "" || st.Report == "" {
+		t.Errorf("cairn status after the ending: ended %q report %q", st.Ended, st.Report)
+	}
+}

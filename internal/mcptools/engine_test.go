@@ -232,7 +232,7 @@ func TestNoticeRealEngine(t *testing.T) {
 	}
 	res := mustOK(t, c, "get_vars", `{}`)
 	first := strings.SplitN(text(res), "\n", 2)[0]
-	for _, want := range []string{"Notice:", "sess-2", "phase plan", "revision 2, was 1"} {
+	for _, want := range []string{"Notice:", "another session changed", "phase plan", "revision 2, was 1"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("notice %q lacks %q", first, want)
 		}

@@ -291,9 +291,11 @@ func (s *Server) noticeFor(now engine.Snapshot) string {
 	if now.SessionID != "" && now.SessionID == s.session {
 		return ""
 	}
+	// Which session it was is of no use to the model (it cannot reach it); that it was
+	// another Claude Code session, rather than a person's command, is.
 	by := "another process"
 	if now.SessionID != "" {
-		by = "session " + textsafe.Line(now.SessionID, 64)
+		by = "another session"
 	}
 	id := func(x string) string { return textsafe.Line(x, 120) }
 	switch {

@@ -469,7 +469,7 @@ func TestStdioSecondProcess(t *testing.T) {
 	}
 	res := mustOK(t, c, "get_vars", `{}`)
 	first := strings.SplitN(text(res), "\n", 2)[0]
-	for _, want := range []string{"Notice:", "session sess-other", "phase plan", "revision 2"} {
+	for _, want := range []string{"Notice:", "another session changed", "phase plan", "revision 2"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("agent was not told: first line %q lacks %q", first, want)
 		}
