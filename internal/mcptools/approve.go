@@ -62,7 +62,8 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 		note, _ := content["note"].(string)
 		return strings.TrimSpace(note), nil
 	case res.Action == mcp.ElicitationResponseActionCancel:
-		return "", cannot
+		// claude -p answers every elicitation so, at once: no person saw it.
+		return "", fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again", phase)
 	}
 	return "", fmt.Errorf("the user did not approve leaving phase %s; stay in it: ask the user what to change, and ask again once it is done", phase)
 }

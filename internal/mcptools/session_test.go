@@ -179,8 +179,8 @@ func TestApprovalGate(t *testing.T) {
 		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, true, ""},
 		{"accept-but-no", &person{action: mcp.ElicitationResponseActionAccept, yes: false}, false, "the user did not approve leaving phase plan"},
 		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false, "the user did not approve leaving phase plan"},
-		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, false, "a person runs `cairn approve [NOTE]` in the project, then call transition again"},
-		{"no-elicitation", nil, false, "a person runs `cairn approve [NOTE]` in the project, then call transition again"},
+		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, false, "the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again"},
+		{"no-elicitation", nil, false, "no person could be asked here: a person runs `cairn approve [NOTE]` in the project, then call transition again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p *project
@@ -314,5 +314,44 @@ func TestResumeCheckLongWorkflow(t *testing.T) {
 	t.Logf("resume_check: %d characters (text %d)\n%s", n, len([]rune(text(res))), text(res))
 	if n > 2500 {
 		t.Errorf("resume_check returned %d characters, want at most 2,500", n)
+	}
+}
+
+// TestApprovalGateOverStdio: the binary asks the person over stdio (its own transport sends
+// elicitation/create and routes the answer back); an accepting client moves on, a declining
+// one does not.
+func TestApprovalGateOverStdio(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		who   *person
+		moves bool
+	}{
+		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, true},
+		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			c := stdioClient(t, p, protocol, client.WithElicitationHandler(tc.who))
+			mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate over stdio"}`)
+			mustOK(t, c, "transition", `{"to":"plan"}`)
+			if tc.moves {
+				res := mustOK(t, c, "transition", `{"to":"implement"}`)
+				if structured(t, res)["phase"] != "implement" {
+					t.Errorf("after the approval: %s", text(res))
+				}
+			} else {
+				mustFail(t, c, "transition", `{"to":"implement"}`, "the user did not approve leaving phase plan")
+			}
+			if len(tc.who.asked) != 1 || !strings.Contains(tc.who.asked[0], "wants to move on to implement") {
+				t.Errorf("the person was asked %q", tc.who.asked)
+			}
+			want := "plan"
+			if tc.moves {
+				want = "implement"
+			}
+			if snap := snapshot(t, p.other(t, "observer")); snap.Phase != want {
+				t.Errorf("the workflow is at %s, want %s", snap.Phase, want)
+			}
+		})
 	}
 }

@@ -98,7 +98,7 @@ func (p *project) getenv(session string) func(string) string {
 }
 
 // stdioClient starts the binary under mcp-go's stdio client at the given protocol version.
-func stdioClient(t testing.TB, p *project, version string) *client.Client {
+func stdioClient(t testing.TB, p *project, version string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	tr := transport.NewStdioWithOptions(binary, nil, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
@@ -106,7 +106,7 @@ func stdioClient(t testing.TB, p *project, version string) *client.Client {
 			cmd.Dir, cmd.Env = p.root, p.env()
 			return cmd, nil
 		}))
-	c := client.NewClient(tr, client.WithProtocolVersion(version))
+	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, opts...)...)
 	ctx := testCtx(t)
 	if err := c.Start(ctx); err != nil {
 		t.Fatalf("starting %s: %v", binary, err)
