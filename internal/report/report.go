@@ -6,8 +6,10 @@
 // fresh random nonce, every stored string passes through textsafe.Line (one line, no
 // invisible characters, no Markdown or HTML, < and > escaped, so nothing stored can close or
 // fake the fence), and the whole is capped at MaxLen bytes however long the stored strings
-// are. It does not decide anything: the tier, the next step and the warnings come from the
-// workflow's resume plan; this package only words and fences them.
+// are. The fence holds state only; the one next step follows it, as Cairn's own instruction.
+// After an ending the report is a single line (EndedLine). It does not decide anything: the
+// next step and the warnings come from the workflow's resume plan; this package only words
+// and fences them.
 package report
 
 import (
