@@ -51,7 +51,8 @@ type Resume struct {
 	Tasks         string          `json:"tasks,omitempty"`
 	FailedTasks   []string        `json:"failed_tasks,omitempty"`
 	Checkpoints   []string        `json:"checkpoints,omitempty"`
-	Approvals     []string        `json:"approvals,omitempty"` // who approved which phase, when
+	Approvals     []string        `json:"approvals,omitempty"`  // who approved which phase, when
+	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first (claudetasks.go)
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
 	SystemMessage string          `json:"-"` // one line for the user when something needs their eye
@@ -255,6 +256,10 @@ type Result struct {
 //	func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error)
 //	func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error)
 //	func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error)
+//	// The CLI's own verbs (cliops.go): cairn vars unset, checkpoint delete, log show.
+//	func (e *Engine) UnsetVars(ctx context.Context, keys []string) (*Result, error)
+//	func (e *Engine) DeleteCheckpoint(ctx context.Context, name string) (*Result, error)
+//	func (e *Engine) ReadLog(ctx context.Context, name string) (store.Lines, error)
 //
 //	// Sessions and hooks.
 //	func (e *Engine) RecordSession(s Session) error        // sessions/<pid>.json

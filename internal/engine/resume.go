@@ -128,6 +128,7 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 	out.Completed, out.Allowed, out.Next = plan.Completed, plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
+	out.OpenTasks = workflow.OpenTasks(r)
 	out.Warnings = append(out.Warnings, plan.Warnings...)
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
@@ -427,7 +428,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
 		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints,
-		Nonce: report.NewNonce(),
+		OpenTasks: out.OpenTasks, Nonce: report.NewNonce(),
 	}
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"

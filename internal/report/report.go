@@ -67,7 +67,9 @@ type Input struct {
 	Ended string
 	// Tool is the tool to call for details, e.g. mcp__plugin_cairn_cairn__resume_check; empty
 	// in the details view itself.
-	Tool string
+	// OpenTasks are the workflow's open tasks, oldest first (see tasks.go).
+	OpenTasks []string
+	Tool      string
 	// Details asks for the details view (resume_check): every list item, the allowed next
 	// phases, tasks and checkpoints.
 	Details     bool
@@ -177,7 +179,8 @@ func Render(in Input) string {
 		oContext
 		oCompleted
 		oAllowed
-		oTasks
+		oTasks // open tasks (tasks.go)
+		oTaskCounts
 		oCheckpoints
 		oBlocking
 		oWarnings
@@ -194,7 +197,7 @@ func Render(in Input) string {
 	notices := dedupe(in.Notices, warnings)
 	// Every non-empty list keeps room to at least say how many items it has.
 	blocking := violations(in.Blocking)
-	for _, l := range [][]string{blocking, notices, warnings} {
+	for _, l := range [][]string{blocking, in.OpenTasks, notices, warnings} {
 		if len(l) > 0 {
 			b.left -= reserve
 		}
@@ -202,11 +205,12 @@ func Render(in Input) string {
 	b.joined(oCompleted, "completed: ", in.Completed, capName)
 	b.list(oBlocking, "blocking", blocking, capItem)
 	b.field(oContext, "context: ", in.Context, capContext)
+	b.openTasks(oTasks, in.OpenTasks)
 	b.list(oWarnings, "warning", warnings, capItem)
 	b.list(oNotices, "notice", notices, capItem)
 	if in.Details {
 		b.joined(oAllowed, "allowed next: ", in.Allowed, capName)
-		b.field(oTasks, "tasks: ", in.Tasks, capItem)
+		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem)
 		b.joined(oCheckpoints, "checkpoints: ", in.Checkpoints, capName)
 	}
 
