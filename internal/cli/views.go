@@ -108,7 +108,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 	}
 	field("Phase", phase)
 	field("Created", stamp(r.CreatedAt))
-	field("Updated", stamp(r.UpdatedAt))
+	field("Changed", stamp(r.LastActivity())) // by an agent or a person; housekeeping aside
 	field("Completed", stamp(r.CompletedAt))
 	field("TTL", r.TTL)
 	field("Outcome", r.Outcome)
@@ -177,6 +177,17 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 			return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 		})
 	}
+	list(w, "Approvals", len(r.Approvals), func(i int) string {
+		a := r.Approvals[i]
+		if a.ApprovedAt.IsZero() {
+			return a.Phase + ": waiting for a person's approval (cairn approve [NOTE])"
+		}
+		s := fmt.Sprintf("%s: approved %s by %s", a.Phase, stamp(a.ApprovedAt), workflow.ApprovedBy(a.Source))
+		if a.Note != "" {
+			s += ": " + a.Note
+		}
+		return s
+	})
 	list(w, "History", len(r.History), func(i int) string {
 		h := r.History[i]
 		s := fmt.Sprintf("%s %s -> %s", stamp(h.At), h.From, h.To)

@@ -297,7 +297,10 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}
 	if len(acts) > 0 {
 		res.Changed, res.Event = true, EventRecover
+		// Recovery is housekeeping: it keeps the age and the TTL of the last real change.
+		changed := r.LastActivity()
 		res.Warnings = touch(n, by, now)
+		n.ChangedAt = changed
 	}
 	if p, ok := PendingApproval(r); ok {
 		acts = append(acts, RecoveryAction{Kind: RecoveredReapproval, Phase: p,
