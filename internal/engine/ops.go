@@ -50,6 +50,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 			return nil, store.Event{}, nil
 		}
 		n := wres.Record
+		workflow.TrimHistory(n) // the journal keeps the full history
 		n.Revision = 1
 		if r != nil && r.WorkflowID == n.WorkflowID {
 			n.Revision = r.Revision + 1

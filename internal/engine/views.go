@@ -92,10 +92,32 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 	return nil, j, fmt.Errorf("no workflow %s, active or archived (%w): cairn list shows the ids", id, store.ErrNotFound)
 }
 
-// Show returns a workflow record by id, active or archived.
+// Show returns a workflow record by id, active or archived, with its whole phase history: the
+// record keeps only the newest workflow.MaxHistory entries, the journal all of them.
 func (e *Engine) Show(ctx context.Context, id string) (json.RawMessage, error) {
-	data, _, err := e.find(id)
-	return data, err
+	data, j, err := e.find(id)
+	if err != nil || len(j.Records) == 0 {
+		return data, err
+	}
+	r, err := decode(data)
+	if err != nil || len(r.History) < workflow.MaxHistory {
+		return data, nil
+	}
+	items, _ := j.Items("history")
+	if len(items) <= len(r.History) {
+		return data, nil
+	}
+	full := make([]workflow.HistoryEntry, len(items))
+	for i, it := range items {
+		if err := json.Unmarshal(it, &full[i]); err != nil {
+			return data, nil
+		}
+	}
+	r.History = full
+	if out, err := encodeRecord(r); err == nil {
+		return out, nil
+	}
+	return data, nil
 }
 
 // History returns a workflow's journal, oldest first.

@@ -122,6 +122,11 @@ func TestFaultInjection(t *testing.T) {
 			if err != nil || res.Revision != w.Revision+1 {
 				fail("update after faults: %+v %v", res, err)
 			}
+			// The journal alone rebuilds exactly that state.
+			os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte(`{"version":"2.0","worfklow`), 0o600)
+			if rb, err := s.ReadWorkflow(); err != nil || !bytes.Equal(rb.Data, res.Data) {
+				fail("rebuilt after faults: %s %v, want %s", rb.Data, err, res.Data)
+			}
 			if err := s.AppendLog("events", []byte(`{"n":3}`)); err != nil {
 				fail("append after faults: %v", err)
 			}

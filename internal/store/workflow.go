@@ -158,7 +158,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 // rebuildInMemory answers a read when the snapshot needs repair but the state directory
 // cannot be written: the newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
-	rec, err := s.newestJournalRecord()
+	rec, _, err := s.newestJournalRecord()
 	if err != nil || rec == nil {
 		return Workflow{}, lockErr
 	}
@@ -186,10 +186,25 @@ func (s *Store) anythingToRecover() bool {
 	return ok
 }
 
-// tailState is where the active workflow's journal stands.
+// tailState is where the active workflow's journal stands: its last line's sequence number
+// and revision, and what a delta appended after it needs (see Record).
 type tailState struct {
-	seq int64
-	rev int64
+	seq   int64
+	rev   int64
+	base  int64
+	chain int64
+	state string
+}
+
+func tailOf(r *Record) tailState {
+	if r == nil {
+		return tailState{}
+	}
+	t := tailState{seq: r.Seq, rev: r.Revision, base: r.Seq, state: r.State}
+	if r.Delta != nil {
+		t.base, t.chain = r.Base, r.Chain
+	}
+	return t
 }
 
 // loadLocked reads the active workflow under the workflow lock, repairing what it can.
@@ -228,7 +243,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	}
 	if w.Data == nil {
 		// Rebuild from the newest journal, if any.
-		rec, err := s.newestJournalRecord()
+		rec, raw, err := s.newestJournalRecord()
 		if err != nil {
 			return w, tailState{}, err
 		}
@@ -248,7 +263,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		w.Data, w.ID, w.Revision = rec.Snapshot, rm.id, rec.Revision
 		w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision,
 			Message: fmt.Sprintf("the workflow snapshot was rebuilt from its journal at revision %d", rec.Revision)})
-		return w, tailState{seq: rec.Seq, rev: rec.Revision}, nil
+		return w, tailOf(raw), nil
 	}
 	tail, err := s.journalTail(journalFile(w.ID))
 	if err != nil {
@@ -260,14 +275,18 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	if tail.Revision > w.Revision {
 		// The journal is the commit point: a change recorded there whose snapshot replace was
 		// cut short is applied now.
-		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, tail.Snapshot, 0o600)); err != nil {
+		st, err := s.journalState(journalFile(w.ID))
+		if err != nil || st == nil || st.Seq != tail.Seq {
+			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, errOr(err, errChain))
+		}
+		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
 			return w, tailState{}, err
 		}
 		w.Notices = append(w.Notices, Notice{Kind: "rolled-forward", Path: WorkflowFile, Revision: tail.Revision,
 			Message: fmt.Sprintf("revision %d was in the journal but not in the snapshot; the snapshot was brought up to date", tail.Revision)})
-		w.Data, w.Revision = tail.Snapshot, tail.Revision
+		w.Data, w.Revision = st.Snapshot, tail.Revision
 	}
-	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
+	return w, tailOf(tail), nil
 }
 
 // quarantine moves a damaged file to quarantine/<base>-<utc>, never deleting it.
@@ -307,17 +326,27 @@ func dirOf(file string) string {
 	return "."
 }
 
-// newestJournalRecord returns the newest verified record among the journals in journal/.
-func (s *Store) newestJournalRecord() (*Record, error) {
+func errOr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
+}
+
+// newestJournalRecord returns the newest verified record among the journals in journal/, with
+// its state rebuilt in Snapshot, and that record as written (raw). A journal whose chain
+// breaks gives its last state that can be rebuilt.
+func (s *Store) newestJournalRecord() (rec, raw *Record, err error) {
 	names, err := s.fs.ReadDirNames(journalDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.Strings(names)
 	var best *Record
+	var file string
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".jsonl")
 		if !ok || ValidWorkflowID(id) != nil {
@@ -328,10 +357,22 @@ func (s *Store) newestJournalRecord() (*Record, error) {
 			continue
 		}
 		if best == nil || r.At.After(best.At) {
-			best = r
+			best, file = r, journalDir+"/"+n
 		}
 	}
-	return best, nil
+	if best == nil {
+		return nil, nil, nil
+	}
+	rec, err = s.journalState(file)
+	if rec == nil {
+		return nil, nil, err
+	}
+	if rec.Seq != best.Seq {
+		// The chain broke after rec: the next append continues from rec's state with a full
+		// line, after the last line's sequence number.
+		best = &Record{Seq: best.Seq, Revision: best.Revision}
+	}
+	return rec, best, nil
 }
 
 // UpdateWorkflow is the one way the active workflow changes. Under the workflow lock it reads
@@ -395,6 +436,7 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 			return res, err
 		}
 		if tail != nil {
+			// A new chain: its first line is full.
 			ts = tailState{seq: tail.Seq, rev: tail.Revision}
 		}
 	}
@@ -406,7 +448,8 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 	if err := json.Compact(&compact, next); err != nil {
 		return res, err
 	}
-	rec := Record{Seq: ts.seq + 1, Revision: m.rev, At: s.o.now().UTC(), Event: ev, Snapshot: compact.Bytes()}
+	rec := journalRecord(ts, w.Data, compact.Bytes())
+	rec.Seq, rec.Revision, rec.At, rec.Event = ts.seq+1, m.rev, s.o.now().UTC(), ev
 	if err := s.mkdir(journalDir); err != nil {
 		return res, err
 	}
@@ -424,6 +467,42 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 			Message: fmt.Sprintf("revision %d is in the journal but the snapshot could not be replaced (%v); it will be on the next update", m.rev, err)})
 	}
 	return res, nil
+}
+
+// journalRecord makes the journal line for a change from prev (the current snapshot, nil for
+// none) to next (compact): a delta when prev is the state the journal's last line ends in and
+// the chain stays within its bounds, else a full line. A delta is used only once applying it
+// to prev has given next byte for byte.
+func journalRecord(ts tailState, prev, next []byte) Record {
+	full := Record{Snapshot: next, State: stateSum(next)}
+	if prev == nil || ts.state == "" || ts.seq-ts.base+1 >= maxChainRecords {
+		return full
+	}
+	var pc bytes.Buffer
+	if json.Compact(&pc, prev) != nil || stateSum(pc.Bytes()) != ts.state {
+		return full
+	}
+	a, err := parseJSON(pc.Bytes())
+	if err != nil {
+		return full
+	}
+	b, err := parseJSON(next)
+	if err != nil {
+		return full
+	}
+	d := diffJSON(a, b)
+	chain := ts.chain + int64(len(d))
+	if d == nil || chain > int64(maxChainFactor*len(next)) {
+		return full
+	}
+	dn, err := parseJSON(d)
+	if err != nil {
+		return full
+	}
+	if got, err := applyDelta(a, dn); err != nil || !bytes.Equal(got.appendTo(nil), next) {
+		return full
+	}
+	return Record{Delta: d, Base: ts.base, Chain: chain, State: full.State}
 }
 
 // cleanTemps removes temp files a killed writer left for file; the caller holds the lock

@@ -74,10 +74,21 @@ func TestWorkflowLifecycle(t *testing.T) {
 	if err != nil || len(j.Records) != 4 || j.Torn != 0 || len(j.Problems) != 0 {
 		t.Fatalf("journal: %d records %v %v", len(j.Records), j.Problems, err)
 	}
-	for i, r := range j.Records {
+	// The first line holds the whole record, the next ones what changed.
+	if j.Records[0].Snapshot == nil || j.Records[1].Delta == nil || j.Records[1].Snapshot != nil {
+		t.Errorf("journal lines: first %+v, second %+v", j.Records[0], j.Records[1])
+	}
+	states, err := s.ReadJournalSince(wfID, 0)
+	if err != nil || len(states) != 4 {
+		t.Fatalf("states: %d, %v", len(states), err)
+	}
+	for i, r := range states {
 		if r.Seq != int64(i+1) || r.Revision != int64(i+1) || r.At.IsZero() || r.Event.Kind == "" || revOf(t, r.Snapshot) != r.Revision {
 			t.Errorf("record %d: %+v", i, r)
 		}
+	}
+	if !bytes.Equal(states[3].Snapshot, record(wfID, 4, "x")) {
+		t.Errorf("rebuilt state %s", states[3].Snapshot)
 	}
 	if j.Records[1].Event.Detail != "to plan" {
 		t.Errorf("event detail %q", j.Records[1].Event.Detail)

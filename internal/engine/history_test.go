@@ -1,0 +1,68 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// TestLongWorkflowKeepsABoundedSnapshotAndItsWholeHistory: the record on disk holds the newest
+// workflow.MaxHistory moves, show and history give all of them, and the resume check finds
+// nothing wrong with a history that lost its beginning.
+func TestLongWorkflowKeepsABoundedSnapshotAndItsWholeHistory(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "long"}))(t)
+	for _, to := range []string{"plan", "implement"} {
+		must(en.Transition(ctx, engine.TransitionRequest{To: to}))(t)
+	}
+	moves := 2
+	for i := 0; moves < workflow.MaxHistory+30; i++ {
+		to := []string{"review", "implement"}[i%2]
+		must(en.Transition(ctx, engine.TransitionRequest{To: to, Note: fmt.Sprintf("round %d", i)}))(t)
+		moves++
+	}
+	w := must(en.Snapshot())(t)
+	var stored workflow.Record
+	raw := must(readStored(en))(t)
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored.History) != workflow.MaxHistory {
+		t.Fatalf("the snapshot holds %d history entries, want %d", len(stored.History), workflow.MaxHistory)
+	}
+	var shown workflow.Record
+	if err := json.Unmarshal(must(en.Show(ctx, w.WorkflowID))(t), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.History) != moves || shown.History[0].From != "analyze" || shown.History[moves-1].Note != stored.History[len(stored.History)-1].Note {
+		t.Fatalf("show gives %d history entries (want %d), first %+v", len(shown.History), moves, shown.History[0])
+	}
+	for i := 1; i < moves; i++ {
+		if shown.History[i].From != shown.History[i-1].To {
+			t.Fatalf("history entry %d does not follow the one before: %+v", i, shown.History[i])
+		}
+	}
+	hist := must(en.History(ctx, w.WorkflowID))(t)
+	if len(hist) != moves+1 || hist[0].Kind != "start" {
+		t.Fatalf("cairn history gives %d events, want %d", len(hist), moves+1)
+	}
+	r := must(en.Resume(ctx, engine.ResumeOptions{}))(t)
+	for _, w := range append(r.Warnings, r.Notices...) {
+		if strings.Contains(w, "history") {
+			t.Fatalf("a trimmed history is reported: %q", w)
+		}
+	}
+}
+
+func readStored(en *engine.Engine) ([]byte, error) {
+	return os.ReadFile(filepath.Join(en.StateDir(), "workflow-state.json"))
+}
