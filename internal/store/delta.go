@@ -25,6 +25,7 @@ import (
 // jnode is a JSON value parsed for diffing and patching, keeping exact bytes and member order.
 type jnode struct {
 	kind byte     // '{', '[' or 0 for a scalar
+	lazy bool     // a container whose members are not built yet (see expand)
 	src  []byte   // the value's bytes as parsed; nil once a patch changed it
 	keys [][]byte // object member names, with their quotes
 	vals []*jnode // object member values or array items
@@ -48,14 +49,33 @@ func parseJSON(b []byte) (*jnode, error) {
 }
 
 type jparser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int
+	slab  []jnode
+	keys  [][]byte
+	vals  []*jnode
 }
+
+// maxDeltaDepth bounds nesting: well above what a stored document may hold (a delta nests two
+// levels per level of the document), well below what could exhaust a stack.
+const maxDeltaDepth = 1000
 
 func (p *jparser) ws() {
 	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\n' || p.b[p.i] == '\t' || p.b[p.i] == '\r') {
 		p.i++
 	}
+}
+
+// node hands out nodes from a slab, and children are gathered on a shared stack and copied out
+// at their container's end: a parse allocates a few slabs, not one object per value.
+func (p *jparser) node() *jnode {
+	if len(p.slab) == 0 {
+		p.slab = make([]jnode, 16)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	return n
 }
 
 func (p *jparser) value() (*jnode, error) {
@@ -66,7 +86,12 @@ func (p *jparser) value() (*jnode, error) {
 	start := p.i
 	switch c := p.b[p.i]; c {
 	case '{', '[':
-		n := &jnode{kind: c}
+		if p.depth++; p.depth > maxDeltaDepth {
+			return nil, errBadJSON
+		}
+		defer func() { p.depth-- }()
+		n := p.node()
+		n.kind = c
 		p.i++
 		p.ws()
 		end := byte('}')
@@ -78,6 +103,7 @@ func (p *jparser) value() (*jnode, error) {
 			n.src = p.b[start:p.i]
 			return n, nil
 		}
+		base := len(p.vals)
 		for {
 			if c == '{' {
 				p.ws()
@@ -85,7 +111,7 @@ func (p *jparser) value() (*jnode, error) {
 				if err := p.str(); err != nil {
 					return nil, err
 				}
-				n.keys = append(n.keys, p.b[ks:p.i])
+				p.keys = append(p.keys, p.b[ks:p.i])
 				p.ws()
 				if p.i >= len(p.b) || p.b[p.i] != ':' {
 					return nil, errBadJSON
@@ -96,7 +122,7 @@ func (p *jparser) value() (*jnode, error) {
 			if err != nil {
 				return nil, err
 			}
-			n.vals = append(n.vals, v)
+			p.vals = append(p.vals, v)
 			p.ws()
 			if p.i >= len(p.b) {
 				return nil, errBadJSON
@@ -110,6 +136,13 @@ func (p *jparser) value() (*jnode, error) {
 			}
 			p.i++
 			n.src = p.b[start:p.i]
+			n.vals = append([]*jnode(nil), p.vals[base:]...)
+			p.vals = p.vals[:base]
+			if c == '{' {
+				kb := len(p.keys) - len(n.vals)
+				n.keys = append([][]byte(nil), p.keys[kb:]...)
+				p.keys = p.keys[:kb]
+			}
 			return n, nil
 		}
 	case '"':
@@ -117,14 +150,157 @@ func (p *jparser) value() (*jnode, error) {
 			return nil, err
 		}
 	default:
-		for p.i < len(p.b) && !bytes.ContainsRune([]byte(",]} \n\t\r"), rune(p.b[p.i])) {
+		for p.i < len(p.b) && !isDelim(p.b[p.i]) {
 			p.i++
 		}
 		if p.i == start {
 			return nil, errBadJSON
 		}
 	}
-	return &jnode{src: p.b[start:p.i]}, nil
+	n := p.node()
+	n.src = p.b[start:p.i]
+	return n, nil
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ',', ']', '}', ' ', '\n', '\t', '\r':
+		return true
+	}
+	return false
+}
+
+// skip moves past one value without building it.
+func (p *jparser) skip() error {
+	p.ws()
+	if p.i >= len(p.b) {
+		return errBadJSON
+	}
+	switch p.b[p.i] {
+	case '"':
+		return p.str()
+	case '{', '[':
+		depth := 0
+		for ; p.i < len(p.b); p.i++ {
+			switch p.b[p.i] {
+			case '"':
+				if err := p.str(); err != nil {
+					return err
+				}
+				p.i--
+			case '{', '[':
+				if depth++; depth > maxDeltaDepth {
+					return errBadJSON
+				}
+			case '}', ']':
+				if depth--; depth == 0 {
+					p.i++
+					return nil
+				}
+			}
+		}
+		return errBadJSON
+	}
+	start := p.i
+	for p.i < len(p.b) && !isDelim(p.b[p.i]) {
+		p.i++
+	}
+	if p.i == start {
+		return errBadJSON
+	}
+	return nil
+}
+
+// parseTop parses an object's or array's members one level deep: they keep only their bytes
+// and are expanded when a patch reaches into them, so applying a delta to a large state costs
+// a scan of it plus the parts the delta touches.
+func parseTop(b []byte) (*jnode, error) {
+	p := jparser{b: b}
+	p.ws()
+	if p.i >= len(b) || (b[p.i] != '{' && b[p.i] != '[') {
+		return nil, errBadJSON
+	}
+	obj := b[p.i] == '{'
+	end := byte(']')
+	if obj {
+		end = '}'
+	}
+	n := &jnode{kind: b[p.i]}
+	var nodes []jnode
+	p.i++
+	for {
+		p.ws()
+		if p.i < len(b) && b[p.i] == end && len(n.vals) == 0 {
+			p.i++
+			break
+		}
+		if obj {
+			ks := p.i
+			if err := p.str(); err != nil {
+				return nil, err
+			}
+			n.keys = append(n.keys, b[ks:p.i])
+			p.ws()
+			if p.i >= len(b) || b[p.i] != ':' {
+				return nil, errBadJSON
+			}
+			p.i++
+			p.ws()
+		}
+		vs := p.i
+		if err := p.skip(); err != nil {
+			return nil, err
+		}
+		var kind byte
+		if c := b[vs]; c == '{' || c == '[' {
+			kind = c
+		}
+		if len(nodes) == cap(nodes) {
+			nodes = make([]jnode, 0, max(16, 2*cap(nodes)))
+		}
+		nodes = append(nodes, jnode{kind: kind, lazy: kind != 0, src: b[vs:p.i]})
+		n.vals = append(n.vals, &nodes[len(nodes)-1])
+		p.ws()
+		if p.i < len(b) && b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i >= len(b) || b[p.i] != end {
+			return nil, errBadJSON
+		}
+		p.i++
+		break
+	}
+	p.ws()
+	if p.i != len(b) {
+		return nil, errBadJSON
+	}
+	n.src = b
+	return n, nil
+}
+
+// lazyJSON is b as a node whose members are built only when a patch needs them.
+func lazyJSON(b []byte) (*jnode, error) {
+	if len(b) == 0 {
+		return nil, errBadJSON
+	}
+	if b[0] != '{' && b[0] != '[' {
+		return parseJSON(b)
+	}
+	return &jnode{kind: b[0], lazy: true, src: b}, nil
+}
+
+// expand builds a lazy node's members (one level).
+func (n *jnode) expand() error {
+	if n == nil || !n.lazy {
+		return nil
+	}
+	t, err := parseTop(n.src)
+	if err != nil {
+		return err
+	}
+	n.keys, n.vals, n.lazy = t.keys, t.vals, false
+	return nil
 }
 
 func (p *jparser) str() error {
@@ -320,7 +496,7 @@ func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
 	case `"v"`:
 		return delta.vals[0], nil
 	case `"o"`:
-		if n == nil || n.kind != '{' {
+		if n == nil || n.kind != '{' || n.expand() != nil {
 			return nil, errBadJSON
 		}
 		n.src = nil
@@ -369,7 +545,7 @@ func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
 		return n, nil
 	case `"a"`:
 		arg := delta.vals[0]
-		if n == nil || n.kind != '[' || arg.kind != '[' || len(arg.vals) != 2 || arg.vals[1].kind != '[' {
+		if n == nil || n.kind != '[' || arg.kind != '[' || len(arg.vals) != 2 || arg.vals[1].kind != '[' || n.expand() != nil {
 			return nil, errBadJSON
 		}
 		k, err := strconv.Atoi(string(arg.vals[0].src))
@@ -380,7 +556,7 @@ func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
 		n.vals = append(append([]*jnode(nil), n.vals[k:]...), arg.vals[1].vals...)
 		return n, nil
 	case `"i"`:
-		if n == nil || n.kind != '[' {
+		if n == nil || n.kind != '[' || n.expand() != nil {
 			return nil, errBadJSON
 		}
 		n.src = nil

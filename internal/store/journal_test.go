@@ -68,7 +68,7 @@ func TestJournalHoldsChangesAndRebuildsAnyRevision(t *testing.T) {
 			continue
 		}
 		chain++
-		if chain >= 64 || r.Chain > int64(2*len(longDoc(r.Revision))) {
+		if chain >= 32 || r.Chain > int64(4*len(longDoc(r.Revision))) {
 			t.Fatalf("record %d: a chain of %d lines, %d bytes", r.Seq, chain, r.Chain)
 		}
 	}
