@@ -72,7 +72,6 @@ type Journal struct {
 // `,"sum":`. A reader can then tell a real record from a stale or zeroed tail.
 const sumKey = `,"sum":"`
 
-
 func journalFile(id string) string { return journalDir + "/" + id + ".jsonl" }
 
 // encodeRecord writes r as one line (no newline); r.Snapshot or r.Delta must be compact.
