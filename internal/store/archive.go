@@ -69,6 +69,9 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 		return ArchiveInfo{}, err
 	}
 	defer unlock()
+	if err := s.finishArchive(); err != nil {
+		return ArchiveInfo{}, err
+	}
 	info, err := s.archiveLocked(m.id, m.rev, reason, doc)
 	if err != nil {
 		return info, err
@@ -76,9 +79,22 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 	return info, s.prune()
 }
 
+// pendingArchive names the archive in progress, written durably before its commit point and
+// removed once the archive is whole, so that recovery (finishArchive) can finish or undo an
+// archive a kill or an I/O error cut short.
+const pendingArchive = archiveDir + "/pending.json"
+
+type pending struct {
+	Dir        string `json:"dir"`
+	WorkflowID string `json:"workflow_id"`
+	Active     bool   `json:"active"` // the active workflow is being archived (not ArchiveRecord)
+}
+
 // archiveLocked builds the archive directory. With doc nil it moves the active snapshot and
-// journal; the snapshot's rename is the commit point, so a crash before it leaves the
-// workflow active (its journal may already be in the archive: later changes start a new one).
+// journal. The commit point is the snapshot's arrival in the archive directory (its rename,
+// or for doc its durable write): before it the workflow is still active with its journal and
+// the half-made directory is removed; after it the workflow is archived and the journal follows
+// it, now or, after a crash, in finishArchive. The index line comes last.
 func (s *Store) archiveLocked(id string, rev int64, reason string, doc []byte) (ArchiveInfo, error) {
 	now := s.o.now().UTC()
 	info := ArchiveInfo{WorkflowID: id, Reason: reason, At: now, Revision: rev}
@@ -91,52 +107,231 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc []byte) (
 	}
 	info.Dir = base
 	for i := 2; ; i++ {
-		err := s.fs.Mkdir(archiveDir+"/"+info.Dir, 0o700)
-		if err == nil {
+		taken, err := s.present(archiveDir + "/" + info.Dir)
+		if err != nil {
+			return info, notArchived(err)
+		}
+		if !taken {
 			break
 		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return info, s.writeErr(archiveDir+"/"+info.Dir, err)
+		if i > 100 {
+			return info, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
 		}
 		info.Dir = base + "-" + strconv.Itoa(i)
 	}
 	dir := archiveDir + "/" + info.Dir
+	undo := func(err error) (ArchiveInfo, error) {
+		_ = s.fs.RemoveAll(dir)
+		_ = s.removeSynced(pendingArchive)
+		return info, notArchived(err)
+	}
+	s.cleanArchiveTemps()
+	// The marker first, so that recovery knows of every directory this archive makes.
+	mark, _ := json.Marshal(pending{Dir: info.Dir, WorkflowID: id, Active: doc == nil})
+	if err := fsx.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
+		return undo(s.writeErr(pendingArchive, err))
+	}
+	if err := s.fs.Mkdir(dir, 0o700); err != nil {
+		return undo(s.writeErr(dir, err))
+	}
 	if err := s.fs.SyncDir(archiveDir); err != nil {
-		return info, s.writeErr(archiveDir, err)
+		return undo(s.writeErr(archiveDir, err))
 	}
 	metaDoc, _ := json.Marshal(info)
 	if err := fsx.WriteFile(s.fs, dir+"/archive.json", metaDoc, 0o600); err != nil {
-		return info, s.writeErr(dir+"/archive.json", err)
+		return undo(s.writeErr(dir+"/archive.json", err))
 	}
 	if doc != nil {
 		if err := fsx.WriteFile(s.fs, dir+"/"+WorkflowFile, doc, 0o600); err != nil {
-			return info, s.writeErr(dir+"/"+WorkflowFile, err)
+			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
 		}
 	} else {
-		jf := journalFile(id)
-		// The journal must leave journal/ before the snapshot goes, or a later read would
-		// rebuild the archived workflow from it.
-		if _, err := s.fs.Lstat(jf); err == nil {
+		err := s.fs.Rename(WorkflowFile, dir+"/"+WorkflowFile)
+		if err == nil {
+			err = s.fs.SyncDir(dir)
+		}
+		if err == nil {
+			err = s.fs.SyncDir(".")
+		}
+		if err != nil {
+			if there, serr := s.present(dir + "/" + WorkflowFile); serr == nil && !there {
+				return undo(s.writeErr(WorkflowFile, err))
+			} else if serr != nil {
+				// Unknown whether it moved: recovery decides from what is on disk.
+				return info, fmt.Errorf("archiving %s: %w; whether it is archived or still active is settled on the next read", id, s.writeErr(WorkflowFile, err))
+			}
+		}
+		if err != nil {
+			// The rename happened but is not known to be durable: the archive goes on, and a
+			// workflow found active again after a power loss still has its journal.
+			_ = s.fs.SyncDir(".")
+		}
+	}
+	// Committed: what is left is finishArchive's work, done now.
+	return info, s.finishArchive()
+}
+
+func (s *Store) exists(name string) bool {
+	_, err := s.fs.Lstat(name)
+	return err == nil
+}
+
+// present is exists for a decision: an error other than "not there" is returned.
+func (s *Store) present(name string) (bool, error) {
+	_, err := s.fs.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.writeErr(name, err)
+	}
+	return true, nil
+}
+
+// notArchived says that a failed archive changed nothing.
+func notArchived(err error) error {
+	return fmt.Errorf("nothing was archived, the workflow is as it was: %w", err)
+}
+
+// finishArchive completes or undoes the archive named in archive/pending.json, if any: with
+// the snapshot in the archive directory it moves the journal there and adds the index line;
+// without it, it removes the half-made directory (it holds only archive.json). Every locked
+// workflow operation runs it first, so no read ever rebuilds an archived workflow from a
+// journal left behind.
+func (s *Store) finishArchive() error {
+	data, err := fsx.ReadFile(s.fs, pendingArchive, 64<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)
+	}
+	var p pending
+	if err == nil {
+		err = json.Unmarshal(data, &p)
+	}
+	if err == nil {
+		if _, _, ok := parseArchiveDir(p.Dir); !ok || strings.ContainsAny(p.Dir, `/\`) || ValidWorkflowID(p.WorkflowID) != nil {
+			err = errors.New("not an archive in progress")
+		}
+	}
+	if err != nil {
+		// Not ours to act on: move it aside so it stops every write, and say so.
+		_, qerr := s.quarantine(pendingArchive, err)
+		return qerr
+	}
+	dir := archiveDir + "/" + p.Dir
+	committed, err := s.present(dir + "/" + WorkflowFile)
+	if err != nil {
+		return err
+	}
+	if !committed {
+		// Cut short before the commit point: the workflow never left.
+		names, err := s.fs.ReadDirNames(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return s.writeErr(dir, err)
+		}
+		var other []string
+		for _, n := range names {
+			if n != "archive.json" && !strings.HasPrefix(n, ".tmp-") {
+				other = append(other, n)
+			}
+		}
+		if len(other) == 0 && err == nil {
+			if err := s.fs.RemoveAll(dir); err != nil {
+				return s.writeErr(dir, err)
+			}
+			if err := s.fs.SyncDir(archiveDir); err != nil {
+				return s.writeErr(archiveDir, err)
+			}
+		}
+		return s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+	}
+	if p.Active {
+		jf := journalFile(p.WorkflowID)
+		left, err := s.present(jf)
+		if err != nil {
+			return err
+		}
+		moved, err := s.present(dir + "/journal.jsonl")
+		if err != nil {
+			return err
+		}
+		if left && !moved {
 			if err := s.fs.Rename(jf, dir+"/journal.jsonl"); err != nil {
-				return info, s.writeErr(jf, err)
+				return fmt.Errorf("workflow %s is archived in %s but its journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, s.writeErr(jf, err))
 			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return info, s.writeErr(jf, err)
 		}
-		if err := s.fs.Rename(WorkflowFile, dir+"/"+WorkflowFile); err != nil {
-			return info, s.writeErr(WorkflowFile, err)
-		}
-		for _, d := range []string{dir, journalDir, "."} {
+		for _, d := range []string{dir, journalDir} {
 			if err := s.fs.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return info, s.writeErr(d, err)
+				return s.writeErr(d, err)
 			}
 		}
 	}
-	line, _ := json.Marshal(info)
-	if _, err := fsx.AppendLine(s.fs, archiveIndex, line, true); err != nil {
-		return info, s.writeErr(archiveIndex, err)
+	indexed := false
+	for _, a := range s.readIndex() {
+		indexed = indexed || a.Dir == p.Dir
 	}
-	return info, nil
+	if !indexed {
+		info := ArchiveInfo{Dir: p.Dir, WorkflowID: p.WorkflowID}
+		if b, err := fsx.ReadFile(s.fs, dir+"/archive.json", 64<<10); err == nil {
+			_ = json.Unmarshal(b, &info)
+			info.Dir = p.Dir
+		}
+		line, _ := json.Marshal(info)
+		if _, err := fsx.AppendLine(s.fs, archiveIndex, line, true); err != nil {
+			return s.writeErr(archiveIndex, err)
+		}
+	}
+	return s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+}
+
+// reclaimJournal brings back the journal of the active workflow id from an archive directory
+// that holds it without a snapshot: what Cairn left, before archive/pending.json, when killed between
+// moving the journal and moving the snapshot into the archive.
+func (s *Store) reclaimJournal(id string) error {
+	names, err := s.fs.ReadDirNames(archiveDir)
+	if err != nil {
+		return nil
+	}
+	for _, n := range names {
+		aid, _, ok := parseArchiveDir(n)
+		if !ok || aid != id {
+			continue
+		}
+		dir := archiveDir + "/" + n
+		if s.exists(dir+"/"+WorkflowFile) || !s.exists(dir+"/journal.jsonl") {
+			continue
+		}
+		if err := s.mkdir(journalDir); err != nil {
+			return err
+		}
+		if err := s.fs.Rename(dir+"/journal.jsonl", journalFile(id)); err != nil {
+			return s.writeErr(journalFile(id), err)
+		}
+		for _, d := range []string{journalDir, dir} {
+			if err := s.fs.SyncDir(d); err != nil {
+				return s.writeErr(d, err)
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// cleanArchiveTemps removes the temp files a killed archive or prune left in archive/ (the
+// index's, the marker's); every writer of those holds the workflow lock, which the caller holds.
+func (s *Store) cleanArchiveTemps() {
+	for _, f := range []string{"index.jsonl", "pending.json"} {
+		s.cleanTemps(archiveDir, f)
+	}
+}
+
+func (s *Store) removeSynced(name string) error {
+	if err := s.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return s.fs.SyncDir(dirOf(name))
 }
 
 // parseArchiveDir reads the time from an archive directory name; ok is false for anything

@@ -149,3 +149,28 @@ func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
 		t.Fatalf("list %+v", list)
 	}
 }
+
+// TestHalfDoneArchiveOfOlderCairnIsUndone: Cairn before the archive marker moved the journal
+// into the archive first; a kill before the snapshot followed left the workflow active
+// without its journal. The next locked read brings the journal back.
+func TestHalfDoneArchiveOfOlderCairnIsUndone(t *testing.T) {
+	s, dir := newStore(t)
+	s.UpdateWorkflow(setNext(wfID, "analyze"))
+	s.UpdateWorkflow(setNext(wfID, "plan"))
+	half := filepath.Join(dir, "archive", wfID+"-20261122T180000.000Z")
+	os.MkdirAll(half, 0o700)
+	if err := os.Rename(filepath.Join(dir, "journal", wfID+".jsonl"), filepath.Join(half, "journal.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateWorkflow(setNext(wfID, "implement")); err != nil {
+		t.Fatal(err)
+	}
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Records) != 3 || len(j.Problems) != 0 {
+		t.Fatalf("journal after recovery: %d records %v %v", len(j.Records), j.Problems, err)
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 3 {
+		t.Fatalf("rebuilt: %d %v", w.Revision, err)
+	}
+}

@@ -158,6 +158,10 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 // rebuildInMemory answers a read when the snapshot needs repair but the state directory
 // cannot be written: the newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
+	if s.exists(pendingArchive) {
+		// An archive was cut short: its journal may belong to an archived workflow.
+		return Workflow{}, lockErr
+	}
 	rec, _, err := s.newestJournalRecord()
 	if err != nil || rec == nil {
 		return Workflow{}, lockErr
@@ -175,6 +179,9 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 // anythingToRecover is the cheap check, without the lock, for a journal to rebuild from or a
 // legacy file to migrate when there is no snapshot.
 func (s *Store) anythingToRecover() bool {
+	if s.exists(pendingArchive) {
+		return true
+	}
 	if names, _ := s.fs.ReadDirNames(journalDir); len(names) > 0 {
 		for _, n := range names {
 			if strings.HasSuffix(n, ".jsonl") {
@@ -210,6 +217,9 @@ func tailOf(r *Record) tailState {
 // loadLocked reads the active workflow under the workflow lock, repairing what it can.
 func (s *Store) loadLocked() (Workflow, tailState, error) {
 	var w Workflow
+	if err := s.finishArchive(); err != nil {
+		return w, tailState{}, err
+	}
 	data, err := fsx.ReadFile(s.fs, WorkflowFile, jsonx.MaxSize)
 	var m meta
 	switch {
@@ -270,7 +280,12 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", w.ID, err)
 	}
 	if tail == nil {
-		return w, tailState{}, nil
+		if err := s.reclaimJournal(w.ID); err != nil {
+			return w, tailState{}, err
+		}
+		if tail, err = s.journalTail(journalFile(w.ID)); err != nil || tail == nil {
+			return w, tailState{}, err
+		}
 	}
 	if tail.Revision > w.Revision {
 		// The journal is the commit point: a change recorded there whose snapshot replace was
@@ -515,6 +530,9 @@ func (s *Store) cleanTemps(dir, file string) {
 	prefix := fsx.TempPrefix(file)
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
+			if dir != "." {
+				n = dir + "/" + n
+			}
 			_ = s.fs.Remove(n)
 		}
 	}
