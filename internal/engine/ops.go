@@ -242,11 +242,20 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 // nothing (the completed record stays in the active slot, and the next start or read archives
 // it), so it is a warning.
 func (e *Engine) archiveCompleted(res *Result) {
-	if _, err := e.st.Archive("completed"); err != nil {
+	info, err := e.st.Archive("completed")
+	if err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
 		return
 	}
-	res.Message += " and archived"
+	res.Message += " and archived" + prunedNote(info)
+}
+
+// prunedNote says which older archives retention removed to make room, if any.
+func prunedNote(info store.ArchiveInfo) string {
+	if len(info.Pruned) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 }
 
 func compactJSON(b []byte) json.RawMessage {
@@ -458,7 +467,7 @@ func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
 		}
 		return nil, err
 	}
-	return &Result{Changed: true, Message: fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)}, nil
+	return &Result{Changed: true, Message: fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir) + prunedNote(info)}, nil
 }
 
 func sortedKeys(m map[string]string) []string {

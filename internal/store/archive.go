@@ -20,6 +20,8 @@ type ArchiveInfo struct {
 	Reason     string    `json:"reason"` // completed, expired, replaced, conflict, ...
 	At         time.Time `json:"at"`
 	Revision   int64     `json:"revision"`
+	// Pruned lists the older archive directories that retention removed to make room.
+	Pruned []string `json:"-"`
 }
 
 const archiveStamp = "20060102T150405.000Z"
@@ -27,8 +29,9 @@ const archiveStamp = "20060102T150405.000Z"
 // Archive moves the active workflow's snapshot and journal into archive/<workflow_id>-<utc>/
 // (archive/conflict-<workflow_id>-<utc>/ when reason is "conflict", as seed 004 does), under
 // the workflow lock, so that no workflow is active afterwards. It then applies retention: the
-// newest N archives are kept (DefaultRetention, or WithRetention) and older archive
-// directories are removed. That pruning is the only deletion the store ever makes; the active
+// newest N archives in the index's order are kept (DefaultRetention, or WithRetention), the
+// one just made always among them, and older archive directories are removed and listed in
+// ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
 func (s *Store) Archive(reason string) (ArchiveInfo, error) {
 	if err := ValidName(reason); err != nil {
@@ -47,7 +50,8 @@ func (s *Store) Archive(reason string) (ArchiveInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	return info, s.prune()
+	info.Pruned, err = s.prune(info.Dir)
+	return info, err
 }
 
 // ArchiveRecord files a workflow record that is not the active one (the losing side of a
@@ -76,7 +80,8 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	return info, s.prune()
+	info.Pruned, err = s.prune(info.Dir)
+	return info, err
 }
 
 // pendingArchive names the archive in progress, written durably before its commit point and
@@ -355,58 +360,115 @@ func parseArchiveDir(name string) (id string, at time.Time, ok bool) {
 	return strings.TrimPrefix(rest[:len(rest)-n-1], "conflict-"), at, true
 }
 
-// prune keeps the newest s.o.retention archive directories and rewrites the index to match.
-// Only directories whose names parse as archives are considered; anything else is left.
-func (s *Store) prune() error {
+// prune keeps the newest s.o.retention archives and removes the others, never kept (the
+// archive just made), and returns the directories it removed. Newest means last in
+// archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
+// in a directory's name is only the writer's clock). The index is reconciled with archive/
+// first: a line whose directory is gone is dropped; an archive directory the index lacks is
+// added as older than every indexed one. A directory without a snapshot is not an archive
+// (a half-made one is finishArchive's) and is left alone.
+func (s *Store) prune(kept string) ([]string, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
 	if err != nil {
-		return s.writeErr(archiveDir, err)
+		return nil, s.writeErr(archiveDir, err)
 	}
-	type entry struct {
-		name string
-		at   time.Time
-	}
-	var all []entry
+	onDisk := map[string]bool{}
 	for _, n := range names {
-		if _, at, ok := parseArchiveDir(n); ok {
-			all = append(all, entry{n, at})
+		if _, _, ok := parseArchiveDir(n); ok {
+			onDisk[n] = true
 		}
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if !all[i].at.Equal(all[j].at) {
-			return all[i].at.After(all[j].at)
-		}
-		return all[i].name > all[j].name
-	})
-	keep := all[:min(len(all), s.o.retention)]
-	for _, e := range all[len(keep):] {
-		if err := s.fs.RemoveAll(archiveDir + "/" + e.name); err != nil {
-			return s.writeErr(archiveDir+"/"+e.name, err)
+	index := s.readIndex()
+	listed := map[string]bool{}
+	for _, a := range index {
+		listed[a.Dir] = true
+	}
+	// Directories the index does not name, by workflow id: a line whose directory was renamed
+	// (a copied project, a hand-made fix) finds it again and keeps its place.
+	unlisted := map[string][]string{}
+	for n := range onDisk {
+		if !listed[n] {
+			id, _, _ := parseArchiveDir(n)
+			unlisted[id] = append(unlisted[id], n)
 		}
 	}
-	// Rewrite the index to the kept archives, reading the few that the index lacks.
-	index := map[string]ArchiveInfo{}
-	for _, a := range s.readIndex() {
-		index[a.Dir] = a
+	changed := false
+	var order []ArchiveInfo
+	inIndex := map[string]bool{}
+	for _, a := range index {
+		if !onDisk[a.Dir] {
+			changed = true
+			c := unlisted[a.WorkflowID]
+			if len(c) != 1 || inIndex[c[0]] {
+				continue
+			}
+			a.Dir = c[0]
+		}
+		if inIndex[a.Dir] {
+			changed = true
+			continue
+		}
+		inIndex[a.Dir] = true
+		order = append(order, a)
 	}
+	var missing []ArchiveInfo
+	for n := range onDisk {
+		if inIndex[n] || !s.exists(archiveDir+"/"+n+"/"+WorkflowFile) {
+			continue
+		}
+		a := ArchiveInfo{Dir: n, Reason: "unknown"}
+		a.WorkflowID, a.At, _ = parseArchiveDir(n)
+		if strings.HasPrefix(n, "conflict-") {
+			a.Reason = "conflict"
+		}
+		if b, err := fsx.ReadFile(s.fs, archiveDir+"/"+n+"/archive.json", 64<<10); err == nil {
+			var m ArchiveInfo
+			if json.Unmarshal(b, &m) == nil && m.Reason != "" {
+				a = m
+				a.Dir = n
+			}
+		}
+		missing = append(missing, a)
+	}
+	if len(missing) > 0 {
+		// Nothing better is known of their order than the stamps in their names.
+		sort.Slice(missing, func(i, j int) bool {
+			if !missing[i].At.Equal(missing[j].At) {
+				return missing[i].At.Before(missing[j].At)
+			}
+			return missing[i].Dir < missing[j].Dir
+		})
+		order = append(missing, order...)
+		changed = true
+	}
+	var removed []string
+	if extra := len(order) - s.o.retention; extra > 0 {
+		var keep []ArchiveInfo
+		for i, a := range order {
+			if i >= extra || a.Dir == kept {
+				keep = append(keep, a)
+				continue
+			}
+			if err := s.fs.RemoveAll(archiveDir + "/" + a.Dir); err != nil {
+				// What is removed stays removed; the index keeps the rest.
+				keep = append(keep, order[i+1:]...)
+				order = keep
+				_ = s.writeIndex(order)
+				return removed, s.writeErr(archiveDir+"/"+a.Dir, err)
+			}
+			removed = append(removed, a.Dir)
+		}
+		order, changed = keep, true
+	}
+	if !changed {
+		return removed, nil
+	}
+	return removed, s.writeIndex(order)
+}
+
+func (s *Store) writeIndex(order []ArchiveInfo) error {
 	var buf []byte
-	for i := len(keep) - 1; i >= 0; i-- {
-		e := keep[i]
-		a, ok := index[e.name]
-		if !ok {
-			a = ArchiveInfo{Dir: e.name, At: e.at, Reason: "unknown"}
-			a.WorkflowID, _, _ = parseArchiveDir(e.name)
-			if strings.HasPrefix(e.name, "conflict-") {
-				a.Reason = "conflict"
-			}
-			if b, err := fsx.ReadFile(s.fs, archiveDir+"/"+e.name+"/archive.json", 64<<10); err == nil {
-				var m ArchiveInfo
-				if json.Unmarshal(b, &m) == nil && m.Reason != "" {
-					a = m
-					a.Dir = e.name
-				}
-			}
-		}
+	for _, a := range order {
 		line, _ := json.Marshal(a)
 		buf = append(append(buf, line...), '\n')
 	}
@@ -432,7 +494,10 @@ func (s *Store) readIndex() []ArchiveInfo {
 // the archive directory, so its cost does not grow with stray directories there.
 func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 	out := s.readIndex()
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.After(out[j].At) })
+	// Newest first in the order archives were made: the index's, which no clock reorders.
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
 	return out, nil
 }
 

@@ -210,5 +210,6 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
 	}
-	return info, res, s.prune()
+	info.Pruned, err = s.prune(info.Dir)
+	return info, res, err
 }
