@@ -66,3 +66,25 @@ func TestLongWorkflowKeepsABoundedSnapshotAndItsWholeHistory(t *testing.T) {
 func readStored(en *engine.Engine) ([]byte, error) {
 	return os.ReadFile(filepath.Join(en.StateDir(), "workflow-state.json"))
 }
+
+// TestListReadsTheIndexOnly: list shows an archived workflow's type, phase and context from
+// archive/index.jsonl without opening the archive (here, one whose files are gone).
+func TestListReadsTheIndexOnly(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "indexed", WorkflowID: "apex-idx"}))(t)
+	must(en.Transition(ctx, engine.TransitionRequest{To: "plan"}))(t)
+	info := must(en.Archive(ctx, "abandoned"))(t)
+	dirs, _ := filepath.Glob(filepath.Join(en.StateDir(), "archive", "apex-idx-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("archive dirs %v (%s)", dirs, info.Message)
+	}
+	for _, f := range []string{"workflow-state.json", "archive.json", "journal.jsonl"} {
+		os.Remove(filepath.Join(dirs[0], f))
+	}
+	list := must(en.List(ctx))(t)
+	if len(list) != 1 || list[0].Type != "apex" || list[0].Phase != "plan" || list[0].Context != "indexed" || list[0].Status != "abandoned" || list[0].UpdatedAt.IsZero() {
+		t.Fatalf("list %+v", list)
+	}
+}

@@ -42,16 +42,33 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 
 // List returns the active workflow (if any) and the archived ones, newest first.
 func (e *Engine) List(ctx context.Context) ([]Summary, error) {
+	out, _, err := e.ListRecent(ctx, 0)
+	return out, err
+}
+
+// ListRecent is List with at most n archives (all when n <= 0), and whether older archives
+// were left out. The archives come from archive/index.jsonl; none is opened.
+func (e *Engine) ListRecent(ctx context.Context, n int) ([]Summary, bool, error) {
 	var out []Summary
 	if r, _, err := e.active(); err == nil && r != nil {
 		out = append(out, summarize(r, ""))
 	}
-	archives, err := e.st.ListArchives()
+	archives, more, err := e.st.RecentArchives(n)
 	if err != nil {
-		return out, err
+		return out, false, err
 	}
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
+		if a.Type != "" {
+			// The index holds the summary: no archive is opened.
+			s.Type, s.Phase, s.Context = a.Type, a.Phase, a.Context
+			if !a.UpdatedAt.IsZero() {
+				s.UpdatedAt = a.UpdatedAt
+			}
+			out = append(out, s)
+			continue
+		}
+		// An index line written before summaries were indexed.
 		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
 			if r, err := decode(data); err == nil {
 				s = summarize(r, a.Dir)
@@ -60,7 +77,7 @@ func (e *Engine) List(ctx context.Context) ([]Summary, error) {
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out, more, nil
 }
 
 func summarize(r *workflow.Record, archived string) Summary {

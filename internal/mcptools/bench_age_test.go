@@ -255,3 +255,75 @@ func BenchmarkTransitionAged(b *testing.B) {
 		})
 	})
 }
+
+// plantArchives writes n archives the way the store leaves them (directory, snapshot,
+// archive.json, index line) without n fsyncs.
+func plantArchives(b *testing.B, state string, n int) {
+	arch := filepath.Join(state, "archive")
+	if err := os.MkdirAll(arch, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	var index []byte
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("apex-20260101T000000Z-%04x", i)
+		info := store.ArchiveInfo{Dir: id + "-" + at.Add(time.Duration(i)*time.Second).Format("20060102T150405.000Z"),
+			WorkflowID: id, Reason: "completed", At: at.Add(time.Duration(i) * time.Second), Revision: 7,
+			Type: "apex", Phase: "git-commit", Context: fmt.Sprintf("archived workflow number %d", i), UpdatedAt: at}
+		line, _ := json.Marshal(info)
+		index = append(append(index, line...), '\n')
+		dir := filepath.Join(arch, info.Dir)
+		rec, _ := json.Marshal(map[string]any{"version": "2.0", "workflow_id": id, "type": "apex", "state": "git-commit",
+			"status": "completed", "context": info.Context, "revision": 7})
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "workflow-state.json"), rec, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "archive.json"), line, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(arch, "index.jsonl"), index, 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkListArchives compares what `cairn list` reads (the active workflow and the newest
+// 20 archives, from the index) over 10,000 archives with an empty project, interleaved.
+// Target: 10k/none at most 3. all-10k-ns is `list --json` (every archive, from the index).
+func BenchmarkListArchives(b *testing.B) {
+	none, many := newProject(b), newProject(b)
+	plantArchives(b, many.state, 10000)
+	open := func(p *project) *engine.Engine {
+		e, err := engine.Open(engine.Config{Getenv: p.getenv(p.session), WorkDir: p.root, SessionID: p.session, Actor: "cli", YAML: yamldoc.Codec{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		return e
+	}
+	en, em := open(none), open(many)
+	ctx := context.Background()
+	var tn, tm, ta time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		l0, _, err0 := en.ListRecent(ctx, 20)
+		t1 := time.Now()
+		l1, more, err1 := em.ListRecent(ctx, 20)
+		t2 := time.Now()
+		all, err2 := em.List(ctx)
+		t3 := time.Now()
+		if err0 != nil || err1 != nil || err2 != nil || len(l0) != 0 || len(l1) != 20 || !more || len(all) != 10000 || l1[0].Type != "apex" {
+			b.Fatal(err0, err1, err2, len(l0), len(l1), more, len(all))
+		}
+		tn += t1.Sub(t0)
+		tm += t2.Sub(t1)
+		ta += t3.Sub(t2)
+	}
+	b.ReportMetric(float64(tn.Nanoseconds())/float64(b.N), "none-ns/op")
+	b.ReportMetric(float64(tm.Nanoseconds())/float64(b.N), "10k-ns/op")
+	b.ReportMetric(float64(ta.Nanoseconds())/float64(b.N), "all-10k-ns/op")
+	b.ReportMetric(float64(tm)/float64(tn), "10k/none")
+}

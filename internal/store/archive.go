@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"strconv"
@@ -20,8 +22,27 @@ type ArchiveInfo struct {
 	Reason     string    `json:"reason"` // completed, expired, replaced, conflict, ...
 	At         time.Time `json:"at"`
 	Revision   int64     `json:"revision"`
+	// What a listing shows of the record, copied into the index so that listing archives
+	// opens none of them.
+	Type      string    `json:"type,omitempty"`
+	Phase     string    `json:"phase,omitempty"`
+	Context   string    `json:"context,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// Pruned lists the older archive directories that retention removed to make room.
 	Pruned []string `json:"-"`
+}
+
+// summarize copies the record's type, phase, context and update time into a.
+func (a *ArchiveInfo) summarize(record []byte) {
+	var r struct {
+		Type      string    `json:"type"`
+		State     string    `json:"state"`
+		Context   string    `json:"context"`
+		UpdatedAt time.Time `json:"updated_at"`
+	}
+	if json.Unmarshal(record, &r) == nil {
+		a.Type, a.Phase, a.Context, a.UpdatedAt = r.Type, r.State, r.Context, r.UpdatedAt
+	}
 }
 
 const archiveStamp = "20060102T150405.000Z"
@@ -46,7 +67,7 @@ func (s *Store) Archive(reason string) (ArchiveInfo, error) {
 	if err != nil {
 		return ArchiveInfo{}, err
 	}
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, err
 	}
@@ -76,7 +97,7 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 	if err := s.finishArchive(); err != nil {
 		return ArchiveInfo{}, err
 	}
-	info, err := s.archiveLocked(m.id, m.rev, reason, doc)
+	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc)
 	if err != nil {
 		return info, err
 	}
@@ -100,9 +121,10 @@ type pending struct {
 // or for doc its durable write): before it the workflow is still active with its journal and
 // the half-made directory is removed; after it the workflow is archived and the journal follows
 // it, now or, after a crash, in finishArchive. The index line comes last.
-func (s *Store) archiveLocked(id string, rev int64, reason string, doc []byte) (ArchiveInfo, error) {
+func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record []byte) (ArchiveInfo, error) {
 	now := s.o.now().UTC()
 	info := ArchiveInfo{WorkflowID: id, Reason: reason, At: now, Revision: rev}
+	info.summarize(record)
 	if err := s.mkdir(archiveDir); err != nil {
 		return info, err
 	}
@@ -499,6 +521,51 @@ func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
+}
+
+// RecentArchives returns the newest n archives (all when n <= 0), newest first, and whether
+// the index holds older ones. It reads the index backwards from its end, only as far as n
+// lines, so a listing costs the same however many archives there are.
+func (s *Store) RecentArchives(n int) ([]ArchiveInfo, bool, error) {
+	if n <= 0 {
+		out, err := s.ListArchives()
+		return out, false, err
+	}
+	f, st, err := fsx.OpenRead(s.fs, archiveIndex)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
+	}
+	defer f.Close()
+	size := st.Size()
+	for window := int64(32 << 10); ; window *= 4 {
+		start := max(size-window, 0)
+		buf := make([]byte, size-start)
+		if k, err := f.ReadAt(buf, start); err != nil && !(err == io.EOF && k == len(buf)) {
+			return nil, false, fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
+		}
+		// Whole lines only: after the window's first newline (unless at the start), up to the
+		// last one (a torn last line is no archive).
+		end := bytes.LastIndexByte(buf, '\n')
+		first := 0
+		if start > 0 {
+			first = bytes.IndexByte(buf, '\n') + 1
+		}
+		var out []ArchiveInfo
+		for end > first && len(out) < n {
+			ls := first + bytes.LastIndexByte(buf[first:end], '\n') + 1
+			var a ArchiveInfo
+			if json.Unmarshal(buf[ls:end], &a) == nil && a.Dir != "" {
+				out = append(out, a)
+			}
+			end = ls - 1
+		}
+		if len(out) == n || start == 0 {
+			return out, end > first || start > 0, nil
+		}
+	}
 }
 
 // ReadArchive returns an archived workflow's snapshot and verified journal (the journal is

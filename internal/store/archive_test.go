@@ -228,3 +228,34 @@ func TestRetentionKeepsTheNewArchiveWhateverTheClock(t *testing.T) {
 		})
 	}
 }
+
+func TestRecentArchivesReadsTheIndexTail(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(100), store.WithClock(clockFrom(fixedNow)))
+	var made []string
+	for i := range 7 {
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		info, err := s.Archive("completed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, info.Dir)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "archive", "index.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"dir":"torn`)
+	f.Close()
+	for _, tc := range []struct {
+		n    int
+		want int
+		more bool
+	}{{2, 2, true}, {7, 7, false}, {10, 7, false}, {0, 7, false}} {
+		got, more, err := s.RecentArchives(tc.n)
+		if err != nil || len(got) != tc.want || more != tc.more {
+			t.Fatalf("n=%d: %d archives, more %v, %v", tc.n, len(got), more, err)
+		}
+		for i, a := range got {
+			if a.Dir != made[len(made)-1-i] || a.Type != "apex" || a.Phase != "plan" {
+				t.Fatalf("n=%d: [%d] = %+v", tc.n, i, a)
+			}
+		}
+	}
+}

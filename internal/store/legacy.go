@@ -202,7 +202,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
 	}
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, Result{}, err
 	}
