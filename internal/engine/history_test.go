@@ -88,3 +88,29 @@ func TestListReadsTheIndexOnly(t *testing.T) {
 		t.Fatalf("list %+v", list)
 	}
 }
+
+// TestDamagedWorkflowIsReportedNotAbsent: snapshot and journal both unreadable show up in the
+// resume check (what is unreadable, where the copies are) and in list, never as no workflow.
+func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
+	state := en.StateDir()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	for range 2 {
+		r, err := en.Resume(ctx, engine.ResumeOptions{})
+		text := fmt.Sprint(err)
+		if r != nil {
+			text += strings.Join(r.Warnings, " ") + r.Report + r.SystemMessage
+		}
+		if !strings.Contains(text, "journal/apex-dmg.jsonl") || !strings.Contains(text, "quarantine/workflow-state.json-") {
+			t.Fatalf("resume says %q", text)
+		}
+		list := must(en.List(ctx))(t)
+		if len(list) != 1 || list[0].WorkflowID != "apex-dmg" || list[0].Status != "damaged" {
+			t.Fatalf("list %+v", list)
+		}
+	}
+}

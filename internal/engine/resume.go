@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -26,6 +27,7 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 	var eye []string // what the user should see in a systemMessage
 
 	r, notices, err := e.active()
+	var damaged *store.DamagedError
 	for _, n := range notices {
 		out.Notices = append(out.Notices, n.Message)
 		if n.Kind == "quarantined" || n.Kind == "rebuilt" {
@@ -43,6 +45,7 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 			out.Warnings = append(out.Warnings, msg)
 			eye = append(eye, msg)
 		}
+		errors.As(err, &damaged)
 		r = nil
 	}
 	l1ok := writable(e.st.Dir())
@@ -115,6 +118,12 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 		if l2line != "" {
 			out.Next = "no active workflow in L1; auto-memory's last line is shown: tell the user and start a new workflow if the work continues"
 		}
+	}
+	if damaged != nil && len(damaged.Journals) > 0 {
+		// On record but unreadable: never reported as no workflow (issue 13.3).
+		out.WorkflowID = strings.TrimSuffix(filepath.Base(damaged.Journals[0]), ".jsonl")
+		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
+		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
 	}
 	out.Warnings = dedupe(out.Warnings)
 	out.Report = e.render(out, plan)

@@ -50,8 +50,17 @@ func (e *Engine) List(ctx context.Context) ([]Summary, error) {
 // were left out. The archives come from archive/index.jsonl; none is opened.
 func (e *Engine) ListRecent(ctx context.Context, n int) ([]Summary, bool, error) {
 	var out []Summary
-	if r, _, err := e.active(); err == nil && r != nil {
+	r, _, err := e.active()
+	var damaged *store.DamagedError
+	switch {
+	case err == nil && r != nil:
 		out = append(out, summarize(r, ""))
+	case errors.As(err, &damaged):
+		// On record but unreadable: listed as such, never left out.
+		for _, j := range damaged.Journals {
+			id := strings.TrimSuffix(filepath.Base(j), ".jsonl")
+			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "snapshot and journal unreadable: see cairn status"})
+		}
 	}
 	archives, more, err := e.st.RecentArchives(n)
 	if err != nil {

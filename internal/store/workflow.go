@@ -261,6 +261,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			if legacyDir, name, ok := s.findLegacy(); ok && len(w.Notices) == 0 {
 				return s.migrateLegacy(w, legacyDir, name)
 			}
+			if d := s.damaged(); d != nil {
+				return w, tailState{}, d
+			}
 			return w, tailState{}, &NotFoundError{What: "workflow"}
 		}
 		rm, err := readMeta(rec.Snapshot)
@@ -346,6 +349,49 @@ func errOr(err, def error) error {
 		return err
 	}
 	return def
+}
+
+// DamagedError says that a workflow is on record but can be read from neither its snapshot
+// nor its journal: both are damaged. Nothing was deleted.
+type DamagedError struct {
+	Dir         string   // the state directory
+	Journals    []string // journal files that hold no readable record, relative to Dir
+	Quarantined []string // damaged snapshots kept in quarantine/, relative to Dir
+}
+
+func (e *DamagedError) Error() string {
+	snap := "the snapshot is missing"
+	if len(e.Quarantined) > 0 {
+		snap = "the damaged snapshot is kept in " + strings.Join(e.Quarantined, ", ")
+	}
+	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and its journal (%s) holds no readable record. Nothing was deleted; look at those files in %s, or restore them from a backup", snap, strings.Join(e.Journals, ", "), e.Dir)
+}
+
+// damaged reports journal files that exist but hold no readable record, with the snapshots
+// quarantine/ keeps, when there is no snapshot to read: a workflow that must not be shown as
+// absent.
+func (s *Store) damaged() *DamagedError {
+	names, _ := s.fs.ReadDirNames(journalDir)
+	d := &DamagedError{Dir: s.dir}
+	for _, n := range names {
+		if id, ok := strings.CutSuffix(n, ".jsonl"); ok && ValidWorkflowID(id) == nil {
+			if fi, err := s.fs.Lstat(journalDir + "/" + n); err == nil && fi.Size() > 0 {
+				d.Journals = append(d.Journals, journalDir+"/"+n)
+			}
+		}
+	}
+	if len(d.Journals) == 0 {
+		return nil
+	}
+	sort.Strings(d.Journals)
+	q, _ := s.fs.ReadDirNames(quarantineDir)
+	sort.Strings(q)
+	for _, n := range q {
+		if strings.HasPrefix(n, WorkflowFile+"-") {
+			d.Quarantined = append(d.Quarantined, quarantineDir+"/"+n)
+		}
+	}
+	return d
 }
 
 // newestJournalRecord returns the newest verified record among the journals in journal/, with

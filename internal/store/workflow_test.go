@@ -369,3 +369,33 @@ func TestVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotAndJournalBothDamagedAreReported: with nothing readable left, the workflow is
+// reported as damaged, naming the journal and the quarantined snapshot, on every read, never
+// as absent.
+func TestSnapshotAndJournalBothDamagedAreReported(t *testing.T) {
+	s, dir := newStore(t)
+	s.UpdateWorkflow(setNext(wfID, "analyze"))
+	s.UpdateWorkflow(setNext(wfID, "plan"))
+	os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte("garbage"), 0o600)
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	b, _ := os.ReadFile(jp)
+	os.WriteFile(jp, bytes.ReplaceAll(b, []byte(`"seq"`), []byte(`"SEQ"`)), 0o600)
+	for read := 1; read <= 2; read++ {
+		_, err := s.ReadWorkflow()
+		var d *store.DamagedError
+		if !errors.As(err, &d) || errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("read %d: %v, want a DamagedError", read, err)
+		}
+		if len(d.Journals) != 1 || d.Journals[0] != "journal/"+wfID+".jsonl" || len(d.Quarantined) != 1 ||
+			!strings.Contains(err.Error(), d.Quarantined[0]) || !strings.Contains(err.Error(), d.Journals[0]) {
+			t.Fatalf("read %d: %+v: %v", read, d, err)
+		}
+		if q, _ := os.ReadFile(filepath.Join(dir, d.Quarantined[0])); string(q) != "garbage" {
+			t.Fatalf("the quarantined copy holds %q", q)
+		}
+	}
+	if _, err := s.UpdateWorkflow(setNext("another-1", "plan")); err == nil {
+		t.Fatal("a new workflow was started over a damaged one")
+	}
+}
