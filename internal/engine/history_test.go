@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -113,4 +114,28 @@ func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
 			t.Fatalf("list %+v", list)
 		}
 	}
+}
+
+// TestDoctorLooksInArchive: temp files a killed archive left (index, archive.json) are listed.
+func TestDoctorLooksInArchive(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	ctx := context.Background()
+	must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-doc"}))(t)
+	must(en.Archive(ctx, "abandoned"))(t)
+	dirs, _ := filepath.Glob(filepath.Join(en.StateDir(), "archive", "apex-doc-*"))
+	old := e.clock.Now().Add(-time.Hour)
+	for _, p := range []string{filepath.Join(en.StateDir(), "archive", ".tmp-index.jsonl-1"), filepath.Join(dirs[0], ".tmp-archive.json-2")} {
+		os.WriteFile(p, []byte("{"), 0o600)
+		os.Chtimes(p, old, old)
+	}
+	for _, c := range en.Doctor(ctx, engine.DoctorOptions{}) {
+		if c.Name == "stale temp files" {
+			if c.OK || !strings.Contains(c.Detail, ".tmp-index.jsonl-1") || !strings.Contains(c.Detail, ".tmp-archive.json-2") {
+				t.Fatalf("doctor: %+v", c)
+			}
+			return
+		}
+	}
+	t.Fatal("no stale temp check")
 }

@@ -299,7 +299,19 @@ func looseFiles(dir string) []string {
 
 func staleTemps(dir string, now time.Time) []string {
 	var stale []string
-	for _, sub := range []string{".", "checkpoints", "logs", "journal", "sessions"} {
+	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
+	// Inside archive directories too (a killed archive.json write), a bounded look.
+	if ents, err := os.ReadDir(filepath.Join(dir, "archive")); err == nil {
+		for i, ent := range ents {
+			if i >= 1000 {
+				break
+			}
+			if ent.IsDir() {
+				subs = append(subs, filepath.Join("archive", ent.Name()))
+			}
+		}
+	}
+	for _, sub := range subs {
 		ents, err := os.ReadDir(filepath.Join(dir, sub))
 		if err != nil {
 			continue
