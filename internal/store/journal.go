@@ -111,12 +111,16 @@ func encodeRecord(r Record) []byte {
 }
 
 // DecodeRecord verifies and decodes one journal line (without its newline).
-func DecodeRecord(line []byte) (Record, error) {
+func DecodeRecord(line []byte) (Record, error) { return decodeRecord(line, true) }
+
+// decodeRecord is DecodeRecord, leaving out the event when events is false (a rebuild needs
+// only the states).
+func decodeRecord(line []byte, events bool) (Record, error) {
 	var r Record
 	if err := checkSum(line); err != nil {
 		return r, err
 	}
-	if err := decodeLine(line, &r); err != nil {
+	if err := decodeLine(line, &r, events); err != nil {
 		return r, err
 	}
 	if r.Seq < 1 || r.Revision < 1 || (len(r.Snapshot) == 0) == (len(r.Delta) == 0) {
@@ -131,7 +135,7 @@ func DecodeRecord(line []byte) (Record, error) {
 // decodeLine reads a line whose checksum holds. Lines are Cairn's own, so they are read with
 // the delta parser, about ten times faster than json.Unmarshal, which a rebuild reading a
 // chain of lines notices; a state rebuilt from them is checked as every read record is.
-func decodeLine(line []byte, r *Record) error {
+func decodeLine(line []byte, r *Record, events bool) error {
 	n, err := parseTop(line)
 	if err != nil {
 		return err
@@ -161,7 +165,9 @@ func decodeLine(line []byte, r *Record) error {
 				r.At = t
 			}
 		case `"event"`:
-			err = decodeEvent(v, &r.Event)
+			if events {
+				err = decodeEvent(v, &r.Event)
+			}
 		case `"snapshot"`:
 			if v.kind == '{' {
 				r.Snapshot = v.src
@@ -218,8 +224,8 @@ func checkSum(line []byte) error {
 		return errors.New("no checksum")
 	}
 	want := sha256.Sum256(line[:i])
-	got, err := hex.DecodeString(string(line[i+len(sumKey) : len(line)-2]))
-	if err != nil || !bytes.Equal(got, want[:]) {
+	var got [sha256.Size]byte
+	if _, err := hex.Decode(got[:], line[i+len(sumKey):len(line)-2]); err != nil || got != want {
 		return errors.New("checksum mismatch")
 	}
 	return nil
@@ -309,11 +315,12 @@ func (s *Store) readJournalFile(file, id string) (Journal, error) {
 	return ParseJournal(data), nil
 }
 
-// journalTail returns the last verified record of a journal file as written (a delta line
-// comes back without its state), reading backwards from the end so a long journal costs no
-// more than its last lines. nil when the file is missing or holds no valid record.
+// journalTail returns the last verified record of a journal file as written, without its
+// event (a delta line comes back without its state), reading backwards from the end so a long
+// journal costs no more than its last lines. nil when the file is missing or holds no valid
+// record.
 func (s *Store) journalTail(file string) (*Record, error) {
-	recs, err := s.tailRecords(file, func(Record) bool { return true }, false)
+	recs, err := s.tailRecords(file, func(Record) bool { return true }, false, false)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
@@ -324,7 +331,7 @@ func (s *Store) journalTail(file string) (*Record, error) {
 // Snapshot: read as is from a full line, or rebuilt from the newest full line and the deltas
 // after it. nil when the file is missing or holds no valid record.
 func (s *Store) journalState(file string) (*Record, error) {
-	recs, err := s.tailRecords(file, func(r Record) bool { return r.Snapshot != nil }, false)
+	recs, err := s.tailRecords(file, func(r Record) bool { return r.Snapshot != nil }, false, false)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
@@ -335,7 +342,7 @@ func (s *Store) journalState(file string) (*Record, error) {
 // journal is ahead of minRev: a record at or below it comes back with Seq and Revision alone,
 // read from the line's prefix without decoding the rest.
 func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) {
-	recs, err := s.tailRecords(file, func(Record) bool { return true }, true)
+	recs, err := s.tailRecords(file, func(Record) bool { return true }, true, false)
 	if err != nil || len(recs) == 0 || recs[0].Revision <= minRev {
 		if len(recs) == 0 {
 			return nil, err
@@ -352,7 +359,7 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 	if err := ValidWorkflowID(id); err != nil {
 		return nil, err
 	}
-	recs, err := s.tailRecords(journalFile(id), func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false)
+	recs, err := s.tailRecords(journalFile(id), func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -433,8 +440,8 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 // tailRecords reads a journal file backwards from its end in growing windows and returns its
 // verified records, oldest first, from the newest one for which stop is true (or from the
 // first line). With peek, only the last record comes back, with Seq and Revision read from
-// its prefix when that is enough.
-func (s *Store) tailRecords(file string, stop func(Record) bool, peek bool) ([]Record, error) {
+// its prefix when that is enough; without events, records come back without their event.
+func (s *Store) tailRecords(file string, stop func(Record) bool, peek, events bool) ([]Record, error) {
 	f, st, err := fsx.OpenRead(s.fs, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -469,7 +476,7 @@ func (s *Store) tailRecords(file string, stop func(Record) bool, peek bool) ([]R
 						return []Record{{Seq: seq, Revision: rev}}, nil
 					}
 				}
-				if r, err := DecodeRecord(line); err == nil {
+				if r, err := decodeRecord(line, events); err == nil {
 					rev = append(rev, r)
 					if stop(r) {
 						return reverse(rev), nil
