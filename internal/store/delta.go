@@ -467,7 +467,8 @@ func diffArray(a, b *jnode) []byte {
 		best = append(d, "]]}"...)
 		break
 	}
-	if n == m {
+	if n == m && best == nil {
+		// Only when nothing slid: an array that slid differs at every index.
 		d := []byte(`{"i":{`)
 		first := true
 		for i := range a.vals {
