@@ -65,8 +65,9 @@ names, artifacts, checkpoints saved or deleted) and who changed it (actor and se
 the journal). Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0. With --json each line is one
 JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, by
 (workflow_id is empty when no workflow is active).`},
-		{name: "list", usage: "list [--json]", run: runList,
-			summary: "List the active workflow and the archived ones, newest first."},
+		{name: "list", usage: "list [--all] [--json]", run: runList,
+			summary: "List the active workflow and the archived ones, newest first.",
+			doc:     `The table shows the newest 20 archives; --all and --json give every one.`},
 		{name: "show", usage: "show [ID] [--json]", run: runShow,
 			summary: "Show one workflow, active or archived (default: the active one).",
 			doc:     `With --json prints the stored record itself.`},

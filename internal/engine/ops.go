@@ -43,6 +43,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		if !wres.Changed || wres.Record == nil {
 			return nil, store.Event{}, nil
 		}
+		workflow.TrimHistory(wres.Record) // the journal keeps the full history
 		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
 	if err != nil {
@@ -258,11 +259,20 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 // nothing (the completed record stays in the active slot, and the next start or read archives
 // it), so it is a warning.
 func (e *Engine) archiveCompleted(res *Result) {
-	if _, err := e.st.Archive("completed"); err != nil {
+	info, err := e.st.Archive("completed")
+	if err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
 		return
 	}
-	res.Message += " and archived"
+	res.Message += " and archived" + prunedNote(info)
+}
+
+// prunedNote says which older archives retention removed to make room, if any.
+func prunedNote(info store.ArchiveInfo) string {
+	if len(info.Pruned) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 }
 
 func compactJSON(b []byte) json.RawMessage {
@@ -512,6 +522,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if note != "" {
 		msg += ": " + note
 	}
+	msg += prunedNote(info)
 	res := &Result{Changed: true, Message: msg}
 	if cur != nil && cur.WorkflowID == info.WorkflowID {
 		e.ended(res, cur, status)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -25,6 +26,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	var eye []string // what the user should see in a systemMessage
 
 	r, notices, err := e.active()
+	var damaged *store.DamagedError
 	for _, n := range notices {
 		out.Notices = append(out.Notices, n.Message)
 		if n.Kind == "quarantined" || n.Kind == "rebuilt" {
@@ -42,6 +44,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 			out.Warnings = append(out.Warnings, msg)
 			eye = append(eye, msg)
 		}
+		errors.As(err, &damaged)
 		r = nil
 	}
 	// Broken workflow definitions are shown to the person and the model, not only logged.
@@ -136,6 +139,12 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 		if !opt.ReportOnly {
 			out.Workflow, _ = encodeRecord(r)
 		}
+	}
+	if damaged != nil && len(damaged.Journals) > 0 {
+		// On record but unreadable: never reported as no workflow (issue 13.3).
+		out.WorkflowID = strings.TrimSuffix(filepath.Base(damaged.Journals[0]), ".jsonl")
+		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
+		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
 	}
 	out.Warnings = dedupe(out.Warnings)
 	if r != nil && !opt.ReportOnly {
