@@ -55,10 +55,16 @@ type Config struct {
 	Layout Layout        // Refs when empty
 	Git    string        // the git binary; "git" (found on PATH) when empty
 	Poll   time.Duration // Watch's poll interval; remote.DefaultPoll when zero
+	// Timeout bounds each git command (DefaultTimeout when zero), so a connection that
+	// stalls half-open ends as an error of unknown outcome rather than hanging a sync.
+	Timeout time.Duration
 	// Mirror names the local namespace fetched refs go to (refs/cairn-mirror/<Mirror>/);
 	// derived from Remote when empty.
 	Mirror string
 }
+
+// DefaultTimeout bounds one git command when Config.Timeout is zero.
+const DefaultTimeout = 2 * time.Minute
 
 // Backend is a remote.Backend over one git remote. Its methods run one at a time: they share
 // the local repository's mirror refs.
@@ -87,6 +93,9 @@ func New(cfg Config) (*Backend, error) {
 	}
 	if cfg.Git == "" {
 		cfg.Git = "git"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Mirror == "" {
 		cfg.Mirror = mirrorName(cfg.Remote)
@@ -414,6 +423,9 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 // server) and the locale is C so git's porcelain is the same everywhere; the user's config,
 // credential helpers and SSH setup are used as they are.
 func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, b.cfg.Git, args...)
 	cmd.Dir = b.cfg.Dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
@@ -425,8 +437,11 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Run(); err != nil {
+		if parent.Err() != nil {
+			return fmt.Errorf("gitremote: git %s: %w", args[0], parent.Err())
+		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("gitremote: git %s: %w", args[0], ctx.Err())
+			return &GitError{Op: args[0], Err: ctx.Err(), Stderr: fmt.Sprintf("no answer within %s", b.cfg.Timeout)}
 		}
 		return &GitError{Op: args[0], Err: err, Stderr: lastLine(stderr.String())}
 	}
