@@ -132,6 +132,18 @@ func (b *Backend) Heads(ctx context.Context) (remote.Heads, error) {
 	if err := b.fetch(ctx, "*"); err != nil {
 		return nil, err
 	}
+	return b.mirrored(ctx)
+}
+
+// Mirrored lists the heads as of the last fetch, from the local mirror alone: no network, for
+// status lines that must not wait on the remote.
+func (b *Backend) Mirrored(ctx context.Context) (remote.Heads, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mirrored(ctx)
+}
+
+func (b *Backend) mirrored(ctx context.Context) (remote.Heads, error) {
 	tips, err := b.tips(ctx, "")
 	if err != nil {
 		return nil, err

@@ -1,0 +1,223 @@
+// Package remotesync brings the local store's active workflow and a remote's line for it into
+// agreement, once: local revisions the remote lacks are appended after the remote's head,
+// remote revisions this machine lacks are written through the store as ordinary changes, and
+// when both moved from a common revision the remote wins (the first acknowledged write) and
+// this machine's copy is archived as a conflict, never overwritten.
+//
+// The local store stays the source of truth for everything else and works without the remote;
+// nothing here runs in a hook. A remote record is one revision of the workflow: the record's
+// snapshot after the change plus the change's event (see Entry), so revision n on the remote
+// is revision n in every machine's store.
+//
+// Not done yet: replaying this machine's pending operations through internal/workflow on the
+// remote tip (today they go to the conflict archive whole), and syncing workflows that were
+// archived locally before they were pushed.
+package remotesync
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// Entry is one remote record: a workflow revision as it travels between machines.
+type Entry struct {
+	Revision int64           `json:"revision"`
+	At       time.Time       `json:"at"`
+	Event    store.Event     `json:"event"`
+	Snapshot json.RawMessage `json:"snapshot"`
+}
+
+// Outcome says what one Sync did.
+type Outcome struct {
+	Workflow string
+	Local    int64 // this machine's revision after the sync
+	Remote   int64 // the remote's head after the sync
+	Pushed   int   // revisions appended to the remote
+	Pulled   int   // remote revisions written to the local store
+	// Conflict is set when both sides had moved: this machine's copy was archived and the
+	// remote's adopted.
+	Conflict *Conflict
+	// Available lists the remote's workflows when none is active here and none was chosen.
+	Available remote.Heads
+}
+
+// Conflict describes a lost race.
+type Conflict struct {
+	Common  int64             // the last revision both sides shared
+	Archive store.ArchiveInfo // where this machine's copy went
+	By      store.Event       // the remote's last change
+}
+
+// ErrChoose is returned when no workflow is active here and the remote holds several.
+var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
+
+const maxRounds = 5
+
+// Sync brings the active workflow (or, when none is active, the remote workflow id, or the
+// remote's only one when id is empty) into agreement with b. from names the remote in the
+// events it writes ("origin").
+func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (Outcome, error) {
+	for round := 0; ; round++ {
+		out, err := syncOnce(ctx, st, b, from, id)
+		if !errors.Is(err, errMoved) || round == maxRounds {
+			return out, err
+		}
+		// Someone changed the store or the remote under us: start over.
+	}
+}
+
+var errMoved = errors.New("remotesync: moved during sync")
+
+func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (Outcome, error) {
+	w, err := st.ReadWorkflow()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Outcome{}, err
+	}
+	if w.Data != nil {
+		id = w.ID
+	}
+	if id == "" {
+		h, err := b.Heads(ctx)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if len(h) != 1 {
+			if len(h) == 0 {
+				return Outcome{Available: h}, nil
+			}
+			return Outcome{Available: h}, ErrChoose
+		}
+		for k := range h {
+			id = k
+		}
+	}
+	if err := remote.ValidID(id); err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{Workflow: id, Local: w.Revision}
+	theirs, err := b.Since(ctx, id, 0)
+	if err != nil {
+		return out, err
+	}
+	remoteEntries := make([]Entry, len(theirs))
+	for i, r := range theirs {
+		if err := json.Unmarshal(r.Data, &remoteEntries[i]); err != nil || remoteEntries[i].Revision != r.Rev {
+			return out, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
+		}
+	}
+	out.Remote = int64(len(remoteEntries))
+	mine, err := localEntries(st, w)
+	if err != nil {
+		return out, err
+	}
+	common := int64(0)
+	for common < int64(min(len(mine), len(remoteEntries))) && sameSnapshot(mine[common].Snapshot, remoteEntries[common].Snapshot) {
+		common++
+	}
+	L, R := int64(len(mine)), int64(len(remoteEntries))
+	switch {
+	case common == L && common == R:
+		return out, nil
+	case common == R: // the remote is a prefix of ours: push
+		data := make([][]byte, 0, L-R)
+		for _, e := range mine[R:] {
+			d, err := json.Marshal(e)
+			if err != nil {
+				return out, err
+			}
+			data = append(data, d)
+		}
+		head, err := b.Append(ctx, id, R, data)
+		if errors.Is(err, remote.ErrConflict) {
+			return out, errMoved
+		}
+		if err != nil {
+			return out, err
+		}
+		out.Remote, out.Pushed = head, len(data)
+		return out, nil
+	case common == L: // ours is a prefix of the remote's: pull
+		return pull(st, out, remoteEntries[L:], from)
+	default: // both moved: the remote's line was acknowledged first
+		info, err := st.Archive("conflict")
+		if err != nil {
+			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s before taking the remote's: %w", id, err)
+		}
+		out.Conflict = &Conflict{Common: common, Archive: info, By: remoteEntries[R-1].Event}
+		out.Local = 0
+		return pull(st, out, remoteEntries, from)
+	}
+}
+
+// pull writes the remote entries through the store, each as a change whose revision follows
+// the current one; a change made here meanwhile stops it (errMoved) without writing.
+func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
+	for _, e := range entries {
+		_, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+			if revisionOf(cur) != e.Revision-1 {
+				return nil, store.Event{}, errMoved
+			}
+			detail := "from " + from + ": " + e.Event.Kind
+			if e.Event.Detail != "" {
+				detail += " " + e.Event.Detail
+			}
+			return e.Snapshot, store.Event{Kind: "sync", Detail: detail}, nil
+		})
+		if err != nil {
+			return out, err
+		}
+		out.Local, out.Pulled = e.Revision, out.Pulled+1
+	}
+	return out, nil
+}
+
+// localEntries is the active workflow's history as entries, revision 1 first, ending at w.
+func localEntries(st *store.Store, w store.Workflow) ([]Entry, error) {
+	if w.Data == nil {
+		return nil, nil
+	}
+	j, err := st.ReadJournal(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, w.Revision)
+	for _, r := range j.Records {
+		if r.Revision == int64(len(out))+1 && r.Revision <= w.Revision {
+			out = append(out, Entry{Revision: r.Revision, At: r.At, Event: r.Event, Snapshot: r.Snapshot})
+		}
+	}
+	if int64(len(out)) != w.Revision {
+		return nil, fmt.Errorf("remotesync: this machine's journal of %s does not hold every revision up to %d: it cannot be synced", w.ID, w.Revision)
+	}
+	return out, nil
+}
+
+func revisionOf(doc []byte) int64 {
+	if doc == nil {
+		return 0
+	}
+	var m struct {
+		Revision int64 `json:"revision"`
+	}
+	if json.Unmarshal(doc, &m) != nil {
+		return -1
+	}
+	return m.Revision
+}
+
+// sameSnapshot compares two records as JSON text without insignificant space: the journal
+// and the wire may indent differently.
+func sameSnapshot(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}

@@ -1,0 +1,181 @@
+package remotesync_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// machine is one project checkout with its own state directory and clock.
+type machine struct {
+	t   *testing.T
+	dir string
+	en  *engine.Engine
+	st  *store.Store
+	now time.Time
+}
+
+func newMachine(t *testing.T, offset time.Duration) *machine {
+	t.Helper()
+	base := t.TempDir()
+	m := &machine{t: t, dir: filepath.Join(base, "proj"), now: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC).Add(offset)}
+	if out, err := exec.Command("git", "init", "-q", m.dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	vars := map[string]string{"HOME": filepath.Join(base, "home"), "CLAUDE_PROJECT_DIR": m.dir}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: m.dir,
+		Now: func() time.Time { m.now = m.now.Add(time.Second); return m.now }, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	st, err := store.Open(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	m.en, m.st = en, st
+	return m
+}
+
+func (m *machine) phase() (string, int64) {
+	m.t.Helper()
+	w, err := m.st.ReadWorkflow()
+	if errors.Is(err, store.ErrNotFound) {
+		return "", 0
+	}
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var r struct {
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(w.Data, &r); err != nil {
+		m.t.Fatal(err)
+	}
+	return r.State, w.Revision
+}
+
+func (m *machine) move(to string) {
+	m.t.Helper()
+	if _, err := m.en.Transition(context.Background(), engine.TransitionRequest{To: to}); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *machine) sync(b remote.Backend, id string) remotesync.Outcome {
+	m.t.Helper()
+	out, err := remotesync.Sync(context.Background(), m.st, b, "origin", id)
+	if err != nil {
+		m.t.Fatalf("sync: %v", err)
+	}
+	return out
+}
+
+// TestHandOffAndConflict: machine A plans, B picks the workflow up and implements, A follows;
+// then both move at once, B syncs first and wins, and A's copy goes to the conflict archive.
+// Clocks an hour apart on either side change nothing.
+func TestHandOffAndConflict(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		backend func(t *testing.T) func(m *machine) remote.Backend
+	}{
+		{"memory", func(t *testing.T) func(*machine) remote.Backend {
+			b := memremote.New()
+			return func(*machine) remote.Backend { return b }
+		}},
+		{"git", func(t *testing.T) func(*machine) remote.Backend {
+			bare := filepath.Join(t.TempDir(), "shared.git")
+			if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			return func(m *machine) remote.Backend {
+				b, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			open := tc.backend(t)
+			a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
+			ra, rb := open(a), open(b)
+			if _, err := a.en.Start(context.Background(), engine.StartRequest{Type: "apex", Context: "retries", WorkflowID: "wf-1"}); err != nil {
+				t.Fatal(err)
+			}
+			a.move("plan")
+			if out := a.sync(ra, ""); out.Pushed != 2 || out.Remote != 2 {
+				t.Fatalf("A's first sync = %+v, want 2 pushed", out)
+			}
+			if out := a.sync(ra, ""); out.Pushed != 0 || out.Pulled != 0 {
+				t.Fatalf("A's second sync = %+v, want nothing to do", out)
+			}
+			// B has nothing active: it takes the remote's only workflow.
+			if out := b.sync(rb, ""); out.Pulled != 2 || out.Workflow != "wf-1" {
+				t.Fatalf("B's first sync = %+v, want wf-1 pulled at 2", out)
+			}
+			if ph, rev := b.phase(); ph != "plan" || rev != 2 {
+				t.Fatalf("B is at %s r%d, want plan r2", ph, rev)
+			}
+			b.move("implement")
+			b.sync(rb, "")
+			if out := a.sync(ra, ""); out.Pulled != 1 {
+				t.Fatalf("A's sync after B moved = %+v, want 1 pulled", out)
+			}
+			if ph, rev := a.phase(); ph != "implement" || rev != 3 {
+				t.Fatalf("A is at %s r%d, want implement r3", ph, rev)
+			}
+			// Both move from r3; B's push is acknowledged first.
+			a.move("review")
+			b.move("review")
+			b.sync(rb, "")
+			out := a.sync(ra, "")
+			if out.Conflict == nil || out.Conflict.Common != 3 || out.Conflict.Archive.Reason != "conflict" {
+				t.Fatalf("A's sync after both moved = %+v, want a conflict from r3 archived", out)
+			}
+			wa, _ := a.st.ReadWorkflow()
+			wb, _ := b.st.ReadWorkflow()
+			if wa.Revision != 4 || string(wa.Data) != string(wb.Data) {
+				t.Fatalf("A holds r%d, B r%d; want both B's r4, the same bytes", wa.Revision, wb.Revision)
+			}
+			archives, err := a.st.ListArchives()
+			if err != nil || len(archives) != 1 || archives[0].Revision != 4 || archives[0].WorkflowID != "wf-1" {
+				t.Fatalf("A's archives = %+v, %v; want its own r4 kept as a conflict", archives, err)
+			}
+		})
+	}
+}
+
+// TestChoose: with nothing active and several workflows on the remote, sync asks which.
+func TestChoose(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	for _, id := range []string{"wf-1", "wf-2"} {
+		if _, err := b.Append(ctx, id, 0, [][]byte{[]byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newMachine(t, 0)
+	out, err := remotesync.Sync(ctx, m.st, b, "origin", "")
+	if !errors.Is(err, remotesync.ErrChoose) || len(out.Available) != 2 {
+		t.Fatalf("Sync = %+v, %v; want ErrChoose listing 2", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(m.en.StateDir(), store.WorkflowFile)); !os.IsNotExist(err) {
+		t.Fatalf("a workflow was written: %v", err)
+	}
+}
