@@ -232,9 +232,12 @@ func runSync(a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s\n", s.Remote)
 	case out.Conflict != nil:
 		c := out.Conflict
-		what := strings.TrimSpace(c.By.Kind + " " + c.By.Detail)
-		fmt.Fprintf(a.stdout, "%s: %s moved it first (%s, after r%d); this machine's r%d is kept in archive/%s; now at r%d from %s\n",
-			out.Workflow, s.Remote, oneLine(what), c.Common, c.Archive.Revision, c.Archive.Dir, out.Local, s.Remote)
+		who := ""
+		if c.Session != "" {
+			who = " by session " + c.Session
+		}
+		fmt.Fprintf(a.stdout, "%s: %s moved it first%s (%s to %s after r%d); this machine's r%d is kept in archive/%s; now at r%d from %s\n",
+			out.Workflow, s.Remote, oneLine(who), c.By.Kind, oneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, out.Local, s.Remote)
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision(s) to %s, now r%d\n", out.Workflow, out.Pushed, s.Remote, out.Remote)
 	case out.Pulled > 0:

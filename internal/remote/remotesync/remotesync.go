@@ -53,6 +53,8 @@ type Conflict struct {
 	Common  int64             // the last revision both sides shared
 	Archive store.ArchiveInfo // where this machine's copy went
 	By      store.Event       // the remote's last change
+	State   string            // the phase the remote's line is in
+	Session string            // the session that owns it there, when recorded
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
@@ -150,7 +152,18 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		if err != nil {
 			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s before taking the remote's: %w", id, err)
 		}
-		out.Conflict = &Conflict{Common: common, Archive: info, By: remoteEntries[R-1].Event}
+		tip := remoteEntries[R-1]
+		var who struct {
+			State string `json:"state"`
+			Owner *struct {
+				SessionID string `json:"session_id"`
+			} `json:"owner"`
+		}
+		_ = json.Unmarshal(tip.Snapshot, &who) // only for the report; the store checked it
+		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State}
+		if who.Owner != nil {
+			out.Conflict.Session = who.Owner.SessionID
+		}
 		out.Local = 0
 		return pull(st, out, remoteEntries, from)
 	}

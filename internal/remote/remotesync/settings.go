@@ -16,8 +16,8 @@ const SettingsDoc = "remote"
 // machine: each clone opts in on its own).
 type Settings struct {
 	Enabled  bool      `json:"enabled"`
-	Remote   string    `json:"remote"`           // a git remote name, "origin" by default
-	Layout   string    `json:"layout"`           // the gitremote.Layout the host accepted
+	Remote   string    `json:"remote"`             // a git remote name, "origin" by default
+	Layout   string    `json:"layout"`             // the gitremote.Layout the host accepted
 	LastSync time.Time `json:"last_sync,omitzero"` // the end of the last successful sync
 }
 
