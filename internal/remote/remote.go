@@ -120,8 +120,9 @@ func (h Heads) Equal(o Heads) bool {
 const DefaultPoll = 10 * time.Second
 
 // Poll is Watch for backends without notifications: it lists the heads every interval, each
-// wait drawn between interval/2 and 3*interval/2 so that many machines polling one host
-// spread out rather than arriving in step. A failed listing is retried at the next poll;
+// wait drawn within ±10% of it so that machines polling one host drift apart rather than
+// arriving in step. The band is narrow on purpose: a change waits at most 1.1 intervals (plus
+// the listing) to be seen, which keeps the 99th percentile of propagation under 1.2 polls. A failed listing is retried at the next poll;
 // the last error is returned if ctx ends.
 func Poll(ctx context.Context, b Backend, known Heads, interval time.Duration) (Heads, error) {
 	if interval <= 0 {
@@ -136,7 +137,7 @@ func Poll(ctx context.Context, b Backend, known Heads, interval time.Duration) (
 		if err != nil {
 			last = err
 		}
-		wait := interval/2 + time.Duration(rand.Int64N(int64(interval)+1))
+		wait := interval*9/10 + time.Duration(rand.Int64N(int64(interval/5)+1))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

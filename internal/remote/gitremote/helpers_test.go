@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,7 +68,7 @@ func daemon(t testing.TB, base string) string {
 		cmd.Stderr = &stderr
 		// git daemon forks a child per connection: kill the whole group, and do not wait
 		// for the children to close the stderr pipe.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		ownGroup(cmd)
 		cmd.WaitDelay = time.Second
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("starting git daemon: %v", err)
@@ -87,14 +86,14 @@ func daemon(t testing.TB, base string) string {
 			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
 				c.Close()
 				t.Cleanup(func() {
-					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					killGroup(cmd)
 					<-done
 				})
 				return addr
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-done
 		t.Fatalf("git daemon did not listen within 10s: %s", stderr.String())
 	retry:

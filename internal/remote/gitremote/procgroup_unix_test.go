@@ -1,0 +1,14 @@
+//go:build unix
+
+package gitremote_test
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup starts cmd in its own process group, so killGroup reaches the children git daemon
+// forks per connection.
+func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+
+func killGroup(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
