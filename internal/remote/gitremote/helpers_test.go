@@ -1,10 +1,7 @@
 package gitremote_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
 // git runs git in dir and fails the test if it fails.
@@ -39,6 +37,8 @@ func bareRepo(t testing.TB) string {
 
 // clone makes a fresh repository with url as its remote "origin" and a Backend on it, as one
 // machine would have.
+func daemon(t testing.TB, base string) string { return gittest.Daemon(t, base) }
+
 func clone(t testing.TB, url string, layout gitremote.Layout) *gitremote.Backend {
 	t.Helper()
 	dir := t.TempDir()
@@ -49,67 +49,6 @@ func clone(t testing.TB, url string, layout gitremote.Layout) *gitremote.Backend
 		t.Fatal(err)
 	}
 	return b
-}
-
-// daemon serves every repository under base with git daemon on 127.0.0.1, pushes allowed,
-// until the test ends, and returns its address.
-func daemon(t testing.TB, base string) string {
-	t.Helper()
-	if err := exec.Command("git", "daemon", "-h").Run(); err != nil {
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 129 {
-			t.Skipf("git daemon is not available: %v", err)
-		}
-	}
-	for try := 0; try < 5; try++ {
-		port := freePort(t)
-		var stderr bytes.Buffer
-		cmd := exec.Command("git", "daemon", "--export-all", "--enable=receive-pack", "--reuseaddr",
-			"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+base, "--informative-errors", base)
-		cmd.Stderr = &stderr
-		// git daemon forks a child per connection: kill the whole group, and do not wait
-		// for the children to close the stderr pipe.
-		ownGroup(cmd)
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("starting git daemon: %v", err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			select {
-			case <-done:
-				goto retry // lost the port to someone else
-			default:
-			}
-			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.Close()
-				t.Cleanup(func() {
-					killGroup(cmd)
-					<-done
-				})
-				return addr
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		killGroup(cmd)
-		<-done
-		t.Fatalf("git daemon did not listen within 10s: %s", stderr.String())
-	retry:
-	}
-	t.Fatal("git daemon could not get a port")
-	return ""
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // scaled returns full when CAIRN_REMOTE_FULL is set and small otherwise, so CI stays quick and

@@ -1,4 +1,4 @@
-package gitremote_test
+package gittest
 
 import "os/exec"
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gitremote_test
+package gittest
 
 import (
 	"os/exec"
