@@ -99,6 +99,9 @@ func New(cfg Config) (*Backend, error) {
 	}
 	if cfg.Mirror == "" {
 		cfg.Mirror = mirrorName(cfg.Remote)
+		if cfg.Layout == Branches {
+			cfg.Mirror += "-branches" // the two layouts' lines are different lines
+		}
 	}
 	if !simpleName.MatchString(cfg.Mirror) {
 		return nil, errors.New("gitremote: the mirror name must be letters, digits, '-' and '_'")
