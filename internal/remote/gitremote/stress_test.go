@@ -84,3 +84,31 @@ func TestFaultyNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimRaceFaultyNetwork: the claim race through the proxy that cuts and half-closes
+// connections. A claim whose push answer is lost is found on the line by the retry, never
+// made twice, so each task still has exactly one owner.
+func TestClaimRaceFaultyNetwork(t *testing.T) {
+	seeds, tasks, machines := scaled(1, 20), scaled(4, 100), scaled(3, 10)
+	for seed := range uint64(seeds) {
+		bare := bareRepo(t)
+		p := remotetest.NewProxy(t, daemon(t, filepath.Dir(bare)),
+			remotetest.Faults{Seed: seed, Cut: 0.2, HalfClose: 0.1, MaxBytes: 600})
+		url := "git://" + p.Addr + "/" + filepath.Base(bare)
+		claimtest.Race(t, seed, tasks, machines, func(int) remote.Backend {
+			dir := t.TempDir()
+			git(t, dir, "init", "-q")
+			b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: url, Timeout: 3 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		})
+		if t.Failed() {
+			return
+		}
+		if st := p.Stats(); st.Cut+st.HalfClosed == 0 {
+			t.Fatalf("seed %d: the proxy injected no faults in %d connections", seed, st.Conns)
+		}
+	}
+}
