@@ -13,7 +13,7 @@ import (
 // TestConformance runs the suite over a bare repository reached as file:// and through git
 // daemon on 127.0.0.1, in both layouts; each client is its own clone.
 func TestConformance(t *testing.T) {
-	opts := remotetest.Options{Clients: scaled(4, 10), Appends: scaled(3, 100), Rounds: scaled(2, 20),
+	opts := remotetest.Options{Clients: scaled(3, 10), Appends: scaled(3, 100), Rounds: scaled(2, 20),
 		Timeout: time.Duration(scaled(1, 20)) * time.Minute}
 	for _, tc := range []struct {
 		name   string
