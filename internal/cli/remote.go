@@ -80,6 +80,10 @@ func runRemoteEnable(a *app, args []string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("this project has no git remote by that name: git remote -v lists them (%v)", err)
 	}
+	// Cairn cannot tell a public remote from a private one without the host's API, so the
+	// warning is given to everyone, before anything (the probe included) is pushed.
+	a.warn("cairn sync pushes each workflow's record (context, phases, tasks, notes, variables; not checkpoints or logs) to " +
+		name + ": everyone who can read that remote can read them; if it is public, run cairn remote disable")
 	layout, err := gitremote.Probe(ctx, gitremote.Config{Dir: root, Remote: name})
 	if err != nil {
 		return err
