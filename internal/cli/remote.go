@@ -231,7 +231,14 @@ func runSync(a *app, args []string) error {
 	if a.json {
 		return a.printJSON(out)
 	}
+	if out.Shared > 0 {
+		fmt.Fprintf(a.stdout, "pushed %d revision(s) of workflows finished here to %s\n", out.Shared, s.Remote)
+	}
 	switch {
+	case out.ArchivedHere:
+		fmt.Fprintf(a.stdout, "%s was archived here, so it was not taken back from %s; cairn list shows it\n", out.Workflow, s.Remote)
+	case out.Workflow == "" && out.Shared > 0:
+		fmt.Fprintf(a.stdout, "no other workflow on %s to take\n", s.Remote)
 	case out.Workflow == "":
 		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s\n", s.Remote)
 	case out.Conflict != nil:

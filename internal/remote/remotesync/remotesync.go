@@ -9,9 +9,11 @@
 // snapshot after the change plus the change's event (see Entry), so revision n on the remote
 // is revision n in every machine's store.
 //
+// A workflow archived here (completed, expired, replaced) has its last revisions pushed by the
+// next sync, so other machines see its end, and is never taken back from the remote.
+//
 // Not done yet: replaying this machine's pending operations through internal/workflow on the
-// remote tip (today they go to the conflict archive whole), and syncing workflows that were
-// archived locally before they were pushed.
+// remote tip (today they go to the conflict archive whole).
 package remotesync
 
 import (
@@ -46,6 +48,12 @@ type Outcome struct {
 	Conflict *Conflict
 	// Available lists the remote's workflows when none is active here and none was chosen.
 	Available remote.Heads
+	// Shared counts revisions of workflows archived here (finished) pushed so that other
+	// machines see their end.
+	Shared int
+	// ArchivedHere is set when the workflow asked for was archived on this machine, so it
+	// was not taken back from the remote.
+	ArchivedHere bool
 }
 
 // Conflict describes a lost race.
@@ -77,52 +85,45 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 
 var errMoved = errors.New("remotesync: moved during sync")
 
-func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (Outcome, error) {
+func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (out Outcome, err error) {
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
 	}
 	if w.Data != nil {
 		id = w.ID
-	}
-	if id == "" {
-		h, err := b.Heads(ctx)
-		if err != nil {
-			return Outcome{}, err
+	} else {
+		shared, chosen, out, err := idle(ctx, st, b, id)
+		if err != nil || chosen == "" {
+			return out, err
 		}
-		if len(h) != 1 {
-			if len(h) == 0 {
-				return Outcome{Available: h}, nil
-			}
-			return Outcome{Available: h}, ErrChoose
-		}
-		for k := range h {
-			id = k
-		}
+		id = chosen
+		defer func() { out.Shared = shared }()
 	}
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
 	}
-	out := Outcome{Workflow: id, Local: w.Revision}
+	out = Outcome{Workflow: id, Local: w.Revision}
 	theirs, err := b.Since(ctx, id, 0)
 	if err != nil {
 		return out, err
 	}
-	remoteEntries := make([]Entry, len(theirs))
-	for i, r := range theirs {
-		if err := json.Unmarshal(r.Data, &remoteEntries[i]); err != nil || remoteEntries[i].Revision != r.Rev {
-			return out, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
-		}
-	}
-	out.Remote = int64(len(remoteEntries))
-	mine, err := localEntries(st, w)
+	remoteEntries, err := decode(id, theirs)
 	if err != nil {
 		return out, err
 	}
-	common := int64(0)
-	for common < int64(min(len(mine), len(remoteEntries))) && sameSnapshot(mine[common].Snapshot, remoteEntries[common].Snapshot) {
-		common++
+	out.Remote = int64(len(remoteEntries))
+	var mine []Entry
+	if w.Data != nil {
+		j, err := st.ReadJournal(w.ID)
+		if err != nil {
+			return out, err
+		}
+		if mine, err = entries(w.ID, w.Revision, j); err != nil {
+			return out, err
+		}
 	}
+	common := commonPrefix(mine, remoteEntries)
 	L, R := int64(len(mine)), int64(len(remoteEntries))
 	switch {
 	case common == L && common == R:
@@ -191,25 +192,127 @@ func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, 
 	return out, nil
 }
 
-// localEntries is the active workflow's history as entries, revision 1 first, ending at w.
-func localEntries(st *store.Store, w store.Workflow) ([]Entry, error) {
-	if w.Data == nil {
-		return nil, nil
-	}
-	j, err := st.ReadJournal(w.ID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Entry, 0, w.Revision)
+// entries is a workflow's history from its journal as entries, revision 1 to rev.
+func entries(id string, rev int64, j store.Journal) ([]Entry, error) {
+	out := make([]Entry, 0, rev)
 	for _, r := range j.Records {
-		if r.Revision == int64(len(out))+1 && r.Revision <= w.Revision {
+		if r.Revision == int64(len(out))+1 && r.Revision <= rev {
 			out = append(out, Entry{Revision: r.Revision, At: r.At, Event: r.Event, Snapshot: r.Snapshot})
 		}
 	}
-	if int64(len(out)) != w.Revision {
-		return nil, fmt.Errorf("remotesync: this machine's journal of %s does not hold every revision up to %d: it cannot be synced", w.ID, w.Revision)
+	if int64(len(out)) != rev {
+		return nil, fmt.Errorf("remotesync: this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
 	}
 	return out, nil
+}
+
+func decode(id string, recs []remote.Record) ([]Entry, error) {
+	out := make([]Entry, len(recs))
+	for i, r := range recs {
+		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev {
+			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
+		}
+	}
+	return out, nil
+}
+
+// commonPrefix counts the revisions two histories share from the start.
+func commonPrefix(a, b []Entry) int64 {
+	n := int64(0)
+	for n < int64(min(len(a), len(b))) && sameSnapshot(a[n].Snapshot, b[n].Snapshot) {
+		n++
+	}
+	return n
+}
+
+// idle is a sync with no active workflow here. It first shares what this machine finished:
+// for each workflow the remote holds that was archived here (completed, expired, replaced;
+// not a lost race), the archived revisions the remote lacks are appended, so other machines
+// see the end. Then it chooses the workflow to take: want, or the remote's only one not
+// archived here. A workflow archived here is never taken back from the remote.
+func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (shared int, chosen string, out Outcome, err error) {
+	h, err := b.Heads(ctx)
+	if err != nil {
+		return 0, "", out, err
+	}
+	archives, err := st.ListArchives()
+	if err != nil {
+		return 0, "", out, err
+	}
+	done := map[string]bool{}
+	for _, a := range archives { // newest first: the first of each id is its end
+		if a.Reason == "conflict" || done[a.WorkflowID] || h[a.WorkflowID] == 0 {
+			continue
+		}
+		done[a.WorkflowID] = true
+		n, err := shareArchive(ctx, st, b, a)
+		if err != nil {
+			return shared, "", out, err
+		}
+		shared += n
+	}
+	if want != "" {
+		if done[want] {
+			return shared, "", Outcome{Workflow: want, Shared: shared, ArchivedHere: true}, nil
+		}
+		return shared, want, out, nil
+	}
+	open := remote.Heads{}
+	for k, v := range h {
+		if !done[k] {
+			open[k] = v
+		}
+	}
+	switch len(open) {
+	case 0:
+		return shared, "", Outcome{Shared: shared, Available: open}, nil
+	case 1:
+		for k := range open {
+			chosen = k
+		}
+		return shared, chosen, out, nil
+	}
+	return shared, "", Outcome{Shared: shared, Available: open}, ErrChoose
+}
+
+// shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
+// a prefix of the archive's; otherwise it leaves both alone.
+func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (int, error) {
+	_, j, err := st.ReadArchive(a.Dir)
+	if err != nil {
+		return 0, err
+	}
+	mine, err := entries(a.WorkflowID, a.Revision, j)
+	if err != nil {
+		return 0, err
+	}
+	recs, err := b.Since(ctx, a.WorkflowID, 0)
+	if err != nil {
+		return 0, err
+	}
+	theirs, err := decode(a.WorkflowID, recs)
+	if err != nil {
+		return 0, err
+	}
+	R := int64(len(theirs))
+	if commonPrefix(mine, theirs) != R || R >= int64(len(mine)) {
+		return 0, nil
+	}
+	data := make([][]byte, 0, int64(len(mine))-R)
+	for _, e := range mine[R:] {
+		d, err := json.Marshal(e)
+		if err != nil {
+			return 0, err
+		}
+		data = append(data, d)
+	}
+	if _, err := b.Append(ctx, a.WorkflowID, R, data); err != nil {
+		if errors.Is(err, remote.ErrConflict) {
+			return 0, errMoved
+		}
+		return 0, err
+	}
+	return len(data), nil
 }
 
 func revisionOf(doc []byte) int64 {

@@ -179,3 +179,49 @@ func TestChoose(t *testing.T) {
 		t.Fatalf("a workflow was written: %v", err)
 	}
 }
+
+// TestFinishedHereIsShared: A completes the workflow (which archives it) before syncing; the
+// next sync pushes the end so B sees it, and A does not take the workflow back.
+func TestFinishedHereIsShared(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(ctx, engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	b.sync(r, "")
+	a.move("plan")
+	if _, err := a.en.Complete(ctx, "shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if ph, _ := a.phase(); ph != "" {
+		t.Fatalf("A still has an active workflow in %s after completing", ph)
+	}
+	out := a.sync(r, "")
+	if out.Shared < 2 || out.Workflow != "" {
+		t.Fatalf("A's sync after completing = %+v, want its last revisions shared and nothing taken", out)
+	}
+	if ph, _ := a.phase(); ph != "" {
+		t.Fatal("A took its finished workflow back from the remote")
+	}
+	if out, err := remotesync.Sync(ctx, a.st, r, "origin", "wf-f"); err != nil || !out.ArchivedHere {
+		t.Fatalf("A's sync naming its finished workflow = %+v, %v; want it refused as archived here", out, err)
+	}
+	out = b.sync(r, "")
+	h, _ := r.Heads(ctx)
+	if out.Local != h["wf-f"] {
+		t.Fatalf("B after A finished: %+v, want the remote's r%d", out, h["wf-f"])
+	}
+	w, err := b.st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(w.Data, &rec)
+	if rec.Status != "completed" {
+		t.Fatalf("B's copy is %q, want completed", rec.Status)
+	}
+}
