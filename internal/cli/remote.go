@@ -32,7 +32,9 @@ with its credentials. Nothing else is pushed until cairn sync runs. Per clone.`}
 			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
 both moved, the remote's line (acknowledged first) wins and this machine's copy is kept
 under archive/conflict-... With no active workflow, takes ID from the remote (or its only
-one). Exit 1 when the remote cannot be reached; local state is unchanged then.`},
+one). After a lost race, this machine's transitions are replayed on the remote's line where
+the workflow still allows them, and pushed. Exit 1 when the remote cannot be reached; local
+state is unchanged then.`},
 	} {
 		commands[c.name] = c
 		order = append(order, c.name)
@@ -212,7 +214,7 @@ func runSync(a *app, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
-	out, err := remotesync.Sync(ctx, st, b, s.Remote, id)
+	out, err := remotesync.Sync(ctx, st, b, s.Remote, id, remotesync.EngineReplayer(a.eng))
 	if errors.Is(err, remotesync.ErrChoose) {
 		ids := make([]string, 0, len(out.Available))
 		for k := range out.Available {
@@ -247,8 +249,12 @@ func runSync(a *app, args []string) error {
 		if c.Session != "" {
 			who = " by session " + c.Session
 		}
-		fmt.Fprintf(a.stdout, "%s: %s moved it first%s (%s to %s after r%d); this machine's r%d is kept in archive/%s; now at r%d from %s\n",
-			out.Workflow, s.Remote, oneLine(who), c.By.Kind, oneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, out.Local, s.Remote)
+		replayed := ""
+		if c.Replayed > 0 {
+			replayed = fmt.Sprintf("; %d of its %d change(s) replayed on top and pushed", c.Replayed, len(c.Lost))
+		}
+		fmt.Fprintf(a.stdout, "%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d\n",
+			out.Workflow, s.Remote, oneLine(who), c.By.Kind, oneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision(s) to %s, now r%d\n", out.Workflow, out.Pushed, s.Remote, out.Remote)
 	case out.Pulled > 0:

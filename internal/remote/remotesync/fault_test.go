@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		if err == nil {
 			var b *gitremote.Backend
 			if b, err = gitremote.New(gitremote.Config{Dir: os.Getenv("REMOTESYNC_REPO"), Remote: "origin"}); err == nil {
-				_, err = remotesync.Sync(context.Background(), st, b, "origin", "")
+				_, err = remotesync.Sync(context.Background(), st, b, "origin", "", nil)
 			}
 		}
 		if err != nil {
@@ -110,7 +110,7 @@ func TestCutWithWritesOnBothSides(t *testing.T) {
 		r remote.Backend
 	}{{a, ra}, {b, rb}} {
 		before, _ := m.m.st.ReadWorkflow()
-		if _, err := remotesync.Sync(ctx, m.m.st, m.r, "origin", ""); err == nil {
+		if _, err := remotesync.Sync(ctx, m.m.st, m.r, "origin", "", nil); err == nil {
 			t.Fatal("a sync through a cut network succeeded")
 		}
 		after, _ := m.m.st.ReadWorkflow()

@@ -12,8 +12,9 @@
 // A workflow archived here (completed, expired, replaced) has its last revisions pushed by the
 // next sync, so other machines see its end, and is never taken back from the remote.
 //
-// Not done yet: replaying this machine's pending operations through internal/workflow on the
-// remote tip (today they go to the conflict archive whole).
+// After a lost race, a Replayer may re-apply this machine's lost changes through the state
+// machine on the remote's line (EngineReplayer does so for transitions); what it applies is
+// pushed by the same sync, the rest stays only in the conflict archive.
 package remotesync
 
 import (
@@ -63,6 +64,9 @@ type Conflict struct {
 	By      store.Event       // the remote's last change
 	State   string            // the phase the remote's line is in
 	Session string            // the session that owns it there, when recorded
+	Lost    []Entry           // this machine's changes after Common, oldest first
+	// Replayed counts the Lost changes the Replayer re-applied on the remote's line.
+	Replayed int
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
@@ -70,16 +74,36 @@ var ErrChoose = errors.New("remotesync: the remote holds several workflows and n
 
 const maxRounds = 5
 
+// Replayer re-applies changes this machine made that lost a race (oldest first) on top of the
+// remote's line, which is the active workflow when it is called, and returns how many it
+// applied. It must go through the state machine, so a change that no longer makes sense is
+// refused rather than forced.
+type Replayer func(ctx context.Context, lost []Entry) (applied int, err error)
+
 // Sync brings the active workflow (or, when none is active, the remote workflow id, or the
 // remote's only one when id is empty) into agreement with b. from names the remote in the
-// events it writes ("origin").
-func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (Outcome, error) {
+// events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
+func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
+	var conflict *Conflict
 	for round := 0; ; round++ {
 		out, err := syncOnce(ctx, st, b, from, id)
-		if !errors.Is(err, errMoved) || round == maxRounds {
+		if errors.Is(err, errMoved) && round < maxRounds {
+			continue // someone changed the store or the remote under us: start over
+		}
+		if err != nil || out.Conflict == nil || replay == nil {
+			if conflict != nil && out.Conflict == nil {
+				out.Conflict = conflict // the round that pushed the replayed changes
+			}
 			return out, err
 		}
-		// Someone changed the store or the remote under us: start over.
+		conflict = out.Conflict
+		if conflict.Replayed, err = replay(ctx, conflict.Lost); err != nil {
+			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line: %w", err)
+		}
+		if conflict.Replayed == 0 || round == maxRounds {
+			return out, nil
+		}
+		replay = nil // push what was replayed; a second lost race is only archived
 	}
 }
 
@@ -161,7 +185,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			} `json:"owner"`
 		}
 		_ = json.Unmarshal(tip.Snapshot, &who) // only for the report; the store checked it
-		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State}
+		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:]}
 		if who.Owner != nil {
 			out.Conflict.Session = who.Owner.SessionID
 		}

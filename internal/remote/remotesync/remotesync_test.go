@@ -78,7 +78,7 @@ func (m *machine) move(to string) {
 
 func (m *machine) sync(b remote.Backend, id string) remotesync.Outcome {
 	m.t.Helper()
-	out, err := remotesync.Sync(context.Background(), m.st, b, "origin", id)
+	out, err := remotesync.Sync(context.Background(), m.st, b, "origin", id, nil)
 	if err != nil {
 		m.t.Fatalf("sync: %v", err)
 	}
@@ -171,7 +171,7 @@ func TestChoose(t *testing.T) {
 		}
 	}
 	m := newMachine(t, 0)
-	out, err := remotesync.Sync(ctx, m.st, b, "origin", "")
+	out, err := remotesync.Sync(ctx, m.st, b, "origin", "", nil)
 	if !errors.Is(err, remotesync.ErrChoose) || len(out.Available) != 2 {
 		t.Fatalf("Sync = %+v, %v; want ErrChoose listing 2", out, err)
 	}
@@ -205,7 +205,7 @@ func TestFinishedHereIsShared(t *testing.T) {
 	if ph, _ := a.phase(); ph != "" {
 		t.Fatal("A took its finished workflow back from the remote")
 	}
-	if out, err := remotesync.Sync(ctx, a.st, r, "origin", "wf-f"); err != nil || !out.ArchivedHere {
+	if out, err := remotesync.Sync(ctx, a.st, r, "origin", "wf-f", nil); err != nil || !out.ArchivedHere {
 		t.Fatalf("A's sync naming its finished workflow = %+v, %v; want it refused as archived here", out, err)
 	}
 	out = b.sync(r, "")
@@ -224,4 +224,47 @@ func TestFinishedHereIsShared(t *testing.T) {
 	if rec.Status != "completed" {
 		t.Fatalf("B's copy is %q, want completed", rec.Status)
 	}
+}
+
+// TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
+// same revision is replayed through the state machine on B's line and pushed, so both
+// machines end with both changes. A transition that no longer applies is not forced.
+func TestReplayAfterLostRace(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(ctx, engine.StartRequest{Type: "apex", Context: "replay", WorkflowID: "wf-r"}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	a.sync(r, "")
+	b.sync(r, "")
+	a.move("implement")
+	b.setVar(7)
+	b.sync(r, "")
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Conflict; c == nil || c.Replayed != 1 || len(c.Lost) != 1 || out.Pushed != 1 || out.Remote != 4 {
+		t.Fatalf("A's sync = %+v (conflict %+v), want its transition replayed and pushed as r4", out, out.Conflict)
+	}
+	b.sync(r, "")
+	agree(t, r, a, b)
+	if ph, _ := b.phase(); ph != "implement" {
+		t.Fatalf("B is in %s, want implement", ph)
+	}
+	if v, err := b.en.GetVars(ctx, []string{"N"}); err != nil || v["N"] != "7" {
+		t.Fatalf("B's N = %v, %v; want 7 kept", v, err)
+	}
+
+	// Both move on from r4 to the same phase: A's move is already there, nothing is replayed.
+	a.move("review")
+	b.move("review")
+	b.sync(r, "")
+	out, err = remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil || out.Conflict == nil || out.Conflict.Replayed != 0 || out.Pushed != 0 {
+		t.Fatalf("A's sync = %+v, %v; want a conflict with nothing replayed", out, err)
+	}
+	agree(t, r, a, b)
 }
