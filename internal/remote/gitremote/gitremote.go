@@ -321,8 +321,28 @@ func (b *Backend) fetch(ctx context.Context, id string) error {
 		// own mirror refs, which is harmless and keeps absence from being an error.
 		src, dst = src+"*", dst+"*"
 	}
-	return b.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
-		"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+"+src+":"+dst)
+	var err error
+	for attempt := range 3 {
+		err = b.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
+			"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+"+src+":"+dst)
+		var ge *GitError
+		if err == nil || !errors.As(err, &ge) || !localLockBusy(ge.Stderr) {
+			return err
+		}
+		// Another git in this repository (a second cairn, or the git of a sync that was
+		// killed and left running) holds the mirror ref's lock: it is brief.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// localLockBusy reports git's refusals to update a local ref another git is updating.
+func localLockBusy(stderr string) bool {
+	return strings.Contains(stderr, "cannot lock ref") || strings.Contains(stderr, ".lock': File exists")
 }
 
 // read returns the records after rev up to t, walking back from t and reading the blobs in one

@@ -28,7 +28,7 @@ func Daemon(t testing.TB, base string) string {
 		cmd.Stderr = &stderr
 		// git daemon forks a child per connection: kill the whole group, and do not wait
 		// for the children to close the stderr pipe.
-		ownGroup(cmd)
+		OwnGroup(cmd)
 		cmd.WaitDelay = time.Second
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("starting git daemon: %v", err)
@@ -46,14 +46,14 @@ func Daemon(t testing.TB, base string) string {
 			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
 				c.Close()
 				t.Cleanup(func() {
-					killGroup(cmd)
+					KillGroup(cmd)
 					<-done
 				})
 				return addr
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		killGroup(cmd)
+		KillGroup(cmd)
 		<-done
 		t.Fatalf("git daemon did not listen within 10s: %s", stderr.String())
 	retry:

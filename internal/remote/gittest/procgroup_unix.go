@@ -7,8 +7,9 @@ import (
 	"syscall"
 )
 
-// ownGroup starts cmd in its own process group, so killGroup reaches the children git daemon
-// forks per connection.
-func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+// OwnGroup starts cmd in its own process group, so that KillGroup reaches its children (git
+// daemon's per connection, a sync's git processes).
+func OwnGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
 
-func killGroup(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+// KillGroup sends SIGKILL to cmd's process group.
+func KillGroup(cmd *exec.Cmd) { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

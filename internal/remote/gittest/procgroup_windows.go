@@ -2,6 +2,8 @@ package gittest
 
 import "os/exec"
 
-func ownGroup(*exec.Cmd) {}
+// OwnGroup does nothing on Windows: there is no process group to kill.
+func OwnGroup(*exec.Cmd) {}
 
-func killGroup(cmd *exec.Cmd) { cmd.Process.Kill() }
+// KillGroup kills cmd alone on Windows.
+func KillGroup(cmd *exec.Cmd) { cmd.Process.Kill() }

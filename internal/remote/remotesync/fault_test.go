@@ -170,11 +170,14 @@ func TestKillSync(t *testing.T) {
 		for _, m := range []*machine{a, b} {
 			cmd := exec.Command(os.Args[0])
 			cmd.Env = append(os.Environ(), "REMOTESYNC_STATE="+m.en.StateDir(), "REMOTESYNC_REPO="+m.dir)
+			// The sync and the git processes it runs die together, as under kill -9 of
+			// a process group (a terminal's Ctrl-\, a CI job's timeout).
+			gittest.OwnGroup(cmd)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
-			cmd.Process.Kill()
+			gittest.KillGroup(cmd)
 			cmd.Wait()
 			if cmd.ProcessState.ExitCode() == -1 { // ended by the signal, not on its own
 				killed++
