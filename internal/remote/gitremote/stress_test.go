@@ -21,15 +21,17 @@ import (
 func TestClaimRace(t *testing.T) {
 	seeds, tasks, machines := scaled(2, 100), scaled(6, 100), scaled(3, 10)
 	for seed := range uint64(seeds) {
-		// A fresh remote per seed, served by one daemon.
-		bare := bareRepo(t)
-		url := "git://" + daemon(t, filepath.Dir(bare)) + "/" + filepath.Base(bare)
-		start := time.Now()
-		claimtest.Race(t, seed, tasks, machines, func(int) remote.Backend { return clone(t, url, gitremote.Refs) })
+		// A fresh remote and daemon per seed, stopped when its subtest ends.
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			bare := bareRepo(t)
+			url := "git://" + daemon(t, filepath.Dir(bare)) + "/" + filepath.Base(bare)
+			start := time.Now()
+			claimtest.Race(t, seed, tasks, machines, func(int) remote.Backend { return clone(t, url, gitremote.Refs) })
+			t.Logf("%d tasks x %d clones, one owner each, in %v", tasks, machines, time.Since(start).Round(time.Millisecond))
+		})
 		if t.Failed() {
 			return
 		}
-		t.Logf("seed %d: %d tasks x %d clones, one owner each, in %v", seed, tasks, machines, time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -93,24 +95,26 @@ func TestFaultyNetwork(t *testing.T) {
 func TestClaimRaceFaultyNetwork(t *testing.T) {
 	seeds, tasks, machines := scaled(1, 20), scaled(4, 100), scaled(3, 10)
 	for seed := range uint64(seeds) {
-		bare := bareRepo(t)
-		p := remotetest.NewProxy(t, daemon(t, filepath.Dir(bare)),
-			remotetest.Faults{Seed: seed, Cut: 0.2, HalfClose: 0.1, MaxBytes: 600})
-		url := "git://" + p.Addr + "/" + filepath.Base(bare)
-		claimtest.Race(t, seed, tasks, machines, func(int) remote.Backend {
-			dir := t.TempDir()
-			git(t, dir, "init", "-q")
-			b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: url, Timeout: 3 * time.Second})
-			if err != nil {
-				t.Fatal(err)
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			bare := bareRepo(t)
+			p := remotetest.NewProxy(t, daemon(t, filepath.Dir(bare)),
+				remotetest.Faults{Seed: seed, Cut: 0.2, HalfClose: 0.1, MaxBytes: 600})
+			url := "git://" + p.Addr + "/" + filepath.Base(bare)
+			claimtest.Race(t, seed, tasks, machines, func(int) remote.Backend {
+				dir := t.TempDir()
+				git(t, dir, "init", "-q")
+				b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: url, Timeout: 3 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			})
+			if st := p.Stats(); !t.Failed() && st.Cut+st.HalfClosed == 0 {
+				t.Fatalf("the proxy injected no faults in %d connections", st.Conns)
 			}
-			return b
 		})
 		if t.Failed() {
 			return
-		}
-		if st := p.Stats(); st.Cut+st.HalfClosed == 0 {
-			t.Fatalf("seed %d: the proxy injected no faults in %d connections", seed, st.Conns)
 		}
 	}
 }
