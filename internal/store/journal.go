@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"time"
 
@@ -369,6 +370,22 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 			r.Snapshot, r.Delta = state, nil
 			out = append(out, r)
 		}
+	})
+	return out, err
+}
+
+// States returns j's records from its first full line on, oldest first, each with its
+// complete state in Snapshot (what ReadJournalSince gives for the active workflow, here for a
+// journal already read, such as an archive's).
+func (j Journal) States() ([]Record, error) {
+	start := slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil })
+	if start < 0 {
+		return nil, nil
+	}
+	var out []Record
+	_, err := replay(j.Records[start:], func(r Record, state []byte) {
+		r.Snapshot, r.Delta = state, nil
+		out = append(out, r)
 	})
 	return out, err
 }
