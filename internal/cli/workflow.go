@@ -91,6 +91,9 @@ func runTransition(a *app, args []string) error {
 		}
 		return nil
 	}
+	if len(res.Allowed) > 0 && !a.json {
+		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
+	}
 	return a.result(res, false)
 }
 
@@ -107,6 +110,26 @@ func runComplete(a *app, args []string) error {
 		return err
 	}
 	res, err := e.Complete(pos[0])
+	if err != nil {
+		return err
+	}
+	return a.result(res, false)
+}
+
+func runApprove(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	note := ""
+	if len(pos) == 1 {
+		note = pos[0]
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.Approve(note)
 	if err != nil {
 		return err
 	}

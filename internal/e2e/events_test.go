@@ -151,7 +151,7 @@ func TestCairnCompactionKeepsPosition(t *testing.T) {
 	if !after[0].Contains("MOCK-SUMMARY") {
 		t.Errorf("the request after /compact lacks the compaction summary")
 	}
-	if report := cairnReport(t, after[0]); !strings.Contains(report, "phase: plan (in_progress)") {
+	if report := cairnReport(t, after[0]); !strings.Contains(report, "phase plan (in_progress)") {
 		t.Errorf("the report after /compact lacks the phase:\n%s", report)
 	}
 	if got := hookNames(requireHooksOK(t, r, "SessionStart")); strings.Join(got, ",") != "SessionStart:startup,SessionStart:compact" {

@@ -27,20 +27,31 @@ type ResumeOptions struct {
 
 // Resume is the read protocol's answer.
 type Resume struct {
-	Tier          string          `json:"tier"` // Full, Minimal, L2-only, None
-	WorkflowID    string          `json:"workflow_id,omitempty"`
-	Type          string          `json:"type,omitempty"`
-	Context       string          `json:"context,omitempty"`
-	Phase         string          `json:"phase,omitempty"`
-	PhaseStatus   string          `json:"phase_status,omitempty"`
-	AgeSeconds    int64           `json:"age_seconds,omitempty"`
-	Completed     []string        `json:"completed,omitempty"`
-	Allowed       []string        `json:"allowed,omitempty"` // allowed next phases
-	Next          string          `json:"next,omitempty"`
-	Warnings      []string        `json:"warnings,omitempty"`
-	Blocking      []Violation     `json:"blocking,omitempty"`
-	Notices       []string        `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
-	L2Line        string          `json:"l2_line,omitempty"`
+	Tier        string   `json:"tier"` // Full, Minimal, L2-only, None
+	WorkflowID  string   `json:"workflow_id,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Context     string   `json:"context,omitempty"`
+	Phase       string   `json:"phase,omitempty"`
+	PhaseStatus string   `json:"phase_status,omitempty"`
+	AgeSeconds  int64    `json:"age_seconds,omitempty"`
+	Completed   []string `json:"completed,omitempty"`
+	Allowed     []string `json:"allowed,omitempty"` // allowed next phases
+	Next        string   `json:"next,omitempty"`
+	// AwaitingApproval names the approval phase waiting for a person's yes, if any.
+	AwaitingApproval string      `json:"awaiting_approval,omitempty"`
+	Warnings         []string    `json:"warnings,omitempty"`
+	Blocking         []Violation `json:"blocking,omitempty"`
+	Notices          []string    `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
+	L2Line           string      `json:"l2_line,omitempty"`
+	// Ended is the L2 line of the workflow that ended last, when none is active: there is
+	// nothing to resume.
+	Ended string `json:"last_ended,omitempty"`
+	// Details (resume_check and cairn status only): task counts, failed task ids and
+	// checkpoint names.
+	Tasks         string          `json:"tasks,omitempty"`
+	FailedTasks   []string        `json:"failed_tasks,omitempty"`
+	Checkpoints   []string        `json:"checkpoints,omitempty"`
+	Approvals     []string        `json:"approvals,omitempty"`  // who approved which phase, when
 	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first (claudetasks.go)
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
@@ -153,6 +164,9 @@ type TransitionRequest struct {
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Outputs    []string        `json:"outputs,omitempty"`
 	Note       string          `json:"note,omitempty"`
+	// Approval is a person's yes to leaving an approval phase (the MCP server sets it when
+	// the person accepted its elicitation). No tool argument can set it.
+	Approval *workflow.Approval `json:"-"`
 }
 
 // TaskRequest is update_task's input.
@@ -190,12 +204,19 @@ type InitiativeRequest struct {
 // Result is what every state-changing operation returns: what happened in words, the
 // workflow as it now stands, and warnings (L2 unavailable, another live session owns the
 // workflow, ...). Changed is false for an idempotent no-op.
+//
+// WorkflowID, Phase and Allowed say where the workflow stands after the change: what the
+// MCP tools return. Workflow is the whole record (or the initiative), for callers that ask
+// for it; the tools leave it out, as echoing it on every call costs the model's context.
 type Result struct {
-	Message  string          `json:"message"`
-	Changed  bool            `json:"changed"`
-	Workflow json.RawMessage `json:"workflow,omitempty"`
-	Revision int64           `json:"revision,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
+	Message    string          `json:"message"`
+	Changed    bool            `json:"changed"`
+	WorkflowID string          `json:"workflow_id,omitempty"`
+	Phase      string          `json:"phase,omitempty"`
+	Allowed    []string        `json:"allowed,omitempty"`
+	Workflow   json.RawMessage `json:"workflow,omitempty"`
+	Revision   int64           `json:"revision,omitempty"`
+	Warnings   []string        `json:"warnings,omitempty"`
 }
 
 // The operations are the Engine's methods (go doc ./internal/engine): Open and the lookups in

@@ -123,12 +123,12 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 
 // journalLines recomputes the L2 lines owed by the journal's changes after revision from.
 func (e *Engine) journalLines(id string, from int64) []string {
-	j, err := e.st.ReadJournal(id)
-	if err != nil {
+	recs, err := e.st.ReadJournalSince(id, from)
+	if err != nil && len(recs) == 0 {
 		return nil
 	}
 	var lines []string
-	for _, rec := range j.Records {
+	for _, rec := range recs {
 		if rec.Revision <= from || rec.Event.Kind != string(workflow.EventTransition) {
 			continue
 		}

@@ -43,12 +43,14 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		if !wres.Changed || wres.Record == nil {
 			return nil, store.Event{}, nil
 		}
+		workflow.TrimHistory(wres.Record) // the journal keeps the full history
 		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
 	if err != nil {
 		return nil, wres, err
 	}
 	res := &Result{Changed: sres.Changed, Workflow: sres.Data, Revision: sres.Revision, Warnings: wres.Warnings}
+	e.where(res, wres.Record)
 	for _, n := range sres.Notices {
 		res.Warnings = append(res.Warnings, n.Message)
 	}
@@ -58,6 +60,21 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 	}
 	return res, wres, nil
+}
+
+// where fills in the workflow's id, phase and allowed next phases after a change.
+func (e *Engine) where(res *Result, r *workflow.Record) {
+	if r == nil {
+		return
+	}
+	res.WorkflowID = r.WorkflowID
+	if r.Status != workflow.StatusActive {
+		return // ended: no phase to be at
+	}
+	res.Phase = r.State
+	if def, err := e.definitionFor(r); err == nil {
+		res.Allowed = def.Allowed(r.State)
+	}
 }
 
 func (e *Engine) event(kind, from, to, note string) store.Event {
@@ -93,6 +110,10 @@ func errNoActive() error {
 func (e *Engine) Start(r StartRequest) (*Result, error) {
 	def, err := e.definitions().Get(r.Type)
 	if err != nil {
+		// The type may be defined in a file that does not load: name the file and line.
+		if broken := e.definitionErrors(); len(broken) > 0 {
+			return nil, fmt.Errorf("%w; %s (fix the file, then start again)", err, strings.Join(broken, "; "))
+		}
 		return nil, err
 	}
 	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}
@@ -111,9 +132,13 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if err := store.CheckRecord(probe.Record); err != nil {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
 		}
+		var abandoned *workflow.Record
 		if probe.Archive != nil && cur != nil {
 			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				return nil, err
+			}
+			if cur.Status == workflow.StatusActive {
+				abandoned = cur
 			}
 		}
 		res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
@@ -133,6 +158,12 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("started %s workflow %s in phase %s", def.Name, wres.Record.WorkflowID, wres.To)
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
+		}
+		if abandoned != nil {
+			// Memory must not go on calling the replaced workflow active.
+			if w := e.writeL2(abandoned.WorkflowID, abandoned.Revision+1, workflow.AbandonLine(abandoned)); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 		return res, nil
 	}
@@ -183,11 +214,19 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		}
 		cp = m
 	}
-	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note}
+	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
 	if cp != nil {
 		req.Checkpoint = "phase-metadata"
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
+		req := req
+		if p, need := workflow.NeedsApproval(def, cur, req.To); need && req.Approval == nil &&
+			(req.From == "" || workflow.NormalizeName(req.From) == cur.State) {
+			if !e.approvalsOff() {
+				return workflow.Result{}, &workflow.ApprovalError{WorkflowID: cur.WorkflowID, Phase: p, To: workflow.NormalizeName(req.To)}
+			}
+			req.Approval = &workflow.Approval{Source: workflow.ApprovalSetting}
+		}
 		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
 		if err != nil || !res.Changed || cp == nil {
 			return res, err
@@ -209,13 +248,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	case wres.Completed:
 		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
 		e.archiveCompleted(res)
+		e.noteEnding(wres.Record.WorkflowID, wres.L2)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
-		if def, ok := e.definitions().Lookup(wres.Record.Type); ok {
-			if next := def.Allowed(wres.To); len(next) > 0 {
-				res.Message += "; allowed next: " + strings.Join(next, ", ")
-			}
-		}
 	}
 	return res, nil
 }
@@ -224,11 +259,20 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 // nothing (the completed record stays in the active slot, and the next start or read archives
 // it), so it is a warning.
 func (e *Engine) archiveCompleted(res *Result) {
-	if _, err := e.st.Archive("completed"); err != nil {
+	info, err := e.st.Archive("completed")
+	if err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
 		return
 	}
-	res.Message += " and archived"
+	res.Message += " and archived" + prunedNote(info)
+}
+
+// prunedNote says which older archives retention removed to make room, if any.
+func prunedNote(info store.ArchiveInfo) string {
+	if len(info.Pruned) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 }
 
 func compactJSON(b []byte) json.RawMessage {
@@ -244,7 +288,7 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
-	res, _, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
+	res, wres, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
 		if r == nil {
 			return workflow.Result{}, errNoActive()
 		}
@@ -255,6 +299,25 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 	}
 	res.Message = "completed"
 	e.archiveCompleted(res)
+	if wres.Record != nil {
+		e.noteEnding(wres.Record.WorkflowID, wres.L2)
+	}
+	return res, nil
+}
+
+// Approve records a person's yes to the approval the current phase waits for (`cairn
+// approve [NOTE]`); the agent may then leave the phase.
+func (e *Engine) Approve(note string) (*Result, error) {
+	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		return workflow.Approve(cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+	}, note)
+	if err != nil {
+		return nil, err
+	}
+	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
 	return res, nil
 }
 
@@ -447,6 +510,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 			return nil, err
 		}
 	}
+	cur, _, _ := e.active()
 	info, err := e.st.Archive(status)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -458,7 +522,12 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if note != "" {
 		msg += ": " + note
 	}
-	return &Result{Changed: true, Message: msg}, nil
+	msg += prunedNote(info)
+	res := &Result{Changed: true, Message: msg}
+	if cur != nil && cur.WorkflowID == info.WorkflowID {
+		e.ended(res, cur, status)
+	}
+	return res, nil
 }
 
 // archiveStatus splits an archive reason: one word that is a valid name (abandoned,

@@ -68,8 +68,8 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			warned := strings.Contains(strings.Join(res.Warnings, "\n"), "another live session old-session")
-			if warned != tc.live || strings.Contains(res.Report, "another live session") != tc.live ||
+			warned := strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session")
+			if warned != tc.live || strings.Contains(res.Report, "Another live session") != tc.live ||
 				(res.SystemMessage != "") != tc.live {
 				t.Errorf("live %v: warnings %q, system message %q, report:\n%s", tc.live, res.Warnings, res.SystemMessage, res.Report)
 			}
@@ -78,7 +78,7 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Contains(strings.Join(tr.Warnings, "\n"), "another live session old-session"); got != tc.live {
+			if got := strings.Contains(strings.Join(tr.Warnings, "\n"), "Another live session"); got != tc.live {
 				t.Errorf("live %v: transition warnings %q", tc.live, tr.Warnings)
 			}
 			if !strings.Contains(string(tr.Workflow), `"session_id":"new-session"`) {

@@ -105,6 +105,7 @@ func (e *fakeEngine) result(msg string) *engine.Result {
 		wf.Session = e.cfg.SessionID
 		r.Revision = wf.Revision
 		r.Workflow = wf.json()
+		r.WorkflowID, r.Phase = wf.ID, wf.Phase
 	}
 	return r
 }

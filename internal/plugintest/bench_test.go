@@ -209,6 +209,12 @@ func buildFixture(root string) (*benchFixture, error) {
 		return fail(err)
 	}
 	for _, to := range []string{"plan", "implement"} {
+		if to == "implement" { // plan is an approval gate: a person approves
+			if _, err := e.Approve(""); err != nil {
+				e.Close()
+				return fail(err)
+			}
+		}
 		if _, err := e.Transition(engine.TransitionRequest{To: to}); err != nil {
 			e.Close()
 			return fail(err)

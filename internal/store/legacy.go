@@ -207,7 +207,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
 	}
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, Result{}, err
 	}
@@ -215,5 +215,6 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
 	}
-	return info, res, s.prune()
+	info.Pruned, err = s.prune(info.Dir)
+	return info, res, err
 }

@@ -28,13 +28,9 @@ func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) st
 	if !OwnerLive(r, by, now, live) {
 		return ""
 	}
-	o := r.Owner
-	pid := ""
-	if o.PID != 0 {
-		pid = fmt.Sprintf(" (pid %d)", o.PID)
-	}
-	return fmt.Sprintf("workflow %s is in use by another live session %s%s, last seen %s ago; changes from this session may cross its work: coordinate before continuing",
-		r.WorkflowID, o.SessionID, pid, Age(now.Sub(o.Heartbeat)))
+	// No session id or pid: the reader can do nothing with them.
+	return fmt.Sprintf("Another live session last changed this workflow %s ago; coordinate with it before continuing, as changes from here may cross its work.",
+		Age(now.Sub(r.Owner.Heartbeat)))
 }
 
 // Heartbeat refreshes the owner's heartbeat when by is the owning session (or there is no

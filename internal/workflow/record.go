@@ -44,28 +44,31 @@ func (s PhaseStatus) Valid() bool {
 // Record is the schema-2.0 workflow record (L1), one JSON document per workflow. Its JSON names
 // are a shared contract; members it has no field for are kept in Extra and written back.
 type Record struct {
-	Version          string            `json:"version"`
-	WorkflowID       string            `json:"workflow_id"`
-	Type             string            `json:"type"`
-	Context          string            `json:"context"`
-	Scope            string            `json:"scope,omitempty"`
-	State            string            `json:"state"`
-	PhaseStatus      PhaseStatus       `json:"phase_status"`
-	Status           Status            `json:"status"`
-	Phases           map[string]Phase  `json:"phases,omitempty"`
-	History          []HistoryEntry    `json:"history,omitempty"`
-	Tasks            []Task            `json:"tasks,omitempty"`
-	Approvals        []Approval        `json:"approvals,omitempty"`
-	Artifacts        []string          `json:"artifacts,omitempty"`
-	Vars             map[string]string `json:"vars,omitempty"`
-	Enforcement      *Enforcement      `json:"enforcement,omitempty"`
-	TTL              string            `json:"ttl,omitempty"`
-	CreatedAt        time.Time         `json:"created_at,omitzero"`
-	UpdatedAt        time.Time         `json:"updated_at,omitzero"`
-	CompletedAt      time.Time         `json:"completed_at,omitzero"`
-	Outcome          string            `json:"outcome,omitempty"`
-	Owner            *Owner            `json:"owner,omitempty"`
-	InterruptionSafe *bool             `json:"interruption_safe,omitempty"`
+	Version     string            `json:"version"`
+	WorkflowID  string            `json:"workflow_id"`
+	Type        string            `json:"type"`
+	Context     string            `json:"context"`
+	Scope       string            `json:"scope,omitempty"`
+	State       string            `json:"state"`
+	PhaseStatus PhaseStatus       `json:"phase_status"`
+	Status      Status            `json:"status"`
+	Phases      map[string]Phase  `json:"phases,omitempty"`
+	History     []HistoryEntry    `json:"history,omitempty"`
+	Tasks       []Task            `json:"tasks,omitempty"`
+	Approvals   []Approval        `json:"approvals,omitempty"`
+	Artifacts   []string          `json:"artifacts,omitempty"`
+	Vars        map[string]string `json:"vars,omitempty"`
+	Enforcement *Enforcement      `json:"enforcement,omitempty"`
+	TTL         string            `json:"ttl,omitempty"`
+	CreatedAt   time.Time         `json:"created_at,omitzero"`
+	UpdatedAt   time.Time         `json:"updated_at,omitzero"`
+	// ChangedAt is the last change made by an agent or a person. Housekeeping writes
+	// (recovery after a crash) move updated_at only, so ages and the TTL count from this.
+	ChangedAt        time.Time `json:"changed_at,omitzero"`
+	CompletedAt      time.Time `json:"completed_at,omitzero"`
+	Outcome          string    `json:"outcome,omitempty"`
+	Owner            *Owner    `json:"owner,omitempty"`
+	InterruptionSafe *bool     `json:"interruption_safe,omitempty"`
 	// Revision is owned by the store: it increments on every write. Operations here copy it
 	// unchanged and only compare it (TransitionRequest.ExpectedRevision).
 	Revision int64 `json:"revision"`
@@ -132,10 +135,14 @@ type Task struct {
 // Approval records a gate: requested when its phase is entered, approved when it is left
 // forward.
 type Approval struct {
-	Phase       string                     `json:"phase"`
-	RequestedAt time.Time                  `json:"requested_at,omitzero"`
-	ApprovedAt  time.Time                  `json:"approved_at,omitzero"`
-	Extra       map[string]json.RawMessage `json:"-"`
+	Phase       string    `json:"phase"`
+	RequestedAt time.Time `json:"requested_at,omitzero"`
+	ApprovedAt  time.Time `json:"approved_at,omitzero"`
+	// Source says who approved: "elicitation" (the person answered the client's prompt),
+	// "cli" (`cairn approve`) or "setting" (a person turned approvals off for the project).
+	Source string                     `json:"source,omitempty"`
+	Note   string                     `json:"note,omitempty"`
+	Extra  map[string]json.RawMessage `json:"-"`
 }
 
 // Open reports whether the approval was requested and not yet given.
@@ -250,8 +257,12 @@ func (r *Record) CompletedPhases(def *Definition) []string {
 	return done
 }
 
-// LastActivity is when the record last changed: updated_at, else created_at.
+// LastActivity is when an agent or a person last changed the record: changed_at, else
+// updated_at (records written before changed_at existed), else created_at.
 func (r *Record) LastActivity() time.Time {
+	if !r.ChangedAt.IsZero() {
+		return r.ChangedAt
+	}
 	if !r.UpdatedAt.IsZero() {
 		return r.UpdatedAt
 	}

@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/cairn-dev/cairn/internal/textsafe"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// The remote commands register themselves here, after commands.go's table (files initialise
+// in name order), so the sync work stays in its own file.
+func init() {
+	for _, c := range []*command{
+		{name: "remote enable", usage: "remote enable [REMOTE] [--json]", run: runRemoteEnable,
+			summary: "Share workflows through the project's git remote (default origin).",
+			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
+when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
+with its credentials. Nothing else is pushed until cairn sync runs. Per clone.`},
+		{name: "remote status", usage: "remote status [--json]", run: runRemoteStatus,
+			summary: "Say whether sync is on and what is unpushed, without touching the network."},
+		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable,
+			summary: "Stop syncing this clone; nothing on the remote is deleted."},
+		{name: "sync", usage: "sync [ID] [--json]", run: runSync,
+			summary: "Sync the active workflow with the remote once (for CI and people).",
+			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
+both moved, the remote's line (acknowledged first) wins and this machine's copy is kept
+under archive/conflict-... With no active workflow, takes ID from the remote (or its only
+one). After a lost race, this machine's transitions are replayed on the remote's line where
+the workflow still allows them, and pushed. Exit 1 when the remote cannot be reached; local
+state is unchanged then.`},
+	} {
+		commands[c.name] = c
+		order = append(order, c.name)
+	}
+	nouns["remote"] = true
+}
+
+// syncTimeout bounds one cairn sync end to end.
+const syncTimeout = 2 * time.Minute
+
+// remoteStore opens the store under the engine's state directory, for the sync settings and
+// the journal the sync reads.
+func (a *app) remoteStore() (*store.Store, string, error) {
+	e, err := a.engine()
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := store.Open(e.StateDir())
+	if err != nil {
+		return nil, "", &stateError{err}
+	}
+	return st, e.ProjectRoot(), nil
+}
+
+func runRemoteEnable(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	name := "origin"
+	if len(pos) == 1 {
+		name = pos[0]
+	}
+	st, root, err := a.remoteStore()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
+	defer cancel()
+	// The remote must be one of the project's: a URL typed here could carry a token into
+	// the settings file.
+	cmd := exec.CommandContext(ctx, "git", "remote", "get-url", "--", name)
+	cmd.Dir = root
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("this project has no git remote by that name: git remote -v lists them (%v)", err)
+	}
+	// Cairn cannot tell a public remote from a private one without the host's API, so the
+	// warning is given to everyone, before anything (the probe included) is pushed.
+	a.warn("cairn sync pushes each workflow's record (context, phases, tasks, notes, variables; not checkpoints or logs) to " +
+		name + ": everyone who can read that remote can read them; if it is public, run cairn remote disable")
+	layout, err := gitremote.Probe(ctx, gitremote.Config{Dir: root, Remote: name})
+	if err != nil {
+		return err
+	}
+	s := remotesync.Settings{Enabled: true, Remote: name, Layout: string(layout)}
+	if err := remotesync.SaveSettings(st, s); err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(s)
+	}
+	if layout == gitremote.Branches {
+		a.warn(gitremote.FallbackNote)
+	}
+	fmt.Fprintf(a.stdout, "remote %s enabled: cairn sync shares the active workflow under %s<id>\n", name, layout)
+	return nil
+}
+
+func runRemoteDisable(a *app, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+		return err
+	}
+	st, _, err := a.remoteStore()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := remotesync.LoadSettings(st)
+	if err != nil {
+		return err
+	}
+	s.Enabled = false
+	if err := remotesync.SaveSettings(st, s); err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(s)
+	}
+	fmt.Fprintln(a.stdout, "remote sync off for this clone; nothing on the remote was deleted")
+	return nil
+}
+
+// remoteStatus is remote status's --json answer.
+type remoteStatus struct {
+	remotesync.Settings
+	Workflow string `json:"workflow_id,omitempty"`
+	Local    int64  `json:"local_revision"`
+	Mirrored int64  `json:"remote_revision"` // as of the last sync
+	Unpushed int64  `json:"unpushed"`
+}
+
+func runRemoteStatus(a *app, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+		return err
+	}
+	st, root, err := a.remoteStore()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := remotesync.LoadSettings(st)
+	if err != nil {
+		return err
+	}
+	out := remoteStatus{Settings: s}
+	if s.Enabled {
+		w, err := st.ReadWorkflow()
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		out.Workflow, out.Local = w.ID, w.Revision
+		b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
+		if err != nil {
+			return err
+		}
+		h, err := b.Mirrored(a.ctx) // local refs only: no network
+		if err != nil {
+			return err
+		}
+		out.Mirrored = h[w.ID]
+		out.Unpushed = max(out.Local-out.Mirrored, 0)
+	}
+	if a.json {
+		return a.printJSON(out)
+	}
+	switch {
+	case !s.Enabled:
+		fmt.Fprintln(a.stdout, "remote sync is off: cairn remote enable [REMOTE] turns it on")
+	case out.Workflow == "":
+		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; cairn sync takes the remote's\n", s.Remote)
+	default:
+		last := "never synced"
+		if !s.LastSync.IsZero() {
+			last = "last sync " + s.LastSync.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(a.stdout, "remote %s: %s at r%d here, r%d on the remote (%s); %d unpushed\n",
+			s.Remote, out.Workflow, out.Local, out.Mirrored, last, out.Unpushed)
+	}
+	return nil
+}
+
+func runSync(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	st, root, err := a.remoteStore()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := remotesync.LoadSettings(st)
+	if err != nil {
+		return err
+	}
+	if !s.Enabled {
+		return errors.New("remote sync is off for this clone: cairn remote enable [REMOTE] turns it on")
+	}
+	b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
+	if err != nil {
+		return err
+	}
+	id := ""
+	if len(pos) == 1 {
+		id = pos[0]
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
+	defer cancel()
+	out, err := remotesync.Sync(ctx, st, b, s.Remote, id, remotesync.EngineReplayer(a.eng))
+	if errors.Is(err, remotesync.ErrChoose) {
+		ids := make([]string, 0, len(out.Available))
+		for k := range out.Available {
+			ids = append(ids, k)
+		}
+		sort.Strings(ids)
+		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(ids, ", "))
+	}
+	if err != nil {
+		return err
+	}
+	s.LastSync = time.Now().UTC()
+	if err := remotesync.SaveSettings(st, s); err != nil {
+		a.warn("the sync is done but its time was not recorded: " + err.Error())
+	}
+	if a.json {
+		return a.printJSON(out)
+	}
+	if out.Shared > 0 {
+		fmt.Fprintf(a.stdout, "pushed %d revision(s) of workflows finished here to %s\n", out.Shared, s.Remote)
+	}
+	switch {
+	case out.ArchivedHere:
+		fmt.Fprintf(a.stdout, "%s was archived here, so it was not taken back from %s; cairn list shows it\n", out.Workflow, s.Remote)
+	case out.Workflow == "" && out.Shared > 0:
+		fmt.Fprintf(a.stdout, "no other workflow on %s to take\n", s.Remote)
+	case out.Workflow == "":
+		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s\n", s.Remote)
+	case out.Conflict != nil:
+		c := out.Conflict
+		who := ""
+		if c.Session != "" {
+			who = " by session " + c.Session
+		}
+		replayed := ""
+		if c.Replayed > 0 {
+			replayed = fmt.Sprintf("; %d of its %d change(s) replayed on top and pushed", c.Replayed, len(c.Lost))
+		}
+		fmt.Fprintf(a.stdout, "%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d\n",
+			out.Workflow, s.Remote, textsafe.OneLine(who), c.By.Kind, textsafe.OneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)
+	case out.Pushed > 0:
+		fmt.Fprintf(a.stdout, "%s: pushed %d revision(s) to %s, now r%d\n", out.Workflow, out.Pushed, s.Remote, out.Remote)
+	case out.Pulled > 0:
+		fmt.Fprintf(a.stdout, "%s: pulled %d revision(s) from %s, now r%d\n", out.Workflow, out.Pulled, s.Remote, out.Local)
+	default:
+		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+// Package claim gives a task exactly one owner among machines sharing a remote: a claim is a
+// record appended to a shared line with the remote's conditional append, so of two machines
+// claiming after the same head one lands and the other, replaying the line, sees the task taken.
+//
+// The claim's revision is its fencing token: work done under a claim is valid only while that
+// revision is the task's current claim (Valid), so a holder that was taken over cannot write
+// behind the new owner's back.
+//
+// A lease decides only when a stale claim may be taken over, and it is measured on each
+// machine's own clock from the moment that machine saw the claim (or its last renewal) on the
+// line, never by comparing timestamps written by another machine: clocks set hours apart give
+// the same decisions. A machine that has just started has seen every claim "now", so it waits
+// a whole lease before taking anything over.
+package claim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+)
+
+// entry is one record on a claims line.
+type entry struct {
+	Op    string `json:"op"` // "claim" or "renew"
+	Task  string `json:"task"`
+	Owner string `json:"owner"`
+	// Prev is the claim this one replaces: 0 for a task nobody held, else the revision of
+	// the stale claim being taken over. For "renew" it is the claim being renewed.
+	Prev int64 `json:"prev"`
+}
+
+// Holder is a task's current claim.
+type Holder struct {
+	Owner string
+	Rev   int64 // the claim's revision: the fencing token
+}
+
+// HeldError reports a task another owner holds under a lease that has not run out.
+type HeldError struct {
+	Task   string
+	Holder Holder
+	Left   time.Duration // how long until this machine may take it over, if not renewed
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("claim: task %s is held by %s (claim r%d); it may be taken over if not renewed within %s",
+		e.Task, e.Holder.Owner, e.Holder.Rev, e.Left.Round(time.Second))
+}
+
+// ErrHeld is what a *HeldError matches with errors.Is.
+var ErrHeld = errors.New("task held by another owner")
+
+// Is makes errors.Is(err, ErrHeld) true.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// ErrFenced reports work under a claim that is no longer the task's current one.
+var ErrFenced = errors.New("claim: this claim was taken over; stop and re-read the task")
+
+// Claimer claims tasks on one line of a remote for one owner. It is not safe for concurrent
+// use; each machine (or process) has its own.
+type Claimer struct {
+	b     remote.Backend
+	line  string
+	owner string
+	lease time.Duration
+	now   func() time.Time // this machine's clock; only differences between its readings count
+
+	head    int64
+	holders map[string]Holder
+	seen    map[string]time.Time // when this machine saw the task's claim or renewal land
+}
+
+// New returns a Claimer for owner on the line (a workflow id) of b. now is the local clock.
+func New(b remote.Backend, line, owner string, lease time.Duration, now func() time.Time) *Claimer {
+	return &Claimer{b: b, line: line, owner: owner, lease: lease, now: now,
+		holders: map[string]Holder{}, seen: map[string]time.Time{}}
+}
+
+// Claim makes owner the task's holder and returns the fencing token. It returns it at once if
+// owner already holds the task, a *HeldError if another owner holds it under a live lease, and
+// takes a stale claim over otherwise. An error of unknown outcome (a dropped connection) is
+// retried after re-reading the line, so a claim that landed is found rather than made twice.
+func (c *Claimer) Claim(ctx context.Context, task string) (int64, error) {
+	for attempt := 0; ; attempt++ {
+		if err := c.Refresh(ctx); err != nil {
+			if ctx.Err() != nil {
+				return 0, err
+			}
+			pause(ctx, attempt)
+			continue
+		}
+		e := entry{Op: "claim", Task: task, Owner: c.owner}
+		if h, ok := c.holders[task]; ok {
+			if h.Owner == c.owner {
+				return h.Rev, nil
+			}
+			if left := c.lease - c.now().Sub(c.seen[task]); left > 0 {
+				return 0, &HeldError{Task: task, Holder: h, Left: left}
+			}
+			e.Prev = h.Rev
+		}
+		if err := c.append(ctx, e); err != nil && !errors.Is(err, remote.ErrConflict) {
+			if ctx.Err() != nil {
+				return 0, err
+			}
+			pause(ctx, attempt)
+		}
+		// Landed, lost the race or unknown: the line says which.
+	}
+}
+
+// Renew tells other machines the holder of fence is alive, restarting their lease clocks.
+func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
+	for attempt := 0; ; attempt++ {
+		if err := c.Refresh(ctx); err != nil {
+			return err
+		}
+		if err := c.Valid(task, fence); err != nil {
+			return err
+		}
+		err := c.append(ctx, entry{Op: "renew", Task: task, Owner: c.owner, Prev: fence})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, remote.ErrConflict) {
+			return err
+		}
+		pause(ctx, attempt)
+	}
+}
+
+// Valid reports whether fence is still the task's current claim, as of the last Refresh.
+func (c *Claimer) Valid(task string, fence int64) error {
+	if h, ok := c.holders[task]; !ok || h.Rev != fence {
+		return ErrFenced
+	}
+	return nil
+}
+
+// Holders returns each task's current holder as of the last Refresh.
+func (c *Claimer) Holders() map[string]Holder {
+	out := make(map[string]Holder, len(c.holders))
+	for k, v := range c.holders {
+		out[k] = v
+	}
+	return out
+}
+
+// Refresh reads what others appended since the last read.
+func (c *Claimer) Refresh(ctx context.Context) error {
+	recs, err := c.b.Since(ctx, c.line, c.head)
+	if err != nil {
+		return err
+	}
+	now := c.now()
+	for _, r := range recs {
+		if r.Rev != c.head+1 {
+			return fmt.Errorf("claim: line %s skipped from revision %d to %d", c.line, c.head, r.Rev)
+		}
+		c.head = r.Rev
+		var e entry
+		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
+			continue // not a claim: ignored, as every machine ignores it
+		}
+		if c.apply(e, r.Rev) {
+			c.seen[e.Task] = now
+		}
+	}
+	return nil
+}
+
+// apply folds one entry into the holders, the same on every machine: a claim counts only if
+// it names the task's current claim as Prev (0 for none), a renewal only if it names it.
+func (c *Claimer) apply(e entry, rev int64) bool {
+	cur := c.holders[e.Task]
+	if e.Prev != cur.Rev {
+		return false
+	}
+	switch e.Op {
+	case "claim":
+		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev}
+		return true
+	case "renew":
+		return cur.Owner == e.Owner
+	}
+	return false
+}
+
+func (c *Claimer) append(ctx context.Context, e entry) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = c.b.Append(ctx, c.line, c.head, [][]byte{data})
+	return err
+}
+
+func pause(ctx context.Context, attempt int) {
+	d := time.Duration(min(attempt+1, 10)) * 10 * time.Millisecond
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

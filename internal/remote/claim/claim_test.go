@@ -1,0 +1,137 @@
+package claim_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/claim"
+	"github.com/cairn-dev/cairn/internal/remote/claimtest"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
+)
+
+// TestOneOwnerPerTask: 100 tasks, 10 machines whose clocks are up to an hour apart, each
+// claiming every task in its own seeded order, over 100 seeds on the in-memory remote.
+func TestOneOwnerPerTask(t *testing.T) {
+	for seed := range uint64(100) {
+		b := memremote.New()
+		claimtest.Race(t, seed, 100, 10, func(int) remote.Backend { return b })
+	}
+}
+
+// clock is a machine's clock: a shared fake time plus the machine's offset.
+type clock struct {
+	mu   *sync.Mutex
+	base *time.Time
+	off  time.Duration
+}
+
+func (c clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.base.Add(c.off)
+}
+
+// TestLeaseAndFencing plays one story with machine B's clock 0 and ±1 h from A's, and checks
+// each step's outcome is the same: the lease counts only time B has watched the claim.
+func TestLeaseAndFencing(t *testing.T) {
+	const lease = time.Minute
+	var transcripts []string
+	for _, off := range []time.Duration{0, time.Hour, -time.Hour} {
+		t.Run(fmt.Sprintf("offset%+v", off), func(t *testing.T) {
+			ctx := context.Background()
+			var mu sync.Mutex
+			base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+			advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+			b := memremote.New()
+			a := claim.New(b, "claims", "A", lease, clock{&mu, &base, 0}.now)
+			m := claim.New(b, "claims", "B", lease, clock{&mu, &base, off}.now)
+			var log []string
+			step := func(name string, rev int64, err error) {
+				var he *claim.HeldError
+				switch {
+				case errors.As(err, &he):
+					log = append(log, fmt.Sprintf("%s: held by %s r%d", name, he.Holder.Owner, he.Holder.Rev))
+				case err != nil:
+					log = append(log, fmt.Sprintf("%s: %v", name, err))
+				default:
+					log = append(log, fmt.Sprintf("%s: r%d", name, rev))
+				}
+			}
+			fa, err := a.Claim(ctx, "t1")
+			step("A claims", fa, err)
+			rev, err := m.Claim(ctx, "t1")
+			step("B claims at once", rev, err)
+			advance(lease - time.Second)
+			rev, err = m.Claim(ctx, "t1")
+			step("B claims before the lease ends", rev, err)
+			step("A renews", fa, a.Renew(ctx, "t1", fa))
+			m.Refresh(ctx) // B watches the line (as the MCP server's sync does) and sees the renewal now
+			advance(lease - time.Second)
+			rev, err = m.Claim(ctx, "t1")
+			step("B claims within the renewed lease", rev, err)
+			advance(2 * time.Second)
+			fb, err := m.Claim(ctx, "t1")
+			step("B takes over after the lease", fb, err)
+			a.Refresh(ctx)
+			step("A's old token", 0, a.Valid("t1", fa))
+			step("A renews with its old token", 0, a.Renew(ctx, "t1", fa))
+			rev, err = a.Claim(ctx, "t1")
+			step("A claims again", rev, err)
+			step("B's token", 0, m.Valid("t1", fb))
+			transcripts = append(transcripts, strings.Join(log, "\n"))
+			want := []string{
+				"A claims: r1",
+				"B claims at once: held by A r1",
+				"B claims before the lease ends: held by A r1",
+				"A renews: r1",
+				"B claims within the renewed lease: held by A r1",
+				"B takes over after the lease: r3",
+				"A's old token: " + claim.ErrFenced.Error(),
+				"A renews with its old token: " + claim.ErrFenced.Error(),
+				"A claims again: held by B r3",
+				"B's token: r0",
+			}
+			if got := strings.Join(log, "\n"); got != strings.Join(want, "\n") {
+				t.Fatalf("story:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+			}
+		})
+	}
+	for i := 1; i < len(transcripts); i++ {
+		if transcripts[i] != transcripts[0] {
+			t.Fatalf("a clock offset changed the outcome:\n%s\nvs\n%s", transcripts[i], transcripts[0])
+		}
+	}
+}
+
+// TestForeignRecordsIgnored: records that are not claims, and claims that do not name the
+// current claim, change nothing, the same on every machine.
+func TestForeignRecordsIgnored(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	now := func() time.Time { return time.Unix(0, 0) }
+	a := claim.New(b, "claims", "A", time.Hour, now)
+	fa, err := a.Claim(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, junk := range []string{`not json`, `{"op":"claim","task":"t1","owner":"X","prev":0}`,
+		`{"op":"claim","task":"t1","owner":"X","prev":7}`, `{"op":"renew","task":"t1","owner":"X","prev":1}`, `{}`} {
+		h, _ := b.Heads(ctx)
+		if _, err := b.Append(ctx, "claims", h["claims"], [][]byte{[]byte(junk)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := claim.New(b, "claims", "C", time.Hour, now)
+	if err := fresh.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh.Holders(); len(got) != 1 || got["t1"] != (claim.Holder{Owner: "A", Rev: fa}) {
+		t.Fatalf("holders after junk = %v, want t1 held by A at r%d", got, fa)
+	}
+}

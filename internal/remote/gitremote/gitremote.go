@@ -1,0 +1,507 @@
+// Package gitremote is the remote.Backend over a git remote, through the user's own git: the
+// credential helpers, SSH agents and CI tokens that let them push code let Cairn push state.
+//
+// Each workflow is one ref, refs/cairn/wf/<id>, pointing at a line of commits, one per record:
+// revision n is the n-th commit from the root, its tree holds the record's bytes in the file
+// "record" and its subject reads "cairn <id> r<n>". An append builds the new commits on the last
+// one fetched and pushes with --force-with-lease=<ref>:<old oid>, which the receiving git checks
+// under the ref's lock, so of two machines pushing after the same head exactly one lands.
+// Fetched refs go to a local namespace, refs/cairn-mirror/<remote>/<id>, that no branch
+// listing shows and no ordinary fetch or push touches.
+//
+// A host that refuses custom refs (some allow only branches) can be used with the Branches
+// layout, one branch per workflow under cairn-state/; Probe finds out which a host allows.
+//
+// The package runs git and nothing else: it knows no record format and never merges.
+package gitremote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+)
+
+// Layout is where on the remote the workflows' refs live.
+type Layout string
+
+const (
+	// Refs keeps each workflow at refs/cairn/wf/<id>: invisible to branch lists, CI
+	// triggers and clones that fetch only branches. The default.
+	Refs Layout = "refs/cairn/wf/"
+	// Branches keeps each workflow on the branch cairn-state/<id>, for hosts that refuse
+	// refs outside refs/heads and refs/tags. Branches show in the host's UI and may start CI.
+	Branches Layout = "refs/heads/cairn-state/"
+)
+
+// Config says which repository and remote a Backend uses.
+type Config struct {
+	Dir    string        // a git repository on this machine (a work tree or bare); required
+	Remote string        // a remote name ("origin") or URL; required
+	Layout Layout        // Refs when empty
+	Git    string        // the git binary; "git" (found on PATH) when empty
+	Poll   time.Duration // Watch's poll interval; remote.DefaultPoll when zero
+	// Timeout bounds each git command (DefaultTimeout when zero), so a connection that
+	// stalls half-open ends as an error of unknown outcome rather than hanging a sync.
+	Timeout time.Duration
+	// Mirror names the local namespace fetched refs go to (refs/cairn-mirror/<Mirror>/);
+	// derived from Remote when empty.
+	Mirror string
+}
+
+// DefaultTimeout bounds one git command when Config.Timeout is zero.
+const DefaultTimeout = 2 * time.Minute
+
+// Backend is a remote.Backend over one git remote. Its methods run one at a time: they share
+// the local repository's mirror refs.
+type Backend struct {
+	cfg    Config
+	mirror string // refs/cairn-mirror/<name>/
+	mu     sync.Mutex
+}
+
+var _ remote.Backend = (*Backend)(nil)
+
+// New returns a Backend for cfg. It runs nothing: the first method call is the first git.
+func New(cfg Config) (*Backend, error) {
+	if cfg.Dir == "" || cfg.Remote == "" {
+		return nil, errors.New("gitremote: a repository directory and a remote are required")
+	}
+	if strings.HasPrefix(cfg.Remote, "-") {
+		return nil, errors.New("gitremote: a remote name or URL cannot start with '-'")
+	}
+	switch cfg.Layout {
+	case "":
+		cfg.Layout = Refs
+	case Refs, Branches:
+	default:
+		return nil, errors.New("gitremote: unknown layout: use gitremote.Refs or gitremote.Branches")
+	}
+	if cfg.Git == "" {
+		cfg.Git = "git"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Mirror == "" {
+		cfg.Mirror = mirrorName(cfg.Remote)
+		if cfg.Layout == Branches {
+			cfg.Mirror += "-branches" // the two layouts' lines are different lines
+		}
+	}
+	if !simpleName.MatchString(cfg.Mirror) {
+		return nil, errors.New("gitremote: the mirror name must be letters, digits, '-' and '_'")
+	}
+	return &Backend{cfg: cfg, mirror: "refs/cairn-mirror/" + cfg.Mirror + "/"}, nil
+}
+
+var simpleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// mirrorName is the remote's name when it is a plain name, and a digest of it when it is a URL
+// (which may hold a user name or a token, never to be written into a ref name).
+func mirrorName(r string) string {
+	if simpleName.MatchString(r) {
+		return r
+	}
+	sum := sha256.Sum256([]byte(r))
+	return "url-" + hex.EncodeToString(sum[:6])
+}
+
+// Layout reports where this Backend keeps workflows on the remote.
+func (b *Backend) Layout() Layout { return b.cfg.Layout }
+
+func (b *Backend) remoteRef(id string) string { return string(b.cfg.Layout) + id }
+func (b *Backend) mirrorRef(id string) string { return b.mirror + id }
+
+// Heads implements remote.Backend: one fetch of every workflow ref into the mirror (pruning
+// the ones the remote no longer has), then a local listing.
+func (b *Backend) Heads(ctx context.Context) (remote.Heads, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fetch(ctx, "*"); err != nil {
+		return nil, err
+	}
+	return b.mirrored(ctx)
+}
+
+// Mirrored lists the heads as of the last fetch, from the local mirror alone: no network, for
+// status lines that must not wait on the remote.
+func (b *Backend) Mirrored(ctx context.Context) (remote.Heads, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mirrored(ctx)
+}
+
+func (b *Backend) mirrored(ctx context.Context) (remote.Heads, error) {
+	tips, err := b.tips(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	h := remote.Heads{}
+	for id, t := range tips {
+		h[id] = t.rev
+	}
+	return h, nil
+}
+
+// Watch implements remote.Backend by polling Heads with jitter.
+func (b *Backend) Watch(ctx context.Context, known remote.Heads) (remote.Heads, error) {
+	return remote.Poll(ctx, b, known, b.cfg.Poll)
+}
+
+// Since implements remote.Backend: a fetch of the workflow's ref, then a local read.
+func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	if err := remote.ValidID(id); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fetch(ctx, id); err != nil {
+		return nil, err
+	}
+	t, ok, err := b.tip(ctx, id)
+	if err != nil || !ok || t.rev <= rev {
+		return nil, err
+	}
+	return b.read(ctx, id, t, max(rev, 0))
+}
+
+// Append implements remote.Backend.
+func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if err := remote.CheckAppend(id, after, data); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t, ok, err := b.tip(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if t.rev != after {
+		// The mirror is behind (or ahead of a writer that is behind): ask the remote.
+		if err := b.fetch(ctx, id); err != nil {
+			return 0, err
+		}
+		if t, ok, err = b.tip(ctx, id); err != nil {
+			return 0, err
+		}
+		if t.rev != after {
+			return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: t.rev}
+		}
+	}
+	parent := ""
+	if ok {
+		parent = t.oid
+	}
+	head := parent
+	for i, d := range data {
+		if head, err = b.commit(ctx, id, after+int64(i)+1, head, d); err != nil {
+			return 0, err
+		}
+	}
+	rejected, err := b.push(ctx, b.remoteRef(id), parent, head)
+	if err != nil {
+		return 0, err
+	}
+	if rejected != "" {
+		// Refused: either the head moved (a conflict, nothing written) or the host refuses
+		// the ref itself. The remote's head tells which.
+		if err := b.fetch(ctx, id); err != nil {
+			return 0, fmt.Errorf("gitremote: push refused (%s), and reading the remote's head failed: %w", rejected, err)
+		}
+		cur, _, err := b.tip(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if cur.rev != after {
+			return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: cur.rev}
+		}
+		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
+	}
+	// The records are on the remote whatever happens to the mirror now; a failed update
+	// here only means the next call fetches first.
+	_ = b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head)
+	return after + int64(len(data)), nil
+}
+
+// ErrRefused is what a *RefusedError matches with errors.Is.
+var ErrRefused = errors.New("remote refused the ref")
+
+// RefusedError reports a push the host refused for a reason other than a moved head: a hook,
+// a protected namespace, permissions.
+type RefusedError struct {
+	Ref    string
+	Reason string // git's summary of the refusal
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("gitremote: the remote refused %s (%s): run `cairn doctor` to check which refs it accepts", e.Ref, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// tipInfo is a mirror ref's commit and the revision its subject names.
+type tipInfo struct {
+	oid string
+	rev int64
+}
+
+// tip reads one workflow's mirror ref; ok is false when there is none (revision 0).
+func (b *Backend) tip(ctx context.Context, id string) (tipInfo, bool, error) {
+	tips, err := b.tips(ctx, id)
+	t, ok := tips[id]
+	return t, ok, err
+}
+
+// tips reads the mirror refs (all of them when id is empty) with their revisions.
+func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, error) {
+	pattern := strings.TrimSuffix(b.mirror, "/")
+	if id != "" {
+		pattern = b.mirrorRef(id)
+	}
+	var out bytes.Buffer
+	if err := b.run(ctx, nil, &out, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern); err != nil {
+		return nil, err
+	}
+	tips := map[string]tipInfo{}
+	for line := range strings.Lines(out.String()) {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		ref := strings.TrimPrefix(f[1], b.mirror)
+		if ref == f[1] || remote.ValidID(ref) != nil || (id != "" && ref != id) {
+			continue // not a workflow ref of ours
+		}
+		rev, err := parseSubject(strings.Join(f[2:], " "), ref)
+		if err != nil {
+			return nil, err
+		}
+		tips[ref] = tipInfo{oid: f[0], rev: rev}
+	}
+	return tips, nil
+}
+
+// subject is a record commit's first line; the revision in it is what Heads reports without
+// walking the history.
+func subject(id string, rev int64) string { return fmt.Sprintf("cairn %s r%d", id, rev) }
+
+func parseSubject(s, id string) (int64, error) {
+	rest, ok := strings.CutPrefix(s, "cairn "+id+" r")
+	if ok {
+		if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n > 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("gitremote: the remote's ref for workflow %s points at a commit Cairn did not write: move it back or delete it on the remote", id)
+}
+
+// fetch brings the remote's refs for id (every workflow when id is "*") into the mirror. The
+// pattern refspec fetches nothing rather than failing when the remote has no such ref, and
+// --prune drops mirror refs the remote no longer has.
+func (b *Backend) fetch(ctx context.Context, id string) error {
+	src, dst := b.remoteRef(id), b.mirrorRef(id)
+	if id != "*" {
+		// "<ref>*" matches the workflow and any whose id it prefixes; those land in their
+		// own mirror refs, which is harmless and keeps absence from being an error.
+		src, dst = src+"*", dst+"*"
+	}
+	var err error
+	for attempt := range 3 {
+		err = b.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
+			"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+"+src+":"+dst)
+		var ge *GitError
+		if err == nil || !errors.As(err, &ge) || !localLockBusy(ge.Stderr) {
+			return err
+		}
+		// Another git in this repository (a second cairn, or the git of a sync that was
+		// killed and left running) holds the mirror ref's lock: it is brief.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// localLockBusy reports git's refusals to update a local ref another git is updating.
+func localLockBusy(stderr string) bool {
+	return strings.Contains(stderr, "cannot lock ref") || strings.Contains(stderr, ".lock': File exists")
+}
+
+// read returns the records after rev up to t, walking back from t and reading the blobs in one
+// cat-file. It checks that the line is Cairn's: one parent each, subjects counting down.
+func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]remote.Record, error) {
+	n := t.rev - rev
+	var out bytes.Buffer
+	if err := b.run(ctx, nil, &out, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--"); err != nil {
+		return nil, err
+	}
+	oids := make([]string, 0, n)
+	want := t.rev
+	for line := range strings.Lines(out.String()) {
+		head, subj, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+		f := strings.Fields(head)
+		got, err := parseSubject(subj, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
+			return nil, fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
+		}
+		oids = append(oids, f[0])
+		want--
+	}
+	if int64(len(oids)) != n {
+		return nil, fmt.Errorf("gitremote: the remote's line for workflow %s is shorter than its head says", id)
+	}
+	var in bytes.Buffer
+	for i := len(oids) - 1; i >= 0; i-- {
+		fmt.Fprintf(&in, "%s:record\n", oids[i])
+	}
+	out.Reset()
+	if err := b.run(ctx, &in, &out, "cat-file", "--batch"); err != nil {
+		return nil, err
+	}
+	recs := make([]remote.Record, 0, n)
+	r := bufio.NewReader(&out)
+	for i := range oids {
+		hdr, err := r.ReadString('\n')
+		f := strings.Fields(hdr)
+		if err != nil || len(f) != 3 || f[1] != "blob" {
+			return nil, fmt.Errorf("gitremote: revision %d of workflow %s has no record in its commit", rev+int64(i)+1, id)
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || size < 0 {
+			return nil, fmt.Errorf("gitremote: git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
+		}
+		d := make([]byte, size+1) // the object and cat-file's newline
+		if _, err := io.ReadFull(r, d); err != nil {
+			return nil, fmt.Errorf("gitremote: reading revision %d of %s: %w", rev+int64(i)+1, id, err)
+		}
+		recs = append(recs, remote.Record{Rev: rev + int64(i) + 1, Data: d[:size]})
+	}
+	return recs, nil
+}
+
+// commit writes one record as a commit on parent ("" for the first) and returns its oid. The
+// identity is fixed (a CI runner may have no user.email); a nonce keeps two machines' equal
+// records after the same head from being one commit that both would think they pushed.
+func (b *Backend) commit(ctx context.Context, id string, rev int64, parent string, data []byte) (string, error) {
+	blob, err := b.output(ctx, bytes.NewReader(data), "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	tree, err := b.output(ctx, strings.NewReader("100644 blob "+blob+"\trecord\n"), "mktree")
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	msg := fmt.Sprintf("%s\n\nCairn-Workflow: %s\nCairn-Revision: %d\nCairn-Nonce: %x\n", subject(id, rev), id, rev, nonce)
+	args := []string{"commit-tree", tree}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	return b.output(ctx, strings.NewReader(msg), args...)
+}
+
+// push sends head to ref if the remote's ref is still old ("" for none). It returns git's
+// reason when the remote refused the update, and an error when the outcome is unknown.
+func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected string, err error) {
+	var out bytes.Buffer
+	err = b.run(ctx, nil, &out, "push", "--porcelain", "--no-verify", "--no-recurse-submodules",
+		"--force-with-lease="+ref+":"+old, "--", b.cfg.Remote, head+":"+ref)
+	// --porcelain prints "<flag>\t<from>:<to>\t<summary>" per ref; '!' is a refusal.
+	for line := range strings.Lines(out.String()) {
+		f := strings.SplitN(strings.TrimSuffix(line, "\n"), "\t", 3)
+		if len(f) == 3 && strings.HasSuffix(f[1], ":"+ref) {
+			if f[0] == "!" {
+				return f[2], nil
+			}
+			if err == nil {
+				return "", nil
+			}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("gitremote: git push said nothing about %s; the outcome is unknown", ref)
+}
+
+func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+	var out bytes.Buffer
+	if err := b.run(ctx, stdin, &out, args...); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// run runs git in the repository. Prompts are off (nobody is there to answer one in the MCP
+// server) and the locale is C so git's porcelain is the same everywhere; the user's config,
+// credential helpers and SSH setup are used as they are.
+func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.cfg.Git, args...)
+	cmd.Dir = b.cfg.Dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
+		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
+		"GIT_COMMITTER_NAME=Cairn", "GIT_COMMITTER_EMAIL=cairn@localhost")
+	cmd.Stdin = stdin
+	cmd.Stdout = stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Run(); err != nil {
+		if parent.Err() != nil {
+			return fmt.Errorf("gitremote: git %s: %w", args[0], parent.Err())
+		}
+		if ctx.Err() != nil {
+			return &GitError{Op: args[0], Err: ctx.Err(), Stderr: fmt.Sprintf("no answer within %s", b.cfg.Timeout)}
+		}
+		return &GitError{Op: args[0], Err: err, Stderr: lastLine(stderr.String())}
+	}
+	return nil
+}
+
+// GitError is a git command that failed.
+type GitError struct {
+	Op     string // the git subcommand
+	Err    error
+	Stderr string // git's last line of diagnostics, credentials in URLs masked
+}
+
+func (e *GitError) Error() string {
+	if e.Stderr == "" {
+		return fmt.Sprintf("gitremote: git %s: %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("gitremote: git %s: %s", e.Op, e.Stderr)
+}
+
+func (e *GitError) Unwrap() error { return e.Err }
+
+var userinfo = regexp.MustCompile(`://[^/\s@]+@`)
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return userinfo.ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "://***@")
+}

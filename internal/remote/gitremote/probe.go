@@ -1,0 +1,60 @@
+package gitremote
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+)
+
+// FallbackNote is what to tell the user when Probe chose Branches.
+const FallbackNote = "the remote refuses refs outside branches and tags, so Cairn keeps each workflow on a branch cairn-state/<id> instead: they show in the host's branch list and may start CI"
+
+// Probe finds the layout the remote accepts: it pushes a throwaway commit to a ref of each
+// layout in turn (Refs first) and deletes it again. cfg.Layout is ignored. The probe refs'
+// names are not workflow ids, so a concurrent Heads never reports them.
+func Probe(ctx context.Context, cfg Config) (Layout, error) {
+	var reasons []error
+	for _, l := range []Layout{Refs, Branches} {
+		cfg.Layout = l
+		b, err := New(cfg)
+		if err != nil {
+			return "", err
+		}
+		ok, err := b.probe(ctx)
+		if err != nil {
+			return "", err
+		}
+		if ok == nil {
+			return l, nil
+		}
+		reasons = append(reasons, ok)
+	}
+	return "", fmt.Errorf("gitremote: the remote accepts neither refs/cairn/* nor cairn-state/* branches: %w", errors.Join(reasons...))
+}
+
+// probe returns nil when the host took and deleted the probe ref, a *RefusedError when it
+// refused it, and an error when git could not reach it.
+func (b *Backend) probe(ctx context.Context) (refused, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	nonce := make([]byte, 6)
+	rand.Read(nonce)
+	name := fmt.Sprintf("_probe-%x", nonce)
+	oid, err := b.commit(ctx, name, 1, "", []byte("cairn probe: safe to delete\n"))
+	if err != nil {
+		return nil, err
+	}
+	ref := b.remoteRef(name)
+	reason, err := b.push(ctx, ref, "", oid)
+	if err != nil {
+		return nil, err
+	}
+	if reason != "" {
+		return &RefusedError{Ref: ref, Reason: reason}, nil
+	}
+	if reason, err := b.push(ctx, ref, oid, ""); err != nil || reason != "" {
+		return nil, fmt.Errorf("gitremote: the remote took the probe ref %s but would not delete it (%s %v): delete it by hand", ref, reason, err)
+	}
+	return nil, nil
+}

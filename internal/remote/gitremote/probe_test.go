@@ -1,0 +1,73 @@
+package gitremote_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/remotetest"
+)
+
+// hostile makes a bare repository whose pre-receive hook allows only the refs allow matches
+// (a shell case pattern), as hosts that refuse custom refs do.
+func hostile(t *testing.T, allow string) string {
+	t.Helper()
+	bare := bareRepo(t)
+	hook := "#!/bin/sh\nwhile read old new ref; do case \"$ref\" in " + allow +
+		") ;; *) echo \"refusing $ref\" >&2; exit 1;; esac; done\n"
+	if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bare
+}
+
+func TestProbe(t *testing.T) {
+	ctx := bg(t)
+	for _, tc := range []struct {
+		name  string
+		allow string
+		want  gitremote.Layout // "" when the probe must fail
+	}{
+		{"accepts-custom-refs", "*", gitremote.Refs},
+		{"branches-only", "refs/heads/*|refs/tags/*", gitremote.Branches},
+		{"tags-only", "refs/tags/*", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bare := hostile(t, tc.allow)
+			dir := t.TempDir()
+			git(t, dir, "init", "-q")
+			got, err := gitremote.Probe(ctx, gitremote.Config{Dir: dir, Remote: "file://" + bare})
+			if tc.want == "" {
+				if err == nil || !errors.Is(err, gitremote.ErrRefused) {
+					t.Fatalf("Probe = %q, %v; want a refusal", got, err)
+				}
+			} else if err != nil || got != tc.want {
+				t.Fatalf("Probe = %q, %v; want %q", got, err, tc.want)
+			}
+			// The probe leaves nothing behind.
+			if refs := git(t, bare, "for-each-ref"); refs != "" {
+				t.Fatalf("probe refs left on the remote:\n%s", refs)
+			}
+		})
+	}
+}
+
+// TestRefusedRefWritesNothing: on a host that refuses refs/cairn/*, an append is a refusal
+// (not a conflict, not an unknown outcome), and the Branches layout Probe picks works there.
+func TestRefusedRefWritesNothing(t *testing.T) {
+	ctx := bg(t)
+	url := "file://" + hostile(t, "refs/heads/*")
+	b := clone(t, url, gitremote.Refs)
+	_, err := b.Append(ctx, "wf-1", 0, [][]byte{[]byte("x")})
+	var re *gitremote.RefusedError
+	if !errors.As(err, &re) || errors.Is(err, remote.ErrConflict) {
+		t.Fatalf("Append on a host refusing refs/cairn = %v, want a *RefusedError", err)
+	}
+	remotetest.MustHeads(t, ctx, b, remote.Heads{})
+	br := clone(t, url, gitremote.Branches)
+	remotetest.MustAppend(t, ctx, br, "wf-1", 0, "x", "y")
+	remotetest.MustLine(t, ctx, clone(t, url, gitremote.Branches), "wf-1", "x", "y")
+}

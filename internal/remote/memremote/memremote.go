@@ -1,0 +1,101 @@
+// Package memremote is an in-memory remote.Backend: the reference the conformance suite is
+// first checked against, and a fast fake for code built on the interface. State lives only as
+// long as the value; it is shared by every goroutine that holds it.
+package memremote
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+)
+
+// Backend is an in-memory remote. The zero value is not usable; call New.
+type Backend struct {
+	mu      sync.Mutex
+	lines   map[string][][]byte
+	changed chan struct{} // closed and replaced on every append, to wake watchers
+}
+
+// New returns an empty remote.
+func New() *Backend {
+	return &Backend{lines: map[string][][]byte{}, changed: make(chan struct{})}
+}
+
+// Append implements remote.Backend.
+func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if err := remote.CheckAppend(id, after, data); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	line := b.lines[id]
+	if cur := int64(len(line)); cur != after {
+		return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: cur}
+	}
+	for _, d := range data {
+		line = append(line, slices.Clone(d))
+	}
+	b.lines[id] = line
+	close(b.changed)
+	b.changed = make(chan struct{})
+	return int64(len(line)), nil
+}
+
+// Since implements remote.Backend.
+func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	if err := remote.ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	line := b.lines[id]
+	var out []remote.Record
+	for i := max(rev, 0); i < int64(len(line)); i++ {
+		out = append(out, remote.Record{Rev: i + 1, Data: slices.Clone(line[i])})
+	}
+	return out, nil
+}
+
+// Heads implements remote.Backend.
+func (b *Backend) Heads(ctx context.Context) (remote.Heads, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.headsLocked(), nil
+}
+
+func (b *Backend) headsLocked() remote.Heads {
+	h := remote.Heads{}
+	for id, line := range maps.All(b.lines) {
+		h[id] = int64(len(line))
+	}
+	return h
+}
+
+// Watch implements remote.Backend: it wakes on the next append rather than polling.
+func (b *Backend) Watch(ctx context.Context, known remote.Heads) (remote.Heads, error) {
+	for {
+		b.mu.Lock()
+		h, ch := b.headsLocked(), b.changed
+		b.mu.Unlock()
+		if !h.Equal(known) {
+			return h, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ch:
+		}
+	}
+}

@@ -1,0 +1,152 @@
+// Package remote is the interface between Cairn and a shared store that several machines write:
+// per workflow, an append-only line of opaque records numbered 1, 2, 3, ... without gaps.
+//
+// The one write is a conditional append: records go after an expected head, and nothing is
+// written if another writer got there first; the error then carries the head the writer must
+// catch up with. That compare-and-swap is all a backend has to offer, so git (a ref update
+// conditional on its old value), PostgreSQL (a row insert under a unique key) and the
+// in-memory reference (memremote) implement the same Backend, and remotetest checks each one.
+//
+// The package knows nothing of what a record holds: the local journal's format, replaying
+// through the state machine and archiving conflicts are the caller's work.
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// Record is one entry of a workflow's remote line. Rev is its position: the first record of a
+// workflow is revision 1 and each later one is the previous plus one.
+type Record struct {
+	Rev  int64
+	Data []byte
+}
+
+// Heads maps each workflow id the remote holds to its head revision (its last record's Rev).
+// A workflow absent from the map has no records, which is the same as head 0.
+type Heads map[string]int64
+
+// Backend is a shared remote. Every method is safe for concurrent use by goroutines and by
+// other processes and machines writing the same remote.
+type Backend interface {
+	// Append writes data as the records after revision after (0 for a new workflow), so
+	// they become revisions after+1 ... after+len(data), and returns the new head. If the
+	// remote's head is not after, Append writes nothing and returns a *ConflictError that
+	// holds the current head. Either all the records are written or none is.
+	//
+	// An error other than a conflict (the network dropped, a timeout) leaves the outcome
+	// unknown: the records may have landed. Callers that retry read the line first.
+	Append(ctx context.Context, workflow string, after int64, data [][]byte) (head int64, err error)
+
+	// Since returns the records of workflow after revision rev, oldest first (all of them
+	// for rev 0); none when rev is the head or the workflow has no records.
+	Since(ctx context.Context, workflow string, rev int64) ([]Record, error)
+
+	// Heads lists every workflow's head in one round trip to the remote.
+	Heads(ctx context.Context) (Heads, error)
+
+	// Watch blocks until the remote's heads differ from known, then returns them; it
+	// returns ctx's error when ctx ends first. Backends without notifications poll.
+	Watch(ctx context.Context, known Heads) (Heads, error)
+}
+
+// ErrConflict is what a *ConflictError matches with errors.Is.
+var ErrConflict = errors.New("remote head moved")
+
+// ConflictError reports an append refused because another writer moved the head first.
+type ConflictError struct {
+	Workflow string
+	Expected int64 // the head the append was written after
+	Current  int64 // the head the remote holds now
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("remote: workflow %s moved to revision %d while this machine wrote after %d: read the new records and replay on top of them",
+		e.Workflow, e.Current, e.Expected)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// ValidID checks a workflow id for the remote: the local store's rule (workflow.ValidID),
+// plus no ".lock" ending, which git reserves in ref names.
+func ValidID(id string) error {
+	if err := workflow.ValidID(id); err != nil {
+		return err
+	}
+	if strings.HasSuffix(id, ".lock") {
+		return errors.New("workflow id ends in \".lock\", which git refuses in ref names: choose another id")
+	}
+	return nil
+}
+
+// CheckAppend checks Append's arguments the same way for every backend.
+func CheckAppend(id string, after int64, data [][]byte) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	if after < 0 {
+		return errors.New("remote: the expected head is negative")
+	}
+	if len(data) == 0 {
+		return errors.New("remote: nothing to append")
+	}
+	return nil
+}
+
+// Equal reports whether two sets of heads are the same, counting a head of 0 as absent.
+func (h Heads) Equal(o Heads) bool {
+	for id, r := range h {
+		if o[id] != r {
+			return false
+		}
+	}
+	for id, r := range o {
+		if h[id] != r {
+			return false
+		}
+	}
+	return true
+}
+
+// DefaultPoll is how often Poll lists the heads when given no interval.
+const DefaultPoll = 10 * time.Second
+
+// Poll is Watch for backends without notifications: it lists the heads every interval, each
+// wait drawn within ±10% of it so that machines polling one host drift apart rather than
+// arriving in step. The band is narrow on purpose: a change waits at most 1.1 intervals (plus
+// the listing) to be seen, which keeps the 99th percentile of propagation under 1.2 polls. A failed listing is retried at the next poll;
+// the last error is returned if ctx ends.
+func Poll(ctx context.Context, b Backend, known Heads, interval time.Duration) (Heads, error) {
+	if interval <= 0 {
+		interval = DefaultPoll
+	}
+	var last error
+	for {
+		h, err := b.Heads(ctx)
+		if err == nil && !h.Equal(known) {
+			return h, nil
+		}
+		if err != nil {
+			last = err
+		}
+		wait := interval*9/10 + time.Duration(rand.Int64N(int64(interval/5)+1))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if last != nil {
+				return nil, fmt.Errorf("%w (last poll: %v)", ctx.Err(), last)
+			}
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

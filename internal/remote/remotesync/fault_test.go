@@ -1,0 +1,210 @@
+package remotesync_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/remote/remotetest"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// TestMain lets the test binary be a one-shot sync for TestKillSync: with REMOTESYNC_STATE
+// and REMOTESYNC_REPO set it syncs that state directory with that repository's origin.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("REMOTESYNC_STATE"); dir != "" {
+		st, err := store.Open(dir)
+		if err == nil {
+			var b *gitremote.Backend
+			if b, err = gitremote.New(gitremote.Config{Dir: os.Getenv("REMOTESYNC_REPO"), Remote: "origin"}); err == nil {
+				_, err = remotesync.Sync(context.Background(), st, b, "origin", "", nil)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func bareRepo(t *testing.T) string {
+	t.Helper()
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return bare
+}
+
+func (m *machine) setVar(i int) {
+	m.t.Helper()
+	if _, err := m.en.SetVars(map[string]string{"N": fmt.Sprint(i)}); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// agree fails unless every machine's active workflow is byte for byte the remote's tip.
+func agree(t *testing.T, b remote.Backend, ms ...*machine) {
+	t.Helper()
+	var first store.Workflow
+	for i, m := range ms {
+		w, err := m.st.ReadWorkflow()
+		if err != nil {
+			t.Fatalf("machine %d: %v", i, err)
+		}
+		if i == 0 {
+			first = w
+		} else if w.Revision != first.Revision || string(w.Data) != string(first.Data) {
+			t.Fatalf("machine %d holds r%d, machine 0 r%d: they disagree", i, w.Revision, first.Revision)
+		}
+	}
+	h, err := b.Heads(context.Background())
+	if err != nil || h[first.ID] != first.Revision {
+		t.Fatalf("the remote's head is %v (%v), the machines' r%d", h, err, first.Revision)
+	}
+}
+
+// TestCutWithWritesOnBothSides: the network to the remote is cut while both machines keep
+// working. Syncs fail and change nothing local; after the cut heals, one sync each brings
+// them together: the first side's work lands, the other's is kept in a conflict archive, and
+// a second round finds nothing to do.
+func TestCutWithWritesOnBothSides(t *testing.T) {
+	ctx := context.Background()
+	bare := bareRepo(t)
+	p := remotetest.NewProxy(t, gittest.Daemon(t, filepath.Dir(bare)), remotetest.Faults{})
+	url := "git://" + p.Addr + "/" + filepath.Base(bare)
+	a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
+	open := func(m *machine) remote.Backend {
+		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url, Timeout: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	ra, rb := open(a), open(b)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "cut", WorkflowID: "wf-cut"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(ra, "")
+	b.sync(rb, "")
+
+	p.SetFaults(remotetest.Faults{Cut: 1, MaxBytes: 1}) // every connection dies at once
+	a.move("plan")
+	a.move("implement")
+	b.setVar(1)
+	for _, m := range []struct {
+		m *machine
+		r remote.Backend
+	}{{a, ra}, {b, rb}} {
+		before, _ := m.m.st.ReadWorkflow()
+		if _, err := remotesync.Sync(ctx, m.m.st, m.r, "origin", "", nil); err == nil {
+			t.Fatal("a sync through a cut network succeeded")
+		}
+		after, _ := m.m.st.ReadWorkflow()
+		if string(after.Data) != string(before.Data) {
+			t.Fatal("a failed sync changed the local workflow")
+		}
+	}
+	if st := p.Stats(); st.Cut == 0 {
+		t.Fatal("the proxy cut nothing: the test proved nothing")
+	}
+
+	p.SetFaults(remotetest.Faults{})
+	if out := a.sync(ra, ""); out.Pushed != 2 {
+		t.Fatalf("A after the cut: %+v, want its 2 revisions pushed", out)
+	}
+	out := b.sync(rb, "")
+	if out.Conflict == nil || out.Conflict.Archive.Revision != 2 {
+		t.Fatalf("B after the cut: %+v, want its r2 kept as a conflict", out)
+	}
+	for _, m := range []*machine{a, b} {
+		if out := m.sync(open(m), ""); out.Pushed+out.Pulled != 0 || out.Conflict != nil {
+			t.Fatalf("a second round still moved something: %+v", out)
+		}
+	}
+	agree(t, ra, a, b)
+}
+
+// TestKillSync kills a sync process with SIGKILL at seeded moments while it pushes, and while
+// another machine's pulls, then lets one sync run to the end: the remote's line stays whole,
+// the local store readable, and the machines agree.
+func TestKillSync(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("needs a Unix process model")
+	}
+	rounds := 6
+	if os.Getenv("CAIRN_REMOTE_FULL") != "" {
+		rounds = 40
+	}
+	ctx := context.Background()
+	bare := bareRepo(t)
+	url := "file://" + bare
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	for _, m := range []*machine{a, b} {
+		if out, err := exec.Command("git", "-C", m.dir, "remote", "add", "origin", url).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "kill", WorkflowID: "wf-kill"}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	killed := 0
+	for round := range rounds {
+		for i := range 3 {
+			a.setVar(round*3 + i)
+		}
+		for _, m := range []*machine{a, b} {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "REMOTESYNC_STATE="+m.en.StateDir(), "REMOTESYNC_REPO="+m.dir)
+			// The sync and the git processes it runs die together, as under kill -9 of
+			// a process group (a terminal's Ctrl-\, a CI job's timeout).
+			gittest.OwnGroup(cmd)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+			gittest.KillGroup(cmd)
+			cmd.Wait()
+			if cmd.ProcessState.ExitCode() == -1 { // ended by the signal, not on its own
+				killed++
+			}
+			if _, err := m.st.ReadWorkflow(); err != nil && !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("round %d: the store is unreadable after a killed sync: %v", round, err)
+			}
+		}
+	}
+	t.Logf("%d of %d syncs killed before they finished", killed, 2*rounds)
+	if killed == 0 {
+		t.Fatal("every sync finished before its kill: the test proved nothing")
+	}
+	ra, err := gitremote.New(gitremote.Config{Dir: a.dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := gitremote.New(gitremote.Config{Dir: b.dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.sync(ra, "")
+	if out := b.sync(rb, ""); out.Conflict != nil {
+		t.Fatalf("B had no work of its own, yet: %+v", out)
+	}
+	agree(t, ra, a, b)
+	if recs, err := ra.Since(ctx, "wf-kill", 0); err != nil || int64(len(recs)) != int64(1+3*rounds) {
+		t.Fatalf("the remote holds %d revisions (%v), want %d", len(recs), err, 1+3*rounds)
+	}
+}

@@ -1,0 +1,368 @@
+// Package remotesync brings the local store's active workflow and a remote's line for it into
+// agreement, once: local revisions the remote lacks are appended after the remote's head,
+// remote revisions this machine lacks are written through the store as ordinary changes, and
+// when both moved from a common revision the remote wins (the first acknowledged write) and
+// this machine's copy is archived as a conflict, never overwritten.
+//
+// The local store stays the source of truth for everything else and works without the remote;
+// nothing here runs in a hook. A remote record is one revision of the workflow: the record's
+// snapshot after the change plus the change's event (see Entry), so revision n on the remote
+// is revision n in every machine's store.
+//
+// A workflow archived here (completed, expired, replaced) has its last revisions pushed by the
+// next sync, so other machines see its end, and is never taken back from the remote.
+//
+// After a lost race, a Replayer may re-apply this machine's lost changes through the state
+// machine on the remote's line (EngineReplayer does so for transitions); what it applies is
+// pushed by the same sync, the rest stays only in the conflict archive.
+package remotesync
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// Entry is one remote record: a workflow revision as it travels between machines.
+type Entry struct {
+	Revision int64           `json:"revision"`
+	At       time.Time       `json:"at"`
+	Event    store.Event     `json:"event"`
+	Snapshot json.RawMessage `json:"snapshot"`
+}
+
+// Outcome says what one Sync did.
+type Outcome struct {
+	Workflow string
+	Local    int64 // this machine's revision after the sync
+	Remote   int64 // the remote's head after the sync
+	Pushed   int   // revisions appended to the remote
+	Pulled   int   // remote revisions written to the local store
+	// Conflict is set when both sides had moved: this machine's copy was archived and the
+	// remote's adopted.
+	Conflict *Conflict
+	// Available lists the remote's workflows when none is active here and none was chosen.
+	Available remote.Heads
+	// Shared counts revisions of workflows archived here (finished) pushed so that other
+	// machines see their end.
+	Shared int
+	// ArchivedHere is set when the workflow asked for was archived on this machine, so it
+	// was not taken back from the remote.
+	ArchivedHere bool
+}
+
+// Conflict describes a lost race.
+type Conflict struct {
+	Common  int64             // the last revision both sides shared
+	Archive store.ArchiveInfo // where this machine's copy went
+	By      store.Event       // the remote's last change
+	State   string            // the phase the remote's line is in
+	Session string            // the session that owns it there, when recorded
+	Lost    []Entry           // this machine's changes after Common, oldest first
+	// Replayed counts the Lost changes the Replayer re-applied on the remote's line.
+	Replayed int
+}
+
+// ErrChoose is returned when no workflow is active here and the remote holds several.
+var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
+
+const maxRounds = 5
+
+// Replayer re-applies changes this machine made that lost a race (oldest first) on top of the
+// remote's line, which is the active workflow when it is called, and returns how many it
+// applied. It must go through the state machine, so a change that no longer makes sense is
+// refused rather than forced.
+type Replayer func(ctx context.Context, lost []Entry) (applied int, err error)
+
+// Sync brings the active workflow (or, when none is active, the remote workflow id, or the
+// remote's only one when id is empty) into agreement with b. from names the remote in the
+// events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
+func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
+	var conflict *Conflict
+	for round := 0; ; round++ {
+		out, err := syncOnce(ctx, st, b, from, id)
+		if errors.Is(err, errMoved) && round < maxRounds {
+			continue // someone changed the store or the remote under us: start over
+		}
+		if err != nil || out.Conflict == nil || replay == nil {
+			if conflict != nil && out.Conflict == nil {
+				out.Conflict = conflict // the round that pushed the replayed changes
+			}
+			return out, err
+		}
+		conflict = out.Conflict
+		if conflict.Replayed, err = replay(ctx, conflict.Lost); err != nil {
+			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line: %w", err)
+		}
+		if conflict.Replayed == 0 || round == maxRounds {
+			return out, nil
+		}
+		replay = nil // push what was replayed; a second lost race is only archived
+	}
+}
+
+var errMoved = errors.New("remotesync: moved during sync")
+
+func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (out Outcome, err error) {
+	w, err := st.ReadWorkflow()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return Outcome{}, err
+	}
+	if w.Data != nil {
+		id = w.ID
+	} else {
+		shared, chosen, out, err := idle(ctx, st, b, id)
+		if err != nil || chosen == "" {
+			return out, err
+		}
+		id = chosen
+		defer func() { out.Shared = shared }()
+	}
+	if err := remote.ValidID(id); err != nil {
+		return Outcome{}, err
+	}
+	out = Outcome{Workflow: id, Local: w.Revision}
+	theirs, err := b.Since(ctx, id, 0)
+	if err != nil {
+		return out, err
+	}
+	remoteEntries, err := decode(id, theirs)
+	if err != nil {
+		return out, err
+	}
+	out.Remote = int64(len(remoteEntries))
+	var mine []Entry
+	if w.Data != nil {
+		recs, err := st.ReadJournalSince(w.ID, 0)
+		if err != nil {
+			return out, err
+		}
+		if mine, err = entries(w.ID, w.Revision, recs); err != nil {
+			return out, err
+		}
+	}
+	common := commonPrefix(mine, remoteEntries)
+	L, R := int64(len(mine)), int64(len(remoteEntries))
+	switch {
+	case common == L && common == R:
+		return out, nil
+	case common == R: // the remote is a prefix of ours: push
+		data := make([][]byte, 0, L-R)
+		for _, e := range mine[R:] {
+			d, err := json.Marshal(e)
+			if err != nil {
+				return out, err
+			}
+			data = append(data, d)
+		}
+		head, err := b.Append(ctx, id, R, data)
+		if errors.Is(err, remote.ErrConflict) {
+			return out, errMoved
+		}
+		if err != nil {
+			return out, err
+		}
+		out.Remote, out.Pushed = head, len(data)
+		return out, nil
+	case common == L: // ours is a prefix of the remote's: pull
+		return pull(st, out, remoteEntries[L:], from)
+	default: // both moved: the remote's line was acknowledged first
+		info, err := st.Archive("conflict")
+		if err != nil {
+			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s before taking the remote's: %w", id, err)
+		}
+		tip := remoteEntries[R-1]
+		var who struct {
+			State string `json:"state"`
+			Owner *struct {
+				SessionID string `json:"session_id"`
+			} `json:"owner"`
+		}
+		_ = json.Unmarshal(tip.Snapshot, &who) // only for the report; the store checked it
+		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:]}
+		if who.Owner != nil {
+			out.Conflict.Session = who.Owner.SessionID
+		}
+		out.Local = 0
+		return pull(st, out, remoteEntries, from)
+	}
+}
+
+// pull writes the remote entries through the store, each as a change whose revision follows
+// the current one; a change made here meanwhile stops it (errMoved) without writing.
+func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
+	for _, e := range entries {
+		_, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+			if revisionOf(cur) != e.Revision-1 {
+				return nil, store.Event{}, errMoved
+			}
+			detail := "from " + from + ": " + e.Event.Kind
+			if e.Event.Detail != "" {
+				detail += " " + e.Event.Detail
+			}
+			return e.Snapshot, store.Event{Kind: "sync", Detail: detail}, nil
+		})
+		if err != nil {
+			return out, err
+		}
+		out.Local, out.Pulled = e.Revision, out.Pulled+1
+	}
+	return out, nil
+}
+
+// entries is a workflow's history from its journal (every record with its state, as
+// ReadJournalSince gives them) as entries, revision 1 to rev.
+func entries(id string, rev int64, recs []store.Record) ([]Entry, error) {
+	out := make([]Entry, 0, rev)
+	for _, r := range recs {
+		if r.Revision == int64(len(out))+1 && r.Revision <= rev {
+			out = append(out, Entry{Revision: r.Revision, At: r.At, Event: r.Event, Snapshot: r.Snapshot})
+		}
+	}
+	if int64(len(out)) != rev {
+		return nil, fmt.Errorf("remotesync: this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
+	}
+	return out, nil
+}
+
+func decode(id string, recs []remote.Record) ([]Entry, error) {
+	out := make([]Entry, len(recs))
+	for i, r := range recs {
+		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev {
+			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
+		}
+	}
+	return out, nil
+}
+
+// commonPrefix counts the revisions two histories share from the start.
+func commonPrefix(a, b []Entry) int64 {
+	n := int64(0)
+	for n < int64(min(len(a), len(b))) && sameSnapshot(a[n].Snapshot, b[n].Snapshot) {
+		n++
+	}
+	return n
+}
+
+// idle is a sync with no active workflow here. It first shares what this machine finished:
+// for each workflow the remote holds that was archived here (completed, expired, replaced;
+// not a lost race), the archived revisions the remote lacks are appended, so other machines
+// see the end. Then it chooses the workflow to take: want, or the remote's only one not
+// archived here. A workflow archived here is never taken back from the remote.
+func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (shared int, chosen string, out Outcome, err error) {
+	h, err := b.Heads(ctx)
+	if err != nil {
+		return 0, "", out, err
+	}
+	archives, err := st.ListArchives()
+	if err != nil {
+		return 0, "", out, err
+	}
+	done := map[string]bool{}
+	for _, a := range archives { // newest first: the first of each id is its end
+		if a.Reason == "conflict" || done[a.WorkflowID] || h[a.WorkflowID] == 0 {
+			continue
+		}
+		done[a.WorkflowID] = true
+		n, err := shareArchive(ctx, st, b, a)
+		if err != nil {
+			return shared, "", out, err
+		}
+		shared += n
+	}
+	if want != "" {
+		if done[want] {
+			return shared, "", Outcome{Workflow: want, Shared: shared, ArchivedHere: true}, nil
+		}
+		return shared, want, out, nil
+	}
+	open := remote.Heads{}
+	for k, v := range h {
+		if !done[k] {
+			open[k] = v
+		}
+	}
+	switch len(open) {
+	case 0:
+		return shared, "", Outcome{Shared: shared, Available: open}, nil
+	case 1:
+		for k := range open {
+			chosen = k
+		}
+		return shared, chosen, out, nil
+	}
+	return shared, "", Outcome{Shared: shared, Available: open}, ErrChoose
+}
+
+// shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
+// a prefix of the archive's; otherwise it leaves both alone.
+func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (int, error) {
+	_, j, err := st.ReadArchive(a.Dir)
+	if err != nil {
+		return 0, err
+	}
+	states, err := j.States()
+	if err != nil {
+		return 0, err
+	}
+	mine, err := entries(a.WorkflowID, a.Revision, states)
+	if err != nil {
+		return 0, err
+	}
+	recs, err := b.Since(ctx, a.WorkflowID, 0)
+	if err != nil {
+		return 0, err
+	}
+	theirs, err := decode(a.WorkflowID, recs)
+	if err != nil {
+		return 0, err
+	}
+	R := int64(len(theirs))
+	if commonPrefix(mine, theirs) != R || R >= int64(len(mine)) {
+		return 0, nil
+	}
+	data := make([][]byte, 0, int64(len(mine))-R)
+	for _, e := range mine[R:] {
+		d, err := json.Marshal(e)
+		if err != nil {
+			return 0, err
+		}
+		data = append(data, d)
+	}
+	if _, err := b.Append(ctx, a.WorkflowID, R, data); err != nil {
+		if errors.Is(err, remote.ErrConflict) {
+			return 0, errMoved
+		}
+		return 0, err
+	}
+	return len(data), nil
+}
+
+func revisionOf(doc []byte) int64 {
+	if doc == nil {
+		return 0
+	}
+	var m struct {
+		Revision int64 `json:"revision"`
+	}
+	if json.Unmarshal(doc, &m) != nil {
+		return -1
+	}
+	return m.Revision
+}
+
+// sameSnapshot compares two records as JSON text without insignificant space: the journal
+// and the wire may indent differently.
+func sameSnapshot(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}

@@ -1,0 +1,278 @@
+package remotesync_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// machine is one project checkout with its own state directory and clock.
+type machine struct {
+	t   *testing.T
+	dir string
+	en  *engine.Engine
+	st  *store.Store
+	now time.Time
+}
+
+func newMachine(t *testing.T, offset time.Duration) *machine {
+	t.Helper()
+	base := t.TempDir()
+	m := &machine{t: t, dir: filepath.Join(base, "proj"), now: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC).Add(offset)}
+	if out, err := exec.Command("git", "init", "-q", m.dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	// The tests move through apex's approval gate (plan): a person turned gates off here.
+	state := filepath.Join(m.dir, ".claude", "cairn")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HOME": filepath.Join(base, "home"), "CLAUDE_PROJECT_DIR": m.dir}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: m.dir,
+		Now: func() time.Time { m.now = m.now.Add(time.Second); return m.now }, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	st, err := store.Open(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	m.en, m.st = en, st
+	return m
+}
+
+func (m *machine) phase() (string, int64) {
+	m.t.Helper()
+	w, err := m.st.ReadWorkflow()
+	if errors.Is(err, store.ErrNotFound) {
+		return "", 0
+	}
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var r struct {
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(w.Data, &r); err != nil {
+		m.t.Fatal(err)
+	}
+	return r.State, w.Revision
+}
+
+func (m *machine) move(to string) {
+	m.t.Helper()
+	if _, err := m.en.Transition(engine.TransitionRequest{To: to}); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *machine) sync(b remote.Backend, id string) remotesync.Outcome {
+	m.t.Helper()
+	out, err := remotesync.Sync(context.Background(), m.st, b, "origin", id, nil)
+	if err != nil {
+		m.t.Fatalf("sync: %v", err)
+	}
+	return out
+}
+
+// TestHandOffAndConflict: machine A plans, B picks the workflow up and implements, A follows;
+// then both move at once, B syncs first and wins, and A's copy goes to the conflict archive.
+// Clocks an hour apart on either side change nothing.
+func TestHandOffAndConflict(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		backend func(t *testing.T) func(m *machine) remote.Backend
+	}{
+		{"memory", func(t *testing.T) func(*machine) remote.Backend {
+			b := memremote.New()
+			return func(*machine) remote.Backend { return b }
+		}},
+		{"git", func(t *testing.T) func(*machine) remote.Backend {
+			bare := filepath.Join(t.TempDir(), "shared.git")
+			if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			return func(m *machine) remote.Backend {
+				b, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			open := tc.backend(t)
+			a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
+			ra, rb := open(a), open(b)
+			if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "retries", WorkflowID: "wf-1"}); err != nil {
+				t.Fatal(err)
+			}
+			a.move("plan")
+			if out := a.sync(ra, ""); out.Pushed != 2 || out.Remote != 2 {
+				t.Fatalf("A's first sync = %+v, want 2 pushed", out)
+			}
+			if out := a.sync(ra, ""); out.Pushed != 0 || out.Pulled != 0 {
+				t.Fatalf("A's second sync = %+v, want nothing to do", out)
+			}
+			// B has nothing active: it takes the remote's only workflow.
+			if out := b.sync(rb, ""); out.Pulled != 2 || out.Workflow != "wf-1" {
+				t.Fatalf("B's first sync = %+v, want wf-1 pulled at 2", out)
+			}
+			if ph, rev := b.phase(); ph != "plan" || rev != 2 {
+				t.Fatalf("B is at %s r%d, want plan r2", ph, rev)
+			}
+			b.move("implement")
+			b.sync(rb, "")
+			if out := a.sync(ra, ""); out.Pulled != 1 {
+				t.Fatalf("A's sync after B moved = %+v, want 1 pulled", out)
+			}
+			if ph, rev := a.phase(); ph != "implement" || rev != 3 {
+				t.Fatalf("A is at %s r%d, want implement r3", ph, rev)
+			}
+			// Both move from r3; B's push is acknowledged first.
+			a.move("review")
+			b.move("review")
+			b.sync(rb, "")
+			out := a.sync(ra, "")
+			if out.Conflict == nil || out.Conflict.Common != 3 || out.Conflict.Archive.Reason != "conflict" {
+				t.Fatalf("A's sync after both moved = %+v, want a conflict from r3 archived", out)
+			}
+			wa, _ := a.st.ReadWorkflow()
+			wb, _ := b.st.ReadWorkflow()
+			if wa.Revision != 4 || string(wa.Data) != string(wb.Data) {
+				t.Fatalf("A holds r%d, B r%d; want both B's r4, the same bytes", wa.Revision, wb.Revision)
+			}
+			archives, err := a.st.ListArchives()
+			if err != nil || len(archives) != 1 || archives[0].Revision != 4 || archives[0].WorkflowID != "wf-1" {
+				t.Fatalf("A's archives = %+v, %v; want its own r4 kept as a conflict", archives, err)
+			}
+		})
+	}
+}
+
+// TestChoose: with nothing active and several workflows on the remote, sync asks which.
+func TestChoose(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	for _, id := range []string{"wf-1", "wf-2"} {
+		if _, err := b.Append(ctx, id, 0, [][]byte{[]byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newMachine(t, 0)
+	out, err := remotesync.Sync(ctx, m.st, b, "origin", "", nil)
+	if !errors.Is(err, remotesync.ErrChoose) || len(out.Available) != 2 {
+		t.Fatalf("Sync = %+v, %v; want ErrChoose listing 2", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(m.en.StateDir(), store.WorkflowFile)); !os.IsNotExist(err) {
+		t.Fatalf("a workflow was written: %v", err)
+	}
+}
+
+// TestFinishedHereIsShared: A completes the workflow (which archives it) before syncing; the
+// next sync pushes the end so B sees it, and A does not take the workflow back.
+func TestFinishedHereIsShared(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	b.sync(r, "")
+	a.move("plan")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if ph, _ := a.phase(); ph != "" {
+		t.Fatalf("A still has an active workflow in %s after completing", ph)
+	}
+	out := a.sync(r, "")
+	if out.Shared < 2 || out.Workflow != "" {
+		t.Fatalf("A's sync after completing = %+v, want its last revisions shared and nothing taken", out)
+	}
+	if ph, _ := a.phase(); ph != "" {
+		t.Fatal("A took its finished workflow back from the remote")
+	}
+	if out, err := remotesync.Sync(ctx, a.st, r, "origin", "wf-f", nil); err != nil || !out.ArchivedHere {
+		t.Fatalf("A's sync naming its finished workflow = %+v, %v; want it refused as archived here", out, err)
+	}
+	out = b.sync(r, "")
+	h, _ := r.Heads(ctx)
+	if out.Local != h["wf-f"] {
+		t.Fatalf("B after A finished: %+v, want the remote's r%d", out, h["wf-f"])
+	}
+	w, err := b.st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(w.Data, &rec)
+	if rec.Status != "completed" {
+		t.Fatalf("B's copy is %q, want completed", rec.Status)
+	}
+}
+
+// TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
+// same revision is replayed through the state machine on B's line and pushed, so both
+// machines end with both changes. A transition that no longer applies is not forced.
+func TestReplayAfterLostRace(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "replay", WorkflowID: "wf-r"}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	a.sync(r, "")
+	b.sync(r, "")
+	a.move("implement")
+	b.setVar(7)
+	b.sync(r, "")
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := out.Conflict; c == nil || c.Replayed != 1 || len(c.Lost) != 1 || out.Pushed != 1 || out.Remote != 4 {
+		t.Fatalf("A's sync = %+v (conflict %+v), want its transition replayed and pushed as r4", out, out.Conflict)
+	}
+	b.sync(r, "")
+	agree(t, r, a, b)
+	if ph, _ := b.phase(); ph != "implement" {
+		t.Fatalf("B is in %s, want implement", ph)
+	}
+	if v, err := b.en.GetVars([]string{"N"}); err != nil || v["N"] != "7" {
+		t.Fatalf("B's N = %v, %v; want 7 kept", v, err)
+	}
+
+	// Both move on from r4 to the same phase: A's move is already there, nothing is replayed.
+	a.move("review")
+	b.move("review")
+	b.sync(r, "")
+	out, err = remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil || out.Conflict == nil || out.Conflict.Replayed != 0 || out.Pushed != 0 {
+		t.Fatalf("A's sync = %+v, %v; want a conflict with nothing replayed", out, err)
+	}
+	agree(t, r, a, b)
+}

@@ -1,0 +1,78 @@
+package remotetest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/remote/remotetest"
+)
+
+// lostAck lands every other append but reports an error, as when a connection drops after the
+// remote took a push and before its answer arrived.
+type lostAck struct {
+	remote.Backend
+	n atomic.Int64
+}
+
+func (l *lostAck) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	h, err := l.Backend.Append(ctx, id, after, data)
+	if err == nil && l.n.Add(1)%2 == 1 {
+		return 0, errors.New("connection reset")
+	}
+	return h, err
+}
+
+func TestLandAfterLostAck(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	for i := range 3 {
+		c := &lostAck{Backend: b}
+		var known int64
+		for j := range 4 {
+			rev, err := remotetest.Land(ctx, c, "wf", known, []byte{'c', byte('0' + i), '-', byte('0' + j)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			known = rev
+		}
+	}
+	remotetest.CheckLine(t, ctx, b, "wf", 3, 4)
+}
+
+// lastWriterWins ignores the expected head: the bug the suite exists to catch.
+type lastWriterWins struct{ *memremote.Backend }
+
+func (l lastWriterWins) Append(ctx context.Context, id string, _ int64, data [][]byte) (int64, error) {
+	h, _ := l.Heads(ctx)
+	return l.Backend.Append(ctx, id, h[id], data)
+}
+
+// TestSuiteCatchesLastWriterWins runs the suite against a backend that ignores the expected
+// head, in a child process, and checks that it fails there.
+func TestSuiteCatchesLastWriterWins(t *testing.T) {
+	if os.Getenv("REMOTETEST_BROKEN") == "1" {
+		remotetest.Run(t, func(t *testing.T) func() remote.Backend {
+			b := lastWriterWins{memremote.New()}
+			return func() remote.Backend { return b }
+		}, remotetest.Options{})
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteCatchesLastWriterWins$", "-test.v")
+	cmd.Env = append(os.Environ(), "REMOTETEST_BROKEN=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the suite passed a last-writer-wins backend:\n%s", out)
+	}
+	for _, name := range []string{"stale-head-writes-nothing", "ahead-head-writes-nothing", "one-winner-per-head"} {
+		if !strings.Contains(string(out), "--- FAIL: TestSuiteCatchesLastWriterWins/"+name) {
+			t.Errorf("subtest %s did not fail on a last-writer-wins backend", name)
+		}
+	}
+}
