@@ -58,8 +58,10 @@ unit:
 e2e:
 	CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test -count=1 ./internal/e2e/...
 
+# Last, the release: the committed checksums must be what these sources build to.
 test: check
 	CAIRN_CLAUDE_BIN="$$(bash .ci/install-claude.sh | tail -n 1)" $(GO) test -race -count=1 ./...
+	$(MAKE) dist-check
 
 # A short coverage-guided run of every fuzz target (their seed corpora already run in `unit`).
 fuzz:
