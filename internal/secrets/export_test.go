@@ -5,11 +5,11 @@ import "strings"
 // MatchSpan exposes where the first finding in s lies, so tests can check that no message
 // or path ever carries it.
 func MatchSpan(s string) (rule, span string) {
-	r, start, end := matchAt(s)
+	r, span := matchAt(s)
 	if r == nil {
 		return "", ""
 	}
-	return r.name, s[start:end]
+	return r.name, span
 }
 
 // Unescape exposes the JSON string decoder used by the walk and the fast path.
