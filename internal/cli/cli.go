@@ -198,13 +198,13 @@ func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 		return nil, err
 	}
 	if err != nil {
-		return nil, usage("%v", err)
+		return nil, usage("%s", flagProblem(err))
 	}
 	switch {
 	case len(pos) < min:
 		return nil, usage("missing arguments: want %d, got %d", min, len(pos))
 	case max >= 0 && len(pos) > max:
-		return nil, usage("too many arguments: %s", quoteList(pos[max:]))
+		return nil, usage("too many arguments: want at most %d, got %d", max, len(pos))
 	}
 	return pos, nil
 }
@@ -228,12 +228,39 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func quoteList(s []string) string {
-	q := make([]string, len(s))
-	for i, v := range s {
-		q[i] = fmt.Sprintf("%q", v)
+// flagProblem says what the flag package refused without repeating the argument, which may
+// be a pasted secret (a PEM key starts with -----): only a flag name of the plain shape
+// (-json, -1) is named.
+func flagProblem(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"flag provided but not defined: -", "flag needs an argument: -"} {
+		if name, ok := strings.CutPrefix(msg, p); ok {
+			if plainFlag(name) {
+				return msg
+			}
+			return strings.TrimSuffix(p, ": -") + " (an argument starting with -; put -- before values that start with -)"
+		}
 	}
-	return strings.Join(q, " ")
+	switch {
+	case strings.HasPrefix(msg, "bad flag syntax"):
+		return "bad flag syntax (an argument starting with -; put -- before values that start with -)"
+	case strings.HasPrefix(msg, "invalid"):
+		return "invalid flag value"
+	}
+	return "invalid flags"
+}
+
+// plainFlag: 1 to 24 letters, digits and '-', which cannot hold a secret of any known shape.
+func plainFlag(name string) bool {
+	if name == "" || len(name) > 24 {
+		return false
+	}
+	for _, c := range name {
+		if !(c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // printJSON writes v as indented JSON on stdout.

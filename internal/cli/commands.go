@@ -148,7 +148,7 @@ func lookup(args []string) (*command, []string, error) {
 	}
 	c, ok := commands[name]
 	if !ok {
-		return nil, nil, &usageError{msg: fmt.Sprintf("unknown command %q: cairn help lists them", name)}
+		return nil, nil, &usageError{msg: "unknown command: cairn help lists them"}
 	}
 	return c, args[1:], nil
 }
@@ -247,5 +247,5 @@ func runHelp(a *app, args []string) error {
 		}
 		return nil
 	}
-	return &usageError{msg: fmt.Sprintf("no command %q: cairn help lists them", name)}
+	return &usageError{msg: "no such command: cairn help lists them"}
 }

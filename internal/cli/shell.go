@@ -151,7 +151,7 @@ func runVarsGet(a *app, args []string) error {
 	}
 	v, ok := kv[pos[0]]
 	if !ok {
-		return fmt.Errorf("variable %s is not set (%w): cairn show lists the workflow's variables", pos[0], store.ErrNotFound)
+		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", store.ErrNotFound)
 	}
 	if a.json {
 		return a.printJSON(kv)

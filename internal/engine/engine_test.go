@@ -137,7 +137,7 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	}
 	must(en.Transition(ctx, engine.TransitionRequest{To: "implement", From: "plan"}))(t)
 	must(en.UpdateTask(ctx, engine.TaskRequest{ID: "t1", Status: "running"}))(t)
-	must(en.SetVars(ctx, map[string]string{"PLAN_PATH": "plans/001.md", "WAVE": "2"}))(t)
+	must(en.SetVars(ctx, map[string]string{"PLAN_PATH": "plans/001.md", "CURRENT_WAVE": "2"}))(t)
 	kv := must(en.GetVars(ctx, []string{"PLAN_PATH", "NOPE"}))(t)
 	if len(kv) != 1 || kv["PLAN_PATH"] != "plans/001.md" {
 		t.Errorf("get vars = %v", kv)

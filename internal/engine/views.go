@@ -89,7 +89,7 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 			return e.st.ReadArchive(a.Dir)
 		}
 	}
-	return nil, j, fmt.Errorf("no workflow %s, active or archived (%w): cairn list shows the ids", id, store.ErrNotFound)
+	return nil, j, fmt.Errorf("no workflow with that id, active or archived (%w): cairn list shows the ids", store.ErrNotFound)
 }
 
 // Show returns a workflow record by id, active or archived.

@@ -3,7 +3,9 @@ package mcptools
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -57,7 +59,10 @@ var (
 	globPattern     = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
 	phasePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 	idPattern       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	varKeyPattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	// varKeyPattern is vars.ValidKey's rule as a schema pattern (vars.Words, then one or
+	// more upper-case words), so the model sees it before it calls; the length is checked
+	// by vars.ValidKey.
+	varKeyPattern = regexp.MustCompile(`^(?:` + strings.Join(vars.Words, "|") + `)(?:_[A-Z0-9]+)+$`)
 	ttlPattern      = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[a-zµ]{1,2}([0-9]+(\.[0-9]+)?[a-zµ]{1,2})*$`)
 	violCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 )
@@ -67,7 +72,7 @@ const (
 	globHint  = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
 	phaseHint = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
 	idHint    = "letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
-	varHint   = "a shell variable name: letters, digits and '_', not starting with a digit"
+	varHint   = "a workflow variable name: upper case words joined by _, starting with WF_ or PLAN_, RESEARCH_, REPORT_, REPORTS_, TOPIC_, WORKFLOW_, PHASE_, TASK_, WAVE_, SUPERVISOR_, CURRENT_, REVIEW_ or SPEC_ (such as PLAN_PATH or WF_BRANCH), so that no other program reads it"
 	ttlHint   = "a duration such as 24h, 90m or 7d"
 )
 

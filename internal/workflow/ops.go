@@ -94,9 +94,11 @@ type TransitionError struct {
 
 func (e *TransitionError) Error() string {
 	if len(e.Allowed) == 0 {
-		return fmt.Sprintf("%s workflow cannot move from %s to %s: %s allows no moves out of it", e.Type, e.From, e.To, e.From)
+		return fmt.Sprintf("%s workflow cannot move from %s: %s allows no moves out of it", e.Type, e.From, e.From)
 	}
-	return fmt.Sprintf("%s workflow cannot move from %s to %s: allowed next: %s", e.Type, e.From, e.To, strings.Join(e.Allowed, ", "))
+	// The refused target is not repeated (it may be anything a caller pasted); the allowed
+	// moves come from the definition.
+	return fmt.Sprintf("%s workflow cannot move from %s to the phase asked for: allowed next: %s", e.Type, e.From, strings.Join(e.Allowed, ", "))
 }
 
 // ConflictError is a failed compare-and-swap: the workflow is not where the caller expected,

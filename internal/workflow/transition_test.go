@@ -140,7 +140,7 @@ func TestTransitionUnknownPhaseNamesAllowed(t *testing.T) {
 	def := mustDef(t, "apex")
 	r := mustStart(t, def)
 	_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "deploy"}, t0, alice)
-	want := "apex workflow cannot move from analyze to deploy: allowed next: plan"
+	want := "apex workflow cannot move from analyze to the phase asked for: allowed next: plan"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
