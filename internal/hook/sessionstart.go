@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // SessionStartName is the SessionStart hook's binary, and the prefix of its stderr lines.
@@ -93,7 +94,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		r.Logf("warning: %s", w)
 	}
 	if recordErr != nil {
-		r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)
+		r.Logf("recording the session (pid %d): %v", pid, recordErr)
 	}
 	if err != nil {
 		r.Logf("reading workflow state: %v", err)
@@ -116,7 +117,7 @@ func claudePID(getenv func(string) string) (int, string) {
 	}
 	pid, err := strconv.Atoi(v)
 	if err != nil || pid <= 0 {
-		return os.Getppid(), fmt.Sprintf("CLAUDE_PID=%q is not a pid; using the parent pid %d", OneLine(v, 40), os.Getppid())
+		return os.Getppid(), fmt.Sprintf("CLAUDE_PID is not a pid; using the parent pid %d", os.Getppid())
 	}
 	return pid, ""
 }
@@ -124,7 +125,7 @@ func claudePID(getenv func(string) string) (int, string) {
 // summary is the one stderr line that says what happened.
 func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), orDash(sessionID), pid, orDash(res.Tier))
+	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), logSession(sessionID), pid, orDash(res.Tier))
 	if res.WorkflowID != "" {
 		fmt.Fprintf(&b, " workflow=%s phase=%s", res.WorkflowID, res.Phase)
 	}
@@ -140,6 +141,18 @@ func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) 
 		fmt.Fprintf(&b, "; report of %d characters", Units(res.Report))
 	}
 	return b.String()
+}
+
+// logSession is the session id as the hooks' stderr shows it: only an id of the shape Cairn
+// stores (store.ValidWorkflowID, which also refuses a secret's shape), never a refused one.
+func logSession(id string) string {
+	if id == "" {
+		return "-"
+	}
+	if store.ValidWorkflowID(id) != nil {
+		return "(not a valid session id, not shown)"
+	}
+	return id
 }
 
 func orDash(s string) string {

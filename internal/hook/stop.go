@@ -89,10 +89,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 
 func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) string {
 	var b strings.Builder
-	if sessionID == "" {
-		sessionID = "-"
-	}
-	fmt.Fprintf(&b, "session=%s stop_hook_active=%t", sessionID, active)
+	fmt.Fprintf(&b, "session=%s stop_hook_active=%t", logSession(sessionID), active)
 	if len(out.Wrote) > 0 {
 		fmt.Fprintf(&b, "; wrote %s", strings.Join(out.Wrote, ", "))
 	} else {
