@@ -55,14 +55,14 @@ type toolSpec struct {
 // Patterns for names. They are deliberately narrow: no path separators, no leading dot, no "..",
 // so a name can never leave the directory it is meant for.
 var (
-	namePattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-	globPattern     = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
-	phasePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	idPattern       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	namePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	globPattern  = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
+	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
 	// varKeyPattern is vars.ValidKey's rule as a schema pattern (vars.Words, then one or
 	// more upper-case words), so the model sees it before it calls; the length is checked
 	// by vars.ValidKey.
-	varKeyPattern = regexp.MustCompile(`^(?:` + strings.Join(vars.Words, "|") + `)(?:_[A-Z0-9]+)+$`)
+	varKeyPattern   = regexp.MustCompile(`^(?:` + strings.Join(vars.Words, "|") + `)(?:_[A-Z0-9]+)+$`)
 	ttlPattern      = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[a-zµ]{1,2}([0-9]+(\.[0-9]+)?[a-zµ]{1,2})*$`)
 	violCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 )
