@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -166,7 +167,7 @@ func (e *Engine) ReloadDefinitions() {
 func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
-	entries, err := os.ReadDir(e.workflow)
+	entries, err := fsx.ReadDirPath(e.workflow)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
 	}
@@ -194,20 +195,9 @@ func (e *Engine) loadDefinitionsLocked() {
 	e.defs, e.defErrs = defs, errs
 }
 
-// readSmallRegular reads a regular file of at most max bytes, refusing FIFOs and the like.
-func readSmallRegular(p string, max int64) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", fi.Size(), max)
-	}
-	return os.ReadFile(p)
-}
+// readSmallRegular reads a regular file of at most max bytes without blocking on a FIFO
+// or the like (fsx.ReadPath).
+func readSmallRegular(p string, max int64) ([]byte, error) { return fsx.ReadPath(p, max, true) }
 
 func (e *Engine) openMemory() {
 	loc, err := memory.Dir(memory.Env{Getenv: e.cfg.Getenv, WorkDir: e.cfg.WorkDir})
@@ -273,7 +263,7 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if loaded || workflow.ValidName(workflow.NormalizeName(typ)) != nil {
 		return nil
 	}
-	if ents, err := os.ReadDir(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if ents, err := fsx.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	d, ok := workflow.BuiltinDefinition(typ)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -290,7 +291,7 @@ const milestoneScanCap = 20
 // files are listed by name only.
 func (e *Engine) scanMilestones() []string {
 	dir := filepath.Join(e.root, "documentation", "milestones", "_active")
-	ents, err := os.ReadDir(dir)
+	ents, err := fsx.ReadDirPath(dir)
 	if err != nil {
 		return nil
 	}

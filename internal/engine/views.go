@@ -148,7 +148,7 @@ func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
 	if opt.PluginRoot != "" {
 		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
 			p := filepath.Join(opt.PluginRoot, f)
-			data, err := os.ReadFile(p)
+			data, err := fsx.ReadPath(p, 1<<20, true)
 			ok := err == nil
 			detail := p
 			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
@@ -252,7 +252,7 @@ func looseFiles(dir string) []string {
 func staleTemps(dir string, now time.Time) []string {
 	var stale []string
 	for _, sub := range []string{".", "checkpoints", "logs", "journal", "sessions"} {
-		ents, err := os.ReadDir(filepath.Join(dir, sub))
+		ents, err := fsx.ReadDirPath(filepath.Join(dir, sub))
 		if err != nil {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/project"
 )
 
@@ -41,7 +42,7 @@ func NeedsYAML(root, event string) string {
 }
 
 func hasMarkdown(dir string) bool {
-	ents, err := os.ReadDir(dir)
+	ents, err := fsx.ReadDirPath(dir)
 	if err != nil {
 		// Unreadable but present: the engine will fail on it too, and say so; a YAML reader
 		// would not help.

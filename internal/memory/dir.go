@@ -2,12 +2,12 @@ package memory
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/project"
 )
@@ -246,11 +246,7 @@ func loadSettings(env Env, configDir, launch string) []settingsSource {
 }
 
 func readSettings(p string) (settingsSource, bool) {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSettingsFile {
-		return settingsSource{}, false
-	}
-	data, err := os.ReadFile(p)
+	data, err := fsx.ReadPath(p, maxSettingsFile, true)
 	if err != nil {
 		return settingsSource{}, false
 	}

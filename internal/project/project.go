@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
 )
 
 // Environment variables read here.
@@ -184,12 +186,8 @@ func canonicalRoot(root string) string {
 
 // readSmall reads a regular, non-symlinked file of at most maxGitFile bytes.
 func readSmall(p string) (string, bool) {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGitFile {
-		return "", false
-	}
-	b, err := os.ReadFile(p)
-	if err != nil || len(b) > maxGitFile {
+	b, err := fsx.ReadPath(p, maxGitFile, false)
+	if err != nil {
 		return "", false
 	}
 	return string(b), true
