@@ -151,12 +151,20 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state directory %s: %w", dir, err)
 	}
+	root := o.projectRoot
+	if root == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
+		root = filepath.Dir(filepath.Dir(abs))
+	}
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, fsx.ErrSymlinkDir)
-	} else if errors.Is(err, fs.ErrNotExist) {
-		if err := fsx.MkdirAll(abs, 0o700); err != nil {
-			return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
+	}
+	// Below the project root no component may be a link (.claude -> /elsewhere would put
+	// state there): MkdirBeneath checks each one and creates what is missing.
+	if _, err := fsx.MkdirBeneath(root, abs, 0o700); err != nil {
+		if errors.Is(err, fsx.ErrLinkedComponent) {
+			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
+		return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
 	}
 	d, err := fsx.OpenDir(abs)
 	if err != nil {
