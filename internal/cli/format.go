@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // clean makes a stored string safe to print on a terminal: control characters (escape
@@ -38,15 +40,10 @@ func needsClean(s string) bool {
 	return false
 }
 
-// invisible: bidi controls, zero-width characters, the BOM and tag characters.
-func invisible(r rune) bool {
-	switch {
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069,
-		r == 0xfeff, r == 0x061c, r >= 0xe0000 && r <= 0xe007f:
-		return true
-	}
-	return false
-}
+// invisible: what textsafe drops from memory lines (bidi controls, zero-width and format
+// characters, soft hyphen, tag characters, variation selectors, Hangul fillers...), so the
+// terminal and MEMORY.md hide the same set.
+func invisible(r rune) bool { return r >= 0x80 && textsafe.Dropped(r) }
 
 // oneLine is clean for messages: errors and warnings stay one line on stderr.
 func oneLine(s string) string { return clean(strings.TrimSpace(s)) }
