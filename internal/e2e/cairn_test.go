@@ -455,7 +455,7 @@ func TestCairnAcrossSessions(t *testing.T) {
 		if nextRun == nil {
 			t.Skip("scenario 3's run did not finish")
 		}
-		wantLine := "Active APEX workflow: analyze completed, planning " + seedContext
+		wantLine := "Active APEX workflow: analyze completed, planning “" + seedContext + "”"
 		if got := nextRun.Init(t).MemoryPaths["auto"]; got != w.MemoryDir()+string(filepath.Separator) {
 			t.Errorf("Claude Code's auto-memory dir %q, want %q", got, w.MemoryDir()+"/")
 		}
@@ -629,7 +629,7 @@ func TestCairnStopWritesOwedPositionLine(t *testing.T) {
 		t.Errorf("the transition's result does not say the L2 line is owed: %s", trs[1].Text)
 	}
 
-	wantLine := "Active APEX workflow: analyze completed, planning " + seedContext
+	wantLine := "Active APEX workflow: analyze completed, planning “" + seedContext + "”"
 	stops := requireHooksOK(t, r, "Stop")
 	if len(stops) != 1 || !strings.Contains(stops[0].Stderr, "wrote "+wantLine) {
 		t.Errorf("the Stop hook did not report writing the owed line; Stop hooks: %+v", stops)
@@ -737,7 +737,7 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 		t.Errorf("SessionStart systemMessage %q, want one naming the expired workflow", out.SystemMessage)
 	}
 	// L2 has the expiry line.
-	wantLine := "Expired workflow: APEX at plan for migrate the billing tables"
+	wantLine := "Expired workflow: APEX at plan for “migrate the billing tables”"
 	if topic := readFile(t, filepath.Join(w.MemoryDir(), "cairn-workflow.md")); !strings.Contains(topic, wantLine) {
 		t.Errorf("cairn-workflow.md lacks %q:\n%s", wantLine, topic)
 	}

@@ -174,7 +174,7 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	if !strings.Contains(done.Message, "complete") || !strings.Contains(done.Message, "archived") {
 		t.Errorf("terminal transition: %+v", done)
 	}
-	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Completed APEX for add retries to the uploader") {
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Completed APEX for “add retries to the uploader”") {
 		t.Errorf("completion line missing from topic file:\n%s", topic)
 	}
 	// Nothing active now; the L2-only tier reports the last known line.
@@ -220,7 +220,7 @@ func TestExpiryArchivesAndWritesTheExpiryLine(t *testing.T) {
 	if !containsAny(r.Notices, "expired") || !strings.Contains(r.SystemMessage, "expired") {
 		t.Fatalf("expiry not reported: %+v", r)
 	}
-	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Expired workflow: DEBUG at troubleshoot for flaky login test") {
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Expired workflow: DEBUG at troubleshoot for “flaky login test”") {
 		t.Errorf("expiry line missing:\n%s", topic)
 	}
 	list := must(en.List(ctx))(t)
