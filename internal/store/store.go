@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -166,6 +167,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
 	}
+	if err := privateDir(abs); err != nil {
+		return nil, err
+	}
 	d, err := fsx.OpenDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
@@ -219,3 +223,20 @@ func (s *Store) mkdir(name string) error {
 }
 
 func (s *Store) utc() string { return s.o.now().UTC().Format("20060102T150405.000Z") }
+
+// privateDir makes the state directory private (0700) when other users may read or write it
+// (a 0777 directory lets any local user plant or read state); when that cannot be done and
+// others may write there, the directory is refused. Windows has no such mode bits.
+func privateDir(abs string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return nil // a missing directory is reported by the open that follows
+	}
+	if err := os.Chmod(abs, 0o700); err != nil && fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err)
+	}
+	return nil
+}
