@@ -122,6 +122,10 @@ type Config struct {
 	// binaries leave it nil, as they link no YAML library; internal/hook hands a project that
 	// needs one to the cairn binary before it opens the engine.
 	YAML YAML
+	// NoCreate is for commands that only read, and for hooks run without a usable
+	// CLAUDE_PROJECT_DIR: a missing state directory is not created and reads as empty
+	// (store.WithNoCreate).
+	NoCreate bool
 }
 
 // YAML is what the engine needs from a YAML library; see Config.YAML.

@@ -38,6 +38,7 @@ type Engine struct {
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
 	conf     fileConfig
+	inGit    bool // the root is a git repository's, not just the launch directory
 }
 
 // Open finds the project and its state directory and opens them. It fails only when the
@@ -73,6 +74,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	conf := readConfig(dir)
 	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(cfg.LockWait), store.WithProjectRoot(root)}
+	if cfg.NoCreate {
+		opts = append(opts, store.WithNoCreate())
+	}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
@@ -82,7 +86,8 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows")}
+	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
+		inGit: project.InGit(cfg.Getenv, cfg.WorkDir)}
 	e.openMemory()
 	return e, nil
 }
@@ -92,6 +97,10 @@ func (e *Engine) Close() error { return e.st.Close() }
 
 // StateDir is the state directory's absolute path.
 func (e *Engine) StateDir() string { return e.st.Dir() }
+
+// InGit reports whether the project root is a git repository's (else it is the launch
+// directory, for want of one).
+func (e *Engine) InGit() bool { return e.inGit }
 
 // ProjectRoot is the project's root directory.
 func (e *Engine) ProjectRoot() string { return e.root }

@@ -46,7 +46,9 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 		}
 		r = nil
 	}
-	l1ok := writable(e.st.Dir())
+	// A state directory not created yet (a command that only reads) is writable if it
+	// can be created.
+	l1ok := writable(e.st.Dir()) || !e.st.Exists() && creatable(e.st.Dir())
 	if !l1ok {
 		eye = append(eye, workflow.WarnL1Unavailable+" ("+e.st.Dir()+" is not writable)")
 	}

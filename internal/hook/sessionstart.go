@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +62,11 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		Actor:     "session-start",
 		LockWait:  LockWait(ctx),
 		YAML:      yaml,
+		NoCreate:  !projectDirGiven(getenv),
 	})
+	if err == nil && !projectDirGiven(getenv) {
+		r.Logf("%s", guessedRoot(e.ProjectRoot()))
+	}
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it. " + err.Error())
@@ -141,6 +146,20 @@ func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) 
 		fmt.Fprintf(&b, "; report of %d characters", Units(res.Report))
 	}
 	return b.String()
+}
+
+// projectDirGiven reports whether the hook knows its project for sure: an absolute
+// CLAUDE_PROJECT_DIR (as Claude Code sets it), or an explicit CAIRN_STATE_DIR. Without one the
+// hook guesses from its working directory, and then creates nothing (a run from / must not
+// make /.claude/cairn).
+func projectDirGiven(getenv func(string) string) bool {
+	d := getenv("CLAUDE_PROJECT_DIR")
+	return d != "" && filepath.IsAbs(d) || getenv("CAIRN_STATE_DIR") != ""
+}
+
+// guessedRoot says which directory the hook took as the project root without one.
+func guessedRoot(root string) string {
+	return "CLAUDE_PROJECT_DIR is unset or relative: using " + OneLine(root, 300) + " as the project root, read only (nothing is created there)"
 }
 
 // logSession is the session id as the hooks' stderr shows it: only an id of the shape Cairn

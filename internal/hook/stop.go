@@ -62,7 +62,11 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		Actor:     "stop",
 		LockWait:  LockWait(ctx),
 		YAML:      yaml,
+		NoCreate:  !projectDirGiven(getenv),
 	})
+	if err == nil && !projectDirGiven(getenv) {
+		r.Logf("%s", guessedRoot(e.ProjectRoot()))
+	}
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())

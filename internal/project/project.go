@@ -68,6 +68,17 @@ func Root(getenv func(string) string, wd string) (string, error) {
 	return start, nil
 }
 
+// InGit reports whether the project root comes from a git repository (a .git above the
+// launch directory) rather than being the launch directory itself.
+func InGit(getenv func(string) string, wd string) bool {
+	start, err := LaunchDir(getenv, wd)
+	if err != nil {
+		return false
+	}
+	_, ok := gitRoot(start)
+	return ok
+}
+
 // StateDir returns Cairn's state directory: $CAIRN_STATE_DIR if set (a relative value is
 // taken against wd), else <root>/.claude/cairn. It does not create it.
 func StateDir(getenv func(string) string, wd string) (string, error) {

@@ -17,6 +17,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/fsx/simfs"
 )
 
 // File and directory names inside the state directory.
@@ -105,7 +107,7 @@ func (e *WriteError) Unwrap() error { return e.Err }
 type Store struct {
 	dir  string
 	fs   fsx.FS
-	real *fsx.Dir
+	real io.Closer
 	o    options
 }
 
@@ -115,6 +117,7 @@ type options struct {
 	lockWait    time.Duration
 	now         func() time.Time
 	projectRoot string
+	noCreate    bool
 }
 
 // Option changes how Open sets up a Store.
@@ -135,6 +138,11 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // (.claude/workflow-state.json, memory/state/, .workflow-state/). By default it is the state
 // directory's grandparent when the state directory is <root>/.claude/cairn, else none.
 func WithProjectRoot(root string) Option { return func(o *options) { o.projectRoot = root } }
+
+// WithNoCreate opens the state directory for commands that only read: a missing directory is
+// not created (nor its .gitignore), and the store reads as empty; whatever such a command
+// would write goes nowhere. A command run in the wrong place ($HOME, /) creates nothing.
+func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
 // injection in tests.
@@ -158,6 +166,14 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, fsx.ErrSymlinkDir)
+	} else if errors.Is(err, fs.ErrNotExist) && o.noCreate {
+		if err := fsx.CheckBeneath(root, abs); err != nil {
+			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
+		}
+		// An empty in-memory directory (simfs) stands in for the missing one.
+		s := &Store{dir: abs, fs: simfs.New(), real: nopCloser{}, o: o}
+		s.o.projectRoot = root
+		return s, nil
 	}
 	// Below the project root no component may be a link (.claude -> /elsewhere would put
 	// state there): MkdirBeneath checks each one and creates what is missing.
@@ -181,12 +197,16 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if o.projectRoot == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
 		s.o.projectRoot = filepath.Dir(filepath.Dir(abs))
 	}
-	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) && !o.noCreate {
 		// Failing here (a read-only directory) must not stop reads; writes will say why.
 		_ = fsx.WriteFile(s.fs, ".gitignore", []byte("*\n"), 0o600)
 	}
 	return s, nil
 }
+
+// Exists reports whether the state directory is on disk: false only for a store opened
+// WithNoCreate where it is missing.
+func (s *Store) Exists() bool { _, virtual := s.real.(nopCloser); return !virtual }
 
 // Dir is the state directory's absolute path.
 func (s *Store) Dir() string { return s.dir }
@@ -240,3 +260,7 @@ func privateDir(abs string) error {
 	}
 	return nil
 }
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
