@@ -117,6 +117,15 @@ func TestSecretsThroughEveryCLIPath(t *testing.T) {
 		{"start context", func(s string) (int, string) { return p.run("", "start", "debug", s, "--replace") }},
 		{"complete outcome", func(s string) (int, string) { return p.run("", "complete", s) }},
 		{"unknown command", func(s string) (int, string) { return p.run("", s) }},
+		{"hook session-start session_id", func(s string) (int, string) {
+			return p.run(`{"session_id":`+quote(s)+`,"hook_event_name":"SessionStart","source":"startup"}`, "hook", "session-start")
+		}},
+		{"hook session-start source", func(s string) (int, string) {
+			return p.run(`{"session_id":"s1","hook_event_name":"SessionStart","source":`+quote(s)+`}`, "hook", "session-start")
+		}},
+		{"hook stop session_id", func(s string) (int, string) {
+			return p.run(`{"session_id":`+quote(s)+`,"hook_event_name":"Stop"}`, "hook", "stop")
+		}},
 		{"help topic", func(s string) (int, string) { return p.run("", "help", s) }},
 	}
 	shapes := secrettest.Shapes()
@@ -169,4 +178,28 @@ func clipTo(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// TestOrdinaryTextIsStored: none of the corpus's ordinary texts (hashes, UUIDs, paths,
+// base64 images, prose near the rules' keywords) is refused on the paths that store text.
+func TestOrdinaryTextIsStored(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "ordinary text suite")
+	for i, s := range secrettest.Ordinary() {
+		for _, args := range [][]string{
+			{"vars", "set", "PLAN_NOTE", "--", s},
+			{"log", "append", "events", `{"m":` + quote(s) + `}`},
+			{"checkpoint", "save", "plan", `{"m":` + quote(s) + `}`},
+		} {
+			if code, out := p.run("", args...); code != 0 {
+				t.Errorf("ordinary text %d refused by cairn %s: %s", i, args[0], out)
+			}
+		}
+		if len(s) <= 300 && !strings.ContainsAny(s, "\n") {
+			if code, out := p.run("", "transition", "plan", "--note", s); code != 0 {
+				t.Errorf("ordinary text %d refused as a note: %s", i, out)
+			}
+			p.run("", "transition", "analyze")
+		}
+	}
 }
