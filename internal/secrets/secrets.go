@@ -144,11 +144,7 @@ func scan(s string) (r *rule, start, end int) {
 	ix := index()
 	best := len(rules)
 	for i := 0; i+1 < len(s) && best > 0; i++ {
-		p := ix.pair[uint16(s[i])<<8|uint16(s[i+1])]
-		if p == 0 {
-			continue
-		}
-		for _, e := range ix.lists[p] {
+		for _, e := range ix.at(s[i], s[i+1]) {
 			if e.idx >= best {
 				break // entries are in rule order
 			}
@@ -200,35 +196,67 @@ type entry struct {
 }
 
 type keywordIndex struct {
-	pair  [1 << 16]uint16 // first two bytes -> index in lists; 0: no keyword starts so
-	lists [][]entry       // entries in rule order; lists[0] is unused
+	// rows[a][b] is 1 + the index in lists of the keywords starting with bytes a, b; 0: none.
+	// A row is allocated only for a byte some keyword starts with, so building the index
+	// (once per process: every hook pays it) zeroes a few kilobytes, not 128.
+	rows  [256]*[256]uint16
+	lists [][]entry // each in rule order, sliced from one array
 }
 
-var index = sync.OnceValue(func() *keywordIndex {
-	ix := &keywordIndex{lists: make([][]entry, 1, 512)}
-	for idx, r := range rules {
-		for _, kw := range r.keywords {
-			if len(kw) < 2 {
-				panic("secrets: keyword shorter than two bytes: " + kw)
-			}
-			firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
-			if r.fold {
-				firsts, seconds = cases(kw[0]), cases(kw[1])
-			}
-			for _, a := range firsts {
-				for _, b := range seconds {
-					k := uint16(a)<<8 | uint16(b)
-					if ix.pair[k] == 0 {
-						ix.pair[k] = uint16(len(ix.lists))
-						ix.lists = append(ix.lists, nil)
+func (ix *keywordIndex) at(a, b byte) []entry {
+	row := ix.rows[a]
+	if row == nil || row[b] == 0 {
+		return nil
+	}
+	return ix.lists[row[b]-1]
+}
+
+var index = sync.OnceValue(buildIndex)
+
+// buildIndex lays out the keywords in two passes (count, then fill), so the lists share one
+// allocation.
+func buildIndex() *keywordIndex {
+	ix := new(keywordIndex)
+	var counts []int
+	each := func(f func(id int, e entry)) {
+		for idx, r := range rules {
+			for _, kw := range r.keywords {
+				if len(kw) < 2 {
+					panic("secrets: keyword shorter than two bytes: " + kw)
+				}
+				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
+				if r.fold {
+					firsts, seconds = cases(kw[0]), cases(kw[1])
+				}
+				for _, a := range firsts {
+					if ix.rows[a] == nil {
+						ix.rows[a] = new([256]uint16)
 					}
-					ix.lists[ix.pair[k]] = append(ix.lists[ix.pair[k]], entry{kw, r, idx})
+					for _, b := range seconds {
+						if ix.rows[a][b] == 0 {
+							counts = append(counts, 0)
+							ix.rows[a][b] = uint16(len(counts))
+						}
+						f(int(ix.rows[a][b])-1, entry{kw, r, idx})
+					}
 				}
 			}
 		}
 	}
+	each(func(id int, _ entry) { counts[id]++ })
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	flat := make([]entry, 0, total)
+	ix.lists = make([][]entry, len(counts))
+	for id, n := range counts {
+		ix.lists[id] = flat[len(flat) : len(flat) : len(flat)+n]
+		flat = flat[:len(flat)+n]
+	}
+	each(func(id int, e entry) { ix.lists[id] = append(ix.lists[id], e) })
 	return ix
-})
+}
 
 // cases returns c in both ASCII cases (once when it has no case).
 func cases(c byte) []byte {
