@@ -1,11 +1,16 @@
 // Package secrets finds credentials in text and JSON before Cairn stores them or puts them in a
-// model's context. A small set of rules, each behind a cheap keyword prefilter, covers the
-// formats that turn up in agent sessions: AWS keys, GitHub, Anthropic, OpenAI and Slack tokens,
-// Slack webhooks, private key blocks, JWTs and credentials in URLs.
+// model's context. Its rules (rules.go) cover the providers of gitleaks' default rule set in
+// Cairn's own expressions (AWS, GitHub, GitLab, Anthropic, OpenAI, Slack, Stripe, Google, npm,
+// Hugging Face, SendGrid, Azure, and about sixty more), private key blocks, JWTs, credentials
+// in URLs and in Authorization headers, and provider or credential names assigned a random-
+// looking value. Text is scanned as it is and again without the characters Cairn drops when
+// it stores or shows text (zero-width, bidi and other format characters), so a token split
+// by U+200B is caught.
 //
-// It is not a general secret scanner (no entropy guessing, no gitleaks rule set: that costs
-// about 124 ms to start, too much for a hook), and it never returns or logs the secret it
-// found: a Finding holds only the rule's name and where the secret is.
+// All rules run in one pass: a table of the keywords' first two bytes skips most positions,
+// and a rule's regexp runs only where one of its keywords starts (a full gitleaks build costs
+// about 124 ms to start, too much for a hook). It never returns or logs the secret it found:
+// a Finding holds only the rule's name and where the secret is.
 package secrets
 
 import (
