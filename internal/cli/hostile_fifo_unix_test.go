@@ -33,7 +33,10 @@ func TestFIFOAtEveryReadPath(t *testing.T) {
 		".claude/cairn/archive",
 		".claude/cairn/sessions",
 		".claude/cairn/config.json",
-		".claude/cairn/vars",
+		".claude/cairn/.lock-workflow",
+		".claude/cairn/.lock-log-events",
+		".claude/cairn/.gitignore",
+		"@memory/.cairn-memory.lock",
 		// Memory, settings, definitions, milestones and the status file.
 		"@memory/MEMORY.md",
 		"@memory/cairn-workflow.md",
