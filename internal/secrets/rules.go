@@ -193,6 +193,13 @@ var rules = []*rule{
 	prefixed("kubernetes-token", []string{"k8s-aws-v1."}, `^k8s-aws-v1\.[A-Za-z0-9_-]{40,}`),
 	prefixed("authress-key", []string{"sc_", "ext_", "scauth_", "authress_"},
 		`^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`),
+	prefixed("defined-networking-token", []string{"dnkey-"}, `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`),
+	{
+		// curl -u user:password (or --user), as pasted from a shell history.
+		name: "curl-user", keywords: []string{"curl "}, before: notAlnum,
+		re: lazyRegexp(`^curl [^\n]{0,200}?\s(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
+		ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+	},
 	{
 		name: "telegram-bot-token", keywords: []string{":AA"},
 		re: lazyRegexp(`^:AA[A-Za-z0-9_-]{33}` + end),

@@ -109,6 +109,8 @@ func Shapes() []Shape {
 	addCtx("datadog", "provider-credential", "DATADOG_API_KEY=", mix(32))
 	addCtx("client-secret", "provider-credential", `"client_secret": "`, mix(40))
 	addCtx("password", "password-assignment", "password=", "Tr0ub4dor&3x")
+	add("defined-networking", "defined-networking-token", "dnkey-"+pick(urlb, 26)+"-"+pick(urlb, 52))
+	addCtx("curl-user", "curl-user", "curl -s -u deploy:", mix(18)+" https://api.example.com/v1")
 	return out
 }
 
@@ -148,6 +150,7 @@ func Ordinary() []string {
 		"version v1.0-beta.3 of sha256~ docs; see key-value store",
 		"time 12:34:56, ratio 16:9, item 123456789:AB is not a token",
 		"go test -run TestScanString/aws-id-glued ./internal/secrets",
+		"curl -u $USER:$TOKEN https://api.example.com and curl --user admin:changeme localhost",
 		"export PLAN_PATH=plans/001.md COMMIT=" + pick(hexlo, 40),
 		"-----BEGIN PUBLIC KEY-----\n" + pick(b64, 64) + "\n-----END PUBLIC KEY-----",
 		"-----BEGIN CERTIFICATE-----\n" + pick(b64, 64),
