@@ -217,7 +217,7 @@ func (m *Memory) RecordLearning(l Learning) (string, error) {
 		if err := m.update(name, func([]byte, bool) ([]byte, error) { return content, nil }); err != nil {
 			return err
 		}
-		entry := IndexLine(title, name, hook)
+		entry := IndexLine(textsafe.Line(textsafe.Quote(unescape(title), maxTitleRunes), maxTitleRunes+10), name, hook)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, name, entry), nil
 		})

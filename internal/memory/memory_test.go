@@ -242,7 +242,7 @@ func TestLearnings(t *testing.T) {
 	if n, _ := countOwned([]byte(index), name); n != 1 {
 		t.Errorf("%d index lines for %s in\n%s", n, name, index)
 	}
-	if got, _ := FindEntry([]byte(index), name); got != "- [run migrations FIRST](cairn-learning-run-migrations-first.md) — Use make migrate-test now." {
+	if got, _ := FindEntry([]byte(index), name); got != "- [“run migrations FIRST”](cairn-learning-run-migrations-first.md) — “Use make migrate-test now.”" {
 		t.Errorf("learning line = %q", got)
 	}
 	if n := strings.Count(index, "\n"); n != 3 {

@@ -190,7 +190,7 @@ func renderLearning(l Learning) (file []byte, title, hook string, err error) {
 		typ = "project"
 	}
 	if !memoryTypes[typ] {
-		return nil, "", "", fmt.Errorf("learning type %q is not one of user, feedback, project, reference", l.Type)
+		return nil, "", "", fmt.Errorf("the learning type is not one of user, feedback, project, reference")
 	}
 	title = textsafe.Line(l.Title, maxTitleRunes)
 	if title == "" {
@@ -212,9 +212,11 @@ func renderLearning(l Learning) (file []byte, title, hook string, err error) {
 		body = body[:len(body)-1]
 	}
 	if len(body) == 0 {
-		return nil, "", "", fmt.Errorf("learning %q has no body", title)
+		return nil, "", "", fmt.Errorf("the learning has no body")
 	}
-	hook = textsafe.Line(unescape(body[0]), maxHookRunes)
+	// MEMORY.md is in every session's context: there the learning, tool input, shows only
+	// quoted and capped.
+	hook = textsafe.Line(textsafe.Quote(unescape(body[0]), maxHookRunes-10), maxHookRunes)
 	fm := frontMatter{Name: learningPrefix + Slug(l.Title), Description: textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)}
 	fm.Metadata.Type = typ
 	return renderMemoryFile(fm, strings.Join(body, "\n")+"\n"), title, hook, nil
