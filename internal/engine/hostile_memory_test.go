@@ -24,26 +24,33 @@ func TestToolTextInMemoryIsQuotedAndFenced(t *testing.T) {
 		must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: text}))(t)
 		must(en.Transition(ctx, engine.TransitionRequest{To: "plan"}))(t)
 		must(en.Complete(ctx, text))(t)
+		must(en.RecordLearning(ctx, engine.LearningRequest{Title: text, Body: text}))(t)
 
 		index := e.readMemory("MEMORY.md")
-		line := ""
-		for _, l := range strings.Split(index, "\n") {
-			if strings.Contains(l, "cairn-workflow.md") {
-				line = l
+		lines := 0
+		for _, line := range strings.Split(index, "\n") {
+			if !strings.Contains(line, "](cairn-") {
+				continue
+			}
+			lines++
+			// Outside the quotes, only Cairn's words: none of the hostile words. (The link
+			// target is a file name: a learning's is a slug of its title, letters, digits and
+			// '-' only, capped at 48.)
+			outside := withoutQuotes(line)
+			if i, j := strings.Index(outside, "]("), strings.Index(outside, ".md)"); i >= 0 && j > i {
+				outside = outside[:i] + outside[j:]
+			}
+			for _, w := range []string{"Ignore", "instructions", "SYSTEM", "developer", "obey", "push"} {
+				if strings.Contains(outside, w) {
+					t.Errorf("case %d: %q appears unquoted on the index line: %s", i, w, line)
+				}
+			}
+			if n := len([]rune(line)); n > 300 {
+				t.Errorf("case %d: index line is %d runes", i, n)
 			}
 		}
-		if line == "" {
-			t.Fatalf("case %d: no Cairn index line:\n%s", i, index)
-		}
-		// Outside the quotes, only Cairn's words: none of the hostile words.
-		outside := withoutQuotes(line)
-		for _, w := range []string{"Ignore", "instructions", "SYSTEM", "developer", "obey", "push"} {
-			if strings.Contains(outside, w) {
-				t.Errorf("case %d: %q appears unquoted on the index line: %s", i, w, line)
-			}
-		}
-		if n := len([]rune(line)); n > 300 {
-			t.Errorf("case %d: index line is %d runes", i, n)
+		if lines != 2 {
+			t.Fatalf("case %d: %d Cairn index lines (want the workflow's and the learning's):\n%s", i, lines, index)
 		}
 
 		topic := e.readMemory("cairn-workflow.md")
