@@ -14,8 +14,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/cli"
 )
 
-// deadline is what any command may take with a FIFO in its way: the hooks' own limit.
-const deadline = 5 * time.Second
+// deadline is what any command may take with a FIFO in its way: well under the hooks' own
+// 5 s limit, so a hook that only finished because its deadline cut it short fails too.
+const deadline = 3 * time.Second
 
 // TestFIFOAtEveryReadPath plants a FIFO (with no writer: a blocking open would wait
 // forever) at every path Cairn reads, one at a time, and runs every command, hooks
