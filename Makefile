@@ -2,7 +2,7 @@
 # (when the claude CLI is on PATH); `make test` runs every check CI runs.
 GO ?= go
 BIN := bin
-BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)/cairn
+BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)/cairn-event $(BIN)/cairn
 
 .PHONY: build install test check unit e2e fuzz bench clean
 
@@ -10,6 +10,7 @@ build:
 	$(GO) build -trimpath -o $(BIN)/cairn-mcp ./mcpserver
 	$(GO) build -trimpath -o $(BIN)/cairn-session-start ./hooks/sessionstart
 	$(GO) build -trimpath -o $(BIN)/cairn-stop ./hooks/stop
+	$(GO) build -trimpath -o $(BIN)/cairn-event ./hooks/event
 	$(GO) build -trimpath -o $(BIN)/cairn ./cmd/cairn
 
 # Builds, registers this checkout as a marketplace and installs the plugin from it, then checks
@@ -20,7 +21,15 @@ install: build
 	else \
 		echo "claude is not on PATH: run Claude Code with --plugin-dir $(CURDIR) to use Cairn"; \
 	fi
+	@echo "cairn is $(CURDIR)/$(BIN)/cairn; the agent finds it on its PATH (Claude Code adds the plugin's bin/)."
+	@echo "To type cairn in your shell: $(BIN)/cairn doctor --link (a link in ~/.local/bin), or add $(CURDIR)/$(BIN) to PATH."
 	$(BIN)/cairn doctor
+
+# The binaries need no cgo, and the release is built without it. cairn links spf13/pflag (for
+# cobra's shell completion), which imports net; with cgo on, that makes a dynamically linked
+# binary whose start costs about twice the CPU (cairn status: 1.1 ms -> 2.3 ms). Only the
+# build: go test -race needs cgo.
+build: export CGO_ENABLED ?= 0
 
 check:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }

@@ -1,5 +1,5 @@
 // Command cairn is Cairn's command line for people and for bash blocks: workflow status, a
-// live watch, list, show, history, archive, expire, doctor, and the seeds' shell API
+// live watch, list, show, history, archive, expire, doctor, and the shell API
 // (checkpoint, vars, log). All of it lives in internal/cli; `cairn help` documents it.
 package main
 

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
 )
 
 func runArchive(a *app, args []string) error {
@@ -55,18 +56,30 @@ type doctorReport struct {
 }
 
 func runDoctor(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+	fl := a.flags()
+	link := fl.Bool("link", false, "make ~/.local/bin/cairn a link to this cairn")
+	if _, err := a.parse(fl, args, 0, 0); err != nil {
 		return err
 	}
 	rep := doctorReport{OK: true}
 	root, bin, how := locatePlugin(a.executable, a.getenv, dirExists)
+	if root == "" && a.getenv("CLAUDE_PLUGIN_ROOT") == "" {
+		wd, _ := os.Getwd()
+		if p, err := project.Root(a.getenv, wd); err == nil {
+			wd = p
+		}
+		if r, b, h := installedPlugin(a.getenv, a.home(), wd); r != "" {
+			root, bin, how = r, b, h
+		}
+	}
 	rep.PluginRoot = root
 	if root == "" {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how,
-			Fix: "run the cairn in the plugin's bin/ directory, or set CLAUDE_PLUGIN_ROOT to the plugin's directory"})
+			Fix: "install it: claude plugin install cairn@cairn (or make install in a checkout), or set CLAUDE_PLUGIN_ROOT to the plugin's directory"})
 	} else {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", OK: true, Detail: root + " (" + how + ")"})
 	}
+	rep.Checks = append(rep.Checks, a.linkCheck(*link))
 	e, err := a.engine()
 	if err != nil {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: err.Error(),
@@ -89,9 +102,9 @@ func runDoctor(a *app, args []string) error {
 	} else {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		for _, c := range rep.Checks {
-			mark := "ok"
+			mark := a.style(green, "ok")
 			if !c.OK {
-				mark = "FAIL"
+				mark = a.style(red, "FAIL")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, clean(c.Name), clean(c.Detail))
 			if !c.OK && c.Fix != "" {
@@ -131,7 +144,7 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 		}
 		return r, filepath.Join(r, "bin"), "from CLAUDE_PLUGIN_ROOT"
 	}
-	return "", "", "this executable is not in a plugin's bin/ and CLAUDE_PLUGIN_ROOT is not set"
+	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, this executable is not in a plugin's bin/, CLAUDE_PLUGIN_ROOT is not set"
 }
 
 func dirExists(p string) bool {

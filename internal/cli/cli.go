@@ -1,12 +1,16 @@
 // Package cli is cairn, the human command line over Cairn's engine: status, a live watch,
-// list, show and history of workflows, archive, expire and doctor, and the seeds' shell API
-// (start, transition, checkpoint, vars, log) for bash blocks in slash commands.
+// list, show and history of workflows, types, archive, expire, doctor and uninstall, shell
+// completion, and the shell API (start, transition, checkpoint, vars, log) for bash blocks in
+// slash commands.
 //
-// It is an adapter and nothing more: every read and write goes through internal/engine, so the
-// CLI sees and changes state exactly as the MCP server and the hooks do. Its own work is
-// parsing arguments, rendering for a person (or as JSON with --json), and mapping errors to
-// exit codes: 0 ok, 1 refused or not found, 2 usage error, 3 state unusable or internal error.
-// Data goes to stdout, diagnostics to stderr.
+// It is an adapter and nothing more: every read and write of workflow state goes through
+// internal/engine, so the CLI sees and changes state exactly as the MCP server and the hooks
+// do (uninstall, which takes Cairn out of auto-memory, uses internal/memory's own writer). Its
+// own work is parsing arguments (flags anywhere, the nearest name for a mistyped one),
+// rendering for a person (colour only on a terminal) or as JSON with --json, and mapping
+// errors to exit codes: 0 ok, 1 refused or not found, 2 usage error, 3 state unusable or
+// internal error. Data goes to stdout, diagnostics to stderr. Commands are registered in one
+// table (commands.go); shell completion is cobra's, over a tree built from that table.
 package cli
 
 import (
@@ -42,6 +46,7 @@ var Version = "dev"
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, ctx: context.Background(),
 		executable: os.Executable}
+	a.color, a.colorErr = colorOn(stdout, getenv), colorOn(stderr, getenv)
 	return a.main(args)
 }
 
@@ -56,9 +61,19 @@ type app struct {
 	name string // the command being run, for messages ("transition", "checkpoint save")
 	json bool   // --json was given
 	eng  *engine.Engine
+
+	color, colorErr bool // stdout, stderr take colour (color.go)
 }
 
 func (a *app) main(args []string) int {
+	// Flags every command has may come before the command too: cairn --json status.
+	var global []string
+	for len(args) > 0 && isGlobalFlag(args[0]) {
+		global, args = append(global, args[0]), args[1:]
+	}
+	if len(args) == 0 && len(global) > 0 {
+		args = []string{"help"}
+	}
 	if len(args) == 0 {
 		fmt.Fprint(a.stderr, overview())
 		return ExitUsage
@@ -70,22 +85,35 @@ func (a *app) main(args []string) int {
 	case "-v", "-version", "--version":
 		args = []string{"version"}
 	}
-	cmd, rest, err := lookup(args)
-	if err != nil {
-		return a.fail(err)
-	}
-	a.name = cmd.name
 	defer func() {
 		if a.eng != nil {
 			a.eng.Close()
 		}
 	}()
+	if isCompletionRequest(args[0]) {
+		return a.complete(args)
+	}
+	cmd, rest, err := lookup(args)
+	if err != nil {
+		return a.fail(err)
+	}
+	rest = append(global, rest...)
+	a.name = cmd.name
 	err = cmd.run(a, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(a.stdout, cmd.help())
 		return ExitOK
 	}
 	return a.fail(err)
+}
+
+// isGlobalFlag: the flags every command takes, which may also come before its name.
+func isGlobalFlag(arg string) bool {
+	switch arg {
+	case "--json", "-json", "--json=true", "--json=false":
+		return true
+	}
+	return false
 }
 
 // fail prints err (if any) on stderr and returns its exit code.
@@ -106,7 +134,7 @@ func (a *app) fail(err error) int {
 		// The engine's hint names the agent's tools; a person at a shell wants commands.
 		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(msg))
+	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), oneLine(msg))
 	var ue *usageError
 	if errors.As(err, &ue) && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
@@ -165,8 +193,9 @@ func exitCode(err error) int {
 }
 
 // readOnly are the commands that only read: run anywhere ($HOME, /), they create nothing.
-var readOnly = map[string]bool{"status": true, "list": true, "show": true, "history": true, "doctor": true,
-	"checkpoint load": true, "checkpoint list": true, "vars get": true, "vars export": true}
+var readOnly = map[string]bool{"status": true, "statusline": true, "list": true, "show": true, "history": true,
+	"types": true, "doctor": true, "checkpoint load": true, "checkpoint list": true, "vars get": true,
+	"vars export": true, "log show": true, "completion": true}
 
 // engine opens the engine on first use. The CLI acts as actor "cli", for the session Claude
 // Code names in its environment when run from a bash block.
@@ -198,61 +227,23 @@ func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 	usage := func(format string, v ...any) error {
 		return &usageError{msg: fmt.Sprintf(format, v...), cmd: a.name, usage: cmd.usage}
 	}
-	pos, err := interspersed(fs, args)
+	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, usage("%s", flagProblem(err))
+		return nil, &usageError{msg: err.Error(), cmd: a.name, usage: cmd.usage}
 	}
 	switch {
 	case len(pos) < min:
+		if names := argNames(cmd.usage, a.name); len(names) >= min {
+			return nil, usage("missing %s", strings.Join(names[len(pos):min], " and "))
+		}
 		return nil, usage("missing arguments: want %d, got %d", min, len(pos))
 	case max >= 0 && len(pos) > max:
 		return nil, usage("too many arguments: want at most %d, got %d", max, len(pos))
 	}
 	return pos, nil
-}
-
-// interspersed is fs.Parse that lets flags follow positionals, as in `cairn show ID --json`.
-func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// flagProblem says what the flag package refused without repeating the argument, which may
-// be a pasted secret (a PEM key starts with -----): only a flag name of the plain shape
-// (-json, -1) is named.
-func flagProblem(err error) string {
-	msg := err.Error()
-	for _, p := range []string{"flag provided but not defined: -", "flag needs an argument: -"} {
-		if name, ok := strings.CutPrefix(msg, p); ok {
-			if plainFlag(name) {
-				return msg
-			}
-			return strings.TrimSuffix(p, ": -") + " (an argument starting with -; put -- before values that start with -)"
-		}
-	}
-	switch {
-	case strings.HasPrefix(msg, "bad flag syntax"):
-		return "bad flag syntax (an argument starting with -; put -- before values that start with -)"
-	case strings.HasPrefix(msg, "invalid"):
-		return "invalid flag value"
-	}
-	return "invalid flags"
 }
 
 // plainFlag: 1 to 24 letters, digits and '-', which cannot hold a secret of any known shape.
@@ -280,7 +271,7 @@ func (a *app) printJSON(v any) error {
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
-			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", oneLine(w))
+			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), oneLine(w))
 		}
 	}
 }

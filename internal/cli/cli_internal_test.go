@@ -52,7 +52,7 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-func TestInterspersed(t *testing.T) {
+func TestParseArgs(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
@@ -68,7 +68,12 @@ func TestInterspersed(t *testing.T) {
 		{"double dash ends flags", []string{"K", "--", "-1", "--json"}, []string{"K", "-1", "--json"}, false, "", false},
 		{"lone dash is a positional", []string{"name", "-"}, []string{"name", "-"}, false, "", false},
 		{"unknown flag", []string{"a", "--frob"}, nil, false, "", true},
-		{"negative number is a flag", []string{"K", "-1"}, nil, false, "", true},
+		{"negative number is a value", []string{"K", "-1"}, []string{"K", "-1"}, false, "", false},
+		{"negative number as a flag's value", []string{"--from", "-2.5", "b"}, []string{"b"}, false, "-2.5", false},
+		{"bool flag with a value", []string{"--json=false", "a"}, []string{"a"}, false, "", false},
+		{"bool flag with a bad value", []string{"--json=maybe"}, nil, false, "", true},
+		{"string flag without its value", []string{"a", "--from"}, nil, false, "", true},
+		{"triple dash", []string{"---json"}, nil, false, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,7 +81,7 @@ func TestInterspersed(t *testing.T) {
 			fs.SetOutput(io.Discard)
 			j := fs.Bool("json", false, "")
 			from := fs.String("from", "", "")
-			pos, err := interspersed(fs, tt.args)
+			pos, err := parseArgs(fs, tt.args)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}
@@ -87,6 +92,27 @@ func TestInterspersed(t *testing.T) {
 				t.Errorf("got %q json=%v from=%q, want %q json=%v from=%q", pos, *j, *from, tt.wantPos, tt.wantJSON, tt.wantFrom)
 			}
 		})
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	tests := []struct {
+		s          string
+		candidates []string
+		want       []string
+	}{
+		{"stauts", []string{"status", "start", "show", "list"}, []string{"status"}},
+		{"plna", []string{"analyze", "plan", "implement"}, []string{"plan"}},
+		{"impl", []string{"analyze", "plan", "implement"}, []string{"implement"}},
+		{"frobnicate", []string{"status", "start"}, nil},
+		{"status", []string{"status"}, nil}, // the word itself is no suggestion
+		{"jsno", []string{"json", "id"}, []string{"json"}},
+		{"x", []string{"id", "json"}, nil},
+	}
+	for _, tt := range tests {
+		if got := suggest(tt.s, tt.candidates); !slices.Equal(got, tt.want) {
+			t.Errorf("suggest(%q) = %q, want %q", tt.s, got, tt.want)
+		}
 	}
 }
 

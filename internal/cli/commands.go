@@ -29,11 +29,11 @@ var commands map[string]*command
 
 // order is how the overview lists them: the person's commands, then the shell API.
 var order = []string{
-	"status", "watch", "list", "show", "history", "archive", "expire", "doctor",
+	"status", "statusline", "watch", "list", "show", "history", "types", "archive", "expire", "doctor",
 	"start", "transition", "complete", "task",
-	"checkpoint save", "checkpoint load", "checkpoint list",
-	"vars set", "vars get", "vars export", "log append",
-	"version", "help",
+	"checkpoint save", "checkpoint load", "checkpoint list", "checkpoint delete",
+	"vars set", "vars get", "vars unset", "vars export", "log append", "log show",
+	"version", "help", "completion", "uninstall",
 	"hook session-start", "hook stop",
 }
 
@@ -44,12 +44,21 @@ func init() {
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
 not archived. With --json prints the engine's resume answer.`},
+		{name: "statusline", usage: "statusline [--json]", run: runStatusline,
+			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
+			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
+project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; nothing when none
+is active. It reads the state without a lock or a repair, in a few milliseconds, and never
+fails the status bar: problems go to stderr, exit 0. In ~/.claude/settings.json:
+  "statusLine": {"type": "command", "command": "cairn statusline"}`},
 		{name: "watch", usage: "watch [--json]", run: runWatch,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
 			doc: `Prints the current position, then a line each time any process (the agent, a hook,
-another cairn) changes the workflow. Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0.
-With --json each line is one JSON object: at, workflow_id, revision, phase, session_id,
-updated_at (workflow_id is empty when no workflow is active).`},
+another cairn) changes the workflow, saying what changed (phase, status, tasks, variable
+names, artifacts, checkpoints saved or deleted) and who changed it (actor and session, from
+the journal). Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0. With --json each line is one
+JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, by
+(workflow_id is empty when no workflow is active).`},
 		{name: "list", usage: "list [--json]", run: runList,
 			summary: "List the active workflow and the archived ones, newest first."},
 		{name: "show", usage: "show [ID] [--json]", run: runShow,
@@ -58,14 +67,21 @@ updated_at (workflow_id is empty when no workflow is active).`},
 		{name: "history", usage: "history [ID] [--json]", run: runHistory,
 			summary: "Show a workflow's journal: time, revision, event, who, from -> to.",
 			doc:     `ID defaults to the active workflow. Archived workflows keep their journal.`},
-		{name: "archive", usage: "archive [--reason R] [--json]", run: runArchive,
-			summary: "Move the active workflow to the archive (kept, not deleted).",
-			doc:     `The reason (default "archived") shows in cairn list.`},
+		{name: "types", usage: "types [TYPE] [--json]", run: runTypes,
+			summary: "List the workflow types: phases, moves, approval phases, TTL.",
+			doc: `Built-in types and the project's own (.claude/workflows/*.md), each with its phases in
+order, the moves allowed from each phase, the phases that need an approval, the terminal
+phases and the TTL after which an idle workflow expires.`},
+		{name: "archive", usage: "archive [--reason TEXT] [--json]", run: runArchive,
+			summary: "Abandon the active workflow: archive it unfinished (kept, not deleted).",
+			doc: `For work that will not be finished; cairn complete OUTCOME ends finished work. The
+reason is free text, kept in the workflow's history (cairn history ID); a one-word reason
+such as superseded is also the status cairn list shows (default archived).`},
 		{name: "expire", usage: "expire [--dry-run] [--json]", run: runExpire,
 			summary: "Archive the active workflow if its TTL has passed (--dry-run: only say).",
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
 auto-memory. A workflow that has not expired is left alone and exit is 0.`},
-		{name: "doctor", usage: "doctor [--json]", run: runDoctor,
+		{name: "doctor", usage: "doctor [--link] [--json]", run: runDoctor,
 			summary: "Check the install and the state; say what to fix. Exit 1 when a check fails.",
 			doc: `Checks the binaries and plugin files, the state directory's permissions, the
 auto-memory directory, the locks, stale temp files and the workflow definitions. The plugin
@@ -76,7 +92,7 @@ $CLAUDE_PLUGIN_ROOT.`},
 			doc: `CONTEXT is a one-line summary of the work. An active workflow is refused (exit 1)
 unless --replace, which archives it first (kept, not lost). --ttl is a duration like 24h.`},
 		{name: "transition", usage: "transition [FROM] TO [--from FROM] [--note N] [--output PATH]... [--checkpoint JSON] [--json]", run: runTransition,
-			summary: "Move the active workflow to phase TO (seed 003's sm_transition).",
+			summary: "Move the active workflow to phase TO.",
 			doc: `Already in TO: nothing changes, an INFO line goes to stderr and exit is 0, so a retry
 is safe. With FROM (as --from or a first argument) the move happens only if the workflow is
 in FROM; otherwise exit 1 says where it is and who moved it. --output records an output of
@@ -92,26 +108,47 @@ metadata, in the same write. Entering a terminal phase completes and archives th
 (strict, at most 1 MiB) and refused if it holds a secret. Prints nothing on success.`},
 		{name: "checkpoint load", usage: "checkpoint load NAME [--or-empty]", run: runCheckpointLoad,
 			summary: "Print a checkpoint's JSON; missing: exit 1, or {} with --or-empty.",
-			doc:     `--or-empty is the seeds' graceful default (load_json_checkpoint).`},
+			doc:     `With --or-empty a missing checkpoint prints {} and exits 0, for scripts that start fresh.`},
 		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", run: runCheckpointList,
 			summary: "List checkpoint names matching a glob PATTERN (default all), one a line."},
+		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", run: runCheckpointDelete,
+			summary: "Delete a checkpoint; missing: exit 1. Prints nothing on success."},
 		{name: "vars set", usage: "vars set KEY VALUE [--json]", run: runVarsSet,
-			summary: "Set a workflow variable (the seeds' append_workflow_state).",
+			summary: "Set a workflow variable of the active workflow.",
 			doc: `KEY is letters, digits and _; names the shell gives meaning to (PATH, IFS, LD_*,
-CLAUDE_*, ...) are refused. A VALUE starting with - goes after --: cairn vars set N -- -1.
-Prints nothing on success.`},
+CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); any other
+VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
 		{name: "vars get", usage: "vars get KEY [--json]", run: runVarsGet,
 			summary: "Print a workflow variable's value; not set: exit 1."},
+		{name: "vars unset", usage: "vars unset KEY... [--json]", run: runVarsUnset,
+			summary: "Remove workflow variables; one not set is no change. Prints nothing on success."},
 		{name: "vars export", usage: "vars export [--json]", run: runVarsExport,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
 			doc: `Every value is single-quoted, so any content (quotes, $, newlines) comes back byte
 for byte and nothing in it runs. With --json prints the variables as one JSON object.`},
 		{name: "log append", usage: "log append NAME [JSON|-] [--json]", run: runLogAppend,
 			summary: "Append one JSON value as a line to the log NAME (from stdin when - or absent)."},
+		{name: "log show", usage: "log show NAME [--tail N] [--json]", run: runLogShow,
+			summary: "Print the log NAME, one JSON value a line (--tail N: the last N).",
+			doc:     `With --json prints the entries as one JSON array.`},
 		{name: "version", usage: "version [--json]", run: runVersion,
 			summary: "Print cairn's version."},
 		{name: "help", usage: "help [COMMAND]", run: runHelp,
 			summary: "Show this overview, or one command's help."},
+		{name: "completion", usage: "completion bash|zsh|fish", run: runCompletion,
+			summary: "Print a shell completion script (commands, flags, phases, types, names).",
+			doc: `bash:  source <(cairn completion bash)     (or save it in ~/.local/share/bash-completion/completions/cairn)
+zsh:   cairn completion zsh > "${fpath[1]}/_cairn"
+fish:  cairn completion fish > ~/.config/fish/completions/cairn.fish`},
+		{name: "uninstall", usage: "uninstall [--yes] [--with-state] [--json]", run: runUninstall,
+			summary: "Remove Cairn's lines and files from auto-memory, its binaries and its link.",
+			doc: `Shows what it removes, then asks (on a terminal) or needs --yes; without either it only
+shows. It removes the MEMORY.md lines pointing at cairn-workflow.md and cairn-learning-*.md
+(every other line is kept byte for byte), those files, the binaries in Claude Code's
+plugin data directories for Cairn (~/.claude/plugins/data/cairn-*) and ~/.cache/cairn, and
+a ~/.local/bin/cairn link. The project's workflow state (.claude/cairn) is kept unless
+--with-state. Run it in each project whose memory should forget Cairn, before
+claude plugin uninstall cairn@cairn (which removes the cairn command with the plugin).`},
 		{name: "hook session-start", usage: "hook session-start", run: runHookSessionStart,
 			summary: "Claude Code's SessionStart hook, with YAML (the hook hands over to it).",
 			doc: `Reads the hook event on stdin and prints the hook's answer, exactly as
@@ -132,7 +169,8 @@ does, for projects that define their own workflows. People need not run it.`},
 // nouns are the commands that take a verb.
 var nouns = map[string]bool{"checkpoint": true, "vars": true, "log": true, "hook": true}
 
-// lookup finds the command args name and returns the arguments after its name.
+// lookup finds the command args name and returns the arguments after its name. A mistyped
+// name is answered with the nearest ones.
 func lookup(args []string) (*command, []string, error) {
 	name := args[0]
 	if nouns[name] {
@@ -143,14 +181,40 @@ func lookup(args []string) (*command, []string, error) {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
+		if _, ok := commands[name+" "+args[1]]; !ok {
+			msg := "unknown command" // the unknown verb is not repeated
+			if s := suggest(args[1], verbs(name)); len(s) > 0 {
+				return nil, nil, &usageError{msg: msg + ": did you mean " + name + " " + strings.Join(s, " or "+name+" ") + "?"}
+			}
+			return nil, nil, &usageError{msg: fmt.Sprintf("%s: %s takes %s", msg, name, strings.Join(verbs(name), ", "))}
+		}
 		name += " " + args[1]
 		args = args[1:]
 	}
 	c, ok := commands[name]
 	if !ok {
-		return nil, nil, &usageError{msg: "unknown command: cairn help lists them"}
+		// The unknown name is not repeated (it may be anything pasted); the suggestion is one
+		// of Cairn's own commands.
+		msg := "unknown command"
+		if s := suggest(name, topNames()); len(s) > 0 {
+			return nil, nil, &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
+		}
+		return nil, nil, &usageError{msg: msg + ": cairn help lists them"}
 	}
 	return c, args[1:], nil
+}
+
+// topNames are the words that can start a command line: commands and nouns.
+func topNames() []string {
+	var out []string
+	for n := range commands {
+		first, _, _ := strings.Cut(n, " ")
+		if !contains(out, first) {
+			out = append(out, first)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func verbs(noun string) []string {
@@ -181,7 +245,7 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 
 `)
 	width := 0
-	for _, n := range order {
+	for n := range commands {
 		width = max(width, len(n))
 	}
 	section := func(title string, names []string) {
@@ -191,11 +255,21 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 		}
 		b.WriteString("\n")
 	}
-	section("Workflows", order[:8])
-	section("Shell API (for bash blocks)", order[8:19])
-	section("Other", order[19:])
+	// Sections start at named commands, so a command added to order lands in one; a command
+	// missing from order is still listed, under Other.
+	at := func(n string) int { return max(0, indexOf(order, n)) }
+	other := append([]string(nil), order[at("version"):]...)
+	for _, n := range sortedNames(commands) {
+		if !contains(order, n) {
+			other = append(other, n)
+		}
+	}
+	section("Workflows", order[:at("start")])
+	section("Shell API (for bash blocks)", order[at("start"):at("version")])
+	section("Other", other)
 	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command takes --json
-for scripts. Data goes to stdout, errors and warnings to stderr.
+for scripts, also before its name (cairn --json status). Data goes to stdout, errors and
+warnings to stderr. Colour only on a terminal, never with NO_COLOR set.
 
 Exit codes:
   0  done
@@ -216,6 +290,15 @@ Environment:
 cairn help COMMAND shows a command's help.
 `)
 	return b.String()
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
 }
 
 func runHelp(a *app, args []string) error {
@@ -246,6 +329,9 @@ func runHelp(a *app, args []string) error {
 			fmt.Fprint(a.stdout, commands[n].help())
 		}
 		return nil
+	}
+	if s := suggest(name, topNames()); len(s) > 0 {
+		return &usageError{msg: fmt.Sprintf("no such command: did you mean %s?", strings.Join(s, " or "))}
 	}
 	return &usageError{msg: "no such command: cairn help lists them"}
 }

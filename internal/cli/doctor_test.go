@@ -25,6 +25,7 @@ func TestDoctorFindsPluginAboveBin(t *testing.T) {
 		"bin/cairn-mcp":              "#!/bin/sh\n",
 		"bin/cairn-session-start":    "#!/bin/sh\n",
 		"bin/cairn-stop":             "#!/bin/sh\n",
+		"bin/cairn-event":            "#!/bin/sh\n",
 	}
 	for name, data := range files {
 		p := filepath.Join(plugin, name)

@@ -117,6 +117,13 @@ func TestSecretsThroughEveryCLIPath(t *testing.T) {
 		{"start context", func(s string) (int, string) { return p.run("", "start", "debug", s, "--replace") }},
 		{"complete outcome", func(s string) (int, string) { return p.run("", "complete", s) }},
 		{"unknown command", func(s string) (int, string) { return p.run("", s) }},
+		{"unknown verb", func(s string) (int, string) { return p.run("", "vars", s) }},
+		{"vars unset name", func(s string) (int, string) { return p.run("", "vars", "unset", s) }},
+		{"checkpoint delete name", func(s string) (int, string) { return p.run("", "checkpoint", "delete", s) }},
+		{"log show name", func(s string) (int, string) { return p.run("", "log", "show", s) }},
+		{"start type", func(s string) (int, string) { return p.run("", "start", s, "x") }},
+		{"transition --from", func(s string) (int, string) { return p.run("", "transition", "--from", s, "plan") }},
+		{"unknown flag", func(s string) (int, string) { return p.run("", "status", "--"+s) }},
 		{"hook session-start session_id", func(s string) (int, string) {
 			return p.run(`{"session_id":`+quote(s)+`,"hook_event_name":"SessionStart","source":"startup"}`, "hook", "session-start")
 		}},

@@ -38,6 +38,26 @@ func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 	return data, nil
 }
 
+// notJSON says, in Cairn's words, that data is not one JSON value, where it goes wrong and
+// what would be right; nil when it is JSON (the store still checks it: size, secrets). The
+// data itself is not repeated: it may hold what should not be printed.
+func notJSON(what string, data []byte, example string) error {
+	if len(data) > jsonx.MaxSize {
+		return nil // the store refuses it for its size, which is what is wrong
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	if err == nil {
+		return nil
+	}
+	where := ""
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		where = fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
+	}
+	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
+}
+
 func runCheckpointSave(a *app, args []string) error {
 	pos, err := a.parse(a.flags(), args, 1, 2)
 	if err != nil {
@@ -45,6 +65,9 @@ func runCheckpointSave(a *app, args []string) error {
 	}
 	data, err := a.jsonArg(pos[1:])
 	if err != nil {
+		return err
+	}
+	if err := notJSON("the checkpoint", data, `'{"step": 2, "plan": "plans/001.md"}'`); err != nil {
 		return err
 	}
 	e, err := a.engine()
@@ -191,6 +214,9 @@ func runLogAppend(a *app, args []string) error {
 	}
 	data, err := a.jsonArg(pos[1:])
 	if err != nil {
+		return err
+	}
+	if err := notJSON("the log entry", data, `'{"note": "text"}', or a quoted string, '"text"'`); err != nil {
 		return err
 	}
 	e, err := a.engine()

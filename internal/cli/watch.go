@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,7 +15,11 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
+
+// checkpointsSubdir is where the store keeps checkpoints (checkpoints/NAME.json).
+const checkpointsSubdir = "checkpoints"
 
 // Debounce: one write is several events (temp file, rename, directory sync), and a burst of
 // writes should print once, but a steady stream must still show within maxDelay.
@@ -44,6 +49,8 @@ type watchLine struct {
 	Phase      string    `json:"phase,omitempty"`
 	SessionID  string    `json:"session_id,omitempty"`
 	UpdatedAt  time.Time `json:"updated_at,omitzero"`
+	Changes    []string  `json:"changes,omitempty"` // what changed, in words: "phase analyze -> plan", "vars set PLAN"
+	By         string    `json:"by,omitempty"`      // who changed it: "cli", "mcp in session S"
 }
 
 // watch prints the current position and then one line per change until ctx ends. It
@@ -59,8 +66,11 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	if err := w.Add(dir); err != nil {
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", dir, err)}
 	}
+	cpDir := filepath.Join(dir, checkpointsSubdir)
+	cpWatched := w.Add(cpDir) == nil // absent until the first save: added when it appears
 	// Watch first, then read, so a change between the two is not missed.
 	var last *engine.Snapshot
+	var lastRec *workflow.Record
 	show := func() error {
 		s, err := e.Snapshot()
 		if err != nil {
@@ -70,10 +80,29 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 		if last != nil && *last == s {
 			return nil
 		}
-		if err := a.watchLine(ctx, e, last, s); err != nil {
+		var rec *workflow.Record
+		if s.WorkflowID != "" {
+			rec, _ = a.record(s.WorkflowID)
+		}
+		if err := a.watchLine(ctx, e, last, s, lastRec, rec); err != nil {
 			return err
 		}
-		last = &s
+		last, lastRec = &s, rec
+		return nil
+	}
+	cps := map[string]bool{} // checkpoints changed since the last line about them
+	showCheckpoints := func() error {
+		names := sortedNames(cps)
+		clear(cps)
+		for _, n := range names {
+			what := "checkpoint " + n + " saved"
+			if _, err := os.Lstat(filepath.Join(cpDir, n+".json")); err != nil {
+				what = "checkpoint " + n + " deleted"
+			}
+			if err := a.watchNote(last, what); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	if err := show(); err != nil {
@@ -90,8 +119,31 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			if !ok {
 				return nil
 			}
-			if filepath.Base(ev.Name) != store.WorkflowFile {
-				continue // journal, locks, temp files, checkpoints: the snapshot is what moves
+			if !cpWatched && ev.Name == cpDir && ev.Has(fsnotify.Create) {
+				// Files saved between the directory's creation and this watch were missed:
+				// the directory is new, so whatever is in it is.
+				if cpWatched = w.Add(cpDir) == nil; cpWatched {
+					ents, _ := os.ReadDir(cpDir)
+					for _, e := range ents {
+						if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+							cps[n] = true
+						}
+					}
+				}
+			}
+			switch {
+			case ev.Name == cpDir:
+				if len(cps) == 0 {
+					continue
+				}
+			case filepath.Dir(ev.Name) == cpDir:
+				n, ok := strings.CutSuffix(filepath.Base(ev.Name), ".json")
+				if !ok || strings.HasPrefix(n, ".") || ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
+					continue // temp files; a chmod is no change of content
+				}
+				cps[n] = true
+			case filepath.Base(ev.Name) != store.WorkflowFile:
+				continue // journal, locks, temp files: the snapshot is what moves
 			}
 			now := time.Now()
 			if pending.IsZero() {
@@ -114,40 +166,156 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			if err := show(); err != nil {
 				return err
 			}
+			if err := showCheckpoints(); err != nil {
+				return err
+			}
 		}
 	}
 }
 
-// watchLine prints one change: a JSON line, or for a person the time, workflow, phase,
-// revision and who made the change (and the type and context when the workflow is new).
-func (a *app) watchLine(ctx context.Context, e *engine.Engine, prev *engine.Snapshot, s engine.Snapshot) error {
+// watchLine prints one change: a JSON line, or for a person the time, the workflow, what
+// changed and who changed it (and the type and context when the workflow is new).
+func (a *app) watchLine(ctx context.Context, e *engine.Engine, prev *engine.Snapshot, s engine.Snapshot, prevRec, rec *workflow.Record) error {
 	now := time.Now().UTC()
-	if a.json {
-		b, err := json.Marshal(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
-			SessionID: s.SessionID, UpdatedAt: s.UpdatedAt})
-		if err != nil {
-			return err
+	var changes []string
+	by := ""
+	if s.WorkflowID != "" {
+		if prev != nil && prev.WorkflowID == s.WorkflowID {
+			changes = recordChanges(prevRec, rec)
 		}
-		_, err = fmt.Fprintf(a.stdout, "%s\n", b)
-		return err
+		from := int64(0)
+		if prev != nil && prev.WorkflowID == s.WorkflowID {
+			from = prev.Revision
+		}
+		if prev != nil {
+			by = a.changedBy(ctx, e, s.WorkflowID, from)
+		}
 	}
-	t := now.Local().Format("15:04:05")
+	if a.json {
+		return a.jsonWatchLine(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
+			SessionID: s.SessionID, UpdatedAt: s.UpdatedAt, Changes: changes, By: by})
+	}
+	t := a.style(dim, now.Local().Format("15:04:05"))
 	if s.WorkflowID == "" {
 		_, err := fmt.Fprintf(a.stdout, "%s  no active workflow\n", t)
 		return err
 	}
 	if prev == nil || prev.WorkflowID != s.WorkflowID {
-		if data, err := e.Show(ctx, s.WorkflowID); err == nil {
-			var r struct{ Type, Context string }
-			if json.Unmarshal(data, &r) == nil {
-				fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, clean(s.WorkflowID), clean(r.Type), clean(r.Context))
-			}
+		if rec != nil {
+			fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, a.style(bold, clean(s.WorkflowID)), clean(rec.Type), clean(rec.Context))
 		}
 	}
-	line := fmt.Sprintf("%s  %s  phase %s  revision %d", t, clean(s.WorkflowID), clean(s.Phase), s.Revision)
-	if s.SessionID != "" {
+	line := fmt.Sprintf("%s  %s  phase %s  revision %d", t, clean(s.WorkflowID), a.style(cyan, clean(s.Phase)), s.Revision)
+	if len(changes) > 0 {
+		line += "  " + a.style(bold, clean(strings.Join(changes, "; ")))
+	}
+	if by != "" {
+		line += "  by " + clean(by)
+	} else if s.SessionID != "" {
 		line += "  session " + clean(s.SessionID)
 	}
 	_, err := fmt.Fprintln(a.stdout, line)
 	return err
+}
+
+// watchNote prints a change outside the workflow record (a checkpoint saved or deleted).
+func (a *app) watchNote(s *engine.Snapshot, what string) error {
+	now := time.Now().UTC()
+	if a.json {
+		l := watchLine{At: now, Changes: []string{what}}
+		if s != nil {
+			l.WorkflowID, l.Revision, l.Phase, l.SessionID, l.UpdatedAt = s.WorkflowID, s.Revision, s.Phase, s.SessionID, s.UpdatedAt
+		}
+		return a.jsonWatchLine(l)
+	}
+	_, err := fmt.Fprintf(a.stdout, "%s  %s\n", a.style(dim, now.Local().Format("15:04:05")), a.style(bold, clean(what)))
+	return err
+}
+
+func (a *app) jsonWatchLine(l watchLine) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+	return err
+}
+
+// changedBy names who made the journal's changes after revision from: the actor (cli, mcp,
+// a hook) and the session, as the journal recorded them.
+func (a *app) changedBy(ctx context.Context, e *engine.Engine, id string, from int64) string {
+	evs, err := e.History(ctx, id)
+	if err != nil {
+		return ""
+	}
+	var who []string
+	for _, ev := range evs {
+		if ev.Revision <= from {
+			continue
+		}
+		w := ev.Actor
+		if ev.Session != "" {
+			w = strings.TrimSpace(w + " in session " + ev.Session)
+		}
+		if w != "" && !contains(who, w) {
+			who = append(who, w)
+		}
+	}
+	return strings.Join(who, ", ")
+}
+
+// recordChanges says in words what differs between two versions of one workflow record:
+// phase and status, tasks, variables (names only), artifacts, enforcement, outcome.
+func recordChanges(prev, cur *workflow.Record) []string {
+	if prev == nil || cur == nil {
+		return nil
+	}
+	var out []string
+	if prev.State != cur.State {
+		out = append(out, "phase "+prev.State+" -> "+cur.State)
+	} else if prev.PhaseStatus != cur.PhaseStatus && cur.PhaseStatus != "" {
+		out = append(out, "phase "+cur.State+" "+string(cur.PhaseStatus))
+	}
+	if prev.Status != cur.Status {
+		out = append(out, "workflow "+string(cur.Status))
+	}
+	old := map[string]workflow.Task{}
+	for _, t := range prev.Tasks {
+		old[t.ID] = t
+	}
+	for _, t := range cur.Tasks {
+		switch o, ok := old[t.ID]; {
+		case !ok:
+			out = append(out, "task "+t.ID+" "+string(t.Status))
+		case o.Status != t.Status:
+			out = append(out, "task "+t.ID+" "+string(o.Status)+" -> "+string(t.Status))
+		}
+	}
+	var set, unset []string
+	for _, k := range sortedNames(cur.Vars) {
+		if v, ok := prev.Vars[k]; !ok || v != cur.Vars[k] {
+			set = append(set, k)
+		}
+	}
+	for _, k := range sortedNames(prev.Vars) {
+		if _, ok := cur.Vars[k]; !ok {
+			unset = append(unset, k)
+		}
+	}
+	if len(set) > 0 {
+		out = append(out, "vars set "+strings.Join(set, ", "))
+	}
+	if len(unset) > 0 {
+		out = append(out, "vars unset "+strings.Join(unset, ", "))
+	}
+	if n := len(cur.Artifacts) - len(prev.Artifacts); n > 0 {
+		out = append(out, "artifacts "+strings.Join(cur.Artifacts[len(prev.Artifacts):], ", "))
+	}
+	if cur.Enforcement != nil && (prev.Enforcement == nil || prev.Enforcement.Summary != cur.Enforcement.Summary) {
+		out = append(out, "enforcement: "+cur.Enforcement.Summary)
+	}
+	if cur.Outcome != "" && cur.Outcome != prev.Outcome {
+		out = append(out, "outcome: "+cur.Outcome)
+	}
+	return out
 }

@@ -122,6 +122,8 @@ type line struct {
 	Phase      string    `json:"phase"`
 	SessionID  string    `json:"session_id"`
 	UpdatedAt  time.Time `json:"updated_at"`
+	Changes    []string  `json:"changes"`
+	By         string    `json:"by"`
 }
 
 func decode(t *testing.T, s string) line {
@@ -150,8 +152,9 @@ func TestWatchJSON(t *testing.T) {
 	}
 
 	run(t, dir, env, "transition", "plan")
-	if l := decode(t, next(t, lines, "the transition")); l.WorkflowID != "apex-w" || l.Revision != 2 || l.Phase != "plan" {
-		t.Fatalf("after transition: %+v, want apex-w at revision 2 in plan", l)
+	if l := decode(t, next(t, lines, "the transition")); l.WorkflowID != "apex-w" || l.Revision != 2 || l.Phase != "plan" ||
+		strings.Join(l.Changes, "; ") != "phase analyze -> plan" || l.By != "cli" {
+		t.Fatalf("after transition: %+v, want apex-w at revision 2 in plan, by cli", l)
 	}
 
 	// Another session starts over: archiving the old one and starting the new one are several
@@ -174,7 +177,8 @@ func TestWatchJSON(t *testing.T) {
 }
 
 // TestWatchHuman: the person's view names the workflow, its type and context when it
-// appears, then phase and revision per change; SIGTERM ends it cleanly too.
+// appears, then per change what changed (phase, task, variables, checkpoints) and who
+// changed it; SIGTERM ends it cleanly too.
 func TestWatchHuman(t *testing.T) {
 	t.Parallel()
 	dir, env := project(t)
@@ -186,12 +190,28 @@ func TestWatchHuman(t *testing.T) {
 	if l := next(t, lines, "the start"); !strings.HasSuffix(l, "  workflow dbg-h (debug): flaky upload test") {
 		t.Fatalf("line %q, want the new workflow's header", l)
 	}
-	if l := next(t, lines, "the start"); !strings.HasSuffix(l, "  dbg-h  phase troubleshoot  revision 1") {
+	if l := next(t, lines, "the start"); !strings.HasSuffix(l, "  dbg-h  phase troubleshoot  revision 1  by cli") {
 		t.Fatalf("line %q, want its position", l)
 	}
 	run(t, dir, env, "vars", "set", "WF_NOTE", "x")
-	if l := next(t, lines, "the variable"); !strings.HasSuffix(l, "  dbg-h  phase troubleshoot  revision 2") {
-		t.Fatalf("line %q, want revision 2", l)
+	if l := next(t, lines, "the variable"); !strings.HasSuffix(l, "  dbg-h  phase troubleshoot  revision 2  vars set WF_NOTE  by cli") {
+		t.Fatalf("line %q, want revision 2 and the variable's name", l)
+	}
+	run(t, dir, append(env, "CLAUDE_CODE_SESSION_ID=s-2"), "task", "t1", "running")
+	if l := next(t, lines, "the task"); !strings.HasSuffix(l, "  revision 3  task t1 running  by cli in session s-2") {
+		t.Fatalf("line %q, want the task and its session", l)
+	}
+	run(t, dir, env, "vars", "unset", "WF_NOTE")
+	if l := next(t, lines, "the unset"); !strings.HasSuffix(l, "  vars unset WF_NOTE  by cli") {
+		t.Fatalf("line %q, want the unset variable", l)
+	}
+	run(t, dir, env, "checkpoint", "save", "notes", "{}")
+	if l := next(t, lines, "the checkpoint"); !strings.HasSuffix(l, "  checkpoint notes saved") {
+		t.Fatalf("line %q, want the checkpoint", l)
+	}
+	run(t, dir, env, "checkpoint", "delete", "notes")
+	if l := next(t, lines, "the deletion"); !strings.HasSuffix(l, "  checkpoint notes deleted") {
+		t.Fatalf("line %q, want the deletion", l)
 	}
 	stop(t, cmd, syscall.SIGTERM, stderr)
 }

@@ -32,6 +32,9 @@ func runStart(a *app, args []string) error {
 	}
 	res, err := e.Start(a.ctx, req)
 	if err != nil {
+		if names := e.Definitions(); !contains(names, req.Type) {
+			return withHint(err, didYouMean(req.Type, names))
+		}
 		return err
 	}
 	return a.result(res, false)
@@ -69,6 +72,13 @@ func runTransition(a *app, args []string) error {
 	}
 	res, err := e.Transition(a.ctx, req)
 	if err != nil {
+		if d := a.activeDefinition(); d != nil {
+			for _, p := range []string{req.To, req.From} {
+				if p != "" && !d.HasPhase(p) {
+					return withHint(err, didYouMean(p, d.Phases))
+				}
+			}
+		}
 		return err
 	}
 	if !res.Changed {

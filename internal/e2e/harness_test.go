@@ -177,6 +177,7 @@ var cairnPlugin = PluginSpec{
 		"cairn-mcp":           "./mcpserver",
 		"cairn-session-start": "./hooks/sessionstart",
 		"cairn-stop":          "./hooks/stop",
+		"cairn-event":         "./hooks/event",
 		"cairn":               "./cmd/cairn",
 	},
 }

@@ -41,6 +41,7 @@ type Resume struct {
 	Blocking      []Violation     `json:"blocking,omitempty"`
 	Notices       []string        `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
 	L2Line        string          `json:"l2_line,omitempty"`
+	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first (claudetasks.go)
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
 	SystemMessage string          `json:"-"` // one line for the user when something needs their eye
@@ -238,6 +239,10 @@ type Result struct {
 //	func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error)
 //	func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error)
 //	func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error)
+//	// The CLI's own verbs (cliops.go): cairn vars unset, checkpoint delete, log show.
+//	func (e *Engine) UnsetVars(ctx context.Context, keys []string) (*Result, error)
+//	func (e *Engine) DeleteCheckpoint(ctx context.Context, name string) (*Result, error)
+//	func (e *Engine) ReadLog(ctx context.Context, name string) (store.Lines, error)
 //
 //	// Sessions and hooks.
 //	func (e *Engine) RecordSession(s Session) error        // sessions/<pid>.json

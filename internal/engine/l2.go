@@ -50,6 +50,9 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 		return e.memWarn
 	}
 	err := e.mem.Record(line)
+	if err == nil {
+		e.keepMark()
+	}
 	_ = e.updateL2State(func(s *l2State) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
@@ -105,6 +108,9 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		} else {
 			wrote = append(wrote, l)
 		}
+	}
+	if len(wrote) > 0 {
+		e.keepMark()
 	}
 	_ = e.updateL2State(func(st *l2State) {
 		st.Owed = failed

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -447,17 +448,49 @@ func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result
 
 // Archive moves the active workflow to the archive with a reason (the CLI's `cairn archive`).
 func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
-	if reason == "" {
-		reason = "archived"
+	status, note := archiveStatus(reason)
+	if f := secrets.ScanString(note); f != nil {
+		return nil, f
 	}
-	info, err := e.st.Archive(reason)
+	if note != "" {
+		// Free text is kept as the note of an archive event in the workflow's journal, where
+		// cairn history shows it; the archive's status (cairn list) stays a name.
+		_, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+			if cur == nil {
+				return workflow.Result{}, errNoActive()
+			}
+			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
+		}, note)
+		if err != nil {
+			return nil, err
+		}
+	}
+	info, err := e.st.Archive(status)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()
 		}
 		return nil, err
 	}
-	return &Result{Changed: true, Message: fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)}, nil
+	msg := fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)
+	if note != "" {
+		msg += ": " + note
+	}
+	return &Result{Changed: true, Message: msg}, nil
+}
+
+// archiveStatus splits an archive reason: one word that is a valid name (abandoned,
+// superseded) is the archive's status as before; anything else is free text, kept as a note,
+// with the status "archived".
+func archiveStatus(reason string) (status, note string) {
+	reason = workflow.OneLine(reason)
+	switch {
+	case reason == "":
+		return "archived", ""
+	case store.ValidName(reason) == nil:
+		return reason, ""
+	}
+	return "archived", reason
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -105,6 +105,7 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 	out.AgeSeconds = int64(plan.Age / time.Second)
 	out.Completed, out.Allowed, out.Next = plan.Completed, plan.Allowed, plan.Next
 	out.L2Line = plan.L2Line
+	out.OpenTasks = workflow.OpenTasks(r)
 	out.Warnings = append(out.Warnings, plan.Warnings...)
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
@@ -360,6 +361,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan) string {
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
 		Tool: ToolPrefix + "resume_check", Nonce: report.NewNonce(),
+		OpenTasks: out.OpenTasks,
 	}
 	if out.WorkflowID == "" && out.L2Line == "" {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -77,6 +78,9 @@ func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
 	r, _, err := e.active()
 	wrote, warn := e.settleL2(r)
 	out.Wrote = wrote
+	// Undo a background memory writer's rewrite of Cairn's L2 (l2mark.go).
+	restored, _, w := e.RestoreL2()
+	out.Wrote, warn = append(out.Wrote, restored...), cmp.Or(warn, w)
 	if warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}

@@ -123,7 +123,7 @@ func (e *Engine) History(ctx context.Context, id string) ([]Event, error) {
 // DoctorOptions says where the installed plugin and binaries are, for the checks that need it.
 type DoctorOptions struct {
 	PluginRoot string // the plugin's root (holds .claude-plugin/); "" skips the plugin checks
-	BinDir     string // where cairn-mcp, cairn-session-start and cairn-stop should be
+	BinDir     string // where cairn-mcp and the hook binaries should be
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
@@ -139,7 +139,7 @@ func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
 		out = append(out, c)
 	}
 	if opt.BinDir != "" {
-		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop"} {
+		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
 			p := filepath.Join(opt.BinDir, b)
 			fi, err := os.Stat(p)
 			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0

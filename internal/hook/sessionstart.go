@@ -109,8 +109,22 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	if msg == "" && recordErr != nil {
 		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear. " + recordErr.Error()
 	}
+	// Put back Cairn's memory line if a background memory writer dropped it (events.go).
+	restored, deferred, w := e.RestoreL2()
+	switch {
+	case w != "":
+		r.Logf("%s", w)
+	case deferred:
+		r.Logf("auto-memory consolidation holds its lock; Cairn's memory line is checked again later")
+	case len(restored) > 0:
+		r.Logf("wrote %s", strings.Join(restored, ", "))
+	}
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
-	return SessionStartOutput(res.Report, msg)
+	title := ""
+	if titleSource(ev.Source) {
+		title = engine.Title(res)
+	}
+	return sessionTitleOutput(res.Report, msg, title)
 }
 
 // claudePID is Claude Code's pid: $CLAUDE_PID, which Claude Code gives hooks, else this

@@ -45,6 +45,23 @@ func TestPluginJSON(t *testing.T) {
 	}
 }
 
+// plugin.json names the licence; the LICENSE file beside it must be that licence's text.
+func TestLicenseMatchesPluginJSON(t *testing.T) {
+	var m pluginManifest
+	readJSON(t, ".claude-plugin/plugin.json", &m)
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "LICENSE"))
+	if err != nil {
+		t.Fatalf("plugin.json says %q but there is no LICENSE file: %v", m.License, err)
+	}
+	first := map[string]string{"MIT": "MIT License"}[m.License]
+	if first == "" {
+		t.Fatalf("license %q: this test knows only MIT; add the first line of the new licence's text", m.License)
+	}
+	if line, _, _ := strings.Cut(string(data), "\n"); line != first {
+		t.Errorf("LICENSE starts %q, want %q for plugin.json's %q", line, first, m.License)
+	}
+}
+
 // hooks/launch reads the version with sed, one line at a time: it must find the same value a
 // JSON parser does, or binaries would be keyed on the wrong version.
 func TestPluginVersionAsLaunchReadsIt(t *testing.T) {
@@ -183,7 +200,8 @@ type hooksFile struct {
 func TestHooksJSON(t *testing.T) {
 	var hf hooksFile
 	readJSON(t, "hooks/hooks.json", &hf)
-	wantBinary := map[string]string{"SessionStart": "cairn-session-start", "Stop": "cairn-stop"}
+	wantBinary := map[string]string{"SessionStart": "cairn-session-start", "Stop": "cairn-stop",
+		"TaskCreated": "cairn-event", "TaskCompleted": "cairn-event", "PreCompact": "cairn-event"}
 	for event := range wantBinary {
 		if len(hf.Hooks[event]) == 0 {
 			t.Errorf("hooks.json has no %s hook", event)

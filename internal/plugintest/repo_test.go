@@ -73,6 +73,7 @@ var binarySources = map[string]string{
 	"cairn-mcp":           "mcpserver",
 	"cairn-session-start": "hooks/sessionstart",
 	"cairn-stop":          "hooks/stop",
+	"cairn-event":         "hooks/event",
 	"cairn":               "cmd/cairn",
 }
 

@@ -58,6 +58,8 @@ type Input struct {
 	Notices []string
 	// L2Line is the last known position from Claude Code's memory (the L2-only tier).
 	L2Line string
+	// OpenTasks are the workflow's open tasks, oldest first (see tasks.go).
+	OpenTasks []string
 	// Tool is the tool to call for details, e.g. mcp__plugin_cairn_cairn__resume_check.
 	Tool string
 	// Nonce marks the fence; see NewNonce. An empty or malformed one is replaced by a fresh
@@ -137,6 +139,7 @@ func Render(in Input) string {
 		oPhase
 		oCompleted
 		oNext
+		oTasks
 		oBlocking
 		oWarnings
 		oNotices
@@ -151,7 +154,7 @@ func Render(in Input) string {
 	}
 	// Every non-empty list keeps room to at least say how many items it has.
 	blocking := violations(in.Blocking)
-	for _, l := range [][]string{blocking, in.Notices, in.Warnings} {
+	for _, l := range [][]string{blocking, in.OpenTasks, in.Notices, in.Warnings} {
 		if len(l) > 0 {
 			b.left -= reserve
 		}
@@ -160,6 +163,7 @@ func Render(in Input) string {
 	b.list(oBlocking, "blocking", blocking, capItem)
 	b.field(oNext, "next: ", in.Next, capNext)
 	b.field(oContext, "context: ", in.Context, capContext)
+	b.openTasks(oTasks, in.OpenTasks)
 	b.list(oNotices, "notice", in.Notices, capItem)
 	b.list(oWarnings, "warning", in.Warnings, capItem)
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // Event names what an operation did, for the journal and the caller's messages.
@@ -120,7 +122,11 @@ func (e *ConflictError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workflow %s changed underneath this call: ", e.WorkflowID)
 	if e.ExpectedPhase != "" {
-		fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
+		if echoable(e.ExpectedPhase) {
+			fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
+		} else {
+			fmt.Fprintf(&b, "the phase expected is not the one found, %s", e.FoundPhase)
+		}
 	} else {
 		fmt.Fprintf(&b, "expected revision %d, found %d (phase %s)", e.ExpectedRevision, e.FoundRevision, e.FoundPhase)
 	}
@@ -490,9 +496,24 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 		Completed: true, L2: CompletionLine(n), Warnings: warnings}, nil
 }
 
+// echoable reports whether a caller's value may be repeated in an error: a phase-shaped
+// word (lower case, digits, '_' and '-', at most 64) that has no secret's shape. Anything
+// else may be whatever the caller pasted, and is not repeated.
+func echoable(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return secrets.ScanString(s) == nil
+}
+
 func validVarKey(k string) error {
 	if len(k) > 128 || !shaped(k, func(c byte) bool { return letter(c) || c == '_' }, func(c byte) bool { return letterOrDigit(c) || c == '_' }) {
-		return fmt.Errorf("variable name %q is not valid: use letters, digits and '_', not starting with a digit (like PLAN_PATH)", k)
+		return errors.New("the variable name is not valid: use letters, digits and '_', not starting with a digit (like PLAN_PATH)")
 	}
 	return nil
 }

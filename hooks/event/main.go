@@ -1,0 +1,15 @@
+// Command cairn-event is Cairn's hook for Claude Code's own events: TaskCreated and
+// TaskCompleted (Claude Code's task list, mirrored into the active workflow so that a new
+// session still has it) and PreCompact (an anchor for the compaction summary). It is
+// hook.Events (internal/hook), dispatching on hook_event_name.
+package main
+
+import (
+	"os"
+
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+func main() {
+	os.Exit(hook.Events(os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}

@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// Shell completion is cobra's: its bash, zsh and fish scripts call `cairn __complete WORDS`,
+// which cobra answers from a command tree built here from the commands table. Only completion
+// goes through cobra; the commands parse their own arguments (flags anywhere, negative
+// numbers as values), so every leaf is DisableFlagParsing and completes its own flags and
+// arguments: flags from its usage line, arguments from the state (phases, types, workflow
+// ids, checkpoint, variable and log names).
+
+var completionShells = []string{"bash", "zsh", "fish"}
+
+func runCompletion(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 1)
+	if err != nil {
+		return err
+	}
+	root := a.cobraTree()
+	switch pos[0] {
+	case "bash":
+		return root.GenBashCompletionV2(a.stdout, true)
+	case "zsh":
+		return root.GenZshCompletion(a.stdout)
+	case "fish":
+		return root.GenFishCompletion(a.stdout, true)
+	}
+	msg := "no completion for shell " + fmt.Sprintf("%q", pos[0])
+	if s := didYouMean(pos[0], completionShells); s != "" {
+		msg += s
+	} else {
+		msg += ": cairn completes bash, zsh and fish"
+	}
+	return &usageError{msg: msg, cmd: a.name, usage: commands[a.name].usage}
+}
+
+// isCompletionRequest: the hidden commands the completion scripts run.
+func isCompletionRequest(arg string) bool {
+	return arg == cobra.ShellCompRequestCmd || arg == cobra.ShellCompNoDescRequestCmd
+}
+
+// complete answers a completion script: cobra finds the command and prints the candidates.
+func (a *app) complete(args []string) int {
+	root := a.cobraTree()
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		return ExitUsage
+	}
+	return ExitOK
+}
+
+// cobraTree builds cobra's view of the commands table: nouns (checkpoint, vars, log) become
+// parents of their verbs.
+func (a *app) cobraTree() *cobra.Command {
+	root := &cobra.Command{Use: "cairn", Short: "durable, resumable state for Claude Code workflows",
+		SilenceErrors: true, SilenceUsage: true}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	parents := map[string]*cobra.Command{}
+	for _, name := range sortedNames(commands) {
+		c := commands[name]
+		noun, verb, isVerb := strings.Cut(name, " ")
+		use := name
+		if isVerb {
+			use = verb
+		}
+		cmd := &cobra.Command{Use: use, Short: c.summary, DisableFlagParsing: true,
+			ValidArgsFunction: a.completeArgs(c), Run: func(*cobra.Command, []string) {}}
+		if !isVerb {
+			if name == "help" {
+				root.SetHelpCommand(cmd)
+				continue
+			}
+			root.AddCommand(cmd)
+			continue
+		}
+		p, ok := parents[noun]
+		if !ok {
+			p = &cobra.Command{Use: noun, Short: noun + ": " + strings.Join(verbs(noun), ", ")}
+			parents[noun] = p
+			root.AddCommand(p)
+		}
+		p.AddCommand(cmd)
+	}
+	return root
+}
+
+var usageFlag = regexp.MustCompile(`--[a-z][a-z-]*`)
+
+// completeArgs completes a leaf's flags (from its usage line) and its arguments.
+func (a *app) completeArgs(c *command) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		const done = cobra.ShellCompDirectiveNoFileComp
+		if strings.HasPrefix(toComplete, "-") {
+			flags := usageFlag.FindAllString(c.usage, -1)
+			return append(flags, "--help"), done
+		}
+		n := 0 // the index of the argument being completed, flags and their values skipped
+		for i := 0; i < len(args); i++ {
+			if strings.HasPrefix(args[i], "-") && args[i] != "-" {
+				if takesValue(c.usage, args[i]) && !strings.Contains(args[i], "=") {
+					i++
+				}
+				continue
+			}
+			n++
+		}
+		if len(args) > 0 && takesValue(c.usage, args[len(args)-1]) {
+			return a.flagValues(c.name, args[len(args)-1]), done
+		}
+		return a.argValues(c.name, n), done
+	}
+}
+
+// takesValue: the usage line shows the flag with a value (--reason TEXT), not alone.
+func takesValue(usage, flag string) bool {
+	i := strings.Index(usage, flag+" ")
+	if i < 0 {
+		return false
+	}
+	rest := usage[i+len(flag)+1:]
+	return rest != "" && rest[0] >= 'A' && rest[0] <= 'Z'
+}
+
+func (a *app) flagValues(cmd, flag string) []string {
+	switch {
+	case cmd == "transition" && flag == "--from":
+		return a.phases()
+	case cmd == "start" && flag == "--ttl":
+		return []string{"24h", "72h", "168h"}
+	}
+	return nil
+}
+
+// stateEngine is the engine for completion, only where a state directory already exists:
+// pressing Tab must not create one.
+func (a *app) stateEngine() (*engine.Engine, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := project.StateDir(a.getenv, wd)
+	if err != nil {
+		return nil, err
+	}
+	if !isDir(dir) {
+		return nil, os.ErrNotExist
+	}
+	return a.engine()
+}
+
+// argValues completes argument n of a command from the state; nothing on any error.
+func (a *app) argValues(cmd string, n int) []string {
+	switch {
+	case cmd == "help" && n == 0:
+		return topNames()
+	case cmd == "completion" && n == 0:
+		return completionShells
+	case (cmd == "start" || cmd == "types") && n == 0:
+		if e, err := a.stateEngine(); err == nil {
+			return e.Definitions()
+		}
+		return workflow.BuiltinNames()
+	case cmd == "transition" && n <= 1:
+		return a.phases()
+	case cmd == "task" && n == 1:
+		return []string{"pending", "running", "done", "failed"}
+	case (cmd == "show" || cmd == "history") && n == 0:
+		if e, err := a.stateEngine(); err == nil {
+			all, _ := e.List(a.ctx)
+			var ids []string
+			for _, s := range all {
+				ids = append(ids, s.WorkflowID)
+			}
+			return ids
+		}
+	case (cmd == "checkpoint load" || cmd == "checkpoint delete" || cmd == "checkpoint save") && n == 0:
+		if e, err := a.stateEngine(); err == nil {
+			names, _ := e.ListCheckpoints(a.ctx, "")
+			return names
+		}
+	case cmd == "vars get" && n == 0, cmd == "vars set" && n == 0, cmd == "vars unset":
+		if e, err := a.stateEngine(); err == nil {
+			kv, _ := e.GetVars(a.ctx, nil)
+			return sortedNames(kv)
+		}
+	case (cmd == "log show" || cmd == "log append") && n == 0:
+		if e, err := a.stateEngine(); err == nil {
+			return logNames(e.StateDir())
+		}
+	}
+	return nil
+}
+
+// phases are the active workflow's phases, the moves allowed from where it is first.
+func (a *app) phases() []string {
+	e, err := a.stateEngine()
+	if err != nil {
+		return nil
+	}
+	s, err := e.Snapshot()
+	if err != nil || s.WorkflowID == "" {
+		return nil
+	}
+	d := a.activeDefinition()
+	if d == nil {
+		return nil
+	}
+	out := d.Allowed(s.Phase)
+	for _, p := range d.Phases {
+		if !contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// activeDefinition is the definition of the active workflow's type, nil when there is none.
+func (a *app) activeDefinition() *workflow.Definition {
+	e, err := a.stateEngine()
+	if err != nil {
+		return nil
+	}
+	s, err := e.Snapshot()
+	if err != nil || s.WorkflowID == "" {
+		return nil
+	}
+	r, err := a.record(s.WorkflowID)
+	if err != nil {
+		return nil
+	}
+	d, _ := e.Definition(r.Type)
+	return d
+}
+
+// logNames lists the logs in the state directory (logs/NAME.jsonl).
+func logNames(stateDir string) []string {
+	ents, _ := os.ReadDir(filepath.Join(stateDir, "logs"))
+	var out []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

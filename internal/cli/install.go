@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/vars"
+)
+
+// installedPlugins is the part of Claude Code's plugins/installed_plugins.json (version 2)
+// that says where a plugin is: plugin id ("cairn@<marketplace>") to its installations.
+type installedPlugins struct {
+	Plugins map[string][]struct {
+		Scope       string `json:"scope"`
+		InstallPath string `json:"installPath"`
+		Version     string `json:"version"`
+		ProjectPath string `json:"projectPath"`
+	} `json:"plugins"`
+}
+
+// pluginIDChars are the characters Claude Code turns into '-' when it names a plugin's data
+// directory after its id (cairn@cairn -> cairn-cairn).
+var pluginIDChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+
+// installedPlugin finds Cairn through Claude Code's own plugin records: an installation of a
+// cairn@<marketplace> plugin whose directory holds .claude-plugin/, preferring one installed
+// for this project over a user-wide one. bin is where its binaries are: the plugin's bin/
+// when it has them (a checkout built with make), else the launcher's build or download in
+// the plugin's data directory (plugins/data/<id>/bin-<version>).
+func installedPlugin(getenv func(string) string, home, project string) (root, bin, how string) {
+	dir := pluginsDir(getenv, home)
+	if dir == "" {
+		return "", "", ""
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "installed_plugins.json"))
+	if err != nil {
+		return "", "", ""
+	}
+	var recs installedPlugins
+	if json.Unmarshal(data, &recs) != nil {
+		return "", "", ""
+	}
+	ids := sortedNames(recs.Plugins)
+	best := -1
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "cairn@") {
+			continue
+		}
+		for _, in := range recs.Plugins[id] {
+			if in.InstallPath == "" || !dirExists(filepath.Join(in.InstallPath, ".claude-plugin")) {
+				continue
+			}
+			rank := 1 // user-wide
+			if in.ProjectPath != "" {
+				if filepath.Clean(in.ProjectPath) != filepath.Clean(project) {
+					continue // installed for another project
+				}
+				rank = 2
+			}
+			if rank <= best {
+				continue
+			}
+			best = rank
+			root = in.InstallPath
+			bin = filepath.Join(root, "bin")
+			if !fileExists(filepath.Join(bin, "cairn-mcp")) {
+				bin = filepath.Join(dir, "data", pluginIDChars.ReplaceAllString(id, "-"), "bin-"+in.Version)
+			}
+			how = fmt.Sprintf("from Claude Code's installed_plugins.json: %s, %s scope", id, in.Scope)
+		}
+	}
+	return root, bin, how
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// linkCheck says where this cairn is and whether `cairn` on PATH is it; with link it makes
+// ~/.local/bin/cairn a symbolic link to it (never without being asked).
+func (a *app) linkCheck(link bool) engine.Check {
+	exe, err := a.executable()
+	if err == nil {
+		if p, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = p
+		}
+	}
+	if err != nil || exe == "" {
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: "cannot tell where this cairn is"}
+	}
+	home := a.home()
+	dest := filepath.Join(home, ".local", "bin", "cairn")
+	if link {
+		if home == "" {
+			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + exe + " a directory on your PATH"}
+		}
+		if err := makeLink(exe, dest); err != nil {
+			return engine.Check{Name: "cairn on PATH", Detail: err.Error(), Fix: "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)}
+		}
+		detail := dest + " -> " + exe
+		if !onPath(filepath.Dir(dest), a.getenv("PATH")) {
+			detail += "; add " + filepath.Dir(dest) + " to PATH"
+		}
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: detail}
+	}
+	found, err := exec.LookPath("cairn")
+	if err == nil {
+		if p, err := filepath.EvalSymlinks(found); err == nil && p == exe {
+			return engine.Check{Name: "cairn on PATH", OK: true, Detail: found + " is this cairn"}
+		}
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); cairn doctor --link links ~/.local/bin/cairn to this one", found, exe)}
+	}
+	return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("not on PATH; this cairn is %s: ln -s %s %s, or cairn doctor --link", exe, vars.Quote(exe), vars.Quote(dest))}
+}
+
+// makeLink points dest at target, replacing only an earlier link (never a file).
+func makeLink(target, dest string) error {
+	if fi, err := os.Lstat(dest); err == nil {
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return fmt.Errorf("%s exists and is not a link; Cairn leaves it alone", dest)
+		}
+		if t, _ := os.Readlink(dest); t == target {
+			return nil
+		}
+		if err := os.Remove(dest); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	return os.Symlink(target, dest)
+}
+
+func onPath(dir, path string) bool {
+	for _, d := range filepath.SplitList(path) {
+		if filepath.Clean(d) == filepath.Clean(dir) {
+			return true
+		}
+	}
+	return false
+}

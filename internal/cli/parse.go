@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// parseArgs parses a command's flags, before or after its arguments ("--" ends flags). It
+// is the flag package's syntax (-x, --x, --x=v, --x v) with three differences that make it a
+// command line people can use: an argument that reads as a negative number (-1, -0.5) is an
+// argument, not a flag, since no command has numeric flags; an unknown flag is named with
+// the nearest known one; and its errors are Cairn's words, not the flag package's.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			return append(pos, args[i+1:]...), nil
+		}
+		if len(arg) < 2 || arg[0] != '-' || isNumber(arg) {
+			pos = append(pos, arg)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
+		if name == "h" || name == "help" {
+			return nil, flag.ErrHelp
+		}
+		f := fs.Lookup(name)
+		if f == nil || name == "" || strings.HasPrefix(name, "-") {
+			return nil, unknownFlag(fs, name)
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if !hasValue {
+				value = "true"
+			}
+		} else if !hasValue {
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("--%s needs a value: --%s %s", name, name, valueName(f))
+			}
+			i++
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, fmt.Errorf("--%s: the value is not %s", name, valueName(f))
+		}
+	}
+	return pos, nil
+}
+
+// isNumber: -1, -2.5, -1e3 are values, never flags.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+func valueName(f *flag.Flag) string {
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return "true or false"
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case int, int64, uint, uint64:
+			return "a whole number"
+		}
+	}
+	return strings.ToUpper(f.Name)
+}
+
+func unknownFlag(fs *flag.FlagSet, name string) error {
+	var known []string
+	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+	if !plainFlag(name) || strings.ToLower(name) != name || secrets.ScanString(name) != nil {
+		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
+		sort.Strings(known)
+		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
+	}
+	msg := fmt.Sprintf("no flag --%s", name)
+	if s := suggest(name, known); len(s) > 0 {
+		msg += "; did you mean --" + strings.Join(s, " or --") + "?"
+	} else {
+		sort.Strings(known)
+		msg += "; this command's flags are --" + strings.Join(known, ", --")
+	}
+	return fmt.Errorf("%s (a value that starts with - goes after --)", msg)
+}
+
+// suggest returns the candidates nearest to s: at most two edits away (one for short words,
+// a swap of two letters counting as one), else those starting with s; at most three.
+func suggest(s string, candidates []string) []string {
+	type hit struct {
+		c string
+		d int
+	}
+	var hits []hit
+	ls := strings.ToLower(s)
+	limit := 2
+	if len([]rune(s)) <= 3 {
+		limit = 1
+	}
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		if lc == ls {
+			continue
+		}
+		d := distance(ls, lc)
+		switch {
+		case d <= limit:
+		case len(ls) >= 2 && strings.HasPrefix(lc, ls):
+			d = limit + 1
+		default:
+			continue
+		}
+		hits = append(hits, hit{c, d})
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].d < hits[j].d })
+	var out []string
+	for _, h := range hits {
+		if len(out) == 3 || h.d > hits[0].d {
+			break // only the nearest: "stauts" is status, not also start
+		}
+		if !contains(out, h.c) {
+			out = append(out, h.c)
+		}
+	}
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// distance is the optimal string alignment distance: insertions, deletions, substitutions
+// and swaps of two neighbours each cost one.
+func distance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}
+
+// didYouMean is " (did you mean X?)" when s is close to one of the candidates, else "".
+func didYouMean(s string, candidates []string) string {
+	if sg := suggest(s, candidates); len(sg) > 0 {
+		return "; did you mean " + strings.Join(sg, " or ") + "?"
+	}
+	return ""
+}
+
+// withHint adds a suggestion ("; did you mean plan?") to an error, keeping what it wraps.
+func withHint(err error, hint string) error {
+	if hint == "" {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, hint)
+}
+
+// argNames are the required arguments a usage line names, in order: "start TYPE CONTEXT
+// [--id ID]" has TYPE and CONTEXT, "completion bash|zsh|fish" has bash|zsh|fish; optional
+// ones ([FROM]) and flags' values are left out.
+func argNames(usage, name string) []string {
+	rest := strings.Fields(strings.TrimPrefix(usage, name))
+	var out []string
+	for i := 0; i < len(rest); i++ {
+		w := rest[i]
+		if strings.HasPrefix(w, "[") {
+			for !strings.Contains(rest[i], "]") && i+1 < len(rest) {
+				i++
+			}
+			continue
+		}
+		w = strings.TrimSuffix(w, "...")
+		if w != "" && (strings.ToUpper(w) == w || strings.Contains(w, "|")) && !strings.HasPrefix(w, "-") {
+			out = append(out, w)
+		}
+	}
+	return out
+}

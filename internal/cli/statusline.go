@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// statuslineWait bounds the wait for Claude Code's statusLine JSON: it writes it and closes
+// stdin at once; a person running the command at a terminal gets the line after this.
+const statuslineWait = 300 * time.Millisecond
+
+// statusInput is what `cairn statusline` reads of Claude Code's statusLine JSON.
+type statusInput struct {
+	CWD       string `json:"cwd"`
+	Workspace struct {
+		ProjectDir string `json:"project_dir"`
+		CurrentDir string `json:"current_dir"`
+	} `json:"workspace"`
+}
+
+// runStatusline prints one short line for Claude Code's statusLine setting. Like a hook it
+// never fails the client: a problem is a line on stderr, an empty stdout and exit 0.
+func runStatusline(a *app, args []string) error {
+	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+		return err
+	}
+	data, _ := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
+	var in statusInput
+	if len(strings.TrimSpace(string(data))) > 0 {
+		if err := json.Unmarshal(data, &in); err != nil {
+			fmt.Fprintf(a.stderr, "cairn statusline: stdin is not Claude Code's statusLine JSON (%s); using the working directory\n", oneLine(err.Error()))
+		}
+	}
+	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.
+	dir := in.Workspace.ProjectDir
+	for _, d := range []string{in.Workspace.CurrentDir, in.CWD} {
+		if dir == "" {
+			dir = d
+		}
+	}
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = ""
+	}
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}})
+	if err != nil {
+		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", oneLine(err.Error()))
+		return nil
+	}
+	a.eng = e // closed by main
+	s, ok, err := e.QuickStatus()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", oneLine(err.Error()))
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	if a.json {
+		return a.printJSON(map[string]any{"type": s.Type, "phase": s.Phase, "phase_status": s.PhaseStatus,
+			"phases_done": s.Done, "phases_total": s.Total, "age_seconds": int64(s.Age / time.Second)})
+	}
+	fmt.Fprintln(a.stdout, statusLine(s))
+	return nil
+}
+
+// statusLine words a status: "apex · plan 2/5 · 12m"; a phase that is not in progress says
+// so ("plan (blocked)").
+func statusLine(s engine.Status) string {
+	var b strings.Builder
+	b.WriteString(cut(clean(s.Type), 24))
+	b.WriteString(" · ")
+	b.WriteString(cut(clean(s.Phase), 32))
+	if s.PhaseStatus != "" && s.PhaseStatus != "in_progress" {
+		b.WriteString(" (" + cut(clean(s.PhaseStatus), 16) + ")")
+	}
+	if s.Total > 0 {
+		fmt.Fprintf(&b, " %d/%d", s.Done, s.Total)
+	} else if s.Done > 0 {
+		fmt.Fprintf(&b, " %d done", s.Done)
+	}
+	if s.Age > 0 {
+		b.WriteString(" · " + ago(s.Age))
+	}
+	return b.String()
+}

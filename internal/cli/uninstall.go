@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/project"
+)
+
+// l2MarkFile is the engine's record of what Cairn last wrote to auto-memory (engine's
+// l2-mark document), from which a session restores lines another writer dropped.
+const l2MarkFile = "l2-mark.json"
+
+// uninstallPlan is what `cairn uninstall` removes (and, with --json, says).
+type uninstallPlan struct {
+	MemoryDir   string   `json:"memory_dir,omitempty"`
+	MemoryLines []string `json:"memory_lines"`
+	MemoryFiles []string `json:"memory_files"`
+	DataDirs    []string `json:"data_dirs"`
+	Links       []string `json:"links"`
+	Mark        string   `json:"mark,omitempty"` // the state dir's record of Cairn's memory lines, which would put them back
+	StateDir    string   `json:"state_dir,omitempty"`
+	KeepState   bool     `json:"keep_state"`
+	Removed     bool     `json:"removed"`
+	Notes       []string `json:"notes,omitempty"`
+}
+
+func (p *uninstallPlan) empty() bool {
+	return len(p.MemoryLines) == 0 && len(p.MemoryFiles) == 0 && len(p.DataDirs) == 0 && len(p.Links) == 0 && p.Mark == "" &&
+		(p.KeepState || p.StateDir == "")
+}
+
+func runUninstall(a *app, args []string) error {
+	fl := a.flags()
+	yes := fl.Bool("yes", false, "remove without asking")
+	withState := fl.Bool("with-state", false, "also remove the project's workflow state (.claude/cairn)")
+	if _, err := a.parse(fl, args, 0, 0); err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("finding the working directory: %w", err)
+	}
+	mem, memErr := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
+	plan := uninstallPlan{KeepState: !*withState, MemoryLines: []string{}, MemoryFiles: []string{}, DataDirs: []string{}, Links: []string{}}
+	if memErr == nil {
+		fp, err := mem.Footprint()
+		switch {
+		case err == nil:
+			plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
+		case memory.IsUnavailable(err) && mem.Location().Disabled:
+			plan.Notes = append(plan.Notes, "auto-memory is off for this project: nothing of Cairn's to look for there")
+		default:
+			plan.Notes = append(plan.Notes, "auto-memory: "+err.Error())
+		}
+	} else {
+		plan.Notes = append(plan.Notes, "auto-memory: "+memErr.Error())
+	}
+	home := a.home()
+	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
+	plan.Links = orEmpty(cairnLinks(home))
+	if dir, err := project.StateDir(a.getenv, wd); err == nil && isDir(dir) {
+		if *withState && !ownStateDir(dir) {
+			plan.Notes = append(plan.Notes, dir+" is not a project's .claude/cairn (CAIRN_STATE_DIR?): remove it yourself if you mean to")
+		} else {
+			plan.StateDir = dir
+		}
+		if m := filepath.Join(dir, l2MarkFile); fileExists(m) && !(*withState && plan.StateDir != "") {
+			plan.Mark = m
+		}
+	}
+
+	if plan.empty() {
+		if a.json {
+			return a.printJSON(plan)
+		}
+		a.say(plan.Notes...)
+		fmt.Fprintln(a.stdout, "Nothing of Cairn's to remove here.")
+		if plan.StateDir != "" {
+			fmt.Fprintf(a.stdout, "It keeps the workflow state in %s (--with-state removes it too).\n", clean(plan.StateDir))
+		}
+		a.uninstallNext()
+		return nil
+	}
+	if !a.json {
+		a.showPlan(&plan)
+	}
+	if !*yes {
+		if !a.interactive() {
+			if a.json {
+				return a.printJSON(plan)
+			}
+			fmt.Fprintln(a.stdout, "Nothing was removed: cairn uninstall --yes removes it.")
+			return nil
+		}
+		fmt.Fprint(a.stderr, "Remove all of this? [y/N] ")
+		line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+		if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+			fmt.Fprintln(a.stdout, "Nothing was removed.")
+			return nil
+		}
+	}
+
+	var failed []string
+	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
+		if _, err := mem.RemoveCairn(); err != nil {
+			failed = append(failed, "auto-memory: "+err.Error())
+		}
+	}
+	if plan.Mark != "" {
+		if err := os.Remove(plan.Mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = append(failed, err.Error())
+		}
+	}
+	for _, d := range plan.DataDirs {
+		if err := os.RemoveAll(d); err != nil {
+			failed = append(failed, err.Error())
+		}
+	}
+	for _, l := range plan.Links {
+		if err := os.Remove(l); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = append(failed, err.Error())
+		}
+	}
+	if !plan.KeepState && plan.StateDir != "" {
+		if err := os.RemoveAll(plan.StateDir); err != nil {
+			failed = append(failed, err.Error())
+		}
+	}
+	plan.Removed = len(failed) == 0
+	plan.Notes = append(plan.Notes, failed...)
+	if a.json {
+		if err := a.printJSON(plan); err != nil {
+			return err
+		}
+	} else if len(failed) == 0 {
+		fmt.Fprintln(a.stdout, "Removed.")
+		a.uninstallNext()
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("not everything was removed: %s; run cairn uninstall again to retry", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+func (a *app) showPlan(p *uninstallPlan) {
+	w := a.stdout
+	fmt.Fprintln(w, "cairn uninstall removes:")
+	if len(p.MemoryLines)+len(p.MemoryFiles) > 0 {
+		fmt.Fprintf(w, "  from auto-memory %s:\n", clean(p.MemoryDir))
+		for _, l := range p.MemoryLines {
+			fmt.Fprintf(w, "    line in MEMORY.md: %s\n", clean(l))
+		}
+		for _, f := range p.MemoryFiles {
+			fmt.Fprintf(w, "    file %s\n", clean(f))
+		}
+	}
+	if p.Mark != "" {
+		fmt.Fprintf(w, "  memory mark: %s (with it, the next session would write the lines back)\n", clean(p.Mark))
+	}
+	for _, d := range p.DataDirs {
+		fmt.Fprintf(w, "  binaries: %s\n", clean(d))
+	}
+	for _, l := range p.Links {
+		fmt.Fprintf(w, "  link: %s\n", clean(l))
+	}
+	if p.StateDir != "" {
+		if p.KeepState {
+			fmt.Fprintf(w, "It keeps the workflow state in %s (--with-state removes it too).\n", clean(p.StateDir))
+		} else {
+			fmt.Fprintf(w, "  workflow state: %s (active workflow, archives, checkpoints, logs)\n", clean(p.StateDir))
+		}
+	}
+	a.say(p.Notes...)
+}
+
+// say prints notes on stderr, one line each.
+func (a *app) say(notes ...string) {
+	for _, n := range notes {
+		fmt.Fprintf(a.stderr, "cairn %s: %s\n", a.name, oneLine(n))
+	}
+}
+
+func (a *app) uninstallNext() {
+	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: claude plugin uninstall cairn@cairn, then claude plugin marketplace remove cairn.")
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// home is the user's home directory, from the environment cairn was given.
+func (a *app) home() string {
+	if h := a.getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// pluginsDir is Claude Code's plugin directory: $CLAUDE_CODE_PLUGIN_CACHE_DIR, else
+// <config>/plugins with config $CLAUDE_CONFIG_DIR or ~/.claude (as the 2.1.330 CLI has it).
+func pluginsDir(getenv func(string) string, home string) string {
+	if d := getenv("CLAUDE_CODE_PLUGIN_CACHE_DIR"); d != "" {
+		return d
+	}
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return filepath.Join(d, "plugins")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".claude", "plugins")
+}
+
+// dataDirs are the directories Cairn's launcher builds or downloads binaries into: Claude
+// Code's per-plugin data directories for Cairn (plugins/data/cairn-<marketplace>, named from
+// the plugin id with every character outside [A-Za-z0-9_-] turned into '-', and cairn-inline
+// for --plugin-dir), $CLAUDE_PLUGIN_DATA when it is one of those, and the launcher's own
+// fallback outside Claude Code, ${XDG_CACHE_HOME:-~/.cache}/cairn.
+func dataDirs(getenv func(string) string, home string) []string {
+	var out []string
+	add := func(d string) {
+		if d == "" || !isDir(d) {
+			return
+		}
+		d = filepath.Clean(d)
+		for _, o := range out {
+			if o == d {
+				return
+			}
+		}
+		out = append(out, d)
+	}
+	if d := getenv("CLAUDE_PLUGIN_DATA"); d != "" && strings.HasPrefix(strings.ToLower(filepath.Base(d)), "cairn-") {
+		add(d)
+	}
+	if p := pluginsDir(getenv, home); p != "" {
+		ents, _ := os.ReadDir(filepath.Join(p, "data"))
+		for _, e := range ents {
+			if e.IsDir() && strings.HasPrefix(strings.ToLower(e.Name()), "cairn-") {
+				add(filepath.Join(p, "data", e.Name()))
+			}
+		}
+	}
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	if cache != "" {
+		add(filepath.Join(cache, "cairn"))
+	}
+	return out
+}
+
+// cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:
+// ~/.local/bin/cairn when it is a symbolic link to a file named cairn.
+func cairnLinks(home string) []string {
+	if home == "" {
+		return nil
+	}
+	l := filepath.Join(home, ".local", "bin", "cairn")
+	if t, err := os.Readlink(l); err == nil && filepath.Base(t) == "cairn" {
+		return []string{l}
+	}
+	return nil
+}
+
+// ownStateDir: a state directory uninstall may remove is a project's .claude/cairn, never a
+// directory CAIRN_STATE_DIR names elsewhere.
+func ownStateDir(dir string) bool {
+	return filepath.Base(dir) == "cairn" && filepath.Base(filepath.Dir(dir)) == ".claude"
+}
+
+func isDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
+}
+
+// interactive: stdin and stdout are terminals, so a question can be asked and answered.
+func (a *app) interactive() bool {
+	return isTerminal(a.stdin) && isTerminal(a.stdout)
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

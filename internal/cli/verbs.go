@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func runCheckpointDelete(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, 1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.DeleteCheckpoint(a.ctx, pos[0])
+	if errors.Is(err, store.ErrNotFound) {
+		names, _ := e.ListCheckpoints(a.ctx, "")
+		return fmt.Errorf("%w%s", err, orList(didYouMean(pos[0], names), "cairn checkpoint list shows the saved ones"))
+	}
+	if err != nil {
+		return err
+	}
+	return a.result(res, true)
+}
+
+func runVarsUnset(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 1, -1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.UnsetVars(a.ctx, pos)
+	if err != nil {
+		return err
+	}
+	return a.result(res, true)
+}
+
+func runLogShow(a *app, args []string) error {
+	fs := a.flags()
+	tail := fs.Int("tail", 0, "only the last N entries")
+	pos, err := a.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *tail < 0 {
+		return &usageError{msg: "--tail: the value is a number of entries, 0 or more", cmd: a.name, usage: commands[a.name].usage}
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	lines, err := e.ReadLog(a.ctx, pos[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: nothing was appended to it yet (cairn log append %s JSON adds an entry)", err, pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	entries := lines.Lines
+	if *tail > 0 && len(entries) > *tail {
+		entries = entries[len(entries)-*tail:]
+	}
+	if lines.Invalid > 0 || lines.Torn > 0 {
+		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
+	}
+	if a.json {
+		if entries == nil {
+			entries = []json.RawMessage{}
+		}
+		return a.printJSON(entries)
+	}
+	// One compact JSON value a line, as stored: jq and grep read it as they read the file.
+	for _, l := range entries {
+		fmt.Fprintf(a.stdout, "%s\n", l)
+	}
+	return nil
+}
+
+// typeInfo is one definition in `cairn types --json`.
+type typeInfo struct {
+	Name        string              `json:"name"`
+	Description string              `json:"description,omitempty"`
+	Phases      []string            `json:"phases"`
+	Transitions map[string][]string `json:"transitions"`
+	Terminal    []string            `json:"terminal"`
+	Approvals   []string            `json:"approvals"`
+	TTL         string              `json:"ttl,omitempty"`
+	Source      string              `json:"source"`
+}
+
+func runTypes(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	names := e.Definitions()
+	a.warn(e.Warnings()...)
+	if len(pos) == 1 {
+		if !contains(names, pos[0]) {
+			return fmt.Errorf("no workflow type %q%s", pos[0], orList(didYouMean(pos[0], names), "known types are "+strings.Join(names, ", ")))
+		}
+		names = []string{pos[0]}
+	}
+	var out []typeInfo
+	for _, n := range names {
+		d, ok := e.Definition(n)
+		if !ok {
+			continue
+		}
+		out = append(out, describeType(d))
+	}
+	if a.json {
+		if out == nil {
+			out = []typeInfo{}
+		}
+		return a.printJSON(out)
+	}
+	for i, t := range out {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		writeType(a, t)
+	}
+	return nil
+}
+
+func describeType(d *workflow.Definition) typeInfo {
+	t := typeInfo{Name: d.Name, Description: d.Description, Phases: d.Phases, Transitions: map[string][]string{},
+		Terminal: orEmpty(d.Terminal), Approvals: orEmpty(d.Approvals), TTL: d.TTL, Source: d.Source}
+	for _, p := range d.Phases {
+		t.Transitions[p] = orEmpty(d.Allowed(p))
+	}
+	return t
+}
+
+func writeType(a *app, t typeInfo) {
+	w := a.stdout
+	title := a.style(bold, clean(t.Name))
+	if t.Description != "" {
+		title += ": " + clean(t.Description)
+	}
+	fmt.Fprintln(w, title)
+	mark := func(p string) string {
+		var tags []string
+		if contains(t.Approvals, p) {
+			tags = append(tags, "approval")
+		}
+		if contains(t.Terminal, p) {
+			tags = append(tags, "terminal")
+		}
+		if len(tags) == 0 {
+			return p
+		}
+		return p + " (" + strings.Join(tags, ", ") + ")"
+	}
+	var phases []string
+	for _, p := range t.Phases {
+		phases = append(phases, mark(p))
+	}
+	fmt.Fprintf(w, "  %-12s %s\n", "phases:", clean(strings.Join(phases, ", ")))
+	keys := make([]string, 0, len(t.Transitions))
+	for _, p := range t.Phases {
+		if len(t.Transitions[p]) > 0 {
+			keys = append(keys, p)
+		}
+	}
+	for i, p := range keys {
+		label := ""
+		if i == 0 {
+			label = "moves:"
+		}
+		fmt.Fprintf(w, "  %-12s %s -> %s\n", label, clean(p), clean(strings.Join(t.Transitions[p], ", ")))
+	}
+	approvals := "none"
+	if len(t.Approvals) > 0 {
+		approvals = strings.Join(t.Approvals, ", ")
+	}
+	fmt.Fprintf(w, "  %-12s %s\n", "approvals:", clean(approvals))
+	ttl := t.TTL
+	if ttl == "" {
+		ttl = "none"
+	}
+	fmt.Fprintf(w, "  %-12s %s\n", "ttl:", clean(ttl))
+	fmt.Fprintf(w, "  %-12s %s\n", "from:", clean(t.Source))
+}
+
+// record reads a workflow record, active or archived.
+func (a *app) record(id string) (*workflow.Record, error) {
+	e, err := a.engine()
+	if err != nil {
+		return nil, err
+	}
+	data, err := e.Show(a.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var r workflow.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
+	}
+	return &r, nil
+}
+
+// orList is s when it is a suggestion, else ": " + fallback.
+func orList(s, fallback string) string {
+	if s != "" {
+		return s
+	}
+	return ": " + fallback
+}
+
+// sortedNames is a map's keys, sorted.
+func sortedNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

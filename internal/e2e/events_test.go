@@ -1,0 +1,222 @@
+package e2e
+
+// Issue 16's proof in the real client: Claude Code's own events (its task list, compaction,
+// the background memory writers) meet Cairn's hooks, as the pinned CLI really runs them.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// startApex starts an apex workflow in the World's project, as an earlier session would have.
+func startApex(t *testing.T, w *World, to ...string) {
+	t.Helper()
+	e := engineAt(t, w, time.Now())
+	ctx := context.Background()
+	if _, err := e.Start(ctx, engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range to {
+		if _, err := e.Transition(ctx, engine.TransitionRequest{To: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Claude Code keeps its task list per session id, so a new session starts without it. Tasks
+// the model creates with TaskCreate reach Cairn's TaskCreated hook and are kept with the
+// workflow; the next session's first request lists the open ones, not the completed one.
+func TestCairnClaudeTasksSurviveSessions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	tools := []string{cairnPlugin.AllowRule(), "TaskCreate", "TaskUpdate"}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("TASKS-PROMPT")),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload() in a bounded retry"})).Named("create 1"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "measure the backoff", "description": "time three failures"})).Named("create 2"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "2", "status": "completed"})).Named("complete 2"),
+		mockapi.On(afterToolResult, mockapi.Text("tasks noted")).Named("end"),
+	)
+	r := w.run(t, RunOptions{Prompt: "TASKS-PROMPT: list the work", AllowedTools: tools})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	for _, tr := range r.ToolResults() {
+		if tr.IsError {
+			t.Fatalf("a task tool failed: %s", tr.Text)
+		}
+	}
+	created := requireHooksOK(t, r, "TaskCreated")
+	completed := requireHooksOK(t, r, "TaskCompleted")
+	if len(created) != 2 || len(completed) != 1 {
+		t.Fatalf("%d TaskCreated and %d TaskCompleted hooks ran, want 2 and 1", len(created), len(completed))
+	}
+	if !strings.Contains(completed[0].Stderr, "Claude Code task 2 recorded as done in phase analyze") {
+		t.Errorf("TaskCompleted stderr %q", completed[0].Stderr)
+	}
+	for _, h := range append(created, completed...) {
+		if strings.TrimSpace(h.Stdout) != "" {
+			t.Errorf("%s printed %q; a task hook prints nothing", h.Name, h.Stdout)
+		}
+	}
+	// Claude Code kept its own store; Cairn wrote only its journal and record.
+	if own, _ := filepath.Glob(filepath.Join(w.Home, ".claude", "tasks", r.SessionID(), "*.json")); len(own) != 2 {
+		t.Errorf("Claude Code's task store holds %v, want its own 2 tasks", own)
+	}
+	var rec struct {
+		Tasks []struct {
+			ID, Phase, Status, Note string
+		} `json:"tasks"`
+	}
+	readJSON(t, filepath.Join(w.stateDir(), "workflow-state.json"), &rec)
+	if len(rec.Tasks) != 2 || rec.Tasks[0].Status != "pending" || rec.Tasks[1].Status != "done" || rec.Tasks[0].Phase != "analyze" {
+		t.Errorf("the record's tasks %+v, want task 1 pending and task 2 done, in phase analyze", rec.Tasks)
+	}
+
+	// A new session (a new id: Claude Code's list is empty there) gets the open task in its
+	// first request, and not the completed one.
+	next := w.run(t, RunOptions{Prompt: "NEXT-PROMPT: go on"})
+	requireOK(t, next)
+	if next.SessionID() == r.SessionID() {
+		t.Fatalf("the second run reused session %s", r.SessionID())
+	}
+	report := cairnReport(t, next.FirstMain(t))
+	if !strings.Contains(report+"\n", "\nopen task: write the retry loop\n") {
+		t.Errorf("the new session's report lacks the open task:\n%s", report)
+	}
+	if strings.Contains(report, "measure the backoff") {
+		t.Errorf("the new session's report lists the completed task:\n%s", report)
+	}
+	// The new session is named after the workflow and phase (sessionTitle), and Claude Code
+	// applies it (what the resume picker shows).
+	var titles []string
+	for _, e := range next.Events {
+		var ev struct {
+			Title string `json:"title"`
+		}
+		if e.Type == "system" && e.Subtype == "session_title_changed" && e.Decode(&ev) == nil {
+			titles = append(titles, ev.Title)
+		}
+	}
+	if len(titles) != 1 || titles[0] != "Cairn: apex · analyze" {
+		t.Errorf("session titles applied %q, want [\"Cairn: apex · analyze\"]", titles)
+	}
+}
+
+// /compact: the PreCompact hook's anchor is in the compaction request, and the request after
+// it carries the resume report again (SessionStart with source compact).
+func TestCairnCompactionKeepsPosition(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w, "plan")
+	r := w.run(t, RunOptions{Inputs: []string{"BEFORE-COMPACT: read the code", "/compact", "AFTER-COMPACT: go on"}})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	// Claude Code emits no hook_response for PreCompact in stream-json; it reports the hook in
+	// /compact's local output instead.
+	ran := false
+	for _, e := range r.Events {
+		raw := string(e.Raw)
+		if e.Type == "user" && strings.Contains(raw, "Compacted PreCompact [") && strings.Contains(raw, "cairn-event] completed successfully: Cairn workflow position") {
+			ran = true
+		}
+	}
+	if !ran {
+		t.Errorf("/compact's output does not show Cairn's PreCompact hook succeeding")
+	}
+	compaction := w.Mock.Find(mockapi.IsCompaction)
+	if len(compaction) != 1 {
+		t.Fatalf("%d compaction requests, want 1", len(compaction))
+	}
+	text := compaction[0].LastUserText()
+	i := strings.Index(text, "Additional Instructions:")
+	if i < 0 || !strings.Contains(text[i:], "Cairn workflow position (keep it in the summary): workflow apex-") ||
+		!strings.Contains(text[i:], "phase plan (in_progress); completed: analyze; next: ") {
+		t.Errorf("the compaction request lacks Cairn's anchor after \"Additional Instructions:\":\n%s", tail(text, 2000))
+	}
+	after := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-COMPACT")))
+	if len(after) != 1 {
+		t.Fatalf("%d requests after /compact, want 1", len(after))
+	}
+	if !after[0].Contains("MOCK-SUMMARY") {
+		t.Errorf("the request after /compact lacks the compaction summary")
+	}
+	if report := cairnReport(t, after[0]); !strings.Contains(report, "phase: plan (in_progress)") {
+		t.Errorf("the report after /compact lacks the phase:\n%s", report)
+	}
+	if got := hookNames(requireHooksOK(t, r, "SessionStart")); strings.Join(got, ",") != "SessionStart:startup,SessionStart:compact" {
+		t.Errorf("SessionStart hooks %v", got)
+	}
+}
+
+// Claude Code's background memory writers may drop Cairn's line from MEMORY.md. It stays away
+// while a fresh consolidation lock exists (SessionStart and Stop both wait), and is back after
+// the next Stop once the lock is gone, with the other lines as they were.
+func TestCairnMemoryLineRestored(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w, "plan") // writes Cairn's position line into Claude Code's memory dir
+	index := filepath.Join(w.MemoryDir(), "MEMORY.md")
+	ours := readFile(t, index)
+	if !strings.Contains(ours, "[Cairn workflow](cairn-workflow.md)") {
+		t.Fatalf("MEMORY.md has no Cairn line after the transition:\n%s", ours)
+	}
+	const others = "- [Build](build.md) — make test before pushing\n- [Prefs](prefs.md) — tabs, not spaces\n"
+	if err := os.WriteFile(index, []byte(others), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A consolidation that holds its lock: this test process is its live holder.
+	lock := filepath.Join(w.MemoryDir(), ".consolidate-lock")
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := w.run(t, RunOptions{Prompt: "LOCKED-PROMPT: hello"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	if got := readFile(t, index); got != others {
+		t.Fatalf("MEMORY.md changed while the consolidation lock was held:\n%s", got)
+	}
+	if s := requireHooksOK(t, r, "SessionStart"); !strings.Contains(s[0].Stderr, "consolidation holds its lock") {
+		t.Errorf("SessionStart stderr %q does not say it waited for the lock", s[0].Stderr)
+	}
+
+	// The lock goes during the next turn (after SessionStart waited again): that turn's Stop
+	// puts the line back.
+	var released atomic.Bool
+	w.Mock.Script(mockapi.Step{Name: "release the lock", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("RELEASED-PROMPT")),
+		Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			released.Store(os.Remove(lock) == nil)
+			return mockapi.Text("ok")
+		}})
+	r = w.run(t, RunOptions{Prompt: "RELEASED-PROMPT: hello"})
+	requireOK(t, r)
+	requireScriptUsed(t, w)
+	if !released.Load() {
+		t.Fatal("could not remove the consolidation lock")
+	}
+	if s := requireHooksOK(t, r, "SessionStart"); !strings.Contains(s[0].Stderr, "consolidation holds its lock") {
+		t.Errorf("SessionStart stderr %q does not say it waited for the lock", s[0].Stderr)
+	}
+	stops := requireHooksOK(t, r, "Stop")
+	if !strings.Contains(stops[len(stops)-1].Stderr, "MEMORY.md line (restored)") {
+		t.Errorf("the Stop hook did not report restoring the line: %q", stops[len(stops)-1].Stderr)
+	}
+	got := readFile(t, index)
+	cairnLine := ours[strings.Index(ours, "- [Cairn workflow]"):]
+	if got != others+cairnLine {
+		t.Errorf("MEMORY.md after the Stop\n got %q\nwant %q", got, others+cairnLine)
+	}
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// This file serves Claude Code's own events: its task list (TaskCreated, TaskCompleted),
+// compaction (PreCompact), the session title and the status line.
+
+// ClaudeTask is one of Claude Code's tasks as its TaskCreated and TaskCompleted hooks carry it.
+type ClaudeTask = workflow.ClaudeTask
+
+// RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow, in its
+// current phase, through the same locked, journaled write as every change (see
+// workflow.RecordClaudeTask). Claude Code's own task store is never touched. With no active
+// workflow it returns ErrNoActiveWorkflow and writes nothing.
+func (e *Engine) RecordClaudeTask(ctx context.Context, t ClaudeTask, completed bool) (*Result, error) {
+	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, ErrNoActiveWorkflow
+		}
+		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
+	}, "claude code task "+strings.TrimSpace(t.TaskID))
+	if err != nil {
+		return nil, err
+	}
+	verb := "open"
+	if completed {
+		verb = "done"
+	}
+	if wres.Changed {
+		res.Message = fmt.Sprintf("Claude Code task %s recorded as %s in phase %s", strings.TrimSpace(t.TaskID), verb, wres.To)
+	} else {
+		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
+	}
+	return res, nil
+}
+
+// maxAnchor bounds the compaction anchor: it is added to the compaction request, where a
+// few lines keep the position and more would only dilute the summary.
+const maxAnchor = 700
+
+// CompactAnchor is the short text the PreCompact hook adds to the compaction request so that
+// the summary keeps the workflow's position: workflow, phase, progress, next step, open
+// tasks. It reads and never changes state. "" when there is no active workflow.
+func (e *Engine) CompactAnchor(ctx context.Context) (string, error) {
+	res, err := e.Resume(ctx, ResumeOptions{ReportOnly: true})
+	if err != nil {
+		return "", err
+	}
+	if res.WorkflowID == "" {
+		return "", nil
+	}
+	var b strings.Builder
+	b.WriteString("Cairn workflow position (keep it in the summary): ")
+	fmt.Fprintf(&b, "workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 40), oneLine(res.Phase, 40))
+	if res.PhaseStatus != "" {
+		fmt.Fprintf(&b, " (%s)", oneLine(res.PhaseStatus, 20))
+	}
+	if len(res.Completed) > 0 {
+		fmt.Fprintf(&b, "; completed: %s", oneLine(strings.Join(res.Completed, ", "), 160))
+	}
+	if res.Next != "" {
+		fmt.Fprintf(&b, "; next: %s", oneLine(res.Next, 240))
+	}
+	if n := len(res.OpenTasks); n > 0 {
+		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, plural(n), oneLine(res.OpenTasks[0], 80))
+	}
+	b.WriteString(". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands.")
+	return clipRunes(b.String(), maxAnchor), nil
+}
+
+// Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no
+// workflow is active. res is what Resume returned.
+func Title(res *Resume) string {
+	if res == nil || res.WorkflowID == "" || res.Phase == "" {
+		return ""
+	}
+	typ := res.Type
+	if typ == "" {
+		typ = "workflow"
+	}
+	return clipRunes("Cairn: "+oneLine(typ, 30)+" · "+oneLine(res.Phase, 40), 80)
+}
+
+// Status is the active workflow at a glance, for `cairn statusline`.
+type Status struct {
+	Type        string
+	Phase       string
+	PhaseStatus string
+	Done, Total int           // phases completed, phases in the definition (0: unknown type)
+	Age         time.Duration // since the last change; 0 when unknown
+}
+
+// QuickStatus reads the active workflow for a status bar: the record only (without a lock
+// when all is well, as Store.ReadWorkflow reads), no read protocol and no memory, so it costs
+// a few milliseconds. ok is false when no workflow is active.
+func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
+	w, err := e.st.ReadWorkflow()
+	if isNotFound(err) {
+		return Status{}, false, nil
+	}
+	if err != nil {
+		return Status{}, false, err
+	}
+	r, err := decode(w.Data)
+	if err != nil {
+		return Status{}, false, err
+	}
+	if r.Status != workflow.StatusActive {
+		return Status{}, false, nil
+	}
+	def, _ := e.definitions().Lookup(r.Type)
+	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(r.CompletedPhases(def))}
+	if def != nil {
+		s.Total = len(def.Phases)
+	}
+	if last := r.LastActivity(); !last.IsZero() {
+		s.Age = max(e.now().Sub(last), 0)
+	}
+	return s, true, nil
+}
+
+// oneLine is stored text made safe for one line of a status bar or a title: control and
+// format characters dropped, whitespace collapsed, at most max runes.
+func oneLine(s string, max int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || textsafe.Dropped(r) {
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return clipRunes(workflow.OneLine(b.String()), max)
+}
+
+func clipRunes(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max-1]) + "…"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,189 @@
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+)
+
+// EventsName is the binary that serves Claude Code's other events (TaskCreated,
+// TaskCompleted, PreCompact), and the prefix of its stderr lines.
+const EventsName = "cairn-event"
+
+// The events cairn-event serves, as hook_event_name names them.
+const (
+	EventTaskCreated   = "TaskCreated"
+	EventTaskCompleted = "TaskCompleted"
+	EventPreCompact    = "PreCompact"
+)
+
+// taskFields are the members of a task or compaction event beyond the common ones.
+type taskFields struct {
+	TaskID, TaskSubject, TaskDescription, Trigger string
+}
+
+// readTaskFields reads them from the event Parse accepted; a member of the wrong type is
+// left empty with a note.
+func readTaskFields(data []byte) (taskFields, []string) {
+	var f taskFields
+	keys := []string{"task_id", "task_subject", "task_description", "trigger"}
+	vs, err := jsonx.Members(data, keys...)
+	if err != nil {
+		return f, []string{"task fields unreadable; going on without them"}
+	}
+	var notes []string
+	for i, dst := range []*string{&f.TaskID, &f.TaskSubject, &f.TaskDescription, &f.Trigger} {
+		if vs[i] == nil || isNull(vs[i]) {
+			continue
+		}
+		s, err := jsonx.NewReader(vs[i]).String()
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s is %s, not a string; ignored", keys[i], jsonKind(vs[i])))
+			continue
+		}
+		*dst = s
+	}
+	return f, notes
+}
+
+// Events is the hook for Claude Code's own events, one binary dispatching on
+// hook_event_name:
+//
+//   - TaskCreated, TaskCompleted: Claude Code's task list lives per session id, so a new
+//     session, /clear or a fork starts without it. The task is mirrored into the active
+//     workflow's tasks, in its current phase, through the engine's locked, journaled write;
+//     the next session's resume report lists the open ones. Claude Code's own task store is
+//     never written. Nothing is printed: these events' output could block the task.
+//   - PreCompact: prints a short anchor (workflow, phase, next step) that Claude Code adds to
+//     the compaction request, so the summary keeps the position. SessionStart (source
+//     compact) then brings the full report back.
+//
+// Like every Cairn hook it never fails the session: problems go to stderr, the exit code
+// is 0, and a hard deadline bounds it.
+func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	return Main(EventsName, stdin, stdout, stderr, getenv,
+		func(ctx context.Context, r *Runner, stdin io.Reader) []byte {
+			return events(ctx, r, stdin, getenv)
+		},
+		func(why string) string {
+			return "Cairn: an event hook stopped early (" + why + "); workflow state was not changed, details on stderr."
+		})
+}
+
+func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string) []byte {
+	data, err := ReadInput(stdin, MaxInput, min(StdinWait, r.Deadline/2))
+	if err != nil {
+		r.Logf("%v; going on with the %d bytes read", err, len(data))
+	}
+	ev, notes := Parse(data)
+	for _, n := range notes {
+		r.Logf("%s", n)
+	}
+	var f taskFields
+	if ev.Read {
+		f, notes = readTaskFields(data)
+		for _, n := range notes {
+			r.Logf("%s", n)
+		}
+	}
+	switch ev.HookEventName {
+	case EventTaskCreated, EventTaskCompleted, EventPreCompact:
+	case "":
+		r.Logf("the event has no hook_event_name; nothing to do")
+		return nil
+	default:
+		r.Logf("event %q is not one this hook serves; nothing to do", OneLine(ev.HookEventName, 40))
+		return nil
+	}
+	sessionID := ev.SessionID
+	if sessionID == "" {
+		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
+	}
+	pid, pidNote := claudePID(getenv)
+	if pidNote != "" {
+		r.Logf("%s", pidNote)
+	}
+	e, err := engine.Open(engine.Config{
+		Getenv:    getenv,
+		SessionID: sessionID,
+		PID:       pid,
+		Actor:     strings.ToLower(ev.HookEventName),
+		LockWait:  LockWait(ctx),
+	})
+	if err != nil {
+		r.Logf("opening Cairn's state: %v", err)
+		return nil
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			r.Logf("closing Cairn's state: %v", err)
+		}
+	}()
+
+	if ev.HookEventName == EventPreCompact {
+		anchor, err := e.CompactAnchor(ctx)
+		switch {
+		case err != nil:
+			r.Logf("reading the workflow for the compaction anchor: %v", err)
+			return nil
+		case anchor == "":
+			r.Logf("trigger=%s; no active workflow, no anchor", orDash(f.Trigger))
+			return nil
+		}
+		r.Logf("trigger=%s; anchor of %d characters", orDash(f.Trigger), Units(anchor))
+		return []byte(Context(anchor, MaxReason) + "\n")
+	}
+
+	completed := ev.HookEventName == EventTaskCompleted
+	res, err := e.RecordClaudeTask(ctx, engine.ClaudeTask{
+		SessionID: sessionID, TaskID: f.TaskID, Subject: f.TaskSubject, Description: f.TaskDescription,
+	}, completed)
+	switch {
+	case errors.Is(err, engine.ErrNoActiveWorkflow):
+		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, orDash(OneLine(f.TaskID, 40)))
+	case err != nil:
+		r.Logf("%s task %s not recorded: %v", ev.HookEventName, orDash(OneLine(f.TaskID, 40)), err)
+	default:
+		r.Logf("%s", res.Message)
+		for _, w := range res.Warnings {
+			r.Logf("warning: %s", w)
+		}
+	}
+	return nil
+}
+
+// sessionTitleOutput is SessionStartOutput with a session title (hookSpecificOutput.
+// sessionTitle, which Claude Code 2.1.330 applies at startup, resume and fork and shows in
+// the resume picker). Without a title it is SessionStartOutput.
+func sessionTitleOutput(additionalContext, systemMessage, title string) []byte {
+	t := OneLine(title, maxTitle)
+	if t == "" {
+		return SessionStartOutput(additionalContext, systemMessage)
+	}
+	c := Context(additionalContext, MaxContext)
+	m := OneLine(systemMessage, MaxMessage)
+	in := jsonx.NewObjectWriter(nil, false)
+	in.String("hookEventName", "SessionStart")
+	if c != "" {
+		in.String("additionalContext", c)
+	}
+	in.String("sessionTitle", t)
+	w := newOutput(len(c) + len(m) + len(t))
+	w.Raw("hookSpecificOutput", in.Close())
+	if m != "" {
+		w.String("systemMessage", m)
+	}
+	return endOutput(w)
+}
+
+// maxTitle bounds a session title: the resume picker shows one short line.
+const maxTitle = 80
+
+// titleSources are the SessionStart sources that get a title: a new session or a fork. A
+// resumed session keeps the name it has, which may be one its user gave it.
+func titleSource(source string) bool { return source == "startup" || source == "fork" }

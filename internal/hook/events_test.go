@@ -1,0 +1,57 @@
+package hook
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestSessionTitleOutput(t *testing.T) {
+	type out struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+			SessionTitle      string `json:"sessionTitle"`
+		} `json:"hookSpecificOutput"`
+		SystemMessage string `json:"systemMessage"`
+	}
+	for _, tc := range []struct {
+		name, ctx, msg, title string
+		wantTitle             string
+	}{
+		{"context and title", "report <cairn-state>", "", "Cairn: apex · plan", "Cairn: apex · plan"},
+		{"title only", "", "", "Cairn: apex · plan", "Cairn: apex · plan"},
+		{"message and title", "r", "Cairn: look", "t", "t"},
+		{"title made one line and capped", "r", "", "a\nb\x00c" + strings.Repeat("x", 200), "a bc" + strings.Repeat("x", maxTitle-5) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := sessionTitleOutput(tc.ctx, tc.msg, tc.title)
+			var o out
+			if err := json.Unmarshal(b, &o); err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if o.HookSpecificOutput.HookEventName != "SessionStart" || o.HookSpecificOutput.SessionTitle != tc.wantTitle ||
+				o.HookSpecificOutput.AdditionalContext != Context(tc.ctx, MaxContext) || o.SystemMessage != tc.msg {
+				t.Errorf("got %+v from %s", o, b)
+			}
+		})
+	}
+	// Without a title it is SessionStartOutput, byte for byte.
+	for _, c := range [][2]string{{"report", "msg"}, {"", ""}, {"report", ""}} {
+		got, want := string(sessionTitleOutput(c[0], c[1], " \n")), string(SessionStartOutput(c[0], c[1]))
+		if got != want {
+			t.Errorf("no title: %q, want %q", got, want)
+		}
+	}
+}
+
+func TestReadTaskFields(t *testing.T) {
+	f, notes := readTaskFields([]byte(`{"task_id":"3","task_subject":"write it","task_description":null,"trigger":"auto"}`))
+	if f != (taskFields{TaskID: "3", TaskSubject: "write it", Trigger: "auto"}) || len(notes) != 0 {
+		t.Errorf("got %+v %q", f, notes)
+	}
+	f, notes = readTaskFields([]byte(`{"task_id":3,"task_subject":["x"]}`))
+	if f != (taskFields{}) || len(notes) != 2 || !strings.Contains(notes[0], "task_id is a number") {
+		t.Errorf("got %+v %q", f, notes)
+	}
+}

@@ -1,0 +1,209 @@
+package memory
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recorded is a memory directory after one Cairn write, with the mark Cairn keeps of it.
+func recorded(t *testing.T, foreign string) (*Memory, string, Mark) {
+	t.Helper()
+	m, dir := newTestMemory(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(foreign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Record(PositionLine("apex", "analyze", "planning", "login fix")); err != nil {
+		t.Fatal(err)
+	}
+	k, err := m.CurrentMark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Index == "" || k.Topic == "" {
+		t.Fatalf("mark after a write is %+v, want both parts", k)
+	}
+	return m, dir, k
+}
+
+func writeLock(t *testing.T, dir, content string, mtime time.Time) {
+	t.Helper()
+	p := filepath.Join(dir, ConsolidateLock)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRestore(t *testing.T) {
+	const foreign = "# Memory\n- [Prefs](prefs.md) — tabs\n- [Build](build.md) — make test\n"
+	now := time.Now()
+	alive := func(pid int) bool { return pid == 4242 }
+	for _, tc := range []struct {
+		name       string
+		index      func(cur string) string // what another writer leaves in MEMORY.md
+		topic      func(cur string) string // and in the topic file ("" removes it)
+		lock       string                  // .consolidate-lock content, "" for none
+		lockAge    time.Duration
+		wantIndex  string // MEMORY.md afterwards; "=" for what the writer left
+		wantTopic  bool   // the topic file is ours again
+		wantDid    Restored
+		wantSecond Restored // a second Restore right after
+	}{
+		{
+			name:      "line dropped by a consolidation, order of others kept",
+			index:     func(string) string { return "- [Build](build.md) — make test\n- [Prefs](prefs.md) — tabs\n" },
+			topic:     func(cur string) string { return cur },
+			wantIndex: "- [Build](build.md) — make test\n- [Prefs](prefs.md) — tabs\n<ours>\n",
+			wantTopic: true,
+			wantDid:   Restored{Index: true},
+		},
+		{
+			name: "line rewritten in place",
+			index: func(cur string) string {
+				return strings.Replace(cur, "— Active APEX", "— apex wf", 1)
+			},
+			topic:     func(cur string) string { return cur },
+			wantIndex: foreign + "<ours>\n",
+			wantTopic: true,
+			wantDid:   Restored{Index: true},
+		},
+		{
+			name:      "topic file deleted and line dropped",
+			index:     func(string) string { return foreign },
+			topic:     func(string) string { return "" },
+			wantIndex: foreign + "<ours>\n",
+			wantTopic: true,
+			wantDid:   Restored{Index: true, Topic: true},
+		},
+		{
+			name:      "topic file rewritten",
+			index:     func(cur string) string { return cur },
+			topic:     func(string) string { return "---\nname: x\n---\nmerged\n" },
+			wantIndex: foreign + "<ours>\n",
+			wantTopic: true,
+			wantDid:   Restored{Topic: true},
+		},
+		{
+			name:      "fresh lock of a live consolidation: nothing touched",
+			index:     func(string) string { return foreign },
+			topic:     func(string) string { return "" },
+			lock:      "4242",
+			lockAge:   time.Minute,
+			wantIndex: "=",
+			wantDid:   Restored{Deferred: true},
+		},
+		{
+			name:       "lock older than Claude Code honours: restored",
+			index:      func(string) string { return foreign },
+			topic:      func(cur string) string { return cur },
+			lock:       "4242",
+			lockAge:    2 * time.Hour,
+			wantIndex:  foreign + "<ours>\n",
+			wantTopic:  true,
+			wantDid:    Restored{Index: true},
+			wantSecond: Restored{},
+		},
+		{
+			name:      "lock of a dead holder: restored",
+			index:     func(string) string { return foreign },
+			topic:     func(cur string) string { return cur },
+			lock:      "999999",
+			lockAge:   time.Minute,
+			wantIndex: foreign + "<ours>\n",
+			wantTopic: true,
+			wantDid:   Restored{Index: true},
+		},
+		{
+			name:      "empty lock left by a rollback: restored",
+			index:     func(string) string { return foreign },
+			topic:     func(cur string) string { return cur },
+			lock:      "",
+			lockAge:   -1, // written, but empty
+			wantIndex: foreign + "<ours>\n",
+			wantTopic: true,
+			wantDid:   Restored{Index: true},
+		},
+		{
+			name:      "nothing changed: nothing written",
+			index:     func(cur string) string { return cur },
+			topic:     func(cur string) string { return cur },
+			wantIndex: foreign + "<ours>\n",
+			wantTopic: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, dir, k := recorded(t, foreign)
+			idx := filepath.Join(dir, IndexFile)
+			top := filepath.Join(dir, TopicFile)
+			left := tc.index(readFile(t, idx))
+			if err := os.WriteFile(idx, []byte(left), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if s := tc.topic(readFile(t, top)); s == "" {
+				os.Remove(top)
+			} else if err := os.WriteFile(top, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.lockAge < 0:
+				writeLock(t, dir, "", now)
+			case tc.lock != "":
+				writeLock(t, dir, tc.lock, now.Add(-tc.lockAge))
+			}
+			did, err := m.Restore(k, now, alive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if did != tc.wantDid {
+				t.Errorf("Restore did %+v, want %+v", did, tc.wantDid)
+			}
+			want := strings.ReplaceAll(tc.wantIndex, "<ours>", k.Index)
+			if tc.wantIndex == "=" {
+				want = left
+			}
+			if got := readFile(t, idx); got != want {
+				t.Errorf("MEMORY.md\n got %q\nwant %q", got, want)
+			}
+			if tc.wantTopic {
+				if got := readFile(t, top); got != k.Topic {
+					t.Errorf("topic file\n got %q\nwant %q", got, k.Topic)
+				}
+			}
+			again, err := m.Restore(k, now, alive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.wantDid.Deferred && again != tc.wantSecond {
+				t.Errorf("a second Restore did %+v, want %+v", again, tc.wantSecond)
+			}
+		})
+	}
+}
+
+func TestConsolidationHeld(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	live := strconv.Itoa(os.Getpid())
+	if ConsolidationHeld(dir, now, nil) {
+		t.Fatal("no lock file, yet held")
+	}
+	writeLock(t, dir, live+"\n", now.Add(-30*time.Minute))
+	if !ConsolidationHeld(dir, now, func(int) bool { return true }) {
+		t.Error("a 30-minute-old lock of a live pid is not held")
+	}
+	if ConsolidationHeld(dir, now.Add(31*time.Minute), func(int) bool { return true }) {
+		t.Error("a lock over an hour old is still held")
+	}
+	if ConsolidationHeld(dir, now, func(int) bool { return false }) {
+		t.Error("a lock of a dead pid is held")
+	}
+}

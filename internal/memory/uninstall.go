@@ -1,0 +1,102 @@
+package memory
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Footprint is what Cairn has put into the auto-memory directory: the MEMORY.md lines that
+// point at a Cairn file, and Cairn's own files (the topic file and the learning files).
+type Footprint struct {
+	Dir   string   // the memory directory
+	Lines []string // MEMORY.md lines of Cairn's, as they are (plain text, no terminator)
+	Files []string // Cairn's files in Dir, by name, sorted
+}
+
+// Empty reports whether Cairn left nothing there.
+func (f Footprint) Empty() bool { return len(f.Lines) == 0 && len(f.Files) == 0 }
+
+// IsCairnFile reports whether a memory file name is one of Cairn's: cairn-workflow.md or a
+// cairn-learning-*.md. Claude Code's memory files are case-insensitive on macOS, so is this.
+func IsCairnFile(name string) bool {
+	n := strings.ToLower(name)
+	return n == TopicFile || strings.HasPrefix(n, learningPrefix) && strings.HasSuffix(n, ".md") && !strings.ContainsAny(n, `/\`)
+}
+
+// Footprint reads, without changing anything, what Cairn has in the memory directory.
+func (m *Memory) Footprint() (Footprint, error) {
+	if err := m.usable(); err != nil {
+		return Footprint{}, err
+	}
+	fp := Footprint{Dir: m.loc.Dir}
+	idx, err := read(filepath.Join(m.loc.Dir, IndexFile))
+	if err != nil {
+		return fp, unavailable("reading "+IndexFile, err)
+	}
+	for _, l := range splitLines(idx.data) {
+		if t := entryTarget(l.text); t != "" && IsCairnFile(t) {
+			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
+		}
+	}
+	ents, err := os.ReadDir(m.loc.Dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fp, unavailable("listing "+m.loc.Dir, err)
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() && IsCairnFile(e.Name()) {
+			fp.Files = append(fp.Files, e.Name())
+		}
+	}
+	sort.Strings(fp.Files)
+	return fp, nil
+}
+
+// RemoveCairn takes Cairn out of the memory directory, for `cairn uninstall`: under Cairn's
+// memory lock it removes every MEMORY.md line pointing at a Cairn file (with the same
+// compare-and-swap writer as every other edit, so every byte of every other line, and any
+// edit made meanwhile, is kept), then Cairn's files. The index lines go first, so MEMORY.md
+// never points at a file that is gone. It returns what was removed.
+func (m *Memory) RemoveCairn() (Footprint, error) {
+	if err := m.usable(); err != nil {
+		return Footprint{}, err
+	}
+	var done Footprint
+	err := m.locked(func() error {
+		fp, err := m.Footprint()
+		if err != nil {
+			return err
+		}
+		done.Dir = fp.Dir
+		if len(fp.Lines) > 0 {
+			err := m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+				done.Lines = done.Lines[:0]
+				for _, l := range splitLines(cur) {
+					if t := entryTarget(l.text); t != "" && IsCairnFile(t) {
+						done.Lines = append(done.Lines, strings.TrimPrefix(l.text, bom))
+						cur = RemoveEntry(cur, t)
+					}
+				}
+				return cur, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		for _, name := range fp.Files {
+			p := filepath.Join(m.loc.Dir, name)
+			if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+				continue // gone meanwhile, or no longer a plain file: not ours to remove
+			}
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return unavailable("removing "+name, err)
+			}
+			done.Files = append(done.Files, name)
+		}
+		return syncDir(m.loc.Dir)
+	})
+	return done, err
+}

@@ -1,0 +1,84 @@
+package memory
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestRemoveCairn: uninstall takes out exactly Cairn's index lines and files, whatever the
+// line endings, a byte-order mark or hand edits, and keeps every other byte.
+func TestRemoveCairn(t *testing.T) {
+	tests := []struct {
+		name, index, want string
+		files             []string // besides the index
+		wantLines         int
+	}{
+		{"written by Cairn", "", "", nil, 2},
+		{"CRLF and foreign lines",
+			"# Mine\r\n- [Prefs](prefs.md) — tabs\r\n- [Cairn workflow](cairn-workflow.md) — old\r\nplain cairn-workflow.md text\r\n",
+			"# Mine\r\n- [Prefs](prefs.md) — tabs\r\nplain cairn-workflow.md text\r\n", []string{"prefs.md"}, 1},
+		{"byte-order mark on our line, no final newline",
+			"\ufeff- [Cairn workflow](cairn-workflow.md)\n- [Prefs](prefs.md)",
+			"\ufeff- [Prefs](prefs.md)", []string{"prefs.md"}, 1},
+		{"hand-edited markers and case", "1. [x](./Cairn-Learning-Foo.md)\n  * [y](<cairn-workflow.md> \"t\")\n- [z](cairn-learning-notes.txt)\n",
+			"- [z](cairn-learning-notes.txt)\n", nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			if tt.index == "" {
+				if err := m.Record("Active APEX workflow: analyze completed, planning x"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := m.RecordLearning(Learning{Title: "Retries", Body: "back off"}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range append([]string{IndexFile, TopicFile, "cairn-learning-foo.md"}, tt.files...) {
+					data := "x\n"
+					if f == IndexFile {
+						data = tt.index
+					}
+					if err := os.WriteFile(filepath.Join(dir, f), []byte(data), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			fp, err := m.Footprint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fp.Lines) != tt.wantLines || len(fp.Files) != 2 {
+				t.Fatalf("footprint %+v, want %d lines and 2 files", fp, tt.wantLines)
+			}
+			done, err := m.RemoveCairn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(done.Lines, fp.Lines) || !slices.Equal(done.Files, fp.Files) {
+				t.Errorf("removed %+v, footprint said %+v", done, fp)
+			}
+			if got := readFile(t, filepath.Join(dir, IndexFile)); got != tt.want {
+				t.Errorf("MEMORY.md = %q, want %q", got, tt.want)
+			}
+			for _, f := range fp.Files {
+				if _, err := os.Lstat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+					t.Errorf("%s still there (%v)", f, err)
+				}
+			}
+			for _, f := range tt.files {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("foreign file %s gone: %v", f, err)
+				}
+			}
+			if after, err := m.Footprint(); err != nil || !after.Empty() {
+				t.Errorf("after removal: %+v, %v", after, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,182 @@
+package workflow
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ClaudeTaskPrefix starts the id of a task that mirrors one of Claude Code's own tasks
+// (TaskCreate/TaskUpdate). Claude Code keeps those per session (~/.claude/tasks/<session>/),
+// numbering them "1", "2", ... afresh in each, so the id carries the session too:
+// "claude-<first 8 of the session id>-<task id>".
+const ClaudeTaskPrefix = "claude-"
+
+// maxSubject bounds a mirrored task's subject, kept as the task's note.
+const maxSubject = 200
+
+// maxDoneClaudeTasks bounds the finished mirrored tasks a record keeps: Claude Code's task
+// list is a working list, and the journal holds every change anyway. Older ones go first.
+const maxDoneClaudeTasks = 50
+
+// ClaudeTask is one of Claude Code's tasks as its TaskCreated and TaskCompleted hook events
+// carry it.
+type ClaudeTask struct {
+	SessionID   string
+	TaskID      string
+	Subject     string
+	Description string
+}
+
+// ClaudeTaskID is the record's task id for t.
+func ClaudeTaskID(t ClaudeTask) string {
+	s := strings.TrimSpace(t.SessionID)
+	if len(s) > 8 {
+		s = s[:8]
+	}
+	if s == "" {
+		s = "nosession"
+	}
+	return ClaudeTaskPrefix + s + "-" + strings.TrimSpace(t.TaskID)
+}
+
+// subject is what the record keeps of t: its subject (else its description) on one line.
+func (t ClaudeTask) subject() string {
+	s := OneLine(t.Subject)
+	if s == "" {
+		s = OneLine(t.Description)
+	}
+	if r := []rune(s); len(r) > maxSubject {
+		s = string(r[:maxSubject-1]) + "…"
+	}
+	return s
+}
+
+// RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
+// its current phase: created as pending, completed as done. Claude Code's own store is
+// per session, so a task the agent creates again in a new session (same subject, new id)
+// is the same open task, not a second one; and a completion from a session that never saw
+// the task's creation closes the open task of the same subject. A completion of a task never
+// recorded is recorded as done, so the record holds what the session did.
+func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	if strings.TrimSpace(t.TaskID) == "" {
+		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
+	}
+	id := ClaudeTaskID(t)
+	subj := t.subject()
+	if subj == "" {
+		subj = "task " + strings.TrimSpace(t.TaskID)
+	}
+	existing := r.findTask(id)
+	if existing < 0 {
+		existing = r.openClaudeTaskBySubject(subj)
+	}
+	if !completed {
+		if existing >= 0 {
+			return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		}
+		return UpdateTask(r, TaskUpdate{ID: id, Status: TaskPending, Note: subj}, now, by)
+	}
+	if existing >= 0 {
+		id = r.Tasks[existing].ID
+	}
+	// Claude Code has no running state that Cairn hears of: pending → running → done in one
+	// change, along the task machine, so attempts and times stay consistent.
+	res := Result{Record: r, Event: EventNone, From: r.State, To: r.State}
+	cur := r
+	if existing < 0 || r.Tasks[existing].Status == TaskPending || r.Tasks[existing].Status == TaskFailed {
+		step, err := UpdateTask(cur, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by)
+		if err != nil {
+			return Result{}, err
+		}
+		cur, res = step.Record, step
+	}
+	step, err := UpdateTask(cur, TaskUpdate{ID: id, Status: TaskDone}, now, by)
+	if err != nil {
+		return Result{}, err
+	}
+	if !step.Changed && res.Changed {
+		return res, nil
+	}
+	step.Warnings = append(res.Warnings, step.Warnings...)
+	if step.Changed {
+		pruneDoneClaudeTasks(step.Record)
+	}
+	return step, nil
+}
+
+// pruneDoneClaudeTasks drops the oldest finished mirrored tasks beyond maxDoneClaudeTasks.
+// r is a fresh clone the caller owns.
+func pruneDoneClaudeTasks(r *Record) {
+	done := 0
+	for _, t := range r.Tasks {
+		if strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+			done++
+		}
+	}
+	drop := done - maxDoneClaudeTasks
+	if drop <= 0 {
+		return
+	}
+	kept := r.Tasks[:0]
+	for _, t := range r.Tasks {
+		if drop > 0 && strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+			drop--
+			continue
+		}
+		kept = append(kept, t)
+	}
+	r.Tasks = kept
+}
+
+func (r *Record) findTask(id string) int {
+	for i, t := range r.Tasks {
+		if t.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r *Record) openClaudeTaskBySubject(subj string) int {
+	for i, t := range r.Tasks {
+		if strings.HasPrefix(t.ID, ClaudeTaskPrefix) && (t.Status == TaskPending || t.Status == TaskRunning) &&
+			strings.EqualFold(t.Note, subj) {
+			return i
+		}
+	}
+	return -1
+}
+
+// OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest
+// first: a mirrored Claude Code task by its subject, any other by its id and note; a task of
+// another phase than the current one says which.
+func OpenTasks(r *Record) []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range r.Tasks {
+		if t.Status != TaskPending && t.Status != TaskRunning {
+			continue
+		}
+		s := t.Note
+		if !strings.HasPrefix(t.ID, ClaudeTaskPrefix) || s == "" {
+			s = t.ID
+			if t.Note != "" {
+				s += ": " + t.Note
+			}
+		}
+		if t.Status == TaskRunning {
+			s += " (running)"
+		}
+		if t.Phase != "" && t.Phase != r.State {
+			s += " (phase " + t.Phase + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package workflow_test
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func startedApex(t *testing.T) *workflow.Record {
+	t.Helper()
+	def, ok := workflow.BuiltinDefinition("apex")
+	if !ok {
+		t.Fatal("no apex")
+	}
+	res, err := workflow.Start(def, nil, workflow.StartRequest{Type: "apex", Context: "c", ID: "apex-1"}, time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), workflow.Actor{SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Record
+}
+
+// taskEvent is one TaskCreated (done false) or TaskCompleted (done true) event.
+type taskEvent struct {
+	session, id, subject string
+	done                 bool
+}
+
+func TestRecordClaudeTask(t *testing.T) {
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		events   []taskEvent
+		wantOpen []string
+		wantDone int
+		wantErr  bool
+	}{
+		{name: "created tasks are open, in order",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "write the parser", false}, {"sess-aaaa-1", "2", "test it", false}},
+			wantOpen: []string{"write the parser", "test it"}},
+		{name: "a completed one is no longer open",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "write the parser", false}, {"sess-aaaa-1", "2", "test it", false}, {"sess-aaaa-1", "1", "write the parser", true}},
+			wantOpen: []string{"test it"}, wantDone: 1},
+		{name: "the same subject created again by a new session is the same task",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "write the parser", false}, {"sess-bbbb-2", "1", "Write the parser", false}},
+			wantOpen: []string{"write the parser"}},
+		{name: "a new session completes a task by its subject",
+			events:   []taskEvent{{"sess-aaaa-1", "3", "write the parser", false}, {"sess-bbbb-2", "1", "write the parser", true}},
+			wantDone: 1},
+		{name: "same id in two sessions: two tasks",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "one", false}, {"sess-bbbb-2", "1", "two", false}},
+			wantOpen: []string{"one", "two"}},
+		{name: "a completion never created is recorded done",
+			events:   []taskEvent{{"sess-aaaa-1", "7", "already done", true}},
+			wantDone: 1},
+		{name: "completed twice changes nothing the second time",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "x", false}, {"sess-aaaa-1", "1", "x", true}, {"sess-aaaa-1", "1", "x", true}},
+			wantDone: 1},
+		{name: "no task id is refused",
+			events:  []taskEvent{{"sess-aaaa-1", "", "x", false}},
+			wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startedApex(t)
+			var err error
+			for _, ev := range tc.events {
+				var res workflow.Result
+				res, err = workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: ev.session, TaskID: ev.id, Subject: ev.subject}, ev.done, now, workflow.Actor{SessionID: ev.session})
+				if err != nil {
+					break
+				}
+				if res.Changed {
+					r = res.Record
+				}
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error %v, want error %t", err, tc.wantErr)
+			}
+			if got := workflow.OpenTasks(r); !slices.Equal(got, tc.wantOpen) {
+				t.Errorf("open tasks %q, want %q", got, tc.wantOpen)
+			}
+			if got := workflow.CountTasks(r, "").Done; got != tc.wantDone {
+				t.Errorf("%d done, want %d", got, tc.wantDone)
+			}
+			for _, task := range r.Tasks {
+				if task.Phase != "analyze" || task.Attempts != 0 {
+					t.Errorf("task %+v: want phase analyze and no failed attempts", task)
+				}
+			}
+		})
+	}
+}
+
+func TestRecordClaudeTaskNeedsActive(t *testing.T) {
+	r := startedApex(t)
+	r.Status = workflow.StatusCompleted
+	if _, err := workflow.RecordClaudeTask(r, workflow.ClaudeTask{TaskID: "1", Subject: "x"}, false, time.Now(), workflow.Actor{}); err == nil {
+		t.Fatal("a task was recorded on a completed workflow")
+	}
+}
+
+func TestOpenTasksNamesOtherPhases(t *testing.T) {
+	r := startedApex(t)
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	res, err := workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: "s1", TaskID: "1", Subject: "read the code"}, false, now, workflow.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = res.Record
+	res, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: "own-task", Status: workflow.TaskRunning, Note: "by the MCP tool"}, now, workflow.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = at(res.Record, "plan")
+	want := []string{"read the code (phase analyze)", "own-task: by the MCP tool (running) (phase analyze)"}
+	if got := workflow.OpenTasks(r); !slices.Equal(got, want) {
+		t.Errorf("OpenTasks = %q, want %q", got, want)
+	}
+}
+
+// Finished mirrored tasks are capped (oldest dropped first); open ones and the workflow's own
+// tasks are never dropped.
+func TestRecordClaudeTaskPrunesDone(t *testing.T) {
+	r := startedApex(t)
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "own", Status: workflow.TaskRunning}, now, workflow.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = res.Record
+	record := func(id string, done bool) {
+		t.Helper()
+		res, err := workflow.RecordClaudeTask(r, workflow.ClaudeTask{SessionID: "s1", TaskID: id, Subject: "task " + id}, done, now, workflow.Actor{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Changed {
+			r = res.Record
+		}
+	}
+	record("open", false)
+	for i := range 60 {
+		record(strconv.Itoa(i), true)
+	}
+	c := workflow.CountTasks(r, "")
+	if c.Done != 50 || c.Pending != 1 || c.Running != 1 {
+		t.Errorf("counts %+v, want 50 done, the open one and the workflow's own", c)
+	}
+	if r.Tasks[0].ID != "own" || r.Tasks[1].ID != "claude-s1-open" || r.Tasks[2].ID != "claude-s1-10" {
+		t.Errorf("kept %s, %s, %s first; want own, claude-s1-open, claude-s1-10", r.Tasks[0].ID, r.Tasks[1].ID, r.Tasks[2].ID)
+	}
+}
