@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,11 +33,10 @@ func BenchmarkRunInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	if _, err := e.Start(ctx, engine.StartRequest{Type: "apex", Context: "benchmark"}); err != nil {
+	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "benchmark"}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.Transition(ctx, engine.TransitionRequest{To: "plan"}); err != nil {
+	if _, err := e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		b.Fatal(err)
 	}
 	e.Close()

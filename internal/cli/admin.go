@@ -22,7 +22,7 @@ func runArchive(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Archive(a.ctx, *reason)
+	res, err := e.Archive(*reason)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func runExpire(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.ExpireTTL(a.ctx, *dry)
+	res, err := e.ExpireTTL(*dry)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func runDoctor(a *app, args []string) error {
 			Fix: "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"})
 	} else {
 		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()
-		rep.Checks = append(rep.Checks, e.Doctor(a.ctx, engine.DoctorOptions{PluginRoot: root, BinDir: bin})...)
+		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin})...)
 	}
 	failed := 0
 	for _, c := range rep.Checks {

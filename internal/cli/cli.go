@@ -20,14 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -134,7 +131,7 @@ func (a *app) fail(err error) int {
 		// The engine's hint names the agent's tools; a person at a shell wants commands.
 		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), oneLine(msg))
+	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(msg))
 	var ue *usageError
 	if errors.As(err, &ue) && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
@@ -166,17 +163,14 @@ type stateError struct{ err error }
 func (e *stateError) Error() string { return "the state directory cannot be used: " + e.err.Error() }
 func (e *stateError) Unwrap() error { return e.err }
 
-// exitCode maps an error to cairn's exit codes. The engine's refusals (typed or not) are 1;
-// what makes the state unusable (unwritable, locked, written by a newer Cairn, a symlinked
-// state directory, permissions) is 3.
+// exitCode maps an error to cairn's exit codes. The engine's refusals (typed or not) and
+// what it did not find are 1; what makes the state unusable (engine.StateUnusable, or an
+// engine that could not be opened) is 3.
 func exitCode(err error) int {
 	var (
-		ue  *usageError
-		ce  *codeError
-		se  *stateError
-		we  *store.WriteError
-		lt  *fsx.LockTimeoutError
-		nwr *migrate.NewerError
+		ue *usageError
+		ce *codeError
+		se *stateError
 	)
 	switch {
 	case err == nil:
@@ -185,8 +179,7 @@ func exitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.As(err, &se), errors.As(err, &we), errors.As(err, &lt), errors.As(err, &nwr),
-		errors.Is(err, fsx.ErrSymlinkDir), errors.Is(err, fs.ErrPermission):
+	case errors.As(err, &se), engine.Classify(err) == engine.StateUnusable:
 		return ExitInternal
 	}
 	return ExitRefused
@@ -271,7 +264,7 @@ func (a *app) printJSON(v any) error {
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
-			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), oneLine(w))
+			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), textsafe.OneLine(w))
 		}
 	}
 }

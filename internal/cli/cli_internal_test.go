@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/fsx"
@@ -176,21 +175,6 @@ func TestClean(t *testing.T) {
 				t.Errorf("clean(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestAgo(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{-time.Second, "0s"}, {45 * time.Second, "45s"}, {12 * time.Minute, "12m"},
-		{3*time.Hour + 5*time.Minute, "3h05m"}, {50 * time.Hour, "2d2h"},
-	}
-	for _, tt := range tests {
-		if got := ago(tt.d); got != tt.want {
-			t.Errorf("ago(%v) = %q, want %q", tt.d, got, tt.want)
-		}
 	}
 }
 

@@ -29,7 +29,7 @@ var commands map[string]*command
 
 // order is how the overview lists them: the person's commands, then the shell API.
 var order = []string{
-	"status", "statusline", "watch", "list", "show", "history", "types", "archive", "expire", "doctor",
+	"status", "approve", "statusline", "watch", "list", "show", "history", "types", "archive", "expire", "doctor",
 	"start", "transition", "complete", "task",
 	"checkpoint save", "checkpoint load", "checkpoint list", "checkpoint delete",
 	"vars set", "vars get", "vars unset", "vars export", "log append", "log show",
@@ -44,6 +44,12 @@ func init() {
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
 not archived. With --json prints the engine's resume answer.`},
+		{name: "approve", usage: "approve [NOTE] [--json]", run: runApprove,
+			summary: "Approve the phase the workflow waits in, so the agent may move on.",
+			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
+Code asks for it in the session when it can; where it cannot (claude -p), a person runs
+this. The approval, its time and NOTE are recorded and shown by cairn status. To let agents
+leave approval phases alone in this project, set "approvals": false in .claude/cairn/config.json.`},
 		{name: "statusline", usage: "statusline [--json]", run: runStatusline,
 			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
 			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
@@ -59,8 +65,9 @@ names, artifacts, checkpoints saved or deleted) and who changed it (actor and se
 the journal). Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0. With --json each line is one
 JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, by
 (workflow_id is empty when no workflow is active).`},
-		{name: "list", usage: "list [--json]", run: runList,
-			summary: "List the active workflow and the archived ones, newest first."},
+		{name: "list", usage: "list [--all] [--json]", run: runList,
+			summary: "List the active workflow and the archived ones, newest first.",
+			doc:     `The table shows the newest 20 archives; --all and --json give every one.`},
 		{name: "show", usage: "show [ID] [--json]", run: runShow,
 			summary: "Show one workflow, active or archived (default: the active one).",
 			doc:     `With --json prints the stored record itself.`},

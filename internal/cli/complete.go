@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -181,7 +182,7 @@ func (a *app) argValues(cmd string, n int) []string {
 		return []string{"pending", "running", "done", "failed"}
 	case (cmd == "show" || cmd == "history") && n == 0:
 		if e, err := a.stateEngine(); err == nil {
-			all, _ := e.List(a.ctx)
+			all, _ := e.List()
 			var ids []string
 			for _, s := range all {
 				ids = append(ids, s.WorkflowID)
@@ -190,12 +191,12 @@ func (a *app) argValues(cmd string, n int) []string {
 		}
 	case (cmd == "checkpoint load" || cmd == "checkpoint delete" || cmd == "checkpoint save") && n == 0:
 		if e, err := a.stateEngine(); err == nil {
-			names, _ := e.ListCheckpoints(a.ctx, "")
+			names, _ := e.ListCheckpoints("")
 			return names
 		}
 	case cmd == "vars get" && n == 0, cmd == "vars set" && n == 0, cmd == "vars unset":
 		if e, err := a.stateEngine(); err == nil {
-			kv, _ := e.GetVars(a.ctx, nil)
+			kv, _ := e.GetVars(nil)
 			return sortedNames(kv)
 		}
 	case (cmd == "log show" || cmd == "log append") && n == 0:
@@ -249,7 +250,7 @@ func (a *app) activeDefinition() *workflow.Definition {
 
 // logNames lists the logs in the state directory (logs/NAME.jsonl).
 func logNames(stateDir string) []string {
-	ents, _ := os.ReadDir(filepath.Join(stateDir, "logs"))
+	ents, _ := fsx.ReadDirPath(filepath.Join(stateDir, "logs"))
 	var out []string
 	for _, e := range ents {
 		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -44,25 +43,6 @@ func needsClean(s string) bool {
 // characters, soft hyphen, tag characters, variation selectors, Hangul fillers...), so the
 // terminal and MEMORY.md hide the same set.
 func invisible(r rune) bool { return r >= 0x80 && textsafe.Dropped(r) }
-
-// oneLine is clean for messages: errors and warnings stay one line on stderr.
-func oneLine(s string) string { return clean(strings.TrimSpace(s)) }
-
-// ago renders a duration for a person: 45s, 12m, 3h05m, 2d4h.
-func ago(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
-	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
-}
 
 // stamp renders a time as UTC RFC 3339 to the second, "-" when unset.
 func stamp(t time.Time) string {

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/jsonx"
-	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // jsonArg is the JSON argument of checkpoint save and log append: the argument itself, or
@@ -74,7 +74,7 @@ func runCheckpointSave(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.SaveCheckpoint(a.ctx, pos[0], data)
+	res, err := e.SaveCheckpoint(pos[0], data)
 	if err != nil {
 		return err
 	}
@@ -94,11 +94,11 @@ func runCheckpointLoad(a *app, args []string) error {
 	}
 	var data json.RawMessage
 	if *orEmpty {
-		data, err = e.LoadCheckpointOrEmpty(a.ctx, pos[0])
+		data, err = e.LoadCheckpointOrEmpty(pos[0])
 	} else {
-		data, err = e.LoadCheckpoint(a.ctx, pos[0])
+		data, err = e.LoadCheckpoint(pos[0])
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
 	}
 	if err != nil {
@@ -127,7 +127,7 @@ func runCheckpointList(a *app, args []string) error {
 	if len(pos) > 0 {
 		pattern = pos[0]
 	}
-	names, err := e.ListCheckpoints(a.ctx, pattern)
+	names, err := e.ListCheckpoints(pattern)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func runVarsSet(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.SetVars(a.ctx, map[string]string{pos[0]: pos[1]})
+	res, err := e.SetVars(map[string]string{pos[0]: pos[1]})
 	if err != nil {
 		return err
 	}
@@ -168,13 +168,13 @@ func runVarsGet(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	kv, err := e.GetVars(a.ctx, pos)
+	kv, err := e.GetVars(pos)
 	if err != nil {
 		return err
 	}
 	v, ok := kv[pos[0]]
 	if !ok {
-		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", store.ErrNotFound)
+		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
 	}
 	if a.json {
 		return a.printJSON(kv)
@@ -193,13 +193,13 @@ func runVarsExport(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		kv, err := e.GetVars(a.ctx, nil)
+		kv, err := e.GetVars(nil)
 		if err != nil {
 			return err
 		}
 		return a.printJSON(kv)
 	}
-	s, err := e.ExportVars(a.ctx)
+	s, err := e.ExportVars()
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func runLogAppend(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.AppendLog(a.ctx, pos[0], data)
+	res, err := e.AppendLog(pos[0], data)
 	if err != nil {
 		return err
 	}

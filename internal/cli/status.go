@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 func runStatus(a *app, args []string) error {
@@ -17,7 +18,7 @@ func runStatus(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := e.Resume(a.ctx, engine.ResumeOptions{})
+	r, err := e.Resume(engine.ResumeOptions{})
 	if err != nil {
 		return err
 	}
@@ -33,31 +34,42 @@ func runStatus(a *app, args []string) error {
 	return nil
 }
 
-// writeStatus renders the read protocol's answer for a person.
+// writeStatus renders the read protocol's answer for a person: the state and what a person
+// can do about it. The agent's instructions (Resume.Next) stay in the agent's report.
 func writeStatus(w io.Writer, r *engine.Resume) {
-	if r.WorkflowID == "" {
-		fmt.Fprintln(w, "No active workflow.")
-		if r.L2Line != "" {
-			fmt.Fprintf(w, "Last memory line: %s\n", clean(r.L2Line))
-		}
-	} else {
+	switch {
+	case r.WorkflowID != "":
 		fmt.Fprintf(w, "Workflow:   %s (%s)\n", clean(r.WorkflowID), clean(r.Type))
 		fmt.Fprintf(w, "Context:    %s\n", clean(r.Context))
 		phase := clean(r.Phase)
 		if r.PhaseStatus != "" {
-			phase += " (" + clean(r.PhaseStatus) + ")"
+			phase += " (" + clean(strings.ReplaceAll(r.PhaseStatus, "_", " ")) + ")"
 		}
-		fmt.Fprintf(w, "Phase:      %s, last change %s ago\n", phase, ago(time.Duration(r.AgeSeconds)*time.Second))
+		fmt.Fprintf(w, "Phase:      %s, last change %s ago\n", phase, workflow.Age(time.Duration(r.AgeSeconds)*time.Second))
 		if len(r.Completed) > 0 {
 			fmt.Fprintf(w, "Completed:  %s\n", clean(strings.Join(r.Completed, ", ")))
 		}
 		if len(r.Allowed) > 0 {
-			fmt.Fprintf(w, "Allowed:    %s\n", clean(strings.Join(r.Allowed, ", ")))
+			fmt.Fprintf(w, "Then:       %s\n", clean(strings.Join(r.Allowed, " or ")))
 		}
-		fmt.Fprintf(w, "State:      %s\n", clean(r.Tier))
-	}
-	if r.Next != "" {
-		fmt.Fprintf(w, "Next:       %s\n", clean(r.Next))
+		if r.Tasks != "" {
+			fmt.Fprintf(w, "Tasks:      %s\n", clean(r.Tasks))
+		}
+		if len(r.Checkpoints) > 0 {
+			fmt.Fprintf(w, "Checkpoints: %s\n", clean(strings.Join(r.Checkpoints, ", ")))
+		}
+		for _, ap := range r.Approvals {
+			fmt.Fprintf(w, "Approved:   %s\n", clean(ap))
+		}
+		if r.AwaitingApproval != "" {
+			fmt.Fprintf(w, "Approval:   %s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", clean(r.AwaitingApproval))
+		}
+	case r.Ended != "":
+		fmt.Fprintf(w, "No active workflow; last: %s\n", clean(r.Ended))
+	case r.L2Line != "":
+		fmt.Fprintf(w, "No active workflow; its state is missing. Memory's last line: %s\n", clean(r.L2Line))
+	default:
+		fmt.Fprintln(w, "No active workflow.")
 	}
 	list(w, "Blocking violations", len(r.Blocking), func(i int) string {
 		v := r.Blocking[i]

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 	"path/filepath"
 	"strings"
 	"time"
@@ -35,7 +37,7 @@ func runStatusline(a *app, args []string) error {
 	var in statusInput
 	if len(strings.TrimSpace(string(data))) > 0 {
 		if err := json.Unmarshal(data, &in); err != nil {
-			fmt.Fprintf(a.stderr, "cairn statusline: stdin is not Claude Code's statusLine JSON (%s); using the working directory\n", oneLine(err.Error()))
+			fmt.Fprintf(a.stderr, "cairn statusline: stdin is not Claude Code's statusLine JSON (%s); using the working directory\n", textsafe.OneLine(err.Error()))
 		}
 	}
 	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.
@@ -50,13 +52,13 @@ func runStatusline(a *app, args []string) error {
 	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}})
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", textsafe.OneLine(err.Error()))
 		return nil
 	}
 	a.eng = e // closed by main
 	s, ok, err := e.QuickStatus()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", textsafe.OneLine(err.Error()))
 		return nil
 	}
 	if !ok {
@@ -86,7 +88,7 @@ func statusLine(s engine.Status) string {
 		fmt.Fprintf(&b, " %d done", s.Done)
 	}
 	if s.Age > 0 {
-		b.WriteString(" · " + ago(s.Age))
+		b.WriteString(" · " + workflow.Age(s.Age))
 	}
 	return b.String()
 }

@@ -13,7 +13,7 @@ func TestStatusLine(t *testing.T) {
 		want string
 	}{
 		{engine.Status{Type: "apex", Phase: "plan", PhaseStatus: "in_progress", Done: 2, Total: 5, Age: 12 * time.Minute}, "apex · plan 2/5 · 12m"},
-		{engine.Status{Type: "apex", Phase: "plan", PhaseStatus: "blocked", Done: 2, Total: 5, Age: 3*time.Hour + 5*time.Minute}, "apex · plan (blocked) 2/5 · 3h05m"},
+		{engine.Status{Type: "apex", Phase: "plan", PhaseStatus: "blocked", Done: 2, Total: 5, Age: 3*time.Hour + 5*time.Minute}, "apex · plan (blocked) 2/5 · 3h 5m"},
 		{engine.Status{Type: "mine", Phase: "draft", Done: 1}, "mine · draft 1 done"},
 		{engine.Status{Type: "mine", Phase: "draft"}, "mine · draft"},
 		{engine.Status{Type: "a\nb\x1b[31m", Phase: "p\u202eq", Total: 3}, "a b?[31m · p?q 0/3"},

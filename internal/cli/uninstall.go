@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -183,7 +184,7 @@ func (a *app) showPlan(p *uninstallPlan) {
 // say prints notes on stderr, one line each.
 func (a *app) say(notes ...string) {
 	for _, n := range notes {
-		fmt.Fprintf(a.stderr, "cairn %s: %s\n", a.name, oneLine(n))
+		fmt.Fprintf(a.stderr, "cairn %s: %s\n", a.name, textsafe.OneLine(n))
 	}
 }
 

@@ -20,9 +20,9 @@ func runCheckpointDelete(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.DeleteCheckpoint(a.ctx, pos[0])
+	res, err := e.DeleteCheckpoint(pos[0])
 	if errors.Is(err, store.ErrNotFound) {
-		names, _ := e.ListCheckpoints(a.ctx, "")
+		names, _ := e.ListCheckpoints("")
 		return fmt.Errorf("%w%s", err, orList(didYouMean(pos[0], names), "cairn checkpoint list shows the saved ones"))
 	}
 	if err != nil {
@@ -40,7 +40,7 @@ func runVarsUnset(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.UnsetVars(a.ctx, pos)
+	res, err := e.UnsetVars(pos)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func runLogShow(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	lines, err := e.ReadLog(a.ctx, pos[0])
+	lines, err := e.ReadLog(pos[0])
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: nothing was appended to it yet (cairn log append %s JSON adds an entry)", err, pos[0])
 	}
@@ -206,7 +206,7 @@ func (a *app) record(id string) (*workflow.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := e.Show(a.ctx, id)
+	data, err := e.Show(id)
 	if err != nil {
 		return nil, err
 	}

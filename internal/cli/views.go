@@ -14,15 +14,25 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
+// listShown is how many archives `cairn list` prints without --all: the table stays short
+// and its cost flat however many archives the project keeps.
+const listShown = 20
+
 func runList(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
+	fs := a.flags()
+	every := fs.Bool("all", false, "list every archive (the table shows the newest 20)")
+	if _, err := a.parse(fs, args, 0, 0); err != nil {
 		return err
 	}
 	e, err := a.engine()
 	if err != nil {
 		return err
 	}
-	all, err := e.List(a.ctx)
+	n := listShown
+	if a.json || *every {
+		n = 0
+	}
+	all, more, err := e.ListRecent(n)
 	if err != nil {
 		return err
 	}
@@ -43,6 +53,9 @@ func runList(a *app, args []string) error {
 		status := s.Status
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
 			clean(status), stamp(s.UpdatedAt), cut(clean(s.Context), 60))
+	}
+	if more {
+		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")
 	}
 	return tw.Flush()
 }
@@ -75,7 +88,7 @@ func runShow(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	data, err := e.Show(a.ctx, id)
+	data, err := e.Show(id)
 	if err != nil {
 		return err
 	}
@@ -108,7 +121,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 	}
 	field("Phase", phase)
 	field("Created", stamp(r.CreatedAt))
-	field("Updated", stamp(r.UpdatedAt))
+	field("Changed", stamp(r.LastActivity())) // by an agent or a person; housekeeping aside
 	field("Completed", stamp(r.CompletedAt))
 	field("TTL", r.TTL)
 	field("Outcome", r.Outcome)
@@ -177,6 +190,17 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 			return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 		})
 	}
+	list(w, "Approvals", len(r.Approvals), func(i int) string {
+		a := r.Approvals[i]
+		if a.ApprovedAt.IsZero() {
+			return a.Phase + ": waiting for a person's approval (cairn approve [NOTE])"
+		}
+		s := fmt.Sprintf("%s: approved %s by %s", a.Phase, stamp(a.ApprovedAt), workflow.ApprovedBy(a.Source))
+		if a.Note != "" {
+			s += ": " + a.Note
+		}
+		return s
+	})
 	list(w, "History", len(r.History), func(i int) string {
 		h := r.History[i]
 		s := fmt.Sprintf("%s %s -> %s", stamp(h.At), h.From, h.To)
@@ -200,7 +224,7 @@ func runHistory(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	evs, err := e.History(a.ctx, id)
+	evs, err := e.History(id)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -84,7 +84,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 		if s.WorkflowID != "" {
 			rec, _ = a.record(s.WorkflowID)
 		}
-		if err := a.watchLine(ctx, e, last, s, lastRec, rec); err != nil {
+		if err := a.watchLine(e, last, s, lastRec, rec); err != nil {
 			return err
 		}
 		last, lastRec = &s, rec
@@ -123,7 +123,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 				// Files saved between the directory's creation and this watch were missed:
 				// the directory is new, so whatever is in it is.
 				if cpWatched = w.Add(cpDir) == nil; cpWatched {
-					ents, _ := os.ReadDir(cpDir)
+					ents, _ := fsx.ReadDirPath(cpDir)
 					for _, e := range ents {
 						if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
 							cps[n] = true
@@ -142,7 +142,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 					continue // temp files; a chmod is no change of content
 				}
 				cps[n] = true
-			case filepath.Base(ev.Name) != store.WorkflowFile:
+			case filepath.Base(ev.Name) != engine.WorkflowFile:
 				continue // journal, locks, temp files: the snapshot is what moves
 			}
 			now := time.Now()
@@ -175,7 +175,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 
 // watchLine prints one change: a JSON line, or for a person the time, the workflow, what
 // changed and who changed it (and the type and context when the workflow is new).
-func (a *app) watchLine(ctx context.Context, e *engine.Engine, prev *engine.Snapshot, s engine.Snapshot, prevRec, rec *workflow.Record) error {
+func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapshot, prevRec, rec *workflow.Record) error {
 	now := time.Now().UTC()
 	var changes []string
 	by := ""
@@ -188,7 +188,7 @@ func (a *app) watchLine(ctx context.Context, e *engine.Engine, prev *engine.Snap
 			from = prev.Revision
 		}
 		if prev != nil {
-			by = a.changedBy(ctx, e, s.WorkflowID, from)
+			by = a.changedBy(e, s.WorkflowID, from)
 		}
 	}
 	if a.json {
@@ -243,8 +243,8 @@ func (a *app) jsonWatchLine(l watchLine) error {
 
 // changedBy names who made the journal's changes after revision from: the actor (cli, mcp,
 // a hook) and the session, as the journal recorded them.
-func (a *app) changedBy(ctx context.Context, e *engine.Engine, id string, from int64) string {
-	evs, err := e.History(ctx, id)
+func (a *app) changedBy(e *engine.Engine, id string, from int64) string {
+	evs, err := e.History(id)
 	if err != nil {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // strs is a repeatable string flag (--output a --output b).
@@ -30,7 +31,7 @@ func runStart(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Start(a.ctx, req)
+	res, err := e.Start(req)
 	if err != nil {
 		if names := e.Definitions(); !contains(names, req.Type) {
 			return withHint(err, didYouMean(req.Type, names))
@@ -70,7 +71,7 @@ func runTransition(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Transition(a.ctx, req)
+	res, err := e.Transition(req)
 	if err != nil {
 		if d := a.activeDefinition(); d != nil {
 			for _, p := range []string{req.To, req.From} {
@@ -83,12 +84,15 @@ func runTransition(a *app, args []string) error {
 	}
 	if !res.Changed {
 		// Seed 003: a same-state transition is a success that says so, on stderr.
-		fmt.Fprintf(a.stderr, "INFO: %s\n", oneLine(res.Message))
+		fmt.Fprintf(a.stderr, "INFO: %s\n", textsafe.OneLine(res.Message))
 		a.warn(res.Warnings...)
 		if a.json {
 			return a.printJSON(res)
 		}
 		return nil
+	}
+	if len(res.Allowed) > 0 && !a.json {
+		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
 	}
 	return a.result(res, false)
 }
@@ -105,7 +109,27 @@ func runComplete(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Complete(a.ctx, pos[0])
+	res, err := e.Complete(pos[0])
+	if err != nil {
+		return err
+	}
+	return a.result(res, false)
+}
+
+func runApprove(a *app, args []string) error {
+	pos, err := a.parse(a.flags(), args, 0, 1)
+	if err != nil {
+		return err
+	}
+	note := ""
+	if len(pos) == 1 {
+		note = pos[0]
+	}
+	e, err := a.engine()
+	if err != nil {
+		return err
+	}
+	res, err := e.Approve(note)
 	if err != nil {
 		return err
 	}
@@ -126,7 +150,7 @@ func runTask(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.UpdateTask(a.ctx, req)
+	res, err := e.UpdateTask(req)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ package e2e
 // the background memory writers) meet Cairn's hooks, as the pinned CLI really runs them.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,12 +20,11 @@ import (
 func startApex(t *testing.T, w *World, to ...string) {
 	t.Helper()
 	e := engineAt(t, w, time.Now())
-	ctx := context.Background()
-	if _, err := e.Start(ctx, engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range to {
-		if _, err := e.Transition(ctx, engine.TransitionRequest{To: p}); err != nil {
+		if _, err := e.Transition(engine.TransitionRequest{To: p}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +151,7 @@ func TestCairnCompactionKeepsPosition(t *testing.T) {
 	if !after[0].Contains("MOCK-SUMMARY") {
 		t.Errorf("the request after /compact lacks the compaction summary")
 	}
-	if report := cairnReport(t, after[0]); !strings.Contains(report, "phase: plan (in_progress)") {
+	if report := cairnReport(t, after[0]); !strings.Contains(report, "phase plan (in_progress)") {
 		t.Errorf("the report after /compact lacks the phase:\n%s", report)
 	}
 	if got := hookNames(requireHooksOK(t, r, "SessionStart")); strings.Join(got, ",") != "SessionStart:startup,SessionStart:compact" {

@@ -198,7 +198,7 @@ func TestInstallFromFreshClone(t *testing.T) {
 			t.Errorf("SessionStart printed %q, want hookSpecificOutput with hookEventName", starts[0].Stdout)
 		}
 		report := cairnReport(t, r.FirstMain(t))
-		for _, want := range []string{"workflow: " + workflowID + " (apex)", "context: " + seedContext, "phase: analyze (in_progress)"} {
+		for _, want := range []string{"workflow: " + workflowID + " (apex)", "context: " + seedContext, "phase analyze (in_progress)"} {
 			if !strings.Contains(report, want) {
 				t.Errorf("the report lacks %q:\n%s", want, report)
 			}

@@ -27,20 +27,31 @@ type ResumeOptions struct {
 
 // Resume is the read protocol's answer.
 type Resume struct {
-	Tier          string          `json:"tier"` // Full, Minimal, L2-only, None
-	WorkflowID    string          `json:"workflow_id,omitempty"`
-	Type          string          `json:"type,omitempty"`
-	Context       string          `json:"context,omitempty"`
-	Phase         string          `json:"phase,omitempty"`
-	PhaseStatus   string          `json:"phase_status,omitempty"`
-	AgeSeconds    int64           `json:"age_seconds,omitempty"`
-	Completed     []string        `json:"completed,omitempty"`
-	Allowed       []string        `json:"allowed,omitempty"` // allowed next phases
-	Next          string          `json:"next,omitempty"`
-	Warnings      []string        `json:"warnings,omitempty"`
-	Blocking      []Violation     `json:"blocking,omitempty"`
-	Notices       []string        `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
-	L2Line        string          `json:"l2_line,omitempty"`
+	Tier        string   `json:"tier"` // Full, Minimal, L2-only, None
+	WorkflowID  string   `json:"workflow_id,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Context     string   `json:"context,omitempty"`
+	Phase       string   `json:"phase,omitempty"`
+	PhaseStatus string   `json:"phase_status,omitempty"`
+	AgeSeconds  int64    `json:"age_seconds,omitempty"`
+	Completed   []string `json:"completed,omitempty"`
+	Allowed     []string `json:"allowed,omitempty"` // allowed next phases
+	Next        string   `json:"next,omitempty"`
+	// AwaitingApproval names the approval phase waiting for a person's yes, if any.
+	AwaitingApproval string      `json:"awaiting_approval,omitempty"`
+	Warnings         []string    `json:"warnings,omitempty"`
+	Blocking         []Violation `json:"blocking,omitempty"`
+	Notices          []string    `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
+	L2Line           string      `json:"l2_line,omitempty"`
+	// Ended is the L2 line of the workflow that ended last, when none is active: there is
+	// nothing to resume.
+	Ended string `json:"last_ended,omitempty"`
+	// Details (resume_check and cairn status only): task counts, failed task ids and
+	// checkpoint names.
+	Tasks         string          `json:"tasks,omitempty"`
+	FailedTasks   []string        `json:"failed_tasks,omitempty"`
+	Checkpoints   []string        `json:"checkpoints,omitempty"`
+	Approvals     []string        `json:"approvals,omitempty"`  // who approved which phase, when
 	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first (claudetasks.go)
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
@@ -158,6 +169,9 @@ type TransitionRequest struct {
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Outputs    []string        `json:"outputs,omitempty"`
 	Note       string          `json:"note,omitempty"`
+	// Approval is a person's yes to leaving an approval phase (the MCP server sets it when
+	// the person accepted its elicitation). No tool argument can set it.
+	Approval *workflow.Approval `json:"-"`
 }
 
 // TaskRequest is update_task's input.
@@ -195,65 +209,25 @@ type InitiativeRequest struct {
 // Result is what every state-changing operation returns: what happened in words, the
 // workflow as it now stands, and warnings (L2 unavailable, another live session owns the
 // workflow, ...). Changed is false for an idempotent no-op.
+//
+// WorkflowID, Phase and Allowed say where the workflow stands after the change: what the
+// MCP tools return. Workflow is the whole record (or the initiative), for callers that ask
+// for it; the tools leave it out, as echoing it on every call costs the model's context.
 type Result struct {
-	Message  string          `json:"message"`
-	Changed  bool            `json:"changed"`
-	Workflow json.RawMessage `json:"workflow,omitempty"`
-	Revision int64           `json:"revision,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
+	Message    string          `json:"message"`
+	Changed    bool            `json:"changed"`
+	WorkflowID string          `json:"workflow_id,omitempty"`
+	Phase      string          `json:"phase,omitempty"`
+	Allowed    []string        `json:"allowed,omitempty"`
+	Workflow   json.RawMessage `json:"workflow,omitempty"`
+	Revision   int64           `json:"revision,omitempty"`
+	Warnings   []string        `json:"warnings,omitempty"`
 }
 
-// The operations. Implemented in engine.go; this list is the contract the adapters code to.
-//
-//	func Open(cfg Config) (*Engine, error)
-//	    Finds the project root and state dir (internal/project), opens the store, loads the
-//	    built-in and user workflow definitions (broken ones become Warnings, never errors),
-//	    finds the L2 memory dir. Fails only when the state dir cannot be used at all.
-//	func (e *Engine) Close() error
-//	func (e *Engine) StateDir() string
-//	func (e *Engine) Warnings() []string        // L2 off or unavailable; definition errors once loaded
-//
-//	// The read protocol (SessionStart, resume_check, cairn status). Apply=true also expires
-//	// TTLs, archives, recovers interrupted tasks and writes the L2 lines that follow; Apply=false
-//	// only reports (cairn status). DryRun previews expiry.
-//	func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
-//
-//	// The write operations; each returns a *Result (Changed=false for an idempotent no-op) or
-//	// an error whose text says what was wrong and what would be right. Errors callers branch on
-//	// are typed: *workflow.TransitionError, *workflow.ConflictError, ErrNoActiveWorkflow,
-//	// ErrActiveWorkflow (start without replace), store.ErrNotFound, *secrets.Finding,
-//	// *jsonx.Error, *store.NameError, *store.LockTimeoutError.
-//	func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error)
-//	func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, error)
-//	func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error)
-//	func (e *Engine) UpdateTask(ctx context.Context, r TaskRequest) (*Result, error)
-//	func (e *Engine) SetEnforcement(ctx context.Context, v []Violation) (*Result, error)
-//	func (e *Engine) ExpireTTL(ctx context.Context, dryRun bool) (*Result, error)
-//	func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error)
-//	func (e *Engine) SaveCheckpoint(ctx context.Context, name string, data json.RawMessage) (*Result, error)
-//	func (e *Engine) LoadCheckpoint(ctx context.Context, name string) (json.RawMessage, error)
-//	func (e *Engine) ListCheckpoints(ctx context.Context, pattern string) ([]string, error)
-//	func (e *Engine) SetVars(ctx context.Context, vars map[string]string) (*Result, error)
-//	func (e *Engine) GetVars(ctx context.Context, keys []string) (map[string]string, error)
-//	func (e *Engine) ExportVars(ctx context.Context) (string, error) // `export K='v'` lines
-//	func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error)
-//	func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error)
-//	func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error)
-//	// The CLI's own verbs (cliops.go): cairn vars unset, checkpoint delete, log show.
-//	func (e *Engine) UnsetVars(ctx context.Context, keys []string) (*Result, error)
-//	func (e *Engine) DeleteCheckpoint(ctx context.Context, name string) (*Result, error)
-//	func (e *Engine) ReadLog(ctx context.Context, name string) (store.Lines, error)
-//
-//	// Sessions and hooks.
-//	func (e *Engine) RecordSession(s Session) error        // sessions/<pid>.json
-//	func (e *Engine) CurrentSession(pid int) (Session, bool) // what SessionStart recorded for pid
-//	func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error)
-//
-//	// Watching (MCP server, cairn watch).
-//	func (e *Engine) Snapshot() (Snapshot, error) // revision, workflow id, last actor/session; cheap
-//	func (e *Engine) List(ctx context.Context) ([]Summary, error)        // active + archived
-//	func (e *Engine) Show(ctx context.Context, id string) (json.RawMessage, error)
-//	func (e *Engine) History(ctx context.Context, id string) ([]Event, error)
-//	func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check
-//	func (e *Engine) SetSession(id string)   // not safe concurrently with other calls
-//	func (e *Engine) ReloadDefinitions()     // likewise; the MCP server serialises both
+// The operations are the Engine's methods (go doc ./internal/engine): Open and the lookups in
+// engine.go, the state-changing operations in ops.go, initiative.go and cliops.go (the CLI's own verbs) (each returns a *Result,
+// Changed false for an idempotent no-op), the read protocol in resume.go, the views (list,
+// show, history, doctor) in views.go, sessions and the Stop hook's work in session.go. Their
+// errors say what was wrong and what would be right; Classify (errors.go) sorts them for the
+// adapters, and those callers branch on are typed (*workflow.TransitionError,
+// *workflow.ConflictError, ErrNoActiveWorkflow, *secrets.Finding, *jsonx.Error).

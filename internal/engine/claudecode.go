@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -20,7 +19,7 @@ type ClaudeTask = workflow.ClaudeTask
 // current phase, through the same locked, journaled write as every change (see
 // workflow.RecordClaudeTask). Claude Code's own task store is never touched. With no active
 // workflow it returns ErrNoActiveWorkflow and writes nothing.
-func (e *Engine) RecordClaudeTask(ctx context.Context, t ClaudeTask, completed bool) (*Result, error) {
+func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error) {
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
 			return workflow.Result{}, ErrNoActiveWorkflow
@@ -49,8 +48,8 @@ const maxAnchor = 700
 // CompactAnchor is the short text the PreCompact hook adds to the compaction request so that
 // the summary keeps the workflow's position: workflow, phase, progress, next step, open
 // tasks. It reads and never changes state. "" when there is no active workflow.
-func (e *Engine) CompactAnchor(ctx context.Context) (string, error) {
-	res, err := e.Resume(ctx, ResumeOptions{ReportOnly: true})
+func (e *Engine) CompactAnchor() (string, error) {
+	res, err := e.Resume(ResumeOptions{ReportOnly: true})
 	if err != nil {
 		return "", err
 	}
@@ -109,7 +108,7 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 	if err != nil {
 		return Status{}, false, err
 	}
-	r, err := decode(w.Data)
+	r, err := w.Record()
 	if err != nil {
 		return Status{}, false, err
 	}
@@ -127,19 +126,9 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 	return s, true, nil
 }
 
-// oneLine is stored text made safe for one line of a status bar or a title: control and
-// format characters dropped, whitespace collapsed, at most max runes.
-func oneLine(s string, max int) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 || textsafe.Dropped(r) {
-			b.WriteByte(' ')
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return clipRunes(workflow.OneLine(b.String()), max)
-}
+// oneLine is stored text made safe for one line of a status bar or a title, at most max
+// runes.
+func oneLine(s string, max int) string { return clipRunes(textsafe.OneLine(s), max) }
 
 func clipRunes(s string, max int) string {
 	r := []rune(s)

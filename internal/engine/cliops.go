@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 
 // UnsetVars removes workflow variables, all in one write; keys that are not set are no
 // change.
-func (e *Engine) UnsetVars(ctx context.Context, keys []string) (*Result, error) {
+func (e *Engine) UnsetVars(keys []string) (*Result, error) {
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("unset needs at least one variable name")
 	}
@@ -50,7 +49,7 @@ func (e *Engine) UnsetVars(ctx context.Context, keys []string) (*Result, error) 
 }
 
 // DeleteCheckpoint removes a named checkpoint; a missing one is a store.ErrNotFound error.
-func (e *Engine) DeleteCheckpoint(ctx context.Context, name string) (*Result, error) {
+func (e *Engine) DeleteCheckpoint(name string) (*Result, error) {
 	if err := e.st.DeleteCheckpoint(name); err != nil {
 		return nil, err
 	}
@@ -59,6 +58,6 @@ func (e *Engine) DeleteCheckpoint(ctx context.Context, name string) (*Result, er
 
 // ReadLog returns the complete lines of a log, with counts of torn and invalid lines; a
 // missing log is a store.ErrNotFound error.
-func (e *Engine) ReadLog(ctx context.Context, name string) (store.Lines, error) {
+func (e *Engine) ReadLog(name string) (store.Lines, error) {
 	return e.st.ReadLog(name)
 }

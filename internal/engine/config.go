@@ -7,21 +7,28 @@ import (
 
 // configFile holds the project's Cairn settings, beside its state:
 //
-//	{"archive_retention": 5, "stop_blocking": true}
+//	{"archive_retention": 5, "stop_blocking": true, "approvals": false}
 //
-// CAIRN_ARCHIVE_RETENTION and CAIRN_STOP_BLOCKING (0/false/off) override it.
+// CAIRN_ARCHIVE_RETENTION and CAIRN_STOP_BLOCKING (0/false/off) override it. "approvals":
+// false lets the agent leave approval phases without asking a person; no environment
+// variable overrides it, as the agent can set those for the commands it runs.
 const configFile = "config.json"
 
 type fileConfig struct {
 	ArchiveRetention *int  `json:"archive_retention,omitempty"`
 	StopBlocking     *bool `json:"stop_blocking,omitempty"`
+	Approvals        *bool `json:"approvals,omitempty"`
+}
+
+// approvalsOff says whether a person turned approval gates off for the project.
+func (e *Engine) approvalsOff() bool {
+	return e.conf.Approvals != nil && !*e.conf.Approvals
 }
 
 func readConfig(stateDir string) fileConfig {
 	var c fileConfig
 	if data, err := readSmallRegular(filepath.Join(stateDir, configFile), 64<<10); err == nil {
-		// What decodes is used, as json.Unmarshal's error was ignored: see codec.go.
-		c, _ = decodeConfig(data)
+		c = decodeLenient[fileConfig](data)
 	}
 	return c
 }

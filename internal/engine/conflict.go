@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -16,7 +17,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	if !ok {
 		return r
 	}
-	other, err := decode(l.Record)
+	other, err := store.ParseRecord(l.Record)
 	if err != nil {
 		return r
 	}
@@ -36,7 +37,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 			return r
 		}
 		msg = fmt.Sprintf("two copies of the workflow state: %s was newer and is now active; the previous active %s was archived as archive/%s (%s)", l.Name, r.WorkflowID, info.Dir, d.Reason)
-		if n, err := decode(res.Data); err == nil {
+		if n, err := res.Record(); err == nil {
 			r = n
 		}
 	}

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,9 +25,8 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			ctx := context.Background()
 			e.clock.Add(-time.Hour)
-			must(e.open("s1").Start(ctx, engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
 			e.clock.Add(time.Hour)
 
 			seed := `{"type":"APEX","phase":"implement","lastUpdated":"` +
@@ -38,7 +36,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			r := must(e.open("s2").Resume(ctx, engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
+			r := must(e.open("s2").Resume(engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
 			if r.Phase != tc.activePhase {
 				t.Fatalf("active phase %q, want %q; notices %v", r.Phase, tc.activePhase, r.Notices)
 			}
@@ -51,7 +49,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(e.project, ".claude", "workflow-state.v1.json.bak")); err != nil {
 				t.Errorf("the seed file was not kept as .bak: %v", err)
 			}
-			list := must(e.open("s2").List(ctx))(t)
+			list := must(e.open("s2").List())(t)
 			var conflict int
 			for _, s := range list {
 				if s.Status == "conflict" && strings.HasPrefix(s.Archived, "conflict-") {
@@ -69,7 +67,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 				t.Errorf("want one conflict- archive, got %+v", list)
 			}
 			// Settled: the next start finds one copy and says nothing more about it.
-			again := must(e.open("s3").Resume(ctx, engine.ResumeOptions{Apply: true}))(t)
+			again := must(e.open("s3").Resume(engine.ResumeOptions{Apply: true}))(t)
 			if containsAny(again.Notices, "two copies") {
 				t.Errorf("the conflict was reported twice: %v", again.Notices)
 			}

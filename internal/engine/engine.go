@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -138,9 +139,10 @@ func (e *Engine) Warnings() []string {
 }
 
 // SetSession changes whose session the engine acts for (the MCP server learns it after /clear).
+// It is not safe concurrently with other calls; the MCP server serialises them.
 func (e *Engine) SetSession(id string) { e.cfg.SessionID = id }
 
-// Session is the session the engine acts for.
+// SessionID is the session the engine acts for.
 func (e *Engine) SessionID() string { return e.cfg.SessionID }
 
 // maxDefinitionFile bounds a user definition file; definitions are small documents.
@@ -225,16 +227,14 @@ func (e *Engine) actor() workflow.Actor {
 	return workflow.Actor{SessionID: e.cfg.SessionID, PID: e.cfg.PID}
 }
 
-// decode reads a stored workflow record. It calls the record's own decoder rather than
-// json.Unmarshal, which would first check the whole input with encoding/json's scanner (a cold
-// start in every hook process) only to hand it over: UnmarshalJSON checks the input itself,
-// trailing data included.
-func decode(data []byte) (*workflow.Record, error) {
-	var r workflow.Record
-	if err := r.UnmarshalJSON(data); err != nil {
-		return nil, fmt.Errorf("reading the workflow record: %w", err)
-	}
-	return &r, nil
+// decodeLenient decodes one of the engine's small documents (the L2 ledger, the
+// configuration, the Stop hook's state) into a zero T. It is lenient on purpose: a member of
+// the wrong type leaves that field zero and the rest is used; input that is not JSON gives
+// the zero T. Losing a hint must never stop a hook.
+func decodeLenient[T any](data []byte) T {
+	var v T
+	_ = json.Unmarshal(data, &v)
+	return v
 }
 
 // active reads the active workflow, or nil when there is none. Notices say what the store
@@ -247,7 +247,7 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 	if err != nil {
 		return nil, w.Notices, err
 	}
-	r, err := decode(w.Data)
+	r, err := w.Record()
 	if err != nil {
 		return nil, w.Notices, err
 	}

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -20,11 +19,10 @@ func TestToolTextInMemoryIsQuotedAndFenced(t *testing.T) {
 	for i, text := range hostile {
 		e := newEnv(t)
 		en := e.open("s1")
-		ctx := context.Background()
-		must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: text}))(t)
-		must(en.Transition(ctx, engine.TransitionRequest{To: "plan"}))(t)
-		must(en.Complete(ctx, text))(t)
-		must(en.RecordLearning(ctx, engine.LearningRequest{Title: text, Body: text}))(t)
+		must(en.Start(engine.StartRequest{Type: "apex", Context: text}))(t)
+		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		must(en.Complete(text))(t)
+		must(en.RecordLearning(engine.LearningRequest{Title: text, Body: text}))(t)
 
 		index := e.readMemory("MEMORY.md")
 		lines := 0

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -30,7 +30,7 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 // Initiative reads or changes the long-lived initiative. Actions: get (also runs seed 001's
 // sync with WORKFLOW-STATUS.yaml), create (title), set_status (status), add_milestone
 // (milestone), update_milestone (milestone, status in_progress or completed).
-func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, error) {
+func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	action := strings.ToLower(strings.TrimSpace(r.Action))
 	now := e.now()
 	if action == "get" {
@@ -52,7 +52,7 @@ func (e *Engine) Initiative(ctx context.Context, r InitiativeRequest) (*Result, 
 				opErr = fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
 				return nil, nil
 			}
-			title := workflow.OneLine(r.Title)
+			title := textsafe.OneLine(r.Title)
 			if title == "" {
 				opErr = errors.New("create needs a title: one line naming the initiative")
 				return nil, nil
@@ -179,7 +179,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 	}
 	res.Workflow = mustJSON(d.Initiative)
-	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, workflow.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
+	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
 	if d.Winner != "" {
 		res.Message += "; authoritative: " + d.Winner
 	}

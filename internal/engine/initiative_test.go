@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,16 +13,15 @@ import (
 func TestInitiativeLifecycleAndStatusFileSync(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
-	ctx := context.Background()
 	do := func(r engine.InitiativeRequest) *engine.Result {
 		t.Helper()
-		return must(en.Initiative(ctx, r))(t)
+		return must(en.Initiative(r))(t)
 	}
 	if r := do(engine.InitiativeRequest{Action: "get"}); r.Changed || !strings.Contains(r.Message, "no initiative") {
 		t.Fatalf("get before create: %+v", r)
 	}
 	do(engine.InitiativeRequest{Action: "create", Title: "Ship the uploader v2"})
-	if _, err := en.Initiative(ctx, engine.InitiativeRequest{Action: "create", Title: "again"}); err == nil {
+	if _, err := en.Initiative(engine.InitiativeRequest{Action: "create", Title: "again"}); err == nil {
 		t.Fatal("a second initiative was created over the first")
 	}
 	do(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"})
@@ -44,12 +42,12 @@ func TestInitiativeLifecycleAndStatusFileSync(t *testing.T) {
 	do(engine.InitiativeRequest{Action: "set_status", Status: "blocked"})
 	do(engine.InitiativeRequest{Action: "set_status", Status: "in_progress"})
 	do(engine.InitiativeRequest{Action: "set_status", Status: "completed"})
-	_, err = en.Initiative(ctx, engine.InitiativeRequest{Action: "set_status", Status: "in_progress"})
+	_, err = en.Initiative(engine.InitiativeRequest{Action: "set_status", Status: "in_progress"})
 	if err == nil || !strings.Contains(err.Error(), "completed") {
 		t.Fatalf("completed -> in_progress: %v", err)
 	}
 	do(engine.InitiativeRequest{Action: "set_status", Status: "archived"})
-	if _, err := en.Initiative(ctx, engine.InitiativeRequest{Action: "set_status", Status: "in_progress"}); err == nil {
+	if _, err := en.Initiative(engine.InitiativeRequest{Action: "set_status", Status: "in_progress"}); err == nil {
 		t.Fatal("a move out of archived was accepted")
 	}
 

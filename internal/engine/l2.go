@@ -26,7 +26,7 @@ type l2State struct {
 func (e *Engine) readL2State() l2State {
 	var s l2State
 	if data, err := e.st.Read(l2StateDoc); err == nil {
-		s, _ = decodeL2State(data)
+		s = decodeLenient[l2State](data)
 	}
 	return s
 }
@@ -35,10 +35,10 @@ func (e *Engine) updateL2State(f func(*l2State)) error {
 	_, err := e.st.Update(l2StateDoc, func(cur []byte) ([]byte, error) {
 		var s l2State
 		if cur != nil {
-			s, _ = decodeL2State(cur)
+			s = decodeLenient[l2State](cur)
 		}
 		f(&s)
-		return encodeL2State(s), nil
+		return json.Marshal(s)
 	})
 	return err
 }
@@ -123,18 +123,18 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 
 // journalLines recomputes the L2 lines owed by the journal's changes after revision from.
 func (e *Engine) journalLines(id string, from int64) []string {
-	j, err := e.st.ReadJournal(id)
-	if err != nil {
+	recs, err := e.st.ReadJournalSince(id, from)
+	if err != nil && len(recs) == 0 {
 		return nil
 	}
 	var lines []string
-	for _, rec := range j.Records {
+	for _, rec := range recs {
 		if rec.Revision <= from || rec.Event.Kind != string(workflow.EventTransition) {
 			continue
 		}
 		var d eventDetail
 		_ = json.Unmarshal([]byte(rec.Event.Detail), &d)
-		r, err := decode(rec.Snapshot)
+		r, err := store.ParseRecord(rec.Snapshot)
 		if err != nil {
 			continue
 		}

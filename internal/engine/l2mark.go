@@ -2,8 +2,7 @@ package engine
 
 import (
 	"encoding/hex"
-
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"encoding/json"
 
 	"github.com/cairn-dev/cairn/internal/memory"
 )
@@ -57,37 +56,27 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 	return restored, res.Deferred, ""
 }
 
-// The mark is read and written with jsonx, as the hooks' other documents are: encoding/json's
-// first use costs a hook process its reflection set-up. Its two texts are stored in hex, so
-// that the document holds no string escapes (which jsonx.Check hands to encoding/json) and
-// nothing a secret rule could match by accident; MEMORY.md's text was scanned when written.
+// The mark's two texts are stored in hex, so that the document holds nothing a secret rule
+// could match by accident; MEMORY.md's text was scanned when written.
+type markDoc struct {
+	IndexHex string `json:"index_hex"`
+	TopicHex string `json:"topic_hex"`
+}
 
 func encodeMark(k memory.Mark) []byte {
-	w := jsonx.NewObjectWriter(nil, false)
-	w.String("index_hex", hex.EncodeToString([]byte(k.Index)))
-	w.String("topic_hex", hex.EncodeToString([]byte(k.Topic)))
-	return w.Close()
+	data, _ := json.Marshal(markDoc{IndexHex: hex.EncodeToString([]byte(k.Index)), TopicHex: hex.EncodeToString([]byte(k.Topic))})
+	return data
 }
 
 func decodeMark(data []byte) (memory.Mark, bool) {
-	vs, err := jsonx.Members(data, "index_hex", "topic_hex")
-	if err != nil {
+	var d markDoc
+	if json.Unmarshal(data, &d) != nil {
 		return memory.Mark{}, false
 	}
-	var k memory.Mark
-	for i, dst := range []*string{&k.Index, &k.Topic} {
-		if vs[i] == nil {
-			continue
-		}
-		h, err := jsonx.NewReader(vs[i]).String()
-		if err != nil {
-			return memory.Mark{}, false
-		}
-		b, err := hex.DecodeString(h)
-		if err != nil {
-			return memory.Mark{}, false
-		}
-		*dst = string(b)
+	index, err1 := hex.DecodeString(d.IndexHex)
+	topic, err2 := hex.DecodeString(d.TopicHex)
+	if err1 != nil || err2 != nil {
+		return memory.Mark{}, false
 	}
-	return k, true
+	return memory.Mark{Index: string(index), Topic: string(topic)}, true
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -33,14 +33,7 @@ type eventDetail struct {
 // Nothing is written when f reports no change.
 func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	var wres workflow.Result
-	sres, err := e.st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		var r *workflow.Record
-		if cur != nil {
-			var err error
-			if r, err = decode(cur); err != nil {
-				return nil, store.Event{}, err
-			}
-		}
+	sres, err := e.st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
 		restore := e.hideEndedOwner(r)
 		var err error
 		if wres, err = f(r); err != nil {
@@ -50,21 +43,14 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		if !wres.Changed || wres.Record == nil {
 			return nil, store.Event{}, nil
 		}
-		n := wres.Record
-		n.Revision = 1
-		if r != nil && r.WorkflowID == n.WorkflowID {
-			n.Revision = r.Revision + 1
-		}
-		data, err := json.Marshal(n)
-		if err != nil {
-			return nil, store.Event{}, fmt.Errorf("encoding the workflow record: %w", err)
-		}
-		return data, e.event(string(wres.Event), wres.From, wres.To, note), nil
+		workflow.TrimHistory(wres.Record) // the journal keeps the full history
+		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
 	if err != nil {
 		return nil, wres, err
 	}
 	res := &Result{Changed: sres.Changed, Workflow: sres.Data, Revision: sres.Revision, Warnings: wres.Warnings}
+	e.where(res, wres.Record)
 	for _, n := range sres.Notices {
 		res.Warnings = append(res.Warnings, n.Message)
 	}
@@ -76,8 +62,23 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 	return res, wres, nil
 }
 
+// where fills in the workflow's id, phase and allowed next phases after a change.
+func (e *Engine) where(res *Result, r *workflow.Record) {
+	if r == nil {
+		return
+	}
+	res.WorkflowID = r.WorkflowID
+	if r.Status != workflow.StatusActive {
+		return // ended: no phase to be at
+	}
+	res.Phase = r.State
+	if def, err := e.definitionFor(r); err == nil {
+		res.Allowed = def.Allowed(r.State)
+	}
+}
+
 func (e *Engine) event(kind, from, to, note string) store.Event {
-	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: workflow.OneLine(note)}
+	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: textsafe.OneLine(note)}
 	b, _ := json.Marshal(d)
 	if len(b) > store.MaxEventDetail {
 		d.Note = ""
@@ -106,9 +107,13 @@ func errNoActive() error {
 
 // Start begins a workflow in its definition's first phase. An active workflow is refused
 // unless r.Replace, in which case it is archived as "replaced" first (kept, not lost).
-func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
+func (e *Engine) Start(r StartRequest) (*Result, error) {
 	def, err := e.definitions().Get(r.Type)
 	if err != nil {
+		// The type may be defined in a file that does not load: name the file and line.
+		if broken := e.definitionErrors(); len(broken) > 0 {
+			return nil, fmt.Errorf("%w; %s (fix the file, then start again)", err, strings.Join(broken, "; "))
+		}
 		return nil, err
 	}
 	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}
@@ -124,14 +129,16 @@ func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 		}
 		// The new record must pass the store's checks (size, secrets) before anything is
 		// archived: a refused start must leave the active workflow where it was.
-		if data, err := json.Marshal(probe.Record); err != nil {
-			return nil, err
-		} else if err := store.CheckDocument(data); err != nil {
+		if err := store.CheckRecord(probe.Record); err != nil {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
 		}
+		var abandoned *workflow.Record
 		if probe.Archive != nil && cur != nil {
 			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				return nil, err
+			}
+			if cur.Status == workflow.StatusActive {
+				abandoned = cur
 			}
 		}
 		res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
@@ -151,6 +158,12 @@ func (e *Engine) Start(ctx context.Context, r StartRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("started %s workflow %s in phase %s", def.Name, wres.Record.WorkflowID, wres.To)
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
+		}
+		if abandoned != nil {
+			// Memory must not go on calling the replaced workflow active.
+			if w := e.writeL2(abandoned.WorkflowID, abandoned.Revision+1, workflow.AbandonLine(abandoned)); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 		return res, nil
 	}
@@ -189,7 +202,7 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 // Transition moves the active workflow to r.To. With r.From it is a compare-and-swap; with
 // r.Checkpoint (a JSON object) the checkpoint is kept in the metadata of the phase being
 // left, in the same atomic write. Entering a terminal phase completes and archives it.
-func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, error) {
+func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	var cp map[string]json.RawMessage
 	if len(bytes.TrimSpace(r.Checkpoint)) > 0 && string(bytes.TrimSpace(r.Checkpoint)) != "null" {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
@@ -201,11 +214,19 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 		}
 		cp = m
 	}
-	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note}
+	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
 	if cp != nil {
 		req.Checkpoint = "phase-metadata"
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
+		req := req
+		if p, need := workflow.NeedsApproval(def, cur, req.To); need && req.Approval == nil &&
+			(req.From == "" || workflow.NormalizeName(req.From) == cur.State) {
+			if !e.approvalsOff() {
+				return workflow.Result{}, &workflow.ApprovalError{WorkflowID: cur.WorkflowID, Phase: p, To: workflow.NormalizeName(req.To)}
+			}
+			req.Approval = &workflow.Approval{Source: workflow.ApprovalSetting}
+		}
 		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
 		if err != nil || !res.Changed || cp == nil {
 			return res, err
@@ -227,13 +248,9 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 	case wres.Completed:
 		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
 		e.archiveCompleted(res)
+		e.noteEnding(wres.Record.WorkflowID, wres.L2)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
-		if def, ok := e.definitions().Lookup(wres.Record.Type); ok {
-			if next := def.Allowed(wres.To); len(next) > 0 {
-				res.Message += "; allowed next: " + strings.Join(next, ", ")
-			}
-		}
 	}
 	return res, nil
 }
@@ -242,11 +259,20 @@ func (e *Engine) Transition(ctx context.Context, r TransitionRequest) (*Result, 
 // nothing (the completed record stays in the active slot, and the next start or read archives
 // it), so it is a warning.
 func (e *Engine) archiveCompleted(res *Result) {
-	if _, err := e.st.Archive("completed"); err != nil {
+	info, err := e.st.Archive("completed")
+	if err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
 		return
 	}
-	res.Message += " and archived"
+	res.Message += " and archived" + prunedNote(info)
+}
+
+// prunedNote says which older archives retention removed to make room, if any.
+func prunedNote(info store.ArchiveInfo) string {
+	if len(info.Pruned) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 }
 
 func compactJSON(b []byte) json.RawMessage {
@@ -258,11 +284,11 @@ func compactJSON(b []byte) json.RawMessage {
 }
 
 // Complete ends the active workflow with an outcome, writes the completion line and archives it.
-func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) {
+func (e *Engine) Complete(outcome string) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
-	res, _, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
+	res, wres, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
 		if r == nil {
 			return workflow.Result{}, errNoActive()
 		}
@@ -273,11 +299,30 @@ func (e *Engine) Complete(ctx context.Context, outcome string) (*Result, error) 
 	}
 	res.Message = "completed"
 	e.archiveCompleted(res)
+	if wres.Record != nil {
+		e.noteEnding(wres.Record.WorkflowID, wres.L2)
+	}
+	return res, nil
+}
+
+// Approve records a person's yes to the approval the current phase waits for (`cairn
+// approve [NOTE]`); the agent may then leave the phase.
+func (e *Engine) Approve(note string) (*Result, error) {
+	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		return workflow.Approve(cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+	}, note)
+	if err != nil {
+		return nil, err
+	}
+	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
 	return res, nil
 }
 
 // UpdateTask adds or moves a task of the current phase.
-func (e *Engine) UpdateTask(ctx context.Context, r TaskRequest) (*Result, error) {
+func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 	u := workflow.TaskUpdate{ID: r.ID, Status: workflow.TaskStatus(strings.ToLower(strings.TrimSpace(r.Status))), Output: r.Output, Note: r.Note}
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
@@ -297,7 +342,7 @@ func (e *Engine) UpdateTask(ctx context.Context, r TaskRequest) (*Result, error)
 }
 
 // SetEnforcement replaces the active workflow's violations; an empty list clears them.
-func (e *Engine) SetEnforcement(ctx context.Context, vs []Violation) (*Result, error) {
+func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 	wv := make([]workflow.Violation, len(vs))
 	for i, v := range vs {
 		sev, err := workflow.ParseSeverity(v.Severity)
@@ -325,7 +370,7 @@ func (e *Engine) SetEnforcement(ctx context.Context, vs []Violation) (*Result, e
 }
 
 // SetVars sets workflow variables (the seeds' append_workflow_state), all in one write.
-func (e *Engine) SetVars(ctx context.Context, kv map[string]string) (*Result, error) {
+func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 	if len(kv) == 0 {
 		return nil, errors.New("set_vars needs at least one variable, like {\"PLAN_PATH\": \"plans/001.md\"}")
 	}
@@ -371,7 +416,7 @@ func (e *Engine) SetVars(ctx context.Context, kv map[string]string) (*Result, er
 
 // GetVars returns the active workflow's variables, all of them or the keys asked for (a
 // missing key is simply absent).
-func (e *Engine) GetVars(ctx context.Context, keys []string) (map[string]string, error) {
+func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 	r, _, err := e.active()
 	if err != nil {
 		return nil, err
@@ -395,8 +440,8 @@ func (e *Engine) GetVars(ctx context.Context, keys []string) (map[string]string,
 }
 
 // ExportVars renders the active workflow's variables as `export K='v'` lines a shell can eval.
-func (e *Engine) ExportVars(ctx context.Context) (string, error) {
-	kv, err := e.GetVars(ctx, nil)
+func (e *Engine) ExportVars() (string, error) {
+	kv, err := e.GetVars(nil)
 	if err != nil {
 		return "", err
 	}
@@ -404,7 +449,7 @@ func (e *Engine) ExportVars(ctx context.Context) (string, error) {
 }
 
 // SaveCheckpoint saves a named JSON checkpoint.
-func (e *Engine) SaveCheckpoint(ctx context.Context, name string, data json.RawMessage) (*Result, error) {
+func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
 	if err := e.st.SaveCheckpoint(name, data); err != nil {
 		return nil, err
 	}
@@ -412,22 +457,22 @@ func (e *Engine) SaveCheckpoint(ctx context.Context, name string, data json.RawM
 }
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.
-func (e *Engine) LoadCheckpoint(ctx context.Context, name string) (json.RawMessage, error) {
+func (e *Engine) LoadCheckpoint(name string) (json.RawMessage, error) {
 	return e.st.LoadCheckpoint(name)
 }
 
 // LoadCheckpointOrEmpty is the seeds' graceful load: {} when the checkpoint does not exist.
-func (e *Engine) LoadCheckpointOrEmpty(ctx context.Context, name string) (json.RawMessage, error) {
+func (e *Engine) LoadCheckpointOrEmpty(name string) (json.RawMessage, error) {
 	return e.st.LoadCheckpointOrEmpty(name)
 }
 
 // ListCheckpoints lists checkpoint names matching a glob pattern ("" for all), sorted.
-func (e *Engine) ListCheckpoints(ctx context.Context, pattern string) ([]string, error) {
+func (e *Engine) ListCheckpoints(pattern string) ([]string, error) {
 	return e.st.ListCheckpoints(pattern)
 }
 
 // AppendLog appends one JSON value as a line to logs/<name>.jsonl.
-func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*Result, error) {
+func (e *Engine) AppendLog(name string, entry json.RawMessage) (*Result, error) {
 	if err := e.st.AppendLog(name, entry); err != nil {
 		return nil, err
 	}
@@ -435,7 +480,7 @@ func (e *Engine) AppendLog(ctx context.Context, name string, entry json.RawMessa
 }
 
 // RecordLearning writes a learning into auto-memory (its own file and index line).
-func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result, error) {
+func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if e.memWarn != "" {
 		return nil, errors.New(e.memWarn + "; the learning was not recorded")
 	}
@@ -447,7 +492,7 @@ func (e *Engine) RecordLearning(ctx context.Context, r LearningRequest) (*Result
 }
 
 // Archive moves the active workflow to the archive with a reason (the CLI's `cairn archive`).
-func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
+func (e *Engine) Archive(reason string) (*Result, error) {
 	status, note := archiveStatus(reason)
 	if f := secrets.ScanString(note); f != nil {
 		return nil, f
@@ -465,6 +510,7 @@ func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
 			return nil, err
 		}
 	}
+	cur, _, _ := e.active()
 	info, err := e.st.Archive(status)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -476,14 +522,19 @@ func (e *Engine) Archive(ctx context.Context, reason string) (*Result, error) {
 	if note != "" {
 		msg += ": " + note
 	}
-	return &Result{Changed: true, Message: msg}, nil
+	msg += prunedNote(info)
+	res := &Result{Changed: true, Message: msg}
+	if cur != nil && cur.WorkflowID == info.WorkflowID {
+		e.ended(res, cur, status)
+	}
+	return res, nil
 }
 
 // archiveStatus splits an archive reason: one word that is a valid name (abandoned,
 // superseded) is the archive's status as before; anything else is free text, kept as a note,
 // with the status "archived".
 func archiveStatus(reason string) (status, note string) {
-	reason = workflow.OneLine(reason)
+	reason = textsafe.OneLine(reason)
 	switch {
 	case reason == "":
 		return "archived", ""

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -58,29 +57,28 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			ctx := context.Background()
 			owner := tc.ownerPID(t)
-			if _, err := e.openAs("old-session", owner).Start(ctx, engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
+			if _, err := e.openAs("old-session", owner).Start(engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
 				t.Fatal(err)
 			}
 			e.clock.Add(30 * time.Second)
 			en := e.openAs("new-session", client)
 
-			res, err := en.Resume(ctx, engine.ResumeOptions{Apply: true, Source: "clear"})
+			res, err := en.Resume(engine.ResumeOptions{Apply: true, Source: "clear"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			warned := strings.Contains(strings.Join(res.Warnings, "\n"), "another live session old-session")
-			if warned != tc.live || strings.Contains(res.Report, "another live session") != tc.live ||
+			warned := strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session")
+			if warned != tc.live || strings.Contains(res.Report, "Another live session") != tc.live ||
 				(res.SystemMessage != "") != tc.live {
 				t.Errorf("live %v: warnings %q, system message %q, report:\n%s", tc.live, res.Warnings, res.SystemMessage, res.Report)
 			}
 
-			tr, err := en.Transition(ctx, engine.TransitionRequest{To: "plan"})
+			tr, err := en.Transition(engine.TransitionRequest{To: "plan"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Contains(strings.Join(tr.Warnings, "\n"), "another live session old-session"); got != tc.live {
+			if got := strings.Contains(strings.Join(tr.Warnings, "\n"), "Another live session"); got != tc.live {
 				t.Errorf("live %v: transition warnings %q", tc.live, tr.Warnings)
 			}
 			if !strings.Contains(string(tr.Workflow), `"session_id":"new-session"`) {
@@ -94,13 +92,12 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 // the workflow over, so an ended owner's heartbeat is kept as it was.
 func TestEndedOwnerKeptByAnonymousChange(t *testing.T) {
 	e := newEnv(t)
-	ctx := context.Background()
 	started := e.clock.Now()
-	if _, err := e.openAs("old-session", exitedPID(t)).Start(ctx, engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
+	if _, err := e.openAs("old-session", exitedPID(t)).Start(engine.StartRequest{Type: "apex", Context: "ownership"}); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Add(time.Minute)
-	res, err := e.openAs("", 0).Transition(ctx, engine.TransitionRequest{To: "plan"})
+	res, err := e.openAs("", 0).Transition(engine.TransitionRequest{To: "plan"})
 	if err != nil {
 		t.Fatal(err)
 	}

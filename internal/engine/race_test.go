@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -41,7 +40,7 @@ func casChild() int {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	_, err = en.Transition(context.Background(), engine.TransitionRequest{To: "plan", From: "analyze"})
+	_, err = en.Transition(engine.TransitionRequest{To: "plan", From: "analyze"})
 	var ce *workflow.ConflictError
 	switch {
 	case err == nil:
@@ -65,8 +64,7 @@ func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
 		e := newEnv(t)
 		en := e.open("parent")
 		e.clock.t = time.Now().UTC()
-		ctx := context.Background()
-		must(en.Start(ctx, engine.StartRequest{Type: "apex", Context: "race"}))(t)
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "race"}))(t)
 		goFile := t.TempDir() + "/go"
 		var cmds []*exec.Cmd
 		var outs []*strings.Builder
@@ -102,8 +100,8 @@ func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
 		if won != 1 || lost != 1 {
 			t.Fatalf("round %d: %d won, %d lost", round, won, lost)
 		}
-		list := must(en.List(ctx))(t)
-		hist := must(en.History(ctx, list[0].WorkflowID))(t)
+		list := must(en.List())(t)
+		hist := must(en.History(list[0].WorkflowID))(t)
 		moves := 0
 		for _, h := range hist {
 			if h.Kind == "transition" {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -21,12 +21,13 @@ import (
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
 // settle owed L2 lines); without, it only reports.
-func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error) {
+func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	now := e.now()
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
 
 	r, notices, err := e.active()
+	var damaged *store.DamagedError
 	for _, n := range notices {
 		out.Notices = append(out.Notices, n.Message)
 		if n.Kind == "quarantined" || n.Kind == "rebuilt" {
@@ -44,7 +45,21 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 			out.Warnings = append(out.Warnings, msg)
 			eye = append(eye, msg)
 		}
+		errors.As(err, &damaged)
 		r = nil
+	}
+	// Broken workflow definitions are shown to the person and the model, not only logged.
+	// Only a project with its own definitions can have one (and such a project's hooks run
+	// in the cairn binary, which reads YAML).
+	if fi, err := os.Stat(e.workflow); err == nil && fi.IsDir() && e.cfg.YAML != nil {
+		for _, d := range e.definitionErrors() {
+			if rel, ok := strings.CutPrefix(d, "workflow definition "+e.root+string(filepath.Separator)); ok {
+				d = "workflow definition " + rel // the project's own path says enough
+			}
+			msg := d + " (not loaded until fixed)"
+			out.Warnings = append(out.Warnings, msg)
+			eye = append(eye, msg)
+		}
 	}
 	// A state directory not created yet (a command that only reads) is writable if it
 	// can be created.
@@ -93,7 +108,19 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 			out.Warnings = append(out.Warnings, err.Error())
 		}
 	}
-	if r == nil && l2line == "" {
+	// An ending is not lost state: the last workflow completed, expired or was archived, so
+	// there is nothing to resume. The next session start is told once; later ones nothing.
+	told := true
+	var endID string
+	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
+		if end, ok := e.lastEnding(); ok {
+			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
+		} else if l2line != "" {
+			out.Ended = l2line // known only from memory: nothing to tell
+		}
+		l2line = ""
+	}
+	if r == nil && l2line == "" && out.Ended == "" {
 		out.Notices = append(out.Notices, e.scanMilestones()...)
 	}
 
@@ -104,6 +131,7 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
 	out.Completed, out.Allowed, out.Next = plan.Completed, plan.Allowed, plan.Next
+	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	out.OpenTasks = workflow.OpenTasks(r)
 	out.Warnings = append(out.Warnings, plan.Warnings...)
@@ -114,14 +142,25 @@ func (e *Engine) Resume(ctx context.Context, opt ResumeOptions) (*Resume, error)
 		if !opt.ReportOnly {
 			out.Workflow, _ = encodeRecord(r)
 		}
-	} else if plan.Next == "" {
-		out.Next = "no active workflow: start one with start_workflow when the task has phases"
-		if l2line != "" {
-			out.Next = "no active workflow in L1; auto-memory's last line is shown: tell the user and start a new workflow if the work continues"
-		}
+	}
+	if damaged != nil && len(damaged.Journals) > 0 {
+		// On record but unreadable: never reported as no workflow (issue 13.3).
+		out.WorkflowID = strings.TrimSuffix(filepath.Base(damaged.Journals[0]), ".jsonl")
+		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
+		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
 	}
 	out.Warnings = dedupe(out.Warnings)
-	out.Report = e.render(out, plan)
+	if r != nil && !opt.ReportOnly {
+		e.details(out, r)
+	}
+	ended := out.Ended
+	if opt.ReportOnly && told {
+		ended = "" // said once already
+	}
+	out.Report = e.render(out, plan, ended, !opt.ReportOnly)
+	if opt.ReportOnly && opt.Apply && !opt.DryRun && !told && out.Report != "" {
+		e.markEndingTold(endID)
+	}
 	if len(eye) > 0 {
 		out.SystemMessage = "Cairn: " + strings.Join(dedupe(eye), "; ")
 		if len(out.SystemMessage) > 600 {
@@ -148,12 +187,12 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
 			return r
 		}
-		if r.Status == workflow.StatusCompleted {
-			if w := e.writeL2(r.WorkflowID, r.Revision, workflow.CompletionLine(r)); w != "" {
-				out.Warnings = append(out.Warnings, w)
-			}
+		line := endingLine(r, archiveReason(r))
+		if w := e.writeL2(r.WorkflowID, r.Revision, line); w != "" {
+			out.Warnings = append(out.Warnings, w)
 		}
-		out.Notices = append(out.Notices, fmt.Sprintf("workflow %s was %s and has been archived", r.WorkflowID, r.Status))
+		// The report's one line about the ending says it; no notice repeats it.
+		e.noteEnding(r.WorkflowID, line)
 		return nil
 	}
 	if expired, err := r.Expired(now); err == nil && expired {
@@ -162,9 +201,9 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 			out.Warnings = append(out.Warnings, err.Error())
 			return r
 		}
-		out.Notices = append(out.Notices, msg)
-		*eye = append(*eye, msg)
+		*eye = append(*eye, msg) // the person is told here; the model by the ending line
 		if dryRun {
+			out.Notices = append(out.Notices, msg)
 			return r
 		}
 		return nil
@@ -235,15 +274,16 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 	if err := e.archiveActive(r, res.Archive, "expired"); err != nil {
 		return "", fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
-	msg := fmt.Sprintf("%s: workflow %s (%s at %s, %q) was archived", res.Log, r.WorkflowID, r.Type, r.State, r.Context)
+	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	if w := e.writeL2(r.WorkflowID, r.Revision+1, res.L2); w != "" {
 		msg += "; " + w
 	}
+	e.noteEnding(r.WorkflowID, res.L2)
 	return msg, nil
 }
 
 // ExpireTTL expires the active workflow if its TTL has passed (dry run: only says so).
-func (e *Engine) ExpireTTL(ctx context.Context, dryRun bool) (*Result, error) {
+func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 	r, _, err := e.active()
 	if err != nil {
 		return nil, err
@@ -354,14 +394,55 @@ func tierName(t workflow.Tier) string {
 	}
 }
 
-// render builds the fenced resume report.
-func (e *Engine) render(out *Resume, plan workflow.Plan) string {
+// details adds what only the details view (resume_check) shows: tasks and checkpoints.
+func (e *Engine) details(out *Resume, r *workflow.Record) {
+	c := workflow.CountTasks(r, "")
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{c.Done, "done"}, {c.Running, "running"}, {c.Pending, "pending"}, {c.Failed, "failed"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	for _, t := range r.Tasks {
+		if t.Status == workflow.TaskFailed {
+			out.FailedTasks = append(out.FailedTasks, t.ID)
+		}
+	}
+	out.Tasks = strings.Join(parts, ", ")
+	if len(out.FailedTasks) > 0 {
+		out.Tasks += " (failed: " + strings.Join(out.FailedTasks, ", ") + ")"
+	}
+	for _, a := range r.Approvals {
+		if a.ApprovedAt.IsZero() {
+			continue
+		}
+		s := fmt.Sprintf("%s approved %s by %s", a.Phase, a.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(a.Source))
+		if a.Note != "" {
+			s += ": " + a.Note
+		}
+		out.Approvals = append(out.Approvals, s)
+	}
+	if names, err := e.st.ListCheckpoints(""); err == nil {
+		sort.Strings(names)
+		out.Checkpoints = names
+	}
+}
+
+// render builds the resume report. ended is the ending to tell of ("" when there is none or
+// it was told already); details asks for resume_check's view, which never names itself.
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details bool) string {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
-		Tool: ToolPrefix + "resume_check", Nonce: report.NewNonce(),
-		OpenTasks: out.OpenTasks,
+		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints,
+		OpenTasks: out.OpenTasks, Nonce: report.NewNonce(),
+	}
+	if !details {
+		in.Tool = ToolPrefix + "resume_check"
 	}
 	if out.WorkflowID == "" && out.L2Line == "" {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -43,7 +43,7 @@ func (e *Engine) RecordSession(s Session) error {
 	if s.Heartbeat.IsZero() {
 		s.Heartbeat = now
 	}
-	doc, err := encodeSession(s)
+	doc, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (e *Engine) CurrentSession(pid int) (Session, bool) {
 // session's heartbeat on the workflow it owns (throttled), and decide whether to ask the agent
 // to deal with blocking violations: once per set of violations, never while stop_hook_active,
 // never when the definition or the configuration turned blocking off.
-func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
+func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if in.SessionID != "" {
 		e.cfg.SessionID = in.SessionID
 	}
@@ -109,13 +109,13 @@ func (e *Engine) Stop(ctx context.Context, in StopInput) (*StopOutcome, error) {
 	_, err = e.st.Update(stopStateDoc, func(cur []byte) ([]byte, error) {
 		var s stopState
 		if cur != nil {
-			s, _ = decodeStopState(cur)
+			s = decodeLenient[stopState](cur)
 		}
 		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
 			asked = true
 			return nil, nil
 		}
-		return encodeStopState(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)}), nil
+		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)})
 	})
 	if err != nil || asked {
 		return out, err
@@ -139,7 +139,7 @@ func fingerprint(id string, vs []workflow.Violation) string {
 
 func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Cairn: the %s workflow %q has %d blocking violation", r.Type, workflow.OneLine(r.Context), len(vs))
+	fmt.Fprintf(&b, "Cairn: the %s workflow %q has %d blocking violation", r.Type, textsafe.OneLine(r.Context), len(vs))
 	if len(vs) != 1 {
 		b.WriteString("s")
 	}
@@ -152,7 +152,7 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		d := workflow.OneLine(v.Details)
+		d := textsafe.OneLine(v.Details)
 		if len(d) > 200 {
 			d = d[:200] + "..."
 		}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +29,7 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	r, err := decode(w.Data)
+	r, err := w.Record()
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -42,26 +41,52 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 }
 
 // List returns the active workflow (if any) and the archived ones, newest first.
-func (e *Engine) List(ctx context.Context) ([]Summary, error) {
+func (e *Engine) List() ([]Summary, error) {
+	out, _, err := e.ListRecent(0)
+	return out, err
+}
+
+// ListRecent is List with at most n archives (all when n <= 0), and whether older archives
+// were left out. The archives come from archive/index.jsonl; none is opened.
+func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 	var out []Summary
-	if r, _, err := e.active(); err == nil && r != nil {
+	r, _, err := e.active()
+	var damaged *store.DamagedError
+	switch {
+	case err == nil && r != nil:
 		out = append(out, summarize(r, ""))
+	case errors.As(err, &damaged):
+		// On record but unreadable: listed as such, never left out.
+		for _, j := range damaged.Journals {
+			id := strings.TrimSuffix(filepath.Base(j), ".jsonl")
+			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "snapshot and journal unreadable: see cairn status"})
+		}
 	}
-	archives, err := e.st.ListArchives()
+	archives, more, err := e.st.RecentArchives(n)
 	if err != nil {
-		return out, err
+		return out, false, err
 	}
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
+		if a.Type != "" {
+			// The index holds the summary: no archive is opened.
+			s.Type, s.Phase, s.Context = a.Type, a.Phase, a.Context
+			if !a.UpdatedAt.IsZero() {
+				s.UpdatedAt = a.UpdatedAt
+			}
+			out = append(out, s)
+			continue
+		}
+		// An index line written before summaries were indexed.
 		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
-			if r, err := decode(data); err == nil {
+			if r, err := store.ParseRecord(data); err == nil {
 				s = summarize(r, a.Dir)
 				s.Status = a.Reason
 			}
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out, more, nil
 }
 
 func summarize(r *workflow.Record, archived string) Summary {
@@ -93,14 +118,36 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 	return nil, j, fmt.Errorf("no workflow with that id, active or archived (%w): cairn list shows the ids", store.ErrNotFound)
 }
 
-// Show returns a workflow record by id, active or archived.
-func (e *Engine) Show(ctx context.Context, id string) (json.RawMessage, error) {
-	data, _, err := e.find(id)
-	return data, err
+// Show returns a workflow record by id, active or archived, with its whole phase history: the
+// record keeps only the newest workflow.MaxHistory entries, the journal all of them.
+func (e *Engine) Show(id string) (json.RawMessage, error) {
+	data, j, err := e.find(id)
+	if err != nil || len(j.Records) == 0 {
+		return data, err
+	}
+	r, err := store.ParseRecord(data)
+	if err != nil || len(r.History) < workflow.MaxHistory {
+		return data, nil
+	}
+	items, _ := j.Items("history")
+	if len(items) <= len(r.History) {
+		return data, nil
+	}
+	full := make([]workflow.HistoryEntry, len(items))
+	for i, it := range items {
+		if err := json.Unmarshal(it, &full[i]); err != nil {
+			return data, nil
+		}
+	}
+	r.History = full
+	if out, err := json.Marshal(r); err == nil {
+		return out, nil
+	}
+	return data, nil
 }
 
 // History returns a workflow's journal, oldest first.
-func (e *Engine) History(ctx context.Context, id string) ([]Event, error) {
+func (e *Engine) History(id string) ([]Event, error) {
 	_, j, err := e.find(id)
 	if err != nil {
 		return nil, err
@@ -129,7 +176,7 @@ type DoctorOptions struct {
 // Doctor checks the install and the state: binaries, plugin files, state directory
 // permissions, the memory directory, lock health and stale temp files. Each failed check says
 // what to do.
-func (e *Engine) Doctor(ctx context.Context, opt DoctorOptions) []Check {
+func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	var out []Check
 	add := func(name string, ok bool, detail, fix string) {
 		c := Check{Name: name, OK: ok, Detail: detail}
@@ -273,7 +320,19 @@ func looseFiles(dir string) []string {
 
 func staleTemps(dir string, now time.Time) []string {
 	var stale []string
-	for _, sub := range []string{".", "checkpoints", "logs", "journal", "sessions"} {
+	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
+	// Inside archive directories too (a killed archive.json write), a bounded look.
+	if ents, err := fsx.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
+		for i, ent := range ents {
+			if i >= 1000 {
+				break
+			}
+			if ent.IsDir() {
+				subs = append(subs, filepath.Join("archive", ent.Name()))
+			}
+		}
+	}
+	for _, sub := range subs {
 		ents, err := fsx.ReadDirPath(filepath.Join(dir, sub))
 		if err != nil {
 			continue

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +51,7 @@ func TestMilestoneScan(t *testing.T) {
 		{"without-yaml", nil, "active milestone files in documentation/milestones/_active: m1-auth, m2, m3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := e.openYAML(tc.yaml).Resume(context.Background(), engine.ResumeOptions{})
+			res, err := e.openYAML(tc.yaml).Resume(engine.ResumeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,16 +74,16 @@ func TestNoYAMLReader(t *testing.T) {
 	if w := strings.Join(en.Warnings(), "\n"); !strings.Contains(w, "mine.md") || !strings.Contains(w, "no YAML reader") {
 		t.Fatalf("warnings %q do not report the unread definition", w)
 	}
-	if _, err := en.Start(context.Background(), engine.StartRequest{Type: "mine", Context: "x"}); err == nil {
+	if _, err := en.Start(engine.StartRequest{Type: "mine", Context: "x"}); err == nil {
 		t.Fatal("started a workflow of a type this engine could not read")
 	}
-	if _, err := en.Start(context.Background(), engine.StartRequest{Type: "apex", Context: "x"}); err != nil {
+	if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "x"}); err != nil {
 		t.Fatalf("built-in type: %v", err)
 	}
 
 	// WORKFLOW-STATUS.yaml is left alone, and said so.
 	e.write(".claude/WORKFLOW-STATUS.yaml", "initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n")
-	res, err := en.Initiative(context.Background(), engine.InitiativeRequest{Action: "get"})
+	res, err := en.Initiative(engine.InitiativeRequest{Action: "get"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,11 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	if err != nil {
 		return res, err
 	}
+	durable := false
 	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
+		// After a successful fsync the line is on disk whatever close says: reporting the
+		// close error would make a caller retry and append the line twice.
+		if cerr := f.Close(); err == nil && cerr != nil && !durable {
 			err = cerr
 		}
 	}()
@@ -75,6 +78,7 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 			_ = f.Truncate(size)
 			return res, err
 		}
+		durable = true
 		if created {
 			if err := fsys.SyncDir(dirOf(name)); err != nil {
 				return res, &NotDurableError{Path: name, Err: err}

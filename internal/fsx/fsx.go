@@ -2,8 +2,8 @@
 // replace of a whole file, a durable line append with torn-tail repair, cross-process locks on
 // dedicated lock files, careful reads that refuse planted FIFOs, symlinks and hard links, and
 // an FS interface (real: an os.Root anchored at the state directory; test: fault injection)
-// that every store write goes through. It knows nothing of workflows or JSON; internal/store
-// and internal/memory build on it.
+// that every store write goes through. It knows nothing of workflows; its only JSON is the lock
+// holder's record (for the timeout message). internal/store and internal/memory build on it.
 package fsx
 
 import (

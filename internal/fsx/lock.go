@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/jsonx"
 )
 
 // Holder is what a lock holder writes into its lock file, so a process that gives up waiting
@@ -82,22 +80,10 @@ func writeHolder(f *os.File) {
 		}
 		return r
 	}, cmd)
-	b, _ := encodeHolder(Holder{PID: os.Getpid(), Command: cmd, Since: time.Now().UTC()})
+	b, _ := json.Marshal(Holder{PID: os.Getpid(), Command: cmd, Since: time.Now().UTC()})
 	// Best effort: the lock works without it, only the timeout message gets poorer.
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt(b, 0)
-}
-
-// encodeHolder is json.Marshal(h), without encoding/json: every lock a hook takes writes one,
-// and encoding/json's first use costs a hook process its reflection set-up.
-func encodeHolder(h Holder) ([]byte, error) {
-	w := jsonx.NewObjectWriter(make([]byte, 0, 96+len(h.Command)), true)
-	w.Int("pid", int64(h.PID))
-	w.String("command", h.Command)
-	if err := w.Time("since", h.Since); err != nil {
-		return nil, err
-	}
-	return w.Close(), nil
 }
 
 func readHolder(f *os.File) *Holder {

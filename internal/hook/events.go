@@ -3,12 +3,10 @@ package hook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/jsonx"
 )
 
 // EventsName is the binary that serves Claude Code's other events (TaskCreated,
@@ -21,35 +19,6 @@ const (
 	EventTaskCompleted = "TaskCompleted"
 	EventPreCompact    = "PreCompact"
 )
-
-// taskFields are the members of a task or compaction event beyond the common ones.
-type taskFields struct {
-	TaskID, TaskSubject, TaskDescription, Trigger string
-}
-
-// readTaskFields reads them from the event Parse accepted; a member of the wrong type is
-// left empty with a note.
-func readTaskFields(data []byte) (taskFields, []string) {
-	var f taskFields
-	keys := []string{"task_id", "task_subject", "task_description", "trigger"}
-	vs, err := jsonx.Members(data, keys...)
-	if err != nil {
-		return f, []string{"task fields unreadable; going on without them"}
-	}
-	var notes []string
-	for i, dst := range []*string{&f.TaskID, &f.TaskSubject, &f.TaskDescription, &f.Trigger} {
-		if vs[i] == nil || isNull(vs[i]) {
-			continue
-		}
-		s, err := jsonx.NewReader(vs[i]).String()
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("%s is %s, not a string; ignored", keys[i], jsonKind(vs[i])))
-			continue
-		}
-		*dst = s
-	}
-	return f, notes
-}
 
 // Events is the hook for Claude Code's own events, one binary dispatching on
 // hook_event_name:
@@ -84,13 +53,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}
-	var f taskFields
-	if ev.Read {
-		f, notes = readTaskFields(data)
-		for _, n := range notes {
-			r.Logf("%s", n)
-		}
-	}
+	f := ev
 	switch ev.HookEventName {
 	case EventTaskCreated, EventTaskCompleted, EventPreCompact:
 	case "":
@@ -126,7 +89,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}()
 
 	if ev.HookEventName == EventPreCompact {
-		anchor, err := e.CompactAnchor(ctx)
+		anchor, err := e.CompactAnchor()
 		switch {
 		case err != nil:
 			r.Logf("reading the workflow for the compaction anchor: %v", err)
@@ -140,7 +103,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}
 
 	completed := ev.HookEventName == EventTaskCompleted
-	res, err := e.RecordClaudeTask(ctx, engine.ClaudeTask{
+	res, err := e.RecordClaudeTask(engine.ClaudeTask{
 		SessionID: sessionID, TaskID: f.TaskID, Subject: f.TaskSubject, Description: f.TaskDescription,
 	}, completed)
 	switch {
@@ -165,20 +128,18 @@ func sessionTitleOutput(additionalContext, systemMessage, title string) []byte {
 	if t == "" {
 		return SessionStartOutput(additionalContext, systemMessage)
 	}
-	c := Context(additionalContext, MaxContext)
-	m := OneLine(systemMessage, MaxMessage)
-	in := jsonx.NewObjectWriter(nil, false)
-	in.String("hookEventName", "SessionStart")
-	if c != "" {
-		in.String("additionalContext", c)
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext,omitempty"`
+		SessionTitle      string `json:"sessionTitle"`
 	}
-	in.String("sessionTitle", t)
-	w := newOutput(len(c) + len(m) + len(t))
-	w.Raw("hookSpecificOutput", in.Close())
-	if m != "" {
-		w.String("systemMessage", m)
+	var out struct {
+		HookSpecificOutput specific `json:"hookSpecificOutput"`
+		SystemMessage      string   `json:"systemMessage,omitempty"`
 	}
-	return endOutput(w)
+	out.HookSpecificOutput = specific{HookEventName: "SessionStart", AdditionalContext: Context(additionalContext, MaxContext), SessionTitle: t}
+	out.SystemMessage = OneLine(systemMessage, MaxMessage)
+	return encode(out)
 }
 
 // maxTitle bounds a session title: the resume picker shows one short line.

@@ -45,13 +45,13 @@ func TestSessionTitleOutput(t *testing.T) {
 	}
 }
 
-func TestReadTaskFields(t *testing.T) {
-	f, notes := readTaskFields([]byte(`{"task_id":"3","task_subject":"write it","task_description":null,"trigger":"auto"}`))
-	if f != (taskFields{TaskID: "3", TaskSubject: "write it", Trigger: "auto"}) || len(notes) != 0 {
-		t.Errorf("got %+v %q", f, notes)
+func TestParseTaskFields(t *testing.T) {
+	ev, notes := Parse([]byte(`{"hook_event_name":"TaskCreated","task_id":"3","task_subject":"write it","task_description":null,"trigger":"auto"}`))
+	if ev.TaskID != "3" || ev.TaskSubject != "write it" || ev.TaskDescription != "" || ev.Trigger != "auto" || len(notes) != 0 {
+		t.Errorf("got %+v %q", ev, notes)
 	}
-	f, notes = readTaskFields([]byte(`{"task_id":3,"task_subject":["x"]}`))
-	if f != (taskFields{}) || len(notes) != 2 || !strings.Contains(notes[0], "task_id is a number") {
-		t.Errorf("got %+v %q", f, notes)
+	ev, notes = Parse([]byte(`{"task_id":3,"task_subject":["x"]}`))
+	if ev.TaskID != "" || ev.TaskSubject != "" || len(notes) != 2 || !strings.Contains(notes[0], "task_id is a number") {
+		t.Errorf("got %+v %q", ev, notes)
 	}
 }

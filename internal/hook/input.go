@@ -17,8 +17,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/jsonx"
 )
 
 // MaxInput bounds what a hook reads from stdin. Claude Code's events are a few hundred bytes;
@@ -96,6 +94,8 @@ type Event struct {
 	Source         string // SessionStart: startup, resume, clear, compact, fork
 	PermissionMode string
 	PromptID       string
+	// TaskCreated, TaskCompleted: Claude Code's task; PreCompact: what started it.
+	TaskID, TaskSubject, TaskDescription, Trigger string
 	// StopHookActive is true when this Stop follows one that made the agent continue. A value
 	// of the wrong type counts as true: not blocking is the safe side of a loop.
 	StopHookActive bool
@@ -106,36 +106,30 @@ type Event struct {
 
 // Parse reads a hook event from data, tolerantly: empty input, input that is not a JSON
 // object, and fields of the wrong type or size give zero fields and a note each, never an
-// error. Notes are lowercase phrases for stderr. Unknown fields are ignored.
-//
-// It reads with a jsonx.Reader, not encoding/json, whose reflection is a cold start in every
-// hook process; what it accepts, the values and the notes are what json.Unmarshal into a
-// map[string]json.RawMessage and then into each field gave (input_oracle_test.go holds it to
-// that), down to the reason for input that is not an object, which encoding/json is asked for
-// only then.
+// error. Notes are lowercase phrases for stderr. Unknown fields are ignored; keys match
+// exactly ("Session_ID" is not session_id).
 func Parse(data []byte) (Event, []string) {
 	var ev Event
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return ev, []string{"stdin was empty; going on without the event"}
 	}
-	fields, ok := eventFields(data)
-	if !ok {
-		var m map[string]json.RawMessage
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		why := "null"
-		if err := json.Unmarshal(data, &m); err != nil {
+		if err != nil {
 			why = err.Error()
 		}
 		return ev, []string{fmt.Sprintf("stdin is not a JSON object (%s); going on without the event", why)}
 	}
 	ev.Read = true
 	var notes []string
-	str := func(f eventField, dst *string) {
-		key, raw := eventFieldNames[f], fields[f]
-		if raw == nil || isNull(raw) {
+	str := func(key string, dst *string) {
+		raw, ok := fields[key]
+		if !ok || isNull(raw) {
 			return
 		}
-		s, err := jsonx.NewReader(raw).String()
-		if err != nil {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
 			notes = append(notes, fmt.Sprintf("%s is %s, not a string; ignored", key, jsonKind(raw)))
 			return
 		}
@@ -145,20 +139,27 @@ func Parse(data []byte) (Event, []string) {
 		}
 		*dst = s
 	}
-	str(fieldSessionID, &ev.SessionID)
-	str(fieldTranscriptPath, &ev.TranscriptPath)
-	str(fieldCWD, &ev.CWD)
-	str(fieldHookEventName, &ev.HookEventName)
-	str(fieldSource, &ev.Source)
-	str(fieldPermissionMode, &ev.PermissionMode)
-	str(fieldPromptID, &ev.PromptID)
-	if raw := fields[fieldStopHookActive]; raw != nil && !isNull(raw) {
-		if b, err := jsonx.NewReader(raw).Bool(); err == nil {
+	str("session_id", &ev.SessionID)
+	str("transcript_path", &ev.TranscriptPath)
+	str("cwd", &ev.CWD)
+	str("hook_event_name", &ev.HookEventName)
+	str("source", &ev.Source)
+	str("permission_mode", &ev.PermissionMode)
+	str("prompt_id", &ev.PromptID)
+	str("task_id", &ev.TaskID)
+	str("task_subject", &ev.TaskSubject)
+	str("task_description", &ev.TaskDescription)
+	str("trigger", &ev.Trigger)
+	if raw, ok := fields["stop_hook_active"]; ok && !isNull(raw) {
+		var b bool
+		var s string
+		switch {
+		case json.Unmarshal(raw, &b) == nil:
 			ev.StopHookActive = b
-		} else if s, err := jsonx.NewReader(raw).String(); err == nil && (s == "true" || s == "false") {
+		case json.Unmarshal(raw, &s) == nil && (s == "true" || s == "false"):
 			ev.StopHookActive = s == "true"
 			notes = append(notes, fmt.Sprintf("stop_hook_active is the string %q, not a boolean; read as %s", s, s))
-		} else {
+		default:
 			ev.StopHookActive = true
 			notes = append(notes, fmt.Sprintf("stop_hook_active is %s, not a boolean; read as true so the hook does not block", jsonKind(raw)))
 		}
@@ -168,55 +169,6 @@ func Parse(data []byte) (Event, []string) {
 		ev.Source = ""
 	}
 	return ev, notes
-}
-
-// eventField names the members of the event that Parse reads.
-type eventField int
-
-const (
-	fieldSessionID eventField = iota
-	fieldTranscriptPath
-	fieldCWD
-	fieldHookEventName
-	fieldSource
-	fieldPermissionMode
-	fieldPromptID
-	fieldStopHookActive
-	numEventFields
-)
-
-var eventFieldNames = [numEventFields]string{"session_id", "transcript_path", "cwd",
-	"hook_event_name", "source", "permission_mode", "prompt_id", "stop_hook_active"}
-
-// eventFields reads data, which must be exactly one JSON object, and returns the values of
-// the members Parse reads (nil when absent; the last one when a key repeats, as in a map),
-// as slices of data. ok is false for anything json.Unmarshal into a map refused, and for null.
-func eventFields(data []byte) (fields [numEventFields][]byte, ok bool) {
-	r := jsonx.NewReader(data)
-	if r.Object() != nil {
-		return fields, false
-	}
-	for {
-		key, more, err := r.Member()
-		if err != nil {
-			return fields, false
-		}
-		if !more {
-			break
-		}
-		raw, err := r.Raw()
-		if err != nil {
-			return fields, false
-		}
-		// Keys match exactly, as map keys do: "Session_ID" is not session_id.
-		for f, name := range eventFieldNames {
-			if key == name {
-				fields[f] = raw
-				break
-			}
-		}
-	}
-	return fields, r.End() == nil
 }
 
 // ReadEvent reads and parses stdin in one step, for the hook mains. It never fails: every

@@ -1,13 +1,13 @@
 package hook
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -32,47 +32,44 @@ const defaultReason = "Cairn: the active workflow has blocking violations; deal 
 // for the user. Empty parts are left out; with both empty it returns nil, and the hook prints
 // nothing. additionalContext is capped by Context, systemMessage by OneLine.
 func SessionStartOutput(additionalContext, systemMessage string) []byte {
-	c := Context(additionalContext, MaxContext)
-	m := OneLine(systemMessage, MaxMessage)
-	if c == "" && m == "" {
+	type specific struct {
+		HookEventName     string `json:"hookEventName"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	var out struct {
+		HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
+		SystemMessage      string    `json:"systemMessage,omitempty"`
+	}
+	if c := Context(additionalContext, MaxContext); c != "" {
+		out.HookSpecificOutput = &specific{HookEventName: "SessionStart", AdditionalContext: c}
+	}
+	out.SystemMessage = OneLine(systemMessage, MaxMessage)
+	if out.HookSpecificOutput == nil && out.SystemMessage == "" {
 		return nil
 	}
-	w := newOutput(len(c) + len(m))
-	if c != "" {
-		in := jsonx.NewObjectWriter(nil, false)
-		in.String("hookEventName", "SessionStart")
-		in.String("additionalContext", c)
-		w.Raw("hookSpecificOutput", in.Close())
-	}
-	if m != "" {
-		w.String("systemMessage", m)
-	}
-	return endOutput(w)
+	return encode(out)
 }
 
 // StopOutput is the JSON a Stop hook prints. block asks the agent to continue and deal with
 // reason (Claude Code then runs the next Stop with stop_hook_active true); otherwise only a
 // systemMessage for the user, or nil when there is nothing to say.
 func StopOutput(block bool, reason, systemMessage string) []byte {
-	m := OneLine(systemMessage, MaxMessage)
-	if !block && m == "" {
-		return nil
+	var out struct {
+		Decision      string `json:"decision,omitempty"`
+		Reason        string `json:"reason,omitempty"`
+		SystemMessage string `json:"systemMessage,omitempty"`
 	}
-	var r string
 	if block {
-		if r = Context(reason, MaxReason); r == "" {
-			r = defaultReason
+		out.Decision = "block"
+		if out.Reason = Context(reason, MaxReason); out.Reason == "" {
+			out.Reason = defaultReason
 		}
 	}
-	w := newOutput(len(r) + len(m))
-	if block {
-		w.String("decision", "block")
-		w.String("reason", r)
+	out.SystemMessage = OneLine(systemMessage, MaxMessage)
+	if !block && out.SystemMessage == "" {
+		return nil
 	}
-	if m != "" {
-		w.String("systemMessage", m)
-	}
-	return endOutput(w)
+	return encode(out)
 }
 
 // MessageOutput is a JSON object holding only a systemMessage (any hook), or nil for "".
@@ -81,21 +78,23 @@ func MessageOutput(systemMessage string) []byte {
 	if m == "" {
 		return nil
 	}
-	w := newOutput(len(m))
-	w.String("systemMessage", m)
-	return endOutput(w)
+	return encode(struct {
+		SystemMessage string `json:"systemMessage"`
+	}{m})
 }
 
-// The output is written by hand rather than by encoding/json, whose reflection is a cold
-// start in every hook process; the bytes are what a json.Encoder gave (members in field
-// order, empty ones left out, a newline at the end), which output_oracle_test.go holds it to.
-// HTML is not escaped: the text is read by a model and a person, not a browser.
-
-func newOutput(size int) *jsonx.ObjectWriter {
-	return jsonx.NewObjectWriter(make([]byte, 0, size+size/8+96), false)
+// encode writes v as one line. HTML is not escaped: the text is read by a model and a person,
+// not a browser.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Only strings are encoded: this cannot happen.
+		panic(fmt.Sprintf("hook: encoding output: %v", err))
+	}
+	return b.Bytes()
 }
-
-func endOutput(w *jsonx.ObjectWriter) []byte { return append(w.Close(), '\n') }
 
 // Units is the length of s as Claude Code measures it: UTF-16 code units.
 func Units(s string) int {
@@ -164,28 +163,9 @@ func Context(s string, max int) string {
 	return b.String()
 }
 
-// OneLine returns s as one line of at most max UTF-16 units for a systemMessage: spaces and
-// line breaks folded, control and invisible characters dropped, a cut marked with "…". Unlike
-// textsafe.Line it escapes nothing: the line is shown to a person, not parsed as Markdown.
-func OneLine(s string, max int) string {
-	var b strings.Builder
-	space := false
-	for _, r := range strings.ToValidUTF8(s, "") {
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		case textsafe.Dropped(r):
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return clip(b.String(), max)
-}
+// OneLine returns s as one line of at most max UTF-16 units for a systemMessage
+// (textsafe.OneLine, then cut with "…").
+func OneLine(s string, max int) string { return clip(textsafe.OneLine(s), max) }
 
 // clip cuts s to at most max UTF-16 units, ending a cut with "…".
 func clip(s string, max int) string {

@@ -94,7 +94,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	}
 
 	// ReportOnly: the hook prints the report, never the whole record.
-	res, err := e.Resume(ctx, engine.ResumeOptions{Apply: true, Source: ev.Source, ReportOnly: true})
+	res, err := e.Resume(engine.ResumeOptions{Apply: true, Source: ev.Source, ReportOnly: true})
 	for _, w := range e.Warnings() {
 		r.Logf("warning: %s", w)
 	}

@@ -77,7 +77,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		}
 	}()
 
-	out, err := e.Stop(ctx, engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
+	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
 		return MessageOutput("Cairn: the end-of-turn check failed; workflow state is unchanged. " + err.Error())

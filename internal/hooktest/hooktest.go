@@ -7,7 +7,6 @@
 package hooktest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -183,15 +182,14 @@ func fixture(args []string) int {
 		return fail("opening the engine: %v", err)
 	}
 	defer e.Close()
-	ctx := context.Background()
 	var res *engine.Result
 	switch {
 	case (args[0] == "start" || args[0] == "replace") && len(args) >= 3:
-		res, err = e.Start(ctx, engine.StartRequest{Type: args[1], Context: args[2], Replace: args[0] == "replace"})
+		res, err = e.Start(engine.StartRequest{Type: args[1], Context: args[2], Replace: args[0] == "replace"})
 	case args[0] == "transition" && len(args) >= 2:
-		res, err = e.Transition(ctx, engine.TransitionRequest{To: args[1]})
+		res, err = e.Transition(engine.TransitionRequest{To: args[1]})
 	case args[0] == "complete" && len(args) >= 2:
-		res, err = e.Complete(ctx, args[1])
+		res, err = e.Complete(args[1])
 	case args[0] == "violations":
 		var vs []engine.Violation
 		for _, a := range args[1:] {
@@ -201,7 +199,7 @@ func fixture(args []string) int {
 			}
 			vs = append(vs, engine.Violation{Code: parts[0], Severity: parts[1], Details: parts[2]})
 		}
-		res, err = e.SetEnforcement(ctx, vs)
+		res, err = e.SetEnforcement(vs)
 	default:
 		return fail("unknown or incomplete subcommand %q", args)
 	}

@@ -3,6 +3,7 @@ package jsonx_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -134,4 +135,79 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("rejected valid JSON %q: %v", data, err)
 		}
 	})
+}
+
+// checkWalk holds Walk and Escaped to encoding/json: the strings Walk reports are every key
+// and string value json.Unmarshal decodes, in document order, and Escaped holds exactly the
+// decoded text of those written with escapes.
+func checkWalk(t *testing.T, data []byte) {
+	t.Helper()
+	var got []string
+	err := jsonx.Default.Walk(data, func(s string, isKey bool, path []jsonx.Step) bool {
+		got = append(got, s)
+		return false
+	})
+	escaped, eerr := jsonx.Default.Escaped(data)
+	if (err == nil) != (jsonx.Check(data) == nil) || (eerr == nil) != (err == nil) {
+		t.Fatalf("Walk %v, Escaped %v and Check %v disagree on %q", err, eerr, jsonx.Check(data), data)
+	}
+	if err != nil {
+		return
+	}
+	var want []string
+	var wantEsc []byte
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		if s, ok := tok.(string); ok {
+			want = append(want, s)
+		}
+	}
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Fatalf("Walk(%q) saw %q, encoding/json %q", data, got, want)
+	}
+	// Every string with a backslash in the source is in escaped, decoded, once.
+	for _, s := range want {
+		if !strings.Contains(string(data), `"`+s+`"`) {
+			wantEsc = append(append(wantEsc, s...), '\n')
+		}
+	}
+	if len(escaped) < len(wantEsc) {
+		t.Fatalf("Escaped(%q) = %q, missing decoded strings %q", data, escaped, wantEsc)
+	}
+}
+
+func TestWalkMatchesEncodingJSON(t *testing.T) {
+	for _, s := range walkSeeds {
+		checkWalk(t, []byte(s))
+	}
+	// Paths name each key and index on the way to a value.
+	var paths []string
+	_ = jsonx.Default.Walk([]byte(`{"a":[{"b":"x"}],"c":"y"}`), func(s string, isKey bool, path []jsonx.Step) bool {
+		p := ""
+		for _, st := range path {
+			if st.Index >= 0 {
+				p += fmt.Sprintf("[%d]", st.Index)
+			} else {
+				p += "." + st.Key
+			}
+		}
+		paths = append(paths, fmt.Sprintf("%s%s=%s", p, map[bool]string{true: "#key"}[isKey], s))
+		return s == "x"
+	})
+	if got := strings.Join(paths, " "); got != "#key=a .a[0]#key=b .a[0].b=x" {
+		t.Fatalf("paths: %s", got)
+	}
+}
+
+var walkSeeds = []string{`{"a":"b"}`, `["\u0041\ud83d\ude00","\ud800x","\n\"\\\/"]`, `{"\u0061":{"k":["v",1,null]}}`, `"x"`, `{"a":1,"a":2}`, `[`}
+
+func FuzzWalk(f *testing.F) {
+	for _, s := range walkSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkWalk)
 }

@@ -63,11 +63,11 @@ func TestBadArguments(t *testing.T) {
 		// malformed JSON the transport lets through
 		{"duplicate-key", "transition", `{"to":"plan","to":"review"}`, []string{"duplicate", "each argument named once"}},
 		// path tricks
-		{"dotdot-name", "save_checkpoint", `{"name":"../../etc/passwd","data":{}}`, []string{`"name" is not letters, digits`, "no '/'"}},
-		{"slash-name", "load_checkpoint", `{"name":"a/b"}`, []string{`is not letters, digits`}},
-		{"backslash-name", "append_log", `{"name":"..\\x","entry":{}}`, []string{`is not letters, digits`}},
+		{"dotdot-name", "save_checkpoint", `{"name":"../../etc/passwd","data":{}}`, []string{`"name" is not lower-case letters, digits`, "no '/'"}},
+		{"slash-name", "load_checkpoint", `{"name":"a/b"}`, []string{`is not lower-case letters, digits`}},
+		{"backslash-name", "append_log", `{"name":"..\\x","entry":{}}`, []string{`is not lower-case letters, digits`}},
 		{"dot-name", "load_checkpoint", `{"name":".hidden"}`, []string{"starting with a letter or digit"}},
-		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"is not letters"}},
+		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"is not lower-case letters"}},
 		{"glob-slash", "list_checkpoints", `{"pattern":"../*"}`, []string{"no '/'"}},
 		{"nul-in-output", "transition", `{"to":"plan","outputs":["a.md\u0000.png"]}`, []string{"control character U+0000"}},
 		{"newline-in-note", "update_task", `{"id":"t1","status":"done","note":"a\nb"}`, []string{"must be one line"}},

@@ -65,7 +65,9 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	if len(raw) > MaxArgsBytes {
 		return fail(fmt.Sprintf("the arguments are %d bytes, more than the limit of %d; keep large content in a file and pass its path instead", len(raw), MaxArgsBytes))
 	}
-	if err := (jsonx.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).Check(raw); err != nil {
+	// One pass checks the arguments and gathers what the secret scan needs (below).
+	escaped, err := (jsonx.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).Escaped(raw)
+	if err != nil {
 		var je *jsonx.Error
 		if errors.As(err, &je) {
 			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
@@ -123,7 +125,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		return fail(problems...)
 	}
 	// Secrets are looked for last, over the whole object, so the path names the argument.
-	if finding := secrets.ScanJSON(raw); finding != nil {
+	if finding := secrets.ScanChecked(raw, escaped); finding != nil {
 		return fail(finding.Error())
 	}
 	return out, nil

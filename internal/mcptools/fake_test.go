@@ -1,7 +1,6 @@
 package mcptools_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,6 +105,7 @@ func (e *fakeEngine) result(msg string) *engine.Result {
 		wf.Session = e.cfg.SessionID
 		r.Revision = wf.Revision
 		r.Workflow = wf.json()
+		r.WorkflowID, r.Phase = wf.ID, wf.Phase
 	}
 	return r
 }
@@ -118,7 +118,7 @@ func (wf *fakeWorkflow) json() json.RawMessage {
 	return b
 }
 
-func (e *fakeEngine) Resume(ctx context.Context, opt engine.ResumeOptions) (*engine.Resume, error) {
+func (e *fakeEngine) Resume(opt engine.ResumeOptions) (*engine.Resume, error) {
 	unlock, err := e.lock("resume")
 	if err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func (e *fakeEngine) Resume(ctx context.Context, opt engine.ResumeOptions) (*eng
 	}, nil
 }
 
-func (e *fakeEngine) Start(ctx context.Context, r engine.StartRequest) (*engine.Result, error) {
+func (e *fakeEngine) Start(r engine.StartRequest) (*engine.Result, error) {
 	unlock, err := e.lock("start")
 	if err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func (e *fakeEngine) Start(ctx context.Context, r engine.StartRequest) (*engine.
 	return e.result("started apex workflow " + id + " at analyze"), nil
 }
 
-func (e *fakeEngine) Transition(ctx context.Context, r engine.TransitionRequest) (*engine.Result, error) {
+func (e *fakeEngine) Transition(r engine.TransitionRequest) (*engine.Result, error) {
 	unlock, err := e.lock("transition")
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func (e *fakeEngine) Transition(ctx context.Context, r engine.TransitionRequest)
 	return e.result("moved to " + r.To), nil
 }
 
-func (e *fakeEngine) Complete(ctx context.Context, outcome string) (*engine.Result, error) {
+func (e *fakeEngine) Complete(outcome string) (*engine.Result, error) {
 	unlock, err := e.lock("complete")
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (e *fakeEngine) Complete(ctx context.Context, outcome string) (*engine.Resu
 	return r, nil
 }
 
-func (e *fakeEngine) UpdateTask(ctx context.Context, r engine.TaskRequest) (*engine.Result, error) {
+func (e *fakeEngine) UpdateTask(r engine.TaskRequest) (*engine.Result, error) {
 	unlock, err := e.lock("task")
 	if err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func (e *fakeEngine) UpdateTask(ctx context.Context, r engine.TaskRequest) (*eng
 	return e.result("task " + r.ID + " is " + r.Status), nil
 }
 
-func (e *fakeEngine) SetEnforcement(ctx context.Context, v []engine.Violation) (*engine.Result, error) {
+func (e *fakeEngine) SetEnforcement(v []engine.Violation) (*engine.Result, error) {
 	unlock, err := e.lock("enforcement")
 	if err != nil {
 		return nil, err
@@ -218,7 +218,7 @@ func (e *fakeEngine) SetEnforcement(ctx context.Context, v []engine.Violation) (
 	return e.result(fmt.Sprintf("%d violation(s) recorded", len(v))), nil
 }
 
-func (e *fakeEngine) ExpireTTL(ctx context.Context, dryRun bool) (*engine.Result, error) {
+func (e *fakeEngine) ExpireTTL(dryRun bool) (*engine.Result, error) {
 	unlock, err := e.lock("expire")
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func (e *fakeEngine) ExpireTTL(ctx context.Context, dryRun bool) (*engine.Result
 	return &engine.Result{Message: fmt.Sprintf("nothing has expired (dry run %v)", dryRun)}, nil
 }
 
-func (e *fakeEngine) SaveCheckpoint(ctx context.Context, name string, data json.RawMessage) (*engine.Result, error) {
+func (e *fakeEngine) SaveCheckpoint(name string, data json.RawMessage) (*engine.Result, error) {
 	unlock, err := e.lock("save")
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func (e *fakeEngine) SaveCheckpoint(ctx context.Context, name string, data json.
 	return &engine.Result{Message: "saved checkpoint " + name, Changed: true}, nil
 }
 
-func (e *fakeEngine) LoadCheckpoint(ctx context.Context, name string) (json.RawMessage, error) {
+func (e *fakeEngine) LoadCheckpoint(name string) (json.RawMessage, error) {
 	unlock, err := e.lock("load")
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func (e *fakeEngine) LoadCheckpoint(ctx context.Context, name string) (json.RawM
 	return d, nil
 }
 
-func (e *fakeEngine) ListCheckpoints(ctx context.Context, pattern string) ([]string, error) {
+func (e *fakeEngine) ListCheckpoints(pattern string) ([]string, error) {
 	unlock, err := e.lock("list")
 	if err != nil {
 		return nil, err
@@ -266,7 +266,7 @@ func (e *fakeEngine) ListCheckpoints(ctx context.Context, pattern string) ([]str
 	return out, nil
 }
 
-func (e *fakeEngine) SetVars(ctx context.Context, vars map[string]string) (*engine.Result, error) {
+func (e *fakeEngine) SetVars(vars map[string]string) (*engine.Result, error) {
 	unlock, err := e.lock("setvars")
 	if err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func (e *fakeEngine) SetVars(ctx context.Context, vars map[string]string) (*engi
 	return e.result(fmt.Sprintf("set %d variable(s)", len(vars))), nil
 }
 
-func (e *fakeEngine) GetVars(ctx context.Context, keys []string) (map[string]string, error) {
+func (e *fakeEngine) GetVars(keys []string) (map[string]string, error) {
 	unlock, err := e.lock("getvars")
 	if err != nil {
 		return nil, err
@@ -296,7 +296,7 @@ func (e *fakeEngine) GetVars(ctx context.Context, keys []string) (map[string]str
 	return out, nil
 }
 
-func (e *fakeEngine) AppendLog(ctx context.Context, name string, entry json.RawMessage) (*engine.Result, error) {
+func (e *fakeEngine) AppendLog(name string, entry json.RawMessage) (*engine.Result, error) {
 	unlock, err := e.lock("log")
 	if err != nil {
 		return nil, err
@@ -306,7 +306,7 @@ func (e *fakeEngine) AppendLog(ctx context.Context, name string, entry json.RawM
 	return &engine.Result{Message: "appended to log " + name, Changed: true}, nil
 }
 
-func (e *fakeEngine) RecordLearning(ctx context.Context, r engine.LearningRequest) (*engine.Result, error) {
+func (e *fakeEngine) RecordLearning(r engine.LearningRequest) (*engine.Result, error) {
 	unlock, err := e.lock("learning")
 	if err != nil {
 		return nil, err
@@ -316,7 +316,7 @@ func (e *fakeEngine) RecordLearning(ctx context.Context, r engine.LearningReques
 	return &engine.Result{Message: "recorded learning " + r.Title, Changed: true}, nil
 }
 
-func (e *fakeEngine) Initiative(ctx context.Context, r engine.InitiativeRequest) (*engine.Result, error) {
+func (e *fakeEngine) Initiative(r engine.InitiativeRequest) (*engine.Result, error) {
 	unlock, err := e.lock("initiative")
 	if err != nil {
 		return nil, err

@@ -12,11 +12,14 @@ import (
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // call is one tool invocation with its decoded arguments.
 type call struct {
-	ctx  context.Context
+	ctx  context.Context // not cancelled when the client goes away: engine calls finish
+	live context.Context // the request's own context: asking a person ends with it
+	srv  *server.MCPServer
 	eng  Engine
 	args args
 }
@@ -42,8 +45,19 @@ type outcome struct {
 	revision   int64
 }
 
-// resultOf turns an engine Result into an outcome.
+// resultOf turns an engine Result into an outcome: what changed and where the workflow now
+// stands, never the whole record (which the model can ask resume_check for).
 func resultOf(r *engine.Result, err error) (*outcome, error) {
+	return result(r, err, false)
+}
+
+// resultWithData is resultOf plus the engine's document under "data" (the initiative tool,
+// whose answer is the initiative itself).
+func resultWithData(r *engine.Result, err error) (*outcome, error) {
+	return result(r, err, true)
+}
+
+func result(r *engine.Result, err error, withData bool) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -51,103 +65,83 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 		return nil, errors.New("the engine returned no result; nothing is known to have changed, call resume_check to see the current state")
 	}
 	s := map[string]any{"message": r.Message, "changed": r.Changed}
+	if r.WorkflowID != "" {
+		s["workflow_id"] = r.WorkflowID
+	}
+	if r.Phase != "" {
+		s["phase"] = r.Phase
+	}
 	if r.Revision != 0 {
 		s["revision"] = r.Revision
 	}
-	if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
-		s["workflow"] = json.RawMessage(w)
+	if len(r.Allowed) > 0 {
+		s["allowed"] = r.Allowed
+	}
+	if withData {
+		if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
+			s["data"] = json.RawMessage(w)
+		}
 	}
 	if len(r.Warnings) > 0 {
 		s["warnings"] = r.Warnings
 	}
 	var b strings.Builder
-	b.WriteString(r.Message)
-	if !r.Changed {
-		b.WriteString(" (no change)")
+	b.WriteString(sentence(r.Message))
+	if r.WorkflowID != "" && r.Phase != "" {
+		fmt.Fprintf(&b, " Workflow %s is at %s, revision %d", textsafe.Line(r.WorkflowID, 120), textsafe.Line(r.Phase, 64), r.Revision)
+		if len(r.Allowed) > 0 {
+			fmt.Fprintf(&b, "; next phases: %s", textsafe.Line(strings.Join(r.Allowed, ", "), 300))
+		}
+		b.WriteString(".")
 	}
 	for _, w := range r.Warnings {
 		b.WriteString("\nWarning: ")
-		b.WriteString(w)
+		b.WriteString(sentence(w))
 	}
-	if w, ok := s["workflow"]; ok {
+	if d, ok := s["data"]; ok {
 		b.WriteString("\n")
-		b.WriteString(workflowLine(w.(json.RawMessage)))
+		b.Write(d.(json.RawMessage))
 	}
-	o := &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision}
-	if len(r.Workflow) > 0 {
-		var id struct {
-			WorkflowID string `json:"workflow_id"`
-		}
-		_ = json.Unmarshal(r.Workflow, &id)
-		o.workflowID = id.WorkflowID
-	}
-	return o, nil
+	return &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision, workflowID: r.WorkflowID}, nil
 }
 
-// workflowLine sums the record up in one line; the whole record is in the structured content.
-func workflowLine(raw json.RawMessage) string {
-	var w struct {
-		ID          string `json:"workflow_id"`
-		Type        string `json:"type"`
-		State       string `json:"state"`
-		PhaseStatus string `json:"phase_status"`
-		Status      string `json:"status"`
-		Revision    int64  `json:"revision"`
+// sentence makes a message one sentence: first letter upper case, a full stop at the end.
+func sentence(m string) string {
+	m = strings.TrimSpace(m)
+	if m == "" {
+		return m
 	}
-	if json.Unmarshal(raw, &w) != nil || w.ID == "" {
-		return "Workflow: (see structured content)"
+	if c := m[0]; 'a' <= c && c <= 'z' {
+		m = string(c-'a'+'A') + m[1:]
 	}
-	return fmt.Sprintf("Workflow %s (%s): phase %s (%s), status %s, revision %d.",
-		textsafe.Line(w.ID, 120), textsafe.Line(w.Type, 64), textsafe.Line(w.State, 64),
-		textsafe.Line(w.PhaseStatus, 32), textsafe.Line(w.Status, 32), w.Revision)
+	switch m[len(m)-1] {
+	case '.', '!', '?':
+		return m
+	}
+	return m + "."
 }
 
-// resumeOutcome renders the read protocol's answer: the fenced report when there is one, else a
-// short summary, then the details.
+// resumeOutcome renders the read protocol's answer: the details view (the report with every
+// list, tasks and checkpoints) as text, the same facts as structured content. The whole
+// record is not included: it is large, and nothing in it is needed to go on.
 func resumeOutcome(r *engine.Resume) *outcome {
 	var s map[string]any
 	raw, _ := json.Marshal(r)
 	_ = json.Unmarshal(raw, &s)
-	if w, ok := s["workflow"]; ok {
-		if _, isObj := w.(map[string]any); !isObj {
-			delete(s, "workflow")
+	// The whole record is large and nothing in it is needed to go on; the system message
+	// is for the person and repeats a warning; tasks repeats failed_tasks in words.
+	delete(s, "workflow")
+	delete(s, "tasks")
+	text := strings.TrimSuffix(r.Report, "\n")
+	if text == "" {
+		text = "No active workflow."
+		if r.Next != "" {
+			text += " Next: " + r.Next
 		}
-	}
-	if r.Report != "" {
-		s["report"] = r.Report
-	}
-	if r.SystemMessage != "" {
-		s["system_message"] = r.SystemMessage
-	}
-	var b strings.Builder
-	if r.Report != "" {
-		b.WriteString(r.Report)
-	} else {
-		fmt.Fprintf(&b, "Tier %s.", r.Tier)
-		if r.WorkflowID != "" {
-			fmt.Fprintf(&b, " Workflow %s (%s) at phase %s (%s).", r.WorkflowID, r.Type, r.Phase, r.PhaseStatus)
-		} else {
-			b.WriteString(" No active workflow.")
-		}
-	}
-	if len(r.Allowed) > 0 {
-		fmt.Fprintf(&b, "\nAllowed next phases: %s.", strings.Join(r.Allowed, ", "))
-	}
-	if r.Next != "" {
-		fmt.Fprintf(&b, "\nNext: %s", r.Next)
-	}
-	for _, v := range r.Blocking {
-		fmt.Fprintf(&b, "\nBlocking: %s %s: %s", v.Severity, v.Code, v.Details)
-	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "\nWarning: %s", w)
-	}
-	for _, n := range r.Notices {
-		fmt.Fprintf(&b, "\nDone on the way: %s", n)
 	}
 	// The read protocol may write (expiry, recovery); the server takes the snapshot after it as
 	// the baseline for the next call.
-	return &outcome{text: b.String(), structured: s, wrote: true}
+	return &outcome{text: text, structured: s, wrote: true}
 }
 
 // toolResult builds the wire result: text content first (with the notice, if any, as its first

@@ -18,13 +18,10 @@ import (
 )
 
 // Instructions go into the agent's system prompt: one paragraph that teaches the protocol.
-const Instructions = "Cairn keeps this project's multi-phase workflow state durable across sessions, " +
-	"so work survives /clear, crashes and restarts. Call resume_check at the start of work (and after /clear) " +
-	"to learn where things stand and which phases are allowed next. Begin a new multi-phase task with " +
-	"start_workflow, call transition at each phase boundary (listing the outputs of the phase you finish), " +
-	"update_task as tasks start and finish, and complete_workflow with a one-line outcome at the end. " +
-	"Keep state you will need after an interruption with save_checkpoint and set_vars. If a result starts " +
-	"with \"Notice:\", another process changed the workflow: call resume_check before going on."
+const Instructions = "Cairn keeps this project's multi-phase workflow state across sessions, /clear and crashes. " +
+	"Call resume_check when resuming work, start_workflow for new multi-phase work, transition at each phase " +
+	"boundary, update_task as tasks change and complete_workflow at the end. A result starting \"Notice:\" " +
+	"means another process changed the workflow: call resume_check before going on."
 
 // Options configure a Server. Zero fields take the process's own values.
 type Options struct {
@@ -303,7 +300,7 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		}
 		// In-flight calls finish even when the client goes away or the server is told to stop:
 		// the engine's own lock timeout bounds them.
-		o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), eng: eng, args: a})
+		o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a})
 		if err != nil {
 			return errorResult(err, notice), nil
 		}
@@ -324,9 +321,11 @@ func (s *Server) noticeFor(now engine.Snapshot) string {
 	if now.SessionID != "" && now.SessionID == s.session {
 		return ""
 	}
+	// Which session it was is of no use to the model (it cannot reach it); that it was
+	// another Claude Code session, rather than a person's command, is.
 	by := "another process"
 	if now.SessionID != "" {
-		by = "session " + textsafe.Line(now.SessionID, 64)
+		by = "another session"
 	}
 	id := func(x string) string { return textsafe.Line(x, 120) }
 	switch {

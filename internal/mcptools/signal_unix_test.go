@@ -3,7 +3,6 @@
 package mcptools_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -74,7 +73,7 @@ func TestStdioSignalShutdown(t *testing.T) {
 			// A fresh engine reads exactly the answered writes: nothing half-done, nothing
 			// done without an answer.
 			look := p.other(t, "observer")
-			res, err := look.Resume(context.Background(), engine.ResumeOptions{})
+			res, err := look.Resume(engine.ResumeOptions{})
 			if err != nil || res.Tier != "Full" {
 				t.Fatalf("resume after shutdown: tier %v, %v", res, err)
 			}
@@ -83,7 +82,7 @@ func TestStdioSignalShutdown(t *testing.T) {
 					t.Errorf("state needed repair after shutdown: %s", w)
 				}
 			}
-			vars, err := look.GetVars(context.Background(), nil)
+			vars, err := look.GetVars(nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,9 +3,7 @@ package mcptools
 import (
 	"encoding/json"
 	"regexp"
-	"strings"
 
-	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -55,30 +53,40 @@ type toolSpec struct {
 // Patterns for names. They are deliberately narrow: no path separators, no leading dot, no "..",
 // so a name can never leave the directory it is meant for.
 var (
-	namePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	// namePattern is store.ValidName: lower case, no "..", no trailing '.' (at most 64 bytes).
+	namePattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9_-]|\.[a-z0-9_-])*$`)
+	// wfIDPattern is what a workflow id must be to be stored (workflow.ValidID, the store's
+	// id check): as a name, upper case allowed after the first character.
+	wfIDPattern  = regexp.MustCompile(`^[a-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`)
 	globPattern  = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
-	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	// varKeyPattern is vars.ValidKey's rule as a schema pattern (vars.Words, then one or
-	// more upper-case words), so the model sees it before it calls; the length is checked
-	// by vars.ValidKey.
-	varKeyPattern   = regexp.MustCompile(`^(?:` + strings.Join(vars.Words, "|") + `)(?:_[A-Z0-9]+)+$`)
-	ttlPattern      = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[a-zµ]{1,2}([0-9]+(\.[0-9]+)?[a-zµ]{1,2})*$`)
+	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)   // with maxLength 64
+	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) // with maxLength 128
+	// varKeyPattern is the shape of vars.ValidKey's rule (upper-case words joined by _), short
+	// enough for the tool definitions' budget; vars.ValidKey checks the first word (vars.Words)
+	// and the length.
+	varKeyPattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	// ttlPattern is workflow.ParseTTL's form: a whole number and one unit (its range, at most
+	// 3650 days, is checked with the value).
+	ttlPattern      = regexp.MustCompile(`^0*[1-9][0-9]{0,6}[mhd]$`)
 	violCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 )
 
 const (
-	nameHint  = "letters, digits, '.', '_' or '-', starting with a letter or digit, at most 100 characters, no '/' and no '..'"
+	nameHint  = "lower-case letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64 characters, no '/' and no '..'"
+	wfIDHint  = "letters, digits, '.', '_' or '-', starting with a lower-case letter or digit, at most 64 characters, no '..'"
 	globHint  = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
 	phaseHint = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
 	idHint    = "letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
-	varHint   = "a workflow variable name: upper case words joined by _, starting with WF_ or PLAN_, RESEARCH_, REPORT_, REPORTS_, TOPIC_, WORKFLOW_, PHASE_, TASK_, WAVE_, SUPERVISOR_, CURRENT_, REVIEW_ or SPEC_ (such as PLAN_PATH or WF_BRANCH), so that no other program reads it"
+	varHint   = "a workflow variable name: upper-case words joined by _, the first WF or a workflow word (PLAN_PATH, WF_BRANCH)"
 	ttlHint   = "a duration such as 24h, 90m or 7d"
 )
 
 // propertySchema renders one field as JSON Schema.
 func (f field) propertySchema() map[string]any {
-	p := map[string]any{"description": f.desc}
+	p := map[string]any{}
+	if f.desc != "" {
+		p["description"] = f.desc
+	}
 	str := func() map[string]any {
 		s := map[string]any{"type": "string"}
 		if len(f.enum) > 0 {
@@ -97,7 +105,8 @@ func (f field) propertySchema() map[string]any {
 		if f.max > 0 {
 			p["maxLength"] = f.max
 		}
-		if f.required && len(f.enum) == 0 {
+		// A pattern already needs one character; minLength would only repeat it.
+		if f.required && len(f.enum) == 0 && (f.pattern == nil || f.minLen > 1) {
 			p["minLength"] = max(f.minLen, 1)
 		}
 	case kBool:
@@ -143,9 +152,9 @@ func violationSchema() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"code":     map[string]any{"type": "string", "description": "Short rule code, e.g. V-TEST-03.", "pattern": violCodePattern.String()},
-			"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block the workflow until resolved."},
-			"details":  map[string]any{"type": "string", "description": "What is wrong and where, in a sentence or two.", "maxLength": 2000},
+			"code":     map[string]any{"type": "string", "pattern": violCodePattern.String()},
+			"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block."},
+			"details":  map[string]any{"type": "string", "maxLength": 2000},
 		},
 		"required":             []string{"code", "severity", "details"},
 		"additionalProperties": false,

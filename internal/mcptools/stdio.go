@@ -33,13 +33,13 @@ const maxInFlight = 16
 // of waiting 2.8 s), must not cancel running engine calls on shutdown, and must bound the size
 // of a message.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64)}
+	w := &lineWriter{w: out}
+	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w, pending: map[string]chan rpcReply{}}
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
 	defer s.mcp.UnregisterSession(context.Background(), sess.SessionID())
 
-	w := &lineWriter{w: out}
 	// Requests run on a context that shutdown does not cancel: a call that has begun finishes.
 	reqCtx := s.mcp.WithContext(context.WithoutCancel(ctx), sess)
 
@@ -81,7 +81,7 @@ loop:
 					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
 				continue
 			}
-			s.dispatch(reqCtx, l.data, w, &wg, slots)
+			s.dispatch(reqCtx, sess, l.data, w, &wg, slots)
 		}
 		if w.failed.Load() {
 			break
@@ -99,7 +99,7 @@ loop:
 }
 
 // dispatch routes one message. server/discover is refused here, before mcp-go sees it.
-func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, wg *sync.WaitGroup, slots chan struct{}) {
+func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, wg *sync.WaitGroup, slots chan struct{}) {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -111,7 +111,8 @@ func (s *Server) dispatch(ctx context.Context, line []byte, w *lineWriter, wg *s
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
 	switch {
 	case env.Method == "":
-		return // a response to a request we never send
+		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
+		return
 	case env.Method == string(mcp.MethodServerDiscover):
 		if isRequest {
 			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
@@ -245,10 +246,107 @@ func (lw *lineWriter) write(v any) {
 	}
 }
 
-// stdioSession is the one client of a stdio server.
+// stdioSession is the one client of a stdio server. It keeps what the client declared at
+// initialize, and sends the server's own requests (elicitation) and routes their answers.
 type stdioSession struct {
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
+	w           *lineWriter
+
+	mu      sync.Mutex
+	info    mcp.Implementation
+	caps    mcp.ClientCapabilities
+	nextID  int64
+	pending map[string]chan rpcReply
+}
+
+// rpcReply is a client's answer to one of our requests.
+type rpcReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (s *stdioSession) GetClientInfo() mcp.Implementation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+func (s *stdioSession) SetClientInfo(i mcp.Implementation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.info = i
+}
+
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}
+
+func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.caps = c
+}
+
+// RequestElicitation asks the client to put a question to the person and waits for the
+// answer, or for ctx.
+func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	s.mu.Lock()
+	s.nextID++
+	id := fmt.Sprintf(`"cairn-%d"`, s.nextID)
+	ch := make(chan rpcReply, 1)
+	s.pending[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}()
+	s.w.write(struct {
+		JSONRPC string                `json:"jsonrpc"`
+		ID      json.RawMessage       `json:"id"`
+		Method  string                `json:"method"`
+		Params  mcp.ElicitationParams `json:"params"`
+	}{mcp.JSONRPC_VERSION, json.RawMessage(id), string(mcp.MethodElicitationCreate), req.Params})
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return nil, fmt.Errorf("the client refused the elicitation: %s (code %d)", r.Error.Message, r.Error.Code)
+		}
+		var res mcp.ElicitationResult
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			return nil, fmt.Errorf("the client's elicitation answer is not valid: %w", err)
+		}
+		return &res, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// reply hands a client's answer to the request waiting for it; others are dropped.
+func (s *stdioSession) reply(id json.RawMessage, line []byte) {
+	s.mu.Lock()
+	ch, ok := s.pending[string(id)]
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	var r rpcReply
+	if json.Unmarshal(line, &r) != nil {
+		r.Error = &struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}{mcp.PARSE_ERROR, "unreadable answer"}
+	}
+	select {
+	case ch <- r:
+	default:
+	}
 }
 
 func (s *stdioSession) SessionID() string                                   { return "stdio" }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Output schemas of structuredContent. "notice" is present when another process changed the
@@ -18,26 +19,26 @@ const (
 	warningsProp = `"warnings":{"type":"array","items":{"type":"string"}}`
 
 	resultOutput = `{"type":"object","properties":{` +
-		`"message":{"type":"string","description":"What happened."},` +
-		`"changed":{"type":"boolean","description":"False when the call was a no-op."},` +
-		`"revision":{"type":"integer","description":"The workflow's revision after the call."},` +
-		`"workflow":{"type":"object","description":"The workflow record as it now stands."},` +
+		`"message":{"type":"string"},"changed":{"type":"boolean"},` +
+		`"workflow_id":{"type":"string"},"phase":{"type":"string"},"revision":{"type":"integer"},` +
+		`"allowed":{"type":"array","items":{"type":"string"}},` +
+		`"data":{"type":"object"},` +
 		warningsProp + `,` + noticeProp +
 		`},"required":["message","changed"]}`
 
 	resumeOutput = `{"type":"object","properties":{` +
-		`"tier":{"type":"string","enum":["Full","Minimal","L2-only","None"],"description":"How much state was found: Full (L1 valid), Minimal, L2-only (memory lines only) or None (fresh start)."},` +
+		`"tier":{"type":"string","enum":["Full","Minimal","L2-only","None"]},` +
 		`"workflow_id":{"type":"string"},"type":{"type":"string"},"context":{"type":"string"},` +
 		`"phase":{"type":"string"},"phase_status":{"type":"string"},"age_seconds":{"type":"integer"},` +
-		`"completed":{"type":"array","items":{"type":"string"},"description":"Completed phases."},` +
-		`"allowed":{"type":"array","items":{"type":"string"},"description":"Phases transition may move to next."},` +
-		`"next":{"type":"string","description":"The next step."},` +
+		`"completed":{"type":"array","items":{"type":"string"}},` +
+		`"allowed":{"type":"array","items":{"type":"string"}},` +
+		`"next":{"type":"string"},"awaiting_approval":{"type":"string"},` +
 		warningsProp + `,` +
-		`"blocking":{"type":"array","items":{"type":"object","properties":{"code":{"type":"string"},"severity":{"type":"string"},"details":{"type":"string"}}},"description":"Violations that block progress."},` +
-		`"notices":{"type":"array","items":{"type":"string"},"description":"What the read protocol did: expired, quarantined, recovered."},` +
-		`"l2_line":{"type":"string"},"workflow":{"type":"object"},` +
-		`"report":{"type":"string","description":"The resume report, fenced as data."},` +
-		`"system_message":{"type":"string"},` + noticeProp +
+		`"blocking":{"type":"array","items":{"type":"object","properties":{"code":{"type":"string"},"severity":{"type":"string"},"details":{"type":"string"}}}},` +
+		`"notices":{"type":"array","items":{"type":"string"}},` +
+		`"l2_line":{"type":"string"},"last_ended":{"type":"string"},` +
+		`"failed_tasks":{"type":"array","items":{"type":"string"}},"checkpoints":{"type":"array","items":{"type":"string"}},` +
+		`"approvals":{"type":"array","items":{"type":"string"}},` + noticeProp +
 		`},"required":["tier"]}`
 
 	checkpointOutput = `{"type":"object","properties":{` +
@@ -64,7 +65,7 @@ var specs = []*toolSpec{
 	{
 		name:       "resume_check",
 		title:      "Resume check",
-		desc:       "Call first at the start of work (and after /clear or a restart): runs the read protocol and returns where the workflow stands, the allowed next phases, warnings and the next step.",
+		desc:       "Call when resuming work: where the workflow stands, in detail, and the next step.",
 		idempotent: true,
 		output:     resumeOutput,
 		run:        runResume,
@@ -72,20 +73,20 @@ var specs = []*toolSpec{
 	{
 		name:  "start_workflow",
 		title: "Start workflow",
-		desc:  "Call when beginning a new multi-phase task: creates the workflow in its definition's first phase (replace archives an active one; it is kept, not lost).",
+		desc:  "Call to start multi-phase work.",
 		fields: []field{
 			{name: "type", kind: kString, required: true, max: 64, pattern: phasePattern, hint: "a workflow definition name such as apex, debug, brainstorm, dotagent or coordinate",
-				desc: "Workflow definition name: apex, debug, brainstorm, dotagent, coordinate or one in .claude/workflows/."},
+				desc: "Such as apex or debug."},
 			{name: "context", kind: kString, required: true, max: 300,
-				desc: "One-line summary of what this workflow is for."},
-			{name: "workflow_id", kind: kString, max: 128, pattern: idPattern, hint: idHint,
-				desc: "Explicit workflow id; generated when omitted."},
+				desc: "What the workflow is for, in one line."},
+			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint,
+				desc: ""},
 			{name: "scope", kind: kString, max: 200,
-				desc: "Free-text scope, such as standard or quick."},
+				desc: ""},
 			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint,
-				desc: "How long the workflow may sit idle before it expires, such as 24h; the definition's default when omitted."},
+				desc: "Idle time before expiry: 24h."},
 			{name: "replace", kind: kBool,
-				desc: "Archive the currently active workflow (kept in the archive) and start this one instead."},
+				desc: "Archive the active workflow first."},
 		},
 		destructive: true,
 		output:      resultOutput,
@@ -94,18 +95,18 @@ var specs = []*toolSpec{
 	{
 		name:  "transition",
 		title: "Transition phase",
-		desc:  "Call at each phase boundary to move the workflow to its next phase, recording the outputs of the phase you leave.",
+		desc:  "Call at each phase boundary, with the outputs of the phase left.",
 		fields: []field{
 			{name: "to", kind: kString, required: true, max: 64, pattern: phasePattern, hint: phaseHint,
-				desc: "The phase to move to; resume_check lists the allowed ones."},
+				desc: "The phase to move to."},
 			{name: "from", kind: kString, max: 64, pattern: phasePattern, hint: phaseHint,
-				desc: "The phase you believe the workflow is in; the move is refused if another process moved it."},
+				desc: "Current phase, as a guard."},
 			{name: "checkpoint", kind: kObject, max: 256 << 10,
-				desc: "A small JSON object of the phase's results, kept as metadata.checkpoint of the phase being left, in the same atomic write as the move."},
+				desc: "JSON results of the phase left."},
 			{name: "outputs", kind: kStrings, max: 100, itemMax: 1024,
-				desc: "Paths of files the phase being left produced."},
+				desc: "Files the phase left produced."},
 			{name: "note", kind: kString, max: 500,
-				desc: "One line on why, recorded in the history."},
+				desc: ""},
 		},
 		// Repeating a move changes nothing more: the same phase again is a no-op (seed 003).
 		idempotent: true,
@@ -115,10 +116,10 @@ var specs = []*toolSpec{
 	{
 		name:  "complete_workflow",
 		title: "Complete workflow",
-		desc:  "Call once when the workflow's work is done, with a one-line outcome; records completion in state and memory.",
+		desc:  "Call when the work is done.",
 		fields: []field{
 			{name: "outcome", kind: kString, required: true, max: 500,
-				desc: "One line saying what was achieved."},
+				desc: "What was achieved, in one line."},
 		},
 		destructive: true,
 		idempotent:  true,
@@ -128,16 +129,16 @@ var specs = []*toolSpec{
 	{
 		name:  "update_task",
 		title: "Update task",
-		desc:  "Call when a task within the current phase starts, finishes or fails.",
+		desc:  "Call when a task starts, finishes or fails.",
 		fields: []field{
 			{name: "id", kind: kString, required: true, max: 128, pattern: idPattern, hint: idHint,
-				desc: "Task id, such as t1; a new id adds the task."},
+				desc: "Such as t1; a new id adds a task."},
 			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true,
-				desc: "New status: pending, running, done or failed."},
+				desc: ""},
 			{name: "output", kind: kString, max: 1024,
-				desc: "Path of the file the task produced."},
+				desc: ""},
 			{name: "note", kind: kString, max: 500,
-				desc: "One line about the task."},
+				desc: ""},
 		},
 		idempotent: true, // the same call again changes nothing more
 		output:     resultOutput,
@@ -146,10 +147,10 @@ var specs = []*toolSpec{
 	{
 		name:  "set_enforcement",
 		title: "Set enforcement violations",
-		desc:  "Call after a review or check to record its findings; replaces the current list (an empty list clears it), and CRITICAL or HIGH findings block the workflow.",
+		desc:  "Call after a review, with its findings (they replace the last).",
 		fields: []field{
 			{name: "violations", kind: kViolations, required: true, max: 200,
-				desc: "The findings, each {code, severity, details}; an empty array clears them."},
+				desc: "Empty clears them."},
 		},
 		destructive: true,
 		idempotent:  true,
@@ -159,10 +160,10 @@ var specs = []*toolSpec{
 	{
 		name:  "expire_ttl",
 		title: "Expire idle workflow",
-		desc:  "Call to expire the active workflow if its TTL has passed (it is archived, not deleted); dry_run previews without changing anything.",
+		desc:  "Call to archive the workflow if its TTL passed.",
 		fields: []field{
 			{name: "dry_run", kind: kBool,
-				desc: "Only say what would happen."},
+				desc: ""},
 		},
 		destructive: true,
 		idempotent:  true,
@@ -172,12 +173,12 @@ var specs = []*toolSpec{
 	{
 		name:  "save_checkpoint",
 		title: "Save checkpoint",
-		desc:  "Call to save named JSON state you will need after an interruption; replaces a checkpoint of the same name.",
+		desc:  "Call to save JSON state needed after an interruption.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 100, pattern: namePattern, hint: nameHint,
-				desc: "Checkpoint name, such as implement-progress."},
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
+				desc: "Such as plan-v1."},
 			{name: "data", kind: kJSON, required: true, max: jsonx.MaxSize,
-				desc: "The state to save: a JSON object or array of at most 1 MiB."},
+				desc: "JSON object or array, at most 1 MiB."},
 		},
 		destructive: true,
 		idempotent:  true,
@@ -187,10 +188,10 @@ var specs = []*toolSpec{
 	{
 		name:  "load_checkpoint",
 		title: "Load checkpoint",
-		desc:  "Call to read back a checkpoint saved earlier, by name.",
+		desc:  "Call to read a checkpoint.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 100, pattern: namePattern, hint: nameHint,
-				desc: "Checkpoint name; list_checkpoints shows what exists."},
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
+				desc: ""},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -200,10 +201,10 @@ var specs = []*toolSpec{
 	{
 		name:  "list_checkpoints",
 		title: "List checkpoints",
-		desc:  "Call to see which checkpoints exist, optionally filtered by a glob pattern.",
+		desc:  "Call to list checkpoints.",
 		fields: []field{
 			{name: "pattern", kind: kString, max: 100, pattern: globPattern, hint: globHint,
-				desc: "Glob over names, such as implement-*; all when omitted."},
+				desc: "Glob, such as implement-*."},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -213,10 +214,10 @@ var specs = []*toolSpec{
 	{
 		name:  "set_vars",
 		title: "Set workflow variables",
-		desc:  "Call to record workflow variables (paths, ids, settings) that later phases or shell blocks need; existing names are overwritten.",
+		desc:  "Call to set variables later phases need.",
 		fields: []field{
 			{name: "vars", kind: kStringMap, required: true, max: 100, itemMax: 4096, pattern: varKeyPattern, hint: varHint,
-				desc: `Names to string values, such as {"PLAN_PATH": "docs/plan.md"}.`},
+				desc: `Such as {"PLAN_PATH": "docs/plan.md"}.`},
 		},
 		idempotent: true,
 		output:     resultOutput,
@@ -225,10 +226,10 @@ var specs = []*toolSpec{
 	{
 		name:  "get_vars",
 		title: "Get workflow variables",
-		desc:  "Call to read workflow variables: all of them, or the named ones.",
+		desc:  "Call to read variables.",
 		fields: []field{
 			{name: "keys", kind: kStrings, max: 100, itemMax: 64, pattern: varKeyPattern, hint: varHint,
-				desc: "Names to read; all when omitted."},
+				desc: ""},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -238,12 +239,12 @@ var specs = []*toolSpec{
 	{
 		name:  "append_log",
 		title: "Append to log",
-		desc:  "Call to append one JSON record to a named log (metrics, benchmarks, decisions); earlier records are never changed.",
+		desc:  "Call to append a JSON record to a log.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 100, pattern: namePattern, hint: nameHint,
-				desc: "Log name, such as benchmarks."},
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
+				desc: "Such as decisions."},
 			{name: "entry", kind: kObject, required: true, max: 64 << 10,
-				desc: "The record: a JSON object of at most 64 KiB."},
+				desc: "JSON object, at most 64 KiB."},
 		},
 		output: resultOutput,
 		run:    runAppendLog,
@@ -251,14 +252,14 @@ var specs = []*toolSpec{
 	{
 		name:  "record_learning",
 		title: "Record learning",
-		desc:  "Call when you learn something worth keeping across sessions (a fix, a convention, a pitfall); it becomes its own memory entry.",
+		desc:  "Call to keep a learning across sessions.",
 		fields: []field{
 			{name: "title", kind: kString, required: true, max: 120,
-				desc: "Short title of the learning."},
+				desc: ""},
 			{name: "body", kind: kString, required: true, max: 4000, multiline: true,
-				desc: "The learning itself, a few sentences."},
+				desc: ""},
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true,
-				desc: "Memory type: project (default), feedback, reference or user."},
+				desc: ""},
 		},
 		idempotent: true, // the same call again changes nothing more
 		output:     resultOutput,
@@ -267,18 +268,18 @@ var specs = []*toolSpec{
 	{
 		name:  "initiative",
 		title: "Initiative",
-		desc:  "Call to read or update the long-lived initiative: create it, set its status, add or update milestones.",
+		desc:  "Call to read or update the initiative.",
 		fields: []field{
 			{name: "action", kind: kString, required: true, enum: initiativeOps, fold: true,
-				desc: "get, create (title), set_status (status), add_milestone (milestone) or update_milestone (milestone, status)."},
+				desc: "create: title; set_status: status; milestones: milestone, status."},
 			{name: "title", kind: kString, max: 200,
-				desc: "Initiative title, for create."},
+				desc: ""},
 			{name: "status", kind: kString, max: 32, pattern: phasePattern, hint: "a status such as in_progress, blocked or completed",
-				desc: "For set_status: created, in_progress, blocked, completed or archived; for update_milestone: the milestone's status."},
+				desc: "Such as in_progress or completed."},
 			{name: "milestone", kind: kString, max: 200,
-				desc: "Milestone name, for add_milestone and update_milestone."},
+				desc: ""},
 			{name: "note", kind: kString, max: 500,
-				desc: "One line recorded with the change."},
+				desc: ""},
 		},
 		output: resultOutput,
 		run:    runInitiative,
@@ -286,7 +287,7 @@ var specs = []*toolSpec{
 }
 
 func runResume(c *call) (*outcome, error) {
-	r, err := c.eng.Resume(c.ctx, engine.ResumeOptions{Apply: true})
+	r, err := c.eng.Resume(engine.ResumeOptions{Apply: true})
 	if err != nil {
 		return nil, err
 	}
@@ -294,45 +295,57 @@ func runResume(c *call) (*outcome, error) {
 }
 
 func runStart(c *call) (*outcome, error) {
-	return resultOf(c.eng.Start(c.ctx, engine.StartRequest{
+	return resultOf(c.eng.Start(engine.StartRequest{
 		Type: c.str("type"), Context: c.str("context"), WorkflowID: c.str("workflow_id"),
 		Scope: c.str("scope"), TTL: c.str("ttl"), Replace: c.bool("replace"),
 	}))
 }
 
 func runTransition(c *call) (*outcome, error) {
-	return resultOf(c.eng.Transition(c.ctx, engine.TransitionRequest{
+	req := engine.TransitionRequest{
 		To: c.str("to"), From: c.str("from"), Checkpoint: c.raw("checkpoint"),
 		Outputs: c.strs("outputs"), Note: c.str("note"),
-	}))
+	}
+	res, err := c.eng.Transition(req)
+	var ae *workflow.ApprovalError
+	if !errors.As(err, &ae) {
+		return resultOf(res, err)
+	}
+	// Leaving an approval phase needs a person's yes: ask the person through the client.
+	note, err := askApproval(c, ae)
+	if err != nil {
+		return nil, err
+	}
+	req.Approval = &workflow.Approval{Source: workflow.ApprovalElicitation, Note: note}
+	return resultOf(c.eng.Transition(req))
 }
 
 func runComplete(c *call) (*outcome, error) {
-	return resultOf(c.eng.Complete(c.ctx, c.str("outcome")))
+	return resultOf(c.eng.Complete(c.str("outcome")))
 }
 
 func runTask(c *call) (*outcome, error) {
-	return resultOf(c.eng.UpdateTask(c.ctx, engine.TaskRequest{
+	return resultOf(c.eng.UpdateTask(engine.TaskRequest{
 		ID: c.str("id"), Status: c.str("status"), Output: c.str("output"), Note: c.str("note"),
 	}))
 }
 
 func runEnforcement(c *call) (*outcome, error) {
 	v, _ := c.args["violations"].([]engine.Violation)
-	return resultOf(c.eng.SetEnforcement(c.ctx, v))
+	return resultOf(c.eng.SetEnforcement(v))
 }
 
 func runExpire(c *call) (*outcome, error) {
-	return resultOf(c.eng.ExpireTTL(c.ctx, c.bool("dry_run")))
+	return resultOf(c.eng.ExpireTTL(c.bool("dry_run")))
 }
 
 func runSaveCheckpoint(c *call) (*outcome, error) {
-	return resultOf(c.eng.SaveCheckpoint(c.ctx, c.str("name"), c.raw("data")))
+	return resultOf(c.eng.SaveCheckpoint(c.str("name"), c.raw("data")))
 }
 
 func runLoadCheckpoint(c *call) (*outcome, error) {
 	name := c.str("name")
-	data, err := c.eng.LoadCheckpoint(c.ctx, name)
+	data, err := c.eng.LoadCheckpoint(name)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +359,7 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 }
 
 func runListCheckpoints(c *call) (*outcome, error) {
-	names, err := c.eng.ListCheckpoints(c.ctx, c.str("pattern"))
+	names, err := c.eng.ListCheckpoints(c.str("pattern"))
 	if err != nil {
 		return nil, err
 	}
@@ -364,11 +377,11 @@ func runListCheckpoints(c *call) (*outcome, error) {
 }
 
 func runSetVars(c *call) (*outcome, error) {
-	return resultOf(c.eng.SetVars(c.ctx, c.vars("vars")))
+	return resultOf(c.eng.SetVars(c.vars("vars")))
 }
 
 func runGetVars(c *call) (*outcome, error) {
-	vars, err := c.eng.GetVars(c.ctx, c.strs("keys"))
+	vars, err := c.eng.GetVars(c.strs("keys"))
 	if err != nil {
 		return nil, err
 	}
@@ -394,11 +407,11 @@ func runGetVars(c *call) (*outcome, error) {
 }
 
 func runAppendLog(c *call) (*outcome, error) {
-	return resultOf(c.eng.AppendLog(c.ctx, c.str("name"), c.raw("entry")))
+	return resultOf(c.eng.AppendLog(c.str("name"), c.raw("entry")))
 }
 
 func runLearning(c *call) (*outcome, error) {
-	return resultOf(c.eng.RecordLearning(c.ctx, engine.LearningRequest{
+	return resultOf(c.eng.RecordLearning(engine.LearningRequest{
 		Title: c.str("title"), Body: c.str("body"), Type: c.str("type"),
 	}))
 }
@@ -408,7 +421,7 @@ func runInitiative(c *call) (*outcome, error) {
 	if !ok {
 		return nil, errors.New("initiative is not available in this build of cairn; nothing was changed (the workflow tools work as usual)")
 	}
-	return resultOf(ie.Initiative(c.ctx, engine.InitiativeRequest{
+	return resultWithData(ie.Initiative(engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),
 	}))

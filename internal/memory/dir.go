@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -8,7 +9,6 @@ import (
 	"unicode/utf16"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/project"
 )
 
@@ -280,50 +280,23 @@ func readSettings(p string) (settingsSource, bool) {
 }
 
 // parseSettings reads a settings file's autoMemoryDirectory and autoMemoryEnabled, reporting
-// false when data is not a JSON object (null counts as one with nothing set). It reads with a
-// jsonx.Reader rather than json.Unmarshal into a map and then into each value: the hooks read
-// the user's settings at every start, where encoding/json's reflection is a cold start. The
-// outcome is the same; dir_test.go holds it to the encoding/json code it replaced.
+// false when data is not a JSON object (null counts as one with nothing set). null means
+// unset, as Claude Code's "!= null" test has it; a value of another type is ignored.
 func parseSettings(p string, data []byte) (settingsSource, bool) {
-	var dir, enabled []byte // the last value of each, as a map keeps it
-	r := jsonx.NewReader(data)
-	if !r.Null() {
-		if r.Object() != nil {
-			return settingsSource{}, false
-		}
-		for {
-			key, more, err := r.Member()
-			if err != nil {
-				return settingsSource{}, false
-			}
-			if !more {
-				break
-			}
-			v, err := r.Raw()
-			if err != nil {
-				return settingsSource{}, false
-			}
-			switch key {
-			case "autoMemoryDirectory":
-				dir = v
-			case "autoMemoryEnabled":
-				enabled = v
-			}
-		}
-	}
-	if r.End() != nil {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
 		return settingsSource{}, false
 	}
 	s := settingsSource{path: p}
-	// null means unset, as Claude Code's "!= null" test has it; a value of another type is
-	// ignored.
-	if dir != nil && string(dir) != "null" {
-		if d, err := jsonx.NewReader(dir).String(); err == nil {
+	if raw, ok := doc["autoMemoryDirectory"]; ok && string(raw) != "null" {
+		var d string
+		if json.Unmarshal(raw, &d) == nil {
 			s.dir = &d
 		}
 	}
-	if enabled != nil && string(enabled) != "null" {
-		if e, err := jsonx.NewReader(enabled).Bool(); err == nil {
+	if raw, ok := doc["autoMemoryEnabled"]; ok && string(raw) != "null" {
+		var e bool
+		if json.Unmarshal(raw, &e) == nil {
 			s.enabled = &e
 		}
 	}

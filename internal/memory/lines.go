@@ -24,9 +24,9 @@ func CompletionLine(typ, context, outcome string) string {
 }
 
 // ExpiryLine is written when a workflow's TTL runs out:
-// "Expired workflow: APEX at <phase> for <context>".
+// "Expired APEX workflow at <phase> for <context>, archived".
 func ExpiryLine(typ, phase, context string) string {
-	return "Expired workflow: " + strings.ToUpper(typ) + " at " + phase + " for " + context
+	return "Expired " + strings.ToUpper(typ) + " workflow at " + phase + " for " + context + ", archived"
 }
 
 // Kinds of L2 line, as ParseLine recognises them.
@@ -51,7 +51,8 @@ type Parsed struct {
 var (
 	positionRE   = lazyRE(`^Active (\S+) workflow: (.+?) completed, (\S+) ?(.*)$`)
 	completionRE = lazyRE(`^Completed (\S+) for (.*?): (.*)$`)
-	expiryRE     = lazyRE(`^Expired workflow: (\S+) at (\S+) for (.*)$`)
+	// Lines written before ", archived" was added read "Expired workflow: APEX at ...".
+	expiryRE = lazyRE(`^Expired (?:workflow: (\S+)|(\S+) workflow) at (\S+) for (.*?)(?:, archived)?$`)
 )
 
 // ParseLine recognises the seed's line formats in plain (unescaped) text, tolerating the
@@ -65,7 +66,7 @@ func ParseLine(text string) Parsed {
 		return Parsed{Kind: KindCompletion, Type: m[1], Context: m[2], Outcome: m[3]}
 	}
 	if m := expiryRE().FindStringSubmatch(t); m != nil {
-		return Parsed{Kind: KindExpiry, Type: m[1], Phase: m[2], Context: m[3]}
+		return Parsed{Kind: KindExpiry, Type: m[1] + m[2], Phase: m[3], Context: m[4]}
 	}
 	return Parsed{Kind: KindOther, Context: t}
 }

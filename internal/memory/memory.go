@@ -487,7 +487,16 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool,
 			if err != nil {
 				return snapshot{}, false, err
 			}
-			return displaced, true, syncDir(dir)
+			_ = syncDir(dir)
+			// A writer that had the file open for an in-place write (truncate, then write) may
+			// have been writing into it as we read it. Our directory sync gave that write time
+			// to land: read it again, by content, and keep what it holds now. A difference sends
+			// the caller round again to redo its edit on the writer's content.
+			again, err := readDisplaced(tmp)
+			if err == nil && !again.same(displaced) {
+				displaced = again
+			}
+			return displaced, true, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			break // no exchange on this platform or file system
@@ -551,10 +560,7 @@ func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) 
 	return name, nil
 }
 
-// readDisplaced reads the content an exchange displaced. A writer that had the file open
-// for an in-place write may still be writing into it, so a file modified moments ago is read
-// again until it stops changing; an empty one (truncated, its write not yet landed) is given
-// a little longer. The wait is bounded at about 30 ms.
+// readDisplaced reads the content an exchange displaced (now at p).
 func readDisplaced(p string) (snapshot, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -563,26 +569,6 @@ func readDisplaced(p string) (snapshot, error) {
 	data, err := readLimited(p)
 	if err != nil {
 		return snapshot{}, err
-	}
-	for i := range 10 {
-		if time.Since(fi.ModTime()) > 200*time.Millisecond {
-			break
-		}
-		time.Sleep(3 * time.Millisecond)
-		fi2, err := os.Stat(p)
-		if err != nil {
-			return snapshot{}, err
-		}
-		if fi2.Size() == fi.Size() && fi2.ModTime().Equal(fi.ModTime()) {
-			if len(data) > 0 || i >= 5 {
-				break
-			}
-			continue
-		}
-		fi = fi2
-		if data, err = readLimited(p); err != nil {
-			return snapshot{}, err
-		}
 	}
 	return snapshot{exists: true, data: data, mode: fi.Mode().Perm()}, nil
 }

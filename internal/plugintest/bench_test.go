@@ -2,7 +2,6 @@ package plugintest
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -143,13 +142,18 @@ func buildFixture(root string) (*benchFixture, error) {
 	if err != nil {
 		return fail(err)
 	}
-	ctx := context.Background()
-	if _, err := e.Start(ctx, engine.StartRequest{Type: "apex", Context: "benchmark: add retries to the uploader"}); err != nil {
+	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "benchmark: add retries to the uploader"}); err != nil {
 		e.Close()
 		return fail(err)
 	}
 	for _, to := range []string{"plan", "implement"} {
-		if _, err := e.Transition(ctx, engine.TransitionRequest{To: to}); err != nil {
+		if to == "implement" { // plan is an approval gate: a person approves
+			if _, err := e.Approve(""); err != nil {
+				e.Close()
+				return fail(err)
+			}
+		}
+		if _, err := e.Transition(engine.TransitionRequest{To: to}); err != nil {
 			e.Close()
 			return fail(err)
 		}
@@ -183,7 +187,7 @@ func buildFixture(root string) (*benchFixture, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := de.Start(ctx, engine.StartRequest{Type: "review-flow", Context: "benchmark: review the uploader"}); err != nil {
+	if _, err := de.Start(engine.StartRequest{Type: "review-flow", Context: "benchmark: review the uploader"}); err != nil {
 		de.Close()
 		return fail(err)
 	}

@@ -29,7 +29,7 @@ func full() report.Input {
 		PhaseStatus: "in_progress",
 		Age:         2*time.Hour + 5*time.Minute,
 		Completed:   []string{"analyze", "plan"},
-		Next:        "continue phase implement (2 tasks to run); allowed next: review",
+		Next:        "Continue phase implement (2 tasks to run), then move on to review.",
 		Tool:        tool,
 		Nonce:       nonce,
 	}
@@ -267,11 +267,19 @@ func TestRender(t *testing.T) {
 		hasNot []string
 		maxLen int
 	}{
-		{"full-is-short", full, []string{"resume: full", "workflow: apex-20261122T173000Z-3f9a (apex)",
-			"phase: implement (in_progress), last change 2h 5m ago", "completed: analyze, plan",
-			"call " + tool}, nil, 700},
-		{"tier-case-insensitive", func() report.Input { in := full(); in.Tier = "MINIMAL"; return in },
-			[]string{"resume: minimal"}, nil, 0},
+		// Issue 14: a fresh workflow's report is at most 450 characters, the next step stands
+		// after the fence, and the details tool is named.
+		{"full-is-short", full, []string{"workflow: apex-20261122T173000Z-3f9a (apex), phase implement (in_progress), last change 2h 5m ago",
+			"completed: analyze, plan", "\nNext: Continue phase implement", "Details: " + tool + "."}, nil, 450},
+		{"with-warnings-within-1000", func() report.Input {
+			in := full()
+			in.Warnings = []string{
+				"Another live session last changed this workflow 2m ago; coordinate with it before continuing, as changes from here may cross its work.",
+				"referenced outputs are missing: docs/plan.md (output of plan), docs/analysis.md (output of analyze)",
+				"last activity was 9d 3h ago (2026-11-14 09:00 UTC), more than 7 days: the work may have moved on; confirm with the user before continuing",
+			}
+			return in
+		}, []string{"warning: Another live session", "confirm with the user before continuing\n"}, nil, 1000},
 		{"l2-only-alias", func() report.Input {
 			in := full()
 			in.Tier = "l2only"
@@ -279,7 +287,7 @@ func TestRender(t *testing.T) {
 			in.L2Line = "Active APEX"
 			return in
 		},
-			[]string{"resume: memory only", "last known position (from memory): Active APEX"}, nil, 0},
+			[]string{"last known position (from memory): Active APEX"}, nil, 0},
 		{"memory-line-hidden-when-workflow-loaded", func() report.Input { in := full(); in.L2Line = "old line"; return in },
 			nil, []string{"old line"}, 0},
 		{"age-minutes", func() report.Input { in := full(); in.Age = 12 * time.Minute; return in },
@@ -287,7 +295,7 @@ func TestRender(t *testing.T) {
 		{"age-days", func() report.Input { in := full(); in.Age = 50 * time.Hour; return in },
 			[]string{"last change 2d 2h ago"}, nil, 0},
 		{"age-unknown", func() report.Input { in := full(); in.Age = 0; return in },
-			[]string{"phase: implement (in_progress)\n"}, []string{"last change"}, 0},
+			[]string{"phase implement (in_progress)\n"}, []string{"last change"}, 0},
 		{"age-future", func() report.Input { in := full(); in.Age = -time.Hour; return in },
 			[]string{"in the future"}, nil, 0},
 		{"more-than-five-warnings", func() report.Input { in := full(); in.Warnings = many("w", 8); return in },
@@ -302,7 +310,18 @@ func TestRender(t *testing.T) {
 		{"markdown-neutralised", func() report.Input { in := full(); in.Context = "[a](b) <i>x</i>"; return in },
 			[]string{`context: \[a\](b) \<i>x\</i>`}, nil, 0},
 		{"odd-tool-left-out", func() report.Input { in := full(); in.Tool = "x\ny [z](w)"; return in },
-			nil, []string{"call", "[z]"}, 0},
+			nil, []string{"Details", "[z]"}, 0},
+		{"long-warning-cut-at-a-sentence", func() report.Input {
+			in := full()
+			in.Warnings = []string{"First sentence is short. " + strings.Repeat("second sentence runs on ", 30) + "and ends."}
+			return in
+		}, []string{"warning: First sentence is short.\n"}, []string{"second"}, 0},
+		{"warning-once", func() report.Input {
+			in := full()
+			in.Warnings = []string{"same thing", "same thing"}
+			in.Notices = []string{"same thing", "other"}
+			return in
+		}, []string{"warning: same thing\nnotice: other\n"}, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -322,6 +341,22 @@ func TestRender(t *testing.T) {
 				t.Errorf("report is %d bytes, want at most %d:\n%s", len(out), tt.maxLen, out)
 			}
 		})
+	}
+}
+
+// TestEndedIsOneLine: after an ending the report is one line of at most 250 characters,
+// the stored part quoted and sanitised, with no fence and no call to make.
+func TestEndedIsOneLine(t *testing.T) {
+	for _, ended := range []string{
+		"Completed APEX for " + strings.Repeat("long context ", 40) + ": shipped",
+		"Expired APEX workflow at plan for <b>x</b>\nnext line, archived",
+	} {
+		out := report.Render(report.Input{Tier: "None", Ended: ended, Tool: tool, Nonce: nonce, Next: "start"})
+		if !strings.HasPrefix(out, `Cairn: no active workflow, nothing to resume; the last one ended ("`) ||
+			strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") || utf8.RuneCountInString(out) > 250 ||
+			strings.Contains(strings.ReplaceAll(out, `\<`, ""), "<") || strings.Contains(out, "Details") {
+			t.Errorf("ended report %q", out)
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ func TestOpenTasks(t *testing.T) {
 	}{
 		{name: "none", tasks: nil, not: []string{"open task"}},
 		{name: "two", tasks: []string{"write the parser", "test it"},
-			want: []string{"next: ", "open task: write the parser\n", "open task: test it\n"}},
+			want: []string{"open task: write the parser\n", "open task: test it\n", "\nNext: "}},
 		{name: "capped with a count of the rest", tasks: many("task", 8),
 			want: []string{"open task: task a\n", "open task: task xxxxe\n", "open task: +3 more\n"},
 			not:  []string{"task xxxxxf"}},
@@ -56,7 +56,7 @@ func TestOpenTasksKeepPosition(t *testing.T) {
 		in.OpenTasks = append(in.OpenTasks, fmt.Sprintf("task %d %s", i, strings.Repeat("long words ", 30)))
 	}
 	got := report.Render(in)
-	for _, w := range []string{"workflow: apex-", "phase: implement", "next: continue phase implement", "open task: +"} {
+	for _, w := range []string{"workflow: apex-", "phase implement", "Next: Continue phase implement", "open task: +"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("report lacks %q:\n%s", w, got)
 		}

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"strconv"
@@ -20,6 +22,27 @@ type ArchiveInfo struct {
 	Reason     string    `json:"reason"` // completed, expired, replaced, conflict, ...
 	At         time.Time `json:"at"`
 	Revision   int64     `json:"revision"`
+	// What a listing shows of the record, copied into the index so that listing archives
+	// opens none of them.
+	Type      string    `json:"type,omitempty"`
+	Phase     string    `json:"phase,omitempty"`
+	Context   string    `json:"context,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Pruned lists the older archive directories that retention removed to make room.
+	Pruned []string `json:"-"`
+}
+
+// summarize copies the record's type, phase, context and update time into a.
+func (a *ArchiveInfo) summarize(record []byte) {
+	var r struct {
+		Type      string    `json:"type"`
+		State     string    `json:"state"`
+		Context   string    `json:"context"`
+		UpdatedAt time.Time `json:"updated_at"`
+	}
+	if json.Unmarshal(record, &r) == nil {
+		a.Type, a.Phase, a.Context, a.UpdatedAt = r.Type, r.State, r.Context, r.UpdatedAt
+	}
 }
 
 const archiveStamp = "20060102T150405.000Z"
@@ -27,8 +50,9 @@ const archiveStamp = "20060102T150405.000Z"
 // Archive moves the active workflow's snapshot and journal into archive/<workflow_id>-<utc>/
 // (archive/conflict-<workflow_id>-<utc>/ when reason is "conflict", as seed 004 does), under
 // the workflow lock, so that no workflow is active afterwards. It then applies retention: the
-// newest N archives are kept (DefaultRetention, or WithRetention) and older archive
-// directories are removed. That pruning is the only deletion the store ever makes; the active
+// newest N archives in the index's order are kept (DefaultRetention, or WithRetention), the
+// one just made always among them, and older archive directories are removed and listed in
+// ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
 func (s *Store) Archive(reason string) (ArchiveInfo, error) {
 	if err := ValidName(reason); err != nil {
@@ -43,11 +67,12 @@ func (s *Store) Archive(reason string) (ArchiveInfo, error) {
 	if err != nil {
 		return ArchiveInfo{}, err
 	}
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, err
 	}
-	return info, s.prune()
+	info.Pruned, err = s.prune(info.Dir)
+	return info, err
 }
 
 // ArchiveRecord files a workflow record that is not the active one (the losing side of a
@@ -69,19 +94,37 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 		return ArchiveInfo{}, err
 	}
 	defer unlock()
-	info, err := s.archiveLocked(m.id, m.rev, reason, doc)
+	if err := s.finishArchive(); err != nil {
+		return ArchiveInfo{}, err
+	}
+	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc)
 	if err != nil {
 		return info, err
 	}
-	return info, s.prune()
+	info.Pruned, err = s.prune(info.Dir)
+	return info, err
+}
+
+// pendingArchive names the archive in progress, written durably before its commit point and
+// removed once the archive is whole, so that recovery (finishArchive) can finish or undo an
+// archive a kill or an I/O error cut short.
+const pendingArchive = archiveDir + "/pending.json"
+
+type pending struct {
+	Dir        string `json:"dir"`
+	WorkflowID string `json:"workflow_id"`
+	Active     bool   `json:"active"` // the active workflow is being archived (not ArchiveRecord)
 }
 
 // archiveLocked builds the archive directory. With doc nil it moves the active snapshot and
-// journal; the snapshot's rename is the commit point, so a crash before it leaves the
-// workflow active (its journal may already be in the archive: later changes start a new one).
-func (s *Store) archiveLocked(id string, rev int64, reason string, doc []byte) (ArchiveInfo, error) {
+// journal. The commit point is the snapshot's arrival in the archive directory (its rename,
+// or for doc its durable write): before it the workflow is still active with its journal and
+// the half-made directory is removed; after it the workflow is archived and the journal follows
+// it, now or, after a crash, in finishArchive. The index line comes last.
+func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record []byte) (ArchiveInfo, error) {
 	now := s.o.now().UTC()
 	info := ArchiveInfo{WorkflowID: id, Reason: reason, At: now, Revision: rev}
+	info.summarize(record)
 	if err := s.mkdir(archiveDir); err != nil {
 		return info, err
 	}
@@ -91,52 +134,231 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc []byte) (
 	}
 	info.Dir = base
 	for i := 2; ; i++ {
-		err := s.fs.Mkdir(archiveDir+"/"+info.Dir, 0o700)
-		if err == nil {
+		taken, err := s.present(archiveDir + "/" + info.Dir)
+		if err != nil {
+			return info, notArchived(err)
+		}
+		if !taken {
 			break
 		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return info, s.writeErr(archiveDir+"/"+info.Dir, err)
+		if i > 100 {
+			return info, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
 		}
 		info.Dir = base + "-" + strconv.Itoa(i)
 	}
 	dir := archiveDir + "/" + info.Dir
+	undo := func(err error) (ArchiveInfo, error) {
+		_ = s.fs.RemoveAll(dir)
+		_ = s.removeSynced(pendingArchive)
+		return info, notArchived(err)
+	}
+	s.cleanArchiveTemps()
+	// The marker first, so that recovery knows of every directory this archive makes.
+	mark, _ := json.Marshal(pending{Dir: info.Dir, WorkflowID: id, Active: doc == nil})
+	if err := fsx.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
+		return undo(s.writeErr(pendingArchive, err))
+	}
+	if err := s.fs.Mkdir(dir, 0o700); err != nil {
+		return undo(s.writeErr(dir, err))
+	}
 	if err := s.fs.SyncDir(archiveDir); err != nil {
-		return info, s.writeErr(archiveDir, err)
+		return undo(s.writeErr(archiveDir, err))
 	}
 	metaDoc, _ := json.Marshal(info)
 	if err := fsx.WriteFile(s.fs, dir+"/archive.json", metaDoc, 0o600); err != nil {
-		return info, s.writeErr(dir+"/archive.json", err)
+		return undo(s.writeErr(dir+"/archive.json", err))
 	}
 	if doc != nil {
 		if err := fsx.WriteFile(s.fs, dir+"/"+WorkflowFile, doc, 0o600); err != nil {
-			return info, s.writeErr(dir+"/"+WorkflowFile, err)
+			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
 		}
 	} else {
-		jf := journalFile(id)
-		// The journal must leave journal/ before the snapshot goes, or a later read would
-		// rebuild the archived workflow from it.
-		if _, err := s.fs.Lstat(jf); err == nil {
+		err := s.fs.Rename(WorkflowFile, dir+"/"+WorkflowFile)
+		if err == nil {
+			err = s.fs.SyncDir(dir)
+		}
+		if err == nil {
+			err = s.fs.SyncDir(".")
+		}
+		if err != nil {
+			if there, serr := s.present(dir + "/" + WorkflowFile); serr == nil && !there {
+				return undo(s.writeErr(WorkflowFile, err))
+			} else if serr != nil {
+				// Unknown whether it moved: recovery decides from what is on disk.
+				return info, fmt.Errorf("archiving %s: %w; whether it is archived or still active is settled on the next read", id, s.writeErr(WorkflowFile, err))
+			}
+		}
+		if err != nil {
+			// The rename happened but is not known to be durable: the archive goes on, and a
+			// workflow found active again after a power loss still has its journal.
+			_ = s.fs.SyncDir(".")
+		}
+	}
+	// Committed: what is left is finishArchive's work, done now.
+	return info, s.finishArchive()
+}
+
+func (s *Store) exists(name string) bool {
+	_, err := s.fs.Lstat(name)
+	return err == nil
+}
+
+// present is exists for a decision: an error other than "not there" is returned.
+func (s *Store) present(name string) (bool, error) {
+	_, err := s.fs.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.writeErr(name, err)
+	}
+	return true, nil
+}
+
+// notArchived says that a failed archive changed nothing.
+func notArchived(err error) error {
+	return fmt.Errorf("nothing was archived, the workflow is as it was: %w", err)
+}
+
+// finishArchive completes or undoes the archive named in archive/pending.json, if any: with
+// the snapshot in the archive directory it moves the journal there and adds the index line;
+// without it, it removes the half-made directory (it holds only archive.json). Every locked
+// workflow operation runs it first, so no read ever rebuilds an archived workflow from a
+// journal left behind.
+func (s *Store) finishArchive() error {
+	data, err := fsx.ReadFile(s.fs, pendingArchive, 64<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)
+	}
+	var p pending
+	if err == nil {
+		err = json.Unmarshal(data, &p)
+	}
+	if err == nil {
+		if _, _, ok := parseArchiveDir(p.Dir); !ok || strings.ContainsAny(p.Dir, `/\`) || ValidWorkflowID(p.WorkflowID) != nil {
+			err = errors.New("not an archive in progress")
+		}
+	}
+	if err != nil {
+		// Not ours to act on: move it aside so it stops every write, and say so.
+		_, qerr := s.quarantine(pendingArchive, err)
+		return qerr
+	}
+	dir := archiveDir + "/" + p.Dir
+	committed, err := s.present(dir + "/" + WorkflowFile)
+	if err != nil {
+		return err
+	}
+	if !committed {
+		// Cut short before the commit point: the workflow never left.
+		names, err := s.fs.ReadDirNames(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return s.writeErr(dir, err)
+		}
+		var other []string
+		for _, n := range names {
+			if n != "archive.json" && !strings.HasPrefix(n, ".tmp-") {
+				other = append(other, n)
+			}
+		}
+		if len(other) == 0 && err == nil {
+			if err := s.fs.RemoveAll(dir); err != nil {
+				return s.writeErr(dir, err)
+			}
+			if err := s.fs.SyncDir(archiveDir); err != nil {
+				return s.writeErr(archiveDir, err)
+			}
+		}
+		return s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+	}
+	if p.Active {
+		jf := journalFile(p.WorkflowID)
+		left, err := s.present(jf)
+		if err != nil {
+			return err
+		}
+		moved, err := s.present(dir + "/journal.jsonl")
+		if err != nil {
+			return err
+		}
+		if left && !moved {
 			if err := s.fs.Rename(jf, dir+"/journal.jsonl"); err != nil {
-				return info, s.writeErr(jf, err)
+				return fmt.Errorf("workflow %s is archived in %s but its journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, s.writeErr(jf, err))
 			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return info, s.writeErr(jf, err)
 		}
-		if err := s.fs.Rename(WorkflowFile, dir+"/"+WorkflowFile); err != nil {
-			return info, s.writeErr(WorkflowFile, err)
-		}
-		for _, d := range []string{dir, journalDir, "."} {
+		for _, d := range []string{dir, journalDir} {
 			if err := s.fs.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return info, s.writeErr(d, err)
+				return s.writeErr(d, err)
 			}
 		}
 	}
-	line, _ := json.Marshal(info)
-	if _, err := fsx.AppendLine(s.fs, archiveIndex, line, true); err != nil {
-		return info, s.writeErr(archiveIndex, err)
+	indexed := false
+	for _, a := range s.readIndex() {
+		indexed = indexed || a.Dir == p.Dir
 	}
-	return info, nil
+	if !indexed {
+		info := ArchiveInfo{Dir: p.Dir, WorkflowID: p.WorkflowID}
+		if b, err := fsx.ReadFile(s.fs, dir+"/archive.json", 64<<10); err == nil {
+			_ = json.Unmarshal(b, &info)
+			info.Dir = p.Dir
+		}
+		line, _ := json.Marshal(info)
+		if _, err := fsx.AppendLine(s.fs, archiveIndex, line, true); err != nil {
+			return s.writeErr(archiveIndex, err)
+		}
+	}
+	return s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+}
+
+// reclaimJournal brings back the journal of the active workflow id from an archive directory
+// that holds it without a snapshot: what Cairn left, before archive/pending.json, when killed between
+// moving the journal and moving the snapshot into the archive.
+func (s *Store) reclaimJournal(id string) error {
+	names, err := s.fs.ReadDirNames(archiveDir)
+	if err != nil {
+		return nil
+	}
+	for _, n := range names {
+		aid, _, ok := parseArchiveDir(n)
+		if !ok || aid != id {
+			continue
+		}
+		dir := archiveDir + "/" + n
+		if s.exists(dir+"/"+WorkflowFile) || !s.exists(dir+"/journal.jsonl") {
+			continue
+		}
+		if err := s.mkdir(journalDir); err != nil {
+			return err
+		}
+		if err := s.fs.Rename(dir+"/journal.jsonl", journalFile(id)); err != nil {
+			return s.writeErr(journalFile(id), err)
+		}
+		for _, d := range []string{journalDir, dir} {
+			if err := s.fs.SyncDir(d); err != nil {
+				return s.writeErr(d, err)
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// cleanArchiveTemps removes the temp files a killed archive or prune left in archive/ (the
+// index's, the marker's); every writer of those holds the workflow lock, which the caller holds.
+func (s *Store) cleanArchiveTemps() {
+	for _, f := range []string{"index.jsonl", "pending.json"} {
+		s.cleanTemps(archiveDir, f)
+	}
+}
+
+func (s *Store) removeSynced(name string) error {
+	if err := s.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return s.fs.SyncDir(dirOf(name))
 }
 
 // parseArchiveDir reads the time from an archive directory name; ok is false for anything
@@ -160,58 +382,115 @@ func parseArchiveDir(name string) (id string, at time.Time, ok bool) {
 	return strings.TrimPrefix(rest[:len(rest)-n-1], "conflict-"), at, true
 }
 
-// prune keeps the newest s.o.retention archive directories and rewrites the index to match.
-// Only directories whose names parse as archives are considered; anything else is left.
-func (s *Store) prune() error {
+// prune keeps the newest s.o.retention archives and removes the others, never kept (the
+// archive just made), and returns the directories it removed. Newest means last in
+// archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
+// in a directory's name is only the writer's clock). The index is reconciled with archive/
+// first: a line whose directory is gone is dropped; an archive directory the index lacks is
+// added as older than every indexed one. A directory without a snapshot is not an archive
+// (a half-made one is finishArchive's) and is left alone.
+func (s *Store) prune(kept string) ([]string, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
 	if err != nil {
-		return s.writeErr(archiveDir, err)
+		return nil, s.writeErr(archiveDir, err)
 	}
-	type entry struct {
-		name string
-		at   time.Time
-	}
-	var all []entry
+	onDisk := map[string]bool{}
 	for _, n := range names {
-		if _, at, ok := parseArchiveDir(n); ok {
-			all = append(all, entry{n, at})
+		if _, _, ok := parseArchiveDir(n); ok {
+			onDisk[n] = true
 		}
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if !all[i].at.Equal(all[j].at) {
-			return all[i].at.After(all[j].at)
-		}
-		return all[i].name > all[j].name
-	})
-	keep := all[:min(len(all), s.o.retention)]
-	for _, e := range all[len(keep):] {
-		if err := s.fs.RemoveAll(archiveDir + "/" + e.name); err != nil {
-			return s.writeErr(archiveDir+"/"+e.name, err)
+	index := s.readIndex()
+	listed := map[string]bool{}
+	for _, a := range index {
+		listed[a.Dir] = true
+	}
+	// Directories the index does not name, by workflow id: a line whose directory was renamed
+	// (a copied project, a hand-made fix) finds it again and keeps its place.
+	unlisted := map[string][]string{}
+	for n := range onDisk {
+		if !listed[n] {
+			id, _, _ := parseArchiveDir(n)
+			unlisted[id] = append(unlisted[id], n)
 		}
 	}
-	// Rewrite the index to the kept archives, reading the few that the index lacks.
-	index := map[string]ArchiveInfo{}
-	for _, a := range s.readIndex() {
-		index[a.Dir] = a
+	changed := false
+	var order []ArchiveInfo
+	inIndex := map[string]bool{}
+	for _, a := range index {
+		if !onDisk[a.Dir] {
+			changed = true
+			c := unlisted[a.WorkflowID]
+			if len(c) != 1 || inIndex[c[0]] {
+				continue
+			}
+			a.Dir = c[0]
+		}
+		if inIndex[a.Dir] {
+			changed = true
+			continue
+		}
+		inIndex[a.Dir] = true
+		order = append(order, a)
 	}
+	var missing []ArchiveInfo
+	for n := range onDisk {
+		if inIndex[n] || !s.exists(archiveDir+"/"+n+"/"+WorkflowFile) {
+			continue
+		}
+		a := ArchiveInfo{Dir: n, Reason: "unknown"}
+		a.WorkflowID, a.At, _ = parseArchiveDir(n)
+		if strings.HasPrefix(n, "conflict-") {
+			a.Reason = "conflict"
+		}
+		if b, err := fsx.ReadFile(s.fs, archiveDir+"/"+n+"/archive.json", 64<<10); err == nil {
+			var m ArchiveInfo
+			if json.Unmarshal(b, &m) == nil && m.Reason != "" {
+				a = m
+				a.Dir = n
+			}
+		}
+		missing = append(missing, a)
+	}
+	if len(missing) > 0 {
+		// Nothing better is known of their order than the stamps in their names.
+		sort.Slice(missing, func(i, j int) bool {
+			if !missing[i].At.Equal(missing[j].At) {
+				return missing[i].At.Before(missing[j].At)
+			}
+			return missing[i].Dir < missing[j].Dir
+		})
+		order = append(missing, order...)
+		changed = true
+	}
+	var removed []string
+	if extra := len(order) - s.o.retention; extra > 0 {
+		var keep []ArchiveInfo
+		for i, a := range order {
+			if i >= extra || a.Dir == kept {
+				keep = append(keep, a)
+				continue
+			}
+			if err := s.fs.RemoveAll(archiveDir + "/" + a.Dir); err != nil {
+				// What is removed stays removed; the index keeps the rest.
+				keep = append(keep, order[i+1:]...)
+				order = keep
+				_ = s.writeIndex(order)
+				return removed, s.writeErr(archiveDir+"/"+a.Dir, err)
+			}
+			removed = append(removed, a.Dir)
+		}
+		order, changed = keep, true
+	}
+	if !changed {
+		return removed, nil
+	}
+	return removed, s.writeIndex(order)
+}
+
+func (s *Store) writeIndex(order []ArchiveInfo) error {
 	var buf []byte
-	for i := len(keep) - 1; i >= 0; i-- {
-		e := keep[i]
-		a, ok := index[e.name]
-		if !ok {
-			a = ArchiveInfo{Dir: e.name, At: e.at, Reason: "unknown"}
-			a.WorkflowID, _, _ = parseArchiveDir(e.name)
-			if strings.HasPrefix(e.name, "conflict-") {
-				a.Reason = "conflict"
-			}
-			if b, err := fsx.ReadFile(s.fs, archiveDir+"/"+e.name+"/archive.json", 64<<10); err == nil {
-				var m ArchiveInfo
-				if json.Unmarshal(b, &m) == nil && m.Reason != "" {
-					a = m
-					a.Dir = e.name
-				}
-			}
-		}
+	for _, a := range order {
 		line, _ := json.Marshal(a)
 		buf = append(append(buf, line...), '\n')
 	}
@@ -237,8 +516,56 @@ func (s *Store) readIndex() []ArchiveInfo {
 // the archive directory, so its cost does not grow with stray directories there.
 func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 	out := s.readIndex()
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.After(out[j].At) })
+	// Newest first in the order archives were made: the index's, which no clock reorders.
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
 	return out, nil
+}
+
+// RecentArchives returns the newest n archives (all when n <= 0), newest first, and whether
+// the index holds older ones. It reads the index backwards from its end, only as far as n
+// lines, so a listing costs the same however many archives there are.
+func (s *Store) RecentArchives(n int) ([]ArchiveInfo, bool, error) {
+	if n <= 0 {
+		out, err := s.ListArchives()
+		return out, false, err
+	}
+	f, st, err := fsx.OpenRead(s.fs, archiveIndex)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
+	}
+	defer f.Close()
+	size := st.Size()
+	for window := int64(32 << 10); ; window *= 4 {
+		start := max(size-window, 0)
+		buf := make([]byte, size-start)
+		if k, err := f.ReadAt(buf, start); err != nil && !(err == io.EOF && k == len(buf)) {
+			return nil, false, fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
+		}
+		// Whole lines only: after the window's first newline (unless at the start), up to the
+		// last one (a torn last line is no archive).
+		end := bytes.LastIndexByte(buf, '\n')
+		first := 0
+		if start > 0 {
+			first = bytes.IndexByte(buf, '\n') + 1
+		}
+		var out []ArchiveInfo
+		for end > first && len(out) < n {
+			ls := first + bytes.LastIndexByte(buf[first:end], '\n') + 1
+			var a ArchiveInfo
+			if json.Unmarshal(buf[ls:end], &a) == nil && a.Dir != "" {
+				out = append(out, a)
+			}
+			end = ls - 1
+		}
+		if len(out) == n || start == 0 {
+			return out, end > first || start > 0, nil
+		}
+	}
 }
 
 // ReadArchive returns an archived workflow's snapshot and verified journal (the journal is

@@ -113,7 +113,11 @@ func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
 		n = 1000
 	}
 	for i := 0; i < n; i++ {
-		if err := os.MkdirAll(filepath.Join(dir, "archive", fmt.Sprintf("wf-%05d-%s", i, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Second).Format("20060102T150405.000Z"))), 0o700); err != nil {
+		a := filepath.Join(dir, "archive", fmt.Sprintf("wf-%05d-%s", i, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Second).Format("20060102T150405.000Z")))
+		if err := os.MkdirAll(a, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(a, store.WorkflowFile), record(fmt.Sprintf("wf-%05d", i), 1, "plan"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -136,7 +140,8 @@ func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
 			t.Fatalf("a read path listed archive/: %s", op)
 		}
 	}
-	// Archiving is a write path: it applies retention once, down to the newest 5.
+	// Archiving is a write path: it applies retention once, down to the newest 5 (the archives
+	// the index lacked count as older than the one just made).
 	if _, err := s.Archive("completed"); err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +152,110 @@ func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
 	list, _ := s.ListArchives()
 	if len(list) != store.DefaultRetention || list[0].WorkflowID != wfID {
 		t.Fatalf("list %+v", list)
+	}
+}
+
+// TestHalfDoneArchiveOfOlderCairnIsUndone: Cairn before the archive marker moved the journal
+// into the archive first; a kill before the snapshot followed left the workflow active
+// without its journal. The next locked read brings the journal back.
+func TestHalfDoneArchiveOfOlderCairnIsUndone(t *testing.T) {
+	s, dir := newStore(t)
+	s.UpdateWorkflow(setNext(wfID, "analyze"))
+	s.UpdateWorkflow(setNext(wfID, "plan"))
+	half := filepath.Join(dir, "archive", wfID+"-20261122T180000.000Z")
+	os.MkdirAll(half, 0o700)
+	if err := os.Rename(filepath.Join(dir, "journal", wfID+".jsonl"), filepath.Join(half, "journal.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateWorkflow(setNext(wfID, "implement")); err != nil {
+		t.Fatal(err)
+	}
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Records) != 3 || len(j.Problems) != 0 {
+		t.Fatalf("journal after recovery: %d records %v %v", len(j.Records), j.Problems, err)
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 3 {
+		t.Fatalf("rebuilt: %d %v", w.Revision, err)
+	}
+}
+
+// TestRetentionKeepsTheNewArchiveWhateverTheClock is issue 13's reproduction: archives whose
+// directory names carry a future stamp (a fast clock, a copied project) must not make the
+// archive just written the "oldest". Retention follows the index's order and says what it
+// removed.
+func TestRetentionKeepsTheNewArchiveWhateverTheClock(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		start  time.Time
+		rename func(dir, name string) string
+	}{
+		{"renamed to 2027", fixedNow, func(dir, name string) string { return strings.Replace(name, "2026", "2027", 1) }},
+		{"clock ran fast", fixedNow.AddDate(1, 0, 0), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := clockFrom(tc.start)
+			s, dir := newStore(t, store.WithClock(func() time.Time { return now() }))
+			for i := range 5 {
+				s.UpdateWorkflow(setNext(fmt.Sprintf("old-%d", i), "plan"))
+				info, err := s.Archive("completed")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.rename != nil {
+					old := filepath.Join(dir, "archive", info.Dir)
+					if err := os.Rename(old, filepath.Join(dir, "archive", tc.rename(dir, info.Dir))); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			now = clockFrom(fixedNow) // the clock is right again: earlier than every archive
+			s.UpdateWorkflow(setNext("apex-x", "plan"))
+			info, err := s.Archive("completed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "archive", info.Dir, store.WorkflowFile)); err != nil {
+				t.Fatalf("the archive just made was removed: %v", err)
+			}
+			if len(info.Pruned) != 1 || !strings.HasPrefix(info.Pruned[0], "old-0-") {
+				t.Fatalf("pruned %v, want the oldest, old-0", info.Pruned)
+			}
+			list, _ := s.ListArchives()
+			if len(list) != store.DefaultRetention || list[0].Dir != info.Dir {
+				t.Fatalf("list %+v", list)
+			}
+		})
+	}
+}
+
+func TestRecentArchivesReadsTheIndexTail(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(100), store.WithClock(clockFrom(fixedNow)))
+	var made []string
+	for i := range 7 {
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		info, err := s.Archive("completed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, info.Dir)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "archive", "index.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"dir":"torn`)
+	f.Close()
+	for _, tc := range []struct {
+		n    int
+		want int
+		more bool
+	}{{2, 2, true}, {7, 7, false}, {10, 7, false}, {0, 7, false}} {
+		got, more, err := s.RecentArchives(tc.n)
+		if err != nil || len(got) != tc.want || more != tc.more {
+			t.Fatalf("n=%d: %d archives, more %v, %v", tc.n, len(got), more, err)
+		}
+		for i, a := range got {
+			if a.Dir != made[len(made)-1-i] || a.Type != "apex" || a.Phase != "plan" {
+				t.Fatalf("n=%d: [%d] = %+v", tc.n, i, a)
+			}
+		}
 	}
 }

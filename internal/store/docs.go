@@ -33,14 +33,16 @@ func (c collection) file(name string) string {
 	return c.dir + "/" + name + ".json"
 }
 
-// CheckDocument applies the checks every stored document passes: strict JSON (jsonx.Check:
-// size, depth, UTF-8, duplicate keys, one value) and no secret (secrets.ScanJSON). The error
-// is a *jsonx.Error or a *secrets.Finding, which names the rule and JSON path, never the secret.
+// CheckDocument applies the checks every stored document passes, in one pass of jsonx's
+// tokenizer: strict JSON (size, depth, UTF-8, duplicate keys, one value) and no secret
+// (secrets.ScanChecked). The error is a *jsonx.Error or a *secrets.Finding, which names the
+// rule and JSON path, never the secret.
 func CheckDocument(doc []byte) error {
-	if err := jsonx.Check(doc); err != nil {
+	escaped, err := jsonx.Default.Escaped(doc)
+	if err != nil {
 		return err
 	}
-	if f := secrets.ScanJSON(doc); f != nil {
+	if f := secrets.ScanChecked(doc, escaped); f != nil {
 		return f
 	}
 	return nil

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,6 +123,11 @@ func TestFaultInjection(t *testing.T) {
 			if err != nil || res.Revision != w.Revision+1 {
 				fail("update after faults: %+v %v", res, err)
 			}
+			// The journal alone rebuilds exactly that state.
+			os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte(`{"version":"2.0","worfklow`), 0o600)
+			if rb, err := s.ReadWorkflow(); err != nil || !bytes.Equal(rb.Data, res.Data) {
+				fail("rebuilt after faults: %s %v, want %s", rb.Data, err, res.Data)
+			}
 			if err := s.AppendLog("events", []byte(`{"n":3}`)); err != nil {
 				fail("append after faults: %v", err)
 			}
@@ -132,50 +138,112 @@ func TestFaultInjection(t *testing.T) {
 	}
 }
 
-// TestFaultInjectionArchive fails each operation of an Archive in turn and checks the
-// workflow is never lost: it is still active, or it is in the archive, and an Archive that
-// reported success left nothing active.
+// TestFaultInjectionArchive fails each file system operation of an archive, and of a
+// completion (the final update, then the archive), in turn, once and from there on (which is
+// what a kill at that operation leaves), and checks after recovery that the workflow is either
+// active with its journal or archived with its journal, never both, never neither; that an
+// archive reported done left nothing active; and that a failed one never claims to have kept
+// what it moved.
 func TestFaultInjectionArchive(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "template")
 	{
 		s := mustOpen(t, template)
 		s.UpdateWorkflow(setNext(wfID, "analyze"))
 	}
-	run := func(k int, persistent bool) (*fsx.Faulty, string, error) {
-		dir := filepath.Join(t.TempDir(), "cairn")
-		copyTree(t, template, dir)
-		d, _ := fsx.OpenDir(dir)
-		defer d.Close()
-		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
-		s, err := store.Open(dir, store.WithFS(ff))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		_, err = s.Archive("completed")
-		return ff, dir, err
+	ops := map[string]func(s *store.Store) error{
+		"archive": func(s *store.Store) error { _, err := s.Archive("completed"); return err },
+		"complete": func(s *store.Store) error {
+			if _, err := s.UpdateWorkflow(setNext(wfID, "done")); err != nil {
+				return err
+			}
+			_, err := s.Archive("completed")
+			return err
+		},
 	}
-	ff, _, err := run(0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := ff.Ops()
-	for _, persistent := range []bool{false, true} {
-		for k := 1; k <= n; k++ {
-			ff, dir, aerr := run(k, persistent)
-			s := mustOpen(t, dir)
-			w, err := s.ReadWorkflow()
-			active := err == nil && w.Revision == 1
-			archived := false
-			entries, _ := os.ReadDir(filepath.Join(dir, "archive"))
-			for _, e := range entries {
-				if b, err := os.ReadFile(filepath.Join(dir, "archive", e.Name(), store.WorkflowFile)); err == nil && revOf(t, b) == 1 {
-					archived = true
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			run := func(k int, persistent bool) (*fsx.Faulty, string, error) {
+				dir := filepath.Join(t.TempDir(), "cairn")
+				copyTree(t, template, dir)
+				d, _ := fsx.OpenDir(dir)
+				defer d.Close()
+				ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+				s, err := store.Open(dir, store.WithFS(ff))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				return ff, dir, op(s)
+			}
+			ff, _, err := run(0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := ff.Ops()
+			for _, persistent := range []bool{false, true} {
+				for k := 1; k <= n; k++ {
+					ff, dir, aerr := run(k, persistent)
+					fail := func(format string, a ...any) {
+						t.Helper()
+						t.Fatalf("k=%d persistent=%v (archive said %v): "+format+"\n%s", append(append([]any{k, persistent, aerr}, a...), strings.Join(ff.Trace(), "\n"))...)
+					}
+					s := mustOpen(t, dir)
+					w, err := s.ReadWorkflow()
+					active := err == nil
+					if err != nil && !errors.Is(err, store.ErrNotFound) {
+						fail("read after recovery: %v", err)
+					}
+					if active {
+						j, err := s.ReadJournal(wfID)
+						if err != nil || len(j.Records) == 0 || j.Records[len(j.Records)-1].Revision != w.Revision {
+							fail("active at revision %d without its journal (%d records, %v)", w.Revision, len(j.Records), err)
+						}
+					}
+					archived := 0
+					entries, _ := os.ReadDir(filepath.Join(dir, "archive"))
+					for _, e := range entries {
+						b, err := os.ReadFile(filepath.Join(dir, "archive", e.Name(), store.WorkflowFile))
+						if err != nil {
+							continue
+						}
+						archived++
+						_, j, err := s.ReadArchive(e.Name())
+						if err != nil || len(j.Records) == 0 || j.Records[len(j.Records)-1].Revision != revOf(t, b) {
+							fail("archived without its journal (%d records, %v)", len(j.Records), err)
+						}
+						if list, _ := s.ListArchives(); len(list) != 1 || list[0].Dir != e.Name() {
+							fail("the index lists %+v", list)
+						}
+					}
+					if active == (archived == 1) || archived > 1 {
+						fail("active=%v, %d archives", active, archived)
+					}
+					if aerr == nil && active {
+						fail("archive reported done but the workflow is active")
+					}
+					if aerr != nil && archived == 1 && strings.Contains(aerr.Error(), "previous version was kept") {
+						fail("the error claims the previous version was kept, but the workflow was archived")
+					}
+					// The next archive cleans what a killed one left in archive/.
+					if active {
+						_, err = s.Archive("completed")
+					} else {
+						_, err = s.ArchiveRecord(record("apex-20261122T173000Z-ffff", 1, "x"), "conflict")
+					}
+					if err != nil {
+						fail("the next archive: %v", err)
+					}
+					if tmps, _ := filepath.Glob(filepath.Join(dir, "archive", ".tmp-*")); len(tmps) > 0 {
+						fail("temp files left in archive/: %v", tmps)
+					}
+					entries, _ = os.ReadDir(filepath.Join(dir, "archive"))
+					for _, e := range entries {
+						if _, err := os.Stat(filepath.Join(dir, "archive", e.Name(), store.WorkflowFile)); e.IsDir() && err != nil {
+							fail("a half-made archive directory %s is left", e.Name())
+						}
+					}
 				}
 			}
-			if active == archived || (aerr == nil && active) {
-				t.Fatalf("k=%d persistent=%v: active=%v archived=%v archive said %v\n%s", k, persistent, active, archived, aerr, strings.Join(ff.Trace(), "\n"))
-			}
-		}
+		})
 	}
 }

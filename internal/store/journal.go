@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
 )
 
 // Event says what a workflow change was, for the journal: a kind ("start", "transition",
@@ -27,13 +26,36 @@ type Event struct {
 const MaxEventDetail = 1024
 
 // Record is one journal line: the change's sequence number (1, 2, ... per workflow), the
-// record's revision, when, what, and the complete snapshot after the change.
+// record's revision, when, what, and the state after the change, either whole (Snapshot) or as
+// the change from the previous line's state (Delta, see delta.go). Journals written before
+// deltas hold a Snapshot on every line; they read, rebuild and continue as they are.
 type Record struct {
 	Seq      int64           `json:"seq"`
 	Revision int64           `json:"revision"`
 	At       time.Time       `json:"at"`
 	Event    Event           `json:"event"`
-	Snapshot json.RawMessage `json:"snapshot"`
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	Delta    json.RawMessage `json:"delta,omitempty"`
+	// Base is the sequence number of the full line a delta's chain starts from, and Chain the
+	// bytes of the chain's deltas up to this one: they bound what a rebuild reads.
+	Base  int64 `json:"base,omitempty"`
+	Chain int64 `json:"chain,omitempty"`
+	// State is the hex SHA-256 (first 16 bytes) of the compact state after this line. A
+	// delta is written only against a state whose sum matches, and a replay is checked by it.
+	State string `json:"state,omitempty"`
+}
+
+// A journal writes a full line when a delta chain would exceed either bound, so a rebuild
+// reads at most maxChainRecords lines and about maxChainFactor snapshots' worth of deltas after
+// the newest full line.
+const (
+	maxChainRecords = 32
+	maxChainFactor  = 4
+)
+
+func stateSum(compact []byte) string {
+	sum := sha256.Sum256(compact)
+	return hex.EncodeToString(sum[:16])
 }
 
 // Journal is a workflow's verified history.
@@ -50,15 +72,13 @@ type Journal struct {
 // `,"sum":`. A reader can then tell a real record from a stale or zeroed tail.
 const sumKey = `,"sum":"`
 
-var journalLimits = jsonx.Limits{MaxSize: jsonx.MaxSize + 8<<10, MaxDepth: jsonx.MaxDepth + 2}
-
 func journalFile(id string) string { return journalDir + "/" + id + ".jsonl" }
 
-// encodeRecord writes r as one line (no newline); r.Snapshot must be compact.
+// encodeRecord writes r as one line (no newline); r.Snapshot or r.Delta must be compact.
 func encodeRecord(r Record) []byte {
 	ev, _ := json.Marshal(r.Event)
 	var b bytes.Buffer
-	b.Grow(len(r.Snapshot) + len(ev) + 200)
+	b.Grow(len(r.Snapshot) + len(r.Delta) + len(ev) + 250)
 	b.WriteString(`{"seq":`)
 	b.WriteString(strconv.FormatInt(r.Seq, 10))
 	b.WriteString(`,"revision":`)
@@ -67,8 +87,22 @@ func encodeRecord(r Record) []byte {
 	b.WriteString(r.At.UTC().Format(time.RFC3339Nano))
 	b.WriteString(`","event":`)
 	b.Write(ev)
-	b.WriteString(`,"snapshot":`)
-	b.Write(r.Snapshot)
+	if r.Delta != nil {
+		b.WriteString(`,"delta":`)
+		b.Write(r.Delta)
+		b.WriteString(`,"base":`)
+		b.WriteString(strconv.FormatInt(r.Base, 10))
+		b.WriteString(`,"chain":`)
+		b.WriteString(strconv.FormatInt(r.Chain, 10))
+	} else {
+		b.WriteString(`,"snapshot":`)
+		b.Write(r.Snapshot)
+	}
+	if r.State != "" {
+		b.WriteString(`,"state":"`)
+		b.WriteString(r.State)
+		b.WriteString(`"`)
+	}
 	sum := sha256.Sum256(b.Bytes())
 	b.WriteString(sumKey)
 	b.WriteString(hex.EncodeToString(sum[:]))
@@ -77,21 +111,110 @@ func encodeRecord(r Record) []byte {
 }
 
 // DecodeRecord verifies and decodes one journal line (without its newline).
-func DecodeRecord(line []byte) (Record, error) {
+func DecodeRecord(line []byte) (Record, error) { return decodeRecord(line, true) }
+
+// decodeRecord is DecodeRecord, leaving out the event when events is false (a rebuild needs
+// only the states).
+func decodeRecord(line []byte, events bool) (Record, error) {
 	var r Record
 	if err := checkSum(line); err != nil {
 		return r, err
 	}
-	if err := journalLimits.Check(line); err != nil {
+	if err := decodeLine(line, &r, events); err != nil {
 		return r, err
 	}
-	if err := json.Unmarshal(line, &r); err != nil {
-		return r, err
+	if r.Seq < 1 || r.Revision < 1 || (len(r.Snapshot) == 0) == (len(r.Delta) == 0) {
+		return r, errors.New("missing seq, revision, or one of snapshot and delta")
 	}
-	if r.Seq < 1 || r.Revision < 1 || len(r.Snapshot) == 0 {
-		return r, errors.New("missing seq, revision or snapshot")
+	if r.Delta != nil && (r.Base < 1 || r.Base >= r.Seq || r.State == "") {
+		return r, errors.New("a delta without its base or state")
 	}
 	return r, nil
+}
+
+// decodeLine reads a line whose checksum holds. Lines are Cairn's own, so they are read with
+// the delta parser, about ten times faster than json.Unmarshal, which a rebuild reading a
+// chain of lines notices; a state rebuilt from them is checked as every read record is.
+func decodeLine(line []byte, r *Record, events bool) error {
+	n, err := parseTop(line)
+	if err != nil {
+		return err
+	}
+	if n.kind != '{' {
+		return errors.New("not a journal record")
+	}
+	num := func(v *jnode, p *int64) error {
+		x, err := strconv.ParseInt(string(v.src), 10, 64)
+		*p = x
+		return err
+	}
+	for i, k := range n.keys {
+		v := n.vals[i]
+		switch string(k) {
+		case `"seq"`:
+			err = num(v, &r.Seq)
+		case `"revision"`:
+			err = num(v, &r.Revision)
+		case `"base"`:
+			err = num(v, &r.Base)
+		case `"chain"`:
+			err = num(v, &r.Chain)
+		case `"at"`:
+			var t time.Time
+			if err = t.UnmarshalJSON(v.src); err == nil {
+				r.At = t
+			}
+		case `"event"`:
+			if events {
+				err = decodeEvent(v, &r.Event)
+			}
+		case `"snapshot"`:
+			if v.kind == '{' {
+				r.Snapshot = v.src
+			}
+		case `"delta"`:
+			if v.kind == '{' {
+				r.Delta = v.src
+			}
+		case `"state"`:
+			if len(v.src) != 34 || v.src[0] != '"' {
+				return errors.New("bad state sum")
+			}
+			r.State = string(v.src[1:33])
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+func decodeEvent(n *jnode, ev *Event) error {
+	if n.kind != '{' {
+		return errors.New("not an object")
+	}
+	n, err := parseTop(n.src)
+	if err != nil {
+		return err
+	}
+	for i, k := range n.keys {
+		v := n.vals[i].src
+		if len(v) < 2 || v[0] != '"' {
+			return json.Unmarshal(n.src, ev)
+		}
+		s, err := strconv.Unquote(string(v))
+		if err != nil {
+			// JSON escapes Go does not read (\/): the slow way.
+			return json.Unmarshal(n.src, ev)
+		}
+		switch string(k) {
+		case `"kind"`:
+			ev.Kind = s
+		case `"detail"`:
+			ev.Detail = s
+		}
+	}
+	return nil
 }
 
 // checkSum verifies a journal line's "sum".
@@ -101,8 +224,8 @@ func checkSum(line []byte) error {
 		return errors.New("no checksum")
 	}
 	want := sha256.Sum256(line[:i])
-	got, err := hex.DecodeString(string(line[i+len(sumKey) : len(line)-2]))
-	if err != nil || !bytes.Equal(got, want[:]) {
+	var got [sha256.Size]byte
+	if _, err := hex.Decode(got[:], line[i+len(sumKey):len(line)-2]); err != nil || got != want {
 		return errors.New("checksum mismatch")
 	}
 	return nil
@@ -192,23 +315,133 @@ func (s *Store) readJournalFile(file, id string) (Journal, error) {
 	return ParseJournal(data), nil
 }
 
-// journalTail returns the last verified record of a journal file, reading backwards from the
-// end in growing windows so a long journal costs no more than its last lines. nil when the
-// file is missing or holds no valid record.
-func (s *Store) journalTail(file string) (*Record, error) { return s.journalTailMode(file, false) }
-
-// journalTailRevision is journalTail for a caller that needs the snapshot only when the
-// journal is ahead of minRev: a record at or below it comes back with Seq and Revision alone,
-// read from the line's prefix without decoding the snapshot.
-func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) {
-	r, err := s.journalTailMode(file, true)
-	if err != nil || r == nil || r.Snapshot != nil || r.Revision <= minRev {
-		return r, err
+// journalTail returns the last verified record of a journal file as written, without its
+// event (a delta line comes back without its state), reading backwards from the end so a long
+// journal costs no more than its last lines. nil when the file is missing or holds no valid
+// record.
+func (s *Store) journalTail(file string) (*Record, error) {
+	recs, err := s.tailRecords(file, func(Record) bool { return true }, false, false)
+	if err != nil || len(recs) == 0 {
+		return nil, err
 	}
-	return s.journalTailMode(file, false)
+	return &recs[len(recs)-1], nil
 }
 
-func (s *Store) journalTailMode(file string, peek bool) (*Record, error) {
+// journalState returns the last verified record of a journal file with its complete state in
+// Snapshot: read as is from a full line, or rebuilt from the newest full line and the deltas
+// after it. nil when the file is missing or holds no valid record.
+func (s *Store) journalState(file string) (*Record, error) {
+	recs, err := s.tailRecords(file, func(r Record) bool { return r.Snapshot != nil }, false, false)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	return replay(recs, nil)
+}
+
+// journalTailRevision is journalState for a caller that needs the state only when the
+// journal is ahead of minRev: a record at or below it comes back with Seq and Revision alone,
+// read from the line's prefix without decoding the rest.
+func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) {
+	recs, err := s.tailRecords(file, func(Record) bool { return true }, true, false)
+	if err != nil || len(recs) == 0 || recs[0].Revision <= minRev {
+		if len(recs) == 0 {
+			return nil, err
+		}
+		return &recs[0], err
+	}
+	return s.journalState(file)
+}
+
+// ReadJournalSince returns the records of workflow id's journal with a revision above after,
+// oldest first, each with its complete state in Snapshot. It reads the journal backwards only
+// as far as the newest full line at or before after.
+func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
+	if err := ValidWorkflowID(id); err != nil {
+		return nil, err
+	}
+	recs, err := s.tailRecords(journalFile(id), func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	_, err = replay(recs, func(r Record, state []byte) {
+		if r.Revision > after {
+			r.Snapshot, r.Delta = state, nil
+			out = append(out, r)
+		}
+	})
+	return out, err
+}
+
+// errChain: a delta line does not follow the line before it (a damaged line in between) or
+// its state does not check out. The states after it cannot be rebuilt.
+var errChain = errors.New("the journal's chain of changes is broken")
+
+// replay rebuilds states from recs (oldest first, from a full line on) and returns the last
+// record, its state in Snapshot. each, when set, sees every rebuilt record and its compact
+// state. A chain that breaks stops the replay: the last good record comes back with errChain.
+func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
+	var tree *jnode
+	for i, r := range recs {
+		broken := func() (*Record, error) {
+			last, _ := replay(recs[:i], nil)
+			return last, errChain
+		}
+		var next []byte
+		switch {
+		case r.Snapshot != nil:
+			snap := r.Snapshot
+			if r.State == "" {
+				// A line from before deltas: compact it as the state it stands for.
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, r.Snapshot); err != nil {
+					return broken()
+				}
+				snap = buf.Bytes()
+			}
+			n, err := lazyJSON(snap)
+			if err != nil {
+				return broken()
+			}
+			tree, next = n, snap
+		case tree == nil || r.Seq != recs[i-1].Seq+1:
+			return broken()
+		default:
+			// Deltas patch the tree in place; the bytes handed out are copies.
+			d, err := parseJSON(r.Delta)
+			if err != nil {
+				return broken()
+			}
+			if tree, err = applyDelta(tree, d); err != nil {
+				return broken()
+			}
+		}
+		if i < len(recs)-1 && each == nil {
+			continue
+		}
+		if next == nil {
+			next = tree.appendTo(nil)
+		}
+		// The sum proves the bytes are what the writer meant, not that a writer was Cairn.
+		if (r.State != "" && stateSum(next) != r.State) || (r.Delta != nil && !json.Valid(next)) {
+			return broken()
+		}
+		if each != nil {
+			each(r, next)
+		}
+		if i == len(recs)-1 {
+			r.Snapshot, r.Delta = next, nil
+			return &r, nil
+		}
+	}
+	return nil, nil
+}
+
+// tailRecords reads a journal file backwards from its end in growing windows and returns its
+// verified records, oldest first, from the newest one for which stop is true (or from the
+// first line). With peek, only the last record comes back, with Seq and Revision read from
+// its prefix when that is enough; without events, records come back without their event.
+func (s *Store) tailRecords(file string, stop func(Record) bool, peek, events bool) ([]Record, error) {
 	f, st, err := fsx.OpenRead(s.fs, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -224,6 +457,7 @@ func (s *Store) journalTailMode(file string, peek bool) (*Record, error) {
 		if n, err := f.ReadAt(buf, start); err != nil && !(err == io.EOF && n == len(buf)) {
 			return nil, err
 		}
+		var rev []Record
 		if end := bytes.LastIndexByte(buf, '\n'); end >= 0 {
 			body := buf[:end]
 			if start > 0 {
@@ -236,13 +470,17 @@ func (s *Store) journalTailMode(file string, peek bool) (*Record, error) {
 			}
 			for len(body) > 0 {
 				j := bytes.LastIndexByte(body, '\n')
+				line := body[j+1:]
 				if peek {
-					if seq, rev, ok := peekRecord(body[j+1:]); ok {
-						return &Record{Seq: seq, Revision: rev}, nil
+					if seq, rev, ok := peekRecord(line); ok {
+						return []Record{{Seq: seq, Revision: rev}}, nil
 					}
 				}
-				if r, err := DecodeRecord(body[j+1:]); err == nil {
-					return &r, nil
+				if r, err := decodeRecord(line, events); err == nil {
+					rev = append(rev, r)
+					if stop(r) {
+						return reverse(rev), nil
+					}
 				}
 				if j < 0 {
 					break
@@ -251,7 +489,91 @@ func (s *Store) journalTailMode(file string, peek bool) (*Record, error) {
 			}
 		}
 		if start == 0 {
-			return nil, nil
+			return reverse(rev), nil
 		}
 	}
+}
+
+func reverse(recs []Record) []Record {
+	for i, j := 0, len(recs)-1; i < j; i, j = i+1, j-1 {
+		recs[i], recs[j] = recs[j], recs[i]
+	}
+	return recs
+}
+
+// Items returns every item the top-level array member of the journal's states ever held,
+// oldest first. For an array kept bounded by dropping its oldest items as new ones are
+// appended (the workflow's phase history), that is the whole array as if nothing had been
+// dropped; an array rewritten otherwise replaces the items it held. A chain that breaks ends
+// the list there, with errChain.
+func (j Journal) Items(member string) ([]json.RawMessage, error) {
+	key, _ := json.Marshal(member)
+	var tree *jnode
+	var window, log [][]byte
+	for i, r := range j.Records {
+		if r.Snapshot != nil {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, r.Snapshot); err != nil {
+				return raws(log), errChain
+			}
+			n, err := lazyJSON(buf.Bytes())
+			if err != nil || n.expand() != nil {
+				return raws(log), errChain
+			}
+			tree = n
+		} else {
+			if tree == nil || r.Seq != j.Records[i-1].Seq+1 {
+				return raws(log), errChain
+			}
+			d, err := parseJSON(r.Delta)
+			if err != nil {
+				return raws(log), errChain
+			}
+			if tree, err = applyDelta(tree, d); err != nil {
+				return raws(log), errChain
+			}
+		}
+		var items [][]byte
+		if tree.expand() != nil {
+			return raws(log), errChain
+		}
+		if x := tree.index(key); x >= 0 && tree.vals[x].kind == '[' {
+			if tree.vals[x].expand() != nil {
+				return raws(log), errChain
+			}
+			for _, v := range tree.vals[x].vals {
+				items = append(items, v.bytesOf())
+			}
+		}
+		log = slide(log, window, items)
+		window = items
+	}
+	return raws(log), nil
+}
+
+// slide adds to log (whose last len(window) items are window) the change from window to
+// items: what was appended when items is window with some dropped from the front and some
+// appended, else items in window's place.
+func slide(log, window, items [][]byte) [][]byte {
+	for k := 0; k <= len(window); k++ {
+		if len(window)-k > len(items) {
+			continue
+		}
+		same := true
+		for i := k; i < len(window) && same; i++ {
+			same = bytes.Equal(window[i], items[i-k])
+		}
+		if same && (k < len(window) || len(window) == 0) {
+			return append(log, items[len(window)-k:]...)
+		}
+	}
+	return append(log[:len(log)-len(window)], items...)
+}
+
+func raws(b [][]byte) []json.RawMessage {
+	out := make([]json.RawMessage, len(b))
+	for i, x := range b {
+		out[i] = x
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -107,7 +108,11 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 	if !res.From.NeedsMigration() || res.Record == nil {
 		return Legacy{}, errors.New("it holds no workflow")
 	}
-	return Legacy{Name: name, From: res.From, Record: res.Record, Backup: res.Backup}, nil
+	rec, err := json.Marshal(res.Record)
+	if err != nil {
+		return Legacy{}, err
+	}
+	return Legacy{Name: name, From: res.From, Record: rec, Backup: res.Backup}, nil
 }
 
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping
@@ -124,7 +129,7 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	if err := s.writeErr(backup, fsx.WriteFile(s.fs, backup, data, 0o600)); err != nil {
 		return w, tailState{}, err
 	}
-	out, err := s.commitLocked(Workflow{}, tailState{}, res.Record, Event{Kind: "migrated", Detail: "from " + res.From.String()})
+	out, err := s.commitRecord(Workflow{}, tailState{}, res.Record, Event{Kind: "migrated", Detail: "from " + res.From.String()})
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", WorkflowFile, err)
 	}
@@ -202,7 +207,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
 	}
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, Result{}, err
 	}
@@ -210,5 +215,6 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
 	}
-	return info, res, s.prune()
+	info.Pruned, err = s.prune(info.Dir)
+	return info, res, err
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,8 +85,7 @@ func crashWriter(s *store.Store) int {
 	for {
 		rev++
 		_, err := s.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-			doc, _ := json.Marshal(map[string]any{"version": "2.0", "workflow_id": wfID, "revision": rev, "pad": pad})
-			return doc, store.Event{Kind: "transition"}, nil
+			return crashDoc(rev), store.Event{Kind: "transition"}, nil
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "update:", err)
@@ -103,6 +103,22 @@ func crashWriter(s *store.Store) int {
 		}
 		fmt.Printf("ack log %d\n", rev)
 	}
+}
+
+// crashDoc is the crash writer's record at rev: a sliding history, members that come and go,
+// so its journal holds every kind of delta.
+func crashDoc(rev int64) []byte {
+	hist := []int64{}
+	for r := max(rev-5, 1); r <= rev; r++ {
+		hist = append(hist, r)
+	}
+	m := map[string]any{"version": "2.0", "workflow_id": wfID, "revision": rev, "pad": pad, "history": hist,
+		"phases": map[string]any{fmt.Sprintf("p%d", rev%3): rev, "fixed": rev % 2}}
+	if rev%4 == 0 {
+		m["sometimes"] = rev
+	}
+	doc, _ := json.Marshal(m)
+	return doc
 }
 
 func incrementer(s *store.Store, n int, locked bool) int {
@@ -267,8 +283,18 @@ func TestKillDashNine(t *testing.T) {
 		if tmps, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(tmps) > 1 {
 			t.Fatalf("kill %d: %d stale temp files: %v", i, len(tmps), tmps)
 		}
-		// Then the lock-free read: never behind what was seen before.
+		// Every state the journal replays to is the one that was written.
 		s := mustOpen(t, dir)
+		states, err := s.ReadJournalSince(wfID, 0)
+		if err != nil || len(states) != len(j.Records) {
+			t.Fatalf("kill %d: journal replays %d of %d records: %v", i, len(states), len(j.Records), err)
+		}
+		for _, st := range states {
+			if !bytes.Equal(st.Snapshot, crashDoc(st.Revision)) {
+				t.Fatalf("kill %d: revision %d replays to %.100s", i, st.Revision, st.Snapshot)
+			}
+		}
+		// Then the lock-free read: never behind what was seen before.
 		w, err := s.ReadWorkflow()
 		if err == nil {
 			if w.Revision < lastSeen {

@@ -4,14 +4,16 @@
 // JSONL logs with torn-tail repair, the workflow journal with its snapshot, quarantine and
 // rebuild of a corrupt snapshot, archives with retention, and migration of older formats.
 //
-// It is generic over the workflow record: it reads only "version", "workflow_id" and
-// "revision" and leaves the rest to internal/workflow. It does not discover the project root
-// (internal/project does) and never deletes state, with one exception: archive directories
-// beyond the retention count are pruned (see Archive). (Temp files a killed writer left behind
+// The workflow record is internal/workflow's type; the store owns its one encoding
+// (UpdateRecord takes a function over *workflow.Record, ParseRecord reads one back) and
+// numbers its revisions, and leaves what the record means to internal/workflow. It does not
+// discover the project root (internal/project does) and never deletes state, with one
+// exception: archive directories beyond the retention count are pruned (see Archive). (Temp files a killed writer left behind
 // are not state; they are removed once no writer can be using them.)
 //
-// Every write goes through an fsx.FS anchored at the state directory, is checked with
-// jsonx.Check and secrets.ScanJSON first, and leaves the old content intact when it fails.
+// Every write goes through an fsx.FS anchored at the state directory, is checked first
+// (CheckDocument: strict JSON and no secret, in one pass), and leaves the old content intact
+// when it fails.
 package store
 
 import (

@@ -452,3 +452,44 @@ func TestOpenMakesStateDirPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestLogAppendCloseFailureAfterSync: a close(2) that fails after the line was fsynced does
+// not fail the append, so the caller does not retry and duplicate the line.
+func TestLogAppendCloseFailureAfterSync(t *testing.T) {
+	s, dir := newStore(t)
+	if err := s.AppendLog("events", []byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Find the close of the log file in a clean append, then fail exactly that one.
+	probe := func(failAt int) (*fsx.Faulty, error) {
+		d, err := fsx.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		ff := &fsx.Faulty{FS: d, FailAt: failAt}
+		fs := mustOpen(t, dir, store.WithFS(ff))
+		return ff, fs.AppendLog("events", []byte(`{"n":2}`))
+	}
+	ff, err := probe(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeAt := 0
+	for i, op := range ff.Trace() {
+		if strings.Contains(op, "close logs/events.jsonl") {
+			closeAt = i + 1
+		}
+	}
+	if closeAt == 0 {
+		t.Fatalf("no close of the log in %v", ff.Trace())
+	}
+	ff, err = probe(closeAt)
+	if err != nil {
+		t.Fatalf("append reported %v though its line was fsynced", err)
+	}
+	l, _ := s.ReadLog("events")
+	if len(l.Lines) != 3 {
+		t.Fatalf("%d lines, want 3 (no duplicate, none lost): %s", len(l.Lines), ff.Trace())
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Notice tells the caller about something the store did on its own while reading or
@@ -61,6 +62,11 @@ type meta struct {
 	rev     int64
 }
 
+// current reports whether m is a schema-2.x record's, with a valid id and a revision.
+func (m meta) current() bool {
+	return strings.HasPrefix(m.version, "2.") && ValidWorkflowID(m.id) == nil && m.rev >= 1
+}
+
 // errNeedsMigration marks a record in an older format.
 type errNeedsMigration struct{ format migrate.Format }
 
@@ -69,15 +75,15 @@ func (e errNeedsMigration) Error() string { return "older format " + e.format.St
 // readMeta checks a workflow record and reads version, workflow_id and revision. An older
 // format comes back as errNeedsMigration, a newer one as *migrate.NewerError.
 func readMeta(doc []byte) (meta, error) {
-	m, err := jsonx.Members(doc, "version", "workflow_id", "revision")
+	m, err := jsonx.Object(doc)
 	if err != nil {
 		return meta{}, err
 	}
 	var out meta
-	vok := metaValue(m[0], &out.version, (*jsonx.Reader).String)
-	iok := metaValue(m[1], &out.id, (*jsonx.Reader).String)
-	rok := metaValue(m[2], &out.rev, (*jsonx.Reader).Int64)
-	if vok && strings.HasPrefix(out.version, "2.") && iok && ValidWorkflowID(out.id) == nil && rok && out.rev >= 1 {
+	vok := metaValue(m["version"], &out.version)
+	iok := metaValue(m["workflow_id"], &out.id)
+	rok := metaValue(m["revision"], &out.rev)
+	if vok && iok && rok && out.current() {
 		return out, nil
 	}
 	// Not a current record: an older format to migrate, a newer one to refuse, or damage.
@@ -94,23 +100,10 @@ func readMeta(doc []byte) (meta, error) {
 	}
 }
 
-// metaValue reads raw, a member's value or nil when it is absent, into *p with read, and
-// reports false when it is absent or of the wrong type. null leaves *p as it is. These are
-// json.Unmarshal's outcomes, read without its reflection, a cold start in every hook process.
-func metaValue[T any](raw []byte, p *T, read func(*jsonx.Reader) (T, error)) bool {
-	if raw == nil {
-		return false
-	}
-	r := jsonx.NewReader(raw)
-	if r.Null() {
-		return true
-	}
-	v, err := read(r)
-	if err != nil {
-		return false
-	}
-	*p = v
-	return true
+// metaValue reads raw, a member's value or nil when it is absent, into *p, and reports false
+// when it is absent or of the wrong type. null leaves *p as it is.
+func metaValue[T any](raw json.RawMessage, p *T) bool {
+	return raw != nil && json.Unmarshal(raw, p) == nil
 }
 
 // ReadWorkflow returns the active workflow without taking a lock when all is well: the
@@ -158,7 +151,11 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 // rebuildInMemory answers a read when the snapshot needs repair but the state directory
 // cannot be written: the newest journal record is returned and nothing is changed.
 func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
-	rec, err := s.newestJournalRecord()
+	if s.exists(pendingArchive) {
+		// An archive was cut short: its journal may belong to an archived workflow.
+		return Workflow{}, lockErr
+	}
+	rec, _, err := s.newestJournalRecord()
 	if err != nil || rec == nil {
 		return Workflow{}, lockErr
 	}
@@ -175,6 +172,9 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 // anythingToRecover is the cheap check, without the lock, for a journal to rebuild from or a
 // legacy file to migrate when there is no snapshot.
 func (s *Store) anythingToRecover() bool {
+	if s.exists(pendingArchive) {
+		return true
+	}
 	if names, _ := s.fs.ReadDirNames(journalDir); len(names) > 0 {
 		for _, n := range names {
 			if strings.HasSuffix(n, ".jsonl") {
@@ -186,15 +186,33 @@ func (s *Store) anythingToRecover() bool {
 	return ok
 }
 
-// tailState is where the active workflow's journal stands.
+// tailState is where the active workflow's journal stands: its last line's sequence number
+// and revision, and what a delta appended after it needs (see Record).
 type tailState struct {
-	seq int64
-	rev int64
+	seq   int64
+	rev   int64
+	base  int64
+	chain int64
+	state string
+}
+
+func tailOf(r *Record) tailState {
+	if r == nil {
+		return tailState{}
+	}
+	t := tailState{seq: r.Seq, rev: r.Revision, base: r.Seq, state: r.State}
+	if r.Delta != nil {
+		t.base, t.chain = r.Base, r.Chain
+	}
+	return t
 }
 
 // loadLocked reads the active workflow under the workflow lock, repairing what it can.
 func (s *Store) loadLocked() (Workflow, tailState, error) {
 	var w Workflow
+	if err := s.finishArchive(); err != nil {
+		return w, tailState{}, err
+	}
 	data, err := fsx.ReadFile(s.fs, WorkflowFile, jsonx.MaxSize)
 	var m meta
 	switch {
@@ -228,13 +246,16 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	}
 	if w.Data == nil {
 		// Rebuild from the newest journal, if any.
-		rec, err := s.newestJournalRecord()
+		rec, raw, err := s.newestJournalRecord()
 		if err != nil {
 			return w, tailState{}, err
 		}
 		if rec == nil {
 			if legacyDir, name, ok := s.findLegacy(); ok && len(w.Notices) == 0 {
 				return s.migrateLegacy(w, legacyDir, name)
+			}
+			if d := s.damaged(); d != nil {
+				return w, tailState{}, d
 			}
 			return w, tailState{}, &NotFoundError{What: "workflow"}
 		}
@@ -248,26 +269,35 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		w.Data, w.ID, w.Revision = rec.Snapshot, rm.id, rec.Revision
 		w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision,
 			Message: fmt.Sprintf("the workflow snapshot was rebuilt from its journal at revision %d", rec.Revision)})
-		return w, tailState{seq: rec.Seq, rev: rec.Revision}, nil
+		return w, tailOf(raw), nil
 	}
 	tail, err := s.journalTail(journalFile(w.ID))
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", w.ID, err)
 	}
 	if tail == nil {
-		return w, tailState{}, nil
+		if err := s.reclaimJournal(w.ID); err != nil {
+			return w, tailState{}, err
+		}
+		if tail, err = s.journalTail(journalFile(w.ID)); err != nil || tail == nil {
+			return w, tailState{}, err
+		}
 	}
 	if tail.Revision > w.Revision {
 		// The journal is the commit point: a change recorded there whose snapshot replace was
 		// cut short is applied now.
-		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, tail.Snapshot, 0o600)); err != nil {
+		st, err := s.journalState(journalFile(w.ID))
+		if err != nil || st == nil || st.Seq != tail.Seq {
+			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, errOr(err, errChain))
+		}
+		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
 			return w, tailState{}, err
 		}
 		w.Notices = append(w.Notices, Notice{Kind: "rolled-forward", Path: WorkflowFile, Revision: tail.Revision,
 			Message: fmt.Sprintf("revision %d was in the journal but not in the snapshot; the snapshot was brought up to date", tail.Revision)})
-		w.Data, w.Revision = tail.Snapshot, tail.Revision
+		w.Data, w.Revision = st.Snapshot, tail.Revision
 	}
-	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
+	return w, tailOf(tail), nil
 }
 
 // quarantine moves a damaged file to quarantine/<base>-<utc>, never deleting it.
@@ -307,17 +337,70 @@ func dirOf(file string) string {
 	return "."
 }
 
-// newestJournalRecord returns the newest verified record among the journals in journal/.
-func (s *Store) newestJournalRecord() (*Record, error) {
+func errOr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
+}
+
+// DamagedError says that a workflow is on record but can be read from neither its snapshot
+// nor its journal: both are damaged. Nothing was deleted.
+type DamagedError struct {
+	Dir         string   // the state directory
+	Journals    []string // journal files that hold no readable record, relative to Dir
+	Quarantined []string // damaged snapshots kept in quarantine/, relative to Dir
+}
+
+func (e *DamagedError) Error() string {
+	snap := "the snapshot is missing"
+	if len(e.Quarantined) > 0 {
+		snap = "the damaged snapshot is kept in " + strings.Join(e.Quarantined, ", ")
+	}
+	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and its journal (%s) holds no readable record. Nothing was deleted; look at those files in %s, or restore them from a backup", snap, strings.Join(e.Journals, ", "), e.Dir)
+}
+
+// damaged reports journal files that exist but hold no readable record, with the snapshots
+// quarantine/ keeps, when there is no snapshot to read: a workflow that must not be shown as
+// absent.
+func (s *Store) damaged() *DamagedError {
+	names, _ := s.fs.ReadDirNames(journalDir)
+	d := &DamagedError{Dir: s.dir}
+	for _, n := range names {
+		if id, ok := strings.CutSuffix(n, ".jsonl"); ok && ValidWorkflowID(id) == nil {
+			if fi, err := s.fs.Lstat(journalDir + "/" + n); err == nil && fi.Size() > 0 {
+				d.Journals = append(d.Journals, journalDir+"/"+n)
+			}
+		}
+	}
+	if len(d.Journals) == 0 {
+		return nil
+	}
+	sort.Strings(d.Journals)
+	q, _ := s.fs.ReadDirNames(quarantineDir)
+	sort.Strings(q)
+	for _, n := range q {
+		if strings.HasPrefix(n, WorkflowFile+"-") {
+			d.Quarantined = append(d.Quarantined, quarantineDir+"/"+n)
+		}
+	}
+	return d
+}
+
+// newestJournalRecord returns the newest verified record among the journals in journal/, with
+// its state rebuilt in Snapshot, and that record as written (raw). A journal whose chain
+// breaks gives its last state that can be rebuilt.
+func (s *Store) newestJournalRecord() (rec, raw *Record, err error) {
 	names, err := s.fs.ReadDirNames(journalDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sort.Strings(names)
 	var best *Record
+	var file string
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".jsonl")
 		if !ok || ValidWorkflowID(id) != nil {
@@ -328,10 +411,22 @@ func (s *Store) newestJournalRecord() (*Record, error) {
 			continue
 		}
 		if best == nil || r.At.After(best.At) {
-			best = r
+			best, file = r, journalDir+"/"+n
 		}
 	}
-	return best, nil
+	if best == nil {
+		return nil, nil, nil
+	}
+	rec, err = s.journalState(file)
+	if rec == nil {
+		return nil, nil, err
+	}
+	if rec.Seq != best.Seq {
+		// The chain broke after rec: the next append continues from rec's state with a full
+		// line, after the last line's sequence number.
+		best = &Record{Seq: best.Seq, Revision: best.Revision}
+	}
+	return rec, best, nil
 }
 
 // UpdateWorkflow is the one way the active workflow changes. Under the workflow lock it reads
@@ -345,6 +440,56 @@ func (s *Store) newestJournalRecord() (*Record, error) {
 // still stands (readers see it through the journal) and a "snapshot-stale" Notice says so.
 // fn runs under the lock: it must not call UpdateWorkflow, Archive or ArchiveRecord.
 func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err error)) (Result, error) {
+	return s.locked(func(w Workflow, ts tailState) (Result, error) {
+		next, ev, err := fn(w.Data)
+		if err != nil || next == nil {
+			return Result{Workflow: w}, err
+		}
+		return s.commitLocked(w, ts, next, ev)
+	})
+}
+
+// UpdateRecord is UpdateWorkflow over the domain type, the engine's way to change the active
+// workflow: fn gets the current record decoded (nil when there is none) and returns the next
+// one, or nil to change nothing. The store numbers it (the current revision plus one for the
+// same workflow, else 1) and encodes it: the record's one encoding is the store's.
+func (s *Store) UpdateRecord(fn func(cur *workflow.Record) (next *workflow.Record, ev Event, err error)) (Result, error) {
+	return s.locked(func(w Workflow, ts tailState) (Result, error) {
+		var cur *workflow.Record
+		if w.Data != nil {
+			var err error
+			if cur, err = w.Record(); err != nil {
+				return Result{Workflow: w}, err
+			}
+		}
+		next, ev, err := fn(cur) // which may change cur
+		if err != nil || next == nil {
+			return Result{Workflow: w}, err
+		}
+		next.Revision = 1
+		if w.Data != nil && w.ID == next.WorkflowID {
+			next.Revision = w.Revision + 1
+		}
+		return s.commitRecord(w, ts, next, ev)
+	})
+}
+
+// commitRecord encodes r, the store's one encoding of a record, and commits it.
+func (s *Store) commitRecord(w Workflow, ts tailState, r *workflow.Record, ev Event) (Result, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return Result{Workflow: w}, fmt.Errorf("encoding the workflow record: %w", err)
+	}
+	m := meta{version: r.Version, id: r.WorkflowID, rev: r.Revision}
+	if !m.current() {
+		return Result{Workflow: w}, errors.New("workflow not saved: the record must be schema 2.x with a valid workflow_id and a revision")
+	}
+	return s.commit(w, ts, data, m, ev)
+}
+
+// locked runs fn on the active workflow (nil Data when there is none; repaired as
+// ReadWorkflow describes) under the workflow lock.
+func (s *Store) locked(fn func(w Workflow, ts tailState) (Result, error)) (Result, error) {
 	unlock, err := s.lock("workflow")
 	if err != nil {
 		return Result{}, err
@@ -355,24 +500,46 @@ func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err e
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Result{Workflow: w}, err
 	}
-	next, ev, err := fn(w.Data)
-	if err != nil {
-		return Result{Workflow: w}, err
-	}
-	if next == nil {
-		return Result{Workflow: w}, nil
-	}
-	return s.commitLocked(w, ts, next, ev)
+	return fn(w, ts)
 }
 
+// CheckRecord applies to r, encoded as the store encodes it, the checks it must pass to be
+// saved (CheckDocument), so a caller can refuse a change before doing anything else.
+func CheckRecord(r *workflow.Record) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding the workflow record: %w", err)
+	}
+	return CheckDocument(data)
+}
+
+// Record decodes the workflow record.
+func (w Workflow) Record() (*workflow.Record, error) { return ParseRecord(w.Data) }
+
+// ParseRecord decodes a stored workflow record (the active one, an archived one, a journal
+// snapshot).
+func ParseRecord(data []byte) (*workflow.Record, error) {
+	var r workflow.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("reading the workflow record: %w", err)
+	}
+	return &r, nil
+}
+
+// commitLocked commits next, a record given as bytes, reading what the store needs from it.
 func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (Result, error) {
+	m, err := readMeta(next)
+	if err != nil {
+		res := Result{Workflow: Workflow{Data: w.Data, ID: w.ID, Revision: w.Revision, Notices: w.Notices}}
+		return res, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
+	}
+	return s.commit(w, ts, next, m, ev)
+}
+
+func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
 	res := Result{Workflow: Workflow{Data: w.Data, ID: w.ID, Revision: w.Revision, Notices: w.Notices}}
 	if err := CheckDocument(next); err != nil {
 		return res, fmt.Errorf("workflow not saved: %w", err)
-	}
-	m, err := readMeta(next)
-	if err != nil {
-		return res, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
 	}
 	if err := ValidName(ev.Kind); err != nil {
 		return res, fmt.Errorf("workflow not saved: event kind: %w", err)
@@ -395,6 +562,7 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 			return res, err
 		}
 		if tail != nil {
+			// A new chain: its first line is full.
 			ts = tailState{seq: tail.Seq, rev: tail.Revision}
 		}
 	}
@@ -406,7 +574,8 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 	if err := json.Compact(&compact, next); err != nil {
 		return res, err
 	}
-	rec := Record{Seq: ts.seq + 1, Revision: m.rev, At: s.o.now().UTC(), Event: ev, Snapshot: compact.Bytes()}
+	rec := journalRecord(ts, w.Data, compact.Bytes())
+	rec.Seq, rec.Revision, rec.At, rec.Event = ts.seq+1, m.rev, s.o.now().UTC(), ev
 	if err := s.mkdir(journalDir); err != nil {
 		return res, err
 	}
@@ -426,6 +595,42 @@ func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (R
 	return res, nil
 }
 
+// journalRecord makes the journal line for a change from prev (the current snapshot, nil for
+// none) to next (compact): a delta when prev is the state the journal's last line ends in and
+// the chain stays within its bounds, else a full line. A delta is used only once applying it
+// to prev has given next byte for byte.
+func journalRecord(ts tailState, prev, next []byte) Record {
+	full := Record{Snapshot: next, State: stateSum(next)}
+	if prev == nil || ts.state == "" || ts.seq-ts.base+1 >= maxChainRecords {
+		return full
+	}
+	var pc bytes.Buffer
+	if json.Compact(&pc, prev) != nil || stateSum(pc.Bytes()) != ts.state {
+		return full
+	}
+	a, err := parseJSON(pc.Bytes())
+	if err != nil {
+		return full
+	}
+	b, err := parseJSON(next)
+	if err != nil {
+		return full
+	}
+	d := diffJSON(a, b)
+	chain := ts.chain + int64(len(d))
+	if d == nil || chain > int64(maxChainFactor*len(next)) {
+		return full
+	}
+	dn, err := parseJSON(d)
+	if err != nil {
+		return full
+	}
+	if got, err := applyDelta(a, dn); err != nil || !bytes.Equal(got.appendTo(nil), next) {
+		return full
+	}
+	return Record{Delta: d, Base: ts.base, Chain: chain, State: full.State}
+}
+
 // cleanTemps removes temp files a killed writer left for file; the caller holds the lock
 // that every writer of file takes, so none of them is in flight.
 func (s *Store) cleanTemps(dir, file string) {
@@ -436,6 +641,9 @@ func (s *Store) cleanTemps(dir, file string) {
 	prefix := fsx.TempPrefix(file)
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
+			if dir != "." {
+				n = dir + "/" + n
+			}
 			_ = s.fs.Remove(n)
 		}
 	}

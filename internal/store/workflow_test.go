@@ -74,10 +74,21 @@ func TestWorkflowLifecycle(t *testing.T) {
 	if err != nil || len(j.Records) != 4 || j.Torn != 0 || len(j.Problems) != 0 {
 		t.Fatalf("journal: %d records %v %v", len(j.Records), j.Problems, err)
 	}
-	for i, r := range j.Records {
+	// The first line holds the whole record, the next ones what changed.
+	if j.Records[0].Snapshot == nil || j.Records[1].Delta == nil || j.Records[1].Snapshot != nil {
+		t.Errorf("journal lines: first %+v, second %+v", j.Records[0], j.Records[1])
+	}
+	states, err := s.ReadJournalSince(wfID, 0)
+	if err != nil || len(states) != 4 {
+		t.Fatalf("states: %d, %v", len(states), err)
+	}
+	for i, r := range states {
 		if r.Seq != int64(i+1) || r.Revision != int64(i+1) || r.At.IsZero() || r.Event.Kind == "" || revOf(t, r.Snapshot) != r.Revision {
 			t.Errorf("record %d: %+v", i, r)
 		}
+	}
+	if !bytes.Equal(states[3].Snapshot, record(wfID, 4, "x")) {
+		t.Errorf("rebuilt state %s", states[3].Snapshot)
 	}
 	if j.Records[1].Event.Detail != "to plan" {
 		t.Errorf("event detail %q", j.Records[1].Event.Detail)
@@ -356,5 +367,35 @@ func TestVersions(t *testing.T) {
 				t.Fatalf("second read %+v %v", w2, err)
 			}
 		})
+	}
+}
+
+// TestSnapshotAndJournalBothDamagedAreReported: with nothing readable left, the workflow is
+// reported as damaged, naming the journal and the quarantined snapshot, on every read, never
+// as absent.
+func TestSnapshotAndJournalBothDamagedAreReported(t *testing.T) {
+	s, dir := newStore(t)
+	s.UpdateWorkflow(setNext(wfID, "analyze"))
+	s.UpdateWorkflow(setNext(wfID, "plan"))
+	os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte("garbage"), 0o600)
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	b, _ := os.ReadFile(jp)
+	os.WriteFile(jp, bytes.ReplaceAll(b, []byte(`"seq"`), []byte(`"SEQ"`)), 0o600)
+	for read := 1; read <= 2; read++ {
+		_, err := s.ReadWorkflow()
+		var d *store.DamagedError
+		if !errors.As(err, &d) || errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("read %d: %v, want a DamagedError", read, err)
+		}
+		if len(d.Journals) != 1 || d.Journals[0] != "journal/"+wfID+".jsonl" || len(d.Quarantined) != 1 ||
+			!strings.Contains(err.Error(), d.Quarantined[0]) || !strings.Contains(err.Error(), d.Journals[0]) {
+			t.Fatalf("read %d: %+v: %v", read, d, err)
+		}
+		if q, _ := os.ReadFile(filepath.Join(dir, d.Quarantined[0])); string(q) != "garbage" {
+			t.Fatalf("the quarantined copy holds %q", q)
+		}
+	}
+	if _, err := s.UpdateWorkflow(setNext("another-1", "plan")); err == nil {
+		t.Fatal("a new workflow was started over a damaged one")
 	}
 }

@@ -23,6 +23,32 @@ import (
 // Ellipsis ends a line cut at its rune cap.
 const Ellipsis = "…"
 
+// OneLine returns s as one plain line: invalid UTF-8 and the characters Dropped names
+// (control and invisible ones) removed, line breaks, tabs and other spaces folded into single
+// spaces, the ends trimmed. It escapes nothing: Line is for text that will be read as
+// Markdown. Every one-line rendering of stored text (hook messages, journal notes, a
+// workflow's context) is this one.
+func OneLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range strings.ToValidUTF8(s, "") {
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case Dropped(r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // Line returns s as one safe Markdown line of at most max runes, escapes and the ellipsis
 // included.
 //

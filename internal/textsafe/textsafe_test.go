@@ -163,3 +163,21 @@ func BenchmarkLine(b *testing.B) {
 		textsafe.Line(s, 200)
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"  plain  ", "plain"},
+		{"a\n\tb\r\n  c", "a b c"},
+		{"bidi \u202eevil\u202c and zero\u200bwidth", "bidi evil and zerowidth"},
+		{"esc \x1b[31mred\x1b[0m", "esc [31mred[0m"},
+		{"bad \xff utf8", "bad utf8"},
+		{"a \u200b b", "a b"},
+		{"[link](x) <b> `code`", "[link](x) <b> `code`"}, // nothing escaped: Line is for Markdown
+	}
+	for _, tt := range tests {
+		if got := textsafe.OneLine(tt.in); got != tt.want {
+			t.Errorf("OneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

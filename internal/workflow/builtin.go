@@ -8,10 +8,12 @@ import (
 	"strings"
 )
 
+//go:generate go test ../yamldoc -run ^TestBuiltinGenerated$ -update
+
 // BuiltinDefinition returns the built-in definition of a type (any letter case). The built-ins
 // are compiled in: builtin_gen.go holds definitions/*.md already parsed, as Go values, so no
 // process parses YAML for them. go test ./internal/yamldoc -run TestBuiltinGenerated checks
-// that the two agree (-update rewrites builtin_gen.go).
+// that the two agree; go generate ./internal/workflow rewrites builtin_gen.go.
 func BuiltinDefinition(name string) (*Definition, bool) {
 	d := builtinParsed(NormalizeName(name))
 	return d, d != nil

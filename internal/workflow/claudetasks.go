@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"strings"
 	"time"
 )
@@ -42,9 +43,9 @@ func ClaudeTaskID(t ClaudeTask) string {
 
 // subject is what the record keeps of t: its subject (else its description) on one line.
 func (t ClaudeTask) subject() string {
-	s := OneLine(t.Subject)
+	s := textsafe.OneLine(t.Subject)
 	if s == "" {
-		s = OneLine(t.Description)
+		s = textsafe.OneLine(t.Description)
 	}
 	if r := []rune(s); len(r) > maxSubject {
 		s = string(r[:maxSubject-1]) + "…"

@@ -64,31 +64,24 @@ type (
 )
 
 // MarshalJSON writes the violation with its unknown members appended.
-func (v Violation) MarshalJSON() ([]byte, error) { return encodeWithExtra(violationJSON(v), v.Extra) }
+func (v Violation) MarshalJSON() ([]byte, error) { return encodeKnown(violationJSON(v), v.Extra) }
 
 // UnmarshalJSON reads the violation, keeping unknown members in Extra.
-func (v *Violation) UnmarshalJSON(b []byte) error { return decodeInto(b, v, readViolation) }
+func (v *Violation) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x violationJSON, extra unknown) { *v = Violation(x); v.Extra = extra })
+}
 
 // MarshalJSON writes the enforcement with its unknown members appended.
 func (e Enforcement) MarshalJSON() ([]byte, error) {
 	if e.Violations == nil {
 		e.Violations = []Violation{}
 	}
-	return encodeWithExtra(enforcementJSON(e), e.Extra)
+	return encodeKnown(enforcementJSON(e), e.Extra)
 }
 
 // UnmarshalJSON reads the enforcement, keeping unknown members in Extra.
-func (e *Enforcement) UnmarshalJSON(b []byte) error { return decodeInto(b, e, readEnforcement) }
-
-func (e Enforcement) clone() Enforcement {
-	c := e
-	c.Violations = make([]Violation, len(e.Violations))
-	for i, v := range e.Violations {
-		v.Extra = cloneRaw(v.Extra)
-		c.Violations[i] = v
-	}
-	c.Extra = cloneRaw(e.Extra)
-	return c
+func (e *Enforcement) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x enforcementJSON, extra unknown) { *e = Enforcement(x); e.Extra = extra })
 }
 
 // NewEnforcement normalises the violations' severities and derives Blocking (true exactly when

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // InitiativeStatus is the life-cycle state of an initiative (a long-lived goal with
@@ -78,18 +80,11 @@ type (
 )
 
 // MarshalJSON writes the milestone with its unknown members appended.
-func (m Milestone) MarshalJSON() ([]byte, error) { return encodeWithExtra(milestoneJSON(m), m.Extra) }
+func (m Milestone) MarshalJSON() ([]byte, error) { return encodeKnown(milestoneJSON(m), m.Extra) }
 
 // UnmarshalJSON reads the milestone, keeping unknown members in Extra.
 func (m *Milestone) UnmarshalJSON(b []byte) error {
-	var v milestoneJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*m = Milestone(v)
-	return nil
+	return decodeKnown(b, func(x milestoneJSON, extra unknown) { *m = Milestone(x); m.Extra = extra })
 }
 
 // MarshalJSON writes the initiative with its unknown members appended.
@@ -97,35 +92,16 @@ func (in Initiative) MarshalJSON() ([]byte, error) {
 	if in.Milestones == nil {
 		in.Milestones = []Milestone{}
 	}
-	return encodeWithExtra(initiativeJSON(in), in.Extra)
+	return encodeKnown(initiativeJSON(in), in.Extra)
 }
 
 // UnmarshalJSON reads the initiative, keeping unknown members in Extra.
 func (in *Initiative) UnmarshalJSON(b []byte) error {
-	var v initiativeJSON
-	extra, err := decodeWithExtra(b, &v)
-	if err != nil {
-		return err
-	}
-	v.Extra = extra
-	*in = Initiative(v)
-	return nil
+	return decodeKnown(b, func(x initiativeJSON, extra unknown) { *in = Initiative(x); in.Extra = extra })
 }
 
 // Clone returns a deep copy.
-func (in *Initiative) Clone() *Initiative {
-	if in == nil {
-		return nil
-	}
-	c := *in
-	c.Milestones = make([]Milestone, len(in.Milestones))
-	for i, m := range in.Milestones {
-		m.Extra = cloneRaw(m.Extra)
-		c.Milestones[i] = m
-	}
-	c.Extra = cloneRaw(in.Extra)
-	return &c
-}
+func (in *Initiative) Clone() *Initiative { return deepCopy(in) }
 
 // InitiativeTransitionError refuses a status change the machine does not allow, with the
 // reason.
@@ -180,7 +156,7 @@ func NewInitiative(id, title string, milestones []MilestoneSpec, now time.Time) 
 		return nil, fmt.Errorf("creating initiative: %w", err)
 	}
 	now = now.UTC()
-	in := &Initiative{Version: SchemaVersion, ID: id, Title: OneLine(title), Status: InitiativeCreated,
+	in := &Initiative{Version: SchemaVersion, ID: id, Title: textsafe.OneLine(title), Status: InitiativeCreated,
 		Milestones: []Milestone{}, CreatedAt: now, LastUpdated: now}
 	for _, m := range milestones {
 		mid := strings.TrimSpace(m.ID)
@@ -190,7 +166,7 @@ func NewInitiative(id, title string, milestones []MilestoneSpec, now time.Time) 
 		if slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == mid }) {
 			return nil, fmt.Errorf("creating initiative %s: milestone %s is listed twice", id, mid)
 		}
-		in.Milestones = append(in.Milestones, Milestone{ID: mid, Title: OneLine(m.Title), Status: MilestonePending})
+		in.Milestones = append(in.Milestones, Milestone{ID: mid, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
 	}
 	if len(in.Milestones) > 0 {
 		in.CurrentMilestone = in.Milestones[0].ID
@@ -383,7 +359,7 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 		return InitiativeChange{Initiative: in.Clone()}, nil
 	}
 	n := in.Clone()
-	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: OneLine(m.Title), Status: MilestonePending})
+	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
 	if n.CurrentMilestone == "" {
 		n.CurrentMilestone = id
 	}

@@ -118,7 +118,7 @@ func Check(in CheckInput) []Finding {
 	}
 	if last := r.LastActivity(); !last.IsZero() && in.Now.Sub(last) > AncientAge {
 		add(FindingAncient, Medium, "last activity was %s ago (%s), more than 7 days: the work may have moved on; confirm with the user before continuing",
-			humanAge(in.Now.Sub(last)), fmtTime(last))
+			Age(in.Now.Sub(last)), fmtTime(last))
 	}
 
 	if def != nil {
@@ -172,7 +172,8 @@ func checkHistory(def *Definition, r *Record) (Finding, bool) {
 		}
 		return Finding{}, false
 	}
-	if moves[0].From != def.Start() {
+	// A history at its bound may have lost its beginning to TrimHistory.
+	if moves[0].From != def.Start() && len(r.History) < MaxHistory {
 		return bad("it begins in %s, not in the start phase %s", moves[0].From, def.Start())
 	}
 	for i, h := range moves {
@@ -297,7 +298,10 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}
 	if len(acts) > 0 {
 		res.Changed, res.Event = true, EventRecover
+		// Recovery is housekeeping: it keeps the age and the TTL of the last real change.
+		changed := r.LastActivity()
 		res.Warnings = touch(n, by, now)
+		n.ChangedAt = changed
 	}
 	if p, ok := PendingApproval(r); ok {
 		acts = append(acts, RecoveryAction{Kind: RecoveredReapproval, Phase: p,

@@ -85,7 +85,7 @@ func TestCheckFindings(t *testing.T) {
 			}},
 		{name: "bad-ttl", code: "bad-ttl", sev: "MEDIUM", text: `ttl "forever"`,
 			mutate: func(r *workflow.Record) { r.TTL = "forever" }},
-		{name: "owned-elsewhere", code: "owned-by-live-session", sev: "MEDIUM", text: "sess-alice",
+		{name: "owned-elsewhere", code: "owned-by-live-session", sev: "MEDIUM", text: "Another live session",
 			by: workflow.Actor{SessionID: "sess-bob"}, now: base.UpdatedAt.Add(5 * time.Minute)},
 		{name: "approval-pending", code: "approval-pending", sev: "INFO", text: "present it again rather than re-running it",
 			mutate: func(r *workflow.Record) {

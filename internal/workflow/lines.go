@@ -33,8 +33,26 @@ func CompletionLine(r *Record) string {
 	return "Completed " + strings.ToUpper(r.Type) + " for " + quote(r.Context) + ": " + quote(r.Outcome)
 }
 
-// ExpiryLine is the line written when a workflow expires:
-// "Expired workflow: {TYPE} at {phase} for {context}".
+// ExpiryLine is the line written when a workflow expires (it is archived, never deleted):
+// "Expired {TYPE} workflow at {phase} for {context}, archived".
 func ExpiryLine(r *Record) string {
-	return "Expired workflow: " + strings.ToUpper(r.Type) + " at " + r.State + " for " + quote(r.Context)
+	return "Expired " + strings.ToUpper(r.Type) + " workflow at " + r.State + " for " + quote(r.Context) + ", archived"
+}
+
+// AbandonLine is the line written when an active workflow is archived unfinished (`cairn
+// archive`, or a start that replaces it): "Abandoned {TYPE} workflow at {phase} for
+// {context}, archived".
+func AbandonLine(r *Record) string {
+	return "Abandoned " + strings.ToUpper(r.Type) + " workflow at " + r.State + " for " + quote(r.Context) + ", archived"
+}
+
+// IsEndingLine reports whether an L2 line records an ending (completion, expiry, archive):
+// after one, there is nothing to resume.
+func IsEndingLine(l string) bool {
+	for _, p := range []string{"Completed ", "Expired ", "Abandoned "} {
+		if strings.HasPrefix(strings.TrimSpace(l), p) {
+			return true
+		}
+	}
+	return false
 }

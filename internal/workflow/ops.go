@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // Event names what an operation did, for the journal and the caller's messages.
@@ -30,6 +31,7 @@ const (
 	EventHeartbeat  Event = "heartbeat"
 	EventExpire     Event = "expire"
 	EventRecover    Event = "recover"
+	EventApprove    Event = "approve"
 )
 
 // Actor is who makes a change: the Claude Code session and the process acting for it.
@@ -199,10 +201,6 @@ func NewID(typ string, now time.Time, rnd io.Reader) (string, error) {
 	return NormalizeName(typ) + "-" + now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
 }
 
-// OneLine turns s into one line: line breaks and tabs become spaces, runs of spaces collapse,
-// the ends are trimmed. (Sanitising for Markdown is textsafe's job, at the edge.)
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // Start begins a workflow of def's type in its start phase. current is the active slot's
 // record, or nil. An active current workflow is refused with *ActiveError unless req.Replace,
 // in which case the result's Archive is the old record marked archived; a finished current
@@ -214,7 +212,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if t := NormalizeName(req.Type); t != "" && t != def.Name {
 		return Result{}, fmt.Errorf("starting a workflow: type %q does not match definition %q", t, def.Name)
 	}
-	ctx := OneLine(req.Context)
+	ctx := textsafe.OneLine(req.Context)
 	if ctx == "" {
 		return Result{}, errors.New("starting a workflow: context is empty: give a one-line summary of the work")
 	}
@@ -260,7 +258,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		WorkflowID:       id,
 		Type:             def.Name,
 		Context:          ctx,
-		Scope:            OneLine(req.Scope),
+		Scope:            textsafe.OneLine(req.Scope),
 		State:            start,
 		PhaseStatus:      PhaseInProgress,
 		Status:           StatusActive,
@@ -308,6 +306,9 @@ type TransitionRequest struct {
 	Note    string
 	// Outcome is recorded when the move enters a terminal phase ("reached <phase>" if empty).
 	Outcome string
+	// Approval, when set, is a person's yes to leaving the approval phase, recorded with its
+	// source and note. Whether a move needs one is the caller's policy (NeedsApproval).
+	Approval *Approval
 }
 
 // touch stamps the change: updated_at, owner (session, pid, heartbeat), and returns the
@@ -318,6 +319,7 @@ func touch(r *Record, by Actor, now time.Time) []string {
 		warnings = append(warnings, w)
 	}
 	r.UpdatedAt = now
+	r.ChangedAt = now
 	if by.SessionID != "" || by.PID != 0 {
 		o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
 		if r.Owner != nil {
@@ -427,13 +429,17 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	n.Phases[to] = entered
 
 	if def.IsGate(from) && def.forward(from, to) {
-		approve(n, from, now)
+		var a Approval
+		if req.Approval != nil {
+			a = *req.Approval
+		}
+		approve(n, from, now, a.Source, a.Note)
 	}
 	if def.IsGate(to) {
 		n.Approvals = append(n.Approvals, Approval{Phase: to, RequestedAt: now})
 	}
 	n.History = append(n.History, HistoryEntry{From: from, To: to, At: now, SessionID: by.SessionID,
-		Note: OneLine(req.Note), Checkpoint: strings.TrimSpace(req.Checkpoint)})
+		Note: textsafe.OneLine(req.Note), Checkpoint: strings.TrimSpace(req.Checkpoint)})
 	n.State = to
 	n.PhaseStatus = PhaseInProgress
 
@@ -452,17 +458,89 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 }
 
 // approve records the approval of gate phase p: the latest open request, else a new entry.
-func approve(r *Record, p string, now time.Time) {
+// An approval given before (cairn approve) is kept as it was.
+func approve(r *Record, p string, now time.Time, source, note string) {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
 		if r.Approvals[i].Phase == p {
 			if r.Approvals[i].Open() {
 				r.Approvals[i].ApprovedAt = now
+				r.Approvals[i].Source, r.Approvals[i].Note = source, textsafe.OneLine(note)
+				return
+			}
+			if source == "" {
 				return
 			}
 			break
 		}
 	}
-	r.Approvals = append(r.Approvals, Approval{Phase: p, RequestedAt: now, ApprovedAt: now})
+	r.Approvals = append(r.Approvals, Approval{Phase: p, RequestedAt: now, ApprovedAt: now, Source: source, Note: textsafe.OneLine(note)})
+}
+
+// Approval sources.
+const (
+	ApprovalElicitation = "elicitation" // the person answered the client's prompt
+	ApprovalCLI         = "cli"         // cairn approve
+	ApprovalSetting     = "setting"     // a person turned approvals off for the project
+)
+
+// ApprovedBy says who gave an approval of source src, in words for people and models.
+func ApprovedBy(src string) string {
+	switch src {
+	case ApprovalElicitation:
+		return "a person, asked in Claude Code"
+	case ApprovalCLI:
+		return "a person, with cairn approve"
+	case ApprovalSetting:
+		return "the project setting (approvals off)"
+	}
+	return "the agent (recorded before approvals needed a person)"
+}
+
+// NeedsApproval reports the approval phase a move from r's phase to `to` leaves without a
+// person's yes on record: a forward move out of a gate whose latest request is still open (or
+// was never made).
+func NeedsApproval(def *Definition, r *Record, to string) (string, bool) {
+	if def == nil || r == nil || r.Status != StatusActive {
+		return "", false
+	}
+	from, to := r.State, NormalizeName(to)
+	if !def.IsGate(from) || !def.CanMove(from, to) || !def.forward(from, to) {
+		return "", false
+	}
+	for i := len(r.Approvals) - 1; i >= 0; i-- {
+		if r.Approvals[i].Phase == from {
+			return from, r.Approvals[i].ApprovedAt.IsZero()
+		}
+	}
+	return from, true
+}
+
+// ApprovalError refuses leaving an approval phase without a person's yes.
+type ApprovalError struct {
+	WorkflowID string
+	Phase      string // the approval phase being left
+	To         string
+}
+
+func (e *ApprovalError) Error() string {
+	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, then the move can be made again", e.Phase)
+}
+
+// Approve records a person's yes to the approval the current phase waits for. It is refused
+// when the phase waits for none.
+func Approve(r *Record, source, note string, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	p, ok := PendingApproval(r)
+	if !ok {
+		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
+	}
+	now = now.UTC()
+	n := r.Clone()
+	warnings := touch(n, by, now)
+	approve(n, p, now, source, note)
+	return Result{Record: n, Changed: true, Event: EventApprove, From: p, To: p, Warnings: warnings}, nil
 }
 
 func finish(r *Record, phase, outcome string, now time.Time) {
@@ -473,7 +551,7 @@ func finish(r *Record, phase, outcome string, now time.Time) {
 	r.PhaseStatus = PhaseComplete
 	r.Status = StatusCompleted
 	r.CompletedAt = now
-	r.Outcome = OneLine(outcome)
+	r.Outcome = textsafe.OneLine(outcome)
 	if r.Outcome == "" {
 		r.Outcome = "reached " + phase
 	}

@@ -28,13 +28,9 @@ func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) st
 	if !OwnerLive(r, by, now, live) {
 		return ""
 	}
-	o := r.Owner
-	pid := ""
-	if o.PID != 0 {
-		pid = fmt.Sprintf(" (pid %d)", o.PID)
-	}
-	return fmt.Sprintf("workflow %s is in use by another live session %s%s, last seen %s ago; changes from this session may cross its work: coordinate before continuing",
-		r.WorkflowID, o.SessionID, pid, humanAge(now.Sub(o.Heartbeat)))
+	// No session id or pid: the reader can do nothing with them.
+	return fmt.Sprintf("Another live session last changed this workflow %s ago; coordinate with it before continuing, as changes from here may cross its work.",
+		Age(now.Sub(r.Owner.Heartbeat)))
 }
 
 // Heartbeat refreshes the owner's heartbeat when by is the owning session (or there is no
@@ -101,10 +97,17 @@ func ResolveConflict(a, b *Record) ConflictDecision {
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// humanAge renders a duration coarsely for people: "45s", "12m", "3h", "2d".
-func humanAge(d time.Duration) string {
-	if d < 0 {
-		d = 0
+// Age words a duration for people in its two largest units, the second left out when it is
+// zero: "45s", "12m", "2h 5m", "3h", "2d 4h", "8d" (days from 48 hours on). A negative
+// duration counts as 0. It is the one age formatter: the report, the CLI and the messages
+// here all use it.
+func Age(d time.Duration) string {
+	d = max(d, 0)
+	two := func(a int, au string, b int, bu string) string {
+		if b == 0 {
+			return fmt.Sprintf("%d%s", a, au)
+		}
+		return fmt.Sprintf("%d%s %d%s", a, au, b, bu)
 	}
 	switch {
 	case d < time.Minute:
@@ -112,8 +115,7 @@ func humanAge(d time.Duration) string {
 	case d < time.Hour:
 		return fmt.Sprintf("%dm", int(d/time.Minute))
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d/time.Hour))
-	default:
-		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+		return two(int(d/time.Hour), "h", int(d%time.Hour/time.Minute), "m")
 	}
+	return two(int(d/(24*time.Hour)), "d", int(d%(24*time.Hour)/time.Hour), "h")
 }

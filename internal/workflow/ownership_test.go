@@ -29,8 +29,9 @@ func TestOwnershipWarning(t *testing.T) {
 			if (w != "") != tc.warn {
 				t.Fatalf("warning %q, want warn=%v", w, tc.warn)
 			}
-			if tc.warn && (!strings.Contains(w, "sess-alice") || !strings.Contains(w, "pid 101")) {
-				t.Fatalf("warning %q does not name the owner", w)
+			// The reader can do nothing with a session id or a pid: the warning says what to do.
+			if tc.warn && (strings.Contains(w, "sess-alice") || strings.Contains(w, "101") || !strings.Contains(w, "coordinate")) {
+				t.Fatalf("warning %q names ids the reader cannot use, or no step", w)
 			}
 			// Changing the workflow carries the warning and takes ownership.
 			res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "plan"}, tc.now, tc.by)
@@ -77,5 +78,21 @@ func TestResolveConflict(t *testing.T) {
 	}
 	if d = workflow.ResolveConflict(a, a.Clone()); !d.Tie || d.Keep != a || !strings.Contains(d.Reason, "confirm with the user") {
 		t.Fatalf("tie: %+v", d)
+	}
+}
+
+func TestAge(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Second, "0s"}, {45 * time.Second, "45s"}, {12 * time.Minute, "12m"},
+		{3 * time.Hour, "3h"}, {3*time.Hour + 5*time.Minute, "3h 5m"}, {47*time.Hour + 59*time.Minute, "47h 59m"},
+		{48 * time.Hour, "2d"}, {50 * time.Hour, "2d 2h"}, {8 * 24 * time.Hour, "8d"},
+	}
+	for _, tt := range tests {
+		if got := workflow.Age(tt.d); got != tt.want {
+			t.Errorf("Age(%v) = %q, want %q", tt.d, got, tt.want)
+		}
 	}
 }

@@ -84,10 +84,10 @@ func BuildPlan(in PlanInput) Plan {
 	if r == nil {
 		if p.L2Line != "" {
 			p.Tier = TierL2Only
-			p.Next = "last known position from memory: " + p.L2Line + "; the workflow state file is gone, so it cannot be resumed automatically: confirm with the user, then start a new workflow"
+			p.Next = "Tell the user the last position memory holds; its workflow state is missing, so start a new workflow if the work goes on."
 		} else {
 			p.Tier = TierNone
-			p.Next = "no workflow to resume; start one when there is multi-phase work"
+			p.Next = "Nothing to resume; call start_workflow when multi-phase work begins."
 		}
 		return p
 	}
@@ -107,7 +107,9 @@ func BuildPlan(in PlanInput) Plan {
 	if in.Def != nil {
 		p.Allowed = in.Def.Allowed(r.State)
 	}
-	p.AwaitingApproval, _ = PendingApproval(r)
+	if ph, open := PendingApproval(r); open {
+		p.AwaitingApproval = ph
+	}
 
 	var serious []string
 	for _, f := range in.Findings {
@@ -120,39 +122,41 @@ func BuildPlan(in PlanInput) Plan {
 	}
 
 	if r.Status != StatusActive {
-		p.Next = fmt.Sprintf("the workflow is %s", r.Status)
-		if r.Outcome != "" {
-			p.Next += " (" + r.Outcome + ")"
-		}
-		p.Next += "; start a new one for new work"
+		p.Next = fmt.Sprintf("the workflow is %s; start a new one for new work", r.Status)
 		return p
 	}
 	p.CanResume = len(serious) == 0
-	var next strings.Builder
-	if !p.CanResume {
-		fmt.Fprintf(&next, "integrity problems (%s): show them to the user and ask whether to resume anyway or start fresh (the current state is archived, not lost); ", strings.Join(serious, ", "))
-	}
-	if n := len(p.Blocking); n > 0 {
-		fmt.Fprintf(&next, "resolve %d blocking violation%s first; ", n, plural(n))
-	}
+	p.Next = nextStep(p, r, serious)
+	return p
+}
+
+// nextStep chooses the single most important thing to do next: a resume the checks put in
+// doubt, then blocking findings, then an approval, then a stuck phase, else the phase itself.
+// It is Cairn's own instruction, so it names only phases and counts, never stored text.
+func nextStep(p Plan, r *Record, serious []string) string {
 	switch {
+	case len(serious) > 0:
+		return "Show the user the warnings above and ask whether to resume this workflow or start fresh (the current one is archived, not lost)."
+	case len(p.Blocking) > 0:
+		n := len(p.Blocking)
+		return fmt.Sprintf("Resolve the %d blocking finding%s, then record the check again with set_enforcement.", n, plural(n))
 	case p.AwaitingApproval != "":
 		// Entering a gate opens its approval request, so an open request alone does not say
 		// whether the phase's result was shown yet: say both cases, never "re-run".
-		fmt.Fprintf(&next, "phase %s needs the user's approval before moving on: if its result was already presented, present it again for approval (do not re-run it); otherwise finish it, then ask", p.Phase)
+		return fmt.Sprintf("Finish phase %s (if its result was already shown, show it again without re-running it) and ask the user to approve it; leaving %s needs their yes.", p.Phase, p.Phase)
 	case r.PhaseStatus == PhaseBlocked || r.PhaseStatus == PhaseFailed:
-		fmt.Fprintf(&next, "phase %s is %s: deal with that, then continue it", p.Phase, r.PhaseStatus)
-	default:
-		fmt.Fprintf(&next, "continue phase %s", p.Phase)
+		return fmt.Sprintf("Phase %s is %s: deal with that, then continue it.", p.Phase, r.PhaseStatus)
 	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Continue phase %s", p.Phase)
 	if open := p.Tasks.Pending + p.Tasks.Running; open > 0 {
-		fmt.Fprintf(&next, " (%d task%s to run)", open, plural(open))
+		fmt.Fprintf(&b, " (%d task%s to run)", open, plural(open))
 	}
 	if len(p.Allowed) > 0 {
-		next.WriteString("; allowed next: " + strings.Join(p.Allowed, ", "))
+		fmt.Fprintf(&b, ", then move on to %s", strings.Join(p.Allowed, " or "))
 	}
-	p.Next = next.String()
-	return p
+	b.WriteString(".")
+	return b.String()
 }
 
 func plural(n int) string {

@@ -22,12 +22,12 @@ func TestBuildPlanTiers(t *testing.T) {
 		next     string
 		warnings []string
 	}{
-		{"full", r, true, true, "", workflow.TierFull, "continue phase implement; allowed next: review", nil},
-		{"minimal", r, true, false, "", workflow.TierMinimal, "continue phase implement; allowed next: review", []string{workflow.WarnL2Unavailable}},
+		{"full", r, true, true, "", workflow.TierFull, "Continue phase implement, then move on to review.", nil},
+		{"minimal", r, true, false, "", workflow.TierMinimal, "Continue phase implement, then move on to review.", []string{workflow.WarnL2Unavailable}},
 		{"l2-only", nil, true, true, "Active APEX workflow: plan completed, implementing add login", workflow.TierL2Only,
-			"last known position from memory: Active APEX workflow: plan completed, implementing add login; the workflow state file is gone", nil},
-		{"none", nil, true, true, "", workflow.TierNone, "no workflow to resume", nil},
-		{"none-no-layers", nil, false, false, "", workflow.TierNone, "no workflow to resume", []string{workflow.WarnL1Unavailable, workflow.WarnL2Unavailable}},
+			"Tell the user the last position memory holds", nil},
+		{"none", nil, true, true, "", workflow.TierNone, "Nothing to resume", nil},
+		{"none-no-layers", nil, false, false, "", workflow.TierNone, "Nothing to resume", []string{workflow.WarnL1Unavailable, workflow.WarnL2Unavailable}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := workflow.BuildPlan(workflow.PlanInput{Record: tc.rec, Def: def, L1Available: tc.l1, L2Available: tc.l2, L2Line: tc.line, Now: now})
@@ -65,13 +65,13 @@ func TestBuildPlanNextStep(t *testing.T) {
 		find []workflow.Finding
 		want string
 	}{
-		{"approval", inPlan, nil, "phase plan needs the user's approval before moving on: if its result was already presented, present it again for approval (do not re-run it); otherwise finish it, then ask; allowed next: implement, analyze"},
-		{"blocking-violations", withV.Record, nil, "resolve 1 blocking violation first; continue phase review; allowed next: implement, git-commit"},
-		{"tasks", tasks, nil, "continue phase implement (2 tasks to run); allowed next: review"},
-		{"phase-blocked", blocked.Record, nil, "phase implement is blocked: deal with that, then continue it (2 tasks to run); allowed next: review"},
-		{"completed", done.Record, nil, "the workflow is completed (shipped); start a new one for new work"},
+		{"approval", inPlan, nil, "Finish phase plan (if its result was already shown, show it again without re-running it) and ask the user to approve it; leaving plan needs their yes."},
+		{"blocking-violations", withV.Record, nil, "Resolve the 1 blocking finding, then record the check again with set_enforcement."},
+		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
+		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
+		{"completed", done.Record, nil, "the workflow is completed; start a new one for new work"},
 		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
-			"integrity problems (output-missing): show them to the user and ask whether to resume anyway or start fresh (the current state is archived, not lost); continue phase review"},
+			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := workflow.BuildPlan(workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: now})

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"encoding/json"
-	"maps"
 	"slices"
 	"time"
 )
@@ -45,28 +44,31 @@ func (s PhaseStatus) Valid() bool {
 // Record is the schema-2.0 workflow record (L1), one JSON document per workflow. Its JSON names
 // are a shared contract; members it has no field for are kept in Extra and written back.
 type Record struct {
-	Version          string            `json:"version"`
-	WorkflowID       string            `json:"workflow_id"`
-	Type             string            `json:"type"`
-	Context          string            `json:"context"`
-	Scope            string            `json:"scope,omitempty"`
-	State            string            `json:"state"`
-	PhaseStatus      PhaseStatus       `json:"phase_status"`
-	Status           Status            `json:"status"`
-	Phases           map[string]Phase  `json:"phases,omitempty"`
-	History          []HistoryEntry    `json:"history,omitempty"`
-	Tasks            []Task            `json:"tasks,omitempty"`
-	Approvals        []Approval        `json:"approvals,omitempty"`
-	Artifacts        []string          `json:"artifacts,omitempty"`
-	Vars             map[string]string `json:"vars,omitempty"`
-	Enforcement      *Enforcement      `json:"enforcement,omitempty"`
-	TTL              string            `json:"ttl,omitempty"`
-	CreatedAt        time.Time         `json:"created_at,omitzero"`
-	UpdatedAt        time.Time         `json:"updated_at,omitzero"`
-	CompletedAt      time.Time         `json:"completed_at,omitzero"`
-	Outcome          string            `json:"outcome,omitempty"`
-	Owner            *Owner            `json:"owner,omitempty"`
-	InterruptionSafe *bool             `json:"interruption_safe,omitempty"`
+	Version     string            `json:"version"`
+	WorkflowID  string            `json:"workflow_id"`
+	Type        string            `json:"type"`
+	Context     string            `json:"context"`
+	Scope       string            `json:"scope,omitempty"`
+	State       string            `json:"state"`
+	PhaseStatus PhaseStatus       `json:"phase_status"`
+	Status      Status            `json:"status"`
+	Phases      map[string]Phase  `json:"phases,omitempty"`
+	History     []HistoryEntry    `json:"history,omitempty"`
+	Tasks       []Task            `json:"tasks,omitempty"`
+	Approvals   []Approval        `json:"approvals,omitempty"`
+	Artifacts   []string          `json:"artifacts,omitempty"`
+	Vars        map[string]string `json:"vars,omitempty"`
+	Enforcement *Enforcement      `json:"enforcement,omitempty"`
+	TTL         string            `json:"ttl,omitempty"`
+	CreatedAt   time.Time         `json:"created_at,omitzero"`
+	UpdatedAt   time.Time         `json:"updated_at,omitzero"`
+	// ChangedAt is the last change made by an agent or a person. Housekeeping writes
+	// (recovery after a crash) move updated_at only, so ages and the TTL count from this.
+	ChangedAt        time.Time `json:"changed_at,omitzero"`
+	CompletedAt      time.Time `json:"completed_at,omitzero"`
+	Outcome          string    `json:"outcome,omitempty"`
+	Owner            *Owner    `json:"owner,omitempty"`
+	InterruptionSafe *bool     `json:"interruption_safe,omitempty"`
 	// Revision is owned by the store: it increments on every write. Operations here copy it
 	// unchanged and only compare it (TransitionRequest.ExpectedRevision).
 	Revision int64 `json:"revision"`
@@ -133,10 +135,14 @@ type Task struct {
 // Approval records a gate: requested when its phase is entered, approved when it is left
 // forward.
 type Approval struct {
-	Phase       string                     `json:"phase"`
-	RequestedAt time.Time                  `json:"requested_at,omitzero"`
-	ApprovedAt  time.Time                  `json:"approved_at,omitzero"`
-	Extra       map[string]json.RawMessage `json:"-"`
+	Phase       string    `json:"phase"`
+	RequestedAt time.Time `json:"requested_at,omitzero"`
+	ApprovedAt  time.Time `json:"approved_at,omitzero"`
+	// Source says who approved: "elicitation" (the person answered the client's prompt),
+	// "cli" (`cairn approve`) or "setting" (a person turned approvals off for the project).
+	Source string                     `json:"source,omitempty"`
+	Note   string                     `json:"note,omitempty"`
+	Extra  map[string]json.RawMessage `json:"-"`
 }
 
 // Open reports whether the approval was requested and not yet given.
@@ -150,8 +156,8 @@ type Owner struct {
 	Extra     map[string]json.RawMessage `json:"-"`
 }
 
-// Each type below marshals through a method-less twin so that the Extra members can be
-// appended on the way out. On the way in they decode in one pass (decode.go).
+// Each type below marshals through a method-less twin with encodeKnown and decodeKnown
+// (unknown.go), which keep the members it has no field for in Extra.
 
 type (
 	recordJSON       Record
@@ -163,102 +169,56 @@ type (
 )
 
 // MarshalJSON writes the record with its unknown members appended.
-func (r Record) MarshalJSON() ([]byte, error) { return encodeWithExtra(recordJSON(r), r.Extra) }
+func (r Record) MarshalJSON() ([]byte, error) { return encodeKnown(recordJSON(r), r.Extra) }
 
 // UnmarshalJSON reads the record, keeping unknown members in Extra.
-func (r *Record) UnmarshalJSON(b []byte) error { return decodeInto(b, r, readRecord) }
-
-// MarshalJSON writes the phase with its unknown members appended.
-func (p Phase) MarshalJSON() ([]byte, error) { return encodeWithExtra(phaseJSON(p), p.Extra) }
-
-// UnmarshalJSON reads the phase, keeping unknown members in Extra.
-func (p *Phase) UnmarshalJSON(b []byte) error { return decodeInto(b, p, readPhase) }
-
-// MarshalJSON writes the entry with its unknown members appended.
-func (h HistoryEntry) MarshalJSON() ([]byte, error) {
-	return encodeWithExtra(historyEntryJSON(h), h.Extra)
+func (r *Record) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x recordJSON, extra unknown) { *r = Record(x); r.Extra = extra })
 }
 
+// MarshalJSON writes the phase with its unknown members appended.
+func (p Phase) MarshalJSON() ([]byte, error) { return encodeKnown(phaseJSON(p), p.Extra) }
+
+// UnmarshalJSON reads the phase, keeping unknown members in Extra.
+func (p *Phase) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x phaseJSON, extra unknown) { *p = Phase(x); p.Extra = extra })
+}
+
+// MarshalJSON writes the entry with its unknown members appended.
+func (h HistoryEntry) MarshalJSON() ([]byte, error) { return encodeKnown(historyEntryJSON(h), h.Extra) }
+
 // UnmarshalJSON reads the entry, keeping unknown members in Extra.
-func (h *HistoryEntry) UnmarshalJSON(b []byte) error { return decodeInto(b, h, readHistoryEntry) }
+func (h *HistoryEntry) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x historyEntryJSON, extra unknown) { *h = HistoryEntry(x); h.Extra = extra })
+}
 
 // MarshalJSON writes the task with its unknown members appended.
-func (t Task) MarshalJSON() ([]byte, error) { return encodeWithExtra(taskJSON(t), t.Extra) }
+func (t Task) MarshalJSON() ([]byte, error) { return encodeKnown(taskJSON(t), t.Extra) }
 
 // UnmarshalJSON reads the task, keeping unknown members in Extra.
-func (t *Task) UnmarshalJSON(b []byte) error { return decodeInto(b, t, readTask) }
+func (t *Task) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x taskJSON, extra unknown) { *t = Task(x); t.Extra = extra })
+}
 
 // MarshalJSON writes the approval with its unknown members appended.
-func (a Approval) MarshalJSON() ([]byte, error) { return encodeWithExtra(approvalJSON(a), a.Extra) }
+func (a Approval) MarshalJSON() ([]byte, error) { return encodeKnown(approvalJSON(a), a.Extra) }
 
 // UnmarshalJSON reads the approval, keeping unknown members in Extra.
-func (a *Approval) UnmarshalJSON(b []byte) error { return decodeInto(b, a, readApproval) }
+func (a *Approval) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x approvalJSON, extra unknown) { *a = Approval(x); a.Extra = extra })
+}
 
 // MarshalJSON writes the owner with its unknown members appended.
-func (o Owner) MarshalJSON() ([]byte, error) { return encodeWithExtra(ownerJSON(o), o.Extra) }
+func (o Owner) MarshalJSON() ([]byte, error) { return encodeKnown(ownerJSON(o), o.Extra) }
 
 // UnmarshalJSON reads the owner, keeping unknown members in Extra.
-func (o *Owner) UnmarshalJSON(b []byte) error { return decodeInto(b, o, readOwner) }
+func (o *Owner) UnmarshalJSON(b []byte) error {
+	return decodeKnown(b, func(x ownerJSON, extra unknown) { *o = Owner(x); o.Extra = extra })
+}
 
 // Clone returns a deep copy of r, so that an operation can change the copy while the caller
 // keeps the original (for the journal, or to compare).
-func (r *Record) Clone() *Record {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	if r.Phases != nil {
-		c.Phases = make(map[string]Phase, len(r.Phases))
-		for k, p := range r.Phases {
-			c.Phases[k] = p.clone()
-		}
-	}
-	if r.History != nil {
-		c.History = make([]HistoryEntry, len(r.History))
-		for i, h := range r.History {
-			h.Extra = cloneRaw(h.Extra)
-			c.History[i] = h
-		}
-	}
-	if r.Tasks != nil {
-		c.Tasks = make([]Task, len(r.Tasks))
-		for i, t := range r.Tasks {
-			t.Extra = cloneRaw(t.Extra)
-			c.Tasks[i] = t
-		}
-	}
-	if r.Approvals != nil {
-		c.Approvals = make([]Approval, len(r.Approvals))
-		for i, a := range r.Approvals {
-			a.Extra = cloneRaw(a.Extra)
-			c.Approvals[i] = a
-		}
-	}
-	c.Artifacts = slices.Clone(r.Artifacts)
-	c.Vars = maps.Clone(r.Vars)
-	if r.Enforcement != nil {
-		e := r.Enforcement.clone()
-		c.Enforcement = &e
-	}
-	if r.Owner != nil {
-		o := *r.Owner
-		o.Extra = cloneRaw(o.Extra)
-		c.Owner = &o
-	}
-	if r.InterruptionSafe != nil {
-		b := *r.InterruptionSafe
-		c.InterruptionSafe = &b
-	}
-	c.Extra = cloneRaw(r.Extra)
-	return &c
-}
-
-func (p Phase) clone() Phase {
-	p.Outputs = slices.Clone(p.Outputs)
-	p.Metadata = cloneRaw(p.Metadata)
-	p.Extra = cloneRaw(p.Extra)
-	return p
-}
+func (r *Record) Clone() *Record { return deepCopy(r) }
 
 // CompletedPhases lists the phases marked completed, in the order of def's phases when def is
 // given (then any others, sorted), else sorted by completion time.
@@ -297,8 +257,12 @@ func (r *Record) CompletedPhases(def *Definition) []string {
 	return done
 }
 
-// LastActivity is when the record last changed: updated_at, else created_at.
+// LastActivity is when an agent or a person last changed the record: changed_at, else
+// updated_at (records written before changed_at existed), else created_at.
 func (r *Record) LastActivity() time.Time {
+	if !r.ChangedAt.IsZero() {
+		return r.ChangedAt
+	}
 	if !r.UpdatedAt.IsZero() {
 		return r.UpdatedAt
 	}

@@ -3,6 +3,8 @@ package workflow_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -187,4 +189,58 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		}
 		_ = r.Clone()
 	})
+}
+
+// TestCloneSharesNothing: a clone of a record with every kind of field filled is equal to it
+// and shares no map, slice or pointer with it, at any depth, so changing one never changes
+// the other.
+func TestCloneSharesNothing(t *testing.T) {
+	data, err := os.ReadFile("testdata/compat/record-unknown.in.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r workflow.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	c := r.Clone()
+	if !reflect.DeepEqual(&r, c) {
+		t.Fatalf("clone differs:\n%+v\n%+v", r, *c)
+	}
+	var walk func(path string, a, b reflect.Value)
+	walk = func(path string, a, b reflect.Value) {
+		switch a.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Slice:
+			if a.IsNil() {
+				return
+			}
+			if a.Kind() != reflect.Slice || a.Len() > 0 {
+				if a.Pointer() == b.Pointer() {
+					t.Errorf("%s is shared between the record and its clone", path)
+				}
+			}
+		}
+		switch a.Kind() {
+		case reflect.Pointer:
+			walk(path, a.Elem(), b.Elem())
+		case reflect.Map:
+			for _, k := range a.MapKeys() {
+				walk(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k))
+			}
+		case reflect.Slice:
+			for i := range a.Len() {
+				walk(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i))
+			}
+		case reflect.Struct:
+			for i := range a.NumField() {
+				if a.Type().Field(i).IsExported() {
+					walk(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
+				}
+			}
+		}
+	}
+	walk("record", reflect.ValueOf(&r), reflect.ValueOf(c))
+	if (*workflow.Record)(nil).Clone() != nil {
+		t.Error("Clone of nil is not nil")
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // StatusFileName is the human-facing initiative status file of seed 001.
@@ -141,7 +143,7 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 			n.Status = doc.Status
 		}
 	}
-	n.Title = firstNonEmpty(OneLine(doc.Title), n.Title)
+	n.Title = firstNonEmpty(textsafe.OneLine(doc.Title), n.Title)
 	merged := make([]Milestone, 0, len(doc.Milestones))
 	for _, sm := range doc.Milestones {
 		m := Milestone{ID: sm.ID, Title: sm.Title, Status: sm.Status}
@@ -174,7 +176,7 @@ func (d *SyncDecision) renderDoc(prev *StatusDoc) {
 
 func staleWarning(stale string, staleAt time.Time, winner string, gap time.Duration, now time.Time) string {
 	return fmt.Sprintf("Initiative state may be stale — last updated %s ago (%s); %s is newer by %s and was used",
-		humanAge(now.Sub(staleAt)), stale, winner, humanAge(gap))
+		Age(now.Sub(staleAt)), stale, winner, Age(gap))
 }
 
 func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
@@ -184,7 +186,7 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 	if !doc.Status.Valid() {
 		return nil, fmt.Errorf("reading %s: status %q is not an initiative status", StatusFileName, doc.Status)
 	}
-	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: OneLine(doc.Title), Status: doc.Status,
+	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: textsafe.OneLine(doc.Title), Status: doc.Status,
 		Milestones: []Milestone{}, CurrentMilestone: doc.CurrentMilestone, LastUpdated: at}
 	for _, sm := range doc.Milestones {
 		st := sm.Status

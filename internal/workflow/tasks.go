@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // taskMoves is the task status machine. A done task is final; a failed one may be retried.
@@ -73,7 +75,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		n := r.Clone()
 		warnings := touch(n, by, now)
-		t := Task{ID: id, Phase: n.State, Status: u.Status, Output: u.Output, Note: OneLine(u.Note), UpdatedAt: now}
+		t := Task{ID: id, Phase: n.State, Status: u.Status, Output: u.Output, Note: textsafe.OneLine(u.Note), UpdatedAt: now}
 		if u.Status == TaskRunning {
 			t.StartedAt = now
 		}
@@ -82,7 +84,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	}
 	old := r.Tasks[i]
 	if old.Status == u.Status {
-		if (u.Output == "" || u.Output == old.Output) && (u.Note == "" || OneLine(u.Note) == old.Note) {
+		if (u.Output == "" || u.Output == old.Output) && (u.Note == "" || textsafe.OneLine(u.Note) == old.Note) {
 			return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
 		}
 	} else if !slices.Contains(taskMoves[old.Status], u.Status) {
@@ -110,7 +112,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		t.Output = u.Output
 	}
 	if u.Note != "" {
-		t.Note = OneLine(u.Note)
+		t.Note = textsafe.OneLine(u.Note)
 	}
 	t.UpdatedAt = now
 	return Result{Record: n, Changed: true, Event: EventTask, From: r.State, To: r.State, Warnings: warnings}, nil

@@ -324,8 +324,17 @@ func TestLineBuilders(t *testing.T) {
 	if got := workflow.CompletionLine(r); got != "Completed PLAIN for “the memo”: “sent”" {
 		t.Fatal(got)
 	}
-	if got := workflow.ExpiryLine(r); got != "Expired workflow: PLAIN at done for “the memo”" {
+	if got := workflow.ExpiryLine(r); got != "Expired PLAIN workflow at done for “the memo”, archived" {
 		t.Fatal(got)
+	}
+	if got := workflow.AbandonLine(r); got != "Abandoned PLAIN workflow at done for “the memo”, archived" {
+		t.Fatal(got)
+	}
+	for l, want := range map[string]bool{workflow.CompletionLine(r): true, workflow.ExpiryLine(r): true,
+		workflow.AbandonLine(r): true, workflow.PositionLine(def, r, "edit"): false, "": false} {
+		if workflow.IsEndingLine(l) != want {
+			t.Errorf("IsEndingLine(%q) = %v", l, !want)
+		}
 	}
 }
 

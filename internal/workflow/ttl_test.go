@@ -59,7 +59,7 @@ func TestExpiryBoundaries(t *testing.T) {
 			if err != nil || res.Record != nil || res.Archive.Status != workflow.StatusExpired || c.Status != workflow.StatusActive {
 				t.Fatalf("Expire: %v %+v", err, res)
 			}
-			if res.L2 != "Expired workflow: APEX at implement for “add login”" {
+			if res.L2 != "Expired APEX workflow at implement for “add login”, archived" {
 				t.Fatalf("L2 %q", res.L2)
 			}
 			wantTTL := tc.ttl
@@ -74,7 +74,7 @@ func TestExpiryBoundaries(t *testing.T) {
 	// Falls back to created_at when updated_at is missing; a bad TTL is an error, not expiry;
 	// only active workflows expire.
 	c := r.Clone()
-	c.UpdatedAt = time.Time{}
+	c.UpdatedAt, c.ChangedAt = time.Time{}, time.Time{}
 	if exp, _ := c.Expired(t0.Add(24*time.Hour + time.Second)); !exp {
 		t.Fatal("created_at fallback")
 	}

@@ -17,7 +17,7 @@ func BenchmarkConvertSeed002(b *testing.B) {
 	extra := Extra{Name: "phase.json", Execution: readFixture(b, "testdata/seed002/implementation.execution.json")}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Convert(Seed002, data, extra, testNow); err != nil {
+		if _, err := convert(Seed002, data, extra, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,12 +1,15 @@
 package migrate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Extra is what Convert needs beyond the document itself.
@@ -31,7 +34,7 @@ type Result struct {
 	From Format
 	// Record is the schema-2.0 record to store: the input itself when From is Current, nil
 	// when From is Empty.
-	Record []byte
+	Record *workflow.Record
 	// Backup is the name to keep the original under (BackupName(extra.Name, From)); empty
 	// when nothing was migrated.
 	Backup string
@@ -49,7 +52,8 @@ func Migrate(data []byte, extra Extra, now time.Time) (Result, error) {
 	case Empty:
 		return Result{From: f}, nil
 	case Current:
-		return Result{From: f, Record: data}, nil
+		r, err := parseRecord(data)
+		return Result{From: f, Record: r}, err
 	}
 	rec, err := Convert(f, data, extra, now)
 	if err != nil {
@@ -96,7 +100,7 @@ func BackupName(name string, f Format) string {
 // It refuses data that is not in format f, Newer and Unknown documents, and Empty (ErrEmpty);
 // a Current record is returned unchanged. The result passes a strict JSON check and the
 // record's field and type check, or Convert returns an error.
-func Convert(f Format, data []byte, extra Extra, now time.Time) ([]byte, error) {
+func Convert(f Format, data []byte, extra Extra, now time.Time) (*workflow.Record, error) {
 	got, obj, err := detect(data)
 	if err != nil {
 		return nil, err
@@ -106,7 +110,7 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) ([]byte, error) 
 	}
 	switch f {
 	case Current:
-		return data, nil
+		return parseRecord(data)
 	case Empty:
 		return nil, ErrEmpty
 	}
@@ -122,6 +126,7 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) ([]byte, error) 
 		lost:    map[string]any{},
 		renamed: map[string]string{},
 		legacy:  map[string]any{},
+		noTime:  map[int]bool{},
 	}
 	if extra.Name != "" {
 		c.source = filepath.Base(extra.Name)
@@ -158,12 +163,14 @@ type conv struct {
 	data    []byte
 	now     time.Time
 	source  string
-	rec     record
-	lost    map[string]any    // original fields not carried over as they were: legacy.fields
-	renamed map[string]string // old name -> new, when more than lower-casing: legacy.renamed
-	legacy  map[string]any    // other legacy entries (execution, version)
-	extra   map[string]any    // top-level unknown fields kept as they are (schema 1 only)
-	times   []time.Time       // every time seen, for a missing created_at or updated_at
+	rec     workflow.Record
+	ph      map[string]*workflow.Phase // the record's phases while they are built
+	noTime  map[int]bool               // approvals said to be given without a time
+	lost    map[string]any             // original fields not carried over as they were: legacy.fields
+	renamed map[string]string          // old name -> new, when more than lower-casing: legacy.renamed
+	legacy  map[string]any             // other legacy entries (execution, version)
+	extra   map[string]any             // top-level unknown fields kept as they are (schema 1 only)
+	times   []time.Time                // every time seen, for a missing created_at or updated_at
 	vars    map[string]string
 	phases  func(string) ([]string, bool)
 }
@@ -203,18 +210,18 @@ func (c *conv) takeFirst(keys ...string) (string, any, bool) {
 
 // timeValue parses a time value, remembering it; ok is false (and v kept under legacy as key) when
 // v is not a time.
-func (c *conv) timeValue(key string, v any) (string, bool) {
+func (c *conv) timeValue(key string, v any) (time.Time, bool) {
 	t, ok := parseTime(v)
 	if !ok {
 		c.keep(key, v)
-		return "", false
+		return time.Time{}, false
 	}
 	c.times = append(c.times, t)
-	return formatTime(t), true
+	return t, true
 }
 
 // timeField sets *dst from the first of keys present.
-func (c *conv) timeField(dst *string, keys ...string) {
+func (c *conv) timeField(dst *time.Time, keys ...string) {
 	if k, v, ok := c.takeFirst(keys...); ok {
 		if s, ok := c.timeValue(k, v); ok {
 			*dst = s
@@ -252,14 +259,14 @@ func (c *conv) name(raw string) string {
 // setType sets the record's type from a raw name.
 func (c *conv) setType(raw string) { c.rec.Type = c.name(raw) }
 
-func (c *conv) phase(name string) *phase {
-	if c.rec.Phases == nil {
-		c.rec.Phases = map[string]*phase{}
+func (c *conv) phase(name string) *workflow.Phase {
+	if c.ph == nil {
+		c.ph = map[string]*workflow.Phase{}
 	}
-	p := c.rec.Phases[name]
+	p := c.ph[name]
 	if p == nil {
-		p = &phase{}
-		c.rec.Phases[name] = p
+		p = &workflow.Phase{}
+		c.ph[name] = p
 	}
 	return p
 }
@@ -338,7 +345,7 @@ func (c *conv) deriveState() bool {
 		return true
 	}
 	for _, p := range phases {
-		if ph := c.rec.Phases[p]; ph == nil || !ph.Completed {
+		if ph := c.ph[p]; ph == nil || !ph.Completed {
 			c.rec.State = p
 			return true
 		}
@@ -352,11 +359,11 @@ func (c *conv) deriveState() bool {
 
 var errNoType = errors.New("it names no workflow type")
 
-// finish fills what the old format did not say, keeps what is left under legacy, writes the
-// record and checks it.
-func (c *conv) finish() ([]byte, error) {
+// finish fills what the old format did not say, keeps what is left under legacy and checks
+// the record: against the store's limits, and with the domain's own validation.
+func (c *conv) finish() (*workflow.Record, error) {
 	r := &c.rec
-	r.Version = "2.0"
+	r.Version = workflow.SchemaVersion
 	if r.Type == "" {
 		return nil, errNoType
 	}
@@ -367,15 +374,15 @@ func (c *conv) finish() ([]byte, error) {
 		r.TTL = "24h"
 	}
 	if r.Status == "" {
-		r.Status = "active"
-		if r.CompletedAt != "" {
-			r.Status = "completed" // seed 001 writes completedAt only on completion
+		r.Status = workflow.StatusActive
+		if !r.CompletedAt.IsZero() {
+			r.Status = workflow.StatusCompleted // seed 001 writes completedAt only on completion
 		}
 	}
 	if r.PhaseStatus == "" {
-		r.PhaseStatus = "in_progress"
-		if r.Status == "completed" {
-			r.PhaseStatus = "complete"
+		r.PhaseStatus = workflow.PhaseInProgress
+		if r.Status == workflow.StatusCompleted {
+			r.PhaseStatus = workflow.PhaseComplete
 		}
 	}
 	var earliest, latest time.Time
@@ -387,27 +394,23 @@ func (c *conv) finish() ([]byte, error) {
 			latest = t
 		}
 	}
-	if r.CreatedAt == "" {
-		switch {
-		case len(c.times) > 0:
-			r.CreatedAt = formatTime(earliest)
-		default:
-			r.CreatedAt = formatTime(c.now)
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = c.now
+		if len(c.times) > 0 {
+			r.CreatedAt = earliest
 		}
 	}
-	if r.UpdatedAt == "" {
-		switch {
-		case len(c.times) > 0:
-			r.UpdatedAt = formatTime(latest)
-		default:
-			r.UpdatedAt = r.CreatedAt
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = r.CreatedAt
+		if len(c.times) > 0 {
+			r.UpdatedAt = latest
 		}
 	}
-	if r.Status == "completed" && r.CompletedAt == "" {
+	if r.Status == workflow.StatusCompleted && r.CompletedAt.IsZero() {
 		r.CompletedAt = r.UpdatedAt
 	}
 	for i := range r.Approvals {
-		if r.Approvals[i].approvedNoTime {
+		if c.noTime[i] {
 			r.Approvals[i].ApprovedAt = r.UpdatedAt
 		}
 	}
@@ -417,20 +420,11 @@ func (c *conv) finish() ([]byte, error) {
 	if r.Revision < 1 {
 		r.Revision = 1
 	}
-	if r.Phases == nil {
-		r.Phases = map[string]*phase{}
-	}
-	if r.History == nil {
-		r.History = []history{}
-	}
-	if r.Tasks == nil {
-		r.Tasks = []task{}
-	}
-	if r.Approvals == nil {
-		r.Approvals = []approval{}
-	}
-	if r.Artifacts == nil {
-		r.Artifacts = []string{}
+	for name, p := range c.ph {
+		if r.Phases == nil {
+			r.Phases = map[string]workflow.Phase{}
+		}
+		r.Phases[name] = *p
 	}
 	for k, v := range c.vars {
 		if r.Vars == nil {
@@ -449,7 +443,7 @@ func (c *conv) finish() ([]byte, error) {
 	}
 	legacy := c.legacy
 	legacy["from"] = c.f.String()
-	legacy["migrated_at"] = formatTime(c.now)
+	legacy["migrated_at"] = c.now.Format(time.RFC3339Nano)
 	if c.source != "" {
 		legacy["source"] = c.source
 	}
@@ -459,12 +453,11 @@ func (c *conv) finish() ([]byte, error) {
 	if len(c.renamed) > 0 {
 		legacy["renamed"] = c.renamed
 	}
-	extra := c.extra
-	if extra == nil {
-		extra = map[string]any{}
+	r.Extra = map[string]json.RawMessage{"legacy": rawJSON(legacy)}
+	for k, v := range c.extra {
+		r.Extra[k] = rawJSON(v)
 	}
-	extra["legacy"] = legacy
-	out, err := marshalRecord(r, extra)
+	out, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("writing the record: %w", err)
 	}
@@ -473,10 +466,19 @@ func (c *conv) finish() ([]byte, error) {
 		// push a document near a limit over it.
 		return nil, fmt.Errorf("the migrated record, which keeps the original's unmapped fields under legacy, would break a document limit: %w", err)
 	}
-	if err := checkRecord(out); err != nil {
+	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("the migrated record fails its own check (a Cairn bug, please report it): %w", err)
 	}
-	return out, nil
+	return r, nil
+}
+
+// parseRecord reads a current record as the domain type.
+func parseRecord(data []byte) (*workflow.Record, error) {
+	var r workflow.Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return &r, nil
 }
 
 // sortedKeys returns m's keys in order, so conversions never depend on map order.

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/jsonx"
 )
 
 func TestDetect(t *testing.T) {
 	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
-	huge := `{"type":"APEX","phase":"plan","context":"` + strings.Repeat("x", maxSize) + `"}`
+	huge := `{"type":"APEX","phase":"plan","context":"` + strings.Repeat("x", jsonx.MaxSize) + `"}`
 	tests := []struct {
 		name    string
 		in      string
@@ -128,9 +130,9 @@ func TestNewerError(t *testing.T) {
 	// Converting is refused under any format the caller names: a newer record is never
 	// rewritten.
 	for f := Unknown; f <= Seed004; f++ {
-		out, err := Convert(f, data, Extra{Name: "workflow-state.json"}, testNow)
+		out, err := convert(f, data, Extra{Name: "workflow-state.json"}, testNow)
 		if out != nil || !errors.Is(err, ErrNewer) {
-			t.Errorf("Convert(%v) = %q, %v; want nil and ErrNewer", f, out, err)
+			t.Errorf("convert(%v) = %q, %v; want nil and ErrNewer", f, out, err)
 		}
 	}
 	res, err := Migrate(data, Extra{Name: "workflow-state.json"}, testNow)

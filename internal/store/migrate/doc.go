@@ -2,12 +2,14 @@
 // (Cairn's own schema 1.x records and the four seed formats: seed 001's
 // .claude/workflow-state.json, seed 002's memory/state/phase.json with its execution.json, seed
 // 003's checkpoint schema "2.0" and seed 004's .workflow-state/<name>-state.json) and converts
-// them into the schema-2.0 workflow record.
+// them into the schema-2.0 workflow record, internal/workflow's Record (the one description of
+// a record: migration has no schema of its own and holds its output to Record.Validate).
 //
-// It is pure: bytes in, bytes out, the clock passed in. It does not find, read, write, lock or
-// back up files, and it does not decide whether a record is sound for its workflow definition
-// (internal/workflow does). internal/store calls Detect and Convert (or Migrate, which joins
-// them with BackupName) and keeps the original under the name BackupName gives.
+// It is pure: bytes in, a record out, the clock passed in. It does not find, read, write, lock
+// or back up files, and it does not decide whether a record is sound for its workflow
+// definition (workflow.Check does). internal/store calls Detect and Convert (or Migrate, which
+// joins them with BackupName), encodes and stores the record, and keeps the original under the
+// name BackupName gives.
 //
 // Nothing is lost: a field that has no place in the record, or whose value cannot be used (a
 // wrong type, an unreadable time), is kept under the record's "legacy" object, which the record

@@ -1,7 +1,6 @@
 package migrate_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -19,13 +18,7 @@ func ExampleMigrate() {
 		fmt.Println(err)
 		return
 	}
-	var rec struct {
-		Version, WorkflowID, Type, State, Status string
-	}
-	if err := json.Unmarshal(res.Record, &rec); err != nil {
-		fmt.Println(err)
-		return
-	}
+	rec := res.Record
 	fmt.Println(res.From, res.Backup)
 	fmt.Println(rec.Version, rec.Type, rec.State, rec.Status)
 	// Output:

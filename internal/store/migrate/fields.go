@@ -1,8 +1,12 @@
 package migrate
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // common maps the fields every format may carry under the record's own names or the seeds'
@@ -97,7 +101,7 @@ func (c *conv) setID(key string, v any) {
 	c.rec.WorkflowID = id
 }
 
-func normStatus(s string) string {
+func normStatus(s string) workflow.Status {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "active", "in_progress", "in-progress", "running", "started":
 		return "active"
@@ -111,7 +115,7 @@ func normStatus(s string) string {
 	return ""
 }
 
-func normPhaseStatus(s string) string {
+func normPhaseStatus(s string) workflow.PhaseStatus {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "pending", "not_started", "todo", "waiting":
 		return "pending"
@@ -127,7 +131,7 @@ func normPhaseStatus(s string) string {
 	return ""
 }
 
-func normTaskStatus(s string) string {
+func normTaskStatus(s string) workflow.TaskStatus {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "pending", "todo", "queued", "not_started", "waiting":
 		return "pending"
@@ -171,7 +175,7 @@ func (c *conv) setEnforcement(key string, v any) {
 		c.keep(key, v)
 		return
 	}
-	e := &enforcement{Violations: []violation{}}
+	e := &workflow.Enforcement{Violations: []workflow.Violation{}}
 	clean := true
 	blockingSet := false
 	for _, k := range sortedKeys(m) {
@@ -188,7 +192,7 @@ func (c *conv) setEnforcement(key string, v any) {
 					clean = false
 					continue
 				}
-				var vi violation
+				var vi workflow.Violation
 				for _, vk := range sortedKeys(vm) {
 					s, ok := vm[vk].(string)
 					switch {
@@ -197,7 +201,7 @@ func (c *conv) setEnforcement(key string, v any) {
 					case vk == "code":
 						vi.Code = s
 					case vk == "severity":
-						vi.Severity = s
+						vi.Severity = workflow.Severity(s)
 					case vk == "details":
 						vi.Details = s
 					default:
@@ -224,7 +228,7 @@ func (c *conv) setEnforcement(key string, v any) {
 	}
 	if !blockingSet {
 		for _, vi := range e.Violations {
-			switch strings.ToUpper(vi.Severity) {
+			switch strings.ToUpper(string(vi.Severity)) {
 			case "CRITICAL", "HIGH":
 				e.Blocking = true
 			}
@@ -272,7 +276,7 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 				} else {
 					seen[n] = true
 				}
-				if !c.completeNamed(it, "", nil, nil, true) {
+				if !c.completeNamed(it, time.Time{}, nil, nil, true) {
 					clean = false
 				}
 			case map[string]any:
@@ -298,7 +302,7 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 		for _, k := range sortedKeys(t) {
 			switch it := t[k].(type) {
 			case bool:
-				if it && !c.completeNamed(k, "", nil, nil, true) {
+				if it && !c.completeNamed(k, time.Time{}, nil, nil, true) {
 					clean = false
 				}
 				if !it {
@@ -310,9 +314,10 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 				}
 			case string:
 				// A time says when it was completed; a status word whether it was.
-				at, completed := "", true
+				var at time.Time
+				completed := true
 				if ts, ok := parseTime(it); ok {
-					at = formatTime(ts)
+					at = ts
 					c.times = append(c.times, ts)
 				} else if st := normPhaseStatus(it); st != "" {
 					completed = st == "complete"
@@ -349,17 +354,17 @@ func (c *conv) completedEntry(name string, m map[string]any, needTime bool) bool
 		}
 		name, used[k] = s, true
 	}
-	var at string
+	var at time.Time
 	if k, v, ok := firstOf(m, completedAtKeys...); ok {
 		used[k] = true
 		if ts, ok := parseTime(v); ok {
-			at = formatTime(ts)
+			at = ts
 			c.times = append(c.times, ts)
 		} else {
 			clean = false
 		}
 	}
-	completed := !needTime || at != ""
+	completed := !needTime || !at.IsZero()
 	if v, ok := m["completed"]; ok {
 		if b, ok := asBool(v); ok {
 			completed, used["completed"] = b, true
@@ -388,7 +393,7 @@ func (c *conv) completedEntry(name string, m map[string]any, needTime bool) bool
 }
 
 // completeNamed merges what is known of one phase into the record.
-func (c *conv) completeNamed(raw, at string, outputs []string, meta map[string]any, completed bool) bool {
+func (c *conv) completeNamed(raw string, at time.Time, outputs []string, meta map[string]any, completed bool) bool {
 	n := c.name(raw)
 	if n == "" {
 		return false
@@ -397,7 +402,7 @@ func (c *conv) completeNamed(raw, at string, outputs []string, meta map[string]a
 	if completed {
 		p.Completed = true
 	}
-	if at != "" && (p.CompletedAt == "" || at > p.CompletedAt) {
+	if at.After(p.CompletedAt) {
 		p.CompletedAt = at
 	}
 	for _, o := range outputs {
@@ -406,10 +411,7 @@ func (c *conv) completeNamed(raw, at string, outputs []string, meta map[string]a
 		}
 	}
 	for k, v := range meta {
-		if p.Metadata == nil {
-			p.Metadata = map[string]any{}
-		}
-		p.Metadata[k] = v
+		setMetadata(p, k, v)
 	}
 	return true
 }
@@ -469,7 +471,7 @@ func (c *conv) addPhases(v any) bool {
 				case "completed_at", "completedAt":
 					if ts, ok := parseTime(val); ok {
 						c.times = append(c.times, ts)
-						p.CompletedAt = formatTime(ts)
+						p.CompletedAt = ts
 						continue
 					}
 				case "outputs", "reports", "output":
@@ -492,18 +494,12 @@ func (c *conv) addPhases(v any) bool {
 				case "metadata":
 					if mm, ok := val.(map[string]any); ok {
 						for mk, mv := range mm {
-							if p.Metadata == nil {
-								p.Metadata = map[string]any{}
-							}
-							p.Metadata[mk] = mv
+							setMetadata(p, mk, mv)
 						}
 						continue
 					}
 				}
-				if p.Metadata == nil {
-					p.Metadata = map[string]any{}
-				}
-				p.Metadata[ek] = val
+				setMetadata(p, ek, val)
 			}
 		default:
 			clean = false
@@ -525,7 +521,7 @@ func (c *conv) addApprovals(key string, v any) {
 			case string:
 				clean = false
 				if n := c.name(it); n != "" {
-					c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n, approvedNoTime: true})
+					c.approvedNoTime(n)
 				}
 			case map[string]any:
 				if !c.approvalEntry("", it) {
@@ -546,9 +542,9 @@ func (c *conv) addApprovals(key string, v any) {
 			case bool:
 				if it {
 					clean = false
-					c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n, approvedNoTime: true})
+					c.approvedNoTime(n)
 				} else {
-					c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n})
+					c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n})
 				}
 			case string:
 				ts, ok := parseTime(it)
@@ -557,7 +553,7 @@ func (c *conv) addApprovals(key string, v any) {
 					continue
 				}
 				c.times = append(c.times, ts)
-				c.rec.Approvals = append(c.rec.Approvals, approval{Phase: n, ApprovedAt: formatTime(ts)})
+				c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n, ApprovedAt: ts})
 			case map[string]any:
 				if !c.approvalEntry(k, it) {
 					clean = false
@@ -589,11 +585,12 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 	if n == "" {
 		return false
 	}
-	a := approval{Phase: n}
+	a := workflow.Approval{Phase: n}
+	noTime := false
 	if k, v, ok := firstOf(m, "approved_at", "approvedAt", "at", "timestamp"); ok {
 		used[k] = true
 		if ts, ok := parseTime(v); ok {
-			a.ApprovedAt = formatTime(ts)
+			a.ApprovedAt = ts
 			c.times = append(c.times, ts)
 		} else {
 			clean = false
@@ -602,7 +599,7 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 	if k, v, ok := firstOf(m, "requested_at", "requestedAt"); ok {
 		used[k] = true
 		if ts, ok := parseTime(v); ok {
-			a.RequestedAt = formatTime(ts)
+			a.RequestedAt = ts
 			c.times = append(c.times, ts)
 		} else {
 			clean = false
@@ -614,12 +611,12 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 		switch {
 		case !ok:
 			clean = false
-		case b && a.ApprovedAt == "":
-			a.approvedNoTime, clean = true, false
+		case b && a.ApprovedAt.IsZero():
+			noTime, clean = true, false
 		case !b:
 			// "approved": false wins over a stray time: it was only requested.
-			if a.ApprovedAt != "" {
-				a.ApprovedAt, clean = "", false
+			if !a.ApprovedAt.IsZero() {
+				a.ApprovedAt, clean = time.Time{}, false
 			}
 		}
 	}
@@ -628,8 +625,26 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 			clean = false
 		}
 	}
+	if noTime {
+		c.noTime[len(c.rec.Approvals)] = true
+	}
 	c.rec.Approvals = append(c.rec.Approvals, a)
 	return clean
+}
+
+// approvedNoTime adds an approval of phase n that the old format gave without a time; finish
+// dates it updated_at, the latest moment it is known to have been approved by.
+func (c *conv) approvedNoTime(n string) {
+	c.noTime[len(c.rec.Approvals)] = true
+	c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n})
+}
+
+// setMetadata keeps an original value in a phase's metadata.
+func setMetadata(p *workflow.Phase, k string, v any) {
+	if p.Metadata == nil {
+		p.Metadata = map[string]json.RawMessage{}
+	}
+	p.Metadata[k] = rawJSON(v)
 }
 
 // addHistory reads transitions ({"from", "to", "at", "session_id", "note"}); an entry
@@ -647,7 +662,7 @@ func (c *conv) addHistory(key string, v any) {
 			clean = false
 			continue
 		}
-		var h history
+		var h workflow.HistoryEntry
 		used := map[string]bool{}
 		if s, ok := m["from"].(string); ok {
 			used["from"] = true
@@ -665,7 +680,7 @@ func (c *conv) addHistory(key string, v any) {
 		if k, val, ok := firstOf(m, "at", "timestamp"); ok {
 			used[k] = true
 			if ts, ok := parseTime(val); ok {
-				h.At = formatTime(ts)
+				h.At = ts
 				c.times = append(c.times, ts)
 			}
 		}
@@ -684,7 +699,7 @@ func (c *conv) addHistory(key string, v any) {
 				clean = false
 			}
 		}
-		if h.To == "" || h.At == "" {
+		if h.To == "" || h.At.IsZero() {
 			clean = false
 			continue
 		}
@@ -698,8 +713,8 @@ func (c *conv) addHistory(key string, v any) {
 // parseTasks reads tasks as a list of entries or a map from id to entry, the shapes seed 002's
 // execution.json uses. Status is mapped onto pending|running|done|failed; one that maps to
 // none of them becomes pending (so the task runs again) with a note saying what it was.
-func (c *conv) parseTasks(v any) ([]task, bool) {
-	var tasks []task
+func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
+	var tasks []workflow.Task
 	clean := true
 	seen := map[string]bool{}
 	add := func(id string, m map[string]any) {
@@ -740,10 +755,10 @@ func (c *conv) parseTasks(v any) ([]task, bool) {
 	return tasks, clean
 }
 
-func (c *conv) parseTask(id string, m map[string]any, index int) (task, bool) {
+func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task, bool) {
 	clean := true
 	used := map[string]bool{}
-	var t task
+	var t workflow.Task
 	if k, v, ok := firstOf(m, "id", "task_id", "taskId"); ok {
 		if s, ok := asText(v); ok && strings.TrimSpace(s) != "" {
 			used[k] = true
@@ -790,7 +805,7 @@ func (c *conv) parseTask(id string, m map[string]any, index int) (task, bool) {
 		}
 	}
 	for _, f := range []struct {
-		dst  *string
+		dst  *time.Time
 		keys []string
 	}{
 		{&t.StartedAt, []string{"started_at", "startedAt"}},
@@ -799,7 +814,7 @@ func (c *conv) parseTask(id string, m map[string]any, index int) (task, bool) {
 	} {
 		if k, v, ok := firstOf(m, f.keys...); ok {
 			if ts, ok := parseTime(v); ok {
-				*f.dst, used[k] = formatTime(ts), true
+				*f.dst, used[k] = ts, true
 				c.times = append(c.times, ts)
 			}
 		}
@@ -818,7 +833,7 @@ func (c *conv) setOwner(key string, v any) {
 		c.keep(key, v)
 		return
 	}
-	var o owner
+	var o workflow.Owner
 	clean := true
 	for _, k := range sortedKeys(m) {
 		switch k {
@@ -834,7 +849,7 @@ func (c *conv) setOwner(key string, v any) {
 			}
 		case "heartbeat":
 			if ts, ok := parseTime(m[k]); ok {
-				o.Heartbeat = formatTime(ts)
+				o.Heartbeat = ts
 				continue
 			}
 		}

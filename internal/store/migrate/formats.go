@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func (c *conv) seed002(execution []byte) error {
 	}
 	c.common()
 	if c.rec.Status == "" {
-		if p := c.rec.Phases["reflection"]; p != nil && p.Completed {
+		if p := c.ph["reflection"]; p != nil && p.Completed {
 			c.rec.Status = "completed"
 			c.rec.CompletedAt = p.CompletedAt
 		} else if c.rec.State == "reflection" && c.rec.PhaseStatus == "complete" {
@@ -202,22 +203,23 @@ func (c *conv) seed004() error {
 	}
 	allDone := true
 	for _, id := range order {
-		if !c.rec.Phases[id].Completed {
+		if !c.ph[id].Completed {
 			allDone = false
 		}
 	}
 	if c.rec.State == "" {
 		c.rec.State = order[len(order)-1]
 		for _, id := range order {
-			if !c.rec.Phases[id].Completed {
+			if !c.ph[id].Completed {
 				c.rec.State = id
 				break
 			}
 		}
 	}
 	if c.rec.PhaseStatus == "" {
-		if p := c.rec.Phases[c.rec.State]; p != nil {
-			if s, ok := p.Metadata["status"].(string); ok {
+		if p := c.ph[c.rec.State]; p != nil {
+			var s string
+			if json.Unmarshal(p.Metadata["status"], &s) == nil {
 				c.rec.PhaseStatus = normPhaseStatus(s)
 			}
 		}
@@ -258,7 +260,7 @@ func (c *conv) addStages(v any) ([]string, bool) {
 			// Keep the stage, and its place in the order, under a made-up name.
 			name, clean = "stage-"+strconv.Itoa(i+1), false
 		}
-		if c.rec.Phases[name] != nil {
+		if c.ph[name] != nil {
 			clean = false // a repeated id: the first one counts, the original stages stay in legacy
 			continue
 		}
@@ -274,7 +276,9 @@ func (c *conv) addStages(v any) ([]string, bool) {
 				meta[k] = m[k]
 			}
 		}
-		p.Metadata = meta
+		for _, k := range sortedKeys(meta) {
+			setMetadata(p, k, meta[k])
+		}
 		order = append(order, name)
 	}
 	return order, clean
@@ -322,7 +326,7 @@ func (c *conv) schema1() error {
 	}
 	if v, ok := c.take("revision"); ok {
 		if n, isCount := asCount(v); isCount && n >= 1 {
-			c.rec.Revision = n
+			c.rec.Revision = int64(n)
 		} else {
 			c.keep("revision", v)
 		}

@@ -49,24 +49,24 @@ func FuzzMigrate(f *testing.F) {
 			if fm == Seed002 {
 				extra.Execution = execution
 			}
-			out, cerr := Convert(fm, data, extra, testNow)
+			out, cerr := convert(fm, data, extra, testNow)
 			if cerr != nil {
 				if out != nil {
-					t.Fatalf("Convert(%v) returned output with error %v", fm, cerr)
+					t.Fatalf("convert(%v) returned output with error %v", fm, cerr)
 				}
 				continue
 			}
 			if fm != got {
-				t.Fatalf("Convert(%v) succeeded on a %v document", fm, got)
+				t.Fatalf("convert(%v) succeeded on a %v document", fm, got)
 			}
 			if fm == Current {
 				if !bytes.Equal(out, data) {
-					t.Fatal("Convert(Current) changed the record")
+					t.Fatal("convert(Current) changed the record")
 				}
 				continue
 			}
 			if err := checkRecord(out); err != nil {
-				t.Fatalf("Convert(%v) output fails the record check: %v\n%s", fm, err, out)
+				t.Fatalf("convert(%v) output fails the record check: %v\n%s", fm, err, out)
 			}
 			if f2, err := Detect(out); f2 != Current || err != nil {
 				t.Fatalf("migrated record detected as %v, %v", f2, err)

@@ -33,18 +33,18 @@ func FuzzConvertStructured(f *testing.F) {
 			if fm == Seed002 {
 				extra.Execution = execution
 			}
-			out, err := Convert(fm, data, extra, testNow)
+			out, err := convert(fm, data, extra, testNow)
 			if err != nil {
 				continue
 			}
 			if fm != got || derr != nil {
-				t.Fatalf("Convert(%v) succeeded on a %v document", fm, got)
+				t.Fatalf("convert(%v) succeeded on a %v document", fm, got)
 			}
 			if fm == Current {
 				continue
 			}
 			if err := checkRecord(out); err != nil {
-				t.Fatalf("Convert(%v) of %s fails the record check: %v\n%s", fm, data, err, out)
+				t.Fatalf("convert(%v) of %s fails the record check: %v\n%s", fm, data, err, out)
 			}
 			if f2, err := Detect(out); f2 != Current || err != nil {
 				t.Fatalf("migrated record of %s detected as %v, %v", data, f2, err)

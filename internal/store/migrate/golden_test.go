@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -81,17 +82,21 @@ func TestConvertGolden(t *testing.T) {
 			if err != nil || f != c.format {
 				t.Fatalf("Detect = %v, %v; want %v", f, err, c.format)
 			}
-			out, err := Convert(f, c.data, c.extra, testNow)
+			rec, err := Convert(f, c.data, c.extra, testNow)
 			var got []byte
 			if err != nil {
-				if out != nil {
-					t.Errorf("Convert returned output with an error")
+				if rec != nil {
+					t.Errorf("Convert returned a record with an error")
 				}
 				got = []byte("error: " + err.Error() + "\n")
 			} else {
-				got = out
-				if err := checkRecord(out); err != nil {
-					t.Errorf("output fails the record check: %v", err)
+				// The record as the store encodes it, indented to read.
+				if got, err = json.MarshalIndent(rec, "", "  "); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, '\n')
+				if err := rec.Validate(); err != nil {
+					t.Errorf("the record fails the domain's validation: %v", err)
 				}
 			}
 			golden := strings.TrimSuffix(c.path, ".json") + ".golden"

@@ -5,97 +5,38 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"unicode/utf8"
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/jsonx"
 )
 
-// The limits match jsonx.Check's, so a migrated record is one the store accepts.
-const (
-	maxSize  = 1 << 20
-	maxDepth = 64
-)
-
-// strictCheck accepts exactly one JSON value of at most maxSize bytes, nested at most maxDepth
-// deep, in valid UTF-8, with no duplicate key in any object. encoding/json alone would replace
-// bad UTF-8, let the last duplicate win and nest 10,000 deep.
+// strictCheck is jsonx.Check, the store's own gate, so a migrated record is one the store
+// accepts: exactly one JSON value of at most 1 MiB, nested at most 64 deep, in valid UTF-8,
+// with no duplicate key in any object. The error says what is wrong in migration's words.
 func strictCheck(data []byte) error {
-	if len(data) > maxSize {
-		return fmt.Errorf("%w: %d bytes, over the 1 MiB limit", ErrMalformed, len(data))
+	err := jsonx.Check(data)
+	var je *jsonx.Error
+	if err == nil || !errors.As(err, &je) {
+		return err
 	}
-	if !utf8.Valid(data) {
-		return fmt.Errorf("%w: invalid UTF-8", ErrMalformed)
+	why := je.Error()
+	switch {
+	case je.Kind == jsonx.TooLarge:
+		why = fmt.Sprintf("%d bytes, over the 1 MiB limit", len(data))
+	case je.Kind == jsonx.InvalidUTF8:
+		why = "invalid UTF-8"
+	case je.Kind == jsonx.Trailing:
+		why = "more than one JSON value"
+	case je.Kind == jsonx.Empty:
+		why = "empty document"
+	case je.Kind == jsonx.TooDeep:
+		why = fmt.Sprintf("nested deeper than %d", jsonx.MaxDepth)
+	case je.Kind == jsonx.DuplicateKey:
+		why = je.Reason
+	case strings.HasPrefix(je.Reason, "unexpected end of input"), je.Reason == "unterminated string":
+		why = "unexpected end of input (truncated?)"
 	}
-	type frame struct {
-		object    bool
-		expectKey bool
-		keys      map[string]struct{}
-	}
-	var stack []*frame
-	values := 0
-	afterValue := func() {
-		if len(stack) == 0 {
-			values++
-			return
-		}
-		if top := stack[len(stack)-1]; top.object {
-			top.expectKey = true
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			if len(stack) > 0 {
-				return fmt.Errorf("%w: unexpected end of input (truncated?)", ErrMalformed)
-			}
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-		if values > 0 {
-			return fmt.Errorf("%w: more than one JSON value", ErrMalformed)
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if len(stack) >= maxDepth {
-					return fmt.Errorf("%w: nested deeper than %d", ErrMalformed, maxDepth)
-				}
-				if len(stack) > 0 {
-					stack[len(stack)-1].expectKey = false
-				}
-				f := &frame{object: t == '{', expectKey: t == '{'}
-				if f.object {
-					f.keys = map[string]struct{}{}
-				}
-				stack = append(stack, f)
-			default:
-				stack = stack[:len(stack)-1]
-				afterValue()
-			}
-		case string:
-			if len(stack) > 0 {
-				if top := stack[len(stack)-1]; top.object && top.expectKey {
-					if _, dup := top.keys[t]; dup {
-						return fmt.Errorf("%w: duplicate key %q", ErrMalformed, t)
-					}
-					top.keys[t] = struct{}{}
-					top.expectKey = false
-					continue
-				}
-			}
-			afterValue()
-		default:
-			afterValue()
-		}
-	}
-	if values == 0 {
-		return fmt.Errorf("%w: empty document", ErrMalformed)
-	}
-	return nil
+	return fmt.Errorf("%w: %s", ErrMalformed, why)
 }
 
 // decodeStrict checks data and decodes it with numbers kept as json.Number, so a number that

@@ -1,7 +1,10 @@
 package migrate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -132,7 +135,12 @@ func parseTime(v any) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// rawJSON encodes a value decoded from an original document (strings, json.Number, bools,
+// nil, maps and slices of them), which cannot fail.
+func rawJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
 
 var (
 	daysRe  = lazyRegexp(`^([0-9]{1,4})d$`)
@@ -229,3 +237,16 @@ func (l *lazyRE) get() *regexp.Regexp {
 func (l *lazyRE) MatchString(s string) bool { return l.get().MatchString(s) }
 
 func (l *lazyRE) FindStringSubmatch(s string) []string { return l.get().FindStringSubmatch(s) }
+
+// deriveID makes a workflow id for formats that have none, in the shape workflow.NewID gives
+// new workflows: the type, the creation time and four hex digits, e.g.
+// "apex-20261122T173000Z-3f9a". The digits come from the original's hash rather than a random
+// source, so the same input always gets the same id. typ is already a valid name.
+func deriveID(typ string, t time.Time, data []byte) string {
+	sum := sha256.Sum256(data)
+	prefix := typ
+	if len(prefix) > 42 { // 42 + len("-20261122T173000Z-3f9a") = 64, the longest id
+		prefix = prefix[:42]
+	}
+	return fmt.Sprintf("%s-%s-%s", prefix, t.UTC().Format("20060102T150405Z"), hex.EncodeToString(sum[:2]))
+}

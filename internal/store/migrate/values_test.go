@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseTime(t *testing.T) {
@@ -46,8 +47,8 @@ func TestParseTime(t *testing.T) {
 				}
 				return
 			}
-			if !ok || formatTime(got) != tc.want {
-				t.Errorf("parseTime(%v) = %v, %v; want %s", tc.in, formatTime(got), ok, tc.want)
+			if !ok || got.Format(time.RFC3339Nano) != tc.want {
+				t.Errorf("parseTime(%v) = %v, %v; want %s", tc.in, got.Format(time.RFC3339Nano), ok, tc.want)
 			}
 		})
 	}
@@ -135,17 +136,18 @@ func TestSanitizeID(t *testing.T) {
 
 func TestDeriveID(t *testing.T) {
 	data := []byte(`{"type":"APEX"}`)
-	id := deriveID("apex", "2026-11-22T17:30:00Z", data)
-	if id != deriveID("apex", "2026-11-22T17:30:00Z", data) {
+	at := time.Date(2026, 11, 22, 17, 30, 0, 0, time.UTC)
+	id := deriveID("apex", at, data)
+	if id != deriveID("apex", at, data) {
 		t.Fatal("deriveID is not deterministic")
 	}
 	if want := "apex-20261122T173000Z-"; len(id) != len(want)+4 || id[:len(want)] != want {
 		t.Errorf("deriveID = %q, want %s plus 4 hex digits", id, want)
 	}
-	if deriveID("apex", "2026-11-22T17:30:00Z", []byte(`{"type":"DEBUG"}`)) == id {
+	if deriveID("apex", at, []byte(`{"type":"DEBUG"}`)) == id {
 		t.Errorf("different originals got the same id")
 	}
-	long := deriveID("a-very-long-workflow-type-name-that-goes-on-and-on-and-on", "2026-11-22T17:30:00Z", data)
+	long := deriveID("a-very-long-workflow-type-name-that-goes-on-and-on-and-on", at, data)
 	if !idRe.MatchString(long) || len(long) > 64 {
 		t.Errorf("deriveID with a long type = %q (%d bytes)", long, len(long))
 	}

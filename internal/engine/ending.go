@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// endingDoc records the last workflow that ended (completed, expired, archived unfinished) and
+// whether a session has been told. The next session's report says once, in one line, what
+// ended and that there is nothing to resume; later ones say nothing.
+const endingDoc = "last-ending"
+
+type ending struct {
+	WorkflowID string    `json:"workflow_id"`
+	Line       string    `json:"line"` // the L2 line of the ending
+	At         time.Time `json:"at"`
+	Told       bool      `json:"told,omitempty"`
+}
+
+// noteEnding records that workflow id ended with the L2 line. Failing to record it costs only
+// the one-line notice, so it is not an error.
+func (e *Engine) noteEnding(id, line string) {
+	if id == "" || line == "" {
+		return
+	}
+	b, err := json.Marshal(ending{WorkflowID: id, Line: line, At: e.now().UTC()})
+	if err == nil {
+		_ = e.st.Write(endingDoc, b)
+	}
+}
+
+// lastEnding returns the last ending on record, if any.
+func (e *Engine) lastEnding() (ending, bool) {
+	var end ending
+	data, err := e.st.Read(endingDoc)
+	if err != nil || json.Unmarshal(data, &end) != nil || end.Line == "" {
+		return ending{}, false
+	}
+	return end, true
+}
+
+// markEndingTold records that a session was told of the ending.
+func (e *Engine) markEndingTold(id string) {
+	_, _ = e.st.Update(endingDoc, func(cur []byte) ([]byte, error) {
+		var end ending
+		if cur == nil || json.Unmarshal(cur, &end) != nil || end.WorkflowID != id || end.Told {
+			return cur, nil
+		}
+		end.Told = true
+		return json.Marshal(end)
+	})
+}
+
+// endingLine is the L2 line for a workflow leaving the active slot for reason.
+func endingLine(r *workflow.Record, reason string) string {
+	switch {
+	case r.Status == workflow.StatusCompleted:
+		return workflow.CompletionLine(r)
+	case r.Status == workflow.StatusExpired || reason == "expired":
+		return workflow.ExpiryLine(r)
+	}
+	return workflow.AbandonLine(r)
+}
+
+// ended writes the L2 line of a workflow that left the active slot for reason and records the
+// ending for the next session's report.
+func (e *Engine) ended(res *Result, r *workflow.Record, reason string) {
+	line := endingLine(r, reason)
+	if w := e.writeL2(r.WorkflowID, r.Revision+1, line); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	e.noteEnding(r.WorkflowID, line)
+}

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want Class
+	}{
+		{"transition refused", &workflow.TransitionError{Type: "apex", From: "plan", To: "git-commit"}, Refused},
+		{"conflict", fmt.Errorf("moving: %w", &workflow.ConflictError{WorkflowID: "w"}), Refused},
+		{"no active workflow", errNoActive(), Refused},
+		{"bad name", &store.NameError{Name: "../x", Reason: "it contains .."}, Refused},
+		{"bad json", fmt.Errorf("saving: %w", &jsonx.Error{Reason: "duplicate key"}), Refused},
+		{"untyped", errors.New("unknown workflow type"), Refused},
+		{"checkpoint not found", &store.NotFoundError{What: "checkpoint", Name: "x"}, NotFound},
+		{"variable not set", fmt.Errorf("variable X is not set (%w)", ErrNotFound), NotFound},
+		{"read-only write", &store.WriteError{Dir: "/s", Name: "f", Err: fs.ErrPermission}, StateUnusable},
+		{"lock held", fmt.Errorf("x: %w", &fsx.LockTimeoutError{Path: ".lock-workflow"}), StateUnusable},
+		{"newer format", fmt.Errorf("reading: %w", &migrate.NewerError{}), StateUnusable},
+		{"symlinked state dir", fmt.Errorf("opening: %w", fsx.ErrSymlinkDir), StateUnusable},
+		{"permission", fmt.Errorf("reading: %w", fs.ErrPermission), StateUnusable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Classify(tt.err); got != tt.want {
+				t.Errorf("Classify(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,69 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// approvalWait bounds how long a transition waits for the person's answer.
+const approvalWait = 15 * time.Minute
+
+// approvalSchema is the form the person answers: a yes or no, and an optional note.
+var approvalSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Yes lets the agent move on."},
+		"note":    map[string]any{"type": "string", "title": "Note", "description": "Optional; recorded with the approval.", "maxLength": 500},
+	},
+	"required": []string{"approve"},
+}
+
+// askApproval asks the person, through MCP elicitation, to approve leaving an approval phase,
+// and returns their note. Where no person can be asked (a client without elicitation, or one
+// that cancels at once, as claude -p does) the error is one line saying how a person approves.
+func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
+	phase := textsafe.Line(ae.Phase, 64)
+	cannot := fmt.Errorf("leaving phase %s needs a person's approval and no person could be asked here: a person runs `cairn approve [NOTE]` in the project, then call transition again", phase)
+	ctx := c.live
+	if ctx == nil {
+		ctx = c.ctx
+	}
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil || c.srv == nil {
+		return "", cannot
+	}
+	if info, ok := sess.(server.SessionWithClientInfo); ok && info.GetClientCapabilities().Elicitation == nil {
+		return "", cannot
+	}
+	if _, ok := sess.(server.SessionWithElicitation); !ok {
+		return "", cannot
+	}
+	ctx, cancel := context.WithTimeout(ctx, approvalWait)
+	defer cancel()
+	req := mcp.ElicitationRequest{}
+	req.Params.Message = fmt.Sprintf("Cairn: the agent has finished phase %s of workflow %s and wants to move on to %s. Do you approve?",
+		phase, textsafe.Line(ae.WorkflowID, 120), textsafe.Line(ae.To, 64))
+	req.Params.RequestedSchema = approvalSchema
+	res, err := c.srv.RequestElicitation(ctx, req)
+	if err != nil || res == nil {
+		return "", cannot
+	}
+	content, _ := res.Content.(map[string]any)
+	yes, _ := content["approve"].(bool)
+	switch {
+	case res.Action == mcp.ElicitationResponseActionAccept && yes:
+		note, _ := content["note"].(string)
+		return strings.TrimSpace(note), nil
+	case res.Action == mcp.ElicitationResponseActionCancel:
+		// claude -p answers every elicitation so, at once: no person saw it.
+		return "", fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again", phase)
+	}
+	return "", fmt.Errorf("the user did not approve leaving phase %s; stay in it: ask the user what to change, and ask again once it is done", phase)
+}

@@ -1,0 +1,357 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// sessionCalls is a whole workflow as an agent drives it: 47 tool calls from the first
+// resume_check to completion (issue 14's scripted session).
+var sessionCalls = []struct{ tool, args string }{
+	{"resume_check", `{}`},
+	{"start_workflow", `{"type":"apex","context":"add retries to the uploader","scope":"standard"}`},
+	{"set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","WF_TARGET":"uploader"}}`},
+	{"update_task", `{"id":"a1","status":"running","note":"read the uploader"}`},
+	{"update_task", `{"id":"a1","status":"done","output":"docs/analysis.md"}`},
+	{"update_task", `{"id":"a2","status":"running","note":"find the failure modes"}`},
+	{"update_task", `{"id":"a2","status":"done"}`},
+	{"save_checkpoint", `{"name":"analyze-notes","data":{"files":["uploader.go","retry.go"],"risks":2}}`},
+	{"append_log", `{"name":"decisions","entry":{"phase":"analyze","decision":"retry with backoff"}}`},
+	{"transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"note":"analysis done"}`},
+	{"update_task", `{"id":"p1","status":"running","note":"write the plan"}`},
+	{"update_task", `{"id":"p1","status":"done","output":"docs/plan.md"}`},
+	{"save_checkpoint", `{"name":"plan-progress","data":{"steps":4}}`},
+	{"transition", `{"to":"implement","from":"plan","outputs":["docs/plan.md"],"note":"plan approved"}`},
+	{"update_task", `{"id":"i1","status":"running"}`},
+	{"update_task", `{"id":"i1","status":"done"}`},
+	{"update_task", `{"id":"i2","status":"running"}`},
+	{"update_task", `{"id":"i2","status":"done"}`},
+	{"update_task", `{"id":"i3","status":"running"}`},
+	{"update_task", `{"id":"i3","status":"failed","note":"flaky network test"}`},
+	{"update_task", `{"id":"i3","status":"running","note":"second try"}`},
+	{"update_task", `{"id":"i3","status":"done"}`},
+	{"update_task", `{"id":"i4","status":"running"}`},
+	{"update_task", `{"id":"i4","status":"done"}`},
+	{"set_vars", `{"vars":{"WF_BRANCH":"retries"}}`},
+	{"append_log", `{"name":"benchmarks","entry":{"ms":12}}`},
+	{"append_log", `{"name":"benchmarks","entry":{"ms":11}}`},
+	{"save_checkpoint", `{"name":"implement-progress","data":{"done":["i1","i2","i3","i4"]}}`},
+	{"list_checkpoints", `{}`},
+	{"load_checkpoint", `{"name":"plan-progress"}`},
+	{"get_vars", `{"keys":["PLAN_PATH"]}`},
+	{"resume_check", `{}`},
+	{"transition", `{"to":"review","from":"implement","note":"implementation done"}`},
+	{"update_task", `{"id":"r1","status":"running"}`},
+	{"set_enforcement", `{"violations":[{"code":"V-TEST-03","severity":"HIGH","details":"retry path has no test"}]}`},
+	{"transition", `{"to":"implement","from":"review","note":"add the missing test"}`},
+	{"update_task", `{"id":"i5","status":"running","note":"test the retry path"}`},
+	{"update_task", `{"id":"i5","status":"done"}`},
+	{"transition", `{"to":"review","from":"implement"}`},
+	{"set_enforcement", `{"violations":[]}`},
+	{"update_task", `{"id":"r1","status":"done"}`},
+	{"append_log", `{"name":"decisions","entry":{"phase":"review","decision":"ship"}}`},
+	{"record_learning", `{"title":"Uploader retries","body":"The uploader retries with backoff; the network test is flaky."}`},
+	{"get_vars", `{}`},
+	{"resume_check", `{}`},
+	{"complete_workflow", `{"outcome":"retries shipped with tests"}`},
+	{"resume_check", `{}`},
+}
+
+// writeTools are the tools whose result says what changed.
+var writeTools = map[string]bool{"start_workflow": true, "transition": true, "complete_workflow": true,
+	"update_task": true, "set_enforcement": true, "expire_ttl": true, "save_checkpoint": true,
+	"set_vars": true, "append_log": true, "record_learning": true}
+
+// TestScriptedSessionCost measures what a whole session's tool results cost the model's
+// context: the text and the structured content of every result, as the client receives them.
+// Issue 14's targets: at most 15,000 characters in all, and a write tool's result at most 600
+// characters when it carries no warning.
+func TestScriptedSessionCost(t *testing.T) {
+	if len(sessionCalls) != 47 {
+		t.Fatalf("the scripted session has %d calls, want 47", len(sessionCalls))
+	}
+	p, c := approvingServer(t)
+	for _, f := range []string{"docs/analysis.md", "docs/plan.md"} {
+		if err := os.MkdirAll(filepath.Join(p.root, filepath.Dir(f)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p.root, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for i, call := range sessionCalls {
+		res := mustOK(t, c, call.tool, call.args)
+		sc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len([]rune(text(res))) + len([]rune(string(sc)))
+		total += n
+		s := structured(t, res)
+		if _, whole := s["workflow"]; whole {
+			t.Errorf("call %d (%s) echoes the whole record", i+1, call.tool)
+		}
+		if _, warned := s["warnings"]; writeTools[call.tool] && !warned && n > 600 {
+			t.Errorf("call %d (%s) returned %d characters, want at most 600:\n%s\n%s", i+1, call.tool, n, text(res), sc)
+		}
+		if call.tool == "resume_check" && strings.Contains(text(res), "resume_check") {
+			t.Errorf("resume_check tells the model to call itself:\n%s", text(res))
+		}
+		if testing.Verbose() {
+			t.Logf("%2d %-17s %5d  %s", i+1, call.tool, n, strings.SplitN(text(res), "\n", 2)[0])
+		}
+	}
+	t.Logf("47 calls returned %d characters", total)
+	if total > 15000 {
+		t.Errorf("the session's tool results total %d characters, want at most 15,000", total)
+	}
+}
+
+// person answers the server's elicitation requests as a person at the client would.
+type person struct {
+	action mcp.ElicitationResponseAction
+	yes    bool
+	asked  []string // the messages shown
+}
+
+func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	p.asked = append(p.asked, req.Params.Message)
+	res := &mcp.ElicitationResult{}
+	res.Action = p.action
+	if p.action == mcp.ElicitationResponseActionAccept {
+		res.Content = map[string]any{"approve": p.yes, "note": "looks right"}
+	}
+	return res, nil
+}
+
+// elicitingServer is a real server whose client declares elicitation and lets who answer.
+func elicitingServer(t testing.TB, who *person) (*project, *client.Client) {
+	t.Helper()
+	p := newProject(t)
+	srv := mcptools.New(mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	ctx := testCtx(t)
+	c := client.NewClient(transport.NewInProcessTransportWithOptions(srv.MCP(), transport.WithElicitationHandler(who)),
+		client.WithProtocolVersion(protocol), client.WithElicitationHandler(who))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = protocol
+	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}
+
+// approvingServer is a real server whose client is a person who approves.
+func approvingServer(t testing.TB) (*project, *client.Client) {
+	return elicitingServer(t, &person{action: mcp.ElicitationResponseActionAccept, yes: true})
+}
+
+// TestApprovalGate: leaving an approval phase needs a person's yes. A client whose person
+// accepts moves on, with the approval recorded; one that declines, cancels (claude -p) or
+// cannot ask stays, with one line saying how a person approves.
+func TestApprovalGate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		who   *person // nil: a client without elicitation
+		moves bool
+		err   string
+	}{
+		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, true, ""},
+		{"accept-but-no", &person{action: mcp.ElicitationResponseActionAccept, yes: false}, false, "the user did not approve leaving phase plan"},
+		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false, "the user did not approve leaving phase plan"},
+		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, false, "the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again"},
+		{"no-elicitation", nil, false, "no person could be asked here: a person runs `cairn approve [NOTE]` in the project, then call transition again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p *project
+			var c *client.Client
+			if tc.who != nil {
+				p, c = elicitingServer(t, tc.who)
+			} else {
+				p, c = realServer(t)
+			}
+			mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
+			mustOK(t, c, "transition", `{"to":"plan"}`)
+			look := p.other(t, "observer")
+			if !tc.moves {
+				res := mustFail(t, c, "transition", `{"to":"implement"}`, tc.err)
+				if strings.Contains(text(res), "\n") {
+					t.Errorf("refusal is more than one line: %q", text(res))
+				}
+				if snap := snapshot(t, look); snap.Phase != "plan" {
+					t.Errorf("refused move left the workflow at %s", snap.Phase)
+				}
+				// A person's command approves; the same move then goes through.
+				if _, err := look.Approve("by hand"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mustOK(t, c, "transition", `{"to":"implement"}`)
+			r, err := look.Resume(engine.ResumeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "by a person, with cairn approve: by hand"
+			if tc.moves {
+				want = "by a person, asked in Claude Code: looks right"
+				if len(tc.who.asked) != 1 || !strings.Contains(tc.who.asked[0], "phase plan") {
+					t.Errorf("the person was asked %q", tc.who.asked)
+				}
+			}
+			if len(r.Approvals) != 1 || !strings.HasSuffix(r.Approvals[0], want) {
+				t.Errorf("approvals on record %q, want one ending %q", r.Approvals, want)
+			}
+		})
+	}
+}
+
+// longDefinition has twelve phases in a line, so that a workflow can have ten behind it.
+const longDefinition = `---
+name: long
+description: Twelve steps.
+phases: [p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12]
+transitions:
+  p01: [p02]
+  p02: [p03]
+  p03: [p04]
+  p04: [p05]
+  p05: [p06]
+  p06: [p07]
+  p07: [p08]
+  p08: [p09]
+  p09: [p10]
+  p10: [p11]
+  p11: [p12]
+terminal: [p12]
+---
+Twelve steps.
+`
+
+// TestResumeCheckLongWorkflow: resume_check on a long workflow (10 phases done, 20 tasks, 3
+// warnings) stays within 2,500 characters, text and structured content together, and says
+// each warning once.
+func TestResumeCheckLongWorkflow(t *testing.T) {
+	p := newProject(t)
+	dir := filepath.Join(p.root, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "long.md"), []byte(longDefinition), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A definition that does not load: the third warning.
+	if err := os.WriteFile(filepath.Join(dir, "broken.md"), []byte("---\nname: broken\nphases: [a, [b\n---\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, c := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 77, Log: quietLog(), NoWatch: true,
+	})
+	mustOK(t, c, "start_workflow", `{"type":"long","context":"a long piece of work with many steps in it"}`)
+	for i := 2; i <= 11; i++ {
+		// Each phase names an output that is not there: the missing-outputs warning.
+		mustOK(t, c, "transition", fmt.Sprintf(`{"to":"p%02d","outputs":["docs/step-%02d.md"]}`, i, i-1))
+	}
+	for i := 1; i <= 20; i++ {
+		status := "done"
+		if i%7 == 0 {
+			status = "failed"
+		}
+		mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"task-%02d","status":"running"}`, i))
+		mustOK(t, c, "update_task", fmt.Sprintf(`{"id":"task-%02d","status":%q}`, i, status))
+	}
+	mustOK(t, c, "save_checkpoint", `{"name":"long-progress","data":{"at":"p11"}}`)
+	mustOK(t, c, "set_enforcement", `{"violations":[{"code":"V-DOC","severity":"medium","details":"the steps are not documented"}]}`)
+	// A second session holds it: the ownership warning.
+	other := p.other(t, "sess-2")
+	if _, err := other.SetVars(map[string]string{"WF_X": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	// The next session's first call.
+	_, next := startServer(t, mcptools.Options{
+		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+		PPID: 78, Log: quietLog(), NoWatch: true,
+	})
+	res := mustOK(t, next, "resume_check", `{}`)
+	sc, _ := json.Marshal(res.StructuredContent)
+	n := len([]rune(text(res))) + len([]rune(string(sc)))
+	s := structured(t, res)
+	ws, _ := s["warnings"].([]any)
+	if len(s["completed"].([]any)) != 10 || len(ws) != 3 || s["failed_tasks"] == nil || s["checkpoints"] == nil {
+		t.Fatalf("not the long workflow meant: %s", sc)
+	}
+	for _, w := range ws {
+		// Compared on a prefix: the text escapes Markdown ("]" becomes "\]").
+		if c := strings.Count(text(res), w.(string)[:30]); c != 1 {
+			t.Errorf("warning %q is said %d times in the text", w, c)
+		}
+	}
+	for _, want := range []string{"checkpoints: long-progress", "failed: task-07, task-14", "allowed next: p12", "Next: "} {
+		if !strings.Contains(text(res), want) {
+			t.Errorf("the details view lacks %q", want)
+		}
+	}
+	t.Logf("resume_check: %d characters (text %d)\n%s", n, len([]rune(text(res))), text(res))
+	if n > 2500 {
+		t.Errorf("resume_check returned %d characters, want at most 2,500", n)
+	}
+}
+
+// TestApprovalGateOverStdio: the binary asks the person over stdio (its own transport sends
+// elicitation/create and routes the answer back); an accepting client moves on, a declining
+// one does not.
+func TestApprovalGateOverStdio(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		who   *person
+		moves bool
+	}{
+		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, true},
+		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProject(t)
+			c := stdioClient(t, p, protocol, client.WithElicitationHandler(tc.who))
+			mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate over stdio"}`)
+			mustOK(t, c, "transition", `{"to":"plan"}`)
+			if tc.moves {
+				res := mustOK(t, c, "transition", `{"to":"implement"}`)
+				if structured(t, res)["phase"] != "implement" {
+					t.Errorf("after the approval: %s", text(res))
+				}
+			} else {
+				mustFail(t, c, "transition", `{"to":"implement"}`, "the user did not approve leaving phase plan")
+			}
+			if len(tc.who.asked) != 1 || !strings.Contains(tc.who.asked[0], "wants to move on to implement") {
+				t.Errorf("the person was asked %q", tc.who.asked)
+			}
+			want := "plan"
+			if tc.moves {
+				want = "implement"
+			}
+			if snap := snapshot(t, p.other(t, "observer")); snap.Phase != want {
+				t.Errorf("the workflow is at %s, want %s", snap.Phase, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,124 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// shapes are strings of many shapes; each argument is tried with those its schema allows.
+var shapes = []string{
+	"a", "A1", "1a", "a.b", "a_b", "a-b", "a:b", "a.b.c", "_a", "-a", ".a", "a..b", "a/b", "a b",
+	"a*", "a?", "[ab]", "ab*-x", "x" + strings.Repeat("y", 62), "x" + strings.Repeat("y", 99),
+	"24h", "90m", "7d", "007h", "1h", "99999d", "90s", "1h30m", "1.5h", "24H", "0h", "90", "h",
+	"PLAN_PATH", "_X", "X1", "apex", "plan", "implement", "t1", "impl-progress", "v1.2",
+}
+
+// shapeRefusal matches an error that refuses a value for its form (as opposed to naming
+// something that does not exist or a move that is not allowed).
+var shapeRefusal = regexp.MustCompile(`(?i)not valid|invalid|must be|must start|malformed|not allowed in|characters|whole number|unit`)
+
+// TestSchemaAllowedShapesAreAccepted: every string argument with a pattern accepts every value
+// its schema allows, so that a model that follows the schema is never refused for the form of
+// a value (issue 14: ttl "90s" and "1h30m" passed the schema and were refused).
+func TestSchemaAllowedShapesAreAccepted(t *testing.T) {
+	p, c := realServer(t)
+	_ = p
+	tools, err := c.ListTools(testCtx(t), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := map[string]*regexp.Regexp{} // "tool.field" or "tool.field[]" for items
+	maxLen := map[string]int{}
+	for _, tool := range tools.Tools {
+		raw, _ := json.Marshal(tool.InputSchema)
+		var s struct {
+			Properties map[string]struct {
+				Pattern   string `json:"pattern"`
+				MaxLength int    `json:"maxLength"`
+				Items     struct {
+					Pattern    string `json:"pattern"`
+					MaxLength  int    `json:"maxLength"`
+					Properties map[string]struct {
+						Pattern   string `json:"pattern"`
+						MaxLength int    `json:"maxLength"`
+					} `json:"properties"`
+				} `json:"items"`
+				PropertyNames struct {
+					Pattern string `json:"pattern"`
+				} `json:"propertyNames"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		for name, prop := range s.Properties {
+			for suffix, pat := range map[string]string{"": prop.Pattern, "[]": prop.Items.Pattern, "{}": prop.PropertyNames.Pattern} {
+				if pat != "" {
+					pattern[tool.Name+"."+name+suffix] = regexp.MustCompile(pat)
+				}
+			}
+			maxLen[tool.Name+"."+name] = prop.MaxLength
+			maxLen[tool.Name+"."+name+"[]"] = prop.Items.MaxLength
+			if code, ok := prop.Items.Properties["code"]; ok && code.Pattern != "" {
+				pattern[tool.Name+"."+name+"[].code"] = regexp.MustCompile(code.Pattern)
+				maxLen[tool.Name+"."+name+"[].code"] = code.MaxLength
+			}
+		}
+	}
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"shapes"}`)
+	q := func(v string) string { b, _ := json.Marshal(v); return string(b) }
+	// Each argument, with the call that carries it (the value goes in for %s).
+	cases := map[string]string{
+		"start_workflow.ttl":                `{"type":"apex","context":"shapes","replace":true,"ttl":%s}`,
+		"start_workflow.workflow_id":        `{"type":"apex","context":"shapes","replace":true,"workflow_id":%s}`,
+		"start_workflow.type":               `{"type":%s,"context":"shapes","replace":true}`,
+		"update_task.id":                    `{"id":%s,"status":"running"}`,
+		"transition.to":                     `{"to":%s}`,
+		"transition.from":                   `{"to":"analyze","from":%s}`,
+		"save_checkpoint.name":              `{"name":%s,"data":{}}`,
+		"load_checkpoint.name":              `{"name":%s}`,
+		"list_checkpoints.pattern":          `{"pattern":%s}`,
+		"append_log.name":                   `{"name":%s,"entry":{}}`,
+		"get_vars.keys[]":                   `{"keys":[%s]}`,
+		"set_vars.vars{}":                   `{"vars":{%s:"v"}}`,
+		"initiative.status":                 `{"action":"set_status","status":%s}`,
+		"set_enforcement.violations[].code": `{"violations":[{"code":%s,"severity":"low","details":"d"}]}`,
+	}
+	for key := range pattern {
+		if _, ok := cases[key]; !ok {
+			t.Errorf("argument %s has a pattern but no case here: add one", key)
+		}
+	}
+	tried := 0
+	for key, args := range cases {
+		re := pattern[key]
+		if re == nil {
+			t.Errorf("argument %s has no pattern in its schema", key)
+			continue
+		}
+		for _, v := range shapes {
+			if !re.MatchString(v) || maxLen[key] > 0 && len(v) > maxLen[key] {
+				continue
+			}
+			tried++
+			res := callRaw(t, c, strings.SplitN(key, ".", 2)[0], fmt.Sprintf(args, q(v)))
+			// A ttl over 3650 days is refused for its size, not its form.
+			if res.IsError && shapeRefusal.MatchString(text(res)) && !strings.Contains(text(res), "too large (at most 3650d)") {
+				t.Errorf("%s = %q is allowed by the schema but refused: %s", key, v, text(res))
+			}
+		}
+	}
+	for v, want := range map[string]bool{"24h": true, "90m": true, "7d": true, "3650d": true, "90s": false, "1h30m": false, "1.5h": false, "24H": false, "0h": false} {
+		if got := pattern["start_workflow.ttl"].MatchString(v); got != want {
+			t.Errorf("ttl schema allows %q: %v, want %v", v, got, want)
+		}
+	}
+	if tried < 50 {
+		t.Errorf("only %d values tried", tried)
+	}
+}

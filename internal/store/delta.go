@@ -1,0 +1,577 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+)
+
+// A journal delta says how one workflow state (compact JSON) becomes the next, so a journal
+// line grows with the change, not with the record. It is generic JSON, computed from the two
+// documents' bytes, so the journal knows nothing of the workflow schema. A delta is one of:
+//
+//	{"v":VALUE}                          replace the value
+//	{"o":{KEY:DELTA,...},"d":[KEY,...],"k":[KEY,...]}
+//	                                     an object: members changed or added ("o"), deleted
+//	                                     ("d"), and the member order ("k") when it is not the
+//	                                     old order with new members at the end
+//	{"a":[K,[ITEM,...]]}                 an array: drop K items from the front, append these
+//	                                     (a bounded history that slides)
+//	{"i":{"N":DELTA,...}}                an array of the same length with items N changed
+//
+// Keys and scalars are kept as their exact bytes, so applying a delta gives the next state
+// byte for byte; the writer checks that before it trusts a delta (commitLocked).
+
+// jnode is a JSON value parsed for diffing and patching, keeping exact bytes and member order.
+type jnode struct {
+	kind byte     // '{', '[' or 0 for a scalar
+	lazy bool     // a container whose members are not built yet (see expand)
+	src  []byte   // the value's bytes as parsed; nil once a patch changed it
+	keys [][]byte // object member names, with their quotes
+	vals []*jnode // object member values or array items
+}
+
+var errBadJSON = errors.New("malformed JSON in a journal delta or state")
+
+// parseJSON parses one JSON value that has already passed a strict check (a stored state or a
+// delta the store wrote). Whitespace between tokens is allowed and dropped.
+func parseJSON(b []byte) (*jnode, error) {
+	p := jparser{b: b}
+	n, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return nil, errBadJSON
+	}
+	return n, nil
+}
+
+type jparser struct {
+	b     []byte
+	i     int
+	depth int
+	slab  []jnode
+	keys  [][]byte
+	vals  []*jnode
+}
+
+// maxDeltaDepth bounds nesting: well above what a stored document may hold (a delta nests two
+// levels per level of the document), well below what could exhaust a stack.
+const maxDeltaDepth = 1000
+
+func (p *jparser) ws() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\n' || p.b[p.i] == '\t' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+// node hands out nodes from a slab, and children are gathered on a shared stack and copied out
+// at their container's end: a parse allocates a few slabs, not one object per value.
+func (p *jparser) node() *jnode {
+	if len(p.slab) == 0 {
+		p.slab = make([]jnode, 16)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	return n
+}
+
+func (p *jparser) value() (*jnode, error) {
+	p.ws()
+	if p.i >= len(p.b) {
+		return nil, errBadJSON
+	}
+	start := p.i
+	switch c := p.b[p.i]; c {
+	case '{', '[':
+		if p.depth++; p.depth > maxDeltaDepth {
+			return nil, errBadJSON
+		}
+		defer func() { p.depth-- }()
+		n := p.node()
+		n.kind = c
+		p.i++
+		p.ws()
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		if p.i < len(p.b) && p.b[p.i] == end {
+			p.i++
+			n.src = p.b[start:p.i]
+			return n, nil
+		}
+		base := len(p.vals)
+		for {
+			if c == '{' {
+				p.ws()
+				ks := p.i
+				if err := p.str(); err != nil {
+					return nil, err
+				}
+				p.keys = append(p.keys, p.b[ks:p.i])
+				p.ws()
+				if p.i >= len(p.b) || p.b[p.i] != ':' {
+					return nil, errBadJSON
+				}
+				p.i++
+			}
+			v, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			p.vals = append(p.vals, v)
+			p.ws()
+			if p.i >= len(p.b) {
+				return nil, errBadJSON
+			}
+			if p.b[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.b[p.i] != end {
+				return nil, errBadJSON
+			}
+			p.i++
+			n.src = p.b[start:p.i]
+			n.vals = append([]*jnode(nil), p.vals[base:]...)
+			p.vals = p.vals[:base]
+			if c == '{' {
+				kb := len(p.keys) - len(n.vals)
+				n.keys = append([][]byte(nil), p.keys[kb:]...)
+				p.keys = p.keys[:kb]
+			}
+			return n, nil
+		}
+	case '"':
+		if err := p.str(); err != nil {
+			return nil, err
+		}
+	default:
+		for p.i < len(p.b) && !isDelim(p.b[p.i]) {
+			p.i++
+		}
+		if p.i == start {
+			return nil, errBadJSON
+		}
+	}
+	n := p.node()
+	n.src = p.b[start:p.i]
+	return n, nil
+}
+
+func isDelim(c byte) bool {
+	switch c {
+	case ',', ']', '}', ' ', '\n', '\t', '\r':
+		return true
+	}
+	return false
+}
+
+// skip moves past one value without building it.
+func (p *jparser) skip() error {
+	p.ws()
+	if p.i >= len(p.b) {
+		return errBadJSON
+	}
+	switch p.b[p.i] {
+	case '"':
+		return p.str()
+	case '{', '[':
+		depth := 0
+		for ; p.i < len(p.b); p.i++ {
+			switch p.b[p.i] {
+			case '"':
+				if err := p.str(); err != nil {
+					return err
+				}
+				p.i--
+			case '{', '[':
+				if depth++; depth > maxDeltaDepth {
+					return errBadJSON
+				}
+			case '}', ']':
+				if depth--; depth == 0 {
+					p.i++
+					return nil
+				}
+			}
+		}
+		return errBadJSON
+	}
+	start := p.i
+	for p.i < len(p.b) && !isDelim(p.b[p.i]) {
+		p.i++
+	}
+	if p.i == start {
+		return errBadJSON
+	}
+	return nil
+}
+
+// parseTop parses an object's or array's members one level deep: they keep only their bytes
+// and are expanded when a patch reaches into them, so applying a delta to a large state costs
+// a scan of it plus the parts the delta touches.
+func parseTop(b []byte) (*jnode, error) {
+	p := jparser{b: b}
+	p.ws()
+	if p.i >= len(b) || (b[p.i] != '{' && b[p.i] != '[') {
+		return nil, errBadJSON
+	}
+	obj := b[p.i] == '{'
+	end := byte(']')
+	if obj {
+		end = '}'
+	}
+	n := &jnode{kind: b[p.i]}
+	var nodes []jnode
+	p.i++
+	for {
+		p.ws()
+		if p.i < len(b) && b[p.i] == end && len(n.vals) == 0 {
+			p.i++
+			break
+		}
+		if obj {
+			ks := p.i
+			if err := p.str(); err != nil {
+				return nil, err
+			}
+			n.keys = append(n.keys, b[ks:p.i])
+			p.ws()
+			if p.i >= len(b) || b[p.i] != ':' {
+				return nil, errBadJSON
+			}
+			p.i++
+			p.ws()
+		}
+		vs := p.i
+		if err := p.skip(); err != nil {
+			return nil, err
+		}
+		var kind byte
+		if c := b[vs]; c == '{' || c == '[' {
+			kind = c
+		}
+		if len(nodes) == cap(nodes) {
+			nodes = make([]jnode, 0, max(16, 2*cap(nodes)))
+		}
+		nodes = append(nodes, jnode{kind: kind, lazy: kind != 0, src: b[vs:p.i]})
+		n.vals = append(n.vals, &nodes[len(nodes)-1])
+		p.ws()
+		if p.i < len(b) && b[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i >= len(b) || b[p.i] != end {
+			return nil, errBadJSON
+		}
+		p.i++
+		break
+	}
+	p.ws()
+	if p.i != len(b) {
+		return nil, errBadJSON
+	}
+	n.src = b
+	return n, nil
+}
+
+// lazyJSON is b as a node whose members are built only when a patch needs them.
+func lazyJSON(b []byte) (*jnode, error) {
+	if len(b) == 0 {
+		return nil, errBadJSON
+	}
+	if b[0] != '{' && b[0] != '[' {
+		return parseJSON(b)
+	}
+	return &jnode{kind: b[0], lazy: true, src: b}, nil
+}
+
+// expand builds a lazy node's members (one level).
+func (n *jnode) expand() error {
+	if n == nil || !n.lazy {
+		return nil
+	}
+	t, err := parseTop(n.src)
+	if err != nil {
+		return err
+	}
+	n.keys, n.vals, n.lazy = t.keys, t.vals, false
+	return nil
+}
+
+func (p *jparser) str() error {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return errBadJSON
+	}
+	for p.i++; p.i < len(p.b); p.i++ {
+		switch p.b[p.i] {
+		case '\\':
+			p.i++
+		case '"':
+			p.i++
+			return nil
+		}
+	}
+	return errBadJSON
+}
+
+// bytesOf returns n's compact JSON.
+func (n *jnode) bytesOf() []byte {
+	if n.src != nil {
+		return n.src
+	}
+	return n.appendTo(nil)
+}
+
+func (n *jnode) appendTo(b []byte) []byte {
+	if n.src != nil {
+		return append(b, n.src...)
+	}
+	if n.kind == '{' {
+		b = append(b, '{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(b, k...), ':')
+			b = n.vals[i].appendTo(b)
+		}
+		return append(b, '}')
+	}
+	b = append(b, '[')
+	for i, v := range n.vals {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = v.appendTo(b)
+	}
+	return append(b, ']')
+}
+
+func (n *jnode) index(key []byte) int {
+	for i, k := range n.keys {
+		if bytes.Equal(k, key) {
+			return i
+		}
+	}
+	return -1
+}
+
+func sameNode(a, b *jnode) bool { return bytes.Equal(a.bytesOf(), b.bytesOf()) }
+
+// diffJSON returns the delta that turns a into b, or nil when they are equal.
+func diffJSON(a, b *jnode) []byte {
+	if sameNode(a, b) {
+		return nil
+	}
+	replace := append(append([]byte(`{"v":`), b.bytesOf()...), '}')
+	var d []byte
+	switch {
+	case a.kind == '{' && b.kind == '{':
+		d = diffObject(a, b)
+	case a.kind == '[' && b.kind == '[':
+		d = diffArray(a, b)
+	}
+	if d == nil || len(d) >= len(replace) {
+		return replace
+	}
+	return d
+}
+
+func diffObject(a, b *jnode) []byte {
+	d := []byte(`{"o":{`)
+	changed := 0
+	var natural [][]byte // a's order without the deleted members, then the new ones
+	for _, k := range a.keys {
+		if b.index(k) >= 0 {
+			natural = append(natural, k)
+		}
+	}
+	for i, k := range b.keys {
+		j := a.index(k)
+		var md []byte
+		if j < 0 {
+			natural = append(natural, k)
+			md = append(append([]byte(`{"v":`), b.vals[i].bytesOf()...), '}')
+		} else {
+			md = diffJSON(a.vals[j], b.vals[i])
+		}
+		if md == nil {
+			continue
+		}
+		if changed > 0 {
+			d = append(d, ',')
+		}
+		changed++
+		d = append(append(append(d, k...), ':'), md...)
+	}
+	d = append(d, '}')
+	var del [][]byte
+	for _, k := range a.keys {
+		if b.index(k) < 0 {
+			del = append(del, k)
+		}
+	}
+	if len(del) > 0 {
+		d = appendKeys(append(d, `,"d":`...), del)
+	}
+	reordered := len(natural) != len(b.keys)
+	for i := 0; !reordered && i < len(natural); i++ {
+		reordered = !bytes.Equal(natural[i], b.keys[i])
+	}
+	if reordered {
+		d = appendKeys(append(d, `,"k":`...), b.keys)
+	}
+	return append(d, '}')
+}
+
+func appendKeys(d []byte, keys [][]byte) []byte {
+	d = append(d, '[')
+	for i, k := range keys {
+		if i > 0 {
+			d = append(d, ',')
+		}
+		d = append(d, k...)
+	}
+	return append(d, ']')
+}
+
+func diffArray(a, b *jnode) []byte {
+	n, m := len(a.vals), len(b.vals)
+	var best []byte
+	// Drop k from the front, append the rest: the smallest k whose remainder is b's prefix
+	// (dropping all of a is a replace, which the caller weighs).
+	for k := 0; k < n || k == 0; k++ {
+		if n-k > m {
+			continue
+		}
+		ok := true
+		for i := k; i < n && ok; i++ {
+			ok = sameNode(a.vals[i], b.vals[i-k])
+		}
+		if !ok {
+			continue
+		}
+		d := append([]byte(`{"a":[`), strconv.Itoa(k)...)
+		d = append(d, ",["...)
+		for i, v := range b.vals[n-k:] {
+			if i > 0 {
+				d = append(d, ',')
+			}
+			d = append(d, v.bytesOf()...)
+		}
+		best = append(d, "]]}"...)
+		break
+	}
+	if n == m && best == nil {
+		// Only when nothing slid: an array that slid differs at every index.
+		d := []byte(`{"i":{`)
+		first := true
+		for i := range a.vals {
+			if md := diffJSON(a.vals[i], b.vals[i]); md != nil {
+				if !first {
+					d = append(d, ',')
+				}
+				first = false
+				d = append(append(append(append(d, '"'), strconv.Itoa(i)...), `":`...), md...)
+			}
+		}
+		if d = append(d, "}}"...); best == nil || len(d) < len(best) {
+			best = d
+		}
+	}
+	return best
+}
+
+// applyDelta changes n as delta says and returns the result (n itself when it is patched in
+// place). An error means the delta does not fit n: the journal is damaged.
+func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
+	if delta.kind != '{' || len(delta.keys) == 0 {
+		return nil, errBadJSON
+	}
+	switch string(delta.keys[0]) {
+	case `"v"`:
+		return delta.vals[0], nil
+	case `"o"`:
+		if n == nil || n.kind != '{' || n.expand() != nil {
+			return nil, errBadJSON
+		}
+		n.src = nil
+		o := delta.vals[0]
+		for i, k := range o.keys {
+			j := n.index(k)
+			if j < 0 {
+				v, err := applyDelta(nil, o.vals[i])
+				if err != nil {
+					return nil, err
+				}
+				n.keys, n.vals = append(n.keys, k), append(n.vals, v)
+				continue
+			}
+			v, err := applyDelta(n.vals[j], o.vals[i])
+			if err != nil {
+				return nil, err
+			}
+			n.vals[j] = v
+		}
+		for i := 1; i < len(delta.keys); i++ {
+			list := delta.vals[i]
+			switch string(delta.keys[i]) {
+			case `"d"`:
+				for _, k := range list.vals {
+					if j := n.index(k.src); j >= 0 {
+						n.keys = append(n.keys[:j], n.keys[j+1:]...)
+						n.vals = append(n.vals[:j], n.vals[j+1:]...)
+					}
+				}
+			case `"k"`:
+				if len(list.vals) != len(n.keys) {
+					return nil, errBadJSON
+				}
+				keys, vals := make([][]byte, len(n.keys)), make([]*jnode, len(n.keys))
+				for x, k := range list.vals {
+					j := n.index(k.src)
+					if j < 0 {
+						return nil, errBadJSON
+					}
+					keys[x], vals[x] = n.keys[j], n.vals[j]
+				}
+				n.keys, n.vals = keys, vals
+			}
+		}
+		return n, nil
+	case `"a"`:
+		arg := delta.vals[0]
+		if n == nil || n.kind != '[' || arg.kind != '[' || len(arg.vals) != 2 || arg.vals[1].kind != '[' || n.expand() != nil {
+			return nil, errBadJSON
+		}
+		k, err := strconv.Atoi(string(arg.vals[0].src))
+		if err != nil || k < 0 || k > len(n.vals) {
+			return nil, errBadJSON
+		}
+		n.src = nil
+		n.vals = append(append([]*jnode(nil), n.vals[k:]...), arg.vals[1].vals...)
+		return n, nil
+	case `"i"`:
+		if n == nil || n.kind != '[' || n.expand() != nil {
+			return nil, errBadJSON
+		}
+		n.src = nil
+		o := delta.vals[0]
+		for i, k := range o.keys {
+			x, err := strconv.Atoi(string(bytes.Trim(k, `"`)))
+			if err != nil || x < 0 || x >= len(n.vals) {
+				return nil, errBadJSON
+			}
+			if n.vals[x], err = applyDelta(n.vals[x], o.vals[i]); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
+	}
+	return nil, errBadJSON
+}

@@ -1,0 +1,160 @@
+package store_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// longDoc is a workflow record after n transitions of a long workflow: a history bounded at
+// 20 entries that slides, phases that complete and reopen, a counter.
+func longDoc(n int64) []byte {
+	var hist []map[string]any
+	for i := max(n-20, 1); i <= n; i++ {
+		hist = append(hist, map[string]any{"from": "implement", "to": "review", "at": fmt.Sprintf("2026-11-22T17:%02d:%02dZ", i/60%60, i%60), "note": fmt.Sprintf("round %d", i)})
+	}
+	doc, _ := json.Marshal(map[string]any{
+		"version": "2.0", "workflow_id": wfID, "type": "apex", "context": "a long one", "revision": n,
+		"state":   []string{"implement", "review"}[n%2],
+		"phases":  map[string]any{"implement": map[string]any{"completed": n%2 == 1}, "review": map[string]any{"completed": n%2 == 0}},
+		"history": hist, "x_unknown": map[string]any{"kept": true},
+	})
+	return doc
+}
+
+func commitLong(t testing.TB, s *store.Store, n int64) store.Result {
+	t.Helper()
+	res, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+		return longDoc(n), store.Event{Kind: "transition", Detail: `{"from":"implement","to":"review"}`}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestJournalHoldsChangesAndRebuildsAnyRevision: after each of 300 transitions the snapshot is
+// destroyed and the store rebuilds it, byte for byte, from the journal; the journal grows with
+// the changes, not with the record, and its chains stay bounded.
+func TestJournalHoldsChangesAndRebuildsAnyRevision(t *testing.T) {
+	s, dir := newStore(t)
+	p := filepath.Join(dir, store.WorkflowFile)
+	for n := int64(1); n <= 300; n++ {
+		res := commitLong(t, s, n)
+		if n%7 == 0 || n > 280 {
+			os.WriteFile(p, []byte(`{"version":"2.0","workflow_id":"`), 0o600)
+			w, err := s.ReadWorkflow()
+			if err != nil || !bytes.Equal(w.Data, res.Data) || w.Revision != n {
+				t.Fatalf("revision %d rebuilt as %d: %s (%v)", n, w.Revision, w.Data, err)
+			}
+		}
+	}
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Records) != 300 || len(j.Problems) != 0 {
+		t.Fatalf("journal: %d records, %v, %v", len(j.Records), j.Problems, err)
+	}
+	full, chain := 0, 0
+	for _, r := range j.Records {
+		if r.Snapshot != nil {
+			full, chain = full+1, 0
+			continue
+		}
+		chain++
+		if chain >= 32 || r.Chain > int64(4*len(longDoc(r.Revision))) {
+			t.Fatalf("record %d: a chain of %d lines, %d bytes", r.Seq, chain, r.Chain)
+		}
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "journal", wfID+".jsonl"))
+	whole := int64(300 * len(longDoc(300)))
+	if full < 2 || full > 60 || fi.Size() > whole/3 {
+		t.Fatalf("%d full lines of 300; journal %d bytes, whole snapshots would be %d", full, fi.Size(), whole)
+	}
+	t.Logf("%d full lines of 300; journal %d bytes (whole snapshots: %d)", full, fi.Size(), whole)
+	// The records after a revision come back with their states.
+	since, err := s.ReadJournalSince(wfID, 250)
+	if err != nil || len(since) != 50 {
+		t.Fatalf("since 250: %d, %v", len(since), err)
+	}
+	for _, r := range since {
+		if !bytes.Equal(r.Snapshot, longDoc(r.Revision)) {
+			t.Fatalf("revision %d: %s", r.Revision, r.Snapshot)
+		}
+	}
+}
+
+// oldLine writes a journal line as Cairn wrote them before deltas: the whole snapshot, no
+// state sum.
+func oldLine(seq int64, doc []byte) string {
+	body := fmt.Sprintf(`{"seq":%d,"revision":%d,"at":"2026-11-22T17:30:%02dZ","event":{"kind":"transition"},"snapshot":%s`, seq, seq, seq, doc)
+	sum := sha256.Sum256([]byte(body))
+	return body + `,"sum":"` + hex.EncodeToString(sum[:]) + `"}` + "\n"
+}
+
+func TestOldJournalReadsRebuildsAndContinues(t *testing.T) {
+	s, dir := newStore(t)
+	os.MkdirAll(filepath.Join(dir, "journal"), 0o700)
+	var old strings.Builder
+	for n := int64(1); n <= 5; n++ {
+		old.WriteString(oldLine(n, longDoc(n)))
+	}
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	os.WriteFile(jp, []byte(old.String()), 0o600)
+	// No snapshot: rebuilt from the old journal's last line.
+	w, err := s.ReadWorkflow()
+	if err != nil || w.Revision != 5 || !bytes.Equal(w.Data, longDoc(5)) {
+		t.Fatalf("rebuilt from an old journal: %d %v", w.Revision, err)
+	}
+	for n := int64(6); n <= 9; n++ {
+		commitLong(t, s, n)
+	}
+	j, _ := s.ReadJournal(wfID)
+	if len(j.Records) != 9 || len(j.Problems) != 0 || j.Records[5].Snapshot == nil || j.Records[6].Delta == nil {
+		t.Fatalf("continued journal: %d records %v", len(j.Records), j.Problems)
+	}
+	since, err := s.ReadJournalSince(wfID, 0)
+	if err != nil || len(since) != 9 {
+		t.Fatalf("replay: %d %v", len(since), err)
+	}
+	for _, r := range since {
+		if !bytes.Equal(r.Snapshot, longDoc(r.Revision)) {
+			t.Fatalf("revision %d replays to %s", r.Revision, r.Snapshot)
+		}
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	if w, err := s.ReadWorkflow(); err != nil || !bytes.Equal(w.Data, longDoc(9)) {
+		t.Fatalf("rebuilt from a mixed journal: %d %v", w.Revision, err)
+	}
+}
+
+// TestSnapshotEditedByHandStartsANewChain: a snapshot that is not the journal's last state
+// (edited by hand at the same revision) is never used as a delta's base.
+func TestSnapshotEditedByHandStartsANewChain(t *testing.T) {
+	s, dir := newStore(t)
+	commitLong(t, s, 1)
+	commitLong(t, s, 2)
+	p := filepath.Join(dir, store.WorkflowFile)
+	edited := bytes.Replace(longDoc(2), []byte(`"a long one"`), []byte(`"edited"`), 1)
+	os.WriteFile(p, edited, 0o600)
+	_, err := s.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		return bytes.Replace(longDoc(3), []byte(`"a long one"`), []byte(`"edited"`), 1), store.Event{Kind: "t"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ := s.ReadJournal(wfID)
+	if j.Records[2].Snapshot == nil {
+		t.Fatalf("a delta was written against a snapshot the journal does not hold")
+	}
+	os.Remove(p)
+	if w, _ := s.ReadWorkflow(); !bytes.Contains(w.Data, []byte(`"edited"`)) || w.Revision != 3 {
+		t.Fatalf("rebuilt %s", w.Data)
+	}
+}

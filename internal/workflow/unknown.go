@@ -1,0 +1,132 @@
+package workflow
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Unknown JSON members are kept in an Extra map so that a record written by a newer Cairn (or
+// edited by hand) survives a read-modify-write by this one. Every type with an Extra map
+// marshals through a method-less twin (type recordJSON Record) with these two helpers: adding a
+// field to a type is adding it to the struct, nothing else.
+
+// unknown is the members a type has no field for, by name.
+type unknown = map[string]json.RawMessage
+
+// decodeKnown decodes data into a fresh J (a method-less twin of the caller's type) with
+// encoding/json and, on success only, hands it over with the members J has no field for.
+func decodeKnown[J any](data []byte, set func(J, unknown)) error {
+	var v J
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	var all unknown
+	if err := json.Unmarshal(data, &all); err != nil {
+		return err
+	}
+	known := knownFields(reflect.TypeFor[J]())
+	var extra unknown
+	for k, raw := range all {
+		// encoding/json matches field names case-insensitively, so "Workflow_ID" was decoded
+		// into workflow_id: keeping it as unknown too would write the value twice.
+		if isKnown(known, k) {
+			continue
+		}
+		if extra == nil {
+			extra = unknown{}
+		}
+		extra[k] = append(json.RawMessage(nil), raw...)
+	}
+	set(v, extra)
+	return nil
+}
+
+// encodeKnown marshals v (a method-less twin) and appends the extra members v has no field
+// for, in sorted order, after its own.
+func encodeKnown(v any, extra unknown) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	known := knownFields(reflect.TypeOf(v))
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		if !isKnown(known, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return b, nil
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1]) // drop the closing brace
+	first := len(b) == 2    // "{}"
+	for _, k := range keys {
+		if !json.Valid(extra[k]) {
+			return nil, fmt.Errorf("encoding unknown field %q: not valid JSON", k)
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(extra[k])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+var knownCache sync.Map // reflect.Type -> map[string]bool
+
+// knownFields returns the JSON names of t's fields (t a struct type).
+func knownFields(t reflect.Type) map[string]bool {
+	if v, ok := knownCache.Load(t); ok {
+		return v.(map[string]bool)
+	}
+	m := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = true
+	}
+	knownCache.Store(t, m)
+	return m
+}
+
+func isKnown(known map[string]bool, k string) bool {
+	if known[k] {
+		return true
+	}
+	for name := range known {
+		if strings.EqualFold(name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func cloneRaw(m unknown) unknown {
+	if m == nil {
+		return nil
+	}
+	out := make(unknown, len(m))
+	for k, v := range m {
+		out[k] = append(json.RawMessage(nil), v...)
+	}
+	return out
+}
