@@ -182,13 +182,19 @@ func exitCode(err error) int {
 	return ExitRefused
 }
 
+// readOnly are the commands that only read: run anywhere ($HOME, /), they create nothing.
+var readOnly = map[string]bool{"status": true, "statusline": true, "list": true, "show": true, "history": true,
+	"types": true, "doctor": true, "checkpoint load": true, "checkpoint list": true, "vars get": true,
+	"vars export": true, "log show": true, "completion": true}
+
 // engine opens the engine on first use. The CLI acts as actor "cli", for the session Claude
 // Code names in its environment when run from a bash block.
 func (a *app) engine() (*engine.Engine, error) {
 	if a.eng != nil {
 		return a.eng, nil
 	}
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{}})
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
+		NoCreate: readOnly[a.name]})
 	if err != nil {
 		return nil, &stateError{err}
 	}
@@ -225,17 +231,22 @@ func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 		}
 		return nil, usage("missing arguments: want %d, got %d", min, len(pos))
 	case max >= 0 && len(pos) > max:
-		return nil, usage("too many arguments: %s", quoteList(pos[max:]))
+		return nil, usage("too many arguments: want at most %d, got %d", max, len(pos))
 	}
 	return pos, nil
 }
 
-func quoteList(s []string) string {
-	q := make([]string, len(s))
-	for i, v := range s {
-		q[i] = fmt.Sprintf("%q", v)
+// plainFlag: 1 to 24 letters, digits and '-', which cannot hold a secret of any known shape.
+func plainFlag(name string) bool {
+	if name == "" || len(name) > 24 {
+		return false
 	}
-	return strings.Join(q, " ")
+	for _, c := range name {
+		if !(c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // printJSON writes v as indented JSON on stdout.

@@ -178,7 +178,7 @@ func lookup(args []string) (*command, []string, error) {
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
 		if _, ok := commands[name+" "+args[1]]; !ok {
-			msg := fmt.Sprintf("unknown command %q", name+" "+args[1])
+			msg := "unknown command" // the unknown verb is not repeated
 			if s := suggest(args[1], verbs(name)); len(s) > 0 {
 				return nil, nil, &usageError{msg: msg + ": did you mean " + name + " " + strings.Join(s, " or "+name+" ") + "?"}
 			}
@@ -189,7 +189,9 @@ func lookup(args []string) (*command, []string, error) {
 	}
 	c, ok := commands[name]
 	if !ok {
-		msg := fmt.Sprintf("unknown command %q", name)
+		// The unknown name is not repeated (it may be anything pasted); the suggestion is one
+		// of Cairn's own commands.
+		msg := "unknown command"
 		if s := suggest(name, topNames()); len(s) > 0 {
 			return nil, nil, &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
 		}
@@ -325,7 +327,7 @@ func runHelp(a *app, args []string) error {
 		return nil
 	}
 	if s := suggest(name, topNames()); len(s) > 0 {
-		return &usageError{msg: fmt.Sprintf("no command %q: did you mean %s?", name, strings.Join(s, " or "))}
+		return &usageError{msg: fmt.Sprintf("no such command: did you mean %s?", strings.Join(s, " or "))}
 	}
-	return &usageError{msg: fmt.Sprintf("no command %q: cairn help lists them", name)}
+	return &usageError{msg: "no such command: cairn help lists them"}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -249,7 +250,7 @@ func (a *app) activeDefinition() *workflow.Definition {
 
 // logNames lists the logs in the state directory (logs/NAME.jsonl).
 func logNames(stateDir string) []string {
-	ents, _ := os.ReadDir(filepath.Join(stateDir, "logs"))
+	ents, _ := fsx.ReadDirPath(filepath.Join(stateDir, "logs"))
 	var out []string
 	for _, e := range ents {
 		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() {

@@ -45,6 +45,12 @@ func TestDoctorFindsPluginAboveBin(t *testing.T) {
 		copyFile(t, src, bin) // another file system
 	}
 
+	// A first write creates the state directory (doctor itself only reads).
+	save := exec.Command(bin, "checkpoint", "save", "probe", "{}")
+	save.Dir, save.Env = dir, env
+	if out, err := save.CombinedOutput(); err != nil {
+		t.Fatalf("cairn checkpoint save: %v\n%s", err, out)
+	}
 	cmd := exec.Command(bin, "doctor", "--json")
 	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.Output()

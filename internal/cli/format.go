@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // clean makes a stored string safe to print on a terminal: control characters (escape
@@ -37,15 +39,10 @@ func needsClean(s string) bool {
 	return false
 }
 
-// invisible: bidi controls, zero-width characters, the BOM and tag characters.
-func invisible(r rune) bool {
-	switch {
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069,
-		r == 0xfeff, r == 0x061c, r >= 0xe0000 && r <= 0xe007f:
-		return true
-	}
-	return false
-}
+// invisible: what textsafe drops from memory lines (bidi controls, zero-width and format
+// characters, soft hyphen, tag characters, variation selectors, Hangul fillers...), so the
+// terminal and MEMORY.md hide the same set.
+func invisible(r rune) bool { return r >= 0x80 && textsafe.Dropped(r) }
 
 // stamp renders a time as UTC RFC 3339 to the second, "-" when unset.
 func stamp(t time.Time) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/vars"
 )
 
@@ -40,7 +41,7 @@ func installedPlugin(getenv func(string) string, home, project string) (root, bi
 	if dir == "" {
 		return "", "", ""
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "installed_plugins.json"))
+	data, err := fsx.ReadPath(filepath.Join(dir, "installed_plugins.json"), 4<<20, true)
 	if err != nil {
 		return "", "", ""
 	}

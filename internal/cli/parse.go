@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // parseArgs parses a command's flags, before or after its arguments ("--" ends flags). It
@@ -72,6 +74,11 @@ func valueName(f *flag.Flag) string {
 func unknownFlag(fs *flag.FlagSet, name string) error {
 	var known []string
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+	if !plainFlag(name) || strings.ToLower(name) != name || secrets.ScanString(name) != nil {
+		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
+		sort.Strings(known)
+		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
+	}
 	msg := fmt.Sprintf("no flag --%s", name)
 	if s := suggest(name, known); len(s) > 0 {
 		msg += "; did you mean --" + strings.Join(s, " or --") + "?"

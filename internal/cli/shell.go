@@ -174,7 +174,7 @@ func runVarsGet(a *app, args []string) error {
 	}
 	v, ok := kv[pos[0]]
 	if !ok {
-		return fmt.Errorf("variable %s is not set (%w): cairn show lists the workflow's variables", pos[0], engine.ErrNotFound)
+		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
 	}
 	if a.json {
 		return a.printJSON(kv)

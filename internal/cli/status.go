@@ -28,6 +28,9 @@ func runStatus(a *app, args []string) error {
 		return a.printJSON(r)
 	}
 	writeStatus(a.stdout, r)
+	if !e.InGit() {
+		fmt.Fprintf(a.stdout, "Project:    %s (no git repository found: the launch directory is the project root)\n", clean(e.ProjectRoot()))
+	}
 	return nil
 }
 

@@ -458,7 +458,7 @@ func TestCairnAcrossSessions(t *testing.T) {
 		if nextRun == nil {
 			t.Skip("scenario 3's run did not finish")
 		}
-		wantLine := "Active APEX workflow: analyze completed, planning " + seedContext
+		wantLine := "Active APEX workflow: analyze completed, planning “" + seedContext + "”"
 		if got := nextRun.Init(t).MemoryPaths["auto"]; got != w.MemoryDir()+string(filepath.Separator) {
 			t.Errorf("Claude Code's auto-memory dir %q, want %q", got, w.MemoryDir()+"/")
 		}
@@ -636,7 +636,7 @@ func TestCairnStopWritesOwedPositionLine(t *testing.T) {
 		t.Errorf("the transition's result does not say the L2 line is owed: %s", trs[1].Text)
 	}
 
-	wantLine := "Active APEX workflow: analyze completed, planning " + seedContext
+	wantLine := "Active APEX workflow: analyze completed, planning “" + seedContext + "”"
 	stops := requireHooksOK(t, r, "Stop")
 	if len(stops) != 1 || !strings.Contains(stops[0].Stderr, "wrote "+wantLine) {
 		t.Errorf("the Stop hook did not report writing the owed line; Stop hooks: %+v", stops)
@@ -745,7 +745,7 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 	}
 
 	// The model is told, in one line: what ended, and that there is nothing to resume.
-	wantLine := `Cairn: no active workflow, nothing to resume; the last one ended ("Expired APEX workflow at plan for migrate the billing tables, archived").`
+	wantLine := `Cairn: no active workflow, nothing to resume; the last one ended ("Expired APEX workflow at plan for “migrate the billing tables”, archived").`
 	if first := r.FirstMain(t); !first.Contains(sessionStartContext) || !first.Contains(wantLine) || first.Contains("<cairn-state") {
 		t.Errorf("the first request does not carry the one ending line %q:\n%s", wantLine, tail(first.MessagesText(), 2000))
 	}
@@ -756,7 +756,7 @@ func TestCairnExpiredWorkflowArchived(t *testing.T) {
 		t.Errorf("SessionStart systemMessage %q, want one naming the expired workflow", out.SystemMessage)
 	}
 	// L2 has the expiry line.
-	wantLine = "Expired APEX workflow at plan for migrate the billing tables, archived"
+	wantLine = "Expired APEX workflow at plan for “migrate the billing tables”, archived"
 	if topic := readFile(t, filepath.Join(w.MemoryDir(), "cairn-workflow.md")); !strings.Contains(topic, wantLine) {
 		t.Errorf("cairn-workflow.md lacks %q:\n%s", wantLine, topic)
 	}

@@ -133,6 +133,10 @@ type Config struct {
 	// 001's milestone front matter and WORKFLOW-STATUS.yaml (yamldoc.Codec). Every
 	// binary passes one; nil (some tests) leaves those files unread, each one reported.
 	YAML YAML
+	// NoCreate is for commands that only read, and for hooks run without a usable
+	// CLAUDE_PROJECT_DIR: a missing state directory is not created and reads as empty
+	// (store.WithNoCreate).
+	NoCreate bool
 }
 
 // YAML is what the engine needs from a YAML library; see Config.YAML.

@@ -65,18 +65,18 @@ func TestReplaceAndArchiveWriteTheirEndings(t *testing.T) {
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	must(en.Start(engine.StartRequest{Type: "debug", Context: "second try", Replace: true}))(t)
-	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned APEX workflow at plan for first try, archived") {
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned APEX workflow at plan for “first try”, archived") {
 		t.Errorf("replace wrote no abandon line:\n%s", topic)
 	}
 	if mem := e.readMemory("MEMORY.md"); strings.Contains(mem, "Active APEX") {
 		t.Errorf("MEMORY.md still calls the replaced workflow active:\n%s", mem)
 	}
 	must(e.open("person").Archive("abandoned"))(t)
-	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned DEBUG workflow at troubleshoot for second try, archived") {
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned DEBUG workflow at troubleshoot for “second try”, archived") {
 		t.Errorf("archive wrote no abandon line:\n%s", topic)
 	}
 	r := must(e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
-	if !strings.Contains(r.Report, `the last one ended ("Abandoned DEBUG workflow at troubleshoot for second try, archived")`) {
+	if !strings.Contains(r.Report, `the last one ended ("Abandoned DEBUG workflow at troubleshoot for “second try”, archived")`) {
 		t.Errorf("report after archive: %q", r.Report)
 	}
 	st := must(e.open("person").Resume(engine.ResumeOptions{}))(t)

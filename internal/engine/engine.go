@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -38,6 +39,7 @@ type Engine struct {
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
 	conf     fileConfig
+	inGit    bool // the root is a git repository's, not just the launch directory
 }
 
 // Open finds the project and its state directory and opens them. It fails only when the
@@ -73,6 +75,9 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	conf := readConfig(dir)
 	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(cfg.LockWait), store.WithProjectRoot(root)}
+	if cfg.NoCreate {
+		opts = append(opts, store.WithNoCreate())
+	}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
@@ -82,7 +87,8 @@ func Open(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows")}
+	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
+		inGit: project.InGit(cfg.Getenv, cfg.WorkDir)}
 	e.openMemory()
 	return e, nil
 }
@@ -92,6 +98,10 @@ func (e *Engine) Close() error { return e.st.Close() }
 
 // StateDir is the state directory's absolute path.
 func (e *Engine) StateDir() string { return e.st.Dir() }
+
+// InGit reports whether the project root is a git repository's (else it is the launch
+// directory, for want of one).
+func (e *Engine) InGit() bool { return e.inGit }
 
 // ProjectRoot is the project's root directory.
 func (e *Engine) ProjectRoot() string { return e.root }
@@ -168,7 +178,7 @@ func (e *Engine) ReloadDefinitions() {
 func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
-	entries, err := os.ReadDir(e.workflow)
+	entries, err := fsx.ReadDirPath(e.workflow)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
 	}
@@ -196,20 +206,9 @@ func (e *Engine) loadDefinitionsLocked() {
 	e.defs, e.defErrs = defs, errs
 }
 
-// readSmallRegular reads a regular file of at most max bytes, refusing FIFOs and the like.
-func readSmallRegular(p string, max int64) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%d bytes, over the %d-byte limit", fi.Size(), max)
-	}
-	return os.ReadFile(p)
-}
+// readSmallRegular reads a regular file of at most max bytes without blocking on a FIFO
+// or the like (fsx.ReadPath).
+func readSmallRegular(p string, max int64) ([]byte, error) { return fsx.ReadPath(p, max, true) }
 
 func (e *Engine) openMemory() {
 	loc, err := memory.Dir(memory.Env{Getenv: e.cfg.Getenv, WorkDir: e.cfg.WorkDir})
@@ -273,7 +272,7 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if loaded || workflow.ValidName(workflow.NormalizeName(typ)) != nil {
 		return nil
 	}
-	if ents, err := os.ReadDir(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if ents, err := fsx.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	d, ok := workflow.BuiltinDefinition(typ)

@@ -147,7 +147,7 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 		t.Error("the approval is not in the record")
 	}
 	must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
-	must(en.SetVars(map[string]string{"PLAN_PATH": "plans/001.md", "WAVE": "2"}))(t)
+	must(en.SetVars(map[string]string{"PLAN_PATH": "plans/001.md", "CURRENT_WAVE": "2"}))(t)
 	kv := must(en.GetVars([]string{"PLAN_PATH", "NOPE"}))(t)
 	if len(kv) != 1 || kv["PLAN_PATH"] != "plans/001.md" {
 		t.Errorf("get vars = %v", kv)
@@ -184,12 +184,12 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	if !strings.Contains(done.Message, "complete") || !strings.Contains(done.Message, "archived") {
 		t.Errorf("terminal transition: %+v", done)
 	}
-	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Completed APEX for add retries to the uploader") {
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Completed APEX for “add retries to the uploader”") {
 		t.Errorf("completion line missing from topic file:\n%s", topic)
 	}
 	// Nothing active now, and nothing lost: the ending is reported as an ending, once, in one
 	// line, by the next session start; later ones say nothing. resume_check always says it.
-	for i, want := range []string{`the last one ended ("Completed APEX for add retries`, ""} {
+	for i, want := range []string{`the last one ended ("Completed APEX for “add retries`, ""} {
 		r = must(e.open(fmt.Sprintf("next-%d", i)).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
 		if r.Tier != "None" || !strings.HasPrefix(r.Ended, "Completed APEX") || strings.Count(r.Report, "\n") > 1 ||
 			!strings.Contains(r.Report, want) || (want == "") != (r.Report == "") || len(r.Report) > 250 {
@@ -239,7 +239,7 @@ func TestExpiryArchivesAndWritesTheExpiryLine(t *testing.T) {
 		!strings.Contains(r.SystemMessage, "expired") || len(r.Notices) != 0 {
 		t.Fatalf("expiry not reported once: %+v", r)
 	}
-	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Expired DEBUG workflow at troubleshoot for flaky login test, archived") {
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Expired DEBUG workflow at troubleshoot for “flaky login test”, archived") {
 		t.Errorf("expiry line missing:\n%s", topic)
 	}
 	list := must(en.List())(t)

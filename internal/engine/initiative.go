@@ -125,7 +125,11 @@ func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	// No component below the project root may be a link (.claude -> /elsewhere).
+	if _, err := fsx.MkdirBeneath(e.root, filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := fsx.CheckBeneath(e.root, p); err != nil {
 		return err
 	}
 	return fsx.WriteFileAtomic(p, out, 0o644)

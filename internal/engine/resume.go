@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
@@ -60,7 +61,9 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 			eye = append(eye, msg)
 		}
 	}
-	l1ok := writable(e.st.Dir())
+	// A state directory not created yet (a command that only reads) is writable if it
+	// can be created.
+	l1ok := writable(e.st.Dir()) || !e.st.Exists() && creatable(e.st.Dir())
 	if !l1ok {
 		eye = append(eye, workflow.WarnL1Unavailable+" ("+e.st.Dir()+" is not writable)")
 	}
@@ -331,7 +334,7 @@ const milestoneScanCap = 20
 // files are listed by name only.
 func (e *Engine) scanMilestones() []string {
 	dir := filepath.Join(e.root, "documentation", "milestones", "_active")
-	ents, err := os.ReadDir(dir)
+	ents, err := fsx.ReadDirPath(dir)
 	if err != nil {
 		return nil
 	}

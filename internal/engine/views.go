@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -114,7 +115,7 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 			return e.st.ReadArchive(a.Dir)
 		}
 	}
-	return nil, j, fmt.Errorf("no workflow %s, active or archived (%w): cairn list shows the ids", id, store.ErrNotFound)
+	return nil, j, fmt.Errorf("no workflow with that id, active or archived (%w): cairn list shows the ids", store.ErrNotFound)
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
@@ -195,7 +196,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if opt.PluginRoot != "" {
 		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
 			p := filepath.Join(opt.PluginRoot, f)
-			data, err := os.ReadFile(p)
+			data, err := fsx.ReadPath(p, 1<<20, true)
 			ok := err == nil
 			detail := p
 			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
@@ -205,14 +206,21 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		}
 	}
 	dir := e.st.Dir()
-	if fi, err := os.Lstat(dir); err != nil {
+	// doctor reads only: a state directory not created yet is not created here; doctor says
+	// where the first write will create it.
+	missing := !e.st.Exists()
+	if fi, err := os.Lstat(dir); missing && errors.Is(err, fs.ErrNotExist) {
+		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", "make the project directory writable")
+	} else if err != nil {
 		add("state directory", false, err.Error(), "check that the project directory is writable")
 	} else {
 		perm := fi.Mode().Perm()
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
 		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
 	}
-	if loose := looseFiles(dir); len(loose) > 0 {
+	if missing {
+		// nothing on disk to check
+	} else if loose := looseFiles(dir); len(loose) > 0 {
 		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "chmod 600 those files")
 	} else {
 		add("state file permissions", true, "files are 0600", "")
@@ -223,18 +231,32 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
 	}
-	out = append(out, e.lockChecks(dir)...)
-	if stale := staleTemps(dir, e.now()); len(stale) > 0 {
-		add("stale temp files", false, strings.Join(stale, ", "), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
-	} else {
-		add("stale temp files", true, "none", "")
+	if !missing {
+		out = append(out, e.lockChecks(dir)...)
+		if stale := staleTemps(dir, e.now()); len(stale) > 0 {
+			add("stale temp files", false, strings.Join(stale, ", "), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
+		} else {
+			add("stale temp files", true, "none", "")
+		}
 	}
+	out = append(out, e.projectRootCheck())
+	return append(out, e.definitionsCheck())
+}
+
+func (e *Engine) definitionsCheck() Check {
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
-		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
-	} else {
-		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
+		return Check{Name: "workflow definitions", OK: false, Detail: strings.Join(defErrs, "; "), Fix: "fix the files named (the others load fine)"}
 	}
-	return out
+	return Check{Name: "workflow definitions", OK: true, Detail: strings.Join(e.definitions().Names(), ", ")}
+}
+
+// projectRootCheck says which directory is the project root, and why when no git repository
+// was found (the launch directory is used then).
+func (e *Engine) projectRootCheck() Check {
+	if e.inGit {
+		return Check{Name: "project root", OK: true, Detail: e.root}
+	}
+	return Check{Name: "project root", OK: true, Detail: e.root + " (no git repository found above it: the launch directory is the project root)"}
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest
@@ -300,7 +322,7 @@ func staleTemps(dir string, now time.Time) []string {
 	var stale []string
 	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
 	// Inside archive directories too (a killed archive.json write), a bounded look.
-	if ents, err := os.ReadDir(filepath.Join(dir, "archive")); err == nil {
+	if ents, err := fsx.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
 		for i, ent := range ents {
 			if i >= 1000 {
 				break
@@ -311,7 +333,7 @@ func staleTemps(dir string, now time.Time) []string {
 		}
 	}
 	for _, sub := range subs {
-		ents, err := os.ReadDir(filepath.Join(dir, sub))
+		ents, err := fsx.ReadDirPath(filepath.Join(dir, sub))
 		if err != nil {
 			continue
 		}

@@ -108,7 +108,8 @@ func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
 func (d *Dir) Lstat(name string) (fs.FileInfo, error) { return d.root.Lstat(name) }
 
 func (d *Dir) ReadDirNames(name string) ([]string, error) {
-	f, err := d.root.Open(name)
+	// O_DIRECTORY|O_NONBLOCK: a FIFO in the directory's place fails at once, never blocks.
+	f, err := d.root.OpenFile(name, os.O_RDONLY|dirFlag|readFlag|cloexec, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,12 @@ import (
 // readFlag keeps an open of a planted FIFO from blocking; regular files ignore it.
 const readFlag = syscall.O_NONBLOCK
 
+// dirFlag makes an open fail at once on anything but a directory.
+const dirFlag = syscall.O_DIRECTORY
+
+// cloexec keeps descriptors out of child processes.
+const cloexec = syscall.O_CLOEXEC
+
 // noFollow makes the final path component refuse to be a symlink.
 const noFollow = syscall.O_NOFOLLOW | syscall.O_CLOEXEC
 
@@ -30,7 +36,7 @@ func linkCount(fi fs.FileInfo) (uint64, bool) {
 func rename(root *os.Root, oldname, newname string) error { return root.Rename(oldname, newname) }
 
 func syncDirIn(root *os.Root, name string) error {
-	d, err := root.Open(name)
+	d, err := root.OpenFile(name, os.O_RDONLY|dirFlag|readFlag|cloexec, 0)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,12 @@ import (
 // Windows has no FIFOs in the file namespace and no O_NONBLOCK for files.
 const readFlag = 0
 
+// dirFlag and cloexec have no Windows equivalent (handles are not inherited by default).
+const (
+	dirFlag = 0
+	cloexec = 0
+)
+
 // os.Root never follows a final symlink for O_CREATE|O_EXCL, and the identity checks in
 // ReadFile and AppendLine cover the rest.
 const noFollow = 0

@@ -6,7 +6,9 @@ import "os"
 
 // SyncDir fsyncs a directory so that a rename or create inside it survives a power loss.
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	// O_DIRECTORY|O_NONBLOCK: a FIFO swapped in for the directory fails the open instead of
+	// blocking it.
+	d, err := os.OpenFile(dir, os.O_RDONLY|dirFlag|readFlag|cloexec, 0)
 	if err != nil {
 		return err
 	}

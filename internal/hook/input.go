@@ -165,7 +165,7 @@ func Parse(data []byte) (Event, []string) {
 		}
 	}
 	if ev.Source != "" && !plainWord(ev.Source) {
-		notes = append(notes, fmt.Sprintf("source %q is not a plain word; ignored", clip(ev.Source, 40)))
+		notes = append(notes, "source is not a plain word; ignored (not repeated here)")
 		ev.Source = ""
 	}
 	return ev, notes

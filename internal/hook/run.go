@@ -30,7 +30,7 @@ func DeadlineFrom(getenv func(string) string) (time.Duration, string) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 50*time.Millisecond || d > 9*time.Second {
-		return Deadline, fmt.Sprintf("%s=%q is not a duration from 50ms to 9s; using %s", EnvDeadline, clip(v, 40), Deadline)
+		return Deadline, fmt.Sprintf("%s is not a duration from 50ms to 9s; using %s", EnvDeadline, Deadline)
 	}
 	return d, ""
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // SessionStartName is the SessionStart hook's binary, and the prefix of its stderr lines.
@@ -60,7 +62,11 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		Actor:     "session-start",
 		LockWait:  LockWait(ctx),
 		YAML:      yaml,
+		NoCreate:  !projectDirGiven(getenv),
 	})
+	if err == nil && !projectDirGiven(getenv) {
+		r.Logf("%s", guessedRoot(e.ProjectRoot()))
+	}
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it. " + err.Error())
@@ -93,7 +99,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		r.Logf("warning: %s", w)
 	}
 	if recordErr != nil {
-		r.Logf("recording session %q (pid %d): %v", sessionID, pid, recordErr)
+		r.Logf("recording the session (pid %d): %v", pid, recordErr)
 	}
 	if err != nil {
 		r.Logf("reading workflow state: %v", err)
@@ -130,7 +136,7 @@ func claudePID(getenv func(string) string) (int, string) {
 	}
 	pid, err := strconv.Atoi(v)
 	if err != nil || pid <= 0 {
-		return os.Getppid(), fmt.Sprintf("CLAUDE_PID=%q is not a pid; using the parent pid %d", OneLine(v, 40), os.Getppid())
+		return os.Getppid(), fmt.Sprintf("CLAUDE_PID is not a pid; using the parent pid %d", os.Getppid())
 	}
 	return pid, ""
 }
@@ -138,7 +144,7 @@ func claudePID(getenv func(string) string) (int, string) {
 // summary is the one stderr line that says what happened.
 func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), orDash(sessionID), pid, orDash(res.Tier))
+	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), logSession(sessionID), pid, orDash(res.Tier))
 	if res.WorkflowID != "" {
 		fmt.Fprintf(&b, " workflow=%s phase=%s", res.WorkflowID, res.Phase)
 	}
@@ -154,6 +160,32 @@ func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) 
 		fmt.Fprintf(&b, "; report of %d characters", Units(res.Report))
 	}
 	return b.String()
+}
+
+// projectDirGiven reports whether the hook knows its project for sure: an absolute
+// CLAUDE_PROJECT_DIR (as Claude Code sets it), or an explicit CAIRN_STATE_DIR. Without one the
+// hook guesses from its working directory, and then creates nothing (a run from / must not
+// make /.claude/cairn).
+func projectDirGiven(getenv func(string) string) bool {
+	d := getenv("CLAUDE_PROJECT_DIR")
+	return d != "" && filepath.IsAbs(d) || getenv("CAIRN_STATE_DIR") != ""
+}
+
+// guessedRoot says which directory the hook took as the project root without one.
+func guessedRoot(root string) string {
+	return "CLAUDE_PROJECT_DIR is unset or relative: using " + OneLine(root, 300) + " as the project root, read only (nothing is created there)"
+}
+
+// logSession is the session id as the hooks' stderr shows it: only an id of the shape Cairn
+// stores (store.ValidWorkflowID, which also refuses a secret's shape), never a refused one.
+func logSession(id string) string {
+	if id == "" {
+		return "-"
+	}
+	if store.ValidWorkflowID(id) != nil {
+		return "(not a valid session id, not shown)"
+	}
+	return id
 }
 
 func orDash(s string) string {

@@ -62,7 +62,11 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		Actor:     "stop",
 		LockWait:  LockWait(ctx),
 		YAML:      yaml,
+		NoCreate:  !projectDirGiven(getenv),
 	})
+	if err == nil && !projectDirGiven(getenv) {
+		r.Logf("%s", guessedRoot(e.ProjectRoot()))
+	}
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())
@@ -89,10 +93,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 
 func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) string {
 	var b strings.Builder
-	if sessionID == "" {
-		sessionID = "-"
-	}
-	fmt.Fprintf(&b, "session=%s stop_hook_active=%t", sessionID, active)
+	fmt.Fprintf(&b, "session=%s stop_hook_active=%t", logSession(sessionID), active)
 	if len(out.Wrote) > 0 {
 		fmt.Fprintf(&b, "; wrote %s", strings.Join(out.Wrote, ", "))
 	} else {

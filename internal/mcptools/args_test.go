@@ -34,7 +34,7 @@ func TestBadArguments(t *testing.T) {
 		{"object-as-string", "transition", `{"to":"plan","checkpoint":"{\"a\":1}"}`, []string{`"checkpoint" must be a JSON object`, "not JSON text inside a string"}},
 		{"data-as-string", "save_checkpoint", `{"name":"n","data":"{}"}`, []string{`"data" must be a JSON object or array`}},
 		{"data-as-number", "save_checkpoint", `{"name":"n","data":3}`, []string{`"data" must be a JSON object or array, not a number`}},
-		{"var-number", "set_vars", `{"vars":{"N":3}}`, []string{`"vars.N" must be a string, not a number`, `"3"`}},
+		{"var-number", "set_vars", `{"vars":{"WF_N":3}}`, []string{`"vars.WF_N" must be a string, not a number`, `"3"`}},
 		{"vars-array", "set_vars", `{"vars":["A=1"]}`, []string{`"vars" must be an object of names to string values`}},
 		{"violations-object", "set_enforcement", `{"violations":{"code":"V1"}}`, []string{`"violations" must be an array`}},
 		{"violation-field-type", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":7}]}`, []string{`"violations[0].details" must be a string`}},
@@ -47,14 +47,14 @@ func TestBadArguments(t *testing.T) {
 		{"empty-required", "complete_workflow", `{"outcome":""}`, []string{`"outcome" is empty`}},
 		{"violation-missing-severity", "set_enforcement", `{"violations":[{"code":"V1","details":"d"}]}`, []string{`"violations[0].severity" is missing`}},
 		// unknown
-		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`unknown argument "phase"`, "{to, from?, checkpoint?, outputs?, note?}"}},
+		{"unknown-field", "transition", `{"to":"plan","phase":"plan"}`, []string{`an unknown argument`, "{to, from?, checkpoint?, outputs?, note?}"}},
 		{"misspelt-field", "start_workflow", `{"type":"apex","context":"x","workflowId":"a"}`, []string{`did you mean "workflow_id"`}},
-		{"unknown-on-no-arg-tool", "resume_check", `{"verbose":true}`, []string{`unknown argument "verbose"`, "no arguments"}},
-		{"violation-unknown-field", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":"d","file":"x"}]}`, []string{`unknown field "file"`}},
+		{"unknown-on-no-arg-tool", "resume_check", `{"verbose":true}`, []string{`an unknown argument`, "no arguments"}},
+		{"violation-unknown-field", "set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":"d","file":"x"}]}`, []string{`an unknown field`}},
 		// enums
-		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is "finished"; use one of pending, running, done, failed`}},
-		{"severity", "set_enforcement", `{"violations":[{"code":"V1","severity":"urgent","details":"d"}]}`, []string{"use one of CRITICAL, HIGH, MEDIUM, LOW, INFO"}},
-		{"initiative-action", "initiative", `{"action":"delete"}`, []string{"use one of get, create, set_status, add_milestone, update_milestone"}},
+		{"task-status", "update_task", `{"id":"t1","status":"finished"}`, []string{`"status" is not one of pending, running, done, failed`}},
+		{"severity", "set_enforcement", `{"violations":[{"code":"V1","severity":"urgent","details":"d"}]}`, []string{"is not one of CRITICAL, HIGH, MEDIUM, LOW, INFO"}},
+		{"initiative-action", "initiative", `{"action":"delete"}`, []string{"is not one of get, create, set_status, add_milestone, update_milestone"}},
 		// oversized
 		{"oversized-payload", "save_checkpoint", big, []string{"more than the limit", "keep large content in a file"}},
 		{"long-context", "start_workflow", `{"type":"apex","context":"` + strings.Repeat("c", 301) + `"}`, []string{`"context" is 301 characters, more than the limit of 300`}},
@@ -63,21 +63,22 @@ func TestBadArguments(t *testing.T) {
 		// malformed JSON the transport lets through
 		{"duplicate-key", "transition", `{"to":"plan","to":"review"}`, []string{"duplicate", "each argument named once"}},
 		// path tricks
-		{"dotdot-name", "save_checkpoint", `{"name":"../../etc/passwd","data":{}}`, []string{`"name" is "../../etc/passwd", which is not lower-case letters, digits`, "no '/'"}},
-		{"slash-name", "load_checkpoint", `{"name":"a/b"}`, []string{`which is not lower-case letters, digits`}},
-		{"backslash-name", "append_log", `{"name":"..\\x","entry":{}}`, []string{`which is not lower-case letters, digits`}},
+		{"dotdot-name", "save_checkpoint", `{"name":"../../etc/passwd","data":{}}`, []string{`"name" is not lower-case letters, digits`, "no '/'"}},
+		{"slash-name", "load_checkpoint", `{"name":"a/b"}`, []string{`is not lower-case letters, digits`}},
+		{"backslash-name", "append_log", `{"name":"..\\x","entry":{}}`, []string{`is not lower-case letters, digits`}},
 		{"dot-name", "load_checkpoint", `{"name":".hidden"}`, []string{"starting with a letter or digit"}},
-		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"which is not lower-case letters"}},
+		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"is not lower-case letters"}},
 		{"glob-slash", "list_checkpoints", `{"pattern":"../*"}`, []string{"no '/'"}},
 		{"nul-in-output", "transition", `{"to":"plan","outputs":["a.md\u0000.png"]}`, []string{"control character U+0000"}},
 		{"newline-in-note", "update_task", `{"id":"t1","status":"done","note":"a\nb"}`, []string{"must be one line"}},
-		{"bad-var-name", "set_vars", `{"vars":{"A-B":"1"}}`, []string{`"A-B"`, "shell variable name"}},
+		{"bad-var-name", "set_vars", `{"vars":{"A-B":"1"}}`, []string{"a name that is not a workflow variable name"}},
+		{"code-running-var-name", "set_vars", `{"vars":{"GOFLAGS":"-toolexec=x"}}`, []string{"a name that is not a workflow variable name"}},
 		{"bad-phase", "transition", `{"to":"../plan"}`, []string{"a phase name"}},
 		{"bad-workflow-id", "start_workflow", `{"type":"apex","context":"x","workflow_id":"../x"}`, []string{`"workflow_id"`}},
 		{"bad-ttl", "start_workflow", `{"type":"apex","context":"x","ttl":"forever"}`, []string{"a duration such as 24h"}},
 		// secrets
 		{"secret-in-data", "save_checkpoint", `{"name":"n","data":{"token":"` + ghToken + `"}}`, []string{"secret found", "$.data.token"}},
-		{"secret-in-var", "set_vars", `{"vars":{"AWS":"` + awsKey + `"}}`, []string{"secret found", "$.vars.AWS"}},
+		{"secret-in-var", "set_vars", `{"vars":{"WF_AWS":"` + awsKey + `"}}`, []string{"secret found", "$.vars.WF_AWS"}},
 		{"secret-in-note", "transition", `{"to":"plan","note":"use ` + ghToken + `"}`, []string{"secret found", "$.note"}},
 	}
 	for _, tc := range cases {
@@ -92,7 +93,7 @@ func TestBadArguments(t *testing.T) {
 			if !strings.Contains(got, "nothing was changed") {
 				t.Errorf("error %q does not say that nothing was changed", clip(got))
 			}
-			for _, bad := range []string{ghToken, awsKey} {
+			for _, bad := range []string{ghToken, awsKey, "../../etc/passwd", `"finished"`, "A-B", "GOFLAGS", "zz_unknown", "verbose", "workflowId", "../plan", "forever"} {
 				if strings.Contains(got, bad) {
 					t.Errorf("error repeats the secret: %q", got)
 				}
@@ -196,7 +197,7 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 			return `["A"]`
 		case "object":
 			if name == "vars" {
-				return `{"A":"1"}`
+				return `{"WF_A":"1"}`
 			}
 			return `{"k":1}`
 		case "":
@@ -232,7 +233,7 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 		}
 		type tc struct{ name, args, want string }
 		cases := []tc{
-			{"unknown", args(with("zz_unknown", `1`)), `unknown argument "zz_unknown"`},
+			{"unknown", args(with("zz_unknown", `1`)), `an unknown argument`},
 			{"not-an-object", `["x"]`, "must be a JSON object"},
 		}
 		for name, p := range props {

@@ -96,10 +96,11 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
+		// The unknown name is not repeated; the near miss is one of the tool's own names.
 		if near := spec.near(k); near != "" {
-			add("unknown argument %s: did you mean %q? (%s takes %s)", quoteName(k), near, spec.name, spec.signature())
+			add("an unknown argument: did you mean %q? (%s takes %s)", near, spec.name, spec.signature())
 		} else {
-			add("unknown argument %s (%s takes %s)", quoteName(k), spec.name, spec.signature())
+			add("an unknown argument (%s takes %s)", spec.name, spec.signature())
 		}
 	}
 
@@ -207,7 +208,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		out := make(map[string]string, len(m))
 		for _, k := range keys {
 			if f.pattern != nil && !f.pattern.MatchString(k) {
-				return nil, fmt.Sprintf("argument %q has the name %s, which is not %s", f.name, quoteName(k), f.hint)
+				return nil, fmt.Sprintf("argument %q has a name that is not %s", f.name, f.hint)
 			}
 			name := f.name + "." + k
 			if kk := jsonKindOf(m[k]); kk != "a string" {
@@ -257,7 +258,7 @@ func decodeViolation(name string, raw json.RawMessage) (engine.Violation, string
 	_ = json.Unmarshal(raw, &m)
 	for k := range m {
 		if k != "code" && k != "severity" && k != "details" {
-			return engine.Violation{}, fmt.Sprintf("argument %q has the unknown field %s (a violation has code, severity and details)", name, quoteName(k))
+			return engine.Violation{}, fmt.Sprintf("argument %q has an unknown field (a violation has code, severity and details)", name)
 		}
 	}
 	vals := map[string]string{}
@@ -289,7 +290,7 @@ func (f *field) checkString(name, s string) (string, string) {
 				return e, ""
 			}
 		}
-		return "", fmt.Sprintf("argument %q is %s; use one of %s", name, quoteValue(s), strings.Join(f.enum, ", "))
+		return "", fmt.Sprintf("argument %q is not one of %s", name, strings.Join(f.enum, ", "))
 	}
 	if f.required && utf8.RuneCountInString(s) < max(f.minLen, 1) {
 		return "", fmt.Sprintf("argument %q is empty: %s", name, f.desc)
@@ -298,7 +299,7 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", problem
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) {
-		return "", fmt.Sprintf("argument %q is %s, which is not %s", name, quoteValue(s), f.hint)
+		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
 	}
 	return s, ""
 }
@@ -312,7 +313,7 @@ func (f *field) checkItem(name, s string) (string, string) {
 		return "", problem
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) {
-		return "", fmt.Sprintf("argument %q is %s, which is not %s", name, quoteValue(s), f.hint)
+		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
 	}
 	return s, ""
 }
@@ -380,17 +381,8 @@ func (f *field) example() string {
 	return ""
 }
 
-// quoteName quotes a key from the caller, cut short so a hostile name cannot flood the message.
-func quoteName(s string) string { return quoteValue(s) }
-
-func quoteValue(s string) string {
-	const limit = 60
-	if utf8.RuneCountInString(s) > limit {
-		r := []rune(s)
-		s = string(r[:limit]) + "…"
-	}
-	return fmt.Sprintf("%q", s)
-}
+// Refused values and keys are never quoted back: the caller may have pasted a secret into
+// the wrong argument, and the message goes into the model's context.
 
 func (t *toolSpec) field(name string) *field {
 	for i := range t.fields {

@@ -79,7 +79,7 @@ func TestToolsRealEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
-	mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "allowed next: implement, analyze")
+	mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to the phase asked for", "allowed next: implement, analyze")
 	mustFail(t, c, "transition", `{"to":"implement","from":"review"}`, "review", "plan")
 	if snap := snapshot(t, look); snap.Phase != "plan" || snap.Revision != 2 {
 		t.Errorf("after one good and two refused moves: %+v, want plan at revision 2", snap)
@@ -96,12 +96,12 @@ func TestToolsRealEngine(t *testing.T) {
 	}
 	mustOK(t, c, "set_enforcement", `{"violations":[]}`)
 
-	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","N":"3"}}`)
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","WF_N":"3"}}`)
 	if got, _ := look.GetVars([]string{"PLAN_PATH"}); got["PLAN_PATH"] != "docs/plan.md" {
 		t.Errorf("vars on disk: %v", got)
 	}
-	res = mustOK(t, c, "get_vars", `{"keys":["N"]}`)
-	if v := structured(t, res)["vars"].(map[string]any); v["N"] != "3" || len(v) != 1 {
+	res = mustOK(t, c, "get_vars", `{"keys":["WF_N"]}`)
+	if v := structured(t, res)["vars"].(map[string]any); v["WF_N"] != "3" || len(v) != 1 {
 		t.Errorf("get_vars = %v", v)
 	}
 
@@ -183,7 +183,7 @@ func TestBadArgumentsRealEngine(t *testing.T) {
 		{"save_checkpoint", `{"name":"../../escape","data":{}}`},
 		{"save_checkpoint", `{"name":"x","data":{"a":"` + strings.Repeat("y", 1<<20+20<<10) + `"}}`},
 		{"append_log", `{"name":"a/b","entry":{}}`},
-		{"set_vars", `{"vars":{"KEY":"` + ghToken + `"}}`},
+		{"set_vars", `{"vars":{"WF_KEY":"` + ghToken + `"}}`},
 		{"set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH"}]}`},
 		{"update_task", `{"id":"t1","status":"finished"}`},
 		{"complete_workflow", `{}`},

@@ -10,7 +10,7 @@ import (
 // whatever is accepted holds only the tool's own arguments, with the right Go types.
 func FuzzDecodeArgs(f *testing.F) {
 	for _, s := range []string{
-		`{}`, `{"to":"plan","outputs":["a"],"checkpoint":{"x":1}}`, `{"vars":{"A":"1"}}`,
+		`{}`, `{"to":"plan","outputs":["a"],"checkpoint":{"x":1}}`, `{"vars":{"WF_A":"1"}}`,
 		`{"violations":[{"code":"V1","severity":"high","details":"d"}]}`, `{"name":"n","data":[1]}`,
 		`{"a":1,"a":2}`, `[`, `"x"`, `{"to":"\u0000"}`, `{"keys":["A",1]}`,
 	} {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"time"
@@ -46,6 +47,7 @@ type Server struct {
 	// Guarded by turn.
 	eng      Engine
 	openErr  error
+	stateFI  fs.FileInfo // the state directory as opened, to notice it being deleted
 	closed   bool
 	session  string          // the Claude Code session the engine acts for
 	seen     engine.Snapshot // the workflow as this server last left or saw it
@@ -120,6 +122,32 @@ func (s *Server) config() engine.Config {
 	}
 }
 
+// reopenIfGone closes the engine when its state directory was deleted or replaced under the
+// running server (git clean -fdx, rm -rf .claude), so that openLocked opens it afresh and the
+// call writes to the directory that is there now, instead of to a deleted one for the rest
+// of the session. One lstat a call.
+func (s *Server) reopenIfGone() {
+	if s.eng == nil || s.closed {
+		return
+	}
+	fi, err := os.Lstat(s.eng.StateDir())
+	if err == nil && s.stateFI != nil && os.SameFile(fi, s.stateFI) {
+		return
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return // unreadable for another reason: the call reports it
+	}
+	s.opt.Log.Printf("the state directory %s was removed or replaced; opening it again", s.eng.StateDir())
+	if s.watch != nil {
+		s.watch.close()
+		s.watch = nil
+	}
+	if err := s.eng.Close(); err != nil {
+		s.opt.Log.Printf("closing the old state directory: %v", err)
+	}
+	s.eng, s.stateFI = nil, nil
+}
+
 // openLocked opens the engine if it is not open, learns the current session and starts the
 // watcher. A failure is kept and retried on the next call.
 func (s *Server) openLocked() {
@@ -133,6 +161,7 @@ func (s *Server) openLocked() {
 		return
 	}
 	s.eng, s.openErr = eng, nil
+	s.stateFI, _ = os.Lstat(eng.StateDir())
 	eng.ReloadDefinitions() // a long-lived server loads them now, so broken files are logged
 	for _, w := range eng.Warnings() {
 		s.opt.Log.Printf("warning: %s", w)
@@ -236,6 +265,7 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		if s.closed {
 			return errorResult(errShuttingDown, ""), nil
 		}
+		s.reopenIfGone()
 		s.openLocked()
 		if s.eng == nil {
 			if argErr != nil {

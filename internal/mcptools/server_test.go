@@ -34,7 +34,7 @@ func TestAdapterFake(t *testing.T) {
 	mustOK(t, c, "transition", `{"to":"plan","from":"analyze","outputs":["docs/analysis.md"],"checkpoint":{"files":3},"note":"analysis done"}`)
 
 	// An invalid move names the allowed targets, in text and structured content.
-	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to git-commit", "allowed next: implement, analyze")
+	res = mustFail(t, c, "transition", `{"to":"git-commit"}`, "cannot move from plan to the phase asked for", "allowed next: implement, analyze")
 	if res.StructuredContent != nil {
 		t.Errorf("error result carries structured content %v; the output schema describes success only", res.StructuredContent)
 	}
@@ -52,12 +52,12 @@ func TestAdapterFake(t *testing.T) {
 	}
 	mustOK(t, c, "set_enforcement", `{"violations":[]}`)
 
-	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","N":"3"}}`)
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","WF_N":"3"}}`)
 	res = mustOK(t, c, "get_vars", `{"keys":["PLAN_PATH"]}`)
 	if s := structured(t, res); s["vars"].(map[string]any)["PLAN_PATH"] != "docs/plan.md" || len(s["vars"].(map[string]any)) != 1 {
 		t.Errorf("get_vars = %v", s)
 	}
-	if got := text(mustOK(t, c, "get_vars", `{}`)); got != "N=3\nPLAN_PATH=docs/plan.md" {
+	if got := text(mustOK(t, c, "get_vars", `{}`)); got != "PLAN_PATH=docs/plan.md\nWF_N=3" {
 		t.Errorf("get_vars text = %q", got)
 	}
 
@@ -89,7 +89,7 @@ func TestAdapterFake(t *testing.T) {
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.vars["N"] != "3" || string(st.logs["benchmarks"][0]) != `{"ms":12}` {
+	if st.vars["WF_N"] != "3" || string(st.logs["benchmarks"][0]) != `{"ms":12}` {
 		t.Errorf("engine state vars=%v logs=%v", st.vars, st.logs)
 	}
 	if len(st.learnings) != 1 || st.learnings[0].Type != "project" || !strings.Contains(st.learnings[0].Body, "\n") {
@@ -127,7 +127,7 @@ func TestNoticeOfOtherProcess(t *testing.T) {
 
 	// Error results carry the notice too.
 	st.otherProcess("session-b", "implement")
-	mustFail(t, c, "transition", `{"to":"plan"}`, "Notice:", "phase implement", "cannot move from implement to plan")
+	mustFail(t, c, "transition", `{"to":"plan"}`, "Notice:", "phase implement", "cannot move from implement to the phase asked for")
 
 	// A change made for our own session (its hooks) is not news.
 	st.otherProcess("session-a", "review")

@@ -21,7 +21,7 @@ import (
 var sessionCalls = []struct{ tool, args string }{
 	{"resume_check", `{}`},
 	{"start_workflow", `{"type":"apex","context":"add retries to the uploader","scope":"standard"}`},
-	{"set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","TARGET":"uploader"}}`},
+	{"set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md","WF_TARGET":"uploader"}}`},
 	{"update_task", `{"id":"a1","status":"running","note":"read the uploader"}`},
 	{"update_task", `{"id":"a1","status":"done","output":"docs/analysis.md"}`},
 	{"update_task", `{"id":"a2","status":"running","note":"find the failure modes"}`},
@@ -43,7 +43,7 @@ var sessionCalls = []struct{ tool, args string }{
 	{"update_task", `{"id":"i3","status":"done"}`},
 	{"update_task", `{"id":"i4","status":"running"}`},
 	{"update_task", `{"id":"i4","status":"done"}`},
-	{"set_vars", `{"vars":{"BRANCH":"retries"}}`},
+	{"set_vars", `{"vars":{"WF_BRANCH":"retries"}}`},
 	{"append_log", `{"name":"benchmarks","entry":{"ms":12}}`},
 	{"append_log", `{"name":"benchmarks","entry":{"ms":11}}`},
 	{"save_checkpoint", `{"name":"implement-progress","data":{"done":["i1","i2","i3","i4"]}}`},
@@ -284,7 +284,7 @@ func TestResumeCheckLongWorkflow(t *testing.T) {
 	mustOK(t, c, "set_enforcement", `{"violations":[{"code":"V-DOC","severity":"medium","details":"the steps are not documented"}]}`)
 	// A second session holds it: the ownership warning.
 	other := p.other(t, "sess-2")
-	if _, err := other.SetVars(map[string]string{"X": "1"}); err != nil {
+	if _, err := other.SetVars(map[string]string{"WF_X": "1"}); err != nil {
 		t.Fatal(err)
 	}
 	// The next session's first call.

@@ -36,7 +36,7 @@ func TestStdioSignalShutdown(t *testing.T) {
 			const n = 40
 			var batch strings.Builder
 			for i := range n {
-				fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"set_vars","arguments":{"vars":{"V%d":"%d"}}}}`+"\n", i, i, i)
+				fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"set_vars","arguments":{"vars":{"WF_V%d":"%d"}}}}`+"\n", i, i, i)
 			}
 			r.send(strings.TrimSuffix(batch.String(), "\n"))
 			// Let some calls start, then signal in the middle of them.
@@ -67,7 +67,7 @@ func TestStdioSignalShutdown(t *testing.T) {
 					t.Errorf("call %s failed during shutdown: %s %+v", resp.ID, resp.Result, resp.Error)
 					continue
 				}
-				answered["V"+string(resp.ID)] = true
+				answered["WF_V"+string(resp.ID)] = true
 			}
 
 			// A fresh engine reads exactly the answered writes: nothing half-done, nothing

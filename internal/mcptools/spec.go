@@ -57,11 +57,14 @@ var (
 	namePattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9_-]|\.[a-z0-9_-])*$`)
 	// wfIDPattern is what a workflow id must be to be stored (workflow.ValidID, the store's
 	// id check): as a name, upper case allowed after the first character.
-	wfIDPattern   = regexp.MustCompile(`^[a-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`)
-	globPattern   = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
-	phasePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)   // with maxLength 64
-	idPattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) // with maxLength 128
-	varKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	wfIDPattern  = regexp.MustCompile(`^[a-z0-9](?:[A-Za-z0-9_-]|\.[A-Za-z0-9_-])*$`)
+	globPattern  = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]-]{1,100}$`)
+	phasePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)   // with maxLength 64
+	idPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) // with maxLength 128
+	// varKeyPattern is the shape of vars.ValidKey's rule (upper-case words joined by _), short
+	// enough for the tool definitions' budget; vars.ValidKey checks the first word (vars.Words)
+	// and the length.
+	varKeyPattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
 	// ttlPattern is workflow.ParseTTL's form: a whole number and one unit (its range, at most
 	// 3650 days, is checked with the value).
 	ttlPattern      = regexp.MustCompile(`^0*[1-9][0-9]{0,6}[mhd]$`)
@@ -74,7 +77,7 @@ const (
 	globHint  = "a glob over checkpoint names: letters, digits, '.', '_', '-', '*', '?', '[', ']', no '/'"
 	phaseHint = "a phase name: letters, digits, '_' or '-', starting with a letter or digit"
 	idHint    = "letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
-	varHint   = "a shell variable name: letters, digits and '_', not starting with a digit"
+	varHint   = "a workflow variable name: upper-case words joined by _, the first WF or a workflow word (PLAN_PATH, WF_BRANCH)"
 	ttlHint   = "a duration such as 24h, 90m or 7d"
 )
 

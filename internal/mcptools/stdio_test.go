@@ -400,13 +400,14 @@ func TestStdioConcurrentCalls(t *testing.T) {
 			var wantErr bool
 			switch i % 4 {
 			case 0:
-				name, args, want = "set_vars", fmt.Sprintf(`{"vars":{"V%d":"%d"}}`, i, i), fmt.Sprintf("V%d", i)
+				name, args, want = "set_vars", fmt.Sprintf(`{"vars":{"WF_V%d":"%d"}}`, i, i), fmt.Sprintf("WF_V%d", i)
 			case 1:
 				name, args, want = "save_checkpoint", fmt.Sprintf(`{"name":"c%d","data":{"i":%d}}`, i, i), fmt.Sprintf("c%d", i)
 			case 2:
 				name, args, want, wantErr = "load_checkpoint", fmt.Sprintf(`{"name":"absent%d"}`, i), fmt.Sprintf("absent%d", i), true
 			case 3:
-				name, args, want, wantErr = "transition", fmt.Sprintf(`{"to":"plan","bogus%d":1}`, i), fmt.Sprintf("bogus%d", i), true
+				// A refused value is never repeated; the error's own figure tells the answers apart.
+				name, args, want, wantErr = "transition", fmt.Sprintf(`{"to":"plan","note":"%s"}`, strings.Repeat("n", 501+i)), fmt.Sprintf("is %d characters", 501+i), true
 			}
 			res, err := c.CallTool(ctx, toolRequest(name, args))
 			switch {

@@ -3,12 +3,12 @@ package memory
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 
+	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/project"
 )
 
@@ -118,6 +118,11 @@ func Dir(env Env) (Location, error) {
 		// The first source that sets it decides; an unusable value falls to the default,
 		// as in Claude Code, rather than to a lower source.
 		if d, ok := overridePath(*s.dir, env.home(), true); ok {
+			// A repository's own settings may not send Cairn's writes anywhere: only into
+			// the project (no link on the way) or the user's Claude directory.
+			if s.project && !projectMayUse(d, configDir, launch, env) {
+				return Location{Disabled: true, Reason: "autoMemoryDirectory in " + s.path + " points outside the project and the Claude directory; Cairn does not write memory there (set it in your user settings, or CAIRN_MEMORY_DIR, to use that directory)"}, nil
+			}
 			return Location{Dir: d, Source: "autoMemoryDirectory in " + s.path}, nil
 		}
 		break
@@ -215,6 +220,26 @@ type settingsSource struct {
 	path    string
 	dir     *string
 	enabled *bool
+	project bool // a settings file of the repository (.claude/settings*.json), not the user's
+}
+
+// projectMayUse reports whether a memory directory named by a repository's settings lies in
+// the user's Claude directory, or inside the project with no symlink between the project
+// root and it.
+func projectMayUse(d, configDir, launch string, env Env) bool {
+	if fsx.Beneath(filepath.Clean(configDir), d) {
+		return true
+	}
+	roots := []string{launch}
+	if r, err := project.GitCommonRoot(env.Getenv, env.WorkDir); err == nil {
+		roots = append(roots, r)
+	}
+	for _, r := range roots {
+		if r != "" && fsx.Beneath(r, d) && fsx.CheckBeneath(r, d) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // loadSettings reads the settings files in Claude Code's precedence, highest first: managed
@@ -239,6 +264,7 @@ func loadSettings(env Env, configDir, launch string) []settingsSource {
 		}
 		s, ok := readSettings(p)
 		if ok {
+			s.project = strings.HasPrefix(p, filepath.Join(launch, ".claude")+string(filepath.Separator))
 			out = append(out, s)
 		}
 	}
@@ -246,11 +272,7 @@ func loadSettings(env Env, configDir, launch string) []settingsSource {
 }
 
 func readSettings(p string) (settingsSource, bool) {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxSettingsFile {
-		return settingsSource{}, false
-	}
-	data, err := os.ReadFile(p)
+	data, err := fsx.ReadPath(p, maxSettingsFile, true)
 	if err != nil {
 		return settingsSource{}, false
 	}

@@ -227,12 +227,15 @@ func TestDirOverrides(t *testing.T) {
 			wantDir: filepath.Join(f.home, "c"), wantFrom: "autoMemoryDirectory in " + filepath.Join(cfg, "settings.json")},
 		{name: "project-beats-user",
 			files: map[string]string{"home/.claude/settings.json": `{"autoMemoryDirectory": "~/user"}`,
-				"proj/sub/.claude/settings.json": `{"autoMemoryDirectory": "~/project"}`},
-			wantDir: filepath.Join(f.home, "project"), wantFrom: "autoMemoryDirectory in " + filepath.Join(proj, "sub", ".claude", "settings.json")},
+				"proj/sub/.claude/settings.json": `{"autoMemoryDirectory": "~/.claude/project"}`},
+			wantDir: filepath.Join(f.home, ".claude", "project"), wantFrom: "autoMemoryDirectory in " + filepath.Join(proj, "sub", ".claude", "settings.json")},
 		{name: "local-beats-project",
-			files: map[string]string{"proj/sub/.claude/settings.json": `{"autoMemoryDirectory": "~/project"}`,
-				"proj/sub/.claude/settings.local.json": `{"autoMemoryDirectory": "~/local"}`},
-			wantDir: filepath.Join(f.home, "local"), wantFrom: "autoMemoryDirectory in " + filepath.Join(proj, "sub", ".claude", "settings.local.json")},
+			files: map[string]string{"proj/sub/.claude/settings.json": `{"autoMemoryDirectory": "~/.claude/project"}`,
+				"proj/sub/.claude/settings.local.json": `{"autoMemoryDirectory": "~/.claude/local"}`},
+			wantDir: filepath.Join(f.home, ".claude", "local"), wantFrom: "autoMemoryDirectory in " + filepath.Join(proj, "sub", ".claude", "settings.local.json")},
+		{name: "project-setting-inside-project",
+			files:   map[string]string{"proj/sub/.claude/settings.json": `{"autoMemoryDirectory": "` + filepath.ToSlash(filepath.Join(proj, "notes", "memory")) + `"}`},
+			wantDir: filepath.Join(proj, "notes", "memory"), wantFrom: "autoMemoryDirectory in " + filepath.Join(proj, "sub", ".claude", "settings.json")},
 		{name: "managed-beats-all",
 			files: map[string]string{"proj/sub/.claude/settings.local.json": `{"autoMemoryDirectory": "~/local"}`,
 				"managed-settings.json": `{"autoMemoryDirectory": "~/policy"}`},
@@ -273,6 +276,42 @@ func TestDirOverrides(t *testing.T) {
 				t.Errorf("Dir = %+v\nwant dir %s from %s", loc, tc.wantDir, tc.wantFrom)
 			}
 		})
+	}
+}
+
+// A repository's own settings cannot send Cairn's memory writes outside the project or the
+// user's Claude directory: such a setting turns L2 off with a reason, and a link inside the
+// project that leads out counts as outside.
+func TestDirProjectSettingConfined(t *testing.T) {
+	f := newFixture(t)
+	proj := f.path("proj")
+	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(f.path("outside"), filepath.Join(proj, "linked")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	for _, v := range []string{"~/elsewhere", "/tmp/cairn-planted", filepath.ToSlash(f.path("outside")),
+		filepath.ToSlash(filepath.Join(proj, "linked", "memory")), "~/.claude/../evil"} {
+		for _, file := range []string{"proj/sub/.claude/settings.json", "proj/sub/.claude/settings.local.json"} {
+			g := newFixture(t)
+			g.base, g.home = f.base, f.home
+			g.env = map[string]string{"HOME": f.home}
+			g.write(t, file, `{"autoMemoryDirectory": "`+v+`"}`)
+			loc := g.dir(t, "proj/sub")
+			os.Remove(g.path(file))
+			if !loc.Disabled || !strings.Contains(loc.Reason, "outside the project") || loc.Dir != "" {
+				t.Errorf("%s in %s: %+v, want L2 off with a reason", v, file, loc)
+			}
+		}
+	}
+	// The same directory from the user's own settings is honoured.
+	g := newFixture(t)
+	g.base, g.home = f.base, f.home
+	g.env = map[string]string{"HOME": f.home}
+	g.write(t, "home/.claude/settings.json", `{"autoMemoryDirectory": "~/elsewhere"}`)
+	if loc := g.dir(t, "proj/sub"); loc.Disabled || loc.Dir != filepath.Join(f.home, "elsewhere") {
+		t.Errorf("user setting: %+v", loc)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -218,7 +217,7 @@ func (m *Memory) RecordLearning(l Learning) (string, error) {
 		if err := m.update(name, func([]byte, bool) ([]byte, error) { return content, nil }); err != nil {
 			return err
 		}
-		entry := IndexLine(title, name, hook)
+		entry := IndexLine(textsafe.Line(textsafe.Quote(unescape(title), maxTitleRunes), maxTitleRunes+10), name, hook)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, name, entry), nil
 		})
@@ -360,19 +359,15 @@ func (s snapshot) same(o snapshot) bool {
 }
 
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFile {
+	// Never blocks: a FIFO or device planted here is refused at open (fsx.ReadPath).
+	data, err := fsx.ReadPath(path, maxFile, true)
+	if errors.Is(err, fsx.ErrTooLarge) {
 		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn leaves it as it is", path, maxFile)
 	}
-	return data, nil
+	if errors.Is(err, fsx.ErrNotRegular) {
+		return nil, fmt.Errorf("%s is not a regular file; Cairn leaves it as it is", path)
+	}
+	return data, err
 }
 
 // read takes a snapshot of a memory file. Only regular files are handled: a symlink or

@@ -271,7 +271,7 @@ func TestClaudeLoadsCairnLines(t *testing.T) {
 	for _, want := range []string{
 		userLine,
 		"- [Cairn workflow](cairn-workflow.md) — Active APEX workflow: analyze completed, planning the login fix",
-		"- [Run migrations first](cairn-learning-run-migrations-first.md) — make migrate before go test",
+		"- [“Run migrations first”](cairn-learning-run-migrations-first.md) — “make migrate before go test”",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the model's context lacks %q", want)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
 )
 
 // Footprint is what Cairn has put into the auto-memory directory: the MEMORY.md lines that
@@ -42,7 +44,7 @@ func (m *Memory) Footprint() (Footprint, error) {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
 	}
-	ents, err := os.ReadDir(m.loc.Dir)
+	ents, err := fsx.ReadDirPath(m.loc.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fp, unavailable("listing "+m.loc.Dir, err)
 	}

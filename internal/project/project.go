@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
 )
 
 // Environment variables read here.
@@ -64,6 +66,17 @@ func Root(getenv func(string) string, wd string) (string, error) {
 		return root, nil
 	}
 	return start, nil
+}
+
+// InGit reports whether the project root comes from a git repository (a .git above the
+// launch directory) rather than being the launch directory itself.
+func InGit(getenv func(string) string, wd string) bool {
+	start, err := LaunchDir(getenv, wd)
+	if err != nil {
+		return false
+	}
+	_, ok := gitRoot(start)
+	return ok
 }
 
 // StateDir returns Cairn's state directory: $CAIRN_STATE_DIR if set (a relative value is
@@ -184,12 +197,8 @@ func canonicalRoot(root string) string {
 
 // readSmall reads a regular, non-symlinked file of at most maxGitFile bytes.
 func readSmall(p string) (string, bool) {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGitFile {
-		return "", false
-	}
-	b, err := os.ReadFile(p)
-	if err != nil || len(b) > maxGitFile {
+	b, err := fsx.ReadPath(p, maxGitFile, false)
+	if err != nil {
 		return "", false
 	}
 	return string(b), true

@@ -54,3 +54,11 @@ func BenchmarkScanString4K(b *testing.B) {
 		secrets.ScanString(s)
 	}
 }
+
+// BenchmarkIndexBuild is what the first scan in a process (every hook) pays to lay out the
+// keywords.
+func BenchmarkIndexBuild(b *testing.B) {
+	for b.Loop() {
+		secrets.BuildIndex()
+	}
+}

@@ -1,17 +1,26 @@
 // Package secrets finds credentials in text and JSON before Cairn stores them or puts them in a
-// model's context. A small set of rules, each behind a cheap keyword prefilter, covers the
-// formats that turn up in agent sessions: AWS keys, GitHub, Anthropic, OpenAI and Slack tokens,
-// Slack webhooks, private key blocks, JWTs and credentials in URLs.
+// model's context. Its rules (rules.go) cover the providers of gitleaks' default rule set in
+// Cairn's own expressions (AWS, GitHub, GitLab, Anthropic, OpenAI, Slack, Stripe, Google, npm,
+// Hugging Face, SendGrid, Azure, and about sixty more), private key blocks, JWTs, credentials
+// in URLs and in Authorization headers, and provider or credential names assigned a random-
+// looking value. Text is scanned as it is and again without the characters Cairn drops when
+// it stores or shows text (zero-width, bidi and other format characters), so a token split
+// by U+200B is caught.
 //
-// It is not a general secret scanner (no entropy guessing, no gitleaks rule set: that costs
-// about 124 ms to start, too much for a hook), and it never returns or logs the secret it
-// found: a Finding holds only the rule's name and where the secret is.
+// All rules run in one pass: a table of the keywords' first two bytes skips most positions,
+// and a rule's regexp runs only where one of its keywords starts (a full gitleaks build costs
+// about 124 ms to start, too much for a hook). It never returns or logs the secret it found:
+// a Finding holds only the rule's name and where the secret is.
 package secrets
 
 import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // Finding says which rule matched and where. It never holds the secret.
@@ -84,139 +93,185 @@ type rule struct {
 	ok func(s string, i int, m []string) bool
 }
 
-var rules = []*rule{
-	{
-		name:     "aws-access-key-id",
-		keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA"},
-		re:       lazyRegexp(`^(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`),
-		before:   notAlnum,
-	},
-	{
-		// A secret access key is 40 base64 characters with nothing to recognise it by, so it
-		// is only reported after a name that says what it is: secret_access_key,
-		// SecretAccessKey, aws_secret, aws-secret-key...
-		name:     "aws-secret-access-key",
-		keywords: []string{"secret"},
-		fold:     true,
-		re: lazyRegexp(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
-			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
-		before: notAlnumOrAWS,
-		ok: func(s string, i int, m []string) bool {
-			if m[1] == "" && !awsBefore(s, i) {
-				return false // "secret:" or "secret_key:" alone could be anything's secret
-			}
-			return mixedCase(m[2])
-		},
-	},
-	{
-		name:     "github-token",
-		keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		re:       lazyRegexp(`^(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{36,251})(?:$|[^A-Za-z0-9_-])`),
-		before:   notWord,
-	},
-	{
-		name:     "anthropic-api-key",
-		keywords: []string{"sk-ant-"},
-		re:       lazyRegexp(`^sk-ant-[a-z]{2,10}[0-9]{2}-([A-Za-z0-9_-]{32,})`),
-		before:   notWord,
-		ok:       func(_ string, _ int, m []string) bool { return mixed(m[1]) },
-	},
-	{
-		name:     "openai-api-key",
-		keywords: []string{"sk-"},
-		re: lazyRegexp(`^sk-(?:(?:proj|svcacct|admin)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
-			`(?:$|[^A-Za-z0-9_-])`),
-		before: notWord,
-		ok:     func(_ string, _ int, m []string) bool { return mixed(m[1] + m[2]) },
-	},
-	{
-		name:     "slack-token",
-		keywords: []string{"xox", "xapp-"},
-		re: lazyRegexp(`^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
-			`xox[abeprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}|xapp-[0-9]+-[A-Z0-9]+-[0-9]+-[A-Za-z0-9]{8,})`),
-		before: notWord,
-	},
-	{
-		name:     "slack-webhook",
-		keywords: []string{"hooks.slack.com/"},
-		re:       lazyRegexp(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
-	},
-	{
-		name:     "private-key",
-		keywords: []string{"-----BEGIN"},
-		re:       lazyRegexp(`^-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
-	},
-	{
-		name:     "jwt",
-		keywords: []string{"eyJ"},
-		re:       lazyRegexp(`^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`),
-		before:   notWord,
-		span:     64 << 10, // claims can be long; "eyJ" is rare enough for a wide window
-	},
-	{
-		// scheme://user:password@host. An empty user is allowed (redis://:pw@host); the host
-		// must follow the @ directly, so user@host, host:port/path@x and mailto: do not match.
-		name:     "url-credentials",
-		keywords: []string{"://"},
-		re:       lazyRegexp(`^://[^\s:/?#@"'<>\[\]]*:([^\s/?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
-		before:   schemeBefore,
-		ok:       func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
-	},
-}
-
-// match returns the first rule that finds a secret in s.
+// match returns the first rule that finds a secret in s, or in s as it will be stored.
 func match(s string) *rule {
-	r, _, _ := matchAt(s)
+	r, _ := matchAt(s)
 	return r
 }
 
-// matchAt returns the first rule that finds a secret in s and where the match lies.
-func matchAt(s string) (r *rule, start, end int) {
-	for _, r := range rules {
-		if start, end, ok := r.find(s); ok {
-			return r, start, end
+// matchAt returns the first rule that finds a secret in s and the text it matched. When s
+// holds characters Cairn drops before storing or showing text (zero-width, bidi and other
+// format characters, controls, invalid UTF-8: see textsafe.Dropped), s is scanned again
+// without them, so a token split by U+200B is caught as the token the writer would store.
+func matchAt(s string) (r *rule, span string) {
+	if r, a, b := scan(s); r != nil {
+		return r, s[a:b]
+	}
+	if n, ok := normalize(s); ok {
+		if r, a, b := scan(n); r != nil {
+			return r, n[a:b]
 		}
 	}
-	return nil, 0, 0
+	return nil, ""
 }
 
-// find runs r at every occurrence of its keywords. Anchoring the regexp there keeps a 4 KB
-// scan in the tens of microseconds even when keywords are common (a regexp without a
-// literal prefix would try every position).
-func (r *rule) find(s string) (start, end int, ok bool) {
-	for _, k := range r.keywords {
-		for off := 0; off < len(s); {
-			var j int
-			if r.fold {
-				j = indexFold(s[off:], k)
-			} else {
-				j = strings.Index(s[off:], k)
+// normalize drops what textsafe.Line drops (spaces aside): it reports false when s has none.
+func normalize(s string) (string, bool) {
+	i := 0
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			break
+		}
+	}
+	if i == len(s) {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	changed := false
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsSpace(r) && textsafe.Dropped(r) {
+			changed = true
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String(), changed
+}
+
+// scan reports the first rule, in the order of Rules, that matches anywhere in s, at the
+// first place it matches. It makes one pass over s: a table of the keywords' first two bytes
+// skips most positions with one lookup and lists the few keywords that start there.
+func scan(s string) (r *rule, start, end int) {
+	ix := index()
+	best := len(rules)
+	for i := 0; i+1 < len(s) && best > 0; i++ {
+		for _, e := range ix.at(s[i], s[i+1]) {
+			if e.idx >= best {
+				break // entries are in rule order
 			}
-			if j < 0 {
-				break
-			}
-			i := off + j
-			off = i + 1
-			if r.before != nil && !r.before(s, i) {
+			if len(s)-i < len(e.kw) {
 				continue
 			}
-			span := r.span
-			if span == 0 {
-				span = defaultSpan
-			}
-			w := s[i:min(len(s), i+span)]
-			if r.ok == nil {
-				if loc := r.re().FindStringIndex(w); loc != nil {
-					return i, i + loc[1], true
+			if e.r.fold {
+				if !strings.EqualFold(s[i:i+len(e.kw)], e.kw) {
+					continue
 				}
+			} else if s[i:i+len(e.kw)] != e.kw {
 				continue
 			}
-			if m := r.re().FindStringSubmatch(w); m != nil && r.ok(s, i, m) {
-				return i, i + len(m[0]), true
+			if stop, ok := e.r.at(s, i); ok {
+				r, start, end, best = e.r, i, stop, e.idx
+				break
 			}
 		}
 	}
-	return 0, 0, false
+	return r, start, end
+}
+
+// at runs r's regexp at i, where one of its keywords starts.
+func (r *rule) at(s string, i int) (end int, ok bool) {
+	if r.before != nil && !r.before(s, i) {
+		return 0, false
+	}
+	span := r.span
+	if span == 0 {
+		span = defaultSpan
+	}
+	w := s[i:min(len(s), i+span)]
+	if r.ok == nil {
+		if loc := r.re().FindStringIndex(w); loc != nil {
+			return i + loc[1], true
+		}
+		return 0, false
+	}
+	if m := r.re().FindStringSubmatch(w); m != nil && r.ok(s, i, m) {
+		return i + len(m[0]), true
+	}
+	return 0, false
+}
+
+type entry struct {
+	kw  string
+	r   *rule
+	idx int // r's place in rules
+}
+
+type keywordIndex struct {
+	// rows[a][b] is 1 + the index in lists of the keywords starting with bytes a, b; 0: none.
+	// A row is allocated only for a byte some keyword starts with, so building the index
+	// (once per process: every hook pays it) zeroes a few kilobytes, not 128.
+	rows  [256]*[256]uint16
+	lists [][]entry // each in rule order, sliced from one array
+}
+
+func (ix *keywordIndex) at(a, b byte) []entry {
+	row := ix.rows[a]
+	if row == nil || row[b] == 0 {
+		return nil
+	}
+	return ix.lists[row[b]-1]
+}
+
+var index = sync.OnceValue(buildIndex)
+
+// buildIndex lays out the keywords in two passes (count, then fill), so the lists share one
+// allocation.
+func buildIndex() *keywordIndex {
+	ix := new(keywordIndex)
+	var counts []int
+	each := func(f func(id int, e entry)) {
+		for idx, r := range rules {
+			for _, kw := range r.keywords {
+				if len(kw) < 2 {
+					panic("secrets: keyword shorter than two bytes: " + kw)
+				}
+				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
+				if r.fold {
+					firsts, seconds = cases(kw[0]), cases(kw[1])
+				}
+				for _, a := range firsts {
+					if ix.rows[a] == nil {
+						ix.rows[a] = new([256]uint16)
+					}
+					for _, b := range seconds {
+						if ix.rows[a][b] == 0 {
+							counts = append(counts, 0)
+							ix.rows[a][b] = uint16(len(counts))
+						}
+						f(int(ix.rows[a][b])-1, entry{kw, r, idx})
+					}
+				}
+			}
+		}
+	}
+	each(func(id int, _ entry) { counts[id]++ })
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	flat := make([]entry, 0, total)
+	ix.lists = make([][]entry, len(counts))
+	for id, n := range counts {
+		ix.lists[id] = flat[len(flat) : len(flat) : len(flat)+n]
+		flat = flat[:len(flat)+n]
+	}
+	each(func(id int, e entry) { ix.lists[id] = append(ix.lists[id], e) })
+	return ix
+}
+
+// cases returns c in both ASCII cases (once when it has no case).
+func cases(c byte) []byte {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return []byte{c, c - ('a' - 'A')}
+	case 'A' <= c && c <= 'Z':
+		return []byte{c, c + ('a' - 'A')}
+	}
+	return []byte{c}
 }
 
 // defaultSpan is longer than any token the rules know (GitHub's 255, OpenAI project keys'

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
 // Test secrets are assembled at run time so that no scanner flags this file.
@@ -257,8 +258,16 @@ func TestErrorNeverHoldsTheSecret(t *testing.T) {
 func TestRulesListed(t *testing.T) {
 	want := []string{"aws-access-key-id", "aws-secret-access-key", "github-token", "anthropic-api-key",
 		"openai-api-key", "slack-token", "slack-webhook", "private-key", "jwt", "url-credentials"}
-	if got := secrets.Rules(); strings.Join(got, ",") != strings.Join(want, ",") {
+	got := secrets.Rules()
+	if len(got) < 60 || strings.Join(got[:len(want)], ",") != strings.Join(want, ",") {
 		t.Fatalf("Rules() = %v", got)
+	}
+	seen := map[string]bool{}
+	for _, r := range got {
+		if seen[r] {
+			t.Errorf("rule %s listed twice", r)
+		}
+		seen[r] = true
 	}
 }
 
@@ -395,6 +404,52 @@ func TestScanJSONMalformed(t *testing.T) {
 			if f := secrets.ScanJSON([]byte(bad)); f == nil {
 				t.Errorf("secret in malformed %q not found", bad)
 			}
+		}
+	}
+}
+
+// Every shape of the shared hostile corpus is found by its rule, alone, in prose, split by
+// invisible characters, and inside JSON; no ordinary text is found.
+func TestCorpus(t *testing.T) {
+	shapes := secrettest.Shapes()
+	if len(shapes) < 40 {
+		t.Fatalf("only %d shapes", len(shapes))
+	}
+	rules := map[string]bool{}
+	for _, sh := range shapes {
+		rules[sh.Rule] = true
+		enc, _ := json.Marshal(sh.Text)
+		mid := len(sh.Core) / 2
+		split := strings.Replace(sh.Text, sh.Core, sh.Core[:mid]+"\u200b"+sh.Core[mid:], 1)
+		for _, in := range []struct {
+			how  string
+			find *secrets.Finding
+		}{
+			{"alone", secrets.ScanString(sh.Text)},
+			{"in prose", secrets.ScanString("note: " + sh.Text + " (from the deploy)")},
+			{"split by U+200B", secrets.ScanString(split)},
+			{"split by U+202E", secrets.ScanString(strings.Replace(split, "\u200b", "\u202e", 1))},
+			{"in JSON", secrets.ScanJSON([]byte(`{"vars":{"X":` + string(enc) + `}}`))},
+		} {
+			if in.find == nil || in.find.Rule != sh.Rule {
+				t.Errorf("%s %s: got %v, want %s", sh.Name, in.how, in.find, sh.Rule)
+				continue
+			}
+			if strings.Contains(in.find.Error(), sh.Core[:min(len(sh.Core), 12)]) {
+				t.Errorf("%s: the error holds the secret", sh.Name)
+			}
+		}
+	}
+	if len(rules) < 40 {
+		t.Errorf("the corpus covers %d rules, want at least 40", len(rules))
+	}
+	for _, s := range secrettest.Ordinary() {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("false positive %s on %q", f.Rule, s)
+		}
+		enc, _ := json.Marshal(s)
+		if f := secrets.ScanJSON([]byte(`{"context":` + string(enc) + `}`)); f != nil {
+			t.Errorf("false positive %s in JSON on %q", f.Rule, s)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 			return root, rel, true
 		}
 	}
-	entries, err := os.ReadDir(filepath.Join(root, seed004Dir))
+	entries, err := fsx.ReadDirPath(filepath.Join(root, seed004Dir))
 	if err != nil {
 		return "", "", false
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // MaxNameLen is the longest name, in bytes.
@@ -15,11 +17,8 @@ type NameError struct {
 }
 
 func (e *NameError) Error() string {
-	n := e.Name
-	if len(n) > 80 {
-		n = n[:80] + "..."
-	}
-	return fmt.Sprintf("invalid name %q: %s (a name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, like plan_v2 or workflow-state)", n, e.Reason)
+	// The name itself is never repeated: a refused value may be a secret pasted in error.
+	return fmt.Sprintf("invalid name: %s (a name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, like plan_v2 or workflow-state)", e.Reason)
 }
 
 // Windows reserves these names with any extension, on every drive and folder.
@@ -71,6 +70,10 @@ func validName(name string, upper bool) error {
 	stem, _, _ := strings.Cut(strings.ToLower(name), ".")
 	if deviceNames[stem] {
 		return bad("it is a reserved device name on Windows")
+	}
+	// A name becomes a file name, a lock file name and a line in listings: never a secret.
+	if f := secrets.ScanString(name); f != nil {
+		return bad("it has the shape of a secret (" + f.Rule + "); secrets are not stored")
 	}
 	return nil
 }

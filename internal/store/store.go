@@ -19,13 +19,16 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/fsx/simfs"
 )
 
 // File and directory names inside the state directory.
@@ -106,7 +109,7 @@ func (e *WriteError) Unwrap() error { return e.Err }
 type Store struct {
 	dir  string
 	fs   fsx.FS
-	real *fsx.Dir
+	real io.Closer
 	o    options
 }
 
@@ -116,6 +119,7 @@ type options struct {
 	lockWait    time.Duration
 	now         func() time.Time
 	projectRoot string
+	noCreate    bool
 }
 
 // Option changes how Open sets up a Store.
@@ -137,6 +141,11 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // directory's grandparent when the state directory is <root>/.claude/cairn, else none.
 func WithProjectRoot(root string) Option { return func(o *options) { o.projectRoot = root } }
 
+// WithNoCreate opens the state directory for commands that only read: a missing directory is
+// not created (nor its .gitignore), and the store reads as empty; whatever such a command
+// would write goes nowhere. A command run in the wrong place ($HOME, /) creates nothing.
+func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
+
 // WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
 // injection in tests.
 func WithFS(fsys fsx.FS) Option { return func(o *options) { o.fs = fsys } }
@@ -153,12 +162,31 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state directory %s: %w", dir, err)
 	}
+	root := o.projectRoot
+	if root == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
+		root = filepath.Dir(filepath.Dir(abs))
+	}
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, fsx.ErrSymlinkDir)
-	} else if errors.Is(err, fs.ErrNotExist) {
-		if err := fsx.MkdirAll(abs, 0o700); err != nil {
-			return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
+	} else if errors.Is(err, fs.ErrNotExist) && o.noCreate {
+		if err := fsx.CheckBeneath(root, abs); err != nil {
+			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
+		// An empty in-memory directory (simfs) stands in for the missing one.
+		s := &Store{dir: abs, fs: simfs.New(), real: nopCloser{}, o: o}
+		s.o.projectRoot = root
+		return s, nil
+	}
+	// Below the project root no component may be a link (.claude -> /elsewhere would put
+	// state there): MkdirBeneath checks each one and creates what is missing.
+	if _, err := fsx.MkdirBeneath(root, abs, 0o700); err != nil {
+		if errors.Is(err, fsx.ErrLinkedComponent) {
+			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
+		}
+		return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
+	}
+	if err := privateDir(abs); err != nil {
+		return nil, err
 	}
 	d, err := fsx.OpenDir(abs)
 	if err != nil {
@@ -171,12 +199,16 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if o.projectRoot == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
 		s.o.projectRoot = filepath.Dir(filepath.Dir(abs))
 	}
-	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) && !o.noCreate {
 		// Failing here (a read-only directory) must not stop reads; writes will say why.
 		_ = fsx.WriteFile(s.fs, ".gitignore", []byte("*\n"), 0o600)
 	}
 	return s, nil
 }
+
+// Exists reports whether the state directory is on disk: false only for a store opened
+// WithNoCreate where it is missing.
+func (s *Store) Exists() bool { _, virtual := s.real.(nopCloser); return !virtual }
 
 // Dir is the state directory's absolute path.
 func (s *Store) Dir() string { return s.dir }
@@ -213,3 +245,24 @@ func (s *Store) mkdir(name string) error {
 }
 
 func (s *Store) utc() string { return s.o.now().UTC().Format("20060102T150405.000Z") }
+
+// privateDir makes the state directory private (0700) when other users may read or write it
+// (a 0777 directory lets any local user plant or read state); when that cannot be done and
+// others may write there, the directory is refused. Windows has no such mode bits.
+func privateDir(abs string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return nil // a missing directory is reported by the open that follows
+	}
+	if err := os.Chmod(abs, 0o700); err != nil && fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err)
+	}
+	return nil
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }

@@ -428,6 +428,31 @@ func TestWriteOverDamagedDocumentKeepsItInQuarantine(t *testing.T) {
 	}
 }
 
+// A state directory others may write (0777) is made private when it is opened, not only
+// reported by doctor.
+func TestOpenMakesStateDirPrivate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no mode bits")
+	}
+	for _, mode := range []os.FileMode{0o777, 0o775, 0o755, 0o700} {
+		dir := filepath.Join(t.TempDir(), "state")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		s, err := store.Open(dir)
+		if err != nil {
+			t.Fatalf("%04o: %v", mode, err)
+		}
+		s.Close()
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%04o: now %v, want 0700", mode, fi.Mode().Perm())
+		}
+	}
+}
+
 // TestLogAppendCloseFailureAfterSync: a close(2) that fails after the line was fsynced does
 // not fail the append, so the caller does not retry and duplicate the line.
 func TestLogAppendCloseFailureAfterSync(t *testing.T) {

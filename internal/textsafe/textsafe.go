@@ -62,7 +62,22 @@ func OneLine(s string) string {
 // cancel an escape; > is escaped only at the start, where it would open a block quote, so
 // that arrows such as plan->implement stay readable (without < it can close nothing). A result longer than max is cut between characters, never inside an
 // escape, and ends with "…". max < 1 yields "".
-func Line(s string, max int) string {
+func Line(s string, max int) string { return line(s, max, true) }
+
+// Quote renders text that came from tool input (a workflow's context or outcome) for a line
+// Cairn writes in its own words: Line's cleaning and cap (max runes, the quotes included) but
+// no Markdown escapes, so the writer's own Line call escapes it once, inside “ and ”, any “ or ”
+// in it turned into ". A reader, person or model, can tell what Cairn says from what a tool
+// supplied, and the quoted part cannot run on past its cap.
+func Quote(s string, max int) string {
+	if max < 3 {
+		return ""
+	}
+	s = strings.NewReplacer("“", `"`, "”", `"`).Replace(s)
+	return "“" + line(s, max-2, false) + "”"
+}
+
+func line(s string, max int, escape bool) string {
 	if max < 1 {
 		return ""
 	}
@@ -87,7 +102,7 @@ func Line(s string, max int) string {
 		if space {
 			w++
 		}
-		esc := Escaped(r) || r == '>' && n == 0 // a leading > would open a block quote
+		esc := escape && (Escaped(r) || r == '>' && n == 0) // a leading > would open a block quote
 		if esc {
 			w++
 		}

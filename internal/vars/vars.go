@@ -3,9 +3,9 @@
 // them back.
 //
 // It is pure: it neither stores variables (internal/store does, in the workflow record's
-// "vars") nor runs a shell. The deny-list guards against accidents and against stored state
-// quietly changing how every later bash block behaves; it is not a sandbox, since the agent
-// setting a variable can run commands anyway.
+// "vars") nor runs a shell. The name rule (see Words) keeps stored state from quietly changing
+// how every later bash block or program behaves after eval "$(cairn vars export)"; it is not
+// a sandbox, since the agent setting a variable can run commands anyway.
 package vars
 
 import (
@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // Limits. A value is bounded so that a rendering stays far below a shell's argument and the
@@ -27,53 +29,56 @@ const (
 // ErrInvalid is wrapped by every error this package returns, for callers that branch on it.
 var ErrInvalid = errors.New("invalid workflow variable")
 
-// denied are names a POSIX shell, bash or zsh give meaning to, where a stored value would
-// change how every later command is found or parsed (PATH, IFS, CDPATH, ENV...), alter the
-// prompt or history machinery, or fail outright as read-only (UID, EUID, PPID). Compared
-// without case: zsh ties lowercase path, cdpath, fpath and manpath to their uppercase twins.
-// The interpreter option variables load code into every later node, perl, ruby, java or
-// python run.
-var denied = []string{
-	"_", "BASH", "CDPATH", "ENV", "EUID", "FPATH", "GLOBIGNORE", "HISTFILE", "HOME", "IFS",
-	"LANG", "LANGUAGE", "LINENO", "MAILPATH", "MANPATH", "OLDPWD", "OPTARG", "OPTIND", "PATH",
-	"POSIXLY_CORRECT", "PPID", "PROMPT_COMMAND", "PS1", "PS2", "PS3", "PS4", "PSVAR", "PWD",
-	"RANDOM", "SECONDS", "SHELL", "SHELLOPTS", "BASHOPTS", "SHLVL", "TMPDIR", "UID", "ZDOTDIR",
-	"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP",
-}
+// Words are the first words a variable name may start with: Cairn's own workflow namespace
+// (WF_) and the workflow nouns the seeds' variables use (PLAN_PATH, RESEARCH_COMPLETE,
+// REPORTS_CREATED, TOPIC_PATH, WORKFLOW_SCOPE, CURRENT_WAVE, SUPERVISOR_RESULT...).
+//
+// The rule is an allow-list of shapes, not a deny-list of names, because no deny-list of the
+// names that change how another program runs is ever complete. Programs read three kinds of
+// name: single words (PATH, PAGER, EDITOR, CC, GOFLAGS, MAKEFLAGS, LESSOPEN, RUSTFLAGS,
+// PYTHONSTARTUP), lower-case names (npm_config_*, http_proxy) and names in their own
+// namespace, the first word being the program or its family (LD_PRELOAD, GIT_SSH_COMMAND,
+// PIP_INDEX_URL, NODE_OPTIONS, RUSTC_WRAPPER, SSH_ASKPASS, HTTPS_PROXY, BASH_ENV,
+// GCONV_PATH). A name Cairn accepts is none of these: upper case, at least two words, and
+// its first word a workflow noun that names no program.
+var Words = []string{"WF", "PLAN", "RESEARCH", "REPORT", "REPORTS", "TOPIC", "WORKFLOW", "PHASE",
+	"TASK", "WAVE", "SUPERVISOR", "CURRENT", "REVIEW", "SPEC"}
 
-// deniedPrefixes are families where one name can load code into every program started
-// afterwards (LD_PRELOAD, DYLD_INSERT_LIBRARIES, BASH_ENV), run commands or move the
-// repository under git, which workflows end by calling (GIT_SSH_COMMAND, GIT_DIR), change the
-// locale every tool parses with (LC_*), or redirect Claude Code and Cairn themselves
-// (CLAUDE_*, CAIRN_*: CAIRN_STATE_DIR would move where later commands read and write state).
-var deniedPrefixes = []string{"LD_", "DYLD_", "BASH_", "GIT_", "LC_", "CLAUDE_", "CAIRN_"}
+// rule says, for error messages, what a name must look like.
+const rule = "a name is upper case words joined by _, starting with WF_ or a workflow word " +
+	"(PLAN, RESEARCH, REPORT, REPORTS, TOPIC, WORKFLOW, PHASE, TASK, WAVE, SUPERVISOR, CURRENT, REVIEW, SPEC), " +
+	"such as PLAN_PATH or WF_BRANCH, so that no other program reads it"
 
-// ValidKey reports whether k may name a workflow variable: [A-Za-z_][A-Za-z0-9_]{0,63}, and
-// not a name the shell or the environment gives meaning to (see the deny-list).
+// ValidKey reports whether k may name a workflow variable (see Words): at most 64 bytes of
+// [A-Z0-9_], words joined by single underscores, the first word one of Words and at least
+// one more word after it. The refused name is never repeated in the error: it may be a
+// secret pasted into the wrong place.
 func ValidKey(k string) error {
 	if k == "" {
-		return fmt.Errorf("%w: the name is empty; use letters, digits and _, such as PLAN_PATH", ErrInvalid)
+		return fmt.Errorf("%w: the name is empty; %s", ErrInvalid, rule)
 	}
 	if len(k) > MaxKeyLen {
 		return fmt.Errorf("%w: the name is %d bytes long, over the %d allowed", ErrInvalid, len(k), MaxKeyLen)
 	}
 	for i := 0; i < len(k); i++ {
 		c := k[i]
-		if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9' {
+		if c == '_' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
 			continue
 		}
-		return fmt.Errorf("%w: the name %q has %q at byte %d; use letters, digits and _, not starting with a digit",
-			ErrInvalid, k, rune(c), i)
-	}
-	if slices.ContainsFunc(denied, func(d string) bool { return strings.EqualFold(d, k) }) {
-		return fmt.Errorf("%w: %s is a shell or environment variable that later commands depend on;"+
-			" choose a workflow-specific name such as WF_%s", ErrInvalid, k, strings.ToUpper(k))
-	}
-	for _, p := range deniedPrefixes {
-		if strings.HasPrefix(k, p) {
-			return fmt.Errorf("%w: names starting %s are reserved (they change how later programs load,"+
-				" parse or find their state); choose a workflow-specific name such as WF_%s", ErrInvalid, p, k)
+		what := fmt.Sprintf("%q", rune(c))
+		if 'a' <= c && c <= 'z' {
+			what = "a lower-case letter"
+		} else if c >= 0x80 {
+			what = "a non-ASCII character"
 		}
+		return fmt.Errorf("%w: the name has %s at byte %d; %s", ErrInvalid, what, i, rule)
+	}
+	first, rest, ok := strings.Cut(k, "_")
+	if !ok || rest == "" || !slices.Contains(Words, first) || strings.Contains(k, "__") || strings.HasSuffix(k, "_") {
+		return fmt.Errorf("%w: the name is outside Cairn's variable names; %s", ErrInvalid, rule)
+	}
+	if f := secrets.ScanString(k); f != nil {
+		return fmt.Errorf("%w: the name has the shape of a secret (%s); secrets are not stored", ErrInvalid, f.Rule)
 	}
 	return nil
 }
@@ -106,7 +111,7 @@ func Check(vars map[string]string) error {
 			return err
 		}
 		if err := ValidValue(vars[k]); err != nil {
-			return fmt.Errorf("variable %s: %w", k, err)
+			return fmt.Errorf("variable %s: %w", k, err) // k passed ValidKey
 		}
 	}
 	return nil

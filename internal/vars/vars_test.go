@@ -19,20 +19,31 @@ func TestValidKey(t *testing.T) {
 		key string
 		ok  bool
 	}{
+		// The seeds' names and Cairn's own namespace.
 		{"PLAN_PATH", true},
 		{"RESEARCH_COMPLETE", true},
-		{"_private", true},
-		{"a", true},
-		{"x1", true},
+		{"REPORTS_CREATED", true},
+		{"REPORT_PATHS", true},
+		{"TOPIC_PATH", true},
 		{"WORKFLOW_ID", true},
-		{"STATE_FILE", true},
-		{"Path2", true},
-		{"MY_PATH", true},
-		{"HOMEPAGE", true},
-		{strings.Repeat("K", 64), true},
-		{strings.Repeat("K", 65), false},
+		{"WORKFLOW_SCOPE", true},
+		{"CURRENT_WAVE", true},
+		{"SUPERVISOR_RESULT", true},
+		{"WF_BRANCH", true},
+		{"WF_TEST_STATUS", true},
+		{"WF_2", true},
+		{"WF_" + strings.Repeat("K", 61), true},
+		{"WF_" + strings.Repeat("K", 62), false},
+		// Shapes outside the rule.
 		{"", false},
+		{"WF", false},
+		{"WF_", false},
+		{"WF__X", false},
+		{"PLAN", false},
+		{"plan_path", false},
+		{"Plan_Path", false},
 		{"1ST", false},
+		{"_private", false},
 		{"has-dash", false},
 		{"has space", false},
 		{"dot.name", false},
@@ -42,34 +53,9 @@ func TestValidKey(t *testing.T) {
 		{"new\nline", false},
 		{"caf\u00e9", false},
 		{"NUL\x00", false},
-		{"PATH", false},
-		{"path", false}, // zsh ties it to PATH
-		{"Path", false},
-		{"IFS", false},
-		{"HOME", false},
-		{"PS1", false},
-		{"PS4", false},
-		{"PROMPT_COMMAND", false},
-		{"ENV", false},
-		{"CDPATH", false},
-		{"SHELLOPTS", false},
-		{"UID", false},
-		{"_", false},
-		{"LD_PRELOAD", false},
-		{"LD_LIBRARY_PATH", false},
-		{"DYLD_INSERT_LIBRARIES", false},
-		{"BASH_ENV", false},
-		{"BASH_FUNC_x", false},
-		{"LC_ALL", false},
-		{"GIT_SSH_COMMAND", false},
-		{"GIT_DIR", false},
-		{"NODE_OPTIONS", false},
-		{"node_options", false},
-		{"PYTHONPATH", false},
-		{"GITHUB_REPO", true},
-		{"CLAUDE_PROJECT_DIR", false},
-		{"CAIRN_STATE_DIR", false},
-		{"ld_preload", true}, // not special anywhere: prefixes are case-sensitive
+		{"STATE_FILE", false},
+		{"GITHUB_REPO", false},
+		{"MY_PATH", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -83,8 +69,94 @@ func TestValidKey(t *testing.T) {
 			if err != nil && strings.ContainsAny(err.Error(), "\n\x00") {
 				t.Errorf("error text carries raw control characters: %q", err)
 			}
+			if err != nil && len(tt.key) > 3 && repeats(err, tt.key) {
+				t.Errorf("error repeats the refused name: %q", err)
+			}
 		})
 	}
+}
+
+// repeats reports err holding k other than in the rule's own wording (which names PLAN_PATH).
+func repeats(err error, k string) bool {
+	return strings.Contains(err.Error(), k) && !strings.Contains(vars.ValidKey("").Error(), k)
+}
+
+// runsCode are environment names that make a later program run code, load a library, read
+// a startup file, change its flags or send its traffic elsewhere, from the ecosystems Cairn's
+// users work in. Every one of them must be refused, in every case spelling.
+var runsCode = []string{
+	// Shells and the C library.
+	"PATH", "IFS", "ENV", "BASH_ENV", "BASH_FUNC_x%%", "CDPATH", "PS1", "PS4", "PROMPT_COMMAND",
+	"SHELLOPTS", "BASHOPTS", "HISTFILE", "ZDOTDIR", "HOME", "SHELL", "TMPDIR", "FPATH",
+	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH",
+	"GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF", "MALLOC_CHECK_", "LC_ALL", "LANG",
+	// Pagers, editors, terminals, askpass.
+	"PAGER", "MANPAGER", "GIT_PAGER", "LESSOPEN", "LESSCLOSE", "LESS", "EDITOR", "VISUAL",
+	"GIT_EDITOR", "BROWSER", "TERMINAL", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_ASKPASS",
+	"DISPLAY", "TERM", "TERMINFO",
+	// Git and SSH.
+	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_GLOBAL",
+	"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_PROXY_COMMAND",
+	"SSH_AUTH_SOCK", "GNUPGHOME",
+	// Go.
+	"GOFLAGS", "GOPROXY", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GOINSECURE", "GOTOOLCHAIN",
+	"GOPATH", "GOROOT", "GOBIN", "CGO_CFLAGS", "CGO_LDFLAGS", "GOENV", "GODEBUG", "GOEXPERIMENT",
+	// C, C++ and make.
+	"CC", "CXX", "CPP", "LD", "AR", "CFLAGS", "CXXFLAGS", "LDFLAGS", "CPPFLAGS", "MAKEFLAGS",
+	"MAKE", "MFLAGS", "PKG_CONFIG_PATH", "CMAKE_TOOLCHAIN_FILE", "CCACHE_PREFIX",
+	// Rust.
+	"RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", "RUSTDOCFLAGS",
+	"CARGO_HOME", "CARGO_BUILD_RUSTC_WRAPPER", "CARGO_TARGET_DIR", "RUSTUP_TOOLCHAIN",
+	// Node and its package managers.
+	"NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_TLS_REJECT_UNAUTHORIZED",
+	"npm_config_script_shell", "npm_config_registry", "NPM_CONFIG_REGISTRY", "npm_config_userconfig",
+	"YARN_RC_FILENAME", "YARN_NPM_REGISTRY_SERVER", "PNPM_HOME", "BUN_INSTALL", "DENO_DIR",
+	// Python.
+	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "PYTHONWARNINGS",
+	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CONFIG_FILE",
+	"UV_INDEX_URL", "UV_PYTHON", "POETRY_HOME", "VIRTUAL_ENV", "CONDA_PREFIX",
+	// Ruby, Perl, Java, PHP, .NET.
+	"RUBYOPT", "RUBYLIB", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE", "PERL5OPT", "PERL5LIB",
+	"PERL5DB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "JAVA_HOME",
+	"MAVEN_OPTS", "GRADLE_OPTS", "GRADLE_USER_HOME", "PHPRC", "PHP_INI_SCAN_DIR",
+	"COMPOSER_HOME", "DOTNET_ROOT", "DOTNET_STARTUP_HOOKS", "CORECLR_PROFILER",
+	// Network redirection.
+	"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy",
+	"NO_PROXY", "no_proxy", "FTP_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+	"REQUESTS_CA_BUNDLE", "CURL_HOME", "WGETRC",
+	// Cloud, container and infrastructure tools.
+	"DOCKER_HOST", "DOCKER_CONFIG", "KUBECONFIG", "AWS_PROFILE", "AWS_CONFIG_FILE",
+	"AWS_ENDPOINT_URL", "GOOGLE_APPLICATION_CREDENTIALS", "TF_CLI_ARGS", "TF_CLI_CONFIG_FILE",
+	"ANSIBLE_CONFIG", "HELM_PLUGINS",
+	// Claude Code and Cairn themselves.
+	"CLAUDE_PROJECT_DIR", "CLAUDE_CONFIG_DIR", "ANTHROPIC_BASE_URL", "CAIRN_STATE_DIR",
+	"CAIRN_MEMORY_DIR", "CLAUDE_CODE_SESSION_ID",
+}
+
+// TestCodeRunningNamesRefused: not one of the names above (nor its other case spellings)
+// can be set or exported, and the error never repeats it.
+func TestCodeRunningNamesRefused(t *testing.T) {
+	if len(runsCode) < 100 {
+		t.Fatalf("only %d names", len(runsCode))
+	}
+	refused := 0
+	for _, name := range runsCode {
+		for _, k := range []string{name, strings.ToUpper(name), strings.ToLower(name)} {
+			err := vars.ValidKey(k)
+			if err == nil {
+				t.Errorf("%s accepted", k)
+				continue
+			}
+			if len(k) > 3 && repeats(err, k) {
+				t.Errorf("%s: the error repeats the name: %v", k, err)
+			}
+			if out := vars.Export(map[string]string{k: "x"}); strings.Contains(out, "export") {
+				t.Errorf("%s exported: %q", k, out)
+			}
+		}
+		refused++
+	}
+	t.Logf("%d code-running or traffic-redirecting names refused", refused)
 }
 
 func TestValidValue(t *testing.T) {
@@ -117,14 +189,14 @@ func TestValidValue(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	if err := vars.Check(map[string]string{"A": "1", "B": "two"}); err != nil {
+	if err := vars.Check(map[string]string{"WF_A": "1", "WF_B": "two"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := vars.Check(nil); err != nil {
 		t.Fatal(err)
 	}
-	err := vars.Check(map[string]string{"OK": "1", "Z_BAD": "a\x00b"})
-	if err == nil || !strings.Contains(err.Error(), "Z_BAD") || !errors.Is(err, vars.ErrInvalid) {
+	err := vars.Check(map[string]string{"WF_OK": "1", "WF_Z_BAD": "a\x00b"})
+	if err == nil || !strings.Contains(err.Error(), "WF_Z_BAD") || !errors.Is(err, vars.ErrInvalid) {
 		t.Fatalf("bad value: %v", err)
 	}
 	if err := vars.Check(map[string]string{"PATH": "/x"}); err == nil {
@@ -132,7 +204,7 @@ func TestCheck(t *testing.T) {
 	}
 	many := map[string]string{}
 	for i := 0; i <= vars.MaxVars; i++ {
-		many["V"+strings.Repeat("x", i%50)+string(rune('A'+i%26))+strings.Repeat("y", i/50)] = "1"
+		many["WF_V"+strings.Repeat("X", i%50)+string(rune('A'+i%26))+strings.Repeat("Y", i/50)] = "1"
 	}
 	if len(many) <= vars.MaxVars {
 		t.Fatalf("test built only %d vars", len(many))
@@ -146,16 +218,16 @@ func TestExportFormat(t *testing.T) {
 	got := vars.Export(map[string]string{
 		"REPORTS_CREATED":   "4",
 		"RESEARCH_COMPLETE": "true",
-		"NOTE":              "it's\nfine",
-		"EMPTY":             "",
+		"WF_NOTE":           "it's\nfine",
+		"WF_EMPTY":          "",
 		"PATH":              "/evil",  // denied: left out
 		"bad;name":          "x",      // invalid: left out
-		"NUL":               "a\x00b", // invalid value: left out
+		"WF_NUL":            "a\x00b", // invalid value: left out
 	})
-	want := "export EMPTY=''\n" +
-		"export NOTE='it'\\''s\nfine'\n" +
-		"export REPORTS_CREATED='4'\n" +
+	want := "export REPORTS_CREATED='4'\n" +
 		"export RESEARCH_COMPLETE='true'\n" +
+		"export WF_EMPTY=''\n" +
+		"export WF_NOTE='it'\\''s\nfine'\n" +
 		"# cairn: left out 3 variable(s) whose name or value is not allowed\n"
 	if got != want {
 		t.Fatalf("Export =\n%s\nwant\n%s", got, want)
@@ -167,27 +239,27 @@ func TestExportFormat(t *testing.T) {
 
 // hostile values that a shell must give back byte for byte.
 var hostile = map[string]string{
-	"CMD_SUBST":     "$(touch pwned-subst)",
-	"BACKTICKS":     "`touch pwned-tick`",
-	"SINGLE_QUOTE":  "'; touch pwned-quote; '",
-	"ESCAPED_QUOTE": `'\''`,
-	"DOUBLE_QUOTES": `"$HOME" "${PATH}"`,
-	"BACKSLASHES":   `\ \\ \n \' \"`,
-	"NEWLINES":      "line1\nline2\n\n",
-	"LEADING_NL":    "\n\nx",
-	"CRLF":          "a\r\nb\r",
-	"TABS":          "\tx\t",
-	"DOLLAR_QUOTE":  "$'\\x41'",
-	"HISTORY":       "!! !$ !-1",
-	"GLOB":          "* ? [a-z] ~",
-	"SEMICOLONS":    "a; b && c || d | e > /tmp/pwned-redirect &",
-	"COMMENT":       "# not a comment",
-	"UNICODE":       "日本語 🚀 ünï \u202e\u200b\U000e0041",
-	"EXPORT_LINE":   "x'\nexport PWNED='1",
-	"EMPTY":         "",
-	"ONLY_QUOTE":    "'",
-	"ALL_ASCII":     allASCII(),
-	"HUGE":          strings.Repeat("ab'c\n", vars.MaxValueLen/5),
+	"WF_CMD_SUBST":     "$(touch pwned-subst)",
+	"WF_BACKTICKS":     "`touch pwned-tick`",
+	"WF_SINGLE_QUOTE":  "'; touch pwned-quote; '",
+	"WF_ESCAPED_QUOTE": `'\''`,
+	"WF_DOUBLE_QUOTES": `"$HOME" "${PATH}"`,
+	"WF_BACKSLASHES":   `\ \\ \n \' \"`,
+	"WF_NEWLINES":      "line1\nline2\n\n",
+	"WF_LEADING_NL":    "\n\nx",
+	"WF_CRLF":          "a\r\nb\r",
+	"WF_TABS":          "\tx\t",
+	"WF_DOLLAR_QUOTE":  "$'\\x41'",
+	"WF_HISTORY":       "!! !$ !-1",
+	"WF_GLOB":          "* ? [a-z] ~",
+	"WF_SEMICOLONS":    "a; b && c || d | e > /tmp/pwned-redirect &",
+	"WF_COMMENT":       "# not a comment",
+	"WF_UNICODE":       "日本語 🚀 ünï \u202e\u200b\U000e0041",
+	"WF_EXPORT_LINE":   "x'\nexport PWNED='1",
+	"WF_EMPTY":         "",
+	"WF_ONLY_QUOTE":    "'",
+	"WF_ALL_ASCII":     allASCII(),
+	"WF_HUGE":          strings.Repeat("ab'c\n", vars.MaxValueLen/5),
 }
 
 func allASCII() string {
@@ -214,7 +286,7 @@ func TestExportEvalInShells(t *testing.T) {
 		n = 20
 	}
 	for i := 0; i < n; i++ {
-		all["RANDOM_"+string(rune('A'+i/26))+string(rune('A'+i%26))] = randomValue(r)
+		all["WF_RANDOM_"+string(rune('A'+i/26))+string(rune('A'+i%26))] = randomValue(r)
 	}
 	shells := 0
 	for _, sh := range []string{"sh", "dash", "bash", "zsh", "ksh", "busybox"} {
@@ -356,7 +428,7 @@ func TestExportParsesBack(t *testing.T) {
 func FuzzExport(f *testing.F) {
 	for k, v := range hostile {
 		if len(v) < 1000 {
-			f.Add(k, v, "B", "x")
+			f.Add(k, v, "WF_B", "x")
 		}
 	}
 	f.Add("PATH", "x", "a b", "y")

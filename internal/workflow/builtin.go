@@ -42,7 +42,7 @@ func (s *Definitions) Get(name string) (*Definition, error) {
 	if d, ok := s.Lookup(name); ok {
 		return d, nil
 	}
-	return nil, fmt.Errorf("unknown workflow type %q: known types are %s", NormalizeName(name), strings.Join(s.Names(), ", "))
+	return nil, fmt.Errorf("unknown workflow type: known types are %s", strings.Join(s.Names(), ", ")) // the refused name is not repeated
 }
 
 // Names lists the loaded definitions, sorted.

@@ -30,8 +30,8 @@ func Example() {
 	fmt.Println(err)
 	// Output:
 	// plan true
-	// Active APEX workflow: analyze completed, planning add login
-	// apex workflow cannot move from plan to review: allowed next: implement, analyze
+	// Active APEX workflow: analyze completed, planning “add login”
+	// apex workflow cannot move from plan to the phase asked for: allowed next: implement, analyze
 	// workflow apex-demo changed underneath this call: expected phase analyze, found plan, changed by session s1 at 2026-11-22T17:31:00Z; nothing was changed: read the workflow again and decide from its current phase
-	// unknown workflow type "deploy": known types are apex, brainstorm, coordinate, debug, dotagent
+	// unknown workflow type: known types are apex, brainstorm, coordinate, debug, dotagent
 }

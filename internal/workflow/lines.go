@@ -1,10 +1,20 @@
 package workflow
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
+)
 
 // L2 lines are the one-line summaries the write protocol puts in Claude Code's auto-memory.
-// They are built here from raw stored strings; the engine and internal/memory sanitise them
-// before writing.
+// They say in Cairn's own words what Cairn knows; text that came from tool input (a
+// workflow's context and outcome) appears only through quoted, capped by textsafe.Quote. The
+// engine and internal/memory sanitise the whole line before writing.
+
+// quoted caps a context or outcome on an L2 line.
+const quoted = 120
+
+func quote(s string) string { return textsafe.Quote(s, quoted) }
 
 // PositionLine is the checkpoint-state line owed by a major transition:
 // "Active {TYPE} workflow: {completed} completed, {verb} {context}", the verb being the
@@ -14,26 +24,26 @@ func PositionLine(def *Definition, r *Record, completed string) string {
 	if def != nil {
 		verb = def.Verb(r.State)
 	}
-	return "Active " + strings.ToUpper(r.Type) + " workflow: " + completed + " completed, " + verb + " " + r.Context
+	return "Active " + strings.ToUpper(r.Type) + " workflow: " + completed + " completed, " + verb + " " + quote(r.Context)
 }
 
 // CompletionLine is the mandatory line when a workflow completes:
 // "Completed {TYPE} for {context}: {outcome}".
 func CompletionLine(r *Record) string {
-	return "Completed " + strings.ToUpper(r.Type) + " for " + r.Context + ": " + r.Outcome
+	return "Completed " + strings.ToUpper(r.Type) + " for " + quote(r.Context) + ": " + quote(r.Outcome)
 }
 
 // ExpiryLine is the line written when a workflow expires (it is archived, never deleted):
 // "Expired {TYPE} workflow at {phase} for {context}, archived".
 func ExpiryLine(r *Record) string {
-	return "Expired " + strings.ToUpper(r.Type) + " workflow at " + r.State + " for " + r.Context + ", archived"
+	return "Expired " + strings.ToUpper(r.Type) + " workflow at " + r.State + " for " + quote(r.Context) + ", archived"
 }
 
 // AbandonLine is the line written when an active workflow is archived unfinished (`cairn
 // archive`, or a start that replaces it): "Abandoned {TYPE} workflow at {phase} for
 // {context}, archived".
 func AbandonLine(r *Record) string {
-	return "Abandoned " + strings.ToUpper(r.Type) + " workflow at " + r.State + " for " + r.Context + ", archived"
+	return "Abandoned " + strings.ToUpper(r.Type) + " workflow at " + r.State + " for " + quote(r.Context) + ", archived"
 }
 
 // IsEndingLine reports whether an L2 line records an ending (completion, expiry, archive):

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -97,9 +98,11 @@ type TransitionError struct {
 
 func (e *TransitionError) Error() string {
 	if len(e.Allowed) == 0 {
-		return fmt.Sprintf("%s workflow cannot move from %s to %s: %s allows no moves out of it", e.Type, e.From, e.To, e.From)
+		return fmt.Sprintf("%s workflow cannot move from %s: %s allows no moves out of it", e.Type, e.From, e.From)
 	}
-	return fmt.Sprintf("%s workflow cannot move from %s to %s: allowed next: %s", e.Type, e.From, e.To, strings.Join(e.Allowed, ", "))
+	// The refused target is not repeated (it may be anything a caller pasted); the allowed
+	// moves come from the definition.
+	return fmt.Sprintf("%s workflow cannot move from %s to the phase asked for: allowed next: %s", e.Type, e.From, strings.Join(e.Allowed, ", "))
 }
 
 // ConflictError is a failed compare-and-swap: the workflow is not where the caller expected,
@@ -121,7 +124,11 @@ func (e *ConflictError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workflow %s changed underneath this call: ", e.WorkflowID)
 	if e.ExpectedPhase != "" {
-		fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
+		if echoable(e.ExpectedPhase) {
+			fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
+		} else {
+			fmt.Fprintf(&b, "the phase expected is not the one found, %s", e.FoundPhase)
+		}
 	} else {
 		fmt.Fprintf(&b, "expected revision %d, found %d (phase %s)", e.ExpectedRevision, e.FoundRevision, e.FoundPhase)
 	}
@@ -567,9 +574,24 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 		Completed: true, L2: CompletionLine(n), Warnings: warnings}, nil
 }
 
+// echoable reports whether a caller's value may be repeated in an error: a phase-shaped
+// word (lower case, digits, '_' and '-', at most 64) that has no secret's shape. Anything
+// else may be whatever the caller pasted, and is not repeated.
+func echoable(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return secrets.ScanString(s) == nil
+}
+
 func validVarKey(k string) error {
 	if len(k) > 128 || !shaped(k, func(c byte) bool { return letter(c) || c == '_' }, func(c byte) bool { return letterOrDigit(c) || c == '_' }) {
-		return fmt.Errorf("variable name %q is not valid: use letters, digits and '_', not starting with a digit (like PLAN_PATH)", k)
+		return errors.New("the variable name is not valid: use letters, digits and '_', not starting with a digit (like PLAN_PATH)")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,7 +62,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	}
 	id := strings.TrimSpace(u.ID)
 	if id == "" || len(id) > 128 || strings.ContainsAny(id, "\r\n\t") {
-		return Result{}, fmt.Errorf("task id %q is not valid: use one short line", u.ID)
+		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {
 		return Result{}, fmt.Errorf("task %s: status %q is not valid: use pending, running, done or failed", id, u.Status)

@@ -140,7 +140,7 @@ func TestTransitionUnknownPhaseNamesAllowed(t *testing.T) {
 	def := mustDef(t, "apex")
 	r := mustStart(t, def)
 	_, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "deploy"}, t0, alice)
-	want := "apex workflow cannot move from analyze to deploy: allowed next: plan"
+	want := "apex workflow cannot move from analyze to the phase asked for: allowed next: plan"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
@@ -218,7 +218,7 @@ func TestTransitionCheckpointOutputsAndL2(t *testing.T) {
 	if !slices.Equal(n.Phases["plan"].Outputs, []string{"plans/001.md"}) || !slices.Equal(n.Artifacts, []string{"plans/001.md"}) {
 		t.Fatalf("outputs %+v artifacts %v", n.Phases["plan"], n.Artifacts)
 	}
-	if !res.Major || res.L2 != "Active APEX workflow: plan completed, implementing add login" {
+	if !res.Major || res.L2 != "Active APEX workflow: plan completed, implementing “add login”" {
 		t.Fatalf("major=%v L2=%q", res.Major, res.L2)
 	}
 }
@@ -235,7 +235,7 @@ func TestTerminalCompletes(t *testing.T) {
 		n.PhaseStatus != workflow.PhaseComplete || !n.Phases["git-commit"].Completed || !res.Completed || res.Major {
 		t.Fatalf("completed record %+v", n)
 	}
-	if res.L2 != "Completed APEX for add login: merged as abc123" {
+	if res.L2 != "Completed APEX for “add login”: “merged as abc123”" {
 		t.Fatalf("L2 %q", res.L2)
 	}
 	if got := n.CompletedPhases(def); !slices.Equal(got, []string{"analyze", "plan", "implement", "review", "git-commit"}) {
@@ -261,7 +261,7 @@ func TestCompleteExplicitly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Record.Status != workflow.StatusCompleted || res.L2 != "Completed DEBUG for add login: fixed in place" || !res.Record.Phases["fix"].Completed {
+	if res.Record.Status != workflow.StatusCompleted || res.L2 != "Completed DEBUG for “add login”: “fixed in place”" || !res.Record.Phases["fix"].Completed {
 		t.Fatalf("%+v", res)
 	}
 	if _, err := workflow.Complete(res.Record, "again", t0, alice); err == nil {
@@ -311,23 +311,23 @@ func TestLineBuilders(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &workflow.Record{Type: "plain", Context: "the memo", State: "edit", Outcome: "sent"}
-	if got := workflow.PositionLine(def, r, "draft"); got != "Active PLAIN workflow: draft completed, editing the memo" {
+	if got := workflow.PositionLine(def, r, "draft"); got != "Active PLAIN workflow: draft completed, editing “the memo”" {
 		t.Fatal(got)
 	}
 	r.State = "done"
-	if got := workflow.PositionLine(def, r, "edit"); got != "Active PLAIN workflow: edit completed, done the memo" {
+	if got := workflow.PositionLine(def, r, "edit"); got != "Active PLAIN workflow: edit completed, done “the memo”" {
 		t.Fatalf("verb fallback to the phase name: %q", got)
 	}
-	if got := workflow.PositionLine(nil, r, "edit"); got != "Active PLAIN workflow: edit completed, done the memo" {
+	if got := workflow.PositionLine(nil, r, "edit"); got != "Active PLAIN workflow: edit completed, done “the memo”" {
 		t.Fatal(got)
 	}
-	if got := workflow.CompletionLine(r); got != "Completed PLAIN for the memo: sent" {
+	if got := workflow.CompletionLine(r); got != "Completed PLAIN for “the memo”: “sent”" {
 		t.Fatal(got)
 	}
-	if got := workflow.ExpiryLine(r); got != "Expired PLAIN workflow at done for the memo, archived" {
+	if got := workflow.ExpiryLine(r); got != "Expired PLAIN workflow at done for “the memo”, archived" {
 		t.Fatal(got)
 	}
-	if got := workflow.AbandonLine(r); got != "Abandoned PLAIN workflow at done for the memo, archived" {
+	if got := workflow.AbandonLine(r); got != "Abandoned PLAIN workflow at done for “the memo”, archived" {
 		t.Fatal(got)
 	}
 	for l, want := range map[string]bool{workflow.CompletionLine(r): true, workflow.ExpiryLine(r): true,

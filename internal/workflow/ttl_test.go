@@ -59,7 +59,7 @@ func TestExpiryBoundaries(t *testing.T) {
 			if err != nil || res.Record != nil || res.Archive.Status != workflow.StatusExpired || c.Status != workflow.StatusActive {
 				t.Fatalf("Expire: %v %+v", err, res)
 			}
-			if res.L2 != "Expired APEX workflow at implement for add login, archived" {
+			if res.L2 != "Expired APEX workflow at implement for “add login”, archived" {
 				t.Fatalf("L2 %q", res.L2)
 			}
 			wantTTL := tc.ttl

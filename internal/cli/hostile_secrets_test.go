@@ -1,0 +1,212 @@
+package cli_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/cli"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+)
+
+// cliProject is a throwaway git project with its own HOME and memory directory, for running
+// cairn in process.
+type cliProject struct {
+	base, root, memory, home string
+}
+
+func newCLIProject(t testing.TB) *cliProject {
+	t.Helper()
+	base := t.TempDir()
+	p := &cliProject{base: base, root: filepath.Join(base, "project"), memory: filepath.Join(base, "memory"), home: filepath.Join(base, "home")}
+	for _, d := range []string{filepath.Join(p.root, ".git"), p.memory, p.home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func (p *cliProject) getenv(k string) string {
+	switch k {
+	case "HOME":
+		return p.home
+	case "CLAUDE_PROJECT_DIR":
+		return p.root
+	case "CAIRN_MEMORY_DIR":
+		return p.memory
+	case "CLAUDE_CODE_SESSION_ID":
+		return "sess-hostile"
+	}
+	return ""
+}
+
+// run runs cairn in process; it returns the exit code and everything it printed.
+func (p *cliProject) run(stdin string, args ...string) (int, string) {
+	var out bytes.Buffer
+	code := cli.Main(args, strings.NewReader(stdin), &out, &out, p.getenv)
+	return code, out.String()
+}
+
+// leaked reports the first file under dir whose content, with the characters Cairn drops
+// removed, holds core.
+func leaked(t testing.TB, dir, core string) string {
+	t.Helper()
+	found := ""
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return nil
+		}
+		if strings.Contains(d.Name(), core) {
+			found = path + " (its name)"
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && holds(string(b), core) {
+			found = path
+		}
+		return nil
+	})
+	return found
+}
+
+// holds reports core in s, also once zero-width and bidi characters are taken out, and with
+// JSON's escaping of / undone.
+func holds(s, core string) bool {
+	s = strings.NewReplacer("\u200b", "", "\u202e", "", `\/`, "/", `\n`, "\n").Replace(s)
+	probe := core
+	if len(probe) > 24 {
+		probe = probe[:24]
+	}
+	return strings.Contains(s, probe)
+}
+
+// TestSecretsThroughEveryCLIPath pushes every secret shape of the hostile corpus, plain and
+// split by U+200B, through every CLI argument and stdin that Cairn stores or echoes, and
+// checks that nothing was stored and nothing echoed.
+func TestSecretsThroughEveryCLIPath(t *testing.T) {
+	p := newCLIProject(t)
+	if code, out := p.run("", "start", "apex", "hostile secrets suite"); code != 0 {
+		t.Fatalf("start: %d %s", code, out)
+	}
+	paths := []struct {
+		name string
+		run  func(s string) (int, string)
+	}{
+		{"vars set value", func(s string) (int, string) { return p.run("", "vars", "set", "PLAN_NOTE", s) }},
+		{"vars set name", func(s string) (int, string) { return p.run("", "vars", "set", s, "x") }},
+		{"vars get name", func(s string) (int, string) { return p.run("", "vars", "get", s) }},
+		{"checkpoint save data", func(s string) (int, string) {
+			return p.run(`{"note":`+quote(s)+`}`, "checkpoint", "save", "plan")
+		}},
+		{"checkpoint save name", func(s string) (int, string) { return p.run(`{}`, "checkpoint", "save", s) }},
+		{"checkpoint load name", func(s string) (int, string) { return p.run("", "checkpoint", "load", s) }},
+		{"log append entry", func(s string) (int, string) { return p.run(`{"msg":`+quote(s)+`}`, "log", "append", "events") }},
+		{"log append name", func(s string) (int, string) { return p.run(`{}`, "log", "append", s) }},
+		{"task", func(s string) (int, string) { return p.run("", "task", s, "running") }},
+		{"transition to", func(s string) (int, string) { return p.run("", "transition", s) }},
+		{"show id", func(s string) (int, string) { return p.run("", "show", s) }},
+		{"history id", func(s string) (int, string) { return p.run("", "history", s) }},
+		{"archive reason", func(s string) (int, string) { return p.run("", "archive", "--reason", s) }},
+		{"start context", func(s string) (int, string) { return p.run("", "start", "debug", s, "--replace") }},
+		{"complete outcome", func(s string) (int, string) { return p.run("", "complete", s) }},
+		{"unknown command", func(s string) (int, string) { return p.run("", s) }},
+		{"unknown verb", func(s string) (int, string) { return p.run("", "vars", s) }},
+		{"vars unset name", func(s string) (int, string) { return p.run("", "vars", "unset", s) }},
+		{"checkpoint delete name", func(s string) (int, string) { return p.run("", "checkpoint", "delete", s) }},
+		{"log show name", func(s string) (int, string) { return p.run("", "log", "show", s) }},
+		{"start type", func(s string) (int, string) { return p.run("", "start", s, "x") }},
+		{"transition --from", func(s string) (int, string) { return p.run("", "transition", "--from", s, "plan") }},
+		{"unknown flag", func(s string) (int, string) { return p.run("", "status", "--"+s) }},
+		{"hook session-start session_id", func(s string) (int, string) {
+			return p.run(`{"session_id":`+quote(s)+`,"hook_event_name":"SessionStart","source":"startup"}`, "hook", "session-start")
+		}},
+		{"hook session-start source", func(s string) (int, string) {
+			return p.run(`{"session_id":"s1","hook_event_name":"SessionStart","source":`+quote(s)+`}`, "hook", "session-start")
+		}},
+		{"hook stop session_id", func(s string) (int, string) {
+			return p.run(`{"session_id":`+quote(s)+`,"hook_event_name":"Stop"}`, "hook", "stop")
+		}},
+		{"help topic", func(s string) (int, string) { return p.run("", "help", s) }},
+	}
+	shapes := secrettest.Shapes()
+	tries, stored, echoed := 0, 0, 0
+	for _, sh := range shapes {
+		mid := len(sh.Core) / 2
+		split := strings.Replace(sh.Text, sh.Core, sh.Core[:mid]+"\u200b"+sh.Core[mid:], 1)
+		for _, text := range []string{sh.Text, split} {
+			for _, path := range paths {
+				tries++
+				_, out := path.run(text)
+				if holds(out, sh.Core) {
+					echoed++
+					t.Errorf("%s via %s: echoed: %q", sh.Name, path.name, clipTo(out, 200))
+				}
+				if f := leaked(t, p.base, sh.Core); f != "" {
+					stored++
+					t.Errorf("%s via %s: stored in %s", sh.Name, path.name, f)
+					os.RemoveAll(f)
+				}
+				if t.Failed() && stored+echoed > 20 {
+					t.FailNow()
+				}
+			}
+		}
+	}
+	t.Logf("%d shapes x %d paths x 2 spellings = %d tries: %d stored, %d echoed", len(shapes), len(paths), tries, stored, echoed)
+}
+
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func clipTo(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// TestOrdinaryTextIsStored: none of the corpus's ordinary texts (hashes, UUIDs, paths,
+// base64 images, prose near the rules' keywords) is refused on the paths that store text.
+func TestOrdinaryTextIsStored(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "ordinary text suite")
+	for i, s := range secrettest.Ordinary() {
+		for _, args := range [][]string{
+			{"vars", "set", "PLAN_NOTE", "--", s},
+			{"log", "append", "events", `{"m":` + quote(s) + `}`},
+			{"checkpoint", "save", "plan", `{"m":` + quote(s) + `}`},
+		} {
+			if code, out := p.run("", args...); code != 0 {
+				t.Errorf("ordinary text %d refused by cairn %s: %s", i, args[0], out)
+			}
+		}
+		if len(s) <= 300 && !strings.ContainsAny(s, "\n") {
+			if code, out := p.run("", "transition", "plan", "--note", s); code != 0 {
+				t.Errorf("ordinary text %d refused as a note: %s", i, out)
+			}
+			p.run("", "transition", "analyze")
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package fsx
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// ReadPath reads a file Cairn did not just create, by path, outside any state directory
+// (settings, MEMORY.md, definitions, WORKFLOW-STATUS.yaml, git's pointer files). It never
+// blocks on open: the open is O_NONBLOCK, so a FIFO planted there returns at once, and the
+// opened file itself (fstat, not a stat of the name beforehand, which a swap could outrun)
+// must be a regular file of at most max bytes. follow=false also refuses a symlink as the
+// last component.
+func ReadPath(path string, max int64, follow bool) ([]byte, error) {
+	flag := os.O_RDONLY | readFlag | cloexec
+	if !follow {
+		flag |= noFollow
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, pathErr("read", path, ErrNotRegular)
+	}
+	if st.Size() > max {
+		return nil, pathErr("read", path, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, st.Size(), max))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, pathErr("read", path, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max))
+	}
+	return data, nil
+}
+
+// ReadDirPath lists a directory by path without ever blocking: a FIFO or device in its
+// place is refused at open (O_DIRECTORY|O_NONBLOCK) instead of waiting for a writer, as
+// os.ReadDir would.
+func ReadDirPath(path string) ([]fs.DirEntry, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|readFlag|dirFlag|cloexec, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, pathErr("read", path, ErrNotRegular)
+	}
+	return f.ReadDir(-1)
+}

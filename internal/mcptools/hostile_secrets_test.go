@@ -1,0 +1,114 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+)
+
+// TestSecretsThroughEveryTool pushes every secret shape of the hostile corpus, plain and
+// split by U+200B, into every string argument of every tool that stores or echoes one
+// (workflow context and ids, phases, notes, outputs, checkpoints, vars, logs, learnings,
+// the initiative and its WORKFLOW-STATUS.yaml, the outcome that reaches MEMORY.md), and
+// checks that no file under the project, the memory directory or HOME holds it and no
+// result repeats it.
+func TestSecretsThroughEveryTool(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"hostile secrets suite"}`)
+	mustOK(t, c, "initiative", `{"action":"create","title":"hostile"}`)
+	calls := []struct{ tool, args string }{
+		{"start_workflow", `{"type":"debug","context":%s,"replace":true}`},
+		{"start_workflow", `{"type":"debug","context":"x","scope":%s,"replace":true}`},
+		{"start_workflow", `{"type":%s,"context":"x"}`},
+		{"start_workflow", `{"type":"debug","context":"x","workflow_id":%s,"replace":true}`},
+		{"transition", `{"to":%s}`},
+		{"transition", `{"to":"plan","note":%s}`},
+		{"transition", `{"to":"plan","outputs":[%s]}`},
+		{"transition", `{"to":"plan","checkpoint":{"k":%s}}`},
+		{"update_task", `{"id":%s,"status":"running"}`},
+		{"update_task", `{"id":"t1","status":"done","note":%s}`},
+		{"save_checkpoint", `{"name":%s,"data":{}}`},
+		{"save_checkpoint", `{"name":"plan","data":{"k":%s}}`},
+		{"load_checkpoint", `{"name":%s}`},
+		{"list_checkpoints", `{"pattern":%s}`},
+		{"set_vars", `{"vars":{"WF_X":%s}}`},
+		{"get_vars", `{"keys":[%s]}`},
+		{"append_log", `{"name":%s,"entry":{}}`},
+		{"append_log", `{"name":"events","entry":{"m":%s}}`},
+		{"record_learning", `{"title":%s,"body":"b"}`},
+		{"record_learning", `{"title":"t","body":%s}`},
+		{"initiative", `{"action":"add_milestone","milestone":%s}`},
+		{"initiative", `{"action":"set_status","status":"in_progress","note":%s}`},
+		{"set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":%s}]}`},
+		{"complete_workflow", `{"outcome":%s}`},
+	}
+	tries, stored, echoed := 0, 0, 0
+	for _, sh := range secrettest.Shapes() {
+		mid := len(sh.Core) / 2
+		split := strings.Replace(sh.Text, sh.Core, sh.Core[:mid]+"\u200b"+sh.Core[mid:], 1)
+		for _, s := range []string{sh.Text, split} {
+			enc, _ := json.Marshal(s)
+			for _, cl := range calls {
+				tries++
+				args := strings.Replace(cl.args, "%s", string(enc), 1)
+				if txt := text(callRaw(t, c, cl.tool, args)); holdsSecret(txt, sh.Core) {
+					echoed++
+					t.Errorf("%s via %s: echoed", sh.Name, cl.tool)
+				}
+				for _, dir := range []string{p.root, p.memory, p.home} {
+					if f := fileHolding(dir, sh.Core); f != "" {
+						stored++
+						t.Errorf("%s via %s: stored in %s", sh.Name, cl.tool, f)
+						os.RemoveAll(f)
+					}
+				}
+				if stored+echoed > 20 {
+					t.FailNow()
+				}
+			}
+		}
+	}
+	t.Logf("%d tries: %d stored, %d echoed", tries, stored, echoed)
+
+	// The probe sees what the paths store: ordinary text sent the same way is found.
+	mustOK(t, c, "initiative", `{"action":"add_milestone","milestone":"probe milestone 7f3a"}`)
+	mustOK(t, c, "record_learning", `{"title":"probe learning 7f3a","body":"b"}`)
+	if f := fileHolding(p.root, "probe milestone 7f3a"); !strings.HasSuffix(f, "WORKFLOW-STATUS.yaml") {
+		t.Errorf("the probe did not find the milestone in WORKFLOW-STATUS.yaml (found %q)", f)
+	}
+	if f := fileHolding(p.memory, "probe learning 7f3a"); f == "" {
+		t.Error("the probe did not find the learning in the memory directory")
+	}
+}
+
+// holdsSecret reports core (its first 24 bytes) in s, also once the characters Cairn drops
+// and JSON's escapes are taken out.
+func holdsSecret(s, core string) bool {
+	s = strings.NewReplacer("\u200b", "", `\u200b`, "", `\/`, "/", `\n`, "\n").Replace(s)
+	return strings.Contains(s, core[:min(len(core), 24)])
+}
+
+func fileHolding(dir, core string) string {
+	found := ""
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return nil
+		}
+		if holdsSecret(d.Name(), core) {
+			found = path
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if b, err := os.ReadFile(path); err == nil && holdsSecret(string(b), core) {
+				found = path
+			}
+		}
+		return nil
+	})
+	return found
+}
