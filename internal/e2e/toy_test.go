@@ -241,7 +241,9 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	t.Parallel()
 	w, toyLog := newToyWorld(t)
 	w.Mock.Script(mockapi.On(nil, mockapi.Reply{Delay: time.Hour}))
-	r, err := w.tryRun(t, RunOptions{Prompt: "hang", Timeout: 4 * time.Second})
+	// 8s: on a loaded machine the client takes seconds to start its MCP server, and the check
+	// needs the server started before the kill.
+	r, err := w.tryRun(t, RunOptions{Prompt: "hang", Timeout: 8 * time.Second})
 	if !errors.Is(err, errTimedOut) {
 		t.Fatalf("tryRun err = %v, want errTimedOut (exit %d)", err, r.ExitCode)
 	}

@@ -37,7 +37,9 @@ func TestRunnerRun(t *testing.T) {
 		}
 	})
 	t.Run("body-that-honours-ctx-answers-itself", func(t *testing.T) {
-		r := &hook.Runner{Name: "h", Deadline: 100 * time.Millisecond}
+		// The grace after the deadline is a tenth of it: a second gives the body 100ms to be
+		// scheduled and answer, enough on a loaded machine (10ms was not).
+		r := &hook.Runner{Name: "h", Deadline: time.Second}
 		got := r.Run(time.Now(), func(ctx context.Context) []byte {
 			<-ctx.Done()
 			return []byte("gave up: " + ctx.Err().Error())

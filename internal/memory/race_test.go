@@ -56,8 +56,9 @@ func raceChild(dir string) int {
 				return
 			}
 			// Cairn may be between swapping in an edit built on older content and redoing it
-			// on ours (milliseconds); only content that stays gone is lost.
-			if try == 10 {
+			// on ours (milliseconds; a few fsyncs, which take tens of milliseconds each on a
+			// loaded machine); only content that stays gone for a second is lost.
+			if try == 50 {
 				fmt.Fprintf(os.Stderr, "%s: lost update: file holds %q, wrote %q\n", when, got, expect)
 				lost++
 				return
