@@ -110,10 +110,3 @@ func (p *cliProject) resolve(rel string) string {
 	}
 	return filepath.Join(p.root, rel)
 }
-
-func mustRun(t *testing.T, p *cliProject, stdin string, args ...string) {
-	t.Helper()
-	if code, out := p.run(stdin, args...); code != 0 {
-		t.Fatalf("cairn %v: exit %d: %s", args, code, out)
-	}
-}

@@ -210,3 +210,10 @@ func TestOrdinaryTextIsStored(t *testing.T) {
 		}
 	}
 }
+
+func mustRun(t *testing.T, p *cliProject, stdin string, args ...string) {
+	t.Helper()
+	if code, out := p.run(stdin, args...); code != 0 {
+		t.Fatalf("cairn %v: exit %d: %s", args, code, out)
+	}
+}
