@@ -15,7 +15,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/cairn-dev/cairn/internal/cli"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files in testdata/script/*.txtar")
@@ -25,6 +27,11 @@ var update = flag.Bool("update", false, "rewrite the expected files in testdata/
 func TestMain(m *testing.M) {
 	cmds := hooktest.Commands()
 	cmds["cairn"] = func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }
+	// The hooks, for scripts that check the CLI and the hooks agree (noproject.txtar).
+	cmds["cairn-session-start"] = func() {
+		os.Exit(hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{}))
+	}
+	cmds["cairn-stop"] = func() { os.Exit(hook.Stop(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})) }
 	testscript.Main(m, cmds)
 }
 

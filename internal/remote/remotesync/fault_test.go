@@ -51,7 +51,7 @@ func bareRepo(t *testing.T) string {
 
 func (m *machine) setVar(i int) {
 	m.t.Helper()
-	if _, err := m.en.SetVars(map[string]string{"N": fmt.Sprint(i)}); err != nil {
+	if _, err := m.en.SetVars(map[string]string{"WF_N": fmt.Sprint(i)}); err != nil {
 		m.t.Fatal(err)
 	}
 }

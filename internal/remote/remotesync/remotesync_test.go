@@ -262,8 +262,8 @@ func TestReplayAfterLostRace(t *testing.T) {
 	if ph, _ := b.phase(); ph != "implement" {
 		t.Fatalf("B is in %s, want implement", ph)
 	}
-	if v, err := b.en.GetVars([]string{"N"}); err != nil || v["N"] != "7" {
-		t.Fatalf("B's N = %v, %v; want 7 kept", v, err)
+	if v, err := b.en.GetVars([]string{"WF_N"}); err != nil || v["WF_N"] != "7" {
+		t.Fatalf("B's WF_N = %v, %v; want 7 kept", v, err)
 	}
 
 	// Both move on from r4 to the same phase: A's move is already there, nothing is replayed.
