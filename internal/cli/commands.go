@@ -47,7 +47,9 @@ not archived. With --json prints the engine's resume answer.`},
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
 Code asks for it in the session when it can; where it cannot (claude -p), a person runs
-this. The approval, its time and NOTE are recorded and shown by cairn status. To let agents
+this, in a terminal of their own: inside a shell Claude Code started (CLAUDECODE set, as in
+the agent's Bash tool) it is refused. The approval, its time and NOTE are recorded and shown
+by cairn status. To let agents
 leave approval phases alone in this project, set "approvals": false in .claude/cairn/config.json.`},
 		{name: "statusline", usage: "statusline [--json]", run: runStatusline,
 			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",

@@ -121,6 +121,12 @@ func runApprove(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Claude Code sets CLAUDECODE in every shell it starts: the agent's Bash tool, a slash
+	// command's shell block, the hooks. There the agent could approve its own work, so the
+	// gate would not gate; a person approves from a terminal of their own.
+	if a.getenv("CLAUDECODE") != "" {
+		return &codeError{code: ExitRefused, msg: "not approved: this shell was started by Claude Code (CLAUDECODE is set), where the agent could run it too; a person runs cairn approve in a terminal of their own"}
+	}
 	note := ""
 	if len(pos) == 1 {
 		note = pos[0]
