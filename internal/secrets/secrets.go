@@ -123,6 +123,15 @@ func normalize(s string) (string, bool) {
 			break
 		}
 	}
+	// Most text beyond ASCII (accents, CJK, emoji) has nothing to drop: find the first rune
+	// that is dropped before copying anything.
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsSpace(r) && textsafe.Dropped(r) {
+			break
+		}
+		i += size
+	}
 	if i == len(s) {
 		return s, false
 	}
