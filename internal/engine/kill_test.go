@@ -162,7 +162,10 @@ func killWriter() int {
 				return fail(s.op, err)
 			}
 		}
+		// Counted before it runs, so that an ending a kill keeps cutting short does not hold
+		// the rotation up: the next workflow takes the next one.
 		ending := killEndings[counter("workflows")%len(killEndings)]
+		bump("workflows")
 		var end func() (*engine.Result, error)
 		switch ending {
 		case "complete":
@@ -184,7 +187,6 @@ func killWriter() int {
 		if err := do(ending, end); err != nil {
 			return fail(ending, err)
 		}
-		bump("workflows")
 	}
 }
 
@@ -203,7 +205,7 @@ type killAcks struct {
 	killedIn map[string]int    // operation -> kills while it ran
 }
 
-func (a *killAcks) read(sc *bufio.Scanner) {
+func (a *killAcks) read(sc *bufio.Scanner, acked chan<- struct{}) {
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		a.mu.Lock()
@@ -215,6 +217,10 @@ func (a *killAcks) read(sc *bufio.Scanner) {
 			op, id, old := f[1], f[2], f[4]
 			n, _ := strconv.ParseInt(f[3], 10, 64)
 			a.acked[op]++
+			select {
+			case acked <- struct{}{}:
+			default:
+			}
 			if op == "prune" {
 				break // said of the operation just acknowledged
 			}
@@ -300,8 +306,26 @@ func TestKillDashNineEveryOperation(t *testing.T) {
 			t.Fatalf("kill %d: writer did not start (%q): %s", i, sc.Text(), stderr.String())
 		}
 		done := make(chan struct{})
-		go func() { defer close(done); acks.read(sc) }()
-		time.Sleep(time.Duration(rand.IntN(40000)) * time.Microsecond)
+		acked := make(chan struct{}, 1<<16)
+		go func() { defer close(done); acks.read(sc, acked) }()
+		// Half the kills at a random time, half a moment after a random number of
+		// acknowledgements, so that a slow writer (-race, a busy machine) still gets to the
+		// ends of workflows.
+		if i%2 == 0 {
+			time.Sleep(time.Duration(rand.IntN(40000)) * time.Microsecond)
+		} else {
+		wait:
+			for m := rand.IntN(14); m > 0; m-- {
+				select {
+				case <-acked:
+				case <-done:
+					break wait
+				case <-time.After(10 * time.Second):
+					break wait
+				}
+			}
+			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+		}
 		cmd.Process.Kill() // SIGKILL
 		<-done
 		cmd.Wait()
