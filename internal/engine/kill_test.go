@@ -284,6 +284,7 @@ func TestKillDashNineEveryOperation(t *testing.T) {
 	}
 	reset(0)
 	start := time.Now()
+	midArchive := 0 // kills that left an archive or a prune half done
 	for i := 0; i < kills; i++ {
 		if i%30 == 29 {
 			reset(i)
@@ -335,14 +336,17 @@ func TestKillDashNineEveryOperation(t *testing.T) {
 		if acks.inFlight != "" {
 			acks.killedIn[acks.inFlight]++
 		}
-		checkAfterKill(t, i, project, acks, seen)
+		if p, h := checkAfterKill(t, i, project, acks, seen); p || h > 0 {
+			midArchive++
+		}
 		// An archive the kill cut short may have been made, and retention counts it: an
 		// unknown entry keeps its place among the archives.
 		if slices.Contains(killEndings, acks.inFlight) {
 			acks.archived = append(acks.archived, "")
 		}
 	}
-	t.Logf("%d kills in %v; acknowledged %v; killed while running %v", kills, time.Since(start).Round(time.Millisecond), acks.acked, acks.killedIn)
+	t.Logf("%d kills in %v, %d of them inside an archive or prune; acknowledged %v; killed while running %v",
+		kills, time.Since(start).Round(time.Millisecond), midArchive, acks.acked, acks.killedIn)
 	for _, op := range append([]string{"start", "transition", "task", "vars", "checkpoint", "log", "prune"}, killEndings...) {
 		if acks.acked[op] == 0 {
 			t.Errorf("operation %s never completed: the writer does not cover it", op)
@@ -352,7 +356,9 @@ func TestKillDashNineEveryOperation(t *testing.T) {
 
 // checkAfterKill reads the state a kill left, first with the store (no repair beyond what a
 // read does), then with a fresh engine.
-func checkAfterKill(t *testing.T, i int, project string, a *killAcks, seen map[string]int64) {
+// It returns what the kill cut short inside an archive: whether archive/pending.json was left,
+// and how many directories without a snapshot (half made or half pruned).
+func checkAfterKill(t *testing.T, i int, project string, a *killAcks, seen map[string]int64) (pending bool, half int) {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -401,6 +407,7 @@ func checkAfterKill(t *testing.T, i int, project string, a *killAcks, seen map[s
 	// naming every one of them.
 	pendingDir := ""
 	if b, err := os.ReadFile(filepath.Join(dir, "archive", "pending.json")); err == nil {
+		pending = true
 		var p struct{ Dir string }
 		_ = json.Unmarshal(b, &p)
 		pendingDir = p.Dir
@@ -424,7 +431,8 @@ func checkAfterKill(t *testing.T, i int, project string, a *killAcks, seen map[s
 		}
 		snap, err := os.ReadFile(filepath.Join(dir, "archive", e.Name(), store.WorkflowFile))
 		if err != nil {
-			continue // a half-made archive (recovery undoes it) or a half-pruned one
+			half++ // a half-made archive (recovery undoes it) or a half-pruned one
+			continue
 		}
 		var m struct {
 			ID  string `json:"workflow_id"`
@@ -511,4 +519,5 @@ func checkAfterKill(t *testing.T, i int, project string, a *killAcks, seen map[s
 	if _, err := en.List(); err != nil {
 		fail("engine list: %v", err)
 	}
+	return pending, half
 }
