@@ -15,8 +15,11 @@ import (
 
 // TestMain lets the test binary act as a second Cairn process.
 func TestMain(m *testing.M) {
-	if os.Getenv("CAIRN_ENGINE_CHILD") == "cas" {
+	switch os.Getenv("CAIRN_ENGINE_CHILD") {
+	case "cas":
 		os.Exit(casChild())
+	case "kill":
+		os.Exit(killWriter())
 	}
 	os.Exit(m.Run())
 }

@@ -400,7 +400,13 @@ func (s *Store) prune(kept string) ([]string, error) {
 			onDisk[n] = true
 		}
 	}
-	index := s.readIndex()
+	index, err := s.readIndexErr()
+	if err != nil {
+		// Without the index the order is unknown, and rewriting it from archive/ alone would
+		// drop what only it knows (a half-pruned directory's line): retention waits for the
+		// next archive.
+		return nil, nil
+	}
 	listed := map[string]bool{}
 	for _, a := range index {
 		listed[a.Dir] = true
@@ -472,8 +478,9 @@ func (s *Store) prune(kept string) ([]string, error) {
 				continue
 			}
 			if err := s.fs.RemoveAll(archiveDir + "/" + a.Dir); err != nil {
-				// What is removed stays removed; the index keeps the rest.
-				keep = append(keep, order[i+1:]...)
+				// What is removed stays removed; the index keeps the rest, this one included
+				// (perhaps half removed), so that the next prune finishes it.
+				keep = append(keep, order[i:]...)
 				order = keep
 				_ = s.writeIndex(order)
 				return removed, s.writeErr(archiveDir+"/"+a.Dir, err)
@@ -498,9 +505,18 @@ func (s *Store) writeIndex(order []ArchiveInfo) error {
 }
 
 func (s *Store) readIndex() []ArchiveInfo {
+	out, _ := s.readIndexErr()
+	return out
+}
+
+// readIndexErr is readIndex saying whether the index could be read (a missing one is empty).
+func (s *Store) readIndexErr() ([]ArchiveInfo, error) {
 	data, err := fsx.ReadFile(s.fs, archiveIndex, 16<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var out []ArchiveInfo
 	for _, l := range ParseLines(data, MaxLogLine).Lines {
@@ -509,7 +525,7 @@ func (s *Store) readIndex() []ArchiveInfo {
 			out = append(out, a)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // ListArchives returns the archives, newest first, from archive/index.jsonl: it never lists

@@ -138,66 +138,125 @@ func TestFaultInjection(t *testing.T) {
 	}
 }
 
-// TestFaultInjectionArchive fails each file system operation of an archive, and of a
-// completion (the final update, then the archive), in turn, once and from there on (which is
-// what a kill at that operation leaves), and checks after recovery that the workflow is either
-// active with its journal or archived with its journal, never both, never neither; that an
-// archive reported done left nothing active; and that a failed one never claims to have kept
-// what it moved.
+// TestFaultInjectionArchive fails each file system operation of an archive, of a completion
+// and of an expiry (the final update, then the archive), of a replace (the archive, then the
+// new workflow's first write) and of an archive whose retention prunes older archives, in turn,
+// once and from there on (which is what a kill at that operation leaves), and checks after
+// recovery that the workflow is either active with its journal or archived with its journal,
+// never both, never neither; that an archive reported done left nothing active; that a failed
+// one never claims to have kept what it moved; and that once the next archive has run, the
+// index names exactly the archive directories there, each one whole.
 func TestFaultInjectionArchive(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "template")
 	{
 		s := mustOpen(t, template)
 		s.UpdateWorkflow(setNext(wfID, "analyze"))
 	}
-	ops := map[string]func(s *store.Store) error{
-		"archive": func(s *store.Store) error { _, err := s.Archive("completed"); return err },
-		"complete": func(s *store.Store) error {
-			if _, err := s.UpdateWorkflow(setNext(wfID, "done")); err != nil {
+	// The same, with three older archives, for an archive with retention 2 to prune.
+	crowded := filepath.Join(t.TempDir(), "crowded")
+	copyTree(t, template, crowded)
+	{
+		s := mustOpen(t, crowded)
+		for _, id := range []string{"apex-20261120T100000Z-aaaa", "apex-20261121T100000Z-bbbb", "apex-20261122T100000Z-cccc"} {
+			if _, err := s.ArchiveRecord(record(id, 3, "done"), "completed"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The oldest as a prune killed inside its RemoveAll (one operation here) leaves it: the
+	// snapshot unlinked, the rest still there. The next prune must finish it.
+	half, _ := filepath.Glob(filepath.Join(crowded, "archive", "apex-20261120T100000Z-aaaa-*"))
+	if len(half) != 1 {
+		t.Fatalf("archives %v", half)
+	}
+	if err := os.Remove(filepath.Join(half[0], store.WorkflowFile)); err != nil {
+		t.Fatal(err)
+	}
+	const newID = "debug-20261123T100000Z-dddd"
+	ending := func(state, reason string) func(s *store.Store) error {
+		return func(s *store.Store) error {
+			if _, err := s.UpdateWorkflow(setNext(wfID, state)); err != nil {
 				return err
 			}
-			_, err := s.Archive("completed")
+			_, err := s.Archive(reason)
 			return err
-		},
+		}
 	}
-	for name, op := range ops {
-		t.Run(name, func(t *testing.T) {
+	cases := []struct {
+		name     string
+		template string
+		opts     []store.Option
+		op       func(s *store.Store) error
+		pruned   int // archives the clean run removes
+	}{
+		{"archive", template, nil, func(s *store.Store) error { _, err := s.Archive("completed"); return err }, 0},
+		{"complete", template, nil, ending("done", "completed"), 0},
+		{"expire", template, nil, ending("analyze", "expired"), 0},
+		{"replace", template, nil, func(s *store.Store) error {
+			if _, err := s.Archive("replaced"); err != nil {
+				return err
+			}
+			_, err := s.UpdateWorkflow(setNext(newID, "troubleshoot"))
+			return err
+		}, 0},
+		{"prune", crowded, []store.Option{store.WithRetention(2)}, func(s *store.Store) error {
+			info, err := s.Archive("completed")
+			if err == nil && len(info.Pruned) != 2 {
+				return errors.New("pruned " + strings.Join(info.Pruned, ","))
+			}
+			return err
+		}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			run := func(k int, persistent bool) (*fsx.Faulty, string, error) {
 				dir := filepath.Join(t.TempDir(), "cairn")
-				copyTree(t, template, dir)
+				copyTree(t, c.template, dir)
 				d, _ := fsx.OpenDir(dir)
 				defer d.Close()
 				ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
-				s, err := store.Open(dir, store.WithFS(ff))
+				s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, c.opts...)...)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer s.Close()
-				return ff, dir, op(s)
+				return ff, dir, c.op(s)
 			}
 			ff, _, err := run(0, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			n := ff.Ops()
+			t.Logf("%s is %d operations", c.name, n)
 			for _, persistent := range []bool{false, true} {
 				for k := 1; k <= n; k++ {
 					ff, dir, aerr := run(k, persistent)
 					fail := func(format string, a ...any) {
 						t.Helper()
-						t.Fatalf("k=%d persistent=%v (archive said %v): "+format+"\n%s", append(append([]any{k, persistent, aerr}, a...), strings.Join(ff.Trace(), "\n"))...)
+						t.Fatalf("k=%d persistent=%v (it said %v): "+format+"\n%s", append(append([]any{k, persistent, aerr}, a...), strings.Join(ff.Trace(), "\n"))...)
 					}
-					s := mustOpen(t, dir)
+					s := mustOpen(t, dir, c.opts...)
 					w, err := s.ReadWorkflow()
-					active := err == nil
 					if err != nil && !errors.Is(err, store.ErrNotFound) {
 						fail("read after recovery: %v", err)
 					}
-					if active {
-						j, err := s.ReadJournal(wfID)
-						if err != nil || len(j.Records) == 0 || j.Records[len(j.Records)-1].Revision != w.Revision {
-							fail("active at revision %d without its journal (%d records, %v)", w.Revision, len(j.Records), err)
+					active := err == nil && w.ID == wfID
+					if err == nil {
+						if w.ID != wfID && (c.name != "replace" || w.ID != newID) {
+							fail("%s is active", w.ID)
 						}
+						j, err := s.ReadJournal(w.ID)
+						if err != nil || len(j.Records) == 0 || j.Records[len(j.Records)-1].Revision != w.Revision {
+							fail("%s active at revision %d without its journal (%d records, %v)", w.ID, w.Revision, len(j.Records), err)
+						}
+					}
+					list, lerr := s.ListArchives()
+					if lerr != nil {
+						fail("listing archives: %v", lerr)
+					}
+					indexed := map[string]bool{}
+					for _, a := range list {
+						indexed[a.Dir] = true
 					}
 					archived := 0
 					entries, _ := os.ReadDir(filepath.Join(dir, "archive"))
@@ -206,13 +265,17 @@ func TestFaultInjectionArchive(t *testing.T) {
 						if err != nil {
 							continue
 						}
-						archived++
 						_, j, err := s.ReadArchive(e.Name())
-						if err != nil || len(j.Records) == 0 || j.Records[len(j.Records)-1].Revision != revOf(t, b) {
-							fail("archived without its journal (%d records, %v)", len(j.Records), err)
+						if err != nil || len(j.Records) == 0 && strings.HasPrefix(e.Name(), wfID) || len(j.Records) > 0 && j.Records[len(j.Records)-1].Revision != revOf(t, b) {
+							fail("%s archived without its journal (%d records, %v)", e.Name(), len(j.Records), err)
 						}
-						if list, _ := s.ListArchives(); len(list) != 1 || list[0].Dir != e.Name() {
-							fail("the index lists %+v", list)
+						if !strings.HasPrefix(e.Name(), wfID) {
+							continue
+						}
+						archived++
+						// The archive in progress gets its index line from recovery, on the next write.
+						if pend, _ := os.ReadFile(filepath.Join(dir, "archive", "pending.json")); !indexed[e.Name()] && !bytes.Contains(pend, []byte(e.Name())) {
+							fail("the index lists %+v, not %s", list, e.Name())
 						}
 					}
 					if active == (archived == 1) || archived > 1 {
@@ -224,7 +287,8 @@ func TestFaultInjectionArchive(t *testing.T) {
 					if aerr != nil && archived == 1 && strings.Contains(aerr.Error(), "previous version was kept") {
 						fail("the error claims the previous version was kept, but the workflow was archived")
 					}
-					// The next archive cleans what a killed one left in archive/.
+					// The next archive cleans what a killed one left in archive/, and prunes
+					// what a killed prune left.
 					if active {
 						_, err = s.Archive("completed")
 					} else {
@@ -236,11 +300,27 @@ func TestFaultInjectionArchive(t *testing.T) {
 					if tmps, _ := filepath.Glob(filepath.Join(dir, "archive", ".tmp-*")); len(tmps) > 0 {
 						fail("temp files left in archive/: %v", tmps)
 					}
+					list, _ = s.ListArchives()
+					indexed = map[string]bool{}
+					for _, a := range list {
+						indexed[a.Dir] = true
+					}
 					entries, _ = os.ReadDir(filepath.Join(dir, "archive"))
+					dirs := 0
 					for _, e := range entries {
-						if _, err := os.Stat(filepath.Join(dir, "archive", e.Name(), store.WorkflowFile)); e.IsDir() && err != nil {
-							fail("a half-made archive directory %s is left", e.Name())
+						if !e.IsDir() {
+							continue
 						}
+						dirs++
+						if _, err := os.Stat(filepath.Join(dir, "archive", e.Name(), store.WorkflowFile)); err != nil {
+							fail("a half-made or half-pruned archive directory %s is left", e.Name())
+						}
+						if !indexed[e.Name()] {
+							fail("archive %s is not in the index %+v", e.Name(), list)
+						}
+					}
+					if dirs != len(list) {
+						fail("the index lists %d archives, archive/ holds %d", len(list), dirs)
 					}
 				}
 			}
