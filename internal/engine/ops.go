@@ -265,6 +265,16 @@ func (e *Engine) archiveCompleted(res *Result) {
 		return
 	}
 	res.Message += " and archived" + prunedNote(info)
+	res.Warnings = append(res.Warnings, pruneWarning(info)...)
+}
+
+// pruneWarning says, when retention failed after an archive was made, that older archives
+// stay until the next archive.
+func pruneWarning(info store.ArchiveInfo) []string {
+	if info.PruneErr == nil {
+		return nil
+	}
+	return []string{"older archives were not removed this time (retention tries again at the next archive): " + info.PruneErr.Error()}
 }
 
 // prunedNote says which older archives retention removed to make room, if any.
@@ -523,7 +533,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		msg += ": " + note
 	}
 	msg += prunedNote(info)
-	res := &Result{Changed: true, Message: msg}
+	res := &Result{Changed: true, Message: msg, Warnings: pruneWarning(info)}
 	if cur != nil && cur.WorkflowID == info.WorkflowID {
 		e.ended(res, cur, status)
 	}

@@ -30,6 +30,9 @@ type ArchiveInfo struct {
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	// Pruned lists the older archive directories that retention removed to make room.
 	Pruned []string `json:"-"`
+	// PruneErr is why retention could not remove older archives; the archive itself was
+	// made, and the next archive prunes again.
+	PruneErr error `json:"-"`
 }
 
 // summarize copies the record's type, phase, context and update time into a.
@@ -71,8 +74,8 @@ func (s *Store) Archive(reason string) (ArchiveInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	info.Pruned, err = s.prune(info.Dir)
-	return info, err
+	info.Pruned, info.PruneErr = s.prune(info.Dir)
+	return info, nil
 }
 
 // ArchiveRecord files a workflow record that is not the active one (the losing side of a
@@ -101,8 +104,8 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	info.Pruned, err = s.prune(info.Dir)
-	return info, err
+	info.Pruned, info.PruneErr = s.prune(info.Dir)
+	return info, nil
 }
 
 // pendingArchive names the archive in progress, written durably before its commit point and
