@@ -15,10 +15,7 @@ import (
 func runArchive(a *app, args []string) error {
 	fs := a.flags()
 	reason := fs.String("reason", "", "why, shown in cairn list (default archived)")
-	if _, err := a.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -32,10 +29,7 @@ func runArchive(a *app, args []string) error {
 func runExpire(a *app, args []string) error {
 	fs := a.flags()
 	dry := fs.Bool("dry-run", false, "only say what expiry would do")
-	if _, err := a.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}

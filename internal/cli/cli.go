@@ -202,6 +202,16 @@ func (a *app) engine() (*engine.Engine, error) {
 	return e, nil
 }
 
+// open parses args as parse does, then opens the engine: what most commands do first.
+func (a *app) open(fs *flag.FlagSet, args []string, min, max int) ([]string, *engine.Engine, error) {
+	pos, err := a.parse(fs, args, min, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := a.engine()
+	return pos, e, err
+}
+
 // flags starts the flag set of the running command; every command has --json.
 func (a *app) flags() *flag.FlagSet {
 	fs := flag.NewFlagSet(a.name, flag.ContinueOnError)
@@ -255,6 +265,14 @@ func (a *app) printJSON(v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printList prints s as a JSON array: [] when it is empty, never null.
+func printList[T any](a *app, s []T) error {
+	if s == nil {
+		s = []T{}
+	}
+	return a.printJSON(s)
 }
 
 // warn prints warnings on stderr, one line each.

@@ -84,11 +84,7 @@ func runCheckpointSave(a *app, args []string) error {
 func runCheckpointLoad(a *app, args []string) error {
 	fs := a.flags()
 	orEmpty := fs.Bool("or-empty", false, "print {} when the checkpoint does not exist")
-	pos, err := a.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -115,11 +111,7 @@ func runCheckpointLoad(a *app, args []string) error {
 }
 
 func runCheckpointList(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -132,10 +124,7 @@ func runCheckpointList(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		if names == nil {
-			names = []string{}
-		}
-		return a.printJSON(names)
+		return printList(a, names)
 	}
 	for _, n := range names {
 		fmt.Fprintln(a.stdout, n)
@@ -144,11 +133,7 @@ func runCheckpointList(a *app, args []string) error {
 }
 
 func runVarsSet(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 2, 2)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 2, 2)
 	if err != nil {
 		return err
 	}
@@ -160,11 +145,7 @@ func runVarsSet(a *app, args []string) error {
 }
 
 func runVarsGet(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -185,10 +166,7 @@ func runVarsGet(a *app, args []string) error {
 }
 
 func runVarsExport(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(a.flags(), args, 0, 0)
 	if err != nil {
 		return err
 	}

@@ -12,11 +12,7 @@ import (
 )
 
 func runCheckpointDelete(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -32,11 +28,7 @@ func runCheckpointDelete(a *app, args []string) error {
 }
 
 func runVarsUnset(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, -1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 1, -1)
 	if err != nil {
 		return err
 	}
@@ -76,10 +68,7 @@ func runLogShow(a *app, args []string) error {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
 	}
 	if a.json {
-		if entries == nil {
-			entries = []json.RawMessage{}
-		}
-		return a.printJSON(entries)
+		return printList(a, entries)
 	}
 	// One compact JSON value a line, as stored: jq and grep read it as they read the file.
 	for _, l := range entries {
@@ -101,11 +90,7 @@ type typeInfo struct {
 }
 
 func runTypes(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -126,10 +111,7 @@ func runTypes(a *app, args []string) error {
 		out = append(out, describeType(d))
 	}
 	if a.json {
-		if out == nil {
-			out = []typeInfo{}
-		}
-		return a.printJSON(out)
+		return printList(a, out)
 	}
 	for i, t := range out {
 		if i > 0 {
@@ -210,6 +192,11 @@ func (a *app) record(id string) (*workflow.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRecord(id, data)
+}
+
+// decodeRecord reads the stored record data of workflow id.
+func decodeRecord(id string, data []byte) (*workflow.Record, error) {
 	var r workflow.Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -21,10 +20,7 @@ const listShown = 20
 func runList(a *app, args []string) error {
 	fs := a.flags()
 	every := fs.Bool("all", false, "list every archive (the table shows the newest 20)")
-	if _, err := a.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -37,10 +33,7 @@ func runList(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		if all == nil {
-			all = []engine.Summary{}
-		}
-		return a.printJSON(all)
+		return printList(a, all)
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(a.stdout, "No workflows on record.")
@@ -76,11 +69,7 @@ func (a *app) workflowID(e *engine.Engine, pos []string) (string, error) {
 }
 
 func runShow(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -95,11 +84,11 @@ func runShow(a *app, args []string) error {
 	if a.json {
 		return a.printJSON(json.RawMessage(data))
 	}
-	var r workflow.Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
+	r, err := decodeRecord(id, data)
+	if err != nil {
+		return err
 	}
-	writeRecord(a.stdout, &r)
+	writeRecord(a.stdout, r)
 	return nil
 }
 
@@ -139,11 +128,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		field("Owner", strings.Join(parts, ", "))
 	}
-	names := make([]string, 0, len(r.Phases))
-	for n := range r.Phases {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := sortedNames(r.Phases)
 	list(w, "Phases", len(names), func(i int) string {
 		p := r.Phases[names[i]]
 		s := names[i]
@@ -156,12 +141,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 			s += "; outputs " + strings.Join(p.Outputs, ", ")
 		}
 		if len(p.Metadata) > 0 {
-			keys := make([]string, 0, len(p.Metadata))
-			for k := range p.Metadata {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			s += "; metadata " + strings.Join(keys, ", ")
+			s += "; metadata " + strings.Join(sortedNames(p.Metadata), ", ")
 		}
 		return s
 	})
@@ -176,11 +156,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		return s
 	})
-	keys := make([]string, 0, len(r.Vars))
-	for k := range r.Vars {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedNames(r.Vars)
 	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
 	list(w, "Artifacts", len(r.Artifacts), func(i int) string { return r.Artifacts[i] })
 	if r.Enforcement != nil {
@@ -212,11 +188,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 }
 
 func runHistory(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}

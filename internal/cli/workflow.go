@@ -22,15 +22,11 @@ func runStart(a *app, args []string) error {
 	fs.StringVar(&req.Scope, "scope", "", "free-text scope, like standard")
 	fs.StringVar(&req.TTL, "ttl", "", "inactivity after which it expires, like 24h")
 	fs.BoolVar(&req.Replace, "replace", false, "archive an active workflow first")
-	pos, err := a.parse(fs, args, 2, 2)
+	pos, e, err := a.open(fs, args, 2, 2)
 	if err != nil {
 		return err
 	}
 	req.Type, req.Context = pos[0], pos[1]
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
 	res, err := e.Start(req)
 	if err != nil {
 		if names := e.Definitions(); !contains(names, req.Type) {
@@ -117,17 +113,13 @@ func runComplete(a *app, args []string) error {
 }
 
 func runApprove(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}
 	note := ""
 	if len(pos) == 1 {
 		note = pos[0]
-	}
-	e, err := a.engine()
-	if err != nil {
-		return err
 	}
 	res, err := e.Approve(note)
 	if err != nil {
@@ -141,15 +133,11 @@ func runTask(a *app, args []string) error {
 	var req engine.TaskRequest
 	fs.StringVar(&req.Output, "output", "", "the file the task produced")
 	fs.StringVar(&req.Note, "note", "", "a one-line note")
-	pos, err := a.parse(fs, args, 2, 2)
+	pos, e, err := a.open(fs, args, 2, 2)
 	if err != nil {
 		return err
 	}
 	req.ID, req.Status = pos[0], pos[1]
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
 	res, err := e.UpdateTask(req)
 	if err != nil {
 		return err
