@@ -382,27 +382,9 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 		return nil, fmt.Errorf("variables not saved: %w", err)
 	}
 	keys := sortedKeys(kv)
-	res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
-		var out workflow.Result
-		r := cur
-		for _, k := range keys {
-			step, err := workflow.SetVar(r, k, kv[k], e.now(), e.actor())
-			if err != nil {
-				return workflow.Result{}, err
-			}
-			if step.Changed {
-				out = step
-				r = step.Record
-			}
-		}
-		if !out.Changed {
-			return workflow.Result{Record: cur, Event: workflow.EventNone}, nil
-		}
-		return out, nil
-	}, "")
+	res, _, err := e.changeVars(keys, func(r *workflow.Record, k string) (workflow.Result, error) {
+		return workflow.SetVar(r, k, kv[k], e.now(), e.actor())
+	})
 	if err != nil {
 		return nil, err
 	}
