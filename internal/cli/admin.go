@@ -19,11 +19,7 @@ func runArchive(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Archive(*reason)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.Archive(*reason))
 }
 
 func runExpire(a *app, args []string) error {
@@ -33,11 +29,7 @@ func runExpire(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.ExpireTTL(*dry)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.ExpireTTL(*dry))
 }
 
 // doctorReport is `cairn doctor --json`.

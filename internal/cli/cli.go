@@ -284,9 +284,15 @@ func (a *app) warn(ws ...string) {
 	}
 }
 
-// result reports a write: the message on stdout (or the Result as JSON), warnings on stderr.
-// quiet commands (the seeds' shell API) print nothing on success without --json.
-func (a *app) result(res *engine.Result, quiet bool) error {
+// told and wrote report an engine call's answer: its error, or the message on stdout (wrote:
+// nothing on success, as the seeds' shell API prints) or the Result as JSON, warnings on stderr.
+func (a *app) told(res *engine.Result, err error) error  { return a.result(res, err, false) }
+func (a *app) wrote(res *engine.Result, err error) error { return a.result(res, err, true) }
+
+func (a *app) result(res *engine.Result, err error, quiet bool) error {
+	if err != nil {
+		return err
+	}
 	a.warn(res.Warnings...)
 	if a.json {
 		return a.printJSON(res)

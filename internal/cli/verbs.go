@@ -21,10 +21,7 @@ func runCheckpointDelete(a *app, args []string) error {
 		names, _ := e.ListCheckpoints("")
 		return fmt.Errorf("%w%s", err, orList(didYouMean(pos[0], names), "cairn checkpoint list shows the saved ones"))
 	}
-	if err != nil {
-		return err
-	}
-	return a.result(res, true)
+	return a.wrote(res, err)
 }
 
 func runVarsUnset(a *app, args []string) error {
@@ -32,11 +29,7 @@ func runVarsUnset(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.UnsetVars(pos)
-	if err != nil {
-		return err
-	}
-	return a.result(res, true)
+	return a.wrote(e.UnsetVars(pos))
 }
 
 func runLogShow(a *app, args []string) error {

@@ -53,27 +53,28 @@ func runList(a *app, args []string) error {
 	return tw.Flush()
 }
 
-// workflowID is the ID argument of show and history, or the active workflow's id.
-func (a *app) workflowID(e *engine.Engine, pos []string) (string, error) {
+// openWorkflow parses show's and history's [ID] and opens the engine; the ID defaults to the
+// active workflow's id.
+func (a *app) openWorkflow(args []string) (string, *engine.Engine, error) {
+	pos, e, err := a.open(a.flags(), args, 0, 1)
+	if err != nil {
+		return "", nil, err
+	}
 	if len(pos) > 0 {
-		return pos[0], nil
+		return pos[0], e, nil
 	}
 	s, err := e.Snapshot()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if s.WorkflowID == "" {
-		return "", errors.New("no active workflow; give a workflow id (cairn list shows them)")
+		return "", nil, errors.New("no active workflow; give a workflow id (cairn list shows them)")
 	}
-	return s.WorkflowID, nil
+	return s.WorkflowID, e, nil
 }
 
 func runShow(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	id, err := a.workflowID(e, pos)
+	id, e, err := a.openWorkflow(args)
 	if err != nil {
 		return err
 	}
@@ -188,11 +189,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 }
 
 func runHistory(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	id, err := a.workflowID(e, pos)
+	id, e, err := a.openWorkflow(args)
 	if err != nil {
 		return err
 	}

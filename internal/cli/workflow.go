@@ -34,7 +34,7 @@ func runStart(a *app, args []string) error {
 		}
 		return err
 	}
-	return a.result(res, false)
+	return a.result(res, nil, false)
 }
 
 func runTransition(a *app, args []string) error {
@@ -90,7 +90,7 @@ func runTransition(a *app, args []string) error {
 	if len(res.Allowed) > 0 && !a.json {
 		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
 	}
-	return a.result(res, false)
+	return a.result(res, nil, false)
 }
 
 func runComplete(a *app, args []string) error {
@@ -105,11 +105,7 @@ func runComplete(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Complete(pos[0])
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.Complete(pos[0]))
 }
 
 func runApprove(a *app, args []string) error {
@@ -121,11 +117,7 @@ func runApprove(a *app, args []string) error {
 	if len(pos) == 1 {
 		note = pos[0]
 	}
-	res, err := e.Approve(note)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.Approve(note))
 }
 
 func runTask(a *app, args []string) error {
@@ -138,9 +130,5 @@ func runTask(a *app, args []string) error {
 		return err
 	}
 	req.ID, req.Status = pos[0], pos[1]
-	res, err := e.UpdateTask(req)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.UpdateTask(req))
 }
