@@ -69,7 +69,7 @@ func runTransition(a *app, args []string) error {
 	}
 	res, err := e.Transition(req)
 	if err != nil {
-		if d := a.activeDefinition(); d != nil {
+		if d, _ := a.active(); d != nil {
 			for _, p := range []string{req.To, req.From} {
 				if p != "" && !d.HasPhase(p) {
 					return withHint(err, didYouMean(p, d.Phases))
