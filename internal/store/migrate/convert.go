@@ -333,7 +333,7 @@ func (c *conv) deriveState() bool {
 		phases = builtinPhases(c.rec.Type)
 	}
 	for _, p := range phases {
-		if !nameRe.MatchString(p) {
+		if !nameRe().MatchString(p) {
 			return false // a definition with a name the record cannot hold: no guess
 		}
 	}
