@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,7 +74,7 @@ func (a *app) cobraTree() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	parents := map[string]*cobra.Command{}
-	for _, name := range sortedNames(commands) {
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		c := commands[name]
 		noun, verb, isVerb := strings.Cut(name, " ")
 		use := name
@@ -197,7 +199,7 @@ func (a *app) argValues(cmd string, n int) []string {
 	case cmd == "vars get" && n == 0, cmd == "vars set" && n == 0, cmd == "vars unset":
 		if e, err := a.stateEngine(); err == nil {
 			kv, _ := e.GetVars(nil)
-			return sortedNames(kv)
+			return slices.Sorted(maps.Keys(kv))
 		}
 	case (cmd == "log show" || cmd == "log append") && n == 0:
 		if e, err := a.stateEngine(); err == nil {

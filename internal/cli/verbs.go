@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -203,14 +202,4 @@ func orList(s, fallback string) string {
 		return s
 	}
 	return ": " + fallback
-}
-
-// sortedNames is a map's keys, sorted.
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

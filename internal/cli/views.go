@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -129,7 +131,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		field("Owner", strings.Join(parts, ", "))
 	}
-	names := sortedNames(r.Phases)
+	names := slices.Sorted(maps.Keys(r.Phases))
 	list(w, "Phases", len(names), func(i int) string {
 		p := r.Phases[names[i]]
 		s := names[i]
@@ -142,7 +144,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 			s += "; outputs " + strings.Join(p.Outputs, ", ")
 		}
 		if len(p.Metadata) > 0 {
-			s += "; metadata " + strings.Join(sortedNames(p.Metadata), ", ")
+			s += "; metadata " + strings.Join(slices.Sorted(maps.Keys(p.Metadata)), ", ")
 		}
 		return s
 	})
@@ -157,7 +159,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		return s
 	})
-	keys := sortedNames(r.Vars)
+	keys := slices.Sorted(maps.Keys(r.Vars))
 	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
 	list(w, "Artifacts", len(r.Artifacts), func(i int) string { return r.Artifacts[i] })
 	if r.Enforcement != nil {

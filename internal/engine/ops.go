@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/jsonx"
@@ -381,7 +383,7 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 	if err := store.CheckDocument(doc); err != nil {
 		return nil, fmt.Errorf("variables not saved: %w", err)
 	}
-	keys := sortedKeys(kv)
+	keys := slices.Sorted(maps.Keys(kv))
 	res, _, err := e.changeVars(keys, func(r *workflow.Record, k string) (workflow.Result, error) {
 		return workflow.SetVar(r, k, kv[k], e.now(), e.actor())
 	})
@@ -524,13 +526,4 @@ func archiveStatus(reason string) (status, note string) {
 		return reason, ""
 	}
 	return "archived", reason
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return keys
 }

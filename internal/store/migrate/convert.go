@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -479,14 +478,4 @@ func parseRecord(data []byte) (*workflow.Record, error) {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return &r, nil
-}
-
-// sortedKeys returns m's keys in order, so conversions never depend on map order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
