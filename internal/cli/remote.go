@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/textsafe"
+	"maps"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -203,11 +205,7 @@ func runSync(a *app, args []string) error {
 	defer cancel()
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, id, remotesync.EngineReplayer(a.eng))
 	if errors.Is(err, remotesync.ErrChoose) {
-		ids := make([]string, 0, len(out.Available))
-		for k := range out.Available {
-			ids = append(ids, k)
-		}
-		sort.Strings(ids)
+		ids := slices.Sorted(maps.Keys(out.Available))
 		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(ids, ", "))
 	}
 	if err != nil {
