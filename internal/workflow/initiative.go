@@ -233,7 +233,7 @@ func workableMilestone(in *Initiative, id, what string) (int, error) {
 // StartMilestone marks a milestone in progress and makes it current; starting a milestone of
 // a created initiative moves it to in_progress.
 func StartMilestone(in *Initiative, id string, now time.Time) (InitiativeChange, error) {
-	i, err := workableMilestone(in, id, "starting milestone " + id)
+	i, err := workableMilestone(in, id, "starting milestone "+id)
 	if err != nil {
 		return InitiativeChange{}, err
 	}
@@ -258,7 +258,7 @@ func StartMilestone(in *Initiative, id string, now time.Time) (InitiativeChange,
 
 // CompleteMilestone marks a milestone completed and makes the next unfinished one current.
 func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChange, error) {
-	i, err := workableMilestone(in, id, "completing milestone " + id)
+	i, err := workableMilestone(in, id, "completing milestone "+id)
 	if err != nil {
 		return InitiativeChange{}, err
 	}
