@@ -17,10 +17,11 @@ func TestNew(t *testing.T) {
 	}
 	for _, tt := range tests {
 		re := lazyre.New(tt.expr)
-		if got := re().MatchString(tt.s); got != tt.match {
+		first := re()
+		if got := first.MatchString(tt.s); got != tt.match {
 			t.Errorf("New(%q)().MatchString(%q) = %v, want %v", tt.expr, tt.s, got, tt.match)
 		}
-		if re() != re() {
+		if second := re(); second != first {
 			t.Errorf("New(%q): a second call compiled the expression again", tt.expr)
 		}
 	}
