@@ -15,35 +15,21 @@ import (
 func runArchive(a *app, args []string) error {
 	fs := a.flags()
 	reason := fs.String("reason", "", "why, shown in cairn list (default archived)")
-	if _, err := a.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	res, err := e.Archive(*reason)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.Archive(*reason))
 }
 
 func runExpire(a *app, args []string) error {
 	fs := a.flags()
 	dry := fs.Bool("dry-run", false, "only say what expiry would do")
-	if _, err := a.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
-	res, err := e.ExpireTTL(*dry)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.ExpireTTL(*dry))
 }
 
 // doctorReport is `cairn doctor --json`.

@@ -202,6 +202,16 @@ func (a *app) engine() (*engine.Engine, error) {
 	return e, nil
 }
 
+// open parses args as parse does, then opens the engine: what most commands do first.
+func (a *app) open(fs *flag.FlagSet, args []string, min, max int) ([]string, *engine.Engine, error) {
+	pos, err := a.parse(fs, args, min, max)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := a.engine()
+	return pos, e, err
+}
+
 // flags starts the flag set of the running command; every command has --json.
 func (a *app) flags() *flag.FlagSet {
 	fs := flag.NewFlagSet(a.name, flag.ContinueOnError)
@@ -257,6 +267,14 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// printList prints s as a JSON array: [] when it is empty, never null.
+func printList[T any](a *app, s []T) error {
+	if s == nil {
+		s = []T{}
+	}
+	return a.printJSON(s)
+}
+
 // warn prints warnings on stderr, one line each.
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
@@ -266,9 +284,15 @@ func (a *app) warn(ws ...string) {
 	}
 }
 
-// result reports a write: the message on stdout (or the Result as JSON), warnings on stderr.
-// quiet commands (the seeds' shell API) print nothing on success without --json.
-func (a *app) result(res *engine.Result, quiet bool) error {
+// told and wrote report an engine call's answer: its error, or the message on stdout (wrote:
+// nothing on success, as the seeds' shell API prints) or the Result as JSON, warnings on stderr.
+func (a *app) told(res *engine.Result, err error) error  { return a.result(res, err, false) }
+func (a *app) wrote(res *engine.Result, err error) error { return a.result(res, err, true) }
+
+func (a *app) result(res *engine.Result, err error, quiet bool) error {
+	if err != nil {
+		return err
+	}
 	a.warn(res.Warnings...)
 	if a.json {
 		return a.printJSON(res)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -257,7 +259,7 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 	// missing from order is still listed, under Other.
 	at := func(n string) int { return max(0, indexOf(order, n)) }
 	other := append([]string(nil), order[at("version"):]...)
-	for _, n := range sortedNames(commands) {
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
 		if !contains(order, n) {
 			other = append(other, n)
 		}

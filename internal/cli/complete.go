@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,7 +74,7 @@ func (a *app) cobraTree() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	parents := map[string]*cobra.Command{}
-	for _, name := range sortedNames(commands) {
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		c := commands[name]
 		noun, verb, isVerb := strings.Cut(name, " ")
 		use := name
@@ -197,7 +199,7 @@ func (a *app) argValues(cmd string, n int) []string {
 	case cmd == "vars get" && n == 0, cmd == "vars set" && n == 0, cmd == "vars unset":
 		if e, err := a.stateEngine(); err == nil {
 			kv, _ := e.GetVars(nil)
-			return sortedNames(kv)
+			return slices.Sorted(maps.Keys(kv))
 		}
 	case (cmd == "log show" || cmd == "log append") && n == 0:
 		if e, err := a.stateEngine(); err == nil {
@@ -209,19 +211,11 @@ func (a *app) argValues(cmd string, n int) []string {
 
 // phases are the active workflow's phases, the moves allowed from where it is first.
 func (a *app) phases() []string {
-	e, err := a.stateEngine()
-	if err != nil {
-		return nil
-	}
-	s, err := e.Snapshot()
-	if err != nil || s.WorkflowID == "" {
-		return nil
-	}
-	d := a.activeDefinition()
+	d, phase := a.active()
 	if d == nil {
 		return nil
 	}
-	out := d.Allowed(s.Phase)
+	out := d.Allowed(phase)
 	for _, p := range d.Phases {
 		if !contains(out, p) {
 			out = append(out, p)
@@ -230,22 +224,23 @@ func (a *app) phases() []string {
 	return out
 }
 
-// activeDefinition is the definition of the active workflow's type, nil when there is none.
-func (a *app) activeDefinition() *workflow.Definition {
+// active is the definition of the active workflow's type and its phase; nil when there is
+// none.
+func (a *app) active() (*workflow.Definition, string) {
 	e, err := a.stateEngine()
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	s, err := e.Snapshot()
 	if err != nil || s.WorkflowID == "" {
-		return nil
+		return nil, ""
 	}
 	r, err := a.record(s.WorkflowID)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	d, _ := e.Definition(r.Type)
-	return d
+	return d, s.Phase
 }
 
 // logNames lists the logs in the state directory (logs/NAME.jsonl).

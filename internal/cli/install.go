@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -49,7 +51,7 @@ func installedPlugin(getenv func(string) string, home, project string) (root, bi
 	if json.Unmarshal(data, &recs) != nil {
 		return "", "", ""
 	}
-	ids := sortedNames(recs.Plugins)
+	ids := slices.Sorted(maps.Keys(recs.Plugins))
 	best := -1
 	for _, id := range ids {
 		if !strings.HasPrefix(id, "cairn@") {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/textsafe"
+	"maps"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -46,32 +48,28 @@ state is unchanged then.`},
 // syncTimeout bounds one cairn sync end to end.
 const syncTimeout = 2 * time.Minute
 
-// remoteStore opens the store under the engine's state directory, for the sync settings and
-// the journal the sync reads.
-func (a *app) remoteStore() (*store.Store, string, error) {
-	e, err := a.engine()
+// remoteStore parses args as open does, then opens the store under the engine's state
+// directory, for the sync settings and the journal the sync reads, and the project root.
+func (a *app) remoteStore(args []string, min, max int) ([]string, *store.Store, string, error) {
+	pos, e, err := a.open(a.flags(), args, min, max)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	st, err := store.Open(e.StateDir())
 	if err != nil {
-		return nil, "", &stateError{err}
+		return nil, nil, "", &stateError{err}
 	}
-	return st, e.ProjectRoot(), nil
+	return pos, st, e.ProjectRoot(), nil
 }
 
 func runRemoteEnable(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
+	pos, st, root, err := a.remoteStore(args, 0, 1)
 	if err != nil {
 		return err
 	}
 	name := "origin"
 	if len(pos) == 1 {
 		name = pos[0]
-	}
-	st, root, err := a.remoteStore()
-	if err != nil {
-		return err
 	}
 	defer st.Close()
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
@@ -106,10 +104,7 @@ func runRemoteEnable(a *app, args []string) error {
 }
 
 func runRemoteDisable(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
-	st, _, err := a.remoteStore()
+	_, st, _, err := a.remoteStore(args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -139,10 +134,7 @@ type remoteStatus struct {
 }
 
 func runRemoteStatus(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
-	st, root, err := a.remoteStore()
+	_, st, root, err := a.remoteStore(args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -189,11 +181,7 @@ func runRemoteStatus(a *app, args []string) error {
 }
 
 func runSync(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	st, root, err := a.remoteStore()
+	pos, st, root, err := a.remoteStore(args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -217,11 +205,7 @@ func runSync(a *app, args []string) error {
 	defer cancel()
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, id, remotesync.EngineReplayer(a.eng))
 	if errors.Is(err, remotesync.ErrChoose) {
-		ids := make([]string, 0, len(out.Available))
-		for k := range out.Available {
-			ids = append(ids, k)
-		}
-		sort.Strings(ids)
+		ids := slices.Sorted(maps.Keys(out.Available))
 		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(ids, ", "))
 	}
 	if err != nil {

@@ -59,6 +59,12 @@ func notJSON(what string, data []byte, example string) error {
 }
 
 func runCheckpointSave(a *app, args []string) error {
+	return runJSONWrite(a, args, "the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint)
+}
+
+// runJSONWrite is checkpoint save and log append: NAME and a JSON value (what, like example),
+// checked here and written by write.
+func runJSONWrite(a *app, args []string, what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) error {
 	pos, err := a.parse(a.flags(), args, 1, 2)
 	if err != nil {
 		return err
@@ -67,28 +73,20 @@ func runCheckpointSave(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := notJSON("the checkpoint", data, `'{"step": 2, "plan": "plans/001.md"}'`); err != nil {
+	if err := notJSON(what, data, example); err != nil {
 		return err
 	}
 	e, err := a.engine()
 	if err != nil {
 		return err
 	}
-	res, err := e.SaveCheckpoint(pos[0], data)
-	if err != nil {
-		return err
-	}
-	return a.result(res, true)
+	return a.wrote(write(e, pos[0], data))
 }
 
 func runCheckpointLoad(a *app, args []string) error {
 	fs := a.flags()
 	orEmpty := fs.Bool("or-empty", false, "print {} when the checkpoint does not exist")
-	pos, err := a.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -115,11 +113,7 @@ func runCheckpointLoad(a *app, args []string) error {
 }
 
 func runCheckpointList(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -132,10 +126,7 @@ func runCheckpointList(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		if names == nil {
-			names = []string{}
-		}
-		return a.printJSON(names)
+		return printList(a, names)
 	}
 	for _, n := range names {
 		fmt.Fprintln(a.stdout, n)
@@ -144,27 +135,15 @@ func runCheckpointList(a *app, args []string) error {
 }
 
 func runVarsSet(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 2, 2)
+	pos, e, err := a.open(a.flags(), args, 2, 2)
 	if err != nil {
 		return err
 	}
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	res, err := e.SetVars(map[string]string{pos[0]: pos[1]})
-	if err != nil {
-		return err
-	}
-	return a.result(res, true)
+	return a.wrote(e.SetVars(map[string]string{pos[0]: pos[1]}))
 }
 
 func runVarsGet(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -185,10 +164,7 @@ func runVarsGet(a *app, args []string) error {
 }
 
 func runVarsExport(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(a.flags(), args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -208,24 +184,5 @@ func runVarsExport(a *app, args []string) error {
 }
 
 func runLogAppend(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 2)
-	if err != nil {
-		return err
-	}
-	data, err := a.jsonArg(pos[1:])
-	if err != nil {
-		return err
-	}
-	if err := notJSON("the log entry", data, `'{"note": "text"}', or a quoted string, '"text"'`); err != nil {
-		return err
-	}
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	res, err := e.AppendLog(pos[0], data)
-	if err != nil {
-		return err
-	}
-	return a.result(res, true)
+	return runJSONWrite(a, args, "the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog)
 }

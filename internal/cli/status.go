@@ -11,10 +11,7 @@ import (
 )
 
 func runStatus(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(a.flags(), args, 0, 0)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -12,11 +11,7 @@ import (
 )
 
 func runCheckpointDelete(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -25,26 +20,15 @@ func runCheckpointDelete(a *app, args []string) error {
 		names, _ := e.ListCheckpoints("")
 		return fmt.Errorf("%w%s", err, orList(didYouMean(pos[0], names), "cairn checkpoint list shows the saved ones"))
 	}
-	if err != nil {
-		return err
-	}
-	return a.result(res, true)
+	return a.wrote(res, err)
 }
 
 func runVarsUnset(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, -1)
+	pos, e, err := a.open(a.flags(), args, 1, -1)
 	if err != nil {
 		return err
 	}
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	res, err := e.UnsetVars(pos)
-	if err != nil {
-		return err
-	}
-	return a.result(res, true)
+	return a.wrote(e.UnsetVars(pos))
 }
 
 func runLogShow(a *app, args []string) error {
@@ -76,10 +60,7 @@ func runLogShow(a *app, args []string) error {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
 	}
 	if a.json {
-		if entries == nil {
-			entries = []json.RawMessage{}
-		}
-		return a.printJSON(entries)
+		return printList(a, entries)
 	}
 	// One compact JSON value a line, as stored: jq and grep read it as they read the file.
 	for _, l := range entries {
@@ -101,11 +82,7 @@ type typeInfo struct {
 }
 
 func runTypes(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -126,10 +103,7 @@ func runTypes(a *app, args []string) error {
 		out = append(out, describeType(d))
 	}
 	if a.json {
-		if out == nil {
-			out = []typeInfo{}
-		}
-		return a.printJSON(out)
+		return printList(a, out)
 	}
 	for i, t := range out {
 		if i > 0 {
@@ -210,6 +184,11 @@ func (a *app) record(id string) (*workflow.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRecord(id, data)
+}
+
+// decodeRecord reads the stored record data of workflow id.
+func decodeRecord(id string, data []byte) (*workflow.Record, error) {
 	var r workflow.Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
@@ -223,14 +202,4 @@ func orList(s, fallback string) string {
 		return s
 	}
 	return ": " + fallback
-}
-
-// sortedNames is a map's keys, sorted.
-func sortedNames[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

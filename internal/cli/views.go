@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -21,10 +22,7 @@ const listShown = 20
 func runList(a *app, args []string) error {
 	fs := a.flags()
 	every := fs.Bool("all", false, "list every archive (the table shows the newest 20)")
-	if _, err := a.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(fs, args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -37,10 +35,7 @@ func runList(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		if all == nil {
-			all = []engine.Summary{}
-		}
-		return a.printJSON(all)
+		return printList(a, all)
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(a.stdout, "No workflows on record.")
@@ -60,31 +55,28 @@ func runList(a *app, args []string) error {
 	return tw.Flush()
 }
 
-// workflowID is the ID argument of show and history, or the active workflow's id.
-func (a *app) workflowID(e *engine.Engine, pos []string) (string, error) {
+// openWorkflow parses show's and history's [ID] and opens the engine; the ID defaults to the
+// active workflow's id.
+func (a *app) openWorkflow(args []string) (string, *engine.Engine, error) {
+	pos, e, err := a.open(a.flags(), args, 0, 1)
+	if err != nil {
+		return "", nil, err
+	}
 	if len(pos) > 0 {
-		return pos[0], nil
+		return pos[0], e, nil
 	}
 	s, err := e.Snapshot()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if s.WorkflowID == "" {
-		return "", errors.New("no active workflow; give a workflow id (cairn list shows them)")
+		return "", nil, errors.New("no active workflow; give a workflow id (cairn list shows them)")
 	}
-	return s.WorkflowID, nil
+	return s.WorkflowID, e, nil
 }
 
 func runShow(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	id, err := a.workflowID(e, pos)
+	id, e, err := a.openWorkflow(args)
 	if err != nil {
 		return err
 	}
@@ -95,11 +87,11 @@ func runShow(a *app, args []string) error {
 	if a.json {
 		return a.printJSON(json.RawMessage(data))
 	}
-	var r workflow.Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
+	r, err := decodeRecord(id, data)
+	if err != nil {
+		return err
 	}
-	writeRecord(a.stdout, &r)
+	writeRecord(a.stdout, r)
 	return nil
 }
 
@@ -139,11 +131,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		field("Owner", strings.Join(parts, ", "))
 	}
-	names := make([]string, 0, len(r.Phases))
-	for n := range r.Phases {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(r.Phases))
 	list(w, "Phases", len(names), func(i int) string {
 		p := r.Phases[names[i]]
 		s := names[i]
@@ -156,12 +144,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 			s += "; outputs " + strings.Join(p.Outputs, ", ")
 		}
 		if len(p.Metadata) > 0 {
-			keys := make([]string, 0, len(p.Metadata))
-			for k := range p.Metadata {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			s += "; metadata " + strings.Join(keys, ", ")
+			s += "; metadata " + strings.Join(slices.Sorted(maps.Keys(p.Metadata)), ", ")
 		}
 		return s
 	})
@@ -176,11 +159,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		return s
 	})
-	keys := make([]string, 0, len(r.Vars))
-	for k := range r.Vars {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(r.Vars))
 	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
 	list(w, "Artifacts", len(r.Artifacts), func(i int) string { return r.Artifacts[i] })
 	if r.Enforcement != nil {
@@ -212,15 +191,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 }
 
 func runHistory(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	id, err := a.workflowID(e, pos)
+	id, e, err := a.openWorkflow(args)
 	if err != nil {
 		return err
 	}

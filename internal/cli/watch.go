@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,10 +31,7 @@ const (
 )
 
 func runWatch(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
-	e, err := a.engine()
+	_, e, err := a.open(a.flags(), args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -92,7 +91,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	}
 	cps := map[string]bool{} // checkpoints changed since the last line about them
 	showCheckpoints := func() error {
-		names := sortedNames(cps)
+		names := slices.Sorted(maps.Keys(cps))
 		clear(cps)
 		for _, n := range names {
 			what := "checkpoint " + n + " saved"
@@ -292,12 +291,12 @@ func recordChanges(prev, cur *workflow.Record) []string {
 		}
 	}
 	var set, unset []string
-	for _, k := range sortedNames(cur.Vars) {
+	for _, k := range slices.Sorted(maps.Keys(cur.Vars)) {
 		if v, ok := prev.Vars[k]; !ok || v != cur.Vars[k] {
 			set = append(set, k)
 		}
 	}
-	for _, k := range sortedNames(prev.Vars) {
+	for _, k := range slices.Sorted(maps.Keys(prev.Vars)) {
 		if _, ok := cur.Vars[k]; !ok {
 			unset = append(unset, k)
 		}

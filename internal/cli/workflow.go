@@ -22,15 +22,11 @@ func runStart(a *app, args []string) error {
 	fs.StringVar(&req.Scope, "scope", "", "free-text scope, like standard")
 	fs.StringVar(&req.TTL, "ttl", "", "inactivity after which it expires, like 24h")
 	fs.BoolVar(&req.Replace, "replace", false, "archive an active workflow first")
-	pos, err := a.parse(fs, args, 2, 2)
+	pos, e, err := a.open(fs, args, 2, 2)
 	if err != nil {
 		return err
 	}
 	req.Type, req.Context = pos[0], pos[1]
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
 	res, err := e.Start(req)
 	if err != nil {
 		if names := e.Definitions(); !contains(names, req.Type) {
@@ -38,7 +34,7 @@ func runStart(a *app, args []string) error {
 		}
 		return err
 	}
-	return a.result(res, false)
+	return a.result(res, nil, false)
 }
 
 func runTransition(a *app, args []string) error {
@@ -73,7 +69,7 @@ func runTransition(a *app, args []string) error {
 	}
 	res, err := e.Transition(req)
 	if err != nil {
-		if d := a.activeDefinition(); d != nil {
+		if d, _ := a.active(); d != nil {
 			for _, p := range []string{req.To, req.From} {
 				if p != "" && !d.HasPhase(p) {
 					return withHint(err, didYouMean(p, d.Phases))
@@ -94,7 +90,7 @@ func runTransition(a *app, args []string) error {
 	if len(res.Allowed) > 0 && !a.json {
 		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
 	}
-	return a.result(res, false)
+	return a.result(res, nil, false)
 }
 
 func runComplete(a *app, args []string) error {
@@ -109,15 +105,11 @@ func runComplete(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := e.Complete(pos[0])
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.Complete(pos[0]))
 }
 
 func runApprove(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 0, 1)
+	pos, e, err := a.open(a.flags(), args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -131,15 +123,7 @@ func runApprove(a *app, args []string) error {
 	if len(pos) == 1 {
 		note = pos[0]
 	}
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	res, err := e.Approve(note)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.Approve(note))
 }
 
 func runTask(a *app, args []string) error {
@@ -147,18 +131,10 @@ func runTask(a *app, args []string) error {
 	var req engine.TaskRequest
 	fs.StringVar(&req.Output, "output", "", "the file the task produced")
 	fs.StringVar(&req.Note, "note", "", "a one-line note")
-	pos, err := a.parse(fs, args, 2, 2)
+	pos, e, err := a.open(fs, args, 2, 2)
 	if err != nil {
 		return err
 	}
 	req.ID, req.Status = pos[0], pos[1]
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	res, err := e.UpdateTask(req)
-	if err != nil {
-		return err
-	}
-	return a.result(res, false)
+	return a.told(e.UpdateTask(req))
 }

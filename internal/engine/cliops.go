@@ -14,29 +14,9 @@ func (e *Engine) UnsetVars(keys []string) (*Result, error) {
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("unset needs at least one variable name")
 	}
-	var gone []string
-	res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
-		gone = gone[:0]
-		var out workflow.Result
-		r := cur
-		for _, k := range keys {
-			step, err := workflow.UnsetVar(r, k, e.now(), e.actor())
-			if err != nil {
-				return workflow.Result{}, err
-			}
-			if step.Changed {
-				out, r = step, step.Record
-				gone = append(gone, k)
-			}
-		}
-		if !out.Changed {
-			return workflow.Result{Record: cur, Event: workflow.EventNone}, nil
-		}
-		return out, nil
-	}, "")
+	res, gone, err := e.changeVars(keys, func(r *workflow.Record, k string) (workflow.Result, error) {
+		return workflow.UnsetVar(r, k, e.now(), e.actor())
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +26,35 @@ func (e *Engine) UnsetVars(keys []string) (*Result, error) {
 		res.Message = "not set; nothing changed"
 	}
 	return res, nil
+}
+
+// changeVars applies step to each key in turn, all in one write, and returns the keys it
+// changed; with none changed nothing is written.
+func (e *Engine) changeVars(keys []string, step func(r *workflow.Record, k string) (workflow.Result, error)) (*Result, []string, error) {
+	var changed []string
+	res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+		if cur == nil {
+			return workflow.Result{}, errNoActive()
+		}
+		changed = changed[:0]
+		var out workflow.Result
+		r := cur
+		for _, k := range keys {
+			s, err := step(r, k)
+			if err != nil {
+				return workflow.Result{}, err
+			}
+			if s.Changed {
+				out, r = s, s.Record
+				changed = append(changed, k)
+			}
+		}
+		if !out.Changed {
+			return workflow.Result{Record: cur, Event: workflow.EventNone}, nil
+		}
+		return out, nil
+	}, "")
+	return res, changed, err
 }
 
 // DeleteCheckpoint removes a named checkpoint; a missing one is a store.ErrNotFound error.

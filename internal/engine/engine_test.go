@@ -14,7 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
-	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // clock is a settable fake clock.
@@ -53,23 +52,7 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func (e *env) open(session string) *engine.Engine {
-	e.t.Helper()
-	en, err := engine.Open(engine.Config{
-		Getenv:    func(k string) string { return e.vars[k] },
-		WorkDir:   e.project,
-		Now:       e.clock.Now,
-		SessionID: session,
-		PID:       4242,
-		Actor:     "test",
-		YAML:      yamldoc.Codec{},
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { en.Close() })
-	return en
-}
+func (e *env) open(session string) *engine.Engine { return e.openAs(session, 4242) }
 
 func (e *env) memoryDir() string {
 	return filepath.Join(e.home, ".claude", "projects", strings.ReplaceAll(strings.ReplaceAll(e.project, "/", "-"), ".", "-"), "memory")

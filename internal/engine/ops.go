@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/jsonx"
@@ -391,28 +393,10 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 	if err := store.CheckDocument(doc); err != nil {
 		return nil, fmt.Errorf("variables not saved: %w", err)
 	}
-	keys := sortedKeys(kv)
-	res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
-		var out workflow.Result
-		r := cur
-		for _, k := range keys {
-			step, err := workflow.SetVar(r, k, kv[k], e.now(), e.actor())
-			if err != nil {
-				return workflow.Result{}, err
-			}
-			if step.Changed {
-				out = step
-				r = step.Record
-			}
-		}
-		if !out.Changed {
-			return workflow.Result{Record: cur, Event: workflow.EventNone}, nil
-		}
-		return out, nil
-	}, "")
+	keys := slices.Sorted(maps.Keys(kv))
+	res, _, err := e.changeVars(keys, func(r *workflow.Record, k string) (workflow.Result, error) {
+		return workflow.SetVar(r, k, kv[k], e.now(), e.actor())
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -552,13 +536,4 @@ func archiveStatus(reason string) (status, note string) {
 		return reason, ""
 	}
 	return "archived", reason
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return keys
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,8 +16,6 @@ import (
 )
 
 func encodeRecord(r *workflow.Record) (json.RawMessage, error) { return json.Marshal(r) }
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 // Snapshot is the cheap view of the active workflow that watchers compare between calls.
 func (e *Engine) Snapshot() (Snapshot, error) {

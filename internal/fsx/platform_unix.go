@@ -36,13 +36,5 @@ func linkCount(fi fs.FileInfo) (uint64, bool) {
 func rename(root *os.Root, oldname, newname string) error { return root.Rename(oldname, newname) }
 
 func syncDirIn(root *os.Root, name string) error {
-	d, err := root.OpenFile(name, os.O_RDONLY|dirFlag|readFlag|cloexec, 0)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return syncOpened(root.OpenFile(name, os.O_RDONLY|dirFlag|readFlag|cloexec, 0))
 }

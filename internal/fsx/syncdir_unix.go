@@ -8,7 +8,11 @@ import "os"
 func SyncDir(dir string) error {
 	// O_DIRECTORY|O_NONBLOCK: a FIFO swapped in for the directory fails the open instead of
 	// blocking it.
-	d, err := os.OpenFile(dir, os.O_RDONLY|dirFlag|readFlag|cloexec, 0)
+	return syncOpened(os.OpenFile(dir, os.O_RDONLY|dirFlag|readFlag|cloexec, 0))
+}
+
+// syncOpened fsyncs and closes the directory just opened; the first error wins.
+func syncOpened(d *os.File, err error) error {
 	if err != nil {
 		return err
 	}

@@ -65,31 +65,17 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("event %q is not one this hook serves; nothing to do", OneLine(ev.HookEventName, 40))
 		return nil
 	}
-	sessionID := ev.SessionID
-	if sessionID == "" {
-		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
-	}
+	sessionID := sessionOf(ev, getenv)
 	pid, pidNote := claudePID(getenv)
 	if pidNote != "" {
 		r.Logf("%s", pidNote)
 	}
-	e, err := engine.Open(engine.Config{
-		Getenv:    getenv,
-		SessionID: sessionID,
-		PID:       pid,
-		Actor:     strings.ToLower(ev.HookEventName),
-		LockWait:  LockWait(ctx),
-		YAML:      yaml,
-	})
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, false)
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
 		return nil
 	}
-	defer func() {
-		if err := e.Close(); err != nil {
-			r.Logf("closing Cairn's state: %v", err)
-		}
-	}()
+	defer closeState(r, e)
 
 	if ev.HookEventName == EventPreCompact {
 		anchor, err := e.CompactAnchor()

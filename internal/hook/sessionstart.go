@@ -45,37 +45,18 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}
-	sessionID := ev.SessionID
-	if sessionID == "" {
-		// Every hook's environment names the session too.
-		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
-	}
+	sessionID := sessionOf(ev, getenv)
 	pid, pidNote := claudePID(getenv)
 	if pidNote != "" {
 		r.Logf("%s", pidNote)
 	}
 
-	e, err := engine.Open(engine.Config{
-		Getenv:    getenv,
-		SessionID: sessionID,
-		PID:       pid,
-		Actor:     "session-start",
-		LockWait:  LockWait(ctx),
-		YAML:      yaml,
-		NoCreate:  !projectDirGiven(getenv),
-	})
-	if err == nil && !projectDirGiven(getenv) {
-		r.Logf("%s", guessedRoot(e.ProjectRoot()))
-	}
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true)
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it. " + err.Error())
 	}
-	defer func() {
-		if err := e.Close(); err != nil {
-			r.Logf("closing Cairn's state: %v", err)
-		}
-	}()
+	defer closeState(r, e)
 	// The session record is an atomic but unsynced write (advisory, rewritten every start),
 	// cheap enough to do first; without a session id a record would only hide the last good
 	// one from the MCP server.

@@ -46,36 +46,18 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		ev.StopHookActive = true
 		r.Logf("the event could not be read; not asking the agent to continue this turn")
 	}
-	sessionID := ev.SessionID
-	if sessionID == "" {
-		sessionID = getenv("CLAUDE_CODE_SESSION_ID")
-	}
+	sessionID := sessionOf(ev, getenv)
 	pid := os.Getppid()
 	if v, err := strconv.Atoi(getenv("CLAUDE_PID")); err == nil && v > 0 {
 		pid = v
 	}
 
-	e, err := engine.Open(engine.Config{
-		Getenv:    getenv,
-		SessionID: sessionID,
-		PID:       pid,
-		Actor:     "stop",
-		LockWait:  LockWait(ctx),
-		YAML:      yaml,
-		NoCreate:  !projectDirGiven(getenv),
-	})
-	if err == nil && !projectDirGiven(getenv) {
-		r.Logf("%s", guessedRoot(e.ProjectRoot()))
-	}
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {
 		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())
 	}
-	defer func() {
-		if err := e.Close(); err != nil {
-			r.Logf("closing Cairn's state: %v", err)
-		}
-	}()
+	defer closeState(r, e)
 
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
 	if err != nil {

@@ -533,14 +533,6 @@ func Object(data []byte) (map[string]json.RawMessage, error) {
 	return object(data)
 }
 
-// Object is the package Object under l.
-func (l Limits) Object(data []byte) (map[string]json.RawMessage, error) {
-	if err := l.Check(data); err != nil {
-		return nil, err
-	}
-	return object(data)
-}
-
 // object reads the members of data, which Check accepted (so no key repeats). Anything but an
 // object is an error.
 func object(data []byte) (map[string]json.RawMessage, error) {

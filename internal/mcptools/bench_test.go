@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -21,27 +22,20 @@ func BenchmarkToolCallInProcess(b *testing.B) {
 	p := newProject(b)
 	srv := mcptools.New(mcptools.Options{Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root, PPID: 1, Log: quietLog(), NoWatch: true})
 	b.Cleanup(func() { srv.Close(testCtx(b)) })
-	c := connect(b, srv)
-	mustOK(b, c, "start_workflow", `{"type":"apex","context":"bench"}`)
-	mustOK(b, c, "set_vars", `{"vars":{"WF_A":"1"}}`)
-	req := toolRequest("get_vars", `{"keys":["A"]}`)
-	ctx := testCtx(b)
-	b.ResetTimer()
-	for b.Loop() {
-		res, err := c.CallTool(ctx, req)
-		if err != nil || res.IsError {
-			b.Fatalf("get_vars: %v %v", err, res)
-		}
-	}
+	benchGetVars(b, connect(b, srv))
 }
 
 // BenchmarkToolCallStdio is the same round trip against the real binary over stdio.
 func BenchmarkToolCallStdio(b *testing.B) {
 	p := newProject(b)
-	c := stdioClient(b, p, protocol)
+	benchGetVars(b, stdioClient(b, p, protocol))
+}
+
+// benchGetVars times get_vars round trips through c, in a workflow with one variable.
+func benchGetVars(b *testing.B, c *client.Client) {
 	mustOK(b, c, "start_workflow", `{"type":"apex","context":"bench"}`)
 	mustOK(b, c, "set_vars", `{"vars":{"WF_A":"1"}}`)
-	req := toolRequest("get_vars", `{"keys":["A"]}`)
+	req := toolRequest("get_vars", `{"keys":["WF_A"]}`)
 	ctx := testCtx(b)
 	b.ResetTimer()
 	for b.Loop() {

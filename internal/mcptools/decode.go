@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -200,11 +201,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		if f.max > 0 && len(m) > f.max {
 			return nil, fmt.Sprintf("argument %q has %d entries, more than the limit of %d", f.name, len(m), f.max)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		out := make(map[string]string, len(m))
 		for _, k := range keys {
 			if f.pattern != nil && !f.pattern.MatchString(k) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -388,11 +390,7 @@ func runGetVars(c *call) (*outcome, error) {
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(vars))
 	var b strings.Builder
 	if len(keys) == 0 {
 		b.WriteString("No workflow variables set.")

@@ -1,10 +1,9 @@
 package memory
 
 import (
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -49,10 +48,10 @@ type Parsed struct {
 }
 
 var (
-	positionRE   = lazyRE(`^Active (\S+) workflow: (.+?) completed, (\S+) ?(.*)$`)
-	completionRE = lazyRE(`^Completed (\S+) for (.*?): (.*)$`)
+	positionRE   = lazyre.New(`^Active (\S+) workflow: (.+?) completed, (\S+) ?(.*)$`)
+	completionRE = lazyre.New(`^Completed (\S+) for (.*?): (.*)$`)
 	// Lines written before ", archived" was added read "Expired workflow: APEX at ...".
-	expiryRE = lazyRE(`^Expired (?:workflow: (\S+)|(\S+) workflow) at (\S+) for (.*?)(?:, archived)?$`)
+	expiryRE = lazyre.New(`^Expired (?:workflow: (\S+)|(\S+) workflow) at (\S+) for (.*?)(?:, archived)?$`)
 )
 
 // ParseLine recognises the seed's line formats in plain (unescaped) text, tolerating the
@@ -87,9 +86,4 @@ func unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-// lazyRE compiles expr on first use: every hook process links this package, few parse lines.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -1,8 +1,6 @@
 package plugintest
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -37,21 +35,7 @@ func hookCommand(t testing.TB, event string) string {
 // runShell runs /bin/sh -c cmd as Claude Code runs a hook.
 func runShell(t testing.TB, cmd string, env []string, dir, stdin string) launchResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c := exec.CommandContext(ctx, "/bin/sh", "-c", cmd)
-	c.Env, c.Dir = env, dir
-	c.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("sh -c %q: %v", cmd, err)
-	}
-	return launchResult{out.String(), errb.String(), code}
+	return runProcess(t, 2*time.Minute, fmt.Sprintf("sh -c %q", cmd), env, dir, stdin, "/bin/sh", "-c", cmd)
 }
 
 // fakeBinaries writes a script for each Cairn binary into dir that prints "ran DIR/NAME".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -40,20 +41,26 @@ type launchResult struct {
 
 func runLaunch(t *testing.T, root string, env []string, stdin string, args ...string) launchResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	return runProcess(t, 4*time.Minute, fmt.Sprintf("running hooks/launch %v", args), env, t.TempDir(), stdin, filepath.Join(root, "hooks", "launch"), args...)
+}
+
+// runProcess runs name with args, env, dir and stdin, and returns what it printed and its
+// exit code; a failure to run it at all fails t, naming it as what.
+func runProcess(t testing.TB, timeout time.Duration, what string, env []string, dir, stdin, name string, args ...string) launchResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "hooks", "launch"), args...)
-	cmd.Env = env
-	cmd.Dir = t.TempDir()
-	cmd.Stdin = strings.NewReader(stdin)
+	c := exec.CommandContext(ctx, name, args...)
+	c.Env, c.Dir = env, dir
+	c.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running hooks/launch %v: %v", args, err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return launchResult{out.String(), errb.String(), code}
 }

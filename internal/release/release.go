@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,7 +136,7 @@ func TarGz(files map[string][]byte) ([]byte, error) {
 		return nil, err
 	}
 	tw := tar.NewWriter(zw)
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		hdr := &tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name])), ModTime: entryTime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
@@ -157,7 +158,7 @@ func TarGz(files map[string][]byte) ([]byte, error) {
 func Zip(files map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for _, name := range sortedKeys(files) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		hdr := &zip.FileHeader{Name: name, Method: zip.Deflate, Modified: entryTime}
 		hdr.SetMode(0o755)
 		w, err := zw.CreateHeader(hdr)
@@ -172,13 +173,4 @@ func Zip(files map[string][]byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,6 +1,10 @@
 package secrets
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/lazyre"
+)
 
 // end is what may follow a token: the end of the text or a character that cannot continue it.
 const end = `(?:$|[^A-Za-z0-9_-])`
@@ -9,7 +13,7 @@ const end = `(?:$|[^A-Za-z0-9_-])`
 // glpat-: the keywords are the prefixes, re matches from the prefix on, and the prefix must
 // not be glued to a word before it.
 func prefixed(name string, keywords []string, re string) *rule {
-	return &rule{name: name, keywords: keywords, re: lazyRegexp(re), before: notWord}
+	return &rule{name: name, keywords: keywords, re: lazyre.New(re), before: notWord}
 }
 
 // rules hold the providers of gitleaks' default rule set (Cairn's own expressions, each
@@ -20,7 +24,7 @@ var rules = []*rule{
 	{
 		name:     "aws-access-key-id",
 		keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-		re:       lazyRegexp(`^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`),
+		re:       lazyre.New(`^(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?:$|[^A-Za-z0-9])`),
 		before:   notAlnum,
 	},
 	{
@@ -30,7 +34,7 @@ var rules = []*rule{
 		name:     "aws-secret-access-key",
 		keywords: []string{"secret"},
 		fold:     true,
-		re: lazyRegexp(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
+		re: lazyre.New(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
 			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
 		before: notAlnumOrAWS,
 		ok: func(s string, i int, m []string) bool {
@@ -49,7 +53,7 @@ var rules = []*rule{
 	{
 		name:     "openai-api-key",
 		keywords: []string{"sk-"},
-		re: lazyRegexp(`^sk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
+		re: lazyre.New(`^sk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{40,})|([A-Za-z0-9]{32,}))` +
 			`(?:$|[^A-Za-z0-9_-])`),
 		before: notWord,
 		ok: func(_ string, _ int, m []string) bool {
@@ -60,7 +64,7 @@ var rules = []*rule{
 	{
 		name:     "slack-token",
 		keywords: []string{"xox", "xapp-"},
-		re: lazyRegexp(`^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
+		re: lazyre.New(`^(?:xox[abeprs]-(?:[0-9]+-)+[A-Za-z0-9]{8,}|` +
 			`xox[abeprs]-[A-Za-z0-9]{10,}-[A-Za-z0-9-]{10,}|xapp-[0-9]+-[A-Z0-9]+-[0-9]+-[A-Za-z0-9]{8,}|` +
 			`xoxe\.xox[bp]-[0-9]-[A-Za-z0-9]{100,})`),
 		before: notWord,
@@ -68,17 +72,17 @@ var rules = []*rule{
 	{
 		name:     "slack-webhook",
 		keywords: []string{"hooks.slack.com/"},
-		re:       lazyRegexp(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
+		re:       lazyre.New(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
 	},
 	{
 		name:     "private-key",
 		keywords: []string{"-----BEGIN"},
-		re:       lazyRegexp(`^-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
+		re:       lazyre.New(`^-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
 	},
 	{
 		name:     "jwt",
 		keywords: []string{"eyJ"},
-		re:       lazyRegexp(`^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`),
+		re:       lazyre.New(`^eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`),
 		before:   notWord,
 		span:     64 << 10, // claims can be long; "eyJ" is rare enough for a wide window
 	},
@@ -87,7 +91,7 @@ var rules = []*rule{
 		// must follow the @ directly, so user@host, host:port/path@x and mailto: do not match.
 		name:     "url-credentials",
 		keywords: []string{"://"},
-		re:       lazyRegexp(`^://[^\s:/?#@"'<>\[\]]*:([^\s/?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
+		re:       lazyre.New(`^://[^\s:/?#@"'<>\[\]]*:([^\s/?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
 		before:   schemeBefore,
 		ok:       func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
 	},
@@ -100,7 +104,7 @@ var rules = []*rule{
 	prefixed("npm-token", []string{"npm_"}, `^npm_[A-Za-z0-9]{36}`+end),
 	{
 		name: "huggingface-token", keywords: []string{"hf_", "api_org_"}, before: notWord,
-		re: lazyRegexp(`^(?:hf|api_org)_([A-Za-z0-9]{30,40})` + end),
+		re: lazyre.New(`^(?:hf|api_org)_([A-Za-z0-9]{30,40})` + end),
 		ok: func(_ string, _ int, m []string) bool { return mixedCase(m[1]) },
 	},
 	prefixed("gitlab-token", []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-", "glffct-",
@@ -109,12 +113,12 @@ var rules = []*rule{
 	prefixed("sendgrid-api-key", []string{"SG."}, `^SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`),
 	{
 		name: "azure-storage-key", keywords: []string{"accountkey", "sharedaccesskey"}, fold: true,
-		re: lazyRegexp(`(?i)^(?:account|sharedaccess)key["']?\s{0,3}[=:]\s{0,3}["']?[A-Za-z0-9+/]{40,}={0,2}`),
+		re: lazyre.New(`(?i)^(?:account|sharedaccess)key["']?\s{0,3}[=:]\s{0,3}["']?[A-Za-z0-9+/]{40,}={0,2}`),
 	},
 	{
 		// Azure AD client secrets: three characters, a digit, "Q~", then 31 to 34 more.
 		name: "azure-ad-client-secret", keywords: []string{"Q~"},
-		re: lazyRegexp(`^Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])`),
+		re: lazyre.New(`^Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])`),
 		before: func(s string, i int) bool {
 			if i < 4 || s[i-1] < '0' || s[i-1] > '9' {
 				return false
@@ -140,7 +144,7 @@ var rules = []*rule{
 		`^(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2})`),
 	{
 		name: "terraform-cloud-token", keywords: []string{"atlasv1."},
-		re: lazyRegexp(`^atlasv1\.[A-Za-z0-9_=-]{60,70}`),
+		re: lazyre.New(`^atlasv1\.[A-Za-z0-9_=-]{60,70}`),
 		before: func(s string, i int) bool {
 			return i >= 15 && s[i-1] == '.' && isAlnum(s[i-2])
 		},
@@ -176,7 +180,7 @@ var rules = []*rule{
 	prefixed("adobe-client-secret", []string{"p8e-"}, `^p8e-[A-Za-z0-9]{32}`+end),
 	{
 		name: "clojars-token", keywords: []string{"clojars_"}, fold: true, before: notWord,
-		re: lazyRegexp(`(?i)^clojars_[a-z0-9]{60}`),
+		re: lazyre.New(`(?i)^clojars_[a-z0-9]{60}`),
 	},
 	prefixed("cloudflare-origin-ca-key", []string{"v1.0-"}, `^v1\.0-[a-f0-9]{24}-[a-f0-9]{146}`),
 	prefixed("databricks-token", []string{"dapi"}, `^dapi[a-f0-9]{32}(?:-[0-9])?`+end),
@@ -197,12 +201,12 @@ var rules = []*rule{
 	{
 		// curl -u user:password (or --user), as pasted from a shell history.
 		name: "curl-user", keywords: []string{"curl "}, before: notAlnum,
-		re: lazyRegexp(`^curl [^\n]{0,200}?\s(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
+		re: lazyre.New(`^curl [^\n]{0,200}?\s(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
 		ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 	},
 	{
 		name: "telegram-bot-token", keywords: []string{":AA"},
-		re: lazyRegexp(`^:AA[A-Za-z0-9_-]{33}` + end),
+		re: lazyre.New(`^:AA[A-Za-z0-9_-]{33}` + end),
 		before: func(s string, i int) bool {
 			j := i
 			for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
@@ -213,13 +217,13 @@ var rules = []*rule{
 	},
 	{
 		name: "webhook-url", keywords: []string{".webhook.office.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"},
-		re: lazyRegexp(`^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`),
+		re: lazyre.New(`^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`),
 	},
 	{
 		// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
 		// whose token looks random (letters and digits).
 		name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, before: notAlnum,
-		re: lazyRegexp(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:basic|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{16,}={0,2})`),
+		re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:basic|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{16,}={0,2})`),
 		ok: func(_ string, _ int, m []string) bool { return randomish(m[1]) },
 	},
 	{
@@ -227,14 +231,14 @@ var rules = []*rule{
 		// DATADOG_API_KEY=..., "client_secret": "...". The value must look random (letters and
 		// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
 		name: "provider-credential", keywords: credentialNames, fold: true, before: notAlnum,
-		re: lazyRegexp(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,)\s{0,5}["'\x60]?` +
+		re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,)\s{0,5}["'\x60]?` +
 			`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 		ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 	},
 	{
 		// password = ..., "passwd": "...": anything that is not a reference or a mask.
 		name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, before: notAlnum,
-		re: lazyRegexp(`(?i)^passw(?:or)?d["']?\s{0,3}(?:=|:=|:|=>)\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
+		re: lazyre.New(`(?i)^passw(?:or)?d["']?\s{0,3}(?:=|:=|:|=>)\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
 		ok: func(_ string, _ int, m []string) bool {
 			pw := m[2]
 			return notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2

@@ -20,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -395,9 +396,4 @@ func nextAt(s string, i int, c byte, prev int) int {
 	return -1
 }
 
-var awsSecretValue = lazyRegexp(`^[A-Za-z0-9/+]{40}$`)
-
-// lazyRegexp compiles expr once, on first use.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
+var awsSecretValue = lazyre.New(`^[A-Za-z0-9/+]{40}$`)

@@ -11,6 +11,7 @@ package vars
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -106,7 +107,7 @@ func Check(vars map[string]string) error {
 		return fmt.Errorf("%w: %d variables, over the %d allowed; keep larger data in a checkpoint",
 			ErrInvalid, len(vars), MaxVars)
 	}
-	for _, k := range sortedKeys(vars) {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		if err := ValidKey(k); err != nil {
 			return err
 		}
@@ -125,7 +126,7 @@ func Check(vars map[string]string) error {
 func Export(vars map[string]string) string {
 	var b strings.Builder
 	skipped := 0
-	for _, k := range sortedKeys(vars) {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		v := vars[k]
 		if ValidKey(k) != nil || ValidValue(v) != nil {
 			skipped++
@@ -146,13 +147,4 @@ func Export(vars map[string]string) string {
 // Quote returns s single-quoted for a POSIX shell.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

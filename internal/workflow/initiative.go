@@ -218,16 +218,22 @@ func (in *Initiative) requireWorkable(what string) error {
 	}
 }
 
+// workableMilestone is the index of milestone id in an initiative that may still change;
+// what names the change refused otherwise.
+func workableMilestone(in *Initiative, id, what string) (int, error) {
+	if in == nil {
+		return 0, errors.New("no initiative: create one first")
+	}
+	if err := in.requireWorkable(what); err != nil {
+		return 0, err
+	}
+	return in.milestone(id)
+}
+
 // StartMilestone marks a milestone in progress and makes it current; starting a milestone of
 // a created initiative moves it to in_progress.
 func StartMilestone(in *Initiative, id string, now time.Time) (InitiativeChange, error) {
-	if in == nil {
-		return InitiativeChange{}, errors.New("no initiative: create one first")
-	}
-	if err := in.requireWorkable("starting milestone " + id); err != nil {
-		return InitiativeChange{}, err
-	}
-	i, err := in.milestone(id)
+	i, err := workableMilestone(in, id, "starting milestone "+id)
 	if err != nil {
 		return InitiativeChange{}, err
 	}
@@ -252,13 +258,7 @@ func StartMilestone(in *Initiative, id string, now time.Time) (InitiativeChange,
 
 // CompleteMilestone marks a milestone completed and makes the next unfinished one current.
 func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChange, error) {
-	if in == nil {
-		return InitiativeChange{}, errors.New("no initiative: create one first")
-	}
-	if err := in.requireWorkable("completing milestone " + id); err != nil {
-		return InitiativeChange{}, err
-	}
-	i, err := in.milestone(id)
+	i, err := workableMilestone(in, id, "completing milestone "+id)
 	if err != nil {
 		return InitiativeChange{}, err
 	}
@@ -294,13 +294,7 @@ func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChan
 // CompleteInitiativeTask records one more task done in a milestone (and its total, when
 // total > 0). Only initiative.json changes: the status file is not synced for task progress.
 func CompleteInitiativeTask(in *Initiative, milestoneID string, total int, now time.Time) (InitiativeChange, error) {
-	if in == nil {
-		return InitiativeChange{}, errors.New("no initiative: create one first")
-	}
-	if err := in.requireWorkable("task progress"); err != nil {
-		return InitiativeChange{}, err
-	}
-	i, err := in.milestone(milestoneID)
+	i, err := workableMilestone(in, milestoneID, "task progress")
 	if err != nil {
 		return InitiativeChange{}, err
 	}

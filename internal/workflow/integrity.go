@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -82,11 +83,7 @@ func Check(in CheckInput) []Finding {
 
 	if in.Exists != nil {
 		var missing []string
-		names := make([]string, 0, len(r.Phases))
-		for name := range r.Phases {
-			names = append(names, name)
-		}
-		slices.Sort(names)
+		names := slices.Sorted(maps.Keys(r.Phases))
 		for _, name := range names {
 			for _, o := range r.Phases[name].Outputs {
 				if !in.Exists(o) {
@@ -200,11 +197,7 @@ func futureTimes(r *Record, now time.Time) []string {
 	check("created_at", r.CreatedAt)
 	check("updated_at", r.UpdatedAt)
 	check("completed_at", r.CompletedAt)
-	names := make([]string, 0, len(r.Phases))
-	for n := range r.Phases {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(r.Phases))
 	for _, n := range names {
 		check("phases."+n+".completed_at", r.Phases[n].CompletedAt)
 	}

@@ -3,6 +3,7 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -44,11 +45,7 @@ func (r *Record) Validate() error {
 	if _, err := ParseTTL(r.TTL); err != nil {
 		return in("ttl", err)
 	}
-	names := make([]string, 0, len(r.Phases))
-	for name := range r.Phases {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(r.Phases))
 	for _, name := range names {
 		if err := ValidName(name); err != nil {
 			return in("phases", err)

@@ -11,8 +11,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -307,11 +308,7 @@ func (f *FS) ReadDirNames(name string) ([]string, error) {
 	if !n.dir {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
 	}
-	var out []string
-	for k := range n.children {
-		out = append(out, k)
-	}
-	sort.Strings(out)
+	out := slices.Sorted(maps.Keys(n.children))
 	return out, nil
 }
 

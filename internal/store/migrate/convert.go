@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -333,7 +332,7 @@ func (c *conv) deriveState() bool {
 		phases = builtinPhases(c.rec.Type)
 	}
 	for _, p := range phases {
-		if !nameRe.MatchString(p) {
+		if !nameRe().MatchString(p) {
 			return false // a definition with a name the record cannot hold: no guess
 		}
 	}
@@ -479,14 +478,4 @@ func parseRecord(data []byte) (*workflow.Record, error) {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	return &r, nil
-}
-
-// sortedKeys returns m's keys in order, so conversions never depend on map order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,8 @@ package migrate
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -152,7 +154,7 @@ func (c *conv) setVars(key string, v any) {
 		return
 	}
 	clean := true
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if s, ok := m[k].(string); ok {
 			if c.rec.Vars == nil {
 				c.rec.Vars = map[string]string{}
@@ -178,7 +180,7 @@ func (c *conv) setEnforcement(key string, v any) {
 	e := &workflow.Enforcement{Violations: []workflow.Violation{}}
 	clean := true
 	blockingSet := false
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch val := m[k]; k {
 		case "violations":
 			list, ok := val.([]any)
@@ -193,7 +195,7 @@ func (c *conv) setEnforcement(key string, v any) {
 					continue
 				}
 				var vi workflow.Violation
-				for _, vk := range sortedKeys(vm) {
+				for _, vk := range slices.Sorted(maps.Keys(vm)) {
 					s, ok := vm[vk].(string)
 					switch {
 					case !ok:
@@ -299,7 +301,7 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 		return clean
 	case map[string]any:
 		clean := true
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			switch it := t[k].(type) {
 			case bool:
 				if it && !c.completeNamed(k, time.Time{}, nil, nil, true) {
@@ -381,7 +383,7 @@ func (c *conv) completedEntry(name string, m map[string]any, needTime bool) bool
 		}
 	}
 	meta := map[string]any{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !used[k] {
 			meta[k] = m[k]
 		}
@@ -437,7 +439,7 @@ func (c *conv) addPhases(v any) bool {
 	}
 	clean := true
 	seen := map[string]bool{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// Two keys naming one phase ("plan" and seed 003's "planning") are merged, and the
 		// original kept under legacy since the merge can drop a value.
 		if n := c.name(k); seen[n] {
@@ -460,7 +462,7 @@ func (c *conv) addPhases(v any) bool {
 				continue
 			}
 			p := c.phase(n)
-			for _, ek := range sortedKeys(e) {
+			for _, ek := range slices.Sorted(maps.Keys(e)) {
 				val := e[ek]
 				switch ek {
 				case "completed":
@@ -532,7 +534,7 @@ func (c *conv) addApprovals(key string, v any) {
 			}
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			n := c.name(k)
 			if n == "" {
 				clean = false
@@ -741,7 +743,7 @@ func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
 			add("", m)
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			m, ok := t[k].(map[string]any)
 			if !ok {
 				clean = false
@@ -835,7 +837,7 @@ func (c *conv) setOwner(key string, v any) {
 	}
 	var o workflow.Owner
 	clean := true
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
 		case "session_id":
 			if s, ok := m[k].(string); ok {

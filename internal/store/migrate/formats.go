@@ -3,6 +3,8 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -100,7 +102,7 @@ func (c *conv) seed002(execution []byte) error {
 		return fmt.Errorf("reading execution.json: %w", err)
 	}
 	clean := true
-	for _, k := range sortedKeys(exec) {
+	for _, k := range slices.Sorted(maps.Keys(exec)) {
 		if k != "tasks" {
 			clean = false
 			continue
@@ -271,12 +273,12 @@ func (c *conv) addStages(v any) ([]string, bool) {
 			meta["status"] = s
 			p.Completed = normPhaseStatus(s) == "complete"
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if !used[k] {
 				meta[k] = m[k]
 			}
 		}
-		for _, k := range sortedKeys(meta) {
+		for _, k := range slices.Sorted(maps.Keys(meta)) {
 			setMetadata(p, k, meta[k])
 		}
 		order = append(order, name)

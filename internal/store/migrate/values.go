@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/lazyre"
 )
 
 // asText accepts a string, or a number where an identifier was expected (a task id 7).
@@ -143,8 +143,8 @@ func rawJSON(v any) json.RawMessage {
 }
 
 var (
-	daysRe  = lazyRegexp(`^([0-9]{1,4})d$`)
-	weeksRe = lazyRegexp(`^([0-9]{1,3})w$`)
+	daysRe  = lazyre.New(`^([0-9]{1,4})d$`)
+	weeksRe = lazyre.New(`^([0-9]{1,3})w$`)
 )
 
 // normTTL accepts a positive Go duration ("24h", "1h30m") and the seeds' days and weeks
@@ -158,11 +158,11 @@ func normTTL(v any) (string, bool) {
 	if d, err := time.ParseDuration(s); err == nil {
 		return s, d > 0
 	}
-	if m := daysRe.FindStringSubmatch(s); m != nil {
+	if m := daysRe().FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return strconv.Itoa(n*24) + "h", n > 0
 	}
-	if m := weeksRe.FindStringSubmatch(s); m != nil {
+	if m := weeksRe().FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return strconv.Itoa(n*24*7) + "h", n > 0
 	}
@@ -213,30 +213,11 @@ func sanitizeID(s string) string {
 }
 
 var (
-	nameRe = lazyRegexp(`^[a-z0-9][a-z0-9_-]*$`)
+	nameRe = lazyre.New(`^[a-z0-9][a-z0-9_-]*$`)
 	// idRe: carried ids are lower-cased, but a derived id keeps workflow.NewID's upper-case T
 	// and Z in its time stamp, which the store's id check allows.
-	idRe = lazyRegexp(`^[a-z0-9][a-zA-Z0-9._-]{0,63}$`)
+	idRe = lazyre.New(`^[a-z0-9][a-zA-Z0-9._-]{0,63}$`)
 )
-
-// lazyRE compiles its expression on first use: the hooks link this package but rarely migrate,
-// and compiling at start-up was a tenth of a millisecond of every hook process.
-type lazyRE struct {
-	once sync.Once
-	expr string
-	re   *regexp.Regexp
-}
-
-func lazyRegexp(expr string) *lazyRE { return &lazyRE{expr: expr} }
-
-func (l *lazyRE) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
-	return l.re
-}
-
-func (l *lazyRE) MatchString(s string) bool { return l.get().MatchString(s) }
-
-func (l *lazyRE) FindStringSubmatch(s string) []string { return l.get().FindStringSubmatch(s) }
 
 // deriveID makes a workflow id for formats that have none, in the shape workflow.NewID gives
 // new workflows: the type, the creation time and four hex digits, e.g.

@@ -97,7 +97,7 @@ func TestSanitizeName(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("sanitizeName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if got != "" && !nameRe.MatchString(got) {
+		if got != "" && !nameRe().MatchString(got) {
 			t.Errorf("sanitizeName(%q) = %q is not a valid name", tc.in, got)
 		}
 	}
@@ -128,7 +128,7 @@ func TestSanitizeID(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("sanitizeID(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if got != strings.ToLower(got) || got != "" && !idRe.MatchString(got) {
+		if got != strings.ToLower(got) || got != "" && !idRe().MatchString(got) {
 			t.Errorf("sanitizeID(%q) = %q is not a valid id", tc.in, got)
 		}
 	}
@@ -148,7 +148,7 @@ func TestDeriveID(t *testing.T) {
 		t.Errorf("different originals got the same id")
 	}
 	long := deriveID("a-very-long-workflow-type-name-that-goes-on-and-on-and-on", at, data)
-	if !idRe.MatchString(long) || len(long) > 64 {
+	if !idRe().MatchString(long) || len(long) > 64 {
 		t.Errorf("deriveID with a long type = %q (%d bytes)", long, len(long))
 	}
 }

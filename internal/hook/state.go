@@ -1,0 +1,37 @@
+package hook
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// sessionOf is the session a hook serves: the event's, else the one every hook's environment
+// names.
+func sessionOf(ev Event, getenv func(string) string) string {
+	if ev.SessionID != "" {
+		return ev.SessionID
+	}
+	return getenv("CLAUDE_CODE_SESSION_ID")
+}
+
+// openState opens Cairn's state for a hook: cfg with getenv, yaml and the lock wait left
+// before ctx's deadline. guess: without a project dir it knows for sure (projectDirGiven) the
+// hook reads the working directory's project, creates nothing there, and says so on stderr.
+func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
+	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, LockWait(ctx), yaml
+	guessed := guess && !projectDirGiven(getenv)
+	cfg.NoCreate = guessed
+	e, err := engine.Open(cfg)
+	if err == nil && guessed {
+		r.Logf("%s", guessedRoot(e.ProjectRoot()))
+	}
+	return e, err
+}
+
+// closeState closes what openState opened; a failure is a line on stderr.
+func closeState(r *Runner, e *engine.Engine) {
+	if err := e.Close(); err != nil {
+		r.Logf("closing Cairn's state: %v", err)
+	}
+}
