@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -110,7 +111,9 @@ func (y *syncer) run() {
 	}
 	ctx, cancel := context.WithTimeout(y.ctx, syncRunTimeout)
 	defer cancel()
-	out, err := remotesync.Sync(ctx, st, b, s.Remote, "", y.replay)
+	g := &turnGuard{s: y.s, Backend: b}
+	out, err := remotesync.Sync(ctx, st, g, s.Remote, "", g.replay)
+	g.drop()
 	if errors.Is(err, remotesync.ErrChoose) {
 		err = nil // nothing active here and several on the remote: a person picks with cairn sync ID
 	}
@@ -130,15 +133,64 @@ func (y *syncer) run() {
 	}
 }
 
+// turnGuard makes a sync's local writes take turns with tool calls, without holding tool calls
+// up on the network. remotesync reads the remote's line (Since) before it writes anything
+// here, and after a lost race it archives this machine's copy and then writes the remote's
+// revisions one by one: a tool call in between would find no active workflow, or start one.
+// So the guard takes the server's turn once Since has its answer and keeps it until the sync
+// ends, letting go for every network call (Since again, Append).
+type turnGuard struct {
+	remote.Backend
+	s    *Server
+	held bool // only the sync's goroutine touches it
+}
+
+func (g *turnGuard) take(ctx context.Context) error {
+	if g.held {
+		return nil
+	}
+	if err := g.s.acquire(ctx); err != nil {
+		return err
+	}
+	g.held = true
+	return nil
+}
+
+func (g *turnGuard) drop() {
+	if g.held {
+		g.held = false
+		g.s.release()
+	}
+}
+
+func (g *turnGuard) Since(ctx context.Context, workflow string, rev int64) ([]remote.Record, error) {
+	g.drop()
+	recs, err := g.Backend.Since(ctx, workflow, rev)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.take(ctx); err != nil {
+		return nil, err
+	}
+	if g.s.closed {
+		return nil, errors.New("cairn-mcp is shutting down")
+	}
+	return recs, nil
+}
+
+func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data [][]byte) (int64, error) {
+	g.drop()
+	return g.Backend.Append(ctx, workflow, after, data)
+}
+
 // replay re-applies this machine's lost transitions through the engine, holding the server's
 // turn as a tool call does.
-func (y *syncer) replay(ctx context.Context, lost []remotesync.Entry) (int, error) {
-	if err := y.s.acquire(ctx); err != nil {
+func (g *turnGuard) replay(ctx context.Context, lost []remotesync.Entry) (int, error) {
+	if err := g.take(ctx); err != nil {
 		return 0, err
 	}
-	defer y.s.release()
-	e, ok := y.s.eng.(*engine.Engine)
-	if !ok || y.s.closed {
+	e, ok := g.s.eng.(*engine.Engine)
+	if !ok || g.s.closed {
 		return 0, nil
 	}
 	return remotesync.EngineReplayer(e)(ctx, lost)

@@ -180,3 +180,87 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 		t.Fatalf("Close with the sync loop running: %v", err)
 	}
 }
+
+// TestBackgroundSyncLostRace: A is cut off from the remote while both machines move the
+// workflow; B's move lands first. When A's link comes back, its server keeps B's line, archives
+// A's copy, and the next tool result says who moved it, to what, and where A's work is.
+func TestBackgroundSyncLostRace(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	base := t.TempDir()
+	bare := filepath.Join(base, "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	// A reaches the repository through a link that the test cuts and restores.
+	link := filepath.Join(base, "link.git")
+	if err := os.Symlink(bare, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	aDir, aEnv := clone(t, link)
+	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: aEnv, WorkDir: aDir, PPID: 4242,
+		Log: quietLog(), NoWatch: true})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"race me","workflow_id":"wf-1"}`)
+
+	bDir, bEnv := clone(t, bare)
+	b, err := engine.Open(engine.Config{Getenv: bEnv, WorkDir: bDir, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	bst, err := store.Open(b.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bst.Close()
+	backend, err := gitremote.New(gitremote.Config{Dir: bDir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncB := func() remotesync.Outcome {
+		t.Helper()
+		out, err := remotesync.Sync(testCtx(t), bst, backend, "origin", "", nil)
+		if err != nil {
+			t.Fatalf("sync on B: %v", err)
+		}
+		return out
+	}
+	waitFor(t, func() bool { return syncB().Local >= 1 })
+
+	if err := os.Remove(link); err != nil { // A is cut off
+		t.Fatal(err)
+	}
+	var got string
+	waitFor(t, func() bool { // the cut is noticed once
+		got = text(mustOK(t, c, "get_vars", `{}`))
+		return strings.HasPrefix(got, "Notice:")
+	})
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`) // A's r2, not pushed
+	if _, err := b.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := syncB(); out.Pushed != 1 {
+		t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
+	}
+	if err := os.Symlink(bare, link); err != nil { // the link heals
+		t.Fatal(err)
+	}
+	var notice string
+	waitFor(t, func() bool {
+		got := text(mustOK(t, c, "get_vars", `{}`))
+		if strings.HasPrefix(got, "Notice:") {
+			notice = strings.SplitN(got, "\n", 2)[0]
+			return true
+		}
+		return false
+	})
+	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-", "resume_check"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	if strings.Count(notice, "Notice:") != 1 {
+		t.Errorf("the change is told more than once: %q", notice)
+	}
+}
