@@ -13,7 +13,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/textsafe"
 
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -170,6 +172,7 @@ func runRemoteStatus(a *app, args []string) error {
 	case out.Workflow == "":
 		fmt.Fprintf(a.stdout, "remote %s: no active workflow here; cairn sync takes the remote's\n", s.Remote)
 	default:
+		fmt.Fprintln(a.stdout, report.SharedLine(*mirror.Shared(s, out.Workflow, out.Local, time.Now())))
 		last := "never synced"
 		if !s.LastSync.IsZero() {
 			last = "last sync " + s.LastSync.UTC().Format(time.RFC3339)
@@ -211,8 +214,7 @@ func runSync(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	s.LastSync = time.Now().UTC()
-	if err := remotesync.SaveSettings(st, s); err != nil {
+	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		a.warn("the sync is done but its time was not recorded: " + err.Error())
 	}
 	if a.json {

@@ -56,6 +56,10 @@ type Resume struct {
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
 	SystemMessage string          `json:"-"` // one line for the user when something needs their eye
+
+	// Shared says how this clone's mirror of the remote stands, when it shares its workflow
+	// through one: "shared via origin: synced 4m ago, 2 changes not pushed".
+	Shared string `json:"shared,omitempty"`
 }
 
 // Session is what the SessionStart hook records about a running Claude Code client.

@@ -149,6 +149,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
 	}
+	sh := e.shared(r, out)
 	out.Warnings = dedupe(out.Warnings)
 	if r != nil && !opt.ReportOnly {
 		e.details(out, r)
@@ -157,7 +158,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	if opt.ReportOnly && told {
 		ended = "" // said once already
 	}
-	out.Report = e.render(out, plan, ended, !opt.ReportOnly)
+	out.Report = e.render(out, plan, ended, !opt.ReportOnly, sh)
 	if opt.ReportOnly && opt.Apply && !opt.DryRun && !told && out.Report != "" {
 		e.markEndingTold(endID)
 	}
@@ -433,13 +434,13 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 
 // render builds the resume report. ended is the ending to tell of ("" when there is none or
 // it was told already); details asks for resume_check's view, which never names itself.
-func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details bool) string {
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details bool, sh *report.Shared) string {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
 		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints,
-		OpenTasks: out.OpenTasks, Nonce: report.NewNonce(),
+		OpenTasks: out.OpenTasks, Nonce: report.NewNonce(), Shared: sh,
 	}
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"

@@ -21,6 +21,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -111,6 +113,7 @@ func condition(cond string) (bool, error) {
 //	cairn-fixture replace TYPE CONTEXT  (start, archiving the active workflow)
 //	cairn-fixture transition TO [AGE]
 //	cairn-fixture violations CODE:SEVERITY:DETAILS...
+//	cairn-fixture synced REMOTE REV AGE (sharing on; the active workflow synced AGE ago at REV)
 //	cairn-fixture complete OUTCOME
 //	cairn-fixture memory LINES         (a MEMORY.md of LINES lines in $CAIRN_MEMORY_DIR)
 //	cairn-fixture bigevent FILE BYTES  (a hook event padded to BYTES bytes)
@@ -181,6 +184,9 @@ func fixture(args []string) int {
 		return fail("opening the engine: %v", err)
 	}
 	defer e.Close()
+	if args[0] == "synced" && len(args) == 4 {
+		return synced(e, args[1], args[2], age(3))
+	}
 	var res *engine.Result
 	switch {
 	case (args[0] == "start" || args[0] == "replace") && len(args) >= 3:
@@ -206,6 +212,34 @@ func fixture(args []string) int {
 		return fail("%s: %v", args[0], err)
 	}
 	fmt.Println(res.Message)
+	return 0
+}
+
+// synced records what a sync against remote would have left: the active workflow mirrored
+// at revision rev, ago ago.
+func synced(e *engine.Engine, remote, rev string, ago time.Duration) int {
+	n, err := strconv.ParseInt(rev, 10, 64)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: synced REMOTE REV AGE: %v\n", err)
+		return 2
+	}
+	st, err := store.Open(e.StateDir())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	w, err := st.ReadWorkflow()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
+		return 1
+	}
+	s := mirror.Settings{Enabled: true, Remote: remote, Layout: "refs/cairn/wf/",
+		LastSync: time.Now().Add(-ago), Workflow: w.ID, Mirrored: n}
+	if err := mirror.Save(st, s); err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
+		return 1
+	}
 	return 0
 }
 

@@ -53,6 +53,11 @@ type Server struct {
 	seen     engine.Snapshot // the workflow as this server last left or saw it
 	haveSeen bool
 	watch    *watcher
+	// The background sync with the remote (remote.go) and what it has to tell.
+	sync         *syncer
+	syncNotes    []string
+	syncLeft     engine.Snapshot // the workflow as the last sync that brought a change left it
+	haveSyncLeft bool
 }
 
 // New builds a server and starts opening the engine in the background, so that initialize is
@@ -176,6 +181,7 @@ func (s *Server) openLocked() {
 			s.watch = w
 		}
 	}
+	s.startSyncer(eng)
 	// The SessionStart hook may have recorded a newer session than our environment says (the
 	// server is not restarted on /clear). A file left by an earlier process with the same pid
 	// is corrected as soon as this start-up's hook writes its own.
@@ -239,6 +245,11 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
+	if s.sync != nil {
+		// Its replay waits for the turn Close holds: cancelled first, it gives up.
+		s.sync.stop()
+		s.sync = nil
+	}
 	if s.watch != nil {
 		s.watch.close()
 		s.watch = nil
@@ -287,6 +298,7 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		if preErr == nil {
 			notice = s.noticeFor(pre)
 		}
+		notice = s.withSyncNotices(pre, preErr == nil, notice)
 		var o *outcome
 		defer func() {
 			if r := recover(); r != nil {

@@ -80,6 +80,9 @@ type Input struct {
 	// Nonce marks the fence; see NewNonce. An empty or malformed one is replaced by a fresh
 	// one, so a caller mistake never yields a guessable fence.
 	Nonce string
+	// Shared is the remote mirror's state, when the project shares its workflow through a
+	// remote; nil when sharing is off.
+	Shared *Shared
 }
 
 // Violation is one blocking enforcement violation.
@@ -177,6 +180,7 @@ func Render(in Input) string {
 	const (
 		oMemory = iota
 		oWorkflow
+		oShared
 		oContext
 		oCompleted
 		oAllowed
@@ -192,6 +196,9 @@ func Render(in Input) string {
 	}
 	if w := workflowLine(in); w != "" {
 		b.add(oWorkflow, w)
+	}
+	if in.Shared != nil {
+		b.add(oShared, SharedLine(*in.Shared))
 	}
 	// Each item once: a notice that repeats a warning adds nothing.
 	warnings := dedupe(in.Warnings, nil)

@@ -1,0 +1,27 @@
+package engine
+
+import (
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// shared is the mirror's state for the report when this clone shares its workflow through a
+// remote (cairn remote enable), read from the state directory only: a hook never touches the
+// network. Unreadable settings are a warning, not a failure of the report.
+func (e *Engine) shared(r *workflow.Record, out *Resume) *report.Shared {
+	s, err := mirror.Load(e.st)
+	if err != nil {
+		out.Warnings = append(out.Warnings, err.Error())
+		return nil
+	}
+	id, rev := "", int64(0)
+	if r != nil {
+		id, rev = r.WorkflowID, r.Revision
+	}
+	sh := mirror.Shared(s, id, rev, e.now())
+	if sh != nil {
+		out.Shared = report.SharedLine(*sh)
+	}
+	return sh
+}

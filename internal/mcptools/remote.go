@@ -1,0 +1,289 @@
+package mcptools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
+)
+
+// EnvSyncInterval overrides how often cairn-mcp syncs with the remote when sharing is on (a Go
+// duration, "10s" by default); tests shorten it.
+const EnvSyncInterval = "CAIRN_SYNC_INTERVAL"
+
+const (
+	defaultSyncInterval = 10 * time.Second
+	// syncRunTimeout bounds one background sync, fetch, push and replay included: a remote
+	// that hangs costs one poll, never a stuck server.
+	syncRunTimeout = time.Minute
+)
+
+// syncer runs remotesync in the background while sharing is on (cairn remote enable): once
+// shortly after start, then every interval with jitter, one run at a time, each under
+// syncRunTimeout. The engine's writes stay local; a sync pulls and pushes through the store.
+// What a sync brought, and a failure, become one notice on the next tool result, never a
+// tool error.
+type syncer struct {
+	s        *Server
+	stateDir string
+	root     string
+	every    time.Duration
+	failing  bool // a failure was told; the next one is only logged until a sync succeeds
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startSyncer starts the background sync for an engine that knows its project root; the
+// loop itself checks, each time, whether sharing is on, so cairn remote enable during a
+// session takes effect without a restart.
+func (s *Server) startSyncer(eng Engine) {
+	r, ok := eng.(interface{ ProjectRoot() string })
+	if !ok || s.sync != nil {
+		return
+	}
+	every := defaultSyncInterval
+	if v := s.opt.Getenv(EnvSyncInterval); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			every = d
+		} else {
+			s.opt.Log.Printf("%s is not a positive duration; syncing every %s", EnvSyncInterval, every)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	y := &syncer{s: s, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
+	s.sync = y
+	y.wg.Add(1)
+	go y.loop()
+}
+
+// jitter spreads d by ±20%, so that clones started together do not poll in step.
+func jitter(d time.Duration) time.Duration {
+	return d*4/5 + rand.N(d*2/5+1)
+}
+
+func (y *syncer) loop() {
+	defer y.wg.Done()
+	wait := jitter(min(y.every, time.Second)) // shortly after start
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-y.ctx.Done():
+			return
+		case <-t.C:
+		}
+		y.run()
+		t.Reset(jitter(y.every))
+	}
+}
+
+// run is one sync, when sharing is on.
+func (y *syncer) run() {
+	st, err := store.Open(y.stateDir)
+	if err != nil {
+		y.fail("", err)
+		return
+	}
+	defer st.Close()
+	s, err := mirror.Load(st)
+	if err != nil || !s.Enabled {
+		if err != nil {
+			y.fail("", err)
+		}
+		return
+	}
+	b, err := gitremote.New(gitremote.Config{Dir: y.root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
+	if err != nil {
+		y.fail(s.Remote, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(y.ctx, syncRunTimeout)
+	defer cancel()
+	g := &turnGuard{s: y.s, Backend: b}
+	out, err := remotesync.Sync(ctx, st, g, s.Remote, "", g.replay)
+	g.drop()
+	if errors.Is(err, remotesync.ErrChoose) {
+		err = nil // nothing active here and several on the remote: a person picks with cairn sync ID
+	}
+	if y.ctx.Err() != nil {
+		return // stopping: not a failure
+	}
+	if err != nil {
+		y.fail(s.Remote, err)
+		return
+	}
+	y.failing = false
+	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
+		y.s.opt.Log.Printf("synced with %s but could not record it: %v", s.Remote, err)
+	}
+	if out.Pulled > 0 || out.Conflict != nil {
+		y.s.syncBrought(y.ctx, s.Remote, out)
+	}
+}
+
+// turnGuard makes a sync's local writes take turns with tool calls, without holding tool calls
+// up on the network. remotesync reads the remote's line (Since) before it writes anything
+// here, and after a lost race it archives this machine's copy and then writes the remote's
+// revisions one by one: a tool call in between would find no active workflow, or start one.
+// So the guard takes the server's turn once Since has its answer and keeps it until the sync
+// ends, letting go for every network call (Since again, Append).
+type turnGuard struct {
+	remote.Backend
+	s    *Server
+	held bool // only the sync's goroutine touches it
+}
+
+func (g *turnGuard) take(ctx context.Context) error {
+	if g.held {
+		return nil
+	}
+	if err := g.s.acquire(ctx); err != nil {
+		return err
+	}
+	g.held = true
+	return nil
+}
+
+func (g *turnGuard) drop() {
+	if g.held {
+		g.held = false
+		g.s.release()
+	}
+}
+
+func (g *turnGuard) Since(ctx context.Context, workflow string, rev int64) ([]remote.Record, error) {
+	g.drop()
+	recs, err := g.Backend.Since(ctx, workflow, rev)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.take(ctx); err != nil {
+		return nil, err
+	}
+	if g.s.closed {
+		return nil, errors.New("cairn-mcp is shutting down")
+	}
+	return recs, nil
+}
+
+func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data [][]byte) (int64, error) {
+	g.drop()
+	return g.Backend.Append(ctx, workflow, after, data)
+}
+
+// replay re-applies this machine's lost transitions through the engine, holding the server's
+// turn as a tool call does.
+func (g *turnGuard) replay(ctx context.Context, lost []remotesync.Entry) (int, error) {
+	if err := g.take(ctx); err != nil {
+		return 0, err
+	}
+	e, ok := g.s.eng.(*engine.Engine)
+	if !ok || g.s.closed {
+		return 0, nil
+	}
+	return remotesync.EngineReplayer(e)(ctx, lost)
+}
+
+// fail logs a failed sync and, the first time in a row, leaves a notice for the next tool
+// result. Git's own words stay in the log: they may name a host or a credential helper.
+func (y *syncer) fail(remote string, err error) {
+	y.s.opt.Log.Printf("sync with %s failed: %v", remote, err)
+	if y.failing {
+		return
+	}
+	y.failing = true
+	what := "the remote settings could not be read"
+	if remote != "" {
+		what = "cairn-mcp could not sync with " + textsafe.Line(remote, 40)
+	}
+	y.s.addSyncNotice(y.ctx, nil, "Notice: "+what+" (its log says why); your changes are kept here and the next sync retries.")
+}
+
+// stop ends the loop and waits for a run in progress, whose git is killed by the context.
+func (y *syncer) stop() {
+	y.cancel()
+	y.wg.Wait()
+}
+
+// syncBrought leaves the notice for a change a sync brought from elsewhere: who moved the
+// workflow, to what, and where this machine's copy is after a lost race.
+// ctx is the syncer's: a Close holding the turn while it stops the syncer cancels the wait.
+func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.Outcome) {
+	if err := s.acquire(ctx); err != nil {
+		return
+	}
+	defer s.release()
+	if s.eng == nil || s.closed {
+		return
+	}
+	snap, err := s.eng.Snapshot()
+	if err != nil {
+		return
+	}
+	id := func(x string) string { return textsafe.Line(x, 120) }
+	r := textsafe.Line(remote, 40)
+	var msg string
+	if c := out.Conflict; c != nil {
+		msg = fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): it is now at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
+			id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
+		if c.Replayed > 0 {
+			msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
+		}
+		msg += ". Call resume_check before going on."
+	} else {
+		msg = fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d). Call resume_check before going on.",
+			id(out.Workflow), r, id(snap.Phase), snap.Revision)
+	}
+	s.addSyncNoticeLocked(&snap, msg)
+}
+
+// addSyncNotice queues a notice for the next tool result.
+func (s *Server) addSyncNotice(ctx context.Context, left *engine.Snapshot, msg string) {
+	if err := s.acquire(ctx); err != nil {
+		return
+	}
+	defer s.release()
+	s.addSyncNoticeLocked(left, msg)
+}
+
+func (s *Server) addSyncNoticeLocked(left *engine.Snapshot, msg string) {
+	if len(s.syncNotes) < 3 { // a flood says no more than the first few
+		s.syncNotes = append(s.syncNotes, msg)
+	}
+	if left != nil {
+		s.syncLeft, s.haveSyncLeft = *left, true
+	}
+}
+
+// withSyncNotices puts the queued sync notices before generic, the notice of another process's
+// change; generic is dropped when the workflow is as the sync left it (the sync's notice
+// already says who moved it, and better).
+func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string) string {
+	if len(s.syncNotes) == 0 {
+		return generic
+	}
+	out := ""
+	for _, n := range s.syncNotes {
+		if out != "" {
+			out += " "
+		}
+		out += n
+	}
+	if generic != "" && !(preOK && s.haveSyncLeft && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
+		out += " " + generic
+	}
+	s.syncNotes, s.haveSyncLeft = nil, false
+	return out
+}

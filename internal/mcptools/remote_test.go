@@ -1,0 +1,266 @@
+package mcptools_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// clone is one machine's checkout of a project shared through a bare repository over file://,
+// with sharing on and approval gates off.
+func clone(t *testing.T, bare string) (dir string, getenv func(string) string) {
+	t.Helper()
+	base := t.TempDir()
+	dir = filepath.Join(base, "proj")
+	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", "file://" + bare}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	state := filepath.Join(dir, ".claude", "cairn")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin", Layout: string(gitremote.Refs)}); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HOME": filepath.Join(base, "home"), "CLAUDE_PROJECT_DIR": dir,
+		"CLAUDE_CODE_SESSION_ID": "s-" + filepath.Base(base), mcptools.EnvSyncInterval: "100ms"}
+	return dir, func(k string) string { return vars[k] }
+}
+
+// TestBackgroundSyncBringsOtherMachinesChanges: cairn-mcp on machine A shares the workflow it
+// starts; machine B picks it up and moves it; A's next tool result says so in one notice, the
+// generic "another process" notice not repeated. A remote that goes away is one notice, not a
+// tool error, and the tools keep working offline.
+func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	aDir, aEnv := clone(t, bare)
+	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: aEnv, WorkDir: aDir, PPID: 4242,
+		Log: quietLog(), NoWatch: true})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"share me","workflow_id":"wf-1"}`)
+
+	// Machine B: its own clone and state; it syncs like cairn sync does.
+	bDir, bEnv := clone(t, bare)
+	b, err := engine.Open(engine.Config{Getenv: bEnv, WorkDir: bDir, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	bst, err := store.Open(b.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bst.Close()
+	backend, err := gitremote.New(gitremote.Config{Dir: bDir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncB := func() remotesync.Outcome {
+		t.Helper()
+		out, err := remotesync.Sync(testCtx(t), bst, backend, "origin", "", nil)
+		if err != nil {
+			t.Fatalf("sync on B: %v", err)
+		}
+		return out
+	}
+	// A's server pushes on its own, shortly after the change.
+	waitFor(t, func() bool { return syncB().Local >= 1 })
+	if _, err := b.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := syncB(); out.Pushed != 1 {
+		t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
+	}
+
+	var notice string
+	waitFor(t, func() bool {
+		got := text(mustOK(t, c, "get_vars", `{}`))
+		if strings.HasPrefix(got, "Notice:") {
+			notice = strings.SplitN(got, "\n", 2)[0]
+			return true
+		}
+		return false
+	})
+	for _, want := range []string{"another machine moved workflow", "via origin", "phase plan", "revision 2", "resume_check"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	if strings.Contains(notice, "another process") || strings.Count(notice, "Notice:") != 1 {
+		t.Errorf("the change is told more than once: %q", notice)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("notice repeated: %q", got)
+	}
+	// The server recorded its syncs in the mirror document the hooks read.
+	ast, err := store.Open(filepath.Join(aDir, ".claude", "cairn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ast.Close()
+	if s, err := mirror.Load(ast); err != nil || s.LastSync.IsZero() || s.Workflow != "wf-1" || s.Mirrored != 2 {
+		t.Errorf("mirror after the server's syncs: %+v, %v; want wf-1 mirrored at r2", s, err)
+	}
+
+	// The remote goes away: one notice, tools keep working, local writes stay.
+	if err := os.Rename(bare, bare+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		got := text(mustOK(t, c, "get_vars", `{}`))
+		if strings.HasPrefix(got, "Notice:") {
+			notice = strings.SplitN(got, "\n", 2)[0]
+			return true
+		}
+		return false
+	})
+	if !strings.Contains(notice, "could not sync with origin") || !strings.Contains(notice, "kept here") {
+		t.Errorf("failure notice = %q", notice)
+	}
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"plan.md"}}`)
+	time.Sleep(300 * time.Millisecond) // a few more failed polls
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("a failure streak is told more than once: %q", got)
+	}
+}
+
+// TestSyncStopsWithTheServer: Close returns promptly with a sync loop running, and no notice
+// comes when sharing is off.
+func TestSyncStopsWithTheServer(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	dir, env := clone(t, bare) // the bare repository does not exist: every sync would fail
+	st, err := store.Open(filepath.Join(dir, ".claude", "cairn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mirror.Save(st, mirror.Settings{Remote: "origin"}); err != nil { // off
+		t.Fatal(err)
+	}
+	st.Close()
+	srv := mcptools.New(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242, Log: quietLog(), NoWatch: true})
+	c := connect(t, srv)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"local only"}`)
+	time.Sleep(400 * time.Millisecond)
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("sharing off, yet: %q", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatalf("Close with the sync loop running: %v", err)
+	}
+}
+
+// TestBackgroundSyncLostRace: A is cut off from the remote while both machines move the
+// workflow; B's move lands first. When A's link comes back, its server keeps B's line, archives
+// A's copy, and the next tool result says who moved it, to what, and where A's work is.
+func TestBackgroundSyncLostRace(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	base := t.TempDir()
+	bare := filepath.Join(base, "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	// A reaches the repository through a link that the test cuts and restores.
+	link := filepath.Join(base, "link.git")
+	if err := os.Symlink(bare, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	aDir, aEnv := clone(t, link)
+	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: aEnv, WorkDir: aDir, PPID: 4242,
+		Log: quietLog(), NoWatch: true})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"race me","workflow_id":"wf-1"}`)
+
+	bDir, bEnv := clone(t, bare)
+	b, err := engine.Open(engine.Config{Getenv: bEnv, WorkDir: bDir, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	bst, err := store.Open(b.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bst.Close()
+	backend, err := gitremote.New(gitremote.Config{Dir: bDir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncB := func() remotesync.Outcome {
+		t.Helper()
+		out, err := remotesync.Sync(testCtx(t), bst, backend, "origin", "", nil)
+		if err != nil {
+			t.Fatalf("sync on B: %v", err)
+		}
+		return out
+	}
+	waitFor(t, func() bool { return syncB().Local >= 1 })
+
+	if err := os.Remove(link); err != nil { // A is cut off
+		t.Fatal(err)
+	}
+	var got string
+	waitFor(t, func() bool { // the cut is noticed once
+		got = text(mustOK(t, c, "get_vars", `{}`))
+		return strings.HasPrefix(got, "Notice:")
+	})
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`) // A's r2, not pushed
+	if _, err := b.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := syncB(); out.Pushed != 1 {
+		t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
+	}
+	if err := os.Symlink(bare, link); err != nil { // the link heals
+		t.Fatal(err)
+	}
+	var notice string
+	waitFor(t, func() bool {
+		got := text(mustOK(t, c, "get_vars", `{}`))
+		if strings.HasPrefix(got, "Notice:") {
+			notice = strings.SplitN(got, "\n", 2)[0]
+			return true
+		}
+		return false
+	})
+	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-", "resume_check"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	if strings.Count(notice, "Notice:") != 1 {
+		t.Errorf("the change is told more than once: %q", notice)
+	}
+}

@@ -1,0 +1,93 @@
+// Package mirror is what this clone knows of its remote without asking it: whether sharing is
+// on, against which remote, and what the last sync left (when, which workflow, the remote's
+// head). Each sync records it through the store; the hooks and cairn remote status read it.
+// Nothing here starts git or opens a connection, so the hooks may link it.
+package mirror
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// Doc is the store document that holds the Settings.
+const Doc = "remote"
+
+// Settings is this project's remote sync configuration and the mirror's state, kept in the
+// state directory (per machine: each clone opts in on its own).
+type Settings struct {
+	Enabled  bool      `json:"enabled"`
+	Remote   string    `json:"remote"`             // a git remote name, "origin" by default
+	Layout   string    `json:"layout"`             // the gitremote.Layout the host accepted
+	LastSync time.Time `json:"last_sync,omitzero"` // the end of the last successful sync
+	// Workflow and Mirrored are the workflow the last sync was about and the remote's head
+	// for it then: what the remote holds, as far as this clone knows.
+	Workflow string `json:"workflow_id,omitempty"`
+	Mirrored int64  `json:"remote_revision,omitempty"`
+}
+
+// Load reads the settings; absent means off.
+func Load(st *store.Store) (Settings, error) {
+	var s Settings
+	doc, err := st.Read(Doc)
+	if errors.Is(err, store.ErrNotFound) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(doc, &s); err != nil {
+		return s, fmt.Errorf("the remote settings (%s) are not readable: run cairn remote enable again: %w", Doc, err)
+	}
+	return s, nil
+}
+
+// Save writes the settings atomically.
+func Save(st *store.Store, s Settings) error {
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return st.Write(Doc, doc)
+}
+
+// Synced records a successful sync against remote, under the store's lock so that a remote
+// enable or disable meanwhile is kept: workflow is the one synced ("" when none) and head the
+// remote's revision of it afterwards.
+func Synced(st *store.Store, remote, workflow string, head int64, at time.Time) error {
+	_, err := st.Update(Doc, func(cur []byte) ([]byte, error) {
+		var s Settings
+		if cur != nil {
+			if err := json.Unmarshal(cur, &s); err != nil {
+				return nil, fmt.Errorf("the remote settings (%s) are not readable: run cairn remote enable again: %w", Doc, err)
+			}
+		}
+		if s.Remote != remote {
+			return nil, errors.New("the remote settings changed during the sync: its result was not recorded")
+		}
+		s.LastSync, s.Workflow, s.Mirrored = at.UTC(), workflow, head
+		return json.Marshal(s)
+	})
+	return err
+}
+
+// Shared is s's view of the active workflow id at local revision rev, for the report line
+// (report.SharedLine) at time now; nil when sharing is off. A workflow other than the one last
+// synced counts as wholly unpushed.
+func Shared(s Settings, id string, rev int64, now time.Time) *report.Shared {
+	if !s.Enabled {
+		return nil
+	}
+	out := &report.Shared{Remote: s.Remote, Never: s.LastSync.IsZero(), Unpushed: rev}
+	if !out.Never {
+		out.Age = now.Sub(s.LastSync)
+	}
+	if id != "" && id == s.Workflow {
+		out.Unpushed = max(rev-s.Mirrored, 0)
+	}
+	return out
+}

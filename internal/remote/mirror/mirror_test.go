@@ -1,0 +1,80 @@
+package mirror_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+func open(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestSynced: a sync's result is recorded without losing what enable wrote, and not at all when
+// the settings moved to another remote meanwhile.
+func TestSynced(t *testing.T) {
+	st := open(t)
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.FixedZone("x", 3600))
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin", Layout: "refs/cairn/wf/"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mirror.Synced(st, "origin", "wf-1", 3, at); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mirror.Load(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mirror.Settings{Enabled: true, Remote: "origin", Layout: "refs/cairn/wf/", LastSync: at.UTC(), Workflow: "wf-1", Mirrored: 3}
+	if got != want {
+		t.Errorf("after Synced: %+v, want %+v", got, want)
+	}
+	if err := mirror.Synced(st, "upstream", "wf-1", 9, at.Add(time.Hour)); err == nil || !strings.Contains(err.Error(), "not recorded") {
+		t.Errorf("a sync against a remote no longer configured was recorded (err %v)", err)
+	}
+	if again, _ := mirror.Load(st); again != want {
+		t.Errorf("a refused record changed the settings: %+v", again)
+	}
+}
+
+func TestShared(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	on := mirror.Settings{Enabled: true, Remote: "origin", LastSync: now.Add(-time.Minute), Workflow: "wf-1", Mirrored: 3}
+	for _, tc := range []struct {
+		name     string
+		s        mirror.Settings
+		id       string
+		rev      int64
+		off      bool
+		unpushed int64
+	}{
+		{"off", mirror.Settings{Remote: "origin"}, "wf-1", 4, true, 0},
+		{"behind", on, "wf-1", 5, false, 2},
+		{"up to date", on, "wf-1", 3, false, 0},
+		{"pulled past the record", on, "wf-1", 2, false, 0},
+		{"another workflow", on, "wf-2", 4, false, 4},
+		{"no workflow", on, "", 0, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mirror.Shared(tc.s, tc.id, tc.rev, now)
+			if tc.off {
+				if got != nil {
+					t.Fatalf("sharing off, yet %+v", got)
+				}
+				return
+			}
+			if got == nil || got.Remote != "origin" || got.Age != time.Minute || got.Never || got.Unpushed != tc.unpushed {
+				t.Errorf("Shared = %+v, want origin, a minute ago, %d unpushed", got, tc.unpushed)
+			}
+		})
+	}
+}

@@ -1,0 +1,35 @@
+package report
+
+import (
+	"fmt"
+	"time"
+)
+
+// Shared is what this clone knows of its remote without asking it (package mirror).
+type Shared struct {
+	Remote   string
+	Never    bool          // never synced
+	Age      time.Duration // since the last sync
+	Unpushed int64         // local revisions the remote lacked at the last sync
+}
+
+// SharedLine is the report's one line on sharing, e.g. "shared via origin: synced 4m ago,
+// 2 changes not pushed". The SessionStart report and cairn remote status both say it.
+func SharedLine(s Shared) string {
+	out := "shared via " + line(s.Remote, capName) + ": "
+	switch a := age(s.Age); {
+	case s.Never:
+		out += "never synced"
+	case a == "":
+		out += "synced just now"
+	default:
+		out += "synced " + a
+	}
+	switch {
+	case s.Unpushed == 1:
+		out += ", 1 change not pushed"
+	case s.Unpushed > 1:
+		out += fmt.Sprintf(", %d changes not pushed", s.Unpushed)
+	}
+	return out
+}
