@@ -64,6 +64,20 @@ func (a *app) remoteStore(args []string, min, max int) ([]string, *store.Store, 
 	return pos, st, e.ProjectRoot(), nil
 }
 
+// remoteSettings is remoteStore with the clone's sync settings read; the caller closes st.
+func (a *app) remoteSettings(args []string, min, max int) ([]string, *store.Store, string, remotesync.Settings, error) {
+	pos, st, root, err := a.remoteStore(args, min, max)
+	if err != nil {
+		return nil, nil, "", remotesync.Settings{}, err
+	}
+	s, err := remotesync.LoadSettings(st)
+	if err != nil {
+		st.Close()
+		return nil, nil, "", remotesync.Settings{}, err
+	}
+	return pos, st, root, s, nil
+}
+
 func runRemoteEnable(a *app, args []string) error {
 	pos, st, root, err := a.remoteStore(args, 0, 1)
 	if err != nil {
@@ -106,15 +120,11 @@ func runRemoteEnable(a *app, args []string) error {
 }
 
 func runRemoteDisable(a *app, args []string) error {
-	_, st, _, err := a.remoteStore(args, 0, 0)
+	_, st, _, s, err := a.remoteSettings(args, 0, 0)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	s, err := remotesync.LoadSettings(st)
-	if err != nil {
-		return err
-	}
 	s.Enabled = false
 	if err := remotesync.SaveSettings(st, s); err != nil {
 		return err
@@ -136,15 +146,11 @@ type remoteStatus struct {
 }
 
 func runRemoteStatus(a *app, args []string) error {
-	_, st, root, err := a.remoteStore(args, 0, 0)
+	_, st, root, s, err := a.remoteSettings(args, 0, 0)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	s, err := remotesync.LoadSettings(st)
-	if err != nil {
-		return err
-	}
 	out := remoteStatus{Settings: s}
 	if s.Enabled {
 		w, err := st.ReadWorkflow()
@@ -184,15 +190,11 @@ func runRemoteStatus(a *app, args []string) error {
 }
 
 func runSync(a *app, args []string) error {
-	pos, st, root, err := a.remoteStore(args, 0, 1)
+	pos, st, root, s, err := a.remoteSettings(args, 0, 1)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	s, err := remotesync.LoadSettings(st)
-	if err != nil {
-		return err
-	}
 	if !s.Enabled {
 		return errors.New("remote sync is off for this clone: cairn remote enable [REMOTE] turns it on")
 	}
