@@ -131,7 +131,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		field("Owner", strings.Join(parts, ", "))
 	}
-	names := slices.Sorted(maps.Keys(r.Phases))
+	names := visitOrder(r)
 	list(w, "Phases", len(names), func(i int) string {
 		p := r.Phases[names[i]]
 		s := names[i]
@@ -233,4 +233,39 @@ func runHistory(a *app, args []string) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
 	}
 	return tw.Flush()
+}
+
+// visitOrder lists r's phases in the order the work went through them: completed ones by when
+// they were completed, then the others (the current phase) by their first move in the
+// history, then by name.
+func visitOrder(r *workflow.Record) []string {
+	first := map[string]int{}
+	for i, h := range r.History {
+		for _, p := range []string{h.From, h.To} {
+			if _, ok := first[p]; !ok {
+				first[p] = i
+			}
+		}
+	}
+	rank := func(p string) int {
+		if i, ok := first[p]; ok {
+			return i
+		}
+		return len(r.History)
+	}
+	return slices.SortedFunc(maps.Keys(r.Phases), func(a, b string) int {
+		pa, pb := r.Phases[a], r.Phases[b]
+		switch {
+		case pa.Completed != pb.Completed:
+			if pa.Completed {
+				return -1
+			}
+			return 1
+		case pa.Completed && !pa.CompletedAt.Equal(pb.CompletedAt):
+			return pa.CompletedAt.Compare(pb.CompletedAt)
+		case rank(a) != rank(b):
+			return rank(a) - rank(b)
+		}
+		return strings.Compare(a, b)
+	})
 }
