@@ -100,8 +100,11 @@ func TestInstallFromFreshClone(t *testing.T) {
 		building := strings.HasPrefix(msg, "Cairn: the binaries for version "+manifest.Version+" could not be installed (downloading ") &&
 			strings.Contains(msg, "building them with Go in the background")
 		waited := msg == "Cairn: the binaries for version "+manifest.Version+" are being installed by another start (first use only): its tools work once that is done, and the next session starts with the resume report."
-		if !building && !waited || strings.Contains(msg, "\n") {
-			t.Errorf("the first SessionStart told the user %q, want one line saying the binaries are being built or installed", msg)
+		// With a warm Go cache the MCP server's build can finish before the hook starts: then
+		// the hook simply runs the new binaries, and there is nothing to tell the user.
+		ran := msg == "" && strings.HasPrefix(starts[0].Stderr, "cairn-session-start: source=startup")
+		if !building && !waited && !ran || strings.Contains(msg, "\n") {
+			t.Errorf("the first SessionStart told the user %q, want one line saying the binaries are being built or installed (or the hook itself, already built)", msg)
 		}
 		if first := r.FirstMain(t); first.Contains("<cairn-state") {
 			t.Errorf("the first session's first request carries a resume report, with nothing on record")
