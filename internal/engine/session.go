@@ -125,8 +125,6 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	return out, nil
 }
 
-// Cache nothing: an unchanged file reads as nil and Update writes nothing.
-
 func fingerprint(id string, vs []workflow.Violation) string {
 	parts := make([]string, 0, len(vs))
 	for _, v := range vs {
