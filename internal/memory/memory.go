@@ -456,6 +456,13 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 	return unavailable(name+" kept changing while Cairn tried to update it; it was left as the last writer made it", nil)
 }
 
+// How long replace watches a displaced file that is empty for an in-place write to land:
+// at most emptyChecks x emptyWait, and only when the file it displaced was empty.
+const (
+	emptyChecks = 20
+	emptyWait   = time.Millisecond
+)
+
 // errChanged says the file changed between the read and the swap; nothing was written.
 var errChanged = errors.New("changed since it was read")
 
@@ -495,6 +502,16 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool,
 			again, err := readDisplaced(tmp)
 			if err == nil && !again.same(displaced) {
 				displaced = again
+			}
+			// An empty file is what an in-place writer leaves between its truncate and its
+			// write; our edit may have been built on that gap. Only then (Cairn's own files
+			// are never empty), give the write a bounded moment to land, so it is not lost
+			// in the file we displaced.
+			for i := 0; i < emptyChecks && displaced.exists && len(displaced.data) == 0; i++ {
+				time.Sleep(emptyWait)
+				if again, err := readDisplaced(tmp); err == nil && !again.same(displaced) {
+					displaced = again
+				}
 			}
 			return displaced, true, nil
 		}
