@@ -73,6 +73,7 @@ func runDoctor(a *app, args []string) error {
 	} else {
 		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()
 		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin})...)
+		rep.Checks = append(rep.Checks, a.remoteChecks(e)...)
 	}
 	failed := 0
 	for _, c := range rep.Checks {

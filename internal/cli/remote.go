@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -208,6 +210,18 @@ func runSync(a *app, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
+	// Claims first: a task another machine holds goes back here before this clone pushes.
+	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: a.eng.StateDir(), Root: root, Getenv: a.getenv},
+		func(task, note string) error {
+			_, err := a.eng.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
+			return err
+		})
+	for _, n := range notes {
+		fmt.Fprintln(a.stdout, clean(n))
+	}
+	if err != nil {
+		return fmt.Errorf("the task claims could not be synced, so nothing was pushed: %w", err)
+	}
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, id, remotesync.EngineReplayer(a.eng))
 	if errors.Is(err, remotesync.ErrChoose) {
 		ids := slices.Sorted(maps.Keys(out.Available))
@@ -253,3 +267,44 @@ func runSync(a *app, args []string) error {
 	}
 	return nil
 }
+
+// remoteChecks is doctor's check that the host accepts Cairn's refs, when sharing is on: it
+// pushes and deletes a probe ref as remote enable does, and says in one line whether refs/cairn/*
+// work, the branch fallback is in use, or the host refuses both.
+func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
+	st, err := store.Open(e.StateDir(), store.WithNoCreate()) // doctor creates no state
+	if err != nil {
+		return nil // the state checks already say why
+	}
+	defer st.Close()
+	s, err := remotesync.LoadSettings(st)
+	if err != nil {
+		return []engine.Check{{Name: "remote refs", Detail: err.Error(), Fix: "run cairn remote enable again"}}
+	}
+	if !s.Enabled {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(a.ctx, doctorProbeTimeout)
+	defer cancel()
+	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})
+	c := engine.Check{Name: "remote refs"}
+	switch {
+	case errors.Is(err, gitremote.ErrRefused):
+		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared"
+		c.Fix = "ask the host's admin to allow pushes to refs/cairn/* (or to cairn-state/* and cairn-claims/* branches), or run cairn remote disable"
+	case err != nil:
+		c.Detail = s.Remote + " could not be reached to probe it (cairn keeps working offline)"
+		c.Fix = "check that git fetch " + s.Remote + " works from this clone, then run cairn doctor again"
+	case got != gitremote.Layout(s.Layout):
+		c.Detail = fmt.Sprintf("%s now takes %s<id>, but this clone is set up for %s<id>", s.Remote, got, s.Layout)
+		c.Fix = "run cairn remote enable " + s.Remote + " again"
+	case got == gitremote.Branches:
+		c.OK, c.Detail = true, s.Remote+" refuses custom refs; fallback in use: one branch per workflow under cairn-state/ (they show in the host's branch list and may start CI)"
+	default:
+		c.OK, c.Detail = true, s.Remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
+	}
+	return []engine.Check{c}
+}
+
+// doctorProbeTimeout bounds doctor's probe of the remote.
+const doctorProbeTimeout = 30 * time.Second

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -136,5 +137,7 @@ func runTask(a *app, args []string) error {
 		return err
 	}
 	req.ID, req.Status = pos[0], pos[1]
-	return a.told(e.UpdateTask(req))
+	// With sharing on, running claims the task on the remote first (claimsync).
+	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
+	return a.told(claimsync.Task(a.ctx, o, req.ID, req.Status, func() (*engine.Result, error) { return e.UpdateTask(req) }))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -111,6 +112,10 @@ func (y *syncer) run() {
 	}
 	ctx, cancel := context.WithTimeout(y.ctx, syncRunTimeout)
 	defer cancel()
+	if err := y.claims(ctx); err != nil {
+		y.fail(s.Remote, err)
+		return
+	}
 	g := &turnGuard{s: y.s, Backend: b}
 	out, err := remotesync.Sync(ctx, st, g, s.Remote, "", g.replay)
 	g.drop()
@@ -131,6 +136,28 @@ func (y *syncer) run() {
 	if out.Pulled > 0 || out.Conflict != nil {
 		y.s.syncBrought(y.ctx, s.Remote, out)
 	}
+}
+
+// claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set
+// running offline that another machine holds goes back to pending, under the server's turn,
+// and the next tool result says who holds it.
+func (y *syncer) claims(ctx context.Context) error {
+	revert := func(task, note string) error {
+		if err := y.s.acquire(ctx); err != nil {
+			return err
+		}
+		defer y.s.release()
+		if y.s.eng == nil || y.s.closed {
+			return errors.New("cairn-mcp is shutting down")
+		}
+		_, err := y.s.eng.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
+		return err
+	}
+	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: y.stateDir, Root: y.root, Getenv: y.s.opt.Getenv}, revert)
+	for _, n := range notes {
+		y.s.addSyncNotice(y.ctx, nil, "Notice: "+sentence(n))
+	}
+	return err
 }
 
 // turnGuard makes a sync's local writes take turns with tool calls, without holding tool calls

@@ -22,6 +22,8 @@ type call struct {
 	srv  *server.MCPServer
 	eng  Engine
 	args args
+	// getenv is the server's environment (Options.Getenv).
+	getenv func(string) string
 }
 
 func (c *call) str(name string) string          { s, _ := c.args[name].(string); return s }

@@ -312,7 +312,7 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		}
 		// In-flight calls finish even when the client goes away or the server is told to stop:
 		// the engine's own lock timeout bounds them.
-		o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a})
+		o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv})
 		if err != nil {
 			return errorResult(err, notice), nil
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -327,9 +328,15 @@ func runComplete(c *call) (*outcome, error) {
 }
 
 func runTask(c *call) (*outcome, error) {
-	return resultOf(c.eng.UpdateTask(engine.TaskRequest{
-		ID: c.str("id"), Status: c.str("status"), Output: c.str("output"), Note: c.str("note"),
-	}))
+	req := engine.TaskRequest{ID: c.str("id"), Status: c.str("status"), Output: c.str("output"), Note: c.str("note")}
+	update := func() (*engine.Result, error) { return c.eng.UpdateTask(req) }
+	r, ok := c.eng.(interface{ ProjectRoot() string })
+	if !ok {
+		return resultOf(update())
+	}
+	// With sharing on, running claims the task on the remote first (claimsync).
+	o := claimsync.Options{StateDir: c.eng.StateDir(), Root: r.ProjectRoot(), Getenv: c.getenv}
+	return resultOf(claimsync.Task(c.ctx, o, req.ID, req.Status, update))
 }
 
 func runEnforcement(c *call) (*outcome, error) {

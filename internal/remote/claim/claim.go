@@ -25,18 +25,31 @@ import (
 
 // entry is one record on a claims line.
 type entry struct {
-	Op    string `json:"op"` // "claim" or "renew"
+	Op    string `json:"op"` // "claim", "renew" or "release"
 	Task  string `json:"task"`
 	Owner string `json:"owner"`
 	// Prev is the claim this one replaces: 0 for a task nobody held, else the revision of
-	// the stale claim being taken over. For "renew" it is the claim being renewed.
+	// the stale claim being taken over. For "renew" and "release" it is the claim itself.
 	Prev int64 `json:"prev"`
+	// At is the writer's clock when it claimed: shown to people ("claimed 5m ago"), never
+	// used to decide anything, since clocks differ between machines.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Holder is a task's current claim.
 type Holder struct {
-	Owner string
-	Rev   int64 // the claim's revision: the fencing token
+	Owner string    `json:"owner"`
+	Rev   int64     `json:"rev"`         // the claim's revision: the fencing token
+	At    time.Time `json:"at,omitzero"` // the claimer's clock when it claimed; for display only
+}
+
+// State is what a Claimer knows of its line, for a process that claims and exits (a command)
+// to keep between runs, so that the lease counts from when this machine first saw a claim
+// rather than from each start.
+type State struct {
+	Head    int64                `json:"head"`
+	Holders map[string]Holder    `json:"holders,omitempty"`
+	Seen    map[string]time.Time `json:"seen,omitempty"`
 }
 
 // HeldError reports a task another owner holds under a lease that has not run out.
@@ -80,20 +93,62 @@ func New(b remote.Backend, line, owner string, lease time.Duration, now func() t
 		holders: map[string]Holder{}, seen: map[string]time.Time{}}
 }
 
+// Restore makes a new Claimer start from a State saved by an earlier one on the same line.
+func (c *Claimer) Restore(s State) {
+	c.head = s.Head
+	for k, v := range s.Holders {
+		c.holders[k] = v
+	}
+	for k, v := range s.Seen {
+		c.seen[k] = v
+	}
+}
+
+// State returns what the Claimer knows, for Restore.
+func (c *Claimer) State() State {
+	s := State{Head: c.head, Holders: c.Holders(), Seen: make(map[string]time.Time, len(c.seen))}
+	for k, v := range c.seen {
+		s.Seen[k] = v
+	}
+	return s
+}
+
 // Claim makes owner the task's holder and returns the fencing token. It returns it at once if
 // owner already holds the task, a *HeldError if another owner holds it under a live lease, and
 // takes a stale claim over otherwise. An error of unknown outcome (a dropped connection) is
 // retried after re-reading the line, so a claim that landed is found rather than made twice.
 func (c *Claimer) Claim(ctx context.Context, task string) (int64, error) {
+	return c.claim(ctx, task, false)
+}
+
+// TryClaim is Claim for a caller that can go on without the remote (a tool that works
+// offline): when the line cannot be read before anything was appended, it returns that error
+// at once instead of retrying until ctx ends. Once an append's outcome is unknown it retries
+// as Claim does, so a claim that landed is still found rather than made twice.
+func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
+	return c.claim(ctx, task, true)
+}
+
+// Stale reports how long this machine has watched the task's current claim (or its last
+// renewal) on the line, by its own clock; zero when nobody holds the task.
+func (c *Claimer) Stale(task string) time.Duration {
+	if _, ok := c.holders[task]; !ok {
+		return 0
+	}
+	return c.now().Sub(c.seen[task])
+}
+
+func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64, error) {
+	unknown := false // an append of ours may have landed
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || (failFast && !unknown) {
 				return 0, err
 			}
 			pause(ctx, attempt)
 			continue
 		}
-		e := entry{Op: "claim", Task: task, Owner: c.owner}
+		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC()}
 		if h, ok := c.holders[task]; ok {
 			if h.Owner == c.owner {
 				return h.Rev, nil
@@ -107,9 +162,32 @@ func (c *Claimer) Claim(ctx context.Context, task string) (int64, error) {
 			if ctx.Err() != nil {
 				return 0, err
 			}
+			unknown = true
 			pause(ctx, attempt)
 		}
 		// Landed, lost the race or unknown: the line says which.
+	}
+}
+
+// Release gives up the claim fence, so another machine may claim the task at once rather
+// than after the lease. It returns ErrFenced when fence is no longer the task's claim (it was
+// taken over: the work done under it is not the task's) and nil when it was released.
+func (c *Claimer) Release(ctx context.Context, task string, fence int64) error {
+	for attempt := 0; ; attempt++ {
+		if err := c.Refresh(ctx); err != nil {
+			return err
+		}
+		if err := c.Valid(task, fence); err != nil {
+			return err
+		}
+		err := c.append(ctx, entry{Op: "release", Task: task, Owner: c.owner, Prev: fence})
+		if err != nil && !errors.Is(err, remote.ErrConflict) {
+			return err
+		}
+		if err == nil {
+			return c.Refresh(ctx)
+		}
+		pause(ctx, attempt)
 	}
 }
 
@@ -169,12 +247,16 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 		if c.apply(e, r.Rev) {
 			c.seen[e.Task] = now
 		}
+		if _, held := c.holders[e.Task]; !held {
+			delete(c.seen, e.Task)
+		}
 	}
 	return nil
 }
 
 // apply folds one entry into the holders, the same on every machine: a claim counts only if
-// it names the task's current claim as Prev (0 for none), a renewal only if it names it.
+// it names the task's current claim as Prev (0 for none), a renewal or a release only if it
+// names it and comes from its owner.
 func (c *Claimer) apply(e entry, rev int64) bool {
 	cur := c.holders[e.Task]
 	if e.Prev != cur.Rev {
@@ -182,10 +264,15 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 	}
 	switch e.Op {
 	case "claim":
-		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev}
+		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev, At: e.At}
 		return true
 	case "renew":
 		return cur.Owner == e.Owner
+	case "release":
+		if cur.Owner == e.Owner && cur.Rev != 0 {
+			delete(c.holders, e.Task)
+			return true
+		}
 	}
 	return false
 }

@@ -131,7 +131,7 @@ func TestForeignRecordsIgnored(t *testing.T) {
 	if err := fresh.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := fresh.Holders(); len(got) != 1 || got["t1"] != (claim.Holder{Owner: "A", Rev: fa}) {
+	if got := fresh.Holders(); len(got) != 1 || got["t1"].Owner != "A" || got["t1"].Rev != fa {
 		t.Fatalf("holders after junk = %v, want t1 held by A at r%d", got, fa)
 	}
 }

@@ -46,7 +46,21 @@ const (
 	// Branches keeps each workflow on the branch cairn-state/<id>, for hosts that refuse
 	// refs outside refs/heads and refs/tags. Branches show in the host's UI and may start CI.
 	Branches Layout = "refs/heads/cairn-state/"
+
+	// ClaimRefs and ClaimBranches hold each workflow's task claims (package claim) on a line
+	// of their own beside the workflow's, so that claiming a task never races the
+	// workflow's own writes: refs/cairn/claims/<id>, or the branch cairn-claims/<id>.
+	ClaimRefs     Layout = "refs/cairn/claims/"
+	ClaimBranches Layout = "refs/heads/cairn-claims/"
 )
+
+// Claims is the layout of the claims lines that go with l's workflow lines.
+func (l Layout) Claims() Layout {
+	if l == Branches {
+		return ClaimBranches
+	}
+	return ClaimRefs
+}
 
 // Config says which repository and remote a Backend uses.
 type Config struct {
@@ -87,7 +101,7 @@ func New(cfg Config) (*Backend, error) {
 	switch cfg.Layout {
 	case "":
 		cfg.Layout = Refs
-	case Refs, Branches:
+	case Refs, Branches, ClaimRefs, ClaimBranches:
 	default:
 		return nil, errors.New("gitremote: unknown layout: use gitremote.Refs or gitremote.Branches")
 	}
@@ -99,8 +113,13 @@ func New(cfg Config) (*Backend, error) {
 	}
 	if cfg.Mirror == "" {
 		cfg.Mirror = mirrorName(cfg.Remote)
-		if cfg.Layout == Branches {
-			cfg.Mirror += "-branches" // the two layouts' lines are different lines
+		switch cfg.Layout { // each layout's lines are different lines
+		case Branches:
+			cfg.Mirror += "-branches"
+		case ClaimRefs:
+			cfg.Mirror += "-claims"
+		case ClaimBranches:
+			cfg.Mirror += "-claims-branches"
 		}
 	}
 	if !simpleName.MatchString(cfg.Mirror) {

@@ -1,0 +1,445 @@
+// Package claimsync is this clone's side of task claims while it shares its workflow through a
+// remote (cairn remote enable): who this machine is to the others, what it last read of the
+// workflow's claims line, the claims it made while the remote was out of reach, and the rules
+// the task tools (update_task, cairn task) follow.
+//
+// The claims of workflow <id> are a line of their own beside the workflow's
+// (refs/cairn/claims/<id>, or the branch cairn-claims/<id> on hosts that take only branches),
+// written with package claim's conditional append: setting a task running claims it, so of two
+// machines exactly one holds it, and the claim's revision is the fencing token. Moving a task
+// this machine holds out of running releases the claim; a machine whose claim was taken over
+// cannot mark the task done or failed.
+//
+// The owner is this clone's identity, made once and kept in the state directory: the user,
+// the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
+// and a renamed host keeps its claims. A new state directory is a new owner.
+//
+// The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
+// taken over, and counts on this machine's clock from when this clone first saw the claim or
+// its last renewal (kept here between commands), never from another machine's clock. The
+// holder renews at its syncs once a quarter of the lease has passed.
+//
+// Every tool works offline: when the remote cannot be reached, the task is set running here
+// and the result says the claim is not confirmed; the next sync claims it, or finds another
+// machine holds it, reports who and since when, and sets the task back to pending here through
+// the state machine, before the workflow itself is synced.
+package claimsync
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/claim"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// Doc is the store document that holds this clone's identity and claims state.
+const Doc = "claims"
+
+const (
+	// EnvLease sets the lease (a Go duration): how long a claim nobody renews holds.
+	EnvLease = "CAIRN_CLAIM_LEASE"
+	// EnvClockSkew shifts the clock claims are timed by (a Go duration, "-1h"); for tests that
+	// show machines with clocks apart decide the same.
+	EnvClockSkew = "CAIRN_CLAIM_CLOCK_SKEW"
+
+	DefaultLease = time.Hour
+	// callTimeout bounds the network part of one task tool call; past it the call goes on
+	// offline.
+	callTimeout = 20 * time.Second
+)
+
+// Options says where a clone's state is.
+type Options struct {
+	StateDir string
+	Root     string // the project root, a git work tree
+	Getenv   func(string) string
+	// Backend replaces the git remote's claims line; for tests.
+	Backend remote.Backend
+}
+
+// state is the Doc.
+type state struct {
+	Owner    string      `json:"owner"`
+	Workflow string      `json:"workflow_id,omitempty"` // the workflow Line is about
+	Line     claim.State `json:"line"`
+	// Pending holds the tasks set running here while the remote was out of reach, with when
+	// (this clone's clock): the next sync confirms or undoes each.
+	Pending map[string]time.Time `json:"pending,omitempty"`
+}
+
+// clone is one call's view: the store, the settings and a Claimer restored from the Doc.
+type clone struct {
+	st      *store.Store
+	remote  string
+	owner   string
+	wf      *workflow.Record
+	lease   time.Duration
+	now     func() time.Time
+	cl      *claim.Claimer
+	pending map[string]time.Time
+}
+
+// open returns nil (and no error) when sharing is off or no workflow is active; the caller
+// closes st.
+func open(o Options) (*clone, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	st, err := store.Open(o.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := load(st, o, getenv)
+	if c == nil {
+		st.Close()
+	}
+	return c, err
+}
+
+func load(st *store.Store, o Options, getenv func(string) string) (*clone, error) {
+	s, err := mirror.Load(st)
+	if err != nil || !s.Enabled {
+		return nil, err
+	}
+	w, err := st.ReadWorkflow()
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec, err := store.ParseRecord(w.Data)
+	if err != nil {
+		return nil, err
+	}
+	lease := DefaultLease
+	if d, err := time.ParseDuration(getenv(EnvLease)); err == nil && d > 0 {
+		lease = d
+	}
+	skew, _ := time.ParseDuration(getenv(EnvClockSkew))
+	now := func() time.Time { return time.Now().Add(skew) }
+	b := o.Backend
+	if b == nil {
+		b, err = gitremote.New(gitremote.Config{Dir: o.Root, Remote: s.Remote,
+			Layout: gitremote.Layout(s.Layout).Claims(), Timeout: callTimeout})
+		if err != nil {
+			return nil, err
+		}
+	}
+	cur, err := readState(st)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Owner == "" {
+		if cur, err = makeOwner(st); err != nil {
+			return nil, err
+		}
+	}
+	c := &clone{st: st, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
+		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}}
+	if cur.Workflow == w.ID {
+		c.cl.Restore(cur.Line)
+		for k, v := range cur.Pending {
+			c.pending[k] = v
+		}
+	}
+	return c, nil
+}
+
+func readState(st *store.Store) (state, error) {
+	var s state
+	doc, err := st.Read(Doc)
+	if errors.Is(err, store.ErrNotFound) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(doc, &s); err != nil {
+		return s, fmt.Errorf("the claims state (%s) is not readable: %w", Doc, err)
+	}
+	return s, nil
+}
+
+// makeOwner gives this clone its identity, once: a concurrent first call keeps the first.
+func makeOwner(st *store.Store) (state, error) {
+	var s state
+	_, err := st.Update(Doc, func(cur []byte) ([]byte, error) {
+		if cur != nil && json.Unmarshal(cur, &s) == nil && s.Owner != "" {
+			return nil, nil
+		}
+		s = state{Owner: ownerName()}
+		return json.Marshal(s)
+	})
+	return s, err
+}
+
+// ownerName is user@host#tag: the user and host for people, the random tag so that two clones
+// on one host differ.
+func ownerName() string {
+	who := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		who = u.Username
+	}
+	host, _ := os.Hostname()
+	tag := make([]byte, 3)
+	rand.Read(tag)
+	clean := func(s, or string) string {
+		s = strings.Map(func(r rune) rune {
+			if r == '#' || r == '@' || r <= ' ' {
+				return -1
+			}
+			return r
+		}, textsafe.Line(s, 32))
+		if s == "" {
+			return or
+		}
+		return s
+	}
+	return fmt.Sprintf("%s@%s#%x", clean(who, "someone"), clean(host, "host"), tag)
+}
+
+// save keeps what this call learnt: the line if it read further than the Doc holds, and the
+// pending claims as this call left them for the tasks it touched.
+func (c *clone) save(touched string) error {
+	line := c.cl.State()
+	id := c.wf.WorkflowID
+	_, err := c.st.Update(Doc, func(cur []byte) ([]byte, error) {
+		var s state
+		if cur != nil {
+			_ = json.Unmarshal(cur, &s) // unreadable: rebuilt from the line
+		}
+		s.Owner = c.owner
+		if s.Workflow != id {
+			s = state{Owner: c.owner, Workflow: id}
+		}
+		if line.Head >= s.Line.Head {
+			s.Line = line
+		}
+		if at, ok := c.pending[touched]; ok {
+			if s.Pending == nil {
+				s.Pending = map[string]time.Time{}
+			}
+			s.Pending[touched] = at
+		} else {
+			delete(s.Pending, touched)
+		}
+		return json.Marshal(s)
+	})
+	return err
+}
+
+func (c *clone) status(task string) workflow.TaskStatus {
+	for _, t := range c.wf.Tasks {
+		if t.ID == task {
+			return t.Status
+		}
+	}
+	return ""
+}
+
+// Task applies update, a change of task to status in the active workflow, under the claims
+// rules when this clone shares its workflow; with sharing off it only calls update.
+func Task(ctx context.Context, o Options, task, status string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	c, err := open(o)
+	if err != nil {
+		res, uerr := update()
+		if uerr == nil && res != nil && workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning {
+			res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
+		}
+		return res, uerr
+	}
+	if c == nil {
+		return update()
+	}
+	defer c.st.Close()
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	task = strings.TrimSpace(task)
+	if workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning {
+		return c.running(ctx, task, update)
+	}
+	return c.leaving(ctx, task, update)
+}
+
+// running claims task, then sets it running here.
+func (c *clone) running(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	_, heldBefore := c.mine(task)
+	fence, err := c.cl.TryClaim(ctx, task)
+	var he *claim.HeldError
+	if errors.As(err, &he) {
+		c.save("")
+		return nil, c.heldError(task, he.Holder, he.Left)
+	}
+	if err != nil { // out of reach: the local update goes ahead, unconfirmed
+		res, uerr := update()
+		if uerr != nil || res == nil {
+			return res, uerr
+		}
+		c.pending[task] = c.now().UTC()
+		if serr := c.save(task); serr != nil {
+			res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
+			return res, nil
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (it could not be reached): the next sync claims it or says which machine holds it",
+			textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))
+		return res, nil
+	}
+	res, uerr := update()
+	delete(c.pending, task)
+	if uerr != nil && !heldBefore {
+		_ = c.cl.Release(ctx, task, fence) // not running here: let others have it at once
+	}
+	c.save(task)
+	return res, uerr
+}
+
+// leaving moves task out of running (or adds it in another status). Only a task this clone
+// holds or claimed offline asks the remote: one taken over meanwhile is refused; one held is
+// released after the local update.
+func (c *clone) leaving(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	_, held := c.mine(task)
+	_, pend := c.pending[task]
+	if !held && !pend {
+		return update()
+	}
+	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
+		res, uerr := update()
+		if uerr == nil && held {
+			delete(c.pending, task)
+			c.save(task)
+		}
+		return res, uerr
+	}
+	cur, taken := c.cl.Holders()[task]
+	if taken && cur.Owner != c.owner {
+		c.save("")
+		return nil, c.takenError(task, cur)
+	}
+	res, uerr := update()
+	if uerr != nil {
+		c.save("")
+		return res, uerr
+	}
+	delete(c.pending, task)
+	if taken {
+		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("task %s's claim stays on the remote until its lease ends (it could not be released)", textsafe.Line(task, 64)))
+		}
+	}
+	c.save(task)
+	return res, nil
+}
+
+func (c *clone) holdsAny() bool {
+	for _, h := range c.cl.Holders() {
+		if h.Owner == c.owner {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *clone) mine(task string) (claim.Holder, bool) {
+	h, ok := c.cl.Holders()[task]
+	return h, ok && h.Owner == c.owner
+}
+
+// who is a holder for people: the owner and how long ago it claimed, by the claimer's clock
+// (so off by as much as the two clocks are).
+func (c *clone) who(h claim.Holder) string {
+	s := textsafe.Line(h.Owner, 80)
+	if !h.At.IsZero() {
+		s += " (claimed " + workflow.Age(c.now().Sub(h.At)) + " ago)"
+	}
+	return s
+}
+
+func (c *clone) heldError(task string, h claim.Holder, left time.Duration) error {
+	return fmt.Errorf("task %s is held by %s on another machine, free to take over in %s if not renewed: nothing was changed; pick another task",
+		textsafe.Line(task, 64), c.who(h), workflow.Age(left))
+}
+
+func (c *clone) takenError(task string, h claim.Holder) error {
+	return fmt.Errorf("task %s is held by %s on another machine; this machine's claim lapsed or was never confirmed: nothing was changed; keep your work in a checkpoint and pick another task",
+		textsafe.Line(task, 64), c.who(h))
+}
+
+// Sync confirms the claims this clone made offline on the active workflow and renews (or
+// releases) the ones it holds; run it before the workflow's own sync, so that a task whose
+// claim another machine holds is set back here before this machine's revisions are pushed.
+// revert sets a task back to pending through the state machine with a note. It returns one
+// line per claim that was not confirmed, for people.
+func Sync(ctx context.Context, o Options, revert func(task, note string) error) ([]string, error) {
+	c, err := open(o)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	defer c.st.Close()
+	if len(c.pending) == 0 && !c.holdsAny() {
+		return nil, nil // nothing of this clone's on the line: no network
+	}
+	var notes []string
+	for task := range c.pending {
+		if c.status(task) != workflow.TaskRunning {
+			delete(c.pending, task)
+			c.save(task)
+			continue
+		}
+		_, err := c.cl.TryClaim(ctx, task)
+		var he *claim.HeldError
+		if errors.As(err, &he) {
+			delete(c.pending, task)
+			c.save(task)
+			note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
+			what := "it went back to pending here"
+			if rerr := revert(task, note); rerr != nil {
+				what = "it is still running here (set it pending or pick another task)"
+			}
+			notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
+				textsafe.Line(task, 64), c.who(he.Holder), what))
+			continue
+		}
+		if err != nil {
+			c.save("")
+			return notes, err
+		}
+		delete(c.pending, task)
+		c.save(task)
+	}
+	if err := c.cl.Refresh(ctx); err != nil {
+		return notes, err
+	}
+	for task, h := range c.cl.Holders() {
+		if h.Owner != c.owner {
+			continue
+		}
+		var err error
+		switch {
+		case c.status(task) != workflow.TaskRunning:
+			err = c.cl.Release(ctx, task, h.Rev)
+		case c.cl.Stale(task) > c.lease/4:
+			err = c.cl.Renew(ctx, task, h.Rev)
+		}
+		if err != nil && !errors.Is(err, claim.ErrFenced) {
+			c.save("")
+			return notes, err
+		}
+	}
+	return notes, c.save("")
+}
