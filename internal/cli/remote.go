@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"os/exec"
@@ -25,11 +26,14 @@ import (
 // in name order), so the sync work stays in its own file.
 func init() {
 	for _, c := range []*command{
-		{name: "remote enable", usage: "remote enable [REMOTE] [--json]", run: runRemoteEnable,
+		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", run: runRemoteEnable,
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
 when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
-with its credentials. Nothing else is pushed until cairn sync runs. Per clone.`},
+with its credentials. Nothing else is pushed until cairn sync runs. Per clone. A remote
+anyone can read (git ls-remote works without credentials: an http(s) or git:// address, or
+an SSH address on github.com, gitlab.com, bitbucket.org or codeberg.org tried over https)
+is refused unless --yes says sharing there is fine.`},
 		{name: "remote status", usage: "remote status [--json]", run: runRemoteStatus,
 			summary: "Say whether sync is on and what is unpushed, without touching the network."},
 		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable,
@@ -49,13 +53,16 @@ state is unchanged then.`},
 	nouns["remote"] = true
 }
 
+// publicCheckTimeout bounds remote enable's anonymous read of the remote.
+const publicCheckTimeout = 15 * time.Second
+
 // syncTimeout bounds one cairn sync end to end.
 const syncTimeout = 2 * time.Minute
 
 // remoteStore parses args as open does, then opens the store under the engine's state
 // directory, for the sync settings and the journal the sync reads, and the project root.
-func (a *app) remoteStore(args []string, min, max int) ([]string, *store.Store, string, error) {
-	pos, e, err := a.open(a.flags(), args, min, max)
+func (a *app) remoteStore(fs *flag.FlagSet, args []string, min, max int) ([]string, *store.Store, string, error) {
+	pos, e, err := a.open(fs, args, min, max)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -68,7 +75,7 @@ func (a *app) remoteStore(args []string, min, max int) ([]string, *store.Store, 
 
 // remoteSettings is remoteStore with the clone's sync settings read; the caller closes st.
 func (a *app) remoteSettings(args []string, min, max int) ([]string, *store.Store, string, remotesync.Settings, error) {
-	pos, st, root, err := a.remoteStore(args, min, max)
+	pos, st, root, err := a.remoteStore(a.flags(), args, min, max)
 	if err != nil {
 		return nil, nil, "", remotesync.Settings{}, err
 	}
@@ -81,7 +88,9 @@ func (a *app) remoteSettings(args []string, min, max int) ([]string, *store.Stor
 }
 
 func runRemoteEnable(a *app, args []string) error {
-	pos, st, root, err := a.remoteStore(args, 0, 1)
+	fl := a.flags()
+	yes := fl.Bool("yes", false, "share even through a remote anyone can read")
+	pos, st, root, err := a.remoteStore(fl, args, 0, 1)
 	if err != nil {
 		return err
 	}
@@ -99,10 +108,18 @@ func runRemoteEnable(a *app, args []string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("this project has no git remote by that name: git remote -v lists them (%v)", err)
 	}
-	// Cairn cannot tell a public remote from a private one without the host's API, so the
-	// warning is given to everyone, before anything (the probe included) is pushed.
-	a.warn("cairn sync pushes each workflow's record (context, phases, tasks, notes, variables; not checkpoints or logs) to " +
-		name + ": everyone who can read that remote can read them; if it is public, run cairn remote disable")
+	// Before anything (the probe included) is pushed: a remote anyone can read (see
+	// gitremote.Public) needs --yes; for others Cairn cannot tell, so everyone is told.
+	switch {
+	case !gitremote.Public(ctx, root, name, publicCheckTimeout):
+		a.warn("cairn sync pushes each workflow's record (context, phases, tasks, notes, variables; not checkpoints or logs) to " +
+			name + ": everyone who can read that remote can read them; if it is public, run cairn remote disable")
+	case !*yes:
+		return fmt.Errorf("%s can be read without credentials, so anyone could read the workflows cairn sync pushes there (context, phases, tasks, notes, variables): nothing was pushed; if that is fine, run cairn remote enable %s --yes",
+			name, name)
+	default:
+		a.warn(name + " can be read without credentials: anyone can read the workflows cairn sync pushes there (context, phases, tasks, notes, variables)")
+	}
 	layout, err := gitremote.Probe(ctx, gitremote.Config{Dir: root, Remote: name})
 	if err != nil {
 		return err
