@@ -310,17 +310,18 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 }
 
 // leaving moves task out of running (or adds it in another status). Only a task this clone
-// holds or claimed offline asks the remote: one taken over meanwhile is refused; one held is
-// released after the local update.
+// holds or claimed offline, or that another machine held at the last read, asks the remote:
+// one another machine holds is refused; one held here is released after the local update.
 func (c *clone) leaving(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
-	_, held := c.mine(task)
+	last, known := c.cl.Holders()[task]
+	held := known && last.Owner == c.owner
 	_, pend := c.pending[task]
-	if !held && !pend {
+	if !known && !pend {
 		return update()
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
 		res, uerr := update()
-		if uerr == nil && held {
+		if uerr == nil && pend {
 			delete(c.pending, task)
 			c.save(task)
 		}
@@ -329,7 +330,7 @@ func (c *clone) leaving(ctx context.Context, task string, update func() (*engine
 	cur, taken := c.cl.Holders()[task]
 	if taken && cur.Owner != c.owner {
 		c.save("")
-		return nil, c.takenError(task, cur)
+		return nil, c.takenError(task, cur, held || pend)
 	}
 	res, uerr := update()
 	if uerr != nil {
@@ -375,9 +376,13 @@ func (c *clone) heldError(task string, h claim.Holder, left time.Duration) error
 		textsafe.Line(task, 64), c.who(h), workflow.Age(left))
 }
 
-func (c *clone) takenError(task string, h claim.Holder) error {
-	return fmt.Errorf("task %s is held by %s on another machine; this machine's claim lapsed or was never confirmed: nothing was changed; keep your work in a checkpoint and pick another task",
-		textsafe.Line(task, 64), c.who(h))
+func (c *clone) takenError(task string, h claim.Holder, ours bool) error {
+	why := ""
+	if ours {
+		why = "; this machine's claim lapsed or was never confirmed"
+	}
+	return fmt.Errorf("task %s is held by %s on another machine%s: nothing was changed; keep your work in a checkpoint and pick another task",
+		textsafe.Line(task, 64), c.who(h), why)
 }
 
 // Sync confirms the claims this clone made offline on the active workflow and renews (or
