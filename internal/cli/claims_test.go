@@ -300,3 +300,43 @@ func TestClaimLeaseClockSkew(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteEnablePublic: a remote anyone can read (a real HTTP git server on 127.0.0.1 that
+// asks no credentials) is refused before anything is pushed, unless --yes; one that asks for
+// credentials gets only the general warning.
+func TestRemoteEnablePublic(t *testing.T) {
+	base := bareRepo(t)
+	bare := filepath.Join(base, "shared.git")
+	if out, err := exec.Command("git", "--git-dir="+bare, "config", "http.receivepack", "true").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	refs := func() string {
+		out, err := exec.Command("git", "--git-dir="+bare, "for-each-ref").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		return string(out)
+	}
+	open := gittest.HTTP(t, base, "", "")
+	m := newMachine(t, open+"/shared.git")
+	code, out, errb := m.cairn("remote", "enable")
+	if code != 1 || errb != "cairn remote enable: origin can be read without credentials, so anyone could read the workflows cairn sync pushes there (context, phases, tasks, notes, variables): nothing was pushed; if that is fine, run cairn remote enable origin --yes\n" {
+		t.Fatalf("enable on a public remote: exit %d\n%s%s", code, out, errb)
+	}
+	if r := refs(); r != "" || !strings.Contains(m.must("remote", "status"), "remote sync is off") {
+		t.Fatalf("a refused enable pushed or turned sharing on: refs %q", r)
+	}
+	code, out, errb = m.cairn("remote", "enable", "--yes")
+	if code != 0 || !strings.Contains(errb, "warning: origin can be read without credentials: anyone can read the workflows cairn sync pushes there") ||
+		!strings.Contains(out, "remote origin enabled") {
+		t.Fatalf("enable --yes on a public remote: exit %d\n%s%s", code, out, errb)
+	}
+
+	private := gittest.HTTP(t, base, "sam", "s3cret")
+	p := newMachine(t, strings.Replace(private, "http://", "http://sam:s3cret@", 1)+"/shared.git")
+	code, out, errb = p.cairn("remote", "enable")
+	if code != 0 || !strings.Contains(errb, "everyone who can read that remote can read them; if it is public, run cairn remote disable") ||
+		strings.Contains(errb, "without credentials") || strings.Contains(out+errb, "s3cret") {
+		t.Fatalf("enable on a remote that needs credentials: exit %d\n%s%s", code, out, errb)
+	}
+}
