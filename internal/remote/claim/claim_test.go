@@ -135,3 +135,85 @@ func TestForeignRecordsIgnored(t *testing.T) {
 		t.Fatalf("holders after junk = %v, want t1 held by A at r%d", got, fa)
 	}
 }
+
+// TestReleaseAndRestore: a released task is free at once (no lease to wait); a release under a
+// token that was taken over is refused; a Claimer restored from another's State keeps its lease
+// clock, so a command that starts again need not wait a whole new lease.
+func TestReleaseAndRestore(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	now := clock{&mu, &base, 0}.now
+	advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+	b := memremote.New()
+	a := claim.New(b, "claims", "A", time.Minute, now)
+	m := claim.New(b, "claims", "B", time.Minute, now)
+	fa, err := a.Claim(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("B claiming a held task: %v, want ErrHeld", err)
+	}
+	if err := a.Release(ctx, "t1", fa); err != nil {
+		t.Fatalf("A releasing its claim: %v", err)
+	}
+	fb, err := m.TryClaim(ctx, "t1")
+	if err != nil || fb != fa+2 {
+		t.Fatalf("B claiming a released task: r%d %v, want r%d at once", fb, err, fa+2)
+	}
+	if err := a.Release(ctx, "t1", fa); !errors.Is(err, claim.ErrFenced) {
+		t.Fatalf("A releasing a claim that is no longer the task's: %v, want ErrFenced", err)
+	}
+	if h := m.Holders()["t1"]; h.Owner != "B" || h.Rev != fb || !h.At.Equal(base) {
+		t.Fatalf("holder = %+v, want B at r%d claimed at %v", h, fb, base)
+	}
+
+	// C watched B's claim for most of a lease, then its process ended; C2 carries on.
+	c := claim.New(b, "claims", "C", time.Minute, now)
+	if err := c.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	advance(time.Minute - time.Second)
+	saved := c.State()
+	c2 := claim.New(b, "claims", "C", time.Minute, now)
+	c2.Restore(saved)
+	if got := c2.Stale("t1"); got != time.Minute-time.Second {
+		t.Fatalf("restored Stale = %v, want the saved watch of %v", got, time.Minute-time.Second)
+	}
+	advance(2 * time.Second)
+	if _, err := c2.Claim(ctx, "t1"); err != nil {
+		t.Fatalf("C2 taking over after the lease counted across the restart: %v", err)
+	}
+	fresh := claim.New(b, "claims", "D", time.Minute, now)
+	if _, err := fresh.Claim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("a machine that has just started took a claim over: %v", err)
+	}
+}
+
+// down is a backend that cannot be reached.
+type down struct {
+	remote.Backend
+	reads int
+}
+
+func (d *down) Since(context.Context, string, int64) ([]remote.Record, error) {
+	d.reads++
+	return nil, errors.New("connection refused")
+}
+
+// TestTryClaimOffline: TryClaim gives up at the first failed read (nothing was appended, so
+// nothing is unknown); Claim keeps trying until its context ends.
+func TestTryClaimOffline(t *testing.T) {
+	d := &down{Backend: memremote.New()}
+	c := claim.New(d, "claims", "A", time.Minute, time.Now)
+	if _, err := c.TryClaim(context.Background(), "t1"); err == nil || d.reads != 1 {
+		t.Fatalf("TryClaim offline: %v after %d reads, want an error after 1", err, d.reads)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	d.reads = 0
+	if _, err := c.Claim(ctx, "t1"); err == nil || d.reads < 2 {
+		t.Fatalf("Claim offline: %v after %d reads, want retries until the context ends", err, d.reads)
+	}
+}
