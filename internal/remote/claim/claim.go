@@ -202,7 +202,7 @@ func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
 		}
 		err := c.append(ctx, entry{Op: "renew", Task: task, Owner: c.owner, Prev: fence})
 		if err == nil {
-			return nil
+			return c.Refresh(ctx) // the holder's own lease clock restarts too
 		}
 		if !errors.Is(err, remote.ErrConflict) {
 			return err

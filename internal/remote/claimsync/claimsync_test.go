@@ -1,0 +1,196 @@
+package claimsync_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/claim"
+	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// flaky is a remote that can be switched off, as a network that drops.
+type flaky struct {
+	remote.Backend
+	mu  sync.Mutex
+	off bool
+}
+
+func (f *flaky) set(off bool) { f.mu.Lock(); f.off = off; f.mu.Unlock() }
+func (f *flaky) down() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.off {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+func (f *flaky) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	if err := f.down(); err != nil {
+		return nil, err
+	}
+	return f.Backend.Since(ctx, id, rev)
+}
+func (f *flaky) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if err := f.down(); err != nil {
+		return 0, err
+	}
+	return f.Backend.Append(ctx, id, after, data)
+}
+
+// clone is one machine with sharing on, an active workflow wf-1 and its claims on b.
+type clone struct {
+	t    *testing.T
+	en   *engine.Engine
+	opt  claimsync.Options
+	vars map[string]string
+}
+
+func newClone(t *testing.T, b remote.Backend) *clone {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "proj")
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir, claimsync.EnvLease: "1m"}
+	getenv := func(k string) string { return vars[k] }
+	en, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	return &clone{t: t, en: en, vars: vars, opt: claimsync.Options{StateDir: en.StateDir(), Root: dir, Getenv: getenv, Backend: b}}
+}
+
+func (c *clone) task(id, status string) (*engine.Result, error) {
+	return claimsync.Task(context.Background(), c.opt, id, status, func() (*engine.Result, error) {
+		return c.en.UpdateTask(engine.TaskRequest{ID: id, Status: status})
+	})
+}
+
+func (c *clone) sync() []string {
+	c.t.Helper()
+	notes, err := claimsync.Sync(context.Background(), c.opt, func(task, note string) error {
+		_, err := c.en.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
+		return err
+	})
+	if err != nil {
+		c.t.Fatalf("claims sync: %v", err)
+	}
+	return notes
+}
+
+func head(t *testing.T, b remote.Backend) int64 {
+	t.Helper()
+	h, err := b.Heads(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h["wf-1"]
+}
+
+// TestSyncRenewsAndReleases: the holder's sync renews a claim once a quarter of the lease has
+// passed on its clock (not before), and releases the claim of a task no longer running here,
+// so another machine may claim it at once.
+func TestSyncRenewsAndReleases(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		skew string
+		want int64
+	}{{"", 1}, {"10s", 1}, {"20s", 2}, {"25s", 2}, {"40s", 3}} {
+		a.vars[claimsync.EnvClockSkew] = step.skew
+		if notes := a.sync(); len(notes) != 0 {
+			t.Fatalf("notes: %v", notes)
+		}
+		if got := head(t, b); got != step.want {
+			t.Fatalf("after a sync at +%s the claims line is at r%d, want r%d", step.skew, got, step.want)
+		}
+	}
+	// Done without the claims rules (as the hooks' task events do): the next sync releases it.
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync()
+	other := claim.New(b, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+		t.Fatalf("claiming a released task: %v", err)
+	}
+}
+
+// TestOfflineClaim: offline the task is set running with a warning; the next sync confirms an
+// uncontested claim, and for one another machine took meanwhile says who and sets the task back
+// to pending through the state machine.
+func TestOfflineClaim(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	f.set(true)
+	for _, id := range []string{"t1", "t2"} {
+		res, err := a.task(id, "running")
+		if err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "task "+id+" is not yet claimed on origin") {
+			t.Fatalf("offline %s: %v %+v", id, err, res)
+		}
+	}
+	other := claim.New(f.Backend, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.Claim(context.Background(), "t2"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(false)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t2 was set running here offline, but X (claimed 0s ago) holds it: it went back to pending here") {
+		t.Fatalf("notes = %q", notes)
+	}
+	st, err := store.Open(a.opt.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, err := st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.ParseRecord(w.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range rec.Tasks {
+		if want := map[string]string{"t1": "running", "t2": "pending"}[tk.ID]; string(tk.Status) != want ||
+			(tk.ID == "t2" && tk.Note != "claimed first by X on another machine") {
+			t.Fatalf("task %s is %s (%q) after the sync, want %s", tk.ID, tk.Status, tk.Note, want)
+		}
+	}
+	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("the uncontested offline claim was not confirmed: %v", err)
+	}
+	if _, err := a.task("t2", "done"); err == nil || !strings.Contains(err.Error(), "task t2 is held by X") {
+		t.Fatalf("done on a task X holds: %v", err)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the next sync repeated: %q", notes)
+	}
+}
