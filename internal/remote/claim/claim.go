@@ -158,14 +158,18 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 			}
 			e.Prev = h.Rev
 		}
-		if err := c.append(ctx, e); err != nil && !errors.Is(err, remote.ErrConflict) {
+		err := c.append(ctx, e)
+		if err == nil {
+			return c.head, nil
+		}
+		if !errors.Is(err, remote.ErrConflict) {
 			if ctx.Err() != nil {
 				return 0, err
 			}
 			unknown = true
 			pause(ctx, attempt)
 		}
-		// Landed, lost the race or unknown: the line says which.
+		// Lost the race or unknown: the line says which.
 	}
 }
 
@@ -181,11 +185,8 @@ func (c *Claimer) Release(ctx context.Context, task string, fence int64) error {
 			return err
 		}
 		err := c.append(ctx, entry{Op: "release", Task: task, Owner: c.owner, Prev: fence})
-		if err != nil && !errors.Is(err, remote.ErrConflict) {
+		if err == nil || !errors.Is(err, remote.ErrConflict) {
 			return err
-		}
-		if err == nil {
-			return c.Refresh(ctx)
 		}
 		pause(ctx, attempt)
 	}
@@ -202,7 +203,7 @@ func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
 		}
 		err := c.append(ctx, entry{Op: "renew", Task: task, Owner: c.owner, Prev: fence})
 		if err == nil {
-			return c.Refresh(ctx) // the holder's own lease clock restarts too
+			return nil
 		}
 		if !errors.Is(err, remote.ErrConflict) {
 			return err
@@ -244,14 +245,20 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
 			continue // not a claim: ignored, as every machine ignores it
 		}
-		if c.apply(e, r.Rev) {
-			c.seen[e.Task] = now
-		}
-		if _, held := c.holders[e.Task]; !held {
-			delete(c.seen, e.Task)
-		}
+		c.fold(e, now)
 	}
 	return nil
+}
+
+// fold applies e, the record at revision c.head, and starts the task's lease clock at now if
+// it changed the task's claim or renewed it.
+func (c *Claimer) fold(e entry, now time.Time) {
+	if c.apply(e, c.head) {
+		c.seen[e.Task] = now
+	}
+	if _, held := c.holders[e.Task]; !held {
+		delete(c.seen, e.Task)
+	}
 }
 
 // apply folds one entry into the holders, the same on every machine: a claim counts only if
@@ -282,8 +289,13 @@ func (c *Claimer) append(ctx context.Context, e entry) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.b.Append(ctx, c.line, c.head, [][]byte{data})
-	return err
+	if _, err = c.b.Append(ctx, c.line, c.head, [][]byte{data}); err != nil {
+		return err
+	}
+	// It landed right after c.head: fold it here rather than read it back.
+	c.head++
+	c.fold(e, c.now())
+	return nil
 }
 
 func pause(ctx context.Context, attempt int) {
