@@ -111,7 +111,10 @@ metadata, in the same write. Entering a terminal phase completes and archives th
 		{name: "complete", usage: "complete OUTCOME [--json]", run: runComplete,
 			summary: "Complete the active workflow with a one-line OUTCOME and archive it."},
 		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", run: runTask,
-			summary: "Add or move a task of the current phase (pending, running, done, failed)."},
+			summary: "Add or move a task of the current phase (pending, running, done, failed).",
+			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
+one machine holds it: refused when another does (named, with how long ago). Offline it goes
+ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
 		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", run: runCheckpointSave,
 			summary: "Save a named JSON checkpoint (from stdin when JSON is - or absent).",
 			doc: `NAME is 1 to 64 lowercase letters, digits, '.', '_' or '-'. The JSON is checked

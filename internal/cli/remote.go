@@ -233,8 +233,12 @@ func runSync(a *app, args []string) error {
 			_, err := a.eng.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
 			return err
 		})
-	for _, n := range notes {
-		fmt.Fprintln(a.stdout, clean(n))
+	if a.json {
+		a.warn(notes...) // stdout holds only the JSON
+	} else {
+		for _, n := range notes {
+			fmt.Fprintln(a.stdout, clean(n))
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("the task claims could not be synced, so nothing was pushed: %w", err)
