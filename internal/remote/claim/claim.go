@@ -93,6 +93,20 @@ func New(b remote.Backend, line, owner string, lease time.Duration, now func() t
 		holders: map[string]Holder{}, seen: map[string]time.Time{}}
 }
 
+// rewound reports an append refused because the remote's line is shorter than what this
+// Claimer read (it was deleted or rewound on the host), and then forgets what it read, so the
+// next Refresh reads the line again from the start.
+func (c *Claimer) rewound(err error) bool {
+	var ce *remote.ConflictError
+	if !errors.As(err, &ce) || ce.Current >= c.head {
+		return false
+	}
+	c.head = 0
+	clear(c.holders)
+	clear(c.seen)
+	return true
+}
+
 // Restore makes a new Claimer start from a State saved by an earlier one on the same line.
 func (c *Claimer) Restore(s State) {
 	c.head = s.Head
@@ -162,6 +176,9 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 		if err == nil {
 			return c.head, nil
 		}
+		if c.rewound(err) {
+			continue
+		}
 		if !errors.Is(err, remote.ErrConflict) {
 			if ctx.Err() != nil {
 				return 0, err
@@ -185,6 +202,9 @@ func (c *Claimer) Release(ctx context.Context, task string, fence int64) error {
 			return err
 		}
 		err := c.append(ctx, entry{Op: "release", Task: task, Owner: c.owner, Prev: fence})
+		if c.rewound(err) {
+			return ErrFenced
+		}
 		if err == nil || !errors.Is(err, remote.ErrConflict) {
 			return err
 		}
@@ -204,6 +224,9 @@ func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
 		err := c.append(ctx, entry{Op: "renew", Task: task, Owner: c.owner, Prev: fence})
 		if err == nil {
 			return nil
+		}
+		if c.rewound(err) {
+			return ErrFenced
 		}
 		if !errors.Is(err, remote.ErrConflict) {
 			return err

@@ -217,3 +217,15 @@ func TestTryClaimOffline(t *testing.T) {
 		t.Fatalf("Claim offline: %v after %d reads, want retries until the context ends", err, d.reads)
 	}
 }
+
+// TestLineRewound: a Claimer restored from a State read further than the remote now holds (the
+// claims line was deleted on the host) reads the line again rather than failing for good.
+func TestLineRewound(t *testing.T) {
+	ctx := context.Background()
+	c := claim.New(memremote.New(), "claims", "A", time.Minute, time.Now)
+	c.Restore(claim.State{Head: 7, Holders: map[string]claim.Holder{"t1": {Owner: "B", Rev: 7}}})
+	fence, err := c.TryClaim(ctx, "t1")
+	if err != nil || fence != 1 {
+		t.Fatalf("claim on a rewound line: r%d %v, want r1", fence, err)
+	}
+}
