@@ -137,8 +137,10 @@ func (c *Claimer) Claim(ctx context.Context, task string) (int64, error) {
 
 // TryClaim is Claim for a caller that can go on without the remote (a tool that works
 // offline): when the line cannot be read before anything was appended, it returns that error
-// at once instead of retrying until ctx ends. Once an append's outcome is unknown it retries
-// as Claim does, so a claim that landed is still found rather than made twice.
+// at once instead of retrying until ctx ends. After an append of unknown outcome it reads the
+// line (retrying that read as Claim does), so a claim that landed is found rather than made
+// twice; one that did not land returns the append's error rather than trying again (a host
+// that refuses the ref would refuse it every time).
 func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 	return c.claim(ctx, task, true)
 }
@@ -153,10 +155,10 @@ func (c *Claimer) Stale(task string) time.Duration {
 }
 
 func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64, error) {
-	unknown := false // an append of ours may have landed
+	var unknown error // the error of an append of ours that may have landed
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
-			if ctx.Err() != nil || (failFast && !unknown) {
+			if ctx.Err() != nil || (failFast && unknown == nil) {
 				return 0, err
 			}
 			pause(ctx, attempt)
@@ -172,6 +174,9 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 			}
 			e.Prev = h.Rev
 		}
+		if failFast && unknown != nil {
+			return 0, unknown // the line says it did not land
+		}
 		err := c.append(ctx, e)
 		if err == nil {
 			return c.head, nil
@@ -183,7 +188,7 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 			if ctx.Err() != nil {
 				return 0, err
 			}
-			unknown = true
+			unknown = err
 			pause(ctx, attempt)
 		}
 		// Lost the race or unknown: the line says which.

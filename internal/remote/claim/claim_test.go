@@ -229,3 +229,19 @@ func TestLineRewound(t *testing.T) {
 		t.Fatalf("claim on a rewound line: r%d %v, want r1", fence, err)
 	}
 }
+
+// refusing is a remote whose appends are refused (a host hook), while reads work.
+type refusing struct{ remote.Backend }
+
+func (refusing) Append(context.Context, string, int64, [][]byte) (int64, error) {
+	return 0, errors.New("remote refused the ref")
+}
+
+// TestTryClaimRefused: an append that fails where the line then shows it did not land ends
+// TryClaim with that error, instead of trying again until the context ends.
+func TestTryClaimRefused(t *testing.T) {
+	c := claim.New(refusing{memremote.New()}, "claims", "A", time.Minute, time.Now)
+	if _, err := c.TryClaim(context.Background(), "t1"); err == nil || err.Error() != "remote refused the ref" {
+		t.Fatalf("TryClaim on a refusing host: %v", err)
+	}
+}

@@ -296,8 +296,12 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 			res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
 			return res, nil
 		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (it could not be reached): the next sync claims it or says which machine holds it",
-			textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))
+		why := "it could not be reached"
+		if errors.Is(err, gitremote.ErrRefused) {
+			why = "it refused the claims ref; cairn doctor checks the host"
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): the next sync claims it or says which machine holds it",
+			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), why))
 		return res, nil
 	}
 	res, uerr := update()
@@ -418,6 +422,13 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 			}
 			notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
 				textsafe.Line(task, 64), c.who(he.Holder), what))
+			continue
+		}
+		if errors.Is(err, gitremote.ErrRefused) { // never to be confirmed: said once, not retried
+			delete(c.pending, task)
+			c.save(task)
+			notes = append(notes, fmt.Sprintf("task %s stays running here unclaimed: %s refuses the claims ref (cairn doctor checks the host)",
+				textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))
 			continue
 		}
 		if err != nil {
