@@ -148,7 +148,11 @@ func TestClaimRaceBinaries(t *testing.T) {
 	for _, tc := range []struct{ name, url string }{{"file", file}, {"daemon", daemon}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ms := team(t, tc.url, 3, nil)
-			for k := range 4 {
+			rounds := 4
+			if os.Getenv("CAIRN_REMOTE_FULL") != "" {
+				rounds = 50
+			}
+			for k := range rounds {
 				task := fmt.Sprintf("%s-t%d", tc.name, k)
 				type res struct {
 					code      int
