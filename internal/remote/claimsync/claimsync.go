@@ -291,17 +291,17 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 		if uerr != nil || res == nil {
 			return res, uerr
 		}
+		if errors.Is(err, gitremote.ErrRefused) { // no sync would do better
+			res.Warnings = append(res.Warnings, refusedNote(task, c.remote))
+			return res, nil
+		}
 		c.pending[task] = c.now().UTC()
 		if serr := c.save(task); serr != nil {
 			res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
 			return res, nil
 		}
-		why := "it could not be reached"
-		if errors.Is(err, gitremote.ErrRefused) {
-			why = "it refused the claims ref; cairn doctor checks the host"
-		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): the next sync claims it or says which machine holds it",
-			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), why))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (it could not be reached): the next sync claims it or says which machine holds it",
+			textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))
 		return res, nil
 	}
 	res, uerr := update()
@@ -358,6 +358,12 @@ func (c *clone) holdsAny() bool {
 		}
 	}
 	return false
+}
+
+// refusedNote says a task runs here without a claim because the host refuses the claims ref.
+func refusedNote(task, remote string) string {
+	return fmt.Sprintf("task %s is running here unclaimed: %s refuses the claims ref (cairn doctor checks the host)",
+		textsafe.Line(task, 64), textsafe.Line(remote, 40))
 }
 
 func (c *clone) mine(task string) (claim.Holder, bool) {
@@ -427,8 +433,7 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		if errors.Is(err, gitremote.ErrRefused) { // never to be confirmed: said once, not retried
 			delete(c.pending, task)
 			c.save(task)
-			notes = append(notes, fmt.Sprintf("task %s stays running here unclaimed: %s refuses the claims ref (cairn doctor checks the host)",
-				textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))
+			notes = append(notes, refusedNote(task, c.remote))
 			continue
 		}
 		if err != nil {
