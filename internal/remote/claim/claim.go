@@ -10,7 +10,8 @@
 // machine's own clock from the moment that machine saw the claim (or its last renewal) on the
 // line, never by comparing timestamps written by another machine: clocks set hours apart give
 // the same decisions. A machine that has just started has seen every claim "now", so it waits
-// a whole lease before taking anything over.
+// a whole lease before taking anything over, unless it restores what an earlier run saw
+// (State, Restore). The holder may release a claim, freeing the task at once.
 package claim
 
 import (
