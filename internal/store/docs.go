@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
@@ -38,7 +39,12 @@ func (c collection) file(name string) string {
 // (secrets.ScanChecked). The error is a *jsonx.Error or a *secrets.Finding, which names the
 // rule and JSON path, never the secret.
 func CheckDocument(doc []byte) error {
-	escaped, err := jsonx.Default.Escaped(doc)
+	buf := escapedBufs.Get().(*[]byte)
+	defer escapedBufs.Put(buf)
+	escaped, err := jsonx.Default.AppendEscaped((*buf)[:0], doc)
+	if cap(escaped) <= maxPooled {
+		*buf = escaped
+	}
 	if err != nil {
 		return err
 	}
@@ -47,6 +53,12 @@ func CheckDocument(doc []byte) error {
 	}
 	return nil
 }
+
+// escapedBufs holds buffers for the text of escaped strings, which a 1 MB checkpoint with
+// escapes in every item would otherwise grow from nothing at each save (1.1 MB allocated).
+var escapedBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooled = 2 * jsonx.MaxSize
 
 func (s *Store) get(c collection, name string) ([]byte, error) {
 	if err := ValidName(name); err != nil {
