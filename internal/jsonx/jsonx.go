@@ -400,9 +400,17 @@ func plain(b []byte) int {
 // escape, which only a body that did not pass Check can hold, is appended as it stands.
 func AppendUnescaped(dst, body []byte) []byte {
 	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c != '\\' || i+1 >= len(body) {
-			dst = append(dst, c)
+		// The text up to the next backslash goes over in one copy.
+		if n := bytes.IndexByte(body[i:], '\\'); n != 0 {
+			if n < 0 {
+				n = len(body) - i
+			}
+			dst = append(dst, body[i:i+n]...)
+			i += n - 1
+			continue
+		}
+		if i+1 >= len(body) {
+			dst = append(dst, '\\')
 			continue
 		}
 		i++

@@ -28,13 +28,26 @@ func ScanJSON(doc []byte) *Finding {
 // ScanChecked is ScanJSON for a document that jsonx's gate has just accepted, given the text
 // of its escaped strings (jsonx.Limits.Escaped): the check and the scan are then one pass
 // over the document, plus a walk for the path only when something was found.
-func ScanChecked(doc, escaped []byte) *Finding {
+func ScanChecked(doc, escaped []byte) *Finding { return ProbeText(doc).Finish(doc, escaped) }
+
+// Probe is what the scan of a document's text found, before its escaped strings are read:
+// ScanChecked in two halves, so that the first can run while jsonx checks the document.
+type Probe struct{ some, secret bool }
+
+// ProbeText scans doc as text: the first half of ScanChecked.
+func ProbeText(doc []byte) Probe {
+	// The texts are read only while a call runs and nothing found keeps a piece of them, so
+	// they are viewed in place: copying a 1 MB document cost a tenth of its check.
+	some, secret := probe(view(doc))
+	return Probe{some, secret}
+}
+
+// Finish is the second half of ScanChecked, for the doc that p scanned.
+func (p Probe) Finish(doc, escaped []byte) *Finding {
 	// Every string of the document, decoded, is a substring of the document (no escapes) or
 	// of escaped, so when neither holds a secret no string does. ("secret" may still name a
 	// key whose value is an AWS secret key, which only the walk sees.)
-	// The texts are read only while this call runs and nothing found keeps a piece of them,
-	// so they are viewed in place: copying a 1 MB document cost a tenth of its check.
-	some, secret := probe(view(doc))
+	some, secret := p.some, p.secret
 	if !some {
 		var more bool
 		some, more = probe(view(escaped))
