@@ -58,9 +58,7 @@ func TestGateMatchesEveryPositionScan(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range secrettest.Ordinary() {
-		inputs = append(inputs, s)
-	}
+	inputs = append(inputs, secrettest.Ordinary()...)
 	for _, s := range inputs {
 		fast, slow, fastAt, slowAt := secrets.ScanBoth(s)
 		if fast != slow || fastAt != slowAt {
