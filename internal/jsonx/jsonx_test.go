@@ -211,3 +211,41 @@ func FuzzWalk(f *testing.F) {
 	}
 	f.Fuzz(checkWalk)
 }
+
+// A string's plain text is read eight bytes at a time: a quote, backslash or control byte at
+// every offset within and across those reads is seen where it is, and the bytes around it
+// (0x20, 0x7f, beyond ASCII) are plain.
+func TestStringBytesAtEveryOffset(t *testing.T) {
+	for pad := range 20 {
+		for _, tail := range []string{"", "ab", "abcdefghijklmnopqrstu"} {
+			lead := strings.Repeat("a", pad)
+			for _, c := range []string{"\x00", "\x01", "\x1f"} {
+				doc := `"` + lead + c + tail + `"`
+				var je *jsonx.Error
+				if err := jsonx.Check([]byte(doc)); !errors.As(err, &je) || je.Kind != jsonx.Syntax || je.Offset != 1+pad {
+					t.Errorf("Check(%q) = %v, want a control character at %d", doc, err, 1+pad)
+				}
+			}
+			for _, c := range []string{" ", "\x7f", "é", `\"`, `\\`, `\n`, `\u0041`, `\ud83d\ude80`} {
+				doc := `"` + lead + c + tail + `"`
+				if err := jsonx.Check([]byte(doc)); err != nil {
+					t.Errorf("Check(%q) = %v", doc, err)
+				}
+				var want string
+				if err := json.Unmarshal([]byte(doc), &want); err != nil {
+					t.Fatal(err)
+				}
+				esc, err := jsonx.Default.Escaped([]byte(doc))
+				if strings.Contains(c, `\`) && (err != nil || string(esc) != want+"\n") {
+					t.Errorf("Escaped(%q) = %q, %v, want %q", doc, esc, err, want+"\n")
+				}
+			}
+			// The quote ends the string where it is: what follows is trailing data.
+			doc := `"` + lead + `"` + tail + `"`
+			var je *jsonx.Error
+			if err := jsonx.Check([]byte(doc)); tail != "" && (!errors.As(err, &je) || je.Offset != 2+pad) {
+				t.Errorf("Check(%q) = %v, want an error at %d", doc, err, 2+pad)
+			}
+		}
+	}
+}

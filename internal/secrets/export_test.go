@@ -1,6 +1,10 @@
 package secrets
 
-import "github.com/cairn-dev/cairn/internal/jsonx"
+import (
+	"strings"
+
+	"github.com/cairn-dev/cairn/internal/jsonx"
+)
 
 // MatchSpan exposes where the first finding in s lies, so tests can check that no message
 // or path ever carries it.
@@ -17,3 +21,72 @@ func Unescape(body string) string { return string(jsonx.AppendUnescaped(nil, []b
 
 // BuildIndex exposes the keyword index's construction for its benchmark.
 func BuildIndex() { buildIndex() }
+
+// ScanBoth runs the scan as it runs (the gate, then the two-byte lists) and as it would run
+// with every position looked up in the lists, which the gate must never change: it returns
+// the rule and span each finds.
+func ScanBoth(s string) (fast, slow string, fastAt, slowAt [2]int) {
+	if r, a, b, _ := scan(s); r != nil {
+		fast, fastAt = r.name, [2]int{a, b}
+	}
+	if r, a, b := scanEveryPosition(s); r != nil {
+		slow, slowAt = r.name, [2]int{a, b}
+	}
+	return
+}
+
+// scanEveryPosition is scan without the gate: the reference it is tested against.
+func scanEveryPosition(s string) (r *rule, start, end int) {
+	ix := index()
+	best := len(rules)
+	for i := 0; i+1 < len(s) && best > 0; i++ {
+		for _, e := range ix.at(s[i], s[i+1]) {
+			if e.idx >= best {
+				break
+			}
+			if len(s)-i < len(e.kw) {
+				continue
+			}
+			if e.r.fold {
+				if !strings.EqualFold(s[i:i+len(e.kw)], e.kw) {
+					continue
+				}
+			} else if s[i:i+len(e.kw)] != e.kw {
+				continue
+			}
+			if stop, ok := e.r.at(s, i); ok {
+				r, start, end, best = e.r, i, stop, e.idx
+				break
+			}
+		}
+	}
+	return r, start, end
+}
+
+// Keywords lists every rule's keywords and whether they match in any case.
+func Keywords() (kws []string, fold []bool) {
+	for _, r := range rules {
+		for _, kw := range r.keywords {
+			kws, fold = append(kws, kw), append(fold, r.fold)
+		}
+	}
+	return kws, fold
+}
+
+// FirstDropped exposes where normalize starts dropping characters.
+func FirstDropped(s string) int { return firstDropped(s) }
+
+// Candidates returns the positions of s where scan looks at the keyword lists.
+func Candidates(s string) []int {
+	ix := index()
+	var out []int
+	for i := 0; ; i++ {
+		i = ix.next(s, i)
+		if i+1 >= len(s) {
+			return out
+		}
+		if ix.passes4(s, i) {
+			out = append(out, i)
+		}
+	}
+}

@@ -105,11 +105,11 @@ func match(s string) *rule {
 // format characters, controls, invalid UTF-8: see textsafe.Dropped), s is scanned again
 // without them, so a token split by U+200B is caught as the token the writer would store.
 func matchAt(s string) (r *rule, span string) {
-	if r, a, b := scan(s); r != nil {
+	if r, a, b, _ := scan(s); r != nil {
 		return r, s[a:b]
 	}
 	if n, ok := normalize(s); ok {
-		if r, a, b := scan(n); r != nil {
+		if r, a, b, _ := scan(n); r != nil {
 			return r, n[a:b]
 		}
 	}
@@ -118,21 +118,7 @@ func matchAt(s string) (r *rule, span string) {
 
 // normalize drops what textsafe.Line drops (spaces aside): it reports false when s has none.
 func normalize(s string) (string, bool) {
-	i := 0
-	for ; i < len(s); i++ {
-		if c := s[i]; c >= 0x80 || c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
-			break
-		}
-	}
-	// Most text beyond ASCII (accents, CJK, emoji) has nothing to drop: find the first rune
-	// that is dropped before copying anything.
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || !unicode.IsSpace(r) && textsafe.Dropped(r) {
-			break
-		}
-		i += size
-	}
+	i := firstDropped(s)
 	if i == len(s) {
 		return s, false
 	}
@@ -152,13 +138,50 @@ func normalize(s string) (string, bool) {
 	return b.String(), changed
 }
 
+// firstDropped returns the index of the first character of s that normalize drops, or len(s).
+// Most text is printable ASCII, which it passes eight bytes at a time; the rest (accents, CJK,
+// emoji) is decoded to see whether it is dropped.
+func firstDropped(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			// A byte below 0x20, 0x7f or above flags its word (and a borrow or carry may
+			// flag more): such a word is looked at byte by byte.
+			if ((w-ones*0x20)&^w|w|(w+ones))&highs == 0 {
+				i += 8
+				continue
+			}
+		}
+		if c := s[i]; c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' || c == '\r' {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsSpace(r) && textsafe.Dropped(r) {
+			return i
+		}
+		i += size
+	}
+	return len(s)
+}
+
 // scan reports the first rule, in the order of Rules, that matches anywhere in s, at the
-// first place it matches. It makes one pass over s: a table of the keywords' first two bytes
-// skips most positions with one lookup and lists the few keywords that start there.
-func scan(s string) (r *rule, start, end int) {
+// first place it matches, and whether "secret" occurs in s in any case (see ScanChecked). It
+// makes one pass over s: a bit table of the keywords' first three bytes (gate) skips most
+// positions, and a table of their first two bytes lists the few keywords that start there.
+func scan(s string) (r *rule, start, end int, secret bool) {
 	ix := index()
 	best := len(rules)
-	for i := 0; i+1 < len(s) && best > 0; i++ {
+	for i := 0; best > 0; i++ {
+		i = ix.next(s, i)
+		if i+1 >= len(s) {
+			break
+		}
+		if !ix.passes4(s, i) {
+			continue
+		}
 		for _, e := range ix.at(s[i], s[i+1]) {
 			if e.idx >= best {
 				break // entries are in rule order
@@ -173,13 +196,14 @@ func scan(s string) (r *rule, start, end int) {
 			} else if s[i:i+len(e.kw)] != e.kw {
 				continue
 			}
+			secret = secret || e.secret
 			if stop, ok := e.r.at(s, i); ok {
 				r, start, end, best = e.r, i, stop, e.idx
 				break
 			}
 		}
 	}
-	return r, start, end
+	return r, start, end, secret
 }
 
 // at runs r's regexp at i, where one of its keywords starts.
@@ -205,9 +229,10 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 }
 
 type entry struct {
-	kw  string
-	r   *rule
-	idx int // r's place in rules
+	kw     string
+	r      *rule
+	idx    int  // r's place in rules
+	secret bool // kw is "secret"
 }
 
 type keywordIndex struct {
@@ -216,6 +241,63 @@ type keywordIndex struct {
 	// (once per process: every hook pays it) zeroes a few kilobytes, not 128.
 	rows  [256]*[256]uint16
 	lists [][]entry // each in rule order, sliced from one array
+	// gate has the bit gateHash sets for the first three bytes of every keyword, in every
+	// case its rule allows (two-byte keywords: followed by any byte). It is what a scan
+	// tests at each position: a keyword's first two bytes are too common a pair in prose
+	// (one position in six) for the lists to be looked at everywhere.
+	gate [1 << gateBits / 64]uint64
+	// gate4 is gate for four bytes (three-byte keywords: followed by any byte), tested where
+	// gate passes: "path" and "text" would otherwise stop the scan as "pat." and "ext_" do,
+	// in every item of a list. short marks the two-byte keywords' bytes, which skip it.
+	gate4 [1 << gateBits / 64]uint64
+	short [1 << 16]bool
+}
+
+const gateBits = 16
+
+// gateHash hashes three bytes (the low 24 bits of k), each ORed with 0x20: that folds ASCII
+// letters to lower case, so a fold keyword in any case sets and finds the same bit.
+func gateHash(k uint32) uint32 {
+	return ((k | 0x202020) & 0xffffff) * 0x9e3779b1 >> (32 - gateBits)
+}
+
+// gateHash4 is gateHash for four bytes.
+func gateHash4(k uint32) uint32 {
+	return (k | 0x20202020) * 0x9e3779b1 >> (32 - gateBits)
+}
+
+// passes4 reports whether a keyword may start at i, which next returned, by its first four
+// bytes (always, where fewer are left or where a two-byte keyword starts).
+func (ix *keywordIndex) passes4(s string, i int) bool {
+	if i+3 >= len(s) || ix.short[uint16(s[i])|uint16(s[i+1])<<8] {
+		return true
+	}
+	h := gateHash4(uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24)
+	return ix.gate4[h/64]&(1<<(h%64)) != 0
+}
+
+// next returns the first position at or after i where a keyword may start: one whose three
+// bytes are in the gate, or the first with fewer than three bytes left. It reads eight bytes
+// at a time and tests the six positions they hold with one branch: this loop is most of the
+// time a scan of a large document takes.
+func (ix *keywordIndex) next(s string, i int) int {
+	for ; i+8 <= len(s); i += 6 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		h0, h1, h2 := gateHash(uint32(w)), gateHash(uint32(w>>8)), gateHash(uint32(w>>16))
+		h3, h4, h5 := gateHash(uint32(w>>24)), gateHash(uint32(w>>32)), gateHash(uint32(w>>40))
+		if (ix.gate[h0/64]>>(h0%64)|ix.gate[h1/64]>>(h1%64)|ix.gate[h2/64]>>(h2%64)|
+			ix.gate[h3/64]>>(h3%64)|ix.gate[h4/64]>>(h4%64)|ix.gate[h5/64]>>(h5%64))&1 != 0 {
+			break
+		}
+	}
+	for ; i+2 < len(s); i++ {
+		h := gateHash(uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16)
+		if ix.gate[h/64]&(1<<(h%64)) != 0 {
+			return i
+		}
+	}
+	return i
 }
 
 func (ix *keywordIndex) at(a, b byte) []entry {
@@ -252,13 +334,50 @@ func buildIndex() *keywordIndex {
 							counts = append(counts, 0)
 							ix.rows[a][b] = uint16(len(counts))
 						}
-						f(int(ix.rows[a][b])-1, entry{kw, r, idx})
+						f(int(ix.rows[a][b])-1, entry{kw, r, idx, kw == "secret"})
 					}
 				}
 			}
 		}
 	}
 	each(func(id int, _ entry) { counts[id]++ })
+	for _, r := range rules {
+		for _, kw := range r.keywords {
+			thirds := []byte{0}
+			if len(kw) > 2 {
+				thirds[0] = kw[2]
+			} else {
+				thirds = make([]byte, 256)
+				for c := range thirds {
+					thirds[c] = byte(c)
+				}
+			}
+			for _, c := range thirds {
+				h := gateHash(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(c)<<16)
+				ix.gate[h/64] |= 1 << (h % 64)
+			}
+			switch {
+			case len(kw) == 2:
+				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
+				if r.fold {
+					firsts, seconds = cases(kw[0]), cases(kw[1])
+				}
+				for _, a := range firsts {
+					for _, b := range seconds {
+						ix.short[uint16(a)|uint16(b)<<8] = true
+					}
+				}
+			case len(kw) == 3:
+				for c := range 256 {
+					h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(c)<<24)
+					ix.gate4[h/64] |= 1 << (h % 64)
+				}
+			default:
+				h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(kw[3])<<24)
+				ix.gate4[h/64] |= 1 << (h % 64)
+			}
+		}
+	}
 	total := 0
 	for _, n := range counts {
 		total += n
@@ -359,41 +478,6 @@ func awsSecretKeyName(k string) bool {
 		return r
 	}, strings.ToLower(k))
 	return strings.HasSuffix(n, "secretaccesskey") || n == "awssecret" || n == "awssecretkey"
-}
-
-// indexFold returns the index of the lowercase ASCII keyword kw in s in any case, or -1.
-// It jumps between candidates for the first byte with IndexByte, which is vectorised, and
-// remembers the next candidate of each case so that no stretch is searched twice.
-func indexFold(s, kw string) int {
-	lo, up := kw[0], kw[0]-('a'-'A')
-	nextLo, nextUp := -2, -2 // next index of lo / up at or after i; -1: none left
-	for i := 0; i+len(kw) <= len(s); {
-		nextLo = nextAt(s, i, lo, nextLo)
-		nextUp = nextAt(s, i, up, nextUp)
-		c := nextLo
-		if c < 0 || (nextUp >= 0 && nextUp < c) {
-			c = nextUp
-		}
-		if c < 0 || c+len(kw) > len(s) {
-			return -1
-		}
-		if strings.EqualFold(s[c:c+len(kw)], kw) {
-			return c
-		}
-		i = c + 1
-	}
-	return -1
-}
-
-// nextAt returns the index of c at or after i, reusing prev when it is still ahead.
-func nextAt(s string, i int, c byte, prev int) int {
-	if prev == -1 || prev >= i {
-		return prev
-	}
-	if j := strings.IndexByte(s[i:], c); j >= 0 {
-		return i + j
-	}
-	return -1
 }
 
 var awsSecretValue = lazyre.New(`^[A-Za-z0-9/+]{40}$`)
