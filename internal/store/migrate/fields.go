@@ -408,7 +408,7 @@ func (c *conv) completeNamed(raw string, at time.Time, outputs []string, meta ma
 		p.CompletedAt = at
 	}
 	for _, o := range outputs {
-		if !contains(p.Outputs, o) {
+		if !slices.Contains(p.Outputs, o) {
 			p.Outputs = append(p.Outputs, o)
 		}
 	}
@@ -416,15 +416,6 @@ func (c *conv) completeNamed(raw string, at time.Time, outputs []string, meta ma
 		setMetadata(p, k, v)
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // addPhases reads a phases object keyed by phase name, as schema 1.x and seed 003 write it
@@ -479,7 +470,7 @@ func (c *conv) addPhases(v any) bool {
 				case "outputs", "reports", "output":
 					if list, ok := asStrings(val); ok {
 						for _, o := range list {
-							if !contains(p.Outputs, o) {
+							if !slices.Contains(p.Outputs, o) {
 								p.Outputs = append(p.Outputs, o)
 							}
 						}
@@ -487,7 +478,7 @@ func (c *conv) addPhases(v any) bool {
 					}
 				case "plan_path":
 					if s, ok := val.(string); ok && s != "" {
-						if !contains(p.Outputs, s) {
+						if !slices.Contains(p.Outputs, s) {
 							p.Outputs = append(p.Outputs, s)
 						}
 						c.setVar("PLAN_PATH", s)
