@@ -15,92 +15,85 @@ import (
 // spellings of them. Format-specific fields are taken first, so common sees only the rest.
 func (c *conv) common() {
 	r := &c.rec
-	if k, v, ok := c.takeFirst("workflow_id", "workflowId"); ok {
-		c.setID(k, v)
-	}
+	c.field(c.setID, "workflow_id", "workflowId")
 	c.stringField(&r.Context, "context")
 	c.stringField(&r.Scope, "scope")
 	c.stringField(&r.Outcome, "outcome")
 	c.timeField(&r.CreatedAt, "created_at", "createdAt", "started_at", "startedAt")
 	c.timeField(&r.UpdatedAt, "updated_at", "updatedAt", "last_updated", "lastUpdated")
 	c.timeField(&r.CompletedAt, "completed_at", "completedAt")
-	if k, v, ok := c.takeFirst("ttl"); ok {
-		if s, ok := normTTL(v); ok {
-			r.TTL = s
-		} else {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("status"); ok {
-		if s, ok := v.(string); ok && normStatus(s) != "" {
-			r.Status = normStatus(s)
-		} else {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("phase_status", "phaseStatus"); ok {
-		if s, ok := v.(string); ok && normPhaseStatus(s) != "" {
-			r.PhaseStatus = normPhaseStatus(s)
-		} else {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("interruption_safe", "interruptionSafe"); ok {
-		if b, ok := asBool(v); ok {
+	c.field(setIf(&r.TTL, normTTL), "ttl")
+	c.field(setIf(&r.Status, word(normStatus)), "status")
+	c.field(setIf(&r.PhaseStatus, word(normPhaseStatus)), "phase_status", "phaseStatus")
+	c.field(func(v any) bool {
+		b, ok := asBool(v)
+		if ok {
 			r.InterruptionSafe = &b
-		} else {
-			c.keep(k, v)
 		}
-	}
-	if k, v, ok := c.takeFirst("artifacts"); ok {
+		return ok
+	}, "interruption_safe", "interruptionSafe")
+	c.field(func(v any) bool {
 		list, clean := asStrings(v)
 		r.Artifacts = append(r.Artifacts, list...)
-		if !clean {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("vars"); ok {
-		c.setVars(k, v)
-	}
-	if k, v, ok := c.takeFirst("enforcement"); ok {
-		c.setEnforcement(k, v)
-	}
-	if k, v, ok := c.takeFirst("approvals"); ok {
-		c.addApprovals(k, v)
-	}
-	if k, v, ok := c.takeFirst("history"); ok {
-		c.addHistory(k, v)
-	}
-	if k, v, ok := c.takeFirst("tasks"); ok {
+		return clean
+	}, "artifacts")
+	c.field(c.setVars, "vars")
+	c.field(c.setEnforcement, "enforcement")
+	c.field(c.addApprovals, "approvals")
+	c.field(c.addHistory, "history")
+	c.field(func(v any) bool {
 		tasks, clean := c.parseTasks(v)
 		r.Tasks = append(r.Tasks, tasks...)
-		if !clean {
-			c.keep(k, v)
-		}
+		return clean
+	}, "tasks")
+	c.field(c.setOwner, "owner")
+}
+
+// field takes the first of keys present and hands its value to set, which reports whether
+// the value found a place in the record; when not, the original is kept under legacy.
+func (c *conv) field(set func(v any) bool, keys ...string) {
+	if k, v, ok := c.takeFirst(keys...); ok && !set(v) {
+		c.keep(k, v)
 	}
-	if k, v, ok := c.takeFirst("owner"); ok {
-		c.setOwner(k, v)
+}
+
+// setIf is a setter for field: *dst gets what conv makes of the value, when it can.
+func setIf[T any](dst *T, conv func(any) (T, bool)) func(any) bool {
+	return func(v any) bool {
+		x, ok := conv(v)
+		if ok {
+			*dst = x
+		}
+		return ok
+	}
+}
+
+// word turns a status normaliser into a converter for setIf: a string it knows.
+func word[T ~string](norm func(string) T) func(any) (T, bool) {
+	return func(v any) (T, bool) {
+		s, _ := v.(string)
+		t := norm(s)
+		return t, t != ""
 	}
 }
 
 // setID carries an old workflow id, made safe as a file name; a change beyond lower-casing is
 // recorded under legacy.renamed, and an id with nothing usable left is kept under legacy (the
 // record then gets a derived one).
-func (c *conv) setID(key string, v any) {
+func (c *conv) setID(v any) bool {
 	s, ok := asText(v)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	id := sanitizeID(s)
 	if id == "" {
-		c.keep(key, v)
-		return
+		return false
 	}
 	if id != strings.ToLower(s) {
 		c.renamed[s] = id
 	}
 	c.rec.WorkflowID = id
+	return true
 }
 
 func normStatus(s string) workflow.Status {
@@ -147,11 +140,10 @@ func normTaskStatus(s string) workflow.TaskStatus {
 	return ""
 }
 
-func (c *conv) setVars(key string, v any) {
+func (c *conv) setVars(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	clean := true
 	for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -164,18 +156,15 @@ func (c *conv) setVars(key string, v any) {
 			clean = false
 		}
 	}
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }
 
 // setEnforcement carries seed 001's enforcement field. A missing "blocking" is worked out as
 // seed 001 defines it: true when any violation is CRITICAL or HIGH.
-func (c *conv) setEnforcement(key string, v any) {
+func (c *conv) setEnforcement(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	e := &workflow.Enforcement{Violations: []workflow.Violation{}}
 	clean := true
@@ -237,9 +226,7 @@ func (c *conv) setEnforcement(key string, v any) {
 		}
 	}
 	c.rec.Enforcement = e
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }
 
 // firstOf returns the first of keys present in m (not null), and the key.
@@ -505,7 +492,7 @@ func (c *conv) addPhases(v any) bool {
 // "approved"}) or phase names, or as a map from phase to a time, a boolean or an entry. An
 // approval with no time is dated updated_at, the latest moment it is known to hold by, and the
 // original is kept under legacy.
-func (c *conv) addApprovals(key string, v any) {
+func (c *conv) addApprovals(v any) bool {
 	clean := true
 	switch t := v.(type) {
 	case []any:
@@ -558,9 +545,7 @@ func (c *conv) addApprovals(key string, v any) {
 	default:
 		clean = false
 	}
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }
 
 func (c *conv) approvalEntry(name string, m map[string]any) bool {
@@ -642,11 +627,10 @@ func setMetadata(p *workflow.Phase, k string, v any) {
 
 // addHistory reads transitions ({"from", "to", "at", "session_id", "note"}); an entry
 // without a target phase or a time is left out, and the original kept under legacy.
-func (c *conv) addHistory(key string, v any) {
+func (c *conv) addHistory(v any) bool {
 	list, ok := v.([]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	clean := true
 	for _, item := range list {
@@ -698,9 +682,7 @@ func (c *conv) addHistory(key string, v any) {
 		}
 		c.rec.History = append(c.rec.History, h)
 	}
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }
 
 // parseTasks reads tasks as a list of entries or a map from id to entry, the shapes seed 002's
@@ -820,11 +802,10 @@ func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task,
 	return t, clean
 }
 
-func (c *conv) setOwner(key string, v any) {
+func (c *conv) setOwner(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	var o workflow.Owner
 	clean := true
@@ -849,7 +830,5 @@ func (c *conv) setOwner(key string, v any) {
 		clean = false
 	}
 	c.rec.Owner = &o
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }

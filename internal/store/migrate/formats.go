@@ -27,9 +27,7 @@ func (c *conv) seed001() error {
 		}
 	}
 	if v, ok := c.take("phaseHistory"); ok {
-		if isTransitions(v) {
-			c.addHistory("phaseHistory", v)
-		} else if !c.addCompleted(v, true) {
+		if isTransitions(v) && !c.addHistory(v) || !isTransitions(v) && !c.addCompleted(v, true) {
 			c.keep("phaseHistory", v)
 		}
 	}
@@ -82,9 +80,7 @@ func (c *conv) seed002(execution []byte) error {
 	if v, ok := c.take("completed_phases"); ok && !c.addCompleted(v, false) {
 		c.keep("completed_phases", v)
 	}
-	if v, ok := c.take("user_checkpoints"); ok {
-		c.addApprovals("user_checkpoints", v)
-	}
+	c.field(c.addApprovals, "user_checkpoints")
 	c.common()
 	if c.rec.Status == "" {
 		if p := c.ph["reflection"]; p != nil && p.Completed {
@@ -323,9 +319,7 @@ func (c *conv) schema1() error {
 			c.keep(k, v)
 		}
 	}
-	if v, ok := c.take("user_checkpoints"); ok {
-		c.addApprovals("user_checkpoints", v)
-	}
+	c.field(c.addApprovals, "user_checkpoints")
 	if v, ok := c.take("revision"); ok {
 		if n, isCount := asCount(v); isCount && n >= 1 {
 			c.rec.Revision = int64(n)
