@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -229,6 +230,51 @@ func (c *conv) setEnforcement(v any) bool {
 	return clean
 }
 
+// entry is one object of an old format being read, and which of its members found a place.
+type entry struct {
+	c    *conv
+	m    map[string]any
+	used map[string]bool
+}
+
+func (c *conv) entry(m map[string]any) entry { return entry{c, m, map[string]bool{}} }
+
+// str sets *dst from the first of keys present when it is a string, which then counts as used.
+func (e entry) str(dst *string, keys ...string) bool {
+	k, v, _ := firstOf(e.m, keys...)
+	s, ok := v.(string)
+	if ok {
+		*dst, e.used[k] = s, true
+	}
+	return ok
+}
+
+// time sets *dst from the first of keys present, which counts as used even when it is not a
+// time; it reports false only then.
+func (e entry) time(dst *time.Time, keys ...string) bool {
+	k, v, ok := firstOf(e.m, keys...)
+	if !ok {
+		return true
+	}
+	e.used[k] = true
+	t, ok := parseTime(v)
+	if ok {
+		*dst = t
+		e.c.times = append(e.c.times, t)
+	}
+	return ok
+}
+
+// allUsed reports whether every member found a place (null members aside, with skipNull).
+func (e entry) allUsed(skipNull bool) bool {
+	for k, v := range e.m {
+		if !e.used[k] && (v != nil || !skipNull) {
+			return false
+		}
+	}
+	return true
+}
+
 // firstOf returns the first of keys present in m (not null), and the key.
 func firstOf(m map[string]any, keys ...string) (string, any, bool) {
 	for _, k := range keys {
@@ -333,52 +379,30 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 // completedEntry reads one {"phase", "completed_at", "output", ...} entry; name, when set,
 // is the phase's name from an enclosing map.
 func (c *conv) completedEntry(name string, m map[string]any, needTime bool) bool {
-	clean := true
-	used := map[string]bool{}
-	if name == "" {
-		k, v, ok := firstOf(m, phaseNameKeys...)
-		s, isStr := v.(string)
-		if !ok || !isStr {
-			return false
-		}
-		name, used[k] = s, true
+	e := c.entry(m)
+	if name == "" && !e.str(&name, phaseNameKeys...) {
+		return false
 	}
 	var at time.Time
-	if k, v, ok := firstOf(m, completedAtKeys...); ok {
-		used[k] = true
-		if ts, ok := parseTime(v); ok {
-			at = ts
-			c.times = append(c.times, ts)
-		} else {
-			clean = false
-		}
-	}
+	clean := e.time(&at, completedAtKeys...)
 	completed := !needTime || !at.IsZero()
-	if v, ok := m["completed"]; ok {
-		if b, ok := asBool(v); ok {
-			completed, used["completed"] = b, true
-		}
+	if b, ok := asBool(m["completed"]); ok {
+		completed, e.used["completed"] = b, true
 	}
 	var outputs []string
 	for _, k := range outputKeys {
-		if v, ok := m[k]; ok && v != nil {
-			list, ok := asStrings(v)
-			if ok {
-				outputs = append(outputs, list...)
-				used[k] = true
-			}
+		if list, ok := asStrings(m[k]); ok {
+			outputs = append(outputs, list...)
+			e.used[k] = true
 		}
 	}
 	meta := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !used[k] {
+		if !e.used[k] {
 			meta[k] = m[k]
 		}
 	}
-	if !c.completeNamed(name, at, outputs, meta, completed) {
-		return false
-	}
-	return clean
+	return c.completeNamed(name, at, outputs, meta, completed) && clean
 }
 
 // completeNamed merges what is known of one phase into the record.
@@ -549,42 +573,20 @@ func (c *conv) addApprovals(v any) bool {
 }
 
 func (c *conv) approvalEntry(name string, m map[string]any) bool {
-	clean := true
-	used := map[string]bool{}
-	if name == "" {
-		k, v, ok := firstOf(m, "phase", "name", "stage")
-		s, isStr := v.(string)
-		if !ok || !isStr {
-			return false
-		}
-		name, used[k] = s, true
+	e := c.entry(m)
+	if name == "" && !e.str(&name, "phase", "name", "stage") {
+		return false
 	}
 	n := c.name(name)
 	if n == "" {
 		return false
 	}
 	a := workflow.Approval{Phase: n}
+	clean := e.time(&a.ApprovedAt, "approved_at", "approvedAt", "at", "timestamp")
+	clean = e.time(&a.RequestedAt, "requested_at", "requestedAt") && clean
 	noTime := false
-	if k, v, ok := firstOf(m, "approved_at", "approvedAt", "at", "timestamp"); ok {
-		used[k] = true
-		if ts, ok := parseTime(v); ok {
-			a.ApprovedAt = ts
-			c.times = append(c.times, ts)
-		} else {
-			clean = false
-		}
-	}
-	if k, v, ok := firstOf(m, "requested_at", "requestedAt"); ok {
-		used[k] = true
-		if ts, ok := parseTime(v); ok {
-			a.RequestedAt = ts
-			c.times = append(c.times, ts)
-		} else {
-			clean = false
-		}
-	}
 	if v, ok := m["approved"]; ok {
-		used["approved"] = true
+		e.used["approved"] = true
 		b, ok := asBool(v)
 		switch {
 		case !ok:
@@ -598,16 +600,11 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 			}
 		}
 	}
-	for k := range m {
-		if !used[k] {
-			clean = false
-		}
-	}
 	if noTime {
 		c.noTime[len(c.rec.Approvals)] = true
 	}
 	c.rec.Approvals = append(c.rec.Approvals, a)
-	return clean
+	return e.allUsed(false) && clean
 }
 
 // approvedNoTime adds an approval of phase n that the old format gave without a time; finish
@@ -639,48 +636,26 @@ func (c *conv) addHistory(v any) bool {
 			clean = false
 			continue
 		}
+		e := c.entry(m)
 		var h workflow.HistoryEntry
-		used := map[string]bool{}
-		if s, ok := m["from"].(string); ok {
-			used["from"] = true
-			if s != "" {
-				h.From = c.name(s)
-				if h.From == "" {
-					clean = false
-				}
-			}
-		}
-		if s, ok := m["to"].(string); ok {
-			used["to"] = true
-			h.To = c.name(s)
-		}
-		if k, val, ok := firstOf(m, "at", "timestamp"); ok {
-			used[k] = true
-			if ts, ok := parseTime(val); ok {
-				h.At = ts
-				c.times = append(c.times, ts)
-			}
-		}
-		if k, val, ok := firstOf(m, "session_id", "sessionId"); ok {
-			if s, ok := val.(string); ok {
-				h.SessionID, used[k] = s, true
-			}
-		}
-		if k, val, ok := firstOf(m, "note", "reason"); ok {
-			if s, ok := val.(string); ok {
-				h.Note, used[k] = s, true
-			}
-		}
-		for k := range m {
-			if !used[k] {
+		var from, to string
+		if e.str(&from, "from") && from != "" {
+			if h.From = c.name(from); h.From == "" {
 				clean = false
 			}
 		}
-		if h.To == "" || h.At.IsZero() {
-			clean = false
-			continue
+		if e.str(&to, "to") {
+			h.To = c.name(to)
 		}
-		c.rec.History = append(c.rec.History, h)
+		e.time(&h.At, "at", "timestamp")
+		e.str(&h.SessionID, "session_id", "sessionId")
+		e.str(&h.Note, "note", "reason")
+		if !e.allUsed(false) || h.To == "" || h.At.IsZero() {
+			clean = false
+		}
+		if h.To != "" && !h.At.IsZero() {
+			c.rec.History = append(c.rec.History, h)
+		}
 	}
 	return clean
 }
@@ -731,12 +706,12 @@ func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
 }
 
 func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task, bool) {
+	e := c.entry(m)
 	clean := true
-	used := map[string]bool{}
 	var t workflow.Task
 	if k, v, ok := firstOf(m, "id", "task_id", "taskId"); ok {
 		if s, ok := asText(v); ok && strings.TrimSpace(s) != "" {
-			used[k] = true
+			e.used[k] = true
 			if id != "" && s != id {
 				clean = false // the map key and the entry disagree: the entry wins, both kept
 			}
@@ -750,7 +725,7 @@ func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task,
 	}
 	t.Status = "pending"
 	if k, v, ok := firstOf(m, "status", "state"); ok {
-		used[k] = true
+		e.used[k] = true
 		s, _ := v.(string)
 		if st := normTaskStatus(s); st != "" {
 			t.Status = st
@@ -761,45 +736,23 @@ func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task,
 	}
 	if k, v, ok := firstOf(m, "attempts", "attempt", "retries"); ok {
 		if n, ok := asCount(v); ok {
-			t.Attempts, used[k] = n, true
+			t.Attempts, e.used[k] = n, true
 		}
 	}
 	if k, v, ok := firstOf(m, "output", "output_file", "output_path", "outputs"); ok {
 		if list, ok := asStrings(v); ok && len(list) == 1 {
-			t.Output, used[k] = list[0], true
+			t.Output, e.used[k] = list[0], true
 		}
 	}
-	if k, v, ok := firstOf(m, "note", "notes", "error", "last_error"); ok {
-		if s, ok := v.(string); ok {
-			used[k] = true
-			if t.Note != "" {
-				t.Note = s + "; " + t.Note
-			} else {
-				t.Note = s
-			}
-		}
+	var note string
+	if e.str(&note, "note", "notes", "error", "last_error") && t.Note != "" {
+		note += "; " + t.Note // the status note (above) goes after the original's own
 	}
-	for _, f := range []struct {
-		dst  *time.Time
-		keys []string
-	}{
-		{&t.StartedAt, []string{"started_at", "startedAt"}},
-		{&t.CompletedAt, []string{"completed_at", "completedAt", "finished_at"}},
-		{&t.UpdatedAt, []string{"updated_at", "updatedAt"}},
-	} {
-		if k, v, ok := firstOf(m, f.keys...); ok {
-			if ts, ok := parseTime(v); ok {
-				*f.dst, used[k] = ts, true
-				c.times = append(c.times, ts)
-			}
-		}
-	}
-	for k, v := range m {
-		if !used[k] && v != nil {
-			clean = false
-		}
-	}
-	return t, clean
+	t.Note = cmp.Or(note, t.Note)
+	clean = e.time(&t.StartedAt, "started_at", "startedAt") && clean
+	clean = e.time(&t.CompletedAt, "completed_at", "completedAt", "finished_at") && clean
+	clean = e.time(&t.UpdatedAt, "updated_at", "updatedAt") && clean
+	return t, e.allUsed(true) && clean
 }
 
 func (c *conv) setOwner(v any) bool {
