@@ -185,21 +185,11 @@ func (c *conv) setEnforcement(v any) bool {
 					continue
 				}
 				var vi workflow.Violation
-				for _, vk := range slices.Sorted(maps.Keys(vm)) {
-					s, ok := vm[vk].(string)
-					switch {
-					case !ok:
-						clean = false
-					case vk == "code":
-						vi.Code = s
-					case vk == "severity":
-						vi.Severity = workflow.Severity(s)
-					case vk == "details":
-						vi.Details = s
-					default:
-						clean = false
-					}
-				}
+				ve := c.entry(vm)
+				ve.str(&vi.Code, "code")
+				ve.str((*string)(&vi.Severity), "severity")
+				ve.str(&vi.Details, "details")
+				clean = ve.allUsed(false) && clean
 				e.Violations = append(e.Violations, vi)
 			}
 		case "blocking":
@@ -760,28 +750,15 @@ func (c *conv) setOwner(v any) bool {
 	if !ok {
 		return false
 	}
+	e := c.entry(m)
 	var o workflow.Owner
-	clean := true
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		switch k {
-		case "session_id":
-			if s, ok := m[k].(string); ok {
-				o.SessionID = s
-				continue
-			}
-		case "pid":
-			if n, ok := asCount(m[k]); ok {
-				o.PID = n
-				continue
-			}
-		case "heartbeat":
-			if ts, ok := parseTime(m[k]); ok {
-				o.Heartbeat = ts
-				continue
-			}
-		}
-		clean = false
+	e.str(&o.SessionID, "session_id")
+	if n, ok := asCount(m["pid"]); ok {
+		o.PID, e.used["pid"] = n, true
+	}
+	if t, ok := parseTime(m["heartbeat"]); ok {
+		o.Heartbeat, e.used["heartbeat"] = t, true
 	}
 	c.rec.Owner = &o
-	return clean
+	return e.allUsed(false)
 }
