@@ -287,83 +287,57 @@ var (
 // completed only when it has a completion time or says "completed": true. Keys an entry has
 // beyond these go to the phase's metadata. It reports whether everything found a place.
 func (c *conv) addCompleted(v any, needTime bool) bool {
+	clean := true
 	switch t := v.(type) {
 	case []any:
-		clean := true
 		seen := map[string]bool{}
 		for _, item := range t {
-			// A phase listed twice is merged (outputs joined, the latest time kept), and the
-			// original list kept under legacy since the merge drops one of the times.
+			var name string
+			ok := false
 			switch it := item.(type) {
 			case string:
-				if n := sanitizeName(it, false); seen[n] {
-					clean = false
-				} else {
-					seen[n] = true
-				}
-				if !c.completeNamed(it, time.Time{}, nil, nil, true) {
-					clean = false
-				}
+				name, ok = it, c.completeNamed(it, time.Time{}, nil, nil, true)
 			case map[string]any:
-				if _, name, ok := firstOf(it, phaseNameKeys...); ok {
-					if s, isStr := name.(string); isStr {
-						if n := sanitizeName(s, false); seen[n] {
-							clean = false
-						} else {
-							seen[n] = true
-						}
-					}
-				}
-				if !c.completedEntry("", it, needTime) {
-					clean = false
-				}
-			default:
-				clean = false
+				_, v, _ := firstOf(it, phaseNameKeys...)
+				name, _ = v.(string)
+				ok = c.completedEntry("", it, needTime)
 			}
+			// A phase listed twice is merged (outputs joined, the latest time kept), and the
+			// original list kept under legacy since the merge drops one of the times.
+			n := sanitizeName(name, false)
+			clean = clean && ok && !seen[n]
+			seen[n] = true
 		}
-		return clean
 	case map[string]any:
-		clean := true
 		for _, k := range slices.Sorted(maps.Keys(t)) {
+			ok := false
 			switch it := t[k].(type) {
 			case bool:
-				if it && !c.completeNamed(k, time.Time{}, nil, nil, true) {
-					clean = false
-				}
-				if !it {
-					if n := c.name(k); n != "" {
-						c.phase(n)
-					} else {
-						clean = false
-					}
+				if it {
+					ok = c.completeNamed(k, time.Time{}, nil, nil, true)
+				} else if n := c.name(k); n != "" {
+					c.phase(n)
+					ok = true
 				}
 			case string:
-				// A time says when it was completed; a status word whether it was.
-				var at time.Time
-				completed := true
-				if ts, ok := parseTime(it); ok {
-					at = ts
-					c.times = append(c.times, ts)
-				} else if st := normPhaseStatus(it); st != "" {
-					completed = st == "complete"
-				} else {
-					clean = false // neither: no phase is made of it, the original is kept
-					continue
+				// A time says when it was completed; a status word whether it was. Neither:
+				// no phase is made of it, and the original is kept.
+				at, isTime := parseTime(it)
+				if isTime {
+					c.times = append(c.times, at)
 				}
-				if !c.completeNamed(k, at, nil, nil, completed) {
-					clean = false
+				if st := normPhaseStatus(it); isTime || st != "" {
+					ok = c.completeNamed(k, at, nil, nil, isTime || st == "complete")
 				}
 			case map[string]any:
-				if !c.completedEntry(k, it, needTime) {
-					clean = false
-				}
-			default:
-				clean = false
+				ok = c.completedEntry(k, it, needTime)
 			}
+			clean = clean && ok
 		}
-		return clean
+	default:
+		return false
 	}
-	return false
+	return clean
 }
 
 // completedEntry reads one {"phase", "completed_at", "output", ...} entry; name, when set,
