@@ -382,15 +382,20 @@ func (c *conv) completeNamed(raw string, at time.Time, outputs []string, meta ma
 	if at.After(p.CompletedAt) {
 		p.CompletedAt = at
 	}
+	addOutputs(p, outputs...)
+	for k, v := range meta {
+		setMetadata(p, k, v)
+	}
+	return true
+}
+
+// addOutputs adds the outputs p does not have yet.
+func addOutputs(p *workflow.Phase, outputs ...string) {
 	for _, o := range outputs {
 		if !slices.Contains(p.Outputs, o) {
 			p.Outputs = append(p.Outputs, o)
 		}
 	}
-	for k, v := range meta {
-		setMetadata(p, k, v)
-	}
-	return true
 }
 
 // addPhases reads a phases object keyed by phase name, as schema 1.x and seed 003 write it
@@ -408,25 +413,16 @@ func (c *conv) addPhases(v any) bool {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// Two keys naming one phase ("plan" and seed 003's "planning") are merged, and the
 		// original kept under legacy since the merge can drop a value.
-		if n := c.name(k); seen[n] {
-			clean = false
-		} else {
-			seen[n] = true
+		n := c.name(k)
+		clean = clean && !seen[n] && n != ""
+		seen[n] = true
+		if n == "" {
+			continue
 		}
 		switch e := m[k].(type) {
 		case bool:
-			n := c.name(k)
-			if n == "" {
-				clean = false
-				continue
-			}
 			c.phase(n).Completed = c.phase(n).Completed || e
 		case map[string]any:
-			n := c.name(k)
-			if n == "" {
-				clean = false
-				continue
-			}
 			p := c.phase(n)
 			for _, ek := range slices.Sorted(maps.Keys(e)) {
 				val := e[ek]
@@ -444,18 +440,12 @@ func (c *conv) addPhases(v any) bool {
 					}
 				case "outputs", "reports", "output":
 					if list, ok := asStrings(val); ok {
-						for _, o := range list {
-							if !slices.Contains(p.Outputs, o) {
-								p.Outputs = append(p.Outputs, o)
-							}
-						}
+						addOutputs(p, list...)
 						continue
 					}
 				case "plan_path":
 					if s, ok := val.(string); ok && s != "" {
-						if !slices.Contains(p.Outputs, s) {
-							p.Outputs = append(p.Outputs, s)
-						}
+						addOutputs(p, s)
 						c.setVar("PLAN_PATH", s)
 						continue
 					}
@@ -485,18 +475,15 @@ func (c *conv) addApprovals(v any) bool {
 	switch t := v.(type) {
 	case []any:
 		for _, item := range t {
-			switch it := item.(type) {
-			case string:
-				clean = false
-				if n := c.name(it); n != "" {
+			if m, ok := item.(map[string]any); ok {
+				clean = c.approvalEntry("", m) && clean
+				continue
+			}
+			clean = false // a name alone has no time
+			if s, ok := item.(string); ok {
+				if n := c.name(s); n != "" {
 					c.approvedNoTime(n)
 				}
-			case map[string]any:
-				if !c.approvalEntry("", it) {
-					clean = false
-				}
-			default:
-				clean = false
 			}
 		}
 	case map[string]any:
