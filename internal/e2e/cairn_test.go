@@ -764,14 +764,7 @@ func TestCairnProjectDefinition(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "review-flow.md"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e := engineAt(t, w, time.Now().Add(-time.Minute))
-	if _, err := e.Start(engine.StartRequest{Type: "review-flow", Context: "review the uploader"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Transition(engine.TransitionRequest{To: "read"}); err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	startAt(t, w, time.Now().Add(-time.Minute), engine.StartRequest{Type: "review-flow", Context: "review the uploader"}, "read").Close()
 
 	r := w.run(t, RunOptions{Prompt: "PROJECT-DEFINITION: where are we?"})
 	requireOK(t, r)
