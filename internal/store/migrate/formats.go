@@ -263,19 +263,14 @@ func (c *conv) addStages(v any) ([]string, bool) {
 			continue
 		}
 		p := c.phase(name)
-		meta := map[string]any{"order": i + 1}
 		if s, ok := m["status"].(string); ok {
-			used["status"] = true
-			meta["status"] = s
 			p.Completed = normPhaseStatus(s) == "complete"
 		}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+		setMetadata(p, "order", i+1) // what the stage says of itself, status too, goes after
+		for k, v := range m {
 			if !used[k] {
-				meta[k] = m[k]
+				setMetadata(p, k, v)
 			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(meta)) {
-			setMetadata(p, k, meta[k])
 		}
 		order = append(order, name)
 	}
