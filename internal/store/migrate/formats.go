@@ -199,19 +199,11 @@ func (c *conv) seed004() error {
 	if len(order) == 0 {
 		return nil
 	}
-	allDone := true
-	for _, id := range order {
-		if !c.ph[id].Completed {
-			allDone = false
-		}
-	}
+	undone := slices.IndexFunc(order, func(id string) bool { return !c.ph[id].Completed })
 	if c.rec.State == "" {
 		c.rec.State = order[len(order)-1]
-		for _, id := range order {
-			if !c.ph[id].Completed {
-				c.rec.State = id
-				break
-			}
+		if undone >= 0 {
+			c.rec.State = order[undone] // the first stage not done
 		}
 	}
 	if c.rec.PhaseStatus == "" {
@@ -222,7 +214,7 @@ func (c *conv) seed004() error {
 			}
 		}
 	}
-	if c.rec.Status == "" && allDone {
+	if c.rec.Status == "" && undone < 0 {
 		c.rec.Status = "completed"
 	}
 	return nil
