@@ -3,7 +3,6 @@ package cli_test
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,25 +13,20 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/cairn-dev/cairn/internal/cli"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected files in testdata/script/*.txtar")
-
 // TestMain makes this test binary cairn itself (and the hooks' fixture commands), so scripts
 // and the watch test run the real command line as separate processes with no build step.
 func TestMain(m *testing.M) {
-	cmds := hooktest.Commands()
-	cmds["cairn"] = func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) }
-	// The hooks, for scripts that check the CLI and the hooks agree (noproject.txtar).
-	cmds["cairn-session-start"] = func() {
-		os.Exit(hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{}))
-	}
-	cmds["cairn-stop"] = func() { os.Exit(hook.Stop(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})) }
-	testscript.Main(m, cmds)
+	// cairn comes with hooktest.Commands; the hooks are for scripts that check the CLI and the
+	// hooks agree (noproject.txtar).
+	hooktest.Main(m, map[string]func(){
+		"cairn-session-start": func() { os.Exit(hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})) },
+		"cairn-stop":          func() { os.Exit(hook.Stop(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})) },
+	})
 }
 
 // raceOptions drop the race detector's one-second sleep at exit from every cairn a test
@@ -45,7 +39,7 @@ const raceOptions = "atexit_sleep_ms=0"
 // the state directory; cairn-fixture and with-readonly come from internal/hooktest.
 func TestScripts(t *testing.T) {
 	t.Parallel()
-	p := hooktest.Params("testdata/script", *update)
+	p := hooktest.Params()
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
 		env.Setenv("GORACE", raceOptions)

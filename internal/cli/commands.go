@@ -212,7 +212,7 @@ func topNames() []string {
 	var out []string
 	for n := range commands {
 		first, _, _ := strings.Cut(n, " ")
-		if !contains(out, first) {
+		if !slices.Contains(out, first) {
 			out = append(out, first)
 		}
 	}
@@ -263,7 +263,7 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 	at := func(n string) int { return max(0, indexOf(order, n)) }
 	other := append([]string(nil), order[at("version"):]...)
 	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		if !contains(order, n) {
+		if !slices.Contains(order, n) {
 			other = append(other, n)
 		}
 	}

@@ -217,7 +217,7 @@ func (a *app) phases() []string {
 	}
 	out := d.Allowed(phase)
 	for _, p := range d.Phases {
-		if !contains(out, p) {
+		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}

@@ -51,12 +51,3 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
-
-// cut shortens s to n runes with "…", for table columns.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,20 +124,11 @@ func suggest(s string, candidates []string) []string {
 		if len(out) == 3 || h.d > hits[0].d {
 			break // only the nearest: "stauts" is status, not also start
 		}
-		if !contains(out, h.c) {
+		if !slices.Contains(out, h.c) {
 			out = append(out, h.c)
 		}
 	}
 	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // distance is the optimal string alignment distance: insertions, deletions, substitutions

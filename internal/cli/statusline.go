@@ -76,11 +76,11 @@ func runStatusline(a *app, args []string) error {
 // so ("plan (blocked)").
 func statusLine(s engine.Status) string {
 	var b strings.Builder
-	b.WriteString(cut(clean(s.Type), 24))
+	b.WriteString(textsafe.Clip(clean(s.Type), 24))
 	b.WriteString(" · ")
-	b.WriteString(cut(clean(s.Phase), 32))
+	b.WriteString(textsafe.Clip(clean(s.Phase), 32))
 	if s.PhaseStatus != "" && s.PhaseStatus != "in_progress" {
-		b.WriteString(" (" + cut(clean(s.PhaseStatus), 16) + ")")
+		b.WriteString(" (" + textsafe.Clip(clean(s.PhaseStatus), 16) + ")")
 	}
 	if s.Total > 0 {
 		fmt.Fprintf(&b, " %d/%d", s.Done, s.Total)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -89,7 +90,7 @@ func runTypes(a *app, args []string) error {
 	names := e.Definitions()
 	a.warn(e.Warnings()...)
 	if len(pos) == 1 {
-		if !contains(names, pos[0]) {
+		if !slices.Contains(names, pos[0]) {
 			return fmt.Errorf("no workflow type %q%s", pos[0], orList(didYouMean(pos[0], names), "known types are "+strings.Join(names, ", ")))
 		}
 		names = []string{pos[0]}
@@ -132,10 +133,10 @@ func writeType(a *app, t typeInfo) {
 	fmt.Fprintln(w, title)
 	mark := func(p string) string {
 		var tags []string
-		if contains(t.Approvals, p) {
+		if slices.Contains(t.Approvals, p) {
 			tags = append(tags, "approval")
 		}
-		if contains(t.Terminal, p) {
+		if slices.Contains(t.Terminal, p) {
 			tags = append(tags, "terminal")
 		}
 		if len(tags) == 0 {

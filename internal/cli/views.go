@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -47,7 +48,7 @@ func runList(a *app, args []string) error {
 		// An archived workflow's status is why it was archived: completed, replaced, expired...
 		status := s.Status
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
-			clean(status), stamp(s.UpdatedAt), cut(clean(s.Context), 60))
+			clean(status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
 	}
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")

@@ -256,7 +256,7 @@ func (a *app) changedBy(e *engine.Engine, id string, from int64) string {
 		if ev.Session != "" {
 			w = strings.TrimSpace(w + " in session " + ev.Session)
 		}
-		if w != "" && !contains(who, w) {
+		if w != "" && !slices.Contains(who, w) {
 			who = append(who, w)
 		}
 	}

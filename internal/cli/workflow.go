@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -30,7 +31,7 @@ func runStart(a *app, args []string) error {
 	req.Type, req.Context = pos[0], pos[1]
 	res, err := e.Start(req)
 	if err != nil {
-		if names := e.Definitions(); !contains(names, req.Type) {
+		if names := e.Definitions(); !slices.Contains(names, req.Type) {
 			return withHint(err, didYouMean(req.Type, names))
 		}
 		return err

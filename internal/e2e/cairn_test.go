@@ -512,29 +512,12 @@ func TestCairnAcrossSessions(t *testing.T) {
 		if cleared == seedSession || cleared == "" {
 			t.Fatalf("/clear left session %q", cleared)
 		}
-		starts := requireHooksOK(t, r, "SessionStart")
-		if got := hookNames(starts); strings.Join(got, ",") != "SessionStart:resume,SessionStart:clear" {
-			t.Errorf("SessionStart hooks %v", got)
-		}
-
-		resumed := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("RESUMED-PROMPT")))
-		afterClear := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-CLEAR")))
-		if len(resumed) != 1 || len(afterClear) != 1 {
-			t.Fatalf("%d requests for the resumed prompt and %d after /clear, want 1 each", len(resumed), len(afterClear))
-		}
-		for name, req := range map[string]*mockapi.MessagesRequest{"--resume": resumed[0], "/clear": afterClear[0]} {
-			report := cairnReport(t, req)
-			if !strings.Contains(report, "phase plan (in_progress)") || !strings.Contains(report, "completed: analyze\n") {
-				t.Errorf("after %s the report lacks the phase or the completed phases:\n%s", name, report)
-			}
-			if strings.Contains(report, "another live session") {
-				t.Errorf("after %s the report calls an ended session live:\n%s", name, report)
-			}
-		}
-		if !resumed[0].Contains("planned") {
+		resumed, afterClear := requireTwoStarts(t, w, r, "resume", "RESUMED-PROMPT", "clear", "AFTER-CLEAR",
+			"phase plan (in_progress)", "completed: analyze\n")
+		if !resumed.Contains("planned") {
 			t.Errorf("the resumed request lacks the earlier conversation")
 		}
-		if afterClear[0].Contains("RESUMED-PROMPT") {
+		if afterClear.Contains("RESUMED-PROMPT") {
 			t.Errorf("the request after /clear still holds the conversation before it")
 		}
 
@@ -542,11 +525,6 @@ func TestCairnAcrossSessions(t *testing.T) {
 		// /clear is not warned about another live session.
 		if tr := requireToolResultsOK(t, r, 1)[0]; strings.Contains(tr.Text, "another live session") {
 			t.Errorf("the transition after /clear warns of another live session: %s", tr.Text)
-		}
-		for _, h := range starts {
-			if out := parseHookOutput(t, h); out.SystemMessage != "" {
-				t.Errorf("%s told the user %q", h.Name, out.SystemMessage)
-			}
 		}
 		st := w.readState(t)
 		if st.State != "implement" || !st.Phases["plan"].Completed {
@@ -573,33 +551,44 @@ func TestCairnAcrossSessions(t *testing.T) {
 		if fork == seedSession || fork == "" {
 			t.Fatalf("forked session %q, parent %s", fork, seedSession)
 		}
-		starts := requireHooksOK(t, r, "SessionStart")
-		if got := hookNames(starts); strings.Join(got, ",") != "SessionStart:fork,SessionStart:compact" {
-			t.Errorf("SessionStart hooks %v", got)
-		}
-		forked := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FORK-PROMPT")))
-		compacted := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-COMPACT")))
-		if len(forked) != 1 || len(compacted) != 1 {
-			t.Fatalf("%d requests for the forked prompt and %d after /compact, want 1 each", len(forked), len(compacted))
-		}
-		if !compacted[0].Contains("MOCK-SUMMARY") {
+		_, compacted := requireTwoStarts(t, w, r, "fork", "FORK-PROMPT", "compact", "AFTER-COMPACT",
+			"phase implement (in_progress)", "completed: analyze, plan\n")
+		if !compacted.Contains("MOCK-SUMMARY") {
 			t.Errorf("the request after /compact lacks the compaction summary")
 		}
-		for name, req := range map[string]*mockapi.MessagesRequest{"fork": forked[0], "/compact": compacted[0]} {
-			report := cairnReport(t, req)
-			if !strings.Contains(report, "phase implement (in_progress)") || !strings.Contains(report, "completed: analyze, plan\n") {
-				t.Errorf("after %s the report lacks the phase or the completed phases:\n%s", name, report)
-			}
-			if strings.Contains(report, "another live session") {
-				t.Errorf("after %s the report calls an ended session live:\n%s", name, report)
-			}
-		}
-		for _, h := range starts {
-			if out := parseHookOutput(t, h); out.SystemMessage != "" {
-				t.Errorf("%s told the user %q", h.Name, out.SystemMessage)
-			}
-		}
 	})
+}
+
+// requireTwoStarts checks that run r started two sessions, from sources first and second
+// (SessionStart hooks that told the user nothing), and that the one main request after each
+// prompt carries a report with phase and completed that calls no ended session live. It
+// returns the two requests.
+func requireTwoStarts(t *testing.T, w *World, r *Run, first, firstPrompt, second, secondPrompt, phase, completed string) (*mockapi.MessagesRequest, *mockapi.MessagesRequest) {
+	t.Helper()
+	starts := requireHooksOK(t, r, "SessionStart")
+	if got := strings.Join(hookNames(starts), ","); got != "SessionStart:"+first+",SessionStart:"+second {
+		t.Errorf("SessionStart hooks %v", got)
+	}
+	for _, h := range starts {
+		if out := parseHookOutput(t, h); out.SystemMessage != "" {
+			t.Errorf("%s told the user %q", h.Name, out.SystemMessage)
+		}
+	}
+	a := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(firstPrompt)))
+	b := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(secondPrompt)))
+	if len(a) != 1 || len(b) != 1 {
+		t.Fatalf("%d requests after %s and %d after %s, want 1 each", len(a), firstPrompt, len(b), secondPrompt)
+	}
+	for name, req := range map[string]*mockapi.MessagesRequest{first: a[0], second: b[0]} {
+		report := cairnReport(t, req)
+		if !strings.Contains(report, phase) || !strings.Contains(report, completed) {
+			t.Errorf("after %s the report lacks %q or %q:\n%s", name, phase, completed, report)
+		}
+		if strings.Contains(report, "another live session") {
+			t.Errorf("after %s the report calls an ended session live:\n%s", name, report)
+		}
+	}
+	return a[0], b[0]
 }
 
 // 5, the Stop hook's part. When the position line cannot be written at the transition (here
@@ -775,14 +764,7 @@ func TestCairnProjectDefinition(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "review-flow.md"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e := engineAt(t, w, time.Now().Add(-time.Minute))
-	if _, err := e.Start(engine.StartRequest{Type: "review-flow", Context: "review the uploader"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Transition(engine.TransitionRequest{To: "read"}); err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	startAt(t, w, time.Now().Add(-time.Minute), engine.StartRequest{Type: "review-flow", Context: "review the uploader"}, "read").Close()
 
 	r := w.run(t, RunOptions{Prompt: "PROJECT-DEFINITION: where are we?"})
 	requireOK(t, r)

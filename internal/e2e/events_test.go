@@ -19,8 +19,15 @@ import (
 // startApex starts an apex workflow in the World's project, as an earlier session would have.
 func startApex(t *testing.T, w *World, to ...string) {
 	t.Helper()
-	e := engineAt(t, w, time.Now())
-	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+	startAt(t, w, time.Now(), engine.StartRequest{Type: "apex", Context: seedContext}, to...)
+}
+
+// startAt starts a workflow as an earlier session would have at the time at, and moves it
+// through the phases to; it returns the engine for more.
+func startAt(t *testing.T, w *World, at time.Time, req engine.StartRequest, to ...string) *engine.Engine {
+	t.Helper()
+	e := engineAt(t, w, at)
+	if _, err := e.Start(req); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range to {
@@ -28,6 +35,7 @@ func startApex(t *testing.T, w *World, to ...string) {
 			t.Fatal(err)
 		}
 	}
+	return e
 }
 
 // Claude Code keeps its task list per session id, so a new session starts without it. Tasks

@@ -98,11 +98,7 @@ func (rw *releaseWorld) downloads() int {
 // startWorkflow records a workflow in the World's project, as an earlier session would have.
 func startWorkflow(t *testing.T, w *World) string {
 	t.Helper()
-	e := engineAt(t, w, time.Now().Add(-time.Minute))
-	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	startAt(t, w, time.Now().Add(-time.Minute), engine.StartRequest{Type: "apex", Context: seedContext}).Close()
 	return w.readState(t).WorkflowID
 }
 

@@ -18,10 +18,7 @@ import (
 func TestToldEndingOnceThenNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	e := engineAt(t, w, time.Now().Add(-time.Hour))
-	if _, err := e.Start(engine.StartRequest{Type: "debug", Context: "fix the flaky upload test"}); err != nil {
-		t.Fatal(err)
-	}
+	e := startAt(t, w, time.Now().Add(-time.Hour), engine.StartRequest{Type: "debug", Context: "fix the flaky upload test"})
 	if _, err := e.Complete("race fixed"); err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +58,7 @@ func TestToldEndingOnceThenNothing(t *testing.T) {
 func TestToldAgeAfterCrash(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	e := engineAt(t, w, time.Now().Add(-3*time.Hour))
-	if _, err := e.Start(engine.StartRequest{Type: "debug", Context: "bisect the slow build"}); err != nil {
-		t.Fatal(err)
-	}
+	e := startAt(t, w, time.Now().Add(-3*time.Hour), engine.StartRequest{Type: "debug", Context: "bisect the slow build"})
 	if _, err := e.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +84,7 @@ func TestToldAgeAfterCrash(t *testing.T) {
 func TestToldApprovalRefusedHeadless(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	e := engineAt(t, w, time.Now().Add(-time.Minute))
-	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "add retries"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	startAt(t, w, time.Now().Add(-time.Minute), engine.StartRequest{Type: "apex", Context: "add retries"}, "plan").Close()
 
 	w.Mock.Script(
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("GATE-PROMPT")),

@@ -72,7 +72,7 @@ func (e *Engine) CompactAnchor() (string, error) {
 		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, plural(n), oneLine(res.OpenTasks[0], 80))
 	}
 	b.WriteString(". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands.")
-	return clipRunes(b.String(), maxAnchor), nil
+	return textsafe.Clip(b.String(), maxAnchor), nil
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no
@@ -85,7 +85,7 @@ func Title(res *Resume) string {
 	if typ == "" {
 		typ = "workflow"
 	}
-	return clipRunes("Cairn: "+oneLine(typ, 30)+" · "+oneLine(res.Phase, 40), 80)
+	return textsafe.Clip("Cairn: "+oneLine(typ, 30)+" · "+oneLine(res.Phase, 40), 80)
 }
 
 // Status is the active workflow at a glance, for `cairn statusline`.
@@ -128,15 +128,7 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 
 // oneLine is stored text made safe for one line of a status bar or a title, at most max
 // runes.
-func oneLine(s string, max int) string { return clipRunes(textsafe.OneLine(s), max) }
-
-func clipRunes(s string, max int) string {
-	r := []rune(s)
-	if len(r) <= max {
-		return s
-	}
-	return string(r[:max-1]) + "…"
-}
+func oneLine(s string, max int) string { return textsafe.Clip(textsafe.OneLine(s), max) }
 
 func plural(n int) string {
 	if n == 1 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -380,5 +381,383 @@ func TestOwnRunningTasksAreNotRecovered(t *testing.T) {
 	r = must(e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
 	if !containsAny(r.Notices, "t1") {
 		t.Fatalf("an abandoned running task was not recovered: %v", r.Notices)
+	}
+}
+
+// Two copies competing for the active slot (seed 004): Cairn's active workflow and a seed 001
+// file that appeared beside it. The newer stays active, the other is archived as conflict-,
+// the seed file is kept as its .bak, and the user is told.
+func TestTwoCopiesNewestWins(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		legacyAge   time.Duration // how long before now the seed file was last updated
+		legacyWins  bool
+		activePhase string
+	}{
+		{"seed-file-newer", -time.Minute, true, "implement"},
+		{"active-newer", -2 * time.Hour, false, "analyze"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.clock.Add(-time.Hour)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
+			e.clock.Add(time.Hour)
+
+			seed := `{"type":"APEX","phase":"implement","lastUpdated":"` +
+				e.clock.Now().Add(tc.legacyAge).Format(time.RFC3339) + `","ttl":"24h","context":"seed copy"}`
+			seedPath := filepath.Join(e.project, ".claude", "workflow-state.json")
+			if err := os.WriteFile(seedPath, []byte(seed), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			r := must(e.open("s2").Resume(engine.ResumeOptions{Apply: true, Source: "startup"}))(t)
+			if r.Phase != tc.activePhase {
+				t.Fatalf("active phase %q, want %q; notices %v", r.Phase, tc.activePhase, r.Notices)
+			}
+			if !containsAny(r.Notices, "two copies") || !strings.Contains(r.SystemMessage, "two copies") {
+				t.Errorf("the conflict was not reported: notices %v, system message %q", r.Notices, r.SystemMessage)
+			}
+			if _, err := os.Stat(seedPath); !os.IsNotExist(err) {
+				t.Errorf("the seed file is still in place: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(e.project, ".claude", "workflow-state.v1.json.bak")); err != nil {
+				t.Errorf("the seed file was not kept as .bak: %v", err)
+			}
+			list := must(e.open("s2").List())(t)
+			var conflict int
+			for _, s := range list {
+				if s.Status == "conflict" && strings.HasPrefix(s.Archived, "conflict-") {
+					conflict++
+					loser := "seed copy"
+					if tc.legacyWins {
+						loser = "cairn copy"
+					}
+					if s.Context != loser {
+						t.Errorf("archived the wrong copy: %+v", s)
+					}
+				}
+			}
+			if conflict != 1 {
+				t.Errorf("want one conflict- archive, got %+v", list)
+			}
+			// Settled: the next start finds one copy and says nothing more about it.
+			again := must(e.open("s3").Resume(engine.ResumeOptions{Apply: true}))(t)
+			if containsAny(again.Notices, "two copies") {
+				t.Errorf("the conflict was reported twice: %v", again.Notices)
+			}
+		})
+	}
+}
+
+// TestRecoveryKeepsTheAge: after a crash, the session-start recovery writes the record, but
+// the age the report shows and the TTL still count from the last change an agent made.
+func TestRecoveryKeepsTheAge(t *testing.T) {
+	e := newEnv(t)
+	crashed := e.openAs("crashed", exitedPID(t))
+	must(crashed.Start(engine.StartRequest{Type: "debug", Context: "flaky test", TTL: "4h"}))(t)
+	must(crashed.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+
+	e.clock.Add(3 * time.Hour)
+	r := must(e.open("next").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
+	if !strings.Contains(strings.Join(r.Notices, "\n"), "back to pending") {
+		t.Fatalf("no recovery happened: %+v", r)
+	}
+	if r.AgeSeconds != int64(3*time.Hour/time.Second) || !strings.Contains(r.Report, "last change 3h ago") {
+		t.Errorf("after recovery the age is %ds, report:\n%s", r.AgeSeconds, r.Report)
+	}
+	// The recovery write did not restart the TTL: 4h after the agent's change it expires.
+	e.clock.Add(61 * time.Minute)
+	r = must(e.open("later").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
+	if r.WorkflowID != "" || !strings.HasPrefix(r.Ended, "Expired DEBUG workflow") {
+		t.Errorf("4h after the last real change the workflow is still active: %+v", r)
+	}
+}
+
+// TestBrokenDefinitionIsShown: a .claude/workflows file that does not load is shown to the
+// person (systemMessage) and the model (a report line), and start_workflow's refusal names the
+// file and line instead of only "unknown workflow type".
+func TestBrokenDefinitionIsShown(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := must(e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
+	if !strings.Contains(r.SystemMessage, ".claude/workflows/review.md:2: ") || !strings.Contains(r.Report, "review.md:2: ") {
+		t.Errorf("broken definition not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
+	}
+	_, err := e.open("s1").Start(engine.StartRequest{Type: "review", Context: "x"})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "review.md")+":2: ") || !strings.Contains(err.Error(), "unknown workflow type") {
+		t.Errorf("start of the broken type: %v", err)
+	}
+}
+
+// TestReplaceAndArchiveWriteTheirEndings: a start that replaces the active workflow, and an
+// archive, each write "Abandoned ..., archived" to memory, so that memory no longer calls the
+// workflow active; after the archive the next session is told once.
+func TestReplaceAndArchiveWriteTheirEndings(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(en.Start(engine.StartRequest{Type: "debug", Context: "second try", Replace: true}))(t)
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned APEX workflow at plan for “first try”, archived") {
+		t.Errorf("replace wrote no abandon line:\n%s", topic)
+	}
+	if mem := e.readMemory("MEMORY.md"); strings.Contains(mem, "Active APEX") {
+		t.Errorf("MEMORY.md still calls the replaced workflow active:\n%s", mem)
+	}
+	must(e.open("person").Archive("abandoned"))(t)
+	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned DEBUG workflow at troubleshoot for “second try”, archived") {
+		t.Errorf("archive wrote no abandon line:\n%s", topic)
+	}
+	r := must(e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
+	if !strings.Contains(r.Report, `the last one ended ("Abandoned DEBUG workflow at troubleshoot for “second try”, archived")`) {
+		t.Errorf("report after archive: %q", r.Report)
+	}
+	st := must(e.open("person").Resume(engine.ResumeOptions{}))(t)
+	if st.Ended == "" || st.Report == "" {
+		t.Errorf("cairn status after the ending: ended %q report %q", st.Ended, st.Report)
+	}
+}
+
+// TestLongWorkflowKeepsABoundedSnapshotAndItsWholeHistory: the record on disk holds the newest
+// workflow.MaxHistory moves, show and history give all of them, and the resume check finds
+// nothing wrong with a history that lost its beginning.
+func TestLongWorkflowKeepsABoundedSnapshotAndItsWholeHistory(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "long"}))(t)
+	for _, to := range []string{"plan", "implement"} {
+		if to == "implement" { // plan is an approval gate: a person approves
+			must(en.Approve(""))(t)
+		}
+		must(en.Transition(engine.TransitionRequest{To: to}))(t)
+	}
+	moves := 2
+	for i := 0; moves < workflow.MaxHistory+30; i++ {
+		to := []string{"review", "implement"}[i%2]
+		must(en.Transition(engine.TransitionRequest{To: to, Note: fmt.Sprintf("round %d", i)}))(t)
+		moves++
+	}
+	w := must(en.Snapshot())(t)
+	var stored workflow.Record
+	raw := must(readStored(en))(t)
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored.History) != workflow.MaxHistory {
+		t.Fatalf("the snapshot holds %d history entries, want %d", len(stored.History), workflow.MaxHistory)
+	}
+	var shown workflow.Record
+	if err := json.Unmarshal(must(en.Show(w.WorkflowID))(t), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.History) != moves || shown.History[0].From != "analyze" || shown.History[moves-1].Note != stored.History[len(stored.History)-1].Note {
+		t.Fatalf("show gives %d history entries (want %d), first %+v", len(shown.History), moves, shown.History[0])
+	}
+	for i := 1; i < moves; i++ {
+		if shown.History[i].From != shown.History[i-1].To {
+			t.Fatalf("history entry %d does not follow the one before: %+v", i, shown.History[i])
+		}
+	}
+	hist := must(en.History(w.WorkflowID))(t)
+	// Every move, the start and the person's approval of plan.
+	if len(hist) != moves+2 || hist[0].Kind != "start" {
+		t.Fatalf("cairn history gives %d events, want %d", len(hist), moves+2)
+	}
+	r := must(en.Resume(engine.ResumeOptions{}))(t)
+	for _, w := range append(r.Warnings, r.Notices...) {
+		if strings.Contains(w, "history") {
+			t.Fatalf("a trimmed history is reported: %q", w)
+		}
+	}
+}
+
+func readStored(en *engine.Engine) ([]byte, error) {
+	return os.ReadFile(filepath.Join(en.StateDir(), "workflow-state.json"))
+}
+
+// TestListReadsTheIndexOnly: list shows an archived workflow's type, phase and context from
+// archive/index.jsonl without opening the archive (here, one whose files are gone).
+func TestListReadsTheIndexOnly(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "indexed", WorkflowID: "apex-idx"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	info := must(en.Archive("abandoned"))(t)
+	dirs, _ := filepath.Glob(filepath.Join(en.StateDir(), "archive", "apex-idx-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("archive dirs %v (%s)", dirs, info.Message)
+	}
+	for _, f := range []string{"workflow-state.json", "archive.json", "journal.jsonl"} {
+		os.Remove(filepath.Join(dirs[0], f))
+	}
+	list := must(en.List())(t)
+	if len(list) != 1 || list[0].Type != "apex" || list[0].Phase != "plan" || list[0].Context != "indexed" || list[0].Status != "abandoned" || list[0].UpdatedAt.IsZero() {
+		t.Fatalf("list %+v", list)
+	}
+}
+
+// TestDamagedWorkflowIsReportedNotAbsent: snapshot and journal both unreadable show up in the
+// resume check (what is unreadable, where the copies are) and in list, never as no workflow.
+func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
+	state := en.StateDir()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	for range 2 {
+		r, err := en.Resume(engine.ResumeOptions{})
+		text := fmt.Sprint(err)
+		if r != nil {
+			text += strings.Join(r.Warnings, " ") + r.Report + r.SystemMessage
+		}
+		if !strings.Contains(text, "journal/apex-dmg.jsonl") || !strings.Contains(text, "quarantine/workflow-state.json-") {
+			t.Fatalf("resume says %q", text)
+		}
+		list := must(en.List())(t)
+		if len(list) != 1 || list[0].WorkflowID != "apex-dmg" || list[0].Status != "damaged" {
+			t.Fatalf("list %+v", list)
+		}
+	}
+}
+
+// TestDoctorLooksInArchive: temp files a killed archive left (index, archive.json) are listed.
+func TestDoctorLooksInArchive(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-doc"}))(t)
+	must(en.Archive("abandoned"))(t)
+	dirs, _ := filepath.Glob(filepath.Join(en.StateDir(), "archive", "apex-doc-*"))
+	old := e.clock.Now().Add(-time.Hour)
+	for _, p := range []string{filepath.Join(en.StateDir(), "archive", ".tmp-index.jsonl-1"), filepath.Join(dirs[0], ".tmp-archive.json-2")} {
+		os.WriteFile(p, []byte("{"), 0o600)
+		os.Chtimes(p, old, old)
+	}
+	for _, c := range en.Doctor(engine.DoctorOptions{}) {
+		if c.Name == "stale temp files" {
+			if c.OK || !strings.Contains(c.Detail, ".tmp-index.jsonl-1") || !strings.Contains(c.Detail, ".tmp-archive.json-2") {
+				t.Fatalf("doctor: %+v", c)
+			}
+			return
+		}
+	}
+	t.Fatal("no stale temp check")
+}
+
+func TestInitiativeLifecycleAndStatusFileSync(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	do := func(r engine.InitiativeRequest) *engine.Result {
+		t.Helper()
+		return must(en.Initiative(r))(t)
+	}
+	if r := do(engine.InitiativeRequest{Action: "get"}); r.Changed || !strings.Contains(r.Message, "no initiative") {
+		t.Fatalf("get before create: %+v", r)
+	}
+	do(engine.InitiativeRequest{Action: "create", Title: "Ship the uploader v2"})
+	if _, err := en.Initiative(engine.InitiativeRequest{Action: "create", Title: "again"}); err == nil {
+		t.Fatal("a second initiative was created over the first")
+	}
+	do(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"})
+	do(engine.InitiativeRequest{Action: "add_milestone", Milestone: "build"})
+	r := do(engine.InitiativeRequest{Action: "update_milestone", Milestone: "design", Status: "in_progress"})
+	if !strings.Contains(r.Message, "in_progress") {
+		t.Errorf("starting a milestone did not start the initiative: %s", r.Message)
+	}
+	r = do(engine.InitiativeRequest{Action: "update_milestone", Milestone: "design", Status: "completed"})
+	if !strings.Contains(r.Message, "50% done") {
+		t.Errorf("progress after one of two milestones: %s", r.Message)
+	}
+	status := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
+	data, err := os.ReadFile(status)
+	if err != nil || !strings.Contains(string(data), "build") {
+		t.Fatalf("WORKFLOW-STATUS.yaml not written: %v\n%s", err, data)
+	}
+	do(engine.InitiativeRequest{Action: "set_status", Status: "blocked"})
+	do(engine.InitiativeRequest{Action: "set_status", Status: "in_progress"})
+	do(engine.InitiativeRequest{Action: "set_status", Status: "completed"})
+	_, err = en.Initiative(engine.InitiativeRequest{Action: "set_status", Status: "in_progress"})
+	if err == nil || !strings.Contains(err.Error(), "completed") {
+		t.Fatalf("completed -> in_progress: %v", err)
+	}
+	do(engine.InitiativeRequest{Action: "set_status", Status: "archived"})
+	if _, err := en.Initiative(engine.InitiativeRequest{Action: "set_status", Status: "in_progress"}); err == nil {
+		t.Fatal("a move out of archived was accepted")
+	}
+
+	// The status file edited later by a person wins, with a warning over five minutes.
+	e.clock.Add(10 * time.Minute)
+	data, _ = os.ReadFile(status)
+	edited := strings.Replace(string(data), "Ship the uploader v2", "Ship the uploader v3", 1)
+	stamp := e.clock.Now().Format(time.RFC3339)
+	lines := strings.Split(edited, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "lastUpdated:") {
+			lines[i] = "lastUpdated: \"" + stamp + "\""
+		}
+	}
+	if err := os.WriteFile(status, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = do(engine.InitiativeRequest{Action: "get"})
+	if !strings.Contains(r.Message, "WORKFLOW-STATUS.yaml") || !strings.Contains(r.Message, "v3") || len(r.Warnings) == 0 {
+		t.Errorf("sync after a newer status file: %+v", r)
+	}
+}
+
+// TestResumeSaysHowTheMirrorStands: with sharing on, the resume report and its JSON carry one
+// line on the mirror (age of the last sync, revisions not pushed), read from the state
+// directory; with sharing off, or for a workflow the last sync was not about, it says so.
+func TestResumeSaysHowTheMirrorStands(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings *mirror.Settings // nil: never enabled
+		ago      time.Duration    // the last sync, before the test clock's now; 0: never
+		want     string           // "" : no line
+	}{
+		{"never enabled", nil, 0, ""},
+		{"disabled", &mirror.Settings{Remote: "origin"}, time.Hour, ""},
+		{"never synced", &mirror.Settings{Enabled: true, Remote: "origin"}, 0, "shared via origin: never synced, 2 changes not pushed"},
+		{"one behind", &mirror.Settings{Enabled: true, Remote: "origin", Mirrored: 1}, 4 * time.Minute,
+			"shared via origin: synced 4m ago, 1 change not pushed"},
+		{"all pushed", &mirror.Settings{Enabled: true, Remote: "up", Mirrored: 2}, 3 * time.Hour,
+			"shared via up: synced 3h ago"},
+		{"another workflow", &mirror.Settings{Enabled: true, Remote: "origin", Workflow: "other", Mirrored: 2}, 30 * time.Second,
+			"shared via origin: synced just now, 2 changes not pushed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s-1")
+			res := must(en.Start(engine.StartRequest{Type: "apex", Context: "ship it"}))(t)
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			if tc.settings != nil {
+				st := must(store.Open(en.StateDir()))(t)
+				defer st.Close()
+				s := *tc.settings
+				if s.Workflow == "" {
+					s.Workflow = res.WorkflowID
+				}
+				if tc.ago > 0 {
+					s.LastSync = e.clock.Now().Add(-tc.ago)
+				}
+				if err := mirror.Save(st, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := must(en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true, Source: "startup"}))(t)
+			if r.Shared != tc.want {
+				t.Errorf("Shared = %q, want %q", r.Shared, tc.want)
+			}
+			has := strings.Contains(r.Report, "\nshared via ")
+			if has != (tc.want != "") || tc.want != "" && !strings.Contains(r.Report, "\n"+tc.want+"\n") {
+				t.Errorf("report does not carry %q as its own line:\n%s", tc.want, r.Report)
+			}
+		})
 	}
 }

@@ -1,8 +1,6 @@
 package fsx
 
 import (
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
 )
@@ -30,17 +28,7 @@ func ReadPath(path string, max int64, follow bool) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, pathErr("read", path, ErrNotRegular)
 	}
-	if st.Size() > max {
-		return nil, pathErr("read", path, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, st.Size(), max))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, pathErr("read", path, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max))
-	}
-	return data, nil
+	return readSized(f, path, st.Size(), max)
 }
 
 // ReadDirPath lists a directory by path without ever blocking: a FIFO or device in its

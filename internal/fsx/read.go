@@ -73,13 +73,20 @@ func readOnce(fsys FS, name string, max int64) (data []byte, retry bool, err err
 	if err := checkFile("read", name, st); err != nil {
 		return nil, false, err
 	}
-	if st.Size() > max {
-		return nil, false, pathErr("read", name, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, st.Size(), max))
+	data, err = readSized(f, name, st.Size(), max)
+	return data, false, err
+}
+
+// readSized reads f to its end, refusing more than max bytes. size is its size when opened:
+// a file that did not grow since is read in one call into one buffer.
+func readSized(f io.Reader, name string, size, max int64) ([]byte, error) {
+	if size > max {
+		return nil, pathErr("read", name, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, size, max))
 	}
-	buf := make([]byte, 0, st.Size()+1)
+	buf := make([]byte, 0, size+1)
 	for {
 		if int64(len(buf)) > max {
-			return nil, false, pathErr("read", name, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max))
+			return nil, pathErr("read", name, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max))
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -87,16 +94,12 @@ func readOnce(fsys FS, name string, max int64) (data []byte, retry bool, err err
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			break
+			return buf, nil
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
-	if int64(len(buf)) > max {
-		return nil, false, pathErr("read", name, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max))
-	}
-	return buf, false, nil
 }
 
 // OpenChecked opens an existing or new file for appending under a lock the caller holds, and

@@ -154,49 +154,35 @@ func TestCapsHold(t *testing.T) {
 	}
 }
 
-func TestContext(t *testing.T) {
+// TestContextAndOneLine: Context keeps the lines (head and last, when cut), OneLine folds them
+// into one; both drop what is invisible and cut to max units.
+func TestContextAndOneLine(t *testing.T) {
 	long := strings.Repeat("l1\nl2\nl3\nl4\n", 30) + "end" // 363 units
 	cut := "… (cut from 363 characters: call mcp__plugin_cairn_cairn__resume_check for the whole report)"
-	tests := []struct {
-		name, in string
-		max      int
-		want     string
+	funcs := map[string]func(string, int) string{"Context": hook.Context, "OneLine": hook.OneLine}
+	for _, tt := range []struct {
+		fn, name, in string
+		max          int
+		want         string
 	}{
-		{"fits", "a\nb", 10, "a\nb"},
-		{"crlf", "a\r\nb\rc\n\n", 10, "a\nb\nc"},
-		{"tab-kept", "a\tb", 10, "a\tb"},
-		{"controls-dropped", "a\x00b\x07c\u0085d", 10, "abcd"},
-		{"zero-max", "abc", 0, ""},
-		{"keeps-head-and-last", long, hook.Units(cut) + 13, "l1\nl2\nl3\n" + cut + "\nend"},
-		{"tiny-cap", "0123456789abcdef", 5, "0123…"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := hook.Context(tt.in, tt.max); got != tt.want {
-				t.Errorf("Context(%q, %d) =\n%q\nwant\n%q", tt.in, tt.max, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestOneLine(t *testing.T) {
-	tests := []struct {
-		name, in string
-		max      int
-		want     string
-	}{
-		{"plain", "Cairn: ok", 50, "Cairn: ok"},
-		{"folds", "  a\n\n b\t c  ", 50, "a b c"},
-		{"drops-invisible", "a\u200bb\u202ec\x1bd", 50, "abcd"},
-		{"no-escaping", "see [x](y) `z`", 50, "see [x](y) `z`"},
-		{"cut", "abcdefghij", 5, "abcd…"},
-		{"astral-cut", "𝔸𝔸𝔸", 4, "𝔸…"},
-		{"invalid", "a\xffb", 5, "ab"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := hook.OneLine(tt.in, tt.max); got != tt.want {
-				t.Errorf("OneLine(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		{"Context", "fits", "a\nb", 10, "a\nb"},
+		{"Context", "crlf", "a\r\nb\rc\n\n", 10, "a\nb\nc"},
+		{"Context", "tab-kept", "a\tb", 10, "a\tb"},
+		{"Context", "controls-dropped", "a\x00b\x07c\u0085d", 10, "abcd"},
+		{"Context", "zero-max", "abc", 0, ""},
+		{"Context", "keeps-head-and-last", long, hook.Units(cut) + 13, "l1\nl2\nl3\n" + cut + "\nend"},
+		{"Context", "tiny-cap", "0123456789abcdef", 5, "0123…"},
+		{"OneLine", "plain", "Cairn: ok", 50, "Cairn: ok"},
+		{"OneLine", "folds", "  a\n\n b\t c  ", 50, "a b c"},
+		{"OneLine", "drops-invisible", "a\u200bb\u202ec\x1bd", 50, "abcd"},
+		{"OneLine", "no-escaping", "see [x](y) `z`", 50, "see [x](y) `z`"},
+		{"OneLine", "cut", "abcdefghij", 5, "abcd…"},
+		{"OneLine", "astral-cut", "𝔸𝔸𝔸", 4, "𝔸…"},
+		{"OneLine", "invalid", "a\xffb", 5, "ab"},
+	} {
+		t.Run(tt.fn+"/"+tt.name, func(t *testing.T) {
+			if got := funcs[tt.fn](tt.in, tt.max); got != tt.want {
+				t.Errorf("%s(%q, %d) =\n%q\nwant\n%q", tt.fn, tt.in, tt.max, got, tt.want)
 			}
 		})
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -47,10 +45,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		r.Logf("the event could not be read; not asking the agent to continue this turn")
 	}
 	sessionID := sessionOf(ev, getenv)
-	pid := os.Getppid()
-	if v, err := strconv.Atoi(getenv("CLAUDE_PID")); err == nil && v > 0 {
-		pid = v
-	}
+	pid, _ := claudePID(getenv) // a bad CLAUDE_PID is SessionStart's to report
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {

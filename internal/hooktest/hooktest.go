@@ -8,13 +8,16 @@ package hooktest
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/cli"
@@ -30,6 +33,18 @@ import (
 // ClaudePID is the CLAUDE_PID every script's hooks see.
 const ClaudePID = "4242"
 
+// Main is TestMain for a suite of scripts under testdata/script: the test binary becomes each
+// of cmds and of Commands, so the scripts exec the real binaries over real stdin and stdout
+// with no build step. It defines -update, which rewrites the scripts' expected files.
+func Main(m *testing.M, cmds map[string]func()) {
+	update = flag.Bool("update", false, "rewrite the expected files in testdata/script/*.txtar")
+	all := Commands()
+	maps.Copy(all, cmds)
+	testscript.Main(m, all)
+}
+
+var update *bool // -update, defined by Main
+
 // Commands are the extra programs a script can exec, for testscript.Main next to the hook.
 // cairn is the real CLI, as `make build` installs it beside the hook.
 func Commands() map[string]func() {
@@ -41,11 +56,11 @@ func Commands() map[string]func() {
 	}
 }
 
-// Params are the testscript parameters both hook suites share, for the scripts in dir.
-func Params(dir string, update bool) testscript.Params {
+// Params are the testscript parameters the hook and CLI suites share, for testdata/script.
+func Params() testscript.Params {
 	return testscript.Params{
-		Dir:                 dir,
-		UpdateScripts:       update,
+		Dir:                 "testdata/script",
+		UpdateScripts:       update != nil && *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup:               setup,
@@ -57,6 +72,9 @@ func Params(dir string, update bool) testscript.Params {
 		},
 	}
 }
+
+// Run runs the scripts with Params; -update rewrites their expected files.
+func Run(t *testing.T) { testscript.Run(t, Params()) }
 
 // setup gives every script a git project, an isolated HOME, a known memory dir and pid.
 func setup(env *testscript.Env) error {

@@ -194,34 +194,35 @@ func (s *Server) openLocked() {
 // sessionChanged re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
 // moved (after /clear), acts for the new one from the next call on.
 func (s *Server) sessionChanged(ctx context.Context) {
-	if s.acquire(ctx) != nil {
-		return
-	}
-	defer s.release()
-	if s.eng == nil || s.closed {
-		return
-	}
-	sess, ok := s.eng.CurrentSession(s.opt.PPID)
-	if !ok || sess.SessionID == "" || sess.SessionID == s.session {
-		return
-	}
-	s.opt.Log.Printf("session is now %s", sess.SessionID)
-	s.session = sess.SessionID
-	s.eng.SetSession(sess.SessionID)
+	s.whenOpen(ctx, func() {
+		sess, ok := s.eng.CurrentSession(s.opt.PPID)
+		if !ok || sess.SessionID == "" || sess.SessionID == s.session {
+			return
+		}
+		s.opt.Log.Printf("session is now %s", sess.SessionID)
+		s.session = sess.SessionID
+		s.eng.SetSession(sess.SessionID)
+	})
 }
 
 // definitionsChanged reloads the workflow definitions.
 func (s *Server) definitionsChanged(ctx context.Context) {
+	s.whenOpen(ctx, func() {
+		s.eng.ReloadDefinitions()
+		for _, w := range s.eng.Warnings() {
+			s.opt.Log.Printf("warning: %s", w)
+		}
+	})
+}
+
+// whenOpen runs fn holding the turn, unless the server is closed or has no engine.
+func (s *Server) whenOpen(ctx context.Context, fn func()) {
 	if s.acquire(ctx) != nil {
 		return
 	}
 	defer s.release()
-	if s.eng == nil || s.closed {
-		return
-	}
-	s.eng.ReloadDefinitions()
-	for _, w := range s.eng.Warnings() {
-		s.opt.Log.Printf("warning: %s", w)
+	if s.eng != nil && !s.closed {
+		fn()
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -178,31 +177,10 @@ func TestCallsAfterCloseAreRefused(t *testing.T) {
 	}
 }
 
-// TestCloseWaitsForCallInProgress: Close lets a running call finish before closing the engine.
+// TestCloseWaitsForCallInProgress: Close lets a running call finish before closing the engine,
+// and a bounded Close gives up rather than hanging.
 func TestCloseWaitsForCallInProgress(t *testing.T) {
-	opts, st := fakeOptions(t)
-	srv, c := startServer(t, opts)
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
-	block := make(chan struct{})
-	st.mu.Lock()
-	st.block = block
-	st.mu.Unlock()
-
-	var wg sync.WaitGroup
-	wg.Add(1)
-	var res string
-	go func() {
-		defer wg.Done()
-		r, err := c.CallTool(context.Background(), toolRequest("transition", `{"to":"plan"}`))
-		if err == nil {
-			res = text(r)
-		}
-	}()
-	waitFor(t, func() bool {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		return st.calls[len(st.calls)-1] == "transition"
-	})
+	srv, release, res := blockedTransition(t)
 	closed := make(chan error, 1)
 	go func() { closed <- srv.Close(context.Background()) }()
 	select {
@@ -210,34 +188,49 @@ func TestCloseWaitsForCallInProgress(t *testing.T) {
 		t.Fatal("Close returned while a call was running")
 	case <-time.After(50 * time.Millisecond):
 	}
-	close(block)
-	wg.Wait()
+	close(release)
+	if got := <-res; !strings.Contains(got, "Moved to plan") {
+		t.Errorf("call in progress returned %q", got)
+	}
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res, "Moved to plan") {
-		t.Errorf("call in progress returned %q", res)
-	}
-	// A bounded Close gives up rather than hanging.
-	opts2, st2 := fakeOptions(t)
-	srv2, c2 := startServer(t, opts2)
-	mustOK(t, c2, "start_workflow", `{"type":"apex","context":"x"}`)
-	block2 := make(chan struct{})
-	st2.mu.Lock()
-	st2.block = block2
-	st2.mu.Unlock()
-	go c2.CallTool(context.Background(), toolRequest("transition", `{"to":"plan"}`))
-	waitFor(t, func() bool {
-		st2.mu.Lock()
-		defer st2.mu.Unlock()
-		return st2.calls[len(st2.calls)-1] == "transition"
-	})
+
+	srv, release, _ = blockedTransition(t)
+	defer close(release)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := srv2.Close(ctx); err == nil {
+	if err := srv.Close(ctx); err == nil {
 		t.Error("Close with an expired context succeeded while a call was blocked")
 	}
-	close(block2)
+}
+
+// blockedTransition starts a server with a workflow and calls transition, whose engine call
+// blocks until release is closed; it returns once the call is in the engine. res gets the
+// call's text when it returns.
+func blockedTransition(t *testing.T) (srv *mcptools.Server, release chan struct{}, res <-chan string) {
+	opts, st := fakeOptions(t)
+	srv, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	release = make(chan struct{})
+	st.mu.Lock()
+	st.block = release
+	st.mu.Unlock()
+	out := make(chan string, 1)
+	go func() {
+		r, err := c.CallTool(context.Background(), toolRequest("transition", `{"to":"plan"}`))
+		if err != nil {
+			out <- err.Error()
+			return
+		}
+		out <- text(r)
+	}()
+	waitFor(t, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.calls[len(st.calls)-1] == "transition"
+	})
+	return srv, release, out
 }
 
 func toolRequest(name, args string) mcp.CallToolRequest {

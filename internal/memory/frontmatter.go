@@ -207,34 +207,9 @@ func appendDoubleQuoted(b []byte, s string) []byte {
 			continue
 		}
 		b = append(b, '\\')
-		switch r {
-		case 0:
-			b = append(b, '0')
-		case '\a':
-			b = append(b, 'a')
-		case '\b':
-			b = append(b, 'b')
-		case '\t':
-			b = append(b, 't')
-		case '\n':
-			b = append(b, 'n')
-		case '\v':
-			b = append(b, 'v')
-		case '\f':
-			b = append(b, 'f')
-		case '\r':
-			b = append(b, 'r')
-		case 0x1b:
-			b = append(b, 'e')
-		case '"', '\\':
-			b = append(b, byte(r))
-		case 0x85:
-			b = append(b, 'N')
-		case 0x2028:
-			b = append(b, 'L')
-		case 0x2029:
-			b = append(b, 'P')
-		default:
+		if i := strings.IndexRune(yamlEscaped, r); i >= 0 {
+			b = append(b, yamlEscapes[utf8.RuneCountInString(yamlEscaped[:i])])
+		} else {
 			n := 8
 			switch {
 			case r <= 0xff:
@@ -251,6 +226,12 @@ func appendDoubleQuoted(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
+
+// The runes yaml.v3 writes as a short escape, and the letter of each.
+const (
+	yamlEscaped = "\x00\a\b\t\n\v\f\r\x1b\"\\\u0085\u2028\u2029"
+	yamlEscapes = "0abtnvfre\"\\NLP"
+)
 
 // resolvesToString reports whether yaml.v3 would read s, written plain, back as the string s
 // and would also write it plain (it quotes YAML 1.1 booleans and base 60 floats too, so that

@@ -2,7 +2,9 @@ package memory
 
 import (
 	"bytes"
+	"iter"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -25,23 +27,29 @@ type line struct {
 	eol  string
 }
 
-func splitLines(b []byte) []line {
-	var out []line
-	s := string(b)
-	for len(s) > 0 {
-		i := strings.IndexAny(s, "\r\n")
-		if i < 0 {
-			out = append(out, line{text: s})
-			break
+func splitLines(b []byte) []line { return slices.Collect(lines(b)) }
+
+// lines yields b's lines one at a time, so a search can stop at the first match without
+// splitting a long index.
+func lines(b []byte) iter.Seq[line] {
+	return func(yield func(line) bool) {
+		s := string(b)
+		for len(s) > 0 {
+			i := strings.IndexAny(s, "\r\n")
+			if i < 0 {
+				yield(line{text: s})
+				return
+			}
+			eol := s[i : i+1]
+			if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+				eol = "\r\n"
+			}
+			if !yield(line{text: s[:i], eol: eol}) {
+				return
+			}
+			s = s[i+len(eol):]
 		}
-		eol := s[i : i+1]
-		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-			eol = "\r\n"
-		}
-		out = append(out, line{text: s[:i], eol: eol})
-		s = s[i+len(eol):]
 	}
-	return out
 }
 
 func joinLines(ls []line) []byte {
@@ -157,7 +165,7 @@ func RemoveEntry(content []byte, target string) []byte {
 
 // FindEntry returns the text of the first index entry for target and whether there is one.
 func FindEntry(content []byte, target string) (string, bool) {
-	for _, l := range splitLines(content) {
+	for l := range lines(content) {
 		if owns(l.text, target) {
 			return strings.TrimPrefix(l.text, bom), true
 		}

@@ -7,26 +7,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
-// The L2 line formats of seed 001. The workflow type is shown uppercased ("APEX"); the
-// other parts are stored text and are sanitised when written.
-
-// PositionLine is the one-line position summary written at a major phase transition:
-// "Active APEX workflow: analyze completed, planning <context>".
-func PositionLine(typ, completed, verb, context string) string {
-	return "Active " + strings.ToUpper(typ) + " workflow: " + completed + " completed, " + verb + " " + context
-}
-
-// CompletionLine is the mandatory line at a terminal phase:
-// "Completed APEX for <context>: <outcome>".
-func CompletionLine(typ, context, outcome string) string {
-	return "Completed " + strings.ToUpper(typ) + " for " + context + ": " + outcome
-}
-
-// ExpiryLine is written when a workflow's TTL runs out:
+// The L2 line formats of seed 001 (internal/workflow writes them): "Active APEX workflow:
+// analyze completed, planning <context>", "Completed APEX for <context>: <outcome>" and
 // "Expired APEX workflow at <phase> for <context>, archived".
-func ExpiryLine(typ, phase, context string) string {
-	return "Expired " + strings.ToUpper(typ) + " workflow at " + phase + " for " + context + ", archived"
-}
 
 // Kinds of L2 line, as ParseLine recognises them.
 const (

@@ -45,9 +45,9 @@ func TestRecordWritesTopicAndIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := []string{
-		PositionLine("apex", "analyze", "planning", "login fix"),
-		PositionLine("apex", "plan", "implementing", "login fix"),
-		CompletionLine("apex", "login fix", "merged as abc123"),
+		"Active APEX workflow: analyze completed, planning login fix",
+		"Active APEX workflow: plan completed, implementing login fix",
+		"Completed APEX for login fix: merged as abc123",
 	}
 	for _, l := range lines {
 		if err := m.Record(l); err != nil {
@@ -100,7 +100,7 @@ func TestRecordWritesTopicAndIndex(t *testing.T) {
 func TestRecordBoundsTopic(t *testing.T) {
 	m, _ := newTestMemory(t)
 	for i := range MaxTopicLines + 7 {
-		if err := m.Record(PositionLine("debug", "step"+string(rune('a'+i)), "fixing", "bug")); err != nil {
+		if err := m.Record("Active DEBUG workflow: step" + string(rune('a'+i)) + " completed, fixing bug"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -228,7 +228,7 @@ func TestLearnings(t *testing.T) {
 	if name != "cairn-learning-run-migrations-first.md" {
 		t.Errorf("file = %s", name)
 	}
-	if err := m.Record(PositionLine("apex", "plan", "implementing", "x")); err != nil {
+	if err := m.Record("Active APEX workflow: plan completed, implementing x"); err != nil {
 		t.Fatal(err)
 	}
 	// The same title again updates the file and its line; a different title adds one.
@@ -392,11 +392,11 @@ func TestParseLine(t *testing.T) {
 		in   string
 		want Parsed
 	}{
-		{PositionLine("apex", "analyze", "planning", "the auth: rework, part 2"),
+		{"Active APEX workflow: analyze completed, planning the auth: rework, part 2",
 			Parsed{Kind: KindPosition, Type: "APEX", Completed: "analyze", Verb: "planning", Context: "the auth: rework, part 2"}},
 		{"Active  BRAINSTORM workflow:   explore completed, designing   x", Parsed{Kind: KindPosition, Type: "BRAINSTORM", Completed: "explore", Verb: "designing", Context: "x"}},
-		{CompletionLine("dotagent", "ship v2", "done: all green"), Parsed{Kind: KindCompletion, Type: "DOTAGENT", Context: "ship v2", Outcome: "done: all green"}},
-		{ExpiryLine("coordinate", "research", "cache work"), Parsed{Kind: KindExpiry, Type: "COORDINATE", Phase: "research", Context: "cache work"}},
+		{"Completed DOTAGENT for ship v2: done: all green", Parsed{Kind: KindCompletion, Type: "DOTAGENT", Context: "ship v2", Outcome: "done: all green"}},
+		{"Expired COORDINATE workflow at research for cache work, archived", Parsed{Kind: KindExpiry, Type: "COORDINATE", Phase: "research", Context: "cache work"}},
 		{"something else", Parsed{Kind: KindOther, Context: "something else"}},
 	}
 	for _, tc := range tests {

@@ -143,7 +143,7 @@ func TestRaceWithModelProcess(t *testing.T) {
 	var childErr error
 	last := ""
 	for i := 0; ; i++ {
-		last = PositionLine("apex", fmt.Sprintf("step%d", i), "implementing", "the race")
+		last = fmt.Sprintf("Active APEX workflow: step%d completed, implementing the race", i)
 		if err := m.Record(last); err != nil {
 			if !IsUnavailable(err) {
 				t.Fatalf("Record: %v", err)

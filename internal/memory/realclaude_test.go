@@ -236,7 +236,7 @@ func TestClaudeLoadsCairnLines(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(m.Location().Dir, IndexFile), []byte("# Memory index\n"+userLine+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Record(PositionLine("apex", "analyze", "planning", "the login fix")); err != nil {
+	if err := m.Record("Active APEX workflow: analyze completed, planning the login fix"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.RecordLearning(Learning{Title: "Run migrations first", Body: "make migrate before go test"}); err != nil {

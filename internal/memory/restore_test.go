@@ -19,7 +19,7 @@ func recorded(t *testing.T, foreign string) (*Memory, string, Mark) {
 	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(foreign), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Record(PositionLine("apex", "analyze", "planning", "login fix")); err != nil {
+	if err := m.Record("Active APEX workflow: analyze completed, planning login fix"); err != nil {
 		t.Fatal(err)
 	}
 	k, err := m.CurrentMark()

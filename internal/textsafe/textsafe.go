@@ -64,6 +64,15 @@ func OneLine(s string) string {
 // escape, and ends with "…". max < 1 yields "".
 func Line(s string, max int) string { return line(s, max, true) }
 
+// Clip cuts s, already safe text, to at most max runes (max >= 1), ending a cut with "…".
+func Clip(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max-1]) + "…"
+}
+
 // Quote renders text that came from tool input (a workflow's context or outcome) for a line
 // Cairn writes in its own words: Line's cleaning and cap (max runes, the quotes included) but
 // no Markdown escapes, so the writer's own Line call escapes it once, inside “ and ”, any “ or ”

@@ -181,3 +181,20 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "ab…"},
+		{"𝔸𝔸𝔸", 2, "𝔸…"},
+		{"", 1, ""},
+	} {
+		if got := textsafe.Clip(tc.in, tc.max); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}

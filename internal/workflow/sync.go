@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -143,14 +144,14 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 			n.Status = doc.Status
 		}
 	}
-	n.Title = firstNonEmpty(textsafe.OneLine(doc.Title), n.Title)
+	n.Title = cmp.Or(textsafe.OneLine(doc.Title), n.Title)
 	merged := make([]Milestone, 0, len(doc.Milestones))
 	for _, sm := range doc.Milestones {
 		m := Milestone{ID: sm.ID, Title: sm.Title, Status: sm.Status}
 		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == sm.ID }); i >= 0 {
 			old := in.Milestones[i]
 			old.Extra = cloneRaw(old.Extra)
-			old.Title = firstNonEmpty(sm.Title, old.Title)
+			old.Title = cmp.Or(sm.Title, old.Title)
 			old.Status = sm.Status
 			m = old
 		}
@@ -204,11 +205,4 @@ func sameDoc(a, b StatusDoc, withProgress bool) bool {
 	return a.Initiative == b.Initiative && a.Title == b.Title && a.Status == b.Status &&
 		a.CurrentMilestone == b.CurrentMilestone && (!withProgress || a.Progress == b.Progress) &&
 		slices.Equal(a.Milestones, b.Milestones)
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

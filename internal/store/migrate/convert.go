@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -279,25 +280,6 @@ func (c *conv) setVar(k, v string) {
 	}
 }
 
-// builtinPhases are the built-in definitions' phases in order, as internal/workflow's
-// definitions have them; used, when Extra.Phases is nil, only to find a current phase the old
-// document does not name.
-func builtinPhases(typ string) []string {
-	switch typ {
-	case "apex":
-		return []string{"analyze", "plan", "implement", "review", "git-commit"}
-	case "debug":
-		return []string{"troubleshoot", "fix", "implement", "review", "git-commit"}
-	case "brainstorm":
-		return []string{"explore", "brainstorm", "design", "document"}
-	case "dotagent":
-		return []string{"requirements", "architecture", "implementation", "verification", "reflection"}
-	case "coordinate":
-		return []string{"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"}
-	}
-	return nil
-}
-
 // coordinateAlias maps seed 003's state names (sm_transition "research" "planning", ...,
 // CURRENT_STATE=implementation) onto the coordinate definition's phases.
 func coordinateAlias(n string) (string, bool) {
@@ -328,8 +310,8 @@ func (c *conv) deriveState() bool {
 	var phases []string
 	if c.phases != nil {
 		phases, _ = c.phases(c.rec.Type)
-	} else {
-		phases = builtinPhases(c.rec.Type)
+	} else if d, ok := workflow.BuiltinDefinition(c.rec.Type); ok {
+		phases = d.Phases // used only to find a current phase the old document does not name
 	}
 	for _, p := range phases {
 		if !nameRe().MatchString(p) {
@@ -384,25 +366,16 @@ func (c *conv) finish() (*workflow.Record, error) {
 			r.PhaseStatus = workflow.PhaseComplete
 		}
 	}
-	var earliest, latest time.Time
-	for i, t := range c.times {
-		if i == 0 || t.Before(earliest) {
-			earliest = t
-		}
-		if i == 0 || t.After(latest) {
-			latest = t
-		}
-	}
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = c.now
 		if len(c.times) > 0 {
-			r.CreatedAt = earliest
+			r.CreatedAt = slices.MinFunc(c.times, time.Time.Compare)
 		}
 	}
 	if r.UpdatedAt.IsZero() {
 		r.UpdatedAt = r.CreatedAt
 		if len(c.times) > 0 {
-			r.UpdatedAt = latest
+			r.UpdatedAt = slices.MaxFunc(c.times, time.Time.Compare)
 		}
 	}
 	if r.Status == workflow.StatusCompleted && r.CompletedAt.IsZero() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,14 +101,14 @@ func TestNothingLost(t *testing.T) {
 					continue
 				}
 				if c.format == Schema1 {
-					if top, ok := rec[k]; ok && !contains(mapped[Schema1], k) {
+					if top, ok := rec[k]; ok && !slices.Contains(mapped[Schema1], k) {
 						if !jsonEqual(t, top, v) {
 							t.Errorf("unknown field %s changed: %v, want %v", k, top, v)
 						}
 						continue
 					}
 				}
-				if !contains(mapped[c.format], k) {
+				if !slices.Contains(mapped[c.format], k) {
 					t.Errorf("field %q = %v is neither mapped nor kept under legacy.fields", k, v)
 				}
 			}

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -15,92 +16,85 @@ import (
 // spellings of them. Format-specific fields are taken first, so common sees only the rest.
 func (c *conv) common() {
 	r := &c.rec
-	if k, v, ok := c.takeFirst("workflow_id", "workflowId"); ok {
-		c.setID(k, v)
-	}
+	c.field(c.setID, "workflow_id", "workflowId")
 	c.stringField(&r.Context, "context")
 	c.stringField(&r.Scope, "scope")
 	c.stringField(&r.Outcome, "outcome")
 	c.timeField(&r.CreatedAt, "created_at", "createdAt", "started_at", "startedAt")
 	c.timeField(&r.UpdatedAt, "updated_at", "updatedAt", "last_updated", "lastUpdated")
 	c.timeField(&r.CompletedAt, "completed_at", "completedAt")
-	if k, v, ok := c.takeFirst("ttl"); ok {
-		if s, ok := normTTL(v); ok {
-			r.TTL = s
-		} else {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("status"); ok {
-		if s, ok := v.(string); ok && normStatus(s) != "" {
-			r.Status = normStatus(s)
-		} else {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("phase_status", "phaseStatus"); ok {
-		if s, ok := v.(string); ok && normPhaseStatus(s) != "" {
-			r.PhaseStatus = normPhaseStatus(s)
-		} else {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("interruption_safe", "interruptionSafe"); ok {
-		if b, ok := asBool(v); ok {
+	c.field(setIf(&r.TTL, normTTL), "ttl")
+	c.field(setIf(&r.Status, word(normStatus)), "status")
+	c.field(setIf(&r.PhaseStatus, word(normPhaseStatus)), "phase_status", "phaseStatus")
+	c.field(func(v any) bool {
+		b, ok := asBool(v)
+		if ok {
 			r.InterruptionSafe = &b
-		} else {
-			c.keep(k, v)
 		}
-	}
-	if k, v, ok := c.takeFirst("artifacts"); ok {
+		return ok
+	}, "interruption_safe", "interruptionSafe")
+	c.field(func(v any) bool {
 		list, clean := asStrings(v)
 		r.Artifacts = append(r.Artifacts, list...)
-		if !clean {
-			c.keep(k, v)
-		}
-	}
-	if k, v, ok := c.takeFirst("vars"); ok {
-		c.setVars(k, v)
-	}
-	if k, v, ok := c.takeFirst("enforcement"); ok {
-		c.setEnforcement(k, v)
-	}
-	if k, v, ok := c.takeFirst("approvals"); ok {
-		c.addApprovals(k, v)
-	}
-	if k, v, ok := c.takeFirst("history"); ok {
-		c.addHistory(k, v)
-	}
-	if k, v, ok := c.takeFirst("tasks"); ok {
+		return clean
+	}, "artifacts")
+	c.field(c.setVars, "vars")
+	c.field(c.setEnforcement, "enforcement")
+	c.field(c.addApprovals, "approvals")
+	c.field(c.addHistory, "history")
+	c.field(func(v any) bool {
 		tasks, clean := c.parseTasks(v)
 		r.Tasks = append(r.Tasks, tasks...)
-		if !clean {
-			c.keep(k, v)
-		}
+		return clean
+	}, "tasks")
+	c.field(c.setOwner, "owner")
+}
+
+// field takes the first of keys present and hands its value to set, which reports whether
+// the value found a place in the record; when not, the original is kept under legacy.
+func (c *conv) field(set func(v any) bool, keys ...string) {
+	if k, v, ok := c.takeFirst(keys...); ok && !set(v) {
+		c.keep(k, v)
 	}
-	if k, v, ok := c.takeFirst("owner"); ok {
-		c.setOwner(k, v)
+}
+
+// setIf is a setter for field: *dst gets what conv makes of the value, when it can.
+func setIf[T any](dst *T, conv func(any) (T, bool)) func(any) bool {
+	return func(v any) bool {
+		x, ok := conv(v)
+		if ok {
+			*dst = x
+		}
+		return ok
+	}
+}
+
+// word turns a status normaliser into a converter for setIf: a string it knows.
+func word[T ~string](norm func(string) T) func(any) (T, bool) {
+	return func(v any) (T, bool) {
+		s, _ := v.(string)
+		t := norm(s)
+		return t, t != ""
 	}
 }
 
 // setID carries an old workflow id, made safe as a file name; a change beyond lower-casing is
 // recorded under legacy.renamed, and an id with nothing usable left is kept under legacy (the
 // record then gets a derived one).
-func (c *conv) setID(key string, v any) {
+func (c *conv) setID(v any) bool {
 	s, ok := asText(v)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	id := sanitizeID(s)
 	if id == "" {
-		c.keep(key, v)
-		return
+		return false
 	}
 	if id != strings.ToLower(s) {
 		c.renamed[s] = id
 	}
 	c.rec.WorkflowID = id
+	return true
 }
 
 func normStatus(s string) workflow.Status {
@@ -147,11 +141,10 @@ func normTaskStatus(s string) workflow.TaskStatus {
 	return ""
 }
 
-func (c *conv) setVars(key string, v any) {
+func (c *conv) setVars(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	clean := true
 	for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -164,18 +157,15 @@ func (c *conv) setVars(key string, v any) {
 			clean = false
 		}
 	}
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }
 
 // setEnforcement carries seed 001's enforcement field. A missing "blocking" is worked out as
 // seed 001 defines it: true when any violation is CRITICAL or HIGH.
-func (c *conv) setEnforcement(key string, v any) {
+func (c *conv) setEnforcement(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	e := &workflow.Enforcement{Violations: []workflow.Violation{}}
 	clean := true
@@ -195,21 +185,11 @@ func (c *conv) setEnforcement(key string, v any) {
 					continue
 				}
 				var vi workflow.Violation
-				for _, vk := range slices.Sorted(maps.Keys(vm)) {
-					s, ok := vm[vk].(string)
-					switch {
-					case !ok:
-						clean = false
-					case vk == "code":
-						vi.Code = s
-					case vk == "severity":
-						vi.Severity = workflow.Severity(s)
-					case vk == "details":
-						vi.Details = s
-					default:
-						clean = false
-					}
-				}
+				ve := c.entry(vm)
+				ve.str(&vi.Code, "code")
+				ve.str((*string)(&vi.Severity), "severity")
+				ve.str(&vi.Details, "details")
+				clean = ve.allUsed(false) && clean
 				e.Violations = append(e.Violations, vi)
 			}
 		case "blocking":
@@ -237,9 +217,52 @@ func (c *conv) setEnforcement(key string, v any) {
 		}
 	}
 	c.rec.Enforcement = e
-	if !clean {
-		c.keep(key, v)
+	return clean
+}
+
+// entry is one object of an old format being read, and which of its members found a place.
+type entry struct {
+	c    *conv
+	m    map[string]any
+	used map[string]bool
+}
+
+func (c *conv) entry(m map[string]any) entry { return entry{c, m, map[string]bool{}} }
+
+// str sets *dst from the first of keys present when it is a string, which then counts as used.
+func (e entry) str(dst *string, keys ...string) bool {
+	k, v, _ := firstOf(e.m, keys...)
+	s, ok := v.(string)
+	if ok {
+		*dst, e.used[k] = s, true
 	}
+	return ok
+}
+
+// time sets *dst from the first of keys present, which counts as used even when it is not a
+// time; it reports false only then.
+func (e entry) time(dst *time.Time, keys ...string) bool {
+	k, v, ok := firstOf(e.m, keys...)
+	if !ok {
+		return true
+	}
+	e.used[k] = true
+	t, ok := parseTime(v)
+	if ok {
+		*dst = t
+		e.c.times = append(e.c.times, t)
+	}
+	return ok
+}
+
+// allUsed reports whether every member found a place (null members aside, with skipNull).
+func (e entry) allUsed(skipNull bool) bool {
+	for k, v := range e.m {
+		if !e.used[k] && (v != nil || !skipNull) {
+			return false
+		}
+	}
+	return true
 }
 
 // firstOf returns the first of keys present in m (not null), and the key.
@@ -264,134 +287,86 @@ var (
 // completed only when it has a completion time or says "completed": true. Keys an entry has
 // beyond these go to the phase's metadata. It reports whether everything found a place.
 func (c *conv) addCompleted(v any, needTime bool) bool {
+	clean := true
 	switch t := v.(type) {
 	case []any:
-		clean := true
 		seen := map[string]bool{}
 		for _, item := range t {
-			// A phase listed twice is merged (outputs joined, the latest time kept), and the
-			// original list kept under legacy since the merge drops one of the times.
+			var name string
+			ok := false
 			switch it := item.(type) {
 			case string:
-				if n := sanitizeName(it, false); seen[n] {
-					clean = false
-				} else {
-					seen[n] = true
-				}
-				if !c.completeNamed(it, time.Time{}, nil, nil, true) {
-					clean = false
-				}
+				name, ok = it, c.completeNamed(it, time.Time{}, nil, nil, true)
 			case map[string]any:
-				if _, name, ok := firstOf(it, phaseNameKeys...); ok {
-					if s, isStr := name.(string); isStr {
-						if n := sanitizeName(s, false); seen[n] {
-							clean = false
-						} else {
-							seen[n] = true
-						}
-					}
-				}
-				if !c.completedEntry("", it, needTime) {
-					clean = false
-				}
-			default:
-				clean = false
+				_, v, _ := firstOf(it, phaseNameKeys...)
+				name, _ = v.(string)
+				ok = c.completedEntry("", it, needTime)
 			}
+			// A phase listed twice is merged (outputs joined, the latest time kept), and the
+			// original list kept under legacy since the merge drops one of the times.
+			n := sanitizeName(name, false)
+			clean = clean && ok && !seen[n]
+			seen[n] = true
 		}
-		return clean
 	case map[string]any:
-		clean := true
 		for _, k := range slices.Sorted(maps.Keys(t)) {
+			ok := false
 			switch it := t[k].(type) {
 			case bool:
-				if it && !c.completeNamed(k, time.Time{}, nil, nil, true) {
-					clean = false
-				}
-				if !it {
-					if n := c.name(k); n != "" {
-						c.phase(n)
-					} else {
-						clean = false
-					}
+				if it {
+					ok = c.completeNamed(k, time.Time{}, nil, nil, true)
+				} else if n := c.name(k); n != "" {
+					c.phase(n)
+					ok = true
 				}
 			case string:
-				// A time says when it was completed; a status word whether it was.
-				var at time.Time
-				completed := true
-				if ts, ok := parseTime(it); ok {
-					at = ts
-					c.times = append(c.times, ts)
-				} else if st := normPhaseStatus(it); st != "" {
-					completed = st == "complete"
-				} else {
-					clean = false // neither: no phase is made of it, the original is kept
-					continue
+				// A time says when it was completed; a status word whether it was. Neither:
+				// no phase is made of it, and the original is kept.
+				at, isTime := parseTime(it)
+				if isTime {
+					c.times = append(c.times, at)
 				}
-				if !c.completeNamed(k, at, nil, nil, completed) {
-					clean = false
+				if st := normPhaseStatus(it); isTime || st != "" {
+					ok = c.completeNamed(k, at, nil, nil, isTime || st == "complete")
 				}
 			case map[string]any:
-				if !c.completedEntry(k, it, needTime) {
-					clean = false
-				}
-			default:
-				clean = false
+				ok = c.completedEntry(k, it, needTime)
 			}
+			clean = clean && ok
 		}
-		return clean
+	default:
+		return false
 	}
-	return false
+	return clean
 }
 
 // completedEntry reads one {"phase", "completed_at", "output", ...} entry; name, when set,
 // is the phase's name from an enclosing map.
 func (c *conv) completedEntry(name string, m map[string]any, needTime bool) bool {
-	clean := true
-	used := map[string]bool{}
-	if name == "" {
-		k, v, ok := firstOf(m, phaseNameKeys...)
-		s, isStr := v.(string)
-		if !ok || !isStr {
-			return false
-		}
-		name, used[k] = s, true
+	e := c.entry(m)
+	if name == "" && !e.str(&name, phaseNameKeys...) {
+		return false
 	}
 	var at time.Time
-	if k, v, ok := firstOf(m, completedAtKeys...); ok {
-		used[k] = true
-		if ts, ok := parseTime(v); ok {
-			at = ts
-			c.times = append(c.times, ts)
-		} else {
-			clean = false
-		}
-	}
+	clean := e.time(&at, completedAtKeys...)
 	completed := !needTime || !at.IsZero()
-	if v, ok := m["completed"]; ok {
-		if b, ok := asBool(v); ok {
-			completed, used["completed"] = b, true
-		}
+	if b, ok := asBool(m["completed"]); ok {
+		completed, e.used["completed"] = b, true
 	}
 	var outputs []string
 	for _, k := range outputKeys {
-		if v, ok := m[k]; ok && v != nil {
-			list, ok := asStrings(v)
-			if ok {
-				outputs = append(outputs, list...)
-				used[k] = true
-			}
+		if list, ok := asStrings(m[k]); ok {
+			outputs = append(outputs, list...)
+			e.used[k] = true
 		}
 	}
 	meta := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !used[k] {
+		if !e.used[k] {
 			meta[k] = m[k]
 		}
 	}
-	if !c.completeNamed(name, at, outputs, meta, completed) {
-		return false
-	}
-	return clean
+	return c.completeNamed(name, at, outputs, meta, completed) && clean
 }
 
 // completeNamed merges what is known of one phase into the record.
@@ -407,24 +382,20 @@ func (c *conv) completeNamed(raw string, at time.Time, outputs []string, meta ma
 	if at.After(p.CompletedAt) {
 		p.CompletedAt = at
 	}
-	for _, o := range outputs {
-		if !contains(p.Outputs, o) {
-			p.Outputs = append(p.Outputs, o)
-		}
-	}
+	addOutputs(p, outputs...)
 	for k, v := range meta {
 		setMetadata(p, k, v)
 	}
 	return true
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
+// addOutputs adds the outputs p does not have yet.
+func addOutputs(p *workflow.Phase, outputs ...string) {
+	for _, o := range outputs {
+		if !slices.Contains(p.Outputs, o) {
+			p.Outputs = append(p.Outputs, o)
 		}
 	}
-	return false
 }
 
 // addPhases reads a phases object keyed by phase name, as schema 1.x and seed 003 write it
@@ -442,25 +413,16 @@ func (c *conv) addPhases(v any) bool {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// Two keys naming one phase ("plan" and seed 003's "planning") are merged, and the
 		// original kept under legacy since the merge can drop a value.
-		if n := c.name(k); seen[n] {
-			clean = false
-		} else {
-			seen[n] = true
+		n := c.name(k)
+		clean = clean && !seen[n] && n != ""
+		seen[n] = true
+		if n == "" {
+			continue
 		}
 		switch e := m[k].(type) {
 		case bool:
-			n := c.name(k)
-			if n == "" {
-				clean = false
-				continue
-			}
 			c.phase(n).Completed = c.phase(n).Completed || e
 		case map[string]any:
-			n := c.name(k)
-			if n == "" {
-				clean = false
-				continue
-			}
 			p := c.phase(n)
 			for _, ek := range slices.Sorted(maps.Keys(e)) {
 				val := e[ek]
@@ -478,18 +440,12 @@ func (c *conv) addPhases(v any) bool {
 					}
 				case "outputs", "reports", "output":
 					if list, ok := asStrings(val); ok {
-						for _, o := range list {
-							if !contains(p.Outputs, o) {
-								p.Outputs = append(p.Outputs, o)
-							}
-						}
+						addOutputs(p, list...)
 						continue
 					}
 				case "plan_path":
 					if s, ok := val.(string); ok && s != "" {
-						if !contains(p.Outputs, s) {
-							p.Outputs = append(p.Outputs, s)
-						}
+						addOutputs(p, s)
 						c.setVar("PLAN_PATH", s)
 						continue
 					}
@@ -514,23 +470,20 @@ func (c *conv) addPhases(v any) bool {
 // "approved"}) or phase names, or as a map from phase to a time, a boolean or an entry. An
 // approval with no time is dated updated_at, the latest moment it is known to hold by, and the
 // original is kept under legacy.
-func (c *conv) addApprovals(key string, v any) {
+func (c *conv) addApprovals(v any) bool {
 	clean := true
 	switch t := v.(type) {
 	case []any:
 		for _, item := range t {
-			switch it := item.(type) {
-			case string:
-				clean = false
-				if n := c.name(it); n != "" {
+			if m, ok := item.(map[string]any); ok {
+				clean = c.approvalEntry("", m) && clean
+				continue
+			}
+			clean = false // a name alone has no time
+			if s, ok := item.(string); ok {
+				if n := c.name(s); n != "" {
 					c.approvedNoTime(n)
 				}
-			case map[string]any:
-				if !c.approvalEntry("", it) {
-					clean = false
-				}
-			default:
-				clean = false
 			}
 		}
 	case map[string]any:
@@ -567,48 +520,24 @@ func (c *conv) addApprovals(key string, v any) {
 	default:
 		clean = false
 	}
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }
 
 func (c *conv) approvalEntry(name string, m map[string]any) bool {
-	clean := true
-	used := map[string]bool{}
-	if name == "" {
-		k, v, ok := firstOf(m, "phase", "name", "stage")
-		s, isStr := v.(string)
-		if !ok || !isStr {
-			return false
-		}
-		name, used[k] = s, true
+	e := c.entry(m)
+	if name == "" && !e.str(&name, "phase", "name", "stage") {
+		return false
 	}
 	n := c.name(name)
 	if n == "" {
 		return false
 	}
 	a := workflow.Approval{Phase: n}
+	clean := e.time(&a.ApprovedAt, "approved_at", "approvedAt", "at", "timestamp")
+	clean = e.time(&a.RequestedAt, "requested_at", "requestedAt") && clean
 	noTime := false
-	if k, v, ok := firstOf(m, "approved_at", "approvedAt", "at", "timestamp"); ok {
-		used[k] = true
-		if ts, ok := parseTime(v); ok {
-			a.ApprovedAt = ts
-			c.times = append(c.times, ts)
-		} else {
-			clean = false
-		}
-	}
-	if k, v, ok := firstOf(m, "requested_at", "requestedAt"); ok {
-		used[k] = true
-		if ts, ok := parseTime(v); ok {
-			a.RequestedAt = ts
-			c.times = append(c.times, ts)
-		} else {
-			clean = false
-		}
-	}
 	if v, ok := m["approved"]; ok {
-		used["approved"] = true
+		e.used["approved"] = true
 		b, ok := asBool(v)
 		switch {
 		case !ok:
@@ -622,16 +551,11 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 			}
 		}
 	}
-	for k := range m {
-		if !used[k] {
-			clean = false
-		}
-	}
 	if noTime {
 		c.noTime[len(c.rec.Approvals)] = true
 	}
 	c.rec.Approvals = append(c.rec.Approvals, a)
-	return clean
+	return e.allUsed(false) && clean
 }
 
 // approvedNoTime adds an approval of phase n that the old format gave without a time; finish
@@ -651,11 +575,10 @@ func setMetadata(p *workflow.Phase, k string, v any) {
 
 // addHistory reads transitions ({"from", "to", "at", "session_id", "note"}); an entry
 // without a target phase or a time is left out, and the original kept under legacy.
-func (c *conv) addHistory(key string, v any) {
+func (c *conv) addHistory(v any) bool {
 	list, ok := v.([]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
 	clean := true
 	for _, item := range list {
@@ -664,52 +587,28 @@ func (c *conv) addHistory(key string, v any) {
 			clean = false
 			continue
 		}
+		e := c.entry(m)
 		var h workflow.HistoryEntry
-		used := map[string]bool{}
-		if s, ok := m["from"].(string); ok {
-			used["from"] = true
-			if s != "" {
-				h.From = c.name(s)
-				if h.From == "" {
-					clean = false
-				}
-			}
-		}
-		if s, ok := m["to"].(string); ok {
-			used["to"] = true
-			h.To = c.name(s)
-		}
-		if k, val, ok := firstOf(m, "at", "timestamp"); ok {
-			used[k] = true
-			if ts, ok := parseTime(val); ok {
-				h.At = ts
-				c.times = append(c.times, ts)
-			}
-		}
-		if k, val, ok := firstOf(m, "session_id", "sessionId"); ok {
-			if s, ok := val.(string); ok {
-				h.SessionID, used[k] = s, true
-			}
-		}
-		if k, val, ok := firstOf(m, "note", "reason"); ok {
-			if s, ok := val.(string); ok {
-				h.Note, used[k] = s, true
-			}
-		}
-		for k := range m {
-			if !used[k] {
+		var from, to string
+		if e.str(&from, "from") && from != "" {
+			if h.From = c.name(from); h.From == "" {
 				clean = false
 			}
 		}
-		if h.To == "" || h.At.IsZero() {
-			clean = false
-			continue
+		if e.str(&to, "to") {
+			h.To = c.name(to)
 		}
-		c.rec.History = append(c.rec.History, h)
+		e.time(&h.At, "at", "timestamp")
+		e.str(&h.SessionID, "session_id", "sessionId")
+		e.str(&h.Note, "note", "reason")
+		if !e.allUsed(false) || h.To == "" || h.At.IsZero() {
+			clean = false
+		}
+		if h.To != "" && !h.At.IsZero() {
+			c.rec.History = append(c.rec.History, h)
+		}
 	}
-	if !clean {
-		c.keep(key, v)
-	}
+	return clean
 }
 
 // parseTasks reads tasks as a list of entries or a map from id to entry, the shapes seed 002's
@@ -758,12 +657,12 @@ func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
 }
 
 func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task, bool) {
+	e := c.entry(m)
 	clean := true
-	used := map[string]bool{}
 	var t workflow.Task
 	if k, v, ok := firstOf(m, "id", "task_id", "taskId"); ok {
 		if s, ok := asText(v); ok && strings.TrimSpace(s) != "" {
-			used[k] = true
+			e.used[k] = true
 			if id != "" && s != id {
 				clean = false // the map key and the entry disagree: the entry wins, both kept
 			}
@@ -777,7 +676,7 @@ func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task,
 	}
 	t.Status = "pending"
 	if k, v, ok := firstOf(m, "status", "state"); ok {
-		used[k] = true
+		e.used[k] = true
 		s, _ := v.(string)
 		if st := normTaskStatus(s); st != "" {
 			t.Status = st
@@ -788,77 +687,39 @@ func (c *conv) parseTask(id string, m map[string]any, index int) (workflow.Task,
 	}
 	if k, v, ok := firstOf(m, "attempts", "attempt", "retries"); ok {
 		if n, ok := asCount(v); ok {
-			t.Attempts, used[k] = n, true
+			t.Attempts, e.used[k] = n, true
 		}
 	}
 	if k, v, ok := firstOf(m, "output", "output_file", "output_path", "outputs"); ok {
 		if list, ok := asStrings(v); ok && len(list) == 1 {
-			t.Output, used[k] = list[0], true
+			t.Output, e.used[k] = list[0], true
 		}
 	}
-	if k, v, ok := firstOf(m, "note", "notes", "error", "last_error"); ok {
-		if s, ok := v.(string); ok {
-			used[k] = true
-			if t.Note != "" {
-				t.Note = s + "; " + t.Note
-			} else {
-				t.Note = s
-			}
-		}
+	var note string
+	if e.str(&note, "note", "notes", "error", "last_error") && t.Note != "" {
+		note += "; " + t.Note // the status note (above) goes after the original's own
 	}
-	for _, f := range []struct {
-		dst  *time.Time
-		keys []string
-	}{
-		{&t.StartedAt, []string{"started_at", "startedAt"}},
-		{&t.CompletedAt, []string{"completed_at", "completedAt", "finished_at"}},
-		{&t.UpdatedAt, []string{"updated_at", "updatedAt"}},
-	} {
-		if k, v, ok := firstOf(m, f.keys...); ok {
-			if ts, ok := parseTime(v); ok {
-				*f.dst, used[k] = ts, true
-				c.times = append(c.times, ts)
-			}
-		}
-	}
-	for k, v := range m {
-		if !used[k] && v != nil {
-			clean = false
-		}
-	}
-	return t, clean
+	t.Note = cmp.Or(note, t.Note)
+	clean = e.time(&t.StartedAt, "started_at", "startedAt") && clean
+	clean = e.time(&t.CompletedAt, "completed_at", "completedAt", "finished_at") && clean
+	clean = e.time(&t.UpdatedAt, "updated_at", "updatedAt") && clean
+	return t, e.allUsed(true) && clean
 }
 
-func (c *conv) setOwner(key string, v any) {
+func (c *conv) setOwner(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.keep(key, v)
-		return
+		return false
 	}
+	e := c.entry(m)
 	var o workflow.Owner
-	clean := true
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		switch k {
-		case "session_id":
-			if s, ok := m[k].(string); ok {
-				o.SessionID = s
-				continue
-			}
-		case "pid":
-			if n, ok := asCount(m[k]); ok {
-				o.PID = n
-				continue
-			}
-		case "heartbeat":
-			if ts, ok := parseTime(m[k]); ok {
-				o.Heartbeat = ts
-				continue
-			}
-		}
-		clean = false
+	e.str(&o.SessionID, "session_id")
+	if n, ok := asCount(m["pid"]); ok {
+		o.PID, e.used["pid"] = n, true
+	}
+	if t, ok := parseTime(m["heartbeat"]); ok {
+		o.Heartbeat, e.used["heartbeat"] = t, true
 	}
 	c.rec.Owner = &o
-	if !clean {
-		c.keep(key, v)
-	}
+	return e.allUsed(false)
 }

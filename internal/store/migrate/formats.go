@@ -27,9 +27,7 @@ func (c *conv) seed001() error {
 		}
 	}
 	if v, ok := c.take("phaseHistory"); ok {
-		if isTransitions(v) {
-			c.addHistory("phaseHistory", v)
-		} else if !c.addCompleted(v, true) {
+		if isTransitions(v) && !c.addHistory(v) || !isTransitions(v) && !c.addCompleted(v, true) {
 			c.keep("phaseHistory", v)
 		}
 	}
@@ -82,9 +80,7 @@ func (c *conv) seed002(execution []byte) error {
 	if v, ok := c.take("completed_phases"); ok && !c.addCompleted(v, false) {
 		c.keep("completed_phases", v)
 	}
-	if v, ok := c.take("user_checkpoints"); ok {
-		c.addApprovals("user_checkpoints", v)
-	}
+	c.field(c.addApprovals, "user_checkpoints")
 	c.common()
 	if c.rec.Status == "" {
 		if p := c.ph["reflection"]; p != nil && p.Completed {
@@ -203,19 +199,11 @@ func (c *conv) seed004() error {
 	if len(order) == 0 {
 		return nil
 	}
-	allDone := true
-	for _, id := range order {
-		if !c.ph[id].Completed {
-			allDone = false
-		}
-	}
+	undone := slices.IndexFunc(order, func(id string) bool { return !c.ph[id].Completed })
 	if c.rec.State == "" {
 		c.rec.State = order[len(order)-1]
-		for _, id := range order {
-			if !c.ph[id].Completed {
-				c.rec.State = id
-				break
-			}
+		if undone >= 0 {
+			c.rec.State = order[undone] // the first stage not done
 		}
 	}
 	if c.rec.PhaseStatus == "" {
@@ -226,7 +214,7 @@ func (c *conv) seed004() error {
 			}
 		}
 	}
-	if c.rec.Status == "" && allDone {
+	if c.rec.Status == "" && undone < 0 {
 		c.rec.Status = "completed"
 	}
 	return nil
@@ -267,19 +255,14 @@ func (c *conv) addStages(v any) ([]string, bool) {
 			continue
 		}
 		p := c.phase(name)
-		meta := map[string]any{"order": i + 1}
 		if s, ok := m["status"].(string); ok {
-			used["status"] = true
-			meta["status"] = s
 			p.Completed = normPhaseStatus(s) == "complete"
 		}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+		setMetadata(p, "order", i+1) // what the stage says of itself, status too, goes after
+		for k, v := range m {
 			if !used[k] {
-				meta[k] = m[k]
+				setMetadata(p, k, v)
 			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(meta)) {
-			setMetadata(p, k, meta[k])
 		}
 		order = append(order, name)
 	}
@@ -323,9 +306,7 @@ func (c *conv) schema1() error {
 			c.keep(k, v)
 		}
 	}
-	if v, ok := c.take("user_checkpoints"); ok {
-		c.addApprovals("user_checkpoints", v)
-	}
+	c.field(c.addApprovals, "user_checkpoints")
 	if v, ok := c.take("revision"); ok {
 		if n, isCount := asCount(v); isCount && n >= 1 {
 			c.rec.Revision = int64(n)

@@ -212,12 +212,7 @@ func sanitizeID(s string) string {
 	return id
 }
 
-var (
-	nameRe = lazyre.New(`^[a-z0-9][a-z0-9_-]*$`)
-	// idRe: carried ids are lower-cased, but a derived id keeps workflow.NewID's upper-case T
-	// and Z in its time stamp, which the store's id check allows.
-	idRe = lazyre.New(`^[a-z0-9][a-zA-Z0-9._-]{0,63}$`)
-)
+var nameRe = lazyre.New(`^[a-z0-9][a-z0-9_-]*$`)
 
 // deriveID makes a workflow id for formats that have none, in the shape workflow.NewID gives
 // new workflows: the type, the creation time and four hex digits, e.g.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/lazyre"
 )
 
 func TestParseTime(t *testing.T) {
@@ -170,3 +172,7 @@ func TestAsCount(t *testing.T) {
 		}
 	}
 }
+
+// idRe: carried ids are lower-cased, but a derived id keeps workflow.NewID's upper-case T and
+// Z in its time stamp, which the store's id check allows.
+var idRe = lazyre.New(`^[a-z0-9][a-zA-Z0-9._-]{0,63}$`)
