@@ -120,7 +120,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
 			if tail, _ := s.journalTailRevision(journalFile(m.id), m.rev); tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
-				w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
+				if tm, err := readMeta(tail.Snapshot); err == nil && tm.id == m.id {
+					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
+				}
 			}
 			return w, nil
 		}
@@ -287,6 +289,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		// The journal is the commit point: a change recorded there whose snapshot replace was
 		// cut short is applied now.
 		st, err := s.journalState(journalFile(w.ID))
+		if err == nil && st != nil && st.Seq == tail.Seq {
+			_, err = readMeta(st.Snapshot)
+		}
 		if err != nil || st == nil || st.Seq != tail.Seq {
 			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, errOr(err, errChain))
 		}
