@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
@@ -379,15 +380,169 @@ func (s *Store) ReadJournal(id string) (Journal, error) {
 	return s.readJournalFile(journalFile(id), id)
 }
 
+// readJournalFile reads the journal file and the segments sealed from it, oldest first.
 func (s *Store) readJournalFile(file, id string) (Journal, error) {
-	data, err := fsx.ReadFile(s.fs, file, MaxJournalSize)
+	segs, err := s.segments(file)
+	if err != nil {
+		return Journal{}, fmt.Errorf("reading the sealed journal of %s in %s: %w", id, s.dir, err)
+	}
+	var j Journal
+	for _, f := range append(segs, file) {
+		data, err := fsx.ReadFile(s.fs, f, MaxJournalSize)
+		if errors.Is(err, fs.ErrNotExist) && f == file {
+			if len(segs) == 0 {
+				return Journal{}, &NotFoundError{What: "journal", Name: id}
+			}
+			break
+		}
+		if err != nil {
+			return Journal{}, fmt.Errorf("reading journal %s in %s: %w", f, s.dir, err)
+		}
+		j.join(ParseJournal(data), f, len(segs) > 0)
+	}
+	return j, nil
+}
+
+// join appends next, the journal's next file, keeping the first copy of each sequence number
+// (a compaction cut short leaves the lines it sealed in both files). Problems name the file
+// when there are several.
+func (j *Journal) join(next Journal, file string, named bool) {
+	for _, p := range next.Problems {
+		if named {
+			p = file + ": " + p
+		}
+		j.Problems = append(j.Problems, p)
+	}
+	j.Torn = next.Torn
+	recs := next.Records
+	if n := len(j.Records); n > 0 {
+		last := j.Records[n-1].Seq
+		for len(recs) > 0 && recs[0].Seq <= last {
+			recs = recs[1:]
+		}
+		if len(recs) > 0 && recs[0].Seq != last+1 {
+			j.Problems = append(j.Problems, fmt.Sprintf("%s: seq jumps from %d to %d", file, last, recs[0].Seq))
+		}
+	}
+	j.Records = append(j.Records, recs...)
+}
+
+// A long journal is compacted by sealing, so that no file of it grows without bound: once the
+// active journal holds more than compactAt bytes before a full line just appended, the lines
+// before that line move to the next sealed segment, <journal>.sealed/<n>.jsonl (n = 1, 2, ...),
+// and the active journal keeps that full line alone. Nothing is dropped: history, show, sync
+// and ReadJournalSince from an old revision read the segments, oldest first, then the active
+// journal (readJournalFile); appends, reads and rebuilds read the active journal's tail only,
+// which starts with a full line. An archive takes the segments along.
+//
+// Both steps are whole-file replaces (temp, fsync, rename, fsync of the directory) under the
+// workflow lock, the segment first: cut short between the two, the sealed lines are in both
+// files, readers keep the first copy of each sequence number, and the next compaction seals
+// only the lines after the newest segment's last one.
+
+const sealedSuffix = ".sealed"
+
+// sealedDir is where the segments sealed from the journal file active are kept.
+func sealedDir(active string) string { return strings.TrimSuffix(active, ".jsonl") + sealedSuffix }
+
+// segments returns the segment files sealed from the journal file active, oldest first.
+func (s *Store) segments(active string) ([]string, error) {
+	dir := sealedDir(active)
+	names, err := s.fs.ReadDirNames(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Journal{}, &NotFoundError{What: "journal", Name: id}
+		return nil, nil
 	}
 	if err != nil {
-		return Journal{}, fmt.Errorf("reading journal %s in %s: %w", file, s.dir, err)
+		return nil, err
 	}
-	return ParseJournal(data), nil
+	nums := make([]int, 0, len(names))
+	for _, name := range names {
+		if n := segmentNum(name); n > 0 {
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = dir + "/" + strconv.Itoa(n) + ".jsonl"
+	}
+	return out, nil
+}
+
+// segmentNum is n for a segment named <n>.jsonl, else 0.
+func segmentNum(name string) int {
+	num, ok := strings.CutSuffix(name, ".jsonl")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 1 || strconv.Itoa(n) != num {
+		return 0
+	}
+	return n
+}
+
+// compactJournal seals the lines of the active journal file before cut, where the full line
+// just appended starts, into the next segment, and leaves that line alone in file. The caller
+// holds the workflow lock.
+func (s *Store) compactJournal(file string, cut int64) error {
+	dir := sealedDir(file)
+	s.cleanTemps(dirOf(file), file[strings.LastIndexByte(file, '/')+1:])
+	if names, err := s.fs.ReadDirNames(dir); err == nil {
+		for _, n := range names {
+			if strings.HasPrefix(n, ".tmp-") {
+				_ = s.fs.Remove(dir + "/" + n)
+			}
+		}
+	}
+	data, err := fsx.ReadFile(s.fs, file, MaxJournalSize)
+	if err != nil {
+		return s.writeErr(file, err)
+	}
+	if cut <= 0 || cut >= int64(len(data)) || data[cut-1] != '\n' {
+		return fmt.Errorf("compacting %s: the journal is not as just written", file)
+	}
+	head, tail := data[:cut], data[cut:]
+	segs, err := s.segments(file)
+	if err != nil {
+		return s.writeErr(dir, err)
+	}
+	n := 1
+	if len(segs) > 0 {
+		last := segs[len(segs)-1]
+		n = segmentNum(last[len(dir)+1:]) + 1
+		r, err := s.journalTail(last)
+		if err != nil {
+			return s.writeErr(last, err)
+		}
+		if r != nil {
+			head = sealedOff(head, r.Seq)
+		}
+	}
+	if len(head) > 0 {
+		if err := s.mkdir(dir); err != nil {
+			return err
+		}
+		seg := dir + "/" + strconv.Itoa(n) + ".jsonl"
+		if err := fsx.WriteFile(s.fs, seg, head, 0o600); err != nil {
+			return s.writeErr(seg, err)
+		}
+	}
+	return s.writeErr(file, fsx.WriteFile(s.fs, file, tail, 0o600))
+}
+
+// sealedOff returns the lines of data after the last one whose sequence number is at most
+// seq: what a compaction cut short had already sealed.
+func sealedOff(data []byte, seq int64) []byte {
+	rest := data
+	for off := 0; off < len(data); {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			break
+		}
+		if n, _, ok := peekRecord(data[off : off+i]); ok && n <= seq {
+			rest = data[off+i+1:]
+		}
+		off += i + 1
+	}
+	return rest
 }
 
 // journalTail returns the last verified record of a journal file as written, without its
@@ -434,9 +589,20 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 	if err := ValidWorkflowID(id); err != nil {
 		return nil, err
 	}
-	recs, err := s.tailRecords(journalFile(id), func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true)
+	jf := journalFile(id)
+	recs, err := s.tailRecords(jf, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true)
 	if err != nil {
 		return nil, err
+	}
+	if len(recs) == 0 || recs[0].Snapshot == nil || recs[0].Revision > after {
+		// The active journal starts after the revision asked for: the rest is sealed.
+		if segs, err := s.segments(jf); err != nil || len(segs) > 0 {
+			j, jerr := s.readJournalFile(jf, id)
+			if jerr != nil {
+				return nil, errOr(err, jerr)
+			}
+			recs = j.Records[max(slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil }), 0):]
+		}
 	}
 	var out []Record
 	_, err = replay(recs, func(r Record, state []byte) {

@@ -52,6 +52,9 @@ const (
 	DefaultRetention = 5
 	// DefaultLockWait bounds how long a write waits for a lock; hooks run under timeouts.
 	DefaultLockWait = 5 * time.Second
+	// DefaultCompactAt is the active journal's size past which its older lines are sealed
+	// into a segment: about a thousand transitions of a typical workflow.
+	DefaultCompactAt = 1 << 20
 )
 
 var (
@@ -120,6 +123,7 @@ type options struct {
 	now         func() time.Time
 	projectRoot string
 	noCreate    bool
+	compactAt   int64
 }
 
 // Option changes how Open sets up a Store.
@@ -128,6 +132,12 @@ type Option func(*options)
 // WithRetention keeps the newest n archives (at least 1) instead of DefaultRetention.
 func WithRetention(n int) Option {
 	return func(o *options) { o.retention = max(n, 1) }
+}
+
+// WithJournalCompaction seals the active journal's older lines into a segment once it holds
+// more than size bytes before a full line (DefaultCompactAt; see compactJournal).
+func WithJournalCompaction(size int64) Option {
+	return func(o *options) { o.compactAt = max(size, 1) }
 }
 
 // WithLockWait bounds how long writes wait for a lock.
@@ -154,7 +164,7 @@ func WithFS(fsys fsx.FS) Option { return func(o *options) { o.fs = fsys } }
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is
 // refused. A read-only dir opens fine: reads work and writes fail with a *WriteError.
 func Open(dir string, opts ...Option) (*Store, error) {
-	o := options{retention: DefaultRetention, lockWait: DefaultLockWait, now: time.Now}
+	o := options{retention: DefaultRetention, lockWait: DefaultLockWait, now: time.Now, compactAt: DefaultCompactAt}
 	for _, opt := range opts {
 		opt(&o)
 	}
