@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/fsx/simfs"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // compactAt is the journal size past which these tests' stores compact: a crashDoc full line
@@ -364,4 +365,48 @@ func TestPowerLossArchiveSealed(t *testing.T) {
 		t.Fatalf("only %d crash points in an archive", checked)
 	}
 	t.Logf("%d crash points checked", checked)
+}
+
+// TestCompactionOfOldJournal: a journal from before deltas (a whole snapshot on every line) is
+// sealed as it stands by the first compaction, and still reads, replays and shows its history.
+func TestCompactionOfOldJournal(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(compatState)); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir, store.WithJournalCompaction(1))
+	w, err := s.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jf := filepath.Join("journal", w.ID+".jsonl")
+	old, _ := os.ReadFile(filepath.Join(dir, jf))
+	before, err := s.ReadJournal(w.ID)
+	if err != nil || len(before.Records) == 0 {
+		t.Fatalf("old journal: %d records (%v)", len(before.Records), err)
+	}
+	res, err := s.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		r.State = "review"
+		return r, store.Event{Kind: "transition"}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg, err := os.ReadFile(filepath.Join(dir, "journal", w.ID+".sealed", "1.jsonl"))
+	if err != nil || !bytes.Equal(seg, old) {
+		t.Fatalf("the old journal was not sealed as it stood (%v)", err)
+	}
+	j, err := s.ReadJournal(w.ID)
+	if err != nil || len(j.Problems) != 0 || len(j.Records) != len(before.Records)+1 {
+		t.Fatalf("after compaction: %d records, problems %v (%v)", len(j.Records), j.Problems, err)
+	}
+	states, err := j.States()
+	if err != nil || len(states) != len(j.Records) || !bytes.Equal(states[len(states)-1].Snapshot, res.Data) {
+		t.Fatalf("after compaction the journal replays %d of %d (%v)", len(states), len(j.Records), err)
+	}
+	for i, r := range before.Records {
+		if states[i].Revision != r.Revision || states[i].Event != r.Event {
+			t.Fatalf("record %d became %+v, was %+v", i, states[i], r)
+		}
+	}
 }
