@@ -14,6 +14,15 @@
 // Every write goes through an fsx.FS anchored at the state directory, is checked first
 // (CheckDocument: strict JSON and no secret, in one pass), and leaves the old content intact
 // when it fails.
+//
+// The journal (journal/<id>.jsonl) is the commit point of every workflow change: a line holds
+// the change as a JSON delta, or the whole record at least every 32 lines, each line and each
+// state checked by a sum, so a rebuild reads only the tail from the newest full line. Past 1
+// MiB (WithJournalCompaction) the lines before a new full line are sealed into
+// journal/<id>.sealed/<n>.jsonl: the active journal stays short, and history, show and sync
+// read the segments and the active journal together, so compaction loses no history. Sealing
+// is two atomic replaces under the workflow lock, segment first; readers keep the first copy of
+// each sequence number, so a compaction cut short reads the same as one not begun or done.
 package store
 
 import (
