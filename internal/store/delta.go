@@ -37,6 +37,15 @@ var errBadJSON = errors.New("malformed JSON in a journal delta or state")
 // delta the store wrote). Whitespace between tokens is allowed and dropped.
 func parseJSON(b []byte) (*jnode, error) { return new(jparser).parse(b) }
 
+// parseDelta parses a delta with p's slab and stacks, building its own structure only: the
+// values it sets stay as their bytes until a later delta reaches into them (expand).
+func (p *jparser) parseDelta(b []byte) (*jnode, error) {
+	p.expect = 'd'
+	n, err := p.parse(b)
+	p.expect = 0
+	return n, err
+}
+
 // parse is parseJSON with p's slab and stacks.
 func (p *jparser) parse(b []byte) (*jnode, error) {
 	p.b, p.i = b, 0
@@ -60,6 +69,12 @@ type jparser struct {
 	vals  []*jnode
 	kslab [][]byte // where members are copied to at their container's end
 	vslab []*jnode
+	// lazyAt, when above 0, is the depth from which containers are kept as their bytes (lazy)
+	// instead of built: parseDelta builds a delta's own structure, not the values it carries.
+	lazyAt int
+	// expect is what parseDelta expects of the next value: 'd' a delta object, 'm' an object
+	// of member or index deltas ("o", "i"), 0 anything (a document's value).
+	expect byte
 }
 
 // maxDeltaDepth bounds nesting: well above what a stored document may hold (a delta nests two
@@ -115,10 +130,20 @@ func (p *jparser) value() (*jnode, error) {
 	start := p.i
 	switch c := p.b[p.i]; c {
 	case '{', '[':
+		if p.lazyAt > 0 && p.depth+1 >= p.lazyAt {
+			if err := p.skip(); err != nil {
+				return nil, err
+			}
+			n := p.node()
+			*n = jnode{kind: c, lazy: true, src: p.b[start:p.i]}
+			return n, nil
+		}
 		if p.depth++; p.depth > maxDeltaDepth {
 			return nil, errBadJSON
 		}
 		defer func() { p.depth-- }()
+		mode := p.expect
+		p.expect = 0
 		n := p.node()
 		n.kind = c
 		p.i++
@@ -147,7 +172,24 @@ func (p *jparser) value() (*jnode, error) {
 				}
 				p.i++
 			}
+			lazyAt := p.lazyAt
+			switch {
+			case mode == 'd' && c == '{':
+				// A value a delta sets ({"v":VALUE}) or items it appends ({"a":[K,[ITEM,...]]})
+				// go into the state as they are: kept as bytes.
+				switch string(p.keys[len(p.keys)-1]) {
+				case `"v"`:
+					p.lazyAt = p.depth + 1
+				case `"a"`:
+					p.lazyAt = p.depth + 3
+				case `"o"`, `"i"`:
+					p.expect = 'm'
+				}
+			case mode == 'm' && c == '{':
+				p.expect = 'd'
+			}
 			v, err := p.value()
+			p.lazyAt, p.expect = lazyAt, 0
 			if err != nil {
 				return nil, err
 			}
@@ -339,16 +381,26 @@ func (p *jparser) str() error {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
 		return errBadJSON
 	}
-	for p.i++; p.i < len(p.b); p.i++ {
-		switch p.b[p.i] {
-		case '\\':
-			p.i++
-		case '"':
-			p.i++
+	p.i++
+	body := p.i
+	for {
+		// To the next quote (a vectorised search), which ends the string unless an odd
+		// number of backslashes escapes it.
+		q := bytes.IndexByte(p.b[p.i:], '"')
+		if q < 0 {
+			p.i = len(p.b)
+			return errBadJSON
+		}
+		p.i += q
+		bs := 0
+		for j := p.i - 1; j >= body && p.b[j] == '\\'; j-- {
+			bs++
+		}
+		p.i++
+		if bs%2 == 0 {
 			return nil
 		}
 	}
-	return errBadJSON
 }
 
 // bytesOf returns n's compact JSON.

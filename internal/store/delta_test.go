@@ -37,6 +37,22 @@ func roundTrip(t testing.TB, a, b string) string {
 	if g := got.appendTo(nil); !bytes.Equal(g, []byte(b)) {
 		t.Fatalf("%s + %s = %s, want %s", a, d, g, b)
 	}
+	// As a replay applies it: the state lazy, the delta's values kept as bytes.
+	var p jparser
+	lazy, err := lazyJSON([]byte(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld, err := p.parseDelta(d)
+	if err != nil {
+		t.Fatalf("delta %s does not parse as a delta: %v", d, err)
+	}
+	if got, err = p.apply(lazy, ld); err != nil {
+		t.Fatalf("delta %s does not apply lazily: %v", d, err)
+	}
+	if g := got.appendTo(nil); !bytes.Equal(g, []byte(b)) {
+		t.Fatalf("%s + %s = %s lazily, want %s", a, d, g, b)
+	}
 	return string(d)
 }
 
@@ -68,6 +84,9 @@ func TestDelta(t *testing.T) {
 		{"escapes and unicode kept", `{"s":"a\"b","é":"\u00e9"}`, `{"s":"a\"b\\n","é":"\u00e9","n":-1.5e3}`, `{"o":{"s":{"v":"a\"b\\n"},"n":{"v":-1.5e3}}}`},
 		{"empty containers", `{"a":[],"b":{}}`, `{"a":[1],"b":{"c":null}}`, `{"o":{"a":{"v":[1]},"b":{"v":{"c":null}}}}`},
 		{"root replaced", `[1]`, `{"a":1}`, `{"v":{"a":1}}`},
+		{"members named like a delta's parts", `{"v":{"x":1,"n":"` + pad + `"},"a":[{"k":1,"n":"` + pad + `"}],"o":{"i":{"d":1,"n":"` + pad + `"}}}`,
+			`{"v":{"x":2,"n":"` + pad + `"},"a":[{"k":2,"n":"` + pad + `"}],"o":{"i":{"d":2,"n":"` + pad + `"}}}`,
+			`{"o":{"v":{"o":{"x":{"v":2}}},"a":{"i":{"0":{"o":{"k":{"v":2}}}}},"o":{"o":{"i":{"o":{"d":{"v":2}}}}}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if strings.HasPrefix(tc.a, "{") && strings.HasPrefix(tc.b, "{") {

@@ -667,7 +667,7 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 			return broken()
 		default:
 			// Deltas patch the tree in place; the bytes handed out are copies.
-			d, err := p.parse(r.Delta)
+			d, err := p.parseDelta(r.Delta)
 			if err != nil {
 				return broken()
 			}
