@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/fsx/simfs"
@@ -409,4 +411,62 @@ func TestCompactionOfOldJournal(t *testing.T) {
 			t.Fatalf("record %d became %+v, was %+v", i, states[i], r)
 		}
 	}
+}
+
+// TestReadJournalDuringCompactions reads the whole journal, without a lock, while another
+// store instance transitions and compacts: every read holds revisions 1 to n, each once.
+func TestReadJournalDuringCompactions(t *testing.T) {
+	w, dir := newStore(t, store.WithJournalCompaction(compactAt))
+	if _, err := transition(w); err != nil {
+		t.Fatal(err)
+	}
+	d, err := fsx.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// The reader dawdles at every step, so that compactions land between them.
+	r := mustOpen(t, dir, store.WithFS(slowFS{d}))
+	done := make(chan error)
+	go func() {
+		for range 400 {
+			if _, err := transition(w); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	reads := 0
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl")); len(segs) < 10 || reads < 10 {
+				t.Fatalf("%d segments, %d reads: the reads did not overlap compactions", len(segs), reads)
+			}
+			return
+		default:
+		}
+		j, err := r.ReadJournal(wfID)
+		if err != nil || len(j.Problems) != 0 {
+			t.Fatalf("read %d: %v %v", reads, err, j.Problems)
+		}
+		for i, rec := range j.Records {
+			if rec.Seq != int64(i+1) {
+				t.Fatalf("read %d: record %d is seq %d", reads, i, rec.Seq)
+			}
+		}
+		reads++
+	}
+}
+
+// slowFS pauses before each open, as long as a compaction's two replaces take or longer.
+type slowFS struct{ fsx.FS }
+
+func (s slowFS) OpenFile(name string, flag int, perm fs.FileMode) (fsx.File, error) {
+	time.Sleep(5 * time.Millisecond)
+	return s.FS.OpenFile(name, flag, perm)
 }

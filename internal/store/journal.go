@@ -380,25 +380,32 @@ func (s *Store) ReadJournal(id string) (Journal, error) {
 	return s.readJournalFile(journalFile(id), id)
 }
 
-// readJournalFile reads the journal file and the segments sealed from it, oldest first.
+// readJournalFile reads the journal file and the segments sealed from it, oldest first. The
+// journal file is read first: a compaction running meanwhile seals only lines already read,
+// into a segment that is there by the time the segments are listed, so nothing is missed.
 func (s *Store) readJournalFile(file, id string) (Journal, error) {
+	data, err := fsx.ReadFile(s.fs, file, MaxJournalSize)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return Journal{}, fmt.Errorf("reading journal %s in %s: %w", file, s.dir, err)
+	}
 	segs, err := s.segments(file)
 	if err != nil {
 		return Journal{}, fmt.Errorf("reading the sealed journal of %s in %s: %w", id, s.dir, err)
 	}
+	if missing && len(segs) == 0 {
+		return Journal{}, &NotFoundError{What: "journal", Name: id}
+	}
 	var j Journal
-	for _, f := range append(segs, file) {
-		data, err := fsx.ReadFile(s.fs, f, MaxJournalSize)
-		if errors.Is(err, fs.ErrNotExist) && f == file {
-			if len(segs) == 0 {
-				return Journal{}, &NotFoundError{What: "journal", Name: id}
-			}
-			break
-		}
+	for _, f := range segs {
+		seg, err := fsx.ReadFile(s.fs, f, MaxJournalSize)
 		if err != nil {
 			return Journal{}, fmt.Errorf("reading journal %s in %s: %w", f, s.dir, err)
 		}
-		j.join(ParseJournal(data), f, len(segs) > 0)
+		j.join(ParseJournal(seg), f, true)
+	}
+	if !missing {
+		j.join(ParseJournal(data), file, len(segs) > 0)
 	}
 	return j, nil
 }
