@@ -168,7 +168,7 @@ func compactTemplate(t *testing.T, dir string) int64 {
 func TestFaultInjectionCompaction(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "template")
 	rev := compactTemplate(t, template)
-	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, error, string) {
+	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, string, error) {
 		dir := filepath.Join(t.TempDir(), "cairn")
 		copyTree(t, template, dir)
 		d, err := fsx.OpenDir(dir)
@@ -183,9 +183,9 @@ func TestFaultInjectionCompaction(t *testing.T) {
 		}
 		defer s.Close()
 		_, err = transition(s)
-		return ff, err, dir
+		return ff, dir, err
 	}
-	ff, err, dir := run(t, 0, false)
+	ff, dir, err := run(t, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestFaultInjectionCompaction(t *testing.T) {
 	t.Logf("a compacting transition is %d operations", n)
 	for _, persistent := range []bool{false, true} {
 		for k := 1; k <= n; k++ {
-			ff, terr, dir := run(t, k, persistent)
+			ff, dir, terr := run(t, k, persistent)
 			what := fmt.Sprintf("k=%d persistent=%v (transition said %v)", k, persistent, terr)
 			s := mustOpen(t, dir, store.WithJournalCompaction(compactAt))
 			w, err := s.ReadWorkflow()
