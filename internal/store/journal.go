@@ -372,7 +372,8 @@ func ParseJournal(data []byte) Journal {
 // MaxJournalSize caps what ReadJournal reads.
 const MaxJournalSize = 256 << 20
 
-// ReadJournal returns the verified history of the active workflow id (journal/<id>.jsonl).
+// ReadJournal returns the verified history of the active workflow id: its sealed segments
+// (journal/<id>.sealed/), oldest first, then journal/<id>.jsonl.
 func (s *Store) ReadJournal(id string) (Journal, error) {
 	if err := ValidWorkflowID(id); err != nil {
 		return Journal{}, err
@@ -591,7 +592,8 @@ func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) 
 
 // ReadJournalSince returns the records of workflow id's journal with a revision above after,
 // oldest first, each with its complete state in Snapshot. It reads the journal backwards only
-// as far as the newest full line at or before after.
+// as far as the newest full line at or before after, and the sealed segments only when that
+// line is in them.
 func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 	if err := ValidWorkflowID(id); err != nil {
 		return nil, err
