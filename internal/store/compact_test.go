@@ -110,8 +110,16 @@ func TestJournalCompaction(t *testing.T) {
 		t.Fatalf("segments and active journal (%d bytes) differ from the uncompacted journal (%d bytes)", len(all)+len(active), len(want))
 	}
 	checkHistory(t, s, total, "compacted")
-	if recs, err := s.ReadJournalSince(wfID, total-40); err != nil || len(recs) != 40 || recs[0].Revision != total-39 {
-		t.Fatalf("ReadJournalSince(%d): %d records (%v)", total-40, len(recs), err)
+	for after := int64(0); after <= total; after++ {
+		recs, err := s.ReadJournalSince(wfID, after)
+		if err != nil || int64(len(recs)) != total-after {
+			t.Fatalf("ReadJournalSince(%d): %d records (%v)", after, len(recs), err)
+		}
+		for i, r := range recs {
+			if r.Revision != after+int64(i)+1 || !bytes.Equal(r.Snapshot, crashDoc(r.Revision)) {
+				t.Fatalf("ReadJournalSince(%d): record %d is revision %d: %.80s", after, i, r.Revision, r.Snapshot)
+			}
+		}
 	}
 	// A damaged snapshot: rebuilt from the active journal.
 	os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte(`{"version":"2.0","workfl`), 0o600)

@@ -603,7 +603,7 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 || recs[0].Snapshot == nil || recs[0].Revision > after {
+	if len(recs) == 0 || recs[0].Snapshot == nil || recs[0].Revision > after+1 {
 		// The active journal starts after the revision asked for: the rest is sealed.
 		if segs, err := s.segments(jf); err != nil || len(segs) > 0 {
 			j, jerr := s.readJournalFile(jf, id)
