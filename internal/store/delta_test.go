@@ -170,3 +170,47 @@ func FuzzParseJournal(f *testing.F) {
 		}
 	})
 }
+
+// TestJournalStateOwnsItsBytes: journalState reads into a recycled buffer; the state it
+// returns (a full line's bytes as is) must not change when the buffer is used again.
+func TestJournalStateOwnsItsBytes(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	doc := func(id, pad string) []byte {
+		return []byte(`{"version":"2.0","workflow_id":"` + id + `","revision":1,"pad":"` + pad + `"}`)
+	}
+	for _, id := range []string{"wf-a", "wf-b"} {
+		if _, err := s.UpdateWorkflow(func([]byte) ([]byte, Event, error) {
+			return doc(id, strings.Repeat(id, 500)), Event{Kind: "start"}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if id == "wf-a" {
+			if _, err := s.Archive("done"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	names, _ := s.fs.ReadDirNames(archiveDir)
+	var a string
+	for _, n := range names {
+		if strings.HasPrefix(n, "wf-a") {
+			a = archiveDir + "/" + n + "/journal.jsonl"
+		}
+	}
+	first, err := s.journalState(a)
+	if err != nil || first == nil {
+		t.Fatal(a, err)
+	}
+	for range 3 {
+		if _, err := s.journalState(journalFile("wf-b")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := doc("wf-a", strings.Repeat("wf-a", 500)); !bytes.Equal(first.Snapshot, want) {
+		t.Fatalf("the state changed under its reader: %.60s", first.Snapshot)
+	}
+}

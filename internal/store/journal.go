@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/fsx"
@@ -569,12 +570,29 @@ func (s *Store) journalTail(file string) (*Record, error) {
 // Snapshot: read as is from a full line, or rebuilt from the newest full line and the deltas
 // after it. nil when the file is missing or holds no valid record.
 func (s *Store) journalState(file string) (*Record, error) {
-	recs, err := s.tailRecords(file, func(r Record) bool { return r.Snapshot != nil }, false, false)
+	// The read buffer is recycled: only the state comes out of it, copied when it is a full
+	// line's bytes (a rebuild allocates half as much, which a loaded machine's garbage
+	// collector notices: BenchmarkRebuild1000).
+	w, _ := windows.Get().(*[]byte)
+	if w == nil {
+		w = new([]byte)
+	}
+	defer windows.Put(w)
+	recs, err := s.readTail(file, func(r Record) bool { return r.Snapshot != nil }, false, false, w)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	return replay(recs, nil)
+	last, err := replay(recs, nil)
+	if last != nil {
+		if i := slices.IndexFunc(recs, func(r Record) bool { return r.Seq == last.Seq }); i >= 0 && recs[i].Snapshot != nil {
+			last.Snapshot = bytes.Clone(last.Snapshot)
+		}
+	}
+	return last, err
 }
+
+// windows holds read buffers for journalState.
+var windows sync.Pool
 
 // journalTailRevision is journalState for a caller that needs the state only when the
 // journal is ahead of minRev: a record at or below it comes back with Seq and Revision alone,
@@ -712,6 +730,12 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 // first line). With peek, only the last record comes back, with Seq and Revision read from
 // its prefix when that is enough; without events, records come back without their event.
 func (s *Store) tailRecords(file string, stop func(Record) bool, peek, events bool) ([]Record, error) {
+	return s.readTail(file, stop, peek, events, nil)
+}
+
+// readTail is tailRecords reading into *scratch, grown as needed, when scratch is not nil: the
+// records then point into it.
+func (s *Store) readTail(file string, stop func(Record) bool, peek, events bool, scratch *[]byte) ([]Record, error) {
 	f, st, err := fsx.OpenRead(s.fs, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -723,7 +747,18 @@ func (s *Store) tailRecords(file string, stop func(Record) bool, peek, events bo
 	size := st.Size()
 	for window := int64(64 << 10); ; window *= 4 {
 		start := max(size-window, 0)
-		buf := make([]byte, size-start)
+		var buf []byte
+		switch {
+		case scratch == nil:
+			buf = make([]byte, size-start)
+		case int64(cap(*scratch)) >= size-start:
+			buf = (*scratch)[:size-start]
+		default:
+			buf = make([]byte, size-start)
+			if len(buf) <= 1<<20 {
+				*scratch = buf
+			}
+		}
 		if n, err := f.ReadAt(buf, start); err != nil && !(err == io.EOF && n == len(buf)) {
 			return nil, err
 		}
