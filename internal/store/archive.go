@@ -201,6 +201,27 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	return info, s.finishArchive()
 }
 
+// moveIfLeft renames from to to when from is there and to is not, durably (both directories
+// synced): a step that a recovery can run again.
+func (s *Store) moveIfLeft(from, to string) error {
+	left, err := s.present(from)
+	if err != nil || !left {
+		return err
+	}
+	if there, err := s.present(to); err != nil || there {
+		return err
+	}
+	if err := s.fs.Rename(from, to); err != nil {
+		return s.writeErr(from, err)
+	}
+	for _, d := range []string{dirOf(to), dirOf(from)} {
+		if err := s.fs.SyncDir(d); err != nil {
+			return s.writeErr(d, err)
+		}
+	}
+	return nil
+}
+
 func (s *Store) exists(name string) bool {
 	_, err := s.fs.Lstat(name)
 	return err == nil
@@ -279,6 +300,10 @@ func (s *Store) finishArchive() error {
 	}
 	if p.Active {
 		jf := journalFile(p.WorkflowID)
+		// The sealed segments first: a journal found here is then whole.
+		if err := s.moveIfLeft(sealedDir(jf), sealedDir(dir+"/journal.jsonl")); err != nil {
+			return fmt.Errorf("workflow %s is archived in %s but its sealed journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, err)
+		}
 		left, err := s.present(jf)
 		if err != nil {
 			return err
@@ -334,6 +359,9 @@ func (s *Store) reclaimJournal(id string) error {
 			continue
 		}
 		if err := s.mkdir(journalDir); err != nil {
+			return err
+		}
+		if err := s.moveIfLeft(sealedDir(dir+"/journal.jsonl"), sealedDir(journalFile(id))); err != nil {
 			return err
 		}
 		if err := s.fs.Rename(dir+"/journal.jsonl", journalFile(id)); err != nil {

@@ -35,8 +35,20 @@ var errBadJSON = errors.New("malformed JSON in a journal delta or state")
 
 // parseJSON parses one JSON value that has already passed a strict check (a stored state or a
 // delta the store wrote). Whitespace between tokens is allowed and dropped.
-func parseJSON(b []byte) (*jnode, error) {
-	p := jparser{b: b}
+func parseJSON(b []byte) (*jnode, error) { return new(jparser).parse(b) }
+
+// parseDelta parses a delta with p's slab and stacks, building its own structure only: the
+// values it sets stay as their bytes until a later delta reaches into them (expand).
+func (p *jparser) parseDelta(b []byte) (*jnode, error) {
+	p.expect = 'd'
+	n, err := p.parse(b)
+	p.expect = 0
+	return n, err
+}
+
+// parse is parseJSON with p's slab and stacks.
+func (p *jparser) parse(b []byte) (*jnode, error) {
+	p.b, p.i = b, 0
 	n, err := p.value()
 	if err != nil {
 		return nil, err
@@ -53,8 +65,16 @@ type jparser struct {
 	i     int
 	depth int
 	slab  []jnode
-	keys  [][]byte
+	keys  [][]byte // the stacks members are gathered on
 	vals  []*jnode
+	kslab [][]byte // where members are copied to at their container's end
+	vslab []*jnode
+	// lazyAt, when above 0, is the depth from which containers are kept as their bytes (lazy)
+	// instead of built: parseDelta builds a delta's own structure, not the values it carries.
+	lazyAt int
+	// expect is what parseDelta expects of the next value: 'd' a delta object, 'm' an object
+	// of member or index deltas ("o", "i"), 0 anything (a document's value).
+	expect byte
 }
 
 // maxDeltaDepth bounds nesting: well above what a stored document may hold (a delta nests two
@@ -68,7 +88,8 @@ func (p *jparser) ws() {
 }
 
 // node hands out nodes from a slab, and children are gathered on a shared stack and copied out
-// at their container's end: a parse allocates a few slabs, not one object per value.
+// at their container's end to slabs too: a parse allocates a few slabs, not one object per
+// value (a replay shares them across its chain).
 func (p *jparser) node() *jnode {
 	if len(p.slab) == 0 {
 		p.slab = make([]jnode, 16)
@@ -76,6 +97,29 @@ func (p *jparser) node() *jnode {
 	n := &p.slab[0]
 	p.slab = p.slab[1:]
 	return n
+}
+
+// members copies the top of the stacks from base and kbase out and pops them. The copies are
+// full to capacity, so a patch that appends to them reallocates instead of overwriting a
+// neighbour's.
+func (p *jparser) members(n *jnode, base, kbase int) {
+	v := p.vals[base:]
+	if len(p.vslab) < len(v) {
+		p.vslab = make([]*jnode, max(64, len(v)))
+	}
+	n.vals, p.vslab = p.vslab[:len(v):len(v)], p.vslab[len(v):]
+	copy(n.vals, v)
+	p.vals = p.vals[:base]
+	if n.kind != '{' {
+		return
+	}
+	k := p.keys[kbase:]
+	if len(p.kslab) < len(k) {
+		p.kslab = make([][]byte, max(64, len(k)))
+	}
+	n.keys, p.kslab = p.kslab[:len(k):len(k)], p.kslab[len(k):]
+	copy(n.keys, k)
+	p.keys = p.keys[:kbase]
 }
 
 func (p *jparser) value() (*jnode, error) {
@@ -86,10 +130,20 @@ func (p *jparser) value() (*jnode, error) {
 	start := p.i
 	switch c := p.b[p.i]; c {
 	case '{', '[':
+		if p.lazyAt > 0 && p.depth+1 >= p.lazyAt {
+			if err := p.skip(); err != nil {
+				return nil, err
+			}
+			n := p.node()
+			*n = jnode{kind: c, lazy: true, src: p.b[start:p.i]}
+			return n, nil
+		}
 		if p.depth++; p.depth > maxDeltaDepth {
 			return nil, errBadJSON
 		}
 		defer func() { p.depth-- }()
+		mode := p.expect
+		p.expect = 0
 		n := p.node()
 		n.kind = c
 		p.i++
@@ -118,7 +172,24 @@ func (p *jparser) value() (*jnode, error) {
 				}
 				p.i++
 			}
+			lazyAt := p.lazyAt
+			switch {
+			case mode == 'd' && c == '{':
+				// A value a delta sets ({"v":VALUE}) or items it appends ({"a":[K,[ITEM,...]]})
+				// go into the state as they are: kept as bytes.
+				switch string(p.keys[len(p.keys)-1]) {
+				case `"v"`:
+					p.lazyAt = p.depth + 1
+				case `"a"`:
+					p.lazyAt = p.depth + 3
+				case `"o"`, `"i"`:
+					p.expect = 'm'
+				}
+			case mode == 'm' && c == '{':
+				p.expect = 'd'
+			}
 			v, err := p.value()
+			p.lazyAt, p.expect = lazyAt, 0
 			if err != nil {
 				return nil, err
 			}
@@ -136,13 +207,11 @@ func (p *jparser) value() (*jnode, error) {
 			}
 			p.i++
 			n.src = p.b[start:p.i]
-			n.vals = append([]*jnode(nil), p.vals[base:]...)
-			p.vals = p.vals[:base]
+			kb := len(p.keys)
 			if c == '{' {
-				kb := len(p.keys) - len(n.vals)
-				n.keys = append([][]byte(nil), p.keys[kb:]...)
-				p.keys = p.keys[:kb]
+				kb -= len(p.vals) - base
 			}
+			p.members(n, base, kb)
 			return n, nil
 		}
 	case '"':
@@ -214,8 +283,11 @@ func (p *jparser) skip() error {
 // parseTop parses an object's or array's members one level deep: they keep only their bytes
 // and are expanded when a patch reaches into them, so applying a delta to a large state costs
 // a scan of it plus the parts the delta touches.
-func parseTop(b []byte) (*jnode, error) {
-	p := jparser{b: b}
+func parseTop(b []byte) (*jnode, error) { return new(jparser).top(b) }
+
+// top is parseTop with p's slab and stacks, which a replay shares across its deltas.
+func (p *jparser) top(b []byte) (*jnode, error) {
+	p.b, p.i = b, 0
 	p.ws()
 	if p.i >= len(b) || (b[p.i] != '{' && b[p.i] != '[') {
 		return nil, errBadJSON
@@ -225,12 +297,14 @@ func parseTop(b []byte) (*jnode, error) {
 	if obj {
 		end = '}'
 	}
-	n := &jnode{kind: b[p.i]}
-	var nodes []jnode
+	n := p.node()
+	*n = jnode{kind: b[p.i], src: b}
+	base, kbase := len(p.vals), len(p.keys)
+	defer func() { p.vals, p.keys = p.vals[:base], p.keys[:kbase] }()
 	p.i++
 	for {
 		p.ws()
-		if p.i < len(b) && b[p.i] == end && len(n.vals) == 0 {
+		if p.i < len(b) && b[p.i] == end && len(p.vals) == base {
 			p.i++
 			break
 		}
@@ -239,7 +313,7 @@ func parseTop(b []byte) (*jnode, error) {
 			if err := p.str(); err != nil {
 				return nil, err
 			}
-			n.keys = append(n.keys, b[ks:p.i])
+			p.keys = append(p.keys, b[ks:p.i])
 			p.ws()
 			if p.i >= len(b) || b[p.i] != ':' {
 				return nil, errBadJSON
@@ -255,11 +329,9 @@ func parseTop(b []byte) (*jnode, error) {
 		if c := b[vs]; c == '{' || c == '[' {
 			kind = c
 		}
-		if len(nodes) == cap(nodes) {
-			nodes = make([]jnode, 0, max(16, 2*cap(nodes)))
-		}
-		nodes = append(nodes, jnode{kind: kind, lazy: kind != 0, src: b[vs:p.i]})
-		n.vals = append(n.vals, &nodes[len(nodes)-1])
+		v := p.node()
+		*v = jnode{kind: kind, lazy: kind != 0, src: b[vs:p.i]}
+		p.vals = append(p.vals, v)
 		p.ws()
 		if p.i < len(b) && b[p.i] == ',' {
 			p.i++
@@ -275,7 +347,7 @@ func parseTop(b []byte) (*jnode, error) {
 	if p.i != len(b) {
 		return nil, errBadJSON
 	}
-	n.src = b
+	p.members(n, base, kbase)
 	return n, nil
 }
 
@@ -291,11 +363,13 @@ func lazyJSON(b []byte) (*jnode, error) {
 }
 
 // expand builds a lazy node's members (one level).
-func (n *jnode) expand() error {
+func (n *jnode) expand() error { return new(jparser).expand(n) }
+
+func (p *jparser) expand(n *jnode) error {
 	if n == nil || !n.lazy {
 		return nil
 	}
-	t, err := parseTop(n.src)
+	t, err := p.top(n.src)
 	if err != nil {
 		return err
 	}
@@ -307,16 +381,26 @@ func (p *jparser) str() error {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
 		return errBadJSON
 	}
-	for p.i++; p.i < len(p.b); p.i++ {
-		switch p.b[p.i] {
-		case '\\':
-			p.i++
-		case '"':
-			p.i++
+	p.i++
+	body := p.i
+	for {
+		// To the next quote (a vectorised search), which ends the string unless an odd
+		// number of backslashes escapes it.
+		q := bytes.IndexByte(p.b[p.i:], '"')
+		if q < 0 {
+			p.i = len(p.b)
+			return errBadJSON
+		}
+		p.i += q
+		bs := 0
+		for j := p.i - 1; j >= body && p.b[j] == '\\'; j-- {
+			bs++
+		}
+		p.i++
+		if bs%2 == 0 {
 			return nil
 		}
 	}
-	return errBadJSON
 }
 
 // bytesOf returns n's compact JSON.
@@ -489,30 +573,35 @@ func diffArray(a, b *jnode) []byte {
 
 // applyDelta changes n as delta says and returns the result (n itself when it is patched in
 // place). An error means the delta does not fit n: the journal is damaged.
-func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
-	if delta.kind != '{' || len(delta.keys) == 0 {
+func applyDelta(n *jnode, delta *jnode) (*jnode, error) { return new(jparser).apply(n, delta) }
+
+// apply is applyDelta expanding lazy nodes with p's slab. delta may be lazy too (lazyJSON):
+// only the parts of it that steer the patch are built, and the values it sets stay as their
+// bytes until a later delta reaches into them.
+func (p *jparser) apply(n *jnode, delta *jnode) (*jnode, error) {
+	if delta.kind != '{' || p.expand(delta) != nil || len(delta.keys) == 0 {
 		return nil, errBadJSON
 	}
 	switch string(delta.keys[0]) {
 	case `"v"`:
 		return delta.vals[0], nil
 	case `"o"`:
-		if n == nil || n.kind != '{' || n.expand() != nil {
+		o := delta.vals[0]
+		if n == nil || n.kind != '{' || p.expand(n) != nil || o.kind != '{' || p.expand(o) != nil {
 			return nil, errBadJSON
 		}
 		n.src = nil
-		o := delta.vals[0]
 		for i, k := range o.keys {
 			j := n.index(k)
 			if j < 0 {
-				v, err := applyDelta(nil, o.vals[i])
+				v, err := p.apply(nil, o.vals[i])
 				if err != nil {
 					return nil, err
 				}
 				n.keys, n.vals = append(n.keys, k), append(n.vals, v)
 				continue
 			}
-			v, err := applyDelta(n.vals[j], o.vals[i])
+			v, err := p.apply(n.vals[j], o.vals[i])
 			if err != nil {
 				return nil, err
 			}
@@ -520,6 +609,9 @@ func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
 		}
 		for i := 1; i < len(delta.keys); i++ {
 			list := delta.vals[i]
+			if list.kind != '[' || p.expand(list) != nil {
+				return nil, errBadJSON
+			}
 			switch string(delta.keys[i]) {
 			case `"d"`:
 				for _, k := range list.vals {
@@ -546,7 +638,7 @@ func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
 		return n, nil
 	case `"a"`:
 		arg := delta.vals[0]
-		if n == nil || n.kind != '[' || arg.kind != '[' || len(arg.vals) != 2 || arg.vals[1].kind != '[' || n.expand() != nil {
+		if n == nil || n.kind != '[' || arg.kind != '[' || p.expand(arg) != nil || len(arg.vals) != 2 || arg.vals[1].kind != '[' || p.expand(arg.vals[1]) != nil || p.expand(n) != nil {
 			return nil, errBadJSON
 		}
 		k, err := strconv.Atoi(string(arg.vals[0].src))
@@ -557,17 +649,17 @@ func applyDelta(n *jnode, delta *jnode) (*jnode, error) {
 		n.vals = append(append([]*jnode(nil), n.vals[k:]...), arg.vals[1].vals...)
 		return n, nil
 	case `"i"`:
-		if n == nil || n.kind != '[' || n.expand() != nil {
+		o := delta.vals[0]
+		if n == nil || n.kind != '[' || p.expand(n) != nil || o.kind != '{' || p.expand(o) != nil {
 			return nil, errBadJSON
 		}
 		n.src = nil
-		o := delta.vals[0]
 		for i, k := range o.keys {
 			x, err := strconv.Atoi(string(bytes.Trim(k, `"`)))
 			if err != nil || x < 0 || x >= len(n.vals) {
 				return nil, errBadJSON
 			}
-			if n.vals[x], err = applyDelta(n.vals[x], o.vals[i]); err != nil {
+			if n.vals[x], err = p.apply(n.vals[x], o.vals[i]); err != nil {
 				return nil, err
 			}
 		}

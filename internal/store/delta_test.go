@@ -37,6 +37,22 @@ func roundTrip(t testing.TB, a, b string) string {
 	if g := got.appendTo(nil); !bytes.Equal(g, []byte(b)) {
 		t.Fatalf("%s + %s = %s, want %s", a, d, g, b)
 	}
+	// As a replay applies it: the state lazy, the delta's values kept as bytes.
+	var p jparser
+	lazy, err := lazyJSON([]byte(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld, err := p.parseDelta(d)
+	if err != nil {
+		t.Fatalf("delta %s does not parse as a delta: %v", d, err)
+	}
+	if got, err = p.apply(lazy, ld); err != nil {
+		t.Fatalf("delta %s does not apply lazily: %v", d, err)
+	}
+	if g := got.appendTo(nil); !bytes.Equal(g, []byte(b)) {
+		t.Fatalf("%s + %s = %s lazily, want %s", a, d, g, b)
+	}
 	return string(d)
 }
 
@@ -68,6 +84,9 @@ func TestDelta(t *testing.T) {
 		{"escapes and unicode kept", `{"s":"a\"b","é":"\u00e9"}`, `{"s":"a\"b\\n","é":"\u00e9","n":-1.5e3}`, `{"o":{"s":{"v":"a\"b\\n"},"n":{"v":-1.5e3}}}`},
 		{"empty containers", `{"a":[],"b":{}}`, `{"a":[1],"b":{"c":null}}`, `{"o":{"a":{"v":[1]},"b":{"v":{"c":null}}}}`},
 		{"root replaced", `[1]`, `{"a":1}`, `{"v":{"a":1}}`},
+		{"members named like a delta's parts", `{"v":{"x":1,"n":"` + pad + `"},"a":[{"k":1,"n":"` + pad + `"}],"o":{"i":{"d":1,"n":"` + pad + `"}}}`,
+			`{"v":{"x":2,"n":"` + pad + `"},"a":[{"k":2,"n":"` + pad + `"}],"o":{"i":{"d":2,"n":"` + pad + `"}}}`,
+			`{"o":{"v":{"o":{"x":{"v":2}}},"a":{"i":{"0":{"o":{"k":{"v":2}}}}},"o":{"o":{"i":{"o":{"d":{"v":2}}}}}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if strings.HasPrefix(tc.a, "{") && strings.HasPrefix(tc.b, "{") {
@@ -150,4 +169,48 @@ func FuzzParseJournal(f *testing.F) {
 			t.Fatalf("replayed to invalid JSON %q", last.Snapshot)
 		}
 	})
+}
+
+// TestJournalStateOwnsItsBytes: journalState reads into a recycled buffer; the state it
+// returns (a full line's bytes as is) must not change when the buffer is used again.
+func TestJournalStateOwnsItsBytes(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	doc := func(id, pad string) []byte {
+		return []byte(`{"version":"2.0","workflow_id":"` + id + `","revision":1,"pad":"` + pad + `"}`)
+	}
+	for _, id := range []string{"wf-a", "wf-b"} {
+		if _, err := s.UpdateWorkflow(func([]byte) ([]byte, Event, error) {
+			return doc(id, strings.Repeat(id, 500)), Event{Kind: "start"}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if id == "wf-a" {
+			if _, err := s.Archive("done"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	names, _ := s.fs.ReadDirNames(archiveDir)
+	var a string
+	for _, n := range names {
+		if strings.HasPrefix(n, "wf-a") {
+			a = archiveDir + "/" + n + "/journal.jsonl"
+		}
+	}
+	first, err := s.journalState(a)
+	if err != nil || first == nil {
+		t.Fatal(a, err)
+	}
+	for range 3 {
+		if _, err := s.journalState(journalFile("wf-b")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := doc("wf-a", strings.Repeat("wf-a", 500)); !bytes.Equal(first.Snapshot, want) {
+		t.Fatalf("the state changed under its reader: %.60s", first.Snapshot)
+	}
 }

@@ -32,7 +32,11 @@ func TestMain(m *testing.M) {
 }
 
 func helper(mode, dir string) int {
-	s, err := store.Open(dir, store.WithLockWait(60*time.Second))
+	opts := []store.Option{store.WithLockWait(60 * time.Second)}
+	if n, err := strconv.ParseInt(os.Getenv("CAIRN_STORE_TEST_COMPACT"), 10, 64); err == nil {
+		opts = append(opts, store.WithJournalCompaction(n))
+	}
+	s, err := store.Open(dir, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -169,7 +173,9 @@ func helperCmd(t testing.TB, mode, dir string, env ...string) *exec.Cmd {
 // TestKillDashNine kills a writer at random moments at least 200 times and checks after each
 // kill: the snapshot and checkpoint are complete documents, revisions never go back, nothing
 // acknowledged is lost, only the last log or journal line may be torn, and the next writer
-// repairs it.
+// repairs it. The writer compacts its journal at every full line (every 32 transitions), so kills land in
+// compactions too: the sealed segments and the active journal together must then hold every
+// revision once.
 func TestKillDashNine(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("kill -9 semantics are Unix")
@@ -183,12 +189,13 @@ func TestKillDashNine(t *testing.T) {
 		ackWF, ackCP, ackLog, lastSeen = 0, 0, 0, 0
 	}
 	reset(0)
-	tornLogs, tornJournals := 0, 0
+	tornLogs, tornJournals, sealedSeen := 0, 0, 0
+	inCompaction := map[string]bool{}
 	for i := 0; i < kills; i++ {
 		if i%40 == 0 {
 			reset(i)
 		}
-		cmd := helperCmd(t, "crash", dir)
+		cmd := helperCmd(t, "crash", dir, "CAIRN_STORE_TEST_COMPACT=4096")
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -242,8 +249,13 @@ func TestKillDashNine(t *testing.T) {
 		} else if ackWF > 0 {
 			t.Fatalf("kill %d: snapshot missing after acknowledged writes: %v", i, err)
 		}
-		jraw, _ := os.ReadFile(filepath.Join(dir, "journal", wfID+".jsonl"))
-		j := store.ParseJournal(jraw)
+		if cut := cutCompaction(dir); cut != "" {
+			inCompaction[cut] = true
+		}
+		segs, _ := filepath.Glob(filepath.Join(dir, "journal", wfID+".sealed", "*.jsonl"))
+		sealedSeen = max(sealedSeen, len(segs))
+		s := mustOpen(t, dir)
+		j, _ := s.ReadJournal(wfID) // segments and active journal, read as they are
 		if len(j.Problems) != 0 {
 			t.Fatalf("kill %d: journal problems %v", i, j.Problems)
 		}
@@ -284,7 +296,6 @@ func TestKillDashNine(t *testing.T) {
 			t.Fatalf("kill %d: %d stale temp files: %v", i, len(tmps), tmps)
 		}
 		// Every state the journal replays to is the one that was written.
-		s := mustOpen(t, dir)
 		states, err := s.ReadJournalSince(wfID, 0)
 		if err != nil || len(states) != len(j.Records) {
 			t.Fatalf("kill %d: journal replays %d of %d records: %v", i, len(states), len(j.Records), err)
@@ -317,7 +328,36 @@ func TestKillDashNine(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d kills; torn log tails seen %d times, torn journal tails %d times (each repaired by the next writer)", kills, tornLogs, tornJournals)
+	t.Logf("%d kills; torn log tails seen %d times, torn journal tails %d times (each repaired by the next writer); up to %d sealed segments, %d kills cut a compaction short", kills, tornLogs, tornJournals, sealedSeen, len(inCompaction))
+	if sealedSeen == 0 {
+		t.Fatal("the writer never compacted its journal")
+	}
+}
+
+// cutCompaction names what a compaction of the journal in dir cut short left ("" for
+// nothing): a temp file of a segment or of the active journal (removed by the next
+// compaction), or a segment whose lines are still in the active journal.
+func cutCompaction(dir string) string {
+	sealed := filepath.Join(dir, "journal", wfID+".sealed")
+	tmps, _ := filepath.Glob(filepath.Join(sealed, ".tmp-*"))
+	jtmps, _ := filepath.Glob(filepath.Join(dir, "journal", ".tmp-*"))
+	if len(tmps)+len(jtmps) > 0 {
+		return strings.Join(append(tmps, jtmps...), " ")
+	}
+	segs, _ := filepath.Glob(filepath.Join(sealed, "*.jsonl"))
+	newest := ""
+	for _, s := range segs {
+		if len(s) > len(newest) || (len(s) == len(newest) && s > newest) {
+			newest = s
+		}
+	}
+	seg, _ := os.ReadFile(newest)
+	active, _ := os.ReadFile(filepath.Join(dir, "journal", wfID+".jsonl"))
+	sj, aj := store.ParseJournal(seg), store.ParseJournal(active)
+	if len(sj.Records) > 0 && len(aj.Records) > 0 && aj.Records[0].Seq <= sj.Records[len(sj.Records)-1].Seq {
+		return fmt.Sprintf("%s overlap %d", dir, aj.Records[0].Seq)
+	}
+	return ""
 }
 
 func revOf2(t testing.TB, doc []byte) int64 {

@@ -14,6 +14,15 @@
 // Every write goes through an fsx.FS anchored at the state directory, is checked first
 // (CheckDocument: strict JSON and no secret, in one pass), and leaves the old content intact
 // when it fails.
+//
+// The journal (journal/<id>.jsonl) is the commit point of every workflow change: a line holds
+// the change as a JSON delta, or the whole record at least every 32 lines, each line and each
+// state checked by a sum, so a rebuild reads only the tail from the newest full line. Past 1
+// MiB (WithJournalCompaction) the lines before a new full line are sealed into
+// journal/<id>.sealed/<n>.jsonl: the active journal stays short, and history, show and sync
+// read the segments and the active journal together, so compaction loses no history. Sealing
+// is two atomic replaces under the workflow lock, segment first; readers keep the first copy of
+// each sequence number, so a compaction cut short reads the same as one not begun or done.
 package store
 
 import (
@@ -52,6 +61,9 @@ const (
 	DefaultRetention = 5
 	// DefaultLockWait bounds how long a write waits for a lock; hooks run under timeouts.
 	DefaultLockWait = 5 * time.Second
+	// DefaultCompactAt is the active journal's size past which its older lines are sealed
+	// into a segment: about a thousand transitions of a typical workflow.
+	DefaultCompactAt = 1 << 20
 )
 
 var (
@@ -120,6 +132,7 @@ type options struct {
 	now         func() time.Time
 	projectRoot string
 	noCreate    bool
+	compactAt   int64
 }
 
 // Option changes how Open sets up a Store.
@@ -128,6 +141,12 @@ type Option func(*options)
 // WithRetention keeps the newest n archives (at least 1) instead of DefaultRetention.
 func WithRetention(n int) Option {
 	return func(o *options) { o.retention = max(n, 1) }
+}
+
+// WithJournalCompaction seals the active journal's older lines into a segment once it holds
+// more than size bytes before a full line (DefaultCompactAt; see compactJournal).
+func WithJournalCompaction(size int64) Option {
+	return func(o *options) { o.compactAt = max(size, 1) }
 }
 
 // WithLockWait bounds how long writes wait for a lock.
@@ -154,7 +173,7 @@ func WithFS(fsys fsx.FS) Option { return func(o *options) { o.fs = fsys } }
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is
 // refused. A read-only dir opens fine: reads work and writes fail with a *WriteError.
 func Open(dir string, opts ...Option) (*Store, error) {
-	o := options{retention: DefaultRetention, lockWait: DefaultLockWait, now: time.Now}
+	o := options{retention: DefaultRetention, lockWait: DefaultLockWait, now: time.Now, compactAt: DefaultCompactAt}
 	for _, opt := range opts {
 		opt(&o)
 	}

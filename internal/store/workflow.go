@@ -120,7 +120,9 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
 			if tail, _ := s.journalTailRevision(journalFile(m.id), m.rev); tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
-				w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
+				if tm, err := readMeta(tail.Snapshot); err == nil && tm.id == m.id {
+					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
+				}
 			}
 			return w, nil
 		}
@@ -287,6 +289,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		// The journal is the commit point: a change recorded there whose snapshot replace was
 		// cut short is applied now.
 		st, err := s.journalState(journalFile(w.ID))
+		if err == nil && st != nil && st.Seq == tail.Seq {
+			_, err = readMeta(st.Snapshot)
+		}
 		if err != nil || st == nil || st.Seq != tail.Seq {
 			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, errOr(err, errChain))
 		}
@@ -582,7 +587,8 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 	jf := journalFile(m.id)
 	// The journal line is the commit point: unless it is durable (a failed directory sync
 	// included), the change is not acknowledged.
-	if _, err := fsx.AppendLine(s.fs, jf, encodeRecord(rec), true); err != nil {
+	appended, err := fsx.AppendLine(s.fs, jf, encodeRecord(rec), true)
+	if err != nil {
 		return res, s.writeErr(jf, err)
 	}
 	res = Result{Workflow: Workflow{Data: next, ID: m.id, Revision: m.rev, Notices: w.Notices}, Changed: true, Seq: rec.Seq}
@@ -591,6 +597,11 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 		// operation brings the snapshot up to date.
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: m.rev,
 			Message: fmt.Sprintf("revision %d is in the journal but the snapshot could not be replaced (%v); it will be on the next update", m.rev, err)})
+	}
+	if rec.Snapshot != nil && appended.Offset > s.o.compactAt {
+		// The change stands whatever this does; a compaction that fails is tried again at the
+		// next full line, and one cut short leaves a journal that reads the same.
+		_ = s.compactJournal(jf, appended.Offset)
 	}
 	return res, nil
 }
