@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/remote/remotetest"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -23,6 +25,9 @@ import (
 // TestMain lets the test binary be a one-shot sync for TestKillSync: with REMOTESYNC_STATE
 // and REMOTESYNC_REPO set it syncs that state directory with that repository's origin.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("REMOTESYNC_READ"); dir != "" {
+		os.Exit(readUntil(dir, os.Getenv("REMOTESYNC_STOP")))
+	}
 	if dir := os.Getenv("REMOTESYNC_STATE"); dir != "" {
 		st, err := store.Open(dir)
 		if err == nil {
@@ -206,5 +211,96 @@ func TestKillSync(t *testing.T) {
 	agree(t, ra, a, b)
 	if recs, err := ra.Since(ctx, "wf-kill", 0); err != nil || int64(len(recs)) != int64(1+3*rounds) {
 		t.Fatalf("the remote holds %d revisions (%v), want %d", len(recs), err, 1+3*rounds)
+	}
+}
+
+// readUntil is a reader in its own process, as a hook or cairn status is: it reads the active
+// workflow of state directory dir in a loop until the file stop exists, then prints how many
+// reads it made and how many found no workflow or failed, and exits 1 if any did.
+func readUntil(dir, stop string) int {
+	st, err := store.Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	reads, missing, failed := 0, 0, 0
+	for {
+		if _, err := os.Stat(stop); err == nil {
+			break
+		}
+		_, err := st.ReadWorkflow()
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			missing++
+		case err != nil:
+			failed++
+			fmt.Fprintln(os.Stderr, err)
+		}
+		reads++
+	}
+	fmt.Printf("%d %d %d\n", reads, missing, failed)
+	if missing+failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// TestLostRaceSeenWhole: while machine B loses races again and again (its copy archived and
+// the remote's line installed), readers in other processes read B's workflow in a loop: every
+// read finds a workflow, the old copy or the new, never none.
+func TestLostRaceSeenWhole(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("needs a Unix process model")
+	}
+	rounds := 40
+	if os.Getenv("CAIRN_REMOTE_FULL") != "" {
+		rounds = 300
+	}
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "readers", WorkflowID: "wf-read"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	b.sync(r, "")
+	stop := filepath.Join(t.TempDir(), "stop")
+	var readers []*exec.Cmd
+	var outs []*strings.Builder
+	for range 2 {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "REMOTESYNC_READ="+b.en.StateDir(), "REMOTESYNC_STOP="+stop)
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		readers, outs = append(readers, cmd), append(outs, out)
+	}
+	conflicts := 0
+	for i := range rounds {
+		a.setVar(2 * i)
+		a.sync(r, "")
+		b.setVar(2*i + 1)
+		if out := b.sync(r, ""); out.Conflict != nil {
+			conflicts++
+		}
+	}
+	if err := os.WriteFile(stop, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, cmd := range readers {
+		err := cmd.Wait()
+		var reads, missing, failed int
+		fmt.Sscan(outs[i].String(), &reads, &missing, &failed)
+		t.Logf("reader %d: %d reads, %d found no workflow, %d failed", i, reads, missing, failed)
+		if err != nil {
+			t.Fatalf("reader %d: %v\n%s", i, err, outs[i].String())
+		}
+		if reads == 0 {
+			t.Fatalf("reader %d read nothing: the test proved nothing", i)
+		}
+	}
+	if conflicts != rounds {
+		t.Fatalf("%d of %d rounds were lost races", conflicts, rounds)
 	}
 }

@@ -173,9 +173,23 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	case common == L: // ours is a prefix of the remote's: pull
 		return pull(st, out, remoteEntries[L:], from)
 	default: // both moved: the remote's line was acknowledged first
-		info, err := st.Archive("conflict")
+		// This machine's copy goes to the archive and the remote's line takes its place in
+		// one step, so a reader in another process never finds no workflow in between.
+		line := make([]store.LineRecord, R)
+		for i, e := range remoteEntries {
+			line[i] = store.LineRecord{Revision: e.Revision, Event: syncEvent(e, from), Snapshot: e.Snapshot}
+		}
+		info, res, err := st.AdoptLine("conflict", line, func(cur store.Workflow) error {
+			if cur.ID != id || cur.Revision != w.Revision || !sameSnapshot(cur.Data, w.Data) {
+				return errMoved // changed here since it was read: compare again
+			}
+			return nil
+		})
 		if err != nil {
-			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s before taking the remote's: %w", id, err)
+			if errors.Is(err, errMoved) {
+				return out, err
+			}
+			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
 		tip := remoteEntries[R-1]
 		var who struct {
@@ -189,8 +203,8 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		if who.Owner != nil {
 			out.Conflict.Session = who.Owner.SessionID
 		}
-		out.Local = 0
-		return pull(st, out, remoteEntries, from)
+		out.Local, out.Pulled = res.Revision, int(R)
+		return out, nil
 	}
 }
 
@@ -202,11 +216,7 @@ func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, 
 			if revisionOf(cur) != e.Revision-1 {
 				return nil, store.Event{}, errMoved
 			}
-			detail := "from " + from + ": " + e.Event.Kind
-			if e.Event.Detail != "" {
-				detail += " " + e.Event.Detail
-			}
-			return e.Snapshot, store.Event{Kind: "sync", Detail: detail}, nil
+			return e.Snapshot, syncEvent(e, from), nil
 		})
 		if err != nil {
 			return out, err
@@ -214,6 +224,15 @@ func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, 
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 	}
 	return out, nil
+}
+
+// syncEvent is the local journal's event for a revision taken from the remote from.
+func syncEvent(e Entry, from string) store.Event {
+	detail := "from " + from + ": " + e.Event.Kind
+	if e.Event.Detail != "" {
+		detail += " " + e.Event.Detail
+	}
+	return store.Event{Kind: "sync", Detail: detail}
 }
 
 // entries is a workflow's history from its journal (every record with its state, as
