@@ -183,9 +183,9 @@ func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, da
 	return g.Backend.Append(ctx, workflow, after, data)
 }
 
-// replay re-applies this machine's lost transitions through the engine, holding the server's
+// replay re-applies this machine's lost changes through the engine, holding the server's
 // turn as a tool call does.
-func (g *turnGuard) replay(ctx context.Context, lost []remotesync.Entry) (int, error) {
+func (g *turnGuard) replay(ctx context.Context, c *remotesync.Conflict) (int, error) {
 	if err := g.take(ctx); err != nil {
 		return 0, err
 	}
@@ -193,7 +193,7 @@ func (g *turnGuard) replay(ctx context.Context, lost []remotesync.Entry) (int, e
 	if !ok || g.s.closed {
 		return 0, nil
 	}
-	return remotesync.EngineReplayer(e)(ctx, lost)
+	return remotesync.EngineReplayer(e)(ctx, c)
 }
 
 // fail logs a failed sync and, the first time in a row, leaves a notice for the next tool

@@ -65,8 +65,14 @@ type Conflict struct {
 	State   string            // the phase the remote's line is in
 	Session string            // the session that owns it there, when recorded
 	Lost    []Entry           // this machine's changes after Common, oldest first
+	// Base is the record both sides last shared (revision Common; nil when they share none)
+	// and Theirs the remote's tip as it was taken: what a Replayer compares against.
+	Base, Theirs json.RawMessage
 	// Replayed counts the Lost changes the Replayer re-applied on the remote's line.
 	Replayed int
+	// Skipped says, for each part of Lost the Replayer left out, what and why; those parts
+	// are only in the conflict archive.
+	Skipped []string
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
@@ -74,11 +80,11 @@ var ErrChoose = errors.New("remotesync: the remote holds several workflows and n
 
 const maxRounds = 5
 
-// Replayer re-applies changes this machine made that lost a race (oldest first) on top of the
-// remote's line, which is the active workflow when it is called, and returns how many it
-// applied. It must go through the state machine, so a change that no longer makes sense is
-// refused rather than forced.
-type Replayer func(ctx context.Context, lost []Entry) (applied int, err error)
+// Replayer re-applies the changes this machine made that lost a race (c.Lost, oldest first) on
+// top of the remote's line, which is the active workflow when it is called, and returns how
+// many it applied, noting in c.Skipped what it left out. It must go through the state machine,
+// so a change that no longer makes sense is refused rather than forced.
+type Replayer func(ctx context.Context, c *Conflict) (applied int, err error)
 
 // Sync brings the active workflow (or, when none is active, the remote workflow id, or the
 // remote's only one when id is empty) into agreement with b. from names the remote in the
@@ -97,7 +103,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 			return out, err
 		}
 		conflict = out.Conflict
-		if conflict.Replayed, err = replay(ctx, conflict.Lost); err != nil {
+		if conflict.Replayed, err = replay(ctx, conflict); err != nil {
 			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line: %w", err)
 		}
 		if conflict.Replayed == 0 || round == maxRounds {
@@ -199,7 +205,10 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			} `json:"owner"`
 		}
 		_ = json.Unmarshal(tip.Snapshot, &who) // only for the report; the store checked it
-		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:]}
+		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:], Theirs: tip.Snapshot}
+		if common > 0 {
+			out.Conflict.Base = mine[common-1].Snapshot
+		}
 		if who.Owner != nil {
 			out.Conflict.Session = who.Owner.SessionID
 		}
