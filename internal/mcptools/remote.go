@@ -135,9 +135,9 @@ func (y *syncer) run() {
 
 // turnGuard makes a sync's local writes take turns with tool calls, without holding tool calls
 // up on the network. remotesync reads the remote's line (Since) before it writes anything
-// here, and after a lost race it archives this machine's copy and then writes the remote's
-// revisions one by one: a tool call in between would find no active workflow, or start one.
-// So the guard takes the server's turn once Since has its answer and keeps it until the sync
+// here; after a lost race it installs the remote's line in one store write and then replays
+// this machine's changes: a tool call in between would act on a copy the replay has not yet
+// caught up with. So the guard takes the server's turn once Since has its answer and keeps it until the sync
 // ends, letting go for every network call (Since again, Append).
 type turnGuard struct {
 	remote.Backend
@@ -240,6 +240,9 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 			id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
 		if c.Replayed > 0 {
 			msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
+		}
+		if n := c.NotReplayed(); n != "" {
+			msg += "; not replayed: " + n
 		}
 		msg += ". Call resume_check before going on."
 	} else {

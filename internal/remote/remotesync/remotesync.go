@@ -12,9 +12,11 @@
 // A workflow archived here (completed, expired, replaced) has its last revisions pushed by the
 // next sync, so other machines see its end, and is never taken back from the remote.
 //
-// After a lost race, a Replayer may re-apply this machine's lost changes through the state
-// machine on the remote's line (EngineReplayer does so for transitions); what it applies is
-// pushed by the same sync, the rest stays only in the conflict archive.
+// After a lost race, this machine's copy is archived and the remote's line installed in one
+// store write (store.AdoptLine), so a reader never finds no workflow in between. A Replayer
+// may then re-apply this machine's lost changes through the state machine on the remote's
+// line (EngineReplayer does so for every kind of change); what it applies is pushed by the
+// same sync, the rest stays only in the conflict archive and is named in Conflict.Skipped.
 package remotesync
 
 import (

@@ -3,9 +3,12 @@ package remotesync
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // EngineReplayer replays lost changes through e, one write per change: every kind the journal
@@ -54,4 +57,19 @@ func EngineReplayer(e *engine.Engine) Replayer {
 		}
 		return applied, nil
 	}
+}
+
+// NotReplayed says in one line what of this machine's work the replay left out (the first
+// few of Skipped), "" when nothing was.
+func (c *Conflict) NotReplayed() string {
+	const few = 3
+	var parts []string
+	for i, s := range c.Skipped {
+		if i == few {
+			parts = append(parts, fmt.Sprintf("and %d more", len(c.Skipped)-few))
+			break
+		}
+		parts = append(parts, textsafe.Line(s, 160))
+	}
+	return strings.Join(parts, "; ")
 }
