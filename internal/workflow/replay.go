@@ -169,6 +169,9 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 	var err error
 	switch s.Kind {
 	case EventTransition:
+		if n := len(r.History); n > 0 && r.State == s.Transition.To && r.History[n-1].From == s.Transition.From && r.History[n-1].To == s.Transition.To {
+			return Result{Record: r.Clone(), Event: EventNone}, nil // the same move is there already
+		}
 		res, err = Transition(def, r, s.Transition, now, by)
 		if err == nil && res.Changed && s.Checkpoint != nil {
 			p := res.Record.Phases[res.From]

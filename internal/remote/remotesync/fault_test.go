@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/remote/remotetest"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // TestMain lets the test binary be a one-shot sync for TestKillSync: with REMOTESYNC_STATE
@@ -29,20 +30,43 @@ func TestMain(m *testing.M) {
 		os.Exit(readUntil(dir, os.Getenv("REMOTESYNC_STOP")))
 	}
 	if dir := os.Getenv("REMOTESYNC_STATE"); dir != "" {
-		st, err := store.Open(dir)
-		if err == nil {
-			var b *gitremote.Backend
-			if b, err = gitremote.New(gitremote.Config{Dir: os.Getenv("REMOTESYNC_REPO"), Remote: "origin"}); err == nil {
-				_, err = remotesync.Sync(context.Background(), st, b, "origin", "", nil)
-			}
+		if at := os.Getenv("REMOTESYNC_KILL_STEP"); at != "" {
+			remotesync.SetStepHook(func(step string) {
+				if step == at {
+					p, _ := os.FindProcess(os.Getpid())
+					p.Kill() // SIGKILL on Unix: no deferred function runs
+				}
+			})
 		}
-		if err != nil {
+		if err := syncProcess(dir, os.Getenv("REMOTESYNC_REPO")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// syncProcess is one sync of state directory dir in project proj with its origin, replaying
+// through an engine as cairn sync does.
+func syncProcess(dir, proj string) error {
+	vars := map[string]string{"HOME": filepath.Join(filepath.Dir(proj), "home"), "CLAUDE_PROJECT_DIR": proj}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: proj, Actor: "sync", YAML: yamldoc.Codec{}})
+	if err != nil {
+		return err
+	}
+	defer en.Close()
+	st, err := store.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	b, err := gitremote.New(gitremote.Config{Dir: proj, Remote: "origin"})
+	if err != nil {
+		return err
+	}
+	_, err = remotesync.Sync(context.Background(), st, b, "origin", "", remotesync.EngineReplayer(en))
+	return err
 }
 
 func bareRepo(t *testing.T) string {
@@ -54,9 +78,11 @@ func bareRepo(t *testing.T) string {
 	return bare
 }
 
-func (m *machine) setVar(i int) {
+func (m *machine) setVar(i int) { m.setVarKey("WF_N", fmt.Sprint(i)) }
+
+func (m *machine) setVarKey(k, v string) {
 	m.t.Helper()
-	if _, err := m.en.SetVars(map[string]string{"WF_N": fmt.Sprint(i)}); err != nil {
+	if _, err := m.en.SetVars(map[string]string{k: v}); err != nil {
 		m.t.Fatal(err)
 	}
 }

@@ -93,8 +93,17 @@ type Replayer func(ctx context.Context, c *Conflict) (applied int, err error)
 // events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
 func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
 	var conflict *Conflict
+	if replay != nil {
+		// A sync killed between taking the remote's line and replaying this machine's
+		// changes left its intent: the replay is done now.
+		c, err := resume(ctx, st, replay)
+		if err != nil {
+			return Outcome{}, err
+		}
+		conflict = c
+	}
 	for round := 0; ; round++ {
-		out, err := syncOnce(ctx, st, b, from, id)
+		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
 		if errors.Is(err, errMoved) && round < maxRounds {
 			continue // someone changed the store or the remote under us: start over
 		}
@@ -106,7 +115,11 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 		conflict = out.Conflict
 		if conflict.Replayed, err = replay(ctx, conflict); err != nil {
-			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line: %w", err)
+			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
+		}
+		step("replayed")
+		if err := clearIntent(st); err != nil {
+			return out, err
 		}
 		if conflict.Replayed == 0 || round == maxRounds {
 			return out, nil
@@ -117,7 +130,18 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 
 var errMoved = errors.New("remotesync: moved during sync")
 
-func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (out Outcome, err error) {
+// stepHook, when set (by tests), is called at the steps of a lost race that run no git:
+// "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
+// "replayed" (this machine's changes are replayed, the intent not yet cleared).
+var stepHook func(step string)
+
+func step(name string) {
+	if stepHook != nil {
+		stepHook(name)
+	}
+}
+
+func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
@@ -187,6 +211,13 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		for i, e := range remoteEntries {
 			line[i] = store.LineRecord{Revision: e.Revision, Event: syncEvent(e, from), Snapshot: e.Snapshot}
 		}
+		if replaying {
+			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC()}
+			if err := writeIntent(st, in); err != nil {
+				return out, err
+			}
+			step("intent")
+		}
 		info, res, err := st.AdoptLine("conflict", line, func(cur store.Workflow) error {
 			if cur.ID != id || cur.Revision != w.Revision || !sameSnapshot(cur.Data, w.Data) {
 				return errMoved // changed here since it was read: compare again
@@ -199,6 +230,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			}
 			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
+		step("adopted")
 		tip := remoteEntries[R-1]
 		var who struct {
 			State string `json:"state"`
