@@ -117,6 +117,10 @@ func (y *syncer) run() {
 	if errors.Is(err, remotesync.ErrChoose) {
 		err = nil // nothing active here and several on the remote: a person picks with cairn sync ID
 	}
+	if errors.Is(err, remotesync.ErrMoved) {
+		y.s.opt.Log.Printf("sync with %s: %v", s.Remote, err)
+		return // other machines pushing at the same moment: nothing lost, the next run retries
+	}
 	if y.ctx.Err() != nil {
 		return // stopping: not a failure
 	}

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
@@ -80,7 +81,7 @@ type Conflict struct {
 // ErrChoose is returned when no workflow is active here and the remote holds several.
 var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
 
-const maxRounds = 5
+const maxRounds = 10
 
 // Replayer re-applies the changes this machine made that lost a race (c.Lost, oldest first) on
 // top of the remote's line, which is the active workflow when it is called, and returns how
@@ -104,7 +105,10 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 	}
 	for round := 0; ; round++ {
 		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
-		if errors.Is(err, errMoved) && round < maxRounds {
+		if errors.Is(err, ErrMoved) && round < maxRounds {
+			if err := backoff(ctx, round); err != nil {
+				return out, err
+			}
 			continue // someone changed the store or the remote under us: start over
 		}
 		if err != nil || out.Conflict == nil || replay == nil {
@@ -113,22 +117,50 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 			}
 			return out, err
 		}
-		conflict = out.Conflict
-		if conflict.Replayed, err = replay(ctx, conflict); err != nil {
+		c := out.Conflict
+		if c.Replayed, err = replay(ctx, c); err != nil {
 			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
 		}
 		step("replayed")
 		if err := clearIntent(st); err != nil {
 			return out, err
 		}
-		if conflict.Replayed == 0 || round == maxRounds {
+		// A replayed change that loses again is replayed again, from this machine's copy
+		// of it; the report keeps the first race (where this machine's own work went)
+		// with what the last round replayed and everything left out.
+		if conflict == nil {
+			conflict = c
+		} else {
+			conflict.By, conflict.State, conflict.Session, conflict.Replayed = c.By, c.State, c.Session, c.Replayed
+			conflict.Skipped = append(conflict.Skipped, c.Skipped...)
+		}
+		out.Conflict = conflict
+		if c.Replayed == 0 || round >= maxRounds {
 			return out, nil
 		}
-		replay = nil // push what was replayed; a second lost race is only archived
+		if err := backoff(ctx, round); err != nil {
+			return out, err
+		}
 	}
 }
 
-var errMoved = errors.New("remotesync: moved during sync")
+// backoff waits a little before another round after round lost a race, at random and up to
+// twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head take turns instead of colliding again.
+func backoff(ctx context.Context, round int) error {
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(round, 5))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ErrMoved is returned when the remote or this machine's workflow kept moving during every
+// round of a sync (other machines pushing at the same moment): nothing was lost, what is not
+// pushed stays here, and the next sync tries again.
+var ErrMoved = errors.New("remotesync: the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
 
 // stepHook, when set (by tests), is called at the steps of a lost race that run no git:
 // "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
@@ -195,7 +227,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		}
 		head, err := b.Append(ctx, id, R, data)
 		if errors.Is(err, remote.ErrConflict) {
-			return out, errMoved
+			return out, ErrMoved
 		}
 		if err != nil {
 			return out, err
@@ -220,12 +252,12 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		}
 		info, res, err := st.AdoptLine("conflict", line, func(cur store.Workflow) error {
 			if cur.ID != id || cur.Revision != w.Revision || !sameSnapshot(cur.Data, w.Data) {
-				return errMoved // changed here since it was read: compare again
+				return ErrMoved // changed here since it was read: compare again
 			}
 			return nil
 		})
 		if err != nil {
-			if errors.Is(err, errMoved) {
+			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
 			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
@@ -252,12 +284,12 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 }
 
 // pull writes the remote entries through the store, each as a change whose revision follows
-// the current one; a change made here meanwhile stops it (errMoved) without writing.
+// the current one; a change made here meanwhile stops it (ErrMoved) without writing.
 func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
 	for _, e := range entries {
 		_, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
 			if revisionOf(cur) != e.Revision-1 {
-				return nil, store.Event{}, errMoved
+				return nil, store.Event{}, ErrMoved
 			}
 			return e.Snapshot, syncEvent(e, from), nil
 		})
@@ -399,7 +431,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	}
 	if _, err := b.Append(ctx, a.WorkflowID, R, data); err != nil {
 		if errors.Is(err, remote.ErrConflict) {
-			return 0, errMoved
+			return 0, ErrMoved
 		}
 		return 0, err
 	}
