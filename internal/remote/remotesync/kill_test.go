@@ -146,7 +146,7 @@ func TestKillSyncAtEveryStep(t *testing.T) {
 			}
 		})
 	}
-	every := 7 // CI: every seventh git call; CAIRN_REMOTE_FULL: every one
+	every := 10 // CI: every tenth git call; CAIRN_REMOTE_FULL: every one
 	if os.Getenv("CAIRN_REMOTE_FULL") != "" {
 		every = 1
 	}

@@ -257,6 +257,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			return nil
 		})
 		if err != nil {
+			if replaying {
+				_ = clearIntent(st) // not adopted: nothing is owed (resume would find no archive either)
+			}
 			if errors.Is(err, ErrMoved) {
 				return out, err
 			}
