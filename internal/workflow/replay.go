@@ -87,7 +87,9 @@ func Steps(before, after *Record) []Step {
 				t.Outputs = append(t.Outputs, o)
 			}
 		}
-		if a, ok := newApproval(before, after, before.State); ok {
+		if a, ok := newApproval(before, after, before.State); ok && a.Source != "" {
+			// A person's yes (or the setting) goes with the move; an approval without a
+			// source is the agent's, which the approval rule decides again.
 			t.Approval = &Approval{Source: a.Source, Note: a.Note}
 		}
 		s := Step{Kind: EventTransition, Phase: phase, Transition: t}
