@@ -256,6 +256,9 @@ func readUntil(dir, stop string) int {
 		if _, err := os.Stat(stop); err == nil {
 			break
 		}
+		if _, err := os.Stat(dir); err != nil {
+			return 2 // the test is gone (its temp directory removed): stop too
+		}
 		_, err := st.ReadWorkflow()
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -316,8 +319,11 @@ func TestLostRaceSeenWhole(t *testing.T) {
 	if err := os.WriteFile(stop, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	errs := make([]error, len(readers))
 	for i, cmd := range readers {
-		err := cmd.Wait()
+		errs[i] = cmd.Wait() // every reader, before the test (and its stop file) goes
+	}
+	for i, err := range errs {
 		var reads, missing, failed int
 		fmt.Sscan(outs[i].String(), &reads, &missing, &failed)
 		t.Logf("reader %d: %d reads, %d found no workflow, %d failed", i, reads, missing, failed)
