@@ -125,7 +125,7 @@ func TestFaultInjectionAdopt(t *testing.T) {
 		ours = ourLine(t, s, 3)
 	}
 	line := theirLine(2) // shorter than ours: the snapshot alone would not roll it forward
-	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, error, string) {
+	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, string, error) {
 		dir := filepath.Join(t.TempDir(), "cairn")
 		copyTree(t, template, dir)
 		d, err := fsx.OpenDir(dir)
@@ -140,9 +140,9 @@ func TestFaultInjectionAdopt(t *testing.T) {
 		}
 		defer s.Close()
 		_, _, err = s.AdoptLine("conflict", line, nil)
-		return ff, err, dir
+		return ff, dir, err
 	}
-	ff, err, _ := run(t, 0, false)
+	ff, _, err := run(t, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestFaultInjectionAdopt(t *testing.T) {
 	theirs := 0
 	for _, persistent := range []bool{false, true} {
 		for k := 1; k <= n; k++ {
-			ff, aerr, dir := run(t, k, persistent)
+			ff, dir, aerr := run(t, k, persistent)
 			fail := func(format string, a ...any) {
 				t.Helper()
 				t.Fatalf("k=%d persistent=%v: "+format+"\n%s", append([]any{k, persistent}, append(a, strings.Join(ff.Trace(), "\n"))...)...)

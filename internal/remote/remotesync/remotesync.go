@@ -145,7 +145,8 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 }
 
 // backoff waits a little before another round after round lost a race, at random and up to
-// twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head take turns instead of colliding again.
+// twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head
+// take turns instead of colliding again.
 func backoff(ctx context.Context, round int) error {
 	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(round, 5))))
 	defer t.Stop()
