@@ -43,8 +43,9 @@ is refused unless --yes says sharing there is fine.`},
 			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
 both moved, the remote's line (acknowledged first) wins and this machine's copy is kept
 under archive/conflict-... With no active workflow, takes ID from the remote (or its only
-one). After a lost race, this machine's transitions are replayed on the remote's line where
-the workflow still allows them, and pushed. Exit 1 when the remote cannot be reached; local
+one). After a lost race, this machine's changes (moves, tasks, variables, notes, approvals) are
+replayed on the remote's line where the workflow still allows them and the remote did not
+change the same thing first, and pushed; the rest is named and kept in the archive. Exit 1 when the remote cannot be reached; local
 state is unchanged then.`},
 	} {
 		commands[c.name] = c
@@ -276,6 +277,9 @@ func runSync(a *app, args []string) error {
 		replayed := ""
 		if c.Replayed > 0 {
 			replayed = fmt.Sprintf("; %d of its %d change(s) replayed on top and pushed", c.Replayed, len(c.Lost))
+		}
+		if n := c.NotReplayed(); n != "" {
+			replayed += "; not replayed, kept only in the archive: " + n
 		}
 		fmt.Fprintf(a.stdout, "%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d\n",
 			out.Workflow, s.Remote, textsafe.OneLine(who), c.By.Kind, textsafe.OneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)

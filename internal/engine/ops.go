@@ -222,12 +222,8 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
 		req := req
-		if p, need := workflow.NeedsApproval(def, cur, req.To); need && req.Approval == nil &&
-			(req.From == "" || workflow.NormalizeName(req.From) == cur.State) {
-			if !e.approvalsOff() {
-				return workflow.Result{}, &workflow.ApprovalError{WorkflowID: cur.WorkflowID, Phase: p, To: workflow.NormalizeName(req.To)}
-			}
-			req.Approval = &workflow.Approval{Source: workflow.ApprovalSetting}
+		if err := e.approvalPolicy(def, cur, &req); err != nil {
+			return workflow.Result{}, err
 		}
 		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
 		if err != nil || !res.Changed || cp == nil {
@@ -255,6 +251,19 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
 	}
 	return res, nil
+}
+
+// approvalPolicy applies the project's rule to a move out of an approval phase: without a
+// person's yes on record it is refused, unless a person turned approvals off for the project.
+func (e *Engine) approvalPolicy(def *workflow.Definition, cur *workflow.Record, req *workflow.TransitionRequest) error {
+	if p, need := workflow.NeedsApproval(def, cur, req.To); need && req.Approval == nil &&
+		(req.From == "" || workflow.NormalizeName(req.From) == cur.State) {
+		if !e.approvalsOff() {
+			return &workflow.ApprovalError{WorkflowID: cur.WorkflowID, Phase: p, To: workflow.NormalizeName(req.To)}
+		}
+		req.Approval = &workflow.Approval{Source: workflow.ApprovalSetting}
+	}
+	return nil
 }
 
 // archiveCompleted files a just-completed workflow in the archive. Failing to archive loses

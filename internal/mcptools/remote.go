@@ -122,6 +122,10 @@ func (y *syncer) run() {
 	if errors.Is(err, remotesync.ErrChoose) {
 		err = nil // nothing active here and several on the remote: a person picks with cairn sync ID
 	}
+	if errors.Is(err, remotesync.ErrMoved) {
+		y.s.opt.Log.Printf("sync with %s: %v", s.Remote, err)
+		return // other machines pushing at the same moment: nothing lost, the next run retries
+	}
 	if y.ctx.Err() != nil {
 		return // stopping: not a failure
 	}
@@ -162,9 +166,9 @@ func (y *syncer) claims(ctx context.Context) error {
 
 // turnGuard makes a sync's local writes take turns with tool calls, without holding tool calls
 // up on the network. remotesync reads the remote's line (Since) before it writes anything
-// here, and after a lost race it archives this machine's copy and then writes the remote's
-// revisions one by one: a tool call in between would find no active workflow, or start one.
-// So the guard takes the server's turn once Since has its answer and keeps it until the sync
+// here; after a lost race it installs the remote's line in one store write and then replays
+// this machine's changes: a tool call in between would act on a copy the replay has not yet
+// caught up with. So the guard takes the server's turn once Since has its answer and keeps it until the sync
 // ends, letting go for every network call (Since again, Append).
 type turnGuard struct {
 	remote.Backend
@@ -210,9 +214,9 @@ func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, da
 	return g.Backend.Append(ctx, workflow, after, data)
 }
 
-// replay re-applies this machine's lost transitions through the engine, holding the server's
+// replay re-applies this machine's lost changes through the engine, holding the server's
 // turn as a tool call does.
-func (g *turnGuard) replay(ctx context.Context, lost []remotesync.Entry) (int, error) {
+func (g *turnGuard) replay(ctx context.Context, c *remotesync.Conflict) (int, error) {
 	if err := g.take(ctx); err != nil {
 		return 0, err
 	}
@@ -220,7 +224,7 @@ func (g *turnGuard) replay(ctx context.Context, lost []remotesync.Entry) (int, e
 	if !ok || g.s.closed {
 		return 0, nil
 	}
-	return remotesync.EngineReplayer(e)(ctx, lost)
+	return remotesync.EngineReplayer(e)(ctx, c)
 }
 
 // fail logs a failed sync and, the first time in a row, leaves a notice for the next tool
@@ -267,6 +271,9 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 			id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
 		if c.Replayed > 0 {
 			msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
+		}
+		if n := c.NotReplayed(); n != "" {
+			msg += "; not replayed: " + n
 		}
 		msg += ". Call resume_check before going on."
 	} else {

@@ -240,8 +240,11 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	if _, err := b.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
-	if out := syncB(); out.Pushed != 1 {
-		t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
+	if _, err := b.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil { // B's lands first
+		t.Fatal(err)
+	}
+	if out := syncB(); out.Pushed != 2 {
+		t.Fatalf("B pushed %d revisions, want 2", out.Pushed)
 	}
 	if err := os.Symlink(bare, link); err != nil { // the link heals
 		t.Fatal(err)
@@ -255,7 +258,8 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 		}
 		return false
 	})
-	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-", "resume_check"} {
+	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
+		"not replayed: variable PLAN_PATH: the other machine changed it first", "resume_check"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}

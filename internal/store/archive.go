@@ -117,6 +117,8 @@ type pending struct {
 	Dir        string `json:"dir"`
 	WorkflowID string `json:"workflow_id"`
 	Active     bool   `json:"active"` // the active workflow is being archived (not ArchiveRecord)
+	// Adopt is set while AdoptLine replaces the active workflow's line (adopt.go).
+	Adopt *adoptMark `json:"adopt,omitempty"`
 }
 
 // archiveLocked builds the archive directory. With doc nil it moves the active snapshot and
@@ -128,26 +130,8 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	now := s.o.now().UTC()
 	info := ArchiveInfo{WorkflowID: id, Reason: reason, At: now, Revision: rev}
 	info.summarize(record)
-	if err := s.mkdir(archiveDir); err != nil {
+	if err := s.nameArchive(&info); err != nil {
 		return info, err
-	}
-	base := id + "-" + now.Format(archiveStamp)
-	if reason == "conflict" {
-		base = "conflict-" + base
-	}
-	info.Dir = base
-	for i := 2; ; i++ {
-		taken, err := s.present(archiveDir + "/" + info.Dir)
-		if err != nil {
-			return info, notArchived(err)
-		}
-		if !taken {
-			break
-		}
-		if i > 100 {
-			return info, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
-		}
-		info.Dir = base + "-" + strconv.Itoa(i)
 	}
 	dir := archiveDir + "/" + info.Dir
 	undo := func(err error) (ArchiveInfo, error) {
@@ -222,6 +206,31 @@ func (s *Store) moveIfLeft(from, to string) error {
 	return nil
 }
 
+// nameArchive chooses info.Dir, a name not taken under archive/, and makes archive/.
+func (s *Store) nameArchive(info *ArchiveInfo) error {
+	if err := s.mkdir(archiveDir); err != nil {
+		return err
+	}
+	base := info.WorkflowID + "-" + info.At.Format(archiveStamp)
+	if info.Reason == "conflict" {
+		base = "conflict-" + base
+	}
+	info.Dir = base
+	for i := 2; ; i++ {
+		taken, err := s.present(archiveDir + "/" + info.Dir)
+		if err != nil {
+			return notArchived(err)
+		}
+		if !taken {
+			return nil
+		}
+		if i > 100 {
+			return notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
+		}
+		info.Dir = base + "-" + strconv.Itoa(i)
+	}
+}
+
 func (s *Store) exists(name string) bool {
 	_, err := s.fs.Lstat(name)
 	return err == nil
@@ -272,6 +281,12 @@ func (s *Store) finishArchive() error {
 		return qerr
 	}
 	dir := archiveDir + "/" + p.Dir
+	if p.Adopt != nil {
+		if done, err := s.settleAdopt(p, dir); err != nil || !done {
+			return err
+		}
+		return s.indexPending(p, dir)
+	}
 	committed, err := s.present(dir + "/" + WorkflowFile)
 	if err != nil {
 		return err
@@ -323,6 +338,11 @@ func (s *Store) finishArchive() error {
 			}
 		}
 	}
+	return s.indexPending(p, dir)
+}
+
+// indexPending adds the index line of the archive p made, unless it is there, and ends it.
+func (s *Store) indexPending(p pending, dir string) error {
 	indexed := false
 	for _, a := range s.readIndex() {
 		indexed = indexed || a.Dir == p.Dir

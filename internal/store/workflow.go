@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/jsonx"
-	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -123,6 +122,16 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 				if tm, err := readMeta(tail.Snapshot); err == nil && tm.id == m.id {
 					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
 				}
+			}
+			if !s.exists(pendingArchive) {
+				return w, nil
+			}
+			// An archive or an adoption (adopt.go) is in progress or was cut short: the
+			// locked read waits for it or settles it. Without the lock, what was read stands.
+			if unlock, err := s.lock("workflow"); err == nil {
+				defer unlock()
+				w, _, err := s.loadLocked()
+				return w, err
 			}
 			return w, nil
 		}
@@ -546,15 +555,8 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 	if err := CheckDocument(next); err != nil {
 		return res, fmt.Errorf("workflow not saved: %w", err)
 	}
-	if err := ValidName(ev.Kind); err != nil {
-		return res, fmt.Errorf("workflow not saved: event kind: %w", err)
-	}
-	if len(ev.Detail) > MaxEventDetail {
-		ev.Detail = ev.Detail[:MaxEventDetail]
-	}
-	if f := secrets.ScanString(ev.Detail); f != nil {
-		f.Path = "event.detail"
-		return res, fmt.Errorf("workflow not saved: %w", f)
+	if err := checkEvent(&ev); err != nil {
+		return res, fmt.Errorf("workflow not saved: %w", err)
 	}
 	if w.Data != nil {
 		if m.id != w.ID {

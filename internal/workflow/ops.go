@@ -617,6 +617,30 @@ func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, erro
 	return Result{Record: n, Changed: true, Event: EventVar, From: r.State, To: r.State, Warnings: warnings}, nil
 }
 
+// AddArtifacts records artifact paths (deduplicated); already known paths change nothing.
+func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	var add []string
+	for _, p := range paths {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return Result{}, errors.New("adding artifacts: a path is empty")
+		}
+		if !slices.Contains(r.Artifacts, p) && !slices.Contains(add, p) {
+			add = append(add, p)
+		}
+	}
+	if len(add) == 0 {
+		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+	}
+	n := r.Clone()
+	warnings := touch(n, by, now.UTC())
+	n.Artifacts = append(n.Artifacts, add...)
+	return Result{Record: n, Changed: true, Event: EventArtifact, From: r.State, To: r.State, Warnings: warnings}, nil
+}
+
 // SetEnforcement replaces the record's violations (an empty list clears them), deriving
 // blocking and the summary.
 func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result, error) {
@@ -634,4 +658,22 @@ func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result,
 	}
 	n.Enforcement = &e
 	return Result{Record: n, Changed: true, Event: EventEnforce, From: r.State, To: r.State, Warnings: warnings}, nil
+}
+
+// SetPhaseStatus sets the current phase's status (pending, in_progress, complete, failed,
+// blocked) without moving.
+func SetPhaseStatus(r *Record, s PhaseStatus, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
+	}
+	if !s.Valid() {
+		return Result{}, fmt.Errorf("phase status %q is not valid: use pending, in_progress, complete, failed or blocked", s)
+	}
+	if r.PhaseStatus == s {
+		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+	}
+	n := r.Clone()
+	warnings := touch(n, by, now.UTC())
+	n.PhaseStatus = s
+	return Result{Record: n, Changed: true, Event: EventPhase, From: r.State, To: r.State, Warnings: warnings}, nil
 }

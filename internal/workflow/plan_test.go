@@ -56,8 +56,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		res, _ := workflow.UpdateTask(tasks, workflow.TaskUpdate{ID: id, Status: "pending"}, tasks.UpdatedAt, alice)
 		tasks = res.Record
 	}
-	blocked := tasks.Clone()
-	blocked.PhaseStatus = workflow.PhaseBlocked
+	blocked, _ := workflow.SetPhaseStatus(tasks, workflow.PhaseBlocked, tasks.UpdatedAt, alice)
 	done, _ := workflow.Complete(review, "shipped", review.UpdatedAt, alice)
 	now := review.UpdatedAt.Add(time.Hour)
 	for _, tc := range []struct {
@@ -69,7 +68,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"approval", inPlan, nil, "Finish phase plan (if its result was already shown, show it again without re-running it) and ask the user to approve it; leaving plan needs their yes."},
 		{"blocking-violations", withV.Record, nil, "Resolve the 1 blocking finding, then record the check again with set_enforcement."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
-		{"phase-blocked", blocked, nil, "Phase implement is blocked: deal with that, then continue it."},
+		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
 		{"completed", done.Record, nil, "the workflow is completed; start a new one for new work"},
 		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},

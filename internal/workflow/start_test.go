@@ -118,4 +118,18 @@ func TestSmallOperations(t *testing.T) {
 	if _, err := workflow.SetVar(r, "bad-name", "v", t0, alice); err == nil {
 		t.Fatal("bad var name accepted")
 	}
+	a, err := workflow.AddArtifacts(r, []string{"r1.md", "r1.md", "r2.md"}, t0, alice)
+	if err != nil || len(a.Record.Artifacts) != 2 {
+		t.Fatalf("AddArtifacts %v %v", err, a.Record.Artifacts)
+	}
+	if again, _ := workflow.AddArtifacts(a.Record, []string{"r2.md"}, t0, alice); again.Changed {
+		t.Fatal("known artifact changed the record")
+	}
+	ps, err := workflow.SetPhaseStatus(r, workflow.PhaseBlocked, t0, alice)
+	if err != nil || ps.Record.PhaseStatus != workflow.PhaseBlocked {
+		t.Fatal(err)
+	}
+	if _, err := workflow.SetPhaseStatus(r, "stuck", t0, alice); err == nil {
+		t.Fatal("bad phase status accepted")
+	}
 }

@@ -63,7 +63,8 @@ func scaled(small, full int) int {
 var _ remote.Backend = (*gitremote.Backend)(nil)
 
 func bg(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Full counts on a loaded 2-core machine take about 5 minutes a seed.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(scaled(5, 30))*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -2,12 +2,15 @@ package remotesync_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,29 +18,57 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/gittest"
+	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/remote/remotetest"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // TestMain lets the test binary be a one-shot sync for TestKillSync: with REMOTESYNC_STATE
 // and REMOTESYNC_REPO set it syncs that state directory with that repository's origin.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("REMOTESYNC_READ"); dir != "" {
+		os.Exit(readUntil(dir, os.Getenv("REMOTESYNC_STOP")))
+	}
 	if dir := os.Getenv("REMOTESYNC_STATE"); dir != "" {
-		st, err := store.Open(dir)
-		if err == nil {
-			var b *gitremote.Backend
-			if b, err = gitremote.New(gitremote.Config{Dir: os.Getenv("REMOTESYNC_REPO"), Remote: "origin"}); err == nil {
-				_, err = remotesync.Sync(context.Background(), st, b, "origin", "", nil)
-			}
+		if at := os.Getenv("REMOTESYNC_KILL_STEP"); at != "" {
+			remotesync.SetStepHook(func(step string) {
+				if step == at {
+					p, _ := os.FindProcess(os.Getpid())
+					p.Kill() // SIGKILL on Unix: no deferred function runs
+				}
+			})
 		}
-		if err != nil {
+		if err := syncProcess(dir, os.Getenv("REMOTESYNC_REPO")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// syncProcess is one sync of state directory dir in project proj with its origin, replaying
+// through an engine as cairn sync does.
+func syncProcess(dir, proj string) error {
+	vars := map[string]string{"HOME": filepath.Join(filepath.Dir(proj), "home"), "CLAUDE_PROJECT_DIR": proj}
+	en, err := engine.Open(engine.Config{Getenv: func(k string) string { return vars[k] }, WorkDir: proj, Actor: "sync", YAML: yamldoc.Codec{}})
+	if err != nil {
+		return err
+	}
+	defer en.Close()
+	st, err := store.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	b, err := gitremote.New(gitremote.Config{Dir: proj, Remote: "origin"})
+	if err != nil {
+		return err
+	}
+	_, err = remotesync.Sync(context.Background(), st, b, "origin", "", remotesync.EngineReplayer(en))
+	return err
 }
 
 func bareRepo(t *testing.T) string {
@@ -49,9 +80,11 @@ func bareRepo(t *testing.T) string {
 	return bare
 }
 
-func (m *machine) setVar(i int) {
+func (m *machine) setVar(i int) { m.setVarKey("WF_N", fmt.Sprint(i)) }
+
+func (m *machine) setVarKey(k, v string) {
 	m.t.Helper()
-	if _, err := m.en.SetVars(map[string]string{"WF_N": fmt.Sprint(i)}); err != nil {
+	if _, err := m.en.SetVars(map[string]string{k: v}); err != nil {
 		m.t.Fatal(err)
 	}
 }
@@ -207,4 +240,263 @@ func TestKillSync(t *testing.T) {
 	if recs, err := ra.Since(ctx, "wf-kill", 0); err != nil || int64(len(recs)) != int64(1+3*rounds) {
 		t.Fatalf("the remote holds %d revisions (%v), want %d", len(recs), err, 1+3*rounds)
 	}
+}
+
+// readUntil is a reader in its own process, as a hook or cairn status is: it reads the active
+// workflow of state directory dir in a loop until the file stop exists, then prints how many
+// reads it made and how many found no workflow or failed, and exits 1 if any did.
+func readUntil(dir, stop string) int {
+	st, err := store.Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	reads, missing, failed := 0, 0, 0
+	for {
+		if _, err := os.Stat(stop); err == nil {
+			break
+		}
+		if _, err := os.Stat(dir); err != nil {
+			return 2 // the test is gone (its temp directory removed): stop too
+		}
+		_, err := st.ReadWorkflow()
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			missing++
+		case err != nil:
+			failed++
+			fmt.Fprintln(os.Stderr, err)
+		}
+		reads++
+	}
+	fmt.Printf("%d %d %d\n", reads, missing, failed)
+	if missing+failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// TestLostRaceSeenWhole: while machine B loses races again and again (its copy archived and
+// the remote's line installed), readers in other processes read B's workflow in a loop: every
+// read finds a workflow, the old copy or the new, never none.
+func TestLostRaceSeenWhole(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("needs a Unix process model")
+	}
+	rounds := 40
+	if os.Getenv("CAIRN_REMOTE_FULL") != "" {
+		rounds = 300
+	}
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "readers", WorkflowID: "wf-read"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	b.sync(r, "")
+	stop := filepath.Join(t.TempDir(), "stop")
+	var readers []*exec.Cmd
+	var outs []*strings.Builder
+	for range 2 {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "REMOTESYNC_READ="+b.en.StateDir(), "REMOTESYNC_STOP="+stop)
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		readers, outs = append(readers, cmd), append(outs, out)
+	}
+	conflicts := 0
+	for i := range rounds {
+		a.setVar(2 * i)
+		a.sync(r, "")
+		b.setVar(2*i + 1)
+		if out := b.sync(r, ""); out.Conflict != nil {
+			conflicts++
+		}
+	}
+	if err := os.WriteFile(stop, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, len(readers))
+	for i, cmd := range readers {
+		errs[i] = cmd.Wait() // every reader, before the test (and its stop file) goes
+	}
+	for i, err := range errs {
+		var reads, missing, failed int
+		fmt.Sscan(outs[i].String(), &reads, &missing, &failed)
+		t.Logf("reader %d: %d reads, %d found no workflow, %d failed", i, reads, missing, failed)
+		if err != nil {
+			t.Fatalf("reader %d: %v\n%s", i, err, outs[i].String())
+		}
+		if reads == 0 {
+			t.Fatalf("reader %d read nothing: the test proved nothing", i)
+		}
+	}
+	if conflicts != rounds {
+		t.Fatalf("%d of %d rounds were lost races", conflicts, rounds)
+	}
+}
+
+// TestLongCut: two machines keep working and syncing every poll (with jitter, as cairn-mcp
+// does) while the network to the remote is cut, then the cut heals. Every change either lands
+// or is in a conflict archive the sync reported, and both machines agree with the remote
+// within two polls of the heal. CI: a 2 s cut, 200 ms polls; CAIRN_REMOTE_FULL: the issue's
+// 5-minute cut with cairn-mcp's 10 s poll.
+func TestLongCut(t *testing.T) {
+	cut, poll := 2*time.Second, 200*time.Millisecond
+	if os.Getenv("CAIRN_REMOTE_FULL") != "" {
+		cut, poll = 5*time.Minute, 10*time.Second
+	}
+	ctx := context.Background()
+	bare := bareRepo(t)
+	p := remotetest.NewProxy(t, gittest.Daemon(t, filepath.Dir(bare)), remotetest.Faults{})
+	url := "git://" + p.Addr + "/" + filepath.Base(bare)
+	ms := []*machine{newMachine(t, time.Hour), newMachine(t, -time.Hour)}
+	rs := make([]remote.Backend, len(ms))
+	for i, m := range ms {
+		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url, Timeout: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs[i] = r
+	}
+	if _, err := ms[0].en.Start(engine.StartRequest{Type: "apex", Context: "long cut", WorkflowID: "wf-long"}); err != nil {
+		t.Fatal(err)
+	}
+	ms[0].sync(rs[0], "")
+	ms[1].sync(rs[1], "")
+
+	p.SetFaults(remotetest.Faults{Cut: 1, MaxBytes: 1})
+	var (
+		mu       sync.Mutex
+		writing  = true
+		made     []string            // every change made, by task id
+		archived = map[string]bool{} // conflict archives the syncs reported
+		failed   int
+		lastSync = make([]time.Time, len(ms))
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(poll*4/5 + rand.N(poll*2/5+1)):
+				}
+				mu.Lock()
+				w := writing
+				mu.Unlock()
+				if w {
+					id := fmt.Sprintf("m%d-%d", i, n)
+					if _, err := m.en.UpdateTask(engine.TaskRequest{ID: id, Status: "pending"}); err != nil {
+						t.Errorf("machine %d: %v", i, err)
+						return
+					}
+					mu.Lock()
+					made = append(made, id)
+					mu.Unlock()
+				}
+				out, err := remotesync.Sync(ctx, m.st, rs[i], "origin", "", remotesync.EngineReplayer(m.en))
+				mu.Lock()
+				switch {
+				case err != nil:
+					failed++
+				case out.Conflict != nil:
+					archived[out.Conflict.Archive.Dir] = true
+					fallthrough
+				default:
+					lastSync[i] = time.Now()
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(cut)
+	mu.Lock()
+	writing = false
+	mu.Unlock()
+	p.SetFaults(remotetest.Faults{})
+	healed := time.Now()
+	// Agreement: both machines hold the remote's tip, checked until two polls have passed
+	// (plus a sync's own time, ample on a loaded machine).
+	var agreedAt time.Time
+	for deadline := healed.Add(2*poll + 5*time.Second); time.Now().Before(deadline); time.Sleep(poll / 20) {
+		if together(ctx, rs[0], ms...) {
+			agreedAt = time.Now()
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if st := p.Stats(); st.Cut == 0 || failed == 0 {
+		t.Fatalf("the cut refused nothing (%d connections cut, %d syncs failed): the test proved nothing", st.Cut, failed)
+	}
+	if agreedAt.IsZero() {
+		t.Fatalf("the machines did not agree within two polls (%v) of the heal", 2*poll)
+	}
+	w, _ := ms[0].st.ReadWorkflow()
+	rec, err := w.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := map[string]int{}
+	for _, tk := range rec.Tasks {
+		on[tk.ID]++
+	}
+	inArchive := map[string]bool{}
+	for dir := range archived {
+		for _, m := range ms {
+			if snap, _, err := m.st.ReadArchive(dir); err == nil {
+				var a struct {
+					Tasks []struct {
+						ID string `json:"id"`
+					} `json:"tasks"`
+				}
+				json.Unmarshal(snap, &a)
+				for _, tk := range a.Tasks {
+					inArchive[tk.ID] = true
+				}
+			}
+		}
+	}
+	landed, kept := 0, 0
+	for _, id := range made {
+		switch {
+		case on[id] == 1:
+			landed++
+		case on[id] > 1:
+			t.Errorf("change %s is on the remote %d times", id, on[id])
+		case inArchive[id]:
+			kept++
+		default:
+			t.Errorf("change %s neither landed nor is in a reported conflict archive", id)
+		}
+	}
+	t.Logf("cut %v, poll %v: %d changes made, %d landed, %d only in a conflict archive; %d syncs failed during the cut, %d lost races; agreed %v after the heal (%.2f polls)",
+		cut, poll, len(made), landed, kept, failed, len(archived), agreedAt.Sub(healed).Round(time.Millisecond), float64(agreedAt.Sub(healed))/float64(poll))
+}
+
+// together reports whether every machine's active workflow is the remote's tip.
+func together(ctx context.Context, b remote.Backend, ms ...*machine) bool {
+	h, err := b.Heads(ctx)
+	if err != nil {
+		return false
+	}
+	var first []byte
+	for i, m := range ms {
+		w, err := m.st.ReadWorkflow()
+		if err != nil || w.Revision != h[w.ID] {
+			return false
+		}
+		if i == 0 {
+			first = w.Data
+		} else if string(w.Data) != string(first) {
+			return false
+		}
+	}
+	return true
 }

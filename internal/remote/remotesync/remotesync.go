@@ -12,9 +12,11 @@
 // A workflow archived here (completed, expired, replaced) has its last revisions pushed by the
 // next sync, so other machines see its end, and is never taken back from the remote.
 //
-// After a lost race, a Replayer may re-apply this machine's lost changes through the state
-// machine on the remote's line (EngineReplayer does so for transitions); what it applies is
-// pushed by the same sync, the rest stays only in the conflict archive.
+// After a lost race, this machine's copy is archived and the remote's line installed in one
+// store write (store.AdoptLine), so a reader never finds no workflow in between. A Replayer
+// may then re-apply this machine's lost changes through the state machine on the remote's
+// line (EngineReplayer does so for every kind of change); what it applies is pushed by the
+// same sync, the rest stays only in the conflict archive and is named in Conflict.Skipped.
 package remotesync
 
 import (
@@ -23,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
@@ -65,29 +68,47 @@ type Conflict struct {
 	State   string            // the phase the remote's line is in
 	Session string            // the session that owns it there, when recorded
 	Lost    []Entry           // this machine's changes after Common, oldest first
+	// Base is the record both sides last shared (revision Common; nil when they share none)
+	// and Theirs the remote's tip as it was taken: what a Replayer compares against.
+	Base, Theirs json.RawMessage
 	// Replayed counts the Lost changes the Replayer re-applied on the remote's line.
 	Replayed int
+	// Skipped says, for each part of Lost the Replayer left out, what and why; those parts
+	// are only in the conflict archive.
+	Skipped []string
 }
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
 var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
 
-const maxRounds = 5
+const maxRounds = 10
 
-// Replayer re-applies changes this machine made that lost a race (oldest first) on top of the
-// remote's line, which is the active workflow when it is called, and returns how many it
-// applied. It must go through the state machine, so a change that no longer makes sense is
-// refused rather than forced.
-type Replayer func(ctx context.Context, lost []Entry) (applied int, err error)
+// Replayer re-applies the changes this machine made that lost a race (c.Lost, oldest first) on
+// top of the remote's line, which is the active workflow when it is called, and returns how
+// many it applied, noting in c.Skipped what it left out. It must go through the state machine,
+// so a change that no longer makes sense is refused rather than forced.
+type Replayer func(ctx context.Context, c *Conflict) (applied int, err error)
 
 // Sync brings the active workflow (or, when none is active, the remote workflow id, or the
 // remote's only one when id is empty) into agreement with b. from names the remote in the
 // events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
 func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
 	var conflict *Conflict
+	if replay != nil {
+		// A sync killed between taking the remote's line and replaying this machine's
+		// changes left its intent: the replay is done now.
+		c, err := resume(ctx, st, replay)
+		if err != nil {
+			return Outcome{}, err
+		}
+		conflict = c
+	}
 	for round := 0; ; round++ {
-		out, err := syncOnce(ctx, st, b, from, id)
-		if errors.Is(err, errMoved) && round < maxRounds {
+		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
+		if errors.Is(err, ErrMoved) && round < maxRounds {
+			if err := backoff(ctx, round); err != nil {
+				return out, err
+			}
 			continue // someone changed the store or the remote under us: start over
 		}
 		if err != nil || out.Conflict == nil || replay == nil {
@@ -96,20 +117,64 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 			}
 			return out, err
 		}
-		conflict = out.Conflict
-		if conflict.Replayed, err = replay(ctx, conflict.Lost); err != nil {
-			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line: %w", err)
+		c := out.Conflict
+		if c.Replayed, err = replay(ctx, c); err != nil {
+			return out, fmt.Errorf("remotesync: replaying this machine's changes on the remote's line (the next sync tries again): %w", err)
 		}
-		if conflict.Replayed == 0 || round == maxRounds {
+		step("replayed")
+		if err := clearIntent(st); err != nil {
+			return out, err
+		}
+		// A replayed change that loses again is replayed again, from this machine's copy
+		// of it; the report keeps the first race (where this machine's own work went)
+		// with what the last round replayed and everything left out.
+		if conflict == nil {
+			conflict = c
+		} else {
+			conflict.By, conflict.State, conflict.Session, conflict.Replayed = c.By, c.State, c.Session, c.Replayed
+			conflict.Skipped = append(conflict.Skipped, c.Skipped...)
+		}
+		out.Conflict = conflict
+		if c.Replayed == 0 || round >= maxRounds {
 			return out, nil
 		}
-		replay = nil // push what was replayed; a second lost race is only archived
+		if err := backoff(ctx, round); err != nil {
+			return out, err
+		}
 	}
 }
 
-var errMoved = errors.New("remotesync: moved during sync")
+// backoff waits a little before another round after round lost a race, at random and up to
+// twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head
+// take turns instead of colliding again.
+func backoff(ctx context.Context, round int) error {
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(round, 5))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
-func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (out Outcome, err error) {
+// ErrMoved is returned when the remote or this machine's workflow kept moving during every
+// round of a sync (other machines pushing at the same moment): nothing was lost, what is not
+// pushed stays here, and the next sync tries again.
+var ErrMoved = errors.New("remotesync: the workflow kept moving on the remote or here during the sync; nothing is lost and the next sync tries again")
+
+// stepHook, when set (by tests), is called at the steps of a lost race that run no git:
+// "intent" (the replay owed is recorded), "adopted" (the remote's line is installed),
+// "replayed" (this machine's changes are replayed, the intent not yet cleared).
+var stepHook func(step string)
+
+func step(name string) {
+	if stepHook != nil {
+		stepHook(name)
+	}
+}
+
+func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
@@ -163,7 +228,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		}
 		head, err := b.Append(ctx, id, R, data)
 		if errors.Is(err, remote.ErrConflict) {
-			return out, errMoved
+			return out, ErrMoved
 		}
 		if err != nil {
 			return out, err
@@ -173,10 +238,35 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	case common == L: // ours is a prefix of the remote's: pull
 		return pull(st, out, remoteEntries[L:], from)
 	default: // both moved: the remote's line was acknowledged first
-		info, err := st.Archive("conflict")
-		if err != nil {
-			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s before taking the remote's: %w", id, err)
+		// This machine's copy goes to the archive and the remote's line takes its place in
+		// one step, so a reader in another process never finds no workflow in between.
+		line := make([]store.LineRecord, R)
+		for i, e := range remoteEntries {
+			line[i] = store.LineRecord{Revision: e.Revision, Event: syncEvent(e, from), Snapshot: e.Snapshot}
 		}
+		if replaying {
+			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC()}
+			if err := writeIntent(st, in); err != nil {
+				return out, err
+			}
+			step("intent")
+		}
+		info, res, err := st.AdoptLine("conflict", line, func(cur store.Workflow) error {
+			if cur.ID != id || cur.Revision != w.Revision || !sameSnapshot(cur.Data, w.Data) {
+				return ErrMoved // changed here since it was read: compare again
+			}
+			return nil
+		})
+		if err != nil {
+			if replaying {
+				_ = clearIntent(st) // not adopted: nothing is owed (resume would find no archive either)
+			}
+			if errors.Is(err, ErrMoved) {
+				return out, err
+			}
+			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
+		}
+		step("adopted")
 		tip := remoteEntries[R-1]
 		var who struct {
 			State string `json:"state"`
@@ -185,28 +275,27 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			} `json:"owner"`
 		}
 		_ = json.Unmarshal(tip.Snapshot, &who) // only for the report; the store checked it
-		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:]}
+		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:], Theirs: tip.Snapshot}
+		if common > 0 {
+			out.Conflict.Base = mine[common-1].Snapshot
+		}
 		if who.Owner != nil {
 			out.Conflict.Session = who.Owner.SessionID
 		}
-		out.Local = 0
-		return pull(st, out, remoteEntries, from)
+		out.Local, out.Pulled = res.Revision, int(R)
+		return out, nil
 	}
 }
 
 // pull writes the remote entries through the store, each as a change whose revision follows
-// the current one; a change made here meanwhile stops it (errMoved) without writing.
+// the current one; a change made here meanwhile stops it (ErrMoved) without writing.
 func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
 	for _, e := range entries {
 		_, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
 			if revisionOf(cur) != e.Revision-1 {
-				return nil, store.Event{}, errMoved
+				return nil, store.Event{}, ErrMoved
 			}
-			detail := "from " + from + ": " + e.Event.Kind
-			if e.Event.Detail != "" {
-				detail += " " + e.Event.Detail
-			}
-			return e.Snapshot, store.Event{Kind: "sync", Detail: detail}, nil
+			return e.Snapshot, syncEvent(e, from), nil
 		})
 		if err != nil {
 			return out, err
@@ -214,6 +303,15 @@ func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, 
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 	}
 	return out, nil
+}
+
+// syncEvent is the local journal's event for a revision taken from the remote from.
+func syncEvent(e Entry, from string) store.Event {
+	detail := "from " + from + ": " + e.Event.Kind
+	if e.Event.Detail != "" {
+		detail += " " + e.Event.Detail
+	}
+	return store.Event{Kind: "sync", Detail: detail}
 }
 
 // entries is a workflow's history from its journal (every record with its state, as
@@ -337,7 +435,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	}
 	if _, err := b.Append(ctx, a.WorkflowID, R, data); err != nil {
 		if errors.Is(err, remote.ErrConflict) {
-			return 0, errMoved
+			return 0, ErrMoved
 		}
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -275,4 +276,57 @@ func TestReplayAfterLostRace(t *testing.T) {
 		t.Fatalf("A's sync = %+v, %v; want a conflict with nothing replayed", out, err)
 	}
 	agree(t, r, a, b)
+}
+
+// TestReplayEveryKind: A adds a task, sets two variables, moves on and adds a task in the new
+// phase while B changes one of the same variables and syncs first. A's sync replays each of
+// its changes on B's line through the state machine and pushes them, except the variable B
+// changed first, which stays only in A's conflict archive and is named; then both agree.
+func TestReplayEveryKind(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "every kind", WorkflowID: "wf-k"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	b.sync(r, "")
+	must := func(_ *engine.Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.en.UpdateTask(engine.TaskRequest{ID: "T1", Status: "pending", Note: "first"}))
+	must(a.en.SetVars(map[string]string{"WF_MINE": "a", "WF_SHARED": "a"}))
+	a.move("plan")
+	must(a.en.UpdateTask(engine.TaskRequest{ID: "T2", Status: "running"}))
+	must(b.en.SetVars(map[string]string{"WF_SHARED": "b"}))
+	b.sync(r, "")
+
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := out.Conflict
+	if c == nil || len(c.Lost) != 4 || c.Replayed != 4 || out.Pushed != 4 {
+		t.Fatalf("A's sync = %+v (conflict %+v), want its 4 changes replayed and pushed", out, c)
+	}
+	if len(c.Skipped) != 1 || !strings.Contains(c.Skipped[0], "WF_SHARED") {
+		t.Fatalf("skipped %q, want only the variable B set first", c.Skipped)
+	}
+	b.sync(r, "")
+	agree(t, r, a, b)
+	w, _ := b.st.ReadWorkflow()
+	rec, err := w.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []string
+	for _, tk := range rec.Tasks {
+		tasks = append(tasks, tk.ID+":"+string(tk.Status)+":"+tk.Phase)
+	}
+	if rec.State != "plan" || rec.Vars["WF_MINE"] != "a" || rec.Vars["WF_SHARED"] != "b" || strings.Join(tasks, ",") != "T1:pending:analyze,T2:running:plan" {
+		t.Fatalf("B holds %s, vars %v, tasks %v", rec.State, rec.Vars, tasks)
+	}
 }

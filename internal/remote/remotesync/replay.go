@@ -2,38 +2,74 @@ package remotesync
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
-// EngineReplayer replays lost transitions through e: each is asked again as a conditional
-// move ("to TO, only from FROM"), so the state machine applies it only where it still makes
-// sense on the remote's line. Other kinds of change are not replayed yet: their journal event
-// does not carry the change itself, and they stay in the conflict archive.
+// EngineReplayer replays lost changes through e, one write per change: every kind the journal
+// holds (moves with their approvals, outputs and checkpoints, tasks, variables, artifacts,
+// enforcement, phase status, approvals, completion) is read as the operations that made it
+// and asked again of the state machine on the remote's line (engine.Replay). A part the remote
+// changed first since the shared revision, or that no longer applies, is left out and named in
+// c.Skipped.
 func EngineReplayer(e *engine.Engine) Replayer {
-	return func(ctx context.Context, lost []Entry) (int, error) {
-		applied := 0
-		for _, l := range lost {
-			if l.Event.Kind != "transition" {
-				continue
+	return func(ctx context.Context, c *Conflict) (int, error) {
+		if c.Base == nil {
+			c.Skipped = append(c.Skipped, "the two copies share no revision: nothing of this machine's was replayed")
+			return 0, nil
+		}
+		base, err := store.ParseRecord(c.Base)
+		if err != nil {
+			return 0, err
+		}
+		theirs, err := store.ParseRecord(c.Theirs)
+		if err != nil {
+			return 0, err
+		}
+		before, applied := base, 0
+		for _, l := range c.Lost {
+			if err := ctx.Err(); err != nil {
+				return applied, err
 			}
-			var d struct {
-				From string `json:"from"`
-				To   string `json:"to"`
-				Note string `json:"note"`
-			}
-			if json.Unmarshal([]byte(l.Event.Detail), &d) != nil || d.From == "" || d.To == "" {
-				continue
-			}
-			res, err := e.Transition(engine.TransitionRequest{From: d.From, To: d.To, Note: d.Note})
+			after, err := store.ParseRecord(l.Snapshot)
 			if err != nil {
-				continue // refused by the state machine: archived only
+				return applied, err
 			}
+			res, skipped, err := e.Replay(base, theirs, before, after)
+			if errors.Is(err, engine.ErrNoActiveWorkflow) {
+				// A replayed completion ended the workflow: what came after it is not replayed.
+				c.Skipped = append(c.Skipped, "the workflow ended before this machine's later changes were replayed")
+				return applied, nil
+			}
+			if err != nil {
+				return applied, err
+			}
+			c.Skipped = append(c.Skipped, skipped...)
 			if res.Changed {
 				applied++
 			}
+			before = after
 		}
 		return applied, nil
 	}
+}
+
+// NotReplayed says in one line what of this machine's work the replay left out (the first
+// few of Skipped), "" when nothing was.
+func (c *Conflict) NotReplayed() string {
+	const few = 3
+	var parts []string
+	for i, s := range c.Skipped {
+		if i == few {
+			parts = append(parts, fmt.Sprintf("and %d more", len(c.Skipped)-few))
+			break
+		}
+		parts = append(parts, textsafe.Line(s, 160))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -1,0 +1,122 @@
+package remotesync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// IntentDoc is the store document that holds a lost race's replay until it is done, so that a
+// sync killed between taking the remote's line and replaying this machine's changes does not
+// leave them only in the conflict archive: the next sync replays them.
+const IntentDoc = "remote-replay"
+
+// intent is a replay owed: workflow's copy at revision Mine lost to the remote's line at
+// revision Theirs, the two sharing revisions 1..Common. At is when the race was found.
+type intent struct {
+	Workflow string    `json:"workflow_id,omitempty"`
+	Common   int64     `json:"common,omitempty"`
+	Theirs   int64     `json:"theirs,omitempty"`
+	Mine     int64     `json:"mine,omitempty"`
+	At       time.Time `json:"at,omitzero"`
+}
+
+func writeIntent(st *store.Store, in intent) error {
+	doc, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	if err := st.Write(IntentDoc, doc); err != nil {
+		return fmt.Errorf("remotesync: recording the replay owed before taking the remote's line: %w", err)
+	}
+	return nil
+}
+
+func clearIntent(st *store.Store) error { return writeIntent(st, intent{}) }
+
+// intentSlack is how much earlier than the intent an archive's time may be and still be the
+// one the intent's adoption made (the store's clock and this package's are the same one; the
+// slack covers rounding).
+const intentSlack = 2 * time.Second
+
+// resume replays the changes an interrupted sync owed, if any: when the intent's adoption
+// happened (the newest conflict archive of the workflow is this machine's copy at Mine, made
+// after the intent), the archive's changes after Common are replayed on the active line with
+// the remote's revision Theirs as theirs. The intent is cleared once done; without an
+// adoption it is only cleared. It returns the conflict replayed, or nil.
+func resume(ctx context.Context, st *store.Store, replay Replayer) (*Conflict, error) {
+	doc, err := st.Read(IntentDoc)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var in intent
+	if err := json.Unmarshal(doc, &in); err != nil || in.Workflow == "" {
+		return nil, nil // none owed (or unreadable: the next lost race writes a new one)
+	}
+	c, err := owed(st, in)
+	if err != nil || c == nil {
+		if err != nil {
+			return nil, err
+		}
+		return nil, clearIntent(st)
+	}
+	if c.Replayed, err = replay(ctx, c); err != nil {
+		return nil, fmt.Errorf("remotesync: replaying the changes an interrupted sync owed (the next sync tries again): %w", err)
+	}
+	return c, clearIntent(st)
+}
+
+// owed rebuilds the conflict an intent describes, or nil when its adoption did not happen.
+func owed(st *store.Store, in intent) (*Conflict, error) {
+	w, err := st.ReadWorkflow()
+	if errors.Is(err, store.ErrNotFound) || err == nil && w.ID != in.Workflow {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	archives, _, err := st.RecentArchives(20)
+	if err != nil {
+		return nil, err
+	}
+	var info *store.ArchiveInfo
+	for _, a := range archives { // newest first
+		if a.WorkflowID == in.Workflow && a.Reason == "conflict" {
+			if a.Revision == in.Mine && !a.At.Before(in.At.Add(-intentSlack)) {
+				info = &a
+			}
+			break
+		}
+	}
+	if info == nil || w.Revision < in.Theirs || in.Common < 1 || in.Common >= in.Mine {
+		return nil, nil
+	}
+	_, j, err := st.ReadArchive(info.Dir)
+	if err != nil {
+		return nil, err
+	}
+	states, err := j.States()
+	if err != nil {
+		return nil, err
+	}
+	mine, err := entries(in.Workflow, in.Mine, states)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := st.ReadJournalSince(in.Workflow, in.Theirs-1)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 || recs[0].Revision != in.Theirs {
+		return nil, nil
+	}
+	return &Conflict{Common: in.Common, Archive: *info, By: recs[0].Event, Lost: mine[in.Common:],
+		Base: mine[in.Common-1].Snapshot, Theirs: recs[0].Snapshot}, nil
+}

@@ -1,0 +1,227 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// LineRecord is one revision of a workflow's line brought from elsewhere (another machine's,
+// through a remote), for AdoptLine: the record after the change and the event that explains it.
+type LineRecord struct {
+	Revision int64
+	Event    Event
+	Snapshot []byte
+}
+
+// adoptMark is what archive/pending.json says of an AdoptLine in progress: the new journal's
+// last line, by which recovery tells whether the journal was replaced (the commit point).
+type adoptMark struct {
+	Seq      int64  `json:"seq"`
+	Revision int64  `json:"revision"`
+	State    string `json:"state"`
+}
+
+// AdoptLine replaces the active workflow with another line of the same workflow (revisions
+// 1..n, oldest first), keeping the current copy, snapshot and journal, as an archive with
+// reason ("conflict" for a lost race). It is one change with one commit point, the journal's
+// atomic replacement, made under the workflow lock: a reader sees the current copy or the
+// line's last revision, never no workflow and never a mix. check, when not nil, is called
+// under the lock with the active workflow and may refuse (it changed since the caller read
+// it): nothing is written then. With no active workflow it returns a *NotFoundError.
+//
+// The order: archive/pending.json names the archive and the new journal's last line; the
+// archive directory gets copies of the snapshot and journal; the journal is replaced (commit);
+// the snapshot follows; the index line comes last. Recovery (finishArchive) finishes or undoes
+// a cut-short adoption by comparing the journal's last line with the marker's.
+func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workflow) error) (ArchiveInfo, Result, error) {
+	if err := ValidName(reason); err != nil {
+		return ArchiveInfo{}, Result{}, fmt.Errorf("archive reason: %w", err)
+	}
+	unlock, err := s.lock("workflow")
+	if err != nil {
+		return ArchiveInfo{}, Result{}, err
+	}
+	defer unlock()
+	s.cleanTemps(".", WorkflowFile)
+	w, _, err := s.loadLocked()
+	if err != nil {
+		return ArchiveInfo{}, Result{Workflow: w}, err
+	}
+	res := Result{Workflow: w}
+	if check != nil {
+		if err := check(w); err != nil {
+			return ArchiveInfo{}, res, err
+		}
+	}
+	journal, tip, err := s.encodeLine(w.ID, line)
+	if err != nil {
+		return ArchiveInfo{}, res, fmt.Errorf("workflow %s was not replaced: %w", w.ID, err)
+	}
+	jf := journalFile(w.ID)
+	old, err := fsx.ReadFile(s.fs, jf, MaxJournalSize)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return ArchiveInfo{}, res, s.writeErr(jf, err)
+	}
+	info := ArchiveInfo{WorkflowID: w.ID, Reason: reason, At: s.o.now().UTC(), Revision: w.Revision}
+	info.summarize(w.Data)
+	if err := s.nameArchive(&info); err != nil {
+		return info, res, err
+	}
+	dir := archiveDir + "/" + info.Dir
+	undo := func(err error) (ArchiveInfo, Result, error) {
+		_ = s.fs.RemoveAll(dir)
+		_ = s.removeSynced(pendingArchive)
+		return info, res, notArchived(err)
+	}
+	s.cleanArchiveTemps()
+	s.cleanTemps(journalDir, w.ID+".jsonl")
+	mark, _ := json.Marshal(pending{Dir: info.Dir, WorkflowID: w.ID,
+		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}})
+	if err := fsx.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
+		return undo(s.writeErr(pendingArchive, err))
+	}
+	if err := s.fs.Mkdir(dir, 0o700); err != nil {
+		return undo(s.writeErr(dir, err))
+	}
+	if err := s.fs.SyncDir(archiveDir); err != nil {
+		return undo(s.writeErr(archiveDir, err))
+	}
+	metaDoc, _ := json.Marshal(info)
+	files := []struct {
+		name string
+		data []byte
+	}{{"archive.json", metaDoc}, {WorkflowFile, w.Data}, {"journal.jsonl", old}}
+	for _, f := range files {
+		if f.data == nil {
+			continue // no journal on disk: the snapshot alone is the copy
+		}
+		if err := fsx.WriteFile(s.fs, dir+"/"+f.name, f.data, 0o600); err != nil {
+			return undo(s.writeErr(dir+"/"+f.name, err))
+		}
+	}
+	// The commit point: the journal replaced whole (a durable atomic replace).
+	if err := fsx.WriteFile(s.fs, jf, journal, 0o600); err != nil && !fsx.IsNotDurable(err) {
+		// Replaced or not, recovery tells from the journal and finishes or undoes.
+		if serr := s.finishArchive(); serr != nil {
+			return info, res, fmt.Errorf("replacing workflow %s: %w; whether it was replaced is settled on the next read (%v)", w.ID, s.writeErr(jf, err), serr)
+		}
+		if done, _ := s.adopted(jf, tip); !done {
+			return info, res, notArchived(s.writeErr(jf, err))
+		}
+	}
+	res = Result{Workflow: Workflow{Data: tip.Snapshot, ID: w.ID, Revision: tip.Revision, Notices: w.Notices}, Changed: true, Seq: tip.Seq}
+	// Committed: the snapshot, the index line and the marker's removal are recovery's work,
+	// done now.
+	if err := s.finishArchive(); err != nil {
+		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: tip.Revision,
+			Message: fmt.Sprintf("workflow %s was replaced in its journal at revision %d but the rest could not be finished (%v); the next write finishes it", w.ID, tip.Revision, err)})
+		return info, res, nil
+	}
+	info.Pruned, info.PruneErr = s.prune(info.Dir)
+	return info, res, nil
+}
+
+// encodeLine checks line (revisions 1..n of workflow id, each a record the store would save)
+// and encodes it as a journal; tip is its last line, with its state in Snapshot.
+func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error) {
+	if len(line) == 0 {
+		return nil, Record{}, errors.New("the line to adopt is empty")
+	}
+	var buf bytes.Buffer
+	var ts tailState
+	var prev []byte
+	var tip Record
+	now := s.o.now().UTC()
+	for i, l := range line {
+		m, err := readMeta(l.Snapshot)
+		if err != nil {
+			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
+		}
+		if m.id != id || m.rev != int64(i+1) || l.Revision != m.rev {
+			return nil, Record{}, fmt.Errorf("revision %d of the line is not revision %d of %s", l.Revision, i+1, id)
+		}
+		if err := CheckDocument(l.Snapshot); err != nil {
+			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
+		}
+		ev := l.Event
+		if err := checkEvent(&ev); err != nil {
+			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, l.Snapshot); err != nil {
+			return nil, Record{}, err
+		}
+		rec := journalRecord(ts, prev, c.Bytes())
+		rec.Seq, rec.Revision, rec.At, rec.Event = int64(i+1), m.rev, now, ev
+		buf.Write(encodeRecord(rec))
+		buf.WriteByte('\n')
+		ts, prev = tailOf(&rec), c.Bytes()
+		tip = rec
+		tip.Snapshot = prev
+	}
+	if buf.Len() > MaxJournalSize {
+		return nil, Record{}, fmt.Errorf("the line's journal would exceed %d bytes", MaxJournalSize)
+	}
+	return buf.Bytes(), tip, nil
+}
+
+// checkEvent applies the checks every journal event passes: a valid kind, a detail cut to
+// MaxEventDetail and free of secrets.
+func checkEvent(ev *Event) error {
+	if err := ValidName(ev.Kind); err != nil {
+		return fmt.Errorf("event kind: %w", err)
+	}
+	if len(ev.Detail) > MaxEventDetail {
+		ev.Detail = ev.Detail[:MaxEventDetail]
+	}
+	if f := secrets.ScanString(ev.Detail); f != nil {
+		f.Path = "event.detail"
+		return f
+	}
+	return nil
+}
+
+// adopted reports whether journal file jf ends with tip, the last line of an adopted line. An
+// error means it cannot be told: nothing may be decided from it.
+func (s *Store) adopted(jf string, tip Record) (bool, error) {
+	t, err := s.journalTail(jf)
+	if err != nil {
+		return false, fmt.Errorf("reading the journal %s: %w", jf, err)
+	}
+	return t != nil && t.Seq == tip.Seq && t.Revision == tip.Revision && t.State == tip.State, nil
+}
+
+// settleAdopt finishes or undoes the AdoptLine p names: with the journal replaced (it ends
+// with the marker's line) the snapshot is brought to the line's last revision and done is
+// true; otherwise the archive directory, which holds only copies, is removed and the workflow
+// is as it was.
+func (s *Store) settleAdopt(p pending, dir string) (done bool, err error) {
+	jf := journalFile(p.WorkflowID)
+	done, err = s.adopted(jf, Record{Seq: p.Adopt.Seq, Revision: p.Adopt.Revision, State: p.Adopt.State})
+	if err != nil {
+		return false, err
+	}
+	if !done {
+		if err := s.fs.RemoveAll(dir); err != nil {
+			return false, s.writeErr(dir, err)
+		}
+		if err := s.fs.SyncDir(archiveDir); err != nil {
+			return false, s.writeErr(archiveDir, err)
+		}
+		return false, s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+	}
+	st, err := s.journalState(jf)
+	if err != nil || st == nil {
+		return false, fmt.Errorf("reading the adopted line of %s: %w", p.WorkflowID, errOr(err, errChain))
+	}
+	if err := fsx.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600); err != nil && !fsx.IsNotDurable(err) {
+		return false, s.writeErr(WorkflowFile, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,204 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// theirLine is another machine's line of wfID: revisions 1..n, the first shared with ours.
+func theirLine(n int) []store.LineRecord {
+	states := []string{"analyze", "plan", "implement", "review", "done"}
+	line := make([]store.LineRecord, n)
+	for i := range line {
+		line[i] = store.LineRecord{Revision: int64(i + 1), Event: store.Event{Kind: "sync", Detail: "from origin"},
+			Snapshot: record(wfID, int64(i+1), "their-"+states[i%len(states)])}
+	}
+	return line
+}
+
+// ourLine writes revisions 1..n of wfID here.
+func ourLine(t *testing.T, s *store.Store, n int) store.Workflow {
+	t.Helper()
+	for i := range n {
+		if _, err := s.UpdateWorkflow(setNext(wfID, "ours"+string(rune('a'+i)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := s.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestAdoptLine: the other line becomes the active workflow, its journal whole, and ours is
+// kept in a conflict archive with its journal; a refusing check or a malformed line changes
+// nothing.
+func TestAdoptLine(t *testing.T) {
+	bad := theirLine(3)
+	bad[1].Revision = 5
+	other := theirLine(2)
+	other[1].Snapshot = record("debug-20261123T100000Z-dddd", 2, "x")
+	cases := []struct {
+		name    string
+		ours    int
+		line    []store.LineRecord
+		check   func(store.Workflow) error
+		wantErr string
+	}{
+		{"longer", 2, theirLine(4), nil, ""},
+		{"shorter", 4, theirLine(2), nil, ""},
+		{"refused by check", 2, theirLine(3), func(store.Workflow) error { return errors.New("moved") }, "moved"},
+		{"gap in the line", 2, bad, nil, "not revision 2"},
+		{"another workflow", 2, other, nil, "not revision 2"},
+		{"empty", 2, nil, nil, "empty"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
+			before := ourLine(t, s, tc.ours)
+			info, res, err := s.AdoptLine("conflict", tc.line, tc.check)
+			w, rerr := s.ReadWorkflow()
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			archives, _ := s.ListArchives()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("AdoptLine = %v, want an error saying %q", err, tc.wantErr)
+				}
+				if !bytes.Equal(w.Data, before.Data) || len(archives) != 0 {
+					t.Fatalf("a refused adoption changed something: r%d, %d archives", w.Revision, len(archives))
+				}
+				if m, _ := filepath.Glob(filepath.Join(dir, "archive", "conflict-*")); len(m) != 0 {
+					t.Fatalf("left %v", m)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tip := tc.line[len(tc.line)-1]
+			if !res.Changed || res.Revision != tip.Revision || w.Revision != tip.Revision || !bytes.Equal(w.Data, tip.Snapshot) {
+				t.Fatalf("active r%d %s, want their r%d", w.Revision, w.Data, tip.Revision)
+			}
+			recs, err := s.ReadJournalSince(wfID, 0)
+			if err != nil || len(recs) != len(tc.line) {
+				t.Fatalf("journal holds %d records (%v), want %d", len(recs), err, len(tc.line))
+			}
+			for i, r := range recs {
+				if r.Revision != int64(i+1) || !bytes.Equal(r.Snapshot, tc.line[i].Snapshot) || r.Event.Kind != "sync" {
+					t.Fatalf("journal record %d is r%d %s", i, r.Revision, r.Snapshot)
+				}
+			}
+			if len(archives) != 1 || archives[0].Dir != info.Dir || archives[0].Reason != "conflict" || archives[0].Revision != before.Revision {
+				t.Fatalf("archives %+v, want ours at r%d", archives, before.Revision)
+			}
+			snap, j, err := s.ReadArchive(info.Dir)
+			if err != nil || !bytes.Equal(snap, before.Data) || len(j.Records) != tc.ours {
+				t.Fatalf("archive holds %s and %d journal records (%v)", snap, len(j.Records), err)
+			}
+			// The line goes on as any other.
+			if res, err := s.UpdateWorkflow(setNext(wfID, "after")); err != nil || res.Revision != tip.Revision+1 {
+				t.Fatalf("update after adopting: %+v %v", res, err)
+			}
+		})
+	}
+}
+
+// TestFaultInjectionAdopt fails each file system operation of an adoption in turn, once and
+// from there on (what a kill at that operation leaves), and checks, after recovery on a clean
+// file system, that the workflow is either ours with our journal and no archive, or theirs
+// with ours archived whole; never neither, never a mix; and theirs when the call said done.
+func TestFaultInjectionAdopt(t *testing.T) {
+	template := filepath.Join(t.TempDir(), "template")
+	var ours store.Workflow
+	{
+		s := mustOpen(t, template)
+		ours = ourLine(t, s, 3)
+	}
+	line := theirLine(2) // shorter than ours: the snapshot alone would not roll it forward
+	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, string, error) {
+		dir := filepath.Join(t.TempDir(), "cairn")
+		copyTree(t, template, dir)
+		d, err := fsx.OpenDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		s, err := store.Open(dir, store.WithFS(ff))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_, _, err = s.AdoptLine("conflict", line, nil)
+		return ff, dir, err
+	}
+	ff, _, err := run(t, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := ff.Ops()
+	t.Logf("an adoption is %d operations", n)
+	theirs := 0
+	for _, persistent := range []bool{false, true} {
+		for k := 1; k <= n; k++ {
+			ff, dir, aerr := run(t, k, persistent)
+			fail := func(format string, a ...any) {
+				t.Helper()
+				t.Fatalf("k=%d persistent=%v: "+format+"\n%s", append([]any{k, persistent}, append(a, strings.Join(ff.Trace(), "\n"))...)...)
+			}
+			s := mustOpen(t, dir)
+			w, err := s.ReadWorkflow()
+			if err != nil {
+				fail("workflow unreadable: %v", err)
+			}
+			recs, err := s.ReadJournalSince(wfID, 0)
+			if err != nil {
+				fail("journal: %v", err)
+			}
+			archives, err := s.ListArchives()
+			if err != nil {
+				fail("archives: %v", err)
+			}
+			dirs, _ := filepath.Glob(filepath.Join(dir, "archive", "conflict-*"))
+			switch {
+			case bytes.Equal(w.Data, ours.Data):
+				if aerr == nil {
+					fail("the adoption said done, yet ours is active")
+				}
+				if len(recs) != 3 || len(archives) != 0 || len(dirs) != 0 {
+					fail("ours is active with %d journal records, archives %+v, dirs %v", len(recs), archives, dirs)
+				}
+			case bytes.Equal(w.Data, line[1].Snapshot):
+				theirs++
+				if len(recs) != 2 || len(archives) != 1 || len(dirs) != 1 {
+					fail("theirs is active with %d journal records, archives %+v, dirs %v", len(recs), archives, dirs)
+				}
+				snap, j, err := s.ReadArchive(archives[0].Dir)
+				if err != nil || !bytes.Equal(snap, ours.Data) || len(j.Records) != 3 {
+					fail("our archived copy: %s, %d records, %v", snap, len(j.Records), err)
+				}
+			default:
+				fail("active is neither copy: %s", w.Data)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "archive", "pending.json")); err == nil {
+				fail("the marker is left after recovery")
+			}
+			if res, err := s.UpdateWorkflow(setNext(wfID, "after")); err != nil || res.Revision != w.Revision+1 {
+				fail("update after recovery: %+v %v", res, err)
+			}
+		}
+	}
+	if theirs == 0 {
+		t.Fatal("no faulted run got past the commit point: the test proved nothing")
+	}
+}

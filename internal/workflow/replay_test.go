@@ -1,0 +1,195 @@
+package workflow_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+var bob = workflow.Actor{SessionID: "sess-bob", PID: 202}
+
+// TestReplaySteps: a change made on a copy that lost a race is read back as the operation that
+// made it and applied again on the other copy's tip. What the other copy changed first since
+// the shared revision stands (the step is skipped); the rest goes through the same rules.
+func TestReplaySteps(t *testing.T) {
+	def := mustDef(t, "apex")
+	at := t0.Add(time.Hour)
+	// base: in analyze with a task, a variable and an artifact, shared by both copies.
+	base := mustStart(t, def)
+	step := func(r *workflow.Record, f func(r *workflow.Record) (workflow.Result, error)) *workflow.Record {
+		t.Helper()
+		res, err := f(r)
+		if err != nil || !res.Changed {
+			t.Fatalf("setting up: %+v %v", res, err)
+		}
+		return res.Record
+	}
+	task := func(id string, s workflow.TaskStatus, note string) func(r *workflow.Record) (workflow.Result, error) {
+		return func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: s, Note: note}, at, alice)
+		}
+	}
+	setVar := func(k, v string) func(r *workflow.Record) (workflow.Result, error) {
+		return func(r *workflow.Record) (workflow.Result, error) { return workflow.SetVar(r, k, v, at, alice) }
+	}
+	move := func(to string) func(r *workflow.Record) (workflow.Result, error) {
+		return func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.Transition(def, r, workflow.TransitionRequest{To: to, Note: "why " + to, Outputs: []string{"out/" + to}}, at, alice)
+		}
+	}
+	base = step(base, task("T1", workflow.TaskPending, ""))
+	base = step(base, setVar("SHARED", "0"))
+	inPlan := step(base, move("plan")) // a gate: plan waits for approval
+
+	cases := []struct {
+		name   string
+		from   *workflow.Record // the shared revision (base when nil)
+		ours   func(r *workflow.Record) (workflow.Result, error)
+		theirs func(r *workflow.Record) (workflow.Result, error) // the other copy's change, nil for none
+		kind   workflow.Event
+		skip   string // what the skip says, "" when applied
+		check  func(t *testing.T, r *workflow.Record)
+	}{
+		{name: "new task", ours: task("T2", workflow.TaskRunning, "mine"), theirs: setVar("OTHER", "1"), kind: workflow.EventTask,
+			check: func(t *testing.T, r *workflow.Record) {
+				if i := len(r.Tasks) - 1; r.Tasks[i].ID != "T2" || r.Tasks[i].Status != workflow.TaskRunning || r.Tasks[i].Note != "mine" || r.Vars["OTHER"] != "1" {
+					t.Fatalf("tasks %+v vars %v", r.Tasks, r.Vars)
+				}
+			}},
+		{name: "task moved", ours: task("T1", workflow.TaskRunning, ""), kind: workflow.EventTask,
+			check: func(t *testing.T, r *workflow.Record) {
+				if r.Tasks[0].Status != workflow.TaskRunning {
+					t.Fatalf("T1 is %s", r.Tasks[0].Status)
+				}
+			}},
+		{name: "task moved on both sides", ours: task("T1", workflow.TaskRunning, "mine"), theirs: task("T1", workflow.TaskRunning, "theirs"),
+			kind: workflow.EventTask, skip: "changed it first"},
+		{name: "same task move on both sides", ours: task("T1", workflow.TaskRunning, ""), theirs: task("T1", workflow.TaskRunning, ""), kind: workflow.EventTask,
+			check: func(t *testing.T, r *workflow.Record) {}},
+		{name: "new task after the phase moved", ours: task("T2", workflow.TaskPending, ""), theirs: move("plan"), kind: workflow.EventTask, skip: "belongs to phase analyze"},
+		{name: "variable", ours: setVar("MINE", "1"), theirs: setVar("SHARED", "2"), kind: workflow.EventVar,
+			check: func(t *testing.T, r *workflow.Record) {
+				if r.Vars["MINE"] != "1" || r.Vars["SHARED"] != "2" {
+					t.Fatalf("vars %v", r.Vars)
+				}
+			}},
+		{name: "variable set on both sides", ours: setVar("SHARED", "1"), theirs: setVar("SHARED", "2"), kind: workflow.EventVar, skip: "changed it first"},
+		{name: "variable unset", ours: func(r *workflow.Record) (workflow.Result, error) { return workflow.UnsetVar(r, "SHARED", at, alice) },
+			kind: workflow.EventVar, check: func(t *testing.T, r *workflow.Record) {
+				if _, ok := r.Vars["SHARED"]; ok {
+					t.Fatalf("vars %v", r.Vars)
+				}
+			}},
+		{name: "artifacts", ours: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.AddArtifacts(r, []string{"a.md"}, at, alice)
+		}, theirs: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.AddArtifacts(r, []string{"b.md"}, at, bob)
+		},
+			kind: workflow.EventArtifact, check: func(t *testing.T, r *workflow.Record) {
+				if strings.Join(r.Artifacts, ",") != "b.md,a.md" {
+					t.Fatalf("artifacts %v", r.Artifacts)
+				}
+			}},
+		{name: "phase status", ours: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.SetPhaseStatus(r, workflow.PhaseBlocked, at, alice)
+		}, kind: workflow.EventPhase, check: func(t *testing.T, r *workflow.Record) {
+			if r.PhaseStatus != workflow.PhaseBlocked {
+				t.Fatalf("phase status %s", r.PhaseStatus)
+			}
+		}},
+		{name: "phase status after the phase moved", ours: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.SetPhaseStatus(r, workflow.PhaseBlocked, at, alice)
+		}, theirs: move("plan"), kind: workflow.EventPhase, skip: "has moved to plan"},
+		{name: "enforcement", ours: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.SetEnforcement(r, []workflow.Violation{{Code: "E1", Severity: workflow.High}}, at, alice)
+		}, kind: workflow.EventEnforce, check: func(t *testing.T, r *workflow.Record) {
+			if !r.Blocking() {
+				t.Fatalf("enforcement %+v", r.Enforcement)
+			}
+		}},
+		{name: "move", ours: move("plan"), theirs: setVar("OTHER", "1"), kind: workflow.EventTransition,
+			check: func(t *testing.T, r *workflow.Record) {
+				h := r.History[len(r.History)-1]
+				if r.State != "plan" || h.Note != "why plan" || r.Phases["analyze"].Outputs[0] != "out/plan" || r.Vars["OTHER"] != "1" {
+					t.Fatalf("state %s, history %+v, phases %+v", r.State, h, r.Phases)
+				}
+			}},
+		{name: "the same move on both sides", ours: move("plan"), theirs: move("plan"), kind: workflow.EventTransition,
+			check: func(t *testing.T, r *workflow.Record) {}},
+		{name: "move after the other copy moved elsewhere", from: inPlan, ours: move("implement"), theirs: move("analyze"), kind: workflow.EventTransition, skip: "expected phase plan"},
+		{name: "approval", from: inPlan, ours: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.Approve(r, workflow.ApprovalCLI, "ok", at, alice)
+		}, kind: workflow.EventApprove, check: func(t *testing.T, r *workflow.Record) {
+			if _, open := workflow.PendingApproval(r); open || r.Approvals[len(r.Approvals)-1].Source != workflow.ApprovalCLI {
+				t.Fatalf("approvals %+v", r.Approvals)
+			}
+		}},
+		{name: "move out of a gate carries its approval", from: inPlan, ours: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.Transition(def, r, workflow.TransitionRequest{To: "implement", Approval: &workflow.Approval{Source: workflow.ApprovalElicitation}}, at, alice)
+		}, kind: workflow.EventTransition, check: func(t *testing.T, r *workflow.Record) {
+			a := r.Approvals[len(r.Approvals)-1]
+			if r.State != "implement" || a.Phase != "plan" || a.Source != workflow.ApprovalElicitation {
+				t.Fatalf("state %s approvals %+v", r.State, r.Approvals)
+			}
+		}},
+		{name: "completion", ours: func(r *workflow.Record) (workflow.Result, error) { return workflow.Complete(r, "shipped", at, alice) },
+			kind: workflow.EventComplete, check: func(t *testing.T, r *workflow.Record) {
+				if r.Status != workflow.StatusCompleted || r.Outcome != "shipped" {
+					t.Fatalf("status %s outcome %q", r.Status, r.Outcome)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			from := base
+			if tc.from != nil {
+				from = tc.from
+			}
+			after := step(from, tc.ours)
+			theirs := from
+			if tc.theirs != nil {
+				res, err := tc.theirs(from)
+				if err != nil {
+					t.Fatal(err)
+				}
+				theirs = res.Record
+			}
+			steps := workflow.Steps(from, after)
+			if len(steps) != 1 || steps[0].Kind != tc.kind {
+				t.Fatalf("steps %+v, want one %s", steps, tc.kind)
+			}
+			res, err := steps[0].Apply(def, from, theirs, theirs, at.Add(time.Minute), alice)
+			var skip *workflow.SkipError
+			if tc.skip != "" {
+				if !errors.As(err, &skip) || !strings.Contains(err.Error(), tc.skip) {
+					t.Fatalf("Apply = %+v, %v; want skipped: %s", res.Record, err, tc.skip)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, res.Record)
+			// Once applied, the same step again changes nothing or is refused: never twice.
+			if again, err := steps[0].Apply(def, from, theirs, res.Record, at.Add(2*time.Minute), alice); err == nil && again.Changed {
+				b, _ := json.Marshal(again.Record)
+				t.Fatalf("applied twice: %s", b)
+			}
+		})
+	}
+}
+
+// TestReplayHousekeepingIsNotAChange: a heartbeat (owner and time only) gives no step.
+func TestReplayHousekeepingIsNotAChange(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex"))
+	n := r.Clone()
+	n.Owner.Heartbeat = n.Owner.Heartbeat.Add(time.Minute)
+	n.UpdatedAt = n.UpdatedAt.Add(time.Minute)
+	if steps := workflow.Steps(r, n); len(steps) != 0 {
+		t.Fatalf("steps %+v", steps)
+	}
+}
