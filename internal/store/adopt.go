@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +37,8 @@ type adoptMark struct {
 // it): nothing is written then. With no active workflow it returns a *NotFoundError.
 //
 // The order: archive/pending.json names the archive and the new journal's last line; the
-// archive directory gets copies of the snapshot and journal; the journal is replaced (commit);
+// archive directory gets copies of the snapshot and journal, and the journal's sealed segments
+// are moved into it; the journal is replaced (commit);
 // the snapshot follows; the index line comes last. Recovery (finishArchive) finishes or undoes
 // a cut-short adoption by comparing the journal's last line with the marker's.
 func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workflow) error) (ArchiveInfo, Result, error) {
@@ -75,8 +77,12 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	}
 	dir := archiveDir + "/" + info.Dir
 	undo := func(err error) (ArchiveInfo, Result, error) {
-		_ = s.fs.RemoveAll(dir)
-		_ = s.removeSynced(pendingArchive)
+		// Our sealed segments may already be in the archive: they come back first, and when
+		// they cannot, the archive and the marker stay for recovery (settleAdopt) to undo.
+		if s.unsealBack(dir, jf) == nil {
+			_ = s.fs.RemoveAll(dir)
+			_ = s.removeSynced(pendingArchive)
+		}
 		return info, res, notArchived(err)
 	}
 	s.cleanArchiveTemps()
@@ -104,6 +110,11 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		if err := fsx.WriteFile(s.fs, dir+"/"+f.name, f.data, 0o600); err != nil {
 			return undo(s.writeErr(dir+"/"+f.name, err))
 		}
+	}
+	// Our sealed segments go with our copy before the commit point: left in place, the
+	// adopted line would be read after them and their revisions would shadow its own.
+	if err := s.moveIfLeft(sealedDir(jf), sealedDir(dir+"/journal.jsonl")); err != nil {
+		return undo(err)
 	}
 	// The commit point: the journal replaced whole (a durable atomic replace).
 	if err := fsx.WriteFile(s.fs, jf, journal, 0o600); err != nil && !fsx.IsNotDurable(err) {
@@ -187,6 +198,19 @@ func checkEvent(ev *Event) error {
 	return nil
 }
 
+// unsealBack returns the sealed segments an undone adoption moved into archive directory dir to
+// journal file jf's, and fails unless none are left in dir: dir is removed next.
+func (s *Store) unsealBack(dir, jf string) error {
+	from := sealedDir(dir + "/journal.jsonl")
+	if err := s.moveIfLeft(from, sealedDir(jf)); err != nil {
+		return err
+	}
+	if left, err := s.present(from); err != nil || left {
+		return cmp.Or(err, fmt.Errorf("sealed journal segments of %s are in both %s and %s: both kept", jf, from, sealedDir(jf)))
+	}
+	return nil
+}
+
 // adopted reports whether journal file jf ends with tip, the last line of an adopted line. An
 // error means it cannot be told: nothing may be decided from it.
 func (s *Store) adopted(jf string, tip Record) (bool, error) {
@@ -208,6 +232,9 @@ func (s *Store) settleAdopt(p pending, dir string) (done bool, err error) {
 		return false, err
 	}
 	if !done {
+		if err := s.unsealBack(dir, jf); err != nil {
+			return false, err
+		}
 		if err := s.fs.RemoveAll(dir); err != nil {
 			return false, s.writeErr(dir, err)
 		}

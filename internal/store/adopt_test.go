@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func theirLine(n int) []store.LineRecord {
 func ourLine(t *testing.T, s *store.Store, n int) store.Workflow {
 	t.Helper()
 	for i := range n {
-		if _, err := s.UpdateWorkflow(setNext(wfID, "ours"+string(rune('a'+i)))); err != nil {
+		if _, err := s.UpdateWorkflow(setNext(wfID, "ours"+strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,12 +118,33 @@ func TestAdoptLine(t *testing.T) {
 // from there on (what a kill at that operation leaves), and checks, after recovery on a clean
 // file system, that the workflow is either ours with our journal and no archive, or theirs
 // with ours archived whole; never neither, never a mix; and theirs when the call said done.
+//
+// In the "sealed" run ours is long enough to have been compacted: its sealed segments go to
+// the archive with it, and none of them may shadow the adopted line's revisions.
 func TestFaultInjectionAdopt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ours int
+		opts []store.Option
+	}{
+		{"plain", 3, nil},
+		{"sealed", 70, []store.Option{store.WithJournalCompaction(1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { faultInjectionAdopt(t, tc.ours, tc.opts) })
+	}
+}
+
+func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 	template := filepath.Join(t.TempDir(), "template")
 	var ours store.Workflow
 	{
-		s := mustOpen(t, template)
-		ours = ourLine(t, s, 3)
+		s := mustOpen(t, template, opts...)
+		ours = ourLine(t, s, ourN)
+		if len(opts) > 0 {
+			if segs, _ := filepath.Glob(filepath.Join(template, "journal", "*.sealed", "*")); len(segs) == 0 {
+				t.Fatal("the template has no sealed segments")
+			}
+		}
 	}
 	line := theirLine(2) // shorter than ours: the snapshot alone would not roll it forward
 	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, string, error) {
@@ -134,7 +156,7 @@ func TestFaultInjectionAdopt(t *testing.T) {
 		}
 		defer d.Close()
 		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
-		s, err := store.Open(dir, store.WithFS(ff))
+		s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +178,7 @@ func TestFaultInjectionAdopt(t *testing.T) {
 				t.Helper()
 				t.Fatalf("k=%d persistent=%v: "+format+"\n%s", append([]any{k, persistent}, append(a, strings.Join(ff.Trace(), "\n"))...)...)
 			}
-			s := mustOpen(t, dir)
+			s := mustOpen(t, dir, opts...)
 			w, err := s.ReadWorkflow()
 			if err != nil {
 				fail("workflow unreadable: %v", err)
@@ -175,7 +197,7 @@ func TestFaultInjectionAdopt(t *testing.T) {
 				if aerr == nil {
 					fail("the adoption said done, yet ours is active")
 				}
-				if len(recs) != 3 || len(archives) != 0 || len(dirs) != 0 {
+				if len(recs) != ourN || len(archives) != 0 || len(dirs) != 0 {
 					fail("ours is active with %d journal records, archives %+v, dirs %v", len(recs), archives, dirs)
 				}
 			case bytes.Equal(w.Data, line[1].Snapshot):
@@ -183,8 +205,13 @@ func TestFaultInjectionAdopt(t *testing.T) {
 				if len(recs) != 2 || len(archives) != 1 || len(dirs) != 1 {
 					fail("theirs is active with %d journal records, archives %+v, dirs %v", len(recs), archives, dirs)
 				}
+				for i, r := range recs {
+					if !bytes.Equal(r.Snapshot, line[i].Snapshot) {
+						fail("journal record %d is r%d %s, not theirs", i, r.Revision, r.Snapshot)
+					}
+				}
 				snap, j, err := s.ReadArchive(archives[0].Dir)
-				if err != nil || !bytes.Equal(snap, ours.Data) || len(j.Records) != 3 {
+				if err != nil || !bytes.Equal(snap, ours.Data) || len(j.Records) != ourN {
 					fail("our archived copy: %s, %d records, %v", snap, len(j.Records), err)
 				}
 			default:
