@@ -9,8 +9,8 @@ import (
 )
 
 // record4K builds a realistic workflow record of about 4 KB. noisy adds text that trips the
-// prefilters without being a secret (URLs, "secret", "sk-" inside words, escapes), so the
-// walk and the regexps run.
+// prefilters without being a secret (URLs, "secret", "sk-" inside words, escapes, a
+// password_hint key), so the walk, the member reads and the regexps run.
 func record4K(noisy bool) []byte {
 	var b strings.Builder
 	b.WriteString(`{"version":"2.0","workflow_id":"apex-20261122T173000Z-3f9a","type":"apex",` +
@@ -28,7 +28,11 @@ func record4K(noisy bool) []byte {
 			`3f2b9c1e-8d7a-4b6c-9e5f-%012d","note":"%s"}`, i%60, i, note)
 	}
 	b.WriteString(`],"vars":{"PLAN_PATH":"/home/dev/project/docs/plan.md","COMMIT":` +
-		`"3f9a0c1d2e4b5a6978877665544332211ffeeddc"},"ttl":"24h","revision":7}`)
+		`"3f9a0c1d2e4b5a6978877665544332211ffeeddc"},"ttl":"24h","revision":7`)
+	if noisy {
+		b.WriteString(`,"password_hint":"see the team vault"`)
+	}
+	b.WriteString(`}`)
 	return []byte(b.String())
 }
 
@@ -60,5 +64,28 @@ func BenchmarkScanString4K(b *testing.B) {
 func BenchmarkIndexBuild(b *testing.B) {
 	for b.Loop() {
 		secrets.BuildIndex()
+	}
+}
+
+// BenchmarkScanJSON1M is a 1 MB checkpoint of small objects whose text holds one named
+// rule's keyword (a "password_hint" key), so every member is read: the scan's worst
+// ordinary case.
+func BenchmarkScanJSON1M(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"password_hint":"see the team vault","items":[`)
+	for i := 0; sb.Len() < 1<<20-200; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"path":"/work/project/specs/042_feature/reports/%03d_topic.md","done":%t,"note":"checked \u00e9 and \"quoted\" text"}`, i, i%1000, i%2 == 0)
+	}
+	sb.WriteString(`]}`)
+	doc := []byte(sb.String())
+	if f := secrets.ScanJSON(doc); f != nil {
+		b.Fatalf("false positive: %v", f)
+	}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		secrets.ScanJSON(doc)
 	}
 }

@@ -66,6 +66,11 @@ func (p Probe) Finish(doc, escaped []byte) *Finding {
 	}
 	var f *Finding
 	var member []byte
+	// A named rule's match in a member's text starts at its keyword. One that starts in the
+	// value lies in the value, which the string check reads (when it holds a match, the
+	// text or escaped did too, so some is set); so only a member whose key holds a keyword
+	// is read. A scalar value is visited right after its key.
+	keyNames := false
 	err := scanLimits.Walk(doc, func(s string, part jsonx.Part, path []jsonx.Step) bool {
 		if some && part != jsonx.Literal {
 			if r := match(s); r != nil {
@@ -73,7 +78,12 @@ func (p Probe) Finish(doc, escaped []byte) *Finding {
 				return true
 			}
 		}
-		if n := len(path); part != jsonx.Key && n > 0 && path[n-1].Index < 0 {
+		if part == jsonx.Key {
+			r, named := probe(s)
+			keyNames = r != nil || named
+			return false
+		}
+		if n := len(path); keyNames && n > 0 && path[n-1].Index < 0 {
 			member = appendMember(member[:0], path[n-1].Key, s, part == jsonx.String)
 			if r := match(view(member)); r != nil {
 				f = &Finding{Rule: r.name, Path: render(path)}
@@ -86,8 +96,8 @@ func (p Probe) Finish(doc, escaped []byte) *Finding {
 		return scanText(doc)
 	}
 	if f == nil && p.found != nil {
-		// The text holds a secret that spans strings (["api_key", "..."], a number before
-		// a brace): refused all the same, as ScanString refuses the text.
+		// The text holds a secret that spans strings (["api_key", "..."], a command split
+		// in two): refused all the same, as ScanString refuses the text.
 		f = &Finding{Rule: p.found.name, Path: "$"}
 	}
 	return f
