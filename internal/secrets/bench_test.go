@@ -9,8 +9,8 @@ import (
 )
 
 // record4K builds a realistic workflow record of about 4 KB. noisy adds text that trips the
-// prefilters without being a secret (URLs, "secret", "sk-" inside words, escapes, a
-// password_hint key), so the walk, the member reads and the regexps run.
+// prefilters without being a secret (URLs, "secret", "sk-" inside words, escapes), so the
+// walk and the regexps run.
 func record4K(noisy bool) []byte {
 	var b strings.Builder
 	b.WriteString(`{"version":"2.0","workflow_id":"apex-20261122T173000Z-3f9a","type":"apex",` +
@@ -28,11 +28,7 @@ func record4K(noisy bool) []byte {
 			`3f2b9c1e-8d7a-4b6c-9e5f-%012d","note":"%s"}`, i%60, i, note)
 	}
 	b.WriteString(`],"vars":{"PLAN_PATH":"/home/dev/project/docs/plan.md","COMMIT":` +
-		`"3f9a0c1d2e4b5a6978877665544332211ffeeddc"},"ttl":"24h","revision":7`)
-	if noisy {
-		b.WriteString(`,"password_hint":"see the team vault"`)
-	}
-	b.WriteString(`}`)
+		`"3f9a0c1d2e4b5a6978877665544332211ffeeddc"},"ttl":"24h","revision":7}`)
 	return []byte(b.String())
 }
 
