@@ -85,11 +85,23 @@ type Step struct {
 	Index int
 }
 
-// Walk checks data as Check does and calls visit, in document order, for every object key
-// (isKey set; path leads to the object) and every string value (path leads to the value),
-// decoded. path is only valid during the call. When visit returns true the walk stops there
-// and Walk returns nil, whatever follows.
-func (l Limits) Walk(data []byte, visit func(s string, isKey bool, path []Step) (stop bool)) error {
+// Part says what Walk hands its visitor.
+type Part uint8
+
+const (
+	// Key is an object key, decoded; the path leads to the object.
+	Key Part = iota
+	// String is a string value, decoded; the path leads to the value.
+	String
+	// Literal is a number, true, false or null as written; the path leads to the value. The
+	// secret scan reads it as the value of its key (a numeric password).
+	Literal
+)
+
+// Walk checks data as Check does and calls visit, in document order, for every object key,
+// string value and literal (see Part). path is only valid during the call. When visit
+// returns true the walk stops there and Walk returns nil, whatever follows.
+func (l Limits) Walk(data []byte, visit func(s string, part Part, path []Step) (stop bool)) error {
 	err := l.run(&parser{data: data, visit: visit})
 	if err == errStopped {
 		return nil
@@ -143,7 +155,7 @@ type parser struct {
 	keys     [][]byte // the keys of the objects being read, innermost last
 	collect  bool     // gather escaped strings' text
 	escaped  []byte
-	visit    func(s string, isKey bool, path []Step) bool
+	visit    func(s string, part Part, path []Step) bool
 	path     []Step
 }
 
@@ -169,6 +181,7 @@ func (p *parser) value(depth int) error {
 	if p.i >= len(p.data) {
 		return p.errf(Syntax, "unexpected end of input")
 	}
+	at := p.i
 	switch c := p.data[p.i]; {
 	case c == '{' || c == '[':
 		if depth >= p.maxDepth {
@@ -183,22 +196,33 @@ func (p *parser) value(depth int) error {
 		if err != nil {
 			return err
 		}
-		return p.text(start, end, esc, false)
+		return p.text(start, end, esc, String)
 	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
+		return p.literal(at, p.number())
 	case c == 't':
-		return p.lit("true")
+		return p.literal(at, p.lit("true"))
 	case c == 'f':
-		return p.lit("false")
+		return p.literal(at, p.lit("false"))
 	case c == 'n':
-		return p.lit("null")
+		return p.literal(at, p.lit("null"))
 	default:
 		return p.errf(Syntax, "unexpected %q", c)
 	}
 }
 
+// literal hands the number or literal read from start (err is its reading's) to the visitor.
+func (p *parser) literal(start int, err error) error {
+	if err != nil || p.visit == nil {
+		return err
+	}
+	if p.visit(string(p.data[start:p.i]), Literal, p.path) {
+		return errStopped
+	}
+	return nil
+}
+
 // text hands the string whose body is data[start:end] to the collector and the visitor.
-func (p *parser) text(start, end int, esc, isKey bool) error {
+func (p *parser) text(start, end int, esc bool, part Part) error {
 	if esc && p.collect {
 		p.escaped = append(AppendUnescaped(p.escaped, p.data[start:end]), '\n')
 	}
@@ -211,7 +235,7 @@ func (p *parser) text(start, end int, esc, isKey bool) error {
 	} else {
 		s = string(p.data[start:end])
 	}
-	if p.visit(s, isKey, p.path) {
+	if p.visit(s, part, p.path) {
 		return errStopped
 	}
 	return nil
@@ -271,7 +295,7 @@ func (p *parser) object(depth int) error {
 		if dup {
 			return &Error{Kind: DuplicateKey, Offset: at, Reason: fmt.Sprintf("duplicate key %q", truncate(string(key), 64))}
 		}
-		if err := p.text(start, end, esc, true); err != nil {
+		if err := p.text(start, end, esc, Key); err != nil {
 			return err
 		}
 		p.ws()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -137,13 +138,13 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// checkWalk holds Walk and Escaped to encoding/json: the strings Walk reports are every key
-// and string value json.Unmarshal decodes, in document order, and Escaped holds exactly the
-// decoded text of those written with escapes.
+// checkWalk holds Walk and Escaped to encoding/json: what Walk reports is every key and
+// string value json.Unmarshal decodes and every number and literal as written, in document
+// order, and Escaped holds exactly the decoded text of the strings written with escapes.
 func checkWalk(t *testing.T, data []byte) {
 	t.Helper()
 	var got []string
-	err := jsonx.Default.Walk(data, func(s string, isKey bool, path []jsonx.Step) bool {
+	err := jsonx.Default.Walk(data, func(s string, _ jsonx.Part, _ []jsonx.Step) bool {
 		got = append(got, s)
 		return false
 	})
@@ -154,23 +155,31 @@ func checkWalk(t *testing.T, data []byte) {
 	if err != nil {
 		return
 	}
-	var want []string
+	var want, wantStrings []string
 	var wantEsc []byte
 	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
 	for {
 		tok, err := dec.Token()
 		if err != nil {
 			break
 		}
-		if s, ok := tok.(string); ok {
-			want = append(want, s)
+		switch v := tok.(type) {
+		case string:
+			want, wantStrings = append(want, v), append(wantStrings, v)
+		case json.Number:
+			want = append(want, string(v))
+		case bool:
+			want = append(want, strconv.FormatBool(v))
+		case nil:
+			want = append(want, "null")
 		}
 	}
 	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 		t.Fatalf("Walk(%q) saw %q, encoding/json %q", data, got, want)
 	}
 	// Every string with a backslash in the source is in escaped, decoded, once.
-	for _, s := range want {
+	for _, s := range wantStrings {
 		if !strings.Contains(string(data), `"`+s+`"`) {
 			wantEsc = append(append(wantEsc, s...), '\n')
 		}
@@ -186,7 +195,7 @@ func TestWalkMatchesEncodingJSON(t *testing.T) {
 	}
 	// Paths name each key and index on the way to a value.
 	var paths []string
-	_ = jsonx.Default.Walk([]byte(`{"a":[{"b":"x"}],"c":"y"}`), func(s string, isKey bool, path []jsonx.Step) bool {
+	_ = jsonx.Default.Walk([]byte(`{"a":[{"b":"x"}],"c":"y"}`), func(s string, part jsonx.Part, path []jsonx.Step) bool {
 		p := ""
 		for _, st := range path {
 			if st.Index >= 0 {
@@ -195,7 +204,7 @@ func TestWalkMatchesEncodingJSON(t *testing.T) {
 				p += "." + st.Key
 			}
 		}
-		paths = append(paths, fmt.Sprintf("%s%s=%s", p, map[bool]string{true: "#key"}[isKey], s))
+		paths = append(paths, fmt.Sprintf("%s%s=%s", p, map[bool]string{true: "#key"}[part == jsonx.Key], s))
 		return s == "x"
 	})
 	if got := strings.Join(paths, " "); got != "#key=a .a[0]#key=b .a[0].b=x" {
@@ -203,7 +212,7 @@ func TestWalkMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-var walkSeeds = []string{`{"a":"b"}`, `["\u0041\ud83d\ude00","\ud800x","\n\"\\\/"]`, `{"\u0061":{"k":["v",1,null]}}`, `"x"`, `{"a":1,"a":2}`, `[`}
+var walkSeeds = []string{`{"a":"b"}`, `{"n":[-0.5e+3,0,12,true,false,null],"m":{"x":1E-2}}`, `["\u0041\ud83d\ude00","\ud800x","\n\"\\\/"]`, `{"\u0061":{"k":["v",1,null]}}`, `"x"`, `{"a":1,"a":2}`, `[`}
 
 func FuzzWalk(f *testing.F) {
 	for _, s := range walkSeeds {

@@ -62,3 +62,26 @@ func BenchmarkIndexBuild(b *testing.B) {
 		secrets.BuildIndex()
 	}
 }
+
+// BenchmarkScanJSON1M is a 1 MB checkpoint of small objects whose text holds one named
+// rule's keyword (a "password_hint" key), so every member is read: the scan's worst
+// ordinary case.
+func BenchmarkScanJSON1M(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"password_hint":"see the team vault","items":[`)
+	for i := 0; sb.Len() < 1<<20-200; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"id":%d,"path":"/work/project/specs/042_feature/reports/%03d_topic.md","done":%t,"note":"checked \u00e9 and \"quoted\" text"}`, i, i%1000, i%2 == 0)
+	}
+	sb.WriteString(`]}`)
+	doc := []byte(sb.String())
+	if f := secrets.ScanJSON(doc); f != nil {
+		b.Fatalf("false positive: %v", f)
+	}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		secrets.ScanJSON(doc)
+	}
+}

@@ -90,3 +90,14 @@ func Candidates(s string) []int {
 		}
 	}
 }
+
+// Named reports whether the rule called name needs a name and a value together, so that the
+// JSON scan reads each object member for it.
+func Named(name string) bool {
+	for _, r := range rules {
+		if r.name == name {
+			return r.named
+		}
+	}
+	return false
+}

@@ -15,8 +15,12 @@ var scanLimits = jsonx.Limits{MaxSize: math.MaxInt, MaxDepth: 512}
 
 // ScanJSON reports the first secret in a JSON document, in a value or in an object key, with
 // its JSON path; nil when it finds none. Escapes are decoded first, so "\u0041KIA..." is seen
-// as "AKIA...". A document that is not strict JSON (or nests deeper than 512) is scanned as
-// text and a finding gets the path "$".
+// as "AKIA...". Each object member is also read as the text "key": "value" (a number or
+// literal unquoted), so a rule that needs a name and a value together (password, api_key,
+// aws_secret_access_key...) finds {"password":"..."} at any depth, whatever the escapes. A
+// document is never found cleaner than its own text: what ScanString finds in it, ScanJSON
+// finds too, with the path "$" when no one string or member holds it. A document that is not
+// strict JSON (or nests deeper than 512) is scanned as text and a finding gets the path "$".
 func ScanJSON(doc []byte) *Finding {
 	escaped, err := scanLimits.Escaped(doc)
 	if err != nil {
@@ -27,46 +31,62 @@ func ScanJSON(doc []byte) *Finding {
 
 // ScanChecked is ScanJSON for a document that jsonx's gate has just accepted, given the text
 // of its escaped strings (jsonx.Limits.Escaped): the check and the scan are then one pass
-// over the document, plus a walk for the path only when something was found.
+// over the document, plus a walk for the path only when something was found or a named
+// rule's keyword occurs.
 func ScanChecked(doc, escaped []byte) *Finding { return ProbeText(doc).Finish(doc, escaped) }
 
 // Probe is what the scan of a document's text found, before its escaped strings are read:
 // ScanChecked in two halves, so that the first can run while jsonx checks the document.
-type Probe struct{ some, secret bool }
+type Probe struct {
+	found *rule // the rule ScanString finds in the text, if any
+	named bool  // a named rule's keyword occurs in the text
+}
 
 // ProbeText scans doc as text: the first half of ScanChecked.
 func ProbeText(doc []byte) Probe {
 	// The texts are read only while a call runs and nothing found keeps a piece of them, so
 	// they are viewed in place: copying a 1 MB document cost a tenth of its check.
-	some, secret := probe(view(doc))
-	return Probe{some, secret}
+	r, named := probe(view(doc))
+	return Probe{r, named}
 }
 
 // Finish is the second half of ScanChecked, for the doc that p scanned.
 func (p Probe) Finish(doc, escaped []byte) *Finding {
 	// Every string of the document, decoded, is a substring of the document (no escapes) or
-	// of escaped, so when neither holds a secret no string does. ("secret" may still name a
-	// key whose value is an AWS secret key, which only the walk sees.)
-	some, secret := p.some, p.secret
+	// of escaped, so when neither holds a secret no string does; and a member's text
+	// "key": "value" matches a named rule only where one of its keywords occurs in the key
+	// or the value (no keyword holds `": "`), so when neither holds one, no member does.
+	some, named := p.found != nil, p.named
 	if !some {
-		var more bool
-		some, more = probe(view(escaped))
-		secret = secret || more
+		r, more := probe(view(escaped))
+		some, named = r != nil, named || more
 	}
-	if !some && !secret {
+	if !some && !named {
 		return nil
 	}
 	var f *Finding
-	err := scanLimits.Walk(doc, func(s string, isKey bool, path []jsonx.Step) bool {
-		if some {
+	var member []byte
+	// A named rule's match in a member's text starts at its keyword. One that starts in the
+	// value lies in the value, which the string check reads (when it holds a match, the
+	// text or escaped did too, so some is set); so only a member whose key holds a keyword
+	// is read. A scalar value is visited right after its key.
+	keyNames := false
+	err := scanLimits.Walk(doc, func(s string, part jsonx.Part, path []jsonx.Step) bool {
+		if some && part != jsonx.Literal {
 			if r := match(s); r != nil {
-				f = &Finding{Rule: r.name, Path: render(path), InKey: isKey}
+				f = &Finding{Rule: r.name, Path: render(path), InKey: part == jsonx.Key}
 				return true
 			}
 		}
-		if n := len(path); !isKey && n > 0 && path[n-1].Index < 0 {
-			if key := path[n-1].Key; key != "" && awsSecretKeyName(key) && awsSecretValue().MatchString(s) && mixedCase(s) {
-				f = &Finding{Rule: "aws-secret-access-key", Path: render(path)}
+		if part == jsonx.Key {
+			r, named := probe(s)
+			keyNames = r != nil || named
+			return false
+		}
+		if n := len(path); keyNames && n > 0 && path[n-1].Index < 0 {
+			member = appendMember(member[:0], path[n-1].Key, s, part == jsonx.String)
+			if r := match(view(member)); r != nil {
+				f = &Finding{Rule: r.name, Path: render(path)}
 				return true
 			}
 		}
@@ -75,22 +95,39 @@ func (p Probe) Finish(doc, escaped []byte) *Finding {
 	if err != nil {
 		return scanText(doc)
 	}
+	if f == nil && p.found != nil {
+		// The text holds a secret that spans strings (["api_key", "..."], a command split
+		// in two): refused all the same, as ScanString refuses the text.
+		f = &Finding{Rule: p.found.name, Path: "$"}
+	}
 	return f
+}
+
+// appendMember appends the text a member is read as: "key": "value", or "key": value for a
+// number or literal.
+func appendMember(dst []byte, key, value string, quoted bool) []byte {
+	dst = append(append(append(dst, '"'), key...), `": `...)
+	if !quoted {
+		return append(dst, value...)
+	}
+	return append(append(append(dst, '"'), value...), '"')
 }
 
 // view returns b as a string without copying it; b must not change while the string is used.
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// probe reports whether match finds a secret in s and, when it does not, whether "secret"
-// occurs in s in any case.
-func probe(s string) (found, secret bool) {
-	r, _, _, secret := scan(s)
+// probe returns the rule match finds in s, if any, and whether a named rule's keyword occurs
+// in s or in s as normalize leaves it (told for sure only when no rule matched).
+func probe(s string) (found *rule, named bool) {
+	r, _, _, named := scan(s)
 	if r == nil {
 		if n, ok := normalize(s); ok {
-			r, _, _, _ = scan(n)
+			var more bool
+			r, _, _, more = scan(n)
+			named = named || more
 		}
 	}
-	return r != nil, secret
+	return r, named
 }
 
 // scanText scans a document that is not JSON as text: its strings decoded, then as it is.

@@ -31,15 +31,20 @@ var rules = []*rule{
 		// A secret access key is 40 base64 characters with nothing to recognise it by, so it
 		// is only reported after a name that says what it is: secret_access_key,
 		// SecretAccessKey, aws_secret, aws-secret-key...
+		// A JSON member is read as this text too ("key": "value"), so this one expression
+		// is also the rule for keys, and every name it accepts holds "secret", which the
+		// gate sees (a key spelled "sec-ret" names nothing here, in text or in JSON).
 		name:     "aws-secret-access-key",
 		keywords: []string{"secret"},
 		fold:     true,
+		named:    true,
 		re: lazyre.New(`(?i)^secret(?:([_.\- ]?access[_.\- ]?key)|[_.\- ]?key)?` +
 			`["']?\s{0,16}(?::|=>?)\s{0,16}["']?([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
-		before: notAlnumOrAWS,
 		ok: func(s string, i int, m []string) bool {
 			if m[1] == "" && !awsBefore(s, i) {
-				return false // "secret:" or "secret_key:" alone could be anything's secret
+				// "secret:" or "secret_key:" alone could be anything's secret; "secret
+				// access key" may follow any word (dbSecretAccessKey, mysecretaccesskey).
+				return false
 			}
 			return mixedCase(m[2])
 		},
@@ -112,7 +117,7 @@ var rules = []*rule{
 		`^(?:gl(?:pat|dt|ptt|rt|cbt|soat|ffct|oas|imt|agent|ft|wt)-|GR1348941)[A-Za-z0-9_.-]{20,}`),
 	prefixed("sendgrid-api-key", []string{"SG."}, `^SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}`),
 	{
-		name: "azure-storage-key", keywords: []string{"accountkey", "sharedaccesskey"}, fold: true,
+		name: "azure-storage-key", keywords: []string{"accountkey", "sharedaccesskey"}, fold: true, named: true,
 		re: lazyre.New(`(?i)^(?:account|sharedaccess)key["']?\s{0,3}[=:]\s{0,3}["']?[A-Za-z0-9+/]{40,}={0,2}`),
 	},
 	{
@@ -222,7 +227,7 @@ var rules = []*rule{
 	{
 		// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
 		// whose token looks random (letters and digits).
-		name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, before: notAlnum,
+		name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, named: true, before: notAlnum,
 		re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:basic|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{16,}={0,2})`),
 		ok: func(_ string, _ int, m []string) bool { return randomish(m[1]) },
 	},
@@ -230,18 +235,23 @@ var rules = []*rule{
 		// A provider or credential name assigned a key-like value: "asana_secret: ...",
 		// DATADOG_API_KEY=..., "client_secret": "...". The value must look random (letters and
 		// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
-		name: "provider-credential", keywords: credentialNames, fold: true, before: notAlnum,
+		name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: notAlnum,
 		re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,)\s{0,5}["'\x60]?` +
 			`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 		ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 	},
 	{
 		// password = ..., "passwd": "...": anything that is not a reference or a mask.
-		name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, before: notAlnum,
+		name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true, before: notAlnum,
 		re: lazyre.New(`(?i)^passw(?:or)?d["']?\s{0,3}(?:=|:=|:|=>)\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
 		ok: func(_ string, _ int, m []string) bool {
+			// Closing brackets after an unquoted value are the syntax around it: in
+			// {"a":{"password":null}}} the value is null, not "null}}}}".
 			pw := m[2]
-			return notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2
+			if m[1] == "" {
+				pw = strings.TrimRight(pw, ")]}>")
+			}
+			return len(pw) >= 8 && notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2
 		},
 	},
 }

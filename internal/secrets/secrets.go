@@ -20,7 +20,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -78,6 +77,10 @@ type rule struct {
 	// Case-sensitive unless fold.
 	keywords []string
 	fold     bool
+	// named marks a rule that needs a name and a value together (password = ..., "api_key":
+	// "..."): the JSON scan reads each object member as "key": value for these, and looks
+	// for them wherever one of their keywords occurs.
+	named bool
 	// re must begin with ^ and match from the keyword on. It is compiled on first use: most
 	// scans meet no keyword, and compiling every rule at start-up cost each hook process
 	// most of a millisecond.
@@ -168,10 +171,10 @@ func firstDropped(s string) int {
 }
 
 // scan reports the first rule, in the order of Rules, that matches anywhere in s, at the
-// first place it matches, and whether "secret" occurs in s in any case (see ScanChecked). It
+// first place it matches, and whether a keyword of a named rule occurs in s (see Finish). It
 // makes one pass over s: a bit table of the keywords' first three bytes (gate) skips most
 // positions, and a table of their first two bytes lists the few keywords that start there.
-func scan(s string) (r *rule, start, end int, secret bool) {
+func scan(s string) (r *rule, start, end int, named bool) {
 	ix := index()
 	best := len(rules)
 	for i := 0; best > 0; i++ {
@@ -196,14 +199,14 @@ func scan(s string) (r *rule, start, end int, secret bool) {
 			} else if s[i:i+len(e.kw)] != e.kw {
 				continue
 			}
-			secret = secret || e.secret
+			named = named || e.r.named
 			if stop, ok := e.r.at(s, i); ok {
 				r, start, end, best = e.r, i, stop, e.idx
 				break
 			}
 		}
 	}
-	return r, start, end, secret
+	return r, start, end, named
 }
 
 // at runs r's regexp at i, where one of its keywords starts.
@@ -229,10 +232,9 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 }
 
 type entry struct {
-	kw     string
-	r      *rule
-	idx    int  // r's place in rules
-	secret bool // kw is "secret"
+	kw  string
+	r   *rule
+	idx int // r's place in rules
 }
 
 type keywordIndex struct {
@@ -334,7 +336,7 @@ func buildIndex() *keywordIndex {
 							counts = append(counts, 0)
 							ix.rows[a][b] = uint16(len(counts))
 						}
-						f(int(ix.rows[a][b])-1, entry{kw, r, idx, kw == "secret"})
+						f(int(ix.rows[a][b])-1, entry{kw, r, idx})
 					}
 				}
 			}
@@ -420,9 +422,6 @@ func notWord(s string, i int) bool {
 	return i == 0 || !isAlnum(s[i-1]) && s[i-1] != '_' && s[i-1] != '-'
 }
 
-// notAlnumOrAWS accepts "secret" at a word start or right after aws, AWS_, aws-, awsSecret.
-func notAlnumOrAWS(s string, i int) bool { return notAlnum(s, i) || awsBefore(s, i) }
-
 // awsBefore reports "aws" just before i, with at most one separator between.
 func awsBefore(s string, i int) bool {
 	if i > 0 && strings.ContainsRune("_.- ", rune(s[i-1])) {
@@ -463,21 +462,3 @@ func notPlaceholder(pw string) bool {
 	}
 	return true
 }
-
-// awsSecretKeyName reports JSON keys that name an AWS secret access key, so that
-// {"aws_secret_access_key": "<40 chars>"} is caught although neither string is one alone.
-func awsSecretKeyName(k string) bool {
-	if len(k) > 64 {
-		return false
-	}
-	n := strings.Map(func(r rune) rune {
-		switch r {
-		case '_', '-', '.', ' ':
-			return -1
-		}
-		return r
-	}, strings.ToLower(k))
-	return strings.HasSuffix(n, "secretaccesskey") || n == "awssecret" || n == "awssecretkey"
-}
-
-var awsSecretValue = lazyre.New(`^[A-Za-z0-9/+]{40}$`)
