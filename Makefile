@@ -73,7 +73,7 @@ COUNT ?= 6
 BENCHTIME ?= 1s
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count $(COUNT) \
-		./internal/store ./internal/plugintest ./internal/mcptools ./internal/workflow ./internal/jsonx ./internal/secrets ./internal/report ./internal/memory \
+		./internal/store ./internal/plugintest ./internal/mcptools ./internal/workflow ./internal/strictjson ./internal/secrets ./internal/report ./internal/memory \
 		./internal/remote/gitremote | tee bench.out
 	$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da bench.out
 

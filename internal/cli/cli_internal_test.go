@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -33,13 +33,13 @@ func TestExitCode(t *testing.T) {
 		{"no active workflow", fmt.Errorf("%w (hint)", engine.ErrNoActiveWorkflow), ExitRefused},
 		{"checkpoint not found", &store.NotFoundError{What: "checkpoint", Name: "x"}, ExitRefused},
 		{"bad name", &store.NameError{Name: "../x", Reason: "it contains .."}, ExitRefused},
-		{"bad json", fmt.Errorf("saving: %w", &jsonx.Error{Reason: "duplicate key"}), ExitRefused},
+		{"bad json", fmt.Errorf("saving: %w", &strictjson.Error{Reason: "duplicate key"}), ExitRefused},
 		{"untyped engine refusal", errors.New("unknown workflow type \"x\""), ExitRefused},
 		{"state dir unopenable", &stateError{errors.New("mkdir: denied")}, ExitInternal},
 		{"read-only write", &store.WriteError{Dir: "/s", Name: "f", Err: fs.ErrPermission}, ExitInternal},
-		{"lock held", fmt.Errorf("x: %w", &fsx.LockTimeoutError{Path: ".lock-workflow"}), ExitInternal},
+		{"lock held", fmt.Errorf("x: %w", &durable.LockTimeoutError{Path: ".lock-workflow"}), ExitInternal},
 		{"newer format", &migrate.NewerError{}, ExitInternal},
-		{"symlinked state dir", fmt.Errorf("opening: %w", fsx.ErrSymlinkDir), ExitInternal},
+		{"symlinked state dir", fmt.Errorf("opening: %w", durable.ErrSymlinkDir), ExitInternal},
 		{"permission", fmt.Errorf("reading: %w", fs.ErrPermission), ExitInternal},
 	}
 	for _, tt := range tests {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -245,7 +245,7 @@ func (a *app) active() (*workflow.Definition, string) {
 
 // logNames lists the logs in the state directory (logs/NAME.jsonl).
 func logNames(stateDir string) []string {
-	ents, _ := fsx.ReadDirPath(filepath.Join(stateDir, "logs"))
+	ents, _ := durable.ReadDirPath(filepath.Join(stateDir, "logs"))
 	var out []string
 	for _, e := range ents {
 		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && e.Type().IsRegular() {

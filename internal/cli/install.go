@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/vars"
 )
 
@@ -43,7 +43,7 @@ func installedPlugin(getenv func(string) string, home, project string) (root, bi
 	if dir == "" {
 		return "", "", ""
 	}
-	data, err := fsx.ReadPath(filepath.Join(dir, "installed_plugins.json"), 4<<20, true)
+	data, err := durable.ReadPath(filepath.Join(dir, "installed_plugins.json"), 4<<20, true)
 	if err != nil {
 		return "", "", ""
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // TestLockHeld: while another process holds the workflow lock, a write gives up after the
@@ -20,7 +20,7 @@ func TestLockHeld(t *testing.T) {
 	t.Parallel()
 	dir, env := project(t)
 	run(t, dir, env, "start", "apex", "locked out", "--id", "apex-l")
-	d, err := fsx.OpenDir(filepath.Join(dir, ".claude", "cairn"))
+	d, err := durable.OpenDir(filepath.Join(dir, ".claude", "cairn"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // jsonArg is the JSON argument of checkpoint save and log append: the argument itself, or
@@ -27,7 +27,7 @@ func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 				cmd: a.name, usage: commands[a.name].usage}
 		}
 	}
-	data, err := io.ReadAll(io.LimitReader(a.stdin, jsonx.MaxSize+1))
+	data, err := io.ReadAll(io.LimitReader(a.stdin, strictjson.MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the JSON from stdin: %w", err)
 	}
@@ -42,7 +42,7 @@ func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 // what would be right; nil when it is JSON (the store still checks it: size, secrets). The
 // data itself is not repeated: it may hold what should not be printed.
 func notJSON(what string, data []byte, example string) error {
-	if len(data) > jsonx.MaxSize {
+	if len(data) > strictjson.MaxSize {
 		return nil // the store refuses it for its size, which is what is wrong
 	}
 	var v any

@@ -15,8 +15,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -122,7 +122,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 				// Files saved between the directory's creation and this watch were missed:
 				// the directory is new, so whatever is in it is.
 				if cpWatched = w.Add(cpDir) == nil; cpWatched {
-					ents, _ := fsx.ReadDirPath(cpDir)
+					ents, _ := durable.ReadDirPath(cpDir)
 					for _, e := range ents {
 						if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
 							cps[n] = true

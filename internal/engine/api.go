@@ -233,4 +233,4 @@ type Result struct {
 // show, history, doctor) in views.go, sessions and the Stop hook's work in session.go. Their
 // errors say what was wrong and what would be right; Classify (errors.go) sorts them for the
 // adapters, and those callers branch on are typed (*workflow.TransitionError,
-// *workflow.ConflictError, ErrNoActiveWorkflow, *secrets.Finding, *jsonx.Error).
+// *workflow.ConflictError, ErrNoActiveWorkflow, *secrets.Finding, *strictjson.Error).

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -178,7 +178,7 @@ func (e *Engine) ReloadDefinitions() {
 func (e *Engine) loadDefinitionsLocked() {
 	user := map[string][]byte{}
 	var errs []string
-	entries, err := fsx.ReadDirPath(e.workflow)
+	entries, err := durable.ReadDirPath(e.workflow)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
 	}
@@ -207,8 +207,8 @@ func (e *Engine) loadDefinitionsLocked() {
 }
 
 // readSmallRegular reads a regular file of at most max bytes without blocking on a FIFO
-// or the like (fsx.ReadPath).
-func readSmallRegular(p string, max int64) ([]byte, error) { return fsx.ReadPath(p, max, true) }
+// or the like (durable.ReadPath).
+func readSmallRegular(p string, max int64) ([]byte, error) { return durable.ReadPath(p, max, true) }
 
 func (e *Engine) openMemory() {
 	loc, err := memory.Dir(memory.Env{Getenv: e.cfg.Getenv, WorkDir: e.cfg.WorkDir})
@@ -272,7 +272,7 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if loaded || workflow.ValidName(workflow.NormalizeName(typ)) != nil {
 		return nil
 	}
-	if ents, err := fsx.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if ents, err := durable.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	d, ok := workflow.BuiltinDefinition(typ)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 )
@@ -36,12 +36,12 @@ const WorkflowFile = store.WorkflowFile
 func Classify(err error) Class {
 	var (
 		we  *store.WriteError
-		lt  *fsx.LockTimeoutError
+		lt  *durable.LockTimeoutError
 		nwr *migrate.NewerError
 	)
 	switch {
 	case errors.As(err, &we), errors.As(err, &lt), errors.As(err, &nwr),
-		errors.Is(err, fsx.ErrSymlinkDir), errors.Is(err, fs.ErrPermission):
+		errors.Is(err, durable.ErrSymlinkDir), errors.Is(err, fs.ErrPermission):
 		return StateUnusable
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound

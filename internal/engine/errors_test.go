@@ -6,10 +6,10 @@ import (
 	"io/fs"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -23,14 +23,14 @@ func TestClassify(t *testing.T) {
 		{"conflict", fmt.Errorf("moving: %w", &workflow.ConflictError{WorkflowID: "w"}), Refused},
 		{"no active workflow", errNoActive(), Refused},
 		{"bad name", &store.NameError{Name: "../x", Reason: "it contains .."}, Refused},
-		{"bad json", fmt.Errorf("saving: %w", &jsonx.Error{Reason: "duplicate key"}), Refused},
+		{"bad json", fmt.Errorf("saving: %w", &strictjson.Error{Reason: "duplicate key"}), Refused},
 		{"untyped", errors.New("unknown workflow type"), Refused},
 		{"checkpoint not found", &store.NotFoundError{What: "checkpoint", Name: "x"}, NotFound},
 		{"variable not set", fmt.Errorf("variable X is not set (%w)", ErrNotFound), NotFound},
 		{"read-only write", &store.WriteError{Dir: "/s", Name: "f", Err: fs.ErrPermission}, StateUnusable},
-		{"lock held", fmt.Errorf("x: %w", &fsx.LockTimeoutError{Path: ".lock-workflow"}), StateUnusable},
+		{"lock held", fmt.Errorf("x: %w", &durable.LockTimeoutError{Path: ".lock-workflow"}), StateUnusable},
 		{"newer format", fmt.Errorf("reading: %w", &migrate.NewerError{}), StateUnusable},
-		{"symlinked state dir", fmt.Errorf("opening: %w", fsx.ErrSymlinkDir), StateUnusable},
+		{"symlinked state dir", fmt.Errorf("opening: %w", durable.ErrSymlinkDir), StateUnusable},
 		{"permission", fmt.Errorf("reading: %w", fs.ErrPermission), StateUnusable},
 	}
 	for _, tt := range tests {

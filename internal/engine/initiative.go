@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -126,13 +126,13 @@ func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
 		return err
 	}
 	// No component below the project root may be a link (.claude -> /elsewhere).
-	if _, err := fsx.MkdirBeneath(e.root, filepath.Dir(p), 0o755); err != nil {
+	if _, err := durable.MkdirBeneath(e.root, filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	if err := fsx.CheckBeneath(e.root, p); err != nil {
+	if err := durable.CheckBeneath(e.root, p); err != nil {
 		return err
 	}
-	return fsx.WriteFileAtomic(p, out, 0o644)
+	return durable.WriteFileAtomic(p, out, 0o644)
 }
 
 // syncInitiative is seed 001's sync on read: the newer of initiative.json and

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -210,7 +210,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
 			return nil, fmt.Errorf("transition checkpoint: %w", err)
 		}
-		m, err := jsonx.Object(r.Checkpoint)
+		m, err := strictjson.Object(r.Checkpoint)
 		if err != nil {
 			return nil, fmt.Errorf("transition checkpoint must be a JSON object: %w", err)
 		}

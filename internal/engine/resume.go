@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
@@ -335,7 +335,7 @@ const milestoneScanCap = 20
 // files are listed by name only.
 func (e *Engine) scanMilestones() []string {
 	dir := filepath.Join(e.root, "documentation", "milestones", "_active")
-	ents, err := fsx.ReadDirPath(dir)
+	ents, err := durable.ReadDirPath(dir)
 	if err != nil {
 		return nil
 	}

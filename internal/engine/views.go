@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -193,7 +193,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if opt.PluginRoot != "" {
 		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
 			p := filepath.Join(opt.PluginRoot, f)
-			data, err := fsx.ReadPath(p, 1<<20, true)
+			data, err := durable.ReadPath(p, 1<<20, true)
 			ok := err == nil
 			detail := p
 			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
@@ -271,7 +271,7 @@ func creatable(dir string) bool {
 
 // lockChecks tries every lock without waiting and says who holds a busy one.
 func (e *Engine) lockChecks(dir string) []Check {
-	d, err := fsx.OpenDir(dir)
+	d, err := durable.OpenDir(dir)
 	if err != nil {
 		return []Check{{Name: "locks", OK: false, Detail: err.Error(), Fix: "check the state directory"}}
 	}
@@ -319,7 +319,7 @@ func staleTemps(dir string, now time.Time) []string {
 	var stale []string
 	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
 	// Inside archive directories too (a killed archive.json write), a bounded look.
-	if ents, err := fsx.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
+	if ents, err := durable.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
 		for i, ent := range ents {
 			if i >= 1000 {
 				break
@@ -330,7 +330,7 @@ func staleTemps(dir string, now time.Time) []string {
 		}
 	}
 	for _, sub := range subs {
-		ents, err := fsx.ReadDirPath(filepath.Join(dir, sub))
+		ents, err := durable.ReadDirPath(filepath.Join(dir, sub))
 		if err != nil {
 			continue
 		}

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/cli"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -270,7 +270,7 @@ func hold(lock, seconds string) int {
 		return 2
 	}
 	state := os.Getenv("STATE")
-	d, err := fsx.OpenDir(state)
+	d, err := durable.OpenDir(state)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
 		return 1

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/fsx"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -24,10 +24,10 @@ const agedTransitions = 10000
 
 // noSync skips fsync while a benchmark's fixture is built: the bytes are those the real store
 // writes, only faster to produce.
-type noSync struct{ fsx.FS }
-type noSyncFile struct{ fsx.File }
+type noSync struct{ durable.FS }
+type noSyncFile struct{ durable.File }
 
-func (n noSync) OpenFile(name string, flag int, perm fs.FileMode) (fsx.File, error) {
+func (n noSync) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	f, err := n.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ var (
 // ageWorkflow writes n transitions of one apex workflow (implement <-> review) through the
 // store as the engine does: the same record, trimmed history, events and journal lines.
 func ageWorkflow(dir string, n int) error {
-	d, err := fsx.OpenDir(dir)
+	d, err := durable.OpenDir(dir)
 	if err != nil {
 		return err
 	}

@@ -11,17 +11,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // MaxArgsBytes bounds a tool call's arguments: a 1 MiB checkpoint plus room for its name and
 // the JSON around it. Anything larger is refused before any part of it is decoded.
-const MaxArgsBytes = jsonx.MaxSize + 16<<10
+const MaxArgsBytes = strictjson.MaxSize + 16<<10
 
 // maxArgsDepth allows a checkpoint nested as deep as the store accepts (64) inside the
 // arguments object.
-const maxArgsDepth = jsonx.MaxDepth + 2
+const maxArgsDepth = strictjson.MaxDepth + 2
 
 // argError is a bad-argument report: every problem found, each saying what was wrong and what
 // would be right. It becomes a tool result with isError set, never a protocol error.
@@ -67,9 +67,9 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		return fail(fmt.Sprintf("the arguments are %d bytes, more than the limit of %d; keep large content in a file and pass its path instead", len(raw), MaxArgsBytes))
 	}
 	// One pass checks the arguments and gathers what the secret scan needs (below).
-	escaped, err := (jsonx.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).Escaped(raw)
+	escaped, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).Escaped(raw)
 	if err != nil {
-		var je *jsonx.Error
+		var je *strictjson.Error
 		if errors.As(err, &je) {
 			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
 		}

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -180,7 +180,7 @@ var specs = []*toolSpec{
 		fields: []field{
 			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
 				desc: "Such as plan-v1."},
-			{name: "data", kind: kJSON, required: true, max: jsonx.MaxSize,
+			{name: "data", kind: kJSON, required: true, max: strictjson.MaxSize,
 				desc: "JSON object or array, at most 1 MiB."},
 		},
 		destructive: true,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/project"
 )
 
@@ -227,7 +227,7 @@ type settingsSource struct {
 // the user's Claude directory, or inside the project with no symlink between the project
 // root and it.
 func projectMayUse(d, configDir, launch string, env Env) bool {
-	if fsx.Beneath(filepath.Clean(configDir), d) {
+	if durable.Beneath(filepath.Clean(configDir), d) {
 		return true
 	}
 	roots := []string{launch}
@@ -235,7 +235,7 @@ func projectMayUse(d, configDir, launch string, env Env) bool {
 		roots = append(roots, r)
 	}
 	for _, r := range roots {
-		if r != "" && fsx.Beneath(r, d) && fsx.CheckBeneath(r, d) == nil {
+		if r != "" && durable.Beneath(r, d) && durable.CheckBeneath(r, d) == nil {
 			return true
 		}
 	}
@@ -272,7 +272,7 @@ func loadSettings(env Env, configDir, launch string) []settingsSource {
 }
 
 func readSettings(p string) (settingsSource, bool) {
-	data, err := fsx.ReadPath(p, maxSettingsFile, true)
+	data, err := durable.ReadPath(p, maxSettingsFile, true)
 	if err != nil {
 		return settingsSource{}, false
 	}

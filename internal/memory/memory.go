@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -72,7 +72,7 @@ type Options struct {
 	// return an error when it gives up. The engine passes a lock in Cairn's state directory;
 	// it must be a lock of its own, not one the caller may already hold while writing L2
 	// (flock locks taken twice through two opens block even within one process). Nil means
-	// fsx's lock on a hidden ".cairn-memory.lock" in the memory directory, empty when idle.
+	// durable's lock on a hidden ".cairn-memory.lock" in the memory directory, empty when idle.
 	Lock func() (unlock func(), err error)
 	// LockWait bounds the default lock's wait; default 2s.
 	LockWait time.Duration
@@ -328,14 +328,14 @@ func sweepTemps(dir string) {
 	}
 }
 
-// dirLock takes the default writer lock: fsx's lock on a hidden lock file in the memory
+// dirLock takes the default writer lock: durable's lock on a hidden lock file in the memory
 // directory, empty whenever no Cairn process is writing. A symlinked memory directory (a
 // moved ~/.claude) is locked where it really is.
 func dirLock(dir string, wait time.Duration) (func(), error) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	d, err := fsx.OpenDir(dir)
+	d, err := durable.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -359,12 +359,12 @@ func (s snapshot) same(o snapshot) bool {
 }
 
 func readLimited(path string) ([]byte, error) {
-	// Never blocks: a FIFO or device planted here is refused at open (fsx.ReadPath).
-	data, err := fsx.ReadPath(path, maxFile, true)
-	if errors.Is(err, fsx.ErrTooLarge) {
+	// Never blocks: a FIFO or device planted here is refused at open (durable.ReadPath).
+	data, err := durable.ReadPath(path, maxFile, true)
+	if errors.Is(err, durable.ErrTooLarge) {
 		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn leaves it as it is", path, maxFile)
 	}
-	if errors.Is(err, fsx.ErrNotRegular) {
+	if errors.Is(err, durable.ErrNotRegular) {
 		return nil, fmt.Errorf("%s is not a regular file; Cairn leaves it as it is", path)
 	}
 	return data, err
@@ -471,7 +471,7 @@ var errChanged = errors.New("changed since it was read")
 // written), and swaps the temp file in. Where the platform can exchange two names atomically
 // it does so and returns exactly what it displaced (known is true); a path that did not exist
 // is created with a hard link, which fails rather than overwrite a file that appeared
-// meanwhile. Elsewhere it renames over path, as fsx.WriteFileAtomic does, and known is false.
+// meanwhile. Elsewhere it renames over path, as durable.WriteFileAtomic does, and known is false.
 func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool, error)) (displaced snapshot, known bool, err error) {
 	dir := filepath.Dir(path)
 	tmp, err := writeTemp(dir, filepath.Base(path), data, perm)
@@ -543,7 +543,7 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool,
 // content is in place and only its survival of a power loss is in doubt, which L2 can live
 // with.
 func syncDir(dir string) error {
-	_ = fsx.SyncDir(dir)
+	_ = durable.SyncDir(dir)
 	return nil
 }
 

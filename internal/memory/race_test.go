@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // The race test re-executes this test binary as a second process that plays the model: it
@@ -209,7 +209,7 @@ func TestRaceNegativeControl(t *testing.T) {
 	for i := 0; !exited(done, &childErr); i++ {
 		cur, _ := os.ReadFile(path)
 		next := SetEntry(cur, TopicFile, IndexLine(TopicTitle, TopicFile, fmt.Sprintf("naive %d", i)))
-		if err := fsx.WriteFileAtomic(path, next, 0o644); err != nil {
+		if err := durable.WriteFileAtomic(path, next, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // Footprint is what Cairn has put into the auto-memory directory: the MEMORY.md lines that
@@ -44,7 +44,7 @@ func (m *Memory) Footprint() (Footprint, error) {
 			fp.Lines = append(fp.Lines, strings.TrimPrefix(l.text, bom))
 		}
 	}
-	ents, err := fsx.ReadDirPath(m.loc.Dir)
+	ents, err := durable.ReadDirPath(m.loc.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fp, unavailable("listing "+m.loc.Dir, err)
 	}

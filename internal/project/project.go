@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // Environment variables read here.
@@ -197,7 +197,7 @@ func canonicalRoot(root string) string {
 
 // readSmall reads a regular, non-symlinked file of at most maxGitFile bytes.
 func readSmall(p string) (string, bool) {
-	b, err := fsx.ReadPath(p, maxGitFile, false)
+	b, err := durable.ReadPath(p, maxGitFile, false)
 	if err != nil {
 		return "", false
 	}

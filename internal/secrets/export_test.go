@@ -3,7 +3,7 @@ package secrets
 import (
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // MatchSpan exposes where the first finding in s lies, so tests can check that no message
@@ -16,8 +16,8 @@ func MatchSpan(s string) (rule, span string) {
 	return r.name, span
 }
 
-// Unescape exposes the JSON string decoder the text fallback uses (jsonx's).
-func Unescape(body string) string { return string(jsonx.AppendUnescaped(nil, []byte(body))) }
+// Unescape exposes the JSON string decoder the text fallback uses (strictjson's).
+func Unescape(body string) string { return string(strictjson.AppendUnescaped(nil, []byte(body))) }
 
 // BuildIndex exposes the keyword index's construction for its benchmark.
 func BuildIndex() { buildIndex() }

@@ -7,11 +7,11 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // scanLimits are the walk's: any size, and nesting to 512 (deeper is scanned as plain text).
-var scanLimits = jsonx.Limits{MaxSize: math.MaxInt, MaxDepth: 512}
+var scanLimits = strictjson.Limits{MaxSize: math.MaxInt, MaxDepth: 512}
 
 // ScanJSON reports the first secret in a JSON document, in a value or in an object key, with
 // its JSON path; nil when it finds none. Escapes are decoded first, so "\u0041KIA..." is seen
@@ -29,14 +29,14 @@ func ScanJSON(doc []byte) *Finding {
 	return ScanChecked(doc, escaped)
 }
 
-// ScanChecked is ScanJSON for a document that jsonx's gate has just accepted, given the text
-// of its escaped strings (jsonx.Limits.Escaped): the check and the scan are then one pass
+// ScanChecked is ScanJSON for a document that strictjson's gate has just accepted, given the text
+// of its escaped strings (strictjson.Limits.Escaped): the check and the scan are then one pass
 // over the document, plus a walk for the path only when something was found or a named
 // rule's keyword occurs.
 func ScanChecked(doc, escaped []byte) *Finding { return ProbeText(doc).Finish(doc, escaped) }
 
 // Probe is what the scan of a document's text found, before its escaped strings are read:
-// ScanChecked in two halves, so that the first can run while jsonx checks the document.
+// ScanChecked in two halves, so that the first can run while strictjson checks the document.
 type Probe struct {
 	found *rule // the rule ScanString finds in the text, if any
 	named bool  // a named rule's keyword occurs in the text
@@ -71,20 +71,20 @@ func (p Probe) Finish(doc, escaped []byte) *Finding {
 	// text or escaped did too, so some is set); so only a member whose key holds a keyword
 	// is read. A scalar value is visited right after its key.
 	keyNames := false
-	err := scanLimits.Walk(doc, func(s string, part jsonx.Part, path []jsonx.Step) bool {
-		if some && part != jsonx.Literal {
+	err := scanLimits.Walk(doc, func(s string, part strictjson.Part, path []strictjson.Step) bool {
+		if some && part != strictjson.Literal {
 			if r := match(s); r != nil {
-				f = &Finding{Rule: r.name, Path: render(path), InKey: part == jsonx.Key}
+				f = &Finding{Rule: r.name, Path: render(path), InKey: part == strictjson.Key}
 				return true
 			}
 		}
-		if part == jsonx.Key {
+		if part == strictjson.Key {
 			r, named := probe(s)
 			keyNames = r != nil || named
 			return false
 		}
 		if n := len(path); keyNames && n > 0 && path[n-1].Index < 0 {
-			member = appendMember(member[:0], path[n-1].Key, s, part == jsonx.String)
+			member = appendMember(member[:0], path[n-1].Key, s, part == strictjson.String)
 			if r := match(view(member)); r != nil {
 				f = &Finding{Rule: r.name, Path: render(path)}
 				return true
@@ -166,7 +166,7 @@ func flatten(s string) string {
 			}
 			i++
 		}
-		b = append(jsonx.AppendUnescaped(b, []byte(s[start:min(i, len(s))])), '\n')
+		b = append(strictjson.AppendUnescaped(b, []byte(s[start:min(i, len(s))])), '\n')
 		i++
 	}
 	return string(b)
@@ -181,7 +181,7 @@ const (
 
 // render writes a path: $.a.b[2], $["odd key"], keys quoted with Go escapes so control, bidi
 // and other invisible characters show as escapes.
-func render(path []jsonx.Step) string {
+func render(path []strictjson.Step) string {
 	segs := make([]string, len(path))
 	for i, p := range path {
 		segs[i] = step(p)
@@ -202,7 +202,7 @@ func render(path []jsonx.Step) string {
 	return head + tail
 }
 
-func step(p jsonx.Step) string {
+func step(p strictjson.Step) string {
 	if p.Index >= 0 {
 		return "[" + strconv.Itoa(p.Index) + "]"
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // A JSON document is never found cleaner than its text, its strings or its members:
@@ -34,7 +34,7 @@ func FuzzJSONSupersetOfText(f *testing.F) {
 		if secrets.ScanString(doc) != nil && secrets.ScanJSON([]byte(doc)) == nil {
 			t.Fatalf("ScanString finds %v in %q but ScanJSON finds nothing", secrets.ScanString(doc), doc)
 		}
-		if jsonx.Check([]byte(doc)) != nil {
+		if strictjson.Check([]byte(doc)) != nil {
 			return // not strict JSON: ScanJSON reads it as text, CheckDocument refuses it
 		}
 		why := inside(doc)
@@ -58,16 +58,16 @@ func FuzzJSONSupersetOfText(f *testing.F) {
 // no member check promises (an escape may hide it from the text the gate reads).
 func inside(doc string) string {
 	var why string
-	_ = jsonx.Default.Walk([]byte(doc), func(s string, part jsonx.Part, path []jsonx.Step) bool {
-		if part != jsonx.Literal {
+	_ = strictjson.Default.Walk([]byte(doc), func(s string, part strictjson.Part, path []strictjson.Step) bool {
+		if part != strictjson.Literal {
 			if f := secrets.ScanString(s); f != nil {
 				why = "ScanString finds " + f.Rule + " in the string " + s
 				return true
 			}
 		}
-		if n := len(path); part != jsonx.Key && n > 0 && path[n-1].Index < 0 {
+		if n := len(path); part != strictjson.Key && n > 0 && path[n-1].Index < 0 {
 			text := `"` + path[n-1].Key + `": ` + s
-			if part == jsonx.String {
+			if part == strictjson.String {
 				text = `"` + path[n-1].Key + `": "` + s + `"`
 			}
 			if f := secrets.ScanString(text); f != nil && secrets.Named(f.Rule) {

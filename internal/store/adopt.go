@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
@@ -66,7 +66,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		return ArchiveInfo{}, res, fmt.Errorf("workflow %s was not replaced: %w", w.ID, err)
 	}
 	jf := journalFile(w.ID)
-	old, err := fsx.ReadFile(s.fs, jf, MaxJournalSize)
+	old, err := durable.ReadFile(s.fs, jf, MaxJournalSize)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ArchiveInfo{}, res, s.writeErr(jf, err)
 	}
@@ -89,7 +89,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	s.cleanTemps(journalDir, w.ID+".jsonl")
 	mark, _ := json.Marshal(pending{Dir: info.Dir, WorkflowID: w.ID,
 		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}})
-	if err := fsx.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
+	if err := durable.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
 		return undo(s.writeErr(pendingArchive, err))
 	}
 	if err := s.fs.Mkdir(dir, 0o700); err != nil {
@@ -107,7 +107,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		if f.data == nil {
 			continue // no journal on disk: the snapshot alone is the copy
 		}
-		if err := fsx.WriteFile(s.fs, dir+"/"+f.name, f.data, 0o600); err != nil {
+		if err := durable.WriteFile(s.fs, dir+"/"+f.name, f.data, 0o600); err != nil {
 			return undo(s.writeErr(dir+"/"+f.name, err))
 		}
 	}
@@ -117,7 +117,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		return undo(err)
 	}
 	// The commit point: the journal replaced whole (a durable atomic replace).
-	if err := fsx.WriteFile(s.fs, jf, journal, 0o600); err != nil && !fsx.IsNotDurable(err) {
+	if err := durable.WriteFile(s.fs, jf, journal, 0o600); err != nil && !durable.IsNotDurable(err) {
 		// Replaced or not, recovery tells from the journal and finishes or undoes.
 		if serr := s.finishArchive(); serr != nil {
 			return info, res, fmt.Errorf("replacing workflow %s: %w; whether it was replaced is settled on the next read (%v)", w.ID, s.writeErr(jf, err), serr)
@@ -247,7 +247,7 @@ func (s *Store) settleAdopt(p pending, dir string) (done bool, err error) {
 	if err != nil || st == nil {
 		return false, fmt.Errorf("reading the adopted line of %s: %w", p.WorkflowID, errOr(err, errChain))
 	}
-	if err := fsx.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600); err != nil && !fsx.IsNotDurable(err) {
+	if err := durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600); err != nil && !durable.IsNotDurable(err) {
 		return false, s.writeErr(WorkflowFile, err)
 	}
 	return true, nil

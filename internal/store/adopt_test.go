@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -147,15 +147,15 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 		}
 	}
 	line := theirLine(2) // shorter than ours: the snapshot alone would not roll it forward
-	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, string, error) {
+	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, string, error) {
 		dir := filepath.Join(t.TempDir(), "cairn")
 		copyTree(t, template, dir)
-		d, err := fsx.OpenDir(dir)
+		d, err := durable.OpenDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
 		s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // ArchiveInfo describes one archived workflow.
@@ -142,7 +142,7 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	s.cleanArchiveTemps()
 	// The marker first, so that recovery knows of every directory this archive makes.
 	mark, _ := json.Marshal(pending{Dir: info.Dir, WorkflowID: id, Active: doc == nil})
-	if err := fsx.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
+	if err := durable.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
 		return undo(s.writeErr(pendingArchive, err))
 	}
 	if err := s.fs.Mkdir(dir, 0o700); err != nil {
@@ -152,11 +152,11 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		return undo(s.writeErr(archiveDir, err))
 	}
 	metaDoc, _ := json.Marshal(info)
-	if err := fsx.WriteFile(s.fs, dir+"/archive.json", metaDoc, 0o600); err != nil {
+	if err := durable.WriteFile(s.fs, dir+"/archive.json", metaDoc, 0o600); err != nil {
 		return undo(s.writeErr(dir+"/archive.json", err))
 	}
 	if doc != nil {
-		if err := fsx.WriteFile(s.fs, dir+"/"+WorkflowFile, doc, 0o600); err != nil {
+		if err := durable.WriteFile(s.fs, dir+"/"+WorkflowFile, doc, 0o600); err != nil {
 			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
 		}
 	} else {
@@ -259,7 +259,7 @@ func notArchived(err error) error {
 // workflow operation runs it first, so no read ever rebuilds an archived workflow from a
 // journal left behind.
 func (s *Store) finishArchive() error {
-	data, err := fsx.ReadFile(s.fs, pendingArchive, 64<<10)
+	data, err := durable.ReadFile(s.fs, pendingArchive, 64<<10)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -349,12 +349,12 @@ func (s *Store) indexPending(p pending, dir string) error {
 	}
 	if !indexed {
 		info := ArchiveInfo{Dir: p.Dir, WorkflowID: p.WorkflowID}
-		if b, err := fsx.ReadFile(s.fs, dir+"/archive.json", 64<<10); err == nil {
+		if b, err := durable.ReadFile(s.fs, dir+"/archive.json", 64<<10); err == nil {
 			_ = json.Unmarshal(b, &info)
 			info.Dir = p.Dir
 		}
 		line, _ := json.Marshal(info)
-		if _, err := fsx.AppendLine(s.fs, archiveIndex, line, true); err != nil {
+		if _, err := durable.AppendLine(s.fs, archiveIndex, line, true); err != nil {
 			return s.writeErr(archiveIndex, err)
 		}
 	}
@@ -500,7 +500,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 		if strings.HasPrefix(n, "conflict-") {
 			a.Reason = "conflict"
 		}
-		if b, err := fsx.ReadFile(s.fs, archiveDir+"/"+n+"/archive.json", 64<<10); err == nil {
+		if b, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/archive.json", 64<<10); err == nil {
 			var m ArchiveInfo
 			if json.Unmarshal(b, &m) == nil && m.Reason != "" {
 				a = m
@@ -552,7 +552,7 @@ func (s *Store) writeIndex(order []ArchiveInfo) error {
 		line, _ := json.Marshal(a)
 		buf = append(append(buf, line...), '\n')
 	}
-	return s.writeErr(archiveIndex, fsx.WriteFile(s.fs, archiveIndex, buf, 0o600))
+	return s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, buf, 0o600))
 }
 
 func (s *Store) readIndex() []ArchiveInfo {
@@ -562,7 +562,7 @@ func (s *Store) readIndex() []ArchiveInfo {
 
 // readIndexErr is readIndex saying whether the index could be read (a missing one is empty).
 func (s *Store) readIndexErr() ([]ArchiveInfo, error) {
-	data, err := fsx.ReadFile(s.fs, archiveIndex, 16<<20)
+	data, err := durable.ReadFile(s.fs, archiveIndex, 16<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -598,7 +598,7 @@ func (s *Store) RecentArchives(n int) ([]ArchiveInfo, bool, error) {
 		out, err := s.ListArchives()
 		return out, false, err
 	}
-	f, st, err := fsx.OpenRead(s.fs, archiveIndex)
+	f, st, err := durable.OpenRead(s.fs, archiveIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -641,7 +641,7 @@ func (s *Store) ReadArchive(dir string) ([]byte, Journal, error) {
 	if _, _, ok := parseArchiveDir(dir); !ok || strings.ContainsAny(dir, `/\`) || strings.Contains(dir, "..") {
 		return nil, Journal{}, &NotFoundError{What: "archive", Name: dir}
 	}
-	data, err := fsx.ReadFile(s.fs, archiveDir+"/"+dir+"/"+WorkflowFile, 1<<20)
+	data, err := durable.ReadFile(s.fs, archiveDir+"/"+dir+"/"+WorkflowFile, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Journal{}, &NotFoundError{What: "archive", Name: dir}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -121,12 +121,12 @@ func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := fsx.OpenDir(dir)
+	d, err := durable.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ff := &fsx.Faulty{FS: d}
+	ff := &durable.Faulty{FS: d}
 	s := mustOpen(t, dir, store.WithFS(ff))
 	s.UpdateWorkflow(setNext(wfID, "plan"))
 	if _, err := s.ReadWorkflow(); err != nil {

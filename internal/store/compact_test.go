@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/fsx/simfs"
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/simfs"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -176,15 +176,15 @@ func compactTemplate(t *testing.T, dir string) int64 {
 func TestFaultInjectionCompaction(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "template")
 	rev := compactTemplate(t, template)
-	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, string, error) {
+	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, string, error) {
 		dir := filepath.Join(t.TempDir(), "cairn")
 		copyTree(t, template, dir)
-		d, err := fsx.OpenDir(dir)
+		d, err := durable.OpenDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
 		s, err := store.Open(dir, store.WithFS(ff), store.WithJournalCompaction(compactAt))
 		if err != nil {
 			t.Fatal(err)
@@ -428,7 +428,7 @@ func TestReadJournalDuringCompactions(t *testing.T) {
 	if _, err := transition(w); err != nil {
 		t.Fatal(err)
 	}
-	d, err := fsx.OpenDir(dir)
+	d, err := durable.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,9 +472,9 @@ func TestReadJournalDuringCompactions(t *testing.T) {
 }
 
 // slowFS pauses before each open, as long as a compaction's two replaces take or longer.
-type slowFS struct{ fsx.FS }
+type slowFS struct{ durable.FS }
 
-func (s slowFS) OpenFile(name string, flag int, perm fs.FileMode) (fsx.File, error) {
+func (s slowFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	time.Sleep(5 * time.Millisecond)
 	return s.FS.OpenFile(name, flag, perm)
 }

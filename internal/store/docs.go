@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // A collection is a directory of NAME.json documents.
@@ -34,9 +34,9 @@ func (c collection) file(name string) string {
 	return c.dir + "/" + name + ".json"
 }
 
-// CheckDocument applies the checks every stored document passes, in one pass of jsonx's
+// CheckDocument applies the checks every stored document passes, in one pass of strictjson's
 // tokenizer: strict JSON (size, depth, UTF-8, duplicate keys, one value) and no secret
-// (secrets.ScanChecked). The error is a *jsonx.Error or a *secrets.Finding, which names the
+// (secrets.ScanChecked). The error is a *strictjson.Error or a *secrets.Finding, which names the
 // rule and JSON path, never the secret.
 func CheckDocument(doc []byte) error {
 	// A large document's text is scanned for secrets on another core while the tokenizer
@@ -48,7 +48,7 @@ func CheckDocument(doc []byte) error {
 	}
 	buf := escapedBufs.Get().(*[]byte)
 	defer escapedBufs.Put(buf)
-	escaped, err := jsonx.Default.AppendEscaped((*buf)[:0], doc)
+	escaped, err := strictjson.Default.AppendEscaped((*buf)[:0], doc)
 	if cap(escaped) <= maxPooled {
 		*buf = escaped
 	}
@@ -76,31 +76,31 @@ const parallelCheck = 64 << 10
 // escapes in every item would otherwise grow from nothing at each save (1.1 MB allocated).
 var escapedBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-const maxPooled = 2 * jsonx.MaxSize
+const maxPooled = 2 * strictjson.MaxSize
 
 func (s *Store) get(c collection, name string) ([]byte, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
 	file := c.file(name)
-	data, err := fsx.ReadFile(s.fs, file, jsonx.MaxSize)
+	data, err := durable.ReadFile(s.fs, file, strictjson.MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &NotFoundError{What: c.what, Name: name}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %q in %s: %w", c.what, name, s.dir, err)
 	}
-	if err := jsonx.Check(data); err != nil {
+	if err := strictjson.Check(data); err != nil {
 		return nil, fmt.Errorf("%s %s in %s is damaged and was left as it is: %w", c.what, file, s.dir, err)
 	}
 	return data, nil
 }
 
 func (s *Store) put(c collection, name string, doc []byte) error {
-	return s.putWith(c, name, doc, fsx.WriteFile)
+	return s.putWith(c, name, doc, durable.WriteFile)
 }
 
-func (s *Store) putWith(c collection, name string, doc []byte, write func(fsx.FS, string, []byte, fs.FileMode) error) error {
+func (s *Store) putWith(c collection, name string, doc []byte, write func(durable.FS, string, []byte, fs.FileMode) error) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
@@ -147,11 +147,11 @@ func (s *Store) Write(name string, doc []byte) error {
 	defer unlock()
 	file := documents.file(name)
 	s.cleanTemps(".", file)
-	if cur, err := fsx.ReadFile(s.fs, file, jsonx.MaxSize); err == nil || errors.Is(err, fsx.ErrTooLarge) {
-		if err != nil || jsonx.Check(cur) != nil {
+	if cur, err := durable.ReadFile(s.fs, file, strictjson.MaxSize); err == nil || errors.Is(err, durable.ErrTooLarge) {
+		if err != nil || strictjson.Check(cur) != nil {
 			why := err
 			if why == nil {
-				why = jsonx.Check(cur)
+				why = strictjson.Check(cur)
 			}
 			if _, err := s.quarantine(file, why); err != nil {
 				return err
@@ -257,7 +257,7 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 // largest cost of the hook. After a power loss it may be old or unreadable, which readers
 // treat as "no session recorded".
 func (s *Store) WriteSession(name string, doc []byte) error {
-	return s.putWith(sessions, name, doc, fsx.WriteFileNoSync)
+	return s.putWith(sessions, name, doc, durable.WriteFileNoSync)
 }
 
 // ReadSession returns sessions/NAME.json; a missing one is a *NotFoundError.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -66,15 +66,15 @@ func TestFaultInjection(t *testing.T) {
 		o.doc = s.Write("initiative", []byte(`{"v":2}`))
 		return o
 	}
-	run := func(t *testing.T, k int, persistent bool) (*fsx.Faulty, outcome, string) {
+	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, outcome, string) {
 		dir := filepath.Join(t.TempDir(), "cairn")
 		copyTree(t, template, dir)
-		d, err := fsx.OpenDir(dir)
+		d, err := durable.OpenDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
 		s, err := store.Open(dir, store.WithFS(ff))
 		if err != nil {
 			t.Fatal(err)
@@ -209,12 +209,12 @@ func TestFaultInjectionArchive(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(k int, persistent bool) (*fsx.Faulty, string, error) {
+			run := func(k int, persistent bool) (*durable.Faulty, string, error) {
 				dir := filepath.Join(t.TempDir(), "cairn")
 				copyTree(t, c.template, dir)
-				d, _ := fsx.OpenDir(dir)
+				d, _ := durable.OpenDir(dir)
 				defer d.Close()
-				ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
+				ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
 				s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, c.opts...)...)
 				if err != nil {
 					t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // Event says what a workflow change was, for the journal: a kind ("start", "transition",
@@ -386,7 +386,7 @@ func (s *Store) ReadJournal(id string) (Journal, error) {
 // journal file is read first: a compaction running meanwhile seals only lines already read,
 // into a segment that is there by the time the segments are listed, so nothing is missed.
 func (s *Store) readJournalFile(file, id string) (Journal, error) {
-	data, err := fsx.ReadFile(s.fs, file, MaxJournalSize)
+	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
 		return Journal{}, fmt.Errorf("reading journal %s in %s: %w", file, s.dir, err)
@@ -400,7 +400,7 @@ func (s *Store) readJournalFile(file, id string) (Journal, error) {
 	}
 	var j Journal
 	for _, f := range segs {
-		seg, err := fsx.ReadFile(s.fs, f, MaxJournalSize)
+		seg, err := durable.ReadFile(s.fs, f, MaxJournalSize)
 		if err != nil {
 			return Journal{}, fmt.Errorf("reading journal %s in %s: %w", f, s.dir, err)
 		}
@@ -501,7 +501,7 @@ func (s *Store) compactJournal(file string, cut int64) error {
 			}
 		}
 	}
-	data, err := fsx.ReadFile(s.fs, file, MaxJournalSize)
+	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	if err != nil {
 		return s.writeErr(file, err)
 	}
@@ -530,11 +530,11 @@ func (s *Store) compactJournal(file string, cut int64) error {
 			return err
 		}
 		seg := dir + "/" + strconv.Itoa(n) + ".jsonl"
-		if err := fsx.WriteFile(s.fs, seg, head, 0o600); err != nil {
+		if err := durable.WriteFile(s.fs, seg, head, 0o600); err != nil {
 			return s.writeErr(seg, err)
 		}
 	}
-	return s.writeErr(file, fsx.WriteFile(s.fs, file, tail, 0o600))
+	return s.writeErr(file, durable.WriteFile(s.fs, file, tail, 0o600))
 }
 
 // sealedOff returns the lines of data after the last one whose sequence number is at most
@@ -736,7 +736,7 @@ func (s *Store) tailRecords(file string, stop func(Record) bool, peek, events bo
 // readTail is tailRecords reading into *scratch, grown as needed, when scratch is not nil: the
 // records then point into it.
 func (s *Store) readTail(file string, stop func(Record) bool, peek, events bool, scratch *[]byte) ([]Record, error) {
-	f, st, err := fsx.OpenRead(s.fs, file)
+	f, st, err := durable.OpenRead(s.fs, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

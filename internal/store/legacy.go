@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // Where the seeds kept their state, relative to the project root.
@@ -38,7 +38,7 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 			return root, rel, true
 		}
 	}
-	entries, err := fsx.ReadDirPath(filepath.Join(root, seed004Dir))
+	entries, err := durable.ReadDirPath(filepath.Join(root, seed004Dir))
 	if err != nil {
 		return "", "", false
 	}
@@ -86,18 +86,18 @@ var errNoLegacy = errors.New("no readable legacy file")
 // readLegacy reads a seed's state file (with seed 002's execution.json) and migrates it in
 // memory. An error other than errNoLegacy says why the file is not a workflow Cairn migrates.
 func (s *Store) readLegacy(root, name string) (Legacy, error) {
-	pd, err := fsx.OpenDir(root)
+	pd, err := durable.OpenDir(root)
 	if err != nil {
 		return Legacy{}, errNoLegacy
 	}
 	defer pd.Close()
-	data, err := fsx.ReadFile(pd, name, jsonx.MaxSize)
+	data, err := durable.ReadFile(pd, name, strictjson.MaxSize)
 	if err != nil {
 		return Legacy{}, errNoLegacy
 	}
 	extra := migrate.Extra{Name: name}
 	if name == seed002Phase {
-		if exec, err := fsx.ReadFile(pd, seed002Exec, jsonx.MaxSize); err == nil {
+		if exec, err := durable.ReadFile(pd, seed002Exec, strictjson.MaxSize); err == nil {
 			extra.Execution = exec
 		}
 	}
@@ -126,7 +126,7 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
 	backup := freeName(s.fs, res.Backup)
-	if err := s.writeErr(backup, fsx.WriteFile(s.fs, backup, data, 0o600)); err != nil {
+	if err := s.writeErr(backup, durable.WriteFile(s.fs, backup, data, 0o600)); err != nil {
 		return w, tailState{}, err
 	}
 	out, err := s.commitRecord(Workflow{}, tailState{}, res.Record, Event{Kind: "migrated", Detail: "from " + res.From.String()})
@@ -140,7 +140,7 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 
 // freeName returns name, or name with a counter before ".json.bak" when it is taken: a backup
 // is never overwritten.
-func freeName(fsys fsx.FS, name string) string {
+func freeName(fsys durable.FS, name string) string {
 	cand := name
 	for i := 2; ; i++ {
 		if _, err := fsys.Lstat(cand); err != nil {
@@ -175,7 +175,7 @@ func (s *Store) FindLegacy() (Legacy, bool) {
 // RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its
 // .v<old>.json.bak name, so it is kept but never considered again. It returns the new name.
 func (s *Store) RetireLegacy(l Legacy) (string, error) {
-	pd, err := fsx.OpenDir(s.o.projectRoot)
+	pd, err := durable.OpenDir(s.o.projectRoot)
 	if err != nil {
 		return "", err
 	}

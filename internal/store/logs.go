@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // MaxLogSize caps what ReadLog reads.
@@ -31,7 +31,7 @@ type Lines struct {
 // Only newline-terminated lines count: a partial last line may be half of a record.
 func ParseLines(data []byte, maxLine int) Lines {
 	var out Lines
-	lim := jsonx.Limits{MaxSize: maxLine, MaxDepth: jsonx.MaxDepth}
+	lim := strictjson.Limits{MaxSize: maxLine, MaxDepth: strictjson.MaxDepth}
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -59,12 +59,12 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
-	line, err := jsonx.Compact(entry)
+	line, err := strictjson.Compact(entry)
 	if err != nil {
 		return fmt.Errorf("log %q entry not appended: %w", name, err)
 	}
 	if len(line) > MaxLogLine {
-		return fmt.Errorf("log %q entry not appended: %w", name, &jsonx.Error{Kind: jsonx.TooLarge, Offset: MaxLogLine,
+		return fmt.Errorf("log %q entry not appended: %w", name, &strictjson.Error{Kind: strictjson.TooLarge, Offset: MaxLogLine,
 			Reason: fmt.Sprintf("a log line is at most %d bytes, this one is %d", MaxLogLine, len(line))})
 	}
 	if f := secrets.ScanJSON(line); f != nil {
@@ -78,7 +78,7 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	defer unlock()
-	_, err = fsx.AppendLine(s.fs, logFile(name), line, true)
+	_, err = durable.AppendLine(s.fs, logFile(name), line, true)
 	return s.writeErr(logFile(name), err)
 }
 
@@ -88,7 +88,7 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 	if err := ValidName(name); err != nil {
 		return Lines{}, err
 	}
-	data, err := fsx.ReadFile(s.fs, logFile(name), MaxLogSize)
+	data, err := durable.ReadFile(s.fs, logFile(name), MaxLogSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Lines{}, &NotFoundError{What: "log", Name: name}
 	}

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // The test binary doubles as the writer processes these tests start and kill.
@@ -239,7 +239,7 @@ func TestKillDashNine(t *testing.T) {
 		// Raw files first, before any store call repairs anything.
 		snap, err := os.ReadFile(filepath.Join(dir, store.WorkflowFile))
 		if err == nil {
-			if jsonx.Check(snap) != nil {
+			if strictjson.Check(snap) != nil {
 				t.Fatalf("kill %d: snapshot is not a complete document: %.80q", i, snap)
 			}
 			rev := revOf(t, snap)
@@ -269,7 +269,7 @@ func TestKillDashNine(t *testing.T) {
 			t.Fatalf("kill %d: journal has %d records, %d acknowledged", i, n, ackWF)
 		}
 		if cp, err := os.ReadFile(filepath.Join(dir, "checkpoints", "cp.json")); err == nil {
-			if jsonx.Check(cp) != nil || revOf2(t, cp) < ackCP {
+			if strictjson.Check(cp) != nil || revOf2(t, cp) < ackCP {
 				t.Fatalf("kill %d: checkpoint %.60q, %d acknowledged", i, cp, ackCP)
 			}
 		}

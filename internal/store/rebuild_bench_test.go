@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
-type benchNoSync struct{ fsx.FS }
-type benchNoSyncFile struct{ fsx.File }
+type benchNoSync struct{ durable.FS }
+type benchNoSyncFile struct{ durable.File }
 
-func (n benchNoSync) OpenFile(name string, flag int, perm fs.FileMode) (fsx.File, error) {
+func (n benchNoSync) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	f, err := n.FS.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func benchDoc(n int64) []byte {
 // write and is not part of it.
 func BenchmarkRebuild1000(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "cairn")
-	d0, _ := fsx.OpenDir(func() string { os.MkdirAll(dir, 0o700); return dir }())
+	d0, _ := durable.OpenDir(func() string { os.MkdirAll(dir, 0o700); return dir }())
 	s, err := Open(dir, WithFS(benchNoSync{d0}))
 	if err != nil {
 		b.Fatal(err)

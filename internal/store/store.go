@@ -11,7 +11,7 @@
 // exception: archive directories beyond the retention count are pruned (see Archive). (Temp files a killed writer left behind
 // are not state; they are removed once no writer can be using them.)
 //
-// Every write goes through an fsx.FS anchored at the state directory, is checked first
+// Every write goes through a durable.FS anchored at the state directory, is checked first
 // (CheckDocument: strict JSON and no secret, in one pass), and leaves the old content intact
 // when it fails.
 //
@@ -36,8 +36,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/fsx/simfs"
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/simfs"
 )
 
 // File and directory names inside the state directory.
@@ -75,7 +75,7 @@ var (
 )
 
 // LockTimeoutError says which lock file stayed held and by whom.
-type LockTimeoutError = fsx.LockTimeoutError
+type LockTimeoutError = durable.LockTimeoutError
 
 // NotFoundError says what was missing.
 type NotFoundError struct {
@@ -102,7 +102,7 @@ type WriteError struct {
 
 func (e *WriteError) Error() string {
 	switch {
-	case fsx.IsNotDurable(e.Err):
+	case durable.IsNotDurable(e.Err):
 		return fmt.Sprintf("%s in %s was written but may not survive a power loss: %v", e.Name, e.Dir, errors.Unwrap(e.Err))
 	case errors.Is(e.Err, syscall.EROFS) || errors.Is(e.Err, fs.ErrPermission):
 		return fmt.Sprintf("cannot write %s: the state directory %s is read-only or not writable (%v); nothing was changed and the existing state can still be read", e.Name, e.Dir, e.Err)
@@ -120,13 +120,13 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // processes: writes that read first hold a cross-process lock.
 type Store struct {
 	dir  string
-	fs   fsx.FS
+	fs   durable.FS
 	real io.Closer
 	o    options
 }
 
 type options struct {
-	fs          fsx.FS
+	fs          durable.FS
 	retention   int
 	lockWait    time.Duration
 	now         func() time.Time
@@ -167,7 +167,7 @@ func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
 
 // WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
 // injection in tests.
-func WithFS(fsys fsx.FS) Option { return func(o *options) { o.fs = fsys } }
+func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
 
 // Open opens the state directory dir, creating it (and missing parents) 0700 with a
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is
@@ -186,9 +186,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		root = filepath.Dir(filepath.Dir(abs))
 	}
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("opening state directory %s: %w", abs, fsx.ErrSymlinkDir)
+		return nil, fmt.Errorf("opening state directory %s: %w", abs, durable.ErrSymlinkDir)
 	} else if errors.Is(err, fs.ErrNotExist) && o.noCreate {
-		if err := fsx.CheckBeneath(root, abs); err != nil {
+		if err := durable.CheckBeneath(root, abs); err != nil {
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
 		// An empty in-memory directory (simfs) stands in for the missing one.
@@ -198,8 +198,8 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	// Below the project root no component may be a link (.claude -> /elsewhere would put
 	// state there): MkdirBeneath checks each one and creates what is missing.
-	if _, err := fsx.MkdirBeneath(root, abs, 0o700); err != nil {
-		if errors.Is(err, fsx.ErrLinkedComponent) {
+	if _, err := durable.MkdirBeneath(root, abs, 0o700); err != nil {
+		if errors.Is(err, durable.ErrLinkedComponent) {
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
 		return nil, fmt.Errorf("creating state directory %s: %w", abs, err)
@@ -207,7 +207,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err := privateDir(abs); err != nil {
 		return nil, err
 	}
-	d, err := fsx.OpenDir(abs)
+	d, err := durable.OpenDir(abs)
 	if err != nil {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 	}
@@ -220,7 +220,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) && !o.noCreate {
 		// Failing here (a read-only directory) must not stop reads; writes will say why.
-		_ = fsx.WriteFile(s.fs, ".gitignore", []byte("*\n"), 0o600)
+		_ = durable.WriteFile(s.fs, ".gitignore", []byte("*\n"), 0o600)
 	}
 	return s, nil
 }
@@ -250,7 +250,7 @@ func (s *Store) writeErr(name string, err error) error {
 func (s *Store) lock(name string) (func() error, error) {
 	unlock, err := s.fs.Lock(".lock-"+name, s.o.lockWait)
 	if err != nil {
-		var te *fsx.LockTimeoutError
+		var te *durable.LockTimeoutError
 		if errors.As(err, &te) {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func (s *Store) lock(name string) (func() error, error) {
 }
 
 func (s *Store) mkdir(name string) error {
-	return s.writeErr(name, fsx.MkdirIn(s.fs, name, 0o700))
+	return s.writeErr(name, durable.MkdirIn(s.fs, name, 0o700))
 }
 
 func (s *Store) utc() string { return s.o.now().UTC().Format("20060102T150405.000Z") }

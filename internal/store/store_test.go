@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 func TestOpenCreatesPrivateDirWithGitignore(t *testing.T) {
@@ -55,7 +55,7 @@ func TestOpenRefusesSymlinkedStateDir(t *testing.T) {
 		t.Skip("symlinks unavailable:", err)
 	}
 	_, err := store.Open(link)
-	if !errors.Is(err, fsx.ErrSymlinkDir) || !strings.Contains(err.Error(), link) {
+	if !errors.Is(err, durable.ErrSymlinkDir) || !strings.Contains(err.Error(), link) {
 		t.Fatalf("got %v, want ErrSymlinkDir naming %s", err, link)
 	}
 	if _, err := os.Stat(filepath.Join(real, ".gitignore")); err == nil {
@@ -192,15 +192,15 @@ func TestBadInputIsRefusedAndNothingIsLost(t *testing.T) {
 	cases := []struct {
 		name string
 		doc  string
-		kind jsonx.Kind
+		kind strictjson.Kind
 		rule string
 	}{
-		{"huge", `{"a":"` + strings.Repeat("x", jsonx.MaxSize) + `"}`, jsonx.TooLarge, ""},
-		{"deep", strings.Repeat(`{"a":`, 65) + `1` + strings.Repeat(`}`, 65), jsonx.TooDeep, ""},
-		{"invalid-utf8", "{\"a\":\"\xc3\x28\"}", jsonx.InvalidUTF8, ""},
-		{"duplicate-keys", `{"a":1,"b":{"c":1,"c":2}}`, jsonx.DuplicateKey, ""},
-		{"two-values", `{}{}`, jsonx.Trailing, ""},
-		{"not-json", `hello`, jsonx.Syntax, ""},
+		{"huge", `{"a":"` + strings.Repeat("x", strictjson.MaxSize) + `"}`, strictjson.TooLarge, ""},
+		{"deep", strings.Repeat(`{"a":`, 65) + `1` + strings.Repeat(`}`, 65), strictjson.TooDeep, ""},
+		{"invalid-utf8", "{\"a\":\"\xc3\x28\"}", strictjson.InvalidUTF8, ""},
+		{"duplicate-keys", `{"a":1,"b":{"c":1,"c":2}}`, strictjson.DuplicateKey, ""},
+		{"two-values", `{}{}`, strictjson.Trailing, ""},
+		{"not-json", `hello`, strictjson.Syntax, ""},
 		{"github-token", `{"vars":{"TOKEN":"` + ghToken + `"}}`, "", "github"},
 		{"url-credentials", `{"db":["postgres://admin:hunter2secret@db.example.com/x"]}`, "", "url"},
 	}
@@ -217,7 +217,7 @@ func TestBadInputIsRefusedAndNothingIsLost(t *testing.T) {
 					t.Fatalf("%s accepted %s", what, c.name)
 				}
 				if c.kind != "" {
-					var je *jsonx.Error
+					var je *strictjson.Error
 					if !errors.As(err, &je) || je.Kind != c.kind {
 						t.Fatalf("%s: got %v, want %s", what, err, c.kind)
 					}
@@ -347,8 +347,8 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("after repair: %q torn %d", l.Lines, l.Torn)
 	}
 	big := `{"a":"` + strings.Repeat("x", store.MaxLogLine) + `"}`
-	var je *jsonx.Error
-	if err := s.AppendLog("benchmarks", []byte(big)); !errors.As(err, &je) || je.Kind != jsonx.TooLarge {
+	var je *strictjson.Error
+	if err := s.AppendLog("benchmarks", []byte(big)); !errors.As(err, &je) || je.Kind != strictjson.TooLarge {
 		t.Fatalf("65 KiB line: %v", err)
 	}
 	if _, err := s.ReadLog("nope"); !errors.Is(err, store.ErrNotFound) {
@@ -394,7 +394,7 @@ func FuzzParseLines(f *testing.F) {
 			t.Fatalf("torn %d for %q", l.Torn, data)
 		}
 		for _, line := range l.Lines {
-			if jsonx.Check(line) != nil || bytes.IndexByte(line, '\n') >= 0 {
+			if strictjson.Check(line) != nil || bytes.IndexByte(line, '\n') >= 0 {
 				t.Fatalf("returned bad line %q", line)
 			}
 		}
@@ -461,13 +461,13 @@ func TestLogAppendCloseFailureAfterSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Find the close of the log file in a clean append, then fail exactly that one.
-	probe := func(failAt int) (*fsx.Faulty, error) {
-		d, err := fsx.OpenDir(dir)
+	probe := func(failAt int) (*durable.Faulty, error) {
+		d, err := durable.OpenDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { d.Close() })
-		ff := &fsx.Faulty{FS: d, FailAt: failAt}
+		ff := &durable.Faulty{FS: d, FailAt: failAt}
 		fs := mustOpen(t, dir, store.WithFS(ff))
 		return ff, fs.AppendLog("events", []byte(`{"n":2}`))
 	}

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -74,7 +74,7 @@ func (e errNeedsMigration) Error() string { return "older format " + e.format.St
 // readMeta checks a workflow record and reads version, workflow_id and revision. An older
 // format comes back as errNeedsMigration, a newer one as *migrate.NewerError.
 func readMeta(doc []byte) (meta, error) {
-	m, err := jsonx.Object(doc)
+	m, err := strictjson.Object(doc)
 	if err != nil {
 		return meta{}, err
 	}
@@ -113,7 +113,7 @@ func metaValue[T any](raw json.RawMessage, p *T) bool {
 // With no workflow it returns a *NotFoundError, possibly with Notices. A record written by a
 // newer Cairn is refused with a *migrate.NewerError and left as it is.
 func (s *Store) ReadWorkflow() (Workflow, error) {
-	data, err := fsx.ReadFile(s.fs, WorkflowFile, jsonx.MaxSize)
+	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
 	if err == nil {
 		m, merr := readMeta(data)
 		if merr == nil {
@@ -142,7 +142,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		if !s.anythingToRecover() {
 			return Workflow{}, &NotFoundError{What: "workflow"}
 		}
-	} else if !errors.Is(err, fsx.ErrTooLarge) {
+	} else if !errors.Is(err, durable.ErrTooLarge) {
 		// A planted FIFO, symlink or hard link, or an unreadable file: say so, move nothing.
 		return Workflow{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
 	}
@@ -224,7 +224,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	if err := s.finishArchive(); err != nil {
 		return w, tailState{}, err
 	}
-	data, err := fsx.ReadFile(s.fs, WorkflowFile, jsonx.MaxSize)
+	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
 	var m meta
 	switch {
 	case err == nil:
@@ -246,7 +246,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			w.Notices = append(w.Notices, n)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-	case errors.Is(err, fsx.ErrTooLarge):
+	case errors.Is(err, durable.ErrTooLarge):
 		n, qerr := s.quarantine(WorkflowFile, err)
 		if qerr != nil {
 			return w, tailState{}, qerr
@@ -274,7 +274,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		if err != nil {
 			return w, tailState{}, fmt.Errorf("the newest journal record is not a usable workflow record: %w", err)
 		}
-		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, rec.Snapshot, 0o600)); err != nil {
+		if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, rec.Snapshot, 0o600)); err != nil {
 			return w, tailState{}, err
 		}
 		w.Data, w.ID, w.Revision = rec.Snapshot, rm.id, rec.Revision
@@ -304,7 +304,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		if err != nil || st == nil || st.Seq != tail.Seq {
 			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, errOr(err, errChain))
 		}
-		if err := s.writeErr(WorkflowFile, fsx.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
+		if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
 			return w, tailState{}, err
 		}
 		w.Notices = append(w.Notices, Notice{Kind: "rolled-forward", Path: WorkflowFile, Revision: tail.Revision,
@@ -589,12 +589,12 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 	jf := journalFile(m.id)
 	// The journal line is the commit point: unless it is durable (a failed directory sync
 	// included), the change is not acknowledged.
-	appended, err := fsx.AppendLine(s.fs, jf, encodeRecord(rec), true)
+	appended, err := durable.AppendLine(s.fs, jf, encodeRecord(rec), true)
 	if err != nil {
 		return res, s.writeErr(jf, err)
 	}
 	res = Result{Workflow: Workflow{Data: next, ID: m.id, Revision: m.rev, Notices: w.Notices}, Changed: true, Seq: rec.Seq}
-	if err := fsx.WriteFile(s.fs, WorkflowFile, next, 0o600); err != nil && !fsx.IsNotDurable(err) {
+	if err := durable.WriteFile(s.fs, WorkflowFile, next, 0o600); err != nil && !durable.IsNotDurable(err) {
 		// Committed in the journal; readers already see it there and the next locked
 		// operation brings the snapshot up to date.
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: m.rev,
@@ -651,7 +651,7 @@ func (s *Store) cleanTemps(dir, file string) {
 	if err != nil {
 		return
 	}
-	prefix := fsx.TempPrefix(file)
+	prefix := durable.TempPrefix(file)
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
 			if dir != "." {

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 func TestDetect(t *testing.T) {
 	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
-	huge := `{"type":"APEX","phase":"plan","context":"` + strings.Repeat("x", jsonx.MaxSize) + `"}`
+	huge := `{"type":"APEX","phase":"plan","context":"` + strings.Repeat("x", strictjson.MaxSize) + `"}`
 	tests := []struct {
 		name    string
 		in      string

@@ -7,31 +7,31 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
-// strictCheck is jsonx.Check, the store's own gate, so a migrated record is one the store
+// strictCheck is strictjson.Check, the store's own gate, so a migrated record is one the store
 // accepts: exactly one JSON value of at most 1 MiB, nested at most 64 deep, in valid UTF-8,
 // with no duplicate key in any object. The error says what is wrong in migration's words.
 func strictCheck(data []byte) error {
-	err := jsonx.Check(data)
-	var je *jsonx.Error
+	err := strictjson.Check(data)
+	var je *strictjson.Error
 	if err == nil || !errors.As(err, &je) {
 		return err
 	}
 	why := je.Error()
 	switch {
-	case je.Kind == jsonx.TooLarge:
+	case je.Kind == strictjson.TooLarge:
 		why = fmt.Sprintf("%d bytes, over the 1 MiB limit", len(data))
-	case je.Kind == jsonx.InvalidUTF8:
+	case je.Kind == strictjson.InvalidUTF8:
 		why = "invalid UTF-8"
-	case je.Kind == jsonx.Trailing:
+	case je.Kind == strictjson.Trailing:
 		why = "more than one JSON value"
-	case je.Kind == jsonx.Empty:
+	case je.Kind == strictjson.Empty:
 		why = "empty document"
-	case je.Kind == jsonx.TooDeep:
-		why = fmt.Sprintf("nested deeper than %d", jsonx.MaxDepth)
-	case je.Kind == jsonx.DuplicateKey:
+	case je.Kind == strictjson.TooDeep:
+		why = fmt.Sprintf("nested deeper than %d", strictjson.MaxDepth)
+	case je.Kind == strictjson.DuplicateKey:
 		why = je.Reason
 	case strings.HasPrefix(je.Reason, "unexpected end of input"), je.Reason == "unterminated string":
 		why = "unexpected end of input (truncated?)"

@@ -1,10 +1,10 @@
-// Package fsx holds the durable file primitives Cairn's state stands on: the atomic, durable
+// Package durable holds the durable file primitives Cairn's state stands on: the atomic, durable
 // replace of a whole file, a durable line append with torn-tail repair, cross-process locks on
 // dedicated lock files, careful reads that refuse planted FIFOs, symlinks and hard links, and
 // an FS interface (real: an os.Root anchored at the state directory; test: fault injection)
 // that every store write goes through. It knows nothing of workflows; its only JSON is the lock
 // holder's record (for the timeout message). internal/store and internal/memory build on it.
-package fsx
+package durable
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-// Package simfs is an in-memory fsx.FS that models what a power loss keeps, for tests: a
+// Package simfs is an in-memory durable.FS that models what a power loss keeps, for tests: a
 // file's bytes survive only as of its last Sync, and a directory's entries (creates, renames,
 // removes) only as of its last SyncDir. Power is lost at a chosen operation; Recover then gives
 // the file system as it would come back after a reboot. Enumerating the operation at which
@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // ErrPowerLost is returned by every operation from the one at which power is lost.
@@ -164,7 +164,7 @@ func (f *FS) lookup(op, name string) (*node, error) {
 }
 
 // OpenFile opens or creates a file; O_CREATE, O_EXCL, O_TRUNC and O_APPEND are honoured.
-func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (fsx.File, error) {
+func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.step(); err != nil {
@@ -358,7 +358,7 @@ func (i info) ModTime() time.Time { return i.n.mtime }
 func (i info) IsDir() bool        { return i.n.dir }
 func (i info) Sys() any           { return nil }
 
-// ID lets fsx tell whether two FileInfos are the same file.
+// ID lets durable tell whether two FileInfos are the same file.
 func (i info) ID() uint64 { return i.n.id }
 
 type file struct {
@@ -480,4 +480,4 @@ func (h *file) Close() error {
 	return err
 }
 
-var _ fsx.FS = (*FS)(nil)
+var _ durable.FS = (*FS)(nil)

@@ -1,4 +1,4 @@
-package jsonx_test
+package strictjson_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // doc1M is a 1 MB checkpoint-shaped document: objects of short strings, paths and numbers.
@@ -26,18 +26,18 @@ func doc1M() []byte {
 // BenchmarkCheck1M is the strict gate alone, beside json.Valid on the same bytes.
 func BenchmarkCheck1M(b *testing.B) {
 	doc := doc1M()
-	b.Run("jsonx.Check", func(b *testing.B) {
+	b.Run("strictjson.Check", func(b *testing.B) {
 		b.SetBytes(int64(len(doc)))
 		for b.Loop() {
-			if err := jsonx.Check(doc); err != nil {
+			if err := strictjson.Check(doc); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("jsonx.Escaped", func(b *testing.B) {
+	b.Run("strictjson.Escaped", func(b *testing.B) {
 		b.SetBytes(int64(len(doc)))
 		for b.Loop() {
-			if _, err := jsonx.Default.Escaped(doc); err != nil {
+			if _, err := strictjson.Default.Escaped(doc); err != nil {
 				b.Fatal(err)
 			}
 		}

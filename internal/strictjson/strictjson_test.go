@@ -1,4 +1,4 @@
-package jsonx_test
+package strictjson_test
 
 import (
 	"encoding/json"
@@ -9,17 +9,17 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/cairn-dev/cairn/internal/jsonx"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 func TestCheck(t *testing.T) {
 	deep := strings.Repeat("[", 64) + strings.Repeat("]", 64)
 	tooDeep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
-	huge := `"` + strings.Repeat("a", jsonx.MaxSize) + `"`
+	huge := `"` + strings.Repeat("a", strictjson.MaxSize) + `"`
 	cases := []struct {
 		name string
 		in   string
-		kind jsonx.Kind // "" = valid
+		kind strictjson.Kind // "" = valid
 		off  int
 	}{
 		{"object", `{"a":1,"b":[true,false,null],"c":{"d":"e"}}`, "", 0},
@@ -27,33 +27,33 @@ func TestCheck(t *testing.T) {
 		{"whitespace-around", " \n{\"a\":-1.5e+3}\t\r\n", "", 0},
 		{"unicode-keys", `{"é":1,"e\u0301":2}`, "", 0},
 		{"depth-64", deep, "", 0},
-		{"depth-65", tooDeep, jsonx.TooDeep, 64},
+		{"depth-65", tooDeep, strictjson.TooDeep, 64},
 		{"brackets-in-strings-do-not-count", `["` + strings.Repeat("[", 100) + `"]`, "", 0},
-		{"too-large", huge, jsonx.TooLarge, jsonx.MaxSize},
-		{"invalid-utf8", "{\"a\":\"\xff\"}", jsonx.InvalidUTF8, 6},
-		{"duplicate-top", `{"a":1,"a":2}`, jsonx.DuplicateKey, 7},
-		{"duplicate-nested", `{"x":[{"k":1,"k":1}]}`, jsonx.DuplicateKey, 13},
-		{"duplicate-escaped", `{"a":1,"\u0061":2}`, jsonx.DuplicateKey, 7},
+		{"too-large", huge, strictjson.TooLarge, strictjson.MaxSize},
+		{"invalid-utf8", "{\"a\":\"\xff\"}", strictjson.InvalidUTF8, 6},
+		{"duplicate-top", `{"a":1,"a":2}`, strictjson.DuplicateKey, 7},
+		{"duplicate-nested", `{"x":[{"k":1,"k":1}]}`, strictjson.DuplicateKey, 13},
+		{"duplicate-escaped", `{"a":1,"\u0061":2}`, strictjson.DuplicateKey, 7},
 		{"same-key-different-objects", `[{"a":1},{"a":2}]`, "", 0},
 		{"case-differs-is-not-duplicate", `{"a":1,"A":2}`, "", 0},
-		{"two-values", `{} {}`, jsonx.Trailing, 3},
-		{"trailing-garbage", `1x`, jsonx.Trailing, 1},
-		{"empty", ``, jsonx.Empty, 0},
-		{"only-space", `   `, jsonx.Empty, 0},
-		{"trailing-comma", `[1,]`, jsonx.Syntax, 3},
-		{"single-quotes", `{'a':1}`, jsonx.Syntax, 1},
-		{"leading-zero", `01`, jsonx.Trailing, 1},
-		{"bare-minus", `-`, jsonx.Syntax, 1},
-		{"control-char", "\"a\x01\"", jsonx.Syntax, 2},
-		{"bad-escape", `"\x"`, jsonx.Syntax, 2},
-		{"short-unicode-escape", `"\u12"`, jsonx.Syntax, 2},
-		{"unterminated", `{"a":"b`, jsonx.Syntax, 5},
-		{"nan", `NaN`, jsonx.Syntax, 0},
-		{"truncated-object", `{"a":1`, jsonx.Syntax, 6},
+		{"two-values", `{} {}`, strictjson.Trailing, 3},
+		{"trailing-garbage", `1x`, strictjson.Trailing, 1},
+		{"empty", ``, strictjson.Empty, 0},
+		{"only-space", `   `, strictjson.Empty, 0},
+		{"trailing-comma", `[1,]`, strictjson.Syntax, 3},
+		{"single-quotes", `{'a':1}`, strictjson.Syntax, 1},
+		{"leading-zero", `01`, strictjson.Trailing, 1},
+		{"bare-minus", `-`, strictjson.Syntax, 1},
+		{"control-char", "\"a\x01\"", strictjson.Syntax, 2},
+		{"bad-escape", `"\x"`, strictjson.Syntax, 2},
+		{"short-unicode-escape", `"\u12"`, strictjson.Syntax, 2},
+		{"unterminated", `{"a":"b`, strictjson.Syntax, 5},
+		{"nan", `NaN`, strictjson.Syntax, 0},
+		{"truncated-object", `{"a":1`, strictjson.Syntax, 6},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := jsonx.Check([]byte(c.in))
+			err := strictjson.Check([]byte(c.in))
 			if c.kind == "" {
 				if err != nil {
 					t.Fatalf("got %v, want valid", err)
@@ -63,9 +63,9 @@ func TestCheck(t *testing.T) {
 				}
 				return
 			}
-			var je *jsonx.Error
+			var je *strictjson.Error
 			if !errors.As(err, &je) {
-				t.Fatalf("got %v, want *jsonx.Error %s", err, c.kind)
+				t.Fatalf("got %v, want *strictjson.Error %s", err, c.kind)
 			}
 			if je.Kind != c.kind || je.Offset != c.off {
 				t.Fatalf("got %s at %d (%v), want %s at %d", je.Kind, je.Offset, je, c.kind, c.off)
@@ -79,25 +79,25 @@ func TestCheck(t *testing.T) {
 
 func TestDuplicateKeyMessageDoesNotDumpHugeKeys(t *testing.T) {
 	k := strings.Repeat("k", 5000)
-	err := jsonx.Check([]byte(`{"` + k + `":1,"` + k + `":2}`))
+	err := strictjson.Check([]byte(`{"` + k + `":1,"` + k + `":2}`))
 	if err == nil || len(err.Error()) > 200 {
 		t.Fatalf("message of %d bytes: %.100v", len(err.Error()), err)
 	}
 }
 
 func TestCompactAndObject(t *testing.T) {
-	got, err := jsonx.Compact([]byte("{ \"a\" : [1, 2],\n \"b\": \"x y\" }"))
+	got, err := strictjson.Compact([]byte("{ \"a\" : [1, 2],\n \"b\": \"x y\" }"))
 	if err != nil || string(got) != `{"a":[1,2],"b":"x y"}` {
 		t.Fatalf("got %s, %v", got, err)
 	}
-	m, err := jsonx.Object([]byte(`{"revision":3,"Revision":4}`))
+	m, err := strictjson.Object([]byte(`{"revision":3,"Revision":4}`))
 	if err != nil || string(m["revision"]) != "3" {
 		t.Fatalf("got %v, %v", m, err)
 	}
-	if _, err := jsonx.Object([]byte(`[1]`)); err == nil {
+	if _, err := strictjson.Object([]byte(`[1]`)); err == nil {
 		t.Fatal("Object accepted an array")
 	}
-	if _, err := jsonx.Compact([]byte(`{"a":1,"a":1}`)); err == nil {
+	if _, err := strictjson.Compact([]byte(`{"a":1,"a":1}`)); err == nil {
 		t.Fatal("Compact accepted a duplicate key")
 	}
 }
@@ -110,7 +110,7 @@ func FuzzCheck(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		err := jsonx.Check(data)
+		err := strictjson.Check(data)
 		if err == nil {
 			if !json.Valid(data) {
 				t.Fatalf("Check accepted invalid JSON %q", data)
@@ -124,15 +124,15 @@ func FuzzCheck(f *testing.F) {
 			}
 			return
 		}
-		var je *jsonx.Error
+		var je *strictjson.Error
 		if !errors.As(err, &je) {
-			t.Fatalf("error %T is not a *jsonx.Error", err)
+			t.Fatalf("error %T is not a *strictjson.Error", err)
 		}
-		if je.Offset < 0 || je.Offset > len(data) && je.Kind != jsonx.TooLarge {
+		if je.Offset < 0 || je.Offset > len(data) && je.Kind != strictjson.TooLarge {
 			t.Fatalf("offset %d outside the %d-byte input", je.Offset, len(data))
 		}
 		// Everything encoding/json accepts we accept too, unless one of our extra rules fired.
-		if json.Valid(data) && (je.Kind == jsonx.Syntax || je.Kind == jsonx.Trailing || je.Kind == jsonx.Empty) {
+		if json.Valid(data) && (je.Kind == strictjson.Syntax || je.Kind == strictjson.Trailing || je.Kind == strictjson.Empty) {
 			t.Fatalf("rejected valid JSON %q: %v", data, err)
 		}
 	})
@@ -144,13 +144,13 @@ func FuzzCheck(f *testing.F) {
 func checkWalk(t *testing.T, data []byte) {
 	t.Helper()
 	var got []string
-	err := jsonx.Default.Walk(data, func(s string, _ jsonx.Part, _ []jsonx.Step) bool {
+	err := strictjson.Default.Walk(data, func(s string, _ strictjson.Part, _ []strictjson.Step) bool {
 		got = append(got, s)
 		return false
 	})
-	escaped, eerr := jsonx.Default.Escaped(data)
-	if (err == nil) != (jsonx.Check(data) == nil) || (eerr == nil) != (err == nil) {
-		t.Fatalf("Walk %v, Escaped %v and Check %v disagree on %q", err, eerr, jsonx.Check(data), data)
+	escaped, eerr := strictjson.Default.Escaped(data)
+	if (err == nil) != (strictjson.Check(data) == nil) || (eerr == nil) != (err == nil) {
+		t.Fatalf("Walk %v, Escaped %v and Check %v disagree on %q", err, eerr, strictjson.Check(data), data)
 	}
 	if err != nil {
 		return
@@ -195,7 +195,7 @@ func TestWalkMatchesEncodingJSON(t *testing.T) {
 	}
 	// Paths name each key and index on the way to a value.
 	var paths []string
-	_ = jsonx.Default.Walk([]byte(`{"a":[{"b":"x"}],"c":"y"}`), func(s string, part jsonx.Part, path []jsonx.Step) bool {
+	_ = strictjson.Default.Walk([]byte(`{"a":[{"b":"x"}],"c":"y"}`), func(s string, part strictjson.Part, path []strictjson.Step) bool {
 		p := ""
 		for _, st := range path {
 			if st.Index >= 0 {
@@ -204,7 +204,7 @@ func TestWalkMatchesEncodingJSON(t *testing.T) {
 				p += "." + st.Key
 			}
 		}
-		paths = append(paths, fmt.Sprintf("%s%s=%s", p, map[bool]string{true: "#key"}[part == jsonx.Key], s))
+		paths = append(paths, fmt.Sprintf("%s%s=%s", p, map[bool]string{true: "#key"}[part == strictjson.Key], s))
 		return s == "x"
 	})
 	if got := strings.Join(paths, " "); got != "#key=a .a[0]#key=b .a[0].b=x" {
@@ -230,29 +230,29 @@ func TestStringBytesAtEveryOffset(t *testing.T) {
 			lead := strings.Repeat("a", pad)
 			for _, c := range []string{"\x00", "\x01", "\x1f"} {
 				doc := `"` + lead + c + tail + `"`
-				var je *jsonx.Error
-				if err := jsonx.Check([]byte(doc)); !errors.As(err, &je) || je.Kind != jsonx.Syntax || je.Offset != 1+pad {
+				var je *strictjson.Error
+				if err := strictjson.Check([]byte(doc)); !errors.As(err, &je) || je.Kind != strictjson.Syntax || je.Offset != 1+pad {
 					t.Errorf("Check(%q) = %v, want a control character at %d", doc, err, 1+pad)
 				}
 			}
 			for _, c := range []string{" ", "\x7f", "é", `\"`, `\\`, `\n`, `\u0041`, `\ud83d\ude80`} {
 				doc := `"` + lead + c + tail + `"`
-				if err := jsonx.Check([]byte(doc)); err != nil {
+				if err := strictjson.Check([]byte(doc)); err != nil {
 					t.Errorf("Check(%q) = %v", doc, err)
 				}
 				var want string
 				if err := json.Unmarshal([]byte(doc), &want); err != nil {
 					t.Fatal(err)
 				}
-				esc, err := jsonx.Default.Escaped([]byte(doc))
+				esc, err := strictjson.Default.Escaped([]byte(doc))
 				if strings.Contains(c, `\`) && (err != nil || string(esc) != want+"\n") {
 					t.Errorf("Escaped(%q) = %q, %v, want %q", doc, esc, err, want+"\n")
 				}
 			}
 			// The quote ends the string where it is: what follows is trailing data.
 			doc := `"` + lead + `"` + tail + `"`
-			var je *jsonx.Error
-			if err := jsonx.Check([]byte(doc)); tail != "" && (!errors.As(err, &je) || je.Offset != 2+pad) {
+			var je *strictjson.Error
+			if err := strictjson.Check([]byte(doc)); tail != "" && (!errors.As(err, &je) || je.Offset != 2+pad) {
 				t.Errorf("Check(%q) = %v, want an error at %d", doc, err, 2+pad)
 			}
 		}

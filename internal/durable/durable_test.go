@@ -1,4 +1,4 @@
-package fsx_test
+package durable_test
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
-func mustDir(t *testing.T) (*fsx.Dir, string) {
+func mustDir(t *testing.T) (*durable.Dir, string) {
 	t.Helper()
 	dir := t.TempDir()
-	d, err := fsx.OpenDir(dir)
+	d, err := durable.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +29,10 @@ func mustDir(t *testing.T) (*fsx.Dir, string) {
 func TestWriteFileRoundTripAndMode(t *testing.T) {
 	d, dir := mustDir(t)
 	for _, content := range []string{"one", "", strings.Repeat("x", 100000)} {
-		if err := fsx.WriteFile(d, "doc.json", []byte(content), 0o600); err != nil {
+		if err := durable.WriteFile(d, "doc.json", []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, err := fsx.ReadFile(d, "doc.json", 1<<20)
+		got, err := durable.ReadFile(d, "doc.json", 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,10 +55,10 @@ func TestWriteFileRoundTripAndMode(t *testing.T) {
 
 func TestWriteFileAtomicPath(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "m.md")
-	if err := fsx.WriteFileAtomic(p, []byte("a"), 0o600); err != nil {
+	if err := durable.WriteFileAtomic(p, []byte("a"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsx.WriteFileAtomic(p, []byte("b"), 0o600); err != nil {
+	if err := durable.WriteFileAtomic(p, []byte("b"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "b" {
@@ -72,13 +72,13 @@ func TestOpenDirRefusesSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip("symlinks not available:", err)
 	}
-	_, err := fsx.OpenDir(link)
-	if !errors.Is(err, fsx.ErrSymlinkDir) {
+	_, err := durable.OpenDir(link)
+	if !errors.Is(err, durable.ErrSymlinkDir) {
 		t.Fatalf("got %v, want ErrSymlinkDir", err)
 	}
 	f := filepath.Join(real, "file")
 	os.WriteFile(f, nil, 0o600)
-	if _, err := fsx.OpenDir(f); err == nil {
+	if _, err := durable.OpenDir(f); err == nil {
 		t.Fatal("opened a regular file as a directory")
 	}
 }
@@ -94,12 +94,12 @@ func TestReadFileRefusesPlantedFiles(t *testing.T) {
 		want  error
 	}
 	plants := []plant{
-		{"symlink", func() error { return os.Symlink("target", filepath.Join(dir, "symlink")) }, fsx.ErrNotRegular},
-		{"outside-symlink", func() error { return os.Symlink("/etc/passwd", filepath.Join(dir, "outside-symlink")) }, fsx.ErrNotRegular},
-		{"hardlink", func() error { return os.Link(filepath.Join(dir, "target"), filepath.Join(dir, "hardlink")) }, fsx.ErrHardLinked},
-		{"fifo", func() error { return mkfifo(filepath.Join(dir, "fifo")) }, fsx.ErrNotRegular},
-		{"adir", func() error { return nil }, fsx.ErrNotRegular},
-		{"big", func() error { return nil }, fsx.ErrTooLarge},
+		{"symlink", func() error { return os.Symlink("target", filepath.Join(dir, "symlink")) }, durable.ErrNotRegular},
+		{"outside-symlink", func() error { return os.Symlink("/etc/passwd", filepath.Join(dir, "outside-symlink")) }, durable.ErrNotRegular},
+		{"hardlink", func() error { return os.Link(filepath.Join(dir, "target"), filepath.Join(dir, "hardlink")) }, durable.ErrHardLinked},
+		{"fifo", func() error { return mkfifo(filepath.Join(dir, "fifo")) }, durable.ErrNotRegular},
+		{"adir", func() error { return nil }, durable.ErrNotRegular},
+		{"big", func() error { return nil }, durable.ErrTooLarge},
 		{"missing", func() error { return nil }, fs.ErrNotExist},
 	}
 	for _, p := range plants {
@@ -109,7 +109,7 @@ func TestReadFileRefusesPlantedFiles(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() {
-				_, err := fsx.ReadFile(d, p.name, 1000)
+				_, err := durable.ReadFile(d, p.name, 1000)
 				done <- err
 			}()
 			select {
@@ -130,7 +130,7 @@ func TestReadFileRefusesPlantedFiles(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
 			continue
 		}
-		if _, err := fsx.AppendLine(d, name, []byte("x"), true); err == nil {
+		if _, err := durable.AppendLine(d, name, []byte("x"), true); err == nil {
 			t.Errorf("append to %s succeeded", name)
 		}
 	}
@@ -143,7 +143,7 @@ func TestAppendLineRepairsTornTail(t *testing.T) {
 	d, dir := mustDir(t)
 	p := filepath.Join(dir, "log.jsonl")
 	os.WriteFile(p, []byte("{\"a\":1}\n{\"b\":"), 0o600)
-	res, err := fsx.AppendLine(d, "log.jsonl", []byte(`{"c":3}`), true)
+	res, err := durable.AppendLine(d, "log.jsonl", []byte(`{"c":3}`), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +155,14 @@ func TestAppendLineRepairsTornTail(t *testing.T) {
 	}
 	// A torn tail with no newline at all, longer than one read chunk.
 	os.WriteFile(p, bytes.Repeat([]byte("z"), 200<<10), 0o600)
-	res, err = fsx.AppendLine(d, "log.jsonl", []byte(`1`), false)
+	res, err = durable.AppendLine(d, "log.jsonl", []byte(`1`), false)
 	if err != nil || res.Repaired != 200<<10 {
 		t.Fatalf("repaired %d, err %v", res.Repaired, err)
 	}
 	if b, _ := os.ReadFile(p); string(b) != "1\n" {
 		t.Fatalf("got %q", b)
 	}
-	if _, err := fsx.AppendLine(d, "log.jsonl", []byte("a\nb"), false); err == nil {
+	if _, err := durable.AppendLine(d, "log.jsonl", []byte("a\nb"), false); err == nil {
 		t.Fatal("appended a line holding a newline")
 	}
 }
@@ -174,7 +174,7 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = d.Lock(".lock-x", 30*time.Millisecond)
-	var te *fsx.LockTimeoutError
+	var te *durable.LockTimeoutError
 	if !errors.As(err, &te) {
 		t.Fatalf("got %v, want a LockTimeoutError", err)
 	}
@@ -198,14 +198,14 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 // persistently, and checks the file always holds the complete old or new content.
 func TestFaultyWriteFileOldOrNew(t *testing.T) {
 	oldC, newC := []byte("old content"), []byte("new content, longer")
-	run := func(k int, persistent bool) (*fsx.Faulty, []byte, error) {
+	run := func(k int, persistent bool) (*durable.Faulty, []byte, error) {
 		d, _ := mustDir(t)
-		if err := fsx.WriteFile(d, "f", oldC, 0o600); err != nil {
+		if err := durable.WriteFile(d, "f", oldC, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ff := &fsx.Faulty{FS: d, FailAt: k, Persistent: persistent}
-		err := fsx.WriteFile(ff, "f", newC, 0o600)
-		got, rerr := fsx.ReadFile(d, "f", 1<<20)
+		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		err := durable.WriteFile(ff, "f", newC, 0o600)
+		got, rerr := durable.ReadFile(d, "f", 1<<20)
 		if rerr != nil {
 			t.Fatalf("k=%d: read: %v", k, rerr)
 		}
@@ -241,13 +241,13 @@ func TestFaultyWriteFileOldOrNew(t *testing.T) {
 
 func TestMkdirAll(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "a", "b", "c")
-	if err := fsx.MkdirAll(p, 0o700); err != nil {
+	if err := durable.MkdirAll(p, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 		t.Fatal(err)
 	}
-	if err := fsx.MkdirAll(p, 0o700); err != nil {
+	if err := durable.MkdirAll(p, 0o700); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -256,7 +256,7 @@ func TestMkdirAll(t *testing.T) {
 // process exclude each other as separate processes do.
 func TestLockExcludesWithinAProcess(t *testing.T) {
 	d, _ := mustDir(t)
-	if err := fsx.WriteFile(d, "n", []byte("0"), 0o600); err != nil {
+	if err := durable.WriteFile(d, "n", []byte("0"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const workers, each = 4, 25
@@ -269,10 +269,10 @@ func TestLockExcludesWithinAProcess(t *testing.T) {
 					errs <- err
 					return
 				}
-				b, _ := fsx.ReadFile(d, "n", 100)
+				b, _ := durable.ReadFile(d, "n", 100)
 				var n int
 				fmt.Sscan(string(b), &n)
-				err = fsx.WriteFile(d, "n", []byte(fmt.Sprint(n+1)), 0o600)
+				err = durable.WriteFile(d, "n", []byte(fmt.Sprint(n+1)), 0o600)
 				unlock()
 				if err != nil {
 					errs <- err
@@ -287,7 +287,7 @@ func TestLockExcludesWithinAProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if b, _ := fsx.ReadFile(d, "n", 100); string(b) != fmt.Sprint(workers*each) {
+	if b, _ := durable.ReadFile(d, "n", 100); string(b) != fmt.Sprint(workers*each) {
 		t.Fatalf("counter %s, want %d", b, workers*each)
 	}
 }
@@ -296,12 +296,12 @@ func TestLockExcludesWithinAProcess(t *testing.T) {
 // fsync: the trace of its operations holds none.
 func TestWriteFileNoSyncIsAtomicWithoutSyncs(t *testing.T) {
 	d, dir := mustDir(t)
-	if err := fsx.WriteFile(d, "s.json", []byte(`{"old":1}`), 0o600); err != nil {
+	if err := durable.WriteFile(d, "s.json", []byte(`{"old":1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for k := 1; ; k++ {
-		f := &fsx.Faulty{FS: d, FailAt: k}
-		err := fsx.WriteFileNoSync(f, "s.json", []byte(`{"new":2}`), 0o600)
+		f := &durable.Faulty{FS: d, FailAt: k}
+		err := durable.WriteFileNoSync(f, "s.json", []byte(`{"new":2}`), 0o600)
 		got, rerr := os.ReadFile(filepath.Join(dir, "s.json"))
 		if rerr != nil || (string(got) != `{"old":1}` && string(got) != `{"new":2}`) {
 			t.Fatalf("k=%d: file is %q (%v)", k, got, rerr)
@@ -317,7 +317,7 @@ func TestWriteFileNoSyncIsAtomicWithoutSyncs(t *testing.T) {
 			}
 			break
 		}
-		if err := fsx.WriteFile(d, "s.json", []byte(`{"old":1}`), 0o600); err != nil {
+		if err := durable.WriteFile(d, "s.json", []byte(`{"old":1}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

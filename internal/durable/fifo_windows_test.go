@@ -1,6 +1,6 @@
 //go:build windows
 
-package fsx_test
+package durable_test
 
 import "errors"
 

@@ -1,10 +1,10 @@
-// Package jsonx is Cairn's strict JSON gate: every document, checkpoint, log line and journal
+// Package strictjson is Cairn's strict JSON gate: every document, checkpoint, log line and journal
 // record passes Check before it is written or trusted. It is stricter than encoding/json, which
 // accepts duplicate keys (last wins), invalid UTF-8 and 10,000 levels of nesting. Its parser is
 // Cairn's one JSON tokenizer: the secret scan reads a document through it (Escaped, Walk) in
 // the same pass as the check. It extracts top-level fields by exact name; decoding is
 // encoding/json's.
-package jsonx
+package strictjson
 
 import (
 	"bytes"

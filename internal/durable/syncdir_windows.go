@@ -1,6 +1,6 @@
 //go:build windows
 
-package fsx
+package durable
 
 // SyncDir is a no-op on Windows: directories cannot be opened for fsync there ("Access is
 // denied"); MoveFileEx with WRITE_THROUGH gives the durability the rename needs.

@@ -7,13 +7,13 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/fsx"
-	"github.com/cairn-dev/cairn/internal/fsx/simfs"
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/simfs"
 )
 
 // powerLoss runs setup, then write with power lost at every operation of write in turn, and
 // hands check the recovered file system and write's error.
-func powerLoss(t *testing.T, setup, write func(fsx.FS) error, check func(k int, rec *simfs.FS, err error) error) {
+func powerLoss(t *testing.T, setup, write func(durable.FS) error, check func(k int, rec *simfs.FS, err error) error) {
 	t.Helper()
 	clean := simfs.New()
 	if err := setup(clean); err != nil {
@@ -40,14 +40,14 @@ func powerLoss(t *testing.T, setup, write func(fsx.FS) error, check func(k int, 
 	}
 }
 
-func content(f fsx.FS, name string) (string, error) {
-	b, err := fsx.ReadFile(f, name, 1<<20)
+func content(f durable.FS, name string) (string, error) {
+	b, err := durable.ReadFile(f, name, 1<<20)
 	return string(b), err
 }
 
 func TestWriteFileSurvivesPowerLoss(t *testing.T) {
-	setup := func(f fsx.FS) error { return fsx.WriteFile(f, "doc.json", []byte("old"), 0o600) }
-	write := func(f fsx.FS) error { return fsx.WriteFile(f, "doc.json", []byte("new"), 0o600) }
+	setup := func(f durable.FS) error { return durable.WriteFile(f, "doc.json", []byte("old"), 0o600) }
+	write := func(f durable.FS) error { return durable.WriteFile(f, "doc.json", []byte("new"), 0o600) }
 	powerLoss(t, setup, write, func(k int, rec *simfs.FS, err error) error {
 		got, rerr := content(rec, "doc.json")
 		switch {
@@ -63,8 +63,14 @@ func TestWriteFileSurvivesPowerLoss(t *testing.T) {
 }
 
 func TestAppendLineSurvivesPowerLoss(t *testing.T) {
-	setup := func(f fsx.FS) error { _, err := fsx.AppendLine(f, "log.jsonl", []byte(`{"n":1}`), true); return err }
-	write := func(f fsx.FS) error { _, err := fsx.AppendLine(f, "log.jsonl", []byte(`{"n":2}`), true); return err }
+	setup := func(f durable.FS) error {
+		_, err := durable.AppendLine(f, "log.jsonl", []byte(`{"n":1}`), true)
+		return err
+	}
+	write := func(f durable.FS) error {
+		_, err := durable.AppendLine(f, "log.jsonl", []byte(`{"n":2}`), true)
+		return err
+	}
 	powerLoss(t, setup, write, func(k int, rec *simfs.FS, err error) error {
 		got, rerr := content(rec, "log.jsonl")
 		switch {
@@ -78,7 +84,7 @@ func TestAppendLineSurvivesPowerLoss(t *testing.T) {
 		return nil
 	})
 	// The very first append creates the file: its directory entry must be synced too.
-	powerLoss(t, func(fsx.FS) error { return nil }, setup, func(k int, rec *simfs.FS, err error) error {
+	powerLoss(t, func(durable.FS) error { return nil }, setup, func(k int, rec *simfs.FS, err error) error {
 		got, rerr := content(rec, "log.jsonl")
 		if err == nil && (rerr != nil || got != "{\"n\":1}\n") {
 			return errors.New("an acknowledged first append was lost")
@@ -90,10 +96,10 @@ func TestAppendLineSurvivesPowerLoss(t *testing.T) {
 // TestSimulatorCatchesMissingFsyncs is the simulator's negative control: replaces that skip the
 // file fsync or the directory fsync must be caught losing data.
 func TestSimulatorCatchesMissingFsyncs(t *testing.T) {
-	broken := map[string]func(f fsx.FS) error{
-		"no-file-fsync": func(f fsx.FS) error { return replace(f, false, true) },
-		"no-dir-fsync":  func(f fsx.FS) error { return replace(f, true, false) },
-		"in-place": func(f fsx.FS) error {
+	broken := map[string]func(f durable.FS) error{
+		"no-file-fsync": func(f durable.FS) error { return replace(f, false, true) },
+		"no-dir-fsync":  func(f durable.FS) error { return replace(f, true, false) },
+		"in-place": func(f durable.FS) error {
 			h, err := f.OpenFile("doc.json", os.O_WRONLY|os.O_TRUNC, 0o600)
 			if err != nil {
 				return err
@@ -105,7 +111,7 @@ func TestSimulatorCatchesMissingFsyncs(t *testing.T) {
 	for name, write := range broken {
 		t.Run(name, func(t *testing.T) {
 			f := simfs.New()
-			if err := fsx.WriteFile(f, "doc.json", []byte("old"), 0o600); err != nil {
+			if err := durable.WriteFile(f, "doc.json", []byte("old"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			if err := write(f); err != nil {
@@ -119,7 +125,7 @@ func TestSimulatorCatchesMissingFsyncs(t *testing.T) {
 	}
 }
 
-func replace(f fsx.FS, syncFile, syncDir bool) error {
+func replace(f durable.FS, syncFile, syncDir bool) error {
 	h, err := f.OpenFile(".tmp", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
