@@ -85,18 +85,10 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		}
 		return info, res, notArchived(err)
 	}
-	s.cleanArchiveTemps()
 	s.cleanTemps(journalDir, w.ID+".jsonl")
-	mark, _ := json.Marshal(pending{Dir: info.Dir, WorkflowID: w.ID,
-		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}})
-	if err := durable.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
-		return undo(s.writeErr(pendingArchive, err))
-	}
-	if err := s.fs.Mkdir(dir, 0o700); err != nil {
-		return undo(s.writeErr(dir, err))
-	}
-	if err := s.fs.SyncDir(archiveDir); err != nil {
-		return undo(s.writeErr(archiveDir, err))
+	if err := s.beginArchive(pending{Dir: info.Dir, WorkflowID: w.ID,
+		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}}); err != nil {
+		return undo(err)
 	}
 	metaDoc, _ := json.Marshal(info)
 	files := []struct {

@@ -139,17 +139,8 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		_ = s.removeSynced(pendingArchive)
 		return info, notArchived(err)
 	}
-	s.cleanArchiveTemps()
-	// The marker first, so that recovery knows of every directory this archive makes.
-	mark, _ := json.Marshal(pending{Dir: info.Dir, WorkflowID: id, Active: doc == nil})
-	if err := durable.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
-		return undo(s.writeErr(pendingArchive, err))
-	}
-	if err := s.fs.Mkdir(dir, 0o700); err != nil {
-		return undo(s.writeErr(dir, err))
-	}
-	if err := s.fs.SyncDir(archiveDir); err != nil {
-		return undo(s.writeErr(archiveDir, err))
+	if err := s.beginArchive(pending{Dir: info.Dir, WorkflowID: id, Active: doc == nil}); err != nil {
+		return undo(err)
 	}
 	metaDoc, _ := json.Marshal(info)
 	if err := durable.WriteFile(s.fs, dir+"/archive.json", metaDoc, 0o600); err != nil {
@@ -339,6 +330,21 @@ func (s *Store) finishArchive() error {
 		}
 	}
 	return s.indexPending(p, dir)
+}
+
+// beginArchive writes the marker p first, so that recovery knows of every directory an archive
+// makes, then makes the archive's directory, durably. The caller holds the workflow lock.
+func (s *Store) beginArchive(p pending) error {
+	s.cleanArchiveTemps()
+	mark, _ := json.Marshal(p)
+	if err := durable.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
+		return s.writeErr(pendingArchive, err)
+	}
+	dir := archiveDir + "/" + p.Dir
+	if err := s.fs.Mkdir(dir, 0o700); err != nil {
+		return s.writeErr(dir, err)
+	}
+	return s.writeErr(archiveDir, s.fs.SyncDir(archiveDir))
 }
 
 // indexPending adds the index line of the archive p made, unless it is there, and ends it.
