@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
+)
+
+// Issue 17 in the real client: two machines (two Worlds, each its own clone, HOME and state)
+// share a workflow through a bare repository over file://. Machine A's agent claims task t1
+// through update_task; machine B's session is told the workflow is shared, and its agent's
+// claim of the same task is refused in one line naming A's owner, with B's state unchanged.
+func TestCairnSharedClaimAcrossMachines(t *testing.T) {
+	t.Parallel()
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	gitIn(t, "", "init", "-q", "--bare", bare)
+	a, b := newWorld(t, cairnPlugin), newWorld(t, cairnPlugin)
+	for _, w := range []*World{a, b} {
+		gitIn(t, w.Project, "remote", "add", "origin", "file://"+bare)
+		w.cairn(t, "remote", "enable")
+	}
+	a.cairn(t, "start", "debug", "flaky upload test", "--id", "wf-shared")
+	a.cairn(t, "task", "t1", "pending")
+	a.cairn(t, "sync")
+	if out := b.cairn(t, "sync"); !strings.Contains(out, "wf-shared: pulled") {
+		t.Fatalf("machine B did not pull the workflow: %s", out)
+	}
+
+	claim := func(w *World, marker string) *Run {
+		w.Mock.Script(
+			mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(marker)),
+				mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t1", "status": "running"})).Named("claim t1"),
+			mockapi.On(afterToolResult, mockapi.Text("claimed or not")).Named("after"),
+		)
+		r := w.run(t, RunOptions{Prompt: marker + ": take task t1"})
+		requireOK(t, r)
+		w.requirePluginLoaded(t, r)
+		requireScriptUsed(t, w)
+		return r
+	}
+
+	ra := claim(a, "CLAIM-A")
+	trs := requireToolResultsOK(t, ra, 1)
+	if st := a.readState(t); len(st.Tasks) != 1 || st.Tasks[0].Status != "running" {
+		t.Fatalf("machine A's claim did not set t1 running: %+v (result %s)", st.Tasks, trs[0].Text)
+	}
+	owner := readFile(t, filepath.Join(a.stateDir(), "claims.json"))
+
+	rb := claim(b, "CLAIM-B")
+	if report := cairnReport(t, rb.FirstMain(t)); !strings.Contains(report, "shared via origin:") {
+		t.Errorf("machine B's report does not say the workflow is shared:\n%s", report)
+	}
+	res := rb.ToolResults()
+	if len(res) != 1 || !res[0].IsError {
+		t.Fatalf("machine B's claim of a task A holds was not refused: %+v", res)
+	}
+	line := strings.SplitN(res[0].Text, "\n", 2)[0]
+	t.Logf("machine B was told: %s", line)
+	if !strings.Contains(line, "task t1 is held by ") || !strings.Contains(line, "nothing was changed") {
+		t.Errorf("the refusal does not name the holder and say nothing changed: %q", line)
+	}
+	if i := strings.Index(line, "held by "); i < 0 || !strings.Contains(owner, strings.Fields(line[i+len("held by "):])[0]) {
+		t.Errorf("the refusal %q does not name A's owner (A's claims.json: %s)", line, owner)
+	}
+	if st := b.readState(t); len(st.Tasks) != 1 || st.Tasks[0].Status != "pending" {
+		t.Errorf("machine B's refused claim changed its task: %+v", st.Tasks)
+	}
+}
+
+// cairn runs the plugin's own cairn binary in the World's project, as a person would, and
+// returns its stdout; a failure fails the test.
+func (w *World) cairn(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(w.Plugin, "bin", "cairn"), args...)
+	cmd.Dir = w.Project
+	cmd.Env = w.env([]string{"CLAUDE_PROJECT_DIR=" + w.Project})
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cairn %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// gitIn runs git in dir (or here, when dir is ""); a failure fails the test.
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
