@@ -163,6 +163,8 @@ type remoteStatus struct {
 	Local    int64  `json:"local_revision"`
 	Mirrored int64  `json:"remote_revision"` // as of the last sync
 	Unpushed int64  `json:"unpushed"`
+	// Unconfirmed counts the tasks set running here offline whose claims no sync confirmed yet.
+	Unconfirmed int `json:"unconfirmed_claims"`
 }
 
 func runRemoteStatus(a *app, args []string) error {
@@ -188,6 +190,9 @@ func runRemoteStatus(a *app, args []string) error {
 		}
 		out.Mirrored = h[w.ID]
 		out.Unpushed = max(out.Local-out.Mirrored, 0)
+		if sh := mirror.Shared(s, out.Workflow, out.Local, time.Now()); sh != nil {
+			out.Unconfirmed = sh.Unconfirmed
+		}
 	}
 	if a.json {
 		return a.printJSON(out)
