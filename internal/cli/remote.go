@@ -163,6 +163,8 @@ type remoteStatus struct {
 	Local    int64  `json:"local_revision"`
 	Mirrored int64  `json:"remote_revision"` // as of the last sync
 	Unpushed int64  `json:"unpushed"`
+	// Unconfirmed counts the tasks set running here offline whose claims no sync confirmed yet.
+	Unconfirmed int `json:"unconfirmed_claims"`
 }
 
 func runRemoteStatus(a *app, args []string) error {
@@ -188,6 +190,9 @@ func runRemoteStatus(a *app, args []string) error {
 		}
 		out.Mirrored = h[w.ID]
 		out.Unpushed = max(out.Local-out.Mirrored, 0)
+		if sh := mirror.Shared(s, out.Workflow, out.Local, time.Now()); sh != nil {
+			out.Unconfirmed = sh.Unconfirmed
+		}
 	}
 	if a.json {
 		return a.printJSON(out)
@@ -294,8 +299,9 @@ func runSync(a *app, args []string) error {
 }
 
 // remoteChecks is doctor's check that the host accepts Cairn's refs, when sharing is on: it
-// pushes and deletes a probe ref as remote enable does, and says in one line whether refs/cairn/*
-// work, the branch fallback is in use, or the host refuses both.
+// pushes and deletes a probe ref as remote enable does, then one in the claims line's namespace,
+// and says in one line whether refs/cairn/* work, the branch fallback is in use, the host refuses
+// both, or it refuses only the claims (tasks then run unclaimed).
 func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	st, err := store.Open(e.StateDir(), store.WithNoCreate()) // doctor creates no state
 	if err != nil {
@@ -323,12 +329,33 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	case got != gitremote.Layout(s.Layout):
 		c.Detail = fmt.Sprintf("%s now takes %s<id>, but this clone is set up for %s<id>", s.Remote, got, s.Layout)
 		c.Fix = "run cairn remote enable " + s.Remote + " again"
-	case got == gitremote.Branches:
-		c.OK, c.Detail = true, s.Remote+" refuses custom refs; fallback in use: one branch per workflow under cairn-state/ (they show in the host's branch list and may start CI)"
 	default:
-		c.OK, c.Detail = true, s.Remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
+		c = claimsCheck(s.Remote, got, gitremote.ProbeClaims(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout}, got))
 	}
 	return []engine.Check{c}
+}
+
+// claimsCheck is doctor's line once the host took the workflow layout l: whether it also takes
+// the claims line's namespace (probed with gitremote.ProbeClaims, which returned err).
+func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
+	c := engine.Check{Name: "remote refs"}
+	wf, claims := "refs/cairn/wf/*", "refs/cairn/claims/*"
+	if l == gitremote.Branches {
+		wf, claims = "cairn-state/* branches", "cairn-claims/* branches"
+	}
+	switch {
+	case errors.Is(err, gitremote.ErrRefused):
+		c.Detail = remote + " takes " + wf + " but refuses " + claims + ", so tasks run unclaimed: two machines may run the same task"
+		c.Fix = "ask the host's admin to allow pushes to " + claims + "; until then, agree who runs which task"
+	case err != nil:
+		c.Detail = remote + " could not be reached to probe its claims refs (cairn keeps working offline)"
+		c.Fix = "check that git fetch " + remote + " works from this clone, then run cairn doctor again"
+	case l == gitremote.Branches:
+		c.OK, c.Detail = true, remote+" refuses custom refs; fallback in use: one branch per workflow under cairn-state/ (they show in the host's branch list and may start CI)"
+	default:
+		c.OK, c.Detail = true, remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
+	}
+	return c
 }
 
 // doctorProbeTimeout bounds doctor's probe of the remote.

@@ -202,8 +202,8 @@ func fixture(args []string) int {
 		return fail("opening the engine: %v", err)
 	}
 	defer e.Close()
-	if args[0] == "synced" && len(args) == 4 {
-		return synced(e, args[1], args[2], age(3))
+	if args[0] == "synced" && len(args) >= 4 {
+		return synced(e, args[1], args[2], age(3), args[4:])
 	}
 	var res *engine.Result
 	switch {
@@ -234,8 +234,8 @@ func fixture(args []string) int {
 }
 
 // synced records what a sync against remote would have left: the active workflow mirrored
-// at revision rev, ago ago.
-func synced(e *engine.Engine, remote, rev string, ago time.Duration) int {
+// at revision rev, ago ago, and the tasks in unconfirmed set running offline since.
+func synced(e *engine.Engine, remote, rev string, ago time.Duration, unconfirmed []string) int {
 	n, err := strconv.ParseInt(rev, 10, 64)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cairn-fixture: synced REMOTE REV AGE: %v\n", err)
@@ -255,6 +255,15 @@ func synced(e *engine.Engine, remote, rev string, ago time.Duration) int {
 	s := mirror.Settings{Enabled: true, Remote: remote, Layout: "refs/cairn/wf/",
 		LastSync: time.Now().Add(-ago), Workflow: w.ID, Mirrored: n}
 	if err := mirror.Save(st, s); err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
+		return 1
+	}
+	u := mirror.Unconfirmed{Workflow: w.ID, Pending: map[string]time.Time{}}
+	for _, task := range unconfirmed {
+		u.Pending[task] = time.Now()
+	}
+	doc, _ := json.Marshal(u)
+	if err := st.Write(mirror.ClaimsDoc, doc); err != nil {
 		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
 		return 1
 	}

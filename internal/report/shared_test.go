@@ -18,6 +18,9 @@ func TestSharedLine(t *testing.T) {
 		{Shared{Remote: "origin", Never: true, Unpushed: 3}, "shared via origin: never synced, 3 changes not pushed"},
 		{Shared{Remote: "origin", Age: -time.Hour}, "shared via origin: synced in the future (clock skew?)"},
 		{Shared{Remote: "a\nb", Never: true}, "shared via a b: never synced"},
+		{Shared{Remote: "origin", Age: 4 * time.Minute, Unpushed: 2, Unconfirmed: 1}, "shared via origin: synced 4m ago, 2 changes not pushed, 1 claim not confirmed"},
+		{Shared{Remote: "origin", Age: time.Hour, Unconfirmed: 3}, "shared via origin: synced 1h ago, 3 claims not confirmed"},
+		{Shared{Remote: "origin", Never: true, Unpushed: 1, Unconfirmed: 2}, "shared via origin: never synced, 1 change not pushed, 2 claims not confirmed"},
 	} {
 		if got := SharedLine(tc.in); got != tc.want {
 			t.Errorf("SharedLine(%+v) = %q, want %q", tc.in, got, tc.want)

@@ -47,7 +47,7 @@ import (
 )
 
 // Doc is the store document that holds this clone's identity and claims state.
-const Doc = "claims"
+const Doc = mirror.ClaimsDoc
 
 const (
 	// EnvLease sets the lease (a Go duration): how long a claim nobody renews holds.
@@ -71,14 +71,13 @@ type Options struct {
 	Backend remote.Backend
 }
 
-// state is the Doc.
+// state is the Doc. Its Unconfirmed part (the workflow Line is about, and the tasks set
+// running here while the remote was out of reach, with when by this clone's clock: the next
+// sync confirms or undoes each) is package mirror's, which the hooks read.
 type state struct {
-	Owner    string      `json:"owner"`
-	Workflow string      `json:"workflow_id,omitempty"` // the workflow Line is about
-	Line     claim.State `json:"line"`
-	// Pending holds the tasks set running here while the remote was out of reach, with when
-	// (this clone's clock): the next sync confirms or undoes each.
-	Pending map[string]time.Time `json:"pending,omitempty"`
+	Owner string `json:"owner"`
+	mirror.Unconfirmed
+	Line claim.State `json:"line"`
 }
 
 // clone is one call's view: the store, the settings and a Claimer restored from the Doc.
@@ -226,7 +225,7 @@ func (c *clone) save(touched string) error {
 		}
 		s.Owner = c.owner
 		if s.Workflow != id {
-			s = state{Owner: c.owner, Workflow: id}
+			s = state{Owner: c.owner, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
 		}
 		if line.Head >= s.Line.Head {
 			s.Line = line

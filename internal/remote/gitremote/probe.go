@@ -58,3 +58,21 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	}
 	return nil, nil
 }
+
+// ProbeClaims checks that the remote takes the claims lines that go with workflows kept in
+// layout l (l.Claims()): some hosts take one namespace and refuse the other. It pushes a
+// throwaway commit there and deletes it again, and returns nil when the host took it, a
+// *RefusedError when it refused it, and another error when git could not reach the host.
+// cfg.Layout is ignored.
+func ProbeClaims(ctx context.Context, cfg Config, l Layout) error {
+	cfg.Layout = l.Claims()
+	b, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	refused, err := b.probe(ctx)
+	if err != nil {
+		return err
+	}
+	return refused
+}

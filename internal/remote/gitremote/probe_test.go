@@ -71,3 +71,44 @@ func TestRefusedRefWritesNothing(t *testing.T) {
 	remotetest.MustAppend(t, ctx, br, "wf-1", 0, "x", "y")
 	remotetest.MustLine(t, ctx, clone(t, url, gitremote.Branches), "wf-1", "x", "y")
 }
+
+// TestProbeClaims: the claims namespace is probed on its own, for each workflow layout, and a
+// host that refuses only it is told apart from one that takes it; nothing is left behind.
+func TestProbeClaims(t *testing.T) {
+	ctx := bg(t)
+	for _, tc := range []struct {
+		name    string
+		allow   string
+		layout  gitremote.Layout
+		refused bool
+	}{
+		{"refs-all", "*", gitremote.Refs, false},
+		{"refs-no-claims", "refs/cairn/wf/*", gitremote.Refs, true},
+		{"branches-all", "refs/heads/*", gitremote.Branches, false},
+		{"branches-no-claims", "refs/heads/cairn-state/*", gitremote.Branches, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bare := hostile(t, tc.allow)
+			dir := t.TempDir()
+			git(t, dir, "init", "-q")
+			cfg := gitremote.Config{Dir: dir, Remote: "file://" + bare}
+			if got, err := gitremote.Probe(ctx, cfg); err != nil || got != tc.layout {
+				t.Fatalf("Probe = %q, %v; want %q", got, err, tc.layout)
+			}
+			err := gitremote.ProbeClaims(ctx, cfg, tc.layout)
+			if tc.refused != errors.Is(err, gitremote.ErrRefused) || !tc.refused && err != nil {
+				t.Fatalf("ProbeClaims = %v; refused want %v", err, tc.refused)
+			}
+			if refs := git(t, bare, "for-each-ref"); refs != "" {
+				t.Fatalf("probe refs left on the remote:\n%s", refs)
+			}
+		})
+	}
+	// Out of reach: an error that is not a refusal.
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	err := gitremote.ProbeClaims(ctx, gitremote.Config{Dir: dir, Remote: "file://" + filepath.Join(dir, "gone.git")}, gitremote.Refs)
+	if err == nil || errors.Is(err, gitremote.ErrRefused) {
+		t.Fatalf("ProbeClaims on a missing remote = %v, want an error that is not a refusal", err)
+	}
+}

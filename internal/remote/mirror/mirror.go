@@ -1,6 +1,7 @@
 // Package mirror is what this clone knows of its remote without asking it: whether sharing is
 // on, against which remote, and what the last sync left (when, which workflow, the remote's
-// head). Each sync records it through the store; the hooks and cairn remote status read it.
+// head), and how many of this clone's task claims no sync has confirmed yet. Each sync records
+// it through the store; the hooks and cairn remote status read it.
 // Nothing here starts git or opens a connection, so the hooks may link it.
 package mirror
 
@@ -17,6 +18,18 @@ import (
 // Doc is the store document that holds the Settings.
 const Doc = "remote"
 
+// ClaimsDoc is the store document that holds this clone's task claims (package claimsync); the
+// mirror reads only its Unconfirmed part.
+const ClaimsDoc = "claims"
+
+// Unconfirmed is the part of the claims document (ClaimsDoc) that says which tasks this clone
+// set running while the remote was out of reach: the next sync confirms or undoes each claim.
+// Package claimsync writes it, embedded in its document, so there is one schema.
+type Unconfirmed struct {
+	Workflow string               `json:"workflow_id,omitempty"` // the workflow the claims are about
+	Pending  map[string]time.Time `json:"pending,omitempty"`     // task id: when it was set running here
+}
+
 // Settings is this project's remote sync configuration and the mirror's state, kept in the
 // state directory (per machine: each clone opts in on its own).
 type Settings struct {
@@ -28,9 +41,16 @@ type Settings struct {
 	// for it then: what the remote holds, as far as this clone knows.
 	Workflow string `json:"workflow_id,omitempty"`
 	Mirrored int64  `json:"remote_revision,omitempty"`
+
+	// claimsFor and unconfirmed are read from ClaimsDoc by Load, not stored here: the workflow
+	// the claims are about and how many of its claims no sync has confirmed yet.
+	claimsFor   string
+	unconfirmed int
 }
 
-// Load reads the settings; absent means off.
+// Load reads the settings; absent means off. With sharing on it also counts the claims not
+// yet confirmed (ClaimsDoc), for Shared; an unreadable claims document counts none, since the
+// next task tool call rebuilds it.
 func Load(st *store.Store) (Settings, error) {
 	var s Settings
 	doc, err := st.Read(Doc)
@@ -42,6 +62,12 @@ func Load(st *store.Store) (Settings, error) {
 	}
 	if err := json.Unmarshal(doc, &s); err != nil {
 		return s, fmt.Errorf("the remote settings (%s) are not readable: run cairn remote enable again: %w", Doc, err)
+	}
+	if s.Enabled {
+		var u Unconfirmed
+		if doc, err := st.Read(ClaimsDoc); err == nil && json.Unmarshal(doc, &u) == nil {
+			s.claimsFor, s.unconfirmed = u.Workflow, len(u.Pending)
+		}
 	}
 	return s, nil
 }
@@ -77,7 +103,7 @@ func Synced(st *store.Store, remote, workflow string, head int64, at time.Time) 
 
 // Shared is s's view of the active workflow id at local revision rev, for the report line
 // (report.SharedLine) at time now; nil when sharing is off. A workflow other than the one last
-// synced counts as wholly unpushed.
+// synced counts as wholly unpushed. The claims not yet confirmed are counted for id only.
 func Shared(s Settings, id string, rev int64, now time.Time) *report.Shared {
 	if !s.Enabled {
 		return nil
@@ -88,6 +114,9 @@ func Shared(s Settings, id string, rev int64, now time.Time) *report.Shared {
 	}
 	if id != "" && id == s.Workflow {
 		out.Unpushed = max(rev-s.Mirrored, 0)
+	}
+	if id != "" && id == s.claimsFor {
+		out.Unconfirmed = s.unconfirmed
 	}
 	return out
 }

@@ -78,3 +78,52 @@ func TestShared(t *testing.T) {
 		})
 	}
 }
+
+// TestUnconfirmed: the claims set running offline (the claims document package claimsync
+// writes) are counted for the workflow they are about only, and only with sharing on; an
+// unreadable claims document counts none rather than failing the report.
+func TestUnconfirmed(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	claims := `{"owner":"sam@laptop#3fa2c1","workflow_id":"wf-1","pending":{"t1":"2026-11-23T09:00:00Z","t2":"2026-11-23T09:30:00Z"},"line":{"head":4}}`
+	for _, tc := range []struct {
+		name    string
+		enabled bool
+		claims  string // "" : no claims document
+		id      string
+		want    int
+	}{
+		{"two pending", true, claims, "wf-1", 2},
+		{"about another workflow", true, claims, "wf-2", 0},
+		{"no workflow", true, claims, "", 0},
+		{"none pending", true, `{"owner":"x","workflow_id":"wf-1","line":{"head":4}}`, "wf-1", 0},
+		{"no claims document", true, "", "wf-1", 0},
+		{"unreadable", true, `{"workflow_id":"wf-1","pending":["t1"]}`, "wf-1", 0},
+		{"sharing off", false, claims, "wf-1", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := open(t)
+			if err := mirror.Save(st, mirror.Settings{Enabled: tc.enabled, Remote: "origin", Workflow: "wf-1", Mirrored: 3, LastSync: now}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.claims != "" {
+				if err := st.Write(mirror.ClaimsDoc, []byte(tc.claims)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := mirror.Load(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := mirror.Shared(s, tc.id, 3, now)
+			if !tc.enabled {
+				if got != nil {
+					t.Fatalf("sharing off, yet %+v", got)
+				}
+				return
+			}
+			if got == nil || got.Unconfirmed != tc.want {
+				t.Errorf("Shared = %+v, want %d claims not confirmed", got, tc.want)
+			}
+		})
+	}
+}

@@ -106,7 +106,7 @@ func owed(st *store.Store, in intent) (*Conflict, error) {
 	if err != nil {
 		return nil, err
 	}
-	mine, err := entries(in.Workflow, in.Mine, states)
+	mine, err := entries(in.Workflow, 0, in.Mine, states)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -193,33 +194,30 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		return Outcome{}, err
 	}
 	out = Outcome{Workflow: id, Local: w.Revision}
-	theirs, err := b.Since(ctx, id, 0)
+	off, mine, remoteEntries, err := readLines(ctx, st, b, from, id, w)
 	if err != nil {
 		return out, err
 	}
-	remoteEntries, err := decode(id, theirs)
-	if err != nil {
-		return out, err
-	}
-	out.Remote = int64(len(remoteEntries))
-	var mine []Entry
-	if w.Data != nil {
-		recs, err := st.ReadJournalSince(w.ID, 0)
-		if err != nil {
+	common := off + commonPrefix(mine, remoteEntries)
+	L, R := off+int64(len(mine)), off+int64(len(remoteEntries))
+	out.Remote = R
+	if off > 0 && common != L && common != R {
+		// Both moved: adopting the remote's line takes all of it, and this machine's copy
+		// is archived whole; lost races are rare enough to read both lines again.
+		if mine, remoteEntries, err = readFrom(ctx, st, b, id, w, 0); err != nil {
 			return out, err
 		}
-		if mine, err = entries(w.ID, w.Revision, recs); err != nil {
-			return out, err
-		}
+		off = 0
+		common = commonPrefix(mine, remoteEntries)
+		L, R = int64(len(mine)), int64(len(remoteEntries))
+		out.Remote = R
 	}
-	common := commonPrefix(mine, remoteEntries)
-	L, R := int64(len(mine)), int64(len(remoteEntries))
 	switch {
 	case common == L && common == R:
 		return out, nil
 	case common == R: // the remote is a prefix of ours: push
 		data := make([][]byte, 0, L-R)
-		for _, e := range mine[R:] {
+		for _, e := range mine[R-off:] {
 			d, err := json.Marshal(e)
 			if err != nil {
 				return out, err
@@ -236,7 +234,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		out.Remote, out.Pushed = head, len(data)
 		return out, nil
 	case common == L: // ours is a prefix of the remote's: pull
-		return pull(st, out, remoteEntries[L:], from)
+		return pull(st, out, remoteEntries[L-off:], from)
 	default: // both moved: the remote's line was acknowledged first
 		// This machine's copy goes to the archive and the remote's line takes its place in
 		// one step, so a reader in another process never finds no workflow in between.
@@ -287,6 +285,50 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	}
 }
 
+// readLines reads this machine's line of workflow w (id) and the remote's, from revision off+1
+// on: both from the start (off 0) unless the last sync recorded in the mirror (package mirror)
+// was about this workflow on this remote and both lines still hold the same revision it left
+// them at. The remote's line is append-only, so the revisions before that one are the same
+// on both sides; reading from there keeps a sync's cost to what changed since the last one
+// rather than the whole line, every record of which carries a full snapshot. Anything else
+// (another workflow under the same id, a remote line rewritten) falls back to reading all.
+func readLines(ctx context.Context, st *store.Store, b remote.Backend, from, id string, w store.Workflow) (off int64, mine, theirs []Entry, err error) {
+	if s, err := mirror.Load(st); err == nil && w.Data != nil && s.Remote == from && s.Workflow == id &&
+		s.Mirrored > 0 && s.Mirrored <= w.Revision {
+		off = s.Mirrored - 1
+		mine, theirs, err := readFrom(ctx, st, b, id, w, off)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		if len(mine) > 0 && len(theirs) > 0 && sameSnapshot(mine[0].Snapshot, theirs[0].Snapshot) {
+			return off, mine, theirs, nil
+		}
+	}
+	mine, theirs, err = readFrom(ctx, st, b, id, w, 0)
+	return 0, mine, theirs, err
+}
+
+// readFrom reads both lines of workflow w (id) after revision off.
+func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string, w store.Workflow, off int64) (mine, theirs []Entry, err error) {
+	recs, err := b.Since(ctx, id, off)
+	if err != nil {
+		return nil, nil, err
+	}
+	if theirs, err = decode(id, recs); err != nil {
+		return nil, nil, err
+	}
+	if w.Data != nil {
+		local, err := st.ReadJournalSince(w.ID, off)
+		if err != nil {
+			return nil, nil, err
+		}
+		if mine, err = entries(w.ID, off, w.Revision, local); err != nil {
+			return nil, nil, err
+		}
+	}
+	return mine, theirs, nil
+}
+
 // pull writes the remote entries through the store, each as a change whose revision follows
 // the current one; a change made here meanwhile stops it (ErrMoved) without writing.
 func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
@@ -315,15 +357,15 @@ func syncEvent(e Entry, from string) store.Event {
 }
 
 // entries is a workflow's history from its journal (every record with its state, as
-// ReadJournalSince gives them) as entries, revision 1 to rev.
-func entries(id string, rev int64, recs []store.Record) ([]Entry, error) {
-	out := make([]Entry, 0, rev)
+// ReadJournalSince gives them) as entries, revision after+1 to rev.
+func entries(id string, after, rev int64, recs []store.Record) ([]Entry, error) {
+	out := make([]Entry, 0, max(rev-after, 0))
 	for _, r := range recs {
-		if r.Revision == int64(len(out))+1 && r.Revision <= rev {
+		if r.Revision == after+int64(len(out))+1 && r.Revision <= rev {
 			out = append(out, Entry{Revision: r.Revision, At: r.At, Event: r.Event, Snapshot: r.Snapshot})
 		}
 	}
-	if int64(len(out)) != rev {
+	if after+int64(len(out)) != rev {
 		return nil, fmt.Errorf("remotesync: this machine's journal of %s does not hold every revision up to %d: it cannot be synced", id, rev)
 	}
 	return out, nil
@@ -409,7 +451,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	if err != nil {
 		return 0, err
 	}
-	mine, err := entries(a.WorkflowID, a.Revision, states)
+	mine, err := entries(a.WorkflowID, 0, a.Revision, states)
 	if err != nil {
 		return 0, err
 	}

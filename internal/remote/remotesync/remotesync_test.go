@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
+	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -57,7 +60,21 @@ func newMachine(t *testing.T, offset time.Duration) *machine {
 	}
 	t.Cleanup(func() { st.Close() })
 	m.en, m.st = en, st
+	// Sharing is on, as cairn remote enable leaves it: each sync records in the mirror what it
+	// left (m.sync, m.record), and the next reads from there.
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
 	return m
+}
+
+// record keeps in the mirror what a sync left, as cairn sync and the MCP server's background
+// sync do. It may run on a goroutine of its own, so it only reports an error.
+func (m *machine) record(out remotesync.Outcome) {
+	m.t.Helper()
+	if err := mirror.Synced(m.st, "origin", out.Workflow, out.Remote, time.Now()); err != nil {
+		m.t.Error(err)
+	}
 }
 
 func (m *machine) phase() (string, int64) {
@@ -91,6 +108,7 @@ func (m *machine) sync(b remote.Backend, id string) remotesync.Outcome {
 	if err != nil {
 		m.t.Fatalf("sync: %v", err)
 	}
+	m.record(out)
 	return out
 }
 
@@ -329,4 +347,78 @@ func TestReplayEveryKind(t *testing.T) {
 	if rec.State != "plan" || rec.Vars["WF_MINE"] != "a" || rec.Vars["WF_SHARED"] != "b" || strings.Join(tasks, ",") != "T1:pending:analyze,T2:running:plan" {
 		t.Fatalf("B holds %s, vars %v, tasks %v", rec.State, rec.Vars, tasks)
 	}
+}
+
+// counting is a Backend that counts the records Since returns: what a sync reads.
+type counting struct {
+	remote.Backend
+	read atomic.Int64
+}
+
+func (c *counting) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	recs, err := c.Backend.Since(ctx, id, rev)
+	c.read.Add(int64(len(recs)))
+	return recs, err
+}
+
+// TestIncrementalReads: a sync reads the remote's line from the revision the last sync left
+// (one record, to check both lines still hold it) rather than all of it, on the side that
+// pushes and the side that pulls, so n changes synced one by one read about n records, not
+// n²/2; where the mirror's record no longer matches the lines (the remote's line reset, a
+// record past this machine's revision) it reads everything and still syncs right, and a lost
+// race after incremental reads is found and archived as before.
+func TestIncrementalReads(t *testing.T) {
+	const n = 12
+	ra := &counting{Backend: memremote.New()}
+	a, b := newMachine(t, 0), newMachine(t, time.Hour)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "reads", WorkflowID: "wf-r"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(ra, "")
+	b.sync(ra, "")
+	for i := range n {
+		if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t" + strconv.Itoa(i), Status: "pending"}); err != nil {
+			t.Fatal(err)
+		}
+		ra.read.Store(0)
+		if out := a.sync(ra, ""); out.Pushed != 1 || ra.read.Load() != 1 {
+			t.Fatalf("A's sync %d = %+v after reading %d records; want 1 pushed after reading 1", i, out, ra.read.Load())
+		}
+		if i%3 == 2 { // B pulls every third change: 3 new records and the one it checks
+			ra.read.Store(0)
+			if out := b.sync(ra, ""); out.Pulled != 3 || ra.read.Load() != 4 {
+				t.Fatalf("B's sync %d = %+v after reading %d records; want 3 pulled after reading 4", i, out, ra.read.Load())
+			}
+		}
+	}
+	agree(t, ra, a, b)
+
+	// Both move from the same revision; B lands first. A reads incrementally, sees both
+	// moved, and reads both lines whole to archive its copy and take the remote's.
+	_, common := a.phase()
+	a.move("plan")
+	b.move("plan")
+	b.sync(ra, "")
+	out := a.sync(ra, "")
+	if out.Conflict == nil || out.Conflict.Common != common || len(out.Conflict.Lost) != 1 || out.Conflict.Base == nil {
+		t.Fatalf("A's sync after both moved = %+v, want a conflict from r%d losing 1 change", out, common)
+	}
+	agree(t, ra, a, b)
+
+	// The remote's line is gone (a new remote under the same name): the record in the
+	// mirror matches nothing there, so A reads everything and pushes its whole line.
+	fresh := &counting{Backend: memremote.New()}
+	_, rev := a.phase()
+	if out := a.sync(fresh, ""); out.Pushed != int(rev) || out.Remote != rev {
+		t.Fatalf("A's sync to an empty remote = %+v, want all %d revisions pushed", out, rev)
+	}
+	// A record past this machine's revision (another workflow's): read whole, nothing to do.
+	if err := mirror.Synced(a.st, "origin", "wf-r", rev+5, a.now); err != nil {
+		t.Fatal(err)
+	}
+	fresh.read.Store(0)
+	if out := a.sync(fresh, ""); out.Pushed != 0 || out.Pulled != 0 || fresh.read.Load() != rev {
+		t.Fatalf("A's sync with a record past its revision = %+v after reading %d records; want nothing to do after reading all %d", out, fresh.read.Load(), rev)
+	}
+	agree(t, fresh, a)
 }

@@ -65,6 +65,7 @@ func TestManyMachines(t *testing.T) {
 					t.Errorf("machine %d sync %d: %v", i, j, err)
 					return
 				}
+				m.record(out) // as cairn sync and the MCP server do: the next sync reads from here
 				if out.Conflict != nil {
 					mu.Lock()
 					conflicts++
@@ -82,9 +83,11 @@ func TestManyMachines(t *testing.T) {
 	// One machine at a time: two passes bring every clone to the remote's tip.
 	for range 2 {
 		for i, m := range ms {
-			if _, err := remotesync.Sync(ctx, m.st, rs[i], "origin", "", remotesync.EngineReplayer(m.en)); err != nil {
+			out, err := remotesync.Sync(ctx, m.st, rs[i], "origin", "", remotesync.EngineReplayer(m.en))
+			if err != nil {
 				t.Fatalf("machine %d, final sync: %v", i, err)
 			}
+			m.record(out)
 		}
 	}
 	agree(t, rs[0], ms...)
