@@ -39,6 +39,7 @@ import (
 const (
 	benchArchived    = 10000
 	benchMemoryLines = 200
+	benchSession     = "6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93" // Claude Code's session ids are UUIDs
 )
 
 type benchFixture struct {
@@ -197,7 +198,7 @@ func buildFixture(root string) (*benchFixture, error) {
 		"CLAUDE_PROJECT_DIR=" + project,
 		"CAIRN_MEMORY_DIR=" + memDir,
 		"CLAUDE_PID=" + hooktest.ClaudePID,
-		"CLAUDE_CODE_SESSION_ID=bench-session",
+		"CLAUDE_CODE_SESSION_ID=" + benchSession,
 	}
 	getenv := envFunc(f.cairnEnv)
 	e, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: project, Actor: "bench"})
@@ -325,9 +326,10 @@ func envFunc(env []string) func(string) string {
 	}
 }
 
+// The events carry a session id of the shape Claude Code sends (a UUID), as benchSession.
 const (
-	startEvent = `{"session_id":"bench-session","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`
-	stopEvent  = `{"session_id":"bench-session","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"Stop","stop_hook_active":false}`
+	startEvent = `{"session_id":"6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`
+	stopEvent  = `{"session_id":"6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"Stop","stop_hook_active":false}`
 )
 
 // runOnce starts one process and waits for it; stdout must hold want (when not empty).
