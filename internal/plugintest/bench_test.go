@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -178,6 +179,9 @@ func buildFixture(root string) (*benchFixture, error) {
 	}
 	for _, d := range []string{bin, dataBin} {
 		if err := os.WriteFile(filepath.Join(d, ".checksums"), sums, 0o644); err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, hook.SelfCheckFile), nil, 0o644); err != nil {
 			return fail(err)
 		}
 	}
