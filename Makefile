@@ -11,7 +11,8 @@ BINARIES := $(BIN)/cairn-mcp $(BIN)/cairn-session-start $(BIN)/cairn-stop $(BIN)
 # the no-op floor, BenchmarkHooksAsClaudeCodeRunsThem) for as long as they stay cached.
 # bin/.checksums marks the binaries as built from these sources: hooks/launch runs bin/ only
 # while it equals release/checksums.txt, so a checkout changed by git pull without make build
-# falls back to binaries of its own (see hooks/install).
+# falls back to binaries of its own (see hooks/install). bin/.self-check says the hooks compare
+# the stamp themselves (faster than the shell; see hooks/launch).
 build:
 	$(GO) build -trimpath -buildvcs=auto -o $(BIN)/.link/cairn-mcp ./mcpserver
 	$(GO) build -trimpath -buildvcs=auto -o $(BIN)/.link/cairn-session-start ./hooks/sessionstart
@@ -23,6 +24,7 @@ build:
 	done
 	rm -rf $(BIN)/.link
 	cp release/checksums.txt $(BIN)/.checksums
+	touch $(BIN)/.self-check
 
 # Builds, registers this checkout as a marketplace and installs the plugin from it, then checks
 # the install. Without the claude CLI it stops after the build and says how to load the plugin.

@@ -261,9 +261,13 @@ func assemble(root string, spec PluginSpec) (string, error) {
 	if err := errors.Join(all...); err != nil {
 		return "", err
 	}
-	// make build's stamp: these binaries are of this plugin's sources.
+	// make build's stamp: these binaries are of this plugin's sources, and the hooks check that
+	// themselves (.self-check, hooks/launch).
 	if sums, err := os.ReadFile(filepath.Join(dst, "release", "checksums.txt")); err == nil {
 		if err := os.WriteFile(filepath.Join(dst, "bin", ".checksums"), sums, 0o644); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dst, "bin", ".self-check"), nil, 0o644); err != nil {
 			return "", err
 		}
 	}

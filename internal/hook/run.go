@@ -119,6 +119,15 @@ func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(st
 	work func(ctx context.Context, r *Runner, stdin io.Reader) []byte, early func(why string) string) int {
 	start := time.Now()
 	r := &Runner{Name: name, Stderr: stderr}
+	if root, stale := staleLaunch(getenv); stale {
+		// Binaries made from other sources: the launcher finds or installs the right ones.
+		err := handBack(name, root)
+		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), err)
+		if _, err := stdout.Write(MessageOutput("Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")); err != nil {
+			r.Logf("writing stdout: %v", err)
+		}
+		return 0
+	}
 	var note string
 	r.Deadline, note = DeadlineFrom(getenv)
 	if note != "" {

@@ -157,16 +157,41 @@ func guessedRoot(root string) string {
 	return "CLAUDE_PROJECT_DIR is unset or relative: using " + OneLine(root, 300) + " as the project root, read only (nothing is created there)"
 }
 
-// logSession is the session id as the hooks' stderr shows it: only an id of the shape Cairn
-// stores (store.ValidWorkflowID, which also refuses a secret's shape), never a refused one.
+// logSession is the session id as the hooks' stderr shows it: a UUID (what Claude Code
+// sends, and no secret's shape), or an id of the shape Cairn stores (store.ValidWorkflowID,
+// which also refuses a secret's shape), never a refused one. A UUID skips the secret scan,
+// whose first use costs a hook about 0.1 ms.
 func logSession(id string) string {
-	if id == "" {
+	switch {
+	case id == "":
 		return "-"
-	}
-	if store.ValidWorkflowID(id) != nil {
+	case isUUID(id):
+		return id
+	case store.ValidWorkflowID(id) != nil:
 		return "(not a valid session id, not shown)"
 	}
 	return id
+}
+
+// isUUID reports whether s is a UUID in its usual text form, 8-4-4-4-12 hex digits.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func orDash(s string) string {

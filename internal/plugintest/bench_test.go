@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -39,6 +40,7 @@ import (
 const (
 	benchArchived    = 10000
 	benchMemoryLines = 200
+	benchSession     = "6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93" // Claude Code's session ids are UUIDs
 )
 
 type benchFixture struct {
@@ -179,6 +181,9 @@ func buildFixture(root string) (*benchFixture, error) {
 		if err := os.WriteFile(filepath.Join(d, ".checksums"), sums, 0o644); err != nil {
 			return fail(err)
 		}
+		if err := os.WriteFile(filepath.Join(d, hook.SelfCheckFile), nil, 0o644); err != nil {
+			return fail(err)
+		}
 	}
 
 	// Cairn's project: an active workflow written by the engine, 10,000 archived ones.
@@ -197,7 +202,7 @@ func buildFixture(root string) (*benchFixture, error) {
 		"CLAUDE_PROJECT_DIR=" + project,
 		"CAIRN_MEMORY_DIR=" + memDir,
 		"CLAUDE_PID=" + hooktest.ClaudePID,
-		"CLAUDE_CODE_SESSION_ID=bench-session",
+		"CLAUDE_CODE_SESSION_ID=" + benchSession,
 	}
 	getenv := envFunc(f.cairnEnv)
 	e, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: project, Actor: "bench"})
@@ -325,9 +330,10 @@ func envFunc(env []string) func(string) string {
 	}
 }
 
+// The events carry a session id of the shape Claude Code sends (a UUID), as benchSession.
 const (
-	startEvent = `{"session_id":"bench-session","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`
-	stopEvent  = `{"session_id":"bench-session","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"Stop","stop_hook_active":false}`
+	startEvent = `{"session_id":"6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"SessionStart","source":"startup"}`
+	stopEvent  = `{"session_id":"6f1c2a9e-3b7d-4c8e-9a0f-2d5b7e1c4a93","transcript_path":"/tmp/bench.jsonl","cwd":"/tmp","hook_event_name":"Stop","stop_hook_active":false}`
 )
 
 // runOnce starts one process and waits for it; stdout must hold want (when not empty).

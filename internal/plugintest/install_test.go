@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/hooktest"
 	"github.com/cairn-dev/cairn/internal/release"
 )
@@ -315,8 +316,8 @@ func TestLaunchDownloadsOnce(t *testing.T) {
 	}
 	bindir := filepath.Join(pdata, "bin-"+pluginVersion(t))
 	names := dirNames(t, bindir)
-	if len(names) != len(binarySources)+1 || !slices.Contains(names, ".checksums") {
-		t.Errorf("%s holds %v, want the %d binaries and .checksums", bindir, names, len(binarySources))
+	if len(names) != len(binarySources)+2 || !slices.Contains(names, ".checksums") || !slices.Contains(names, hook.SelfCheckFile) {
+		t.Errorf("%s holds %v, want the %d binaries, .checksums and %s", bindir, names, len(binarySources), hook.SelfCheckFile)
 	}
 	for _, left := range []string{bindir + ".tmp", filepath.Join(pdata, ".install-lock-"+pluginVersion(t))} {
 		if _, err := os.Stat(left); err == nil {

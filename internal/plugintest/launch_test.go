@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/hook"
 )
 
 // launchEnv is a minimal environment for hooks/launch: the plugin root and data dir, an
@@ -276,8 +278,8 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 			t.Errorf("%s was not built into %s: %v", name, bindir, err)
 		}
 	}
-	if names := dirNames(t, bindir); len(names) != len(binarySources)+1 || !slices.Contains(names, ".checksums") {
-		t.Errorf("%s holds %v, want exactly the %d binaries and .checksums", bindir, names, len(binarySources))
+	if names := dirNames(t, bindir); len(names) != len(binarySources)+2 || !slices.Contains(names, ".checksums") || !slices.Contains(names, hook.SelfCheckFile) {
+		t.Errorf("%s holds %v, want exactly the %d binaries, .checksums and %s", bindir, names, len(binarySources), hook.SelfCheckFile)
 	}
 	builds := 0
 	callLog, _ := os.ReadFile(calls)

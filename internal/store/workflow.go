@@ -63,7 +63,7 @@ type meta struct {
 
 // current reports whether m is a schema-2.x record's, with a valid id and a revision.
 func (m meta) current() bool {
-	return strings.HasPrefix(m.version, "2.") && ValidWorkflowID(m.id) == nil && m.rev >= 1
+	return strings.HasPrefix(m.version, "2.") && nameShape(m.id, true) == nil && m.rev >= 1
 }
 
 // errNeedsMigration marks a record in an older format.

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -54,9 +54,10 @@ type frontMatter struct {
 	Blocking    *bool                 `yaml:"blocking"`
 }
 
+// Compiled on first use: only an error needs them, and every hook process links this package.
 var (
-	yamlLineRE   = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
-	yamlAtLineRE = regexp.MustCompile(`at line (\d+)`)
+	yamlLineRE   = lazyre.New(`^(?:yaml: )?line (\d+): `)
+	yamlAtLineRE = lazyre.New(`at line (\d+)`)
 )
 
 // ParseDefinition parses one definition file. file names it in errors and, when the front
@@ -130,7 +131,7 @@ func (fm frontMatter) spec(body string) workflow.Spec {
 }
 
 func yamlErrLine(msg string, offset int) int {
-	m := yamlLineRE.FindStringSubmatch(msg)
+	m := yamlLineRE().FindStringSubmatch(msg)
 	if m == nil {
 		return 0
 	}
@@ -142,9 +143,9 @@ func yamlErrLine(msg string, offset int) int {
 }
 
 func yamlErrReason(msg string, offset int) string {
-	msg = yamlLineRE.ReplaceAllString(msg, "")
+	msg = yamlLineRE().ReplaceAllString(msg, "")
 	// "already defined at line 3" counts from the front matter too.
-	msg = yamlAtLineRE.ReplaceAllStringFunc(msg, func(m string) string {
+	msg = yamlAtLineRE().ReplaceAllStringFunc(msg, func(m string) string {
 		n, err := strconv.Atoi(strings.TrimPrefix(m, "at line "))
 		if err != nil {
 			return m

@@ -1,0 +1,92 @@
+package hook
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A hook started by the launcher's fast path runs only while its stamp equals the plugin's
+// checksums, compared as the launcher's own check compares them.
+func TestStaleLaunch(t *testing.T) {
+	const sums = "aaaa  cairn_0.1.0_linux_amd64.tar.gz\nbbbb  cairn_0.1.0_darwin_arm64.tar.gz\n"
+	for _, tc := range []struct {
+		name      string
+		plugin    *string // release/checksums.txt; nil: missing
+		stamp     *string // DIR/.checksums; nil: missing
+		unsetBin  bool
+		unsetRoot bool
+		stale     bool
+	}{
+		{name: "not launched", plugin: ptr(sums), stamp: ptr("other\n"), unsetBin: true},
+		{name: "same", plugin: ptr(sums), stamp: ptr(sums)},
+		{name: "differs", plugin: ptr(sums), stamp: ptr("cccc  cairn_0.1.0_linux_amd64.tar.gz\nbbbb  cairn_0.1.0_darwin_arm64.tar.gz\n"), stale: true},
+		{name: "one line less", plugin: ptr(sums), stamp: ptr("aaaa  cairn_0.1.0_linux_amd64.tar.gz\n"), stale: true},
+		{name: "last newline missing", plugin: ptr(sums), stamp: ptr(sums[:len(sums)-1])},
+		{name: "stamp missing", plugin: ptr(sums), stale: true},
+		{name: "plugin's missing", stamp: ptr(sums), stale: true},
+		{name: "both missing"},
+		{name: "no root", plugin: ptr(sums), stamp: ptr(sums), unsetRoot: true, stale: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			if tc.plugin != nil {
+				if err := os.MkdirAll(filepath.Join(root, "release"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, "release", "checksums.txt"), []byte(*tc.plugin), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.stamp != nil {
+				if err := os.WriteFile(filepath.Join(dir, ".checksums"), []byte(*tc.stamp), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{EnvLaunchRoot: root, EnvLaunchBin: dir}
+			if tc.unsetBin {
+				delete(env, EnvLaunchBin)
+			}
+			if tc.unsetRoot {
+				delete(env, EnvLaunchRoot)
+			}
+			gotRoot, stale := staleLaunch(func(k string) string { return env[k] })
+			if stale != tc.stale {
+				t.Errorf("stale = %t, want %t", stale, tc.stale)
+			}
+			if stale && gotRoot != env[EnvLaunchRoot] {
+				t.Errorf("root = %q, want %q", gotRoot, env[EnvLaunchRoot])
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// A stale hook that cannot hand back says so, on stderr and in one systemMessage, and exits
+// 0 without reading stdin or doing any work.
+func TestStaleLaunchWithoutLauncher(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir() // no release/checksums.txt, no hooks/launch
+	if err := os.WriteFile(filepath.Join(dir, ".checksums"), []byte("0000  x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{EnvLaunchRoot: root, EnvLaunchBin: dir}
+	var stdout, stderr strings.Builder
+	stdin := &countingReader{}
+	code := Stop(stdin, &stdout, &stderr, func(k string) string { return env[k] }, nil)
+	if code != 0 || stdin.reads != 0 {
+		t.Errorf("exit %d after %d reads of stdin, want 0 and none", code, stdin.reads)
+	}
+	if !strings.Contains(stdout.String(), `"systemMessage":"Cairn: this plugin's binaries are out of date`) {
+		t.Errorf("stdout = %q, want the systemMessage", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "cairn-stop: these binaries were not made from the plugin's sources") || strings.Contains(stderr.String(), "session=") {
+		t.Errorf("stderr = %q, want the hand-back failure and no work", stderr.String())
+	}
+}
+
+type countingReader struct{ reads int }
+
+func (r *countingReader) Read(p []byte) (int, error) { r.reads++; return 0, io.EOF }
