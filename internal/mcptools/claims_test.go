@@ -10,12 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
-	"github.com/cairn-dev/cairn/internal/remote/gitremote"
-	"github.com/cairn-dev/cairn/internal/remote/remotesync"
-	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // TestUpdateTaskClaims: with sharing on, update_task(running) claims the task on the remote.
@@ -23,51 +18,28 @@ import (
 // update goes ahead with a warning, and the background sync then reports the other machine's
 // claim in one notice and sets the task back to pending.
 func TestUpdateTaskClaims(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	aDir, aEnv := clone(t, bare)
-	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: aEnv, WorkDir: aDir, PPID: 4242,
-		Log: quietLog(), NoWatch: true})
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"claims","workflow_id":"wf-1"}`)
+	bare := bareRepo(t)
+	aDir, c := machineA(t, bare, "claims")
 
 	// Machine B, as cairn task does it.
-	bDir, bEnv := clone(t, bare)
-	b, err := engine.Open(engine.Config{Getenv: bEnv, WorkDir: bDir, Actor: "test", YAML: yamldoc.Codec{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	bOpt := claimsync.Options{StateDir: b.StateDir(), Root: bDir, Getenv: bEnv}
+	b := machineB(t, bare)
+	bOpt := claimsync.Options{StateDir: b.e.StateDir(), Root: b.dir, Getenv: b.env}
 	bTask := func(id string) error {
 		_, err := claimsync.Task(testCtx(t), bOpt, id, "running", func() (*engine.Result, error) {
-			return b.UpdateTask(engine.TaskRequest{ID: id, Status: "running"})
+			return b.e.UpdateTask(engine.TaskRequest{ID: id, Status: "running"})
 		})
 		return err
 	}
-	bst, err := store.Open(b.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bst.Close()
-	backend, err := gitremote.New(gitremote.Config{Dir: bDir, Remote: "origin"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// B takes the workflow from the remote once A's background sync has pushed it.
 	waitFor(t, func() bool {
-		out, err := remotesync.Sync(testCtx(t), bst, backend, "origin", "", nil)
+		out, err := b.trySync(t)
 		return err == nil && out.Local >= 1
 	})
 
 	if err := bTask("t1"); err != nil {
 		t.Fatalf("B claiming t1: %v", err)
 	}
-	bOwner := owner(t, b.StateDir())
+	bOwner := owner(t, b.e.StateDir())
 	res := mustFail(t, c, "update_task", `{"id":"t1","status":"running"}`, "task t1 is held by "+bOwner, "pick another task")
 	if got := text(res); strings.Contains(got, "\n") || len(got) > 300 {
 		t.Errorf("the refusal is not one short line (%d bytes): %q", len(got), got)

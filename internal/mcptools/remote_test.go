@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
+	"github.com/mark3labs/mcp-go/client"
 )
 
 // clone is one machine's checkout of a project shared through a bare repository over file://,
@@ -49,65 +50,99 @@ func clone(t *testing.T, bare string) (dir string, getenv func(string) string) {
 	return dir, func(k string) string { return vars[k] }
 }
 
+// bareRepo is an empty bare repository, shared.git, in a folder of its own.
+func bareRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	git(t, "", "init", "-q", "--bare", bare)
+	return bare
+}
+
+// machineA is a clone of remote whose cairn-mcp server has started workflow wf-1.
+func machineA(t *testing.T, remote, context string) (dir string, c *client.Client) {
+	t.Helper()
+	dir, env := clone(t, remote)
+	_, c = startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"`+context+`","workflow_id":"wf-1"}`)
+	return dir, c
+}
+
+// machine is a second clone with an engine and a state of its own, which syncs as cairn sync
+// does.
+type machine struct {
+	dir string
+	env func(string) string
+	e   *engine.Engine
+	st  *store.Store
+	gr  *gitremote.Backend
+}
+
+func machineB(t *testing.T, bare string) *machine {
+	t.Helper()
+	m := new(machine)
+	m.dir, m.env = clone(t, bare)
+	var err error
+	if m.e, err = engine.Open(engine.Config{Getenv: m.env, WorkDir: m.dir, Actor: "test", YAML: yamldoc.Codec{}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.e.Close() })
+	if m.st, err = store.Open(m.e.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.st.Close() })
+	if m.gr, err = gitremote.New(gitremote.Config{Dir: m.dir, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (m *machine) trySync(t *testing.T) (remotesync.Outcome, error) {
+	return remotesync.Sync(testCtx(t), m.st, m.gr, "origin", "", nil)
+}
+
+func (m *machine) sync(t *testing.T) remotesync.Outcome {
+	t.Helper()
+	out, err := m.trySync(t)
+	if err != nil {
+		t.Fatalf("sync on B: %v", err)
+	}
+	return out
+}
+
+// nextNotice waits for a tool result that starts with a notice and returns its first line.
+func nextNotice(t *testing.T, c *client.Client) string {
+	t.Helper()
+	var notice string
+	waitFor(t, func() bool {
+		got := text(mustOK(t, c, "get_vars", `{}`))
+		notice, _, _ = strings.Cut(got, "\n")
+		return strings.HasPrefix(got, "Notice:")
+	})
+	return notice
+}
+
 // TestBackgroundSyncBringsOtherMachinesChanges: cairn-mcp on machine A shares the workflow it
 // starts; machine B picks it up and moves it; A's next tool result says so in one notice, the
 // generic "another process" notice not repeated. A remote that goes away is one notice, not a
 // tool error, and the tools keep working offline.
 func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	aDir, aEnv := clone(t, bare)
-	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: aEnv, WorkDir: aDir, PPID: 4242,
-		Log: quietLog(), NoWatch: true})
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"share me","workflow_id":"wf-1"}`)
-
-	// Machine B: its own clone and state; it syncs like cairn sync does.
-	bDir, bEnv := clone(t, bare)
-	b, err := engine.Open(engine.Config{Getenv: bEnv, WorkDir: bDir, Actor: "test", YAML: yamldoc.Codec{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	bst, err := store.Open(b.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bst.Close()
-	backend, err := gitremote.New(gitremote.Config{Dir: bDir, Remote: "origin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	syncB := func() remotesync.Outcome {
-		t.Helper()
-		out, err := remotesync.Sync(testCtx(t), bst, backend, "origin", "", nil)
-		if err != nil {
-			t.Fatalf("sync on B: %v", err)
-		}
-		return out
-	}
+	bare := bareRepo(t)
+	aDir, c := machineA(t, bare, "share me")
+	b := machineB(t, bare)
 	// A's server pushes on its own, shortly after the change.
-	waitFor(t, func() bool { return syncB().Local >= 1 })
-	if _, err := b.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
-	if out := syncB(); out.Pushed != 1 {
+	if out := b.sync(t); out.Pushed != 1 {
 		t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
 	}
 
-	var notice string
-	waitFor(t, func() bool {
-		got := text(mustOK(t, c, "get_vars", `{}`))
-		if strings.HasPrefix(got, "Notice:") {
-			notice = strings.SplitN(got, "\n", 2)[0]
-			return true
-		}
-		return false
-	})
+	notice := nextNotice(t, c)
 	for _, want := range []string{"another machine moved workflow", "via origin", "phase plan", "revision 2", "resume_check"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
@@ -133,14 +168,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	if err := os.Rename(bare, bare+".gone"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
-		got := text(mustOK(t, c, "get_vars", `{}`))
-		if strings.HasPrefix(got, "Notice:") {
-			notice = strings.SplitN(got, "\n", 2)[0]
-			return true
-		}
-		return false
-	})
+	notice = nextNotice(t, c)
 	if !strings.Contains(notice, "could not sync with origin") || !strings.Contains(notice, "kept here") {
 		t.Errorf("failure notice = %q", notice)
 	}
@@ -185,79 +213,35 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 // workflow; B's move lands first. When A's link comes back, its server keeps B's line, archives
 // A's copy, and the next tool result says who moved it, to what, and where A's work is.
 func TestBackgroundSyncLostRace(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not on PATH")
-	}
-	base := t.TempDir()
-	bare := filepath.Join(base, "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	bare := bareRepo(t)
 	// A reaches the repository through a link that the test cuts and restores.
-	link := filepath.Join(base, "link.git")
+	link := filepath.Join(filepath.Dir(bare), "link.git")
 	if err := os.Symlink(bare, link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	aDir, aEnv := clone(t, link)
-	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: aEnv, WorkDir: aDir, PPID: 4242,
-		Log: quietLog(), NoWatch: true})
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"race me","workflow_id":"wf-1"}`)
-
-	bDir, bEnv := clone(t, bare)
-	b, err := engine.Open(engine.Config{Getenv: bEnv, WorkDir: bDir, Actor: "test", YAML: yamldoc.Codec{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	bst, err := store.Open(b.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bst.Close()
-	backend, err := gitremote.New(gitremote.Config{Dir: bDir, Remote: "origin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	syncB := func() remotesync.Outcome {
-		t.Helper()
-		out, err := remotesync.Sync(testCtx(t), bst, backend, "origin", "", nil)
-		if err != nil {
-			t.Fatalf("sync on B: %v", err)
-		}
-		return out
-	}
-	waitFor(t, func() bool { return syncB().Local >= 1 })
+	_, c := machineA(t, link, "race me")
+	b := machineB(t, bare)
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
 
 	if err := os.Remove(link); err != nil { // A is cut off
 		t.Fatal(err)
 	}
-	var got string
-	waitFor(t, func() bool { // the cut is noticed once
-		got = text(mustOK(t, c, "get_vars", `{}`))
-		return strings.HasPrefix(got, "Notice:")
-	})
+	nextNotice(t, c) // the cut is noticed once
+
 	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`) // A's r2, not pushed
-	if _, err := b.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil { // B's lands first
+	if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil { // B's lands first
 		t.Fatal(err)
 	}
-	if out := syncB(); out.Pushed != 2 {
+	if out := b.sync(t); out.Pushed != 2 {
 		t.Fatalf("B pushed %d revisions, want 2", out.Pushed)
 	}
 	if err := os.Symlink(bare, link); err != nil { // the link heals
 		t.Fatal(err)
 	}
-	var notice string
-	waitFor(t, func() bool {
-		got := text(mustOK(t, c, "get_vars", `{}`))
-		if strings.HasPrefix(got, "Notice:") {
-			notice = strings.SplitN(got, "\n", 2)[0]
-			return true
-		}
-		return false
-	})
+	notice := nextNotice(t, c)
 	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
 		"not replayed: variable PLAN_PATH: the other machine changed it first", "resume_check"} {
 		if !strings.Contains(notice, want) {
