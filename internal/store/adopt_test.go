@@ -148,20 +148,9 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 	}
 	line := theirLine(2) // shorter than ours: the snapshot alone would not roll it forward
 	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, string, error) {
-		dir := filepath.Join(t.TempDir(), "cairn")
-		copyTree(t, template, dir)
-		d, err := durable.OpenDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
-		s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		_, _, err = s.AdoptLine("conflict", line, nil)
+		s, ff, dir, done := faultyCopy(t, template, k, persistent, opts...)
+		defer done()
+		_, _, err := s.AdoptLine("conflict", line, nil)
 		return ff, dir, err
 	}
 	ff, _, err := run(t, 0, false)

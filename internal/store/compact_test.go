@@ -177,20 +177,9 @@ func TestFaultInjectionCompaction(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "template")
 	rev := compactTemplate(t, template)
 	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, string, error) {
-		dir := filepath.Join(t.TempDir(), "cairn")
-		copyTree(t, template, dir)
-		d, err := durable.OpenDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
-		s, err := store.Open(dir, store.WithFS(ff), store.WithJournalCompaction(compactAt))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		_, err = transition(s)
+		s, ff, dir, done := faultyCopy(t, template, k, persistent, store.WithJournalCompaction(compactAt))
+		defer done()
+		_, err := transition(s)
 		return ff, dir, err
 	}
 	ff, dir, err := run(t, 0, false)

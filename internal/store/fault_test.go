@@ -13,6 +13,25 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
+// faultyCopy opens a copy of template in a new folder on a file system whose k-th operation
+// fails (and every one after it, when persistent); done closes the store and the folder.
+func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...store.Option) (s *store.Store, ff *durable.Faulty, dir string, done func()) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "cairn")
+	copyTree(t, template, dir)
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff = &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
+	s, err = store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
+	if err != nil {
+		d.Close()
+		t.Fatal(err)
+	}
+	return s, ff, dir, func() { s.Close(); d.Close() }
+}
+
 // copyTree copies a state directory (no fsync needed: it is only a test fixture).
 func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
@@ -67,19 +86,8 @@ func TestFaultInjection(t *testing.T) {
 		return o
 	}
 	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, outcome, string) {
-		dir := filepath.Join(t.TempDir(), "cairn")
-		copyTree(t, template, dir)
-		d, err := durable.OpenDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
-		s, err := store.Open(dir, store.WithFS(ff))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s, ff, dir, done := faultyCopy(t, template, k, persistent)
+		defer done()
 		return ff, round(s), dir
 	}
 	ff, o, _ := run(t, 0, false)
