@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -140,6 +141,19 @@ func (s *Store) reserved(name string) error {
 // lock: a concurrent write is seen completely or not at all. A missing document is a
 // *NotFoundError (errors.Is(err, ErrNotFound)).
 func (s *Store) Read(name string) ([]byte, error) { return s.get(documents, name) }
+
+// ReadJSON decodes the named document into v. found is false, with a nil error, when there is
+// no such document; when found, err is the decoding's, for the caller to name the document.
+func (s *Store) ReadJSON(name string, v any) (found bool, err error) {
+	doc, err := s.Read(name)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, json.Unmarshal(doc, v)
+}
 
 // Write replaces the named document durably and atomically, under its lock. A damaged
 // current version (not strict JSON) is moved to quarantine/ first rather than overwritten.

@@ -178,6 +178,21 @@ func TestDocuments(t *testing.T) {
 	if err := s.Write("workflow-state", []byte(`{}`)); !errors.Is(err, store.ErrReserved) {
 		t.Fatalf("write workflow-state directly: %v", err)
 	}
+	// ReadJSON: absent is not an error; a document of another shape is, once found.
+	var v struct{ N int }
+	for _, c := range []struct {
+		name      string
+		found, ok bool
+		n         int
+	}{{"absent", false, true, 0}, {"initiative", true, true, 2}, {"my.doc_1", true, false, 2}} {
+		if c.name == "my.doc_1" {
+			s.Write(c.name, []byte(`{"N":"two"}`))
+		}
+		found, err := s.ReadJSON(c.name, &v)
+		if found != c.found || (err == nil) != c.ok || v.N != c.n {
+			t.Errorf("ReadJSON(%s) = %t, %v, N=%d; want %t, ok %t, N=%d", c.name, found, err, v.N, c.found, c.ok, c.n)
+		}
+	}
 }
 
 func TestBadInputIsRefusedAndNothingIsLost(t *testing.T) {

@@ -162,17 +162,11 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 
 func readState(st *store.Store) (state, error) {
 	var s state
-	doc, err := st.Read(Doc)
-	if errors.Is(err, store.ErrNotFound) {
-		return s, nil
+	found, err := st.ReadJSON(Doc, &s)
+	if found && err != nil {
+		err = fmt.Errorf("the claims state (%s) is not readable: %w", Doc, err)
 	}
-	if err != nil {
-		return s, err
-	}
-	if err := json.Unmarshal(doc, &s); err != nil {
-		return s, fmt.Errorf("the claims state (%s) is not readable: %w", Doc, err)
-	}
-	return s, nil
+	return s, err
 }
 
 // makeOwner gives this clone its identity, once: a concurrent first call keeps the first.

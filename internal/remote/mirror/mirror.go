@@ -53,19 +53,14 @@ type Settings struct {
 // next task tool call rebuilds it.
 func Load(st *store.Store) (Settings, error) {
 	var s Settings
-	doc, err := st.Read(Doc)
-	if errors.Is(err, store.ErrNotFound) {
-		return s, nil
-	}
-	if err != nil {
-		return s, err
-	}
-	if err := json.Unmarshal(doc, &s); err != nil {
+	if found, err := st.ReadJSON(Doc, &s); found && err != nil {
 		return s, fmt.Errorf("the remote settings (%s) are not readable: run cairn remote enable again: %w", Doc, err)
+	} else if err != nil {
+		return s, err
 	}
 	if s.Enabled {
 		var u Unconfirmed
-		if doc, err := st.Read(ClaimsDoc); err == nil && json.Unmarshal(doc, &u) == nil {
+		if _, err := st.ReadJSON(ClaimsDoc, &u); err == nil {
 			s.claimsFor, s.unconfirmed = u.Workflow, len(u.Pending)
 		}
 	}
