@@ -133,9 +133,11 @@ func TestRecordSanitises(t *testing.T) {
 	if n, _ := countOwned([]byte(index), "fake.md"); n != 0 {
 		t.Errorf("stored text formed an index entry: %q", index)
 	}
-	topic := readFile(t, filepath.Join(dir, TopicFile))
-	// Cairn's own fence lines aside, nothing may open Markdown; inside the block, the text
-	// cannot close the fence.
+	// What a reader gets: the header's values decoded (YAML's own escapes undone), then the
+	// body. Cairn's own fence lines aside, nothing may open Markdown; inside the block, the
+	// text cannot close the fence.
+	fm, body := parseMemoryFile(t, []byte(readFile(t, filepath.Join(dir, TopicFile))))
+	topic := fm.Name + "\n" + fm.Description + "\n" + fm.Metadata.Type + "\n" + string(body)
 	if strings.Count(topic, "```") != 2 {
 		t.Errorf("the data block's fence is broken: %q", topic)
 	}
