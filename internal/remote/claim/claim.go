@@ -200,26 +200,17 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 // than after the lease. It returns ErrFenced when fence is no longer the task's claim (it was
 // taken over: the work done under it is not the task's) and nil when it was released.
 func (c *Claimer) Release(ctx context.Context, task string, fence int64) error {
-	for attempt := 0; ; attempt++ {
-		if err := c.Refresh(ctx); err != nil {
-			return err
-		}
-		if err := c.Valid(task, fence); err != nil {
-			return err
-		}
-		err := c.append(ctx, entry{Op: "release", Task: task, Owner: c.owner, Prev: fence})
-		if c.rewound(err) {
-			return ErrFenced
-		}
-		if err == nil || !errors.Is(err, remote.ErrConflict) {
-			return err
-		}
-		pause(ctx, attempt)
-	}
+	return c.holderAppend(ctx, "release", task, fence)
 }
 
 // Renew tells other machines the holder of fence is alive, restarting their lease clocks.
 func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
+	return c.holderAppend(ctx, "renew", task, fence)
+}
+
+// holderAppend appends op for the holder of fence, retrying lost races while fence is still
+// the task's claim.
+func (c *Claimer) holderAppend(ctx context.Context, op, task string, fence int64) error {
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
 			return err
@@ -227,14 +218,11 @@ func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
 		if err := c.Valid(task, fence); err != nil {
 			return err
 		}
-		err := c.append(ctx, entry{Op: "renew", Task: task, Owner: c.owner, Prev: fence})
-		if err == nil {
-			return nil
-		}
+		err := c.append(ctx, entry{Op: op, Task: task, Owner: c.owner, Prev: fence})
 		if c.rewound(err) {
 			return ErrFenced
 		}
-		if !errors.Is(err, remote.ErrConflict) {
+		if err == nil || !errors.Is(err, remote.ErrConflict) {
 			return err
 		}
 		pause(ctx, attempt)
