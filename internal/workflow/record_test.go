@@ -87,6 +87,45 @@ func TestRecordRoundTripKeepsUnknownFields(t *testing.T) {
 	}
 }
 
+// TestRecordUnknownFieldsAtOneLevel: a value without unknown members is decoded in one pass,
+// one with them in two (decodeKnown); unknown members at only one level of nesting, or at
+// none, still land in that level's Extra alone and the record round-trips.
+func TestRecordUnknownFieldsAtOneLevel(t *testing.T) {
+	future := map[string]string{"phase": `, "phase_future": 1`, "history": `, "hist_future": "x"`,
+		"task": `, "task_future": true`, "top": `,
+  "future_top": {"nested": [1, {"a": null}]},
+  "another": "kept"`}
+	for _, keep := range []string{"none", "top", "phase", "history", "task"} {
+		doc := fullRecord
+		for level, f := range future {
+			if level != keep {
+				doc = strings.Replace(doc, f, "", 1)
+			}
+		}
+		var r workflow.Record
+		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+			t.Fatalf("%s: %v", keep, err)
+		}
+		got := map[string]bool{"top": r.Extra != nil, "phase": r.Phases["analyze"].Extra != nil,
+			"history": r.History[0].Extra != nil, "task": r.Tasks[0].Extra != nil}
+		for level, has := range got {
+			if has != (level == keep) {
+				t.Errorf("%s: Extra at %s is %t", keep, level, has)
+			}
+		}
+		if r.WorkflowID != "apex-20261122T173000Z-3f9a" || r.Tasks[0].ID != "t1" || r.Owner.PID != 123 {
+			t.Errorf("%s: known fields not decoded: %+v", keep, r)
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if canonical(t, out) != canonical(t, []byte(doc)) {
+			t.Errorf("%s: round trip changed the document:\n%s", keep, out)
+		}
+	}
+}
+
 func TestRecordUnknownFieldsSurviveOperations(t *testing.T) {
 	def := mustDef(t, "apex")
 	var r workflow.Record

@@ -21,7 +21,17 @@ type unknown = map[string]json.RawMessage
 // decodeKnown decodes data into a fresh J (a method-less twin of the caller's type) with
 // encoding/json and, on success only, hands it over with the members J has no field for.
 func decodeKnown[J any](data []byte, set func(J, unknown)) error {
+	// Most values have no unknown member: a decoder that refuses them reads such a value in
+	// one pass, where collecting the members as well is a second one at every level of
+	// nesting (Stop and SessionStart decode the record on every run).
 	var v J
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&v) == nil && len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) == 0 {
+		set(v, nil)
+		return nil
+	}
+	v = *new(J)
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
