@@ -138,13 +138,14 @@ func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
 // syncInitiative is seed 001's sync on read: the newer of initiative.json and
 // WORKFLOW-STATUS.yaml wins, a gap over five minutes is a warning, the stale side is updated.
 func (e *Engine) syncInitiative() (*Result, error) {
-	in := new(workflow.Initiative)
-	if found, err := e.st.ReadJSON(initiativeDoc, in); found && err != nil {
-		return nil, fmt.Errorf("reading initiative.json: %w", err)
-	} else if err != nil {
+	var in *workflow.Initiative
+	if data, err := e.st.Read(initiativeDoc); err == nil {
+		in = new(workflow.Initiative)
+		if err := json.Unmarshal(data, in); err != nil {
+			return nil, fmt.Errorf("reading initiative.json: %w", err)
+		}
+	} else if !isNotFound(err) {
 		return nil, err
-	} else if !found {
-		in = nil
 	}
 	var doc *workflow.StatusDoc
 	var warnings []string
