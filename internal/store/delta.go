@@ -280,12 +280,10 @@ func (p *jparser) skip() error {
 	return nil
 }
 
-// parseTop parses an object's or array's members one level deep: they keep only their bytes
-// and are expanded when a patch reaches into them, so applying a delta to a large state costs
-// a scan of it plus the parts the delta touches.
-func parseTop(b []byte) (*jnode, error) { return new(jparser).top(b) }
-
-// top is parseTop with p's slab and stacks, which a replay shares across its deltas.
+// top parses an object's or array's members one level deep: they keep only their bytes and
+// are expanded when a patch reaches into them, so applying a delta to a large state costs a
+// scan of it plus the parts the delta touches. p's slab and stacks are shared across a
+// replay's deltas.
 func (p *jparser) top(b []byte) (*jnode, error) {
 	p.b, p.i = b, 0
 	p.ws()

@@ -135,70 +135,34 @@ func decodeRecord(line []byte, events bool) (Record, error) {
 	return r, nil
 }
 
-// decodeLine reads a line whose checksum holds. Lines are Cairn's own: one in the layout
-// encodeRecord writes is read by its fixed parts without scanning its state (readLayout),
-// any other with the delta parser, about ten times faster than json.Unmarshal; a rebuild
-// reading a chain of lines notices both. A state rebuilt from them is checked by its sum.
+// decodeLine reads a line whose checksum holds. A line in the layout encodeRecord writes is
+// read by its fixed parts without scanning its state (readLayout); any other (a journal
+// written before that layout) goes through encoding/json. A state rebuilt from either is
+// checked by its sum.
 func decodeLine(line []byte, r *Record, events bool) error {
 	if readLayout(line, r, events) {
 		return nil
 	}
 	*r = Record{}
-	n, err := parseTop(line)
-	if err != nil {
+	if err := json.Unmarshal(line, r); err != nil {
 		return err
 	}
-	if n.kind != '{' {
-		return errors.New("not a journal record")
+	if !events {
+		r.Event = Event{}
 	}
-	num := func(v *jnode, p *int64) error {
-		x, err := strconv.ParseInt(string(v.src), 10, 64)
-		*p = x
-		return err
+	if !isObject(r.Snapshot) {
+		r.Snapshot = nil
 	}
-	for i, k := range n.keys {
-		v := n.vals[i]
-		switch string(k) {
-		case `"seq"`:
-			err = num(v, &r.Seq)
-		case `"revision"`:
-			err = num(v, &r.Revision)
-		case `"base"`:
-			err = num(v, &r.Base)
-		case `"chain"`:
-			err = num(v, &r.Chain)
-		case `"at"`:
-			var t time.Time
-			if err = t.UnmarshalJSON(v.src); err == nil {
-				r.At = t
-			}
-		case `"event"`:
-			if events {
-				if v.kind != '{' {
-					return errors.New("event: not an object")
-				}
-				err = decodeEvent(v.src, &r.Event)
-			}
-		case `"snapshot"`:
-			if v.kind == '{' {
-				r.Snapshot = v.src
-			}
-		case `"delta"`:
-			if v.kind == '{' {
-				r.Delta = v.src
-			}
-		case `"state"`:
-			if len(v.src) != 34 || v.src[0] != '"' {
-				return errors.New("bad state sum")
-			}
-			r.State = string(v.src[1:33])
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
+	if !isObject(r.Delta) {
+		r.Delta = nil
+	}
+	if r.State != "" && len(r.State) != 32 {
+		return errors.New("bad state sum")
 	}
 	return nil
 }
+
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
 
 // readLayout reads a line as encodeRecord writes it, `{"seq":N,"revision":N,"at":"T",
 // "event":{...},` then `"snapshot":STATE` or `"delta":DELTA,"base":N,"chain":N`, then
@@ -259,7 +223,7 @@ func readLayout(line []byte, r *Record, events bool) bool {
 	default:
 		return false
 	}
-	if events && decodeEvent(event, &x.Event) != nil {
+	if events && json.Unmarshal(event, &x.Event) != nil {
 		return false
 	}
 	x.Seq, x.Revision, x.At, x.State = seq, rev, at, string(state)
@@ -282,31 +246,6 @@ func cutNum(b []byte, key string) (int64, []byte, bool) {
 	}
 	v, err := strconv.ParseInt(string(b[:n]), 10, 64)
 	return v, b[n:], err == nil
-}
-
-func decodeEvent(src []byte, ev *Event) error {
-	n, err := parseTop(src)
-	if err != nil {
-		return err
-	}
-	for i, k := range n.keys {
-		v := n.vals[i].src
-		if len(v) < 2 || v[0] != '"' {
-			return json.Unmarshal(n.src, ev)
-		}
-		s, err := strconv.Unquote(string(v))
-		if err != nil {
-			// JSON escapes Go does not read (\/): the slow way.
-			return json.Unmarshal(n.src, ev)
-		}
-		switch string(k) {
-		case `"kind"`:
-			ev.Kind = s
-		case `"detail"`:
-			ev.Detail = s
-		}
-	}
-	return nil
 }
 
 // checkSum verifies a journal line's "sum".
