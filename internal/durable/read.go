@@ -35,46 +35,12 @@ func checkFile(op, name string, fi fs.FileInfo) error {
 // the file opened is the file inspected, retrying when a concurrent rename swaps it in between.
 // A missing file is an error satisfying errors.Is(err, fs.ErrNotExist).
 func ReadFile(fsys FS, name string, max int64) ([]byte, error) {
-	for attempt := 0; ; attempt++ {
-		data, retry, err := readOnce(fsys, name, max)
-		if !retry {
-			return data, err
-		}
-		if attempt >= 8 {
-			return nil, pathErr("read", name, ErrRaced)
-		}
-	}
-}
-
-func readOnce(fsys FS, name string, max int64) (data []byte, retry bool, err error) {
-	fi, err := fsys.Lstat(name)
+	f, st, err := openRead(fsys, name, "read")
 	if err != nil {
-		return nil, false, err
-	}
-	if err := checkFile("read", name, fi); err != nil {
-		return nil, false, err
-	}
-	f, err := fsys.OpenFile(name, os.O_RDONLY|readFlag|noFollow, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			// Removed or being renamed between lstat and open.
-			return nil, true, err
-		}
-		return nil, false, err
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if !sameFile(fi, st) {
-		return nil, true, nil
-	}
-	if err := checkFile("read", name, st); err != nil {
-		return nil, false, err
-	}
-	data, err = readSized(f, name, st.Size(), max)
-	return data, false, err
+	return readSized(f, name, st.Size(), max)
 }
 
 // readSized reads f to its end, refusing more than max bytes. size is its size when opened:
@@ -140,17 +106,21 @@ func openChecked(fsys FS, name string, flag int, perm fs.FileMode) (File, fs.Fil
 
 // OpenRead opens name for reading with ReadFile's checks (regular file, one link, reached
 // without a symlink, not swapped between inspection and open). The caller closes the file.
-func OpenRead(fsys FS, name string) (File, fs.FileInfo, error) {
+func OpenRead(fsys FS, name string) (File, fs.FileInfo, error) { return openRead(fsys, name, "open") }
+
+// openRead is OpenRead, its errors naming op.
+func openRead(fsys FS, name, op string) (File, fs.FileInfo, error) {
 	for attempt := 0; ; attempt++ {
 		fi, err := fsys.Lstat(name)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := checkFile("open", name, fi); err != nil {
+		if err := checkFile(op, name, fi); err != nil {
 			return nil, nil, err
 		}
 		f, err := fsys.OpenFile(name, os.O_RDONLY|readFlag|noFollow, 0)
 		if err != nil {
+			// Removed or being renamed between lstat and open: look again.
 			if errors.Is(err, fs.ErrNotExist) && attempt < 8 {
 				continue
 			}
@@ -162,7 +132,7 @@ func OpenRead(fsys FS, name string) (File, fs.FileInfo, error) {
 			return nil, nil, err
 		}
 		if sameFile(fi, st) {
-			if err := checkFile("open", name, st); err != nil {
+			if err := checkFile(op, name, st); err != nil {
 				f.Close()
 				return nil, nil, err
 			}
@@ -170,7 +140,7 @@ func OpenRead(fsys FS, name string) (File, fs.FileInfo, error) {
 		}
 		f.Close()
 		if attempt >= 8 {
-			return nil, nil, pathErr("open", name, ErrRaced)
+			return nil, nil, pathErr(op, name, ErrRaced)
 		}
 	}
 }
