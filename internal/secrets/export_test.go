@@ -1,8 +1,6 @@
 package secrets
 
 import (
-	"strings"
-
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -40,24 +38,8 @@ func scanEveryPosition(s string) (r *rule, start, end int) {
 	ix := index()
 	best := len(rules)
 	for i := 0; i+1 < len(s) && best > 0; i++ {
-		for _, e := range ix.at(s[i], s[i+1]) {
-			if e.idx >= best {
-				break
-			}
-			if len(s)-i < len(e.kw) {
-				continue
-			}
-			if e.r.fold {
-				if !strings.EqualFold(s[i:i+len(e.kw)], e.kw) {
-					continue
-				}
-			} else if s[i:i+len(e.kw)] != e.kw {
-				continue
-			}
-			if stop, ok := e.r.at(s, i); ok {
-				r, start, end, best = e.r, i, stop, e.idx
-				break
-			}
+		if found, stop, idx, _ := ix.ruleAt(s, i, best); found != nil {
+			r, start, end, best = found, i, stop, idx
 		}
 	}
 	return r, start, end

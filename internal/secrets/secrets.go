@@ -185,28 +185,39 @@ func scan(s string) (r *rule, start, end int, named bool) {
 		if !ix.passes4(s, i) {
 			continue
 		}
-		for _, e := range ix.at(s[i], s[i+1]) {
-			if e.idx >= best {
-				break // entries are in rule order
-			}
-			if len(s)-i < len(e.kw) {
-				continue
-			}
-			if e.r.fold {
-				if !strings.EqualFold(s[i:i+len(e.kw)], e.kw) {
-					continue
-				}
-			} else if s[i:i+len(e.kw)] != e.kw {
-				continue
-			}
-			named = named || e.r.named
-			if stop, ok := e.r.at(s, i); ok {
-				r, start, end, best = e.r, i, stop, e.idx
-				break
-			}
+		found, stop, idx, more := ix.ruleAt(s, i, best)
+		named = named || more
+		if found != nil {
+			r, start, end, best = found, i, stop, idx
 		}
 	}
 	return r, start, end, named
+}
+
+// ruleAt returns the first rule before best (in rule order) with a keyword at i whose regexp
+// matches there, where the match ends and the rule's place; named reports whether a named
+// rule's keyword was met on the way.
+func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, named bool) {
+	for _, e := range ix.at(s[i], s[i+1]) {
+		if e.idx >= best {
+			break // entries are in rule order
+		}
+		if len(s)-i < len(e.kw) {
+			continue
+		}
+		if e.r.fold {
+			if !strings.EqualFold(s[i:i+len(e.kw)], e.kw) {
+				continue
+			}
+		} else if s[i:i+len(e.kw)] != e.kw {
+			continue
+		}
+		named = named || e.r.named
+		if stop, ok := e.r.at(s, i); ok {
+			return e.r, stop, e.idx, named
+		}
+	}
+	return nil, 0, best, named
 }
 
 // at runs r's regexp at i, where one of its keywords starts.
