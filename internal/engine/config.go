@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/cairn-dev/cairn/internal/durable"
 	"path/filepath"
 	"strings"
 )
@@ -26,11 +27,11 @@ func (e *Engine) approvalsOff() bool {
 }
 
 func readConfig(stateDir string) fileConfig {
-	var c fileConfig
-	if data, err := readSmallRegular(filepath.Join(stateDir, configFile), 64<<10); err == nil {
-		c = decodeLenient[fileConfig](data)
+	data, err := durable.ReadPath(filepath.Join(stateDir, configFile), 64<<10, true)
+	if err != nil {
+		return fileConfig{}
 	}
-	return c
+	return decodeLenient[fileConfig](data)
 }
 
 func envBool(v string) (bool, bool) {

@@ -107,11 +107,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	fp := fingerprint(r.WorkflowID, vs)
 	var asked bool
 	_, err = e.st.Update(stopStateDoc, func(cur []byte) ([]byte, error) {
-		var s stopState
-		if cur != nil {
-			s = decodeLenient[stopState](cur)
-		}
-		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
+		if s := decodeLenient[stopState](cur); s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
 			asked = true
 			return nil, nil
 		}
