@@ -89,18 +89,25 @@ func (e *Engine) event(kind, from, to, note string) store.Event {
 	return store.Event{Kind: kind, Detail: string(b)}
 }
 
-// onActive adapts an operation that needs an active workflow and its definition.
-func (e *Engine) onActive(f func(def *workflow.Definition, r *workflow.Record) (workflow.Result, error)) op {
+// needActive adapts an operation that needs an active workflow.
+func needActive(f op) op {
 	return func(r *workflow.Record) (workflow.Result, error) {
 		if r == nil {
 			return workflow.Result{}, errNoActive()
 		}
+		return f(r)
+	}
+}
+
+// onActive adapts an operation that needs an active workflow and its definition.
+func (e *Engine) onActive(f func(def *workflow.Definition, r *workflow.Record) (workflow.Result, error)) op {
+	return needActive(func(r *workflow.Record) (workflow.Result, error) {
 		def, err := e.definitionFor(r)
 		if err != nil {
 			return workflow.Result{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
 		}
 		return f(def, r)
-	}
+	})
 }
 
 func errNoActive() error {
@@ -309,12 +316,9 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
-	res, wres, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
-		if r == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
 		return workflow.Complete(r, outcome, e.now(), e.actor())
-	}, outcome)
+	}), outcome)
 	if err != nil {
 		return nil, err
 	}
@@ -329,12 +333,9 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 // Approve records a person's yes to the approval the current phase waits for (`cairn
 // approve [NOTE]`); the agent may then leave the phase.
 func (e *Engine) Approve(note string) (*Result, error) {
-	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.Approve(cur, workflow.ApprovalCLI, note, e.now(), e.actor())
-	}, note)
+	}), note)
 	if err != nil {
 		return nil, err
 	}
@@ -345,12 +346,9 @@ func (e *Engine) Approve(note string) (*Result, error) {
 // UpdateTask adds or moves a task of the current phase.
 func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 	u := workflow.TaskUpdate{ID: r.ID, Status: workflow.TaskStatus(strings.ToLower(strings.TrimSpace(r.Status))), Output: r.Output, Note: r.Note}
-	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.UpdateTask(cur, u, e.now(), e.actor())
-	}, r.Note)
+	}), r.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -372,12 +370,9 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 		}
 		wv[i] = workflow.Violation{Code: v.Code, Severity: sev, Details: v.Details}
 	}
-	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.SetEnforcement(cur, wv, e.now(), e.actor())
-	}, "")
+	}), "")
 	if err != nil {
 		return nil, err
 	}
@@ -503,12 +498,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if note != "" {
 		// Free text is kept as the note of an archive event in the workflow's journal, where
 		// cairn history shows it; the archive's status (cairn list) stays a name.
-		_, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-			if cur == nil {
-				return workflow.Result{}, errNoActive()
-			}
+		_, _, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
-		}, note)
+		}), note)
 		if err != nil {
 			return nil, err
 		}
