@@ -19,18 +19,11 @@ func encodeRecord(r *workflow.Record) (json.RawMessage, error) { return json.Mar
 
 // Snapshot is the cheap view of the active workflow that watchers compare between calls.
 func (e *Engine) Snapshot() (Snapshot, error) {
-	w, err := e.st.ReadWorkflow()
-	if isNotFound(err) {
-		return Snapshot{}, nil
-	}
-	if err != nil {
+	r, _, err := e.active()
+	if err != nil || r == nil {
 		return Snapshot{}, err
 	}
-	r, err := w.Record()
-	if err != nil {
-		return Snapshot{}, err
-	}
-	s := Snapshot{WorkflowID: r.WorkflowID, Revision: w.Revision, Phase: r.State, UpdatedAt: r.UpdatedAt}
+	s := Snapshot{WorkflowID: r.WorkflowID, Revision: r.Revision, Phase: r.State, UpdatedAt: r.UpdatedAt}
 	if r.Owner != nil {
 		s.SessionID = r.Owner.SessionID
 	}
