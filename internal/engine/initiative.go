@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,19 +12,27 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
+// InitiativeRequest is the initiative tool's input. Action is one of get, create, set_status,
+// add_milestone, update_milestone.
+type InitiativeRequest struct {
+	Action    string `json:"action"`
+	Title     string `json:"title,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Milestone string `json:"milestone,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
 // initiativeDoc is the initiative's L1 document (initiative.json).
 const initiativeDoc = "initiative"
 
 // statusFile is where seed 001's WORKFLOW-STATUS.yaml lives: at the project root when the
 // project has one there, else beside Cairn's state in .claude/.
 func (e *Engine) statusFile() string {
-	if p := filepath.Join(e.root, workflow.StatusFileName); exists(p) {
+	if p := filepath.Join(e.root, workflow.StatusFileName); e.exists(p) {
 		return p
 	}
 	return filepath.Join(e.root, ".claude", workflow.StatusFileName)
 }
-
-func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // Initiative reads or changes the long-lived initiative. Actions: get (also runs seed 001's
 // sync with WORKFLOW-STATUS.yaml), create (title), set_status (status), add_milestone
@@ -114,7 +121,7 @@ func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
 	}
 	p := e.statusFile()
 	var prev *workflow.StatusDoc
-	if data, err := readSmallRegular(p, 256<<10); err == nil {
+	if data, err := durable.ReadPath(p, 256<<10, true); err == nil {
 		prev, _ = e.cfg.YAML.ParseStatusDoc(data)
 	}
 	return e.putStatusFile(p, workflow.StatusDocFrom(in, prev))
@@ -149,7 +156,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	}
 	var doc *workflow.StatusDoc
 	var warnings []string
-	if data, err := readSmallRegular(e.statusFile(), 256<<10); err == nil && e.cfg.YAML == nil {
+	if data, err := durable.ReadPath(e.statusFile(), 256<<10, true); err == nil && e.cfg.YAML == nil {
 		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+errNoYAML.Error())
 	} else if err == nil {
 		if doc, err = e.cfg.YAML.ParseStatusDoc(data); err != nil {

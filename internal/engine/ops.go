@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/report"
 	"maps"
 	"slices"
 	"strings"
@@ -17,6 +18,66 @@ import (
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
+
+// StartRequest is start_workflow's input.
+type StartRequest struct {
+	Type       string `json:"type"`
+	Context    string `json:"context"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	Scope      string `json:"scope,omitempty"`
+	TTL        string `json:"ttl,omitempty"`
+	Replace    bool   `json:"replace,omitempty"`
+}
+
+// TransitionRequest is transition's input. Checkpoint, when present, is a JSON object kept as
+// metadata.checkpoint of the phase being left, in the same atomic write as the move.
+type TransitionRequest struct {
+	To         string          `json:"to"`
+	From       string          `json:"from,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Outputs    []string        `json:"outputs,omitempty"`
+	Note       string          `json:"note,omitempty"`
+	// Approval is a person's yes to leaving an approval phase (the MCP server sets it when
+	// the person accepted its elicitation). No tool argument can set it.
+	Approval *workflow.Approval `json:"-"`
+}
+
+// TaskRequest is update_task's input.
+type TaskRequest struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Output string `json:"output,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Violation is one enforcement finding (seed 001), as set_enforcement takes it and the resume
+// report shows it.
+type Violation = report.Violation
+
+// LearningRequest is record_learning's input.
+type LearningRequest struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	Type  string `json:"type,omitempty"`
+}
+
+// Result is what every state-changing operation returns: what happened in words, the
+// workflow as it now stands, and warnings (L2 unavailable, another live session owns the
+// workflow, ...). Changed is false for an idempotent no-op.
+//
+// WorkflowID, Phase and Allowed say where the workflow stands after the change: what the
+// MCP tools return. Workflow is the whole record (or the initiative), for callers that ask
+// for it; the tools leave it out, as echoing it on every call costs the model's context.
+type Result struct {
+	Message    string          `json:"message"`
+	Changed    bool            `json:"changed"`
+	WorkflowID string          `json:"workflow_id,omitempty"`
+	Phase      string          `json:"phase,omitempty"`
+	Allowed    []string        `json:"allowed,omitempty"`
+	Workflow   json.RawMessage `json:"workflow,omitempty"`
+	Revision   int64           `json:"revision,omitempty"`
+	Warnings   []string        `json:"warnings,omitempty"`
+}
 
 // op computes a change of the active workflow (cur is nil when there is none).
 type op func(cur *workflow.Record) (workflow.Result, error)

@@ -15,6 +15,29 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
+// Session is what the SessionStart hook records about a running Claude Code client.
+type Session struct {
+	SessionID string    `json:"session_id"`
+	Source    string    `json:"source,omitempty"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+	Heartbeat time.Time `json:"heartbeat"`
+}
+
+// StopInput is what the Stop hook knows.
+type StopInput struct {
+	SessionID      string
+	StopHookActive bool
+}
+
+// StopOutcome says what the Stop hook should print.
+type StopOutcome struct {
+	Block         bool   // ask the agent to continue and deal with Reason
+	Reason        string // names the blocking violations
+	SystemMessage string // one line for the user, or ""
+	Wrote         []string
+}
+
 // heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
 // most this often, well inside workflow.DefaultLiveWindow.
 const heartbeatEvery = 2 * time.Minute

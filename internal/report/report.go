@@ -87,9 +87,9 @@ type Input struct {
 
 // Violation is one blocking enforcement violation.
 type Violation struct {
-	Code     string
-	Severity string
-	Details  string
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Details  string `json:"details"`
 }
 
 // NewNonce returns 96 random bits in hex for a report's fence. They come from math/rand/v2's
