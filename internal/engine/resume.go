@@ -56,7 +56,7 @@ type Resume struct {
 	FailedTasks   []string        `json:"failed_tasks,omitempty"`
 	Checkpoints   []string        `json:"checkpoints,omitempty"`
 	Approvals     []string        `json:"approvals,omitempty"`  // who approved which phase, when
-	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first (claudetasks.go)
+	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first
 	Workflow      json.RawMessage `json:"workflow,omitempty"`
 	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
 	SystemMessage string          `json:"-"` // one line for the user when something needs their eye

@@ -66,11 +66,13 @@ type Input struct {
 	// when there is no active one: the report is then one line saying there is nothing to
 	// resume.
 	Ended string
+	// OpenTasks are the workflow's pending or running tasks, oldest first, among them the
+	// Claude Code tasks Cairn mirrors (Claude Code keeps its own list per session). They come
+	// after the context in the budget, so they never crowd out the position.
+	OpenTasks []string
 	// Tool is the tool to call for details, e.g. mcp__plugin_cairn_cairn__resume_check; empty
 	// in the details view itself.
-	// OpenTasks are the workflow's open tasks, oldest first (see tasks.go).
-	OpenTasks []string
-	Tool      string
+	Tool string
 	// Details asks for the details view (resume_check): every list item, the allowed next
 	// phases, tasks and checkpoints.
 	Details     bool
@@ -140,13 +142,13 @@ func EndedLine(ended string) string {
 // warning, notice, violation or memory line): the hook then prints nothing. The fence holds
 // stored state only; the next step follows it, in Cairn's own words.
 func Render(in Input) string {
-	tier := normTier(in.Tier)
+	tier := strings.ToLower(strings.TrimSpace(in.Tier))
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
 		if l := EndedLine(in.Ended); l != "" {
 			return l + "\n"
 		}
 	}
-	if tier == "none" && !visible(in.Warnings...) && !visible(in.Notices...) &&
+	if (tier == "none" || tier == "") && !visible(in.Warnings...) && !visible(in.Notices...) &&
 		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID) {
 		return ""
 	}
@@ -184,14 +186,14 @@ func Render(in Input) string {
 		oContext
 		oCompleted
 		oAllowed
-		oTasks // open tasks (tasks.go)
+		oTasks
 		oTaskCounts
 		oCheckpoints
 		oBlocking
 		oWarnings
 		oNotices
 	)
-	if tier == "l2-only" || in.WorkflowID == "" {
+	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2"}, tier) || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
 	}
 	if w := workflowLine(in); w != "" {
@@ -213,7 +215,7 @@ func Render(in Input) string {
 	b.joined(oCompleted, "completed: ", in.Completed, capName)
 	b.list(oBlocking, "blocking", blocking, capItem)
 	b.field(oContext, "context: ", in.Context, capContext)
-	b.openTasks(oTasks, in.OpenTasks)
+	b.list(oTasks, "open task", in.OpenTasks, capItem)
 	b.list(oWarnings, "warning", warnings, capItem)
 	b.list(oNotices, "notice", notices, capItem)
 	if in.Details {
@@ -426,20 +428,6 @@ func violations(vs []Violation) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func normTier(t string) string {
-	switch strings.ToLower(strings.TrimSpace(t)) {
-	case "full":
-		return "full"
-	case "minimal":
-		return "minimal"
-	case "l2-only", "l2only", "l2_only", "l2":
-		return "l2-only"
-	case "none", "":
-		return "none"
-	}
-	return "other"
 }
 
 // workflowLine says which workflow, at which phase, and how long since an agent or a person
