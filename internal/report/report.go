@@ -106,13 +106,12 @@ func NewNonce() string {
 }
 
 // ValidNonce reports whether n can mark a fence: 8 to 64 ASCII letters and digits.
-func ValidNonce(n string) bool {
-	if len(n) < 8 || len(n) > 64 {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+func ValidNonce(n string) bool { return len(n) >= 8 && len(n) <= 64 && plain(n, "") }
+
+// plain reports whether s holds only ASCII letters and digits and the bytes in extra.
+func plain(s, extra string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || strings.IndexByte(extra, c) >= 0) {
 			return false
 		}
 	}
@@ -482,23 +481,13 @@ const fenceTag = "cairn-state"
 // line is textsafe.Line plus the fence tag defused.
 func line(s string, max int) string {
 	v := textsafe.Line(s, max)
-	if !containsFold(v, fenceTag) {
-		return v
-	}
-	var b strings.Builder
-	for {
-		i := indexFold(v, fenceTag)
-		if i < 0 {
-			b.WriteString(v)
-			return b.String()
-		}
-		b.WriteString(v[:i+len("cairn")])
-		b.WriteString(`\`)
+	out := "" // "" + v is v itself: no copy when the tag does not appear, as is usual
+	for i := indexFold(v, fenceTag); i >= 0; i = indexFold(v, fenceTag) {
+		out += v[:i+len("cairn")] + `\`
 		v = v[i+len("cairn"):]
 	}
+	return out + v
 }
-
-func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
 
 // indexFold finds sub, which holds a '-', in s ignoring ASCII case. It visits only the
 // hyphens in s, which are few.
@@ -520,14 +509,8 @@ func indexFold(s, sub string) int {
 // toolName returns t when it is a plain tool name, else "": the footer sits outside the
 // fence, so nothing but our own words may go there.
 func toolName(t string) string {
-	if t == "" || len(t) > capTool {
+	if t == "" || len(t) > capTool || !plain(t, "_-:.") {
 		return ""
-	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c == '_' || c == '-' || c == ':' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return ""
-		}
 	}
 	return t
 }
