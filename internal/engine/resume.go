@@ -172,7 +172,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Line: l2line, Findings: findings, Now: now})
-	out.Tier = tierName(plan.Tier)
+	out.Tier = cmp.Or(tierNames[plan.Tier], "None")
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
@@ -415,18 +415,8 @@ func (e *Engine) scanMilestones() []string {
 	return []string{"no workflow on record; active milestone files in documentation/milestones/_active: " + strings.Join(names, ", ")}
 }
 
-func tierName(t workflow.Tier) string {
-	switch t {
-	case workflow.TierFull:
-		return "Full"
-	case workflow.TierMinimal:
-		return "Minimal"
-	case workflow.TierL2Only:
-		return "L2-only"
-	default:
-		return "None"
-	}
-}
+// tierNames are the tiers as Resume.Tier says them; any other is "None".
+var tierNames = map[workflow.Tier]string{workflow.TierFull: "Full", workflow.TierMinimal: "Minimal", workflow.TierL2Only: "L2-only"}
 
 // details adds what only the details view (resume_check) shows: tasks and checkpoints.
 func (e *Engine) details(out *Resume, r *workflow.Record) {
