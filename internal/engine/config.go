@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"github.com/cairn-dev/cairn/internal/durable"
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // configFile holds the project's Cairn settings, beside its state:
