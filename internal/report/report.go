@@ -212,11 +212,11 @@ func Render(in Input) string {
 		}
 	}
 	b.joined(oCompleted, "completed: ", in.Completed, capName)
-	b.list(oBlocking, "blocking", blocking, capItem)
+	b.list(oBlocking, "blocking", blocking)
 	b.field(oContext, "context: ", in.Context, capContext)
-	b.list(oTasks, "open task", in.OpenTasks, capItem)
-	b.list(oWarnings, "warning", warnings, capItem)
-	b.list(oNotices, "notice", notices, capItem)
+	b.list(oTasks, "open task", in.OpenTasks)
+	b.list(oWarnings, "warning", warnings)
+	b.list(oNotices, "notice", notices)
 	if in.Details {
 		b.joined(oAllowed, "allowed next: ", in.Allowed, capName)
 		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem)
@@ -276,27 +276,25 @@ func (b *budget) add(order int, text string) bool {
 }
 
 // field adds label + the sanitised value, cut further when the budget is short.
-func (b *budget) field(order int, label, value string, max int) bool {
-	v := fit(value, max, b.left-1-len(label))
-	if v == "" {
-		return false
+func (b *budget) field(order int, label, value string, max int) {
+	if v := fit(value, max, b.left-1-len(label)); v != "" {
+		b.add(order, label+v)
 	}
-	return b.add(order, label+v)
 }
 
 // reserve is room kept for a "+N more" line.
 const reserve = len("blocking: 1000 not shown") + 1
 
-// list adds one line per item, up to maxItems, then "+N more" for the rest. Items that
+// list adds one line per item (at most capItem runes), up to maxItems, then "+N more" for the rest. Items that
 // sanitise to nothing are not counted.
-func (b *budget) list(order int, label string, items []string, max int) {
+func (b *budget) list(order int, label string, items []string) {
 	if len(items) == 0 {
 		return
 	}
 	b.left += reserve // what Render set aside for this list
 	var raw []string
 	for _, it := range items {
-		if line(it, max) != "" {
+		if line(it, capItem) != "" {
 			raw = append(raw, it)
 		}
 	}
@@ -309,7 +307,7 @@ func (b *budget) list(order int, label string, items []string, max int) {
 		if i < len(raw)-1 {
 			room -= reserve // keep room to say how many were left out
 		}
-		v := sentences(it, max, room)
+		v := sentences(it, capItem, room)
 		if v == "" || !b.add(order, label+": "+v) {
 			break
 		}
