@@ -285,8 +285,8 @@ func (b *budget) field(order int, label, value string, max int) {
 // reserve is room kept for a "+N more" line.
 const reserve = len("blocking: 1000 not shown") + 1
 
-// list adds one line per item (at most capItem runes), up to maxItems, then "+N more" for the rest. Items that
-// sanitise to nothing are not counted.
+// list adds one line per item (at most capItem runes), up to maxItems, then "+N more" for
+// the rest. Items that sanitise to nothing are not counted.
 func (b *budget) list(order int, label string, items []string) {
 	if len(items) == 0 {
 		return
