@@ -43,9 +43,10 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if action == "get" {
 		return e.syncInitiative()
 	}
+	// An operation's refusal is the update's error: the store returns it as it is and writes
+	// nothing.
 	var ch workflow.InitiativeChange
-	var opErr error
-	data, err := e.st.Update(initiativeDoc, func(cur []byte) ([]byte, error) {
+	data, err := e.st.Update(initiativeDoc, func(cur []byte) (_ []byte, err error) {
 		var in *workflow.Initiative
 		if cur != nil {
 			in = new(workflow.Initiative)
@@ -56,13 +57,11 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		switch action {
 		case "create":
 			if in != nil && in.Status != workflow.InitiativeArchived {
-				opErr = fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
-				return nil, nil
+				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
 			}
 			title := textsafe.OneLine(r.Title)
 			if title == "" {
-				opErr = errors.New("create needs a title: one line naming the initiative")
-				return nil, nil
+				return nil, errors.New("create needs a title: one line naming the initiative")
 			}
 			id, err := workflow.NewID("initiative", now, nil)
 			if err != nil {
@@ -74,31 +73,28 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			}
 			ch = workflow.InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}
 		case "set_status":
-			ch, opErr = workflow.SetInitiativeStatus(in, workflow.InitiativeStatus(strings.ToLower(strings.TrimSpace(r.Status))), now)
+			ch, err = workflow.SetInitiativeStatus(in, workflow.InitiativeStatus(strings.ToLower(strings.TrimSpace(r.Status))), now)
 		case "add_milestone":
-			ch, opErr = workflow.AddMilestone(in, workflow.MilestoneSpec{ID: r.Milestone, Title: r.Note}, now)
+			ch, err = workflow.AddMilestone(in, workflow.MilestoneSpec{ID: r.Milestone, Title: r.Note}, now)
 		case "update_milestone":
 			switch strings.ToLower(strings.TrimSpace(r.Status)) {
 			case "in_progress", "started", "start":
-				ch, opErr = workflow.StartMilestone(in, strings.TrimSpace(r.Milestone), now)
+				ch, err = workflow.StartMilestone(in, strings.TrimSpace(r.Milestone), now)
 			case "completed", "complete", "done":
-				ch, opErr = workflow.CompleteMilestone(in, strings.TrimSpace(r.Milestone), now)
+				ch, err = workflow.CompleteMilestone(in, strings.TrimSpace(r.Milestone), now)
 			default:
-				opErr = fmt.Errorf("update_milestone takes status in_progress or completed, not %q", r.Status)
+				err = fmt.Errorf("update_milestone takes status in_progress or completed, not %q", r.Status)
 			}
 		default:
-			opErr = fmt.Errorf("unknown initiative action %q: use get, create, set_status, add_milestone or update_milestone", r.Action)
+			err = fmt.Errorf("unknown initiative action %q: use get, create, set_status, add_milestone or update_milestone", r.Action)
 		}
-		if opErr != nil || !ch.Changed {
-			return nil, nil
+		if err != nil || !ch.Changed {
+			return nil, err
 		}
 		return json.Marshal(ch.Initiative)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if opErr != nil {
-		return nil, opErr
 	}
 	res := &Result{Changed: ch.Changed, Workflow: data}
 	if ch.Initiative != nil {
