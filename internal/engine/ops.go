@@ -313,8 +313,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("already in phase %s; nothing changed", wres.To)
 	case wres.Completed:
 		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
-		e.archiveCompleted(res)
-		e.noteEnding(wres.Record.WorkflowID, wres.L2)
+		e.archiveCompleted(res, wres)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
 	}
@@ -334,17 +333,19 @@ func (e *Engine) approvalPolicy(def *workflow.Definition, cur *workflow.Record, 
 	return nil
 }
 
-// archiveCompleted files a just-completed workflow in the archive. Failing to archive loses
-// nothing (the completed record stays in the active slot, and the next start or read archives
-// it), so it is a warning.
-func (e *Engine) archiveCompleted(res *Result) {
-	info, err := e.st.Archive("completed")
-	if err != nil {
+// archiveCompleted files a just-completed workflow in the archive and records its ending.
+// Failing to archive loses nothing (the completed record stays in the active slot, and the
+// next start or read archives it), so it is a warning.
+func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
+	if info, err := e.st.Archive("completed"); err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
-		return
+	} else {
+		res.Message += " and archived" + prunedNote(info)
+		res.Warnings = append(res.Warnings, pruneWarning(info)...)
 	}
-	res.Message += " and archived" + prunedNote(info)
-	res.Warnings = append(res.Warnings, pruneWarning(info)...)
+	if done.Record != nil {
+		e.noteEnding(done.Record.WorkflowID, done.L2)
+	}
 }
 
 // pruneWarning says, when retention failed after an archive was made, that older archives
@@ -384,10 +385,7 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 		return nil, err
 	}
 	res.Message = "completed"
-	e.archiveCompleted(res)
-	if wres.Record != nil {
-		e.noteEnding(wres.Record.WorkflowID, wres.L2)
-	}
+	e.archiveCompleted(res, wres)
 	return res, nil
 }
 
@@ -483,13 +481,10 @@ func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 	if r == nil {
 		return nil, errNoActive()
 	}
-	out := map[string]string{}
 	if len(keys) == 0 {
-		for k, v := range r.Vars {
-			out[k] = v
-		}
-		return out, nil
+		keys = slices.Collect(maps.Keys(r.Vars))
 	}
+	out := map[string]string{}
 	for _, k := range keys {
 		if v, ok := r.Vars[k]; ok {
 			out[k] = v
@@ -581,7 +576,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	msg += prunedNote(info)
 	res := &Result{Changed: true, Message: msg, Warnings: pruneWarning(info)}
 	if cur != nil && cur.WorkflowID == info.WorkflowID {
-		e.ended(res, cur, status)
+		if w := e.ended(cur.WorkflowID, cur.Revision+1, endingLine(cur, status)); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	return res, nil
 }

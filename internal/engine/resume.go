@@ -230,12 +230,10 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
 			return r
 		}
-		line := endingLine(r, archiveReason(r))
-		if w := e.writeL2(r.WorkflowID, r.Revision, line); w != "" {
+		// The report's one line about the ending says it; no notice repeats it.
+		if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, archiveReason(r))); w != "" {
 			out.Warnings = append(out.Warnings, w)
 		}
-		// The report's one line about the ending says it; no notice repeats it.
-		e.noteEnding(r.WorkflowID, line)
 		return nil
 	}
 	if expired, err := r.Expired(now); err == nil && expired {
@@ -318,10 +316,9 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 		return "", fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
 	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
-	if w := e.writeL2(r.WorkflowID, r.Revision+1, res.L2); w != "" {
+	if w := e.ended(r.WorkflowID, r.Revision+1, res.L2); w != "" {
 		msg += "; " + w
 	}
-	e.noteEnding(r.WorkflowID, res.L2)
 	return msg, nil
 }
 
