@@ -273,19 +273,14 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 // r.Checkpoint (a JSON object) the checkpoint is kept in the metadata of the phase being
 // left, in the same atomic write. Entering a terminal phase completes and archives it.
 func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
-	var cp map[string]json.RawMessage
-	if len(bytes.TrimSpace(r.Checkpoint)) > 0 && string(bytes.TrimSpace(r.Checkpoint)) != "null" {
+	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
+	if cp := bytes.TrimSpace(r.Checkpoint); len(cp) > 0 && string(cp) != "null" {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
 			return nil, fmt.Errorf("transition checkpoint: %w", err)
 		}
-		m, err := strictjson.Object(r.Checkpoint)
-		if err != nil {
+		if _, err := strictjson.Object(r.Checkpoint); err != nil {
 			return nil, fmt.Errorf("transition checkpoint must be a JSON object: %w", err)
 		}
-		cp = m
-	}
-	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
-	if cp != nil {
 		req.Checkpoint = "phase-metadata"
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
@@ -294,7 +289,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 			return workflow.Result{}, err
 		}
 		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
-		if err != nil || !res.Changed || cp == nil {
+		if err != nil || !res.Changed || req.Checkpoint == "" {
 			return res, err
 		}
 		p := res.Record.Phases[res.From]

@@ -155,26 +155,18 @@ func fingerprint(id string, vs []workflow.Violation) string {
 }
 
 func blockReason(r *workflow.Record, vs []workflow.Violation) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Cairn: the %s workflow %q has %d blocking violation", r.Type, textsafe.OneLine(r.Context), len(vs))
-	if len(vs) != 1 {
-		b.WriteString("s")
-	}
-	b.WriteString(": ")
+	var items []string
 	for i, v := range vs {
 		if i == 5 {
-			fmt.Fprintf(&b, "; +%d more", len(vs)-5)
+			items = append(items, fmt.Sprintf("+%d more", len(vs)-5))
 			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
 		}
 		d := textsafe.OneLine(v.Details)
 		if len(d) > 200 {
 			d = d[:200] + "..."
 		}
-		fmt.Fprintf(&b, "%s (%s) %s", v.Code, v.Severity, d)
+		items = append(items, fmt.Sprintf("%s (%s) %s", v.Code, v.Severity, d))
 	}
-	b.WriteString(". Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.")
-	return b.String()
+	return fmt.Sprintf("Cairn: the %s workflow %q has %d blocking violation%s: %s. Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.",
+		r.Type, textsafe.OneLine(r.Context), len(vs), plural(len(vs)), strings.Join(items, "; "))
 }
