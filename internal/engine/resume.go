@@ -256,34 +256,27 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 	// The approval to re-present is already the plan's next step; repeating it as a notice
 	// only lengthens the report.
 	acts = slices.DeleteFunc(acts, func(a workflow.RecoveryAction) bool { return a.Kind == workflow.RecoveredReapproval })
-	if err != nil || !res.Changed {
-		for _, a := range acts {
-			out.Notices = append(out.Notices, a.Text)
+	prefix := ""
+	if changed := err == nil && res.Changed; changed && dryRun {
+		prefix = "would recover: "
+	} else if changed {
+		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+			if cur == nil || cur.WorkflowID != r.WorkflowID {
+				return workflow.Result{Event: workflow.EventNone}, nil
+			}
+			res, _, err := workflow.Recover(cur, now, e.exists, e.actor())
+			return res, err
+		}, "recovered after an interruption")
+		if cerr != nil {
+			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+cerr.Error())
+			return r
 		}
-		return r
-	}
-	if dryRun {
-		for _, a := range acts {
-			out.Notices = append(out.Notices, "would recover: "+a.Text)
+		if fresh, _, err := e.active(); err == nil && fresh != nil {
+			r = fresh
 		}
-		return r
-	}
-	_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil || cur.WorkflowID != r.WorkflowID {
-			return workflow.Result{Event: workflow.EventNone}, nil
-		}
-		res, _, err := workflow.Recover(cur, now, e.exists, e.actor())
-		return res, err
-	}, "recovered after an interruption")
-	if cerr != nil {
-		out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+cerr.Error())
-		return r
 	}
 	for _, a := range acts {
-		out.Notices = append(out.Notices, a.Text)
-	}
-	if fresh, _, err := e.active(); err == nil && fresh != nil {
-		return fresh
+		out.Notices = append(out.Notices, prefix+a.Text)
 	}
 	return r
 }
