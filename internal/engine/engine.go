@@ -8,6 +8,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,9 +100,7 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.LockWait <= 0 {
 		cfg.LockWait = 3 * time.Second
 	}
-	if cfg.Actor == "" {
-		cfg.Actor = "cairn"
-	}
+	cfg.Actor = cmp.Or(cfg.Actor, "cairn")
 	root, err := project.Root(cfg.Getenv, cfg.WorkDir)
 	if err != nil {
 		return nil, fmt.Errorf("finding the project root: %w", err)

@@ -349,23 +349,20 @@ func (b *budget) joined(order int, label string, items []string, max int) {
 	b.add(order, fmt.Sprintf("%s%d phases", label, len(parts)))
 }
 
-// fit sanitises s to at most max runes and at most room bytes, and never more than 2*max
-// bytes, so that wide characters cannot crowd the other lines out; "" when nothing useful
-// fits.
-func fit(s string, max, room int) string {
+// fit sanitises s to at most runes runes and at most room bytes, and never more than
+// 2*runes bytes, so that wide characters cannot crowd the other lines out; "" when nothing
+// useful fits.
+func fit(s string, runes, room int) string {
 	const least = 12 // below this a cut value says nothing
-	room = min(room, 2*max)
+	room = min(room, 2*runes)
 	if room < least {
 		return ""
 	}
-	v := line(s, max)
-	for len(v) > room && max > 1 {
+	v := line(s, runes)
+	for len(v) > room && runes > 1 {
 		// Shrink in proportion to the overshoot; runes are 1 to 4 bytes.
-		max = max * room / len(v)
-		if max < 1 {
-			max = 1
-		}
-		v = line(s, max)
+		runes = max(1, runes*room/len(v))
+		v = line(s, runes)
 	}
 	if len(v) > room {
 		return ""
