@@ -112,18 +112,18 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 }
 
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
-	if e.cfg.YAML == nil {
-		return errNoYAML
-	}
 	p := e.statusFile()
 	var prev *workflow.StatusDoc
-	if data, err := durable.ReadPath(p, 256<<10, true); err == nil {
+	if data, err := durable.ReadPath(p, 256<<10, true); err == nil && e.cfg.YAML != nil {
 		prev, _ = e.cfg.YAML.ParseStatusDoc(data)
 	}
 	return e.putStatusFile(p, workflow.StatusDocFrom(in, prev))
 }
 
 func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
+	if e.cfg.YAML == nil {
+		return errNoYAML
+	}
 	out, err := e.cfg.YAML.MarshalStatusDoc(d)
 	if err != nil {
 		return err
@@ -167,21 +167,18 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	if d.Initiative == nil {
 		return &Result{Message: "no initiative: create one with action create", Warnings: warnings}, nil
 	}
-	res := &Result{Warnings: append(warnings, d.Warnings...)}
+	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: mustJSON(d.Initiative)}
 	if d.WriteInitiative {
-		if err := e.st.Write(initiativeDoc, mustJSON(d.Initiative)); err != nil {
+		if err := e.st.Write(initiativeDoc, res.Workflow); err != nil {
 			return nil, err
 		}
 		res.Changed = true
 	}
 	if d.WriteStatusDoc {
-		if e.cfg.YAML == nil {
-			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+errNoYAML.Error())
-		} else if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
+		if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
 			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
 		}
 	}
-	res.Workflow = mustJSON(d.Initiative)
 	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
 	if d.Winner != "" {
 		res.Message += "; authoritative: " + d.Winner
