@@ -7,9 +7,9 @@
 // invisible characters, no Markdown or HTML, < and > escaped, so nothing stored can close or
 // fake the fence), and the whole is capped at MaxLen bytes however long the stored strings
 // are. The fence holds state only; the one next step follows it, as Cairn's own instruction.
-// After an ending the report is a single line (EndedLine). It does not decide anything: the
-// next step and the warnings come from the workflow's resume plan; this package only words
-// and fences them.
+// After an ending the report is a single line. It does not decide anything: the next step
+// and the warnings come from the workflow's resume plan; this package only words and fences
+// them.
 package report
 
 import (
@@ -127,24 +127,15 @@ func OpenFence(nonce string) string { return `<cairn-state nonce="` + nonce + `"
 // CloseFence returns the line that closes it.
 func CloseFence(nonce string) string { return `</cairn-state nonce="` + nonce + `">` }
 
-// EndedLine is the one line said when the last workflow ended and none is active. The
-// stored part is quoted and sanitised to one line; the rest is Cairn's own words.
-func EndedLine(ended string) string {
-	v := line(ended, capEnded)
-	if v == "" {
-		return ""
-	}
-	return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + `").`
-}
-
 // Render returns the report, or "" when the tier is None and there is nothing to say (no
 // warning, notice, violation or memory line): the hook then prints nothing. The fence holds
 // stored state only; the next step follows it, in Cairn's own words.
 func Render(in Input) string {
 	tier := strings.ToLower(strings.TrimSpace(in.Tier))
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
-		if l := EndedLine(in.Ended); l != "" {
-			return l + "\n"
+		// One line: the stored part quoted and sanitised, the rest Cairn's own words.
+		if v := line(in.Ended, capEnded); v != "" {
+			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n"
 		}
 	}
 	if (tier == "none" || tier == "") && !visible(in.Warnings...) && !visible(in.Notices...) &&
