@@ -75,15 +75,12 @@ func (e *Engine) RecordSession(s Session) error {
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
 func (e *Engine) CurrentSession(pid int) (Session, bool) {
+	var s Session
 	if pid <= 0 {
-		return Session{}, false
+		return s, false
 	}
 	data, err := e.st.ReadSession(strconv.Itoa(pid))
-	if err != nil {
-		return Session{}, false
-	}
-	var s Session
-	if json.Unmarshal(data, &s) != nil || s.SessionID == "" {
+	if err != nil || json.Unmarshal(data, &s) != nil || s.SessionID == "" {
 		return Session{}, false
 	}
 	return s, true
@@ -100,10 +97,9 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	out := &StopOutcome{}
 	r, _, err := e.active()
 	wrote, warn := e.settleL2(r)
-	out.Wrote = wrote
 	// Undo a background memory writer's rewrite of Cairn's L2 (l2mark.go).
 	restored, _, w := e.RestoreL2()
-	out.Wrote, warn = append(out.Wrote, restored...), cmp.Or(warn, w)
+	out.Wrote, warn = append(wrote, restored...), cmp.Or(warn, w)
 	if warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}
