@@ -130,9 +130,8 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	var def *workflow.Definition
 	var findings []workflow.Finding
 	if r != nil {
-		if d, err := e.definitionFor(r); err == nil {
-			def = d
-		} else {
+		var err error
+		if def, err = e.definitionFor(r); err != nil {
 			out.Warnings = append(out.Warnings, err.Error())
 		}
 		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor()})
@@ -464,15 +463,12 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 	return report.Render(in)
 }
 
+// dedupe returns a copy of s without empty and repeated items.
 func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	out := s[:0:0]
-	for _, v := range s {
-		if v == "" || seen[v] {
-			continue
-		}
+	seen := map[string]bool{"": true}
+	return slices.DeleteFunc(slices.Clone(s), func(v string) bool {
+		dup := seen[v]
 		seen[v] = true
-		out = append(out, v)
-	}
-	return out
+		return dup
+	})
 }
