@@ -101,19 +101,9 @@ type Status struct {
 // when all is well, as Store.ReadWorkflow reads), no read protocol and no memory, so it costs
 // a few milliseconds. ok is false when no workflow is active.
 func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
-	w, err := e.st.ReadWorkflow()
-	if isNotFound(err) {
-		return Status{}, false, nil
-	}
-	if err != nil {
+	r, _, err := e.active()
+	if err != nil || r == nil || r.Status != workflow.StatusActive {
 		return Status{}, false, err
-	}
-	r, err := w.Record()
-	if err != nil {
-		return Status{}, false, err
-	}
-	if r.Status != workflow.StatusActive {
-		return Status{}, false, nil
 	}
 	def, _ := e.definitions().Lookup(r.Type)
 	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(r.CompletedPhases(def))}

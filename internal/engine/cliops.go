@@ -32,10 +32,7 @@ func (e *Engine) UnsetVars(keys []string) (*Result, error) {
 // changed; with none changed nothing is written.
 func (e *Engine) changeVars(keys []string, step func(r *workflow.Record, k string) (workflow.Result, error)) (*Result, []string, error) {
 	var changed []string
-	res, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, _, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		changed = changed[:0]
 		var out workflow.Result
 		r := cur
@@ -53,7 +50,7 @@ func (e *Engine) changeVars(keys []string, step func(r *workflow.Record, k strin
 			return workflow.Result{Record: cur, Event: workflow.EventNone}, nil
 		}
 		return out, nil
-	}, "")
+	}), "")
 	return res, changed, err
 }
 

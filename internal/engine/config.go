@@ -3,6 +3,8 @@ package engine
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // configFile holds the project's Cairn settings, beside its state:
@@ -26,11 +28,11 @@ func (e *Engine) approvalsOff() bool {
 }
 
 func readConfig(stateDir string) fileConfig {
-	var c fileConfig
-	if data, err := readSmallRegular(filepath.Join(stateDir, configFile), 64<<10); err == nil {
-		c = decodeLenient[fileConfig](data)
+	data, err := durable.ReadPath(filepath.Join(stateDir, configFile), 64<<10, true)
+	if err != nil {
+		return fileConfig{}
 	}
-	return c
+	return decodeLenient[fileConfig](data)
 }
 
 func envBool(v string) (bool, bool) {

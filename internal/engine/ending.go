@@ -64,12 +64,10 @@ func endingLine(r *workflow.Record, reason string) string {
 	return workflow.AbandonLine(r)
 }
 
-// ended writes the L2 line of a workflow that left the active slot for reason and records the
-// ending for the next session's report.
-func (e *Engine) ended(res *Result, r *workflow.Record, reason string) {
-	line := endingLine(r, reason)
-	if w := e.writeL2(r.WorkflowID, r.Revision+1, line); w != "" {
-		res.Warnings = append(res.Warnings, w)
-	}
-	e.noteEnding(r.WorkflowID, line)
+// ended writes the L2 line of workflow id, which left the active slot at revision rev, and
+// records the ending for the next session's report. It returns writeL2's warning.
+func (e *Engine) ended(id string, rev int64, line string) (warning string) {
+	warning = e.writeL2(id, rev, line)
+	e.noteEnding(id, line)
+	return warning
 }

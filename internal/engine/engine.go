@@ -1,6 +1,14 @@
+// Package engine is Cairn's one core: it joins the L1 store, the workflow domain and the L2
+// memory into the operations every binary offers. The MCP server, the hooks and the CLI are thin
+// adapters over it; none of them reads or writes state any other way.
+//
+// Every operation that changes state follows the write protocol: L1 first (durable, under the
+// lock, journaled), then the L2 lines the change owes. L1 failing fails the operation; L2
+// failing only adds a warning.
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +27,36 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
+
+// Config says where and as whom the engine runs. Zero fields take the process's own values.
+type Config struct {
+	Getenv    func(string) string // default os.Getenv
+	WorkDir   string              // default os.Getwd
+	Now       func() time.Time    // default time.Now
+	SessionID string              // the Claude Code session making the call, if known
+	PID       int                 // Claude Code's pid (hooks: $CLAUDE_PID; MCP server: its parent)
+	Actor     string              // "mcp", "session-start", "stop", "cli": recorded in the journal
+	LockWait  time.Duration       // bound on waiting for a lock; default 3s
+	// YAML reads and writes the YAML Cairn deals in: the user's workflow definitions, seed
+	// 001's milestone front matter and WORKFLOW-STATUS.yaml (yamldoc.Codec). Every
+	// binary passes one; nil (some tests) leaves those files unread, each one reported.
+	YAML YAML
+	// NoCreate is for commands that only read, and for hooks run without a usable
+	// CLAUDE_PROJECT_DIR: a missing state directory is not created and reads as empty
+	// (store.WithNoCreate).
+	NoCreate bool
+}
+
+// YAML is what the engine needs from a YAML library; see Config.YAML.
+type YAML interface {
+	ParseDefinition(file string, data []byte) (*workflow.Definition, error)
+	ParseStatusDoc(data []byte) (*workflow.StatusDoc, error)
+	MarshalStatusDoc(d workflow.StatusDoc) ([]byte, error)
+	MilestoneFrontMatter(data []byte) (title, name, status string, err error)
+}
+
+// errNoYAML says why a YAML file was left alone by a process without a YAML reader.
+var errNoYAML = errors.New("this binary reads no YAML (the hooks hand such projects to the cairn binary; run `cairn doctor`)")
 
 // ErrNoActiveWorkflow is returned by operations that need an active workflow when there is none.
 var ErrNoActiveWorkflow = workflow.ErrNoWorkflow
@@ -62,9 +100,7 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.LockWait <= 0 {
 		cfg.LockWait = 3 * time.Second
 	}
-	if cfg.Actor == "" {
-		cfg.Actor = "cairn"
-	}
+	cfg.Actor = cmp.Or(cfg.Actor, "cairn")
 	root, err := project.Root(cfg.Getenv, cfg.WorkDir)
 	if err != nil {
 		return nil, fmt.Errorf("finding the project root: %w", err)
@@ -187,7 +223,7 @@ func (e *Engine) loadDefinitionsLocked() {
 			continue
 		}
 		p := filepath.Join(e.workflow, ent.Name())
-		data, err := readSmallRegular(p, maxDefinitionFile)
+		data, err := durable.ReadPath(p, maxDefinitionFile, true)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
 			continue
@@ -205,10 +241,6 @@ func (e *Engine) loadDefinitionsLocked() {
 	sort.Strings(errs)
 	e.defs, e.defErrs = defs, errs
 }
-
-// readSmallRegular reads a regular file of at most max bytes without blocking on a FIFO
-// or the like (durable.ReadPath).
-func readSmallRegular(p string, max int64) ([]byte, error) { return durable.ReadPath(p, max, true) }
 
 func (e *Engine) openMemory() {
 	loc, err := memory.Dir(memory.Env{Getenv: e.cfg.Getenv, WorkDir: e.cfg.WorkDir})

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,19 +12,27 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
+// InitiativeRequest is the initiative tool's input. Action is one of get, create, set_status,
+// add_milestone, update_milestone.
+type InitiativeRequest struct {
+	Action    string `json:"action"`
+	Title     string `json:"title,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Milestone string `json:"milestone,omitempty"`
+	Note      string `json:"note,omitempty"`
+}
+
 // initiativeDoc is the initiative's L1 document (initiative.json).
 const initiativeDoc = "initiative"
 
 // statusFile is where seed 001's WORKFLOW-STATUS.yaml lives: at the project root when the
 // project has one there, else beside Cairn's state in .claude/.
 func (e *Engine) statusFile() string {
-	if p := filepath.Join(e.root, workflow.StatusFileName); exists(p) {
+	if p := filepath.Join(e.root, workflow.StatusFileName); e.exists(p) {
 		return p
 	}
 	return filepath.Join(e.root, ".claude", workflow.StatusFileName)
 }
-
-func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // Initiative reads or changes the long-lived initiative. Actions: get (also runs seed 001's
 // sync with WORKFLOW-STATUS.yaml), create (title), set_status (status), add_milestone
@@ -36,9 +43,10 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if action == "get" {
 		return e.syncInitiative()
 	}
+	// An operation's refusal is the update's error: the store returns it as it is and writes
+	// nothing.
 	var ch workflow.InitiativeChange
-	var opErr error
-	data, err := e.st.Update(initiativeDoc, func(cur []byte) ([]byte, error) {
+	data, err := e.st.Update(initiativeDoc, func(cur []byte) (_ []byte, err error) {
 		var in *workflow.Initiative
 		if cur != nil {
 			in = new(workflow.Initiative)
@@ -49,13 +57,11 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		switch action {
 		case "create":
 			if in != nil && in.Status != workflow.InitiativeArchived {
-				opErr = fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
-				return nil, nil
+				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
 			}
 			title := textsafe.OneLine(r.Title)
 			if title == "" {
-				opErr = errors.New("create needs a title: one line naming the initiative")
-				return nil, nil
+				return nil, errors.New("create needs a title: one line naming the initiative")
 			}
 			id, err := workflow.NewID("initiative", now, nil)
 			if err != nil {
@@ -67,31 +73,28 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			}
 			ch = workflow.InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}
 		case "set_status":
-			ch, opErr = workflow.SetInitiativeStatus(in, workflow.InitiativeStatus(strings.ToLower(strings.TrimSpace(r.Status))), now)
+			ch, err = workflow.SetInitiativeStatus(in, workflow.InitiativeStatus(strings.ToLower(strings.TrimSpace(r.Status))), now)
 		case "add_milestone":
-			ch, opErr = workflow.AddMilestone(in, workflow.MilestoneSpec{ID: r.Milestone, Title: r.Note}, now)
+			ch, err = workflow.AddMilestone(in, workflow.MilestoneSpec{ID: r.Milestone, Title: r.Note}, now)
 		case "update_milestone":
 			switch strings.ToLower(strings.TrimSpace(r.Status)) {
 			case "in_progress", "started", "start":
-				ch, opErr = workflow.StartMilestone(in, strings.TrimSpace(r.Milestone), now)
+				ch, err = workflow.StartMilestone(in, strings.TrimSpace(r.Milestone), now)
 			case "completed", "complete", "done":
-				ch, opErr = workflow.CompleteMilestone(in, strings.TrimSpace(r.Milestone), now)
+				ch, err = workflow.CompleteMilestone(in, strings.TrimSpace(r.Milestone), now)
 			default:
-				opErr = fmt.Errorf("update_milestone takes status in_progress or completed, not %q", r.Status)
+				err = fmt.Errorf("update_milestone takes status in_progress or completed, not %q", r.Status)
 			}
 		default:
-			opErr = fmt.Errorf("unknown initiative action %q: use get, create, set_status, add_milestone or update_milestone", r.Action)
+			err = fmt.Errorf("unknown initiative action %q: use get, create, set_status, add_milestone or update_milestone", r.Action)
 		}
-		if opErr != nil || !ch.Changed {
-			return nil, nil
+		if err != nil || !ch.Changed {
+			return nil, err
 		}
 		return json.Marshal(ch.Initiative)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if opErr != nil {
-		return nil, opErr
 	}
 	res := &Result{Changed: ch.Changed, Workflow: data}
 	if ch.Initiative != nil {
@@ -109,18 +112,18 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 }
 
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
-	if e.cfg.YAML == nil {
-		return errNoYAML
-	}
 	p := e.statusFile()
 	var prev *workflow.StatusDoc
-	if data, err := readSmallRegular(p, 256<<10); err == nil {
+	if data, err := durable.ReadPath(p, 256<<10, true); err == nil && e.cfg.YAML != nil {
 		prev, _ = e.cfg.YAML.ParseStatusDoc(data)
 	}
 	return e.putStatusFile(p, workflow.StatusDocFrom(in, prev))
 }
 
 func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
+	if e.cfg.YAML == nil {
+		return errNoYAML
+	}
 	out, err := e.cfg.YAML.MarshalStatusDoc(d)
 	if err != nil {
 		return err
@@ -149,7 +152,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	}
 	var doc *workflow.StatusDoc
 	var warnings []string
-	if data, err := readSmallRegular(e.statusFile(), 256<<10); err == nil && e.cfg.YAML == nil {
+	if data, err := durable.ReadPath(e.statusFile(), 256<<10, true); err == nil && e.cfg.YAML == nil {
 		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+errNoYAML.Error())
 	} else if err == nil {
 		if doc, err = e.cfg.YAML.ParseStatusDoc(data); err != nil {
@@ -164,21 +167,18 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	if d.Initiative == nil {
 		return &Result{Message: "no initiative: create one with action create", Warnings: warnings}, nil
 	}
-	res := &Result{Warnings: append(warnings, d.Warnings...)}
+	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: mustJSON(d.Initiative)}
 	if d.WriteInitiative {
-		if err := e.st.Write(initiativeDoc, mustJSON(d.Initiative)); err != nil {
+		if err := e.st.Write(initiativeDoc, res.Workflow); err != nil {
 			return nil, err
 		}
 		res.Changed = true
 	}
 	if d.WriteStatusDoc {
-		if e.cfg.YAML == nil {
-			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+errNoYAML.Error())
-		} else if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
+		if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
 			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
 		}
 	}
-	res.Workflow = mustJSON(d.Initiative)
 	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
 	if d.Winner != "" {
 		res.Message += "; authoritative: " + d.Winner

@@ -24,23 +24,40 @@ type l2State struct {
 }
 
 func (e *Engine) readL2State() l2State {
-	var s l2State
-	if data, err := e.st.Read(l2StateDoc); err == nil {
-		s = decodeLenient[l2State](data)
+	data, err := e.st.Read(l2StateDoc)
+	if err != nil {
+		return l2State{}
 	}
-	return s
+	return decodeLenient[l2State](data)
 }
 
 func (e *Engine) updateL2State(f func(*l2State)) error {
 	_, err := e.st.Update(l2StateDoc, func(cur []byte) ([]byte, error) {
-		var s l2State
-		if cur != nil {
-			s = decodeLenient[l2State](cur)
-		}
+		s := decodeLenient[l2State](cur)
 		f(&s)
 		return json.Marshal(s)
 	})
 	return err
+}
+
+// recordL2 writes lines to L2 and returns those written, those owed (only a layer that is
+// unavailable now may work later; refused text, a secret or an empty line, would fail every
+// time) and a warning naming the last failure.
+func (e *Engine) recordL2(lines []string) (wrote, owed []string, warning string) {
+	for _, l := range lines {
+		if err := e.mem.Record(l); err != nil {
+			if memory.IsUnavailable(err) {
+				owed = append(owed, l)
+			}
+			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+		} else {
+			wrote = append(wrote, l)
+		}
+	}
+	if len(wrote) > 0 {
+		e.keepMark()
+	}
+	return wrote, owed, warning
 }
 
 // writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed.
@@ -49,27 +66,17 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 	if e.memWarn != "" {
 		return e.memWarn
 	}
-	err := e.mem.Record(line)
-	if err == nil {
-		e.keepMark()
-	}
+	_, owed, warning := e.recordL2([]string{line})
 	_ = e.updateL2State(func(s *l2State) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
 		}
-		if err != nil && memory.IsUnavailable(err) {
-			// Only a layer that is unavailable now may work later; refused text (a secret,
-			// an empty line) would fail every time.
-			s.Owed = append(s.Owed, line)
-			if n := len(s.Owed); n > maxOwed {
-				s.Owed = s.Owed[n-maxOwed:]
-			}
+		if len(owed) > 0 {
+			s.Owed = append(s.Owed, owed...)
+			s.Owed = s.Owed[max(0, len(s.Owed)-maxOwed):]
 		}
 	})
-	if err != nil {
-		return "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
-	}
-	return ""
+	return warning
 }
 
 // settleL2 writes what L2 is owed: lines whose write failed, and the lines of changes that
@@ -91,27 +98,14 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		return nil, ""
 	}
 	lines := append([]string(nil), s.Owed...)
-	var from int64
-	if active && id == s.WorkflowID {
-		from = s.Revision
-	}
 	if active {
+		var from int64
+		if id == s.WorkflowID {
+			from = s.Revision
+		}
 		lines = append(lines, e.journalLines(id, from)...)
 	}
-	var failed []string
-	for _, l := range lines {
-		if err := e.mem.Record(l); err != nil {
-			if memory.IsUnavailable(err) {
-				failed = append(failed, l)
-			}
-			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
-		} else {
-			wrote = append(wrote, l)
-		}
-	}
-	if len(wrote) > 0 {
-		e.keepMark()
-	}
+	wrote, failed, warning := e.recordL2(lines)
 	_ = e.updateL2State(func(st *l2State) {
 		st.Owed = failed
 		if active {

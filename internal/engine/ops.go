@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -17,6 +18,66 @@ import (
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
+
+// StartRequest is start_workflow's input.
+type StartRequest struct {
+	Type       string `json:"type"`
+	Context    string `json:"context"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	Scope      string `json:"scope,omitempty"`
+	TTL        string `json:"ttl,omitempty"`
+	Replace    bool   `json:"replace,omitempty"`
+}
+
+// TransitionRequest is transition's input. Checkpoint, when present, is a JSON object kept as
+// metadata.checkpoint of the phase being left, in the same atomic write as the move.
+type TransitionRequest struct {
+	To         string          `json:"to"`
+	From       string          `json:"from,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Outputs    []string        `json:"outputs,omitempty"`
+	Note       string          `json:"note,omitempty"`
+	// Approval is a person's yes to leaving an approval phase (the MCP server sets it when
+	// the person accepted its elicitation). No tool argument can set it.
+	Approval *workflow.Approval `json:"-"`
+}
+
+// TaskRequest is update_task's input.
+type TaskRequest struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Output string `json:"output,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Violation is one enforcement finding (seed 001), as set_enforcement takes it and the resume
+// report shows it.
+type Violation = report.Violation
+
+// LearningRequest is record_learning's input.
+type LearningRequest struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	Type  string `json:"type,omitempty"`
+}
+
+// Result is what every state-changing operation returns: what happened in words, the
+// workflow as it now stands, and warnings (L2 unavailable, another live session owns the
+// workflow, ...). Changed is false for an idempotent no-op.
+//
+// WorkflowID, Phase and Allowed say where the workflow stands after the change: what the
+// MCP tools return. Workflow is the whole record (or the initiative), for callers that ask
+// for it; the tools leave it out, as echoing it on every call costs the model's context.
+type Result struct {
+	Message    string          `json:"message"`
+	Changed    bool            `json:"changed"`
+	WorkflowID string          `json:"workflow_id,omitempty"`
+	Phase      string          `json:"phase,omitempty"`
+	Allowed    []string        `json:"allowed,omitempty"`
+	Workflow   json.RawMessage `json:"workflow,omitempty"`
+	Revision   int64           `json:"revision,omitempty"`
+	Warnings   []string        `json:"warnings,omitempty"`
+}
 
 // op computes a change of the active workflow (cur is nil when there is none).
 type op func(cur *workflow.Record) (workflow.Result, error)
@@ -89,18 +150,25 @@ func (e *Engine) event(kind, from, to, note string) store.Event {
 	return store.Event{Kind: kind, Detail: string(b)}
 }
 
-// onActive adapts an operation that needs an active workflow and its definition.
-func (e *Engine) onActive(f func(def *workflow.Definition, r *workflow.Record) (workflow.Result, error)) op {
+// needActive adapts an operation that needs an active workflow.
+func needActive(f op) op {
 	return func(r *workflow.Record) (workflow.Result, error) {
 		if r == nil {
 			return workflow.Result{}, errNoActive()
 		}
+		return f(r)
+	}
+}
+
+// onActive adapts an operation that needs an active workflow and its definition.
+func (e *Engine) onActive(f func(def *workflow.Definition, r *workflow.Record) (workflow.Result, error)) op {
+	return needActive(func(r *workflow.Record) (workflow.Result, error) {
 		def, err := e.definitionFor(r)
 		if err != nil {
 			return workflow.Result{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
 		}
 		return f(def, r)
-	}
+	})
 }
 
 func errNoActive() error {
@@ -205,19 +273,14 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 // r.Checkpoint (a JSON object) the checkpoint is kept in the metadata of the phase being
 // left, in the same atomic write. Entering a terminal phase completes and archives it.
 func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
-	var cp map[string]json.RawMessage
-	if len(bytes.TrimSpace(r.Checkpoint)) > 0 && string(bytes.TrimSpace(r.Checkpoint)) != "null" {
+	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
+	if cp := bytes.TrimSpace(r.Checkpoint); len(cp) > 0 && string(cp) != "null" {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
 			return nil, fmt.Errorf("transition checkpoint: %w", err)
 		}
-		m, err := strictjson.Object(r.Checkpoint)
-		if err != nil {
+		if _, err := strictjson.Object(r.Checkpoint); err != nil {
 			return nil, fmt.Errorf("transition checkpoint must be a JSON object: %w", err)
 		}
-		cp = m
-	}
-	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
-	if cp != nil {
 		req.Checkpoint = "phase-metadata"
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
@@ -226,7 +289,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 			return workflow.Result{}, err
 		}
 		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
-		if err != nil || !res.Changed || cp == nil {
+		if err != nil || !res.Changed || req.Checkpoint == "" {
 			return res, err
 		}
 		p := res.Record.Phases[res.From]
@@ -245,8 +308,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("already in phase %s; nothing changed", wres.To)
 	case wres.Completed:
 		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
-		e.archiveCompleted(res)
-		e.noteEnding(wres.Record.WorkflowID, wres.L2)
+		e.archiveCompleted(res, wres)
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
 	}
@@ -266,17 +328,19 @@ func (e *Engine) approvalPolicy(def *workflow.Definition, cur *workflow.Record, 
 	return nil
 }
 
-// archiveCompleted files a just-completed workflow in the archive. Failing to archive loses
-// nothing (the completed record stays in the active slot, and the next start or read archives
-// it), so it is a warning.
-func (e *Engine) archiveCompleted(res *Result) {
-	info, err := e.st.Archive("completed")
-	if err != nil {
+// archiveCompleted files a just-completed workflow in the archive and records its ending.
+// Failing to archive loses nothing (the completed record stays in the active slot, and the
+// next start or read archives it), so it is a warning.
+func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
+	if info, err := e.st.Archive("completed"); err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
-		return
+	} else {
+		res.Message += " and archived" + prunedNote(info)
+		res.Warnings = append(res.Warnings, pruneWarning(info)...)
 	}
-	res.Message += " and archived" + prunedNote(info)
-	res.Warnings = append(res.Warnings, pruneWarning(info)...)
+	if done.Record != nil {
+		e.noteEnding(done.Record.WorkflowID, done.L2)
+	}
 }
 
 // pruneWarning says, when retention failed after an archive was made, that older archives
@@ -309,32 +373,23 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
-	res, wres, err := e.change(func(r *workflow.Record) (workflow.Result, error) {
-		if r == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
 		return workflow.Complete(r, outcome, e.now(), e.actor())
-	}, outcome)
+	}), outcome)
 	if err != nil {
 		return nil, err
 	}
 	res.Message = "completed"
-	e.archiveCompleted(res)
-	if wres.Record != nil {
-		e.noteEnding(wres.Record.WorkflowID, wres.L2)
-	}
+	e.archiveCompleted(res, wres)
 	return res, nil
 }
 
 // Approve records a person's yes to the approval the current phase waits for (`cairn
 // approve [NOTE]`); the agent may then leave the phase.
 func (e *Engine) Approve(note string) (*Result, error) {
-	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.Approve(cur, workflow.ApprovalCLI, note, e.now(), e.actor())
-	}, note)
+	}), note)
 	if err != nil {
 		return nil, err
 	}
@@ -345,12 +400,9 @@ func (e *Engine) Approve(note string) (*Result, error) {
 // UpdateTask adds or moves a task of the current phase.
 func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 	u := workflow.TaskUpdate{ID: r.ID, Status: workflow.TaskStatus(strings.ToLower(strings.TrimSpace(r.Status))), Output: r.Output, Note: r.Note}
-	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.UpdateTask(cur, u, e.now(), e.actor())
-	}, r.Note)
+	}), r.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -372,12 +424,9 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 		}
 		wv[i] = workflow.Violation{Code: v.Code, Severity: sev, Details: v.Details}
 	}
-	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil {
-			return workflow.Result{}, errNoActive()
-		}
+	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.SetEnforcement(cur, wv, e.now(), e.actor())
-	}, "")
+	}), "")
 	if err != nil {
 		return nil, err
 	}
@@ -427,13 +476,10 @@ func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 	if r == nil {
 		return nil, errNoActive()
 	}
-	out := map[string]string{}
 	if len(keys) == 0 {
-		for k, v := range r.Vars {
-			out[k] = v
-		}
-		return out, nil
+		keys = slices.Collect(maps.Keys(r.Vars))
 	}
+	out := map[string]string{}
 	for _, k := range keys {
 		if v, ok := r.Vars[k]; ok {
 			out[k] = v
@@ -503,12 +549,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if note != "" {
 		// Free text is kept as the note of an archive event in the workflow's journal, where
 		// cairn history shows it; the archive's status (cairn list) stays a name.
-		_, _, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-			if cur == nil {
-				return workflow.Result{}, errNoActive()
-			}
+		_, _, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
-		}, note)
+		}), note)
 		if err != nil {
 			return nil, err
 		}
@@ -528,7 +571,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	msg += prunedNote(info)
 	res := &Result{Changed: true, Message: msg, Warnings: pruneWarning(info)}
 	if cur != nil && cur.WorkflowID == info.WorkflowID {
-		e.ended(res, cur, status)
+		if w := e.ended(cur.WorkflowID, cur.Revision+1, endingLine(cur, status)); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	return res, nil
 }

@@ -52,8 +52,7 @@ func (e *Engine) Replay(base, theirs, before, after *workflow.Record) (res *Resu
 	}
 	res.Message = fmt.Sprintf("replayed %d of %d step(s)", len(steps)-len(skipped), len(steps))
 	if wres.Completed {
-		e.archiveCompleted(res)
-		e.noteEnding(wres.Record.WorkflowID, wres.L2)
+		e.archiveCompleted(res, wres)
 	}
 	return res, skipped, nil
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +18,53 @@ import (
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
+
+// ResumeOptions steers the read protocol.
+type ResumeOptions struct {
+	Apply  bool   // expire, archive, recover and write L2 (SessionStart, resume_check)
+	DryRun bool   // with Apply: say what expiry would do, change nothing
+	Source string // SessionStart source (startup, resume, clear, compact, fork), if any
+	// ReportOnly leaves Resume.Workflow empty: the SessionStart hook prints the report and
+	// the summary fields, never the whole record.
+	ReportOnly bool
+}
+
+// Resume is the read protocol's answer.
+type Resume struct {
+	Tier        string   `json:"tier"` // Full, Minimal, L2-only, None
+	WorkflowID  string   `json:"workflow_id,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Context     string   `json:"context,omitempty"`
+	Phase       string   `json:"phase,omitempty"`
+	PhaseStatus string   `json:"phase_status,omitempty"`
+	AgeSeconds  int64    `json:"age_seconds,omitempty"`
+	Completed   []string `json:"completed,omitempty"`
+	Allowed     []string `json:"allowed,omitempty"` // allowed next phases
+	Next        string   `json:"next,omitempty"`
+	// AwaitingApproval names the approval phase waiting for a person's yes, if any.
+	AwaitingApproval string      `json:"awaiting_approval,omitempty"`
+	Warnings         []string    `json:"warnings,omitempty"`
+	Blocking         []Violation `json:"blocking,omitempty"`
+	Notices          []string    `json:"notices,omitempty"` // what the protocol did: expired, quarantined, recovered
+	L2Line           string      `json:"l2_line,omitempty"`
+	// Ended is the L2 line of the workflow that ended last, when none is active: there is
+	// nothing to resume.
+	Ended string `json:"last_ended,omitempty"`
+	// Details (resume_check and cairn status only): task counts, failed task ids and
+	// checkpoint names.
+	Tasks         string          `json:"tasks,omitempty"`
+	FailedTasks   []string        `json:"failed_tasks,omitempty"`
+	Checkpoints   []string        `json:"checkpoints,omitempty"`
+	Approvals     []string        `json:"approvals,omitempty"`  // who approved which phase, when
+	OpenTasks     []string        `json:"open_tasks,omitempty"` // pending or running tasks, oldest first
+	Workflow      json.RawMessage `json:"workflow,omitempty"`
+	Report        string          `json:"-"` // the fenced resume report; "" when nothing to say
+	SystemMessage string          `json:"-"` // one line for the user when something needs their eye
+
+	// Shared says how this clone's mirror of the remote stands, when it shares its workflow
+	// through one: "shared via origin: synced 4m ago, 2 changes not pushed".
+	Shared string `json:"shared,omitempty"`
+}
 
 // Resume runs the read protocol: L1 (with the store's repairs), TTL expiry, recovery,
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
@@ -35,16 +84,13 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 		}
 	}
 	if err != nil {
+		msg := "the workflow state could not be read: " + err.Error()
 		var newer *migrate.NewerError
 		if errors.As(err, &newer) {
-			msg := "the workflow state was written by a newer Cairn and is left untouched: " + err.Error()
-			out.Warnings = append(out.Warnings, msg)
-			eye = append(eye, msg)
-		} else {
-			msg := "the workflow state could not be read: " + err.Error()
-			out.Warnings = append(out.Warnings, msg)
-			eye = append(eye, msg)
+			msg = "the workflow state was written by a newer Cairn and is left untouched: " + err.Error()
 		}
+		out.Warnings = append(out.Warnings, msg)
+		eye = append(eye, msg)
 		errors.As(err, &damaged)
 		r = nil
 	}
@@ -84,9 +130,8 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	var def *workflow.Definition
 	var findings []workflow.Finding
 	if r != nil {
-		if d, err := e.definitionFor(r); err == nil {
-			def = d
-		} else {
+		var err error
+		if def, err = e.definitionFor(r); err != nil {
 			out.Warnings = append(out.Warnings, err.Error())
 		}
 		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor()})
@@ -126,7 +171,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Line: l2line, Findings: findings, Now: now})
-	out.Tier = tierName(plan.Tier)
+	out.Tier = cmp.Or(tierNames[plan.Tier], "None")
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
@@ -138,11 +183,6 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
 	}
-	if r != nil {
-		if !opt.ReportOnly {
-			out.Workflow, _ = encodeRecord(r)
-		}
-	}
 	if damaged != nil && len(damaged.Journals) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = strings.TrimSuffix(filepath.Base(damaged.Journals[0]), ".jsonl")
@@ -152,6 +192,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	sh := e.shared(r, out)
 	out.Warnings = dedupe(out.Warnings)
 	if r != nil && !opt.ReportOnly {
+		out.Workflow, _ = json.Marshal(r)
 		e.details(out, r)
 	}
 	ended := out.Ended
@@ -188,12 +229,10 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
 			return r
 		}
-		line := endingLine(r, archiveReason(r))
-		if w := e.writeL2(r.WorkflowID, r.Revision, line); w != "" {
+		// The report's one line about the ending says it; no notice repeats it.
+		if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, archiveReason(r))); w != "" {
 			out.Warnings = append(out.Warnings, w)
 		}
-		// The report's one line about the ending says it; no notice repeats it.
-		e.noteEnding(r.WorkflowID, line)
 		return nil
 	}
 	if expired, err := r.Expired(now); err == nil && expired {
@@ -216,34 +255,27 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 	// The approval to re-present is already the plan's next step; repeating it as a notice
 	// only lengthens the report.
 	acts = slices.DeleteFunc(acts, func(a workflow.RecoveryAction) bool { return a.Kind == workflow.RecoveredReapproval })
-	if err != nil || !res.Changed {
-		for _, a := range acts {
-			out.Notices = append(out.Notices, a.Text)
+	prefix := ""
+	if changed := err == nil && res.Changed; changed && dryRun {
+		prefix = "would recover: "
+	} else if changed {
+		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
+			if cur == nil || cur.WorkflowID != r.WorkflowID {
+				return workflow.Result{Event: workflow.EventNone}, nil
+			}
+			res, _, err := workflow.Recover(cur, now, e.exists, e.actor())
+			return res, err
+		}, "recovered after an interruption")
+		if cerr != nil {
+			out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+cerr.Error())
+			return r
 		}
-		return r
-	}
-	if dryRun {
-		for _, a := range acts {
-			out.Notices = append(out.Notices, "would recover: "+a.Text)
+		if fresh, _, err := e.active(); err == nil && fresh != nil {
+			r = fresh
 		}
-		return r
-	}
-	_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
-		if cur == nil || cur.WorkflowID != r.WorkflowID {
-			return workflow.Result{Event: workflow.EventNone}, nil
-		}
-		res, _, err := workflow.Recover(cur, now, e.exists, e.actor())
-		return res, err
-	}, "recovered after an interruption")
-	if cerr != nil {
-		out.Warnings = append(out.Warnings, "recovering interrupted tasks failed: "+cerr.Error())
-		return r
 	}
 	for _, a := range acts {
-		out.Notices = append(out.Notices, a.Text)
-	}
-	if fresh, _, err := e.active(); err == nil && fresh != nil {
-		return fresh
+		out.Notices = append(out.Notices, prefix+a.Text)
 	}
 	return r
 }
@@ -276,10 +308,9 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 		return "", fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
 	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
-	if w := e.writeL2(r.WorkflowID, r.Revision+1, res.L2); w != "" {
+	if w := e.ended(r.WorkflowID, r.Revision+1, res.L2); w != "" {
 		msg += "; " + w
 	}
-	e.noteEnding(r.WorkflowID, res.L2)
 	return msg, nil
 }
 
@@ -347,7 +378,7 @@ func (e *Engine) scanMilestones() []string {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			continue
 		}
-		data, err := readSmallRegular(filepath.Join(dir, ent.Name()), 64<<10)
+		data, err := durable.ReadPath(filepath.Join(dir, ent.Name()), 64<<10, true)
 		if err != nil {
 			continue
 		}
@@ -358,7 +389,7 @@ func (e *Engine) scanMilestones() []string {
 			}
 		}
 		label := strings.TrimSuffix(ent.Name(), ".md")
-		if t := firstNonEmpty(title, name); t != "" {
+		if t := cmp.Or(strings.TrimSpace(title), strings.TrimSpace(name)); t != "" {
 			label += " (" + t + ")"
 		}
 		if status != "" {
@@ -373,27 +404,8 @@ func (e *Engine) scanMilestones() []string {
 	return []string{"no workflow on record; active milestone files in documentation/milestones/_active: " + strings.Join(names, ", ")}
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-func tierName(t workflow.Tier) string {
-	switch t {
-	case workflow.TierFull:
-		return "Full"
-	case workflow.TierMinimal:
-		return "Minimal"
-	case workflow.TierL2Only:
-		return "L2-only"
-	default:
-		return "None"
-	}
-}
+// tierNames are the tiers as Resume.Tier says them; any other is "None".
+var tierNames = map[workflow.Tier]string{workflow.TierFull: "Full", workflow.TierMinimal: "Minimal", workflow.TierL2Only: "L2-only"}
 
 // details adds what only the details view (resume_check) shows: tasks and checkpoints.
 func (e *Engine) details(out *Resume, r *workflow.Record) {
@@ -440,7 +452,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
 		Next: out.Next, Warnings: out.Warnings, Notices: out.Notices, L2Line: out.L2Line,
 		Ended: ended, Details: details, Allowed: out.Allowed, Tasks: out.Tasks, Checkpoints: out.Checkpoints,
-		OpenTasks: out.OpenTasks, Nonce: report.NewNonce(), Shared: sh,
+		OpenTasks: out.OpenTasks, Blocking: out.Blocking, Nonce: report.NewNonce(), Shared: sh,
 	}
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
@@ -448,21 +460,15 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 	if out.WorkflowID == "" && out.L2Line == "" {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
 	}
-	for _, v := range out.Blocking {
-		in.Blocking = append(in.Blocking, report.Violation{Code: v.Code, Severity: v.Severity, Details: v.Details})
-	}
 	return report.Render(in)
 }
 
+// dedupe returns a copy of s without empty and repeated items.
 func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	out := s[:0:0]
-	for _, v := range s {
-		if v == "" || seen[v] {
-			continue
-		}
+	seen := map[string]bool{"": true}
+	return slices.DeleteFunc(slices.Clone(s), func(v string) bool {
+		dup := seen[v]
 		seen[v] = true
-		out = append(out, v)
-	}
-	return out
+		return dup
+	})
 }

@@ -15,6 +15,29 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
+// Session is what the SessionStart hook records about a running Claude Code client.
+type Session struct {
+	SessionID string    `json:"session_id"`
+	Source    string    `json:"source,omitempty"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+	Heartbeat time.Time `json:"heartbeat"`
+}
+
+// StopInput is what the Stop hook knows.
+type StopInput struct {
+	SessionID      string
+	StopHookActive bool
+}
+
+// StopOutcome says what the Stop hook should print.
+type StopOutcome struct {
+	Block         bool   // ask the agent to continue and deal with Reason
+	Reason        string // names the blocking violations
+	SystemMessage string // one line for the user, or ""
+	Wrote         []string
+}
+
 // heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
 // most this often, well inside workflow.DefaultLiveWindow.
 const heartbeatEvery = 2 * time.Minute
@@ -52,15 +75,12 @@ func (e *Engine) RecordSession(s Session) error {
 
 // CurrentSession returns what the SessionStart hook last recorded for a Claude Code pid.
 func (e *Engine) CurrentSession(pid int) (Session, bool) {
+	var s Session
 	if pid <= 0 {
-		return Session{}, false
+		return s, false
 	}
 	data, err := e.st.ReadSession(strconv.Itoa(pid))
-	if err != nil {
-		return Session{}, false
-	}
-	var s Session
-	if json.Unmarshal(data, &s) != nil || s.SessionID == "" {
+	if err != nil || json.Unmarshal(data, &s) != nil || s.SessionID == "" {
 		return Session{}, false
 	}
 	return s, true
@@ -77,10 +97,9 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	out := &StopOutcome{}
 	r, _, err := e.active()
 	wrote, warn := e.settleL2(r)
-	out.Wrote = wrote
 	// Undo a background memory writer's rewrite of Cairn's L2 (l2mark.go).
 	restored, _, w := e.RestoreL2()
-	out.Wrote, warn = append(out.Wrote, restored...), cmp.Or(warn, w)
+	out.Wrote, warn = append(wrote, restored...), cmp.Or(warn, w)
 	if warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}
@@ -107,11 +126,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	fp := fingerprint(r.WorkflowID, vs)
 	var asked bool
 	_, err = e.st.Update(stopStateDoc, func(cur []byte) ([]byte, error) {
-		var s stopState
-		if cur != nil {
-			s = decodeLenient[stopState](cur)
-		}
-		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
+		if s := decodeLenient[stopState](cur); s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
 			asked = true
 			return nil, nil
 		}
@@ -136,26 +151,18 @@ func fingerprint(id string, vs []workflow.Violation) string {
 }
 
 func blockReason(r *workflow.Record, vs []workflow.Violation) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Cairn: the %s workflow %q has %d blocking violation", r.Type, textsafe.OneLine(r.Context), len(vs))
-	if len(vs) != 1 {
-		b.WriteString("s")
-	}
-	b.WriteString(": ")
+	var items []string
 	for i, v := range vs {
 		if i == 5 {
-			fmt.Fprintf(&b, "; +%d more", len(vs)-5)
+			items = append(items, fmt.Sprintf("+%d more", len(vs)-5))
 			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
 		}
 		d := textsafe.OneLine(v.Details)
 		if len(d) > 200 {
 			d = d[:200] + "..."
 		}
-		fmt.Fprintf(&b, "%s (%s) %s", v.Code, v.Severity, d)
+		items = append(items, fmt.Sprintf("%s (%s) %s", v.Code, v.Severity, d))
 	}
-	b.WriteString(". Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.")
-	return b.String()
+	return fmt.Sprintf("Cairn: the %s workflow %q has %d blocking violation%s: %s. Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.",
+		r.Type, textsafe.OneLine(r.Context), len(vs), plural(len(vs)), strings.Join(items, "; "))
 }

@@ -15,22 +15,52 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-func encodeRecord(r *workflow.Record) (json.RawMessage, error) { return json.Marshal(r) }
+// Snapshot is the cheap view of the active workflow watchers compare.
+type Snapshot struct {
+	WorkflowID string    `json:"workflow_id,omitempty"`
+	Revision   int64     `json:"revision"`
+	Phase      string    `json:"phase,omitempty"`
+	SessionID  string    `json:"session_id,omitempty"` // who last changed it
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// Summary is one line of `cairn list`.
+type Summary struct {
+	WorkflowID string    `json:"workflow_id"`
+	Type       string    `json:"type"`
+	Phase      string    `json:"phase"`
+	Status     string    `json:"status"` // active, completed, expired, replaced, conflict, ...
+	Context    string    `json:"context"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Archived   string    `json:"archived,omitempty"` // archive dir name
+}
+
+// Event is one journal record, for `cairn history`.
+type Event struct {
+	Seq      int64           `json:"seq"`
+	Revision int64           `json:"revision"`
+	At       time.Time       `json:"at"`
+	Kind     string          `json:"kind"`
+	Actor    string          `json:"actor,omitempty"`
+	Session  string          `json:"session_id,omitempty"`
+	Detail   json.RawMessage `json:"detail,omitempty"`
+}
+
+// Check is one line of `cairn doctor`.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"` // what to do, when not OK
+}
 
 // Snapshot is the cheap view of the active workflow that watchers compare between calls.
 func (e *Engine) Snapshot() (Snapshot, error) {
-	w, err := e.st.ReadWorkflow()
-	if isNotFound(err) {
-		return Snapshot{}, nil
-	}
-	if err != nil {
+	r, _, err := e.active()
+	if err != nil || r == nil {
 		return Snapshot{}, err
 	}
-	r, err := w.Record()
-	if err != nil {
-		return Snapshot{}, err
-	}
-	s := Snapshot{WorkflowID: r.WorkflowID, Revision: w.Revision, Phase: r.State, UpdatedAt: r.UpdatedAt}
+	s := Snapshot{WorkflowID: r.WorkflowID, Revision: r.Revision, Phase: r.State, UpdatedAt: r.UpdatedAt}
 	if r.Owner != nil {
 		s.SessionID = r.Owner.SessionID
 	}

@@ -7,9 +7,9 @@
 // invisible characters, no Markdown or HTML, < and > escaped, so nothing stored can close or
 // fake the fence), and the whole is capped at MaxLen bytes however long the stored strings
 // are. The fence holds state only; the one next step follows it, as Cairn's own instruction.
-// After an ending the report is a single line (EndedLine). It does not decide anything: the
-// next step and the warnings come from the workflow's resume plan; this package only words
-// and fences them.
+// After an ending the report is a single line. It does not decide anything: the next step
+// and the warnings come from the workflow's resume plan; this package only words and fences
+// them.
 package report
 
 import (
@@ -66,11 +66,13 @@ type Input struct {
 	// when there is no active one: the report is then one line saying there is nothing to
 	// resume.
 	Ended string
+	// OpenTasks are the workflow's pending or running tasks, oldest first, among them the
+	// Claude Code tasks Cairn mirrors (Claude Code keeps its own list per session). They come
+	// after the context in the budget, so they never crowd out the position.
+	OpenTasks []string
 	// Tool is the tool to call for details, e.g. mcp__plugin_cairn_cairn__resume_check; empty
 	// in the details view itself.
-	// OpenTasks are the workflow's open tasks, oldest first (see tasks.go).
-	OpenTasks []string
-	Tool      string
+	Tool string
 	// Details asks for the details view (resume_check): every list item, the allowed next
 	// phases, tasks and checkpoints.
 	Details     bool
@@ -87,9 +89,9 @@ type Input struct {
 
 // Violation is one blocking enforcement violation.
 type Violation struct {
-	Code     string
-	Severity string
-	Details  string
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Details  string `json:"details"`
 }
 
 // NewNonce returns 96 random bits in hex for a report's fence. They come from math/rand/v2's
@@ -104,13 +106,12 @@ func NewNonce() string {
 }
 
 // ValidNonce reports whether n can mark a fence: 8 to 64 ASCII letters and digits.
-func ValidNonce(n string) bool {
-	if len(n) < 8 || len(n) > 64 {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+func ValidNonce(n string) bool { return len(n) >= 8 && len(n) <= 64 && plain(n, "") }
+
+// plain reports whether s holds only ASCII letters and digits and the bytes in extra.
+func plain(s, extra string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || strings.IndexByte(extra, c) >= 0) {
 			return false
 		}
 	}
@@ -126,27 +127,18 @@ func OpenFence(nonce string) string { return `<cairn-state nonce="` + nonce + `"
 // CloseFence returns the line that closes it.
 func CloseFence(nonce string) string { return `</cairn-state nonce="` + nonce + `">` }
 
-// EndedLine is the one line said when the last workflow ended and none is active. The
-// stored part is quoted and sanitised to one line; the rest is Cairn's own words.
-func EndedLine(ended string) string {
-	v := line(ended, capEnded)
-	if v == "" {
-		return ""
-	}
-	return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + `").`
-}
-
 // Render returns the report, or "" when the tier is None and there is nothing to say (no
 // warning, notice, violation or memory line): the hook then prints nothing. The fence holds
 // stored state only; the next step follows it, in Cairn's own words.
 func Render(in Input) string {
-	tier := normTier(in.Tier)
+	tier := strings.ToLower(strings.TrimSpace(in.Tier))
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
-		if l := EndedLine(in.Ended); l != "" {
-			return l + "\n"
+		// One line: the stored part quoted and sanitised, the rest Cairn's own words.
+		if v := line(in.Ended, capEnded); v != "" {
+			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n"
 		}
 	}
-	if tier == "none" && !visible(in.Warnings...) && !visible(in.Notices...) &&
+	if (tier == "none" || tier == "") && !visible(in.Warnings...) && !visible(in.Notices...) &&
 		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID) {
 		return ""
 	}
@@ -184,14 +176,14 @@ func Render(in Input) string {
 		oContext
 		oCompleted
 		oAllowed
-		oTasks // open tasks (tasks.go)
+		oTasks
 		oTaskCounts
 		oCheckpoints
 		oBlocking
 		oWarnings
 		oNotices
 	)
-	if tier == "l2-only" || in.WorkflowID == "" {
+	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2"}, tier) || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
 	}
 	if w := workflowLine(in); w != "" {
@@ -211,11 +203,11 @@ func Render(in Input) string {
 		}
 	}
 	b.joined(oCompleted, "completed: ", in.Completed, capName)
-	b.list(oBlocking, "blocking", blocking, capItem)
+	b.list(oBlocking, "blocking", blocking)
 	b.field(oContext, "context: ", in.Context, capContext)
-	b.openTasks(oTasks, in.OpenTasks)
-	b.list(oWarnings, "warning", warnings, capItem)
-	b.list(oNotices, "notice", notices, capItem)
+	b.list(oTasks, "open task", in.OpenTasks)
+	b.list(oWarnings, "warning", warnings)
+	b.list(oNotices, "notice", notices)
 	if in.Details {
 		b.joined(oAllowed, "allowed next: ", in.Allowed, capName)
 		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem)
@@ -275,27 +267,25 @@ func (b *budget) add(order int, text string) bool {
 }
 
 // field adds label + the sanitised value, cut further when the budget is short.
-func (b *budget) field(order int, label, value string, max int) bool {
-	v := fit(value, max, b.left-1-len(label))
-	if v == "" {
-		return false
+func (b *budget) field(order int, label, value string, max int) {
+	if v := fit(value, max, b.left-1-len(label)); v != "" {
+		b.add(order, label+v)
 	}
-	return b.add(order, label+v)
 }
 
 // reserve is room kept for a "+N more" line.
 const reserve = len("blocking: 1000 not shown") + 1
 
-// list adds one line per item, up to maxItems, then "+N more" for the rest. Items that
-// sanitise to nothing are not counted.
-func (b *budget) list(order int, label string, items []string, max int) {
+// list adds one line per item (at most capItem runes), up to maxItems, then "+N more" for
+// the rest. Items that sanitise to nothing are not counted.
+func (b *budget) list(order int, label string, items []string) {
 	if len(items) == 0 {
 		return
 	}
 	b.left += reserve // what Render set aside for this list
 	var raw []string
 	for _, it := range items {
-		if line(it, max) != "" {
+		if line(it, capItem) != "" {
 			raw = append(raw, it)
 		}
 	}
@@ -308,7 +298,7 @@ func (b *budget) list(order int, label string, items []string, max int) {
 		if i < len(raw)-1 {
 			room -= reserve // keep room to say how many were left out
 		}
-		v := sentences(it, max, room)
+		v := sentences(it, capItem, room)
 		if v == "" || !b.add(order, label+": "+v) {
 			break
 		}
@@ -350,23 +340,20 @@ func (b *budget) joined(order int, label string, items []string, max int) {
 	b.add(order, fmt.Sprintf("%s%d phases", label, len(parts)))
 }
 
-// fit sanitises s to at most max runes and at most room bytes, and never more than 2*max
-// bytes, so that wide characters cannot crowd the other lines out; "" when nothing useful
-// fits.
-func fit(s string, max, room int) string {
+// fit sanitises s to at most runes runes and at most room bytes, and never more than
+// 2*runes bytes, so that wide characters cannot crowd the other lines out; "" when nothing
+// useful fits.
+func fit(s string, runes, room int) string {
 	const least = 12 // below this a cut value says nothing
-	room = min(room, 2*max)
+	room = min(room, 2*runes)
 	if room < least {
 		return ""
 	}
-	v := line(s, max)
-	for len(v) > room && max > 1 {
+	v := line(s, runes)
+	for len(v) > room && runes > 1 {
 		// Shrink in proportion to the overshoot; runes are 1 to 4 bytes.
-		max = max * room / len(v)
-		if max < 1 {
-			max = 1
-		}
-		v = line(s, max)
+		runes = max(1, runes*room/len(v))
+		v = line(s, runes)
 	}
 	if len(v) > room {
 		return ""
@@ -428,20 +415,6 @@ func violations(vs []Violation) []string {
 	return out
 }
 
-func normTier(t string) string {
-	switch strings.ToLower(strings.TrimSpace(t)) {
-	case "full":
-		return "full"
-	case "minimal":
-		return "minimal"
-	case "l2-only", "l2only", "l2_only", "l2":
-		return "l2-only"
-	case "none", "":
-		return "none"
-	}
-	return "other"
-}
-
 // workflowLine says which workflow, at which phase, and how long since an agent or a person
 // last changed it.
 func workflowLine(in Input) string {
@@ -494,23 +467,13 @@ const fenceTag = "cairn-state"
 // line is textsafe.Line plus the fence tag defused.
 func line(s string, max int) string {
 	v := textsafe.Line(s, max)
-	if !containsFold(v, fenceTag) {
-		return v
-	}
-	var b strings.Builder
-	for {
-		i := indexFold(v, fenceTag)
-		if i < 0 {
-			b.WriteString(v)
-			return b.String()
-		}
-		b.WriteString(v[:i+len("cairn")])
-		b.WriteString(`\`)
+	out := "" // "" + v is v itself: no copy when the tag does not appear, as is usual
+	for i := indexFold(v, fenceTag); i >= 0; i = indexFold(v, fenceTag) {
+		out += v[:i+len("cairn")] + `\`
 		v = v[i+len("cairn"):]
 	}
+	return out + v
 }
-
-func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
 
 // indexFold finds sub, which holds a '-', in s ignoring ASCII case. It visits only the
 // hyphens in s, which are few.
@@ -532,14 +495,8 @@ func indexFold(s, sub string) int {
 // toolName returns t when it is a plain tool name, else "": the footer sits outside the
 // fence, so nothing but our own words may go there.
 func toolName(t string) string {
-	if t == "" || len(t) > capTool {
+	if t == "" || len(t) > capTool || !plain(t, "_-:.") {
 		return ""
-	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c == '_' || c == '-' || c == ':' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return ""
-		}
 	}
 	return t
 }
