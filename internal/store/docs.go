@@ -115,12 +115,25 @@ func (s *Store) put(c collection, name string, doc []byte) error {
 }
 
 func (s *Store) putWith(c collection, name string, doc []byte, write func(durable.FS, string, []byte, fs.FileMode) error) error {
+	if err := checkPut(c, name, doc); err != nil {
+		return err
+	}
+	return s.store(c, name, doc, write)
+}
+
+// checkPut refuses a name or a document that may not be stored.
+func checkPut(c collection, name string, doc []byte) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
 	if err := CheckDocument(doc); err != nil {
 		return fmt.Errorf("%s %q not saved: %w", c.what, name, err)
 	}
+	return nil
+}
+
+// store writes a document checkPut accepted.
+func (s *Store) store(c collection, name string, doc []byte, write func(durable.FS, string, []byte, fs.FileMode) error) error {
 	if c.dir != "." {
 		if err := s.mkdir(c.dir); err != nil {
 			return err
@@ -158,14 +171,11 @@ func (s *Store) ReadJSON(name string, v any) (found bool, err error) {
 // Write replaces the named document durably and atomically, under its lock. A damaged
 // current version (not strict JSON) is moved to quarantine/ first rather than overwritten.
 func (s *Store) Write(name string, doc []byte) error {
-	if err := ValidName(name); err != nil {
+	if err := checkPut(documents, name, doc); err != nil {
 		return err
 	}
 	if err := s.reserved(name); err != nil {
 		return err
-	}
-	if err := CheckDocument(doc); err != nil {
-		return fmt.Errorf("document %q not saved: %w", name, err)
 	}
 	unlock, err := s.lock(name)
 	if err != nil {
@@ -174,20 +184,21 @@ func (s *Store) Write(name string, doc []byte) error {
 	defer unlock()
 	file := documents.file(name)
 	s.cleanTemps(".", file)
-	if cur, err := durable.ReadFile(s.fs, file, strictjson.MaxSize); err == nil || errors.Is(err, durable.ErrTooLarge) {
-		if err != nil || strictjson.Check(cur) != nil {
-			why := err
-			if why == nil {
-				why = strictjson.Check(cur)
-			}
-			if _, err := s.quarantine(file, why); err != nil {
-				return err
-			}
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("document %q not saved: %w", name, err)
+	cur, damage := durable.ReadFile(s.fs, file, strictjson.MaxSize)
+	switch {
+	case damage == nil:
+		damage = strictjson.Check(cur)
+	case errors.Is(damage, fs.ErrNotExist):
+		damage = nil
+	case !errors.Is(damage, durable.ErrTooLarge):
+		return fmt.Errorf("document %q not saved: %w", name, damage)
 	}
-	return s.put(documents, name, doc)
+	if damage != nil {
+		if _, err := s.quarantine(file, damage); err != nil {
+			return err
+		}
+	}
+	return s.store(documents, name, doc, durable.WriteFile)
 }
 
 // Update is a locked read-modify-write of the named document: fn gets the current content
