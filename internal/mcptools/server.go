@@ -167,10 +167,7 @@ func (s *Server) openLocked() {
 	}
 	s.eng, s.openErr = eng, nil
 	s.stateFI, _ = os.Lstat(eng.StateDir())
-	eng.ReloadDefinitions() // a long-lived server loads them now, so broken files are logged
-	for _, w := range eng.Warnings() {
-		s.opt.Log.Printf("warning: %s", w)
-	}
+	s.reloadDefinitions() // a long-lived server loads them now, so broken files are logged
 	// Watch first, then read: a session file written in between is then either read here or
 	// reported by the watcher, never missed.
 	if !s.opt.NoWatch && s.watch == nil {
@@ -185,35 +182,38 @@ func (s *Server) openLocked() {
 	// The SessionStart hook may have recorded a newer session than our environment says (the
 	// server is not restarted on /clear). A file left by an earlier process with the same pid
 	// is corrected as soon as this start-up's hook writes its own.
-	if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
-		s.session = sess.SessionID
-		eng.SetSession(sess.SessionID)
+	s.followSession()
+}
+
+// followSession re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
+// moved (after /clear), acts for the new one from now on. It reports whether it moved.
+func (s *Server) followSession() bool {
+	sess, ok := s.eng.CurrentSession(s.opt.PPID)
+	if !ok || sess.SessionID == "" || sess.SessionID == s.session {
+		return false
+	}
+	s.session = sess.SessionID
+	s.eng.SetSession(sess.SessionID)
+	return true
+}
+
+func (s *Server) reloadDefinitions() {
+	s.eng.ReloadDefinitions()
+	for _, w := range s.eng.Warnings() {
+		s.opt.Log.Printf("warning: %s", w)
 	}
 }
 
-// sessionChanged re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
-// moved (after /clear), acts for the new one from the next call on.
+// sessionChanged and definitionsChanged are the watcher's reactions.
 func (s *Server) sessionChanged(ctx context.Context) {
 	s.whenOpen(ctx, func() {
-		sess, ok := s.eng.CurrentSession(s.opt.PPID)
-		if !ok || sess.SessionID == "" || sess.SessionID == s.session {
-			return
+		if s.followSession() {
+			s.opt.Log.Printf("session is now %s", s.session)
 		}
-		s.opt.Log.Printf("session is now %s", sess.SessionID)
-		s.session = sess.SessionID
-		s.eng.SetSession(sess.SessionID)
 	})
 }
 
-// definitionsChanged reloads the workflow definitions.
-func (s *Server) definitionsChanged(ctx context.Context) {
-	s.whenOpen(ctx, func() {
-		s.eng.ReloadDefinitions()
-		for _, w := range s.eng.Warnings() {
-			s.opt.Log.Printf("warning: %s", w)
-		}
-	})
-}
+func (s *Server) definitionsChanged(ctx context.Context) { s.whenOpen(ctx, s.reloadDefinitions) }
 
 // whenOpen runs fn holding the turn, unless the server is closed or has no engine.
 func (s *Server) whenOpen(ctx context.Context, fn func()) {
@@ -290,10 +290,7 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		// The watcher learns a new session after /clear only after its debounce; a call that
 		// arrives first reads sessions/<ppid>.json itself (one small read), so it is never
 		// recorded under the session /clear replaced.
-		if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
-			s.session = sess.SessionID
-			eng.SetSession(sess.SessionID)
-		}
+		s.followSession()
 		pre, preErr := eng.Snapshot()
 		notice := ""
 		if preErr == nil {
@@ -377,14 +374,11 @@ func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome)
 
 // rawArguments returns the call's arguments as sent.
 func rawArguments(req mcp.CallToolRequest) json.RawMessage {
-	if len(req.Params.RawArguments) > 0 {
-		return req.Params.RawArguments
-	}
-	if req.Params.Arguments == nil {
+	switch a := req.GetRawArguments().(type) {
+	case nil:
 		return nil
-	}
-	if raw, ok := req.Params.Arguments.(json.RawMessage); ok {
-		return raw
+	case json.RawMessage:
+		return a
 	}
 	b, err := json.Marshal(req.Params.Arguments)
 	if err != nil {
