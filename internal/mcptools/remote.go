@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -308,13 +309,7 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 	if len(s.syncNotes) == 0 {
 		return generic
 	}
-	out := ""
-	for _, n := range s.syncNotes {
-		if out != "" {
-			out += " "
-		}
-		out += n
-	}
+	out := strings.Join(s.syncNotes, " ")
 	if generic != "" && !(preOK && s.haveSyncLeft && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
 		out += " " + generic
 	}

@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -99,9 +100,7 @@ func (f field) propertySchema() map[string]any {
 	}
 	switch f.kind {
 	case kString:
-		for k, v := range str() {
-			p[k] = v
-		}
+		maps.Copy(p, str())
 		if f.max > 0 {
 			p["maxLength"] = f.max
 		}
