@@ -23,6 +23,7 @@ type Engine interface {
 	GetVars(keys []string) (map[string]string, error)
 	AppendLog(name string, entry json.RawMessage) (*engine.Result, error)
 	RecordLearning(r engine.LearningRequest) (*engine.Result, error)
+	Initiative(r engine.InitiativeRequest) (*engine.Result, error)
 
 	CurrentSession(pid int) (engine.Session, bool)
 	SetSession(id string)
@@ -32,12 +33,6 @@ type Engine interface {
 	DefinitionsDir() string
 	Warnings() []string
 	Close() error
-}
-
-// initiativeEngine is the initiative operation, asked for separately so the server works with
-// an engine that does not offer it yet.
-type initiativeEngine interface {
-	Initiative(r engine.InitiativeRequest) (*engine.Result, error)
 }
 
 // Opener opens an engine for a configuration.

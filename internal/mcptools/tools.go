@@ -405,11 +405,7 @@ func runLearning(c *call) (*outcome, error) {
 }
 
 func runInitiative(c *call) (*outcome, error) {
-	ie, ok := c.eng.(initiativeEngine)
-	if !ok {
-		return nil, errors.New("initiative is not available in this build of cairn; nothing was changed (the workflow tools work as usual)")
-	}
-	r, err := ie.Initiative(engine.InitiativeRequest{
+	r, err := c.eng.Initiative(engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),
 	})
