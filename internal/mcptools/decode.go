@@ -161,6 +161,8 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		if f.max > 0 && len(items) > f.max {
 			return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
 		}
+		// An item is a string field of its own, with the item limits and no description.
+		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint}
 		out := make([]string, 0, len(items))
 		for i, it := range items {
 			name := fmt.Sprintf("%s[%d]", f.name, i)
@@ -169,27 +171,26 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			}
 			var s string
 			_ = json.Unmarshal(it, &s)
-			s, problem := f.checkItem(name, s)
+			if s == "" {
+				return nil, fmt.Sprintf("argument %q is empty", name)
+			}
+			s, problem := item.checkString(name, s)
 			if problem != "" {
 				return nil, problem
 			}
 			out = append(out, s)
 		}
 		return out, ""
-	case kObject:
-		if got != "an object" {
-			return nil, want("a JSON object" + rawHint(got))
+	case kObject, kJSON:
+		what, keep := "a JSON object", "record its path"
+		if f.kind == kJSON {
+			what, keep = "a JSON object or array", "save its path instead"
+		}
+		if got != "an object" && (f.kind == kObject || got != "an array") {
+			return nil, want(what + rawHint(got))
 		}
 		if f.max > 0 && len(v) > f.max {
-			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and record its path", f.name, len(v), f.max)
-		}
-		return json.RawMessage(bytes.Clone(v)), ""
-	case kJSON:
-		if got != "an object" && got != "an array" {
-			return nil, want("a JSON object or array" + rawHint(got))
-		}
-		if f.max > 0 && len(v) > f.max {
-			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and save its path instead", f.name, len(v), f.max)
+			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and %s", f.name, len(v), f.max, keep)
 		}
 		return json.RawMessage(bytes.Clone(v)), ""
 	case kStringMap:
@@ -293,20 +294,6 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", fmt.Sprintf("argument %q is empty: %s", name, f.desc)
 	}
 	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {
-		return "", problem
-	}
-	if f.pattern != nil && !f.pattern.MatchString(s) {
-		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
-	}
-	return s, ""
-}
-
-// checkItem applies the field's item rules to one string of an array.
-func (f *field) checkItem(name, s string) (string, string) {
-	if s == "" {
-		return "", fmt.Sprintf("argument %q is empty", name)
-	}
-	if problem := lineProblem(name, s, f.itemMax, false); problem != "" {
 		return "", problem
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) {
