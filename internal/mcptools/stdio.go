@@ -234,10 +234,10 @@ type stdioSession struct {
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
 	w           *lineWriter
+	info        atomic.Pointer[mcp.Implementation]
+	caps        atomic.Pointer[mcp.ClientCapabilities]
 
 	mu      sync.Mutex
-	info    mcp.Implementation
-	caps    mcp.ClientCapabilities
 	nextID  int64
 	pending map[string]chan rpcReply
 }
@@ -248,28 +248,18 @@ type rpcReply struct {
 	Error  *mcp.JSONRPCErrorDetails `json:"error"`
 }
 
-func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.info
-}
+func (s *stdioSession) GetClientInfo() mcp.Implementation              { return load(&s.info) }
+func (s *stdioSession) SetClientInfo(i mcp.Implementation)             { s.info.Store(&i) }
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities  { return load(&s.caps) }
+func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.caps.Store(&c) }
 
-func (s *stdioSession) SetClientInfo(i mcp.Implementation) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.info = i
-}
-
-func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.caps
-}
-
-func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.caps = c
+// load reads a value stored whole: the zero value until the client declares it.
+func load[T any](p *atomic.Pointer[T]) T {
+	if v := p.Load(); v != nil {
+		return *v
+	}
+	var zero T
+	return zero
 }
 
 // RequestElicitation asks the client to put a question to the person and waits for the
