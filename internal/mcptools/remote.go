@@ -66,8 +66,7 @@ func (s *Server) startSyncer(eng Engine) {
 	ctx, cancel := context.WithCancel(context.Background())
 	y := &syncer{s: s, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
 	s.sync = y
-	y.wg.Add(1)
-	go y.loop()
+	y.wg.Go(y.loop)
 }
 
 // jitter spreads d by ±20%, so that clones started together do not poll in step.
@@ -76,7 +75,6 @@ func jitter(d time.Duration) time.Duration {
 }
 
 func (y *syncer) loop() {
-	defer y.wg.Done()
 	wait := jitter(min(y.every, time.Second)) // shortly after start
 	t := time.NewTimer(wait)
 	defer t.Stop()

@@ -124,16 +124,14 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		return
 	}
 	slots <- struct{}{}
-	wg.Add(1)
 	msg := bytes.Clone(line)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		defer func() { <-slots }()
 		resp := s.mcp.HandleMessage(ctx, msg)
 		if resp != nil {
 			w.write(resp)
 		}
-	}()
+	})
 }
 
 type lineRead struct {
