@@ -296,7 +296,7 @@ func (s *Server) addSyncNoticeLocked(left *engine.Snapshot, msg string) {
 		s.syncNotes = append(s.syncNotes, msg)
 	}
 	if left != nil {
-		s.syncLeft, s.haveSyncLeft = *left, true
+		s.syncLeft = left
 	}
 }
 
@@ -308,9 +308,9 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 		return generic
 	}
 	out := strings.Join(s.syncNotes, " ")
-	if generic != "" && !(preOK && s.haveSyncLeft && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
+	if generic != "" && !(preOK && s.syncLeft != nil && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
 		out += " " + generic
 	}
-	s.syncNotes, s.haveSyncLeft = nil, false
+	s.syncNotes, s.syncLeft = nil, nil
 	return out
 }

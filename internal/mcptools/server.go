@@ -45,19 +45,17 @@ type Server struct {
 	turn chan struct{} // capacity 1: holding it is holding the engine
 
 	// Guarded by turn.
-	eng      Engine
-	openErr  error
-	stateFI  fs.FileInfo // the state directory as opened, to notice it being deleted
-	closed   bool
-	session  string          // the Claude Code session the engine acts for
-	seen     engine.Snapshot // the workflow as this server last left or saw it
-	haveSeen bool
-	watch    *watcher
+	eng     Engine
+	openErr error
+	stateFI fs.FileInfo // the state directory as opened, to notice it being deleted
+	closed  bool
+	session string           // the Claude Code session the engine acts for
+	seen    *engine.Snapshot // the workflow as this server last left or saw it
+	watch   *watcher
 	// The background sync with the remote (remote.go) and what it has to tell.
-	sync         *syncer
-	syncNotes    []string
-	syncLeft     engine.Snapshot // the workflow as the last sync that brought a change left it
-	haveSyncLeft bool
+	sync      *syncer
+	syncNotes []string
+	syncLeft  *engine.Snapshot // the workflow as the last sync that brought a change left it
 }
 
 // New builds a server and starts opening the engine in the background, so that initialize is
@@ -116,17 +114,6 @@ func (s *Server) acquire(ctx context.Context) error {
 
 func (s *Server) release() { <-s.turn }
 
-func (s *Server) config() engine.Config {
-	return engine.Config{
-		Getenv:    s.opt.Getenv,
-		WorkDir:   s.opt.WorkDir,
-		SessionID: s.session,
-		PID:       s.opt.PPID,
-		Actor:     "mcp",
-		YAML:      yamldoc.Codec{},
-	}
-}
-
 // reopenIfGone closes the engine when its state directory was deleted or replaced under the
 // running server (git clean -fdx, rm -rf .claude), so that openLocked opens it afresh and the
 // call writes to the directory that is there now, instead of to a deleted one for the rest
@@ -159,7 +146,10 @@ func (s *Server) openLocked() {
 	if s.eng != nil || s.closed {
 		return
 	}
-	eng, err := s.opt.Open(s.config())
+	eng, err := s.opt.Open(engine.Config{
+		Getenv: s.opt.Getenv, WorkDir: s.opt.WorkDir, SessionID: s.session, PID: s.opt.PPID,
+		Actor: "mcp", YAML: yamldoc.Codec{},
+	})
 	if err != nil {
 		s.openErr = err
 		s.opt.Log.Printf("opening the workflow state: %v", err)
@@ -321,10 +311,10 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 // noticeFor says, in one line, how another process changed the workflow since this server's
 // previous call, or "" when nothing changed or the change was made for our own session.
 func (s *Server) noticeFor(now engine.Snapshot) string {
-	if !s.haveSeen {
+	if s.seen == nil {
 		return ""
 	}
-	old := s.seen
+	old := *s.seen
 	if now.WorkflowID == old.WorkflowID && now.Revision == old.Revision {
 		return ""
 	}
@@ -353,23 +343,22 @@ func (s *Server) noticeFor(now engine.Snapshot) string {
 func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome) {
 	if o == nil || !o.wrote {
 		if preOK {
-			s.seen, s.haveSeen = pre, true
+			s.seen = &pre
 		}
 		return
 	}
 	post, err := eng.Snapshot()
 	switch {
 	case err != nil:
-		s.seen = engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
+		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
 	case o.revision == 0 || post.WorkflowID == "" ||
 		(post.WorkflowID == o.workflowID && post.Revision <= o.revision):
-		s.seen = post
+		s.seen = &post
 	default:
 		// Someone wrote after us before we looked: remember our revision so the next call
 		// reports their change.
-		s.seen = engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
+		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
 	}
-	s.haveSeen = true
 }
 
 // rawArguments returns the call's arguments as sent.
