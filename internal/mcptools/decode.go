@@ -153,34 +153,19 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		}
 		return string(bytes.TrimSpace(v)) == "true", ""
 	case kStrings:
-		if got != "an array" {
-			return nil, want("an array of strings")
-		}
-		var items []json.RawMessage
-		_ = json.Unmarshal(v, &items)
-		if f.max > 0 && len(items) > f.max {
-			return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
-		}
 		// An item is a string field of its own, with the item limits and no description.
 		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint}
-		out := make([]string, 0, len(items))
-		for i, it := range items {
-			name := fmt.Sprintf("%s[%d]", f.name, i)
+		return decodeArray(f, v, "an array of strings", func(name string, it json.RawMessage) (string, string) {
 			if k := jsonKindOf(it); k != "a string" {
-				return nil, fmt.Sprintf("argument %q must be a string, not %s", name, k)
+				return "", fmt.Sprintf("argument %q must be a string, not %s", name, k)
 			}
 			var s string
 			_ = json.Unmarshal(it, &s)
 			if s == "" {
-				return nil, fmt.Sprintf("argument %q is empty", name)
+				return "", fmt.Sprintf("argument %q is empty", name)
 			}
-			s, problem := item.checkString(name, s)
-			if problem != "" {
-				return nil, problem
-			}
-			out = append(out, s)
-		}
-		return out, ""
+			return item.checkString(name, s)
+		})
 	case kObject, kJSON:
 		what, keep := "a JSON object", "record its path"
 		if f.kind == kJSON {
@@ -221,25 +206,31 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		}
 		return out, ""
 	case kViolations:
-		if got != "an array" {
-			return nil, want(`an array of {"code", "severity", "details"} objects (an empty array clears the list)`)
-		}
-		var items []json.RawMessage
-		_ = json.Unmarshal(v, &items)
-		if f.max > 0 && len(items) > f.max {
-			return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
-		}
-		out := make([]engine.Violation, 0, len(items))
-		for i, it := range items {
-			vi, problem := decodeViolation(fmt.Sprintf("%s[%d]", f.name, i), it)
-			if problem != "" {
-				return nil, problem
-			}
-			out = append(out, vi)
-		}
-		return out, ""
+		return decodeArray(f, v, `an array of {"code", "severity", "details"} objects (an empty array clears the list)`, decodeViolation)
 	}
 	return nil, fmt.Sprintf("argument %q has a type this server cannot read", f.name)
+}
+
+// decodeArray reads an array argument within the field's limit on items, each item named
+// name[i] and read by item.
+func decodeArray[T any](f *field, v json.RawMessage, what string, item func(name string, raw json.RawMessage) (T, string)) (any, string) {
+	if got := jsonKindOf(v); got != "an array" {
+		return nil, fmt.Sprintf("argument %q must be %s, not %s", f.name, what, got)
+	}
+	var items []json.RawMessage
+	_ = json.Unmarshal(v, &items)
+	if f.max > 0 && len(items) > f.max {
+		return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
+	}
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		x, problem := item(fmt.Sprintf("%s[%d]", f.name, i), it)
+		if problem != "" {
+			return nil, problem
+		}
+		out = append(out, x)
+	}
+	return out, ""
 }
 
 var violationFields = []*field{

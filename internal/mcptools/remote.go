@@ -158,7 +158,7 @@ func (y *syncer) claims(ctx context.Context) error {
 	}
 	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: y.stateDir, Root: y.root, Getenv: y.s.opt.Getenv}, revert)
 	for _, n := range notes {
-		y.s.addSyncNotice(y.ctx, nil, "Notice: "+sentence(n))
+		y.s.addSyncNotice(y.ctx, "Notice: "+sentence(n))
 	}
 	return err
 }
@@ -238,7 +238,7 @@ func (y *syncer) fail(remote string, err error) {
 	if remote != "" {
 		what = "cairn-mcp could not sync with " + textsafe.Line(remote, 40)
 	}
-	y.s.addSyncNotice(y.ctx, nil, "Notice: "+what+" (its log says why); your changes are kept here and the next sync retries.")
+	y.s.addSyncNotice(y.ctx, "Notice: "+what+" (its log says why); your changes are kept here and the next sync retries.")
 }
 
 // stop ends the loop and waits for a run in progress, whose git is killed by the context.
@@ -283,12 +283,12 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 }
 
 // addSyncNotice queues a notice for the next tool result.
-func (s *Server) addSyncNotice(ctx context.Context, left *engine.Snapshot, msg string) {
+func (s *Server) addSyncNotice(ctx context.Context, msg string) {
 	if err := s.acquire(ctx); err != nil {
 		return
 	}
 	defer s.release()
-	s.addSyncNoticeLocked(left, msg)
+	s.addSyncNoticeLocked(nil, msg)
 }
 
 func (s *Server) addSyncNoticeLocked(left *engine.Snapshot, msg string) {
