@@ -37,3 +37,12 @@ type Engine interface {
 
 // Opener opens an engine for a configuration.
 type Opener func(engine.Config) (Engine, error)
+
+// OpenEngine opens the real engine.
+func OpenEngine(cfg engine.Config) (Engine, error) {
+	e, err := engine.Open(cfg)
+	if err != nil {
+		return nil, err // not a nil *engine.Engine in a non-nil Engine
+	}
+	return e, nil
+}

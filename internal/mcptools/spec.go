@@ -179,7 +179,6 @@ func (t *toolSpec) tool() mcp.Tool {
 			required = append(required, f.name)
 		}
 	}
-	readOnly, destructive, idempotent, openWorld := t.readOnly, t.destructive, t.idempotent, false
 	return mcp.Tool{
 		Name:        t.name,
 		Title:       t.title,
@@ -194,10 +193,10 @@ func (t *toolSpec) tool() mcp.Tool {
 		RawOutputSchema: json.RawMessage(t.output),
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.title,
-			ReadOnlyHint:    &readOnly,
-			DestructiveHint: &destructive,
-			IdempotentHint:  &idempotent,
-			OpenWorldHint:   &openWorld,
+			ReadOnlyHint:    mcp.ToBoolPtr(t.readOnly),
+			DestructiveHint: mcp.ToBoolPtr(t.destructive),
+			IdempotentHint:  mcp.ToBoolPtr(t.idempotent),
+			OpenWorldHint:   mcp.ToBoolPtr(false),
 		},
 	}
 }

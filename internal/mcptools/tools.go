@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -361,7 +360,7 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	if names == nil {
 		names = []string{}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	text := "No checkpoints."
 	if len(names) > 0 {
 		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), strings.Join(names, ", "))
