@@ -153,43 +153,29 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		}
 		return string(bytes.TrimSpace(v)) == "true", ""
 	case kStrings:
-		if got != "an array" {
-			return nil, want("an array of strings")
-		}
-		var items []json.RawMessage
-		_ = json.Unmarshal(v, &items)
-		if f.max > 0 && len(items) > f.max {
-			return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
-		}
-		out := make([]string, 0, len(items))
-		for i, it := range items {
-			name := fmt.Sprintf("%s[%d]", f.name, i)
+		// An item is a string field of its own, with the item limits and no description.
+		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint}
+		return decodeArray(f, v, "an array of strings", func(name string, it json.RawMessage) (string, string) {
 			if k := jsonKindOf(it); k != "a string" {
-				return nil, fmt.Sprintf("argument %q must be a string, not %s", name, k)
+				return "", fmt.Sprintf("argument %q must be a string, not %s", name, k)
 			}
 			var s string
 			_ = json.Unmarshal(it, &s)
-			s, problem := f.checkItem(name, s)
-			if problem != "" {
-				return nil, problem
+			if s == "" {
+				return "", fmt.Sprintf("argument %q is empty", name)
 			}
-			out = append(out, s)
+			return item.checkString(name, s)
+		})
+	case kObject, kJSON:
+		what, keep := "a JSON object", "record its path"
+		if f.kind == kJSON {
+			what, keep = "a JSON object or array", "save its path instead"
 		}
-		return out, ""
-	case kObject:
-		if got != "an object" {
-			return nil, want("a JSON object" + rawHint(got))
-		}
-		if f.max > 0 && len(v) > f.max {
-			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and record its path", f.name, len(v), f.max)
-		}
-		return json.RawMessage(bytes.Clone(v)), ""
-	case kJSON:
-		if got != "an object" && got != "an array" {
-			return nil, want("a JSON object or array" + rawHint(got))
+		if got != "an object" && (f.kind == kObject || got != "an array") {
+			return nil, want(what + rawHint(got))
 		}
 		if f.max > 0 && len(v) > f.max {
-			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and save its path instead", f.name, len(v), f.max)
+			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and %s", f.name, len(v), f.max, keep)
 		}
 		return json.RawMessage(bytes.Clone(v)), ""
 	case kStringMap:
@@ -220,25 +206,31 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		}
 		return out, ""
 	case kViolations:
-		if got != "an array" {
-			return nil, want(`an array of {"code", "severity", "details"} objects (an empty array clears the list)`)
-		}
-		var items []json.RawMessage
-		_ = json.Unmarshal(v, &items)
-		if f.max > 0 && len(items) > f.max {
-			return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
-		}
-		out := make([]engine.Violation, 0, len(items))
-		for i, it := range items {
-			vi, problem := decodeViolation(fmt.Sprintf("%s[%d]", f.name, i), it)
-			if problem != "" {
-				return nil, problem
-			}
-			out = append(out, vi)
-		}
-		return out, ""
+		return decodeArray(f, v, `an array of {"code", "severity", "details"} objects (an empty array clears the list)`, decodeViolation)
 	}
 	return nil, fmt.Sprintf("argument %q has a type this server cannot read", f.name)
+}
+
+// decodeArray reads an array argument within the field's limit on items, each item named
+// name[i] and read by item.
+func decodeArray[T any](f *field, v json.RawMessage, what string, item func(name string, raw json.RawMessage) (T, string)) (any, string) {
+	if got := jsonKindOf(v); got != "an array" {
+		return nil, fmt.Sprintf("argument %q must be %s, not %s", f.name, what, got)
+	}
+	var items []json.RawMessage
+	_ = json.Unmarshal(v, &items)
+	if f.max > 0 && len(items) > f.max {
+		return nil, fmt.Sprintf("argument %q has %d items, more than the limit of %d", f.name, len(items), f.max)
+	}
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		x, problem := item(fmt.Sprintf("%s[%d]", f.name, i), it)
+		if problem != "" {
+			return nil, problem
+		}
+		out = append(out, x)
+	}
+	return out, ""
 }
 
 var violationFields = []*field{
@@ -293,20 +285,6 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", fmt.Sprintf("argument %q is empty: %s", name, f.desc)
 	}
 	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {
-		return "", problem
-	}
-	if f.pattern != nil && !f.pattern.MatchString(s) {
-		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
-	}
-	return s, ""
-}
-
-// checkItem applies the field's item rules to one string of an array.
-func (f *field) checkItem(name, s string) (string, string) {
-	if s == "" {
-		return "", fmt.Sprintf("argument %q is empty", name)
-	}
-	if problem := lineProblem(name, s, f.itemMax, false); problem != "" {
 		return "", problem
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) {

@@ -23,6 +23,7 @@ type Engine interface {
 	GetVars(keys []string) (map[string]string, error)
 	AppendLog(name string, entry json.RawMessage) (*engine.Result, error)
 	RecordLearning(r engine.LearningRequest) (*engine.Result, error)
+	Initiative(r engine.InitiativeRequest) (*engine.Result, error)
 
 	CurrentSession(pid int) (engine.Session, bool)
 	SetSession(id string)
@@ -34,11 +35,14 @@ type Engine interface {
 	Close() error
 }
 
-// initiativeEngine is the initiative operation, asked for separately so the server works with
-// an engine that does not offer it yet.
-type initiativeEngine interface {
-	Initiative(r engine.InitiativeRequest) (*engine.Result, error)
-}
-
 // Opener opens an engine for a configuration.
 type Opener func(engine.Config) (Engine, error)
+
+// OpenEngine opens the real engine.
+func OpenEngine(cfg engine.Config) (Engine, error) {
+	e, err := engine.Open(cfg)
+	if err != nil {
+		return nil, err // not a nil *engine.Engine in a non-nil Engine
+	}
+	return e, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,8 +66,7 @@ func (s *Server) startSyncer(eng Engine) {
 	ctx, cancel := context.WithCancel(context.Background())
 	y := &syncer{s: s, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
 	s.sync = y
-	y.wg.Add(1)
-	go y.loop()
+	y.wg.Go(y.loop)
 }
 
 // jitter spreads d by ±20%, so that clones started together do not poll in step.
@@ -75,7 +75,6 @@ func jitter(d time.Duration) time.Duration {
 }
 
 func (y *syncer) loop() {
-	defer y.wg.Done()
 	wait := jitter(min(y.every, time.Second)) // shortly after start
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -159,7 +158,7 @@ func (y *syncer) claims(ctx context.Context) error {
 	}
 	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: y.stateDir, Root: y.root, Getenv: y.s.opt.Getenv}, revert)
 	for _, n := range notes {
-		y.s.addSyncNotice(y.ctx, nil, "Notice: "+sentence(n))
+		y.s.addSyncNotice(y.ctx, "Notice: "+sentence(n))
 	}
 	return err
 }
@@ -239,7 +238,7 @@ func (y *syncer) fail(remote string, err error) {
 	if remote != "" {
 		what = "cairn-mcp could not sync with " + textsafe.Line(remote, 40)
 	}
-	y.s.addSyncNotice(y.ctx, nil, "Notice: "+what+" (its log says why); your changes are kept here and the next sync retries.")
+	y.s.addSyncNotice(y.ctx, "Notice: "+what+" (its log says why); your changes are kept here and the next sync retries.")
 }
 
 // stop ends the loop and waits for a run in progress, whose git is killed by the context.
@@ -284,12 +283,12 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 }
 
 // addSyncNotice queues a notice for the next tool result.
-func (s *Server) addSyncNotice(ctx context.Context, left *engine.Snapshot, msg string) {
+func (s *Server) addSyncNotice(ctx context.Context, msg string) {
 	if err := s.acquire(ctx); err != nil {
 		return
 	}
 	defer s.release()
-	s.addSyncNoticeLocked(left, msg)
+	s.addSyncNoticeLocked(nil, msg)
 }
 
 func (s *Server) addSyncNoticeLocked(left *engine.Snapshot, msg string) {
@@ -297,7 +296,7 @@ func (s *Server) addSyncNoticeLocked(left *engine.Snapshot, msg string) {
 		s.syncNotes = append(s.syncNotes, msg)
 	}
 	if left != nil {
-		s.syncLeft, s.haveSyncLeft = *left, true
+		s.syncLeft = left
 	}
 }
 
@@ -308,16 +307,10 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 	if len(s.syncNotes) == 0 {
 		return generic
 	}
-	out := ""
-	for _, n := range s.syncNotes {
-		if out != "" {
-			out += " "
-		}
-		out += n
-	}
-	if generic != "" && !(preOK && s.haveSyncLeft && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
+	out := strings.Join(s.syncNotes, " ")
+	if generic != "" && !(preOK && s.syncLeft != nil && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
 		out += " " + generic
 	}
-	s.syncNotes, s.haveSyncLeft = nil, false
+	s.syncNotes, s.syncLeft = nil, nil
 	return out
 }

@@ -1,7 +1,6 @@
 package mcptools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,16 +49,6 @@ type outcome struct {
 // resultOf turns an engine Result into an outcome: what changed and where the workflow now
 // stands, never the whole record (which the model can ask resume_check for).
 func resultOf(r *engine.Result, err error) (*outcome, error) {
-	return result(r, err, false)
-}
-
-// resultWithData is resultOf plus the engine's document under "data" (the initiative tool,
-// whose answer is the initiative itself).
-func resultWithData(r *engine.Result, err error) (*outcome, error) {
-	return result(r, err, true)
-}
-
-func result(r *engine.Result, err error, withData bool) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +68,6 @@ func result(r *engine.Result, err error, withData bool) (*outcome, error) {
 	if len(r.Allowed) > 0 {
 		s["allowed"] = r.Allowed
 	}
-	if withData {
-		if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
-			s["data"] = json.RawMessage(w)
-		}
-	}
 	if len(r.Warnings) > 0 {
 		s["warnings"] = r.Warnings
 	}
@@ -99,10 +83,6 @@ func result(r *engine.Result, err error, withData bool) (*outcome, error) {
 	for _, w := range r.Warnings {
 		b.WriteString("\nWarning: ")
 		b.WriteString(sentence(w))
-	}
-	if d, ok := s["data"]; ok {
-		b.WriteString("\n")
-		b.Write(d.(json.RawMessage))
 	}
 	return &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision, workflowID: r.WorkflowID}, nil
 }
@@ -130,8 +110,7 @@ func resumeOutcome(r *engine.Resume) *outcome {
 	var s map[string]any
 	raw, _ := json.Marshal(r)
 	_ = json.Unmarshal(raw, &s)
-	// The whole record is large and nothing in it is needed to go on; the system message
-	// is for the person and repeats a warning; tasks repeats failed_tasks in words.
+	// tasks repeats failed_tasks in words.
 	delete(s, "workflow")
 	delete(s, "tasks")
 	text := strings.TrimSuffix(r.Report, "\n")
@@ -154,10 +133,7 @@ func toolResult(o *outcome, notice string) *mcp.CallToolResult {
 		text = notice + "\n" + text
 		o.structured["notice"] = notice
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(text)},
-		StructuredContent: o.structured,
-	}
+	return mcp.NewToolResultStructured(o.structured, text)
 }
 
 // errorResult is a tool result with isError set. Domain and argument errors are reported this
@@ -169,10 +145,7 @@ func errorResult(err error, notice string) *mcp.CallToolResult {
 	if notice != "" {
 		msg = notice + "\n" + msg
 	}
-	return &mcp.CallToolResult{
-		Content: []mcp.Content{mcp.NewTextContent(msg)},
-		IsError: true,
-	}
+	return mcp.NewToolResultError(msg)
 }
 
 // maxErrorRunes keeps an error message (which may quote the caller's input) readable.

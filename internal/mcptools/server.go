@@ -45,19 +45,17 @@ type Server struct {
 	turn chan struct{} // capacity 1: holding it is holding the engine
 
 	// Guarded by turn.
-	eng      Engine
-	openErr  error
-	stateFI  fs.FileInfo // the state directory as opened, to notice it being deleted
-	closed   bool
-	session  string          // the Claude Code session the engine acts for
-	seen     engine.Snapshot // the workflow as this server last left or saw it
-	haveSeen bool
-	watch    *watcher
+	eng     Engine
+	openErr error
+	stateFI fs.FileInfo // the state directory as opened, to notice it being deleted
+	closed  bool
+	session string           // the Claude Code session the engine acts for
+	seen    *engine.Snapshot // the workflow as this server last left or saw it
+	watch   *watcher
 	// The background sync with the remote (remote.go) and what it has to tell.
-	sync         *syncer
-	syncNotes    []string
-	syncLeft     engine.Snapshot // the workflow as the last sync that brought a change left it
-	haveSyncLeft bool
+	sync      *syncer
+	syncNotes []string
+	syncLeft  *engine.Snapshot // the workflow as the last sync that brought a change left it
 }
 
 // New builds a server and starts opening the engine in the background, so that initialize is
@@ -116,17 +114,6 @@ func (s *Server) acquire(ctx context.Context) error {
 
 func (s *Server) release() { <-s.turn }
 
-func (s *Server) config() engine.Config {
-	return engine.Config{
-		Getenv:    s.opt.Getenv,
-		WorkDir:   s.opt.WorkDir,
-		SessionID: s.session,
-		PID:       s.opt.PPID,
-		Actor:     "mcp",
-		YAML:      yamldoc.Codec{},
-	}
-}
-
 // reopenIfGone closes the engine when its state directory was deleted or replaced under the
 // running server (git clean -fdx, rm -rf .claude), so that openLocked opens it afresh and the
 // call writes to the directory that is there now, instead of to a deleted one for the rest
@@ -159,7 +146,10 @@ func (s *Server) openLocked() {
 	if s.eng != nil || s.closed {
 		return
 	}
-	eng, err := s.opt.Open(s.config())
+	eng, err := s.opt.Open(engine.Config{
+		Getenv: s.opt.Getenv, WorkDir: s.opt.WorkDir, SessionID: s.session, PID: s.opt.PPID,
+		Actor: "mcp", YAML: yamldoc.Codec{},
+	})
 	if err != nil {
 		s.openErr = err
 		s.opt.Log.Printf("opening the workflow state: %v", err)
@@ -167,10 +157,7 @@ func (s *Server) openLocked() {
 	}
 	s.eng, s.openErr = eng, nil
 	s.stateFI, _ = os.Lstat(eng.StateDir())
-	eng.ReloadDefinitions() // a long-lived server loads them now, so broken files are logged
-	for _, w := range eng.Warnings() {
-		s.opt.Log.Printf("warning: %s", w)
-	}
+	s.reloadDefinitions() // a long-lived server loads them now, so broken files are logged
 	// Watch first, then read: a session file written in between is then either read here or
 	// reported by the watcher, never missed.
 	if !s.opt.NoWatch && s.watch == nil {
@@ -185,35 +172,38 @@ func (s *Server) openLocked() {
 	// The SessionStart hook may have recorded a newer session than our environment says (the
 	// server is not restarted on /clear). A file left by an earlier process with the same pid
 	// is corrected as soon as this start-up's hook writes its own.
-	if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
-		s.session = sess.SessionID
-		eng.SetSession(sess.SessionID)
+	s.followSession()
+}
+
+// followSession re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
+// moved (after /clear), acts for the new one from now on. It reports whether it moved.
+func (s *Server) followSession() bool {
+	sess, ok := s.eng.CurrentSession(s.opt.PPID)
+	if !ok || sess.SessionID == "" || sess.SessionID == s.session {
+		return false
+	}
+	s.session = sess.SessionID
+	s.eng.SetSession(sess.SessionID)
+	return true
+}
+
+func (s *Server) reloadDefinitions() {
+	s.eng.ReloadDefinitions()
+	for _, w := range s.eng.Warnings() {
+		s.opt.Log.Printf("warning: %s", w)
 	}
 }
 
-// sessionChanged re-reads which session Claude Code is in (sessions/<ppid>.json) and, when it
-// moved (after /clear), acts for the new one from the next call on.
+// sessionChanged and definitionsChanged are the watcher's reactions.
 func (s *Server) sessionChanged(ctx context.Context) {
 	s.whenOpen(ctx, func() {
-		sess, ok := s.eng.CurrentSession(s.opt.PPID)
-		if !ok || sess.SessionID == "" || sess.SessionID == s.session {
-			return
+		if s.followSession() {
+			s.opt.Log.Printf("session is now %s", s.session)
 		}
-		s.opt.Log.Printf("session is now %s", sess.SessionID)
-		s.session = sess.SessionID
-		s.eng.SetSession(sess.SessionID)
 	})
 }
 
-// definitionsChanged reloads the workflow definitions.
-func (s *Server) definitionsChanged(ctx context.Context) {
-	s.whenOpen(ctx, func() {
-		s.eng.ReloadDefinitions()
-		for _, w := range s.eng.Warnings() {
-			s.opt.Log.Printf("warning: %s", w)
-		}
-	})
-}
+func (s *Server) definitionsChanged(ctx context.Context) { s.whenOpen(ctx, s.reloadDefinitions) }
 
 // whenOpen runs fn holding the turn, unless the server is closed or has no engine.
 func (s *Server) whenOpen(ctx context.Context, fn func()) {
@@ -290,10 +280,7 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		// The watcher learns a new session after /clear only after its debounce; a call that
 		// arrives first reads sessions/<ppid>.json itself (one small read), so it is never
 		// recorded under the session /clear replaced.
-		if sess, ok := eng.CurrentSession(s.opt.PPID); ok && sess.SessionID != "" && sess.SessionID != s.session {
-			s.session = sess.SessionID
-			eng.SetSession(sess.SessionID)
-		}
+		s.followSession()
 		pre, preErr := eng.Snapshot()
 		notice := ""
 		if preErr == nil {
@@ -324,10 +311,10 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 // noticeFor says, in one line, how another process changed the workflow since this server's
 // previous call, or "" when nothing changed or the change was made for our own session.
 func (s *Server) noticeFor(now engine.Snapshot) string {
-	if !s.haveSeen {
+	if s.seen == nil {
 		return ""
 	}
-	old := s.seen
+	old := *s.seen
 	if now.WorkflowID == old.WorkflowID && now.Revision == old.Revision {
 		return ""
 	}
@@ -356,35 +343,31 @@ func (s *Server) noticeFor(now engine.Snapshot) string {
 func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome) {
 	if o == nil || !o.wrote {
 		if preOK {
-			s.seen, s.haveSeen = pre, true
+			s.seen = &pre
 		}
 		return
 	}
 	post, err := eng.Snapshot()
 	switch {
 	case err != nil:
-		s.seen = engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
+		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
 	case o.revision == 0 || post.WorkflowID == "" ||
 		(post.WorkflowID == o.workflowID && post.Revision <= o.revision):
-		s.seen = post
+		s.seen = &post
 	default:
 		// Someone wrote after us before we looked: remember our revision so the next call
 		// reports their change.
-		s.seen = engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
+		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
 	}
-	s.haveSeen = true
 }
 
 // rawArguments returns the call's arguments as sent.
 func rawArguments(req mcp.CallToolRequest) json.RawMessage {
-	if len(req.Params.RawArguments) > 0 {
-		return req.Params.RawArguments
-	}
-	if req.Params.Arguments == nil {
+	switch a := req.GetRawArguments().(type) {
+	case nil:
 		return nil
-	}
-	if raw, ok := req.Params.Arguments.(json.RawMessage); ok {
-		return raw
+	case json.RawMessage:
+		return a
 	}
 	b, err := json.Marshal(req.Params.Arguments)
 	if err != nil {

@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -99,9 +100,7 @@ func (f field) propertySchema() map[string]any {
 	}
 	switch f.kind {
 	case kString:
-		for k, v := range str() {
-			p[k] = v
-		}
+		maps.Copy(p, str())
 		if f.max > 0 {
 			p["maxLength"] = f.max
 		}
@@ -180,7 +179,6 @@ func (t *toolSpec) tool() mcp.Tool {
 			required = append(required, f.name)
 		}
 	}
-	readOnly, destructive, idempotent, openWorld := t.readOnly, t.destructive, t.idempotent, false
 	return mcp.Tool{
 		Name:        t.name,
 		Title:       t.title,
@@ -195,10 +193,10 @@ func (t *toolSpec) tool() mcp.Tool {
 		RawOutputSchema: json.RawMessage(t.output),
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.title,
-			ReadOnlyHint:    &readOnly,
-			DestructiveHint: &destructive,
-			IdempotentHint:  &idempotent,
-			OpenWorldHint:   &openWorld,
+			ReadOnlyHint:    mcp.ToBoolPtr(t.readOnly),
+			DestructiveHint: mcp.ToBoolPtr(t.destructive),
+			IdempotentHint:  mcp.ToBoolPtr(t.idempotent),
+			OpenWorldHint:   mcp.ToBoolPtr(false),
 		},
 	}
 }

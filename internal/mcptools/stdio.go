@@ -124,16 +124,14 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		return
 	}
 	slots <- struct{}{}
-	wg.Add(1)
 	msg := bytes.Clone(line)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		defer func() { <-slots }()
 		resp := s.mcp.HandleMessage(ctx, msg)
 		if resp != nil {
 			w.write(resp)
 		}
-	}()
+	})
 }
 
 type lineRead struct {
@@ -156,34 +154,26 @@ func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
 		}
 	}
 	for {
-		var buf []byte
-		tooLong := false
-		var head []byte
+		var line []byte
+		n := 0
 		var err error
 		for {
 			var chunk []byte
 			chunk, err = br.ReadSlice('\n')
-			if !tooLong {
-				if len(buf)+len(chunk) > MaxLineBytes {
-					tooLong = true
-					head = append(buf[:0:0], buf[:min(len(buf), 512)]...)
-					if len(head) < 512 {
-						head = append(head, chunk[:min(len(chunk), 512-len(head))]...)
-					}
-					buf = nil
-				} else {
-					buf = append(buf, chunk...)
-				}
+			if n += len(chunk); n <= MaxLineBytes {
+				line = append(line, chunk...)
+			} else {
+				line = bytes.Clone(line[:min(len(line), 512)]) // only the id near its start is wanted
 			}
 			if !errors.Is(err, bufio.ErrBufferFull) {
 				break
 			}
 		}
-		if tooLong {
-			if !send(lineRead{tooLong: true, id: sniffID(head)}) {
+		if n > MaxLineBytes {
+			if !send(lineRead{tooLong: true, id: sniffID(line)}) {
 				return
 			}
-		} else if line := bytes.TrimSpace(buf); len(line) > 0 {
+		} else if line := bytes.TrimSpace(line); len(line) > 0 {
 			if !send(lineRead{data: line}) {
 				return
 			}
@@ -204,22 +194,12 @@ func sniffID(head []byte) json.RawMessage {
 	return nil
 }
 
-type rpcError struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func errorResponse(id json.RawMessage, code int, msg string) rpcError {
+// errorResponse is a JSON-RPC error; a missing id is sent as null.
+func errorResponse(id json.RawMessage, code int, msg string) mcp.JSONRPCError {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	e := rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: id}
-	e.Error.Code, e.Error.Message = code, msg
-	return e
+	return mcp.NewJSONRPCError(mcp.NewRequestId(id), code, msg, nil)
 }
 
 // lineWriter writes one message per line; the lock keeps concurrent responses whole. After a
@@ -252,45 +232,32 @@ type stdioSession struct {
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
 	w           *lineWriter
+	info        atomic.Pointer[mcp.Implementation]
+	caps        atomic.Pointer[mcp.ClientCapabilities]
 
 	mu      sync.Mutex
-	info    mcp.Implementation
-	caps    mcp.ClientCapabilities
 	nextID  int64
 	pending map[string]chan rpcReply
 }
 
 // rpcReply is a client's answer to one of our requests.
 type rpcReply struct {
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Result json.RawMessage          `json:"result"`
+	Error  *mcp.JSONRPCErrorDetails `json:"error"`
 }
 
-func (s *stdioSession) GetClientInfo() mcp.Implementation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.info
-}
+func (s *stdioSession) GetClientInfo() mcp.Implementation              { return load(&s.info) }
+func (s *stdioSession) SetClientInfo(i mcp.Implementation)             { s.info.Store(&i) }
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities  { return load(&s.caps) }
+func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.caps.Store(&c) }
 
-func (s *stdioSession) SetClientInfo(i mcp.Implementation) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.info = i
-}
-
-func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.caps
-}
-
-func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.caps = c
+// load reads a value stored whole: the zero value until the client declares it.
+func load[T any](p *atomic.Pointer[T]) T {
+	if v := p.Load(); v != nil {
+		return *v
+	}
+	var zero T
+	return zero
 }
 
 // RequestElicitation asks the client to put a question to the person and waits for the
@@ -338,10 +305,7 @@ func (s *stdioSession) reply(id json.RawMessage, line []byte) {
 	}
 	var r rpcReply
 	if json.Unmarshal(line, &r) != nil {
-		r.Error = &struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		}{mcp.PARSE_ERROR, "unreadable answer"}
+		r.Error = &mcp.JSONRPCErrorDetails{Code: mcp.PARSE_ERROR, Message: "unreadable answer"}
 	}
 	select {
 	case ch <- r:

@@ -1,12 +1,12 @@
 package mcptools
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -82,10 +82,8 @@ var specs = []*toolSpec{
 				desc: "Such as apex or debug."},
 			{name: "context", kind: kString, required: true, max: 300,
 				desc: "What the workflow is for, in one line."},
-			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint,
-				desc: ""},
-			{name: "scope", kind: kString, max: 200,
-				desc: ""},
+			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint},
+			{name: "scope", kind: kString, max: 200},
 			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint,
 				desc: "Idle time before expiry: 24h."},
 			{name: "replace", kind: kBool,
@@ -108,8 +106,7 @@ var specs = []*toolSpec{
 				desc: "JSON results of the phase left."},
 			{name: "outputs", kind: kStrings, max: 100, itemMax: 1024,
 				desc: "Files the phase left produced."},
-			{name: "note", kind: kString, max: 500,
-				desc: ""},
+			{name: "note", kind: kString, max: 500},
 		},
 		// Repeating a move changes nothing more: the same phase again is a no-op (seed 003).
 		idempotent: true,
@@ -136,12 +133,9 @@ var specs = []*toolSpec{
 		fields: []field{
 			{name: "id", kind: kString, required: true, max: 128, pattern: idPattern, hint: idHint,
 				desc: "Such as t1; a new id adds a task."},
-			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true,
-				desc: ""},
-			{name: "output", kind: kString, max: 1024,
-				desc: ""},
-			{name: "note", kind: kString, max: 500,
-				desc: ""},
+			{name: "status", kind: kString, required: true, enum: taskStatuses, fold: true},
+			{name: "output", kind: kString, max: 1024},
+			{name: "note", kind: kString, max: 500},
 		},
 		idempotent: true, // the same call again changes nothing more
 		output:     resultOutput,
@@ -165,8 +159,7 @@ var specs = []*toolSpec{
 		title: "Expire idle workflow",
 		desc:  "Call to archive the workflow if its TTL passed.",
 		fields: []field{
-			{name: "dry_run", kind: kBool,
-				desc: ""},
+			{name: "dry_run", kind: kBool},
 		},
 		destructive: true,
 		idempotent:  true,
@@ -193,8 +186,7 @@ var specs = []*toolSpec{
 		title: "Load checkpoint",
 		desc:  "Call to read a checkpoint.",
 		fields: []field{
-			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
-				desc: ""},
+			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -231,8 +223,7 @@ var specs = []*toolSpec{
 		title: "Get workflow variables",
 		desc:  "Call to read variables.",
 		fields: []field{
-			{name: "keys", kind: kStrings, max: 100, itemMax: 64, pattern: varKeyPattern, hint: varHint,
-				desc: ""},
+			{name: "keys", kind: kStrings, max: 100, itemMax: 64, pattern: varKeyPattern, hint: varHint},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -257,12 +248,9 @@ var specs = []*toolSpec{
 		title: "Record learning",
 		desc:  "Call to keep a learning across sessions.",
 		fields: []field{
-			{name: "title", kind: kString, required: true, max: 120,
-				desc: ""},
-			{name: "body", kind: kString, required: true, max: 4000, multiline: true,
-				desc: ""},
-			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true,
-				desc: ""},
+			{name: "title", kind: kString, required: true, max: 120},
+			{name: "body", kind: kString, required: true, max: 4000, multiline: true},
+			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true},
 		},
 		idempotent: true, // the same call again changes nothing more
 		output:     resultOutput,
@@ -275,14 +263,11 @@ var specs = []*toolSpec{
 		fields: []field{
 			{name: "action", kind: kString, required: true, enum: initiativeOps, fold: true,
 				desc: "create: title; set_status: status; milestones: milestone, status."},
-			{name: "title", kind: kString, max: 200,
-				desc: ""},
+			{name: "title", kind: kString, max: 200},
 			{name: "status", kind: kString, max: 32, pattern: phasePattern, hint: "a status such as in_progress, blocked or completed",
 				desc: "Such as in_progress or completed."},
-			{name: "milestone", kind: kString, max: 200,
-				desc: ""},
-			{name: "note", kind: kString, max: 500,
-				desc: ""},
+			{name: "milestone", kind: kString, max: 200},
+			{name: "note", kind: kString, max: 500},
 		},
 		output: resultOutput,
 		run:    runInitiative,
@@ -375,7 +360,7 @@ func runListCheckpoints(c *call) (*outcome, error) {
 	if names == nil {
 		names = []string{}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	text := "No checkpoints."
 	if len(names) > 0 {
 		text = fmt.Sprintf("%d checkpoint(s): %s", len(names), strings.Join(names, ", "))
@@ -397,18 +382,15 @@ func runGetVars(c *call) (*outcome, error) {
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	keys := slices.Sorted(maps.Keys(vars))
-	var b strings.Builder
-	if len(keys) == 0 {
-		b.WriteString("No workflow variables set.")
+	lines := make([]string, 0, len(vars))
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		lines = append(lines, k+"="+vars[k])
 	}
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%s=%s", k, vars[k])
+	text := strings.Join(lines, "\n")
+	if text == "" {
+		text = "No workflow variables set."
 	}
-	return &outcome{text: b.String(), structured: map[string]any{"vars": vars}}, nil
+	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
 }
 
 func runAppendLog(c *call) (*outcome, error) {
@@ -422,12 +404,18 @@ func runLearning(c *call) (*outcome, error) {
 }
 
 func runInitiative(c *call) (*outcome, error) {
-	ie, ok := c.eng.(initiativeEngine)
-	if !ok {
-		return nil, errors.New("initiative is not available in this build of cairn; nothing was changed (the workflow tools work as usual)")
-	}
-	return resultWithData(ie.Initiative(engine.InitiativeRequest{
+	r, err := c.eng.Initiative(engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),
-	}))
+	})
+	o, err := resultOf(r, err)
+	if err != nil {
+		return nil, err
+	}
+	// The answer is the initiative itself: its document goes under "data" and after the text.
+	if w := bytes.TrimSpace(r.Workflow); len(w) > 0 && w[0] == '{' {
+		o.structured["data"] = json.RawMessage(w)
+		o.text += "\n" + string(w)
+	}
+	return o, nil
 }

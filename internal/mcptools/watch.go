@@ -64,8 +64,7 @@ func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration
 	}
 	w.watched[stateDir] = true
 	w.addMissing() // what exists now is read when the engine opens
-	w.wg.Add(1)
-	go w.loop()
+	w.wg.Go(w.loop)
 	return w, nil
 }
 
@@ -105,17 +104,10 @@ func (w *watcher) classify(ev fsnotify.Event) change {
 }
 
 func (w *watcher) loop() {
-	defer w.wg.Done()
-	var (
-		pending change
-		timer   *time.Timer
-		fire    <-chan time.Time
-	)
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	var pending change
+	timer := time.NewTimer(w.debounce)
+	timer.Stop() // started by the first change; a stopped timer never fires late (Go 1.23)
+	defer timer.Stop()
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -133,19 +125,13 @@ func (w *watcher) loop() {
 			}
 			pending |= c
 			// Debounce: a burst of events (temp file, rename, a second writer) is read once.
-			if timer == nil {
-				timer = time.NewTimer(w.debounce)
-			} else {
-				timer.Reset(w.debounce)
-			}
-			fire = timer.C
+			timer.Reset(w.debounce)
 		case err, ok := <-w.fs.Errors:
 			if !ok {
 				return
 			}
 			w.s.opt.Log.Printf("watching %s: %v", w.stateDir, err)
-		case <-fire:
-			fire = nil
+		case <-timer.C:
 			c := pending
 			pending = 0
 			if c&changeSession != 0 {
