@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -27,11 +26,7 @@ import (
 
 var completionShells = []string{"bash", "zsh", "fish"}
 
-func runCompletion(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runCompletion(a *app, pos []string, _ *engine.Engine) error {
 	root := a.cobraTree()
 	switch pos[0] {
 	case "bash":
@@ -41,13 +36,7 @@ func runCompletion(a *app, args []string) error {
 	case "fish":
 		return root.GenFishCompletion(a.stdout, true)
 	}
-	msg := "no completion for shell " + fmt.Sprintf("%q", pos[0])
-	if s := didYouMean(pos[0], completionShells); s != "" {
-		msg += s
-	} else {
-		msg += ": cairn completes bash, zsh and fish"
-	}
-	return &usageError{msg: msg, cmd: a.name, usage: commands[a.name].usage}
+	return a.usageErr("no completion for shell %q%s", pos[0], orList(didYouMean(pos[0], completionShells), "cairn completes bash, zsh and fish"))
 }
 
 // isCompletionRequest: the hidden commands the completion scripts run.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -20,20 +19,16 @@ func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 	if len(pos) > 0 && pos[0] != "-" {
 		return json.RawMessage(pos[0]), nil
 	}
-	if f, ok := a.stdin.(*os.File); ok {
+	if isTerminal(a.stdin) {
 		// A person typing `cairn checkpoint save x` would otherwise wait on a silent terminal.
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return nil, &usageError{msg: "no JSON: give it as an argument, or pipe it on stdin",
-				cmd: a.name, usage: commands[a.name].usage}
-		}
+		return nil, a.usageErr("no JSON: give it as an argument, or pipe it on stdin")
 	}
 	data, err := io.ReadAll(io.LimitReader(a.stdin, strictjson.MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the JSON from stdin: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &usageError{msg: "no JSON: give it as an argument, or on stdin with - or no argument",
-			cmd: a.name, usage: commands[a.name].usage}
+		return nil, a.usageErr("no JSON: give it as an argument, or on stdin with - or no argument")
 	}
 	return data, nil
 }
@@ -58,17 +53,13 @@ func notJSON(what string, data []byte, example string) error {
 	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
 }
 
-func runCheckpointSave(a *app, args []string) error {
-	return runJSONWrite(a, args, "the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint)
+func runCheckpointSave(a *app, pos []string, _ *engine.Engine) error {
+	return runJSONWrite(a, pos, "the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint)
 }
 
 // runJSONWrite is checkpoint save and log append: NAME and a JSON value (what, like example),
 // checked here and written by write.
-func runJSONWrite(a *app, args []string, what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) error {
-	pos, err := a.parse(a.flags(), args, 1, 2)
-	if err != nil {
-		return err
-	}
+func runJSONWrite(a *app, pos []string, what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) error {
 	data, err := a.jsonArg(pos[1:])
 	if err != nil {
 		return err
@@ -83,15 +74,10 @@ func runJSONWrite(a *app, args []string, what, example string, write func(*engin
 	return a.wrote(write(e, pos[0], data))
 }
 
-func runCheckpointLoad(a *app, args []string) error {
-	fs := a.flags()
-	orEmpty := fs.Bool("or-empty", false, "print {} when the checkpoint does not exist")
-	pos, e, err := a.open(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 	var data json.RawMessage
-	if *orEmpty {
+	var err error
+	if a.opt.orEmpty {
 		data, err = e.LoadCheckpointOrEmpty(pos[0])
 	} else {
 		data, err = e.LoadCheckpoint(pos[0])
@@ -112,16 +98,8 @@ func runCheckpointLoad(a *app, args []string) error {
 	return err
 }
 
-func runCheckpointList(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	pattern := ""
-	if len(pos) > 0 {
-		pattern = pos[0]
-	}
-	names, err := e.ListCheckpoints(pattern)
+func runCheckpointList(a *app, pos []string, e *engine.Engine) error {
+	names, err := e.ListCheckpoints(optional(pos, ""))
 	if err != nil {
 		return err
 	}
@@ -134,19 +112,11 @@ func runCheckpointList(a *app, args []string) error {
 	return nil
 }
 
-func runVarsSet(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 2, 2)
-	if err != nil {
-		return err
-	}
+func runVarsSet(a *app, pos []string, e *engine.Engine) error {
 	return a.wrote(e.SetVars(map[string]string{pos[0]: pos[1]}))
 }
 
-func runVarsGet(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 	kv, err := e.GetVars(pos)
 	if err != nil {
 		return err
@@ -163,11 +133,7 @@ func runVarsGet(a *app, args []string) error {
 	return err
 }
 
-func runVarsExport(a *app, args []string) error {
-	_, e, err := a.open(a.flags(), args, 0, 0)
-	if err != nil {
-		return err
-	}
+func runVarsExport(a *app, _ []string, e *engine.Engine) error {
 	if a.json {
 		kv, err := e.GetVars(nil)
 		if err != nil {
@@ -183,6 +149,6 @@ func runVarsExport(a *app, args []string) error {
 	return err
 }
 
-func runLogAppend(a *app, args []string) error {
-	return runJSONWrite(a, args, "the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog)
+func runLogAppend(a *app, pos []string, _ *engine.Engine) error {
+	return runJSONWrite(a, pos, "the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog)
 }

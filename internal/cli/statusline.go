@@ -29,10 +29,7 @@ type statusInput struct {
 
 // runStatusline prints one short line for Claude Code's statusLine setting. Like a hook it
 // never fails the client: a problem is a line on stderr, an empty stdout and exit 0.
-func runStatusline(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
+func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	data, _ := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
 	var in statusInput
 	if len(strings.TrimSpace(string(data))) > 0 {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
 )
@@ -37,19 +38,13 @@ func (p *uninstallPlan) empty() bool {
 		(p.KeepState || p.StateDir == "")
 }
 
-func runUninstall(a *app, args []string) error {
-	fl := a.flags()
-	yes := fl.Bool("yes", false, "remove without asking")
-	withState := fl.Bool("with-state", false, "also remove the project's workflow state (.claude/cairn)")
-	if _, err := a.parse(fl, args, 0, 0); err != nil {
-		return err
-	}
+func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("finding the working directory: %w", err)
 	}
 	mem, memErr := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
-	plan := uninstallPlan{KeepState: !*withState, MemoryLines: []string{}, MemoryFiles: []string{}, DataDirs: []string{}, Links: []string{}}
+	plan := uninstallPlan{KeepState: !a.opt.withState, MemoryLines: []string{}, MemoryFiles: []string{}, DataDirs: []string{}, Links: []string{}}
 	if memErr == nil {
 		fp, err := mem.Footprint()
 		switch {
@@ -67,12 +62,12 @@ func runUninstall(a *app, args []string) error {
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	plan.Links = orEmpty(cairnLinks(home))
 	if dir, err := project.StateDir(a.getenv, wd); err == nil && isDir(dir) {
-		if *withState && !ownStateDir(dir) {
+		if a.opt.withState && !ownStateDir(dir) {
 			plan.Notes = append(plan.Notes, dir+" is not a project's .claude/cairn (CAIRN_STATE_DIR?): remove it yourself if you mean to")
 		} else {
 			plan.StateDir = dir
 		}
-		if m := filepath.Join(dir, l2MarkFile); fileExists(m) && !(*withState && plan.StateDir != "") {
+		if m := filepath.Join(dir, l2MarkFile); fileExists(m) && !(a.opt.withState && plan.StateDir != "") {
 			plan.Mark = m
 		}
 	}
@@ -92,7 +87,7 @@ func runUninstall(a *app, args []string) error {
 	if !a.json {
 		a.showPlan(&plan)
 	}
-	if !*yes {
+	if !a.opt.yes {
 		if !a.interactive() {
 			if a.json {
 				return a.printJSON(plan)

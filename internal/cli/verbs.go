@@ -7,15 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-func runCheckpointDelete(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.DeleteCheckpoint(pos[0])
 	if errors.Is(err, store.ErrNotFound) {
 		names, _ := e.ListCheckpoints("")
@@ -24,23 +21,12 @@ func runCheckpointDelete(a *app, args []string) error {
 	return a.wrote(res, err)
 }
 
-func runVarsUnset(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 1, -1)
-	if err != nil {
-		return err
-	}
-	return a.wrote(e.UnsetVars(pos))
-}
+func runVarsUnset(a *app, pos []string, e *engine.Engine) error { return a.wrote(e.UnsetVars(pos)) }
 
-func runLogShow(a *app, args []string) error {
-	fs := a.flags()
-	tail := fs.Int("tail", 0, "only the last N entries")
-	pos, err := a.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	if *tail < 0 {
-		return &usageError{msg: "--tail: the value is a number of entries, 0 or more", cmd: a.name, usage: commands[a.name].usage}
+func runLogShow(a *app, pos []string, _ *engine.Engine) error {
+	tail := a.opt.tail
+	if tail < 0 {
+		return a.usageErr("--tail: the value is a number of entries, 0 or more")
 	}
 	e, err := a.engine()
 	if err != nil {
@@ -54,8 +40,8 @@ func runLogShow(a *app, args []string) error {
 		return err
 	}
 	entries := lines.Lines
-	if *tail > 0 && len(entries) > *tail {
-		entries = entries[len(entries)-*tail:]
+	if tail > 0 && len(entries) > tail {
+		entries = entries[len(entries)-tail:]
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
@@ -82,11 +68,7 @@ type typeInfo struct {
 	Source      string              `json:"source"`
 }
 
-func runTypes(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
+func runTypes(a *app, pos []string, e *engine.Engine) error {
 	names := e.Definitions()
 	a.warn(e.Warnings()...)
 	if len(pos) == 1 {

@@ -20,15 +20,9 @@ import (
 // and its cost flat however many archives the project keeps.
 const listShown = 20
 
-func runList(a *app, args []string) error {
-	fs := a.flags()
-	every := fs.Bool("all", false, "list every archive (the table shows the newest 20)")
-	_, e, err := a.open(fs, args, 0, 0)
-	if err != nil {
-		return err
-	}
+func runList(a *app, _ []string, e *engine.Engine) error {
 	n := listShown
-	if a.json || *every {
+	if a.json || a.opt.all {
 		n = 0
 	}
 	all, more, err := e.ListRecent(n)
@@ -56,28 +50,23 @@ func runList(a *app, args []string) error {
 	return tw.Flush()
 }
 
-// openWorkflow parses show's and history's [ID] and opens the engine; the ID defaults to the
-// active workflow's id.
-func (a *app) openWorkflow(args []string) (string, *engine.Engine, error) {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return "", nil, err
-	}
+// workflowID is show's and history's [ID], by default the active workflow's id.
+func workflowID(pos []string, e *engine.Engine) (string, error) {
 	if len(pos) > 0 {
-		return pos[0], e, nil
+		return pos[0], nil
 	}
 	s, err := e.Snapshot()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	if s.WorkflowID == "" {
-		return "", nil, errors.New("no active workflow; give a workflow id (cairn list shows them)")
+		return "", errors.New("no active workflow; give a workflow id (cairn list shows them)")
 	}
-	return s.WorkflowID, e, nil
+	return s.WorkflowID, nil
 }
 
-func runShow(a *app, args []string) error {
-	id, e, err := a.openWorkflow(args)
+func runShow(a *app, pos []string, e *engine.Engine) error {
+	id, err := workflowID(pos, e)
 	if err != nil {
 		return err
 	}
@@ -191,8 +180,8 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 	})
 }
 
-func runHistory(a *app, args []string) error {
-	id, e, err := a.openWorkflow(args)
+func runHistory(a *app, pos []string, e *engine.Engine) error {
+	id, err := workflowID(pos, e)
 	if err != nil {
 		return err
 	}

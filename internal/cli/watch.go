@@ -30,11 +30,7 @@ const (
 	maxDelay = 500 * time.Millisecond
 )
 
-func runWatch(a *app, args []string) error {
-	_, e, err := a.open(a.flags(), args, 0, 0)
-	if err != nil {
-		return err
-	}
+func runWatch(a *app, _ []string, e *engine.Engine) error {
 	ctx, stop := signal.NotifyContext(a.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return a.watch(ctx, e)
