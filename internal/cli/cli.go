@@ -309,12 +309,12 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// printList prints s as a JSON array: [] when it is empty, never null.
-func printList[T any](a *app, s []T) error {
+// orEmpty is s, or an empty slice for nil: JSON prints [], never null.
+func orEmpty[T any](s []T) []T {
 	if s == nil {
-		s = []T{}
+		return []T{}
 	}
-	return a.printJSON(s)
+	return s
 }
 
 // warn prints warnings on stderr, one line each.

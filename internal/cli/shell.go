@@ -104,7 +104,7 @@ func runCheckpointList(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	if a.json {
-		return printList(a, names)
+		return a.printJSON(orEmpty(names))
 	}
 	for _, n := range names {
 		fmt.Fprintln(a.stdout, n)

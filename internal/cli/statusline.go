@@ -34,7 +34,7 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	var in statusInput
 	if len(strings.TrimSpace(string(data))) > 0 {
 		if err := json.Unmarshal(data, &in); err != nil {
-			fmt.Fprintf(a.stderr, "cairn statusline: stdin is not Claude Code's statusLine JSON (%s); using the working directory\n", textsafe.OneLine(err.Error()))
+			a.say("stdin is not Claude Code's statusLine JSON (" + err.Error() + "); using the working directory")
 		}
 	}
 	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.
@@ -49,14 +49,13 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}})
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", textsafe.OneLine(err.Error()))
+		a.say(err.Error())
 		return nil
 	}
 	a.eng = e // closed by main
-	s, ok, err := e.QuickStatus()
+	s, ok, err := e.QuickStatus() // ok is false on an error
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", textsafe.OneLine(err.Error()))
-		return nil
+		a.say(err.Error())
 	}
 	if !ok {
 		return nil

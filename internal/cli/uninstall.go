@@ -44,7 +44,7 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		return fmt.Errorf("finding the working directory: %w", err)
 	}
 	mem, memErr := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
-	plan := uninstallPlan{KeepState: !a.opt.withState, MemoryLines: []string{}, MemoryFiles: []string{}, DataDirs: []string{}, Links: []string{}}
+	plan := uninstallPlan{KeepState: !a.opt.withState, MemoryLines: []string{}, MemoryFiles: []string{}}
 	if memErr == nil {
 		fp, err := mem.Footprint()
 		switch {
@@ -104,30 +104,27 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	}
 
 	var failed []string
+	check := func(err error) {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = append(failed, err.Error())
+		}
+	}
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
 		if _, err := mem.RemoveCairn(); err != nil {
 			failed = append(failed, "auto-memory: "+err.Error())
 		}
 	}
 	if plan.Mark != "" {
-		if err := os.Remove(plan.Mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			failed = append(failed, err.Error())
-		}
+		check(os.Remove(plan.Mark))
 	}
 	for _, d := range plan.DataDirs {
-		if err := os.RemoveAll(d); err != nil {
-			failed = append(failed, err.Error())
-		}
+		check(os.RemoveAll(d))
 	}
 	for _, l := range plan.Links {
-		if err := os.Remove(l); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			failed = append(failed, err.Error())
-		}
+		check(os.Remove(l))
 	}
 	if !plan.KeepState && plan.StateDir != "" {
-		if err := os.RemoveAll(plan.StateDir); err != nil {
-			failed = append(failed, err.Error())
-		}
+		check(os.RemoveAll(plan.StateDir))
 	}
 	plan.Removed = len(failed) == 0
 	plan.Notes = append(plan.Notes, failed...)
@@ -148,24 +145,21 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 func (a *app) showPlan(p *uninstallPlan) {
 	w := a.stdout
 	fmt.Fprintln(w, "cairn uninstall removes:")
+	each := func(format string, items []string) {
+		for _, s := range items {
+			fmt.Fprintf(w, format, clean(s))
+		}
+	}
 	if len(p.MemoryLines)+len(p.MemoryFiles) > 0 {
 		fmt.Fprintf(w, "  from auto-memory %s:\n", clean(p.MemoryDir))
-		for _, l := range p.MemoryLines {
-			fmt.Fprintf(w, "    line in MEMORY.md: %s\n", clean(l))
-		}
-		for _, f := range p.MemoryFiles {
-			fmt.Fprintf(w, "    file %s\n", clean(f))
-		}
+		each("    line in MEMORY.md: %s\n", p.MemoryLines)
+		each("    file %s\n", p.MemoryFiles)
 	}
 	if p.Mark != "" {
 		fmt.Fprintf(w, "  memory mark: %s (with it, the next session would write the lines back)\n", clean(p.Mark))
 	}
-	for _, d := range p.DataDirs {
-		fmt.Fprintf(w, "  binaries: %s\n", clean(d))
-	}
-	for _, l := range p.Links {
-		fmt.Fprintf(w, "  link: %s\n", clean(l))
-	}
+	each("  binaries: %s\n", p.DataDirs)
+	each("  link: %s\n", p.Links)
 	if p.StateDir != "" {
 		if p.KeepState {
 			fmt.Fprintf(w, "It keeps the workflow state in %s (--with-state removes it too).\n", clean(p.StateDir))
@@ -185,13 +179,6 @@ func (a *app) say(notes ...string) {
 
 func (a *app) uninstallNext() {
 	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: claude plugin uninstall cairn@cairn, then claude plugin marketplace remove cairn.")
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // home is the user's home directory, from the environment cairn was given.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
 	}
 	if a.json {
-		return printList(a, entries)
+		return a.printJSON(orEmpty(entries))
 	}
 	// One compact JSON value a line, as stored: jq and grep read it as they read the file.
 	for _, l := range entries {
@@ -86,7 +87,7 @@ func runTypes(a *app, pos []string, e *engine.Engine) error {
 		out = append(out, describeType(d))
 	}
 	if a.json {
-		return printList(a, out)
+		return a.printJSON(orEmpty(out))
 	}
 	for i, t := range out {
 		if i > 0 {
@@ -126,35 +127,22 @@ func writeType(a *app, t typeInfo) {
 		}
 		return p + " (" + strings.Join(tags, ", ") + ")"
 	}
+	row := func(label, v string) { fmt.Fprintf(w, "  %-12s %s\n", label, clean(v)) }
 	var phases []string
 	for _, p := range t.Phases {
 		phases = append(phases, mark(p))
 	}
-	fmt.Fprintf(w, "  %-12s %s\n", "phases:", clean(strings.Join(phases, ", ")))
-	keys := make([]string, 0, len(t.Transitions))
+	row("phases:", strings.Join(phases, ", "))
+	label := "moves:"
 	for _, p := range t.Phases {
 		if len(t.Transitions[p]) > 0 {
-			keys = append(keys, p)
+			row(label, p+" -> "+strings.Join(t.Transitions[p], ", "))
+			label = ""
 		}
 	}
-	for i, p := range keys {
-		label := ""
-		if i == 0 {
-			label = "moves:"
-		}
-		fmt.Fprintf(w, "  %-12s %s -> %s\n", label, clean(p), clean(strings.Join(t.Transitions[p], ", ")))
-	}
-	approvals := "none"
-	if len(t.Approvals) > 0 {
-		approvals = strings.Join(t.Approvals, ", ")
-	}
-	fmt.Fprintf(w, "  %-12s %s\n", "approvals:", clean(approvals))
-	ttl := t.TTL
-	if ttl == "" {
-		ttl = "none"
-	}
-	fmt.Fprintf(w, "  %-12s %s\n", "ttl:", clean(ttl))
-	fmt.Fprintf(w, "  %-12s %s\n", "from:", clean(t.Source))
+	row("approvals:", cmp.Or(strings.Join(t.Approvals, ", "), "none"))
+	row("ttl:", cmp.Or(t.TTL, "none"))
+	row("from:", t.Source)
 }
 
 // record reads a workflow record, active or archived.

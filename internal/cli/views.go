@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +31,7 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 		return err
 	}
 	if a.json {
-		return printList(a, all)
+		return a.printJSON(orEmpty(all))
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(a.stdout, "No workflows on record.")
@@ -40,9 +41,8 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	fmt.Fprintln(tw, "ID\tTYPE\tPHASE\tSTATUS\tUPDATED\tCONTEXT")
 	for _, s := range all {
 		// An archived workflow's status is why it was archived: completed, replaced, expired...
-		status := s.Status
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
-			clean(status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
+			clean(s.Status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
 	}
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")
@@ -205,10 +205,8 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		if ev.Session != "" {
 			by = strings.TrimSpace(by + " " + ev.Session)
 		}
-		if by == "" {
-			by = "-"
-		}
-		change := ""
+		by = cmp.Or(by, "-")
+		var change string
 		switch {
 		case d.From == d.To:
 			change = d.To // a change within a phase

@@ -175,19 +175,16 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 	var changes []string
 	by := ""
 	if s.WorkflowID != "" {
-		if prev != nil && prev.WorkflowID == s.WorkflowID {
-			changes = recordChanges(prevRec, rec)
-		}
 		from := int64(0)
 		if prev != nil && prev.WorkflowID == s.WorkflowID {
-			from = prev.Revision
+			changes, from = recordChanges(prevRec, rec), prev.Revision
 		}
 		if prev != nil {
 			by = a.changedBy(e, s.WorkflowID, from)
 		}
 	}
 	if a.json {
-		return a.jsonWatchLine(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
+		return json.NewEncoder(a.stdout).Encode(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
 			SessionID: s.SessionID, UpdatedAt: s.UpdatedAt, Changes: changes, By: by})
 	}
 	t := a.style(dim, now.Local().Format("15:04:05"))
@@ -221,18 +218,9 @@ func (a *app) watchNote(s *engine.Snapshot, what string) error {
 		if s != nil {
 			l.WorkflowID, l.Revision, l.Phase, l.SessionID, l.UpdatedAt = s.WorkflowID, s.Revision, s.Phase, s.SessionID, s.UpdatedAt
 		}
-		return a.jsonWatchLine(l)
+		return json.NewEncoder(a.stdout).Encode(l)
 	}
 	_, err := fmt.Fprintf(a.stdout, "%s  %s\n", a.style(dim, now.Local().Format("15:04:05")), a.style(bold, clean(what)))
-	return err
-}
-
-func (a *app) jsonWatchLine(l watchLine) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
 	return err
 }
 
