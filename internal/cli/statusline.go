@@ -53,7 +53,7 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 		return nil
 	}
 	a.eng = e // closed by main
-	s, ok, err := e.QuickStatus() // ok is false on an error
+	s, ok, err := e.QuickStatus()
 	if err != nil {
 		a.say(err.Error())
 	}
