@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -103,11 +104,7 @@ func (a *app) main(args []string) int {
 
 // isGlobalFlag: the flags every command takes, which may also come before its name.
 func isGlobalFlag(arg string) bool {
-	switch arg {
-	case "--json", "-json", "--json=true", "--json=false":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"--json", "-json", "--json=true", "--json=false"}, arg)
 }
 
 // fail prints err (if any) on stderr and returns its exit code.

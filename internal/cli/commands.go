@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -32,20 +31,17 @@ func (c *command) help() string {
 	return s
 }
 
-// commands is filled in init so the run functions can refer to the table (help does).
-var commands map[string]*command
-
-// order is how the overview lists them: the person's commands, then the shell API.
-var order = []string{
-	"status", "approve", "statusline", "watch", "list", "show", "history", "types", "archive", "expire", "doctor",
-	"start", "transition", "complete", "task",
-	"checkpoint save", "checkpoint load", "checkpoint list", "checkpoint delete",
-	"vars set", "vars get", "vars unset", "vars export", "log append", "log show",
-	"version", "help", "completion", "uninstall",
-}
+// commands is filled in init so the run functions can refer to the table (help does). order is
+// the table's order, which the overview keeps: the person's commands, then the shell API. nouns
+// are the first words of two-word commands, which take a verb.
+var (
+	commands = map[string]*command{}
+	order    []string
+	nouns    = map[string]bool{}
+)
 
 func init() {
-	all := []*command{
+	register([]*command{
 		{name: "status", usage: "status [--json]", run: runStatus,
 			summary: "Show the active workflow: phase, age, completed phases, next step, warnings.",
 			doc: `Reads the state as the next session would (the read protocol) without changing
@@ -168,15 +164,18 @@ plugin data directories for Cairn (~/.claude/plugins/data/cairn-*) and ~/.cache/
 a ~/.local/bin/cairn link. The project's workflow state (.claude/cairn) is kept unless
 --with-state. Run it in each project whose memory should forget Cairn, before
 claude plugin uninstall cairn@cairn (which removes the cairn command with the plugin).`},
-	}
-	commands = make(map[string]*command, len(all))
-	for _, c := range all {
-		commands[c.name] = c
-	}
+	})
 }
 
-// nouns are the commands that take a verb.
-var nouns = map[string]bool{"checkpoint": true, "vars": true, "log": true}
+func register(cs []*command) {
+	for _, c := range cs {
+		commands[c.name] = c
+		order = append(order, c.name)
+		if noun, _, ok := strings.Cut(c.name, " "); ok {
+			nouns[noun] = true
+		}
+	}
+}
 
 // lookup finds the command args name and returns the arguments after its name. A mistyped
 // name is answered with the nearest ones.
@@ -238,10 +237,8 @@ func verbs(noun string) []string {
 
 func usages(noun string) []string {
 	var u []string
-	for _, n := range order {
-		if strings.HasPrefix(n, noun+" ") {
-			u = append(u, commands[n].usage)
-		}
+	for _, v := range verbs(noun) {
+		u = append(u, commands[noun+" "+v].usage)
 	}
 	return u
 }
@@ -264,18 +261,11 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 		}
 		b.WriteString("\n")
 	}
-	// Sections start at named commands, so a command added to order lands in one; a command
-	// missing from order is still listed, under Other.
-	at := func(n string) int { return max(0, slices.Index(order, n)) }
-	other := append([]string(nil), order[at("version"):]...)
-	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		if !slices.Contains(order, n) {
-			other = append(other, n)
-		}
-	}
+	// Sections start at named commands, so a command added to the table lands in one.
+	at := func(n string) int { return slices.Index(order, n) }
 	section("Workflows", order[:at("start")])
 	section("Shell API (for bash blocks)", order[at("start"):at("version")])
-	section("Other", other)
+	section("Other", order[at("version"):])
 	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command takes --json
 for scripts, also before its name (cairn --json status). Data goes to stdout, errors and
 warnings to stderr. Colour only on a terminal, never with NO_COLOR set.

@@ -12,31 +12,17 @@ import (
 // sequences, carriage returns), bidi overrides, zero-width and tag characters become '?', so
 // a workflow's context or a note cannot rewrite the screen or hide text. Newlines and tabs
 // become spaces.
+// Invalid UTF-8 reaches the mapping as unicode.ReplacementChar, so it becomes '?' too.
 func clean(s string) string {
-	if !needsClean(s) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
+	return strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\t':
-			b.WriteByte(' ')
+			return ' '
 		case r == unicode.ReplacementChar, unicode.IsControl(r), invisible(r):
-			b.WriteByte('?')
-		default:
-			b.WriteRune(r)
+			return '?'
 		}
-	}
-	return b.String()
-}
-
-func needsClean(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && (unicode.IsControl(r) || invisible(r) || r == unicode.ReplacementChar) {
-			return true
-		}
-	}
-	return false
+		return r
+	}, s)
 }
 
 // invisible: what textsafe drops from memory lines (bidi controls, zero-width and format

@@ -147,10 +147,5 @@ func makeLink(target, dest string) error {
 }
 
 func onPath(dir, path string) bool {
-	for _, d := range filepath.SplitList(path) {
-		if filepath.Clean(d) == filepath.Clean(dir) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(filepath.SplitList(path), func(d string) bool { return filepath.Clean(d) == filepath.Clean(dir) })
 }

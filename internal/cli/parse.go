@@ -166,14 +166,6 @@ func didYouMean(s string, candidates []string) string {
 	return ""
 }
 
-// withHint adds a suggestion ("; did you mean plan?") to an error, keeping what it wraps.
-func withHint(err error, hint string) error {
-	if hint == "" {
-		return err
-	}
-	return fmt.Errorf("%w%s", err, hint)
-}
-
 // argNames are the required arguments a usage line names, in order: "start TYPE CONTEXT
 // [--id ID]" has TYPE and CONTEXT, "completion bash|zsh|fish" has bash|zsh|fish; optional
 // ones ([FROM]) and flags' values are left out.

@@ -24,7 +24,7 @@ import (
 // The remote commands register themselves here, after commands.go's table (files initialise
 // in name order), so the sync work stays in its own file.
 func init() {
-	for _, c := range []*command{
+	register([]*command{
 		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", max: 1, run: runRemoteEnable,
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
@@ -46,11 +46,7 @@ one). After a lost race, this machine's changes (moves, tasks, variables, notes,
 replayed on the remote's line where the workflow still allows them and the remote did not
 change the same thing first, and pushed; the rest is named and kept in the archive. Exit 1 when the remote cannot be reached; local
 state is unchanged then.`},
-	} {
-		commands[c.name] = c
-		order = append(order, c.name)
-	}
-	nouns["remote"] = true
+	})
 }
 
 // publicCheckTimeout bounds remote enable's anonymous read of the remote.

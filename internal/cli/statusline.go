@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -38,12 +39,7 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 		}
 	}
 	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.
-	dir := in.Workspace.ProjectDir
-	for _, d := range []string{in.Workspace.CurrentDir, in.CWD} {
-		if dir == "" {
-			dir = d
-		}
-	}
+	dir := cmp.Or(in.Workspace.ProjectDir, in.Workspace.CurrentDir, in.CWD)
 	if dir != "" && !filepath.IsAbs(dir) {
 		dir = ""
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -213,16 +214,9 @@ func pluginsDir(getenv func(string) string, home string) string {
 func dataDirs(getenv func(string) string, home string) []string {
 	var out []string
 	add := func(d string) {
-		if d == "" || !isDir(d) {
-			return
+		if d != "" && isDir(d) && !slices.Contains(out, filepath.Clean(d)) {
+			out = append(out, filepath.Clean(d))
 		}
-		d = filepath.Clean(d)
-		for _, o := range out {
-			if o == d {
-				return
-			}
-		}
-		out = append(out, d)
 	}
 	if d := getenv("CLAUDE_PLUGIN_DATA"); d != "" && strings.HasPrefix(strings.ToLower(filepath.Base(d)), "cairn-") {
 		add(d)

@@ -20,9 +20,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// checkpointsSubdir is where the store keeps checkpoints (checkpoints/NAME.json).
-const checkpointsSubdir = "checkpoints"
-
 // Debounce: one write is several events (temp file, rename, directory sync), and a burst of
 // writes should print once, but a steady stream must still show within maxDelay.
 const (
@@ -61,8 +58,9 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	if err := w.Add(dir); err != nil {
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", dir, err)}
 	}
-	cpDir := filepath.Join(dir, checkpointsSubdir)
-	cpWatched := w.Add(cpDir) == nil // absent until the first save: added when it appears
+	// The store's checkpoints/NAME.json, absent until the first save: added when it appears.
+	cpDir := filepath.Join(dir, "checkpoints")
+	cpWatched := w.Add(cpDir) == nil
 	// Watch first, then read, so a change between the two is not missed.
 	var last *engine.Snapshot
 	var lastRec *workflow.Record
@@ -103,8 +101,9 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	if err := show(); err != nil {
 		return err
 	}
-	var fire <-chan time.Time
-	var timer *time.Timer
+	// Since Go 1.23 a stopped timer sends nothing, and Reset starts it afresh.
+	timer := time.NewTimer(maxDelay)
+	timer.Stop()
 	var pending time.Time // when the first unprinted event came
 	for {
 		select {
@@ -120,7 +119,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 				if cpWatched = w.Add(cpDir) == nil; cpWatched {
 					ents, _ := durable.ReadDirPath(cpDir)
 					for _, e := range ents {
-						if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+						if n, ok := checkpointName(e.Name()); ok {
 							cps[n] = true
 						}
 					}
@@ -132,8 +131,8 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 					continue
 				}
 			case filepath.Dir(ev.Name) == cpDir:
-				n, ok := strings.CutSuffix(filepath.Base(ev.Name), ".json")
-				if !ok || strings.HasPrefix(n, ".") || ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
+				n, ok := checkpointName(ev.Name)
+				if !ok || ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
 					continue // temp files; a chmod is no change of content
 				}
 				cps[n] = true
@@ -144,20 +143,14 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			if pending.IsZero() {
 				pending = now
 			}
-			wait := min(quiet, maxDelay-now.Sub(pending))
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			fire = timer.C
+			timer.Reset(min(quiet, maxDelay-now.Sub(pending)))
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			a.warn("watching " + dir + ": " + err.Error())
-		case <-fire:
-			fire, pending = nil, time.Time{}
+		case <-timer.C:
+			pending = time.Time{}
 			if err := show(); err != nil {
 				return err
 			}
@@ -166,6 +159,12 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			}
 		}
 	}
+}
+
+// checkpointName is the checkpoint the file checkpoints/NAME.json holds; false for temp files.
+func checkpointName(file string) (string, bool) {
+	n, ok := strings.CutSuffix(filepath.Base(file), ".json")
+	return n, ok && !strings.HasPrefix(n, ".")
 }
 
 // watchLine prints one change: a JSON line, or for a person the time, the workflow, what

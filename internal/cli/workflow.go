@@ -31,11 +31,11 @@ func runStart(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.Start(req)
 	if err != nil {
 		if names := e.Definitions(); !slices.Contains(names, req.Type) {
-			return withHint(err, didYouMean(req.Type, names))
+			return fmt.Errorf("%w%s", err, didYouMean(req.Type, names))
 		}
 		return err
 	}
-	return a.result(res, nil, false)
+	return a.told(res, nil)
 }
 
 func runTransition(a *app, pos []string, _ *engine.Engine) error {
@@ -59,7 +59,7 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 		if d, _ := a.active(); d != nil {
 			for _, p := range []string{req.To, req.From} {
 				if p != "" && !d.HasPhase(p) {
-					return withHint(err, didYouMean(p, d.Phases))
+					return fmt.Errorf("%w%s", err, didYouMean(p, d.Phases))
 				}
 			}
 		}
@@ -77,7 +77,7 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 	if len(res.Allowed) > 0 && !a.json {
 		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
 	}
-	return a.result(res, nil, false)
+	return a.told(res, nil)
 }
 
 func runComplete(a *app, pos []string, _ *engine.Engine) error {
