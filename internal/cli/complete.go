@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"maps"
 	"os"
 	"path/filepath"
@@ -63,30 +64,23 @@ func (a *app) cobraTree() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	parents := map[string]*cobra.Command{}
-	for _, name := range slices.Sorted(maps.Keys(commands)) {
+	for noun := range nouns {
+		parents[noun] = &cobra.Command{Use: noun, Short: noun + ": " + strings.Join(verbs(noun), ", ")}
+		root.AddCommand(parents[noun])
+	}
+	for _, name := range order {
 		c := commands[name]
 		noun, verb, isVerb := strings.Cut(name, " ")
-		use := name
-		if isVerb {
-			use = verb
-		}
-		cmd := &cobra.Command{Use: use, Short: c.summary, DisableFlagParsing: true,
+		cmd := &cobra.Command{Use: cmp.Or(verb, name), Short: c.summary, DisableFlagParsing: true,
 			ValidArgsFunction: a.completeArgs(c), Run: func(*cobra.Command, []string) {}}
-		if !isVerb {
-			if name == "help" {
-				root.SetHelpCommand(cmd)
-				continue
-			}
+		switch {
+		case isVerb:
+			parents[noun].AddCommand(cmd)
+		case name == "help":
+			root.SetHelpCommand(cmd)
+		default:
 			root.AddCommand(cmd)
-			continue
 		}
-		p, ok := parents[noun]
-		if !ok {
-			p = &cobra.Command{Use: noun, Short: noun + ": " + strings.Join(verbs(noun), ", ")}
-			parents[noun] = p
-			root.AddCommand(p)
-		}
-		p.AddCommand(cmd)
 	}
 	return root
 }

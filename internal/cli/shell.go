@@ -75,13 +75,11 @@ func runJSONWrite(a *app, pos []string, what, example string, write func(*engine
 }
 
 func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
-	var data json.RawMessage
-	var err error
+	load := e.LoadCheckpoint
 	if a.opt.orEmpty {
-		data, err = e.LoadCheckpointOrEmpty(pos[0])
-	} else {
-		data, err = e.LoadCheckpoint(pos[0])
+		load = e.LoadCheckpointOrEmpty
 	}
+	data, err := load(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
 	}
@@ -89,12 +87,10 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	// The stored JSON is the output, --json or not.
-	if _, err := a.stdout.Write(data); err != nil {
-		return err
-	}
 	if !bytes.HasSuffix(data, []byte("\n")) {
-		_, err = io.WriteString(a.stdout, "\n")
+		data = append(data, '\n')
 	}
+	_, err = a.stdout.Write(data)
 	return err
 }
 

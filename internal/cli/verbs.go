@@ -80,11 +80,9 @@ func runTypes(a *app, pos []string, e *engine.Engine) error {
 	}
 	var out []typeInfo
 	for _, n := range names {
-		d, ok := e.Definition(n)
-		if !ok {
-			continue
+		if d, ok := e.Definition(n); ok {
+			out = append(out, describeType(d))
 		}
-		out = append(out, describeType(d))
 	}
 	if a.json {
 		return a.printJSON(orEmpty(out))
@@ -114,7 +112,9 @@ func writeType(a *app, t typeInfo) {
 		title += ": " + clean(t.Description)
 	}
 	fmt.Fprintln(w, title)
-	mark := func(p string) string {
+	row := func(label, v string) { fmt.Fprintf(w, "  %-12s %s\n", label, clean(v)) }
+	var phases []string
+	for _, p := range t.Phases {
 		var tags []string
 		if slices.Contains(t.Approvals, p) {
 			tags = append(tags, "approval")
@@ -122,15 +122,10 @@ func writeType(a *app, t typeInfo) {
 		if slices.Contains(t.Terminal, p) {
 			tags = append(tags, "terminal")
 		}
-		if len(tags) == 0 {
-			return p
+		if len(tags) > 0 {
+			p += " (" + strings.Join(tags, ", ") + ")"
 		}
-		return p + " (" + strings.Join(tags, ", ") + ")"
-	}
-	row := func(label, v string) { fmt.Fprintf(w, "  %-12s %s\n", label, clean(v)) }
-	var phases []string
-	for _, p := range t.Phases {
-		phases = append(phases, mark(p))
+		phases = append(phases, p)
 	}
 	row("phases:", strings.Join(phases, ", "))
 	label := "moves:"

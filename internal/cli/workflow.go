@@ -68,11 +68,7 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 	if !res.Changed {
 		// Seed 003: a same-state transition is a success that says so, on stderr.
 		fmt.Fprintf(a.stderr, "INFO: %s\n", textsafe.OneLine(res.Message))
-		a.warn(res.Warnings...)
-		if a.json {
-			return a.printJSON(res)
-		}
-		return nil
+		return a.wrote(res, nil)
 	}
 	if len(res.Allowed) > 0 && !a.json {
 		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
