@@ -285,19 +285,6 @@ func optional(pos []string, def string) string {
 	return def
 }
 
-// plainFlag: 1 to 24 letters, digits and '-', which cannot hold a secret of any known shape.
-func plainFlag(name string) bool {
-	if name == "" || len(name) > 24 {
-		return false
-	}
-	for _, c := range name {
-		if !(c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
 // printJSON writes v as indented JSON on stdout.
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)

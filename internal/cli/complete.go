@@ -218,7 +218,7 @@ func (a *app) active() (*workflow.Definition, string) {
 	if err != nil || s.WorkflowID == "" {
 		return nil, ""
 	}
-	r, err := a.record(s.WorkflowID)
+	r, err := readRecord(e, s.WorkflowID)
 	if err != nil {
 		return nil, ""
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
@@ -72,10 +73,13 @@ func valueName(f *flag.Flag) string {
 	return strings.ToUpper(f.Name)
 }
 
+// plainFlag: 1 to 24 letters, digits and '-', which cannot hold a secret of any known shape.
+var plainFlag = lazyre.New(`^[-0-9A-Za-z]{1,24}$`)
+
 func unknownFlag(fs *flag.FlagSet, name string) error {
 	var known []string
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
-	if !plainFlag(name) || strings.ToLower(name) != name || secrets.ScanString(name) != nil {
+	if !plainFlag().MatchString(name) || strings.ToLower(name) != name || secrets.ScanString(name) != nil {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
 		sort.Strings(known)
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))

@@ -9,13 +9,12 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.DeleteCheckpoint(pos[0])
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		names, _ := e.ListCheckpoints("")
 		return fmt.Errorf("%w%s", err, orList(didYouMean(pos[0], names), "cairn checkpoint list shows the saved ones"))
 	}
@@ -34,7 +33,7 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		return err
 	}
 	lines, err := e.ReadLog(pos[0])
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: nothing was appended to it yet (cairn log append %s JSON adds an entry)", err, pos[0])
 	}
 	if err != nil {
@@ -140,12 +139,8 @@ func writeType(a *app, t typeInfo) {
 	row("from:", t.Source)
 }
 
-// record reads a workflow record, active or archived.
-func (a *app) record(id string) (*workflow.Record, error) {
-	e, err := a.engine()
-	if err != nil {
-		return nil, err
-	}
+// readRecord reads a workflow record, active or archived.
+func readRecord(e *engine.Engine, id string) (*workflow.Record, error) {
 	data, err := e.Show(id)
 	if err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 		}
 		var rec *workflow.Record
 		if s.WorkflowID != "" {
-			rec, _ = a.record(s.WorkflowID)
+			rec, _ = readRecord(e, s.WorkflowID)
 		}
 		if err := a.watchLine(e, last, s, lastRec, rec); err != nil {
 			return err
@@ -191,10 +191,8 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 		_, err := fmt.Fprintf(a.stdout, "%s  no active workflow\n", t)
 		return err
 	}
-	if prev == nil || prev.WorkflowID != s.WorkflowID {
-		if rec != nil {
-			fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, a.style(bold, clean(s.WorkflowID)), clean(rec.Type), clean(rec.Context))
-		}
+	if rec != nil && (prev == nil || prev.WorkflowID != s.WorkflowID) {
+		fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, a.style(bold, clean(s.WorkflowID)), clean(rec.Type), clean(rec.Context))
 	}
 	line := fmt.Sprintf("%s  %s  phase %s  revision %d", t, clean(s.WorkflowID), a.style(cyan, clean(s.Phase)), s.Revision)
 	if len(changes) > 0 {
