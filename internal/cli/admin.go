@@ -127,9 +127,5 @@ type versionInfo struct {
 
 func runVersion(a *app, _ []string, _ *engine.Engine) error {
 	v := versionInfo{Version: cairn.Version(), Revision: cairn.Commit(), Go: runtime.Version()}
-	if a.json {
-		return a.printJSON(v)
-	}
-	fmt.Fprintf(a.stdout, "cairn %s %s\n", cairn.Describe(), v.Go)
-	return nil
+	return a.answer(v, "cairn %s %s", cairn.Describe(), v.Go)
 }

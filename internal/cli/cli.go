@@ -293,6 +293,15 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// answer prints v as JSON with --json, else one line that format and args make.
+func (a *app) answer(v any, format string, args ...any) error {
+	if a.json {
+		return a.printJSON(v)
+	}
+	_, err := fmt.Fprintf(a.stdout, format+"\n", args...)
+	return err
+}
+
 // orEmpty is s, or an empty slice for nil: JSON prints [], never null.
 func orEmpty[T any](s []T) []T {
 	if s == nil {

@@ -115,14 +115,10 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if err := remotesync.SaveSettings(st, s); err != nil {
 		return err
 	}
-	if a.json {
-		return a.printJSON(s)
-	}
-	if layout == gitremote.Branches {
+	if layout == gitremote.Branches && !a.json {
 		a.warn(gitremote.FallbackNote)
 	}
-	fmt.Fprintf(a.stdout, "remote %s enabled: cairn sync shares the active workflow under %s<id>\n", name, layout)
-	return nil
+	return a.answer(s, "remote %s enabled: cairn sync shares the active workflow under %s<id>", name, layout)
 }
 
 func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
@@ -135,11 +131,7 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 	if err := remotesync.SaveSettings(st, s); err != nil {
 		return err
 	}
-	if a.json {
-		return a.printJSON(s)
-	}
-	fmt.Fprintln(a.stdout, "remote sync off for this clone; nothing on the remote was deleted")
-	return nil
+	return a.answer(s, "remote sync off for this clone; nothing on the remote was deleted")
 }
 
 // remoteStatus is remote status's --json answer.

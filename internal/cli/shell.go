@@ -121,12 +121,8 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 	if !ok {
 		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
 	}
-	if a.json {
-		return a.printJSON(kv)
-	}
 	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.
-	_, err = fmt.Fprintf(a.stdout, "%s\n", v)
-	return err
+	return a.answer(kv, "%s", v)
 }
 
 func runVarsExport(a *app, _ []string, e *engine.Engine) error {

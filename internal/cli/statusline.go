@@ -56,31 +56,24 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	if !ok {
 		return nil
 	}
-	if a.json {
-		return a.printJSON(map[string]any{"type": s.Type, "phase": s.Phase, "phase_status": s.PhaseStatus,
-			"phases_done": s.Done, "phases_total": s.Total, "age_seconds": int64(s.Age / time.Second)})
-	}
-	fmt.Fprintln(a.stdout, statusLine(s))
-	return nil
+	return a.answer(map[string]any{"type": s.Type, "phase": s.Phase, "phase_status": s.PhaseStatus,
+		"phases_done": s.Done, "phases_total": s.Total, "age_seconds": int64(s.Age / time.Second)}, "%s", statusLine(s))
 }
 
 // statusLine words a status: "apex · plan 2/5 · 12m"; a phase that is not in progress says
 // so ("plan (blocked)").
 func statusLine(s engine.Status) string {
-	var b strings.Builder
-	b.WriteString(textsafe.Clip(clean(s.Type), 24))
-	b.WriteString(" · ")
-	b.WriteString(textsafe.Clip(clean(s.Phase), 32))
+	line := textsafe.Clip(clean(s.Type), 24) + " · " + textsafe.Clip(clean(s.Phase), 32)
 	if s.PhaseStatus != "" && s.PhaseStatus != "in_progress" {
-		b.WriteString(" (" + textsafe.Clip(clean(s.PhaseStatus), 16) + ")")
+		line += " (" + textsafe.Clip(clean(s.PhaseStatus), 16) + ")"
 	}
 	if s.Total > 0 {
-		fmt.Fprintf(&b, " %d/%d", s.Done, s.Total)
+		line += fmt.Sprintf(" %d/%d", s.Done, s.Total)
 	} else if s.Done > 0 {
-		fmt.Fprintf(&b, " %d done", s.Done)
+		line += fmt.Sprintf(" %d done", s.Done)
 	}
 	if s.Age > 0 {
-		b.WriteString(" · " + workflow.Age(s.Age))
+		line += " · " + workflow.Age(s.Age)
 	}
-	return b.String()
+	return line
 }
