@@ -97,11 +97,8 @@ func unknownFlag(fs *flag.FlagSet, name string) error {
 // suggest returns the candidates nearest to s: at most two edits away (one for short words,
 // a swap of two letters counting as one), else those starting with s; at most three.
 func suggest(s string, candidates []string) []string {
-	type hit struct {
-		c string
-		d int
-	}
-	var hits []hit
+	var out []string // only the nearest: "stauts" is status, not also start
+	best := 0
 	ls := strings.ToLower(s)
 	limit := 2
 	if len([]rune(s)) <= 3 {
@@ -120,16 +117,11 @@ func suggest(s string, candidates []string) []string {
 		default:
 			continue
 		}
-		hits = append(hits, hit{c, d})
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].d < hits[j].d })
-	var out []string
-	for _, h := range hits {
-		if len(out) == 3 || h.d > hits[0].d {
-			break // only the nearest: "stauts" is status, not also start
-		}
-		if !slices.Contains(out, h.c) {
-			out = append(out, h.c)
+		switch {
+		case out == nil || d < best:
+			out, best = []string{c}, d
+		case d == best && len(out) < 3 && !slices.Contains(out, c):
+			out = append(out, c)
 		}
 	}
 	return out

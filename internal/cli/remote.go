@@ -209,9 +209,9 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
 	// Claims first: a task another machine holds goes back here before this clone pushes.
-	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: a.eng.StateDir(), Root: root, Getenv: a.getenv},
+	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv},
 		func(task, note string) error {
-			_, err := a.eng.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
+			_, err := e.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
 			return err
 		})
 	if a.json {
@@ -224,10 +224,9 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return fmt.Errorf("the task claims could not be synced, so nothing was pushed: %w", err)
 	}
-	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(a.eng))
+	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
 	if errors.Is(err, remotesync.ErrChoose) {
-		ids := slices.Sorted(maps.Keys(out.Available))
-		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(ids, ", "))
+		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(slices.Sorted(maps.Keys(out.Available)), ", "))
 	}
 	if err != nil {
 		return err
