@@ -112,8 +112,7 @@ func (a *app) fail(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ce *codeError
-	if errors.As(err, &ce) && ce.silent {
+	if ce, ok := errors.AsType[*codeError](err); ok && ce.silent {
 		return ce.code
 	}
 	prefix := "cairn"
@@ -126,8 +125,7 @@ func (a *app) fail(err error) int {
 		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(msg))
-	var ue *usageError
-	if errors.As(err, &ue) && ue.usage != "" {
+	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
 	}
 	return exitCode(err)
@@ -161,19 +159,17 @@ func (e *stateError) Unwrap() error { return e.err }
 // what it did not find are 1; what makes the state unusable (engine.StateUnusable, or an
 // engine that could not be opened) is 3.
 func exitCode(err error) int {
-	var (
-		ue *usageError
-		ce *codeError
-		se *stateError
-	)
+	_, usage := errors.AsType[*usageError](err)
+	ce, code := errors.AsType[*codeError](err)
+	_, state := errors.AsType[*stateError](err)
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue):
+	case usage:
 		return ExitUsage
-	case errors.As(err, &ce):
+	case code:
 		return ce.code
-	case errors.As(err, &se), engine.Classify(err) == engine.StateUnusable:
+	case state, engine.Classify(err) == engine.StateUnusable:
 		return ExitInternal
 	}
 	return ExitRefused

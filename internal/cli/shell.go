@@ -46,8 +46,7 @@ func notJSON(what string, data []byte, example string) error {
 		return nil
 	}
 	where := ""
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		where = fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
 	}
 	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
