@@ -201,15 +201,18 @@ func lookup(args []string) (*command, []string, error) {
 	}
 	c, ok := commands[name]
 	if !ok {
-		// The unknown name is not repeated (it may be anything pasted); the suggestion is one
-		// of Cairn's own commands.
-		msg := "unknown command"
-		if s := suggest(name, topNames()); len(s) > 0 {
-			return nil, nil, &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
-		}
-		return nil, nil, &usageError{msg: msg + ": cairn help lists them"}
+		return nil, nil, noSuchCommand("unknown command", name)
 	}
 	return c, args[1:], nil
+}
+
+// noSuchCommand is msg with the commands nearest to name, or where to find them. The unknown
+// name is not repeated (it may be anything pasted); the suggestion is one of Cairn's own.
+func noSuchCommand(msg, name string) error {
+	if s := suggest(name, topNames()); len(s) > 0 {
+		return &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
+	}
+	return &usageError{msg: msg + ": cairn help lists them"}
 }
 
 // topNames are the words that can start a command line: commands and nouns.
@@ -315,8 +318,5 @@ func runHelp(a *app, pos []string, _ *engine.Engine) error {
 		}
 		return nil
 	}
-	if s := suggest(name, topNames()); len(s) > 0 {
-		return &usageError{msg: fmt.Sprintf("no such command: did you mean %s?", strings.Join(s, " or "))}
-	}
-	return &usageError{msg: "no such command: cairn help lists them"}
+	return noSuchCommand("no such command", name)
 }
