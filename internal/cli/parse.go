@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -77,18 +76,16 @@ func valueName(f *flag.Flag) string {
 var plainFlag = lazyre.New(`^[-0-9A-Za-z]{1,24}$`)
 
 func unknownFlag(fs *flag.FlagSet, name string) error {
-	var known []string
+	var known []string // sorted: VisitAll goes in lexicographical order
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
 	if !plainFlag().MatchString(name) || strings.ToLower(name) != name || secrets.ScanString(name) != nil {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
-		sort.Strings(known)
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
 	}
 	msg := fmt.Sprintf("no flag --%s", name)
 	if s := suggest(name, known); len(s) > 0 {
 		msg += "; did you mean --" + strings.Join(s, " or --") + "?"
 	} else {
-		sort.Strings(known)
 		msg += "; this command's flags are --" + strings.Join(known, ", --")
 	}
 	return fmt.Errorf("%s (a value that starts with - goes after --)", msg)
@@ -154,7 +151,7 @@ func distance(a, b string) int {
 	return d[len(x)][len(y)]
 }
 
-// didYouMean is " (did you mean X?)" when s is close to one of the candidates, else "".
+// didYouMean is "; did you mean X?" when s is close to one of the candidates, else "".
 func didYouMean(s string, candidates []string) string {
 	if sg := suggest(s, candidates); len(sg) > 0 {
 		return "; did you mean " + strings.Join(sg, " or ") + "?"
