@@ -24,8 +24,7 @@ func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 func runVarsUnset(a *app, pos []string, e *engine.Engine) error { return a.wrote(e.UnsetVars(pos)) }
 
 func runLogShow(a *app, pos []string, _ *engine.Engine) error {
-	tail := a.opt.tail
-	if tail < 0 {
+	if a.opt.tail < 0 {
 		return a.usageErr("--tail: the value is a number of entries, 0 or more")
 	}
 	e, err := a.engine()
@@ -40,8 +39,8 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		return err
 	}
 	entries := lines.Lines
-	if tail > 0 && len(entries) > tail {
-		entries = entries[len(entries)-tail:]
+	if n := a.opt.tail; n > 0 && len(entries) > n {
+		entries = entries[len(entries)-n:]
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
