@@ -230,7 +230,7 @@ func (a *app) flags() *flag.FlagSet {
 		"from": &o.from, "note": &o.note, "checkpoint": &o.checkpoint}
 	for _, f := range append([]string{"--json"}, usageFlag.FindAllString(commands[a.name].usage, -1)...) {
 		switch name := f[2:]; {
-		case fs.Lookup(name) != nil:
+		case fs.Lookup(name) != nil: // --json, named twice
 		case bools[name] != nil:
 			fs.BoolVar(bools[name], name, false, "")
 		case texts[name] != nil:

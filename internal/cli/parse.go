@@ -32,7 +32,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			return nil, flag.ErrHelp
 		}
 		f := fs.Lookup(name)
-		if f == nil || name == "" || strings.HasPrefix(name, "-") {
+		if f == nil { // "---x" names "-x", which no flag is
 			return nil, unknownFlag(fs, name)
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
@@ -72,13 +72,14 @@ func valueName(f *flag.Flag) string {
 	return strings.ToUpper(f.Name)
 }
 
-// plainFlag: 1 to 24 letters, digits and '-', which cannot hold a secret of any known shape.
-var plainFlag = lazyre.New(`^[-0-9A-Za-z]{1,24}$`)
+// plainFlag: 1 to 24 lowercase letters, digits and '-', which cannot hold a secret of any
+// known shape.
+var plainFlag = lazyre.New(`^[-0-9a-z]{1,24}$`)
 
 func unknownFlag(fs *flag.FlagSet, name string) error {
 	var known []string // sorted: VisitAll goes in lexicographical order
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
-	if !plainFlag().MatchString(name) || strings.ToLower(name) != name || secrets.ScanString(name) != nil {
+	if !plainFlag().MatchString(name) || secrets.ScanString(name) != nil {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
 	}
