@@ -12,25 +12,9 @@ import (
 	"github.com/cairn-dev/cairn/internal/project"
 )
 
-func runArchive(a *app, args []string) error {
-	fs := a.flags()
-	reason := fs.String("reason", "", "why, shown in cairn list (default archived)")
-	_, e, err := a.open(fs, args, 0, 0)
-	if err != nil {
-		return err
-	}
-	return a.told(e.Archive(*reason))
-}
+func runArchive(a *app, _ []string, e *engine.Engine) error { return a.told(e.Archive(a.opt.reason)) }
 
-func runExpire(a *app, args []string) error {
-	fs := a.flags()
-	dry := fs.Bool("dry-run", false, "only say what expiry would do")
-	_, e, err := a.open(fs, args, 0, 0)
-	if err != nil {
-		return err
-	}
-	return a.told(e.ExpireTTL(*dry))
-}
+func runExpire(a *app, _ []string, e *engine.Engine) error { return a.told(e.ExpireTTL(a.opt.dryRun)) }
 
 // doctorReport is `cairn doctor --json`.
 type doctorReport struct {
@@ -41,12 +25,7 @@ type doctorReport struct {
 	Checks     []engine.Check `json:"checks"`
 }
 
-func runDoctor(a *app, args []string) error {
-	fl := a.flags()
-	link := fl.Bool("link", false, "make ~/.local/bin/cairn a link to this cairn")
-	if _, err := a.parse(fl, args, 0, 0); err != nil {
-		return err
-	}
+func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	rep := doctorReport{OK: true}
 	root, bin, how := locatePlugin(a.executable, a.getenv, dirExists)
 	if root == "" && a.getenv("CLAUDE_PLUGIN_ROOT") == "" {
@@ -65,7 +44,7 @@ func runDoctor(a *app, args []string) error {
 	} else {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", OK: true, Detail: root + " (" + how + ")"})
 	}
-	rep.Checks = append(rep.Checks, a.linkCheck(*link))
+	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link))
 	e, err := a.engine()
 	if err != nil {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: err.Error(),
@@ -146,14 +125,7 @@ type versionInfo struct {
 	Go       string `json:"go"`
 }
 
-func runVersion(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
+func runVersion(a *app, _ []string, _ *engine.Engine) error {
 	v := versionInfo{Version: cairn.Version(), Revision: cairn.Commit(), Go: runtime.Version()}
-	if a.json {
-		return a.printJSON(v)
-	}
-	fmt.Fprintf(a.stdout, "cairn %s %s\n", cairn.Describe(), v.Go)
-	return nil
+	return a.answer(v, "cairn %s %s", cairn.Describe(), v.Go)
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -54,6 +55,7 @@ type app struct {
 
 	name string // the command being run, for messages ("transition", "checkpoint save")
 	json bool   // --json was given
+	opt  opts   // the other flags
 	eng  *engine.Engine
 
 	color, colorErr bool // stdout, stderr take colour (color.go)
@@ -91,9 +93,8 @@ func (a *app) main(args []string) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	rest = append(global, rest...)
 	a.name = cmd.name
-	err = cmd.run(a, rest)
+	err = a.run(cmd, append(global, rest...))
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(a.stdout, cmd.help())
 		return ExitOK
@@ -103,11 +104,7 @@ func (a *app) main(args []string) int {
 
 // isGlobalFlag: the flags every command takes, which may also come before its name.
 func isGlobalFlag(arg string) bool {
-	switch arg {
-	case "--json", "-json", "--json=true", "--json=false":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"--json", "-json", "--json=true", "--json=false"}, arg)
 }
 
 // fail prints err (if any) on stderr and returns its exit code.
@@ -115,8 +112,7 @@ func (a *app) fail(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ce *codeError
-	if errors.As(err, &ce) && ce.silent {
+	if ce, ok := errors.AsType[*codeError](err); ok && ce.silent {
 		return ce.code
 	}
 	prefix := "cairn"
@@ -129,8 +125,7 @@ func (a *app) fail(err error) int {
 		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(msg))
-	var ue *usageError
-	if errors.As(err, &ue) && ue.usage != "" {
+	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
 	}
 	return exitCode(err)
@@ -164,19 +159,17 @@ func (e *stateError) Unwrap() error { return e.err }
 // what it did not find are 1; what makes the state unusable (engine.StateUnusable, or an
 // engine that could not be opened) is 3.
 func exitCode(err error) int {
-	var (
-		ue *usageError
-		ce *codeError
-		se *stateError
-	)
+	_, usage := errors.AsType[*usageError](err)
+	ce, code := errors.AsType[*codeError](err)
+	_, state := errors.AsType[*stateError](err)
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue):
+	case usage:
 		return ExitUsage
-	case errors.As(err, &ce):
+	case code:
 		return ce.code
-	case errors.As(err, &se), engine.Classify(err) == engine.StateUnusable:
+	case state, engine.Classify(err) == engine.StateUnusable:
 		return ExitInternal
 	}
 	return ExitRefused
@@ -202,61 +195,90 @@ func (a *app) engine() (*engine.Engine, error) {
 	return e, nil
 }
 
-// open parses args as parse does, then opens the engine: what most commands do first.
-func (a *app) open(fs *flag.FlagSet, args []string, min, max int) ([]string, *engine.Engine, error) {
-	pos, err := a.parse(fs, args, min, max)
+// run parses the command's flags and arguments, opens the engine unless the command opens it
+// itself (after checking its input) or needs none, and runs it.
+func (a *app) run(c *command, args []string) error {
+	pos, err := a.parse(args, c.min, c.max)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	e, err := a.engine()
-	return pos, e, err
+	var e *engine.Engine
+	if !c.noEngine {
+		if e, err = a.engine(); err != nil {
+			return err
+		}
+	}
+	return c.run(a, pos, e)
 }
 
-// flags starts the flag set of the running command; every command has --json.
+// opts are the flags besides --json; a command takes those its usage line names.
+type opts struct {
+	all, dryRun, link, orEmpty, replace, yes, withState bool
+	reason, id, scope, ttl, from, note, checkpoint      string
+	outputs                                             strs // --output: repeatable for transition, the last for task
+	tail                                                int
+}
+
+// flags is the flag set of the running command: --json, and the flags its usage line names.
 func (a *app) flags() *flag.FlagSet {
 	fs := flag.NewFlagSet(a.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.BoolVar(&a.json, "json", false, "print JSON for scripts")
+	o := &a.opt
+	bools := map[string]*bool{"json": &a.json, "all": &o.all, "dry-run": &o.dryRun, "link": &o.link,
+		"or-empty": &o.orEmpty, "replace": &o.replace, "yes": &o.yes, "with-state": &o.withState}
+	texts := map[string]*string{"reason": &o.reason, "id": &o.id, "scope": &o.scope, "ttl": &o.ttl,
+		"from": &o.from, "note": &o.note, "checkpoint": &o.checkpoint}
+	for _, f := range append([]string{"--json"}, usageFlag.FindAllString(commands[a.name].usage, -1)...) {
+		switch name := f[2:]; {
+		case fs.Lookup(name) != nil: // --json, named twice
+		case bools[name] != nil:
+			fs.BoolVar(bools[name], name, false, "")
+		case texts[name] != nil:
+			fs.StringVar(texts[name], name, "", "")
+		case name == "output":
+			fs.Var(&o.outputs, name, "")
+		case name == "tail":
+			fs.IntVar(&o.tail, name, 0, "")
+		default:
+			panic("cairn " + a.name + ": its usage line names --" + name + ", which no command defines")
+		}
+	}
 	return fs
 }
 
 // parse parses args, flags before or after positionals ("--" ends flags), and checks the
 // number of positionals (max < 0: no limit).
-func (a *app) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
-	cmd := commands[a.name]
-	usage := func(format string, v ...any) error {
-		return &usageError{msg: fmt.Sprintf(format, v...), cmd: a.name, usage: cmd.usage}
-	}
-	pos, err := parseArgs(fs, args)
+func (a *app) parse(args []string, min, max int) ([]string, error) {
+	pos, err := parseArgs(a.flags(), args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, &usageError{msg: err.Error(), cmd: a.name, usage: cmd.usage}
+		return nil, a.usageErr("%s", err)
 	}
 	switch {
 	case len(pos) < min:
-		if names := argNames(cmd.usage, a.name); len(names) >= min {
-			return nil, usage("missing %s", strings.Join(names[len(pos):min], " and "))
+		if names := argNames(commands[a.name].usage, a.name); len(names) >= min {
+			return nil, a.usageErr("missing %s", strings.Join(names[len(pos):min], " and "))
 		}
-		return nil, usage("missing arguments: want %d, got %d", min, len(pos))
+		return nil, a.usageErr("missing arguments: want %d, got %d", min, len(pos))
 	case max >= 0 && len(pos) > max:
-		return nil, usage("too many arguments: want at most %d, got %d", max, len(pos))
+		return nil, a.usageErr("too many arguments: want at most %d, got %d", max, len(pos))
 	}
 	return pos, nil
 }
 
-// plainFlag: 1 to 24 letters, digits and '-', which cannot hold a secret of any known shape.
-func plainFlag(name string) bool {
-	if name == "" || len(name) > 24 {
-		return false
+// usageErr is a usage error of the running command, shown with its usage line.
+func (a *app) usageErr(format string, v ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, v...), cmd: a.name, usage: commands[a.name].usage}
+}
+
+// optional is the optional positional argument pos[0], else def.
+func optional(pos []string, def string) string {
+	if len(pos) > 0 {
+		return pos[0]
 	}
-	for _, c := range name {
-		if !(c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+	return def
 }
 
 // printJSON writes v as indented JSON on stdout.
@@ -267,12 +289,21 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// printList prints s as a JSON array: [] when it is empty, never null.
-func printList[T any](a *app, s []T) error {
-	if s == nil {
-		s = []T{}
+// answer prints v as JSON with --json, else one line that format and args make.
+func (a *app) answer(v any, format string, args ...any) error {
+	if a.json {
+		return a.printJSON(v)
 	}
-	return a.printJSON(s)
+	_, err := fmt.Fprintf(a.stdout, format+"\n", args...)
+	return err
+}
+
+// orEmpty is s, or an empty slice for nil: JSON prints [], never null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // warn prints warnings on stderr, one line each.

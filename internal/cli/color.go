@@ -29,17 +29,12 @@ func colorOn(stream any, getenv func(string) string) bool {
 	return isTerminal(stream)
 }
 
-// style wraps s in a colour for stdout, when stdout has colour.
-func (a *app) style(c sgr, s string) string {
-	if !a.color || s == "" {
-		return s
-	}
-	return "\x1b[" + string(c) + "m" + s + "\x1b[0m"
-}
+// style and styleErr wrap s in a colour for stdout and stderr, when that stream has colour.
+func (a *app) style(c sgr, s string) string    { return paint(a.color, c, s) }
+func (a *app) styleErr(c sgr, s string) string { return paint(a.colorErr, c, s) }
 
-// styleErr is style for stderr.
-func (a *app) styleErr(c sgr, s string) string {
-	if !a.colorErr || s == "" {
+func paint(on bool, c sgr, s string) string {
+	if !on || s == "" {
 		return s
 	}
 	return "\x1b[" + string(c) + "m" + s + "\x1b[0m"

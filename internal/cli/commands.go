@@ -2,10 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // command is one cairn command. Nouns with verbs (checkpoint save) are registered under
@@ -15,7 +16,11 @@ type command struct {
 	usage   string // after "cairn "
 	summary string // one line for the overview
 	doc     string // the rest of `cairn help NAME`
-	run     func(a *app, args []string) error
+	// min and max are how many arguments it takes (max -1: any number); its flags are those
+	// its usage line names, and --json.
+	min, max int
+	noEngine bool // run gets no engine: it opens it itself, after checking its input, or needs none
+	run      func(a *app, pos []string, e *engine.Engine) error
 }
 
 func (c *command) help() string {
@@ -26,26 +31,23 @@ func (c *command) help() string {
 	return s
 }
 
-// commands is filled in init so the run functions can refer to the table (help does).
-var commands map[string]*command
-
-// order is how the overview lists them: the person's commands, then the shell API.
-var order = []string{
-	"status", "approve", "statusline", "watch", "list", "show", "history", "types", "archive", "expire", "doctor",
-	"start", "transition", "complete", "task",
-	"checkpoint save", "checkpoint load", "checkpoint list", "checkpoint delete",
-	"vars set", "vars get", "vars unset", "vars export", "log append", "log show",
-	"version", "help", "completion", "uninstall",
-}
+// commands is filled in init so the run functions can refer to the table (help does). order is
+// the table's order, which the overview keeps: the person's commands, then the shell API. nouns
+// are the first words of two-word commands, which take a verb.
+var (
+	commands = map[string]*command{}
+	order    []string
+	nouns    = map[string]bool{}
+)
 
 func init() {
-	all := []*command{
+	register([]*command{
 		{name: "status", usage: "status [--json]", run: runStatus,
 			summary: "Show the active workflow: phase, age, completed phases, next step, warnings.",
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
 not archived. With --json prints the engine's resume answer.`},
-		{name: "approve", usage: "approve [NOTE] [--json]", run: runApprove,
+		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, run: runApprove,
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
 Code asks for it in the session when it can; where it cannot (claude -p), a person runs
@@ -53,7 +55,7 @@ this, in a terminal of their own: inside a shell Claude Code started (CLAUDECODE
 the agent's Bash tool) it is refused. The approval, its time and NOTE are recorded and shown
 by cairn status. To let agents
 leave approval phases alone in this project, set "approvals": false in .claude/cairn/config.json.`},
-		{name: "statusline", usage: "statusline [--json]", run: runStatusline,
+		{name: "statusline", usage: "statusline [--json]", noEngine: true, run: runStatusline,
 			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
 			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
 project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; nothing when none
@@ -71,13 +73,13 @@ JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, 
 		{name: "list", usage: "list [--all] [--json]", run: runList,
 			summary: "List the active workflow and the archived ones, newest first.",
 			doc:     `The table shows the newest 20 archives; --all and --json give every one.`},
-		{name: "show", usage: "show [ID] [--json]", run: runShow,
+		{name: "show", usage: "show [ID] [--json]", max: 1, run: runShow,
 			summary: "Show one workflow, active or archived (default: the active one).",
 			doc:     `With --json prints the stored record itself.`},
-		{name: "history", usage: "history [ID] [--json]", run: runHistory,
+		{name: "history", usage: "history [ID] [--json]", max: 1, run: runHistory,
 			summary: "Show a workflow's journal: time, revision, event, who, from -> to.",
 			doc:     `ID defaults to the active workflow. Archived workflows keep their journal.`},
-		{name: "types", usage: "types [TYPE] [--json]", run: runTypes,
+		{name: "types", usage: "types [TYPE] [--json]", max: 1, run: runTypes,
 			summary: "List the workflow types: phases, moves, approval phases, TTL.",
 			doc: `Built-in types and the project's own (.claude/workflows/*.md), each with its phases in
 order, the moves allowed from each phase, the phases that need an approval, the terminal
@@ -91,69 +93,69 @@ such as superseded is also the status cairn list shows (default archived).`},
 			summary: "Archive the active workflow if its TTL has passed (--dry-run: only say).",
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
 auto-memory. A workflow that has not expired is left alone and exit is 0.`},
-		{name: "doctor", usage: "doctor [--link] [--json]", run: runDoctor,
+		{name: "doctor", usage: "doctor [--link] [--json]", noEngine: true, run: runDoctor,
 			summary: "Check the install and the state; say what to fix. Exit 1 when a check fails.",
 			doc: `Checks the binaries and plugin files, the state directory's permissions, the
 auto-memory directory, the locks, stale temp files and the workflow definitions. The plugin
 is the directory above this executable's bin/ when it holds .claude-plugin/, else
 $CLAUDE_PLUGIN_ROOT.`},
-		{name: "start", usage: "start TYPE CONTEXT [--id ID] [--scope S] [--ttl T] [--replace] [--json]", run: runStart,
+		{name: "start", usage: "start TYPE CONTEXT [--id ID] [--scope S] [--ttl T] [--replace] [--json]", min: 2, max: 2, run: runStart,
 			summary: "Start a workflow of TYPE (apex, debug, ...) in its first phase.",
 			doc: `CONTEXT is a one-line summary of the work. An active workflow is refused (exit 1)
 unless --replace, which archives it first (kept, not lost). --ttl is a duration like 24h.`},
-		{name: "transition", usage: "transition [FROM] TO [--from FROM] [--note N] [--output PATH]... [--checkpoint JSON] [--json]", run: runTransition,
+		{name: "transition", usage: "transition [FROM] TO [--from FROM] [--note N] [--output PATH]... [--checkpoint JSON] [--json]", min: 1, max: 2, noEngine: true, run: runTransition,
 			summary: "Move the active workflow to phase TO.",
 			doc: `Already in TO: nothing changes, an INFO line goes to stderr and exit is 0, so a retry
 is safe. With FROM (as --from or a first argument) the move happens only if the workflow is
 in FROM; otherwise exit 1 says where it is and who moved it. --output records an output of
 the phase being left (repeatable); --checkpoint keeps a JSON object in that phase's
 metadata, in the same write. Entering a terminal phase completes and archives the workflow.`},
-		{name: "complete", usage: "complete OUTCOME [--json]", run: runComplete,
+		{name: "complete", usage: "complete OUTCOME [--json]", min: 1, max: 1, noEngine: true, run: runComplete,
 			summary: "Complete the active workflow with a one-line OUTCOME and archive it."},
-		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", run: runTask,
+		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, run: runTask,
 			summary: "Add or move a task of the current phase (pending, running, done, failed).",
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
 one machine holds it: refused when another does (named, with how long ago). Offline it goes
 ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
-		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", run: runCheckpointSave,
+		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true, run: runCheckpointSave,
 			summary: "Save a named JSON checkpoint (from stdin when JSON is - or absent).",
 			doc: `NAME is 1 to 64 lowercase letters, digits, '.', '_' or '-'. The JSON is checked
 (strict, at most 1 MiB) and refused if it holds a secret. Prints nothing on success.`},
-		{name: "checkpoint load", usage: "checkpoint load NAME [--or-empty]", run: runCheckpointLoad,
+		{name: "checkpoint load", usage: "checkpoint load NAME [--or-empty]", min: 1, max: 1, run: runCheckpointLoad,
 			summary: "Print a checkpoint's JSON; missing: exit 1, or {} with --or-empty.",
 			doc:     `With --or-empty a missing checkpoint prints {} and exits 0, for scripts that start fresh.`},
-		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", run: runCheckpointList,
+		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", max: 1, run: runCheckpointList,
 			summary: "List checkpoint names matching a glob PATTERN (default all), one a line."},
-		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", run: runCheckpointDelete,
+		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, run: runCheckpointDelete,
 			summary: "Delete a checkpoint; missing: exit 1. Prints nothing on success."},
-		{name: "vars set", usage: "vars set KEY VALUE [--json]", run: runVarsSet,
+		{name: "vars set", usage: "vars set KEY VALUE [--json]", min: 2, max: 2, run: runVarsSet,
 			summary: "Set a workflow variable of the active workflow.",
 			doc: `KEY is letters, digits and _; names the shell gives meaning to (PATH, IFS, LD_*,
 CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); any other
 VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
-		{name: "vars get", usage: "vars get KEY [--json]", run: runVarsGet,
+		{name: "vars get", usage: "vars get KEY [--json]", min: 1, max: 1, run: runVarsGet,
 			summary: "Print a workflow variable's value; not set: exit 1."},
-		{name: "vars unset", usage: "vars unset KEY... [--json]", run: runVarsUnset,
+		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, run: runVarsUnset,
 			summary: "Remove workflow variables; one not set is no change. Prints nothing on success."},
 		{name: "vars export", usage: "vars export [--json]", run: runVarsExport,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
 			doc: `Every value is single-quoted, so any content (quotes, $, newlines) comes back byte
 for byte and nothing in it runs. With --json prints the variables as one JSON object.`},
-		{name: "log append", usage: "log append NAME [JSON|-] [--json]", run: runLogAppend,
+		{name: "log append", usage: "log append NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true, run: runLogAppend,
 			summary: "Append one JSON value as a line to the log NAME (from stdin when - or absent)."},
-		{name: "log show", usage: "log show NAME [--tail N] [--json]", run: runLogShow,
+		{name: "log show", usage: "log show NAME [--tail N] [--json]", min: 1, max: 1, noEngine: true, run: runLogShow,
 			summary: "Print the log NAME, one JSON value a line (--tail N: the last N).",
 			doc:     `With --json prints the entries as one JSON array.`},
-		{name: "version", usage: "version [--json]", run: runVersion,
+		{name: "version", usage: "version [--json]", noEngine: true, run: runVersion,
 			summary: "Print cairn's version."},
-		{name: "help", usage: "help [COMMAND]", run: runHelp,
+		{name: "help", usage: "help [COMMAND]", max: 2, noEngine: true, run: runHelp,
 			summary: "Show this overview, or one command's help."},
-		{name: "completion", usage: "completion bash|zsh|fish", run: runCompletion,
+		{name: "completion", usage: "completion bash|zsh|fish", min: 1, max: 1, noEngine: true, run: runCompletion,
 			summary: "Print a shell completion script (commands, flags, phases, types, names).",
 			doc: `bash:  source <(cairn completion bash)     (or save it in ~/.local/share/bash-completion/completions/cairn)
 zsh:   cairn completion zsh > "${fpath[1]}/_cairn"
 fish:  cairn completion fish > ~/.config/fish/completions/cairn.fish`},
-		{name: "uninstall", usage: "uninstall [--yes] [--with-state] [--json]", run: runUninstall,
+		{name: "uninstall", usage: "uninstall [--yes] [--with-state] [--json]", noEngine: true, run: runUninstall,
 			summary: "Remove Cairn's lines and files from auto-memory, its binaries and its link.",
 			doc: `Shows what it removes, then asks (on a terminal) or needs --yes; without either it only
 shows. It removes the MEMORY.md lines pointing at cairn-workflow.md and cairn-learning-*.md
@@ -162,15 +164,18 @@ plugin data directories for Cairn (~/.claude/plugins/data/cairn-*) and ~/.cache/
 a ~/.local/bin/cairn link. The project's workflow state (.claude/cairn) is kept unless
 --with-state. Run it in each project whose memory should forget Cairn, before
 claude plugin uninstall cairn@cairn (which removes the cairn command with the plugin).`},
-	}
-	commands = make(map[string]*command, len(all))
-	for _, c := range all {
-		commands[c.name] = c
-	}
+	})
 }
 
-// nouns are the commands that take a verb.
-var nouns = map[string]bool{"checkpoint": true, "vars": true, "log": true}
+func register(cs []*command) {
+	for _, c := range cs {
+		commands[c.name] = c
+		order = append(order, c.name)
+		if noun, _, ok := strings.Cut(c.name, " "); ok {
+			nouns[noun] = true
+		}
+	}
+}
 
 // lookup finds the command args name and returns the arguments after its name. A mistyped
 // name is answered with the nearest ones.
@@ -196,15 +201,18 @@ func lookup(args []string) (*command, []string, error) {
 	}
 	c, ok := commands[name]
 	if !ok {
-		// The unknown name is not repeated (it may be anything pasted); the suggestion is one
-		// of Cairn's own commands.
-		msg := "unknown command"
-		if s := suggest(name, topNames()); len(s) > 0 {
-			return nil, nil, &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
-		}
-		return nil, nil, &usageError{msg: msg + ": cairn help lists them"}
+		return nil, nil, noSuchCommand("unknown command", name)
 	}
 	return c, args[1:], nil
+}
+
+// noSuchCommand is msg with the commands nearest to name, or where to find them. The unknown
+// name is not repeated (it may be anything pasted); the suggestion is one of Cairn's own.
+func noSuchCommand(msg, name string) error {
+	if s := suggest(name, topNames()); len(s) > 0 {
+		return &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
+	}
+	return &usageError{msg: msg + ": cairn help lists them"}
 }
 
 // topNames are the words that can start a command line: commands and nouns.
@@ -232,10 +240,8 @@ func verbs(noun string) []string {
 
 func usages(noun string) []string {
 	var u []string
-	for _, n := range order {
-		if strings.HasPrefix(n, noun+" ") {
-			u = append(u, commands[n].usage)
-		}
+	for _, v := range verbs(noun) {
+		u = append(u, commands[noun+" "+v].usage)
 	}
 	return u
 }
@@ -258,18 +264,11 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 		}
 		b.WriteString("\n")
 	}
-	// Sections start at named commands, so a command added to order lands in one; a command
-	// missing from order is still listed, under Other.
-	at := func(n string) int { return max(0, indexOf(order, n)) }
-	other := append([]string(nil), order[at("version"):]...)
-	for _, n := range slices.Sorted(maps.Keys(commands)) {
-		if !slices.Contains(order, n) {
-			other = append(other, n)
-		}
-	}
+	// Sections start at named commands, so a command added to the table lands in one.
+	at := func(n string) int { return slices.Index(order, n) }
 	section("Workflows", order[:at("start")])
 	section("Shell API (for bash blocks)", order[at("start"):at("version")])
-	section("Other", other)
+	section("Other", order[at("version"):])
 	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command takes --json
 for scripts, also before its name (cairn --json status). Data goes to stdout, errors and
 warnings to stderr. Colour only on a terminal, never with NO_COLOR set.
@@ -295,21 +294,7 @@ cairn help COMMAND shows a command's help.
 	return b.String()
 }
 
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
-}
-
-func runHelp(a *app, args []string) error {
-	fs := a.flags()
-	pos, err := a.parse(fs, args, 0, 2)
-	if err != nil {
-		return err
-	}
+func runHelp(a *app, pos []string, _ *engine.Engine) error {
 	if len(pos) == 0 {
 		fmt.Fprint(a.stdout, overview())
 		return nil
@@ -333,8 +318,5 @@ func runHelp(a *app, args []string) error {
 		}
 		return nil
 	}
-	if s := suggest(name, topNames()); len(s) > 0 {
-		return &usageError{msg: fmt.Sprintf("no such command: did you mean %s?", strings.Join(s, " or "))}
-	}
-	return &usageError{msg: "no such command: cairn help lists them"}
+	return noSuchCommand("no such command", name)
 }

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"fmt"
+	"cmp"
 	"maps"
 	"os"
 	"path/filepath"
@@ -27,11 +27,7 @@ import (
 
 var completionShells = []string{"bash", "zsh", "fish"}
 
-func runCompletion(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runCompletion(a *app, pos []string, _ *engine.Engine) error {
 	root := a.cobraTree()
 	switch pos[0] {
 	case "bash":
@@ -41,13 +37,7 @@ func runCompletion(a *app, args []string) error {
 	case "fish":
 		return root.GenFishCompletion(a.stdout, true)
 	}
-	msg := "no completion for shell " + fmt.Sprintf("%q", pos[0])
-	if s := didYouMean(pos[0], completionShells); s != "" {
-		msg += s
-	} else {
-		msg += ": cairn completes bash, zsh and fish"
-	}
-	return &usageError{msg: msg, cmd: a.name, usage: commands[a.name].usage}
+	return a.usageErr("no completion for shell %q%s", pos[0], orList(didYouMean(pos[0], completionShells), "cairn completes bash, zsh and fish"))
 }
 
 // isCompletionRequest: the hidden commands the completion scripts run.
@@ -74,30 +64,23 @@ func (a *app) cobraTree() *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	parents := map[string]*cobra.Command{}
-	for _, name := range slices.Sorted(maps.Keys(commands)) {
+	for noun := range nouns {
+		parents[noun] = &cobra.Command{Use: noun, Short: noun + ": " + strings.Join(verbs(noun), ", ")}
+		root.AddCommand(parents[noun])
+	}
+	for _, name := range order {
 		c := commands[name]
 		noun, verb, isVerb := strings.Cut(name, " ")
-		use := name
-		if isVerb {
-			use = verb
-		}
-		cmd := &cobra.Command{Use: use, Short: c.summary, DisableFlagParsing: true,
+		cmd := &cobra.Command{Use: cmp.Or(verb, name), Short: c.summary, DisableFlagParsing: true,
 			ValidArgsFunction: a.completeArgs(c), Run: func(*cobra.Command, []string) {}}
-		if !isVerb {
-			if name == "help" {
-				root.SetHelpCommand(cmd)
-				continue
-			}
+		switch {
+		case isVerb:
+			parents[noun].AddCommand(cmd)
+		case name == "help":
+			root.SetHelpCommand(cmd)
+		default:
 			root.AddCommand(cmd)
-			continue
 		}
-		p, ok := parents[noun]
-		if !ok {
-			p = &cobra.Command{Use: noun, Short: noun + ": " + strings.Join(verbs(noun), ", ")}
-			parents[noun] = p
-			root.AddCommand(p)
-		}
-		p.AddCommand(cmd)
 	}
 	return root
 }
@@ -235,7 +218,7 @@ func (a *app) active() (*workflow.Definition, string) {
 	if err != nil || s.WorkflowID == "" {
 		return nil, ""
 	}
-	r, err := a.record(s.WorkflowID)
+	r, err := readRecord(e, s.WorkflowID)
 	if err != nil {
 		return nil, ""
 	}

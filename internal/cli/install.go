@@ -41,19 +41,15 @@ var pluginIDChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 func installedPlugin(getenv func(string) string, home, project string) (root, bin, how string) {
 	dir := pluginsDir(getenv, home)
 	if dir == "" {
-		return "", "", ""
+		return
 	}
 	data, err := durable.ReadPath(filepath.Join(dir, "installed_plugins.json"), 4<<20, true)
-	if err != nil {
-		return "", "", ""
-	}
 	var recs installedPlugins
-	if json.Unmarshal(data, &recs) != nil {
-		return "", "", ""
+	if err != nil || json.Unmarshal(data, &recs) != nil {
+		return
 	}
-	ids := slices.Sorted(maps.Keys(recs.Plugins))
 	best := -1
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(recs.Plugins)) {
 		if !strings.HasPrefix(id, "cairn@") {
 			continue
 		}
@@ -147,10 +143,5 @@ func makeLink(target, dest string) error {
 }
 
 func onPath(dir, path string) bool {
-	for _, d := range filepath.SplitList(path) {
-		if filepath.Clean(d) == filepath.Clean(dir) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(filepath.SplitList(path), func(d string) bool { return filepath.Clean(d) == filepath.Clean(dir) })
 }

@@ -4,10 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
@@ -32,7 +32,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			return nil, flag.ErrHelp
 		}
 		f := fs.Lookup(name)
-		if f == nil || name == "" || strings.HasPrefix(name, "-") {
+		if f == nil { // "---x" names "-x", which no flag is
 			return nil, unknownFlag(fs, name)
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
@@ -72,19 +72,21 @@ func valueName(f *flag.Flag) string {
 	return strings.ToUpper(f.Name)
 }
 
+// plainFlag: 1 to 24 lowercase letters, digits and '-', which cannot hold a secret of any
+// known shape.
+var plainFlag = lazyre.New(`^[-0-9a-z]{1,24}$`)
+
 func unknownFlag(fs *flag.FlagSet, name string) error {
-	var known []string
+	var known []string // sorted: VisitAll goes in lexicographical order
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
-	if !plainFlag(name) || strings.ToLower(name) != name || secrets.ScanString(name) != nil {
+	if !plainFlag().MatchString(name) || secrets.ScanString(name) != nil {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
-		sort.Strings(known)
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
 	}
 	msg := fmt.Sprintf("no flag --%s", name)
 	if s := suggest(name, known); len(s) > 0 {
 		msg += "; did you mean --" + strings.Join(s, " or --") + "?"
 	} else {
-		sort.Strings(known)
 		msg += "; this command's flags are --" + strings.Join(known, ", --")
 	}
 	return fmt.Errorf("%s (a value that starts with - goes after --)", msg)
@@ -93,11 +95,8 @@ func unknownFlag(fs *flag.FlagSet, name string) error {
 // suggest returns the candidates nearest to s: at most two edits away (one for short words,
 // a swap of two letters counting as one), else those starting with s; at most three.
 func suggest(s string, candidates []string) []string {
-	type hit struct {
-		c string
-		d int
-	}
-	var hits []hit
+	var out []string // only the nearest: "stauts" is status, not also start
+	best := 0
 	ls := strings.ToLower(s)
 	limit := 2
 	if len([]rune(s)) <= 3 {
@@ -116,16 +115,11 @@ func suggest(s string, candidates []string) []string {
 		default:
 			continue
 		}
-		hits = append(hits, hit{c, d})
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].d < hits[j].d })
-	var out []string
-	for _, h := range hits {
-		if len(out) == 3 || h.d > hits[0].d {
-			break // only the nearest: "stauts" is status, not also start
-		}
-		if !slices.Contains(out, h.c) {
-			out = append(out, h.c)
+		switch {
+		case out == nil || d < best:
+			out, best = []string{c}, d
+		case d == best && len(out) < 3 && !slices.Contains(out, c):
+			out = append(out, c)
 		}
 	}
 	return out
@@ -158,20 +152,12 @@ func distance(a, b string) int {
 	return d[len(x)][len(y)]
 }
 
-// didYouMean is " (did you mean X?)" when s is close to one of the candidates, else "".
+// didYouMean is "; did you mean X?" when s is close to one of the candidates, else "".
 func didYouMean(s string, candidates []string) string {
 	if sg := suggest(s, candidates); len(sg) > 0 {
 		return "; did you mean " + strings.Join(sg, " or ") + "?"
 	}
 	return ""
-}
-
-// withHint adds a suggestion ("; did you mean plan?") to an error, keeping what it wraps.
-func withHint(err error, hint string) error {
-	if hint == "" {
-		return err
-	}
-	return fmt.Errorf("%w%s", err, hint)
 }
 
 // argNames are the required arguments a usage line names, in order: "start TYPE CONTEXT

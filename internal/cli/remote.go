@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"os/exec"
@@ -25,8 +24,8 @@ import (
 // The remote commands register themselves here, after commands.go's table (files initialise
 // in name order), so the sync work stays in its own file.
 func init() {
-	for _, c := range []*command{
-		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", run: runRemoteEnable,
+	register([]*command{
+		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", max: 1, run: runRemoteEnable,
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
 when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
@@ -38,7 +37,7 @@ is refused unless --yes says sharing there is fine.`},
 			summary: "Say whether sync is on and what is unpushed, without touching the network."},
 		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable,
 			summary: "Stop syncing this clone; nothing on the remote is deleted."},
-		{name: "sync", usage: "sync [ID] [--json]", run: runSync,
+		{name: "sync", usage: "sync [ID] [--json]", max: 1, run: runSync,
 			summary: "Sync the active workflow with the remote once (for CI and people).",
 			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
 both moved, the remote's line (acknowledged first) wins and this machine's copy is kept
@@ -47,11 +46,7 @@ one). After a lost race, this machine's changes (moves, tasks, variables, notes,
 replayed on the remote's line where the workflow still allows them and the remote did not
 change the same thing first, and pushed; the rest is named and kept in the archive. Exit 1 when the remote cannot be reached; local
 state is unchanged then.`},
-	} {
-		commands[c.name] = c
-		order = append(order, c.name)
-	}
-	nouns["remote"] = true
+	})
 }
 
 // publicCheckTimeout bounds remote enable's anonymous read of the remote.
@@ -60,45 +55,36 @@ const publicCheckTimeout = 15 * time.Second
 // syncTimeout bounds one cairn sync end to end.
 const syncTimeout = 2 * time.Minute
 
-// remoteStore parses args as open does, then opens the store under the engine's state
-// directory, for the sync settings and the journal the sync reads, and the project root.
-func (a *app) remoteStore(fs *flag.FlagSet, args []string, min, max int) ([]string, *store.Store, string, error) {
-	pos, e, err := a.open(fs, args, min, max)
-	if err != nil {
-		return nil, nil, "", err
-	}
+// remoteStore opens the store under the engine's state directory, for the sync settings and
+// the journal the sync reads.
+func remoteStore(e *engine.Engine) (*store.Store, error) {
 	st, err := store.Open(e.StateDir())
 	if err != nil {
-		return nil, nil, "", &stateError{err}
+		return nil, &stateError{err}
 	}
-	return pos, st, e.ProjectRoot(), nil
+	return st, nil
 }
 
 // remoteSettings is remoteStore with the clone's sync settings read; the caller closes st.
-func (a *app) remoteSettings(args []string, min, max int) ([]string, *store.Store, string, remotesync.Settings, error) {
-	pos, st, root, err := a.remoteStore(a.flags(), args, min, max)
+func remoteSettings(e *engine.Engine) (*store.Store, remotesync.Settings, error) {
+	st, err := remoteStore(e)
 	if err != nil {
-		return nil, nil, "", remotesync.Settings{}, err
+		return nil, remotesync.Settings{}, err
 	}
 	s, err := remotesync.LoadSettings(st)
 	if err != nil {
 		st.Close()
-		return nil, nil, "", remotesync.Settings{}, err
+		return nil, remotesync.Settings{}, err
 	}
-	return pos, st, root, s, nil
+	return st, s, nil
 }
 
-func runRemoteEnable(a *app, args []string) error {
-	fl := a.flags()
-	yes := fl.Bool("yes", false, "share even through a remote anyone can read")
-	pos, st, root, err := a.remoteStore(fl, args, 0, 1)
+func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
+	st, err := remoteStore(e)
 	if err != nil {
 		return err
 	}
-	name := "origin"
-	if len(pos) == 1 {
-		name = pos[0]
-	}
+	name, root := optional(pos, "origin"), e.ProjectRoot()
 	defer st.Close()
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
@@ -115,7 +101,7 @@ func runRemoteEnable(a *app, args []string) error {
 	case !gitremote.Public(ctx, root, name, publicCheckTimeout):
 		a.warn("cairn sync pushes each workflow's record (context, phases, tasks, notes, variables; not checkpoints or logs) to " +
 			name + ": everyone who can read that remote can read them; if it is public, run cairn remote disable")
-	case !*yes:
+	case !a.opt.yes:
 		return fmt.Errorf("%s can be read without credentials, so anyone could read the workflows cairn sync pushes there (context, phases, tasks, notes, variables): nothing was pushed; if that is fine, run cairn remote enable %s --yes",
 			name, name)
 	default:
@@ -129,18 +115,14 @@ func runRemoteEnable(a *app, args []string) error {
 	if err := remotesync.SaveSettings(st, s); err != nil {
 		return err
 	}
-	if a.json {
-		return a.printJSON(s)
-	}
-	if layout == gitremote.Branches {
+	if layout == gitremote.Branches && !a.json {
 		a.warn(gitremote.FallbackNote)
 	}
-	fmt.Fprintf(a.stdout, "remote %s enabled: cairn sync shares the active workflow under %s<id>\n", name, layout)
-	return nil
+	return a.answer(s, "remote %s enabled: cairn sync shares the active workflow under %s<id>", name, layout)
 }
 
-func runRemoteDisable(a *app, args []string) error {
-	_, st, _, s, err := a.remoteSettings(args, 0, 0)
+func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
+	st, s, err := remoteSettings(e)
 	if err != nil {
 		return err
 	}
@@ -149,11 +131,7 @@ func runRemoteDisable(a *app, args []string) error {
 	if err := remotesync.SaveSettings(st, s); err != nil {
 		return err
 	}
-	if a.json {
-		return a.printJSON(s)
-	}
-	fmt.Fprintln(a.stdout, "remote sync off for this clone; nothing on the remote was deleted")
-	return nil
+	return a.answer(s, "remote sync off for this clone; nothing on the remote was deleted")
 }
 
 // remoteStatus is remote status's --json answer.
@@ -167,8 +145,8 @@ type remoteStatus struct {
 	Unconfirmed int `json:"unconfirmed_claims"`
 }
 
-func runRemoteStatus(a *app, args []string) error {
-	_, st, root, s, err := a.remoteSettings(args, 0, 0)
+func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
+	st, s, err := remoteSettings(e)
 	if err != nil {
 		return err
 	}
@@ -180,7 +158,7 @@ func runRemoteStatus(a *app, args []string) error {
 			return err
 		}
 		out.Workflow, out.Local = w.ID, w.Revision
-		b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
+		b, err := gitremote.New(gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
 		if err != nil {
 			return err
 		}
@@ -214,8 +192,8 @@ func runRemoteStatus(a *app, args []string) error {
 	return nil
 }
 
-func runSync(a *app, args []string) error {
-	pos, st, root, s, err := a.remoteSettings(args, 0, 1)
+func runSync(a *app, pos []string, e *engine.Engine) error {
+	st, s, err := remoteSettings(e)
 	if err != nil {
 		return err
 	}
@@ -223,20 +201,17 @@ func runSync(a *app, args []string) error {
 	if !s.Enabled {
 		return errors.New("remote sync is off for this clone: cairn remote enable [REMOTE] turns it on")
 	}
+	root := e.ProjectRoot()
 	b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
 	if err != nil {
 		return err
 	}
-	id := ""
-	if len(pos) == 1 {
-		id = pos[0]
-	}
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
 	// Claims first: a task another machine holds goes back here before this clone pushes.
-	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: a.eng.StateDir(), Root: root, Getenv: a.getenv},
+	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: e.StateDir(), Root: root, Getenv: a.getenv},
 		func(task, note string) error {
-			_, err := a.eng.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
+			_, err := e.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
 			return err
 		})
 	if a.json {
@@ -249,10 +224,9 @@ func runSync(a *app, args []string) error {
 	if err != nil {
 		return fmt.Errorf("the task claims could not be synced, so nothing was pushed: %w", err)
 	}
-	out, err := remotesync.Sync(ctx, st, b, s.Remote, id, remotesync.EngineReplayer(a.eng))
+	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
 	if errors.Is(err, remotesync.ErrChoose) {
-		ids := slices.Sorted(maps.Keys(out.Available))
-		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(ids, ", "))
+		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(slices.Sorted(maps.Keys(out.Available)), ", "))
 	}
 	if err != nil {
 		return err

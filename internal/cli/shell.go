@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -20,20 +19,16 @@ func (a *app) jsonArg(pos []string) (json.RawMessage, error) {
 	if len(pos) > 0 && pos[0] != "-" {
 		return json.RawMessage(pos[0]), nil
 	}
-	if f, ok := a.stdin.(*os.File); ok {
+	if isTerminal(a.stdin) {
 		// A person typing `cairn checkpoint save x` would otherwise wait on a silent terminal.
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return nil, &usageError{msg: "no JSON: give it as an argument, or pipe it on stdin",
-				cmd: a.name, usage: commands[a.name].usage}
-		}
+		return nil, a.usageErr("no JSON: give it as an argument, or pipe it on stdin")
 	}
 	data, err := io.ReadAll(io.LimitReader(a.stdin, strictjson.MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the JSON from stdin: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &usageError{msg: "no JSON: give it as an argument, or on stdin with - or no argument",
-			cmd: a.name, usage: commands[a.name].usage}
+		return nil, a.usageErr("no JSON: give it as an argument, or on stdin with - or no argument")
 	}
 	return data, nil
 }
@@ -51,24 +46,19 @@ func notJSON(what string, data []byte, example string) error {
 		return nil
 	}
 	where := ""
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
 		where = fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
 	}
 	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
 }
 
-func runCheckpointSave(a *app, args []string) error {
-	return runJSONWrite(a, args, "the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint)
+func runCheckpointSave(a *app, pos []string, _ *engine.Engine) error {
+	return runJSONWrite(a, pos, "the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint)
 }
 
 // runJSONWrite is checkpoint save and log append: NAME and a JSON value (what, like example),
 // checked here and written by write.
-func runJSONWrite(a *app, args []string, what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) error {
-	pos, err := a.parse(a.flags(), args, 1, 2)
-	if err != nil {
-		return err
-	}
+func runJSONWrite(a *app, pos []string, what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) error {
 	data, err := a.jsonArg(pos[1:])
 	if err != nil {
 		return err
@@ -83,19 +73,12 @@ func runJSONWrite(a *app, args []string, what, example string, write func(*engin
 	return a.wrote(write(e, pos[0], data))
 }
 
-func runCheckpointLoad(a *app, args []string) error {
-	fs := a.flags()
-	orEmpty := fs.Bool("or-empty", false, "print {} when the checkpoint does not exist")
-	pos, e, err := a.open(fs, args, 1, 1)
-	if err != nil {
-		return err
+func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
+	load := e.LoadCheckpoint
+	if a.opt.orEmpty {
+		load = e.LoadCheckpointOrEmpty
 	}
-	var data json.RawMessage
-	if *orEmpty {
-		data, err = e.LoadCheckpointOrEmpty(pos[0])
-	} else {
-		data, err = e.LoadCheckpoint(pos[0])
-	}
+	data, err := load(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
 	}
@@ -103,30 +86,20 @@ func runCheckpointLoad(a *app, args []string) error {
 		return err
 	}
 	// The stored JSON is the output, --json or not.
-	if _, err := a.stdout.Write(data); err != nil {
-		return err
-	}
 	if !bytes.HasSuffix(data, []byte("\n")) {
-		_, err = io.WriteString(a.stdout, "\n")
+		data = append(data, '\n')
 	}
+	_, err = a.stdout.Write(data)
 	return err
 }
 
-func runCheckpointList(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
-	pattern := ""
-	if len(pos) > 0 {
-		pattern = pos[0]
-	}
-	names, err := e.ListCheckpoints(pattern)
+func runCheckpointList(a *app, pos []string, e *engine.Engine) error {
+	names, err := e.ListCheckpoints(optional(pos, ""))
 	if err != nil {
 		return err
 	}
 	if a.json {
-		return printList(a, names)
+		return a.printJSON(orEmpty(names))
 	}
 	for _, n := range names {
 		fmt.Fprintln(a.stdout, n)
@@ -134,19 +107,11 @@ func runCheckpointList(a *app, args []string) error {
 	return nil
 }
 
-func runVarsSet(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 2, 2)
-	if err != nil {
-		return err
-	}
+func runVarsSet(a *app, pos []string, e *engine.Engine) error {
 	return a.wrote(e.SetVars(map[string]string{pos[0]: pos[1]}))
 }
 
-func runVarsGet(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 	kv, err := e.GetVars(pos)
 	if err != nil {
 		return err
@@ -155,19 +120,11 @@ func runVarsGet(a *app, args []string) error {
 	if !ok {
 		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
 	}
-	if a.json {
-		return a.printJSON(kv)
-	}
 	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.
-	_, err = fmt.Fprintf(a.stdout, "%s\n", v)
-	return err
+	return a.answer(kv, "%s", v)
 }
 
-func runVarsExport(a *app, args []string) error {
-	_, e, err := a.open(a.flags(), args, 0, 0)
-	if err != nil {
-		return err
-	}
+func runVarsExport(a *app, _ []string, e *engine.Engine) error {
 	if a.json {
 		kv, err := e.GetVars(nil)
 		if err != nil {
@@ -183,6 +140,6 @@ func runVarsExport(a *app, args []string) error {
 	return err
 }
 
-func runLogAppend(a *app, args []string) error {
-	return runJSONWrite(a, args, "the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog)
+func runLogAppend(a *app, pos []string, _ *engine.Engine) error {
+	return runJSONWrite(a, pos, "the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog)
 }

@@ -10,11 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-func runStatus(a *app, args []string) error {
-	_, e, err := a.open(a.flags(), args, 0, 0)
-	if err != nil {
-		return err
-	}
+func runStatus(a *app, _ []string, e *engine.Engine) error {
 	r, err := e.Resume(engine.ResumeOptions{})
 	if err != nil {
 		return err

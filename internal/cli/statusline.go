@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -29,66 +30,50 @@ type statusInput struct {
 
 // runStatusline prints one short line for Claude Code's statusLine setting. Like a hook it
 // never fails the client: a problem is a line on stderr, an empty stdout and exit 0.
-func runStatusline(a *app, args []string) error {
-	if _, err := a.parse(a.flags(), args, 0, 0); err != nil {
-		return err
-	}
+func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	data, _ := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
 	var in statusInput
 	if len(strings.TrimSpace(string(data))) > 0 {
 		if err := json.Unmarshal(data, &in); err != nil {
-			fmt.Fprintf(a.stderr, "cairn statusline: stdin is not Claude Code's statusLine JSON (%s); using the working directory\n", textsafe.OneLine(err.Error()))
+			a.say("stdin is not Claude Code's statusLine JSON (" + err.Error() + "); using the working directory")
 		}
 	}
 	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.
-	dir := in.Workspace.ProjectDir
-	for _, d := range []string{in.Workspace.CurrentDir, in.CWD} {
-		if dir == "" {
-			dir = d
-		}
-	}
+	dir := cmp.Or(in.Workspace.ProjectDir, in.Workspace.CurrentDir, in.CWD)
 	if dir != "" && !filepath.IsAbs(dir) {
 		dir = ""
 	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}})
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", textsafe.OneLine(err.Error()))
+		a.say(err.Error())
 		return nil
 	}
 	a.eng = e // closed by main
 	s, ok, err := e.QuickStatus()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "cairn statusline: %s\n", textsafe.OneLine(err.Error()))
-		return nil
+		a.say(err.Error())
 	}
 	if !ok {
 		return nil
 	}
-	if a.json {
-		return a.printJSON(map[string]any{"type": s.Type, "phase": s.Phase, "phase_status": s.PhaseStatus,
-			"phases_done": s.Done, "phases_total": s.Total, "age_seconds": int64(s.Age / time.Second)})
-	}
-	fmt.Fprintln(a.stdout, statusLine(s))
-	return nil
+	return a.answer(map[string]any{"type": s.Type, "phase": s.Phase, "phase_status": s.PhaseStatus,
+		"phases_done": s.Done, "phases_total": s.Total, "age_seconds": int64(s.Age / time.Second)}, "%s", statusLine(s))
 }
 
 // statusLine words a status: "apex · plan 2/5 · 12m"; a phase that is not in progress says
 // so ("plan (blocked)").
 func statusLine(s engine.Status) string {
-	var b strings.Builder
-	b.WriteString(textsafe.Clip(clean(s.Type), 24))
-	b.WriteString(" · ")
-	b.WriteString(textsafe.Clip(clean(s.Phase), 32))
+	line := textsafe.Clip(clean(s.Type), 24) + " · " + textsafe.Clip(clean(s.Phase), 32)
 	if s.PhaseStatus != "" && s.PhaseStatus != "in_progress" {
-		b.WriteString(" (" + textsafe.Clip(clean(s.PhaseStatus), 16) + ")")
+		line += " (" + textsafe.Clip(clean(s.PhaseStatus), 16) + ")"
 	}
 	if s.Total > 0 {
-		fmt.Fprintf(&b, " %d/%d", s.Done, s.Total)
+		line += fmt.Sprintf(" %d/%d", s.Done, s.Total)
 	} else if s.Done > 0 {
-		fmt.Fprintf(&b, " %d done", s.Done)
+		line += fmt.Sprintf(" %d done", s.Done)
 	}
 	if s.Age > 0 {
-		b.WriteString(" · " + workflow.Age(s.Age))
+		line += " · " + workflow.Age(s.Age)
 	}
-	return b.String()
+	return line
 }

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
 )
@@ -37,19 +39,13 @@ func (p *uninstallPlan) empty() bool {
 		(p.KeepState || p.StateDir == "")
 }
 
-func runUninstall(a *app, args []string) error {
-	fl := a.flags()
-	yes := fl.Bool("yes", false, "remove without asking")
-	withState := fl.Bool("with-state", false, "also remove the project's workflow state (.claude/cairn)")
-	if _, err := a.parse(fl, args, 0, 0); err != nil {
-		return err
-	}
+func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("finding the working directory: %w", err)
 	}
 	mem, memErr := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
-	plan := uninstallPlan{KeepState: !*withState, MemoryLines: []string{}, MemoryFiles: []string{}, DataDirs: []string{}, Links: []string{}}
+	plan := uninstallPlan{KeepState: !a.opt.withState, MemoryLines: []string{}, MemoryFiles: []string{}}
 	if memErr == nil {
 		fp, err := mem.Footprint()
 		switch {
@@ -67,12 +63,12 @@ func runUninstall(a *app, args []string) error {
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	plan.Links = orEmpty(cairnLinks(home))
 	if dir, err := project.StateDir(a.getenv, wd); err == nil && isDir(dir) {
-		if *withState && !ownStateDir(dir) {
+		if a.opt.withState && !ownStateDir(dir) {
 			plan.Notes = append(plan.Notes, dir+" is not a project's .claude/cairn (CAIRN_STATE_DIR?): remove it yourself if you mean to")
 		} else {
 			plan.StateDir = dir
 		}
-		if m := filepath.Join(dir, l2MarkFile); fileExists(m) && !(*withState && plan.StateDir != "") {
+		if m := filepath.Join(dir, l2MarkFile); fileExists(m) && !(a.opt.withState && plan.StateDir != "") {
 			plan.Mark = m
 		}
 	}
@@ -92,7 +88,7 @@ func runUninstall(a *app, args []string) error {
 	if !a.json {
 		a.showPlan(&plan)
 	}
-	if !*yes {
+	if !a.opt.yes {
 		if !a.interactive() {
 			if a.json {
 				return a.printJSON(plan)
@@ -109,30 +105,27 @@ func runUninstall(a *app, args []string) error {
 	}
 
 	var failed []string
+	check := func(err error) {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = append(failed, err.Error())
+		}
+	}
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
 		if _, err := mem.RemoveCairn(); err != nil {
 			failed = append(failed, "auto-memory: "+err.Error())
 		}
 	}
 	if plan.Mark != "" {
-		if err := os.Remove(plan.Mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			failed = append(failed, err.Error())
-		}
+		check(os.Remove(plan.Mark))
 	}
 	for _, d := range plan.DataDirs {
-		if err := os.RemoveAll(d); err != nil {
-			failed = append(failed, err.Error())
-		}
+		check(os.RemoveAll(d))
 	}
 	for _, l := range plan.Links {
-		if err := os.Remove(l); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			failed = append(failed, err.Error())
-		}
+		check(os.Remove(l))
 	}
 	if !plan.KeepState && plan.StateDir != "" {
-		if err := os.RemoveAll(plan.StateDir); err != nil {
-			failed = append(failed, err.Error())
-		}
+		check(os.RemoveAll(plan.StateDir))
 	}
 	plan.Removed = len(failed) == 0
 	plan.Notes = append(plan.Notes, failed...)
@@ -153,24 +146,21 @@ func runUninstall(a *app, args []string) error {
 func (a *app) showPlan(p *uninstallPlan) {
 	w := a.stdout
 	fmt.Fprintln(w, "cairn uninstall removes:")
+	each := func(format string, items []string) {
+		for _, s := range items {
+			fmt.Fprintf(w, format, clean(s))
+		}
+	}
 	if len(p.MemoryLines)+len(p.MemoryFiles) > 0 {
 		fmt.Fprintf(w, "  from auto-memory %s:\n", clean(p.MemoryDir))
-		for _, l := range p.MemoryLines {
-			fmt.Fprintf(w, "    line in MEMORY.md: %s\n", clean(l))
-		}
-		for _, f := range p.MemoryFiles {
-			fmt.Fprintf(w, "    file %s\n", clean(f))
-		}
+		each("    line in MEMORY.md: %s\n", p.MemoryLines)
+		each("    file %s\n", p.MemoryFiles)
 	}
 	if p.Mark != "" {
 		fmt.Fprintf(w, "  memory mark: %s (with it, the next session would write the lines back)\n", clean(p.Mark))
 	}
-	for _, d := range p.DataDirs {
-		fmt.Fprintf(w, "  binaries: %s\n", clean(d))
-	}
-	for _, l := range p.Links {
-		fmt.Fprintf(w, "  link: %s\n", clean(l))
-	}
+	each("  binaries: %s\n", p.DataDirs)
+	each("  link: %s\n", p.Links)
 	if p.StateDir != "" {
 		if p.KeepState {
 			fmt.Fprintf(w, "It keeps the workflow state in %s (--with-state removes it too).\n", clean(p.StateDir))
@@ -190,13 +180,6 @@ func (a *app) say(notes ...string) {
 
 func (a *app) uninstallNext() {
 	fmt.Fprintln(a.stdout, "To remove the plugin from Claude Code too: claude plugin uninstall cairn@cairn, then claude plugin marketplace remove cairn.")
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // home is the user's home directory, from the environment cairn was given.
@@ -231,16 +214,9 @@ func pluginsDir(getenv func(string) string, home string) string {
 func dataDirs(getenv func(string) string, home string) []string {
 	var out []string
 	add := func(d string) {
-		if d == "" || !isDir(d) {
-			return
+		if d != "" && isDir(d) && !slices.Contains(out, filepath.Clean(d)) {
+			out = append(out, filepath.Clean(d))
 		}
-		d = filepath.Clean(d)
-		for _, o := range out {
-			if o == d {
-				return
-			}
-		}
-		out = append(out, d)
 	}
 	if d := getenv("CLAUDE_PLUGIN_DATA"); d != "" && strings.HasPrefix(strings.ToLower(filepath.Base(d)), "cairn-") {
 		add(d)

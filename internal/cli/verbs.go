@@ -1,67 +1,52 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-func runCheckpointDelete(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.DeleteCheckpoint(pos[0])
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		names, _ := e.ListCheckpoints("")
 		return fmt.Errorf("%w%s", err, orList(didYouMean(pos[0], names), "cairn checkpoint list shows the saved ones"))
 	}
 	return a.wrote(res, err)
 }
 
-func runVarsUnset(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 1, -1)
-	if err != nil {
-		return err
-	}
-	return a.wrote(e.UnsetVars(pos))
-}
+func runVarsUnset(a *app, pos []string, e *engine.Engine) error { return a.wrote(e.UnsetVars(pos)) }
 
-func runLogShow(a *app, args []string) error {
-	fs := a.flags()
-	tail := fs.Int("tail", 0, "only the last N entries")
-	pos, err := a.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	if *tail < 0 {
-		return &usageError{msg: "--tail: the value is a number of entries, 0 or more", cmd: a.name, usage: commands[a.name].usage}
+func runLogShow(a *app, pos []string, _ *engine.Engine) error {
+	if a.opt.tail < 0 {
+		return a.usageErr("--tail: the value is a number of entries, 0 or more")
 	}
 	e, err := a.engine()
 	if err != nil {
 		return err
 	}
 	lines, err := e.ReadLog(pos[0])
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: nothing was appended to it yet (cairn log append %s JSON adds an entry)", err, pos[0])
 	}
 	if err != nil {
 		return err
 	}
 	entries := lines.Lines
-	if *tail > 0 && len(entries) > *tail {
-		entries = entries[len(entries)-*tail:]
+	if n := a.opt.tail; n > 0 && len(entries) > n {
+		entries = entries[len(entries)-n:]
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
 	}
 	if a.json {
-		return printList(a, entries)
+		return a.printJSON(orEmpty(entries))
 	}
 	// One compact JSON value a line, as stored: jq and grep read it as they read the file.
 	for _, l := range entries {
@@ -82,11 +67,7 @@ type typeInfo struct {
 	Source      string              `json:"source"`
 }
 
-func runTypes(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
+func runTypes(a *app, pos []string, e *engine.Engine) error {
 	names := e.Definitions()
 	a.warn(e.Warnings()...)
 	if len(pos) == 1 {
@@ -97,14 +78,12 @@ func runTypes(a *app, args []string) error {
 	}
 	var out []typeInfo
 	for _, n := range names {
-		d, ok := e.Definition(n)
-		if !ok {
-			continue
+		if d, ok := e.Definition(n); ok {
+			out = append(out, describeType(d))
 		}
-		out = append(out, describeType(d))
 	}
 	if a.json {
-		return printList(a, out)
+		return a.printJSON(orEmpty(out))
 	}
 	for i, t := range out {
 		if i > 0 {
@@ -131,7 +110,9 @@ func writeType(a *app, t typeInfo) {
 		title += ": " + clean(t.Description)
 	}
 	fmt.Fprintln(w, title)
-	mark := func(p string) string {
+	row := func(label, v string) { fmt.Fprintf(w, "  %-12s %s\n", label, clean(v)) }
+	var phases []string
+	for _, p := range t.Phases {
 		var tags []string
 		if slices.Contains(t.Approvals, p) {
 			tags = append(tags, "approval")
@@ -139,48 +120,26 @@ func writeType(a *app, t typeInfo) {
 		if slices.Contains(t.Terminal, p) {
 			tags = append(tags, "terminal")
 		}
-		if len(tags) == 0 {
-			return p
+		if len(tags) > 0 {
+			p += " (" + strings.Join(tags, ", ") + ")"
 		}
-		return p + " (" + strings.Join(tags, ", ") + ")"
+		phases = append(phases, p)
 	}
-	var phases []string
-	for _, p := range t.Phases {
-		phases = append(phases, mark(p))
-	}
-	fmt.Fprintf(w, "  %-12s %s\n", "phases:", clean(strings.Join(phases, ", ")))
-	keys := make([]string, 0, len(t.Transitions))
+	row("phases:", strings.Join(phases, ", "))
+	label := "moves:"
 	for _, p := range t.Phases {
 		if len(t.Transitions[p]) > 0 {
-			keys = append(keys, p)
+			row(label, p+" -> "+strings.Join(t.Transitions[p], ", "))
+			label = ""
 		}
 	}
-	for i, p := range keys {
-		label := ""
-		if i == 0 {
-			label = "moves:"
-		}
-		fmt.Fprintf(w, "  %-12s %s -> %s\n", label, clean(p), clean(strings.Join(t.Transitions[p], ", ")))
-	}
-	approvals := "none"
-	if len(t.Approvals) > 0 {
-		approvals = strings.Join(t.Approvals, ", ")
-	}
-	fmt.Fprintf(w, "  %-12s %s\n", "approvals:", clean(approvals))
-	ttl := t.TTL
-	if ttl == "" {
-		ttl = "none"
-	}
-	fmt.Fprintf(w, "  %-12s %s\n", "ttl:", clean(ttl))
-	fmt.Fprintf(w, "  %-12s %s\n", "from:", clean(t.Source))
+	row("approvals:", cmp.Or(strings.Join(t.Approvals, ", "), "none"))
+	row("ttl:", cmp.Or(t.TTL, "none"))
+	row("from:", t.Source)
 }
 
-// record reads a workflow record, active or archived.
-func (a *app) record(id string) (*workflow.Record, error) {
-	e, err := a.engine()
-	if err != nil {
-		return nil, err
-	}
+// readRecord reads a workflow record, active or archived.
+func readRecord(e *engine.Engine, id string) (*workflow.Record, error) {
 	data, err := e.Show(id)
 	if err != nil {
 		return nil, err

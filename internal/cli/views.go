@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,15 +21,9 @@ import (
 // and its cost flat however many archives the project keeps.
 const listShown = 20
 
-func runList(a *app, args []string) error {
-	fs := a.flags()
-	every := fs.Bool("all", false, "list every archive (the table shows the newest 20)")
-	_, e, err := a.open(fs, args, 0, 0)
-	if err != nil {
-		return err
-	}
+func runList(a *app, _ []string, e *engine.Engine) error {
 	n := listShown
-	if a.json || *every {
+	if a.json || a.opt.all {
 		n = 0
 	}
 	all, more, err := e.ListRecent(n)
@@ -36,7 +31,7 @@ func runList(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		return printList(a, all)
+		return a.printJSON(orEmpty(all))
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(a.stdout, "No workflows on record.")
@@ -46,9 +41,8 @@ func runList(a *app, args []string) error {
 	fmt.Fprintln(tw, "ID\tTYPE\tPHASE\tSTATUS\tUPDATED\tCONTEXT")
 	for _, s := range all {
 		// An archived workflow's status is why it was archived: completed, replaced, expired...
-		status := s.Status
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(s.WorkflowID), clean(s.Type), clean(s.Phase),
-			clean(status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
+			clean(s.Status), stamp(s.UpdatedAt), textsafe.Clip(clean(s.Context), 60))
 	}
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")
@@ -56,28 +50,23 @@ func runList(a *app, args []string) error {
 	return tw.Flush()
 }
 
-// openWorkflow parses show's and history's [ID] and opens the engine; the ID defaults to the
-// active workflow's id.
-func (a *app) openWorkflow(args []string) (string, *engine.Engine, error) {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return "", nil, err
-	}
+// workflowID is show's and history's [ID], by default the active workflow's id.
+func workflowID(pos []string, e *engine.Engine) (string, error) {
 	if len(pos) > 0 {
-		return pos[0], e, nil
+		return pos[0], nil
 	}
 	s, err := e.Snapshot()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	if s.WorkflowID == "" {
-		return "", nil, errors.New("no active workflow; give a workflow id (cairn list shows them)")
+		return "", errors.New("no active workflow; give a workflow id (cairn list shows them)")
 	}
-	return s.WorkflowID, e, nil
+	return s.WorkflowID, nil
 }
 
-func runShow(a *app, args []string) error {
-	id, e, err := a.openWorkflow(args)
+func runShow(a *app, pos []string, e *engine.Engine) error {
+	id, err := workflowID(pos, e)
 	if err != nil {
 		return err
 	}
@@ -191,8 +180,8 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 	})
 }
 
-func runHistory(a *app, args []string) error {
-	id, e, err := a.openWorkflow(args)
+func runHistory(a *app, pos []string, e *engine.Engine) error {
+	id, err := workflowID(pos, e)
 	if err != nil {
 		return err
 	}
@@ -216,10 +205,8 @@ func runHistory(a *app, args []string) error {
 		if ev.Session != "" {
 			by = strings.TrimSpace(by + " " + ev.Session)
 		}
-		if by == "" {
-			by = "-"
-		}
-		change := ""
+		by = cmp.Or(by, "-")
+		var change string
 		switch {
 		case d.From == d.To:
 			change = d.To // a change within a phase

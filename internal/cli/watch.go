@@ -20,9 +20,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// checkpointsSubdir is where the store keeps checkpoints (checkpoints/NAME.json).
-const checkpointsSubdir = "checkpoints"
-
 // Debounce: one write is several events (temp file, rename, directory sync), and a burst of
 // writes should print once, but a steady stream must still show within maxDelay.
 const (
@@ -30,11 +27,7 @@ const (
 	maxDelay = 500 * time.Millisecond
 )
 
-func runWatch(a *app, args []string) error {
-	_, e, err := a.open(a.flags(), args, 0, 0)
-	if err != nil {
-		return err
-	}
+func runWatch(a *app, _ []string, e *engine.Engine) error {
 	ctx, stop := signal.NotifyContext(a.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return a.watch(ctx, e)
@@ -65,8 +58,9 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	if err := w.Add(dir); err != nil {
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", dir, err)}
 	}
-	cpDir := filepath.Join(dir, checkpointsSubdir)
-	cpWatched := w.Add(cpDir) == nil // absent until the first save: added when it appears
+	// The store's checkpoints/NAME.json, absent until the first save: added when it appears.
+	cpDir := filepath.Join(dir, "checkpoints")
+	cpWatched := w.Add(cpDir) == nil
 	// Watch first, then read, so a change between the two is not missed.
 	var last *engine.Snapshot
 	var lastRec *workflow.Record
@@ -81,7 +75,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 		}
 		var rec *workflow.Record
 		if s.WorkflowID != "" {
-			rec, _ = a.record(s.WorkflowID)
+			rec, _ = readRecord(e, s.WorkflowID)
 		}
 		if err := a.watchLine(e, last, s, lastRec, rec); err != nil {
 			return err
@@ -107,8 +101,9 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	if err := show(); err != nil {
 		return err
 	}
-	var fire <-chan time.Time
-	var timer *time.Timer
+	// Since Go 1.23 a stopped timer sends nothing, and Reset starts it afresh.
+	timer := time.NewTimer(maxDelay)
+	timer.Stop()
 	var pending time.Time // when the first unprinted event came
 	for {
 		select {
@@ -124,7 +119,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 				if cpWatched = w.Add(cpDir) == nil; cpWatched {
 					ents, _ := durable.ReadDirPath(cpDir)
 					for _, e := range ents {
-						if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
+						if n, ok := checkpointName(e.Name()); ok {
 							cps[n] = true
 						}
 					}
@@ -136,8 +131,8 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 					continue
 				}
 			case filepath.Dir(ev.Name) == cpDir:
-				n, ok := strings.CutSuffix(filepath.Base(ev.Name), ".json")
-				if !ok || strings.HasPrefix(n, ".") || ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
+				n, ok := checkpointName(ev.Name)
+				if !ok || ev.Has(fsnotify.Chmod) && !ev.Has(fsnotify.Write) {
 					continue // temp files; a chmod is no change of content
 				}
 				cps[n] = true
@@ -148,20 +143,14 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			if pending.IsZero() {
 				pending = now
 			}
-			wait := min(quiet, maxDelay-now.Sub(pending))
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			fire = timer.C
+			timer.Reset(min(quiet, maxDelay-now.Sub(pending)))
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			a.warn("watching " + dir + ": " + err.Error())
-		case <-fire:
-			fire, pending = nil, time.Time{}
+		case <-timer.C:
+			pending = time.Time{}
 			if err := show(); err != nil {
 				return err
 			}
@@ -172,6 +161,12 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	}
 }
 
+// checkpointName is the checkpoint the file checkpoints/NAME.json holds; false for temp files.
+func checkpointName(file string) (string, bool) {
+	n, ok := strings.CutSuffix(filepath.Base(file), ".json")
+	return n, ok && !strings.HasPrefix(n, ".")
+}
+
 // watchLine prints one change: a JSON line, or for a person the time, the workflow, what
 // changed and who changed it (and the type and context when the workflow is new).
 func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapshot, prevRec, rec *workflow.Record) error {
@@ -179,19 +174,16 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 	var changes []string
 	by := ""
 	if s.WorkflowID != "" {
-		if prev != nil && prev.WorkflowID == s.WorkflowID {
-			changes = recordChanges(prevRec, rec)
-		}
 		from := int64(0)
 		if prev != nil && prev.WorkflowID == s.WorkflowID {
-			from = prev.Revision
+			changes, from = recordChanges(prevRec, rec), prev.Revision
 		}
 		if prev != nil {
 			by = a.changedBy(e, s.WorkflowID, from)
 		}
 	}
 	if a.json {
-		return a.jsonWatchLine(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
+		return json.NewEncoder(a.stdout).Encode(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
 			SessionID: s.SessionID, UpdatedAt: s.UpdatedAt, Changes: changes, By: by})
 	}
 	t := a.style(dim, now.Local().Format("15:04:05"))
@@ -199,10 +191,8 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 		_, err := fmt.Fprintf(a.stdout, "%s  no active workflow\n", t)
 		return err
 	}
-	if prev == nil || prev.WorkflowID != s.WorkflowID {
-		if rec != nil {
-			fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, a.style(bold, clean(s.WorkflowID)), clean(rec.Type), clean(rec.Context))
-		}
+	if rec != nil && (prev == nil || prev.WorkflowID != s.WorkflowID) {
+		fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, a.style(bold, clean(s.WorkflowID)), clean(rec.Type), clean(rec.Context))
 	}
 	line := fmt.Sprintf("%s  %s  phase %s  revision %d", t, clean(s.WorkflowID), a.style(cyan, clean(s.Phase)), s.Revision)
 	if len(changes) > 0 {
@@ -225,18 +215,9 @@ func (a *app) watchNote(s *engine.Snapshot, what string) error {
 		if s != nil {
 			l.WorkflowID, l.Revision, l.Phase, l.SessionID, l.UpdatedAt = s.WorkflowID, s.Revision, s.Phase, s.SessionID, s.UpdatedAt
 		}
-		return a.jsonWatchLine(l)
+		return json.NewEncoder(a.stdout).Encode(l)
 	}
 	_, err := fmt.Fprintf(a.stdout, "%s  %s\n", a.style(dim, now.Local().Format("15:04:05")), a.style(bold, clean(what)))
-	return err
-}
-
-func (a *app) jsonWatchLine(l watchLine) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
 	return err
 }
 

@@ -17,53 +17,38 @@ type strs []string
 func (s *strs) String() string     { return strings.Join(*s, ",") }
 func (s *strs) Set(v string) error { *s = append(*s, v); return nil }
 
-func runStart(a *app, args []string) error {
-	fs := a.flags()
-	var req engine.StartRequest
-	fs.StringVar(&req.WorkflowID, "id", "", "the workflow id (default: generated)")
-	fs.StringVar(&req.Scope, "scope", "", "free-text scope, like standard")
-	fs.StringVar(&req.TTL, "ttl", "", "inactivity after which it expires, like 24h")
-	fs.BoolVar(&req.Replace, "replace", false, "archive an active workflow first")
-	pos, e, err := a.open(fs, args, 2, 2)
-	if err != nil {
-		return err
+// last is the value given last, "" when none was.
+func (s strs) last() string {
+	if len(s) == 0 {
+		return ""
 	}
-	req.Type, req.Context = pos[0], pos[1]
+	return s[len(s)-1]
+}
+
+func runStart(a *app, pos []string, e *engine.Engine) error {
+	req := engine.StartRequest{Type: pos[0], Context: pos[1], WorkflowID: a.opt.id, Scope: a.opt.scope, TTL: a.opt.ttl,
+		Replace: a.opt.replace}
 	res, err := e.Start(req)
 	if err != nil {
 		if names := e.Definitions(); !slices.Contains(names, req.Type) {
-			return withHint(err, didYouMean(req.Type, names))
+			return fmt.Errorf("%w%s", err, didYouMean(req.Type, names))
 		}
 		return err
 	}
-	return a.result(res, nil, false)
+	return a.told(res, nil)
 }
 
-func runTransition(a *app, args []string) error {
-	fs := a.flags()
-	var req engine.TransitionRequest
-	var outputs strs
-	var checkpoint string
-	fs.StringVar(&req.From, "from", "", "move only if the workflow is in this phase")
-	fs.StringVar(&req.Note, "note", "", "a one-line note for the history")
-	fs.Var(&outputs, "output", "an output of the phase being left (repeatable)")
-	fs.StringVar(&checkpoint, "checkpoint", "", "a JSON object kept in the metadata of the phase being left")
-	pos, err := a.parse(fs, args, 1, 2)
-	if err != nil {
-		return err
-	}
-	req.To = pos[len(pos)-1]
+func runTransition(a *app, pos []string, _ *engine.Engine) error {
+	req := engine.TransitionRequest{To: pos[len(pos)-1], From: a.opt.from, Note: a.opt.note, Outputs: a.opt.outputs}
 	if len(pos) == 2 {
 		// sm_transition FROM TO, the seed's two-argument form.
 		if req.From != "" && req.From != pos[0] {
-			return &usageError{msg: fmt.Sprintf("FROM given twice and different: %q and --from %q", pos[0], req.From),
-				cmd: a.name, usage: commands[a.name].usage}
+			return a.usageErr("FROM given twice and different: %q and --from %q", pos[0], req.From)
 		}
 		req.From = pos[0]
 	}
-	req.Outputs = outputs
-	if checkpoint != "" {
-		req.Checkpoint = json.RawMessage(checkpoint)
+	if a.opt.checkpoint != "" {
+		req.Checkpoint = json.RawMessage(a.opt.checkpoint)
 	}
 	e, err := a.engine()
 	if err != nil {
@@ -74,7 +59,7 @@ func runTransition(a *app, args []string) error {
 		if d, _ := a.active(); d != nil {
 			for _, p := range []string{req.To, req.From} {
 				if p != "" && !d.HasPhase(p) {
-					return withHint(err, didYouMean(p, d.Phases))
+					return fmt.Errorf("%w%s", err, didYouMean(p, d.Phases))
 				}
 			}
 		}
@@ -83,25 +68,17 @@ func runTransition(a *app, args []string) error {
 	if !res.Changed {
 		// Seed 003: a same-state transition is a success that says so, on stderr.
 		fmt.Fprintf(a.stderr, "INFO: %s\n", textsafe.OneLine(res.Message))
-		a.warn(res.Warnings...)
-		if a.json {
-			return a.printJSON(res)
-		}
-		return nil
+		return a.wrote(res, nil)
 	}
 	if len(res.Allowed) > 0 && !a.json {
 		res.Message += "; allowed next: " + strings.Join(res.Allowed, ", ")
 	}
-	return a.result(res, nil, false)
+	return a.told(res, nil)
 }
 
-func runComplete(a *app, args []string) error {
-	pos, err := a.parse(a.flags(), args, 1, 1)
-	if err != nil {
-		return err
-	}
+func runComplete(a *app, pos []string, _ *engine.Engine) error {
 	if strings.TrimSpace(pos[0]) == "" {
-		return &usageError{msg: "OUTCOME is empty: say in one line what was achieved", cmd: a.name, usage: commands[a.name].usage}
+		return a.usageErr("OUTCOME is empty: say in one line what was achieved")
 	}
 	e, err := a.engine()
 	if err != nil {
@@ -110,34 +87,18 @@ func runComplete(a *app, args []string) error {
 	return a.told(e.Complete(pos[0]))
 }
 
-func runApprove(a *app, args []string) error {
-	pos, e, err := a.open(a.flags(), args, 0, 1)
-	if err != nil {
-		return err
-	}
+func runApprove(a *app, pos []string, e *engine.Engine) error {
 	// Claude Code sets CLAUDECODE in every shell it starts: the agent's Bash tool, a slash
 	// command's shell block, the hooks. There the agent could approve its own work, so the
 	// gate would not gate; a person approves from a terminal of their own.
 	if a.getenv("CLAUDECODE") != "" {
 		return &codeError{code: ExitRefused, msg: "not approved: this shell was started by Claude Code (CLAUDECODE is set), where the agent could run it too; a person runs cairn approve in a terminal of their own"}
 	}
-	note := ""
-	if len(pos) == 1 {
-		note = pos[0]
-	}
-	return a.told(e.Approve(note))
+	return a.told(e.Approve(optional(pos, "")))
 }
 
-func runTask(a *app, args []string) error {
-	fs := a.flags()
-	var req engine.TaskRequest
-	fs.StringVar(&req.Output, "output", "", "the file the task produced")
-	fs.StringVar(&req.Note, "note", "", "a one-line note")
-	pos, e, err := a.open(fs, args, 2, 2)
-	if err != nil {
-		return err
-	}
-	req.ID, req.Status = pos[0], pos[1]
+func runTask(a *app, pos []string, e *engine.Engine) error {
+	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
 	return a.told(claimsync.Task(a.ctx, o, req.ID, req.Status, func() (*engine.Result, error) { return e.UpdateTask(req) }))
