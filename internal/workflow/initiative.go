@@ -291,30 +291,6 @@ func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChan
 	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
 }
 
-// CompleteInitiativeTask records one more task done in a milestone (and its total, when
-// total > 0). Only initiative.json changes: the status file is not synced for task progress.
-func CompleteInitiativeTask(in *Initiative, milestoneID string, total int, now time.Time) (InitiativeChange, error) {
-	i, err := workableMilestone(in, milestoneID, "task progress")
-	if err != nil {
-		return InitiativeChange{}, err
-	}
-	if total < 0 {
-		return InitiativeChange{}, fmt.Errorf("milestone %s: task total %d is negative", milestoneID, total)
-	}
-	n := in.Clone()
-	m := &n.Milestones[i]
-	if total > 0 {
-		m.TasksTotal = total
-	}
-	m.TasksDone++
-	if m.TasksTotal > 0 && m.TasksDone > m.TasksTotal {
-		return InitiativeChange{}, fmt.Errorf("milestone %s already has all %d tasks done; nothing was changed", milestoneID, m.TasksTotal)
-	}
-	n.LastUpdated = now.UTC()
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true}, nil
-}
-
 // progress is the percentage done: each milestone counts equally, a milestone in progress by
 // its share of tasks done.
 func (in *Initiative) progress() int {
