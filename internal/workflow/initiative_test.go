@@ -68,7 +68,7 @@ func TestInitiativeMilestonesAndProgress(t *testing.T) {
 		t.Fatalf("start: %v %+v", err, ch.Initiative)
 	}
 	in = ch.Initiative.Clone()
-	in.Milestones[0].TasksDone, in.Milestones[0].TasksTotal = 1, 4 // as a file may record them
+	in.Milestones[0].TasksDone, in.Milestones[0].TasksTotal = 1, 4                                                                                // as a file may record them
 	if ch, err := workflow.AddMilestone(in, workflow.MilestoneSpec{ID: "m3"}, t0.Add(2*time.Minute)); err != nil || ch.Initiative.Progress != 8 { // 1/4 of one of three milestones
 		t.Fatalf("progress: %v %d", err, ch.Initiative.Progress)
 	}
