@@ -68,8 +68,9 @@ func TestInitiativeMilestonesAndProgress(t *testing.T) {
 		t.Fatalf("start: %v %+v", err, ch.Initiative)
 	}
 	in = ch.Initiative.Clone()
-	in.Milestones[0].TasksDone, in.Milestones[0].TasksTotal = 1, 4                                                                                // as a file may record them
-	if ch, err := workflow.AddMilestone(in, workflow.MilestoneSpec{ID: "m3"}, t0.Add(2*time.Minute)); err != nil || ch.Initiative.Progress != 8 { // 1/4 of one of three milestones
+	// Task counts as a file may record them: 1/4 of one of three milestones.
+	in.Milestones[0].TasksDone, in.Milestones[0].TasksTotal = 1, 4
+	if ch, err := workflow.AddMilestone(in, workflow.MilestoneSpec{ID: "m3"}, t0.Add(2*time.Minute)); err != nil || ch.Initiative.Progress != 8 {
 		t.Fatalf("progress: %v %d", err, ch.Initiative.Progress)
 	}
 	ch, err = workflow.CompleteMilestone(in, "m1", t0.Add(3*time.Minute))
