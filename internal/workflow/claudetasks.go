@@ -77,7 +77,7 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	}
 	if !completed {
 		if existing >= 0 {
-			return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+			return unchanged(r), nil
 		}
 		return UpdateTask(r, TaskUpdate{ID: id, Status: TaskPending, Note: subj}, now, by)
 	}

@@ -41,7 +41,7 @@ func Heartbeat(r *Record, by Actor, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	if by.SessionID == "" || (r.Owner != nil && r.Owner.SessionID != "" && r.Owner.SessionID != by.SessionID) {
-		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		return unchanged(r), nil
 	}
 	n := r.Clone()
 	o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now.UTC()}

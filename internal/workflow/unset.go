@@ -11,10 +11,7 @@ func UnsetVar(r *Record, key string, now time.Time, by Actor) (Result, error) {
 		return Result{}, err
 	}
 	if _, ok := r.Vars[key]; !ok {
-		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		return unchanged(r), nil
 	}
-	n := r.Clone()
-	warnings := touch(n, by, now.UTC())
-	delete(n.Vars, key)
-	return Result{Record: n, Changed: true, Event: EventVar, From: r.State, To: r.State, Warnings: warnings}, nil
+	return change(r, EventVar, now.UTC(), by, func(n *Record) { delete(n.Vars, key) }), nil
 }
