@@ -63,15 +63,12 @@ type (
 	enforcementJSON Enforcement
 )
 
-// MarshalJSON writes the violation with its unknown members appended.
 func (v Violation) MarshalJSON() ([]byte, error) { return encodeKnown(violationJSON(v), v.Extra) }
 
-// UnmarshalJSON reads the violation, keeping unknown members in Extra.
 func (v *Violation) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x violationJSON, extra unknown) { *v = Violation(x); v.Extra = extra })
+	return decodeKnown(b, (*violationJSON)(v), &v.Extra)
 }
 
-// MarshalJSON writes the enforcement with its unknown members appended.
 func (e Enforcement) MarshalJSON() ([]byte, error) {
 	if e.Violations == nil {
 		e.Violations = []Violation{}
@@ -79,9 +76,8 @@ func (e Enforcement) MarshalJSON() ([]byte, error) {
 	return encodeKnown(enforcementJSON(e), e.Extra)
 }
 
-// UnmarshalJSON reads the enforcement, keeping unknown members in Extra.
 func (e *Enforcement) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x enforcementJSON, extra unknown) { *e = Enforcement(x); e.Extra = extra })
+	return decodeKnown(b, (*enforcementJSON)(e), &e.Extra)
 }
 
 // NewEnforcement normalises the violations' severities and derives Blocking (true exactly when

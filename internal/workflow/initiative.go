@@ -79,15 +79,12 @@ type (
 	initiativeJSON Initiative
 )
 
-// MarshalJSON writes the milestone with its unknown members appended.
 func (m Milestone) MarshalJSON() ([]byte, error) { return encodeKnown(milestoneJSON(m), m.Extra) }
 
-// UnmarshalJSON reads the milestone, keeping unknown members in Extra.
 func (m *Milestone) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x milestoneJSON, extra unknown) { *m = Milestone(x); m.Extra = extra })
+	return decodeKnown(b, (*milestoneJSON)(m), &m.Extra)
 }
 
-// MarshalJSON writes the initiative with its unknown members appended.
 func (in Initiative) MarshalJSON() ([]byte, error) {
 	if in.Milestones == nil {
 		in.Milestones = []Milestone{}
@@ -95,9 +92,8 @@ func (in Initiative) MarshalJSON() ([]byte, error) {
 	return encodeKnown(initiativeJSON(in), in.Extra)
 }
 
-// UnmarshalJSON reads the initiative, keeping unknown members in Extra.
 func (in *Initiative) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x initiativeJSON, extra unknown) { *in = Initiative(x); in.Extra = extra })
+	return decodeKnown(b, (*initiativeJSON)(in), &in.Extra)
 }
 
 // Clone returns a deep copy.
