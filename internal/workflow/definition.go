@@ -3,9 +3,9 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -201,12 +201,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 			}
 		}
 	}
-	froms := make([]string, 0, len(fm.Transitions))
-	for from := range fm.Transitions {
-		froms = append(froms, from)
-	}
-	sort.Strings(froms)
-	for _, rawFrom := range froms {
+	for _, rawFrom := range slices.Sorted(maps.Keys(fm.Transitions)) {
 		from := NormalizeName(rawFrom)
 		if !slices.Contains(d.Phases, from) {
 			return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions names phase %q, which is not in phases (%s)", from, strings.Join(d.Phases, ", "))

@@ -94,7 +94,7 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 			return Enforcement{}, fmt.Errorf("violation %d: code is empty: give each violation a code such as V-TEST-03", i+1)
 		}
 		v.Severity = sev
-		v.Extra = cloneRaw(v.Extra)
+		v.Extra = deepCopy(v.Extra)
 		out = append(out, v)
 	}
 	e := Enforcement{Violations: out}

@@ -323,7 +323,7 @@ func touch(r *Record, by Actor, now time.Time) []string {
 	if by.SessionID != "" || by.PID != 0 {
 		o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
 		if r.Owner != nil {
-			o.Extra = cloneRaw(r.Owner.Extra)
+			o.Extra = r.Owner.Extra // r is the operation's own copy
 		}
 		r.Owner = o
 	}

@@ -1,8 +1,10 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -34,11 +36,7 @@ const (
 
 // Valid reports whether s is one of the known phase statuses.
 func (s PhaseStatus) Valid() bool {
-	switch s {
-	case PhasePending, PhaseInProgress, PhaseComplete, PhaseFailed, PhaseBlocked:
-		return true
-	}
-	return false
+	return slices.Contains([]PhaseStatus{PhasePending, PhaseInProgress, PhaseComplete, PhaseFailed, PhaseBlocked}, s)
 }
 
 // Record is the schema-2.0 workflow record (L1), one JSON document per workflow. Its JSON names
@@ -110,11 +108,7 @@ const (
 
 // Valid reports whether s is one of the known task statuses.
 func (s TaskStatus) Valid() bool {
-	switch s {
-	case TaskPending, TaskRunning, TaskDone, TaskFailed:
-		return true
-	}
-	return false
+	return slices.Contains([]TaskStatus{TaskPending, TaskRunning, TaskDone, TaskFailed}, s)
 }
 
 // Task is one unit of work inside a phase (seed 002's execution progress). Attempts counts the
@@ -207,21 +201,7 @@ func (r *Record) CompletedPhases(def *Definition) []string {
 		return len(done) + 1<<20
 	}
 	slices.SortFunc(done, func(a, b string) int {
-		oa, ob := order(a), order(b)
-		if oa != ob {
-			return oa - ob
-		}
-		ta, tb := r.Phases[a].CompletedAt, r.Phases[b].CompletedAt
-		if c := ta.Compare(tb); c != 0 {
-			return c
-		}
-		if a < b {
-			return -1
-		}
-		if a > b {
-			return 1
-		}
-		return 0
+		return cmp.Or(order(a)-order(b), r.Phases[a].CompletedAt.Compare(r.Phases[b].CompletedAt), strings.Compare(a, b))
 	})
 	return done
 }

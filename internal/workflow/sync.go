@@ -3,6 +3,7 @@ package workflow
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -47,10 +48,7 @@ func StatusDocFrom(in *Initiative, prev *StatusDoc) StatusDoc {
 		d.Milestones = append(d.Milestones, StatusMilestone{ID: m.ID, Title: m.Title, Status: m.Status})
 	}
 	if prev != nil && len(prev.Extra) > 0 {
-		d.Extra = map[string]any{}
-		for k, v := range prev.Extra {
-			d.Extra[k] = v
-		}
+		d.Extra = maps.Clone(prev.Extra)
 	}
 	return d
 }
@@ -149,8 +147,7 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	for _, sm := range doc.Milestones {
 		m := Milestone{ID: sm.ID, Title: sm.Title, Status: sm.Status}
 		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == sm.ID }); i >= 0 {
-			old := in.Milestones[i]
-			old.Extra = cloneRaw(old.Extra)
+			old := n.Milestones[i] // n is in's copy: its Extra is its own
 			old.Title = cmp.Or(sm.Title, old.Title)
 			old.Status = sm.Status
 			m = old

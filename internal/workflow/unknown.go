@@ -130,14 +130,3 @@ func isKnown(known map[string]bool, k string) bool {
 	}
 	return false
 }
-
-func cloneRaw(m unknown) unknown {
-	if m == nil {
-		return nil
-	}
-	out := make(unknown, len(m))
-	for k, v := range m {
-		out[k] = append(json.RawMessage(nil), v...)
-	}
-	return out
-}
