@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -30,13 +31,8 @@ const SessionStartName = "cairn-session-start"
 // yaml reads the project's own workflow definitions and seed 001's milestone files
 // (yamldoc.Codec in the binary); nil leaves them unread, each one reported.
 func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(SessionStartName, stdin, stdout, stderr, getenv,
-		func(ctx context.Context, r *Runner, stdin io.Reader) []byte {
-			return sessionStart(ctx, r, stdin, getenv, yaml)
-		},
-		func(why string) string {
-			return "Cairn: the session-start check stopped early (" + why + "); workflow state was not read this time, details on stderr."
-		})
+	return Main(SessionStartName, stdin, stdout, stderr, getenv, yaml, sessionStart,
+		"Cairn: the session-start check stopped early (%s); workflow state was not read this time, details on stderr.")
 }
 
 func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
@@ -125,7 +121,7 @@ func claudePID(getenv func(string) string) (int, string) {
 // summary is the one stderr line that says what happened.
 func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), logSession(sessionID), pid, orDash(res.Tier))
+	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", cmp.Or(source, "-"), logSession(sessionID), pid, cmp.Or(res.Tier, "-"))
 	if res.WorkflowID != "" {
 		fmt.Fprintf(&b, " workflow=%s phase=%s", res.WorkflowID, res.Phase)
 	}
@@ -192,11 +188,4 @@ func isUUID(s string) bool {
 		}
 	}
 	return true
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
