@@ -64,7 +64,7 @@ func ValidName(s string) error {
 	if len(s) > maxNameLen {
 		return fmt.Errorf("name %q is longer than %d characters", s, maxNameLen)
 	}
-	if !shaped(s, lowerOrDigit, func(c byte) bool { return lowerOrDigit(c) || c == '_' || c == '-' }) {
+	if !shaped(s, lowerOrDigit, nameByte) {
 		return fmt.Errorf("name %q is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", s)
 	}
 	return nil
@@ -167,18 +167,15 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		}
 		d.Phases = append(d.Phases, p)
 	}
-	declared := func(key, p string) (int, string) {
-		if !slices.Contains(d.Phases, p) {
-			return loc.Item(key, p), fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
-		}
-		return 0, ""
+	notPhase := func(key, p string) string {
+		return fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
 	}
 
 	d.Terminal = nil
 	for _, p := range fm.Terminal {
 		p = NormalizeName(p)
-		if ln, r := declared("terminal", p); r != "" {
-			return nil, ln, r
+		if !d.HasPhase(p) {
+			return nil, loc.Item("terminal", p), notPhase("terminal", p)
 		}
 		if !slices.Contains(d.Terminal, p) {
 			d.Terminal = append(d.Terminal, p)
@@ -204,7 +201,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 	for _, rawFrom := range slices.Sorted(maps.Keys(fm.Transitions)) {
 		from := NormalizeName(rawFrom)
 		if !slices.Contains(d.Phases, from) {
-			return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions names phase %q, which is not in phases (%s)", from, strings.Join(d.Phases, ", "))
+			return nil, loc.MapKey("transitions", from), notPhase("transitions", from)
 		}
 		if _, dup := d.Transitions[from]; dup {
 			return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions lists phase %q twice", from)
@@ -212,8 +209,8 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		var tos []string
 		for _, to := range fm.Transitions[rawFrom] {
 			to = NormalizeName(to)
-			if ln, r := declared("transitions", to); r != "" {
-				return nil, ln, r
+			if !d.HasPhase(to) {
+				return nil, loc.Item("transitions", to), notPhase("transitions", to)
 			}
 			if to == from {
 				return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
@@ -255,7 +252,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 	for p, v := range fm.Verbs {
 		p = NormalizeName(p)
 		if !slices.Contains(d.Phases, p) {
-			return nil, loc.MapKey("verbs", p), fmt.Sprintf("verbs names phase %q, which is not in phases (%s)", p, strings.Join(d.Phases, ", "))
+			return nil, loc.MapKey("verbs", p), notPhase("verbs", p)
 		}
 		v = strings.TrimSpace(v)
 		if v == "" || strings.ContainsAny(v, "\r\n") {
@@ -266,8 +263,8 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 
 	for _, p := range fm.Approvals {
 		p = NormalizeName(p)
-		if ln, r := declared("approvals", p); r != "" {
-			return nil, ln, r
+		if !d.HasPhase(p) {
+			return nil, loc.Item("approvals", p), notPhase("approvals", p)
 		}
 		if slices.Contains(d.Terminal, p) {
 			return nil, loc.Item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
@@ -367,6 +364,9 @@ func shaped(s string, first, rest func(c byte) bool) bool {
 }
 
 func lowerOrDigit(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+// nameByte is what a type or phase name holds after its first byte.
+func nameByte(c byte) bool { return lowerOrDigit(c) || c == '_' || c == '-' }
 
 func letter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 

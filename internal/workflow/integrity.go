@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -135,11 +136,7 @@ func Check(in CheckInput) []Finding {
 		}
 	}
 	if in.By.SessionID != "" {
-		live := in.LiveWindow
-		if live == 0 {
-			live = DefaultLiveWindow
-		}
-		if w := OwnershipWarning(r, in.By, in.Now, live); w != "" {
+		if w := OwnershipWarning(r, in.By, in.Now, cmp.Or(in.LiveWindow, DefaultLiveWindow)); w != "" {
 			add(FindingOwnedElsewhere, Medium, "%s", w)
 		}
 	}

@@ -589,15 +589,7 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 // word (lower case, digits, '_' and '-', at most 64) that has no secret's shape. Anything
 // else may be whatever the caller pasted, and is not repeated.
 func echoable(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return secrets.ScanString(s) == nil
+	return len(s) <= 64 && shaped(s, nameByte, nameByte) && secrets.ScanString(s) == nil
 }
 
 func validVarKey(k string) error {

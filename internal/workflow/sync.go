@@ -152,9 +152,7 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 			old.Status = sm.Status
 			m = old
 		}
-		if m.Status == "" {
-			m.Status = MilestonePending
-		}
+		m.Status = cmp.Or(m.Status, MilestonePending)
 		merged = append(merged, m)
 	}
 	n.Milestones = merged
@@ -187,11 +185,7 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: textsafe.OneLine(doc.Title), Status: doc.Status,
 		Milestones: []Milestone{}, CurrentMilestone: doc.CurrentMilestone, LastUpdated: at}
 	for _, sm := range doc.Milestones {
-		st := sm.Status
-		if st == "" {
-			st = MilestonePending
-		}
-		n.Milestones = append(n.Milestones, Milestone{ID: sm.ID, Title: sm.Title, Status: st})
+		n.Milestones = append(n.Milestones, Milestone{ID: sm.ID, Title: sm.Title, Status: cmp.Or(sm.Status, MilestonePending)})
 	}
 	n.Progress = n.progress()
 	return n, nil
