@@ -113,25 +113,6 @@ func Open(env Env, opt Options) (*Memory, error) {
 	return New(loc, opt), nil
 }
 
-// Probe checks, without touching MEMORY.md or Cairn's files, that L2 can be written: the
-// directory exists or can be created, and a file can be created in it (a hidden probe file,
-// removed at once). Nil means usable; otherwise an *UnavailableError for the degradation tier.
-func (m *Memory) Probe() error {
-	if err := m.usable(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(m.loc.Dir, 0o700); err != nil {
-		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
-	}
-	f, err := os.CreateTemp(m.loc.Dir, ".tmp-cairn-probe-*")
-	if err != nil {
-		return unavailable("the memory directory "+m.loc.Dir+" is not writable", err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
-}
-
 // Location is where this Memory reads and writes.
 func (m *Memory) Location() Location { return m.loc }
 

@@ -39,9 +39,6 @@ type Restored struct {
 	Deferred bool
 }
 
-// Any reports whether anything was put back.
-func (r Restored) Any() bool { return r.Index || r.Topic }
-
 // CurrentMark reads Cairn's index line and topic file as they are now: the mark to keep
 // right after a write of ours.
 func (m *Memory) CurrentMark() (Mark, error) {
