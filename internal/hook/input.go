@@ -47,8 +47,15 @@ func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 	done := make(chan result, 1)
 	var partial chunkBuffer
 	go func() {
-		data, err := readLimited(r, limit, &partial)
-		done <- result{data, err}
+		n, err := io.Copy(&partial, io.LimitReader(r, limit+1))
+		switch {
+		case n > limit:
+			done <- result{nil, fmt.Errorf("%w of %d bytes", ErrInputTooLarge, limit)}
+		case err != nil:
+			done <- result{partial.snapshot(), fmt.Errorf("reading stdin: %w", err)}
+		default:
+			done <- result{partial.snapshot(), nil}
+		}
 	}()
 	if wait <= 0 {
 		res := <-done
@@ -61,27 +68,6 @@ func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 		return res.data, res.err
 	case <-timer.C:
 		return partial.snapshot(), ErrInputTimeout
-	}
-}
-
-func readLimited(r io.Reader, limit int64, buf *chunkBuffer) ([]byte, error) {
-	chunk := make([]byte, 32<<10)
-	var total int64
-	for {
-		n, err := r.Read(chunk)
-		if n > 0 {
-			total += int64(n)
-			if total > limit {
-				return nil, fmt.Errorf("%w of %d bytes", ErrInputTooLarge, limit)
-			}
-			buf.append(chunk[:n])
-		}
-		if err == io.EOF {
-			return buf.snapshot(), nil
-		}
-		if err != nil {
-			return buf.snapshot(), fmt.Errorf("reading stdin: %w", err)
-		}
 	}
 }
 
@@ -234,10 +220,11 @@ type chunkBuffer struct {
 	data []byte
 }
 
-func (b *chunkBuffer) append(p []byte) {
+func (b *chunkBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.data = append(b.data, p...)
-	b.mu.Unlock()
+	return len(p), nil
 }
 
 func (b *chunkBuffer) snapshot() []byte {
