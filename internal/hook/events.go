@@ -68,7 +68,6 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, false)
 	if err != nil {
-		r.Logf("opening Cairn's state: %v", err)
 		return nil
 	}
 	defer closeState(r, e)

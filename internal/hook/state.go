@@ -18,12 +18,16 @@ func sessionOf(ev Event, getenv func(string) string) string {
 // openState opens Cairn's state for a hook: cfg with getenv, yaml and the lock wait left
 // before ctx's deadline. guess: without a project dir it knows for sure (projectDirGiven) the
 // hook reads the working directory's project, creates nothing there, and says so on stderr.
+// A failure is a line on stderr too.
 func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
 	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, LockWait(ctx), yaml
 	guessed := guess && !projectDirGiven(getenv)
 	cfg.NoCreate = guessed
 	e, err := engine.Open(cfg)
-	if err == nil && guessed {
+	switch {
+	case err != nil:
+		r.Logf("opening Cairn's state: %v", err)
+	case guessed:
 		r.Logf("%s", guessedRoot(e.ProjectRoot()))
 	}
 	return e, err

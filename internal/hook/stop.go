@@ -46,7 +46,6 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {
-		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())
 	}
 	defer closeState(r, e)

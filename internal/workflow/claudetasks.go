@@ -49,10 +49,7 @@ func (t ClaudeTask) subject() string {
 	if s == "" {
 		s = textsafe.OneLine(t.Description)
 	}
-	if r := []rune(s); len(r) > maxSubject {
-		s = string(r[:maxSubject-1]) + "…"
-	}
-	return s
+	return textsafe.Clip(s, maxSubject)
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in

@@ -155,17 +155,14 @@ func NewInitiative(id, title string, milestones []MilestoneSpec, now time.Time) 
 	in := &Initiative{Version: SchemaVersion, ID: id, Title: textsafe.OneLine(title), Status: InitiativeCreated,
 		Milestones: []Milestone{}, CreatedAt: now, LastUpdated: now}
 	for _, m := range milestones {
-		mid := strings.TrimSpace(m.ID)
-		if mid == "" || strings.ContainsAny(mid, "\r\n") {
-			return nil, fmt.Errorf("creating initiative %s: milestone id %q is not one non-empty line", id, m.ID)
+		ch, err := AddMilestone(in, m, now)
+		if err == nil && !ch.Changed {
+			err = fmt.Errorf("milestone %s is listed twice", strings.TrimSpace(m.ID))
 		}
-		if slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == mid }) {
-			return nil, fmt.Errorf("creating initiative %s: milestone %s is listed twice", id, mid)
+		if err != nil {
+			return nil, fmt.Errorf("creating initiative %s: %w", id, err)
 		}
-		in.Milestones = append(in.Milestones, Milestone{ID: mid, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
-	}
-	if len(in.Milestones) > 0 {
-		in.CurrentMilestone = in.Milestones[0].ID
+		in = ch.Initiative
 	}
 	return in, nil
 }
