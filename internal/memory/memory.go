@@ -11,9 +11,9 @@
 // an atomic exchange that hands back exactly what it displaced, so a write that slipped in
 // is seen and the edit redone on it), and retries a bounded number of times.
 //
-// L2 is never critical: every failure comes back as an *UnavailableError whose Warning is
-// the seed's "Auto-memory unavailable — learnings will not persist", and nothing here panics
-// or waits long. It is not the L1 store and holds no workflow state of its own.
+// L2 is never critical: every failure comes back as an *UnavailableError whose text starts
+// with the seed's "Auto-memory unavailable — learnings will not persist", and nothing here
+// panics or waits long. It is not the L1 store and holds no workflow state of its own.
 package memory
 
 import (
@@ -50,11 +50,6 @@ func (e *UnavailableError) Error() string {
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
-
-// Warning is the one line for the degradation tier.
-func (e *UnavailableError) Warning() string {
-	return UnavailableMessage + " (" + e.Reason + ")"
-}
 
 // IsUnavailable reports whether err says L2 is off or unusable (as opposed to refused input).
 func IsUnavailable(err error) bool {

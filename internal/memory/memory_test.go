@@ -324,7 +324,7 @@ func TestDegradation(t *testing.T) {
 	m := New(Location{Disabled: true, Reason: "auto-memory is disabled by CLAUDE_CODE_DISABLE_AUTO_MEMORY=1"}, Options{})
 	err := m.Record("Active APEX workflow: a completed, b c")
 	var u *UnavailableError
-	if !errors.As(err, &u) || !u.Disabled || !strings.Contains(u.Warning(), "CLAUDE_CODE_DISABLE_AUTO_MEMORY") {
+	if !errors.As(err, &u) || !u.Disabled || !strings.Contains(u.Error(), "CLAUDE_CODE_DISABLE_AUTO_MEMORY") {
 		t.Errorf("disabled Record: %v", err)
 	}
 	if _, _, err := m.LastPosition(); !IsUnavailable(err) {
@@ -340,7 +340,7 @@ func TestDegradation(t *testing.T) {
 	m = New(Location{Dir: filepath.Join(blocker, "memory")}, Options{})
 	start := time.Now()
 	err = m.Record("Active APEX workflow: a completed, b c")
-	if !errors.As(err, &u) || u.Disabled || !strings.HasPrefix(u.Warning(), UnavailableMessage) {
+	if !errors.As(err, &u) || u.Disabled || !strings.HasPrefix(u.Error(), UnavailableMessage) {
 		t.Errorf("uncreatable dir: %v", err)
 	}
 	if _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); !IsUnavailable(err) {

@@ -181,9 +181,7 @@ func SetInitiativeStatus(in *Initiative, to InitiativeStatus, now time.Time) (In
 	}
 	n := in.Clone()
 	n.Status = to
-	n.LastUpdated = now.UTC()
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return changed(n, now), nil
 }
 
 func (in *Initiative) milestone(id string) (int, error) {
@@ -244,9 +242,7 @@ func StartMilestone(in *Initiative, id string, now time.Time) (InitiativeChange,
 	if n.Status == InitiativeCreated {
 		n.Status = InitiativeInProgress
 	}
-	n.LastUpdated = now
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return changed(n, now), nil
 }
 
 // CompleteMilestone marks a milestone completed and makes the next unfinished one current.
@@ -279,9 +275,15 @@ func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChan
 	if n.Status == InitiativeCreated {
 		n.Status = InitiativeInProgress
 	}
-	n.LastUpdated = now
+	return changed(n, now), nil
+}
+
+// changed stamps n, a changed copy, with now and its progress: a change the status file
+// follows.
+func changed(n *Initiative, now time.Time) InitiativeChange {
+	n.LastUpdated = now.UTC()
 	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}
 }
 
 // progress is the percentage done: each milestone counts equally, a milestone in progress by
@@ -326,7 +328,5 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	if n.CurrentMilestone == "" {
 		n.CurrentMilestone = id
 	}
-	n.LastUpdated = now.UTC()
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return changed(n, now), nil
 }
