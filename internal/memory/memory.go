@@ -396,10 +396,12 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 			perm = expect.mode
 		}
 		var now snapshot
-		unchanged := func() (bool, error) {
+		unchanged := func() error {
 			var err error
-			now, err = read(path)
-			return err == nil && now.same(expect), err
+			if now, err = read(path); err == nil && !now.same(expect) {
+				err = errChanged
+			}
+			return err
 		}
 		displaced, known, err := replace(path, next, perm, unchanged)
 		if errors.Is(err, errChanged) {
@@ -443,12 +445,12 @@ const (
 var errChanged = errors.New("changed since it was read")
 
 // replace puts data at path durably and atomically. It writes and syncs a temp file, asks
-// unchanged whether path still holds what the caller edited (errChanged if not, nothing
-// written), and swaps the temp file in. Where the platform can exchange two names atomically
+// unchanged whether path still holds what the caller edited (its error, errChanged if not,
+// is returned and nothing written), and swaps the temp file in. Where the platform can exchange two names atomically
 // it does so and returns exactly what it displaced (known is true); a path that did not exist
 // is created with a hard link, which fails rather than overwrite a file that appeared
 // meanwhile. Elsewhere it renames over path, as durable.WriteFileAtomic does, and known is false.
-func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool, error)) (displaced snapshot, known bool, err error) {
+func replace(path string, data []byte, perm fs.FileMode, unchanged func() error) (displaced snapshot, known bool, err error) {
 	dir := filepath.Dir(path)
 	tmp, err := writeTemp(dir, filepath.Base(path), data, perm)
 	if err != nil {
@@ -457,12 +459,8 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool,
 	defer os.Remove(tmp) // after a swap it holds the displaced content; never what is at path
 
 	for range 3 {
-		ok, err := unchanged()
-		if err != nil {
+		if err := unchanged(); err != nil {
 			return snapshot{}, false, err
-		}
-		if !ok {
-			return snapshot{}, false, errChanged
 		}
 		err = exchange(tmp, path)
 		if err == nil {
@@ -503,10 +501,7 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool,
 			break // no hard links here
 		}
 	}
-	if ok, err := unchanged(); err != nil || !ok {
-		if err == nil {
-			err = errChanged
-		}
+	if err := unchanged(); err != nil {
 		return snapshot{}, false, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
