@@ -171,7 +171,6 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		return fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
 	}
 
-	d.Terminal = nil
 	for _, p := range fm.Terminal {
 		p = NormalizeName(p)
 		if !d.HasPhase(p) {
