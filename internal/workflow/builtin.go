@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -90,10 +89,4 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 		set.byName[d.Name] = d
 	}
 	return set, errs
-}
-
-// Builtins loads only the built-in definitions.
-func Builtins() (*Definitions, error) {
-	set, errs := LoadDefinitions(nil, nil)
-	return set, errors.Join(errs...)
 }
