@@ -104,12 +104,7 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 }
 
 func (e Enforcement) blocking() bool {
-	for _, v := range e.Violations {
-		if Severity(strings.ToUpper(string(v.Severity))).Blocks() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(e.Violations, func(v Violation) bool { return Severity(strings.ToUpper(string(v.Severity))).Blocks() })
 }
 
 // summary counts violations by severity: "1 HIGH violation (blocking)",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -270,14 +271,13 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
 		InterruptionSafe: boolPtr(true),
 	}
-	for k, v := range req.Vars {
+	for k := range req.Vars {
 		if err := validVarKey(k); err != nil {
 			return Result{}, fmt.Errorf("starting a workflow: %w", err)
 		}
-		if r.Vars == nil {
-			r.Vars = map[string]string{}
-		}
-		r.Vars[k] = v
+	}
+	if len(req.Vars) > 0 {
+		r.Vars = maps.Clone(req.Vars)
 	}
 	if def.IsGate(start) {
 		r.Approvals = append(r.Approvals, Approval{Phase: start, RequestedAt: now})
