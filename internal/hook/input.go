@@ -177,14 +177,12 @@ func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
 	return Parse(data)
 }
 
-func isNull(raw []byte) bool { return strings.TrimSpace(string(raw)) == "null" }
+// A member's raw value from encoding/json starts at its first byte and ends at its last: no
+// space around it, never empty.
+func isNull(raw []byte) bool { return string(raw) == "null" }
 
 func jsonKind(raw []byte) string {
-	s := strings.TrimSpace(string(raw))
-	if s == "" {
-		return "empty"
-	}
-	switch s[0] {
+	switch raw[0] {
 	case '{':
 		return "an object"
 	case '[':
