@@ -98,14 +98,13 @@ func New(loc Location, opt Options) *Memory {
 // is never nil: when the directory cannot be named the error is an *UnavailableError and
 // the Memory's operations return it too, so a caller can keep one value and warn once.
 func Open(env Env, opt Options) (*Memory, error) {
-	loc, err := Dir(env)
+	loc, err := Dir(env) // Location{} on error
+	m := New(loc, opt)
 	if err != nil {
-		u := unavailable("the memory directory cannot be found", err)
-		m := New(Location{}, opt)
-		m.openErr = u
-		return m, u
+		m.openErr = unavailable("the memory directory cannot be found", err)
+		return m, m.openErr
 	}
-	return New(loc, opt), nil
+	return m, nil
 }
 
 // Location is where this Memory reads and writes.
