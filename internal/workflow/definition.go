@@ -7,7 +7,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 )
 
 // MaxDefinitionSize caps one definition file; a larger one is refused, not parsed.
@@ -37,8 +36,6 @@ type Definition struct {
 	Body     string
 	// Source names where the definition came from: "builtin:apex.md" or the user's file path.
 	Source string
-
-	ttl time.Duration
 }
 
 // DefinitionError says why a definition file could not be used: the file, the line (1-based,
@@ -286,11 +283,9 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 	if d.TTL == "" {
 		d.TTL = DefaultTTL
 	}
-	ttl, err := ParseTTL(d.TTL)
-	if err != nil {
+	if _, err := ParseTTL(d.TTL); err != nil {
 		return nil, loc.Key("ttl"), err.Error()
 	}
-	d.ttl = ttl
 	return d, 0, ""
 }
 
@@ -331,14 +326,6 @@ func (d *Definition) IsMajor(from, to string) bool {
 		return slices.Contains(d.Major, from+"->"+to)
 	}
 	return from != to && !d.IsTerminal(to)
-}
-
-// TTLDuration is the definition's TTL (24h when it sets none).
-func (d *Definition) TTLDuration() time.Duration {
-	if d.ttl == 0 {
-		return defaultTTL
-	}
-	return d.ttl
 }
 
 // forward reports whether to comes after from in the phase order (a move that is not a
