@@ -1,12 +1,8 @@
-// Package hook is the stdin/stdout edge of Cairn's Claude Code hooks: it reads the event
-// Claude Code writes on stdin (bounded in size and in time, parsed tolerantly) and builds the
-// JSON the hooks print (SessionStart additionalContext and systemMessage, Stop decisions),
-// capped far under Claude Code's limits whatever the engine hands it.
-//
-// It does not know about workflows, the store or the engine: the hook binaries
-// (hooks/sessionstart, hooks/stop) join this package to internal/engine. Nothing here fails:
-// bad input becomes an empty field and a note the caller writes to stderr, because a hook must
-// never stop a session from starting.
+// Package hook is Cairn's Claude Code hooks (SessionStart, Stop, the other events), each run
+// by its thin binary under hooks/: it reads the event Claude Code writes on stdin (bounded in
+// size and in time, parsed tolerantly), asks internal/engine for the work, and prints the JSON
+// Claude Code reads, capped far under its limits whatever the engine hands it. Nothing here
+// fails the session: bad input is an empty field and a note on stderr, and the exit is 0.
 package hook
 
 import (
