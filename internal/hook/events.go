@@ -51,7 +51,6 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}
-	f := ev
 	switch ev.HookEventName {
 	case EventTaskCreated, EventTaskCompleted, EventPreCompact:
 	case "":
@@ -79,22 +78,22 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 			r.Logf("reading the workflow for the compaction anchor: %v", err)
 			return nil
 		case anchor == "":
-			r.Logf("trigger=%s; no active workflow, no anchor", cmp.Or(f.Trigger, "-"))
+			r.Logf("trigger=%s; no active workflow, no anchor", cmp.Or(ev.Trigger, "-"))
 			return nil
 		}
-		r.Logf("trigger=%s; anchor of %d characters", cmp.Or(f.Trigger, "-"), Units(anchor))
+		r.Logf("trigger=%s; anchor of %d characters", cmp.Or(ev.Trigger, "-"), Units(anchor))
 		return []byte(Context(anchor, MaxReason) + "\n")
 	}
 
 	completed := ev.HookEventName == EventTaskCompleted
 	res, err := e.RecordClaudeTask(engine.ClaudeTask{
-		SessionID: sessionID, TaskID: f.TaskID, Subject: f.TaskSubject, Description: f.TaskDescription,
+		SessionID: sessionID, TaskID: ev.TaskID, Subject: ev.TaskSubject, Description: ev.TaskDescription,
 	}, completed)
 	switch {
 	case errors.Is(err, engine.ErrNoActiveWorkflow):
-		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, cmp.Or(OneLine(f.TaskID, 40), "-"))
+		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, cmp.Or(OneLine(ev.TaskID, 40), "-"))
 	case err != nil:
-		r.Logf("%s task %s not recorded: %v", ev.HookEventName, cmp.Or(OneLine(f.TaskID, 40), "-"), err)
+		r.Logf("%s task %s not recorded: %v", ev.HookEventName, cmp.Or(OneLine(ev.TaskID, 40), "-"), err)
 	default:
 		r.Logf("%s", res.Message)
 		for _, w := range res.Warnings {

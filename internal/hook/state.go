@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -9,10 +10,7 @@ import (
 // sessionOf is the session a hook serves: the event's, else the one every hook's environment
 // names.
 func sessionOf(ev Event, getenv func(string) string) string {
-	if ev.SessionID != "" {
-		return ev.SessionID
-	}
-	return getenv("CLAUDE_CODE_SESSION_ID")
+	return cmp.Or(ev.SessionID, getenv("CLAUDE_CODE_SESSION_ID"))
 }
 
 // openState opens Cairn's state for a hook: cfg with getenv, yaml and the lock wait left
