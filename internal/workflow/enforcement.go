@@ -123,11 +123,7 @@ func (e Enforcement) summary() string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	noun := "violations"
-	if len(e.Violations) == 1 {
-		noun = "violation"
-	}
-	s := strings.Join(parts, ", ") + " " + noun
+	s := strings.Join(parts, ", ") + " violation" + plural(len(e.Violations))
 	if e.blocking() {
 		s += " (blocking)"
 	}
