@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -54,12 +55,9 @@ func sameLines(a, b []byte) bool {
 // handBack runs the launcher again (name: this hook's binary), with the check left to it. It
 // returns only when the launcher could not be run.
 func handBack(name, root string) error {
-	env := make([]string, 0, len(os.Environ())+1)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, EnvLaunchRoot+"=") && !strings.HasPrefix(kv, EnvLaunchBin+"=") {
-			env = append(env, kv)
-		}
-	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvLaunchRoot+"=") || strings.HasPrefix(kv, EnvLaunchBin+"=")
+	})
 	launch := filepath.Join(root, "hooks", "launch")
 	if _, err := os.Stat(launch); err != nil {
 		return err

@@ -16,10 +16,7 @@ func OwnerLive(r *Record, by Actor, now time.Time, live time.Duration) bool {
 	if r == nil || r.Owner == nil || r.Owner.SessionID == "" || r.Owner.SessionID == by.SessionID {
 		return false
 	}
-	if r.Owner.Heartbeat.IsZero() {
-		return false
-	}
-	return now.Sub(r.Owner.Heartbeat) <= live
+	return !r.Owner.Heartbeat.IsZero() && now.Sub(r.Owner.Heartbeat) <= live
 }
 
 // OwnershipWarning is the warning for session by touching a workflow that another live
