@@ -196,15 +196,9 @@ func jsonKind(raw []byte) string {
 // plainWord is what a SessionStart source looks like: startup, resume, clear, compact, fork,
 // or a future word of the same shape.
 func plainWord(s string) bool {
-	if len(s) > 32 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
+	return len(s) <= 32 && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	})
 }
 
 // chunkBuffer is the bytes read so far, shared between the reading goroutine and a caller
