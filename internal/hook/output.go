@@ -109,11 +109,7 @@ func encode(v any) []byte {
 func Units(s string) int {
 	n := 0
 	for _, r := range s {
-		if u := utf16.RuneLen(r); u > 0 {
-			n += u
-		} else {
-			n++ // U+FFFD for an invalid byte
-		}
+		n += utf16.RuneLen(r) // range yields U+FFFD, one unit, for an invalid byte: never -1
 	}
 	return n
 }
@@ -187,9 +183,6 @@ func clip(s string, max int) string {
 	n := 0
 	for i, r := range s {
 		w := utf16.RuneLen(r)
-		if w < 1 {
-			w = 1
-		}
 		if n+w > max-1 { // one unit for "…"
 			return s[:i] + "…"
 		}
