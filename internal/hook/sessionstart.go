@@ -147,11 +147,6 @@ func projectDirGiven(getenv func(string) string) bool {
 	return d != "" && filepath.IsAbs(d) || getenv("CAIRN_STATE_DIR") != ""
 }
 
-// guessedRoot says which directory the hook took as the project root without one.
-func guessedRoot(root string) string {
-	return "CLAUDE_PROJECT_DIR is unset or relative: using " + OneLine(root, 300) + " as the project root, read only (nothing is created there)"
-}
-
 // logSession is the session id as the hooks' stderr shows it: a UUID (what Claude Code
 // sends, and no secret's shape), or an id of the shape Cairn stores (store.ValidWorkflowID,
 // which also refuses a secret's shape), never a refused one. A UUID skips the secret scan,

@@ -26,7 +26,7 @@ func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml 
 	case err != nil:
 		r.Logf("opening Cairn's state: %v", err)
 	case guessed:
-		r.Logf("%s", guessedRoot(e.ProjectRoot()))
+		r.Logf("CLAUDE_PROJECT_DIR is unset or relative: using %s as the project root, read only (nothing is created there)", OneLine(e.ProjectRoot(), 300))
 	}
 	return e, err
 }
