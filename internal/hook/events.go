@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -37,13 +38,8 @@ const (
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(EventsName, stdin, stdout, stderr, getenv,
-		func(ctx context.Context, r *Runner, stdin io.Reader) []byte {
-			return events(ctx, r, stdin, getenv, yaml)
-		},
-		func(why string) string {
-			return "Cairn: an event hook stopped early (" + why + "); workflow state was not changed, details on stderr."
-		})
+	return Main(EventsName, stdin, stdout, stderr, getenv, yaml, events,
+		"Cairn: an event hook stopped early (%s); workflow state was not changed, details on stderr.")
 }
 
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
@@ -55,7 +51,6 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	for _, n := range notes {
 		r.Logf("%s", n)
 	}
-	f := ev
 	switch ev.HookEventName {
 	case EventTaskCreated, EventTaskCompleted, EventPreCompact:
 	case "":
@@ -72,7 +67,6 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, false)
 	if err != nil {
-		r.Logf("opening Cairn's state: %v", err)
 		return nil
 	}
 	defer closeState(r, e)
@@ -84,22 +78,22 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 			r.Logf("reading the workflow for the compaction anchor: %v", err)
 			return nil
 		case anchor == "":
-			r.Logf("trigger=%s; no active workflow, no anchor", orDash(f.Trigger))
+			r.Logf("trigger=%s; no active workflow, no anchor", cmp.Or(ev.Trigger, "-"))
 			return nil
 		}
-		r.Logf("trigger=%s; anchor of %d characters", orDash(f.Trigger), Units(anchor))
+		r.Logf("trigger=%s; anchor of %d characters", cmp.Or(ev.Trigger, "-"), Units(anchor))
 		return []byte(Context(anchor, MaxReason) + "\n")
 	}
 
 	completed := ev.HookEventName == EventTaskCompleted
 	res, err := e.RecordClaudeTask(engine.ClaudeTask{
-		SessionID: sessionID, TaskID: f.TaskID, Subject: f.TaskSubject, Description: f.TaskDescription,
+		SessionID: sessionID, TaskID: ev.TaskID, Subject: ev.TaskSubject, Description: ev.TaskDescription,
 	}, completed)
 	switch {
 	case errors.Is(err, engine.ErrNoActiveWorkflow):
-		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, orDash(OneLine(f.TaskID, 40)))
+		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, cmp.Or(OneLine(ev.TaskID, 40), "-"))
 	case err != nil:
-		r.Logf("%s task %s not recorded: %v", ev.HookEventName, orDash(OneLine(f.TaskID, 40)), err)
+		r.Logf("%s task %s not recorded: %v", ev.HookEventName, cmp.Or(OneLine(ev.TaskID, 40), "-"), err)
 	default:
 		r.Logf("%s", res.Message)
 		for _, w := range res.Warnings {
@@ -107,28 +101,6 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		}
 	}
 	return nil
-}
-
-// sessionTitleOutput is SessionStartOutput with a session title (hookSpecificOutput.
-// sessionTitle, which Claude Code 2.1.330 applies at startup, resume and fork and shows in
-// the resume picker). Without a title it is SessionStartOutput.
-func sessionTitleOutput(additionalContext, systemMessage, title string) []byte {
-	t := OneLine(title, maxTitle)
-	if t == "" {
-		return SessionStartOutput(additionalContext, systemMessage)
-	}
-	type specific struct {
-		HookEventName     string `json:"hookEventName"`
-		AdditionalContext string `json:"additionalContext,omitempty"`
-		SessionTitle      string `json:"sessionTitle"`
-	}
-	var out struct {
-		HookSpecificOutput specific `json:"hookSpecificOutput"`
-		SystemMessage      string   `json:"systemMessage,omitempty"`
-	}
-	out.HookSpecificOutput = specific{HookEventName: "SessionStart", AdditionalContext: Context(additionalContext, MaxContext), SessionTitle: t}
-	out.SystemMessage = OneLine(systemMessage, MaxMessage)
-	return encode(out)
 }
 
 // maxTitle bounds a session title: the resume picker shows one short line.

@@ -1,12 +1,8 @@
-// Package hook is the stdin/stdout edge of Cairn's Claude Code hooks: it reads the event
-// Claude Code writes on stdin (bounded in size and in time, parsed tolerantly) and builds the
-// JSON the hooks print (SessionStart additionalContext and systemMessage, Stop decisions),
-// capped far under Claude Code's limits whatever the engine hands it.
-//
-// It does not know about workflows, the store or the engine: the hook binaries
-// (hooks/sessionstart, hooks/stop) join this package to internal/engine. Nothing here fails:
-// bad input becomes an empty field and a note the caller writes to stderr, because a hook must
-// never stop a session from starting.
+// Package hook is Cairn's Claude Code hooks (SessionStart, Stop, the other events), each run
+// by its thin binary under hooks/: it reads the event Claude Code writes on stdin (bounded in
+// size and in time, parsed tolerantly), asks internal/engine for the work, and prints the JSON
+// Claude Code reads, capped far under its limits whatever the engine hands it. Nothing here
+// fails the session: bad input is an empty field and a note on stderr, and the exit is 0.
 package hook
 
 import (
@@ -47,8 +43,15 @@ func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 	done := make(chan result, 1)
 	var partial chunkBuffer
 	go func() {
-		data, err := readLimited(r, limit, &partial)
-		done <- result{data, err}
+		n, err := io.Copy(&partial, io.LimitReader(r, limit+1))
+		switch {
+		case n > limit:
+			done <- result{nil, fmt.Errorf("%w of %d bytes", ErrInputTooLarge, limit)}
+		case err != nil:
+			done <- result{partial.snapshot(), fmt.Errorf("reading stdin: %w", err)}
+		default:
+			done <- result{partial.snapshot(), nil}
+		}
 	}()
 	if wait <= 0 {
 		res := <-done
@@ -61,27 +64,6 @@ func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 		return res.data, res.err
 	case <-timer.C:
 		return partial.snapshot(), ErrInputTimeout
-	}
-}
-
-func readLimited(r io.Reader, limit int64, buf *chunkBuffer) ([]byte, error) {
-	chunk := make([]byte, 32<<10)
-	var total int64
-	for {
-		n, err := r.Read(chunk)
-		if n > 0 {
-			total += int64(n)
-			if total > limit {
-				return nil, fmt.Errorf("%w of %d bytes", ErrInputTooLarge, limit)
-			}
-			buf.append(chunk[:n])
-		}
-		if err == io.EOF {
-			return buf.snapshot(), nil
-		}
-		if err != nil {
-			return buf.snapshot(), fmt.Errorf("reading stdin: %w", err)
-		}
 	}
 }
 
@@ -191,14 +173,12 @@ func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
 	return Parse(data)
 }
 
-func isNull(raw []byte) bool { return strings.TrimSpace(string(raw)) == "null" }
+// A member's raw value from encoding/json starts at its first byte and ends at its last: no
+// space around it, never empty.
+func isNull(raw []byte) bool { return string(raw) == "null" }
 
 func jsonKind(raw []byte) string {
-	s := strings.TrimSpace(string(raw))
-	if s == "" {
-		return "empty"
-	}
-	switch s[0] {
+	switch raw[0] {
 	case '{':
 		return "an object"
 	case '[':
@@ -216,15 +196,9 @@ func jsonKind(raw []byte) string {
 // plainWord is what a SessionStart source looks like: startup, resume, clear, compact, fork,
 // or a future word of the same shape.
 func plainWord(s string) bool {
-	if len(s) > 32 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
+	return len(s) <= 32 && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	})
 }
 
 // chunkBuffer is the bytes read so far, shared between the reading goroutine and a caller
@@ -234,10 +208,11 @@ type chunkBuffer struct {
 	data []byte
 }
 
-func (b *chunkBuffer) append(p []byte) {
+func (b *chunkBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.data = append(b.data, p...)
-	b.mu.Unlock()
+	return len(p), nil
 }
 
 func (b *chunkBuffer) snapshot() []byte {

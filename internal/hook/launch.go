@@ -2,10 +2,12 @@ package hook
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // The launcher's fast path (hooks/launch). sh's read builtin reads a file one byte per system
@@ -32,18 +34,10 @@ func staleLaunch(getenv func(string) string) (root string, stale bool) {
 		return "", false
 	}
 	root = getenv(EnvLaunchRoot)
-	return root, root == "" || !sameLines(readSmall(filepath.Join(root, "release", "checksums.txt")), readSmall(filepath.Join(dir, ".checksums")))
-}
-
-// readSmall is the file's text, or nothing when it cannot be read (as the launcher reads it).
-func readSmall(path string) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, 1<<20))
-	return data
+	// A file that cannot be read is empty, as the launcher reads it.
+	plugin, _ := durable.ReadPath(filepath.Join(root, "release", "checksums.txt"), 1<<20, true)
+	own, _ := durable.ReadPath(filepath.Join(dir, ".checksums"), 1<<20, true)
+	return root, root == "" || !sameLines(plugin, own)
 }
 
 // sameLines compares two texts as the launcher's cairn_read does: each line ended by a
@@ -61,12 +55,9 @@ func sameLines(a, b []byte) bool {
 // handBack runs the launcher again (name: this hook's binary), with the check left to it. It
 // returns only when the launcher could not be run.
 func handBack(name, root string) error {
-	env := make([]string, 0, len(os.Environ())+1)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, EnvLaunchRoot+"=") && !strings.HasPrefix(kv, EnvLaunchBin+"=") {
-			env = append(env, kv)
-		}
-	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, EnvLaunchRoot+"=") || strings.HasPrefix(kv, EnvLaunchBin+"=")
+	})
 	launch := filepath.Join(root, "hooks", "launch")
 	if _, err := os.Stat(launch); err != nil {
 		return err

@@ -32,16 +32,25 @@ const defaultReason = "Cairn: the active workflow has blocking violations; deal 
 // for the user. Empty parts are left out; with both empty it returns nil, and the hook prints
 // nothing. additionalContext is capped by Context, systemMessage by OneLine.
 func SessionStartOutput(additionalContext, systemMessage string) []byte {
+	return sessionTitleOutput(additionalContext, systemMessage, "")
+}
+
+// sessionTitleOutput is SessionStartOutput with a session title (hookSpecificOutput.
+// sessionTitle, which Claude Code 2.1.330 applies at startup, resume and fork and shows in
+// the resume picker).
+func sessionTitleOutput(additionalContext, systemMessage, title string) []byte {
 	type specific struct {
 		HookEventName     string `json:"hookEventName"`
-		AdditionalContext string `json:"additionalContext"`
+		AdditionalContext string `json:"additionalContext,omitempty"`
+		SessionTitle      string `json:"sessionTitle,omitempty"`
 	}
 	var out struct {
 		HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
 		SystemMessage      string    `json:"systemMessage,omitempty"`
 	}
-	if c := Context(additionalContext, MaxContext); c != "" {
-		out.HookSpecificOutput = &specific{HookEventName: "SessionStart", AdditionalContext: c}
+	c, t := Context(additionalContext, MaxContext), OneLine(title, maxTitle)
+	if c != "" || t != "" {
+		out.HookSpecificOutput = &specific{HookEventName: "SessionStart", AdditionalContext: c, SessionTitle: t}
 	}
 	out.SystemMessage = OneLine(systemMessage, MaxMessage)
 	if out.HookSpecificOutput == nil && out.SystemMessage == "" {
@@ -100,11 +109,7 @@ func encode(v any) []byte {
 func Units(s string) int {
 	n := 0
 	for _, r := range s {
-		if u := utf16.RuneLen(r); u > 0 {
-			n += u
-		} else {
-			n++ // U+FFFD for an invalid byte
-		}
+		n += utf16.RuneLen(r) // range yields U+FFFD, one unit, for an invalid byte: never -1
 	}
 	return n
 }
@@ -178,9 +183,6 @@ func clip(s string, max int) string {
 	n := 0
 	for i, r := range s {
 		w := utf16.RuneLen(r)
-		if w < 1 {
-			w = 1
-		}
 		if n+w > max-1 { // one unit for "…"
 			return s[:i] + "…"
 		}

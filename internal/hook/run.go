@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // Time bounds every hook keeps. hooks/hooks.json gives each hook 10 s; a hook that is still
@@ -114,9 +116,10 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 // Main is a hook binary's whole life with its I/O passed in: it reads the deadline from the
 // environment, runs work under it (see Run), writes the answer to stdout and returns the exit
 // code, always 0: a hook that exits otherwise shows the user a failure and helps no one.
-// early is the one-line systemMessage printed when work panics or overruns the deadline.
-func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string,
-	work func(ctx context.Context, r *Runner, stdin io.Reader) []byte, early func(why string) string) int {
+// early is the one-line systemMessage printed when work panics or overruns the deadline, its
+// %s the reason.
+func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML,
+	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) int {
 	start := time.Now()
 	r := &Runner{Name: name, Stderr: stderr}
 	if root, stale := staleLaunch(getenv); stale {
@@ -134,9 +137,9 @@ func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(st
 		r.Logf("%s", note)
 	}
 	out := r.Run(start, func(ctx context.Context) []byte {
-		return work(ctx, r, stdin)
+		return work(ctx, r, stdin, getenv, yaml)
 	}, func(why string) []byte {
-		return MessageOutput(early(why))
+		return MessageOutput(fmt.Sprintf(early, why))
 	})
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)

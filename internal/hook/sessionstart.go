@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -30,13 +31,8 @@ const SessionStartName = "cairn-session-start"
 // yaml reads the project's own workflow definitions and seed 001's milestone files
 // (yamldoc.Codec in the binary); nil leaves them unread, each one reported.
 func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(SessionStartName, stdin, stdout, stderr, getenv,
-		func(ctx context.Context, r *Runner, stdin io.Reader) []byte {
-			return sessionStart(ctx, r, stdin, getenv, yaml)
-		},
-		func(why string) string {
-			return "Cairn: the session-start check stopped early (" + why + "); workflow state was not read this time, details on stderr."
-		})
+	return Main(SessionStartName, stdin, stdout, stderr, getenv, yaml, sessionStart,
+		"Cairn: the session-start check stopped early (%s); workflow state was not read this time, details on stderr.")
 }
 
 func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
@@ -53,7 +49,6 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true)
 	if err != nil {
-		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it. " + err.Error())
 	}
 	defer closeState(r, e)
@@ -125,7 +120,7 @@ func claudePID(getenv func(string) string) (int, string) {
 // summary is the one stderr line that says what happened.
 func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", orDash(source), logSession(sessionID), pid, orDash(res.Tier))
+	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", cmp.Or(source, "-"), logSession(sessionID), pid, cmp.Or(res.Tier, "-"))
 	if res.WorkflowID != "" {
 		fmt.Fprintf(&b, " workflow=%s phase=%s", res.WorkflowID, res.Phase)
 	}
@@ -152,11 +147,6 @@ func projectDirGiven(getenv func(string) string) bool {
 	return d != "" && filepath.IsAbs(d) || getenv("CAIRN_STATE_DIR") != ""
 }
 
-// guessedRoot says which directory the hook took as the project root without one.
-func guessedRoot(root string) string {
-	return "CLAUDE_PROJECT_DIR is unset or relative: using " + OneLine(root, 300) + " as the project root, read only (nothing is created there)"
-}
-
 // logSession is the session id as the hooks' stderr shows it: a UUID (what Claude Code
 // sends, and no secret's shape), or an id of the shape Cairn stores (store.ValidWorkflowID,
 // which also refuses a secret's shape), never a refused one. A UUID skips the secret scan,
@@ -178,25 +168,11 @@ func isUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
+	for i := range len(s) {
+		c, dash := s[i], i == 8 || i == 13 || i == 18 || i == 23
+		if dash && c != '-' || !dash && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
 		}
 	}
 	return true
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

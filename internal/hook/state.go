@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -9,22 +10,23 @@ import (
 // sessionOf is the session a hook serves: the event's, else the one every hook's environment
 // names.
 func sessionOf(ev Event, getenv func(string) string) string {
-	if ev.SessionID != "" {
-		return ev.SessionID
-	}
-	return getenv("CLAUDE_CODE_SESSION_ID")
+	return cmp.Or(ev.SessionID, getenv("CLAUDE_CODE_SESSION_ID"))
 }
 
 // openState opens Cairn's state for a hook: cfg with getenv, yaml and the lock wait left
 // before ctx's deadline. guess: without a project dir it knows for sure (projectDirGiven) the
 // hook reads the working directory's project, creates nothing there, and says so on stderr.
+// A failure is a line on stderr too.
 func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
 	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, LockWait(ctx), yaml
 	guessed := guess && !projectDirGiven(getenv)
 	cfg.NoCreate = guessed
 	e, err := engine.Open(cfg)
-	if err == nil && guessed {
-		r.Logf("%s", guessedRoot(e.ProjectRoot()))
+	switch {
+	case err != nil:
+		r.Logf("opening Cairn's state: %v", err)
+	case guessed:
+		r.Logf("CLAUDE_PROJECT_DIR is unset or relative: using %s as the project root, read only (nothing is created there)", OneLine(e.ProjectRoot(), 300))
 	}
 	return e, err
 }

@@ -25,11 +25,8 @@ const StopName = "cairn-stop"
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(StopName, stdin, stdout, stderr, getenv,
-		func(ctx context.Context, r *Runner, stdin io.Reader) []byte { return stop(ctx, r, stdin, getenv, yaml) },
-		func(why string) string {
-			return "Cairn: the end-of-turn check stopped early (" + why + "); what it owed is retried after the next turn, details on stderr."
-		})
+	return Main(StopName, stdin, stdout, stderr, getenv, yaml, stop,
+		"Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr.")
 }
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
@@ -49,7 +46,6 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {
-		r.Logf("opening Cairn's state: %v", err)
 		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())
 	}
 	defer closeState(r, e)

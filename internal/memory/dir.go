@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -247,36 +249,24 @@ func projectMayUse(d, configDir, launch string, env Env) bool {
 // directory (Claude Code's project settings are keyed on where it was started). Missing or
 // malformed files are skipped, as Claude Code skips them.
 func loadSettings(env Env, configDir, launch string) []settingsSource {
-	managed := env.ManagedSettings
-	if managed == "" {
-		managed = defaultManagedSettings
-	}
 	paths := []string{
-		managed,
+		cmp.Or(env.ManagedSettings, defaultManagedSettings),
 		filepath.Join(launch, ".claude", "settings.local.json"),
 		filepath.Join(launch, ".claude", "settings.json"),
 		filepath.Join(configDir, "settings.json"),
 	}
 	var out []settingsSource
 	for _, p := range paths {
-		if p == "" {
+		data, err := durable.ReadPath(p, maxSettingsFile, true)
+		if err != nil {
 			continue
 		}
-		s, ok := readSettings(p)
-		if ok {
+		if s, ok := parseSettings(p, data); ok {
 			s.project = strings.HasPrefix(p, filepath.Join(launch, ".claude")+string(filepath.Separator))
 			out = append(out, s)
 		}
 	}
 	return out
-}
-
-func readSettings(p string) (settingsSource, bool) {
-	data, err := durable.ReadPath(p, maxSettingsFile, true)
-	if err != nil {
-		return settingsSource{}, false
-	}
-	return parseSettings(p, data)
 }
 
 // parseSettings reads a settings file's autoMemoryDirectory and autoMemoryEnabled, reporting
@@ -335,17 +325,9 @@ func disabled(env Env, settings []settingsSource) (bool, string) {
 }
 
 func truthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(v)))
 }
 
 func falsy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "0", "false", "no", "off":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"0", "false", "no", "off"}, strings.ToLower(strings.TrimSpace(v)))
 }

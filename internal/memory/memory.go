@@ -11,9 +11,9 @@
 // an atomic exchange that hands back exactly what it displaced, so a write that slipped in
 // is seen and the edit redone on it), and retries a bounded number of times.
 //
-// L2 is never critical: every failure comes back as an *UnavailableError whose Warning is
-// the seed's "Auto-memory unavailable — learnings will not persist", and nothing here panics
-// or waits long. It is not the L1 store and holds no workflow state of its own.
+// L2 is never critical: every failure comes back as an *UnavailableError whose text starts
+// with the seed's "Auto-memory unavailable — learnings will not persist", and nothing here
+// panics or waits long. It is not the L1 store and holds no workflow state of its own.
 package memory
 
 import (
@@ -50,11 +50,6 @@ func (e *UnavailableError) Error() string {
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
-
-// Warning is the one line for the degradation tier.
-func (e *UnavailableError) Warning() string {
-	return UnavailableMessage + " (" + e.Reason + ")"
-}
 
 // IsUnavailable reports whether err says L2 is off or unusable (as opposed to refused input).
 func IsUnavailable(err error) bool {
@@ -103,33 +98,13 @@ func New(loc Location, opt Options) *Memory {
 // is never nil: when the directory cannot be named the error is an *UnavailableError and
 // the Memory's operations return it too, so a caller can keep one value and warn once.
 func Open(env Env, opt Options) (*Memory, error) {
-	loc, err := Dir(env)
+	loc, err := Dir(env) // Location{} on error
+	m := New(loc, opt)
 	if err != nil {
-		u := unavailable("the memory directory cannot be found", err)
-		m := New(Location{}, opt)
-		m.openErr = u
-		return m, u
+		m.openErr = unavailable("the memory directory cannot be found", err)
+		return m, m.openErr
 	}
-	return New(loc, opt), nil
-}
-
-// Probe checks, without touching MEMORY.md or Cairn's files, that L2 can be written: the
-// directory exists or can be created, and a file can be created in it (a hidden probe file,
-// removed at once). Nil means usable; otherwise an *UnavailableError for the degradation tier.
-func (m *Memory) Probe() error {
-	if err := m.usable(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(m.loc.Dir, 0o700); err != nil {
-		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
-	}
-	f, err := os.CreateTemp(m.loc.Dir, ".tmp-cairn-probe-*")
-	if err != nil {
-		return unavailable("the memory directory "+m.loc.Dir+" is not writable", err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
+	return m, nil
 }
 
 // Location is where this Memory reads and writes.
@@ -420,10 +395,12 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 			perm = expect.mode
 		}
 		var now snapshot
-		unchanged := func() (bool, error) {
+		unchanged := func() error {
 			var err error
-			now, err = read(path)
-			return err == nil && now.same(expect), err
+			if now, err = read(path); err == nil && !now.same(expect) {
+				err = errChanged
+			}
+			return err
 		}
 		displaced, known, err := replace(path, next, perm, unchanged)
 		if errors.Is(err, errChanged) {
@@ -467,12 +444,12 @@ const (
 var errChanged = errors.New("changed since it was read")
 
 // replace puts data at path durably and atomically. It writes and syncs a temp file, asks
-// unchanged whether path still holds what the caller edited (errChanged if not, nothing
-// written), and swaps the temp file in. Where the platform can exchange two names atomically
+// unchanged whether path still holds what the caller edited (its error, errChanged if not,
+// is returned and nothing written), and swaps the temp file in. Where the platform can exchange two names atomically
 // it does so and returns exactly what it displaced (known is true); a path that did not exist
 // is created with a hard link, which fails rather than overwrite a file that appeared
 // meanwhile. Elsewhere it renames over path, as durable.WriteFileAtomic does, and known is false.
-func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool, error)) (displaced snapshot, known bool, err error) {
+func replace(path string, data []byte, perm fs.FileMode, unchanged func() error) (displaced snapshot, known bool, err error) {
 	dir := filepath.Dir(path)
 	tmp, err := writeTemp(dir, filepath.Base(path), data, perm)
 	if err != nil {
@@ -481,12 +458,8 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool,
 	defer os.Remove(tmp) // after a swap it holds the displaced content; never what is at path
 
 	for range 3 {
-		ok, err := unchanged()
-		if err != nil {
+		if err := unchanged(); err != nil {
 			return snapshot{}, false, err
-		}
-		if !ok {
-			return snapshot{}, false, errChanged
 		}
 		err = exchange(tmp, path)
 		if err == nil {
@@ -527,10 +500,7 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() (bool,
 			break // no hard links here
 		}
 	}
-	if ok, err := unchanged(); err != nil || !ok {
-		if err == nil {
-			err = errChanged
-		}
+	if err := unchanged(); err != nil {
 		return snapshot{}, false, err
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -324,7 +324,7 @@ func TestDegradation(t *testing.T) {
 	m := New(Location{Disabled: true, Reason: "auto-memory is disabled by CLAUDE_CODE_DISABLE_AUTO_MEMORY=1"}, Options{})
 	err := m.Record("Active APEX workflow: a completed, b c")
 	var u *UnavailableError
-	if !errors.As(err, &u) || !u.Disabled || !strings.Contains(u.Warning(), "CLAUDE_CODE_DISABLE_AUTO_MEMORY") {
+	if !errors.As(err, &u) || !u.Disabled || !strings.Contains(u.Error(), "CLAUDE_CODE_DISABLE_AUTO_MEMORY") {
 		t.Errorf("disabled Record: %v", err)
 	}
 	if _, _, err := m.LastPosition(); !IsUnavailable(err) {
@@ -340,7 +340,7 @@ func TestDegradation(t *testing.T) {
 	m = New(Location{Dir: filepath.Join(blocker, "memory")}, Options{})
 	start := time.Now()
 	err = m.Record("Active APEX workflow: a completed, b c")
-	if !errors.As(err, &u) || u.Disabled || !strings.HasPrefix(u.Warning(), UnavailableMessage) {
+	if !errors.As(err, &u) || u.Disabled || !strings.HasPrefix(u.Error(), UnavailableMessage) {
 		t.Errorf("uncreatable dir: %v", err)
 	}
 	if _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); !IsUnavailable(err) {
@@ -408,7 +408,7 @@ func TestParseLine(t *testing.T) {
 	}
 }
 
-func TestOpenAndProbe(t *testing.T) {
+func TestOpen(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, "proj/.git/HEAD", "x")
 	env := Env{Getenv: func(k string) string { return f.env[k] }, WorkDir: f.path("proj"), ManagedSettings: f.path("none.json")}
@@ -419,12 +419,6 @@ func TestOpenAndProbe(t *testing.T) {
 	if want := defaultDir(filepath.Join(f.home, ".claude"), f.path("proj")); m.Location().Dir != want {
 		t.Errorf("Open dir = %s, want %s", m.Location().Dir, want)
 	}
-	if err := m.Probe(); err != nil {
-		t.Errorf("Probe: %v", err)
-	}
-	if entries, _ := os.ReadDir(m.Location().Dir); len(entries) != 0 {
-		t.Errorf("Probe left %v behind", entries)
-	}
 
 	f.env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
 	m, err = Open(env, Options{})
@@ -432,8 +426,8 @@ func TestOpenAndProbe(t *testing.T) {
 		t.Fatalf("Open disabled: %+v %v", m.Location(), err)
 	}
 	var u *UnavailableError
-	if err := m.Probe(); !errors.As(err, &u) || !u.Disabled {
-		t.Errorf("Probe disabled: %v", err)
+	if err := m.Record("x y"); !errors.As(err, &u) || !u.Disabled {
+		t.Errorf("Record disabled: %v", err)
 	}
 
 	// No home at all: Open says so, and the Memory it returns says the same on every call.
@@ -450,8 +444,8 @@ func TestOpenAndProbe(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := New(Location{Dir: filepath.Join(blocker, "m")}, Options{}).Probe(); !IsUnavailable(err) {
-		t.Errorf("Probe of an uncreatable dir: %v", err)
+	if err := New(Location{Dir: filepath.Join(blocker, "m")}, Options{}).Record("x y"); !IsUnavailable(err) {
+		t.Errorf("Record into an uncreatable dir: %v", err)
 	}
 }
 
@@ -468,9 +462,6 @@ func TestReadOnlyDir(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o700) })
 	m := New(Location{Dir: dir}, Options{})
-	if err := m.Probe(); !IsUnavailable(err) {
-		t.Errorf("Probe of a read-only dir: %v", err)
-	}
 	if err := m.Record("x y"); !IsUnavailable(err) {
 		t.Errorf("Record into a read-only dir: %v", err)
 	}

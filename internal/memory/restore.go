@@ -39,31 +39,23 @@ type Restored struct {
 	Deferred bool
 }
 
-// Any reports whether anything was put back.
-func (r Restored) Any() bool { return r.Index || r.Topic }
-
 // CurrentMark reads Cairn's index line and topic file as they are now: the mark to keep
 // right after a write of ours.
 func (m *Memory) CurrentMark() (Mark, error) {
 	if err := m.usable(); err != nil {
 		return Mark{}, err
 	}
-	var k Mark
+	// A file that does not exist reads as no data: no topic, no entry.
 	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
 	if err != nil {
 		return Mark{}, unavailable("reading "+TopicFile, err)
-	}
-	if topic.exists {
-		k.Topic = string(topic.data)
 	}
 	index, err := read(filepath.Join(m.loc.Dir, IndexFile))
 	if err != nil {
 		return Mark{}, unavailable("reading "+IndexFile, err)
 	}
-	if entry, ok := FindEntry(index.data, TopicFile); ok && index.exists {
-		k.Index = entry
-	}
-	return k, nil
+	entry, _ := FindEntry(index.data, TopicFile)
+	return Mark{Index: entry, Topic: string(topic.data)}, nil
 }
 
 // ConsolidationHeld reports whether Claude Code's memory consolidation holds its lock in

@@ -130,18 +130,16 @@ func topicDescription(latest string) string {
 func withoutQuoted(s string) string {
 	var b strings.Builder
 	for {
-		i := strings.Index(s, "“")
-		if i < 0 {
-			b.WriteString(s)
+		before, after, open := strings.Cut(s, "“")
+		b.WriteString(before)
+		if !open {
 			return b.String()
 		}
-		b.WriteString(s[:i])
 		b.WriteString("…")
-		j := strings.Index(s[i:], "”")
-		if j < 0 {
+		var closed bool
+		if _, s, closed = strings.Cut(after, "”"); !closed {
 			return b.String()
 		}
-		s = s[i+j+len("”"):]
 	}
 }
 

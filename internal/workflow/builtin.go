@@ -1,10 +1,10 @@
 package workflow
 
 import (
-	"errors"
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -50,12 +50,7 @@ func (s *Definitions) Names() []string {
 	if s == nil {
 		return nil
 	}
-	names := make([]string, 0, len(s.byName))
-	for n := range s.byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(s.byName))
 }
 
 // LoadDefinitions loads the built-in definitions, then the user's files (path -> content,
@@ -71,13 +66,8 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 	for _, n := range builtinNames {
 		set.byName[n] = builtinParsed(n)
 	}
-	paths := make([]string, 0, len(user))
-	for p := range user {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	fromUser := map[string]string{}
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(user)) {
 		if path.Ext(p) != ".md" {
 			continue
 		}
@@ -99,10 +89,4 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 		set.byName[d.Name] = d
 	}
 	return set, errs
-}
-
-// Builtins loads only the built-in definitions.
-func Builtins() (*Definitions, error) {
-	set, errs := LoadDefinitions(nil, nil)
-	return set, errors.Join(errs...)
 }

@@ -2,9 +2,11 @@ package workflow
 
 import (
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/textsafe"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // ClaudeTaskPrefix starts the id of a task that mirrors one of Claude Code's own tasks
@@ -47,10 +49,7 @@ func (t ClaudeTask) subject() string {
 	if s == "" {
 		s = textsafe.OneLine(t.Description)
 	}
-	if r := []rune(s); len(r) > maxSubject {
-		s = string(r[:maxSubject-1]) + "…"
-	}
-	return s
+	return textsafe.Clip(s, maxSubject)
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
@@ -71,13 +70,15 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	if subj == "" {
 		subj = "task " + strings.TrimSpace(t.TaskID)
 	}
-	existing := r.findTask(id)
-	if existing < 0 {
-		existing = r.openClaudeTaskBySubject(subj)
+	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
+	if existing < 0 { // the same open task, created again in another session
+		existing = slices.IndexFunc(r.Tasks, func(t Task) bool {
+			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && (t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, subj)
+		})
 	}
 	if !completed {
 		if existing >= 0 {
-			return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+			return unchanged(r), nil
 		}
 		return UpdateTask(r, TaskUpdate{ID: id, Status: TaskPending, Note: subj}, now, by)
 	}
@@ -131,25 +132,6 @@ func pruneDoneClaudeTasks(r *Record) {
 		kept = append(kept, t)
 	}
 	r.Tasks = kept
-}
-
-func (r *Record) findTask(id string) int {
-	for i, t := range r.Tasks {
-		if t.ID == id {
-			return i
-		}
-	}
-	return -1
-}
-
-func (r *Record) openClaudeTaskBySubject(subj string) int {
-	for i, t := range r.Tasks {
-		if strings.HasPrefix(t.ID, ClaudeTaskPrefix) && (t.Status == TaskPending || t.Status == TaskRunning) &&
-			strings.EqualFold(t.Note, subj) {
-			return i
-		}
-	}
-	return -1
 }
 
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest

@@ -3,11 +3,10 @@ package workflow
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
-	"time"
 )
 
 // MaxDefinitionSize caps one definition file; a larger one is refused, not parsed.
@@ -37,8 +36,6 @@ type Definition struct {
 	Body     string
 	// Source names where the definition came from: "builtin:apex.md" or the user's file path.
 	Source string
-
-	ttl time.Duration
 }
 
 // DefinitionError says why a definition file could not be used: the file, the line (1-based,
@@ -64,7 +61,7 @@ func ValidName(s string) error {
 	if len(s) > maxNameLen {
 		return fmt.Errorf("name %q is longer than %d characters", s, maxNameLen)
 	}
-	if !shaped(s, lowerOrDigit, func(c byte) bool { return lowerOrDigit(c) || c == '_' || c == '-' }) {
+	if !shaped(s, lowerOrDigit, nameByte) {
 		return fmt.Errorf("name %q is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", s)
 	}
 	return nil
@@ -167,18 +164,14 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		}
 		d.Phases = append(d.Phases, p)
 	}
-	declared := func(key, p string) (int, string) {
-		if !slices.Contains(d.Phases, p) {
-			return loc.Item(key, p), fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
-		}
-		return 0, ""
+	notPhase := func(key, p string) string {
+		return fmt.Sprintf("%s names phase %q, which is not in phases (%s)", key, p, strings.Join(d.Phases, ", "))
 	}
 
-	d.Terminal = nil
 	for _, p := range fm.Terminal {
 		p = NormalizeName(p)
-		if ln, r := declared("terminal", p); r != "" {
-			return nil, ln, r
+		if !d.HasPhase(p) {
+			return nil, loc.Item("terminal", p), notPhase("terminal", p)
 		}
 		if !slices.Contains(d.Terminal, p) {
 			d.Terminal = append(d.Terminal, p)
@@ -201,15 +194,10 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 			}
 		}
 	}
-	froms := make([]string, 0, len(fm.Transitions))
-	for from := range fm.Transitions {
-		froms = append(froms, from)
-	}
-	sort.Strings(froms)
-	for _, rawFrom := range froms {
+	for _, rawFrom := range slices.Sorted(maps.Keys(fm.Transitions)) {
 		from := NormalizeName(rawFrom)
 		if !slices.Contains(d.Phases, from) {
-			return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions names phase %q, which is not in phases (%s)", from, strings.Join(d.Phases, ", "))
+			return nil, loc.MapKey("transitions", from), notPhase("transitions", from)
 		}
 		if _, dup := d.Transitions[from]; dup {
 			return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions lists phase %q twice", from)
@@ -217,8 +205,8 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		var tos []string
 		for _, to := range fm.Transitions[rawFrom] {
 			to = NormalizeName(to)
-			if ln, r := declared("transitions", to); r != "" {
-				return nil, ln, r
+			if !d.HasPhase(to) {
+				return nil, loc.Item("transitions", to), notPhase("transitions", to)
 			}
 			if to == from {
 				return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
@@ -260,7 +248,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 	for p, v := range fm.Verbs {
 		p = NormalizeName(p)
 		if !slices.Contains(d.Phases, p) {
-			return nil, loc.MapKey("verbs", p), fmt.Sprintf("verbs names phase %q, which is not in phases (%s)", p, strings.Join(d.Phases, ", "))
+			return nil, loc.MapKey("verbs", p), notPhase("verbs", p)
 		}
 		v = strings.TrimSpace(v)
 		if v == "" || strings.ContainsAny(v, "\r\n") {
@@ -271,8 +259,8 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 
 	for _, p := range fm.Approvals {
 		p = NormalizeName(p)
-		if ln, r := declared("approvals", p); r != "" {
-			return nil, ln, r
+		if !d.HasPhase(p) {
+			return nil, loc.Item("approvals", p), notPhase("approvals", p)
 		}
 		if slices.Contains(d.Terminal, p) {
 			return nil, loc.Item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
@@ -295,11 +283,9 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 	if d.TTL == "" {
 		d.TTL = DefaultTTL
 	}
-	ttl, err := ParseTTL(d.TTL)
-	if err != nil {
+	if _, err := ParseTTL(d.TTL); err != nil {
 		return nil, loc.Key("ttl"), err.Error()
 	}
-	d.ttl = ttl
 	return d, 0, ""
 }
 
@@ -342,14 +328,6 @@ func (d *Definition) IsMajor(from, to string) bool {
 	return from != to && !d.IsTerminal(to)
 }
 
-// TTLDuration is the definition's TTL (24h when it sets none).
-func (d *Definition) TTLDuration() time.Duration {
-	if d.ttl == 0 {
-		return defaultTTL
-	}
-	return d.ttl
-}
-
 // forward reports whether to comes after from in the phase order (a move that is not a
 // back-edge).
 func (d *Definition) forward(from, to string) bool {
@@ -372,6 +350,9 @@ func shaped(s string, first, rest func(c byte) bool) bool {
 }
 
 func lowerOrDigit(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+// nameByte is what a type or phase name holds after its first byte.
+func nameByte(c byte) bool { return lowerOrDigit(c) || c == '_' || c == '-' }
 
 func letter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 

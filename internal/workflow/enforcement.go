@@ -63,15 +63,12 @@ type (
 	enforcementJSON Enforcement
 )
 
-// MarshalJSON writes the violation with its unknown members appended.
 func (v Violation) MarshalJSON() ([]byte, error) { return encodeKnown(violationJSON(v), v.Extra) }
 
-// UnmarshalJSON reads the violation, keeping unknown members in Extra.
 func (v *Violation) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x violationJSON, extra unknown) { *v = Violation(x); v.Extra = extra })
+	return decodeKnown(b, (*violationJSON)(v), &v.Extra)
 }
 
-// MarshalJSON writes the enforcement with its unknown members appended.
 func (e Enforcement) MarshalJSON() ([]byte, error) {
 	if e.Violations == nil {
 		e.Violations = []Violation{}
@@ -79,9 +76,8 @@ func (e Enforcement) MarshalJSON() ([]byte, error) {
 	return encodeKnown(enforcementJSON(e), e.Extra)
 }
 
-// UnmarshalJSON reads the enforcement, keeping unknown members in Extra.
 func (e *Enforcement) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x enforcementJSON, extra unknown) { *e = Enforcement(x); e.Extra = extra })
+	return decodeKnown(b, (*enforcementJSON)(e), &e.Extra)
 }
 
 // NewEnforcement normalises the violations' severities and derives Blocking (true exactly when
@@ -98,7 +94,7 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 			return Enforcement{}, fmt.Errorf("violation %d: code is empty: give each violation a code such as V-TEST-03", i+1)
 		}
 		v.Severity = sev
-		v.Extra = cloneRaw(v.Extra)
+		v.Extra = deepCopy(v.Extra)
 		out = append(out, v)
 	}
 	e := Enforcement{Violations: out}
@@ -108,12 +104,7 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 }
 
 func (e Enforcement) blocking() bool {
-	for _, v := range e.Violations {
-		if Severity(strings.ToUpper(string(v.Severity))).Blocks() {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(e.Violations, func(v Violation) bool { return Severity(strings.ToUpper(string(v.Severity))).Blocks() })
 }
 
 // summary counts violations by severity: "1 HIGH violation (blocking)",
@@ -132,11 +123,7 @@ func (e Enforcement) summary() string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	noun := "violations"
-	if len(e.Violations) == 1 {
-		noun = "violation"
-	}
-	s := strings.Join(parts, ", ") + " " + noun
+	s := strings.Join(parts, ", ") + " violation" + plural(len(e.Violations))
 	if e.blocking() {
 		s += " (blocking)"
 	}

@@ -10,7 +10,7 @@ import (
 // The engine's side of a transition: look up the definition, compute the change, then (not
 // shown) journal and persist Record and write the L2 line it owes.
 func Example() {
-	defs, _ := workflow.Builtins()
+	defs, _ := workflow.LoadDefinitions(nil, nil) // the built-ins
 	def, _ := defs.Get("apex")
 	now := time.Date(2026, 11, 22, 17, 30, 0, 0, time.UTC)
 	me := workflow.Actor{SessionID: "s1", PID: 42}

@@ -14,9 +14,9 @@ var alice = workflow.Actor{SessionID: "sess-alice", PID: 101}
 
 func mustDefs(tb testing.TB) *workflow.Definitions {
 	tb.Helper()
-	defs, err := workflow.Builtins()
-	if err != nil {
-		tb.Fatalf("Builtins: %v", err)
+	defs, errs := workflow.LoadDefinitions(nil, nil)
+	if errs != nil {
+		tb.Fatalf("LoadDefinitions: %v", errs)
 	}
 	return defs
 }

@@ -79,15 +79,12 @@ type (
 	initiativeJSON Initiative
 )
 
-// MarshalJSON writes the milestone with its unknown members appended.
 func (m Milestone) MarshalJSON() ([]byte, error) { return encodeKnown(milestoneJSON(m), m.Extra) }
 
-// UnmarshalJSON reads the milestone, keeping unknown members in Extra.
 func (m *Milestone) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x milestoneJSON, extra unknown) { *m = Milestone(x); m.Extra = extra })
+	return decodeKnown(b, (*milestoneJSON)(m), &m.Extra)
 }
 
-// MarshalJSON writes the initiative with its unknown members appended.
 func (in Initiative) MarshalJSON() ([]byte, error) {
 	if in.Milestones == nil {
 		in.Milestones = []Milestone{}
@@ -95,9 +92,8 @@ func (in Initiative) MarshalJSON() ([]byte, error) {
 	return encodeKnown(initiativeJSON(in), in.Extra)
 }
 
-// UnmarshalJSON reads the initiative, keeping unknown members in Extra.
 func (in *Initiative) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x initiativeJSON, extra unknown) { *in = Initiative(x); in.Extra = extra })
+	return decodeKnown(b, (*initiativeJSON)(in), &in.Extra)
 }
 
 // Clone returns a deep copy.
@@ -159,17 +155,14 @@ func NewInitiative(id, title string, milestones []MilestoneSpec, now time.Time) 
 	in := &Initiative{Version: SchemaVersion, ID: id, Title: textsafe.OneLine(title), Status: InitiativeCreated,
 		Milestones: []Milestone{}, CreatedAt: now, LastUpdated: now}
 	for _, m := range milestones {
-		mid := strings.TrimSpace(m.ID)
-		if mid == "" || strings.ContainsAny(mid, "\r\n") {
-			return nil, fmt.Errorf("creating initiative %s: milestone id %q is not one non-empty line", id, m.ID)
+		ch, err := AddMilestone(in, m, now)
+		if err == nil && !ch.Changed {
+			err = fmt.Errorf("milestone %s is listed twice", strings.TrimSpace(m.ID))
 		}
-		if slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == mid }) {
-			return nil, fmt.Errorf("creating initiative %s: milestone %s is listed twice", id, mid)
+		if err != nil {
+			return nil, fmt.Errorf("creating initiative %s: %w", id, err)
 		}
-		in.Milestones = append(in.Milestones, Milestone{ID: mid, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
-	}
-	if len(in.Milestones) > 0 {
-		in.CurrentMilestone = in.Milestones[0].ID
+		in = ch.Initiative
 	}
 	return in, nil
 }
@@ -188,9 +181,7 @@ func SetInitiativeStatus(in *Initiative, to InitiativeStatus, now time.Time) (In
 	}
 	n := in.Clone()
 	n.Status = to
-	n.LastUpdated = now.UTC()
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return changed(n, now), nil
 }
 
 func (in *Initiative) milestone(id string) (int, error) {
@@ -251,9 +242,7 @@ func StartMilestone(in *Initiative, id string, now time.Time) (InitiativeChange,
 	if n.Status == InitiativeCreated {
 		n.Status = InitiativeInProgress
 	}
-	n.LastUpdated = now
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return changed(n, now), nil
 }
 
 // CompleteMilestone marks a milestone completed and makes the next unfinished one current.
@@ -286,33 +275,15 @@ func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChan
 	if n.Status == InitiativeCreated {
 		n.Status = InitiativeInProgress
 	}
-	n.LastUpdated = now
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return changed(n, now), nil
 }
 
-// CompleteInitiativeTask records one more task done in a milestone (and its total, when
-// total > 0). Only initiative.json changes: the status file is not synced for task progress.
-func CompleteInitiativeTask(in *Initiative, milestoneID string, total int, now time.Time) (InitiativeChange, error) {
-	i, err := workableMilestone(in, milestoneID, "task progress")
-	if err != nil {
-		return InitiativeChange{}, err
-	}
-	if total < 0 {
-		return InitiativeChange{}, fmt.Errorf("milestone %s: task total %d is negative", milestoneID, total)
-	}
-	n := in.Clone()
-	m := &n.Milestones[i]
-	if total > 0 {
-		m.TasksTotal = total
-	}
-	m.TasksDone++
-	if m.TasksTotal > 0 && m.TasksDone > m.TasksTotal {
-		return InitiativeChange{}, fmt.Errorf("milestone %s already has all %d tasks done; nothing was changed", milestoneID, m.TasksTotal)
-	}
+// changed stamps n, a changed copy, with now and its progress: a change the status file
+// follows.
+func changed(n *Initiative, now time.Time) InitiativeChange {
 	n.LastUpdated = now.UTC()
 	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true}, nil
+	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}
 }
 
 // progress is the percentage done: each milestone counts equally, a milestone in progress by
@@ -357,7 +328,5 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	if n.CurrentMilestone == "" {
 		n.CurrentMilestone = id
 	}
-	n.LastUpdated = now.UTC()
-	n.Progress = n.progress()
-	return InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}, nil
+	return changed(n, now), nil
 }

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -83,8 +84,7 @@ func Check(in CheckInput) []Finding {
 
 	if in.Exists != nil {
 		var missing []string
-		names := slices.Sorted(maps.Keys(r.Phases))
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
 			for _, o := range r.Phases[name].Outputs {
 				if !in.Exists(o) {
 					missing = append(missing, fmt.Sprintf("%s (output of %s)", o, name))
@@ -136,11 +136,7 @@ func Check(in CheckInput) []Finding {
 		}
 	}
 	if in.By.SessionID != "" {
-		live := in.LiveWindow
-		if live == 0 {
-			live = DefaultLiveWindow
-		}
-		if w := OwnershipWarning(r, in.By, in.Now, live); w != "" {
+		if w := OwnershipWarning(r, in.By, in.Now, cmp.Or(in.LiveWindow, DefaultLiveWindow)); w != "" {
 			add(FindingOwnedElsewhere, Medium, "%s", w)
 		}
 	}
@@ -197,8 +193,7 @@ func futureTimes(r *Record, now time.Time) []string {
 	check("created_at", r.CreatedAt)
 	check("updated_at", r.UpdatedAt)
 	check("completed_at", r.CompletedAt)
-	names := slices.Sorted(maps.Keys(r.Phases))
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(r.Phases)) {
 		check("phases."+n+".completed_at", r.Phases[n].CompletedAt)
 	}
 	for i, h := range r.History {

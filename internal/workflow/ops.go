@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -270,14 +271,13 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
 		InterruptionSafe: boolPtr(true),
 	}
-	for k, v := range req.Vars {
+	for k := range req.Vars {
 		if err := validVarKey(k); err != nil {
 			return Result{}, fmt.Errorf("starting a workflow: %w", err)
 		}
-		if r.Vars == nil {
-			r.Vars = map[string]string{}
-		}
-		r.Vars[k] = v
+	}
+	if len(req.Vars) > 0 {
+		r.Vars = maps.Clone(req.Vars)
 	}
 	if def.IsGate(start) {
 		r.Approvals = append(r.Approvals, Approval{Phase: start, RequestedAt: now})
@@ -323,12 +323,26 @@ func touch(r *Record, by Actor, now time.Time) []string {
 	if by.SessionID != "" || by.PID != 0 {
 		o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
 		if r.Owner != nil {
-			o.Extra = cloneRaw(r.Owner.Extra)
+			o.Extra = r.Owner.Extra // r is the operation's own copy
 		}
 		r.Owner = o
 	}
 	r.InterruptionSafe = boolPtr(true)
 	return warnings
+}
+
+// unchanged is the result of an operation that has nothing to change.
+func unchanged(r *Record) Result {
+	return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}
+}
+
+// change is the result of edit applied to a copy of r, stamped by touch: an operation that
+// changes the workflow without moving it.
+func change(r *Record, ev Event, now time.Time, by Actor, edit func(n *Record)) Result {
+	n := r.Clone()
+	warnings := touch(n, by, now)
+	edit(n)
+	return Result{Record: n, Changed: true, Event: ev, From: r.State, To: r.State, Warnings: warnings}
 }
 
 func requireActive(r *Record) error {
@@ -537,10 +551,7 @@ func Approve(r *Record, source, note string, now time.Time, by Actor) (Result, e
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
 	now = now.UTC()
-	n := r.Clone()
-	warnings := touch(n, by, now)
-	approve(n, p, now, source, note)
-	return Result{Record: n, Changed: true, Event: EventApprove, From: p, To: p, Warnings: warnings}, nil
+	return change(r, EventApprove, now, by, func(n *Record) { approve(n, p, now, source, note) }), nil
 }
 
 func finish(r *Record, phase, outcome string, now time.Time) {
@@ -564,29 +575,21 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 		return Result{}, err
 	}
 	now = now.UTC()
-	n := r.Clone()
-	warnings := touch(n, by, now)
-	if n.Phases == nil {
-		n.Phases = map[string]Phase{}
-	}
-	finish(n, n.State, outcome, now)
-	return Result{Record: n, Changed: true, Event: EventComplete, From: r.State, To: r.State,
-		Completed: true, L2: CompletionLine(n), Warnings: warnings}, nil
+	res := change(r, EventComplete, now, by, func(n *Record) {
+		if n.Phases == nil {
+			n.Phases = map[string]Phase{}
+		}
+		finish(n, n.State, outcome, now)
+	})
+	res.Completed, res.L2 = true, CompletionLine(res.Record)
+	return res, nil
 }
 
 // echoable reports whether a caller's value may be repeated in an error: a phase-shaped
 // word (lower case, digits, '_' and '-', at most 64) that has no secret's shape. Anything
 // else may be whatever the caller pasted, and is not repeated.
 func echoable(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return secrets.ScanString(s) == nil
+	return len(s) <= 64 && shaped(s, nameByte, nameByte) && secrets.ScanString(s) == nil
 }
 
 func validVarKey(k string) error {
@@ -606,15 +609,28 @@ func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, erro
 		return Result{}, err
 	}
 	if old, ok := r.Vars[key]; ok && old == value {
-		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		return unchanged(r), nil
 	}
-	n := r.Clone()
-	warnings := touch(n, by, now.UTC())
-	if n.Vars == nil {
-		n.Vars = map[string]string{}
+	return change(r, EventVar, now.UTC(), by, func(n *Record) {
+		if n.Vars == nil {
+			n.Vars = map[string]string{}
+		}
+		n.Vars[key] = value
+	}), nil
+}
+
+// UnsetVar removes a workflow variable; one that is not set changes nothing.
+func UnsetVar(r *Record, key string, now time.Time, by Actor) (Result, error) {
+	if err := requireActive(r); err != nil {
+		return Result{}, err
 	}
-	n.Vars[key] = value
-	return Result{Record: n, Changed: true, Event: EventVar, From: r.State, To: r.State, Warnings: warnings}, nil
+	if err := validVarKey(key); err != nil {
+		return Result{}, err
+	}
+	if _, ok := r.Vars[key]; !ok {
+		return unchanged(r), nil
+	}
+	return change(r, EventVar, now.UTC(), by, func(n *Record) { delete(n.Vars, key) }), nil
 }
 
 // AddArtifacts records artifact paths (deduplicated); already known paths change nothing.
@@ -633,12 +649,9 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 		}
 	}
 	if len(add) == 0 {
-		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		return unchanged(r), nil
 	}
-	n := r.Clone()
-	warnings := touch(n, by, now.UTC())
-	n.Artifacts = append(n.Artifacts, add...)
-	return Result{Record: n, Changed: true, Event: EventArtifact, From: r.State, To: r.State, Warnings: warnings}, nil
+	return change(r, EventArtifact, now.UTC(), by, func(n *Record) { n.Artifacts = append(n.Artifacts, add...) }), nil
 }
 
 // SetEnforcement replaces the record's violations (an empty list clears them), deriving
@@ -651,13 +664,12 @@ func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result,
 	if err != nil {
 		return Result{}, fmt.Errorf("setting enforcement: %w", err)
 	}
-	n := r.Clone()
-	warnings := touch(n, by, now.UTC())
-	if n.Enforcement != nil {
-		e.Extra = cloneRaw(n.Enforcement.Extra)
-	}
-	n.Enforcement = &e
-	return Result{Record: n, Changed: true, Event: EventEnforce, From: r.State, To: r.State, Warnings: warnings}, nil
+	return change(r, EventEnforce, now.UTC(), by, func(n *Record) {
+		if n.Enforcement != nil {
+			e.Extra = n.Enforcement.Extra // n is a copy: its map is its own
+		}
+		n.Enforcement = &e
+	}), nil
 }
 
 // SetPhaseStatus sets the current phase's status (pending, in_progress, complete, failed,
@@ -670,10 +682,7 @@ func SetPhaseStatus(r *Record, s PhaseStatus, now time.Time, by Actor) (Result, 
 		return Result{}, fmt.Errorf("phase status %q is not valid: use pending, in_progress, complete, failed or blocked", s)
 	}
 	if r.PhaseStatus == s {
-		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		return unchanged(r), nil
 	}
-	n := r.Clone()
-	warnings := touch(n, by, now.UTC())
-	n.PhaseStatus = s
-	return Result{Record: n, Changed: true, Event: EventPhase, From: r.State, To: r.State, Warnings: warnings}, nil
+	return change(r, EventPhase, now.UTC(), by, func(n *Record) { n.PhaseStatus = s }), nil
 }

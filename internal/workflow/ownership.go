@@ -16,10 +16,7 @@ func OwnerLive(r *Record, by Actor, now time.Time, live time.Duration) bool {
 	if r == nil || r.Owner == nil || r.Owner.SessionID == "" || r.Owner.SessionID == by.SessionID {
 		return false
 	}
-	if r.Owner.Heartbeat.IsZero() {
-		return false
-	}
-	return now.Sub(r.Owner.Heartbeat) <= live
+	return !r.Owner.Heartbeat.IsZero() && now.Sub(r.Owner.Heartbeat) <= live
 }
 
 // OwnershipWarning is the warning for session by touching a workflow that another live
@@ -41,7 +38,7 @@ func Heartbeat(r *Record, by Actor, now time.Time) (Result, error) {
 		return Result{}, err
 	}
 	if by.SessionID == "" || (r.Owner != nil && r.Owner.SessionID != "" && r.Owner.SessionID != by.SessionID) {
-		return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+		return unchanged(r), nil
 	}
 	n := r.Clone()
 	o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now.UTC()}

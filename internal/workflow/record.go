@@ -1,8 +1,10 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -34,11 +36,7 @@ const (
 
 // Valid reports whether s is one of the known phase statuses.
 func (s PhaseStatus) Valid() bool {
-	switch s {
-	case PhasePending, PhaseInProgress, PhaseComplete, PhaseFailed, PhaseBlocked:
-		return true
-	}
-	return false
+	return slices.Contains([]PhaseStatus{PhasePending, PhaseInProgress, PhaseComplete, PhaseFailed, PhaseBlocked}, s)
 }
 
 // Record is the schema-2.0 workflow record (L1), one JSON document per workflow. Its JSON names
@@ -110,11 +108,7 @@ const (
 
 // Valid reports whether s is one of the known task statuses.
 func (s TaskStatus) Valid() bool {
-	switch s {
-	case TaskPending, TaskRunning, TaskDone, TaskFailed:
-		return true
-	}
-	return false
+	return slices.Contains([]TaskStatus{TaskPending, TaskRunning, TaskDone, TaskFailed}, s)
 }
 
 // Task is one unit of work inside a phase (seed 002's execution progress). Attempts counts the
@@ -160,61 +154,30 @@ type Owner struct {
 // (unknown.go), which keep the members it has no field for in Extra.
 
 type (
-	recordJSON       Record
-	phaseJSON        Phase
-	historyEntryJSON HistoryEntry
-	taskJSON         Task
-	approvalJSON     Approval
-	ownerJSON        Owner
+	recordJSON   Record
+	phaseJSON    Phase
+	entryJSON    HistoryEntry
+	taskJSON     Task
+	approvalJSON Approval
+	ownerJSON    Owner
 )
 
-// MarshalJSON writes the record with its unknown members appended.
-func (r Record) MarshalJSON() ([]byte, error) { return encodeKnown(recordJSON(r), r.Extra) }
+func (r Record) MarshalJSON() ([]byte, error)       { return encodeKnown(recordJSON(r), r.Extra) }
+func (r *Record) UnmarshalJSON(b []byte) error      { return decodeKnown(b, (*recordJSON)(r), &r.Extra) }
+func (p Phase) MarshalJSON() ([]byte, error)        { return encodeKnown(phaseJSON(p), p.Extra) }
+func (p *Phase) UnmarshalJSON(b []byte) error       { return decodeKnown(b, (*phaseJSON)(p), &p.Extra) }
+func (h HistoryEntry) MarshalJSON() ([]byte, error) { return encodeKnown(entryJSON(h), h.Extra) }
 
-// UnmarshalJSON reads the record, keeping unknown members in Extra.
-func (r *Record) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x recordJSON, extra unknown) { *r = Record(x); r.Extra = extra })
-}
-
-// MarshalJSON writes the phase with its unknown members appended.
-func (p Phase) MarshalJSON() ([]byte, error) { return encodeKnown(phaseJSON(p), p.Extra) }
-
-// UnmarshalJSON reads the phase, keeping unknown members in Extra.
-func (p *Phase) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x phaseJSON, extra unknown) { *p = Phase(x); p.Extra = extra })
-}
-
-// MarshalJSON writes the entry with its unknown members appended.
-func (h HistoryEntry) MarshalJSON() ([]byte, error) { return encodeKnown(historyEntryJSON(h), h.Extra) }
-
-// UnmarshalJSON reads the entry, keeping unknown members in Extra.
 func (h *HistoryEntry) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x historyEntryJSON, extra unknown) { *h = HistoryEntry(x); h.Extra = extra })
+	return decodeKnown(b, (*entryJSON)(h), &h.Extra)
 }
 
-// MarshalJSON writes the task with its unknown members appended.
-func (t Task) MarshalJSON() ([]byte, error) { return encodeKnown(taskJSON(t), t.Extra) }
-
-// UnmarshalJSON reads the task, keeping unknown members in Extra.
-func (t *Task) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x taskJSON, extra unknown) { *t = Task(x); t.Extra = extra })
-}
-
-// MarshalJSON writes the approval with its unknown members appended.
-func (a Approval) MarshalJSON() ([]byte, error) { return encodeKnown(approvalJSON(a), a.Extra) }
-
-// UnmarshalJSON reads the approval, keeping unknown members in Extra.
-func (a *Approval) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x approvalJSON, extra unknown) { *a = Approval(x); a.Extra = extra })
-}
-
-// MarshalJSON writes the owner with its unknown members appended.
-func (o Owner) MarshalJSON() ([]byte, error) { return encodeKnown(ownerJSON(o), o.Extra) }
-
-// UnmarshalJSON reads the owner, keeping unknown members in Extra.
-func (o *Owner) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, func(x ownerJSON, extra unknown) { *o = Owner(x); o.Extra = extra })
-}
+func (t Task) MarshalJSON() ([]byte, error)      { return encodeKnown(taskJSON(t), t.Extra) }
+func (t *Task) UnmarshalJSON(b []byte) error     { return decodeKnown(b, (*taskJSON)(t), &t.Extra) }
+func (a Approval) MarshalJSON() ([]byte, error)  { return encodeKnown(approvalJSON(a), a.Extra) }
+func (a *Approval) UnmarshalJSON(b []byte) error { return decodeKnown(b, (*approvalJSON)(a), &a.Extra) }
+func (o Owner) MarshalJSON() ([]byte, error)     { return encodeKnown(ownerJSON(o), o.Extra) }
+func (o *Owner) UnmarshalJSON(b []byte) error    { return decodeKnown(b, (*ownerJSON)(o), &o.Extra) }
 
 // Clone returns a deep copy of r, so that an operation can change the copy while the caller
 // keeps the original (for the journal, or to compare).
@@ -238,21 +201,7 @@ func (r *Record) CompletedPhases(def *Definition) []string {
 		return len(done) + 1<<20
 	}
 	slices.SortFunc(done, func(a, b string) int {
-		oa, ob := order(a), order(b)
-		if oa != ob {
-			return oa - ob
-		}
-		ta, tb := r.Phases[a].CompletedAt, r.Phases[b].CompletedAt
-		if c := ta.Compare(tb); c != 0 {
-			return c
-		}
-		if a < b {
-			return -1
-		}
-		if a > b {
-			return 1
-		}
-		return 0
+		return cmp.Or(order(a)-order(b), r.Phases[a].CompletedAt.Compare(r.Phases[b].CompletedAt), strings.Compare(a, b))
 	})
 	return done
 }

@@ -3,6 +3,7 @@ package workflow
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -47,10 +48,7 @@ func StatusDocFrom(in *Initiative, prev *StatusDoc) StatusDoc {
 		d.Milestones = append(d.Milestones, StatusMilestone{ID: m.ID, Title: m.Title, Status: m.Status})
 	}
 	if prev != nil && len(prev.Extra) > 0 {
-		d.Extra = map[string]any{}
-		for k, v := range prev.Extra {
-			d.Extra[k] = v
-		}
+		d.Extra = maps.Clone(prev.Extra)
 	}
 	return d
 }
@@ -149,15 +147,12 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	for _, sm := range doc.Milestones {
 		m := Milestone{ID: sm.ID, Title: sm.Title, Status: sm.Status}
 		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == sm.ID }); i >= 0 {
-			old := in.Milestones[i]
-			old.Extra = cloneRaw(old.Extra)
+			old := n.Milestones[i] // n is in's copy: its Extra is its own
 			old.Title = cmp.Or(sm.Title, old.Title)
 			old.Status = sm.Status
 			m = old
 		}
-		if m.Status == "" {
-			m.Status = MilestonePending
-		}
+		m.Status = cmp.Or(m.Status, MilestonePending)
 		merged = append(merged, m)
 	}
 	n.Milestones = merged
@@ -190,11 +185,7 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: textsafe.OneLine(doc.Title), Status: doc.Status,
 		Milestones: []Milestone{}, CurrentMilestone: doc.CurrentMilestone, LastUpdated: at}
 	for _, sm := range doc.Milestones {
-		st := sm.Status
-		if st == "" {
-			st = MilestonePending
-		}
-		n.Milestones = append(n.Milestones, Milestone{ID: sm.ID, Title: sm.Title, Status: st})
+		n.Milestones = append(n.Milestones, Milestone{ID: sm.ID, Title: sm.Title, Status: cmp.Or(sm.Status, MilestonePending)})
 	}
 	n.Progress = n.progress()
 	return n, nil

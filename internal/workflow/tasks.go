@@ -73,49 +73,45 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if u.Status != TaskPending && u.Status != TaskRunning {
 			return Result{}, &TaskStatusError{ID: id, To: u.Status}
 		}
-		n := r.Clone()
-		warnings := touch(n, by, now)
-		t := Task{ID: id, Phase: n.State, Status: u.Status, Output: u.Output, Note: textsafe.OneLine(u.Note), UpdatedAt: now}
+		t := Task{ID: id, Phase: r.State, Status: u.Status, Output: u.Output, Note: textsafe.OneLine(u.Note), UpdatedAt: now}
 		if u.Status == TaskRunning {
 			t.StartedAt = now
 		}
-		n.Tasks = append(n.Tasks, t)
-		return Result{Record: n, Changed: true, Event: EventTask, From: r.State, To: r.State, Warnings: warnings}, nil
+		return change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) }), nil
 	}
 	old := r.Tasks[i]
 	if old.Status == u.Status {
 		if (u.Output == "" || u.Output == old.Output) && (u.Note == "" || textsafe.OneLine(u.Note) == old.Note) {
-			return Result{Record: r.Clone(), Event: EventNone, From: r.State, To: r.State}, nil
+			return unchanged(r), nil
 		}
 	} else if !slices.Contains(taskMoves[old.Status], u.Status) {
 		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: taskMoves[old.Status]}
 	}
-	n := r.Clone()
-	warnings := touch(n, by, now)
-	t := &n.Tasks[i]
-	if old.Status != u.Status {
-		if old.Status == TaskRunning && (u.Status == TaskFailed || u.Status == TaskPending) {
-			t.Attempts++
+	return change(r, EventTask, now, by, func(n *Record) {
+		t := &n.Tasks[i]
+		if old.Status != u.Status {
+			if old.Status == TaskRunning && (u.Status == TaskFailed || u.Status == TaskPending) {
+				t.Attempts++
+			}
+			switch u.Status {
+			case TaskRunning:
+				t.StartedAt = now
+				t.CompletedAt = time.Time{}
+			case TaskDone, TaskFailed:
+				t.CompletedAt = now
+			case TaskPending:
+				t.CompletedAt = time.Time{}
+			}
+			t.Status = u.Status
 		}
-		switch u.Status {
-		case TaskRunning:
-			t.StartedAt = now
-			t.CompletedAt = time.Time{}
-		case TaskDone, TaskFailed:
-			t.CompletedAt = now
-		case TaskPending:
-			t.CompletedAt = time.Time{}
+		if u.Output != "" {
+			t.Output = u.Output
 		}
-		t.Status = u.Status
-	}
-	if u.Output != "" {
-		t.Output = u.Output
-	}
-	if u.Note != "" {
-		t.Note = textsafe.OneLine(u.Note)
-	}
-	t.UpdatedAt = now
-	return Result{Record: n, Changed: true, Event: EventTask, From: r.State, To: r.State, Warnings: warnings}, nil
+		if u.Note != "" {
+			t.Note = textsafe.OneLine(u.Note)
+		}
+		t.UpdatedAt = now
+	}), nil
 }
 
 // TaskCounts summarises tasks by status.

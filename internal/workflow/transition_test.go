@@ -64,8 +64,8 @@ func TestBuiltinsMatchTheSeeds(t *testing.T) {
 				t.Errorf("%s: moves from %s = %v, want %v", name, p, d.Allowed(p), want.moves[p])
 			}
 		}
-		if d.Start() != want.phases[0] || !d.Blocking || d.TTLDuration() != 24*time.Hour || d.Body == "" {
-			t.Errorf("%s: start %s blocking %v ttl %v body %d bytes", name, d.Start(), d.Blocking, d.TTLDuration(), len(d.Body))
+		if ttl, _ := workflow.ParseTTL(d.TTL); d.Start() != want.phases[0] || !d.Blocking || ttl != 24*time.Hour || d.Body == "" {
+			t.Errorf("%s: start %s blocking %v ttl %v body %d bytes", name, d.Start(), d.Blocking, d.TTL, len(d.Body))
 		}
 		if !strings.HasPrefix(d.Source, "builtin:") {
 			t.Errorf("%s: source %q", name, d.Source)

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"time"
@@ -54,12 +55,9 @@ func ParseTTL(s string) (time.Duration, error) {
 	return time.Duration(n) * per, nil
 }
 
-// TTLDuration is the record's TTL, 24h when unset.
-func (r *Record) TTLDuration() (time.Duration, error) { return ParseTTL(r.TTL) }
-
 // ExpiresAt is last activity + TTL.
 func (r *Record) ExpiresAt() (time.Time, error) {
-	ttl, err := r.TTLDuration()
+	ttl, err := ParseTTL(r.TTL)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
 	}
@@ -91,7 +89,7 @@ func Expire(r *Record, now time.Time) (Result, error) {
 	}
 	if !expired {
 		return Result{}, fmt.Errorf("workflow %s has not expired (last activity %s, ttl %s); nothing was changed",
-			r.WorkflowID, r.LastActivity().UTC().Format(time.RFC3339), ttlOrDefault(r.TTL))
+			r.WorkflowID, r.LastActivity().UTC().Format(time.RFC3339), cmp.Or(r.TTL, DefaultTTL))
 	}
 	old := r.Clone()
 	old.Status = StatusExpired
@@ -102,13 +100,6 @@ func Expire(r *Record, now time.Time) (Result, error) {
 		To:      r.State,
 		Archive: old,
 		L2:      ExpiryLine(r),
-		Log:     fmt.Sprintf("Workflow state expired (inactive > %s)", ttlOrDefault(r.TTL)),
+		Log:     fmt.Sprintf("Workflow state expired (inactive > %s)", cmp.Or(r.TTL, DefaultTTL)),
 	}, nil
-}
-
-func ttlOrDefault(s string) string {
-	if s == "" {
-		return DefaultTTL
-	}
-	return s
 }

@@ -19,8 +19,9 @@ import (
 type unknown = map[string]json.RawMessage
 
 // decodeKnown decodes data into a fresh J (a method-less twin of the caller's type) with
-// encoding/json and, on success only, hands it over with the members J has no field for.
-func decodeKnown[J any](data []byte, set func(J, unknown)) error {
+// encoding/json and, on success only, stores it in dst and the members J has no field for in
+// extra (the caller's Extra).
+func decodeKnown[J any](data []byte, dst *J, extra *unknown) error {
 	// Most values have no unknown member: a decoder that refuses them reads such a value in
 	// one pass, where collecting the members as well is a second one at every level of
 	// nesting (Stop and SessionStart decode the record on every run).
@@ -28,7 +29,7 @@ func decodeKnown[J any](data []byte, set func(J, unknown)) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if dec.Decode(&v) == nil && len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) == 0 {
-		set(v, nil)
+		*dst, *extra = v, nil
 		return nil
 	}
 	v = *new(J)
@@ -40,19 +41,19 @@ func decodeKnown[J any](data []byte, set func(J, unknown)) error {
 		return err
 	}
 	known := knownFields(reflect.TypeFor[J]())
-	var extra unknown
+	var more unknown
 	for k, raw := range all {
 		// encoding/json matches field names case-insensitively, so "Workflow_ID" was decoded
 		// into workflow_id: keeping it as unknown too would write the value twice.
 		if isKnown(known, k) {
 			continue
 		}
-		if extra == nil {
-			extra = unknown{}
+		if more == nil {
+			more = unknown{}
 		}
-		extra[k] = append(json.RawMessage(nil), raw...)
+		more[k] = append(json.RawMessage(nil), raw...)
 	}
-	set(v, extra)
+	*dst, *extra = v, more
 	return nil
 }
 
@@ -128,15 +129,4 @@ func isKnown(known map[string]bool, k string) bool {
 		}
 	}
 	return false
-}
-
-func cloneRaw(m unknown) unknown {
-	if m == nil {
-		return nil
-	}
-	out := make(unknown, len(m))
-	for k, v := range m {
-		out[k] = append(json.RawMessage(nil), v...)
-	}
-	return out
 }

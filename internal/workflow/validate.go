@@ -10,11 +10,7 @@ import (
 
 // Valid reports whether s is one of the known workflow statuses.
 func (s Status) Valid() bool {
-	switch s {
-	case StatusActive, StatusCompleted, StatusExpired, StatusArchived:
-		return true
-	}
-	return false
+	return slices.Contains([]Status{StatusActive, StatusCompleted, StatusExpired, StatusArchived}, s)
 }
 
 // Validate checks that r is a well-formed record, as every record Cairn writes is: schema 2.x,
@@ -45,8 +41,7 @@ func (r *Record) Validate() error {
 	if _, err := ParseTTL(r.TTL); err != nil {
 		return in("ttl", err)
 	}
-	names := slices.Sorted(maps.Keys(r.Phases))
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(r.Phases)) {
 		if err := ValidName(name); err != nil {
 			return in("phases", err)
 		}

@@ -71,11 +71,7 @@ func builtinSource(defs []*workflow.Definition) ([]byte, error) {
 				continue
 			}
 			if !f.IsExported() {
-				if f.Name != "ttl" {
-					return nil, fmt.Errorf("workflow.Definition has an unexported field %s the generator does not know", f.Name)
-				}
-				fmt.Fprintf(&b, "\t\t\tttl: %d,\n", fv.Int())
-				continue
+				return nil, fmt.Errorf("workflow.Definition has an unexported field %s the generator does not know", f.Name)
 			}
 			fmt.Fprintf(&b, "\t\t\t%s: %#v,\n", f.Name, fv.Interface())
 		}

@@ -74,8 +74,8 @@ func TestParseDefinitionDefaultsAndForms(t *testing.T) {
 	if !slices.Equal(d.Terminal, []string{"done"}) || !slices.Equal(d.Allowed("draft"), []string{"review"}) || d.Blocking {
 		t.Fatalf("terminal %v draft->%v blocking %v", d.Terminal, d.Allowed("draft"), d.Blocking)
 	}
-	if d.TTLDuration() != 90*time.Minute || d.Verb("review") != "reviewing" || d.Verb("draft") != "draft" {
-		t.Fatalf("ttl %v verbs %v", d.TTLDuration(), d.Verbs)
+	if ttl, _ := workflow.ParseTTL(d.TTL); ttl != 90*time.Minute || d.Verb("review") != "reviewing" || d.Verb("draft") != "draft" {
+		t.Fatalf("ttl %v verbs %v", d.TTL, d.Verbs)
 	}
 	if !strings.HasPrefix(d.Body, "# Tiny") {
 		t.Fatalf("body %q", d.Body)
