@@ -173,6 +173,16 @@ func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
 	return Parse(data)
 }
 
+// event reads the hook's event from stdin, logging every note. An open stdin gets at most half
+// of the deadline: the rest is for the work.
+func (r *Runner) event(stdin io.Reader) Event {
+	ev, notes := ReadEvent(stdin, min(StdinWait, r.Deadline/2))
+	for _, n := range notes {
+		r.Logf("%s", n)
+	}
+	return ev
+}
+
 // A member's raw value from encoding/json starts at its first byte and ends at its last: no
 // space around it, never empty.
 func isNull(raw []byte) bool { return string(raw) == "null" }

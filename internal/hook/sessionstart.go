@@ -36,11 +36,7 @@ func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string)
 }
 
 func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
-	// An open stdin gets at most half of the deadline: the rest is for the work.
-	ev, notes := ReadEvent(stdin, min(StdinWait, r.Deadline/2))
-	for _, n := range notes {
-		r.Logf("%s", n)
-	}
+	ev := r.event(stdin)
 	sessionID := sessionOf(ev, getenv)
 	pid, pidNote := claudePID(getenv)
 	if pidNote != "" {

@@ -30,11 +30,7 @@ func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string,
 }
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
-	// An open stdin gets at most half of the deadline: the rest is for the work.
-	ev, notes := ReadEvent(stdin, min(StdinWait, r.Deadline/2))
-	for _, n := range notes {
-		r.Logf("%s", n)
-	}
+	ev := r.event(stdin)
 	if !ev.Read {
 		// Without the event, stop_hook_active is unknown: asking the agent to continue could
 		// be the second ask in a row, so this turn does not ask.
