@@ -113,9 +113,9 @@ func TestInvisibleInsideKeyword(t *testing.T) {
 	}
 }
 
-// firstDropped, which skips printable ASCII eight bytes at a time, finds the first character
-// that textsafe drops at every offset, and passes kept ones (tab, newline, spaces beyond
-// ASCII, accents).
+// firstDropped, which skips printable ASCII 32 and eight bytes at a time and judges two-byte
+// characters by their code point, finds the first character that textsafe drops at every
+// offset, and passes kept ones (tab, newline, spaces beyond ASCII, accents).
 func TestFirstDropped(t *testing.T) {
 	ref := func(s string) int {
 		for i := 0; i < len(s); {
@@ -127,9 +127,13 @@ func TestFirstDropped(t *testing.T) {
 		}
 		return len(s)
 	}
-	for _, c := range []string{"\x00", "\x01", "\x1f", "\x7f", "\u200b", "\u202e", "\xff", "\xc3", "\t", "\n", "\r", "\v", "\u00a0", "é", "日", "~"} {
-		for pad := range 20 {
-			for _, tail := range []string{"", "abc", "abcdefghijklmnop"} {
+	cs := []string{"\x00", "\x01", "\x1f", "\x7f", "\u200b", "\u202e", "\xff", "\xc3", "\xc3(", "\xd7", "\t", "\n", "\r", "\v", "\u00a0", "é", "日", "~"}
+	for r := rune(0x80); r < 0x800; r++ { // every two-byte character
+		cs = append(cs, string(r))
+	}
+	for _, c := range cs {
+		for _, pad := range []int{0, 1, 7, 8, 9, 15, 31, 32, 33, 40, 63} {
+			for _, tail := range []string{"", "abc", "abcdefghijklmnop", strings.Repeat("xyz", 12)} {
 				s := strings.Repeat("a", pad) + c + tail
 				if got, want := secrets.FirstDropped(s), ref(s); got != want {
 					t.Errorf("FirstDropped(%q) = %d, want %d", s, got, want)
