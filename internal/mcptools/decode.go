@@ -67,7 +67,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		return fail(fmt.Sprintf("the arguments are %d bytes, more than the limit of %d; keep large content in a file and pass its path instead", len(raw), MaxArgsBytes))
 	}
 	// One pass checks the arguments and gathers what the secret scan needs (below).
-	escaped, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).Escaped(raw)
+	spans, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).AppendSpans(nil, raw)
 	if err != nil {
 		var je *strictjson.Error
 		if errors.As(err, &je) {
@@ -126,7 +126,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		return fail(problems...)
 	}
 	// Secrets are looked for last, over the whole object, so the path names the argument.
-	if finding := secrets.ScanChecked(raw, escaped); finding != nil {
+	if finding := secrets.ScanChecked(raw, spans); finding != nil {
 		return fail(finding.Error())
 	}
 	return out, nil

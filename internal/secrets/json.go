@@ -1,9 +1,11 @@
 package secrets
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -22,45 +24,80 @@ var scanLimits = strictjson.Limits{MaxSize: math.MaxInt, MaxDepth: 512}
 // finds too, with the path "$" when no one string or member holds it. A document that is not
 // strict JSON (or nests deeper than 512) is scanned as text and a finding gets the path "$".
 func ScanJSON(doc []byte) *Finding {
-	escaped, err := scanLimits.Escaped(doc)
+	spans, err := scanLimits.AppendSpans(nil, doc)
 	if err != nil {
 		return scanText(doc)
 	}
-	return ScanChecked(doc, escaped)
+	return ScanChecked(doc, spans)
 }
 
-// ScanChecked is ScanJSON for a document that strictjson's gate has just accepted, given the text
-// of its escaped strings (strictjson.Limits.Escaped): the check and the scan are then one pass
-// over the document, plus a walk for the path only when something was found or a named
-// rule's keyword occurs.
-func ScanChecked(doc, escaped []byte) *Finding { return ProbeText(doc).Finish(doc, escaped) }
+// ScanChecked is ScanJSON for a document that strictjson's gate has just accepted, given the
+// spans of its escaped strings (strictjson.Limits.AppendSpans): the check and the scan are then
+// one pass over the document, plus a walk for the path only when something was found or a
+// named rule's keyword occurs.
+func ScanChecked(doc []byte, spans []int) *Finding {
+	p := ProbeText(doc)
+	if !p.some { // found either way: the walk below reads every string
+		p = p.Or(ProbeEscaped(doc, spans))
+	}
+	return p.Finish(doc)
+}
 
-// Probe is what the scan of a document's text found, before its escaped strings are read:
-// ScanChecked in two halves, so that the first can run while strictjson checks the document.
+// Probe is what a scan of a document's text, or of some of its escaped strings decoded,
+// found: ScanChecked in parts, so that they can run on two cores while strictjson checks the
+// document. Or joins the parts; Finish ends the scan.
 type Probe struct {
-	found *rule // the rule ScanString finds in the text, if any
-	named bool  // a named rule's keyword occurs in the text
+	found *rule // the rule ScanString finds in the document's text, if any
+	some  bool  // a rule matches in the text or in decoded strings
+	named bool  // a named rule's keyword occurs in them
 }
 
-// ProbeText scans doc as text: the first half of ScanChecked.
+// ProbeText scans doc as text.
 func ProbeText(doc []byte) Probe {
 	// The texts are read only while a call runs and nothing found keeps a piece of them, so
 	// they are viewed in place: copying a 1 MB document cost a tenth of its check.
 	r, named := probe(view(doc))
-	return Probe{r, named}
+	return Probe{r, r != nil, named}
 }
 
-// Finish is the second half of ScanChecked, for the doc that p scanned.
-func (p Probe) Finish(doc, escaped []byte) *Finding {
+// ProbeEscaped scans the decoded text of the strings of doc at spans (start and end offsets,
+// as strictjson.Limits.AppendSpans gives them), each followed by a newline.
+func ProbeEscaped(doc []byte, spans []int) Probe {
+	if len(spans) == 0 {
+		return Probe{}
+	}
+	buf := decoded.Get().(*[]byte)
+	defer decoded.Put(buf)
+	text := (*buf)[:0]
+	for i := 0; i+1 < len(spans); i += 2 {
+		text = append(strictjson.AppendUnescaped(text, doc[spans[i]:spans[i+1]]), '\n')
+	}
+	if cap(text) <= maxPooled {
+		*buf = text
+	}
+	r, named := probe(view(text))
+	return Probe{nil, r != nil, named}
+}
+
+// decoded holds buffers for ProbeEscaped: a 1 MB checkpoint with escapes in every item would
+// otherwise grow one from nothing at each save (1.1 MB allocated).
+var decoded = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooled = 2 * strictjson.MaxSize
+
+// Or joins what two probes of the same document found.
+func (p Probe) Or(q Probe) Probe {
+	return Probe{cmp.Or(p.found, q.found), p.some || q.some, p.named || q.named}
+}
+
+// Finish ends the scan of doc, which p probed all of: the document's text and its escaped
+// strings decoded.
+func (p Probe) Finish(doc []byte) *Finding {
 	// Every string of the document, decoded, is a substring of the document (no escapes) or
-	// of escaped, so when neither holds a secret no string does; and a member's text
+	// of the decoded text, so when neither holds a secret no string does; and a member's text
 	// "key": "value" matches a named rule only where one of its keywords occurs in the key
 	// or the value (no keyword holds `": "`), so when neither holds one, no member does.
-	some, named := p.found != nil, p.named
-	if !some {
-		r, more := probe(view(escaped))
-		some, named = r != nil, named || more
-	}
+	some, named := p.some, p.named
 	if !some && !named {
 		return nil
 	}

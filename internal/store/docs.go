@@ -40,30 +40,42 @@ func (c collection) file(name string) string {
 // (secrets.ScanChecked). The error is a *strictjson.Error or a *secrets.Finding, which names the
 // rule and JSON path, never the secret.
 func CheckDocument(doc []byte) error {
-	// A large document's text is scanned for secrets on another core while the tokenizer
-	// checks it: each takes about a millisecond for 1 MB, as long as the durable replace.
-	var probed chan secrets.Probe
-	if len(doc) >= parallelCheck {
-		probed = make(chan secrets.Probe, 1)
-		go func() { probed <- secrets.ProbeText(doc) }()
+	if len(doc) < parallelCheck {
+		spans, err := strictjson.Default.AppendSpans(nil, doc)
+		if err != nil {
+			return err
+		}
+		if f := secrets.ScanChecked(doc, spans); f != nil {
+			return f
+		}
+		return nil
 	}
-	buf := escapedBufs.Get().(*[]byte)
-	defer escapedBufs.Put(buf)
-	escaped, err := strictjson.Default.AppendEscaped((*buf)[:0], doc)
-	if cap(escaped) <= maxPooled {
-		*buf = escaped
-	}
-	var p secrets.Probe
-	if probed != nil {
-		p = <-probed // also when err is set: doc is the caller's once this returns
+	// A large document is checked on two cores: another goroutine scans its text for secrets
+	// while the tokenizer checks it (each about a millisecond for 1 MB, as long as the durable
+	// replace), then each decodes and scans half of the strings written with escapes.
+	half := make(chan []int, 1)
+	probed := make(chan secrets.Probe, 1)
+	go func() {
+		p := secrets.ProbeText(doc)
+		if spans := <-half; len(spans) > 0 {
+			p = p.Or(secrets.ProbeEscaped(doc, spans))
+		}
+		probed <- p
+	}()
+	buf := spanBufs.Get().(*[]int)
+	defer spanBufs.Put(buf)
+	spans, err := strictjson.Default.AppendSpans((*buf)[:0], doc)
+	if cap(spans) <= maxPooledSpans {
+		*buf = spans
 	}
 	if err != nil {
+		half <- nil
+		<-probed // also on an error: doc is the caller's once this returns
 		return err
 	}
-	if probed == nil {
-		p = secrets.ProbeText(doc)
-	}
-	if f := p.Finish(doc, escaped); f != nil {
+	k := halfway(spans)
+	half <- spans[:k]
+	if f := secrets.ProbeEscaped(doc, spans[k:]).Or(<-probed).Finish(doc); f != nil {
 		return f
 	}
 	return nil
@@ -73,11 +85,24 @@ func CheckDocument(doc []byte) error {
 // a goroutine costs more than it saves.
 const parallelCheck = 64 << 10
 
-// escapedBufs holds buffers for the text of escaped strings, which a 1 MB checkpoint with
-// escapes in every item would otherwise grow from nothing at each save (1.1 MB allocated).
-var escapedBufs = sync.Pool{New: func() any { return new([]byte) }}
+// spanBufs holds the buffers CheckDocument gathers escaped strings' spans in.
+var spanBufs = sync.Pool{New: func() any { return new([]int) }}
 
-const maxPooled = 2 * strictjson.MaxSize
+const maxPooledSpans = 1 << 16
+
+// halfway returns the even index that splits spans (start, end pairs) into two parts holding
+// about as many bytes.
+func halfway(spans []int) int {
+	total := 0
+	for i := 0; i+1 < len(spans); i += 2 {
+		total += spans[i+1] - spans[i]
+	}
+	k, sum := 0, 0
+	for ; k+1 < len(spans) && 2*sum < total; k += 2 {
+		sum += spans[k+1] - spans[k]
+	}
+	return k
+}
 
 // get checks the name's shape before reading and scans it for secrets (whose first use costs
 // a hook about 0.1 ms) only before an error, which repeats the name: no file holds a name

@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -506,5 +507,67 @@ func TestLogAppendCloseFailureAfterSync(t *testing.T) {
 	l, _ := s.ReadLog("events")
 	if len(l.Lines) != 3 {
 		t.Fatalf("%d lines, want 3 (no duplicate, none lost): %s", len(l.Lines), ff.Trace())
+	}
+}
+
+// A large document is checked on two cores, its escaped strings split between them: a secret
+// only its decoded text shows is found wherever it is, with the path a one-core scan gives.
+func TestCheckDocumentLarge(t *testing.T) {
+	item := func(i int, note string) string {
+		return fmt.Sprintf(`{"id":%d,"path":"/work/reports/%03d.md","note":"%s"}`, i, i, note)
+	}
+	doc := func(secretAt int, secret string) []byte {
+		var b strings.Builder
+		b.WriteString(`{"items":[`)
+		for i := range 2000 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			note := `checked \u00e9 and \"quoted\"`
+			if i == secretAt {
+				note = secret
+			}
+			b.WriteString(item(i, note))
+		}
+		b.WriteString(`]}`)
+		return []byte(b.String())
+	}
+	gh := `\u0067hp_` + strings.Repeat("a1B2", 9) // ghp_..., written with an escape
+	cases := []struct {
+		name string
+		doc  []byte
+		rule string
+	}{
+		{"clean", doc(-1, ""), ""},
+		{"escaped-first", doc(0, gh), "github"},
+		{"escaped-middle", doc(1000, gh), "github"},
+		{"escaped-last", doc(1999, gh), "github"},
+		{"plain-last", doc(1999, "ghp_"+strings.Repeat("a1B2", 9)), "github"},
+		{"split-by-escape", doc(1500, `AKIA\u0051\u0052STUVWXYZ234567`), "aws"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.doc) < 64<<10 {
+				t.Fatalf("the document is %d bytes: too small for the two-core check", len(c.doc))
+			}
+			err := store.CheckDocument(c.doc)
+			want := secrets.ScanJSON(c.doc)
+			if c.rule == "" {
+				if err != nil || want != nil {
+					t.Fatalf("CheckDocument = %v, ScanJSON = %v, want neither to find anything", err, want)
+				}
+				return
+			}
+			var f *secrets.Finding
+			if !errors.As(err, &f) || !strings.Contains(f.Rule, c.rule) || want == nil || *f != *want {
+				t.Fatalf("CheckDocument = %v, want what ScanJSON finds: %v", err, want)
+			}
+		})
+	}
+	bad := doc(-1, "")
+	bad = append(bad[:len(bad)-1], ',')
+	var je *strictjson.Error
+	if err := store.CheckDocument(bad); !errors.As(err, &je) || je.Kind != strictjson.Syntax {
+		t.Errorf("CheckDocument(truncated) = %v, want a syntax error", err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package strictjson is Cairn's strict JSON gate: every document, checkpoint, log line and journal
 // record passes Check before it is written or trusted. It is stricter than encoding/json, which
 // accepts duplicate keys (last wins), invalid UTF-8 and 10,000 levels of nesting. Its parser is
-// Cairn's one JSON tokenizer: the secret scan reads a document through it (Escaped, Walk) in
+// Cairn's one JSON tokenizer: the secret scan reads a document through it (AppendSpans, Walk) in
 // the same pass as the check. It extracts top-level fields by exact name; decoding is
 // encoding/json's.
 package strictjson
@@ -65,18 +65,16 @@ func Check(data []byte) error { return Default.Check(data) }
 // Check validates data under l; see the package function Check.
 func (l Limits) Check(data []byte) error { return l.run(&parser{data: data}) }
 
-// Escaped checks data as Check does and, in the same pass, returns the decoded text of every
-// string (key or value) written with escapes, each followed by a newline. With data itself,
-// which holds every other string as it reads, that is all the text of the document: what a
-// scan for secrets needs, without a second tokenizer.
-func (l Limits) Escaped(data []byte) ([]byte, error) { return l.AppendEscaped(nil, data) }
-
-// AppendEscaped is Escaped appending to dst, so a caller that checks many documents can reuse
-// one buffer.
-func (l Limits) AppendEscaped(dst, data []byte) ([]byte, error) {
-	p := &parser{data: data, collect: true, escaped: dst}
+// AppendSpans checks data as Check does and, in the same pass, appends to spans the start and
+// end offsets in data of the body of every string (key or value) written with escapes. With
+// data itself, which holds every other string as it reads, their decoded text (AppendUnescaped)
+// is all the text of the document: what a scan for secrets needs, without a second tokenizer.
+// The offsets, not the text, are gathered so that a large document's strings can be decoded
+// and scanned on two cores.
+func (l Limits) AppendSpans(spans []int, data []byte) ([]int, error) {
+	p := &parser{data: data, collect: true, spans: spans}
 	err := l.run(p)
-	return p.escaped, err
+	return p.spans, err
 }
 
 // Step is one step of a path into a document: an object member (Index -1) or an array element.
@@ -145,7 +143,7 @@ func firstInvalidUTF8(data []byte) int {
 	return len(data)
 }
 
-// parser is the one JSON tokenizer in Cairn: the strict gate, and through Escaped and Walk
+// parser is the one JSON tokenizer in Cairn: the strict gate, and through AppendSpans and Walk
 // the secret scan's view of a document. Nesting is bounded by maxDepth before each level is
 // entered, so a hostile document cannot exhaust the stack.
 type parser struct {
@@ -153,8 +151,8 @@ type parser struct {
 	i        int
 	maxDepth int
 	keys     [][]byte // the keys of the objects being read, innermost last
-	collect  bool     // gather escaped strings' text
-	escaped  []byte
+	collect  bool  // gather escaped strings' spans
+	spans    []int // start, end of each
 	visit    func(s string, part Part, path []Step) bool
 	path     []Step
 }
@@ -224,7 +222,7 @@ func (p *parser) literal(start int, err error) error {
 // text hands the string whose body is data[start:end] to the collector and the visitor.
 func (p *parser) text(start, end int, esc bool, part Part) error {
 	if esc && p.collect {
-		p.escaped = append(AppendUnescaped(p.escaped, p.data[start:end]), '\n')
+		p.spans = append(p.spans, start, end)
 	}
 	if p.visit == nil {
 		return nil

@@ -138,9 +138,19 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// checkWalk holds Walk and Escaped to encoding/json: what Walk reports is every key and
+// escapedText is the decoded text of the strings AppendSpans gathers, each followed by a newline.
+func escapedText(data []byte) ([]byte, error) {
+	spans, err := strictjson.Default.AppendSpans(nil, data)
+	var text []byte
+	for i := 0; i+1 < len(spans); i += 2 {
+		text = append(strictjson.AppendUnescaped(text, data[spans[i]:spans[i+1]]), '\n')
+	}
+	return text, err
+}
+
+// checkWalk holds Walk and AppendSpans to encoding/json: what Walk reports is every key and
 // string value json.Unmarshal decodes and every number and literal as written, in document
-// order, and Escaped holds exactly the decoded text of the strings written with escapes.
+// order, and the spans are exactly the strings written with escapes.
 func checkWalk(t *testing.T, data []byte) {
 	t.Helper()
 	var got []string
@@ -148,9 +158,9 @@ func checkWalk(t *testing.T, data []byte) {
 		got = append(got, s)
 		return false
 	})
-	escaped, eerr := strictjson.Default.Escaped(data)
+	escaped, eerr := escapedText(data)
 	if (err == nil) != (strictjson.Check(data) == nil) || (eerr == nil) != (err == nil) {
-		t.Fatalf("Walk %v, Escaped %v and Check %v disagree on %q", err, eerr, strictjson.Check(data), data)
+		t.Fatalf("Walk %v, AppendSpans %v and Check %v disagree on %q", err, eerr, strictjson.Check(data), data)
 	}
 	if err != nil {
 		return
@@ -185,7 +195,7 @@ func checkWalk(t *testing.T, data []byte) {
 		}
 	}
 	if len(escaped) < len(wantEsc) {
-		t.Fatalf("Escaped(%q) = %q, missing decoded strings %q", data, escaped, wantEsc)
+		t.Fatalf("AppendSpans(%q) gave %q, missing decoded strings %q", data, escaped, wantEsc)
 	}
 }
 
@@ -244,9 +254,9 @@ func TestStringBytesAtEveryOffset(t *testing.T) {
 				if err := json.Unmarshal([]byte(doc), &want); err != nil {
 					t.Fatal(err)
 				}
-				esc, err := strictjson.Default.Escaped([]byte(doc))
+				esc, err := escapedText([]byte(doc))
 				if strings.Contains(c, `\`) && (err != nil || string(esc) != want+"\n") {
-					t.Errorf("Escaped(%q) = %q, %v, want %q", doc, esc, err, want+"\n")
+					t.Errorf("AppendSpans(%q) gave %q, %v, want %q", doc, esc, err, want+"\n")
 				}
 			}
 			// The quote ends the string where it is: what follows is trailing data.
