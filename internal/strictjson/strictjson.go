@@ -151,8 +151,8 @@ type parser struct {
 	i        int
 	maxDepth int
 	keys     [][]byte // the keys of the objects being read, innermost last
-	collect  bool  // gather escaped strings' spans
-	spans    []int // start, end of each
+	collect  bool     // gather escaped strings' spans
+	spans    []int    // start, end of each
 	visit    func(s string, part Part, path []Step) bool
 	path     []Step
 }
