@@ -60,17 +60,11 @@ func FirstDropped(s string) int { return firstDropped(s) }
 
 // Candidates returns the positions of s where scan looks at the keyword lists.
 func Candidates(s string) []int {
-	ix := index()
 	var out []int
-	for i := 0; ; i++ {
-		i = ix.next(s, i)
-		if i+1 >= len(s) {
-			return out
-		}
-		if ix.passes4(s, i) {
-			out = append(out, i)
-		}
+	for i := index().next(s, 0); i < len(s); i = index().next(s, i+1) {
+		out = append(out, i)
 	}
+	return out
 }
 
 // Named reports whether the rule called name needs a name and a value together, so that the

@@ -199,19 +199,13 @@ func le64(s string, i int) uint64 {
 
 // scan reports the first rule, in the order of Rules, that matches anywhere in s, at the
 // first place it matches, and whether a keyword of a named rule occurs in s (see Finish). It
-// makes one pass over s: a bit table of the keywords' first three bytes (gate) skips most
-// positions, and a table of their first two bytes lists the few keywords that start there.
+// makes one pass over s: a bit table of three bytes (gate), tested at every other position,
+// skips most of s, and a table of the keywords' first two bytes lists the few keywords that
+// start where it passes.
 func scan(s string) (r *rule, start, end int, named bool) {
 	ix := index()
 	best := len(rules)
-	for i := 0; best > 0; i++ {
-		i = ix.next(s, i)
-		if i+1 >= len(s) {
-			break
-		}
-		if !ix.passes4(s, i) {
-			continue
-		}
+	for i := ix.next(s, 0); i < len(s) && best > 0; i = ix.next(s, i+1) {
 		found, stop, idx, more := ix.ruleAt(s, i, best)
 		named = named || more
 		if found != nil {
@@ -281,10 +275,13 @@ type keywordIndex struct {
 	// (once per process: every hook pays it) zeroes a few kilobytes, not 128.
 	rows  [256]*[256]uint16
 	lists [][]entry // each in rule order, sliced from one array
-	// gate has the bit gateHash sets for the first three bytes of every keyword, in every
-	// case its rule allows (two-byte keywords: followed by any byte). It is what a scan
-	// tests at each position: a keyword's first two bytes are too common a pair in prose
-	// (one position in six) for the lists to be looked at everywhere.
+	// gate has the bits gateHash sets for the three bytes at an even position q of a text
+	// where a keyword, in any case its rule allows, may start at q-1, q or q+1: its first
+	// three bytes (a two-byte keyword: followed by any byte) for q, its second to fourth (a
+	// three-byte keyword: then any byte) for q-1, and for a two-byte keyword any byte then
+	// its two for q+1. A scan tests it at every other position: a keyword's first two bytes
+	// are too common a pair in prose (one position in six) for the lists to be looked at
+	// everywhere, and half the positions cost half the hashing.
 	gate [1 << gateBits / 64]uint64
 	// gate4 is gate for four bytes (three-byte keywords: followed by any byte), tested where
 	// gate passes: "path" and "text" would otherwise stop the scan as "pat." and "ext_" do,
@@ -293,7 +290,9 @@ type keywordIndex struct {
 	short [1 << 16]bool
 }
 
-const gateBits = 16
+// gateBits sizes the gates: 16 KB each. Fewer bits let unrelated text collide with the
+// keywords often enough to cost a 1 MB document's scan a sixth more.
+const gateBits = 17
 
 // gateHash hashes three bytes (the low 24 bits of k), each ORed with 0x20: that folds ASCII
 // letters to lower case, so a fold keyword in any case sets and finds the same bit.
@@ -306,7 +305,7 @@ func gateHash4(k uint32) uint32 {
 	return (k | 0x20202020) * 0x9e3779b1 >> (32 - gateBits)
 }
 
-// passes4 reports whether a keyword may start at i, which next returned, by its first four
+// passes4 reports whether a keyword may start at i, where the gate passed, by its first four
 // bytes (always, where fewer are left or where a two-byte keyword starts).
 func (ix *keywordIndex) passes4(s string, i int) bool {
 	if i+3 >= len(s) || ix.short[uint16(s[i])|uint16(s[i+1])<<8] {
@@ -316,27 +315,37 @@ func (ix *keywordIndex) passes4(s string, i int) bool {
 	return ix.gate4[h/64]&(1<<(h%64)) != 0
 }
 
-// next returns the first position at or after i where a keyword may start: one whose three
-// bytes are in the gate, or the first with fewer than three bytes left. It reads eight bytes
-// at a time and tests the six positions they hold with one branch: this loop is most of the
-// time a scan of a large document takes.
-func (ix *keywordIndex) next(s string, i int) int {
-	for ; i+8 <= len(s); i += 6 {
-		w := le64(s, i)
-		h0, h1, h2 := gateHash(uint32(w)), gateHash(uint32(w>>8)), gateHash(uint32(w>>16))
-		h3, h4, h5 := gateHash(uint32(w>>24)), gateHash(uint32(w>>32)), gateHash(uint32(w>>40))
-		if (ix.gate[h0/64]>>(h0%64)|ix.gate[h1/64]>>(h1%64)|ix.gate[h2/64]>>(h2%64)|
-			ix.gate[h3/64]>>(h3%64)|ix.gate[h4/64]>>(h4%64)|ix.gate[h5/64]>>(h5%64))&1 != 0 {
-			break
+// next returns the first position at or after from where a keyword may start by the gates
+// (see gate, passes4), or len(s). It tests the gate at even positions only, reading eight
+// bytes at a time and testing the three even positions of the first six with one branch:
+// this loop is most of the time a scan of a large document takes.
+func (ix *keywordIndex) next(s string, from int) int {
+	for q := from &^ 1; q < len(s); {
+		stop := len(s)
+		if q+8 <= len(s) {
+			w := le64(s, q)
+			h0, h2, h4 := gateHash(uint32(w)), gateHash(uint32(w>>16)), gateHash(uint32(w>>32))
+			if (ix.gate[h0/64]>>(h0%64)|ix.gate[h2/64]>>(h2%64)|ix.gate[h4/64]>>(h4%64))&1 == 0 {
+				q += 6
+				continue
+			}
+			stop = q + 6
+		}
+		for ; q < stop; q += 2 {
+			if q+2 < len(s) { // else fewer than three bytes are left: a keyword may end here
+				h := gateHash(uint32(s[q]) | uint32(s[q+1])<<8 | uint32(s[q+2])<<16)
+				if ix.gate[h/64]&(1<<(h%64)) == 0 {
+					continue
+				}
+			}
+			for i := max(from, q-1); i <= q+1 && i+1 < len(s); i++ {
+				if ix.passes4(s, i) {
+					return i
+				}
+			}
 		}
 	}
-	for ; i+2 < len(s); i++ {
-		h := gateHash(uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16)
-		if ix.gate[h/64]&(1<<(h%64)) != 0 {
-			return i
-		}
-	}
-	return i
+	return len(s)
 }
 
 func (ix *keywordIndex) at(a, b byte) []entry {
@@ -380,23 +389,32 @@ func buildIndex() *keywordIndex {
 		}
 	}
 	each(func(id int, _ entry) { counts[id]++ })
-	for _, r := range rules {
-		for _, kw := range r.keywords {
-			thirds := []byte{0}
-			if len(kw) > 2 {
-				thirds[0] = kw[2]
-			} else {
-				thirds = make([]byte, 256)
-				for c := range thirds {
-					thirds[c] = byte(c)
+	span := func(v int) (lo, hi int) { // -1: any byte
+		if v < 0 {
+			return 0, 255
+		}
+		return v, v
+	}
+	setGate := func(a, b, c int) {
+		a0, a1 := span(a)
+		b0, b1 := span(b)
+		c0, c1 := span(c)
+		for x := a0; x <= a1; x++ {
+			for y := b0; y <= b1; y++ {
+				for z := c0; z <= c1; z++ {
+					h := gateHash(uint32(x) | uint32(y)<<8 | uint32(z)<<16)
+					ix.gate[h/64] |= 1 << (h % 64)
 				}
 			}
-			for _, c := range thirds {
-				h := gateHash(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(c)<<16)
-				ix.gate[h/64] |= 1 << (h % 64)
-			}
-			switch {
-			case len(kw) == 2:
+		}
+	}
+	for _, r := range rules {
+		for _, kw := range r.keywords {
+			b := []byte(kw)
+			switch len(kw) {
+			case 2:
+				setGate(int(b[0]), int(b[1]), -1)
+				setGate(-1, int(b[0]), int(b[1]))
 				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
 				if r.fold {
 					firsts, seconds = cases(kw[0]), cases(kw[1])
@@ -406,12 +424,16 @@ func buildIndex() *keywordIndex {
 						ix.short[uint16(a)|uint16(b)<<8] = true
 					}
 				}
-			case len(kw) == 3:
+			case 3:
+				setGate(int(b[0]), int(b[1]), int(b[2]))
+				setGate(int(b[1]), int(b[2]), -1)
 				for c := range 256 {
 					h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(c)<<24)
 					ix.gate4[h/64] |= 1 << (h % 64)
 				}
 			default:
+				setGate(int(b[0]), int(b[1]), int(b[2]))
+				setGate(int(b[1]), int(b[2]), int(b[3]))
 				h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(kw[3])<<24)
 				ix.gate4[h/64] |= 1 << (h % 64)
 			}
