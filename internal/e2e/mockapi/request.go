@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -81,11 +82,7 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 		*c = Content{{Type: "text", Text: s}}
 		return nil
 	}
-	if bytes.Equal(data, []byte("null")) {
-		*c = nil
-		return nil
-	}
-	var blocks []Block
+	var blocks []Block // null decodes as nil
 	if err := json.Unmarshal(data, &blocks); err != nil {
 		return err
 	}
@@ -188,12 +185,7 @@ func (m *MessagesRequest) ToolNames() []string {
 
 // HasTool reports whether the tools list offers name.
 func (m *MessagesRequest) HasTool(name string) bool {
-	for _, t := range m.Tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(m.Tools, func(t Tool) bool { return t.Name == name })
 }
 
 func decodeMessages(body []byte) *MessagesRequest {

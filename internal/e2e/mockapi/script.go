@@ -1,6 +1,7 @@
 package mockapi
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,15 +36,8 @@ func LastUserContains(s string) Predicate {
 // that follows a tool call.
 func EndsWithToolResult(m *MessagesRequest) bool {
 	last := m.Last()
-	if last == nil || last.Role != "user" {
-		return false
-	}
-	for _, b := range last.Content {
-		if b.Type == "tool_result" {
-			return true
-		}
-	}
-	return false
+	return last != nil && last.Role == "user" &&
+		slices.ContainsFunc(last.Content, func(b Block) bool { return b.Type == "tool_result" })
 }
 
 // OffersTool matches a request whose tools list includes name.

@@ -93,27 +93,8 @@ func (s *Server) Requests() []Request {
 	return out
 }
 
-// MessagesRequests returns the decoded bodies of every POST /v1/messages, in arrival order.
-func (s *Server) MessagesRequests() []*MessagesRequest {
-	var out []*MessagesRequest
-	for _, r := range s.Requests() {
-		if r.Messages != nil {
-			out = append(out, r.Messages)
-		}
-	}
-	return out
-}
-
 // MainRequests returns the Messages requests of the agent loop (IsMain), in arrival order.
-func (s *Server) MainRequests() []*MessagesRequest {
-	var out []*MessagesRequest
-	for _, m := range s.MessagesRequests() {
-		if IsMain(m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func (s *Server) MainRequests() []*MessagesRequest { return s.Find(IsMain) }
 
 // FirstMain is the first agent-loop request, or nil when none came.
 func (s *Server) FirstMain() *MessagesRequest {
@@ -123,12 +104,13 @@ func (s *Server) FirstMain() *MessagesRequest {
 	return nil
 }
 
-// Find returns the Messages requests p matches, in arrival order.
+// Find returns the Messages requests (decoded POST /v1/messages bodies) p matches, in
+// arrival order.
 func (s *Server) Find(p Predicate) []*MessagesRequest {
 	var out []*MessagesRequest
-	for _, m := range s.MessagesRequests() {
-		if p(m) {
-			out = append(out, m)
+	for _, r := range s.Requests() {
+		if r.Messages != nil && p(r.Messages) {
+			out = append(out, r.Messages)
 		}
 	}
 	return out
