@@ -30,13 +30,12 @@ type Server struct {
 	requests []*Request
 	steps    []Step
 	next     int // index of the first unused step
-	fallback func(*MessagesRequest) Reply
 	ids      int
 }
 
 // New starts a mock on 127.0.0.1 on a free port. Close it when done.
 func New() *Server {
-	s := &Server{fallback: DefaultReply}
+	s := &Server{}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -61,13 +60,6 @@ func (s *Server) Script(steps ...Step) {
 		}
 		s.steps = append(s.steps, st)
 	}
-}
-
-// SetDefault replaces the reply given to requests no step claims.
-func (s *Server) SetDefault(f func(*MessagesRequest) Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fallback = f
 }
 
 // Unused names the steps no request has claimed yet.
@@ -171,13 +163,6 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, req *Request) int
 				return 499 // client closed the request, as nginx logs it
 			}
 		}
-		if reply.Status != 0 && reply.Status != http.StatusOK {
-			t := reply.ErrorType
-			if t == "" {
-				t = "api_error"
-			}
-			return writeError(w, reply.Status, t, "scripted error from the mock API")
-		}
 		msg := s.message(m, reply)
 		if m.Stream {
 			writeStream(w, msg)
@@ -197,12 +182,11 @@ func (s *Server) answer(m *MessagesRequest) (Reply, string) {
 		st = &s.steps[s.next]
 		s.next++
 	}
-	fallback := s.fallback
 	s.mu.Unlock()
 	if st != nil {
 		return st.Reply(m), st.Name
 	}
-	return fallback(m), ""
+	return DefaultReply(m), ""
 }
 
 func (s *Server) newID(prefix string) string {
