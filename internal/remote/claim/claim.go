@@ -305,9 +305,5 @@ func (c *Claimer) append(ctx context.Context, e entry) error {
 }
 
 func pause(ctx context.Context, attempt int) {
-	d := time.Duration(min(attempt+1, 10)) * 10 * time.Millisecond
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	_ = remote.Sleep(ctx, time.Duration(min(attempt+1, 10))*10*time.Millisecond)
 }

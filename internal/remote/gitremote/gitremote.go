@@ -338,10 +338,8 @@ func (b *Backend) fetch(ctx context.Context, id string) error {
 		}
 		// Another git in this repository (a second cairn, or the git of a sync that was
 		// killed and left running) holds the mirror ref's lock: it is brief.
-		select {
-		case <-ctx.Done():
+		if remote.Sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond) != nil {
 			return err
-		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
 		}
 	}
 	return err

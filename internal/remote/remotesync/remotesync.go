@@ -149,14 +149,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 // twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head
 // take turns instead of colliding again.
 func backoff(ctx context.Context, round int) error {
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(round, 5))))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return remote.Sleep(ctx, time.Duration(rand.Int64N(int64(10*time.Millisecond)<<min(round, 5))))
 }
 
 // ErrMoved is returned when the remote or this machine's workflow kept moving during every

@@ -385,11 +385,7 @@ func Land(ctx context.Context, b remote.Backend, id string, known int64, data []
 }
 
 func backoff(ctx context.Context, attempt int) {
-	d := time.Duration(min(attempt+1, 20)) * 10 * time.Millisecond
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	_ = remote.Sleep(ctx, time.Duration(min(attempt+1, 20))*10*time.Millisecond)
 }
 
 // MustAppend appends recs after after and fails the test unless they land.
