@@ -21,7 +21,7 @@ import (
 // TestMain makes this test binary cairn itself (and the hooks' fixture commands), so scripts
 // and the watch test run the real command line as separate processes with no build step.
 func TestMain(m *testing.M) {
-	// cairn comes with hooktest.Commands; the hooks are for scripts that check the CLI and the
+	// cairn comes with hooktest.Main; the hooks are for scripts that check the CLI and the
 	// hooks agree (noproject.txtar).
 	hooktest.Main(m, map[string]func(){
 		"cairn-session-start": func() { os.Exit(hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})) },

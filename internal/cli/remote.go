@@ -66,15 +66,15 @@ func remoteStore(e *engine.Engine) (*store.Store, error) {
 }
 
 // remoteSettings is remoteStore with the clone's sync settings read; the caller closes st.
-func remoteSettings(e *engine.Engine) (*store.Store, remotesync.Settings, error) {
+func remoteSettings(e *engine.Engine) (*store.Store, mirror.Settings, error) {
 	st, err := remoteStore(e)
 	if err != nil {
-		return nil, remotesync.Settings{}, err
+		return nil, mirror.Settings{}, err
 	}
-	s, err := remotesync.LoadSettings(st)
+	s, err := mirror.Load(st)
 	if err != nil {
 		st.Close()
-		return nil, remotesync.Settings{}, err
+		return nil, mirror.Settings{}, err
 	}
 	return st, s, nil
 }
@@ -111,8 +111,8 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	s := remotesync.Settings{Enabled: true, Remote: name, Layout: string(layout)}
-	if err := remotesync.SaveSettings(st, s); err != nil {
+	s := mirror.Settings{Enabled: true, Remote: name, Layout: string(layout)}
+	if err := mirror.Save(st, s); err != nil {
 		return err
 	}
 	if layout == gitremote.Branches && !a.json {
@@ -128,7 +128,7 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 	}
 	defer st.Close()
 	s.Enabled = false
-	if err := remotesync.SaveSettings(st, s); err != nil {
+	if err := mirror.Save(st, s); err != nil {
 		return err
 	}
 	return a.answer(s, "remote sync off for this clone; nothing on the remote was deleted")
@@ -136,7 +136,7 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 
 // remoteStatus is remote status's --json answer.
 type remoteStatus struct {
-	remotesync.Settings
+	mirror.Settings
 	Workflow string `json:"workflow_id,omitempty"`
 	Local    int64  `json:"local_revision"`
 	Mirrored int64  `json:"remote_revision"` // as of the last sync
@@ -282,7 +282,7 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 		return nil // the state checks already say why
 	}
 	defer st.Close()
-	s, err := remotesync.LoadSettings(st)
+	s, err := mirror.Load(st)
 	if err != nil {
 		return []engine.Check{{Name: "remote refs", Detail: err.Error(), Fix: "run cairn remote enable again"}}
 	}

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,18 +63,28 @@ func (f *Faulty) step(op, name string) error {
 	if !fail {
 		return nil
 	}
-	err := f.Err
-	if err == nil {
-		err = ErrInjected
+	return &fs.PathError{Op: op, Path: name, Err: cmp.Or(f.Err, ErrInjected)}
+}
+
+// then runs call unless the operation is the one to fail.
+func (f *Faulty) then(op, name string, call func() error) error {
+	if err := f.step(op, name); err != nil {
+		return err
 	}
-	return &fs.PathError{Op: op, Path: name, Err: err}
+	return call()
+}
+
+// then2 is then for an operation that returns a value too.
+func then2[T any](f *Faulty, op, name string, call func() (T, error)) (T, error) {
+	if err := f.step(op, name); err != nil {
+		var zero T
+		return zero, err
+	}
+	return call()
 }
 
 func (f *Faulty) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	if err := f.step("open", name); err != nil {
-		return nil, err
-	}
-	file, err := f.FS.OpenFile(name, flag, perm)
+	file, err := then2(f, "open", name, func() (File, error) { return f.FS.OpenFile(name, flag, perm) })
 	if err != nil {
 		return nil, err
 	}
@@ -81,59 +92,35 @@ func (f *Faulty) OpenFile(name string, flag int, perm fs.FileMode) (File, error)
 }
 
 func (f *Faulty) Rename(oldname, newname string) error {
-	if err := f.step("rename", oldname+" -> "+newname); err != nil {
-		return err
-	}
-	return f.FS.Rename(oldname, newname)
+	return f.then("rename", oldname+" -> "+newname, func() error { return f.FS.Rename(oldname, newname) })
 }
 
 func (f *Faulty) Remove(name string) error {
-	if err := f.step("remove", name); err != nil {
-		return err
-	}
-	return f.FS.Remove(name)
+	return f.then("remove", name, func() error { return f.FS.Remove(name) })
 }
 
 func (f *Faulty) RemoveAll(name string) error {
-	if err := f.step("removeall", name); err != nil {
-		return err
-	}
-	return f.FS.RemoveAll(name)
+	return f.then("removeall", name, func() error { return f.FS.RemoveAll(name) })
 }
 
 func (f *Faulty) Mkdir(name string, perm fs.FileMode) error {
-	if err := f.step("mkdir", name); err != nil {
-		return err
-	}
-	return f.FS.Mkdir(name, perm)
+	return f.then("mkdir", name, func() error { return f.FS.Mkdir(name, perm) })
 }
 
 func (f *Faulty) Lstat(name string) (fs.FileInfo, error) {
-	if err := f.step("lstat", name); err != nil {
-		return nil, err
-	}
-	return f.FS.Lstat(name)
+	return then2(f, "lstat", name, func() (fs.FileInfo, error) { return f.FS.Lstat(name) })
 }
 
 func (f *Faulty) ReadDirNames(name string) ([]string, error) {
-	if err := f.step("readdir", name); err != nil {
-		return nil, err
-	}
-	return f.FS.ReadDirNames(name)
+	return then2(f, "readdir", name, func() ([]string, error) { return f.FS.ReadDirNames(name) })
 }
 
 func (f *Faulty) SyncDir(name string) error {
-	if err := f.step("syncdir", name); err != nil {
-		return err
-	}
-	return f.FS.SyncDir(name)
+	return f.then("syncdir", name, func() error { return f.FS.SyncDir(name) })
 }
 
 func (f *Faulty) Lock(name string, wait time.Duration) (func() error, error) {
-	if err := f.step("lock", name); err != nil {
-		return nil, err
-	}
-	unlock, err := f.FS.Lock(name, wait)
+	unlock, err := then2(f, "lock", name, func() (func() error, error) { return f.FS.Lock(name, wait) })
 	if err != nil {
 		return nil, err
 	}
@@ -154,52 +141,31 @@ type faultyFile struct {
 }
 
 func (ff *faultyFile) Read(p []byte) (int, error) {
-	if err := ff.f.step("read", ff.name); err != nil {
-		return 0, err
-	}
-	return ff.File.Read(p)
+	return then2(ff.f, "read", ff.name, func() (int, error) { return ff.File.Read(p) })
 }
 
 func (ff *faultyFile) ReadAt(p []byte, off int64) (int, error) {
-	if err := ff.f.step("readat", ff.name); err != nil {
-		return 0, err
-	}
-	return ff.File.ReadAt(p, off)
+	return then2(ff.f, "readat", ff.name, func() (int, error) { return ff.File.ReadAt(p, off) })
 }
 
 func (ff *faultyFile) Write(p []byte) (int, error) {
-	if err := ff.f.step("write", ff.name); err != nil {
-		return 0, err
-	}
-	return ff.File.Write(p)
+	return then2(ff.f, "write", ff.name, func() (int, error) { return ff.File.Write(p) })
 }
 
 func (ff *faultyFile) WriteAt(p []byte, off int64) (int, error) {
-	if err := ff.f.step("writeat", ff.name); err != nil {
-		return 0, err
-	}
-	return ff.File.WriteAt(p, off)
+	return then2(ff.f, "writeat", ff.name, func() (int, error) { return ff.File.WriteAt(p, off) })
 }
 
 func (ff *faultyFile) Stat() (fs.FileInfo, error) {
-	if err := ff.f.step("fstat", ff.name); err != nil {
-		return nil, err
-	}
-	return ff.File.Stat()
+	return then2(ff.f, "fstat", ff.name, func() (fs.FileInfo, error) { return ff.File.Stat() })
 }
 
 func (ff *faultyFile) Sync() error {
-	if err := ff.f.step("fsync", ff.name); err != nil {
-		return err
-	}
-	return ff.File.Sync()
+	return ff.f.then("fsync", ff.name, func() error { return ff.File.Sync() })
 }
 
 func (ff *faultyFile) Truncate(size int64) error {
-	if err := ff.f.step("truncate", ff.name); err != nil {
-		return err
-	}
-	return ff.File.Truncate(size)
+	return ff.f.then("truncate", ff.name, func() error { return ff.File.Truncate(size) })
 }
 
 func (ff *faultyFile) Close() error {

@@ -34,27 +34,23 @@ import (
 const ClaudePID = "4242"
 
 // Main is TestMain for a suite of scripts under testdata/script: the test binary becomes each
-// of cmds and of Commands, so the scripts exec the real binaries over real stdin and stdout
-// with no build step. It defines -update, which rewrites the scripts' expected files.
+// of cmds and of the extra programs a script can exec (cairn, the real CLI as `make build`
+// installs it beside the hooks, and the fixture commands), so the scripts exec the real
+// binaries over real stdin and stdout with no build step. It defines -update, which rewrites
+// the scripts' expected files.
 func Main(m *testing.M, cmds map[string]func()) {
 	update = flag.Bool("update", false, "rewrite the expected files in testdata/script/*.txtar")
-	all := Commands()
-	maps.Copy(all, cmds)
-	testscript.Main(m, all)
-}
-
-var update *bool // -update, defined by Main
-
-// Commands are the extra programs a script can exec, for testscript.Main next to the hook.
-// cairn is the real CLI, as `make build` installs it beside the hook.
-func Commands() map[string]func() {
-	return map[string]func(){
+	all := map[string]func(){
 		"cairn":           func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)) },
 		"cairn-fixture":   func() { os.Exit(fixture(os.Args[1:])) },
 		"with-readonly":   func() { os.Exit(withReadonly(os.Args[1:])) },
 		"with-open-stdin": func() { os.Exit(withOpenStdin(os.Args[1:])) },
 	}
+	maps.Copy(all, cmds)
+	testscript.Main(m, all)
 }
+
+var update *bool // -update, defined by Main
 
 // Params are the testscript parameters the hook and CLI suites share, for testdata/script.
 func Params() testscript.Params {
@@ -139,21 +135,15 @@ func condition(cond string) (bool, error) {
 //
 // $FIXTURE_SESSION and $FIXTURE_PID make the change as that Claude Code session.
 func fixture(args []string) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: "+format+"\n", a...)
-		return 1
-	}
 	if len(args) == 0 {
 		return fail("no subcommand")
 	}
 	age := func(i int) time.Duration {
-		if len(args) > i {
-			d, err := time.ParseDuration(args[i])
-			if err == nil {
-				return d
-			}
+		if len(args) <= i {
+			return 0
 		}
-		return 0
+		d, _ := time.ParseDuration(args[i]) // 0 when it is not one
+		return d
 	}
 	if args[0] == "memory" {
 		n, err := strconv.Atoi(args[len(args)-1])
@@ -233,6 +223,12 @@ func fixture(args []string) int {
 	return 0
 }
 
+// fail reports a fixture that could not be laid out; cairn-fixture exits 1.
+func fail(format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "cairn-fixture: "+format+"\n", a...)
+	return 1
+}
+
 // synced records what a sync against remote would have left: the active workflow mirrored
 // at revision rev, ago ago, and the tasks in unconfirmed set running offline since.
 func synced(e *engine.Engine, remote, rev string, ago time.Duration, unconfirmed []string) int {
@@ -243,20 +239,17 @@ func synced(e *engine.Engine, remote, rev string, ago time.Duration, unconfirmed
 	}
 	st, err := store.Open(e.StateDir())
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	defer st.Close()
 	w, err := st.ReadWorkflow()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	s := mirror.Settings{Enabled: true, Remote: remote, Layout: "refs/cairn/wf/",
 		LastSync: time.Now().Add(-ago), Workflow: w.ID, Mirrored: n}
 	if err := mirror.Save(st, s); err != nil {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	u := mirror.Unconfirmed{Workflow: w.ID, Pending: map[string]time.Time{}}
 	for _, task := range unconfirmed {
@@ -264,8 +257,7 @@ func synced(e *engine.Engine, remote, rev string, ago time.Duration, unconfirmed
 	}
 	doc, _ := json.Marshal(u)
 	if err := st.Write(mirror.ClaimsDoc, doc); err != nil {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	return 0
 }
@@ -281,19 +273,16 @@ func hold(lock, seconds string) int {
 	state := os.Getenv("STATE")
 	d, err := durable.OpenDir(state)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	defer d.Close()
 	unlock, err := d.Lock(lock, time.Second)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	defer unlock()
 	if err := os.WriteFile(filepath.Join(filepath.Dir(state), "held"), nil, 0o644); err != nil {
-		fmt.Fprintf(os.Stderr, "cairn-fixture: %v\n", err)
-		return 1
+		return fail("%v", err)
 	}
 	time.Sleep(time.Duration(secs) * time.Second)
 	return 0
@@ -334,14 +323,7 @@ func withReadonly(args []string) int {
 		cmd = exec.Command(argv[0], argv[1:]...)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		fmt.Fprintf(os.Stderr, "with-readonly: %v\n", err)
-		return 2
-	}
-	return 0
+	return exitCode("with-readonly", cmd.Run())
 }
 
 // withOpenStdin runs a command whose stdin is a pipe that is never written to nor closed, as a
@@ -361,11 +343,17 @@ func withOpenStdin(args []string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pr, os.Stdout, os.Stderr
 	err = cmd.Run()
 	pr.Close()
+	return exitCode("with-open-stdin", err)
+}
+
+// exitCode is what the wrapper name exits with after running its command: the command's own
+// code, or 2 when it could not run it.
+func exitCode(name string, err error) int {
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode()
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "with-open-stdin: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 2
 	}
 	return 0

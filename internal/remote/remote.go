@@ -138,15 +138,24 @@ func Poll(ctx context.Context, b Backend, known Heads, interval time.Duration) (
 			last = err
 		}
 		wait := interval*9/10 + time.Duration(rand.Int64N(int64(interval/5)+1))
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if err := Sleep(ctx, wait); err != nil {
 			if last != nil {
-				return nil, fmt.Errorf("%w (last poll: %v)", ctx.Err(), last)
+				return nil, fmt.Errorf("%w (last poll: %v)", err, last)
 			}
-			return nil, ctx.Err()
-		case <-t.C:
+			return nil, err
 		}
+	}
+}
+
+// Sleep waits d, or until ctx ends and then returns ctx's error: the pause between a
+// backend's retries and polls.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -81,11 +81,7 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 		*c = Content{{Type: "text", Text: s}}
 		return nil
 	}
-	if bytes.Equal(data, []byte("null")) {
-		*c = nil
-		return nil
-	}
-	var blocks []Block
+	var blocks []Block // null decodes as nil
 	if err := json.Unmarshal(data, &blocks); err != nil {
 		return err
 	}
@@ -115,9 +111,6 @@ type ToolResult struct {
 	IsError   bool
 }
 
-// SystemText is the system prompt as one string.
-func (m *MessagesRequest) SystemText() string { return m.System.Text() }
-
 // MessagesText is the text of every message, in order, joined with newlines.
 func (m *MessagesRequest) MessagesText() string {
 	parts := make([]string, 0, len(m.Messages))
@@ -128,18 +121,10 @@ func (m *MessagesRequest) MessagesText() string {
 }
 
 // AllText is the system prompt and every message's text: what the model would read.
-func (m *MessagesRequest) AllText() string { return m.SystemText() + "\n" + m.MessagesText() }
+func (m *MessagesRequest) AllText() string { return m.System.Text() + "\n" + m.MessagesText() }
 
 // Contains reports whether s appears in the system prompt or any message.
 func (m *MessagesRequest) Contains(s string) bool { return strings.Contains(m.AllText(), s) }
-
-// Last is the last message, or nil when there is none.
-func (m *MessagesRequest) Last() *Message {
-	if len(m.Messages) == 0 {
-		return nil
-	}
-	return &m.Messages[len(m.Messages)-1]
-}
 
 // LastUserText is the text of the last user message ("" when there is none).
 func (m *MessagesRequest) LastUserText() string {
@@ -162,38 +147,6 @@ func (m *MessagesRequest) ToolResults() []ToolResult {
 		}
 	}
 	return out
-}
-
-// ToolUses lists every tool_use block the assistant sent earlier in the conversation.
-func (m *MessagesRequest) ToolUses() []Block {
-	var out []Block
-	for _, msg := range m.Messages {
-		for _, b := range msg.Content {
-			if b.Type == "tool_use" {
-				out = append(out, b)
-			}
-		}
-	}
-	return out
-}
-
-// ToolNames lists the names in the request's tools list.
-func (m *MessagesRequest) ToolNames() []string {
-	out := make([]string, 0, len(m.Tools))
-	for _, t := range m.Tools {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
-// HasTool reports whether the tools list offers name.
-func (m *MessagesRequest) HasTool(name string) bool {
-	for _, t := range m.Tools {
-		if t.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func decodeMessages(body []byte) *MessagesRequest {

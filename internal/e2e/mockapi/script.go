@@ -1,6 +1,7 @@
 package mockapi
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -34,21 +35,11 @@ func LastUserContains(s string) Predicate {
 // EndsWithToolResult matches a request whose last message carries a tool_result: the request
 // that follows a tool call.
 func EndsWithToolResult(m *MessagesRequest) bool {
-	last := m.Last()
-	if last == nil || last.Role != "user" {
+	if len(m.Messages) == 0 {
 		return false
 	}
-	for _, b := range last.Content {
-		if b.Type == "tool_result" {
-			return true
-		}
-	}
-	return false
-}
-
-// OffersTool matches a request whose tools list includes name.
-func OffersTool(name string) Predicate {
-	return func(m *MessagesRequest) bool { return m.HasTool(name) }
+	last := m.Messages[len(m.Messages)-1]
+	return last.Role == "user" && slices.ContainsFunc(last.Content, func(b Block) bool { return b.Type == "tool_result" })
 }
 
 // All matches when every predicate does.
@@ -62,9 +53,6 @@ func All(ps ...Predicate) Predicate {
 		return true
 	}
 }
-
-// Not inverts p.
-func Not(p Predicate) Predicate { return func(m *MessagesRequest) bool { return !p(m) } }
 
 // Step is one scripted answer. Steps are consumed in order: a request is offered only to the
 // first step not yet used; if its predicate refuses, the default reply answers and the step
@@ -86,11 +74,6 @@ func (s Step) Named(name string) Step { s.Name = name; return s }
 // Reply is what the mock model answers.
 type Reply struct {
 	Blocks []ReplyBlock
-	// StopReason defaults to "tool_use" when a block is a tool call and "end_turn" otherwise.
-	StopReason string
-	// Status, when not 0 or 200, answers with that HTTP status and an API error body instead.
-	Status    int
-	ErrorType string // e.g. "overloaded_error"; defaults to "api_error"
 	// Delay holds the answer back (or until the client hangs up), to test timeouts.
 	Delay time.Duration
 }
@@ -117,17 +100,10 @@ func TextThenToolUse(text, name string, input any) Reply {
 	return Reply{Blocks: []ReplyBlock{{Type: "text", Text: text}, {Type: "tool_use", Name: name, Input: input}}}
 }
 
-// Error is a reply with an HTTP error status and an API error body.
-func Error(status int, errType string) Reply { return Reply{Status: status, ErrorType: errType} }
-
+// stopReason is "tool_use" when a block is a tool call and "end_turn" otherwise.
 func (r Reply) stopReason() string {
-	if r.StopReason != "" {
-		return r.StopReason
-	}
-	for _, b := range r.Blocks {
-		if b.Type == "tool_use" {
-			return "tool_use"
-		}
+	if slices.ContainsFunc(r.Blocks, func(b ReplyBlock) bool { return b.Type == "tool_use" }) {
+		return "tool_use"
 	}
 	return "end_turn"
 }

@@ -30,13 +30,12 @@ type Server struct {
 	requests []*Request
 	steps    []Step
 	next     int // index of the first unused step
-	fallback func(*MessagesRequest) Reply
 	ids      int
 }
 
 // New starts a mock on 127.0.0.1 on a free port. Close it when done.
 func New() *Server {
-	s := &Server{fallback: DefaultReply}
+	s := &Server{}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -63,13 +62,6 @@ func (s *Server) Script(steps ...Step) {
 	}
 }
 
-// SetDefault replaces the reply given to requests no step claims.
-func (s *Server) SetDefault(f func(*MessagesRequest) Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fallback = f
-}
-
 // Unused names the steps no request has claimed yet.
 func (s *Server) Unused() []string {
 	s.mu.Lock()
@@ -93,27 +85,8 @@ func (s *Server) Requests() []Request {
 	return out
 }
 
-// MessagesRequests returns the decoded bodies of every POST /v1/messages, in arrival order.
-func (s *Server) MessagesRequests() []*MessagesRequest {
-	var out []*MessagesRequest
-	for _, r := range s.Requests() {
-		if r.Messages != nil {
-			out = append(out, r.Messages)
-		}
-	}
-	return out
-}
-
 // MainRequests returns the Messages requests of the agent loop (IsMain), in arrival order.
-func (s *Server) MainRequests() []*MessagesRequest {
-	var out []*MessagesRequest
-	for _, m := range s.MessagesRequests() {
-		if IsMain(m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func (s *Server) MainRequests() []*MessagesRequest { return s.Find(IsMain) }
 
 // FirstMain is the first agent-loop request, or nil when none came.
 func (s *Server) FirstMain() *MessagesRequest {
@@ -123,12 +96,13 @@ func (s *Server) FirstMain() *MessagesRequest {
 	return nil
 }
 
-// Find returns the Messages requests p matches, in arrival order.
+// Find returns the Messages requests (decoded POST /v1/messages bodies) p matches, in
+// arrival order.
 func (s *Server) Find(p Predicate) []*MessagesRequest {
 	var out []*MessagesRequest
-	for _, m := range s.MessagesRequests() {
-		if p(m) {
-			out = append(out, m)
+	for _, r := range s.Requests() {
+		if r.Messages != nil && p(r.Messages) {
+			out = append(out, r.Messages)
 		}
 	}
 	return out
@@ -189,13 +163,6 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, req *Request) int
 				return 499 // client closed the request, as nginx logs it
 			}
 		}
-		if reply.Status != 0 && reply.Status != http.StatusOK {
-			t := reply.ErrorType
-			if t == "" {
-				t = "api_error"
-			}
-			return writeError(w, reply.Status, t, "scripted error from the mock API")
-		}
 		msg := s.message(m, reply)
 		if m.Stream {
 			writeStream(w, msg)
@@ -215,12 +182,11 @@ func (s *Server) answer(m *MessagesRequest) (Reply, string) {
 		st = &s.steps[s.next]
 		s.next++
 	}
-	fallback := s.fallback
 	s.mu.Unlock()
 	if st != nil {
 		return st.Reply(m), st.Name
 	}
-	return fallback(m), ""
+	return DefaultReply(m), ""
 }
 
 func (s *Server) newID(prefix string) string {

@@ -1,6 +1,7 @@
 package mockapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,13 +21,9 @@ type outBlock struct {
 }
 
 func (s *Server) message(m *MessagesRequest, r Reply) *outMessage {
-	model := m.Model
-	if model == "" {
-		model = "claude-mock"
-	}
 	out := &outMessage{
 		id:          s.newID("msg"),
-		model:       model,
+		model:       cmp.Or(m.Model, "claude-mock"),
 		stopReason:  r.stopReason(),
 		inputTokens: estimateTokens(m.Raw),
 	}
@@ -36,11 +33,7 @@ func (s *Server) message(m *MessagesRequest, r Reply) *outMessage {
 			if ob.id == "" {
 				ob.id = s.newID("toolu")
 			}
-			input := b.Input
-			if input == nil {
-				input = map[string]any{}
-			}
-			raw, err := json.Marshal(input)
+			raw, err := json.Marshal(cmp.Or(b.Input, any(map[string]any{})))
 			if err != nil {
 				// A script bug, not a client bug: make it loud in the transcript.
 				raw, _ = json.Marshal(map[string]string{"mock_error": "tool input does not marshal: " + err.Error()})
@@ -60,7 +53,7 @@ func (o *outMessage) outputTokens() int {
 	return n
 }
 
-func (o *outMessage) usage(input, output int) map[string]any {
+func usage(input, output int) map[string]any {
 	return map[string]any{
 		"input_tokens":                input,
 		"output_tokens":               output,
@@ -82,7 +75,7 @@ func (o *outMessage) final() map[string]any {
 	return map[string]any{
 		"id": o.id, "type": "message", "role": "assistant", "model": o.model,
 		"content": content, "stop_reason": o.stopReason, "stop_sequence": nil,
-		"usage": o.usage(o.inputTokens, o.outputTokens()),
+		"usage": usage(o.inputTokens, o.outputTokens()),
 	}
 }
 
@@ -106,29 +99,19 @@ func writeStream(w http.ResponseWriter, o *outMessage) {
 	send("message_start", map[string]any{"message": map[string]any{
 		"id": o.id, "type": "message", "role": "assistant", "model": o.model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": o.usage(o.inputTokens, 1),
+		"usage": usage(o.inputTokens, 1),
 	}})
 	send("ping", map[string]any{})
 	for i, b := range o.blocks {
+		block, delta, key, body := map[string]any{"type": "text", "text": ""}, "text_delta", "text", b.text
 		if b.typ == "tool_use" {
-			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{
-				"type": "tool_use", "id": b.id, "name": b.name, "input": map[string]any{},
-			}})
-			// Two deltas, split mid-value, as the real API streams partial JSON.
-			for _, part := range splitHalf(string(b.input)) {
-				send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{
-					"type": "input_json_delta", "partial_json": part,
-				}})
-			}
-		} else {
-			send("content_block_start", map[string]any{"index": i, "content_block": map[string]any{
-				"type": "text", "text": "",
-			}})
-			for _, part := range splitHalf(b.text) {
-				send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{
-					"type": "text_delta", "text": part,
-				}})
-			}
+			block = map[string]any{"type": "tool_use", "id": b.id, "name": b.name, "input": map[string]any{}}
+			delta, key, body = "input_json_delta", "partial_json", string(b.input)
+		}
+		send("content_block_start", map[string]any{"index": i, "content_block": block})
+		// Two deltas, split mid-value, as the real API streams partial JSON.
+		for _, part := range splitHalf(body) {
+			send("content_block_delta", map[string]any{"index": i, "delta": map[string]any{"type": delta, key: part}})
 		}
 		send("content_block_stop", map[string]any{"index": i})
 	}

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
@@ -111,21 +112,13 @@ func (c *Claimer) rewound(err error) bool {
 // Restore makes a new Claimer start from a State saved by an earlier one on the same line.
 func (c *Claimer) Restore(s State) {
 	c.head = s.Head
-	for k, v := range s.Holders {
-		c.holders[k] = v
-	}
-	for k, v := range s.Seen {
-		c.seen[k] = v
-	}
+	maps.Copy(c.holders, s.Holders)
+	maps.Copy(c.seen, s.Seen)
 }
 
 // State returns what the Claimer knows, for Restore.
 func (c *Claimer) State() State {
-	s := State{Head: c.head, Holders: c.Holders(), Seen: make(map[string]time.Time, len(c.seen))}
-	for k, v := range c.seen {
-		s.Seen[k] = v
-	}
-	return s
+	return State{Head: c.head, Holders: c.Holders(), Seen: maps.Clone(c.seen)}
 }
 
 // Claim makes owner the task's holder and returns the fencing token. It returns it at once if
@@ -239,11 +232,7 @@ func (c *Claimer) Valid(task string, fence int64) error {
 
 // Holders returns each task's current holder as of the last Refresh.
 func (c *Claimer) Holders() map[string]Holder {
-	out := make(map[string]Holder, len(c.holders))
-	for k, v := range c.holders {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.holders)
 }
 
 // Refresh reads what others appended since the last read.
@@ -316,9 +305,5 @@ func (c *Claimer) append(ctx context.Context, e entry) error {
 }
 
 func pause(ctx context.Context, attempt int) {
-	d := time.Duration(min(attempt+1, 10)) * 10 * time.Millisecond
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	_ = remote.Sleep(ctx, time.Duration(min(attempt+1, 10))*10*time.Millisecond)
 }

@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/user"
 	"strings"
@@ -153,9 +154,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
-		for k, v := range cur.Pending {
-			c.pending[k] = v
-		}
+		maps.Copy(c.pending, cur.Pending)
 	}
 	return c, nil
 }
@@ -249,10 +248,11 @@ func (c *clone) status(task string) workflow.TaskStatus {
 // Task applies update, a change of task to status in the active workflow, under the claims
 // rules when this clone shares its workflow; with sharing off it only calls update.
 func Task(ctx context.Context, o Options, task, status string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	running := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning
 	c, err := open(o)
 	if err != nil {
 		res, uerr := update()
-		if uerr == nil && res != nil && workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning {
+		if uerr == nil && res != nil && running {
 			res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
 		}
 		return res, uerr
@@ -264,7 +264,7 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	task = strings.TrimSpace(task)
-	if workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning {
+	if running {
 		return c.running(ctx, task, update)
 	}
 	return c.leaving(ctx, task, update)
@@ -272,7 +272,7 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 
 // running claims task, then sets it running here.
 func (c *clone) running(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
-	_, heldBefore := c.mine(task)
+	heldBefore := c.holds(task)
 	fence, err := c.cl.TryClaim(ctx, task)
 	var he *claim.HeldError
 	if errors.As(err, &he) {
@@ -310,8 +310,8 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 // holds or claimed offline, or that another machine held at the last read, asks the remote:
 // one another machine holds is refused; one held here is released after the local update.
 func (c *clone) leaving(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
-	last, known := c.cl.Holders()[task]
-	held := known && last.Owner == c.owner
+	_, known := c.cl.Holders()[task]
+	held := c.holds(task)
 	_, pend := c.pending[task]
 	if !known && !pend {
 		return update()
@@ -319,8 +319,7 @@ func (c *clone) leaving(ctx context.Context, task string, update func() (*engine
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
 		res, uerr := update()
 		if uerr == nil && pend {
-			delete(c.pending, task)
-			c.save(task)
+			c.settled(task)
 		}
 		return res, uerr
 	}
@@ -359,9 +358,10 @@ func refusedNote(task, remote string) string {
 		textsafe.Line(task, 64), textsafe.Line(remote, 40))
 }
 
-func (c *clone) mine(task string) (claim.Holder, bool) {
+// holds reports whether this clone held task at the last read of the line.
+func (c *clone) holds(task string) bool {
 	h, ok := c.cl.Holders()[task]
-	return h, ok && h.Owner == c.owner
+	return ok && h.Owner == c.owner
 }
 
 // who is a holder for people: the owner and how long ago it claimed, by the claimer's clock
@@ -388,6 +388,12 @@ func (c *clone) takenError(task string, h claim.Holder, ours bool) error {
 		textsafe.Line(task, 64), c.who(h), why)
 }
 
+// settled forgets task's offline claim (confirmed, undone or moot), here and in the Doc.
+func (c *clone) settled(task string) {
+	delete(c.pending, task)
+	c.save(task)
+}
+
 // Sync confirms the claims this clone made offline on the active workflow and renews (or
 // releases) the ones it holds; run it before the workflow's own sync, so that a task whose
 // claim another machine holds is set back here before this machine's revisions are pushed.
@@ -404,16 +410,19 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 	}
 	var notes []string
 	for task := range c.pending {
-		if c.status(task) != workflow.TaskRunning {
-			delete(c.pending, task)
-			c.save(task)
-			continue
+		var err error
+		if c.status(task) == workflow.TaskRunning { // else there is nothing left to claim
+			_, err = c.cl.TryClaim(ctx, task)
 		}
-		_, err := c.cl.TryClaim(ctx, task)
 		var he *claim.HeldError
-		if errors.As(err, &he) {
-			delete(c.pending, task)
-			c.save(task)
+		held, refused := errors.As(err, &he), errors.Is(err, gitremote.ErrRefused)
+		if err != nil && !held && !refused {
+			c.save("")
+			return notes, err
+		}
+		c.settled(task)
+		switch {
+		case held:
 			note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
 			what := "it went back to pending here"
 			if rerr := revert(task, note); rerr != nil {
@@ -421,20 +430,9 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 			}
 			notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
 				textsafe.Line(task, 64), c.who(he.Holder), what))
-			continue
-		}
-		if errors.Is(err, gitremote.ErrRefused) { // never to be confirmed: said once, not retried
-			delete(c.pending, task)
-			c.save(task)
+		case refused: // never to be confirmed: said once, not retried
 			notes = append(notes, refusedNote(task, c.remote))
-			continue
 		}
-		if err != nil {
-			c.save("")
-			return notes, err
-		}
-		delete(c.pending, task)
-		c.save(task)
 	}
 	if err := c.cl.Refresh(ctx); err != nil {
 		return notes, err

@@ -67,14 +67,10 @@ type Config struct {
 	Dir    string        // a git repository on this machine (a work tree or bare); required
 	Remote string        // a remote name ("origin") or URL; required
 	Layout Layout        // Refs when empty
-	Git    string        // the git binary; "git" (found on PATH) when empty
 	Poll   time.Duration // Watch's poll interval; remote.DefaultPoll when zero
 	// Timeout bounds each git command (DefaultTimeout when zero), so a connection that
 	// stalls half-open ends as an error of unknown outcome rather than hanging a sync.
 	Timeout time.Duration
-	// Mirror names the local namespace fetched refs go to (refs/cairn-mirror/<Mirror>/);
-	// derived from Remote when empty.
-	Mirror string
 }
 
 // DefaultTimeout bounds one git command when Config.Timeout is zero.
@@ -105,27 +101,22 @@ func New(cfg Config) (*Backend, error) {
 	default:
 		return nil, errors.New("gitremote: unknown layout: use gitremote.Refs or gitremote.Branches")
 	}
-	if cfg.Git == "" {
-		cfg.Git = "git"
-	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.Mirror == "" {
-		cfg.Mirror = mirrorName(cfg.Remote)
-		switch cfg.Layout { // each layout's lines are different lines
-		case Branches:
-			cfg.Mirror += "-branches"
-		case ClaimRefs:
-			cfg.Mirror += "-claims"
-		case ClaimBranches:
-			cfg.Mirror += "-claims-branches"
-		}
+	name := mirrorName(cfg.Remote)
+	switch cfg.Layout { // each layout's lines are different lines
+	case Branches:
+		name += "-branches"
+	case ClaimRefs:
+		name += "-claims"
+	case ClaimBranches:
+		name += "-claims-branches"
 	}
-	if !simpleName.MatchString(cfg.Mirror) {
+	if !simpleName.MatchString(name) {
 		return nil, errors.New("gitremote: the mirror name must be letters, digits, '-' and '_'")
 	}
-	return &Backend{cfg: cfg, mirror: "refs/cairn-mirror/" + cfg.Mirror + "/"}, nil
+	return &Backend{cfg: cfg, mirror: "refs/cairn-mirror/" + name + "/"}, nil
 }
 
 var simpleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
@@ -139,9 +130,6 @@ func mirrorName(r string) string {
 	sum := sha256.Sum256([]byte(r))
 	return "url-" + hex.EncodeToString(sum[:6])
 }
-
-// Layout reports where this Backend keeps workflows on the remote.
-func (b *Backend) Layout() Layout { return b.cfg.Layout }
 
 func (b *Backend) remoteRef(id string) string { return string(b.cfg.Layout) + id }
 func (b *Backend) mirrorRef(id string) string { return b.mirror + id }
@@ -350,10 +338,8 @@ func (b *Backend) fetch(ctx context.Context, id string) error {
 		}
 		// Another git in this repository (a second cairn, or the git of a sync that was
 		// killed and left running) holds the mirror ref's lock: it is brief.
-		select {
-		case <-ctx.Done():
+		if remote.Sleep(ctx, time.Duration(attempt+1)*50*time.Millisecond) != nil {
 			return err
-		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
 		}
 	}
 	return err
@@ -480,7 +466,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.cfg.Git, args...)
+	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = b.cfg.Dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",

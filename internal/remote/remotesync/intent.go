@@ -98,15 +98,7 @@ func owed(st *store.Store, in intent) (*Conflict, error) {
 	if info == nil || w.Revision < in.Theirs || in.Common < 1 || in.Common >= in.Mine {
 		return nil, nil
 	}
-	_, j, err := st.ReadArchive(info.Dir)
-	if err != nil {
-		return nil, err
-	}
-	states, err := j.States()
-	if err != nil {
-		return nil, err
-	}
-	mine, err := entries(in.Workflow, 0, in.Mine, states)
+	mine, err := archived(st, info.Dir, in.Workflow, in.Mine)
 	if err != nil {
 		return nil, err
 	}

@@ -149,14 +149,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 // twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head
 // take turns instead of colliding again.
 func backoff(ctx context.Context, round int) error {
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(round, 5))))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return remote.Sleep(ctx, time.Duration(rand.Int64N(int64(10*time.Millisecond)<<min(round, 5))))
 }
 
 // ErrMoved is returned when the remote or this machine's workflow kept moving during every
@@ -216,22 +209,11 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	case common == L && common == R:
 		return out, nil
 	case common == R: // the remote is a prefix of ours: push
-		data := make([][]byte, 0, L-R)
-		for _, e := range mine[R-off:] {
-			d, err := json.Marshal(e)
-			if err != nil {
-				return out, err
-			}
-			data = append(data, d)
-		}
-		head, err := b.Append(ctx, id, R, data)
-		if errors.Is(err, remote.ErrConflict) {
-			return out, ErrMoved
-		}
+		head, err := push(ctx, b, id, R, mine[R-off:])
 		if err != nil {
 			return out, err
 		}
-		out.Remote, out.Pushed = head, len(data)
+		out.Remote, out.Pushed = head, int(L-R)
 		return out, nil
 	case common == L: // ours is a prefix of the remote's: pull
 		return pull(st, out, remoteEntries[L-off:], from)
@@ -443,15 +425,7 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
 // a prefix of the archive's; otherwise it leaves both alone.
 func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (int, error) {
-	_, j, err := st.ReadArchive(a.Dir)
-	if err != nil {
-		return 0, err
-	}
-	states, err := j.States()
-	if err != nil {
-		return 0, err
-	}
-	mine, err := entries(a.WorkflowID, 0, a.Revision, states)
+	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
 	if err != nil {
 		return 0, err
 	}
@@ -467,21 +441,40 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	if commonPrefix(mine, theirs) != R || R >= int64(len(mine)) {
 		return 0, nil
 	}
-	data := make([][]byte, 0, int64(len(mine))-R)
-	for _, e := range mine[R:] {
-		d, err := json.Marshal(e)
-		if err != nil {
-			return 0, err
-		}
-		data = append(data, d)
-	}
-	if _, err := b.Append(ctx, a.WorkflowID, R, data); err != nil {
-		if errors.Is(err, remote.ErrConflict) {
-			return 0, ErrMoved
-		}
+	if _, err := push(ctx, b, a.WorkflowID, R, mine[R:]); err != nil {
 		return 0, err
 	}
-	return len(data), nil
+	return len(mine[R:]), nil
+}
+
+// push appends es to the remote's line of id after revision after; a head that moved
+// meanwhile is ErrMoved.
+func push(ctx context.Context, b remote.Backend, id string, after int64, es []Entry) (int64, error) {
+	data := make([][]byte, len(es))
+	for i, e := range es {
+		var err error
+		if data[i], err = json.Marshal(e); err != nil {
+			return 0, err
+		}
+	}
+	head, err := b.Append(ctx, id, after, data)
+	if errors.Is(err, remote.ErrConflict) {
+		return 0, ErrMoved
+	}
+	return head, err
+}
+
+// archived is the history of the archive in dir (workflow id, up to revision rev) as entries.
+func archived(st *store.Store, dir, id string, rev int64) ([]Entry, error) {
+	_, j, err := st.ReadArchive(dir)
+	if err != nil {
+		return nil, err
+	}
+	states, err := j.States()
+	if err != nil {
+		return nil, err
+	}
+	return entries(id, 0, rev, states)
 }
 
 func revisionOf(doc []byte) int64 {

@@ -18,7 +18,7 @@ type Faults struct {
 	Cut       float64       // chance a connection is closed both ways after a random number of bytes
 	HalfClose float64       // chance one direction is shut (the peer reads EOF) after a random number of bytes, the other left open
 	Delay     time.Duration // added before relaying each chunk, on every connection
-	MaxBytes  int           // cuts and half-closes fall within the first MaxBytes bytes (default 4096)
+	MaxBytes  int           // cuts and half-closes fall within the first MaxBytes bytes; > 0 when either may happen
 }
 
 // ProxyStats counts what a Proxy did.
@@ -124,16 +124,12 @@ func (p *Proxy) relay(client *net.TCPConn, f Faults, n uint64) {
 	defer p.untrack(client)
 	p.stats.conns.Add(1)
 	rng := rand.New(rand.NewPCG(f.Seed, n))
-	maxBytes := f.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = 4096
-	}
 	var pl plan
 	switch x := rng.Float64(); {
 	case x < f.Cut:
-		pl = plan{limit: rng.Int64N(int64(maxBytes)), dir: rng.IntN(2), cut: true}
+		pl = plan{limit: rng.Int64N(int64(f.MaxBytes)), dir: rng.IntN(2), cut: true}
 	case x < f.Cut+f.HalfClose:
-		pl = plan{limit: rng.Int64N(int64(maxBytes)), dir: rng.IntN(2), half: true}
+		pl = plan{limit: rng.Int64N(int64(f.MaxBytes)), dir: rng.IntN(2), half: true}
 	}
 	d, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {

@@ -7,6 +7,7 @@ package remotetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,33 +23,17 @@ import (
 // Each client must be independent of the others except through the remote itself.
 type Setup func(t *testing.T) (client func() remote.Backend)
 
-// Options scales the suite. Zero values take the defaults (kept small for CI).
+// Options scales the suite.
 type Options struct {
-	Clients int           // concurrent clients in the race tests (default 4)
-	Appends int           // records each client lands in the no-loss test (default 5)
-	Rounds  int           // rounds of the one-winner race (default 3)
-	Timeout time.Duration // bound on each subtest (default 60s)
-}
-
-func (o Options) withDefaults() Options {
-	if o.Clients <= 0 {
-		o.Clients = 4
-	}
-	if o.Appends <= 0 {
-		o.Appends = 5
-	}
-	if o.Rounds <= 0 {
-		o.Rounds = 3
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 60 * time.Second
-	}
-	return o
+	Clients int           // concurrent clients in the race tests
+	Appends int           // records each client lands in the no-loss test
+	Rounds  int           // rounds of the one-winner race
+	Timeout time.Duration // bound on each subtest (60s when zero)
 }
 
 // Run runs the conformance suite against the backend setup makes.
 func Run(t *testing.T, setup Setup, opts Options) {
-	opts = opts.withDefaults()
+	opts.Timeout = cmp.Or(opts.Timeout, 60*time.Second)
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, ctx context.Context, client func() remote.Backend, o Options)
@@ -400,11 +385,7 @@ func Land(ctx context.Context, b remote.Backend, id string, known int64, data []
 }
 
 func backoff(ctx context.Context, attempt int) {
-	d := time.Duration(min(attempt+1, 20)) * 10 * time.Millisecond
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	_ = remote.Sleep(ctx, time.Duration(min(attempt+1, 20))*10*time.Millisecond)
 }
 
 // MustAppend appends recs after after and fails the test unless they land.

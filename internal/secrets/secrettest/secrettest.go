@@ -29,14 +29,7 @@ const (
 
 // Shapes returns at least 60 secrets of distinct shapes.
 func Shapes() []Shape {
-	r := rand.New(rand.NewPCG(13, 9))
-	pick := func(set string, n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = set[r.IntN(len(set))]
-		}
-		return string(b)
-	}
+	pick := picker(13, 9)
 	// mix guarantees upper, lower and digit, as real random keys have.
 	mix := func(n int) string { return "Q" + "k" + "7" + pick(alnum, n-3) }
 	var out []Shape
@@ -117,16 +110,9 @@ func Shapes() []Shape {
 // Ordinary returns text that is not secret and must pass every scan: hashes, UUIDs, paths,
 // base64 images, code and prose that brushes against the rules' keywords.
 func Ordinary() []string {
-	r := rand.New(rand.NewPCG(7, 7))
-	pick := func(set string, n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = set[r.IntN(len(set))]
-		}
-		return string(b)
-	}
+	pick := picker(7, 7)
 	img := "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk" + pick(b64, 200) + "=="
-	out := []string{
+	return []string{
 		"Add OAuth login to the web app, then review the plan",
 		"commit " + pick(hexlo, 40) + " fixed the uploader",
 		"sha256:" + pick(hexlo, 64),
@@ -159,5 +145,17 @@ func Ordinary() []string {
 		"lorem ipsum " + strings.Repeat("dolor sit amet, consectetur adipiscing elit. ", 20),
 		"日本語のテキスト、émoji 🚀 and accents: naïve café",
 	}
-	return out
+}
+
+// picker returns pick(set, n): n bytes drawn from set by a generator seeded with seed1, seed2,
+// so every run draws the same strings.
+func picker(seed1, seed2 uint64) func(set string, n int) string {
+	r := rand.New(rand.NewPCG(seed1, seed2))
+	return func(set string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = set[r.IntN(len(set))]
+		}
+		return string(b)
+	}
 }

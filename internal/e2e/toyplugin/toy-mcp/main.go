@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,37 +52,23 @@ type lineLogger struct {
 func (l *lineLogger) Write(p []byte) (int, error) {
 	l.buf = append(l.buf, p...)
 	for {
-		i := indexNL(l.buf)
-		if i < 0 {
+		msg, rest, ok := bytes.Cut(l.buf, []byte{'\n'})
+		if !ok {
 			return len(p), nil
 		}
-		msg := l.buf[:i]
-		l.buf = l.buf[i+1:]
+		l.buf = rest
 		var rpc any = string(msg)
 		if json.Valid(msg) {
 			rpc = json.RawMessage(msg)
 		}
+		wd, _ := os.Getwd()
 		line, _ := json.Marshal(map[string]any{"who": "mcp", "pid": os.Getpid(), "ppid": os.Getppid(),
-			"session": os.Getenv("CLAUDE_CODE_SESSION_ID"), "cwd": cwd(), "env": claudeEnv(), "rpc": rpc})
+			"session": os.Getenv("CLAUDE_CODE_SESSION_ID"), "cwd": wd, "env": claudeEnv(), "rpc": rpc})
 		if f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
 			_, _ = f.Write(append(line, '\n'))
 			f.Close()
 		}
 	}
-}
-
-func indexNL(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
-}
-
-func cwd() string {
-	wd, _ := os.Getwd()
-	return wd
 }
 
 // claudeEnv is the part of the environment Claude Code sets for plugins.
