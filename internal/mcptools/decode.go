@@ -67,7 +67,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		return fail(fmt.Sprintf("the arguments are %d bytes, more than the limit of %d; keep large content in a file and pass its path instead", len(raw), MaxArgsBytes))
 	}
 	// One pass checks the arguments and gathers what the secret scan needs (below).
-	spans, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).AppendSpans(nil, raw)
+	spans, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).AppendSpans(nil, raw, nil)
 	if err != nil {
 		var je *strictjson.Error
 		if errors.As(err, &je) {

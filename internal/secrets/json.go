@@ -24,7 +24,7 @@ var scanLimits = strictjson.Limits{MaxSize: math.MaxInt, MaxDepth: 512}
 // finds too, with the path "$" when no one string or member holds it. A document that is not
 // strict JSON (or nests deeper than 512) is scanned as text and a finding gets the path "$".
 func ScanJSON(doc []byte) *Finding {
-	spans, err := scanLimits.AppendSpans(nil, doc)
+	spans, err := scanLimits.AppendSpans(nil, doc, nil)
 	if err != nil {
 		return scanText(doc)
 	}

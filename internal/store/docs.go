@@ -41,7 +41,7 @@ func (c collection) file(name string) string {
 // rule and JSON path, never the secret.
 func CheckDocument(doc []byte) error {
 	if len(doc) < parallelCheck {
-		spans, err := strictjson.Default.AppendSpans(nil, doc)
+		spans, err := strictjson.Default.AppendSpans(nil, doc, nil)
 		if err != nil {
 			return err
 		}
@@ -50,32 +50,38 @@ func CheckDocument(doc []byte) error {
 		}
 		return nil
 	}
-	// A large document is checked on two cores: another goroutine scans its text for secrets
-	// while the tokenizer checks it (each about a millisecond for 1 MB, as long as the durable
-	// replace), then each decodes and scans half of the strings written with escapes.
-	half := make(chan []int, 1)
+	// A large document is checked on two cores (about a millisecond of work each for 1 MB,
+	// as long as the durable replace): another goroutine scans its text for secrets while the
+	// tokenizer checks it, and the strings written with escapes, handed over in runs as the
+	// check finds them, are decoded and scanned by whichever core is free.
+	runs := make(chan []int, 64)
 	probed := make(chan secrets.Probe, 1)
-	go func() {
-		p := secrets.ProbeText(doc)
-		if spans := <-half; len(spans) > 0 {
-			p = p.Or(secrets.ProbeEscaped(doc, spans))
+	scanRuns := func(p secrets.Probe) secrets.Probe {
+		for run := range runs {
+			p = p.Or(secrets.ProbeEscaped(doc, run))
 		}
-		probed <- p
-	}()
+		return p
+	}
+	go func() { probed <- scanRuns(secrets.ProbeText(doc)) }()
+	var p secrets.Probe
 	buf := spanBufs.Get().(*[]int)
 	defer spanBufs.Put(buf)
-	spans, err := strictjson.Default.AppendSpans((*buf)[:0], doc)
+	spans, err := strictjson.Default.AppendSpans((*buf)[:0], doc, func(run []int) {
+		select {
+		case runs <- run:
+		default: // the other core is behind: this one takes the run
+			p = p.Or(secrets.ProbeEscaped(doc, run))
+		}
+	})
 	if cap(spans) <= maxPooledSpans {
 		*buf = spans
 	}
+	close(runs)
 	if err != nil {
-		half <- nil
 		<-probed // also on an error: doc is the caller's once this returns
 		return err
 	}
-	k := halfway(spans)
-	half <- spans[:k]
-	if f := secrets.ProbeEscaped(doc, spans[k:]).Or(<-probed).Finish(doc); f != nil {
+	if f := scanRuns(p).Or(<-probed).Finish(doc); f != nil {
 		return f
 	}
 	return nil
@@ -89,20 +95,6 @@ const parallelCheck = 64 << 10
 var spanBufs = sync.Pool{New: func() any { return new([]int) }}
 
 const maxPooledSpans = 1 << 16
-
-// halfway returns the even index that splits spans (start, end pairs) into two parts holding
-// about as many bytes.
-func halfway(spans []int) int {
-	total := 0
-	for i := 0; i+1 < len(spans); i += 2 {
-		total += spans[i+1] - spans[i]
-	}
-	k, sum := 0, 0
-	for ; k+1 < len(spans) && 2*sum < total; k += 2 {
-		sum += spans[k+1] - spans[k]
-	}
-	return k
-}
 
 // get checks the name's shape before reading and scans it for secrets (whose first use costs
 // a hook about 0.1 ms) only before an error, which repeats the name: no file holds a name

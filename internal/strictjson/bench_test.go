@@ -39,7 +39,7 @@ func BenchmarkCheck1M(b *testing.B) {
 		var spans []int
 		for b.Loop() {
 			var err error
-			if spans, err = strictjson.Default.AppendSpans(spans[:0], doc); err != nil {
+			if spans, err = strictjson.Default.AppendSpans(spans[:0], doc, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

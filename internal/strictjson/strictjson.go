@@ -69,13 +69,21 @@ func (l Limits) Check(data []byte) error { return l.run(&parser{data: data}) }
 // end offsets in data of the body of every string (key or value) written with escapes. With
 // data itself, which holds every other string as it reads, their decoded text (AppendUnescaped)
 // is all the text of the document: what a scan for secrets needs, without a second tokenizer.
-// The offsets, not the text, are gathered so that a large document's strings can be decoded
-// and scanned on two cores.
-func (l Limits) AppendSpans(spans []int, data []byte) ([]int, error) {
-	p := &parser{data: data, collect: true, spans: spans}
+// When batch is not nil, it is handed each new run of spans as the check goes (and the last
+// run when it ends well), so that another core can decode and scan them meanwhile; a run is
+// never changed afterwards.
+func (l Limits) AppendSpans(spans []int, data []byte, batch func(run []int)) ([]int, error) {
+	p := &parser{data: data, collect: true, spans: spans, mark: len(spans), batch: batch}
 	err := l.run(p)
+	if err == nil && batch != nil && len(p.spans) > p.mark {
+		batch(p.spans[p.mark:len(p.spans):len(p.spans)])
+	}
 	return p.spans, err
 }
+
+// batchLen is the length of the runs AppendSpans hands over: 128 strings, a few kilobytes of
+// text, small enough to share out between cores and large enough to cost little to hand over.
+const batchLen = 256
 
 // Step is one step of a path into a document: an object member (Index -1) or an array element.
 type Step struct {
@@ -150,9 +158,11 @@ type parser struct {
 	data     []byte
 	i        int
 	maxDepth int
-	keys     [][]byte // the keys of the objects being read, innermost last
-	collect  bool     // gather escaped strings' spans
-	spans    []int    // start, end of each
+	keys     [][]byte    // the keys of the objects being read, innermost last
+	collect  bool        // gather escaped strings' spans
+	spans    []int       // start, end of each
+	mark     int         // spans before it were handed to batch
+	batch    func([]int) // see AppendSpans
 	visit    func(s string, part Part, path []Step) bool
 	path     []Step
 }
@@ -223,6 +233,12 @@ func (p *parser) literal(start int, err error) error {
 func (p *parser) text(start, end int, esc bool, part Part) error {
 	if esc && p.collect {
 		p.spans = append(p.spans, start, end)
+		if p.batch != nil && len(p.spans)-p.mark >= batchLen {
+			// Full slice: appending to the run cannot write into spans, and spans growing
+			// into a new array leaves the run where it was.
+			p.batch(p.spans[p.mark:len(p.spans):len(p.spans)])
+			p.mark = len(p.spans)
+		}
 	}
 	if p.visit == nil {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,7 +141,7 @@ func FuzzCheck(f *testing.F) {
 
 // escapedText is the decoded text of the strings AppendSpans gathers, each followed by a newline.
 func escapedText(data []byte) ([]byte, error) {
-	spans, err := strictjson.Default.AppendSpans(nil, data)
+	spans, err := strictjson.Default.AppendSpans(nil, data, nil)
 	var text []byte
 	for i := 0; i+1 < len(spans); i += 2 {
 		text = append(strictjson.AppendUnescaped(text, data[spans[i]:spans[i+1]]), '\n')
@@ -265,6 +266,34 @@ func TestStringBytesAtEveryOffset(t *testing.T) {
 			if err := strictjson.Check([]byte(doc)); tail != "" && (!errors.As(err, &je) || je.Offset != 2+pad) {
 				t.Errorf("Check(%q) = %v, want an error at %d", doc, err, 2+pad)
 			}
+		}
+	}
+}
+
+// AppendSpans hands its spans over in runs as it goes: together, in order, they are exactly
+// the spans it returns.
+func TestAppendSpansRuns(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`[`)
+	for i := range 1000 {
+		fmt.Fprintf(&b, `{"k%d":"plain","e\u00e9%d":"say \"hi\""},`, i, i)
+	}
+	b.WriteString(`0]`)
+	data := []byte(b.String())
+	var runs [][]int
+	spans, err := strictjson.Default.AppendSpans(nil, data, func(run []int) { runs = append(runs, run) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) != 2*2000 || len(runs) < 2 {
+		t.Fatalf("%d spans in %d runs, want 4000 in several", len(spans), len(runs))
+	}
+	if joined := slices.Concat(runs...); !slices.Equal(joined, spans) {
+		t.Fatalf("the runs hold %d spans, not the %d returned", len(joined), len(spans))
+	}
+	for i := 0; i < len(spans); i += 2 {
+		if got := string(strictjson.AppendUnescaped(nil, data[spans[i]:spans[i+1]])); got != "say \"hi\"" && !strings.HasPrefix(got, "eé") {
+			t.Fatalf("span %d is %q", i/2, got)
 		}
 	}
 }
