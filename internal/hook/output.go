@@ -27,17 +27,12 @@ const cutNote = "… (cut from %d characters: call mcp__plugin_cairn_cairn__resu
 // defaultReason stands in for a block with no reason: Claude Code needs one to tell the model.
 const defaultReason = "Cairn: the active workflow has blocking violations; deal with them, or tell the user why not, before stopping."
 
-// SessionStartOutput is the JSON a SessionStart hook prints: additionalContext for the model
-// (with the hookEventName Claude Code requires, or it drops the context) and a systemMessage
-// for the user. Empty parts are left out; with both empty it returns nil, and the hook prints
-// nothing. additionalContext is capped by Context, systemMessage by OneLine.
-func SessionStartOutput(additionalContext, systemMessage string) []byte {
-	return sessionTitleOutput(additionalContext, systemMessage, "")
-}
-
-// sessionTitleOutput is SessionStartOutput with a session title (hookSpecificOutput.
-// sessionTitle, which Claude Code 2.1.330 applies at startup, resume and fork and shows in
-// the resume picker).
+// sessionTitleOutput is the JSON a SessionStart hook prints: additionalContext for the model
+// (with the hookEventName Claude Code requires, or it drops the context), a systemMessage for
+// the user and a session title (hookSpecificOutput.sessionTitle, which Claude Code 2.1.330
+// applies at startup, resume and fork and shows in the resume picker). Empty parts are left
+// out; with all empty it returns nil, and the hook prints nothing. additionalContext is capped
+// by Context, systemMessage by OneLine.
 func sessionTitleOutput(additionalContext, systemMessage, title string) []byte {
 	type specific struct {
 		HookEventName     string `json:"hookEventName"`
