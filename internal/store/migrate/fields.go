@@ -97,48 +97,37 @@ func (c *conv) setID(v any) bool {
 	return true
 }
 
-func normStatus(s string) workflow.Status {
+func normStatus(s string) workflow.Status           { return workflow.Status(statusWords(s)[0]) }
+func normPhaseStatus(s string) workflow.PhaseStatus { return workflow.PhaseStatus(statusWords(s)[1]) }
+func normTaskStatus(s string) workflow.TaskStatus   { return workflow.TaskStatus(statusWords(s)[2]) }
+
+// statusWords reads an old status word as a workflow, a phase and a task status, "" where
+// that status has no word for it: the seeds spell the stages the three share (waiting,
+// running, finished, failed) alike, so one table serves them.
+func statusWords(s string) [3]string {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "active", "in_progress", "in-progress", "running", "started":
-		return "active"
-	case "completed", "complete", "done", "finished", "success", "succeeded":
-		return "completed"
-	case "expired":
-		return "expired"
-	case "archived":
-		return "archived"
-	}
-	return ""
-}
-
-func normPhaseStatus(s string) workflow.PhaseStatus {
-	switch strings.ToLower(strings.TrimSpace(s)) {
+		return [3]string{"active", "in_progress", "running"}
+	case "completed", "complete", "done", "success", "succeeded":
+		return [3]string{"completed", "complete", "done"}
+	case "finished":
+		return [3]string{"completed", "", ""}
+	case "passed":
+		return [3]string{"", "complete", "done"}
 	case "pending", "not_started", "todo", "waiting":
-		return "pending"
-	case "in_progress", "in-progress", "running", "active", "started":
-		return "in_progress"
-	case "complete", "completed", "done", "passed", "success", "succeeded":
-		return "complete"
+		return [3]string{"", "pending", "pending"}
+	case "queued":
+		return [3]string{"", "", "pending"}
 	case "failed", "error", "errored", "failure":
-		return "failed"
+		return [3]string{"", "failed", "failed"}
 	case "blocked":
-		return "blocked"
+		return [3]string{"", "blocked", ""}
+	case "expired":
+		return [3]string{"expired", "", ""}
+	case "archived":
+		return [3]string{"archived", "", ""}
 	}
-	return ""
-}
-
-func normTaskStatus(s string) workflow.TaskStatus {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "pending", "todo", "queued", "not_started", "waiting":
-		return "pending"
-	case "running", "in_progress", "in-progress", "active", "started":
-		return "running"
-	case "done", "complete", "completed", "success", "succeeded", "passed":
-		return "done"
-	case "failed", "error", "errored", "failure":
-		return "failed"
-	}
-	return ""
+	return [3]string{}
 }
 
 func (c *conv) setVars(v any) bool {
