@@ -131,24 +131,25 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) (*workflow.Recor
 	if extra.Name != "" {
 		c.source = filepath.Base(extra.Name)
 	}
+	if v, ok := c.take("version"); ok {
+		c.legacy["version"] = v
+	}
 	switch f {
 	case Schema1:
-		err = c.schema1()
+		c.schema1()
 	case Seed001:
-		err = c.seed001()
+		c.seed001()
 	case Seed002:
 		err = c.seed002(extra.Execution)
 	case Seed003:
-		err = c.seed003()
+		c.seed003()
 	case Seed004:
 		err = c.seed004()
-	default:
-		err = fmt.Errorf("%s cannot be converted", f.describe())
 	}
-	if err != nil {
-		return nil, fmt.Errorf("migrating %s: %w; the original was left as it is", f.describe(), err)
+	var out *workflow.Record
+	if err == nil {
+		out, err = c.finish()
 	}
-	out, err := c.finish()
 	if err != nil {
 		return nil, fmt.Errorf("migrating %s: %w; the original was left as it is", f.describe(), err)
 	}
@@ -208,36 +209,20 @@ func (c *conv) takeFirst(keys ...string) (string, any, bool) {
 	return key, val, found
 }
 
-// timeValue parses a time value, remembering it; ok is false (and v kept under legacy as key) when
-// v is not a time.
-func (c *conv) timeValue(key string, v any) (time.Time, bool) {
+// time parses a time value and remembers it, for a missing created_at or updated_at.
+func (c *conv) time(v any) (time.Time, bool) {
 	t, ok := parseTime(v)
-	if !ok {
-		c.keep(key, v)
-		return time.Time{}, false
+	if ok {
+		c.times = append(c.times, t)
 	}
-	c.times = append(c.times, t)
-	return t, true
+	return t, ok
 }
 
-// timeField sets *dst from the first of keys present.
-func (c *conv) timeField(dst *time.Time, keys ...string) {
-	if k, v, ok := c.takeFirst(keys...); ok {
-		if s, ok := c.timeValue(k, v); ok {
-			*dst = s
-		}
-	}
-}
-
-// stringField sets *dst from the first of keys present when it is a string.
-func (c *conv) stringField(dst *string, keys ...string) {
-	if k, v, ok := c.takeFirst(keys...); ok {
-		if s, ok := v.(string); ok {
-			*dst = s
-		} else {
-			c.keep(k, v)
-		}
-	}
+// nameOf is name for a field's value: a string that leaves a usable name.
+func (c *conv) nameOf(v any) (string, bool) {
+	s, _ := v.(string)
+	n := c.name(s)
+	return n, n != ""
 }
 
 // name turns an old type or phase name into a Cairn name. A change that lower-casing alone
@@ -255,9 +240,6 @@ func (c *conv) name(raw string) string {
 	}
 	return n
 }
-
-// setType sets the record's type from a raw name.
-func (c *conv) setType(raw string) { c.rec.Type = c.name(raw) }
 
 func (c *conv) phase(name string) *workflow.Phase {
 	if c.ph == nil {

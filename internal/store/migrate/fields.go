@@ -17,12 +17,12 @@ import (
 func (c *conv) common() {
 	r := &c.rec
 	c.field(c.setID, "workflow_id", "workflowId")
-	c.stringField(&r.Context, "context")
-	c.stringField(&r.Scope, "scope")
-	c.stringField(&r.Outcome, "outcome")
-	c.timeField(&r.CreatedAt, "created_at", "createdAt", "started_at", "startedAt")
-	c.timeField(&r.UpdatedAt, "updated_at", "updatedAt", "last_updated", "lastUpdated")
-	c.timeField(&r.CompletedAt, "completed_at", "completedAt")
+	c.field(setIf(&r.Context, asString), "context")
+	c.field(setIf(&r.Scope, asString), "scope")
+	c.field(setIf(&r.Outcome, asString), "outcome")
+	c.field(setIf(&r.CreatedAt, c.time), "created_at", "createdAt", "started_at", "startedAt")
+	c.field(setIf(&r.UpdatedAt, c.time), "updated_at", "updatedAt", "last_updated", "lastUpdated")
+	c.field(setIf(&r.CompletedAt, c.time), "completed_at", "completedAt")
 	c.field(setIf(&r.TTL, normTTL), "ttl")
 	c.field(setIf(&r.Status, word(normStatus)), "status")
 	c.field(setIf(&r.PhaseStatus, word(normPhaseStatus)), "phase_status", "phaseStatus")
@@ -236,10 +236,9 @@ func (e entry) time(dst *time.Time, keys ...string) bool {
 		return true
 	}
 	e.used[k] = true
-	t, ok := parseTime(v)
+	t, ok := e.c.time(v)
 	if ok {
 		*dst = t
-		e.c.times = append(e.c.times, t)
 	}
 	return ok
 }
@@ -270,12 +269,15 @@ var (
 	outputKeys      = []string{"output", "outputs", "output_file", "report", "reports"}
 )
 
-// addCompleted reads a list of completed phases in any of the forms the seeds use: names
+// addCompleted is completedPhases for a field: entries count as completed with or without a time.
+func (c *conv) addCompleted(v any) bool { return c.completedPhases(v, false) }
+
+// completedPhases reads a list of completed phases in any of the forms the seeds use: names
 // (["analyze", "plan"]), entries ([{"phase", "completed_at", "output"}]) or a map from phase
 // to a time, a boolean or an entry. With needTime (seed 001's phaseHistory) an entry counts as
 // completed only when it has a completion time or says "completed": true. Keys an entry has
 // beyond these go to the phase's metadata. It reports whether everything found a place.
-func (c *conv) addCompleted(v any, needTime bool) bool {
+func (c *conv) completedPhases(v any, needTime bool) bool {
 	clean := true
 	switch t := v.(type) {
 	case []any:
@@ -311,10 +313,7 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 			case string:
 				// A time says when it was completed; a status word whether it was. Neither:
 				// no phase is made of it, and the original is kept.
-				at, isTime := parseTime(it)
-				if isTime {
-					c.times = append(c.times, at)
-				}
+				at, isTime := c.time(it)
 				if st := normPhaseStatus(it); isTime || st != "" {
 					ok = c.completeNamed(k, at, nil, nil, isTime || st == "complete")
 				}
@@ -422,8 +421,7 @@ func (c *conv) addPhases(v any) bool {
 						continue
 					}
 				case "completed_at", "completedAt":
-					if ts, ok := parseTime(val); ok {
-						c.times = append(c.times, ts)
+					if ts, ok := c.time(val); ok {
 						p.CompletedAt = ts
 						continue
 					}
@@ -491,12 +489,11 @@ func (c *conv) addApprovals(v any) bool {
 					c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n})
 				}
 			case string:
-				ts, ok := parseTime(it)
+				ts, ok := c.time(it)
 				if !ok {
 					clean = false
 					continue
 				}
-				c.times = append(c.times, ts)
 				c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n, ApprovedAt: ts})
 			case map[string]any:
 				if !c.approvalEntry(k, it) {

@@ -13,6 +13,11 @@ import (
 	"github.com/cairn-dev/cairn/internal/lazyre"
 )
 
+func asString(v any) (string, bool) {
+	s, ok := v.(string)
+	return s, ok
+}
+
 // asText accepts a string, or a number where an identifier was expected (a task id 7).
 func asText(v any) (string, bool) {
 	switch t := v.(type) {
