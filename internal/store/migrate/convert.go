@@ -296,7 +296,7 @@ func (c *conv) deriveState() bool {
 		phases = d.Phases // used only to find a current phase the old document does not name
 	}
 	for _, p := range phases {
-		if !nameRe().MatchString(p) {
+		if workflow.ValidName(p) != nil {
 			return false // a definition with a name the record cannot hold: no guess
 		}
 	}
