@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -380,20 +381,14 @@ func (c *conv) finish() (*workflow.Record, error) {
 		}
 		r.Phases[name] = *p
 	}
-	for k, v := range c.vars {
-		if r.Vars == nil {
-			r.Vars = map[string]string{}
-		}
-		if _, ok := r.Vars[k]; !ok {
-			r.Vars[k] = v
-		}
+	if c.vars != nil {
+		maps.Copy(c.vars, r.Vars) // the old document's own vars win
+		r.Vars = c.vars
 	}
-	for k, v := range c.in {
-		if c.extra != nil {
-			c.extra[k] = v
-		} else {
-			c.keep(k, v)
-		}
+	if c.extra != nil {
+		maps.Copy(c.extra, c.in)
+	} else {
+		maps.Copy(c.lost, c.in)
 	}
 	legacy := c.legacy
 	legacy["from"] = c.f.String()

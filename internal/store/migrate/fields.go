@@ -156,57 +156,33 @@ func (c *conv) setEnforcement(v any) bool {
 	if !ok {
 		return false
 	}
-	e := &workflow.Enforcement{Violations: []workflow.Violation{}}
+	e := c.entry(m)
+	en := &workflow.Enforcement{Violations: []workflow.Violation{}}
 	clean := true
-	blockingSet := false
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		switch val := m[k]; k {
-		case "violations":
-			list, ok := val.([]any)
+	if list, ok := m["violations"].([]any); ok {
+		e.used["violations"] = true
+		for _, item := range list {
+			vm, ok := item.(map[string]any)
 			if !ok {
 				clean = false
 				continue
 			}
-			for _, item := range list {
-				vm, ok := item.(map[string]any)
-				if !ok {
-					clean = false
-					continue
-				}
-				var vi workflow.Violation
-				ve := c.entry(vm)
-				ve.str(&vi.Code, "code")
-				ve.str((*string)(&vi.Severity), "severity")
-				ve.str(&vi.Details, "details")
-				clean = ve.allUsed(false) && clean
-				e.Violations = append(e.Violations, vi)
-			}
-		case "blocking":
-			if b, ok := asBool(val); ok {
-				e.Blocking, blockingSet = b, true
-			} else {
-				clean = false
-			}
-		case "summary":
-			if s, ok := val.(string); ok {
-				e.Summary = s
-			} else {
-				clean = false
-			}
-		default:
-			clean = false
+			var vi workflow.Violation
+			ve := c.entry(vm)
+			ve.str(&vi.Code, "code")
+			ve.str((*string)(&vi.Severity), "severity")
+			ve.str(&vi.Details, "details")
+			clean = ve.allUsed(false) && clean
+			en.Violations = append(en.Violations, vi)
+			en.Blocking = en.Blocking || workflow.Severity(strings.ToUpper(string(vi.Severity))).Blocks()
 		}
 	}
-	if !blockingSet {
-		for _, vi := range e.Violations {
-			switch strings.ToUpper(string(vi.Severity)) {
-			case "CRITICAL", "HIGH":
-				e.Blocking = true
-			}
-		}
+	if b, ok := asBool(m["blocking"]); ok {
+		en.Blocking, e.used["blocking"] = b, true // as written, whatever the violations say
 	}
-	c.rec.Enforcement = e
-	return clean
+	e.str(&en.Summary, "summary")
+	c.rec.Enforcement = en
+	return e.allUsed(false) && clean
 }
 
 // entry is one object of an old format being read, and which of its members found a place.
@@ -364,9 +340,7 @@ func (c *conv) completeNamed(raw string, at time.Time, outputs []string, meta ma
 		return false
 	}
 	p := c.phase(n)
-	if completed {
-		p.Completed = true
-	}
+	p.Completed = p.Completed || completed
 	if at.After(p.CompletedAt) {
 		p.CompletedAt = at
 	}
