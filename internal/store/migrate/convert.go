@@ -46,36 +46,14 @@ type Result struct {
 // (matching ErrNewer, ErrUnknownFormat or ErrMalformed) and nothing is converted.
 func Migrate(data []byte, extra Extra, now time.Time) (Result, error) {
 	f, err := Detect(data)
-	if err != nil {
+	if err != nil || f == Empty {
 		return Result{From: f}, err
 	}
-	switch f {
-	case Empty:
-		return Result{From: f}, nil
-	case Current:
-		r, err := parseRecord(data)
-		return Result{From: f, Record: r}, err
-	}
-	rec, err := Convert(f, data, extra, now)
+	rec, err := Convert(f, data, extra, now) // a Current record comes back as it is
 	if err != nil {
 		return Result{From: f}, err
 	}
 	return Result{From: f, Record: rec, Backup: BackupName(extra.Name, f)}, nil
-}
-
-// backupLabel is the <old> of <name>.v<old>.json.bak: the old format's own version where it
-// has one (schema 1.x and seed 004's version 1 are "1", seed 003's checkpoint schema "2.0" is
-// "2"), and "1" for seeds 001 and 002, which have no version field and are the first version
-// of their files.
-// (A switch, not a map: package-level maps are built at start-up in every hook process.)
-func backupLabel(f Format) (string, bool) {
-	switch f {
-	case Schema1, Seed001, Seed002, Seed004:
-		return "1", true
-	case Seed003:
-		return "2", true
-	}
-	return "", false
 }
 
 // BackupName is the name to keep an original of format f under: "<name>.v<old>.json.bak"
@@ -84,14 +62,17 @@ func backupLabel(f Format) (string, bool) {
 // "coordinate.json" (seed 003) -> "coordinate.v2.json.bak". A directory in name is kept. It is
 // "" for formats that are not migrated. The caller must not overwrite an existing backup.
 func BackupName(name string, f Format) string {
-	label, ok := backupLabel(f)
-	if !ok || name == "" {
-		return ""
-	}
 	dir, base := filepath.Split(name)
 	base = strings.TrimSuffix(base, ".json")
-	if base == "" {
+	if !f.NeedsMigration() || base == "" {
 		return ""
+	}
+	// <old> is the old format's own version where it has one (schema 1.x and seed 004's
+	// version 1 are "1", seed 003's checkpoint schema "2.0" is "2"), and "1" for seeds 001
+	// and 002, which have no version field and are the first version of their files.
+	label := "1"
+	if f == Seed003 {
+		label = "2"
 	}
 	return dir + base + ".v" + label + ".json.bak"
 }
@@ -128,6 +109,8 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) (*workflow.Recor
 		renamed: map[string]string{},
 		legacy:  map[string]any{},
 		noTime:  map[int]bool{},
+		ph:      map[string]*workflow.Phase{},
+		vars:    map[string]string{},
 	}
 	if extra.Name != "" {
 		c.source = filepath.Base(extra.Name)
@@ -243,22 +226,15 @@ func (c *conv) name(raw string) string {
 }
 
 func (c *conv) phase(name string) *workflow.Phase {
-	if c.ph == nil {
-		c.ph = map[string]*workflow.Phase{}
+	if c.ph[name] == nil {
+		c.ph[name] = &workflow.Phase{}
 	}
-	p := c.ph[name]
-	if p == nil {
-		p = &workflow.Phase{}
-		c.ph[name] = p
-	}
-	return p
+	return c.ph[name]
 }
 
+// setVar sets a variable made of another field; the first value (never empty) stays.
 func (c *conv) setVar(k, v string) {
-	if c.vars == nil {
-		c.vars = map[string]string{}
-	}
-	if _, ok := c.vars[k]; !ok {
+	if c.vars[k] == "" {
 		c.vars[k] = v
 	}
 }
@@ -381,7 +357,7 @@ func (c *conv) finish() (*workflow.Record, error) {
 		}
 		r.Phases[name] = *p
 	}
-	if c.vars != nil {
+	if len(c.vars) > 0 {
 		maps.Copy(c.vars, r.Vars) // the old document's own vars win
 		r.Vars = c.vars
 	}
