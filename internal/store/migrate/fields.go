@@ -443,7 +443,7 @@ func (c *conv) addApprovals(v any) bool {
 			clean = false // a name alone has no time
 			if s, ok := item.(string); ok {
 				if n := c.name(s); n != "" {
-					c.approvedNoTime(n)
+					c.approve(workflow.Approval{Phase: n}, true)
 				}
 			}
 		}
@@ -456,23 +456,17 @@ func (c *conv) addApprovals(v any) bool {
 			}
 			switch it := t[k].(type) {
 			case bool:
-				if it {
-					clean = false
-					c.approvedNoTime(n)
-				} else {
-					c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n})
-				}
+				clean = clean && !it // true: approved, but with no time
+				c.approve(workflow.Approval{Phase: n}, it)
 			case string:
 				ts, ok := c.time(it)
 				if !ok {
 					clean = false
 					continue
 				}
-				c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n, ApprovedAt: ts})
+				c.approve(workflow.Approval{Phase: n, ApprovedAt: ts}, false)
 			case map[string]any:
-				if !c.approvalEntry(k, it) {
-					clean = false
-				}
+				clean = c.approvalEntry(k, it) && clean
 			default:
 				clean = false
 			}
@@ -511,18 +505,15 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 			}
 		}
 	}
-	if noTime {
-		c.noTime[len(c.rec.Approvals)] = true
-	}
-	c.rec.Approvals = append(c.rec.Approvals, a)
+	c.approve(a, noTime)
 	return e.allUsed(false) && clean
 }
 
-// approvedNoTime adds an approval of phase n that the old format gave without a time; finish
+// approve adds an approval. noTime marks one the old format gave without a time: finish
 // dates it updated_at, the latest moment it is known to have been approved by.
-func (c *conv) approvedNoTime(n string) {
-	c.noTime[len(c.rec.Approvals)] = true
-	c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n})
+func (c *conv) approve(a workflow.Approval, noTime bool) {
+	c.noTime[len(c.rec.Approvals)] = noTime
+	c.rec.Approvals = append(c.rec.Approvals, a)
 }
 
 // setMetadata keeps an original value in a phase's metadata.
@@ -575,14 +566,30 @@ func (c *conv) addHistory(v any) bool {
 // execution.json uses. Status is mapped onto pending|running|done|failed; one that maps to
 // none of them becomes pending (so the task runs again) with a note saying what it was.
 func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
+	var ids []string // a map's keys, "" for a list's entries
+	var items []any
+	switch t := v.(type) {
+	case []any:
+		ids, items = make([]string, len(t)), t
+	case map[string]any:
+		ids = slices.Sorted(maps.Keys(t))
+		for _, k := range ids {
+			items = append(items, t[k])
+		}
+	default:
+		return nil, false
+	}
 	var tasks []workflow.Task
 	clean := true
 	seen := map[string]bool{}
-	add := func(id string, m map[string]any) {
-		t, ok := c.parseTask(id, m, len(tasks))
+	for i, item := range items {
+		m, ok := item.(map[string]any)
 		if !ok {
 			clean = false
+			continue
 		}
+		t, ok := c.parseTask(ids[i], m, len(tasks))
+		clean = clean && ok
 		base := t.ID
 		for n := 2; seen[t.ID]; n++ {
 			t.ID = base + "-" + strconv.Itoa(n)
@@ -590,28 +597,6 @@ func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
 		}
 		seen[t.ID] = true
 		tasks = append(tasks, t)
-	}
-	switch t := v.(type) {
-	case []any:
-		for _, item := range t {
-			m, ok := item.(map[string]any)
-			if !ok {
-				clean = false
-				continue
-			}
-			add("", m)
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			m, ok := t[k].(map[string]any)
-			if !ok {
-				clean = false
-				continue
-			}
-			add(k, m)
-		}
-	default:
-		return nil, false
 	}
 	return tasks, clean
 }
