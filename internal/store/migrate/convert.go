@@ -215,9 +215,7 @@ func (c *conv) nameOf(v any) (string, bool) {
 func (c *conv) name(raw string) string {
 	n := sanitizeName(raw, false)
 	if c.rec.Type == "coordinate" {
-		if a, ok := coordinateAlias(n); ok {
-			n = a
-		}
+		n = coordinateAlias(n)
 	}
 	if n != "" && n != strings.ToLower(raw) {
 		c.renamed[raw] = n
@@ -240,27 +238,27 @@ func (c *conv) setVar(k, v string) {
 }
 
 // coordinateAlias maps seed 003's state names (sm_transition "research" "planning", ...,
-// CURRENT_STATE=implementation) onto the coordinate definition's phases.
-func coordinateAlias(n string) (string, bool) {
+// CURRENT_STATE=implementation) onto the coordinate definition's phases; other names stay.
+func coordinateAlias(n string) string {
 	switch n {
 	case "init", "initialization", "initializing":
-		return "initialize", true
+		return "initialize"
 	case "researching":
-		return "research", true
+		return "research"
 	case "planning":
-		return "plan", true
+		return "plan"
 	case "implementation", "implementing":
-		return "implement", true
+		return "implement"
 	case "testing", "tests":
-		return "test", true
+		return "test"
 	case "debugging":
-		return "debug", true
+		return "debug"
 	case "documentation", "documenting", "docs":
-		return "document", true
+		return "document"
 	case "completed", "done":
-		return "complete", true
+		return "complete"
 	}
-	return "", false
+	return n
 }
 
 // deriveState picks the current phase of a type whose phases are known when the old document
@@ -272,26 +270,17 @@ func (c *conv) deriveState() bool {
 	} else if d, ok := workflow.BuiltinDefinition(c.rec.Type); ok {
 		phases = d.Phases // used only to find a current phase the old document does not name
 	}
-	for _, p := range phases {
-		if workflow.ValidName(p) != nil {
-			return false // a definition with a name the record cannot hold: no guess
-		}
-	}
-	if len(phases) == 0 {
+	// A definition with a name the record cannot hold: no guess.
+	if len(phases) == 0 || slices.ContainsFunc(phases, func(p string) bool { return workflow.ValidName(p) != nil }) {
 		return false
 	}
-	if c.rec.Status == "completed" {
-		c.rec.State = phases[len(phases)-1]
-		return true
-	}
-	for _, p := range phases {
-		if ph := c.ph[p]; ph == nil || !ph.Completed {
-			c.rec.State = p
-			return true
-		}
-	}
+	undone := slices.IndexFunc(phases, func(p string) bool { return c.ph[p] == nil || !c.ph[p].Completed })
 	c.rec.State = phases[len(phases)-1]
-	if c.rec.PhaseStatus == "" {
+	switch {
+	case c.rec.Status == "completed": // the last phase, whatever the phases say
+	case undone >= 0:
+		c.rec.State = phases[undone]
+	case c.rec.PhaseStatus == "":
 		c.rec.PhaseStatus = "complete"
 	}
 	return true

@@ -151,10 +151,7 @@ func seed003Shape(o map[string]any) bool {
 
 // seed003Phases reports whether any phase entry has seed 003's own keys.
 func seed003Phases(o map[string]any) bool {
-	phases, ok := o["phases"].(map[string]any)
-	if !ok {
-		return false
-	}
+	phases, _ := o["phases"].(map[string]any)
 	for _, p := range phases {
 		if m, ok := p.(map[string]any); ok && has(m, "reports", "plan_path") {
 			return true
