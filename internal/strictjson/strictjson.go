@@ -570,12 +570,7 @@ func Object(data []byte) (map[string]json.RawMessage, error) {
 	if err := Check(data); err != nil {
 		return nil, err
 	}
-	return object(data)
-}
-
-// object reads the members of data, which Check accepted (so no key repeats). Anything but an
-// object is an error.
-func object(data []byte) (map[string]json.RawMessage, error) {
+	// Check accepted data, so no key repeats and it holds a value.
 	i := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
 	if data[i] != '{' {
 		return nil, &Error{Kind: Syntax, Offset: i, Reason: "expected a JSON object"}
