@@ -157,32 +157,25 @@ func canonicalRoot(root string) string {
 	if err != nil || !fi.Mode().IsRegular() {
 		return root // a .git directory: the main checkout already
 	}
-	content, ok := readSmall(gitFile)
-	if !ok {
+	line, ok := readSmall(gitFile)
+	rest, isGitdir := strings.CutPrefix(line, "gitdir:")
+	if !ok || !isGitdir {
 		return root
 	}
-	line := strings.TrimSpace(content)
-	if !strings.HasPrefix(line, "gitdir:") {
-		return root
-	}
-	gitdir := resolveFrom(root, strings.TrimSpace(strings.TrimPrefix(line, "gitdir:")))
+	gitdir := resolveFrom(root, strings.TrimSpace(rest))
 
 	common, ok := readSmall(filepath.Join(gitdir, "commondir"))
 	if !ok {
 		return root // a submodule: its git dir has no commondir, it is its own root
 	}
-	commonDir := resolveFrom(gitdir, strings.TrimSpace(common))
+	commonDir := resolveFrom(gitdir, common)
 	// A linked worktree's git dir is <common>/worktrees/<name>.
 	if filepath.Dir(gitdir) != filepath.Join(commonDir, "worktrees") {
 		return root
 	}
 	// The back-link must point at this checkout's .git file, or the gitdir line is stale or
 	// borrowed and this checkout is on its own.
-	back, ok := readSmall(filepath.Join(gitdir, "gitdir"))
-	if !ok {
-		return root
-	}
-	if !samePath(resolveFrom(gitdir, strings.TrimSpace(back)), gitFile) {
+	if back, ok := readSmall(filepath.Join(gitdir, "gitdir")); !ok || !samePath(resolveFrom(gitdir, back), gitFile) {
 		return root
 	}
 	if filepath.Base(commonDir) != ".git" {
@@ -195,13 +188,10 @@ func canonicalRoot(root string) string {
 	return filepath.Dir(commonDir)
 }
 
-// readSmall reads a regular, non-symlinked file of at most maxGitFile bytes.
+// readSmall reads a regular, non-symlinked file of at most maxGitFile bytes, trimmed.
 func readSmall(p string) (string, bool) {
 	b, err := durable.ReadPath(p, maxGitFile, false)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
+	return strings.TrimSpace(string(b)), err == nil
 }
 
 func resolveFrom(base, p string) string {

@@ -4,6 +4,15 @@ import (
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
+// Rules lists the rule names a Finding can carry, in the order they are tried.
+func Rules() []string {
+	names := make([]string, len(rules))
+	for i, r := range rules {
+		names[i] = r.name
+	}
+	return names
+}
+
 // MatchSpan exposes where the first finding in s lies, so tests can check that no message
 // or path ever carries it.
 func MatchSpan(s string) (rule, span string) {

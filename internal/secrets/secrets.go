@@ -26,7 +26,7 @@ import (
 
 // Finding says which rule matched and where. It never holds the secret.
 type Finding struct {
-	// Rule names the kind of secret, for example "github-token" (see Rules).
+	// Rule names the kind of secret, for example "github-token" (see rules.go).
 	Rule string
 	// Path locates it in a JSON document, such as $.vars.TOKEN or $["odd key"][2]; empty for
 	// ScanString. When InKey is set, Path is the object whose key holds the secret.
@@ -54,16 +54,7 @@ func (f *Finding) Error() string {
 	return b.String()
 }
 
-// Rules lists the rule names a Finding can carry, in the order they are tried.
-func Rules() []string {
-	names := make([]string, len(rules))
-	for i, r := range rules {
-		names[i] = r.name
-	}
-	return names
-}
-
-// ScanString reports a secret in s (from the first rule, in the order of Rules, that finds
+// ScanString reports a secret in s (from the first rule, in rules.go's order, that finds
 // one), or nil when it finds none.
 func ScanString(s string) *Finding {
 	if r := match(s); r != nil {

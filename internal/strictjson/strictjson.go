@@ -522,23 +522,15 @@ func (p *parser) number() error {
 	if d[p.i] == '-' {
 		p.i++
 	}
-	switch {
-	case p.i < len(d) && d[p.i] == '0':
+	if p.i < len(d) && d[p.i] == '0' {
 		p.i++
-	case p.i < len(d) && d[p.i] >= '1' && d[p.i] <= '9':
-		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
-			p.i++
-		}
-	default:
+	} else if p.digits() == 0 {
 		return p.errf(Syntax, "invalid number")
 	}
 	if p.i < len(d) && d[p.i] == '.' {
 		p.i++
-		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+		if p.digits() == 0 {
 			return p.errf(Syntax, "invalid number: digit expected after '.'")
-		}
-		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
-			p.i++
 		}
 	}
 	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
@@ -546,14 +538,20 @@ func (p *parser) number() error {
 		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
 			p.i++
 		}
-		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+		if p.digits() == 0 {
 			return p.errf(Syntax, "invalid number: digit expected in exponent")
-		}
-		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
-			p.i++
 		}
 	}
 	return nil
+}
+
+// digits skips a run of decimal digits and returns its length.
+func (p *parser) digits() int {
+	start := p.i
+	for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+		p.i++
+	}
+	return p.i - start
 }
 
 func truncate(s string, n int) string {
@@ -586,12 +584,7 @@ func Object(data []byte) (map[string]json.RawMessage, error) {
 	if err := Check(data); err != nil {
 		return nil, err
 	}
-	return object(data)
-}
-
-// object reads the members of data, which Check accepted (so no key repeats). Anything but an
-// object is an error.
-func object(data []byte) (map[string]json.RawMessage, error) {
+	// Check accepted data, so no key repeats and it holds a value.
 	i := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
 	if data[i] != '{' {
 		return nil, &Error{Kind: Syntax, Offset: i, Reason: "expected a JSON object"}

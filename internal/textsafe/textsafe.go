@@ -29,24 +29,7 @@ const Ellipsis = "…"
 // Markdown. Every one-line rendering of stored text (hook messages, journal notes, a
 // workflow's context) is this one.
 func OneLine(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range strings.ToValidUTF8(s, "") {
-		switch {
-		case unicode.IsSpace(r):
-			space = b.Len() > 0
-			continue
-		case Dropped(r):
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return line(s, len(s)+1, false) // s has at most len(s) runes: never cut
 }
 
 // Line returns s as one safe Markdown line of at most max runes, escapes and the ellipsis

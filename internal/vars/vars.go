@@ -132,11 +132,7 @@ func Export(vars map[string]string) string {
 			skipped++
 			continue
 		}
-		b.WriteString("export ")
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(Quote(v))
-		b.WriteByte('\n')
+		b.WriteString("export " + k + "=" + Quote(v) + "\n")
 	}
 	if skipped > 0 {
 		fmt.Fprintf(&b, "# cairn: left out %d variable(s) whose name or value is not allowed\n", skipped)

@@ -80,9 +80,8 @@ func ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
 		}
 	}
 	var root yaml.Node
-	unmarshal := func(b []byte, v any) error { return yaml.Unmarshal(b, v) }
 	body, err := frontmatter.MustParse(bytes.NewReader(data),
-		&root, frontmatter.NewFormat("---", "---", unmarshal))
+		&root, frontmatter.NewFormat("---", "---", yaml.Unmarshal))
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
 			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,36 +46,14 @@ type Result struct {
 // (matching ErrNewer, ErrUnknownFormat or ErrMalformed) and nothing is converted.
 func Migrate(data []byte, extra Extra, now time.Time) (Result, error) {
 	f, err := Detect(data)
-	if err != nil {
+	if err != nil || f == Empty {
 		return Result{From: f}, err
 	}
-	switch f {
-	case Empty:
-		return Result{From: f}, nil
-	case Current:
-		r, err := parseRecord(data)
-		return Result{From: f, Record: r}, err
-	}
-	rec, err := Convert(f, data, extra, now)
+	rec, err := Convert(f, data, extra, now) // a Current record comes back as it is
 	if err != nil {
 		return Result{From: f}, err
 	}
 	return Result{From: f, Record: rec, Backup: BackupName(extra.Name, f)}, nil
-}
-
-// backupLabel is the <old> of <name>.v<old>.json.bak: the old format's own version where it
-// has one (schema 1.x and seed 004's version 1 are "1", seed 003's checkpoint schema "2.0" is
-// "2"), and "1" for seeds 001 and 002, which have no version field and are the first version
-// of their files.
-// (A switch, not a map: package-level maps are built at start-up in every hook process.)
-func backupLabel(f Format) (string, bool) {
-	switch f {
-	case Schema1, Seed001, Seed002, Seed004:
-		return "1", true
-	case Seed003:
-		return "2", true
-	}
-	return "", false
 }
 
 // BackupName is the name to keep an original of format f under: "<name>.v<old>.json.bak"
@@ -83,14 +62,17 @@ func backupLabel(f Format) (string, bool) {
 // "coordinate.json" (seed 003) -> "coordinate.v2.json.bak". A directory in name is kept. It is
 // "" for formats that are not migrated. The caller must not overwrite an existing backup.
 func BackupName(name string, f Format) string {
-	label, ok := backupLabel(f)
-	if !ok || name == "" {
-		return ""
-	}
 	dir, base := filepath.Split(name)
 	base = strings.TrimSuffix(base, ".json")
-	if base == "" {
+	if !f.NeedsMigration() || base == "" {
 		return ""
+	}
+	// <old> is the old format's own version where it has one (schema 1.x and seed 004's
+	// version 1 are "1", seed 003's checkpoint schema "2.0" is "2"), and "1" for seeds 001
+	// and 002, which have no version field and are the first version of their files.
+	label := "1"
+	if f == Seed003 {
+		label = "2"
 	}
 	return dir + base + ".v" + label + ".json.bak"
 }
@@ -127,28 +109,31 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) (*workflow.Recor
 		renamed: map[string]string{},
 		legacy:  map[string]any{},
 		noTime:  map[int]bool{},
+		ph:      map[string]*workflow.Phase{},
+		vars:    map[string]string{},
 	}
 	if extra.Name != "" {
 		c.source = filepath.Base(extra.Name)
 	}
+	if v, ok := c.take("version"); ok {
+		c.legacy["version"] = v
+	}
 	switch f {
 	case Schema1:
-		err = c.schema1()
+		c.schema1()
 	case Seed001:
-		err = c.seed001()
+		c.seed001()
 	case Seed002:
 		err = c.seed002(extra.Execution)
 	case Seed003:
-		err = c.seed003()
+		c.seed003()
 	case Seed004:
 		err = c.seed004()
-	default:
-		err = fmt.Errorf("%s cannot be converted", f.describe())
 	}
-	if err != nil {
-		return nil, fmt.Errorf("migrating %s: %w; the original was left as it is", f.describe(), err)
+	var out *workflow.Record
+	if err == nil {
+		out, err = c.finish()
 	}
-	out, err := c.finish()
 	if err != nil {
 		return nil, fmt.Errorf("migrating %s: %w; the original was left as it is", f.describe(), err)
 	}
@@ -208,36 +193,20 @@ func (c *conv) takeFirst(keys ...string) (string, any, bool) {
 	return key, val, found
 }
 
-// timeValue parses a time value, remembering it; ok is false (and v kept under legacy as key) when
-// v is not a time.
-func (c *conv) timeValue(key string, v any) (time.Time, bool) {
+// time parses a time value and remembers it, for a missing created_at or updated_at.
+func (c *conv) time(v any) (time.Time, bool) {
 	t, ok := parseTime(v)
-	if !ok {
-		c.keep(key, v)
-		return time.Time{}, false
+	if ok {
+		c.times = append(c.times, t)
 	}
-	c.times = append(c.times, t)
-	return t, true
+	return t, ok
 }
 
-// timeField sets *dst from the first of keys present.
-func (c *conv) timeField(dst *time.Time, keys ...string) {
-	if k, v, ok := c.takeFirst(keys...); ok {
-		if s, ok := c.timeValue(k, v); ok {
-			*dst = s
-		}
-	}
-}
-
-// stringField sets *dst from the first of keys present when it is a string.
-func (c *conv) stringField(dst *string, keys ...string) {
-	if k, v, ok := c.takeFirst(keys...); ok {
-		if s, ok := v.(string); ok {
-			*dst = s
-		} else {
-			c.keep(k, v)
-		}
-	}
+// nameOf is name for a field's value: a string that leaves a usable name.
+func (c *conv) nameOf(v any) (string, bool) {
+	s, _ := v.(string)
+	n := c.name(s)
+	return n, n != ""
 }
 
 // name turns an old type or phase name into a Cairn name. A change that lower-casing alone
@@ -246,9 +215,7 @@ func (c *conv) stringField(dst *string, keys ...string) {
 func (c *conv) name(raw string) string {
 	n := sanitizeName(raw, false)
 	if c.rec.Type == "coordinate" {
-		if a, ok := coordinateAlias(n); ok {
-			n = a
-		}
+		n = coordinateAlias(n)
 	}
 	if n != "" && n != strings.ToLower(raw) {
 		c.renamed[raw] = n
@@ -256,52 +223,42 @@ func (c *conv) name(raw string) string {
 	return n
 }
 
-// setType sets the record's type from a raw name.
-func (c *conv) setType(raw string) { c.rec.Type = c.name(raw) }
-
 func (c *conv) phase(name string) *workflow.Phase {
-	if c.ph == nil {
-		c.ph = map[string]*workflow.Phase{}
+	if c.ph[name] == nil {
+		c.ph[name] = &workflow.Phase{}
 	}
-	p := c.ph[name]
-	if p == nil {
-		p = &workflow.Phase{}
-		c.ph[name] = p
-	}
-	return p
+	return c.ph[name]
 }
 
+// setVar sets a variable made of another field; the first value (never empty) stays.
 func (c *conv) setVar(k, v string) {
-	if c.vars == nil {
-		c.vars = map[string]string{}
-	}
-	if _, ok := c.vars[k]; !ok {
+	if c.vars[k] == "" {
 		c.vars[k] = v
 	}
 }
 
 // coordinateAlias maps seed 003's state names (sm_transition "research" "planning", ...,
-// CURRENT_STATE=implementation) onto the coordinate definition's phases.
-func coordinateAlias(n string) (string, bool) {
+// CURRENT_STATE=implementation) onto the coordinate definition's phases; other names stay.
+func coordinateAlias(n string) string {
 	switch n {
 	case "init", "initialization", "initializing":
-		return "initialize", true
+		return "initialize"
 	case "researching":
-		return "research", true
+		return "research"
 	case "planning":
-		return "plan", true
+		return "plan"
 	case "implementation", "implementing":
-		return "implement", true
+		return "implement"
 	case "testing", "tests":
-		return "test", true
+		return "test"
 	case "debugging":
-		return "debug", true
+		return "debug"
 	case "documentation", "documenting", "docs":
-		return "document", true
+		return "document"
 	case "completed", "done":
-		return "complete", true
+		return "complete"
 	}
-	return "", false
+	return n
 }
 
 // deriveState picks the current phase of a type whose phases are known when the old document
@@ -313,26 +270,17 @@ func (c *conv) deriveState() bool {
 	} else if d, ok := workflow.BuiltinDefinition(c.rec.Type); ok {
 		phases = d.Phases // used only to find a current phase the old document does not name
 	}
-	for _, p := range phases {
-		if !nameRe().MatchString(p) {
-			return false // a definition with a name the record cannot hold: no guess
-		}
-	}
-	if len(phases) == 0 {
+	// A definition with a name the record cannot hold: no guess.
+	if len(phases) == 0 || slices.ContainsFunc(phases, func(p string) bool { return workflow.ValidName(p) != nil }) {
 		return false
 	}
-	if c.rec.Status == "completed" {
-		c.rec.State = phases[len(phases)-1]
-		return true
-	}
-	for _, p := range phases {
-		if ph := c.ph[p]; ph == nil || !ph.Completed {
-			c.rec.State = p
-			return true
-		}
-	}
+	undone := slices.IndexFunc(phases, func(p string) bool { return c.ph[p] == nil || !c.ph[p].Completed })
 	c.rec.State = phases[len(phases)-1]
-	if c.rec.PhaseStatus == "" {
+	switch {
+	case c.rec.Status == "completed": // the last phase, whatever the phases say
+	case undone >= 0:
+		c.rec.State = phases[undone]
+	case c.rec.PhaseStatus == "":
 		c.rec.PhaseStatus = "complete"
 	}
 	return true
@@ -398,20 +346,14 @@ func (c *conv) finish() (*workflow.Record, error) {
 		}
 		r.Phases[name] = *p
 	}
-	for k, v := range c.vars {
-		if r.Vars == nil {
-			r.Vars = map[string]string{}
-		}
-		if _, ok := r.Vars[k]; !ok {
-			r.Vars[k] = v
-		}
+	if len(c.vars) > 0 {
+		maps.Copy(c.vars, r.Vars) // the old document's own vars win
+		r.Vars = c.vars
 	}
-	for k, v := range c.in {
-		if c.extra != nil {
-			c.extra[k] = v
-		} else {
-			c.keep(k, v)
-		}
+	if c.extra != nil {
+		maps.Copy(c.extra, c.in)
+	} else {
+		maps.Copy(c.lost, c.in)
 	}
 	legacy := c.legacy
 	legacy["from"] = c.f.String()

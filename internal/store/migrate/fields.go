@@ -17,12 +17,12 @@ import (
 func (c *conv) common() {
 	r := &c.rec
 	c.field(c.setID, "workflow_id", "workflowId")
-	c.stringField(&r.Context, "context")
-	c.stringField(&r.Scope, "scope")
-	c.stringField(&r.Outcome, "outcome")
-	c.timeField(&r.CreatedAt, "created_at", "createdAt", "started_at", "startedAt")
-	c.timeField(&r.UpdatedAt, "updated_at", "updatedAt", "last_updated", "lastUpdated")
-	c.timeField(&r.CompletedAt, "completed_at", "completedAt")
+	c.field(setIf(&r.Context, asString), "context")
+	c.field(setIf(&r.Scope, asString), "scope")
+	c.field(setIf(&r.Outcome, asString), "outcome")
+	c.field(setIf(&r.CreatedAt, c.time), "created_at", "createdAt", "started_at", "startedAt")
+	c.field(setIf(&r.UpdatedAt, c.time), "updated_at", "updatedAt", "last_updated", "lastUpdated")
+	c.field(setIf(&r.CompletedAt, c.time), "completed_at", "completedAt")
 	c.field(setIf(&r.TTL, normTTL), "ttl")
 	c.field(setIf(&r.Status, word(normStatus)), "status")
 	c.field(setIf(&r.PhaseStatus, word(normPhaseStatus)), "phase_status", "phaseStatus")
@@ -97,48 +97,37 @@ func (c *conv) setID(v any) bool {
 	return true
 }
 
-func normStatus(s string) workflow.Status {
+func normStatus(s string) workflow.Status           { return workflow.Status(statusWords(s)[0]) }
+func normPhaseStatus(s string) workflow.PhaseStatus { return workflow.PhaseStatus(statusWords(s)[1]) }
+func normTaskStatus(s string) workflow.TaskStatus   { return workflow.TaskStatus(statusWords(s)[2]) }
+
+// statusWords reads an old status word as a workflow, a phase and a task status, "" where
+// that status has no word for it: the seeds spell the stages the three share (waiting,
+// running, finished, failed) alike, so one table serves them.
+func statusWords(s string) [3]string {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "active", "in_progress", "in-progress", "running", "started":
-		return "active"
-	case "completed", "complete", "done", "finished", "success", "succeeded":
-		return "completed"
-	case "expired":
-		return "expired"
-	case "archived":
-		return "archived"
-	}
-	return ""
-}
-
-func normPhaseStatus(s string) workflow.PhaseStatus {
-	switch strings.ToLower(strings.TrimSpace(s)) {
+		return [3]string{"active", "in_progress", "running"}
+	case "completed", "complete", "done", "success", "succeeded":
+		return [3]string{"completed", "complete", "done"}
+	case "finished":
+		return [3]string{"completed", "", ""}
+	case "passed":
+		return [3]string{"", "complete", "done"}
 	case "pending", "not_started", "todo", "waiting":
-		return "pending"
-	case "in_progress", "in-progress", "running", "active", "started":
-		return "in_progress"
-	case "complete", "completed", "done", "passed", "success", "succeeded":
-		return "complete"
+		return [3]string{"", "pending", "pending"}
+	case "queued":
+		return [3]string{"", "", "pending"}
 	case "failed", "error", "errored", "failure":
-		return "failed"
+		return [3]string{"", "failed", "failed"}
 	case "blocked":
-		return "blocked"
+		return [3]string{"", "blocked", ""}
+	case "expired":
+		return [3]string{"expired", "", ""}
+	case "archived":
+		return [3]string{"archived", "", ""}
 	}
-	return ""
-}
-
-func normTaskStatus(s string) workflow.TaskStatus {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "pending", "todo", "queued", "not_started", "waiting":
-		return "pending"
-	case "running", "in_progress", "in-progress", "active", "started":
-		return "running"
-	case "done", "complete", "completed", "success", "succeeded", "passed":
-		return "done"
-	case "failed", "error", "errored", "failure":
-		return "failed"
-	}
-	return ""
+	return [3]string{}
 }
 
 func (c *conv) setVars(v any) bool {
@@ -167,57 +156,33 @@ func (c *conv) setEnforcement(v any) bool {
 	if !ok {
 		return false
 	}
-	e := &workflow.Enforcement{Violations: []workflow.Violation{}}
+	e := c.entry(m)
+	en := &workflow.Enforcement{Violations: []workflow.Violation{}}
 	clean := true
-	blockingSet := false
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		switch val := m[k]; k {
-		case "violations":
-			list, ok := val.([]any)
+	if list, ok := m["violations"].([]any); ok {
+		e.used["violations"] = true
+		for _, item := range list {
+			vm, ok := item.(map[string]any)
 			if !ok {
 				clean = false
 				continue
 			}
-			for _, item := range list {
-				vm, ok := item.(map[string]any)
-				if !ok {
-					clean = false
-					continue
-				}
-				var vi workflow.Violation
-				ve := c.entry(vm)
-				ve.str(&vi.Code, "code")
-				ve.str((*string)(&vi.Severity), "severity")
-				ve.str(&vi.Details, "details")
-				clean = ve.allUsed(false) && clean
-				e.Violations = append(e.Violations, vi)
-			}
-		case "blocking":
-			if b, ok := asBool(val); ok {
-				e.Blocking, blockingSet = b, true
-			} else {
-				clean = false
-			}
-		case "summary":
-			if s, ok := val.(string); ok {
-				e.Summary = s
-			} else {
-				clean = false
-			}
-		default:
-			clean = false
+			var vi workflow.Violation
+			ve := c.entry(vm)
+			ve.str(&vi.Code, "code")
+			ve.str((*string)(&vi.Severity), "severity")
+			ve.str(&vi.Details, "details")
+			clean = ve.allUsed(false) && clean
+			en.Violations = append(en.Violations, vi)
+			en.Blocking = en.Blocking || workflow.Severity(strings.ToUpper(string(vi.Severity))).Blocks()
 		}
 	}
-	if !blockingSet {
-		for _, vi := range e.Violations {
-			switch strings.ToUpper(string(vi.Severity)) {
-			case "CRITICAL", "HIGH":
-				e.Blocking = true
-			}
-		}
+	if b, ok := asBool(m["blocking"]); ok {
+		en.Blocking, e.used["blocking"] = b, true // as written, whatever the violations say
 	}
-	c.rec.Enforcement = e
-	return clean
+	e.str(&en.Summary, "summary")
+	c.rec.Enforcement = en
+	return e.allUsed(false) && clean
 }
 
 // entry is one object of an old format being read, and which of its members found a place.
@@ -247,10 +212,9 @@ func (e entry) time(dst *time.Time, keys ...string) bool {
 		return true
 	}
 	e.used[k] = true
-	t, ok := parseTime(v)
+	t, ok := e.c.time(v)
 	if ok {
 		*dst = t
-		e.c.times = append(e.c.times, t)
 	}
 	return ok
 }
@@ -281,12 +245,15 @@ var (
 	outputKeys      = []string{"output", "outputs", "output_file", "report", "reports"}
 )
 
-// addCompleted reads a list of completed phases in any of the forms the seeds use: names
+// addCompleted is completedPhases for a field: entries count as completed with or without a time.
+func (c *conv) addCompleted(v any) bool { return c.completedPhases(v, false) }
+
+// completedPhases reads a list of completed phases in any of the forms the seeds use: names
 // (["analyze", "plan"]), entries ([{"phase", "completed_at", "output"}]) or a map from phase
 // to a time, a boolean or an entry. With needTime (seed 001's phaseHistory) an entry counts as
 // completed only when it has a completion time or says "completed": true. Keys an entry has
 // beyond these go to the phase's metadata. It reports whether everything found a place.
-func (c *conv) addCompleted(v any, needTime bool) bool {
+func (c *conv) completedPhases(v any, needTime bool) bool {
 	clean := true
 	switch t := v.(type) {
 	case []any:
@@ -322,10 +289,7 @@ func (c *conv) addCompleted(v any, needTime bool) bool {
 			case string:
 				// A time says when it was completed; a status word whether it was. Neither:
 				// no phase is made of it, and the original is kept.
-				at, isTime := parseTime(it)
-				if isTime {
-					c.times = append(c.times, at)
-				}
+				at, isTime := c.time(it)
 				if st := normPhaseStatus(it); isTime || st != "" {
 					ok = c.completeNamed(k, at, nil, nil, isTime || st == "complete")
 				}
@@ -376,9 +340,7 @@ func (c *conv) completeNamed(raw string, at time.Time, outputs []string, meta ma
 		return false
 	}
 	p := c.phase(n)
-	if completed {
-		p.Completed = true
-	}
+	p.Completed = p.Completed || completed
 	if at.After(p.CompletedAt) {
 		p.CompletedAt = at
 	}
@@ -433,8 +395,7 @@ func (c *conv) addPhases(v any) bool {
 						continue
 					}
 				case "completed_at", "completedAt":
-					if ts, ok := parseTime(val); ok {
-						c.times = append(c.times, ts)
+					if ts, ok := c.time(val); ok {
 						p.CompletedAt = ts
 						continue
 					}
@@ -482,7 +443,7 @@ func (c *conv) addApprovals(v any) bool {
 			clean = false // a name alone has no time
 			if s, ok := item.(string); ok {
 				if n := c.name(s); n != "" {
-					c.approvedNoTime(n)
+					c.approve(workflow.Approval{Phase: n}, true)
 				}
 			}
 		}
@@ -495,24 +456,17 @@ func (c *conv) addApprovals(v any) bool {
 			}
 			switch it := t[k].(type) {
 			case bool:
-				if it {
-					clean = false
-					c.approvedNoTime(n)
-				} else {
-					c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n})
-				}
+				clean = clean && !it // true: approved, but with no time
+				c.approve(workflow.Approval{Phase: n}, it)
 			case string:
-				ts, ok := parseTime(it)
+				ts, ok := c.time(it)
 				if !ok {
 					clean = false
 					continue
 				}
-				c.times = append(c.times, ts)
-				c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n, ApprovedAt: ts})
+				c.approve(workflow.Approval{Phase: n, ApprovedAt: ts}, false)
 			case map[string]any:
-				if !c.approvalEntry(k, it) {
-					clean = false
-				}
+				clean = c.approvalEntry(k, it) && clean
 			default:
 				clean = false
 			}
@@ -551,18 +505,15 @@ func (c *conv) approvalEntry(name string, m map[string]any) bool {
 			}
 		}
 	}
-	if noTime {
-		c.noTime[len(c.rec.Approvals)] = true
-	}
-	c.rec.Approvals = append(c.rec.Approvals, a)
+	c.approve(a, noTime)
 	return e.allUsed(false) && clean
 }
 
-// approvedNoTime adds an approval of phase n that the old format gave without a time; finish
+// approve adds an approval. noTime marks one the old format gave without a time: finish
 // dates it updated_at, the latest moment it is known to have been approved by.
-func (c *conv) approvedNoTime(n string) {
-	c.noTime[len(c.rec.Approvals)] = true
-	c.rec.Approvals = append(c.rec.Approvals, workflow.Approval{Phase: n})
+func (c *conv) approve(a workflow.Approval, noTime bool) {
+	c.noTime[len(c.rec.Approvals)] = noTime
+	c.rec.Approvals = append(c.rec.Approvals, a)
 }
 
 // setMetadata keeps an original value in a phase's metadata.
@@ -615,14 +566,30 @@ func (c *conv) addHistory(v any) bool {
 // execution.json uses. Status is mapped onto pending|running|done|failed; one that maps to
 // none of them becomes pending (so the task runs again) with a note saying what it was.
 func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
+	var ids []string // a map's keys, "" for a list's entries
+	var items []any
+	switch t := v.(type) {
+	case []any:
+		ids, items = make([]string, len(t)), t
+	case map[string]any:
+		ids = slices.Sorted(maps.Keys(t))
+		for _, k := range ids {
+			items = append(items, t[k])
+		}
+	default:
+		return nil, false
+	}
 	var tasks []workflow.Task
 	clean := true
 	seen := map[string]bool{}
-	add := func(id string, m map[string]any) {
-		t, ok := c.parseTask(id, m, len(tasks))
+	for i, item := range items {
+		m, ok := item.(map[string]any)
 		if !ok {
 			clean = false
+			continue
 		}
+		t, ok := c.parseTask(ids[i], m, len(tasks))
+		clean = clean && ok
 		base := t.ID
 		for n := 2; seen[t.ID]; n++ {
 			t.ID = base + "-" + strconv.Itoa(n)
@@ -630,28 +597,6 @@ func (c *conv) parseTasks(v any) ([]workflow.Task, bool) {
 		}
 		seen[t.ID] = true
 		tasks = append(tasks, t)
-	}
-	switch t := v.(type) {
-	case []any:
-		for _, item := range t {
-			m, ok := item.(map[string]any)
-			if !ok {
-				clean = false
-				continue
-			}
-			add("", m)
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			m, ok := t[k].(map[string]any)
-			if !ok {
-				clean = false
-				continue
-			}
-			add(k, m)
-		}
-	default:
-		return nil, false
 	}
 	return tasks, clean
 }

@@ -151,10 +151,7 @@ func seed003Shape(o map[string]any) bool {
 
 // seed003Phases reports whether any phase entry has seed 003's own keys.
 func seed003Phases(o map[string]any) bool {
-	phases, ok := o["phases"].(map[string]any)
-	if !ok {
-		return false
-	}
+	phases, _ := o["phases"].(map[string]any)
 	for _, p := range phases {
 		if m, ok := p.(map[string]any); ok && has(m, "reports", "plan_path") {
 			return true
@@ -179,17 +176,15 @@ func classify(o map[string]any) (Format, error) {
 	v, versioned := o["version"]
 	if !versioned {
 		var found []Format
-		if seed001Shape(o) {
-			found = append(found, Seed001)
-		}
-		if seed002Shape(o) {
-			found = append(found, Seed002)
-		}
-		if !has(o, "type") && isString(o, "command") && has(o, "state") {
-			found = append(found, Seed003)
-		}
-		if seed004Shape(o) {
-			found = append(found, Seed004)
+		for f, ok := range [...]bool{
+			Seed001: seed001Shape(o),
+			Seed002: seed002Shape(o),
+			Seed003: !has(o, "type") && isString(o, "command") && has(o, "state"),
+			Seed004: seed004Shape(o),
+		} {
+			if ok {
+				found = append(found, Format(f))
+			}
 		}
 		switch len(found) {
 		case 1:

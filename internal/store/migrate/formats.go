@@ -3,7 +3,6 @@ package migrate
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,29 +12,19 @@ import (
 // lower-cased into the type, phase is the state, lastUpdated updated_at, startedAt created_at,
 // completedAt completed_at, completedPhases and phaseHistory the phases, and ttl, context,
 // enforcement, status and approvals keep their meaning.
-func (c *conv) seed001() error {
-	if v, ok := c.take("type"); ok {
-		c.setType(v.(string)) // Detect saw a string
-	}
-	if c.rec.Type == "" {
-		return errNoType
-	}
-	c.state("phase", "state", "currentPhase")
-	for _, k := range []string{"completedPhases", "completed_phases"} {
-		if v, ok := c.take(k); ok && !c.addCompleted(v, false) {
-			c.keep(k, v)
+func (c *conv) seed001() {
+	c.field(setIf(&c.rec.Type, c.nameOf), "type")
+	c.field(setIf(&c.rec.State, c.nameOf), "phase", "state", "currentPhase")
+	c.field(c.addCompleted, "completedPhases")
+	c.field(c.addCompleted, "completed_phases")
+	c.field(func(v any) bool {
+		if isTransitions(v) {
+			return c.addHistory(v)
 		}
-	}
-	if v, ok := c.take("phaseHistory"); ok {
-		if isTransitions(v) && !c.addHistory(v) || !isTransitions(v) && !c.addCompleted(v, true) {
-			c.keep("phaseHistory", v)
-		}
-	}
-	if v, ok := c.take("phases"); ok && !c.addPhases(v) {
-		c.keep("phases", v)
-	}
+		return c.completedPhases(v, true)
+	}, "phaseHistory")
+	c.field(c.addPhases, "phases")
 	c.common()
-	return nil
 }
 
 // isTransitions reports whether v is a list of {"from", "to", ...} entries.
@@ -53,22 +42,6 @@ func isTransitions(v any) bool {
 	return true
 }
 
-// state sets the current phase from the first of keys present.
-func (c *conv) state(keys ...string) {
-	if k, v, ok := c.takeFirst(keys...); ok {
-		s, isStr := v.(string)
-		n := ""
-		if isStr {
-			n = c.name(s)
-		}
-		if n == "" {
-			c.keep(k, v)
-			return
-		}
-		c.rec.State = n
-	}
-}
-
 // seed002 maps memory/state/phase.json (type dotagent): current_phase is the state,
 // completed_phases the phases (output -> outputs), user_checkpoints the approvals, started_at
 // created_at, last_updated updated_at; workflow_id, phase_status and interruption_safe carry
@@ -76,10 +49,8 @@ func (c *conv) state(keys ...string) {
 // workflow is completed when reflection, its last phase, is complete.
 func (c *conv) seed002(execution []byte) error {
 	c.rec.Type = "dotagent"
-	c.state("current_phase")
-	if v, ok := c.take("completed_phases"); ok && !c.addCompleted(v, false) {
-		c.keep("completed_phases", v)
-	}
+	c.field(setIf(&c.rec.State, c.nameOf), "current_phase")
+	c.field(c.addCompleted, "completed_phases")
 	c.field(c.addApprovals, "user_checkpoints")
 	c.common()
 	if c.rec.Status == "" {
@@ -97,15 +68,11 @@ func (c *conv) seed002(execution []byte) error {
 	if err != nil {
 		return fmt.Errorf("reading execution.json: %w", err)
 	}
-	clean := true
-	for _, k := range slices.Sorted(maps.Keys(exec)) {
-		if k != "tasks" {
-			clean = false
-			continue
-		}
-		tasks, ok := c.parseTasks(exec[k])
+	clean := len(exec) == 0
+	if v, ok := exec["tasks"]; ok {
+		tasks, ok := c.parseTasks(v)
 		c.rec.Tasks = append(c.rec.Tasks, tasks...)
-		clean = clean && ok
+		clean = ok && len(exec) == 1
 	}
 	if !clean {
 		c.legacy["execution"] = exec
@@ -120,30 +87,24 @@ func (c *conv) seed002(execution []byte) error {
 // documentation -> document). reports become outputs, plan_path an output and PLAN_PATH,
 // topic_path TOPIC_PATH; scope, workflow_id, created_at and updated_at carry over. Reaching
 // complete, coordinate's last phase, completes the workflow.
-func (c *conv) seed003() error {
+func (c *conv) seed003() {
 	c.rec.Type = "coordinate"
-	if v, ok := c.take("version"); ok {
-		c.legacy["version"] = v
-	}
 	if v, ok := c.take("command"); ok {
 		c.keep("command", v)
 	}
-	c.state("state", "current_state")
-	if v, ok := c.take("topic_path"); ok {
-		if s, isStr := v.(string); isStr && s != "" {
+	c.field(setIf(&c.rec.State, c.nameOf), "state", "current_state")
+	c.field(func(v any) bool {
+		s, _ := v.(string)
+		if s != "" {
 			c.setVar("TOPIC_PATH", s)
-		} else {
-			c.keep("topic_path", v)
 		}
-	}
-	if v, ok := c.take("phases"); ok && !c.addPhases(v) {
-		c.keep("phases", v)
-	}
+		return s != ""
+	}, "topic_path")
+	c.field(c.addPhases, "phases")
 	c.common()
 	if c.rec.Status == "" && c.rec.State == "complete" {
 		c.rec.Status = "completed"
 	}
-	return nil
 }
 
 // seed004 maps .workflow-state/<name>-state.json: workflow is the type (else <name>),
@@ -152,49 +113,32 @@ func (c *conv) seed003() error {
 // and notes become the context (its first line; the whole notes are kept under legacy when
 // longer). The current stage's status is the phase_status; all stages done completes it.
 func (c *conv) seed004() error {
-	if v, ok := c.take("version"); ok {
-		c.legacy["version"] = v
-	}
-	if v, ok := c.take("workflow"); ok {
-		if s, isStr := v.(string); isStr {
-			c.setType(s)
-		}
-		if c.rec.Type == "" {
-			c.keep("workflow", v)
-		}
-	}
+	c.field(setIf(&c.rec.Type, c.nameOf), "workflow")
 	if c.rec.Type == "" && c.source != "" {
-		stem := strings.TrimSuffix(strings.TrimSuffix(c.source, ".json"), "-state")
-		c.setType(stem)
+		c.rec.Type = c.name(strings.TrimSuffix(strings.TrimSuffix(c.source, ".json"), "-state"))
 	}
 	if c.rec.Type == "" {
 		return fmt.Errorf("%w: no usable \"workflow\" field and no file name to take it from", errNoType)
 	}
 	var order []string
-	if v, ok := c.take("stages"); ok {
-		var clean bool
+	c.field(func(v any) (clean bool) {
 		order, clean = c.addStages(v)
-		if !clean {
-			c.keep("stages", v)
-		}
-	}
-	c.state("current_stage")
-	if v, ok := c.take("notes"); ok {
+		return clean
+	}, "stages")
+	c.field(setIf(&c.rec.State, c.nameOf), "current_stage")
+	c.field(func(v any) bool {
 		s, isStr := v.(string)
 		if !isStr || has(c.in, "context") {
-			c.keep("notes", v)
-		} else {
-			line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-			line = strings.TrimSpace(line)
-			if r := []rune(line); len(r) > 200 {
-				line = string(r[:200]) + "…"
-			}
-			c.rec.Context = line
-			if line != s {
-				c.keep("notes", v)
-			}
+			return false
 		}
-	}
+		line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+		line = strings.TrimSpace(line)
+		if r := []rune(line); len(r) > 200 {
+			line = string(r[:200]) + "…"
+		}
+		c.rec.Context = line
+		return line == s
+	}, "notes")
 	c.common()
 	if len(order) == 0 {
 		return nil
@@ -273,19 +217,13 @@ func (c *conv) addStages(v any) ([]string, bool) {
 // meanings (with seed spellings accepted: phase or current_phase for state, command for a
 // seed 003 style type, completed_phases, user_checkpoints); revision carries over. Fields the
 // record does not know stay top-level fields, as unknown fields do in a 2.0 record.
-func (c *conv) schema1() error {
+func (c *conv) schema1() {
 	c.extra = map[string]any{}
-	if v, ok := c.take("version"); ok {
-		c.legacy["version"] = v
-	}
 	if v, ok := c.take("legacy"); ok {
 		c.keep("legacy", v)
 	}
 	if v, ok := c.take("type"); ok {
-		if s, isStr := v.(string); isStr {
-			c.setType(s)
-		}
-		if c.rec.Type == "" {
+		if !setIf(&c.rec.Type, c.nameOf)(v) {
 			c.keep("type", v)
 		}
 	} else if v, ok := c.take("command"); ok {
@@ -294,18 +232,10 @@ func (c *conv) schema1() error {
 			c.rec.Type = "coordinate" // seed 003 style: see seed003
 		}
 	}
-	if c.rec.Type == "" {
-		return errNoType
-	}
-	c.state("state", "phase", "current_phase", "current_state")
-	if v, ok := c.take("phases"); ok && !c.addPhases(v) {
-		c.keep("phases", v)
-	}
-	for _, k := range []string{"completed_phases", "completedPhases"} {
-		if v, ok := c.take(k); ok && !c.addCompleted(v, false) {
-			c.keep(k, v)
-		}
-	}
+	c.field(setIf(&c.rec.State, c.nameOf), "state", "phase", "current_phase", "current_state")
+	c.field(c.addPhases, "phases")
+	c.field(c.addCompleted, "completed_phases")
+	c.field(c.addCompleted, "completedPhases")
 	c.field(c.addApprovals, "user_checkpoints")
 	if v, ok := c.take("revision"); ok {
 		if n, isCount := asCount(v); isCount && n >= 1 {
@@ -315,5 +245,4 @@ func (c *conv) schema1() error {
 		}
 	}
 	c.common()
-	return nil
 }

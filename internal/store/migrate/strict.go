@@ -39,9 +39,9 @@ func strictCheck(data []byte) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, why)
 }
 
-// decodeStrict checks data and decodes it with numbers kept as json.Number, so a number that
-// ends up under "legacy" is written back digit for digit.
-func decodeStrict(data []byte) (any, error) {
+// decodeObject checks data and decodes it as a JSON object, with numbers kept as
+// json.Number so a number that ends up under "legacy" is written back digit for digit.
+func decodeObject(data []byte) (map[string]any, error) {
 	if err := strictCheck(data); err != nil {
 		return nil, err
 	}
@@ -50,15 +50,6 @@ func decodeStrict(data []byte) (any, error) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	return v, nil
-}
-
-// decodeObject is decodeStrict for documents that must be a JSON object.
-func decodeObject(data []byte) (map[string]any, error) {
-	v, err := decodeStrict(data)
-	if err != nil {
-		return nil, err
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {

@@ -1,17 +1,21 @@
 package migrate
 
 import (
+	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
+
+func asString(v any) (string, bool) {
+	s, ok := v.(string)
+	return s, ok
+}
 
 // asText accepts a string, or a number where an identifier was expected (a task id 7).
 func asText(v any) (string, bool) {
@@ -142,11 +146,6 @@ func rawJSON(v any) json.RawMessage {
 	return b
 }
 
-var (
-	daysRe  = lazyre.New(`^([0-9]{1,4})d$`)
-	weeksRe = lazyre.New(`^([0-9]{1,3})w$`)
-)
-
 // normTTL accepts a positive Go duration ("24h", "1h30m") and the seeds' days and weeks
 // ("7d", "2w", written back in hours since Go durations have no days).
 func normTTL(v any) (string, bool) {
@@ -158,15 +157,16 @@ func normTTL(v any) (string, bool) {
 	if d, err := time.ParseDuration(s); err == nil {
 		return s, d > 0
 	}
-	if m := daysRe().FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return strconv.Itoa(n*24) + "h", n > 0
+	num, unit := s[:max(len(s)-1, 0)], s[max(len(s)-1, 0):]
+	hours, digits := 24, 4 // days, up to 9999
+	if unit == "w" {
+		hours, digits = 24*7, 3
 	}
-	if m := weeksRe().FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return strconv.Itoa(n*24*7) + "h", n > 0
+	if unit != "d" && unit != "w" || num == "" || len(num) > digits || strings.Trim(num, "0123456789") != "" {
+		return "", false
 	}
-	return "", false
+	n, _ := strconv.Atoi(num)
+	return strconv.Itoa(n*hours) + "h", n > 0
 }
 
 // sanitizeName turns a seed's name ("APEX", "Git Commit", "REQUIREMENTS") into a Cairn name
@@ -212,17 +212,13 @@ func sanitizeID(s string) string {
 	return id
 }
 
-var nameRe = lazyre.New(`^[a-z0-9][a-z0-9_-]*$`)
-
 // deriveID makes a workflow id for formats that have none, in the shape workflow.NewID gives
 // new workflows: the type, the creation time and four hex digits, e.g.
 // "apex-20261122T173000Z-3f9a". The digits come from the original's hash rather than a random
 // source, so the same input always gets the same id. typ is already a valid name.
 func deriveID(typ string, t time.Time, data []byte) string {
 	sum := sha256.Sum256(data)
-	prefix := typ
-	if len(prefix) > 42 { // 42 + len("-20261122T173000Z-3f9a") = 64, the longest id
-		prefix = prefix[:42]
-	}
-	return fmt.Sprintf("%s-%s-%s", prefix, t.UTC().Format("20060102T150405Z"), hex.EncodeToString(sum[:2]))
+	// 42 + len("-20261122T173000Z-3f9a") = 64, the longest id. Two bytes cannot fail to read.
+	id, _ := workflow.NewID(typ[:min(len(typ), 42)], t, bytes.NewReader(sum[:2]))
+	return id
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 func TestParseTime(t *testing.T) {
@@ -99,7 +100,7 @@ func TestSanitizeName(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("sanitizeName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if got != "" && !nameRe().MatchString(got) {
+		if got != "" && workflow.ValidName(got) != nil {
 			t.Errorf("sanitizeName(%q) = %q is not a valid name", tc.in, got)
 		}
 	}
