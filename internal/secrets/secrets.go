@@ -188,7 +188,7 @@ func le64(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// scan reports the first rule, in the order of Rules, that matches anywhere in s, at the
+// scan reports the first rule, in rules.go's order, that matches anywhere in s, at the
 // first place it matches, and whether a keyword of a named rule occurs in s (see Finish). It
 // makes one pass over s: a bit table of three bytes (gate), tested at every other position,
 // skips most of s, and a table of the keywords' first two bytes lists the few keywords that
