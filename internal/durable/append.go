@@ -3,6 +3,7 @@ package durable
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -65,7 +66,7 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 		n, err = f.WriteAt(buf, size)
 	}
 	if err == nil && n != len(buf) {
-		err = errShort
+		err = io.ErrShortWrite
 	}
 	if err != nil {
 		_ = f.Truncate(size)
@@ -87,8 +88,6 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	}
 	return res, nil
 }
-
-var errShort = errors.New("short write")
 
 // lastNewlineEnd returns the offset just past the last '\n' in the first size bytes of f, or 0.
 func lastNewlineEnd(f File, size int64) (int64, error) {

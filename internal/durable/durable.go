@@ -115,18 +115,13 @@ func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable bool
 // between creating and renaming one.
 func TempPrefix(base string) string { return ".tmp-" + base + "-" }
 
+// writeAll writes data in one call: an io.Writer that writes less returns an error.
 func writeAll(w io.Writer, data []byte) error {
-	for len(data) > 0 {
-		n, err := w.Write(data)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		data = data[n:]
+	n, err := w.Write(data)
+	if err == nil && n < len(data) {
+		err = io.ErrShortWrite
 	}
-	return nil
+	return err
 }
 
 // NotDurableError reports a replace that happened (the new content is visible) but whose

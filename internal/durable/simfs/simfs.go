@@ -106,10 +106,7 @@ func (f *FS) Recover() *FS {
 			for name, ch := range n.durable {
 				c.children[name] = copyNode(ch)
 			}
-			c.durable = map[string]*node{}
-			for name, ch := range c.children {
-				c.durable[name] = ch
-			}
+			c.durable = maps.Clone(c.children)
 		} else {
 			c.data = append([]byte(nil), n.synced...)
 			c.synced = append([]byte(nil), n.synced...)
@@ -308,8 +305,7 @@ func (f *FS) ReadDirNames(name string) ([]string, error) {
 	if !n.dir {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
 	}
-	out := slices.Sorted(maps.Keys(n.children))
-	return out, nil
+	return slices.Sorted(maps.Keys(n.children)), nil
 }
 
 // SyncDir makes a directory's current entries durable.
@@ -323,10 +319,7 @@ func (f *FS) SyncDir(name string) error {
 	if err != nil {
 		return err
 	}
-	n.durable = map[string]*node{}
-	for k, v := range n.children {
-		n.durable[k] = v
-	}
+	n.durable = maps.Clone(n.children)
 	return nil
 }
 
