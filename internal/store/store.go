@@ -18,7 +18,7 @@
 // The journal (journal/<id>.jsonl) is the commit point of every workflow change: a line holds
 // the change as a JSON delta, or the whole record at least every 32 lines, each line and each
 // state checked by a sum, so a rebuild reads only the tail from the newest full line. Past 1
-// MiB (WithJournalCompaction) the lines before a new full line are sealed into
+// MiB (DefaultCompactAt) the lines before a new full line are sealed into
 // journal/<id>.sealed/<n>.jsonl: the active journal stays short, and history, show and sync
 // read the segments and the active journal together, so compaction loses no history. Sealing
 // is two atomic replaces under the workflow lock, segment first; readers keep the first copy of
@@ -143,12 +143,6 @@ func WithRetention(n int) Option {
 	return func(o *options) { o.retention = max(n, 1) }
 }
 
-// WithJournalCompaction seals the active journal's older lines into a segment once it holds
-// more than size bytes before a full line (DefaultCompactAt; see compactJournal).
-func WithJournalCompaction(size int64) Option {
-	return func(o *options) { o.compactAt = max(size, 1) }
-}
-
 // WithLockWait bounds how long writes wait for a lock.
 func WithLockWait(d time.Duration) Option { return func(o *options) { o.lockWait = d } }
 
@@ -181,10 +175,10 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state directory %s: %w", dir, err)
 	}
-	root := o.projectRoot
-	if root == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
-		root = filepath.Dir(filepath.Dir(abs))
+	if o.projectRoot == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
+		o.projectRoot = filepath.Dir(filepath.Dir(abs))
 	}
+	root := o.projectRoot
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, durable.ErrSymlinkDir)
 	} else if errors.Is(err, fs.ErrNotExist) && o.noCreate {
@@ -192,9 +186,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
 		// An empty in-memory directory (simfs) stands in for the missing one.
-		s := &Store{dir: abs, fs: simfs.New(), real: nopCloser{}, o: o}
-		s.o.projectRoot = root
-		return s, nil
+		return &Store{dir: abs, fs: simfs.New(), real: nopCloser{}, o: o}, nil
 	}
 	// Below the project root no component may be a link (.claude -> /elsewhere would put
 	// state there): MkdirBeneath checks each one and creates what is missing.
@@ -214,9 +206,6 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	s := &Store{dir: abs, fs: d, real: d, o: o}
 	if o.fs != nil {
 		s.fs = o.fs
-	}
-	if o.projectRoot == "" && filepath.Base(abs) == "cairn" && filepath.Base(filepath.Dir(abs)) == ".claude" {
-		s.o.projectRoot = filepath.Dir(filepath.Dir(abs))
 	}
 	if _, err := s.fs.Lstat(".gitignore"); errors.Is(err, fs.ErrNotExist) && !o.noCreate {
 		// Failing here (a read-only directory) must not stop reads; writes will say why.

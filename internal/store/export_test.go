@@ -1,0 +1,7 @@
+package store
+
+// WithJournalCompaction seals the active journal's older lines into a segment once it holds
+// more than size bytes before a full line (DefaultCompactAt; see compactJournal).
+func WithJournalCompaction(size int64) Option {
+	return func(o *options) { o.compactAt = max(size, 1) }
+}
