@@ -127,11 +127,8 @@ func (s *Store) read(c collection, name string) ([]byte, error) {
 	return data, nil
 }
 
-func (s *Store) put(c collection, name string, doc []byte) error {
-	return s.putWith(c, name, doc, durable.WriteFile)
-}
-
-func (s *Store) putWith(c collection, name string, doc []byte, write func(durable.FS, string, []byte, fs.FileMode) error) error {
+// put checks and writes a document with write (durable.WriteFile or WriteFileNoSync).
+func (s *Store) put(c collection, name string, doc []byte, write func(durable.FS, string, []byte, fs.FileMode) error) error {
 	if err := checkPut(c, name, doc); err != nil {
 		return err
 	}
@@ -247,7 +244,7 @@ func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte
 	if next == nil {
 		return cur, nil
 	}
-	if err := s.put(documents, name, next); err != nil {
+	if err := s.put(documents, name, next, durable.WriteFile); err != nil {
 		return nil, err
 	}
 	return next, nil
@@ -256,7 +253,7 @@ func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte
 // SaveCheckpoint durably replaces checkpoints/NAME.json. Last writer wins; no lock is needed
 // for a whole-file replace.
 func (s *Store) SaveCheckpoint(name string, doc []byte) error {
-	return s.put(checkpoints, name, doc)
+	return s.put(checkpoints, name, doc, durable.WriteFile)
 }
 
 // LoadCheckpoint returns checkpoints/NAME.json; a missing one is a *NotFoundError.
@@ -312,7 +309,7 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 // largest cost of the hook. After a power loss it may be old or unreadable, which readers
 // treat as "no session recorded".
 func (s *Store) WriteSession(name string, doc []byte) error {
-	return s.putWith(sessions, name, doc, durable.WriteFileNoSync)
+	return s.put(sessions, name, doc, durable.WriteFileNoSync)
 }
 
 // ReadSession returns sessions/NAME.json; a missing one is a *NotFoundError.
