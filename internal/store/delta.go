@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strconv"
 )
 
@@ -501,25 +502,14 @@ func diffObject(a, b *jnode) []byte {
 	if len(del) > 0 {
 		d = appendKeys(append(d, `,"d":`...), del)
 	}
-	reordered := len(natural) != len(b.keys)
-	for i := 0; !reordered && i < len(natural); i++ {
-		reordered = !bytes.Equal(natural[i], b.keys[i])
-	}
-	if reordered {
+	if !slices.EqualFunc(natural, b.keys, bytes.Equal) {
 		d = appendKeys(append(d, `,"k":`...), b.keys)
 	}
 	return append(d, '}')
 }
 
 func appendKeys(d []byte, keys [][]byte) []byte {
-	d = append(d, '[')
-	for i, k := range keys {
-		if i > 0 {
-			d = append(d, ',')
-		}
-		d = append(d, k...)
-	}
-	return append(d, ']')
+	return append(append(append(d, '['), bytes.Join(keys, []byte(","))...), ']')
 }
 
 func diffArray(a, b *jnode) []byte {
@@ -531,11 +521,7 @@ func diffArray(a, b *jnode) []byte {
 		if n-k > m {
 			continue
 		}
-		ok := true
-		for i := k; i < n && ok; i++ {
-			ok = sameNode(a.vals[i], b.vals[i-k])
-		}
-		if !ok {
+		if !slices.EqualFunc(a.vals[k:], b.vals[:n-k], sameNode) {
 			continue
 		}
 		d := append([]byte(`{"a":[`), strconv.Itoa(k)...)
