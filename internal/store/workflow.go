@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,12 +187,9 @@ func (s *Store) anythingToRecover() bool {
 	if s.exists(pendingArchive) {
 		return true
 	}
-	if names, _ := s.fs.ReadDirNames(journalDir); len(names) > 0 {
-		for _, n := range names {
-			if strings.HasSuffix(n, ".jsonl") {
-				return true
-			}
-		}
+	names, _ := s.fs.ReadDirNames(journalDir)
+	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".jsonl") }) {
+		return true
 	}
 	_, _, ok := s.findLegacy()
 	return ok
@@ -225,35 +223,31 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		return w, tailState{}, err
 	}
 	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
-	var m meta
 	switch {
 	case err == nil:
-		var merr error
-		m, merr = readMeta(data)
+		var m meta
+		m, err = readMeta(data)
 		var old errNeedsMigration
 		switch {
-		case merr == nil:
+		case err == nil:
 			w = Workflow{Data: data, ID: m.id, Revision: m.rev}
-		case errors.Is(merr, migrate.ErrNewer):
-			return w, tailState{}, merr
-		case errors.As(merr, &old):
+		case errors.Is(err, migrate.ErrNewer):
+			return w, tailState{}, err
+		case errors.As(err, &old):
 			return s.migrateOwn(w, data)
-		default:
-			n, qerr := s.quarantine(WorkflowFile, merr)
-			if qerr != nil {
-				return w, tailState{}, qerr
-			}
-			w.Notices = append(w.Notices, n)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-	case errors.Is(err, durable.ErrTooLarge):
+		err = nil
+	case !errors.Is(err, durable.ErrTooLarge):
+		return w, tailState{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
+	}
+	if err != nil {
+		// Damaged or too large: kept in quarantine, and rebuilt below.
 		n, qerr := s.quarantine(WorkflowFile, err)
 		if qerr != nil {
 			return w, tailState{}, qerr
 		}
 		w.Notices = append(w.Notices, n)
-	default:
-		return w, tailState{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
 	}
 	if w.Data == nil {
 		// Rebuild from the newest journal, if any.
@@ -544,14 +538,13 @@ func ParseRecord(data []byte) (*workflow.Record, error) {
 func (s *Store) commitLocked(w Workflow, ts tailState, next []byte, ev Event) (Result, error) {
 	m, err := readMeta(next)
 	if err != nil {
-		res := Result{Workflow: Workflow{Data: w.Data, ID: w.ID, Revision: w.Revision, Notices: w.Notices}}
-		return res, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
+		return Result{Workflow: w}, fmt.Errorf("workflow not saved: the record must be schema 2.x with workflow_id and revision: %w", err)
 	}
 	return s.commit(w, ts, next, m, ev)
 }
 
 func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) (Result, error) {
-	res := Result{Workflow: Workflow{Data: w.Data, ID: w.ID, Revision: w.Revision, Notices: w.Notices}}
+	res := Result{Workflow: w}
 	if err := CheckDocument(next); err != nil {
 		return res, fmt.Errorf("workflow not saved: %w", err)
 	}
