@@ -42,19 +42,12 @@ type adoptMark struct {
 // the snapshot follows; the index line comes last. Recovery (finishArchive) finishes or undoes
 // a cut-short adoption by comparing the journal's last line with the marker's.
 func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workflow) error) (ArchiveInfo, Result, error) {
-	if err := ValidName(reason); err != nil {
-		return ArchiveInfo{}, Result{}, fmt.Errorf("archive reason: %w", err)
-	}
-	unlock, err := s.lock("workflow")
-	if err != nil {
-		return ArchiveInfo{}, Result{}, err
-	}
-	defer unlock()
-	s.cleanTemps(".", WorkflowFile)
-	w, _, err := s.loadLocked()
+	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, Result{Workflow: w}, err
 	}
+	defer unlock()
+	s.cleanTemps(".", WorkflowFile)
 	res := Result{Workflow: w}
 	if check != nil {
 		if err := check(w); err != nil {

@@ -2,12 +2,12 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,24 +58,33 @@ const archiveStamp = "20060102T150405.000Z"
 // ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
 func (s *Store) Archive(reason string) (ArchiveInfo, error) {
-	if err := ValidName(reason); err != nil {
-		return ArchiveInfo{}, fmt.Errorf("archive reason: %w", err)
-	}
-	unlock, err := s.lock("workflow")
+	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, err
 	}
 	defer unlock()
-	w, _, err := s.loadLocked()
-	if err != nil {
-		return ArchiveInfo{}, err
-	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, err
 	}
 	info.Pruned, info.PruneErr = s.prune(info.Dir)
 	return info, nil
+}
+
+// lockActive checks an archive reason, takes the workflow lock and reads the active workflow
+// under it, for an operation that archives it. The caller releases the lock when err is nil.
+func (s *Store) lockActive(reason string) (w Workflow, unlock func() error, err error) {
+	if err := ValidName(reason); err != nil {
+		return w, nil, fmt.Errorf("archive reason: %w", err)
+	}
+	if unlock, err = s.lock("workflow"); err != nil {
+		return w, nil, err
+	}
+	if w, _, err = s.loadLocked(); err != nil {
+		unlock()
+		return w, nil, err
+	}
+	return w, unlock, nil
 }
 
 // ArchiveRecord files a workflow record that is not the active one (the losing side of a
@@ -258,10 +267,7 @@ func (s *Store) finishArchive() error {
 		return fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)
 	}
 	var p pending
-	if err == nil {
-		err = json.Unmarshal(data, &p)
-	}
-	if err == nil {
+	if err = json.Unmarshal(data, &p); err == nil {
 		if _, _, ok := parseArchiveDir(p.Dir); !ok || strings.ContainsAny(p.Dir, `/\`) || ValidWorkflowID(p.WorkflowID) != nil {
 			err = errors.New("not an archive in progress")
 		}
@@ -517,11 +523,8 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	if len(missing) > 0 {
 		// Nothing better is known of their order than the stamps in their names.
-		sort.Slice(missing, func(i, j int) bool {
-			if !missing[i].At.Equal(missing[j].At) {
-				return missing[i].At.Before(missing[j].At)
-			}
-			return missing[i].Dir < missing[j].Dir
+		slices.SortFunc(missing, func(a, b ArchiveInfo) int {
+			return cmp.Or(a.At.Compare(b.At), strings.Compare(a.Dir, b.Dir))
 		})
 		order = append(missing, order...)
 		changed = true
@@ -590,9 +593,7 @@ func (s *Store) readIndexErr() ([]ArchiveInfo, error) {
 func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 	out := s.readIndex()
 	// Newest first in the order archives were made: the index's, which no clock reorders.
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
 
@@ -604,41 +605,26 @@ func (s *Store) RecentArchives(n int) ([]ArchiveInfo, bool, error) {
 		out, err := s.ListArchives()
 		return out, false, err
 	}
-	f, st, err := durable.OpenRead(s.fs, archiveIndex)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
+	var out []ArchiveInfo
+	more := false
+	err := s.readBack(archiveIndex, 32<<10, nil, func(body []byte, whole bool) bool {
+		// A torn last line is no archive: readBack gives whole lines only.
+		out = out[:0]
+		for len(body) > 0 && len(out) < n {
+			i := bytes.LastIndexByte(body, '\n')
+			var a ArchiveInfo
+			if json.Unmarshal(body[i+1:], &a) == nil && a.Dir != "" {
+				out = append(out, a)
+			}
+			body = body[:max(i, 0)]
+		}
+		more = len(body) > 0 || !whole
+		return len(out) == n
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
 	}
-	defer f.Close()
-	size := st.Size()
-	for window := int64(32 << 10); ; window *= 4 {
-		start := max(size-window, 0)
-		buf := make([]byte, size-start)
-		if k, err := f.ReadAt(buf, start); err != nil && !(err == io.EOF && k == len(buf)) {
-			return nil, false, fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
-		}
-		// Whole lines only: after the window's first newline (unless at the start), up to the
-		// last one (a torn last line is no archive).
-		end := bytes.LastIndexByte(buf, '\n')
-		first := 0
-		if start > 0 {
-			first = bytes.IndexByte(buf, '\n') + 1
-		}
-		var out []ArchiveInfo
-		for end > first && len(out) < n {
-			ls := first + bytes.LastIndexByte(buf[first:end], '\n') + 1
-			var a ArchiveInfo
-			if json.Unmarshal(buf[ls:end], &a) == nil && a.Dir != "" {
-				out = append(out, a)
-			}
-			end = ls - 1
-		}
-		if len(out) == n || start == 0 {
-			return out, end > first || start > 0, nil
-		}
-	}
+	return out, more, nil
 }
 
 // ReadArchive returns an archived workflow's snapshot and verified journal (the journal is

@@ -498,7 +498,7 @@ func sealedOff(data []byte, seq int64) []byte {
 // journal costs no more than its last lines. nil when the file is missing or holds no valid
 // record.
 func (s *Store) journalTail(file string) (*Record, error) {
-	recs, err := s.tailRecords(file, func(Record) bool { return true }, false, false)
+	recs, err := s.tailRecords(file, func(Record) bool { return true }, false, false, nil)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
@@ -517,7 +517,7 @@ func (s *Store) journalState(file string) (*Record, error) {
 		w = new([]byte)
 	}
 	defer windows.Put(w)
-	recs, err := s.readTail(file, func(r Record) bool { return r.Snapshot != nil }, false, false, w)
+	recs, err := s.tailRecords(file, func(r Record) bool { return r.Snapshot != nil }, false, false, w)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
@@ -537,7 +537,7 @@ var windows sync.Pool
 // journal is ahead of minRev: a record at or below it comes back with Seq and Revision alone,
 // read from the line's prefix without decoding the rest.
 func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) {
-	recs, err := s.tailRecords(file, func(Record) bool { return true }, true, false)
+	recs, err := s.tailRecords(file, func(Record) bool { return true }, true, false, nil)
 	if err != nil || len(recs) == 0 || recs[0].Revision <= minRev {
 		if len(recs) == 0 {
 			return nil, err
@@ -556,7 +556,7 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 		return nil, err
 	}
 	jf := journalFile(id)
-	recs, err := s.tailRecords(jf, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true)
+	recs, err := s.tailRecords(jf, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -664,27 +664,57 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 	return nil, nil
 }
 
-// tailRecords reads a journal file backwards from its end in growing windows and returns its
-// verified records, oldest first, from the newest one for which stop is true (or from the
-// first line). With peek, only the last record comes back, with Seq and Revision read from
-// its prefix when that is enough; without events, records come back without their event.
-func (s *Store) tailRecords(file string, stop func(Record) bool, peek, events bool) ([]Record, error) {
-	return s.readTail(file, stop, peek, events, nil)
-}
-
-// readTail is tailRecords reading into *scratch, grown as needed, when scratch is not nil: the
-// records then point into it.
-func (s *Store) readTail(file string, stop func(Record) bool, peek, events bool, scratch *[]byte) ([]Record, error) {
-	f, st, err := durable.OpenRead(s.fs, file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// tailRecords reads a journal file backwards from its end (readBack) and returns its verified
+// records, oldest first, from the newest one for which stop is true (or from the first line).
+// With peek, only the last record comes back, with Seq and Revision read from its prefix when
+// that is enough; without events, records come back without their event. With scratch, the
+// records point into *scratch (see readBack).
+func (s *Store) tailRecords(file string, stop func(Record) bool, peek, events bool, scratch *[]byte) ([]Record, error) {
+	var rev []Record
+	err := s.readBack(file, 64<<10, scratch, func(body []byte, _ bool) bool {
+		rev = rev[:0]
+		for len(body) > 0 {
+			j := bytes.LastIndexByte(body, '\n')
+			line := body[j+1:]
+			if peek {
+				if seq, r, ok := peekRecord(line); ok {
+					rev = []Record{{Seq: seq, Revision: r}}
+					return true
+				}
+			}
+			if r, err := decodeRecord(line, events); err == nil {
+				rev = append(rev, r)
+				if stop(r) {
+					return true
+				}
+			}
+			body = body[:max(j, 0)]
+		}
+		return false
+	})
 	if err != nil {
 		return nil, err
 	}
+	slices.Reverse(rev)
+	return rev, nil
+}
+
+// readBack reads file backwards from its end in windows growing fourfold from window, and
+// calls lines with each window's whole lines, up to its last newline and after its first one
+// unless the window starts the file (whole), until lines returns true or a window starts the
+// file. A missing file has no lines. With scratch, the windows are read into *scratch, grown as
+// needed.
+func (s *Store) readBack(file string, window int64, scratch *[]byte, lines func(body []byte, whole bool) bool) error {
+	f, st, err := durable.OpenRead(s.fs, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	defer f.Close()
 	size := st.Size()
-	for window := int64(64 << 10); ; window *= 4 {
+	for ; ; window *= 4 {
 		start := max(size-window, 0)
 		var buf []byte
 		switch {
@@ -699,11 +729,11 @@ func (s *Store) readTail(file string, stop func(Record) bool, peek, events bool,
 			}
 		}
 		if n, err := f.ReadAt(buf, start); err != nil && !(err == io.EOF && n == len(buf)) {
-			return nil, err
+			return err
 		}
-		var rev []Record
+		var body []byte
 		if end := bytes.LastIndexByte(buf, '\n'); end >= 0 {
-			body := buf[:end]
+			body = buf[:end]
 			if start > 0 {
 				// The window's first line may be cut; only lines after a newline are whole.
 				if i := bytes.IndexByte(body, '\n'); i >= 0 {
@@ -712,37 +742,11 @@ func (s *Store) readTail(file string, stop func(Record) bool, peek, events bool,
 					body = nil
 				}
 			}
-			for len(body) > 0 {
-				j := bytes.LastIndexByte(body, '\n')
-				line := body[j+1:]
-				if peek {
-					if seq, rev, ok := peekRecord(line); ok {
-						return []Record{{Seq: seq, Revision: rev}}, nil
-					}
-				}
-				if r, err := decodeRecord(line, events); err == nil {
-					rev = append(rev, r)
-					if stop(r) {
-						return reverse(rev), nil
-					}
-				}
-				if j < 0 {
-					break
-				}
-				body = body[:j]
-			}
 		}
-		if start == 0 {
-			return reverse(rev), nil
+		if lines(body, start == 0) || start == 0 {
+			return nil
 		}
 	}
-}
-
-func reverse(recs []Record) []Record {
-	for i, j := 0, len(recs)-1; i < j; i, j = i+1, j-1 {
-		recs[i], recs[j] = recs[j], recs[i]
-	}
-	return recs
 }
 
 // Items returns every item the top-level array member of the journal's states ever held,
@@ -803,10 +807,7 @@ func slide(log, window, items [][]byte) [][]byte {
 		if len(window)-k > len(items) {
 			continue
 		}
-		same := true
-		for i := k; i < len(window) && same; i++ {
-			same = bytes.Equal(window[i], items[i-k])
-		}
+		same := slices.EqualFunc(window[k:], items[:len(window)-k], bytes.Equal)
 		if same && (k < len(window) || len(window) == 0) {
 			return append(log, items[len(window)-k:]...)
 		}

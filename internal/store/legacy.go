@@ -195,18 +195,11 @@ func (s *Store) RetireLegacy(l Legacy) (string, error) {
 // with reason (e.g. "conflict"), all under the workflow lock, so no other process sees the
 // slot empty in between. rec becomes revision 1 of its own journal.
 func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInfo, Result, error) {
-	if err := ValidName(reason); err != nil {
-		return ArchiveInfo{}, Result{}, fmt.Errorf("archive reason: %w", err)
-	}
-	unlock, err := s.lock("workflow")
+	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, Result{}, err
 	}
 	defer unlock()
-	w, _, err := s.loadLocked()
-	if err != nil {
-		return ArchiveInfo{}, Result{}, err
-	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, Result{}, err
