@@ -63,9 +63,8 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ArchiveInfo{}, res, s.writeErr(jf, err)
 	}
-	info := ArchiveInfo{WorkflowID: w.ID, Reason: reason, At: s.o.now().UTC(), Revision: w.Revision}
-	info.summarize(w.Data)
-	if err := s.nameArchive(&info); err != nil {
+	info, err := s.newArchive(w.ID, w.Revision, reason, w.Data)
+	if err != nil {
 		return info, res, err
 	}
 	dir := archiveDir + "/" + info.Dir
@@ -74,7 +73,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		// they cannot, the archive and the marker stay for recovery (settleAdopt) to undo.
 		if s.unsealBack(dir, jf) == nil {
 			_ = s.fs.RemoveAll(dir)
-			_ = s.removeSynced(pendingArchive)
+			_ = s.removePending()
 		}
 		return info, res, notArchived(err)
 	}
@@ -220,13 +219,7 @@ func (s *Store) settleAdopt(p pending, dir string) (done bool, err error) {
 		if err := s.unsealBack(dir, jf); err != nil {
 			return false, err
 		}
-		if err := s.fs.RemoveAll(dir); err != nil {
-			return false, s.writeErr(dir, err)
-		}
-		if err := s.fs.SyncDir(archiveDir); err != nil {
-			return false, s.writeErr(archiveDir, err)
-		}
-		return false, s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+		return false, s.undoArchive(dir)
 	}
 	st, err := s.journalState(jf)
 	if err != nil || st == nil {

@@ -136,16 +136,14 @@ type pending struct {
 // the half-made directory is removed; after it the workflow is archived and the journal follows
 // it, now or, after a crash, in finishArchive. The index line comes last.
 func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record []byte) (ArchiveInfo, error) {
-	now := s.o.now().UTC()
-	info := ArchiveInfo{WorkflowID: id, Reason: reason, At: now, Revision: rev}
-	info.summarize(record)
-	if err := s.nameArchive(&info); err != nil {
+	info, err := s.newArchive(id, rev, reason, record)
+	if err != nil {
 		return info, err
 	}
 	dir := archiveDir + "/" + info.Dir
 	undo := func(err error) (ArchiveInfo, error) {
 		_ = s.fs.RemoveAll(dir)
-		_ = s.removeSynced(pendingArchive)
+		_ = s.removePending()
 		return info, notArchived(err)
 	}
 	if err := s.beginArchive(pending{Dir: info.Dir, WorkflowID: id, Active: doc == nil}); err != nil {
@@ -206,10 +204,13 @@ func (s *Store) moveIfLeft(from, to string) error {
 	return nil
 }
 
-// nameArchive chooses info.Dir, a name not taken under archive/, and makes archive/.
-func (s *Store) nameArchive(info *ArchiveInfo) error {
+// newArchive describes the archive of record (workflow id at revision rev) made now for
+// reason, with Dir a name not taken under archive/, and makes archive/.
+func (s *Store) newArchive(id string, rev int64, reason string, record []byte) (ArchiveInfo, error) {
+	info := ArchiveInfo{WorkflowID: id, Reason: reason, At: s.o.now().UTC(), Revision: rev}
+	info.summarize(record)
 	if err := s.mkdir(archiveDir); err != nil {
-		return err
+		return info, err
 	}
 	base := info.WorkflowID + "-" + info.At.Format(archiveStamp)
 	if info.Reason == "conflict" {
@@ -219,13 +220,13 @@ func (s *Store) nameArchive(info *ArchiveInfo) error {
 	for i := 2; ; i++ {
 		taken, err := s.present(archiveDir + "/" + info.Dir)
 		if err != nil {
-			return notArchived(err)
+			return info, notArchived(err)
 		}
 		if !taken {
-			return nil
+			return info, nil
 		}
 		if i > 100 {
-			return notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
+			return info, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
 		}
 		info.Dir = base + "-" + strconv.Itoa(i)
 	}
@@ -294,21 +295,11 @@ func (s *Store) finishArchive() error {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return s.writeErr(dir, err)
 		}
-		var other []string
-		for _, n := range names {
-			if n != "archive.json" && !strings.HasPrefix(n, ".tmp-") {
-				other = append(other, n)
-			}
+		other := slices.ContainsFunc(names, func(n string) bool { return n != "archive.json" && !strings.HasPrefix(n, ".tmp-") })
+		if !other && err == nil {
+			return s.undoArchive(dir)
 		}
-		if len(other) == 0 && err == nil {
-			if err := s.fs.RemoveAll(dir); err != nil {
-				return s.writeErr(dir, err)
-			}
-			if err := s.fs.SyncDir(archiveDir); err != nil {
-				return s.writeErr(archiveDir, err)
-			}
-		}
-		return s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+		return s.removePending()
 	}
 	if p.Active {
 		jf := journalFile(p.WorkflowID)
@@ -355,11 +346,7 @@ func (s *Store) beginArchive(p pending) error {
 
 // indexPending adds the index line of the archive p made, unless it is there, and ends it.
 func (s *Store) indexPending(p pending, dir string) error {
-	indexed := false
-	for _, a := range s.readIndex() {
-		indexed = indexed || a.Dir == p.Dir
-	}
-	if !indexed {
+	if !slices.ContainsFunc(s.readIndex(), func(a ArchiveInfo) bool { return a.Dir == p.Dir }) {
 		info := ArchiveInfo{Dir: p.Dir, WorkflowID: p.WorkflowID}
 		if b, err := durable.ReadFile(s.fs, dir+"/archive.json", 64<<10); err == nil {
 			_ = json.Unmarshal(b, &info)
@@ -370,7 +357,7 @@ func (s *Store) indexPending(p pending, dir string) error {
 			return s.writeErr(archiveIndex, err)
 		}
 	}
-	return s.writeErr(pendingArchive, s.removeSynced(pendingArchive))
+	return s.removePending()
 }
 
 // reclaimJournal brings back the journal of the active workflow id from an archive directory
@@ -417,11 +404,24 @@ func (s *Store) cleanArchiveTemps() {
 	}
 }
 
-func (s *Store) removeSynced(name string) error {
-	if err := s.fs.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+// removePending removes archive/pending.json durably: the archive it named is whole or undone.
+func (s *Store) removePending() error {
+	if err := s.fs.Remove(pendingArchive); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return s.writeErr(pendingArchive, err)
 	}
-	return s.fs.SyncDir(dirOf(name))
+	return s.writeErr(pendingArchive, s.fs.SyncDir(archiveDir))
+}
+
+// undoArchive removes dir, an archive directory cut short before its commit point, and then
+// the marker that named it, durably.
+func (s *Store) undoArchive(dir string) error {
+	if err := s.fs.RemoveAll(dir); err != nil {
+		return s.writeErr(dir, err)
+	}
+	if err := s.fs.SyncDir(archiveDir); err != nil {
+		return s.writeErr(archiveDir, err)
+	}
+	return s.removePending()
 }
 
 // parseArchiveDir reads the time from an archive directory name; ok is false for anything

@@ -512,10 +512,7 @@ func (s *Store) journalState(file string) (*Record, error) {
 	// The read buffer is recycled: only the state comes out of it, copied when it is a full
 	// line's bytes (a rebuild allocates half as much, which a loaded machine's garbage
 	// collector notices: BenchmarkRebuild1000).
-	w, _ := windows.Get().(*[]byte)
-	if w == nil {
-		w = new([]byte)
-	}
+	w := windows.Get().(*[]byte)
 	defer windows.Put(w)
 	recs, err := s.tailRecords(file, func(r Record) bool { return r.Snapshot != nil }, false, false, w)
 	if err != nil || len(recs) == 0 {
@@ -531,7 +528,7 @@ func (s *Store) journalState(file string) (*Record, error) {
 }
 
 // windows holds read buffers for journalState.
-var windows sync.Pool
+var windows = sync.Pool{New: func() any { return new([]byte) }}
 
 // journalTailRevision is journalState for a caller that needs the state only when the
 // journal is ahead of minRev: a record at or below it comes back with Seq and Revision alone,
