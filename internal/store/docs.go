@@ -157,11 +157,16 @@ func (s *Store) store(c collection, name string, doc []byte, write func(durable.
 	return s.writeErr(file, write(s.fs, file, doc, 0o600))
 }
 
-func (s *Store) reserved(name string) error {
+// lockDoc takes the lock of a named document that is not reserved, and removes the temp files
+// a killed writer left for it: every writer of it holds that lock.
+func (s *Store) lockDoc(name string) (unlock func() error, err error) {
 	if name == workflowName {
-		return fmt.Errorf("%q: %w: the active workflow is written through the journal (UpdateWorkflow), so its history stays complete", name, ErrReserved)
+		return nil, fmt.Errorf("%q: %w: the active workflow is written through the journal (UpdateWorkflow), so its history stays complete", name, ErrReserved)
 	}
-	return nil
+	if unlock, err = s.lock(name); err == nil {
+		s.cleanTemps(".", documents.file(name))
+	}
+	return unlock, err
 }
 
 // Read returns the named state document (NAME.json in the state directory) without taking a
@@ -188,16 +193,12 @@ func (s *Store) Write(name string, doc []byte) error {
 	if err := checkPut(documents, name, doc); err != nil {
 		return err
 	}
-	if err := s.reserved(name); err != nil {
-		return err
-	}
-	unlock, err := s.lock(name)
+	unlock, err := s.lockDoc(name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	file := documents.file(name)
-	s.cleanTemps(".", file)
 	cur, damage := durable.ReadFile(s.fs, file, strictjson.MaxSize)
 	switch {
 	case damage == nil:
@@ -224,15 +225,11 @@ func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	if err := s.reserved(name); err != nil {
-		return nil, err
-	}
-	unlock, err := s.lock(name)
+	unlock, err := s.lockDoc(name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s.cleanTemps(".", documents.file(name))
 	cur, err := s.get(documents, name)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
