@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -42,17 +41,16 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	var names []string
+	first := ""
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), seed004Suffix) && e.Type().IsRegular() {
-			names = append(names, e.Name())
+		if n := e.Name(); strings.HasSuffix(n, seed004Suffix) && e.Type().IsRegular() && (first == "" || n < first) {
+			first = n
 		}
 	}
-	sort.Strings(names)
-	if len(names) > 0 {
-		return root, seed004Dir + "/" + names[0], true
+	if first == "" {
+		return "", "", false
 	}
-	return "", "", false
+	return root, seed004Dir + "/" + first, true
 }
 
 // migrateLegacy converts a seed's state file into the active workflow (journaled as a

@@ -32,14 +32,12 @@ type Lines struct {
 func ParseLines(data []byte, maxLine int) Lines {
 	var out Lines
 	lim := strictjson.Limits{MaxSize: maxLine, MaxDepth: strictjson.MaxDepth}
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+	for line := range bytes.Lines(data) {
+		line, whole := bytes.CutSuffix(line, []byte("\n"))
+		if !whole {
 			out.Torn = 1
 			break
 		}
-		line := data[:i]
-		data = data[i+1:]
 		if lim.Check(line) != nil {
 			out.Invalid++
 			continue
