@@ -223,7 +223,7 @@ func (s *Store) settleAdopt(p pending, dir string) (done bool, err error) {
 	}
 	st, err := s.journalState(jf)
 	if err != nil || st == nil {
-		return false, fmt.Errorf("reading the adopted line of %s: %w", p.WorkflowID, errOr(err, errChain))
+		return false, fmt.Errorf("reading the adopted line of %s: %w", p.WorkflowID, cmp.Or(err, errChain))
 	}
 	if err := durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600); err != nil && !durable.IsNotDurable(err) {
 		return false, s.writeErr(WorkflowFile, err)

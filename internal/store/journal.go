@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -562,19 +563,12 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 		if segs, err := s.segments(jf); err != nil || len(segs) > 0 {
 			j, jerr := s.readJournalFile(jf, id)
 			if jerr != nil {
-				return nil, errOr(err, jerr)
+				return nil, cmp.Or(err, jerr)
 			}
 			recs = j.Records[max(slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil }), 0):]
 		}
 	}
-	var out []Record
-	_, err = replay(recs, func(r Record, state []byte) {
-		if r.Revision > after {
-			r.Snapshot, r.Delta = state, nil
-			out = append(out, r)
-		}
-	})
-	return out, err
+	return states(recs, after)
 }
 
 // States returns j's records from its first full line on, oldest first, each with its
@@ -585,10 +579,18 @@ func (j Journal) States() ([]Record, error) {
 	if start < 0 {
 		return nil, nil
 	}
+	return states(j.Records[start:], 0)
+}
+
+// states replays recs (from a full line on) and returns those with a revision above after,
+// oldest first, each with its complete state in Snapshot.
+func states(recs []Record, after int64) ([]Record, error) {
 	var out []Record
-	_, err := replay(j.Records[start:], func(r Record, state []byte) {
-		r.Snapshot, r.Delta = state, nil
-		out = append(out, r)
+	_, err := replay(recs, func(r Record, state []byte) {
+		if r.Revision > after {
+			r.Snapshot, r.Delta = state, nil
+			out = append(out, r)
+		}
 	})
 	return out, err
 }
@@ -754,37 +756,37 @@ func (s *Store) readBack(file string, window int64, scratch *[]byte, lines func(
 func (j Journal) Items(member string) ([]json.RawMessage, error) {
 	key, _ := json.Marshal(member)
 	var tree *jnode
-	var window, log [][]byte
+	var window, log []json.RawMessage
 	for i, r := range j.Records {
 		if r.Snapshot != nil {
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, r.Snapshot); err != nil {
-				return raws(log), errChain
+				return log, errChain
 			}
 			n, err := lazyJSON(buf.Bytes())
 			if err != nil || n.expand() != nil {
-				return raws(log), errChain
+				return log, errChain
 			}
 			tree = n
 		} else {
 			if tree == nil || r.Seq != j.Records[i-1].Seq+1 {
-				return raws(log), errChain
+				return log, errChain
 			}
 			d, err := parseJSON(r.Delta)
 			if err != nil {
-				return raws(log), errChain
+				return log, errChain
 			}
 			if tree, err = applyDelta(tree, d); err != nil {
-				return raws(log), errChain
+				return log, errChain
 			}
 		}
-		var items [][]byte
+		var items []json.RawMessage
 		if tree.expand() != nil {
-			return raws(log), errChain
+			return log, errChain
 		}
 		if x := tree.index(key); x >= 0 && tree.vals[x].kind == '[' {
 			if tree.vals[x].expand() != nil {
-				return raws(log), errChain
+				return log, errChain
 			}
 			for _, v := range tree.vals[x].vals {
 				items = append(items, v.bytesOf())
@@ -793,29 +795,21 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 		log = slide(log, window, items)
 		window = items
 	}
-	return raws(log), nil
+	return log, nil
 }
 
 // slide adds to log (whose last len(window) items are window) the change from window to
 // items: what was appended when items is window with some dropped from the front and some
 // appended, else items in window's place.
-func slide(log, window, items [][]byte) [][]byte {
+func slide(log, window, items []json.RawMessage) []json.RawMessage {
 	for k := 0; k <= len(window); k++ {
 		if len(window)-k > len(items) {
 			continue
 		}
-		same := slices.EqualFunc(window[k:], items[:len(window)-k], bytes.Equal)
+		same := slices.EqualFunc(window[k:], items[:len(window)-k], func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 		if same && (k < len(window) || len(window) == 0) {
 			return append(log, items[len(window)-k:]...)
 		}
 	}
 	return append(log[:len(log)-len(window)], items...)
-}
-
-func raws(b [][]byte) []json.RawMessage {
-	out := make([]json.RawMessage, len(b))
-	for i, x := range b {
-		out[i] = x
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -296,7 +297,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			_, err = readMeta(st.Snapshot)
 		}
 		if err != nil || st == nil || st.Seq != tail.Seq {
-			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, errOr(err, errChain))
+			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, cmp.Or(err, errChain))
 		}
 		if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
 			return w, tailState{}, err
@@ -343,13 +344,6 @@ func dirOf(file string) string {
 		return file[:i]
 	}
 	return "."
-}
-
-func errOr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
 
 // DamagedError says that a workflow is on record but can be read from neither its snapshot
