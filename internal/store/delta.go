@@ -215,16 +215,9 @@ func (p *jparser) value() (*jnode, error) {
 			p.members(n, base, kb)
 			return n, nil
 		}
-	case '"':
-		if err := p.str(); err != nil {
-			return nil, err
-		}
 	default:
-		for p.i < len(p.b) && !isDelim(p.b[p.i]) {
-			p.i++
-		}
-		if p.i == start {
-			return nil, errBadJSON
+		if err := p.skip(); err != nil {
+			return nil, err
 		}
 	}
 	n := p.node()
@@ -281,75 +274,6 @@ func (p *jparser) skip() error {
 	return nil
 }
 
-// top parses an object's or array's members one level deep: they keep only their bytes and
-// are expanded when a patch reaches into them, so applying a delta to a large state costs a
-// scan of it plus the parts the delta touches. p's slab and stacks are shared across a
-// replay's deltas.
-func (p *jparser) top(b []byte) (*jnode, error) {
-	p.b, p.i = b, 0
-	p.ws()
-	if p.i >= len(b) || (b[p.i] != '{' && b[p.i] != '[') {
-		return nil, errBadJSON
-	}
-	obj := b[p.i] == '{'
-	end := byte(']')
-	if obj {
-		end = '}'
-	}
-	n := p.node()
-	*n = jnode{kind: b[p.i], src: b}
-	base, kbase := len(p.vals), len(p.keys)
-	defer func() { p.vals, p.keys = p.vals[:base], p.keys[:kbase] }()
-	p.i++
-	for {
-		p.ws()
-		if p.i < len(b) && b[p.i] == end && len(p.vals) == base {
-			p.i++
-			break
-		}
-		if obj {
-			ks := p.i
-			if err := p.str(); err != nil {
-				return nil, err
-			}
-			p.keys = append(p.keys, b[ks:p.i])
-			p.ws()
-			if p.i >= len(b) || b[p.i] != ':' {
-				return nil, errBadJSON
-			}
-			p.i++
-			p.ws()
-		}
-		vs := p.i
-		if err := p.skip(); err != nil {
-			return nil, err
-		}
-		var kind byte
-		if c := b[vs]; c == '{' || c == '[' {
-			kind = c
-		}
-		v := p.node()
-		*v = jnode{kind: kind, lazy: kind != 0, src: b[vs:p.i]}
-		p.vals = append(p.vals, v)
-		p.ws()
-		if p.i < len(b) && b[p.i] == ',' {
-			p.i++
-			continue
-		}
-		if p.i >= len(b) || b[p.i] != end {
-			return nil, errBadJSON
-		}
-		p.i++
-		break
-	}
-	p.ws()
-	if p.i != len(b) {
-		return nil, errBadJSON
-	}
-	p.members(n, base, kbase)
-	return n, nil
-}
-
 // lazyJSON is b as a node whose members are built only when a patch needs them.
 func lazyJSON(b []byte) (*jnode, error) {
 	if len(b) == 0 {
@@ -368,7 +292,13 @@ func (p *jparser) expand(n *jnode) error {
 	if n == nil || !n.lazy {
 		return nil
 	}
-	t, err := p.top(n.src)
+	// Its members keep only their bytes (lazy from depth 2) and are expanded in turn when a
+	// patch reaches into them, so applying a delta to a large state costs a scan of it plus the
+	// parts the delta touches. p's slab and stacks are shared across a replay's deltas.
+	lazyAt := p.lazyAt
+	p.lazyAt = 2
+	t, err := p.parse(n.src)
+	p.lazyAt = lazyAt
 	if err != nil {
 		return err
 	}
