@@ -55,9 +55,7 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 		}
 	}
 	res.Offset = size
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(buf, line...)
-	buf = append(buf, '\n')
+	buf := append(line[:len(line):len(line)], '\n') // a new array: line is the caller's
 	// One write: a concurrent lock-free reader sees the whole line or (until it lands) none.
 	var n int
 	if appendFlag != 0 {

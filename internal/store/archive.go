@@ -346,7 +346,8 @@ func (s *Store) beginArchive(p pending) error {
 
 // indexPending adds the index line of the archive p made, unless it is there, and ends it.
 func (s *Store) indexPending(p pending, dir string) error {
-	if !slices.ContainsFunc(s.readIndex(), func(a ArchiveInfo) bool { return a.Dir == p.Dir }) {
+	index, _ := s.readIndex()
+	if !slices.ContainsFunc(index, func(a ArchiveInfo) bool { return a.Dir == p.Dir }) {
 		info := ArchiveInfo{Dir: p.Dir, WorkflowID: p.WorkflowID}
 		if b, err := durable.ReadFile(s.fs, dir+"/archive.json", 64<<10); err == nil {
 			_ = json.Unmarshal(b, &info)
@@ -463,7 +464,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 			onDisk[n] = true
 		}
 	}
-	index, err := s.readIndexErr()
+	index, err := s.readIndex()
 	if err != nil {
 		// Without the index the order is unknown, and rewriting it from archive/ alone would
 		// drop what only it knows (a half-pruned directory's line): retention waits for the
@@ -540,9 +541,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 			if err := s.fs.RemoveAll(archiveDir + "/" + a.Dir); err != nil {
 				// What is removed stays removed; the index keeps the rest, this one included
 				// (perhaps half removed), so that the next prune finishes it.
-				keep = append(keep, order[i:]...)
-				order = keep
-				_ = s.writeIndex(order)
+				_ = s.writeIndex(append(keep, order[i:]...))
 				return removed, s.writeErr(archiveDir+"/"+a.Dir, err)
 			}
 			removed = append(removed, a.Dir)
@@ -564,13 +563,9 @@ func (s *Store) writeIndex(order []ArchiveInfo) error {
 	return s.writeErr(archiveIndex, durable.WriteFile(s.fs, archiveIndex, buf, 0o600))
 }
 
-func (s *Store) readIndex() []ArchiveInfo {
-	out, _ := s.readIndexErr()
-	return out
-}
-
-// readIndexErr is readIndex saying whether the index could be read (a missing one is empty).
-func (s *Store) readIndexErr() ([]ArchiveInfo, error) {
+// readIndex reads archive/index.jsonl and says whether it could be read (a missing one is
+// empty).
+func (s *Store) readIndex() ([]ArchiveInfo, error) {
 	data, err := durable.ReadFile(s.fs, archiveIndex, 16<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -591,7 +586,7 @@ func (s *Store) readIndexErr() ([]ArchiveInfo, error) {
 // ListArchives returns the archives, newest first, from archive/index.jsonl: it never lists
 // the archive directory, so its cost does not grow with stray directories there.
 func (s *Store) ListArchives() ([]ArchiveInfo, error) {
-	out := s.readIndex()
+	out, _ := s.readIndex()
 	// Newest first in the order archives were made: the index's, which no clock reorders.
 	slices.Reverse(out)
 	return out, nil
