@@ -21,13 +21,6 @@ func (e *NameError) Error() string {
 	return fmt.Sprintf("invalid name: %s (a name is 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, like plan_v2 or workflow-state)", e.Reason)
 }
 
-// Windows reserves these names with any extension, on every drive and folder.
-var deviceNames = map[string]bool{
-	"con": true, "prn": true, "aux": true, "nul": true, "clock$": true, "conin$": true, "conout$": true,
-	"com0": true, "com1": true, "com2": true, "com3": true, "com4": true, "com5": true, "com6": true, "com7": true, "com8": true, "com9": true,
-	"lpt0": true, "lpt1": true, "lpt2": true, "lpt3": true, "lpt4": true, "lpt5": true, "lpt6": true, "lpt7": true, "lpt8": true, "lpt9": true,
-}
-
 // ValidName checks a document, checkpoint, log or session name: 1 to 64 bytes of
 // [a-z0-9._-], starting with a letter or digit, no "..", not ending in '.', not a Windows
 // device name (con, nul, com1, ... with or without an extension). Lowercase only, so two names
@@ -81,8 +74,11 @@ func nameShape(name string, upper bool) error {
 			return bad(fmt.Sprintf("it contains %q", c))
 		}
 	}
-	stem, _, _ := strings.Cut(strings.ToLower(name), ".")
-	if deviceNames[stem] {
+	// Windows reserves these names with any extension, on every drive and folder.
+	switch stem, _, _ := strings.Cut(strings.ToLower(name), "."); stem {
+	case "con", "prn", "aux", "nul", "clock$", "conin$", "conout$",
+		"com0", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8", "com9",
+		"lpt0", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9":
 		return bad("it is a reserved device name on Windows")
 	}
 	return nil
