@@ -399,9 +399,12 @@ func diffObject(a, b *jnode) []byte {
 	d := []byte(`{"o":{`)
 	changed := 0
 	var natural [][]byte // a's order without the deleted members, then the new ones
+	var del [][]byte
 	for _, k := range a.keys {
 		if b.index(k) >= 0 {
 			natural = append(natural, k)
+		} else {
+			del = append(del, k)
 		}
 	}
 	for i, k := range b.keys {
@@ -423,12 +426,6 @@ func diffObject(a, b *jnode) []byte {
 		d = append(append(append(d, k...), ':'), md...)
 	}
 	d = append(d, '}')
-	var del [][]byte
-	for _, k := range a.keys {
-		if b.index(k) < 0 {
-			del = append(del, k)
-		}
-	}
 	if len(del) > 0 {
 		d = appendKeys(append(d, `,"d":`...), del)
 	}

@@ -480,16 +480,13 @@ func (s *Store) compactJournal(file string, cut int64) error {
 // sealedOff returns the lines of data after the last one whose sequence number is at most
 // seq: what a compaction cut short had already sealed.
 func sealedOff(data []byte, seq int64) []byte {
-	rest := data
-	for off := 0; off < len(data); {
-		i := bytes.IndexByte(data[off:], '\n')
-		if i < 0 {
-			break
+	rest, off := data, 0
+	for line := range bytes.Lines(data) {
+		off += len(line)
+		line, whole := bytes.CutSuffix(line, []byte("\n"))
+		if n, _, ok := peekRecord(line); whole && ok && n <= seq {
+			rest = data[off:]
 		}
-		if n, _, ok := peekRecord(data[off : off+i]); ok && n <= seq {
-			rest = data[off+i+1:]
-		}
-		off += i + 1
 	}
 	return rest
 }
