@@ -141,11 +141,8 @@ func (s *Store) encodeLine(id string, line []LineRecord) ([]byte, Record, error)
 		if m.id != id || m.rev != int64(i+1) || l.Revision != m.rev {
 			return nil, Record{}, fmt.Errorf("revision %d of the line is not revision %d of %s", l.Revision, i+1, id)
 		}
-		if err := CheckDocument(l.Snapshot); err != nil {
-			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
-		}
 		ev := l.Event
-		if err := checkEvent(&ev); err != nil {
+		if err := cmp.Or(CheckDocument(l.Snapshot), checkEvent(&ev)); err != nil {
 			return nil, Record{}, fmt.Errorf("revision %d of the line: %w", i+1, err)
 		}
 		var c bytes.Buffer

@@ -172,8 +172,6 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 				// Unknown whether it moved: recovery decides from what is on disk.
 				return info, fmt.Errorf("archiving %s: %w; whether it is archived or still active is settled on the next read", id, s.writeErr(WorkflowFile, err))
 			}
-		}
-		if err != nil {
 			// The rename happened but is not known to be durable: the archive goes on, and a
 			// workflow found active again after a power loss still has its journal.
 			_ = s.fs.SyncDir(".")

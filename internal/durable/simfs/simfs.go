@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -283,12 +284,7 @@ func (f *FS) Lstat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := split(name)
-	base := "."
-	if len(parts) > 0 {
-		base = parts[len(parts)-1]
-	}
-	return info{name: base, n: n, size: int64(len(n.data))}, nil
+	return info{name: path.Base(strings.Trim(name, "/")), n: n, size: int64(len(n.data))}, nil
 }
 
 // ReadDirNames lists a directory's current entries.
