@@ -47,7 +47,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		return ArchiveInfo{}, Result{Workflow: w}, err
 	}
 	defer unlock()
-	s.cleanTemps(".", WorkflowFile)
+	s.cleanTemps(".", durable.TempPrefix(WorkflowFile))
 	res := Result{Workflow: w}
 	if check != nil {
 		if err := check(w); err != nil {
@@ -77,7 +77,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		}
 		return info, res, notArchived(err)
 	}
-	s.cleanTemps(journalDir, w.ID+".jsonl")
+	s.cleanTemps(journalDir, durable.TempPrefix(w.ID+".jsonl"))
 	if err := s.beginArchive(pending{Dir: info.Dir, WorkflowID: w.ID,
 		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}}); err != nil {
 		return undo(err)

@@ -399,7 +399,7 @@ func (s *Store) reclaimJournal(id string) error {
 // index's, the marker's); every writer of those holds the workflow lock, which the caller holds.
 func (s *Store) cleanArchiveTemps() {
 	for _, f := range []string{"index.jsonl", "pending.json"} {
-		s.cleanTemps(archiveDir, f)
+		s.cleanTemps(archiveDir, durable.TempPrefix(f))
 	}
 }
 

@@ -164,7 +164,7 @@ func (s *Store) lockDoc(name string) (unlock func() error, err error) {
 		return nil, fmt.Errorf("%q: %w: the active workflow is written through the journal (UpdateWorkflow), so its history stays complete", name, ErrReserved)
 	}
 	if unlock, err = s.lock(name); err == nil {
-		s.cleanTemps(".", documents.file(name))
+		s.cleanTemps(".", durable.TempPrefix(documents.file(name)))
 	}
 	return unlock, err
 }

@@ -433,14 +433,8 @@ func segmentNum(name string) int {
 // holds the workflow lock.
 func (s *Store) compactJournal(file string, cut int64) error {
 	dir := sealedDir(file)
-	s.cleanTemps(dirOf(file), file[strings.LastIndexByte(file, '/')+1:])
-	if names, err := s.fs.ReadDirNames(dir); err == nil {
-		for _, n := range names {
-			if strings.HasPrefix(n, ".tmp-") {
-				_ = s.fs.Remove(dir + "/" + n)
-			}
-		}
-	}
+	s.cleanTemps(dirOf(file), durable.TempPrefix(file[strings.LastIndexByte(file, '/')+1:]))
+	s.cleanTemps(dir, ".tmp-")
 	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	if err != nil {
 		return s.writeErr(file, err)

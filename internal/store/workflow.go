@@ -497,7 +497,7 @@ func (s *Store) locked(fn func(w Workflow, ts tailState) (Result, error)) (Resul
 		return Result{}, err
 	}
 	defer unlock()
-	s.cleanTemps(".", WorkflowFile)
+	s.cleanTemps(".", durable.TempPrefix(WorkflowFile))
 	w, ts, err := s.loadLocked()
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Result{Workflow: w}, err
@@ -628,14 +628,14 @@ func journalRecord(ts tailState, prev, next []byte) Record {
 	return Record{Delta: d, Base: ts.base, Chain: chain, State: full.State}
 }
 
-// cleanTemps removes temp files a killed writer left for file; the caller holds the lock
-// that every writer of file takes, so none of them is in flight.
-func (s *Store) cleanTemps(dir, file string) {
+// cleanTemps removes the temp files in dir that killed writers left, those whose names start
+// with prefix (durable.TempPrefix of one file's name, or ".tmp-" for all); the caller holds
+// the lock that every writer of those files takes, so none of them is in flight.
+func (s *Store) cleanTemps(dir, prefix string) {
 	names, err := s.fs.ReadDirNames(dir)
 	if err != nil {
 		return
 	}
-	prefix := durable.TempPrefix(file)
 	for _, n := range names {
 		if strings.HasPrefix(n, prefix) {
 			if dir != "." {
