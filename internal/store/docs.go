@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,28 +104,20 @@ func (s *Store) get(c collection, name string) ([]byte, error) {
 	if err := nameShape(name, false); err != nil {
 		return nil, err
 	}
-	data, err := s.read(c, name)
-	if err != nil {
-		if verr := ValidName(name); verr != nil {
-			return nil, verr
-		}
-	}
-	return data, err
-}
-
-func (s *Store) read(c collection, name string) ([]byte, error) {
 	file := c.file(name)
 	data, err := durable.ReadFile(s.fs, file, strictjson.MaxSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &NotFoundError{What: c.what, Name: name}
+	switch {
+	case err == nil:
+		if err = strictjson.Check(data); err == nil {
+			return data, nil
+		}
+		err = fmt.Errorf("%s %s in %s is damaged and was left as it is: %w", c.what, file, s.dir, err)
+	case errors.Is(err, fs.ErrNotExist):
+		err = &NotFoundError{What: c.what, Name: name}
+	default:
+		err = fmt.Errorf("reading %s %q in %s: %w", c.what, name, s.dir, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s %q in %s: %w", c.what, name, s.dir, err)
-	}
-	if err := strictjson.Check(data); err != nil {
-		return nil, fmt.Errorf("%s %s in %s is damaged and was left as it is: %w", c.what, file, s.dir, err)
-	}
-	return data, nil
+	return nil, cmp.Or(ValidName(name), err)
 }
 
 // put checks and writes a document with write (durable.WriteFile or WriteFileNoSync).
