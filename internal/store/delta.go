@@ -441,14 +441,10 @@ func appendKeys(d []byte, keys [][]byte) []byte {
 
 func diffArray(a, b *jnode) []byte {
 	n, m := len(a.vals), len(b.vals)
-	var best []byte
 	// Drop k from the front, append the rest: the smallest k whose remainder is b's prefix
 	// (dropping all of a is a replace, which the caller weighs).
 	for k := 0; k < n || k == 0; k++ {
-		if n-k > m {
-			continue
-		}
-		if !slices.EqualFunc(a.vals[k:], b.vals[:n-k], sameNode) {
+		if n-k > m || !slices.EqualFunc(a.vals[k:], b.vals[:n-k], sameNode) {
 			continue
 		}
 		d := append([]byte(`{"a":[`), strconv.Itoa(k)...)
@@ -459,27 +455,24 @@ func diffArray(a, b *jnode) []byte {
 			}
 			d = append(d, v.bytesOf()...)
 		}
-		best = append(d, "]]}"...)
-		break
+		return append(d, "]]}"...)
 	}
-	if n == m && best == nil {
-		// Only when nothing slid: an array that slid differs at every index.
-		d := []byte(`{"i":{`)
-		first := true
-		for i := range a.vals {
-			if md := diffJSON(a.vals[i], b.vals[i]); md != nil {
-				if !first {
-					d = append(d, ',')
-				}
-				first = false
-				d = append(append(append(append(d, '"'), strconv.Itoa(i)...), `":`...), md...)
+	if n != m {
+		return nil
+	}
+	// Only when nothing slid: an array that slid differs at every index.
+	d := []byte(`{"i":{`)
+	first := true
+	for i := range a.vals {
+		if md := diffJSON(a.vals[i], b.vals[i]); md != nil {
+			if !first {
+				d = append(d, ',')
 			}
-		}
-		if d = append(d, "}}"...); best == nil || len(d) < len(best) {
-			best = d
+			first = false
+			d = append(append(append(append(d, '"'), strconv.Itoa(i)...), `":`...), md...)
 		}
 	}
-	return best
+	return append(d, "}}"...)
 }
 
 // applyDelta changes n as delta says and returns the result (n itself when it is patched in
