@@ -279,11 +279,8 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 	if err != nil {
 		return nil, w.Notices, err
 	}
-	r, err := w.Record()
-	if err != nil {
-		return nil, w.Notices, err
-	}
-	return r, w.Notices, nil
+	r, err := w.Record() // nil on error
+	return r, w.Notices, err
 }
 
 // definitionFor finds the definition of a record's type.

@@ -338,12 +338,7 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 	return &Result{Message: msg, Changed: !dryRun}, nil
 }
 
-func ttlText(ttl string) string {
-	if ttl == "" {
-		return "24h"
-	}
-	return ttl
-}
+func ttlText(ttl string) string { return cmp.Or(ttl, "24h") }
 
 // exists says whether a referenced output exists; relative paths are from the project root.
 func (e *Engine) exists(p string) bool {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -245,11 +246,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
 		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
 	}
-	if missing {
-		// nothing on disk to check
-	} else if loose := looseFiles(dir); len(loose) > 0 {
+	if loose := looseFiles(dir); !missing && len(loose) > 0 {
 		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "chmod 600 those files")
-	} else {
+	} else if !missing {
 		add("state file permissions", true, "files are 0600", "")
 	}
 	if e.memWarn != "" {
@@ -260,30 +259,20 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	}
 	if !missing {
 		out = append(out, e.lockChecks(dir)...)
-		if stale := staleTemps(dir, e.now()); len(stale) > 0 {
-			add("stale temp files", false, strings.Join(stale, ", "), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
-		} else {
-			add("stale temp files", true, "none", "")
-		}
+		stale := staleTemps(dir, e.now())
+		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
 	}
-	out = append(out, e.projectRootCheck())
-	return append(out, e.definitionsCheck())
-}
-
-func (e *Engine) definitionsCheck() Check {
+	root := e.root
+	if !e.inGit {
+		root += " (no git repository found above it: the launch directory is the project root)"
+	}
+	add("project root", true, root, "")
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
-		return Check{Name: "workflow definitions", OK: false, Detail: strings.Join(defErrs, "; "), Fix: "fix the files named (the others load fine)"}
+		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
+	} else {
+		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
-	return Check{Name: "workflow definitions", OK: true, Detail: strings.Join(e.definitions().Names(), ", ")}
-}
-
-// projectRootCheck says which directory is the project root, and why when no git repository
-// was found (the launch directory is used then).
-func (e *Engine) projectRootCheck() Check {
-	if e.inGit {
-		return Check{Name: "project root", OK: true, Detail: e.root}
-	}
-	return Check{Name: "project root", OK: true, Detail: e.root + " (no git repository found above it: the launch directory is the project root)"}
+	return out
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest

@@ -180,13 +180,7 @@ func pathHash(units []uint16) string {
 	return pathHashAbs(h)
 }
 
-func pathHashAbs(h int32) string {
-	a := int64(h)
-	if a < 0 {
-		a = -a
-	}
-	return strconv.FormatInt(a, 36)
-}
+func pathHashAbs(h int32) string { return strconv.FormatInt(max(int64(h), -int64(h)), 36) }
 
 // overridePath validates and normalises a directory override the way Claude Code does: with
 // tilde allowed, "~/x" is taken under home (but "~/", "~/.." and escapes are refused); the
@@ -298,19 +292,19 @@ func parseSettings(p string, data []byte) (settingsSource, bool) {
 // settings; a remote session without a memory dir has none; else autoMemoryEnabled from the
 // highest settings source that sets it, on by default.
 func disabled(env Env, settings []settingsSource) (bool, string) {
-	if truthy(env.getenv(EnvSimple)) {
+	if Truthy(env.getenv(EnvSimple)) {
 		return true, "auto-memory is off in --bare mode (" + EnvSimple + ")"
 	}
-	if truthy(env.getenv(EnvSafeMode)) {
+	if Truthy(env.getenv(EnvSafeMode)) {
 		return true, "auto-memory is off in safe mode (" + EnvSafeMode + ")"
 	}
 	switch v := env.getenv(EnvDisable); {
-	case truthy(v):
+	case Truthy(v):
 		return true, "auto-memory is disabled by " + EnvDisable + "=" + v
-	case falsy(v):
+	case Falsy(v):
 		return false, ""
 	}
-	if truthy(env.getenv(EnvRemote)) && env.getenv(EnvRemoteMemoryDir) == "" && env.getenv(EnvCoworkOverride) == "" {
+	if Truthy(env.getenv(EnvRemote)) && env.getenv(EnvRemoteMemoryDir) == "" && env.getenv(EnvCoworkOverride) == "" {
 		return true, "auto-memory is off in a remote session without " + EnvRemoteMemoryDir
 	}
 	for _, s := range settings {
@@ -324,10 +318,12 @@ func disabled(env Env, settings []settingsSource) (bool, string) {
 	return false, ""
 }
 
-func truthy(v string) bool {
+// Truthy and Falsy read a boolean environment variable as Claude Code does: 1, true, yes or
+// on is true, 0, false, no or off false, in any case; anything else is neither.
+func Truthy(v string) bool {
 	return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(v)))
 }
 
-func falsy(v string) bool {
+func Falsy(v string) bool {
 	return slices.Contains([]string{"0", "false", "no", "off"}, strings.ToLower(strings.TrimSpace(v)))
 }
