@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,17 +68,11 @@ func New(opt Options) *Server {
 	if opt.WorkDir == "" {
 		opt.WorkDir, _ = os.Getwd()
 	}
-	if opt.PPID == 0 {
-		opt.PPID = os.Getppid()
-	}
-	if opt.Version == "" {
-		opt.Version = "dev"
-	}
+	opt.PPID = cmp.Or(opt.PPID, os.Getppid())
+	opt.Version = cmp.Or(opt.Version, "dev")
+	opt.Debounce = cmp.Or(opt.Debounce, 50*time.Millisecond)
 	if opt.Log == nil {
 		opt.Log = log.New(os.Stderr, "cairn-mcp: ", 0)
-	}
-	if opt.Debounce == 0 {
-		opt.Debounce = 50 * time.Millisecond
 	}
 	s := &Server{
 		opt:     opt,

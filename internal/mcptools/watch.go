@@ -90,14 +90,11 @@ func (w *watcher) addMissing() change {
 func (w *watcher) classify(ev fsnotify.Event) change {
 	name := filepath.Clean(ev.Name)
 	dir := filepath.Dir(name)
+	// A cleaned name and its directory are never "", so an unset workflowsDir matches nothing.
 	switch {
-	case name == w.sessionsDir:
+	case name == w.sessionsDir, dir == w.sessionsDir && filepath.Base(name) == w.sessionFile:
 		return changeSession
-	case dir == w.sessionsDir && filepath.Base(name) == w.sessionFile:
-		return changeSession
-	case w.workflowsDir != "" && name == w.workflowsDir:
-		return changeDefinitions
-	case w.workflowsDir != "" && dir == w.workflowsDir && filepath.Ext(name) == ".md":
+	case name == w.workflowsDir, dir == w.workflowsDir && filepath.Ext(name) == ".md":
 		return changeDefinitions
 	}
 	return 0
