@@ -433,10 +433,7 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 		}
 		out.Approvals = append(out.Approvals, s)
 	}
-	if names, err := e.st.ListCheckpoints(""); err == nil {
-		sort.Strings(names)
-		out.Checkpoints = names
-	}
+	out.Checkpoints, _ = e.st.ListCheckpoints("") // sorted; nil on error
 }
 
 // render builds the resume report. ended is the ending to tell of ("" when there is none or
