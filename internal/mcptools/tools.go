@@ -90,7 +90,6 @@ var specs = []*toolSpec{
 				desc: "Archive the active workflow first."},
 		},
 		destructive: true,
-		output:      resultOutput,
 		run:         runStart,
 	},
 	{
@@ -110,7 +109,6 @@ var specs = []*toolSpec{
 		},
 		// Repeating a move changes nothing more: the same phase again is a no-op (seed 003).
 		idempotent: true,
-		output:     resultOutput,
 		run:        runTransition,
 	},
 	{
@@ -123,7 +121,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runComplete,
 	},
 	{
@@ -138,7 +135,6 @@ var specs = []*toolSpec{
 			{name: "note", kind: kString, max: 500},
 		},
 		idempotent: true, // the same call again changes nothing more
-		output:     resultOutput,
 		run:        runTask,
 	},
 	{
@@ -151,7 +147,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runEnforcement,
 	},
 	{
@@ -163,7 +158,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runExpire,
 	},
 	{
@@ -178,7 +172,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runSaveCheckpoint,
 	},
 	{
@@ -215,7 +208,6 @@ var specs = []*toolSpec{
 				desc: `Such as {"PLAN_PATH": "docs/plan.md"}.`},
 		},
 		idempotent: true,
-		output:     resultOutput,
 		run:        runSetVars,
 	},
 	{
@@ -240,8 +232,7 @@ var specs = []*toolSpec{
 			{name: "entry", kind: kObject, required: true, max: 64 << 10,
 				desc: "JSON object, at most 64 KiB."},
 		},
-		output: resultOutput,
-		run:    runAppendLog,
+		run: runAppendLog,
 	},
 	{
 		name:  "record_learning",
@@ -253,7 +244,6 @@ var specs = []*toolSpec{
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true},
 		},
 		idempotent: true, // the same call again changes nothing more
-		output:     resultOutput,
 		run:        runLearning,
 	},
 	{
@@ -269,8 +259,7 @@ var specs = []*toolSpec{
 			{name: "milestone", kind: kString, max: 200},
 			{name: "note", kind: kString, max: 500},
 		},
-		output: resultOutput,
-		run:    runInitiative,
+		run: runInitiative,
 	},
 }
 
