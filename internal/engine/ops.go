@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -433,9 +434,7 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 	if wres.Record != nil && wres.Record.Enforcement != nil {
 		res.Message = wres.Record.Enforcement.Summary
 	}
-	if res.Message == "" {
-		res.Message = "no violations"
-	}
+	res.Message = cmp.Or(res.Message, "no violations")
 	return res, nil
 }
 
