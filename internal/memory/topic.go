@@ -102,9 +102,7 @@ func renderTopic(entries []Entry) []byte {
 		latest = e.Text
 	}
 	b.WriteString("```\n")
-	fm := frontMatter{Name: TopicName, Description: topicDescription(latest)}
-	fm.Metadata.Type = "project"
-	return renderMemoryFile(fm, b.String())
+	return renderMemoryFile(TopicName, topicDescription(latest), "project", b.String())
 }
 
 // topicDescription is the front matter's description, outside the data block, so in Cairn's
@@ -204,7 +202,6 @@ func renderLearning(l Learning) (file []byte, title, hook string, err error) {
 	// MEMORY.md is in every session's context: there the learning, tool input, shows only
 	// quoted and capped.
 	hook = textsafe.Line(textsafe.Quote(unescape(body[0]), maxHookRunes-10), maxHookRunes)
-	fm := frontMatter{Name: learningPrefix + Slug(l.Title), Description: textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)}
-	fm.Metadata.Type = typ
-	return renderMemoryFile(fm, strings.Join(body, "\n")+"\n"), title, hook, nil
+	desc := textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)
+	return renderMemoryFile(learningPrefix+Slug(l.Title), desc, typ, strings.Join(body, "\n")+"\n"), title, hook, nil
 }
