@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -375,10 +376,7 @@ func runGetVars(c *call) (*outcome, error) {
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		lines = append(lines, k+"="+vars[k])
 	}
-	text := strings.Join(lines, "\n")
-	if text == "" {
-		text = "No workflow variables set."
-	}
+	text := cmp.Or(strings.Join(lines, "\n"), "No workflow variables set.")
 	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
 }
 

@@ -50,13 +50,7 @@ func (e Env) getenv(k string) string {
 }
 
 func (e Env) home() string {
-	if e.Home != "" {
-		return e.Home
-	}
-	if h := e.getenv("HOME"); h != "" {
-		return h
-	}
-	return e.getenv("USERPROFILE")
+	return cmp.Or(e.Home, e.getenv("HOME"), e.getenv("USERPROFILE"))
 }
 
 // Location is where L2 lives for this project, or why it is off.
@@ -134,10 +128,7 @@ func Dir(env Env) (Location, error) {
 	if err != nil {
 		return Location{}, err
 	}
-	base := configDir
-	if r := env.getenv(EnvRemoteMemoryDir); r != "" {
-		base = r
-	}
+	base := cmp.Or(env.getenv(EnvRemoteMemoryDir), configDir)
 	key := SanitizePath(root)
 	return Location{Dir: filepath.Join(base, "projects", key, "memory"), Source: "default", Key: key}, nil
 }
@@ -230,12 +221,9 @@ func projectMayUse(d, configDir, launch string, env Env) bool {
 	if r, err := project.GitCommonRoot(env.Getenv, env.WorkDir); err == nil {
 		roots = append(roots, r)
 	}
-	for _, r := range roots {
-		if r != "" && durable.Beneath(r, d) && durable.CheckBeneath(r, d) == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(roots, func(r string) bool {
+		return r != "" && durable.Beneath(r, d) && durable.CheckBeneath(r, d) == nil
+	})
 }
 
 // loadSettings reads the settings files in Claude Code's precedence, highest first: managed
