@@ -143,12 +143,9 @@ const maxErrorRunes = 2000
 
 func errorText(err error) string {
 	msg := err.Error()
-	var ae *argError
-	if !errors.As(err, &ae) {
-		var te *workflow.TransitionError
-		if errors.As(err, &te) && len(te.Allowed) > 0 && !strings.Contains(msg, te.Allowed[0]) {
-			msg += fmt.Sprintf(" (allowed from %s: %s)", te.From, strings.Join(te.Allowed, ", "))
-		}
+	_, isArg := errors.AsType[*argError](err)
+	if te, ok := errors.AsType[*workflow.TransitionError](err); ok && !isArg && len(te.Allowed) > 0 && !strings.Contains(msg, te.Allowed[0]) {
+		msg += fmt.Sprintf(" (allowed from %s: %s)", te.From, strings.Join(te.Allowed, ", "))
 	}
 	if r := []rune(msg); len(r) > maxErrorRunes {
 		msg = string(r[:maxErrorRunes]) + "…"

@@ -265,11 +265,8 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		s.reopenIfGone()
 		s.openLocked()
 		if s.eng == nil {
-			if argErr != nil {
-				return errorResult(argErr, ""), nil
-			}
 			err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Check that the project directory is writable (or set CAIRN_STATE_DIR to a writable directory) and call the tool again", spec.name, s.openErr)
-			return errorResult(err, ""), nil
+			return errorResult(cmp.Or(argErr, err), ""), nil // a bad argument is said first
 		}
 		eng := s.eng
 		// The watcher learns a new session after /clear only after its debounce; a call that

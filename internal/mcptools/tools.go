@@ -285,8 +285,8 @@ func runTransition(c *call) (*outcome, error) {
 		Outputs: c.strs("outputs"), Note: c.str("note"),
 	}
 	res, err := c.eng.Transition(req)
-	var ae *workflow.ApprovalError
-	if !errors.As(err, &ae) {
+	ae, ok := errors.AsType[*workflow.ApprovalError](err)
+	if !ok {
 		return resultOf(res, err)
 	}
 	// Leaving an approval phase needs a person's yes: ask the person through the client.
