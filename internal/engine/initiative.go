@@ -147,7 +147,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		if err := json.Unmarshal(data, in); err != nil {
 			return nil, fmt.Errorf("reading initiative.json: %w", err)
 		}
-	} else if !isNotFound(err) {
+	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
 	var doc *workflow.StatusDoc

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -133,6 +132,3 @@ func (e *Engine) journalLines(id string, from int64) []string {
 	}
 	return lines
 }
-
-// isNotFound reports a missing document or workflow.
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -219,8 +219,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			}
 			return workflow.Start(def, nil, req, e.now(), e.actor())
 		}, "")
-		var ae *workflow.ActiveError
-		if errors.As(err, &ae) && req.Replace && attempt < 2 {
+		if _, ok := errors.AsType[*workflow.ActiveError](err); ok && req.Replace && attempt < 2 {
 			continue
 		}
 		if err != nil {

@@ -85,8 +85,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	}
 	if err != nil {
 		msg := "the workflow state could not be read: " + err.Error()
-		var newer *migrate.NewerError
-		if errors.As(err, &newer) {
+		if _, ok := errors.AsType[*migrate.NewerError](err); ok {
 			msg = "the workflow state was written by a newer Cairn and is left untouched: " + err.Error()
 		}
 		out.Warnings = append(out.Warnings, msg)

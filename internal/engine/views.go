@@ -129,7 +129,7 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 	}
 	if w, err := e.st.ReadWorkflow(); err == nil && w.ID == id {
 		j, err := e.st.ReadJournal(id)
-		if err != nil && !isNotFound(err) {
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			return w.Data, j, err
 		}
 		return w.Data, j, nil
@@ -339,10 +339,7 @@ func staleTemps(dir string, now time.Time) []string {
 	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
 	// Inside archive directories too (a killed archive.json write), a bounded look.
 	if ents, err := durable.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
-		for i, ent := range ents {
-			if i >= 1000 {
-				break
-			}
+		for _, ent := range ents[:min(len(ents), 1000)] {
 			if ent.IsDir() {
 				subs = append(subs, filepath.Join("archive", ent.Name()))
 			}
