@@ -486,15 +486,6 @@ func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 	return out, nil
 }
 
-// ExportVars renders the active workflow's variables as `export K='v'` lines a shell can eval.
-func (e *Engine) ExportVars() (string, error) {
-	kv, err := e.GetVars(nil)
-	if err != nil {
-		return "", err
-	}
-	return vars.Export(kv), nil
-}
-
 // SaveCheckpoint saves a named JSON checkpoint.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
 	if err := e.st.SaveCheckpoint(name, data); err != nil {
