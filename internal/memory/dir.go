@@ -295,13 +295,8 @@ func disabled(env Env, settings []settingsSource) (bool, string) {
 	if Truthy(env.getenv(EnvRemote)) && env.getenv(EnvRemoteMemoryDir) == "" && env.getenv(EnvCoworkOverride) == "" {
 		return true, "auto-memory is off in a remote session without " + EnvRemoteMemoryDir
 	}
-	for _, s := range settings {
-		if s.enabled != nil {
-			if !*s.enabled {
-				return true, "auto-memory is disabled by autoMemoryEnabled: false in " + s.path
-			}
-			return false, ""
-		}
+	if i := slices.IndexFunc(settings, func(s settingsSource) bool { return s.enabled != nil }); i >= 0 && !*settings[i].enabled {
+		return true, "auto-memory is disabled by autoMemoryEnabled: false in " + settings[i].path
 	}
 	return false, ""
 }
