@@ -28,10 +28,7 @@ func (e *Engine) approvalsOff() bool {
 }
 
 func readConfig(stateDir string) fileConfig {
-	data, err := durable.ReadPath(filepath.Join(stateDir, configFile), 64<<10, true)
-	if err != nil {
-		return fileConfig{}
-	}
+	data, _ := durable.ReadPath(filepath.Join(stateDir, configFile), 64<<10, true) // nil when missing or unreadable
 	return decodeLenient[fileConfig](data)
 }
 
