@@ -246,9 +246,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
 		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
 	}
-	if loose := looseFiles(dir); !missing && len(loose) > 0 {
+	if missing {
+		// nothing on disk to check
+	} else if loose := looseFiles(dir); len(loose) > 0 {
 		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "chmod 600 those files")
-	} else if !missing {
+	} else {
 		add("state file permissions", true, "files are 0600", "")
 	}
 	if e.memWarn != "" {
