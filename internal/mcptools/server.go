@@ -339,16 +339,12 @@ func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome)
 		}
 		return
 	}
-	post, err := eng.Snapshot()
-	switch {
-	case err != nil:
-		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
-	case o.revision == 0 || post.WorkflowID == "" ||
-		(post.WorkflowID == o.workflowID && post.Revision <= o.revision):
+	if post, err := eng.Snapshot(); err == nil && (o.revision == 0 || post.WorkflowID == "" ||
+		(post.WorkflowID == o.workflowID && post.Revision <= o.revision)) {
 		s.seen = &post
-	default:
-		// Someone wrote after us before we looked: remember our revision so the next call
-		// reports their change.
+	} else {
+		// Someone wrote after us before we looked (or the look failed): remember our revision
+		// so the next call reports their change.
 		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
 	}
 }
