@@ -115,10 +115,7 @@ func (a *app) fail(err error) int {
 	if ce, ok := errors.AsType[*codeError](err); ok && ce.silent {
 		return ce.code
 	}
-	prefix := "cairn"
-	if a.name != "" {
-		prefix += " " + a.name
-	}
+	prefix := strings.TrimSpace("cairn " + a.name)
 	msg := err.Error()
 	if errors.Is(err, engine.ErrNoActiveWorkflow) {
 		// The engine's hint names the agent's tools; a person at a shell wants commands.

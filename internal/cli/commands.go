@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -220,12 +219,10 @@ func topNames() []string {
 	var out []string
 	for n := range commands {
 		first, _, _ := strings.Cut(n, " ")
-		if !slices.Contains(out, first) {
-			out = append(out, first)
-		}
+		out = append(out, first)
 	}
-	sort.Strings(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func verbs(noun string) []string {
@@ -305,16 +302,11 @@ func runHelp(a *app, pos []string, _ *engine.Engine) error {
 		return nil
 	}
 	if len(pos) == 1 && nouns[name] {
-		var names []string
-		for _, v := range verbs(name) {
-			names = append(names, name+" "+v)
-		}
-		sort.Strings(names)
-		for i, n := range names {
+		for i, v := range slices.Sorted(slices.Values(verbs(name))) {
 			if i > 0 {
 				fmt.Fprintln(a.stdout)
 			}
-			fmt.Fprint(a.stdout, commands[n].help())
+			fmt.Fprint(a.stdout, commands[name+" "+v].help())
 		}
 		return nil
 	}

@@ -114,12 +114,8 @@ func (a *app) completeArgs(c *command) cobra.CompletionFunc {
 
 // takesValue: the usage line shows the flag with a value (--reason TEXT), not alone.
 func takesValue(usage, flag string) bool {
-	i := strings.Index(usage, flag+" ")
-	if i < 0 {
-		return false
-	}
-	rest := usage[i+len(flag)+1:]
-	return rest != "" && rest[0] >= 'A' && rest[0] <= 'Z'
+	_, rest, ok := strings.Cut(usage, flag+" ")
+	return ok && rest != "" && rest[0] >= 'A' && rest[0] <= 'Z'
 }
 
 func (a *app) flagValues(cmd, flag string) []string {

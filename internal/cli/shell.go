@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // jsonArg is the JSON argument of checkpoint save and log append: the argument itself, or
@@ -125,18 +126,14 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runVarsExport(a *app, _ []string, e *engine.Engine) error {
-	if a.json {
-		kv, err := e.GetVars(nil)
-		if err != nil {
-			return err
-		}
-		return a.printJSON(kv)
-	}
-	s, err := e.ExportVars()
+	kv, err := e.GetVars(nil)
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(a.stdout, s)
+	if a.json {
+		return a.printJSON(kv)
+	}
+	_, err = io.WriteString(a.stdout, vars.Export(kv))
 	return err
 }
 

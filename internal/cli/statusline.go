@@ -33,10 +33,8 @@ type statusInput struct {
 func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	data, _ := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
 	var in statusInput
-	if len(strings.TrimSpace(string(data))) > 0 {
-		if err := json.Unmarshal(data, &in); err != nil {
-			a.say("stdin is not Claude Code's statusLine JSON (" + err.Error() + "); using the working directory")
-		}
+	if err := json.Unmarshal(data, &in); err != nil && len(strings.TrimSpace(string(data))) > 0 {
+		a.say("stdin is not Claude Code's statusLine JSON (" + err.Error() + "); using the working directory")
 	}
 	// The project is where Claude Code was started (workspace.project_dir), as for the hooks.
 	dir := cmp.Or(in.Workspace.ProjectDir, in.Workspace.CurrentDir, in.CWD)

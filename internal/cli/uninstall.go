@@ -44,20 +44,16 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if err != nil {
 		return fmt.Errorf("finding the working directory: %w", err)
 	}
-	mem, memErr := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
+	// The Memory is never nil: when Open fails, Footprint returns Open's error.
+	mem, _ := memory.Open(memory.Env{Getenv: a.getenv, WorkDir: wd}, memory.Options{})
 	plan := uninstallPlan{KeepState: !a.opt.withState, MemoryLines: []string{}, MemoryFiles: []string{}}
-	if memErr == nil {
-		fp, err := mem.Footprint()
-		switch {
-		case err == nil:
-			plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
-		case memory.IsUnavailable(err) && mem.Location().Disabled:
-			plan.Notes = append(plan.Notes, "auto-memory is off for this project: nothing of Cairn's to look for there")
-		default:
-			plan.Notes = append(plan.Notes, "auto-memory: "+err.Error())
-		}
-	} else {
-		plan.Notes = append(plan.Notes, "auto-memory: "+memErr.Error())
+	switch fp, err := mem.Footprint(); {
+	case err == nil:
+		plan.MemoryDir, plan.MemoryLines, plan.MemoryFiles = fp.Dir, orEmpty(fp.Lines), orEmpty(fp.Files)
+	case memory.IsUnavailable(err) && mem.Location().Disabled:
+		plan.Notes = append(plan.Notes, "auto-memory is off for this project: nothing of Cairn's to look for there")
+	default:
+		plan.Notes = append(plan.Notes, "auto-memory: "+err.Error())
 	}
 	home := a.home()
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))

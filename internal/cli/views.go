@@ -227,20 +227,11 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 // they were completed, then the others (the current phase) by their first move in the
 // history, then by name.
 func visitOrder(r *workflow.Record) []string {
-	first := map[string]int{}
-	for i, h := range r.History {
-		for _, p := range []string{h.From, h.To} {
-			if _, ok := first[p]; !ok {
-				first[p] = i
-			}
-		}
+	first := map[string]int{} // 1 + the index of the first move from or to the phase
+	for i, h := range slices.Backward(r.History) {
+		first[h.From], first[h.To] = i+1, i+1
 	}
-	rank := func(p string) int {
-		if i, ok := first[p]; ok {
-			return i
-		}
-		return len(r.History)
-	}
+	rank := func(p string) int { return cmp.Or(first[p], len(r.History)+1) }
 	return slices.SortedFunc(maps.Keys(r.Phases), func(a, b string) int {
 		pa, pb := r.Phases[a], r.Phases[b]
 		switch {

@@ -39,16 +39,14 @@ func runStart(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runTransition(a *app, pos []string, _ *engine.Engine) error {
-	req := engine.TransitionRequest{To: pos[len(pos)-1], From: a.opt.from, Note: a.opt.note, Outputs: a.opt.outputs}
+	req := engine.TransitionRequest{To: pos[len(pos)-1], From: a.opt.from, Note: a.opt.note, Outputs: a.opt.outputs,
+		Checkpoint: json.RawMessage(a.opt.checkpoint)} // empty: no checkpoint
 	if len(pos) == 2 {
 		// sm_transition FROM TO, the seed's two-argument form.
 		if req.From != "" && req.From != pos[0] {
 			return a.usageErr("FROM given twice and different: %q and --from %q", pos[0], req.From)
 		}
 		req.From = pos[0]
-	}
-	if a.opt.checkpoint != "" {
-		req.Checkpoint = json.RawMessage(a.opt.checkpoint)
 	}
 	e, err := a.engine()
 	if err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -81,11 +82,7 @@ func Title(res *Resume) string {
 	if res == nil || res.WorkflowID == "" || res.Phase == "" {
 		return ""
 	}
-	typ := res.Type
-	if typ == "" {
-		typ = "workflow"
-	}
-	return textsafe.Clip("Cairn: "+oneLine(typ, 30)+" · "+oneLine(res.Phase, 40), 80)
+	return textsafe.Clip("Cairn: "+oneLine(cmp.Or(res.Type, "workflow"), 30)+" · "+oneLine(res.Phase, 40), 80)
 }
 
 // Status is the active workflow at a glance, for `cairn statusline`.

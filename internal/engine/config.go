@@ -2,9 +2,9 @@ package engine
 
 import (
 	"path/filepath"
-	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/memory"
 )
 
 // configFile holds the project's Cairn settings, beside its state:
@@ -28,29 +28,18 @@ func (e *Engine) approvalsOff() bool {
 }
 
 func readConfig(stateDir string) fileConfig {
-	data, err := durable.ReadPath(filepath.Join(stateDir, configFile), 64<<10, true)
-	if err != nil {
-		return fileConfig{}
-	}
+	data, _ := durable.ReadPath(filepath.Join(stateDir, configFile), 64<<10, true) // nil when missing or unreadable
 	return decodeLenient[fileConfig](data)
-}
-
-func envBool(v string) (bool, bool) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "on", "yes":
-		return true, true
-	case "0", "false", "off", "no":
-		return false, true
-	}
-	return false, false
 }
 
 // stopBlocking says whether the Stop hook may ask the agent about blocking violations.
 func (e *Engine) stopBlocking() bool {
-	if b, ok := envBool(e.cfg.Getenv("CAIRN_STOP_BLOCKING")); ok {
-		return b
-	}
-	if e.conf.StopBlocking != nil {
+	switch v := e.cfg.Getenv("CAIRN_STOP_BLOCKING"); {
+	case memory.Truthy(v):
+		return true
+	case memory.Falsy(v):
+		return false
+	case e.conf.StopBlocking != nil:
 		return *e.conf.StopBlocking
 	}
 	return true

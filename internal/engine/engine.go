@@ -279,11 +279,8 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 	if err != nil {
 		return nil, w.Notices, err
 	}
-	r, err := w.Record()
-	if err != nil {
-		return nil, w.Notices, err
-	}
-	return r, w.Notices, nil
+	r, err := w.Record() // nil on error
+	return r, w.Notices, err
 }
 
 // definitionFor finds the definition of a record's type.
@@ -307,9 +304,6 @@ func (e *Engine) builtinOnly(typ string) *workflow.Definition {
 	if ents, err := durable.ReadDirPath(e.workflow); err == nil && len(ents) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	d, ok := workflow.BuiltinDefinition(typ)
-	if !ok {
-		return nil
-	}
+	d, _ := workflow.BuiltinDefinition(typ) // nil when there is none
 	return d
 }

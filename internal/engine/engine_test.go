@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -136,7 +137,7 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	if len(kv) != 1 || kv["PLAN_PATH"] != "plans/001.md" {
 		t.Errorf("get vars = %v", kv)
 	}
-	exp := must(en.ExportVars())(t)
+	exp := vars.Export(must(en.GetVars(nil))(t))
 	if !strings.Contains(exp, "export PLAN_PATH='plans/001.md'") {
 		t.Errorf("export = %q", exp)
 	}

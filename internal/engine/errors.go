@@ -34,14 +34,11 @@ const WorkflowFile = store.WorkflowFile
 // Classify says which Class err belongs to; a nil err is Refused's zero value and should not
 // be asked about.
 func Classify(err error) Class {
-	var (
-		we  *store.WriteError
-		lt  *durable.LockTimeoutError
-		nwr *migrate.NewerError
-	)
+	_, we := errors.AsType[*store.WriteError](err)
+	_, lt := errors.AsType[*durable.LockTimeoutError](err)
+	_, nwr := errors.AsType[*migrate.NewerError](err)
 	switch {
-	case errors.As(err, &we), errors.As(err, &lt), errors.As(err, &nwr),
-		errors.Is(err, durable.ErrSymlinkDir), errors.Is(err, fs.ErrPermission):
+	case we, lt, nwr, errors.Is(err, durable.ErrSymlinkDir), errors.Is(err, fs.ErrPermission):
 		return StateUnusable
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound

@@ -147,7 +147,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		if err := json.Unmarshal(data, in); err != nil {
 			return nil, fmt.Errorf("reading initiative.json: %w", err)
 		}
-	} else if !isNotFound(err) {
+	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
 	var doc *workflow.StatusDoc
@@ -167,7 +167,11 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	if d.Initiative == nil {
 		return &Result{Message: "no initiative: create one with action create", Warnings: warnings}, nil
 	}
-	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: mustJSON(d.Initiative)}
+	data, err := json.Marshal(d.Initiative)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: data}
 	if d.WriteInitiative {
 		if err := e.st.Write(initiativeDoc, res.Workflow); err != nil {
 			return nil, err
@@ -184,12 +188,4 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		res.Message += "; authoritative: " + d.Winner
 	}
 	return res, nil
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // the initiative types always marshal
-	}
-	return b
 }

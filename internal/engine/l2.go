@@ -2,7 +2,7 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
+	"slices"
 
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -21,14 +21,6 @@ type l2State struct {
 	WorkflowID string   `json:"workflow_id,omitempty"`
 	Revision   int64    `json:"revision"`
 	Owed       []string `json:"owed,omitempty"`
-}
-
-func (e *Engine) readL2State() l2State {
-	data, err := e.st.Read(l2StateDoc)
-	if err != nil {
-		return l2State{}
-	}
-	return decodeLenient[l2State](data)
 }
 
 func (e *Engine) updateL2State(f func(*l2State)) error {
@@ -87,29 +79,24 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 	if e.memWarn != "" {
 		return nil, ""
 	}
-	s := e.readL2State()
-	active := r != nil
-	var id string
-	var rev int64
-	if active {
-		id, rev = r.WorkflowID, r.Revision
-	}
-	if len(s.Owed) == 0 && (!active || (id == s.WorkflowID && rev <= s.Revision)) {
+	data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
+	s := decodeLenient[l2State](data)
+	if len(s.Owed) == 0 && (r == nil || r.WorkflowID == s.WorkflowID && r.Revision <= s.Revision) {
 		return nil, ""
 	}
-	lines := append([]string(nil), s.Owed...)
-	if active {
+	lines := slices.Clone(s.Owed)
+	if r != nil {
 		var from int64
-		if id == s.WorkflowID {
+		if r.WorkflowID == s.WorkflowID {
 			from = s.Revision
 		}
-		lines = append(lines, e.journalLines(id, from)...)
+		lines = append(lines, e.journalLines(r.WorkflowID, from)...)
 	}
 	wrote, failed, warning := e.recordL2(lines)
 	_ = e.updateL2State(func(st *l2State) {
 		st.Owed = failed
-		if active {
-			st.WorkflowID, st.Revision = id, max(rev, st.Revision)
+		if r != nil {
+			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)
 		}
 	})
 	return wrote, warning
@@ -145,6 +132,3 @@ func (e *Engine) journalLines(id string, from int64) []string {
 	}
 	return lines
 }
-
-// isNotFound reports a missing document or workflow.
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -35,10 +35,7 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 	if e.memWarn != "" {
 		return nil, false, ""
 	}
-	data, err := e.st.Read(l2MarkDoc)
-	if err != nil {
-		return nil, false, ""
-	}
+	data, _ := e.st.Read(l2MarkDoc) // nil when there is no mark (or it is unreadable): not ok
 	k, ok := decodeMark(data)
 	if !ok || k.Empty() {
 		return nil, false, ""

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -218,8 +219,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			}
 			return workflow.Start(def, nil, req, e.now(), e.actor())
 		}, "")
-		var ae *workflow.ActiveError
-		if errors.As(err, &ae) && req.Replace && attempt < 2 {
+		if _, ok := errors.AsType[*workflow.ActiveError](err); ok && req.Replace && attempt < 2 {
 			continue
 		}
 		if err != nil {
@@ -433,9 +433,7 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 	if wres.Record != nil && wres.Record.Enforcement != nil {
 		res.Message = wres.Record.Enforcement.Summary
 	}
-	if res.Message == "" {
-		res.Message = "no violations"
-	}
+	res.Message = cmp.Or(res.Message, "no violations")
 	return res, nil
 }
 
@@ -486,15 +484,6 @@ func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// ExportVars renders the active workflow's variables as `export K='v'` lines a shell can eval.
-func (e *Engine) ExportVars() (string, error) {
-	kv, err := e.GetVars(nil)
-	if err != nil {
-		return "", err
-	}
-	return vars.Export(kv), nil
 }
 
 // SaveCheckpoint saves a named JSON checkpoint.

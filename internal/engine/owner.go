@@ -21,10 +21,7 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if o.SessionID == "" || o.SessionID == e.cfg.SessionID || o.PID <= 0 {
 		return false
 	}
-	if o.PID == e.cfg.PID {
-		return true
-	}
-	return !processAlive(o.PID)
+	return o.PID == e.cfg.PID || !processAlive(o.PID)
 }
 
 // dropEndedOwner removes the owned-by-a-live-session finding when the owner has ended.

@@ -85,8 +85,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	}
 	if err != nil {
 		msg := "the workflow state could not be read: " + err.Error()
-		var newer *migrate.NewerError
-		if errors.As(err, &newer) {
+		if _, ok := errors.AsType[*migrate.NewerError](err); ok {
 			msg = "the workflow state was written by a newer Cairn and is left untouched: " + err.Error()
 		}
 		out.Warnings = append(out.Warnings, msg)
@@ -338,12 +337,7 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 	return &Result{Message: msg, Changed: !dryRun}, nil
 }
 
-func ttlText(ttl string) string {
-	if ttl == "" {
-		return "24h"
-	}
-	return ttl
-}
+func ttlText(ttl string) string { return cmp.Or(ttl, "24h") }
 
 // exists says whether a referenced output exists; relative paths are from the project root.
 func (e *Engine) exists(p string) bool {
@@ -438,10 +432,7 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 		}
 		out.Approvals = append(out.Approvals, s)
 	}
-	if names, err := e.st.ListCheckpoints(""); err == nil {
-		sort.Strings(names)
-		out.Checkpoints = names
-	}
+	out.Checkpoints, _ = e.st.ListCheckpoints("") // sorted; nil on error
 }
 
 // render builds the resume report. ended is the ending to tell of ("" when there is none or

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,7 +129,7 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 	}
 	if w, err := e.st.ReadWorkflow(); err == nil && w.ID == id {
 		j, err := e.st.ReadJournal(id)
-		if err != nil && !isNotFound(err) {
+		if err != nil && !errors.Is(err, ErrNotFound) {
 			return w.Data, j, err
 		}
 		return w.Data, j, nil
@@ -260,30 +261,20 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	}
 	if !missing {
 		out = append(out, e.lockChecks(dir)...)
-		if stale := staleTemps(dir, e.now()); len(stale) > 0 {
-			add("stale temp files", false, strings.Join(stale, ", "), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
-		} else {
-			add("stale temp files", true, "none", "")
-		}
+		stale := staleTemps(dir, e.now())
+		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
 	}
-	out = append(out, e.projectRootCheck())
-	return append(out, e.definitionsCheck())
-}
-
-func (e *Engine) definitionsCheck() Check {
+	root := e.root
+	if !e.inGit {
+		root += " (no git repository found above it: the launch directory is the project root)"
+	}
+	add("project root", true, root, "")
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
-		return Check{Name: "workflow definitions", OK: false, Detail: strings.Join(defErrs, "; "), Fix: "fix the files named (the others load fine)"}
+		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
+	} else {
+		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
-	return Check{Name: "workflow definitions", OK: true, Detail: strings.Join(e.definitions().Names(), ", ")}
-}
-
-// projectRootCheck says which directory is the project root, and why when no git repository
-// was found (the launch directory is used then).
-func (e *Engine) projectRootCheck() Check {
-	if e.inGit {
-		return Check{Name: "project root", OK: true, Detail: e.root}
-	}
-	return Check{Name: "project root", OK: true, Detail: e.root + " (no git repository found above it: the launch directory is the project root)"}
+	return out
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest
@@ -350,10 +341,7 @@ func staleTemps(dir string, now time.Time) []string {
 	subs := []string{".", "checkpoints", "logs", "journal", "sessions", "archive"}
 	// Inside archive directories too (a killed archive.json write), a bounded look.
 	if ents, err := durable.ReadDirPath(filepath.Join(dir, "archive")); err == nil {
-		for i, ent := range ents {
-			if i >= 1000 {
-				break
-			}
+		for _, ent := range ents[:min(len(ents), 1000)] {
 			if ent.IsDir() {
 				subs = append(subs, filepath.Join("archive", ent.Name()))
 			}

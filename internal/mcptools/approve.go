@@ -35,14 +35,9 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 	if ctx == nil {
 		ctx = c.ctx
 	}
-	sess := server.ClientSessionFromContext(ctx)
-	if sess == nil || c.srv == nil {
-		return "", cannot
-	}
-	if info, ok := sess.(server.SessionWithClientInfo); ok && info.GetClientCapabilities().Elicitation == nil {
-		return "", cannot
-	}
-	if _, ok := sess.(server.SessionWithElicitation); !ok {
+	sess := server.ClientSessionFromContext(ctx) // nil (no session) satisfies neither interface
+	info, declared := sess.(server.SessionWithClientInfo)
+	if _, ok := sess.(server.SessionWithElicitation); !ok || c.srv == nil || declared && info.GetClientCapabilities().Elicitation == nil {
 		return "", cannot
 	}
 	ctx, cancel := context.WithTimeout(ctx, approvalWait)

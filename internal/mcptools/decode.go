@@ -89,18 +89,13 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 			problems = append(problems, fmt.Sprintf(format, a...))
 		}
 	}
-	var unknown []string
-	for k := range m {
-		if spec.field(k) == nil {
-			unknown = append(unknown, k)
-		}
-	}
-	slices.Sort(unknown)
-	for _, k := range unknown {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// The unknown name is not repeated; the near miss is one of the tool's own names.
-		if near := spec.near(k); near != "" {
+		switch near := spec.near(k); {
+		case spec.field(k) != nil:
+		case near != "":
 			add("an unknown argument: did you mean %q? (%s takes %s)", near, spec.name, spec.signature())
-		} else {
+		default:
 			add("an unknown argument (%s takes %s)", spec.name, spec.signature())
 		}
 	}
@@ -187,9 +182,8 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		if f.max > 0 && len(m) > f.max {
 			return nil, fmt.Sprintf("argument %q has %d entries, more than the limit of %d", f.name, len(m), f.max)
 		}
-		keys := slices.Sorted(maps.Keys(m))
 		out := make(map[string]string, len(m))
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if f.pattern != nil && !f.pattern.MatchString(k) {
 				return nil, fmt.Sprintf("argument %q has a name that is not %s", f.name, f.hint)
 			}
@@ -274,10 +268,8 @@ func decodeViolation(name string, raw json.RawMessage) (engine.Violation, string
 // checkString applies the field's rules to a string value named name.
 func (f *field) checkString(name, s string) (string, string) {
 	if len(f.enum) > 0 {
-		for _, e := range f.enum {
-			if s == e || (f.fold && strings.EqualFold(s, e)) {
-				return e, ""
-			}
+		if i := slices.IndexFunc(f.enum, func(e string) bool { return s == e || f.fold && strings.EqualFold(s, e) }); i >= 0 {
+			return f.enum[i], ""
 		}
 		return "", fmt.Sprintf("argument %q is not one of %s", name, strings.Join(f.enum, ", "))
 	}

@@ -55,22 +55,6 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 	if r == nil {
 		return nil, errors.New("the engine returned no result; nothing is known to have changed, call resume_check to see the current state")
 	}
-	s := map[string]any{"message": r.Message, "changed": r.Changed}
-	if r.WorkflowID != "" {
-		s["workflow_id"] = r.WorkflowID
-	}
-	if r.Phase != "" {
-		s["phase"] = r.Phase
-	}
-	if r.Revision != 0 {
-		s["revision"] = r.Revision
-	}
-	if len(r.Allowed) > 0 {
-		s["allowed"] = r.Allowed
-	}
-	if len(r.Warnings) > 0 {
-		s["warnings"] = r.Warnings
-	}
 	var b strings.Builder
 	b.WriteString(sentence(r.Message))
 	if r.WorkflowID != "" && r.Phase != "" {
@@ -84,7 +68,7 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 		b.WriteString("\nWarning: ")
 		b.WriteString(sentence(w))
 	}
-	return &outcome{text: b.String(), structured: s, wrote: r.Changed, revision: r.Revision, workflowID: r.WorkflowID}, nil
+	return &outcome{text: b.String(), structured: structuredOf(r, "workflow"), wrote: r.Changed, revision: r.Revision, workflowID: r.WorkflowID}, nil
 }
 
 // sentence makes a message one sentence: first letter upper case, a full stop at the end.
@@ -107,12 +91,6 @@ func sentence(m string) string {
 // list, tasks and checkpoints) as text, the same facts as structured content. The whole
 // record is not included: it is large, and nothing in it is needed to go on.
 func resumeOutcome(r *engine.Resume) *outcome {
-	var s map[string]any
-	raw, _ := json.Marshal(r)
-	_ = json.Unmarshal(raw, &s)
-	// tasks repeats failed_tasks in words.
-	delete(s, "workflow")
-	delete(s, "tasks")
 	text := strings.TrimSuffix(r.Report, "\n")
 	if text == "" {
 		text = "No active workflow."
@@ -120,9 +98,21 @@ func resumeOutcome(r *engine.Resume) *outcome {
 			text += " Next: " + r.Next
 		}
 	}
-	// The read protocol may write (expiry, recovery); the server takes the snapshot after it as
-	// the baseline for the next call.
-	return &outcome{text: text, structured: s, wrote: true}
+	// tasks repeats failed_tasks in words. The read protocol may write (expiry, recovery): the
+	// server takes the snapshot after it as the baseline for the next call.
+	return &outcome{text: text, structured: structuredOf(r, "workflow", "tasks"), wrote: true}
+}
+
+// structuredOf is v's JSON object as a map, without the members named in drop (the whole
+// record is never sent: the model asks resume_check for what it needs).
+func structuredOf(v any, drop ...string) map[string]any {
+	var s map[string]any
+	raw, _ := json.Marshal(v)
+	_ = json.Unmarshal(raw, &s)
+	for _, k := range drop {
+		delete(s, k)
+	}
+	return s
 }
 
 // toolResult builds the wire result: text content first (with the notice, if any, as its first
@@ -153,12 +143,9 @@ const maxErrorRunes = 2000
 
 func errorText(err error) string {
 	msg := err.Error()
-	var ae *argError
-	if !errors.As(err, &ae) {
-		var te *workflow.TransitionError
-		if errors.As(err, &te) && len(te.Allowed) > 0 && !strings.Contains(msg, te.Allowed[0]) {
-			msg += fmt.Sprintf(" (allowed from %s: %s)", te.From, strings.Join(te.Allowed, ", "))
-		}
+	_, isArg := errors.AsType[*argError](err)
+	if te, ok := errors.AsType[*workflow.TransitionError](err); ok && !isArg && len(te.Allowed) > 0 && !strings.Contains(msg, te.Allowed[0]) {
+		msg += fmt.Sprintf(" (allowed from %s: %s)", te.From, strings.Join(te.Allowed, ", "))
 	}
 	if r := []rune(msg); len(r) > maxErrorRunes {
 		msg = string(r[:maxErrorRunes]) + "…"

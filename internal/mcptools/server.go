@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,17 +68,11 @@ func New(opt Options) *Server {
 	if opt.WorkDir == "" {
 		opt.WorkDir, _ = os.Getwd()
 	}
-	if opt.PPID == 0 {
-		opt.PPID = os.Getppid()
-	}
-	if opt.Version == "" {
-		opt.Version = "dev"
-	}
+	opt.PPID = cmp.Or(opt.PPID, os.Getppid())
+	opt.Version = cmp.Or(opt.Version, "dev")
+	opt.Debounce = cmp.Or(opt.Debounce, 50*time.Millisecond)
 	if opt.Log == nil {
 		opt.Log = log.New(os.Stderr, "cairn-mcp: ", 0)
-	}
-	if opt.Debounce == 0 {
-		opt.Debounce = 50 * time.Millisecond
 	}
 	s := &Server{
 		opt:     opt,
@@ -270,11 +265,8 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		s.reopenIfGone()
 		s.openLocked()
 		if s.eng == nil {
-			if argErr != nil {
-				return errorResult(argErr, ""), nil
-			}
 			err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Check that the project directory is writable (or set CAIRN_STATE_DIR to a writable directory) and call the tool again", spec.name, s.openErr)
-			return errorResult(err, ""), nil
+			return errorResult(cmp.Or(argErr, err), ""), nil // a bad argument is said first
 		}
 		eng := s.eng
 		// The watcher learns a new session after /clear only after its debounce; a call that
@@ -347,16 +339,12 @@ func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome)
 		}
 		return
 	}
-	post, err := eng.Snapshot()
-	switch {
-	case err != nil:
-		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
-	case o.revision == 0 || post.WorkflowID == "" ||
-		(post.WorkflowID == o.workflowID && post.Revision <= o.revision):
+	if post, err := eng.Snapshot(); err == nil && (o.revision == 0 || post.WorkflowID == "" ||
+		(post.WorkflowID == o.workflowID && post.Revision <= o.revision)) {
 		s.seen = &post
-	default:
-		// Someone wrote after us before we looked: remember our revision so the next call
-		// reports their change.
+	} else {
+		// Someone wrote after us before we looked (or the look failed): remember our revision
+		// so the next call reports their change.
 		s.seen = &engine.Snapshot{WorkflowID: o.workflowID, Revision: o.revision}
 	}
 }

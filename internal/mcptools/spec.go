@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"regexp"
@@ -47,7 +48,7 @@ type toolSpec struct {
 	readOnly    bool
 	destructive bool
 	idempotent  bool
-	output      string // JSON schema of structuredContent
+	output      string // JSON schema of structuredContent; resultOutput (an engine Result's) when ""
 	run         func(c *call) (*outcome, error)
 }
 
@@ -190,7 +191,7 @@ func (t *toolSpec) tool() mcp.Tool {
 			Required:             required,
 			AdditionalProperties: false,
 		},
-		RawOutputSchema: json.RawMessage(t.output),
+		RawOutputSchema: json.RawMessage(cmp.Or(t.output, resultOutput)),
 		Annotations: mcp.ToolAnnotation{
 			Title:           t.title,
 			ReadOnlyHint:    mcp.ToBoolPtr(t.readOnly),

@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,7 +91,6 @@ var specs = []*toolSpec{
 				desc: "Archive the active workflow first."},
 		},
 		destructive: true,
-		output:      resultOutput,
 		run:         runStart,
 	},
 	{
@@ -110,7 +110,6 @@ var specs = []*toolSpec{
 		},
 		// Repeating a move changes nothing more: the same phase again is a no-op (seed 003).
 		idempotent: true,
-		output:     resultOutput,
 		run:        runTransition,
 	},
 	{
@@ -123,7 +122,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runComplete,
 	},
 	{
@@ -138,7 +136,6 @@ var specs = []*toolSpec{
 			{name: "note", kind: kString, max: 500},
 		},
 		idempotent: true, // the same call again changes nothing more
-		output:     resultOutput,
 		run:        runTask,
 	},
 	{
@@ -151,7 +148,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runEnforcement,
 	},
 	{
@@ -163,7 +159,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runExpire,
 	},
 	{
@@ -178,7 +173,6 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
-		output:      resultOutput,
 		run:         runSaveCheckpoint,
 	},
 	{
@@ -215,7 +209,6 @@ var specs = []*toolSpec{
 				desc: `Such as {"PLAN_PATH": "docs/plan.md"}.`},
 		},
 		idempotent: true,
-		output:     resultOutput,
 		run:        runSetVars,
 	},
 	{
@@ -240,8 +233,7 @@ var specs = []*toolSpec{
 			{name: "entry", kind: kObject, required: true, max: 64 << 10,
 				desc: "JSON object, at most 64 KiB."},
 		},
-		output: resultOutput,
-		run:    runAppendLog,
+		run: runAppendLog,
 	},
 	{
 		name:  "record_learning",
@@ -253,7 +245,6 @@ var specs = []*toolSpec{
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true},
 		},
 		idempotent: true, // the same call again changes nothing more
-		output:     resultOutput,
 		run:        runLearning,
 	},
 	{
@@ -269,8 +260,7 @@ var specs = []*toolSpec{
 			{name: "milestone", kind: kString, max: 200},
 			{name: "note", kind: kString, max: 500},
 		},
-		output: resultOutput,
-		run:    runInitiative,
+		run: runInitiative,
 	},
 }
 
@@ -295,8 +285,8 @@ func runTransition(c *call) (*outcome, error) {
 		Outputs: c.strs("outputs"), Note: c.str("note"),
 	}
 	res, err := c.eng.Transition(req)
-	var ae *workflow.ApprovalError
-	if !errors.As(err, &ae) {
+	ae, ok := errors.AsType[*workflow.ApprovalError](err)
+	if !ok {
 		return resultOf(res, err)
 	}
 	// Leaving an approval phase needs a person's yes: ask the person through the client.
@@ -386,10 +376,7 @@ func runGetVars(c *call) (*outcome, error) {
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		lines = append(lines, k+"="+vars[k])
 	}
-	text := strings.Join(lines, "\n")
-	if text == "" {
-		text = "No workflow variables set."
-	}
+	text := cmp.Or(strings.Join(lines, "\n"), "No workflow variables set.")
 	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
 }
 

@@ -41,6 +41,10 @@ func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration
 	if err != nil {
 		return nil, err
 	}
+	if err := fw.Add(stateDir); err != nil {
+		fw.Close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{
 		s:            s,
@@ -50,19 +54,13 @@ func newWatcher(s *Server, stateDir, workflowsDir string, debounce time.Duration
 		sessionFile:  strconv.Itoa(s.opt.PPID) + ".json",
 		workflowsDir: workflowsDir,
 		debounce:     debounce,
-		watched:      map[string]bool{},
+		watched:      map[string]bool{stateDir: true},
 		ctx:          ctx,
 		cancel:       cancel,
 	}
 	if workflowsDir != "" {
 		w.claudeDir = filepath.Dir(workflowsDir)
 	}
-	if err := fw.Add(stateDir); err != nil {
-		fw.Close()
-		cancel()
-		return nil, err
-	}
-	w.watched[stateDir] = true
 	w.addMissing() // what exists now is read when the engine opens
 	w.wg.Go(w.loop)
 	return w, nil
@@ -90,14 +88,11 @@ func (w *watcher) addMissing() change {
 func (w *watcher) classify(ev fsnotify.Event) change {
 	name := filepath.Clean(ev.Name)
 	dir := filepath.Dir(name)
+	// A cleaned name and its directory are never "", so an unset workflowsDir matches nothing.
 	switch {
-	case name == w.sessionsDir:
+	case name == w.sessionsDir, dir == w.sessionsDir && filepath.Base(name) == w.sessionFile:
 		return changeSession
-	case dir == w.sessionsDir && filepath.Base(name) == w.sessionFile:
-		return changeSession
-	case w.workflowsDir != "" && name == w.workflowsDir:
-		return changeDefinitions
-	case w.workflowsDir != "" && dir == w.workflowsDir && filepath.Ext(name) == ".md":
+	case name == w.workflowsDir, dir == w.workflowsDir && filepath.Ext(name) == ".md":
 		return changeDefinitions
 	}
 	return 0

@@ -50,13 +50,7 @@ func (e Env) getenv(k string) string {
 }
 
 func (e Env) home() string {
-	if e.Home != "" {
-		return e.Home
-	}
-	if h := e.getenv("HOME"); h != "" {
-		return h
-	}
-	return e.getenv("USERPROFILE")
+	return cmp.Or(e.Home, e.getenv("HOME"), e.getenv("USERPROFILE"))
 }
 
 // Location is where L2 lives for this project, or why it is off.
@@ -134,10 +128,7 @@ func Dir(env Env) (Location, error) {
 	if err != nil {
 		return Location{}, err
 	}
-	base := configDir
-	if r := env.getenv(EnvRemoteMemoryDir); r != "" {
-		base = r
-	}
+	base := cmp.Or(env.getenv(EnvRemoteMemoryDir), configDir)
 	key := SanitizePath(root)
 	return Location{Dir: filepath.Join(base, "projects", key, "memory"), Source: "default", Key: key}, nil
 }
@@ -180,13 +171,7 @@ func pathHash(units []uint16) string {
 	return pathHashAbs(h)
 }
 
-func pathHashAbs(h int32) string {
-	a := int64(h)
-	if a < 0 {
-		a = -a
-	}
-	return strconv.FormatInt(a, 36)
-}
+func pathHashAbs(h int32) string { return strconv.FormatInt(max(int64(h), -int64(h)), 36) }
 
 // overridePath validates and normalises a directory override the way Claude Code does: with
 // tilde allowed, "~/x" is taken under home (but "~/", "~/.." and escapes are refused); the
@@ -236,12 +221,9 @@ func projectMayUse(d, configDir, launch string, env Env) bool {
 	if r, err := project.GitCommonRoot(env.Getenv, env.WorkDir); err == nil {
 		roots = append(roots, r)
 	}
-	for _, r := range roots {
-		if r != "" && durable.Beneath(r, d) && durable.CheckBeneath(r, d) == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(roots, func(r string) bool {
+		return r != "" && durable.Beneath(r, d) && durable.CheckBeneath(r, d) == nil
+	})
 }
 
 // loadSettings reads the settings files in Claude Code's precedence, highest first: managed
@@ -298,36 +280,33 @@ func parseSettings(p string, data []byte) (settingsSource, bool) {
 // settings; a remote session without a memory dir has none; else autoMemoryEnabled from the
 // highest settings source that sets it, on by default.
 func disabled(env Env, settings []settingsSource) (bool, string) {
-	if truthy(env.getenv(EnvSimple)) {
+	if Truthy(env.getenv(EnvSimple)) {
 		return true, "auto-memory is off in --bare mode (" + EnvSimple + ")"
 	}
-	if truthy(env.getenv(EnvSafeMode)) {
+	if Truthy(env.getenv(EnvSafeMode)) {
 		return true, "auto-memory is off in safe mode (" + EnvSafeMode + ")"
 	}
 	switch v := env.getenv(EnvDisable); {
-	case truthy(v):
+	case Truthy(v):
 		return true, "auto-memory is disabled by " + EnvDisable + "=" + v
-	case falsy(v):
+	case Falsy(v):
 		return false, ""
 	}
-	if truthy(env.getenv(EnvRemote)) && env.getenv(EnvRemoteMemoryDir) == "" && env.getenv(EnvCoworkOverride) == "" {
+	if Truthy(env.getenv(EnvRemote)) && env.getenv(EnvRemoteMemoryDir) == "" && env.getenv(EnvCoworkOverride) == "" {
 		return true, "auto-memory is off in a remote session without " + EnvRemoteMemoryDir
 	}
-	for _, s := range settings {
-		if s.enabled != nil {
-			if !*s.enabled {
-				return true, "auto-memory is disabled by autoMemoryEnabled: false in " + s.path
-			}
-			return false, ""
-		}
+	if i := slices.IndexFunc(settings, func(s settingsSource) bool { return s.enabled != nil }); i >= 0 && !*settings[i].enabled {
+		return true, "auto-memory is disabled by autoMemoryEnabled: false in " + settings[i].path
 	}
 	return false, ""
 }
 
-func truthy(v string) bool {
+// Truthy and Falsy read a boolean environment variable as Claude Code does: 1, true, yes or
+// on is true, 0, false, no or off false, in any case; anything else is neither.
+func Truthy(v string) bool {
 	return slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(v)))
 }
 
-func falsy(v string) bool {
+func Falsy(v string) bool {
 	return slices.Contains([]string{"0", "false", "no", "off"}, strings.ToLower(strings.TrimSpace(v)))
 }

@@ -11,16 +11,6 @@ import (
 	"github.com/adrg/frontmatter"
 )
 
-// frontMatter is Claude Code's memory file header. The tags name the keys for the tests,
-// which read headers back with yaml.v3.
-type frontMatter struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
-	Metadata    struct {
-		Type string `yaml:"type"`
-	} `yaml:"metadata"`
-}
-
 // rawHeader is the "---" format with the header handed back undecoded: Cairn reads only the
 // body of memory files.
 var rawHeader = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
@@ -51,16 +41,16 @@ func memoryBody(data []byte) []byte {
 	return body
 }
 
-// renderMemoryFile writes the header (four-space indent, one line a field) and the body after
-// a blank line.
-func renderMemoryFile(fm frontMatter, body string) []byte {
-	b := make([]byte, 0, 64+len(fm.Name)+len(fm.Description)+len(fm.Metadata.Type)+len(body))
+// renderMemoryFile writes Claude Code's memory file header (name, description and
+// metadata.type, four-space indent, one line a field) and the body after a blank line.
+func renderMemoryFile(name, description, typ, body string) []byte {
+	b := make([]byte, 0, 64+len(name)+len(description)+len(typ)+len(body))
 	b = append(b, "---\nname: "...)
-	b = appendYAMLString(b, fm.Name)
+	b = appendYAMLString(b, name)
 	b = append(b, "\ndescription: "...)
-	b = appendYAMLString(b, fm.Description)
+	b = appendYAMLString(b, description)
 	b = append(b, "\nmetadata:\n    type: "...)
-	b = appendYAMLString(b, fm.Metadata.Type)
+	b = appendYAMLString(b, typ)
 	b = append(b, "\n---\n\n"...)
 	return append(b, body...)
 }

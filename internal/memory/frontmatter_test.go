@@ -20,6 +20,16 @@ import (
 // The tests read what renderMemoryFile writes back with yaml.v3 and adrg/frontmatter, and
 // check the body against the reading this package did before (adrg/frontmatter with yaml.v3).
 
+// frontMatter is Claude Code's memory file header. The tests read headers back into it
+// with yaml.v3.
+type frontMatter struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Metadata    struct {
+		Type string `yaml:"type"`
+	} `yaml:"metadata"`
+}
+
 // yamlMatter is how this package read memory files before: adrg/frontmatter's "---" format
 // with yaml.v3.
 var yamlMatter = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
@@ -85,7 +95,7 @@ func header(name, desc, typ string) frontMatter {
 func checkRendered(t *testing.T, fm frontMatter) []byte {
 	t.Helper()
 	const body = "- 2026-11-22T17:30:00Z a line\n"
-	file := renderMemoryFile(fm, body)
+	file := renderMemoryFile(fm.Name, fm.Description, fm.Metadata.Type, body)
 	want := header(strings.ToValidUTF8(fm.Name, "\uFFFD"), strings.ToValidUTF8(fm.Description, "\uFFFD"), strings.ToValidUTF8(fm.Metadata.Type, "\uFFFD"))
 	got, gotBody := parseMemoryFile(t, file)
 	if got != want || string(gotBody) != "\n"+body {
@@ -325,7 +335,7 @@ func TestRenderReadByBun(t *testing.T) {
 	}
 	var files []string
 	for _, v := range values {
-		files = append(files, string(renderMemoryFile(header(v, v, v), "body\n")))
+		files = append(files, string(renderMemoryFile(v, v, v, "body\n")))
 	}
 	in, err := json.Marshal(files)
 	if err != nil {

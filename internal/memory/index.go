@@ -199,10 +199,7 @@ func insertLine(ls []line, i int, l line, eol string) []line {
 		ls[i-1].eol = eol
 		l.eol = ""
 	}
-	ls = append(ls, line{})
-	copy(ls[i+1:], ls[i:])
-	ls[i] = l
-	return ls
+	return slices.Insert(ls, i, l)
 }
 
 // fits reports whether a line of n bytes at index i would be loaded by Claude Code.

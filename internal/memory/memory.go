@@ -53,8 +53,8 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // IsUnavailable reports whether err says L2 is off or unusable (as opposed to refused input).
 func IsUnavailable(err error) bool {
-	var u *UnavailableError
-	return errors.As(err, &u)
+	_, ok := errors.AsType[*UnavailableError](err)
+	return ok
 }
 
 func unavailable(reason string, err error) *UnavailableError {

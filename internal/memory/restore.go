@@ -143,13 +143,8 @@ func (m *Memory) drifted(want Mark) bool {
 	}
 	if want.Index != "" {
 		data, err := readLimited(filepath.Join(m.loc.Dir, IndexFile))
-		if errors.Is(err, fs.ErrNotExist) {
+		if e, ok := FindEntry(data, TopicFile); errors.Is(err, fs.ErrNotExist) || err == nil && (!ok || e != want.Index) {
 			return true
-		}
-		if err == nil {
-			if e, ok := FindEntry(data, TopicFile); !ok || e != want.Index {
-				return true
-			}
 		}
 	}
 	return false

@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,9 +31,6 @@ const (
 	maxBodyRunes  = 500 // per body line
 	maxSlug       = 48
 )
-
-// Memory types Claude Code knows.
-var memoryTypes = map[string]bool{"user": true, "feedback": true, "project": true, "reference": true}
 
 // Entry is one L2 line of the topic file.
 type Entry struct {
@@ -89,12 +88,7 @@ func renderTopic(entries []Entry) []byte {
 		entries = entries[len(entries)-MaxTopicLines:]
 	}
 	var b strings.Builder
-	b.WriteString(topicIntro)
-	b.WriteString("\n\n")
-	b.WriteString(topicData)
-	b.WriteString("\n\n")
-	b.WriteString(topicFence)
-	b.WriteByte('\n')
+	b.WriteString(topicIntro + "\n\n" + topicData + "\n\n" + topicFence + "\n")
 	latest := ""
 	for _, e := range entries {
 		text := textsafe.Line(e.Text, maxLineRunes)
@@ -102,17 +96,13 @@ func renderTopic(entries []Entry) []byte {
 			continue
 		}
 		if !e.At.IsZero() {
-			b.WriteString(e.At.UTC().Format(time.RFC3339))
-			b.WriteByte(' ')
+			b.WriteString(e.At.UTC().Format(time.RFC3339) + " ")
 		}
-		b.WriteString(text)
-		b.WriteByte('\n')
+		b.WriteString(text + "\n")
 		latest = e.Text
 	}
 	b.WriteString("```\n")
-	fm := frontMatter{Name: TopicName, Description: topicDescription(latest)}
-	fm.Metadata.Type = "project"
-	return renderMemoryFile(fm, b.String())
+	return renderMemoryFile(TopicName, topicDescription(latest), "project", b.String())
 }
 
 // topicDescription is the front matter's description, outside the data block, so in Cairn's
@@ -183,11 +173,8 @@ func LearningFile(title string) string { return learningPrefix + Slug(title) + "
 
 // renderLearning returns the learning's file content and its index hook, sanitised.
 func renderLearning(l Learning) (file []byte, title, hook string, err error) {
-	typ := strings.ToLower(strings.TrimSpace(l.Type))
-	if typ == "" {
-		typ = "project"
-	}
-	if !memoryTypes[typ] {
+	typ := cmp.Or(strings.ToLower(strings.TrimSpace(l.Type)), "project")
+	if !slices.Contains([]string{"user", "feedback", "project", "reference"}, typ) {
 		return nil, "", "", fmt.Errorf("the learning type is not one of user, feedback, project, reference")
 	}
 	title = textsafe.Line(l.Title, maxTitleRunes)
@@ -215,7 +202,6 @@ func renderLearning(l Learning) (file []byte, title, hook string, err error) {
 	// MEMORY.md is in every session's context: there the learning, tool input, shows only
 	// quoted and capped.
 	hook = textsafe.Line(textsafe.Quote(unescape(body[0]), maxHookRunes-10), maxHookRunes)
-	fm := frontMatter{Name: learningPrefix + Slug(l.Title), Description: textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)}
-	fm.Metadata.Type = typ
-	return renderMemoryFile(fm, strings.Join(body, "\n")+"\n"), title, hook, nil
+	desc := textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)
+	return renderMemoryFile(learningPrefix+Slug(l.Title), desc, typ, strings.Join(body, "\n")+"\n"), title, hook, nil
 }
