@@ -321,14 +321,19 @@ func touch(r *Record, by Actor, now time.Time) []string {
 	r.UpdatedAt = now
 	r.ChangedAt = now
 	if by.SessionID != "" || by.PID != 0 {
-		o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
-		if r.Owner != nil {
-			o.Extra = r.Owner.Extra // r is the operation's own copy
-		}
-		r.Owner = o
+		setOwner(r, by, now)
 	}
 	r.InterruptionSafe = boolPtr(true)
 	return warnings
+}
+
+// setOwner makes by the owner of r, the operation's own copy, seen alive at now.
+func setOwner(r *Record, by Actor, now time.Time) {
+	o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
+	if r.Owner != nil {
+		o.Extra = r.Owner.Extra
+	}
+	r.Owner = o
 }
 
 // unchanged is the result of an operation that has nothing to change.
@@ -421,26 +426,13 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	n := r.Clone()
 	warnings := touch(n, by, now)
 
-	if n.Phases == nil {
-		n.Phases = map[string]Phase{}
-	}
-	left := n.Phases[from]
-	left.Completed = true
-	left.CompletedAt = now
+	markPhase(n, from, true, now, req.Outputs...)
+	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
 	for _, o := range req.Outputs {
-		if !slices.Contains(left.Outputs, o) {
-			left.Outputs = append(left.Outputs, o)
-		}
 		if !slices.Contains(n.Artifacts, o) {
 			n.Artifacts = append(n.Artifacts, o)
 		}
 	}
-	n.Phases[from] = left
-	// Re-entering a phase (a back-edge) reopens it.
-	entered := n.Phases[to]
-	entered.Completed = false
-	entered.CompletedAt = time.Time{}
-	n.Phases[to] = entered
 
 	if def.IsGate(from) && def.forward(from, to) {
 		var a Approval
@@ -554,11 +546,26 @@ func Approve(r *Record, source, note string, now time.Time, by Actor) (Result, e
 	return change(r, EventApprove, now, by, func(n *Record) { approve(n, p, now, source, note) }), nil
 }
 
+// markPhase marks phase name of r completed at now, or open again, and adds outputs to it.
+func markPhase(r *Record, name string, completed bool, now time.Time, outputs ...string) {
+	if r.Phases == nil {
+		r.Phases = map[string]Phase{}
+	}
+	p := r.Phases[name]
+	p.Completed, p.CompletedAt = completed, time.Time{}
+	if completed {
+		p.CompletedAt = now
+	}
+	for _, o := range outputs {
+		if !slices.Contains(p.Outputs, o) {
+			p.Outputs = append(p.Outputs, o)
+		}
+	}
+	r.Phases[name] = p
+}
+
 func finish(r *Record, phase, outcome string, now time.Time) {
-	p := r.Phases[phase]
-	p.Completed = true
-	p.CompletedAt = now
-	r.Phases[phase] = p
+	markPhase(r, phase, true, now)
 	r.PhaseStatus = PhaseComplete
 	r.Status = StatusCompleted
 	r.CompletedAt = now
@@ -575,12 +582,7 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 		return Result{}, err
 	}
 	now = now.UTC()
-	res := change(r, EventComplete, now, by, func(n *Record) {
-		if n.Phases == nil {
-			n.Phases = map[string]Phase{}
-		}
-		finish(n, n.State, outcome, now)
-	})
+	res := change(r, EventComplete, now, by, func(n *Record) { finish(n, n.State, outcome, now) })
 	res.Completed, res.L2 = true, CompletionLine(res.Record)
 	return res, nil
 }
