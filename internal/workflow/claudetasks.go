@@ -113,25 +113,20 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 // pruneDoneClaudeTasks drops the oldest finished mirrored tasks beyond maxDoneClaudeTasks.
 // r is a fresh clone the caller owns.
 func pruneDoneClaudeTasks(r *Record) {
-	done := 0
+	doneClaude := func(t Task) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone }
+	drop := -maxDoneClaudeTasks
 	for _, t := range r.Tasks {
-		if strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
-			done++
+		if doneClaude(t) {
+			drop++
 		}
 	}
-	drop := done - maxDoneClaudeTasks
-	if drop <= 0 {
-		return
-	}
-	kept := r.Tasks[:0]
-	for _, t := range r.Tasks {
-		if drop > 0 && strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+	r.Tasks = slices.DeleteFunc(r.Tasks, func(t Task) bool {
+		if drop > 0 && doneClaude(t) {
 			drop--
-			continue
+			return true
 		}
-		kept = append(kept, t)
-	}
-	r.Tasks = kept
+		return false
+	})
 }
 
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest

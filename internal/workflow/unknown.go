@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -65,16 +66,10 @@ func encodeKnown(v any, extra unknown) ([]byte, error) {
 		return b, err
 	}
 	known := knownFields(reflect.TypeOf(v))
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		if !isKnown(known, k) {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(extra)), func(k string) bool { return isKnown(known, k) })
 	if len(keys) == 0 {
 		return b, nil
 	}
-	sort.Strings(keys)
 	var buf bytes.Buffer
 	buf.Write(b[:len(b)-1]) // drop the closing brace
 	first := len(b) == 2    // "{}"
