@@ -71,24 +71,6 @@ func ValidName(s string) error {
 // REQUIREMENTS are accepted for apex and requirements.
 func NormalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// Spec is a definition as its author wrote it, before validation and normalisation: the
-// front matter's fields and the Markdown body. Package yamldoc reads it from a file; nil
-// Transitions and Terminal mean "omitted" (each phase leads to the next; the last phase is
-// terminal), which is not the same as empty.
-type Spec struct {
-	Name        string
-	Description string
-	Phases      []string
-	Transitions map[string][]string
-	Terminal    []string
-	Verbs       map[string]string
-	Approvals   []string
-	TTL         string
-	Major       []string
-	Blocking    *bool
-	Body        string
-}
-
 // SpecKeys are the front matter keys a definition may use, in the order they are documented.
 var SpecKeys = []string{"name", "description", "phases", "transitions", "terminal",
 	"verbs", "approvals", "ttl", "major", "blocking"}
@@ -121,9 +103,12 @@ type ParseFunc func(file string, data []byte) (*Definition, error)
 // parser: the hook binaries link no YAML library and hand such projects to the cairn binary.
 var ErrNoParser = errors.New("this binary has no YAML reader for workflow definitions")
 
-// BuildDefinition validates and normalises s, the definition read from file; lines (nil for
-// none) points errors at the file's lines. Every error is a *DefinitionError.
-func BuildDefinition(file string, s Spec, lines Lines) (*Definition, error) {
+// BuildDefinition validates and normalises s, the definition read from file as its author
+// wrote it (front matter and Markdown body; Source is not read): nil Transitions and Terminal
+// mean "omitted" (each phase leads to the next; the last phase is terminal), which is not the
+// same as empty. lines (nil for none) points errors at the file's lines. Every error is a
+// *DefinitionError.
+func BuildDefinition(file string, s Definition, lines Lines) (*Definition, error) {
 	if lines == nil {
 		lines = noLines{}
 	}
@@ -138,11 +123,8 @@ func BuildDefinition(file string, s Spec, lines Lines) (*Definition, error) {
 
 // buildDefinition validates the decoded front matter; on failure it returns the line and the
 // reason.
-func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string) {
-	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: true}
-	if fm.Blocking != nil {
-		d.Blocking = *fm.Blocking
-	}
+func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, string) {
+	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: fm.Blocking}
 	d.Name = NormalizeName(fm.Name)
 	if d.Name == "" {
 		d.Name = NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md"))
