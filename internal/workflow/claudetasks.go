@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,19 +38,12 @@ func ClaudeTaskID(t ClaudeTask) string {
 	if len(s) > 8 {
 		s = s[:8]
 	}
-	if s == "" {
-		s = "nosession"
-	}
-	return ClaudeTaskPrefix + s + "-" + strings.TrimSpace(t.TaskID)
+	return ClaudeTaskPrefix + cmp.Or(s, "nosession") + "-" + strings.TrimSpace(t.TaskID)
 }
 
 // subject is what the record keeps of t: its subject (else its description) on one line.
 func (t ClaudeTask) subject() string {
-	s := textsafe.OneLine(t.Subject)
-	if s == "" {
-		s = textsafe.OneLine(t.Description)
-	}
-	return textsafe.Clip(s, maxSubject)
+	return textsafe.Clip(cmp.Or(textsafe.OneLine(t.Subject), textsafe.OneLine(t.Description)), maxSubject)
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
@@ -66,10 +60,7 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
 	}
 	id := ClaudeTaskID(t)
-	subj := t.subject()
-	if subj == "" {
-		subj = "task " + strings.TrimSpace(t.TaskID)
-	}
+	subj := cmp.Or(t.subject(), "task "+strings.TrimSpace(t.TaskID))
 	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if existing < 0 { // the same open task, created again in another session
 		existing = slices.IndexFunc(r.Tasks, func(t Task) bool {

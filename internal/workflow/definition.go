@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -125,10 +126,7 @@ func BuildDefinition(file string, s Definition, lines Lines) (*Definition, error
 // reason.
 func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, string) {
 	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: fm.Blocking}
-	d.Name = NormalizeName(fm.Name)
-	if d.Name == "" {
-		d.Name = NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md"))
-	}
+	d.Name = cmp.Or(NormalizeName(fm.Name), NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md")))
 	if err := ValidName(d.Name); err != nil {
 		return nil, loc.Key("name"), "workflow " + err.Error()
 	}
@@ -261,10 +259,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		d.Major = append(d.Major, from+"->"+to)
 	}
 
-	d.TTL = strings.TrimSpace(fm.TTL)
-	if d.TTL == "" {
-		d.TTL = DefaultTTL
-	}
+	d.TTL = cmp.Or(strings.TrimSpace(fm.TTL), DefaultTTL)
 	if _, err := ParseTTL(d.TTL); err != nil {
 		return nil, loc.Key("ttl"), err.Error()
 	}

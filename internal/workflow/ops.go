@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -228,10 +229,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if err := ValidID(id); err != nil {
 		return Result{}, fmt.Errorf("starting a workflow: %w", err)
 	}
-	ttl := strings.TrimSpace(req.TTL)
-	if ttl == "" {
-		ttl = def.TTL
-	}
+	ttl := cmp.Or(strings.TrimSpace(req.TTL), def.TTL)
 	if _, err := ParseTTL(ttl); err != nil {
 		return Result{}, fmt.Errorf("starting a workflow: %w", err)
 	}
@@ -370,8 +368,10 @@ func checkDef(def *Definition, r *Record) error {
 	return nil
 }
 
-func conflictFrom(r *Record) *ConflictError {
-	e := &ConflictError{WorkflowID: r.WorkflowID, FoundPhase: r.State, FoundRevision: r.Revision, FoundStatus: r.Status}
+// conflictFrom is the conflict of a caller that expected phase or revision and found r.
+func conflictFrom(r *Record, phase string, revision int64) *ConflictError {
+	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, ExpectedRevision: revision,
+		FoundPhase: r.State, FoundRevision: r.Revision, FoundStatus: r.Status}
 	if n := len(r.History); n > 0 {
 		e.ChangedBy, e.ChangedAt = r.History[n-1].SessionID, r.History[n-1].At
 	}
@@ -393,14 +393,10 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	// The compare-and-swap comes first: a racing process that completed the workflow must
 	// show up as a conflict, not as "not active".
 	if from := NormalizeName(req.From); from != "" && from != r.State {
-		e := conflictFrom(r)
-		e.ExpectedPhase = from
-		return Result{}, e
+		return Result{}, conflictFrom(r, from, 0)
 	}
 	if req.ExpectedRevision != 0 && req.ExpectedRevision != r.Revision {
-		e := conflictFrom(r)
-		e.ExpectedRevision = req.ExpectedRevision
-		return Result{}, e
+		return Result{}, conflictFrom(r, "", req.ExpectedRevision)
 	}
 	if err := requireActive(r); err != nil {
 		return Result{}, err
@@ -569,10 +565,7 @@ func finish(r *Record, phase, outcome string, now time.Time) {
 	r.PhaseStatus = PhaseComplete
 	r.Status = StatusCompleted
 	r.CompletedAt = now
-	r.Outcome = textsafe.OneLine(outcome)
-	if r.Outcome == "" {
-		r.Outcome = "reached " + phase
-	}
+	r.Outcome = cmp.Or(textsafe.OneLine(outcome), "reached "+phase)
 }
 
 // Complete ends the workflow where it stands with an outcome (status completed, completed_at,
