@@ -13,6 +13,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -400,10 +401,7 @@ func violations(vs []Violation) []string {
 	out := make([]string, 0, len(vs))
 	for _, v := range vs {
 		// Joined raw and sanitised once by the list: the separators are ours.
-		s := strings.TrimSpace(v.Code)
-		if sev := strings.TrimSpace(v.Severity); sev != "" {
-			s += " (" + sev + ")"
-		}
+		s := paren(strings.TrimSpace(v.Code), strings.TrimSpace(v.Severity))
 		if d := strings.TrimSpace(v.Details); d != "" {
 			if s != "" {
 				s += ": "
@@ -421,28 +419,24 @@ func workflowLine(in Input) string {
 	id, typ := line(in.WorkflowID, capID), line(in.Type, capName)
 	p, st, a := line(in.Phase, capName), line(in.PhaseStatus, capName), age(in.Age)
 	var parts []string
-	switch {
-	case id != "" && typ != "":
-		parts = append(parts, "workflow: "+id+" ("+typ+")")
-	case id != "":
-		parts = append(parts, "workflow: "+id)
-	case typ != "":
-		parts = append(parts, "workflow: ("+typ+")")
+	if id != "" || typ != "" {
+		parts = append(parts, "workflow: "+strings.TrimSpace(paren(id, typ)))
 	}
 	if p != "" || st != "" {
-		ph := "phase " + p
-		if p == "" {
-			ph = "phase unknown"
-		}
-		if st != "" {
-			ph += " (" + st + ")"
-		}
-		parts = append(parts, ph)
+		parts = append(parts, paren("phase "+cmp.Or(p, "unknown"), st))
 	}
 	if a != "" {
 		parts = append(parts, "last change "+a)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// paren is s followed by " (in)", or s alone when in is empty.
+func paren(s, in string) string {
+	if in == "" {
+		return s
+	}
+	return s + " (" + in + ")"
 }
 
 // age words how long ago something was: "just now", "12m ago", "2h 5m ago", "3d 4h ago".
