@@ -153,9 +153,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		if !d.HasPhase(p) {
 			return nil, loc.Item("terminal", p), notPhase("terminal", p)
 		}
-		if !slices.Contains(d.Terminal, p) {
-			d.Terminal = append(d.Terminal, p)
-		}
+		d.Terminal = appendNew(d.Terminal, p)
 	}
 	if fm.Terminal == nil {
 		// Omitted: the last phase completes the workflow.
@@ -191,9 +189,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 			if to == from {
 				return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
 			}
-			if !slices.Contains(tos, to) {
-				tos = append(tos, to)
-			}
+			tos = appendNew(tos, to)
 		}
 		if slices.Contains(d.Terminal, from) && len(tos) > 0 {
 			return nil, loc.MapKey("transitions", from), fmt.Sprintf("terminal phase %q has transitions out of it: a terminal phase completes the workflow", from)
@@ -245,9 +241,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		if slices.Contains(d.Terminal, p) {
 			return nil, loc.Item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
 		}
-		if !slices.Contains(d.Approvals, p) {
-			d.Approvals = append(d.Approvals, p)
-		}
+		d.Approvals = appendNew(d.Approvals, p)
 	}
 
 	for _, m := range fm.Major {
@@ -309,6 +303,16 @@ func (d *Definition) IsMajor(from, to string) bool {
 // back-edge).
 func (d *Definition) forward(from, to string) bool {
 	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from)
+}
+
+// appendNew appends to list the items it does not hold yet, each once.
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
 }
 
 // shaped reports whether s is not empty, its first byte passes first and every later byte

@@ -152,12 +152,8 @@ func checkHistory(def *Definition, r *Record) (Finding, bool) {
 		return Finding{Code: FindingHistoryInvalid, Severity: High,
 			Text: "phase history is not a valid path in the " + def.Name + " definition: " + fmt.Sprintf(format, args...)}, true
 	}
-	var moves []HistoryEntry
-	for _, h := range r.History {
-		if h.From != h.To { // same-phase entries are notes, not moves
-			moves = append(moves, h)
-		}
-	}
+	// Same-phase entries are notes, not moves.
+	moves := slices.DeleteFunc(slices.Clone(r.History), func(h HistoryEntry) bool { return h.From == h.To })
 	if len(moves) == 0 {
 		if r.State != def.Start() && def.HasPhase(r.State) {
 			return Finding{Code: FindingNoHistory, Severity: Low,

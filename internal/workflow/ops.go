@@ -424,11 +424,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 
 	markPhase(n, from, true, now, req.Outputs...)
 	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
-	for _, o := range req.Outputs {
-		if !slices.Contains(n.Artifacts, o) {
-			n.Artifacts = append(n.Artifacts, o)
-		}
-	}
+	n.Artifacts = appendNew(n.Artifacts, req.Outputs...)
 
 	if def.IsGate(from) && def.forward(from, to) {
 		var a Approval
@@ -552,11 +548,7 @@ func markPhase(r *Record, name string, completed bool, now time.Time, outputs ..
 	if completed {
 		p.CompletedAt = now
 	}
-	for _, o := range outputs {
-		if !slices.Contains(p.Outputs, o) {
-			p.Outputs = append(p.Outputs, o)
-		}
-	}
+	p.Outputs = appendNew(p.Outputs, outputs...)
 	r.Phases[name] = p
 }
 

@@ -119,9 +119,6 @@ type TaskCounts struct {
 	Pending, Running, Done, Failed int
 }
 
-// Total is the number of tasks.
-func (c TaskCounts) Total() int { return c.Pending + c.Running + c.Done + c.Failed }
-
 // CountTasks counts r's tasks by status (only those of phase, when phase is not empty).
 func CountTasks(r *Record, phase string) TaskCounts {
 	var c TaskCounts
