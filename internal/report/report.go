@@ -147,19 +147,14 @@ func Render(in Input) string {
 	if !ValidNonce(nonce) {
 		nonce = NewNonce()
 	}
-	tail := ""
+	var tails []string
 	if n := line(in.Next, capNext); n != "" {
-		tail = "Next: " + n
-		if !strings.HasSuffix(n, ".") {
-			tail += "."
-		}
+		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
 	if t := toolName(in.Tool); t != "" {
-		if tail != "" {
-			tail += " "
-		}
-		tail += "Details: " + t + "."
+		tails = append(tails, "Details: "+t+".")
 	}
+	tail := strings.Join(tails, " ")
 	maxLen, items := MaxLen, maxItems
 	if in.Details {
 		maxLen, items = DetailsMaxLen, 1<<30
@@ -284,12 +279,7 @@ func (b *budget) list(order int, label string, items []string) {
 		return
 	}
 	b.left += reserve // what Render set aside for this list
-	var raw []string
-	for _, it := range items {
-		if line(it, capItem) != "" {
-			raw = append(raw, it)
-		}
-	}
+	raw := slices.DeleteFunc(slices.Clone(items), func(it string) bool { return line(it, capItem) == "" })
 	shown := 0
 	for i, it := range raw {
 		if shown == b.items {
