@@ -41,20 +41,15 @@ func decodeKnown[J any](data []byte, dst *J, extra *unknown) error {
 	if err := json.Unmarshal(data, &all); err != nil {
 		return err
 	}
+	// encoding/json matches field names case-insensitively, so "Workflow_ID" was decoded into
+	// workflow_id: keeping it as unknown too would write the value twice. Each RawMessage is a
+	// copy (its UnmarshalJSON copies), sharing nothing with data.
 	known := knownFields(reflect.TypeFor[J]())
-	var more unknown
-	for k, raw := range all {
-		// encoding/json matches field names case-insensitively, so "Workflow_ID" was decoded
-		// into workflow_id: keeping it as unknown too would write the value twice.
-		if isKnown(known, k) {
-			continue
-		}
-		if more == nil {
-			more = unknown{}
-		}
-		more[k] = append(json.RawMessage(nil), raw...)
+	maps.DeleteFunc(all, func(k string, _ json.RawMessage) bool { return isKnown(known, k) })
+	if len(all) == 0 {
+		all = nil
 	}
-	*dst, *extra = v, more
+	*dst, *extra = v, all
 	return nil
 }
 
