@@ -235,6 +235,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	}
 	var res Result
 	if current != nil {
+		res.Archive = current.Clone()
 		if current.Status == StatusActive {
 			if !req.Replace {
 				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
@@ -242,13 +243,10 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 			if current.WorkflowID == id {
 				return Result{}, fmt.Errorf("starting a workflow: id %s is the active workflow's own id; choose another or leave it empty", id)
 			}
-			old := current.Clone()
+			old := res.Archive
 			old.Status = StatusArchived
 			old.History = append(old.History, HistoryEntry{From: old.State, To: old.State, At: now,
 				SessionID: by.SessionID, Note: "archived: replaced by " + id})
-			res.Archive = old
-		} else {
-			res.Archive = current.Clone()
 		}
 	}
 	start := def.Start()
