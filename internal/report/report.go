@@ -379,12 +379,7 @@ func sentences(s string, max, room int) string {
 
 // visible reports whether any of ss has something left after sanitising.
 func visible(ss ...string) bool {
-	for _, s := range ss {
-		if textsafe.Line(s, 1) != "" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ss, func(s string) bool { return textsafe.Line(s, 1) != "" })
 }
 
 func violations(vs []Violation) []string {
