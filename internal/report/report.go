@@ -182,9 +182,7 @@ func Render(in Input) string {
 	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2"}, tier) || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
 	}
-	if w := workflowLine(in); w != "" {
-		b.add(oWorkflow, w)
-	}
+	b.add(oWorkflow, workflowLine(in))
 	if in.Shared != nil {
 		b.add(oShared, SharedLine(*in.Shared))
 	}
@@ -281,19 +279,15 @@ func (b *budget) list(order int, label string, items []string) {
 	b.left += reserve // what Render set aside for this list
 	raw := slices.DeleteFunc(slices.Clone(items), func(it string) bool { return line(it, capItem) == "" })
 	shown := 0
-	for i, it := range raw {
-		if shown == b.items {
-			break
-		}
+	for ; shown < min(len(raw), b.items); shown++ {
 		room := b.left - 1 - len(label) - 2
-		if i < len(raw)-1 {
+		if shown < len(raw)-1 {
 			room -= reserve // keep room to say how many were left out
 		}
-		v := sentences(it, capItem, room)
+		v := sentences(raw[shown], capItem, room)
 		if v == "" || !b.add(order, label+": "+v) {
 			break
 		}
-		shown++
 	}
 	switch rest := len(raw) - shown; {
 	case rest > 0 && shown == 0:
