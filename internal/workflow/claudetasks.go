@@ -79,15 +79,13 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	// Claude Code has no running state that Cairn hears of: pending → running → done in one
 	// change, along the task machine, so attempts and times stay consistent.
 	res := Result{Record: r, Event: EventNone, From: r.State, To: r.State}
-	cur := r
+	var err error
 	if existing < 0 || r.Tasks[existing].Status == TaskPending || r.Tasks[existing].Status == TaskFailed {
-		step, err := UpdateTask(cur, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by)
-		if err != nil {
+		if res, err = UpdateTask(r, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by); err != nil {
 			return Result{}, err
 		}
-		cur, res = step.Record, step
 	}
-	step, err := UpdateTask(cur, TaskUpdate{ID: id, Status: TaskDone}, now, by)
+	step, err := UpdateTask(res.Record, TaskUpdate{ID: id, Status: TaskDone}, now, by)
 	if err != nil {
 		return Result{}, err
 	}

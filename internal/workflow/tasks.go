@@ -93,14 +93,12 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			if old.Status == TaskRunning && (u.Status == TaskFailed || u.Status == TaskPending) {
 				t.Attempts++
 			}
+			t.CompletedAt = time.Time{}
 			switch u.Status {
 			case TaskRunning:
 				t.StartedAt = now
-				t.CompletedAt = time.Time{}
 			case TaskDone, TaskFailed:
 				t.CompletedAt = now
-			case TaskPending:
-				t.CompletedAt = time.Time{}
 			}
 			t.Status = u.Status
 		}
