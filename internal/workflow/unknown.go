@@ -67,15 +67,13 @@ func encodeKnown(v any, extra unknown) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Write(b[:len(b)-1]) // drop the closing brace
-	first := len(b) == 2    // "{}"
-	for _, k := range keys {
+	for i, k := range keys {
 		if !json.Valid(extra[k]) {
 			return nil, fmt.Errorf("encoding unknown field %q: not valid JSON", k)
 		}
-		if !first {
+		if i > 0 || len(b) > 2 { // b is not "{}"
 			buf.WriteByte(',')
 		}
-		first = false
 		kb, _ := json.Marshal(k)
 		buf.Write(kb)
 		buf.WriteByte(':')
