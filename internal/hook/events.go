@@ -61,10 +61,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		return nil
 	}
 	sessionID := sessionOf(ev, getenv)
-	pid, pidNote := claudePID(getenv)
-	if pidNote != "" {
-		r.Logf("%s", pidNote)
-	}
+	pid := r.claudePID(getenv, true)
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, false)
 	if err != nil {
 		return nil

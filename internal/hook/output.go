@@ -77,15 +77,7 @@ func StopOutput(block bool, reason, systemMessage string) []byte {
 }
 
 // MessageOutput is a JSON object holding only a systemMessage (any hook), or nil for "".
-func MessageOutput(systemMessage string) []byte {
-	m := OneLine(systemMessage, MaxMessage)
-	if m == "" {
-		return nil
-	}
-	return encode(struct {
-		SystemMessage string `json:"systemMessage"`
-	}{m})
-}
+func MessageOutput(systemMessage string) []byte { return StopOutput(false, "", systemMessage) }
 
 // encode writes v as one line. HTML is not escaped: the text is read by a model and a person,
 // not a browser.

@@ -50,12 +50,7 @@ type Runner struct {
 
 // Logf writes one line to stderr, prefixed with the hook's name. Safe for concurrent use.
 func (r *Runner) Logf(format string, args ...any) {
-	if r.Stderr == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fmt.Fprintf(r.Stderr, "%s: %s\n", r.Name, OneLine(fmt.Sprintf(format, args...), 2000))
+	r.raw(fmt.Appendf(nil, "%s: %s\n", r.Name, OneLine(fmt.Sprintf(format, args...), 2000)))
 }
 
 func (r *Runner) raw(b []byte) {

@@ -38,10 +38,7 @@ func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string)
 func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)
 	sessionID := sessionOf(ev, getenv)
-	pid, pidNote := claudePID(getenv)
-	if pidNote != "" {
-		r.Logf("%s", pidNote)
-	}
+	pid := r.claudePID(getenv, true)
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true)
 	if err != nil {
@@ -100,17 +97,17 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 }
 
 // claudePID is Claude Code's pid: $CLAUDE_PID, which Claude Code gives hooks, else this
-// process's parent (Claude Code itself when launched without a shell in between).
-func claudePID(getenv func(string) string) (int, string) {
+// process's parent (Claude Code itself when launched without a shell in between). A CLAUDE_PID
+// that is not a pid is noted on stderr when note is true.
+func (r *Runner) claudePID(getenv func(string) string, note bool) int {
 	v := getenv("CLAUDE_PID")
-	if v == "" {
-		return os.Getppid(), ""
+	if pid, err := strconv.Atoi(v); err == nil && pid > 0 {
+		return pid
 	}
-	pid, err := strconv.Atoi(v)
-	if err != nil || pid <= 0 {
-		return os.Getppid(), fmt.Sprintf("CLAUDE_PID is not a pid; using the parent pid %d", os.Getppid())
+	if v != "" && note {
+		r.Logf("CLAUDE_PID is not a pid; using the parent pid %d", os.Getppid())
 	}
-	return pid, ""
+	return os.Getppid()
 }
 
 // summary is the one stderr line that says what happened.

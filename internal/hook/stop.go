@@ -38,7 +38,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		r.Logf("the event could not be read; not asking the agent to continue this turn")
 	}
 	sessionID := sessionOf(ev, getenv)
-	pid, _ := claudePID(getenv) // a bad CLAUDE_PID is SessionStart's to report
+	pid := r.claudePID(getenv, false) // a bad CLAUDE_PID is SessionStart's to report
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {

@@ -13,6 +13,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -146,19 +147,14 @@ func Render(in Input) string {
 	if !ValidNonce(nonce) {
 		nonce = NewNonce()
 	}
-	tail := ""
+	var tails []string
 	if n := line(in.Next, capNext); n != "" {
-		tail = "Next: " + n
-		if !strings.HasSuffix(n, ".") {
-			tail += "."
-		}
+		tails = append(tails, "Next: "+strings.TrimSuffix(n, ".")+".")
 	}
 	if t := toolName(in.Tool); t != "" {
-		if tail != "" {
-			tail += " "
-		}
-		tail += "Details: " + t + "."
+		tails = append(tails, "Details: "+t+".")
 	}
+	tail := strings.Join(tails, " ")
 	maxLen, items := MaxLen, maxItems
 	if in.Details {
 		maxLen, items = DetailsMaxLen, 1<<30
@@ -186,9 +182,7 @@ func Render(in Input) string {
 	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2"}, tier) || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
 	}
-	if w := workflowLine(in); w != "" {
-		b.add(oWorkflow, w)
-	}
+	b.add(oWorkflow, workflowLine(in))
 	if in.Shared != nil {
 		b.add(oShared, SharedLine(*in.Shared))
 	}
@@ -283,26 +277,17 @@ func (b *budget) list(order int, label string, items []string) {
 		return
 	}
 	b.left += reserve // what Render set aside for this list
-	var raw []string
-	for _, it := range items {
-		if line(it, capItem) != "" {
-			raw = append(raw, it)
-		}
-	}
+	raw := slices.DeleteFunc(slices.Clone(items), func(it string) bool { return line(it, capItem) == "" })
 	shown := 0
-	for i, it := range raw {
-		if shown == b.items {
-			break
-		}
+	for ; shown < min(len(raw), b.items); shown++ {
 		room := b.left - 1 - len(label) - 2
-		if i < len(raw)-1 {
+		if shown < len(raw)-1 {
 			room -= reserve // keep room to say how many were left out
 		}
-		v := sentences(it, capItem, room)
+		v := sentences(raw[shown], capItem, room)
 		if v == "" || !b.add(order, label+": "+v) {
 			break
 		}
-		shown++
 	}
 	switch rest := len(raw) - shown; {
 	case rest > 0 && shown == 0:
@@ -388,22 +373,14 @@ func sentences(s string, max, room int) string {
 
 // visible reports whether any of ss has something left after sanitising.
 func visible(ss ...string) bool {
-	for _, s := range ss {
-		if textsafe.Line(s, 1) != "" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ss, func(s string) bool { return textsafe.Line(s, 1) != "" })
 }
 
 func violations(vs []Violation) []string {
 	out := make([]string, 0, len(vs))
 	for _, v := range vs {
 		// Joined raw and sanitised once by the list: the separators are ours.
-		s := strings.TrimSpace(v.Code)
-		if sev := strings.TrimSpace(v.Severity); sev != "" {
-			s += " (" + sev + ")"
-		}
+		s := paren(strings.TrimSpace(v.Code), strings.TrimSpace(v.Severity))
 		if d := strings.TrimSpace(v.Details); d != "" {
 			if s != "" {
 				s += ": "
@@ -421,28 +398,24 @@ func workflowLine(in Input) string {
 	id, typ := line(in.WorkflowID, capID), line(in.Type, capName)
 	p, st, a := line(in.Phase, capName), line(in.PhaseStatus, capName), age(in.Age)
 	var parts []string
-	switch {
-	case id != "" && typ != "":
-		parts = append(parts, "workflow: "+id+" ("+typ+")")
-	case id != "":
-		parts = append(parts, "workflow: "+id)
-	case typ != "":
-		parts = append(parts, "workflow: ("+typ+")")
+	if id != "" || typ != "" {
+		parts = append(parts, "workflow: "+strings.TrimSpace(paren(id, typ)))
 	}
 	if p != "" || st != "" {
-		ph := "phase " + p
-		if p == "" {
-			ph = "phase unknown"
-		}
-		if st != "" {
-			ph += " (" + st + ")"
-		}
-		parts = append(parts, ph)
+		parts = append(parts, paren("phase "+cmp.Or(p, "unknown"), st))
 	}
 	if a != "" {
 		parts = append(parts, "last change "+a)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// paren is s followed by " (in)", or s alone when in is empty.
+func paren(s, in string) string {
+	if in == "" {
+		return s
+	}
+	return s + " (" + in + ")"
 }
 
 // age words how long ago something was: "just now", "12m ago", "2h 5m ago", "3d 4h ago".

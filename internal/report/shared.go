@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 )
@@ -20,13 +21,10 @@ type Shared struct {
 // 2 changes not pushed, 1 claim not confirmed". The SessionStart report and cairn remote status both say it.
 func SharedLine(s Shared) string {
 	out := "shared via " + line(s.Remote, capName) + ": "
-	switch a := age(s.Age); {
-	case s.Never:
+	if s.Never {
 		out += "never synced"
-	case a == "":
-		out += "synced just now"
-	default:
-		out += "synced " + a
+	} else {
+		out += "synced " + cmp.Or(age(s.Age), "just now")
 	}
 	switch {
 	case s.Unpushed == 1:

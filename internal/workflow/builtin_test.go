@@ -28,12 +28,11 @@ func TestLoadDefinitionsWithoutParser(t *testing.T) {
 	}
 }
 
-// BuildDefinition validates a Spec with or without line information: the same rules as a
-// parsed file, errors at line 0 when nothing locates them.
+// BuildDefinition validates a definition as written, with or without line information: the
+// same rules as a parsed file, errors at line 0 when nothing locates them.
 func TestBuildDefinition(t *testing.T) {
-	off := false
-	d, err := workflow.BuildDefinition("mine.md", workflow.Spec{
-		Phases: []string{" Draft ", "DONE"}, Blocking: &off, Body: "\n\nbody\n",
+	d, err := workflow.BuildDefinition("mine.md", workflow.Definition{
+		Phases: []string{" Draft ", "DONE"}, Body: "\n\nbody\n", Source: "ignored.md",
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +41,7 @@ func TestBuildDefinition(t *testing.T) {
 		!d.IsTerminal("done") || d.Blocking || d.Body != "body\n" || d.Source != "mine.md" || d.TTL != "24h" {
 		t.Fatalf("%+v", d)
 	}
-	_, err = workflow.BuildDefinition("bad.md", workflow.Spec{Phases: []string{"a", "b"}, Terminal: []string{}}, nil)
+	_, err = workflow.BuildDefinition("bad.md", workflow.Definition{Phases: []string{"a", "b"}, Terminal: []string{}}, nil)
 	var de *workflow.DefinitionError
 	if !errors.As(err, &de) || de.Line != 0 || !strings.Contains(de.Reason, "terminal is empty") {
 		t.Fatalf("empty terminal (not omitted): %v", err)

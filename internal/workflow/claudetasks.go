@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,19 +38,12 @@ func ClaudeTaskID(t ClaudeTask) string {
 	if len(s) > 8 {
 		s = s[:8]
 	}
-	if s == "" {
-		s = "nosession"
-	}
-	return ClaudeTaskPrefix + s + "-" + strings.TrimSpace(t.TaskID)
+	return ClaudeTaskPrefix + cmp.Or(s, "nosession") + "-" + strings.TrimSpace(t.TaskID)
 }
 
 // subject is what the record keeps of t: its subject (else its description) on one line.
 func (t ClaudeTask) subject() string {
-	s := textsafe.OneLine(t.Subject)
-	if s == "" {
-		s = textsafe.OneLine(t.Description)
-	}
-	return textsafe.Clip(s, maxSubject)
+	return textsafe.Clip(cmp.Or(textsafe.OneLine(t.Subject), textsafe.OneLine(t.Description)), maxSubject)
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
@@ -66,10 +60,7 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
 	}
 	id := ClaudeTaskID(t)
-	subj := t.subject()
-	if subj == "" {
-		subj = "task " + strings.TrimSpace(t.TaskID)
-	}
+	subj := cmp.Or(t.subject(), "task "+strings.TrimSpace(t.TaskID))
 	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if existing < 0 { // the same open task, created again in another session
 		existing = slices.IndexFunc(r.Tasks, func(t Task) bool {
@@ -88,15 +79,13 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	// Claude Code has no running state that Cairn hears of: pending → running → done in one
 	// change, along the task machine, so attempts and times stay consistent.
 	res := Result{Record: r, Event: EventNone, From: r.State, To: r.State}
-	cur := r
+	var err error
 	if existing < 0 || r.Tasks[existing].Status == TaskPending || r.Tasks[existing].Status == TaskFailed {
-		step, err := UpdateTask(cur, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by)
-		if err != nil {
+		if res, err = UpdateTask(r, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by); err != nil {
 			return Result{}, err
 		}
-		cur, res = step.Record, step
 	}
-	step, err := UpdateTask(cur, TaskUpdate{ID: id, Status: TaskDone}, now, by)
+	step, err := UpdateTask(res.Record, TaskUpdate{ID: id, Status: TaskDone}, now, by)
 	if err != nil {
 		return Result{}, err
 	}
@@ -113,25 +102,20 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 // pruneDoneClaudeTasks drops the oldest finished mirrored tasks beyond maxDoneClaudeTasks.
 // r is a fresh clone the caller owns.
 func pruneDoneClaudeTasks(r *Record) {
-	done := 0
+	doneClaude := func(t Task) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone }
+	drop := -maxDoneClaudeTasks
 	for _, t := range r.Tasks {
-		if strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
-			done++
+		if doneClaude(t) {
+			drop++
 		}
 	}
-	drop := done - maxDoneClaudeTasks
-	if drop <= 0 {
-		return
-	}
-	kept := r.Tasks[:0]
-	for _, t := range r.Tasks {
-		if drop > 0 && strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+	r.Tasks = slices.DeleteFunc(r.Tasks, func(t Task) bool {
+		if drop > 0 && doneClaude(t) {
 			drop--
-			continue
+			return true
 		}
-		kept = append(kept, t)
-	}
-	r.Tasks = kept
+		return false
+	})
 }
 
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest

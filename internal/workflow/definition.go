@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -71,24 +72,6 @@ func ValidName(s string) error {
 // REQUIREMENTS are accepted for apex and requirements.
 func NormalizeName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// Spec is a definition as its author wrote it, before validation and normalisation: the
-// front matter's fields and the Markdown body. Package yamldoc reads it from a file; nil
-// Transitions and Terminal mean "omitted" (each phase leads to the next; the last phase is
-// terminal), which is not the same as empty.
-type Spec struct {
-	Name        string
-	Description string
-	Phases      []string
-	Transitions map[string][]string
-	Terminal    []string
-	Verbs       map[string]string
-	Approvals   []string
-	TTL         string
-	Major       []string
-	Blocking    *bool
-	Body        string
-}
-
 // SpecKeys are the front matter keys a definition may use, in the order they are documented.
 var SpecKeys = []string{"name", "description", "phases", "transitions", "terminal",
 	"verbs", "approvals", "ttl", "major", "blocking"}
@@ -121,9 +104,12 @@ type ParseFunc func(file string, data []byte) (*Definition, error)
 // parser: the hook binaries link no YAML library and hand such projects to the cairn binary.
 var ErrNoParser = errors.New("this binary has no YAML reader for workflow definitions")
 
-// BuildDefinition validates and normalises s, the definition read from file; lines (nil for
-// none) points errors at the file's lines. Every error is a *DefinitionError.
-func BuildDefinition(file string, s Spec, lines Lines) (*Definition, error) {
+// BuildDefinition validates and normalises s, the definition read from file as its author
+// wrote it (front matter and Markdown body; Source is not read): nil Transitions and Terminal
+// mean "omitted" (each phase leads to the next; the last phase is terminal), which is not the
+// same as empty. lines (nil for none) points errors at the file's lines. Every error is a
+// *DefinitionError.
+func BuildDefinition(file string, s Definition, lines Lines) (*Definition, error) {
 	if lines == nil {
 		lines = noLines{}
 	}
@@ -138,15 +124,9 @@ func BuildDefinition(file string, s Spec, lines Lines) (*Definition, error) {
 
 // buildDefinition validates the decoded front matter; on failure it returns the line and the
 // reason.
-func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string) {
-	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: true}
-	if fm.Blocking != nil {
-		d.Blocking = *fm.Blocking
-	}
-	d.Name = NormalizeName(fm.Name)
-	if d.Name == "" {
-		d.Name = NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md"))
-	}
+func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, string) {
+	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: fm.Blocking}
+	d.Name = cmp.Or(NormalizeName(fm.Name), NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md")))
 	if err := ValidName(d.Name); err != nil {
 		return nil, loc.Key("name"), "workflow " + err.Error()
 	}
@@ -173,9 +153,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		if !d.HasPhase(p) {
 			return nil, loc.Item("terminal", p), notPhase("terminal", p)
 		}
-		if !slices.Contains(d.Terminal, p) {
-			d.Terminal = append(d.Terminal, p)
-		}
+		d.Terminal = appendNew(d.Terminal, p)
 	}
 	if fm.Terminal == nil {
 		// Omitted: the last phase completes the workflow.
@@ -211,9 +189,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 			if to == from {
 				return nil, loc.MapKey("transitions", from), fmt.Sprintf("transitions from %q to itself: staying in a phase needs no transition", from)
 			}
-			if !slices.Contains(tos, to) {
-				tos = append(tos, to)
-			}
+			tos = appendNew(tos, to)
 		}
 		if slices.Contains(d.Terminal, from) && len(tos) > 0 {
 			return nil, loc.MapKey("transitions", from), fmt.Sprintf("terminal phase %q has transitions out of it: a terminal phase completes the workflow", from)
@@ -265,9 +241,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		if slices.Contains(d.Terminal, p) {
 			return nil, loc.Item("approvals", p), fmt.Sprintf("approval gate %q is a terminal phase: a gate must be a phase the workflow leaves", p)
 		}
-		if !slices.Contains(d.Approvals, p) {
-			d.Approvals = append(d.Approvals, p)
-		}
+		d.Approvals = appendNew(d.Approvals, p)
 	}
 
 	for _, m := range fm.Major {
@@ -279,10 +253,7 @@ func buildDefinition(file string, fm Spec, loc Lines) (*Definition, int, string)
 		d.Major = append(d.Major, from+"->"+to)
 	}
 
-	d.TTL = strings.TrimSpace(fm.TTL)
-	if d.TTL == "" {
-		d.TTL = DefaultTTL
-	}
+	d.TTL = cmp.Or(strings.TrimSpace(fm.TTL), DefaultTTL)
 	if _, err := ParseTTL(d.TTL); err != nil {
 		return nil, loc.Key("ttl"), err.Error()
 	}
@@ -332,6 +303,16 @@ func (d *Definition) IsMajor(from, to string) bool {
 // back-edge).
 func (d *Definition) forward(from, to string) bool {
 	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from)
+}
+
+// appendNew appends to list the items it does not hold yet, each once.
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
 }
 
 // shaped reports whether s is not empty, its first byte passes first and every later byte

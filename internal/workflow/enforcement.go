@@ -97,25 +97,20 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 		v.Extra = deepCopy(v.Extra)
 		out = append(out, v)
 	}
-	e := Enforcement{Violations: out}
-	e.Blocking = e.blocking()
+	e := Enforcement{Violations: out, Blocking: slices.ContainsFunc(out, func(v Violation) bool { return v.Severity.Blocks() })}
 	e.Summary = e.summary()
 	return e, nil
 }
 
-func (e Enforcement) blocking() bool {
-	return slices.ContainsFunc(e.Violations, func(v Violation) bool { return Severity(strings.ToUpper(string(v.Severity))).Blocks() })
-}
-
-// summary counts violations by severity: "1 HIGH violation (blocking)",
-// "1 CRITICAL, 2 LOW violations (blocking)", "no violations".
+// summary counts the violations, their severities normalised, by severity: "1 HIGH violation
+// (blocking)", "1 CRITICAL, 2 LOW violations (blocking)", "no violations".
 func (e Enforcement) summary() string {
 	if len(e.Violations) == 0 {
 		return "no violations"
 	}
 	counts := map[Severity]int{}
 	for _, v := range e.Violations {
-		counts[Severity(strings.ToUpper(string(v.Severity)))]++
+		counts[v.Severity]++
 	}
 	var parts []string
 	for _, s := range severityOrder {
@@ -124,7 +119,7 @@ func (e Enforcement) summary() string {
 		}
 	}
 	s := strings.Join(parts, ", ") + " violation" + plural(len(e.Violations))
-	if e.blocking() {
+	if e.Blocking {
 		s += " (blocking)"
 	}
 	return s

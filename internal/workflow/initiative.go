@@ -266,11 +266,8 @@ func CompleteMilestone(in *Initiative, id string, now time.Time) (InitiativeChan
 		m.TasksDone = m.TasksTotal
 	}
 	n.CurrentMilestone = ""
-	for _, x := range n.Milestones {
-		if x.Status != MilestoneCompleted {
-			n.CurrentMilestone = x.ID
-			break
-		}
+	if j := slices.IndexFunc(n.Milestones, func(x Milestone) bool { return x.Status != MilestoneCompleted }); j >= 0 {
+		n.CurrentMilestone = n.Milestones[j].ID
 	}
 	if n.Status == InitiativeCreated {
 		n.Status = InitiativeInProgress

@@ -119,9 +119,7 @@ func Check(in CheckInput) []Finding {
 	}
 
 	if def != nil {
-		if f, ok := checkHistory(def, r); ok {
-			out = append(out, f)
-		}
+		out = append(out, checkHistory(def, r)...)
 	}
 
 	switch {
@@ -147,23 +145,19 @@ func Check(in CheckInput) []Finding {
 	return out
 }
 
-func checkHistory(def *Definition, r *Record) (Finding, bool) {
-	bad := func(format string, args ...any) (Finding, bool) {
-		return Finding{Code: FindingHistoryInvalid, Severity: High,
-			Text: "phase history is not a valid path in the " + def.Name + " definition: " + fmt.Sprintf(format, args...)}, true
+func checkHistory(def *Definition, r *Record) []Finding {
+	bad := func(format string, args ...any) []Finding {
+		return []Finding{{Code: FindingHistoryInvalid, Severity: High,
+			Text: "phase history is not a valid path in the " + def.Name + " definition: " + fmt.Sprintf(format, args...)}}
 	}
-	var moves []HistoryEntry
-	for _, h := range r.History {
-		if h.From != h.To { // same-phase entries are notes, not moves
-			moves = append(moves, h)
-		}
-	}
+	// Same-phase entries are notes, not moves.
+	moves := slices.DeleteFunc(slices.Clone(r.History), func(h HistoryEntry) bool { return h.From == h.To })
 	if len(moves) == 0 {
 		if r.State != def.Start() && def.HasPhase(r.State) {
-			return Finding{Code: FindingNoHistory, Severity: Low,
-				Text: fmt.Sprintf("no phase history records how the workflow got from %s to %s", def.Start(), r.State)}, true
+			return []Finding{{Code: FindingNoHistory, Severity: Low,
+				Text: fmt.Sprintf("no phase history records how the workflow got from %s to %s", def.Start(), r.State)}}
 		}
-		return Finding{}, false
+		return nil
 	}
 	// A history at its bound may have lost its beginning to TrimHistory.
 	if moves[0].From != def.Start() && len(r.History) < MaxHistory {
@@ -180,7 +174,7 @@ func checkHistory(def *Definition, r *Record) (Finding, bool) {
 	if last := moves[len(moves)-1].To; last != r.State {
 		return bad("it ends in %s but the workflow is in %s", last, r.State)
 	}
-	return Finding{}, false
+	return nil
 }
 
 func futureTimes(r *Record, now time.Time) []string {

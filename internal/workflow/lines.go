@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -49,10 +50,6 @@ func AbandonLine(r *Record) string {
 // IsEndingLine reports whether an L2 line records an ending (completion, expiry, archive):
 // after one, there is nothing to resume.
 func IsEndingLine(l string) bool {
-	for _, p := range []string{"Completed ", "Expired ", "Abandoned "} {
-		if strings.HasPrefix(strings.TrimSpace(l), p) {
-			return true
-		}
-	}
-	return false
+	l = strings.TrimSpace(l)
+	return slices.ContainsFunc([]string{"Completed ", "Expired ", "Abandoned "}, func(p string) bool { return strings.HasPrefix(l, p) })
 }

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -228,15 +229,13 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if err := ValidID(id); err != nil {
 		return Result{}, fmt.Errorf("starting a workflow: %w", err)
 	}
-	ttl := strings.TrimSpace(req.TTL)
-	if ttl == "" {
-		ttl = def.TTL
-	}
+	ttl := cmp.Or(strings.TrimSpace(req.TTL), def.TTL)
 	if _, err := ParseTTL(ttl); err != nil {
 		return Result{}, fmt.Errorf("starting a workflow: %w", err)
 	}
 	var res Result
 	if current != nil {
+		res.Archive = current.Clone()
 		if current.Status == StatusActive {
 			if !req.Replace {
 				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
@@ -244,13 +243,10 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 			if current.WorkflowID == id {
 				return Result{}, fmt.Errorf("starting a workflow: id %s is the active workflow's own id; choose another or leave it empty", id)
 			}
-			old := current.Clone()
+			old := res.Archive
 			old.Status = StatusArchived
 			old.History = append(old.History, HistoryEntry{From: old.State, To: old.State, At: now,
 				SessionID: by.SessionID, Note: "archived: replaced by " + id})
-			res.Archive = old
-		} else {
-			res.Archive = current.Clone()
 		}
 	}
 	start := def.Start()
@@ -321,14 +317,19 @@ func touch(r *Record, by Actor, now time.Time) []string {
 	r.UpdatedAt = now
 	r.ChangedAt = now
 	if by.SessionID != "" || by.PID != 0 {
-		o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
-		if r.Owner != nil {
-			o.Extra = r.Owner.Extra // r is the operation's own copy
-		}
-		r.Owner = o
+		setOwner(r, by, now)
 	}
 	r.InterruptionSafe = boolPtr(true)
 	return warnings
+}
+
+// setOwner makes by the owner of r, the operation's own copy, seen alive at now.
+func setOwner(r *Record, by Actor, now time.Time) {
+	o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now}
+	if r.Owner != nil {
+		o.Extra = r.Owner.Extra
+	}
+	r.Owner = o
 }
 
 // unchanged is the result of an operation that has nothing to change.
@@ -365,8 +366,10 @@ func checkDef(def *Definition, r *Record) error {
 	return nil
 }
 
-func conflictFrom(r *Record) *ConflictError {
-	e := &ConflictError{WorkflowID: r.WorkflowID, FoundPhase: r.State, FoundRevision: r.Revision, FoundStatus: r.Status}
+// conflictFrom is the conflict of a caller that expected phase or revision and found r.
+func conflictFrom(r *Record, phase string, revision int64) *ConflictError {
+	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, ExpectedRevision: revision,
+		FoundPhase: r.State, FoundRevision: r.Revision, FoundStatus: r.Status}
 	if n := len(r.History); n > 0 {
 		e.ChangedBy, e.ChangedAt = r.History[n-1].SessionID, r.History[n-1].At
 	}
@@ -388,14 +391,10 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	// The compare-and-swap comes first: a racing process that completed the workflow must
 	// show up as a conflict, not as "not active".
 	if from := NormalizeName(req.From); from != "" && from != r.State {
-		e := conflictFrom(r)
-		e.ExpectedPhase = from
-		return Result{}, e
+		return Result{}, conflictFrom(r, from, 0)
 	}
 	if req.ExpectedRevision != 0 && req.ExpectedRevision != r.Revision {
-		e := conflictFrom(r)
-		e.ExpectedRevision = req.ExpectedRevision
-		return Result{}, e
+		return Result{}, conflictFrom(r, "", req.ExpectedRevision)
 	}
 	if err := requireActive(r); err != nil {
 		return Result{}, err
@@ -421,26 +420,9 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	n := r.Clone()
 	warnings := touch(n, by, now)
 
-	if n.Phases == nil {
-		n.Phases = map[string]Phase{}
-	}
-	left := n.Phases[from]
-	left.Completed = true
-	left.CompletedAt = now
-	for _, o := range req.Outputs {
-		if !slices.Contains(left.Outputs, o) {
-			left.Outputs = append(left.Outputs, o)
-		}
-		if !slices.Contains(n.Artifacts, o) {
-			n.Artifacts = append(n.Artifacts, o)
-		}
-	}
-	n.Phases[from] = left
-	// Re-entering a phase (a back-edge) reopens it.
-	entered := n.Phases[to]
-	entered.Completed = false
-	entered.CompletedAt = time.Time{}
-	n.Phases[to] = entered
+	markPhase(n, from, true, now, req.Outputs...)
+	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
+	n.Artifacts = appendNew(n.Artifacts, req.Outputs...)
 
 	if def.IsGate(from) && def.forward(from, to) {
 		var a Approval
@@ -554,18 +536,26 @@ func Approve(r *Record, source, note string, now time.Time, by Actor) (Result, e
 	return change(r, EventApprove, now, by, func(n *Record) { approve(n, p, now, source, note) }), nil
 }
 
+// markPhase marks phase name of r completed at now, or open again, and adds outputs to it.
+func markPhase(r *Record, name string, completed bool, now time.Time, outputs ...string) {
+	if r.Phases == nil {
+		r.Phases = map[string]Phase{}
+	}
+	p := r.Phases[name]
+	p.Completed, p.CompletedAt = completed, time.Time{}
+	if completed {
+		p.CompletedAt = now
+	}
+	p.Outputs = appendNew(p.Outputs, outputs...)
+	r.Phases[name] = p
+}
+
 func finish(r *Record, phase, outcome string, now time.Time) {
-	p := r.Phases[phase]
-	p.Completed = true
-	p.CompletedAt = now
-	r.Phases[phase] = p
+	markPhase(r, phase, true, now)
 	r.PhaseStatus = PhaseComplete
 	r.Status = StatusCompleted
 	r.CompletedAt = now
-	r.Outcome = textsafe.OneLine(outcome)
-	if r.Outcome == "" {
-		r.Outcome = "reached " + phase
-	}
+	r.Outcome = cmp.Or(textsafe.OneLine(outcome), "reached "+phase)
 }
 
 // Complete ends the workflow where it stands with an outcome (status completed, completed_at,
@@ -575,12 +565,7 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 		return Result{}, err
 	}
 	now = now.UTC()
-	res := change(r, EventComplete, now, by, func(n *Record) {
-		if n.Phases == nil {
-			n.Phases = map[string]Phase{}
-		}
-		finish(n, n.State, outcome, now)
-	})
+	res := change(r, EventComplete, now, by, func(n *Record) { finish(n, n.State, outcome, now) })
 	res.Completed, res.L2 = true, CompletionLine(res.Record)
 	return res, nil
 }

@@ -41,24 +41,14 @@ func Heartbeat(r *Record, by Actor, now time.Time) (Result, error) {
 		return unchanged(r), nil
 	}
 	n := r.Clone()
-	o := &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now.UTC()}
-	if n.Owner != nil {
-		o.Extra = n.Owner.Extra
-	}
-	n.Owner = o
+	setOwner(n, by, now.UTC())
 	return Result{Record: n, Changed: true, Event: EventHeartbeat, From: r.State, To: r.State}, nil
 }
 
-// ConflictPrefix names archived losers of a conflict (seed 004).
-const ConflictPrefix = "conflict-"
-
 // ConflictDecision says which of two copies of one workflow to keep.
 type ConflictDecision struct {
-	Keep    *Record
-	Archive *Record // to be archived under a name starting with ArchivePrefix
-	// KeepIndex is 0 when the first copy given wins, 1 when the second.
-	KeepIndex     int
-	ArchivePrefix string
+	// KeepIndex is 0 when the first copy given wins, 1 when the second; the other is archived.
+	KeepIndex int
 	// Tie is true when neither copy is newer (same updated_at and revision): the first was
 	// kept, and the user should be asked to confirm.
 	Tie    bool
@@ -69,27 +59,18 @@ type ConflictDecision struct {
 // the newer updated_at wins; on equal times the higher revision; the loser is archived with a
 // "conflict-" prefix, never deleted.
 func ResolveConflict(a, b *Record) ConflictDecision {
-	d := ConflictDecision{ArchivePrefix: ConflictPrefix}
-	pick := func(i int, why string) ConflictDecision {
-		recs := [2]*Record{a, b}
-		d.KeepIndex, d.Keep, d.Archive = i, recs[i], recs[1-i]
-		d.Reason = why
-		return d
-	}
 	ta, tb := a.LastActivity(), b.LastActivity()
 	switch {
 	case ta.After(tb):
-		return pick(0, fmt.Sprintf("kept the copy updated at %s, newer than %s", fmtTime(ta), fmtTime(tb)))
+		return ConflictDecision{Reason: fmt.Sprintf("kept the copy updated at %s, newer than %s", fmtTime(ta), fmtTime(tb))}
 	case tb.After(ta):
-		return pick(1, fmt.Sprintf("kept the copy updated at %s, newer than %s", fmtTime(tb), fmtTime(ta)))
+		return ConflictDecision{KeepIndex: 1, Reason: fmt.Sprintf("kept the copy updated at %s, newer than %s", fmtTime(tb), fmtTime(ta))}
 	case a.Revision > b.Revision:
-		return pick(0, fmt.Sprintf("both updated at %s; kept revision %d over %d", fmtTime(ta), a.Revision, b.Revision))
+		return ConflictDecision{Reason: fmt.Sprintf("both updated at %s; kept revision %d over %d", fmtTime(ta), a.Revision, b.Revision)}
 	case b.Revision > a.Revision:
-		return pick(1, fmt.Sprintf("both updated at %s; kept revision %d over %d", fmtTime(ta), b.Revision, a.Revision))
+		return ConflictDecision{KeepIndex: 1, Reason: fmt.Sprintf("both updated at %s; kept revision %d over %d", fmtTime(ta), b.Revision, a.Revision)}
 	}
-	d = pick(0, fmt.Sprintf("both copies updated at %s with revision %d; kept the first, archived the other: confirm with the user which to keep", fmtTime(ta), a.Revision))
-	d.Tie = true
-	return d
+	return ConflictDecision{Tie: true, Reason: fmt.Sprintf("both copies updated at %s with revision %d; kept the first, archived the other: confirm with the user which to keep", fmtTime(ta), a.Revision)}
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -64,19 +64,19 @@ func TestResolveConflict(t *testing.T) {
 	a := mustStart(t, def)
 	b := walk(t, def, a, "plan") // newer
 	d := workflow.ResolveConflict(a, b)
-	if d.Keep != b || d.Archive != a || d.KeepIndex != 1 || d.ArchivePrefix != "conflict-" || d.Tie {
+	if d.KeepIndex != 1 || d.Tie {
 		t.Fatalf("%+v", d)
 	}
 	d = workflow.ResolveConflict(b, a)
-	if d.Keep != b || d.KeepIndex != 0 {
+	if d.KeepIndex != 0 {
 		t.Fatalf("order: %+v", d)
 	}
 	c := a.Clone()
 	c.Revision = 3
-	if d = workflow.ResolveConflict(a, c); d.Keep != c || d.Tie {
+	if d = workflow.ResolveConflict(a, c); d.KeepIndex != 1 || d.Tie {
 		t.Fatalf("revision tiebreak: %+v", d)
 	}
-	if d = workflow.ResolveConflict(a, a.Clone()); !d.Tie || d.Keep != a || !strings.Contains(d.Reason, "confirm with the user") {
+	if d = workflow.ResolveConflict(a, a.Clone()); !d.Tie || d.KeepIndex != 0 || !strings.Contains(d.Reason, "confirm with the user") {
 		t.Fatalf("tie: %+v", d)
 	}
 }

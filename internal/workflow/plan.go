@@ -147,16 +147,14 @@ func nextStep(p Plan, r *Record, serious []string) string {
 	case r.PhaseStatus == PhaseBlocked || r.PhaseStatus == PhaseFailed:
 		return fmt.Sprintf("Phase %s is %s: deal with that, then continue it.", p.Phase, r.PhaseStatus)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Continue phase %s", p.Phase)
+	s := "Continue phase " + p.Phase
 	if open := p.Tasks.Pending + p.Tasks.Running; open > 0 {
-		fmt.Fprintf(&b, " (%d task%s to run)", open, plural(open))
+		s += fmt.Sprintf(" (%d task%s to run)", open, plural(open))
 	}
 	if len(p.Allowed) > 0 {
-		fmt.Fprintf(&b, ", then move on to %s", strings.Join(p.Allowed, " or "))
+		s += ", then move on to " + strings.Join(p.Allowed, " or ")
 	}
-	b.WriteString(".")
-	return b.String()
+	return s + "."
 }
 
 func plural(n int) string {

@@ -82,11 +82,7 @@ func Steps(before, after *Record) []Step {
 			t.Note = after.History[n-1].Note
 		}
 		left, was := after.Phases[before.State], before.Phases[before.State]
-		for _, o := range left.Outputs {
-			if !slices.Contains(was.Outputs, o) {
-				t.Outputs = append(t.Outputs, o)
-			}
-		}
+		t.Outputs = slices.DeleteFunc(slices.Clone(left.Outputs), func(o string) bool { return slices.Contains(was.Outputs, o) })
 		if a, ok := newApproval(before, after, before.State); ok && a.Source != "" {
 			// A person's yes (or the setting) goes with the move; an approval without a
 			// source is the agent's, which the approval rule decides again.
@@ -132,12 +128,7 @@ func Steps(before, after *Record) []Step {
 		}
 		steps = append(steps, Step{Kind: EventTask, Phase: phase, Task: u, TaskPhase: t.Phase})
 	}
-	var paths []string
-	for _, p := range after.Artifacts {
-		if !slices.Contains(before.Artifacts, p) {
-			paths = append(paths, p)
-		}
-	}
+	paths := slices.DeleteFunc(slices.Clone(after.Artifacts), func(p string) bool { return slices.Contains(before.Artifacts, p) })
 	if len(paths) > 0 {
 		steps = append(steps, Step{Kind: EventArtifact, Phase: phase, Paths: paths})
 	}

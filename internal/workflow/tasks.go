@@ -93,14 +93,12 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			if old.Status == TaskRunning && (u.Status == TaskFailed || u.Status == TaskPending) {
 				t.Attempts++
 			}
+			t.CompletedAt = time.Time{}
 			switch u.Status {
 			case TaskRunning:
 				t.StartedAt = now
-				t.CompletedAt = time.Time{}
 			case TaskDone, TaskFailed:
 				t.CompletedAt = now
-			case TaskPending:
-				t.CompletedAt = time.Time{}
 			}
 			t.Status = u.Status
 		}
@@ -118,9 +116,6 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 type TaskCounts struct {
 	Pending, Running, Done, Failed int
 }
-
-// Total is the number of tasks.
-func (c TaskCounts) Total() int { return c.Pending + c.Running + c.Done + c.Failed }
 
 // CountTasks counts r's tasks by status (only those of phase, when phase is not empty).
 func CountTasks(r *Record, phase string) TaskCounts {

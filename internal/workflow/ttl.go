@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,10 +41,8 @@ func ParseTTL(s string) (time.Duration, error) {
 	default:
 		return bad("unknown unit")
 	}
-	for _, c := range num {
-		if c < '0' || c > '9' {
-			return bad("the number must be whole digits")
-		}
+	if strings.ContainsFunc(num, func(c rune) bool { return c < '0' || c > '9' }) {
+		return bad("the number must be whole digits")
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n > int64(maxTTL/per) {

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -40,20 +41,15 @@ func decodeKnown[J any](data []byte, dst *J, extra *unknown) error {
 	if err := json.Unmarshal(data, &all); err != nil {
 		return err
 	}
+	// encoding/json matches field names case-insensitively, so "Workflow_ID" was decoded into
+	// workflow_id: keeping it as unknown too would write the value twice. Each RawMessage is a
+	// copy (its UnmarshalJSON copies), sharing nothing with data.
 	known := knownFields(reflect.TypeFor[J]())
-	var more unknown
-	for k, raw := range all {
-		// encoding/json matches field names case-insensitively, so "Workflow_ID" was decoded
-		// into workflow_id: keeping it as unknown too would write the value twice.
-		if isKnown(known, k) {
-			continue
-		}
-		if more == nil {
-			more = unknown{}
-		}
-		more[k] = append(json.RawMessage(nil), raw...)
+	maps.DeleteFunc(all, func(k string, _ json.RawMessage) bool { return isKnown(known, k) })
+	if len(all) == 0 {
+		all = nil
 	}
-	*dst, *extra = v, more
+	*dst, *extra = v, all
 	return nil
 }
 
@@ -65,27 +61,19 @@ func encodeKnown(v any, extra unknown) ([]byte, error) {
 		return b, err
 	}
 	known := knownFields(reflect.TypeOf(v))
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		if !isKnown(known, k) {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(extra)), func(k string) bool { return isKnown(known, k) })
 	if len(keys) == 0 {
 		return b, nil
 	}
-	sort.Strings(keys)
 	var buf bytes.Buffer
 	buf.Write(b[:len(b)-1]) // drop the closing brace
-	first := len(b) == 2    // "{}"
-	for _, k := range keys {
+	for i, k := range keys {
 		if !json.Valid(extra[k]) {
 			return nil, fmt.Errorf("encoding unknown field %q: not valid JSON", k)
 		}
-		if !first {
+		if i > 0 || len(b) > 2 { // b is not "{}"
 			buf.WriteByte(',')
 		}
-		first = false
 		kb, _ := json.Marshal(k)
 		buf.Write(kb)
 		buf.WriteByte(':')

@@ -39,8 +39,8 @@ func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// frontMatter is the YAML a definition file opens with: workflow.Spec's fields, where a list
-// may also be written as a single string.
+// frontMatter is the YAML a definition file opens with: workflow.Definition's fields, where a
+// list may also be written as a single string and blocking, when left out, is true.
 type frontMatter struct {
 	Name        string                `yaml:"name"`
 	Description string                `yaml:"description"`
@@ -116,10 +116,10 @@ func ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
 	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
 }
 
-func (fm frontMatter) spec(body string) workflow.Spec {
-	s := workflow.Spec{Name: fm.Name, Description: fm.Description, Phases: fm.Phases,
+func (fm frontMatter) spec(body string) workflow.Definition {
+	s := workflow.Definition{Name: fm.Name, Description: fm.Description, Phases: fm.Phases,
 		Terminal: fm.Terminal, Verbs: fm.Verbs, Approvals: fm.Approvals, TTL: fm.TTL,
-		Major: fm.Major, Blocking: fm.Blocking, Body: body}
+		Major: fm.Major, Blocking: fm.Blocking == nil || *fm.Blocking, Body: body}
 	if fm.Transitions != nil {
 		s.Transitions = make(map[string][]string, len(fm.Transitions))
 		for k, v := range fm.Transitions {
