@@ -6,8 +6,8 @@ import (
 
 // Rules lists the rule names a Finding can carry, in the order they are tried.
 func Rules() []string {
-	names := make([]string, len(rules))
-	for i, r := range rules {
+	names := make([]string, len(rules()))
+	for i, r := range rules() {
 		names[i] = r.name
 	}
 	return names
@@ -45,7 +45,7 @@ func ScanBoth(s string) (fast, slow string, fastAt, slowAt [2]int) {
 // scanEveryPosition is scan without the gate: the reference it is tested against.
 func scanEveryPosition(s string) (r *rule, start, end int) {
 	ix := index()
-	best := len(rules)
+	best := len(rules())
 	for i := 0; i+1 < len(s) && best > 0; i++ {
 		if found, stop, idx, _ := ix.ruleAt(s, i, best); found != nil {
 			r, start, end, best = found, i, stop, idx
@@ -56,7 +56,7 @@ func scanEveryPosition(s string) (r *rule, start, end int) {
 
 // Keywords lists every rule's keywords and whether they match in any case.
 func Keywords() (kws []string, fold []bool) {
-	for _, r := range rules {
+	for _, r := range rules() {
 		for _, kw := range r.keywords {
 			kws, fold = append(kws, kw), append(fold, r.fold)
 		}
@@ -79,7 +79,7 @@ func Candidates(s string) []int {
 // Named reports whether the rule called name needs a name and a value together, so that the
 // JSON scan reads each object member for it.
 func Named(name string) bool {
-	for _, r := range rules {
+	for _, r := range rules() {
 		if r.name == name {
 			return r.named
 		}

@@ -195,7 +195,7 @@ func le64(s string, i int) uint64 {
 // start where it passes.
 func scan(s string) (r *rule, start, end int, named bool) {
 	ix := index()
-	best := len(rules)
+	best := len(rules())
 	for i := ix.next(s, 0); i < len(s) && best > 0; i = ix.next(s, i+1) {
 		found, stop, idx, more := ix.ruleAt(s, i, best)
 		named = named || more
@@ -355,7 +355,7 @@ func buildIndex() *keywordIndex {
 	ix := new(keywordIndex)
 	var counts []int
 	each := func(f func(id int, e entry)) {
-		for idx, r := range rules {
+		for idx, r := range rules() {
 			for _, kw := range r.keywords {
 				if len(kw) < 2 {
 					panic("secrets: keyword shorter than two bytes: " + kw)
@@ -399,7 +399,7 @@ func buildIndex() *keywordIndex {
 			}
 		}
 	}
-	for _, r := range rules {
+	for _, r := range rules() {
 		for _, kw := range r.keywords {
 			b := []byte(kw)
 			switch len(kw) {
