@@ -170,7 +170,8 @@ func helperCmd(t testing.TB, mode, dir string, env ...string) *exec.Cmd {
 	return cmd
 }
 
-// TestKillDashNine kills a writer at random moments at least 200 times and checks after each
+// TestKillDashNine kills a writer at random moments (every tenth time after enough writes for a
+// compaction) at least 200 times and checks after each
 // kill: the snapshot and checkpoint are complete documents, revisions never go back, nothing
 // acknowledged is lost, only the last log or journal line may be torn, and the next writer
 // repairs it. The writer compacts its journal at every full line (every 32 transitions), so kills land in
@@ -231,7 +232,24 @@ func TestKillDashNine(t *testing.T) {
 				mu.Unlock()
 			}
 		}()
-		time.Sleep(time.Duration(rand.IntN(20000)) * time.Microsecond)
+		if i%10 == 9 {
+			// Under load a writer killed at a random moment may never write enough for its
+			// journal to reach a compaction: every tenth is killed only once it has
+			// acknowledged 40 more transitions (a full line every 32), or after 10 s.
+			mu.Lock()
+			want := ackWF + 40
+			mu.Unlock()
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				mu.Lock()
+				got := ackWF
+				mu.Unlock()
+				if got >= want {
+					break
+				}
+			}
+		} else {
+			time.Sleep(time.Duration(rand.IntN(20000)) * time.Microsecond)
+		}
 		cmd.Process.Kill() // SIGKILL
 		<-done
 		cmd.Wait()
