@@ -171,12 +171,11 @@ func helperCmd(t testing.TB, mode, dir string, env ...string) *exec.Cmd {
 }
 
 // TestKillDashNine kills a writer at random moments (every tenth time after enough writes for a
-// compaction) at least 200 times and checks after each
-// kill: the snapshot and checkpoint are complete documents, revisions never go back, nothing
-// acknowledged is lost, only the last log or journal line may be torn, and the next writer
-// repairs it. The writer compacts its journal at every full line (every 32 transitions), so kills land in
-// compactions too: the sealed segments and the active journal together must then hold every
-// revision once.
+// compaction) at least 200 times and checks after each kill: the snapshot and checkpoint are
+// complete documents, revisions never go back, nothing acknowledged is lost, only the last log
+// or journal line may be torn, and the next writer repairs it. The writer compacts its journal
+// at every full line (every 32 transitions), so kills land in compactions too: the sealed
+// segments and the active journal together must then hold every revision once.
 func TestKillDashNine(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("kill -9 semantics are Unix")
