@@ -134,20 +134,19 @@ func normalize(s string) (string, bool) {
 }
 
 // firstDropped returns the index of the first character of s that normalize drops, or len(s).
-// Most text is printable ASCII, which it passes 32 bytes at a time, then eight; two-byte
+// Most text is printable ASCII, which it passes eight bytes at a time, then 32; two-byte
 // characters (accents, Greek, Cyrillic) are judged by their code point, since below U+0600
 // only C1 controls, U+00AD and U+034F are dropped; the rest (CJK, emoji) is decoded and looked
 // up. A 1 MB checkpoint is scanned twice, as stored and decoded, so this loop counts.
 func firstDropped(s string) int {
 	for i := 0; i < len(s); {
-		if i+32 <= len(s) && unusual(le64(s, i))|unusual(le64(s, i+8))|unusual(le64(s, i+16))|unusual(le64(s, i+24)) == 0 {
-			i += 32
-			continue
-		}
 		if i+8 <= len(s) {
 			u := unusual(le64(s, i))
 			if u == 0 {
 				i += 8
+				for i+32 <= len(s) && unusual(le64(s, i))|unusual(le64(s, i+8))|unusual(le64(s, i+16))|unusual(le64(s, i+24)) == 0 {
+					i += 32
+				}
 				continue
 			}
 			i += bits.TrailingZeros64(u) / 8 // the lowest flag is exact
