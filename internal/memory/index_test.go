@@ -171,3 +171,44 @@ func TestSplitJoinRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// written is owns' shortcut: wherever it accepts a line, the regexp reads the same target from
+// it, and it accepts the lines Cairn writes.
+func TestWrittenAgreesWithTheRegexp(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{IndexLine(TopicTitle, TopicFile, "Active APEX workflow: plan completed, implementing \\[x\\]"), true},
+		{IndexLine(TopicTitle, TopicFile, ""), true},
+		{"- [](cairn-workflow.md) trailing", true},
+		{"- [a]b](cairn-workflow.md)", false},
+		{`- [a\]](cairn-workflow.md)`, false},
+		{"- [x](cairn-workflow.md.bak)", false},
+		{"- [x](cairn-workflow.md )", false},
+		{"* [x](cairn-workflow.md)", false}, // the regexp's to read
+		{bom + "- [x](cairn-workflow.md)", false},
+		{"- [x] (cairn-workflow.md)", false},
+	} {
+		if got := written(tc.line, TopicFile); got != tc.want {
+			t.Errorf("written(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+		if written(tc.line, TopicFile) && entryTarget(tc.line) != TopicFile {
+			t.Errorf("written accepts %q, whose link the regexp reads as %q", tc.line, entryTarget(tc.line))
+		}
+		if !owns(tc.line, TopicFile) && tc.want {
+			t.Errorf("owns(%q) = false", tc.line)
+		}
+	}
+}
+
+func FuzzWritten(f *testing.F) {
+	f.Add(IndexLine(TopicTitle, TopicFile, "hook"), TopicFile)
+	f.Add("- [a](./x)", "./x")
+	f.Add("- [a](<x>)", "x")
+	f.Fuzz(func(t *testing.T, line, target string) {
+		if written(line, target) && entryTarget(line) != target {
+			t.Fatalf("written(%q, %q), but the regexp reads the link as %q", line, target, entryTarget(line))
+		}
+	})
+}
