@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -188,12 +189,8 @@ func lookup(args []string) (*command, []string, error) {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
-		if _, ok := commands[name+" "+args[1]]; !ok {
-			msg := "unknown command" // the unknown verb is not repeated
-			if s := suggest(args[1], verbs(name)); len(s) > 0 {
-				return nil, nil, &usageError{msg: msg + ": did you mean " + name + " " + strings.Join(s, " or "+name+" ") + "?"}
-			}
-			return nil, nil, &usageError{msg: fmt.Sprintf("%s: %s takes %s", msg, name, strings.Join(verbs(name), ", "))}
+		if _, ok := commands[name+" "+args[1]]; !ok { // the unknown verb is not repeated
+			return nil, nil, &usageError{msg: "unknown command: " + cmp.Or(meant(name+" ", args[1], verbs(name)), name+" takes "+strings.Join(verbs(name), ", "))}
 		}
 		name += " " + args[1]
 		args = args[1:]
@@ -208,10 +205,7 @@ func lookup(args []string) (*command, []string, error) {
 // noSuchCommand is msg with the commands nearest to name, or where to find them. The unknown
 // name is not repeated (it may be anything pasted); the suggestion is one of Cairn's own.
 func noSuchCommand(msg, name string) error {
-	if s := suggest(name, topNames()); len(s) > 0 {
-		return &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
-	}
-	return &usageError{msg: msg + ": cairn help lists them"}
+	return &usageError{msg: msg + ": " + cmp.Or(meant("", name, topNames()), "cairn help lists them")}
 }
 
 // topNames are the words that can start a command line: commands and nouns.
