@@ -117,7 +117,8 @@ metadata, in the same write. Entering a terminal phase completes and archives th
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
 one machine holds it: refused when another does (named, with how long ago). Offline it goes
 ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
-		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true, run: runCheckpointSave,
+		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
+			run:     jsonWrite("the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint),
 			summary: "Save a named JSON checkpoint (from stdin when JSON is - or absent).",
 			doc: `NAME is 1 to 64 lowercase letters, digits, '.', '_' or '-'. The JSON is checked
 (strict, at most 1 MiB) and refused if it holds a secret. Prints nothing on success.`},
@@ -141,7 +142,8 @@ VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothin
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
 			doc: `Every value is single-quoted, so any content (quotes, $, newlines) comes back byte
 for byte and nothing in it runs. With --json prints the variables as one JSON object.`},
-		{name: "log append", usage: "log append NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true, run: runLogAppend,
+		{name: "log append", usage: "log append NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
+			run:     jsonWrite("the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog),
 			summary: "Append one JSON value as a line to the log NAME (from stdin when - or absent)."},
 		{name: "log show", usage: "log show NAME [--tail N] [--json]", min: 1, max: 1, noEngine: true, run: runLogShow,
 			summary: "Print the log NAME, one JSON value a line (--tail N: the last N).",
