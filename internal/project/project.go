@@ -189,10 +189,9 @@ func readSmall(p string) (string, bool) {
 	return strings.TrimSpace(string(b)), err == nil
 }
 
+// resolveFrom is p taken against base, a directory; an empty p is base itself (filepath.Join
+// drops it and cleans base).
 func resolveFrom(base, p string) string {
-	if p == "" {
-		return filepath.Clean(base)
-	}
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
