@@ -19,6 +19,7 @@ const (
 	MaxContext = 4000 // additionalContext
 	MaxMessage = 300  // systemMessage: one line for the user
 	MaxReason  = 1500 // a Stop block's reason, which the model reads
+	maxTitle   = 80   // a session title: the resume picker shows one short line
 )
 
 // cutNote replaces what Context leaves out; it names the tool that gives the whole answer.

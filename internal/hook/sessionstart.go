@@ -89,8 +89,10 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		r.Logf("wrote %s", strings.Join(restored, ", "))
 	}
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
+	// A new session or a fork gets a title; a resumed one keeps the name it has, which may be
+	// one its user gave it.
 	title := ""
-	if titleSource(ev.Source) {
+	if ev.Source == "startup" || ev.Source == "fork" {
 		title = engine.Title(res)
 	}
 	return sessionTitleOutput(res.Report, msg, title)
