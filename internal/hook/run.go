@@ -67,8 +67,7 @@ func (r *Runner) raw(b []byte) {
 // instead; a body still running is abandoned (the process is about to exit). The deadline
 // counts from start, so time already spent reading stdin is included.
 func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) []byte {
-	d := r.Deadline
-	end := start.Add(d)
+	end := start.Add(r.Deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
 
@@ -90,7 +89,7 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 
 	// A little grace after the context ends lets a body that honours ctx return its own,
 	// better-worded answer before the hard stop.
-	hard := time.NewTimer(time.Until(end) + d/10)
+	hard := time.NewTimer(time.Until(end) + r.Deadline/10)
 	defer hard.Stop()
 	select {
 	case res := <-done:
@@ -99,7 +98,7 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 		}
 		return res.out
 	case <-hard.C:
-		why := fmt.Sprintf("did not finish within %s", d)
+		why := fmt.Sprintf("did not finish within %s", r.Deadline)
 		r.Logf("%s; printing what it has and exiting", why)
 		return fallback(why)
 	}
