@@ -78,7 +78,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	if msg == "" && recordErr != nil {
 		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear. " + recordErr.Error()
 	}
-	// Put back Cairn's memory line if a background memory writer dropped it (events.go).
+	// Put back Cairn's memory line if a background memory writer dropped it (engine.RestoreL2).
 	restored, deferred, w := e.RestoreL2()
 	switch {
 	case w != "":
