@@ -112,7 +112,7 @@ func (r *Runner) claudePID(getenv func(string) string, note bool) int {
 	return os.Getppid()
 }
 
-// summary is the one stderr line that says what happened.
+// sessionStartSummary is the one stderr line that says what happened.
 func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", cmp.Or(source, "-"), logSession(sessionID), pid, cmp.Or(res.Tier, "-"))
