@@ -172,11 +172,6 @@ func exitCode(err error) int {
 	return ExitRefused
 }
 
-// readOnly are the commands that only read: run anywhere ($HOME, /), they create nothing.
-var readOnly = map[string]bool{"status": true, "statusline": true, "list": true, "show": true, "history": true,
-	"types": true, "doctor": true, "checkpoint load": true, "checkpoint list": true, "vars get": true,
-	"vars export": true, "log show": true, "completion": true}
-
 // engine opens the engine on first use. The CLI acts as actor "cli", for the session Claude
 // Code names in its environment when run from a bash block.
 func (a *app) engine() (*engine.Engine, error) {
@@ -184,7 +179,7 @@ func (a *app) engine() (*engine.Engine, error) {
 		return a.eng, nil
 	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
-		NoCreate: readOnly[a.name]})
+		NoCreate: commands[a.name] != nil && commands[a.name].readOnly})
 	if err != nil {
 		return nil, &stateError{err}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ type command struct {
 	// its usage line names, and --json.
 	min, max int
 	noEngine bool // run gets no engine: it opens it itself, after checking its input, or needs none
+	readOnly bool // it only reads: run anywhere ($HOME, /), it creates nothing
 	run      func(a *app, pos []string, e *engine.Engine) error
 }
 
@@ -41,7 +43,7 @@ var (
 
 func init() {
 	register([]*command{
-		{name: "status", usage: "status [--json]", run: runStatus,
+		{name: "status", usage: "status [--json]", run: runStatus, readOnly: true,
 			summary: "Show the active workflow: phase, age, completed phases, next step, warnings.",
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
@@ -54,7 +56,7 @@ this, in a terminal of their own: inside a shell Claude Code started (CLAUDECODE
 the agent's Bash tool) it is refused. The approval, its time and NOTE are recorded and shown
 by cairn status. To let agents
 leave approval phases alone in this project, set "approvals": false in .claude/cairn/config.json.`},
-		{name: "statusline", usage: "statusline [--json]", noEngine: true, run: runStatusline,
+		{name: "statusline", usage: "statusline [--json]", noEngine: true, run: runStatusline, readOnly: true,
 			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
 			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
 project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; nothing when none
@@ -69,16 +71,16 @@ names, artifacts, checkpoints saved or deleted) and who changed it (actor and se
 the journal). Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0. With --json each line is one
 JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, by
 (workflow_id is empty when no workflow is active).`},
-		{name: "list", usage: "list [--all] [--json]", run: runList,
+		{name: "list", usage: "list [--all] [--json]", run: runList, readOnly: true,
 			summary: "List the active workflow and the archived ones, newest first.",
 			doc:     `The table shows the newest 20 archives; --all and --json give every one.`},
-		{name: "show", usage: "show [ID] [--json]", max: 1, run: runShow,
+		{name: "show", usage: "show [ID] [--json]", max: 1, run: runShow, readOnly: true,
 			summary: "Show one workflow, active or archived (default: the active one).",
 			doc:     `With --json prints the stored record itself.`},
-		{name: "history", usage: "history [ID] [--json]", max: 1, run: runHistory,
+		{name: "history", usage: "history [ID] [--json]", max: 1, run: runHistory, readOnly: true,
 			summary: "Show a workflow's journal: time, revision, event, who, from -> to.",
 			doc:     `ID defaults to the active workflow. Archived workflows keep their journal.`},
-		{name: "types", usage: "types [TYPE] [--json]", max: 1, run: runTypes,
+		{name: "types", usage: "types [TYPE] [--json]", max: 1, run: runTypes, readOnly: true,
 			summary: "List the workflow types: phases, moves, approval phases, TTL.",
 			doc: `Built-in types and the project's own (.claude/workflows/*.md), each with its phases in
 order, the moves allowed from each phase, the phases that need an approval, the terminal
@@ -92,7 +94,7 @@ such as superseded is also the status cairn list shows (default archived).`},
 			summary: "Archive the active workflow if its TTL has passed (--dry-run: only say).",
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
 auto-memory. A workflow that has not expired is left alone and exit is 0.`},
-		{name: "doctor", usage: "doctor [--link] [--json]", noEngine: true, run: runDoctor,
+		{name: "doctor", usage: "doctor [--link] [--json]", noEngine: true, run: runDoctor, readOnly: true,
 			summary: "Check the install and the state; say what to fix. Exit 1 when a check fails.",
 			doc: `Checks the binaries and plugin files, the state directory's permissions, the
 auto-memory directory, the locks, stale temp files and the workflow definitions. The plugin
@@ -116,14 +118,15 @@ metadata, in the same write. Entering a terminal phase completes and archives th
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so
 one machine holds it: refused when another does (named, with how long ago). Offline it goes
 ahead, and the next cairn sync confirms the claim or sets the task back to pending.`},
-		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true, run: runCheckpointSave,
+		{name: "checkpoint save", usage: "checkpoint save NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
+			run:     jsonWrite("the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint),
 			summary: "Save a named JSON checkpoint (from stdin when JSON is - or absent).",
 			doc: `NAME is 1 to 64 lowercase letters, digits, '.', '_' or '-'. The JSON is checked
 (strict, at most 1 MiB) and refused if it holds a secret. Prints nothing on success.`},
-		{name: "checkpoint load", usage: "checkpoint load NAME [--or-empty]", min: 1, max: 1, run: runCheckpointLoad,
+		{name: "checkpoint load", usage: "checkpoint load NAME [--or-empty]", min: 1, max: 1, run: runCheckpointLoad, readOnly: true,
 			summary: "Print a checkpoint's JSON; missing: exit 1, or {} with --or-empty.",
 			doc:     `With --or-empty a missing checkpoint prints {} and exits 0, for scripts that start fresh.`},
-		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", max: 1, run: runCheckpointList,
+		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", max: 1, run: runCheckpointList, readOnly: true,
 			summary: "List checkpoint names matching a glob PATTERN (default all), one a line."},
 		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, run: runCheckpointDelete,
 			summary: "Delete a checkpoint; missing: exit 1. Prints nothing on success."},
@@ -132,24 +135,25 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 			doc: `KEY is letters, digits and _; names the shell gives meaning to (PATH, IFS, LD_*,
 CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); any other
 VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
-		{name: "vars get", usage: "vars get KEY [--json]", min: 1, max: 1, run: runVarsGet,
+		{name: "vars get", usage: "vars get KEY [--json]", min: 1, max: 1, run: runVarsGet, readOnly: true,
 			summary: "Print a workflow variable's value; not set: exit 1."},
 		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, run: runVarsUnset,
 			summary: "Remove workflow variables; one not set is no change. Prints nothing on success."},
-		{name: "vars export", usage: "vars export [--json]", run: runVarsExport,
+		{name: "vars export", usage: "vars export [--json]", run: runVarsExport, readOnly: true,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
 			doc: `Every value is single-quoted, so any content (quotes, $, newlines) comes back byte
 for byte and nothing in it runs. With --json prints the variables as one JSON object.`},
-		{name: "log append", usage: "log append NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true, run: runLogAppend,
+		{name: "log append", usage: "log append NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
+			run:     jsonWrite("the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog),
 			summary: "Append one JSON value as a line to the log NAME (from stdin when - or absent)."},
-		{name: "log show", usage: "log show NAME [--tail N] [--json]", min: 1, max: 1, noEngine: true, run: runLogShow,
+		{name: "log show", usage: "log show NAME [--tail N] [--json]", min: 1, max: 1, noEngine: true, run: runLogShow, readOnly: true,
 			summary: "Print the log NAME, one JSON value a line (--tail N: the last N).",
 			doc:     `With --json prints the entries as one JSON array.`},
 		{name: "version", usage: "version [--json]", noEngine: true, run: runVersion,
 			summary: "Print cairn's version."},
 		{name: "help", usage: "help [COMMAND]", max: 2, noEngine: true, run: runHelp,
 			summary: "Show this overview, or one command's help."},
-		{name: "completion", usage: "completion bash|zsh|fish", min: 1, max: 1, noEngine: true, run: runCompletion,
+		{name: "completion", usage: "completion bash|zsh|fish", min: 1, max: 1, noEngine: true, run: runCompletion, readOnly: true,
 			summary: "Print a shell completion script (commands, flags, phases, types, names).",
 			doc: `bash:  source <(cairn completion bash)     (or save it in ~/.local/share/bash-completion/completions/cairn)
 zsh:   cairn completion zsh > "${fpath[1]}/_cairn"
@@ -188,12 +192,8 @@ func lookup(args []string) (*command, []string, error) {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
-		if _, ok := commands[name+" "+args[1]]; !ok {
-			msg := "unknown command" // the unknown verb is not repeated
-			if s := suggest(args[1], verbs(name)); len(s) > 0 {
-				return nil, nil, &usageError{msg: msg + ": did you mean " + name + " " + strings.Join(s, " or "+name+" ") + "?"}
-			}
-			return nil, nil, &usageError{msg: fmt.Sprintf("%s: %s takes %s", msg, name, strings.Join(verbs(name), ", "))}
+		if _, ok := commands[name+" "+args[1]]; !ok { // the unknown verb is not repeated
+			return nil, nil, &usageError{msg: "unknown command: " + cmp.Or(meant(name+" ", args[1], verbs(name)), name+" takes "+strings.Join(verbs(name), ", "))}
 		}
 		name += " " + args[1]
 		args = args[1:]
@@ -208,10 +208,7 @@ func lookup(args []string) (*command, []string, error) {
 // noSuchCommand is msg with the commands nearest to name, or where to find them. The unknown
 // name is not repeated (it may be anything pasted); the suggestion is one of Cairn's own.
 func noSuchCommand(msg, name string) error {
-	if s := suggest(name, topNames()); len(s) > 0 {
-		return &usageError{msg: msg + ": did you mean " + strings.Join(s, " or ") + "?"}
-	}
-	return &usageError{msg: msg + ": cairn help lists them"}
+	return &usageError{msg: msg + ": " + cmp.Or(meant("", name, topNames()), "cairn help lists them")}
 }
 
 // topNames are the words that can start a command line: commands and nouns.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,7 +36,7 @@ func runCompletion(a *app, pos []string, _ *engine.Engine) error {
 	case "fish":
 		return root.GenFishCompletion(a.stdout, true)
 	}
-	return a.usageErr("no completion for shell %q%s", pos[0], orList(didYouMean(pos[0], completionShells), "cairn completes bash, zsh and fish"))
+	return a.usageErr("no completion for shell %q%s", pos[0], hint(pos[0], completionShells, "cairn completes bash, zsh and fish"))
 }
 
 // isCompletionRequest: the hidden commands the completion scripts run.
@@ -231,6 +230,6 @@ func logNames(stateDir string) []string {
 			out = append(out, n)
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }

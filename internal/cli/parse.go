@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"slices"
@@ -83,13 +84,8 @@ func unknownFlag(fs *flag.FlagSet, name string) error {
 		// Not a flag's shape (a pasted PEM key starts with -----): never repeated.
 		return fmt.Errorf("an argument starting with - is not a flag; this command's flags are --%s (a value that starts with - goes after --)", strings.Join(known, ", --"))
 	}
-	msg := fmt.Sprintf("no flag --%s", name)
-	if s := suggest(name, known); len(s) > 0 {
-		msg += "; did you mean --" + strings.Join(s, " or --") + "?"
-	} else {
-		msg += "; this command's flags are --" + strings.Join(known, ", --")
-	}
-	return fmt.Errorf("%s (a value that starts with - goes after --)", msg)
+	return fmt.Errorf("no flag --%s; %s (a value that starts with - goes after --)", name,
+		cmp.Or(meant("--", name, known), "this command's flags are --"+strings.Join(known, ", --")))
 }
 
 // suggest returns the candidates nearest to s: at most two edits away (one for short words,
@@ -152,10 +148,23 @@ func distance(a, b string) int {
 	return d[len(x)][len(y)]
 }
 
-// didYouMean is "; did you mean X?" when s is close to one of the candidates, else "".
-func didYouMean(s string, candidates []string) string {
+// meant is "did you mean X or Y?" for the candidates nearest to s (suggest), each named after
+// prefix; "" when none is near.
+func meant(prefix, s string, candidates []string) string {
 	if sg := suggest(s, candidates); len(sg) > 0 {
-		return "; did you mean " + strings.Join(sg, " or ") + "?"
+		return "did you mean " + prefix + strings.Join(sg, " or "+prefix) + "?"
+	}
+	return ""
+}
+
+// hint is "; did you mean X?" when s is close to one of the candidates, else ": " + fallback,
+// or "" when fallback is "".
+func hint(s string, candidates []string, fallback string) string {
+	if m := meant("", s, candidates); m != "" {
+		return "; " + m
+	}
+	if fallback != "" {
+		return ": " + fallback
 	}
 	return ""
 }

@@ -53,25 +53,23 @@ func notJSON(what string, data []byte, example string) error {
 	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
 }
 
-func runCheckpointSave(a *app, pos []string, _ *engine.Engine) error {
-	return runJSONWrite(a, pos, "the checkpoint", `'{"step": 2, "plan": "plans/001.md"}'`, (*engine.Engine).SaveCheckpoint)
-}
-
-// runJSONWrite is checkpoint save and log append: NAME and a JSON value (what, like example),
-// checked here and written by write.
-func runJSONWrite(a *app, pos []string, what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) error {
-	data, err := a.jsonArg(pos[1:])
-	if err != nil {
-		return err
+// jsonWrite is the run of checkpoint save and log append: NAME and a JSON value (what, like
+// example), checked here and written by write.
+func jsonWrite(what, example string, write func(*engine.Engine, string, json.RawMessage) (*engine.Result, error)) func(*app, []string, *engine.Engine) error {
+	return func(a *app, pos []string, _ *engine.Engine) error {
+		data, err := a.jsonArg(pos[1:])
+		if err != nil {
+			return err
+		}
+		if err := notJSON(what, data, example); err != nil {
+			return err
+		}
+		e, err := a.engine()
+		if err != nil {
+			return err
+		}
+		return a.wrote(write(e, pos[0], data))
 	}
-	if err := notJSON(what, data, example); err != nil {
-		return err
-	}
-	e, err := a.engine()
-	if err != nil {
-		return err
-	}
-	return a.wrote(write(e, pos[0], data))
 }
 
 func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
@@ -135,8 +133,4 @@ func runVarsExport(a *app, _ []string, e *engine.Engine) error {
 	}
 	_, err = io.WriteString(a.stdout, vars.Export(kv))
 	return err
-}
-
-func runLogAppend(a *app, pos []string, _ *engine.Engine) error {
-	return runJSONWrite(a, pos, "the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog)
 }

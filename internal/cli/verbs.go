@@ -16,7 +16,7 @@ func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.DeleteCheckpoint(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
 		names, _ := e.ListCheckpoints("")
-		return fmt.Errorf("%w%s", err, orList(didYouMean(pos[0], names), "cairn checkpoint list shows the saved ones"))
+		return fmt.Errorf("%w%s", err, hint(pos[0], names, "cairn checkpoint list shows the saved ones"))
 	}
 	return a.wrote(res, err)
 }
@@ -72,7 +72,7 @@ func runTypes(a *app, pos []string, e *engine.Engine) error {
 	a.warn(e.Warnings()...)
 	if len(pos) == 1 {
 		if !slices.Contains(names, pos[0]) {
-			return fmt.Errorf("no workflow type %q%s", pos[0], orList(didYouMean(pos[0], names), "known types are "+strings.Join(names, ", ")))
+			return fmt.Errorf("no workflow type %q%s", pos[0], hint(pos[0], names, "known types are "+strings.Join(names, ", ")))
 		}
 		names = []string{pos[0]}
 	}
@@ -154,12 +154,4 @@ func decodeRecord(id string, data []byte) (*workflow.Record, error) {
 		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
 	}
 	return &r, nil
-}
-
-// orList is s when it is a suggestion, else ": " + fallback.
-func orList(s, fallback string) string {
-	if s != "" {
-		return s
-	}
-	return ": " + fallback
 }

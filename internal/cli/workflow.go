@@ -31,7 +31,7 @@ func runStart(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.Start(req)
 	if err != nil {
 		if names := e.Definitions(); !slices.Contains(names, req.Type) {
-			return fmt.Errorf("%w%s", err, didYouMean(req.Type, names))
+			return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
 		}
 		return err
 	}
@@ -57,7 +57,7 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 		if d, _ := a.active(); d != nil {
 			for _, p := range []string{req.To, req.From} {
 				if p != "" && !d.HasPhase(p) {
-					return fmt.Errorf("%w%s", err, didYouMean(p, d.Phases))
+					return fmt.Errorf("%w%s", err, hint(p, d.Phases, ""))
 				}
 			}
 		}

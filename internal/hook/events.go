@@ -99,10 +99,3 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}
 	return nil
 }
-
-// maxTitle bounds a session title: the resume picker shows one short line.
-const maxTitle = 80
-
-// titleSources are the SessionStart sources that get a title: a new session or a fork. A
-// resumed session keeps the name it has, which may be one its user gave it.
-func titleSource(source string) bool { return source == "startup" || source == "fork" }

@@ -36,33 +36,31 @@ var ErrInputTimeout = errors.New("stdin was not closed in time")
 // The read runs in a goroutine that a timeout abandons: a hook is a short-lived process and
 // exits soon after, so the blocked read dies with it. A wait <= 0 means no deadline.
 func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
-	type result struct {
-		data []byte
-		err  error
-	}
-	done := make(chan result, 1)
+	done := make(chan error, 1)
 	var partial chunkBuffer
 	go func() {
 		n, err := io.Copy(&partial, io.LimitReader(r, limit+1))
 		switch {
 		case n > limit:
-			done <- result{nil, fmt.Errorf("%w of %d bytes", ErrInputTooLarge, limit)}
+			err = fmt.Errorf("%w of %d bytes", ErrInputTooLarge, limit)
 		case err != nil:
-			done <- result{partial.snapshot(), fmt.Errorf("reading stdin: %w", err)}
-		default:
-			done <- result{partial.snapshot(), nil}
+			err = fmt.Errorf("reading stdin: %w", err)
 		}
+		done <- err
 	}()
-	if wait <= 0 {
-		res := <-done
-		return res.data, res.err
+	var timeout <-chan time.Time // nil, never ready, without a wait
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		timeout = timer.C
 	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
 	select {
-	case res := <-done:
-		return res.data, res.err
-	case <-timer.C:
+	case err := <-done:
+		if errors.Is(err, ErrInputTooLarge) {
+			return nil, err
+		}
+		return partial.snapshot(), err
+	case <-timeout:
 		return partial.snapshot(), ErrInputTimeout
 	}
 }

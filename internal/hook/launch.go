@@ -41,15 +41,11 @@ func staleLaunch(getenv func(string) string) (root string, stale bool) {
 }
 
 // sameLines compares two texts as the launcher's cairn_read does: each line ended by a
-// newline, one added after a last line without it.
+// newline, one added after a last line without it. So a non-empty text equals another when
+// both are the same without one final newline, and an empty text equals only itself.
 func sameLines(a, b []byte) bool {
-	end := func(s []byte) []byte {
-		if len(s) > 0 && s[len(s)-1] != '\n' {
-			return append(s[:len(s):len(s)], '\n')
-		}
-		return s
-	}
-	return bytes.Equal(end(a), end(b))
+	nl := []byte("\n")
+	return (len(a) == 0) == (len(b) == 0) && bytes.Equal(bytes.TrimSuffix(a, nl), bytes.TrimSuffix(b, nl))
 }
 
 // handBack runs the launcher again (name: this hook's binary), with the check left to it. It

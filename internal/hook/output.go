@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -19,6 +20,7 @@ const (
 	MaxContext = 4000 // additionalContext
 	MaxMessage = 300  // systemMessage: one line for the user
 	MaxReason  = 1500 // a Stop block's reason, which the model reads
+	maxTitle   = 80   // a session title: the resume picker shows one short line
 )
 
 // cutNote replaces what Context leaves out; it names the tool that gives the whole answer.
@@ -125,34 +127,19 @@ func Context(s string, max int) string {
 	if room < 0 {
 		return clip(s, max)
 	}
-	var b strings.Builder
-	used := 0
-	for i, line := range lines {
-		w := Units(line)
-		if i > 0 {
-			w++
-		}
-		if used+w > room {
-			if i == 0 { // one huge first line: keep its start
-				b.WriteString(clip(line, room))
-			}
+	kept, used := 0, -1 // a newline before every line but the first
+	for _, line := range lines {
+		if used += 1 + Units(line); used > room {
 			break
 		}
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(line)
-		used += w
+		kept++
 	}
-	if b.Len() > 0 {
-		b.WriteByte('\n')
+	head := strings.Join(lines[:kept], "\n")
+	if kept == 0 { // one huge first line: keep its start
+		head = clip(lines[0], room)
 	}
-	b.WriteString(note)
-	if last != "" {
-		b.WriteByte('\n')
-		b.WriteString(last)
-	}
-	return b.String()
+	// head, the note and last, a line each; an empty head or last is left out.
+	return strings.Join(slices.DeleteFunc([]string{head, note, last}, func(l string) bool { return l == "" }), "\n")
 }
 
 // OneLine returns s as one line of at most max UTF-16 units for a systemMessage

@@ -41,9 +41,9 @@ func DeadlineFrom(getenv func(string) string) (time.Duration, string) {
 // a body run under a hard deadline that turns a hang or a panic into a printed fallback and a
 // clean exit.
 type Runner struct {
-	Name     string    // the binary, e.g. "cairn-session-start": the prefix of stderr lines
-	Stderr   io.Writer // diagnostics; stdout is protocol only
-	Deadline time.Duration
+	Name     string        // the binary, e.g. "cairn-session-start": the prefix of stderr lines
+	Stderr   io.Writer     // diagnostics; stdout is protocol only
+	Deadline time.Duration // counted from Run's start; Main sets it from DeadlineFrom
 
 	mu sync.Mutex
 }
@@ -67,11 +67,7 @@ func (r *Runner) raw(b []byte) {
 // instead; a body still running is abandoned (the process is about to exit). The deadline
 // counts from start, so time already spent reading stdin is included.
 func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fallback func(why string) []byte) []byte {
-	d := r.Deadline
-	if d <= 0 {
-		d = Deadline
-	}
-	end := start.Add(d)
+	end := start.Add(r.Deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
 
@@ -93,7 +89,7 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 
 	// A little grace after the context ends lets a body that honours ctx return its own,
 	// better-worded answer before the hard stop.
-	hard := time.NewTimer(time.Until(end) + d/10)
+	hard := time.NewTimer(time.Until(end) + r.Deadline/10)
 	defer hard.Stop()
 	select {
 	case res := <-done:
@@ -102,7 +98,7 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 		}
 		return res.out
 	case <-hard.C:
-		why := fmt.Sprintf("did not finish within %s", d)
+		why := fmt.Sprintf("did not finish within %s", r.Deadline)
 		r.Logf("%s; printing what it has and exiting", why)
 		return fallback(why)
 	}
@@ -117,25 +113,23 @@ func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(st
 	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) int {
 	start := time.Now()
 	r := &Runner{Name: name, Stderr: stderr}
+	var out []byte
 	if root, stale := staleLaunch(getenv); stale {
 		// Binaries made from other sources: the launcher finds or installs the right ones.
 		err := handBack(name, root)
 		r.Logf("these binaries were not made from the plugin's sources (%s), and running hooks/launch again failed: %v", getenv(EnvLaunchBin), err)
-		if _, err := stdout.Write(MessageOutput("Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")); err != nil {
-			r.Logf("writing stdout: %v", err)
+		out = MessageOutput("Cairn: this plugin's binaries are out of date and the launcher could not be run to replace them; run make build in the plugin, or reinstall it (details on stderr).")
+	} else {
+		var note string
+		if r.Deadline, note = DeadlineFrom(getenv); note != "" {
+			r.Logf("%s", note)
 		}
-		return 0
+		out = r.Run(start, func(ctx context.Context) []byte {
+			return work(ctx, r, stdin, getenv, yaml)
+		}, func(why string) []byte {
+			return MessageOutput(fmt.Sprintf(early, why))
+		})
 	}
-	var note string
-	r.Deadline, note = DeadlineFrom(getenv)
-	if note != "" {
-		r.Logf("%s", note)
-	}
-	out := r.Run(start, func(ctx context.Context) []byte {
-		return work(ctx, r, stdin, getenv, yaml)
-	}, func(why string) []byte {
-		return MessageOutput(fmt.Sprintf(early, why))
-	})
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)
 	}

@@ -78,7 +78,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	if msg == "" && recordErr != nil {
 		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear. " + recordErr.Error()
 	}
-	// Put back Cairn's memory line if a background memory writer dropped it (events.go).
+	// Put back Cairn's memory line if a background memory writer dropped it (engine.RestoreL2).
 	restored, deferred, w := e.RestoreL2()
 	switch {
 	case w != "":
@@ -89,8 +89,10 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		r.Logf("wrote %s", strings.Join(restored, ", "))
 	}
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
+	// A new session or a fork gets a title; a resumed one keeps the name it has, which may be
+	// one its user gave it.
 	title := ""
-	if titleSource(ev.Source) {
+	if ev.Source == "startup" || ev.Source == "fork" {
 		title = engine.Title(res)
 	}
 	return sessionTitleOutput(res.Report, msg, title)
@@ -110,7 +112,7 @@ func (r *Runner) claudePID(getenv func(string) string, note bool) int {
 	return os.Getppid()
 }
 
-// summary is the one stderr line that says what happened.
+// sessionStartSummary is the one stderr line that says what happened.
 func sessionStartSummary(source, sessionID string, pid int, res *engine.Resume) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "source=%s session=%s pid=%d tier=%s", cmp.Or(source, "-"), logSession(sessionID), pid, cmp.Or(res.Tier, "-"))

@@ -19,13 +19,12 @@ func sessionOf(ev Event, getenv func(string) string) string {
 // A failure is a line on stderr too.
 func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
 	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, LockWait(ctx), yaml
-	guessed := guess && !projectDirGiven(getenv)
-	cfg.NoCreate = guessed
+	cfg.NoCreate = guess && !projectDirGiven(getenv)
 	e, err := engine.Open(cfg)
 	switch {
 	case err != nil:
 		r.Logf("opening Cairn's state: %v", err)
-	case guessed:
+	case cfg.NoCreate:
 		r.Logf("CLAUDE_PROJECT_DIR is unset or relative: using %s as the project root, read only (nothing is created there)", OneLine(e.ProjectRoot(), 300))
 	}
 	return e, err

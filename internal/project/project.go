@@ -9,6 +9,7 @@
 package project
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,10 +38,7 @@ func LaunchDir(getenv func(string) string, wd string) (string, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	start := getenv(EnvProjectDir)
-	if start == "" {
-		start = wd
-	}
+	start := cmp.Or(getenv(EnvProjectDir), wd)
 	if start == "" {
 		return "", errors.New("finding the project: no working directory and CLAUDE_PROJECT_DIR is unset")
 	}
@@ -62,10 +60,7 @@ func Root(getenv func(string) string, wd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if root, ok := gitRoot(start); ok {
-		return root, nil
-	}
-	return start, nil
+	return cmp.Or(gitRoot(start), start), nil
 }
 
 // InGit reports whether the project root comes from a git repository (a .git above the
@@ -75,8 +70,7 @@ func InGit(getenv func(string) string, wd string) bool {
 	if err != nil {
 		return false
 	}
-	_, ok := gitRoot(start)
-	return ok
+	return gitRoot(start) != ""
 }
 
 // StateDir returns Cairn's state directory: $CAIRN_STATE_DIR if set (a relative value is
@@ -112,22 +106,23 @@ func GitCommonRoot(getenv func(string) string, wd string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, ok := gitRoot(start)
-	if !ok {
+	root := gitRoot(start)
+	if root == "" {
 		return start, nil
 	}
 	return canonicalRoot(root), nil
 }
 
-// gitRoot walks up from dir to the first directory holding a .git directory or file.
-func gitRoot(dir string) (string, bool) {
+// gitRoot walks up from dir to the first directory holding a .git directory or file; "" when
+// none does.
+func gitRoot(dir string) string {
 	for {
 		if hasGit(dir) {
-			return dir, true
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", false
+			return ""
 		}
 		dir = parent
 	}
@@ -194,10 +189,9 @@ func readSmall(p string) (string, bool) {
 	return strings.TrimSpace(string(b)), err == nil
 }
 
+// resolveFrom is p taken against base, a directory; an empty p is base itself (filepath.Join
+// drops it and cleans base).
 func resolveFrom(base, p string) string {
-	if p == "" {
-		return filepath.Clean(base)
-	}
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}

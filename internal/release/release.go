@@ -18,7 +18,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -102,13 +101,11 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 			}
 			files[name] = data
 		}
-		var archive []byte
-		var err error
+		pack := TarGz
 		if p.OS == "windows" {
-			archive, err = Zip(files)
-		} else {
-			archive, err = TarGz(files)
+			pack = Zip
 		}
+		archive, err := pack(files)
 		if err != nil {
 			return "", err
 		}
@@ -131,10 +128,7 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 // order, with a fixed time, owner and mode.
 func TarGz(files map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return nil, err
-	}
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // fails only for an invalid level
 	tw := tar.NewWriter(zw)
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		hdr := &tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name])), ModTime: entryTime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
@@ -165,7 +159,7 @@ func Zip(files map[string][]byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := io.Copy(w, bytes.NewReader(files[name])); err != nil {
+		if _, err := w.Write(files[name]); err != nil {
 			return nil, err
 		}
 	}
