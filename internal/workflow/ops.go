@@ -265,7 +265,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		CreatedAt:        now,
 		UpdatedAt:        now,
 		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
-		InterruptionSafe: boolPtr(true),
+		InterruptionSafe: new(true),
 	}
 	for k := range req.Vars {
 		if err := validVarKey(k); err != nil {
@@ -319,7 +319,7 @@ func touch(r *Record, by Actor, now time.Time) []string {
 	if by.SessionID != "" || by.PID != 0 {
 		setOwner(r, by, now)
 	}
-	r.InterruptionSafe = boolPtr(true)
+	r.InterruptionSafe = new(true)
 	return warnings
 }
 
@@ -396,10 +396,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	if req.ExpectedRevision != 0 && req.ExpectedRevision != r.Revision {
 		return Result{}, conflictFrom(r, "", req.ExpectedRevision)
 	}
-	if err := requireActive(r); err != nil {
-		return Result{}, err
-	}
-	if err := checkDef(def, r); err != nil {
+	if err := cmp.Or(requireActive(r), checkDef(def, r)); err != nil {
 		return Result{}, err
 	}
 	now = now.UTC()
@@ -587,10 +584,7 @@ func validVarKey(k string) error {
 // SetVar sets a workflow variable (seed 003's append_workflow_state). Setting the value it
 // already has changes nothing.
 func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, error) {
-	if err := requireActive(r); err != nil {
-		return Result{}, err
-	}
-	if err := validVarKey(key); err != nil {
+	if err := cmp.Or(requireActive(r), validVarKey(key)); err != nil {
 		return Result{}, err
 	}
 	if old, ok := r.Vars[key]; ok && old == value {
@@ -606,10 +600,7 @@ func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, erro
 
 // UnsetVar removes a workflow variable; one that is not set changes nothing.
 func UnsetVar(r *Record, key string, now time.Time, by Actor) (Result, error) {
-	if err := requireActive(r); err != nil {
-		return Result{}, err
-	}
-	if err := validVarKey(key); err != nil {
+	if err := cmp.Or(requireActive(r), validVarKey(key)); err != nil {
 		return Result{}, err
 	}
 	if _, ok := r.Vars[key]; !ok {
