@@ -102,20 +102,14 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 // pruneDoneClaudeTasks drops the oldest finished mirrored tasks beyond maxDoneClaudeTasks.
 // r is a fresh clone the caller owns.
 func pruneDoneClaudeTasks(r *Record) {
-	doneClaude := func(t Task) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone }
-	drop := -maxDoneClaudeTasks
-	for _, t := range r.Tasks {
-		if doneClaude(t) {
-			drop++
+	kept := 0
+	for i := len(r.Tasks) - 1; i >= 0; i-- {
+		if t := r.Tasks[i]; strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+			if kept++; kept > maxDoneClaudeTasks {
+				r.Tasks = slices.Delete(r.Tasks, i, i+1)
+			}
 		}
 	}
-	r.Tasks = slices.DeleteFunc(r.Tasks, func(t Task) bool {
-		if drop > 0 && doneClaude(t) {
-			drop--
-			return true
-		}
-		return false
-	})
 }
 
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest
