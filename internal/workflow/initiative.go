@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -322,8 +323,6 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	}
 	n := in.Clone()
 	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
-	if n.CurrentMilestone == "" {
-		n.CurrentMilestone = id
-	}
+	n.CurrentMilestone = cmp.Or(n.CurrentMilestone, id)
 	return changed(n, now), nil
 }
