@@ -233,9 +233,9 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if _, err := ParseTTL(ttl); err != nil {
 		return Result{}, fmt.Errorf("starting a workflow: %w", err)
 	}
-	var res Result
+	var archive *Record
 	if current != nil {
-		res.Archive = current.Clone()
+		archive = current.Clone()
 		if current.Status == StatusActive {
 			if !req.Replace {
 				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
@@ -243,9 +243,8 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 			if current.WorkflowID == id {
 				return Result{}, fmt.Errorf("starting a workflow: id %s is the active workflow's own id; choose another or leave it empty", id)
 			}
-			old := res.Archive
-			old.Status = StatusArchived
-			old.History = append(old.History, HistoryEntry{From: old.State, To: old.State, At: now,
+			archive.Status = StatusArchived
+			archive.History = append(archive.History, HistoryEntry{From: archive.State, To: archive.State, At: now,
 				SessionID: by.SessionID, Note: "archived: replaced by " + id})
 		}
 	}
@@ -278,11 +277,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if def.IsGate(start) {
 		r.Approvals = append(r.Approvals, Approval{Phase: start, RequestedAt: now})
 	}
-	res.Record = r
-	res.Changed = true
-	res.Event = EventStart
-	res.To = start
-	return res, nil
+	return Result{Record: r, Changed: true, Event: EventStart, To: start, Archive: archive}, nil
 }
 
 // TransitionRequest asks to move the workflow to another phase.
