@@ -97,7 +97,7 @@ func (noLines) Nth(string, string, int) int { return 0 }
 func (noLines) Item(string, string) int     { return 0 }
 
 // ParseFunc reads one definition file: file names it in errors (and gives the name when the
-// front matter has none); every error is a *DefinitionError. yamldoc.ParseDefinition is one.
+// front matter has none); every error is a *DefinitionError. yamldoc.Codec.ParseDefinition is one.
 type ParseFunc func(file string, data []byte) (*Definition, error)
 
 // ErrNoParser is why a user definition was not read by a process that has no definition

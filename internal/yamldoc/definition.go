@@ -63,7 +63,7 @@ var (
 // ParseDefinition parses one definition file. file names it in errors and, when the front
 // matter has no name, gives the name (its base name without ".md"). Every error is a
 // *DefinitionError with the line in the file where one is known.
-func ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
 		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...)}
 	}
