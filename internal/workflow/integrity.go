@@ -38,10 +38,6 @@ type Finding struct {
 	Text     string
 }
 
-// Serious reports whether the finding should stop an automatic resume (CRITICAL or HIGH):
-// the user is asked whether to resume anyway or start fresh, the old state archived.
-func (f Finding) Serious() bool { return f.Severity.Blocks() }
-
 // CheckInput is what the integrity checks look at.
 type CheckInput struct {
 	Def    *Definition // nil: checks that need the definition are reported as not possible

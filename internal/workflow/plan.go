@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -104,13 +105,9 @@ func BuildPlan(in PlanInput) Plan {
 		p.AwaitingApproval = ph
 	}
 
-	var serious []string
 	for _, f := range in.Findings {
 		if f.Severity != Info {
 			p.Warnings = append(p.Warnings, f.Text)
-		}
-		if f.Serious() {
-			serious = append(serious, f.Code)
 		}
 	}
 
@@ -118,17 +115,19 @@ func BuildPlan(in PlanInput) Plan {
 		p.Next = fmt.Sprintf("the workflow is %s; start a new one for new work", r.Status)
 		return p
 	}
-	p.CanResume = len(serious) == 0
-	p.Next = nextStep(p, r, serious)
+	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to
+	// resume anyway or start fresh, the old state archived.
+	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })
+	p.Next = nextStep(p, r)
 	return p
 }
 
 // nextStep chooses the single most important thing to do next: a resume the checks put in
 // doubt, then blocking findings, then an approval, then a stuck phase, else the phase itself.
 // It is Cairn's own instruction, so it names only phases and counts, never stored text.
-func nextStep(p Plan, r *Record, serious []string) string {
+func nextStep(p Plan, r *Record) string {
 	switch {
-	case len(serious) > 0:
+	case !p.CanResume:
 		return "Show the user the warnings above and ask whether to resume this workflow or start fresh (the current one is archived, not lost)."
 	case len(p.Blocking) > 0:
 		n := len(p.Blocking)
