@@ -19,15 +19,12 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// stringList accepts a YAML sequence of strings or a single string.
+// stringList accepts a YAML sequence of strings or a single string. (yaml.v3 never hands a
+// null to an unmarshaler: it leaves the list nil.)
 type stringList []string
 
 func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
-		if n.Tag == "!!null" {
-			*l = nil
-			return nil
-		}
 		*l = stringList{n.Value}
 		return nil
 	}
