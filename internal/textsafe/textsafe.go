@@ -137,7 +137,7 @@ func Dropped(r rune) bool {
 		return r < 0x20 || r == 0x7f // the common case, without a table lookup
 	}
 	switch {
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f): // C0, DEL, C1
+	case r <= 0x9f: // C1 (C0 and DEL are handled above)
 		return true
 	case r >= 0xe0000 && r <= 0xe007f: // tag block, assigned or not
 		return true

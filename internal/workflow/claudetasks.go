@@ -35,15 +35,7 @@ type ClaudeTask struct {
 // ClaudeTaskID is the record's task id for t.
 func ClaudeTaskID(t ClaudeTask) string {
 	s := strings.TrimSpace(t.SessionID)
-	if len(s) > 8 {
-		s = s[:8]
-	}
-	return ClaudeTaskPrefix + cmp.Or(s, "nosession") + "-" + strings.TrimSpace(t.TaskID)
-}
-
-// subject is what the record keeps of t: its subject (else its description) on one line.
-func (t ClaudeTask) subject() string {
-	return textsafe.Clip(cmp.Or(textsafe.OneLine(t.Subject), textsafe.OneLine(t.Description)), maxSubject)
+	return ClaudeTaskPrefix + cmp.Or(s[:min(len(s), 8)], "nosession") + "-" + strings.TrimSpace(t.TaskID)
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
@@ -60,7 +52,9 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
 	}
 	id := ClaudeTaskID(t)
-	subj := cmp.Or(t.subject(), "task "+strings.TrimSpace(t.TaskID))
+	// The record keeps the task's subject (else its description) on one line as its note.
+	subj := textsafe.Clip(cmp.Or(textsafe.OneLine(t.Subject), textsafe.OneLine(t.Description)), maxSubject)
+	subj = cmp.Or(subj, "task "+strings.TrimSpace(t.TaskID))
 	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if existing < 0 { // the same open task, created again in another session
 		existing = slices.IndexFunc(r.Tasks, func(t Task) bool {
@@ -102,20 +96,14 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 // pruneDoneClaudeTasks drops the oldest finished mirrored tasks beyond maxDoneClaudeTasks.
 // r is a fresh clone the caller owns.
 func pruneDoneClaudeTasks(r *Record) {
-	doneClaude := func(t Task) bool { return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone }
-	drop := -maxDoneClaudeTasks
-	for _, t := range r.Tasks {
-		if doneClaude(t) {
-			drop++
+	kept := 0
+	for i := len(r.Tasks) - 1; i >= 0; i-- {
+		if t := r.Tasks[i]; strings.HasPrefix(t.ID, ClaudeTaskPrefix) && t.Status == TaskDone {
+			if kept++; kept > maxDoneClaudeTasks {
+				r.Tasks = slices.Delete(r.Tasks, i, i+1)
+			}
 		}
 	}
-	r.Tasks = slices.DeleteFunc(r.Tasks, func(t Task) bool {
-		if drop > 0 && doneClaude(t) {
-			drop--
-			return true
-		}
-		return false
-	})
 }
 
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest

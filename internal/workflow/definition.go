@@ -97,7 +97,7 @@ func (noLines) Nth(string, string, int) int { return 0 }
 func (noLines) Item(string, string) int     { return 0 }
 
 // ParseFunc reads one definition file: file names it in errors (and gives the name when the
-// front matter has none); every error is a *DefinitionError. yamldoc.ParseDefinition is one.
+// front matter has none); every error is a *DefinitionError. yamldoc.Codec.ParseDefinition is one.
 type ParseFunc func(file string, data []byte) (*Definition, error)
 
 // ErrNoParser is why a user definition was not read by a process that has no definition
@@ -202,20 +202,12 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		}
 	}
 	// Every phase must be reachable from the start, or a workflow could never use it.
-	seen := map[string]bool{d.Phases[0]: true}
-	queue := []string{d.Phases[0]}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, to := range d.Transitions[p] {
-			if !seen[to] {
-				seen[to] = true
-				queue = append(queue, to)
-			}
-		}
+	reached := []string{d.Phases[0]}
+	for i := 0; i < len(reached); i++ {
+		reached = appendNew(reached, d.Transitions[reached[i]]...)
 	}
 	for _, p := range d.Phases {
-		if !seen[p] {
+		if !slices.Contains(reached, p) {
 			return nil, loc.Item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
 		}
 	}

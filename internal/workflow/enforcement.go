@@ -128,11 +128,8 @@ func (e Enforcement) summary() string {
 // BlockingViolations returns the CRITICAL and HIGH violations of r, most serious first. It
 // trusts the violations, not the stored blocking flag, and a missing field means none.
 func (r *Record) BlockingViolations() []Violation {
-	if r == nil || r.Enforcement == nil {
-		return nil
-	}
 	var out []Violation
-	for _, v := range r.Enforcement.Violations {
+	for _, v := range r.violations() {
 		v.Severity = Severity(strings.ToUpper(string(v.Severity)))
 		if v.Severity.Blocks() {
 			out = append(out, v)
@@ -140,6 +137,14 @@ func (r *Record) BlockingViolations() []Violation {
 	}
 	slices.SortStableFunc(out, func(a, b Violation) int { return a.Severity.rank() - b.Severity.rank() })
 	return out
+}
+
+// violations are r's violations: none when r or its enforcement field is missing.
+func (r *Record) violations() []Violation {
+	if r == nil || r.Enforcement == nil {
+		return nil
+	}
+	return r.Enforcement.Violations
 }
 
 // Blocking reports whether the record has a CRITICAL or HIGH violation.

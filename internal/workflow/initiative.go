@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -184,18 +185,6 @@ func SetInitiativeStatus(in *Initiative, to InitiativeStatus, now time.Time) (In
 	return changed(n, now), nil
 }
 
-func (in *Initiative) milestone(id string) (int, error) {
-	i := slices.IndexFunc(in.Milestones, func(m Milestone) bool { return m.ID == id })
-	if i < 0 {
-		ids := make([]string, len(in.Milestones))
-		for j, m := range in.Milestones {
-			ids[j] = m.ID
-		}
-		return -1, fmt.Errorf("initiative %s has no milestone %q (it has: %s)", in.ID, id, strings.Join(ids, ", "))
-	}
-	return i, nil
-}
-
 // requireWorkable refuses milestone work unless the initiative is created or in progress;
 // work on a created initiative starts it.
 func (in *Initiative) requireWorkable(what string) error {
@@ -218,7 +207,15 @@ func workableMilestone(in *Initiative, id, what string) (int, error) {
 	if err := in.requireWorkable(what); err != nil {
 		return 0, err
 	}
-	return in.milestone(id)
+	i := slices.IndexFunc(in.Milestones, func(m Milestone) bool { return m.ID == id })
+	if i < 0 {
+		ids := make([]string, len(in.Milestones))
+		for j, m := range in.Milestones {
+			ids[j] = m.ID
+		}
+		return -1, fmt.Errorf("initiative %s has no milestone %q (it has: %s)", in.ID, id, strings.Join(ids, ", "))
+	}
+	return i, nil
 }
 
 // StartMilestone marks a milestone in progress and makes it current; starting a milestone of
@@ -322,8 +319,6 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	}
 	n := in.Clone()
 	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
-	if n.CurrentMilestone == "" {
-		n.CurrentMilestone = id
-	}
+	n.CurrentMilestone = cmp.Or(n.CurrentMilestone, id)
 	return changed(n, now), nil
 }

@@ -210,23 +210,23 @@ func TestSync(t *testing.T) {
 			t.Fatalf("%v\n%+v", err, d.StatusDoc)
 		}
 	})
-	if _, err := yamldoc.ParseStatusDoc([]byte("initiative: x\nlastUpdated: yesterday\n")); err == nil {
+	if _, err := (yamldoc.Codec{}).ParseStatusDoc([]byte("initiative: x\nlastUpdated: yesterday\n")); err == nil {
 		t.Fatal("bad lastUpdated accepted")
 	}
 }
 
 // roundTrip writes the status document as YAML and reads it back, as the engine does.
 func roundTrip(d workflow.StatusDoc) (*workflow.StatusDoc, error) {
-	b, err := yamldoc.MarshalStatusDoc(d)
+	b, err := yamldoc.Codec{}.MarshalStatusDoc(d)
 	if err != nil {
 		return nil, err
 	}
-	return yamldoc.ParseStatusDoc(b)
+	return yamldoc.Codec{}.ParseStatusDoc(b)
 }
 
 func mustYAML(t *testing.T, d workflow.StatusDoc) []byte {
 	t.Helper()
-	b, err := yamldoc.MarshalStatusDoc(d)
+	b, err := yamldoc.Codec{}.MarshalStatusDoc(d)
 	if err != nil {
 		t.Fatal(err)
 	}

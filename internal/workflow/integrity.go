@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,10 +38,6 @@ type Finding struct {
 	Text     string
 }
 
-// Serious reports whether the finding should stop an automatic resume (CRITICAL or HIGH):
-// the user is asked whether to resume anyway or start fresh, the old state archived.
-func (f Finding) Serious() bool { return f.Severity.Blocks() }
-
 // CheckInput is what the integrity checks look at.
 type CheckInput struct {
 	Def    *Definition // nil: checks that need the definition are reported as not possible
@@ -52,8 +47,7 @@ type CheckInput struct {
 	// them). nil: outputs are not checked.
 	Exists func(path string) bool
 	// By is the session about to resume; when set, a live owner elsewhere is reported.
-	By         Actor
-	LiveWindow time.Duration // 0: DefaultLiveWindow
+	By Actor
 }
 
 // Check runs the integrity checks of seed 002 before a resume: referenced outputs exist,
@@ -134,7 +128,7 @@ func Check(in CheckInput) []Finding {
 		}
 	}
 	if in.By.SessionID != "" {
-		if w := OwnershipWarning(r, in.By, in.Now, cmp.Or(in.LiveWindow, DefaultLiveWindow)); w != "" {
+		if w := OwnershipWarning(r, in.By, in.Now, DefaultLiveWindow); w != "" {
 			add(FindingOwnedElsewhere, Medium, "%s", w)
 		}
 	}
@@ -238,10 +232,9 @@ const (
 
 // RecoveryAction is one thing recovery did, or asks for.
 type RecoveryAction struct {
-	Kind   string
-	TaskID string
-	Phase  string
-	Text   string
+	Kind  string
+	Phase string
+	Text  string
 }
 
 // Recover repairs what an interruption leaves behind (seed 002's scenarios): a running task
@@ -266,7 +259,7 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 			t.Status = TaskDone
 			t.CompletedAt = now
 			t.UpdatedAt = now
-			acts = append(acts, RecoveryAction{Kind: RecoveredTaskDone, TaskID: t.ID, Phase: t.Phase,
+			acts = append(acts, RecoveryAction{Kind: RecoveredTaskDone, Phase: t.Phase,
 				Text: fmt.Sprintf("task %s was running and its output %s exists: marked done", t.ID, t.Output)})
 			continue
 		}
@@ -274,7 +267,7 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 		t.Attempts++
 		t.CompletedAt = time.Time{}
 		t.UpdatedAt = now
-		acts = append(acts, RecoveryAction{Kind: RecoveredTaskReset, TaskID: t.ID, Phase: t.Phase,
+		acts = append(acts, RecoveryAction{Kind: RecoveredTaskReset, Phase: t.Phase,
 			Text: fmt.Sprintf("task %s was running with no output: back to pending, to run again (attempts %d)", t.ID, t.Attempts)})
 	}
 	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}

@@ -68,7 +68,7 @@ func TestCompletedPhasesOrder(t *testing.T) {
 		"extra": {Completed: true, CompletedAt: t0},
 		"open":  {},
 	}}
-	def, err := yamldoc.ParseDefinition("x.md", []byte("---\nname: x\nphases: [a, b, c]\n---\n"))
+	def, err := yamldoc.Codec{}.ParseDefinition("x.md", []byte("---\nname: x\nphases: [a, b, c]\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

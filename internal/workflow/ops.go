@@ -233,9 +233,9 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if _, err := ParseTTL(ttl); err != nil {
 		return Result{}, fmt.Errorf("starting a workflow: %w", err)
 	}
-	var res Result
+	var archive *Record
 	if current != nil {
-		res.Archive = current.Clone()
+		archive = current.Clone()
 		if current.Status == StatusActive {
 			if !req.Replace {
 				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
@@ -243,9 +243,8 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 			if current.WorkflowID == id {
 				return Result{}, fmt.Errorf("starting a workflow: id %s is the active workflow's own id; choose another or leave it empty", id)
 			}
-			old := res.Archive
-			old.Status = StatusArchived
-			old.History = append(old.History, HistoryEntry{From: old.State, To: old.State, At: now,
+			archive.Status = StatusArchived
+			archive.History = append(archive.History, HistoryEntry{From: archive.State, To: archive.State, At: now,
 				SessionID: by.SessionID, Note: "archived: replaced by " + id})
 		}
 	}
@@ -265,7 +264,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		CreatedAt:        now,
 		UpdatedAt:        now,
 		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
-		InterruptionSafe: boolPtr(true),
+		InterruptionSafe: new(true),
 	}
 	for k := range req.Vars {
 		if err := validVarKey(k); err != nil {
@@ -278,11 +277,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if def.IsGate(start) {
 		r.Approvals = append(r.Approvals, Approval{Phase: start, RequestedAt: now})
 	}
-	res.Record = r
-	res.Changed = true
-	res.Event = EventStart
-	res.To = start
-	return res, nil
+	return Result{Record: r, Changed: true, Event: EventStart, To: start, Archive: archive}, nil
 }
 
 // TransitionRequest asks to move the workflow to another phase.
@@ -319,7 +314,7 @@ func touch(r *Record, by Actor, now time.Time) []string {
 	if by.SessionID != "" || by.PID != 0 {
 		setOwner(r, by, now)
 	}
-	r.InterruptionSafe = boolPtr(true)
+	r.InterruptionSafe = new(true)
 	return warnings
 }
 
@@ -396,10 +391,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	if req.ExpectedRevision != 0 && req.ExpectedRevision != r.Revision {
 		return Result{}, conflictFrom(r, "", req.ExpectedRevision)
 	}
-	if err := requireActive(r); err != nil {
-		return Result{}, err
-	}
-	if err := checkDef(def, r); err != nil {
+	if err := cmp.Or(requireActive(r), checkDef(def, r)); err != nil {
 		return Result{}, err
 	}
 	now = now.UTC()
@@ -587,10 +579,7 @@ func validVarKey(k string) error {
 // SetVar sets a workflow variable (seed 003's append_workflow_state). Setting the value it
 // already has changes nothing.
 func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, error) {
-	if err := requireActive(r); err != nil {
-		return Result{}, err
-	}
-	if err := validVarKey(key); err != nil {
+	if err := cmp.Or(requireActive(r), validVarKey(key)); err != nil {
 		return Result{}, err
 	}
 	if old, ok := r.Vars[key]; ok && old == value {
@@ -606,10 +595,7 @@ func SetVar(r *Record, key, value string, now time.Time, by Actor) (Result, erro
 
 // UnsetVar removes a workflow variable; one that is not set changes nothing.
 func UnsetVar(r *Record, key string, now time.Time, by Actor) (Result, error) {
-	if err := requireActive(r); err != nil {
-		return Result{}, err
-	}
-	if err := validVarKey(key); err != nil {
+	if err := cmp.Or(requireActive(r), validVarKey(key)); err != nil {
 		return Result{}, err
 	}
 	if _, ok := r.Vars[key]; !ok {

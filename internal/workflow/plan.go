@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,10 +34,9 @@ type PlanInput struct {
 	L1Available bool
 	L2Available bool
 	// L2Line is the latest Cairn line in auto-memory, if any.
-	L2Line    string
-	Findings  []Finding
-	Recovered []RecoveryAction
-	Now       time.Time
+	L2Line   string
+	Findings []Finding
+	Now      time.Time
 }
 
 // Plan is the resume plan: what internal/report turns into the text the next session reads
@@ -49,23 +49,18 @@ type Plan struct {
 	Context     string
 	Phase       string
 	PhaseStatus PhaseStatus
-	Status      Status
-	Outcome     string
-	// LastActivity is the record's updated_at; Age is Now minus it (never negative).
-	LastActivity time.Time
-	Age          time.Duration
-	Completed    []string
+	// Age is Now minus the record's last activity (never negative).
+	Age       time.Duration
+	Completed []string
 	// Allowed lists the phases the workflow may move to next.
 	Allowed []string
 	// AwaitingApproval names the gate phase waiting for the user's approval, if any.
 	AwaitingApproval string
 	// Next is the next step in words ("continue phase implement; allowed next: review").
-	Next      string
-	Warnings  []string
-	Blocking  []Violation
-	Tasks     TaskCounts
-	Findings  []Finding
-	Recovered []RecoveryAction
+	Next     string
+	Warnings []string
+	Blocking []Violation
+	Tasks    TaskCounts
 	// L2Line is the last known position from auto-memory (tier L2Only), or the latest line.
 	L2Line string
 }
@@ -73,7 +68,7 @@ type Plan struct {
 // BuildPlan decides the tier and the next step. Tier: a record and L2 → Full; a record
 // without L2 → Minimal; no record but an L2 line → L2Only; else None.
 func BuildPlan(in PlanInput) Plan {
-	p := Plan{L2Line: strings.TrimSpace(in.L2Line), Findings: in.Findings, Recovered: in.Recovered}
+	p := Plan{L2Line: strings.TrimSpace(in.L2Line)}
 	if !in.L1Available {
 		p.Warnings = append(p.Warnings, WarnL1Unavailable)
 	}
@@ -96,10 +91,9 @@ func BuildPlan(in PlanInput) Plan {
 		p.Tier = TierFull
 	}
 	p.WorkflowID, p.Type, p.Context = r.WorkflowID, r.Type, r.Context
-	p.Phase, p.PhaseStatus, p.Status, p.Outcome = r.State, r.PhaseStatus, r.Status, r.Outcome
-	p.LastActivity = r.LastActivity()
-	if !p.LastActivity.IsZero() {
-		p.Age = max(in.Now.Sub(p.LastActivity), 0)
+	p.Phase, p.PhaseStatus = r.State, r.PhaseStatus
+	if last := r.LastActivity(); !last.IsZero() {
+		p.Age = max(in.Now.Sub(last), 0)
 	}
 	p.Completed = r.CompletedPhases(in.Def)
 	p.Blocking = r.BlockingViolations()
@@ -111,13 +105,9 @@ func BuildPlan(in PlanInput) Plan {
 		p.AwaitingApproval = ph
 	}
 
-	var serious []string
 	for _, f := range in.Findings {
 		if f.Severity != Info {
 			p.Warnings = append(p.Warnings, f.Text)
-		}
-		if f.Serious() {
-			serious = append(serious, f.Code)
 		}
 	}
 
@@ -125,17 +115,19 @@ func BuildPlan(in PlanInput) Plan {
 		p.Next = fmt.Sprintf("the workflow is %s; start a new one for new work", r.Status)
 		return p
 	}
-	p.CanResume = len(serious) == 0
-	p.Next = nextStep(p, r, serious)
+	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to
+	// resume anyway or start fresh, the old state archived.
+	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })
+	p.Next = nextStep(p, r)
 	return p
 }
 
 // nextStep chooses the single most important thing to do next: a resume the checks put in
 // doubt, then blocking findings, then an approval, then a stuck phase, else the phase itself.
 // It is Cairn's own instruction, so it names only phases and counts, never stored text.
-func nextStep(p Plan, r *Record, serious []string) string {
+func nextStep(p Plan, r *Record) string {
 	switch {
-	case len(serious) > 0:
+	case !p.CanResume:
 		return "Show the user the warnings above and ask whether to resume this workflow or start fresh (the current one is archived, not lost)."
 	case len(p.Blocking) > 0:
 		n := len(p.Blocking)

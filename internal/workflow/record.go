@@ -217,5 +217,3 @@ func (r *Record) LastActivity() time.Time {
 	}
 	return r.CreatedAt
 }
-
-func boolPtr(b bool) *bool { return &b }

@@ -133,11 +133,7 @@ func Steps(before, after *Record) []Step {
 		steps = append(steps, Step{Kind: EventArtifact, Phase: phase, Paths: paths})
 	}
 	if !sameJSON(before.Enforcement, after.Enforcement) {
-		s := Step{Kind: EventEnforce, Phase: phase}
-		if after.Enforcement != nil {
-			s.Violations = after.Enforcement.Violations
-		}
-		steps = append(steps, s)
+		steps = append(steps, Step{Kind: EventEnforce, Phase: phase, Violations: after.violations()})
 	}
 	if before.PhaseStatus != after.PhaseStatus {
 		steps = append(steps, Step{Kind: EventPhase, Phase: phase, PhaseStatus: after.PhaseStatus})
@@ -211,10 +207,7 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 		if !sameJSON(base.Enforcement, theirs.Enforcement) {
 			return skip("the other machine changed it first")
 		}
-		var cur []Violation
-		if r.Enforcement != nil {
-			cur = r.Enforcement.Violations
-		}
+		cur := r.violations()
 		if len(cur) == 0 && len(s.Violations) == 0 || len(cur) == len(s.Violations) && sameJSON(cur, s.Violations) {
 			return Result{Record: r.Clone(), Event: EventNone}, nil
 		}

@@ -296,7 +296,7 @@ func TestMajorTransitions(t *testing.T) {
 			t.Errorf("%s->%s major = %v", tc.from, tc.to, got)
 		}
 	}
-	custom, err := yamldoc.ParseDefinition("m.md", []byte("---\nphases: [a, b, c, d]\nmajor: [b->c]\n---\n"))
+	custom, err := yamldoc.Codec{}.ParseDefinition("m.md", []byte("---\nphases: [a, b, c, d]\nmajor: [b->c]\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestMajorTransitions(t *testing.T) {
 }
 
 func TestLineBuilders(t *testing.T) {
-	def, err := yamldoc.ParseDefinition("plain.md", []byte("---\nname: plain\nphases: [draft, edit, done]\nverbs: {edit: editing}\n---\n"))
+	def, err := yamldoc.Codec{}.ParseDefinition("plain.md", []byte("---\nname: plain\nphases: [draft, edit, done]\nverbs: {edit: editing}\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,6 @@ import (
 // DefaultTTL is the TTL of a workflow whose record and definition set none.
 const DefaultTTL = "24h"
 
-const defaultTTL = 24 * time.Hour
-
 // maxTTL bounds a TTL so that last activity + TTL cannot overflow.
 const maxTTL = 3650 * 24 * time.Hour
 
@@ -20,9 +18,7 @@ const maxTTL = 3650 * 24 * time.Hour
 // or d (days), such as 30m, 24h or 7d. An empty string is the default, 24h. Anything else
 // (1.5h, 1h30m, 24, 0h, -1d, 24H) is refused.
 func ParseTTL(s string) (time.Duration, error) {
-	if s == "" {
-		return defaultTTL, nil
-	}
+	s = cmp.Or(s, DefaultTTL)
 	bad := func(why string) (time.Duration, error) {
 		return 0, fmt.Errorf("ttl %q is not valid: %s; write a whole number and one unit, m, h or d (for example 30m, 24h, 7d)", s, why)
 	}

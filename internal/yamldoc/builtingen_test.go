@@ -34,7 +34,7 @@ func parseBuiltins(t *testing.T) []*workflow.Definition {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := ParseDefinition("builtin:"+filepath.Base(f), data)
+		d, err := Codec{}.ParseDefinition("builtin:"+filepath.Base(f), data)
 		if err != nil {
 			t.Fatalf("built-in %s: %v", f, err)
 		}

@@ -1,23 +1,24 @@
 package yamldoc
 
-import "github.com/cairn-dev/cairn/internal/workflow"
+import (
+	"bytes"
+
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+)
 
 // Codec gives the engine this package's readers and writers (engine.Config.YAML).
 type Codec struct{}
 
-// ParseDefinition reads a workflow definition file; see the package function.
-func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
-	return ParseDefinition(file, data)
-}
-
-// ParseStatusDoc reads WORKFLOW-STATUS.yaml; see the package function.
-func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) { return ParseStatusDoc(data) }
-
-// MarshalStatusDoc writes WORKFLOW-STATUS.yaml; see the package function.
-func (Codec) MarshalStatusDoc(d workflow.StatusDoc) ([]byte, error) { return MarshalStatusDoc(d) }
-
-// MilestoneFrontMatter reads the title, name and status of a milestone file's front matter.
+// MilestoneFrontMatter reads the title, name and status that the read protocol's last resort
+// wants from the front matter of a documentation/milestones/_active/*.md file (seed 001); a
+// file without front matter gives empty strings and no error.
 func (Codec) MilestoneFrontMatter(data []byte) (title, name, status string, err error) {
-	m, err := ParseMilestone(data)
+	var m struct {
+		Title  string `yaml:"title"`
+		Name   string `yaml:"name"`
+		Status string `yaml:"status"`
+	}
+	_, err = frontmatter.Parse(bytes.NewReader(data), &m, frontmatter.NewFormat("---", "---", yaml.Unmarshal))
 	return m.Title, m.Name, m.Status, err
 }

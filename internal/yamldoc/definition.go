@@ -19,15 +19,12 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// stringList accepts a YAML sequence of strings or a single string.
+// stringList accepts a YAML sequence of strings or a single string. (yaml.v3 never hands a
+// null to an unmarshaler: it leaves the list nil.)
 type stringList []string
 
 func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
-		if n.Tag == "!!null" {
-			*l = nil
-			return nil
-		}
 		*l = stringList{n.Value}
 		return nil
 	}
@@ -63,7 +60,7 @@ var (
 // ParseDefinition parses one definition file. file names it in errors and, when the front
 // matter has no name, gives the name (its base name without ".md"). Every error is a
 // *DefinitionError with the line in the file where one is known.
-func ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
 		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...)}
 	}

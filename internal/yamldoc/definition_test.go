@@ -47,7 +47,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = yamldoc.ParseDefinition(".claude/workflows/"+tc.file, data)
+			_, err = yamldoc.Codec{}.ParseDefinition(".claude/workflows/"+tc.file, data)
 			var de *workflow.DefinitionError
 			if !errors.As(err, &de) {
 				t.Fatalf("err = %v, want *DefinitionError", err)
@@ -64,7 +64,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 
 func TestParseDefinitionDefaultsAndForms(t *testing.T) {
 	src := "\r\n---\r\ndescription: a tiny flow\r\nphases: [Draft, REVIEW, done]\r\nblocking: false\r\nverbs: {review: reviewing}\r\nttl: 90m\r\ntransitions:\r\n  draft: review\r\n  review: [done, draft]\r\n---\r\n\r\n# Tiny\r\nDo it.\r\n"
-	d, err := yamldoc.ParseDefinition("/home/u/.claude/workflows/Tiny.md", []byte(src))
+	d, err := yamldoc.Codec{}.ParseDefinition("/home/u/.claude/workflows/Tiny.md", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +81,14 @@ func TestParseDefinitionDefaultsAndForms(t *testing.T) {
 		t.Fatalf("body %q", d.Body)
 	}
 	// Transitions omitted: a linear chain; ttl omitted: 24h.
-	lin, err := yamldoc.ParseDefinition("lin.md", []byte("---\nname: lin\nphases: [a, b, c]\n---\n"))
+	lin, err := yamldoc.Codec{}.ParseDefinition("lin.md", []byte("---\nname: lin\nphases: [a, b, c]\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !lin.CanMove("a", "b") || !lin.CanMove("b", "c") || lin.CanMove("a", "c") || !lin.IsTerminal("c") || lin.TTL != "24h" {
 		t.Fatalf("linear defaults: %+v", lin)
 	}
-	if _, err := yamldoc.ParseDefinition("big.md", make([]byte, workflow.MaxDefinitionSize+1)); err == nil {
+	if _, err := (yamldoc.Codec{}).ParseDefinition("big.md", make([]byte, workflow.MaxDefinitionSize+1)); err == nil {
 		t.Fatal("oversized definition accepted")
 	}
 }
@@ -106,7 +106,7 @@ func TestLoadDefinitions(t *testing.T) {
 		"/p/.claude/workflows/spaces.md":  []byte("\n\n\n"),
 		"/p/.claude/workflows/unicode.md": []byte("---\nname: ünï\nphases: [a]\n---\n"),
 	}
-	set, errs := workflow.LoadDefinitions(user, yamldoc.ParseDefinition)
+	set, errs := workflow.LoadDefinitions(user, yamldoc.Codec{}.ParseDefinition)
 	if got := set.Names(); !slices.Equal(got, []string{"apex", "brainstorm", "coordinate", "debug", "dotagent", "mine", "zzz"}) {
 		t.Fatalf("loaded %v", got)
 	}
@@ -165,7 +165,7 @@ func FuzzParseDefinition(f *testing.F) {
 	f.Add([]byte("---\nphases: &a [x, *a]\n---\n"))
 	f.Add([]byte("---\nphases: [a, b]\ntransitions: {a: [b], A: [b]}\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := yamldoc.ParseDefinition("fuzz.md", data)
+		d, err := yamldoc.Codec{}.ParseDefinition("fuzz.md", data)
 		if err != nil {
 			var de *workflow.DefinitionError
 			if !errors.As(err, &de) {

@@ -10,7 +10,7 @@ import (
 )
 
 // ParseStatusDoc reads WORKFLOW-STATUS.yaml. lastUpdated must be an RFC 3339 time.
-func ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
+func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 	var d workflow.StatusDoc
 	if err := yaml.Unmarshal(data, &d); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
@@ -22,7 +22,7 @@ func ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 }
 
 // MarshalStatusDoc writes the document as YAML.
-func MarshalStatusDoc(d workflow.StatusDoc) ([]byte, error) {
+func (Codec) MarshalStatusDoc(d workflow.StatusDoc) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("# Initiative status, kept in sync with .claude/cairn/initiative.json by Cairn.\n")
 	enc := yaml.NewEncoder(&buf)
