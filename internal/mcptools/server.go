@@ -95,9 +95,6 @@ func New(opt Options) *Server {
 	return s
 }
 
-// MCP returns the protocol server, for in-process clients.
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
-
 func (s *Server) acquire(ctx context.Context) error {
 	select {
 	case s.turn <- struct{}{}:
@@ -209,15 +206,6 @@ func (s *Server) whenOpen(ctx context.Context, fn func()) {
 	if s.eng != nil && !s.closed {
 		fn()
 	}
-}
-
-// Session reports the Claude Code session the server currently acts for.
-func (s *Server) Session() string {
-	if s.acquire(context.Background()) != nil {
-		return ""
-	}
-	defer s.release()
-	return s.session
 }
 
 // Close stops the watcher, waits for the call in progress (bounded by ctx) and closes the
