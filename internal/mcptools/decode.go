@@ -140,8 +140,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		}
 		var s string
 		_ = json.Unmarshal(v, &s)
-		s, problem := f.checkString(f.name, s)
-		return s, problem
+		return f.checkString(f.name, s)
 	case kBool:
 		if got != "a boolean" {
 			return nil, want("a boolean (true or false)")
