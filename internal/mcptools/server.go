@@ -339,10 +339,7 @@ func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome)
 
 // rawArguments returns the call's arguments as sent.
 func rawArguments(req mcp.CallToolRequest) json.RawMessage {
-	switch a := req.GetRawArguments().(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
+	if a, ok := req.GetRawArguments().(json.RawMessage); ok {
 		return a
 	}
 	b, err := json.Marshal(req.Params.Arguments)
