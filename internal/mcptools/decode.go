@@ -92,7 +92,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// The unknown name is not repeated; the near miss is one of the tool's own names.
 		switch near := spec.near(k); {
-		case spec.field(k) != nil:
+		case slices.ContainsFunc(spec.fields, func(f field) bool { return f.name == k }):
 		case near != "":
 			add("an unknown argument: did you mean %q? (%s takes %s)", near, spec.name, spec.signature())
 		default:
@@ -166,7 +166,10 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			what, keep = "a JSON object or array", "save its path instead"
 		}
 		if got != "an object" && (f.kind == kObject || got != "an array") {
-			return nil, want(what + rawHint(got))
+			if got == "a string" { // the common mistake: JSON as text inside a string
+				what += " (pass the JSON value itself, not JSON text inside a string)"
+			}
+			return nil, want(what)
 		}
 		if f.max > 0 && len(v) > f.max {
 			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and %s", f.name, len(v), f.max, keep)
@@ -329,14 +332,6 @@ func jsonKindOf(v json.RawMessage) string {
 	}
 }
 
-// rawHint helps the common mistake of sending JSON as text inside a string.
-func rawHint(got string) string {
-	if got == "a string" {
-		return " (pass the JSON value itself, not JSON text inside a string)"
-	}
-	return ""
-}
-
 func (f *field) example() string {
 	switch {
 	case len(f.enum) > 0:
@@ -349,15 +344,6 @@ func (f *field) example() string {
 
 // Refused values and keys are never quoted back: the caller may have pasted a secret into
 // the wrong argument, and the message goes into the model's context.
-
-func (t *toolSpec) field(name string) *field {
-	for i := range t.fields {
-		if t.fields[i].name == name {
-			return &t.fields[i]
-		}
-	}
-	return nil
-}
 
 // near finds the argument a misspelt name most likely meant: same letters ignoring case, '_'
 // and '-'.
