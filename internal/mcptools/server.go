@@ -28,7 +28,7 @@ const Instructions = "Cairn keeps this project's multi-phase workflow state acro
 type Options struct {
 	Open     Opener              // opens the engine; required
 	Getenv   func(string) string // default os.Getenv
-	WorkDir  string              // default os.Getwd
+	WorkDir  string              // default os.Getwd (engine.Open's default)
 	PPID     int                 // Claude Code's pid (the server's parent); default os.Getppid()
 	Version  string              // reported in initialize
 	Log      *log.Logger         // diagnostics, never stdout; default stderr
@@ -64,9 +64,6 @@ type Server struct {
 func New(opt Options) *Server {
 	if opt.Getenv == nil {
 		opt.Getenv = os.Getenv
-	}
-	if opt.WorkDir == "" {
-		opt.WorkDir, _ = os.Getwd()
 	}
 	opt.PPID = cmp.Or(opt.PPID, os.Getppid())
 	opt.Version = cmp.Or(opt.Version, "dev")
