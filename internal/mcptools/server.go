@@ -259,18 +259,15 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		// recorded under the session /clear replaced.
 		s.followSession()
 		pre, preErr := eng.Snapshot()
-		notice := ""
-		if preErr == nil {
-			notice = s.noticeFor(pre)
-		}
-		notice = s.withSyncNotices(pre, preErr == nil, notice)
+		preOK := preErr == nil
+		notice := s.withSyncNotices(pre, preOK, s.noticeFor(pre, preOK))
 		var o *outcome
 		defer func() {
 			if r := recover(); r != nil {
 				s.opt.Log.Printf("panic in %s: %v", spec.name, r)
 				res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
 			}
-			s.settle(eng, pre, preErr == nil, o)
+			s.settle(eng, pre, preOK, o)
 		}()
 		if argErr != nil {
 			return errorResult(argErr, notice), nil
@@ -286,9 +283,9 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 }
 
 // noticeFor says, in one line, how another process changed the workflow since this server's
-// previous call, or "" when nothing changed or the change was made for our own session.
-func (s *Server) noticeFor(now engine.Snapshot) string {
-	if s.seen == nil {
+// previous call; "" when nothing changed, the change was made for our own session, or !ok.
+func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
+	if !ok || s.seen == nil {
 		return ""
 	}
 	old := *s.seen
