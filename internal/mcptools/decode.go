@@ -351,10 +351,8 @@ func (t *toolSpec) near(name string) string {
 		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
 	}
 	n := norm(name)
-	for _, f := range t.fields {
-		if norm(f.name) == n {
-			return f.name
-		}
+	if i := slices.IndexFunc(t.fields, func(f field) bool { return norm(f.name) == n }); i >= 0 {
+		return t.fields[i].name
 	}
 	return ""
 }
