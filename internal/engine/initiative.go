@@ -63,15 +63,11 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			if title == "" {
 				return nil, errors.New("create needs a title: one line naming the initiative")
 			}
-			id, err := workflow.NewID("initiative", now, nil)
-			if err != nil {
-				return nil, err
+			var id string
+			if id, err = workflow.NewID("initiative", now, nil); err == nil {
+				ch = workflow.InitiativeChange{Changed: true, SyncStatusFile: true}
+				ch.Initiative, err = workflow.NewInitiative(id, title, nil, now)
 			}
-			n, err := workflow.NewInitiative(id, title, nil, now)
-			if err != nil {
-				return nil, err
-			}
-			ch = workflow.InitiativeChange{Initiative: n, Changed: true, SyncStatusFile: true}
 		case "set_status":
 			ch, err = workflow.SetInitiativeStatus(in, workflow.InitiativeStatus(strings.ToLower(strings.TrimSpace(r.Status))), now)
 		case "add_milestone":

@@ -335,29 +335,23 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 	if info, err := e.st.Archive("completed"); err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
 	} else {
-		res.Message += " and archived" + prunedNote(info)
-		res.Warnings = append(res.Warnings, pruneWarning(info)...)
+		res.Message += " and archived"
+		res.retention(info)
 	}
 	if done.Record != nil {
 		e.noteEnding(done.Record.WorkflowID, done.L2)
 	}
 }
 
-// pruneWarning says, when retention failed after an archive was made, that older archives
-// stay until the next archive.
-func pruneWarning(info store.ArchiveInfo) []string {
-	if info.PruneErr == nil {
-		return nil
+// retention adds what retention did when an archive was made: which older archives it
+// removed to make room, or, when it failed, that they stay until the next archive.
+func (res *Result) retention(info store.ArchiveInfo) {
+	if len(info.Pruned) > 0 {
+		res.Message += fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 	}
-	return []string{"older archives were not removed this time (retention tries again at the next archive): " + info.PruneErr.Error()}
-}
-
-// prunedNote says which older archives retention removed to make room, if any.
-func prunedNote(info store.ArchiveInfo) string {
-	if len(info.Pruned) == 0 {
-		return ""
+	if info.PruneErr != nil {
+		res.Warnings = append(res.Warnings, "older archives were not removed this time (retention tries again at the next archive): "+info.PruneErr.Error())
 	}
-	return fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 }
 
 func compactJSON(b []byte) json.RawMessage {
@@ -557,8 +551,8 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if note != "" {
 		msg += ": " + note
 	}
-	msg += prunedNote(info)
-	res := &Result{Changed: true, Message: msg, Warnings: pruneWarning(info)}
+	res := &Result{Changed: true, Message: msg}
+	res.retention(info)
 	if cur != nil && cur.WorkflowID == info.WorkflowID {
 		if w := e.ended(cur.WorkflowID, cur.Revision+1, endingLine(cur, status)); w != "" {
 			res.Warnings = append(res.Warnings, w)

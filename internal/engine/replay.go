@@ -34,9 +34,8 @@ func (e *Engine) Replay(base, theirs, before, after *workflow.Record) (res *Resu
 			if err == nil {
 				sres, err = s.Apply(def, base, theirs, r, e.now(), e.actor())
 			}
-			var skip *workflow.SkipError
-			switch {
-			case errors.As(err, &skip):
+			switch skip, isSkip := errors.AsType[*workflow.SkipError](err); {
+			case isSkip:
 				skipped = append(skipped, skip.Error())
 			case err != nil:
 				skipped = append(skipped, s.String()+": "+err.Error())

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -394,7 +393,7 @@ func (e *Engine) scanMilestones() []string {
 	if len(names) == 0 {
 		return nil
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return []string{"no workflow on record; active milestone files in documentation/milestones/_active: " + strings.Join(names, ", ")}
 }
 

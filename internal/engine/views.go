@@ -102,11 +102,8 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 			if !a.UpdatedAt.IsZero() {
 				s.UpdatedAt = a.UpdatedAt
 			}
-			out = append(out, s)
-			continue
-		}
-		// An index line written before summaries were indexed.
-		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+		} else if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+			// An index line written before summaries were indexed.
 			if r, err := store.ParseRecord(data); err == nil {
 				s = summarize(r, a.Dir)
 				s.Status = a.Reason

@@ -31,16 +31,12 @@ var approvalSchema = map[string]any{
 func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 	phase := textsafe.Line(ae.Phase, 64)
 	cannot := fmt.Errorf("leaving phase %s needs a person's approval and no person could be asked here: a person runs `cairn approve [NOTE]` in the project, then call transition again", phase)
-	ctx := c.live
-	if ctx == nil {
-		ctx = c.ctx
-	}
-	sess := server.ClientSessionFromContext(ctx) // nil (no session) satisfies neither interface
+	sess := server.ClientSessionFromContext(c.live) // nil (no session) satisfies neither interface
 	info, declared := sess.(server.SessionWithClientInfo)
-	if _, ok := sess.(server.SessionWithElicitation); !ok || c.srv == nil || declared && info.GetClientCapabilities().Elicitation == nil {
+	if _, ok := sess.(server.SessionWithElicitation); !ok || declared && info.GetClientCapabilities().Elicitation == nil {
 		return "", cannot
 	}
-	ctx, cancel := context.WithTimeout(ctx, approvalWait)
+	ctx, cancel := context.WithTimeout(c.live, approvalWait)
 	defer cancel()
 	req := mcp.ElicitationRequest{}
 	req.Params.Message = fmt.Sprintf("Cairn: the agent has finished phase %s of workflow %s and wants to move on to %s. Do you approve?",

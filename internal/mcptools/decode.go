@@ -69,8 +69,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// One pass checks the arguments and gathers what the secret scan needs (below).
 	spans, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).AppendSpans(nil, raw, nil)
 	if err != nil {
-		var je *strictjson.Error
-		if errors.As(err, &je) {
+		if je, ok := errors.AsType[*strictjson.Error](err); ok {
 			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
 		}
 		return fail(fmt.Sprintf("the arguments are not acceptable JSON (%v); send one JSON object", err))
@@ -92,7 +91,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		// The unknown name is not repeated; the near miss is one of the tool's own names.
 		switch near := spec.near(k); {
-		case spec.field(k) != nil:
+		case slices.ContainsFunc(spec.fields, func(f field) bool { return f.name == k }):
 		case near != "":
 			add("an unknown argument: did you mean %q? (%s takes %s)", near, spec.name, spec.signature())
 		default:
@@ -140,8 +139,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		}
 		var s string
 		_ = json.Unmarshal(v, &s)
-		s, problem := f.checkString(f.name, s)
-		return s, problem
+		return f.checkString(f.name, s)
 	case kBool:
 		if got != "a boolean" {
 			return nil, want("a boolean (true or false)")
@@ -167,7 +165,10 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			what, keep = "a JSON object or array", "save its path instead"
 		}
 		if got != "an object" && (f.kind == kObject || got != "an array") {
-			return nil, want(what + rawHint(got))
+			if got == "a string" { // the common mistake: JSON as text inside a string
+				what += " (pass the JSON value itself, not JSON text inside a string)"
+			}
+			return nil, want(what)
 		}
 		if f.max > 0 && len(v) > f.max {
 			return nil, fmt.Sprintf("argument %q is %d bytes, more than the limit of %d; keep large content in a file and %s", f.name, len(v), f.max, keep)
@@ -330,14 +331,6 @@ func jsonKindOf(v json.RawMessage) string {
 	}
 }
 
-// rawHint helps the common mistake of sending JSON as text inside a string.
-func rawHint(got string) string {
-	if got == "a string" {
-		return " (pass the JSON value itself, not JSON text inside a string)"
-	}
-	return ""
-}
-
 func (f *field) example() string {
 	switch {
 	case len(f.enum) > 0:
@@ -351,15 +344,6 @@ func (f *field) example() string {
 // Refused values and keys are never quoted back: the caller may have pasted a secret into
 // the wrong argument, and the message goes into the model's context.
 
-func (t *toolSpec) field(name string) *field {
-	for i := range t.fields {
-		if t.fields[i].name == name {
-			return &t.fields[i]
-		}
-	}
-	return nil
-}
-
 // near finds the argument a misspelt name most likely meant: same letters ignoring case, '_'
 // and '-'.
 func (t *toolSpec) near(name string) string {
@@ -367,10 +351,8 @@ func (t *toolSpec) near(name string) string {
 		return strings.NewReplacer("_", "", "-", "", " ", "").Replace(strings.ToLower(s))
 	}
 	n := norm(name)
-	for _, f := range t.fields {
-		if norm(f.name) == n {
-			return f.name
-		}
+	if i := slices.IndexFunc(t.fields, func(f field) bool { return norm(f.name) == n }); i >= 0 {
+		return t.fields[i].name
 	}
 	return ""
 }

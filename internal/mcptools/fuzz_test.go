@@ -62,3 +62,12 @@ func FuzzDecodeArgs(f *testing.F) {
 		}
 	})
 }
+
+func (t *toolSpec) field(name string) *field {
+	for i := range t.fields {
+		if t.fields[i].name == name {
+			return &t.fields[i]
+		}
+	}
+	return nil
+}

@@ -251,35 +251,30 @@ func (y *syncer) stop() {
 // workflow, to what, and where this machine's copy is after a lost race.
 // ctx is the syncer's: a Close holding the turn while it stops the syncer cancels the wait.
 func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.Outcome) {
-	if err := s.acquire(ctx); err != nil {
-		return
-	}
-	defer s.release()
-	if s.eng == nil || s.closed {
-		return
-	}
-	snap, err := s.eng.Snapshot()
-	if err != nil {
-		return
-	}
+	s.whenOpen(ctx, func() {
+		if snap, err := s.eng.Snapshot(); err == nil {
+			s.addSyncNoticeLocked(&snap, syncMessage(remote, out, snap))
+		}
+	})
+}
+
+func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) string {
 	id := func(x string) string { return textsafe.Line(x, 120) }
 	r := textsafe.Line(remote, 40)
-	var msg string
-	if c := out.Conflict; c != nil {
-		msg = fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): it is now at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
-			id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
-		if c.Replayed > 0 {
-			msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
-		}
-		if n := c.NotReplayed(); n != "" {
-			msg += "; not replayed: " + n
-		}
-		msg += ". Call resume_check before going on."
-	} else {
-		msg = fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d). Call resume_check before going on.",
+	c := out.Conflict
+	if c == nil {
+		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d). Call resume_check before going on.",
 			id(out.Workflow), r, id(snap.Phase), snap.Revision)
 	}
-	s.addSyncNoticeLocked(&snap, msg)
+	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): it is now at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
+		id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
+	if c.Replayed > 0 {
+		msg += fmt.Sprintf(", and %d of its %d change(s) were replayed on top", c.Replayed, len(c.Lost))
+	}
+	if n := c.NotReplayed(); n != "" {
+		msg += "; not replayed: " + n
+	}
+	return msg + ". Call resume_check before going on."
 }
 
 // addSyncNotice queues a notice for the next tool result.

@@ -29,10 +29,6 @@ func (c *call) str(name string) string          { s, _ := c.args[name].(string);
 func (c *call) bool(name string) bool           { b, _ := c.args[name].(bool); return b }
 func (c *call) strs(name string) []string       { s, _ := c.args[name].([]string); return s }
 func (c *call) raw(name string) json.RawMessage { r, _ := c.args[name].(json.RawMessage); return r }
-func (c *call) vars(name string) map[string]string {
-	m, _ := c.args[name].(map[string]string)
-	return m
-}
 
 // outcome is a successful tool result before the change notice is added: text for the model
 // and the structured object the output schema describes.

@@ -28,7 +28,7 @@ const Instructions = "Cairn keeps this project's multi-phase workflow state acro
 type Options struct {
 	Open     Opener              // opens the engine; required
 	Getenv   func(string) string // default os.Getenv
-	WorkDir  string              // default os.Getwd
+	WorkDir  string              // default os.Getwd (engine.Open's default)
 	PPID     int                 // Claude Code's pid (the server's parent); default os.Getppid()
 	Version  string              // reported in initialize
 	Log      *log.Logger         // diagnostics, never stdout; default stderr
@@ -65,9 +65,6 @@ func New(opt Options) *Server {
 	if opt.Getenv == nil {
 		opt.Getenv = os.Getenv
 	}
-	if opt.WorkDir == "" {
-		opt.WorkDir, _ = os.Getwd()
-	}
 	opt.PPID = cmp.Or(opt.PPID, os.Getppid())
 	opt.Version = cmp.Or(opt.Version, "dev")
 	opt.Debounce = cmp.Or(opt.Debounce, 50*time.Millisecond)
@@ -94,9 +91,6 @@ func New(opt Options) *Server {
 	}()
 	return s
 }
-
-// MCP returns the protocol server, for in-process clients.
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
 func (s *Server) acquire(ctx context.Context) error {
 	select {
@@ -211,15 +205,6 @@ func (s *Server) whenOpen(ctx context.Context, fn func()) {
 	}
 }
 
-// Session reports the Claude Code session the server currently acts for.
-func (s *Server) Session() string {
-	if s.acquire(context.Background()) != nil {
-		return ""
-	}
-	defer s.release()
-	return s.session
-}
-
 // Close stops the watcher, waits for the call in progress (bounded by ctx) and closes the
 // engine. Calls after Close get an error result.
 func (s *Server) Close(ctx context.Context) error {
@@ -274,18 +259,15 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 		// recorded under the session /clear replaced.
 		s.followSession()
 		pre, preErr := eng.Snapshot()
-		notice := ""
-		if preErr == nil {
-			notice = s.noticeFor(pre)
-		}
-		notice = s.withSyncNotices(pre, preErr == nil, notice)
+		preOK := preErr == nil
+		notice := s.withSyncNotices(pre, preOK, s.noticeFor(pre, preOK))
 		var o *outcome
 		defer func() {
 			if r := recover(); r != nil {
 				s.opt.Log.Printf("panic in %s: %v", spec.name, r)
 				res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
 			}
-			s.settle(eng, pre, preErr == nil, o)
+			s.settle(eng, pre, preOK, o)
 		}()
 		if argErr != nil {
 			return errorResult(argErr, notice), nil
@@ -301,9 +283,9 @@ func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
 }
 
 // noticeFor says, in one line, how another process changed the workflow since this server's
-// previous call, or "" when nothing changed or the change was made for our own session.
-func (s *Server) noticeFor(now engine.Snapshot) string {
-	if s.seen == nil {
+// previous call; "" when nothing changed, the change was made for our own session, or !ok.
+func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
+	if !ok || s.seen == nil {
 		return ""
 	}
 	old := *s.seen
@@ -351,10 +333,7 @@ func (s *Server) settle(eng Engine, pre engine.Snapshot, preOK bool, o *outcome)
 
 // rawArguments returns the call's arguments as sent.
 func rawArguments(req mcp.CallToolRequest) json.RawMessage {
-	switch a := req.GetRawArguments().(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
+	if a, ok := req.GetRawArguments().(json.RawMessage); ok {
 		return a
 	}
 	b, err := json.Marshal(req.Params.Arguments)

@@ -102,9 +102,6 @@ func (f field) propertySchema() map[string]any {
 	switch f.kind {
 	case kString:
 		maps.Copy(p, str())
-		if f.max > 0 {
-			p["maxLength"] = f.max
-		}
 		// A pattern already needs one character; minLength would only repeat it.
 		if f.required && len(f.enum) == 0 && (f.pattern == nil || f.minLen > 1) {
 			p["minLength"] = max(f.minLen, 1)
@@ -118,9 +115,6 @@ func (f field) propertySchema() map[string]any {
 			item["maxLength"] = f.itemMax
 		}
 		p["items"] = item
-		if f.max > 0 {
-			p["maxItems"] = f.max
-		}
 	case kObject:
 		p["type"] = "object"
 	case kJSON:
@@ -135,30 +129,31 @@ func (f field) propertySchema() map[string]any {
 		if f.pattern != nil {
 			p["propertyNames"] = map[string]any{"pattern": f.pattern.String()}
 		}
-		if f.max > 0 {
-			p["maxProperties"] = f.max
-		}
 	case kViolations:
 		p["type"] = "array"
-		p["items"] = violationSchema()
-		if f.max > 0 {
+		p["items"] = map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"code":     map[string]any{"type": "string", "pattern": violCodePattern.String()},
+				"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block."},
+				"details":  map[string]any{"type": "string", "maxLength": 2000},
+			},
+			"required":             []string{"code", "severity", "details"},
+			"additionalProperties": false,
+		}
+	}
+	// max bounds runes, items or entries as the kind says; an object's bytes are not in the schema.
+	if f.max > 0 {
+		switch f.kind {
+		case kString:
+			p["maxLength"] = f.max
+		case kStrings, kViolations:
 			p["maxItems"] = f.max
+		case kStringMap:
+			p["maxProperties"] = f.max
 		}
 	}
 	return p
-}
-
-func violationSchema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"code":     map[string]any{"type": "string", "pattern": violCodePattern.String()},
-			"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block."},
-			"details":  map[string]any{"type": "string", "maxLength": 2000},
-		},
-		"required":             []string{"code", "severity", "details"},
-		"additionalProperties": false,
-	}
 }
 
 var (

@@ -34,7 +34,7 @@ const maxInFlight = 16
 // of a message.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &lineWriter{w: out}
-	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w, pending: map[string]chan rpcReply{}}
+	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w}
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
@@ -234,10 +234,8 @@ type stdioSession struct {
 	w           *lineWriter
 	info        atomic.Pointer[mcp.Implementation]
 	caps        atomic.Pointer[mcp.ClientCapabilities]
-
-	mu      sync.Mutex
-	nextID  int64
-	pending map[string]chan rpcReply
+	nextID      atomic.Int64
+	pending     sync.Map // request id -> chan rpcReply
 }
 
 // rpcReply is a client's answer to one of our requests.
@@ -263,17 +261,10 @@ func load[T any](p *atomic.Pointer[T]) T {
 // RequestElicitation asks the client to put a question to the person and waits for the
 // answer, or for ctx.
 func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	s.mu.Lock()
-	s.nextID++
-	id := fmt.Sprintf(`"cairn-%d"`, s.nextID)
+	id := fmt.Sprintf(`"cairn-%d"`, s.nextID.Add(1))
 	ch := make(chan rpcReply, 1)
-	s.pending[id] = ch
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.pending, id)
-		s.mu.Unlock()
-	}()
+	s.pending.Store(id, ch)
+	defer s.pending.Delete(id)
 	s.w.write(struct {
 		JSONRPC string                `json:"jsonrpc"`
 		ID      json.RawMessage       `json:"id"`
@@ -297,9 +288,7 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 
 // reply hands a client's answer to the request waiting for it; others are dropped.
 func (s *stdioSession) reply(id json.RawMessage, line []byte) {
-	s.mu.Lock()
-	ch, ok := s.pending[string(id)]
-	s.mu.Unlock()
+	ch, ok := s.pending.Load(string(id))
 	if !ok {
 		return
 	}
@@ -308,7 +297,7 @@ func (s *stdioSession) reply(id json.RawMessage, line []byte) {
 		r.Error = &mcp.JSONRPCErrorDetails{Code: mcp.PARSE_ERROR, Message: "unreadable answer"}
 	}
 	select {
-	case ch <- r:
+	case ch.(chan rpcReply) <- r:
 	default:
 	}
 }

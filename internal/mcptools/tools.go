@@ -361,7 +361,8 @@ func runListCheckpoints(c *call) (*outcome, error) {
 }
 
 func runSetVars(c *call) (*outcome, error) {
-	return resultOf(c.eng.SetVars(c.vars("vars")))
+	kv, _ := c.args["vars"].(map[string]string)
+	return resultOf(c.eng.SetVars(kv))
 }
 
 func runGetVars(c *call) (*outcome, error) {
