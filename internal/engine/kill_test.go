@@ -81,7 +81,7 @@ func killWriter() int {
 	if err != nil {
 		return fail("snapshot", err)
 	}
-	if _, err := en.Resume(engine.ResumeOptions{Apply: true, Source: "startup"}); err != nil {
+	if _, err := en.Resume(engine.ResumeOptions{Apply: true}); err != nil {
 		return fail("resume", err)
 	}
 	after, err := en.Snapshot()

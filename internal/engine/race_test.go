@@ -174,7 +174,7 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 			e.clock.Add(30 * time.Second)
 			en := e.openAs("new-session", client)
 
-			res, err := en.Resume(engine.ResumeOptions{Apply: true, Source: "clear"})
+			res, err := en.Resume(engine.ResumeOptions{Apply: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,9 +20,8 @@ import (
 
 // ResumeOptions steers the read protocol.
 type ResumeOptions struct {
-	Apply  bool   // expire, archive, recover and write L2 (SessionStart, resume_check)
-	DryRun bool   // with Apply: say what expiry would do, change nothing
-	Source string // SessionStart source (startup, resume, clear, compact, fork), if any
+	Apply  bool // expire, archive, recover and write L2 (SessionStart, resume_check)
+	DryRun bool // with Apply: say what expiry would do, change nothing
 	// ReportOnly leaves Resume.Workflow empty: the SessionStart hook prints the report and
 	// the summary fields, never the whole record.
 	ReportOnly bool

@@ -63,7 +63,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	}
 
 	// ReportOnly: the hook prints the report, never the whole record.
-	res, err := e.Resume(engine.ResumeOptions{Apply: true, Source: ev.Source, ReportOnly: true})
+	res, err := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	for _, w := range e.Warnings() {
 		r.Logf("warning: %s", w)
 	}

@@ -251,7 +251,7 @@ func TestWatcherRealEngine(t *testing.T) {
 	})
 	mustOK(t, c, "resume_check", `{}`)
 	hook := p.other(t, "sess-cleared")
-	if err := hook.RecordSession(engine.Session{SessionID: "sess-cleared", Source: "clear", PID: 4321}); err != nil {
+	if err := hook.RecordSession(engine.Session{SessionID: "sess-cleared", PID: 4321}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return srv.Session() == "sess-cleared" })

@@ -279,7 +279,7 @@ func TestWatcherLearnsSessionAndDefinitions(t *testing.T) {
 
 	// sessions/ does not exist yet: the watcher must notice it appear.
 	sess := func(id string, pid int) []byte {
-		b, _ := json.Marshal(engine.Session{SessionID: id, PID: pid, Source: "clear"})
+		b, _ := json.Marshal(engine.Session{SessionID: id, PID: pid})
 		return b
 	}
 	writeAtomic(t, filepath.Join(st.dir, "sessions", "999.json"), sess("someone-else", 999))
@@ -326,7 +326,7 @@ var _ = mcptools.Instructions
 // hook recorded for its parent and acts for it rather than for its stale environment.
 func TestSessionFileAtStart(t *testing.T) {
 	opts, st := fakeOptions(t)
-	b, _ := json.Marshal(engine.Session{SessionID: "session-cleared", PID: 4242, Source: "clear"})
+	b, _ := json.Marshal(engine.Session{SessionID: "session-cleared", PID: 4242})
 	writeAtomic(t, filepath.Join(st.dir, "sessions", "4242.json"), b)
 	srv, c := startServer(t, opts)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
