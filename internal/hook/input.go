@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // MaxInput bounds what a hook reads from stdin. Claude Code's events are a few hundred bytes;
@@ -110,7 +112,7 @@ func Parse(data []byte) (Event, []string) {
 		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			notes = append(notes, fmt.Sprintf("%s is %s, not a string; ignored", key, jsonKind(raw)))
+			notes = append(notes, fmt.Sprintf("%s is %s, not a string; ignored", key, strictjson.KindOf(raw)))
 			return
 		}
 		if len(s) > maxField {
@@ -141,7 +143,7 @@ func Parse(data []byte) (Event, []string) {
 			notes = append(notes, fmt.Sprintf("stop_hook_active is the string %q, not a boolean; read as %s", s, s))
 		default:
 			ev.StopHookActive = true
-			notes = append(notes, fmt.Sprintf("stop_hook_active is %s, not a boolean; read as true so the hook does not block", jsonKind(raw)))
+			notes = append(notes, fmt.Sprintf("stop_hook_active is %s, not a boolean; read as true so the hook does not block", strictjson.KindOf(raw)))
 		}
 	}
 	if ev.Source != "" && !plainWord(ev.Source) {
@@ -184,22 +186,6 @@ func (r *Runner) event(stdin io.Reader) Event {
 // A member's raw value from encoding/json starts at its first byte and ends at its last: no
 // space around it, never empty.
 func isNull(raw []byte) bool { return string(raw) == "null" }
-
-func jsonKind(raw []byte) string {
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
 
 // plainWord is what a SessionStart source looks like: startup, resume, clear, compact, fork,
 // or a future word of the same shape.

@@ -75,7 +75,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		return fail(fmt.Sprintf("the arguments are not acceptable JSON (%v); send one JSON object", err))
 	}
 	if raw[0] != '{' {
-		return fail(fmt.Sprintf("the arguments must be a JSON object of named arguments (%s), not %s", spec.signature(), jsonKindOf(raw)))
+		return fail(fmt.Sprintf("the arguments must be a JSON object of named arguments (%s), not %s", spec.signature(), strictjson.KindOf(raw)))
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -128,7 +128,7 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 
 // decode checks one argument's value against the field. It returns a problem sentence, or "".
 func (f *field) decode(v json.RawMessage) (any, string) {
-	got := jsonKindOf(v)
+	got := strictjson.KindOf(v)
 	want := func(what string) string {
 		return fmt.Sprintf("argument %q must be %s, not %s", f.name, what, got)
 	}
@@ -149,7 +149,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		// An item is a string field of its own, with the item limits and no description.
 		item := field{max: f.itemMax, pattern: f.pattern, hint: f.hint}
 		return decodeArray(f, v, "an array of strings", func(name string, it json.RawMessage) (string, string) {
-			if k := jsonKindOf(it); k != "a string" {
+			if k := strictjson.KindOf(it); k != "a string" {
 				return "", fmt.Sprintf("argument %q must be a string, not %s", name, k)
 			}
 			var s string
@@ -189,7 +189,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 				return nil, fmt.Sprintf("argument %q has a name that is not %s", f.name, f.hint)
 			}
 			name := f.name + "." + k
-			if kk := jsonKindOf(m[k]); kk != "a string" {
+			if kk := strictjson.KindOf(m[k]); kk != "a string" {
 				return nil, fmt.Sprintf("argument %q must be a string, not %s (write numbers and booleans as strings, such as \"3\")", name, kk)
 			}
 			var s string
@@ -209,7 +209,7 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 // decodeArray reads an array argument within the field's limit on items, each item named
 // name[i] and read by item.
 func decodeArray[T any](f *field, v json.RawMessage, what string, item func(name string, raw json.RawMessage) (T, string)) (any, string) {
-	if got := jsonKindOf(v); got != "an array" {
+	if got := strictjson.KindOf(v); got != "an array" {
 		return nil, fmt.Sprintf("argument %q must be %s, not %s", f.name, what, got)
 	}
 	var items []json.RawMessage
@@ -235,7 +235,7 @@ var violationFields = []*field{
 }
 
 func decodeViolation(name string, raw json.RawMessage) (engine.Violation, string) {
-	if k := jsonKindOf(raw); k != "an object" {
+	if k := strictjson.KindOf(raw); k != "an object" {
 		return engine.Violation{}, fmt.Sprintf(`argument %q must be an object {"code", "severity", "details"}, not %s`, name, k)
 	}
 	var m map[string]json.RawMessage
@@ -252,7 +252,7 @@ func decodeViolation(name string, raw json.RawMessage) (engine.Violation, string
 		if !ok || string(v) == "null" {
 			return engine.Violation{}, fmt.Sprintf("argument %q is missing (a violation needs code, severity and details)", fname)
 		}
-		if k := jsonKindOf(v); k != "a string" {
+		if k := strictjson.KindOf(v); k != "a string" {
 			return engine.Violation{}, fmt.Sprintf("argument %q must be a string, not %s", fname, k)
 		}
 		var s string
@@ -307,28 +307,6 @@ func lineProblem(name, s string, maxRunes int, multiline bool) string {
 		}
 	}
 	return ""
-}
-
-// jsonKindOf names the JSON type of a valid value, with its article, for messages.
-func jsonKindOf(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "nothing"
-	}
-	switch v[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
 }
 
 func (f *field) example() string {

@@ -333,7 +333,7 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k := jsonKindOf(data); k != "an object" && k != "an array" {
+	if k := strictjson.KindOf(data); k != "an object" && k != "an array" {
 		return nil, fmt.Errorf("checkpoint %s holds %s, not a JSON object or array; it was left as it is", name, k)
 	}
 	return &outcome{

@@ -297,3 +297,14 @@ func TestAppendSpansRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestKindOf(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"a":1}`: "an object", ` [1]`: "an array", `"x"`: "a string", "true": "a boolean",
+		"false": "a boolean", "null": "null", "-1.5e3": "a number", " \n": "nothing", "": "nothing",
+	} {
+		if got := strictjson.KindOf([]byte(raw)); got != want {
+			t.Errorf("KindOf(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
