@@ -57,16 +57,11 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	res.Offset = size
 	buf := append(line[:len(line):len(line)], '\n') // a new array: line is the caller's
 	// One write: a concurrent lock-free reader sees the whole line or (until it lands) none.
-	var n int
-	if appendFlag != 0 {
-		n, err = f.Write(buf)
-	} else {
-		n, err = f.WriteAt(buf, size)
+	var w io.Writer = f
+	if appendFlag == 0 {
+		w = io.NewOffsetWriter(f, size)
 	}
-	if err == nil && n != len(buf) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
+	if err = writeAll(w, buf); err != nil {
 		_ = f.Truncate(size)
 		return res, err
 	}
