@@ -404,18 +404,14 @@ func (s *Store) segments(active string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	nums := make([]int, 0, len(names))
-	for _, name := range names {
-		if n := segmentNum(name); n > 0 {
-			nums = append(nums, n)
-		}
+	// segmentNum takes only a number's one spelling (not 01.jsonl), so a longer name is a
+	// larger number, and names of one length sort as their digits do.
+	names = slices.DeleteFunc(names, func(n string) bool { return segmentNum(n) == 0 })
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	for i, n := range names {
+		names[i] = dir + "/" + n
 	}
-	slices.Sort(nums)
-	out := make([]string, len(nums))
-	for i, n := range nums {
-		out[i] = dir + "/" + strconv.Itoa(n) + ".jsonl"
-	}
-	return out, nil
+	return names, nil
 }
 
 // segmentNum is n for a segment named <n>.jsonl, else 0.
