@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 )
 
 // AppendResult says what AppendLine did besides appending.
@@ -74,7 +75,7 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 		}
 		durable = true
 		if created {
-			if err := fsys.SyncDir(dirOf(name)); err != nil {
+			if err := fsys.SyncDir(path.Dir(name)); err != nil {
 				return res, &NotDurableError{Path: name, Err: err}
 			}
 		}
