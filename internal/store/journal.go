@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -429,7 +430,7 @@ func segmentNum(name string) int {
 // holds the workflow lock.
 func (s *Store) compactJournal(file string, cut int64) error {
 	dir := sealedDir(file)
-	s.cleanTemps(dirOf(file), durable.TempPrefix(file[strings.LastIndexByte(file, '/')+1:]))
+	s.cleanTemps(path.Dir(file), durable.TempPrefix(path.Base(file)))
 	s.cleanTemps(dir, ".tmp-")
 	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	if err != nil {
