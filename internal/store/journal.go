@@ -283,14 +283,14 @@ func peekRecord(line []byte) (seq, rev int64, ok bool) {
 func ParseJournal(data []byte) Journal {
 	var j Journal
 	var last *Record
-	for n := 1; len(data) > 0; n++ {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+	n := 0
+	for line := range bytes.Lines(data) {
+		n++
+		line, whole := bytes.CutSuffix(line, []byte("\n"))
+		if !whole {
 			j.Torn = 1
 			break
 		}
-		line := data[:i]
-		data = data[i+1:]
 		r, err := DecodeRecord(line)
 		if err != nil {
 			j.Problems = append(j.Problems, fmt.Sprintf("line %d skipped: %v", n, err))
