@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 )
 
 // AppendResult says what AppendLine did besides appending.
@@ -57,16 +58,11 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 	res.Offset = size
 	buf := append(line[:len(line):len(line)], '\n') // a new array: line is the caller's
 	// One write: a concurrent lock-free reader sees the whole line or (until it lands) none.
-	var n int
-	if appendFlag != 0 {
-		n, err = f.Write(buf)
-	} else {
-		n, err = f.WriteAt(buf, size)
+	var w io.Writer = f
+	if appendFlag == 0 {
+		w = io.NewOffsetWriter(f, size)
 	}
-	if err == nil && n != len(buf) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
+	if err = writeAll(w, buf); err != nil {
 		_ = f.Truncate(size)
 		return res, err
 	}
@@ -79,7 +75,7 @@ func AppendLine(fsys FS, name string, line []byte, sync bool) (res AppendResult,
 		}
 		durable = true
 		if created {
-			if err := fsys.SyncDir(dirOf(name)); err != nil {
+			if err := fsys.SyncDir(path.Dir(name)); err != nil {
 				return res, &NotDurableError{Path: name, Err: err}
 			}
 		}

@@ -105,7 +105,7 @@ func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable bool
 	if !durable {
 		return nil
 	}
-	if err := fsys.SyncDir(dirOf(name)); err != nil {
+	if err := fsys.SyncDir(path.Dir(name)); err != nil {
 		return &NotDurableError{Path: name, Err: err}
 	}
 	return nil

@@ -164,15 +164,7 @@ func MkdirIn(fsys FS, name string, perm fs.FileMode) error {
 	if err := fsys.Mkdir(name, perm); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	return fsys.SyncDir(dirOf(name))
-}
-
-func dirOf(name string) string {
-	d := path.Dir(name)
-	if d == "" {
-		return "."
-	}
-	return d
+	return fsys.SyncDir(path.Dir(name))
 }
 
 func pathErr(op, name string, err error) error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func (s *Store) moveIfLeft(from, to string) error {
 	if err := s.fs.Rename(from, to); err != nil {
 		return s.writeErr(from, err)
 	}
-	for _, d := range []string{dirOf(to), dirOf(from)} {
+	for _, d := range []string{path.Dir(to), path.Dir(from)} {
 		if err := s.fs.SyncDir(d); err != nil {
 			return s.writeErr(d, err)
 		}

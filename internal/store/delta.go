@@ -149,10 +149,7 @@ func (p *jparser) value() (*jnode, error) {
 		n.kind = c
 		p.i++
 		p.ws()
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
+		end := c + 2 // '}' or ']'
 		if p.i < len(p.b) && p.b[p.i] == end {
 			p.i++
 			n.src = p.b[start:p.i]
@@ -344,25 +341,17 @@ func (n *jnode) appendTo(b []byte) []byte {
 	if n.src != nil {
 		return append(b, n.src...)
 	}
-	if n.kind == '{' {
-		b = append(b, '{')
-		for i, k := range n.keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(append(b, k...), ':')
-			b = n.vals[i].appendTo(b)
-		}
-		return append(b, '}')
-	}
-	b = append(b, '[')
+	b = append(b, n.kind)
 	for i, v := range n.vals {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		if n.kind == '{' {
+			b = append(append(b, n.keys[i]...), ':')
+		}
 		b = v.appendTo(b)
 	}
-	return append(b, ']')
+	return append(b, n.kind+2) // '}' or ']'
 }
 
 func (n *jnode) index(key []byte) int {

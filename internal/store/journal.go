@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,14 +283,14 @@ func peekRecord(line []byte) (seq, rev int64, ok bool) {
 func ParseJournal(data []byte) Journal {
 	var j Journal
 	var last *Record
-	for n := 1; len(data) > 0; n++ {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+	n := 0
+	for line := range bytes.Lines(data) {
+		n++
+		line, whole := bytes.CutSuffix(line, []byte("\n"))
+		if !whole {
 			j.Torn = 1
 			break
 		}
-		line := data[:i]
-		data = data[i+1:]
 		r, err := DecodeRecord(line)
 		if err != nil {
 			j.Problems = append(j.Problems, fmt.Sprintf("line %d skipped: %v", n, err))
@@ -404,18 +405,14 @@ func (s *Store) segments(active string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	nums := make([]int, 0, len(names))
-	for _, name := range names {
-		if n := segmentNum(name); n > 0 {
-			nums = append(nums, n)
-		}
+	// segmentNum takes only a number's one spelling (not 01.jsonl), so a longer name is a
+	// larger number, and names of one length sort as their digits do.
+	names = slices.DeleteFunc(names, func(n string) bool { return segmentNum(n) == 0 })
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	for i, n := range names {
+		names[i] = dir + "/" + n
 	}
-	slices.Sort(nums)
-	out := make([]string, len(nums))
-	for i, n := range nums {
-		out[i] = dir + "/" + strconv.Itoa(n) + ".jsonl"
-	}
-	return out, nil
+	return names, nil
 }
 
 // segmentNum is n for a segment named <n>.jsonl, else 0.
@@ -433,7 +430,7 @@ func segmentNum(name string) int {
 // holds the workflow lock.
 func (s *Store) compactJournal(file string, cut int64) error {
 	dir := sealedDir(file)
-	s.cleanTemps(dirOf(file), durable.TempPrefix(file[strings.LastIndexByte(file, '/')+1:]))
+	s.cleanTemps(path.Dir(file), durable.TempPrefix(path.Base(file)))
 	s.cleanTemps(dir, ".tmp-")
 	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	if err != nil {

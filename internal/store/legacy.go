@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -185,7 +186,7 @@ func (s *Store) RetireLegacy(l Legacy) (string, error) {
 	if l.Name == seed002Phase {
 		_ = pd.Rename(seed002Exec, freeName(pd, migrate.BackupName(seed002Exec, l.From)))
 	}
-	_ = pd.SyncDir(dirOf(l.Name))
+	_ = pd.SyncDir(path.Dir(l.Name))
 	return backup, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -314,7 +315,7 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 	if err := s.mkdir(quarantineDir); err != nil {
 		return Notice{}, err
 	}
-	base := file[strings.LastIndexByte(file, '/')+1:]
+	base := path.Base(file)
 	dst := quarantineDir + "/" + base + "-" + s.utc()
 	for i := 2; ; i++ {
 		if _, err := s.fs.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
@@ -328,7 +329,7 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 	if err := s.fs.SyncDir(quarantineDir); err != nil {
 		return Notice{}, s.writeErr(dst, err)
 	}
-	if err := s.fs.SyncDir(dirOf(file)); err != nil {
+	if err := s.fs.SyncDir(path.Dir(file)); err != nil {
 		return Notice{}, s.writeErr(file, err)
 	}
 	reason := why.Error()
@@ -337,13 +338,6 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 	}
 	return Notice{Kind: "quarantined", Path: dst,
 		Message: fmt.Sprintf("%s was damaged (%s) and was moved to %s, where it is kept", file, reason, dst)}, nil
-}
-
-func dirOf(file string) string {
-	if i := strings.LastIndexByte(file, '/'); i >= 0 {
-		return file[:i]
-	}
-	return "."
 }
 
 // DamagedError says that a workflow is on record but can be read from neither its snapshot

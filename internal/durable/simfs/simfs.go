@@ -88,6 +88,30 @@ func (f *FS) step() error {
 	return nil
 }
 
+// do runs call under f's lock as one operation, unless power is lost at it or, for an
+// operation on the open file h, h is closed (which fails without counting).
+func do[T any](f *FS, h *file, call func() (T, error)) (T, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var err error
+	if h != nil {
+		err = h.op()
+	} else {
+		err = f.step()
+	}
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return call()
+}
+
+// do0 is do for an operation that returns only an error.
+func do0(f *FS, h *file, call func() error) error {
+	_, err := do(f, h, func() (struct{}, error) { return struct{}{}, call() })
+	return err
+}
+
 // Recover returns the file system as it comes back after power is lost now: each directory
 // holds its entries as of its last SyncDir, each file its bytes as of its last Sync.
 func (f *FS) Recover() *FS {
@@ -163,170 +187,139 @@ func (f *FS) lookup(op, name string) (*node, error) {
 
 // OpenFile opens or creates a file; O_CREATE, O_EXCL, O_TRUNC and O_APPEND are honoured.
 func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return nil, err
-	}
-	d, base, err := f.parent("open", name)
-	if err != nil {
-		return nil, err
-	}
-	n, ok := d.children[base]
-	switch {
-	case ok && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrExist}
-	case !ok && flag&os.O_CREATE == 0:
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	case !ok:
-		n = f.newNode(false)
-		d.children[base] = n
-	}
-	if n.dir && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("is a directory")}
-	}
-	if flag&os.O_TRUNC != 0 {
-		n.data = nil
-	}
-	return &file{fs: f, n: n, name: name, flag: flag}, nil
+	return do(f, nil, func() (durable.File, error) {
+		d, base, err := f.parent("open", name)
+		if err != nil {
+			return nil, err
+		}
+		n, ok := d.children[base]
+		switch {
+		case ok && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrExist}
+		case !ok && flag&os.O_CREATE == 0:
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		case !ok:
+			n = f.newNode(false)
+			d.children[base] = n
+		}
+		if n.dir && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("is a directory")}
+		}
+		if flag&os.O_TRUNC != 0 {
+			n.data = nil
+		}
+		return &file{fs: f, n: n, name: name, flag: flag}, nil
+	})
 }
 
 // Rename moves oldname to newname, replacing a file there.
 func (f *FS) Rename(oldname, newname string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return err
-	}
-	od, ob, err := f.parent("rename", oldname)
-	if err != nil {
-		return err
-	}
-	n, ok := od.children[ob]
-	if !ok {
-		return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
-	}
-	nd, nb, err := f.parent("rename", newname)
-	if err != nil {
-		return err
-	}
-	if t, ok := nd.children[nb]; ok && t.dir && len(t.children) > 0 {
-		return &fs.PathError{Op: "rename", Path: newname, Err: errors.New("directory not empty")}
-	}
-	delete(od.children, ob)
-	nd.children[nb] = n
-	return nil
+	return do0(f, nil, func() error {
+		od, ob, err := f.parent("rename", oldname)
+		if err != nil {
+			return err
+		}
+		n, ok := od.children[ob]
+		if !ok {
+			return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
+		}
+		nd, nb, err := f.parent("rename", newname)
+		if err != nil {
+			return err
+		}
+		if t, ok := nd.children[nb]; ok && t.dir && len(t.children) > 0 {
+			return &fs.PathError{Op: "rename", Path: newname, Err: errors.New("directory not empty")}
+		}
+		delete(od.children, ob)
+		nd.children[nb] = n
+		return nil
+	})
 }
 
 // Remove removes a file or an empty directory.
 func (f *FS) Remove(name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return err
-	}
-	d, b, err := f.parent("remove", name)
-	if err != nil {
-		return err
-	}
-	n, ok := d.children[b]
-	if !ok {
-		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
-	}
-	if n.dir && len(n.children) > 0 {
-		return &fs.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
-	}
-	delete(d.children, b)
-	return nil
+	return do0(f, nil, func() error {
+		d, b, err := f.parent("remove", name)
+		if err != nil {
+			return err
+		}
+		n, ok := d.children[b]
+		if !ok {
+			return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+		}
+		if n.dir && len(n.children) > 0 {
+			return &fs.PathError{Op: "remove", Path: name, Err: errors.New("directory not empty")}
+		}
+		delete(d.children, b)
+		return nil
+	})
 }
 
 // RemoveAll removes name and everything under it; a missing name is fine.
 func (f *FS) RemoveAll(name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return err
-	}
-	d, b, err := f.parent("removeall", name)
-	if err != nil {
+	return do0(f, nil, func() error {
+		if d, b, err := f.parent("removeall", name); err == nil {
+			delete(d.children, b)
+		}
 		return nil
-	}
-	delete(d.children, b)
-	return nil
+	})
 }
 
 // Mkdir creates a directory.
 func (f *FS) Mkdir(name string, perm fs.FileMode) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return err
-	}
-	d, b, err := f.parent("mkdir", name)
-	if err != nil {
-		return err
-	}
-	if _, ok := d.children[b]; ok {
-		return &fs.PathError{Op: "mkdir", Path: name, Err: fs.ErrExist}
-	}
-	d.children[b] = f.newNode(true)
-	return nil
+	return do0(f, nil, func() error {
+		d, b, err := f.parent("mkdir", name)
+		if err != nil {
+			return err
+		}
+		if _, ok := d.children[b]; ok {
+			return &fs.PathError{Op: "mkdir", Path: name, Err: fs.ErrExist}
+		}
+		d.children[b] = f.newNode(true)
+		return nil
+	})
 }
 
 // Lstat describes name (there are no symlinks here).
 func (f *FS) Lstat(name string) (fs.FileInfo, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return nil, err
-	}
-	n, err := f.lookup("lstat", name)
-	if err != nil {
-		return nil, err
-	}
-	return info{name: path.Base(strings.Trim(name, "/")), n: n, size: int64(len(n.data))}, nil
+	return do(f, nil, func() (fs.FileInfo, error) {
+		n, err := f.lookup("lstat", name)
+		if err != nil {
+			return nil, err
+		}
+		return info{name: path.Base(strings.Trim(name, "/")), n: n, size: int64(len(n.data))}, nil
+	})
 }
 
 // ReadDirNames lists a directory's current entries.
 func (f *FS) ReadDirNames(name string) ([]string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return nil, err
-	}
-	n, err := f.lookup("readdir", name)
-	if err != nil {
-		return nil, err
-	}
-	if !n.dir {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
-	}
-	return slices.Sorted(maps.Keys(n.children)), nil
+	return do(f, nil, func() ([]string, error) {
+		n, err := f.lookup("readdir", name)
+		if err != nil {
+			return nil, err
+		}
+		if !n.dir {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+		}
+		return slices.Sorted(maps.Keys(n.children)), nil
+	})
 }
 
 // SyncDir makes a directory's current entries durable.
 func (f *FS) SyncDir(name string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return err
-	}
-	n, err := f.lookup("syncdir", name)
-	if err != nil {
-		return err
-	}
-	n.durable = maps.Clone(n.children)
-	return nil
+	return do0(f, nil, func() error {
+		n, err := f.lookup("syncdir", name)
+		if err != nil {
+			return err
+		}
+		n.durable = maps.Clone(n.children)
+		return nil
+	})
 }
 
 // Lock only counts as an operation: the simulation runs in one process.
 func (f *FS) Lock(name string, wait time.Duration) (func() error, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.step(); err != nil {
-		return nil, err
-	}
-	return func() error { return nil }, nil
+	return do(f, nil, func() (func() error, error) { return func() error { return nil }, nil })
 }
 
 type info struct {
@@ -367,98 +360,79 @@ func (h *file) op() error {
 }
 
 func (h *file) Read(p []byte) (int, error) {
-	h.fs.mu.Lock()
-	defer h.fs.mu.Unlock()
-	if err := h.op(); err != nil {
-		return 0, err
-	}
-	if h.pos >= int64(len(h.n.data)) {
-		return 0, io.EOF
-	}
-	n := copy(p, h.n.data[h.pos:])
-	h.pos += int64(n)
-	return n, nil
+	return do(h.fs, h, func() (int, error) {
+		if h.pos >= int64(len(h.n.data)) {
+			return 0, io.EOF
+		}
+		n := copy(p, h.n.data[h.pos:])
+		h.pos += int64(n)
+		return n, nil
+	})
 }
 
 func (h *file) ReadAt(p []byte, off int64) (int, error) {
-	h.fs.mu.Lock()
-	defer h.fs.mu.Unlock()
-	if err := h.op(); err != nil {
-		return 0, err
-	}
-	if off >= int64(len(h.n.data)) {
-		return 0, io.EOF
-	}
-	n := copy(p, h.n.data[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return do(h.fs, h, func() (int, error) {
+		if off >= int64(len(h.n.data)) {
+			return 0, io.EOF
+		}
+		n := copy(p, h.n.data[off:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	})
 }
 
-func (h *file) writeAt(p []byte, off int64) {
-	if end := off + int64(len(p)); end > int64(len(h.n.data)) {
-		h.n.data = append(h.n.data, make([]byte, end-int64(len(h.n.data)))...)
+// resize sets the file's length, a growth reading as zeros.
+func (n *node) resize(size int64) {
+	if size <= int64(len(n.data)) {
+		n.data = n.data[:size]
+	} else {
+		n.data = append(n.data, make([]byte, size-int64(len(n.data)))...)
 	}
-	copy(h.n.data[off:], p)
+}
+
+func (h *file) writeAt(p []byte, off int64) (int, error) {
+	if end := off + int64(len(p)); end > int64(len(h.n.data)) {
+		h.n.resize(end)
+	}
+	return copy(h.n.data[off:], p), nil
 }
 
 func (h *file) Write(p []byte) (int, error) {
-	h.fs.mu.Lock()
-	defer h.fs.mu.Unlock()
-	if err := h.op(); err != nil {
-		return 0, err
-	}
-	if h.flag&os.O_APPEND != 0 {
-		h.pos = int64(len(h.n.data))
-	}
-	h.writeAt(p, h.pos)
-	h.pos += int64(len(p))
-	return len(p), nil
+	return do(h.fs, h, func() (int, error) {
+		if h.flag&os.O_APPEND != 0 {
+			h.pos = int64(len(h.n.data))
+		}
+		n, err := h.writeAt(p, h.pos)
+		h.pos += int64(n)
+		return n, err
+	})
 }
 
 func (h *file) WriteAt(p []byte, off int64) (int, error) {
-	h.fs.mu.Lock()
-	defer h.fs.mu.Unlock()
-	if err := h.op(); err != nil {
-		return 0, err
-	}
-	h.writeAt(p, off)
-	return len(p), nil
+	return do(h.fs, h, func() (int, error) { return h.writeAt(p, off) })
 }
 
 func (h *file) Stat() (fs.FileInfo, error) {
-	h.fs.mu.Lock()
-	defer h.fs.mu.Unlock()
-	if err := h.op(); err != nil {
-		return nil, err
-	}
-	base := h.name[strings.LastIndexByte(h.name, '/')+1:]
-	return info{name: base, n: h.n, size: int64(len(h.n.data))}, nil
+	return do(h.fs, h, func() (fs.FileInfo, error) {
+		base := h.name[strings.LastIndexByte(h.name, '/')+1:]
+		return info{name: base, n: h.n, size: int64(len(h.n.data))}, nil
+	})
 }
 
 func (h *file) Sync() error {
-	h.fs.mu.Lock()
-	defer h.fs.mu.Unlock()
-	if err := h.op(); err != nil {
-		return err
-	}
-	h.n.synced = append([]byte(nil), h.n.data...)
-	return nil
+	return do0(h.fs, h, func() error {
+		h.n.synced = append([]byte(nil), h.n.data...)
+		return nil
+	})
 }
 
 func (h *file) Truncate(size int64) error {
-	h.fs.mu.Lock()
-	defer h.fs.mu.Unlock()
-	if err := h.op(); err != nil {
-		return err
-	}
-	if size < int64(len(h.n.data)) {
-		h.n.data = h.n.data[:size]
-	} else {
-		h.n.data = append(h.n.data, make([]byte, size-int64(len(h.n.data)))...)
-	}
-	return nil
+	return do0(h.fs, h, func() error {
+		h.n.resize(size)
+		return nil
+	})
 }
 
 func (h *file) Close() error {
