@@ -36,28 +36,17 @@ const (
 	Seed004
 )
 
-var formatNames = [...]string{
-	Unknown: "unknown",
-	Empty:   "empty",
-	Current: "current",
-	Newer:   "newer",
-	Schema1: "schema1",
-	Seed001: "seed001",
-	Seed002: "seed002",
-	Seed003: "seed003",
-	Seed004: "seed004",
-}
-
-var formatDescriptions = [...]string{
-	Unknown: "an unrecognised format",
-	Empty:   "the empty state {}",
-	Current: "a schema 2.x Cairn record",
-	Newer:   "a record from a newer Cairn",
-	Schema1: "a schema 1.x Cairn record",
-	Seed001: "seed 001 state (.claude/workflow-state.json)",
-	Seed002: "seed 002 state (memory/state/phase.json)",
-	Seed003: "a seed 003 checkpoint (.claude/checkpoints/<command>.json)",
-	Seed004: "seed 004 state (.workflow-state/<name>-state.json)",
+// formatNames holds each format's short name and its description.
+var formatNames = [...][2]string{
+	Unknown: {"unknown", "an unrecognised format"},
+	Empty:   {"empty", "the empty state {}"},
+	Current: {"current", "a schema 2.x Cairn record"},
+	Newer:   {"newer", "a record from a newer Cairn"},
+	Schema1: {"schema1", "a schema 1.x Cairn record"},
+	Seed001: {"seed001", "seed 001 state (.claude/workflow-state.json)"},
+	Seed002: {"seed002", "seed 002 state (memory/state/phase.json)"},
+	Seed003: {"seed003", "a seed 003 checkpoint (.claude/checkpoints/<command>.json)"},
+	Seed004: {"seed004", "seed 004 state (.workflow-state/<name>-state.json)"},
 }
 
 // String returns the format's short name ("seed001", "schema1", ...), the one the migrated
@@ -66,14 +55,14 @@ func (f Format) String() string {
 	if f < 0 || int(f) >= len(formatNames) {
 		return "format(" + strconv.Itoa(int(f)) + ")"
 	}
-	return formatNames[f]
+	return formatNames[f][0]
 }
 
 func (f Format) describe() string {
-	if f < 0 || int(f) >= len(formatDescriptions) {
+	if f < 0 || int(f) >= len(formatNames) {
 		return f.String()
 	}
-	return formatDescriptions[f]
+	return formatNames[f][1]
 }
 
 // NeedsMigration reports whether Convert turns f into a new record (and the original should
