@@ -36,12 +36,6 @@ func splitMemoryFile(data []byte) (head, body []byte, ok bool) {
 	return head, body, true
 }
 
-// memoryBody is the body of a memory file: what follows the front matter, or the whole file.
-func memoryBody(data []byte) []byte {
-	_, body, _ := splitMemoryFile(data)
-	return body
-}
-
 // renderMemoryFile writes Claude Code's memory file header (name, description and
 // metadata.type, four-space indent, one line a field) and the body after a blank line.
 func renderMemoryFile(name, description, typ, body string) []byte {

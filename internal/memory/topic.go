@@ -54,7 +54,8 @@ const topicFence = "```text"
 func parseTopic(data []byte) []Entry {
 	var out []Entry
 	inBlock := false
-	for _, l := range splitLines(memoryBody(data)) {
+	_, body, _ := splitMemoryFile(data)
+	for _, l := range splitLines(body) {
 		t := strings.TrimSpace(l.text)
 		if strings.HasPrefix(t, "```") {
 			inBlock = t == topicFence && !inBlock
@@ -79,6 +80,24 @@ func parseTopic(data []byte) []Entry {
 		}
 	}
 	return out
+}
+
+// unescape undoes textsafe's backslash escapes, so text read back is plain and can be
+// sanitised again without doubling them. That includes the escape of a leading > (textsafe
+// escapes > only there): text that begins with a backslash has it escaped, so "\>" in front
+// is always that escape.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] < 0x80 && textsafe.Escaped(rune(s[i+1])) || i == 0 && s[1] == '>') {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // renderTopic writes the topic file for entries (newest last), keeping the newest
