@@ -557,10 +557,9 @@ func (c *conv) addHistory(v any) bool {
 		e.time(&h.At, "at", "timestamp")
 		e.str(&h.SessionID, "session_id", "sessionId")
 		e.str(&h.Note, "note", "reason")
-		if !e.allUsed(false) || h.To == "" || h.At.IsZero() {
-			clean = false
-		}
-		if h.To != "" && !h.At.IsZero() {
+		complete := h.To != "" && !h.At.IsZero()
+		clean = clean && complete && e.allUsed(false)
+		if complete {
 			c.rec.History = append(c.rec.History, h)
 		}
 	}

@@ -134,10 +134,6 @@ func seed004Shape(o map[string]any) bool {
 	return has(o, "stages", "current_stage") && !has(o, "type")
 }
 
-func seed003Shape(o map[string]any) bool {
-	return !has(o, "type") && (has(o, "command", "topic_path") || seed003Phases(o))
-}
-
 // seed003Phases reports whether any phase entry has seed 003's own keys.
 func seed003Phases(o map[string]any) bool {
 	phases, _ := o["phases"].(map[string]any)
@@ -149,15 +145,6 @@ func seed003Phases(o map[string]any) bool {
 	return false
 }
 
-func seed001Shape(o map[string]any) bool {
-	return isString(o, "type") && has(o, "phase", "lastUpdated", "completedAt", "completedPhases", "startedAt") &&
-		!has(o, "current_phase", "completed_phases", "user_checkpoints", "workflow", "stages", "command")
-}
-
-func seed002Shape(o map[string]any) bool {
-	return !has(o, "type") && has(o, "current_phase", "completed_phases", "user_checkpoints")
-}
-
 func classify(o map[string]any) (Format, error) {
 	if len(o) == 0 {
 		return Empty, nil
@@ -166,8 +153,9 @@ func classify(o map[string]any) (Format, error) {
 	if !versioned {
 		var found []Format
 		for f, ok := range [...]bool{
-			Seed001: seed001Shape(o),
-			Seed002: seed002Shape(o),
+			Seed001: isString(o, "type") && has(o, "phase", "lastUpdated", "completedAt", "completedPhases", "startedAt") &&
+				!has(o, "current_phase", "completed_phases", "user_checkpoints", "workflow", "stages", "command"),
+			Seed002: !has(o, "type") && has(o, "current_phase", "completed_phases", "user_checkpoints"),
 			Seed003: !has(o, "type") && isString(o, "command") && has(o, "state"),
 			Seed004: seed004Shape(o),
 		} {
@@ -207,7 +195,7 @@ func classify(o map[string]any) (Format, error) {
 			}
 			return Current, nil
 		}
-		if seed003Shape(o) || has(o, "state") {
+		if has(o, "command", "topic_path", "state") || seed003Phases(o) {
 			return Seed003, nil
 		}
 		return Unknown, unknown("version %s but no type, and not a seed 003 checkpoint", label)

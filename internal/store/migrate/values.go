@@ -34,12 +34,8 @@ func asBool(v any) (bool, bool) {
 	case bool:
 		return t, true
 	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "true":
-			return true, true
-		case "false":
-			return false, true
-		}
+		s := strings.ToLower(strings.TrimSpace(t))
+		return s == "true", s == "true" || s == "false"
 	}
 	return false, false
 }
