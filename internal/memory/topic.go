@@ -163,20 +163,8 @@ type Learning struct {
 // other runs turned into "-", at most 48 characters; a title with none of those gets a short
 // hash so it still has a stable name.
 func Slug(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if r < 0x80 && isAlnum(byte(r)) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			continue
-		}
-		dash = true
-	}
-	s := b.String()
+	words := strings.FieldsFunc(strings.ToLower(title), func(r rune) bool { return r >= 0x80 || !isAlnum(byte(r)) })
+	s := strings.Join(words, "-")
 	if len(s) > maxSlug {
 		s = strings.TrimRight(s[:maxSlug], "-")
 	}
