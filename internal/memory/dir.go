@@ -259,20 +259,16 @@ func parseSettings(p string, data []byte) (settingsSource, bool) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return settingsSource{}, false
 	}
-	s := settingsSource{path: p}
-	if raw, ok := doc["autoMemoryDirectory"]; ok && string(raw) != "null" {
-		var d string
-		if json.Unmarshal(raw, &d) == nil {
-			s.dir = &d
-		}
+	return settingsSource{path: p, dir: setting[string](doc, "autoMemoryDirectory"), enabled: setting[bool](doc, "autoMemoryEnabled")}, true
+}
+
+// setting is a settings file's value for key, nil when it is missing, null or of another type.
+func setting[T any](doc map[string]json.RawMessage, key string) *T {
+	var v T
+	if raw, ok := doc[key]; ok && string(raw) != "null" && json.Unmarshal(raw, &v) == nil {
+		return &v
 	}
-	if raw, ok := doc["autoMemoryEnabled"]; ok && string(raw) != "null" {
-		var e bool
-		if json.Unmarshal(raw, &e) == nil {
-			s.enabled = &e
-		}
-	}
-	return s, true
+	return nil
 }
 
 // disabled mirrors Claude Code's switch: --bare and --safe-mode turn auto-memory off;

@@ -5,6 +5,7 @@ package memory
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -35,12 +36,6 @@ func splitMemoryFile(data []byte) (head, body []byte, ok bool) {
 	return head, body, true
 }
 
-// memoryBody is the body of a memory file: what follows the front matter, or the whole file.
-func memoryBody(data []byte) []byte {
-	_, body, _ := splitMemoryFile(data)
-	return body
-}
-
 // renderMemoryFile writes Claude Code's memory file header (name, description and
 // metadata.type, four-space indent, one line a field) and the body after a blank line.
 func renderMemoryFile(name, description, typ, body string) []byte {
@@ -68,20 +63,16 @@ func appendYAMLString(b []byte, s string) []byte {
 	return appendDoubleQuoted(b, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
-// yamlPrintable is yaml.v3's is_printable for a valid rune: what it writes unescaped.
-func yamlPrintable(r rune) bool {
-	return r == '\n' || r >= 0x20 && r <= 0x7e || r >= 0xa0 && r <= 0xd7ff ||
+// yamlPlain reports whether yaml.v3 writes r as it stands inside a double-quoted scalar: its
+// is_printable for a valid rune, less line breaks, '"' and '\\'.
+func yamlPlain(r rune) bool {
+	return r >= 0x20 && r <= 0x7e && r != '"' && r != '\\' || r >= 0xa0 && r <= 0xd7ff && r != 0x2028 && r != 0x2029 ||
 		r >= 0xe000 && r <= 0xfffd && r != 0xfeff
-}
-
-func isYAMLBreak(r rune) bool {
-	return r == '\n' || r == '\r' || r == 0x85 || r == 0x2028 || r == 0x2029
 }
 
 // appendDoubleQuoted writes s as a double-quoted scalar with yaml.v3's escapes (upper-case
 // hex, the shortest of \x, \u and \U).
 func appendDoubleQuoted(b []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
 	b = append(b, '"')
 	dashes := 0 // dashes just written unescaped
 	for _, r := range s {
@@ -95,26 +86,19 @@ func appendDoubleQuoted(b []byte, s string) []byte {
 		} else {
 			dashes = 0
 		}
-		if yamlPrintable(r) && !isYAMLBreak(r) && r != '"' && r != '\\' {
+		if yamlPlain(r) {
 			b = utf8.AppendRune(b, r)
 			continue
 		}
 		b = append(b, '\\')
 		if i := strings.IndexRune(yamlEscaped, r); i >= 0 {
 			b = append(b, yamlEscapes[utf8.RuneCountInString(yamlEscaped[:i])])
+		} else if r <= 0xff {
+			b = fmt.Appendf(b, "x%02X", r)
+		} else if r <= 0xffff {
+			b = fmt.Appendf(b, "u%04X", r)
 		} else {
-			n := 8
-			switch {
-			case r <= 0xff:
-				b, n = append(b, 'x'), 2
-			case r <= 0xffff:
-				b, n = append(b, 'u'), 4
-			default:
-				b = append(b, 'U')
-			}
-			for k := (n - 1) * 4; k >= 0; k -= 4 {
-				b = append(b, hex[r>>k&0xf])
-			}
+			b = fmt.Appendf(b, "U%08X", r)
 		}
 	}
 	return append(b, '"')

@@ -230,8 +230,9 @@ func checkCairnFiles(t *testing.T, at time.Time, title, text string) {
 	for _, file := range files {
 		fm, _ := parseMemoryFile(t, file) // also: adrg/frontmatter reads the same body
 		checkRendered(t, fm)
-		if _, oldBody, _ := oldParse(file); !bytes.Equal(memoryBody(file), oldBody) {
-			t.Fatalf("body %q, was %q", memoryBody(file), oldBody)
+		_, body, _ := splitMemoryFile(file)
+		if _, oldBody, _ := oldParse(file); !bytes.Equal(body, oldBody) {
+			t.Fatalf("body %q, was %q", body, oldBody)
 		}
 	}
 }

@@ -233,15 +233,12 @@ func fits(ls []line, i, n int) bool {
 }
 
 func insertEntry(ls []line, entry, eol string) []line {
-	if len(ls) == 0 {
-		return []line{{text: entry, eol: eol}}
-	}
-	if fits(ls, len(ls), len(entry)+len(eol)) {
-		return insertLine(ls, len(ls), line{text: entry, eol: eol}, eol)
-	}
-	at := 0
-	if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
-		at = 1
+	at := len(ls)
+	if at > 0 && !fits(ls, at, len(entry)+len(eol)) {
+		at = 0
+		if first := ls[0].text; strings.HasPrefix(first, bom) || strings.HasPrefix(strings.TrimLeft(first, " "), "#") {
+			at = 1
+		}
 	}
 	return insertLine(ls, at, line{text: entry, eol: eol}, eol)
 }

@@ -218,7 +218,6 @@ func (m *Memory) Entries() ([]Entry, error) {
 // Last is the last known position L2 holds.
 type Last struct {
 	Entry
-	Parsed
 	Source string // TopicFile, or IndexFile when only the index line was left
 }
 
@@ -238,8 +237,7 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 				best = i
 			}
 		}
-		e := entries[best]
-		return Last{Entry: e, Parsed: ParseLine(e.Text), Source: TopicFile}, true, nil
+		return Last{Entry: entries[best], Source: TopicFile}, true, nil
 	}
 	data, err := readLimited(filepath.Join(m.loc.Dir, IndexFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -266,7 +264,7 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 	if hook == "" {
 		return Last{}, false, nil
 	}
-	return Last{Entry: Entry{Text: hook}, Parsed: ParseLine(hook), Source: IndexFile}, true, nil
+	return Last{Entry: Entry{Text: hook}, Source: IndexFile}, true, nil
 }
 
 // locked runs fn under Cairn's cross-process writer lock, creating the memory directory

@@ -84,7 +84,7 @@ func TestRecordWritesTopicAndIndex(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("LastPosition: %v %v", ok, err)
 	}
-	if last.Kind != KindCompletion || last.Type != "APEX" || last.Context != "login fix" || last.Outcome != "merged as abc123" || last.Source != TopicFile {
+	if last.Text != lines[2] || last.Source != TopicFile {
 		t.Errorf("LastPosition = %+v", last)
 	}
 
@@ -111,10 +111,10 @@ func TestRecordBoundsTopic(t *testing.T) {
 	if len(entries) != MaxTopicLines {
 		t.Fatalf("%d entries, want %d", len(entries), MaxTopicLines)
 	}
-	if got := ParseLine(entries[len(entries)-1].Text).Completed; got != "step"+string(rune('a'+MaxTopicLines+6)) {
+	if got := entries[len(entries)-1].Text; got != "Active DEBUG workflow: step"+string(rune('a'+MaxTopicLines+6))+" completed, fixing bug" {
 		t.Errorf("newest entry is %q, want the last recorded", entries[len(entries)-1].Text)
 	}
-	if got := ParseLine(entries[0].Text).Completed; got != "step"+string(rune('a'+7)) {
+	if got := entries[0].Text; got != "Active DEBUG workflow: step"+string(rune('a'+7))+" completed, fixing bug" {
 		t.Errorf("oldest kept entry is %q", entries[0].Text)
 	}
 }
@@ -298,7 +298,7 @@ func TestLastPositionToleratesHandEdits(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	if last.Kind != KindPosition || last.Type != "DEBUG" || last.Verb != "fixing" || last.Context != "the [flaky] test" {
+	if last.Text != "Active DEBUG workflow: troubleshoot completed, fixing the [flaky] test" || last.Source != TopicFile {
 		t.Errorf("LastPosition = %+v", last)
 	}
 
@@ -309,7 +309,7 @@ func TestLastPositionToleratesHandEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	last, ok, err = m.LastPosition()
-	if err != nil || !ok || last.Kind != KindExpiry || last.Phase != "plan" || last.Source != IndexFile {
+	if err != nil || !ok || last.Text != "Expired workflow: APEX at plan for old work" || last.Source != IndexFile {
 		t.Errorf("LastPosition from index = %+v %v %v", last, ok, err)
 	}
 
@@ -386,25 +386,6 @@ func TestDefaultLockSerialises(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
 		t.Errorf("memory dir holds %v, want MEMORY.md, the topic file and the lock only", entries)
-	}
-}
-
-func TestParseLine(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Parsed
-	}{
-		{"Active APEX workflow: analyze completed, planning the auth: rework, part 2",
-			Parsed{Kind: KindPosition, Type: "APEX", Completed: "analyze", Verb: "planning", Context: "the auth: rework, part 2"}},
-		{"Active  BRAINSTORM workflow:   explore completed, designing   x", Parsed{Kind: KindPosition, Type: "BRAINSTORM", Completed: "explore", Verb: "designing", Context: "x"}},
-		{"Completed DOTAGENT for ship v2: done: all green", Parsed{Kind: KindCompletion, Type: "DOTAGENT", Context: "ship v2", Outcome: "done: all green"}},
-		{"Expired COORDINATE workflow at research for cache work, archived", Parsed{Kind: KindExpiry, Type: "COORDINATE", Phase: "research", Context: "cache work"}},
-		{"something else", Parsed{Kind: KindOther, Context: "something else"}},
-	}
-	for _, tc := range tests {
-		if got := ParseLine(tc.in); got != tc.want {
-			t.Errorf("ParseLine(%q)\n got %+v\nwant %+v", tc.in, got, tc.want)
-		}
 	}
 }
 

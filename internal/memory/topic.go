@@ -54,7 +54,8 @@ const topicFence = "```text"
 func parseTopic(data []byte) []Entry {
 	var out []Entry
 	inBlock := false
-	for _, l := range splitLines(memoryBody(data)) {
+	_, body, _ := splitMemoryFile(data)
+	for _, l := range splitLines(body) {
 		t := strings.TrimSpace(l.text)
 		if strings.HasPrefix(t, "```") {
 			inBlock = t == topicFence && !inBlock
@@ -79,6 +80,24 @@ func parseTopic(data []byte) []Entry {
 		}
 	}
 	return out
+}
+
+// unescape undoes textsafe's backslash escapes, so text read back is plain and can be
+// sanitised again without doubling them. That includes the escape of a leading > (textsafe
+// escapes > only there): text that begins with a backslash has it escaped, so "\>" in front
+// is always that escape.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (s[i+1] < 0x80 && textsafe.Escaped(rune(s[i+1])) || i == 0 && s[1] == '>') {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // renderTopic writes the topic file for entries (newest last), keeping the newest
@@ -144,20 +163,8 @@ type Learning struct {
 // other runs turned into "-", at most 48 characters; a title with none of those gets a short
 // hash so it still has a stable name.
 func Slug(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if r < 0x80 && isAlnum(byte(r)) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			continue
-		}
-		dash = true
-	}
-	s := b.String()
+	words := strings.FieldsFunc(strings.ToLower(title), func(r rune) bool { return r >= 0x80 || !isAlnum(byte(r)) })
+	s := strings.Join(words, "-")
 	if len(s) > maxSlug {
 		s = strings.TrimRight(s[:maxSlug], "-")
 	}

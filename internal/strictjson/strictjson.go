@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -287,17 +288,12 @@ func (p *parser) object(depth int) error {
 		if esc {
 			key = AppendUnescaped(nil, key)
 		}
-		dup := false
+		var dup bool
 		if seen != nil {
 			_, dup = seen[string(key)]
 			seen[string(key)] = struct{}{}
 		} else {
-			for _, k := range p.keys[base:] {
-				if bytes.Equal(k, key) {
-					dup = true
-					break
-				}
-			}
+			dup = slices.ContainsFunc(p.keys[base:], func(k []byte) bool { return bytes.Equal(k, key) })
 			p.keys = append(p.keys, key)
 			if len(p.keys)-base > smallObject {
 				seen = make(map[string]struct{}, 2*smallObject)
@@ -399,7 +395,7 @@ func (p *parser) str() (start, end int, escaped bool, err error) {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			p.i++
 		case 'u':
-			if p.i+4 >= len(p.data) || !isHex4(p.data[p.i+1:p.i+5]) {
+			if _, ok := hex4(p.data[p.i+1:]); !ok {
 				return 0, 0, false, p.errf(Syntax, "invalid \\u escape")
 			}
 			p.i += 5
@@ -466,16 +462,16 @@ func AppendUnescaped(dst, body []byte) []byte {
 		case '"', '\\', '/':
 			dst = append(dst, body[i])
 		case 'u':
-			if i+5 > len(body) || !isHex4(body[i+1:i+5]) {
+			r, ok := hex4(body[i+1:])
+			if !ok {
 				dst = append(dst, '\\', 'u')
 				continue
 			}
-			r := hex4(body[i+1:])
 			i += 4
 			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+7 <= len(body) && body[i+1] == '\\' && body[i+2] == 'u' && isHex4(body[i+3:i+7]) {
-					r2 = hex4(body[i+3:])
+				var r2 rune // 0, not a low surrogate, when no \u escape follows
+				if bytes.HasPrefix(body[i+1:], []byte(`\u`)) {
+					r2, _ = hex4(body[i+3:])
 				}
 				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 					dst = utf8.AppendRune(dst, d)
@@ -492,29 +488,26 @@ func AppendUnescaped(dst, body []byte) []byte {
 	return dst
 }
 
-func hex4(b []byte) rune {
-	var r rune
+// hex4 reads the four hex digits at the start of b; ok is false when b does not begin with
+// four.
+func hex4(b []byte) (r rune, ok bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
 	for _, c := range b[:4] {
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
 		case c >= 'a' && c <= 'f':
 			c -= 'a' - 10
-		default:
+		case c >= 'A' && c <= 'F':
 			c -= 'A' - 10
+		default:
+			return 0, false
 		}
 		r = r<<4 | rune(c)
 	}
-	return r
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	return r, true
 }
 
 func (p *parser) number() error {

@@ -162,36 +162,13 @@ type conv struct {
 
 // take removes key from the input and returns its value; a null counts as absent.
 func (c *conv) take(key string) (any, bool) {
-	v, ok := c.in[key]
-	if !ok {
-		return nil, false
-	}
+	v := c.in[key]
 	delete(c.in, key)
 	return v, v != nil
 }
 
 // keep records an original field under legacy.fields.
 func (c *conv) keep(key string, v any) { c.lost[key] = v }
-
-// takeFirst takes all of keys and returns the first one that is present; the others, when
-// present too, are kept under legacy.
-func (c *conv) takeFirst(keys ...string) (string, any, bool) {
-	var key string
-	var val any
-	found := false
-	for _, k := range keys {
-		v, ok := c.take(k)
-		if !ok {
-			continue
-		}
-		if found {
-			c.keep(k, v)
-			continue
-		}
-		key, val, found = k, v, true
-	}
-	return key, val, found
-}
 
 // time parses a time value and remembers it, for a missing created_at or updated_at.
 func (c *conv) time(v any) (time.Time, bool) {

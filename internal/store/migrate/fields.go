@@ -50,11 +50,20 @@ func (c *conv) common() {
 	c.field(c.setOwner, "owner")
 }
 
-// field takes the first of keys present and hands its value to set, which reports whether
-// the value found a place in the record; when not, the original is kept under legacy.
+// field takes all of keys and hands the value of the first one present to set, which reports
+// whether the value found a place in the record; when not, the original is kept under legacy,
+// as are the other keys present.
 func (c *conv) field(set func(v any) bool, keys ...string) {
-	if k, v, ok := c.takeFirst(keys...); ok && !set(v) {
-		c.keep(k, v)
+	key, val := "", any(nil)
+	for _, k := range keys {
+		if v, ok := c.take(k); ok && key != "" {
+			c.keep(k, v)
+		} else if ok {
+			key, val = k, v
+		}
+	}
+	if key != "" && !set(val) {
+		c.keep(key, val)
 	}
 }
 
@@ -324,12 +333,8 @@ func (c *conv) completedEntry(name string, m map[string]any, needTime bool) bool
 			e.used[k] = true
 		}
 	}
-	meta := map[string]any{}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !e.used[k] {
-			meta[k] = m[k]
-		}
-	}
+	meta := maps.Clone(m)
+	maps.DeleteFunc(meta, func(k string, _ any) bool { return e.used[k] })
 	return c.completeNamed(name, at, outputs, meta, completed) && clean
 }
 
@@ -552,10 +557,9 @@ func (c *conv) addHistory(v any) bool {
 		e.time(&h.At, "at", "timestamp")
 		e.str(&h.SessionID, "session_id", "sessionId")
 		e.str(&h.Note, "note", "reason")
-		if !e.allUsed(false) || h.To == "" || h.At.IsZero() {
-			clean = false
-		}
-		if h.To != "" && !h.At.IsZero() {
+		complete := h.To != "" && !h.At.IsZero()
+		clean = clean && complete && e.allUsed(false)
+		if complete {
 			c.rec.History = append(c.rec.History, h)
 		}
 	}

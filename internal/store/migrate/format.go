@@ -36,28 +36,17 @@ const (
 	Seed004
 )
 
-var formatNames = [...]string{
-	Unknown: "unknown",
-	Empty:   "empty",
-	Current: "current",
-	Newer:   "newer",
-	Schema1: "schema1",
-	Seed001: "seed001",
-	Seed002: "seed002",
-	Seed003: "seed003",
-	Seed004: "seed004",
-}
-
-var formatDescriptions = [...]string{
-	Unknown: "an unrecognised format",
-	Empty:   "the empty state {}",
-	Current: "a schema 2.x Cairn record",
-	Newer:   "a record from a newer Cairn",
-	Schema1: "a schema 1.x Cairn record",
-	Seed001: "seed 001 state (.claude/workflow-state.json)",
-	Seed002: "seed 002 state (memory/state/phase.json)",
-	Seed003: "a seed 003 checkpoint (.claude/checkpoints/<command>.json)",
-	Seed004: "seed 004 state (.workflow-state/<name>-state.json)",
+// formatNames holds each format's short name and its description.
+var formatNames = [...][2]string{
+	Unknown: {"unknown", "an unrecognised format"},
+	Empty:   {"empty", "the empty state {}"},
+	Current: {"current", "a schema 2.x Cairn record"},
+	Newer:   {"newer", "a record from a newer Cairn"},
+	Schema1: {"schema1", "a schema 1.x Cairn record"},
+	Seed001: {"seed001", "seed 001 state (.claude/workflow-state.json)"},
+	Seed002: {"seed002", "seed 002 state (memory/state/phase.json)"},
+	Seed003: {"seed003", "a seed 003 checkpoint (.claude/checkpoints/<command>.json)"},
+	Seed004: {"seed004", "seed 004 state (.workflow-state/<name>-state.json)"},
 }
 
 // String returns the format's short name ("seed001", "schema1", ...), the one the migrated
@@ -66,14 +55,14 @@ func (f Format) String() string {
 	if f < 0 || int(f) >= len(formatNames) {
 		return "format(" + strconv.Itoa(int(f)) + ")"
 	}
-	return formatNames[f]
+	return formatNames[f][0]
 }
 
 func (f Format) describe() string {
-	if f < 0 || int(f) >= len(formatDescriptions) {
+	if f < 0 || int(f) >= len(formatNames) {
 		return f.String()
 	}
-	return formatDescriptions[f]
+	return formatNames[f][1]
 }
 
 // NeedsMigration reports whether Convert turns f into a new record (and the original should
@@ -145,10 +134,6 @@ func seed004Shape(o map[string]any) bool {
 	return has(o, "stages", "current_stage") && !has(o, "type")
 }
 
-func seed003Shape(o map[string]any) bool {
-	return !has(o, "type") && (has(o, "command", "topic_path") || seed003Phases(o))
-}
-
 // seed003Phases reports whether any phase entry has seed 003's own keys.
 func seed003Phases(o map[string]any) bool {
 	phases, _ := o["phases"].(map[string]any)
@@ -160,15 +145,6 @@ func seed003Phases(o map[string]any) bool {
 	return false
 }
 
-func seed001Shape(o map[string]any) bool {
-	return isString(o, "type") && has(o, "phase", "lastUpdated", "completedAt", "completedPhases", "startedAt") &&
-		!has(o, "current_phase", "completed_phases", "user_checkpoints", "workflow", "stages", "command")
-}
-
-func seed002Shape(o map[string]any) bool {
-	return !has(o, "type") && has(o, "current_phase", "completed_phases", "user_checkpoints")
-}
-
 func classify(o map[string]any) (Format, error) {
 	if len(o) == 0 {
 		return Empty, nil
@@ -177,8 +153,9 @@ func classify(o map[string]any) (Format, error) {
 	if !versioned {
 		var found []Format
 		for f, ok := range [...]bool{
-			Seed001: seed001Shape(o),
-			Seed002: seed002Shape(o),
+			Seed001: isString(o, "type") && has(o, "phase", "lastUpdated", "completedAt", "completedPhases", "startedAt") &&
+				!has(o, "current_phase", "completed_phases", "user_checkpoints", "workflow", "stages", "command"),
+			Seed002: !has(o, "type") && has(o, "current_phase", "completed_phases", "user_checkpoints"),
 			Seed003: !has(o, "type") && isString(o, "command") && has(o, "state"),
 			Seed004: seed004Shape(o),
 		} {
@@ -218,7 +195,7 @@ func classify(o map[string]any) (Format, error) {
 			}
 			return Current, nil
 		}
-		if seed003Shape(o) || has(o, "state") {
+		if has(o, "command", "topic_path", "state") || seed003Phases(o) {
 			return Seed003, nil
 		}
 		return Unknown, unknown("version %s but no type, and not a seed 003 checkpoint", label)

@@ -14,10 +14,9 @@ import (
 // accepts: exactly one JSON value of at most 1 MiB, nested at most 64 deep, in valid UTF-8,
 // with no duplicate key in any object. The error says what is wrong in migration's words.
 func strictCheck(data []byte) error {
-	err := strictjson.Check(data)
-	var je *strictjson.Error
-	if err == nil || !errors.As(err, &je) {
-		return err
+	je, ok := errors.AsType[*strictjson.Error](strictjson.Check(data)) // Check's only error type
+	if !ok {
+		return nil
 	}
 	why := je.Error()
 	switch {

@@ -34,12 +34,8 @@ func asBool(v any) (bool, bool) {
 	case bool:
 		return t, true
 	case string:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "true":
-			return true, true
-		case "false":
-			return false, true
-		}
+		s := strings.ToLower(strings.TrimSpace(t))
+		return s == "true", s == "true" || s == "false"
 	}
 	return false, false
 }
@@ -116,10 +112,7 @@ func parseTime(v any) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	if s != "" && strings.Trim(s, "0123456789") == "" && len(s) <= 13 {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return time.Time{}, false
-		}
+		n, _ := strconv.ParseInt(s, 10, 64) // at most 13 digits: it cannot fail
 		switch {
 		case n >= minUnix && n < maxUnix:
 			return time.Unix(n, 0).UTC(), true

@@ -1,3 +1,0 @@
-package memory
-
-const sysRenameat2 = 382
