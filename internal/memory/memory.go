@@ -373,8 +373,16 @@ func read(path string) (snapshot, error) {
 // exactly what it displaced; if a writer slipped in between the compare and the swap, the
 // edit is redone on that writer's content at once. Elsewhere the file is read back after the
 // rename. edit must be a pure function of its input.
-func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte, error)) error {
+func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte, error)) (err error) {
 	path := filepath.Join(m.loc.Dir, name)
+	// Set while our edit sits where it displaced another writer's content (theirs, which is
+	// then only in memory here): giving up then puts theirs back (see putBack).
+	var theirs, ours *snapshot
+	defer func() {
+		if err != nil && theirs != nil {
+			putBack(path, *theirs, *ours)
+		}
+	}()
 	base, err := read(path)
 	if err != nil {
 		return unavailable("reading "+name, err)
@@ -393,16 +401,10 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 			perm = expect.mode
 		}
 		var now snapshot
-		unchanged := func() error {
-			var err error
-			if now, err = read(path); err == nil && !now.same(expect) {
-				err = errChanged
-			}
-			return err
-		}
-		displaced, known, err := replace(path, next, perm, unchanged)
+		displaced, known, err := replace(path, next, perm, unchangedFrom(path, expect, &now))
 		if errors.Is(err, errChanged) {
 			base, expect = now, now // changed since we read it: redo the edit on the new content
+			theirs = nil            // and a newer write than theirs is in place
 			continue
 		}
 		if err != nil {
@@ -427,8 +429,37 @@ func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte,
 		// the older one, is in place and theirs is in displaced. Redo the edit on theirs.
 		base = displaced
 		expect = snapshot{exists: true, data: next, mode: perm}
+		t, o := base, expect
+		theirs, ours = &t, &o
 	}
 	return unavailable(name+" kept changing while Cairn tried to update it; it was left as the last writer made it", nil)
+}
+
+// unchangedFrom returns replace's check that path still holds expect, storing what it read
+// in now.
+func unchangedFrom(path string, expect snapshot, now *snapshot) func() error {
+	return func() error {
+		var err error
+		if *now, err = read(path); err == nil && !now.same(expect) {
+			err = errChanged
+		}
+		return err
+	}
+}
+
+// putBack swaps theirs back where our edit (ours) displaced it, for an update that gives up
+// before redoing the edit on theirs, which would otherwise be lost with the temp file that
+// holds it. It leaves a file that changed since our swap alone (a newer write is in place),
+// and puts back in turn what a put-back displaces, if a writer slipped in just before it.
+func putBack(path string, theirs, ours snapshot) {
+	for range maxAttempts {
+		var now snapshot
+		displaced, known, err := replace(path, theirs.data, theirs.mode, unchangedFrom(path, ours, &now))
+		if err != nil || !known || displaced.same(ours) {
+			return
+		}
+		theirs, ours = displaced, theirs
+	}
 }
 
 // How long replace watches a displaced file that is empty for an in-place write to land:
@@ -437,6 +468,10 @@ const (
 	emptyChecks = 20
 	emptyWait   = time.Millisecond
 )
+
+// swapHook, set by tests only, runs between replace's compare and its swap, where a writer
+// that slips in is only seen in the content the swap displaces.
+var swapHook func(path string)
 
 // errChanged says the file changed between the read and the swap; nothing was written.
 var errChanged = errors.New("changed since it was read")
@@ -458,6 +493,9 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 	for range 3 {
 		if err := unchanged(); err != nil {
 			return snapshot{}, false, err
+		}
+		if swapHook != nil {
+			swapHook(path)
 		}
 		err = exchange(tmp, path)
 		if err == nil {

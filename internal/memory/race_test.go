@@ -225,3 +225,35 @@ func TestRaceNegativeControl(t *testing.T) {
 	}
 	t.Errorf("a writer without compare-and-swap lost nothing in 5 tries (%v): the race test would not catch a lost update\n%s", childErr, stderr.String())
 }
+
+// A writer that slips in between the compare and the swap of every attempt makes update give
+// up; its last content must then be the file's, not Cairn's edit of an older one (which
+// would leave the writer's content only in the temp file the swap displaced it into).
+func TestGiveUpPutsTheOtherWritersContentBack(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, []byte("# theirs 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writes := 0
+	swapHook = func(p string) {
+		if p == path && writes < maxAttempts {
+			writes++
+			if err := os.WriteFile(path, fmt.Appendf(nil, "# theirs %d\n", writes), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer func() { swapHook = nil }()
+	err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed")
+	if !IsUnavailable(err) {
+		t.Fatalf("Record = %v, want it to give up", err)
+	}
+	want := fmt.Sprintf("# theirs %d\n", maxAttempts)
+	if got := readFile(t, path); got != want {
+		t.Errorf("after giving up the file holds %q, want the other writer's last content %q", got, want)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
+		t.Errorf("temp files left behind: %v", leftovers)
+	}
+}
