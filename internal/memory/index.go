@@ -173,6 +173,22 @@ func FindEntry(content []byte, target string) (string, bool) {
 	return "", false
 }
 
+// entryIs reports whether the first index entry for target in content is line, an entry for
+// target as IndexLine writes it. A line equal to it counts as it stands, so the common case
+// (Cairn's own line, unchanged) compiles and runs no regexp: about a tenth of what a Stop hook
+// does itself.
+func entryIs(content []byte, target, line string) bool {
+	for l := range lines(content) {
+		if strings.TrimPrefix(l.text, bom) == line {
+			return true
+		}
+		if owns(l.text, target) {
+			return false
+		}
+	}
+	return false
+}
+
 // mergeBOM folds a first line that is only a byte-order mark with no terminator into the
 // line after it.
 func mergeBOM(ls []line) []line {

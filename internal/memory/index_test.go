@@ -171,3 +171,23 @@ func TestSplitJoinRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// entryIs answers as comparing FindEntry's line does, for the lines Cairn writes.
+func TestEntryIsFindEntry(t *testing.T) {
+	mine := IndexLine(TopicTitle, TopicFile, "Active APEX workflow: plan completed, implementing \\[x\\]")
+	other := IndexLine(TopicTitle, TopicFile, "an older summary")
+	for _, content := range []string{
+		"", "# Memory\n", mine, mine + "\n", "# Memory\n" + mine + "\n- [Note](note.md) — x\n",
+		bom + mine + "\n", other + "\n" + mine + "\n", mine + "\n" + other + "\n",
+		"* [hand edit](./cairn-workflow.md)\n" + mine + "\n", "- [Note](note.md) — " + mine + "\n",
+		strings.ToUpper(mine) + "\n", mine + "\r\n", "x\r" + mine,
+	} {
+		e, ok := FindEntry([]byte(content), TopicFile)
+		if got, want := entryIs([]byte(content), TopicFile, mine), ok && e == mine; got != want {
+			t.Errorf("entryIs(%q) = %v, FindEntry gives %q, %v", content, got, e, ok)
+		}
+	}
+	if !owns(mine, TopicFile) {
+		t.Errorf("the line Cairn writes is not an entry for %s: %q", TopicFile, mine)
+	}
+}

@@ -121,7 +121,7 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 		}
 		if want.Index != "" {
 			return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-				if e, ok := FindEntry(cur, TopicFile); ok && e == want.Index {
+				if entryIs(cur, TopicFile, want.Index) {
 					return cur, nil
 				}
 				out.Index = true
@@ -143,7 +143,7 @@ func (m *Memory) drifted(want Mark) bool {
 	}
 	if want.Index != "" {
 		data, err := readLimited(filepath.Join(m.loc.Dir, IndexFile))
-		if e, ok := FindEntry(data, TopicFile); errors.Is(err, fs.ErrNotExist) || err == nil && (!ok || e != want.Index) {
+		if errors.Is(err, fs.ErrNotExist) || err == nil && !entryIs(data, TopicFile, want.Index) {
 			return true
 		}
 	}
