@@ -202,9 +202,10 @@ func scan(s string) (r *rule, start, end int, named bool) {
 
 // scanTables is scan with the tables, at any length.
 func scanTables(s string) (r *rule, start, end int, named bool) {
-	ix := index()
+	ix, g := index(), gates()
+	tablesBuilt.Store(true)
 	best := len(rules())
-	for i := ix.next(s, 0); i < len(s) && best > 0; i = ix.next(s, i+1) {
+	for i := g.next(s, 0); i < len(s) && best > 0; i = g.next(s, i+1) {
 		found, stop, idx, more := ix.ruleAt(s, i, best)
 		named = named || more
 		if found != nil {
@@ -341,6 +342,10 @@ type keywordIndex struct {
 	// (once per process that scans a long text) zeroes a few kilobytes, not 128.
 	rows  [256]*[256]uint16
 	lists [][]entry // each in rule order, sliced from one array
+}
+
+// gateTables skip the positions where no keyword can start (see gateMin).
+type gateTables struct {
 	// gate has the bits gateHash sets for the three bytes at an even position q of a text
 	// where a keyword, in any case its rule allows, may start at q-1, q or q+1: its first
 	// three bytes (a two-byte keyword: followed by any byte) for q, its second to fourth (a
@@ -373,7 +378,7 @@ func gateHash4(k uint32) uint32 {
 
 // passes4 reports whether a keyword may start at i, where the gate passed, by its first four
 // bytes (always, where fewer are left or where a two-byte keyword starts).
-func (ix *keywordIndex) passes4(s string, i int) bool {
+func (ix *gateTables) passes4(s string, i int) bool {
 	if i+3 >= len(s) || ix.short[uint16(s[i])|uint16(s[i+1])<<8] {
 		return true
 	}
@@ -385,7 +390,7 @@ func (ix *keywordIndex) passes4(s string, i int) bool {
 // (see gate, passes4), or len(s). It tests the gate at even positions only, reading eight
 // bytes at a time and testing the three even positions of the first six with one branch:
 // this loop is most of the time a scan of a large document takes.
-func (ix *keywordIndex) next(s string, from int) int {
+func (ix *gateTables) next(s string, from int) int {
 	for q := from &^ 1; q < len(s); {
 		stop := len(s)
 		if q+8 <= len(s) {
@@ -455,6 +460,25 @@ func buildIndex() *keywordIndex {
 		}
 	}
 	each(func(id int, _ entry) { counts[id]++ })
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	flat := make([]entry, 0, total)
+	ix.lists = make([][]entry, len(counts))
+	for id, n := range counts {
+		ix.lists[id] = flat[len(flat) : len(flat) : len(flat)+n]
+		flat = flat[:len(flat)+n]
+	}
+	each(func(id int, e entry) { ix.lists[id] = append(ix.lists[id], e) })
+	return ix
+}
+
+var gates = sync.OnceValue(buildGates)
+
+// buildGates sets the gates' bits for every keyword (see gateTables).
+func buildGates() *gateTables {
+	g := new(gateTables)
 	span := func(v int) (lo, hi int) { // -1: any byte
 		if v < 0 {
 			return 0, 255
@@ -469,7 +493,7 @@ func buildIndex() *keywordIndex {
 			for y := b0; y <= b1; y++ {
 				for z := c0; z <= c1; z++ {
 					h := gateHash(uint32(x) | uint32(y)<<8 | uint32(z)<<16)
-					ix.gate[h/64] |= 1 << (h % 64)
+					g.gate[h/64] |= 1 << (h % 64)
 				}
 			}
 		}
@@ -487,7 +511,7 @@ func buildIndex() *keywordIndex {
 				}
 				for _, a := range firsts {
 					for _, b := range seconds {
-						ix.short[uint16(a)|uint16(b)<<8] = true
+						g.short[uint16(a)|uint16(b)<<8] = true
 					}
 				}
 			case 3:
@@ -495,29 +519,17 @@ func buildIndex() *keywordIndex {
 				setGate(int(b[1]), int(b[2]), -1)
 				for c := range 256 {
 					h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(c)<<24)
-					ix.gate4[h/64] |= 1 << (h % 64)
+					g.gate4[h/64] |= 1 << (h % 64)
 				}
 			default:
 				setGate(int(b[0]), int(b[1]), int(b[2]))
 				setGate(int(b[1]), int(b[2]), int(b[3]))
 				h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(kw[3])<<24)
-				ix.gate4[h/64] |= 1 << (h % 64)
+				g.gate4[h/64] |= 1 << (h % 64)
 			}
 		}
 	}
-	total := 0
-	for _, n := range counts {
-		total += n
-	}
-	flat := make([]entry, 0, total)
-	ix.lists = make([][]entry, len(counts))
-	for id, n := range counts {
-		ix.lists[id] = flat[len(flat) : len(flat) : len(flat)+n]
-		flat = flat[:len(flat)+n]
-	}
-	each(func(id int, e entry) { ix.lists[id] = append(ix.lists[id], e) })
-	tablesBuilt.Store(true)
-	return ix
+	return g
 }
 
 // cases returns c in both ASCII cases (once when it has no case).
