@@ -27,25 +27,31 @@ func MatchSpan(s string) (rule, span string) {
 func Unescape(body string) string { return string(strictjson.AppendUnescaped(nil, []byte(body))) }
 
 // BuildIndex exposes the keyword index's construction for its benchmark.
-func BuildIndex() { buildIndex(); buildGates() }
+func BuildIndex() { buildIndex() }
 
-// ScanBoth runs the scan with its tables (as it runs from gateMin bytes on, here at any
-// length) and without them (scanShort, as it runs below gateMin), which must agree: it
-// returns the rule and span each finds, and whether each met a named rule's keyword when
-// neither found a rule.
-func ScanBoth(s string) (fast, slow string, fastAt, slowAt [2]int, fastNamed, slowNamed bool) {
-	r, a, b, fastNamed := scanTables(s)
-	if r != nil {
+// ScanBoth runs the scan as it runs (the gate, then the two-byte lists) and as it would run
+// with every position looked up in the lists, which the gate must never change: it returns
+// the rule and span each finds.
+func ScanBoth(s string) (fast, slow string, fastAt, slowAt [2]int) {
+	if r, a, b, _ := scan(s); r != nil {
 		fast, fastAt = r.name, [2]int{a, b}
 	}
-	r, a, b, slowNamed = scanShort(s)
-	if r != nil {
+	if r, a, b := scanEveryPosition(s); r != nil {
 		slow, slowAt = r.name, [2]int{a, b}
 	}
-	if fast != "" || slow != "" {
-		fastNamed, slowNamed = false, false // told for sure only when no rule matched
-	}
 	return
+}
+
+// scanEveryPosition is scan without the gate: the reference it is tested against.
+func scanEveryPosition(s string) (r *rule, start, end int) {
+	ix := index()
+	best := len(rules())
+	for i := 0; i+1 < len(s) && best > 0; i++ {
+		if found, stop, idx, _ := ix.ruleAt(s, i, best); found != nil {
+			r, start, end, best = found, i, stop, idx
+		}
+	}
+	return r, start, end
 }
 
 // Keywords lists every rule's keywords and whether they match in any case.
@@ -64,7 +70,7 @@ func FirstDropped(s string) int { return firstDropped(s) }
 // Candidates returns the positions of s where scan looks at the keyword lists.
 func Candidates(s string) []int {
 	var out []int
-	for i := gates().next(s, 0); i < len(s); i = gates().next(s, i+1) {
+	for i := index().next(s, 0); i < len(s); i = index().next(s, i+1) {
 		out = append(out, i)
 	}
 	return out

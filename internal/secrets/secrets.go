@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -192,20 +191,11 @@ func le64(s string, i int) uint64 {
 // first place it matches, and whether a keyword of a named rule occurs in s (see Finish). It
 // makes one pass over s: a bit table of three bytes (gate), tested at every other position,
 // skips most of s, and a table of the keywords' first two bytes lists the few keywords that
-// start where it passes. A short text may be scanned by scanShort instead (see gateMin).
+// start where it passes.
 func scan(s string) (r *rule, start, end int, named bool) {
-	if len(s) < gateMin && !tablesBuilt.Load() && shortScanned.Add(int64(len(s))) <= shortBudget {
-		return scanShort(s)
-	}
-	return scanTables(s)
-}
-
-// scanTables is scan with the tables, at any length.
-func scanTables(s string) (r *rule, start, end int, named bool) {
-	ix, g := index(), gates()
-	tablesBuilt.Store(true)
+	ix := index()
 	best := len(rules())
-	for i := g.next(s, 0); i < len(s) && best > 0; i = g.next(s, i+1) {
+	for i := ix.next(s, 0); i < len(s) && best > 0; i = ix.next(s, i+1) {
 		found, stop, idx, more := ix.ruleAt(s, i, best)
 		named = named || more
 		if found != nil {
@@ -213,73 +203,6 @@ func scanTables(s string) (r *rule, start, end int, named bool) {
 		}
 	}
 	return r, start, end, named
-}
-
-// Until a process has built its tables (about 0.1 ms), scan looks for the keywords of a text
-// shorter than gateMin without them, as long as such texts add up to at most shortBudget
-// bytes (about as long as the build takes to scan that way): a hook that scans only its
-// short session record never builds them, and a process that scans many short texts builds
-// them once they would have paid for themselves.
-const (
-	gateMin     = 256
-	shortBudget = 2048
-)
-
-var (
-	tablesBuilt  atomic.Bool
-	shortScanned atomic.Int64
-)
-
-// scanShort is scan without the tables: rule by rule, in order, it looks for each keyword
-// with strings.Index and runs the rule where one occurs, so the first rule that matches
-// wins, at the first place it matches. It is also the reference the tables are tested
-// against. A fold rule's keyword is looked for in s with its ASCII letters lowered (what
-// strings.EqualFold accepts for an ASCII keyword in as many bytes).
-func scanShort(s string) (r *rule, start, end int, named bool) {
-	lower := ""
-	for _, rl := range rules() {
-		text := s
-		if rl.fold {
-			if lower == "" {
-				lower = asciiLower(s)
-			}
-			text = lower
-		}
-		at := len(s) // the first place rl matches
-		for _, kw := range rl.keywords {
-			if rl.fold {
-				kw = strings.ToLower(kw)
-			}
-			for from := 0; from < at; {
-				i := strings.Index(text[from:], kw)
-				if i < 0 || from+i >= at {
-					break
-				}
-				i += from
-				named = named || rl.named
-				if stop, ok := rl.at(s, i); ok {
-					at, end = i, stop
-					break
-				}
-				from = i + 1
-			}
-		}
-		if at < len(s) {
-			return rl, at, end, named
-		}
-	}
-	return nil, 0, 0, named
-}
-
-// asciiLower returns s with its ASCII letters in lower case and every other byte as it is.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // ruleAt returns the first rule before best (in rule order) with a keyword at i whose regexp
@@ -339,13 +262,9 @@ type entry struct {
 type keywordIndex struct {
 	// rows[a][b] is 1 + the index in lists of the keywords starting with bytes a, b; 0: none.
 	// A row is allocated only for a byte some keyword starts with, so building the index
-	// (once per process that scans a long text) zeroes a few kilobytes, not 128.
+	// (once per process: every hook pays it) zeroes a few kilobytes, not 128.
 	rows  [256]*[256]uint16
 	lists [][]entry // each in rule order, sliced from one array
-}
-
-// gateTables skip the positions where no keyword can start (see gateMin).
-type gateTables struct {
 	// gate has the bits gateHash sets for the three bytes at an even position q of a text
 	// where a keyword, in any case its rule allows, may start at q-1, q or q+1: its first
 	// three bytes (a two-byte keyword: followed by any byte) for q, its second to fourth (a
@@ -378,7 +297,7 @@ func gateHash4(k uint32) uint32 {
 
 // passes4 reports whether a keyword may start at i, where the gate passed, by its first four
 // bytes (always, where fewer are left or where a two-byte keyword starts).
-func (ix *gateTables) passes4(s string, i int) bool {
+func (ix *keywordIndex) passes4(s string, i int) bool {
 	if i+3 >= len(s) || ix.short[uint16(s[i])|uint16(s[i+1])<<8] {
 		return true
 	}
@@ -390,7 +309,7 @@ func (ix *gateTables) passes4(s string, i int) bool {
 // (see gate, passes4), or len(s). It tests the gate at even positions only, reading eight
 // bytes at a time and testing the three even positions of the first six with one branch:
 // this loop is most of the time a scan of a large document takes.
-func (ix *gateTables) next(s string, from int) int {
+func (ix *keywordIndex) next(s string, from int) int {
 	for q := from &^ 1; q < len(s); {
 		stop := len(s)
 		if q+8 <= len(s) {
@@ -460,25 +379,6 @@ func buildIndex() *keywordIndex {
 		}
 	}
 	each(func(id int, _ entry) { counts[id]++ })
-	total := 0
-	for _, n := range counts {
-		total += n
-	}
-	flat := make([]entry, 0, total)
-	ix.lists = make([][]entry, len(counts))
-	for id, n := range counts {
-		ix.lists[id] = flat[len(flat) : len(flat) : len(flat)+n]
-		flat = flat[:len(flat)+n]
-	}
-	each(func(id int, e entry) { ix.lists[id] = append(ix.lists[id], e) })
-	return ix
-}
-
-var gates = sync.OnceValue(buildGates)
-
-// buildGates sets the gates' bits for every keyword (see gateTables).
-func buildGates() *gateTables {
-	g := new(gateTables)
 	span := func(v int) (lo, hi int) { // -1: any byte
 		if v < 0 {
 			return 0, 255
@@ -493,7 +393,7 @@ func buildGates() *gateTables {
 			for y := b0; y <= b1; y++ {
 				for z := c0; z <= c1; z++ {
 					h := gateHash(uint32(x) | uint32(y)<<8 | uint32(z)<<16)
-					g.gate[h/64] |= 1 << (h % 64)
+					ix.gate[h/64] |= 1 << (h % 64)
 				}
 			}
 		}
@@ -511,7 +411,7 @@ func buildGates() *gateTables {
 				}
 				for _, a := range firsts {
 					for _, b := range seconds {
-						g.short[uint16(a)|uint16(b)<<8] = true
+						ix.short[uint16(a)|uint16(b)<<8] = true
 					}
 				}
 			case 3:
@@ -519,17 +419,28 @@ func buildGates() *gateTables {
 				setGate(int(b[1]), int(b[2]), -1)
 				for c := range 256 {
 					h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(c)<<24)
-					g.gate4[h/64] |= 1 << (h % 64)
+					ix.gate4[h/64] |= 1 << (h % 64)
 				}
 			default:
 				setGate(int(b[0]), int(b[1]), int(b[2]))
 				setGate(int(b[1]), int(b[2]), int(b[3]))
 				h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(kw[2])<<16 | uint32(kw[3])<<24)
-				g.gate4[h/64] |= 1 << (h % 64)
+				ix.gate4[h/64] |= 1 << (h % 64)
 			}
 		}
 	}
-	return g
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	flat := make([]entry, 0, total)
+	ix.lists = make([][]entry, len(counts))
+	for id, n := range counts {
+		ix.lists[id] = flat[len(flat) : len(flat) : len(flat)+n]
+		flat = flat[:len(flat)+n]
+	}
+	each(func(id int, e entry) { ix.lists[id] = append(ix.lists[id], e) })
+	return ix
 }
 
 // cases returns c in both ASCII cases (once when it has no case).
