@@ -33,7 +33,7 @@ func BuildIndex() { buildIndex() }
 // with every position looked up in the lists, which the gate must never change: it returns
 // the rule and span each finds.
 func ScanBoth(s string) (fast, slow string, fastAt, slowAt [2]int) {
-	if r, a, b, _ := scan(s); r != nil {
+	if r, a, b, _ := scan(s, nil); r != nil {
 		fast, fastAt = r.name, [2]int{a, b}
 	}
 	if r, a, b := scanEveryPosition(s); r != nil {
@@ -47,7 +47,7 @@ func scanEveryPosition(s string) (r *rule, start, end int) {
 	ix := index()
 	best := len(rules())
 	for i := 0; i+1 < len(s) && best > 0; i++ {
-		if found, stop, idx, _ := ix.ruleAt(s, i, best); found != nil {
+		if found, stop, idx, _, _ := ix.ruleAt(s, i, best); found != nil {
 			r, start, end, best = found, i, stop, idx
 		}
 	}
@@ -85,4 +85,12 @@ func Named(name string) bool {
 		}
 	}
 	return false
+}
+
+// ScanDecodingAll is ScanChecked with every escaped string decoded and scanned, as it was
+// before ProbeEscaped learnt to pass over strings whose escapes cannot make a keyword: the
+// reference that skipping is held to.
+func ScanDecodingAll(doc []byte, spans []int) *Finding {
+	p := ProbeText(doc)
+	return p.Or(ProbeEscaped(doc, spans, nil)).Finish(doc)
 }

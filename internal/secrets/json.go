@@ -3,6 +3,7 @@ package secrets
 import (
 	"cmp"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,10 +38,7 @@ func ScanJSON(doc []byte) *Finding {
 // named rule's keyword occurs.
 func ScanChecked(doc []byte, spans []int) *Finding {
 	p := ProbeText(doc)
-	if !p.some { // found either way: the walk below reads every string
-		p = p.Or(ProbeEscaped(doc, spans))
-	}
-	return p.Finish(doc)
+	return p.Or(ProbeEscaped(doc, spans, &p)).Finish(doc)
 }
 
 // Probe is what a scan of a document's text, or of some of its escaped strings decoded,
@@ -50,33 +48,54 @@ type Probe struct {
 	found *rule // the rule ScanString finds in the document's text, if any
 	some  bool  // a rule matches in the text or in decoded strings
 	named bool  // a named rule's keyword occurs in them
+	// met lists where a keyword occurs in the document's text, when exact: the text holds
+	// nothing normalize drops, so every keyword it holds was met where it stands.
+	met   []int
+	exact bool
 }
 
 // ProbeText scans doc as text.
 func ProbeText(doc []byte) Probe {
 	// The texts are read only while a call runs and nothing found keeps a piece of them, so
 	// they are viewed in place: copying a 1 MB document cost a tenth of its check.
-	r, named := probe(view(doc))
-	return Probe{r, r != nil, named}
+	var p Probe
+	p.found, p.named, p.exact = probe(view(doc), &p.met)
+	p.some = p.found != nil
+	return p
 }
 
 // ProbeEscaped scans the decoded text of the strings of doc at spans (start and end offsets,
-// as strictjson.Limits.AppendSpans gives them), each followed by a newline.
-func ProbeEscaped(doc []byte, spans []int) Probe {
-	if len(spans) == 0 {
+// as strictjson.Limits.AppendSpans gives them), each followed by a newline. Given the probe
+// of doc's text (nil while it is not known), it decodes only the strings whose decoded text
+// may hold a keyword: those where the text holds one, and those with an escape that stands for
+// a keyword's byte or a character normalize drops. In any other string every run of
+// keywords' bytes is written as it is, where the text holds no keyword.
+func ProbeEscaped(doc []byte, spans []int, text *Probe) Probe {
+	if len(spans) == 0 || text != nil && text.some { // found: Finish reads every string
 		return Probe{}
 	}
+	ix := index()
 	buf := decoded.Get().(*[]byte)
 	defer decoded.Put(buf)
-	text := (*buf)[:0]
+	out := (*buf)[:0]
 	for i := 0; i+1 < len(spans); i += 2 {
-		text = append(strictjson.AppendUnescaped(text, doc[spans[i]:spans[i+1]]), '\n')
+		a, b := spans[i], spans[i+1]
+		if text != nil && text.exact && !ix.hides(doc[a:b]) && !text.metIn(a, b) {
+			continue
+		}
+		out = append(strictjson.AppendUnescaped(out, doc[a:b]), '\n')
 	}
-	if cap(text) <= maxPooled {
-		*buf = text
+	if cap(out) <= maxPooled {
+		*buf = out
 	}
-	r, named := probe(view(text))
-	return Probe{nil, r != nil, named}
+	r, named, _ := probe(view(out), nil)
+	return Probe{some: r != nil, named: named}
+}
+
+// metIn reports whether a keyword was met in the text between a and b.
+func (p *Probe) metIn(a, b int) bool {
+	i, _ := slices.BinarySearch(p.met, a)
+	return i < len(p.met) && p.met[i] < b
 }
 
 // decoded holds buffers for ProbeEscaped: a 1 MB checkpoint with escapes in every item would
@@ -87,7 +106,7 @@ const maxPooled = 2 * strictjson.MaxSize
 
 // Or joins what two probes of the same document found.
 func (p Probe) Or(q Probe) Probe {
-	return Probe{cmp.Or(p.found, q.found), p.some || q.some, p.named || q.named}
+	return Probe{found: cmp.Or(p.found, q.found), some: p.some || q.some, named: p.named || q.named}
 }
 
 // Finish ends the scan of doc, which p probed all of: the document's text and its escaped
@@ -116,7 +135,7 @@ func (p Probe) Finish(doc []byte) *Finding {
 			}
 		}
 		if part == strictjson.Key {
-			r, named := probe(s)
+			r, named, _ := probe(s, nil)
 			keyNames = r != nil || named
 			return false
 		}
@@ -154,17 +173,20 @@ func appendMember(dst []byte, key, value string, quoted bool) []byte {
 func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // probe returns the rule match finds in s, if any, and whether a named rule's keyword occurs
-// in s or in s as normalize leaves it (told for sure only when no rule matched).
-func probe(s string) (found *rule, named bool) {
-	r, _, _, named := scan(s)
+// in s or in s as normalize leaves it (told for sure only when no rule matched); exact says,
+// when no rule matched, that s holds nothing normalize drops. When met is not nil, it gets
+// the places in s where a keyword occurs (see scan).
+func probe(s string, met *[]int) (found *rule, named, exact bool) {
+	r, _, _, named := scan(s, met)
+	exact = true
 	if r == nil {
 		if n, ok := normalize(s); ok {
 			var more bool
-			r, _, _, more = scan(n)
-			named = named || more
+			r, _, _, more = scan(n, nil)
+			named, exact = named || more, false
 		}
 	}
-	return r, named
+	return r, named, exact
 }
 
 // scanText scans a document that is not JSON as text: its strings decoded, then as it is.

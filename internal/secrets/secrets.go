@@ -14,11 +14,13 @@
 package secrets
 
 import (
+	"bytes"
 	"math/bits"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -100,11 +102,11 @@ func match(s string) *rule {
 // format characters, controls, invalid UTF-8: see textsafe.Dropped), s is scanned again
 // without them, so a token split by U+200B is caught as the token the writer would store.
 func matchAt(s string) (r *rule, span string) {
-	if r, a, b, _ := scan(s); r != nil {
+	if r, a, b, _ := scan(s, nil); r != nil {
 		return r, s[a:b]
 	}
 	if n, ok := normalize(s); ok {
-		if r, a, b, _ := scan(n); r != nil {
+		if r, a, b, _ := scan(n, nil); r != nil {
 			return r, n[a:b]
 		}
 	}
@@ -192,12 +194,18 @@ func le64(s string, i int) uint64 {
 // makes one pass over s: a bit table of three bytes (gate), tested at every other position,
 // skips most of s, and a table of the keywords' first two bytes lists the few keywords that
 // start where it passes.
-func scan(s string) (r *rule, start, end int, named bool) {
+//
+// When met is not nil, the places where a keyword occurs are appended to it; all of them
+// when no rule matched (once one has, only the keywords of rules before it are looked for).
+func scan(s string, met *[]int) (r *rule, start, end int, named bool) {
 	ix := index()
 	best := len(rules())
 	for i := ix.next(s, 0); i < len(s) && best > 0; i = ix.next(s, i+1) {
-		found, stop, idx, more := ix.ruleAt(s, i, best)
+		found, stop, idx, more, kw := ix.ruleAt(s, i, best)
 		named = named || more
+		if kw && met != nil {
+			*met = append(*met, i)
+		}
 		if found != nil {
 			r, start, end, best = found, i, stop, idx
 		}
@@ -207,8 +215,8 @@ func scan(s string) (r *rule, start, end int, named bool) {
 
 // ruleAt returns the first rule before best (in rule order) with a keyword at i whose regexp
 // matches there, where the match ends and the rule's place; named reports whether a named
-// rule's keyword was met on the way.
-func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, named bool) {
+// rule's keyword was met on the way, kw whether any keyword was.
+func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, named, kw bool) {
 	for _, e := range ix.at(s[i], s[i+1]) {
 		if e.idx >= best {
 			break // entries are in rule order
@@ -223,12 +231,12 @@ func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, na
 		} else if s[i:i+len(e.kw)] != e.kw {
 			continue
 		}
-		named = named || e.r.named
+		named, kw = named || e.r.named, true
 		if stop, ok := e.r.at(s, i); ok {
-			return e.r, stop, e.idx, named
+			return e.r, stop, e.idx, named, kw
 		}
 	}
-	return nil, 0, best, named
+	return nil, 0, best, named, kw
 }
 
 // at runs r's regexp at i, where one of its keywords starts.
@@ -278,6 +286,72 @@ type keywordIndex struct {
 	// in every item of a list. short marks the two-byte keywords' bytes, which skip it.
 	gate4 [1 << gateBits / 64]uint64
 	short [1 << 16]bool
+	// escapes marks the ASCII bytes a JSON escape may stand for and so make a keyword appear
+	// in a string once decoded: keywords' bytes, in both cases, and those normalize drops.
+	escapes [256]bool
+}
+
+// hides reports whether the body of a JSON string that passed strictjson's check has an
+// escape that may make a keyword appear in its decoded text (see escapes): one for a byte
+// it marks, a character normalize drops, or a surrogate (told apart only when decoded). It
+// runs on every escaped string of a large document, so it reads escapes itself.
+func (ix *keywordIndex) hides(body []byte) bool {
+	for {
+		i := bytes.IndexByte(body, '\\')
+		if i < 0 || i+1 == len(body) {
+			return false
+		}
+		c := body[i+1]
+		body = body[i+2:]
+		if c != 'u' {
+			if ix.escapes[unescape(c)] {
+				return true
+			}
+			continue
+		}
+		r := rune(0)
+		for j := range min(4, len(body)) {
+			r = r<<4 | rune(hexDigit(body[j]))
+		}
+		body = body[min(4, len(body)):]
+		switch {
+		case r < utf8.RuneSelf:
+			if ix.escapes[r] {
+				return true
+			}
+		case r < 0x600 && r > 0x9f && r != 0xad && r != 0x34f: // as in firstDropped
+		case utf16.IsSurrogate(r) || !unicode.IsSpace(r) && textsafe.Dropped(r):
+			return true
+		}
+	}
+}
+
+// unescape returns the byte a one-letter JSON escape (\n, \", ...) stands for.
+func unescape(c byte) byte {
+	switch c {
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return c // \", \\ and \/
+}
+
+// hexDigit returns the value of a hex digit that passed strictjson's check.
+func hexDigit(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // gateBits sizes the gates: 16 KB each. Fewer bits let unrelated text collide with the
@@ -379,6 +453,18 @@ func buildIndex() *keywordIndex {
 		}
 	}
 	each(func(id int, _ entry) { counts[id]++ })
+	for c := range ix.escapes {
+		ix.escapes[c] = !unicode.IsSpace(rune(c)) && textsafe.Dropped(rune(c))
+	}
+	for _, r := range rules() {
+		for _, kw := range r.keywords {
+			for _, c := range []byte(kw) {
+				for _, c := range cases(c) {
+					ix.escapes[c] = true
+				}
+			}
+		}
+	}
 	span := func(v int) (lo, hi int) { // -1: any byte
 		if v < 0 {
 			return 0, 255

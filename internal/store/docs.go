@@ -53,36 +53,37 @@ func CheckDocument(doc []byte) error {
 	}
 	// A large document is checked on two cores (about a millisecond of work each for 1 MB,
 	// as long as the durable replace): another goroutine scans its text for secrets while the
-	// tokenizer checks it, and the strings written with escapes, handed over in runs as the
-	// check finds them, are decoded and scanned by whichever core is free.
+	// tokenizer checks it, then the strings written with escapes, handed over in runs as the
+	// check finds them; this core takes a run when the other is behind.
 	runs := make(chan []int, 64)
 	probed := make(chan secrets.Probe, 1)
-	scanRuns := func(p secrets.Probe) secrets.Probe {
+	go func() {
+		text := secrets.ProbeText(doc)
+		p := text
 		for run := range runs {
-			p = p.Or(secrets.ProbeEscaped(doc, run))
+			p = p.Or(secrets.ProbeEscaped(doc, run, &text))
 		}
-		return p
-	}
-	go func() { probed <- scanRuns(secrets.ProbeText(doc)) }()
+		probed <- p
+	}()
 	var p secrets.Probe
 	buf := spanBufs.Get().(*[]int)
 	defer spanBufs.Put(buf)
 	spans, err := strictjson.Default.AppendSpans((*buf)[:0], doc, func(run []int) {
 		select {
 		case runs <- run:
-		default: // the other core is behind: this one takes the run
-			p = p.Or(secrets.ProbeEscaped(doc, run))
+		default: // without the text's probe, which the other core may not have yet
+			p = p.Or(secrets.ProbeEscaped(doc, run, nil))
 		}
 	})
 	if cap(spans) <= maxPooledSpans {
 		*buf = spans
 	}
 	close(runs)
+	p = p.Or(<-probed) // also on an error: doc is the caller's once this returns
 	if err != nil {
-		<-probed // also on an error: doc is the caller's once this returns
 		return err
 	}
-	if f := scanRuns(p).Or(<-probed).Finish(doc); f != nil {
+	if f := p.Finish(doc); f != nil {
 		return f
 	}
 	return nil
