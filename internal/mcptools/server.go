@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -57,6 +59,8 @@ type Server struct {
 	sync      *syncer
 	syncNotes []string
 	syncLeft  *engine.Snapshot // the workflow as the last sync that brought a change left it
+	pruned    bool             // the records of exited clients were pruned (once per server)
+	pruning   sync.WaitGroup
 }
 
 // New builds a server and starts opening the engine in the background, so that initialize is
@@ -158,6 +162,10 @@ func (s *Server) openLocked() {
 		}
 	}
 	s.startSyncer(eng)
+	if !s.pruned {
+		s.pruned = true
+		s.pruning.Go(func() { s.pruneSessions(eng.StateDir()) })
+	}
 	// The SessionStart hook may have recorded a newer session than our environment says (the
 	// server is not restarted on /clear). A file left by an earlier process with the same pid
 	// is corrected as soon as this start-up's hook writes its own.
@@ -174,6 +182,26 @@ func (s *Server) followSession() bool {
 	s.session = sess.SessionID
 	s.eng.SetSession(sess.SessionID)
 	return true
+}
+
+// pruneLimit bounds how many names in sessions/ one start-up looks at (an lstat each, and a
+// kill(pid, 0) for an old record): a large backlog is cleared over several starts.
+const pruneLimit = 1000
+
+// pruneSessions removes the session records of clients that exited an hour ago or more
+// (store.PruneSessions), keeping our own client's. It runs once per server, in the background
+// and with its own handle on the state directory, because nothing else removes them and the
+// SessionStart hook, which writes them, has no time to spare. A failure only leaves the records
+// for a later start.
+func (s *Server) pruneSessions(stateDir string) {
+	st, err := store.Open(stateDir, store.WithNoCreate())
+	if err == nil {
+		_, err = st.PruneSessions(s.opt.PPID, pruneLimit)
+		st.Close()
+	}
+	if err != nil {
+		s.opt.Log.Printf("not pruning the records of exited clients: %v", err)
+	}
 }
 
 func (s *Server) reloadDefinitions() {
@@ -225,6 +253,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.watch.close()
 		s.watch = nil
 	}
+	s.pruning.Wait() // bounded by pruneLimit: nothing is removed once Close returns
 	if s.eng == nil {
 		return nil
 	}

@@ -306,9 +306,10 @@ func (s *Store) WriteSession(name string, doc []byte) error {
 // ReadSession returns sessions/NAME.json; a missing one is a *NotFoundError.
 func (s *Store) ReadSession(name string) ([]byte, error) { return s.get(sessions, name) }
 
-// StaleTempAge is how old a temp file must be before ListCheckpoints removes it. Checkpoint
-// saves take no lock, so only a temp file no live writer can still be using is removed: a
-// replace takes milliseconds, so one an hour old was left by a process that died mid-save.
+// StaleTempAge is how old a temp file must be before ListCheckpoints or PruneSessions removes
+// it. Checkpoint and session saves take no lock, so only a temp file no live writer can still be
+// using is removed: a replace takes milliseconds, so one an hour old was left by a process that
+// died mid-save.
 const StaleTempAge = time.Hour
 
 func (s *Store) removeStaleTemp(name string) {

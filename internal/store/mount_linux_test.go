@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -162,5 +164,27 @@ func TestDiskFull(t *testing.T) {
 		if err != nil && what != "archive" {
 			t.Errorf("%s after freeing space: %v", what, err)
 		}
+	}
+}
+
+// TestPruneSessionsReadOnlyMount: on a read-only mount the records of exited clients stay, and
+// the caller hears why.
+func TestPruneSessionsReadOnlyMount(t *testing.T) {
+	s, dir := newStore(t)
+	pid := deadPID(t)
+	if err := s.WriteSession(strconv.Itoa(pid), sessionDoc(pid)); err != nil {
+		t.Fatal(err)
+	}
+	sessions := filepath.Join(dir, "sessions")
+	rec := filepath.Join(sessions, strconv.Itoa(pid)+".json")
+	age(t, rec, 2*time.Hour, false)
+	mountOrSkip(t, sessions, sessions, "", syscall.MS_BIND, "")
+	mountOrSkip(t, "", sessions, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	n, err := s.PruneSessions(0, 1000)
+	if n != 0 || !errors.Is(err, syscall.EROFS) {
+		t.Errorf("removed %d, error %v; want 0 and EROFS", n, err)
+	}
+	if _, err := os.Stat(rec); err != nil {
+		t.Errorf("the record on a read-only mount: %v", err)
 	}
 }

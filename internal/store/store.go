@@ -7,9 +7,11 @@
 // The workflow record is internal/workflow's type; the store owns its one encoding
 // (UpdateRecord takes a function over *workflow.Record, ParseRecord reads one back) and
 // numbers its revisions, and leaves what the record means to internal/workflow. It does not
-// discover the project root (internal/project does) and never deletes state, with one
-// exception: archive directories beyond the retention count are pruned (see Archive). (Temp files a killed writer left behind
-// are not state; they are removed once no writer can be using them.)
+// discover the project root (internal/project does) and never deletes state, with two
+// exceptions: archive directories beyond the retention count are pruned (see Archive), and so
+// are the session records of clients that exited an hour ago or more (see PruneSessions). (Temp
+// files a killed writer left behind are not state; they are removed once no writer can be using
+// them.)
 //
 // Every write goes through a durable.FS anchored at the state directory, is checked first
 // (CheckDocument: strict JSON and no secret, in one pass), and leaves the old content intact
