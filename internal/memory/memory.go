@@ -7,9 +7,10 @@
 // MEMORY.md is shared with the model, which rewrites it with its Write tool at any moment and
 // under no lock of ours. Every write here therefore keeps every byte of every line Cairn does
 // not own, and never loses a concurrent edit: it reads, computes its edit, compares the file
-// again just before replacing it, swaps the new content in atomically (on Linux and macOS with
-// an atomic exchange that hands back exactly what it displaced, so a write that slipped in
-// is seen and the edit redone on it), and retries a bounded number of times.
+// again just before replacing it, swaps the new content in atomically (on Linux with an atomic
+// exchange that hands back exactly what it displaced, so a write that slipped in is seen and
+// the edit redone on it, and a file a writer still holds open is given back to it), and retries
+// a bounded number of times.
 //
 // L2 is never critical: every failure comes back as an *UnavailableError whose text starts
 // with the seed's "Auto-memory unavailable — learnings will not persist", and nothing here
@@ -371,8 +372,9 @@ func read(path string) (snapshot, error) {
 // file again just before swapping the temp file in (a change since the read means the edit is
 // redone on the new content), and swaps. Where the swap is an atomic exchange it hands back
 // exactly what it displaced; if a writer slipped in between the compare and the swap, the
-// edit is redone on that writer's content at once. Elsewhere the file is read back after the
-// rename. edit must be a pure function of its input.
+// edit is redone on that writer's content at once; a displaced file that a writer still has
+// open is handed back to it, and the edit redone on what it writes. Elsewhere the file is read
+// back after the rename. edit must be a pure function of its input.
 func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte, error)) (err error) {
 	path := filepath.Join(m.loc.Dir, name)
 	// Set while our edit sits where it displaced another writer's content (theirs, which is
@@ -462,24 +464,19 @@ func putBack(path string, theirs, ours snapshot) {
 	}
 }
 
-// How long replace watches a displaced file that is empty for an in-place write to land:
-// at most emptyChecks x emptyWait, and only when the file it displaced was empty.
-const (
-	emptyChecks = 20
-	emptyWait   = time.Millisecond
-)
-
 // swapHook, set by tests only, runs between replace's compare and its swap, where a writer
 // that slips in is only seen in the content the swap displaces.
 var swapHook func(path string)
 
-// errChanged says the file changed between the read and the swap; nothing was written.
+// errChanged says the file changed between the read and the swap, or a writer still had it
+// open; nothing was written.
 var errChanged = errors.New("changed since it was read")
 
 // replace puts data at path durably and atomically. It writes and syncs a temp file, asks
 // unchanged whether path still holds what the caller edited (its error, errChanged if not,
-// is returned and nothing written), and swaps the temp file in. Where the platform can exchange two names atomically
-// it does so and returns exactly what it displaced (known is true); a path that did not exist
+// is returned and nothing written), and swaps the temp file in. Where the platform can exchange
+// two names atomically it does so and returns exactly what it displaced (known is true), or
+// errChanged when it handed the displaced file back to a writer; a path that did not exist
 // is created with a hard link, which fails rather than overwrite a file that appeared
 // meanwhile. Elsewhere it renames over path, as durable.WriteFileAtomic does, and known is false.
 func replace(path string, data []byte, perm fs.FileMode, unchanged func() error) (displaced snapshot, known bool, err error) {
@@ -499,30 +496,23 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 		}
 		err = exchange(tmp, path)
 		if err == nil {
-			displaced, err = readDisplaced(tmp)
-			if err != nil {
-				return snapshot{}, false, err
-			}
-			_ = syncDir(dir)
-			// A writer that had the file open for an in-place write (truncate, then write) may
-			// have been writing into it as we read it. Our directory sync gave that write time
-			// to land: read it again, by content, and keep what it holds now. A difference sends
-			// the caller round again to redo its edit on the writer's content.
-			again, err := readDisplaced(tmp)
-			if err == nil && !again.same(displaced) {
-				displaced = again
-			}
-			// An empty file is what an in-place writer leaves between its truncate and its
-			// write; our edit may have been built on that gap. Only then (Cairn's own files
-			// are never empty), give the write a bounded moment to land, so it is not lost
-			// in the file we displaced.
-			for i := 0; i < emptyChecks && displaced.exists && len(displaced.data) == 0; i++ {
-				time.Sleep(emptyWait)
-				if again, err := readDisplaced(tmp); err == nil && !again.same(displaced) {
-					displaced = again
+			// A writer that still has the displaced file open (an in-place writer such as Node's
+			// writeFile between its truncate and its write, however long it pauses) would write
+			// into the temp file we remove: hand the file back to it at once, for the caller to
+			// redo its edit on what it writes. The kernel says who has it open, not a wait or a
+			// timestamp; where it cannot, an empty file (what such a writer leaves) goes back.
+			busy, sure := writing(tmp)
+			if !busy {
+				if displaced, err = readDisplaced(tmp); err != nil {
+					return snapshot{}, false, err
 				}
+				busy = !sure && len(displaced.data) == 0
 			}
-			return displaced, true, nil
+			if busy {
+				handBack(tmp, path, data)
+				return snapshot{}, false, errChanged
+			}
+			return displaced, true, syncDir(dir)
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			break // no exchange on this platform or file system
@@ -543,6 +533,17 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 		return snapshot{}, false, err
 	}
 	return snapshot{}, false, syncDir(dir)
+}
+
+// handBack exchanges tmp and path again, so that path holds what the exchange displaced into
+// tmp, unless a writer replaced data at path meanwhile: its content then stands, as it would
+// have had we never swapped.
+func handBack(tmp, path string, data []byte) {
+	if exchange(tmp, path) == nil {
+		if back, err := readDisplaced(tmp); err != nil || !bytes.Equal(back.data, data) {
+			_ = exchange(tmp, path)
+		}
+	}
 }
 
 // syncDir makes a rename or link in dir durable. Its failure is not reported: the new

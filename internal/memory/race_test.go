@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -66,6 +67,9 @@ func raceChild(dir string) int {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// pause holds an in-place write between its truncate and its write, as Node's writeFile
+	// can when its event loop is busy, for longer than a writer may be waited for.
+	pause := false
 	write := func(content []byte, atomic bool) {
 		if atomic {
 			tmp := filepath.Join(dir, fmt.Sprintf(".model-tmp-%d", r.Int()))
@@ -78,13 +82,13 @@ func raceChild(dir string) int {
 				fmt.Fprintln(os.Stderr, err)
 				lost++
 			}
-		} else if err := os.WriteFile(path, content, 0o644); err != nil {
+		} else if err := writeInPlace(path, content, pause); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			lost++
 		}
 		expect = stripOwned(content, TopicFile)
 	}
-	for k := 1; k <= iters; k++ {
+	for k := 1; k <= iters && lost == 0; k++ { // one lost update fails it
 		check(fmt.Sprintf("iteration %d", k))
 		cur, _ := os.ReadFile(path)
 		var b bytes.Buffer
@@ -95,6 +99,7 @@ func raceChild(dir string) int {
 			}
 		}
 		fmt.Fprintf(&b, "tail %d without newline", k)
+		pause = k%8 == 1
 		write(b.Bytes(), k%2 == 0)
 		time.Sleep(time.Duration(r.IntN(1500)) * time.Microsecond)
 	}
@@ -106,6 +111,20 @@ func raceChild(dir string) int {
 		return 1
 	}
 	return 0
+}
+
+// writeInPlace writes content into path in place, as Node's fs.writeFile does: open with
+// truncation, then write; pause holds it 25 ms between the two.
+func writeInPlace(path string, content []byte, pause bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if pause {
+		time.Sleep(25 * time.Millisecond)
+	}
+	_, err = f.Write(content)
+	return errors.Join(err, f.Close())
 }
 
 // startModel starts the other process on dir and returns a channel that yields its exit.
@@ -252,6 +271,158 @@ func TestGiveUpPutsTheOtherWritersContentBack(t *testing.T) {
 	want := fmt.Sprintf("# theirs %d\n", maxAttempts)
 	if got := readFile(t, path); got != want {
 		t.Errorf("after giving up the file holds %q, want the other writer's last content %q", got, want)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
+		t.Errorf("temp files left behind: %v", leftovers)
+	}
+}
+
+// An in-place writer (Node's fs.writeFile: open with truncation, then write) that truncates
+// MEMORY.md just before Cairn's swap and writes long after, during Cairn's update or after
+// it gave up, writes into the file it opened: that must be MEMORY.md again by then, never the
+// temp file the swap displaced it into and then removed. The next update adds Cairn's line to
+// what the writer wrote.
+func TestLateInPlaceWriteIsKept(t *testing.T) {
+	t.Run("leases", testLateInPlaceWrite)
+	// Where the kernel cannot say who has the file open, the empty file is handed back.
+	t.Run("no leases", func(t *testing.T) {
+		defer withoutLeases()()
+		testLateInPlaceWrite(t)
+	})
+}
+
+// withoutLeases makes writing unable to tell, as on a system without leases, until the
+// function it returns is called.
+func withoutLeases() (restore func()) {
+	w := writing
+	writing = func(string) (bool, bool) { return false, false }
+	return func() { writing = w }
+}
+
+func testLateInPlaceWrite(t *testing.T) {
+	const late = "# theirs, written late\n"
+	for _, writeAt := range []int{3, 0} { // the hook call that writes; 0: after Record gave up
+		t.Run(fmt.Sprint("write at swap ", writeAt), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, IndexFile)
+			if err := os.WriteFile(path, []byte("# theirs\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var f *os.File
+			calls := 0
+			finish := func() {
+				time.Sleep(25 * time.Millisecond) // longer than any writer was ever waited for
+				if _, err := f.WriteString(late); err != nil {
+					t.Error(err)
+				}
+				f.Close()
+			}
+			swapHook = func(p string) {
+				if p != path {
+					return
+				}
+				calls++
+				switch calls {
+				case 1:
+					var err error
+					if f, err = os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0); err != nil {
+						t.Error(err)
+					}
+				case writeAt:
+					finish()
+				}
+			}
+			defer func() { swapHook = nil }()
+			m := New(Location{Dir: dir}, Options{})
+			err := m.Record("Active APEX workflow: plan completed")
+			if writeAt == 0 {
+				if !IsUnavailable(err) {
+					t.Fatalf("Record while the writer holds the file = %v, want it to give way", err)
+				}
+				finish()
+				if got := readFile(t, path); got != late {
+					t.Fatalf("MEMORY.md = %q, want the late write %q", got, late)
+				}
+				err = m.Record("Active APEX workflow: plan completed") // the next Stop
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readFile(t, path)
+			if !strings.HasPrefix(got, late) || !strings.HasSuffix(got, "plan completed\n") {
+				t.Errorf("MEMORY.md = %q, want the late write and Cairn's line", got)
+			}
+			if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
+				t.Errorf("temp files left behind: %v", leftovers)
+			}
+		})
+	}
+}
+
+// A MEMORY.md that is empty because it is (nobody is writing it) gets Cairn's line like a
+// missing one, byte for byte.
+func TestEmptyIndexGetsCairnsLine(t *testing.T) {
+	empty, missing := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, IndexFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{empty, missing} {
+		if err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := readFile(t, filepath.Join(empty, IndexFile)), readFile(t, filepath.Join(missing, IndexFile)); got != want {
+		t.Errorf("empty MEMORY.md became %q, want %q as a missing one", got, want)
+	}
+
+	// Where the kernel cannot say whether a writer holds it, an empty MEMORY.md is never
+	// displaced: Cairn gives way (its line stays owed), and the file stays as it is.
+	defer withoutLeases()()
+	dir := t.TempDir()
+	path := filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed"); !IsUnavailable(err) {
+		t.Errorf("Record on an empty MEMORY.md without leases = %v, want it to give way", err)
+	}
+	if got := readFile(t, path); got != "" {
+		t.Errorf("MEMORY.md = %q, want it left empty", got)
+	}
+}
+
+// A writer that renames its content over MEMORY.md between Cairn's swap and the hand-back of
+// a busy displaced file wrote last: its content stays (the hand-back is undone), and Cairn's
+// edit is redone on it.
+func TestHandBackLeavesANewerWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, []byte("# theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const newer = "# newer, renamed in\n"
+	w := writing
+	defer func() { writing = w }()
+	done := false
+	writing = func(p string) (bool, bool) {
+		if done || !strings.HasPrefix(filepath.Base(p), ".tmp-"+IndexFile) {
+			return w(p)
+		}
+		done = true
+		tmp := filepath.Join(dir, "model-tmp")
+		if err := os.WriteFile(tmp, []byte(newer), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		return true, true
+	}
+	if err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path); !strings.HasPrefix(got, newer) || !strings.HasSuffix(got, "plan completed\n") {
+		t.Errorf("MEMORY.md = %q, want the newer write and Cairn's line", got)
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
 		t.Errorf("temp files left behind: %v", leftovers)
