@@ -49,13 +49,10 @@ const maxAnchor = 700
 // CompactAnchor is the short text the PreCompact hook adds to the compaction request so that
 // the summary keeps the workflow's position: workflow, phase, progress, next step, open
 // tasks. It reads and never changes state. "" when there is no active workflow.
-func (e *Engine) CompactAnchor() (string, error) {
-	res, err := e.Resume(ResumeOptions{ReportOnly: true})
-	if err != nil {
-		return "", err
-	}
+func (e *Engine) CompactAnchor() string {
+	res := e.Resume(ResumeOptions{ReportOnly: true})
 	if res.WorkflowID == "" {
-		return "", nil
+		return ""
 	}
 	var b strings.Builder
 	b.WriteString("Cairn workflow position (keep it in the summary): ")
@@ -73,7 +70,7 @@ func (e *Engine) CompactAnchor() (string, error) {
 		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, plural(n), oneLine(res.OpenTasks[0], 80))
 	}
 	b.WriteString(". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands.")
-	return textsafe.Clip(b.String(), maxAnchor), nil
+	return textsafe.Clip(b.String(), maxAnchor)
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no

@@ -68,7 +68,7 @@ type Resume struct {
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
 // settle owed L2 lines); without, it only reports.
-func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
+func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	now := e.now()
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
@@ -168,7 +168,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Line: l2line, Findings: findings, Now: now})
-	out.Tier = cmp.Or(tierNames[plan.Tier], "None")
+	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
@@ -206,7 +206,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 			out.SystemMessage = out.SystemMessage[:597] + "..."
 		}
 	}
-	return out, nil
+	return out
 }
 
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
@@ -396,8 +396,18 @@ func (e *Engine) scanMilestones() []string {
 	return []string{"no workflow on record; active milestone files in documentation/milestones/_active: " + strings.Join(names, ", ")}
 }
 
-// tierNames are the tiers as Resume.Tier says them; any other is "None".
-var tierNames = map[workflow.Tier]string{workflow.TierFull: "Full", workflow.TierMinimal: "Minimal", workflow.TierL2Only: "L2-only"}
+// tierName is the tier as Resume.Tier says it; any other is "None".
+func tierName(t workflow.Tier) string {
+	switch t {
+	case workflow.TierFull:
+		return "Full"
+	case workflow.TierMinimal:
+		return "Minimal"
+	case workflow.TierL2Only:
+		return "L2-only"
+	}
+	return "None"
+}
 
 // details adds what only the details view (resume_check) shows: tasks and checkpoints.
 func (e *Engine) details(out *Resume, r *workflow.Record) {
