@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -292,6 +293,8 @@ type TransitionRequest struct {
 	// Checkpoint names a checkpoint saved with the move (the engine writes it in the same
 	// atomic change); it is recorded in the history entry.
 	Checkpoint string
+	// CheckpointJSON, when set, is kept as metadata.checkpoint of the phase being left.
+	CheckpointJSON json.RawMessage
 	// Outputs produced by the phase being left: recorded on it and in the artifacts.
 	Outputs []string
 	Note    string
@@ -413,6 +416,14 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	warnings := touch(n, by, now)
 
 	markPhase(n, from, true, now, req.Outputs...)
+	if req.CheckpointJSON != nil {
+		p := n.Phases[from]
+		if p.Metadata == nil {
+			p.Metadata = map[string]json.RawMessage{}
+		}
+		p.Metadata["checkpoint"] = req.CheckpointJSON
+		n.Phases[from] = p
+	}
 	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
 	n.Artifacts = appendNew(n.Artifacts, req.Outputs...)
 
