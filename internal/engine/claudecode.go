@@ -67,7 +67,7 @@ func (e *Engine) CompactAnchor() string {
 		fmt.Fprintf(&b, "; next: %s", oneLine(res.Next, 240))
 	}
 	if n := len(res.OpenTasks); n > 0 {
-		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, plural(n), oneLine(res.OpenTasks[0], 80))
+		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, workflow.Plural(n), oneLine(res.OpenTasks[0], 80))
 	}
 	b.WriteString(". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands.")
 	return textsafe.Clip(b.String(), maxAnchor)
@@ -113,10 +113,3 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 // oneLine is stored text made safe for one line of a status bar or a title, at most max
 // runes.
 func oneLine(s string, max int) string { return textsafe.Clip(textsafe.OneLine(s), max) }
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
