@@ -42,13 +42,10 @@ func LaunchDir(getenv func(string) string, wd string) (string, error) {
 	if start == "" {
 		return "", errors.New("finding the project: no working directory and CLAUDE_PROJECT_DIR is unset")
 	}
-	if !filepath.IsAbs(start) {
-		if !filepath.IsAbs(wd) {
-			return "", fmt.Errorf("finding the project: %q is relative and the working directory %q is not absolute", start, wd)
-		}
-		start = filepath.Join(wd, start)
+	if !filepath.IsAbs(start) && !filepath.IsAbs(wd) {
+		return "", fmt.Errorf("finding the project: %q is relative and the working directory %q is not absolute", start, wd)
 	}
-	return filepath.Clean(start), nil
+	return resolveFrom(wd, start), nil
 }
 
 // Root returns the project root: the nearest ancestor of the launch directory (itself
@@ -78,13 +75,10 @@ func InGit(getenv func(string) string, wd string) bool {
 func StateDir(getenv func(string) string, wd string) (string, error) {
 	if getenv != nil {
 		if d := getenv(EnvStateDir); d != "" {
-			if filepath.IsAbs(d) {
-				return filepath.Clean(d), nil
-			}
-			if !filepath.IsAbs(wd) {
+			if !filepath.IsAbs(d) && !filepath.IsAbs(wd) {
 				return "", fmt.Errorf("finding the state directory: CAIRN_STATE_DIR %q is relative and the working directory %q is not absolute", d, wd)
 			}
-			return filepath.Join(wd, d), nil
+			return resolveFrom(wd, d), nil
 		}
 	}
 	root, err := Root(getenv, wd)
