@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -158,7 +157,6 @@ type StartRequest struct {
 	ID      string // optional; generated from type, UTC time and randomness when empty
 	Scope   string
 	TTL     string // optional; the definition's TTL when empty
-	Vars    map[string]string
 	// Replace archives an active workflow instead of refusing to start.
 	Replace bool
 }
@@ -266,14 +264,6 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		UpdatedAt:        now,
 		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
 		InterruptionSafe: new(true),
-	}
-	for k := range req.Vars {
-		if err := validVarKey(k); err != nil {
-			return Result{}, fmt.Errorf("starting a workflow: %w", err)
-		}
-	}
-	if len(req.Vars) > 0 {
-		r.Vars = maps.Clone(req.Vars)
 	}
 	if def.IsGate(start) {
 		r.Approvals = append(r.Approvals, Approval{Phase: start, RequestedAt: now})
