@@ -111,12 +111,10 @@ func (e *TransitionError) Error() string {
 // because another session or process moved it. It carries what the caller needs to explain
 // and retry.
 type ConflictError struct {
-	WorkflowID       string
-	ExpectedPhase    string // empty when only the revision was checked
-	FoundPhase       string
-	ExpectedRevision int64 // 0 when only the phase was checked
-	FoundRevision    int64
-	FoundStatus      Status
+	WorkflowID    string
+	ExpectedPhase string
+	FoundPhase    string
+	FoundStatus   Status
 	// ChangedBy and ChangedAt say who made the last change (last history entry, else owner).
 	ChangedBy string
 	ChangedAt time.Time
@@ -125,14 +123,10 @@ type ConflictError struct {
 func (e *ConflictError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workflow %s changed underneath this call: ", e.WorkflowID)
-	if e.ExpectedPhase != "" {
-		if echoable(e.ExpectedPhase) {
-			fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
-		} else {
-			fmt.Fprintf(&b, "the phase expected is not the one found, %s", e.FoundPhase)
-		}
+	if echoable(e.ExpectedPhase) {
+		fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
 	} else {
-		fmt.Fprintf(&b, "expected revision %d, found %d (phase %s)", e.ExpectedRevision, e.FoundRevision, e.FoundPhase)
+		fmt.Fprintf(&b, "the phase expected is not the one found, %s", e.FoundPhase)
 	}
 	if e.FoundStatus != "" && e.FoundStatus != StatusActive {
 		fmt.Fprintf(&b, " and the workflow is %s", e.FoundStatus)
@@ -277,9 +271,6 @@ type TransitionRequest struct {
 	// From, when set, makes the move a compare-and-swap: it fails with *ConflictError unless
 	// the workflow is in this phase.
 	From string
-	// ExpectedRevision, when non-zero, must equal the record's revision (*ConflictError
-	// otherwise).
-	ExpectedRevision int64
 	// Checkpoint names a checkpoint saved with the move (the engine writes it in the same
 	// atomic change); it is recorded in the history entry.
 	Checkpoint string
@@ -354,10 +345,9 @@ func checkDef(def *Definition, r *Record) error {
 	return nil
 }
 
-// conflictFrom is the conflict of a caller that expected phase or revision and found r.
-func conflictFrom(r *Record, phase string, revision int64) *ConflictError {
-	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, ExpectedRevision: revision,
-		FoundPhase: r.State, FoundRevision: r.Revision, FoundStatus: r.Status}
+// conflictFrom is the conflict of a caller that expected phase and found r.
+func conflictFrom(r *Record, phase string) *ConflictError {
+	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, FoundPhase: r.State, FoundStatus: r.Status}
 	if n := len(r.History); n > 0 {
 		e.ChangedBy, e.ChangedAt = r.History[n-1].SessionID, r.History[n-1].At
 	}
@@ -379,10 +369,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	// The compare-and-swap comes first: a racing process that completed the workflow must
 	// show up as a conflict, not as "not active".
 	if from := NormalizeName(req.From); from != "" && from != r.State {
-		return Result{}, conflictFrom(r, from, 0)
-	}
-	if req.ExpectedRevision != 0 && req.ExpectedRevision != r.Revision {
-		return Result{}, conflictFrom(r, "", req.ExpectedRevision)
+		return Result{}, conflictFrom(r, from)
 	}
 	if err := cmp.Or(requireActive(r), checkDef(def, r)); err != nil {
 		return Result{}, err
