@@ -64,8 +64,6 @@ type Result struct {
 	Archive *Record
 	// Warnings are for the user or agent (another live session owns the workflow, ...).
 	Warnings []string
-	// Log is a line for the engine's log, when the seeds ask for one.
-	Log string
 }
 
 // ActiveError refuses to start a workflow while another is active.
@@ -377,8 +375,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	now = now.UTC()
 	to := NormalizeName(req.To)
 	if to == r.State {
-		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to,
-			Log: fmt.Sprintf("already in phase %s; no change", to)}, nil
+		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to}, nil
 	}
 	if !def.CanMove(r.State, to) {
 		return Result{}, &TransitionError{Type: r.Type, From: r.State, To: to, Allowed: def.Allowed(r.State)}
