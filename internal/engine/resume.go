@@ -238,9 +238,6 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 		return r
 	}
 	res, acts, err := workflow.Recover(r, now, e.exists, e.actor())
-	// The approval to re-present is already the plan's next step; repeating it as a notice
-	// only lengthens the report.
-	acts = slices.DeleteFunc(acts, func(a workflow.RecoveryAction) bool { return a.Kind == workflow.RecoveredReapproval })
 	if err == nil && res.Changed {
 		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur == nil || cur.WorkflowID != r.WorkflowID {
@@ -257,9 +254,7 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 			r = fresh
 		}
 	}
-	for _, a := range acts {
-		out.Notices = append(out.Notices, a.Text)
-	}
+	out.Notices = append(out.Notices, acts...)
 	return r
 }
 
