@@ -54,8 +54,6 @@ type Result struct {
 	From, To string
 	// Completed is true when this change completed the workflow.
 	Completed bool
-	// Major is true when the change is a major transition (an L2 position line is owed).
-	Major bool
 	// L2 is the line the write protocol owes for this change (position, completion or
 	// expiry), unsanitised; empty when none is owed.
 	L2 string
@@ -424,7 +422,6 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		return res, nil
 	}
 	if def.IsMajor(from, to) {
-		res.Major = true
 		res.L2 = PositionLine(def, n, from)
 	}
 	return res, nil

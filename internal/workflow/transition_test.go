@@ -212,8 +212,8 @@ func TestTransitionCheckpointOutputsAndL2(t *testing.T) {
 	if !slices.Equal(n.Phases["plan"].Outputs, []string{"plans/001.md"}) || !slices.Equal(n.Artifacts, []string{"plans/001.md"}) {
 		t.Fatalf("outputs %+v artifacts %v", n.Phases["plan"], n.Artifacts)
 	}
-	if !res.Major || res.L2 != "Active APEX workflow: plan completed, implementing “add login”" {
-		t.Fatalf("major=%v L2=%q", res.Major, res.L2)
+	if res.L2 != "Active APEX workflow: plan completed, implementing “add login”" {
+		t.Fatalf("L2=%q", res.L2)
 	}
 }
 
@@ -226,7 +226,7 @@ func TestTerminalCompletes(t *testing.T) {
 	}
 	n := res.Record
 	if n.Status != workflow.StatusCompleted || !n.CompletedAt.Equal(t0.Add(time.Hour)) || n.Outcome != "merged as abc123" ||
-		n.PhaseStatus != workflow.PhaseComplete || !n.Phases["git-commit"].Completed || !res.Completed || res.Major {
+		n.PhaseStatus != workflow.PhaseComplete || !n.Phases["git-commit"].Completed || !res.Completed {
 		t.Fatalf("completed record %+v", n)
 	}
 	if res.L2 != "Completed APEX for “add login”: “merged as abc123”" {
