@@ -11,10 +11,7 @@ import (
 )
 
 func runStatus(a *app, _ []string, e *engine.Engine) error {
-	r, err := e.Resume(engine.ResumeOptions{})
-	if err != nil {
-		return err
-	}
+	r := e.Resume(engine.ResumeOptions{})
 	e.Definitions() // load them, so broken definition files are reported here
 	a.warn(e.Warnings()...)
 	if a.json {

@@ -49,13 +49,10 @@ const maxAnchor = 700
 // CompactAnchor is the short text the PreCompact hook adds to the compaction request so that
 // the summary keeps the workflow's position: workflow, phase, progress, next step, open
 // tasks. It reads and never changes state. "" when there is no active workflow.
-func (e *Engine) CompactAnchor() (string, error) {
-	res, err := e.Resume(ResumeOptions{ReportOnly: true})
-	if err != nil {
-		return "", err
-	}
+func (e *Engine) CompactAnchor() string {
+	res := e.Resume(ResumeOptions{ReportOnly: true})
 	if res.WorkflowID == "" {
-		return "", nil
+		return ""
 	}
 	var b strings.Builder
 	b.WriteString("Cairn workflow position (keep it in the summary): ")
@@ -70,10 +67,10 @@ func (e *Engine) CompactAnchor() (string, error) {
 		fmt.Fprintf(&b, "; next: %s", oneLine(res.Next, 240))
 	}
 	if n := len(res.OpenTasks); n > 0 {
-		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, plural(n), oneLine(res.OpenTasks[0], 80))
+		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, workflow.Plural(n), oneLine(res.OpenTasks[0], 80))
 	}
 	b.WriteString(". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands.")
-	return textsafe.Clip(b.String(), maxAnchor), nil
+	return textsafe.Clip(b.String(), maxAnchor)
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no
@@ -116,10 +113,3 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 // oneLine is stored text made safe for one line of a status bar or a title, at most max
 // runes.
 func oneLine(s string, max int) string { return textsafe.Clip(textsafe.OneLine(s), max) }
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}

@@ -124,7 +124,7 @@ func Open(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
-		inGit: project.InGit(cfg.Getenv, cfg.WorkDir)}
+		inGit: project.HasGit(root)}
 	e.openMemory()
 	return e, nil
 }

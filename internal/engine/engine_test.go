@@ -145,7 +145,7 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	// A new session resumes: the report names the phase and the completed phases, and the
 	// running task with no output is recovered to pending.
 	en2 := e.open("s2")
-	r := must(en2.Resume(engine.ResumeOptions{Apply: true}))(t)
+	r := en2.Resume(engine.ResumeOptions{Apply: true})
 	if r.Tier != "Full" || r.Phase != "implement" || strings.Join(r.Completed, ",") != "analyze,plan" {
 		t.Fatalf("resume: tier %s phase %s completed %v", r.Tier, r.Phase, r.Completed)
 	}
@@ -159,7 +159,7 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 		t.Errorf("resume_check's answer lacks the record: %s", r.Workflow)
 	}
 	// The SessionStart hook asks for the report only: same answer, no record JSON.
-	short := must(en2.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}))(t)
+	short := en2.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if len(short.Workflow) != 0 || short.Phase != r.Phase || short.Tier != r.Tier || short.Report == "" {
 		t.Errorf("ReportOnly: workflow %s, phase %s, tier %s, report %q", short.Workflow, short.Phase, short.Tier, short.Report)
 	}
@@ -175,13 +175,13 @@ func TestLifecycleWritesL1ThenL2(t *testing.T) {
 	// Nothing active now, and nothing lost: the ending is reported as an ending, once, in one
 	// line, by the next session start; later ones say nothing. resume_check always says it.
 	for i, want := range []string{`the last one ended ("Completed APEX for “add retries`, ""} {
-		r = must(e.open(fmt.Sprintf("next-%d", i)).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}))(t)
+		r = e.open(fmt.Sprintf("next-%d", i)).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 		if r.Tier != "None" || !strings.HasPrefix(r.Ended, "Completed APEX") || strings.Count(r.Report, "\n") > 1 ||
 			!strings.Contains(r.Report, want) || (want == "") != (r.Report == "") || len(r.Report) > 250 {
 			t.Errorf("session %d after completion: tier %s ended %q report %q", i+1, r.Tier, r.Ended, r.Report)
 		}
 	}
-	r = must(en2.Resume(engine.ResumeOptions{Apply: true}))(t)
+	r = en2.Resume(engine.ResumeOptions{Apply: true})
 	if !strings.Contains(r.Report, "nothing to resume") || strings.Contains(r.Report, "resume_check") {
 		t.Errorf("resume_check after completion: %q", r.Report)
 	}
@@ -218,7 +218,7 @@ func TestExpiryArchivesAndWritesTheExpiryLine(t *testing.T) {
 	if dry.Changed || !strings.Contains(dry.Message, "would be archived") {
 		t.Fatalf("dry run: %+v", dry)
 	}
-	r := must(e.open("s2").Resume(engine.ResumeOptions{Apply: true}))(t)
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 	// Said once to the model (the ending line) and once to the person (systemMessage).
 	if !strings.Contains(r.Report, `the last one ended ("Expired DEBUG workflow at troubleshoot`) || strings.Count(r.Report, "xpired") != 1 ||
 		!strings.Contains(r.SystemMessage, "expired") || len(r.Notices) != 0 {
@@ -315,7 +315,7 @@ func TestNoActiveWorkflowErrorsAreClear(t *testing.T) {
 	if _, err := en.LoadCheckpoint("nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing checkpoint: %v", err)
 	}
-	r := must(en.Resume(engine.ResumeOptions{Apply: true}))(t)
+	r := en.Resume(engine.ResumeOptions{Apply: true})
 	if r.Tier != "None" || r.Report != "" {
 		t.Errorf("empty project: tier %s report %q", r.Tier, r.Report)
 	}
@@ -332,7 +332,7 @@ func TestRefusedReplaceKeepsTheActiveWorkflow(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "ghp_") {
 		t.Fatalf("secret start: %v", err)
 	}
-	r := must(en.Resume(engine.ResumeOptions{}))(t)
+	r := en.Resume(engine.ResumeOptions{})
 	if r.Context != "keep me" {
 		t.Fatalf("the active workflow was lost: %+v", r)
 	}
@@ -354,7 +354,7 @@ func TestUserDefinitionOverridesBuiltinInFreshProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "override"}))(t)
-	r := must(e.open("s2").Resume(engine.ResumeOptions{}))(t)
+	r := e.open("s2").Resume(engine.ResumeOptions{})
 	if strings.Join(r.Allowed, ",") != "ship" {
 		t.Fatalf("allowed next = %v; the project's apex definition was not used", r.Allowed)
 	}
@@ -368,18 +368,18 @@ func TestOwnRunningTasksAreNotRecovered(t *testing.T) {
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "tasks"}))(t)
 	must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
 
-	r := must(e.openAs("s1", os.Getpid()).Resume(engine.ResumeOptions{Apply: true}))(t)
+	r := e.openAs("s1", os.Getpid()).Resume(engine.ResumeOptions{Apply: true})
 	if containsAny(r.Notices, "t1") || !strings.Contains(string(r.Workflow), `"status":"running"`) {
 		t.Fatalf("the session's own running task was recovered: notices %v\n%s", r.Notices, r.Workflow)
 	}
 	// Another session while the owner's client is alive and recent: not recovered either.
-	r = must(e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true}))(t)
+	r = e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true})
 	if containsAny(r.Notices, "t1") {
 		t.Fatalf("a live session's running task was recovered: %v", r.Notices)
 	}
 	// Once the owner has been quiet past the live window, it was interrupted.
 	e.clock.Add(11 * time.Minute)
-	r = must(e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true}))(t)
+	r = e.openAs("s2", 4242).Resume(engine.ResumeOptions{Apply: true})
 	if !containsAny(r.Notices, "t1") {
 		t.Fatalf("an abandoned running task was not recovered: %v", r.Notices)
 	}
@@ -411,7 +411,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			r := must(e.open("s2").Resume(engine.ResumeOptions{Apply: true}))(t)
+			r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 			if r.Phase != tc.activePhase {
 				t.Fatalf("active phase %q, want %q; notices %v", r.Phase, tc.activePhase, r.Notices)
 			}
@@ -442,7 +442,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 				t.Errorf("want one conflict- archive, got %+v", list)
 			}
 			// Settled: the next start finds one copy and says nothing more about it.
-			again := must(e.open("s3").Resume(engine.ResumeOptions{Apply: true}))(t)
+			again := e.open("s3").Resume(engine.ResumeOptions{Apply: true})
 			if containsAny(again.Notices, "two copies") {
 				t.Errorf("the conflict was reported twice: %v", again.Notices)
 			}
@@ -459,7 +459,7 @@ func TestRecoveryKeepsTheAge(t *testing.T) {
 	must(crashed.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
 
 	e.clock.Add(3 * time.Hour)
-	r := must(e.open("next").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}))(t)
+	r := e.open("next").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(strings.Join(r.Notices, "\n"), "back to pending") {
 		t.Fatalf("no recovery happened: %+v", r)
 	}
@@ -468,7 +468,7 @@ func TestRecoveryKeepsTheAge(t *testing.T) {
 	}
 	// The recovery write did not restart the TTL: 4h after the agent's change it expires.
 	e.clock.Add(61 * time.Minute)
-	r = must(e.open("later").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}))(t)
+	r = e.open("later").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if r.WorkflowID != "" || !strings.HasPrefix(r.Ended, "Expired DEBUG workflow") {
 		t.Errorf("4h after the last real change the workflow is still active: %+v", r)
 	}
@@ -486,7 +486,7 @@ func TestBrokenDefinitionIsShown(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := must(e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}))(t)
+	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.SystemMessage, ".claude/workflows/review.md:2: ") || !strings.Contains(r.Report, "review.md:2: ") {
 		t.Errorf("broken definition not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
 	}
@@ -515,11 +515,11 @@ func TestReplaceAndArchiveWriteTheirEndings(t *testing.T) {
 	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned DEBUG workflow at troubleshoot for “second try”, archived") {
 		t.Errorf("archive wrote no abandon line:\n%s", topic)
 	}
-	r := must(e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}))(t)
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, `the last one ended ("Abandoned DEBUG workflow at troubleshoot for “second try”, archived")`) {
 		t.Errorf("report after archive: %q", r.Report)
 	}
-	st := must(e.open("person").Resume(engine.ResumeOptions{}))(t)
+	st := e.open("person").Resume(engine.ResumeOptions{})
 	if st.Ended == "" || st.Report == "" {
 		t.Errorf("cairn status after the ending: ended %q report %q", st.Ended, st.Report)
 	}
@@ -570,7 +570,7 @@ func TestLongWorkflowKeepsABoundedSnapshotAndItsWholeHistory(t *testing.T) {
 	if len(hist) != moves+2 || hist[0].Kind != "start" {
 		t.Fatalf("cairn history gives %d events, want %d", len(hist), moves+2)
 	}
-	r := must(en.Resume(engine.ResumeOptions{}))(t)
+	r := en.Resume(engine.ResumeOptions{})
 	for _, w := range append(r.Warnings, r.Notices...) {
 		if strings.Contains(w, "history") {
 			t.Fatalf("a trimmed history is reported: %q", w)
@@ -613,11 +613,8 @@ func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
 	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
 	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
 	for range 2 {
-		r, err := en.Resume(engine.ResumeOptions{})
-		text := fmt.Sprint(err)
-		if r != nil {
-			text += strings.Join(r.Warnings, " ") + r.Report + r.SystemMessage
-		}
+		r := en.Resume(engine.ResumeOptions{})
+		text := strings.Join(r.Warnings, " ") + r.Report + r.SystemMessage
 		if !strings.Contains(text, "journal/apex-dmg.jsonl") || !strings.Contains(text, "quarantine/workflow-state.json-") {
 			t.Fatalf("resume says %q", text)
 		}
@@ -751,7 +748,7 @@ func TestResumeSaysHowTheMirrorStands(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			r := must(en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}))(t)
+			r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 			if r.Shared != tc.want {
 				t.Errorf("Shared = %q, want %q", r.Shared, tc.want)
 			}

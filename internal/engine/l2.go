@@ -23,13 +23,12 @@ type l2State struct {
 	Owed       []string `json:"owed,omitempty"`
 }
 
-func (e *Engine) updateL2State(f func(*l2State)) error {
-	_, err := e.st.Update(l2StateDoc, func(cur []byte) ([]byte, error) {
+func (e *Engine) updateL2State(f func(*l2State)) {
+	_, _ = e.st.Update(l2StateDoc, func(cur []byte) ([]byte, error) {
 		s := decodeLenient[l2State](cur)
 		f(&s)
 		return json.Marshal(s)
 	})
-	return err
 }
 
 // recordL2 writes lines to L2 and returns those written, those owed (only a layer that is
@@ -59,7 +58,7 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 		return e.memWarn
 	}
 	_, owed, warning := e.recordL2([]string{line})
-	_ = e.updateL2State(func(s *l2State) {
+	e.updateL2State(func(s *l2State) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
 		}
@@ -93,7 +92,7 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		lines = append(lines, e.journalLines(r.WorkflowID, from)...)
 	}
 	wrote, failed, warning := e.recordL2(lines)
-	_ = e.updateL2State(func(st *l2State) {
+	e.updateL2State(func(st *l2State) {
 		st.Owed = failed
 		if r != nil {
 			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)

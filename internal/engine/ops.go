@@ -281,24 +281,14 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		if _, err := strictjson.Object(r.Checkpoint); err != nil {
 			return nil, fmt.Errorf("transition checkpoint must be a JSON object: %w", err)
 		}
-		req.Checkpoint = "phase-metadata"
+		req.Checkpoint, req.CheckpointJSON = "phase-metadata", compactJSON(r.Checkpoint)
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
 		req := req
 		if err := e.approvalPolicy(def, cur, &req); err != nil {
 			return workflow.Result{}, err
 		}
-		res, err := workflow.Transition(def, cur, req, e.now(), e.actor())
-		if err != nil || !res.Changed || req.Checkpoint == "" {
-			return res, err
-		}
-		p := res.Record.Phases[res.From]
-		if p.Metadata == nil {
-			p.Metadata = map[string]json.RawMessage{}
-		}
-		p.Metadata["checkpoint"] = compactJSON(r.Checkpoint)
-		res.Record.Phases[res.From] = p
-		return res, nil
+		return workflow.Transition(def, cur, req, e.now(), e.actor())
 	}), r.Note)
 	if err != nil {
 		return nil, err

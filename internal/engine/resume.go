@@ -20,8 +20,7 @@ import (
 
 // ResumeOptions steers the read protocol.
 type ResumeOptions struct {
-	Apply  bool // expire, archive, recover and write L2 (SessionStart, resume_check)
-	DryRun bool // with Apply: say what expiry would do, change nothing
+	Apply bool // expire, archive, recover and write L2 (SessionStart, resume_check)
 	// ReportOnly leaves Resume.Workflow empty: the SessionStart hook prints the report and
 	// the summary fields, never the whole record.
 	ReportOnly bool
@@ -68,7 +67,7 @@ type Resume struct {
 // integrity checks, then L2, then the directory scan, and builds the resume plan and report.
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
 // settle owed L2 lines); without, it only reports.
-func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
+func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	now := e.now()
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
@@ -112,7 +111,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 	}
 
 	if r != nil && opt.Apply && l1ok {
-		r = e.applyReadProtocol(r, now, opt.DryRun, out, &eye)
+		r = e.applyReadProtocol(r, now, out, &eye)
 	} else if r != nil && r.Status == workflow.StatusActive {
 		if expired, _ := r.Expired(now); expired {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has expired (inactive > %s); the next session start archives it", r.WorkflowID, ttlText(r.TTL)))
@@ -168,7 +167,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 
 	plan := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Line: l2line, Findings: findings, Now: now})
-	out.Tier = cmp.Or(tierNames[plan.Tier], "None")
+	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
@@ -197,7 +196,7 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 		ended = "" // said once already
 	}
 	out.Report = e.render(out, plan, ended, !opt.ReportOnly, sh)
-	if opt.ReportOnly && opt.Apply && !opt.DryRun && !told && out.Report != "" {
+	if opt.ReportOnly && opt.Apply && !told && out.Report != "" {
 		e.markEndingTold(endID)
 	}
 	if len(eye) > 0 {
@@ -206,22 +205,16 @@ func (e *Engine) Resume(opt ResumeOptions) (*Resume, error) {
 			out.SystemMessage = out.SystemMessage[:597] + "..."
 		}
 	}
-	return out, nil
+	return out
 }
 
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
 // It returns the record still active afterwards, or nil.
-func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun bool, out *Resume, eye *[]string) *workflow.Record {
-	if !dryRun {
-		r = e.resolveLegacy(r, out, eye)
-	}
+func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string) *workflow.Record {
+	r = e.resolveLegacy(r, out, eye)
 	if r.Status != workflow.StatusActive {
 		// A finished workflow left in the active slot (a crash between completing and
 		// archiving): archive it now, and owe its completion line.
-		if dryRun {
-			out.Notices = append(out.Notices, fmt.Sprintf("workflow %s is %s and would be archived", r.WorkflowID, r.Status))
-			return r
-		}
 		if err := e.archiveActive(r, nil, archiveReason(r)); err != nil {
 			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
 			return r
@@ -233,29 +226,19 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 		return nil
 	}
 	if expired, err := r.Expired(now); err == nil && expired {
-		msg, err := e.expire(r, dryRun)
+		msg, err := e.expire(r, false)
 		if err != nil {
 			out.Warnings = append(out.Warnings, err.Error())
 			return r
 		}
 		*eye = append(*eye, msg) // the person is told here; the model by the ending line
-		if dryRun {
-			out.Notices = append(out.Notices, msg)
-			return r
-		}
 		return nil
 	}
 	if !e.interrupted(r, now) {
 		return r
 	}
 	res, acts, err := workflow.Recover(r, now, e.exists, e.actor())
-	// The approval to re-present is already the plan's next step; repeating it as a notice
-	// only lengthens the report.
-	acts = slices.DeleteFunc(acts, func(a workflow.RecoveryAction) bool { return a.Kind == workflow.RecoveredReapproval })
-	prefix := ""
-	if changed := err == nil && res.Changed; changed && dryRun {
-		prefix = "would recover: "
-	} else if changed {
+	if err == nil && res.Changed {
 		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur == nil || cur.WorkflowID != r.WorkflowID {
 				return workflow.Result{Event: workflow.EventNone}, nil
@@ -271,9 +254,7 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, dryRun boo
 			r = fresh
 		}
 	}
-	for _, a := range acts {
-		out.Notices = append(out.Notices, prefix+a.Text)
-	}
+	out.Notices = append(out.Notices, acts...)
 	return r
 }
 
@@ -396,8 +377,18 @@ func (e *Engine) scanMilestones() []string {
 	return []string{"no workflow on record; active milestone files in documentation/milestones/_active: " + strings.Join(names, ", ")}
 }
 
-// tierNames are the tiers as Resume.Tier says them; any other is "None".
-var tierNames = map[workflow.Tier]string{workflow.TierFull: "Full", workflow.TierMinimal: "Minimal", workflow.TierL2Only: "L2-only"}
+// tierName is the tier as Resume.Tier says it; any other is "None".
+func tierName(t workflow.Tier) string {
+	switch t {
+	case workflow.TierFull:
+		return "Full"
+	case workflow.TierMinimal:
+		return "Minimal"
+	case workflow.TierL2Only:
+		return "L2-only"
+	}
+	return "None"
+}
 
 // details adds what only the details view (resume_check) shows: tasks and checkpoints.
 func (e *Engine) details(out *Resume, r *workflow.Record) {

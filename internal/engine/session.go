@@ -164,5 +164,5 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 		items = append(items, fmt.Sprintf("%s (%s) %s", v.Code, v.Severity, d))
 	}
 	return fmt.Sprintf("Cairn: the %s workflow %q has %d blocking violation%s: %s. Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.",
-		r.Type, textsafe.OneLine(r.Context), len(vs), plural(len(vs)), strings.Join(items, "; "))
+		r.Type, textsafe.OneLine(r.Context), len(vs), workflow.Plural(len(vs)), strings.Join(items, "; "))
 }

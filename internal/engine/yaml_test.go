@@ -51,10 +51,7 @@ func TestMilestoneScan(t *testing.T) {
 		{"without-yaml", nil, "active milestone files in documentation/milestones/_active: m1-auth, m2, m3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := e.openYAML(tc.yaml).Resume(engine.ResumeOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := e.openYAML(tc.yaml).Resume(engine.ResumeOptions{})
 			if got := strings.Join(res.Notices, "\n"); !strings.Contains(got, tc.want) {
 				t.Fatalf("notices %q, want one containing %q", got, tc.want)
 			}

@@ -69,12 +69,8 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	defer closeState(r, e)
 
 	if ev.HookEventName == EventPreCompact {
-		anchor, err := e.CompactAnchor()
-		switch {
-		case err != nil:
-			r.Logf("reading the workflow for the compaction anchor: %v", err)
-			return nil
-		case anchor == "":
+		anchor := e.CompactAnchor()
+		if anchor == "" {
 			r.Logf("trigger=%s; no active workflow, no anchor", cmp.Or(ev.Trigger, "-"))
 			return nil
 		}

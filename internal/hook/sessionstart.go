@@ -63,16 +63,12 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	}
 
 	// ReportOnly: the hook prints the report, never the whole record.
-	res, err := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	res := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	for _, w := range e.Warnings() {
 		r.Logf("warning: %s", w)
 	}
 	if recordErr != nil {
 		r.Logf("recording the session (pid %d): %v", pid, recordErr)
-	}
-	if err != nil {
-		r.Logf("reading workflow state: %v", err)
-		return MessageOutput("Cairn: workflow state could not be read; the session goes on without it. " + err.Error())
 	}
 	msg := res.SystemMessage
 	if msg == "" && recordErr != nil {

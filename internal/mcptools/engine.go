@@ -9,7 +9,7 @@ import (
 // Engine is the part of *engine.Engine the server calls. It is an interface so that protocol
 // tests can run against a fake; the binary always uses the real engine.
 type Engine interface {
-	Resume(opt engine.ResumeOptions) (*engine.Resume, error)
+	Resume(opt engine.ResumeOptions) *engine.Resume
 	Start(r engine.StartRequest) (*engine.Result, error)
 	Transition(r engine.TransitionRequest) (*engine.Result, error)
 	Complete(outcome string) (*engine.Result, error)

@@ -118,22 +118,22 @@ func (wf *fakeWorkflow) json() json.RawMessage {
 	return b
 }
 
-func (e *fakeEngine) Resume(opt engine.ResumeOptions) (*engine.Resume, error) {
+func (e *fakeEngine) Resume(opt engine.ResumeOptions) *engine.Resume {
 	unlock, err := e.lock("resume")
 	if err != nil {
-		return nil, err
+		panic(err) // the real Resume cannot fail: a call after Close is the server's bug
 	}
 	defer unlock()
 	wf := e.st.wf
 	if wf == nil {
-		return &engine.Resume{Tier: "None", Next: "start_workflow when you begin a multi-phase task"}, nil
+		return &engine.Resume{Tier: "None", Next: "start_workflow when you begin a multi-phase task"}
 	}
 	return &engine.Resume{
 		Tier: "Full", WorkflowID: wf.ID, Type: wf.Type, Context: wf.Context, Phase: wf.Phase,
 		PhaseStatus: "in_progress", Completed: wf.Completed, Allowed: apexMoves[wf.Phase],
 		Next: "continue " + wf.Phase, Blocking: wf.Violations, Workflow: wf.json(),
 		Report: "<cairn-resume nonce=x>\nWorkflow " + wf.ID + " at " + wf.Phase + "\n</cairn-resume>",
-	}, nil
+	}
 }
 
 func (e *fakeEngine) Start(r engine.StartRequest) (*engine.Result, error) {

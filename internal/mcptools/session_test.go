@@ -207,10 +207,7 @@ func TestApprovalGate(t *testing.T) {
 				}
 			}
 			mustOK(t, c, "transition", `{"to":"implement"}`)
-			r, err := look.Resume(engine.ResumeOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := look.Resume(engine.ResumeOptions{})
 			want := "by a person, with cairn approve: by hand"
 			if tc.moves {
 				want = "by a person, asked in Claude Code: looks right"

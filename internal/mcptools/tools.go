@@ -265,11 +265,7 @@ var specs = []*toolSpec{
 }
 
 func runResume(c *call) (*outcome, error) {
-	r, err := c.eng.Resume(engine.ResumeOptions{Apply: true})
-	if err != nil {
-		return nil, err
-	}
-	return resumeOutcome(r), nil
+	return resumeOutcome(c.eng.Resume(engine.ResumeOptions{Apply: true})), nil
 }
 
 func runStart(c *call) (*outcome, error) {

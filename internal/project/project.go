@@ -42,13 +42,10 @@ func LaunchDir(getenv func(string) string, wd string) (string, error) {
 	if start == "" {
 		return "", errors.New("finding the project: no working directory and CLAUDE_PROJECT_DIR is unset")
 	}
-	if !filepath.IsAbs(start) {
-		if !filepath.IsAbs(wd) {
-			return "", fmt.Errorf("finding the project: %q is relative and the working directory %q is not absolute", start, wd)
-		}
-		start = filepath.Join(wd, start)
+	if !filepath.IsAbs(start) && !filepath.IsAbs(wd) {
+		return "", fmt.Errorf("finding the project: %q is relative and the working directory %q is not absolute", start, wd)
 	}
-	return filepath.Clean(start), nil
+	return resolveFrom(wd, start), nil
 }
 
 // Root returns the project root: the nearest ancestor of the launch directory (itself
@@ -63,28 +60,15 @@ func Root(getenv func(string) string, wd string) (string, error) {
 	return cmp.Or(gitRoot(start), start), nil
 }
 
-// InGit reports whether the project root comes from a git repository (a .git above the
-// launch directory) rather than being the launch directory itself.
-func InGit(getenv func(string) string, wd string) bool {
-	start, err := LaunchDir(getenv, wd)
-	if err != nil {
-		return false
-	}
-	return gitRoot(start) != ""
-}
-
 // StateDir returns Cairn's state directory: $CAIRN_STATE_DIR if set (a relative value is
 // taken against wd), else <root>/.claude/cairn. It does not create it.
 func StateDir(getenv func(string) string, wd string) (string, error) {
 	if getenv != nil {
 		if d := getenv(EnvStateDir); d != "" {
-			if filepath.IsAbs(d) {
-				return filepath.Clean(d), nil
-			}
-			if !filepath.IsAbs(wd) {
+			if !filepath.IsAbs(d) && !filepath.IsAbs(wd) {
 				return "", fmt.Errorf("finding the state directory: CAIRN_STATE_DIR %q is relative and the working directory %q is not absolute", d, wd)
 			}
-			return filepath.Join(wd, d), nil
+			return resolveFrom(wd, d), nil
 		}
 	}
 	root, err := Root(getenv, wd)
@@ -117,7 +101,7 @@ func GitCommonRoot(getenv func(string) string, wd string) (string, error) {
 // none does.
 func gitRoot(dir string) string {
 	for {
-		if hasGit(dir) {
+		if HasGit(dir) {
 			return dir
 		}
 		parent := filepath.Dir(dir)
@@ -128,9 +112,10 @@ func gitRoot(dir string) string {
 	}
 }
 
-// hasGit reports whether dir/.git is a directory or a regular file. A symlink counts when
-// it leads to one of those, as it does for git.
-func hasGit(dir string) bool {
+// HasGit reports whether dir/.git is a directory or a regular file. A symlink counts when
+// it leads to one of those, as it does for git. Root is such a directory unless it is the
+// launch directory for want of one.
+func HasGit(dir string) bool {
 	p := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -175,7 +160,7 @@ func canonicalRoot(root string) string {
 	}
 	if filepath.Base(commonDir) != ".git" {
 		// A bare main repository: its directory is the root, unless it holds a .git of its own.
-		if hasGit(commonDir) {
+		if HasGit(commonDir) {
 			return root
 		}
 		return commonDir

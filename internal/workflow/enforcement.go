@@ -118,7 +118,7 @@ func (e Enforcement) summary() string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	s := strings.Join(parts, ", ") + " violation" + plural(len(e.Violations))
+	s := strings.Join(parts, ", ") + " violation" + Plural(len(e.Violations))
 	if e.Blocking {
 		s += " (blocking)"
 	}

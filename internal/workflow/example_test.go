@@ -17,7 +17,7 @@ func Example() {
 
 	res, _ := workflow.Start(def, nil, workflow.StartRequest{Context: "add login", ID: "apex-demo"}, now, me)
 	res, _ = workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "plan", From: "analyze"}, now.Add(time.Minute), me)
-	fmt.Println(res.Record.State, res.Major)
+	fmt.Println(res.Record.State)
 	fmt.Println(res.L2)
 
 	_, err := workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "review"}, now.Add(2*time.Minute), me)
@@ -29,7 +29,7 @@ func Example() {
 	_, err = defs.Get("deploy")
 	fmt.Println(err)
 	// Output:
-	// plan true
+	// plan
 	// Active APEX workflow: analyze completed, planning “add login”
 	// apex workflow cannot move from plan to the phase asked for: allowed next: implement, analyze
 	// workflow apex-demo changed underneath this call: expected phase analyze, found plan, changed by session s1 at 2026-11-22T17:31:00Z; nothing was changed: read the workflow again and decide from its current phase

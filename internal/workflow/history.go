@@ -6,12 +6,9 @@ package workflow
 // `cairn history`).
 const MaxHistory = 50
 
-// TrimHistory drops the oldest history entries beyond MaxHistory. It reports whether any were
-// dropped.
-func TrimHistory(r *Record) bool {
-	if r == nil || len(r.History) <= MaxHistory {
-		return false
+// TrimHistory drops the oldest history entries beyond MaxHistory.
+func TrimHistory(r *Record) {
+	if r != nil && len(r.History) > MaxHistory {
+		r.History = append([]HistoryEntry(nil), r.History[len(r.History)-MaxHistory:]...)
 	}
-	r.History = append([]HistoryEntry(nil), r.History[len(r.History)-MaxHistory:]...)
-	return true
 }

@@ -223,33 +223,20 @@ func PendingApproval(r *Record) (string, bool) {
 	return "", false
 }
 
-// Recovery action kinds.
-const (
-	RecoveredTaskReset  = "task-reset"         // running, no output: back to pending
-	RecoveredTaskDone   = "task-done"          // running, output exists: done
-	RecoveredReapproval = "approval-represent" // waiting for approval: ask again
-)
-
-// RecoveryAction is one thing recovery did, or asks for.
-type RecoveryAction struct {
-	Kind  string
-	Phase string
-	Text  string
-}
-
-// Recover repairs what an interruption leaves behind (seed 002's scenarios): a running task
-// with no output (none recorded, or the file is missing) goes back to pending with attempts +
-// 1, to be run again; a running task whose output exists is marked done; a workflow waiting in
-// an approval gate is flagged so the approval is re-presented, not re-run. exists may be nil
-// (then every recorded output counts as missing). The result is unchanged when there was
-// nothing to repair.
-func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) (Result, []RecoveryAction, error) {
+// Recover repairs what an interruption leaves behind (seed 002's scenarios) and says what it
+// did, a line each: a running task with no output (none recorded, or the file is missing)
+// goes back to pending with attempts + 1, to be run again; a running task whose output exists
+// is marked done. (A workflow waiting in an approval gate needs no repair: Check's
+// approval-pending finding asks for the approval to be re-presented, not re-run.) exists may
+// be nil (then every recorded output counts as missing). The result is unchanged when there
+// was nothing to repair.
+func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) (Result, []string, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, nil, err
 	}
 	now = now.UTC()
 	n := r.Clone()
-	var acts []RecoveryAction
+	var acts []string
 	for i := range n.Tasks {
 		t := &n.Tasks[i]
 		if t.Status != TaskRunning {
@@ -259,16 +246,14 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 			t.Status = TaskDone
 			t.CompletedAt = now
 			t.UpdatedAt = now
-			acts = append(acts, RecoveryAction{Kind: RecoveredTaskDone, Phase: t.Phase,
-				Text: fmt.Sprintf("task %s was running and its output %s exists: marked done", t.ID, t.Output)})
+			acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", t.ID, t.Output))
 			continue
 		}
 		t.Status = TaskPending
 		t.Attempts++
 		t.CompletedAt = time.Time{}
 		t.UpdatedAt = now
-		acts = append(acts, RecoveryAction{Kind: RecoveredTaskReset, Phase: t.Phase,
-			Text: fmt.Sprintf("task %s was running with no output: back to pending, to run again (attempts %d)", t.ID, t.Attempts)})
+		acts = append(acts, fmt.Sprintf("task %s was running with no output: back to pending, to run again (attempts %d)", t.ID, t.Attempts))
 	}
 	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}
 	if len(acts) > 0 {
@@ -277,10 +262,6 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 		changed := r.LastActivity()
 		res.Warnings = touch(n, by, now)
 		n.ChangedAt = changed
-	}
-	if p, ok := PendingApproval(r); ok {
-		acts = append(acts, RecoveryAction{Kind: RecoveredReapproval, Phase: p,
-			Text: fmt.Sprintf("the %s phase awaits the user's approval: if its result was shown before the interruption, present it again rather than re-running it", p)})
 	}
 	return res, acts, nil
 }

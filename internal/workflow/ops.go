@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -54,8 +54,6 @@ type Result struct {
 	From, To string
 	// Completed is true when this change completed the workflow.
 	Completed bool
-	// Major is true when the change is a major transition (an L2 position line is owed).
-	Major bool
 	// L2 is the line the write protocol owes for this change (position, completion or
 	// expiry), unsanitised; empty when none is owed.
 	L2 string
@@ -64,8 +62,6 @@ type Result struct {
 	Archive *Record
 	// Warnings are for the user or agent (another live session owns the workflow, ...).
 	Warnings []string
-	// Log is a line for the engine's log, when the seeds ask for one.
-	Log string
 }
 
 // ActiveError refuses to start a workflow while another is active.
@@ -111,12 +107,10 @@ func (e *TransitionError) Error() string {
 // because another session or process moved it. It carries what the caller needs to explain
 // and retry.
 type ConflictError struct {
-	WorkflowID       string
-	ExpectedPhase    string // empty when only the revision was checked
-	FoundPhase       string
-	ExpectedRevision int64 // 0 when only the phase was checked
-	FoundRevision    int64
-	FoundStatus      Status
+	WorkflowID    string
+	ExpectedPhase string
+	FoundPhase    string
+	FoundStatus   Status
 	// ChangedBy and ChangedAt say who made the last change (last history entry, else owner).
 	ChangedBy string
 	ChangedAt time.Time
@@ -125,14 +119,10 @@ type ConflictError struct {
 func (e *ConflictError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "workflow %s changed underneath this call: ", e.WorkflowID)
-	if e.ExpectedPhase != "" {
-		if echoable(e.ExpectedPhase) {
-			fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
-		} else {
-			fmt.Fprintf(&b, "the phase expected is not the one found, %s", e.FoundPhase)
-		}
+	if echoable(e.ExpectedPhase) {
+		fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
 	} else {
-		fmt.Fprintf(&b, "expected revision %d, found %d (phase %s)", e.ExpectedRevision, e.FoundRevision, e.FoundPhase)
+		fmt.Fprintf(&b, "the phase expected is not the one found, %s", e.FoundPhase)
 	}
 	if e.FoundStatus != "" && e.FoundStatus != StatusActive {
 		fmt.Fprintf(&b, " and the workflow is %s", e.FoundStatus)
@@ -157,7 +147,6 @@ type StartRequest struct {
 	ID      string // optional; generated from type, UTC time and randomness when empty
 	Scope   string
 	TTL     string // optional; the definition's TTL when empty
-	Vars    map[string]string
 	// Replace archives an active workflow instead of refusing to start.
 	Replace bool
 }
@@ -266,14 +255,6 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		Owner:            &Owner{SessionID: by.SessionID, PID: by.PID, Heartbeat: now},
 		InterruptionSafe: new(true),
 	}
-	for k := range req.Vars {
-		if err := validVarKey(k); err != nil {
-			return Result{}, fmt.Errorf("starting a workflow: %w", err)
-		}
-	}
-	if len(req.Vars) > 0 {
-		r.Vars = maps.Clone(req.Vars)
-	}
 	if def.IsGate(start) {
 		r.Approvals = append(r.Approvals, Approval{Phase: start, RequestedAt: now})
 	}
@@ -286,12 +267,11 @@ type TransitionRequest struct {
 	// From, when set, makes the move a compare-and-swap: it fails with *ConflictError unless
 	// the workflow is in this phase.
 	From string
-	// ExpectedRevision, when non-zero, must equal the record's revision (*ConflictError
-	// otherwise).
-	ExpectedRevision int64
 	// Checkpoint names a checkpoint saved with the move (the engine writes it in the same
 	// atomic change); it is recorded in the history entry.
 	Checkpoint string
+	// CheckpointJSON, when set, is kept as metadata.checkpoint of the phase being left.
+	CheckpointJSON json.RawMessage
 	// Outputs produced by the phase being left: recorded on it and in the artifacts.
 	Outputs []string
 	Note    string
@@ -361,10 +341,9 @@ func checkDef(def *Definition, r *Record) error {
 	return nil
 }
 
-// conflictFrom is the conflict of a caller that expected phase or revision and found r.
-func conflictFrom(r *Record, phase string, revision int64) *ConflictError {
-	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, ExpectedRevision: revision,
-		FoundPhase: r.State, FoundRevision: r.Revision, FoundStatus: r.Status}
+// conflictFrom is the conflict of a caller that expected phase and found r.
+func conflictFrom(r *Record, phase string) *ConflictError {
+	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, FoundPhase: r.State, FoundStatus: r.Status}
 	if n := len(r.History); n > 0 {
 		e.ChangedBy, e.ChangedAt = r.History[n-1].SessionID, r.History[n-1].At
 	}
@@ -386,10 +365,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	// The compare-and-swap comes first: a racing process that completed the workflow must
 	// show up as a conflict, not as "not active".
 	if from := NormalizeName(req.From); from != "" && from != r.State {
-		return Result{}, conflictFrom(r, from, 0)
-	}
-	if req.ExpectedRevision != 0 && req.ExpectedRevision != r.Revision {
-		return Result{}, conflictFrom(r, "", req.ExpectedRevision)
+		return Result{}, conflictFrom(r, from)
 	}
 	if err := cmp.Or(requireActive(r), checkDef(def, r)); err != nil {
 		return Result{}, err
@@ -397,8 +373,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	now = now.UTC()
 	to := NormalizeName(req.To)
 	if to == r.State {
-		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to,
-			Log: fmt.Sprintf("already in phase %s; no change", to)}, nil
+		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to}, nil
 	}
 	if !def.CanMove(r.State, to) {
 		return Result{}, &TransitionError{Type: r.Type, From: r.State, To: to, Allowed: def.Allowed(r.State)}
@@ -413,6 +388,14 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	warnings := touch(n, by, now)
 
 	markPhase(n, from, true, now, req.Outputs...)
+	if req.CheckpointJSON != nil {
+		p := n.Phases[from]
+		if p.Metadata == nil {
+			p.Metadata = map[string]json.RawMessage{}
+		}
+		p.Metadata["checkpoint"] = req.CheckpointJSON
+		n.Phases[from] = p
+	}
 	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
 	n.Artifacts = appendNew(n.Artifacts, req.Outputs...)
 
@@ -439,7 +422,6 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		return res, nil
 	}
 	if def.IsMajor(from, to) {
-		res.Major = true
 		res.L2 = PositionLine(def, n, from)
 	}
 	return res, nil

@@ -131,7 +131,7 @@ func nextStep(p Plan, r *Record) string {
 		return "Show the user the warnings above and ask whether to resume this workflow or start fresh (the current one is archived, not lost)."
 	case len(p.Blocking) > 0:
 		n := len(p.Blocking)
-		return fmt.Sprintf("Resolve the %d blocking finding%s, then record the check again with set_enforcement.", n, plural(n))
+		return fmt.Sprintf("Resolve the %d blocking finding%s, then record the check again with set_enforcement.", n, Plural(n))
 	case p.AwaitingApproval != "":
 		// Entering a gate opens its approval request, so an open request alone does not say
 		// whether the phase's result was shown yet: say both cases, never "re-run".
@@ -141,7 +141,7 @@ func nextStep(p Plan, r *Record) string {
 	}
 	s := "Continue phase " + p.Phase
 	if open := p.Tasks.Pending + p.Tasks.Running; open > 0 {
-		s += fmt.Sprintf(" (%d task%s to run)", open, plural(open))
+		s += fmt.Sprintf(" (%d task%s to run)", open, Plural(open))
 	}
 	if len(p.Allowed) > 0 {
 		s += ", then move on to " + strings.Join(p.Allowed, " or ")
@@ -149,7 +149,8 @@ func nextStep(p Plan, r *Record) string {
 	return s + "."
 }
 
-func plural(n int) string {
+// Plural is the "s" a count other than one puts on a noun.
+func Plural(n int) string {
 	if n == 1 {
 		return ""
 	}

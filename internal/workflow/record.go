@@ -68,7 +68,7 @@ type Record struct {
 	Owner            *Owner    `json:"owner,omitempty"`
 	InterruptionSafe *bool     `json:"interruption_safe,omitempty"`
 	// Revision is owned by the store: it increments on every write. Operations here copy it
-	// unchanged and only compare it (TransitionRequest.ExpectedRevision).
+	// unchanged.
 	Revision int64 `json:"revision"`
 
 	// Extra holds the JSON members this version does not know, written back unchanged.

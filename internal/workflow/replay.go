@@ -20,10 +20,9 @@ type Step struct {
 	Kind Event
 	// Phase is the phase the change was made in.
 	Phase string
-	// Transition is a move (Kind transition); Checkpoint is the checkpoint kept in the left
-	// phase's metadata with it, when there was one.
+	// Transition is a move (Kind transition), with the checkpoint kept in the left phase's
+	// metadata with it, when there was one.
 	Transition TransitionRequest
-	Checkpoint json.RawMessage
 	// Task is a task added or moved (Kind task); TaskPhase is the phase the task belongs to.
 	Task      TaskUpdate
 	TaskPhase string
@@ -88,11 +87,10 @@ func Steps(before, after *Record) []Step {
 			// source is the agent's, which the approval rule decides again.
 			t.Approval = &Approval{Source: a.Source, Note: a.Note}
 		}
-		s := Step{Kind: EventTransition, Phase: phase, Transition: t}
 		if cp := left.Metadata["checkpoint"]; cp != nil && !bytes.Equal(cp, was.Metadata["checkpoint"]) {
-			s.Checkpoint = cp
+			t.CheckpointJSON = cp
 		}
-		return []Step{s}
+		return []Step{{Kind: EventTransition, Phase: phase, Transition: t}}
 	}
 	if before.Status != after.Status {
 		if after.Status == StatusCompleted {
@@ -162,14 +160,6 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 			return Result{Record: r.Clone(), Event: EventNone}, nil // the same move is there already
 		}
 		res, err = Transition(def, r, s.Transition, now, by)
-		if err == nil && res.Changed && s.Checkpoint != nil {
-			p := res.Record.Phases[res.From]
-			if p.Metadata == nil {
-				p.Metadata = map[string]json.RawMessage{}
-			}
-			p.Metadata["checkpoint"] = s.Checkpoint
-			res.Record.Phases[res.From] = p
-		}
 	case EventComplete:
 		res, err = Complete(r, s.Outcome, now, by)
 	case EventApprove:

@@ -118,6 +118,13 @@ func TestReplaySteps(t *testing.T) {
 					t.Fatalf("state %s, history %+v, phases %+v", r.State, h, r.Phases)
 				}
 			}},
+		{name: "move with a checkpoint", ours: func(r *workflow.Record) (workflow.Result, error) {
+			return workflow.Transition(def, r, workflow.TransitionRequest{To: "plan", CheckpointJSON: json.RawMessage(`{"step":2}`)}, at, alice)
+		}, theirs: setVar("OTHER", "1"), kind: workflow.EventTransition, check: func(t *testing.T, r *workflow.Record) {
+			if got := string(r.Phases["analyze"].Metadata["checkpoint"]); r.State != "plan" || got != `{"step":2}` {
+				t.Fatalf("state %s, analyze's checkpoint %s", r.State, got)
+			}
+		}},
 		{name: "the same move on both sides", ours: move("plan"), theirs: move("plan"), kind: workflow.EventTransition,
 			check: func(t *testing.T, r *workflow.Record) {}},
 		{name: "move after the other copy moved elsewhere", from: inPlan, ours: move("implement"), theirs: move("analyze"), kind: workflow.EventTransition, skip: "expected phase plan"},

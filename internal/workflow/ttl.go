@@ -95,6 +95,5 @@ func Expire(r *Record, now time.Time) (Result, error) {
 		To:      r.State,
 		Archive: old,
 		L2:      ExpiryLine(r),
-		Log:     fmt.Sprintf("Workflow state expired (inactive > %s)", cmp.Or(r.TTL, DefaultTTL)),
 	}, nil
 }

@@ -62,13 +62,6 @@ func TestExpiryBoundaries(t *testing.T) {
 			if res.L2 != "Expired APEX workflow at implement for “add login”, archived" {
 				t.Fatalf("L2 %q", res.L2)
 			}
-			wantTTL := tc.ttl
-			if wantTTL == "" {
-				wantTTL = "24h"
-			}
-			if res.Log != "Workflow state expired (inactive > "+wantTTL+")" {
-				t.Fatalf("log %q", res.Log)
-			}
 		})
 	}
 	// Falls back to created_at when updated_at is missing; a bad TTL is an error, not expiry;

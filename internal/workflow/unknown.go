@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -98,10 +99,7 @@ func knownFields(t reflect.Type) map[string]bool {
 			continue
 		}
 		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = true
+		m[cmp.Or(name, f.Name)] = true
 	}
 	knownCache.Store(t, m)
 	return m
