@@ -418,9 +418,29 @@ func TestCairnAcrossSessions(t *testing.T) {
 
 	// 3 and 5 read the same run: the next session in the same project.
 	t.Run("3-startup-gets-resume-report", func(t *testing.T) {
+		// The seed session's client has exited. Its record, made older than an hour, is
+		// removed by the next client's MCP server when it starts.
+		exited, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
+		past := time.Now().Add(-2 * time.Hour)
+		for _, f := range exited {
+			if err := os.Chtimes(f, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
 		nextRun = w.run(t, RunOptions{Prompt: "NEXT-SESSION: where were we?"})
 		requireOK(t, nextRun)
 		w.requirePluginLoaded(t, nextRun)
+		if len(exited) != 1 {
+			t.Errorf("after the seed session sessions/ held %v, want its one record", exited)
+		}
+		for _, f := range exited {
+			if exists(f) {
+				t.Errorf("the exited client's record %s was kept", filepath.Base(f))
+			}
+		}
+		if now, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json")); len(now) != 1 {
+			t.Errorf("sessions/ holds %v, want this client's record only", now)
+		}
 		if nextRun.SessionID() == seedSession {
 			t.Fatalf("a new session kept id %s", seedSession)
 		}
