@@ -40,27 +40,31 @@ func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
 	}
 	osf := f.(*os.File)
 	start := time.Now()
-	delay := 500 * time.Microsecond
+	var held releaseWait // set up at the first refusal
 	for {
 		err := tryLock(osf)
 		if err == nil {
 			break
 		}
 		if !isWouldBlock(err) {
+			closeWait(held)
 			f.Close()
 			return nil, &os.PathError{Op: "lock", Path: filepath.Join(d.path, name), Err: err}
 		}
-		if waited := time.Since(start); waited >= wait {
+		waited := time.Since(start)
+		if waited >= wait {
+			closeWait(held)
 			h := readHolder(osf)
 			f.Close()
 			return nil, &LockTimeoutError{Path: filepath.Join(d.path, name), Waited: waited, Holder: h}
 		}
-		// Jittered exponential backoff so waiting processes do not wake in lockstep.
-		time.Sleep(delay/2 + rand.N(delay/2+1))
-		if delay < 50*time.Millisecond {
-			delay *= 2
+		if held == nil {
+			held = watchRelease(osf)
+			continue // try again now it is watched: a release just before is not missed
 		}
+		held.wait(wait - waited)
 	}
+	closeWait(held)
 	writeHolder(osf)
 	return func() error {
 		_ = osf.Truncate(0)
@@ -71,6 +75,31 @@ func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
 		return uerr
 	}, nil
 }
+
+// releaseWait waits, up to a time, for the holder of a lock to release it.
+type releaseWait interface {
+	wait(max time.Duration)
+	close()
+}
+
+func closeWait(w releaseWait) {
+	if w != nil {
+		w.close()
+	}
+}
+
+// backoff waits a jittered, doubling while (0.5 ms to 50 ms), so that waiting processes do
+// not wake in lockstep: where a release cannot be watched (see watchRelease).
+type backoff struct{ delay time.Duration }
+
+func newBackoff() *backoff { return &backoff{500 * time.Microsecond} }
+
+func (b *backoff) wait(max time.Duration) {
+	time.Sleep(min(max, b.delay/2+rand.N(b.delay/2+1)))
+	b.delay = min(2*b.delay, 50*time.Millisecond)
+}
+
+func (b *backoff) close() {}
 
 func writeHolder(f *os.File) {
 	cmd := filepath.Base(os.Args[0])

@@ -1,0 +1,11 @@
+package durable
+
+import "time"
+
+// WaitEventsOnly makes a lock waiter try again only on an inotify event (or its deadline), so
+// a test can tell a wake on release from a retry on a timer.
+func WaitEventsOnly() (restore func()) {
+	old := maxEventWait
+	maxEventWait = time.Hour
+	return func() { maxEventWait = old }
+}

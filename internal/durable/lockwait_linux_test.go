@@ -1,0 +1,85 @@
+package durable_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+)
+
+// A waiter wakes when the holder lets go, whether it unlocks or is killed, not at a retry on a
+// timer: with timed retries off, the waiter would otherwise wait out its whole deadline (and
+// then take the lock at its last try), so it must have it well before.
+func TestLockWaiterWakesOnRelease(t *testing.T) {
+	defer durable.WaitEventsOnly()()
+	d, dir := mustDir(t)
+	const deadline = 30 * time.Second
+
+	unlock, err := d.Lock(".lock-w", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		unlock2, err := d.Lock(".lock-w", deadline)
+		if err == nil {
+			err = unlock2()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the waiter is waiting
+	released := time.Now()
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil || time.Since(released) > deadline/2 {
+		t.Fatalf("after an unlock: %v, %s later", err, time.Since(released))
+	}
+
+	// A holder killed with the lock held: the kernel closes its descriptor.
+	holder := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
+	holder.Env = append(os.Environ(), "DURABLE_HOLD_LOCK="+dir)
+	out, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "held\n" {
+		holder.Process.Kill()
+		t.Fatalf("the holder said %q", line)
+	}
+	go func() {
+		unlock2, err := d.Lock(".lock-w", deadline)
+		if err == nil {
+			err = unlock2()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	released = time.Now()
+	holder.Process.Kill()
+	holder.Wait()
+	if err := <-got; err != nil || time.Since(released) > deadline/2 {
+		t.Fatalf("after the holder was killed: %v, %s later", err, time.Since(released))
+	}
+}
+
+// TestLockHolderProcess is the holder TestLockWaiterWakesOnRelease kills: it takes the lock and
+// waits to be killed.
+func TestLockHolderProcess(t *testing.T) {
+	dir := os.Getenv("DURABLE_HOLD_LOCK")
+	if dir == "" {
+		t.Skip("run by TestLockWaiterWakesOnRelease")
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Lock(".lock-w", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("held\n")
+	time.Sleep(time.Minute)
+}
