@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -208,6 +209,32 @@ func BenchmarkReadWorkflow(b *testing.B) {
 	}
 	for b.Loop() {
 		if _, err := s.ReadWorkflow(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckDocumentEnsureASCII is the checks on about 900 KB of French notes as Python's
+// json.dumps writes them by default (ensure_ascii): every accent a \u escape, so nearly every
+// string is written with escapes.
+func BenchmarkCheckDocumentEnsureASCII(b *testing.B) {
+	note := strings.Repeat("Le déploiement échoue après la mise à jour : vérifier les règles du pare-feu. ", 2)
+	var notes []string
+	for n := 0; n < 800<<10; n += len(note) + 30 {
+		notes = append(notes, note)
+	}
+	raw, _ := json.Marshal(map[string]any{"notes": notes})
+	var doc []byte
+	for _, r := range string(raw) {
+		if r < utf8.RuneSelf {
+			doc = append(doc, byte(r))
+		} else {
+			doc = fmt.Appendf(doc, `\u%04x`, r)
+		}
+	}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if err := store.CheckDocument(doc); err != nil {
 			b.Fatal(err)
 		}
 	}
