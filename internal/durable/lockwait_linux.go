@@ -11,7 +11,8 @@ import (
 // watchRelease watches the lock file f with inotify, so that a waiter wakes when the holder
 // lets go, not at its next backoff step: the holder truncates the file when it unlocks and
 // closes it after, and a holder that dies has its descriptor closed by the kernel, so every
-// release is followed by an event (a close, even by a holder that opened the file read-only). Where inotify is not to be had it backs off instead.
+// release is followed by an event (a close, even by a holder that opened the file read-only).
+// Where inotify is not to be had it backs off instead.
 func watchRelease(f *os.File) releaseWait {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
