@@ -205,6 +205,9 @@ func (p *parser) value(depth int) error {
 		if err != nil {
 			return err
 		}
+		if !esc && p.visit == nil {
+			return nil // most strings: nothing to collect or visit
+		}
 		return p.text(start, end, esc, String)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.literal(at, p.number())
@@ -305,8 +308,10 @@ func (p *parser) object(depth int) error {
 		if dup {
 			return &Error{Kind: DuplicateKey, Offset: at, Reason: fmt.Sprintf("duplicate key %q", truncate(string(key), 64))}
 		}
-		if err := p.text(start, end, esc, Key); err != nil {
-			return err
+		if esc || p.visit != nil {
+			if err := p.text(start, end, esc, Key); err != nil {
+				return err
+			}
 		}
 		p.ws()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
