@@ -537,10 +537,11 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 
 // handBack exchanges tmp and path again, so that path holds what the exchange displaced into
 // tmp, unless a writer replaced data at path meanwhile: its content then stands, as it would
-// have had we never swapped.
+// have had we never swapped. When what came back cannot be read, the writer's file stays at
+// path: what tmp then holds, and loses, is almost surely only our own edit.
 func handBack(tmp, path string, data []byte) {
 	if exchange(tmp, path) == nil {
-		if back, err := readDisplaced(tmp); err != nil || !bytes.Equal(back.data, data) {
+		if back, err := readDisplaced(tmp); err == nil && !bytes.Equal(back.data, data) {
 			_ = exchange(tmp, path)
 		}
 	}
