@@ -4,7 +4,8 @@
 // the file system as it would come back after a reboot. Enumerating the operation at which
 // power is lost finds every missing fsync or directory fsync in a write path in well under a
 // second. It models the pessimistic case (nothing unsynced survives); it is not a full model of
-// any real file system, and it is single-process (Lock only counts as an operation).
+// any real file system, and it is single-process (Lock only counts as an operation). Outside
+// tests, store uses an empty one as the read-only stand-in for a state directory not yet made.
 package simfs
 
 import (
