@@ -16,18 +16,11 @@ func ReadPath(path string, max int64, follow bool) ([]byte, error) {
 	if !follow {
 		flag |= noFollow
 	}
-	f, err := os.OpenFile(path, flag, 0)
+	f, st, err := openKind(path, flag, fs.FileMode.IsRegular)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, pathErr("read", path, ErrNotRegular)
-	}
 	return readSized(f, path, st.Size(), max)
 }
 
@@ -35,17 +28,28 @@ func ReadPath(path string, max int64, follow bool) ([]byte, error) {
 // place is refused at open (O_DIRECTORY|O_NONBLOCK) instead of waiting for a writer, as
 // os.ReadDir would.
 func ReadDirPath(path string) ([]fs.DirEntry, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|readFlag|dirFlag|cloexec, 0)
+	f, _, err := openKind(path, os.O_RDONLY|readFlag|dirFlag|cloexec, fs.FileMode.IsDir)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
-		return nil, pathErr("read", path, ErrNotRegular)
-	}
 	return f.ReadDir(-1)
+}
+
+// openKind opens path with flag and checks the opened file itself (fstat) with isKind,
+// refusing any other kind with ErrNotRegular.
+func openKind(path string, flag int, isKind func(fs.FileMode) bool) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !isKind(st.Mode()) {
+		err = pathErr("read", path, ErrNotRegular)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
 }

@@ -14,19 +14,12 @@ import (
 func TestCairnOnAgentPath(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("PATH-PROMPT")),
-			mockapi.ToolUse("Bash", map[string]any{"command": "command -v cairn && cairn types apex", "description": "find cairn"})).Named("bash"),
-		mockapi.On(afterToolResult, mockapi.Text("found it")).Named("done"),
-	)
-	r := w.run(t, RunOptions{Prompt: "PATH-PROMPT: where is cairn?", AllowedTools: []string{"Bash"}})
-	requireOK(t, r)
+	r, out := bashTurn(t, w, "PATH-PROMPT", "PATH-PROMPT: where is cairn?",
+		map[string]any{"command": "command -v cairn && cairn types apex", "description": "find cairn"}, "found it")
 	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
-	trs := requireToolResultsOK(t, r, 1)
 	want := filepath.Join(buildPlugin(t, cairnPlugin), "bin", "cairn")
-	if !strings.Contains(trs[0].Text, want) || !strings.Contains(trs[0].Text, "approvals:") {
-		t.Fatalf("Bash did not run the plugin's cairn (%s) by name; it said:\n%s", want, trs[0].Text)
+	if !strings.Contains(out, want) || !strings.Contains(out, "approvals:") {
+		t.Fatalf("Bash did not run the plugin's cairn (%s) by name; it said:\n%s", want, out)
 	}
 }
 
@@ -37,18 +30,25 @@ func TestAgentCannotApproveThroughBash(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	startApex(t, w, "plan")
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SELF-APPROVE")),
-			mockapi.ToolUse("Bash", map[string]any{"command": "cairn approve 'the agent says yes'; echo \"exit=$?\"; cairn status", "description": "approve"})).Named("bash"),
-		mockapi.On(afterToolResult, mockapi.Text("refused")).Named("done"),
-	)
-	r := w.run(t, RunOptions{Prompt: "SELF-APPROVE: approve the plan yourself", AllowedTools: []string{"Bash"}})
-	requireOK(t, r)
-	requireScriptUsed(t, w)
-	trs := requireToolResultsOK(t, r, 1)
-	out := trs[0].Text
+	_, out := bashTurn(t, w, "SELF-APPROVE", "SELF-APPROVE: approve the plan yourself",
+		map[string]any{"command": "cairn approve 'the agent says yes'; echo \"exit=$?\"; cairn status", "description": "approve"}, "refused")
 	if !strings.Contains(out, "not approved: this shell was started by Claude Code") || !strings.Contains(out, "exit=1") ||
 		!strings.Contains(out, "waits for a person") {
 		t.Fatalf("the agent's Bash approved the plan, or said something else:\n%s", out)
 	}
+}
+
+// bashTurn has the scripted model, asked prompt (which holds marker), call Bash with input
+// and then end its turn saying reply. It runs that turn and returns the run and what the one
+// Bash call gave back.
+func bashTurn(t *testing.T, w *World, marker, prompt string, input map[string]any, reply string) (*Run, string) {
+	t.Helper()
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(marker)), mockapi.ToolUse("Bash", input)).Named("bash"),
+		mockapi.On(afterToolResult, mockapi.Text(reply)).Named("done"),
+	)
+	r := w.run(t, RunOptions{Prompt: prompt, AllowedTools: []string{"Bash"}})
+	requireOK(t, r)
+	requireScriptUsed(t, w)
+	return r, requireToolResultsOK(t, r, 1)[0].Text
 }

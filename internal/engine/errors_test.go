@@ -19,7 +19,7 @@ func TestClassify(t *testing.T) {
 		err  error
 		want Class
 	}{
-		{"transition refused", &workflow.TransitionError{Type: "apex", From: "plan", To: "git-commit"}, Refused},
+		{"transition refused", &workflow.TransitionError{Type: "apex", From: "plan"}, Refused},
 		{"conflict", fmt.Errorf("moving: %w", &workflow.ConflictError{WorkflowID: "w"}), Refused},
 		{"no active workflow", errNoActive(), Refused},
 		{"bad name", &store.NameError{Name: "../x", Reason: "it contains .."}, Refused},

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -122,8 +123,9 @@ func stdioClient(t testing.TB, p *project, version string, opts ...client.Client
 	if res.ProtocolVersion != version {
 		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
 	}
-	// The version is plugin.json's, with the commit as build metadata when the build has one.
-	if want := pluginVersion(t); res.ServerInfo.Version != want && !strings.HasPrefix(res.ServerInfo.Version, want+"+") {
+	// The version is plugin.json's (cairn.Version, which the root package's test holds to the
+	// manifest), with the commit as build metadata when the build has one.
+	if want := cairn.Version(); res.ServerInfo.Version != want && !strings.HasPrefix(res.ServerInfo.Version, want+"+") {
 		t.Errorf("initialize gives version %q, want plugin.json's %q", res.ServerInfo.Version, want)
 	}
 	if !strings.Contains(res.Instructions, "resume_check") || !strings.Contains(res.Instructions, "complete_workflow") {
@@ -484,20 +486,4 @@ func TestStdioSecondProcess(t *testing.T) {
 	}
 	// Its own next move builds on the other process's (back to analyze: no approval needed).
 	mustOK(t, c, "transition", `{"from":"plan","to":"analyze"}`)
-}
-
-// pluginVersion is the version in the manifest Claude Code reads.
-func pluginVersion(t testing.TB) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", ".claude-plugin", "plugin.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Version string `json:"version"`
-	}
-	if err := json.Unmarshal(data, &m); err != nil || m.Version == "" {
-		t.Fatalf("plugin.json has no version: %v", err)
-	}
-	return m.Version
 }

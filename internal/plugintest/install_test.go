@@ -271,27 +271,17 @@ func TestLaunchDownloadsOnce(t *testing.T) {
 		"CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
 		"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"),
 		"CLAUDE_PID="+hooktest.ClaudePID)
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"launch-test","version":"0"}}}` + "\n"
-	start := `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`
-	stop := `{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`
-
-	var wg sync.WaitGroup
-	results := make([]launchResult, 4)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			switch i {
-			case 0:
-				results[i] = runShell(t, hookCommand(t, "SessionStart"), env, project, start)
-			case 1:
-				results[i] = runShell(t, hookCommand(t, "Stop"), env, project, stop)
-			default:
-				results[i] = runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, project, initialize)
-			}
-		}()
+	// launch i starts the SessionStart hook (0), the Stop hook (1) or the MCP server (2 on).
+	launch := func(i int) launchResult {
+		switch i {
+		case 0:
+			return runShell(t, hookCommand(t, "SessionStart"), env, project, `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`)
+		case 1:
+			return runShell(t, hookCommand(t, "Stop"), env, project, `{"session_id":"s-1","hook_event_name":"Stop","stop_hook_active":false}`)
+		}
+		return runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, project, initializeLine)
 	}
-	wg.Wait()
+	results := atOnce(4, launch)
 	checkStarts := func(round string) {
 		t.Helper()
 		for i, want := range []string{"cairn-session-start: source=startup session=s-1", "cairn-stop: session=s-1"} {
@@ -324,11 +314,7 @@ func TestLaunchDownloadsOnce(t *testing.T) {
 			t.Errorf("the install left %s behind", left)
 		}
 	}
-	results = []launchResult{
-		runShell(t, hookCommand(t, "SessionStart"), env, project, start),
-		runShell(t, hookCommand(t, "Stop"), env, project, stop),
-		runShell(t, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, project, initialize),
-	}
+	results = []launchResult{launch(0), launch(1), launch(2)}
 	checkStarts("later starts")
 	if n := rs.Hits(archive); n != 1 {
 		t.Errorf("later starts downloaded the archive again (%d downloads)", n)
@@ -390,7 +376,6 @@ func BenchmarkFirstStartFromRelease(b *testing.B) {
 	rs := serveRelease(b, map[string][]byte{archive: data})
 	f := fixture(b)
 	env := append(slices.Clone(f.cairnEnv), "PATH="+toolDir(b), "CAIRN_DOWNLOAD_URL="+rs.URL, "CLAUDE_PLUGIN_ROOT="+root)
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}` + "\n"
 	times := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
@@ -399,19 +384,14 @@ func BenchmarkFirstStartFromRelease(b *testing.B) {
 		env := append(slices.Clone(env), "CLAUDE_PLUGIN_DATA="+pdata)
 		b.StartTimer()
 		start := time.Now()
-		var wg sync.WaitGroup
-		var hook, mcp launchResult
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			hook = runShell(b, hookCommand(b, "SessionStart"), env, b.TempDir(), startEvent)
-		}()
-		go func() {
-			defer wg.Done()
-			mcp = runShell(b, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, b.TempDir(), initialize)
-		}()
-		wg.Wait()
+		r := atOnce(2, func(which int) launchResult {
+			if which == 0 {
+				return runShell(b, hookCommand(b, "SessionStart"), env, b.TempDir(), startEvent)
+			}
+			return runShell(b, `exec "$CLAUDE_PLUGIN_ROOT/hooks/launch" cairn-mcp`, env, b.TempDir(), initializeLine)
+		})
 		times = append(times, time.Since(start))
+		hook, mcp := r[0], r[1]
 		if !strings.Contains(hook.stdout, "(apex)") || !strings.Contains(mcp.stdout, `"serverInfo"`) {
 			b.Fatalf("first start: hook %+v, server %+v: want the report and the initialize answer", hook, mcp)
 		}

@@ -46,6 +46,20 @@ func runLaunch(t *testing.T, root string, env []string, stdin string, args ...st
 	return runProcess(t, 4*time.Minute, fmt.Sprintf("running hooks/launch %v", args), env, t.TempDir(), stdin, filepath.Join(root, "hooks", "launch"), args...)
 }
 
+// initializeLine is an MCP client's first line, which the server answers with its serverInfo.
+const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"launch-test","version":"0"}}}` + "\n"
+
+// atOnce runs launch(0) to launch(n-1) concurrently and returns their results in that order.
+func atOnce(n int, launch func(i int) launchResult) []launchResult {
+	results := make([]launchResult, n)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() { results[i] = launch(i) })
+	}
+	wg.Wait()
+	return results
+}
+
 // runProcess runs name with args, env, dir and stdin, and returns what it printed and its
 // exit code; a failure to run it at all fails t, naming it as what.
 func runProcess(t testing.TB, timeout time.Duration, what string, env []string, dir, stdin, name string, args ...string) launchResult {
@@ -253,17 +267,7 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 	}
 
 	// 2. Two MCP starts at once: both wait for the one build and exec the server.
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"launch-test","version":"0"}}}` + "\n"
-	var wg sync.WaitGroup
-	results := make([]launchResult, 2)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = runLaunch(t, root, env, initialize, "cairn-mcp")
-		}()
-	}
-	wg.Wait()
+	results := atOnce(2, func(int) launchResult { return runLaunch(t, root, env, initializeLine, "cairn-mcp") })
 	log, _ := os.ReadFile(filepath.Join(data, "build-"+pluginVersion(t)+".log"))
 	for i, r := range results {
 		if r.code != 0 {

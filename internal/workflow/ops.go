@@ -90,7 +90,6 @@ func (e *NotActiveError) Error() string {
 type TransitionError struct {
 	Type    string
 	From    string
-	To      string
 	Allowed []string
 }
 
@@ -376,7 +375,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to}, nil
 	}
 	if !def.CanMove(r.State, to) {
-		return Result{}, &TransitionError{Type: r.Type, From: r.State, To: to, Allowed: def.Allowed(r.State)}
+		return Result{}, &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}
 	}
 	for _, o := range req.Outputs {
 		if strings.TrimSpace(o) == "" {
