@@ -583,12 +583,13 @@ func (s *Store) readIndex() ([]ArchiveInfo, error) {
 }
 
 // ListArchives returns the archives, newest first, from archive/index.jsonl: it never lists
-// the archive directory, so its cost does not grow with stray directories there.
+// the archive directory, so its cost does not grow with stray directories there. An index
+// that cannot be read is an error, not an empty list.
 func (s *Store) ListArchives() ([]ArchiveInfo, error) {
-	out, _ := s.readIndex()
+	out, err := s.readIndex()
 	// Newest first in the order archives were made: the index's, which no clock reorders.
 	slices.Reverse(out)
-	return out, nil
+	return out, err
 }
 
 // RecentArchives returns the newest n archives (all when n <= 0), newest first, and whether

@@ -77,6 +77,22 @@ func TestArchiveMovesWorkflowAndKeepsNewestN(t *testing.T) {
 	}
 }
 
+// An index that cannot be read is an error, never an empty list: "no archives" would be a
+// wrong answer (show would say an archived id does not exist, sync that nothing ended).
+func TestListArchivesSaysTheIndexIsUnreadable(t *testing.T) {
+	s, dir := newStore(t)
+	if err := os.MkdirAll(filepath.Join(dir, "archive", "index.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListArchives()
+	if err == nil {
+		t.Fatalf("ListArchives = %+v, nil; want an error for an index that is a directory", list)
+	}
+	if !strings.Contains(err.Error(), "index.jsonl") {
+		t.Fatalf("error %q does not name the index", err)
+	}
+}
+
 func TestRetentionNeverTouchesActiveWorkflowOrForeignFiles(t *testing.T) {
 	s, dir := newStore(t, store.WithRetention(1), store.WithClock(clockFrom(fixedNow)))
 	s.UpdateWorkflow(setNext("old-1", "plan"))
