@@ -504,6 +504,9 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 			busy, sure := writing(tmp)
 			if !busy {
 				if displaced, err = readDisplaced(tmp); err != nil {
+					// What a writer put there between the compare and the swap, which Cairn
+					// cannot read (too large, say): it goes back rather than out with tmp.
+					handBack(tmp, path, data)
 					return snapshot{}, false, err
 				}
 				busy = !sure && len(displaced.data) == 0
