@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,84 @@ func TestUnreadableDisplacedFileGoesBack(t *testing.T) {
 	}
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, big) {
 		t.Errorf("MEMORY.md holds %d bytes (%v), want the other writer's %d", len(got), err, len(big))
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
+		t.Errorf("temp files left behind: %v", leftovers)
+	}
+}
+
+// A symlink renamed over MEMORY.md between the compare and the swap is left alone, as one
+// that was there before the read is: it goes back to MEMORY.md, not out with the temp file
+// while Cairn writes its edit of the linked file's content in its place.
+func TestDisplacedSymlinkGoesBack(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, []byte("# theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const notes = "# notes, linked\n"
+	target := filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(target, []byte(notes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	swapHook = func(p string) {
+		if p != path {
+			return
+		}
+		swapHook = nil
+		tmp := filepath.Join(dir, "model-link")
+		if err := os.Symlink("notes.md", tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { swapHook = nil }()
+	err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed")
+	if !IsUnavailable(err) {
+		t.Errorf("Record = %v, want it to leave the symlink alone", err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSymlink {
+		t.Errorf("MEMORY.md is no longer the symlink: %v, %v", fi, err)
+	}
+	if got := readFile(t, target); got != notes {
+		t.Errorf("the linked file holds %q, want %q", got, notes)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
+		t.Errorf("temp files left behind: %v", leftovers)
+	}
+}
+
+// A symlink renamed over MEMORY.md between the swap and the hand-back of a busy displaced
+// file is a newer write too: it stays, and the busy file goes.
+func TestHandBackLeavesANewerSymlink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, []byte("# theirs\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := writing
+	defer func() { writing = w }()
+	writing = func(p string) (bool, bool) {
+		if !strings.HasPrefix(filepath.Base(p), ".tmp-"+IndexFile) {
+			return w(p)
+		}
+		writing = w
+		tmp := filepath.Join(dir, "model-link")
+		if err := os.Symlink("notes.md", tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		return true, true
+	}
+	if err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed"); !IsUnavailable(err) {
+		t.Errorf("Record = %v, want it to leave the symlink alone", err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSymlink {
+		t.Errorf("MEMORY.md is no longer the symlink: %v, %v", fi, err)
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
 		t.Errorf("temp files left behind: %v", leftovers)

@@ -540,11 +540,13 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 
 // handBack exchanges tmp and path again, so that path holds what the exchange displaced into
 // tmp, unless a writer replaced data at path meanwhile: its content then stands, as it would
-// have had we never swapped. When what came back cannot be read, the writer's file stays at
-// path: what tmp then holds, and loses, is almost surely only our own edit.
+// have had we never swapped (a symlink or anything but a regular file is such a write too).
+// When what came back cannot be read, the writer's file stays at path: what tmp then holds,
+// and loses, is almost surely only our own edit.
 func handBack(tmp, path string, data []byte) {
 	if exchange(tmp, path) == nil {
-		if back, err := readDisplaced(tmp); err == nil && !bytes.Equal(back.data, data) {
+		back, err := readDisplaced(tmp)
+		if err == nil && !bytes.Equal(back.data, data) || errors.Is(err, durable.ErrNotRegular) {
 			_ = exchange(tmp, path)
 		}
 	}
@@ -588,11 +590,15 @@ func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) 
 	return name, nil
 }
 
-// readDisplaced reads the content an exchange displaced (now at p).
+// readDisplaced reads the content an exchange displaced (now at p). Like read, it refuses
+// anything but a regular file: a symlink renamed over the file is not read through.
 func readDisplaced(p string) (snapshot, error) {
-	fi, err := os.Stat(p)
+	fi, err := os.Lstat(p)
 	if err != nil {
 		return snapshot{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return snapshot{}, &fs.PathError{Op: "read", Path: p, Err: durable.ErrNotRegular}
 	}
 	data, err := readLimited(p)
 	if err != nil {
