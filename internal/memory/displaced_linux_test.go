@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,49 @@ func TestHandBackLeavesANewerSymlink(t *testing.T) {
 	}
 	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSymlink {
 		t.Errorf("MEMORY.md is no longer the symlink: %v, %v", fi, err)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
+		t.Errorf("temp files left behind: %v", leftovers)
+	}
+}
+
+// A writer that removes MEMORY.md between the compare and the swap leaves nothing to put back
+// when update gives up: the file must not become an empty one nobody can read.
+func TestGiveUpAfterARemovalPutsNothingBack(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, []byte("# theirs 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	swapHook = func(p string) {
+		if p != path {
+			return
+		}
+		calls++ // odd calls write, even ones remove: the last attempt meets a removal
+		if calls%2 == 1 {
+			if err := os.WriteFile(path, fmt.Appendf(nil, "# theirs %d\n", calls), 0o644); err != nil {
+				t.Error(err)
+			}
+		} else if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { swapHook = nil }()
+	err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed")
+	swapHook = nil
+	if !IsUnavailable(err) {
+		t.Fatalf("Record = %v, want it to give up", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() == 0 || fi.Size() == 0 {
+		t.Fatalf("after giving up MEMORY.md is %v, %d bytes", fi.Mode(), fi.Size())
+	}
+	if got := readFile(t, path); !strings.HasSuffix(got, "plan completed\n") {
+		t.Errorf("MEMORY.md = %q, want Cairn's line as its edit left it", got)
 	}
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
 		t.Errorf("temp files left behind: %v", leftovers)

@@ -453,8 +453,13 @@ func unchangedFrom(path string, expect snapshot, now *snapshot) func() error {
 // before redoing the edit on theirs, which would otherwise be lost with the temp file that
 // holds it. It leaves a file that changed since our swap alone (a newer write is in place),
 // and puts back in turn what a put-back displaces, if a writer slipped in just before it.
+// A writer that removed the file left nothing to put back, and our edit stays: removing it in
+// turn could remove a newer write, and replace would put an empty file of mode 0 there.
 func putBack(path string, theirs, ours snapshot) {
 	for range maxAttempts {
+		if !theirs.exists {
+			return
+		}
 		var now snapshot
 		displaced, known, err := replace(path, theirs.data, theirs.mode, unchangedFrom(path, ours, &now))
 		if err != nil || !known || displaced.same(ours) {
