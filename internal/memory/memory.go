@@ -453,8 +453,13 @@ func unchangedFrom(path string, expect snapshot, now *snapshot) func() error {
 // before redoing the edit on theirs, which would otherwise be lost with the temp file that
 // holds it. It leaves a file that changed since our swap alone (a newer write is in place),
 // and puts back in turn what a put-back displaces, if a writer slipped in just before it.
+// A writer that removed the file left nothing to put back, and our edit stays: removing it in
+// turn could remove a newer write, and replace would put an empty file of mode 0 there.
 func putBack(path string, theirs, ours snapshot) {
 	for range maxAttempts {
+		if !theirs.exists {
+			return
+		}
 		var now snapshot
 		displaced, known, err := replace(path, theirs.data, theirs.mode, unchangedFrom(path, ours, &now))
 		if err != nil || !known || displaced.same(ours) {
@@ -504,6 +509,9 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 			busy, sure := writing(tmp)
 			if !busy {
 				if displaced, err = readDisplaced(tmp); err != nil {
+					// What a writer put there between the compare and the swap, which Cairn
+					// cannot read (too large, say): it goes back rather than out with tmp.
+					handBack(tmp, path, data)
 					return snapshot{}, false, err
 				}
 				busy = !sure && len(displaced.data) == 0
@@ -537,11 +545,13 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 
 // handBack exchanges tmp and path again, so that path holds what the exchange displaced into
 // tmp, unless a writer replaced data at path meanwhile: its content then stands, as it would
-// have had we never swapped. When what came back cannot be read, the writer's file stays at
-// path: what tmp then holds, and loses, is almost surely only our own edit.
+// have had we never swapped (a symlink or anything but a regular file is such a write too).
+// When what came back cannot be read, the writer's file stays at path: what tmp then holds,
+// and loses, is almost surely only our own edit.
 func handBack(tmp, path string, data []byte) {
 	if exchange(tmp, path) == nil {
-		if back, err := readDisplaced(tmp); err == nil && !bytes.Equal(back.data, data) {
+		back, err := readDisplaced(tmp)
+		if err == nil && !bytes.Equal(back.data, data) || errors.Is(err, durable.ErrNotRegular) {
 			_ = exchange(tmp, path)
 		}
 	}
@@ -585,11 +595,15 @@ func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) 
 	return name, nil
 }
 
-// readDisplaced reads the content an exchange displaced (now at p).
+// readDisplaced reads the content an exchange displaced (now at p). Like read, it refuses
+// anything but a regular file: a symlink renamed over the file is not read through.
 func readDisplaced(p string) (snapshot, error) {
-	fi, err := os.Stat(p)
+	fi, err := os.Lstat(p)
 	if err != nil {
 		return snapshot{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return snapshot{}, &fs.PathError{Op: "read", Path: p, Err: durable.ErrNotRegular}
 	}
 	data, err := readLimited(p)
 	if err != nil {
