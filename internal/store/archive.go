@@ -587,9 +587,16 @@ func (s *Store) readIndex() ([]ArchiveInfo, error) {
 // that cannot be read is an error, not an empty list.
 func (s *Store) ListArchives() ([]ArchiveInfo, error) {
 	out, err := s.readIndex()
+	if err != nil {
+		return nil, s.indexErr(err)
+	}
 	// Newest first in the order archives were made: the index's, which no clock reorders.
 	slices.Reverse(out)
-	return out, err
+	return out, nil
+}
+
+func (s *Store) indexErr(err error) error {
+	return fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
 }
 
 // RecentArchives returns the newest n archives (all when n <= 0), newest first, and whether
@@ -617,7 +624,7 @@ func (s *Store) RecentArchives(n int) ([]ArchiveInfo, bool, error) {
 		return len(out) == n
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the archive index in %s: %w", s.dir, err)
+		return nil, false, s.indexErr(err)
 	}
 	return out, more, nil
 }

@@ -88,8 +88,8 @@ func TestListArchivesSaysTheIndexIsUnreadable(t *testing.T) {
 	if err == nil {
 		t.Fatalf("ListArchives = %+v, nil; want an error for an index that is a directory", list)
 	}
-	if !strings.Contains(err.Error(), "index.jsonl") {
-		t.Fatalf("error %q does not name the index", err)
+	if want := "reading the archive index in " + dir; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "index.jsonl") {
+		t.Fatalf("error %q does not say %q and name the index", err, want)
 	}
 }
 
