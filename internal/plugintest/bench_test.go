@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,21 +337,6 @@ const (
 )
 
 // runOnce starts one process and waits for it; stdout must hold want (when not empty).
-// newClient is env with a CLAUDE_PID no run had before. A startup event comes from a client
-// that has just started, so its session record is a new file. Replacing one record at every
-// run instead frees an inode each time, and on an ext4 without a journal (this development
-// VM's) every create passes over the inodes freed in the last minutes: each start would pay
-// for all the runs before it, 0.15 ms after 300 of them (measured). A client that /clears
-// does replace its record, but not hundreds of times a minute.
-func newClient(env []string) []string {
-	return append(slices.Clone(env), fmt.Sprintf("CLAUDE_PID=%d", clientPIDs.Add(1)))
-}
-
-// clientPIDs are the pids newClient hands out: above any pid_max, so no live process has one.
-var clientPIDs atomic.Int64
-
-func init() { clientPIDs.Store(1 << 23) }
-
 func runOnce(tb testing.TB, argv []string, env []string, stdin, want string) time.Duration {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
@@ -469,25 +453,18 @@ func BenchmarkHooksAsClaudeCodeRunsThem(b *testing.B) {
 		{"stop-bin", sh(stop), binEnv, stopEvent, "", 1.6},
 		{"stop-data", sh(stop), dataEnv, stopEvent, "", 1.6},
 	}
-	run := func(i int, want string) time.Duration {
-		c := cases[i]
-		env := c.env
-		if c.stdin == startEvent {
-			env = newClient(env)
-		}
-		return runOnce(b, c.argv, env, c.stdin, want)
-	}
 	times := make([][]time.Duration, len(cases))
 	for i, c := range cases {
-		run(i, c.want) // warm the page cache, check the output
-		run(i, c.want) // and let Stop write what it owes once
+		runOnce(b, c.argv, c.env, c.stdin, c.want) // warm the page cache, check the output
+		runOnce(b, c.argv, c.env, c.stdin, c.want) // and let Stop write what it owes once
 		times[i] = make([]time.Duration, 0, b.N)
 	}
 	b.ResetTimer()
 	for range b.N {
 		// A new order each round: no case always follows the same one.
 		for _, i := range rand.Perm(len(cases)) {
-			times[i] = append(times[i], run(i, ""))
+			c := cases[i]
+			times[i] = append(times[i], runOnce(b, c.argv, c.env, c.stdin, ""))
 		}
 	}
 	b.StopTimer()
