@@ -467,3 +467,64 @@ func (s slowFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File,
 	time.Sleep(5 * time.Millisecond)
 	return s.FS.OpenFile(name, flag, perm)
 }
+
+// TestLostActiveJournalContinuesAfterItsSegments: when the active journal file is gone
+// (removed by hand) or holds no readable line while sealed segments remain, the lines written
+// next are numbered after the segments' last one. Numbered from 1 again, readers (which keep
+// the first copy of each sequence number) would hide them behind the segments, and the next
+// compaction (which seals only lines after the last segment's) would drop them.
+func TestLostActiveJournalContinuesAfterItsSegments(t *testing.T) {
+	for name, lose := range map[string]func(string) error{
+		"removed": os.Remove,
+		"garbage": func(p string) error { return os.WriteFile(p, []byte("not a journal line\n"), 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+			const before, after = 40, 80
+			for range before {
+				if _, err := transition(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, sealed, "1.jsonl")); err != nil {
+				t.Fatal("no sealed segment to continue after")
+			}
+			if err := lose(filepath.Join(dir, "journal", wfID+".jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			for range after {
+				if _, err := transition(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
+			if len(segs) < 2 {
+				t.Fatalf("%d segments: no compaction after the loss", len(segs))
+			}
+			j, err := s.ReadJournal(wfID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			states, err := j.States()
+			if err != nil {
+				t.Fatalf("the journal does not replay: %v (problems %v)", err, j.Problems)
+			}
+			seen := map[int64]int{}
+			for _, st := range states {
+				seen[st.Revision]++
+				if !bytes.Equal(st.Snapshot, crashDoc(st.Revision)) {
+					t.Fatalf("revision %d replays as %.80s", st.Revision, st.Snapshot)
+				}
+			}
+			for rev := int64(before + 1); rev <= before+after; rev++ {
+				if seen[rev] != 1 {
+					t.Fatalf("revision %d, written after the loss, is in the journal %d times (problems %v)", rev, seen[rev], j.Problems)
+				}
+			}
+			since, err := s.ReadJournalSince(wfID, before)
+			if err != nil || len(since) != after || since[0].Revision != before+1 || !bytes.Equal(since[after-1].Snapshot, crashDoc(before+after)) {
+				t.Fatalf("ReadJournalSince(%d): %d records (%v), want %d", before, len(since), err, after)
+			}
+		})
+	}
+}

@@ -286,8 +286,15 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		if err := s.reclaimJournal(w.ID); err != nil {
 			return w, tailState{}, err
 		}
-		if tail, err = s.journalTail(journalFile(w.ID)); err != nil || tail == nil {
+		if tail, err = s.journalTail(journalFile(w.ID)); err != nil {
 			return w, tailState{}, err
+		}
+		if tail == nil {
+			// The active journal is gone or holds no readable line: the next line is a full
+			// one numbered after the sealed segments, which readers and the next compaction
+			// would otherwise keep in its place.
+			ts, err := s.sealedTail(journalFile(w.ID))
+			return w, ts, err
 		}
 	}
 	if tail.Revision > w.Revision {
