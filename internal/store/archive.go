@@ -364,6 +364,11 @@ func (s *Store) indexPending(p pending, dir string) error {
 // that holds it without a snapshot: what Cairn left, before archive/pending.json, when killed between
 // moving the journal and moving the snapshot into the archive.
 func (s *Store) reclaimJournal(id string) error {
+	// Only a missing journal is brought back: one that is there, readable or not, is the
+	// active workflow's own, and renaming over it would destroy it.
+	if there, err := s.present(journalFile(id)); err != nil || there {
+		return err
+	}
 	names, err := s.fs.ReadDirNames(archiveDir)
 	if err != nil {
 		return nil

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -273,5 +274,43 @@ func TestRecentArchivesReadsTheIndexTail(t *testing.T) {
 				t.Fatalf("n=%d: [%d] = %+v", tc.n, i, a)
 			}
 		}
+	}
+}
+
+// TestReclaimNeverReplacesAJournal: an archive directory of the active workflow holding a
+// journal without a snapshot (what an older Cairn's half-done archive left, or a prune cut
+// short) gives its journal back only when the active one is missing. An active journal that
+// is there but holds no readable line is kept as it is, and the workflow does not jump to the
+// other journal's states.
+func TestReclaimNeverReplacesAJournal(t *testing.T) {
+	s, dir := newStore(t)
+	other, otherDir := newStore(t)
+	for _, st := range []string{"a", "b", "c"} {
+		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range []string{"x", "y", "z", "zz", "zzz"} {
+		if _, err := other.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	half := filepath.Join(dir, "archive", wfID+"-20261101T000000.000Z")
+	os.MkdirAll(half, 0o700)
+	theirs, _ := os.ReadFile(filepath.Join(otherDir, "journal", wfID+".jsonl"))
+	os.WriteFile(filepath.Join(half, "journal.jsonl"), theirs, 0o600)
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	damaged := []byte("a damaged line\n")
+	os.WriteFile(jp, damaged, 0o600)
+
+	res, err := s.UpdateWorkflow(setNext(wfID, "d"))
+	if err != nil || res.Revision != 4 || !bytes.Contains(res.Data, []byte(`"d"`)) {
+		t.Fatalf("next change: revision %d %s (%v), want 4", res.Revision, res.Data, err)
+	}
+	if b, _ := os.ReadFile(jp); !bytes.HasPrefix(b, damaged) {
+		t.Fatalf("the active journal was replaced: %.100s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(half, "journal.jsonl")); !bytes.Equal(b, theirs) {
+		t.Fatal("the archived journal was moved")
 	}
 }
