@@ -314,3 +314,46 @@ func TestReclaimNeverReplacesAJournal(t *testing.T) {
 		t.Fatal("the archived journal was moved")
 	}
 }
+
+// TestRetentionWaitsOnADamagedIndex: when archive/index.jsonl has a damaged line, the archive
+// directories it does not name may be the ones that line named, the newest ones included, so
+// where they belong in the order is not known. Retention then removes nothing and says why,
+// instead of taking them for the oldest and removing the newest archives; the index is left as
+// it is.
+func TestRetentionWaitsOnADamagedIndex(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(5), store.WithClock(clockFrom(fixedNow)))
+	var made []string
+	for i := range 5 {
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		info, err := s.Archive("completed")
+		if err != nil || len(info.Pruned) != 0 {
+			t.Fatalf("archive %d: %+v %v", i, info, err)
+		}
+		made = append(made, info.Dir)
+	}
+	ip := filepath.Join(dir, "archive", "index.jsonl")
+	b, _ := os.ReadFile(ip)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	// The newest two lines: one cut short, one no longer naming its directory.
+	lines[3] = append(lines[3][:20:20], '\n')
+	lines[4] = bytes.Replace(lines[4], []byte(`"dir"`), []byte(`"dXr"`), 1)
+	damaged := bytes.Join(lines, nil)
+	os.WriteFile(ip, damaged, 0o600)
+
+	s.UpdateWorkflow(setNext("wf-5", "plan"))
+	info, err := s.Archive("completed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Pruned) != 0 || info.PruneErr == nil || !strings.Contains(info.PruneErr.Error(), "damaged") {
+		t.Fatalf("pruned %v, prune error %v: want nothing removed and why", info.Pruned, info.PruneErr)
+	}
+	for _, d := range append(made, info.Dir) {
+		if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
+			t.Fatalf("archive %s: %v", d, err)
+		}
+	}
+	if b, _ := os.ReadFile(ip); !bytes.HasPrefix(b, damaged) {
+		t.Fatal("the damaged index was rewritten")
+	}
+}
