@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -526,5 +527,56 @@ func TestLostActiveJournalContinuesAfterItsSegments(t *testing.T) {
 				t.Fatalf("ReadJournalSince(%d): %d records (%v), want %d", before, len(since), err, after)
 			}
 		})
+	}
+}
+
+// TestNewChainAfterALostJournalKeepsItsLines: sealed segments left of a workflow whose snapshot
+// and active journal are gone belong to an earlier chain. When a workflow of that id starts
+// again (a sync brings it back), they are moved to quarantine/, where they are kept: left in
+// place, readers (first copy of each sequence number wins) would show their lines instead of
+// the new chain's, and the next compaction would drop the new chain's lines numbered as theirs.
+func TestNewChainAfterALostJournalKeepsItsLines(t *testing.T) {
+	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+	for range 70 {
+		if _, err := transition(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	os.Remove(filepath.Join(dir, "journal", wfID+".jsonl"))
+	if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("with the snapshot and journal gone: %v", err)
+	}
+	again := func(rev int64) []byte {
+		return bytes.Replace(crashDoc(rev), []byte(`{"history"`), []byte(`{"again":true,"history"`), 1)
+	}
+	const total = 80
+	for rev := int64(1); rev <= total; rev++ {
+		res, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+			return again(rev), store.Event{Kind: "transition"}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev == 1 && (len(res.Notices) != 1 || res.Notices[0].Kind != "quarantined") {
+			t.Fatalf("first change of the new chain: notices %v", res.Notices)
+		}
+	}
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Problems) != 0 {
+		t.Fatalf("journal: %v %v", j.Problems, err)
+	}
+	states, err := j.States()
+	if err != nil || len(states) != total {
+		t.Fatalf("the new chain replays %d of %d (%v)", len(states), total, err)
+	}
+	for i, st := range states {
+		if st.Revision != int64(i+1) || !bytes.Equal(st.Snapshot, again(st.Revision)) {
+			t.Fatalf("record %d is revision %d: %.80s", i, st.Revision, st.Snapshot)
+		}
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, "quarantine", wfID+".sealed-*", "1.jsonl"))
+	if len(kept) != 1 {
+		t.Fatalf("the earlier chain's segments are not kept in quarantine: %v", kept)
 	}
 }

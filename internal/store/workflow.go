@@ -584,6 +584,10 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 		if tail != nil {
 			// A new chain: its first line is full.
 			ts = tailState{seq: tail.Seq, rev: tail.Revision}
+		} else if n, err := s.setAsideSealed(m.id); err != nil {
+			return res, err
+		} else if n != nil {
+			w.Notices = append(w.Notices, *n)
 		}
 	}
 	prev := max(w.Revision, ts.rev)
@@ -619,6 +623,23 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 		_ = s.compactJournal(jf, appended.Offset)
 	}
 	return res, nil
+}
+
+// setAsideSealed moves to quarantine/ the sealed segments of workflow id when a new chain of it
+// starts without a journal to continue: they belong to an earlier chain whose journal is gone.
+// Left in place, readers, which keep the first copy of each sequence number, would show their
+// lines instead of the new chain's, and the next compaction would drop the new chain's lines
+// numbered as theirs.
+func (s *Store) setAsideSealed(id string) (*Notice, error) {
+	dir := sealedDir(journalFile(id))
+	if there, err := s.present(dir); err != nil || !there {
+		return nil, err
+	}
+	n, err := s.quarantine(dir, errors.New("its sealed journal lines belong to an earlier chain of this workflow whose journal is missing"))
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
 }
 
 // journalRecord makes the journal line for a change from prev (the current snapshot, nil for
