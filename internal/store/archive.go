@@ -364,6 +364,11 @@ func (s *Store) indexPending(p pending, dir string) error {
 // that holds it without a snapshot: what Cairn left, before archive/pending.json, when killed between
 // moving the journal and moving the snapshot into the archive.
 func (s *Store) reclaimJournal(id string) error {
+	// Only a missing journal is brought back: one that is there, readable or not, is the
+	// active workflow's own, and renaming over it would destroy it.
+	if there, err := s.present(journalFile(id)); err != nil || there {
+		return err
+	}
 	names, err := s.fs.ReadDirNames(archiveDir)
 	if err != nil {
 		return nil
@@ -463,7 +468,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 			onDisk[n] = true
 		}
 	}
-	index, err := s.readIndex()
+	index, damaged, err := s.readIndexLines()
 	if err != nil {
 		// Without the index the order is unknown, and rewriting it from archive/ alone would
 		// drop what only it knows (a half-pruned directory's line): retention waits for the
@@ -521,6 +526,11 @@ func (s *Store) prune(kept string) ([]string, error) {
 		}
 		missing = append(missing, a)
 	}
+	if len(missing) > 0 && damaged > 0 {
+		// The damaged lines may be theirs, the newest archives' as well as any: taken for the
+		// oldest, they would be the first removed. The index is left as it is.
+		return nil, fmt.Errorf("%s in %s has %d damaged line(s), so where the %d archive directories it does not name belong in the order of archives is not known: none was removed", archiveIndex, s.dir, damaged, len(missing))
+	}
 	if len(missing) > 0 {
 		// Nothing better is known of their order than the stamps in their names.
 		slices.SortFunc(missing, func(a, b ArchiveInfo) int {
@@ -565,21 +575,30 @@ func (s *Store) writeIndex(order []ArchiveInfo) error {
 // readIndex reads archive/index.jsonl and says whether it could be read (a missing one is
 // empty).
 func (s *Store) readIndex() ([]ArchiveInfo, error) {
+	out, _, err := s.readIndexLines()
+	return out, err
+}
+
+// readIndexLines is readIndex, also counting the whole lines that name no archive (damaged).
+func (s *Store) readIndexLines() (out []ArchiveInfo, damaged int, err error) {
 	data, err := durable.ReadFile(s.fs, archiveIndex, 16<<20)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var out []ArchiveInfo
-	for _, l := range ParseLines(data, MaxLogLine).Lines {
+	lines := ParseLines(data, MaxLogLine)
+	damaged = lines.Invalid
+	for _, l := range lines.Lines {
 		var a ArchiveInfo
 		if json.Unmarshal(l, &a) == nil && a.Dir != "" {
 			out = append(out, a)
+		} else {
+			damaged++
 		}
 	}
-	return out, nil
+	return out, damaged, nil
 }
 
 // ListArchives returns the archives, newest first, from archive/index.jsonl: it never lists

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -273,5 +274,86 @@ func TestRecentArchivesReadsTheIndexTail(t *testing.T) {
 				t.Fatalf("n=%d: [%d] = %+v", tc.n, i, a)
 			}
 		}
+	}
+}
+
+// TestReclaimNeverReplacesAJournal: an archive directory of the active workflow holding a
+// journal without a snapshot (what an older Cairn's half-done archive left, or a prune cut
+// short) gives its journal back only when the active one is missing. An active journal that
+// is there but holds no readable line is kept as it is, and the workflow does not jump to the
+// other journal's states.
+func TestReclaimNeverReplacesAJournal(t *testing.T) {
+	s, dir := newStore(t)
+	other, otherDir := newStore(t)
+	for _, st := range []string{"a", "b", "c"} {
+		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range []string{"x", "y", "z", "zz", "zzz"} {
+		if _, err := other.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	half := filepath.Join(dir, "archive", wfID+"-20261101T000000.000Z")
+	os.MkdirAll(half, 0o700)
+	theirs, _ := os.ReadFile(filepath.Join(otherDir, "journal", wfID+".jsonl"))
+	os.WriteFile(filepath.Join(half, "journal.jsonl"), theirs, 0o600)
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	damaged := []byte("a damaged line\n")
+	os.WriteFile(jp, damaged, 0o600)
+
+	res, err := s.UpdateWorkflow(setNext(wfID, "d"))
+	if err != nil || res.Revision != 4 || !bytes.Contains(res.Data, []byte(`"d"`)) {
+		t.Fatalf("next change: revision %d %s (%v), want 4", res.Revision, res.Data, err)
+	}
+	if b, _ := os.ReadFile(jp); !bytes.HasPrefix(b, damaged) {
+		t.Fatalf("the active journal was replaced: %.100s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(half, "journal.jsonl")); !bytes.Equal(b, theirs) {
+		t.Fatal("the archived journal was moved")
+	}
+}
+
+// TestRetentionWaitsOnADamagedIndex: when archive/index.jsonl has a damaged line, the archive
+// directories it does not name may be the ones that line named, the newest ones included, so
+// where they belong in the order is not known. Retention then removes nothing and says why,
+// instead of taking them for the oldest and removing the newest archives; the index is left as
+// it is.
+func TestRetentionWaitsOnADamagedIndex(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(5), store.WithClock(clockFrom(fixedNow)))
+	var made []string
+	for i := range 5 {
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		info, err := s.Archive("completed")
+		if err != nil || len(info.Pruned) != 0 {
+			t.Fatalf("archive %d: %+v %v", i, info, err)
+		}
+		made = append(made, info.Dir)
+	}
+	ip := filepath.Join(dir, "archive", "index.jsonl")
+	b, _ := os.ReadFile(ip)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	// The newest two lines: one cut short, one no longer naming its directory.
+	lines[3] = append(lines[3][:20:20], '\n')
+	lines[4] = bytes.Replace(lines[4], []byte(`"dir"`), []byte(`"dXr"`), 1)
+	damaged := bytes.Join(lines, nil)
+	os.WriteFile(ip, damaged, 0o600)
+
+	s.UpdateWorkflow(setNext("wf-5", "plan"))
+	info, err := s.Archive("completed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Pruned) != 0 || info.PruneErr == nil || !strings.Contains(info.PruneErr.Error(), "damaged") {
+		t.Fatalf("pruned %v, prune error %v: want nothing removed and why", info.Pruned, info.PruneErr)
+	}
+	for _, d := range append(made, info.Dir) {
+		if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
+			t.Fatalf("archive %s: %v", d, err)
+		}
+	}
+	if b, _ := os.ReadFile(ip); !bytes.HasPrefix(b, damaged) {
+		t.Fatal("the damaged index was rewritten")
 	}
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -466,4 +467,116 @@ type slowFS struct{ durable.FS }
 func (s slowFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	time.Sleep(5 * time.Millisecond)
 	return s.FS.OpenFile(name, flag, perm)
+}
+
+// TestLostActiveJournalContinuesAfterItsSegments: when the active journal file is gone
+// (removed by hand) or holds no readable line while sealed segments remain, the lines written
+// next are numbered after the segments' last one. Numbered from 1 again, readers (which keep
+// the first copy of each sequence number) would hide them behind the segments, and the next
+// compaction (which seals only lines after the last segment's) would drop them.
+func TestLostActiveJournalContinuesAfterItsSegments(t *testing.T) {
+	for name, lose := range map[string]func(string) error{
+		"removed": os.Remove,
+		"garbage": func(p string) error { return os.WriteFile(p, []byte("not a journal line\n"), 0o600) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+			const before, after = 40, 80
+			for range before {
+				if _, err := transition(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, sealed, "1.jsonl")); err != nil {
+				t.Fatal("no sealed segment to continue after")
+			}
+			if err := lose(filepath.Join(dir, "journal", wfID+".jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			for range after {
+				if _, err := transition(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
+			if len(segs) < 2 {
+				t.Fatalf("%d segments: no compaction after the loss", len(segs))
+			}
+			j, err := s.ReadJournal(wfID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			states, err := j.States()
+			if err != nil {
+				t.Fatalf("the journal does not replay: %v (problems %v)", err, j.Problems)
+			}
+			seen := map[int64]int{}
+			for _, st := range states {
+				seen[st.Revision]++
+				if !bytes.Equal(st.Snapshot, crashDoc(st.Revision)) {
+					t.Fatalf("revision %d replays as %.80s", st.Revision, st.Snapshot)
+				}
+			}
+			for rev := int64(before + 1); rev <= before+after; rev++ {
+				if seen[rev] != 1 {
+					t.Fatalf("revision %d, written after the loss, is in the journal %d times (problems %v)", rev, seen[rev], j.Problems)
+				}
+			}
+			since, err := s.ReadJournalSince(wfID, before)
+			if err != nil || len(since) != after || since[0].Revision != before+1 || !bytes.Equal(since[after-1].Snapshot, crashDoc(before+after)) {
+				t.Fatalf("ReadJournalSince(%d): %d records (%v), want %d", before, len(since), err, after)
+			}
+		})
+	}
+}
+
+// TestNewChainAfterALostJournalKeepsItsLines: sealed segments left of a workflow whose snapshot
+// and active journal are gone belong to an earlier chain. When a workflow of that id starts
+// again (a sync brings it back), they are moved to quarantine/, where they are kept: left in
+// place, readers (first copy of each sequence number wins) would show their lines instead of
+// the new chain's, and the next compaction would drop the new chain's lines numbered as theirs.
+func TestNewChainAfterALostJournalKeepsItsLines(t *testing.T) {
+	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+	for range 70 {
+		if _, err := transition(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	os.Remove(filepath.Join(dir, "journal", wfID+".jsonl"))
+	if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("with the snapshot and journal gone: %v", err)
+	}
+	again := func(rev int64) []byte {
+		return bytes.Replace(crashDoc(rev), []byte(`{"history"`), []byte(`{"again":true,"history"`), 1)
+	}
+	const total = 80
+	for rev := int64(1); rev <= total; rev++ {
+		res, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+			return again(rev), store.Event{Kind: "transition"}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev == 1 && (len(res.Notices) != 1 || res.Notices[0].Kind != "quarantined") {
+			t.Fatalf("first change of the new chain: notices %v", res.Notices)
+		}
+	}
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Problems) != 0 {
+		t.Fatalf("journal: %v %v", j.Problems, err)
+	}
+	states, err := j.States()
+	if err != nil || len(states) != total {
+		t.Fatalf("the new chain replays %d of %d (%v)", len(states), total, err)
+	}
+	for i, st := range states {
+		if st.Revision != int64(i+1) || !bytes.Equal(st.Snapshot, again(st.Revision)) {
+			t.Fatalf("record %d is revision %d: %.80s", i, st.Revision, st.Snapshot)
+		}
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, "quarantine", wfID+".sealed-*", "1.jsonl"))
+	if len(kept) != 1 {
+		t.Fatalf("the earlier chain's segments are not kept in quarantine: %v", kept)
+	}
 }

@@ -415,6 +415,26 @@ func (s *Store) segments(active string) ([]string, error) {
 	return names, nil
 }
 
+// sealedTail is the sequence number and revision of the last verified line sealed from the
+// journal file active (zero when nothing is sealed): where that journal goes on when the
+// active file has no line to continue from.
+func (s *Store) sealedTail(active string) (tailState, error) {
+	segs, err := s.segments(active)
+	if err != nil {
+		return tailState{}, fmt.Errorf("reading the sealed journal %s in %s: %w", sealedDir(active), s.dir, err)
+	}
+	for i := len(segs) - 1; i >= 0; i-- {
+		r, err := s.journalTail(segs[i])
+		if err != nil {
+			return tailState{}, fmt.Errorf("reading journal %s in %s: %w", segs[i], s.dir, err)
+		}
+		if r != nil {
+			return tailState{seq: r.Seq, rev: r.Revision}, nil
+		}
+	}
+	return tailState{}, nil
+}
+
 // segmentNum is n for a segment named <n>.jsonl, else 0.
 func segmentNum(name string) int {
 	num, ok := strings.CutSuffix(name, ".jsonl")

@@ -274,8 +274,11 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			return w, tailState{}, err
 		}
 		w.Data, w.ID, w.Revision = rec.Snapshot, rm.id, rec.Revision
-		w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision,
-			Message: fmt.Sprintf("the workflow snapshot was rebuilt from its journal at revision %d", rec.Revision)})
+		msg := fmt.Sprintf("the workflow snapshot was rebuilt from its journal at revision %d", rec.Revision)
+		if raw.Revision > rec.Revision {
+			msg += fmt.Sprintf("; the journal holds revisions up to %d, but a damaged line breaks its chain of changes and those after revision %d cannot be rebuilt (the journal keeps every line)", raw.Revision, rec.Revision)
+		}
+		w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision, Message: msg})
 		return w, tailOf(raw), nil
 	}
 	tail, err := s.journalTail(journalFile(w.ID))
@@ -286,14 +289,24 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		if err := s.reclaimJournal(w.ID); err != nil {
 			return w, tailState{}, err
 		}
-		if tail, err = s.journalTail(journalFile(w.ID)); err != nil || tail == nil {
+		if tail, err = s.journalTail(journalFile(w.ID)); err != nil {
 			return w, tailState{}, err
+		}
+		if tail == nil {
+			// The active journal is gone or holds no readable line: the next line is a full
+			// one numbered after the sealed segments, which readers and the next compaction
+			// would otherwise keep in its place.
+			ts, err := s.sealedTail(journalFile(w.ID))
+			return w, ts, err
 		}
 	}
 	if tail.Revision > w.Revision {
 		// The journal is the commit point: a change recorded there whose snapshot replace was
 		// cut short is applied now.
 		st, err := s.journalState(journalFile(w.ID))
+		if errors.Is(err, errChain) {
+			return s.pastBrokenChain(w, st, tail)
+		}
 		if err == nil && st != nil && st.Seq == tail.Seq {
 			_, err = readMeta(st.Snapshot)
 		}
@@ -308,6 +321,26 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		w.Data, w.Revision = st.Snapshot, tail.Revision
 	}
 	return w, tailOf(tail), nil
+}
+
+// pastBrokenChain goes on from w when a damaged line breaks the journal's chain of changes
+// before tail, its last line, so that the states after the break cannot be rebuilt (as a
+// rebuild of a damaged snapshot finds too, newestJournalRecord): from the newest state there
+// is, the snapshot or st, the last the journal gives (nil for none), with a full line after
+// tail. The journal keeps every line; nothing after the break is claimed as rebuilt.
+func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailState, error) {
+	if st != nil && st.Revision > w.Revision {
+		if _, err := readMeta(st.Snapshot); err != nil {
+			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", st.Revision, w.ID, err)
+		}
+		if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
+			return w, tailState{}, err
+		}
+		w.Data, w.Revision = st.Snapshot, st.Revision
+	}
+	w.Notices = append(w.Notices, Notice{Kind: "rebuilt", Path: WorkflowFile, Revision: w.Revision,
+		Message: fmt.Sprintf("the journal of %s holds revisions up to %d, but a damaged line breaks its chain of changes and those after revision %d cannot be rebuilt: the workflow goes on from revision %d, and the journal keeps every line", w.ID, tail.Revision, w.Revision, w.Revision)})
+	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
 }
 
 // quarantine moves a damaged file to quarantine/<base>-<utc>, never deleting it.
@@ -464,7 +497,9 @@ func (s *Store) UpdateRecord(fn func(cur *workflow.Record) (next *workflow.Recor
 		}
 		next.Revision = 1
 		if w.Data != nil && w.ID == next.WorkflowID {
-			next.Revision = w.Revision + 1
+			// After the journal's last revision, which is past the snapshot's when the states
+			// after the snapshot's cannot be rebuilt (loadLocked).
+			next.Revision = max(w.Revision, ts.rev) + 1
 		}
 		return s.commitRecord(w, ts, next, ev)
 	})
@@ -549,6 +584,10 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 		if tail != nil {
 			// A new chain: its first line is full.
 			ts = tailState{seq: tail.Seq, rev: tail.Revision}
+		} else if n, err := s.setAsideSealed(m.id); err != nil {
+			return res, err
+		} else if n != nil {
+			w.Notices = append(w.Notices, *n)
 		}
 	}
 	prev := max(w.Revision, ts.rev)
@@ -584,6 +623,23 @@ func (s *Store) commit(w Workflow, ts tailState, next []byte, m meta, ev Event) 
 		_ = s.compactJournal(jf, appended.Offset)
 	}
 	return res, nil
+}
+
+// setAsideSealed moves to quarantine/ the sealed segments of workflow id when a new chain of it
+// starts without a journal to continue: they belong to an earlier chain whose journal is gone.
+// Left in place, readers, which keep the first copy of each sequence number, would show their
+// lines instead of the new chain's, and the next compaction would drop the new chain's lines
+// numbered as theirs.
+func (s *Store) setAsideSealed(id string) (*Notice, error) {
+	dir := sealedDir(journalFile(id))
+	if there, err := s.present(dir); err != nil || !there {
+		return nil, err
+	}
+	n, err := s.quarantine(dir, errors.New("its sealed journal lines belong to an earlier chain of this workflow whose journal is missing"))
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
 }
 
 // journalRecord makes the journal line for a change from prev (the current snapshot, nil for

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 const wfID = "apex-20261122T173000Z-3f9a"
@@ -397,5 +398,67 @@ func TestSnapshotAndJournalBothDamagedAreReported(t *testing.T) {
 	}
 	if _, err := s.UpdateWorkflow(setNext("another-1", "plan")); err == nil {
 		t.Fatal("a new workflow was started over a damaged one")
+	}
+}
+
+// TestRebuildPastABrokenChainGoesOn: a line damaged in the middle of a chain of deltas leaves
+// the states after it beyond rebuilding. The workflow goes on from the newest state there is
+// (the snapshot, or the last the journal gives when the snapshot is damaged or older): each next
+// change is numbered after the journal's last revision (a revision number is never reused) and
+// commits, as does every one after it, and the journal keeps every line it held.
+func TestRebuildPastABrokenChainGoesOn(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		damage    int    // the journal line damaged
+		snapshot  []byte // what the snapshot is made to hold
+		readFirst bool   // a read repairs the snapshot before the first change
+		from      string // the state the first change starts from
+	}{
+		{"snapshot damaged, read first", 3, []byte("garbage"), true, "b"},
+		{"snapshot damaged", 3, []byte("garbage"), false, "b"},
+		{"snapshot older than the break", 4, record(wfID, 2, "b"), false, "c"},
+		{"snapshot newer than the break", 3, record(wfID, 4, "d"), false, "d"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := newStore(t)
+			for _, st := range []string{"a", "b", "c", "d", "e"} {
+				if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jp := filepath.Join(dir, "journal", wfID+".jsonl")
+			b, _ := os.ReadFile(jp)
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			if !bytes.Contains(lines[tc.damage-1], []byte(`"delta":`)) || !bytes.Contains(lines[tc.damage], []byte(`"delta":`)) {
+				t.Fatalf("lines %d and %d are not deltas: %s", tc.damage, tc.damage+1, b)
+			}
+			lines[tc.damage-1] = bytes.Replace(lines[tc.damage-1], []byte(`"transition"`), []byte(`"trAnsition"`), 1)
+			damaged := bytes.Join(lines, nil)
+			os.WriteFile(jp, damaged, 0o600)
+			os.WriteFile(filepath.Join(dir, store.WorkflowFile), tc.snapshot, 0o600)
+			if tc.readFirst {
+				if w, err := s.ReadWorkflow(); err != nil || w.Revision != 2 || len(w.Notices) != 2 || !strings.Contains(w.Notices[1].Message, "up to 5") {
+					t.Fatalf("rebuilt at %d, notices %v (%v)", w.Revision, w.Notices, err)
+				}
+			}
+			for i, state := range []string{"f", "g", "h"} {
+				res, err := s.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+					if i == 0 && r.State != tc.from {
+						t.Errorf("the first change starts from %q, want %q", r.State, tc.from)
+					}
+					r.State = state
+					return r, store.Event{Kind: "transition"}, nil
+				})
+				if want := int64(6 + i); err != nil || res.Revision != want {
+					t.Fatalf("change %d: revision %d (%v), want %d", i+1, res.Revision, err, want)
+				}
+				if w, err := s.ReadWorkflow(); err != nil || w.Revision != int64(6+i) || !bytes.Contains(w.Data, []byte(`"`+state+`"`)) {
+					t.Fatalf("read after change %d: revision %d %s (%v)", i+1, w.Revision, w.Data, err)
+				}
+			}
+			if now, _ := os.ReadFile(jp); !bytes.HasPrefix(now, damaged) {
+				t.Fatal("the journal lost lines it held")
+			}
+		})
 	}
 }
