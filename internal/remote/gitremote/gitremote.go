@@ -358,7 +358,9 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	if err := b.run(ctx, nil, &out, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--"); err != nil {
 		return nil, err
 	}
-	oids := make([]string, 0, n)
+	// Sized by what git printed, never by n: the revision comes from a subject anyone who can
+	// push may write, and a forged one must be an error rather than a huge allocation.
+	oids := make([]string, 0, strings.Count(out.String(), "\n"))
 	want := t.rev
 	for line := range strings.Lines(out.String()) {
 		head, subj, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
@@ -384,7 +386,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	if err := b.run(ctx, &in, &out, "cat-file", "--batch"); err != nil {
 		return nil, err
 	}
-	recs := make([]remote.Record, 0, n)
+	recs := make([]remote.Record, 0, len(oids))
 	r := bufio.NewReader(&out)
 	for i := range oids {
 		hdr, err := r.ReadString('\n')
