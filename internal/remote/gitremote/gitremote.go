@@ -470,7 +470,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = b.cfg.Dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
+	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
 		"GIT_COMMITTER_NAME=Cairn", "GIT_COMMITTER_EMAIL=cairn@localhost")
 	cmd.Stdin = stdin
@@ -488,6 +488,29 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		return &GitError{Op: args[0], Err: err, Stderr: lastLine(stderr.String())}
 	}
 	return nil
+}
+
+// gitEnv is this process's environment for a git run in Config.Dir, then extra. It leaves out
+// the variables that choose the repository, its objects or its ref namespace (git's own list of
+// repository-local variables, plus the namespace and a hook's quarantine): set by a git hook
+// that runs cairn, or left exported in a shell, they would make git ignore cmd.Dir and write
+// Cairn's objects and refs somewhere else. Everything else (credentials, SSH, config) is the
+// user's, used as it is.
+func gitEnv(extra ...string) []string {
+	env := os.Environ()
+	out := make([]string, 0, len(env)+len(extra))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_IMPLICIT_WORK_TREE",
+			"GIT_GRAFT_FILE", "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS", "GIT_SHALLOW_FILE",
+			"GIT_QUARANTINE_PATH":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, extra...)
 }
 
 // GitError is a git command that failed.

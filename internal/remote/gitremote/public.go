@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/url"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -76,7 +75,7 @@ func gitOutput(ctx context.Context, dir string, timeout time.Duration, args ...s
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "SSH_ASKPASS=true", "LC_ALL=C")
+	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "SSH_ASKPASS=true", "LC_ALL=C")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.WaitDelay = 2 * time.Second
