@@ -462,8 +462,9 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 }
 
 // run runs git in the repository. Prompts are off (nobody is there to answer one in the MCP
-// server) and the locale is C so git's porcelain is the same everywhere; the user's config,
-// credential helpers and SSH setup are used as they are.
+// server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach).
+// The locale is C so git's porcelain is the same everywhere; the user's config, credential
+// helpers and SSH setup are used as they are.
 func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
@@ -478,6 +479,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 2 * time.Second
+	detach(cmd)
 	if err := cmd.Run(); err != nil {
 		if parent.Err() != nil {
 			return fmt.Errorf("gitremote: git %s: %w", args[0], parent.Err())

@@ -79,6 +79,7 @@ func gitOutput(ctx context.Context, dir string, timeout time.Duration, args ...s
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.WaitDelay = 2 * time.Second
+	detach(cmd)
 	err := cmd.Run()
 	return out.String(), err
 }
