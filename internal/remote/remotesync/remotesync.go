@@ -173,16 +173,21 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
 	}
+	var shared int
 	if w.Data != nil {
 		id = w.ID
+		if shared, err = shareLeft(ctx, st, b, from, id); err != nil {
+			return Outcome{}, err
+		}
 	} else {
-		shared, chosen, out, err := idle(ctx, st, b, id)
+		var chosen string
+		shared, chosen, out, err = idle(ctx, st, b, id)
 		if err != nil || chosen == "" {
 			return out, err
 		}
 		id = chosen
-		defer func() { out.Shared = shared }()
 	}
+	defer func() { out.Shared = shared }()
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
 	}
@@ -420,6 +425,27 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 		return shared, chosen, out, nil
 	}
 	return shared, "", Outcome{Shared: shared, Available: open}, ErrChoose
+}
+
+// shareLeft shares the end of the workflow the last sync against from was about (package
+// mirror) when it has been archived here since, as idle does: a workflow completed or replaced
+// here and followed at once by the active one, id, would otherwise never have its end pushed,
+// and the machines still on it would go on alone.
+func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (int, error) {
+	s, err := mirror.Load(st)
+	if err != nil || s.Remote != from || s.Workflow == "" || s.Workflow == id || s.Mirrored == 0 {
+		return 0, nil // nothing known to be shared, or the active workflow itself
+	}
+	archives, err := st.ListArchives()
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range archives { // newest first: the first is its end
+		if a.WorkflowID == s.Workflow && a.Reason != "conflict" {
+			return shareArchive(ctx, st, b, a)
+		}
+	}
+	return 0, nil
 }
 
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is

@@ -253,6 +253,47 @@ func TestFinishedHereIsShared(t *testing.T) {
 	}
 }
 
+// TestFinishedThenStartedIsShared: A completes the workflow and starts the next one before
+// its next sync. That sync (about the new workflow) still pushes the end of the finished one,
+// so B, still on it, learns it is over instead of going on with it alone.
+func TestFinishedThenStartedIsShared(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	b.sync(r, "")
+	a.move("plan")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "wf-g"}); err != nil {
+		t.Fatal(err)
+	}
+	out := a.sync(r, "")
+	if out.Workflow != "wf-g" || out.Pushed != 1 || out.Shared < 2 {
+		t.Fatalf("A's sync after finishing wf-f and starting wf-g = %+v, want wf-g pushed and wf-f's end shared", out)
+	}
+	out = b.sync(r, "")
+	h, _ := r.Heads(ctx)
+	if out.Workflow != "wf-f" || out.Pulled < 2 || out.Local != h["wf-f"] {
+		t.Fatalf("B's sync = %+v, want wf-f pulled to the remote's r%d", out, h["wf-f"])
+	}
+	w, err := b.st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(w.Data, &rec)
+	if rec.Status != "completed" {
+		t.Fatalf("B's copy of wf-f is %q, want completed", rec.Status)
+	}
+}
+
 // TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
 // same revision is replayed through the state machine on B's line and pushed, so both
 // machines end with both changes. A transition that no longer applies is not forced.
