@@ -463,3 +463,55 @@ func TestIncrementalReads(t *testing.T) {
 	}
 	agree(t, fresh, a)
 }
+
+// TestResumeKeepsLaterLocalChanges: a sync that lost a race is killed after taking the
+// remote's line and before replaying this machine's changes, so the next sync owes the replay.
+// Before that sync, a change is made here, on the adopted line, to a variable the lost change
+// also set. The owed replay must not put the older, lost value over it: the change made after
+// the adoption was acknowledged later; the lost one stays in the conflict archive and is named
+// as not replayed.
+func TestResumeKeepsLaterLocalChanges(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "resume", WorkflowID: "wf-resume"}); err != nil {
+		t.Fatal(err)
+	}
+	a.setVarKey("WF_X", "1")
+	a.sync(r, "")
+	b.sync(r, "")
+	a.setVarKey("WF_X", "2") // loses the race
+	b.setVarKey("WF_B", "b")
+	b.sync(r, "")
+
+	t.Cleanup(func() { remotesync.SetStepHook(nil) })
+	remotesync.SetStepHook(func(step string) {
+		if step == "adopted" {
+			panic("killed")
+		}
+	})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the sync did not reach the adoption")
+			}
+		}()
+		remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	}()
+	remotesync.SetStepHook(nil)
+
+	a.setVarKey("WF_X", "3") // acknowledged here after the adoption
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.en.GetVars([]string{"WF_X", "WF_B"})
+	if err != nil || v["WF_X"] != "3" || v["WF_B"] != "b" {
+		t.Fatalf("after the owed replay A holds %v (%v); want WF_X=3 kept and WF_B=b", v, err)
+	}
+	if out.Conflict == nil || !strings.Contains(out.Conflict.NotReplayed(), "WF_X") {
+		t.Fatalf("the owed replay's report = %+v, want the lost WF_X=2 named as not replayed", out.Conflict)
+	}
+	b.sync(r, "")
+	agree(t, r, a, b)
+}
