@@ -487,7 +487,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		if ctx.Err() != nil {
 			return &GitError{Op: args[0], Err: ctx.Err(), Stderr: fmt.Sprintf("no answer within %s", b.cfg.Timeout)}
 		}
-		return &GitError{Op: args[0], Err: err, Stderr: lastLine(stderr.String())}
+		return &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
 	}
 	return nil
 }
@@ -532,6 +532,18 @@ func (e *GitError) Error() string {
 func (e *GitError) Unwrap() error { return e.Err }
 
 var userinfo = regexp.MustCompile(`://[^/\s@]+@`)
+
+// diagnose is the line of git's diagnostics an error reports: the last one, except that a git
+// too old for an option Cairn passes says so first and then prints its whole usage, whose last
+// line names some other option.
+func diagnose(stderr string) string {
+	for line := range strings.Lines(stderr) {
+		if strings.HasPrefix(line, "error: unknown option") || strings.HasPrefix(line, "error: unknown switch") {
+			return lastLine(line) + " (this git is too old: Cairn's sharing needs git 2.29 or later)"
+		}
+	}
+	return lastLine(stderr)
+}
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
