@@ -27,12 +27,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/remote"
 )
 
@@ -113,18 +113,20 @@ func New(cfg Config) (*Backend, error) {
 	case ClaimBranches:
 		name += "-claims-branches"
 	}
-	if !simpleName.MatchString(name) {
+	if !simpleName().MatchString(name) {
 		return nil, errors.New("gitremote: the mirror name must be letters, digits, '-' and '_'")
 	}
 	return &Backend{cfg: cfg, mirror: "refs/cairn-mirror/" + name + "/"}, nil
 }
 
-var simpleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// simpleName and userinfo are compiled on first use: the hooks' binary links this package and
+// never runs git.
+var simpleName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // mirrorName is the remote's name when it is a plain name, and a digest of it when it is a URL
 // (which may hold a user name or a token, never to be written into a ref name).
 func mirrorName(r string) string {
-	if simpleName.MatchString(r) {
+	if simpleName().MatchString(r) {
 		return r
 	}
 	sum := sha256.Sum256([]byte(r))
@@ -531,7 +533,7 @@ func (e *GitError) Error() string {
 
 func (e *GitError) Unwrap() error { return e.Err }
 
-var userinfo = regexp.MustCompile(`://[^/\s@]+@`)
+var userinfo = lazyre.New(`://[^/\s@]+@`)
 
 // diagnose is the line of git's diagnostics an error reports: the last one, except that a git
 // too old for an option Cairn passes says so first and then prints its whole usage, whose last
@@ -547,5 +549,5 @@ func diagnose(stderr string) string {
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return userinfo.ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "://***@")
+	return userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "://***@")
 }
