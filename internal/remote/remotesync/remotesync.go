@@ -397,6 +397,11 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 			continue
 		}
 		done[a.WorkflowID] = true
+		if h[a.WorkflowID] >= a.Revision {
+			// The remote holds as many revisions as the archive or more: there is nothing to
+			// share, and reading both lines whole at every idle sync would say so again.
+			continue
+		}
 		n, err := shareArchive(ctx, st, b, a)
 		if err != nil {
 			return shared, "", out, err

@@ -253,6 +253,31 @@ func TestFinishedHereIsShared(t *testing.T) {
 	}
 }
 
+// TestIdleSyncReadsNothingShared: once the end of a workflow finished here is on the remote,
+// the syncs that follow with nothing active (cairn-mcp's, every few seconds) read none of its
+// line again: the remote's head already says there is nothing left to share.
+func TestIdleSyncReadsNothingShared(t *testing.T) {
+	r := &counting{Backend: memremote.New()}
+	a := newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "finished", WorkflowID: "wf-idle"}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	a.sync(r, "")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if out := a.sync(r, ""); out.Shared == 0 {
+		t.Fatalf("A's sync after completing = %+v, want its end shared", out)
+	}
+	for i := range 3 {
+		r.read.Store(0)
+		if out := a.sync(r, ""); out.Shared != 0 || out.Workflow != "" || r.read.Load() != 0 {
+			t.Fatalf("idle sync %d = %+v after reading %d records; want nothing shared after reading none", i, out, r.read.Load())
+		}
+	}
+}
+
 // TestFinishedThenStartedIsShared: A completes the workflow and starts the next one before
 // its next sync. That sync (about the new workflow) still pushes the end of the finished one,
 // so B, still on it, learns it is over instead of going on with it alone.
