@@ -319,6 +319,36 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 	}
 }
 
+// TestFinishedLineBrokenDoesNotBlock: the finished workflow's line on the remote is not
+// Cairn's past what this machine shared (something else appended to it). Sharing its end is
+// then impossible, and the sync of the workflow started since goes ahead rather than failing
+// on it at every run.
+func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a := newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "wf-g"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+		if err != nil || out.Workflow != "wf-g" {
+			t.Fatalf("A's sync %d of wf-g = %+v, %v; want it synced despite wf-f's line", i, out, err)
+		}
+	}
+}
+
 // TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
 // same revision is replayed through the state machine on B's line and pushed, so both
 // machines end with both changes. A transition that no longer applies is not forced.
