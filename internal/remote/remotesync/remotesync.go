@@ -405,9 +405,11 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 			continue
 		}
 		n, err := shareArchive(ctx, st, b, a)
-		if err != nil {
+		if errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return shared, "", out, err
 		}
+		// Any other failure leaves that end unshared: a line that can never take it must not
+		// stop every idle sync.
 		shared += n
 	}
 	if want != "" {

@@ -349,6 +349,35 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 	}
 }
 
+// TestIdleWithBrokenFinishedLine: with nothing active here, a finished workflow whose end
+// cannot be shared (its remote line holds something not Cairn's) does not stop the sync from
+// taking the remote's other workflow.
+func TestIdleWithBrokenFinishedLine(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	a.move("implement")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-o"}); err != nil {
+		t.Fatal(err)
+	}
+	b.sync(r, "")
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+	if err != nil || out.Workflow != "wf-o" || out.Pulled != 1 {
+		t.Fatalf("A's idle sync = %+v, %v; want wf-o taken despite wf-f's line", out, err)
+	}
+}
+
 // TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
 // same revision is replayed through the state machine on B's line and pushed, so both
 // machines end with both changes. A transition that no longer applies is not forced.
