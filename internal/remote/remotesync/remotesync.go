@@ -363,7 +363,10 @@ func entries(id string, after, rev int64, recs []store.Record) ([]Entry, error) 
 func decode(id string, recs []remote.Record) ([]Entry, error) {
 	out := make([]Entry, len(recs))
 	for i, r := range recs {
-		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev {
+		// A revision is a whole record: without one, writing it would change nothing here
+		// while the sync counted it as taken.
+		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev ||
+			len(out[i].Snapshot) == 0 || out[i].Snapshot[0] != '{' {
 			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
 		}
 	}

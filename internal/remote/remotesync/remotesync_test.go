@@ -378,6 +378,30 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	}
 }
 
+// TestEntryWithoutSnapshotIsRefused: a remote revision that carries no snapshot (another
+// program's record, a format this Cairn does not know) is refused by name, not counted as
+// pulled while nothing was written: that would report this machine at the remote's revision
+// while it stays behind, sync after sync.
+func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a := newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "odd", WorkflowID: "wf-odd"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(`{"revision":2,"event":{"kind":"transition"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+	if err == nil || !strings.Contains(err.Error(), "not a Cairn entry") {
+		t.Fatalf("A's sync = %+v, %v; want revision 2 refused as not a Cairn entry", out, err)
+	}
+	if _, rev := a.phase(); rev != 1 {
+		t.Fatalf("A is at r%d, want r1", rev)
+	}
+}
+
 // TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
 // same revision is replayed through the state machine on B's line and pushed, so both
 // machines end with both changes. A transition that no longer applies is not forced.
