@@ -27,12 +27,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/remote"
 )
 
@@ -113,18 +113,20 @@ func New(cfg Config) (*Backend, error) {
 	case ClaimBranches:
 		name += "-claims-branches"
 	}
-	if !simpleName.MatchString(name) {
+	if !simpleName().MatchString(name) {
 		return nil, errors.New("gitremote: the mirror name must be letters, digits, '-' and '_'")
 	}
 	return &Backend{cfg: cfg, mirror: "refs/cairn-mirror/" + name + "/"}, nil
 }
 
-var simpleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+// simpleName and userinfo are compiled on first use: the hooks' binary links this package and
+// never runs git.
+var simpleName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // mirrorName is the remote's name when it is a plain name, and a digest of it when it is a URL
 // (which may hold a user name or a token, never to be written into a ref name).
 func mirrorName(r string) string {
-	if simpleName.MatchString(r) {
+	if simpleName().MatchString(r) {
 		return r
 	}
 	sum := sha256.Sum256([]byte(r))
@@ -358,7 +360,9 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	if err := b.run(ctx, nil, &out, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--"); err != nil {
 		return nil, err
 	}
-	oids := make([]string, 0, n)
+	// Sized by what git printed, never by n: the revision comes from a subject anyone who can
+	// push may write, and a forged one must be an error rather than a huge allocation.
+	oids := make([]string, 0, strings.Count(out.String(), "\n"))
 	want := t.rev
 	for line := range strings.Lines(out.String()) {
 		head, subj, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
@@ -384,7 +388,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	if err := b.run(ctx, &in, &out, "cat-file", "--batch"); err != nil {
 		return nil, err
 	}
-	recs := make([]remote.Record, 0, n)
+	recs := make([]remote.Record, 0, len(oids))
 	r := bufio.NewReader(&out)
 	for i := range oids {
 		hdr, err := r.ReadString('\n')
@@ -460,15 +464,16 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 }
 
 // run runs git in the repository. Prompts are off (nobody is there to answer one in the MCP
-// server) and the locale is C so git's porcelain is the same everywhere; the user's config,
-// credential helpers and SSH setup are used as they are.
+// server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach).
+// The locale is C so git's porcelain is the same everywhere; the user's config, credential
+// helpers and SSH setup are used as they are.
 func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = b.cfg.Dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
+	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
 		"GIT_COMMITTER_NAME=Cairn", "GIT_COMMITTER_EMAIL=cairn@localhost")
 	cmd.Stdin = stdin
@@ -476,6 +481,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 2 * time.Second
+	detach(cmd)
 	if err := cmd.Run(); err != nil {
 		if parent.Err() != nil {
 			return fmt.Errorf("gitremote: git %s: %w", args[0], parent.Err())
@@ -483,9 +489,32 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 		if ctx.Err() != nil {
 			return &GitError{Op: args[0], Err: ctx.Err(), Stderr: fmt.Sprintf("no answer within %s", b.cfg.Timeout)}
 		}
-		return &GitError{Op: args[0], Err: err, Stderr: lastLine(stderr.String())}
+		return &GitError{Op: args[0], Err: err, Stderr: diagnose(stderr.String())}
 	}
 	return nil
+}
+
+// gitEnv is this process's environment for a git run in Config.Dir, then extra. It leaves out
+// the variables that choose the repository, its objects or its ref namespace (git's own list of
+// repository-local variables, plus the namespace and a hook's quarantine): set by a git hook
+// that runs cairn, or left exported in a shell, they would make git ignore cmd.Dir and write
+// Cairn's objects and refs somewhere else. Everything else (credentials, SSH, config) is the
+// user's, used as it is.
+func gitEnv(extra ...string) []string {
+	env := os.Environ()
+	out := make([]string, 0, len(env)+len(extra))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_IMPLICIT_WORK_TREE",
+			"GIT_GRAFT_FILE", "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS", "GIT_SHALLOW_FILE",
+			"GIT_QUARANTINE_PATH":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, extra...)
 }
 
 // GitError is a git command that failed.
@@ -504,9 +533,21 @@ func (e *GitError) Error() string {
 
 func (e *GitError) Unwrap() error { return e.Err }
 
-var userinfo = regexp.MustCompile(`://[^/\s@]+@`)
+var userinfo = lazyre.New(`://[^/\s@]+@`)
+
+// diagnose is the line of git's diagnostics an error reports: the last one, except that a git
+// too old for an option Cairn passes says so first and then prints its whole usage, whose last
+// line names some other option.
+func diagnose(stderr string) string {
+	for line := range strings.Lines(stderr) {
+		if strings.HasPrefix(line, "error: unknown option") || strings.HasPrefix(line, "error: unknown switch") {
+			return lastLine(line) + " (this git is too old: Cairn's sharing needs git 2.29 or later)"
+		}
+	}
+	return lastLine(stderr)
+}
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return userinfo.ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "://***@")
+	return userinfo().ReplaceAllString(strings.TrimSpace(lines[len(lines)-1]), "://***@")
 }

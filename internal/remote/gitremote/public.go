@@ -4,20 +4,26 @@ import (
 	"bytes"
 	"context"
 	"net/url"
-	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/lazyre"
 )
 
-// publicHosts are the hosts whose SSH addresses Public also tries over anonymous HTTPS: an
+// publicHost reports the hosts whose SSH addresses Public also tries over anonymous HTTPS: an
 // ssh URL says nothing about who may read, but on these hosts the same repository is at
 // https://host/path, where reading without credentials means the repository is public.
-var publicHosts = map[string]bool{"github.com": true, "gitlab.com": true, "bitbucket.org": true, "codeberg.org": true}
+func publicHost(host string) bool {
+	switch strings.ToLower(host) {
+	case "github.com", "gitlab.com", "bitbucket.org", "codeberg.org":
+		return true
+	}
+	return false
+}
 
 // scpLike is git's user@host:path form.
-var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([A-Za-z0-9.-]+):([^/].*)$`)
+var scpLike = lazyre.New(`^(?:[^@/]+@)?([A-Za-z0-9.-]+):([^/].*)$`)
 
 // Public reports whether the remote (a name of the repository in dir, or a URL) can be read
 // by anyone: git ls-remote succeeds with no credentials (no helper, no prompt, the URL's user
@@ -47,8 +53,8 @@ func Public(ctx context.Context, dir, remote string, timeout time.Duration) bool
 
 // anonymousURL is the address Public tries for raw, or "" when it tries none.
 func anonymousURL(raw string) string {
-	if m := scpLike.FindStringSubmatch(raw); m != nil && !strings.Contains(raw, "://") {
-		if publicHosts[strings.ToLower(m[1])] {
+	if m := scpLike().FindStringSubmatch(raw); m != nil && !strings.Contains(raw, "://") {
+		if publicHost(m[1]) {
 			return "https://" + strings.ToLower(m[1]) + "/" + m[2]
 		}
 		return ""
@@ -60,7 +66,7 @@ func anonymousURL(raw string) string {
 	switch u.Scheme {
 	case "http", "https", "git":
 	case "ssh", "git+ssh", "ssh+git":
-		if !publicHosts[strings.ToLower(u.Hostname())] {
+		if !publicHost(u.Hostname()) {
 			return ""
 		}
 		u.Scheme, u.Host = "https", strings.ToLower(u.Hostname())
@@ -76,10 +82,11 @@ func gitOutput(ctx context.Context, dir string, timeout time.Duration, args ...s
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "SSH_ASKPASS=true", "LC_ALL=C")
+	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "SSH_ASKPASS=true", "LC_ALL=C")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.WaitDelay = 2 * time.Second
+	detach(cmd)
 	err := cmd.Run()
 	return out.String(), err
 }

@@ -45,9 +45,9 @@ const intentSlack = 2 * time.Second
 
 // resume replays the changes an interrupted sync owed, if any: when the intent's adoption
 // happened (the newest conflict archive of the workflow is this machine's copy at Mine, made
-// after the intent), the archive's changes after Common are replayed on the active line with
-// the remote's revision Theirs as theirs. The intent is cleared once done; without an
-// adoption it is only cleared. It returns the conflict replayed, or nil.
+// after the intent), the archive's changes after Common are replayed on the active line, which
+// is also theirs. The intent is cleared once done; without an adoption it is only cleared. It
+// returns the conflict replayed, or nil.
 func resume(ctx context.Context, st *store.Store, replay Replayer) (*Conflict, error) {
 	doc, err := st.Read(IntentDoc)
 	if errors.Is(err, store.ErrNotFound) {
@@ -109,6 +109,9 @@ func owed(st *store.Store, in intent) (*Conflict, error) {
 	if len(recs) == 0 || recs[0].Revision != in.Theirs {
 		return nil, nil
 	}
+	// Theirs is the active line as it is now, not as it was adopted: a change made here since
+	// (the sync was killed, and work went on) was acknowledged after the lost ones, so where
+	// it changed the same thing it stands and the lost change is left out.
 	return &Conflict{Common: in.Common, Archive: *info, By: recs[0].Event, Lost: mine[in.Common:],
-		Base: mine[in.Common-1].Snapshot, Theirs: recs[0].Snapshot}, nil
+		Base: mine[in.Common-1].Snapshot, Theirs: w.Data}, nil
 }

@@ -173,16 +173,23 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
 	}
+	var shared int
 	if w.Data != nil {
 		id = w.ID
+		// Only a race or the end of ctx stops the sync here: the finished workflow's line may
+		// be one its end can never be shared on, and that must not hold this one up.
+		if shared, err = shareLeft(ctx, st, b, from, id); errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
+			return Outcome{}, err
+		}
 	} else {
-		shared, chosen, out, err := idle(ctx, st, b, id)
+		var chosen string
+		shared, chosen, out, err = idle(ctx, st, b, id)
 		if err != nil || chosen == "" {
 			return out, err
 		}
 		id = chosen
-		defer func() { out.Shared = shared }()
 	}
+	defer func() { out.Shared = shared }()
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
 	}
@@ -356,7 +363,10 @@ func entries(id string, after, rev int64, recs []store.Record) ([]Entry, error) 
 func decode(id string, recs []remote.Record) ([]Entry, error) {
 	out := make([]Entry, len(recs))
 	for i, r := range recs {
-		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev {
+		// A revision is a whole record: without one, writing it would change nothing here
+		// while the sync counted it as taken.
+		if err := json.Unmarshal(r.Data, &out[i]); err != nil || out[i].Revision != r.Rev ||
+			len(out[i].Snapshot) == 0 || out[i].Snapshot[0] != '{' {
 			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
 		}
 	}
@@ -392,10 +402,17 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 			continue
 		}
 		done[a.WorkflowID] = true
+		if h[a.WorkflowID] >= a.Revision {
+			// The remote holds as many revisions as the archive or more: there is nothing to
+			// share, and reading both lines whole at every idle sync would say so again.
+			continue
+		}
 		n, err := shareArchive(ctx, st, b, a)
-		if err != nil {
+		if errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return shared, "", out, err
 		}
+		// Any other failure leaves that end unshared: a line that can never take it must not
+		// stop every idle sync.
 		shared += n
 	}
 	if want != "" {
@@ -420,6 +437,27 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 		return shared, chosen, out, nil
 	}
 	return shared, "", Outcome{Shared: shared, Available: open}, ErrChoose
+}
+
+// shareLeft shares the end of the workflow the last sync against from was about (package
+// mirror) when it has been archived here since, as idle does: a workflow completed or replaced
+// here and followed at once by the active one, id, would otherwise never have its end pushed,
+// and the machines still on it would go on alone.
+func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (int, error) {
+	s, err := mirror.Load(st)
+	if err != nil || s.Remote != from || s.Workflow == "" || s.Workflow == id || s.Mirrored == 0 {
+		return 0, nil // nothing known to be shared, or the active workflow itself
+	}
+	archives, err := st.ListArchives()
+	if err != nil {
+		return 0, err
+	}
+	for _, a := range archives { // newest first: the first is its end
+		if a.WorkflowID == s.Workflow && a.Reason != "conflict" {
+			return shareArchive(ctx, st, b, a)
+		}
+	}
+	return 0, nil
 }
 
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is

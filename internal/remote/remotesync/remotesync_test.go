@@ -253,6 +253,155 @@ func TestFinishedHereIsShared(t *testing.T) {
 	}
 }
 
+// TestIdleSyncReadsNothingShared: once the end of a workflow finished here is on the remote,
+// the syncs that follow with nothing active (cairn-mcp's, every few seconds) read none of its
+// line again: the remote's head already says there is nothing left to share.
+func TestIdleSyncReadsNothingShared(t *testing.T) {
+	r := &counting{Backend: memremote.New()}
+	a := newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "finished", WorkflowID: "wf-idle"}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	a.sync(r, "")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if out := a.sync(r, ""); out.Shared == 0 {
+		t.Fatalf("A's sync after completing = %+v, want its end shared", out)
+	}
+	for i := range 3 {
+		r.read.Store(0)
+		if out := a.sync(r, ""); out.Shared != 0 || out.Workflow != "" || r.read.Load() != 0 {
+			t.Fatalf("idle sync %d = %+v after reading %d records; want nothing shared after reading none", i, out, r.read.Load())
+		}
+	}
+}
+
+// TestFinishedThenStartedIsShared: A completes the workflow and starts the next one before
+// its next sync. That sync (about the new workflow) still pushes the end of the finished one,
+// so B, still on it, learns it is over instead of going on with it alone.
+func TestFinishedThenStartedIsShared(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	b.sync(r, "")
+	a.move("plan")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "wf-g"}); err != nil {
+		t.Fatal(err)
+	}
+	out := a.sync(r, "")
+	if out.Workflow != "wf-g" || out.Pushed != 1 || out.Shared < 2 {
+		t.Fatalf("A's sync after finishing wf-f and starting wf-g = %+v, want wf-g pushed and wf-f's end shared", out)
+	}
+	out = b.sync(r, "")
+	h, _ := r.Heads(ctx)
+	if out.Workflow != "wf-f" || out.Pulled < 2 || out.Local != h["wf-f"] {
+		t.Fatalf("B's sync = %+v, want wf-f pulled to the remote's r%d", out, h["wf-f"])
+	}
+	w, err := b.st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(w.Data, &rec)
+	if rec.Status != "completed" {
+		t.Fatalf("B's copy of wf-f is %q, want completed", rec.Status)
+	}
+}
+
+// TestFinishedLineBrokenDoesNotBlock: the finished workflow's line on the remote is not
+// Cairn's past what this machine shared (something else appended to it). Sharing its end is
+// then impossible, and the sync of the workflow started since goes ahead rather than failing
+// on it at every run.
+func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a := newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "wf-g"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+		if err != nil || out.Workflow != "wf-g" {
+			t.Fatalf("A's sync %d of wf-g = %+v, %v; want it synced despite wf-f's line", i, out, err)
+		}
+	}
+}
+
+// TestIdleWithBrokenFinishedLine: with nothing active here, a finished workflow whose end
+// cannot be shared (its remote line holds something not Cairn's) does not stop the sync from
+// taking the remote's other workflow.
+func TestIdleWithBrokenFinishedLine(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+		t.Fatal(err)
+	}
+	a.move("plan")
+	a.move("implement")
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-o"}); err != nil {
+		t.Fatal(err)
+	}
+	b.sync(r, "")
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+	if err != nil || out.Workflow != "wf-o" || out.Pulled != 1 {
+		t.Fatalf("A's idle sync = %+v, %v; want wf-o taken despite wf-f's line", out, err)
+	}
+}
+
+// TestEntryWithoutSnapshotIsRefused: a remote revision that carries no snapshot (another
+// program's record, a format this Cairn does not know) is refused by name, not counted as
+// pulled while nothing was written: that would report this machine at the remote's revision
+// while it stays behind, sync after sync.
+func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a := newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "odd", WorkflowID: "wf-odd"}); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(`{"revision":2,"event":{"kind":"transition"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+	if err == nil || !strings.Contains(err.Error(), "not a Cairn entry") {
+		t.Fatalf("A's sync = %+v, %v; want revision 2 refused as not a Cairn entry", out, err)
+	}
+	if _, rev := a.phase(); rev != 1 {
+		t.Fatalf("A is at r%d, want r1", rev)
+	}
+}
+
 // TestReplayAfterLostRace: B changes a variable and syncs first; A's transition made from the
 // same revision is replayed through the state machine on B's line and pushed, so both
 // machines end with both changes. A transition that no longer applies is not forced.
@@ -421,4 +570,56 @@ func TestIncrementalReads(t *testing.T) {
 		t.Fatalf("A's sync with a record past its revision = %+v after reading %d records; want nothing to do after reading all %d", out, fresh.read.Load(), rev)
 	}
 	agree(t, fresh, a)
+}
+
+// TestResumeKeepsLaterLocalChanges: a sync that lost a race is killed after taking the
+// remote's line and before replaying this machine's changes, so the next sync owes the replay.
+// Before that sync, a change is made here, on the adopted line, to a variable the lost change
+// also set. The owed replay must not put the older, lost value over it: the change made after
+// the adoption was acknowledged later; the lost one stays in the conflict archive and is named
+// as not replayed.
+func TestResumeKeepsLaterLocalChanges(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "resume", WorkflowID: "wf-resume"}); err != nil {
+		t.Fatal(err)
+	}
+	a.setVarKey("WF_X", "1")
+	a.sync(r, "")
+	b.sync(r, "")
+	a.setVarKey("WF_X", "2") // loses the race
+	b.setVarKey("WF_B", "b")
+	b.sync(r, "")
+
+	t.Cleanup(func() { remotesync.SetStepHook(nil) })
+	remotesync.SetStepHook(func(step string) {
+		if step == "adopted" {
+			panic("killed")
+		}
+	})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the sync did not reach the adoption")
+			}
+		}()
+		remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	}()
+	remotesync.SetStepHook(nil)
+
+	a.setVarKey("WF_X", "3") // acknowledged here after the adoption
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.en.GetVars([]string{"WF_X", "WF_B"})
+	if err != nil || v["WF_X"] != "3" || v["WF_B"] != "b" {
+		t.Fatalf("after the owed replay A holds %v (%v); want WF_X=3 kept and WF_B=b", v, err)
+	}
+	if out.Conflict == nil || !strings.Contains(out.Conflict.NotReplayed(), "WF_X") {
+		t.Fatalf("the owed replay's report = %+v, want the lost WF_X=2 named as not replayed", out.Conflict)
+	}
+	b.sync(r, "")
+	agree(t, r, a, b)
 }

@@ -1,0 +1,53 @@
+package gitremote_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+)
+
+// forge pushes to bare, at ref, one commit whose tree holds record and whose message is msg,
+// as anyone with push access to the host could.
+func forge(t *testing.T, bare, ref, record, msg string) {
+	t.Helper()
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	blob := gitIn(t, work, record, "hash-object", "-w", "--stdin")
+	tree := gitIn(t, work, "100644 blob "+blob+"\trecord\n", "mktree")
+	commit := gitIn(t, work, msg, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", tree)
+	git(t, work, "push", "-q", "file://"+bare, commit+":"+ref)
+}
+
+// TestHugeRevisionIsRefused: a ref whose commit claims a revision far past its line's length
+// (a forged or corrupted subject) is reported as a broken line; reading it must not size
+// anything by the revision it claims, which would crash the process (or exhaust its memory)
+// before the line is even read.
+func TestHugeRevisionIsRefused(t *testing.T) {
+	ctx := bg(t)
+	for _, rev := range []string{"9223372036854775807", "4000000000"} {
+		t.Run(rev, func(t *testing.T) {
+			bare := bareRepo(t)
+			forge(t, bare, "refs/cairn/wf/wf-x", `{"revision":1}`, "cairn wf-x r"+rev+"\n")
+			b := clone(t, "file://"+bare, gitremote.Refs)
+			recs, err := b.Since(ctx, "wf-x", 0)
+			if err == nil || !strings.Contains(err.Error(), "wf-x") {
+				t.Fatalf("Since on a line claiming r%s = %d records, %v; want an error naming the workflow", rev, len(recs), err)
+			}
+		})
+	}
+}
+
+// gitIn runs git in dir with stdin and returns its output, failing the test if it fails.
+func gitIn(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
+}

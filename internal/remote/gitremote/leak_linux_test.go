@@ -1,0 +1,96 @@
+package gitremote_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+)
+
+// procStat returns the state and session id of process pid from /proc, ok false when it is
+// gone (a zombie counts as gone: it runs nothing and holds no connection).
+func procStat(pid string) (session string, ok bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return "", false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])) // state ppid pgrp session ...
+	if len(f) < 4 || f[0] == "Z" || f[0] == "X" {
+		return "", false
+	}
+	return f[3], true
+}
+
+// TestStalledTransportLeavesNothing: the program git runs to reach the remote (ssh, a remote
+// helper) stalls, as on a half-open connection. The command's timeout must end it too, not
+// only git, which would leave it running (and holding its connection) after the sync gave up;
+// and it must run outside this process's session, so that it cannot open the user's terminal
+// to ask for a passphrase or a host key while nobody is there to answer.
+func TestStalledTransportLeavesNothing(t *testing.T) {
+	ctx := bg(t)
+	self, ok := procStat("self")
+	if !ok {
+		t.Skip("no /proc")
+	}
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	ssh := filepath.Join(dir, "fake-ssh")
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\necho $$ >> '"+pids+"'\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_SSH_COMMAND", ssh)
+	repo := t.TempDir()
+	git(t, repo, "init", "-q")
+	b, err := gitremote.New(gitremote.Config{Dir: repo, Remote: "ssh://cairn.invalid/shared.git", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := b.Heads(ctx); done <- err }()
+	var sessions []string
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sessions) == 0 && time.Now().Before(deadline) {
+		if data, _ := os.ReadFile(pids); len(data) > 0 {
+			for _, pid := range strings.Fields(string(data)) {
+				if s, ok := procStat(pid); ok {
+					sessions = append(sessions, s)
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(sessions) == 0 {
+		t.Fatal("git never ran the fake ssh")
+	}
+	for _, s := range sessions {
+		if s == self {
+			t.Errorf("the transport runs in this process's session %s: it can prompt on the user's terminal", s)
+		}
+	}
+	if err := <-done; err == nil {
+		t.Fatal("Heads through a stalled transport succeeded")
+	}
+	data, _ := os.ReadFile(pids)
+	for _, pid := range strings.Fields(string(data)) {
+		gone := false
+		for end := time.Now().Add(3 * time.Second); !gone && time.Now().Before(end); {
+			if _, alive := procStat(pid); !alive {
+				gone = true
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !gone {
+			t.Errorf("the stalled transport (pid %s) outlived the command's timeout", pid)
+			if n, err := strconv.Atoi(pid); err == nil {
+				if p, err := os.FindProcess(n); err == nil {
+					p.Kill()
+				}
+			}
+		}
+	}
+}
