@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -90,9 +89,7 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	defer cancel()
 	// The remote must be one of the project's: a URL typed here could carry a token into
 	// the settings file.
-	cmd := exec.CommandContext(ctx, "git", "remote", "get-url", "--", name)
-	cmd.Dir = root
-	if err := cmd.Run(); err != nil {
+	if err := gitremote.HasRemote(ctx, root, name, syncTimeout); err != nil {
 		return fmt.Errorf("this project has no git remote by that name: git remote -v lists them (%v)", err)
 	}
 	// Before anything (the probe included) is pushed: a remote anyone can read (see

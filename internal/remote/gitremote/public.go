@@ -51,6 +51,14 @@ func Public(ctx context.Context, dir, remote string, timeout time.Duration) bool
 	return err == nil
 }
 
+// HasRemote reports whether the repository in dir has a remote called name, asking git as
+// every git run of this package does (the repository-locating variables of the caller's shell
+// left out, no prompt).
+func HasRemote(ctx context.Context, dir, name string, timeout time.Duration) error {
+	_, err := gitOutput(ctx, dir, timeout, "remote", "get-url", "--", name)
+	return err
+}
+
 // anonymousURL is the address Public tries for raw, or "" when it tries none.
 func anonymousURL(raw string) string {
 	if m := scpLike().FindStringSubmatch(raw); m != nil && !strings.Contains(raw, "://") {
