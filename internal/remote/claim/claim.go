@@ -16,6 +16,8 @@ package claim
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,8 +35,9 @@ type entry struct {
 	// Prev is the claim this one replaces: 0 for a task nobody held, else the revision of
 	// the stale claim being taken over. For "renew" and "release" it is the claim itself.
 	Prev int64 `json:"prev"`
-	// At is the writer's clock when it claimed: shown to people ("claimed 5m ago"), never
-	// used to decide anything, since clocks differ between machines.
+	// At is the writer's clock when it wrote the entry: a claim's is shown to people
+	// ("claimed 5m ago"); none is used to decide anything, since clocks differ between
+	// machines. It also makes each entry unique (see mark).
 	At time.Time `json:"at,omitzero"`
 }
 
@@ -49,7 +52,10 @@ type Holder struct {
 // to keep between runs, so that the lease counts from when this machine first saw a claim
 // rather than from each start.
 type State struct {
-	Head    int64                `json:"head"`
+	Head int64 `json:"head"`
+	// Mark identifies the record at Head (see mark), so a line deleted on the host and grown
+	// again by others is told from the one read. Empty in what an older Cairn saved.
+	Mark    string               `json:"mark,omitempty"`
 	Holders map[string]Holder    `json:"holders,omitempty"`
 	Seen    map[string]time.Time `json:"seen,omitempty"`
 }
@@ -85,6 +91,7 @@ type Claimer struct {
 	now   func() time.Time // this machine's clock; only differences between its readings count
 
 	head    int64
+	mark    string // of the record at head, "" when not known
 	holders map[string]Holder
 	seen    map[string]time.Time // when this machine saw the task's claim or renewal land
 }
@@ -103,22 +110,35 @@ func (c *Claimer) rewound(err error) bool {
 	if !errors.As(err, &ce) || ce.Current >= c.head {
 		return false
 	}
-	c.head = 0
+	c.forget()
+	return true
+}
+
+// forget drops what was read of the line, so that it is read again from the start.
+func (c *Claimer) forget() {
+	c.head, c.mark = 0, ""
 	clear(c.holders)
 	clear(c.seen)
-	return true
+}
+
+// mark identifies a record: every entry this package writes holds its writer's owner (with a
+// random tag) and its clock to the nanosecond, so two lines do not hold the same record at the
+// same revision.
+func mark(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:12])
 }
 
 // Restore makes a new Claimer start from a State saved by an earlier one on the same line.
 func (c *Claimer) Restore(s State) {
-	c.head = s.Head
+	c.head, c.mark = s.Head, s.Mark
 	maps.Copy(c.holders, s.Holders)
 	maps.Copy(c.seen, s.Seen)
 }
 
 // State returns what the Claimer knows, for Restore.
 func (c *Claimer) State() State {
-	return State{Head: c.head, Holders: c.Holders(), Seen: maps.Clone(c.seen)}
+	return State{Head: c.head, Mark: c.mark, Holders: c.Holders(), Seen: maps.Clone(c.seen)}
 }
 
 // Claim makes owner the task's holder and returns the fencing token. It returns it at once if
@@ -211,7 +231,7 @@ func (c *Claimer) holderAppend(ctx context.Context, op, task string, fence int64
 		if err := c.Valid(task, fence); err != nil {
 			return err
 		}
-		err := c.append(ctx, entry{Op: op, Task: task, Owner: c.owner, Prev: fence})
+		err := c.append(ctx, entry{Op: op, Task: task, Owner: c.owner, Prev: fence, At: c.now().UTC()})
 		if c.rewound(err) {
 			return ErrFenced
 		}
@@ -235,18 +255,34 @@ func (c *Claimer) Holders() map[string]Holder {
 	return maps.Clone(c.holders)
 }
 
-// Refresh reads what others appended since the last read.
+// Refresh reads what others appended since the last read. It reads the record at the last
+// read's head too, when its mark is known: a line deleted on the host and grown again by
+// others holds another record there, and is then read again from the start.
 func (c *Claimer) Refresh(ctx context.Context) error {
-	recs, err := c.b.Since(ctx, c.line, c.head)
+	from := c.head
+	if c.mark != "" {
+		from--
+	}
+	recs, err := c.b.Since(ctx, c.line, from)
 	if err != nil {
 		return err
+	}
+	if c.mark != "" {
+		if len(recs) == 0 || recs[0].Rev != c.head || mark(recs[0].Data) != c.mark {
+			c.forget()
+			if recs, err = c.b.Since(ctx, c.line, 0); err != nil {
+				return err
+			}
+		} else {
+			recs = recs[1:]
+		}
 	}
 	now := c.now()
 	for _, r := range recs {
 		if r.Rev != c.head+1 {
 			return fmt.Errorf("claim: line %s skipped from revision %d to %d", c.line, c.head, r.Rev)
 		}
-		c.head = r.Rev
+		c.head, c.mark = r.Rev, mark(r.Data)
 		var e entry
 		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
 			continue // not a claim: ignored, as every machine ignores it
@@ -299,7 +335,7 @@ func (c *Claimer) append(ctx context.Context, e entry) error {
 		return err
 	}
 	// It landed right after c.head: fold it here rather than read it back.
-	c.head++
+	c.head, c.mark = c.head+1, mark(data)
 	c.fold(e, c.now())
 	return nil
 }

@@ -245,3 +245,62 @@ func TestTryClaimRefused(t *testing.T) {
 		t.Fatalf("TryClaim on a refusing host: %v", err)
 	}
 }
+
+// regrowable is a remote whose lines can be deleted on the host and grown again by others,
+// as a person deleting a claims branch in a host's web page does.
+type regrowable struct {
+	mu sync.Mutex
+	remote.Backend
+}
+
+func (r *regrowable) regrow() { r.mu.Lock(); r.Backend = memremote.New(); r.mu.Unlock() }
+
+func (r *regrowable) backend() remote.Backend { r.mu.Lock(); defer r.mu.Unlock(); return r.Backend }
+
+func (r *regrowable) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	return r.backend().Append(ctx, id, after, data)
+}
+
+func (r *regrowable) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	return r.backend().Since(ctx, id, rev)
+}
+
+// TestRegrownLineIsReadAgain: a machine that saved what it read of a claims line, whose line
+// was then deleted and grown again past that point by others, must read the new line from the
+// start. Read from where it left off, the new line's claims before that point are never seen:
+// the machine goes on holding a task another machine now holds.
+func TestRegrownLineIsReadAgain(t *testing.T) {
+	ctx := context.Background()
+	now := func() time.Time { return time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC) }
+	b := &regrowable{Backend: memremote.New()}
+	a := claim.New(b, "claims", "A", time.Hour, now)
+	for _, task := range []string{"t1", "t2", "t3"} {
+		if _, err := a.Claim(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saved := a.State()
+
+	b.regrow()
+	m := claim.New(b, "claims", "B", time.Hour, now)
+	for _, task := range []string{"t1", "t4", "t5", "t6"} {
+		if _, err := m.Claim(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	again := claim.New(b, "claims", "A", time.Hour, now)
+	again.Restore(saved)
+	if err := again.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := again.Holders()["t1"]; h.Owner != "B" {
+		t.Fatalf("after the line was regrown, A sees t1 held by %q (r%d), want B", h.Owner, h.Rev)
+	}
+	if _, err := again.Claim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("A claiming t1 that B holds on the regrown line: %v, want it held", err)
+	}
+	if _, ok := again.Holders()["t2"]; ok {
+		t.Fatalf("A still holds t2, which is on no line the remote has")
+	}
+}
