@@ -43,14 +43,7 @@ func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 }
 
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
-	data, err := ReadInput(stdin, MaxInput, min(StdinWait, r.Deadline/2))
-	if err != nil {
-		r.Logf("%v; going on with the %d bytes read", err, len(data))
-	}
-	ev, notes := Parse(data)
-	for _, n := range notes {
-		r.Logf("%s", n)
-	}
+	ev := r.event(stdin)
 	switch ev.HookEventName {
 	case EventTaskCreated, EventTaskCompleted, EventPreCompact:
 	case "":

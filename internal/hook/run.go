@@ -19,6 +19,11 @@ const (
 	Deadline  = 5 * time.Second // for the whole hook, stdin included
 )
 
+// maxHard is the latest a hook gives up on its work, counted from its start: hooks.json gives
+// each hook 10 s, counted by Claude Code from before the process began, and what is left is
+// for printing the answer and exiting.
+const maxHard = 9500 * time.Millisecond
+
 // EnvDeadline overrides Deadline (a Go duration such as "3s", from 50ms to 9s): a slow disk
 // may need more, a test less.
 const EnvDeadline = "CAIRN_HOOK_DEADLINE"
@@ -88,8 +93,8 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 	}()
 
 	// A little grace after the context ends lets a body that honours ctx return its own,
-	// better-worded answer before the hard stop.
-	hard := time.NewTimer(time.Until(end) + r.Deadline/10)
+	// better-worded answer before the hard stop, which never comes later than maxHard.
+	hard := time.NewTimer(time.Until(start.Add(min(r.Deadline+r.Deadline/10, maxHard))))
 	defer hard.Stop()
 	select {
 	case res := <-done:

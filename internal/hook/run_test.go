@@ -60,6 +60,22 @@ func TestRunnerRun(t *testing.T) {
 			t.Fatalf("Run = %q: a start a second ago with a 200ms deadline left time", got)
 		}
 	})
+	t.Run("hard-stop-before-claude-codes-timeout", func(t *testing.T) {
+		// hooks.json gives a hook 10 s, counted by Claude Code from before this process began.
+		// With the longest deadline EnvDeadline allows, a hung body must still be given up well
+		// before then, grace included. The start is set back so the test waits half a second.
+		r := &hook.Runner{Name: "h", Deadline: 9 * time.Second}
+		block := make(chan struct{})
+		defer close(block)
+		start := time.Now().Add(-9100 * time.Millisecond)
+		got := r.Run(start, func(context.Context) []byte { <-block; return []byte("late") }, fallback)
+		if el := time.Since(start); el > 9800*time.Millisecond {
+			t.Errorf("a hung body was given up %s after the start; Claude Code kills the hook at 10s", el.Round(time.Millisecond))
+		}
+		if !strings.HasPrefix(string(got), "fallback: ") {
+			t.Fatalf("Run = %q", got)
+		}
+	})
 	t.Run("panic", func(t *testing.T) {
 		var stderr bytes.Buffer
 		r := &hook.Runner{Name: "cairn-session-start", Stderr: &stderr, Deadline: time.Second}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,12 +16,16 @@ import (
 // approvalWait bounds how long a transition waits for the person's answer.
 const approvalWait = 15 * time.Minute
 
+// maxApprovalNote is the note's maxLength in approvalSchema. A client's form may not hold to
+// it, and the note is shown in every resume report, so a longer one is cut.
+const maxApprovalNote = 500
+
 // approvalSchema is the form the person answers: a yes or no, and an optional note.
 var approvalSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{
 		"approve": map[string]any{"type": "boolean", "title": "Approve", "description": "Yes lets the agent move on."},
-		"note":    map[string]any{"type": "string", "title": "Note", "description": "Optional; recorded with the approval.", "maxLength": 500},
+		"note":    map[string]any{"type": "string", "title": "Note", "description": "Optional; recorded with the approval.", "maxLength": maxApprovalNote},
 	},
 	"required": []string{"approve"},
 }
@@ -51,7 +56,10 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 	switch {
 	case res.Action == mcp.ElicitationResponseActionAccept && yes:
 		note, _ := content["note"].(string)
-		return strings.TrimSpace(note), nil
+		if f := secrets.ScanString(note); f != nil {
+			return "", fmt.Errorf("the person approved leaving phase %s, but the note they wrote holds what looks like a secret (%s), which Cairn does not store; nothing was changed: call transition again and the person is asked again", phase, f.Rule)
+		}
+		return textsafe.Clip(strings.TrimSpace(note), maxApprovalNote), nil
 	case res.Action == mcp.ElicitationResponseActionCancel:
 		// claude -p answers every elicitation so, at once: no person saw it.
 		return "", fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again", phase)

@@ -116,12 +116,14 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		}
 		out[f.name] = val
 	}
-	if len(problems) > 0 {
-		return fail(problems...)
-	}
-	// Secrets are looked for last, over the whole object, so the path names the argument.
+	// Secrets are looked for over the whole object, so the path names the argument, and
+	// before any problem is reported: a problem with a variable's value quotes its name,
+	// which may be where the secret is.
 	if finding := secrets.ScanChecked(raw, spans); finding != nil {
 		return fail(finding.Error())
+	}
+	if len(problems) > 0 {
+		return fail(problems...)
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,4 +112,36 @@ func fileHolding(dir, core string) string {
 		return nil
 	})
 	return found
+}
+
+// TestSecretInAVariableNameIsNotEchoed puts each secret shape that fits a variable name into
+// a set_vars name whose value is wrong (a number, a control character, too long): the problem
+// with the value names the variable, and a secret there must be refused as one, not quoted.
+func TestSecretInAVariableNameIsNotEchoed(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"secret variable names"}`)
+	varName := regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	tried := 0
+	for _, sh := range secrettest.Shapes() {
+		name := "WF_" + sh.Core
+		if !varName.MatchString(name) {
+			continue
+		}
+		for _, value := range []string{`3`, `"a\u0001b"`, `"` + strings.Repeat("v", 4097) + `"`} {
+			tried++
+			res := callRaw(t, c, "set_vars", `{"vars":{"`+name+`":`+value+`}}`)
+			if !res.IsError {
+				t.Fatalf("%s: set_vars succeeded", sh.Name)
+			}
+			if txt := text(res); holdsSecret(txt, sh.Core) || !strings.Contains(txt, "secret") {
+				t.Errorf("%s with value %.10s: the error quotes the name or does not say it holds a secret: %s", sh.Name, value, clip(txt))
+			}
+		}
+		if f := fileHolding(p.root, sh.Core); f != "" {
+			t.Errorf("%s: stored in %s", sh.Name, f)
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no secret shape fits a variable name")
+	}
 }

@@ -1,6 +1,7 @@
 package mcptools_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -123,6 +125,7 @@ func TestScriptedSessionCost(t *testing.T) {
 type person struct {
 	action mcp.ElicitationResponseAction
 	yes    bool
+	note   string   // what the person writes in the form's note; "looks right" when empty
 	asked  []string // the messages shown
 }
 
@@ -131,7 +134,7 @@ func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.E
 	res := &mcp.ElicitationResult{}
 	res.Action = p.action
 	if p.action == mcp.ElicitationResponseActionAccept {
-		res.Content = map[string]any{"approve": p.yes, "note": "looks right"}
+		res.Content = map[string]any{"approve": p.yes, "note": cmp.Or(p.note, "looks right")}
 	}
 	return res, nil
 }
@@ -219,6 +222,40 @@ func TestApprovalGate(t *testing.T) {
 				t.Errorf("approvals on record %q, want one ending %q", r.Approvals, want)
 			}
 		})
+	}
+}
+
+// TestApprovalNoteIsBounded: the person's note comes from the client's form, which may not
+// hold to the schema's maxLength or know Cairn's rules. A note over 500 characters is cut
+// (it is shown in every resume report); a note holding a secret records nothing and says
+// what happened and how to go on, without the secret and without blaming the agent.
+func TestApprovalNoteIsBounded(t *testing.T) {
+	long := strings.Repeat("fine by me ", 10000)
+	p, c := elicitingServer(t, &person{action: mcp.ElicitationResponseActionAccept, yes: true, note: long})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	mustOK(t, c, "transition", `{"to":"implement"}`)
+	r := p.other(t, "observer").Resume(engine.ResumeOptions{})
+	if len(r.Approvals) != 1 || !strings.Contains(r.Approvals[0], "fine by me") {
+		t.Fatalf("approvals on record %.300q", r.Approvals)
+	}
+	if n := len([]rune(r.Approvals[0])); n > 700 {
+		t.Errorf("the approval on record is %d characters; the note is not cut to 500", n)
+	}
+
+	sh := secrettest.Shapes()[3]
+	p, c = elicitingServer(t, &person{action: mcp.ElicitationResponseActionAccept, yes: true, note: "ok, the key is " + sh.Text})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	res := mustFail(t, c, "transition", `{"to":"implement"}`, "note", "secret", "nothing was changed", "call transition again")
+	if holdsSecret(text(res), sh.Core) || strings.Contains(text(res), "environment variable") {
+		t.Errorf("the refusal quotes the secret or tells the agent how to keep one: %s", text(res))
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow moved to %s", snap.Phase)
+	}
+	if f := fileHolding(p.root, sh.Core); f != "" {
+		t.Errorf("the secret is stored in %s", f)
 	}
 }
 

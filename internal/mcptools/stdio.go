@@ -142,7 +142,7 @@ type lineRead struct {
 }
 
 // readLines reads newline-delimited messages, each at most MaxLineBytes; a longer one is
-// skipped and reported with the id found near its start.
+// skipped and reported with the id found at its start or its end.
 func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
 	br := bufio.NewReaderSize(in, 64<<10)
 	send := func(l lineRead) bool {
@@ -154,7 +154,7 @@ func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
 		}
 	}
 	for {
-		var line []byte
+		var line, tail []byte
 		n := 0
 		var err error
 		for {
@@ -163,14 +163,20 @@ func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
 			if n += len(chunk); n <= MaxLineBytes {
 				line = append(line, chunk...)
 			} else {
-				line = bytes.Clone(line[:min(len(line), 512)]) // only the id near its start is wanted
+				// Only the ends are kept, for the id: a client may write it first or last.
+				if tail == nil {
+					tail = bytes.Clone(line[max(0, len(line)-sniffBytes):])
+					line = bytes.Clone(line[:min(len(line), sniffBytes)])
+				}
+				tail = append(tail, chunk...)
+				tail = append(tail[:0], tail[max(0, len(tail)-sniffBytes):]...)
 			}
 			if !errors.Is(err, bufio.ErrBufferFull) {
 				break
 			}
 		}
 		if n > MaxLineBytes {
-			if !send(lineRead{tooLong: true, id: sniffID(line)}) {
+			if !send(lineRead{tooLong: true, id: sniffID(line, tail)}) {
 				return
 			}
 		} else if line := bytes.TrimSpace(line); len(line) > 0 {
@@ -185,13 +191,53 @@ func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
 	}
 }
 
-var idRE = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.){0,128}")`)
+// sniffBytes is how much of each end of an oversized message is kept to find its id.
+const sniffBytes = 512
 
-func sniffID(head []byte) json.RawMessage {
-	if m := idRE.FindSubmatch(head); m != nil {
+// idValue is a JSON-RPC id as sniffID accepts it: a whole number or a short string.
+const idValue = `(-?[0-9]+|"(?:[^"\\]|\\.){0,128}")`
+
+var (
+	idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"id"\s*:\s*` + idValue) })
+	// lastIDRE is an id that is the last member of the outermost object: Claude Code's
+	// client (the MCP TypeScript SDK) writes {...request, jsonrpc, id}.
+	lastIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[,{]\s*"id"\s*:\s*` + idValue + `\s*}\s*$`) })
+)
+
+// sniffID finds the id of a message too long to parse from its first and last bytes: the
+// outermost object's "id" member, never one inside its params (a task's id, a checkpoint's).
+func sniffID(head, tail []byte) json.RawMessage {
+	if m := lastIDRE().FindSubmatch(tail); m != nil {
 		return json.RawMessage(bytes.Clone(m[1]))
 	}
+	for _, loc := range idRE().FindAllSubmatchIndex(head, -1) {
+		if depthAt(head[:loc[0]]) == 1 {
+			return json.RawMessage(bytes.Clone(head[loc[2]:loc[3]]))
+		}
+	}
 	return nil
+}
+
+// depthAt is how deep in objects and arrays the end of the JSON text b is; -1 inside a string.
+func depthAt(b []byte) int {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	if inString {
+		return -1
+	}
+	return depth
 }
 
 // errorResponse is a JSON-RPC error; a missing id is sent as null.

@@ -360,6 +360,34 @@ func TestStdioMalformedInput(t *testing.T) {
 	r.checkStdout()
 }
 
+// TestStdioOversizedAnsweredWithItsID: Claude Code's MCP client writes a request's members
+// as {"method", "params", "jsonrpc", "id"}, so the id of an oversized message is at its end,
+// after arguments that may hold an "id" of their own. The refusal must carry the request's
+// id, or the client waits for an answer that never comes.
+func TestStdioOversizedAnsweredWithItsID(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	pad := strings.Repeat("x", 5<<20)
+	for _, tc := range []struct{ msg, id string }{
+		{`{"method":"tools/call","params":{"name":"update_task","arguments":{"id":"t1","status":"running","note":"` + pad + `"}},"jsonrpc":"2.0","id":11}`, "11"},
+		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":{"a":"` + pad + `"}}},"jsonrpc":"2.0","id":"req-12"}` + "\r", `"req-12"`},
+		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":{"id":13,"a":"` + pad + `"}}},"jsonrpc":"2.0" , "id" : 14 }`, "14"},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"update_task","arguments":{"id":"t1","note":"` + pad + `"}},"id":15}`, "15"},
+		{`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":{"id":1,"a":"` + pad + `"}}}}`, "16"},
+		{`{"jsonrpc":"2.0","method":"x\",\"id\":17","params":{"a":"` + pad + `"}}`, "null"}, // a notification
+	} {
+		r.send(tc.msg)
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != tc.id {
+			t.Errorf("oversized message with id %s answered with id %s (error %+v)", tc.id, resp.ID, resp.Error)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after oversized messages: %+v", resp)
+	}
+}
+
 // TestStdioArgumentErrors: bad arguments over the real transport are tool results with isError,
 // including a payload just over the limit.
 func TestStdioArgumentErrors(t *testing.T) {
