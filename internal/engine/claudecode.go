@@ -64,7 +64,7 @@ func (e *Engine) CompactAnchor() string {
 		fmt.Fprintf(&b, "; completed: %s", oneLine(strings.Join(res.Completed, ", "), 160))
 	}
 	if res.Next != "" {
-		fmt.Fprintf(&b, "; next: %s", oneLine(res.Next, 240))
+		fmt.Fprintf(&b, "; next: %s", strings.TrimSuffix(oneLine(res.Next, 240), ".")) // a sentence; this is a clause
 	}
 	if n := len(res.OpenTasks); n > 0 {
 		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, workflow.Plural(n), oneLine(res.OpenTasks[0], 80))
