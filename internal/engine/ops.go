@@ -372,7 +372,8 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 // approve [NOTE]`); the agent may then leave the phase.
 func (e *Engine) Approve(note string) (*Result, error) {
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
-		return workflow.Approve(cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+		def, _ := e.definitionFor(cur) // without it, only a request on record can be approved
+		return workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
 	}), note)
 	if err != nil {
 		return nil, err

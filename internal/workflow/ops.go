@@ -476,12 +476,17 @@ func NeedsApproval(def *Definition, r *Record, to string) (string, bool) {
 	if !def.IsGate(from) || !def.CanMove(from, to) || !def.forward(from, to) {
 		return "", false
 	}
+	return from, !approved(r, from)
+}
+
+// approved reports whether the latest approval entry of phase p holds a yes.
+func approved(r *Record, p string) bool {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
-		if r.Approvals[i].Phase == from {
-			return from, r.Approvals[i].ApprovedAt.IsZero()
+		if r.Approvals[i].Phase == p {
+			return !r.Approvals[i].ApprovedAt.IsZero()
 		}
 	}
-	return from, true
+	return false
 }
 
 // ApprovalError refuses leaving an approval phase without a person's yes.
@@ -496,12 +501,17 @@ func (e *ApprovalError) Error() string {
 }
 
 // Approve records a person's yes to the approval the current phase waits for. It is refused
-// when the phase waits for none.
-func Approve(r *Record, source, note string, now time.Time, by Actor) (Result, error) {
+// when the phase waits for none. def (nil when unknown) makes a gate with no request on record
+// count as waiting, as NeedsApproval counts it: a phase that became a gate while the workflow
+// was in it, or a record from before its requests were kept, can then be approved.
+func Approve(def *Definition, r *Record, source, note string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
 	}
 	p, ok := PendingApproval(r)
+	if !ok && def != nil && def.IsGate(r.State) && !approved(r, r.State) {
+		p, ok = r.State, true
+	}
 	if !ok {
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
