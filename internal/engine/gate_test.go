@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -44,5 +47,44 @@ func TestGateAddedWhileInThePhaseCanBeApproved(t *testing.T) {
 	}
 	if !res.Changed {
 		t.Fatalf("the move was not made: %+v", res)
+	}
+}
+
+// A record in the active slot whose status this Cairn does not know (a hand edit, or a later
+// 2.x that added one) is not a finished workflow: the read protocol must not archive it as one.
+func TestUnknownStatusIsNotArchivedAsFinished(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd status"}))(t)
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"paused"`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	list := must(e.open("s2").List())(t)
+	for _, s := range list {
+		if s.WorkflowID == res.WorkflowID && s.Archived != "" {
+			t.Fatalf("the workflow with status paused was archived by the session start: %+v (report %q)", s, r.Report)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(en.StateDir(), "workflow-state.json")); err != nil {
+		t.Fatalf("the active slot was emptied: %v (report %q)", err, r.Report)
+	}
+	if !strings.Contains(r.Report, "status is not one of") {
+		t.Errorf("the report does not say why the workflow was left: %q", r.Report)
+	}
+	// Starting anew must not archive it as finished either: only a replace does, as replaced.
+	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "next"}); !errors.As(err, new(*workflow.ActiveError)) {
+		t.Fatalf("start over a workflow of unknown status: err = %v, want it refused", err)
+	}
+	must(e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "next", Replace: true}))(t)
+	for _, s := range must(e.open("s2").List())(t) {
+		if s.WorkflowID == res.WorkflowID && s.Status != "replaced" {
+			t.Errorf("the replaced workflow is filed as %q, want replaced", s.Status)
+		}
 	}
 }

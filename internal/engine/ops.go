@@ -208,7 +208,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				return nil, err
 			}
-			if cur.Status == workflow.StatusActive {
+			if cur.Status == workflow.StatusActive || !cur.Status.Valid() {
 				abandoned = cur
 			}
 		}
@@ -242,12 +242,12 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 // archiveReason is why a workflow in the active slot is archived when a new one starts.
 func archiveReason(cur *workflow.Record) string {
 	switch cur.Status {
-	case workflow.StatusActive:
-		return "replaced"
 	case workflow.StatusExpired:
 		return "expired"
-	default:
+	case workflow.StatusCompleted, workflow.StatusArchived:
 		return "completed"
+	default: // active, or a status not known to be finished
+		return "replaced"
 	}
 }
 

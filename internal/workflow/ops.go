@@ -224,7 +224,8 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	var archive *Record
 	if current != nil {
 		archive = current.Clone()
-		if current.Status == StatusActive {
+		// A status not known to be finished is taken as active: only a replace archives it.
+		if current.Status == StatusActive || !current.Status.Valid() {
 			if !req.Replace {
 				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
 			}
