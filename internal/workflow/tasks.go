@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -28,17 +29,27 @@ type TaskStatusError struct {
 }
 
 func (e *TaskStatusError) Error() string {
+	id := taskName(e.ID)
 	if e.From == "" {
-		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", e.ID, e.To)
+		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", id, e.To)
 	}
 	if len(e.Allowed) == 0 {
-		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; add a new task to redo the work", e.ID, e.From, e.To, e.From)
+		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; add a new task to redo the work", id, e.From, e.To, e.From)
 	}
 	names := make([]string, len(e.Allowed))
 	for i, s := range e.Allowed {
 		names[i] = string(s)
 	}
-	return fmt.Sprintf("task %s cannot go from %s to %s: allowed next: %s", e.ID, e.From, e.To, strings.Join(names, ", "))
+	return fmt.Sprintf("task %s cannot go from %s to %s: allowed next: %s", id, e.From, e.To, strings.Join(names, ", "))
+}
+
+// taskName is a task id as an error may repeat it: not when it has a secret's shape (the
+// caller pasted it; it is refused when stored, and an error must not say it back).
+func taskName(id string) string {
+	if secrets.ScanString(id) != nil {
+		return "(its id has a secret's shape and is not repeated)"
+	}
+	return id
 }
 
 // TaskUpdate adds a task or changes one.
@@ -65,7 +76,10 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {
-		return Result{}, fmt.Errorf("task %s: status %q is not valid: use pending, running, done or failed", id, u.Status)
+		if secrets.ScanString(string(u.Status)) != nil {
+			return Result{}, fmt.Errorf("task %s: the status given is not valid: use pending, running, done or failed", taskName(id))
+		}
+		return Result{}, fmt.Errorf("task %s: status %q is not valid: use pending, running, done or failed", taskName(id), u.Status)
 	}
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
