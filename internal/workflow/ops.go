@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -167,13 +168,13 @@ func ValidID(id string) error {
 	case len(id) > maxIDLen:
 		return fmt.Errorf("workflow id is longer than %d characters", maxIDLen)
 	case !shaped(id, letterOrDigit, func(c byte) bool { return letterOrDigit(c) || c == '.' || c == '_' || c == '-' }):
-		return fmt.Errorf("workflow id %q is not valid: use letters, digits, '.', '-' and '_', starting with a letter or digit", id)
+		return fmt.Errorf("workflow id %s is not valid: use letters, digits, '.', '-' and '_', starting with a letter or digit", Quote(id))
 	case strings.Contains(id, ".."), strings.HasSuffix(id, "."):
-		return fmt.Errorf("workflow id %q is not valid: no \"..\" and no trailing '.'", id)
+		return fmt.Errorf("workflow id %s is not valid: no \"..\" and no trailing '.'", Quote(id))
 	}
 	base, _, _ := strings.Cut(strings.ToLower(id), ".")
 	if slices.Contains(windowsDevices, base) {
-		return fmt.Errorf("workflow id %q is a reserved device name on Windows", id)
+		return fmt.Errorf("workflow id %s is a reserved device name on Windows", Quote(id))
 	}
 	return nil
 }
@@ -561,6 +562,26 @@ func echoable(s string) bool {
 	return len(s) <= 64 && shaped(s, nameByte, nameByte) && secrets.ScanString(s) == nil
 }
 
+// Quote is a caller's value as an error may repeat it: quoted, or, when it has a secret's
+// shape, a phrase saying it is not repeated (the caller pasted it; it is never stored, and an
+// error must not say it back).
+func Quote(s string) string {
+	if secrets.ScanString(s) != nil {
+		return notRepeated
+	}
+	return strconv.Quote(s)
+}
+
+// said is s, or the phrase Quote uses when s has a secret's shape.
+func said(s string) string {
+	if secrets.ScanString(s) != nil {
+		return notRepeated
+	}
+	return s
+}
+
+const notRepeated = "(not repeated: it has a secret's shape)"
+
 func validVarKey(k string) error {
 	if len(k) > 128 || !shaped(k, func(c byte) bool { return letter(c) || c == '_' }, func(c byte) bool { return letterOrDigit(c) || c == '_' }) {
 		return errors.New("the variable name is not valid: use letters, digits and '_', not starting with a digit (like PLAN_PATH)")
@@ -642,7 +663,7 @@ func SetPhaseStatus(r *Record, s PhaseStatus, now time.Time, by Actor) (Result, 
 		return Result{}, err
 	}
 	if !s.Valid() {
-		return Result{}, fmt.Errorf("phase status %q is not valid: use pending, in_progress, complete, failed or blocked", s)
+		return Result{}, fmt.Errorf("phase status %s is not valid: use pending, in_progress, complete, failed or blocked", Quote(string(s)))
 	}
 	if r.PhaseStatus == s {
 		return unchanged(r), nil

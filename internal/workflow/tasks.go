@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -29,7 +28,7 @@ type TaskStatusError struct {
 }
 
 func (e *TaskStatusError) Error() string {
-	id := taskName(e.ID)
+	id := said(e.ID)
 	if e.From == "" {
 		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", id, e.To)
 	}
@@ -41,15 +40,6 @@ func (e *TaskStatusError) Error() string {
 		names[i] = string(s)
 	}
 	return fmt.Sprintf("task %s cannot go from %s to %s: allowed next: %s", id, e.From, e.To, strings.Join(names, ", "))
-}
-
-// taskName is a task id as an error may repeat it: not when it has a secret's shape (the
-// caller pasted it; it is refused when stored, and an error must not say it back).
-func taskName(id string) string {
-	if secrets.ScanString(id) != nil {
-		return "(its id has a secret's shape and is not repeated)"
-	}
-	return id
 }
 
 // TaskUpdate adds a task or changes one.
@@ -76,10 +66,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {
-		if secrets.ScanString(string(u.Status)) != nil {
-			return Result{}, fmt.Errorf("task %s: the status given is not valid: use pending, running, done or failed", taskName(id))
-		}
-		return Result{}, fmt.Errorf("task %s: status %q is not valid: use pending, running, done or failed", taskName(id), u.Status)
+		return Result{}, fmt.Errorf("task %s: status %s is not valid: use pending, running, done or failed", said(id), Quote(string(u.Status)))
 	}
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })

@@ -20,7 +20,7 @@ const maxTTL = 3650 * 24 * time.Hour
 func ParseTTL(s string) (time.Duration, error) {
 	s = cmp.Or(s, DefaultTTL)
 	bad := func(why string) (time.Duration, error) {
-		return 0, fmt.Errorf("ttl %q is not valid: %s; write a whole number and one unit, m, h or d (for example 30m, 24h, 7d)", s, why)
+		return 0, fmt.Errorf("ttl %s is not valid: %s; write a whole number and one unit, m, h or d (for example 30m, 24h, 7d)", Quote(s), why)
 	}
 	if len(s) < 2 {
 		return bad("no unit")
