@@ -35,6 +35,9 @@ func TestGateAddedWhileInThePhaseCanBeApproved(t *testing.T) {
 
 	write("approvals: [check]\n")
 	en = e.open("s1")
+	if r := en.Resume(engine.ResumeOptions{}); r.AwaitingApproval != "check" || !strings.Contains(r.Next, "approve") {
+		t.Errorf("the report does not say the phase awaits approval: awaiting %q, next %q", r.AwaitingApproval, r.Next)
+	}
 	if _, err := en.Transition(engine.TransitionRequest{To: "done"}); !errors.As(err, new(*workflow.ApprovalError)) {
 		t.Fatalf("leaving the new gate without approval: err = %v, want an approval error", err)
 	}

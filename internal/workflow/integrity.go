@@ -136,7 +136,7 @@ func Check(in CheckInput) []Finding {
 			add(FindingOwnedElsewhere, Medium, "%s", w)
 		}
 	}
-	if p, ok := PendingApproval(r); ok {
+	if p, ok := Awaiting(def, r); ok {
 		add(FindingApprovalPending, Info, "the %s phase awaits the user's approval: if its result was shown before the interruption, present it again rather than re-running it", p)
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int { return a.Severity.rank() - b.Severity.rank() })

@@ -481,6 +481,20 @@ func NeedsApproval(def *Definition, r *Record, to string) (string, bool) {
 	return from, !approved(r, from)
 }
 
+// Awaiting reports the approval phase r waits in for a person's yes: an open request on
+// record (PendingApproval), or, with def (nil when unknown), a gate phase whose latest entry
+// holds no yes or that has none, as NeedsApproval counts it (a phase that became a gate while
+// the workflow was in it, a record from before its requests were kept).
+func Awaiting(def *Definition, r *Record) (string, bool) {
+	if p, ok := PendingApproval(r); ok || def == nil || r == nil || r.Status != StatusActive {
+		return p, ok
+	}
+	if def.IsGate(r.State) && !approved(r, r.State) {
+		return r.State, true
+	}
+	return "", false
+}
+
 // approved reports whether the latest approval entry of phase p holds a yes.
 func approved(r *Record, p string) bool {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
@@ -502,18 +516,13 @@ func (e *ApprovalError) Error() string {
 	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, then the move can be made again", e.Phase)
 }
 
-// Approve records a person's yes to the approval the current phase waits for. It is refused
-// when the phase waits for none. def (nil when unknown) makes a gate with no request on record
-// count as waiting, as NeedsApproval counts it: a phase that became a gate while the workflow
-// was in it, or a record from before its requests were kept, can then be approved.
+// Approve records a person's yes to the approval the current phase waits for (Awaiting). It
+// is refused when the phase waits for none.
 func Approve(def *Definition, r *Record, source, note string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
 	}
-	p, ok := PendingApproval(r)
-	if !ok && def != nil && def.IsGate(r.State) && !approved(r, r.State) {
-		p, ok = r.State, true
-	}
+	p, ok := Awaiting(def, r)
 	if !ok {
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
