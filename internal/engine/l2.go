@@ -93,7 +93,15 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 	}
 	wrote, failed, warning := e.recordL2(lines)
 	e.updateL2State(func(st *l2State) {
-		st.Owed = failed
+		// Lines another process came to owe since the read above stay owed, after ours.
+		later := st.Owed
+		for _, l := range s.Owed {
+			if i := slices.Index(later, l); i >= 0 {
+				later = slices.Delete(later, i, i+1)
+			}
+		}
+		st.Owed = append(failed, later...)
+		st.Owed = st.Owed[max(0, len(st.Owed)-maxOwed):]
 		if r != nil {
 			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)
 		}
