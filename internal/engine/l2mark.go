@@ -13,17 +13,18 @@ import (
 const l2MarkDoc = "l2-mark"
 
 // keepMark records L2 as it is now, after a write of ours. Failing only weakens the restore.
+// L2 is read under the mark's lock: read before it, another process's later line could be
+// written and marked meanwhile, and this older mark would then be kept over it.
 func (e *Engine) keepMark() {
-	k, err := e.mem.CurrentMark()
-	if err != nil || k.Empty() {
-		return
-	}
-	data := encodeMark(k)
 	_, _ = e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
-		if string(cur) == string(data) {
+		k, err := e.mem.CurrentMark()
+		if err != nil || k.Empty() {
 			return nil, nil
 		}
-		return data, nil
+		if data := encodeMark(k); string(cur) != string(data) {
+			return data, nil
+		}
+		return nil, nil
 	})
 }
 
