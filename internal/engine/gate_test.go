@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -88,6 +89,36 @@ func TestUnknownStatusIsNotArchivedAsFinished(t *testing.T) {
 	for _, s := range must(e.open("s2").List())(t) {
 		if s.WorkflowID == res.WorkflowID && s.Status != "replaced" {
 			t.Errorf("the replaced workflow is filed as %q, want replaced", s.Status)
+		}
+	}
+}
+
+// A record with no time of last activity (written by another tool) cannot be said to have
+// outlived its TTL: the read protocol must not archive it as expired.
+func TestRecordWithoutTimesIsNotExpired(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "no times"}))(t)
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		var m map[string]any
+		if err := json.Unmarshal(cur, &m); err != nil {
+			return nil, store.Event{}, err
+		}
+		for _, k := range []string{"created_at", "updated_at", "changed_at"} {
+			delete(m, k)
+		}
+		m["revision"] = 2
+		next, err := json.Marshal(m)
+		return next, store.Event{Kind: "edit"}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	for _, s := range must(e.open("s2").List())(t) {
+		if s.WorkflowID == res.WorkflowID && s.Archived != "" {
+			t.Fatalf("the workflow without times was archived as %s (message %q)", s.Status, r.SystemMessage)
 		}
 	}
 }
