@@ -92,9 +92,16 @@ type TransitionError struct {
 	Type    string
 	From    string
 	Allowed []string
+	// Phases, set when From is not a phase of the definition (renamed or removed since the
+	// workflow entered it), are the definition's phases.
+	Phases []string
 }
 
 func (e *TransitionError) Error() string {
+	if len(e.Phases) > 0 {
+		return fmt.Sprintf("%s workflow is in phase %s, which is not a phase of its definition now (%s): it cannot move from there; nothing was changed: tell the user, who can restore the phase in the definition",
+			e.Type, e.From, strings.Join(e.Phases, ", "))
+	}
 	if len(e.Allowed) == 0 {
 		return fmt.Sprintf("%s workflow cannot move from %s: %s allows no moves out of it", e.Type, e.From, e.From)
 	}
@@ -377,7 +384,11 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to}, nil
 	}
 	if !def.CanMove(r.State, to) {
-		return Result{}, &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}
+		e := &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}
+		if !def.HasPhase(r.State) {
+			e.Phases = slices.Clone(def.Phases)
+		}
+		return Result{}, e
 	}
 	for _, o := range req.Outputs {
 		if strings.TrimSpace(o) == "" {
