@@ -79,10 +79,10 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			case "completed", "complete", "done":
 				ch, err = workflow.CompleteMilestone(in, strings.TrimSpace(r.Milestone), now)
 			default:
-				err = fmt.Errorf("update_milestone takes status in_progress or completed, not %q", r.Status)
+				err = fmt.Errorf("update_milestone takes status in_progress or completed, not %s", workflow.Quote(r.Status))
 			}
 		default:
-			err = fmt.Errorf("unknown initiative action %q: use get, create, set_status, add_milestone or update_milestone", r.Action)
+			err = fmt.Errorf("unknown initiative action %s: use get, create, set_status, add_milestone or update_milestone", workflow.Quote(r.Action))
 		}
 		if err != nil || !ch.Changed {
 			return nil, err

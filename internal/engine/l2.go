@@ -2,8 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -33,8 +35,33 @@ func (e *Engine) updateL2State(f func(*l2State)) {
 
 // recordL2 writes lines to L2 and returns those written, those owed (only a layer that is
 // unavailable now may work later; refused text, a secret or an empty line, would fail every
-// time) and a warning naming the last failure.
+// time) and a warning naming the last failure. The lines are written and their mark kept
+// under the mark's lock, which RestoreL2 takes too, so a restore never takes a line of ours
+// that is not marked yet for a foreign rewrite.
 func (e *Engine) recordL2(lines []string) (wrote, owed []string, warning string) {
+	ran := false
+	_, err := e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
+		ran = true
+		wrote, owed, warning = e.writeLines(lines)
+		if len(wrote) == 0 {
+			return nil, nil
+		}
+		return e.markNow(cur), nil
+	})
+	switch {
+	case ran:
+	case isLockTimeout(err):
+		// Another Cairn process is writing L2 now: these lines are owed, and retried.
+		return nil, lines, "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+	default:
+		// No lock to be had in the state directory: write without it, as before it had one.
+		wrote, owed, warning = e.writeLines(lines)
+	}
+	return wrote, owed, warning
+}
+
+// writeLines writes lines to L2, as recordL2 says.
+func (e *Engine) writeLines(lines []string) (wrote, owed []string, warning string) {
 	for _, l := range lines {
 		if err := e.mem.Record(l); err != nil {
 			if memory.IsUnavailable(err) {
@@ -45,10 +72,12 @@ func (e *Engine) recordL2(lines []string) (wrote, owed []string, warning string)
 			wrote = append(wrote, l)
 		}
 	}
-	if len(wrote) > 0 {
-		e.keepMark()
-	}
 	return wrote, owed, warning
+}
+
+func isLockTimeout(err error) bool {
+	_, ok := errors.AsType[*durable.LockTimeoutError](err)
+	return ok
 }
 
 // writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed.
@@ -93,7 +122,15 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 	}
 	wrote, failed, warning := e.recordL2(lines)
 	e.updateL2State(func(st *l2State) {
-		st.Owed = failed
+		// Lines another process came to owe since the read above stay owed, after ours.
+		later := st.Owed
+		for _, l := range s.Owed {
+			if i := slices.Index(later, l); i >= 0 {
+				later = slices.Delete(later, i, i+1)
+			}
+		}
+		st.Owed = append(failed, later...)
+		st.Owed = st.Owed[max(0, len(st.Owed)-maxOwed):]
 		if r != nil {
 			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)
 		}

@@ -12,25 +12,26 @@ import (
 // writers can be noticed and undone (RestoreL2).
 const l2MarkDoc = "l2-mark"
 
-// keepMark records L2 as it is now, after a write of ours. Failing only weakens the restore.
-func (e *Engine) keepMark() {
+// markNow is the mark of L2 as it is now, after a write of ours, to replace cur; nil when it
+// is cur already or L2 cannot be read (which only weakens the restore). The caller holds the
+// mark's lock: read before it, another process's later line could be written and marked
+// meanwhile, and this older mark would then be kept over it.
+func (e *Engine) markNow(cur []byte) []byte {
 	k, err := e.mem.CurrentMark()
 	if err != nil || k.Empty() {
-		return
+		return nil
 	}
-	data := encodeMark(k)
-	_, _ = e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
-		if string(cur) == string(data) {
-			return nil, nil
-		}
-		return data, nil
-	})
+	if data := encodeMark(k); string(cur) != string(data) {
+		return data
+	}
+	return nil
 }
 
 // RestoreL2 puts Cairn's index line and topic file back where they differ from what Cairn
-// last wrote, unless Claude Code's memory consolidation holds its lock (then deferred is true
-// and the next Stop or SessionStart checks again). It returns what it put back ("MEMORY.md
-// line", "cairn-workflow.md") and a warning when L2 could not be written.
+// last wrote, unless Claude Code's memory consolidation holds its lock or another Cairn
+// process is writing L2 (then deferred is true and the next Stop or SessionStart checks
+// again). It returns what it put back ("MEMORY.md line", "cairn-workflow.md") and a warning
+// when L2 could not be written.
 func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) {
 	if e.memWarn != "" {
 		return nil, false, ""
@@ -40,7 +41,29 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 	if !ok || k.Empty() {
 		return nil, false, ""
 	}
-	res, err := e.mem.Restore(k, e.now(), processAlive)
+	if now, err := e.mem.CurrentMark(); err == nil && now == k {
+		return nil, false, "" // as Cairn left it: the usual case, no lock taken
+	}
+	// Restored under the mark's lock, which a writer of L2 holds until its line is marked:
+	// a line of ours written but not yet marked is never taken for a foreign rewrite.
+	var res memory.Restored
+	var rerr error
+	ran := false
+	_, err := e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
+		ran = true
+		if k, ok := decodeMark(cur); ok && !k.Empty() {
+			res, rerr = e.mem.Restore(k, e.now(), processAlive)
+		}
+		return nil, nil
+	})
+	switch {
+	case ran:
+		err = rerr
+	case isLockTimeout(err):
+		return nil, true, "" // another Cairn process is writing L2, and marks what it wrote
+	default:
+		res, err = e.mem.Restore(k, e.now(), processAlive) // no lock to be had: as before
+	}
 	if err != nil {
 		return nil, false, "Cairn's auto-memory line not restored (retried after the next turn): " + err.Error()
 	}

@@ -208,7 +208,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				return nil, err
 			}
-			if cur.Status == workflow.StatusActive {
+			if cur.Status == workflow.StatusActive || !cur.Status.Valid() {
 				abandoned = cur
 			}
 		}
@@ -242,12 +242,12 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 // archiveReason is why a workflow in the active slot is archived when a new one starts.
 func archiveReason(cur *workflow.Record) string {
 	switch cur.Status {
-	case workflow.StatusActive:
-		return "replaced"
 	case workflow.StatusExpired:
 		return "expired"
-	default:
+	case workflow.StatusCompleted, workflow.StatusArchived:
 		return "completed"
+	default: // active, or a status not known to be finished
+		return "replaced"
 	}
 }
 
@@ -372,7 +372,8 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 // approve [NOTE]`); the agent may then leave the phase.
 func (e *Engine) Approve(note string) (*Result, error) {
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
-		return workflow.Approve(cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+		def, _ := e.definitionFor(cur) // without it, only a request on record can be approved
+		return workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
 	}), note)
 	if err != nil {
 		return nil, err

@@ -212,6 +212,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 // It returns the record still active afterwards, or nil.
 func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string) *workflow.Record {
 	r = e.resolveLegacy(r, out, eye)
+	if !r.Status.Valid() {
+		return r // not known to be finished: kept where it is, and Check says why
+	}
 	if r.Status != workflow.StatusActive {
 		// A finished workflow left in the active slot (a crash between completing and
 		// archiving): archive it now, and owe its completion line.

@@ -60,10 +60,10 @@ const maxNameLen = 64
 // ValidName checks a workflow type or phase name (already lowercased).
 func ValidName(s string) error {
 	if len(s) > maxNameLen {
-		return fmt.Errorf("name %q is longer than %d characters", s, maxNameLen)
+		return fmt.Errorf("name %s is longer than %d characters", Quote(s), maxNameLen)
 	}
 	if !shaped(s, lowerOrDigit, nameByte) {
-		return fmt.Errorf("name %q is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", s)
+		return fmt.Errorf("name %s is not valid: use lowercase letters, digits, '-' and '_', starting with a letter or digit", Quote(s))
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func ParseSeverity(s string) (Severity, error) {
 	if slices.Contains(severityOrder, v) {
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown severity %q: use CRITICAL, HIGH, MEDIUM, LOW or INFO", s)
+	return "", fmt.Errorf("unknown severity %s: use CRITICAL, HIGH, MEDIUM, LOW or INFO", Quote(s))
 }
 
 // Blocks reports whether a violation of this severity blocks the workflow (CRITICAL or HIGH).

@@ -110,7 +110,7 @@ type InitiativeTransitionError struct {
 }
 
 func (e *InitiativeTransitionError) Error() string {
-	return fmt.Sprintf("initiative %s cannot go from %s to %s: %s; nothing was changed", e.ID, e.From, e.To, e.Reason)
+	return fmt.Sprintf("initiative %s cannot go from %s to %s: %s; nothing was changed", e.ID, e.From, said(string(e.To)), e.Reason)
 }
 
 func initiativeMoveError(id string, from, to InitiativeStatus) error {
@@ -213,7 +213,7 @@ func workableMilestone(in *Initiative, id, what string) (int, error) {
 		for j, m := range in.Milestones {
 			ids[j] = m.ID
 		}
-		return -1, fmt.Errorf("initiative %s has no milestone %q (it has: %s)", in.ID, id, strings.Join(ids, ", "))
+		return -1, fmt.Errorf("initiative %s has no milestone %s (it has: %s)", in.ID, Quote(id), strings.Join(ids, ", "))
 	}
 	return i, nil
 }
@@ -309,7 +309,7 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	}
 	id := strings.TrimSpace(m.ID)
 	if id == "" || strings.ContainsAny(id, "\r\n") {
-		return InitiativeChange{}, fmt.Errorf("milestone id %q is not one non-empty line", m.ID)
+		return InitiativeChange{}, fmt.Errorf("milestone id %s is not one non-empty line", Quote(m.ID))
 	}
 	if err := in.requireWorkable("adding milestone " + id); err != nil {
 		return InitiativeChange{}, err

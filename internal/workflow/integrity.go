@@ -28,6 +28,7 @@ const (
 	FindingApprovalPending  = "approval-pending"
 	FindingBadTTL           = "bad-ttl"
 	FindingBadPhaseStatus   = "bad-phase-status"
+	FindingBadStatus        = "bad-status"
 	FindingUnknownTaskState = "bad-task-status"
 )
 
@@ -68,6 +69,9 @@ func Check(in CheckInput) []Finding {
 		add(FindingNoDefinition, High, "no workflow definition %q is loaded, so its phases and moves cannot be checked; the state was kept as it is", r.Type)
 	} else if !def.HasPhase(r.State) {
 		add(FindingUnknownPhase, Critical, "phase %q is not a phase of the %s definition (%s); the state was kept as it is", r.State, def.Name, strings.Join(def.Phases, ", "))
+	}
+	if !r.Status.Valid() {
+		add(FindingBadStatus, High, "the workflow's status is not one of active, completed, expired, archived; the state was kept as it is")
 	}
 	if r.PhaseStatus != "" && !r.PhaseStatus.Valid() {
 		add(FindingBadPhaseStatus, Medium, "phase_status %q is not one of pending, in_progress, complete, failed, blocked", r.PhaseStatus)
@@ -132,7 +136,7 @@ func Check(in CheckInput) []Finding {
 			add(FindingOwnedElsewhere, Medium, "%s", w)
 		}
 	}
-	if p, ok := PendingApproval(r); ok {
+	if p, ok := Awaiting(def, r); ok {
 		add(FindingApprovalPending, Info, "the %s phase awaits the user's approval: if its result was shown before the interruption, present it again rather than re-running it", p)
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int { return a.Severity.rank() - b.Severity.rank() })

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,9 +92,16 @@ type TransitionError struct {
 	Type    string
 	From    string
 	Allowed []string
+	// Phases, set when From is not a phase of the definition (renamed or removed since the
+	// workflow entered it), are the definition's phases.
+	Phases []string
 }
 
 func (e *TransitionError) Error() string {
+	if len(e.Phases) > 0 {
+		return fmt.Sprintf("%s workflow is in phase %s, which is not a phase of its definition now (%s): it cannot move from there; nothing was changed: tell the user, who can restore the phase in the definition",
+			e.Type, e.From, strings.Join(e.Phases, ", "))
+	}
 	if len(e.Allowed) == 0 {
 		return fmt.Sprintf("%s workflow cannot move from %s: %s allows no moves out of it", e.Type, e.From, e.From)
 	}
@@ -167,13 +175,13 @@ func ValidID(id string) error {
 	case len(id) > maxIDLen:
 		return fmt.Errorf("workflow id is longer than %d characters", maxIDLen)
 	case !shaped(id, letterOrDigit, func(c byte) bool { return letterOrDigit(c) || c == '.' || c == '_' || c == '-' }):
-		return fmt.Errorf("workflow id %q is not valid: use letters, digits, '.', '-' and '_', starting with a letter or digit", id)
+		return fmt.Errorf("workflow id %s is not valid: use letters, digits, '.', '-' and '_', starting with a letter or digit", Quote(id))
 	case strings.Contains(id, ".."), strings.HasSuffix(id, "."):
-		return fmt.Errorf("workflow id %q is not valid: no \"..\" and no trailing '.'", id)
+		return fmt.Errorf("workflow id %s is not valid: no \"..\" and no trailing '.'", Quote(id))
 	}
 	base, _, _ := strings.Cut(strings.ToLower(id), ".")
 	if slices.Contains(windowsDevices, base) {
-		return fmt.Errorf("workflow id %q is a reserved device name on Windows", id)
+		return fmt.Errorf("workflow id %s is a reserved device name on Windows", Quote(id))
 	}
 	return nil
 }
@@ -224,7 +232,8 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	var archive *Record
 	if current != nil {
 		archive = current.Clone()
-		if current.Status == StatusActive {
+		// A status not known to be finished is taken as active: only a replace archives it.
+		if current.Status == StatusActive || !current.Status.Valid() {
 			if !req.Replace {
 				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
 			}
@@ -375,7 +384,11 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to}, nil
 	}
 	if !def.CanMove(r.State, to) {
-		return Result{}, &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}
+		e := &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}
+		if !def.HasPhase(r.State) {
+			e.Phases = slices.Clone(def.Phases)
+		}
+		return Result{}, e
 	}
 	for _, o := range req.Outputs {
 		if strings.TrimSpace(o) == "" {
@@ -476,12 +489,31 @@ func NeedsApproval(def *Definition, r *Record, to string) (string, bool) {
 	if !def.IsGate(from) || !def.CanMove(from, to) || !def.forward(from, to) {
 		return "", false
 	}
+	return from, !approved(r, from)
+}
+
+// Awaiting reports the approval phase r waits in for a person's yes: an open request on
+// record (PendingApproval), or, with def (nil when unknown), a gate phase whose latest entry
+// holds no yes or that has none, as NeedsApproval counts it (a phase that became a gate while
+// the workflow was in it, a record from before its requests were kept).
+func Awaiting(def *Definition, r *Record) (string, bool) {
+	if p, ok := PendingApproval(r); ok || def == nil || r == nil || r.Status != StatusActive {
+		return p, ok
+	}
+	if def.IsGate(r.State) && !approved(r, r.State) {
+		return r.State, true
+	}
+	return "", false
+}
+
+// approved reports whether the latest approval entry of phase p holds a yes.
+func approved(r *Record, p string) bool {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
-		if r.Approvals[i].Phase == from {
-			return from, r.Approvals[i].ApprovedAt.IsZero()
+		if r.Approvals[i].Phase == p {
+			return !r.Approvals[i].ApprovedAt.IsZero()
 		}
 	}
-	return from, true
+	return false
 }
 
 // ApprovalError refuses leaving an approval phase without a person's yes.
@@ -495,13 +527,13 @@ func (e *ApprovalError) Error() string {
 	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, then the move can be made again", e.Phase)
 }
 
-// Approve records a person's yes to the approval the current phase waits for. It is refused
-// when the phase waits for none.
-func Approve(r *Record, source, note string, now time.Time, by Actor) (Result, error) {
+// Approve records a person's yes to the approval the current phase waits for (Awaiting). It
+// is refused when the phase waits for none.
+func Approve(def *Definition, r *Record, source, note string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
 	}
-	p, ok := PendingApproval(r)
+	p, ok := Awaiting(def, r)
 	if !ok {
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
@@ -549,6 +581,26 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 func echoable(s string) bool {
 	return len(s) <= 64 && shaped(s, nameByte, nameByte) && secrets.ScanString(s) == nil
 }
+
+// Quote is a caller's value as an error may repeat it: quoted, or, when it has a secret's
+// shape, a phrase saying it is not repeated (the caller pasted it; it is never stored, and an
+// error must not say it back).
+func Quote(s string) string {
+	if secrets.ScanString(s) != nil {
+		return notRepeated
+	}
+	return strconv.Quote(s)
+}
+
+// said is s, or the phrase Quote uses when s has a secret's shape.
+func said(s string) string {
+	if secrets.ScanString(s) != nil {
+		return notRepeated
+	}
+	return s
+}
+
+const notRepeated = "(not repeated: it has a secret's shape)"
 
 func validVarKey(k string) error {
 	if len(k) > 128 || !shaped(k, func(c byte) bool { return letter(c) || c == '_' }, func(c byte) bool { return letterOrDigit(c) || c == '_' }) {
@@ -631,7 +683,7 @@ func SetPhaseStatus(r *Record, s PhaseStatus, now time.Time, by Actor) (Result, 
 		return Result{}, err
 	}
 	if !s.Valid() {
-		return Result{}, fmt.Errorf("phase status %q is not valid: use pending, in_progress, complete, failed or blocked", s)
+		return Result{}, fmt.Errorf("phase status %s is not valid: use pending, in_progress, complete, failed or blocked", Quote(string(s)))
 	}
 	if r.PhaseStatus == s {
 		return unchanged(r), nil

@@ -101,7 +101,7 @@ func BuildPlan(in PlanInput) Plan {
 	if in.Def != nil {
 		p.Allowed = in.Def.Allowed(r.State)
 	}
-	if ph, open := PendingApproval(r); open {
+	if ph, open := Awaiting(in.Def, r); open {
 		p.AwaitingApproval = ph
 	}
 

@@ -163,7 +163,7 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 	case EventComplete:
 		res, err = Complete(r, s.Outcome, now, by)
 	case EventApprove:
-		res, err = Approve(r, s.Approval.Source, s.Approval.Note, now, by)
+		res, err = Approve(def, r, s.Approval.Source, s.Approval.Note, now, by)
 	case EventVar:
 		b, bok := base.Vars[s.Key]
 		t, tok := theirs.Vars[s.Key]

@@ -129,7 +129,7 @@ func TestReplaySteps(t *testing.T) {
 			check: func(t *testing.T, r *workflow.Record) {}},
 		{name: "move after the other copy moved elsewhere", from: inPlan, ours: move("implement"), theirs: move("analyze"), kind: workflow.EventTransition, skip: "expected phase plan"},
 		{name: "approval", from: inPlan, ours: func(r *workflow.Record) (workflow.Result, error) {
-			return workflow.Approve(r, workflow.ApprovalCLI, "ok", at, alice)
+			return workflow.Approve(nil, r, workflow.ApprovalCLI, "ok", at, alice)
 		}, kind: workflow.EventApprove, check: func(t *testing.T, r *workflow.Record) {
 			if _, open := workflow.PendingApproval(r); open || r.Approvals[len(r.Approvals)-1].Source != workflow.ApprovalCLI {
 				t.Fatalf("approvals %+v", r.Approvals)

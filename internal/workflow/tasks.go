@@ -28,17 +28,18 @@ type TaskStatusError struct {
 }
 
 func (e *TaskStatusError) Error() string {
+	id := said(e.ID)
 	if e.From == "" {
-		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", e.ID, e.To)
+		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", id, e.To)
 	}
 	if len(e.Allowed) == 0 {
-		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; add a new task to redo the work", e.ID, e.From, e.To, e.From)
+		return fmt.Sprintf("task %s cannot go from %s to %s: %s is final; add a new task to redo the work", id, e.From, e.To, e.From)
 	}
 	names := make([]string, len(e.Allowed))
 	for i, s := range e.Allowed {
 		names[i] = string(s)
 	}
-	return fmt.Sprintf("task %s cannot go from %s to %s: allowed next: %s", e.ID, e.From, e.To, strings.Join(names, ", "))
+	return fmt.Sprintf("task %s cannot go from %s to %s: allowed next: %s", id, e.From, e.To, strings.Join(names, ", "))
 }
 
 // TaskUpdate adds a task or changes one.
@@ -65,7 +66,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {
-		return Result{}, fmt.Errorf("task %s: status %q is not valid: use pending, running, done or failed", id, u.Status)
+		return Result{}, fmt.Errorf("task %s: status %s is not valid: use pending, running, done or failed", said(id), Quote(string(u.Status)))
 	}
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })

@@ -20,7 +20,7 @@ const maxTTL = 3650 * 24 * time.Hour
 func ParseTTL(s string) (time.Duration, error) {
 	s = cmp.Or(s, DefaultTTL)
 	bad := func(why string) (time.Duration, error) {
-		return 0, fmt.Errorf("ttl %q is not valid: %s; write a whole number and one unit, m, h or d (for example 30m, 24h, 7d)", s, why)
+		return 0, fmt.Errorf("ttl %s is not valid: %s; write a whole number and one unit, m, h or d (for example 30m, 24h, 7d)", Quote(s), why)
 	}
 	if len(s) < 2 {
 		return bad("no unit")
@@ -56,12 +56,17 @@ func (r *Record) ExpiresAt() (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
 	}
-	return r.LastActivity().Add(ttl), nil
+	last := r.LastActivity()
+	if last.IsZero() {
+		return time.Time{}, fmt.Errorf("workflow %s records no time of last activity (changed_at, updated_at, created_at), so its ttl cannot be counted; it does not expire until one is set", r.WorkflowID)
+	}
+	return last.Add(ttl), nil
 }
 
 // Expired reports whether an active workflow has outlived its TTL: now > last activity + TTL,
 // so at exactly the deadline it is still live. Only active workflows expire. A record whose
-// TTL does not parse is reported as an error, never silently expired.
+// TTL does not parse, or that records no time at all, is reported as an error, never silently
+// expired.
 func (r *Record) Expired(now time.Time) (bool, error) {
 	if r == nil || r.Status != StatusActive {
 		return false, nil

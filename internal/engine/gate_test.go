@@ -1,0 +1,124 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// A phase that became an approval gate while the workflow was in it (the project's definition
+// was edited) has no approval request on record. The move out of it is refused until a person
+// approves, so `cairn approve` must take it: otherwise nothing can move the workflow on.
+func TestGateAddedWhileInThePhaseCanBeApproved(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(approvals string) {
+		def := "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n" + approvals + "---\nbody\n"
+		if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte(def), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "review", Context: "gate added later"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "check"}))(t)
+
+	write("approvals: [check]\n")
+	en = e.open("s1")
+	if r := en.Resume(engine.ResumeOptions{}); r.AwaitingApproval != "check" || !strings.Contains(r.Next, "approve") {
+		t.Errorf("the report does not say the phase awaits approval: awaiting %q, next %q", r.AwaitingApproval, r.Next)
+	}
+	if _, err := en.Transition(engine.TransitionRequest{To: "done"}); !errors.As(err, new(*workflow.ApprovalError)) {
+		t.Fatalf("leaving the new gate without approval: err = %v, want an approval error", err)
+	}
+	if _, err := e.open("cli").Approve("looks good"); err != nil {
+		t.Fatalf("cairn approve refused the gate the move waits for: %v", err)
+	}
+	res, err := e.open("s1").Transition(engine.TransitionRequest{To: "done"})
+	if err != nil {
+		t.Fatalf("leaving the approved gate: %v", err)
+	}
+	if !res.Changed {
+		t.Fatalf("the move was not made: %+v", res)
+	}
+}
+
+// A record in the active slot whose status this Cairn does not know (a hand edit, or a later
+// 2.x that added one) is not a finished workflow: the read protocol must not archive it as one.
+func TestUnknownStatusIsNotArchivedAsFinished(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd status"}))(t)
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"paused"`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	list := must(e.open("s2").List())(t)
+	for _, s := range list {
+		if s.WorkflowID == res.WorkflowID && s.Archived != "" {
+			t.Fatalf("the workflow with status paused was archived by the session start: %+v (report %q)", s, r.Report)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(en.StateDir(), "workflow-state.json")); err != nil {
+		t.Fatalf("the active slot was emptied: %v (report %q)", err, r.Report)
+	}
+	if !strings.Contains(r.Report, "status is not one of") {
+		t.Errorf("the report does not say why the workflow was left: %q", r.Report)
+	}
+	// Starting anew must not archive it as finished either: only a replace does, as replaced.
+	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "next"}); !errors.As(err, new(*workflow.ActiveError)) {
+		t.Fatalf("start over a workflow of unknown status: err = %v, want it refused", err)
+	}
+	must(e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "next", Replace: true}))(t)
+	for _, s := range must(e.open("s2").List())(t) {
+		if s.WorkflowID == res.WorkflowID && s.Status != "replaced" {
+			t.Errorf("the replaced workflow is filed as %q, want replaced", s.Status)
+		}
+	}
+}
+
+// A record with no time of last activity (written by another tool) cannot be said to have
+// outlived its TTL: the read protocol must not archive it as expired.
+func TestRecordWithoutTimesIsNotExpired(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "no times"}))(t)
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		var m map[string]any
+		if err := json.Unmarshal(cur, &m); err != nil {
+			return nil, store.Event{}, err
+		}
+		for _, k := range []string{"created_at", "updated_at", "changed_at"} {
+			delete(m, k)
+		}
+		m["revision"] = 2
+		next, err := json.Marshal(m)
+		return next, store.Event{Kind: "edit"}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	for _, s := range must(e.open("s2").List())(t) {
+		if s.WorkflowID == res.WorkflowID && s.Archived != "" {
+			t.Fatalf("the workflow without times was archived as %s (message %q)", s.Status, r.SystemMessage)
+		}
+	}
+}
