@@ -265,7 +265,7 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 			return err
 		}
 	}
-	_, err := e.st.Archive(reason)
+	_, err := e.st.ArchiveIf(reason, cur.WorkflowID)
 	return err
 }
 
@@ -322,7 +322,13 @@ func (e *Engine) approvalPolicy(def *workflow.Definition, cur *workflow.Record, 
 // Failing to archive loses nothing (the completed record stays in the active slot, and the
 // next start or read archives it), so it is a warning.
 func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
-	if info, err := e.st.Archive("completed"); err != nil {
+	id := ""
+	if done.Record != nil {
+		id = done.Record.WorkflowID
+	}
+	if info, err := e.st.ArchiveIf("completed", id); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+		res.Message += "; another process has since moved it out of the active slot"
+	} else if err != nil {
 		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
 	} else {
 		res.Message += " and archived"
@@ -531,7 +537,11 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		}
 	}
 	cur, _, _ := e.active()
-	info, err := e.st.Archive(status)
+	id := ""
+	if cur != nil {
+		id = cur.WorkflowID
+	}
+	info, err := e.st.ArchiveIf(status, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()

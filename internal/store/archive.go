@@ -58,12 +58,25 @@ const archiveStamp = "20060102T150405.000Z"
 // one just made always among them, and older archive directories are removed and listed in
 // ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
-func (s *Store) Archive(reason string) (ArchiveInfo, error) {
+func (s *Store) Archive(reason string) (ArchiveInfo, error) { return s.ArchiveIf(reason, "") }
+
+// ErrNotActive is ArchiveIf's answer when the workflow it was asked to archive is no longer
+// the active one.
+var ErrNotActive = errors.New("no longer the active workflow")
+
+// ArchiveIf is Archive when the active workflow is id (any, for ""), checked under the lock:
+// an operation that committed a workflow's end and then archives it must not archive the
+// next workflow another process started in between. Otherwise it archives nothing and returns
+// an error matching ErrNotActive.
+func (s *Store) ArchiveIf(reason, id string) (ArchiveInfo, error) {
 	w, unlock, err := s.lockActive(reason)
 	if err != nil {
 		return ArchiveInfo{}, err
 	}
 	defer unlock()
+	if id != "" && w.ID != id {
+		return ArchiveInfo{}, fmt.Errorf("workflow %s was not archived: %w (the active one is %s)", id, ErrNotActive, w.ID)
+	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
 	if err != nil {
 		return info, err

@@ -78,6 +78,27 @@ func TestArchiveMovesWorkflowAndKeepsNewestN(t *testing.T) {
 	}
 }
 
+// ArchiveIf archives the active workflow only when it is the one named: an operation that
+// committed a workflow's end must not archive the next one another process started meanwhile.
+func TestArchiveIfLeavesAnotherWorkflow(t *testing.T) {
+	s, _ := newStore(t)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "plan")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ArchiveIf("completed", "another-id"); !errors.Is(err, store.ErrNotActive) {
+		t.Fatalf("ArchiveIf of a workflow that is not the active one: %v, want ErrNotActive", err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Fatalf("the active workflow after a refused ArchiveIf: %q, %v; want %s in place", w.ID, err, wfID)
+	}
+	if list, err := s.ListArchives(); err != nil || len(list) != 0 {
+		t.Fatalf("archives after a refused ArchiveIf: %+v, %v", list, err)
+	}
+	if info, err := s.ArchiveIf("completed", wfID); err != nil || info.WorkflowID != wfID {
+		t.Fatalf("ArchiveIf of the active workflow: %+v, %v", info, err)
+	}
+}
+
 // An index that cannot be read is an error, never an empty list: "no archives" would be a
 // wrong answer (show would say an archived id does not exist, sync that nothing ended).
 func TestListArchivesSaysTheIndexIsUnreadable(t *testing.T) {
