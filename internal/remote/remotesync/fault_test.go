@@ -128,9 +128,7 @@ func TestCutWithWritesOnBothSides(t *testing.T) {
 		return r
 	}
 	ra, rb := open(a), open(b)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "cut", WorkflowID: "wf-cut"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-cut", "cut")
 	a.sync(ra, "")
 	b.sync(rb, "")
 
@@ -191,9 +189,7 @@ func TestKillSync(t *testing.T) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 	}
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "kill", WorkflowID: "wf-kill"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-kill", "kill")
 	rng := rand.New(rand.NewPCG(7, 7))
 	killed := 0
 	for round := range rounds {
@@ -289,9 +285,7 @@ func TestLostRaceSeenWhole(t *testing.T) {
 	}
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "readers", WorkflowID: "wf-read"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-read", "readers")
 	a.sync(r, "")
 	b.sync(r, "")
 	stop := filepath.Join(t.TempDir(), "stop")
@@ -362,9 +356,7 @@ func TestLongCut(t *testing.T) {
 		}
 		rs[i] = r
 	}
-	if _, err := ms[0].en.Start(engine.StartRequest{Type: "apex", Context: "long cut", WorkflowID: "wf-long"}); err != nil {
-		t.Fatal(err)
-	}
+	ms[0].start("wf-long", "long cut")
 	ms[0].sync(rs[0], "")
 	ms[1].sync(rs[1], "")
 

@@ -65,9 +65,7 @@ func TestKillSyncAtEveryStep(t *testing.T) {
 			return r
 		}
 		ra, rb := open(a), open(b)
-		if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "kill", WorkflowID: "wf-k"}); err != nil {
-			t.Fatal(err)
-		}
+		a.start("wf-k", "kill")
 		a.sync(ra, "")
 		b.sync(rb, "")
 		task := func(m *machine, id string) {

@@ -95,6 +95,30 @@ func (m *machine) phase() (string, int64) {
 	return r.State, w.Revision
 }
 
+// start starts an apex workflow of that id here.
+func (m *machine) start(id, context string) {
+	m.t.Helper()
+	if _, err := m.en.Start(engine.StartRequest{Type: "apex", Context: context, WorkflowID: id}); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// status is the active workflow's status here.
+func (m *machine) status() string {
+	m.t.Helper()
+	w, err := m.st.ReadWorkflow()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var r struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(w.Data, &r); err != nil {
+		m.t.Fatal(err)
+	}
+	return r.Status
+}
+
 func (m *machine) move(to string) {
 	m.t.Helper()
 	if _, err := m.en.Transition(engine.TransitionRequest{To: to}); err != nil {
@@ -142,9 +166,7 @@ func TestHandOffAndConflict(t *testing.T) {
 			open := tc.backend(t)
 			a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
 			ra, rb := open(a), open(b)
-			if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "retries", WorkflowID: "wf-1"}); err != nil {
-				t.Fatal(err)
-			}
+			a.start("wf-1", "retries")
 			a.move("plan")
 			if out := a.sync(ra, ""); out.Pushed != 2 || out.Remote != 2 {
 				t.Fatalf("A's first sync = %+v, want 2 pushed", out)
@@ -213,9 +235,7 @@ func TestFinishedHereIsShared(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-f", "done soon")
 	a.sync(r, "")
 	b.sync(r, "")
 	a.move("plan")
@@ -240,16 +260,8 @@ func TestFinishedHereIsShared(t *testing.T) {
 	if out.Local != h["wf-f"] {
 		t.Fatalf("B after A finished: %+v, want the remote's r%d", out, h["wf-f"])
 	}
-	w, err := b.st.ReadWorkflow()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Status string `json:"status"`
-	}
-	json.Unmarshal(w.Data, &rec)
-	if rec.Status != "completed" {
-		t.Fatalf("B's copy is %q, want completed", rec.Status)
+	if st := b.status(); st != "completed" {
+		t.Fatalf("B's copy is %q, want completed", st)
 	}
 }
 
@@ -259,9 +271,7 @@ func TestFinishedHereIsShared(t *testing.T) {
 func TestIdleSyncReadsNothingShared(t *testing.T) {
 	r := &counting{Backend: memremote.New()}
 	a := newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "finished", WorkflowID: "wf-idle"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-idle", "finished")
 	a.move("plan")
 	a.sync(r, "")
 	if _, err := a.en.Complete("shipped"); err != nil {
@@ -285,18 +295,14 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-f", "done soon")
 	a.sync(r, "")
 	b.sync(r, "")
 	a.move("plan")
 	if _, err := a.en.Complete("shipped"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "wf-g"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-g", "next")
 	out := a.sync(r, "")
 	if out.Workflow != "wf-g" || out.Pushed != 1 || out.Shared < 2 {
 		t.Fatalf("A's sync after finishing wf-f and starting wf-g = %+v, want wf-g pushed and wf-f's end shared", out)
@@ -306,16 +312,8 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 	if out.Workflow != "wf-f" || out.Pulled < 2 || out.Local != h["wf-f"] {
 		t.Fatalf("B's sync = %+v, want wf-f pulled to the remote's r%d", out, h["wf-f"])
 	}
-	w, err := b.st.ReadWorkflow()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Status string `json:"status"`
-	}
-	json.Unmarshal(w.Data, &rec)
-	if rec.Status != "completed" {
-		t.Fatalf("B's copy of wf-f is %q, want completed", rec.Status)
+	if st := b.status(); st != "completed" {
+		t.Fatalf("B's copy of wf-f is %q, want completed", st)
 	}
 }
 
@@ -327,9 +325,7 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a := newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-f", "done soon")
 	a.sync(r, "")
 	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
 		t.Fatal(err)
@@ -338,9 +334,7 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 	if _, err := a.en.Complete("shipped"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "wf-g"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-g", "next")
 	for i := range 2 {
 		out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
 		if err != nil || out.Workflow != "wf-g" {
@@ -356,9 +350,7 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "done soon", WorkflowID: "wf-f"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-f", "done soon")
 	a.sync(r, "")
 	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
 		t.Fatal(err)
@@ -368,9 +360,7 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	if _, err := a.en.Complete("shipped"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-o"}); err != nil {
-		t.Fatal(err)
-	}
+	b.start("wf-o", "other")
 	b.sync(r, "")
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
 	if err != nil || out.Workflow != "wf-o" || out.Pulled != 1 {
@@ -386,9 +376,7 @@ func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a := newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "odd", WorkflowID: "wf-odd"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-odd", "odd")
 	a.sync(r, "")
 	if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(`{"revision":2,"event":{"kind":"transition"}}`)}); err != nil {
 		t.Fatal(err)
@@ -409,9 +397,7 @@ func TestReplayAfterLostRace(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "replay", WorkflowID: "wf-r"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-r", "replay")
 	a.move("plan")
 	a.sync(r, "")
 	b.sync(r, "")
@@ -453,9 +439,7 @@ func TestReplayEveryKind(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "every kind", WorkflowID: "wf-k"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-k", "every kind")
 	a.sync(r, "")
 	b.sync(r, "")
 	must := func(_ *engine.Result, err error) {
@@ -520,9 +504,7 @@ func TestIncrementalReads(t *testing.T) {
 	const n = 12
 	ra := &counting{Backend: memremote.New()}
 	a, b := newMachine(t, 0), newMachine(t, time.Hour)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "reads", WorkflowID: "wf-r"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-r", "reads")
 	a.sync(ra, "")
 	b.sync(ra, "")
 	for i := range n {
@@ -582,9 +564,7 @@ func TestResumeKeepsLaterLocalChanges(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "resume", WorkflowID: "wf-resume"}); err != nil {
-		t.Fatal(err)
-	}
+	a.start("wf-resume", "resume")
 	a.setVarKey("WF_X", "1")
 	a.sync(r, "")
 	b.sync(r, "")

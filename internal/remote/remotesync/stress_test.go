@@ -37,9 +37,7 @@ func TestManyMachines(t *testing.T) {
 		}
 		rs[i] = r
 	}
-	if _, err := ms[0].en.Start(engine.StartRequest{Type: "apex", Context: "many", WorkflowID: "wf-many"}); err != nil {
-		t.Fatal(err)
-	}
+	ms[0].start("wf-many", "many")
 	for i, m := range ms {
 		m.sync(rs[i], "")
 	}
