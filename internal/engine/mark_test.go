@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // Two processes write L2 lines one after the other while the first waits for the mark's
@@ -17,15 +16,7 @@ import (
 // process's older line "restored" over it from a mark taken before it.
 func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
 	e := newEnv(t)
-	openWait := func(session string, wait time.Duration) *engine.Engine {
-		en, err := engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
-			Now: e.clock.Now, SessionID: session, PID: 4242, Actor: "test", YAML: yamldoc.Codec{}, LockWait: wait})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { en.Close() })
-		return en
-	}
+	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	slow := openWait("s1", 3*time.Second)
 	must(slow.Start(engine.StartRequest{Type: "apex", Context: "marks"}))(t)
 
@@ -64,15 +55,7 @@ func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
 // recorded its mark must not take the newer line for a foreign rewrite and put the old back.
 func TestRestoreDoesNotUndoAWriteNotMarkedYet(t *testing.T) {
 	e := newEnv(t)
-	openWait := func(session string, wait time.Duration) *engine.Engine {
-		en, err := engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
-			Now: e.clock.Now, SessionID: session, PID: 4242, Actor: "test", YAML: yamldoc.Codec{}, LockWait: wait})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { en.Close() })
-		return en
-	}
+	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	agent := openWait("s1", 3*time.Second)
 	must(agent.Start(engine.StartRequest{Type: "apex", Context: "marks"}))(t)
 	must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t) // L2 and its mark: planning

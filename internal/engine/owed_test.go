@@ -10,22 +10,13 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // An L2 line another process comes to owe while a Stop hook settles the lines owed before it
 // is kept owed, not dropped when the settling records what it could not write.
 func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
 	e := newEnv(t)
-	openWait := func(session string, wait time.Duration) *engine.Engine {
-		en, err := engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
-			Now: e.clock.Now, SessionID: session, PID: 4242, Actor: "test", YAML: yamldoc.Codec{}, LockWait: wait})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { en.Close() })
-		return en
-	}
+	openWait := func(session string, wait time.Duration) *engine.Engine { return e.openWaiting(session, 4242, wait) }
 	agent := openWait("s1", 50*time.Millisecond)
 	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed lines"}))(t)
 

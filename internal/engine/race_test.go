@@ -121,7 +121,10 @@ func TestTwoProcessesRaceACompareAndSwap(t *testing.T) {
 	}
 }
 
-func (e *env) openAs(session string, pid int) *engine.Engine {
+func (e *env) openAs(session string, pid int) *engine.Engine { return e.openWaiting(session, pid, 0) }
+
+// openWaiting is openAs with engine.Config.LockWait set (0: the default).
+func (e *env) openWaiting(session string, pid int, wait time.Duration) *engine.Engine {
 	e.t.Helper()
 	en, err := engine.Open(engine.Config{
 		Getenv:    func(k string) string { return e.vars[k] },
@@ -131,6 +134,7 @@ func (e *env) openAs(session string, pid int) *engine.Engine {
 		PID:       pid,
 		Actor:     "test",
 		YAML:      yamldoc.Codec{},
+		LockWait:  wait,
 	})
 	if err != nil {
 		e.t.Fatal(err)
