@@ -40,9 +40,7 @@ func TestUnreadableDisplacedFileGoesBack(t *testing.T) {
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, big) {
 		t.Errorf("MEMORY.md holds %d bytes (%v), want the other writer's %d", len(got), err, len(big))
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
-		t.Errorf("temp files left behind: %v", leftovers)
-	}
+	noTempLeft(t, dir)
 }
 
 // A symlink renamed over MEMORY.md between the compare and the swap is left alone, as one
@@ -83,9 +81,7 @@ func TestDisplacedSymlinkGoesBack(t *testing.T) {
 	if got := readFile(t, target); got != notes {
 		t.Errorf("the linked file holds %q, want %q", got, notes)
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
-		t.Errorf("temp files left behind: %v", leftovers)
-	}
+	noTempLeft(t, dir)
 }
 
 // A symlink renamed over MEMORY.md between the swap and the hand-back of a busy displaced
@@ -118,9 +114,7 @@ func TestHandBackLeavesANewerSymlink(t *testing.T) {
 	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSymlink {
 		t.Errorf("MEMORY.md is no longer the symlink: %v, %v", fi, err)
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
-		t.Errorf("temp files left behind: %v", leftovers)
-	}
+	noTempLeft(t, dir)
 }
 
 // A writer that removes MEMORY.md between the compare and the swap leaves nothing to put back
@@ -161,7 +155,5 @@ func TestGiveUpAfterARemovalPutsNothingBack(t *testing.T) {
 	if got := readFile(t, path); !strings.HasSuffix(got, "plan completed\n") {
 		t.Errorf("MEMORY.md = %q, want Cairn's line as its edit left it", got)
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
-		t.Errorf("temp files left behind: %v", leftovers)
-	}
+	noTempLeft(t, dir)
 }

@@ -199,9 +199,7 @@ func TestRaceWithModelProcess(t *testing.T) {
 		t.Errorf("no Cairn update succeeded (%d gave up)", failed)
 	}
 	t.Logf("%d Cairn updates, %d gave up under contention, %d model writes; the other process said: %s", ok, failed, iters+1, strings.TrimSpace(stderr.String()))
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
-		t.Errorf("temp files left behind: %v", leftovers)
-	}
+	noTempLeft(t, dir)
 }
 
 // exited reports whether the child has finished, storing its error.
@@ -272,9 +270,7 @@ func TestGiveUpPutsTheOtherWritersContentBack(t *testing.T) {
 	if got := readFile(t, path); got != want {
 		t.Errorf("after giving up the file holds %q, want the other writer's last content %q", got, want)
 	}
-	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
-		t.Errorf("temp files left behind: %v", leftovers)
-	}
+	noTempLeft(t, dir)
 }
 
 // An in-place writer (Node's fs.writeFile: open with truncation, then write) that truncates
@@ -352,9 +348,7 @@ func testLateInPlaceWrite(t *testing.T) {
 			if !strings.HasPrefix(got, late) || !strings.HasSuffix(got, "plan completed\n") {
 				t.Errorf("MEMORY.md = %q, want the late write and Cairn's line", got)
 			}
-			if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
-				t.Errorf("temp files left behind: %v", leftovers)
-			}
+			noTempLeft(t, dir)
 		})
 	}
 }
@@ -424,6 +418,13 @@ func TestHandBackLeavesANewerWrite(t *testing.T) {
 	if got := readFile(t, path); !strings.HasPrefix(got, newer) || !strings.HasSuffix(got, "plan completed\n") {
 		t.Errorf("MEMORY.md = %q, want the newer write and Cairn's line", got)
 	}
+	noTempLeft(t, dir)
+}
+
+// noTempLeft fails t when dir holds a temp file of Cairn's: every update, whatever it met,
+// removes its own.
+func noTempLeft(t *testing.T, dir string) {
+	t.Helper()
 	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(leftovers) > 0 {
 		t.Errorf("temp files left behind: %v", leftovers)
 	}
