@@ -127,10 +127,14 @@ type person struct {
 	yes    bool
 	note   string   // what the person writes in the form's note; "looks right" when empty
 	asked  []string // the messages shown
+	while  func()   // runs while the person is being asked, as another process might
 }
 
 func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	p.asked = append(p.asked, req.Params.Message)
+	if p.while != nil {
+		p.while()
+	}
 	res := &mcp.ElicitationResult{}
 	res.Action = p.action
 	if p.action == mcp.ElicitationResponseActionAccept {
@@ -222,6 +226,41 @@ func TestApprovalGate(t *testing.T) {
 				t.Errorf("approvals on record %q, want one ending %q", r.Approvals, want)
 			}
 		})
+	}
+}
+
+// TestApprovalAnswersTheGateItWasAskedFor: a person's yes is for leaving the gate they were
+// asked about. When another process moves the workflow on to another gate while they are
+// asked, the yes must not carry the workflow out of that one.
+func TestApprovalAnswersTheGateItWasAskedFor(t *testing.T) {
+	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true}
+	p, c := elicitingServer(t, who)
+	dir := filepath.Join(p.root, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	def := "---\nname: twogates\nphases: [draft, vet, ship]\ntransitions: {draft: [ship, vet], vet: [ship]}\napprovals: [draft, vet]\nterminal: [ship]\n---\nTwo gates.\n"
+	if err := os.WriteFile(filepath.Join(dir, "twogates.md"), []byte(def), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "start_workflow", `{"type":"twogates","context":"gates"}`)
+	look := p.other(t, "observer")
+	who.while = func() {
+		// A person approves draft by hand and another process moves on to vet, the second
+		// gate, while this person is still being asked about draft.
+		if _, err := look.Approve("by hand"); err != nil {
+			t.Error(err)
+		}
+		if _, err := look.Transition(engine.TransitionRequest{To: "vet"}); err != nil {
+			t.Error(err)
+		}
+	}
+	res := callRaw(t, c, "transition", `{"to":"ship"}`)
+	if snap := snapshot(t, look); snap.Phase != "vet" {
+		t.Fatalf("the yes for leaving draft moved the workflow out of vet to %s (result %q)", snap.Phase, text(res))
+	}
+	if !res.IsError || !strings.Contains(text(res), "vet") {
+		t.Errorf("transition after the workflow moved to another gate = %q, want it refused, naming where it is", text(res))
 	}
 }
 

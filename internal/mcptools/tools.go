@@ -290,7 +290,10 @@ func runTransition(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Approval = &workflow.Approval{Source: workflow.ApprovalElicitation, Note: note}
+	// The yes is for leaving ae.Phase: the move is made only from there, so that a workflow
+	// another process moved on to another gate meanwhile is not carried out of that one.
+	req.Approval = &workflow.Approval{Phase: ae.Phase, Source: workflow.ApprovalElicitation, Note: note}
+	req.From = cmp.Or(req.From, ae.Phase)
 	return resultOf(c.eng.Transition(req))
 }
 
