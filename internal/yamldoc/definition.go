@@ -57,6 +57,26 @@ var (
 	yamlAtLineRE = lazyre.New(`at line (\d+)`)
 )
 
+// indentedEnd reports the file line of the line that closed the front matter head, when it
+// is an indented "---": YAML would read it as text (inside a block scalar, say), so the front
+// matter the author meant goes on past it. offset is the file line of the opening "---".
+func indentedEnd(data, head []byte, offset int) (int, bool) {
+	start := 0
+	for i := 0; i < offset && start < len(data); i++ { // the blank lines and the opening line
+		if n := bytes.IndexByte(data[start:], '\n'); n >= 0 {
+			start += n + 1
+		} else {
+			start = len(data)
+		}
+	}
+	end := start + len(head)
+	if end >= len(data) || !bytes.Equal(data[start:end], head) {
+		return 0, false
+	}
+	closing, _, _ := bytes.Cut(data[end:], []byte("\n"))
+	return offset + bytes.Count(head, []byte("\n")) + 1, len(closing) > 0 && (closing[0] == ' ' || closing[0] == '\t')
+}
+
 // ParseDefinition parses one definition file. file names it in errors and, when the front
 // matter has no name, gives the name (its base name without ".md"). Every error is a
 // *DefinitionError with the line in the file where one is known.
@@ -77,8 +97,16 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 	}
 	var root yaml.Node
-	body, err := frontmatter.MustParse(bytes.NewReader(data),
-		&root, frontmatter.NewFormat("---", "---", yaml.Unmarshal))
+	var head []byte // the front matter as the library split it
+	body, err := frontmatter.MustParse(bytes.NewReader(data), &root, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
+		head = b
+		return yaml.Unmarshal(b, v)
+	}))
+	if err == nil {
+		if line, ok := indentedEnd(data, head, offset); ok {
+			return fail(line, `the indented "---" on this line ends the front matter (adrg/frontmatter ends it at any line that is "---" once trimmed), and the rest is read as the body: write that line another way, and end the front matter with "---" at the start of a line`)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
 			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {

@@ -41,6 +41,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"major_bad.md", 4, `major entry "b->a" is not an allowed transition`},
 		{"not_mapping.md", 2, "must be a YAML mapping"},
 		{"empty_frontmatter.md", 1, "front matter is empty"},
+		{"indented_end.md", 8, `the indented "---" on this line ends the front matter`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata", "defs", tc.file))
