@@ -123,6 +123,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if doc.Kind != yaml.MappingNode {
 		return fail(doc.Line+offset, "front matter must be a YAML mapping of keys (name, phases, transitions, ...)")
 	}
+	if alias := aliasOverflow(doc, maxExpandedNodes); alias != nil {
+		return fail(alias.Line+offset, "front matter: aliases (*%s) repeat its values more than %d times over: write the lists out instead", alias.Value, maxExpandedNodes)
+	}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k := doc.Content[i]
 		if !slices.Contains(workflow.SpecKeys, k.Value) {
@@ -139,6 +142,37 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
 	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+}
+
+// maxExpandedNodes bounds the YAML nodes of a front matter with its aliases expanded. Without
+// aliases a file within MaxDefinitionSize has fewer; with them a small file could name one list
+// millions of times (a "billion laughs"), and stringList decodes each copy with a fresh yaml.v3
+// decoder, which yaml.v3's own alias limit does not count.
+const maxExpandedNodes = workflow.MaxDefinitionSize
+
+// aliasOverflow counts the nodes under doc, following aliases, and when there are more than
+// limit returns the first alias met (in document order, shallowest first); nil otherwise. It
+// stops there, so an alias that contains itself ends too.
+func aliasOverflow(doc *yaml.Node, limit int) *yaml.Node {
+	var first *yaml.Node
+	queue := []*yaml.Node{doc}
+	for i := 0; i < len(queue); i++ {
+		n := queue[i]
+		if n.Kind == yaml.AliasNode {
+			if first == nil {
+				first = n
+			}
+			if n.Alias != nil {
+				queue = append(queue, n.Alias)
+			}
+		} else {
+			queue = append(queue, n.Content...)
+		}
+		if len(queue) > limit {
+			return first
+		}
+	}
+	return nil
 }
 
 func (fm frontMatter) spec(body string) workflow.Definition {
