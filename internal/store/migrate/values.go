@@ -140,7 +140,9 @@ func rawJSON(v any) json.RawMessage {
 }
 
 // normTTL accepts a positive Go duration ("24h", "1h30m") and the seeds' days and weeks
-// ("7d", "2w", written back in hours since Go durations have no days).
+// ("7d", "2w"), written back as the record holds a ttl: a whole number of hours, else of
+// minutes ("1h30m" is "90m"), at most workflow.ParseTTL's limit. Seconds and longer ttls
+// are refused (and so kept under legacy).
 func normTTL(v any) (string, bool) {
 	s, ok := v.(string)
 	if !ok {
@@ -148,7 +150,16 @@ func normTTL(v any) (string, bool) {
 	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	if d, err := time.ParseDuration(s); err == nil {
-		return s, d > 0
+		switch {
+		case d <= 0 || d%time.Minute != 0:
+			return "", false
+		case d%time.Hour == 0:
+			s = strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+		default:
+			s = strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+		}
+		_, err := workflow.ParseTTL(s)
+		return s, err == nil
 	}
 	num, unit := s[:max(len(s)-1, 0)], s[max(len(s)-1, 0):]
 	hours, digits := 24, 4 // days, up to 9999
@@ -159,7 +170,9 @@ func normTTL(v any) (string, bool) {
 		return "", false
 	}
 	n, _ := strconv.Atoi(num)
-	return strconv.Itoa(n*hours) + "h", n > 0
+	s = strconv.Itoa(n*hours) + "h"
+	_, err := workflow.ParseTTL(s)
+	return s, err == nil // ParseTTL refuses 0 too
 }
 
 // sanitizeName turns a seed's name ("APEX", "Git Commit", "REQUIREMENTS") into a Cairn name

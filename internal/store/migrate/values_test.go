@@ -62,16 +62,29 @@ func TestNormTTL(t *testing.T) {
 		in   any
 		want string // "" means refused
 	}{
-		{"24h", "24h"}, {"1h30m", "1h30m"}, {" 48H ", "48h"}, {"90m", "90m"},
-		{"7d", "168h"}, {"1d", "24h"}, {"2w", "336h"},
+		{"24h", "24h"}, {"1h30m", "90m"}, {" 48H ", "48h"}, {"90m", "90m"}, {"0.5h", "30m"},
+		{"7d", "168h"}, {"1d", "24h"}, {"2w", "336h"}, {"3650d", "87600h"}, {"120m0s", "2h"},
 		{"0h", ""}, {"-1h", ""}, {"0d", ""}, {"forever", ""}, {"", ""}, {"24", ""},
 		{json.Number("24"), ""}, {true, ""}, {"99999d", ""},
+		// The record holds whole minutes, hours or days up to 3650d (workflow.ParseTTL).
+		{"30s", ""}, {"90s", ""}, {"3651d", ""}, {"999w", ""}, {"87601h", ""},
 	}
 	for _, tc := range tests {
 		got, ok := normTTL(tc.in)
 		if ok != (tc.want != "") || (ok && got != tc.want) {
 			t.Errorf("normTTL(%v) = %q, %v; want %q", tc.in, got, ok, tc.want)
 		}
+		if _, err := workflow.ParseTTL(got); ok && err != nil {
+			t.Errorf("normTTL(%v) = %q, which the record refuses: %v", tc.in, got, err)
+		}
+	}
+	// A ttl the record cannot hold is kept under legacy, and the migration goes on.
+	r, err := Convert(Seed001, []byte(`{"type":"APEX","phase":"plan","ttl":"30s"}`), Extra{}, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TTL != "24h" || !strings.Contains(string(r.Extra["legacy"]), `"fields":{"ttl":"30s"}`) {
+		t.Fatalf("ttl %q, legacy %s", r.TTL, r.Extra["legacy"])
 	}
 }
 
