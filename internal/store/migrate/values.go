@@ -126,7 +126,12 @@ func parseTime(v any) (time.Time, bool) {
 	}
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
+			// Not Go's zero time (the record reads it as unset; Go programs write it for a
+			// time never set), and a year encoding/json can write once in UTC.
+			if t = t.UTC(); t.IsZero() || t.Year() < 0 || t.Year() > 9999 {
+				return time.Time{}, false
+			}
+			return t, true
 		}
 	}
 	return time.Time{}, false

@@ -40,6 +40,27 @@ func TestParseTime(t *testing.T) {
 		{"bad month", "2026-13-11T14:00:00Z", ""},
 		{"boolean", true, ""},
 		{"object", map[string]any{}, ""},
+		// Times the record cannot hold: Go's zero time, which the record reads as unset (and
+		// Go programs write for a time never set), and years past 9999 once in UTC, which
+		// encoding/json cannot write.
+		{"go zero time", "0001-01-01T00:00:00Z", ""},
+		{"year 10000 in UTC", "9999-12-31T23:00:00-05:00", ""},
+		{"year -1 in UTC", "0000-01-01T00:00:00+01:00", ""},
+		{"year 0", "0000-06-01T00:00:00Z", "0000-06-01T00:00:00Z"},
+	}
+	// Such a time is kept under legacy, and the record is made of the usable ones.
+	for _, doc := range []string{
+		`{"type":"APEX","phase":"plan","startedAt":"0001-01-01T00:00:00Z","lastUpdated":"2026-01-01T00:00:00Z"}`,
+		`{"type":"APEX","phase":"plan","startedAt":"2026-01-01T00:00:00Z","lastUpdated":"9999-12-31T23:00:00-05:00"}`,
+	} {
+		r, err := Convert(Seed001, []byte(doc), Extra{}, testNow)
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		if !r.CreatedAt.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) || !r.UpdatedAt.Equal(r.CreatedAt) ||
+			!strings.Contains(string(r.Extra["legacy"]), `"fields":{"`) {
+			t.Fatalf("%s: created %v updated %v legacy %s", doc, r.CreatedAt, r.UpdatedAt, r.Extra["legacy"])
+		}
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
