@@ -13,6 +13,10 @@ import (
 // MaxDefinitionSize caps one definition file; a larger one is refused, not parsed.
 const MaxDefinitionSize = 256 << 10
 
+// MaxPhases caps a definition's phases. The checks compare phases with each other, and the
+// hooks read definitions under their deadline: 40,000 phases (a valid 250 KB file) took 1.8 s.
+const MaxPhases = 200
+
 // Definition is one workflow type: its phases, the moves allowed between them, the terminal
 // phases that complete it, the approval gates, the verbs for L2 lines, its TTL, and the
 // Markdown body of instructions for the agent.
@@ -133,6 +137,9 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 
 	if len(fm.Phases) == 0 {
 		return nil, loc.Key("phases"), "phases is missing or empty: list the phases in order, the first being where the workflow starts"
+	}
+	if len(fm.Phases) > MaxPhases {
+		return nil, loc.Key("phases"), fmt.Sprintf("phases lists %d phases, more than the %d a definition may have", len(fm.Phases), MaxPhases)
 	}
 	for _, p := range fm.Phases {
 		p = NormalizeName(p)

@@ -2,6 +2,7 @@ package yamldoc_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,4 +198,30 @@ func FuzzParseDefinition(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestParseDefinitionCapsPhases: the checks compare phases with each other and the hooks read
+// definitions under a deadline, so a definition with more phases than workflow.MaxPhases is
+// refused at once, and one with exactly that many is read.
+func TestParseDefinitionCapsPhases(t *testing.T) {
+	def := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("---\nname: many\nphases: [")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "p%d", i)
+		}
+		b.WriteString("]\n---\nMany phases.\n")
+		return []byte(b.String())
+	}
+	if _, err := (yamldoc.Codec{}).ParseDefinition("many.md", def(workflow.MaxPhases)); err != nil {
+		t.Fatalf("%d phases: %v", workflow.MaxPhases, err)
+	}
+	_, err := yamldoc.Codec{}.ParseDefinition("many.md", def(workflow.MaxPhases+1))
+	var de *workflow.DefinitionError
+	if !errors.As(err, &de) || de.Line != 3 || !strings.Contains(de.Reason, "more than the 200 a definition may have") {
+		t.Fatalf("%d phases: %v, want refused at line 3", workflow.MaxPhases+1, err)
+	}
 }
