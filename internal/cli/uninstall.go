@@ -85,10 +85,12 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		a.showPlan(&plan)
 	}
 	if !a.opt.yes {
+		// --json never asks: the plan it would ask about is not shown as text, and the
+		// answer's message would not be JSON. A script says --yes.
+		if a.json {
+			return a.printJSON(plan)
+		}
 		if !a.interactive() {
-			if a.json {
-				return a.printJSON(plan)
-			}
 			fmt.Fprintln(a.stdout, "Nothing was removed: cairn uninstall --yes removes it.")
 			return nil
 		}
