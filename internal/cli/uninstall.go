@@ -216,14 +216,14 @@ func dataDirs(getenv func(string) string, home string) []string {
 			out = append(out, filepath.Clean(d))
 		}
 	}
-	if d := getenv("CLAUDE_PLUGIN_DATA"); d != "" && strings.HasPrefix(strings.ToLower(filepath.Base(d)), "cairn-") {
+	if d := getenv("CLAUDE_PLUGIN_DATA"); d != "" && strings.HasPrefix(strings.ToLower(filepath.Base(d)), "cairn-") && launcherData(d) {
 		add(d)
 	}
 	if p := pluginsDir(getenv, home); p != "" {
 		ents, _ := os.ReadDir(filepath.Join(p, "data"))
 		for _, e := range ents {
-			if e.IsDir() && strings.HasPrefix(strings.ToLower(e.Name()), "cairn-") {
-				add(filepath.Join(p, "data", e.Name()))
+			if d := filepath.Join(p, "data", e.Name()); e.IsDir() && strings.HasPrefix(strings.ToLower(e.Name()), "cairn-") && launcherData(d) {
+				add(d)
 			}
 		}
 	}
@@ -235,6 +235,24 @@ func dataDirs(getenv func(string) string, home string) []string {
 		add(filepath.Join(cache, "cairn"))
 	}
 	return out
+}
+
+// launcherData: dir is empty or holds what Cairn's launcher (hooks/launch, hooks/install)
+// writes there: bin-VERSION, its .install-lock-V, .download-failed-V, build-V.log. A cairn-*
+// data directory without any is another plugin's whose name starts with cairn-.
+func launcherData(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, "bin-") || strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") ||
+			strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log") {
+			return true
+		}
+	}
+	return len(ents) == 0
 }
 
 // cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:
