@@ -212,7 +212,8 @@ func pluginsDir(getenv func(string) string, home string) string {
 func dataDirs(getenv func(string) string, home string) []string {
 	var out []string
 	add := func(d string) {
-		if d != "" && isDir(d) && !slices.Contains(out, filepath.Clean(d)) {
+		// Only absolute paths: a relative one names a directory under wherever uninstall runs.
+		if filepath.IsAbs(d) && isDir(d) && !slices.Contains(out, filepath.Clean(d)) {
 			out = append(out, filepath.Clean(d))
 		}
 	}
