@@ -185,18 +185,25 @@ func register(cs []*command) {
 func lookup(args []string) (*command, []string, error) {
 	name := args[0]
 	if nouns[name] {
-		if len(args) >= 2 && (args[1] == "-h" || args[1] == "-help" || args[1] == "--help") {
+		// Flags every command takes may come between the noun and its verb too, as before
+		// the noun: cairn checkpoint --json list.
+		var global []string
+		rest := args[1:]
+		for len(rest) > 0 && isGlobalFlag(rest[0]) {
+			global, rest = append(global, rest[0]), rest[1:]
+		}
+		if len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
 			return commands["help"], []string{name}, nil
 		}
-		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		if len(rest) < 1 || strings.HasPrefix(rest[0], "-") {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
-		if _, ok := commands[name+" "+args[1]]; !ok { // the unknown verb is not repeated
-			return nil, nil, &usageError{msg: "unknown command: " + cmp.Or(meant(name+" ", args[1], verbs(name)), name+" takes "+strings.Join(verbs(name), ", "))}
+		c, ok := commands[name+" "+rest[0]]
+		if !ok { // the unknown verb is not repeated
+			return nil, nil, &usageError{msg: "unknown command: " + cmp.Or(meant(name+" ", rest[0], verbs(name)), name+" takes "+strings.Join(verbs(name), ", "))}
 		}
-		name += " " + args[1]
-		args = args[1:]
+		return c, append(global, rest[1:]...), nil
 	}
 	c, ok := commands[name]
 	if !ok {

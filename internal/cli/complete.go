@@ -36,7 +36,7 @@ func runCompletion(a *app, pos []string, _ *engine.Engine) error {
 	case "fish":
 		return root.GenFishCompletion(a.stdout, true)
 	}
-	return a.usageErr("no completion for shell %q%s", pos[0], hint(pos[0], completionShells, "cairn completes bash, zsh and fish"))
+	return a.usageErr("no completion for shell%s%s", named(pos[0]), hint(pos[0], completionShells, "cairn completes bash, zsh and fish"))
 }
 
 // isCompletionRequest: the hidden commands the completion scripts run.

@@ -134,6 +134,19 @@ func TestSecretsThroughEveryCLIPath(t *testing.T) {
 			return p.run(`{"session_id":`+quote(s)+`,"hook_event_name":"Stop"}`, "hook", "stop")
 		}},
 		{"help topic", func(s string) (int, string) { return p.run("", "help", s) }},
+		{"types type", func(s string) (int, string) { return p.run("", "types", s) }},
+		{"completion shell", func(s string) (int, string) { return p.run("", "completion", s) }},
+		{"transition FROM and --from", func(s string) (int, string) { return p.run("", "transition", s, "plan", "--from", "analyze") }},
+		{"transition --from and FROM", func(s string) (int, string) { return p.run("", "transition", "analyze", "plan", "--from", s) }},
+		{"checkpoint list pattern", func(s string) (int, string) { return p.run("", "checkpoint", "list", s) }},
+		{"task status", func(s string) (int, string) { return p.run("", "task", "t1", s) }},
+		{"start --id", func(s string) (int, string) { return p.run("", "start", "debug", "x", "--replace", "--id", s) }},
+		{"start --ttl", func(s string) (int, string) { return p.run("", "start", "debug", "x", "--replace", "--ttl", s) }},
+		{"start --scope", func(s string) (int, string) { return p.run("", "start", "debug", "x", "--replace", "--scope", s) }},
+		{"transition --note", func(s string) (int, string) { return p.run("", "transition", "fix", "--note", s) }},
+		{"task --note", func(s string) (int, string) { return p.run("", "task", "t1", "running", "--note", s) }},
+		{"task --output", func(s string) (int, string) { return p.run("", "task", "t1", "running", "--output", s) }},
+		{"approve note", func(s string) (int, string) { return p.run("", "approve", s) }},
 	}
 	shapes := secrettest.Shapes()
 	tries, stored, echoed := 0, 0, 0

@@ -103,7 +103,12 @@ func (a *app) linkCheck(link bool) engine.Check {
 			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + exe + " a directory on your PATH"}
 		}
 		if err := makeLink(exe, dest); err != nil {
-			return engine.Check{Name: "cairn on PATH", Detail: err.Error(), Fix: "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)}
+			fix := "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)
+			if errors.Is(err, errNotLink) {
+				// ln -sf would replace the user's file: point elsewhere instead.
+				fix = "link this cairn from another directory on your PATH: ln -s " + vars.Quote(exe) + " DIR/cairn"
+			}
+			return engine.Check{Name: "cairn on PATH", Detail: err.Error(), Fix: fix}
 		}
 		detail := dest + " -> " + exe
 		if !onPath(filepath.Dir(dest), a.getenv("PATH")) {
@@ -121,11 +126,14 @@ func (a *app) linkCheck(link bool) engine.Check {
 	return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("not on PATH; this cairn is %s: ln -s %s %s, or cairn doctor --link", exe, vars.Quote(exe), vars.Quote(dest))}
 }
 
+// errNotLink: makeLink found something other than a link where the link goes.
+var errNotLink = errors.New("exists and is not a link; Cairn leaves it alone")
+
 // makeLink points dest at target, replacing only an earlier link (never a file).
 func makeLink(target, dest string) error {
 	if fi, err := os.Lstat(dest); err == nil {
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			return fmt.Errorf("%s exists and is not a link; Cairn leaves it alone", dest)
+			return fmt.Errorf("%s %w", dest, errNotLink)
 		}
 		if t, _ := os.Readlink(dest); t == target {
 			return nil

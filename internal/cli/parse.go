@@ -77,6 +77,16 @@ func valueName(f *flag.Flag) string {
 // known shape.
 var plainFlag = lazyre.New(`^[-0-9a-z]{1,24}$`)
 
+// named is ` "s"`, for a message that names what it refuses, when s is plain enough to repeat:
+// a short word (plainFlag) that holds no secret; "" for anything else, which may be anything
+// pasted.
+func named(s string) string {
+	if plainFlag().MatchString(s) && secrets.ScanString(s) == nil {
+		return " " + strconv.Quote(s)
+	}
+	return ""
+}
+
 func unknownFlag(fs *flag.FlagSet, name string) error {
 	var known []string // sorted: VisitAll goes in lexicographical order
 	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })

@@ -41,7 +41,7 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	if dir != "" && !filepath.IsAbs(dir) {
 		dir = ""
 	}
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}})
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true})
 	if err != nil {
 		a.say(err.Error())
 		return nil

@@ -85,10 +85,12 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		a.showPlan(&plan)
 	}
 	if !a.opt.yes {
+		// --json never asks: the plan it would ask about is not shown as text, and the
+		// answer's message would not be JSON. A script says --yes.
+		if a.json {
+			return a.printJSON(plan)
+		}
 		if !a.interactive() {
-			if a.json {
-				return a.printJSON(plan)
-			}
 			fmt.Fprintln(a.stdout, "Nothing was removed: cairn uninstall --yes removes it.")
 			return nil
 		}
@@ -210,18 +212,19 @@ func pluginsDir(getenv func(string) string, home string) string {
 func dataDirs(getenv func(string) string, home string) []string {
 	var out []string
 	add := func(d string) {
-		if d != "" && isDir(d) && !slices.Contains(out, filepath.Clean(d)) {
+		// Only absolute paths: a relative one names a directory under wherever uninstall runs.
+		if filepath.IsAbs(d) && isDir(d) && !slices.Contains(out, filepath.Clean(d)) {
 			out = append(out, filepath.Clean(d))
 		}
 	}
-	if d := getenv("CLAUDE_PLUGIN_DATA"); d != "" && strings.HasPrefix(strings.ToLower(filepath.Base(d)), "cairn-") {
+	if d := getenv("CLAUDE_PLUGIN_DATA"); d != "" && strings.HasPrefix(strings.ToLower(filepath.Base(d)), "cairn-") && launcherData(d) {
 		add(d)
 	}
 	if p := pluginsDir(getenv, home); p != "" {
 		ents, _ := os.ReadDir(filepath.Join(p, "data"))
 		for _, e := range ents {
-			if e.IsDir() && strings.HasPrefix(strings.ToLower(e.Name()), "cairn-") {
-				add(filepath.Join(p, "data", e.Name()))
+			if d := filepath.Join(p, "data", e.Name()); e.IsDir() && strings.HasPrefix(strings.ToLower(e.Name()), "cairn-") && launcherData(d) {
+				add(d)
 			}
 		}
 	}
@@ -233,6 +236,24 @@ func dataDirs(getenv func(string) string, home string) []string {
 		add(filepath.Join(cache, "cairn"))
 	}
 	return out
+}
+
+// launcherData: dir is empty or holds what Cairn's launcher (hooks/launch, hooks/install)
+// writes there: bin-VERSION, its .install-lock-V, .download-failed-V, build-V.log. A cairn-*
+// data directory without any is another plugin's whose name starts with cairn-.
+func launcherData(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, "bin-") || strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") ||
+			strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log") {
+			return true
+		}
+	}
+	return len(ents) == 0
 }
 
 // cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:

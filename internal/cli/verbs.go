@@ -72,7 +72,7 @@ func runTypes(a *app, pos []string, e *engine.Engine) error {
 	a.warn(e.Warnings()...)
 	if len(pos) == 1 {
 		if !slices.Contains(names, pos[0]) {
-			return fmt.Errorf("no workflow type %q%s", pos[0], hint(pos[0], names, "known types are "+strings.Join(names, ", ")))
+			return fmt.Errorf("no workflow type%s%s", named(pos[0]), hint(pos[0], names, "known types are "+strings.Join(names, ", ")))
 		}
 		names = []string{pos[0]}
 	}

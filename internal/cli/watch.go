@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/signal"
@@ -136,7 +138,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 					continue // temp files; a chmod is no change of content
 				}
 				cps[n] = true
-			case filepath.Base(ev.Name) != engine.WorkflowFile:
+			case filepath.Base(ev.Name) != engine.WorkflowFile && !ev.Has(fsnotify.Remove):
 				continue // journal, locks, temp files: the snapshot is what moves
 			}
 			now := time.Now()
@@ -151,6 +153,11 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			a.warn("watching " + dir + ": " + err.Error())
 		case <-timer.C:
 			pending = time.Time{}
+			// Files went: maybe the directory with them. The engine holds it open, so no
+			// event says the directory itself was removed; no write will show here again.
+			if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+				return &codeError{code: ExitInternal, msg: fmt.Sprintf("the state directory %s was removed: nothing left to watch", dir)}
+			}
 			if err := show(); err != nil {
 				return err
 			}

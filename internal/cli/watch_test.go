@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,4 +245,36 @@ func TestWatchBurst(t *testing.T) {
 		t.Fatalf("last revision %d, want %d", last, 1+writes)
 	}
 	stop(t, cmd, os.Interrupt, stderr)
+}
+
+// TestWatchStateDirRemoved: when the state directory goes away under a running watch (cairn
+// uninstall --with-state, rm -r .claude/cairn), watch says so and ends with exit 3, rather
+// than waiting forever on a directory no write will ever touch again.
+func TestWatchStateDirRemoved(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "watch me go", "--id", "apex-r")
+	cmd, lines, stderr := watcher(t, dir, env, "--json")
+	if l := decode(t, next(t, lines, "the current position")); l.WorkflowID != "apex-r" {
+		t.Fatalf("first line %+v, want apex-r", l)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".claude", "cairn")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			t.Fatalf("watch ended with %v, want exit 3 (stderr %q)", err, stderr)
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done // the cleanup's Wait must not race this one
+		t.Fatalf("watch still running 10s after its state directory was removed (stderr %q)", stderr)
+	}
+	if !strings.Contains(stderr.String(), "state directory") {
+		t.Errorf("stderr %q does not say the state directory is gone", stderr)
+	}
 }

@@ -44,6 +44,9 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 	if len(pos) == 2 {
 		// sm_transition FROM TO, the seed's two-argument form.
 		if req.From != "" && req.From != pos[0] {
+			if named(pos[0]) == "" || named(req.From) == "" {
+				return a.usageErr("FROM given twice and different: as an argument and as --from")
+			}
 			return a.usageErr("FROM given twice and different: %q and --from %q", pos[0], req.From)
 		}
 		req.From = pos[0]
