@@ -8,11 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -198,10 +198,10 @@ const sniffBytes = 512
 const idValue = `(-?[0-9]+|"(?:[^"\\]|\\.){0,128}")`
 
 var (
-	idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"id"\s*:\s*` + idValue) })
+	idRE = lazyre.New(`"id"\s*:\s*` + idValue)
 	// lastIDRE is an id that is the last member of the outermost object: Claude Code's
 	// client (the MCP TypeScript SDK) writes {...request, jsonrpc, id}.
-	lastIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[,{]\s*"id"\s*:\s*` + idValue + `\s*}\s*$`) })
+	lastIDRE = lazyre.New(`[,{]\s*"id"\s*:\s*` + idValue + `\s*}\s*$`)
 )
 
 // sniffID finds the id of a message too long to parse from its first and last bytes: the
