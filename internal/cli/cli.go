@@ -21,10 +21,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -178,13 +180,30 @@ func (a *app) engine() (*engine.Engine, error) {
 	if a.eng != nil {
 		return a.eng, nil
 	}
+	c := commands[a.name]
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
-		NoCreate: commands[a.name] != nil && commands[a.name].readOnly})
+		NoCreate: c != nil && (c.readOnly || c.onState && outsideProject(a.getenv))})
 	if err != nil {
 		return nil, &stateError{err}
 	}
 	a.eng = e
 	return e, nil
+}
+
+// outsideProject: no project is named (an absolute CLAUDE_PROJECT_DIR, CAIRN_STATE_DIR) and
+// none holds the working directory (no git repository above it), as when cairn is run in
+// $HOME or /. The hooks read such a directory without creating anything; so do commands
+// that only act on state already there.
+func outsideProject(getenv func(string) string) bool {
+	if d := getenv(project.EnvProjectDir); d != "" && filepath.IsAbs(d) || getenv(project.EnvStateDir) != "" {
+		return false
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return false // engine.Open says why
+	}
+	root, err := project.Root(getenv, wd)
+	return err == nil && !project.HasGit(root)
 }
 
 // run parses the command's flags and arguments, opens the engine unless the command opens it

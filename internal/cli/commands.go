@@ -21,7 +21,10 @@ type command struct {
 	min, max int
 	noEngine bool // run gets no engine: it opens it itself, after checking its input, or needs none
 	readOnly bool // it only reads: run anywhere ($HOME, /), it creates nothing
-	run      func(a *app, pos []string, e *engine.Engine) error
+	// onState: it acts on state already there (removes, expires or watches it), so outside a
+	// project, where there is none, it creates no state directory either.
+	onState bool
+	run     func(a *app, pos []string, e *engine.Engine) error
 }
 
 func (c *command) help() string {
@@ -63,14 +66,15 @@ project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; no
 is active. It reads the state without a lock or a repair, in a few milliseconds, and never
 fails the status bar: problems go to stderr, exit 0. In ~/.claude/settings.json:
   "statusLine": {"type": "command", "command": "cairn statusline"}`},
-		{name: "watch", usage: "watch [--json]", run: runWatch,
+		{name: "watch", usage: "watch [--json]", run: runWatch, onState: true,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
 			doc: `Prints the current position, then a line each time any process (the agent, a hook,
 another cairn) changes the workflow, saying what changed (phase, status, tasks, variable
 names, artifacts, checkpoints saved or deleted) and who changed it (actor and session, from
 the journal). Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0. With --json each line is one
 JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, by
-(workflow_id is empty when no workflow is active).`},
+(workflow_id is empty when no workflow is active). Outside a project (no git repository,
+CLAUDE_PROJECT_DIR unset) there is no state to watch and none is created: exit 1.`},
 		{name: "list", usage: "list [--all] [--json]", run: runList, readOnly: true,
 			summary: "List the active workflow and the archived ones, newest first.",
 			doc:     `The table shows the newest 20 archives; --all and --json give every one.`},
@@ -85,12 +89,12 @@ JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, 
 			doc: `Built-in types and the project's own (.claude/workflows/*.md), each with its phases in
 order, the moves allowed from each phase, the phases that need an approval, the terminal
 phases and the TTL after which an idle workflow expires.`},
-		{name: "archive", usage: "archive [--reason TEXT] [--json]", run: runArchive,
+		{name: "archive", usage: "archive [--reason TEXT] [--json]", run: runArchive, onState: true,
 			summary: "Abandon the active workflow: archive it unfinished (kept, not deleted).",
 			doc: `For work that will not be finished; cairn complete OUTCOME ends finished work. The
 reason is free text, kept in the workflow's history (cairn history ID); a one-word reason
 such as superseded is also the status cairn list shows (default archived).`},
-		{name: "expire", usage: "expire [--dry-run] [--json]", run: runExpire,
+		{name: "expire", usage: "expire [--dry-run] [--json]", run: runExpire, onState: true,
 			summary: "Archive the active workflow if its TTL has passed (--dry-run: only say).",
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
 auto-memory. A workflow that has not expired is left alone and exit is 0.`},
@@ -128,7 +132,7 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 			doc:     `With --or-empty a missing checkpoint prints {} and exits 0, for scripts that start fresh.`},
 		{name: "checkpoint list", usage: "checkpoint list [PATTERN] [--json]", max: 1, run: runCheckpointList, readOnly: true,
 			summary: "List checkpoint names matching a glob PATTERN (default all), one a line."},
-		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, run: runCheckpointDelete,
+		{name: "checkpoint delete", usage: "checkpoint delete NAME [--json]", min: 1, max: 1, run: runCheckpointDelete, onState: true,
 			summary: "Delete a checkpoint; missing: exit 1. Prints nothing on success."},
 		{name: "vars set", usage: "vars set KEY VALUE [--json]", min: 2, max: 2, run: runVarsSet,
 			summary: "Set a workflow variable of the active workflow.",
@@ -137,7 +141,7 @@ CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); 
 VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
 		{name: "vars get", usage: "vars get KEY [--json]", min: 1, max: 1, run: runVarsGet, readOnly: true,
 			summary: "Print a workflow variable's value; not set: exit 1."},
-		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, run: runVarsUnset,
+		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, run: runVarsUnset, onState: true,
 			summary: "Remove workflow variables; one not set is no change. Prints nothing on success."},
 		{name: "vars export", usage: "vars export [--json]", run: runVarsExport, readOnly: true,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",

@@ -58,6 +58,10 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	defer w.Close()
 	dir := e.StateDir()
 	if err := w.Add(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !e.InGit() {
+			// Outside a project the state directory is not created (commands.go, onState).
+			return &codeError{code: ExitRefused, msg: fmt.Sprintf("no project here (no git repository holds %s and CLAUDE_PROJECT_DIR is unset or relative), so no state to watch: run it in the project", e.ProjectRoot())}
+		}
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", dir, err)}
 	}
 	// The store's checkpoints/NAME.json, absent until the first save: added when it appears.

@@ -278,3 +278,43 @@ func TestWatchStateDirRemoved(t *testing.T) {
 		t.Errorf("stderr %q does not say the state directory is gone", stderr)
 	}
 }
+
+// TestWatchNoProject: outside any project (no git repository, no CLAUDE_PROJECT_DIR) there is
+// no state to follow; watch says so and ends with exit 1, creating no .claude/cairn there
+// (it used to create one in whatever directory it was run, $HOME included, and wait on it).
+func TestWatchNoProject(t *testing.T) {
+	t.Parallel()
+	_, env := project(t)
+	nogit := t.TempDir()
+	var noProject []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") {
+			noProject = append(noProject, kv)
+		}
+	}
+	cmd := cairnCmd(t, nogit, noProject, "watch")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("watch ended with %v, want exit 1 (stderr %q)", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Errorf("watch outside a project still running after 10s (stderr %q)", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "no project") {
+		t.Errorf("stderr %q does not say there is no project", stderr.String())
+	}
+	if _, err := os.Lstat(filepath.Join(nogit, ".claude")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("watch outside a project made %s/.claude (%v)", nogit, err)
+	}
+}
