@@ -239,7 +239,7 @@ func (a *app) flags() *flag.FlagSet {
 		"or-empty": &o.orEmpty, "replace": &o.replace, "yes": &o.yes, "with-state": &o.withState}
 	texts := map[string]*string{"reason": &o.reason, "id": &o.id, "scope": &o.scope, "ttl": &o.ttl,
 		"from": &o.from, "note": &o.note, "checkpoint": &o.checkpoint}
-	for _, f := range append([]string{"--json"}, usageFlag.FindAllString(commands[a.name].usage, -1)...) {
+	for _, f := range append([]string{"--json"}, usageFlag().FindAllString(commands[a.name].usage, -1)...) {
 		switch name := f[2:]; {
 		case fs.Lookup(name) != nil: // --json, named twice
 		case bools[name] != nil:

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -84,14 +84,15 @@ func (a *app) cobraTree() *cobra.Command {
 	return root
 }
 
-var usageFlag = regexp.MustCompile(`--[a-z][a-z-]*`)
+// usageFlag finds the flags a usage line names.
+var usageFlag = lazyre.New(`--[a-z][a-z-]*`)
 
 // completeArgs completes a leaf's flags (from its usage line) and its arguments.
 func (a *app) completeArgs(c *command) cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		const done = cobra.ShellCompDirectiveNoFileComp
 		if strings.HasPrefix(toComplete, "-") {
-			flags := usageFlag.FindAllString(c.usage, -1)
+			flags := usageFlag().FindAllString(c.usage, -1)
 			return append(flags, "--help"), done
 		}
 		n := 0 // the index of the argument being completed, flags and their values skipped

@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/vars"
 )
 
@@ -31,7 +31,7 @@ type installedPlugins struct {
 
 // pluginIDChars are the characters Claude Code turns into '-' when it names a plugin's data
 // directory after its id (cairn@cairn -> cairn-cairn).
-var pluginIDChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+var pluginIDChars = lazyre.New(`[^a-zA-Z0-9_-]`)
 
 // installedPlugin finds Cairn through Claude Code's own plugin records: an installation of a
 // cairn@<marketplace> plugin whose directory holds .claude-plugin/, preferring one installed
@@ -71,7 +71,7 @@ func installedPlugin(getenv func(string) string, home, project string) (root, bi
 			root = in.InstallPath
 			bin = filepath.Join(root, "bin")
 			if !fileExists(filepath.Join(bin, "cairn-mcp")) {
-				bin = filepath.Join(dir, "data", pluginIDChars.ReplaceAllString(id, "-"), "bin-"+in.Version)
+				bin = filepath.Join(dir, "data", pluginIDChars().ReplaceAllString(id, "-"), "bin-"+in.Version)
 			}
 			how = fmt.Sprintf("from Claude Code's installed_plugins.json: %s, %s scope", id, in.Scope)
 		}
