@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkRecord is one L2 write as the Stop hook makes it: topic file and index line, each
-// a synced temp file swapped in, under the default lock.
+// a synced temp file swapped in, under the writer lock.
 func BenchmarkRecord(b *testing.B) {
 	m := New(Location{Dir: b.TempDir()}, Options{})
 	for i := 0; b.Loop(); i++ {

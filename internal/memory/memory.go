@@ -64,13 +64,8 @@ func unavailable(reason string, err error) *UnavailableError {
 
 // Options tune a Memory. Zero values take the defaults.
 type Options struct {
-	// Lock serialises Cairn's own writers across processes; it must wait only briefly and
-	// return an error when it gives up. The engine passes a lock in Cairn's state directory;
-	// it must be a lock of its own, not one the caller may already hold while writing L2
-	// (flock locks taken twice through two opens block even within one process). Nil means
-	// durable's lock on a hidden ".cairn-memory.lock" in the memory directory, empty when idle.
-	Lock func() (unlock func(), err error)
-	// LockWait bounds the default lock's wait; default 2s.
+	// LockWait bounds the wait for the lock that serialises Cairn's own writers across
+	// processes (dirLock); default 2s.
 	LockWait time.Duration
 	// Now stamps L2 lines; default time.Now.
 	Now func() time.Time
@@ -274,11 +269,7 @@ func (m *Memory) locked(fn func() error) error {
 	if err := os.MkdirAll(m.loc.Dir, 0o700); err != nil {
 		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
 	}
-	lock := m.opt.Lock
-	if lock == nil {
-		lock = func() (func(), error) { return dirLock(m.loc.Dir, m.opt.LockWait) }
-	}
-	unlock, err := lock()
+	unlock, err := dirLock(m.loc.Dir, m.opt.LockWait)
 	if err != nil {
 		return unavailable("another Cairn process holds the memory lock", err)
 	}
@@ -302,7 +293,7 @@ func sweepTemps(dir string) {
 	}
 }
 
-// dirLock takes the default writer lock: durable's lock on a hidden lock file in the memory
+// dirLock takes the writer lock: durable's lock on a hidden lock file in the memory
 // directory, empty whenever no Cairn process is writing. A symlinked memory directory (a
 // moved ~/.claude) is locked where it really is.
 func dirLock(dir string, wait time.Duration) (func(), error) {
