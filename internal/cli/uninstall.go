@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
@@ -59,12 +60,19 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
 	plan.Links = orEmpty(cairnLinks(home))
 	if dir, err := project.StateDir(a.getenv, wd); err == nil && isDir(dir) {
-		if a.opt.withState && !ownStateDir(dir) {
+		root, _ := project.Root(a.getenv, wd)
+		switch {
+		case durable.CheckBeneath(root, dir) != nil:
+			// A linked .claude leads to another project's state, which the store refuses to
+			// use from here: it is not this project's to remove, nor is its memory mark.
+			plan.Notes = append(plan.Notes, dir+" is reached through a symlink, so it is not this project's state (Cairn does not use it from here): left alone")
+			dir = ""
+		case a.opt.withState && !ownStateDir(dir):
 			plan.Notes = append(plan.Notes, dir+" is not a project's .claude/cairn (CAIRN_STATE_DIR?): remove it yourself if you mean to")
-		} else {
+		default:
 			plan.StateDir = dir
 		}
-		if m := filepath.Join(dir, l2MarkFile); fileExists(m) && !(a.opt.withState && plan.StateDir != "") {
+		if m := filepath.Join(dir, l2MarkFile); dir != "" && fileExists(m) && !(a.opt.withState && plan.StateDir != "") {
 			plan.Mark = m
 		}
 	}
