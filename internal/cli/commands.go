@@ -21,8 +21,9 @@ type command struct {
 	min, max int
 	noEngine bool // run gets no engine: it opens it itself, after checking its input, or needs none
 	readOnly bool // it only reads: run anywhere ($HOME, /), it creates nothing
-	// onState: it acts on state already there (removes, expires or watches it), so outside a
-	// project, where there is none, it creates no state directory either.
+	// onState: it acts on state already there (removes, expires, watches or syncs it) or
+	// needs a git project (remote enable), so outside a project, where there is none, it
+	// creates no state directory either.
 	onState bool
 	run     func(a *app, pos []string, e *engine.Engine) error
 }

@@ -24,7 +24,7 @@ import (
 // in name order), so the sync work stays in its own file.
 func init() {
 	register([]*command{
-		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", max: 1, run: runRemoteEnable,
+		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", max: 1, run: runRemoteEnable, onState: true,
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
 when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
@@ -32,11 +32,11 @@ with its credentials. Nothing else is pushed until cairn sync runs. Per clone. A
 anyone can read (git ls-remote works without credentials: an http(s) or git:// address, or
 an SSH address on github.com, gitlab.com, bitbucket.org or codeberg.org tried over https)
 is refused unless --yes says sharing there is fine.`},
-		{name: "remote status", usage: "remote status [--json]", run: runRemoteStatus,
+		{name: "remote status", usage: "remote status [--json]", run: runRemoteStatus, readOnly: true,
 			summary: "Say whether sync is on and what is unpushed, without touching the network."},
-		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable,
+		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable, onState: true,
 			summary: "Stop syncing this clone; nothing on the remote is deleted."},
-		{name: "sync", usage: "sync [ID] [--json]", max: 1, run: runSync,
+		{name: "sync", usage: "sync [ID] [--json]", max: 1, run: runSync, onState: true,
 			summary: "Sync the active workflow with the remote once (for CI and people).",
 			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
 both moved, the remote's line (acknowledged first) wins and this machine's copy is kept
@@ -56,17 +56,18 @@ const syncTimeout = 2 * time.Minute
 
 // remoteStore opens the store under the engine's state directory, for the sync settings and
 // the journal the sync reads.
-func remoteStore(e *engine.Engine) (*store.Store, error) {
-	st, err := store.Open(e.StateDir())
+func remoteStore(e *engine.Engine, opts ...store.Option) (*store.Store, error) {
+	st, err := store.Open(e.StateDir(), opts...)
 	if err != nil {
 		return nil, &stateError{err}
 	}
 	return st, nil
 }
 
-// remoteSettings is remoteStore with the clone's sync settings read; the caller closes st.
+// remoteSettings is remoteStore with the clone's sync settings read; the caller closes st. A
+// missing state directory is not created: there sharing is off, and nothing is to be done.
 func remoteSettings(e *engine.Engine) (*store.Store, mirror.Settings, error) {
-	st, err := remoteStore(e)
+	st, err := remoteStore(e, store.WithNoCreate())
 	if err != nil {
 		return nil, mirror.Settings{}, err
 	}
@@ -79,12 +80,7 @@ func remoteSettings(e *engine.Engine) (*store.Store, mirror.Settings, error) {
 }
 
 func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
-	st, err := remoteStore(e)
-	if err != nil {
-		return err
-	}
 	name, root := optional(pos, "origin"), e.ProjectRoot()
-	defer st.Close()
 	ctx, cancel := context.WithTimeout(a.ctx, syncTimeout)
 	defer cancel()
 	// The remote must be one of the project's: a URL typed here could carry a token into
@@ -92,6 +88,11 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if err := gitremote.HasRemote(ctx, root, name, syncTimeout); err != nil {
 		return fmt.Errorf("this project has no git remote by that name: git remote -v lists them (%v)", err)
 	}
+	st, err := remoteStore(e)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	// Before anything (the probe included) is pushed: a remote anyone can read (see
 	// gitremote.Public) needs --yes; for others Cairn cannot tell, so everyone is told.
 	switch {
