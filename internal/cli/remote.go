@@ -110,6 +110,12 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		return err
 	}
 	s := mirror.Settings{Enabled: true, Remote: name, Layout: string(layout)}
+	if prev, err := mirror.Load(st); err == nil && prev.Remote == name {
+		// Enabled again (after a disable, or as doctor advises after a host change): what the
+		// last sync left stays, or the next sync would not push the end of a workflow
+		// finished here since (remotesync's shareLeft) and the status would say never synced.
+		s.LastSync, s.Workflow, s.Mirrored = prev.LastSync, prev.Workflow, prev.Mirrored
+	}
 	if err := mirror.Save(st, s); err != nil {
 		return err
 	}
