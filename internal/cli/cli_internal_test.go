@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -193,5 +194,18 @@ func TestCommandTable(t *testing.T) {
 		if !strings.HasPrefix(c.usage, n) {
 			t.Errorf("command %q: usage %q does not start with its name", n, c.usage)
 		}
+	}
+}
+
+// sync's conflict line names the session that won the race, set off by a space, and keeps
+// the remote's words (its phase, session) free of control characters such as a terminal
+// escape, keeping the rest.
+func TestConflictLine(t *testing.T) {
+	out := remotesync.Outcome{Workflow: "wf-1", Local: 8, Conflict: &remotesync.Conflict{Common: 6,
+		By: store.Event{Kind: "var"}, State: "implement\x1b]0;title\x07", Session: "s-2\x1b[1m",
+		Archive: store.ArchiveInfo{Revision: 8, Dir: "conflict-wf-1-x"}}}
+	want := "wf-1: origin changed it first by session s-2[1m (var, in implement]0;title, after r6); this machine's r8 is kept in archive/conflict-wf-1-x; now at r8"
+	if got := conflictLine(out, "origin"); got != want {
+		t.Errorf("conflictLine = %q\nwant            %q", got, want)
 	}
 }

@@ -252,20 +252,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Workflow == "":
 		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s\n", s.Remote)
 	case out.Conflict != nil:
-		c := out.Conflict
-		who := ""
-		if c.Session != "" {
-			who = " by session " + c.Session
-		}
-		replayed := ""
-		if c.Replayed > 0 {
-			replayed = fmt.Sprintf("; %d of its %d change(s) replayed on top and pushed", c.Replayed, len(c.Lost))
-		}
-		if n := c.NotReplayed(); n != "" {
-			replayed += "; not replayed, kept only in the archive: " + n
-		}
-		fmt.Fprintf(a.stdout, "%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d\n",
-			out.Workflow, s.Remote, textsafe.OneLine(who), c.By.Kind, textsafe.OneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)
+		fmt.Fprintln(a.stdout, conflictLine(out, s.Remote))
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision(s) to %s, now r%d\n", out.Workflow, out.Pushed, s.Remote, out.Remote)
 	case out.Pulled > 0:
@@ -274,6 +261,25 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
 	return nil
+}
+
+// conflictLine says what a sync that lost a race did. The session and phase are the
+// remote's, written by whoever can push there: cleaned like any stored text.
+func conflictLine(out remotesync.Outcome, remote string) string {
+	c := out.Conflict
+	who := ""
+	if c.Session != "" {
+		who = " by session " + textsafe.OneLine(c.Session)
+	}
+	replayed := ""
+	if c.Replayed > 0 {
+		replayed = fmt.Sprintf("; %d of its %d change(s) replayed on top and pushed", c.Replayed, len(c.Lost))
+	}
+	if n := c.NotReplayed(); n != "" {
+		replayed += "; not replayed, kept only in the archive: " + n
+	}
+	return fmt.Sprintf("%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d",
+		out.Workflow, remote, who, c.By.Kind, textsafe.OneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)
 }
 
 // remoteChecks is doctor's check that the host accepts Cairn's refs, when sharing is on: it
