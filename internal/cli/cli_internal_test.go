@@ -198,13 +198,13 @@ func TestCommandTable(t *testing.T) {
 }
 
 // sync's conflict line names the session that won the race, set off by a space, and keeps
-// the remote's words (its phase, session) free of control characters such as a terminal
+// the remote's words (its event kind, phase, session) free of control characters such as a terminal
 // escape, keeping the rest.
 func TestConflictLine(t *testing.T) {
 	out := remotesync.Outcome{Workflow: "wf-1", Local: 8, Conflict: &remotesync.Conflict{Common: 6,
-		By: store.Event{Kind: "var"}, State: "implement\x1b]0;title\x07", Session: "s-2\x1b[1m",
+		By: store.Event{Kind: "var\x1b[2J"}, State: "implement\x1b]0;title\x07", Session: "s-2\x1b[1m",
 		Archive: store.ArchiveInfo{Revision: 8, Dir: "conflict-wf-1-x"}}}
-	want := "wf-1: origin changed it first by session s-2[1m (var, in implement]0;title, after r6); this machine's r8 is kept in archive/conflict-wf-1-x; now at r8"
+	want := "wf-1: origin changed it first by session s-2[1m (var[2J, in implement]0;title, after r6); this machine's r8 is kept in archive/conflict-wf-1-x; now at r8"
 	if got := conflictLine(out, "origin"); got != want {
 		t.Errorf("conflictLine = %q\nwant            %q", got, want)
 	}

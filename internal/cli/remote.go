@@ -263,8 +263,8 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	return nil
 }
 
-// conflictLine says what a sync that lost a race did. The session and phase are the
-// remote's, written by whoever can push there: cleaned like any stored text.
+// conflictLine says what a sync that lost a race did. The session, phase and event kind are
+// the remote's, written by whoever can push there: cleaned like any stored text.
 func conflictLine(out remotesync.Outcome, remote string) string {
 	c := out.Conflict
 	who := ""
@@ -279,7 +279,7 @@ func conflictLine(out remotesync.Outcome, remote string) string {
 		replayed += "; not replayed, kept only in the archive: " + n
 	}
 	return fmt.Sprintf("%s: %s changed it first%s (%s, in %s, after r%d); this machine's r%d is kept in archive/%s%s; now at r%d",
-		out.Workflow, remote, who, c.By.Kind, textsafe.OneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)
+		out.Workflow, remote, who, textsafe.OneLine(c.By.Kind), textsafe.OneLine(c.State), c.Common, c.Archive.Revision, c.Archive.Dir, replayed, out.Local)
 }
 
 // remoteChecks is doctor's check that the host accepts Cairn's refs, when sharing is on: it
