@@ -58,7 +58,8 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	}
 	home := a.home()
 	plan.DataDirs = orEmpty(dataDirs(a.getenv, home))
-	plan.Links = orEmpty(cairnLinks(home))
+	exe, _ := a.executable()
+	plan.Links = orEmpty(cairnLinks(home, exe))
 	if dir, err := project.StateDir(a.getenv, wd); err == nil && isDir(dir) {
 		root, _ := project.Root(a.getenv, wd)
 		switch {
@@ -265,16 +266,28 @@ func launcherData(dir string) bool {
 }
 
 // cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:
-// ~/.local/bin/cairn when it is a symbolic link to a file named cairn.
-func cairnLinks(home string) []string {
+// ~/.local/bin/cairn when it is a symbolic link to a file named cairn that is this cairn
+// (exe) or has Cairn's cairn-mcp beside it (as the plugin's bin/ and the launcher's
+// bin-VERSION have), or that is gone (the plugin was removed first). A link to another
+// program called cairn is not Cairn's.
+func cairnLinks(home, exe string) []string {
 	if home == "" {
 		return nil
 	}
 	l := filepath.Join(home, ".local", "bin", "cairn")
-	if t, err := os.Readlink(l); err == nil && filepath.Base(t) == "cairn" {
-		return []string{l}
+	t, err := os.Readlink(l)
+	if err != nil || filepath.Base(t) != "cairn" {
+		return nil
 	}
-	return nil
+	if !filepath.IsAbs(t) {
+		t = filepath.Join(filepath.Dir(l), t)
+	}
+	if fi, err := os.Stat(t); err == nil && !fileExists(filepath.Join(filepath.Dir(t), "cairn-mcp")) {
+		if self, err := os.Stat(exe); err != nil || !os.SameFile(fi, self) {
+			return nil
+		}
+	}
+	return []string{l}
 }
 
 // ownStateDir: a state directory uninstall may remove is a project's .claude/cairn, never a
