@@ -387,3 +387,47 @@ func stamp(t *testing.T, root, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// A data directory that cannot be written (here: under a regular file; read-only and full
+// disks fail the same mkdir) is said at once, for what it is: not after waiting for a lock no
+// one holds, as if another start were installing, and with no Go build that could not land.
+func TestLaunchUnwritableData(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "file"), "not a directory\n")
+	data := filepath.Join(home, "file", "data")
+	tools := toolDir(t)
+	calls := filepath.Join(home, "go-calls")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, data, home, tools)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		start := time.Now()
+		var res launchResult
+		if name == "cairn-session-start" {
+			res = runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
+		} else {
+			res = runLaunch(t, root, env, initializeLine, name)
+		}
+		took := time.Since(start)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") {
+			t.Errorf("%s = %+v, want exit 0 and one line saying %s cannot be written", name, res, data)
+		}
+		if took > 3*time.Second {
+			t.Errorf("%s took %s, want no wait for a lock that cannot exist", name, took)
+		}
+		if name == "cairn-session-start" {
+			var out map[string]string
+			if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || !strings.Contains(out["systemMessage"], "cannot be written") {
+				t.Errorf("%s stdout = %q (%v), want a systemMessage saying so", name, res.stdout, err)
+			}
+		}
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("go ran for a data dir it cannot write to:\n%s", b)
+	}
+}
