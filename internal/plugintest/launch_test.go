@@ -86,7 +86,7 @@ func runProcess(t testing.TB, timeout time.Duration, what string, env []string, 
 func toolDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, tool := range []string{"sh", "sed", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip"} {
+	for _, tool := range []string{"sh", "sed", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip", "tr"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			t.Skipf("host tool %s is missing: %v", tool, err)
@@ -194,6 +194,17 @@ func TestLaunchWithoutGo(t *testing.T) {
 		var out map[string]string
 		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || !strings.Contains(out["systemMessage"], `1/a"b\c/v`) {
 			t.Errorf("stdout = %q (%v), want a systemMessage naming the URL", res.stdout, err)
+		}
+	})
+	// A newline or tab there (a path or URL may hold any byte) is escaped too: a JSON string
+	// holds no raw control character, and the answer stays one line.
+	t.Run("control-characters", func(t *testing.T) {
+		url := "http://127.0.0.1:1/a\tb\nc\x01d"
+		env := append(slices.Clone(env), "CAIRN_DOWNLOAD_URL="+url, "CLAUDE_PLUGIN_DATA="+t.TempDir())
+		res := runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
+		var out map[string]string
+		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || strings.Count(res.stdout, "\n") != 1 || !strings.Contains(out["systemMessage"], "1/a\tb\nc d/v") {
+			t.Errorf("stdout = %q (%v), want one JSON line whose systemMessage names the URL", res.stdout, err)
 		}
 	})
 	t.Run("unknown-binary", func(t *testing.T) {
