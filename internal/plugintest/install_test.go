@@ -424,3 +424,27 @@ func TestLaunchHookDoesNotWaitLongForAnotherInstall(t *testing.T) {
 		t.Errorf("the other start's lock is gone: %v", err)
 	}
 }
+
+// The release installs into a data dir whose path holds a space, quotes, a $, a backslash or
+// a newline: the archive's checksum is still matched (sha256sum marks a file name with a
+// backslash or newline by a backslash before the sum) and the installed server runs.
+func TestLaunchDownloadsIntoOddPaths(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	for i, name := range []string{`d a\b`, "d\nnl", `d $x 'q"`} {
+		pdata := filepath.Join(work, fmt.Sprint(i), name)
+		env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+		if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || res.stderr != "" {
+			t.Errorf("data dir %q: cairn-mcp = %+v, want the installed server's initialize answer", pdata, res)
+		}
+		if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t), ".checksums")); err != nil {
+			t.Errorf("data dir %q: nothing installed: %v", pdata, err)
+		}
+	}
+	if n := rs.Hits(archive); n != 3 {
+		t.Errorf("%d downloads, want one for each data dir", n)
+	}
+}
