@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -446,5 +447,70 @@ func TestLaunchDownloadsIntoOddPaths(t *testing.T) {
 	}
 	if n := rs.Hits(archive); n != 3 {
 		t.Errorf("%d downloads, want one for each data dir", n)
+	}
+}
+
+// A client that quits while its start is downloading (Claude Code signals the MCP server,
+// SIGTERM here) gets the launcher's exit at once, with the install lock released and nothing
+// left half-made: not after the download gives up a minute later, by which time the client
+// has killed it outright and left a lock that holds every later start off.
+func TestLaunchQuitsPromptlyMidDownload(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
+		release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})))
+	asked := make(chan struct{}, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select { // a download that stalls
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+	cmd := exec.Command(filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	cmd.Env, cmd.Dir = env, work
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-asked:
+	case err := <-done:
+		t.Fatalf("the launcher ended before downloading: %v\n%s", err, stderr.String())
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the launcher never asked for the archive")
+	}
+	time.Sleep(100 * time.Millisecond) // into its wait for the download
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the launcher was still downloading 5 s after SIGTERM")
+	}
+	version := pluginVersion(t)
+	for _, left := range []string{filepath.Join(data, ".install-lock-"+version), filepath.Join(data, "bin-"+version+".tmp")} {
+		if _, err := os.Stat(left); err == nil {
+			t.Errorf("%s was left behind", left)
+		}
 	}
 }
