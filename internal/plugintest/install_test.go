@@ -514,3 +514,57 @@ func TestLaunchQuitsPromptlyMidDownload(t *testing.T) {
 		}
 	}
 }
+
+// A start killed outright while it holds the install lock (SIGKILL runs no trap) leaves the
+// lock behind; the next start sees its holder is gone and installs, rather than waiting on it
+// and saying another start is installing, for the ten minutes after which a lock is old.
+func TestLaunchBreaksTheLockOfAKilledStart(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
+		release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})))
+	asked := make(chan struct{})
+	var once sync.Once
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first := false
+		once.Do(func() { first = true; close(asked) })
+		if !first {
+			http.NotFound(w, r)
+			return
+		}
+		select { // the first download stalls
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+	cmd := exec.Command(filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	cmd.Env, cmd.Dir = env, work
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the launcher never asked for the archive")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(data, ".install-lock-"+pluginVersion(t))); err != nil {
+		t.Fatalf("the killed start left no lock, the test proves nothing: %v", err)
+	}
+	start := time.Now()
+	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+	if took := time.Since(start); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
+		t.Errorf("SessionStart after a killed install = %+v in %s, want its own download tried at once", res, took)
+	}
+}
