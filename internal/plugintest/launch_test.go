@@ -442,3 +442,40 @@ func TestLaunchUnwritableData(t *testing.T) {
 		t.Errorf("go ran for a data dir it cannot write to:\n%s", b)
 	}
 }
+
+// A relative CLAUDE_PLUGIN_DATA (not what Claude Code gives, but what a user may type) is
+// taken from the working directory, as the launcher looks for binaries there: the Go build,
+// run from the plugin root, writes them there too, rather than beside the plugin's sources
+// where the copy into place cannot find them.
+func TestLaunchBuildsIntoRelativeData(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	tools := toolDir(t)
+	// A go that "builds" a script naming the package, wherever -o says (relative paths
+	// from its working directory, as the real one).
+	writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
+mkdir -p "$(dirname "$out")" && printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"
+`)
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"cp", "chmod", "printf"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			os.Symlink(p, filepath.Join(tools, tool))
+		}
+	}
+	env := launchEnv(root, "data", t.TempDir(), tools)
+	res := runProcess(t, time.Minute, "hooks/launch cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
+		log, _ := os.ReadFile(filepath.Join(work, "data", "build-"+pluginVersion(t)+".log"))
+		t.Fatalf("cairn-mcp = %+v, want the built server run\nbuild log: %s", res, log)
+	}
+	if _, err := os.Stat(filepath.Join(work, "data", "bin-"+pluginVersion(t), ".checksums")); err != nil {
+		t.Errorf("the build is not in the working directory's data/: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "data")); err == nil {
+		t.Error("the build left files under the plugin root")
+	}
+}
