@@ -568,3 +568,86 @@ func TestLaunchBreaksTheLockOfAKilledStart(t *testing.T) {
 		t.Errorf("SessionStart after a killed install = %+v in %s, want its own download tried at once", res, took)
 	}
 }
+
+// A hook's first start stays inside the 10 s Claude Code gives it (hooks.json) when every step
+// takes what it is allowed: waiting for another start's install, then installing itself with a
+// slow download, then the hook waiting for an event whose stdin is not closed. The launcher
+// counts its steps' time from its start, and hands the hook what is left.
+func TestLaunchHookKeepsItsDeadlineThroughAnInstall(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/"+archive) {
+			http.NotFound(w, r)
+			return
+		}
+		select { // a slow network: the answer comes just inside a hook's download time
+		case <-r.Context().Done():
+			return
+		case <-time.After(3800 * time.Millisecond):
+		}
+		w.Write(data)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	work := t.TempDir()
+	project := filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Another start, alive (this process), holds the install until just before a hook stops
+	// waiting for it (the hook then says so), or for a while (the hook installs, then runs).
+	for _, tc := range []struct {
+		held    time.Duration
+		install bool
+	}{{4200 * time.Millisecond, false}, {1500 * time.Millisecond, true}} {
+		t.Run(fmt.Sprint("held-", tc.held), func(t *testing.T) { hookThroughInstall(t, root, project, tc.held, tc.install, ln.Addr().String()) })
+	}
+}
+
+func hookThroughInstall(t *testing.T, root, project string, held time.Duration, install bool, addr string) {
+	work := t.TempDir()
+	pdata := filepath.Join(work, "plugin-data")
+	lock := filepath.Join(pdata, ".install-lock-"+pluginVersion(t))
+	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
+	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t),
+		"CAIRN_DOWNLOAD_URL=http://"+addr+"/releases",
+		"CLAUDE_PROJECT_DIR="+project, "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdinW.Close()
+	stdinW.WriteString(`{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`) // and never closed
+	cmd := exec.Command("/bin/sh", "-c", hookCommand(t, "SessionStart"))
+	cmd.Env, cmd.Dir, cmd.Stdin = env, project, stdinR
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdinR.Close()
+	time.AfterFunc(held, func() { os.RemoveAll(lock) })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		werr = <-done
+	}
+	took := time.Since(start)
+	var out map[string]any
+	if werr != nil || stdout.Len() > 0 && json.Unmarshal([]byte(stdout.String()), &out) != nil || took > 9500*time.Millisecond {
+		t.Errorf("SessionStart took %s (exit %v), want at most 9.5 s and an answer Claude Code reads\nstdout: %s\nstderr: %s", took, werr, stdout.String(), stderr.String())
+	}
+	if ran := strings.Contains(stderr.String(), "cairn-session-start: source=startup"); ran != install {
+		t.Errorf("the installed hook ran: %t, want %t\nstdout: %s\nstderr: %s", ran, install, stdout.String(), stderr.String())
+	}
+}
