@@ -651,3 +651,67 @@ func hookThroughInstall(t *testing.T, root, project string, held time.Duration, 
 		t.Errorf("the installed hook ran: %t, want %t\nstdout: %s\nstderr: %s", ran, install, stdout.String(), stderr.String())
 	}
 }
+
+// Starts that find the same dead lock at once (the next session after a killed install: its
+// hooks and MCP server start together) break it once: one of them installs, the others wait
+// for it. Here the first to judge the lock dead is slow to remove it (its rm waits half a
+// second, as a loaded machine may make it), and by then the other has taken the lock anew:
+// the slow one must not remove that one and install over it.
+func TestLaunchBreaksADeadLockOnce(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	downloads := 0
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/"+archive) {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		downloads++
+		mu.Unlock()
+		time.Sleep(1500 * time.Millisecond) // the install holds its lock a while
+		w.Write(data)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	dead := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	pdata := filepath.Join(work, "plugin-data")
+	writeFile(t, filepath.Join(pdata, ".install-lock-"+pluginVersion(t), "pid"), fmt.Sprintln(dead.Process.Pid))
+	url := "CAIRN_DOWNLOAD_URL=http://" + ln.Addr().String() + "/releases"
+	slow := toolDir(t)
+	realRm, err := exec.LookPath("rm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(slow, "rm"))
+	writeFile(t, filepath.Join(slow, "rm"), "#!/bin/sh\nsleep 0.5\nexec "+realRm+" \"$@\"\n")
+	if err := os.Chmod(filepath.Join(slow, "rm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	results := atOnce(2, func(i int) launchResult {
+		if i == 0 {
+			return runLaunch(t, root, launchEnv(root, pdata, work, slow, url), initializeLine, "cairn-mcp")
+		}
+		time.Sleep(150 * time.Millisecond)
+		return runLaunch(t, root, launchEnv(root, pdata, work, toolDir(t), url), initializeLine, "cairn-mcp")
+	})
+	for i, r := range results {
+		if r.code != 0 || !strings.Contains(r.stdout, `"serverInfo"`) {
+			t.Errorf("start %d = %+v, want the installed server's answer", i, r)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if downloads != 1 {
+		t.Errorf("the archive was downloaded %d times, want once: the dead lock was broken twice", downloads)
+	}
+}
