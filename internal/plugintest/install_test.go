@@ -508,7 +508,8 @@ func TestLaunchQuitsPromptlyMidDownload(t *testing.T) {
 		t.Fatal("the launcher was still downloading 5 s after SIGTERM")
 	}
 	version := pluginVersion(t)
-	for _, left := range []string{filepath.Join(data, ".install-lock-"+version), filepath.Join(data, "bin-"+version+".tmp")} {
+	// Nor is the download taken for failed: a start within the minute would not try again.
+	for _, left := range []string{filepath.Join(data, ".install-lock-"+version), filepath.Join(data, "bin-"+version+".tmp"), filepath.Join(data, ".download-failed-"+version)} {
 		if _, err := os.Stat(left); err == nil {
 			t.Errorf("%s was left behind", left)
 		}
