@@ -718,3 +718,38 @@ func TestLaunchBreaksADeadLockOnce(t *testing.T) {
 		t.Errorf("the archive was downloaded %d times, want once: the dead lock was broken twice", downloads)
 	}
 }
+
+// A data dir on a file system that runs no programs (mounted noexec, as some hardened homes
+// and temporary dirs are) is named as the cause: not "cairn-mcp is missing from what was
+// installed" with advice to check the network or install Go, neither of which would help.
+// Needs a tmpfs mount: skipped where this test may not mount one.
+func TestLaunchNoexecData(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("mounting a noexec tmpfs needs root on Linux")
+	}
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "noexec,size=256m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a noexec tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	work := t.TempDir()
+	env := launchEnv(root, filepath.Join(mnt, "data"), work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		var res launchResult
+		if name == "cairn-session-start" {
+			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+		} else {
+			res = runLaunch(t, root, env, initializeLine, name)
+		}
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "noexec") || strings.Contains(lines[0], "install Go") {
+			t.Errorf("%s = %+v, want exit 0 and one line naming the noexec data dir, without Go advice", name, res)
+		}
+	}
+	if rs.Hits(archive) == 0 {
+		t.Fatal("the archive was never requested: the test proves nothing")
+	}
+}
