@@ -479,3 +479,32 @@ mkdir -p "$(dirname "$out")" && printf '#!/bin/sh\necho built %s\n' "$pkg" >"$ou
 		t.Error("the build left files under the plugin root")
 	}
 }
+
+// The Go build a hook starts in the background gets the machine's processors: the GOMAXPROCS=1
+// the launcher gives the hooks themselves would make go build compile one package at a time,
+// minutes longer on a first start.
+func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	tools := toolDir(t)
+	seen := filepath.Join(work, "gomaxprocs")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"${GOMAXPROCS-unset}\" >>"+seen+"\nexit 1\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, filepath.Join(work, "data"), work, tools)
+	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+	if res.code != 0 || !strings.Contains(res.stdout, "building them with Go in the background") {
+		t.Fatalf("SessionStart = %+v, want the background build started", res)
+	}
+	var got []byte
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if got, _ = os.ReadFile(seen); len(got) > 0 {
+			break
+		}
+	}
+	if strings.TrimSpace(string(got)) != "unset" {
+		t.Errorf("go build ran with GOMAXPROCS=%q, want it unset", got)
+	}
+}
