@@ -600,8 +600,9 @@ func TestLaunchHookKeepsItsDeadlineThroughAnInstall(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Another start, alive (this process), holds the install until just before a hook stops
-	// waiting for it (the hook then says so), or for a while (the hook installs, then runs).
+	// Another start, alive (this process), holds the install for a while: then the hook
+	// installs and runs (1.5 s), or installs with too little time left for the slow download
+	// and says so (4.2 s).
 	for _, tc := range []struct {
 		held    time.Duration
 		install bool
