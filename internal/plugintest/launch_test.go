@@ -86,7 +86,7 @@ func runProcess(t testing.TB, timeout time.Duration, what string, env []string, 
 func toolDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, tool := range []string{"sh", "sed", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip"} {
+	for _, tool := range []string{"sh", "sed", "dirname", "mkdir", "find", "rm", "rmdir", "mv", "sleep", "cat", "uname", "curl", "sha256sum", "tar", "gzip", "tr", "date"} {
 		p, err := exec.LookPath(tool)
 		if err != nil {
 			t.Skipf("host tool %s is missing: %v", tool, err)
@@ -194,6 +194,17 @@ func TestLaunchWithoutGo(t *testing.T) {
 		var out map[string]string
 		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || !strings.Contains(out["systemMessage"], `1/a"b\c/v`) {
 			t.Errorf("stdout = %q (%v), want a systemMessage naming the URL", res.stdout, err)
+		}
+	})
+	// A newline or tab there (a path or URL may hold any byte) is escaped too: a JSON string
+	// holds no raw control character, and the answer stays one line.
+	t.Run("control-characters", func(t *testing.T) {
+		url := "http://127.0.0.1:1/a\tb\nc\x01d"
+		env := append(slices.Clone(env), "CAIRN_DOWNLOAD_URL="+url, "CLAUDE_PLUGIN_DATA="+t.TempDir())
+		res := runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
+		var out map[string]string
+		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || strings.Count(res.stdout, "\n") != 1 || !strings.Contains(out["systemMessage"], "1/a\tb\nc d/v") {
+			t.Errorf("stdout = %q (%v), want one JSON line whose systemMessage names the URL", res.stdout, err)
 		}
 	})
 	t.Run("unknown-binary", func(t *testing.T) {
@@ -385,5 +396,115 @@ func stamp(t *testing.T, root, dir string) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".checksums"), sums, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A data directory that cannot be written (here: under a regular file; read-only and full
+// disks fail the same mkdir) is said at once, for what it is: not after waiting for a lock no
+// one holds, as if another start were installing, and with no Go build that could not land.
+func TestLaunchUnwritableData(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "file"), "not a directory\n")
+	data := filepath.Join(home, "file", "data")
+	tools := toolDir(t)
+	calls := filepath.Join(home, "go-calls")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"$*\" >>"+calls+"\nexit 1\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, data, home, tools)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		start := time.Now()
+		var res launchResult
+		if name == "cairn-session-start" {
+			res = runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
+		} else {
+			res = runLaunch(t, root, env, initializeLine, name)
+		}
+		took := time.Since(start)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") {
+			t.Errorf("%s = %+v, want exit 0 and one line saying %s cannot be written", name, res, data)
+		}
+		if took > 3*time.Second {
+			t.Errorf("%s took %s, want no wait for a lock that cannot exist", name, took)
+		}
+		if name == "cairn-session-start" {
+			var out map[string]string
+			if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || !strings.Contains(out["systemMessage"], "cannot be written") {
+				t.Errorf("%s stdout = %q (%v), want a systemMessage saying so", name, res.stdout, err)
+			}
+		}
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("go ran for a data dir it cannot write to:\n%s", b)
+	}
+}
+
+// A relative CLAUDE_PLUGIN_DATA (not what Claude Code gives, but what a user may type) is
+// taken from the working directory, as the launcher looks for binaries there: the Go build,
+// run from the plugin root, writes them there too, rather than beside the plugin's sources
+// where the copy into place cannot find them.
+func TestLaunchBuildsIntoRelativeData(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	tools := toolDir(t)
+	// A go that "builds" a script naming the package, wherever -o says (relative paths
+	// from its working directory, as the real one).
+	writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
+mkdir -p "$(dirname "$out")" && printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"
+`)
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"cp", "chmod", "printf"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			os.Symlink(p, filepath.Join(tools, tool))
+		}
+	}
+	env := launchEnv(root, "data", t.TempDir(), tools)
+	res := runProcess(t, time.Minute, "hooks/launch cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
+		log, _ := os.ReadFile(filepath.Join(work, "data", "build-"+pluginVersion(t)+".log"))
+		t.Fatalf("cairn-mcp = %+v, want the built server run\nbuild log: %s", res, log)
+	}
+	if _, err := os.Stat(filepath.Join(work, "data", "bin-"+pluginVersion(t), ".checksums")); err != nil {
+		t.Errorf("the build is not in the working directory's data/: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "data")); err == nil {
+		t.Error("the build left files under the plugin root")
+	}
+}
+
+// The Go build a hook starts in the background gets the machine's processors: the GOMAXPROCS=1
+// the launcher gives the hooks themselves would make go build compile one package at a time,
+// minutes longer on a first start.
+func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	tools := toolDir(t)
+	seen := filepath.Join(work, "gomaxprocs")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"${GOMAXPROCS-unset}\" >>"+seen+"\nexit 1\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, filepath.Join(work, "data"), work, tools)
+	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+	if res.code != 0 || !strings.Contains(res.stdout, "building them with Go in the background") {
+		t.Fatalf("SessionStart = %+v, want the background build started", res)
+	}
+	var got []byte
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if got, _ = os.ReadFile(seen); len(got) > 0 {
+			break
+		}
+	}
+	if strings.TrimSpace(string(got)) != "unset" {
+		t.Errorf("go build ran with GOMAXPROCS=%q, want it unset", got)
 	}
 }
