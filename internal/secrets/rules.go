@@ -178,7 +178,11 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("sentry-token", []string{"sntrys_", "sntryu_"}, `^(?:sntrys_eyJ[A-Za-z0-9+/=_-]{50,}|sntryu_[a-f0-9]{64})`),
 		prefixed("shippo-token", []string{"shippo_live_", "shippo_test_"}, `^shippo_(?:live|test)_[a-fA-F0-9]{40}`),
 		prefixed("shopify-token", []string{"shpat_", "shpca_", "shppa_", "shpss_"}, `^shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`),
-		prefixed("square-token", []string{"sq0atp-", "sq0csp-", "EAAA"}, `^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`),
+		{
+			name: "square-token", keywords: []string{"sq0atp-", "sq0csp-", "EAAA"}, before: notWord,
+			re: lazyre.New(`^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`),
+			ok: notZeroRun,
+		},
 		prefixed("twilio-api-key", []string{"SK"}, `^SK[0-9a-fA-F]{32}`+end),
 		prefixed("typeform-token", []string{"tfp_"}, `^tfp_[A-Za-z0-9_.=-]{59}`),
 		prefixed("onepassword-token", []string{"ops_eyJ", "A3-"}, `^(?:ops_eyJ[A-Za-z0-9+/]{250,}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})`),
@@ -198,7 +202,11 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("notion-token", []string{"ntn_", "secret_"}, `^(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})`+end),
 		prefixed("sourcegraph-token", []string{"sgp_"}, `^sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}`),
 		prefixed("settlemint-token", []string{"sm_pat_", "sm_aat_", "sm_sat_"}, `^sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}`+end),
-		prefixed("facebook-token", []string{"EAAC", "EAAM"}, `^EAA[MC][A-Za-z0-9]{100,}`),
+		{
+			name: "facebook-token", keywords: []string{"EAAC", "EAAM"}, before: notWord,
+			re: lazyre.New(`^EAA[MC][A-Za-z0-9]{100,}`),
+			ok: notZeroRun,
+		},
 		prefixed("adafruit-key", []string{"aio_"}, `^aio_[A-Za-z0-9]{28}`+end),
 		prefixed("intra42-secret", []string{"s-s4t2ud-", "s-s4t2af-"}, `^s-s4t2(?:ud|af)-[a-f0-9]{64}`),
 		prefixed("harness-token", []string{"pat.", "sat."}, `^(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`),
@@ -260,6 +268,11 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 	}
 })
+
+// notZeroRun refuses a match whose body (past its four-byte prefix) holds "AAAA": base64 of
+// binary data with small integers is full of such runs (A encodes six zero bits, "EAAA" is a
+// 16 and zeros), while fewer than one random token in 100,000 holds one.
+func notZeroRun(_ string, _ int, m []string) bool { return !strings.Contains(m[0][4:], "AAAA") }
 
 // credentialNames start names whose assigned value is a credential when it looks random:
 // the providers gitleaks knows by name only, and generic words for keys and tokens.

@@ -1,6 +1,8 @@
 package secrets_test
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -450,6 +452,31 @@ func TestCorpus(t *testing.T) {
 		enc, _ := json.Marshal(s)
 		if f := secrets.ScanJSON([]byte(`{"context":` + string(enc) + `}`)); f != nil {
 			t.Errorf("false positive %s in JSON on %q", f.Rule, s)
+		}
+	}
+}
+
+// Base64 of binary data full of small integers (a protobuf, a float array, an image) has runs
+// of A, the encoding of zero bits: "EAAA" is 16 then zeros. No prefix of a provider's token
+// may make such a run a secret.
+func TestBase64OfBinaryIsOrdinary(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 2000 {
+		var b []byte
+		for range 80 {
+			v := uint32(r.IntN(1 << r.IntN(24)))
+			if n%2 == 0 {
+				b = binary.LittleEndian.AppendUint32(b, v)
+			} else {
+				b = binary.BigEndian.AppendUint32(b, v)
+			}
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			s := enc.EncodeToString(b)
+			if f := secrets.ScanString(s); f != nil {
+				_, span := secrets.MatchSpan(s)
+				t.Fatalf("false positive %s on base64 of integers: %.40s...", f.Rule, span)
+			}
 		}
 	}
 }
