@@ -33,6 +33,10 @@ var members = []member{
 	{key: "Db.Passwd", value: "s3cr3t-Pa55", rule: "password-assignment"},
 	{key: "my password", value: "Hunter2Hunter2", rule: "password-assignment"},
 	{key: "pass\u200bword", value: "Hunter2Hunter2", rule: "password-assignment"}, // stored without the U+200B
+	// The name glued to a word before it: libpq's variable, camelCase settings.
+	{key: "PGPASSWORD", value: "Hunter2Hunter2", rule: "password-assignment"},
+	{key: "dbPassword", value: "s3cr3t-Pa55", rule: "password-assignment"},
+	{key: "adminpasswd", value: "s3cr3t-Pa55", rule: "password-assignment"},
 	{key: "API-KEY", value: "Ab1Cd2Ef3Gh4Ij5Kl6Mn7", rule: "provider-credential"},
 	{key: "ApiKey", value: "Ab1Cd2Ef3Gh4Ij5Kl6Mn7", rule: "provider-credential"},
 	{key: "x-api-key", value: "Ab1Cd2Ef3Gh4Ij5Kl6Mn7", rule: "provider-credential"},

@@ -253,8 +253,9 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
 		{
-			// password = ..., "passwd": "...": anything that is not a reference or a mask.
-			name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true, before: notAlnum,
+			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
+			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd.
+			name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true,
 			re: lazyre.New(`(?i)^passw(?:or)?d["']?\s{0,3}(?:=|:=|:|=>)\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
 			ok: func(_ string, _ int, m []string) bool {
 				// Closing brackets after an unquoted value are the syntax around it: in

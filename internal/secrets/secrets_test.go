@@ -81,6 +81,8 @@ func TestScanString(t *testing.T) {
 		{"url-redis-empty-user", redisURL, "url-credentials"},
 		{"url-https", "clone " + httpURL, "url-credentials"},
 		{"url-percent-encoded-password", "amqp://guest:p%40ss@rabbit:5672", "url-credentials"},
+		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
+		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
 		// Near misses and ordinary text.
 		{"empty", "", ""},
