@@ -1,8 +1,10 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 )
@@ -238,10 +240,19 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
-			// whose token looks random (letters and digits).
+			// whose token looks random (letters and digits). Basic credentials are base64 of
+			// user:password, which need not look random: they are judged decoded.
 			name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, named: true, before: notAlnum,
-			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:basic|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{16,}={0,2})`),
-			ok: func(_ string, _ int, m []string) bool { return randomish(m[1]) },
+			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`),
+			ok: func(_ string, _ int, m []string) bool {
+				if m[1] != "" {
+					if text, ok := decodeBasic(m[2]); ok {
+						_, pw, colon := strings.Cut(text, ":")
+						return colon && pw != "" && notPlaceholder(pw)
+					}
+				}
+				return len(m[2]) >= 16 && randomish(m[2])
+			},
 		},
 		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
@@ -329,6 +340,16 @@ func randomish(v string) bool {
 		}
 	}
 	return letters > 0 && digits > 0 && switches >= 3
+}
+
+// decodeBasic decodes Basic credentials (base64 of user:password); ok is false when v is
+// not base64 of UTF-8 text.
+func decodeBasic(v string) (text string, ok bool) {
+	b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "="))
+	if err != nil || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
 }
 
 // classes counts the kinds of character in s: lower case, upper case, digits, others.

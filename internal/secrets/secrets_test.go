@@ -81,6 +81,10 @@ func TestScanString(t *testing.T) {
 		{"url-redis-empty-user", redisURL, "url-credentials"},
 		{"url-https", "clone " + httpURL, "url-credentials"},
 		{"url-percent-encoded-password", "amqp://guest:p%40ss@rabbit:5672", "url-credentials"},
+		{"basic-auth-header", "curl -H 'Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:password123")) + "' https://x", "authorization-header"},
+		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:pw")), "authorization-header"},
+		{"basic-auth-no-colon", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")), ""},
+		{"basic-auth-placeholder", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:$PASSWORD")), ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
