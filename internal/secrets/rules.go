@@ -258,10 +258,11 @@ var rules = sync.OnceValue(func() []*rule {
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
 			// DATADOG_API_KEY=..., "client_secret": "...". The value must look random (letters and
 			// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
-			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: notAlnum,
+			// The name starts a word or a camelCase hump: webhookSecret, accessToken.
+			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
 			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,)\s{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
 		},
 		{
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
@@ -301,6 +302,34 @@ var credentialNames = []string{
 	"anthropic", "azure", "gcp", "aws_session_token", "api_key", "api-key", "apikey", "api_secret",
 	"api_token", "access_token", "auth_token", "client_secret", "secret_key", "private_token",
 	"bot_token", "app_secret", "consumer_secret", "x-api-key",
+	"secret", "accesstoken", "authtoken", "refresh_token", "refreshtoken",
+}
+
+// wordOrHump: the keyword starts a word, or a camelCase hump (an upper-case letter after a
+// lower-case one or a digit).
+func wordOrHump(s string, i int) bool {
+	if notAlnum(s, i) {
+		return true
+	}
+	c := s[i-1]
+	return 'A' <= s[i] && s[i] <= 'Z' && ('a' <= c && c <= 'z' || '0' <= c && c <= '9')
+}
+
+// secretNamesPlace reports a match whose name is "secret" followed by more of a name
+// (secret_name, secretRef, secret_version): such a name says where a secret is kept, and its
+// value is a name too. "secret" alone, or ending a name (JWT_SECRET), names the secret, as
+// secret_key and secretKey do.
+func secretNamesPlace(m string) bool {
+	if len(m) < 7 || !strings.EqualFold(m[:6], "secret") {
+		return false
+	}
+	rest := m[6:]
+	if c := rest[0]; c == '_' || c == '.' || c == '-' {
+		rest = rest[1:]
+	} else if !isAlnum(c) {
+		return false
+	}
+	return len(rest) < 3 || !strings.EqualFold(rest[:3], "key")
 }
 
 // credentialValue: long, random-looking (letters and digits), not a hex hash, UUID, version

@@ -85,6 +85,9 @@ func TestScanString(t *testing.T) {
 		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:pw")), "authorization-header"},
 		{"basic-auth-no-colon", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")), ""},
 		{"basic-auth-placeholder", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:$PASSWORD")), ""},
+		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
+		{"secret-camel-yaml", "sessionSecret: 'Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc'", "provider-credential"},
+		{"secret-name-not-value", "secret_name: prod-db-2024-v2-main", ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
