@@ -269,9 +269,12 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
-			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd.
+			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
+			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
+			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too.
 			name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^passw(?:or)?d["']?\s{0,3}(?:=|:=|:|=>)\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
+			re: lazyre.New(`(?i)^passw(?:or)?d["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+				`\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
 			ok: func(_ string, _ int, m []string) bool {
 				// Closing brackets after an unquoted value are the syntax around it: in
 				// {"a":{"password":null}}} the value is null, not "null}}}}".

@@ -88,6 +88,9 @@ func TestScanString(t *testing.T) {
 		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
 		{"secret-camel-yaml", "sessionSecret: 'Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc'", "provider-credential"},
 		{"secret-name-not-value", "secret_name: prod-db-2024-v2-main", ""},
+		{"password-k8s-env", "env:\n- name: DB_PASSWORD\n  value: Hunter2Hunter2\n", "password-assignment"},
+		{"password-k8s-env-ref", "env:\n- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n", ""},
+		{"password-k8s-env-placeholder", "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}\n", ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
@@ -179,6 +182,8 @@ func TestScanJSON(t *testing.T) {
 		{"secret-in-key", `{"vars":{"` + ghClassic + `":"x"}}`, "github-token", "$.vars", true},
 		{"unicode-escape-hides-prefix", `{"k":"\u0041KIA` + awsID[4:] + `"}`, "aws-access-key-id", "$.k", false},
 		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:pass@host\/db"}`, "url-credentials", "$.url", false},
+		{"password-in-env-list", `{"environment":[{"name":"DB_PASSWORD","value":"Hunter2Hunter2"}]}`, "password-assignment", "$", false},
+		{"password-in-env-list-pretty", "{\"env\": [{\n    \"Name\": \"ADMIN_PASSWD\",\n    \"Value\": \"s3cr3t-Pa55\"\n}]}", "password-assignment", "$", false},
 		{"aws-secret-by-key", `{"aws":{"secret_access_key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}}`, "aws-secret-access-key", "$.aws.secret_access_key", false},
 		{"aws-secret-by-spaced-key", `{"AWS Secret Access Key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}`, "aws-secret-access-key", `$["AWS Secret Access Key"]`, false},
 		{"aws-sha-by-key", `{"aws_secret_access_key":"` + gitSHA + `"}`, "", "", false},
