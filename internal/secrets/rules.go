@@ -227,6 +227,14 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
+			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
+			// sshpass -p PASSWORD.
+			name: "cli-password", keywords: []string{"mysql", "mariadb", "sshpass "}, before: notAlnum,
+			re: lazyre.New(`^(?:(?:mysql(?:dump|admin|import|check)?|mariadb(?:-dump|-admin)?) [^\n]{0,200}?\s-p|` +
+				`sshpass\s(?:[^\n]{0,100}?\s)?-p\s{1,5})["']?([^\s"']{3,128})`),
+			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+		},
+		{
 			name: "telegram-bot-token", keywords: []string{":AA"},
 			re: lazyre.New(`^:AA[A-Za-z0-9_-]{33}` + end),
 			before: func(s string, i int) bool {

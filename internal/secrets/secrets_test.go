@@ -91,6 +91,12 @@ func TestScanString(t *testing.T) {
 		{"password-k8s-env", "env:\n- name: DB_PASSWORD\n  value: Hunter2Hunter2\n", "password-assignment"},
 		{"password-k8s-env-ref", "env:\n- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n", ""},
 		{"password-k8s-env-placeholder", "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}\n", ""},
+		{"mysql-p-glued", "mysql -h db -u root -pHunter2Hunter2 app < dump.sql", "cli-password"},
+		{"mysqldump-p-glued", "ran: mysqldump -uroot -ps3cr3t-Pa55 --all-databases", "cli-password"},
+		{"sshpass-p", "sshpass -p 'Hunter2Hunter2' ssh deploy@host", "cli-password"},
+		{"mysql-p-prompts", "mysql -u root -p app", ""},
+		{"mysql-p-env", "mysql -u root -p$MYSQL_PWD app; mysql --port=3306 -P 3307", ""},
+		{"sshpass-env", "sshpass -e ssh host; sshpass -f ~/.pw ssh host", ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
