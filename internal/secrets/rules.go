@@ -235,6 +235,12 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
+			// A .netrc entry: machine HOST login USER password PASSWORD, on one line or several.
+			name: "netrc-password", keywords: []string{"machine"}, before: notAlnum,
+			re: lazyre.New(`^machine\s+\S{1,253}\s+login\s+\S{1,128}\s+password\s+(\S{3,128})`),
+			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
+		},
+		{
 			name: "telegram-bot-token", keywords: []string{":AA"},
 			re: lazyre.New(`^:AA[A-Za-z0-9_-]{33}` + end),
 			before: func(s string, i int) bool {

@@ -97,6 +97,9 @@ func TestScanString(t *testing.T) {
 		{"mysql-p-prompts", "mysql -u root -p app", ""},
 		{"mysql-p-env", "mysql -u root -p$MYSQL_PWD app; mysql --port=3306 -P 3307", ""},
 		{"sshpass-env", "sshpass -e ssh host; sshpass -f ~/.pw ssh host", ""},
+		{"netrc-line", "machine api.github.com login deploy password Hunter2Hunter2", "netrc-password"},
+		{"netrc-lines", "machine git.example.com\n  login bot\n  password s3cr3t-Pa55\n", "netrc-password"},
+		{"netrc-prose", "the machine login password prompt appears twice", ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
