@@ -55,7 +55,9 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}
 	sessionID := sessionOf(ev, getenv)
 	pid := r.claudePID(getenv, true)
-	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, false)
+	// Without a usable project dir, as for the other hooks, nothing is created: an event has
+	// nothing to record where no workflow is.
+	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: strings.ToLower(ev.HookEventName)}, true)
 	if err != nil {
 		return nil
 	}

@@ -33,12 +33,24 @@ var members = []member{
 	{key: "Db.Passwd", value: "s3cr3t-Pa55", rule: "password-assignment"},
 	{key: "my password", value: "Hunter2Hunter2", rule: "password-assignment"},
 	{key: "pass\u200bword", value: "Hunter2Hunter2", rule: "password-assignment"}, // stored without the U+200B
+	// The name glued to a word before it: libpq's variable, camelCase settings.
+	{key: "PGPASSWORD", value: "Hunter2Hunter2", rule: "password-assignment"},
+	{key: "dbPassword", value: "s3cr3t-Pa55", rule: "password-assignment"},
+	{key: "adminpasswd", value: "s3cr3t-Pa55", rule: "password-assignment"},
 	{key: "API-KEY", value: "Ab1Cd2Ef3Gh4Ij5Kl6Mn7", rule: "provider-credential"},
 	{key: "ApiKey", value: "Ab1Cd2Ef3Gh4Ij5Kl6Mn7", rule: "provider-credential"},
 	{key: "x-api-key", value: "Ab1Cd2Ef3Gh4Ij5Kl6Mn7", rule: "provider-credential"},
 	{key: "DATADOG_API_KEY", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
 	{key: "client_secret", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
 	{key: "access_token", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
+	// A name that ends in "secret", and camelCase names.
+	{key: "secret", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
+	{key: "JWT_SECRET", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
+	{key: "webhookSecret", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
+	{key: "clientSecret", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
+	{key: "secretKey", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
+	{key: "accessToken", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
+	{key: "refresh_token", value: "Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", rule: "provider-credential"},
 	{key: "aws_secret_access_key", value: awsSecret, rule: "aws-secret-access-key"},
 	{key: "AWS-Secret-Access-Key", value: awsSecret, rule: "aws-secret-access-key"},
 	{key: "aws.secret.access.key", value: awsSecret, rule: "aws-secret-access-key"},
@@ -76,6 +88,10 @@ var members = []member{
 	{key: "s_e_c_r_e_t_access_key", value: awsSecret},
 	{key: "Authorization", value: "Basic see-the-vault"},
 	{key: "token_path", value: "/run/secrets/api_key"},
+	// Names that say where a secret is, not what it is.
+	{key: "secret_name", value: "prod-db-2024-v2-main"},
+	{key: "secretRef", value: "app-secrets-v2-2024x"},
+	{key: "secret_version", value: "v2-2024-11-main-9"},
 }
 
 // text is m's text form.

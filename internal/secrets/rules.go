@@ -1,8 +1,10 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 )
@@ -165,6 +167,9 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("newrelic-key", []string{"NRAK-", "NRJS-", "NRII-"}, `^(?:NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9-]{32})`),
 		prefixed("octopus-deploy-key", []string{"API-"}, `^API-[A-Z0-9]{26}`+end),
 		prefixed("perplexity-api-key", []string{"pplx-"}, `^pplx-[A-Za-z0-9]{48}`),
+		prefixed("openrouter-api-key", []string{"sk-or-v1-"}, `^sk-or-v1-[a-f0-9]{64}`+end),
+		prefixed("groq-api-key", []string{"gsk_"}, `^gsk_[A-Za-z0-9]{52}`+end),
+		prefixed("xai-api-key", []string{"xai-"}, `^xai-[A-Za-z0-9]{80}`+end),
 		prefixed("planetscale-token", []string{"pscale_tkn_", "pscale_pw_", "pscale_oauth_"},
 			`^pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,64}`),
 		prefixed("postman-api-key", []string{"PMAK-"}, `^PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}`),
@@ -178,7 +183,11 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("sentry-token", []string{"sntrys_", "sntryu_"}, `^(?:sntrys_eyJ[A-Za-z0-9+/=_-]{50,}|sntryu_[a-f0-9]{64})`),
 		prefixed("shippo-token", []string{"shippo_live_", "shippo_test_"}, `^shippo_(?:live|test)_[a-fA-F0-9]{40}`),
 		prefixed("shopify-token", []string{"shpat_", "shpca_", "shppa_", "shpss_"}, `^shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}`),
-		prefixed("square-token", []string{"sq0atp-", "sq0csp-", "EAAA"}, `^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`),
+		{
+			name: "square-token", keywords: []string{"sq0atp-", "sq0csp-", "EAAA"}, before: notWord,
+			re: lazyre.New(`^(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}|EAAA[A-Za-z0-9_+=-]{60,})`),
+			ok: notZeroRun,
+		},
 		prefixed("twilio-api-key", []string{"SK"}, `^SK[0-9a-fA-F]{32}`+end),
 		prefixed("typeform-token", []string{"tfp_"}, `^tfp_[A-Za-z0-9_.=-]{59}`),
 		prefixed("onepassword-token", []string{"ops_eyJ", "A3-"}, `^(?:ops_eyJ[A-Za-z0-9+/]{250,}={0,3}|A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})`),
@@ -198,7 +207,11 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("notion-token", []string{"ntn_", "secret_"}, `^(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})`+end),
 		prefixed("sourcegraph-token", []string{"sgp_"}, `^sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}`),
 		prefixed("settlemint-token", []string{"sm_pat_", "sm_aat_", "sm_sat_"}, `^sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}`+end),
-		prefixed("facebook-token", []string{"EAAC", "EAAM"}, `^EAA[MC][A-Za-z0-9]{100,}`),
+		{
+			name: "facebook-token", keywords: []string{"EAAC", "EAAM"}, before: notWord,
+			re: lazyre.New(`^EAA[MC][A-Za-z0-9]{100,}`),
+			ok: notZeroRun,
+		},
 		prefixed("adafruit-key", []string{"aio_"}, `^aio_[A-Za-z0-9]{28}`+end),
 		prefixed("intra42-secret", []string{"s-s4t2ud-", "s-s4t2af-"}, `^s-s4t2(?:ud|af)-[a-f0-9]{64}`),
 		prefixed("harness-token", []string{"pat.", "sat."}, `^(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`),
@@ -212,6 +225,20 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "curl-user", keywords: []string{"curl "}, before: notAlnum,
 			re: lazyre.New(`^curl [^\n]{0,200}?\s(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
 			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+		},
+		{
+			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
+			// sshpass -p PASSWORD.
+			name: "cli-password", keywords: []string{"mysql", "mariadb", "sshpass "}, before: notAlnum,
+			re: lazyre.New(`^(?:(?:mysql(?:dump|admin|import|check)?|mariadb(?:-dump|-admin)?) [^\n]{0,200}?\s-p|` +
+				`sshpass\s(?:[^\n]{0,100}?\s)?-p\s{1,5})["']?([^\s"']{3,128})`),
+			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+		},
+		{
+			// A .netrc entry: machine HOST login USER password PASSWORD, on one line or several.
+			name: "netrc-password", keywords: []string{"machine"}, before: notAlnum,
+			re: lazyre.New(`^machine\s+\S{1,253}\s+login\s+\S{1,128}\s+password\s+(\S{3,128})`),
+			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
 		},
 		{
 			name: "telegram-bot-token", keywords: []string{":AA"},
@@ -230,24 +257,38 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
-			// whose token looks random (letters and digits).
+			// whose token looks random (letters and digits). Basic credentials are base64 of
+			// user:password, which need not look random: they are judged decoded.
 			name: "authorization-header", keywords: []string{"authorization", "bearer"}, fold: true, named: true, before: notAlnum,
-			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:basic|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{16,}={0,2})`),
-			ok: func(_ string, _ int, m []string) bool { return randomish(m[1]) },
+			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`),
+			ok: func(_ string, _ int, m []string) bool {
+				if m[1] != "" {
+					if text, ok := decodeBasic(m[2]); ok {
+						_, pw, colon := strings.Cut(text, ":")
+						return colon && pw != "" && notPlaceholder(pw)
+					}
+				}
+				return len(m[2]) >= 16 && randomish(m[2])
+			},
 		},
 		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
 			// DATADOG_API_KEY=..., "client_secret": "...". The value must look random (letters and
 			// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
-			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: notAlnum,
+			// The name starts a word or a camelCase hump: webhookSecret, accessToken.
+			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
 			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,)\s{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
 		},
 		{
-			// password = ..., "passwd": "...": anything that is not a reference or a mask.
-			name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true, before: notAlnum,
-			re: lazyre.New(`(?i)^passw(?:or)?d["']?\s{0,3}(?:=|:=|:|=>)\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
+			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
+			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
+			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
+			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too.
+			name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true,
+			re: lazyre.New(`(?i)^passw(?:or)?d["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+				`\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
 			ok: func(_ string, _ int, m []string) bool {
 				// Closing brackets after an unquoted value are the syntax around it: in
 				// {"a":{"password":null}}} the value is null, not "null}}}}".
@@ -260,6 +301,11 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 	}
 })
+
+// notZeroRun refuses a match whose body (past its four-byte prefix) holds "AAAA": base64 of
+// binary data with small integers is full of such runs (A encodes six zero bits, "EAAA" is a
+// 16 and zeros), while fewer than one random token in 100,000 holds one.
+func notZeroRun(_ string, _ int, m []string) bool { return !strings.Contains(m[0][4:], "AAAA") }
 
 // credentialNames start names whose assigned value is a credential when it looks random:
 // the providers gitleaks knows by name only, and generic words for keys and tokens.
@@ -276,6 +322,34 @@ var credentialNames = []string{
 	"anthropic", "azure", "gcp", "aws_session_token", "api_key", "api-key", "apikey", "api_secret",
 	"api_token", "access_token", "auth_token", "client_secret", "secret_key", "private_token",
 	"bot_token", "app_secret", "consumer_secret", "x-api-key",
+	"secret", "accesstoken", "authtoken", "refresh_token", "refreshtoken",
+}
+
+// wordOrHump: the keyword starts a word, or a camelCase hump (an upper-case letter after a
+// lower-case one or a digit).
+func wordOrHump(s string, i int) bool {
+	if notAlnum(s, i) {
+		return true
+	}
+	c := s[i-1]
+	return 'A' <= s[i] && s[i] <= 'Z' && ('a' <= c && c <= 'z' || '0' <= c && c <= '9')
+}
+
+// secretNamesPlace reports a match whose name is "secret" followed by more of a name
+// (secret_name, secretRef, secret_version): such a name says where a secret is kept, and its
+// value is a name too. "secret" alone, or ending a name (JWT_SECRET), names the secret, as
+// secret_key and secretKey do.
+func secretNamesPlace(m string) bool {
+	if len(m) < 7 || !strings.EqualFold(m[:6], "secret") {
+		return false
+	}
+	rest := m[6:]
+	if c := rest[0]; c == '_' || c == '.' || c == '-' {
+		rest = rest[1:]
+	} else if !isAlnum(c) {
+		return false
+	}
+	return len(rest) < 3 || !strings.EqualFold(rest[:3], "key")
 }
 
 // credentialValue: long, random-looking (letters and digits), not a hex hash, UUID, version
@@ -315,6 +389,16 @@ func randomish(v string) bool {
 		}
 	}
 	return letters > 0 && digits > 0 && switches >= 3
+}
+
+// decodeBasic decodes Basic credentials (base64 of user:password); ok is false when v is
+// not base64 of UTF-8 text.
+func decodeBasic(v string) (text string, ok bool) {
+	b, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "="))
+	if err != nil || !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
 }
 
 // classes counts the kinds of character in s: lower case, upper case, digits, others.

@@ -1,6 +1,8 @@
 package secrets_test
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -79,6 +81,27 @@ func TestScanString(t *testing.T) {
 		{"url-redis-empty-user", redisURL, "url-credentials"},
 		{"url-https", "clone " + httpURL, "url-credentials"},
 		{"url-percent-encoded-password", "amqp://guest:p%40ss@rabbit:5672", "url-credentials"},
+		{"basic-auth-header", "curl -H 'Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:password123")) + "' https://x", "authorization-header"},
+		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:pw")), "authorization-header"},
+		{"basic-auth-no-colon", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")), ""},
+		{"basic-auth-placeholder", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:$PASSWORD")), ""},
+		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
+		{"secret-camel-yaml", "sessionSecret: 'Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc'", "provider-credential"},
+		{"secret-name-not-value", "secret_name: prod-db-2024-v2-main", ""},
+		{"password-k8s-env", "env:\n- name: DB_PASSWORD\n  value: Hunter2Hunter2\n", "password-assignment"},
+		{"password-k8s-env-ref", "env:\n- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n", ""},
+		{"password-k8s-env-placeholder", "- name: DB_PASSWORD\n  value: ${DB_PASSWORD}\n", ""},
+		{"mysql-p-glued", "mysql -h db -u root -pHunter2Hunter2 app < dump.sql", "cli-password"},
+		{"mysqldump-p-glued", "ran: mysqldump -uroot -ps3cr3t-Pa55 --all-databases", "cli-password"},
+		{"sshpass-p", "sshpass -p 'Hunter2Hunter2' ssh deploy@host", "cli-password"},
+		{"mysql-p-prompts", "mysql -u root -p app", ""},
+		{"mysql-p-env", "mysql -u root -p$MYSQL_PWD app; mysql --port=3306 -P 3307", ""},
+		{"sshpass-env", "sshpass -e ssh host; sshpass -f ~/.pw ssh host", ""},
+		{"netrc-line", "machine api.github.com login deploy password Hunter2Hunter2", "netrc-password"},
+		{"netrc-lines", "machine git.example.com\n  login bot\n  password s3cr3t-Pa55\n", "netrc-password"},
+		{"netrc-prose", "the machine login password prompt appears twice", ""},
+		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
+		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
 		// Near misses and ordinary text.
 		{"empty", "", ""},
@@ -95,6 +118,9 @@ func TestScanString(t *testing.T) {
 		{"github-short", "ghp_abc123", ""},
 		{"github-35", "ghp_" + ghClassic[4:39], ""},
 		{"github-in-word", "xghp_" + ghClassic[4:], ""},
+		{"openrouter-word", "the sk-or-v1- prefix marks OpenRouter keys", ""},
+		{"groq-in-word", "xgsk_" + strings.Repeat("Ab3", 18), ""},
+		{"xai-in-words", "grok-xai-" + strings.Repeat("Ab3", 27), ""},
 		{"sk-in-words", "task-list risk-assessment ask-anything desk-lamp", ""},
 		{"sk-learn", "pip install sk-learn scikit-learn", ""},
 		{"sk-short", "sk-1234567890abcdefABCDEF", ""},
@@ -165,6 +191,8 @@ func TestScanJSON(t *testing.T) {
 		{"secret-in-key", `{"vars":{"` + ghClassic + `":"x"}}`, "github-token", "$.vars", true},
 		{"unicode-escape-hides-prefix", `{"k":"\u0041KIA` + awsID[4:] + `"}`, "aws-access-key-id", "$.k", false},
 		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:pass@host\/db"}`, "url-credentials", "$.url", false},
+		{"password-in-env-list", `{"environment":[{"name":"DB_PASSWORD","value":"Hunter2Hunter2"}]}`, "password-assignment", "$", false},
+		{"password-in-env-list-pretty", "{\"env\": [{\n    \"Name\": \"ADMIN_PASSWD\",\n    \"Value\": \"s3cr3t-Pa55\"\n}]}", "password-assignment", "$", false},
 		{"aws-secret-by-key", `{"aws":{"secret_access_key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}}`, "aws-secret-access-key", "$.aws.secret_access_key", false},
 		{"aws-secret-by-spaced-key", `{"AWS Secret Access Key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}`, "aws-secret-access-key", `$["AWS Secret Access Key"]`, false},
 		{"aws-sha-by-key", `{"aws_secret_access_key":"` + gitSHA + `"}`, "", "", false},
@@ -450,6 +478,31 @@ func TestCorpus(t *testing.T) {
 		enc, _ := json.Marshal(s)
 		if f := secrets.ScanJSON([]byte(`{"context":` + string(enc) + `}`)); f != nil {
 			t.Errorf("false positive %s in JSON on %q", f.Rule, s)
+		}
+	}
+}
+
+// Base64 of binary data full of small integers (a protobuf, a float array, an image) has runs
+// of A, the encoding of zero bits: "EAAA" is 16 then zeros. No prefix of a provider's token
+// may make such a run a secret.
+func TestBase64OfBinaryIsOrdinary(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 2000 {
+		var b []byte
+		for range 80 {
+			v := uint32(r.IntN(1 << r.IntN(24)))
+			if n%2 == 0 {
+				b = binary.LittleEndian.AppendUint32(b, v)
+			} else {
+				b = binary.BigEndian.AppendUint32(b, v)
+			}
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			s := enc.EncodeToString(b)
+			if f := secrets.ScanString(s); f != nil {
+				_, span := secrets.MatchSpan(s)
+				t.Fatalf("false positive %s on base64 of integers: %.40s...", f.Rule, span)
+			}
 		}
 	}
 }

@@ -80,6 +80,9 @@ func Shapes() []Shape {
 	add("mapbox-secret", "mapbox-secret-token", "sk.eyJ"+pick(urlb, 60)+"."+pick(urlb, 22))
 	add("newrelic", "newrelic-key", "NRAK-"+pick(upper+"0123456789", 27))
 	add("perplexity", "perplexity-api-key", "pplx-"+pick(alnum, 48))
+	add("openrouter", "openrouter-api-key", "sk-or-v1-"+pick(hexlo, 64))
+	add("groq", "groq-api-key", "gsk_"+mix(52))
+	add("xai", "xai-api-key", "xai-"+mix(80))
 	add("planetscale", "planetscale-token", "pscale_tkn_"+pick(alnum, 43))
 	add("postman", "postman-api-key", "PMAK-"+pick(hexlo, 24)+"-"+pick(hexlo, 34))
 	add("pulumi", "pulumi-token", "pul-"+pick(hexlo, 40))
@@ -104,6 +107,8 @@ func Shapes() []Shape {
 	addCtx("password", "password-assignment", "password=", "Tr0ub4dor&3x")
 	add("defined-networking", "defined-networking-token", "dnkey-"+pick(urlb, 26)+"-"+pick(urlb, 52))
 	addCtx("curl-user", "curl-user", "curl -s -u deploy:", mix(18)+" https://api.example.com/v1")
+	addCtx("mysql-p", "cli-password", "mysql -h db -u root -p", mix(16))
+	addCtx("netrc", "netrc-password", "machine api.example.com login deploy password ", mix(16))
 	return out
 }
 
