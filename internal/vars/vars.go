@@ -121,8 +121,11 @@ func Check(vars map[string]string) error {
 // Export renders vars as `export KEY='value'` lines, sorted by name, that any POSIX shell can
 // eval or source to get every value back byte for byte, whatever it holds: inside single
 // quotes nothing is special, and a single quote is written as '\” (close, escaped quote,
-// reopen). Newlines stay inside the quotes. A variable whose name or value is invalid is left
-// out and counted in a trailing comment, so that a tampered record can never inject a command.
+// reopen). Newlines stay inside the quotes. A backslash is written outside them, as '\\'
+// (close, escaped backslash, reopen), for fish (`cairn vars export | source`), which reads
+// \\ and \' as escapes inside single quotes. A variable whose name or value is invalid is
+// left out and counted in a trailing comment, so that a tampered record can never inject a
+// command.
 func Export(vars map[string]string) string {
 	var b strings.Builder
 	skipped := 0
@@ -132,11 +135,34 @@ func Export(vars map[string]string) string {
 			skipped++
 			continue
 		}
-		b.WriteString("export " + k + "=" + Quote(v) + "\n")
+		b.WriteString("export " + k + "=" + quoteForFish(v) + "\n")
 	}
 	if skipped > 0 {
 		fmt.Fprintf(&b, "# cairn: left out %d variable(s) whose name or value is not allowed\n", skipped)
 	}
+	return b.String()
+}
+
+// quoteForFish is Quote with each backslash written outside the quotes, as '\\', which POSIX
+// shells and fish read alike.
+func quoteForFish(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return Quote(s)
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'':
+			b.WriteString(`'\''`)
+		case '\\':
+			b.WriteString(`'\\'`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
 	return b.String()
 }
 

@@ -365,7 +365,8 @@ func trunc(s string) string {
 }
 
 // parseExport reads Export's output the way a POSIX shell does for these lines, strictly:
-// anything but `export NAME='...'` (with '\” for a quote) or a "# cairn:" comment fails.
+// anything but `export NAME='...'` (with '\” for a quote, '\\' for a backslash)
+// or a "# cairn:" comment fails.
 func parseExport(t *testing.T, out string) map[string]string {
 	got := map[string]string{}
 	for rest := out; rest != ""; {
@@ -399,6 +400,11 @@ func parseExport(t *testing.T, out string) map[string]string {
 			rest = rest[end+2:]
 			if strings.HasPrefix(rest, `\''`) {
 				v.WriteByte('\'')
+				rest = rest[2:]
+				continue
+			}
+			if strings.HasPrefix(rest, `\\'`) {
+				v.WriteByte('\\')
 				rest = rest[2:]
 				continue
 			}
@@ -457,4 +463,53 @@ func FuzzExport(f *testing.F) {
 			t.Fatal("output is not clean UTF-8 without NUL")
 		}
 	})
+}
+
+// Fish reads `\\` and `\'` as escapes inside single quotes, where POSIX shells read nothing:
+// a value ending in a backslash would there close no quote, and the next line's value would
+// run as commands. `cairn vars export | source` in fish must run nothing and give every
+// value back.
+func TestExportSourcedByFish(t *testing.T) {
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		t.Skip("fish is not installed")
+	}
+	want := map[string]string{}
+	for k, v := range hostile {
+		want[k] = v
+	}
+	want["WF_TRAILING_BACKSLASH"] = `x\`
+	want["WF_XRUN"] = "; touch pwned-fish; #"
+	want["WF_BACKSLASH_QUOTE"] = `\'`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "vars.fish")
+	if err := os.WriteFile(file, []byte(vars.Export(want)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	cmd := exec.Command(fish, append([]string{"--no-config", "-c", `source $argv[1]; or exit 9; for k in $argv[2..-1]; printf '%s\0' "$$k"; end`, file}, keys...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LC_ALL=C"} // fish writes its config there
+	out, err := cmd.Output()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "vars.fish" {
+			t.Errorf("a value ran a command: %s exists", e.Name())
+		}
+	}
+	if err != nil {
+		t.Fatalf("fish: %v", err)
+	}
+	got := strings.Split(string(out), "\x00")
+	if len(got) != len(keys)+1 {
+		t.Fatalf("fish printed %d values, want %d", len(got)-1, len(keys))
+	}
+	for i, k := range keys {
+		if got[i] != want[k] {
+			t.Errorf("%s = %q, want %q", k, trunc(got[i]), trunc(want[k]))
+		}
+	}
 }
