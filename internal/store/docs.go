@@ -44,7 +44,7 @@ func CheckDocument(doc []byte) error {
 	if len(doc) < parallelCheck {
 		spans, err := strictjson.Default.AppendSpans(nil, doc, nil)
 		if err != nil {
-			return err
+			return gateError(doc, err)
 		}
 		if f := secrets.ScanChecked(doc, spans); f != nil {
 			return f
@@ -81,12 +81,29 @@ func CheckDocument(doc []byte) error {
 	close(runs)
 	p = p.Or(<-probed) // also on an error: doc is the caller's once this returns
 	if err != nil {
-		return err
+		return gateError(doc, err)
 	}
 	if f := p.Finish(doc); f != nil {
 		return f
 	}
 	return nil
+}
+
+// gateError is strictjson's refusal of doc, unless it would repeat a secret: a duplicate
+// key is quoted in the error, so a document whose repeated key is a secret gets the scan's
+// finding (which names the rule, not the text) instead.
+func gateError(doc []byte, err error) error {
+	je, ok := errors.AsType[*strictjson.Error](err)
+	if !ok || je.Kind != strictjson.DuplicateKey {
+		return err
+	}
+	if f := secrets.ScanJSON(doc); f != nil {
+		return f
+	}
+	if f := secrets.ScanString(je.Reason); f != nil {
+		return f
+	}
+	return err
 }
 
 // parallelCheck is the size from which CheckDocument scans on two cores: below it, starting

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -46,5 +47,26 @@ func TestReadRefusesWhatValidNameRefuses(t *testing.T) {
 	}
 	if refused < 5 {
 		t.Fatalf("only %d names refused: the table no longer tests refusals", refused)
+	}
+}
+
+// A document whose object keys repeat is refused by the strict gate, whose error quotes the
+// key: when that key is a secret the refusal must be the secret finding, never the key.
+func TestDuplicateSecretKeyIsNotRepeated(t *testing.T) {
+	for _, sh := range secrettest.Shapes() {
+		for _, key := range []string{sh.Text, strings.Repeat("x", 80) + sh.Text} {
+			k, _ := json.Marshal(key)
+			doc := []byte(`{` + string(k) + `:1,"n":{` + string(k) + `:2,` + string(k) + `:3}}`)
+			big := append([]byte(`{"pad":"`+strings.Repeat("p", 70<<10)+`",`), doc[1:]...)
+			for _, d := range [][]byte{doc, big} {
+				err := store.CheckDocument(d)
+				if err == nil {
+					t.Fatalf("%s: a document with a repeated key was accepted", sh.Name)
+				}
+				if core := sh.Core[:min(len(sh.Core), 24)]; strings.Contains(err.Error(), core) {
+					t.Errorf("%s (%d bytes): the refusal repeats the secret: %v", sh.Name, len(d), err)
+				}
+			}
+		}
 	}
 }
