@@ -110,7 +110,7 @@ func TestArchiveRacesAStartingProcess(t *testing.T) {
 
 	started := map[string]string{} // workflow id -> "parent" or "starter"
 	var order []string
-	endings := []string{"complete", "terminal", "replace", "archive"}
+	endings := []string{"complete", "terminal", "expire", "replace", "archive"}
 	moved := map[string]int{} // ending -> times the starter took the slot first
 	lost := 0                 // replacing starts that lost the slot to the starter every time
 	const rounds = 60
