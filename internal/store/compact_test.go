@@ -574,7 +574,7 @@ func TestLostSnapshotAndJournalReadFromTheSegments(t *testing.T) {
 	if err != nil || w.Revision != sealedRev || !bytes.Equal(w.Data, crashDoc(sealedRev)) {
 		t.Fatalf("with the snapshot and journal gone: revision %d (%v), want %d from the segments", w.Revision, err, sealedRev)
 	}
-	if len(w.Notices) != 1 || w.Notices[0].Kind != "rebuilt" || !strings.Contains(w.Notices[0].Message, "journal/"+wfID+".jsonl is missing") ||
+	if len(w.Notices) != 1 || w.Notices[0].Kind != "rebuilt" || !strings.Contains(w.Notices[0].Message, "journal/"+wfID+".jsonl is missing or gives no state") ||
 		!strings.Contains(w.Notices[0].Message, fmt.Sprintf("after revision %d", sealedRev)) {
 		t.Fatalf("notices %v", w.Notices)
 	}

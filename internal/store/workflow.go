@@ -377,7 +377,7 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 // nor its journal: both are damaged. Nothing was deleted.
 type DamagedError struct {
 	Dir         string   // the state directory
-	Journals    []string // journal files that hold no readable record, relative to Dir
+	Journals    []string // journal files from which no state can be rebuilt, relative to Dir
 	Quarantined []string // damaged snapshots kept in quarantine/, relative to Dir
 	// Sealed lists the sealed journal directories (journal/<id>.sealed) whose segments hold no
 	// readable record either, of workflows whose active journal is missing.
@@ -389,10 +389,10 @@ func (e *DamagedError) Error() string {
 	if len(e.Quarantined) > 0 {
 		snap = "the damaged snapshot is kept in " + strings.Join(e.Quarantined, ", ")
 	}
-	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and its journal (%s) holds no readable record. Nothing was deleted; look at those files in %s, or restore them from a backup", snap, strings.Join(append(slices.Clip(e.Journals), e.Sealed...), ", "), e.Dir)
+	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and no state can be rebuilt from its journal (%s). Nothing was deleted; look at those files in %s, or restore them from a backup", snap, strings.Join(append(slices.Clip(e.Journals), e.Sealed...), ", "), e.Dir)
 }
 
-// damaged reports journal files that exist but hold no readable record, with the snapshots
+// damaged reports journal files that exist but give no state to rebuild, with the snapshots
 // quarantine/ keeps, when there is no snapshot to read: a workflow that must not be shown as
 // absent.
 func (s *Store) damaged() *DamagedError {
@@ -440,6 +440,7 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 	}
 	sort.Strings(names)
 	var best *Record
+	var bestID string
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".jsonl")
 		if !ok {
@@ -453,14 +454,25 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 		}
 		f, r := s.chainEnd(id)
 		if r != nil && (best == nil || r.At.After(best.At)) {
-			best, file = r, f
+			best, file, bestID = r, f, id
 		}
 	}
 	if best == nil {
 		return nil, nil, "", nil
 	}
 	rec, err = s.journalState(file)
+	if rec == nil && file == journalFile(bestID) {
+		// No state of the active journal can be rebuilt (its full line is damaged): the
+		// newest of its segments may be.
+		if f, r := s.sealedEnd(bestID); r != nil {
+			file = f
+			rec, err = s.journalState(file)
+		}
+	}
 	if rec == nil {
+		if errors.Is(err, errChain) {
+			return nil, nil, "", nil // nothing to rebuild: damaged() reports the journal
+		}
 		return nil, nil, "", err
 	}
 	if rec.Seq != best.Seq || strings.HasSuffix(path.Dir(file), sealedSuffix) {
@@ -473,13 +485,19 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 
 // chainEnd returns the file holding the newest verified record of workflow id's journal, and
 // that record (nil for none): the active journal's last line, or, when the active journal is
-// missing or holds no readable line, the last line of the newest sealed segment that has one.
+// missing or holds no readable line, the newest sealed one (sealedEnd).
 func (s *Store) chainEnd(id string) (string, *Record) {
 	jf := journalFile(id)
 	if r, err := s.journalTail(jf); err == nil && r != nil {
 		return jf, r
 	}
-	segs, _ := s.segments(jf)
+	return s.sealedEnd(id)
+}
+
+// sealedEnd returns the newest segment sealed from workflow id's journal that holds a verified
+// record, and its last record (nil for none).
+func (s *Store) sealedEnd(id string) (string, *Record) {
+	segs, _ := s.segments(journalFile(id))
 	for i := len(segs) - 1; i >= 0; i-- {
 		if r, err := s.journalTail(segs[i]); err == nil && r != nil {
 			return segs[i], r
@@ -495,7 +513,7 @@ func sealedOnly(file string, rev int64) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("; its active journal %s.jsonl is missing or holds no readable line, so it was read from its sealed journal %s, and changes made after revision %d, if there were any, cannot be rebuilt", dir, file, rev)
+	return fmt.Sprintf("; its active journal %s.jsonl is missing or gives no state to rebuild, so it was read from its sealed journal %s, and changes made after revision %d, if there were any, cannot be rebuilt", dir, file, rev)
 }
 
 // UpdateWorkflow is the one way the active workflow changes. Under the workflow lock it reads
