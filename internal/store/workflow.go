@@ -452,7 +452,11 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 		if ValidWorkflowID(id) != nil {
 			continue
 		}
-		f, r := s.chainEnd(id)
+		f, r, err := s.chainEnd(id)
+		if err != nil {
+			// It may hold the newest workflow: none is chosen without it.
+			return nil, nil, "", fmt.Errorf("reading journal %s in %s: %w", journalFile(id), s.dir, err)
+		}
 		if r != nil && (best == nil || r.At.After(best.At)) {
 			best, file, bestID = r, f, id
 		}
@@ -461,7 +465,7 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 		return nil, nil, "", nil
 	}
 	rec, err = s.journalState(file)
-	if rec == nil && file == journalFile(bestID) {
+	if rec == nil && (err == nil || errors.Is(err, errChain)) && file == journalFile(bestID) {
 		// No state of the active journal can be rebuilt (its full line is damaged): the
 		// newest of its segments may be.
 		if f, r := s.sealedEnd(bestID); r != nil {
@@ -485,13 +489,16 @@ func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error)
 
 // chainEnd returns the file holding the newest verified record of workflow id's journal, and
 // that record (nil for none): the active journal's last line, or, when the active journal is
-// missing or holds no readable line, the newest sealed one (sealedEnd).
-func (s *Store) chainEnd(id string) (string, *Record) {
+// missing or holds no verified line, the newest sealed one (sealedEnd). An active journal that
+// cannot be read is an error: it may hold newer changes than its segments.
+func (s *Store) chainEnd(id string) (string, *Record, error) {
 	jf := journalFile(id)
-	if r, err := s.journalTail(jf); err == nil && r != nil {
-		return jf, r
+	r, err := s.journalTail(jf)
+	if err != nil || r != nil {
+		return jf, r, err
 	}
-	return s.sealedEnd(id)
+	f, r := s.sealedEnd(id)
+	return f, r, nil
 }
 
 // sealedEnd returns the newest segment sealed from workflow id's journal that holds a verified

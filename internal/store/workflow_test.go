@@ -521,3 +521,28 @@ func TestNoStateToRebuildIsDamaged(t *testing.T) {
 		}
 	})
 }
+
+// TestUnreadableJournalIsNotPassedOver: with the snapshot gone and the active journal there but
+// not readable (here hard-linked, as a backup tool may leave it, which reads refuse), the read
+// says which journal cannot be read. It is not passed over for the sealed segments, whose
+// states are older than the changes it may hold, and no snapshot is written from them.
+func TestUnreadableJournalIsNotPassedOver(t *testing.T) {
+	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+	for range 70 {
+		if _, err := transition(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	if err := os.Link(jp, filepath.Join(t.TempDir(), "backup.jsonl")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	w, err := s.ReadWorkflow()
+	if err == nil || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "journal/"+wfID+".jsonl") {
+		t.Fatalf("read: revision %d, %v; want an error naming the journal", w.Revision, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.WorkflowFile)); !os.IsNotExist(err) {
+		t.Fatalf("a snapshot was written from the segments: %v", err)
+	}
+}
