@@ -206,6 +206,13 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		var abandoned *workflow.Record
 		if probe.Archive != nil && cur != nil {
 			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
+				if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+					// Another process archived it meanwhile, and may have started another.
+					if attempt < 2 {
+						continue
+					}
+					return nil, fmt.Errorf("workflow not started: other processes changed the active workflow meanwhile (%w); check it with resume_check and start again", err)
+				}
 				return nil, err
 			}
 			if cur.Status == workflow.StatusActive || !cur.Status.Valid() {

@@ -21,6 +21,8 @@ func TestMain(m *testing.M) {
 		os.Exit(casChild())
 	case "kill":
 		os.Exit(killWriter())
+	case "archive-starter":
+		os.Exit(archiveStarter())
 	}
 	os.Exit(m.Run())
 }

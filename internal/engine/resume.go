@@ -285,10 +285,13 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 	if dryRun {
 		return fmt.Sprintf("workflow %s (%s at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), nil
 	}
-	if err := e.archiveActive(r, res.Archive, "expired"); err != nil {
+	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
+	if err := e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+		// The expiry was committed; another process archived it before this one could.
+		msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change; another process has since moved it out of the active slot", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
+	} else if err != nil {
 		return "", fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
-	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	if w := e.ended(r.WorkflowID, r.Revision+1, res.L2); w != "" {
 		msg += "; " + w
 	}

@@ -493,10 +493,12 @@ func (s *Store) prune(kept string) ([]string, error) {
 		listed[a.Dir] = true
 	}
 	// Directories the index does not name, by workflow id: a line whose directory was renamed
-	// (a copied project, a hand-made fix) finds it again and keeps its place.
+	// (a copied project, a hand-made fix) finds it again and keeps its place. Only an archive
+	// (one with a snapshot) is a candidate: a line pointed at any other directory would list
+	// it and let retention remove what it holds.
 	unlisted := map[string][]string{}
 	for n := range onDisk {
-		if !listed[n] {
+		if !listed[n] && s.exists(archiveDir+"/"+n+"/"+WorkflowFile) {
 			id, _, _ := parseArchiveDir(n)
 			unlisted[id] = append(unlisted[id], n)
 		}

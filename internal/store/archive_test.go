@@ -378,3 +378,37 @@ func TestRetentionWaitsOnADamagedIndex(t *testing.T) {
 		t.Fatal("the damaged index was rewritten")
 	}
 }
+
+// TestRetentionLeavesADirectoryWithoutASnapshotAlone: an index line whose directory is gone
+// is not pointed at a directory of the same workflow id that holds no snapshot (a journal an
+// older Cairn's half-done archive left, which reclaimJournal gives back): it is no archive, so
+// it is neither listed nor removed by retention.
+func TestRetentionLeavesADirectoryWithoutASnapshotAlone(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(1), store.WithClock(clockFrom(fixedNow)))
+	s.UpdateWorkflow(setNext("wf-a", "plan"))
+	gone, err := s.Archive("completed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "archive", gone.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(dir, "archive", "wf-a-20261101T000000.000Z")
+	os.MkdirAll(half, 0o700)
+	journal := []byte("the only copy of a journal\n")
+	if err := os.WriteFile(filepath.Join(half, "journal.jsonl"), journal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.UpdateWorkflow(setNext("wf-b", "plan"))
+	info, err := s.Archive("completed")
+	if err != nil || info.PruneErr != nil {
+		t.Fatalf("archive: %+v %v", info, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(half, "journal.jsonl")); err != nil || !bytes.Equal(b, journal) {
+		t.Fatalf("the directory without a snapshot lost its journal: %q %v (pruned %v)", b, err, info.Pruned)
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != 1 || list[0].Dir != info.Dir {
+		t.Fatalf("list %+v %v, want only %s", list, err, info.Dir)
+	}
+}

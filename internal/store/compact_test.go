@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -530,12 +531,14 @@ func TestLostActiveJournalContinuesAfterItsSegments(t *testing.T) {
 	}
 }
 
-// TestNewChainAfterALostJournalKeepsItsLines: sealed segments left of a workflow whose snapshot
-// and active journal are gone belong to an earlier chain. When a workflow of that id starts
-// again (a sync brings it back), they are moved to quarantine/, where they are kept: left in
-// place, readers (first copy of each sequence number wins) would show their lines instead of
-// the new chain's, and the next compaction would drop the new chain's lines numbered as theirs.
-func TestNewChainAfterALostJournalKeepsItsLines(t *testing.T) {
+// TestLostSnapshotAndJournalReadFromTheSegments: when the snapshot and the active journal of a
+// workflow are gone (removed by hand) but journal/<id>.sealed/ is left, its acknowledged
+// history is still on record: the workflow is rebuilt from the newest sealed state and says
+// that what came after may be lost, never read as no workflow (which would hide that history
+// and let a new start bury it). It goes on after the segments, and the journal then replays
+// whole. With the state directory read-only it is read from the segments without a repair.
+// Segments that hold no readable line are reported as damaged.
+func TestLostSnapshotAndJournalReadFromTheSegments(t *testing.T) {
 	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
 	for range 70 {
 		if _, err := transition(s); err != nil {
@@ -544,39 +547,65 @@ func TestNewChainAfterALostJournalKeepsItsLines(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, store.WorkflowFile))
 	os.Remove(filepath.Join(dir, "journal", wfID+".jsonl"))
-	if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("with the snapshot and journal gone: %v", err)
-	}
-	again := func(rev int64) []byte {
-		return bytes.Replace(crashDoc(rev), []byte(`{"history"`), []byte(`{"again":true,"history"`), 1)
-	}
-	const total = 80
-	for rev := int64(1); rev <= total; rev++ {
-		res, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
-			return again(rev), store.Event{Kind: "transition"}, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rev == 1 && (len(res.Notices) != 1 || res.Notices[0].Kind != "quarantined") {
-			t.Fatalf("first change of the new chain: notices %v", res.Notices)
-		}
+	segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
+	if len(segs) < 2 {
+		t.Fatalf("%d segments", len(segs))
 	}
 	j, err := s.ReadJournal(wfID)
-	if err != nil || len(j.Problems) != 0 {
-		t.Fatalf("journal: %v %v", j.Problems, err)
+	if err != nil || len(j.Records) == 0 {
+		t.Fatalf("the segments: %v", err)
 	}
-	states, err := j.States()
-	if err != nil || len(states) != total {
-		t.Fatalf("the new chain replays %d of %d (%v)", len(states), total, err)
+	sealedRev := j.Records[len(j.Records)-1].Revision
+
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, st := range states {
-		if st.Revision != int64(i+1) || !bytes.Equal(st.Snapshot, again(st.Revision)) {
-			t.Fatalf("record %d is revision %d: %.80s", i, st.Revision, st.Snapshot)
+	defer d.Close()
+	ro := mustOpen(t, dir, store.WithFS(readOnly{d}))
+	w, err := ro.ReadWorkflow()
+	if err != nil || w.Revision != sealedRev || len(w.Notices) != 1 || !strings.Contains(w.Notices[0].Message, "sealed") {
+		t.Fatalf("read-only: revision %d, notices %v (%v), want %d from the segments", w.Revision, w.Notices, err, sealedRev)
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.WorkflowFile)); !os.IsNotExist(err) {
+		t.Fatalf("a read-only read wrote the snapshot: %v", err)
+	}
+	w, err = s.ReadWorkflow()
+	if err != nil || w.Revision != sealedRev || !bytes.Equal(w.Data, crashDoc(sealedRev)) {
+		t.Fatalf("with the snapshot and journal gone: revision %d (%v), want %d from the segments", w.Revision, err, sealedRev)
+	}
+	if len(w.Notices) != 1 || w.Notices[0].Kind != "rebuilt" || !strings.Contains(w.Notices[0].Message, "journal/"+wfID+".jsonl is missing or gives no state") ||
+		!strings.Contains(w.Notices[0].Message, fmt.Sprintf("after revision %d", sealedRev)) {
+		t.Fatalf("notices %v", w.Notices)
+	}
+	const more = 40
+	for range more {
+		if _, err := transition(s); err != nil {
+			t.Fatal(err)
 		}
 	}
-	kept, _ := filepath.Glob(filepath.Join(dir, "quarantine", wfID+".sealed-*", "1.jsonl"))
-	if len(kept) != 1 {
-		t.Fatalf("the earlier chain's segments are not kept in quarantine: %v", kept)
+	checkHistory(t, s, sealedRev+more, "after going on from the segments")
+
+	// Nothing readable left in them: damaged, not absent, and no new workflow starts over it.
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	os.Remove(filepath.Join(dir, "journal", wfID+".jsonl"))
+	segs, _ = filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
+	for _, f := range segs {
+		os.WriteFile(f, []byte("a damaged line\n"), 0o600)
 	}
+	_, err = s.ReadWorkflow()
+	var de *store.DamagedError
+	if !errors.As(err, &de) || len(de.Sealed) != 1 || de.Sealed[0] != sealed || !strings.Contains(err.Error(), sealed) {
+		t.Fatalf("damaged segments: %v", err)
+	}
+	if _, err := s.UpdateWorkflow(setNext("another-1", "plan")); err == nil {
+		t.Fatal("a new workflow was started over the damaged one")
+	}
+}
+
+// readOnly is a state directory whose locks cannot be taken, as on a read-only file system.
+type readOnly struct{ durable.FS }
+
+func (readOnly) Lock(name string, _ time.Duration) (func() error, error) {
+	return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EROFS}
 }

@@ -5,3 +5,6 @@ package store
 func WithJournalCompaction(size int64) Option {
 	return func(o *options) { o.compactAt = max(size, 1) }
 }
+
+// ErrChain is what a reader of a journal whose chain of changes breaks returns.
+var ErrChain = errChain

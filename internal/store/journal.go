@@ -759,51 +759,69 @@ func (s *Store) readBack(file string, window int64, scratch *[]byte, lines func(
 // Items returns every item the top-level array member of the journal's states ever held,
 // oldest first. For an array kept bounded by dropping its oldest items as new ones are
 // appended (the workflow's phase history), that is the whole array as if nothing had been
-// dropped; an array rewritten otherwise replaces the items it held. A chain that breaks ends
-// the list there, with errChain.
+// dropped; an array rewritten otherwise replaces the items it held. A chain that breaks (a
+// damaged line) leaves out the states up to the next full line, from which the list goes on,
+// joined to what came before where the two overlap, and the error is errChain.
 func (j Journal) Items(member string) ([]json.RawMessage, error) {
 	key, _ := json.Marshal(member)
 	var tree *jnode
 	var window, log []json.RawMessage
+	var broken error
+	gap := false // states were left out since window
 	for i, r := range j.Records {
-		if r.Snapshot != nil {
+		var err error
+		switch {
+		case r.Snapshot != nil:
 			var buf bytes.Buffer
-			if err := json.Compact(&buf, r.Snapshot); err != nil {
-				return log, errChain
+			if err = json.Compact(&buf, r.Snapshot); err == nil {
+				tree, err = lazyJSON(buf.Bytes())
 			}
-			n, err := lazyJSON(buf.Bytes())
-			if err != nil || n.expand() != nil {
-				return log, errChain
-			}
-			tree = n
-		} else {
-			if tree == nil || r.Seq != j.Records[i-1].Seq+1 {
-				return log, errChain
-			}
-			d, err := parseJSON(r.Delta)
-			if err != nil {
-				return log, errChain
-			}
-			if tree, err = applyDelta(tree, d); err != nil {
-				return log, errChain
+		case tree == nil || r.Seq != j.Records[i-1].Seq+1:
+			err = errChain
+		default:
+			var d *jnode
+			if d, err = parseJSON(r.Delta); err == nil {
+				tree, err = applyDelta(tree, d)
 			}
 		}
 		var items []json.RawMessage
-		if tree.expand() != nil {
-			return log, errChain
+		if err == nil {
+			err = tree.expand()
 		}
-		if x := tree.index(key); x >= 0 && tree.vals[x].kind == '[' {
-			if tree.vals[x].expand() != nil {
-				return log, errChain
-			}
-			for _, v := range tree.vals[x].vals {
-				items = append(items, v.bytesOf())
+		if x := -1; err == nil {
+			if x = tree.index(key); x >= 0 && tree.vals[x].kind == '[' {
+				err = tree.vals[x].expand()
+				for _, v := range tree.vals[x].vals {
+					items = append(items, v.bytesOf())
+				}
 			}
 		}
-		log = slide(log, window, items)
+		if err != nil {
+			// Nothing is known of the states up to the next full line.
+			tree, broken, gap = nil, errChain, true
+			continue
+		}
+		if gap {
+			log, gap = rejoin(log, window, items), false
+		} else {
+			log = slide(log, window, items)
+		}
 		window = items
 	}
-	return log, nil
+	return log, broken
+}
+
+// rejoin adds items, the array after states that were left out, to log (whose last
+// len(window) items are window, the array before them): from where items' front overlaps
+// window's end, or all of them when they do not overlap (items in between are missing; none
+// that is known is dropped).
+func rejoin(log, window, items []json.RawMessage) []json.RawMessage {
+	for k := range window {
+		if len(window)-k <= len(items) && slices.EqualFunc(window[k:], items[:len(window)-k], func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+			return append(log, items[len(window)-k:]...)
+		}
+	}
+	return append(log, items...)
 }
 
 // slide adds to log (whose last len(window) items are window) the change from window to

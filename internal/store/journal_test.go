@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -156,5 +157,56 @@ func TestSnapshotEditedByHandStartsANewChain(t *testing.T) {
 	os.Remove(p)
 	if w, _ := s.ReadWorkflow(); !bytes.Contains(w.Data, []byte(`"edited"`)) || w.Revision != 3 {
 		t.Fatalf("rebuilt %s", w.Data)
+	}
+}
+
+// historyDoc is revision rev of a workflow whose "history" keeps its newest 50 moves.
+func historyDoc(rev int64) []byte {
+	var h []map[string]int64
+	for n := max(1, rev-49); n <= rev; n++ {
+		h = append(h, map[string]int64{"move": n})
+	}
+	b, _ := json.Marshal(map[string]any{"version": "2.0", "workflow_id": wfID, "revision": rev, "state": "s", "history": h})
+	return b
+}
+
+// TestItemsGoOnPastABrokenChain: a damaged line in a chain of deltas leaves the states up to
+// the next full line beyond rebuilding, but not those after it: the list of every history
+// move (cairn show) goes on from there instead of stopping at the break, and says the chain
+// broke.
+func TestItemsGoOnPastABrokenChain(t *testing.T) {
+	s, dir := newStore(t)
+	const revs = 120
+	for rev := int64(1); rev <= revs; rev++ {
+		if _, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+			return historyDoc(rev), store.Event{Kind: "transition"}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	b, _ := os.ReadFile(jp)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if !bytes.Contains(lines[39], []byte(`"delta":`)) {
+		t.Fatalf("line 40 is not a delta: %.100s", lines[39])
+	}
+	lines[39] = bytes.Replace(lines[39], []byte(`"transition"`), []byte(`"trAnsition"`), 1)
+	os.WriteFile(jp, bytes.Join(lines, nil), 0o600)
+
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Problems) != 2 {
+		t.Fatalf("journal: %v %v", j.Problems, err)
+	}
+	items, err := j.Items("history")
+	if !errors.Is(err, store.ErrChain) {
+		t.Fatalf("Items: %v, want the broken chain said", err)
+	}
+	if len(items) != revs {
+		t.Fatalf("%d history moves, want %d", len(items), revs)
+	}
+	for i, it := range items {
+		if want := fmt.Sprintf(`{"move":%d}`, i+1); string(it) != want {
+			t.Fatalf("move %d is %s, want %s", i, it, want)
+		}
 	}
 }

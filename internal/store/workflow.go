@@ -169,7 +169,7 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 		// An archive was cut short: its journal may belong to an archived workflow.
 		return Workflow{}, lockErr
 	}
-	rec, _, err := s.newestJournalRecord()
+	rec, _, file, err := s.newestJournalRecord()
 	if err != nil || rec == nil {
 		return Workflow{}, lockErr
 	}
@@ -179,7 +179,7 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 	}
 	return Workflow{Data: rec.Snapshot, ID: m.id, Revision: rec.Revision, Notices: []Notice{{
 		Kind: "rebuilt", Path: WorkflowFile, Revision: rec.Revision,
-		Message: fmt.Sprintf("the workflow snapshot is missing or damaged and was read from its journal at revision %d; it was not repaired because the state directory cannot be written", rec.Revision),
+		Message: fmt.Sprintf("the workflow snapshot is missing or damaged and was read from its journal at revision %d%s; it was not repaired because the state directory cannot be written", rec.Revision, sealedOnly(file, rec.Revision)),
 	}}}, nil
 }
 
@@ -190,7 +190,7 @@ func (s *Store) anythingToRecover() bool {
 		return true
 	}
 	names, _ := s.fs.ReadDirNames(journalDir)
-	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".jsonl") }) {
+	if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".jsonl") || strings.HasSuffix(n, sealedSuffix) }) {
 		return true
 	}
 	_, _, ok := s.findLegacy()
@@ -253,7 +253,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	}
 	if w.Data == nil {
 		// Rebuild from the newest journal, if any.
-		rec, raw, err := s.newestJournalRecord()
+		rec, raw, file, err := s.newestJournalRecord()
 		if err != nil {
 			return w, tailState{}, err
 		}
@@ -274,7 +274,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			return w, tailState{}, err
 		}
 		w.Data, w.ID, w.Revision = rec.Snapshot, rm.id, rec.Revision
-		msg := fmt.Sprintf("the workflow snapshot was rebuilt from its journal at revision %d", rec.Revision)
+		msg := fmt.Sprintf("the workflow snapshot was rebuilt from its journal at revision %d", rec.Revision) + sealedOnly(file, rec.Revision)
 		if raw.Revision > rec.Revision {
 			msg += fmt.Sprintf("; the journal holds revisions up to %d, but a damaged line breaks its chain of changes and those after revision %d cannot be rebuilt (the journal keeps every line)", raw.Revision, rec.Revision)
 		}
@@ -377,8 +377,11 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 // nor its journal: both are damaged. Nothing was deleted.
 type DamagedError struct {
 	Dir         string   // the state directory
-	Journals    []string // journal files that hold no readable record, relative to Dir
+	Journals    []string // journal files from which no state can be rebuilt, relative to Dir
 	Quarantined []string // damaged snapshots kept in quarantine/, relative to Dir
+	// Sealed lists the sealed journal directories (journal/<id>.sealed) whose segments hold no
+	// readable record either, of workflows whose active journal is missing.
+	Sealed []string
 }
 
 func (e *DamagedError) Error() string {
@@ -386,10 +389,10 @@ func (e *DamagedError) Error() string {
 	if len(e.Quarantined) > 0 {
 		snap = "the damaged snapshot is kept in " + strings.Join(e.Quarantined, ", ")
 	}
-	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and its journal (%s) holds no readable record. Nothing was deleted; look at those files in %s, or restore them from a backup", snap, strings.Join(e.Journals, ", "), e.Dir)
+	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and no state can be rebuilt from its journal (%s). Nothing was deleted; look at those files in %s, or restore them from a backup", snap, strings.Join(append(slices.Clip(e.Journals), e.Sealed...), ", "), e.Dir)
 }
 
-// damaged reports journal files that exist but hold no readable record, with the snapshots
+// damaged reports journal files that exist but give no state to rebuild, with the snapshots
 // quarantine/ keeps, when there is no snapshot to read: a workflow that must not be shown as
 // absent.
 func (s *Store) damaged() *DamagedError {
@@ -400,12 +403,18 @@ func (s *Store) damaged() *DamagedError {
 			if fi, err := s.fs.Lstat(journalDir + "/" + n); err == nil && fi.Size() > 0 {
 				d.Journals = append(d.Journals, journalDir+"/"+n)
 			}
+		} else if id, ok := strings.CutSuffix(n, sealedSuffix); ok && ValidWorkflowID(id) == nil && !slices.Contains(names, id+".jsonl") {
+			segs, _ := s.segments(journalFile(id))
+			if slices.ContainsFunc(segs, func(f string) bool { fi, err := s.fs.Lstat(f); return err == nil && fi.Size() > 0 }) {
+				d.Sealed = append(d.Sealed, journalDir+"/"+n)
+			}
 		}
 	}
-	if len(d.Journals) == 0 {
+	if len(d.Journals) == 0 && len(d.Sealed) == 0 {
 		return nil
 	}
 	sort.Strings(d.Journals)
+	sort.Strings(d.Sealed)
 	q, _ := s.fs.ReadDirNames(quarantineDir)
 	sort.Strings(q)
 	for _, n := range q {
@@ -417,45 +426,101 @@ func (s *Store) damaged() *DamagedError {
 }
 
 // newestJournalRecord returns the newest verified record among the journals in journal/, with
-// its state rebuilt in Snapshot, and that record as written (raw). A journal whose chain
-// breaks gives its last state that can be rebuilt.
-func (s *Store) newestJournalRecord() (rec, raw *Record, err error) {
+// its state rebuilt in Snapshot, that record as written (raw), and the file it is in. A journal
+// whose chain breaks gives its last state that can be rebuilt. A workflow whose active journal
+// is gone or holds no readable line is read from its sealed segments (see chainEnd): its
+// acknowledged history is still there and must not read as no workflow.
+func (s *Store) newestJournalRecord() (rec, raw *Record, file string, err error) {
 	names, err := s.fs.ReadDirNames(journalDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	sort.Strings(names)
 	var best *Record
-	var file string
+	var bestID string
 	for _, n := range names {
 		id, ok := strings.CutSuffix(n, ".jsonl")
-		if !ok || ValidWorkflowID(id) != nil {
+		if !ok {
+			id, ok = strings.CutSuffix(n, sealedSuffix)
+			if !ok || slices.Contains(names, id+".jsonl") {
+				continue // a journal with segments is read through its active file's name
+			}
+		}
+		if ValidWorkflowID(id) != nil {
 			continue
 		}
-		r, err := s.journalTail(journalDir + "/" + n)
-		if err != nil || r == nil {
-			continue
+		f, r, err := s.chainEnd(id)
+		if err != nil {
+			// It may hold the newest workflow: none is chosen without it.
+			return nil, nil, "", fmt.Errorf("reading journal %s in %s: %w", journalFile(id), s.dir, err)
 		}
-		if best == nil || r.At.After(best.At) {
-			best, file = r, journalDir+"/"+n
+		if r != nil && (best == nil || r.At.After(best.At)) {
+			best, file, bestID = r, f, id
 		}
 	}
 	if best == nil {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
 	rec, err = s.journalState(file)
-	if rec == nil {
-		return nil, nil, err
+	if rec == nil && (err == nil || errors.Is(err, errChain)) && file == journalFile(bestID) {
+		// No state of the active journal can be rebuilt (its full line is damaged): the
+		// newest of its segments may be.
+		if f, r := s.sealedEnd(bestID); r != nil {
+			file = f
+			rec, err = s.journalState(file)
+		}
 	}
-	if rec.Seq != best.Seq {
-		// The chain broke after rec: the next append continues from rec's state with a full
-		// line, after the last line's sequence number.
+	if rec == nil {
+		if errors.Is(err, errChain) {
+			return nil, nil, "", nil // nothing to rebuild: damaged() reports the journal
+		}
+		return nil, nil, "", err
+	}
+	if rec.Seq != best.Seq || strings.HasSuffix(path.Dir(file), sealedSuffix) {
+		// The chain broke after rec, or rec is sealed: the next append continues from rec's
+		// state with a full line, after the last line's sequence number.
 		best = &Record{Seq: best.Seq, Revision: best.Revision}
 	}
-	return rec, best, nil
+	return rec, best, file, nil
+}
+
+// chainEnd returns the file holding the newest verified record of workflow id's journal, and
+// that record (nil for none): the active journal's last line, or, when the active journal is
+// missing or holds no verified line, the newest sealed one (sealedEnd). An active journal that
+// cannot be read is an error: it may hold newer changes than its segments.
+func (s *Store) chainEnd(id string) (string, *Record, error) {
+	jf := journalFile(id)
+	r, err := s.journalTail(jf)
+	if err != nil || r != nil {
+		return jf, r, err
+	}
+	f, r := s.sealedEnd(id)
+	return f, r, nil
+}
+
+// sealedEnd returns the newest segment sealed from workflow id's journal that holds a verified
+// record, and its last record (nil for none).
+func (s *Store) sealedEnd(id string) (string, *Record) {
+	segs, _ := s.segments(journalFile(id))
+	for i := len(segs) - 1; i >= 0; i-- {
+		if r, err := s.journalTail(segs[i]); err == nil && r != nil {
+			return segs[i], r
+		}
+	}
+	return "", nil
+}
+
+// sealedOnly says, for a rebuild's notice, that it came from file, a sealed segment, because
+// the active journal had no line to give: the changes written after it, if any, are lost.
+func sealedOnly(file string, rev int64) string {
+	dir, _, ok := strings.Cut(file, sealedSuffix+"/")
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("; its active journal %s.jsonl is missing or gives no state to rebuild, so it was read from its sealed journal %s, and changes made after revision %d, if there were any, cannot be rebuilt", dir, file, rev)
 }
 
 // UpdateWorkflow is the one way the active workflow changes. Under the workflow lock it reads

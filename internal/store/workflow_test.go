@@ -462,3 +462,87 @@ func TestRebuildPastABrokenChainGoesOn(t *testing.T) {
 		})
 	}
 }
+
+// TestNoStateToRebuildIsDamaged: with the snapshot gone and the journal's full line damaged,
+// so that none of its states can be rebuilt, the workflow is reported as damaged, naming the
+// journal and saying what to do (not a bare "chain is broken" that names nothing); with sealed
+// segments, it is rebuilt from the newest of them and goes on after the journal's last line.
+func TestNoStateToRebuildIsDamaged(t *testing.T) {
+	damageFirst := func(t *testing.T, jp string) {
+		b, _ := os.ReadFile(jp)
+		lines := bytes.SplitAfter(b, []byte("\n"))
+		if !bytes.Contains(lines[0], []byte(`"snapshot":`)) || !bytes.Contains(lines[1], []byte(`"delta":`)) {
+			t.Fatalf("the journal does not start with a full line and a delta: %.200s", b)
+		}
+		lines[0] = bytes.Replace(lines[0], []byte(`"revision"`), []byte(`"rEvision"`), 1)
+		os.WriteFile(jp, bytes.Join(lines, nil), 0o600)
+	}
+	t.Run("no segments", func(t *testing.T) {
+		s, dir := newStore(t)
+		for _, st := range []string{"a", "b", "c"} {
+			if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		damageFirst(t, filepath.Join(dir, "journal", wfID+".jsonl"))
+		os.Remove(filepath.Join(dir, store.WorkflowFile))
+		_, err := s.ReadWorkflow()
+		var d *store.DamagedError
+		if !errors.As(err, &d) || len(d.Journals) != 1 || !strings.Contains(err.Error(), "journal/"+wfID+".jsonl") {
+			t.Fatalf("read: %v, want a DamagedError naming the journal", err)
+		}
+	})
+	t.Run("segments", func(t *testing.T) {
+		s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+		for range 70 {
+			if _, err := transition(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		j, _ := s.ReadJournal(wfID)
+		segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
+		last, _ := os.ReadFile(segs[len(segs)-1])
+		sealedRev := int64(0)
+		for _, r := range store.ParseJournal(last).Records {
+			sealedRev = r.Revision
+		}
+		damageFirst(t, filepath.Join(dir, "journal", wfID+".jsonl"))
+		os.Remove(filepath.Join(dir, store.WorkflowFile))
+		w, err := s.ReadWorkflow()
+		if err != nil || w.Revision != sealedRev || !bytes.Equal(w.Data, crashDoc(sealedRev)) || len(w.Notices) != 1 || !strings.Contains(w.Notices[0].Message, "sealed") {
+			t.Fatalf("read: revision %d, notices %v (%v), want %d from the segments", w.Revision, w.Notices, err, sealedRev)
+		}
+		want := j.Records[len(j.Records)-1].Revision + 1
+		res, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+			return crashDoc(want), store.Event{Kind: "transition"}, nil
+		})
+		if err != nil || res.Revision != want {
+			t.Fatalf("next change: revision %d (%v), want %d", res.Revision, err, want)
+		}
+	})
+}
+
+// TestUnreadableJournalIsNotPassedOver: with the snapshot gone and the active journal there but
+// not readable (here hard-linked, as a backup tool may leave it, which reads refuse), the read
+// says which journal cannot be read. It is not passed over for the sealed segments, whose
+// states are older than the changes it may hold, and no snapshot is written from them.
+func TestUnreadableJournalIsNotPassedOver(t *testing.T) {
+	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+	for range 70 {
+		if _, err := transition(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	if err := os.Link(jp, filepath.Join(t.TempDir(), "backup.jsonl")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	w, err := s.ReadWorkflow()
+	if err == nil || errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "journal/"+wfID+".jsonl") {
+		t.Fatalf("read: revision %d, %v; want an error naming the journal", w.Revision, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.WorkflowFile)); !os.IsNotExist(err) {
+		t.Fatalf("a snapshot was written from the segments: %v", err)
+	}
+}
