@@ -61,6 +61,11 @@ const (
 	// callTimeout bounds the network part of one task tool call; past it the call goes on
 	// offline.
 	callTimeout = 20 * time.Second
+	// turnWait bounds how long a call waits for its turn (clone.turn): longer than a turn's
+	// network part.
+	turnWait = callTimeout + 10*time.Second
+	// turnLock is the store document whose lock is the turn; the document is never written.
+	turnLock = "claims-turn"
 )
 
 // Options says where a clone's state is.
@@ -84,6 +89,8 @@ type state struct {
 // clone is one call's view: the store, the settings and a Claimer restored from the Doc.
 type clone struct {
 	st      *store.Store
+	o       Options
+	getenv  func(string) string
 	remote  string
 	owner   string
 	wf      *workflow.Record
@@ -100,7 +107,7 @@ func open(o Options) (*clone, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	st, err := store.Open(o.StateDir)
+	st, err := store.Open(o.StateDir, store.WithLockWait(turnWait))
 	if err != nil {
 		return nil, err
 	}
@@ -150,13 +157,28 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 			return nil, err
 		}
 	}
-	c := &clone{st: st, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
+	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
 		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		maps.Copy(c.pending, cur.Pending)
 	}
 	return c, nil
+}
+
+// turn runs fn as the only claims call of this clone, among all its processes (the MCP
+// server's tool calls and background sync, cairn task, cairn sync), on a view loaded afresh in
+// the turn: nil when sharing went off or the workflow ended meanwhile, and loadErr when it
+// cannot be loaded. A call decides from the workflow and the line, then changes one of them;
+// another process changing the workflow in between would make the decision wrong (a claim
+// released as its task is set running again). It returns the error of taking the turn; fn is
+// not called then.
+func (c *clone) turn(fn func(t *clone, loadErr error)) error {
+	_, err := c.st.Update(turnLock, func([]byte) ([]byte, error) {
+		fn(load(c.st, c.o, c.getenv))
+		return nil, nil
+	})
+	return err
 }
 
 func readState(st *store.Store) (state, error) {
@@ -251,23 +273,43 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	running := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning
 	c, err := open(o)
 	if err != nil {
-		res, uerr := update()
-		if uerr == nil && res != nil && running {
-			res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
-		}
-		return res, uerr
+		return unclaimed(running, err, update)
 	}
 	if c == nil {
 		return update()
 	}
 	defer c.st.Close()
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
 	task = strings.TrimSpace(task)
-	if running {
-		return c.running(ctx, task, update)
+	var res *engine.Result
+	var uerr error
+	terr := c.turn(func(c *clone, err error) {
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		switch {
+		case err != nil:
+			res, uerr = unclaimed(running, err, update)
+		case c == nil:
+			res, uerr = update()
+		case running:
+			res, uerr = c.running(ctx, task, update)
+		default:
+			res, uerr = c.leaving(ctx, task, update)
+		}
+	})
+	if terr != nil {
+		return nil, terr
 	}
-	return c.leaving(ctx, task, update)
+	return res, uerr
+}
+
+// unclaimed applies update without the claims rules, since the claims state could not be read
+// (err).
+func unclaimed(running bool, err error, update func() (*engine.Result, error)) (*engine.Result, error) {
+	res, uerr := update()
+	if uerr == nil && res != nil && running {
+		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
+	}
+	return res, uerr
 }
 
 // running claims task, then sets it running here.
@@ -394,11 +436,27 @@ func (c *clone) settled(task string) {
 	c.save(task)
 }
 
+// settleIf forgets task's offline claim made at at, out of the turn: one made again since is
+// kept.
+func (c *clone) settleIf(task string, at time.Time) {
+	delete(c.pending, task)
+	id := c.wf.WorkflowID
+	c.st.Update(Doc, func(cur []byte) ([]byte, error) {
+		var s state
+		if cur == nil || json.Unmarshal(cur, &s) != nil || s.Workflow != id || !s.Pending[task].Equal(at) {
+			return nil, nil
+		}
+		delete(s.Pending, task)
+		return json.Marshal(s)
+	})
+}
+
 // Sync confirms the claims this clone made offline on the active workflow and renews (or
 // releases) the ones it holds; run it before the workflow's own sync, so that a task whose
 // claim another machine holds is set back here before this machine's revisions are pushed.
-// revert sets a task back to pending through the state machine with a note. It returns one
-// line per claim that was not confirmed, for people.
+// revert sets a task back to pending through the state machine with a note; it is called
+// outside the turn, so that it may wait for whatever a task tool call waits for. It returns
+// one line per claim that was not confirmed, for people.
 func Sync(ctx context.Context, o Options, revert func(task, note string) error) ([]string, error) {
 	c, err := open(o)
 	if err != nil || c == nil {
@@ -408,7 +466,56 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 	if len(c.pending) == 0 && !c.holdsAny() {
 		return nil, nil // nothing of this clone's on the line: no network
 	}
-	var notes []string
+	var (
+		t     *clone
+		notes []string
+		lost  map[string]*claim.HeldError
+	)
+	terr := c.turn(func(tc *clone, lerr error) {
+		if t, err = tc, lerr; t == nil || err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		notes, lost, err = t.decide(ctx)
+	})
+	if terr != nil {
+		return nil, terr
+	}
+	if t == nil {
+		return nil, err
+	}
+	for task, he := range lost {
+		note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
+		what := "it went back to pending here"
+		if rerr := revert(task, note); rerr != nil {
+			what = "it is still running here (set it pending or pick another task)"
+		}
+		t.settleIf(task, t.pending[task])
+		notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
+			textsafe.Line(task, 64), t.who(he.Holder), what))
+	}
+	if err != nil {
+		return notes, err
+	}
+	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
+	for task, h := range t.cl.Holders() {
+		if h.Owner != t.owner || t.status(task) != workflow.TaskRunning || t.cl.Stale(task) <= t.lease/4 {
+			continue
+		}
+		if err := t.cl.Renew(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
+			t.save("")
+			return notes, err
+		}
+	}
+	return notes, t.save("")
+}
+
+// decide is Sync's part in the turn: it claims the tasks set running offline (returning those
+// another machine holds, for Sync to set back once out of the turn) and releases the claims of
+// tasks no longer running here.
+func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
+	lost = map[string]*claim.HeldError{}
 	for task := range c.pending {
 		var err error
 		if c.status(task) == workflow.TaskRunning { // else there is nothing left to claim
@@ -418,40 +525,29 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		held, refused := errors.As(err, &he), errors.Is(err, gitremote.ErrRefused)
 		if err != nil && !held && !refused {
 			c.save("")
-			return notes, err
+			return notes, lost, err
 		}
-		c.settled(task)
 		switch {
-		case held:
-			note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
-			what := "it went back to pending here"
-			if rerr := revert(task, note); rerr != nil {
-				what = "it is still running here (set it pending or pick another task)"
-			}
-			notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
-				textsafe.Line(task, 64), c.who(he.Holder), what))
+		case held: // settled once set back, so a crash before that leaves it to the next sync
+			lost[task] = he
 		case refused: // never to be confirmed: said once, not retried
+			c.settled(task)
 			notes = append(notes, refusedNote(task, c.remote))
+		default:
+			c.settled(task)
 		}
 	}
 	if err := c.cl.Refresh(ctx); err != nil {
-		return notes, err
+		return notes, lost, err
 	}
 	for task, h := range c.cl.Holders() {
-		if h.Owner != c.owner {
+		if h.Owner != c.owner || c.status(task) == workflow.TaskRunning {
 			continue
 		}
-		var err error
-		switch {
-		case c.status(task) != workflow.TaskRunning:
-			err = c.cl.Release(ctx, task, h.Rev)
-		case c.cl.Stale(task) > c.lease/4:
-			err = c.cl.Renew(ctx, task, h.Rev)
-		}
-		if err != nil && !errors.Is(err, claim.ErrFenced) {
+		if err := c.cl.Release(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
 			c.save("")
-			return notes, err
+			return notes, lost, err
 		}
 	}
-	return notes, c.save("")
+	return notes, lost, nil
 }

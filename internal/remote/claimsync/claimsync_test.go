@@ -194,3 +194,108 @@ func TestOfflineClaim(t *testing.T) {
 		t.Fatalf("the next sync repeated: %q", notes)
 	}
 }
+
+// hooked is a remote that runs a hook once, when it is next read: another process of the same
+// clone acting while a call waits on the network.
+type hooked struct {
+	remote.Backend
+	mu   sync.Mutex
+	hook func()
+}
+
+func (h *hooked) arm(f func()) { h.mu.Lock(); h.hook = f; h.mu.Unlock() }
+func (h *hooked) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	h.mu.Lock()
+	f := h.hook
+	h.hook = nil
+	h.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return h.Backend.Since(ctx, id, rev)
+}
+
+// second opens another engine on c's project, as a second process of the same clone does.
+func (c *clone) second() *clone {
+	c.t.Helper()
+	getenv := func(k string) string { return c.vars[k] }
+	en, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: c.opt.Root, Actor: "second", YAML: yamldoc.Codec{}})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { en.Close() })
+	return &clone{t: c.t, en: en, vars: c.vars, opt: c.opt}
+}
+
+// during runs f in another goroutine when the remote is next read, and waits for it a little:
+// long enough for a call that does not wait on this clone's other calls to finish, short
+// enough that a call that waits (its turn) is not held up for long. The returned func waits for
+// f and fails the test if it failed.
+func during(t *testing.T, h *hooked, f func() error) (wait func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	h.arm(func() {
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			done <- err
+		case <-time.After(time.Second):
+		}
+	})
+	return func() {
+		t.Helper()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func taskStatus(t *testing.T, c *clone, id string) string {
+	t.Helper()
+	st, err := store.Open(c.opt.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, err := st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.ParseRecord(w.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range rec.Tasks {
+		if tk.ID == id {
+			return string(tk.Status)
+		}
+	}
+	return ""
+}
+
+// TestSyncKeepsAClaimSetRunningMeanwhile: a sync releases the claim of a task that is no longer
+// running here; another process of the same clone that sets the task running again while the
+// sync reads the remote keeps the task claimed, so no other machine may take it.
+func TestSyncKeepsAClaimSetRunningMeanwhile(t *testing.T) {
+	h := &hooked{Backend: memremote.New()}
+	a := newClone(t, h)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	// Out of running without the claims rules (as a crash recovery does): the claim stays
+	// for the next sync to release.
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending"}); err != nil {
+		t.Fatal(err)
+	}
+	b := a.second()
+	wait := during(t, h, func() error { _, err := b.task("t1", "running"); return err })
+	a.sync()
+	wait()
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want running", got)
+	}
+	other := claim.New(h.Backend, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine could claim t1, running here: %v", err)
+	}
+}
