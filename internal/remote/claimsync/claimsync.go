@@ -42,6 +42,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -280,6 +281,10 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	}
 	defer c.st.Close()
 	task = strings.TrimSpace(task)
+	if secrets.ScanString(task) != nil {
+		// The store refuses it; a claim would have pushed it where every machine reads it.
+		return unclaimed(running, errors.New("its id has the shape of a secret"), update)
+	}
 	var res *engine.Result
 	var uerr error
 	terr := c.turn(func(c *clone, err error) {

@@ -299,3 +299,25 @@ func TestSyncKeepsAClaimSetRunningMeanwhile(t *testing.T) {
 		t.Fatalf("another machine could claim t1, running here: %v", err)
 	}
 }
+
+// TestSecretTaskIDIsNotPushed: a task id with the shape of a secret (pasted in error to cairn
+// task, which does not scan its arguments as the MCP server does) is refused here as it is
+// without sharing, and never reaches the claims line, which every machine with access to the
+// remote reads and which keeps its history.
+func TestSecretTaskIDIsNotPushed(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	if _, err := a.task(token, "running"); err == nil || strings.Contains(err.Error(), token) {
+		t.Fatalf("setting a secret-shaped task running: %v", err)
+	}
+	recs, err := b.Since(context.Background(), "wf-1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if strings.Contains(string(r.Data), token) {
+			t.Fatalf("the claims line holds the secret: r%d %s", r.Rev, r.Data)
+		}
+	}
+}
