@@ -517,10 +517,17 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 }
 
 // decide is Sync's part in the turn: it claims the tasks set running offline (returning those
-// another machine holds, for Sync to set back once out of the turn) and releases the claims of
-// tasks no longer running here.
+// another machine holds, for Sync to set back once out of the turn), claims again those
+// running here whose claim went from the line (deleted or rewound on the host) and says which
+// another machine now holds, and releases the claims of tasks no longer running here.
 func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
 	lost = map[string]*claim.HeldError{}
+	var mine []string // held here before this sync read the line
+	for task, h := range c.cl.Holders() {
+		if h.Owner == c.owner {
+			mine = append(mine, task)
+		}
+	}
 	for task := range c.pending {
 		var err error
 		if c.status(task) == workflow.TaskRunning { // else there is nothing left to claim
@@ -544,6 +551,30 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 	}
 	if err := c.cl.Refresh(ctx); err != nil {
 		return notes, lost, err
+	}
+	for _, task := range mine {
+		if c.status(task) != workflow.TaskRunning {
+			continue
+		}
+		var err error
+		h, held := c.cl.Holders()[task]
+		if !held { // the line no longer has it: claimed again, or another machine is told it is free
+			_, err = c.cl.TryClaim(ctx, task)
+		}
+		var he *claim.HeldError
+		switch {
+		case errors.As(err, &he):
+			h, held = he.Holder, true
+		case errors.Is(err, gitremote.ErrRefused):
+			notes = append(notes, refusedNote(task, c.remote))
+		case err != nil:
+			c.save("")
+			return notes, lost, err
+		}
+		if held && h.Owner != c.owner { // said once: the line saved now has it held there
+			notes = append(notes, fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): keep your work in a checkpoint and pick another task",
+				textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40)))
+		}
 	}
 	for task, h := range c.cl.Holders() {
 		if h.Owner != c.owner || c.status(task) == workflow.TaskRunning {

@@ -321,3 +321,51 @@ func TestSecretTaskIDIsNotPushed(t *testing.T) {
 		}
 	}
 }
+
+// swappable is a remote whose lines can be deleted on the host, as a person deleting the
+// claims branch in the host's web page, or a git push --mirror from a clone without them, does.
+type swappable struct {
+	mu sync.Mutex
+	remote.Backend
+}
+
+func (s *swappable) wipe() { s.mu.Lock(); s.Backend = memremote.New(); s.mu.Unlock() }
+func (s *swappable) backend() remote.Backend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Backend
+}
+func (s *swappable) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	return s.backend().Append(ctx, id, after, data)
+}
+func (s *swappable) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	return s.backend().Since(ctx, id, rev)
+}
+
+// TestSyncReclaimsAClaimTheLineLost: the claims line was deleted on the host while tasks run
+// here under this clone's claims; the next sync claims them again, so that another machine
+// cannot take them as free, and says (once) which one another machine claimed first.
+func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
+	s := &swappable{Backend: memremote.New()}
+	a := newClone(t, s)
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := a.task(id, "running"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.wipe()
+	other := claim.New(s, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.Claim(context.Background(), "t2"); err != nil {
+		t.Fatal(err)
+	}
+	notes := a.sync()
+	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): keep your work in a checkpoint and pick another task" {
+		t.Fatalf("notes = %q", notes)
+	}
+	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine could claim t1, running here: %v", err)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the next sync repeated: %q", notes)
+	}
+}
