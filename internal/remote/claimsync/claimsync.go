@@ -99,6 +99,8 @@ type clone struct {
 	now     func() time.Time
 	cl      *claim.Claimer
 	pending map[string]time.Time
+	// restored is the line as the Doc held it when this view was loaded.
+	restored claim.State
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -162,6 +164,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
+		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
 	}
 	return c, nil
@@ -243,7 +246,9 @@ func (c *clone) save(touched string) error {
 		if s.Workflow != id {
 			s = state{Owner: c.owner, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
 		}
-		if line.Head >= s.Line.Head {
+		// A shorter line replaces the Doc's only when it is the one this call started from:
+		// it then found the remote's line deleted or rewound, and read it again.
+		if line.Head >= s.Line.Head || (s.Line.Head == c.restored.Head && s.Line.Mark == c.restored.Mark) {
 			s.Line = line
 		}
 		if at, ok := c.pending[touched]; ok {

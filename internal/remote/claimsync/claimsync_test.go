@@ -348,10 +348,13 @@ func (s *swappable) Since(ctx context.Context, id string, rev int64) ([]remote.R
 func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
 	s := &swappable{Backend: memremote.New()}
 	a := newClone(t, s)
-	for _, id := range []string{"t1", "t2"} {
+	for _, id := range []string{"t1", "t2", "t3"} {
 		if _, err := a.task(id, "running"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := a.task("t3", "done"); err != nil { // the line this clone read is longer than the new one
+		t.Fatal(err)
 	}
 	s.wipe()
 	other := claim.New(s, "wf-1", "X", time.Hour, time.Now)
