@@ -39,13 +39,22 @@ type entry struct {
 	// ("claimed 5m ago"); none is used to decide anything, since clocks differ between
 	// machines. It also makes each entry unique (see mark).
 	At time.Time `json:"at,omitzero"`
+	// Lease is the writer's lease, on a claim or renewal (absent in what an older Cairn
+	// wrote): the holder renews by it, so others wait at least that long (see leaseOf).
+	Lease time.Duration `json:"lease,omitempty"`
 }
+
+// maxHonoredLease bounds the holder's lease others wait for, so that a claim set to hold for
+// ever does not.
+const maxHonoredLease = 24 * time.Hour
 
 // Holder is a task's current claim.
 type Holder struct {
 	Owner string    `json:"owner"`
 	Rev   int64     `json:"rev"`         // the claim's revision: the fencing token
 	At    time.Time `json:"at,omitzero"` // the claimer's clock when it claimed; for display only
+	// Lease is the lease the holder claimed or last renewed with; zero when not known.
+	Lease time.Duration `json:"lease,omitempty"`
 }
 
 // State is what a Claimer knows of its line, for a process that claims and exits (a command)
@@ -159,6 +168,13 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 	return c.claim(ctx, task, true)
 }
 
+// leaseOf is how long this machine waits, from when it saw h's claim or last renewal, before
+// taking it over: its own lease, or the holder's when longer (up to maxHonoredLease), since the
+// holder renews by its own.
+func (c *Claimer) leaseOf(h Holder) time.Duration {
+	return max(c.lease, min(h.Lease, maxHonoredLease))
+}
+
 // Stale reports how long this machine has watched the task's current claim (or its last
 // renewal) on the line, by its own clock; zero when nobody holds the task.
 func (c *Claimer) Stale(task string) time.Duration {
@@ -178,12 +194,12 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 			pause(ctx, attempt)
 			continue
 		}
-		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC()}
+		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
 		if h, ok := c.holders[task]; ok {
 			if h.Owner == c.owner {
 				return h.Rev, nil
 			}
-			if left := c.lease - c.now().Sub(c.seen[task]); left > 0 {
+			if left := c.leaseOf(h) - c.now().Sub(c.seen[task]); left > 0 {
 				return 0, &HeldError{Task: task, Holder: h, Left: left}
 			}
 			e.Prev = h.Rev
@@ -231,7 +247,11 @@ func (c *Claimer) holderAppend(ctx context.Context, op, task string, fence int64
 		if err := c.Valid(task, fence); err != nil {
 			return err
 		}
-		err := c.append(ctx, entry{Op: op, Task: task, Owner: c.owner, Prev: fence, At: c.now().UTC()})
+		e := entry{Op: op, Task: task, Owner: c.owner, Prev: fence, At: c.now().UTC()}
+		if op == "renew" {
+			e.Lease = c.lease
+		}
+		err := c.append(ctx, e)
 		if c.rewound(err) {
 			return ErrFenced
 		}
@@ -313,10 +333,15 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 	}
 	switch e.Op {
 	case "claim":
-		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev, At: e.At}
+		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev, At: e.At, Lease: e.Lease}
 		return true
 	case "renew":
-		return cur.Owner == e.Owner
+		if cur.Owner != e.Owner {
+			return false
+		}
+		cur.Lease = e.Lease
+		c.holders[e.Task] = cur
+		return true
 	case "release":
 		if cur.Owner == e.Owner && cur.Rev != 0 {
 			delete(c.holders, e.Task)
