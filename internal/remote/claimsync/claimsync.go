@@ -404,6 +404,17 @@ func (c *clone) holdsAny() bool {
 	return false
 }
 
+// runningAny reports whether a task runs here: its claim may be on the line although the Doc
+// does not say so (the call that claimed it was killed before recording it, or could not).
+func (c *clone) runningAny() bool {
+	for _, t := range c.wf.Tasks {
+		if t.Status == workflow.TaskRunning {
+			return true
+		}
+	}
+	return false
+}
+
 // refusedNote says a task runs here without a claim because the host refuses the claims ref.
 func refusedNote(task, remote string) string {
 	return fmt.Sprintf("task %s is running here unclaimed: %s refuses the claims ref (cairn doctor checks the host)",
@@ -473,7 +484,7 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		return nil, err
 	}
 	defer c.st.Close()
-	if len(c.pending) == 0 && !c.holdsAny() {
+	if len(c.pending) == 0 && !c.holdsAny() && !c.runningAny() {
 		return nil, nil // nothing of this clone's on the line: no network
 	}
 	var (

@@ -372,3 +372,36 @@ func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
 		t.Fatalf("the next sync repeated: %q", notes)
 	}
 }
+
+// TestSyncRenewsAClaimItDidNotRecord: a task call whose claim landed but which could not record
+// it in claims.json (killed just after setting the task running, or its write failed) leaves a
+// task running here under a claim this clone does not know it holds. Its syncs must still
+// renew it: otherwise another machine takes it over once the lease ends, while it runs here.
+func TestSyncRenewsAClaimItDidNotRecord(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(a.opt.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var doc struct {
+		Owner string `json:"owner"`
+	}
+	if _, err := st.ReadJSON(claimsync.Doc, &doc); err != nil || doc.Owner == "" {
+		t.Fatalf("claims.json: %+v %v", doc, err)
+	}
+	if err := st.Write(claimsync.Doc, []byte(`{"owner":"`+doc.Owner+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, skew := range []string{"20s", "40s"} { // the first reads the claim, the second is a quarter of the 1m lease later
+		a.vars[claimsync.EnvClockSkew] = skew
+		a.sync()
+	}
+	if got := head(t, b); got != 2 {
+		t.Fatalf("after a sync past a quarter of the lease the claims line is at r%d, want r2 (renewed)", got)
+	}
+}
