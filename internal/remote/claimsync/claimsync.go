@@ -544,7 +544,8 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			mine = append(mine, task)
 		}
 	}
-	for task := range c.pending {
+	offline := maps.Clone(c.pending)
+	for task := range offline {
 		var err error
 		if c.status(task) == workflow.TaskRunning { // else there is nothing left to claim
 			_, err = c.cl.TryClaim(ctx, task)
@@ -569,8 +570,8 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		return notes, lost, err
 	}
 	for _, task := range mine {
-		if c.status(task) != workflow.TaskRunning {
-			continue
+		if _, ok := offline[task]; ok || c.status(task) != workflow.TaskRunning {
+			continue // the offline ones were claimed above
 		}
 		var err error
 		h, held := c.cl.Holders()[task]

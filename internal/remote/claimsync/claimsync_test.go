@@ -405,3 +405,38 @@ func TestSyncRenewsAClaimItDidNotRecord(t *testing.T) {
 		t.Fatalf("after a sync past a quarter of the lease the claims line is at r%d, want r2 (renewed)", got)
 	}
 }
+
+// TestOneNotePerLostClaim: a task this clone held and set running again while offline, that
+// another machine took over meanwhile, goes back to pending with one note, not two.
+func TestOneNotePerLostClaim(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	later := time.Duration(0)
+	other := claim.New(f.Backend, "wf-1", "X", time.Minute, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(later)
+	})
+	if err := other.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	later = 2 * time.Minute
+	mu.Unlock()
+	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(false)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1 was set running here offline, but X") {
+		t.Fatalf("notes = %q", notes)
+	}
+}
