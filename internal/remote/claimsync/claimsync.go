@@ -488,23 +488,28 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		return nil, nil // nothing of this clone's on the line: no network
 	}
 	var (
-		t     *clone
+		t     = c
 		notes []string
 		lost  map[string]*claim.HeldError
 	)
-	terr := c.turn(func(tc *clone, lerr error) {
-		if t, err = tc, lerr; t == nil || err != nil {
-			return
+	// Most syncs only renew: the line is read first out of the turn, so that task calls wait
+	// for a sync only when it has claims to confirm or to release.
+	if !c.routine(ctx) {
+		t = nil
+		terr := c.turn(func(tc *clone, lerr error) {
+			if t, err = tc, lerr; t == nil || err != nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			notes, lost, err = t.decide(ctx)
+		})
+		if terr != nil {
+			return nil, terr
 		}
-		ctx, cancel := context.WithTimeout(ctx, callTimeout)
-		defer cancel()
-		notes, lost, err = t.decide(ctx)
-	})
-	if terr != nil {
-		return nil, terr
-	}
-	if t == nil {
-		return nil, err
+		if t == nil {
+			return nil, err
+		}
 	}
 	for task, he := range lost {
 		note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
@@ -530,6 +535,31 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		}
 	}
 	return notes, t.save("")
+}
+
+// routine reads the line and reports whether this sync has nothing to do but renew: no claim
+// made offline, and every claim this clone held before still its own and its task running
+// here. A sync that is not routine decides in its turn, on the workflow read again.
+func (c *clone) routine(ctx context.Context) bool {
+	if len(c.pending) > 0 {
+		return false
+	}
+	before := c.cl.Holders()
+	if c.cl.Refresh(ctx) != nil {
+		return false // decide reads it again, and says why it cannot
+	}
+	now := c.cl.Holders()
+	for task, h := range before {
+		if h.Owner == c.owner && (now[task].Owner != h.Owner || now[task].Rev != h.Rev || c.status(task) != workflow.TaskRunning) {
+			return false
+		}
+	}
+	for task, h := range now {
+		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
+			return false
+		}
+	}
+	return true
 }
 
 // decide is Sync's part in the turn: it claims the tasks set running offline (returning those
