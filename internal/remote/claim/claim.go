@@ -168,6 +168,19 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 	return c.claim(ctx, task, true)
 }
 
+// Held returns a *HeldError when, as of the last Refresh, another owner holds task under a
+// lease that has not run out on this machine's clock; nil otherwise.
+func (c *Claimer) Held(task string) error {
+	h, ok := c.holders[task]
+	if !ok || h.Owner == c.owner {
+		return nil
+	}
+	if left := c.leaseOf(h) - c.now().Sub(c.seen[task]); left > 0 {
+		return &HeldError{Task: task, Holder: h, Left: left}
+	}
+	return nil
+}
+
 // leaseOf is how long this machine waits, from when it saw h's claim or last renewal, before
 // taking it over: its own lease, or the holder's when longer (up to maxHonoredLease), since the
 // holder renews by its own.
@@ -199,8 +212,8 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 			if h.Owner == c.owner {
 				return h.Rev, nil
 			}
-			if left := c.leaseOf(h) - c.now().Sub(c.seen[task]); left > 0 {
-				return 0, &HeldError{Task: task, Holder: h, Left: left}
+			if err := c.Held(task); err != nil {
+				return 0, err
 			}
 			e.Prev = h.Rev
 		}

@@ -331,6 +331,12 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 		c.save("")
 		return nil, c.heldError(task, he.Holder, he.Left)
 	}
+	if err != nil && !errors.Is(err, gitremote.ErrRefused) && errors.As(c.cl.Held(task), &he) {
+		// Out of reach, but another machine held it at the last read: refused as online,
+		// rather than worked on beside the holder until the next sync sets it back.
+		c.save("")
+		return nil, c.heldError(task, he.Holder, he.Left)
+	}
 	if err != nil { // out of reach: the local update goes ahead, unconfirmed
 		res, uerr := update()
 		if uerr != nil || res == nil {

@@ -440,3 +440,25 @@ func TestOneNotePerLostClaim(t *testing.T) {
 		t.Fatalf("notes = %q", notes)
 	}
 }
+
+// TestOfflineRefusesATaskKnownHeld: offline, a task that another machine held under a live
+// lease when this clone last read the line is refused, as it is online, rather than set running
+// here unconfirmed: the agent would work on it beside the holder until the next sync.
+func TestOfflineRefusesATaskKnownHeld(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a, b := newClone(t, f), newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.task("t2", "running"); err != nil { // b reads the line, t1's claim included
+		t.Fatal(err)
+	}
+	f.set(true)
+	res, err := b.task("t1", "running")
+	if err == nil || !strings.Contains(err.Error(), "task t1 is held by ") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("offline, setting running a task another machine holds: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, b, "t1"); got != "" {
+		t.Fatalf("t1 is %q on b, want absent", got)
+	}
+}
