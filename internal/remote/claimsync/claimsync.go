@@ -375,6 +375,10 @@ func (c *clone) leaving(ctx context.Context, task string, update func() (*engine
 		return update()
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
+		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
+			c.save("")
+			return nil, c.takenError(task, h, pend)
+		}
 		res, uerr := update()
 		if uerr == nil && pend {
 			c.settled(task)

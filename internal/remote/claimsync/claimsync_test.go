@@ -462,3 +462,23 @@ func TestOfflineRefusesATaskKnownHeld(t *testing.T) {
 		t.Fatalf("t1 is %q on b, want absent", got)
 	}
 }
+
+// TestOfflineRefusesToFinishATaskKnownHeld: offline, a task another machine held at the last
+// read cannot be marked done here, as online.
+func TestOfflineRefusesToFinishATaskKnownHeld(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a, b := newClone(t, f), newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.task("t2", "running"); err != nil { // b reads the line, t1's claim included
+		t.Fatal(err)
+	}
+	f.set(true)
+	if _, err := b.task("t1", "pending"); err == nil || !strings.Contains(err.Error(), "task t1 is held by ") {
+		t.Fatalf("offline, changing a task another machine holds: %v", err)
+	}
+	if got := taskStatus(t, b, "t1"); got != "" {
+		t.Fatalf("t1 is %q on b, want absent", got)
+	}
+}
