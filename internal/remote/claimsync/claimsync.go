@@ -504,7 +504,11 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 	)
 	// Most syncs only renew: the line is read first out of the turn, so that task calls wait
 	// for a sync only when it has claims to confirm or to release.
-	if !c.routine(ctx) {
+	routine, err := c.routine(ctx)
+	if err != nil {
+		return nil, err // out of reach: nothing to decide on, and no turn held meanwhile
+	}
+	if !routine {
 		t = nil
 		terr := c.turn(func(tc *clone, lerr error) {
 			if t, err = tc, lerr; t == nil || err != nil {
@@ -550,26 +554,26 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 // routine reads the line and reports whether this sync has nothing to do but renew: no claim
 // made offline, and every claim this clone held before still its own and its task running
 // here. A sync that is not routine decides in its turn, on the workflow read again.
-func (c *clone) routine(ctx context.Context) bool {
+func (c *clone) routine(ctx context.Context) (bool, error) {
 	if len(c.pending) > 0 {
-		return false
+		return false, nil
 	}
 	before := c.cl.Holders()
-	if c.cl.Refresh(ctx) != nil {
-		return false // decide reads it again, and says why it cannot
+	if err := c.cl.Refresh(ctx); err != nil {
+		return false, err
 	}
 	now := c.cl.Holders()
 	for task, h := range before {
 		if h.Owner == c.owner && (now[task].Owner != h.Owner || now[task].Rev != h.Rev || c.status(task) != workflow.TaskRunning) {
-			return false
+			return false, nil
 		}
 	}
 	for task, h := range now {
 		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
 // decide is Sync's part in the turn: it claims the tasks set running offline (returning those
