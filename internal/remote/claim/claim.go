@@ -9,9 +9,11 @@
 // A lease decides only when a stale claim may be taken over, and it is measured on each
 // machine's own clock from the moment that machine saw the claim (or its last renewal) on the
 // line, never by comparing timestamps written by another machine: clocks set hours apart give
-// the same decisions. A machine that has just started has seen every claim "now", so it waits
-// a whole lease before taking anything over, unless it restores what an earlier run saw
-// (State, Restore). The holder may release a claim, freeing the task at once.
+// the same decisions. A claim and its renewals carry the holder's lease, and a machine waits
+// for the longer of its own and the holder's (up to a day), since the holder renews by its
+// own. A machine that has just started has seen every claim "now", so it waits a whole lease
+// before taking anything over, unless it restores what an earlier run saw (State, Restore).
+// The holder may release a claim, freeing the task at once.
 package claim
 
 import (

@@ -16,8 +16,13 @@
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
-// its last renewal (kept here between commands), never from another machine's clock. The
+// its last renewal (kept here between commands), never from another machine's clock; a claim
+// carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
 // holder renews at its syncs once a quarter of the lease has passed.
+//
+// The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
+// sync) take turns (clone.turn), each deciding on the workflow and claims.json as read in its
+// turn.
 //
 // Every tool works offline: when the remote cannot be reached, the task is set running here
 // and the result says the claim is not confirmed; the next sync claims it, or finds another
