@@ -9,9 +9,11 @@
 // A lease decides only when a stale claim may be taken over, and it is measured on each
 // machine's own clock from the moment that machine saw the claim (or its last renewal) on the
 // line, never by comparing timestamps written by another machine: clocks set hours apart give
-// the same decisions. A machine that has just started has seen every claim "now", so it waits
-// a whole lease before taking anything over, unless it restores what an earlier run saw
-// (State, Restore). The holder may release a claim, freeing the task at once.
+// the same decisions. A claim and its renewals carry the holder's lease, and a machine waits
+// for the longer of its own and the holder's (up to a day), since the holder renews by its
+// own. A machine that has just started has seen every claim "now", so it waits a whole lease
+// before taking anything over, unless it restores what an earlier run saw (State, Restore).
+// The holder may release a claim, freeing the task at once.
 package claim
 
 import (
@@ -39,13 +41,22 @@ type entry struct {
 	// ("claimed 5m ago"); none is used to decide anything, since clocks differ between
 	// machines. It also makes each entry unique (see mark).
 	At time.Time `json:"at,omitzero"`
+	// Lease is the writer's lease, on a claim or renewal (absent in what an older Cairn
+	// wrote): the holder renews by it, so others wait at least that long (see leaseOf).
+	Lease time.Duration `json:"lease,omitempty"`
 }
+
+// maxHonoredLease bounds the holder's lease others wait for, so that a claim set to hold for
+// ever does not.
+const maxHonoredLease = 24 * time.Hour
 
 // Holder is a task's current claim.
 type Holder struct {
 	Owner string    `json:"owner"`
 	Rev   int64     `json:"rev"`         // the claim's revision: the fencing token
 	At    time.Time `json:"at,omitzero"` // the claimer's clock when it claimed; for display only
+	// Lease is the lease the holder claimed or last renewed with; zero when not known.
+	Lease time.Duration `json:"lease,omitempty"`
 }
 
 // State is what a Claimer knows of its line, for a process that claims and exits (a command)
@@ -159,6 +170,26 @@ func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
 	return c.claim(ctx, task, true)
 }
 
+// Held returns a *HeldError when, as of the last Refresh, another owner holds task under a
+// lease that has not run out on this machine's clock; nil otherwise.
+func (c *Claimer) Held(task string) error {
+	h, ok := c.holders[task]
+	if !ok || h.Owner == c.owner {
+		return nil
+	}
+	if left := c.leaseOf(h) - c.now().Sub(c.seen[task]); left > 0 {
+		return &HeldError{Task: task, Holder: h, Left: left}
+	}
+	return nil
+}
+
+// leaseOf is how long this machine waits, from when it saw h's claim or last renewal, before
+// taking it over: its own lease, or the holder's when longer (up to maxHonoredLease), since the
+// holder renews by its own.
+func (c *Claimer) leaseOf(h Holder) time.Duration {
+	return max(c.lease, min(h.Lease, maxHonoredLease))
+}
+
 // Stale reports how long this machine has watched the task's current claim (or its last
 // renewal) on the line, by its own clock; zero when nobody holds the task.
 func (c *Claimer) Stale(task string) time.Duration {
@@ -178,13 +209,13 @@ func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64,
 			pause(ctx, attempt)
 			continue
 		}
-		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC()}
+		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
 		if h, ok := c.holders[task]; ok {
 			if h.Owner == c.owner {
 				return h.Rev, nil
 			}
-			if left := c.lease - c.now().Sub(c.seen[task]); left > 0 {
-				return 0, &HeldError{Task: task, Holder: h, Left: left}
+			if err := c.Held(task); err != nil {
+				return 0, err
 			}
 			e.Prev = h.Rev
 		}
@@ -231,7 +262,11 @@ func (c *Claimer) holderAppend(ctx context.Context, op, task string, fence int64
 		if err := c.Valid(task, fence); err != nil {
 			return err
 		}
-		err := c.append(ctx, entry{Op: op, Task: task, Owner: c.owner, Prev: fence, At: c.now().UTC()})
+		e := entry{Op: op, Task: task, Owner: c.owner, Prev: fence, At: c.now().UTC()}
+		if op == "renew" {
+			e.Lease = c.lease
+		}
+		err := c.append(ctx, e)
 		if c.rewound(err) {
 			return ErrFenced
 		}
@@ -313,10 +348,15 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 	}
 	switch e.Op {
 	case "claim":
-		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev, At: e.At}
+		c.holders[e.Task] = Holder{Owner: e.Owner, Rev: rev, At: e.At, Lease: e.Lease}
 		return true
 	case "renew":
-		return cur.Owner == e.Owner
+		if cur.Owner != e.Owner {
+			return false
+		}
+		cur.Lease = e.Lease
+		c.holders[e.Task] = cur
+		return true
 	case "release":
 		if cur.Owner == e.Owner && cur.Rev != 0 {
 			delete(c.holders, e.Task)

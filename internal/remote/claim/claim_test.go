@@ -304,3 +304,47 @@ func TestRegrownLineIsReadAgain(t *testing.T) {
 		t.Fatalf("A still holds t2, which is on no line the remote has")
 	}
 }
+
+// TestShortLeaseWaitsForTheHolders: a machine set to a shorter lease (CAIRN_CLAIM_LEASE) than
+// the holder's does not take the holder's claim over before the holder's lease ends: the holder
+// renews by its own lease, and taken over sooner, two machines would work on the task.
+func TestShortLeaseWaitsForTheHolders(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	base := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	now := clock{&mu, &base, 0}.now
+	b := memremote.New()
+	a := claim.New(b, "claims", "A", time.Hour, now)
+	fence, err := a.Claim(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := claim.New(b, "claims", "B", 5*time.Minute, now)
+	if err := m.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	base = base.Add(10 * time.Minute) // A renews after 15 minutes
+	mu.Unlock()
+	var he *claim.HeldError
+	if _, err := m.Claim(ctx, "t1"); !errors.As(err, &he) || he.Left != 50*time.Minute {
+		t.Fatalf("B, with a 5m lease, claiming t1 that A (1h) claimed 10m ago: %v, want held for 50m more", err)
+	}
+	if err := a.Renew(ctx, "t1", fence); err != nil {
+		t.Fatal(err)
+	}
+	// A holder's lease is honoured up to a day, so that a claim set to hold for ever does not.
+	c := claim.New(b, "claims", "C", 10*24*time.Hour, now)
+	if _, err := c.Claim(ctx, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	base = base.Add(24*time.Hour + time.Second)
+	mu.Unlock()
+	if _, err := m.Claim(ctx, "t2"); err != nil {
+		t.Fatalf("B taking over t2, a day after C claimed it with a 10-day lease: %v", err)
+	}
+}

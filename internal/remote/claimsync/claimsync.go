@@ -16,8 +16,13 @@
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
-// its last renewal (kept here between commands), never from another machine's clock. The
+// its last renewal (kept here between commands), never from another machine's clock; a claim
+// carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
 // holder renews at its syncs once a quarter of the lease has passed.
+//
+// The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
+// sync) take turns (clone.turn), each deciding on the workflow and claims.json as read in its
+// turn.
 //
 // Every tool works offline: when the remote cannot be reached, the task is set running here
 // and the result says the claim is not confirmed; the next sync claims it, or finds another
@@ -42,6 +47,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -61,6 +67,11 @@ const (
 	// callTimeout bounds the network part of one task tool call; past it the call goes on
 	// offline.
 	callTimeout = 20 * time.Second
+	// turnWait bounds how long a call waits for its turn (clone.turn): longer than a turn's
+	// network part.
+	turnWait = callTimeout + 10*time.Second
+	// turnLock is the store document whose lock is the turn; the document is never written.
+	turnLock = "claims-turn"
 )
 
 // Options says where a clone's state is.
@@ -84,6 +95,8 @@ type state struct {
 // clone is one call's view: the store, the settings and a Claimer restored from the Doc.
 type clone struct {
 	st      *store.Store
+	o       Options
+	getenv  func(string) string
 	remote  string
 	owner   string
 	wf      *workflow.Record
@@ -91,6 +104,8 @@ type clone struct {
 	now     func() time.Time
 	cl      *claim.Claimer
 	pending map[string]time.Time
+	// restored is the line as the Doc held it when this view was loaded.
+	restored claim.State
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -100,7 +115,7 @@ func open(o Options) (*clone, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	st, err := store.Open(o.StateDir)
+	st, err := store.Open(o.StateDir, store.WithLockWait(turnWait))
 	if err != nil {
 		return nil, err
 	}
@@ -150,13 +165,29 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 			return nil, err
 		}
 	}
-	c := &clone{st: st, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
+	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
 		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
+		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
 	}
 	return c, nil
+}
+
+// turn runs fn as the only claims call of this clone, among all its processes (the MCP
+// server's tool calls and background sync, cairn task, cairn sync), on a view loaded afresh in
+// the turn: nil when sharing went off or the workflow ended meanwhile, and loadErr when it
+// cannot be loaded. A call decides from the workflow and the line, then changes one of them;
+// another process changing the workflow in between would make the decision wrong (a claim
+// released as its task is set running again). It returns the error of taking the turn; fn is
+// not called then.
+func (c *clone) turn(fn func(t *clone, loadErr error)) error {
+	_, err := c.st.Update(turnLock, func([]byte) ([]byte, error) {
+		fn(load(c.st, c.o, c.getenv))
+		return nil, nil
+	})
+	return err
 }
 
 func readState(st *store.Store) (state, error) {
@@ -220,7 +251,9 @@ func (c *clone) save(touched string) error {
 		if s.Workflow != id {
 			s = state{Owner: c.owner, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
 		}
-		if line.Head >= s.Line.Head {
+		// A shorter line replaces the Doc's only when it is the one this call started from:
+		// it then found the remote's line deleted or rewound, and read it again.
+		if line.Head >= s.Line.Head || (s.Line.Head == c.restored.Head && s.Line.Mark == c.restored.Mark) {
 			s.Line = line
 		}
 		if at, ok := c.pending[touched]; ok {
@@ -251,23 +284,47 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	running := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning
 	c, err := open(o)
 	if err != nil {
-		res, uerr := update()
-		if uerr == nil && res != nil && running {
-			res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
-		}
-		return res, uerr
+		return unclaimed(running, err, update)
 	}
 	if c == nil {
 		return update()
 	}
 	defer c.st.Close()
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
 	task = strings.TrimSpace(task)
-	if running {
-		return c.running(ctx, task, update)
+	if secrets.ScanString(task) != nil {
+		// The store refuses it; a claim would have pushed it where every machine reads it.
+		return unclaimed(running, errors.New("its id has the shape of a secret"), update)
 	}
-	return c.leaving(ctx, task, update)
+	var res *engine.Result
+	var uerr error
+	terr := c.turn(func(c *clone, err error) {
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		switch {
+		case err != nil:
+			res, uerr = unclaimed(running, err, update)
+		case c == nil:
+			res, uerr = update()
+		case running:
+			res, uerr = c.running(ctx, task, update)
+		default:
+			res, uerr = c.leaving(ctx, task, update)
+		}
+	})
+	if terr != nil {
+		return nil, terr
+	}
+	return res, uerr
+}
+
+// unclaimed applies update without the claims rules, since the claims state could not be read
+// (err).
+func unclaimed(running bool, err error, update func() (*engine.Result, error)) (*engine.Result, error) {
+	res, uerr := update()
+	if uerr == nil && res != nil && running {
+		res.Warnings = append(res.Warnings, "the task was not claimed on the remote: "+err.Error())
+	}
+	return res, uerr
 }
 
 // running claims task, then sets it running here.
@@ -276,6 +333,12 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 	fence, err := c.cl.TryClaim(ctx, task)
 	var he *claim.HeldError
 	if errors.As(err, &he) {
+		c.save("")
+		return nil, c.heldError(task, he.Holder, he.Left)
+	}
+	if err != nil && !errors.Is(err, gitremote.ErrRefused) && errors.As(c.cl.Held(task), &he) {
+		// Out of reach, but another machine held it at the last read: refused as online,
+		// rather than worked on beside the holder until the next sync sets it back.
 		c.save("")
 		return nil, c.heldError(task, he.Holder, he.Left)
 	}
@@ -317,6 +380,10 @@ func (c *clone) leaving(ctx context.Context, task string, update func() (*engine
 		return update()
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
+		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
+			c.save("")
+			return nil, c.takenError(task, h, pend)
+		}
 		res, uerr := update()
 		if uerr == nil && pend {
 			c.settled(task)
@@ -346,6 +413,17 @@ func (c *clone) leaving(ctx context.Context, task string, update func() (*engine
 func (c *clone) holdsAny() bool {
 	for _, h := range c.cl.Holders() {
 		if h.Owner == c.owner {
+			return true
+		}
+	}
+	return false
+}
+
+// runningAny reports whether a task runs here: its claim may be on the line although the Doc
+// does not say so (the call that claimed it was killed before recording it, or could not).
+func (c *clone) runningAny() bool {
+	for _, t := range c.wf.Tasks {
+		if t.Status == workflow.TaskRunning {
 			return true
 		}
 	}
@@ -394,22 +472,129 @@ func (c *clone) settled(task string) {
 	c.save(task)
 }
 
+// settleIf forgets task's offline claim made at at, out of the turn: one made again since is
+// kept.
+func (c *clone) settleIf(task string, at time.Time) {
+	delete(c.pending, task)
+	id := c.wf.WorkflowID
+	c.st.Update(Doc, func(cur []byte) ([]byte, error) {
+		var s state
+		if cur == nil || json.Unmarshal(cur, &s) != nil || s.Workflow != id || !s.Pending[task].Equal(at) {
+			return nil, nil
+		}
+		delete(s.Pending, task)
+		return json.Marshal(s)
+	})
+}
+
 // Sync confirms the claims this clone made offline on the active workflow and renews (or
 // releases) the ones it holds; run it before the workflow's own sync, so that a task whose
 // claim another machine holds is set back here before this machine's revisions are pushed.
-// revert sets a task back to pending through the state machine with a note. It returns one
-// line per claim that was not confirmed, for people.
+// revert sets a task back to pending through the state machine with a note; it is called
+// outside the turn, so that it may wait for whatever a task tool call waits for. It returns
+// one line per claim that was not confirmed, for people.
 func Sync(ctx context.Context, o Options, revert func(task, note string) error) ([]string, error) {
 	c, err := open(o)
 	if err != nil || c == nil {
 		return nil, err
 	}
 	defer c.st.Close()
-	if len(c.pending) == 0 && !c.holdsAny() {
+	if len(c.pending) == 0 && !c.holdsAny() && !c.runningAny() {
 		return nil, nil // nothing of this clone's on the line: no network
 	}
-	var notes []string
-	for task := range c.pending {
+	var (
+		t     = c
+		notes []string
+		lost  map[string]*claim.HeldError
+	)
+	// Most syncs only renew: the line is read first out of the turn, so that task calls wait
+	// for a sync only when it has claims to confirm or to release.
+	routine, err := c.routine(ctx)
+	if err != nil {
+		return nil, err // out of reach: nothing to decide on, and no turn held meanwhile
+	}
+	if !routine {
+		t = nil
+		terr := c.turn(func(tc *clone, lerr error) {
+			if t, err = tc, lerr; t == nil || err != nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			notes, lost, err = t.decide(ctx)
+		})
+		if terr != nil {
+			return nil, terr
+		}
+		if t == nil {
+			return nil, err
+		}
+	}
+	for task, he := range lost {
+		note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
+		what := "it went back to pending here"
+		if rerr := revert(task, note); rerr != nil {
+			what = "it is still running here (set it pending or pick another task)"
+		}
+		t.settleIf(task, t.pending[task])
+		notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
+			textsafe.Line(task, 64), t.who(he.Holder), what))
+	}
+	if err != nil {
+		return notes, err
+	}
+	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
+	for task, h := range t.cl.Holders() {
+		if h.Owner != t.owner || t.status(task) != workflow.TaskRunning || t.cl.Stale(task) <= t.lease/4 {
+			continue
+		}
+		if err := t.cl.Renew(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
+			t.save("")
+			return notes, err
+		}
+	}
+	return notes, t.save("")
+}
+
+// routine reads the line and reports whether this sync has nothing to do but renew: no claim
+// made offline, and every claim this clone held before still its own and its task running
+// here. A sync that is not routine decides in its turn, on the workflow read again.
+func (c *clone) routine(ctx context.Context) (bool, error) {
+	if len(c.pending) > 0 {
+		return false, nil
+	}
+	before := c.cl.Holders()
+	if err := c.cl.Refresh(ctx); err != nil {
+		return false, err
+	}
+	now := c.cl.Holders()
+	for task, h := range before {
+		if h.Owner == c.owner && (now[task].Owner != h.Owner || now[task].Rev != h.Rev || c.status(task) != workflow.TaskRunning) {
+			return false, nil
+		}
+	}
+	for task, h := range now {
+		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// decide is Sync's part in the turn: it claims the tasks set running offline (returning those
+// another machine holds, for Sync to set back once out of the turn), claims again those
+// running here whose claim went from the line (deleted or rewound on the host) and says which
+// another machine now holds, and releases the claims of tasks no longer running here.
+func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*claim.HeldError, err error) {
+	lost = map[string]*claim.HeldError{}
+	var mine []string // held here before this sync read the line
+	for task, h := range c.cl.Holders() {
+		if h.Owner == c.owner {
+			mine = append(mine, task)
+		}
+	}
+	offline := maps.Clone(c.pending)
+	for task := range offline {
 		var err error
 		if c.status(task) == workflow.TaskRunning { // else there is nothing left to claim
 			_, err = c.cl.TryClaim(ctx, task)
@@ -418,40 +603,53 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		held, refused := errors.As(err, &he), errors.Is(err, gitremote.ErrRefused)
 		if err != nil && !held && !refused {
 			c.save("")
-			return notes, err
+			return notes, lost, err
 		}
-		c.settled(task)
 		switch {
-		case held:
-			note := "claimed first by " + textsafe.Line(he.Holder.Owner, 80) + " on another machine"
-			what := "it went back to pending here"
-			if rerr := revert(task, note); rerr != nil {
-				what = "it is still running here (set it pending or pick another task)"
-			}
-			notes = append(notes, fmt.Sprintf("task %s was set running here offline, but %s holds it: %s",
-				textsafe.Line(task, 64), c.who(he.Holder), what))
+		case held: // settled once set back, so a crash before that leaves it to the next sync
+			lost[task] = he
 		case refused: // never to be confirmed: said once, not retried
+			c.settled(task)
 			notes = append(notes, refusedNote(task, c.remote))
+		default:
+			c.settled(task)
 		}
 	}
 	if err := c.cl.Refresh(ctx); err != nil {
-		return notes, err
+		return notes, lost, err
 	}
-	for task, h := range c.cl.Holders() {
-		if h.Owner != c.owner {
-			continue
+	for _, task := range mine {
+		if _, ok := offline[task]; ok || c.status(task) != workflow.TaskRunning {
+			continue // the offline ones were claimed above
 		}
 		var err error
-		switch {
-		case c.status(task) != workflow.TaskRunning:
-			err = c.cl.Release(ctx, task, h.Rev)
-		case c.cl.Stale(task) > c.lease/4:
-			err = c.cl.Renew(ctx, task, h.Rev)
+		h, held := c.cl.Holders()[task]
+		if !held { // the line no longer has it: claimed again, or another machine is told it is free
+			_, err = c.cl.TryClaim(ctx, task)
 		}
-		if err != nil && !errors.Is(err, claim.ErrFenced) {
+		var he *claim.HeldError
+		switch {
+		case errors.As(err, &he):
+			h, held = he.Holder, true
+		case errors.Is(err, gitremote.ErrRefused):
+			notes = append(notes, refusedNote(task, c.remote))
+		case err != nil:
 			c.save("")
-			return notes, err
+			return notes, lost, err
+		}
+		if held && h.Owner != c.owner { // said once: the line saved now has it held there
+			notes = append(notes, fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): keep your work in a checkpoint and pick another task",
+				textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40)))
 		}
 	}
-	return notes, c.save("")
+	for task, h := range c.cl.Holders() {
+		if h.Owner != c.owner || c.status(task) == workflow.TaskRunning {
+			continue
+		}
+		if err := c.cl.Release(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
+			c.save("")
+			return notes, lost, err
+		}
+	}
+	return notes, lost, nil
 }

@@ -194,3 +194,291 @@ func TestOfflineClaim(t *testing.T) {
 		t.Fatalf("the next sync repeated: %q", notes)
 	}
 }
+
+// hooked is a remote that runs a hook once, when it is next read: another process of the same
+// clone acting while a call waits on the network.
+type hooked struct {
+	remote.Backend
+	mu   sync.Mutex
+	hook func()
+}
+
+func (h *hooked) arm(f func()) { h.mu.Lock(); h.hook = f; h.mu.Unlock() }
+func (h *hooked) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	h.mu.Lock()
+	f := h.hook
+	h.hook = nil
+	h.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return h.Backend.Since(ctx, id, rev)
+}
+
+// second opens another engine on c's project, as a second process of the same clone does.
+func (c *clone) second() *clone {
+	c.t.Helper()
+	getenv := func(k string) string { return c.vars[k] }
+	en, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: c.opt.Root, Actor: "second", YAML: yamldoc.Codec{}})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { en.Close() })
+	return &clone{t: c.t, en: en, vars: c.vars, opt: c.opt}
+}
+
+// during runs f in another goroutine when the remote is next read, and waits for it a little:
+// long enough for a call that does not wait on this clone's other calls to finish, short
+// enough that a call that waits (its turn) is not held up for long. The returned func waits for
+// f and fails the test if it failed.
+func during(t *testing.T, h *hooked, f func() error) (wait func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	h.arm(func() {
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			done <- err
+		case <-time.After(time.Second):
+		}
+	})
+	return func() {
+		t.Helper()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func taskStatus(t *testing.T, c *clone, id string) string {
+	t.Helper()
+	st, err := store.Open(c.opt.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, err := st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.ParseRecord(w.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range rec.Tasks {
+		if tk.ID == id {
+			return string(tk.Status)
+		}
+	}
+	return ""
+}
+
+// TestSyncKeepsAClaimSetRunningMeanwhile: a sync releases the claim of a task that is no longer
+// running here; another process of the same clone that sets the task running again while the
+// sync reads the remote keeps the task claimed, so no other machine may take it.
+func TestSyncKeepsAClaimSetRunningMeanwhile(t *testing.T) {
+	h := &hooked{Backend: memremote.New()}
+	a := newClone(t, h)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	// Out of running without the claims rules (as a crash recovery does): the claim stays
+	// for the next sync to release.
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending"}); err != nil {
+		t.Fatal(err)
+	}
+	b := a.second()
+	wait := during(t, h, func() error { _, err := b.task("t1", "running"); return err })
+	a.sync()
+	wait()
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want running", got)
+	}
+	other := claim.New(h.Backend, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine could claim t1, running here: %v", err)
+	}
+}
+
+// TestSecretTaskIDIsNotPushed: a task id with the shape of a secret (pasted in error to cairn
+// task, which does not scan its arguments as the MCP server does) is refused here as it is
+// without sharing, and never reaches the claims line, which every machine with access to the
+// remote reads and which keeps its history.
+func TestSecretTaskIDIsNotPushed(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	if _, err := a.task(token, "running"); err == nil || strings.Contains(err.Error(), token) {
+		t.Fatalf("setting a secret-shaped task running: %v", err)
+	}
+	recs, err := b.Since(context.Background(), "wf-1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if strings.Contains(string(r.Data), token) {
+			t.Fatalf("the claims line holds the secret: r%d %s", r.Rev, r.Data)
+		}
+	}
+}
+
+// swappable is a remote whose lines can be deleted on the host, as a person deleting the
+// claims branch in the host's web page, or a git push --mirror from a clone without them, does.
+type swappable struct {
+	mu sync.Mutex
+	remote.Backend
+}
+
+func (s *swappable) wipe() { s.mu.Lock(); s.Backend = memremote.New(); s.mu.Unlock() }
+func (s *swappable) backend() remote.Backend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Backend
+}
+func (s *swappable) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	return s.backend().Append(ctx, id, after, data)
+}
+func (s *swappable) Since(ctx context.Context, id string, rev int64) ([]remote.Record, error) {
+	return s.backend().Since(ctx, id, rev)
+}
+
+// TestSyncReclaimsAClaimTheLineLost: the claims line was deleted on the host while tasks run
+// here under this clone's claims; the next sync claims them again, so that another machine
+// cannot take them as free, and says (once) which one another machine claimed first.
+func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
+	s := &swappable{Backend: memremote.New()}
+	a := newClone(t, s)
+	for _, id := range []string{"t1", "t2", "t3"} {
+		if _, err := a.task(id, "running"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.task("t3", "done"); err != nil { // the line this clone read is longer than the new one
+		t.Fatal(err)
+	}
+	s.wipe()
+	other := claim.New(s, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.Claim(context.Background(), "t2"); err != nil {
+		t.Fatal(err)
+	}
+	notes := a.sync()
+	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): keep your work in a checkpoint and pick another task" {
+		t.Fatalf("notes = %q", notes)
+	}
+	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+		t.Fatalf("another machine could claim t1, running here: %v", err)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the next sync repeated: %q", notes)
+	}
+}
+
+// TestSyncRenewsAClaimItDidNotRecord: a task call whose claim landed but which could not record
+// it in claims.json (killed just after setting the task running, or its write failed) leaves a
+// task running here under a claim this clone does not know it holds. Its syncs must still
+// renew it: otherwise another machine takes it over once the lease ends, while it runs here.
+func TestSyncRenewsAClaimItDidNotRecord(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(a.opt.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var doc struct {
+		Owner string `json:"owner"`
+	}
+	if _, err := st.ReadJSON(claimsync.Doc, &doc); err != nil || doc.Owner == "" {
+		t.Fatalf("claims.json: %+v %v", doc, err)
+	}
+	if err := st.Write(claimsync.Doc, []byte(`{"owner":"`+doc.Owner+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, skew := range []string{"20s", "40s"} { // the first reads the claim, the second is a quarter of the 1m lease later
+		a.vars[claimsync.EnvClockSkew] = skew
+		a.sync()
+	}
+	if got := head(t, b); got != 2 {
+		t.Fatalf("after a sync past a quarter of the lease the claims line is at r%d, want r2 (renewed)", got)
+	}
+}
+
+// TestOneNotePerLostClaim: a task this clone held and set running again while offline, that
+// another machine took over meanwhile, goes back to pending with one note, not two.
+func TestOneNotePerLostClaim(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	later := time.Duration(0)
+	other := claim.New(f.Backend, "wf-1", "X", time.Minute, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(later)
+	})
+	if err := other.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	later = 2 * time.Minute
+	mu.Unlock()
+	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(false)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1 was set running here offline, but X") {
+		t.Fatalf("notes = %q", notes)
+	}
+}
+
+// TestOfflineRefusesATaskKnownHeld: offline, a task that another machine held under a live
+// lease when this clone last read the line is refused, as it is online, rather than set running
+// here unconfirmed: the agent would work on it beside the holder until the next sync.
+func TestOfflineRefusesATaskKnownHeld(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a, b := newClone(t, f), newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.task("t2", "running"); err != nil { // b reads the line, t1's claim included
+		t.Fatal(err)
+	}
+	f.set(true)
+	res, err := b.task("t1", "running")
+	if err == nil || !strings.Contains(err.Error(), "task t1 is held by ") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("offline, setting running a task another machine holds: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, b, "t1"); got != "" {
+		t.Fatalf("t1 is %q on b, want absent", got)
+	}
+}
+
+// TestOfflineRefusesToFinishATaskKnownHeld: offline, a task another machine held at the last
+// read cannot be marked done here, as online.
+func TestOfflineRefusesToFinishATaskKnownHeld(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a, b := newClone(t, f), newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.task("t2", "running"); err != nil { // b reads the line, t1's claim included
+		t.Fatal(err)
+	}
+	f.set(true)
+	if _, err := b.task("t1", "pending"); err == nil || !strings.Contains(err.Error(), "task t1 is held by ") {
+		t.Fatalf("offline, changing a task another machine holds: %v", err)
+	}
+	if got := taskStatus(t, b, "t1"); got != "" {
+		t.Fatalf("t1 is %q on b, want absent", got)
+	}
+}

@@ -242,8 +242,10 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
 	}
 	// The records are on the remote whatever happens to the mirror now; a failed update
-	// here only means the next call fetches first.
-	_ = b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head)
+	// here only means the next call fetches first. The mirror moves only from the head this
+	// append read ("" for none: the ref must not exist): another process of this clone that
+	// fetched or pushed past it meanwhile must not be moved back.
+	_ = b.run(ctx, nil, nil, "update-ref", "-m", "cairn: pushed", b.mirrorRef(id), head, parent)
 	return after + int64(len(data)), nil
 }
 

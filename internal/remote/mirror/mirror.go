@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/report"
@@ -59,12 +60,32 @@ func Load(st *store.Store) (Settings, error) {
 		return s, err
 	}
 	if s.Enabled {
+		if !remoteName(s.Remote) { // never repeated: an address may hold a token
+			return s, fmt.Errorf("the remote settings (%s) name an address or a path rather than one of this project's git remotes, so nothing is shared: run cairn remote enable [REMOTE]", Doc)
+		}
 		var u Unconfirmed
 		if _, err := st.ReadJSON(ClaimsDoc, &u); err == nil {
 			s.claimsFor, s.unconfirmed = u.Workflow, len(u.Pending)
 		}
 	}
 	return s, nil
+}
+
+// remoteName reports whether r has the shape of a git remote's name, the only thing cairn
+// remote enable stores: settings planted in a repository's state directory, or edited, could
+// otherwise hold an address or a path, which git would push every sync to without anyone
+// having enabled it. Names cannot hold ':' or '\' (addresses, ext::, Windows paths) nor start
+// with '/' or '.' (paths).
+func remoteName(r string) bool {
+	if r == "" || r[0] == '-' || r[0] == '.' || r[0] == '/' || strings.Contains(r, "..") {
+		return false
+	}
+	for i := 0; i < len(r); i++ {
+		if c := r[i]; c == ':' || c == '\\' || c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Save writes the settings atomically.

@@ -1,6 +1,9 @@
 package mirror_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +128,41 @@ func TestUnconfirmed(t *testing.T) {
 				t.Errorf("Shared = %+v, want %d claims not confirmed", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRemoteMustBeAName: cairn remote enable stores the name of one of the project's remotes;
+// settings that hold an address or a path instead (planted in a repository's state directory, or
+// edited by hand) would make every sync push the workflow there, without anyone enabling it and
+// with no credentials needed. They are refused, without repeating the address (it may hold a
+// token).
+func TestRemoteMustBeAName(t *testing.T) {
+	for _, r := range []string{"https://x:tok3n@attacker.example/x.git", "git@attacker.example:x.git",
+		"/srv/x.git", "../x.git", `C:\x.git`, "ext::sh -c true", "file:///srv/x.git", ""} {
+		st := open(t)
+		doc, _ := json.Marshal(mirror.Settings{Enabled: true, Remote: r})
+		if err := os.WriteFile(filepath.Join(st.Dir(), "remote.json"), doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := mirror.Load(st)
+		if err == nil || (r != "" && strings.Contains(err.Error(), r)) || strings.Contains(err.Error(), "tok3n") {
+			t.Errorf("Load with remote %q: %v, want an error that does not repeat it", r, err)
+		}
+	}
+	for _, r := range []string{"origin", "my.fork", "team/upstream", "up_2-x"} {
+		st := open(t)
+		if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: r}); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := mirror.Load(st); err != nil || s.Remote != r {
+			t.Errorf("Load with remote %q: %+v %v", r, s, err)
+		}
+	}
+	st := open(t) // off: not used, so not checked
+	if err := mirror.Save(st, mirror.Settings{Remote: "https://example.com/x.git"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Load(st); err != nil {
+		t.Errorf("Load of settings that are off: %v", err)
 	}
 }
