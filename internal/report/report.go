@@ -134,8 +134,10 @@ func CloseFence(nonce string) string { return `</cairn-state nonce="` + nonce + 
 func Render(in Input) string {
 	tier := strings.ToLower(strings.TrimSpace(in.Tier))
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
-		// One line: the stored part quoted and sanitised, the rest Cairn's own words.
-		if v := line(in.Ended, capEnded); v != "" {
+		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
+		// fence here, a double quote stored in it would close the quotes early: it is shown
+		// as a single one.
+		if v := strings.ReplaceAll(line(in.Ended, capEnded), `"`, "'"); v != "" {
 			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n"
 		}
 	}
