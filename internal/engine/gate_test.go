@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -120,5 +122,49 @@ func TestRecordWithoutTimesIsNotExpired(t *testing.T) {
 		if s.WorkflowID == res.WorkflowID && s.Archived != "" {
 			t.Fatalf("the workflow without times was archived as %s (message %q)", s.Status, r.SystemMessage)
 		}
+	}
+}
+
+// longDefinition writes a definition of eight phases named with the 64 characters a name may
+// have, the sixth an approval gate, and starts a workflow of it moved into that gate.
+func longDefinition(t *testing.T, e *env) (*engine.Engine, []string) {
+	t.Helper()
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var phases, moves []string
+	for i := range 8 {
+		phases = append(phases, fmt.Sprintf("p%d-%s", i, strings.Repeat("x", 61)))
+	}
+	for i := range 7 {
+		moves = append(moves, phases[i]+": ["+phases[i+1]+"]")
+	}
+	def := "---\nname: long\ndescription: d\nphases: [" + strings.Join(phases, ", ") + "]\ntransitions: {" +
+		strings.Join(moves, ", ") + "}\nterminal: [" + phases[7] + "]\napprovals: [" + phases[5] + "]\n---\nbody\n"
+	if err := os.WriteFile(filepath.Join(dir, "long.md"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "long", Context: "c"}))(t)
+	for _, p := range phases[1:6] {
+		must(en.Transition(engine.TransitionRequest{To: p}))(t)
+	}
+	return en, phases
+}
+
+// The compaction anchor is capped, but what it cuts is the state, never its last sentence:
+// the pointer to resume_check, which is how the summarised session finds the rest.
+func TestCompactAnchorKeepsItsPointer(t *testing.T) {
+	e := newEnv(t)
+	en, _ := longDefinition(t, e)
+	must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: "s1", TaskID: "1", Subject: "write the retry loop " + strings.Repeat("y", 100)}, false))(t)
+	a := en.CompactAnchor()
+	const pointer = ". After compaction, call " + engine.ToolPrefix + "resume_check if unsure where the work stands."
+	if n := utf8.RuneCountInString(a); n > 700 || !strings.HasSuffix(a, pointer) {
+		t.Errorf("the anchor (%d runes) lost its pointer to resume_check: %q", n, a)
+	}
+	if !strings.Contains(a, "needs their yes; 1 open task") {
+		t.Errorf("the anchor cut its next step short: %q", a)
 	}
 }
