@@ -58,7 +58,7 @@ func (e *Engine) CompactAnchor() string {
 	if res.WorkflowID == "" {
 		return ""
 	}
-	head := fmt.Sprintf("Cairn workflow position (keep it in the summary): workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 40), oneLine(res.Phase, 40))
+	head := fmt.Sprintf("Cairn workflow position (keep it in the summary): workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 64), oneLine(res.Phase, 64))
 	if res.PhaseStatus != "" {
 		head += fmt.Sprintf(" (%s)", oneLine(res.PhaseStatus, 20))
 	}

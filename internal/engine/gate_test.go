@@ -168,3 +168,17 @@ func TestCompactAnchorKeepsItsPointer(t *testing.T) {
 		t.Errorf("the anchor cut its next step short: %q", a)
 	}
 }
+
+// A phase name may have 64 characters: the report and the compaction anchor name it whole, not
+// cut into a name the definition does not have.
+func TestReportAndAnchorNameTheWholePhase(t *testing.T) {
+	e := newEnv(t)
+	en, phases := longDefinition(t, e)
+	want := "phase " + phases[5] + " (in_progress)"
+	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}).Report; !strings.Contains(r, want) {
+		t.Errorf("the report does not name the phase whole:\n%s", r)
+	}
+	if a := en.CompactAnchor(); !strings.Contains(a, want) {
+		t.Errorf("the anchor does not name the phase whole: %q", a)
+	}
+}

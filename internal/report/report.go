@@ -33,7 +33,7 @@ const MaxLen = 2000
 // Caps, in runes, on each stored string before the byte budget applies.
 const (
 	capID      = 80
-	capName    = 40 // type, phase, phase status, violation code and severity
+	capName    = 64 // a type, phase, phase status, checkpoint or remote name: the longest name workflow and store accept, so none is cut into a name that does not exist
 	capContext = 120
 	capNext    = 300
 	capItem    = 320 // one warning, notice or violation's details: whole sentences up to this

@@ -516,3 +516,24 @@ func TestOpenTasksKeepPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeNames: a type, phase or checkpoint name may have 64 characters (workflow and store
+// both allow that many); cut shorter, the report would name a phase the definition does not
+// have, which the agent may then try to move to.
+func TestWholeNames(t *testing.T) {
+	name := func(c string) string { return "p-" + strings.Repeat(c, 62) }
+	in := full()
+	in.Type, in.Phase, in.Completed, in.Allowed, in.Checkpoints = name("t"), name("x"), []string{name("a")}, []string{name("b")}, []string{name("c")}
+	in.Details = true
+	out := report.Render(in)
+	for _, want := range []string{
+		"(" + in.Type + "), phase " + in.Phase + " (in_progress)",
+		"completed: " + in.Completed[0] + "\n",
+		"allowed next: " + in.Allowed[0] + "\n",
+		"checkpoints: " + in.Checkpoints[0] + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+}
