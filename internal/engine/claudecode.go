@@ -67,7 +67,9 @@ func (e *Engine) CompactAnchor() string {
 		next = "; next: " + strings.TrimSuffix(oneLine(res.Next, 300), ".") // a sentence; this is a clause
 	}
 	if n := len(res.OpenTasks); n > 0 {
-		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), oneLine(res.OpenTasks[0], 80))
+		// The compaction request reads this as instructions: a task's title, stored text,
+		// shows only quoted, as tool input does in memory.
+		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), textsafe.Quote(res.OpenTasks[0], 82))
 	}
 	const pointer = ". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands."
 	completed := ""
