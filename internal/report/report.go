@@ -65,7 +65,7 @@ type Input struct {
 	L2Line string
 	// Ended is the L2 line of the workflow that ended last (completed, expired, archived),
 	// when there is no active one: the report is then one line saying there is nothing to
-	// resume.
+	// resume, or, with warnings or notices to give too, a "last ended" line in the fence.
 	Ended string
 	// OpenTasks are the workflow's pending or running tasks, oldest first, among them the
 	// Claude Code tasks Cairn mirrors (Claude Code keeps its own list per session). They come
@@ -169,6 +169,7 @@ func Render(in Input) string {
 	// Slots are filled in order of importance, then printed in reading order.
 	const (
 		oMemory = iota
+		oEnded
 		oWorkflow
 		oShared
 		oContext
@@ -183,6 +184,10 @@ func Render(in Input) string {
 	)
 	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2"}, tier) || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
+	}
+	if in.WorkflowID == "" {
+		// An ending with warnings or notices: not the one line, but still said.
+		b.field(oEnded, "last ended: ", in.Ended, capEnded)
 	}
 	b.add(oWorkflow, workflowLine(in))
 	if in.Shared != nil {

@@ -537,3 +537,22 @@ func TestWholeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestEndedWithWarnings: when a warning or notice comes with an ending (auto-memory turned
+// off warns at every start), the report is the fenced one, and it still says what ended: the
+// engine counts the ending as told once a report was given.
+func TestEndedWithWarnings(t *testing.T) {
+	ended := "Completed APEX for “add retries”: “shipped”"
+	for _, in := range []report.Input{
+		{Tier: "None", Ended: ended, Warnings: []string{"Auto-memory unavailable — learnings will not persist"}},
+		{Tier: "None", Ended: ended, Notices: []string{"snapshot quarantined and rebuilt"}},
+	} {
+		in.Tool, in.Nonce = tool, nonce
+		out := report.Render(in)
+		_, fenced, _ := strings.Cut(out, report.OpenFence(nonce)+"\n")
+		fenced, _, _ = strings.Cut(fenced, report.CloseFence(nonce))
+		if !strings.Contains(fenced, "last ended: "+ended+"\n") {
+			t.Errorf("the report does not say what ended:\n%s", out)
+		}
+	}
+}
