@@ -218,18 +218,20 @@ type Last struct {
 }
 
 // LastPosition returns the latest L2 line for the L2-only resume tier: the newest line of
-// the topic file (by its time where lines carry one, else the last), else the summary on the
-// Cairn index line of MEMORY.md. Hand edits and foreign lines are tolerated; ok is false when
-// neither file says anything.
+// the topic file (by its time where lines carry one that is not in the future, else the
+// last), else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
+// are tolerated; ok is false when neither file says anything.
 func (m *Memory) LastPosition() (Last, bool, error) {
 	entries, err := m.Entries()
 	if err != nil {
 		return Last{}, false, err
 	}
 	if len(entries) > 0 {
-		best := len(entries) - 1
+		best, now := len(entries)-1, m.opt.Now()
 		for i, e := range entries {
-			if !e.At.IsZero() && e.At.After(entries[best].At) {
+			// A time in the future was stamped by a clock set wrong: it outranks no line
+			// written after it.
+			if !e.At.IsZero() && !e.At.After(now) && e.At.After(entries[best].At) {
 				best = i
 			}
 		}

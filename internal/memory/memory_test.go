@@ -281,6 +281,7 @@ func TestSlug(t *testing.T) {
 
 func TestLastPositionToleratesHandEdits(t *testing.T) {
 	m, dir := newTestMemory(t)
+	m.opt.Now = clock(time.Date(2026, 11, 22, 19, 0, 0, 0, time.UTC)) // every line below is past
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -470,5 +471,26 @@ func TestSweepsStaleTemps(t *testing.T) {
 		if got := err == nil; got != want {
 			t.Errorf("%s present = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// A line stamped in the future (written while the clock was set wrong) does not outrank the
+// lines written after it: otherwise, after a workflow completes, every session would be told
+// the stale position line as the last one, and that its workflow state is missing.
+func TestLastPositionIgnoresFutureTimes(t *testing.T) {
+	m, dir := newTestMemory(t) // now is 2026-11-22T17:01
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	topic := "```text\n" +
+		"2027-06-01T09:00:00Z Active APEX workflow: analyze completed, planning “x”\n" +
+		"2026-11-22T16:30:00Z Completed APEX for “x”: “shipped”\n" +
+		"```\n"
+	if err := os.WriteFile(filepath.Join(dir, TopicFile), []byte(topic), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, ok, err := m.LastPosition()
+	if err != nil || !ok || last.Text != "Completed APEX for “x”: “shipped”" {
+		t.Errorf("LastPosition = %+v %v %v, want the completion line", last, ok, err)
 	}
 }
