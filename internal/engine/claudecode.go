@@ -84,9 +84,10 @@ func (e *Engine) CompactAnchor() string {
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no
-// workflow is active. res is what Resume returned.
+// workflow is active or its type and phase cannot be read (tier Damaged). res is what Resume
+// returned.
 func Title(res *Resume) string {
-	if res == nil || res.WorkflowID == "" || res.Phase == "" {
+	if res == nil || res.WorkflowID == "" || res.Phase == "" || res.Tier == "Damaged" {
 		return ""
 	}
 	return textsafe.Clip("Cairn: "+oneLine(cmp.Or(res.Type, "workflow"), 30)+" · "+oneLine(res.Phase, 40), 80)

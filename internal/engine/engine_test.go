@@ -784,3 +784,24 @@ func TestStopReasonIsPlainText(t *testing.T) {
 		t.Errorf("the code or the cut details are not as expected: %q", out.Reason)
 	}
 }
+
+// A workflow on record but unreadable has no known type or phase: the session is not titled
+// "Cairn: unknown · unknown" in the resume picker.
+func TestDamagedWorkflowGetsNoTitle(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
+	if got := engine.Title(en.Resume(engine.ResumeOptions{ReportOnly: true})); got != "Cairn: apex · analyze" {
+		t.Fatalf("title of a readable workflow %q", got)
+	}
+	state := en.StateDir()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
+	if res.Tier != "Damaged" {
+		t.Fatalf("tier %q, want Damaged", res.Tier)
+	}
+	if got := engine.Title(res); got != "" {
+		t.Errorf("title of a damaged workflow %q, want none", got)
+	}
+}
