@@ -159,7 +159,7 @@ func (m *Memory) Record(text string) error {
 		if err != nil {
 			return err
 		}
-		entry := IndexLine(TopicTitle, TopicFile, textsafe.Line(plain, maxHookRunes))
+		entry := topicEntry(plain)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, TopicFile, entry), nil
 		})
@@ -176,7 +176,7 @@ func (m *Memory) RecordLearning(l Learning) (string, error) {
 			return "", f
 		}
 	}
-	content, title, hook, err := renderLearning(l)
+	content, title, first, err := renderLearning(l)
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +188,7 @@ func (m *Memory) RecordLearning(l Learning) (string, error) {
 		if err := m.update(name, func([]byte, bool) ([]byte, error) { return content, nil }); err != nil {
 			return err
 		}
-		entry := IndexLine(textsafe.Line(textsafe.Quote(unescape(title), maxTitleRunes), maxTitleRunes+10), name, hook)
+		entry := learningEntry(title, name, first)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, name, entry), nil
 		})

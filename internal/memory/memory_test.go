@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -492,5 +493,30 @@ func TestLastPositionIgnoresFutureTimes(t *testing.T) {
 	last, ok, err := m.LastPosition()
 	if err != nil || !ok || last.Text != "Completed APEX for “x”: “shipped”" {
 		t.Errorf("LastPosition = %+v %v %v, want the completion line", last, ok, err)
+	}
+}
+
+// Claude Code asks for MEMORY.md entries "under ~150 characters" (2.1.330's memory
+// instructions) and its consolidation rewrites longer ones; Cairn's own lines keep to that,
+// whatever the stored text.
+func TestIndexLinesKeepUnder150(t *testing.T) {
+	m, dir := newTestMemory(t)
+	long := strings.Repeat("word ", 80)
+	if err := m.Record("Active APEX workflow: analyze completed, planning “" + long + "”"); err != nil {
+		t.Fatal(err)
+	}
+	name, err := m.RecordLearning(Learning{Title: strings.Repeat("title ", 20), Body: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := readFile(t, filepath.Join(dir, IndexFile))
+	for _, target := range []string{TopicFile, name} {
+		line, ok := FindEntry([]byte(index), target)
+		if !ok {
+			t.Fatalf("no entry for %s in\n%s", target, index)
+		}
+		if n := utf8.RuneCountInString(line); n > 150 || !strings.Contains(line, " — ") {
+			t.Errorf("entry for %s has %d runes (or no hook): %s", target, n, line)
+		}
 	}
 }
