@@ -182,3 +182,22 @@ func TestReportAndAnchorNameTheWholePhase(t *testing.T) {
 		t.Errorf("the anchor does not name the phase whole: %q", a)
 	}
 }
+
+// With approvals turned off for the project (config.json), leaving a gate needs no yes: the
+// report must not tell the agent to ask for one, nor say the phase awaits approval.
+func TestApprovalsOffReportAsksForNoYes(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "ship it"}))(t)
+	if err := os.WriteFile(filepath.Join(en.StateDir(), "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if r.AwaitingApproval != "" || strings.Contains(r.Next, "approve") || !strings.HasPrefix(r.Next, "Continue phase plan") {
+		t.Errorf("with approvals off: awaiting %q, next %q", r.AwaitingApproval, r.Next)
+	}
+	if _, err := e.open("s2").Transition(engine.TransitionRequest{To: "implement"}); err != nil {
+		t.Fatalf("the move the report proposes: %v", err)
+	}
+}
