@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -49,34 +50,44 @@ const maxAnchor = 700
 // CompactAnchor is the short text the PreCompact hook adds to the compaction request so that
 // the summary keeps the workflow's position: workflow, phase, progress, next step, open
 // tasks. It reads and never changes state. "" when there is no active workflow.
+//
+// Over maxAnchor, the completed phases give way first and the rest is cut after that, but the
+// last sentence, the pointer to resume_check, always stays whole.
 func (e *Engine) CompactAnchor() string {
 	res := e.Resume(ResumeOptions{ReportOnly: true})
 	if res.WorkflowID == "" {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("Cairn workflow position (keep it in the summary): ")
-	fmt.Fprintf(&b, "workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 40), oneLine(res.Phase, 40))
+	head := fmt.Sprintf("Cairn workflow position (keep it in the summary): workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 64), oneLine(res.Phase, 64))
 	if res.PhaseStatus != "" {
-		fmt.Fprintf(&b, " (%s)", oneLine(res.PhaseStatus, 20))
+		head += fmt.Sprintf(" (%s)", oneLine(res.PhaseStatus, 20))
 	}
-	if len(res.Completed) > 0 {
-		fmt.Fprintf(&b, "; completed: %s", oneLine(strings.Join(res.Completed, ", "), 160))
-	}
+	var next, tasks string
 	if res.Next != "" {
-		fmt.Fprintf(&b, "; next: %s", strings.TrimSuffix(oneLine(res.Next, 240), ".")) // a sentence; this is a clause
+		next = "; next: " + strings.TrimSuffix(oneLine(res.Next, 300), ".") // a sentence; this is a clause
 	}
 	if n := len(res.OpenTasks); n > 0 {
-		fmt.Fprintf(&b, "; %d open task%s, first: %s", n, workflow.Plural(n), oneLine(res.OpenTasks[0], 80))
+		// The compaction request reads this as instructions: a task's title, stored text,
+		// shows only quoted, as tool input does in memory.
+		tasks = fmt.Sprintf("; %d open task%s, first: %s", n, workflow.Plural(n), textsafe.Quote(res.OpenTasks[0], 82))
 	}
-	b.WriteString(". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands.")
-	return textsafe.Clip(b.String(), maxAnchor)
+	const pointer = ". After compaction, call " + ToolPrefix + "resume_check if unsure where the work stands."
+	completed := ""
+	if len(res.Completed) > 0 {
+		const label = "; completed: "
+		room := maxAnchor - utf8.RuneCountInString(head+next+tasks+pointer+label)
+		if room >= 12 { // below that a cut list says nothing
+			completed = label + oneLine(strings.Join(res.Completed, ", "), min(160, room))
+		}
+	}
+	return textsafe.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no
-// workflow is active. res is what Resume returned.
+// workflow is active or its type and phase cannot be read (tier Damaged). res is what Resume
+// returned.
 func Title(res *Resume) string {
-	if res == nil || res.WorkflowID == "" || res.Phase == "" {
+	if res == nil || res.WorkflowID == "" || res.Phase == "" || res.Tier == "Damaged" {
 		return ""
 	}
 	return textsafe.Clip("Cairn: "+oneLine(cmp.Or(res.Type, "workflow"), 30)+" · "+oneLine(res.Phase, 40), 80)

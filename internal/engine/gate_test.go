@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -120,5 +122,82 @@ func TestRecordWithoutTimesIsNotExpired(t *testing.T) {
 		if s.WorkflowID == res.WorkflowID && s.Archived != "" {
 			t.Fatalf("the workflow without times was archived as %s (message %q)", s.Status, r.SystemMessage)
 		}
+	}
+}
+
+// longDefinition writes a definition of eight phases named with the 64 characters a name may
+// have, the sixth an approval gate, and starts a workflow of it moved into that gate.
+func longDefinition(t *testing.T, e *env) (*engine.Engine, []string) {
+	t.Helper()
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var phases, moves []string
+	for i := range 8 {
+		phases = append(phases, fmt.Sprintf("p%d-%s", i, strings.Repeat("x", 61)))
+	}
+	for i := range 7 {
+		moves = append(moves, phases[i]+": ["+phases[i+1]+"]")
+	}
+	def := "---\nname: long\ndescription: d\nphases: [" + strings.Join(phases, ", ") + "]\ntransitions: {" +
+		strings.Join(moves, ", ") + "}\nterminal: [" + phases[7] + "]\napprovals: [" + phases[5] + "]\n---\nbody\n"
+	if err := os.WriteFile(filepath.Join(dir, "long.md"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "long", Context: "c"}))(t)
+	for _, p := range phases[1:6] {
+		must(en.Transition(engine.TransitionRequest{To: p}))(t)
+	}
+	return en, phases
+}
+
+// The compaction anchor is capped, but what it cuts is the state, never its last sentence:
+// the pointer to resume_check, which is how the summarised session finds the rest.
+func TestCompactAnchorKeepsItsPointer(t *testing.T) {
+	e := newEnv(t)
+	en, _ := longDefinition(t, e)
+	must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: "s1", TaskID: "1", Subject: "write the retry loop " + strings.Repeat("y", 100)}, false))(t)
+	a := en.CompactAnchor()
+	const pointer = ". After compaction, call " + engine.ToolPrefix + "resume_check if unsure where the work stands."
+	if n := utf8.RuneCountInString(a); n > 700 || !strings.HasSuffix(a, pointer) {
+		t.Errorf("the anchor (%d runes) lost its pointer to resume_check: %q", n, a)
+	}
+	if !strings.Contains(a, "needs their yes; 1 open task") {
+		t.Errorf("the anchor cut its next step short: %q", a)
+	}
+}
+
+// A phase name may have 64 characters: the report and the compaction anchor name it whole, not
+// cut into a name the definition does not have.
+func TestReportAndAnchorNameTheWholePhase(t *testing.T) {
+	e := newEnv(t)
+	en, phases := longDefinition(t, e)
+	want := "phase " + phases[5] + " (in_progress)"
+	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}).Report; !strings.Contains(r, want) {
+		t.Errorf("the report does not name the phase whole:\n%s", r)
+	}
+	if a := en.CompactAnchor(); !strings.Contains(a, want) {
+		t.Errorf("the anchor does not name the phase whole: %q", a)
+	}
+}
+
+// With approvals turned off for the project (config.json), leaving a gate needs no yes: the
+// report must not tell the agent to ask for one, nor say the phase awaits approval.
+func TestApprovalsOffReportAsksForNoYes(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "ship it"}))(t)
+	if err := os.WriteFile(filepath.Join(en.StateDir(), "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if r.AwaitingApproval != "" || strings.Contains(r.Next, "approve") || !strings.HasPrefix(r.Next, "Continue phase plan") {
+		t.Errorf("with approvals off: awaiting %q, next %q", r.AwaitingApproval, r.Next)
+	}
+	if _, err := e.open("s2").Transition(engine.TransitionRequest{To: "implement"}); err != nil {
+		t.Fatalf("the move the report proposes: %v", err)
 	}
 }

@@ -165,7 +165,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.Notices = append(out.Notices, e.scanMilestones()...)
 	}
 
-	plan := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: l1ok, L2Available: l2ok,
+	plan := workflow.BuildPlan(workflow.PlanInput{Record: e.planView(def, r, now), Def: def, L1Available: l1ok, L2Available: l2ok,
 		L2Line: l2line, Findings: findings, Now: now})
 	out.Tier = tierName(plan.Tier)
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
@@ -206,6 +206,25 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 	}
 	return out
+}
+
+// planView is r as the resume plan sees it. With approvals turned off for the project, the
+// move out of a gate is made without asking (approvalPolicy), so a gate's open request counts
+// as given there: the plan must not send the agent to ask for a yes. The record is not changed.
+func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time.Time) *workflow.Record {
+	if !e.approvalsOff() {
+		return r
+	}
+	if _, open := workflow.Awaiting(def, r); !open {
+		return r
+	}
+	res, err := workflow.Approve(def, r, workflow.ApprovalSetting, "", now, e.actor())
+	if err != nil || res.Record == nil {
+		return r
+	}
+	v := r.Clone() // the approval only: Approve's record has its times touched
+	v.Approvals = res.Record.Approvals
+	return v
 }
 
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.

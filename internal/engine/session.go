@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -159,9 +160,14 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 		}
 		d := textsafe.OneLine(v.Details)
 		if len(d) > 200 {
-			d = d[:200] + "..."
+			cut := 200
+			for !utf8.RuneStart(d[cut]) {
+				cut--
+			}
+			d = d[:cut] + "..."
 		}
-		items = append(items, fmt.Sprintf("%s (%s) %s", v.Code, v.Severity, d))
+		// The code too is stored text: a record from a remote or a hand edit may hold any.
+		items = append(items, fmt.Sprintf("%s (%s) %s", textsafe.OneLine(v.Code), v.Severity, d))
 	}
 	return fmt.Sprintf("Cairn: the %s workflow %q has %d blocking violation%s: %s. Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.",
 		r.Type, textsafe.OneLine(r.Context), len(vs), workflow.Plural(len(vs)), strings.Join(items, "; "))

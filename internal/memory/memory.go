@@ -159,7 +159,7 @@ func (m *Memory) Record(text string) error {
 		if err != nil {
 			return err
 		}
-		entry := IndexLine(TopicTitle, TopicFile, textsafe.Line(plain, maxHookRunes))
+		entry := topicEntry(plain)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, TopicFile, entry), nil
 		})
@@ -176,7 +176,7 @@ func (m *Memory) RecordLearning(l Learning) (string, error) {
 			return "", f
 		}
 	}
-	content, title, hook, err := renderLearning(l)
+	content, title, first, err := renderLearning(l)
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +188,7 @@ func (m *Memory) RecordLearning(l Learning) (string, error) {
 		if err := m.update(name, func([]byte, bool) ([]byte, error) { return content, nil }); err != nil {
 			return err
 		}
-		entry := IndexLine(textsafe.Line(textsafe.Quote(unescape(title), maxTitleRunes), maxTitleRunes+10), name, hook)
+		entry := learningEntry(title, name, first)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, name, entry), nil
 		})
@@ -218,18 +218,20 @@ type Last struct {
 }
 
 // LastPosition returns the latest L2 line for the L2-only resume tier: the newest line of
-// the topic file (by its time where lines carry one, else the last), else the summary on the
-// Cairn index line of MEMORY.md. Hand edits and foreign lines are tolerated; ok is false when
-// neither file says anything.
+// the topic file (by its time where lines carry one that is not in the future, else the
+// last), else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
+// are tolerated; ok is false when neither file says anything.
 func (m *Memory) LastPosition() (Last, bool, error) {
 	entries, err := m.Entries()
 	if err != nil {
 		return Last{}, false, err
 	}
 	if len(entries) > 0 {
-		best := len(entries) - 1
+		best, now := len(entries)-1, m.opt.Now()
 		for i, e := range entries {
-			if !e.At.IsZero() && e.At.After(entries[best].At) {
+			// A time in the future was stamped by a clock set wrong: it outranks no line
+			// written after it.
+			if !e.At.IsZero() && !e.At.After(now) && e.At.After(entries[best].At) {
 				best = i
 			}
 		}

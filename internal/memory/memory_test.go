@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -281,6 +282,7 @@ func TestSlug(t *testing.T) {
 
 func TestLastPositionToleratesHandEdits(t *testing.T) {
 	m, dir := newTestMemory(t)
+	m.opt.Now = clock(time.Date(2026, 11, 22, 19, 0, 0, 0, time.UTC)) // every line below is past
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -469,6 +471,52 @@ func TestSweepsStaleTemps(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, name))
 		if got := err == nil; got != want {
 			t.Errorf("%s present = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A line stamped in the future (written while the clock was set wrong) does not outrank the
+// lines written after it: otherwise, after a workflow completes, every session would be told
+// the stale position line as the last one, and that its workflow state is missing.
+func TestLastPositionIgnoresFutureTimes(t *testing.T) {
+	m, dir := newTestMemory(t) // now is 2026-11-22T17:01
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	topic := "```text\n" +
+		"2027-06-01T09:00:00Z Active APEX workflow: analyze completed, planning “x”\n" +
+		"2026-11-22T16:30:00Z Completed APEX for “x”: “shipped”\n" +
+		"```\n"
+	if err := os.WriteFile(filepath.Join(dir, TopicFile), []byte(topic), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, ok, err := m.LastPosition()
+	if err != nil || !ok || last.Text != "Completed APEX for “x”: “shipped”" {
+		t.Errorf("LastPosition = %+v %v %v, want the completion line", last, ok, err)
+	}
+}
+
+// Claude Code asks for MEMORY.md entries "under ~150 characters" (2.1.330's memory
+// instructions) and its consolidation rewrites longer ones; Cairn's own lines keep to that,
+// whatever the stored text.
+func TestIndexLinesKeepUnder150(t *testing.T) {
+	m, dir := newTestMemory(t)
+	long := strings.Repeat("word ", 80)
+	if err := m.Record("Active APEX workflow: analyze completed, planning “" + long + "”"); err != nil {
+		t.Fatal(err)
+	}
+	name, err := m.RecordLearning(Learning{Title: strings.Repeat("title ", 20), Body: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := readFile(t, filepath.Join(dir, IndexFile))
+	for _, target := range []string{TopicFile, name} {
+		line, ok := FindEntry([]byte(index), target)
+		if !ok {
+			t.Fatalf("no entry for %s in\n%s", target, index)
+		}
+		if n := utf8.RuneCountInString(line); n > 150 || !strings.Contains(line, " — ") {
+			t.Errorf("entry for %s has %d runes (or no hook): %s", target, n, line)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -25,7 +26,10 @@ const (
 const (
 	MaxTopicLines = 20  // L2 lines kept in the topic file, newest last
 	maxLineRunes  = 300 // one L2 line
-	maxHookRunes  = 150 // the summary after "—" on an index line
+	maxHookRunes  = 150 // the description's summary, and the most an index line's hook may have
+	// maxEntryRunes caps a whole index line of Cairn's: Claude Code 2.1.330 asks for MEMORY.md
+	// entries "under ~150 characters", and its consolidation rewrites longer ones.
+	maxEntryRunes = 150
 	maxTitleRunes = 80
 	maxBodyLines  = 40
 	maxBodyRunes  = 500 // per body line
@@ -178,8 +182,9 @@ func Slug(title string) string {
 // LearningFile is the file name a learning with this title is kept in.
 func LearningFile(title string) string { return learningPrefix + Slug(title) + ".md" }
 
-// renderLearning returns the learning's file content and its index hook, sanitised.
-func renderLearning(l Learning) (file []byte, title, hook string, err error) {
+// renderLearning returns the learning's file content, its title sanitised and the first line
+// of its body as plain text (for the index line's hook).
+func renderLearning(l Learning) (file []byte, title, first string, err error) {
 	typ := cmp.Or(strings.ToLower(strings.TrimSpace(l.Type)), "project")
 	if !slices.Contains([]string{"user", "feedback", "project", "reference"}, typ) {
 		return nil, "", "", fmt.Errorf("the learning type is not one of user, feedback, project, reference")
@@ -206,9 +211,27 @@ func renderLearning(l Learning) (file []byte, title, hook string, err error) {
 	if len(body) == 0 {
 		return nil, "", "", fmt.Errorf("the learning has no body")
 	}
-	// MEMORY.md is in every session's context: there the learning, tool input, shows only
-	// quoted and capped.
-	hook = textsafe.Line(textsafe.Quote(unescape(body[0]), maxHookRunes-10), maxHookRunes)
 	desc := textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)
-	return renderMemoryFile(learningPrefix+Slug(l.Title), desc, typ, strings.Join(body, "\n")+"\n"), title, hook, nil
+	return renderMemoryFile(learningPrefix+Slug(l.Title), desc, typ, strings.Join(body, "\n")+"\n"), title, unescape(body[0]), nil
+}
+
+// learningEntry is the index line of a learning kept in file name: its title and the first
+// line of its body, tool input both, shown only quoted (MEMORY.md is in every session's
+// context), and capped together so that the line has at most maxEntryRunes runes.
+func learningEntry(title, name, first string) string {
+	room := maxEntryRunes - utf8.RuneCountInString(IndexLine("", name, "")) - len([]rune(" — "))
+	tq := min(maxTitleRunes, room/2)
+	t := textsafe.Line(textsafe.Quote(unescape(title), tq), tq+10) // + room for escapes
+	hook := ""
+	if left := min(maxHookRunes, room-utf8.RuneCountInString(t)); left >= 12 {
+		hook = textsafe.Line(textsafe.Quote(first, left-10), left)
+	}
+	return IndexLine(t, name, hook)
+}
+
+// topicEntry is the index line of the topic file, its hook the latest L2 line, so capped
+// that the line has at most maxEntryRunes runes.
+func topicEntry(plain string) string {
+	room := maxEntryRunes - utf8.RuneCountInString(IndexLine(TopicTitle, TopicFile, "")) - len([]rune(" — "))
+	return IndexLine(TopicTitle, TopicFile, textsafe.Line(plain, room))
 }

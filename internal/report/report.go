@@ -33,7 +33,7 @@ const MaxLen = 2000
 // Caps, in runes, on each stored string before the byte budget applies.
 const (
 	capID      = 80
-	capName    = 40 // type, phase, phase status, violation code and severity
+	capName    = 64 // a type, phase, phase status, checkpoint or remote name: the longest name workflow and store accept, so none is cut into a name that does not exist
 	capContext = 120
 	capNext    = 300
 	capItem    = 320 // one warning, notice or violation's details: whole sentences up to this
@@ -65,7 +65,7 @@ type Input struct {
 	L2Line string
 	// Ended is the L2 line of the workflow that ended last (completed, expired, archived),
 	// when there is no active one: the report is then one line saying there is nothing to
-	// resume.
+	// resume, or, with warnings or notices to give too, a "last ended" line in the fence.
 	Ended string
 	// OpenTasks are the workflow's pending or running tasks, oldest first, among them the
 	// Claude Code tasks Cairn mirrors (Claude Code keeps its own list per session). They come
@@ -134,8 +134,10 @@ func CloseFence(nonce string) string { return `</cairn-state nonce="` + nonce + 
 func Render(in Input) string {
 	tier := strings.ToLower(strings.TrimSpace(in.Tier))
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
-		// One line: the stored part quoted and sanitised, the rest Cairn's own words.
-		if v := line(in.Ended, capEnded); v != "" {
+		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
+		// fence here, a double quote stored in it would close the quotes early: it is shown
+		// as a single one.
+		if v := strings.ReplaceAll(line(in.Ended, capEnded), `"`, "'"); v != "" {
 			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n"
 		}
 	}
@@ -167,6 +169,7 @@ func Render(in Input) string {
 	// Slots are filled in order of importance, then printed in reading order.
 	const (
 		oMemory = iota
+		oEnded
 		oWorkflow
 		oShared
 		oContext
@@ -181,6 +184,10 @@ func Render(in Input) string {
 	)
 	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2"}, tier) || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
+	}
+	if in.WorkflowID == "" {
+		// An ending with warnings or notices: not the one line, but still said.
+		b.field(oEnded, "last ended: ", in.Ended, capEnded)
 	}
 	b.add(oWorkflow, workflowLine(in))
 	if in.Shared != nil {
