@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -109,11 +110,32 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
 	p := e.statusFile()
-	var prev *workflow.StatusDoc
-	if data, err := durable.ReadPath(p, 256<<10, true); err == nil && e.cfg.YAML != nil {
-		prev, _ = e.cfg.YAML.ParseStatusDoc(data)
+	prev, err := e.readStatusFile(p)
+	if errors.Is(err, errNoYAML) {
+		prev = nil // putStatusFile says so
+	} else if err != nil {
+		return err
 	}
 	return e.putStatusFile(p, workflow.StatusDocFrom(in, prev))
+}
+
+// readStatusFile reads WORKFLOW-STATUS.yaml at p: nil when there is none or it holds no YAML.
+// Any other failure is an error saying the file is to be left as it is: rewriting it from
+// initiative.json would drop the keys its author or another tool added.
+func (e *Engine) readStatusFile(p string) (*workflow.StatusDoc, error) {
+	data, err := durable.ReadPath(p, 256<<10, true)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err == nil && e.cfg.YAML == nil:
+		return nil, errNoYAML
+	case err == nil:
+		var doc *workflow.StatusDoc
+		if doc, err = e.cfg.YAML.ParseStatusDoc(data); err == nil {
+			return doc, nil
+		}
+	}
+	return nil, fmt.Errorf("%w; it was left as it is, so that nothing written in it is lost: correct it, and the next initiative change brings it up to date", err)
 }
 
 func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
@@ -146,15 +168,14 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	var doc *workflow.StatusDoc
 	var warnings []string
-	if data, err := durable.ReadPath(e.statusFile(), 256<<10, true); err == nil && e.cfg.YAML == nil {
-		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+errNoYAML.Error())
-	} else if err == nil {
-		if doc, err = e.cfg.YAML.ParseStatusDoc(data); err != nil {
-			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
-			doc = nil
-		}
+	doc, err := e.readStatusFile(e.statusFile())
+	keep := false // the file is there and unusable: not rewritten
+	if errors.Is(err, errNoYAML) {
+		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+err.Error())
+	} else if err != nil {
+		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
+		keep = true
 	}
 	d, err := workflow.Sync(in, doc, e.now())
 	if err != nil {
@@ -174,7 +195,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 		res.Changed = true
 	}
-	if d.WriteStatusDoc {
+	if d.WriteStatusDoc && !keep {
 		if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
 			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
 		}

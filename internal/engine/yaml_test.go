@@ -91,3 +91,42 @@ func TestNoYAMLReader(t *testing.T) {
 		t.Fatalf("the status file was changed: %q", data)
 	}
 }
+
+// A WORKFLOW-STATUS.yaml that is there but cannot be read (a value of the wrong type, a
+// lastUpdated that is not a time, broken YAML, a file over the size cap) is left byte for
+// byte as it is, with a warning that says so: rewriting it from initiative.json would drop
+// every key its author or another tool added. A file that holds no YAML at all is written.
+func TestStatusFileThatDoesNotParseIsLeftAlone(t *testing.T) {
+	for _, tc := range []struct{ name, content string }{
+		{"type error", "initiative: x\nprogress: half\nowner: bob\nlastUpdated: 2026-11-22T10:00:00Z\n"},
+		{"bad lastUpdated", "initiative: x\nowner: bob\nlastUpdated: yesterday\n"},
+		{"broken YAML", "initiative: x\nowner: [bob\n"},
+		{"too big", "owner: bob\nnotes: " + strings.Repeat("n", 300<<10) + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "keep my keys"}))(t)
+			e.write(".claude/WORKFLOW-STATUS.yaml", tc.content)
+			for _, r := range []engine.InitiativeRequest{{Action: "add_milestone", Milestone: "design"}, {Action: "get"}} {
+				res := must(en.Initiative(r))(t)
+				if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "left as it is") {
+					t.Errorf("%s: warnings %q do not say the file was left as it is", r.Action, w)
+				}
+				if data, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); string(data) != tc.content {
+					t.Fatalf("%s rewrote the status file:\n%s", r.Action, data)
+				}
+			}
+		})
+	}
+	for _, content := range []string{"", "# to be filled in by Cairn\n"} {
+		e := newEnv(t)
+		en := e.open("s1")
+		e.write("WORKFLOW-STATUS.yaml", content)
+		res := must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "fill me"}))(t)
+		data, _ := os.ReadFile(filepath.Join(e.project, "WORKFLOW-STATUS.yaml"))
+		if len(res.Warnings) > 0 || !strings.Contains(string(data), "title: fill me") {
+			t.Errorf("an empty status file %q was not written: %q, warnings %q", content, data, res.Warnings)
+		}
+	}
+}

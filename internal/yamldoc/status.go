@@ -2,17 +2,32 @@ package yamldoc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// ParseStatusDoc reads WORKFLOW-STATUS.yaml. lastUpdated must be an RFC 3339 time.
+// ParseStatusDoc reads WORKFLOW-STATUS.yaml. lastUpdated must be an RFC 3339 time. A file
+// that holds no YAML (empty, comments only, a lone null) gives nil and no error: it has
+// nothing to keep.
 func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
+	}
+	if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {
+		return nil, nil
+	}
 	var d workflow.StatusDoc
-	if err := yaml.Unmarshal(data, &d); err != nil {
+	if err := root.Decode(&d); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) { // one line per error, as warnings are shown
+			return nil, fmt.Errorf("reading %s: %s", workflow.StatusFileName, strings.Join(te.Errors, "; "))
+		}
 		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
 	}
 	if _, err := d.Updated(); err != nil {
