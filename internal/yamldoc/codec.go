@@ -19,6 +19,10 @@ func (Codec) MilestoneFrontMatter(data []byte) (title, name, status string, err 
 		Name   string `yaml:"name"`
 		Status string `yaml:"status"`
 	}
-	_, err = frontmatter.Parse(bytes.NewReader(data), &m, frontmatter.NewFormat("---", "---", yaml.Unmarshal))
+	_, err = frontmatter.Parse(bytes.NewReader(withoutBOM(data)), &m, frontmatter.NewFormat("---", "---", yaml.Unmarshal))
 	return m.Title, m.Name, m.Status, err
 }
+
+// withoutBOM drops a UTF-8 byte order mark, which editors on Windows write: adrg/frontmatter
+// would take it for text before the opening "---".
+func withoutBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\ufeff")) }

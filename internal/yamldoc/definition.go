@@ -87,6 +87,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if len(data) > workflow.MaxDefinitionSize {
 		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
 	}
+	data = withoutBOM(data)
 	// The front matter parser skips blank lines before the opening "---"; count them so that
 	// YAML line numbers can be shifted to file line numbers.
 	offset := 0
@@ -111,6 +112,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		if errors.Is(err, frontmatter.ErrNotFound) {
 			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {
 				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
+			}
+			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}
 			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
 		}

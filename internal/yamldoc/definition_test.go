@@ -225,3 +225,31 @@ func TestParseDefinitionCapsPhases(t *testing.T) {
 		t.Fatalf("%d phases: %v, want refused at line 3", workflow.MaxPhases+1, err)
 	}
 }
+
+// TestParseDefinitionBOM: editors on Windows save UTF-8 with a byte order mark. It is read
+// as the file's encoding, not as text before the front matter, in definitions and milestone
+// files alike; a UTF-16 file is refused with what to do about it.
+func TestParseDefinitionBOM(t *testing.T) {
+	d, err := yamldoc.Codec{}.ParseDefinition("bom.md", []byte("\ufeff---\r\nname: bom\r\nphases: [a, b]\r\nttl: 2h\r\n---\r\nBody.\r\n"))
+	if err != nil {
+		t.Fatalf("a definition with a UTF-8 byte order mark: %v", err)
+	}
+	if d.Name != "bom" || !slices.Equal(d.Phases, []string{"a", "b"}) || d.TTL != "2h" || d.Body != "Body.\r\n" {
+		t.Fatalf("read %+v", d)
+	}
+	_, err = yamldoc.Codec{}.ParseDefinition("bom.md", []byte("\ufeff---\nname: bom\nphases: [a, b]\nttl: never\n---\n"))
+	var de *workflow.DefinitionError
+	if !errors.As(err, &de) || de.Line != 4 {
+		t.Fatalf("an error after a byte order mark: %v, want it at line 4", err)
+	}
+	for _, bom := range []string{"\xff\xfe", "\xfe\xff"} {
+		_, err := yamldoc.Codec{}.ParseDefinition("utf16.md", []byte(bom+"-\x00-\x00-\x00\n\x00"))
+		if !errors.As(err, &de) || de.Line != 1 || !strings.Contains(de.Reason, "UTF-16") || !strings.Contains(de.Reason, "UTF-8") {
+			t.Fatalf("a UTF-16 file: %v, want line 1 saying it is UTF-16 and must be UTF-8", err)
+		}
+	}
+	title, _, status, err := yamldoc.Codec{}.MilestoneFrontMatter([]byte("\ufeff---\ntitle: Auth\nstatus: in_progress\n---\n"))
+	if err != nil || title != "Auth" || status != "in_progress" {
+		t.Fatalf("milestone front matter after a byte order mark: %q %q %v", title, status, err)
+	}
+}
