@@ -253,3 +253,32 @@ func TestParseDefinitionBOM(t *testing.T) {
 		t.Fatalf("milestone front matter after a byte order mark: %q %q %v", title, status, err)
 	}
 }
+
+// TestParseDefinitionRefusesNullItems: yaml.v3 skips a null (~, null, an empty "- " item) in
+// a list of strings, and a null key in a mapping, so such an item would vanish without a
+// word: a phase left out of the workflow, a gate that guards nothing. Each is refused at its
+// line, naming the list and the item's place in it.
+func TestParseDefinitionRefusesNullItems(t *testing.T) {
+	for _, tc := range []struct {
+		front  string
+		line   int
+		reason string
+	}{
+		{"phases: [a, ~, b]", 2, "phases: item 2 is null"},
+		{"phases:\n  - a\n  - b\n  -\n  - c", 5, "phases: item 3 is null"},
+		{"phases: [a, b, c]\nterminal: [c, null]", 3, "terminal: item 2 is null"},
+		{"phases: [a, b, c]\napprovals: [~, a]", 3, "approvals: item 1 is null"},
+		{"phases: [a, b, c]\nmajor: [a->b, ~]", 3, "major: item 2 is null"},
+		{"phases: [a, b, c]\ntransitions:\n  a: [b, ~]\n  b: [c]", 4, `transitions of "a": item 2 is null`},
+		{"phases: [a, b, c]\ntransitions:\n  ~: [b]\n  a: [b]\n  b: [c]", 4, "transitions: key 1 is null"},
+		{"phases: [a, b, c]\nverbs: {~: doing}", 3, "verbs: key 1 is null"},
+		{"name: &n ~\nphases: [a, *n, b]", 3, "phases: item 2 is null"},
+	} {
+		src := "---\n" + tc.front + "\n---\n"
+		_, err := yamldoc.Codec{}.ParseDefinition("nulls.md", []byte(src))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.reason) {
+			t.Errorf("%q: %v\nwant line %d, reason containing %q", tc.front, err, tc.line, tc.reason)
+		}
+	}
+}
