@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -30,6 +31,17 @@ func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 		}
 		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
 	}
+	// Keys Cairn does not know keep their YAML nodes, and are written back as they were
+	// written: decoded into Go values, 1.10 came back as 1.1, 0644 as 420, a date as a
+	// timestamp. A value that uses an alias keeps its decoded value: the anchor it names may
+	// belong to a key that is not written back.
+	if m := root.Content[0]; m.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if _, ok := d.Extra[m.Content[i].Value]; ok && !hasAlias(m.Content[i+1]) {
+				d.Extra[m.Content[i].Value] = m.Content[i+1]
+			}
+		}
+	}
 	if _, err := d.Updated(); err != nil {
 		return nil, err
 	}
@@ -49,4 +61,11 @@ func (Codec) MarshalStatusDoc(d workflow.StatusDoc) ([]byte, error) {
 		return nil, fmt.Errorf("writing %s: %w", workflow.StatusFileName, err)
 	}
 	return buf.Bytes(), nil
+}
+
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	return slices.ContainsFunc(n.Content, hasAlias)
 }
