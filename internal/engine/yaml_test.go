@@ -130,3 +130,34 @@ func TestStatusFileThatDoesNotParseIsLeftAlone(t *testing.T) {
 		}
 	}
 }
+
+// An active workflow whose definition stops loading (its file broken, or gone) is not of an
+// "unknown workflow type": an operation on it says that its definition does not load, names
+// the broken file and line, and says the workflow is kept, so that the agent fixes the file
+// instead of starting another workflow over this one.
+func TestActiveWorkflowWhoseDefinitionBreaks(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/release.md", "---\nphases: [prep, ship, done]\n---\n")
+	must(e.openYAML(yamldoc.Codec{}).Start(engine.StartRequest{Type: "release", Context: "x"}))(t)
+
+	e.write(".claude/workflows/release.md", "---\nphases: [prep, ship, done]\nttl: forever\n---\n")
+	en := e.openYAML(yamldoc.Codec{})
+	_, err := en.Transition(engine.TransitionRequest{To: "ship"})
+	if err == nil || strings.Contains(err.Error(), "unknown workflow type") || !strings.Contains(err.Error(), "release.md:3") ||
+		!strings.Contains(err.Error(), "kept as it is") {
+		t.Errorf("transition with the definition broken: %v", err)
+	}
+	if w := strings.Join(en.Resume(engine.ResumeOptions{}).Warnings, "\n"); strings.Contains(w, "unknown workflow type") {
+		t.Errorf("resume calls the type unknown:\n%s", w)
+	}
+
+	if err := os.Remove(filepath.Join(e.project, ".claude", "workflows", "release.md")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.openYAML(yamldoc.Codec{}).Transition(engine.TransitionRequest{To: "ship"})
+	if err == nil || strings.Contains(err.Error(), "unknown workflow type") || !strings.Contains(err.Error(), `"release"`) ||
+		!strings.Contains(err.Error(), "kept as it is") {
+		t.Errorf("transition with the definition gone: %v", err)
+
+	}
+}
