@@ -282,3 +282,18 @@ func TestParseDefinitionRefusesNullItems(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDefinitionRefusesAVerbGivenTwice: keys that differ only in case name the same
+// phase. Under verbs both were kept in turn, in Go's random map order, so the verb in L2 lines
+// changed from one process to the next; like a phase given twice under transitions, it is
+// refused.
+func TestParseDefinitionRefusesAVerbGivenTwice(t *testing.T) {
+	src := []byte("---\nphases: [a, review, c]\nverbs:\n  review: reviewing\n  Review: checking\n---\n")
+	for range 20 { // the map order used to decide; every run must refuse
+		_, err := yamldoc.Codec{}.ParseDefinition("verbs.md", src)
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, `verbs lists phase "review" twice`) {
+			t.Fatalf("err = %v; want line 4, verbs lists phase \"review\" twice", err)
+		}
+	}
+}
