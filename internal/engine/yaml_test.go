@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -159,5 +160,45 @@ func TestActiveWorkflowWhoseDefinitionBreaks(t *testing.T) {
 		!strings.Contains(err.Error(), "kept as it is") {
 		t.Errorf("transition with the definition gone: %v", err)
 
+	}
+}
+
+// Milestones in a WORKFLOW-STATUS.yaml that none of the initiative's operations could produce
+// (a status other than pending, in_progress and completed, no id, an id given twice, a
+// current milestone that is not listed) are not copied into initiative.json, where they
+// stood for good: progress counted "done" as not done, and two milestones shared one id. The
+// file is a person's to correct: it is left as it is, with a warning naming the entry.
+func TestStatusFileMilestonesThatCannotBeApplied(t *testing.T) {
+	for _, tc := range []struct{ name, milestones, want string }{
+		{"bad status", "milestones:\n  - id: m1\n    status: done\n", `milestones item 1 (id "m1"): status "done" is not one of pending, in_progress, completed`},
+		{"no id", "milestones:\n  - id: m1\n  - title: second\n", "milestones item 2 has no id"},
+		{"id twice", "milestones:\n  - id: m1\n  - id: m1\n    status: completed\n", `milestones items 1 and 2 both have id "m1"`},
+		{"id on two lines", "milestones:\n  - id: \"m1\\nm2\"\n", "milestones item 1: the id is not one line"},
+		{"current not listed", "currentMilestone: m9\nmilestones:\n  - id: m1\n", `currentMilestone "m9" is not the id of a milestone`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.openYAML(yamldoc.Codec{})
+			r := must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
+			must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1"}))(t)
+			before, err := os.ReadFile(filepath.Join(e.project, ".claude", "cairn", "initiative.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := strings.Fields(strings.TrimPrefix(r.Message, "initiative "))[0]
+			e.clock.Add(time.Hour)
+			content := "initiative: " + id + "\nstatus: in_progress\n" + tc.milestones + "lastUpdated: " + e.clock.Now().Format(time.RFC3339) + "\n"
+			e.write(".claude/WORKFLOW-STATUS.yaml", content)
+			res := must(en.Initiative(engine.InitiativeRequest{Action: "get"}))(t)
+			if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, tc.want) || !strings.Contains(w, "left as it is") {
+				t.Errorf("warnings %q, want one saying %q and that the file was left as it is", w, tc.want)
+			}
+			if data, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); string(data) != content {
+				t.Errorf("the status file was rewritten:\n%s", data)
+			}
+			if after, _ := os.ReadFile(filepath.Join(e.project, ".claude", "cairn", "initiative.json")); string(after) != string(before) {
+				t.Errorf("initiative.json took the status file's milestones:\n%s", after)
+			}
+		})
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// ParseStatusDoc reads WORKFLOW-STATUS.yaml. lastUpdated must be an RFC 3339 time. A file
+// ParseStatusDoc reads WORKFLOW-STATUS.yaml and checks it (workflow.StatusDoc.Check). A file
 // that holds no YAML (empty, comments only, a lone null) gives nil and no error: it has
 // nothing to keep.
 func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
@@ -42,7 +42,7 @@ func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 			}
 		}
 	}
-	if _, err := d.Updated(); err != nil {
+	if err := d.Check(); err != nil {
 		return nil, err
 	}
 	return &d, nil
