@@ -44,6 +44,9 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if action == "get" {
 		return e.syncInitiative()
 	}
+	if err := e.takeUpStatusFile(); err != nil {
+		return nil, err
+	}
 	// An operation's refusal is the update's error: the store returns it as it is and writes
 	// nothing.
 	var ch workflow.InitiativeChange
@@ -106,6 +109,23 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// takeUpStatusFile runs the sync when initiative.json is missing and WORKFLOW-STATUS.yaml holds
+// an initiative (a fresh clone: the status file is committed, the state directory is not), so
+// that an operation acts on that initiative: create would otherwise write a new one over it,
+// and the others would say there is none.
+func (e *Engine) takeUpStatusFile() error {
+	if _, err := e.st.Read(initiativeDoc); !errors.Is(err, ErrNotFound) {
+		return nil // there, or unreadable: the operation reports it
+	}
+	if doc, err := e.readStatusFile(e.statusFile()); err != nil || doc == nil {
+		return nil // none; or unusable, and then left as it is
+	}
+	if _, err := e.syncInitiative(); err != nil {
+		return fmt.Errorf("%s holds an initiative and initiative.json does not, so it was to be taken up first: %w; nothing was changed", workflow.StatusFileName, err)
+	}
+	return nil
 }
 
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {

@@ -202,3 +202,33 @@ func TestStatusFileMilestonesThatCannotBeApplied(t *testing.T) {
 		})
 	}
 }
+
+// A WORKFLOW-STATUS.yaml with no initiative.json beside it (a fresh clone: the status file is
+// committed, .claude/cairn is not) holds the team's initiative. An initiative operation takes
+// it up first: "create" used to overwrite it with a new initiative, and the others answered
+// "no initiative: create one first", steering the agent to that create.
+func TestStatusFileWithoutInitiativeJSONIsTakenUp(t *testing.T) {
+	const content = "initiative: initiative-20261120T090000Z-ab12\ntitle: Team plan\nstatus: in_progress\nmilestones:\n  - id: design\n    status: completed\n  - id: build\n    status: in_progress\ncurrentMilestone: build\nowner: team\nlastUpdated: 2026-11-21T09:00:00Z\n"
+	e := newEnv(t)
+	e.write("WORKFLOW-STATUS.yaml", content)
+	en := e.openYAML(yamldoc.Codec{})
+	if _, err := en.Initiative(engine.InitiativeRequest{Action: "create", Title: "Another"}); err == nil || !strings.Contains(err.Error(), "initiative-20261120T090000Z-ab12") {
+		t.Errorf("create over the status file's initiative: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.project, "WORKFLOW-STATUS.yaml")); string(data) != content {
+		t.Fatalf("create rewrote the status file:\n%s", data)
+	}
+
+	e2 := newEnv(t)
+	e2.write("WORKFLOW-STATUS.yaml", content)
+	res := must(e2.openYAML(yamldoc.Codec{}).Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "ship"}))(t)
+	if !strings.Contains(res.Message, "initiative-20261120T090000Z-ab12") {
+		t.Errorf("add_milestone: %s", res.Message)
+	}
+	data, _ := os.ReadFile(filepath.Join(e2.project, "WORKFLOW-STATUS.yaml"))
+	for _, want := range []string{"title: Team plan", "id: design", "id: ship", "owner: team"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the status file lost %q:\n%s", want, data)
+		}
+	}
+}
