@@ -44,8 +44,13 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if action == "get" {
 		return e.syncInitiative()
 	}
-	if err := e.takeUpStatusFile(); err != nil {
-		return nil, err
+	var synced []string
+	switch action {
+	case "create", "set_status", "add_milestone", "update_milestone":
+		var err error
+		if synced, err = e.syncFirst(); err != nil {
+			return nil, fmt.Errorf("%s was not done, since %s must be taken into account first: %w", action, workflow.StatusFileName, err)
+		}
 	}
 	// An operation's refusal is the update's error: the store returns it as it is and writes
 	// nothing.
@@ -96,7 +101,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Changed: ch.Changed, Workflow: data}
+	res := &Result{Changed: ch.Changed, Workflow: data, Warnings: synced}
 	if ch.Initiative != nil {
 		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
 	}
@@ -111,21 +116,20 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	return res, nil
 }
 
-// takeUpStatusFile runs the sync when initiative.json is missing and WORKFLOW-STATUS.yaml holds
-// an initiative (a fresh clone: the status file is committed, the state directory is not), so
-// that an operation acts on that initiative: create would otherwise write a new one over it,
-// and the others would say there is none.
-func (e *Engine) takeUpStatusFile() error {
-	if _, err := e.st.Read(initiativeDoc); !errors.Is(err, ErrNotFound) {
-		return nil // there, or unreadable: the operation reports it
-	}
+// syncFirst runs the sync before a change whenever WORKFLOW-STATUS.yaml is there and usable,
+// so that the change starts from the newer of the two sources: the change rewrites the file
+// from initiative.json, and would drop what a person edited in it since (or the whole
+// initiative, in a fresh clone where only the status file is committed). It returns the
+// sync's warnings.
+func (e *Engine) syncFirst() ([]string, error) {
 	if doc, err := e.readStatusFile(e.statusFile()); err != nil || doc == nil {
-		return nil // none; or unusable, and then left as it is
+		return nil, nil // none; or unusable, and then left as it is
 	}
-	if _, err := e.syncInitiative(); err != nil {
-		return fmt.Errorf("%s holds an initiative and initiative.json does not, so it was to be taken up first: %w; nothing was changed", workflow.StatusFileName, err)
+	res, err := e.syncInitiative()
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return res.Warnings, nil
 }
 
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {

@@ -232,3 +232,29 @@ func TestStatusFileWithoutInitiativeJSONIsTakenUp(t *testing.T) {
 		}
 	}
 }
+
+// A person's edit to WORKFLOW-STATUS.yaml, newer than initiative.json, survives the next
+// initiative change: the change used to start from initiative.json alone and rewrite the file
+// from it, so a milestone the person added (or a status they set) vanished unless an
+// initiative get happened to run in between.
+func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
+	e := newEnv(t)
+	en := e.openYAML(yamldoc.Codec{})
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
+	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"}))(t)
+	p := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
+	data, _ := os.ReadFile(p)
+	e.clock.Add(time.Hour)
+	edited := strings.Replace(string(data), "milestones:\n", "milestones:\n  - id: research\n    status: completed\n", 1)
+	edited = strings.Replace(edited, `lastUpdated: "2026-11-22T10:00:00Z"`, "lastUpdated: "+e.clock.Now().Format(time.RFC3339), 1)
+	if edited == string(data) || !strings.Contains(edited, "T11:00:00Z") {
+		t.Fatalf("the edit did not apply to:\n%s", data)
+	}
+	e.write(".claude/WORKFLOW-STATUS.yaml", edited)
+	e.clock.Add(time.Minute)
+	res := must(en.Initiative(engine.InitiativeRequest{Action: "update_milestone", Milestone: "design", Status: "in_progress"}))(t)
+	after, _ := os.ReadFile(p)
+	if !strings.Contains(string(after), "id: research") || !strings.Contains(string(res.Workflow), `"research"`) {
+		t.Errorf("the person's milestone was lost:\n%s\n%s", after, res.Workflow)
+	}
+}
