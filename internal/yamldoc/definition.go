@@ -136,6 +136,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(workflow.SpecKeys, ", "))
 		}
 	}
+	if at, reason := mappingTrouble(doc, offset); at != nil {
+		return fail(at.Line+offset, "front matter: %s", reason)
+	}
 	if n, where := nullItem(doc); n != nil {
 		shown := n.Value
 		if shown == "" {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -23,11 +22,14 @@ func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 	if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {
 		return nil, nil
 	}
+	if at, reason := mappingTrouble(&root, 0); at != nil {
+		return nil, fmt.Errorf("reading %s: line %d: %s", workflow.StatusFileName, at.Line, reason)
+	}
 	var d workflow.StatusDoc
 	if err := root.Decode(&d); err != nil {
 		var te *yaml.TypeError
-		if errors.As(err, &te) { // one line per error, as warnings are shown
-			return nil, fmt.Errorf("reading %s: %s", workflow.StatusFileName, strings.Join(te.Errors, "; "))
+		if errors.As(err, &te) && len(te.Errors) > 0 { // the first, on one line, as warnings are shown
+			return nil, fmt.Errorf("reading %s: %s", workflow.StatusFileName, te.Errors[0])
 		}
 		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
 	}
