@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,5 +257,29 @@ func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
 	after, _ := os.ReadFile(p)
 	if !strings.Contains(string(after), "id: research") || !strings.Contains(string(res.Workflow), `"research"`) {
 		t.Errorf("the person's milestone was lost:\n%s\n%s", after, res.Workflow)
+	}
+}
+
+// The definitions of a project are read up to a total size, in name order: every process
+// (the hooks under their deadline, the MCP server as it opens, each command) reads and parses
+// them all, and a repository holding hundreds of 256 KiB files made each one read and parse
+// every byte. Files past the budget are reported, not read; the rest load.
+func TestDefinitionsAreReadUpToABudget(t *testing.T) {
+	e := newEnv(t)
+	pad := "\n" + strings.Repeat("Padding the body of a large definition.\n", 250<<10/40)
+	for i := range 12 {
+		e.write(fmt.Sprintf(".claude/workflows/big%02d.md", i), "---\nphases: [a, b]\n---\n"+pad)
+	}
+	e.write(".claude/workflows/small.md", "---\nphases: [x, y]\n---\n")
+	en := e.openYAML(yamldoc.Codec{})
+	names := strings.Join(en.Definitions(), ",")
+	if !strings.Contains(names, "big00") || !strings.Contains(names, "big06") || strings.Contains(names, "big08") || strings.Contains(names, "small") {
+		t.Errorf("loaded %s; want big00 to big07 (2 MiB), the rest not", names)
+	}
+	w := strings.Join(en.Warnings(), "\n")
+	for _, f := range []string{"big08.md", "big11.md", "small.md"} {
+		if !strings.Contains(w, f+": not read") {
+			t.Errorf("%s is not reported as not read:\n%s", f, w)
+		}
 	}
 }
