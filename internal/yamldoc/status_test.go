@@ -49,3 +49,31 @@ func TestStatusDocKeepsTheUsersValues(t *testing.T) {
 		t.Errorf("read back %d extra keys, want %d", len(again.Extra), len(doc.Extra))
 	}
 }
+
+// FuzzStatusDoc: whatever the bytes, reading WORKFLOW-STATUS.yaml never panics, and a
+// document that reads is written back (with the initiative's own fields) into a file that
+// reads again with the same keys of its own.
+func FuzzStatusDoc(f *testing.F) {
+	f.Add([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\nversion: 1.10\nowner: bob # pm\n"))
+	f.Add([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\na: &x [1, {b: c}]\nb: *x\nc: !!binary aGk=\n"))
+	f.Add([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\nmilestones:\n  - id: m1\n    status: completed\ncurrentMilestone: m1\n"))
+	f.Add([]byte("<<: {x: 1}\ninitiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := yamldoc.Codec{}.ParseStatusDoc(data)
+		if err != nil || doc == nil {
+			return
+		}
+		in := &workflow.Initiative{ID: "initiative-20261122T100000Z-0aab", Status: workflow.InitiativeInProgress}
+		out, err := yamldoc.Codec{}.MarshalStatusDoc(workflow.StatusDocFrom(in, doc))
+		if err != nil {
+			t.Fatalf("a document that reads is not written: %v", err)
+		}
+		again, err := yamldoc.Codec{}.ParseStatusDoc(out)
+		if err != nil || again == nil {
+			t.Fatalf("what was written does not read back: %v\n%s", err, out)
+		}
+		if len(again.Extra) != len(doc.Extra) {
+			t.Fatalf("read back %d keys of its own, want %d:\n%s", len(again.Extra), len(doc.Extra), out)
+		}
+	})
+}
