@@ -135,12 +135,26 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	if err != nil {
 		return d, err
 	}
+	// A status file from a clock ahead is used, but initiative.json takes the time it was
+	// taken up: with the future time, every later edit of the file would look older and be
+	// overwritten. The file is rewritten with that time too.
+	takenAt, future := docAt, docAt.After(now.Add(StaleGap))
+	if future {
+		takenAt = now.UTC().Truncate(time.Second)
+	}
+	futureWarning := func() {
+		if future {
+			d.renderDoc(doc)
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%s's lastUpdated %s is in the future (a clock ahead?): the file was used, as of now", StatusFileName, docAt.Format(time.RFC3339)))
+		}
+	}
 	if in == nil {
-		n, err := initiativeFromDoc(doc, docAt)
+		n, err := initiativeFromDoc(doc, takenAt)
 		if err != nil {
 			return d, err
 		}
 		d.Winner, d.Initiative, d.WriteInitiative = StatusFileName, n, true
+		futureWarning()
 		return d, nil
 	}
 	inAt := in.LastUpdated.UTC()
@@ -190,12 +204,13 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	}
 	n.Milestones = merged
 	n.CurrentMilestone = doc.CurrentMilestone
-	n.LastUpdated = docAt
+	n.LastUpdated = takenAt
 	n.Progress = n.progress()
 	d.Initiative, d.WriteInitiative = n, true
 	if n.Status != doc.Status {
 		d.renderDoc(doc)
 	}
+	futureWarning()
 	return d, nil
 }
 
