@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,8 +182,13 @@ func (e *Engine) SetSession(id string) { e.cfg.SessionID = id }
 // SessionID is the session the engine acts for.
 func (e *Engine) SessionID() string { return e.cfg.SessionID }
 
-// maxDefinitionFile bounds a user definition file; definitions are small documents.
-const maxDefinitionFile = 256 << 10
+// maxDefinitionFile bounds a user definition file, and maxDefinitionBytes all of them together
+// (a few KB each is usual): every process, the hooks under their deadline included, reads and
+// parses them all.
+const (
+	maxDefinitionFile  = 256 << 10
+	maxDefinitionBytes = 2 << 20
+)
 
 // definitions returns the workflow definitions, loading them on first use: a session start
 // with no active workflow then parses no YAML at all.
@@ -218,14 +224,24 @@ func (e *Engine) loadDefinitionsLocked() {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Sprintf("reading workflow definitions in %s: %v", e.workflow, err))
 	}
+	// In name order, so that the files past the budget are always the same ones.
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	total := 0
 	for _, ent := range entries {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			continue
 		}
 		p := filepath.Join(e.workflow, ent.Name())
-		data, err := durable.ReadPath(p, maxDefinitionFile, true)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
+		var data []byte
+		if total <= maxDefinitionBytes {
+			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
+				errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
+				continue
+			}
+			total += len(data)
+		}
+		if total > maxDefinitionBytes {
+			errs = append(errs, fmt.Sprintf("workflow definition %s: not read: the files in %s hold more than the %d MiB of definitions Cairn reads (in name order); move some elsewhere", p, e.workflow, maxDefinitionBytes>>20))
 			continue
 		}
 		user[p] = data

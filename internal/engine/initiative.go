@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -42,6 +43,14 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	now := e.now()
 	if action == "get" {
 		return e.syncInitiative()
+	}
+	var synced []string
+	switch action {
+	case "create", "set_status", "add_milestone", "update_milestone":
+		var err error
+		if synced, err = e.syncFirst(); err != nil {
+			return nil, fmt.Errorf("%s was not done, since %s must be taken into account first: %w", action, workflow.StatusFileName, err)
+		}
 	}
 	// An operation's refusal is the update's error: the store returns it as it is and writes
 	// nothing.
@@ -92,7 +101,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Changed: ch.Changed, Workflow: data}
+	res := &Result{Changed: ch.Changed, Workflow: data, Warnings: synced}
 	if ch.Initiative != nil {
 		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
 	}
@@ -107,13 +116,50 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	return res, nil
 }
 
+// syncFirst runs the sync before a change whenever WORKFLOW-STATUS.yaml is there and usable,
+// so that the change starts from the newer of the two sources: the change rewrites the file
+// from initiative.json, and would drop what a person edited in it since (or the whole
+// initiative, in a fresh clone where only the status file is committed). It returns the
+// sync's warnings.
+func (e *Engine) syncFirst() ([]string, error) {
+	if doc, err := e.readStatusFile(e.statusFile()); err != nil || doc == nil {
+		return nil, nil // none; or unusable, and then left as it is
+	}
+	res, err := e.syncInitiative()
+	if err != nil {
+		return nil, err
+	}
+	return res.Warnings, nil
+}
+
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
 	p := e.statusFile()
-	var prev *workflow.StatusDoc
-	if data, err := durable.ReadPath(p, 256<<10, true); err == nil && e.cfg.YAML != nil {
-		prev, _ = e.cfg.YAML.ParseStatusDoc(data)
+	prev, err := e.readStatusFile(p)
+	if errors.Is(err, errNoYAML) {
+		prev = nil // putStatusFile says so
+	} else if err != nil {
+		return err
 	}
 	return e.putStatusFile(p, workflow.StatusDocFrom(in, prev))
+}
+
+// readStatusFile reads WORKFLOW-STATUS.yaml at p: nil when there is none or it holds no YAML.
+// Any other failure is an error saying the file is to be left as it is: rewriting it from
+// initiative.json would drop the keys its author or another tool added.
+func (e *Engine) readStatusFile(p string) (*workflow.StatusDoc, error) {
+	data, err := durable.ReadPath(p, 256<<10, true)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err == nil && e.cfg.YAML == nil:
+		return nil, errNoYAML
+	case err == nil:
+		var doc *workflow.StatusDoc
+		if doc, err = e.cfg.YAML.ParseStatusDoc(data); err == nil {
+			return doc, nil
+		}
+	}
+	return nil, fmt.Errorf("%w; it was left as it is, so that nothing written in it is lost: correct it, and the next initiative change brings it up to date", err)
 }
 
 func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
@@ -146,15 +192,14 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	var doc *workflow.StatusDoc
 	var warnings []string
-	if data, err := durable.ReadPath(e.statusFile(), 256<<10, true); err == nil && e.cfg.YAML == nil {
-		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+errNoYAML.Error())
-	} else if err == nil {
-		if doc, err = e.cfg.YAML.ParseStatusDoc(data); err != nil {
-			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
-			doc = nil
-		}
+	doc, err := e.readStatusFile(e.statusFile())
+	keep := false // the file is there and unusable: not rewritten
+	if errors.Is(err, errNoYAML) {
+		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+err.Error())
+	} else if err != nil {
+		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
+		keep = true
 	}
 	d, err := workflow.Sync(in, doc, e.now())
 	if err != nil {
@@ -174,7 +219,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		}
 		res.Changed = true
 	}
-	if d.WriteStatusDoc {
+	if d.WriteStatusDoc && !keep {
 		if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
 			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
 		}

@@ -166,10 +166,23 @@ func (e *Engine) onActive(f func(def *workflow.Definition, r *workflow.Record) (
 	return needActive(func(r *workflow.Record) (workflow.Result, error) {
 		def, err := e.definitionFor(r)
 		if err != nil {
-			return workflow.Result{}, fmt.Errorf("workflow %s: %w", r.WorkflowID, err)
+			return workflow.Result{}, e.definitionLost(r)
 		}
 		return f(def, r)
 	})
+}
+
+// definitionLost says why an active workflow has no definition. Its type is on record, so
+// "unknown workflow type" would mislead: the definition file stopped loading (or is gone), and
+// the fix is that file, not a new workflow started over this one.
+func (e *Engine) definitionLost(r *workflow.Record) error {
+	msg := fmt.Sprintf("workflow %s: no definition of its type %s loads", r.WorkflowID, workflow.Quote(r.Type))
+	if broken := e.definitionErrors(); len(broken) > 0 {
+		msg += ": " + strings.Join(broken, "; ")
+	} else {
+		msg += fmt.Sprintf(" (none in %s; loaded: %s)", e.workflow, strings.Join(e.definitions().Names(), ", "))
+	}
+	return errors.New(msg + "; the workflow was kept as it is: fix or restore its definition file, then try again")
 }
 
 func errNoActive() error {

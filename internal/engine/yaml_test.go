@@ -1,10 +1,12 @@
 package engine_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -89,5 +91,195 @@ func TestNoYAMLReader(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); string(data) != "initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n" {
 		t.Fatalf("the status file was changed: %q", data)
+	}
+}
+
+// A WORKFLOW-STATUS.yaml that is there but cannot be read (a value of the wrong type, a
+// lastUpdated that is not a time, broken YAML, a file over the size cap) is left byte for
+// byte as it is, with a warning that says so: rewriting it from initiative.json would drop
+// every key its author or another tool added. A file that holds no YAML at all is written.
+func TestStatusFileThatDoesNotParseIsLeftAlone(t *testing.T) {
+	for _, tc := range []struct{ name, content string }{
+		{"type error", "initiative: x\nprogress: half\nowner: bob\nlastUpdated: 2026-11-22T10:00:00Z\n"},
+		{"bad lastUpdated", "initiative: x\nowner: bob\nlastUpdated: yesterday\n"},
+		{"broken YAML", "initiative: x\nowner: [bob\n"},
+		{"too big", "owner: bob\nnotes: " + strings.Repeat("n", 300<<10) + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "keep my keys"}))(t)
+			e.write(".claude/WORKFLOW-STATUS.yaml", tc.content)
+			for _, r := range []engine.InitiativeRequest{{Action: "add_milestone", Milestone: "design"}, {Action: "get"}} {
+				res := must(en.Initiative(r))(t)
+				if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "left as it is") {
+					t.Errorf("%s: warnings %q do not say the file was left as it is", r.Action, w)
+				}
+				if data, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); string(data) != tc.content {
+					t.Fatalf("%s rewrote the status file:\n%s", r.Action, data)
+				}
+			}
+		})
+	}
+	for _, content := range []string{"", "# to be filled in by Cairn\n"} {
+		e := newEnv(t)
+		en := e.open("s1")
+		e.write("WORKFLOW-STATUS.yaml", content)
+		res := must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "fill me"}))(t)
+		data, _ := os.ReadFile(filepath.Join(e.project, "WORKFLOW-STATUS.yaml"))
+		if len(res.Warnings) > 0 || !strings.Contains(string(data), "title: fill me") {
+			t.Errorf("an empty status file %q was not written: %q, warnings %q", content, data, res.Warnings)
+		}
+	}
+}
+
+// An active workflow whose definition stops loading (its file broken, or gone) is not of an
+// "unknown workflow type": an operation on it says that its definition does not load, names
+// the broken file and line, and says the workflow is kept, so that the agent fixes the file
+// instead of starting another workflow over this one.
+func TestActiveWorkflowWhoseDefinitionBreaks(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/release.md", "---\nphases: [prep, ship, done]\n---\n")
+	must(e.openYAML(yamldoc.Codec{}).Start(engine.StartRequest{Type: "release", Context: "x"}))(t)
+
+	e.write(".claude/workflows/release.md", "---\nphases: [prep, ship, done]\nttl: forever\n---\n")
+	en := e.openYAML(yamldoc.Codec{})
+	_, err := en.Transition(engine.TransitionRequest{To: "ship"})
+	if err == nil || strings.Contains(err.Error(), "unknown workflow type") || !strings.Contains(err.Error(), "release.md:3") ||
+		!strings.Contains(err.Error(), "kept as it is") {
+		t.Errorf("transition with the definition broken: %v", err)
+	}
+	if w := strings.Join(en.Resume(engine.ResumeOptions{}).Warnings, "\n"); strings.Contains(w, "unknown workflow type") {
+		t.Errorf("resume calls the type unknown:\n%s", w)
+	}
+
+	if err := os.Remove(filepath.Join(e.project, ".claude", "workflows", "release.md")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.openYAML(yamldoc.Codec{}).Transition(engine.TransitionRequest{To: "ship"})
+	if err == nil || strings.Contains(err.Error(), "unknown workflow type") || !strings.Contains(err.Error(), `"release"`) ||
+		!strings.Contains(err.Error(), "kept as it is") {
+		t.Errorf("transition with the definition gone: %v", err)
+
+	}
+}
+
+// Milestones in a WORKFLOW-STATUS.yaml that none of the initiative's operations could produce
+// (a status other than pending, in_progress and completed, no id, an id given twice, a
+// current milestone that is not listed) are not copied into initiative.json, where they
+// stood for good: progress counted "done" as not done, and two milestones shared one id. The
+// file is a person's to correct: it is left as it is, with a warning naming the entry.
+func TestStatusFileMilestonesThatCannotBeApplied(t *testing.T) {
+	for _, tc := range []struct{ name, milestones, want string }{
+		{"bad status", "milestones:\n  - id: m1\n    status: done\n", `milestones item 1 (id "m1"): status "done" is not one of pending, in_progress, completed`},
+		{"no id", "milestones:\n  - id: m1\n  - title: second\n", "milestones item 2 has no id"},
+		{"id twice", "milestones:\n  - id: m1\n  - id: m1\n    status: completed\n", `milestones items 1 and 2 both have id "m1"`},
+		{"id on two lines", "milestones:\n  - id: \"m1\\nm2\"\n", "milestones item 1: the id is not one line"},
+		{"current not listed", "currentMilestone: m9\nmilestones:\n  - id: m1\n", `currentMilestone "m9" is not the id of a milestone`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.openYAML(yamldoc.Codec{})
+			r := must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
+			must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1"}))(t)
+			before, err := os.ReadFile(filepath.Join(e.project, ".claude", "cairn", "initiative.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := strings.Fields(strings.TrimPrefix(r.Message, "initiative "))[0]
+			e.clock.Add(time.Hour)
+			content := "initiative: " + id + "\nstatus: in_progress\n" + tc.milestones + "lastUpdated: " + e.clock.Now().Format(time.RFC3339) + "\n"
+			e.write(".claude/WORKFLOW-STATUS.yaml", content)
+			res := must(en.Initiative(engine.InitiativeRequest{Action: "get"}))(t)
+			if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, tc.want) || !strings.Contains(w, "left as it is") {
+				t.Errorf("warnings %q, want one saying %q and that the file was left as it is", w, tc.want)
+			}
+			if data, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); string(data) != content {
+				t.Errorf("the status file was rewritten:\n%s", data)
+			}
+			if after, _ := os.ReadFile(filepath.Join(e.project, ".claude", "cairn", "initiative.json")); string(after) != string(before) {
+				t.Errorf("initiative.json took the status file's milestones:\n%s", after)
+			}
+		})
+	}
+}
+
+// A WORKFLOW-STATUS.yaml with no initiative.json beside it (a fresh clone: the status file is
+// committed, .claude/cairn is not) holds the team's initiative. An initiative operation takes
+// it up first: "create" used to overwrite it with a new initiative, and the others answered
+// "no initiative: create one first", steering the agent to that create.
+func TestStatusFileWithoutInitiativeJSONIsTakenUp(t *testing.T) {
+	const content = "initiative: initiative-20261120T090000Z-ab12\ntitle: Team plan\nstatus: in_progress\nmilestones:\n  - id: design\n    status: completed\n  - id: build\n    status: in_progress\ncurrentMilestone: build\nowner: team\nlastUpdated: 2026-11-21T09:00:00Z\n"
+	e := newEnv(t)
+	e.write("WORKFLOW-STATUS.yaml", content)
+	en := e.openYAML(yamldoc.Codec{})
+	if _, err := en.Initiative(engine.InitiativeRequest{Action: "create", Title: "Another"}); err == nil || !strings.Contains(err.Error(), "initiative-20261120T090000Z-ab12") {
+		t.Errorf("create over the status file's initiative: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.project, "WORKFLOW-STATUS.yaml")); string(data) != content {
+		t.Fatalf("create rewrote the status file:\n%s", data)
+	}
+
+	e2 := newEnv(t)
+	e2.write("WORKFLOW-STATUS.yaml", content)
+	res := must(e2.openYAML(yamldoc.Codec{}).Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "ship"}))(t)
+	if !strings.Contains(res.Message, "initiative-20261120T090000Z-ab12") {
+		t.Errorf("add_milestone: %s", res.Message)
+	}
+	data, _ := os.ReadFile(filepath.Join(e2.project, "WORKFLOW-STATUS.yaml"))
+	for _, want := range []string{"title: Team plan", "id: design", "id: ship", "owner: team"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the status file lost %q:\n%s", want, data)
+		}
+	}
+}
+
+// A person's edit to WORKFLOW-STATUS.yaml, newer than initiative.json, survives the next
+// initiative change: the change used to start from initiative.json alone and rewrite the file
+// from it, so a milestone the person added (or a status they set) vanished unless an
+// initiative get happened to run in between.
+func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
+	e := newEnv(t)
+	en := e.openYAML(yamldoc.Codec{})
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
+	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"}))(t)
+	p := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
+	data, _ := os.ReadFile(p)
+	e.clock.Add(time.Hour)
+	edited := strings.Replace(string(data), "milestones:\n", "milestones:\n  - id: research\n    status: completed\n", 1)
+	edited = strings.Replace(edited, `lastUpdated: "2026-11-22T10:00:00Z"`, "lastUpdated: "+e.clock.Now().Format(time.RFC3339), 1)
+	if edited == string(data) || !strings.Contains(edited, "T11:00:00Z") {
+		t.Fatalf("the edit did not apply to:\n%s", data)
+	}
+	e.write(".claude/WORKFLOW-STATUS.yaml", edited)
+	e.clock.Add(time.Minute)
+	res := must(en.Initiative(engine.InitiativeRequest{Action: "update_milestone", Milestone: "design", Status: "in_progress"}))(t)
+	after, _ := os.ReadFile(p)
+	if !strings.Contains(string(after), "id: research") || !strings.Contains(string(res.Workflow), `"research"`) {
+		t.Errorf("the person's milestone was lost:\n%s\n%s", after, res.Workflow)
+	}
+}
+
+// The definitions of a project are read up to a total size, in name order: every process
+// (the hooks under their deadline, the MCP server as it opens, each command) reads and parses
+// them all, and a repository holding hundreds of 256 KiB files made each one read and parse
+// every byte. Files past the budget are reported, not read; the rest load.
+func TestDefinitionsAreReadUpToABudget(t *testing.T) {
+	e := newEnv(t)
+	pad := "\n" + strings.Repeat("Padding the body of a large definition.\n", 250<<10/40)
+	for i := range 12 {
+		e.write(fmt.Sprintf(".claude/workflows/big%02d.md", i), "---\nphases: [a, b]\n---\n"+pad)
+	}
+	e.write(".claude/workflows/small.md", "---\nphases: [x, y]\n---\n")
+	en := e.openYAML(yamldoc.Codec{})
+	names := strings.Join(en.Definitions(), ",")
+	if !strings.Contains(names, "big00") || !strings.Contains(names, "big06") || strings.Contains(names, "big08") || strings.Contains(names, "small") {
+		t.Errorf("loaded %s; want big00 to big07 (2 MiB), the rest not", names)
+	}
+	w := strings.Join(en.Warnings(), "\n")
+	for _, f := range []string{"big08.md", "big11.md", "small.md"} {
+		if !strings.Contains(w, f+": not read") {
+			t.Errorf("%s is not reported as not read:\n%s", f, w)
+		}
 	}
 }

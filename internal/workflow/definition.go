@@ -220,10 +220,13 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 	}
 
 	d.Verbs = map[string]string{}
-	for p, v := range fm.Verbs {
-		p = NormalizeName(p)
+	for _, raw := range slices.Sorted(maps.Keys(fm.Verbs)) {
+		p, v := NormalizeName(raw), fm.Verbs[raw]
 		if !slices.Contains(d.Phases, p) {
 			return nil, loc.MapKey("verbs", p), notPhase("verbs", p)
+		}
+		if _, dup := d.Verbs[p]; dup {
+			return nil, loc.MapKey("verbs", p), fmt.Sprintf("verbs lists phase %q twice", p)
 		}
 		v = strings.TrimSpace(v)
 		if v == "" || strings.ContainsAny(v, "\r\n") {

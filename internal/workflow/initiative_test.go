@@ -195,6 +195,19 @@ func TestSync(t *testing.T) {
 			t.Fatalf("%+v %v", d, err)
 		}
 	})
+	// A status file from a clock ahead is used, but initiative.json does not take its future
+	// time: later edits, made at the right time, would all look older and be overwritten.
+	// The file is rewritten with the time it was taken up.
+	t.Run("yaml-from-the-future", func(t *testing.T) {
+		for _, in := range []*workflow.Initiative{base, nil} {
+			d, err := workflow.Sync(in, doc("in_progress", now.Add(2*time.Hour)), now)
+			if err != nil || d.Winner != "WORKFLOW-STATUS.yaml" || d.Initiative.Status != "in_progress" || !d.Initiative.LastUpdated.Equal(now) ||
+				!d.WriteStatusDoc || d.StatusDoc.LastUpdated != now.Format(time.RFC3339) ||
+				len(d.Warnings) == 0 || !strings.Contains(d.Warnings[len(d.Warnings)-1], "in the future") {
+				t.Fatalf("%+v %v", d, err)
+			}
+		}
+	})
 	t.Run("different-initiatives", func(t *testing.T) {
 		other := doc("created", t0.Add(time.Minute))
 		other.Initiative = "something-else"

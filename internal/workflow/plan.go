@@ -119,6 +119,11 @@ func BuildPlan(in PlanInput) Plan {
 	// resume anyway or start fresh, the old state archived.
 	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })
 	p.Next = nextStep(p, r)
+	if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingNoDefinition }) {
+		// Without its definition the workflow cannot move, so resuming is no choice, and
+		// starting fresh (archiving it) is not the fix: its definition file is.
+		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."
+	}
 	return p
 }
 

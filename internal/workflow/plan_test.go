@@ -72,6 +72,10 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"completed", done.Record, nil, "the workflow is completed; start a new one for new work"},
 		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
+		// Without its definition the workflow cannot move at all: resuming it is no choice, and
+		// starting fresh is not the fix.
+		{"no-definition", review, []workflow.Finding{{Code: workflow.FindingNoDefinition, Severity: "HIGH", Text: "no definition"}},
+			"Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := workflow.BuildPlan(workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: now})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -62,6 +63,38 @@ func (d *StatusDoc) Updated() (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// Check reports what in the document none of the initiative's operations could have written,
+// so that it is never applied: lastUpdated must be an RFC 3339 time; each milestone needs an
+// id of one line, not given twice, and a status of pending, in_progress or completed (none
+// reads as pending); currentMilestone, when set, must be one of their ids.
+func (d *StatusDoc) Check() error {
+	if _, err := d.Updated(); err != nil {
+		return err
+	}
+	seen := make(map[string]int, len(d.Milestones))
+	for i, m := range d.Milestones {
+		var reason string
+		switch id := strings.TrimSpace(m.ID); {
+		case id == "":
+			reason = fmt.Sprintf("milestones item %d has no id", i+1)
+		case strings.ContainsAny(id, "\r\n"):
+			reason = fmt.Sprintf("milestones item %d: the id is not one line", i+1)
+		case seen[id] > 0:
+			reason = fmt.Sprintf("milestones items %d and %d both have id %s", seen[id], i+1, Quote(id))
+		case m.Status != "" && m.Status != MilestonePending && m.Status != MilestoneInProgress && m.Status != MilestoneCompleted:
+			reason = fmt.Sprintf("milestones item %d (id %s): status %s is not one of pending, in_progress, completed", i+1, Quote(id), Quote(string(m.Status)))
+		default:
+			seen[id] = i + 1
+			continue
+		}
+		return fmt.Errorf("reading %s: %s", StatusFileName, reason)
+	}
+	if c := strings.TrimSpace(d.CurrentMilestone); c != "" && seen[c] == 0 {
+		return fmt.Errorf("reading %s: currentMilestone %s is not the id of a milestone", StatusFileName, Quote(c))
+	}
+	return nil
+}
+
 // SyncDecision is the outcome of comparing initiative.json and WORKFLOW-STATUS.yaml on resume.
 type SyncDecision struct {
 	// Winner names the authoritative source (InitiativeFileName or StatusFileName); empty
@@ -102,12 +135,26 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	if err != nil {
 		return d, err
 	}
+	// A status file from a clock ahead is used, but initiative.json takes the time it was
+	// taken up: with the future time, every later edit of the file would look older and be
+	// overwritten. The file is rewritten with that time too.
+	takenAt, future := docAt, docAt.After(now.Add(StaleGap))
+	if future {
+		takenAt = now.UTC().Truncate(time.Second)
+	}
+	futureWarning := func() {
+		if future {
+			d.renderDoc(doc)
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%s's lastUpdated %s is in the future (a clock ahead?): the file was used, as of now", StatusFileName, docAt.Format(time.RFC3339)))
+		}
+	}
 	if in == nil {
-		n, err := initiativeFromDoc(doc, docAt)
+		n, err := initiativeFromDoc(doc, takenAt)
 		if err != nil {
 			return d, err
 		}
 		d.Winner, d.Initiative, d.WriteInitiative = StatusFileName, n, true
+		futureWarning()
 		return d, nil
 	}
 	inAt := in.LastUpdated.UTC()
@@ -157,12 +204,13 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	}
 	n.Milestones = merged
 	n.CurrentMilestone = doc.CurrentMilestone
-	n.LastUpdated = docAt
+	n.LastUpdated = takenAt
 	n.Progress = n.progress()
 	d.Initiative, d.WriteInitiative = n, true
 	if n.Status != doc.Status {
 		d.renderDoc(doc)
 	}
+	futureWarning()
 	return d, nil
 }
 

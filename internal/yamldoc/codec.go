@@ -2,6 +2,7 @@ package yamldoc
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
@@ -19,6 +20,52 @@ func (Codec) MilestoneFrontMatter(data []byte) (title, name, status string, err 
 		Name   string `yaml:"name"`
 		Status string `yaml:"status"`
 	}
-	_, err = frontmatter.Parse(bytes.NewReader(data), &m, frontmatter.NewFormat("---", "---", yaml.Unmarshal))
+	_, err = frontmatter.Parse(bytes.NewReader(withoutBOM(data)), &m, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
+		var root yaml.Node
+		if err := yaml.Unmarshal(b, &root); err != nil || root.Kind == 0 {
+			return err
+		}
+		if at, reason := mappingTrouble(&root, 0); at != nil {
+			return fmt.Errorf("line %d: %s", at.Line, reason)
+		}
+		return root.Decode(v)
+	}))
 	return m.Title, m.Name, m.Status, err
 }
+
+// maxMappingKeys bounds the keys of any one YAML mapping Cairn decodes: none of its files
+// needs more (a definition has at most workflow.MaxPhases phases to key by).
+const maxMappingKeys = 1000
+
+// mappingTrouble finds, before yaml.v3 decodes n into Go values, a mapping with more than
+// maxMappingKeys keys or with a key given twice, and returns the node to blame and why (lines
+// shifted by offset); nil when there is none. yaml.v3 compares every key of a mapping with
+// every other and formats an error for each equal pair: one key repeated 3,000 times, 21 KB,
+// took seconds and 1.5 GB. A duplicate is reported as yaml.v3 reports its first one. Aliases
+// are not followed: the nodes they name are met where they stand.
+func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
+	if n.Kind == yaml.MappingNode {
+		keys := len(n.Content) / 2
+		if keys > maxMappingKeys {
+			return n, fmt.Sprintf("a mapping of %d keys, more than the %d allowed", keys, maxMappingKeys)
+		}
+		for i := 0; i < len(n.Content); i += 2 {
+			ki := n.Content[i]
+			for j := i + 2; j < len(n.Content); j += 2 {
+				if kj := n.Content[j]; kj.Kind == ki.Kind && kj.Value == ki.Value {
+					return kj, fmt.Sprintf("mapping key %#v already defined at line %d", kj.Value, ki.Line+offset)
+				}
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if at, reason := mappingTrouble(c, offset); at != nil {
+			return at, reason
+		}
+	}
+	return nil, ""
+}
+
+// withoutBOM drops a UTF-8 byte order mark, which editors on Windows write: adrg/frontmatter
+// would take it for text before the opening "---".
+func withoutBOM(data []byte) []byte { return bytes.TrimPrefix(data, []byte("\ufeff")) }

@@ -87,6 +87,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if len(data) > workflow.MaxDefinitionSize {
 		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
 	}
+	data = withoutBOM(data)
 	// The front matter parser skips blank lines before the opening "---"; count them so that
 	// YAML line numbers can be shifted to file line numbers.
 	offset := 0
@@ -112,6 +113,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {
 				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
 			}
+			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
+			}
 			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
 		}
 		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error(), offset))
@@ -131,6 +135,16 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		if !slices.Contains(workflow.SpecKeys, k.Value) {
 			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(workflow.SpecKeys, ", "))
 		}
+	}
+	if at, reason := mappingTrouble(doc, offset); at != nil {
+		return fail(at.Line+offset, "front matter: %s", reason)
+	}
+	if n, where := nullItem(doc); n != nil {
+		shown := n.Value
+		if shown == "" {
+			shown = "an empty item"
+		}
+		return fail(n.Line+offset, "%s is null (%s), which YAML reads as no value: write it out, or remove it", where, shown)
 	}
 	var fm frontMatter
 	if err := doc.Decode(&fm); err != nil {
@@ -173,6 +187,55 @@ func aliasOverflow(doc *yaml.Node, limit int) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// nullItem finds a null item in the front matter's lists, or a null key in its mappings, and
+// says where it is. Decoding into strings, yaml.v3 skips both, so without this check the item
+// would vanish without a word (a phase left out, a gate that guards nothing).
+func nullItem(doc *yaml.Node) (*yaml.Node, string) {
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		key, v := doc.Content[i].Value, resolveAlias(doc.Content[i+1])
+		if n, at := nullIn(v); n != nil {
+			return n, fmt.Sprintf("%s: item %d", key, at)
+		}
+		if v.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			if isNull(v.Content[j]) {
+				return v.Content[j], fmt.Sprintf("%s: key %d", key, j/2+1)
+			}
+			if n, at := nullIn(resolveAlias(v.Content[j+1])); n != nil {
+				return n, fmt.Sprintf("%s of %q: item %d", key, v.Content[j].Value, at)
+			}
+		}
+	}
+	return nil, ""
+}
+
+// nullIn returns the first null item of a sequence and its place (1-based).
+func nullIn(seq *yaml.Node) (*yaml.Node, int) {
+	if seq.Kind != yaml.SequenceNode {
+		return nil, 0
+	}
+	for i, c := range seq.Content {
+		if isNull(c) {
+			return c, i + 1
+		}
+	}
+	return nil, 0
+}
+
+func isNull(n *yaml.Node) bool {
+	n = resolveAlias(n)
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }
 
 func (fm frontMatter) spec(body string) workflow.Definition {

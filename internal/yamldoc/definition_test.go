@@ -225,3 +225,75 @@ func TestParseDefinitionCapsPhases(t *testing.T) {
 		t.Fatalf("%d phases: %v, want refused at line 3", workflow.MaxPhases+1, err)
 	}
 }
+
+// TestParseDefinitionBOM: editors on Windows save UTF-8 with a byte order mark. It is read
+// as the file's encoding, not as text before the front matter, in definitions and milestone
+// files alike; a UTF-16 file is refused with what to do about it.
+func TestParseDefinitionBOM(t *testing.T) {
+	d, err := yamldoc.Codec{}.ParseDefinition("bom.md", []byte("\ufeff---\r\nname: bom\r\nphases: [a, b]\r\nttl: 2h\r\n---\r\nBody.\r\n"))
+	if err != nil {
+		t.Fatalf("a definition with a UTF-8 byte order mark: %v", err)
+	}
+	if d.Name != "bom" || !slices.Equal(d.Phases, []string{"a", "b"}) || d.TTL != "2h" || d.Body != "Body.\r\n" {
+		t.Fatalf("read %+v", d)
+	}
+	_, err = yamldoc.Codec{}.ParseDefinition("bom.md", []byte("\ufeff---\nname: bom\nphases: [a, b]\nttl: never\n---\n"))
+	var de *workflow.DefinitionError
+	if !errors.As(err, &de) || de.Line != 4 {
+		t.Fatalf("an error after a byte order mark: %v, want it at line 4", err)
+	}
+	for _, bom := range []string{"\xff\xfe", "\xfe\xff"} {
+		_, err := yamldoc.Codec{}.ParseDefinition("utf16.md", []byte(bom+"-\x00-\x00-\x00\n\x00"))
+		if !errors.As(err, &de) || de.Line != 1 || !strings.Contains(de.Reason, "UTF-16") || !strings.Contains(de.Reason, "UTF-8") {
+			t.Fatalf("a UTF-16 file: %v, want line 1 saying it is UTF-16 and must be UTF-8", err)
+		}
+	}
+	title, _, status, err := yamldoc.Codec{}.MilestoneFrontMatter([]byte("\ufeff---\ntitle: Auth\nstatus: in_progress\n---\n"))
+	if err != nil || title != "Auth" || status != "in_progress" {
+		t.Fatalf("milestone front matter after a byte order mark: %q %q %v", title, status, err)
+	}
+}
+
+// TestParseDefinitionRefusesNullItems: yaml.v3 skips a null (~, null, an empty "- " item) in
+// a list of strings, and a null key in a mapping, so such an item would vanish without a
+// word: a phase left out of the workflow, a gate that guards nothing. Each is refused at its
+// line, naming the list and the item's place in it.
+func TestParseDefinitionRefusesNullItems(t *testing.T) {
+	for _, tc := range []struct {
+		front  string
+		line   int
+		reason string
+	}{
+		{"phases: [a, ~, b]", 2, "phases: item 2 is null"},
+		{"phases:\n  - a\n  - b\n  -\n  - c", 5, "phases: item 3 is null"},
+		{"phases: [a, b, c]\nterminal: [c, null]", 3, "terminal: item 2 is null"},
+		{"phases: [a, b, c]\napprovals: [~, a]", 3, "approvals: item 1 is null"},
+		{"phases: [a, b, c]\nmajor: [a->b, ~]", 3, "major: item 2 is null"},
+		{"phases: [a, b, c]\ntransitions:\n  a: [b, ~]\n  b: [c]", 4, `transitions of "a": item 2 is null`},
+		{"phases: [a, b, c]\ntransitions:\n  ~: [b]\n  a: [b]\n  b: [c]", 4, "transitions: key 1 is null"},
+		{"phases: [a, b, c]\nverbs: {~: doing}", 3, "verbs: key 1 is null"},
+		{"name: &n ~\nphases: [a, *n, b]", 3, "phases: item 2 is null"},
+	} {
+		src := "---\n" + tc.front + "\n---\n"
+		_, err := yamldoc.Codec{}.ParseDefinition("nulls.md", []byte(src))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.reason) {
+			t.Errorf("%q: %v\nwant line %d, reason containing %q", tc.front, err, tc.line, tc.reason)
+		}
+	}
+}
+
+// TestParseDefinitionRefusesAVerbGivenTwice: keys that differ only in case name the same
+// phase. Under verbs both were kept in turn, in Go's random map order, so the verb in L2 lines
+// changed from one process to the next; like a phase given twice under transitions, it is
+// refused.
+func TestParseDefinitionRefusesAVerbGivenTwice(t *testing.T) {
+	src := []byte("---\nphases: [a, review, c]\nverbs:\n  review: reviewing\n  Review: checking\n---\n")
+	for range 20 { // the map order used to decide; every run must refuse
+		_, err := yamldoc.Codec{}.ParseDefinition("verbs.md", src)
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, `verbs lists phase "review" twice`) {
+			t.Fatalf("err = %v; want line 4, verbs lists phase \"review\" twice", err)
+		}
+	}
+}

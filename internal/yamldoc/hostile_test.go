@@ -3,6 +3,7 @@ package yamldoc_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -36,5 +37,59 @@ func TestParseDefinitionRefusesAliasExpansion(t *testing.T) {
 	}
 	if !d.CanMove("b", "c") || !d.CanMove("a", "c") || !d.CanMove("a", "b") {
 		t.Fatalf("aliased transitions not read: %v", d.Transitions)
+	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A mapping that repeats one key thousands of times is refused before yaml.v3 decodes it:
+// yaml.v3 compares every key with every other and formats an error for each equal pair, so
+// 900 lines took 130 MB (3,000: seconds and 1.5 GB) in a definition, a milestone file (read
+// by the SessionStart hook) and WORKFLOW-STATUS.yaml alike. The first duplicate is reported
+// as yaml.v3 reports it; a mapping of more keys than any of these files can use is refused.
+func TestRepeatedMappingKeysAreRefusedCheaply(t *testing.T) {
+	dups := strings.Repeat("  a: b\n", 900)
+	var err error
+	const budget = 16 << 20
+	if n := allocated(func() {
+		_, err = yamldoc.Codec{}.ParseDefinition("dups.md", []byte("---\nphases: [a]\nverbs:\n"+dups+"---\n"))
+	}); n > budget {
+		t.Errorf("a definition with 900 equal keys allocated %d MB", n>>20)
+	}
+	var de *workflow.DefinitionError
+	if !errors.As(err, &de) || de.Line != 5 || de.Reason != `front matter: mapping key "a" already defined at line 4` {
+		t.Errorf("definition: %v; want line 5, mapping key \"a\" already defined at line 4", err)
+	}
+	if n := allocated(func() {
+		_, _, _, err = yamldoc.Codec{}.MilestoneFrontMatter([]byte("---\ntitle: t\n" + strings.Repeat("a: b\n", 900) + "---\n"))
+	}); n > budget || err == nil || !strings.Contains(err.Error(), `line 3: mapping key "a" already defined at line 2`) {
+		t.Errorf("milestone file: %.200v, %d MB allocated", err, n>>20)
+	}
+	if n := allocated(func() {
+		_, err = yamldoc.Codec{}.ParseStatusDoc([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\nx:\n" + dups))
+	}); n > budget || err == nil || !strings.Contains(err.Error(), `line 5: mapping key "a" already defined at line 4`) {
+		t.Errorf("status file: %.200v, %d MB allocated", err, n>>20)
+	}
+
+	_, err = yamldoc.Codec{}.ParseDefinition("dups.md", []byte("---\nphases: [a]\nverbs:\n"+strings.Repeat("  a: b\n", 3000)+"---\n"))
+	if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, "3000 keys, more than the 1000 allowed") {
+		t.Errorf("a mapping of 3000 equal keys: %v", err)
+	}
+	var many strings.Builder
+	many.WriteString("---\nphases: [a]\nverbs:\n")
+	for i := range 1001 {
+		fmt.Fprintf(&many, "  k%d: v\n", i)
+	}
+	many.WriteString("---\n")
+	_, err = yamldoc.Codec{}.ParseDefinition("many.md", []byte(many.String()))
+	if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, "1001 keys, more than the 1000 allowed") {
+		t.Errorf("a mapping of 1001 keys: %v", err)
 	}
 }

@@ -2,20 +2,49 @@ package yamldoc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// ParseStatusDoc reads WORKFLOW-STATUS.yaml. lastUpdated must be an RFC 3339 time.
+// ParseStatusDoc reads WORKFLOW-STATUS.yaml and checks it (workflow.StatusDoc.Check). A file
+// that holds no YAML (empty, comments only, a lone null) gives nil and no error: it has
+// nothing to keep.
 func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
-	var d workflow.StatusDoc
-	if err := yaml.Unmarshal(data, &d); err != nil {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
 	}
-	if _, err := d.Updated(); err != nil {
+	if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {
+		return nil, nil
+	}
+	if at, reason := mappingTrouble(&root, 0); at != nil {
+		return nil, fmt.Errorf("reading %s: line %d: %s", workflow.StatusFileName, at.Line, reason)
+	}
+	var d workflow.StatusDoc
+	if err := root.Decode(&d); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 { // the first, on one line, as warnings are shown
+			return nil, fmt.Errorf("reading %s: %s", workflow.StatusFileName, te.Errors[0])
+		}
+		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
+	}
+	// Keys Cairn does not know keep their YAML nodes, and are written back as they were
+	// written: decoded into Go values, 1.10 came back as 1.1, 0644 as 420, a date as a
+	// timestamp. A value that uses an alias keeps its decoded value: the anchor it names may
+	// belong to a key that is not written back.
+	if m := root.Content[0]; m.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if _, ok := d.Extra[m.Content[i].Value]; ok && !hasAlias(m.Content[i+1]) {
+				d.Extra[m.Content[i].Value] = m.Content[i+1]
+			}
+		}
+	}
+	if err := d.Check(); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -34,4 +63,11 @@ func (Codec) MarshalStatusDoc(d workflow.StatusDoc) ([]byte, error) {
 		return nil, fmt.Errorf("writing %s: %w", workflow.StatusFileName, err)
 	}
 	return buf.Bytes(), nil
+}
+
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	return slices.ContainsFunc(n.Content, hasAlias)
 }
