@@ -192,7 +192,7 @@ var specs = []*toolSpec{
 		title: "List checkpoints",
 		desc:  "Call to list checkpoints.",
 		fields: []field{
-			{name: "pattern", kind: kString, max: 100, pattern: globPattern, hint: globHint,
+			{name: "pattern", kind: kString, max: 100, pattern: globPattern, hint: globHint, glob: true,
 				desc: "Glob, such as implement-*."},
 		},
 		readOnly:   true,
