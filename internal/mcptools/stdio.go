@@ -23,8 +23,14 @@ const MaxLineBytes = 4 << 20
 // DrainTimeout bounds how long shutdown waits for calls already running.
 const DrainTimeout = 5 * time.Second
 
-// maxInFlight bounds concurrent requests; more wait to be read.
+// maxInFlight bounds the requests running at once. More are queued in order, up to
+// maxQueuedBytes, rather than left unread: stdin must always be read, because the answer to
+// an elicitation comes in on it while calls wait behind the one that asked.
 const maxInFlight = 16
+
+// maxQueuedBytes bounds the requests read but not yet running; a request beyond it is refused
+// at once.
+const maxQueuedBytes = 32 << 20
 
 // ServeStdio serves MCP as newline-delimited JSON-RPC on in and out until in ends or ctx is
 // done, then stops reading, lets the requests already running finish (at most DrainTimeout)
@@ -60,15 +66,39 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}()
 
 	var (
-		wg     sync.WaitGroup
-		slots  = make(chan struct{}, maxInFlight)
-		result error
+		running  int
+		queue    []queued // oldest first
+		queuedN  int      // their bytes
+		finished = make(chan struct{}, maxInFlight)
+		result   error
 	)
+	start := func(msg []byte) {
+		running++
+		go func() {
+			defer func() { finished <- struct{}{} }()
+			if resp := s.mcp.HandleMessage(reqCtx, msg); resp != nil {
+				w.write(resp)
+			}
+		}()
+	}
+	// done frees the slot of a request that finished and starts the oldest one queued.
+	done := func() {
+		running--
+		if len(queue) > 0 {
+			q := queue[0]
+			queue[0] = queued{}
+			queue = queue[1:]
+			queuedN -= len(q.msg)
+			start(q.msg)
+		}
+	}
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
+		case <-finished:
+			done()
 		case l := <-lines:
 			if l.err != nil {
 				if !errors.Is(l.err, io.EOF) {
@@ -81,57 +111,72 @@ loop:
 					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
 				continue
 			}
-			s.dispatch(reqCtx, sess, l.data, w, &wg, slots)
+			req := s.dispatch(reqCtx, sess, l.data, w)
+			switch {
+			case req.msg == nil:
+			case running < maxInFlight:
+				start(req.msg)
+			case queuedN+len(req.msg) <= maxQueuedBytes:
+				queue = append(queue, req)
+				queuedN += len(req.msg)
+			default:
+				w.write(errorResponse(req.id, mcp.INTERNAL_ERROR,
+					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
+			}
 		}
 		if w.failed.Load() {
 			break
 		}
 	}
 
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(DrainTimeout):
-		s.opt.Log.Printf("shutting down with calls still running after %s", DrainTimeout)
+	// Every request read is run, as it would have been had the client stayed; the drain is
+	// bounded all the same.
+	timeout := time.After(DrainTimeout)
+	for running > 0 {
+		select {
+		case <-finished:
+			done()
+		case <-timeout:
+			s.opt.Log.Printf("shutting down with calls still running after %s (%d not started)", DrainTimeout, len(queue))
+			return result
+		}
 	}
 	return result
 }
 
-// dispatch routes one message. server/discover is refused here, before mcp-go sees it.
-func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, wg *sync.WaitGroup, slots chan struct{}) {
+// queued is a request read while maxInFlight others were running.
+type queued struct {
+	id  json.RawMessage
+	msg []byte
+}
+
+// dispatch routes one message: it answers server/discover itself (before mcp-go sees it),
+// hands answers to our own requests to the session and notifications to mcp-go in order, and
+// returns a request for the caller to run.
+func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter) queued {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		w.write(errorResponse(nil, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
-		return
+		return queued{}
 	}
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
 	switch {
 	case env.Method == "":
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
-		return
 	case env.Method == string(mcp.MethodServerDiscover):
 		if isRequest {
 			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
 		}
-		return
 	case !isRequest:
 		// Notifications (initialized, cancelled) are handled in order, on the read loop.
 		s.mcp.HandleMessage(ctx, line)
-		return
+	default:
+		return queued{id: env.ID, msg: bytes.Clone(line)}
 	}
-	slots <- struct{}{}
-	msg := bytes.Clone(line)
-	wg.Go(func() {
-		defer func() { <-slots }()
-		resp := s.mcp.HandleMessage(ctx, msg)
-		if resp != nil {
-			w.write(resp)
-		}
-	})
+	return queued{}
 }
 
 type lineRead struct {

@@ -515,3 +515,65 @@ func TestStdioSecondProcess(t *testing.T) {
 	// Its own next move builds on the other process's (back to analyze: no approval needed).
 	mustOK(t, c, "transition", `{"from":"plan","to":"analyze"}`)
 }
+
+// TestStdioAnswerReadWhileCallsWait: a transition that waits for the person's answer holds the
+// engine, so calls sent meanwhile wait too; more of them than the server runs at once must
+// not stop it reading stdin, or the person's answer is never read and every call hangs until
+// the approval times out (15 minutes).
+func TestStdioAnswerReadWhileCallsWait(t *testing.T) {
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "busy gate"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	select {
+	case line := <-r.lines:
+		if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
+			t.Fatalf("want the server to ask the person first, got %q", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the server did not ask the person; stderr:\n%s", r.stderr)
+	}
+	const waiting = 40
+	for i := range waiting {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`, 100+i))
+	}
+	r.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"approve":true,"note":"go on"}}}`)
+
+	got := map[string]bool{}
+	deadline := time.After(20 * time.Second)
+	for len(got) < waiting+1 {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+			}
+			var resp rpcResponse
+			if err := json.Unmarshal(line, &resp); err != nil || resp.Error != nil {
+				t.Fatalf("answer %q", clip(string(line)))
+			}
+			got[string(resp.ID)] = true
+			if string(resp.ID) == "1" && !strings.Contains(string(resp.Result), `"phase":"implement"`) {
+				t.Errorf("the approved transition answered %s", clip(string(resp.Result)))
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d calls answered; the transition answered: %v (the person's answer was not read while calls waited)", len(got), waiting+1, got["1"])
+		}
+	}
+	r.checkStdout()
+}
