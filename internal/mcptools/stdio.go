@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,11 +73,17 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		finished = make(chan struct{}, maxInFlight)
 		result   error
 	)
-	start := func(msg []byte) {
+	start := func(q queued) {
 		running++
 		go func() {
 			defer func() { finished <- struct{}{} }()
-			if resp := s.mcp.HandleMessage(reqCtx, msg); resp != nil {
+			resp := s.mcp.HandleMessage(reqCtx, q.msg)
+			if e, ok := resp.(mcp.JSONRPCError); ok && e.Error.Code == mcp.INVALID_REQUEST && q.method == string(mcp.MethodToolsCall) {
+				if r := s.unreadableCall(reqCtx, q); r != nil {
+					resp = r
+				}
+			}
+			if resp != nil {
 				w.write(resp)
 			}
 		}()
@@ -89,7 +96,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			queue[0] = queued{}
 			queue = queue[1:]
 			queuedN -= len(q.msg)
-			start(q.msg)
+			start(q)
 		}
 	}
 loop:
@@ -115,7 +122,7 @@ loop:
 			switch {
 			case req.msg == nil:
 			case running < maxInFlight:
-				start(req.msg)
+				start(req)
 			case queuedN+len(req.msg) <= maxQueuedBytes:
 				queue = append(queue, req)
 				queuedN += len(req.msg)
@@ -146,8 +153,47 @@ loop:
 
 // queued is a request read while maxInFlight others were running.
 type queued struct {
-	id  json.RawMessage
-	msg []byte
+	id     json.RawMessage
+	method string
+	msg    []byte
+}
+
+// unreadableCall answers a tools/call whose arguments mcp-go could not read with the tool's
+// own isError result. mcp-go decodes the arguments into Go values before any tool sees them,
+// and a number beyond float64's range (1e999) fails there with a protocol error that names no
+// argument (and repeats the number). The tool's decoder reads them as they are: it names the
+// argument, or, when every argument is otherwise right, the one whose JSON holds the number.
+// It returns nil when the call is unreadable for another reason: mcp-go's error stands.
+func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessage {
+	var req struct {
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(q.msg, &req) != nil {
+		return nil
+	}
+	i := slices.IndexFunc(specs, func(sp *toolSpec) bool { return sp.name == req.Params.Name })
+	if i < 0 {
+		return nil
+	}
+	spec := specs[i]
+	a, argErr := decodeArgs(spec, req.Params.Arguments)
+	if argErr == nil {
+		for _, f := range spec.fields {
+			raw, ok := a[f.name].(json.RawMessage)
+			var v any
+			if ok && json.Unmarshal(raw, &v) != nil {
+				argErr = &argError{tool: spec.name, problems: []string{fmt.Sprintf("argument %q holds a number beyond the range of a 64-bit float (about ±1.8e308), which cannot be read; write it as a string or as a smaller number", f.name)}}
+				break
+			}
+		}
+		if argErr == nil {
+			return nil
+		}
+	}
+	return mcp.NewJSONRPCResultResponse(mcp.NewRequestId(q.id), s.serve(ctx, spec, a, argErr))
 }
 
 // dispatch routes one message: it answers server/discover itself (before mcp-go sees it),
@@ -174,7 +220,7 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		// Notifications (initialized, cancelled) are handled in order, on the read loop.
 		s.mcp.HandleMessage(ctx, line)
 	default:
-		return queued{id: env.ID, msg: bytes.Clone(line)}
+		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}
 	}
 	return queued{}
 }

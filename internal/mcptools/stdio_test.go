@@ -577,3 +577,46 @@ func TestStdioAnswerReadWhileCallsWait(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioNumberOutOfRange: mcp-go reads a call's arguments into Go values before the tool
+// sees them, and a number beyond float64's range (1e999) fails there. The agent must still get
+// the tool's own isError result naming the argument, not a protocol error that names none,
+// and the number is not repeated.
+func TestStdioNumberOutOfRange(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for i, tc := range []struct{ tool, args, want string }{
+		{"transition", `{"to":1e999}`, `argument "to" must be a string`},
+		{"transition", `{"to":"plan","checkpoint":{"score":-1e999}}`, `argument "checkpoint" holds a number`},
+		{"save_checkpoint", `{"name":"n","data":[1,2,1E+400]}`, `argument "data" holds a number`},
+		{"save_checkpoint", `{"name":"n","data":{"a":1},"size":1e999}`, "an unknown argument"},
+	} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i+1, tc.tool, tc.args))
+		resp := r.next(5 * time.Second)
+		var res struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		}
+		if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil || !res.IsError || len(res.Content) != 1 {
+			t.Errorf("%s(%s) answered %s (error %+v), want an isError tool result", tc.tool, tc.args, resp.Result, resp.Error)
+			continue
+		}
+		got := res.Content[0].Text
+		if string(resp.ID) != fmt.Sprint(i+1) || !strings.Contains(got, tc.want) || !strings.Contains(got, "nothing was changed") {
+			t.Errorf("%s(%s) answered %q for id %s, want %q", tc.tool, tc.args, got, resp.ID, tc.want)
+		}
+		if strings.Contains(got, "e999") || strings.Contains(got, "E+400") {
+			t.Errorf("the answer repeats the number: %q", got)
+		}
+	}
+	// Elsewhere in the message, the number stays mcp-go's protocol error.
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"a":1e999}}}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || string(resp.ID) != "9" {
+		t.Errorf("an unknown tool answered %s (error %+v)", resp.Result, resp.Error)
+	}
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("checkpoints were written: %v", names)
+	}
+	r.checkStdout()
+}
