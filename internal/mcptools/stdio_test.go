@@ -472,7 +472,8 @@ func TestStdioConcurrentCalls(t *testing.T) {
 	}
 }
 
-// TestStdio1MiBPayload: a checkpoint of (almost exactly) 1 MiB goes in and comes back whole.
+// TestStdio1MiBPayload: a checkpoint of (almost exactly) 1 MiB goes in whole; loading it gives
+// its size and parts (Claude Code would not show the agent 1 MiB), and it is stored whole.
 func TestStdio1MiBPayload(t *testing.T) {
 	p := newProject(t)
 	c := stdioClient(t, p, protocol)
@@ -485,9 +486,13 @@ func TestStdio1MiBPayload(t *testing.T) {
 	mustOK(t, c, "save_checkpoint", `{"name":"big","data":`+data+`}`)
 	res := mustOK(t, c, "load_checkpoint", `{"name":"big"}`)
 	t.Logf("1 MiB save and load over stdio: %s", time.Since(start))
-	got, _ := structured(t, res)["data"].(map[string]any)
-	if got["blob"] != blob {
-		t.Errorf("loaded blob has %d bytes, want %d", len(fmt.Sprint(got["blob"])), len(blob))
+	s := structured(t, res)
+	if s["bytes"] != float64(len(data)) || !strings.Contains(text(res), "/blob: a string") {
+		t.Errorf("loading it answered %v: %s", s["bytes"], clip(text(res)))
+	}
+	got, err := p.other(t, "observer").LoadCheckpoint("big")
+	if err != nil || string(got) != data {
+		t.Errorf("stored checkpoint has %d bytes (%v), want %d", len(got), err, len(data))
 	}
 }
 
