@@ -99,6 +99,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			start(q)
 		}
 	}
+	// drop forgets a queued request the client cancelled: it was not started, so nothing of it
+	// runs, and (as MCP asks) it gets no answer. A running one is mcp-go's to cancel.
+	drop := func(id json.RawMessage) {
+		i := slices.IndexFunc(queue, func(q queued) bool { return bytes.Equal(q.id, id) })
+		if i >= 0 {
+			queuedN -= len(queue[i].msg)
+			queue = slices.Delete(queue, i, i+1)
+		}
+	}
 loop:
 	for {
 		select {
@@ -118,7 +127,7 @@ loop:
 					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
 				continue
 			}
-			req := s.dispatch(reqCtx, sess, l.data, w)
+			req := s.dispatch(reqCtx, sess, l.data, w, drop)
 			switch {
 			case req.msg == nil:
 			case running < maxInFlight:
@@ -197,9 +206,9 @@ func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessag
 }
 
 // dispatch routes one message: it answers server/discover itself (before mcp-go sees it),
-// hands answers to our own requests to the session and notifications to mcp-go in order, and
-// returns a request for the caller to run.
-func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter) queued {
+// hands answers to our own requests to the session and notifications to mcp-go in order
+// (a cancellation to drop as well), and returns a request for the caller to run.
+func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, drop func(id json.RawMessage)) queued {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -218,6 +227,16 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		}
 	case !isRequest:
 		// Notifications (initialized, cancelled) are handled in order, on the read loop.
+		if env.Method == string(mcp.MethodNotificationCancelled) {
+			var n struct {
+				Params struct {
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(line, &n) == nil && len(n.Params.RequestID) > 0 {
+				drop(n.Params.RequestID)
+			}
+		}
 		s.mcp.HandleMessage(ctx, line)
 	default:
 		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}

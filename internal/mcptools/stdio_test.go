@@ -625,3 +625,60 @@ func TestStdioNumberOutOfRange(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioCancelledWhileQueued: a call cancelled (notifications/cancelled) while it waits for
+// a free slot is not run later: the person pressed Esc, and the save must not happen behind
+// their back once the calls ahead of it finish.
+func TestStdioCancelledWhileQueued(t *testing.T) {
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "cancel queued"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// The transition holds the engine while it asks the person.
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	var ask struct {
+		ID json.RawMessage `json:"id"`
+	}
+	select {
+	case line := <-r.lines:
+		if json.Unmarshal(line, &ask) != nil || len(ask.ID) == 0 {
+			t.Fatalf("want the server to ask the person, got %q", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the server did not ask the person; stderr:\n%s", r.stderr)
+	}
+	const ahead = 20 // more than run at once: the save below waits in the queue
+	for i := range ahead {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`, 100+i))
+	}
+	r.send(`{"jsonrpc":"2.0","id":"save","method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"after-esc","data":{}}}}`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"save","reason":"user pressed Esc"}}`)
+	r.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"decline"}}`)
+	got := 0
+	for got < ahead+1 {
+		resp := r.next(20 * time.Second)
+		if string(resp.ID) == `"save"` {
+			t.Errorf("the cancelled call was answered: %s", resp.Result)
+			continue
+		}
+		got++
+	}
+	// A call sent after it has run once this ping is answered: requests start in order.
+	r.send(`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	if resp := r.next(10 * time.Second); string(resp.ID) != `"last"` {
+		t.Errorf("answer %s, want the last call's", resp.ID)
+	}
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("the cancelled save ran: checkpoints %v", names)
+	}
+}
