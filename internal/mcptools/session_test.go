@@ -146,7 +146,13 @@ func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.E
 // elicitingServer is a real server whose client declares elicitation and lets who answer.
 func elicitingServer(t testing.TB, who *person) (*project, *client.Client) {
 	t.Helper()
-	p := newProject(t)
+	return elicitingServerIn(t, newProject(t), who)
+}
+
+// elicitingServerIn is elicitingServer on a project the caller prepared: the server loads the
+// workflow definitions when it opens the engine, in the background, as soon as it starts.
+func elicitingServerIn(t testing.TB, p *project, who *person) (*project, *client.Client) {
+	t.Helper()
 	srv := mcptools.New(mcptools.Options{
 		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
 		PPID: 77, Log: quietLog(), NoWatch: true,
@@ -234,7 +240,7 @@ func TestApprovalGate(t *testing.T) {
 // asked, the yes must not carry the workflow out of that one.
 func TestApprovalAnswersTheGateItWasAskedFor(t *testing.T) {
 	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true}
-	p, c := elicitingServer(t, who)
+	p := newProject(t)
 	dir := filepath.Join(p.root, ".claude", "workflows")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -243,6 +249,7 @@ func TestApprovalAnswersTheGateItWasAskedFor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "twogates.md"), []byte(def), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	_, c := elicitingServerIn(t, p, who)
 	mustOK(t, c, "start_workflow", `{"type":"twogates","context":"gates"}`)
 	look := p.other(t, "observer")
 	who.while = func() {
