@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,8 +14,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// approvalWait bounds how long a transition waits for the person's answer.
-const approvalWait = 15 * time.Minute
+// approvalWait bounds how long a transition waits for the person's answer (a variable for
+// tests).
+var approvalWait = 15 * time.Minute
 
 // maxApprovalNote is the note's maxLength in approvalSchema. A client's form may not hold to
 // it, and the note is shown in every resume report, so a longer one is cut.
@@ -48,6 +50,9 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 		phase, textsafe.Line(ae.WorkflowID, 120), textsafe.Line(ae.To, 64))
 	req.Params.RequestedSchema = approvalSchema
 	res, err := c.srv.RequestElicitation(ctx, req)
+	if errors.Is(err, context.DeadlineExceeded) && c.live.Err() == nil {
+		return "", fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call transition again to ask again, or a person runs `cairn approve [NOTE]` in the project", phase, approvalWait)
+	}
 	if err != nil || res == nil {
 		return "", cannot
 	}

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
@@ -128,12 +130,21 @@ type person struct {
 	note   string   // what the person writes in the form's note; "looks right" when empty
 	asked  []string // the messages shown
 	while  func()   // runs while the person is being asked, as another process might
+	away   bool     // never answers: the question waits until the server gives up
 }
 
 func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	p.asked = append(p.asked, req.Params.Message)
 	if p.while != nil {
 		p.while()
+	}
+	if p.away {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("the server never gave up")
+		}
 	}
 	res := &mcp.ElicitationResult{}
 	res.Action = p.action
@@ -433,5 +444,21 @@ func TestApprovalGateOverStdio(t *testing.T) {
 				t.Errorf("the workflow is at %s, want %s", snap.Phase, want)
 			}
 		})
+	}
+}
+
+// TestApprovalUnanswered: a person who was asked but did not answer in time is not the same as
+// a session where nobody can be asked; the agent is told which, and that asking again works.
+func TestApprovalUnanswered(t *testing.T) {
+	defer mcptools.SetApprovalWait(200 * time.Millisecond)()
+	p, c := elicitingServer(t, &person{away: true})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"nobody answers"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	res := mustFail(t, c, "transition", `{"to":"implement"}`, "did not answer within", "call transition again", "nothing was changed")
+	if strings.Contains(text(res), "no person could be asked") {
+		t.Errorf("the agent is told nobody can be asked, though the person was: %s", text(res))
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow is at %s, want plan", snap.Phase)
 	}
 }
