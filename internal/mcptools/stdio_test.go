@@ -682,3 +682,46 @@ func TestStdioCancelledWhileQueued(t *testing.T) {
 		t.Errorf("the cancelled save ran: checkpoints %v", names)
 	}
 }
+
+// TestStdioQueueBounded: requests that wait for a free slot are bounded by their bytes; one
+// beyond the bound is refused at once with its id, and the rest still run.
+func TestStdioQueueBounded(t *testing.T) {
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "bounded queue"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	var ask struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if line := <-r.lines; json.Unmarshal(line, &ask) != nil || len(ask.ID) == 0 {
+		t.Fatalf("want the server to ask the person, got %q", line)
+	}
+	for i := range 15 { // with the transition, every slot is taken
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`, 100+i))
+	}
+	blob := strings.Repeat("x", 4_000_000)
+	for i := range 9 { // 8 fit in the 32 MiB the queue holds; the ninth does not
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"big-%d","method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"b","data":{"a":"%s"}}}}`, i, blob))
+	}
+	resp := r.next(10 * time.Second)
+	if string(resp.ID) != `"big-8"` || resp.Error == nil || !strings.Contains(resp.Error.Message, "send it again") {
+		t.Fatalf("first answer %s (error %+v), want the ninth large call refused", resp.ID, resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"decline"}}`)
+	for range 1 + 15 + 8 {
+		if resp := r.next(20 * time.Second); resp.Error != nil {
+			t.Errorf("call %s answered with a protocol error %+v", resp.ID, resp.Error)
+		}
+	}
+}
