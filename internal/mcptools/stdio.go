@@ -34,7 +34,7 @@ const maxInFlight = 16
 const maxQueuedBytes = 32 << 20
 
 // ServeStdio serves MCP as newline-delimited JSON-RPC on in and out until in ends or ctx is
-// done, then stops reading, lets the requests already running finish (at most DrainTimeout)
+// done, then stops reading, lets the requests already read finish (at most DrainTimeout)
 // and returns. It is our own small transport rather than mcp-go's StdioServer because it must
 // answer server/discover with -32601 at once (Claude Code then falls back to initialize instead
 // of waiting 2.8 s), must not cancel running engine calls on shutdown, and must bound the size
@@ -160,7 +160,7 @@ loop:
 	return result
 }
 
-// queued is a request read while maxInFlight others were running.
+// queued is a request to run: one that waits for a free slot sits in ServeStdio's queue.
 type queued struct {
 	id     json.RawMessage
 	method string
