@@ -310,7 +310,13 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	// In-flight calls finish even when the client goes away or the server is told to stop:
 	// the engine's own lock timeout bounds them.
-	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv})
+	unlocked := func(fn func()) bool {
+		s.release()
+		fn()
+		_ = s.acquire(context.Background()) // held again for the deferred release
+		return !s.closed && s.eng == eng
+	}
+	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	if err != nil {
 		return errorResult(err, notice)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -460,5 +461,48 @@ func TestApprovalUnanswered(t *testing.T) {
 	}
 	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
 		t.Errorf("the workflow is at %s, want plan", snap.Phase)
+	}
+}
+
+// TestOtherCallsRunWhileThePersonIsAsked: a transition waiting for the person's answer (up to
+// 15 minutes) must not hold every other call up: reads and writes go on meanwhile, and the
+// approved move is still made from the approval phase only.
+func TestOtherCallsRunWhileThePersonIsAsked(t *testing.T) {
+	asked, answer := make(chan struct{}), make(chan struct{})
+	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true, while: func() {
+		close(asked)
+		<-answer
+	}}
+	var once sync.Once
+	release := func() { once.Do(func() { close(answer) }) }
+	defer release() // before the server's cleanup, which waits for the transition
+	p, c := elicitingServer(t, who)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"others go on"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	moved := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := c.CallTool(context.Background(), toolRequest("transition", `{"to":"implement"}`))
+		if err != nil {
+			t.Error(err)
+		}
+		moved <- res
+	}()
+	<-asked
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	for _, cl := range [][2]string{{"set_vars", `{"vars":{"WF_MEANWHILE":"1"}}`}, {"get_vars", `{}`}} {
+		res, err := c.CallTool(ctx, toolRequest(cl[0], cl[1]))
+		if err != nil || res.IsError {
+			t.Fatalf("%s while the person was asked: %v %s", cl[0], err, text(res))
+		}
+	}
+	release()
+	res := <-moved
+	if res == nil || res.IsError || structured(t, res)["phase"] != "implement" {
+		t.Fatalf("the approved transition: %+v", res)
+	}
+	vars, err := p.other(t, "observer").GetVars(nil)
+	if err != nil || vars["WF_MEANWHILE"] != "1" {
+		t.Errorf("vars %v (%v)", vars, err)
 	}
 }

@@ -521,68 +521,6 @@ func TestStdioSecondProcess(t *testing.T) {
 	mustOK(t, c, "transition", `{"from":"plan","to":"analyze"}`)
 }
 
-// TestStdioAnswerReadWhileCallsWait: a transition that waits for the person's answer holds the
-// engine, so calls sent meanwhile wait too; more of them than the server runs at once must
-// not stop it reading stdin, or the person's answer is never read and every call hangs until
-// the approval times out (15 minutes).
-func TestStdioAnswerReadWhileCallsWait(t *testing.T) {
-	p := newProject(t)
-	seed := p.other(t, "seed")
-	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "busy gate"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRaw(t, p)
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if resp := r.next(5 * time.Second); resp.Error != nil {
-		t.Fatalf("initialize: %+v", resp.Error)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
-
-	var ask struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	select {
-	case line := <-r.lines:
-		if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
-			t.Fatalf("want the server to ask the person first, got %q", line)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("the server did not ask the person; stderr:\n%s", r.stderr)
-	}
-	const waiting = 40
-	for i := range waiting {
-		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`, 100+i))
-	}
-	r.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"approve":true,"note":"go on"}}}`)
-
-	got := map[string]bool{}
-	deadline := time.After(20 * time.Second)
-	for len(got) < waiting+1 {
-		select {
-		case line, ok := <-r.lines:
-			if !ok {
-				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
-			}
-			var resp rpcResponse
-			if err := json.Unmarshal(line, &resp); err != nil || resp.Error != nil {
-				t.Fatalf("answer %q", clip(string(line)))
-			}
-			got[string(resp.ID)] = true
-			if string(resp.ID) == "1" && !strings.Contains(string(resp.Result), `"phase":"implement"`) {
-				t.Errorf("the approved transition answered %s", clip(string(resp.Result)))
-			}
-		case <-deadline:
-			t.Fatalf("%d of %d calls answered; the transition answered: %v (the person's answer was not read while calls waited)", len(got), waiting+1, got["1"])
-		}
-	}
-	r.checkStdout()
-}
-
 // TestStdioNumberOutOfRange: mcp-go reads a call's arguments into Go values before the tool
 // sees them, and a number beyond float64's range (1e999) fails there. The agent must still get
 // the tool's own isError result naming the argument, not a protocol error that names none,
@@ -626,13 +564,14 @@ func TestStdioNumberOutOfRange(t *testing.T) {
 	r.checkStdout()
 }
 
-// TestStdioCancelledWhileQueued: a call cancelled (notifications/cancelled) while it waits for
-// a free slot is not run later: the person pressed Esc, and the save must not happen behind
-// their back once the calls ahead of it finish.
-func TestStdioCancelledWhileQueued(t *testing.T) {
+// askingServer is the binary on a workflow at apex's approval phase plan, with a client that
+// declares elicitation and has sent maxInFlight (16) transitions out of plan: each one waits
+// for the person, so every slot is taken. It returns the ids of the questions asked.
+func askingServer(t *testing.T) (*project, *rawServer, []json.RawMessage) {
+	t.Helper()
 	p := newProject(t)
 	seed := p.other(t, "seed")
-	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "cancel queued"}); err != nil {
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "busy gate"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
@@ -644,36 +583,83 @@ func TestStdioCancelledWhileQueued(t *testing.T) {
 		t.Fatalf("initialize: %+v", resp.Error)
 	}
 	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	// The transition holds the engine while it asks the person.
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
-	var ask struct {
-		ID json.RawMessage `json:"id"`
+	const slots = 16
+	for i := range slots {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`, i+1))
 	}
-	select {
-	case line := <-r.lines:
-		if json.Unmarshal(line, &ask) != nil || len(ask.ID) == 0 {
-			t.Fatalf("want the server to ask the person, got %q", line)
+	var asks []json.RawMessage
+	for range slots {
+		var ask struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("the server did not ask the person; stderr:\n%s", r.stderr)
+		select {
+		case line := <-r.lines:
+			if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
+				t.Fatalf("want the server to ask the person, got %q", line)
+			}
+			asks = append(asks, ask.ID)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the server asked the person %d times, want %d; stderr:\n%s", len(asks), slots, r.stderr)
+		}
 	}
-	const ahead = 20 // more than run at once: the save below waits in the queue
-	for i := range ahead {
+	return p, r, asks
+}
+
+// decline answers every question no.
+func (r *rawServer) decline(asks []json.RawMessage) {
+	for _, id := range asks {
+		r.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"decline"}}`)
+	}
+}
+
+// TestStdioAnswerReadWhileCallsWait: transitions waiting for the person's answer take every
+// slot; calls sent meanwhile must not stop the server reading stdin, or the person's answers
+// are never read and every call hangs until the approval times out (15 minutes).
+func TestStdioAnswerReadWhileCallsWait(t *testing.T) {
+	_, r, asks := askingServer(t)
+	const more = 24
+	for i := range more {
 		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`, 100+i))
 	}
+	r.decline(asks)
+	got := map[string]bool{}
+	deadline := time.After(20 * time.Second)
+	for len(got) < len(asks)+more {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+			}
+			var resp rpcResponse
+			if err := json.Unmarshal(line, &resp); err != nil || resp.Error != nil {
+				t.Fatalf("answer %q", clip(string(line)))
+			}
+			got[string(resp.ID)] = true
+			if string(resp.ID) == "1" && !strings.Contains(string(resp.Result), "did not approve leaving phase plan") {
+				t.Errorf("a declined transition answered %s", clip(string(resp.Result)))
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d calls answered (the person's answers were not read while calls waited)", len(got), len(asks)+more)
+		}
+	}
+	r.checkStdout()
+}
+
+// TestStdioCancelledWhileQueued: a call cancelled (notifications/cancelled) while it waits for
+// a free slot is not run later: the person pressed Esc, and the save must not happen behind
+// their back once the calls ahead of it finish.
+func TestStdioCancelledWhileQueued(t *testing.T) {
+	p, r, asks := askingServer(t)
 	r.send(`{"jsonrpc":"2.0","id":"save","method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"after-esc","data":{}}}}`)
 	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"save","reason":"user pressed Esc"}}`)
-	r.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"decline"}}`)
-	got := 0
-	for got < ahead+1 {
-		resp := r.next(20 * time.Second)
-		if string(resp.ID) == `"save"` {
+	r.decline(asks)
+	for range asks {
+		if resp := r.next(20 * time.Second); string(resp.ID) == `"save"` {
 			t.Errorf("the cancelled call was answered: %s", resp.Result)
-			continue
 		}
-		got++
 	}
-	// A call sent after it has run once this ping is answered: requests start in order.
+	// A call sent after it has run once this one is answered: requests start in order.
 	r.send(`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
 	if resp := r.next(10 * time.Second); string(resp.ID) != `"last"` {
 		t.Errorf("answer %s, want the last call's", resp.ID)
@@ -686,30 +672,7 @@ func TestStdioCancelledWhileQueued(t *testing.T) {
 // TestStdioQueueBounded: requests that wait for a free slot are bounded by their bytes; one
 // beyond the bound is refused at once with its id, and the rest still run.
 func TestStdioQueueBounded(t *testing.T) {
-	p := newProject(t)
-	seed := p.other(t, "seed")
-	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "bounded queue"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRaw(t, p)
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if resp := r.next(5 * time.Second); resp.Error != nil {
-		t.Fatalf("initialize: %+v", resp.Error)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
-	var ask struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if line := <-r.lines; json.Unmarshal(line, &ask) != nil || len(ask.ID) == 0 {
-		t.Fatalf("want the server to ask the person, got %q", line)
-	}
-	for i := range 15 { // with the transition, every slot is taken
-		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`, 100+i))
-	}
+	_, r, asks := askingServer(t)
 	blob := strings.Repeat("x", 4_000_000)
 	for i := range 9 { // 8 fit in the 32 MiB the queue holds; the ninth does not
 		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"big-%d","method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"b","data":{"a":"%s"}}}}`, i, blob))
@@ -718,8 +681,8 @@ func TestStdioQueueBounded(t *testing.T) {
 	if string(resp.ID) != `"big-8"` || resp.Error == nil || !strings.Contains(resp.Error.Message, "send it again") {
 		t.Fatalf("first answer %s (error %+v), want the ninth large call refused", resp.ID, resp.Error)
 	}
-	r.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"decline"}}`)
-	for range 1 + 15 + 8 {
+	r.decline(asks)
+	for range len(asks) + 8 {
 		if resp := r.next(20 * time.Second); resp.Error != nil {
 			t.Errorf("call %s answered with a protocol error %+v", resp.ID, resp.Error)
 		}
