@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -13,8 +14,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// approvalWait bounds how long a transition waits for the person's answer.
-const approvalWait = 15 * time.Minute
+// approvalWait bounds how long a transition waits for the person's answer (a variable for
+// tests).
+var approvalWait = 15 * time.Minute
 
 // maxApprovalNote is the note's maxLength in approvalSchema. A client's form may not hold to
 // it, and the note is shown in every resume report, so a longer one is cut.
@@ -47,7 +49,16 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 	req.Params.Message = fmt.Sprintf("Cairn: the agent has finished phase %s of workflow %s and wants to move on to %s. Do you approve?",
 		phase, textsafe.Line(ae.WorkflowID, 120), textsafe.Line(ae.To, 64))
 	req.Params.RequestedSchema = approvalSchema
-	res, err := c.srv.RequestElicitation(ctx, req)
+	// The person may take minutes: other calls go on meanwhile. The move is then made only
+	// from the approval phase (runTransition), whatever they did.
+	var res *mcp.ElicitationResult
+	var err error
+	if !c.unlocked(func() { res, err = c.srv.RequestElicitation(ctx, req) }) {
+		return "", fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state while the person was asked; nothing was changed: call transition again", phase)
+	}
+	if errors.Is(err, context.DeadlineExceeded) && c.live.Err() == nil {
+		return "", fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call transition again to ask again, or a person runs `cairn approve [NOTE]` in the project", phase, approvalWait)
+	}
 	if err != nil || res == nil {
 		return "", cannot
 	}

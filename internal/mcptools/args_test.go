@@ -69,6 +69,8 @@ func TestBadArguments(t *testing.T) {
 		{"dot-name", "load_checkpoint", `{"name":".hidden"}`, []string{"starting with a letter or digit"}},
 		{"absolute-name", "save_checkpoint", `{"name":"/tmp/x","data":{}}`, []string{"is not lower-case letters"}},
 		{"glob-slash", "list_checkpoints", `{"pattern":"../*"}`, []string{"no '/'"}},
+		{"glob-unclosed-set", "list_checkpoints", `{"pattern":"plan-[0-9"}`, []string{`argument "pattern" is not a valid glob`, "'*'", "such as implement-*"}},
+		{"glob-empty-set", "list_checkpoints", `{"pattern":"plan-[]"}`, []string{`argument "pattern" is not a valid glob`}},
 		{"nul-in-output", "transition", `{"to":"plan","outputs":["a.md\u0000.png"]}`, []string{"control character U+0000"}},
 		{"newline-in-note", "update_task", `{"id":"t1","status":"done","note":"a\nb"}`, []string{"must be one line"}},
 		{"bad-var-name", "set_vars", `{"vars":{"A-B":"1"}}`, []string{"a name that is not a workflow variable name"}},

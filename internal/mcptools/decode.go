@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -284,6 +285,11 @@ func (f *field) checkString(name, s string) (string, string) {
 	}
 	if f.pattern != nil && !f.pattern.MatchString(s) {
 		return "", fmt.Sprintf("argument %q is not %s", name, f.hint)
+	}
+	if f.glob {
+		if _, err := path.Match(s, ""); err != nil {
+			return "", fmt.Sprintf("argument %q is not a valid glob (a '[' needs its ']' and at least one character between them): '*' matches any run of characters, '?' one character, '[0-9]' one of a set; such as implement-* or plan-v[0-9]", name)
+		}
 	}
 	return s, ""
 }

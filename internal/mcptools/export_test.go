@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -16,4 +17,11 @@ func (s *Server) Session() string {
 	}
 	defer s.release()
 	return s.session
+}
+
+// SetApprovalWait shortens how long a transition waits for the person, and returns the undo.
+func SetApprovalWait(d time.Duration) (restore func()) {
+	old := approvalWait
+	approvalWait = d
+	return func() { approvalWait = old }
 }

@@ -23,6 +23,9 @@ type call struct {
 	args args
 	// getenv is the server's environment (Options.Getenv).
 	getenv func(string) string
+	// unlocked runs fn without holding the engine, so other calls go on meanwhile, and
+	// reports whether this call's engine is still the server's open one afterwards.
+	unlocked func(fn func()) bool
 }
 
 func (c *call) str(name string) string          { s, _ := c.args[name].(string); return s }

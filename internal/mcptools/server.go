@@ -267,48 +267,60 @@ var errShuttingDown = errors.New("cairn-mcp is shutting down; nothing was change
 // handler wraps a tool: strict decoding, one engine call, the change notice, and every failure
 // as an isError result.
 func (s *Server) handler(spec *toolSpec) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a, argErr := decodeArgs(spec, rawArguments(req))
-		if err := s.acquire(ctx); err != nil {
-			return errorResult(fmt.Errorf("%s was not run: the call was cancelled while waiting for the previous one; nothing was changed", spec.name), ""), nil
-		}
-		defer s.release()
-		if s.closed {
-			return errorResult(errShuttingDown, ""), nil
-		}
-		s.reopenIfGone()
-		s.openLocked()
-		if s.eng == nil {
-			err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Check that the project directory is writable (or set CAIRN_STATE_DIR to a writable directory) and call the tool again", spec.name, s.openErr)
-			return errorResult(cmp.Or(argErr, err), ""), nil // a bad argument is said first
-		}
-		eng := s.eng
-		// The watcher learns a new session after /clear only after its debounce; a call that
-		// arrives first reads sessions/<ppid>.json itself (one small read), so it is never
-		// recorded under the session /clear replaced.
-		s.followSession()
-		pre, preErr := eng.Snapshot()
-		preOK := preErr == nil
-		notice := s.withSyncNotices(pre, preOK, s.noticeFor(pre, preOK))
-		var o *outcome
-		defer func() {
-			if r := recover(); r != nil {
-				s.opt.Log.Printf("panic in %s: %v", spec.name, r)
-				res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
-			}
-			s.settle(eng, pre, preOK, o)
-		}()
-		if argErr != nil {
-			return errorResult(argErr, notice), nil
-		}
-		// In-flight calls finish even when the client goes away or the server is told to stop:
-		// the engine's own lock timeout bounds them.
-		o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv})
-		if err != nil {
-			return errorResult(err, notice), nil
-		}
-		return toolResult(o, notice), nil
+		return s.serve(ctx, spec, a, argErr), nil
 	}
+}
+
+// serve runs one call whose arguments were decoded (argErr, if any, is reported after the
+// change notice and nothing is run).
+func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error) (res *mcp.CallToolResult) {
+	if err := s.acquire(ctx); err != nil {
+		return errorResult(fmt.Errorf("%s was not run: the call was cancelled while waiting for the previous one; nothing was changed", spec.name), "")
+	}
+	defer s.release()
+	if s.closed {
+		return errorResult(errShuttingDown, "")
+	}
+	s.reopenIfGone()
+	s.openLocked()
+	if s.eng == nil {
+		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Check that the project directory is writable (or set CAIRN_STATE_DIR to a writable directory) and call the tool again", spec.name, s.openErr)
+		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
+	}
+	eng := s.eng
+	// The watcher learns a new session after /clear only after its debounce; a call that
+	// arrives first reads sessions/<ppid>.json itself (one small read), so it is never
+	// recorded under the session /clear replaced.
+	s.followSession()
+	pre, preErr := eng.Snapshot()
+	preOK := preErr == nil
+	notice := s.withSyncNotices(pre, preOK, s.noticeFor(pre, preOK))
+	var o *outcome
+	defer func() {
+		if r := recover(); r != nil {
+			s.opt.Log.Printf("panic in %s: %v", spec.name, r)
+			res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
+		}
+		s.settle(eng, pre, preOK, o)
+	}()
+	if argErr != nil {
+		return errorResult(argErr, notice)
+	}
+	// In-flight calls finish even when the client goes away or the server is told to stop:
+	// the engine's own lock timeout bounds them.
+	unlocked := func(fn func()) bool {
+		s.release()
+		fn()
+		_ = s.acquire(context.Background()) // held again for the deferred release
+		return !s.closed && s.eng == eng
+	}
+	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
+	if err != nil {
+		return errorResult(err, notice)
+	}
+	return toolResult(o, notice)
 }
 
 // noticeFor says, in one line, how another process changed the workflow since this server's

@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
@@ -128,12 +131,21 @@ type person struct {
 	note   string   // what the person writes in the form's note; "looks right" when empty
 	asked  []string // the messages shown
 	while  func()   // runs while the person is being asked, as another process might
+	away   bool     // never answers: the question waits until the server gives up
 }
 
 func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	p.asked = append(p.asked, req.Params.Message)
 	if p.while != nil {
 		p.while()
+	}
+	if p.away {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("the server never gave up")
+		}
 	}
 	res := &mcp.ElicitationResult{}
 	res.Action = p.action
@@ -146,7 +158,13 @@ func (p *person) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.E
 // elicitingServer is a real server whose client declares elicitation and lets who answer.
 func elicitingServer(t testing.TB, who *person) (*project, *client.Client) {
 	t.Helper()
-	p := newProject(t)
+	return elicitingServerIn(t, newProject(t), who)
+}
+
+// elicitingServerIn is elicitingServer on a project the caller prepared: the server loads the
+// workflow definitions when it opens the engine, in the background, as soon as it starts.
+func elicitingServerIn(t testing.TB, p *project, who *person) (*project, *client.Client) {
+	t.Helper()
 	srv := mcptools.New(mcptools.Options{
 		Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
 		PPID: 77, Log: quietLog(), NoWatch: true,
@@ -234,7 +252,7 @@ func TestApprovalGate(t *testing.T) {
 // asked, the yes must not carry the workflow out of that one.
 func TestApprovalAnswersTheGateItWasAskedFor(t *testing.T) {
 	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true}
-	p, c := elicitingServer(t, who)
+	p := newProject(t)
 	dir := filepath.Join(p.root, ".claude", "workflows")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -243,6 +261,7 @@ func TestApprovalAnswersTheGateItWasAskedFor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "twogates.md"), []byte(def), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	_, c := elicitingServerIn(t, p, who)
 	mustOK(t, c, "start_workflow", `{"type":"twogates","context":"gates"}`)
 	look := p.other(t, "observer")
 	who.while = func() {
@@ -426,5 +445,64 @@ func TestApprovalGateOverStdio(t *testing.T) {
 				t.Errorf("the workflow is at %s, want %s", snap.Phase, want)
 			}
 		})
+	}
+}
+
+// TestApprovalUnanswered: a person who was asked but did not answer in time is not the same as
+// a session where nobody can be asked; the agent is told which, and that asking again works.
+func TestApprovalUnanswered(t *testing.T) {
+	defer mcptools.SetApprovalWait(200 * time.Millisecond)()
+	p, c := elicitingServer(t, &person{away: true})
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"nobody answers"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	res := mustFail(t, c, "transition", `{"to":"implement"}`, "did not answer within", "call transition again", "nothing was changed")
+	if strings.Contains(text(res), "no person could be asked") {
+		t.Errorf("the agent is told nobody can be asked, though the person was: %s", text(res))
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow is at %s, want plan", snap.Phase)
+	}
+}
+
+// TestOtherCallsRunWhileThePersonIsAsked: a transition waiting for the person's answer (up to
+// 15 minutes) must not hold every other call up: reads and writes go on meanwhile, and the
+// approved move is still made from the approval phase only.
+func TestOtherCallsRunWhileThePersonIsAsked(t *testing.T) {
+	asked, answer := make(chan struct{}), make(chan struct{})
+	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true, while: func() {
+		close(asked)
+		<-answer
+	}}
+	var once sync.Once
+	release := func() { once.Do(func() { close(answer) }) }
+	defer release() // before the server's cleanup, which waits for the transition
+	p, c := elicitingServer(t, who)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"others go on"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	moved := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := c.CallTool(context.Background(), toolRequest("transition", `{"to":"implement"}`))
+		if err != nil {
+			t.Error(err)
+		}
+		moved <- res
+	}()
+	<-asked
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	for _, cl := range [][2]string{{"set_vars", `{"vars":{"WF_MEANWHILE":"1"}}`}, {"get_vars", `{}`}} {
+		res, err := c.CallTool(ctx, toolRequest(cl[0], cl[1]))
+		if err != nil || res.IsError {
+			t.Fatalf("%s while the person was asked: %v %s", cl[0], err, text(res))
+		}
+	}
+	release()
+	res := <-moved
+	if res == nil || res.IsError || structured(t, res)["phase"] != "implement" {
+		t.Fatalf("the approved transition: %+v", res)
+	}
+	vars, err := p.other(t, "observer").GetVars(nil)
+	if err != nil || vars["WF_MEANWHILE"] != "1" {
+		t.Errorf("vars %v (%v)", vars, err)
 	}
 }

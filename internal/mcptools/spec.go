@@ -37,6 +37,7 @@ type field struct {
 	hint      string         // what a valid value looks like, said when pattern fails
 	multiline bool           // newlines and tabs allowed
 	minLen    int            // strings: at least this many runes (required strings default to 1)
+	glob      bool           // strings: a path.Match pattern, whose brackets the regexp cannot check
 }
 
 // toolSpec describes one tool: its schema, its annotations and the handler.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,11 +24,17 @@ const MaxLineBytes = 4 << 20
 // DrainTimeout bounds how long shutdown waits for calls already running.
 const DrainTimeout = 5 * time.Second
 
-// maxInFlight bounds concurrent requests; more wait to be read.
+// maxInFlight bounds the requests running at once. More are queued in order, up to
+// maxQueuedBytes, rather than left unread: stdin must always be read, because the answer to
+// an elicitation comes in on it while calls wait behind the one that asked.
 const maxInFlight = 16
 
+// maxQueuedBytes bounds the requests read but not yet running; a request beyond it is refused
+// at once.
+const maxQueuedBytes = 32 << 20
+
 // ServeStdio serves MCP as newline-delimited JSON-RPC on in and out until in ends or ctx is
-// done, then stops reading, lets the requests already running finish (at most DrainTimeout)
+// done, then stops reading, lets the requests already read finish (at most DrainTimeout)
 // and returns. It is our own small transport rather than mcp-go's StdioServer because it must
 // answer server/discover with -32601 at once (Claude Code then falls back to initialize instead
 // of waiting 2.8 s), must not cancel running engine calls on shutdown, and must bound the size
@@ -60,15 +67,54 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	}()
 
 	var (
-		wg     sync.WaitGroup
-		slots  = make(chan struct{}, maxInFlight)
-		result error
+		running  int
+		queue    []queued // oldest first
+		queuedN  int      // their bytes
+		finished = make(chan struct{}, maxInFlight)
+		result   error
 	)
+	start := func(q queued) {
+		running++
+		go func() {
+			defer func() { finished <- struct{}{} }()
+			resp := s.mcp.HandleMessage(reqCtx, q.msg)
+			if e, ok := resp.(mcp.JSONRPCError); ok && e.Error.Code == mcp.INVALID_REQUEST && q.method == string(mcp.MethodToolsCall) {
+				if r := s.unreadableCall(reqCtx, q); r != nil {
+					resp = r
+				}
+			}
+			if resp != nil {
+				w.write(resp)
+			}
+		}()
+	}
+	// done frees the slot of a request that finished and starts the oldest one queued.
+	done := func() {
+		running--
+		if len(queue) > 0 {
+			q := queue[0]
+			queue[0] = queued{}
+			queue = queue[1:]
+			queuedN -= len(q.msg)
+			start(q)
+		}
+	}
+	// drop forgets a queued request the client cancelled: it was not started, so nothing of it
+	// runs, and (as MCP asks) it gets no answer. A running one is mcp-go's to cancel.
+	drop := func(id json.RawMessage) {
+		i := slices.IndexFunc(queue, func(q queued) bool { return bytes.Equal(q.id, id) })
+		if i >= 0 {
+			queuedN -= len(queue[i].msg)
+			queue = slices.Delete(queue, i, i+1)
+		}
+	}
 loop:
 	for {
 		select {
 		case <-ctx.Done():
 			break loop
+		case <-finished:
+			done()
 		case l := <-lines:
 			if l.err != nil {
 				if !errors.Is(l.err, io.EOF) {
@@ -81,57 +127,121 @@ loop:
 					fmt.Sprintf("message is larger than %d bytes; keep large content in a file and pass its path", MaxLineBytes)))
 				continue
 			}
-			s.dispatch(reqCtx, sess, l.data, w, &wg, slots)
+			req := s.dispatch(reqCtx, sess, l.data, w, drop)
+			switch {
+			case req.msg == nil:
+			case running < maxInFlight:
+				start(req)
+			case queuedN+len(req.msg) <= maxQueuedBytes:
+				queue = append(queue, req)
+				queuedN += len(req.msg)
+			default:
+				w.write(errorResponse(req.id, mcp.INTERNAL_ERROR,
+					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
+			}
 		}
 		if w.failed.Load() {
 			break
 		}
 	}
 
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(DrainTimeout):
-		s.opt.Log.Printf("shutting down with calls still running after %s", DrainTimeout)
+	// Every request read is run, as it would have been had the client stayed; the drain is
+	// bounded all the same.
+	timeout := time.After(DrainTimeout)
+	for running > 0 {
+		select {
+		case <-finished:
+			done()
+		case <-timeout:
+			s.opt.Log.Printf("shutting down with calls still running after %s (%d not started)", DrainTimeout, len(queue))
+			return result
+		}
 	}
 	return result
 }
 
-// dispatch routes one message. server/discover is refused here, before mcp-go sees it.
-func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, wg *sync.WaitGroup, slots chan struct{}) {
+// queued is a request to run: one that waits for a free slot sits in ServeStdio's queue.
+type queued struct {
+	id     json.RawMessage
+	method string
+	msg    []byte
+}
+
+// unreadableCall answers a tools/call whose arguments mcp-go could not read with the tool's
+// own isError result. mcp-go decodes the arguments into Go values before any tool sees them,
+// and a number beyond float64's range (1e999) fails there with a protocol error that names no
+// argument (and repeats the number). The tool's decoder reads them as they are: it names the
+// argument, or, when every argument is otherwise right, the one whose JSON holds the number.
+// It returns nil when the call is unreadable for another reason: mcp-go's error stands.
+func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessage {
+	var req struct {
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(q.msg, &req) != nil {
+		return nil
+	}
+	i := slices.IndexFunc(specs, func(sp *toolSpec) bool { return sp.name == req.Params.Name })
+	if i < 0 {
+		return nil
+	}
+	spec := specs[i]
+	a, argErr := decodeArgs(spec, req.Params.Arguments)
+	if argErr == nil {
+		for _, f := range spec.fields {
+			raw, ok := a[f.name].(json.RawMessage)
+			var v any
+			if ok && json.Unmarshal(raw, &v) != nil {
+				argErr = &argError{tool: spec.name, problems: []string{fmt.Sprintf("argument %q holds a number beyond the range of a 64-bit float (about ±1.8e308), which cannot be read; write it as a string or as a smaller number", f.name)}}
+				break
+			}
+		}
+		if argErr == nil {
+			return nil
+		}
+	}
+	return mcp.NewJSONRPCResultResponse(mcp.NewRequestId(q.id), s.serve(ctx, spec, a, argErr))
+}
+
+// dispatch routes one message: it answers server/discover itself (before mcp-go sees it),
+// hands answers to our own requests to the session and notifications to mcp-go in order
+// (a cancellation to drop as well), and returns a request for the caller to run.
+func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, drop func(id json.RawMessage)) queued {
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		w.write(errorResponse(nil, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
-		return
+		return queued{}
 	}
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
 	switch {
 	case env.Method == "":
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
-		return
 	case env.Method == string(mcp.MethodServerDiscover):
 		if isRequest {
 			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
 		}
-		return
 	case !isRequest:
 		// Notifications (initialized, cancelled) are handled in order, on the read loop.
-		s.mcp.HandleMessage(ctx, line)
-		return
-	}
-	slots <- struct{}{}
-	msg := bytes.Clone(line)
-	wg.Go(func() {
-		defer func() { <-slots }()
-		resp := s.mcp.HandleMessage(ctx, msg)
-		if resp != nil {
-			w.write(resp)
+		if env.Method == string(mcp.MethodNotificationCancelled) {
+			var n struct {
+				Params struct {
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(line, &n) == nil && len(n.Params.RequestID) > 0 {
+				drop(n.Params.RequestID)
+			}
 		}
-	})
+		s.mcp.HandleMessage(ctx, line)
+	default:
+		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}
+	}
+	return queued{}
 }
 
 type lineRead struct {

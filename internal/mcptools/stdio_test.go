@@ -472,7 +472,8 @@ func TestStdioConcurrentCalls(t *testing.T) {
 	}
 }
 
-// TestStdio1MiBPayload: a checkpoint of (almost exactly) 1 MiB goes in and comes back whole.
+// TestStdio1MiBPayload: a checkpoint of (almost exactly) 1 MiB goes in whole; loading it gives
+// its size and parts (Claude Code would not show the agent 1 MiB), and it is stored whole.
 func TestStdio1MiBPayload(t *testing.T) {
 	p := newProject(t)
 	c := stdioClient(t, p, protocol)
@@ -485,9 +486,13 @@ func TestStdio1MiBPayload(t *testing.T) {
 	mustOK(t, c, "save_checkpoint", `{"name":"big","data":`+data+`}`)
 	res := mustOK(t, c, "load_checkpoint", `{"name":"big"}`)
 	t.Logf("1 MiB save and load over stdio: %s", time.Since(start))
-	got, _ := structured(t, res)["data"].(map[string]any)
-	if got["blob"] != blob {
-		t.Errorf("loaded blob has %d bytes, want %d", len(fmt.Sprint(got["blob"])), len(blob))
+	s := structured(t, res)
+	if s["bytes"] != float64(len(data)) || !strings.Contains(text(res), "/blob: a string") {
+		t.Errorf("loading it answered %v: %s", s["bytes"], clip(text(res)))
+	}
+	got, err := p.other(t, "observer").LoadCheckpoint("big")
+	if err != nil || string(got) != data {
+		t.Errorf("stored checkpoint has %d bytes (%v), want %d", len(got), err, len(data))
 	}
 }
 
@@ -514,4 +519,172 @@ func TestStdioSecondProcess(t *testing.T) {
 	}
 	// Its own next move builds on the other process's (back to analyze: no approval needed).
 	mustOK(t, c, "transition", `{"from":"plan","to":"analyze"}`)
+}
+
+// TestStdioNumberOutOfRange: mcp-go reads a call's arguments into Go values before the tool
+// sees them, and a number beyond float64's range (1e999) fails there. The agent must still get
+// the tool's own isError result naming the argument, not a protocol error that names none,
+// and the number is not repeated.
+func TestStdioNumberOutOfRange(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for i, tc := range []struct{ tool, args, want string }{
+		{"transition", `{"to":1e999}`, `argument "to" must be a string`},
+		{"transition", `{"to":"plan","checkpoint":{"score":-1e999}}`, `argument "checkpoint" holds a number`},
+		{"save_checkpoint", `{"name":"n","data":[1,2,1E+400]}`, `argument "data" holds a number`},
+		{"save_checkpoint", `{"name":"n","data":{"a":1},"size":1e999}`, "an unknown argument"},
+	} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, i+1, tc.tool, tc.args))
+		resp := r.next(5 * time.Second)
+		var res struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                    `json:"isError"`
+		}
+		if resp.Error != nil || json.Unmarshal(resp.Result, &res) != nil || !res.IsError || len(res.Content) != 1 {
+			t.Errorf("%s(%s) answered %s (error %+v), want an isError tool result", tc.tool, tc.args, resp.Result, resp.Error)
+			continue
+		}
+		got := res.Content[0].Text
+		if string(resp.ID) != fmt.Sprint(i+1) || !strings.Contains(got, tc.want) || !strings.Contains(got, "nothing was changed") {
+			t.Errorf("%s(%s) answered %q for id %s, want %q", tc.tool, tc.args, got, resp.ID, tc.want)
+		}
+		if strings.Contains(got, "e999") || strings.Contains(got, "E+400") {
+			t.Errorf("the answer repeats the number: %q", got)
+		}
+	}
+	// Elsewhere in the message, the number stays mcp-go's protocol error.
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"a":1e999}}}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || string(resp.ID) != "9" {
+		t.Errorf("an unknown tool answered %s (error %+v)", resp.Result, resp.Error)
+	}
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("checkpoints were written: %v", names)
+	}
+	r.checkStdout()
+}
+
+// askingServer is the binary on a workflow at apex's approval phase plan, with a client that
+// declares elicitation and has sent maxInFlight (16) transitions out of plan: each one waits
+// for the person, so every slot is taken. It returns the ids of the questions asked.
+func askingServer(t *testing.T) (*project, *rawServer, []json.RawMessage) {
+	t.Helper()
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "busy gate"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const slots = 16
+	for i := range slots {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`, i+1))
+	}
+	var asks []json.RawMessage
+	for range slots {
+		var ask struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		select {
+		case line := <-r.lines:
+			if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
+				t.Fatalf("want the server to ask the person, got %q", line)
+			}
+			asks = append(asks, ask.ID)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the server asked the person %d times, want %d; stderr:\n%s", len(asks), slots, r.stderr)
+		}
+	}
+	return p, r, asks
+}
+
+// decline answers every question no.
+func (r *rawServer) decline(asks []json.RawMessage) {
+	for _, id := range asks {
+		r.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"decline"}}`)
+	}
+}
+
+// TestStdioAnswerReadWhileCallsWait: transitions waiting for the person's answer take every
+// slot; calls sent meanwhile must not stop the server reading stdin, or the person's answers
+// are never read and every call hangs until the approval times out (15 minutes).
+func TestStdioAnswerReadWhileCallsWait(t *testing.T) {
+	_, r, asks := askingServer(t)
+	const more = 24
+	for i := range more {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`, 100+i))
+	}
+	r.decline(asks)
+	got := map[string]bool{}
+	deadline := time.After(20 * time.Second)
+	for len(got) < len(asks)+more {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+			}
+			var resp rpcResponse
+			if err := json.Unmarshal(line, &resp); err != nil || resp.Error != nil {
+				t.Fatalf("answer %q", clip(string(line)))
+			}
+			got[string(resp.ID)] = true
+			if string(resp.ID) == "1" && !strings.Contains(string(resp.Result), "did not approve leaving phase plan") {
+				t.Errorf("a declined transition answered %s", clip(string(resp.Result)))
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d calls answered (the person's answers were not read while calls waited)", len(got), len(asks)+more)
+		}
+	}
+	r.checkStdout()
+}
+
+// TestStdioCancelledWhileQueued: a call cancelled (notifications/cancelled) while it waits for
+// a free slot is not run later: the person pressed Esc, and the save must not happen behind
+// their back once the calls ahead of it finish.
+func TestStdioCancelledWhileQueued(t *testing.T) {
+	p, r, asks := askingServer(t)
+	r.send(`{"jsonrpc":"2.0","id":"save","method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"after-esc","data":{}}}}`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"save","reason":"user pressed Esc"}}`)
+	r.decline(asks)
+	for range asks {
+		if resp := r.next(20 * time.Second); string(resp.ID) == `"save"` {
+			t.Errorf("the cancelled call was answered: %s", resp.Result)
+		}
+	}
+	// A call sent after it has run once this one is answered: requests start in order.
+	r.send(`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	if resp := r.next(10 * time.Second); string(resp.ID) != `"last"` {
+		t.Errorf("answer %s, want the last call's", resp.ID)
+	}
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("the cancelled save ran: checkpoints %v", names)
+	}
+}
+
+// TestStdioQueueBounded: requests that wait for a free slot are bounded by their bytes; one
+// beyond the bound is refused at once with its id, and the rest still run.
+func TestStdioQueueBounded(t *testing.T) {
+	_, r, asks := askingServer(t)
+	blob := strings.Repeat("x", 4_000_000)
+	for i := range 9 { // 8 fit in the 32 MiB the queue holds; the ninth does not
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"big-%d","method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"b","data":{"a":"%s"}}}}`, i, blob))
+	}
+	resp := r.next(10 * time.Second)
+	if string(resp.ID) != `"big-8"` || resp.Error == nil || !strings.Contains(resp.Error.Message, "send it again") {
+		t.Fatalf("first answer %s (error %+v), want the ninth large call refused", resp.ID, resp.Error)
+	}
+	r.decline(asks)
+	for range len(asks) + 8 {
+		if resp := r.next(20 * time.Second); resp.Error != nil {
+			t.Errorf("call %s answered with a protocol error %+v", resp.ID, resp.Error)
+		}
+	}
 }

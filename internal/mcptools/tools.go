@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -46,8 +48,10 @@ const (
 		`},"required":["tier"]}`
 
 	checkpointOutput = `{"type":"object","properties":{` +
-		`"name":{"type":"string"},"data":{"type":["object","array"],"description":"The saved JSON."},` + noticeProp +
-		`},"required":["name","data"]}`
+		`"name":{"type":"string"},"data":{"description":"The saved JSON, or the part asked for."},` +
+		`"message":{"type":"string"},"bytes":{"type":"integer"},"parts":{"type":"array","items":{"type":"object","properties":{` +
+		`"part":{"type":"string"},"kind":{"type":"string"},"bytes":{"type":"integer"}}}},` + noticeProp +
+		`},"required":["name"]}`
 
 	listOutput = `{"type":"object","properties":{` +
 		`"names":{"type":"array","items":{"type":"string"}},` + noticeProp +
@@ -181,6 +185,9 @@ var specs = []*toolSpec{
 		desc:  "Call to read a checkpoint.",
 		fields: []field{
 			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint},
+			// No description, for the tool definitions' budget: the outline of a checkpoint too
+			// large to return says what a part is.
+			{name: "part", kind: kString},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -192,7 +199,7 @@ var specs = []*toolSpec{
 		title: "List checkpoints",
 		desc:  "Call to list checkpoints.",
 		fields: []field{
-			{name: "pattern", kind: kString, max: 100, pattern: globPattern, hint: globHint,
+			{name: "pattern", kind: kString, max: 100, pattern: globPattern, hint: globHint, glob: true,
 				desc: "Glob, such as implement-*."},
 		},
 		readOnly:   true,
@@ -327,7 +334,10 @@ func runSaveCheckpoint(c *call) (*outcome, error) {
 }
 
 func runLoadCheckpoint(c *call) (*outcome, error) {
-	name := c.str("name")
+	name, ptr := c.str("name"), c.str("part")
+	if ptr != "" && ptr[0] != '/' {
+		return nil, &argError{tool: "load_checkpoint", problems: []string{`argument "part" is not a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)`}}
+	}
 	data, err := c.eng.LoadCheckpoint(name)
 	if err != nil {
 		return nil, err
@@ -335,10 +345,127 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if k := strictjson.KindOf(data); k != "an object" && k != "an array" {
 		return nil, fmt.Errorf("checkpoint %s holds %s, not a JSON object or array; it was left as it is", name, k)
 	}
-	return &outcome{
-		text:       fmt.Sprintf("Checkpoint %s (%d bytes):\n%s", name, len(data), data),
-		structured: map[string]any{"name": name, "data": json.RawMessage(data)},
-	}, nil
+	if ptr != "" {
+		if data, err = atPointer(data, ptr); err != nil {
+			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, textsafe.Line(ptr, 200), err)
+		}
+	}
+	what := name
+	if ptr != "" {
+		what += " at " + textsafe.Line(ptr, 200)
+	}
+	if len(data) <= maxLoadBytes {
+		return &outcome{
+			text:       fmt.Sprintf("Checkpoint %s (%d bytes):\n%s", what, len(data), data),
+			structured: map[string]any{"name": name, "data": json.RawMessage(data)},
+		}, nil
+	}
+	parts, more := outline(data, ptr)
+	if parts == nil {
+		return nil, fmt.Errorf("the value at %s in checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); the whole checkpoint is printed by `cairn checkpoint load %s` in a shell", textsafe.Line(ptr, 200), name, strictjson.KindOf(data), len(data), maxLoadBytes, name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Checkpoint %s is %d bytes, more than one result can carry to you (%d bytes; Claude Code would save it to a file instead). Read it in parts with the part argument (a JSON Pointer):", what, len(data), maxLoadBytes)
+	if data[0] == '[' {
+		fmt.Fprintf(&b, " it is an array of %d items, %s/0 to %s/%d.", len(parts)+more, ptr, ptr, len(parts)+more-1)
+	}
+	// Claude Code shows the agent the structured content rather than the text when there is
+	// one: the message goes in it too.
+	message := b.String()
+	for i, p := range parts {
+		if i == maxOutlineLines {
+			fmt.Fprintf(&b, "\n... and %d more", len(parts)-i+more)
+			break
+		}
+		fmt.Fprintf(&b, "\n%s: %s, %d bytes", p.Part, p.Kind, p.Bytes)
+	}
+	if len(parts) <= maxOutlineLines && more > 0 {
+		fmt.Fprintf(&b, "\n... and %d more", more)
+	}
+	return &outcome{text: b.String(), structured: map[string]any{"name": name, "message": message, "bytes": len(data), "parts": parts}}, nil
+}
+
+// maxLoadBytes is the most of a checkpoint load_checkpoint returns at once. Claude Code puts a
+// tool result over its output limit (MAX_MCP_OUTPUT_TOKENS, 25,000 tokens by default) in a
+// file rather than before the agent, and lets through at once only what it estimates at under
+// half of it: 40,000 bytes of JSON stay under that.
+const maxLoadBytes = 40_000
+
+// maxOutlineParts bounds the parts listed in an outline; maxOutlineLines those in its text.
+const (
+	maxOutlineParts = 200
+	maxOutlineLines = 50
+)
+
+// part is one member or item of a checkpoint too large to return at once.
+type part struct {
+	Part  string `json:"part"`
+	Kind  string `json:"kind"`
+	Bytes int    `json:"bytes"`
+}
+
+// outline lists the members of the object or the items of the array data (the value at ptr),
+// at most maxOutlineParts, and how many more there are; nil for any other value.
+func outline(data json.RawMessage, ptr string) ([]part, int) {
+	add := func(out []part, key string, v json.RawMessage) []part {
+		key = strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+		return append(out, part{Part: ptr + "/" + key, Kind: strictjson.KindOf(v), Bytes: len(v)})
+	}
+	switch data[0] {
+	case '{':
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) != nil {
+			return nil, 0
+		}
+		out := make([]part, 0, min(len(m), maxOutlineParts))
+		for _, k := range slices.Sorted(maps.Keys(m))[:min(len(m), maxOutlineParts)] {
+			out = add(out, k, m[k])
+		}
+		return out, len(m) - len(out)
+	case '[':
+		var a []json.RawMessage
+		if json.Unmarshal(data, &a) != nil {
+			return nil, 0
+		}
+		out := make([]part, 0, min(len(a), maxOutlineParts))
+		for i, v := range a[:min(len(a), maxOutlineParts)] {
+			out = add(out, strconv.Itoa(i), v)
+		}
+		return out, len(a) - len(out)
+	}
+	return nil, 0
+}
+
+// atPointer is the value at the JSON Pointer ptr (RFC 6901) in data.
+func atPointer(data json.RawMessage, ptr string) (json.RawMessage, error) {
+	for tok := range strings.SplitSeq(ptr[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch strictjson.KindOf(data) {
+		case "an object":
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(data, &m); err != nil {
+				return nil, err
+			}
+			v, ok := m[tok]
+			if !ok {
+				return nil, errors.New("no such key")
+			}
+			data = v
+		case "an array":
+			var a []json.RawMessage
+			if err := json.Unmarshal(data, &a); err != nil {
+				return nil, err
+			}
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(a) || (tok != "0" && tok[0] == '0') {
+				return nil, fmt.Errorf("the array has %d items, indexed from 0", len(a))
+			}
+			data = a[i]
+		default:
+			return nil, fmt.Errorf("a step goes into %s", strictjson.KindOf(data))
+		}
+	}
+	return data, nil
 }
 
 func runListCheckpoints(c *call) (*outcome, error) {

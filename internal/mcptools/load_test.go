@@ -1,0 +1,71 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestLoadCheckpointInParts: Claude Code does not show the agent a tool result over its output
+// limit (25,000 tokens by default; 2.1.330 saves it to a file and shows a path instead), so a
+// large checkpoint comes back as its size and parts, each readable with the part argument.
+func TestLoadCheckpointInParts(t *testing.T) {
+	opts, _ := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	files := make([]string, 300)
+	for i := range files {
+		files[i] = fmt.Sprintf("file-%03d-%s", i, strings.Repeat("f", 200))
+	}
+	big, _ := json.Marshal(map[string]any{"files": files, "blob": strings.Repeat("b", 60000), "small": 7, "a/b": "slash"})
+	mustOK(t, c, "save_checkpoint", `{"name":"big","data":`+string(big)+`}`)
+	mustOK(t, c, "save_checkpoint", `{"name":"little","data":{"k":[1,2]}}`)
+
+	res := mustOK(t, c, "load_checkpoint", `{"name":"big"}`)
+	t.Logf("outline:\n%s", text(res))
+	s := structured(t, res)
+	raw, _ := json.Marshal(s)
+	if len(raw) > 8<<10 || s["data"] != nil {
+		t.Fatalf("a %d-byte checkpoint came back whole (%d bytes)", len(big), len(raw))
+	}
+	if m, _ := s["message"].(string); !strings.Contains(m, "part argument") {
+		t.Errorf("the structured content, which is what Claude Code shows the agent, does not say how to read it: %q", m)
+	}
+	if s["bytes"] != float64(len(big)) {
+		t.Errorf("bytes %v, want %d", s["bytes"], len(big))
+	}
+	for _, want := range []string{`"part":"/files"`, `"part":"/blob"`, `"part":"/a~1b"`, `"kind":"an array"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the outline %s lacks %s", raw, want)
+		}
+	}
+	if !strings.Contains(text(res), "part argument") || !strings.Contains(text(res), fmt.Sprint(len(big))) {
+		t.Errorf("the text does not say how to read it: %s", text(res))
+	}
+
+	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/files/3"}`))["data"]; got != files[3] {
+		t.Errorf("/files/3 gave %v", got)
+	}
+	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/small"}`))["data"]; got != float64(7) {
+		t.Errorf("/small gave %v", got)
+	}
+	if got := structured(t, mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/a~1b"}`))["data"]; got != "slash" {
+		t.Errorf("/a~1b gave %v", got)
+	}
+	// The array is itself too large: its outline gives the item range.
+	arr := mustOK(t, c, "load_checkpoint", `{"name":"big","part":"/files"}`)
+	t.Logf("array outline: %d characters, first lines:\n%s", len(text(arr)), strings.Join(strings.SplitN(text(arr), "\n", 4)[:3], "\n"))
+	if structured(t, arr)["data"] != nil || !strings.Contains(text(arr), "/files/0") || !strings.Contains(text(arr), "/files/299") {
+		t.Errorf("/files gave %s", clip(text(arr)))
+	}
+	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/blob"}`, "a string of 60002 bytes", "cairn checkpoint load big")
+	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/nope"}`, "nothing at /nope")
+	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"/files/300"}`, "nothing at /files/300")
+	mustFail(t, c, "load_checkpoint", `{"name":"big","part":"files"}`, `argument "part"`, "such as /files/0")
+
+	// A small checkpoint comes back whole, as before.
+	if got, _ := json.Marshal(structured(t, mustOK(t, c, "load_checkpoint", `{"name":"little"}`))["data"]); string(got) != `{"k":[1,2]}` {
+		t.Errorf("little gave %s", got)
+	}
+}
