@@ -23,7 +23,7 @@ import (
 // Instructions go into the agent's system prompt: one paragraph that teaches the protocol.
 const Instructions = "Cairn keeps this project's multi-phase workflow state across sessions, /clear and crashes. " +
 	"Call resume_check when resuming work, start_workflow for new multi-phase work, transition at each phase " +
-	"boundary, update_task as tasks change and complete_workflow at the end. A result starting \"Notice:\" " +
+	"boundary, update_task as tasks change and complete_workflow at the end. A result with a notice (\"Notice: ...\") " +
 	"means another process changed the workflow: call resume_check before going on."
 
 // Options configure a Server. Zero fields take the process's own values.
