@@ -183,42 +183,46 @@ func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
 // syncInitiative is seed 001's sync on read: the newer of initiative.json and
 // WORKFLOW-STATUS.yaml wins, a gap over five minutes is a warning, the stale side is updated.
 func (e *Engine) syncInitiative() (*Result, error) {
-	var in *workflow.Initiative
-	if data, err := e.st.Read(initiativeDoc); err == nil {
-		in = new(workflow.Initiative)
-		if err := json.Unmarshal(data, in); err != nil {
-			return nil, fmt.Errorf("reading initiative.json: %w", err)
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
+	// Under initiative.json's lock from the read to both writes: another process's change in
+	// between would otherwise be written over with what was read before it.
+	var d workflow.SyncDecision
 	var warnings []string
-	doc, err := e.readStatusFile(e.statusFile())
 	keep := false // the file is there and unusable: not rewritten
-	if errors.Is(err, errNoYAML) {
-		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+err.Error())
-	} else if err != nil {
-		warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
-		keep = true
-	}
-	d, err := workflow.Sync(in, doc, e.now())
+	data, err := e.st.Update(initiativeDoc, func(cur []byte) ([]byte, error) {
+		var in *workflow.Initiative
+		if cur != nil {
+			in = new(workflow.Initiative)
+			if err := json.Unmarshal(cur, in); err != nil {
+				return nil, fmt.Errorf("reading initiative.json: %w", err)
+			}
+		}
+		doc, err := e.readStatusFile(e.statusFile())
+		if errors.Is(err, errNoYAML) {
+			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+err.Error())
+		} else if err != nil {
+			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
+			keep = true
+		}
+		if d, err = workflow.Sync(in, doc, e.now()); err != nil || d.Initiative == nil {
+			return nil, err
+		}
+		if !d.WriteInitiative {
+			return nil, nil
+		}
+		return json.Marshal(d.Initiative)
+	})
 	if err != nil {
 		return nil, err
 	}
 	if d.Initiative == nil {
 		return &Result{Message: "no initiative: create one with action create", Warnings: warnings}, nil
 	}
-	data, err := json.Marshal(d.Initiative)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: data}
-	if d.WriteInitiative {
-		if err := e.st.Write(initiativeDoc, res.Workflow); err != nil {
+	if !d.WriteInitiative {
+		if data, err = json.Marshal(d.Initiative); err != nil {
 			return nil, err
 		}
-		res.Changed = true
 	}
+	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: data, Changed: d.WriteInitiative}
 	if d.WriteStatusDoc && !keep {
 		if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
 			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())

@@ -283,3 +283,73 @@ func TestDefinitionsAreReadUpToABudget(t *testing.T) {
 		}
 	}
 }
+
+// The sync with WORKFLOW-STATUS.yaml is a read-modify-write of initiative.json and the file:
+// it used to read initiative.json unlocked and write both later, so a milestone another
+// process added in between was lost from both. The other process's change lands here between
+// the sync's reads and its writes (its clock is read there); under the lock it waits its turn.
+func TestInitiativeSyncKeepsAChangeMadeMeanwhile(t *testing.T) {
+	e := newEnv(t)
+	other := e.openYAML(yamldoc.Codec{})
+	must(other.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
+	must(other.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"}))(t)
+	// A person's edit makes the status file newer, so the sync writes initiative.json.
+	p := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
+	data, _ := os.ReadFile(p)
+	e.clock.Add(time.Hour)
+	edited := strings.Replace(string(data), "milestones:\n", "milestones:\n  - id: research\n    status: completed\n", 1)
+	edited = strings.Replace(edited, `lastUpdated: "2026-11-22T10:00:00Z"`, "lastUpdated: "+e.clock.Now().Format(time.RFC3339), 1)
+	if edited == string(data) {
+		t.Fatalf("the edit did not apply to:\n%s", data)
+	}
+	e.write(".claude/WORKFLOW-STATUS.yaml", edited)
+	e.clock.Add(time.Minute)
+
+	calls := -1 // counted from the sync's start
+	done := make(chan error, 1)
+	now := func() time.Time {
+		if calls >= 0 {
+			calls++
+		}
+		if calls == 2 { // after the sync's reads
+			go func() {
+				_, err := other.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "ship"})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				done <- err
+			case <-time.After(300 * time.Millisecond): // waiting for the lock: it lands after
+			}
+		}
+		return e.clock.Now()
+	}
+	en, err := engine.Open(engine.Config{
+		Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project, Now: now,
+		SessionID: "s2", PID: 4243, Actor: "test", YAML: yamldoc.Codec{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer en.Close()
+	calls = 0
+	must(en.Initiative(engine.InitiativeRequest{Action: "get"}))(t)
+	if calls < 2 {
+		t.Fatalf("the sync read the clock %d times: the other change never ran", calls)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the other process's add_milestone: %v", err)
+	}
+	// initiative.json itself must hold every milestone: the next sync would take a newer
+	// status file's back, but a status file that is not committed, or edited again, would not.
+	data, err = os.ReadFile(filepath.Join(e.project, ".claude", "cairn", "initiative.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(p)
+	for _, id := range []string{"research", "design", "ship"} {
+		if !strings.Contains(string(data), `"`+id+`"`) || !strings.Contains(string(after), "id: "+id) {
+			t.Errorf("milestone %s was lost:\n%s\n%s", id, data, after)
+		}
+	}
+}
