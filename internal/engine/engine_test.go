@@ -805,3 +805,25 @@ func TestDamagedWorkflowGetsNoTitle(t *testing.T) {
 		t.Errorf("title of a damaged workflow %q, want none", got)
 	}
 }
+
+// Completing a workflow whose review left CRITICAL or HIGH violations open goes through (the
+// person may have decided so), but the result says which are still open: the Stop hook would
+// have asked about them, and after completion nothing asks again.
+func TestCompleteWithBlockingViolationsSaysSo(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	must(en.SetEnforcement([]engine.Violation{
+		{Code: "V-LOW-01", Severity: "LOW", Details: "naming"},
+		{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
+	}))(t)
+	res := must(en.Complete("shipped"))(t)
+	joined := strings.Join(res.Warnings, "\n")
+	if !strings.Contains(joined, "V-TEST-03") || !strings.Contains(joined, "HIGH") || strings.Contains(joined, "V-LOW-01") {
+		t.Errorf("completion's warnings do not name the open blocking violation: %q", res.Warnings)
+	}
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "y"}))(t)
+	if res := must(en.Complete("clean"))(t); len(res.Warnings) != 0 {
+		t.Errorf("a clean completion warns: %q", res.Warnings)
+	}
+}

@@ -390,6 +390,17 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 		return nil, err
 	}
 	res.Message = "completed"
+	if vs := wres.Record.BlockingViolations(); len(vs) > 0 {
+		// Nothing asks about them after completion, as the Stop hook did before it.
+		codes := make([]string, 0, 5)
+		for _, v := range vs[:min(len(vs), 5)] {
+			codes = append(codes, string(v.Severity)+" "+textsafe.OneLine(v.Code))
+		}
+		if len(vs) > 5 {
+			codes = append(codes, fmt.Sprintf("%d more", len(vs)-5))
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("completed with blocking violations still open (%s): they are kept with the workflow in its archive", strings.Join(codes, ", ")))
+	}
 	e.archiveCompleted(res, wres)
 	return res, nil
 }
