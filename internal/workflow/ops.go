@@ -125,7 +125,7 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "workflow %s changed underneath this call: ", e.WorkflowID)
+	fmt.Fprintf(&b, "workflow %s is not where this call expected it: ", e.WorkflowID)
 	if echoable(e.ExpectedPhase) {
 		fmt.Fprintf(&b, "expected phase %s, found %s", e.ExpectedPhase, e.FoundPhase)
 	} else {
@@ -135,7 +135,7 @@ func (e *ConflictError) Error() string {
 		fmt.Fprintf(&b, " and the workflow is %s", e.FoundStatus)
 	}
 	if e.ChangedBy != "" {
-		fmt.Fprintf(&b, ", changed by session %s", e.ChangedBy)
+		fmt.Fprintf(&b, ", last changed by session %s", e.ChangedBy)
 	}
 	if !e.ChangedAt.IsZero() {
 		fmt.Fprintf(&b, " at %s", e.ChangedAt.UTC().Format(time.RFC3339))
