@@ -70,7 +70,7 @@ func TestToolsRealEngine(t *testing.T) {
 	if snap := snapshot(t, look); snap.WorkflowID != id || snap.Phase != "analyze" {
 		t.Errorf("on disk: %+v", snap)
 	}
-	mustFail(t, c, "start_workflow", `{"type":"apex","context":"again"}`, "still active", "replace")
+	mustFail(t, c, "start_workflow", `{"type":"apex","context":"again"}`, "still active", "ask the user first", "replace")
 
 	if err := os.MkdirAll(filepath.Join(p.root, "docs"), 0o700); err != nil {
 		t.Fatal(err)

@@ -73,7 +73,7 @@ type ActiveError struct {
 }
 
 func (e *ActiveError) Error() string {
-	return fmt.Sprintf("workflow %s (%s, at %s) is still active; nothing was changed: finish or complete it, or start again with replace to archive it (it is kept, not lost)",
+	return fmt.Sprintf("workflow %s (%s, at %s) is still active; nothing was changed: continue or complete it; to start another instead, ask the user first, then start again with replace (it archives the active one, kept, not lost)",
 		e.WorkflowID, e.Type, e.Phase)
 }
 
