@@ -139,6 +139,7 @@ func TestSecretsThroughEveryCLIPath(t *testing.T) {
 		{"transition FROM and --from", func(s string) (int, string) { return p.run("", "transition", s, "plan", "--from", "analyze") }},
 		{"transition --from and FROM", func(s string) (int, string) { return p.run("", "transition", "analyze", "plan", "--from", s) }},
 		{"checkpoint list pattern", func(s string) (int, string) { return p.run("", "checkpoint", "list", s) }},
+		{"checkpoint list malformed pattern", func(s string) (int, string) { return p.run("", "checkpoint", "list", s+"[") }},
 		{"task status", func(s string) (int, string) { return p.run("", "task", "t1", s) }},
 		{"start --id", func(s string) (int, string) { return p.run("", "start", "debug", "x", "--replace", "--id", s) }},
 		{"start --ttl", func(s string) (int, string) { return p.run("", "start", "debug", "x", "--replace", "--ttl", s) }},

@@ -54,6 +54,8 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		if r.AwaitingApproval != "" {
 			fmt.Fprintf(w, "Approval:   %s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", clean(r.AwaitingApproval))
 		}
+	case r.Tier == "Newer":
+		fmt.Fprintln(w, "A workflow written by a newer Cairn; this one cannot read it and left it as it is.")
 	case r.Ended != "":
 		fmt.Fprintf(w, "No active workflow; last: %s\n", clean(r.Ended))
 	case r.L2Line != "":

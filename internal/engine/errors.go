@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
@@ -44,4 +46,23 @@ func Classify(err error) Class {
 		return NotFound
 	}
 	return Refused
+}
+
+// NewerStateError is state written by a newer Cairn: what to install to resume it. It is
+// never to be read as no workflow, nor answered by starting a new one over it.
+type NewerStateError struct{ Err *migrate.NewerError }
+
+func (e *NewerStateError) Error() string {
+	return fmt.Sprintf("the workflow state was written by a newer Cairn (record version %s; this is Cairn %s, which reads schema 2.x) and is left untouched: install a Cairn newer than %s, one that reads version %s, to resume it; do not start a new workflow over it",
+		e.Err.Version, cairn.Version(), cairn.Version(), e.Err.Version)
+}
+
+func (e *NewerStateError) Unwrap() error { return e.Err }
+
+// newerState returns err as a *NewerStateError when it is state from a newer Cairn, else nil.
+func newerState(err error) *NewerStateError {
+	if n, ok := errors.AsType[*migrate.NewerError](err); ok {
+		return &NewerStateError{Err: n}
+	}
+	return nil
 }

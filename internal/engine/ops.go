@@ -211,6 +211,11 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if req.ID != "" {
+			if err := e.idTaken(probe.Record.WorkflowID); err != nil {
+				return nil, err
+			}
+		}
 		// The new record must pass the store's checks (size, secrets) before anything is
 		// archived: a refused start must leave the active workflow where it was.
 		if err := store.CheckRecord(probe.Record); err != nil {
@@ -257,6 +262,18 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		}
 		return res, nil
 	}
+}
+
+// idTaken refuses an id given for a new workflow that an archived workflow has (workflow.Start
+// refuses the active one's): its journal, `cairn show ID` and, with sharing on, the remote's
+// line for that id (refs/cairn/wf/<id>) belong to that workflow. An unreadable archive index
+// does not stop a start.
+func (e *Engine) idTaken(id string) error {
+	archives, _ := e.st.ListArchives()
+	if i := slices.IndexFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id }); i >= 0 {
+		return fmt.Errorf("starting a workflow: id %s is an archived workflow's (archive/%s); choose another or leave it empty", id, archives[i].Dir)
+	}
+	return nil
 }
 
 // archiveReason is why a workflow in the active slot is archived when a new one starts.

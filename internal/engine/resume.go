@@ -14,7 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -28,7 +27,7 @@ type ResumeOptions struct {
 
 // Resume is the read protocol's answer.
 type Resume struct {
-	Tier        string   `json:"tier"` // Full, Minimal, L2-only, None
+	Tier        string   `json:"tier"` // Full, Minimal, L2-only, None; Damaged, Newer (state it cannot read)
 	WorkflowID  string   `json:"workflow_id,omitempty"`
 	Type        string   `json:"type,omitempty"`
 	Context     string   `json:"context,omitempty"`
@@ -74,6 +73,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 
 	r, notices, err := e.active()
 	var damaged *store.DamagedError
+	var newer *NewerStateError
 	for _, n := range notices {
 		out.Notices = append(out.Notices, n.Message)
 		if n.Kind == "quarantined" || n.Kind == "rebuilt" {
@@ -82,8 +82,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	if err != nil {
 		msg := "the workflow state could not be read: " + err.Error()
-		if _, ok := errors.AsType[*migrate.NewerError](err); ok {
-			msg = "the workflow state was written by a newer Cairn and is left untouched: " + err.Error()
+		if n := newerState(err); n != nil {
+			msg, newer = n.Error(), n
 		}
 		out.Warnings = append(out.Warnings, msg)
 		eye = append(eye, msg)
@@ -181,6 +181,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.WorkflowID = strings.TrimSuffix(filepath.Base(damaged.Journals[0]), ".jsonl")
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
+	}
+	if newer != nil {
+		// Not "no workflow": one this Cairn cannot read, and must not start over.
+		out.Tier, out.Next = "Newer", newer.Error()
 	}
 	sh := e.shared(r, out)
 	out.Warnings = dedupe(out.Warnings)

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/migrate"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -81,6 +84,8 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 	r, _, err := e.active()
 	var damaged *store.DamagedError
 	switch {
+	case newerState(err) != nil:
+		return nil, false, newerState(err)
 	case err == nil && r != nil:
 		out = append(out, summarize(r, ""))
 	case errors.As(err, &damaged):
@@ -257,6 +262,13 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
 	}
 	if !missing {
+		// Read without repairing: doctor changes nothing. Only a snapshot it cannot read at
+		// all is reported here; the other checks say why.
+		if data, err := durable.ReadPath(filepath.Join(dir, store.WorkflowFile), strictjson.MaxSize, false); err == nil {
+			if _, err := migrate.Detect(data); newerState(err) != nil {
+				add("workflow state", false, newerState(err).Error(), "install a Cairn newer than "+cairn.Version()+"; do not start a new workflow over this one")
+			}
+		}
 		out = append(out, e.lockChecks(dir)...)
 		stale := staleTemps(dir, e.now())
 		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")

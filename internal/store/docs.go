@@ -284,6 +284,10 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 		pattern = "*"
 	}
 	if _, err := path.Match(pattern, ""); err != nil {
+		if f := secrets.ScanString(pattern); f != nil {
+			// A refused value may be a secret pasted in error: never repeated.
+			return nil, fmt.Errorf("checkpoint pattern (not repeated: it has the shape of a secret, %s): %w", f.Rule, err)
+		}
 		return nil, fmt.Errorf("checkpoint pattern %q: %w", pattern, err)
 	}
 	names, err := s.fs.ReadDirNames(checkpointsDir)

@@ -79,6 +79,23 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
 }
 
+// legacyPending reports, for a store opened WithNoCreate, a seed's state file that a creating
+// open would migrate, and leaves it as it is: such a store may have nowhere to put the
+// migrated workflow (a missing state directory reads from memory), and renaming the original
+// then would lose the workflow.
+func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailState, error) {
+	l, err := s.readLegacy(root, name)
+	switch {
+	case err == nil:
+		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: name,
+			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", name, l.From)})
+	case !errors.Is(err, errNoLegacy):
+		w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
+			Message: fmt.Sprintf("%s in the project cannot be migrated (%s); it is left as it is", name, err)})
+	}
+	return w, tailState{}, &NotFoundError{What: "workflow"}
+}
+
 // errNoLegacy: the file could not be read, so there is nothing to report about it.
 var errNoLegacy = errors.New("no readable legacy file")
 

@@ -311,8 +311,13 @@ func TestCheckpoints(t *testing.T) {
 			t.Errorf("list %q = %v, %v; want %s", pattern, got, err, want)
 		}
 	}
-	if _, err := s.ListCheckpoints("[a-"); err == nil {
-		t.Error("bad pattern accepted")
+	if _, err := s.ListCheckpoints("[a-"); err == nil || !strings.Contains(err.Error(), `"[a-"`) {
+		t.Errorf("bad pattern: %v", err)
+	}
+	// A malformed pattern holding a secret is refused without repeating it.
+	const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	if _, err := s.ListCheckpoints(token + "["); err == nil || strings.Contains(err.Error(), "ghp_0123") {
+		t.Errorf("bad pattern with a secret: %v", err)
 	}
 	// A temp file left by a writer killed mid-save is removed once it is surely stale.
 	dir := s.Dir()

@@ -22,7 +22,8 @@ import (
 // Notice tells the caller about something the store did on its own while reading or
 // updating the workflow: moved a damaged snapshot aside, rebuilt it, migrated an old format.
 type Notice struct {
-	// Kind is "quarantined", "rebuilt", "rolled-forward", "migrated" or "snapshot-stale".
+	// Kind is "quarantined", "rebuilt", "rolled-forward", "migrated", "snapshot-stale",
+	// "legacy-skipped" or "legacy-pending".
 	Kind string
 	// Path is the file concerned, relative to the state directory (for a legacy file
 	// migrated from the project, relative to the project root).
@@ -259,6 +260,9 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		}
 		if rec == nil {
 			if legacyDir, name, ok := s.findLegacy(); ok && len(w.Notices) == 0 {
+				if s.o.noCreate {
+					return s.legacyPending(w, legacyDir, name)
+				}
 				return s.migrateLegacy(w, legacyDir, name)
 			}
 			if d := s.damaged(); d != nil {

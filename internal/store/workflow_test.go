@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -366,6 +367,55 @@ func TestVersions(t *testing.T) {
 			w2, err := s.ReadWorkflow()
 			if err != nil || len(w2.Notices) != 0 || w2.Revision != w.Revision {
 				t.Fatalf("second read %+v %v", w2, err)
+			}
+		})
+	}
+}
+
+// TestNoCreateOpenLeavesLegacyFiles: a store opened WithNoCreate (a reading command, a hook
+// without a project) never migrates a seed's state file nor renames it, with or without its
+// state directory on disk (a missing one reads from memory, where a migrated workflow would be
+// lost); it says the file is there. A creating open then migrates it as before.
+func TestNoCreateOpenLeavesLegacyFiles(t *testing.T) {
+	old, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, exists := range []bool{false, true} {
+		t.Run(fmt.Sprintf("state-dir-exists=%v", exists), func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "proj")
+			dir := filepath.Join(root, ".claude", "cairn")
+			legacy := filepath.Join(root, ".claude", "workflow-state.json")
+			os.MkdirAll(filepath.Dir(legacy), 0o700)
+			os.WriteFile(legacy, old, 0o600)
+			if exists {
+				os.MkdirAll(dir, 0o700)
+			}
+			ro := mustOpen(t, dir, store.WithNoCreate())
+			for read := 1; read <= 2; read++ {
+				w, err := ro.ReadWorkflow()
+				if !errors.Is(err, store.ErrNotFound) {
+					t.Fatalf("read %d: %s %+v %v, want not found", read, w.ID, w.Notices, err)
+				}
+				if len(w.Notices) != 1 || w.Notices[0].Kind != "legacy-pending" || w.Notices[0].Path != ".claude/workflow-state.json" {
+					t.Fatalf("read %d: notices %+v", read, w.Notices)
+				}
+				if b, err := os.ReadFile(legacy); err != nil || !bytes.Equal(b, old) {
+					t.Fatalf("read %d: the legacy file was moved or changed: %v", read, err)
+				}
+				if _, err := os.Stat(filepath.Join(root, ".claude", "workflow-state.v1.json.bak")); !os.IsNotExist(err) {
+					t.Fatalf("read %d: a backup was made: %v", read, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, store.WorkflowFile)); !os.IsNotExist(err) {
+				t.Fatalf("a snapshot was written: %v", err)
+			}
+			w, err := mustOpen(t, dir).ReadWorkflow()
+			if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
+				t.Fatalf("creating open: %+v %v", w, err)
+			}
+			if w2, err := mustOpen(t, dir, store.WithNoCreate()).ReadWorkflow(); err != nil || w2.ID != w.ID {
+				t.Fatalf("after migration the no-create store reads %+v %v", w2, err)
 			}
 		})
 	}
