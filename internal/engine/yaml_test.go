@@ -234,13 +234,12 @@ func TestStatusFileWithoutInitiativeJSONIsTakenUp(t *testing.T) {
 	}
 }
 
-// A person's edit to WORKFLOW-STATUS.yaml, newer than initiative.json, survives the next
-// initiative change: the change used to start from initiative.json alone and rewrite the file
-// from it, so a milestone the person added (or a status they set) vanished unless an
-// initiative get happened to run in between.
-func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
-	e := newEnv(t)
-	en := e.openYAML(yamldoc.Codec{})
+// editedInitiative makes an initiative with milestone design through en, then a person's
+// edit adds milestone research to WORKFLOW-STATUS.yaml an hour later, which makes the file the
+// newer side. It returns the file's path; the clock stands a minute after the edit.
+func (e *env) editedInitiative(en *engine.Engine) string {
+	t := e.t
+	t.Helper()
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
 	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"}))(t)
 	p := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
@@ -253,6 +252,17 @@ func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
 	}
 	e.write(".claude/WORKFLOW-STATUS.yaml", edited)
 	e.clock.Add(time.Minute)
+	return p
+}
+
+// A person's edit to WORKFLOW-STATUS.yaml, newer than initiative.json, survives the next
+// initiative change: the change used to start from initiative.json alone and rewrite the file
+// from it, so a milestone the person added (or a status they set) vanished unless an
+// initiative get happened to run in between.
+func TestStatusFileEditSurvivesTheNextChange(t *testing.T) {
+	e := newEnv(t)
+	en := e.openYAML(yamldoc.Codec{})
+	p := e.editedInitiative(en)
 	res := must(en.Initiative(engine.InitiativeRequest{Action: "update_milestone", Milestone: "design", Status: "in_progress"}))(t)
 	after, _ := os.ReadFile(p)
 	if !strings.Contains(string(after), "id: research") || !strings.Contains(string(res.Workflow), `"research"`) {
@@ -291,19 +301,7 @@ func TestDefinitionsAreReadUpToABudget(t *testing.T) {
 func TestInitiativeSyncKeepsAChangeMadeMeanwhile(t *testing.T) {
 	e := newEnv(t)
 	other := e.openYAML(yamldoc.Codec{})
-	must(other.Initiative(engine.InitiativeRequest{Action: "create", Title: "T"}))(t)
-	must(other.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "design"}))(t)
-	// A person's edit makes the status file newer, so the sync writes initiative.json.
-	p := filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")
-	data, _ := os.ReadFile(p)
-	e.clock.Add(time.Hour)
-	edited := strings.Replace(string(data), "milestones:\n", "milestones:\n  - id: research\n    status: completed\n", 1)
-	edited = strings.Replace(edited, `lastUpdated: "2026-11-22T10:00:00Z"`, "lastUpdated: "+e.clock.Now().Format(time.RFC3339), 1)
-	if edited == string(data) {
-		t.Fatalf("the edit did not apply to:\n%s", data)
-	}
-	e.write(".claude/WORKFLOW-STATUS.yaml", edited)
-	e.clock.Add(time.Minute)
+	p := e.editedInitiative(other)
 
 	calls := -1 // counted from the sync's start
 	done := make(chan error, 1)
@@ -342,7 +340,7 @@ func TestInitiativeSyncKeepsAChangeMadeMeanwhile(t *testing.T) {
 	}
 	// initiative.json itself must hold every milestone: the next sync would take a newer
 	// status file's back, but a status file that is not committed, or edited again, would not.
-	data, err = os.ReadFile(filepath.Join(e.project, ".claude", "cairn", "initiative.json"))
+	data, err := os.ReadFile(filepath.Join(e.project, ".claude", "cairn", "initiative.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
