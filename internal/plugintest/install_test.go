@@ -456,46 +456,8 @@ func TestLaunchDownloadsIntoOddPaths(t *testing.T) {
 // has killed it outright and left a lock that holds every later start off.
 func TestLaunchQuitsPromptlyMidDownload(t *testing.T) {
 	skipOnWindows(t)
-	root := copyPlugin(t, launcherFiles...)
-	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
-		release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})))
-	asked := make(chan struct{}, 1)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		select { // a download that stalls
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	work := t.TempDir()
-	data := filepath.Join(work, "data")
-	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
-	cmd := exec.Command(filepath.Join(root, "hooks", "launch"), "cairn-mcp")
-	cmd.Env, cmd.Dir = env, work
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-asked:
-	case err := <-done:
-		t.Fatalf("the launcher ended before downloading: %v\n%s", err, stderr.String())
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("the launcher never asked for the archive")
-	}
+	st := stalledStart(t)
+	data, cmd, done := st.data, st.cmd, st.done
 	time.Sleep(100 * time.Millisecond) // into its wait for the download
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -521,45 +483,10 @@ func TestLaunchQuitsPromptlyMidDownload(t *testing.T) {
 // and saying another start is installing, for the ten minutes after which a lock is old.
 func TestLaunchBreaksTheLockOfAKilledStart(t *testing.T) {
 	skipOnWindows(t)
-	root := copyPlugin(t, launcherFiles...)
-	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
-		release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})))
-	asked := make(chan struct{})
-	var once sync.Once
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		first := false
-		once.Do(func() { first = true; close(asked) })
-		if !first {
-			http.NotFound(w, r)
-			return
-		}
-		select { // the first download stalls
-		case <-r.Context().Done():
-		case <-time.After(time.Minute):
-		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	work := t.TempDir()
-	data := filepath.Join(work, "data")
-	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
-	cmd := exec.Command(filepath.Join(root, "hooks", "launch"), "cairn-mcp")
-	cmd.Env, cmd.Dir = env, work
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-asked:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("the launcher never asked for the archive")
-	}
+	st := stalledStart(t)
+	data, cmd, env, work := st.data, st.cmd, st.env, st.work
 	cmd.Process.Kill()
-	cmd.Wait()
+	<-st.done
 	if _, err := os.Stat(filepath.Join(data, ".install-lock-"+pluginVersion(t))); err != nil {
 		t.Fatalf("the killed start left no lock, the test proves nothing: %v", err)
 	}
@@ -753,4 +680,65 @@ func TestLaunchNoexecData(t *testing.T) {
 	if rs.Hits(archive) == 0 {
 		t.Fatal("the archive was never requested: the test proves nothing")
 	}
+}
+
+// stalled is a launcher start (hooks/launch cairn-mcp, in a plugin copy of its own) whose
+// archive download has been asked for and stalls.
+type stalled struct {
+	cmd    *exec.Cmd
+	done   <-chan error // cmd.Wait's answer
+	stderr *strings.Builder
+	data   string // CLAUDE_PLUGIN_DATA
+	work   string
+	env    []string
+}
+
+// stalledStart starts the launcher against a download server on 127.0.0.1 whose first answer
+// stalls (for a minute, or until the client goes) and whose later ones are "not found", and
+// returns once the launcher has asked for the archive.
+func stalledStart(t *testing.T) stalled {
+	t.Helper()
+	root := copyPlugin(t, launcherFiles...)
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
+		release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})))
+	asked := make(chan struct{})
+	var once sync.Once
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first := false
+		once.Do(func() { first = true; close(asked) })
+		if !first {
+			http.NotFound(w, r)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	st := stalled{work: t.TempDir(), stderr: new(strings.Builder)}
+	st.data = filepath.Join(st.work, "data")
+	st.env = launchEnv(root, st.data, st.work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+	st.cmd = exec.Command(filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	st.cmd.Env, st.cmd.Dir, st.cmd.Stderr = st.env, st.work, st.stderr
+	if err := st.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- st.cmd.Wait() }()
+	st.done = done
+	select {
+	case <-asked:
+	case err := <-done:
+		t.Fatalf("the launcher ended before downloading: %v\n%s", err, st.stderr.String())
+	case <-time.After(30 * time.Second):
+		st.cmd.Process.Kill()
+		t.Fatal("the launcher never asked for the archive")
+	}
+	return st
 }
