@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,18 +102,32 @@ func stop(t *testing.T, cmd *exec.Cmd, sig os.Signal, stderr *bytes.Buffer) {
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
+	if code := waitExit(t, cmd, fmt.Sprintf("after %v", sig), stderr); code != 0 {
+		t.Fatalf("watch after %v: exit %d (stderr %q)", sig, code, stderr)
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("watch wrote to stderr: %q", stderr)
+	}
+}
+
+// waitExit waits up to 10 s for watch to end and returns its exit code; a watch still
+// running then is killed (and waited for, so no other Wait races this one) and fails the test.
+func waitExit(t *testing.T, cmd *exec.Cmd, what string, stderr fmt.Stringer) int {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("watch after %v: %v (stderr %q)", sig, err, stderr)
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("watch %s: %v (stderr %q)", what, err, stderr)
 		}
+		return cmd.ProcessState.ExitCode()
 	case <-time.After(10 * time.Second):
-		t.Fatalf("watch did not exit within 10s of %v", sig)
-	}
-	if stderr.Len() > 0 {
-		t.Errorf("watch wrote to stderr: %q", stderr)
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("watch still running 10s %s (stderr %q)", what, stderr)
+		return -1
 	}
 }
 
@@ -261,18 +276,8 @@ func TestWatchStateDirRemoved(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, ".claude", "cairn")); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-			t.Fatalf("watch ended with %v, want exit 3 (stderr %q)", err, stderr)
-		}
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done // the cleanup's Wait must not race this one
-		t.Fatalf("watch still running 10s after its state directory was removed (stderr %q)", stderr)
+	if code := waitExit(t, cmd, "after its state directory was removed", stderr); code != 3 {
+		t.Fatalf("watch ended with exit %d, want 3 (stderr %q)", code, stderr)
 	}
 	if !strings.Contains(stderr.String(), "state directory") {
 		t.Errorf("stderr %q does not say the state directory is gone", stderr)
@@ -298,18 +303,8 @@ func TestWatchNoProject(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Fatalf("watch ended with %v, want exit 1 (stderr %q)", err, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Errorf("watch outside a project still running after 10s (stderr %q)", stderr.String())
+	if code := waitExit(t, cmd, "outside a project", &stderr); code != 1 {
+		t.Errorf("watch ended with exit %d, want 1 (stderr %q)", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "no project") {
 		t.Errorf("stderr %q does not say there is no project", stderr.String())
