@@ -13,8 +13,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
-// State Cairn did not write itself, or too large for one tool result, in the real client: a
-// seed's state file and a large checkpoint. Each is one Claude Code run.
+// State Cairn did not write itself, in the real client: a record from a newer Cairn, a seed's
+// state file, and a checkpoint too large for one tool result. Each is one Claude Code run.
 
 // A checkpoint over load_checkpoint's 40,000 bytes: what reaches the model (the tool_result in
 // the next request the mock gets) is an outline of its parts, not the checkpoint and not
@@ -75,6 +75,56 @@ func TestCairnLargeCheckpointInParts(t *testing.T) {
 	}
 }
 
+// A project whose state a newer Cairn wrote (internal/cli/testdata/script/newer.txtar's
+// record): the report in the model's first request says so and does not send it to
+// start_workflow, resume_check says the same, the user is told, and nothing in the session
+// (hooks or MCP server) touches the record.
+func TestCairnNewerStateLeftAlone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	const record = `{"version":"3.1","workflow_id":"apex-20261122T173000Z-3f9a","revision":9,"future":true}` + "\n"
+	if err := os.MkdirAll(w.stateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(w.stateDir(), "workflow-state.json")
+	if err := os.WriteFile(path, []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEWER-STATE")),
+			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
+		mockapi.On(afterToolResult, mockapi.Text("a newer Cairn holds it")).Named("end the turn"),
+	)
+	r := w.run(t, RunOptions{Prompt: "NEWER-STATE: where were we?"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+
+	report := cairnReport(t, r.FirstMain(t))
+	if !strings.Contains(report, "written by a newer Cairn") || !strings.Contains(report, `record version "3.1"`) {
+		t.Errorf("the report does not say a newer Cairn wrote the state:\n%s", report)
+	}
+	told := sessionStartText(t, r.FirstMain(t))
+	t.Logf("the model was told at session start:\n%s", told)
+	if strings.Contains(told, "start_workflow") || strings.Contains(told, "No active workflow") || strings.Contains(told, "Next:") {
+		t.Errorf("the SessionStart context offers to start over:\n%s", told)
+	}
+	starts := requireHooksOK(t, r, "SessionStart")
+	if out := parseHookOutput(t, starts[0]); !strings.Contains(out.SystemMessage, "written by a newer Cairn") {
+		t.Errorf("SessionStart told the user %q, want that a newer Cairn wrote the state", out.SystemMessage)
+	}
+	trs := r.ToolResults()
+	t.Logf("resume_check gave the model: %q", toolTexts(trs))
+	if len(trs) != 1 || trs[0].IsError || !strings.Contains(trs[0].Text, "newer Cairn") || strings.Contains(trs[0].Text, "start_workflow") {
+		t.Errorf("resume_check gave %q, want that a newer Cairn wrote the state and no start_workflow", toolTexts(trs))
+	}
+	requireHooksOK(t, r, "Stop")
+	if got := readFile(t, path); got != record {
+		t.Errorf("the newer record was changed:\n%s", got)
+	}
+}
+
 // A seed-era project (seed 001's .claude/workflow-state.json, as in
 // internal/cli/testdata/script/legacy.txtar but changed ten minutes ago, so it has not
 // expired): the session start migrates it, the model's first request carries the resumed
@@ -130,4 +180,21 @@ func TestCairnSeedStateMigrated(t *testing.T) {
 	if got := readFile(t, filepath.Join(w.Project, ".claude", "workflow-state.v1.json.bak")); got != seed {
 		t.Errorf("the .bak differs from the seed's file:\n%s", got)
 	}
+}
+
+// sessionStartText is the SessionStart context as it reached the model: from Claude Code's
+// header to the blank line that ends it (what follows is Claude Code's own, such as the list
+// of deferred tools that names start_workflow).
+func sessionStartText(t testing.TB, m *mockapi.MessagesRequest) string {
+	t.Helper()
+	text := m.MessagesText()
+	i := strings.LastIndex(text, sessionStartContext)
+	if i < 0 {
+		t.Fatalf("the request has no %q: Cairn's SessionStart context did not reach the model", sessionStartContext)
+	}
+	text = text[i:]
+	if j := strings.Index(text, "\n\n"); j >= 0 {
+		text = text[:j]
+	}
+	return text
 }
