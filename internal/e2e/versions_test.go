@@ -18,7 +18,8 @@ import (
 
 // A checkpoint over load_checkpoint's 40,000 bytes: what reaches the model (the tool_result in
 // the next request the mock gets) is an outline of its parts, not the checkpoint and not
-// Claude Code's note that the output went to a file; a second call with part returns that part.
+// Claude Code's note that the output went to a file; a part still too large is outlined in
+// turn, and a call with the part of one item returns that item.
 func TestCairnLargeCheckpointInParts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
@@ -40,6 +41,8 @@ func TestCairnLargeCheckpointInParts(t *testing.T) {
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BIG-CHECKPOINT")),
 			mockapi.ToolUse(cairnTool("load_checkpoint"), map[string]any{"name": "survey"})).Named("load whole"),
 		mockapi.On(afterToolResult,
+			mockapi.ToolUse(cairnTool("load_checkpoint"), map[string]any{"name": "survey", "part": "/files"})).Named("load a part too large"),
+		mockapi.On(afterToolResult,
 			mockapi.ToolUse(cairnTool("load_checkpoint"), map[string]any{"name": "survey", "part": "/files/3"})).Named("load a part"),
 		mockapi.On(afterToolResult, mockapi.Text("read it")).Named("end the turn"),
 	)
@@ -47,10 +50,11 @@ func TestCairnLargeCheckpointInParts(t *testing.T) {
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)
 	requireScriptUsed(t, w)
-	requireToolResultsOK(t, r, 2)
+	requireToolResultsOK(t, r, 3)
+	requireHooksOK(t, r, "Stop")
 	reqs := r.MainRequests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d agent-loop requests, want 3", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("%d agent-loop requests, want 4", len(reqs))
 	}
 	seen := func(m *mockapi.MessagesRequest) string {
 		trs := m.ToolResults()
@@ -68,7 +72,13 @@ func TestCairnLargeCheckpointInParts(t *testing.T) {
 		}
 	}
 
-	got := seen(reqs[2])
+	// A part still too large is outlined in turn, with its range of items.
+	items := seen(reqs[2])
+	if len(items) > 16<<10 || strings.Contains(items, files[0]) || !strings.Contains(items, "an array of 300 items, /files/0 to /files/299") {
+		t.Errorf("part /files did not reach the model as an outline of its 300 items:\n%s", tail(items, 2000))
+	}
+
+	got := seen(reqs[3])
 	t.Logf("the model saw, for part /files/3:\n%s", tail(got, 1000))
 	if !strings.Contains(got, files[3]) || strings.Contains(got, files[2]) || strings.Contains(got, files[4]) {
 		t.Errorf("part /files/3 did not reach the model as that item alone:\n%s", tail(got, 2000))
@@ -174,6 +184,7 @@ func TestCairnSeedStateMigrated(t *testing.T) {
 	if !strings.Contains(trs[0].Text, st.WorkflowID) || !strings.Contains(trs[0].Text, "implement") {
 		t.Errorf("resume_check in the same session does not see the migrated workflow: %s", trs[0].Text)
 	}
+	requireHooksOK(t, r, "Stop")
 	if exists(legacy) {
 		t.Errorf("the seed's state file is still there, to be migrated again")
 	}
