@@ -12,9 +12,11 @@
 // cairnPlugin (the repository's manifests and the binaries `make build` makes): the plugin
 // loads; tool calls land on disk; startup, --resume, fork, /clear and /compact all get the
 // resume report and the MCP server follows /clear; the position line reaches the auto-memory
-// Claude Code loads; an expired workflow is archived; the Stop hook asks once. toyplugin and
-// testdata/toyplugin hold a throwaway plugin (one hook binary, one mcp-go server) for the
-// client facts Cairn's design rests on and for the harness's own checks (toy_test.go).
+// Claude Code loads; an expired workflow is archived; the Stop hook asks once. versions_test.go
+// holds state Cairn did not write or cannot hand over whole: a newer Cairn's record, a seed's
+// state file, a checkpoint over one tool result. toyplugin and testdata/toyplugin hold a
+// throwaway plugin (one hook binary, one mcp-go server) for the client facts Cairn's design
+// rests on and for the harness's own checks (toy_test.go).
 // It is not a unit test of Cairn: each run costs one to ten seconds of real client time, so it
 // checks what only the real client can show.
 package e2e

@@ -292,3 +292,37 @@ func TestStateDirDeletedUnderServer(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeCheckStateItCannotRead: resume_check on state a newer Cairn wrote, or on a
+// snapshot and journal both damaged, succeeds and names the tier. Its structured content is
+// checked against the tool's output schema (mcp-go does, before Claude Code sees it), so
+// every tier the engine reports must be in the schema's enum.
+func TestResumeCheckStateItCannotRead(t *testing.T) {
+	t.Run("newer", func(t *testing.T) {
+		p, c := realServer(t)
+		if err := os.MkdirAll(p.state, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		record := `{"version":"3.1","workflow_id":"apex-20261122T173000Z-3f9a","revision":9,"future":true}`
+		if err := os.WriteFile(filepath.Join(p.state, "workflow-state.json"), []byte(record), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := mustOK(t, c, "resume_check", `{}`)
+		if s := structured(t, res); s["tier"] != "Newer" || !strings.Contains(fmt.Sprint(s["next"]), "newer Cairn") {
+			t.Errorf("resume_check on a newer record: %v", s)
+		}
+	})
+	t.Run("damaged", func(t *testing.T) {
+		p, c := realServer(t)
+		mustOK(t, c, "start_workflow", `{"type":"apex","context":"fragile","workflow_id":"apex-dmg"}`)
+		if err := os.WriteFile(filepath.Join(p.state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p.state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s := structured(t, mustOK(t, c, "resume_check", `{}`)); s["tier"] != "Damaged" {
+			t.Errorf("resume_check on a damaged workflow: %v", s)
+		}
+	})
+}
