@@ -59,6 +59,9 @@ func (e *NewerStateError) Error() string {
 
 func (e *NewerStateError) Unwrap() error { return e.Err }
 
+// IsNewerState reports whether err is state written by a newer Cairn.
+func IsNewerState(err error) bool { return newerState(err) != nil }
+
 // newerState returns err as a *NewerStateError when it is state from a newer Cairn, else nil.
 func newerState(err error) *NewerStateError {
 	if n, ok := errors.AsType[*migrate.NewerError](err); ok {

@@ -49,6 +49,10 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
+		if engine.IsNewerState(err) {
+			// SessionStart told the user what to install; each turn would only repeat it.
+			return nil
+		}
 		return MessageOutput("Cairn: the end-of-turn check failed; workflow state is unchanged. " + err.Error())
 	}
 	block := out.Block
