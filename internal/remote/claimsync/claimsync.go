@@ -622,23 +622,37 @@ func (c *clone) settleIf(task string, at time.Time) {
 // claim another machine holds is set back here before this machine's revisions are pushed.
 // revert sets a task back to pending through the state machine with a note; it is called
 // outside the turn, so that it may wait for whatever a task tool call waits for. It returns
-// one line per claim that was not confirmed, for people.
+// one line per claim that was not confirmed, for people; an error after which the workflow's
+// sync may still go on is a *NoticeError.
 func Sync(ctx context.Context, o Options, revert func(task, note string) error) ([]string, error) {
 	c, err := open(o)
 	if err != nil || c == nil {
 		return nil, err
 	}
 	defer c.st.Close()
-	notes, err := c.sync(ctx, revert)
+	notes, last, err := c.sync(ctx, revert)
 	if c.rebuilt != "" {
 		notes = append([]string{c.rebuilt}, notes...)
+	}
+	if err != nil && len(last.pending) == 0 {
+		err = &NoticeError{Err: err}
 	}
 	return notes, err
 }
 
-func (c *clone) sync(ctx context.Context, revert func(task, note string) error) ([]string, error) {
+// NoticeError is a claims sync's error that leaves no claim made offline undecided: no task
+// another machine holds is running here unknown to this clone, so the workflow's own sync may
+// go on, with this error said as a notice (a broken claims line on the host must not stop the
+// workflow's sharing).
+type NoticeError struct{ Err error }
+
+func (e *NoticeError) Error() string { return e.Err.Error() }
+func (e *NoticeError) Unwrap() error { return e.Err }
+
+// sync is Sync's work on c; last is the view whose pending claims are left undecided.
+func (c *clone) sync(ctx context.Context, revert func(task, note string) error) (_ []string, last *clone, _ error) {
 	if len(c.pending) == 0 && !c.holdsAny() && !c.runningAny() {
-		return nil, nil // nothing of this clone's on the line: no network
+		return nil, c, nil // nothing of this clone's on the line: no network
 	}
 	var (
 		t     = c
@@ -649,7 +663,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	// for a sync only when it has claims to confirm or to release.
 	routine, err := c.routine(ctx)
 	if err != nil {
-		return nil, err // out of reach: nothing to decide on, and no turn held meanwhile
+		return nil, c, err // out of reach: nothing to decide on, and no turn held meanwhile
 	}
 	if !routine {
 		t = nil
@@ -662,10 +676,10 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 			notes, lost, err = t.decide(ctx)
 		})
 		if terr != nil {
-			return nil, terr
+			return nil, c, terr
 		}
 		if t == nil {
-			return nil, err
+			return nil, c, err
 		}
 	}
 	for task, he := range lost {
@@ -679,7 +693,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 			textsafe.Line(task, 64), t.who(he.Holder), what))
 	}
 	if err != nil {
-		return notes, err
+		return notes, t, err
 	}
 	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
 	for task, h := range t.cl.Holders() {
@@ -688,10 +702,10 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 		}
 		if err := t.cl.Renew(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
 			t.save("")
-			return notes, err
+			return notes, t, err
 		}
 	}
-	return notes, t.save("")
+	return notes, t, t.save("")
 }
 
 // routine reads the line and reports whether this sync has nothing to do but renew: no claim
