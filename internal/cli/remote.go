@@ -225,6 +225,11 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 			fmt.Fprintln(a.stdout, clean(n))
 		}
 	}
+	if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {
+		// No claim made offline waits on the claims line: the workflow is synced all the same.
+		a.warn("the task claims could not be synced: " + ne.Error())
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("the task claims could not be synced, so nothing was pushed: %w", err)
 	}

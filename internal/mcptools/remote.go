@@ -41,6 +41,9 @@ type syncer struct {
 	root     string
 	every    time.Duration
 	failing  bool // a failure was told; the next one is only logged until a sync succeeds
+	// claimsFailing: a claims failure the workflow's sync went past was told; the next one
+	// is only logged until the claims sync again.
+	claimsFailing bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -111,8 +114,12 @@ func (y *syncer) run() {
 	}
 	ctx, cancel := context.WithTimeout(y.ctx, syncRunTimeout)
 	defer cancel()
-	if err := y.claims(ctx); err != nil {
-		y.fail(s.Remote, err)
+	claimsErr := y.claims(ctx)
+	if _, ok := errors.AsType[*claimsync.NoticeError](claimsErr); ok {
+		// No claim made offline waits on the claims line: the workflow is synced all the same.
+		y.s.opt.Log.Printf("task claims sync with %s failed: %v", s.Remote, claimsErr)
+	} else if claimsErr != nil {
+		y.fail(s.Remote, claimsErr)
 		return
 	}
 	g := &turnGuard{s: y.s, Backend: b}
@@ -133,6 +140,13 @@ func (y *syncer) run() {
 		return
 	}
 	y.failing = false
+	if claimsErr == nil {
+		y.claimsFailing = false
+	} else if !y.claimsFailing {
+		y.claimsFailing = true
+		y.s.addSyncNotice(y.ctx, "Notice: the task claims could not be synced with "+textsafe.Line(s.Remote, 40)+
+			" (the log says why); the workflow was synced all the same, and the next sync retries the claims.")
+	}
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		y.s.opt.Log.Printf("synced with %s but could not record it: %v", s.Remote, err)
 	}

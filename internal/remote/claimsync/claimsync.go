@@ -31,17 +31,23 @@
 package claimsync
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/user"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
@@ -49,6 +55,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -72,6 +79,9 @@ const (
 	turnWait = callTimeout + 10*time.Second
 	// turnLock is the store document whose lock is the turn; the document is never written.
 	turnLock = "claims-turn"
+	// rebuildLock is the store document whose lock a rebuild of a damaged Doc holds; never
+	// written.
+	rebuildLock = "claims-rebuild"
 )
 
 // Options says where a clone's state is.
@@ -106,6 +116,8 @@ type clone struct {
 	pending map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
+	// rebuilt says, for people, that this load found the Doc damaged and rebuilt it.
+	rebuilt string
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -156,7 +168,11 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 			return nil, err
 		}
 	}
-	cur, err := readState(st)
+	cur, damaged, err := readState(st)
+	var notice string
+	if damaged {
+		cur, notice, err = rebuild(st)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +182,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}}
+		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, rebuilt: notice}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
@@ -190,13 +206,120 @@ func (c *clone) turn(fn func(t *clone, loadErr error)) error {
 	return err
 }
 
-func readState(st *store.Store) (state, error) {
-	var s state
+// readState reads the Doc; damaged is true when it is there but cannot be used (not strict
+// JSON, too large, or not of the Doc's shape), as opposed to a failure to read it.
+func readState(st *store.Store) (s state, damaged bool, err error) {
 	found, err := st.ReadJSON(Doc, &s)
-	if found && err != nil {
-		err = fmt.Errorf("the claims state (%s) is not readable: %w", Doc, err)
+	if err == nil {
+		return s, false, nil
 	}
-	return s, err
+	var je *strictjson.Error
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	damaged = errors.As(err, &je) || errors.Is(err, durable.ErrTooLarge) || (found && (errors.As(err, &te) || errors.As(err, &se)))
+	return s, damaged, fmt.Errorf("the claims state (%s) is not readable: %w", Doc, err)
+}
+
+// rebuild replaces a damaged Doc, once among concurrent calls (under rebuildLock): the damaged
+// file is moved to quarantine/ as the store does with its own (never deleted), and the Doc
+// made again with this clone's identity when the damaged file still shows it. What cannot be
+// kept (the claims made offline, the line as last read, the identity when unreadable) is said
+// in the notice, for the call's result.
+func rebuild(st *store.Store) (cur state, notice string, err error) {
+	_, err = st.Update(rebuildLock, func([]byte) ([]byte, error) {
+		var damaged bool
+		if cur, damaged, err = readState(st); !damaged {
+			return nil, err // rebuilt meanwhile, or not readable for another reason
+		}
+		file := filepath.Join(st.Dir(), Doc+".json")
+		owner := salvageOwner(file)
+		dst, err := quarantine(st.Dir(), file)
+		if err != nil {
+			return nil, fmt.Errorf("the claims state (%s) is damaged and could not be moved to quarantine/ to be rebuilt: %w", Doc, err)
+		}
+		lost := "its claims made offline, if any, are forgotten (tasks running here are claimed again when set running)"
+		if owner == "" {
+			owner = ownerName()
+			lost = "this clone has a new identity (" + owner + "): claims held under its old one stay on the remote until their lease ends, and its claims made offline, if any, are forgotten"
+		}
+		cur = state{Owner: owner}
+		doc, err := json.Marshal(cur)
+		if err == nil {
+			err = st.Write(Doc, doc)
+		}
+		if err != nil {
+			return nil, err
+		}
+		notice = fmt.Sprintf("the claims state was damaged: it was moved to %s and rebuilt; %s", filepath.Join("quarantine", filepath.Base(dst)), lost)
+		return nil, nil
+	})
+	return cur, notice, err
+}
+
+// salvageOwner is the identity a damaged Doc still shows ("" when none): the owner field is
+// written first, so a torn file usually keeps it whole.
+func salvageOwner(file string) string {
+	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	rest, ok := bytes.CutPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte(`{"owner":"`))
+	if !ok {
+		return ""
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return ""
+	}
+	owner := string(rest[:end])
+	if !ownerShape(owner) {
+		return ""
+	}
+	return owner
+}
+
+// ownerShape reports whether s is an identity ownerName could have made: user@host#hex, of
+// printable characters, with no escape (which the salvage does not decode).
+func ownerShape(s string) bool {
+	at, hash := strings.IndexByte(s, '@'), strings.LastIndexByte(s, '#')
+	if at <= 0 || hash <= at+1 || hash == len(s)-1 || len(s) > 80 || textsafe.Line(s, 80) != s {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == '\\' || c == 0x7f {
+			return false
+		}
+	}
+	for _, c := range s[hash+1:] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// quarantine moves file to dir/quarantine/<name>-<utc>, under a name not yet taken, and
+// returns where.
+func quarantine(dir, file string) (string, error) {
+	q := filepath.Join(dir, "quarantine")
+	if err := os.MkdirAll(q, 0o700); err != nil {
+		return "", err
+	}
+	base := filepath.Join(q, filepath.Base(file)+"-"+time.Now().UTC().Format("20060102T150405.000Z"))
+	dst := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dst = base + "-" + strconv.Itoa(i)
+	}
+	return dst, os.Rename(file, dst)
 }
 
 // makeOwner gives this clone its identity, once: a concurrent first call keeps the first.
@@ -313,6 +436,13 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	})
 	if terr != nil {
 		return nil, terr
+	}
+	if c.rebuilt != "" {
+		if res != nil {
+			res.Warnings = append(res.Warnings, c.rebuilt)
+		} else if uerr != nil {
+			uerr = fmt.Errorf("%w (also: %s)", uerr, c.rebuilt)
+		}
 	}
 	return res, uerr
 }
@@ -492,15 +622,37 @@ func (c *clone) settleIf(task string, at time.Time) {
 // claim another machine holds is set back here before this machine's revisions are pushed.
 // revert sets a task back to pending through the state machine with a note; it is called
 // outside the turn, so that it may wait for whatever a task tool call waits for. It returns
-// one line per claim that was not confirmed, for people.
+// one line per claim that was not confirmed, for people; an error after which the workflow's
+// sync may still go on is a *NoticeError.
 func Sync(ctx context.Context, o Options, revert func(task, note string) error) ([]string, error) {
 	c, err := open(o)
 	if err != nil || c == nil {
 		return nil, err
 	}
 	defer c.st.Close()
+	notes, last, err := c.sync(ctx, revert)
+	if c.rebuilt != "" {
+		notes = append([]string{c.rebuilt}, notes...)
+	}
+	if err != nil && len(last.pending) == 0 {
+		err = &NoticeError{Err: err}
+	}
+	return notes, err
+}
+
+// NoticeError is a claims sync's error that leaves no claim made offline undecided: no task
+// another machine holds is running here unknown to this clone, so the workflow's own sync may
+// go on, with this error said as a notice (a broken claims line on the host must not stop the
+// workflow's sharing).
+type NoticeError struct{ Err error }
+
+func (e *NoticeError) Error() string { return e.Err.Error() }
+func (e *NoticeError) Unwrap() error { return e.Err }
+
+// sync is Sync's work on c; last is the view whose pending claims are left undecided.
+func (c *clone) sync(ctx context.Context, revert func(task, note string) error) (_ []string, last *clone, _ error) {
 	if len(c.pending) == 0 && !c.holdsAny() && !c.runningAny() {
-		return nil, nil // nothing of this clone's on the line: no network
+		return nil, c, nil // nothing of this clone's on the line: no network
 	}
 	var (
 		t     = c
@@ -511,7 +663,7 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 	// for a sync only when it has claims to confirm or to release.
 	routine, err := c.routine(ctx)
 	if err != nil {
-		return nil, err // out of reach: nothing to decide on, and no turn held meanwhile
+		return nil, c, err // out of reach: nothing to decide on, and no turn held meanwhile
 	}
 	if !routine {
 		t = nil
@@ -524,10 +676,10 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 			notes, lost, err = t.decide(ctx)
 		})
 		if terr != nil {
-			return nil, terr
+			return nil, c, terr
 		}
 		if t == nil {
-			return nil, err
+			return nil, c, err
 		}
 	}
 	for task, he := range lost {
@@ -541,7 +693,7 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 			textsafe.Line(task, 64), t.who(he.Holder), what))
 	}
 	if err != nil {
-		return notes, err
+		return notes, t, err
 	}
 	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
 	for task, h := range t.cl.Holders() {
@@ -550,10 +702,10 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		}
 		if err := t.cl.Renew(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
 			t.save("")
-			return notes, err
+			return notes, t, err
 		}
 	}
-	return notes, t.save("")
+	return notes, t, t.save("")
 }
 
 // routine reads the line and reports whether this sync has nothing to do but renew: no claim

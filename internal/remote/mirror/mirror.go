@@ -50,8 +50,8 @@ type Settings struct {
 }
 
 // Load reads the settings; absent means off. With sharing on it also counts the claims not
-// yet confirmed (ClaimsDoc), for Shared; an unreadable claims document counts none, since the
-// next task tool call rebuilds it.
+// yet confirmed (ClaimsDoc), for Shared; a damaged claims document counts none: the next task
+// call or sync moves it to quarantine/ and rebuilds it (package claimsync).
 func Load(st *store.Store) (Settings, error) {
 	var s Settings
 	if found, err := st.ReadJSON(Doc, &s); found && err != nil {
