@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,20 +162,46 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 		return data, nil
 	}
 	items, _ := j.Items("history")
-	if len(items) <= len(r.History) {
-		return data, nil
-	}
 	full := make([]workflow.HistoryEntry, len(items))
 	for i, it := range items {
 		if err := json.Unmarshal(it, &full[i]); err != nil {
 			return data, nil
 		}
 	}
+	if full = joinHistory(full, r.History); len(full) <= len(r.History) {
+		return data, nil
+	}
 	r.History = full
 	if out, err := json.Marshal(r); err == nil {
 		return out, nil
 	}
 	return data, nil
+}
+
+// joinHistory is the whole history from the journal's (log) and the record's newest entries
+// (recent). The journal holds them all unless a damaged line broke its last delta chain: then
+// the moves after the break are missing from it until the next full line, and recent, the
+// newer, goes on from where log's end overlaps its front.
+func joinHistory(log, recent []workflow.HistoryEntry) []workflow.HistoryEntry {
+	enc := func(h []workflow.HistoryEntry) [][]byte {
+		out := make([][]byte, len(h))
+		for i := range h {
+			out[i], _ = json.Marshal(h[i])
+		}
+		return out
+	}
+	l, r := enc(log), enc(recent)
+	for i := len(l) - len(r); i >= 0; i-- {
+		if slices.EqualFunc(l[i:i+len(r)], r, bytes.Equal) {
+			return log // the journal has every move the record holds
+		}
+	}
+	for k := max(len(l)-len(r), 0); k < len(l); k++ {
+		if slices.EqualFunc(l[k:], r[:len(l)-k], bytes.Equal) {
+			return append(log[:k:k], recent...)
+		}
+	}
+	return append(log[:len(log):len(log)], recent...)
 }
 
 // History returns a workflow's journal, oldest first.
