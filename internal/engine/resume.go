@@ -176,9 +176,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
 	}
-	if damaged != nil && len(damaged.Journals) > 0 {
+	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
-		out.WorkflowID = strings.TrimSuffix(filepath.Base(damaged.Journals[0]), ".jsonl")
+		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
 	}

@@ -92,8 +92,7 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		out = append(out, summarize(r, ""))
 	case errors.As(err, &damaged):
 		// On record but unreadable: listed as such, never left out.
-		for _, j := range damaged.Journals {
-			id := strings.TrimSuffix(filepath.Base(j), ".jsonl")
+		for _, id := range damagedIDs(damaged) {
 			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "snapshot and journal unreadable: see cairn status"})
 		}
 	}
@@ -119,6 +118,22 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		out = append(out, s)
 	}
 	return out, more, nil
+}
+
+// damagedIDs are the ids of the workflows d finds on record but unreadable: those of its
+// journal files, then those of its sealed journals (a workflow whose active journal is gone).
+func damagedIDs(d *store.DamagedError) []string {
+	if d == nil {
+		return nil
+	}
+	ids := make([]string, 0, len(d.Journals)+len(d.Sealed))
+	for _, j := range d.Journals {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(j), ".jsonl"))
+	}
+	for _, j := range d.Sealed {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(j), ".sealed"))
+	}
+	return ids
 }
 
 func summarize(r *workflow.Record, archived string) Summary {

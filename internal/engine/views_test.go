@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -68,6 +69,29 @@ func testShowAfterABrokenChain(t *testing.T, early bool) {
 	for i := 1; i < moves; i++ {
 		if shown.History[i].From != shown.History[i-1].To || shown.History[i].At.Before(shown.History[i-1].At) {
 			t.Fatalf("history entry %d does not follow the one before: %+v", i, shown.History[i])
+		}
+	}
+}
+
+// TestDamagedSealedJournalIsListed: a workflow whose snapshot is unreadable, whose active
+// journal is gone and whose sealed segments hold no readable line is reported (tier Damaged,
+// not "start one") and listed as damaged, as one whose active journal is unreadable is.
+func TestDamagedSealedJournalIsListed(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-seal"}))(t)
+	state := en.StateDir()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.Remove(filepath.Join(state, "journal", "apex-seal.jsonl"))
+	os.Mkdir(filepath.Join(state, "journal", "apex-seal.sealed"), 0o700)
+	os.WriteFile(filepath.Join(state, "journal", "apex-seal.sealed", "1.jsonl"), []byte("not a journal\n"), 0o600)
+	for range 2 {
+		if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); r.Tier != "Damaged" || r.WorkflowID != "apex-seal" || strings.Contains(r.Next, "start_workflow") {
+			t.Fatalf("resume: tier %q, workflow %q, next %q", r.Tier, r.WorkflowID, r.Next)
+		}
+		list := must(en.List())(t)
+		if len(list) != 1 || list[0].WorkflowID != "apex-seal" || list[0].Status != "damaged" {
+			t.Fatalf("list %+v", list)
 		}
 	}
 }
