@@ -238,7 +238,15 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 	if r.Status != workflow.StatusActive {
 		// A finished workflow left in the active slot (a crash between completing and
 		// archiving): archive it now, and owe its completion line.
-		if err := e.archiveActive(r, nil, archiveReason(r)); err != nil {
+		if err := e.archiveActive(r, nil, archiveReason(r)); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+			// Another process archived it since it was read (and owes its ending line): what
+			// is in the active slot now, if anything, is what there is to resume.
+			fresh, _, err := e.active()
+			if err != nil {
+				out.Warnings = append(out.Warnings, "the workflow state could not be read: "+err.Error())
+			}
+			return fresh
+		} else if err != nil {
 			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
 			return r
 		}

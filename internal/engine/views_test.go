@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // TestShowJoinsTheSnapshotsHistoryAfterABrokenChain: a damaged line in the journal's last delta
@@ -93,5 +95,77 @@ func TestDamagedSealedJournalIsListed(t *testing.T) {
 		if len(list) != 1 || list[0].WorkflowID != "apex-seal" || list[0].Status != "damaged" {
 			t.Fatalf("list %+v", list)
 		}
+	}
+}
+
+// hookYAML is yamldoc.Codec that runs hook once, at the first definition it parses: a point of
+// the read protocol after it read the active workflow and before it acts on it.
+type hookYAML struct {
+	yamldoc.Codec
+	hook func()
+}
+
+func (y *hookYAML) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+	if h := y.hook; h != nil {
+		y.hook = nil
+		h()
+	}
+	return y.Codec.ParseDefinition(file, data)
+}
+
+// TestFinishedWorkflowArchivedElsewhereDuringSessionStart: a finished workflow left in the
+// active slot, which another process archives while the read protocol is about to, is gone:
+// the session start neither warns that archiving failed nor shows it as the workflow to resume,
+// and shows the workflow that process started in its place, if any.
+func TestFinishedWorkflowArchivedElsewhereDuringSessionStart(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) { testArchivedElsewhere(t, restart) })
+	}
+}
+
+func testArchivedElsewhere(t *testing.T, restart bool) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done"}))(t).WorkflowID
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	// Completed, not archived: a crash between the two.
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	y := &hookYAML{hook: func() {
+		if _, err := st.ArchiveIf("completed", id); err != nil {
+			t.Errorf("the other process's archive: %v", err)
+		}
+		if restart {
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "apex-next"}))(t)
+		}
+	}}
+	en2 := must(engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
+		Now: e.clock.Now, SessionID: "s2", PID: 7, Actor: "test", YAML: y}))(t)
+	defer en2.Close()
+	r := en2.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if y.hook != nil {
+		t.Fatal("the read protocol parsed no definition")
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "archiving") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	want, tier, n := "", "None", 1
+	if restart {
+		want, tier, n = "apex-next", "Full", 2
+	}
+	if r.WorkflowID != want || r.Tier != tier {
+		t.Errorf("tier %q, workflow %q (want %q), report %q", r.Tier, r.WorkflowID, want, r.Report)
+	}
+	if list := must(en2.List())(t); len(list) != n || list[n-1].WorkflowID != id || list[n-1].Archived == "" {
+		t.Errorf("list %+v", list)
 	}
 }
