@@ -169,3 +169,46 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 		t.Errorf("list %+v", list)
 	}
 }
+
+// TestArchiveWithANoteArchivesTheWorkflowNoted: cairn archive "note" commits the note, then
+// archives; a replacing start from another session in between takes the slot, and its new
+// workflow must not be archived under the note meant for the one it replaced.
+func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
+	e := newEnv(t)
+	mine := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "mine", WorkflowID: "apex-mine"}))(t).WorkflowID
+	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	other := e.open("s2")
+	// The first definition parsed is after the note's commit (the result names the phase).
+	y := &hookYAML{hook: func() {
+		must(other.Start(engine.StartRequest{Type: "apex", Context: "theirs", WorkflowID: "apex-theirs", Replace: true}))(t)
+	}}
+	en := must(engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
+		Now: e.clock.Now, SessionID: "s1", PID: 7, Actor: "test", YAML: y}))(t)
+	defer en.Close()
+	res, err := en.Archive("moving on to other work")
+	if y.hook != nil {
+		t.Fatal("archive parsed no definition")
+	}
+	if w := must(en.Snapshot())(t); w.WorkflowID != "apex-theirs" {
+		t.Fatalf("the active workflow is %q, want apex-theirs (archive: %+v, %v)", w.WorkflowID, res, err)
+	}
+	for _, s := range must(en.List())(t) {
+		if s.WorkflowID == "apex-theirs" && s.Archived != "" {
+			t.Errorf("the other session's workflow was archived: %+v", s)
+		}
+		if s.WorkflowID == mine && s.Archived != "" && s.Status != "replaced" {
+			t.Errorf("the noted workflow is filed as %q, want replaced", s.Status)
+		}
+	}
+	if err != nil || !strings.Contains(res.Message, mine) {
+		t.Errorf("archive: %+v, %v: the result does not name the workflow noted", res, err)
+	}
+	noted := false
+	for _, ev := range must(en.History(mine))(t) {
+		noted = noted || ev.Kind == "archive" && ev.Session == "s1" && strings.Contains(string(ev.Detail), "moving on to other work")
+	}
+	if !noted {
+		t.Error("the note is not in the noted workflow's journal")
+	}
+}
