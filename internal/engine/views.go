@@ -83,7 +83,15 @@ func (e *Engine) List() ([]Summary, error) {
 // were left out. The archives come from archive/index.jsonl; none is opened.
 func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 	var out []Summary
-	r, _, err := e.active()
+	var r *workflow.Record
+	w, err := e.st.ReadWorkflow()
+	unreadable := false // a snapshot that is not a record this Cairn reads (a hand edit)
+	if errors.Is(err, store.ErrNotFound) {
+		err = nil
+	} else if err == nil {
+		r, err = w.Record()
+		unreadable = err != nil
+	}
 	var damaged *store.DamagedError
 	switch {
 	case newerState(err) != nil:
@@ -95,6 +103,10 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		for _, id := range damagedIDs(damaged) {
 			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "snapshot and journal unreadable: see cairn status"})
 		}
+	case unreadable:
+		out = append(out, Summary{WorkflowID: w.ID, Status: "unreadable", Context: "the record cannot be read: see cairn status"})
+	case err != nil:
+		return nil, false, err
 	}
 	archives, more, err := e.st.RecentArchives(n)
 	if err != nil {

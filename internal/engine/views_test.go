@@ -212,3 +212,24 @@ func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
 		t.Error("the note is not in the noted workflow's journal")
 	}
 }
+
+// TestUnreadableRecordIsListed: a snapshot that is JSON with the record's id and revision but
+// not a record this Cairn reads (a hand edit) is listed as unreadable, not left out of a list
+// that then says no workflow is on record.
+func TestUnreadableRecordIsListed(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t).WorkflowID
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"context":"odd"`), []byte(`"context":5`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list := must(e.open("s2").List())(t)
+	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "unreadable" {
+		t.Fatalf("list %+v", list)
+	}
+}
