@@ -176,6 +176,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
 	}
+	if err != nil && newer == nil && out.Tier == "None" {
+		// Not "nothing to resume": state is there that could not be read, and a start would
+		// fail on it too.
+		out.Next = "the workflow state could not be read (see the warning): fix or restore it before starting new work"
+	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = ids[0]

@@ -232,4 +232,14 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "unreadable" {
 		t.Fatalf("list %+v", list)
 	}
+	// Nor does the read protocol send the agent to start a workflow, which would fail on it.
+	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "new"}); err == nil {
+		t.Fatal("a start over the unreadable record went through")
+	}
+	for _, apply := range []bool{false, true} {
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: apply})
+		if strings.Contains(r.Next, "start_workflow") || len(r.Warnings) == 0 {
+			t.Errorf("resume: next %q, warnings %q", r.Next, r.Warnings)
+		}
+	}
 }
