@@ -574,23 +574,31 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 	if f := secrets.ScanString(note); f != nil {
 		return nil, f
 	}
+	var cur *workflow.Record
 	if note != "" {
 		// Free text is kept as the note of an archive event in the workflow's journal, where
 		// cairn history shows it; the archive's status (cairn list) stays a name.
-		_, _, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
+		_, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}), note)
 		if err != nil {
 			return nil, err
 		}
+		// The workflow noted is the one to archive: another session may have replaced it
+		// since, and its new workflow is not archived under this note.
+		cur = wres.Record
+	} else {
+		cur, _, _ = e.active()
 	}
-	cur, _, _ := e.active()
 	id := ""
 	if cur != nil {
 		id = cur.WorkflowID
 	}
 	info, err := e.st.ArchiveIf(status, id)
 	if err != nil {
+		if note != "" && (errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound)) {
+			return &Result{Changed: true, Message: fmt.Sprintf("noted on workflow %s: %s; another process has since moved it out of the active slot, so it was not archived here", id, note)}, nil
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()
 		}

@@ -176,9 +176,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
 	}
-	if damaged != nil && len(damaged.Journals) > 0 {
+	if err != nil && newer == nil && out.Tier == "None" {
+		// Not "nothing to resume": state is there that could not be read, and a start would
+		// fail on it too.
+		out.Next = "the workflow state could not be read (see the warning): fix or restore it before starting new work"
+	}
+	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
-		out.WorkflowID = strings.TrimSuffix(filepath.Base(damaged.Journals[0]), ".jsonl")
+		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
 	}
@@ -238,7 +243,15 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 	if r.Status != workflow.StatusActive {
 		// A finished workflow left in the active slot (a crash between completing and
 		// archiving): archive it now, and owe its completion line.
-		if err := e.archiveActive(r, nil, archiveReason(r)); err != nil {
+		if err := e.archiveActive(r, nil, archiveReason(r)); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+			// Another process archived it since it was read (and owes its ending line): what
+			// is in the active slot now, if anything, is what there is to resume.
+			fresh, _, err := e.active()
+			if err != nil {
+				out.Warnings = append(out.Warnings, "the workflow state could not be read: "+err.Error())
+			}
+			return fresh
+		} else if err != nil {
 			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
 			return r
 		}

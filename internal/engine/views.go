@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +83,15 @@ func (e *Engine) List() ([]Summary, error) {
 // were left out. The archives come from archive/index.jsonl; none is opened.
 func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 	var out []Summary
-	r, _, err := e.active()
+	var r *workflow.Record
+	w, err := e.st.ReadWorkflow()
+	unreadable := false // a snapshot that is not a record this Cairn reads (a hand edit)
+	if errors.Is(err, store.ErrNotFound) {
+		err = nil
+	} else if err == nil {
+		r, err = w.Record()
+		unreadable = err != nil
+	}
 	var damaged *store.DamagedError
 	switch {
 	case newerState(err) != nil:
@@ -90,10 +100,13 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		out = append(out, summarize(r, ""))
 	case errors.As(err, &damaged):
 		// On record but unreadable: listed as such, never left out.
-		for _, j := range damaged.Journals {
-			id := strings.TrimSuffix(filepath.Base(j), ".jsonl")
+		for _, id := range damagedIDs(damaged) {
 			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "snapshot and journal unreadable: see cairn status"})
 		}
+	case unreadable:
+		out = append(out, Summary{WorkflowID: w.ID, Status: "unreadable", Context: "the record cannot be read: see cairn status"})
+	case err != nil:
+		return nil, false, err
 	}
 	archives, more, err := e.st.RecentArchives(n)
 	if err != nil {
@@ -117,6 +130,22 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		out = append(out, s)
 	}
 	return out, more, nil
+}
+
+// damagedIDs are the ids of the workflows d finds on record but unreadable: those of its
+// journal files, then those of its sealed journals (a workflow whose active journal is gone).
+func damagedIDs(d *store.DamagedError) []string {
+	if d == nil {
+		return nil
+	}
+	ids := make([]string, 0, len(d.Journals)+len(d.Sealed))
+	for _, j := range d.Journals {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(j), ".jsonl"))
+	}
+	for _, j := range d.Sealed {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(j), ".sealed"))
+	}
+	return ids
 }
 
 func summarize(r *workflow.Record, archived string) Summary {
@@ -160,20 +189,46 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 		return data, nil
 	}
 	items, _ := j.Items("history")
-	if len(items) <= len(r.History) {
-		return data, nil
-	}
 	full := make([]workflow.HistoryEntry, len(items))
 	for i, it := range items {
 		if err := json.Unmarshal(it, &full[i]); err != nil {
 			return data, nil
 		}
 	}
+	if full = joinHistory(full, r.History); len(full) <= len(r.History) {
+		return data, nil
+	}
 	r.History = full
 	if out, err := json.Marshal(r); err == nil {
 		return out, nil
 	}
 	return data, nil
+}
+
+// joinHistory is the whole history from the journal's (log) and the record's newest entries
+// (recent). The journal holds them all unless a damaged line broke its last delta chain: then
+// the moves after the break are missing from it until the next full line, and recent, the
+// newer, goes on from where log's end overlaps its front.
+func joinHistory(log, recent []workflow.HistoryEntry) []workflow.HistoryEntry {
+	enc := func(h []workflow.HistoryEntry) [][]byte {
+		out := make([][]byte, len(h))
+		for i := range h {
+			out[i], _ = json.Marshal(h[i])
+		}
+		return out
+	}
+	l, r := enc(log), enc(recent)
+	for i := len(l) - len(r); i >= 0; i-- {
+		if slices.EqualFunc(l[i:i+len(r)], r, bytes.Equal) {
+			return log // the journal has every move the record holds
+		}
+	}
+	for k := max(len(l)-len(r), 0); k < len(l); k++ {
+		if slices.EqualFunc(l[k:], r[:len(l)-k], bytes.Equal) {
+			return append(log[:k:k], recent...)
+		}
+	}
+	return append(log[:len(log):len(log)], recent...)
 }
 
 // History returns a workflow's journal, oldest first.

@@ -1,0 +1,245 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// TestShowJoinsTheSnapshotsHistoryAfterABrokenChain: a damaged line in the journal's last delta
+// chain leaves the states after it out of the journal's history until the next full line; show
+// still gives every move, the newest ones from the snapshot.
+func TestShowJoinsTheSnapshotsHistoryAfterABrokenChain(t *testing.T) {
+	// Right after the full line (the journal then holds fewer moves than the record) and a few
+	// lines before the end.
+	for _, at := range []string{"early", "late"} {
+		t.Run(at, func(t *testing.T) { testShowAfterABrokenChain(t, at == "early") })
+	}
+}
+
+func testShowAfterABrokenChain(t *testing.T, early bool) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "long", WorkflowID: "apex-long"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(en.Approve(""))(t)
+	must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)
+	moves := 2
+	for i := 0; moves < workflow.MaxHistory+10; i++ {
+		must(en.Transition(engine.TransitionRequest{To: []string{"review", "implement"}[i%2], Note: fmt.Sprintf("round %d", i)}))(t)
+		moves++
+	}
+	jf := filepath.Join(en.StateDir(), "journal", "apex-long.jsonl")
+	lines := bytes.SplitAfter(must(os.ReadFile(jf))(t), []byte("\n"))
+	full := -1
+	for i, l := range lines {
+		if bytes.Contains(l, []byte(`"snapshot":`)) {
+			full = i
+		}
+	}
+	bad := len(lines) - 6 // the last element is the empty tail after the final newline
+	if early {
+		bad = full + 1
+	}
+	if full < 0 || bad <= full || bad >= len(lines)-2 {
+		t.Fatalf("last full line %d of %d: no delta chain to break", full, len(lines))
+	}
+	lines[bad] = bytes.Replace(lines[bad], []byte(`"sum":"`), []byte(`"sum":"0`), 1)
+	t.Logf("line %d of %d broken, the last full line is %d", bad+1, len(lines)-1, full+1)
+	if err := os.WriteFile(jf, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stored, shown workflow.Record
+	if err := json.Unmarshal(must(readStored(en))(t), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(must(e.open("s2").Show("apex-long"))(t), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.History) != moves || shown.History[0].From != "analyze" || shown.History[moves-1].Note != stored.History[len(stored.History)-1].Note {
+		t.Fatalf("show gives %d history entries (want %d), the last %+v", len(shown.History), moves, shown.History[len(shown.History)-1])
+	}
+	for i := 1; i < moves; i++ {
+		if shown.History[i].From != shown.History[i-1].To || shown.History[i].At.Before(shown.History[i-1].At) {
+			t.Fatalf("history entry %d does not follow the one before: %+v", i, shown.History[i])
+		}
+	}
+}
+
+// TestDamagedSealedJournalIsListed: a workflow whose snapshot is unreadable, whose active
+// journal is gone and whose sealed segments hold no readable line is reported (tier Damaged,
+// not "start one") and listed as damaged, as one whose active journal is unreadable is.
+func TestDamagedSealedJournalIsListed(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-seal"}))(t)
+	state := en.StateDir()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.Remove(filepath.Join(state, "journal", "apex-seal.jsonl"))
+	os.Mkdir(filepath.Join(state, "journal", "apex-seal.sealed"), 0o700)
+	os.WriteFile(filepath.Join(state, "journal", "apex-seal.sealed", "1.jsonl"), []byte("not a journal\n"), 0o600)
+	for range 2 {
+		if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); r.Tier != "Damaged" || r.WorkflowID != "apex-seal" || strings.Contains(r.Next, "start_workflow") {
+			t.Fatalf("resume: tier %q, workflow %q, next %q", r.Tier, r.WorkflowID, r.Next)
+		}
+		list := must(en.List())(t)
+		if len(list) != 1 || list[0].WorkflowID != "apex-seal" || list[0].Status != "damaged" {
+			t.Fatalf("list %+v", list)
+		}
+	}
+}
+
+// hookYAML is yamldoc.Codec that runs hook once, at the first definition it parses: a point of
+// the read protocol after it read the active workflow and before it acts on it.
+type hookYAML struct {
+	yamldoc.Codec
+	hook func()
+}
+
+func (y *hookYAML) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+	if h := y.hook; h != nil {
+		y.hook = nil
+		h()
+	}
+	return y.Codec.ParseDefinition(file, data)
+}
+
+// TestFinishedWorkflowArchivedElsewhereDuringSessionStart: a finished workflow left in the
+// active slot, which another process archives while the read protocol is about to, is gone:
+// the session start neither warns that archiving failed nor shows it as the workflow to resume,
+// and shows the workflow that process started in its place, if any.
+func TestFinishedWorkflowArchivedElsewhereDuringSessionStart(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) { testArchivedElsewhere(t, restart) })
+	}
+}
+
+func testArchivedElsewhere(t *testing.T, restart bool) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done"}))(t).WorkflowID
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	// Completed, not archived: a crash between the two.
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	y := &hookYAML{hook: func() {
+		if _, err := st.ArchiveIf("completed", id); err != nil {
+			t.Errorf("the other process's archive: %v", err)
+		}
+		if restart {
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "next", WorkflowID: "apex-next"}))(t)
+		}
+	}}
+	en2 := must(engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
+		Now: e.clock.Now, SessionID: "s2", PID: 7, Actor: "test", YAML: y}))(t)
+	defer en2.Close()
+	r := en2.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if y.hook != nil {
+		t.Fatal("the read protocol parsed no definition")
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "archiving") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	want, tier, n := "", "None", 1
+	if restart {
+		want, tier, n = "apex-next", "Full", 2
+	}
+	if r.WorkflowID != want || r.Tier != tier {
+		t.Errorf("tier %q, workflow %q (want %q), report %q", r.Tier, r.WorkflowID, want, r.Report)
+	}
+	if list := must(en2.List())(t); len(list) != n || list[n-1].WorkflowID != id || list[n-1].Archived == "" {
+		t.Errorf("list %+v", list)
+	}
+}
+
+// TestArchiveWithANoteArchivesTheWorkflowNoted: cairn archive "note" commits the note, then
+// archives; a replacing start from another session in between takes the slot, and its new
+// workflow must not be archived under the note meant for the one it replaced.
+func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
+	e := newEnv(t)
+	mine := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "mine", WorkflowID: "apex-mine"}))(t).WorkflowID
+	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	other := e.open("s2")
+	// The first definition parsed is after the note's commit (the result names the phase).
+	y := &hookYAML{hook: func() {
+		must(other.Start(engine.StartRequest{Type: "apex", Context: "theirs", WorkflowID: "apex-theirs", Replace: true}))(t)
+	}}
+	en := must(engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project,
+		Now: e.clock.Now, SessionID: "s1", PID: 7, Actor: "test", YAML: y}))(t)
+	defer en.Close()
+	res, err := en.Archive("moving on to other work")
+	if y.hook != nil {
+		t.Fatal("archive parsed no definition")
+	}
+	if w := must(en.Snapshot())(t); w.WorkflowID != "apex-theirs" {
+		t.Fatalf("the active workflow is %q, want apex-theirs (archive: %+v, %v)", w.WorkflowID, res, err)
+	}
+	for _, s := range must(en.List())(t) {
+		if s.WorkflowID == "apex-theirs" && s.Archived != "" {
+			t.Errorf("the other session's workflow was archived: %+v", s)
+		}
+		if s.WorkflowID == mine && s.Archived != "" && s.Status != "replaced" {
+			t.Errorf("the noted workflow is filed as %q, want replaced", s.Status)
+		}
+	}
+	if err != nil || !strings.Contains(res.Message, mine) {
+		t.Errorf("archive: %+v, %v: the result does not name the workflow noted", res, err)
+	}
+	noted := false
+	for _, ev := range must(en.History(mine))(t) {
+		noted = noted || ev.Kind == "archive" && ev.Session == "s1" && strings.Contains(string(ev.Detail), "moving on to other work")
+	}
+	if !noted {
+		t.Error("the note is not in the noted workflow's journal")
+	}
+}
+
+// TestUnreadableRecordIsListed: a snapshot that is JSON with the record's id and revision but
+// not a record this Cairn reads (a hand edit) is listed as unreadable, not left out of a list
+// that then says no workflow is on record.
+func TestUnreadableRecordIsListed(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t).WorkflowID
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"context":"odd"`), []byte(`"context":5`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list := must(e.open("s2").List())(t)
+	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "unreadable" {
+		t.Fatalf("list %+v", list)
+	}
+	// Nor does the read protocol send the agent to start a workflow, which would fail on it.
+	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "new"}); err == nil {
+		t.Fatal("a start over the unreadable record went through")
+	}
+	for _, apply := range []bool{false, true} {
+		r := e.open("s2").Resume(engine.ResumeOptions{Apply: apply})
+		if strings.Contains(r.Next, "start_workflow") || len(r.Warnings) == 0 {
+			t.Errorf("resume: next %q, warnings %q", r.Next, r.Warnings)
+		}
+	}
+}
