@@ -33,7 +33,7 @@ const (
 		`},"required":["message","changed"]}`
 
 	resumeOutput = `{"type":"object","properties":{` +
-		`"tier":{"type":"string","enum":["Full","Minimal","L2-only","None"]},` +
+		`"about":{"type":"string"},"tier":{"type":"string","enum":["Full","Minimal","L2-only","None"]},` +
 		`"workflow_id":{"type":"string"},"type":{"type":"string"},"context":{"type":"string"},` +
 		`"phase":{"type":"string"},"phase_status":{"type":"string"},"age_seconds":{"type":"integer"},` +
 		`"completed":{"type":"array","items":{"type":"string"}},` +
