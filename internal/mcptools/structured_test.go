@@ -2,10 +2,13 @@ package mcptools_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
 )
 
 // TestResumeStructuredIsData: Claude Code shows the model a result's structured content, not
@@ -52,5 +55,49 @@ func TestResumeStructuredIsData(t *testing.T) {
 	if s["phase"] != "analyze" || s["tier"] != "Full" {
 		raw, _ := json.Marshal(s)
 		t.Errorf("names changed by the cleaning: %s", raw)
+	}
+}
+
+// TestMoveIntoGateSaysLeavingNeedsAYes: a move into an approval phase says, in the text and in
+// the structured content (which is what the model sees), that leaving it needs the person's
+// yes; a move into another phase, or into a gate a person turned off for the project, does not.
+func TestMoveIntoGateSaysLeavingNeedsAYes(t *testing.T) {
+	const says = "leaving plan needs their yes"
+	for _, off := range []bool{false, true} {
+		p := newProject(t)
+		if off {
+			if err := os.MkdirAll(p.state, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(p.state, "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, c := startServer(t, mcptools.Options{
+			Open: mcptools.OpenEngine, Getenv: p.getenv(p.session), WorkDir: p.root,
+			PPID: 77, Log: quietLog(), NoWatch: true,
+		})
+		res := mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate note"}`)
+		if s := structured(t, res); strings.Contains(text(res), "approval") || s["awaiting_approval"] != nil || s["next"] != nil {
+			t.Errorf("start in analyze, a phase with no gate: %q, %v", text(res), s)
+		}
+		res = mustOK(t, c, "transition", `{"to":"plan"}`)
+		s := structured(t, res)
+		next, _ := s["next"].(string)
+		if off {
+			if strings.Contains(text(res), says) || s["awaiting_approval"] != nil || next != "" {
+				t.Errorf("approvals off: the move into plan says a yes is needed: %q, %v", text(res), s)
+			}
+			continue
+		}
+		if !strings.Contains(text(res), says) {
+			t.Errorf("text of the move into plan does not say leaving it needs a yes: %q", text(res))
+		}
+		if s["awaiting_approval"] != "plan" || !strings.Contains(next, says) {
+			t.Errorf("structured content of the move into plan: awaiting_approval %v, next %q", s["awaiting_approval"], next)
+		}
+		if s["message"] != "moved analyze -> plan" {
+			t.Errorf("message %q changed", s["message"])
+		}
 	}
 }
