@@ -99,5 +99,8 @@ func TestMoveIntoGateSaysLeavingNeedsAYes(t *testing.T) {
 		if s["message"] != "moved analyze -> plan" {
 			t.Errorf("message %q changed", s["message"])
 		}
+		if res := mustOK(t, c, "transition", `{"to":"plan"}`); !strings.Contains(text(res), says) {
+			t.Errorf("a repeated move into plan does not say leaving it needs a yes: %q", text(res))
+		}
 	}
 }
