@@ -328,9 +328,9 @@ func moved(c *call, r *engine.Result, err error) (*outcome, error) {
 }
 
 // awaitsYes reports whether r leaves the workflow in an approval phase that waits for a
-// person's yes (a repeated move into it says so again). Entering a gate opens its request on record; whether leaving it
-// will need the yes (a person may have turned approvals off for the project) only the
-// engine's resume plan knows, so it is asked only then.
+// person's yes (a repeated move into it says so again). Entering a gate opens its request on
+// record; whether leaving it will need the yes (a person may have turned approvals off for
+// the project) only the engine's resume plan knows, so it is asked only then.
 func awaitsYes(c *call, r *engine.Result) bool {
 	if r == nil || r.Phase == "" || len(r.Workflow) == 0 {
 		return false
