@@ -28,12 +28,12 @@ const (
 		`"message":{"type":"string"},"changed":{"type":"boolean"},` +
 		`"workflow_id":{"type":"string"},"phase":{"type":"string"},"revision":{"type":"integer"},` +
 		`"allowed":{"type":"array","items":{"type":"string"}},` +
-		`"data":{"type":"object"},` +
+		`"data":{"type":"object"},"awaiting_approval":{"type":"string"},"next":{"type":"string"},` +
 		warningsProp + `,` + noticeProp +
 		`},"required":["message","changed"]}`
 
 	resumeOutput = `{"type":"object","properties":{` +
-		`"tier":{"type":"string","enum":["Full","Minimal","L2-only","None","Damaged","Newer"]},` +
+		`"about":{"type":"string"},"tier":{"type":"string","enum":["Full","Minimal","L2-only","None","Damaged","Newer"]},` +
 		`"workflow_id":{"type":"string"},"type":{"type":"string"},"context":{"type":"string"},` +
 		`"phase":{"type":"string"},"phase_status":{"type":"string"},"age_seconds":{"type":"integer"},` +
 		`"completed":{"type":"array","items":{"type":"string"}},` +
@@ -276,10 +276,11 @@ func runResume(c *call) (*outcome, error) {
 }
 
 func runStart(c *call) (*outcome, error) {
-	return resultOf(c.eng.Start(engine.StartRequest{
+	r, err := c.eng.Start(engine.StartRequest{
 		Type: c.str("type"), Context: c.str("context"), WorkflowID: c.str("workflow_id"),
 		Scope: c.str("scope"), TTL: c.str("ttl"), Replace: c.bool("replace"),
-	}))
+	})
+	return moved(c, r, err)
 }
 
 func runTransition(c *call) (*outcome, error) {
@@ -290,7 +291,7 @@ func runTransition(c *call) (*outcome, error) {
 	res, err := c.eng.Transition(req)
 	ae, ok := errors.AsType[*workflow.ApprovalError](err)
 	if !ok {
-		return resultOf(res, err)
+		return moved(c, res, err)
 	}
 	// Leaving an approval phase needs a person's yes: ask the person through the client.
 	note, err := askApproval(c, ae)
@@ -301,7 +302,47 @@ func runTransition(c *call) (*outcome, error) {
 	// another process moved on to another gate meanwhile is not carried out of that one.
 	req.Approval = &workflow.Approval{Phase: ae.Phase, Source: workflow.ApprovalElicitation, Note: note}
 	req.From = cmp.Or(req.From, ae.Phase)
-	return resultOf(c.eng.Transition(req))
+	res, err = c.eng.Transition(req)
+	return moved(c, res, err)
+}
+
+// moved is resultOf for a move into a phase (start_workflow, transition) that, when the
+// phase is an approval gate, also says that leaving it needs the person's yes: the model
+// would otherwise learn it only when the move out is refused or a prompt appears.
+func moved(c *call, r *engine.Result, err error) (*outcome, error) {
+	o, err := resultOf(r, err)
+	if err != nil || !awaitsYes(c, r) {
+		return o, err
+	}
+	p := textsafe.Line(r.Phase, 64)
+	next := fmt.Sprintf("Phase %s is an approval phase: finish it and ask the user to approve its result; leaving %s needs their yes.", p, p)
+	o.structured["awaiting_approval"] = r.Phase
+	o.structured["next"] = next
+	// The sentence ends the first line, before any warning lines.
+	i := strings.IndexByte(o.text, '\n')
+	if i < 0 {
+		i = len(o.text)
+	}
+	o.text = o.text[:i] + " " + next + o.text[i:]
+	return o, nil
+}
+
+// awaitsYes reports whether r leaves the workflow in an approval phase that waits for a
+// person's yes (a repeated move into it says so again). Entering a gate opens its request on
+// record; whether leaving it will need the yes (a person may have turned approvals off for
+// the project) only the engine's resume plan knows, so it is asked only then.
+func awaitsYes(c *call, r *engine.Result) bool {
+	if r == nil || r.Phase == "" || len(r.Workflow) == 0 {
+		return false
+	}
+	var rec workflow.Record
+	if json.Unmarshal(r.Workflow, &rec) != nil {
+		return false
+	}
+	if p, open := workflow.PendingApproval(&rec); !open || p != r.Phase {
+		return false
+	}
+	return c.eng.Resume(engine.ResumeOptions{ReportOnly: true}).AwaitingApproval == r.Phase
 }
 
 func runComplete(c *call) (*outcome, error) {
