@@ -441,10 +441,10 @@ func TestOneNotePerLostClaim(t *testing.T) {
 	}
 }
 
-// TestOfflineRefusesATaskKnownHeld: offline, a task that another machine held under a live
-// lease when this clone last read the line is refused, as it is online, rather than set running
-// here unconfirmed: the agent would work on it beside the holder until the next sync.
-func TestOfflineRefusesATaskKnownHeld(t *testing.T) {
+// offlineBesideAHolder returns clone b, offline, after another clone claimed t1 and b read the
+// claims line with that claim on it.
+func offlineBesideAHolder(t *testing.T) *clone {
+	t.Helper()
 	f := &flaky{Backend: memremote.New()}
 	a, b := newClone(t, f), newClone(t, f)
 	if _, err := a.task("t1", "running"); err != nil {
@@ -454,6 +454,14 @@ func TestOfflineRefusesATaskKnownHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.set(true)
+	return b
+}
+
+// TestOfflineRefusesATaskKnownHeld: offline, a task that another machine held under a live
+// lease when this clone last read the line is refused, as it is online, rather than set running
+// here unconfirmed: the agent would work on it beside the holder until the next sync.
+func TestOfflineRefusesATaskKnownHeld(t *testing.T) {
+	b := offlineBesideAHolder(t)
 	res, err := b.task("t1", "running")
 	if err == nil || !strings.Contains(err.Error(), "task t1 is held by ") || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("offline, setting running a task another machine holds: %v %v", err, res != nil)
@@ -466,15 +474,7 @@ func TestOfflineRefusesATaskKnownHeld(t *testing.T) {
 // TestOfflineRefusesToFinishATaskKnownHeld: offline, a task another machine held at the last
 // read cannot be marked done here, as online.
 func TestOfflineRefusesToFinishATaskKnownHeld(t *testing.T) {
-	f := &flaky{Backend: memremote.New()}
-	a, b := newClone(t, f), newClone(t, f)
-	if _, err := a.task("t1", "running"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.task("t2", "running"); err != nil { // b reads the line, t1's claim included
-		t.Fatal(err)
-	}
-	f.set(true)
+	b := offlineBesideAHolder(t)
 	if _, err := b.task("t1", "pending"); err == nil || !strings.Contains(err.Error(), "task t1 is held by ") {
 		t.Fatalf("offline, changing a task another machine holds: %v", err)
 	}
