@@ -3,10 +3,11 @@
 package cli_test
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
 // TestBrokenClaimsLineDoesNotStopTheSync: a claims ref on the remote that cannot be read (a
@@ -20,22 +21,7 @@ func TestBrokenClaimsLineDoesNotStopTheSync(t *testing.T) {
 
 	// Anyone with push access to the host replaces the claims ref with a commit cairn did not
 	// write.
-	work := t.TempDir()
-	gitRun := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Stdin = work, strings.NewReader(stdin)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	gitRun("", "init", "-q")
-	blob := gitRun("not a claim", "hash-object", "-w", "--stdin")
-	tree := gitRun("100644 blob "+blob+"\trecord\n", "mktree")
-	commit := gitRun("cairn claims wf-1 r99999\n", "-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", tree)
-	gitRun("", "push", "-q", "-f", "file://"+bare, commit+":refs/cairn/claims/wf-1")
+	gittest.ForgeClaims(t, "file://"+bare, "wf-1")
 
 	a.must("task", "t2", "pending")
 	code, out, errb := a.cairn("sync")

@@ -1,9 +1,10 @@
 package mcptools_test
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
 
 // TestBrokenClaimsLineDoesNotStopBackgroundSync: a claims ref on the remote that cannot be
@@ -14,22 +15,7 @@ func TestBrokenClaimsLineDoesNotStopBackgroundSync(t *testing.T) {
 	_, c := machineA(t, bare, "claims")
 	mustOK(t, c, "update_task", `{"id":"t1","status":"running"}`) // each sync reads the claims line
 
-	work := t.TempDir()
-	gitRun := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Stdin = work, strings.NewReader(stdin)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	gitRun("", "init", "-q")
-	blob := gitRun("not a claim", "hash-object", "-w", "--stdin")
-	tree := gitRun("100644 blob "+blob+"\trecord\n", "mktree")
-	commit := gitRun("cairn claims wf-1 r99999\n", "-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", tree)
-	gitRun("", "push", "-q", "-f", "file://"+bare, commit+":refs/cairn/claims/wf-1")
+	gittest.ForgeClaims(t, "file://"+bare, "wf-1")
 
 	mustOK(t, c, "update_task", `{"id":"t2","status":"pending"}`)
 	b := machineB(t, bare)
