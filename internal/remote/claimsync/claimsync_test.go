@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -165,20 +166,7 @@ func TestOfflineClaim(t *testing.T) {
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t2 was set running here offline, but X (claimed 0s ago) holds it: it went back to pending here") {
 		t.Fatalf("notes = %q", notes)
 	}
-	st, err := store.Open(a.opt.StateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	w, err := st.ReadWorkflow()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.ParseRecord(w.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tk := range rec.Tasks {
+	for _, tk := range record(t, a).Tasks {
 		if want := map[string]string{"t1": "running", "t2": "pending"}[tk.ID]; string(tk.Status) != want ||
 			(tk.ID == "t2" && tk.Note != "claimed first by X on another machine") {
 			t.Fatalf("task %s is %s (%q) after the sync, want %s", tk.ID, tk.Status, tk.Note, want)
@@ -250,7 +238,8 @@ func during(t *testing.T, h *hooked, f func() error) (wait func()) {
 	}
 }
 
-func taskStatus(t *testing.T, c *clone, id string) string {
+// record is the clone's active workflow as its store holds it.
+func record(t *testing.T, c *clone) *workflow.Record {
 	t.Helper()
 	st, err := store.Open(c.opt.StateDir)
 	if err != nil {
@@ -265,7 +254,12 @@ func taskStatus(t *testing.T, c *clone, id string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tk := range rec.Tasks {
+	return rec
+}
+
+func taskStatus(t *testing.T, c *clone, id string) string {
+	t.Helper()
+	for _, tk := range record(t, c).Tasks {
 		if tk.ID == id {
 			return string(tk.Status)
 		}
