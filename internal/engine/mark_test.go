@@ -1,9 +1,8 @@
 package engine_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,15 +19,7 @@ func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
 	slow := openWait("s1", 3*time.Second)
 	must(slow.Start(engine.StartRequest{Type: "apex", Context: "marks"}))(t)
 
-	d, err := durable.OpenDir(slow.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-l2-mark", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	unlock := holdLock(t, slow.StateDir(), ".lock-l2-mark")
 	done := make(chan error)
 	go func() {
 		_, err := slow.Transition(engine.TransitionRequest{To: "plan"}) // its mark waits for the lock
@@ -41,13 +32,9 @@ func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	index := func() string {
-		b, _ := os.ReadFile(filepath.Join(e.memoryDir(), "MEMORY.md"))
-		return string(b)
-	}
 	must(openWait("s1", time.Second).Stop(engine.StopInput{}))(t)
-	if !strings.Contains(index(), "analyzing") {
-		t.Fatalf("after the Stop hook, MEMORY.md does not hold the last position:\n%s", index())
+	if !strings.Contains(e.readMemory("MEMORY.md"), "analyzing") {
+		t.Fatalf("after the Stop hook, MEMORY.md does not hold the last position:\n%s", e.readMemory("MEMORY.md"))
 	}
 }
 
@@ -61,15 +48,7 @@ func TestRestoreDoesNotUndoAWriteNotMarkedYet(t *testing.T) {
 	must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t) // L2 and its mark: planning
 
 	// The agent's next write waits for the mark's lock, held here as a slow process would.
-	d, err := durable.OpenDir(agent.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-l2-mark", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	unlock := holdLock(t, agent.StateDir(), ".lock-l2-mark")
 	done := make(chan error)
 	go func() {
 		_, err := agent.Transition(engine.TransitionRequest{To: "analyze"})
@@ -82,12 +61,27 @@ func TestRestoreDoesNotUndoAWriteNotMarkedYet(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	index := func() string {
-		b, _ := os.ReadFile(filepath.Join(e.memoryDir(), "MEMORY.md"))
-		return string(b)
-	}
 	must(openWait("s1", time.Second).Stop(engine.StopInput{}))(t)
-	if !strings.Contains(index(), "analyzing") {
-		t.Fatalf("the newer line was undone:\n%s", index())
+	if !strings.Contains(e.readMemory("MEMORY.md"), "analyzing") {
+		t.Fatalf("the newer line was undone:\n%s", e.readMemory("MEMORY.md"))
 	}
+}
+
+// holdLock takes the lock file name in dir, as a slow process of Cairn's would hold it, until
+// the returned func (or the test's end) releases it.
+func holdLock(t *testing.T, dir, name string) (unlock func()) {
+	t.Helper()
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	release, err := d.Lock(name, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	unlock = func() { once.Do(func() { release() }) }
+	t.Cleanup(unlock)
+	return unlock
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -25,15 +24,7 @@ func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
 	if err := os.MkdirAll(mem, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".cairn-memory.lock", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	unlock := holdLock(t, mem, ".cairn-memory.lock")
 	if res := must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t); len(res.Warnings) == 0 {
 		t.Fatal("the L2 line was written although the memory lock is held")
 	}
