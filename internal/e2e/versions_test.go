@@ -93,23 +93,8 @@ func TestCairnNewerStateLeftAlone(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
 	const record = `{"version":"3.1","workflow_id":"apex-20261122T173000Z-3f9a","revision":9,"future":true}` + "\n"
-	if err := os.MkdirAll(w.stateDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(w.stateDir(), "workflow-state.json")
-	if err := os.WriteFile(path, []byte(record), 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEWER-STATE")),
-			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
-		mockapi.On(afterToolResult, mockapi.Text("a newer Cairn holds it")).Named("end the turn"),
-	)
-	r := w.run(t, RunOptions{Prompt: "NEWER-STATE: where were we?"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := resumeWith(t, w, path, record, 0o600, "NEWER-STATE")
 
 	report := cairnReport(t, r.FirstMain(t))
 	if !strings.Contains(report, "written by a newer Cairn") || !strings.Contains(report, `record version "3.1"`) {
@@ -146,22 +131,7 @@ func TestCairnSeedStateMigrated(t *testing.T) {
 	seed := fmt.Sprintf("{\n  \"type\": \"APEX\",\n  \"phase\": \"implement\",\n  \"lastUpdated\": %q,\n  \"context\": %q\n}\n",
 		time.Now().UTC().Add(-10*time.Minute).Format(time.RFC3339), context)
 	legacy := filepath.Join(w.Project, ".claude", "workflow-state.json")
-	if err := os.MkdirAll(filepath.Dir(legacy), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(legacy, []byte(seed), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	w.Mock.Script(
-		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SEED-PROJECT")),
-			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
-		mockapi.On(afterToolResult, mockapi.Text("resuming")).Named("end the turn"),
-	)
-	r := w.run(t, RunOptions{Prompt: "SEED-PROJECT: where were we?"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := resumeWith(t, w, legacy, seed, 0o644, "SEED-PROJECT")
 
 	st := w.readState(t)
 	if st.Type != "apex" || st.State != "implement" || st.Context != context {
@@ -208,4 +178,27 @@ func sessionStartText(t testing.TB, m *mockapi.MessagesRequest) string {
 		text = text[:j]
 	}
 	return text
+}
+
+// resumeWith writes a state file at path (its directory made as needed), then runs one
+// session whose prompt starts with marker and whose model calls resume_check once and ends
+// the turn, and checks that it ran with the plugin loaded and its script used.
+func resumeWith(t *testing.T, w *World, path, content string, mode os.FileMode, marker string) *Run {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(marker)),
+			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
+		mockapi.On(afterToolResult, mockapi.Text("ok")).Named("end the turn"),
+	)
+	r := w.run(t, RunOptions{Prompt: marker + ": where were we?"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	return r
 }
