@@ -11,14 +11,15 @@ import (
 // its heartbeat is recent, so that it must not be reported as another live session: the owner
 // ran in this same Claude Code client under another session id (a client runs one session at a
 // time, so /clear or /resume replaced it), or the owner's client process has exited (a new
-// session started right after the last one closed). Without a pid to go on it answers false and
-// the heartbeat alone decides, as before.
+// session started right after the last one closed, or this session resumed in a new client
+// after its old one exited). Without a pid to go on it answers false and the heartbeat alone
+// decides, as before; the caller's own session in its own client is no other owner at all.
 func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	if r == nil || r.Owner == nil {
 		return false
 	}
 	o := r.Owner
-	if o.SessionID == "" || o.SessionID == e.cfg.SessionID || o.PID <= 0 {
+	if o.SessionID == "" || o.PID <= 0 || (o.SessionID == e.cfg.SessionID && (e.cfg.PID <= 0 || o.PID == e.cfg.PID)) {
 		return false
 	}
 	return o.PID == e.cfg.PID || !processAlive(o.PID)

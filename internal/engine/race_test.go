@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -159,17 +160,23 @@ func exitedPID(t *testing.T) int {
 // it can be: not when it ran in the caller's own client (replaced by /clear), nor when its
 // client has exited (a new session right after the last one closed). The heartbeat alone
 // decides when no pid is recorded.
+//
+// The same session in another client (`claude --continue` in a second terminal while the
+// first runs) is another live session while that client runs, and ended once it has exited.
 func TestOwnerEndedIsNotLive(t *testing.T) {
 	const client = 4242
 	for _, tc := range []struct {
 		name     string
 		ownerPID func(t *testing.T) int
+		session  string // the caller's session; "" is another one than the owner's
 		live     bool
 	}{
-		{"owner client alive elsewhere", func(*testing.T) int { return os.Getpid() }, true},
-		{"same client after clear", func(*testing.T) int { return client }, false},
-		{"owner client exited", exitedPID, false},
-		{"no pid recorded", func(*testing.T) int { return 0 }, true},
+		{"owner client alive elsewhere", func(*testing.T) int { return os.Getpid() }, "", true},
+		{"same client after clear", func(*testing.T) int { return client }, "", false},
+		{"owner client exited", exitedPID, "", false},
+		{"no pid recorded", func(*testing.T) int { return 0 }, "", true},
+		{"same session in a live other client", func(*testing.T) int { return os.Getpid() }, "old-session", true},
+		{"same session resumed after its client exited", exitedPID, "old-session", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -178,7 +185,8 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.clock.Add(30 * time.Second)
-			en := e.openAs("new-session", client)
+			caller := cmp.Or(tc.session, "new-session")
+			en := e.openAs(caller, client)
 
 			res := en.Resume(engine.ResumeOptions{Apply: true})
 			warned := strings.Contains(strings.Join(res.Warnings, "\n"), "Another live session")
@@ -194,8 +202,8 @@ func TestOwnerEndedIsNotLive(t *testing.T) {
 			if got := strings.Contains(strings.Join(tr.Warnings, "\n"), "Another live session"); got != tc.live {
 				t.Errorf("live %v: transition warnings %q", tc.live, tr.Warnings)
 			}
-			if !strings.Contains(string(tr.Workflow), `"session_id":"new-session"`) {
-				t.Errorf("the transition did not make new-session the owner: %s", tr.Workflow)
+			if !strings.Contains(string(tr.Workflow), `"session_id":"`+caller+`","pid":4242`) {
+				t.Errorf("the transition did not make %s in client %d the owner: %s", caller, client, tr.Workflow)
 			}
 		})
 	}

@@ -27,6 +27,7 @@ type Snapshot struct {
 	Revision   int64     `json:"revision"`
 	Phase      string    `json:"phase,omitempty"`
 	SessionID  string    `json:"session_id,omitempty"` // who last changed it
+	PID        int       `json:"pid,omitempty"`        // and in which Claude Code client
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
@@ -68,7 +69,7 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 	}
 	s := Snapshot{WorkflowID: r.WorkflowID, Revision: r.Revision, Phase: r.State, UpdatedAt: r.UpdatedAt}
 	if r.Owner != nil {
-		s.SessionID = r.Owner.SessionID
+		s.SessionID, s.PID = r.Owner.SessionID, r.Owner.PID
 	}
 	return s, nil
 }

@@ -240,6 +240,41 @@ func TestNoticeRealEngine(t *testing.T) {
 	}
 }
 
+// TestNoticeSameSessionOtherClient: `claude --continue` in a second terminal runs this
+// server's session in another Claude Code client; its change is another's and is reported.
+// The same session in this server's own client (its hooks) or with no client known (the
+// cairn command in the agent's Bash) is ours, as before.
+func TestNoticeSameSessionOtherClient(t *testing.T) {
+	p, c := realServer(t) // client pid 77
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	as := func(pid int) *engine.Engine {
+		e, err := engine.Open(engine.Config{Getenv: p.getenv(p.session), WorkDir: p.root, SessionID: p.session, PID: pid, Actor: "test", YAML: yamldoc.Codec{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	for _, tc := range []struct {
+		name   string
+		pid    int
+		to     string
+		notice bool
+	}{
+		{"own client", 77, "plan", false},
+		{"no client known", 0, "analyze", false},
+		{"other client", 88, "plan", true},
+	} {
+		if _, err := as(tc.pid).Transition(engine.TransitionRequest{To: tc.to}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := text(mustOK(t, c, "get_vars", `{}`))
+		if strings.Contains(got, "Notice: another session changed") != tc.notice {
+			t.Errorf("%s: notice %v, want %v: %q", tc.name, !tc.notice, tc.notice, got)
+		}
+	}
+}
+
 // TestWatcherRealEngine: the SessionStart hook (here, the engine's RecordSession) records a new
 // session for Claude Code's pid after /clear; the server's next writes carry it. A definition
 // added to .claude/workflows/ can be started without restarting the server.

@@ -333,7 +333,8 @@ func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
 	if now.WorkflowID == old.WorkflowID && now.Revision == old.Revision {
 		return ""
 	}
-	if now.SessionID != "" && now.SessionID == s.session {
+	// Our session in another client (`claude --continue` in a second terminal) is not us.
+	if now.SessionID != "" && now.SessionID == s.session && (now.PID <= 0 || s.opt.PPID <= 0 || now.PID == s.opt.PPID) {
 		return ""
 	}
 	// Which session it was is of no use to the model (it cannot reach it); that it was

@@ -10,10 +10,18 @@ import (
 // session is most likely gone.
 const DefaultLiveWindow = 10 * time.Minute
 
-// OwnerLive reports whether r is owned by a session other than by's whose heartbeat is within
-// live of now (a heartbeat in the future counts as live).
+// heldBy reports whether o records by: the same session and, when both pids are known, the
+// same Claude Code client. `claude --continue` in a second terminal runs the session of a live
+// client in another one, which is another holder as much as another session is.
+func (o *Owner) heldBy(by Actor) bool {
+	return o.SessionID == by.SessionID && (o.PID <= 0 || by.PID <= 0 || o.PID == by.PID)
+}
+
+// OwnerLive reports whether r is owned by a session other than by's, or by by's session in
+// another client, whose heartbeat is within live of now (a heartbeat in the future counts as
+// live).
 func OwnerLive(r *Record, by Actor, now time.Time, live time.Duration) bool {
-	if r == nil || r.Owner == nil || r.Owner.SessionID == "" || r.Owner.SessionID == by.SessionID {
+	if r == nil || r.Owner == nil || r.Owner.SessionID == "" || r.Owner.heldBy(by) {
 		return false
 	}
 	return !r.Owner.Heartbeat.IsZero() && now.Sub(r.Owner.Heartbeat) <= live

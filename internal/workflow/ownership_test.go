@@ -20,6 +20,9 @@ func TestOwnershipWarning(t *testing.T) {
 		warn bool
 	}{
 		{"same-session", alice, t0.Add(time.Minute), false},
+		// `claude --continue` in a second terminal: alice's session in another client.
+		{"same-session-other-client", workflow.Actor{SessionID: alice.SessionID, PID: 303}, t0.Add(time.Minute), true},
+		{"same-session-no-pid", workflow.Actor{SessionID: alice.SessionID}, t0.Add(time.Minute), false},
 		{"other-fresh", bob, t0.Add(9 * time.Minute), true},
 		{"other-at-window", bob, t0.Add(10 * time.Minute), true},
 		{"other-stale", bob, t0.Add(10*time.Minute + time.Second), false},

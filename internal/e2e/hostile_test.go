@@ -1,0 +1,119 @@
+package e2e
+
+// Hostile real-client scenarios: what a demanding user does that the other scenarios do not,
+// run through the pinned Claude Code, checking what the model is shown.
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
+)
+
+// sibling is a second World on w's project, HOME and plugin with a mock of its own, so two
+// Claude Code clients can run in the one project at once (w's runs are sequential).
+func (w *World) sibling(t *testing.T) *World {
+	t.Helper()
+	s := &World{Dir: w.Dir, Home: w.Home, Project: w.Project, Tmp: w.Tmp, Plugin: w.Plugin, Spec: w.Spec, Mock: mockapi.New(), Env: w.Env}
+	t.Cleanup(s.Mock.Close)
+	return s
+}
+
+// liveWarning is the phrase of Cairn's warning about another live session.
+const liveWarning = "Another live session last changed this workflow"
+
+// A person runs `claude --continue` in a second terminal while the first client is still in a
+// turn: both clients are the same session id. The second is told another live client holds
+// the workflow (report, user message, its transition's result); the first, when its turn goes
+// on, is told its workflow moved under it. Once both have exited, a third --continue is told
+// of no live session.
+func TestCairnContinueWhileLive(t *testing.T) {
+	t.Parallel()
+	a := newWorld(t, cairnPlugin)
+	b := a.sibling(t)
+	aWaits, bDone := make(chan struct{}), make(chan struct{})
+	a.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FIRST-CLIENT")),
+			mockapi.ToolUse(cairnTool("start_workflow"), map[string]any{"type": "apex", "context": seedContext})).Named("start"),
+		mockapi.On(afterToolResult, mockapi.Text("started")).Named("end of turn 1"),
+		// Turn 2 holds its answer until the second client is done, then changes the workflow.
+		mockapi.Step{Name: "wait for the second client", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FIRST-GOES-ON")),
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				close(aWaits)
+				select {
+				case <-bDone:
+				case <-time.After(runTimeout / 2):
+				}
+				return mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t1", "status": "running"})
+			}},
+		mockapi.On(afterToolResult, mockapi.Text("first done")).Named("end of turn 2"),
+	)
+	b.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-CLIENT")),
+			mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})).Named("second client moves"),
+		// Not afterToolResult: this client's transcript is shared with the live one, and
+		// Claude Code shows the model "[Tool use interrupted]" in place of the result.
+		mockapi.On(mockapi.IsMain, mockapi.Text("second done")).Named("second client ends"),
+	)
+
+	var ra *Run
+	var errA error
+	aDone := make(chan struct{})
+	go func() {
+		defer close(aDone)
+		ra, errA = a.tryRun(t, RunOptions{Inputs: []string{"FIRST-CLIENT: start", "FIRST-GOES-ON: go on"}})
+	}()
+	select {
+	case <-aWaits:
+	case <-aDone:
+		t.Fatalf("the first client ended before its second turn: %v", errA)
+	}
+	rb := b.run(t, RunOptions{Prompt: "SECOND-CLIENT: go on", Args: []string{"--continue"}})
+	close(bDone)
+	<-aDone
+	if errA != nil {
+		t.Fatalf("the first client: %v\nstderr:\n%s", errA, ra.Stderr)
+	}
+	requireOK(t, ra)
+	requireOK(t, rb)
+	a.requirePluginLoaded(t, ra)
+	b.requirePluginLoaded(t, rb)
+	requireScriptUsed(t, a)
+	requireScriptUsed(t, b)
+	if ra.SessionID() == "" || rb.SessionID() != ra.SessionID() {
+		t.Fatalf("--continue made session %q, want the live client's %q", rb.SessionID(), ra.SessionID())
+	}
+
+	// The second client: told in its report and its user message, and at its transition.
+	if report := cairnReport(t, rb.FirstMain(t)); !strings.Contains(report, liveWarning) {
+		t.Errorf("the second client's report does not say another live client holds the workflow:\n%s", report)
+	}
+	if out := parseHookOutput(t, requireHooksOK(t, rb, "SessionStart")[0]); !strings.Contains(out.SystemMessage, liveWarning) {
+		t.Errorf("the second client's user was not told: systemMessage %q", out.SystemMessage)
+	}
+	if trs := requireToolResultsOK(t, rb, 1); !strings.Contains(trs[0].Text, liveWarning) {
+		t.Errorf("the second client's transition does not warn of the live client: %s", trs[0].Text)
+	}
+	// The first client: its next call says the workflow moved under it.
+	if trs := requireToolResultsOK(t, ra, 2); !strings.Contains(trs[1].Text, `"notice":"Notice: another session changed workflow `) ||
+		!strings.Contains(trs[1].Text, "it is now at phase plan") {
+		t.Errorf("the first client was not told the second moved the workflow: %s", trs[1].Text)
+	}
+
+	// Both have exited: a third --continue is the one client of that session.
+	a.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("THIRD-CLIENT")), mockapi.Text("third done")).Named("third"))
+	rc := a.run(t, RunOptions{Prompt: "THIRD-CLIENT: where are we?", Args: []string{"--continue"}})
+	requireOK(t, rc)
+	requireScriptUsed(t, a)
+	if rc.SessionID() != ra.SessionID() {
+		t.Fatalf("the third --continue made session %q, want %q", rc.SessionID(), ra.SessionID())
+	}
+	report := cairnReport(t, rc.FirstMain(t))
+	if strings.Contains(report, liveWarning) || !strings.Contains(report, "phase plan (in_progress)") {
+		t.Errorf("after both clients exited the report is:\n%s", report)
+	}
+	if out := parseHookOutput(t, requireHooksOK(t, rc, "SessionStart")[0]); out.SystemMessage != "" {
+		t.Errorf("after both clients exited the user was told %q", out.SystemMessage)
+	}
+}
