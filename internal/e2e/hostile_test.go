@@ -117,3 +117,53 @@ func TestCairnContinueWhileLive(t *testing.T) {
 		t.Errorf("after both clients exited the user was told %q", out.SystemMessage)
 	}
 }
+
+// The agent answers the Stop hook's question as its reason asks: it fixes one violation and
+// records the current list with set_enforcement before its answer ends (stop_hook_active).
+// The next turn is not asked again about the list the answer recorded; Claude Code's Stop
+// hook cap is never approached.
+func TestCairnStopAnswerNotAskedAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", "review the uploader")
+	both := []map[string]any{
+		{"code": "V-TEST-03", "severity": "HIGH", "details": "retry path has no tests"},
+		{"code": "V-SEC-01", "severity": "CRITICAL", "details": "token written to a log"}}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("REVIEW-PROMPT")),
+			mockapi.ToolUse(cairnTool("set_enforcement"), map[string]any{"violations": both})).Named("record two"),
+		mockapi.On(afterToolResult, mockapi.Text("review recorded")).Named("end of turn 1"),
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(stopFeedback)),
+			mockapi.TextThenToolUse("the token is out of the log; the tests come next", cairnTool("set_enforcement"),
+				map[string]any{"violations": both[:1]})).Named("answer: record the current list"),
+		mockapi.On(afterToolResult, mockapi.Text("told the user why V-TEST-03 stays")).Named("end of the answer"),
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-PROMPT")), mockapi.Text("next turn done")).Named("turn 2"),
+	)
+	r := w.run(t, RunOptions{Inputs: []string{"REVIEW-PROMPT: review it", "NEXT-PROMPT: commit it"}})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	requireToolResultsOK(t, r, 2)
+	if st := w.readState(t); st.Enforcement == nil || len(st.Enforcement.Violations) != 1 || st.Enforcement.Violations[0].Code != "V-TEST-03" {
+		t.Fatalf("enforcement on disk %+v, want the one violation the answer recorded", st.Enforcement)
+	}
+	var decisions []string
+	for _, h := range requireHooksOK(t, r, "Stop") {
+		d := parseHookOutput(t, h).Decision
+		if d == "" {
+			d = "-"
+		}
+		decisions = append(decisions, d)
+	}
+	// Turn 1 asks once; its answer ends (stop_hook_active); turn 2 is not asked again.
+	if got := strings.Join(decisions, ","); got != "block,-,-" {
+		t.Errorf("Stop decisions %s, want block,-,-", got)
+	}
+	var results []string
+	for _, res := range r.Results() {
+		results = append(results, res.Result)
+	}
+	if want := []string{"told the user why V-TEST-03 stays", "next turn done"}; strings.Join(results, "|") != strings.Join(want, "|") {
+		t.Errorf("turn results %q, want %q", results, want)
+	}
+}

@@ -279,6 +279,33 @@ func TestStopBlocksOncePerViolationSet(t *testing.T) {
 	}
 }
 
+// The agent answers Cairn's question as the reason asks: it fixes some violations and records
+// the current list with set_enforcement before its answer ends. That list is the one it dealt
+// with: the next turn is not asked about it again. A list recorded in a later ordinary turn is.
+func TestStopAnswerIsNotAskedAgain(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	must(en.SetEnforcement([]engine.Violation{
+		{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
+		{Code: "V-SEC-01", Severity: "CRITICAL", Details: "token in log"}}))(t)
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block {
+		t.Fatalf("first stop: %+v", out)
+	}
+	// The answer: the token is out of the log; the missing test stays, recorded as the list.
+	must(en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1", StopHookActive: true}))(t); out.Block {
+		t.Fatal("blocked while stop_hook_active")
+	}
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); out.Block {
+		t.Fatalf("the next turn was asked again about the list the answer recorded: %s", out.Reason)
+	}
+	must(en.SetEnforcement([]engine.Violation{{Code: "V-SEC-02", Severity: "HIGH", Details: "key in repo"}}))(t)
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block || !strings.Contains(out.Reason, "V-SEC-02") {
+		t.Fatalf("a list recorded in an ordinary turn was not asked about: %+v", out)
+	}
+}
+
 func TestStopSettlesOwedL2Lines(t *testing.T) {
 	e := newEnv(t)
 	// Make the memory directory unwritable: the transition succeeds with a warning.

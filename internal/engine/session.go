@@ -117,7 +117,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		}, "")
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
-	if in.StopHookActive || !r.Blocking() || !e.stopBlocking() {
+	if !r.Blocking() || !e.stopBlocking() {
 		return out, nil
 	}
 	if def, _ := e.definitionFor(r); !workflow.StopShouldBlock(def, r) {
@@ -127,9 +127,21 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	fp := fingerprint(r.WorkflowID, vs)
 	var asked bool
 	_, err = e.st.Update(stopStateDoc, func(cur []byte) ([]byte, error) {
-		if s := decodeLenient[stopState](cur); s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
+		s := decodeLenient[stopState](cur)
+		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
 			asked = true
 			return nil, nil
+		}
+		if in.StopHookActive {
+			// Never asked while stop_hook_active. When Cairn has asked about this workflow, the
+			// continuation ending now is the agent's answer, and the list it left (the reason
+			// says to record the current list) is the one it dealt with: the next turn is not
+			// asked about it again. Otherwise another hook made the continuation: keep the
+			// list for a later turn.
+			asked = true
+			if s.WorkflowID != r.WorkflowID {
+				return nil, nil
+			}
 		}
 		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)})
 	})
