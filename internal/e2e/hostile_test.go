@@ -4,7 +4,12 @@ package e2e
 // run through the pinned Claude Code, checking what the model is shown.
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,5 +170,133 @@ func TestCairnStopAnswerNotAskedAgain(t *testing.T) {
 	}
 	if want := []string{"told the user why V-TEST-03 stays", "next turn done"}; strings.Join(results, "|") != strings.Join(want, "|") {
 		t.Errorf("turn results %q, want %q", results, want)
+	}
+}
+
+// A checkpoint saved in one session is loaded, as saved, in the next. The model sends the data
+// as JSON text inside a string, as models do; Claude Code parses it into the object the
+// schema asks for before Cairn sees it. A checkpoint that was never saved is one error line.
+func TestCairnCheckpointAcrossSessions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	const data = `{"files":["upload.go","retry.go"],"risk":"low","attempts":3}`
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SAVE-PROMPT")),
+			mockapi.ToolUse(cairnTool("save_checkpoint"), map[string]any{"name": checkpointName, "data": data})).Named("save as a string"),
+		mockapi.On(afterToolResult, mockapi.Text("saved")).Named("end of session 1"),
+	)
+	r := w.run(t, RunOptions{Prompt: "SAVE-PROMPT: keep the findings"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	requireToolResultsOK(t, r, 1)
+	if got := readFile(t, filepath.Join(w.stateDir(), "checkpoints", checkpointName+".json")); got != data {
+		t.Fatalf("checkpoints/%s.json = %q, want the object %s", checkpointName, got, data)
+	}
+
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("LOAD-PROMPT")),
+			mockapi.ToolUse(cairnTool("list_checkpoints"), map[string]any{})).Named("list"),
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("load_checkpoint"), map[string]any{"name": checkpointName})).Named("load"),
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("load_checkpoint"), map[string]any{"name": "never-saved"})).Named("load a missing one"),
+		mockapi.On(afterToolResult, mockapi.Text("loaded")).Named("end of session 2"),
+	)
+	r = w.run(t, RunOptions{Prompt: "LOAD-PROMPT: what did we find?"})
+	requireOK(t, r)
+	requireScriptUsed(t, w)
+	trs := r.ToolResults()
+	if len(trs) != 3 || trs[0].IsError || trs[1].IsError || !trs[2].IsError {
+		t.Fatalf("tool results %+v, want list and load to succeed and the missing load to fail", trs)
+	}
+	if !strings.Contains(trs[0].Text, `"`+checkpointName+`"`) {
+		t.Errorf("list_checkpoints does not name %s: %s", checkpointName, trs[0].Text)
+	}
+	var loaded struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(trs[1].Text), &loaded); err != nil {
+		t.Fatalf("load_checkpoint result %q: %v", trs[1].Text, err)
+	}
+	var got, want any
+	_ = json.Unmarshal(loaded.Data, &got)
+	_ = json.Unmarshal([]byte(data), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("loaded %s, want %s", loaded.Data, data)
+	}
+	if first := strings.SplitN(trs[2].Text, "\n", 2)[0]; !strings.Contains(first, "never-saved") {
+		t.Errorf("the missing checkpoint's error does not name it: %q", first)
+	}
+}
+
+// The state is damaged in the middle of a session (snapshot and journal both unreadable, as a
+// bad disk or a careless hand leaves them): every tool that needs the workflow says so in one
+// error naming where the damaged files are kept, nothing is started over it, the Stop hook
+// tells the user, and the next session's report and user message say the same. Nothing is
+// deleted.
+func TestCairnToolsOnDamagedState(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	state := filepath.Join(w.stateDir(), "workflow-state.json")
+	journals, _ := filepath.Glob(filepath.Join(w.stateDir(), "journal", "*.jsonl"))
+	if len(journals) != 1 {
+		t.Fatalf("journal files %v, want one", journals)
+	}
+	var damaged atomic.Bool
+	w.Mock.Script(
+		mockapi.Step{Name: "damage, then transition", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("DAMAGE-PROMPT")),
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				damaged.Store(os.WriteFile(state, []byte(`{"version":"2.0","workflow_id":`), 0o644) == nil &&
+					os.WriteFile(journals[0], []byte("not json\n"), 0o644) == nil)
+				return mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})
+			}},
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
+		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("start_workflow"), map[string]any{"type": "apex", "context": "start over"})).Named("start over it"),
+		mockapi.On(afterToolResult, mockapi.Text("the state is damaged")).Named("end"),
+	)
+	r := w.run(t, RunOptions{Prompt: "DAMAGE-PROMPT: move on to the plan"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	if !damaged.Load() {
+		t.Fatal("could not damage the state files")
+	}
+	trs := r.ToolResults()
+	if len(trs) != 3 {
+		t.Fatalf("%d tool results, want 3: %+v", len(trs), trs)
+	}
+	for i, tr := range []ToolResultEvent{trs[0], trs[2]} {
+		first := strings.SplitN(tr.Text, "\n", 2)[0]
+		if !tr.IsError || !strings.Contains(first, "cannot be read") || !strings.Contains(first, "quarantine/workflow-state.json-") || !strings.Contains(first, "Nothing was deleted") {
+			t.Errorf("call %d on the damaged state: error %v, %q", i+1, tr.IsError, first)
+		}
+	}
+	if trs[1].IsError || !strings.Contains(trs[1].Text, `"tier":"Damaged"`) {
+		t.Errorf("resume_check on the damaged state: %s", trs[1].Text)
+	}
+	stops := requireHooksOK(t, r, "Stop")
+	if out := parseHookOutput(t, stops[len(stops)-1]); !strings.Contains(out.SystemMessage, "cannot be read") {
+		t.Errorf("the Stop hook did not tell the user: %q", stops[len(stops)-1].Stdout)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(w.stateDir(), "quarantine", "workflow-state.json-*")); len(kept) != 1 || readFile(t, kept[0]) != `{"version":"2.0","workflow_id":` {
+		t.Errorf("quarantine holds %v, want the damaged snapshot as it was", kept)
+	}
+	if got := readFile(t, journals[0]); got != "not json\n" {
+		t.Errorf("the damaged journal was changed: %q", got)
+	}
+	if exists(state) {
+		t.Errorf("a workflow-state.json was written over the damaged state: %s", readFile(t, state))
+	}
+
+	w.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-DAMAGE")), mockapi.Text("ok")).Named("next session"))
+	r = w.run(t, RunOptions{Prompt: "AFTER-DAMAGE: where are we?"})
+	requireOK(t, r)
+	requireScriptUsed(t, w)
+	if report := cairnReport(t, r.FirstMain(t)); !strings.Contains(report, "could not be read") || !strings.Contains(report, "phase unknown") {
+		t.Errorf("the next session's report does not say the state is damaged:\n%s", report)
+	}
+	if out := parseHookOutput(t, requireHooksOK(t, r, "SessionStart")[0]); !strings.Contains(out.SystemMessage, "could not be read") {
+		t.Errorf("the next session's user was not told: %q", out.SystemMessage)
 	}
 }
