@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -298,5 +299,61 @@ func TestCairnToolsOnDamagedState(t *testing.T) {
 	}
 	if out := parseHookOutput(t, requireHooksOK(t, r, "SessionStart")[0]); !strings.Contains(out.SystemMessage, "could not be read") {
 		t.Errorf("the next session's user was not told: %q", out.SystemMessage)
+	}
+}
+
+// The client is killed in the middle of a turn, right after its transition ran (no Stop hook,
+// no clean shutdown), and the person runs `claude --continue`: the same session resumes in a
+// new client, is shown the workflow where the transition left it, and is not told that
+// another live session holds it (the killed client's pid is gone).
+func TestCairnKilledThenContinued(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "debug", "bisect the slow build")
+	var killed atomic.Int64
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("KILLED-PROMPT")),
+			mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "fix"})).Named("transition"),
+		mockapi.Step{Name: "kill the client", When: afterToolResult, Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			// sessions/<pid>.json names the client: the SessionStart hook recorded it.
+			files, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
+			if len(files) == 1 {
+				if pid, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(files[0]), ".json")); err == nil && killPID(pid) == nil {
+					killed.Store(int64(pid))
+				}
+			}
+			return mockapi.Reply{Blocks: []mockapi.ReplyBlock{{Type: "text", Text: "never seen"}}, Delay: runTimeout}
+		}},
+	)
+	r, err := w.tryRun(t, RunOptions{Prompt: "KILLED-PROMPT: move on to the fix", Timeout: runTimeout / 2})
+	if killed.Load() == 0 || err != nil {
+		t.Fatalf("the client was not killed mid-turn (pid %d): %v", killed.Load(), err)
+	}
+	if len(r.Hooks("Stop")) != 0 {
+		t.Errorf("a Stop hook ran in the killed client")
+	}
+	sid := r.SessionID()
+	if st := w.readState(t); st.State != "fix" || st.Owner == nil || st.Owner.PID != int(killed.Load()) {
+		t.Fatalf("after the kill the state is %+v, want phase fix owned by the killed client %d", st, killed.Load())
+	}
+
+	w.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("CONTINUED-PROMPT")), mockapi.Text("continuing")).Named("continued"))
+	rc := w.run(t, RunOptions{Prompt: "CONTINUED-PROMPT: go on", Args: []string{"--continue"}})
+	requireOK(t, rc)
+	w.requirePluginLoaded(t, rc)
+	requireScriptUsed(t, w)
+	if rc.SessionID() != sid {
+		t.Fatalf("--continue made session %q, want the killed one %q", rc.SessionID(), sid)
+	}
+	starts := requireHooksOK(t, rc, "SessionStart")
+	if got := strings.Join(hookNames(starts), ","); got != "SessionStart:resume" {
+		t.Errorf("SessionStart hooks %s, want SessionStart:resume", got)
+	}
+	report := cairnReport(t, rc.FirstMain(t))
+	if strings.Contains(report, liveWarning) || !strings.Contains(report, "phase fix (in_progress)") || !strings.Contains(report, "completed: troubleshoot") {
+		t.Errorf("the continued session's report:\n%s", report)
+	}
+	if out := parseHookOutput(t, starts[0]); out.SystemMessage != "" {
+		t.Errorf("the continued session's user was told %q", out.SystemMessage)
 	}
 }
