@@ -357,3 +357,59 @@ func TestCairnKilledThenContinued(t *testing.T) {
 		t.Errorf("the continued session's user was told %q", out.SystemMessage)
 	}
 }
+
+// The model gets argument types wrong. What Claude Code does not fix itself (a number for a
+// string, a number inside the variables map) reaches Cairn and is refused in one line naming
+// the argument, with nothing changed; a JSON object sent as text in a string is parsed by
+// Claude Code against the schema and lands as the object.
+func TestCairnWrongArgumentTypes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	before := w.readState(t).Revision
+	calls := []struct {
+		tool  string
+		input map[string]any
+		want  string // the first line of the error; "" for a success
+	}{
+		{"transition", map[string]any{"to": 5}, `transition was not run (nothing was changed): argument "to" must be a string`},
+		{"update_task", map[string]any{"id": 1, "status": "running"}, `update_task was not run (nothing was changed): argument "id" must be a string`},
+		{"set_vars", map[string]any{"vars": map[string]any{"PLAN_PATH": 3}}, `set_vars was not run (nothing was changed): argument "vars.PLAN_PATH" must be a string, not a number`},
+		{"transition", map[string]any{"to": "plan", "checkpoint": `{"files":["upload.go"]}`}, ""},
+	}
+	var steps []mockapi.Step
+	for i, c := range calls {
+		when := afterToolResult
+		if i == 0 {
+			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("TYPES-PROMPT"))
+		}
+		// Text with each call, as models do: tool calls alone make Claude Code add a reminder
+		// to the user after a few, and the request then ends with that, not the result.
+		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool))
+	}
+	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
+	r := w.run(t, RunOptions{Prompt: "TYPES-PROMPT: move on"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	trs := r.ToolResults()
+	if len(trs) != len(calls) {
+		t.Fatalf("%d tool results, want %d", len(trs), len(calls))
+	}
+	for i, c := range calls {
+		first := strings.SplitN(trs[i].Text, "\n", 2)[0]
+		switch {
+		case c.want == "" && trs[i].IsError:
+			t.Errorf("%s %v failed: %s", c.tool, c.input, first)
+		case c.want != "" && (!trs[i].IsError || !strings.HasPrefix(first, c.want)):
+			t.Errorf("%s %v: error %v, %q, want %q", c.tool, c.input, trs[i].IsError, first, c.want)
+		}
+	}
+	st := w.readState(t)
+	if st.Revision != before+1 || st.State != "plan" {
+		t.Errorf("revision %d (was %d), phase %s: want the one transition to plan and nothing else", st.Revision, before, st.State)
+	}
+	if cp, _ := st.Phases["analyze"].Metadata["checkpoint"].(map[string]any); cp == nil || !reflect.DeepEqual(cp["files"], []any{"upload.go"}) {
+		t.Errorf("the transition's checkpoint is kept as %v, want the object", st.Phases["analyze"].Metadata)
+	}
+}
