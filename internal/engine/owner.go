@@ -25,6 +25,13 @@ func (e *Engine) ownerEnded(r *workflow.Record) bool {
 	return o.PID == e.cfg.PID || !processAlive(o.PID)
 }
 
+// inOtherLiveClient reports whether o runs in another Claude Code client than this engine's
+// that is still alive (the same session continued in a second terminal, say). Unknown pids
+// answer false.
+func (e *Engine) inOtherLiveClient(o *workflow.Owner) bool {
+	return o.PID > 0 && e.cfg.PID > 0 && o.PID != e.cfg.PID && processAlive(o.PID)
+}
+
 // dropEndedOwner removes the owned-by-a-live-session finding when the owner has ended.
 func (e *Engine) dropEndedOwner(r *workflow.Record, fs []workflow.Finding) []workflow.Finding {
 	if !e.ownerEnded(r) {

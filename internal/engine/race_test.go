@@ -227,3 +227,36 @@ func TestEndedOwnerKeptByAnonymousChange(t *testing.T) {
 		t.Errorf("owner after an anonymous change, want old-session with heartbeat %s: %s", started.Format(time.RFC3339), res.Workflow)
 	}
 }
+
+// The Stop hook refreshes the owner's heartbeat only for the owning client: the same session
+// in a second client (`claude --continue` in another terminal) does not take the workflow
+// from a first client that still runs, which would make that client's next tool call report a
+// change nobody made. Once the first client has exited, the second takes the heartbeat over.
+func TestStopHeartbeatKeepsAnotherLiveClient(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ownerPID func(t *testing.T) int
+		takes    bool
+	}{
+		{"first client alive", func(*testing.T) int { return os.Getpid() }, false},
+		{"first client exited", exitedPID, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			owner := tc.ownerPID(t)
+			if _, err := e.openAs("s1", owner).Start(engine.StartRequest{Type: "apex", Context: "two clients"}); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Add(5 * time.Minute)
+			second := e.openAs("s1", 4242)
+			before := must(second.Snapshot())(t)
+			if _, err := second.Stop(engine.StopInput{SessionID: "s1"}); err != nil {
+				t.Fatal(err)
+			}
+			after := must(second.Snapshot())(t)
+			if took := after.PID == 4242 && after.Revision == before.Revision+1; took != tc.takes || (!tc.takes && (after.PID != owner || after.Revision != before.Revision)) {
+				t.Errorf("after the second client's Stop the owner is pid %d at revision %d (was %d at %d), want taken over: %v", after.PID, after.Revision, before.PID, before.Revision, tc.takes)
+			}
+		})
+	}
+}

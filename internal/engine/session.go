@@ -108,7 +108,8 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		return out, err
 	}
 	now := e.now()
-	if in.SessionID != "" && r.Owner != nil && r.Owner.SessionID == in.SessionID && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery {
+	if in.SessionID != "" && r.Owner != nil && r.Owner.SessionID == in.SessionID && now.Sub(r.Owner.Heartbeat) >= heartbeatEvery &&
+		!e.inOtherLiveClient(r.Owner) {
 		_, _, _ = e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur == nil || cur.WorkflowID != r.WorkflowID {
 				return workflow.Result{Event: workflow.EventNone}, nil
