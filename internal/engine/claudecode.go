@@ -64,7 +64,7 @@ func (e *Engine) CompactAnchor() string {
 	}
 	var next, tasks string
 	if res.Next != "" {
-		next = "; next: " + strings.TrimSuffix(oneLine(res.Next, 300), ".") // a sentence; this is a clause
+		next = "; next: " + strings.TrimSuffix(oneLine(strings.Replace(res.Next, seeWarning, "", 1), 300), ".") // a sentence; this is a clause
 	}
 	if n := len(res.OpenTasks); n > 0 {
 		// The compaction request reads this as instructions: a task's title, stored text,

@@ -830,6 +830,26 @@ func TestDamagedWorkflowGetsNoTitle(t *testing.T) {
 	}
 }
 
+// The compaction anchor holds no warnings, so its next step for a damaged workflow (or state it
+// cannot read) must not send the reader to one: it says what to do, and its last sentence
+// points to resume_check, which gives the warning.
+func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
+	state := en.StateDir()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	a := en.CompactAnchor()
+	if !strings.Contains(a, "next: the workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
+		strings.Contains(a, "warning") {
+		t.Errorf("the anchor of a damaged workflow: %q", a)
+	}
+	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}).Report; !strings.Contains(r, "(see the warning)") || !strings.Contains(r, "\nwarning: ") {
+		t.Errorf("the report, which holds the warning, no longer points to it:\n%s", r)
+	}
+}
+
 // Completing a workflow whose review left CRITICAL or HIGH violations open goes through (the
 // person may have decided so), but the result says which are still open: the Stop hook would
 // have asked about them, and after completion nothing asks again.

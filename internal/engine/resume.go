@@ -179,13 +179,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if err != nil && newer == nil && out.Tier == "None" {
 		// Not "nothing to resume": state is there that could not be read, and a start would
 		// fail on it too.
-		out.Next = "the workflow state could not be read (see the warning): fix or restore it before starting new work"
+		out.Next = "the workflow state could not be read" + seeWarning + ": fix or restore it before starting new work"
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
+		out.Next = "the workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work"
 	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
@@ -213,6 +213,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	return out
 }
+
+// seeWarning points a next step to the warning that says what is wrong: the report shows it,
+// the compaction anchor, which has no warnings, leaves the pointer out.
+const seeWarning = " (see the warning)"
 
 // planView is r as the resume plan sees it. With approvals turned off for the project, the
 // move out of a gate is made without asking (approvalPolicy), so a gate's open request counts
