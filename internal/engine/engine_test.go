@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -847,6 +848,44 @@ func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	}
 	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}).Report; !strings.Contains(r, "(see the warning)") || !strings.Contains(r, "\nwarning: ") {
 		t.Errorf("the report, which holds the warning, no longer points to it:\n%s", r)
+	}
+}
+
+// A move back (a back-edge) sends the work to an earlier phase: the phase it left, and any
+// other ahead of where the work now is, is to be done again, not completed. The report, the
+// details and the status line do not list it as completed.
+func TestPhasesTheWorkWentBackBeforeAreNotCompleted(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "ship it"}))(t)
+	if err := os.WriteFile(filepath.Join(en.StateDir(), "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	en = e.open("s1")
+	for _, tt := range []struct {
+		to   string
+		want []string
+	}{
+		{"plan", []string{"analyze"}},
+		{"analyze", nil}, // plan sent the work back
+		{"plan", []string{"analyze"}},
+		{"implement", []string{"analyze", "plan"}},
+		{"review", []string{"analyze", "plan", "implement"}},
+		{"implement", []string{"analyze", "plan"}}, // review sent it back
+		{"review", []string{"analyze", "plan", "implement"}},
+	} {
+		must(en.Transition(engine.TransitionRequest{To: tt.to}))(t)
+		r := en.Resume(engine.ResumeOptions{})
+		if !slices.Equal(r.Completed, tt.want) {
+			t.Errorf("in %s: completed %q, want %q", tt.to, r.Completed, tt.want)
+		}
+		if line := "\ncompleted: " + strings.Join(tt.want, ", ") + "\n"; len(tt.want) > 0 && !strings.Contains(r.Report, line) ||
+			len(tt.want) == 0 && strings.Contains(r.Report, "completed:") {
+			t.Errorf("in %s: the report does not say %q:\n%s", tt.to, tt.want, r.Report)
+		}
+		if s, ok, err := en.QuickStatus(); err != nil || !ok || s.Done != len(tt.want) {
+			t.Errorf("in %s: the status line counts %d phases done, want %d (%v)", tt.to, s.Done, len(tt.want), err)
+		}
 	}
 }
 
