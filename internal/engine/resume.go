@@ -176,9 +176,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
 	}
-	if err != nil && newer == nil && out.Tier == "None" {
-		// Not "nothing to resume": state is there that could not be read, and a start would
-		// fail on it too.
+	unreadable := err != nil && newer == nil
+	if unreadable {
+		// Not "nothing to resume", nor "missing" with a line in memory: state is there that
+		// could not be read, and a start would fail on it too.
 		out.Next = "the workflow state could not be read" + seeWarning + ": fix or restore it before starting new work"
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
@@ -201,7 +202,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if opt.ReportOnly && told {
 		ended = "" // said once already
 	}
-	out.Report = e.render(out, plan, ended, !opt.ReportOnly, sh)
+	out.Report = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
 	if opt.ReportOnly && opt.Apply && !told && out.Report != "" {
 		e.markEndingTold(endID)
 	}
@@ -482,8 +483,10 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 }
 
 // render builds the resume report. ended is the ending to tell of ("" when there is none or
-// it was told already); details asks for resume_check's view, which never names itself.
-func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details bool, sh *report.Shared) string {
+// it was told already); details asks for resume_check's view, which never names itself;
+// unreadable says the active slot holds state that could not be read, whose next step the
+// report gives although no workflow is named.
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) string {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
@@ -494,7 +497,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
 	}
-	if out.WorkflowID == "" && out.L2Line == "" {
+	if out.WorkflowID == "" && out.L2Line == "" && !unreadable {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
 	}
 	return report.Render(in)
