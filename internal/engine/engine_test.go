@@ -889,6 +889,31 @@ func TestPhasesTheWorkWentBackBeforeAreNotCompleted(t *testing.T) {
 	}
 }
 
+// Nor does the anchor send the reader to "the warnings above" when the resume checks put the
+// workflow in doubt (here its definition stopped loading): it names where the warnings are.
+func TestAnchorPointsToWhereTheWarningsAre(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	def := filepath.Join(dir, "review.md")
+	if err := os.WriteFile(def, []byte("---\nname: review\ndescription: review\nphases: [draft, done]\ntransitions: {draft: [done]}\nterminal: [done]\n---\nbody\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "doubt"}))(t)
+	if err := os.WriteFile(def, []byte("---\nname: review\nphases: [draft, [broken\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1")
+	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); !strings.Contains(r.Report, "\nNext: Show the user the warnings above") {
+		t.Fatalf("the report's next step is not the one this test is about:\n%s", r.Report)
+	}
+	if a := en.CompactAnchor(); strings.Contains(a, "above") || !strings.Contains(a, "next: Show the user the warnings resume_check gives: the definition") {
+		t.Errorf("the anchor: %q", a)
+	}
+}
+
 // Completing a workflow whose review left CRITICAL or HIGH violations open goes through (the
 // person may have decided so), but the result says which are still open: the Stop hook would
 // have asked about them, and after completion nothing asks again.
