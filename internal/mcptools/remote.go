@@ -321,5 +321,9 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 		out += " " + generic
 	}
 	s.syncNotes, s.syncLeft = nil, nil
+	// Each says what changed; what to do about it is said once, by the last that says it.
+	if n := strings.Count(out, callResume); n > 1 {
+		out = strings.Replace(out, callResume, "", n-1)
+	}
 	return out
 }
