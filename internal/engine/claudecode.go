@@ -64,7 +64,7 @@ func (e *Engine) CompactAnchor() string {
 	}
 	var next, tasks string
 	if res.Next != "" {
-		next = "; next: " + strings.TrimSuffix(oneLine(res.Next, 300), ".") // a sentence; this is a clause
+		next = "; next: " + strings.TrimSuffix(oneLine(anchorNext(res.Next), 300), ".") // a sentence; this is a clause
 	}
 	if n := len(res.OpenTasks); n > 0 {
 		// The compaction request reads this as instructions: a task's title, stored text,
@@ -81,6 +81,13 @@ func (e *Engine) CompactAnchor() string {
 		}
 	}
 	return textsafe.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer
+}
+
+// anchorNext is a next step of the resume plan as the anchor, which holds no warnings, gives
+// it: without the pointer to "the warning", and "the warnings above" named as resume_check's.
+func anchorNext(next string) string {
+	next = strings.Replace(next, seeWarning, "", 1)
+	return strings.Replace(next, "the warnings above", "the warnings resume_check gives", 1)
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no
@@ -111,7 +118,7 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 		return Status{}, false, err
 	}
 	def, _ := e.definitions().Lookup(r.Type)
-	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(r.CompletedPhases(def))}
+	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(doneSoFar(def, r.State, r.CompletedPhases(def)))}
 	if def != nil {
 		s.Total = len(def.Phases)
 	}

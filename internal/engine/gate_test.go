@@ -201,3 +201,45 @@ func TestApprovalsOffReportAsksForNoYes(t *testing.T) {
 		t.Fatalf("the move the report proposes: %v", err)
 	}
 }
+
+// A move into an approval phase says, in the result every caller gets (the tools' structured
+// content, cairn --json), that leaving it needs a person's yes: again on a repeated move into
+// it, never for another phase nor with approvals turned off for the project.
+func TestMoveIntoGateResultSaysLeavingNeedsAYes(t *testing.T) {
+	const says = "Phase plan is an approval phase: finish it and ask the user to approve its result; leaving plan needs their yes."
+	get := func(res *engine.Result) (awaiting, next string) {
+		var v struct {
+			Awaiting string `json:"awaiting_approval"`
+			Next     string `json:"next"`
+		}
+		raw, _ := json.Marshal(res)
+		_ = json.Unmarshal(raw, &v)
+		return v.Awaiting, v.Next
+	}
+	for _, off := range []bool{false, true} {
+		e := newEnv(t)
+		en := e.open("s1")
+		res := must(en.Start(engine.StartRequest{Type: "apex", Context: "gate"}))(t)
+		if a, n := get(res); a != "" || n != "" {
+			t.Errorf("start in analyze: awaiting %q, next %q", a, n)
+		}
+		if off {
+			if err := os.WriteFile(filepath.Join(en.StateDir(), "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			en = e.open("s1")
+		}
+		for range 2 { // the second is a repeated move: nothing changes, and it says so again
+			a, n := get(must(en.Transition(engine.TransitionRequest{To: "plan"}))(t))
+			if !off && (a != "plan" || n != says) || off && (a != "" || n != "") {
+				t.Errorf("approvals off %t: the move into plan says awaiting %q, next %q", off, a, n)
+			}
+		}
+		if !off {
+			must(e.open("cli").Approve("ok"))(t)
+		}
+		if a, n := get(must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)); a != "" || n != "" {
+			t.Errorf("the move out of plan: awaiting %q, next %q", a, n)
+		}
+	}
+}

@@ -78,6 +78,11 @@ type Result struct {
 	Workflow   json.RawMessage `json:"workflow,omitempty"`
 	Revision   int64           `json:"revision,omitempty"`
 	Warnings   []string        `json:"warnings,omitempty"`
+	// AwaitingApproval names the phase a move (start, transition) left the workflow in when
+	// it is an approval phase that waits for a person's yes, and Next then says that leaving
+	// it needs that yes: a caller would otherwise learn it only when the move out is refused.
+	AwaitingApproval string `json:"awaiting_approval,omitempty"`
+	Next             string `json:"next,omitempty"`
 }
 
 // op computes a change of the active workflow (cur is nil when there is none).
@@ -260,6 +265,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}
+		e.awaiting(res, def, wres.Record)
 		return res, nil
 	}
 }
@@ -339,7 +345,25 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	default:
 		res.Message = fmt.Sprintf("moved %s -> %s", wres.From, wres.To)
 	}
+	if def, err := e.definitionFor(wres.Record); err == nil {
+		e.awaiting(res, def, wres.Record)
+	}
 	return res, nil
+}
+
+// awaiting sets res.AwaitingApproval and res.Next when r, the record a move left, waits in
+// the approval phase it is in for a person's yes (a repeated move into it says so again):
+// its request is open on record, and the project has not turned approvals off.
+func (e *Engine) awaiting(res *Result, def *workflow.Definition, r *workflow.Record) {
+	if p, open := workflow.PendingApproval(r); !open || p != r.State {
+		return
+	}
+	if p, open := workflow.Awaiting(def, e.planView(def, r, e.now())); !open || p != r.State {
+		return
+	}
+	p := textsafe.Line(r.State, 64)
+	res.AwaitingApproval = r.State
+	res.Next = fmt.Sprintf("Phase %s is an approval phase: finish it and ask the user to approve its result; leaving %s needs their yes.", p, p)
 }
 
 // approvalPolicy applies the project's rule to a move out of an approval phase: without a

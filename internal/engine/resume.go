@@ -168,7 +168,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
-	out.Completed, out.Allowed, out.Next = plan.Completed, plan.Allowed, plan.Next
+	out.Completed, out.Allowed, out.Next = doneSoFar(def, plan.Phase, plan.Completed), plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	out.OpenTasks = workflow.OpenTasks(r)
@@ -176,16 +176,17 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
 	}
-	if err != nil && newer == nil && out.Tier == "None" {
-		// Not "nothing to resume": state is there that could not be read, and a start would
-		// fail on it too.
-		out.Next = "the workflow state could not be read (see the warning): fix or restore it before starting new work"
+	unreadable := err != nil && newer == nil
+	if unreadable {
+		// Not "nothing to resume", nor "missing" with a line in memory: state is there that
+		// could not be read, and a start would fail on it too.
+		out.Next = "the workflow state could not be read" + seeWarning + ": fix or restore it before starting new work"
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
+		out.Next = "the workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work"
 	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
@@ -201,7 +202,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if opt.ReportOnly && told {
 		ended = "" // said once already
 	}
-	out.Report = e.render(out, plan, ended, !opt.ReportOnly, sh)
+	out.Report = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
 	if opt.ReportOnly && opt.Apply && !told && out.Report != "" {
 		e.markEndingTold(endID)
 	}
@@ -212,6 +213,24 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 	}
 	return out
+}
+
+// seeWarning points a next step to the warning that says what is wrong: the report shows it,
+// the compaction anchor, which has no warnings, leaves the pointer out.
+const seeWarning = " (see the warning)"
+
+// doneSoFar is done, the phases marked completed, without those after phase at in def's order:
+// the work went back before them (a move back marks the phase it leaves completed and reopens
+// only the one it enters), so they are to be done again. Without def or at, done as it is.
+func doneSoFar(def *workflow.Definition, at string, done []string) []string {
+	i := -1
+	if def != nil {
+		i = slices.Index(def.Phases, at)
+	}
+	if i < 0 {
+		return done
+	}
+	return slices.DeleteFunc(done, func(p string) bool { return slices.Index(def.Phases, p) > i })
 }
 
 // planView is r as the resume plan sees it. With approvals turned off for the project, the
@@ -464,8 +483,10 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 }
 
 // render builds the resume report. ended is the ending to tell of ("" when there is none or
-// it was told already); details asks for resume_check's view, which never names itself.
-func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details bool, sh *report.Shared) string {
+// it was told already); details asks for resume_check's view, which never names itself;
+// unreadable says the active slot holds state that could not be read, whose next step the
+// report gives although no workflow is named.
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) string {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
@@ -476,7 +497,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
 	}
-	if out.WorkflowID == "" && out.L2Line == "" {
+	if out.WorkflowID == "" && out.L2Line == "" && !unreadable {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
 	}
 	return report.Render(in)

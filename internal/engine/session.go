@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -164,24 +163,18 @@ func fingerprint(id string, vs []workflow.Violation) string {
 	return hex.EncodeToString(h[:8])
 }
 
+// blockReason is what the Stop hook asks the agent: the workflow and its blocking violations,
+// stored text all, fenced as the resume report fences it (report.Render: one clean line each,
+// at most five and "+N more", report.MaxLen bytes in all), then Cairn's one instruction.
 func blockReason(r *workflow.Record, vs []workflow.Violation) string {
-	var items []string
+	blocking := make([]Violation, len(vs))
 	for i, v := range vs {
-		if i == 5 {
-			items = append(items, fmt.Sprintf("+%d more", len(vs)-5))
-			break
-		}
-		d := textsafe.OneLine(v.Details)
-		if len(d) > 200 {
-			cut := 200
-			for !utf8.RuneStart(d[cut]) {
-				cut--
-			}
-			d = d[:cut] + "..."
-		}
-		// The code too is stored text: a record from a remote or a hand edit may hold any.
-		items = append(items, fmt.Sprintf("%s (%s) %s", textsafe.OneLine(v.Code), v.Severity, d))
+		blocking[i] = Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details}
 	}
-	return fmt.Sprintf("Cairn: the %s workflow %q has %d blocking violation%s: %s. Deal with them before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations.",
-		r.Type, textsafe.OneLine(r.Context), len(vs), workflow.Plural(len(vs)), strings.Join(items, "; "))
+	next := "Deal with the blocking violations above before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations"
+	if len(vs) == 1 {
+		next = "Deal with the blocking violation above before finishing: fix it, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations"
+	}
+	return report.Render(report.Input{Tier: "Full", WorkflowID: r.WorkflowID, Type: r.Type, Context: r.Context,
+		Phase: r.State, PhaseStatus: string(r.PhaseStatus), Blocking: blocking, Next: next, Nonce: report.NewNonce()})
 }

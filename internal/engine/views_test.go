@@ -242,4 +242,34 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 			t.Errorf("resume: next %q, warnings %q", r.Next, r.Warnings)
 		}
 	}
+	// The report the session starts with says what to do too, after the fence that holds the
+	// warning: not the warning alone, inside a fence marked as data.
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") ||
+		!strings.Contains(r.Report, "\nNext: the workflow state could not be read (see the warning): fix or restore it before starting new work.") {
+		t.Errorf("the report of state it cannot read:\n%s", r.Report)
+	}
+}
+
+// With a position line in memory, state the active slot holds but cannot be read is not
+// "missing": the report shows the memory line and the warning, and its next step is to fix or
+// restore the state, not to start a new workflow over it (which would fail on it).
+func TestUnreadableRecordWithMemoryLineIsNotMissing(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t) // writes a position line
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"context":"odd"`), []byte(`"context":5`), 1)
+		return bytes.Replace(next, []byte(`"revision":2`), []byte(`"revision":3`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.HasPrefix(r.Next, "the workflow state could not be read") || strings.Contains(r.Report, "start a new workflow") ||
+		!strings.Contains(r.Report, "\nlast known position (from memory): ") || !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") {
+		t.Errorf("tier %s, next %q, report:\n%s", r.Tier, r.Next, r.Report)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -19,8 +20,11 @@ import (
 const (
 	MaxContext = 4000 // additionalContext
 	MaxMessage = 300  // systemMessage: one line for the user
-	MaxReason  = 1500 // a Stop block's reason, which the model reads
-	maxTitle   = 80   // a session title: the resume picker shows one short line
+	// MaxReason caps a Stop block's reason, which the model reads: a fenced report of at most
+	// report.MaxLen bytes (so as many units or fewer), passed on whole so that its closing
+	// fence and next step are never cut off.
+	MaxReason = report.MaxLen
+	maxTitle  = 80 // a session title: the resume picker shows one short line
 )
 
 // cutNote replaces what Context leaves out; it names the tool that gives the whole answer.

@@ -3,6 +3,7 @@ package hook_test
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -208,4 +210,25 @@ func FuzzContext(f *testing.F) {
 			t.Fatalf("OneLine(_, %d) = %q", max, line)
 		}
 	})
+}
+
+// The Stop block's reason is a fenced report (report.Render); the longest Render gives is
+// passed on whole, so its closing fence and the next step after it are never cut off.
+func TestStopReasonKeepsAWholeReport(t *testing.T) {
+	var vs []report.Violation
+	for i := range 8 {
+		vs = append(vs, report.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: strings.Repeat("the retry path is not tested. ", 12)})
+	}
+	in := report.Render(report.Input{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "review",
+		Context: strings.Repeat("x", 200), Blocking: vs, Next: "Deal with them before finishing"})
+	if len(in) < 1500 {
+		t.Fatalf("the report is %d bytes: not long enough to test the cap", len(in))
+	}
+	var s struct{ Reason string }
+	if err := json.Unmarshal(hook.StopOutput(true, in, ""), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Reason != strings.TrimSuffix(in, "\n") {
+		t.Errorf("the reason was cut:\n%s", s.Reason)
+	}
 }

@@ -277,7 +277,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	r := textsafe.Line(remote, 40)
 	c := out.Conflict
 	if c == nil {
-		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d). Call resume_check before going on.",
+		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d)."+callResume,
 			id(out.Workflow), r, id(snap.Phase), snap.Revision)
 	}
 	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): it is now at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
@@ -288,7 +288,7 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	if n := c.NotReplayed(); n != "" {
 		msg += "; not replayed: " + n
 	}
-	return msg + ". Call resume_check before going on."
+	return msg + "." + callResume
 }
 
 // addSyncNotice queues a notice for the next tool result.
@@ -321,5 +321,9 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 		out += " " + generic
 	}
 	s.syncNotes, s.syncLeft = nil, nil
+	// Each says what changed; what to do about it is said once, by the last that says it.
+	if n := strings.Count(out, callResume); n > 1 {
+		out = strings.Replace(out, callResume, "", n-1)
+	}
 	return out
 }

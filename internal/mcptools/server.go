@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -297,6 +298,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	pre, preErr := eng.Snapshot()
 	preOK := preErr == nil
 	notice := s.withSyncNotices(pre, preOK, s.noticeFor(pre, preOK))
+	if spec.name == "resume_check" {
+		notice = strings.ReplaceAll(notice, callResume, "") // this result is that call
+	}
 	var o *outcome
 	defer func() {
 		if r := recover(); r != nil {
@@ -323,6 +327,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	return toolResult(o, notice)
 }
 
+// callResume ends every change notice: what to do about the change.
+const callResume = " Call resume_check before going on."
+
 // noticeFor says, in one line, how another process changed the workflow since this server's
 // previous call; "" when nothing changed, the change was made for our own session, or !ok.
 func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
@@ -346,11 +353,11 @@ func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
 	id := func(x string) string { return textsafe.Line(x, 120) }
 	switch {
 	case now.WorkflowID == "":
-		return fmt.Sprintf("Notice: workflow %s is no longer active; another process completed, expired or archived it since your last call. Call resume_check before going on.", id(old.WorkflowID))
+		return fmt.Sprintf("Notice: workflow %s is no longer active; another process completed, expired or archived it since your last call."+callResume, id(old.WorkflowID))
 	case now.WorkflowID != old.WorkflowID:
-		return fmt.Sprintf("Notice: the active workflow changed since your last call: it is now %s at phase %s (revision %d), set by %s. Call resume_check before going on.", id(now.WorkflowID), id(now.Phase), now.Revision, by)
+		return fmt.Sprintf("Notice: the active workflow changed since your last call: it is now %s at phase %s (revision %d), set by %s."+callResume, id(now.WorkflowID), id(now.Phase), now.Revision, by)
 	default:
-		return fmt.Sprintf("Notice: %s changed workflow %s since your last call: it is now at phase %s (revision %d, was %d). Call resume_check before going on.", by, id(now.WorkflowID), id(now.Phase), now.Revision, old.Revision)
+		return fmt.Sprintf("Notice: %s changed workflow %s since your last call: it is now at phase %s (revision %d, was %d)."+callResume, by, id(now.WorkflowID), id(now.Phase), now.Revision, old.Revision)
 	}
 }
 

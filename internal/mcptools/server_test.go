@@ -135,6 +135,21 @@ func TestNoticeOfOtherProcess(t *testing.T) {
 	}
 }
 
+// The notice on resume_check's own result says what changed but not to call resume_check:
+// the result is that call.
+func TestNoticeOnResumeCheckSendsNowhereElse(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	st.otherProcess("session-b", "plan")
+	res := mustOK(t, c, "resume_check", `{}`)
+	notice, _ := structured(t, res)["notice"].(string)
+	if !strings.Contains(notice, "another session changed") || !strings.Contains(notice, "phase plan") ||
+		strings.Contains(notice, "resume_check") || !strings.HasPrefix(text(res), notice+"\n") {
+		t.Errorf("the notice on resume_check's result: %q\n%s", notice, text(res))
+	}
+}
+
 func TestNoticeWhenWorkflowGone(t *testing.T) {
 	opts, st := fakeOptions(t)
 	_, c := startServer(t, opts)

@@ -280,7 +280,7 @@ func runStart(c *call) (*outcome, error) {
 		Type: c.str("type"), Context: c.str("context"), WorkflowID: c.str("workflow_id"),
 		Scope: c.str("scope"), TTL: c.str("ttl"), Replace: c.bool("replace"),
 	})
-	return moved(c, r, err)
+	return moved(r, err)
 }
 
 func runTransition(c *call) (*outcome, error) {
@@ -291,7 +291,7 @@ func runTransition(c *call) (*outcome, error) {
 	res, err := c.eng.Transition(req)
 	ae, ok := errors.AsType[*workflow.ApprovalError](err)
 	if !ok {
-		return moved(c, res, err)
+		return moved(res, err)
 	}
 	// Leaving an approval phase needs a person's yes: ask the person through the client.
 	note, err := askApproval(c, ae)
@@ -303,46 +303,23 @@ func runTransition(c *call) (*outcome, error) {
 	req.Approval = &workflow.Approval{Phase: ae.Phase, Source: workflow.ApprovalElicitation, Note: note}
 	req.From = cmp.Or(req.From, ae.Phase)
 	res, err = c.eng.Transition(req)
-	return moved(c, res, err)
+	return moved(res, err)
 }
 
-// moved is resultOf for a move into a phase (start_workflow, transition) that, when the
-// phase is an approval gate, also says that leaving it needs the person's yes: the model
-// would otherwise learn it only when the move out is refused or a prompt appears.
-func moved(c *call, r *engine.Result, err error) (*outcome, error) {
+// moved is resultOf for a move into a phase (start_workflow, transition) whose text, when
+// the engine says the phase waits for a person's yes (Result.Next, also in the structured
+// content), says so on its first line, before any warning lines.
+func moved(r *engine.Result, err error) (*outcome, error) {
 	o, err := resultOf(r, err)
-	if err != nil || !awaitsYes(c, r) {
+	if err != nil || r.Next == "" {
 		return o, err
 	}
-	p := textsafe.Line(r.Phase, 64)
-	next := fmt.Sprintf("Phase %s is an approval phase: finish it and ask the user to approve its result; leaving %s needs their yes.", p, p)
-	o.structured["awaiting_approval"] = r.Phase
-	o.structured["next"] = next
-	// The sentence ends the first line, before any warning lines.
 	i := strings.IndexByte(o.text, '\n')
 	if i < 0 {
 		i = len(o.text)
 	}
-	o.text = o.text[:i] + " " + next + o.text[i:]
+	o.text = o.text[:i] + " " + r.Next + o.text[i:]
 	return o, nil
-}
-
-// awaitsYes reports whether r leaves the workflow in an approval phase that waits for a
-// person's yes (a repeated move into it says so again). Entering a gate opens its request on
-// record; whether leaving it will need the yes (a person may have turned approvals off for
-// the project) only the engine's resume plan knows, so it is asked only then.
-func awaitsYes(c *call, r *engine.Result) bool {
-	if r == nil || r.Phase == "" || len(r.Workflow) == 0 {
-		return false
-	}
-	var rec workflow.Record
-	if json.Unmarshal(r.Workflow, &rec) != nil {
-		return false
-	}
-	if p, open := workflow.PendingApproval(&rec); !open || p != r.Phase {
-		return false
-	}
-	return c.eng.Resume(engine.ResumeOptions{ReportOnly: true}).AwaitingApproval == r.Phase
 }
 
 func runComplete(c *call) (*outcome, error) {

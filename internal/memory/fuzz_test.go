@@ -23,10 +23,12 @@ func FuzzIndexLine(f *testing.F) {
 	f.Add([]byte(strings.Repeat("- [N](n.md) — note\n", 260)), strings.Repeat("long ", 200))
 	f.Add([]byte("\xff\xfe bad utf8 \n- [x](cairn-workflow.md"), "\xffinvalid")
 	f.Fuzz(func(t *testing.T, content []byte, stored string) {
-		hook := textsafe.Line(stored, maxHookRunes)
-		entry := IndexLine(TopicTitle, TopicFile, hook)
-		if strings.ContainsAny(entry, "\r\n") || !utf8.ValidString(entry) {
-			t.Fatalf("index line is not one valid line: %q", entry)
+		// The index line as Memory.Record builds it: from the L2 line it keeps, capped as a whole.
+		plain := unescape(textsafe.Line(stored, maxLineRunes))
+		entry := topicEntry(plain)
+		hook := strings.TrimPrefix(strings.TrimPrefix(entry, IndexLine(TopicTitle, TopicFile, "")), " — ")
+		if strings.ContainsAny(entry, "\r\n") || !utf8.ValidString(entry) || utf8.RuneCountInString(entry) > maxEntryRunes {
+			t.Fatalf("index line is not one valid line of at most %d runes: %q", maxEntryRunes, entry)
 		}
 		if hasUnescaped(hook, markdownOpeners()) {
 			t.Fatalf("stored text can form Markdown: %q", hook)
@@ -51,7 +53,6 @@ func FuzzIndexLine(f *testing.F) {
 
 		// The topic file round trip: what is read back is the plain text, and writing it again
 		// gives the same line.
-		plain := unescape(textsafe.Line(stored, maxLineRunes))
 		if plain == "" {
 			return
 		}
