@@ -70,6 +70,9 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// One pass checks the arguments and gathers what the secret scan needs (below).
 	spans, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).AppendSpans(nil, raw, nil)
 	if err != nil {
+		if f := secrets.InRefusal(raw, err); f != nil {
+			return fail(f.Error())
+		}
 		if je, ok := errors.AsType[*strictjson.Error](err); ok {
 			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // Test secrets are assembled at run time so that no scanner flags this file.
@@ -503,6 +504,28 @@ func TestBase64OfBinaryIsOrdinary(t *testing.T) {
 				_, span := secrets.MatchSpan(s)
 				t.Fatalf("false positive %s on base64 of integers: %.40s...", f.Rule, span)
 			}
+		}
+	}
+}
+
+// A repeated key is quoted in strict JSON's refusal: InRefusal finds a secret there, so the
+// caller refuses with the finding, and finds none in an ordinary repeated key or another refusal.
+func TestInRefusal(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		want bool
+	}{
+		{`{"a":{"` + ghClassic + `":1,"` + ghClassic + `":2}}`, true},
+		{`{"` + ghClassic[:20] + `\u200b` + ghClassic[20:] + `":1,"` + ghClassic[:20] + "\u200b" + ghClassic[20:] + `":2}`, true},
+		{`{"plan":1,"plan":2}`, false},
+		{`{"plan":"` + ghClassic + `",}`, false}, // a syntax error quotes nothing
+	} {
+		err := strictjson.Check([]byte(c.doc))
+		if err == nil {
+			t.Fatalf("Check accepted %s", c.doc)
+		}
+		if f := secrets.InRefusal([]byte(c.doc), err); (f != nil) != c.want {
+			t.Errorf("InRefusal(%.40s) = %v, want a finding: %v", c.doc, f, c.want)
 		}
 	}
 }
