@@ -221,17 +221,32 @@ var rules = sync.OnceValue(func() []*rule {
 			`^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`),
 		prefixed("defined-networking-token", []string{"dnkey-"}, `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`),
 		{
-			// curl -u user:password (or --user), as pasted from a shell history.
-			name: "curl-user", keywords: []string{"curl "}, before: notAlnum,
-			re: lazyre.New(`^curl [^\n]{0,200}?\s(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
-			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+			// curl -u user:password (or --user), as pasted from a shell history. The keyword is
+			// the flag and the command is looked for before it (see commandBefore): with the
+			// command as the keyword, each "curl" in a flood of them ran the regexp over its
+			// whole window.
+			name: "curl-user", keywords: []string{"-u", "--user"}, span: 256,
+			before: func(s string, i int) bool { return commandBefore(s, i, curlNames) != "" },
+			re:     lazyre.New(`^(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
+			ok:     func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
 			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
-			// sshpass -p PASSWORD.
-			name: "cli-password", keywords: []string{"mysql", "mariadb", "sshpass "}, before: notAlnum,
-			re: lazyre.New(`^(?:(?:mysql(?:dump|admin|import|check)?|mariadb(?:-dump|-admin)?) [^\n]{0,200}?\s-p|` +
-				`sshpass\s(?:[^\n]{0,100}?\s)?-p\s{1,5})["']?([^\s"']{3,128})`),
+			// sshpass -p PASSWORD. Found by the flag, as curl-user is.
+			name: "cli-password", keywords: []string{"-p"}, span: 160,
+			before: func(s string, i int) bool {
+				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's takes
+				// the next word.
+				glued := i+2 < len(s) && !isBlank(s[i+2])
+				switch commandBefore(s, i, passwordCommands) {
+				case "mysql", "mariadb":
+					return glued
+				case "sshpass":
+					return !glued
+				}
+				return false
+			},
+			re: lazyre.New(`^-p\s{0,5}["']?([^\s"']{3,128})`),
 			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
@@ -301,6 +316,76 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 	}
 })
+
+// A command that takes a credential in a flag, with the suffixes of its relatives (mysqldump,
+// mariadb-admin) and how far before the flag it may stand (bytes between its word and the
+// flag, as in "mysql -h db -u root -pPASSWORD").
+type command struct {
+	name     string
+	suffixes []string
+	within   int
+}
+
+var (
+	curlNames        = []command{{"curl", nil, 200}}
+	passwordCommands = []command{
+		{"mysql", []string{"dump", "admin", "import", "check"}, 200},
+		{"mariadb", []string{"-dump", "-admin"}, 200},
+		{"sshpass", nil, 100},
+	}
+)
+
+// commandBefore returns the name of the command of cmds nearest before the flag at i, on the
+// same shell line (a newline after a backslash continues it), or "". It reads at most 216
+// bytes back, with strings.Index (vectorised), so a flood of flags stays cheap.
+func commandBefore(s string, i int, cmds []command) string {
+	if i == 0 || !isBlank(s[i-1]) {
+		return ""
+	}
+	lo := max(0, i-1-216)
+	for k := i; ; {
+		nl := strings.LastIndexByte(s[lo:k], '\n')
+		if nl < 0 {
+			break
+		}
+		if nl+lo == 0 || s[nl+lo-1] != '\\' {
+			lo += nl + 1
+			break
+		}
+		k = nl + lo - 1
+	}
+	if lo > i-1 {
+		return "" // the flag starts a line
+	}
+	seg := s[lo : i-1]
+	best, bestEnd := "", -1
+	for _, c := range cmds {
+		for from := 0; ; {
+			k := strings.Index(seg[from:], c.name)
+			if k < 0 {
+				break
+			}
+			k += from
+			from = k + 1
+			if !notAlnum(s, lo+k) || lo+k > 0 && s[lo+k-1] == '-' {
+				continue
+			}
+			end := lo + k + len(c.name) // the whitespace after the word, at most i-1
+			for _, x := range c.suffixes {
+				if strings.HasPrefix(s[end:i-1], x) {
+					end += len(x)
+					break
+				}
+			}
+			if (end == i-1 || isBlank(s[end])) && i-2-end <= c.within && end > bestEnd {
+				best, bestEnd = c.name, end
+			}
+		}
+	}
+	return best
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
 
 // notZeroRun refuses a match whose body (past its four-byte prefix) holds "AAAA": base64 of
 // binary data with small integers is full of such runs (A encodes six zero bits, "EAAA" is a

@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
@@ -95,6 +97,16 @@ func TestScanString(t *testing.T) {
 		{"mysql-p-glued", "mysql -h db -u root -pHunter2Hunter2 app < dump.sql", "cli-password"},
 		{"mysqldump-p-glued", "ran: mysqldump -uroot -ps3cr3t-Pa55 --all-databases", "cli-password"},
 		{"sshpass-p", "sshpass -p 'Hunter2Hunter2' ssh deploy@host", "cli-password"},
+		{"mysql-p-first", "mysql -pHunter2Hunter2 -h db app", "cli-password"},
+		{"mariadb-dump-p", "mariadb-dump -uroot -pHunter2Hunter2 app", "cli-password"},
+		{"curl-u-first", "curl -u deploy:Hunter2Hunter2 https://api.example.com", "curl-user"},
+		{"curl-user-equals", "curl -s --user=deploy:Hunter2Hunter2 https://api.example.com", "curl-user"},
+		{"mkdir-p-then-mysql", "mkdir -p backups/Hunter2Hunter2 && mysql -u root -p app", ""},
+		{"mysql-p-next-line", "mysql -u root\n-pHunter2Hunter2", ""},
+		{"mysql-p-continued-line", "mysql -u root \\\n  -pHunter2Hunter2 app", "cli-password"},
+		{"curl-u-other-command", "curlew -u deploy:Hunter2Hunter2", ""},
+		{"curl-u-far", "curl " + strings.Repeat("x", 201) + " -u deploy:Hunter2Hunter2", ""},
+		{"sshpass-p-far", "sshpass " + strings.Repeat("x", 101) + " -p Hunter2Hunter2", ""},
 		{"mysql-p-prompts", "mysql -u root -p app", ""},
 		{"mysql-p-env", "mysql -u root -p$MYSQL_PWD app; mysql --port=3306 -P 3307", ""},
 		{"sshpass-env", "sshpass -e ssh host; sshpass -f ~/.pw ssh host", ""},
@@ -526,6 +538,33 @@ func TestInRefusal(t *testing.T) {
 		}
 		if f := secrets.InRefusal([]byte(c.doc), err); (f != nil) != c.want {
 			t.Errorf("InRefusal(%.40s) = %v, want a finding: %v", c.doc, f, c.want)
+		}
+	}
+}
+
+// Text full of a rule's keyword where no match can end (a command name repeated, a flag
+// repeated) costs each keyword a short look, not a regexp run over the rule's whole window:
+// "curl " repeated over 300 KB took a second, some ten thousand times plain text.
+func TestKeywordFloodsStayCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times scans")
+	}
+	cost := func(s string) time.Duration {
+		best := time.Duration(math.MaxInt64)
+		for range 3 {
+			start := time.Now()
+			secrets.ScanString(s)
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	const n = 300 << 10
+	plain := cost(strings.Repeat("lorem ipsum dolor sit amet ", n/27))
+	for _, unit := range []string{"curl ", "curl -u ", "mysql ", "mysql -p ", "sshpass ", "sshpass -p ", " -u", " -p",
+		"curl -u a", "machine a login b "} {
+		s := strings.Repeat(unit, n/len(unit))
+		if d := cost(s); d > 1000*plain+150*time.Millisecond {
+			t.Errorf("%q repeated over %d bytes: scanned in %v, plain text in %v", unit, len(s), d, plain)
 		}
 	}
 }
