@@ -99,12 +99,16 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// scheme://user:password@host. An empty user is allowed (redis://:pw@host); the host
-			// must follow the @ directly, so user@host, host:port/path@x and mailto: do not match.
+			// must follow the @ directly, so user@host and mailto: do not match. A password may
+			// hold a /; what starts with a port (or nothing) then a / is host:port/path@x.
 			name:     "url-credentials",
 			keywords: []string{"://"},
-			re:       lazyre.New(`^://[^\s:/?#@"'<>\[\]]*:([^\s/?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
+			re:       lazyre.New(`^://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
 			before:   schemeBefore,
-			ok:       func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
+			ok: func(_ string, _ int, m []string) bool {
+				port, _, path := strings.Cut(m[1], "/")
+				return notPlaceholder(m[1]) && !(path && strings.Trim(port, "0123456789") == "")
+			},
 		},
 
 		// Providers whose tokens carry their own prefix.

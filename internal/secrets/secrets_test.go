@@ -116,6 +116,9 @@ func TestScanString(t *testing.T) {
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 
+		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
+		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},
+
 		// Near misses and ordinary text.
 		{"empty", "", ""},
 		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
@@ -164,6 +167,8 @@ func TestScanString(t *testing.T) {
 		{"url-password-masked", "postgres://user:****@host/db", ""},
 		{"url-password-xxx", "postgres://user:xxxx@host/db", ""},
 		{"mailto", "mailto:user@example.com", ""},
+		{"url-port-then-path-at", "https://registry.example.com:443/@scope/pkg and ftp://ftp.example.com:21/pub@2x/a.png", ""},
+		{"url-empty-port-path-at", "https://example.com:/a@b", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

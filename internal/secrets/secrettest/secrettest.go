@@ -59,6 +59,7 @@ func Shapes() []Shape {
 	add("jwt", "jwt", "eyJhbGciOiJIUzI1NiJ9."+"eyJ"+pick(urlb, 40)+"."+pick(urlb, 43))
 	addCtx("url-postgres", "url-credentials", "postgres://app:", pick(alnum, 14)+"@db.internal:5432/app")
 	addCtx("url-https", "url-credentials", "https://deploy:", mix(20)+"@git.example.com/repo.git")
+	addCtx("url-password-slash", "url-credentials", "postgres://app:", mix(10)+"/"+pick(alnum, 8)+"@db.internal:5432/app")
 	add("stripe-live", "stripe-key", "sk_live_"+mix(24))
 	add("stripe-restricted", "stripe-key", "rk_live_"+mix(24))
 	add("stripe-test", "stripe-key", "sk_test_"+mix(24))
