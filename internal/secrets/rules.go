@@ -86,9 +86,12 @@ var rules = sync.OnceValue(func() []*rule {
 			re:       lazyre.New(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
 		},
 		{
+			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
+			// PuTTY's key files, by their first two lines (written out or JSON-escaped).
 			name:     "private-key",
-			keywords: []string{"-----BEGIN"},
-			re:       lazyre.New(`^-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
+			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
+			re: lazyre.New(`^(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----|` +
+				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\r?\n|\\r\\n|\\n)Encryption: )`),
 		},
 		{
 			name:     "jwt",

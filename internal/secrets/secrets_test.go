@@ -119,6 +119,10 @@ func TestScanString(t *testing.T) {
 		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
 		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},
 
+		{"putty-key-file", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2", "private-key"},
+		{"putty-key-file-escaped", `"PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\n"`, "private-key"},
+		{"ssh2-private-key", "---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\nComment: x\nP2/56wAAA", "private-key"},
+
 		// Near misses and ordinary text.
 		{"empty", "", ""},
 		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
@@ -167,6 +171,8 @@ func TestScanString(t *testing.T) {
 		{"url-password-masked", "postgres://user:****@host/db", ""},
 		{"url-password-xxx", "postgres://user:xxxx@host/db", ""},
 		{"mailto", "mailto:user@example.com", ""},
+		{"putty-words", "convert the PuTTY-User-Key-File- format with puttygen", ""},
+		{"ssh2-public-key", "---- BEGIN SSH2 PUBLIC KEY ----\nComment: x\nAAAAB3NzaC1yc2E", ""},
 		{"url-port-then-path-at", "https://registry.example.com:443/@scope/pkg and ftp://ftp.example.com:21/pub@2x/a.png", ""},
 		{"url-empty-port-path-at", "https://example.com:/a@b", ""},
 	}

@@ -56,6 +56,8 @@ func Shapes() []Shape {
 	add("private-key-rsa", "private-key", "-----BEGIN RSA "+"PRIVATE KEY-----\n"+pick(b64, 64)+"\n-----END RSA PRIVATE KEY-----")
 	add("private-key-openssh", "private-key", "-----BEGIN OPENSSH "+"PRIVATE KEY-----\n"+pick(b64, 70))
 	add("private-key-pkcs8", "private-key", "-----BEGIN "+"PRIVATE KEY-----\n"+pick(b64, 64))
+	add("private-key-putty", "private-key", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: "+pick(lower, 12)+"\nPublic-Lines: 2\n"+pick(b64, 64))
+	add("private-key-ssh2", "private-key", "---- BEGIN SSH2 ENCRYPTED "+"PRIVATE KEY ----\nComment: x\n"+pick(b64, 64))
 	add("jwt", "jwt", "eyJhbGciOiJIUzI1NiJ9."+"eyJ"+pick(urlb, 40)+"."+pick(urlb, 43))
 	addCtx("url-postgres", "url-credentials", "postgres://app:", pick(alnum, 14)+"@db.internal:5432/app")
 	addCtx("url-https", "url-credentials", "https://deploy:", mix(20)+"@git.example.com/repo.git")
