@@ -278,6 +278,14 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`),
 		},
 		{
+			// WireGuard's keys (PrivateKey = ..., PresharedKey = ... in a wg-quick file, or a
+			// private_key member): 32 bytes in base64, 44 characters ending in =.
+			name: "wireguard-key", keywords: []string{"privatekey", "private_key", "private-key", "presharedkey", "preshared_key"},
+			fold: true, named: true, before: notAlnum,
+			re: lazyre.New(`^(?i:private|preshared)[_-]?(?i:key)["']?\s{0,8}[=:]\s{0,8}["']?` +
+				`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`),
+		},
+		{
 			// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
 			// whose token looks random (letters and digits). Basic credentials are base64 of
 			// user:password, which need not look random: they are judged decoded.

@@ -123,6 +123,10 @@ func TestScanString(t *testing.T) {
 		{"putty-key-file-escaped", `"PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\n"`, "private-key"},
 		{"ssh2-private-key", "---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\nComment: x\nP2/56wAAA", "private-key"},
 
+		{"wireguard-private-key", "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nAddress = 10.0.0.1/24", "wireguard-key"},
+		{"wireguard-preshared-key", "PresharedKey=" + "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=", "wireguard-key"},
+		{"wireguard-json", `{"private_key": "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="}`, "wireguard-key"},
+
 		// Near misses and ordinary text.
 		{"empty", "", ""},
 		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
@@ -171,6 +175,8 @@ func TestScanString(t *testing.T) {
 		{"url-password-masked", "postgres://user:****@host/db", ""},
 		{"url-password-xxx", "postgres://user:xxxx@host/db", ""},
 		{"mailto", "mailto:user@example.com", ""},
+		{"wireguard-public-key", "PublicKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", ""},
+		{"wireguard-key-reference", "PrivateKey = /etc/wireguard/private.key", ""},
 		{"putty-words", "convert the PuTTY-User-Key-File- format with puttygen", ""},
 		{"ssh2-public-key", "---- BEGIN SSH2 PUBLIC KEY ----\nComment: x\nAAAAB3NzaC1yc2E", ""},
 		{"url-port-then-path-at", "https://registry.example.com:443/@scope/pkg and ftp://ftp.example.com:21/pub@2x/a.png", ""},

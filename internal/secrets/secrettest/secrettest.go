@@ -111,6 +111,7 @@ func Shapes() []Shape {
 	add("defined-networking", "defined-networking-token", "dnkey-"+pick(urlb, 26)+"-"+pick(urlb, 52))
 	addCtx("curl-user", "curl-user", "curl -s -u deploy:", mix(18)+" https://api.example.com/v1")
 	addCtx("mysql-p", "cli-password", "mysql -h db -u root -p", mix(16))
+	addCtx("wireguard", "wireguard-key", "[Interface]\nPrivateKey = ", pick(b64, 42)+"Q=")
 	addCtx("netrc", "netrc-password", "machine api.example.com login deploy password ", mix(16))
 	return out
 }
