@@ -303,11 +303,12 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
-			// DATADOG_API_KEY=..., "client_secret": "...". The value must look random (letters and
+			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
+			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
 			// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
 			// The name starts a word or a camelCase hump: webhookSecret, accessToken.
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,)\s{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,)\s{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
 		},

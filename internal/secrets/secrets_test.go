@@ -127,6 +127,9 @@ func TestScanString(t *testing.T) {
 		{"wireguard-preshared-key", "PresharedKey=" + "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=", "wireguard-key"},
 		{"wireguard-json", `{"private_key": "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="}`, "wireguard-key"},
 
+		{"name-value-api-key", `{"name":"API_KEY","value":"Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "provider-credential"},
+		{"key-value-secret", `{"Key": "STRIPE_SECRET_KEY", "Value": "Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "provider-credential"},
+
 		// Near misses and ordinary text.
 		{"empty", "", ""},
 		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
@@ -175,6 +178,8 @@ func TestScanString(t *testing.T) {
 		{"url-password-masked", "postgres://user:****@host/db", ""},
 		{"url-password-xxx", "postgres://user:xxxx@host/db", ""},
 		{"mailto", "mailto:user@example.com", ""},
+		{"name-value-ordinary", `{"name":"API_KEY","value":"see the team vault"}`, ""},
+		{"name-value-reference", `{"name":"API_KEY","valueFrom":{"secretKeyRef":{"name":"api","key":"key"}}}`, ""},
 		{"wireguard-public-key", "PublicKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", ""},
 		{"wireguard-key-reference", "PrivateKey = /etc/wireguard/private.key", ""},
 		{"putty-words", "convert the PuTTY-User-Key-File- format with puttygen", ""},

@@ -107,6 +107,7 @@ func Shapes() []Shape {
 	addCtx("bearer", "authorization-header", "Authorization: Bearer ", mix(40))
 	addCtx("datadog", "provider-credential", "DATADOG_API_KEY=", mix(32))
 	addCtx("client-secret", "provider-credential", `"client_secret": "`, mix(40))
+	addCtx("name-value", "provider-credential", `{"name": "STRIPE_API_KEY", "value": "`, mix(32))
 	addCtx("password", "password-assignment", "password=", "Tr0ub4dor&3x")
 	add("defined-networking", "defined-networking-token", "dnkey-"+pick(urlb, 26)+"-"+pick(urlb, 52))
 	addCtx("curl-user", "curl-user", "curl -s -u deploy:", mix(18)+" https://api.example.com/v1")
