@@ -317,10 +317,13 @@ var rules = sync.OnceValue(func() []*rule {
 			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
 			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too.
-			name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^passw(?:or)?d["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
-				`\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
+			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+				`\s{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128})|["'\x60]([^"'\x60\n]{15,128})["'\x60])`),
 			ok: func(_ string, _ int, m []string) bool {
+				if m[3] != "" { // quoted, with spaces
+					return passphrase(m[3])
+				}
 				// Closing brackets after an unquoted value are the syntax around it: in
 				// {"a":{"password":null}}} the value is null, not "null}}}}".
 				pw := m[2]
@@ -402,6 +405,44 @@ func commandBefore(s string, i int, cmds []command) string {
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+
+// passphrase: a quoted value of four to twelve words joined by single spaces, each of letters
+// and digits, at least three long (a number may be shorter), none of them a word that prose,
+// labels and references use ("see the vault entry", "Must be at least 8 characters").
+func passphrase(v string) bool {
+	words := strings.Split(v, " ")
+	if len(words) < 4 || len(words) > 12 {
+		return false
+	}
+	for _, w := range words {
+		digits := strings.Trim(w, "0123456789") == ""
+		if len(w) < 3 && !digits || w == "" {
+			return false
+		}
+		for i := 0; i < len(w); i++ {
+			if !isAlnum(w[i]) {
+				return false
+			}
+		}
+		if proseWord(strings.ToLower(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// proseWord: words of sentences, labels and references, rare in a passphrase.
+func proseWord(w string) bool {
+	switch w {
+	case "the", "and", "for", "see", "use", "your", "our", "this", "that", "with", "from", "into", "not", "none",
+		"set", "same", "are", "was", "has", "have", "will", "can", "must", "should", "least", "characters",
+		"enter", "ask", "stored", "store", "vault", "secret", "secrets", "password", "passwords", "passphrase",
+		"env", "environment", "variable", "manager", "keychain", "empty", "file", "path", "here", "there",
+		"value", "prod", "production", "staging", "test", "example", "placeholder", "redacted", "changeme":
+		return true
+	}
+	return false
+}
 
 // notZeroRun refuses a match whose body (past its four-byte prefix) holds "AAAA": base64 of
 // binary data with small integers is full of such runs (A encodes six zero bits, "EAAA" is a

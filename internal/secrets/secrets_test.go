@@ -130,6 +130,10 @@ func TestScanString(t *testing.T) {
 		{"name-value-api-key", `{"name":"API_KEY","value":"Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "provider-credential"},
 		{"key-value-secret", `{"Key": "STRIPE_SECRET_KEY", "Value": "Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "provider-credential"},
 
+		{"passphrase-quoted", `password = "correct horse battery staple"`, "password-assignment"},
+		{"passphrase-json", `{"passphrase": "Tumble Orbit Falcon Pickle 42"}`, "password-assignment"},
+		{"passphrase-glued", "GPG_PASSPHRASE=Hunter2Hunter2", "password-assignment"},
+
 		// Near misses and ordinary text.
 		{"empty", "", ""},
 		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
@@ -178,6 +182,10 @@ func TestScanString(t *testing.T) {
 		{"url-password-masked", "postgres://user:****@host/db", ""},
 		{"url-password-xxx", "postgres://user:xxxx@host/db", ""},
 		{"mailto", "mailto:user@example.com", ""},
+		{"password-prose-quoted", `password: "see the vault entry for prod"`, ""},
+		{"password-hint-quoted", `{"password": "Must be at least 8 characters"}`, ""},
+		{"password-label", `{"password": "Enter your password"}`, ""},
+		{"passphrase-prose", "the passphrase protects the key; choose a long passphrase", ""},
 		{"name-value-ordinary", `{"name":"API_KEY","value":"see the team vault"}`, ""},
 		{"name-value-reference", `{"name":"API_KEY","valueFrom":{"secretKeyRef":{"name":"api","key":"key"}}}`, ""},
 		{"wireguard-public-key", "PublicKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", ""},

@@ -109,6 +109,7 @@ func Shapes() []Shape {
 	addCtx("client-secret", "provider-credential", `"client_secret": "`, mix(40))
 	addCtx("name-value", "provider-credential", `{"name": "STRIPE_API_KEY", "value": "`, mix(32))
 	addCtx("password", "password-assignment", "password=", "Tr0ub4dor&3x")
+	addCtx("passphrase", "password-assignment", `passphrase: "`, "Tumble Orbit Falcon Pickle "+pick("0123456789", 4)+`"`)
 	add("defined-networking", "defined-networking-token", "dnkey-"+pick(urlb, 26)+"-"+pick(urlb, 52))
 	addCtx("curl-user", "curl-user", "curl -s -u deploy:", mix(18)+" https://api.example.com/v1")
 	addCtx("mysql-p", "cli-password", "mysql -h db -u root -p", mix(16))
