@@ -87,11 +87,12 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
-			// PuTTY's key files, by their first two lines (written out or JSON-escaped).
+			// PuTTY's key files, by their first two lines (written out, JSON-escaped, or made one
+			// line as a note is).
 			name:     "private-key",
 			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
 			re: lazyre.New(`^(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----|` +
-				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\r?\n|\\r\\n|\\n)Encryption: )`),
+				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
 		},
 		{
 			name:     "jwt",

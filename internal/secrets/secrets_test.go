@@ -120,6 +120,7 @@ func TestScanString(t *testing.T) {
 		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},
 
 		{"putty-key-file", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2", "private-key"},
+		{"putty-key-file-one-line", "PuTTY-User-Key-File-3: ssh-ed25519 Encryption: none Comment: deploy", "private-key"},
 		{"putty-key-file-escaped", `"PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\n"`, "private-key"},
 		{"ssh2-private-key", "---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\nComment: x\nP2/56wAAA", "private-key"},
 
