@@ -109,6 +109,13 @@ func TestSecretsThroughEveryCLIPath(t *testing.T) {
 		{"checkpoint load name", func(s string) (int, string) { return p.run("", "checkpoint", "load", s) }},
 		{"log append entry", func(s string) (int, string) { return p.run(`{"msg":`+quote(s)+`}`, "log", "append", "events") }},
 		{"log append name", func(s string) (int, string) { return p.run(`{}`, "log", "append", s) }},
+		// strict JSON's refusal of a repeated key quotes the key
+		{"checkpoint save repeated key", func(s string) (int, string) {
+			return p.run(`{`+quote(s)+`:1,`+quote(s)+`:2}`, "checkpoint", "save", "plan")
+		}},
+		{"log append repeated key", func(s string) (int, string) {
+			return p.run(`{"a":{`+quote(s)+`:1,`+quote(s)+`:2}}`, "log", "append", "events")
+		}},
 		{"task", func(s string) (int, string) { return p.run("", "task", s, "running") }},
 		{"transition to", func(s string) (int, string) { return p.run("", "transition", s) }},
 		{"show id", func(s string) (int, string) { return p.run("", "show", s) }},

@@ -41,8 +41,9 @@ func notJSON(what string, data []byte, example string) error {
 	if len(data) > strictjson.MaxSize {
 		return nil // the store refuses it for its size, which is what is wrong
 	}
-	var v any
-	err := json.Unmarshal(data, &v)
+	// Into a RawMessage: its syntax only (a number beyond float64 is the store's to refuse,
+	// where it says which byte).
+	err := json.Unmarshal(data, new(json.RawMessage))
 	if err == nil {
 		return nil
 	}

@@ -575,6 +575,9 @@ func (e *Engine) ListCheckpoints(pattern string) ([]string, error) {
 // AppendLog appends one JSON value as a line to logs/<name>.jsonl.
 func (e *Engine) AppendLog(name string, entry json.RawMessage) (*Result, error) {
 	if err := e.st.AppendLog(name, entry); err != nil {
+		if f := secrets.InRefusal(entry, err); f != nil {
+			return nil, fmt.Errorf("log %q entry not appended: %w", name, f)
+		}
 		return nil, err
 	}
 	return &Result{Changed: true, Message: "appended to log " + name}, nil

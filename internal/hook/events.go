@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // EventsName is the binary that serves Claude Code's other events (TaskCreated,
@@ -79,9 +80,9 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}, completed)
 	switch {
 	case errors.Is(err, engine.ErrNoActiveWorkflow):
-		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, cmp.Or(OneLine(ev.TaskID, 40), "-"))
+		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, taskShown(ev.TaskID))
 	case err != nil:
-		r.Logf("%s task %s not recorded: %v", ev.HookEventName, cmp.Or(OneLine(ev.TaskID, 40), "-"), err)
+		r.Logf("%s task %s not recorded: %v", ev.HookEventName, taskShown(ev.TaskID), err)
 	default:
 		r.Logf("%s", res.Message)
 		for _, w := range res.Warnings {
@@ -89,4 +90,13 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		}
 	}
 	return nil
+}
+
+// taskShown is a task id as the log repeats it: on one line, cut, and not at all when it has
+// a secret's shape (Claude Code shows a hook's stderr).
+func taskShown(id string) string {
+	if secrets.ScanString(id) != nil {
+		return "(not repeated: it has a secret's shape)"
+	}
+	return cmp.Or(OneLine(id, 40), "-")
 }

@@ -53,6 +53,12 @@ type args map[string]any
 // maxProblems keeps a report about hostile input short.
 const maxProblems = 6
 
+var argsLimits = strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}
+
+// beyondFloat says what is wrong with an argument that holds a number encoding/json cannot
+// read (the number is not repeated).
+const beyondFloat = "holds a number beyond the range of a 64-bit float (about ±1.8e308), which cannot be read; write it as a string or as a smaller number"
+
 // decodeArgs checks raw against spec and decodes it. Unknown, missing, mistyped, oversized and
 // malformed arguments and embedded secrets are all reported; nothing reaches the engine unless
 // every argument is right.
@@ -68,12 +74,21 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 		return fail(fmt.Sprintf("the arguments are %d bytes, more than the limit of %d; keep large content in a file and pass its path instead", len(raw), MaxArgsBytes))
 	}
 	// One pass checks the arguments and gathers what the secret scan needs (below).
-	spans, err := (strictjson.Limits{MaxSize: MaxArgsBytes, MaxDepth: maxArgsDepth}).AppendSpans(nil, raw, nil)
+	spans, err := argsLimits.AppendSpans(nil, raw, nil)
+	outOfRange := false // a number beyond float64: the argument holding it is named below
 	if err != nil {
-		if je, ok := errors.AsType[*strictjson.Error](err); ok {
-			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
+		if f := secrets.InRefusal(raw, err); f != nil {
+			return fail(f.Error())
 		}
-		return fail(fmt.Sprintf("the arguments are not acceptable JSON (%v); send one JSON object", err))
+		je, ok := errors.AsType[*strictjson.Error](err)
+		switch {
+		case ok && je.Kind == strictjson.NumberRange:
+			outOfRange = true
+		case ok:
+			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%s at byte %d); send one JSON object with each argument named once", je.Reason, je.Offset))
+		default:
+			return fail(fmt.Sprintf("the arguments are not acceptable JSON (%v); send one JSON object", err))
+		}
 	}
 	if raw[0] != '{' {
 		return fail(fmt.Sprintf("the arguments must be a JSON object of named arguments (%s), not %s", spec.signature(), strictjson.KindOf(raw)))
@@ -111,6 +126,9 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 			continue
 		}
 		val, problem := f.decode(v)
+		if problem == "" && outOfRange && argsLimits.Check(v) != nil {
+			problem = fmt.Sprintf("argument %q %s", f.name, beyondFloat)
+		}
 		if problem != "" {
 			add("%s", problem)
 			continue
@@ -120,11 +138,20 @@ func decodeArgs(spec *toolSpec, raw json.RawMessage) (args, error) {
 	// Secrets are looked for over the whole object, so the path names the argument, and
 	// before any problem is reported: a problem with a variable's value quotes its name,
 	// which may be where the secret is.
-	if finding := secrets.ScanChecked(raw, spans); finding != nil {
+	var finding *secrets.Finding
+	if outOfRange {
+		finding = secrets.ScanJSON(raw) // the check stopped at the number: no spans
+	} else {
+		finding = secrets.ScanChecked(raw, spans)
+	}
+	if finding != nil {
 		return fail(finding.Error())
 	}
 	if len(problems) > 0 {
 		return fail(problems...)
+	}
+	if outOfRange { // not reached: each argument is checked above, an unknown one is a problem
+		return fail("an argument " + beyondFloat)
 	}
 	return out, nil
 }

@@ -41,6 +41,10 @@ func TestSecretsThroughEveryTool(t *testing.T) {
 		{"get_vars", `{"keys":[%s]}`},
 		{"append_log", `{"name":%s,"entry":{}}`},
 		{"append_log", `{"name":"events","entry":{"m":%s}}`},
+		// strict JSON's refusal of a repeated key quotes the key
+		{"append_log", `{"name":"events","entry":{%s:1,%[1]s:2}}`},
+		{"save_checkpoint", `{"name":"plan","data":{%s:1,%[1]s:2}}`},
+		{"transition", `{"to":"plan","checkpoint":{"a":{%s:1,%[1]s:2}}}`},
 		{"record_learning", `{"title":%s,"body":"b"}`},
 		{"record_learning", `{"title":"t","body":%s}`},
 		{"initiative", `{"action":"add_milestone","milestone":%s}`},
@@ -56,7 +60,7 @@ func TestSecretsThroughEveryTool(t *testing.T) {
 			enc, _ := json.Marshal(s)
 			for _, cl := range calls {
 				tries++
-				args := strings.Replace(cl.args, "%s", string(enc), 1)
+				args := strings.ReplaceAll(strings.ReplaceAll(cl.args, "%[1]s", "%s"), "%s", string(enc))
 				if txt := text(callRaw(t, c, cl.tool, args)); holdsSecret(txt, sh.Core) {
 					echoed++
 					t.Errorf("%s via %s: echoed", sh.Name, cl.tool)

@@ -171,7 +171,8 @@ type queued struct {
 // own isError result. mcp-go decodes the arguments into Go values before any tool sees them,
 // and a number beyond float64's range (1e999) fails there with a protocol error that names no
 // argument (and repeats the number). The tool's decoder reads them as they are: it names the
-// argument, or, when every argument is otherwise right, the one whose JSON holds the number.
+// argument, or, when every argument is otherwise right, the one whose JSON holds the number
+// (strict JSON refuses it).
 // It returns nil when the call is unreadable for another reason: mcp-go's error stands.
 func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessage {
 	var req struct {
@@ -190,17 +191,7 @@ func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessag
 	spec := specs[i]
 	a, argErr := decodeArgs(spec, req.Params.Arguments)
 	if argErr == nil {
-		for _, f := range spec.fields {
-			raw, ok := a[f.name].(json.RawMessage)
-			var v any
-			if ok && json.Unmarshal(raw, &v) != nil {
-				argErr = &argError{tool: spec.name, problems: []string{fmt.Sprintf("argument %q holds a number beyond the range of a 64-bit float (about ±1.8e308), which cannot be read; write it as a string or as a smaller number", f.name)}}
-				break
-			}
-		}
-		if argErr == nil {
-			return nil
-		}
+		return nil
 	}
 	return mcp.NewJSONRPCResultResponse(mcp.NewRequestId(q.id), s.serve(ctx, spec, a, argErr))
 }

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -30,6 +31,23 @@ func ScanJSON(doc []byte) *Finding {
 		return scanText(doc)
 	}
 	return ScanChecked(doc, spans)
+}
+
+// InRefusal returns the secret that err, strictjson's refusal of doc, would repeat, or nil:
+// a repeated key is quoted in the refusal, so a document whose repeated key is a secret must
+// be refused with this finding (which names the rule, not the text) instead.
+func InRefusal(doc []byte, err error) *Finding {
+	je, ok := errors.AsType[*strictjson.Error](err)
+	if !ok || je.Kind != strictjson.DuplicateKey {
+		return nil
+	}
+	if f := ScanJSON(doc); f != nil {
+		return f
+	}
+	if f := ScanString(je.Reason); f != nil {
+		return &Finding{Rule: f.Rule, Path: "$"}
+	}
+	return nil
 }
 
 // ScanChecked is ScanJSON for a document that strictjson's gate has just accepted, given the

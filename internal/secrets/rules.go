@@ -86,9 +86,13 @@ var rules = sync.OnceValue(func() []*rule {
 			re:       lazyre.New(`^hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`),
 		},
 		{
+			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
+			// PuTTY's key files, by their first two lines (written out, JSON-escaped, or made one
+			// line as a note is).
 			name:     "private-key",
-			keywords: []string{"-----BEGIN"},
-			re:       lazyre.New(`^-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`),
+			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
+			re: lazyre.New(`^(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----|` +
+				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
 		},
 		{
 			name:     "jwt",
@@ -99,12 +103,16 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// scheme://user:password@host. An empty user is allowed (redis://:pw@host); the host
-			// must follow the @ directly, so user@host, host:port/path@x and mailto: do not match.
+			// must follow the @ directly, so user@host and mailto: do not match. A password may
+			// hold a /; what starts with a port (or nothing) then a / is host:port/path@x.
 			name:     "url-credentials",
 			keywords: []string{"://"},
-			re:       lazyre.New(`^://[^\s:/?#@"'<>\[\]]*:([^\s/?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
+			re:       lazyre.New(`^://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
 			before:   schemeBefore,
-			ok:       func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
+			ok: func(_ string, _ int, m []string) bool {
+				port, _, path := strings.Cut(m[1], "/")
+				return notPlaceholder(m[1]) && !(path && strings.Trim(port, "0123456789") == "")
+			},
 		},
 
 		// Providers whose tokens carry their own prefix.
@@ -221,17 +229,32 @@ var rules = sync.OnceValue(func() []*rule {
 			`^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`),
 		prefixed("defined-networking-token", []string{"dnkey-"}, `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`),
 		{
-			// curl -u user:password (or --user), as pasted from a shell history.
-			name: "curl-user", keywords: []string{"curl "}, before: notAlnum,
-			re: lazyre.New(`^curl [^\n]{0,200}?\s(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
-			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+			// curl -u user:password (or --user), as pasted from a shell history. The keyword is
+			// the flag and the command is looked for before it (see commandBefore): with the
+			// command as the keyword, each "curl" in a flood of them ran the regexp over its
+			// whole window.
+			name: "curl-user", keywords: []string{"-u", "--user"}, span: 256,
+			before: func(s string, i int) bool { return commandBefore(s, i, curlNames) != "" },
+			re:     lazyre.New(`^(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
+			ok:     func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
 			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
-			// sshpass -p PASSWORD.
-			name: "cli-password", keywords: []string{"mysql", "mariadb", "sshpass "}, before: notAlnum,
-			re: lazyre.New(`^(?:(?:mysql(?:dump|admin|import|check)?|mariadb(?:-dump|-admin)?) [^\n]{0,200}?\s-p|` +
-				`sshpass\s(?:[^\n]{0,100}?\s)?-p\s{1,5})["']?([^\s"']{3,128})`),
+			// sshpass -p PASSWORD. Found by the flag, as curl-user is.
+			name: "cli-password", keywords: []string{"-p"}, span: 160,
+			before: func(s string, i int) bool {
+				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's takes
+				// the next word.
+				glued := i+2 < len(s) && !isBlank(s[i+2])
+				switch commandBefore(s, i, passwordCommands) {
+				case "mysql", "mariadb":
+					return glued
+				case "sshpass":
+					return !glued
+				}
+				return false
+			},
+			re: lazyre.New(`^-p\s{0,5}["']?([^\s"']{3,128})`),
 			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
@@ -256,6 +279,14 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`^(?:\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{40,})`),
 		},
 		{
+			// WireGuard's keys (PrivateKey = ..., PresharedKey = ... in a wg-quick file, or a
+			// private_key member): 32 bytes in base64, 44 characters ending in =.
+			name: "wireguard-key", keywords: []string{"privatekey", "private_key", "private-key", "presharedkey", "preshared_key"},
+			fold: true, named: true, before: notAlnum,
+			re: lazyre.New(`^(?i:private|preshared)[_-]?(?i:key)["']?\s{0,8}[=:]\s{0,8}["']?` +
+				`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`),
+		},
+		{
 			// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
 			// whose token looks random (letters and digits). Basic credentials are base64 of
 			// user:password, which need not look random: they are judged decoded.
@@ -273,11 +304,12 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
-			// DATADOG_API_KEY=..., "client_secret": "...". The value must look random (letters and
+			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
+			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
 			// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
 			// The name starts a word or a camelCase hump: webhookSecret, accessToken.
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,)\s{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,)\s{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
 		},
@@ -286,10 +318,13 @@ var rules = sync.OnceValue(func() []*rule {
 			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
 			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too.
-			name: "password-assignment", keywords: []string{"password", "passwd"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^passw(?:or)?d["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
-				`\s{0,3}(["'\x60]?)([^\s"'\x60,;]{8,128})`),
+			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+				`\s{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128})|["'\x60]([^"'\x60\n]{15,128})["'\x60])`),
 			ok: func(_ string, _ int, m []string) bool {
+				if m[3] != "" { // quoted, with spaces
+					return passphrase(m[3])
+				}
 				// Closing brackets after an unquoted value are the syntax around it: in
 				// {"a":{"password":null}}} the value is null, not "null}}}}".
 				pw := m[2]
@@ -301,6 +336,114 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 	}
 })
+
+// A command that takes a credential in a flag, with the suffixes of its relatives (mysqldump,
+// mariadb-admin) and how far before the flag it may stand (bytes between its word and the
+// flag, as in "mysql -h db -u root -pPASSWORD").
+type command struct {
+	name     string
+	suffixes []string
+	within   int
+}
+
+var (
+	curlNames        = []command{{"curl", nil, 200}}
+	passwordCommands = []command{
+		{"mysql", []string{"dump", "admin", "import", "check"}, 200},
+		{"mariadb", []string{"-dump", "-admin"}, 200},
+		{"sshpass", nil, 100},
+	}
+)
+
+// commandBefore returns the name of the command of cmds nearest before the flag at i, on the
+// same shell line (a newline after a backslash continues it), or "". It reads at most 216
+// bytes back, with strings.Index (vectorised), so a flood of flags stays cheap.
+func commandBefore(s string, i int, cmds []command) string {
+	if i == 0 || !isBlank(s[i-1]) {
+		return ""
+	}
+	lo := max(0, i-1-216)
+	for k := i; ; {
+		nl := strings.LastIndexByte(s[lo:k], '\n')
+		if nl < 0 {
+			break
+		}
+		if nl+lo == 0 || s[nl+lo-1] != '\\' {
+			lo += nl + 1
+			break
+		}
+		k = nl + lo - 1
+	}
+	if lo > i-1 {
+		return "" // the flag starts a line
+	}
+	seg := s[lo : i-1]
+	best, bestEnd := "", -1
+	for _, c := range cmds {
+		for from := 0; ; {
+			k := strings.Index(seg[from:], c.name)
+			if k < 0 {
+				break
+			}
+			k += from
+			from = k + 1
+			if !notAlnum(s, lo+k) || lo+k > 0 && s[lo+k-1] == '-' {
+				continue
+			}
+			end := lo + k + len(c.name) // the whitespace after the word, at most i-1
+			for _, x := range c.suffixes {
+				if strings.HasPrefix(s[end:i-1], x) {
+					end += len(x)
+					break
+				}
+			}
+			if (end == i-1 || isBlank(s[end])) && i-2-end <= c.within && end > bestEnd {
+				best, bestEnd = c.name, end
+			}
+		}
+	}
+	return best
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+
+// passphrase: a quoted value of four to twelve words joined by single spaces, each of letters
+// and digits, at least three long (a number may be shorter), none of them a word that prose,
+// labels and references use ("see the vault entry", "Must be at least 8 characters").
+func passphrase(v string) bool {
+	words := strings.Split(v, " ")
+	if len(words) < 4 || len(words) > 12 {
+		return false
+	}
+	for _, w := range words {
+		digits := strings.Trim(w, "0123456789") == ""
+		if len(w) < 3 && !digits || w == "" {
+			return false
+		}
+		for i := 0; i < len(w); i++ {
+			if !isAlnum(w[i]) {
+				return false
+			}
+		}
+		if proseWord(strings.ToLower(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// proseWord: words of sentences, labels and references, rare in a passphrase.
+func proseWord(w string) bool {
+	switch w {
+	case "the", "and", "for", "see", "use", "your", "our", "this", "that", "with", "from", "into", "not", "none",
+		"set", "same", "are", "was", "has", "have", "will", "can", "must", "should", "least", "characters",
+		"enter", "ask", "stored", "store", "vault", "secret", "secrets", "password", "passwords", "passphrase",
+		"env", "environment", "variable", "manager", "keychain", "empty", "file", "path", "here", "there",
+		"value", "prod", "production", "staging", "test", "example", "placeholder", "redacted", "changeme":
+		return true
+	}
+	return false
+}
 
 // notZeroRun refuses a match whose body (past its four-byte prefix) holds "AAAA": base64 of
 // binary data with small integers is full of such runs (A encodes six zero bits, "EAAA" is a

@@ -5,12 +5,15 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // Test secrets are assembled at run time so that no scanner flags this file.
@@ -94,6 +97,16 @@ func TestScanString(t *testing.T) {
 		{"mysql-p-glued", "mysql -h db -u root -pHunter2Hunter2 app < dump.sql", "cli-password"},
 		{"mysqldump-p-glued", "ran: mysqldump -uroot -ps3cr3t-Pa55 --all-databases", "cli-password"},
 		{"sshpass-p", "sshpass -p 'Hunter2Hunter2' ssh deploy@host", "cli-password"},
+		{"mysql-p-first", "mysql -pHunter2Hunter2 -h db app", "cli-password"},
+		{"mariadb-dump-p", "mariadb-dump -uroot -pHunter2Hunter2 app", "cli-password"},
+		{"curl-u-first", "curl -u deploy:Hunter2Hunter2 https://api.example.com", "curl-user"},
+		{"curl-user-equals", "curl -s --user=deploy:Hunter2Hunter2 https://api.example.com", "curl-user"},
+		{"mkdir-p-then-mysql", "mkdir -p backups/Hunter2Hunter2 && mysql -u root -p app", ""},
+		{"mysql-p-next-line", "mysql -u root\n-pHunter2Hunter2", ""},
+		{"mysql-p-continued-line", "mysql -u root \\\n  -pHunter2Hunter2 app", "cli-password"},
+		{"curl-u-other-command", "curlew -u deploy:Hunter2Hunter2", ""},
+		{"curl-u-far", "curl " + strings.Repeat("x", 201) + " -u deploy:Hunter2Hunter2", ""},
+		{"sshpass-p-far", "sshpass " + strings.Repeat("x", 101) + " -p Hunter2Hunter2", ""},
 		{"mysql-p-prompts", "mysql -u root -p app", ""},
 		{"mysql-p-env", "mysql -u root -p$MYSQL_PWD app; mysql --port=3306 -P 3307", ""},
 		{"sshpass-env", "sshpass -e ssh host; sshpass -f ~/.pw ssh host", ""},
@@ -102,6 +115,25 @@ func TestScanString(t *testing.T) {
 		{"netrc-prose", "the machine login password prompt appears twice", ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
+
+		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
+		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},
+
+		{"putty-key-file", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2", "private-key"},
+		{"putty-key-file-one-line", "PuTTY-User-Key-File-3: ssh-ed25519 Encryption: none Comment: deploy", "private-key"},
+		{"putty-key-file-escaped", `"PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\n"`, "private-key"},
+		{"ssh2-private-key", "---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\nComment: x\nP2/56wAAA", "private-key"},
+
+		{"wireguard-private-key", "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nAddress = 10.0.0.1/24", "wireguard-key"},
+		{"wireguard-preshared-key", "PresharedKey=" + "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=", "wireguard-key"},
+		{"wireguard-json", `{"private_key": "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="}`, "wireguard-key"},
+
+		{"name-value-api-key", `{"name":"API_KEY","value":"Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "provider-credential"},
+		{"key-value-secret", `{"Key": "STRIPE_SECRET_KEY", "Value": "Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "provider-credential"},
+
+		{"passphrase-quoted", `password = "correct horse battery staple"`, "password-assignment"},
+		{"passphrase-json", `{"passphrase": "Tumble Orbit Falcon Pickle 42"}`, "password-assignment"},
+		{"passphrase-glued", "GPG_PASSPHRASE=Hunter2Hunter2", "password-assignment"},
 
 		// Near misses and ordinary text.
 		{"empty", "", ""},
@@ -151,6 +183,18 @@ func TestScanString(t *testing.T) {
 		{"url-password-masked", "postgres://user:****@host/db", ""},
 		{"url-password-xxx", "postgres://user:xxxx@host/db", ""},
 		{"mailto", "mailto:user@example.com", ""},
+		{"password-prose-quoted", `password: "see the vault entry for prod"`, ""},
+		{"password-hint-quoted", `{"password": "Must be at least 8 characters"}`, ""},
+		{"password-label", `{"password": "Enter your password"}`, ""},
+		{"passphrase-prose", "the passphrase protects the key; choose a long passphrase", ""},
+		{"name-value-ordinary", `{"name":"API_KEY","value":"see the team vault"}`, ""},
+		{"name-value-reference", `{"name":"API_KEY","valueFrom":{"secretKeyRef":{"name":"api","key":"key"}}}`, ""},
+		{"wireguard-public-key", "PublicKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=", ""},
+		{"wireguard-key-reference", "PrivateKey = /etc/wireguard/private.key", ""},
+		{"putty-words", "convert the PuTTY-User-Key-File- format with puttygen", ""},
+		{"ssh2-public-key", "---- BEGIN SSH2 PUBLIC KEY ----\nComment: x\nAAAAB3NzaC1yc2E", ""},
+		{"url-port-then-path-at", "https://registry.example.com:443/@scope/pkg and ftp://ftp.example.com:21/pub@2x/a.png", ""},
+		{"url-empty-port-path-at", "https://example.com:/a@b", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -503,6 +547,55 @@ func TestBase64OfBinaryIsOrdinary(t *testing.T) {
 				_, span := secrets.MatchSpan(s)
 				t.Fatalf("false positive %s on base64 of integers: %.40s...", f.Rule, span)
 			}
+		}
+	}
+}
+
+// A repeated key is quoted in strict JSON's refusal: InRefusal finds a secret there, so the
+// caller refuses with the finding, and finds none in an ordinary repeated key or another refusal.
+func TestInRefusal(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		want bool
+	}{
+		{`{"a":{"` + ghClassic + `":1,"` + ghClassic + `":2}}`, true},
+		{`{"` + ghClassic[:20] + `\u200b` + ghClassic[20:] + `":1,"` + ghClassic[:20] + "\u200b" + ghClassic[20:] + `":2}`, true},
+		{`{"plan":1,"plan":2}`, false},
+		{`{"plan":"` + ghClassic + `",}`, false}, // a syntax error quotes nothing
+	} {
+		err := strictjson.Check([]byte(c.doc))
+		if err == nil {
+			t.Fatalf("Check accepted %s", c.doc)
+		}
+		if f := secrets.InRefusal([]byte(c.doc), err); (f != nil) != c.want {
+			t.Errorf("InRefusal(%.40s) = %v, want a finding: %v", c.doc, f, c.want)
+		}
+	}
+}
+
+// Text full of a rule's keyword where no match can end (a command name repeated, a flag
+// repeated) costs each keyword a short look, not a regexp run over the rule's whole window:
+// "curl " repeated over 300 KB took a second, some ten thousand times plain text.
+func TestKeywordFloodsStayCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("times scans")
+	}
+	cost := func(s string) time.Duration {
+		best := time.Duration(math.MaxInt64)
+		for range 3 {
+			start := time.Now()
+			secrets.ScanString(s)
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	const n = 300 << 10
+	plain := cost(strings.Repeat("lorem ipsum dolor sit amet ", n/27))
+	for _, unit := range []string{"curl ", "curl -u ", "mysql ", "mysql -p ", "sshpass ", "sshpass -p ", " -u", " -p",
+		"curl -u a", "machine a login b "} {
+		s := strings.Repeat(unit, n/len(unit))
+		if d := cost(s); d > 1000*plain+150*time.Millisecond {
+			t.Errorf("%q repeated over %d bytes: scanned in %v, plain text in %v", unit, len(s), d, plain)
 		}
 	}
 }

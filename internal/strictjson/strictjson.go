@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const (
@@ -35,6 +37,7 @@ const (
 	Syntax       Kind = "syntax"
 	Trailing     Kind = "trailing-data"
 	Empty        Kind = "empty"
+	NumberRange  Kind = "number-range"
 )
 
 // Error is what Check returns: the rule broken, a reason a person can act on, and the byte
@@ -517,13 +520,17 @@ func hex4(b []byte) (r rune, ok bool) {
 
 func (p *parser) number() error {
 	d := p.data
+	start := p.i
 	if d[p.i] == '-' {
 		p.i++
 	}
+	big := false // an exponent or more than 308 digits: beyond float64, maybe
 	if p.i < len(d) && d[p.i] == '0' {
 		p.i++
-	} else if p.digits() == 0 {
+	} else if n := p.digits(); n == 0 {
 		return p.errf(Syntax, "invalid number")
+	} else {
+		big = n > 308
 	}
 	if p.i < len(d) && d[p.i] == '.' {
 		p.i++
@@ -538,6 +545,15 @@ func (p *parser) number() error {
 		}
 		if p.digits() == 0 {
 			return p.errf(Syntax, "invalid number: digit expected in exponent")
+		}
+		big = true
+	}
+	// encoding/json decodes a number into any as a float64 and fails beyond its range: such
+	// a document would pass the gate and then not load. The number is not repeated.
+	if big {
+		if _, err := strconv.ParseFloat(unsafe.String(&d[start], p.i-start), 64); err != nil {
+			return &Error{Kind: NumberRange, Offset: start, Reason: "number out of range: its magnitude is beyond a 64-bit" +
+				" float's (about 1.8e308); write it as a string"}
 		}
 	}
 	return nil

@@ -51,6 +51,13 @@ func TestCheck(t *testing.T) {
 		{"unterminated", `{"a":"b`, strictjson.Syntax, 5},
 		{"nan", `NaN`, strictjson.Syntax, 0},
 		{"truncated-object", `{"a":1`, strictjson.Syntax, 6},
+		// encoding/json cannot decode a number beyond float64 into any: refused where it starts.
+		{"number-overflows", `{"a":1e400}`, strictjson.NumberRange, 5},
+		{"number-overflows-negative", `[0,-1.8e308]`, strictjson.NumberRange, 3},
+		{"number-overflows-digits", `[` + "1" + strings.Repeat("0", 309) + `]`, strictjson.NumberRange, 1},
+		{"number-largest", `[1.7976931348623157e308,-1.7976931348623157E+308]`, "", 0},
+		{"number-underflows-to-zero", `[1e-400,0e999999,0.0e400]`, "", 0},
+		{"number-many-digits", `[` + "1" + strings.Repeat("0", 308) + `]`, "", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,6 +77,9 @@ func TestCheck(t *testing.T) {
 			}
 			if je.Kind != c.kind || je.Offset != c.off {
 				t.Fatalf("got %s at %d (%v), want %s at %d", je.Kind, je.Offset, je, c.kind, c.off)
+			}
+			if c.kind == strictjson.NumberRange && strings.Contains(err.Error(), "e4") {
+				t.Errorf("message %q repeats the number", err)
 			}
 			if !strings.Contains(err.Error(), "byte") || je.Reason == "" {
 				t.Errorf("message %q lacks the offset or a reason", err)
@@ -106,7 +116,7 @@ func TestCompactAndObject(t *testing.T) {
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{
 		`{"a":1}`, `[1,2,{"b":null}]`, `{"a":1,"a":2}`, `"\u0061"`, `{"\ud800":1}`,
-		strings.Repeat("[", 70), "\xff", `1 2`, `{"a":"\u00e9","b":-0.5e-7}`, ``, `{"x":{"y":{"z":[]}}}`,
+		strings.Repeat("[", 70), "\xff", `1 2`, `{"a":"\u00e9","b":-0.5e-7}`, ``, `{"x":{"y":{"z":[]}}}`, `[1e400]`, `-1.8e308`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -133,6 +143,10 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("offset %d outside the %d-byte input", je.Offset, len(data))
 		}
 		// Everything encoding/json accepts we accept too, unless one of our extra rules fired.
+		var v any
+		if je.Kind == strictjson.NumberRange && json.Unmarshal(data, &v) == nil {
+			t.Fatalf("refused a number encoding/json decodes: %q: %v", data, err)
+		}
 		if json.Valid(data) && (je.Kind == strictjson.Syntax || je.Kind == strictjson.Trailing || je.Kind == strictjson.Empty) {
 			t.Fatalf("rejected valid JSON %q: %v", data, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -35,7 +36,11 @@ type ClaudeTask struct {
 // ClaudeTaskID is the record's task id for t.
 func ClaudeTaskID(t ClaudeTask) string {
 	s := strings.TrimSpace(t.SessionID)
-	return ClaudeTaskPrefix + cmp.Or(s[:min(len(s), 8)], "nosession") + "-" + strings.TrimSpace(t.TaskID)
+	n := min(len(s), 8)
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n-- // a cut inside a character would store invalid UTF-8
+	}
+	return ClaudeTaskPrefix + cmp.Or(s[:n], "nosession") + "-" + strings.TrimSpace(t.TaskID)
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -150,5 +151,23 @@ func TestRecordClaudeTaskPrunesDone(t *testing.T) {
 	}
 	if r.Tasks[0].ID != "own" || r.Tasks[1].ID != "claude-s1-open" || r.Tasks[2].ID != "claude-s1-10" {
 		t.Errorf("kept %s, %s, %s first; want own, claude-s1-open, claude-s1-10", r.Tasks[0].ID, r.Tasks[1].ID, r.Tasks[2].ID)
+	}
+}
+
+// The id keeps the session id's first 8 bytes, cut back to a whole character: a cut inside
+// one would store invalid UTF-8, which the record's JSON turns into U+FFFD, so the id read
+// back would no longer be the one the next event computes.
+func TestClaudeTaskIDCutsWholeCharacters(t *testing.T) {
+	for _, c := range []struct{ session, want string }{
+		{"0f3e9a7c-1b2d-4e5f-8a9b-0c1d2e3f4a5b", "claude-0f3e9a7c-1"},
+		{"日本語のセッション", "claude-日本-1"},                    // 3-byte characters: the third ends at byte 9
+		{"ab\U0001F680cdef", "claude-ab\U0001F680cd-1"}, // 4-byte: ends at byte 6
+		{"abcdefg\u00e9", "claude-abcdefg-1"},           // 2-byte: starts at byte 7
+		{" \t", "claude-nosession-1"},
+	} {
+		got := workflow.ClaudeTaskID(workflow.ClaudeTask{SessionID: c.session, TaskID: "1"})
+		if got != c.want || !utf8.ValidString(got) {
+			t.Errorf("ClaudeTaskID(session %q) = %q, want %q", c.session, got, c.want)
+		}
 	}
 }
