@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -181,8 +182,20 @@ func (a *app) engine() (*engine.Engine, error) {
 		return a.eng, nil
 	}
 	c := commands[a.name]
+	noCreate := c != nil && c.readOnly
+	if c != nil && !c.readOnly {
+		if root, outside := outsideProject(a.getenv); outside {
+			noCreate = c.onState
+			// A directory a session made state in (Claude Code run outside git, with
+			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
+			if _, err := os.Lstat(filepath.Join(root, project.StateSubdir)); !c.onState && errors.Is(err, fs.ErrNotExist) {
+				return nil, &codeError{code: ExitRefused, msg: "not in a project: no git repository holds " + root +
+					" and no Cairn state is there; run cairn inside a project, or set CLAUDE_PROJECT_DIR to its directory"}
+			}
+		}
+	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
-		NoCreate: c != nil && (c.readOnly || c.onState && outsideProject(a.getenv))})
+		NoCreate: noCreate})
 	if err != nil {
 		return nil, &stateError{err}
 	}
@@ -192,18 +205,19 @@ func (a *app) engine() (*engine.Engine, error) {
 
 // outsideProject: no project is named (an absolute CLAUDE_PROJECT_DIR, CAIRN_STATE_DIR) and
 // none holds the working directory (no git repository above it), as when cairn is run in
-// $HOME or /. The hooks read such a directory without creating anything; so do commands
-// that only act on state already there.
-func outsideProject(getenv func(string) string) bool {
+// $HOME or /; root is the directory that would be taken as the project root. The hooks read
+// such a directory without creating anything; so do commands that only act on state already
+// there, and commands that write refuse unless a session already made state there.
+func outsideProject(getenv func(string) string) (root string, outside bool) {
 	if d := getenv(project.EnvProjectDir); d != "" && filepath.IsAbs(d) || getenv(project.EnvStateDir) != "" {
-		return false
+		return "", false
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return false // engine.Open says why
+		return "", false // engine.Open says why
 	}
-	root, err := project.Root(getenv, wd)
-	return err == nil && !project.HasGit(root)
+	root, err = project.Root(getenv, wd)
+	return root, err == nil && !project.HasGit(root)
 }
 
 // run parses the command's flags and arguments, opens the engine unless the command opens it

@@ -290,7 +290,8 @@ Exit codes:
 
 Environment:
   CLAUDE_PROJECT_DIR  the project (else the working directory); state is found at its git
-                      root, in .claude/cairn
+                      root, in .claude/cairn. Outside git, commands that write need it
+                      set, or state a session made there
   CAIRN_STATE_DIR     use this state directory instead
   CAIRN_MEMORY_DIR    use this auto-memory directory instead of Claude Code's
   CLAUDE_PLUGIN_ROOT  the plugin, for cairn doctor when cairn is not in its bin/
