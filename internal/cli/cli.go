@@ -79,8 +79,7 @@ func (a *app) main(args []string) int {
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
-		fmt.Fprint(a.stdout, overview())
-		return ExitOK
+		args = append([]string{"help"}, args[1:]...)
 	case "-v", "-version", "--version":
 		args = []string{"version"}
 	}
@@ -99,8 +98,9 @@ func (a *app) main(args []string) int {
 	a.name = cmd.name
 	err = a.run(cmd, append(global, rest...))
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(a.stdout, cmd.help())
-		return ExitOK
+		// -h stops parsing; --json after it still asks for the JSON form.
+		a.json = a.json || slices.ContainsFunc(rest, func(s string) bool { return s == "--json" || s == "-json" || s == "--json=true" })
+		return a.fail(runHelp(a, strings.Fields(cmd.name), nil))
 	}
 	return a.fail(err)
 }

@@ -156,7 +156,7 @@ for byte and nothing in it runs. With --json prints the variables as one JSON ob
 			doc:     `With --json prints the entries as one JSON array.`},
 		{name: "version", usage: "version [--json]", noEngine: true, run: runVersion,
 			summary: "Print cairn's version."},
-		{name: "help", usage: "help [COMMAND]", max: 2, noEngine: true, run: runHelp,
+		{name: "help", usage: "help [COMMAND] [--json]", max: 2, noEngine: true, run: runHelp,
 			summary: "Show this overview, or one command's help."},
 		{name: "completion", usage: "completion bash|zsh|fish", min: 1, max: 1, noEngine: true, run: runCompletion, readOnly: true,
 			summary: "Print a shell completion script (commands, flags, phases, types, names).",
@@ -198,7 +198,7 @@ func lookup(args []string) (*command, []string, error) {
 			global, rest = append(global, rest[0]), rest[1:]
 		}
 		if len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
-			return commands["help"], []string{name}, nil
+			return commands["help"], append(global, name), nil
 		}
 		if len(rest) < 1 || strings.HasPrefix(rest[0], "-") {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
@@ -275,9 +275,9 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 	section("Workflows", order[:at("start")])
 	section("Shell API (for bash blocks)", order[at("start"):at("version")])
 	section("Other", order[at("version"):])
-	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command takes --json
-for scripts, also before its name (cairn --json status). Data goes to stdout, errors and
-warnings to stderr. Colour only on a terminal, never with NO_COLOR set.
+	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command but completion
+takes --json for scripts, also before its name (cairn --json status). Data goes to stdout,
+errors and warnings to stderr. Colour only on a terminal, never with NO_COLOR set.
 
 Exit codes:
   0  done
@@ -301,24 +301,48 @@ cairn help COMMAND shows a command's help.
 	return b.String()
 }
 
+// helpEntry is one command in `cairn help --json`.
+type helpEntry struct {
+	Name    string `json:"name"`
+	Usage   string `json:"usage"`
+	Summary string `json:"summary"`
+	Doc     string `json:"doc"`
+}
+
+// runHelp shows the overview, one command's help or a noun's verbs'; with --json the same
+// commands as a JSON array.
 func runHelp(a *app, pos []string, _ *engine.Engine) error {
+	var cs []*command
+	switch name := strings.Join(pos, " "); {
+	case len(pos) == 0:
+		for _, n := range order {
+			cs = append(cs, commands[n])
+		}
+	case commands[name] != nil:
+		cs = []*command{commands[name]}
+	case len(pos) == 1 && nouns[name]:
+		for _, v := range slices.Sorted(slices.Values(verbs(name))) {
+			cs = append(cs, commands[name+" "+v])
+		}
+	default:
+		return noSuchCommand("no such command", name)
+	}
+	if a.json {
+		out := make([]helpEntry, len(cs))
+		for i, c := range cs {
+			out[i] = helpEntry{Name: c.name, Usage: c.usage, Summary: c.summary, Doc: strings.TrimSpace(c.doc)}
+		}
+		return a.printJSON(out)
+	}
 	if len(pos) == 0 {
 		fmt.Fprint(a.stdout, overview())
 		return nil
 	}
-	name := strings.Join(pos, " ")
-	if c, ok := commands[name]; ok {
-		fmt.Fprint(a.stdout, c.help())
-		return nil
-	}
-	if len(pos) == 1 && nouns[name] {
-		for i, v := range slices.Sorted(slices.Values(verbs(name))) {
-			if i > 0 {
-				fmt.Fprintln(a.stdout)
-			}
-			fmt.Fprint(a.stdout, commands[name+" "+v].help())
+	for i, c := range cs {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
 		}
-		return nil
+		fmt.Fprint(a.stdout, c.help())
 	}
-	return noSuchCommand("no such command", name)
+	return nil
 }

@@ -27,6 +27,9 @@ import (
 var completionShells = []string{"bash", "zsh", "fish"}
 
 func runCompletion(a *app, pos []string, _ *engine.Engine) error {
+	if a.json {
+		return a.usageErr("a completion script is a shell script; it has no --json form")
+	}
 	root := a.cobraTree()
 	switch pos[0] {
 	case "bash":
