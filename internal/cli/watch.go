@@ -27,6 +27,8 @@ import (
 const (
 	quiet    = 75 * time.Millisecond
 	maxDelay = 500 * time.Millisecond
+	// readerPoll is how often watch looks whether the reader of its piped output has gone.
+	readerPoll = 500 * time.Millisecond
 )
 
 func runWatch(a *app, _ []string, e *engine.Engine) error {
@@ -110,11 +112,24 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	// Since Go 1.23 a stopped timer sends nothing, and Reset starts it afresh.
 	timer := time.NewTimer(maxDelay)
 	timer.Stop()
+	// `cairn watch | head -1`: a write would find the pipe closed, but while nothing changes
+	// there is no write, so the reader is looked for; when it is gone watch ends, as on Ctrl-C.
+	var readerTick <-chan time.Time
+	gone := readerGone(a.stdout)
+	if gone != nil {
+		t := time.NewTicker(readerPoll)
+		defer t.Stop()
+		readerTick = t.C
+	}
 	var pending time.Time // when the first unprinted event came
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-readerTick:
+			if gone() {
+				return nil
+			}
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
