@@ -14,6 +14,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -306,12 +307,17 @@ func optional(pos []string, def string) string {
 	return def
 }
 
-// printJSON writes v as indented JSON on stdout.
+// printJSON writes v as indented JSON on stdout, safe for a terminal (safeJSON).
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := a.stdout.Write(safeJSON(b.Bytes()))
+	return err
 }
 
 // answer prints v as JSON with --json, else one line that format and args make.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -32,4 +34,42 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// safeJSON is the JSON text data with every character that could rewrite or hide text on a
+// terminal written as a \u escape: DEL, C1 controls and what textsafe drops (bidi, zero-width,
+// tag characters...), which JSON lets stand raw in a string; invalid UTF-8 becomes \ufffd.
+// Outside its strings JSON text is ASCII, so these stand only in strings, where the escape is
+// the same value to any JSON reader. Data without them is returned as it is.
+func safeJSON(data []byte) []byte {
+	i := 0
+	for i < len(data) && data[i] < 0x7f {
+		i++
+	}
+	if i == len(data) {
+		return data
+	}
+	out := append(make([]byte, 0, len(data)+32), data[:i]...)
+	for i < len(data) {
+		r, n := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			out = append(out, `\ufffd`...)
+		case r >= 0x7f && textsafe.Dropped(r):
+			if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+				out = appendEscape(appendEscape(out, r1), r2)
+			} else {
+				out = appendEscape(out, r)
+			}
+		default:
+			out = append(out, data[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+func appendEscape(b []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 }

@@ -84,7 +84,8 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	// The stored JSON is the output, --json or not.
+	// The stored JSON is the output, --json or not (safe for a terminal: the same value).
+	data = safeJSON(data)
 	if !bytes.HasSuffix(data, []byte("\n")) {
 		data = append(data, '\n')
 	}

@@ -48,9 +48,10 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if a.json {
 		return a.printJSON(orEmpty(entries))
 	}
-	// One compact JSON value a line, as stored: jq and grep read it as they read the file.
+	// One compact JSON value a line, as stored (safe for a terminal: the same value): jq and
+	// grep read it as they read the file.
 	for _, l := range entries {
-		fmt.Fprintf(a.stdout, "%s\n", l)
+		fmt.Fprintf(a.stdout, "%s\n", safeJSON(l))
 	}
 	return nil
 }

@@ -209,7 +209,7 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 		}
 	}
 	if a.json {
-		return json.NewEncoder(a.stdout).Encode(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
+		return a.jsonLine(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
 			SessionID: s.SessionID, UpdatedAt: s.UpdatedAt, Changes: changes, By: by})
 	}
 	t := a.style(dim, now.Local().Format("15:04:05"))
@@ -241,7 +241,7 @@ func (a *app) watchNote(s *engine.Snapshot, what string) error {
 		if s != nil {
 			l.WorkflowID, l.Revision, l.Phase, l.SessionID, l.UpdatedAt = s.WorkflowID, s.Revision, s.Phase, s.SessionID, s.UpdatedAt
 		}
-		return json.NewEncoder(a.stdout).Encode(l)
+		return a.jsonLine(l)
 	}
 	_, err := fmt.Fprintf(a.stdout, "%s  %s\n", a.style(dim, now.Local().Format("15:04:05")), a.style(bold, clean(what)))
 	return err
@@ -324,4 +324,14 @@ func recordChanges(prev, cur *workflow.Record) []string {
 		out = append(out, "outcome: "+cur.Outcome)
 	}
 	return out
+}
+
+// jsonLine writes v as one line of JSON, safe for a terminal (safeJSON).
+func (a *app) jsonLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = a.stdout.Write(append(safeJSON(b), '\n'))
+	return err
 }
