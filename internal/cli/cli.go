@@ -254,17 +254,23 @@ func (a *app) flags() *flag.FlagSet {
 		"or-empty": &o.orEmpty, "replace": &o.replace, "yes": &o.yes, "with-state": &o.withState}
 	texts := map[string]*string{"reason": &o.reason, "id": &o.id, "scope": &o.scope, "ttl": &o.ttl,
 		"from": &o.from, "note": &o.note, "checkpoint": &o.checkpoint}
-	for _, f := range append([]string{"--json"}, usageFlag().FindAllString(commands[a.name].usage, -1)...) {
+	usage := commands[a.name].usage
+	// A flag's usage is its value's name in the usage line (--reason TEXT), for messages.
+	values := map[string]string{}
+	for _, m := range usageValue().FindAllStringSubmatch(usage, -1) {
+		values[m[1]] = m[2]
+	}
+	for _, f := range append([]string{"--json"}, usageFlag().FindAllString(usage, -1)...) {
 		switch name := f[2:]; {
 		case fs.Lookup(name) != nil: // --json, named twice
 		case bools[name] != nil:
 			fs.BoolVar(bools[name], name, false, "")
 		case texts[name] != nil:
-			fs.StringVar(texts[name], name, "", "")
+			fs.StringVar(texts[name], name, "", values[name])
 		case name == "output":
-			fs.Var(&o.outputs, name, "")
+			fs.Var(&o.outputs, name, values[name])
 		case name == "tail":
-			fs.IntVar(&o.tail, name, 0, "")
+			fs.IntVar(&o.tail, name, 0, values[name])
 		default:
 			panic("cairn " + a.name + ": its usage line names --" + name + ", which no command defines")
 		}

@@ -90,6 +90,9 @@ func (a *app) cobraTree() *cobra.Command {
 // usageFlag finds the flags a usage line names.
 var usageFlag = lazyre.New(`--[a-z][a-z-]*`)
 
+// usageValue finds the flags a usage line gives a value, with the value's name: --reason TEXT.
+var usageValue = lazyre.New(`--([a-z][a-z-]*) ([A-Z][A-Z|]*)`)
+
 // completeArgs completes a leaf's flags (from its usage line) and its arguments.
 func (a *app) completeArgs(c *command) cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
