@@ -64,8 +64,9 @@ leave approval phases alone in this project, set "approvals": false in .claude/c
 			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
 			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
 project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; nothing when none
-is active. It reads the state without a lock or a repair, in a few milliseconds, and never
-fails the status bar: problems go to stderr, exit 0. In ~/.claude/settings.json:
+is active (null with --json). It reads the state without a lock or a repair, in a few
+milliseconds, and never fails the status bar: problems go to stderr, exit 0. In
+~/.claude/settings.json:
   "statusLine": {"type": "command", "command": "cairn statusline"}`},
 		{name: "watch", usage: "watch [--json]", run: runWatch, onState: true,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
