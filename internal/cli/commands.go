@@ -142,13 +142,16 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); any other
 VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
 		{name: "vars get", usage: "vars get KEY [--json]", min: 1, max: 1, run: runVarsGet, readOnly: true,
-			summary: "Print a workflow variable's value; not set: exit 1."},
+			summary: "Print a workflow variable's value; not set: exit 1.",
+			doc: `The value as stored, for $(cairn vars get KEY). On a terminal, where a person reads it,
+control and invisible characters (escape sequences) show as ?, said on stderr.`},
 		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, run: runVarsUnset, onState: true,
 			summary: "Remove workflow variables; one not set is no change. Prints nothing on success."},
 		{name: "vars export", usage: "vars export [--json]", run: runVarsExport, readOnly: true,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
 			doc: `Every value is single-quoted, so any content (quotes, $, newlines) comes back byte
-for byte and nothing in it runs. With --json prints the variables as one JSON object.`},
+for byte and nothing in it runs (on a terminal control characters show as ?, as for vars
+get). With --json prints the variables as one JSON object.`},
 		{name: "log append", usage: "log append NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
 			run:     jsonWrite("the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog),
 			summary: "Append one JSON value as a line to the log NAME (from stdin when - or absent)."},

@@ -28,6 +28,21 @@ func clean(s string) string {
 	}, s)
 }
 
+// forTerminal is data printed as stored (vars get, vars export) when a person reads it on a
+// terminal: line breaks and tabs stay, every character clean replaces becomes '?' too, so a
+// stored escape sequence cannot act on the terminal. It reports whether any did.
+func forTerminal(s string) (string, bool) {
+	changed := false
+	out := strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\t' && (r == unicode.ReplacementChar || textsafe.Dropped(r)) {
+			changed = true
+			return '?'
+		}
+		return r
+	}, s)
+	return out, changed
+}
+
 // stamp renders a time as UTC RFC 3339 to the second, "-" when unset.
 func stamp(t time.Time) string {
 	if t.IsZero() {

@@ -121,7 +121,23 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
 	}
 	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.
+	if !a.json {
+		v = a.terminalSafe(v)
+	}
 	return a.answer(kv, "%s", v)
+}
+
+// terminalSafe is s, or on a terminal s with what could act on it shown as ? (forTerminal),
+// said on stderr: captured or piped, data stays as stored.
+func (a *app) terminalSafe(s string) string {
+	if !isTerminal(a.stdout) {
+		return s
+	}
+	safe, changed := forTerminal(s)
+	if changed {
+		a.warn("the value holds control or invisible characters, shown as ? on this terminal; captured or piped it is printed as stored")
+	}
+	return safe
 }
 
 func runVarsExport(a *app, _ []string, e *engine.Engine) error {
@@ -132,6 +148,6 @@ func runVarsExport(a *app, _ []string, e *engine.Engine) error {
 	if a.json {
 		return a.printJSON(kv)
 	}
-	_, err = io.WriteString(a.stdout, vars.Export(kv))
+	_, err = io.WriteString(a.stdout, a.terminalSafe(vars.Export(kv)))
 	return err
 }
