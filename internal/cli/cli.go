@@ -82,7 +82,7 @@ func (a *app) main(args []string) int {
 	case "-h", "-help", "--help":
 		args = append([]string{"help"}, args[1:]...)
 	case "-v", "-version", "--version":
-		args = []string{"version"}
+		args = append([]string{"version"}, args[1:]...)
 	}
 	defer func() {
 		if a.eng != nil {
