@@ -29,6 +29,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -92,6 +93,9 @@ func (a *app) main(args []string) int {
 	if isCompletionRequest(args[0]) {
 		return a.complete(args)
 	}
+	if len(args[0]) > 1 && args[0][0] == '-' {
+		return a.fail(flagBeforeCommand(args[0]))
+	}
 	cmd, rest, err := lookup(args)
 	if err != nil {
 		return a.fail(err)
@@ -104,6 +108,19 @@ func (a *app) main(args []string) int {
 		return a.fail(runHelp(a, strings.Fields(cmd.name), nil))
 	}
 	return a.fail(err)
+}
+
+// flagBeforeCommand answers a flag before the command that is none of those that go there
+// (--json, --help, --version), which would otherwise be taken for a mistyped command. Only a
+// flag's shape is repeated (named, not a pasted value).
+func flagBeforeCommand(arg string) error {
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	if plainFlag().MatchString(name) && secrets.ScanString(name) == nil {
+		if m := meant("--", name, []string{"json", "help", "version"}); m != "" {
+			return &usageError{msg: "no flag --" + name + " before a command; " + m}
+		}
+	}
+	return &usageError{msg: "before a command cairn takes only --json, --help and --version; a command's own flags go after its name"}
 }
 
 // isGlobalFlag: the flags every command takes, which may also come before its name.
