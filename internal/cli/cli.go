@@ -200,7 +200,8 @@ func (a *app) engine() (*engine.Engine, error) {
 		return a.eng, nil
 	}
 	c := commands[a.name]
-	noCreate := c != nil && c.readOnly
+	// expire --dry-run only reads, so it makes no state directory either.
+	noCreate := c != nil && (c.readOnly || c.name == "expire" && a.opt.dryRun)
 	if c != nil && !c.readOnly {
 		if root, outside := outsideProject(a.getenv); outside {
 			noCreate = c.onState
