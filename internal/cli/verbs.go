@@ -149,9 +149,14 @@ func readRecord(e *engine.Engine, id string) (*workflow.Record, error) {
 }
 
 // decodeRecord reads the stored record data of workflow id.
+// Only a record that is JSON is pointed at show --json, which prints JSON and nothing else.
 func decodeRecord(id string, data []byte) (*workflow.Record, error) {
 	var r workflow.Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	err := json.Unmarshal(data, &r)
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return nil, fmt.Errorf("workflow %s is on record but its stored record is not JSON (it goes wrong at byte %d)", id, se.Offset)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
 	}
 	return &r, nil
