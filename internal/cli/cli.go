@@ -259,7 +259,7 @@ func (a *app) run(c *command, args []string) error {
 type opts struct {
 	all, dryRun, link, orEmpty, replace, yes, withState bool
 	reason, id, scope, ttl, from, note, checkpoint      string
-	outputs                                             strs // --output: repeatable for transition, the last for task
+	outputs                                             strs // --output: repeatable for transition, once for task
 	tail                                                int
 }
 

@@ -99,6 +99,9 @@ func runApprove(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runTask(a *app, pos []string, e *engine.Engine) error {
+	if n := len(a.opt.outputs); n > 1 {
+		return a.usageErr("--output given %d times: a task records one output (transition takes several)", n)
+	}
 	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
