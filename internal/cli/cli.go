@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -260,7 +261,24 @@ type opts struct {
 	all, dryRun, link, orEmpty, replace, yes, withState bool
 	reason, id, scope, ttl, from, note, checkpoint      string
 	outputs                                             strs // --output: repeatable for transition, once for task
-	tail                                                int
+	tail                                                count
+}
+
+// count is a whole-number flag that knows whether it was given: --tail 0 is not --tail unset.
+type count struct {
+	n   int
+	set bool
+}
+
+func (c *count) String() string { return strconv.Itoa(c.n) }
+func (c *count) Get() any       { return c.n }
+func (c *count) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	c.n, c.set = n, true
+	return nil
 }
 
 // flags is the flag set of the running command: --json, and the flags its usage line names.
@@ -288,7 +306,7 @@ func (a *app) flags() *flag.FlagSet {
 		case name == "output":
 			fs.Var(&o.outputs, name, values[name])
 		case name == "tail":
-			fs.IntVar(&o.tail, name, 0, values[name])
+			fs.Var(&o.tail, name, values[name])
 		default:
 			panic("cairn " + a.name + ": its usage line names --" + name + ", which no command defines")
 		}

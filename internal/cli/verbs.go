@@ -24,7 +24,7 @@ func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 func runVarsUnset(a *app, pos []string, e *engine.Engine) error { return a.wrote(e.UnsetVars(pos)) }
 
 func runLogShow(a *app, pos []string, _ *engine.Engine) error {
-	if a.opt.tail < 0 {
+	if a.opt.tail.n < 0 {
 		return a.usageErr("--tail: the value is a number of entries, 0 or more")
 	}
 	e, err := a.engine()
@@ -39,8 +39,8 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		return err
 	}
 	entries := lines.Lines
-	if n := a.opt.tail; n > 0 && len(entries) > n {
-		entries = entries[len(entries)-n:]
+	if t := a.opt.tail; t.set && len(entries) > t.n {
+		entries = entries[len(entries)-t.n:]
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
