@@ -46,11 +46,15 @@ func notJSON(what string, data []byte, example string) error {
 	if err == nil {
 		return nil
 	}
-	where := ""
+	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, wrongAt(err), example)
+}
+
+// wrongAt is " (it goes wrong at byte N)" for a JSON syntax error, else "".
+func wrongAt(err error) string {
 	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-		where = fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
+		return fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
 	}
-	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
+	return ""
 }
 
 // jsonWrite is the run of checkpoint save and log append: NAME and a JSON value (what, like

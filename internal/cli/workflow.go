@@ -51,6 +51,17 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 		}
 		req.From = pos[0]
 	}
+	if len(req.Checkpoint) > 0 {
+		// Said here in the command's words: the engine's would call [1] invalid JSON.
+		const like = `give one JSON object, like '{"tests": "pass"}'`
+		var v any
+		if err := json.Unmarshal(req.Checkpoint, &v); err != nil {
+			return fmt.Errorf("--checkpoint is not JSON%s: %s", wrongAt(err), like)
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return fmt.Errorf("--checkpoint is JSON but not an object: %s", like)
+		}
+	}
 	e, err := a.engine()
 	if err != nil {
 		return err
