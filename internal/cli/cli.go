@@ -14,19 +14,23 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -78,10 +82,9 @@ func (a *app) main(args []string) int {
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
-		fmt.Fprint(a.stdout, overview())
-		return ExitOK
+		args = append([]string{"help"}, args[1:]...)
 	case "-v", "-version", "--version":
-		args = []string{"version"}
+		args = append([]string{"version"}, args[1:]...)
 	}
 	defer func() {
 		if a.eng != nil {
@@ -91,6 +94,9 @@ func (a *app) main(args []string) int {
 	if isCompletionRequest(args[0]) {
 		return a.complete(args)
 	}
+	if len(args[0]) > 1 && args[0][0] == '-' {
+		return a.fail(flagBeforeCommand(args[0]))
+	}
 	cmd, rest, err := lookup(args)
 	if err != nil {
 		return a.fail(err)
@@ -98,10 +104,24 @@ func (a *app) main(args []string) int {
 	a.name = cmd.name
 	err = a.run(cmd, append(global, rest...))
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(a.stdout, cmd.help())
-		return ExitOK
+		// -h stops parsing; --json after it still asks for the JSON form.
+		a.json = a.json || slices.ContainsFunc(rest, func(s string) bool { return s == "--json" || s == "-json" || s == "--json=true" })
+		return a.fail(runHelp(a, strings.Fields(cmd.name), nil))
 	}
 	return a.fail(err)
+}
+
+// flagBeforeCommand answers a flag before the command that is none of those that go there
+// (--json, --help, --version), which would otherwise be taken for a mistyped command. Only a
+// flag's shape is repeated (named, not a pasted value).
+func flagBeforeCommand(arg string) error {
+	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	if plainFlag().MatchString(name) && secrets.ScanString(name) == nil {
+		if m := meant("--", name, []string{"json", "help", "version"}); m != "" {
+			return &usageError{msg: "no flag --" + name + " before a command; " + m}
+		}
+	}
+	return &usageError{msg: "before a command cairn takes only --json, --help and --version; a command's own flags go after its name"}
 }
 
 // isGlobalFlag: the flags every command takes, which may also come before its name.
@@ -181,8 +201,21 @@ func (a *app) engine() (*engine.Engine, error) {
 		return a.eng, nil
 	}
 	c := commands[a.name]
+	// expire --dry-run only reads, so it makes no state directory either.
+	noCreate := c != nil && (c.readOnly || c.name == "expire" && a.opt.dryRun)
+	if c != nil && !c.readOnly {
+		if root, outside := outsideProject(a.getenv); outside {
+			noCreate = c.onState
+			// A directory a session made state in (Claude Code run outside git, with
+			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
+			if _, err := os.Lstat(filepath.Join(root, project.StateSubdir)); !c.onState && errors.Is(err, fs.ErrNotExist) {
+				return nil, &codeError{code: ExitRefused, msg: "not in a project: no git repository holds " + root +
+					" and no Cairn state is there; run cairn inside a project, or set CLAUDE_PROJECT_DIR to its absolute path"}
+			}
+		}
+	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
-		NoCreate: c != nil && (c.readOnly || c.onState && outsideProject(a.getenv))})
+		NoCreate: noCreate})
 	if err != nil {
 		return nil, &stateError{err}
 	}
@@ -192,18 +225,19 @@ func (a *app) engine() (*engine.Engine, error) {
 
 // outsideProject: no project is named (an absolute CLAUDE_PROJECT_DIR, CAIRN_STATE_DIR) and
 // none holds the working directory (no git repository above it), as when cairn is run in
-// $HOME or /. The hooks read such a directory without creating anything; so do commands
-// that only act on state already there.
-func outsideProject(getenv func(string) string) bool {
+// $HOME or /; root is the directory that would be taken as the project root. The hooks read
+// such a directory without creating anything; so do commands that only act on state already
+// there, and commands that write refuse unless a session already made state there.
+func outsideProject(getenv func(string) string) (root string, outside bool) {
 	if d := getenv(project.EnvProjectDir); d != "" && filepath.IsAbs(d) || getenv(project.EnvStateDir) != "" {
-		return false
+		return "", false
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return false // engine.Open says why
+		return "", false // engine.Open says why
 	}
-	root, err := project.Root(getenv, wd)
-	return err == nil && !project.HasGit(root)
+	root, err = project.Root(getenv, wd)
+	return root, err == nil && !project.HasGit(root)
 }
 
 // run parses the command's flags and arguments, opens the engine unless the command opens it
@@ -226,8 +260,25 @@ func (a *app) run(c *command, args []string) error {
 type opts struct {
 	all, dryRun, link, orEmpty, replace, yes, withState bool
 	reason, id, scope, ttl, from, note, checkpoint      string
-	outputs                                             strs // --output: repeatable for transition, the last for task
-	tail                                                int
+	outputs                                             strs // --output: repeatable for transition, once for task
+	tail                                                count
+}
+
+// count is a whole-number flag that knows whether it was given: --tail 0 is not --tail unset.
+type count struct {
+	n   int
+	set bool
+}
+
+func (c *count) String() string { return strconv.Itoa(c.n) }
+func (c *count) Get() any       { return c.n }
+func (c *count) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	c.n, c.set = n, true
+	return nil
 }
 
 // flags is the flag set of the running command: --json, and the flags its usage line names.
@@ -239,17 +290,23 @@ func (a *app) flags() *flag.FlagSet {
 		"or-empty": &o.orEmpty, "replace": &o.replace, "yes": &o.yes, "with-state": &o.withState}
 	texts := map[string]*string{"reason": &o.reason, "id": &o.id, "scope": &o.scope, "ttl": &o.ttl,
 		"from": &o.from, "note": &o.note, "checkpoint": &o.checkpoint}
-	for _, f := range append([]string{"--json"}, usageFlag().FindAllString(commands[a.name].usage, -1)...) {
+	usage := commands[a.name].usage
+	// A flag's usage is its value's name in the usage line (--reason TEXT), for messages.
+	values := map[string]string{}
+	for _, m := range usageValue().FindAllStringSubmatch(usage, -1) {
+		values[m[1]] = m[2]
+	}
+	for _, f := range append([]string{"--json"}, usageFlag().FindAllString(usage, -1)...) {
 		switch name := f[2:]; {
 		case fs.Lookup(name) != nil: // --json, named twice
 		case bools[name] != nil:
 			fs.BoolVar(bools[name], name, false, "")
 		case texts[name] != nil:
-			fs.StringVar(texts[name], name, "", "")
+			fs.StringVar(texts[name], name, "", values[name])
 		case name == "output":
-			fs.Var(&o.outputs, name, "")
+			fs.Var(&o.outputs, name, values[name])
 		case name == "tail":
-			fs.IntVar(&o.tail, name, 0, "")
+			fs.Var(&o.tail, name, values[name])
 		default:
 			panic("cairn " + a.name + ": its usage line names --" + name + ", which no command defines")
 		}
@@ -292,12 +349,17 @@ func optional(pos []string, def string) string {
 	return def
 }
 
-// printJSON writes v as indented JSON on stdout.
+// printJSON writes v as indented JSON on stdout, safe for a terminal (safeJSON).
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := a.stdout.Write(safeJSON(b.Bytes()))
+	return err
 }
 
 // answer prints v as JSON with --json, else one line that format and args make.

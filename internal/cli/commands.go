@@ -64,17 +64,19 @@ leave approval phases alone in this project, set "approvals": false in .claude/c
 			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
 			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the
 project) and prints, for the active workflow, e.g. "apex · plan 2/5 · 12m"; nothing when none
-is active. It reads the state without a lock or a repair, in a few milliseconds, and never
-fails the status bar: problems go to stderr, exit 0. In ~/.claude/settings.json:
+is active (null with --json). It reads the state without a lock or a repair, in a few
+milliseconds, and never fails the status bar: problems go to stderr, exit 0. In
+~/.claude/settings.json:
   "statusLine": {"type": "command", "command": "cairn statusline"}`},
 		{name: "watch", usage: "watch [--json]", run: runWatch, onState: true,
 			summary: "Follow the active workflow live; one line per change, until interrupted.",
 			doc: `Prints the current position, then a line each time any process (the agent, a hook,
 another cairn) changes the workflow, saying what changed (phase, status, tasks, variable
 names, artifacts, checkpoints saved or deleted) and who changed it (actor and session, from
-the journal). Stops on Ctrl-C (SIGINT) or SIGTERM and exits 0. With --json each line is one
-JSON object: at, workflow_id, revision, phase, session_id, updated_at, changes, by
-(workflow_id is empty when no workflow is active). Outside a project (no git repository,
+the journal). Stops on Ctrl-C (SIGINT) or SIGTERM, or when the reader of its piped output
+has gone (cairn watch | head -1), and exits 0. With --json each line is one JSON object:
+at, workflow_id, revision, phase, session_id, updated_at, changes, by (workflow_id is empty
+when no workflow is active). Outside a project (no git repository,
 CLAUDE_PROJECT_DIR unset) there is no state to watch and none is created: exit 1.`},
 		{name: "list", usage: "list [--all] [--json]", run: runList, readOnly: true,
 			summary: "List the active workflow and the archived ones, newest first.",
@@ -141,13 +143,16 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); any other
 VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
 		{name: "vars get", usage: "vars get KEY [--json]", min: 1, max: 1, run: runVarsGet, readOnly: true,
-			summary: "Print a workflow variable's value; not set: exit 1."},
+			summary: "Print a workflow variable's value; not set: exit 1.",
+			doc: `The value as stored, for $(cairn vars get KEY). On a terminal, where a person reads it,
+control and invisible characters (escape sequences) show as ?, said on stderr.`},
 		{name: "vars unset", usage: "vars unset KEY... [--json]", min: 1, max: -1, run: runVarsUnset, onState: true,
 			summary: "Remove workflow variables; one not set is no change. Prints nothing on success."},
 		{name: "vars export", usage: "vars export [--json]", run: runVarsExport, readOnly: true,
 			summary: "Print the variables as export lines: eval \"$(cairn vars export)\".",
 			doc: `Every value is single-quoted, so any content (quotes, $, newlines) comes back byte
-for byte and nothing in it runs. With --json prints the variables as one JSON object.`},
+for byte and nothing in it runs (on a terminal control characters show as ?, as for vars
+get). With --json prints the variables as one JSON object.`},
 		{name: "log append", usage: "log append NAME [JSON|-] [--json]", min: 1, max: 2, noEngine: true,
 			run:     jsonWrite("the log entry", `'{"note": "text"}', or a quoted string, '"text"'`, (*engine.Engine).AppendLog),
 			summary: "Append one JSON value as a line to the log NAME (from stdin when - or absent)."},
@@ -156,7 +161,7 @@ for byte and nothing in it runs. With --json prints the variables as one JSON ob
 			doc:     `With --json prints the entries as one JSON array.`},
 		{name: "version", usage: "version [--json]", noEngine: true, run: runVersion,
 			summary: "Print cairn's version."},
-		{name: "help", usage: "help [COMMAND]", max: 2, noEngine: true, run: runHelp,
+		{name: "help", usage: "help [COMMAND] [--json]", max: 2, noEngine: true, run: runHelp,
 			summary: "Show this overview, or one command's help."},
 		{name: "completion", usage: "completion bash|zsh|fish", min: 1, max: 1, noEngine: true, run: runCompletion, readOnly: true,
 			summary: "Print a shell completion script (commands, flags, phases, types, names).",
@@ -198,7 +203,7 @@ func lookup(args []string) (*command, []string, error) {
 			global, rest = append(global, rest[0]), rest[1:]
 		}
 		if len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
-			return commands["help"], []string{name}, nil
+			return commands["help"], append(global, name), nil
 		}
 		if len(rest) < 1 || strings.HasPrefix(rest[0], "-") {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),
@@ -275,9 +280,9 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 	section("Workflows", order[:at("start")])
 	section("Shell API (for bash blocks)", order[at("start"):at("version")])
 	section("Other", order[at("version"):])
-	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command takes --json
-for scripts, also before its name (cairn --json status). Data goes to stdout, errors and
-warnings to stderr. Colour only on a terminal, never with NO_COLOR set.
+	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command but completion
+takes --json for scripts, also before its name (cairn --json status). Data goes to stdout,
+errors and warnings to stderr. Colour only on a terminal, never with NO_COLOR set.
 
 Exit codes:
   0  done
@@ -290,7 +295,8 @@ Exit codes:
 
 Environment:
   CLAUDE_PROJECT_DIR  the project (else the working directory); state is found at its git
-                      root, in .claude/cairn
+                      root, in .claude/cairn. Outside git, commands that write need it
+                      set, or state a session made there
   CAIRN_STATE_DIR     use this state directory instead
   CAIRN_MEMORY_DIR    use this auto-memory directory instead of Claude Code's
   CLAUDE_PLUGIN_ROOT  the plugin, for cairn doctor when cairn is not in its bin/
@@ -300,24 +306,48 @@ cairn help COMMAND shows a command's help.
 	return b.String()
 }
 
+// helpEntry is one command in `cairn help --json`.
+type helpEntry struct {
+	Name    string `json:"name"`
+	Usage   string `json:"usage"`
+	Summary string `json:"summary"`
+	Doc     string `json:"doc"`
+}
+
+// runHelp shows the overview, one command's help or a noun's verbs'; with --json the same
+// commands as a JSON array.
 func runHelp(a *app, pos []string, _ *engine.Engine) error {
+	var cs []*command
+	switch name := strings.Join(pos, " "); {
+	case len(pos) == 0:
+		for _, n := range order {
+			cs = append(cs, commands[n])
+		}
+	case commands[name] != nil:
+		cs = []*command{commands[name]}
+	case len(pos) == 1 && nouns[name]:
+		for _, v := range slices.Sorted(slices.Values(verbs(name))) {
+			cs = append(cs, commands[name+" "+v])
+		}
+	default:
+		return noSuchCommand("no such command", name)
+	}
+	if a.json {
+		out := make([]helpEntry, len(cs))
+		for i, c := range cs {
+			out[i] = helpEntry{Name: c.name, Usage: c.usage, Summary: c.summary, Doc: strings.TrimSpace(c.doc)}
+		}
+		return a.printJSON(out)
+	}
 	if len(pos) == 0 {
 		fmt.Fprint(a.stdout, overview())
 		return nil
 	}
-	name := strings.Join(pos, " ")
-	if c, ok := commands[name]; ok {
-		fmt.Fprint(a.stdout, c.help())
-		return nil
-	}
-	if len(pos) == 1 && nouns[name] {
-		for i, v := range slices.Sorted(slices.Values(verbs(name))) {
-			if i > 0 {
-				fmt.Fprintln(a.stdout)
-			}
-			fmt.Fprint(a.stdout, commands[name+" "+v].help())
+	for i, c := range cs {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
 		}
-		return nil
+		fmt.Fprint(a.stdout, c.help())
 	}
-	return noSuchCommand("no such command", name)
+	return nil
 }

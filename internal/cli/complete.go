@@ -27,6 +27,9 @@ import (
 var completionShells = []string{"bash", "zsh", "fish"}
 
 func runCompletion(a *app, pos []string, _ *engine.Engine) error {
+	if a.json {
+		return a.usageErr("a completion script is a shell script; it has no --json form")
+	}
 	root := a.cobraTree()
 	switch pos[0] {
 	case "bash":
@@ -86,6 +89,9 @@ func (a *app) cobraTree() *cobra.Command {
 
 // usageFlag finds the flags a usage line names.
 var usageFlag = lazyre.New(`--[a-z][a-z-]*`)
+
+// usageValue finds the flags a usage line gives a value, with the value's name: --reason TEXT.
+var usageValue = lazyre.New(`--([a-z][a-z-]*) ([A-Z][A-Z|]*)`)
 
 // completeArgs completes a leaf's flags (from its usage line) and its arguments.
 func (a *app) completeArgs(c *command) cobra.CompletionFunc {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
@@ -41,5 +42,52 @@ func TestHumanOutputHasNoRawControls(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// TestJSONOutputHasNoRawControls: JSON output reaches terminals too (cairn show --json, a
+// checkpoint or log printed to look at it). JSON lets DEL, C1 controls (U+009B is a CSI),
+// bidi overrides and invisible characters stand raw in a string; every command's JSON carries
+// them \u-escaped instead, which any JSON reader decodes to the same value.
+func TestJSONOutputHasNoRawControls(t *testing.T) {
+	nasty := "ctx \u202eevil\u202c \u200bzw tag\U000E0041 \u00adsoft \x7fdel \u0085nel \u009b31m \ufe0fvs \u061calm"
+	doc, err := json.Marshal(map[string]string{"n": nasty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", nasty)
+	mustRun(t, p, "", "task", "t1", "running", "--note", nasty)
+	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", nasty)
+	mustRun(t, p, "", "checkpoint", "save", "plan", string(doc))
+	mustRun(t, p, "", "log", "append", "events", string(doc))
+	commands := [][]string{{"status", "--json"}, {"list", "--json"}, {"show", "--json"}, {"history", "--json"},
+		{"vars", "get", "PLAN_NOTE", "--json"}, {"vars", "export", "--json"}, {"checkpoint", "load", "plan"},
+		{"log", "show", "events"}, {"log", "show", "events", "--json"}, {"transition", "plan", "--json"}}
+	for _, args := range commands {
+		code, out := p.run("", args...)
+		if code != 0 {
+			t.Fatalf("cairn %s: exit %d: %s", strings.Join(args, " "), code, out)
+		}
+		for i, r := range out {
+			if r != '\n' && (r == utf8.RuneError || unicode.IsControl(r) || textsafe.Dropped(r)) {
+				t.Errorf("cairn %s printed U+%04X raw at byte %d: %q", strings.Join(args, " "), r, i, out)
+				break
+			}
+		}
+		if args[0] != "status" && args[0] != "list" && args[0] != "history" && !strings.Contains(out, `\u202e`) {
+			t.Errorf("cairn %s: the text is not there, escaped: %q", strings.Join(args, " "), out)
+		}
+	}
+	// The escaped JSON is the same value.
+	_, out := p.run("", "checkpoint", "load", "plan")
+	var got map[string]string
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got["n"] != nasty {
+		t.Errorf("checkpoint load gave %q (%v), want the saved value", out, err)
+	}
+	_, out = p.run("", "log", "show", "events")
+	got = nil
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got["n"] != nasty {
+		t.Errorf("log show gave %q (%v), want the appended value", out, err)
 	}
 }

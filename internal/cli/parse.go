@@ -42,7 +42,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 		} else if !hasValue {
 			if i+1 >= len(args) {
-				return nil, fmt.Errorf("--%s needs a value: --%s %s", name, name, valueName(f))
+				return nil, fmt.Errorf("--%s needs a value: --%s %s", name, name, cmp.Or(f.Usage, valueName(f)))
 			}
 			i++
 			value = args[i]

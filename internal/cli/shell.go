@@ -47,11 +47,15 @@ func notJSON(what string, data []byte, example string) error {
 	if err == nil {
 		return nil
 	}
-	where := ""
+	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, wrongAt(err), example)
+}
+
+// wrongAt is " (it goes wrong at byte N)" for a JSON syntax error, else "".
+func wrongAt(err error) string {
 	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-		where = fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
+		return fmt.Sprintf(" (it goes wrong at byte %d)", se.Offset)
 	}
-	return fmt.Errorf("%s is not JSON%s: give one JSON value, like %s", what, where, example)
+	return ""
 }
 
 // jsonWrite is the run of checkpoint save and log append: NAME and a JSON value (what, like
@@ -85,7 +89,8 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	// The stored JSON is the output, --json or not.
+	// The stored JSON is the output, --json or not (safe for a terminal: the same value).
+	data = safeJSON(data)
 	if !bytes.HasSuffix(data, []byte("\n")) {
 		data = append(data, '\n')
 	}
@@ -121,7 +126,23 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
 	}
 	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.
+	if !a.json {
+		v = a.terminalSafe(v)
+	}
 	return a.answer(kv, "%s", v)
+}
+
+// terminalSafe is s, or on a terminal s with what could act on it shown as ? (forTerminal),
+// said on stderr: captured or piped, data stays as stored.
+func (a *app) terminalSafe(s string) string {
+	if !isTerminal(a.stdout) {
+		return s
+	}
+	safe, changed := forTerminal(s)
+	if changed {
+		a.warn("the value holds control or invisible characters, shown as ? on this terminal; captured or piped it is printed as stored")
+	}
+	return safe
 }
 
 func runVarsExport(a *app, _ []string, e *engine.Engine) error {
@@ -132,6 +153,6 @@ func runVarsExport(a *app, _ []string, e *engine.Engine) error {
 	if a.json {
 		return a.printJSON(kv)
 	}
-	_, err = io.WriteString(a.stdout, vars.Export(kv))
+	_, err = io.WriteString(a.stdout, a.terminalSafe(vars.Export(kv)))
 	return err
 }

@@ -41,10 +41,17 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 	if dir != "" && !filepath.IsAbs(dir) {
 		dir = ""
 	}
+	// Nothing to show prints nothing, or with --json JSON's nothing, null.
+	none := func() error {
+		if a.json {
+			return a.printJSON(nil)
+		}
+		return nil
+	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: dir, Actor: "cli", YAML: yamldoc.Codec{}, NoCreate: true})
 	if err != nil {
 		a.say(err.Error())
-		return nil
+		return none()
 	}
 	a.eng = e // closed by main
 	s, ok, err := e.QuickStatus()
@@ -52,7 +59,7 @@ func runStatusline(a *app, _ []string, _ *engine.Engine) error {
 		a.say(err.Error())
 	}
 	if !ok {
-		return nil
+		return none()
 	}
 	return a.answer(map[string]any{"type": s.Type, "phase": s.Phase, "phase_status": s.PhaseStatus,
 		"phases_done": s.Done, "phases_total": s.Total, "age_seconds": int64(s.Age / time.Second)}, "%s", statusLine(s))

@@ -24,7 +24,7 @@ func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 func runVarsUnset(a *app, pos []string, e *engine.Engine) error { return a.wrote(e.UnsetVars(pos)) }
 
 func runLogShow(a *app, pos []string, _ *engine.Engine) error {
-	if a.opt.tail < 0 {
+	if a.opt.tail.n < 0 {
 		return a.usageErr("--tail: the value is a number of entries, 0 or more")
 	}
 	e, err := a.engine()
@@ -39,8 +39,8 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		return err
 	}
 	entries := lines.Lines
-	if n := a.opt.tail; n > 0 && len(entries) > n {
-		entries = entries[len(entries)-n:]
+	if t := a.opt.tail; t.set && len(entries) > t.n {
+		entries = entries[len(entries)-t.n:]
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
@@ -48,9 +48,10 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if a.json {
 		return a.printJSON(orEmpty(entries))
 	}
-	// One compact JSON value a line, as stored: jq and grep read it as they read the file.
+	// One compact JSON value a line, as stored (safe for a terminal: the same value): jq and
+	// grep read it as they read the file.
 	for _, l := range entries {
-		fmt.Fprintf(a.stdout, "%s\n", l)
+		fmt.Fprintf(a.stdout, "%s\n", safeJSON(l))
 	}
 	return nil
 }
@@ -148,9 +149,14 @@ func readRecord(e *engine.Engine, id string) (*workflow.Record, error) {
 }
 
 // decodeRecord reads the stored record data of workflow id.
+// Only a record that is JSON is pointed at show --json, which prints JSON and nothing else.
 func decodeRecord(id string, data []byte) (*workflow.Record, error) {
 	var r workflow.Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	err := json.Unmarshal(data, &r)
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return nil, fmt.Errorf("workflow %s is on record but its stored record is not JSON (it goes wrong at byte %d)", id, se.Offset)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("workflow %s is on record but cannot be read as a workflow (%v); cairn show --json prints it as stored", id, err)
 	}
 	return &r, nil

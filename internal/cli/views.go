@@ -74,7 +74,7 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	if a.json {
+	if a.json && json.Valid(data) {
 		return a.printJSON(json.RawMessage(data))
 	}
 	r, err := decodeRecord(id, data)

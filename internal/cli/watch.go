@@ -27,6 +27,8 @@ import (
 const (
 	quiet    = 75 * time.Millisecond
 	maxDelay = 500 * time.Millisecond
+	// readerPoll is how often watch looks whether the reader of its piped output has gone.
+	readerPoll = 500 * time.Millisecond
 )
 
 func runWatch(a *app, _ []string, e *engine.Engine) error {
@@ -110,11 +112,24 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	// Since Go 1.23 a stopped timer sends nothing, and Reset starts it afresh.
 	timer := time.NewTimer(maxDelay)
 	timer.Stop()
+	// `cairn watch | head -1`: a write would find the pipe closed, but while nothing changes
+	// there is no write, so the reader is looked for; when it is gone watch ends, as on Ctrl-C.
+	var readerTick <-chan time.Time
+	gone := readerGone(a.stdout)
+	if gone != nil {
+		t := time.NewTicker(readerPoll)
+		defer t.Stop()
+		readerTick = t.C
+	}
 	var pending time.Time // when the first unprinted event came
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-readerTick:
+			if gone() {
+				return nil
+			}
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
@@ -194,7 +209,7 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 		}
 	}
 	if a.json {
-		return json.NewEncoder(a.stdout).Encode(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
+		return a.jsonLine(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
 			SessionID: s.SessionID, UpdatedAt: s.UpdatedAt, Changes: changes, By: by})
 	}
 	t := a.style(dim, now.Local().Format("15:04:05"))
@@ -226,7 +241,7 @@ func (a *app) watchNote(s *engine.Snapshot, what string) error {
 		if s != nil {
 			l.WorkflowID, l.Revision, l.Phase, l.SessionID, l.UpdatedAt = s.WorkflowID, s.Revision, s.Phase, s.SessionID, s.UpdatedAt
 		}
-		return json.NewEncoder(a.stdout).Encode(l)
+		return a.jsonLine(l)
 	}
 	_, err := fmt.Fprintf(a.stdout, "%s  %s\n", a.style(dim, now.Local().Format("15:04:05")), a.style(bold, clean(what)))
 	return err
@@ -309,4 +324,14 @@ func recordChanges(prev, cur *workflow.Record) []string {
 		out = append(out, "outcome: "+cur.Outcome)
 	}
 	return out
+}
+
+// jsonLine writes v as one line of JSON, safe for a terminal (safeJSON).
+func (a *app) jsonLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = a.stdout.Write(append(safeJSON(b), '\n'))
+	return err
 }

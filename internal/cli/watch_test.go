@@ -313,3 +313,39 @@ func TestWatchNoProject(t *testing.T) {
 		t.Errorf("watch outside a project made %s/.claude (%v)", nogit, err)
 	}
 }
+
+// TestWatchReaderGone: `cairn watch | head -1` ends when head does, while nothing changes.
+// Before, watch noticed the closed pipe only at its next write, so it hung until the
+// workflow next changed, perhaps never.
+func TestWatchReaderGone(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "watched")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := cairnCmd(t, dir, env, "watch")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	w.Close()
+	// The position is two lines: read both, so no write of watch's own meets the closed pipe.
+	br := bufio.NewReader(r)
+	for _, want := range []string{"watched", "phase analyze"} {
+		l, err := br.ReadString('\n')
+		if err != nil || !strings.Contains(l, want) {
+			t.Fatalf("watch printed %q (%v), want a line with %q", l, err, want)
+		}
+	}
+	r.Close() // head exits
+	if code := waitExit(t, cmd, "after its reader closed the pipe", &stderr); code != 0 {
+		t.Fatalf("watch: exit %d (stderr %q)", code, stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("watch wrote to stderr: %q", stderr.String())
+	}
+}

@@ -51,6 +51,17 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 		}
 		req.From = pos[0]
 	}
+	if len(req.Checkpoint) > 0 {
+		// Said here in the command's words: the engine's would call [1] invalid JSON.
+		const like = `give one JSON object, like '{"tests": "pass"}'`
+		var v any
+		if err := json.Unmarshal(req.Checkpoint, &v); err != nil {
+			return fmt.Errorf("--checkpoint is not JSON%s: %s", wrongAt(err), like)
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return fmt.Errorf("--checkpoint is JSON but not an object: %s", like)
+		}
+	}
 	e, err := a.engine()
 	if err != nil {
 		return err
@@ -99,6 +110,9 @@ func runApprove(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runTask(a *app, pos []string, e *engine.Engine) error {
+	if n := len(a.opt.outputs); n > 1 {
+		return a.usageErr("--output given %d times: a task records one output (transition takes several)", n)
+	}
 	req := engine.TaskRequest{ID: pos[0], Status: pos[1], Output: a.opt.outputs.last(), Note: a.opt.note}
 	// With sharing on, running claims the task on the remote first (claimsync).
 	o := claimsync.Options{StateDir: e.StateDir(), Root: e.ProjectRoot(), Getenv: a.getenv}
