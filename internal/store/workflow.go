@@ -171,10 +171,18 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 		return Workflow{}, lockErr
 	}
 	rec, _, file, err := s.newestJournalRecord()
+	if err == nil && rec == nil {
+		if d := s.damaged(); d != nil {
+			return Workflow{}, d // on record but unreadable, as a locked read finds
+		}
+	}
 	if err != nil || rec == nil {
 		return Workflow{}, lockErr
 	}
 	m, err := readMeta(rec.Snapshot)
+	if errors.Is(err, migrate.ErrNewer) {
+		return Workflow{}, err // to be resumed by a newer Cairn, not taken for unreadable
+	}
 	if err != nil {
 		return Workflow{}, lockErr
 	}

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -594,5 +597,47 @@ func TestUnreadableJournalIsNotPassedOver(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, store.WorkflowFile)); !os.IsNotExist(err) {
 		t.Fatalf("a snapshot was written from the segments: %v", err)
+	}
+}
+
+// journalLine is a journal line as encodeRecord writes it, holding doc (compact) in full.
+func journalLine(seq, rev int64, doc string) []byte {
+	state := sha256.Sum256([]byte(doc))
+	body := fmt.Sprintf(`{"seq":%d,"revision":%d,"at":"2026-11-22T17:30:00Z","event":{"kind":"start"},"snapshot":%s,"state":"%s"`,
+		seq, rev, doc, hex.EncodeToString(state[:16]))
+	sum := sha256.Sum256([]byte(body))
+	return []byte(body + `,"sum":"` + hex.EncodeToString(sum[:]) + "\"}\n")
+}
+
+// TestReadOnlyJournalOnlyStateIsNotALockError: with no snapshot and a state directory whose
+// lock cannot be taken (a read-only mount), a journal written by a newer Cairn reads as newer
+// and one that gives no state as damaged, as they do in a writable directory: never as the
+// lock's error, which says the state "can still be read" and leaves the tier None.
+func TestReadOnlyJournalOnlyStateIsNotALockError(t *testing.T) {
+	s, dir := newStore(t)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	jf := filepath.Join(dir, "journal", wfID+".jsonl")
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ro := mustOpen(t, dir, store.WithFS(readOnly{d}))
+
+	os.WriteFile(jf, journalLine(1, 1, `{"version":"3.1","workflow_id":"`+wfID+`","revision":1,"future":true}`), 0o600)
+	for _, st := range []*store.Store{s, ro} {
+		if _, err := st.ReadWorkflow(); !errors.Is(err, migrate.ErrNewer) {
+			t.Fatalf("journal from a newer Cairn: %v", err)
+		}
+	}
+	os.WriteFile(jf, []byte("a damaged line\n"), 0o600)
+	if _, err := ro.ReadWorkflow(); !errors.As(err, new(*store.DamagedError)) {
+		t.Fatalf("damaged journal, read-only: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "quarantine")); !os.IsNotExist(err) {
+		t.Fatalf("a read-only read moved something: %v", err)
 	}
 }
