@@ -187,6 +187,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "the workflow's snapshot and journal are damaged and kept (see the warning): restore or inspect them before starting new work"
 	}
+	if unr, ok := errors.AsType[*store.UnreadableError](err); ok && newer == nil {
+		// There but not readable as a file: on record all the same.
+		if len(unr.IDs) > 0 {
+			out.WorkflowID = unr.IDs[0]
+		}
+		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
+		out.Next = "the workflow's snapshot is there but cannot be read and was left as it is (see the warning): make it a readable file again, or restore it, before starting new work"
+	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
 		out.Tier, out.Next = "Newer", newer.Error()
@@ -476,7 +484,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details b
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
 	}
-	if out.WorkflowID == "" && out.L2Line == "" {
+	if out.WorkflowID == "" && out.L2Line == "" && out.Tier != "Damaged" {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
 	}
 	return report.Render(in)

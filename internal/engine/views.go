@@ -93,6 +93,7 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		unreadable = err != nil
 	}
 	var damaged *store.DamagedError
+	var unr *store.UnreadableError
 	switch {
 	case newerState(err) != nil:
 		return nil, false, newerState(err)
@@ -105,6 +106,14 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		}
 	case unreadable:
 		out = append(out, Summary{WorkflowID: w.ID, Status: "unreadable", Context: "the record cannot be read: see cairn status"})
+	case errors.As(err, &unr):
+		ids := unr.IDs
+		if len(ids) == 0 {
+			ids = []string{""} // on record all the same
+		}
+		for _, id := range ids {
+			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "the snapshot file cannot be read: see cairn status"})
+		}
 	case err != nil:
 		return nil, false, err
 	}

@@ -243,3 +243,34 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadableSnapshotIsDamagedNotNone: a snapshot that is there but cannot be read (a
+// directory, FIFO or link in its place, no permission, an I/O error) is a workflow on record:
+// resume says tier Damaged, names it from its journal and never sends anyone to start one; list
+// shows it as damaged beside the archives instead of failing.
+func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "earlier", WorkflowID: "apex-old"}))(t)
+	must(en.Archive("set aside"))(t)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-unr"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	os.Remove(snap)
+	if err := os.Mkdir(snap, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, apply := range []bool{false, true} {
+		r := en.Resume(engine.ResumeOptions{Apply: apply})
+		if r.Tier != "Damaged" || r.WorkflowID != "apex-unr" || !strings.Contains(r.Next, "before starting new work") ||
+			!strings.Contains(r.Report, "Next: ") || !strings.Contains(r.SystemMessage, "not a regular file") {
+			t.Fatalf("apply=%v: tier %q, workflow %q, next %q, report %q", apply, r.Tier, r.WorkflowID, r.Next, r.Report)
+		}
+	}
+	list := must(en.List())(t)
+	if len(list) != 2 || list[0].WorkflowID != "apex-unr" || list[0].Status != "damaged" || list[1].WorkflowID != "apex-old" {
+		t.Fatalf("list %+v", list)
+	}
+	if fi, err := os.Lstat(snap); err != nil || !fi.IsDir() {
+		t.Fatalf("the unreadable snapshot was moved: %v", err)
+	}
+}

@@ -148,7 +148,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		}
 	} else if !errors.Is(err, durable.ErrTooLarge) {
 		// A planted FIFO, symlink or hard link, or an unreadable file: say so, move nothing.
-		return Workflow{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
+		return Workflow{}, s.unreadable(err)
 	}
 	unlock, err := s.lock("workflow")
 	if err != nil {
@@ -250,7 +250,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		err = nil
 	case !errors.Is(err, durable.ErrTooLarge):
-		return w, tailState{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
+		return w, tailState{}, s.unreadable(err)
 	}
 	if err != nil {
 		// Damaged or too large: kept in quarantine, and rebuilt below.
@@ -383,6 +383,39 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 	}
 	return Notice{Kind: "quarantined", Path: dst,
 		Message: fmt.Sprintf("%s was damaged (%s) and was moved to %s, where it is kept", file, reason, dst)}, nil
+}
+
+// UnreadableError says that the active workflow's snapshot is there but cannot be read: no
+// permission, an I/O error, or a FIFO, link or directory in its place. It was left as it is: a
+// workflow is on record, and no new one may start over it.
+type UnreadableError struct {
+	Dir string // the state directory
+	// IDs are the workflows journal/ holds a journal of, the snapshot's among them.
+	IDs []string
+	Err error
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("reading the workflow snapshot in %s: %v", e.Dir, e.Err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// unreadable is the *UnreadableError for err, the snapshot's read error.
+func (s *Store) unreadable(err error) *UnreadableError {
+	names, _ := s.fs.ReadDirNames(journalDir)
+	sort.Strings(names)
+	var ids []string
+	for _, n := range names {
+		id, ok := strings.CutSuffix(n, ".jsonl")
+		if !ok {
+			id, ok = strings.CutSuffix(n, sealedSuffix)
+		}
+		if ok && ValidWorkflowID(id) == nil && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return &UnreadableError{Dir: s.dir, IDs: ids, Err: err}
 }
 
 // DamagedError says that a workflow is on record but can be read from neither its snapshot
