@@ -189,7 +189,23 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
 // record keeps only the newest workflow.MaxHistory entries, the journal all of them.
 func (e *Engine) Show(id string) (json.RawMessage, error) {
+	data, _, err := e.ShowNotices(id)
+	return data, err
+}
+
+// ShowNotices is Show with what it could not read, for the person: a record whose journal
+// cannot be read is shown all the same, with the moves it keeps itself.
+func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
 	data, j, err := e.find(id)
+	if err != nil && data != nil {
+		return data, []string{fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)}, nil
+	}
+	data, err = e.show(data, j, err)
+	return data, nil, err
+}
+
+// show is Show of a record found with its journal.
+func (e *Engine) show(data []byte, j store.Journal, err error) (json.RawMessage, error) {
 	if err != nil || len(j.Records) == 0 {
 		return data, err
 	}

@@ -274,3 +274,32 @@ func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
 		t.Fatalf("the unreadable snapshot was moved: %v", err)
 	}
 }
+
+// TestShowWithAnUnreadableJournal: show gives the record it can read when its journal cannot be
+// read (here a directory in its place), with a notice that the history is the record's own,
+// instead of failing; history, which is the journal, still says why it cannot.
+func TestShowWithAnUnreadableJournal(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "journal gone odd", WorkflowID: "apex-jnl"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	jf := filepath.Join(en.StateDir(), "journal", "apex-jnl.jsonl")
+	os.Remove(jf)
+	if err := os.Mkdir(jf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, notices, err := en.ShowNotices("apex-jnl")
+	var r workflow.Record
+	if err != nil || json.Unmarshal(data, &r) != nil || r.WorkflowID != "apex-jnl" || r.State != "plan" || len(r.History) != 1 {
+		t.Fatalf("show: %v, %s", err, data)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "journal/apex-jnl.jsonl") || !strings.Contains(notices[0], "history") {
+		t.Fatalf("notices %q", notices)
+	}
+	if shown, err := en.Show("apex-jnl"); err != nil || !bytes.Equal(shown, data) {
+		t.Fatalf("Show: %v", err)
+	}
+	if _, err := en.History("apex-jnl"); err == nil {
+		t.Fatal("history of an unreadable journal gave no error")
+	}
+}
