@@ -123,7 +123,13 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
 			if tail, _ := s.journalTailRevision(journalFile(m.id), m.rev); tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
-				if tm, err := readMeta(tail.Snapshot); err == nil && tm.id == m.id {
+				tm, err := readMeta(tail.Snapshot)
+				if errors.Is(err, migrate.ErrNewer) {
+					// A newer Cairn's change, its snapshot replace cut short: the older state
+					// is not the one to resume.
+					return Workflow{}, err
+				}
+				if err == nil && tm.id == m.id {
 					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
 				}
 			}

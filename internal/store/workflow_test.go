@@ -641,3 +641,27 @@ func TestReadOnlyJournalOnlyStateIsNotALockError(t *testing.T) {
 		t.Fatalf("a read-only read moved something: %v", err)
 	}
 }
+
+// TestNewerJournalTailIsNotHiddenByTheSnapshot: a newer Cairn that committed a change to the
+// journal and was cut short before replacing the snapshot leaves the snapshot one revision behind,
+// in a format this Cairn reads. The lock-free read must not show that older state as the
+// workflow to resume (every write then refuses it as newer): it reads as newer, as the locked
+// read does.
+func TestNewerJournalTailIsNotHiddenByTheSnapshot(t *testing.T) {
+	s, dir := newStore(t)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "journal", wfID+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(journalLine(2, 2, `{"version":"3.0","workflow_id":"`+wfID+`","revision":2,"future":true}`))
+	f.Close()
+	if _, err := s.ReadWorkflow(); !errors.Is(err, migrate.ErrNewer) {
+		t.Fatalf("read: %v", err)
+	}
+	if _, err := s.UpdateWorkflow(setNext(wfID, "plan")); !errors.Is(err, migrate.ErrNewer) {
+		t.Fatalf("update: %v", err)
+	}
+}
