@@ -193,7 +193,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.WorkflowID = unr.IDs[0]
 		}
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "the workflow's snapshot is there but cannot be read and was left as it is (see the warning): make it a readable file again, or restore it, before starting new work"
+		out.Next = "a file of the workflow's state is there but cannot be read and was left as it is (see the warning): make it a readable file again, or restore it, before starting new work"
 	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.

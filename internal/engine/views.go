@@ -112,7 +112,7 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 			ids = []string{""} // on record all the same
 		}
 		for _, id := range ids {
-			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "the snapshot file cannot be read: see cairn status"})
+			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "a file of its state cannot be read: see cairn status"})
 		}
 	case err != nil:
 		return nil, false, err

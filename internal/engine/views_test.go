@@ -303,3 +303,27 @@ func TestShowWithAnUnreadableJournal(t *testing.T) {
 		t.Fatal("history of an unreadable journal gave no error")
 	}
 }
+
+// TestUnreadableJournalWithoutSnapshotIsDamaged: with the snapshot gone, a journal that is there
+// but cannot be read (here a directory in its place) is the workflow on record, read-only state
+// directory or not: tier Damaged, named, and listed as damaged, not tier None.
+func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-jdir"}))(t)
+	os.Remove(filepath.Join(en.StateDir(), "workflow-state.json"))
+	jf := filepath.Join(en.StateDir(), "journal", "apex-jdir.jsonl")
+	os.Remove(jf)
+	if err := os.Mkdir(jf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := en.Resume(engine.ResumeOptions{Apply: true})
+	if r.Tier != "Damaged" || r.WorkflowID != "apex-jdir" || !strings.Contains(r.Next, "before starting new work") ||
+		!strings.Contains(strings.Join(r.Warnings, " "), "journal/apex-jdir.jsonl") {
+		t.Fatalf("tier %q, workflow %q, next %q, warnings %q", r.Tier, r.WorkflowID, r.Next, r.Warnings)
+	}
+	list := must(en.List())(t)
+	if len(list) != 1 || list[0].WorkflowID != "apex-jdir" || list[0].Status != "damaged" {
+		t.Fatalf("list %+v", list)
+	}
+}

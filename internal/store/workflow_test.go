@@ -637,6 +637,15 @@ func TestReadOnlyJournalOnlyStateIsNotALockError(t *testing.T) {
 	if _, err := ro.ReadWorkflow(); !errors.As(err, new(*store.DamagedError)) {
 		t.Fatalf("damaged journal, read-only: %v", err)
 	}
+	os.Remove(jf)
+	os.Mkdir(jf, 0o700) // there, but not a file to read
+	for _, st := range []*store.Store{s, ro} {
+		var ue *store.UnreadableError
+		if _, err := st.ReadWorkflow(); !errors.As(err, &ue) || len(ue.IDs) != 1 || ue.IDs[0] != wfID {
+			t.Fatalf("unreadable journal: %v", err)
+		}
+	}
+	os.Remove(jf)
 	if _, err := os.Stat(filepath.Join(dir, "quarantine")); !os.IsNotExist(err) {
 		t.Fatalf("a read-only read moved something: %v", err)
 	}
