@@ -195,6 +195,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "a file of the workflow's state is there but cannot be read and was left as it is (see the warning): make it a readable file again, or restore it, before starting new work"
 	}
+	if re, ok := errors.AsType[*recordError](err); ok {
+		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
+		out.Next = "the workflow's record is there but does not read as one and was left as it is (see the warning): fix or restore it before starting new work"
+	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
 		out.Tier, out.Next = "Newer", newer.Error()

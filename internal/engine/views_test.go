@@ -327,3 +327,27 @@ func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
 		t.Fatalf("list %+v", list)
 	}
 }
+
+// TestUndecodableRecordIsDamaged: a snapshot that is a schema-2 record by its version, id and
+// revision but does not decode as one (a hand edit) is the workflow on record: resume says tier
+// Damaged and names it, as list does, instead of tier None with no workflow.
+func TestUndecodableRecordIsDamaged(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-bad"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	doc := []byte(`{"version":"2.0","workflow_id":"apex-bad","revision":1,"phases":"oops"}`)
+	os.WriteFile(snap, doc, 0o600)
+	for _, apply := range []bool{false, true} {
+		r := en.Resume(engine.ResumeOptions{Apply: apply})
+		if r.Tier != "Damaged" || r.WorkflowID != "apex-bad" || !strings.Contains(r.Next, "before starting new work") || !strings.Contains(r.Report, "Next: ") {
+			t.Fatalf("apply=%v: tier %q, workflow %q, next %q", apply, r.Tier, r.WorkflowID, r.Next)
+		}
+	}
+	if list := must(en.List())(t); len(list) != 1 || list[0].WorkflowID != "apex-bad" || list[0].Status != "unreadable" {
+		t.Fatalf("list %+v", list)
+	}
+	if b, _ := os.ReadFile(snap); !bytes.Equal(b, doc) {
+		t.Fatalf("the record was changed: %s", b)
+	}
+}
