@@ -167,7 +167,8 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 	if id == "" {
 		return nil, j, errors.New("which workflow? give its id (cairn list shows them)")
 	}
-	if w, err := e.st.ReadWorkflow(); err == nil && w.ID == id {
+	w, activeErr := e.st.ReadWorkflow()
+	if activeErr == nil && w.ID == id {
 		j, err := e.st.ReadJournal(id)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return w.Data, j, err
@@ -182,6 +183,11 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 		if a.WorkflowID == id || a.Dir == id {
 			return e.st.ReadArchive(a.Dir)
 		}
+	}
+	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
+		// It may be the active workflow, which cannot be read: that is the answer, not "no
+		// such workflow".
+		return nil, j, activeErr
 	}
 	return nil, j, fmt.Errorf("no workflow with that id, active or archived (%w): cairn list shows the ids", store.ErrNotFound)
 }

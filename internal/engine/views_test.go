@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -349,5 +350,28 @@ func TestUndecodableRecordIsDamaged(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(snap); !bytes.Equal(b, doc) {
 		t.Fatalf("the record was changed: %s", b)
+	}
+}
+
+// TestShowOfAnUnreadableActiveWorkflowIsNotNotFound: show and history of the active workflow
+// whose snapshot cannot be read say why, never that no workflow has that id.
+func TestShowOfAnUnreadableActiveWorkflowIsNotNotFound(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-unr"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	os.Remove(snap)
+	if err := os.Mkdir(snap, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := en.Show("apex-unr")
+	if err == nil || errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("show: %v", err)
+	}
+	if _, err := en.History("apex-unr"); err == nil || errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("history: %v", err)
+	}
+	if _, err := en.Show("apex-other"); err == nil {
+		t.Fatal("show of another id gave no error")
 	}
 }
