@@ -295,9 +295,22 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 	if err != nil {
 		return nil, w.Notices, err
 	}
-	r, err := w.Record() // nil on error
-	return r, w.Notices, err
+	r, err := w.Record()
+	if err != nil {
+		return nil, w.Notices, &recordError{id: w.ID, err: err}
+	}
+	return r, w.Notices, nil
 }
+
+// recordError is an active workflow whose snapshot is a record of this Cairn's schema by its
+// version, id and revision but does not decode as one (a hand edit): on record all the same.
+type recordError struct {
+	id  string
+	err error
+}
+
+func (e *recordError) Error() string { return e.err.Error() }
+func (e *recordError) Unwrap() error { return e.err }
 
 // definitionFor finds the definition of a record's type.
 func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {

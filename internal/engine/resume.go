@@ -188,6 +188,18 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "the workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work"
 	}
+	if unr, ok := errors.AsType[*store.UnreadableError](err); ok && newer == nil {
+		// There but not readable as a file: on record all the same.
+		if len(unr.IDs) > 0 {
+			out.WorkflowID = unr.IDs[0]
+		}
+		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
+		out.Next = "a file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work"
+	}
+	if re, ok := errors.AsType[*recordError](err); ok {
+		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
+		out.Next = "the workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work"
+	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
 		out.Tier, out.Next = "Newer", newer.Error()
@@ -497,7 +509,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, 
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
 	}
-	if out.WorkflowID == "" && out.L2Line == "" && !unreadable {
+	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
 	}
 	return report.Render(in)

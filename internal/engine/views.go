@@ -94,6 +94,7 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		unreadable = err != nil
 	}
 	var damaged *store.DamagedError
+	var unr *store.UnreadableError
 	switch {
 	case newerState(err) != nil:
 		return nil, false, newerState(err)
@@ -106,6 +107,14 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		}
 	case unreadable:
 		out = append(out, Summary{WorkflowID: w.ID, Status: "unreadable", Context: "the record cannot be read: see cairn status"})
+	case errors.As(err, &unr):
+		ids := unr.IDs
+		if len(ids) == 0 {
+			ids = []string{""} // on record all the same
+		}
+		for _, id := range ids {
+			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "a file of its state cannot be read: see cairn status"})
+		}
 	case err != nil:
 		return nil, false, err
 	}
@@ -159,7 +168,8 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 	if id == "" {
 		return nil, j, errors.New("which workflow? give its id (cairn list shows them)")
 	}
-	if w, err := e.st.ReadWorkflow(); err == nil && w.ID == id {
+	w, activeErr := e.st.ReadWorkflow()
+	if activeErr == nil && w.ID == id {
 		j, err := e.st.ReadJournal(id)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return w.Data, j, err
@@ -175,13 +185,34 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 			return e.st.ReadArchive(a.Dir)
 		}
 	}
+	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
+		// It may be the active workflow, which cannot be read: that is the answer, not "no
+		// such workflow".
+		return nil, j, activeErr
+	}
 	return nil, j, fmt.Errorf("no workflow with that id, active or archived (%w): cairn list shows the ids", store.ErrNotFound)
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
 // record keeps only the newest workflow.MaxHistory entries, the journal all of them.
 func (e *Engine) Show(id string) (json.RawMessage, error) {
+	data, _, err := e.ShowNotices(id)
+	return data, err
+}
+
+// ShowNotices is Show with what it could not read, for the person: a record whose journal
+// cannot be read is shown all the same, with the moves it keeps itself.
+func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
 	data, j, err := e.find(id)
+	if err != nil && data != nil {
+		return data, []string{fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)}, nil
+	}
+	data, err = e.show(data, j, err)
+	return data, nil, err
+}
+
+// show is Show of a record found with its journal.
+func (e *Engine) show(data []byte, j store.Journal, err error) (json.RawMessage, error) {
 	if err != nil || len(j.Records) == 0 {
 		return data, err
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -246,7 +247,7 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	// warning: not the warning alone, inside a fence marked as data.
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") ||
-		!strings.Contains(r.Report, "\nNext: the workflow state could not be read (see the warning): fix or restore it before starting new work.") {
+		!strings.Contains(r.Report, "\nNext: the workflow's record is there but does not read as one and was left as it is (see the warning): fix or restore it before starting new work.") {
 		t.Errorf("the report of state it cannot read:\n%s", r.Report)
 	}
 }
@@ -268,8 +269,139 @@ func TestUnreadableRecordWithMemoryLineIsNotMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-	if !strings.HasPrefix(r.Next, "the workflow state could not be read") || strings.Contains(r.Report, "start a new workflow") ||
+	if r.Tier != "Damaged" || !strings.HasPrefix(r.Next, "the workflow's record is there but does not read as one") || strings.Contains(r.Report, "start a new workflow") ||
 		!strings.Contains(r.Report, "\nlast known position (from memory): ") || !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") {
 		t.Errorf("tier %s, next %q, report:\n%s", r.Tier, r.Next, r.Report)
+	}
+}
+
+// TestUnreadableSnapshotIsDamagedNotNone: a snapshot that is there but cannot be read (a
+// directory, FIFO or link in its place, no permission, an I/O error) is a workflow on record:
+// resume says tier Damaged, names it from its journal and never sends anyone to start one; list
+// shows it as damaged beside the archives instead of failing.
+func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "earlier", WorkflowID: "apex-old"}))(t)
+	must(en.Archive("set aside"))(t)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-unr"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	os.Remove(snap)
+	if err := os.Mkdir(snap, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, apply := range []bool{false, true} {
+		r := en.Resume(engine.ResumeOptions{Apply: apply})
+		if r.Tier != "Damaged" || r.WorkflowID != "apex-unr" || !strings.Contains(r.Next, "before starting new work") ||
+			!strings.Contains(r.Report, "Next: ") || !strings.Contains(r.SystemMessage, "not a regular file") {
+			t.Fatalf("apply=%v: tier %q, workflow %q, next %q, report %q", apply, r.Tier, r.WorkflowID, r.Next, r.Report)
+		}
+	}
+	list := must(en.List())(t)
+	if len(list) != 2 || list[0].WorkflowID != "apex-unr" || list[0].Status != "damaged" || list[1].WorkflowID != "apex-old" {
+		t.Fatalf("list %+v", list)
+	}
+	if fi, err := os.Lstat(snap); err != nil || !fi.IsDir() {
+		t.Fatalf("the unreadable snapshot was moved: %v", err)
+	}
+}
+
+// TestShowWithAnUnreadableJournal: show gives the record it can read when its journal cannot be
+// read (here a directory in its place), with a notice that the history is the record's own,
+// instead of failing; history, which is the journal, still says why it cannot.
+func TestShowWithAnUnreadableJournal(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "journal gone odd", WorkflowID: "apex-jnl"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	jf := filepath.Join(en.StateDir(), "journal", "apex-jnl.jsonl")
+	os.Remove(jf)
+	if err := os.Mkdir(jf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, notices, err := en.ShowNotices("apex-jnl")
+	var r workflow.Record
+	if err != nil || json.Unmarshal(data, &r) != nil || r.WorkflowID != "apex-jnl" || r.State != "plan" || len(r.History) != 1 {
+		t.Fatalf("show: %v, %s", err, data)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "journal/apex-jnl.jsonl") || !strings.Contains(notices[0], "history") {
+		t.Fatalf("notices %q", notices)
+	}
+	if shown, err := en.Show("apex-jnl"); err != nil || !bytes.Equal(shown, data) {
+		t.Fatalf("Show: %v", err)
+	}
+	if _, err := en.History("apex-jnl"); err == nil {
+		t.Fatal("history of an unreadable journal gave no error")
+	}
+}
+
+// TestUnreadableJournalWithoutSnapshotIsDamaged: with the snapshot gone, a journal that is there
+// but cannot be read (here a directory in its place) is the workflow on record, read-only state
+// directory or not: tier Damaged, named, and listed as damaged, not tier None.
+func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-jdir"}))(t)
+	os.Remove(filepath.Join(en.StateDir(), "workflow-state.json"))
+	jf := filepath.Join(en.StateDir(), "journal", "apex-jdir.jsonl")
+	os.Remove(jf)
+	if err := os.Mkdir(jf, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r := en.Resume(engine.ResumeOptions{Apply: true})
+	if r.Tier != "Damaged" || r.WorkflowID != "apex-jdir" || !strings.Contains(r.Next, "before starting new work") ||
+		!strings.Contains(strings.Join(r.Warnings, " "), "journal/apex-jdir.jsonl") {
+		t.Fatalf("tier %q, workflow %q, next %q, warnings %q", r.Tier, r.WorkflowID, r.Next, r.Warnings)
+	}
+	list := must(en.List())(t)
+	if len(list) != 1 || list[0].WorkflowID != "apex-jdir" || list[0].Status != "damaged" {
+		t.Fatalf("list %+v", list)
+	}
+}
+
+// TestUndecodableRecordIsDamaged: a snapshot that is a schema-2 record by its version, id and
+// revision but does not decode as one (a hand edit) is the workflow on record: resume says tier
+// Damaged and names it, as list does, instead of tier None with no workflow.
+func TestUndecodableRecordIsDamaged(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-bad"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	doc := []byte(`{"version":"2.0","workflow_id":"apex-bad","revision":1,"phases":"oops"}`)
+	os.WriteFile(snap, doc, 0o600)
+	for _, apply := range []bool{false, true} {
+		r := en.Resume(engine.ResumeOptions{Apply: apply})
+		if r.Tier != "Damaged" || r.WorkflowID != "apex-bad" || !strings.Contains(r.Next, "before starting new work") || !strings.Contains(r.Report, "Next: ") {
+			t.Fatalf("apply=%v: tier %q, workflow %q, next %q", apply, r.Tier, r.WorkflowID, r.Next)
+		}
+	}
+	if list := must(en.List())(t); len(list) != 1 || list[0].WorkflowID != "apex-bad" || list[0].Status != "unreadable" {
+		t.Fatalf("list %+v", list)
+	}
+	if b, _ := os.ReadFile(snap); !bytes.Equal(b, doc) {
+		t.Fatalf("the record was changed: %s", b)
+	}
+}
+
+// TestShowOfAnUnreadableActiveWorkflowIsNotNotFound: show and history of the active workflow
+// whose snapshot cannot be read say why, never that no workflow has that id.
+func TestShowOfAnUnreadableActiveWorkflowIsNotNotFound(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-unr"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	os.Remove(snap)
+	if err := os.Mkdir(snap, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := en.Show("apex-unr")
+	if err == nil || errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("show: %v", err)
+	}
+	if _, err := en.History("apex-unr"); err == nil || errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("history: %v", err)
+	}
+	if _, err := en.Show("apex-other"); err == nil {
+		t.Fatal("show of another id gave no error")
 	}
 }

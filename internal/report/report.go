@@ -182,7 +182,8 @@ func Render(in Input) string {
 		oWarnings
 		oNotices
 	)
-	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2"}, tier) || in.WorkflowID == "" {
+	// A damaged workflow's phase is unknown: memory's last position is the best there is.
+	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2", "damaged"}, tier) || in.WorkflowID == "" {
 		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
 	}
 	if in.WorkflowID == "" {

@@ -3,8 +3,10 @@ package store_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,5 +218,42 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 	}
 	if theirs == 0 {
 		t.Fatal("no faulted run got past the commit point: the test proved nothing")
+	}
+}
+
+// TestRetentionKeepsTheActiveWorkflowsConflictArchive: the copy of the active workflow that lost
+// a race, archived as a conflict by AdoptLine, is where a sync killed before its replay finds the
+// changes it still owes (remotesync's intent, settled by the next sync). Archives made before
+// that sync (records filed with ArchiveRecord, here one more than the retention) must not prune
+// it while its workflow is active; once it is not, retention treats it as any other.
+func TestRetentionKeepsTheActiveWorkflowsConflictArchive(t *testing.T) {
+	s, dir := newStore(t)
+	ourLine(t, s, 3)
+	info, _, err := s.AdoptLine("conflict", theirLine(4), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileOthers := func(from int) {
+		for i := from; i < from+store.DefaultRetention+1; i++ {
+			doc := record(fmt.Sprintf("debug-20261123T1000%02dZ-dddd", i), 1, "x")
+			if _, err := s.ArchiveRecord(doc, "conflict"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fileOthers(0)
+	if _, err := os.Stat(filepath.Join(dir, "archive", info.Dir, store.WorkflowFile)); err != nil {
+		t.Fatalf("the conflict archive a replay may still need was pruned: %v", err)
+	}
+	archives, err := s.ListArchives()
+	if err != nil || !slices.ContainsFunc(archives, func(a store.ArchiveInfo) bool { return a.Dir == info.Dir }) {
+		t.Fatalf("the index does not list it: %+v %v", archives, err)
+	}
+	if _, err := s.Archive("abandoned"); err != nil {
+		t.Fatal(err)
+	}
+	fileOthers(10)
+	if _, err := os.Stat(filepath.Join(dir, "archive", info.Dir)); !os.IsNotExist(err) {
+		t.Fatalf("kept after its workflow ended: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // ArchiveInfo describes one archived workflow.
@@ -55,7 +56,8 @@ const archiveStamp = "20060102T150405.000Z"
 // (archive/conflict-<workflow_id>-<utc>/ when reason is "conflict", as seed 004 does), under
 // the workflow lock, so that no workflow is active afterwards. It then applies retention: the
 // newest N archives in the index's order are kept (DefaultRetention, or WithRetention), the
-// one just made always among them, and older archive directories are removed and listed in
+// one just made always among them, and the active workflow's newest conflict archive too (a
+// replay may still need it), and older archive directories are removed and listed in
 // ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
 func (s *Store) Archive(reason string) (ArchiveInfo, error) { return s.ArchiveIf(reason, "") }
@@ -464,7 +466,7 @@ func parseArchiveDir(name string) (id string, at time.Time, ok bool) {
 }
 
 // prune keeps the newest s.o.retention archives and removes the others, never kept (the
-// archive just made), and returns the directories it removed. Newest means last in
+// archive just made) nor the active workflow's newest conflict archive (owedConflict), and returns the directories it removed. Newest means last in
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
@@ -556,9 +558,10 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	var removed []string
 	if extra := len(order) - s.o.retention; extra > 0 {
+		owed := s.owedConflict(order)
 		var keep []ArchiveInfo
 		for i, a := range order {
-			if i >= extra || a.Dir == kept {
+			if i >= extra || a.Dir == kept || a.Dir == owed {
 				keep = append(keep, a)
 				continue
 			}
@@ -576,6 +579,26 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return removed, nil
 	}
 	return removed, s.writeIndex(order)
+}
+
+// owedConflict is the directory of the newest conflict archive of the active workflow in
+// order (oldest first), or "": the copy that lost a race, from which a sync cut short before
+// its replay replays it at the next sync (remotesync's intent), so retention must not remove it.
+func (s *Store) owedConflict(order []ArchiveInfo) string {
+	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
+	if err != nil {
+		return ""
+	}
+	m, err := readMeta(data)
+	if err != nil {
+		return ""
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		if order[i].WorkflowID == m.id && order[i].Reason == "conflict" {
+			return order[i].Dir
+		}
+	}
+	return ""
 }
 
 func (s *Store) writeIndex(order []ArchiveInfo) error {

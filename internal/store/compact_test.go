@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -608,4 +609,61 @@ type readOnly struct{ durable.FS }
 
 func (readOnly) Lock(name string, _ time.Duration) (func() error, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EROFS}
+}
+
+// TestEmptySegmentsOfAnEarlierChainAreSetAside pins the one way setAsideSealed is reached: the
+// snapshot and active journal of a workflow are gone and its sealed directory gives nothing to
+// read, no lines at all (segments a power loss left empty, or no segment but a killed
+// compaction's temp file), so there is no workflow on record. A new chain of the same id then
+// starts, and the sealed directory is moved to quarantine/ whole, with a notice, never deleted;
+// the new chain's journal holds its own lines only. (Segments holding lines are read, or reported
+// as damaged, before any start: TestLostSnapshotAndJournalReadFromTheSegments.)
+func TestEmptySegmentsOfAnEarlierChainAreSetAside(t *testing.T) {
+	for name, leave := range map[string]func(dir string) (string, error){
+		"empty segments": func(dir string) (string, error) {
+			return "2.jsonl", cmp.Or(os.WriteFile(filepath.Join(dir, "1.jsonl"), nil, 0o600), os.WriteFile(filepath.Join(dir, "2.jsonl"), nil, 0o600))
+		},
+		"a temp file": func(dir string) (string, error) {
+			return ".tmp-1.jsonl-killed", os.WriteFile(filepath.Join(dir, ".tmp-1.jsonl-killed"), []byte(`{"seq":1,"revision"`), 0o600)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := newStore(t, store.WithJournalCompaction(compactAt))
+			for range 40 {
+				if _, err := transition(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			os.Remove(filepath.Join(dir, store.WorkflowFile))
+			os.Remove(filepath.Join(dir, "journal", wfID+".jsonl"))
+			os.RemoveAll(filepath.Join(dir, sealed))
+			os.Mkdir(filepath.Join(dir, sealed), 0o700)
+			kept, err := leave(filepath.Join(dir, sealed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("nothing to read: %v", err)
+			}
+			res, err := transition(s)
+			if err != nil || res.Revision != 1 {
+				t.Fatalf("new chain: revision %d, %v", res.Revision, err)
+			}
+			if len(res.Notices) != 1 || res.Notices[0].Kind != "quarantined" || !strings.HasPrefix(res.Notices[0].Path, "quarantine/"+wfID+".sealed-") {
+				t.Fatalf("notices %+v", res.Notices)
+			}
+			if _, err := os.Stat(filepath.Join(dir, sealed)); !os.IsNotExist(err) {
+				t.Fatalf("the earlier chain's sealed directory is still in place: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, res.Notices[0].Path, kept)); err != nil {
+				t.Fatalf("quarantine does not keep what was sealed: %v", err)
+			}
+			for range 2 {
+				if _, err := transition(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkHistory(t, s, 3, "the new chain")
+		})
+	}
 }

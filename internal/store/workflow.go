@@ -123,7 +123,13 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		if merr == nil {
 			w := Workflow{Data: data, ID: m.id, Revision: m.rev}
 			if tail, _ := s.journalTailRevision(journalFile(m.id), m.rev); tail != nil && tail.Revision > m.rev && tail.Snapshot != nil {
-				if tm, err := readMeta(tail.Snapshot); err == nil && tm.id == m.id {
+				tm, err := readMeta(tail.Snapshot)
+				if errors.Is(err, migrate.ErrNewer) {
+					// A newer Cairn's change, its snapshot replace cut short: the older state
+					// is not the one to resume.
+					return Workflow{}, err
+				}
+				if err == nil && tm.id == m.id {
 					w = Workflow{Data: tail.Snapshot, ID: m.id, Revision: tail.Revision}
 				}
 			}
@@ -148,7 +154,7 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 		}
 	} else if !errors.Is(err, durable.ErrTooLarge) {
 		// A planted FIFO, symlink or hard link, or an unreadable file: say so, move nothing.
-		return Workflow{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
+		return Workflow{}, s.unreadableSnapshot(err)
 	}
 	unlock, err := s.lock("workflow")
 	if err != nil {
@@ -171,10 +177,19 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 		return Workflow{}, lockErr
 	}
 	rec, _, file, err := s.newestJournalRecord()
-	if err != nil || rec == nil {
+	if err != nil {
+		return Workflow{}, s.unreadable(err) // as a locked read finds
+	}
+	if rec == nil {
+		if d := s.damaged(); d != nil {
+			return Workflow{}, d // on record but unreadable, as a locked read finds
+		}
 		return Workflow{}, lockErr
 	}
 	m, err := readMeta(rec.Snapshot)
+	if errors.Is(err, migrate.ErrNewer) {
+		return Workflow{}, err // to be resumed by a newer Cairn, not taken for unreadable
+	}
 	if err != nil {
 		return Workflow{}, lockErr
 	}
@@ -242,7 +257,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		err = nil
 	case !errors.Is(err, durable.ErrTooLarge):
-		return w, tailState{}, fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err)
+		return w, tailState{}, s.unreadableSnapshot(err)
 	}
 	if err != nil {
 		// Damaged or too large: kept in quarantine, and rebuilt below.
@@ -256,7 +271,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		// Rebuild from the newest journal, if any.
 		rec, raw, file, err := s.newestJournalRecord()
 		if err != nil {
-			return w, tailState{}, err
+			return w, tailState{}, s.unreadable(err)
 		}
 		if rec == nil {
 			if legacyDir, name, ok := s.findLegacy(); ok && len(w.Notices) == 0 {
@@ -375,6 +390,42 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 	}
 	return Notice{Kind: "quarantined", Path: dst,
 		Message: fmt.Sprintf("%s was damaged (%s) and was moved to %s, where it is kept", file, reason, dst)}, nil
+}
+
+// UnreadableError says that a file of the active workflow's state is there but cannot be read:
+// its snapshot, or with no snapshot its journal (no permission, an I/O error, or a FIFO, link
+// or directory in its place). It was left as it is: a workflow is on record, and no new one may
+// start over it.
+type UnreadableError struct {
+	// IDs are the workflows journal/ holds a journal of, the active one's among them.
+	IDs []string
+	Err error // says which file and why
+}
+
+func (e *UnreadableError) Error() string { return e.Err.Error() }
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// unreadableSnapshot is the *UnreadableError for err, the snapshot's read error.
+func (s *Store) unreadableSnapshot(err error) *UnreadableError {
+	return s.unreadable(fmt.Errorf("reading the workflow snapshot in %s: %w", s.dir, err))
+}
+
+// unreadable is the *UnreadableError for err.
+func (s *Store) unreadable(err error) *UnreadableError {
+	names, _ := s.fs.ReadDirNames(journalDir)
+	sort.Strings(names)
+	var ids []string
+	for _, n := range names {
+		id, ok := strings.CutSuffix(n, ".jsonl")
+		if !ok {
+			id, ok = strings.CutSuffix(n, sealedSuffix)
+		}
+		if ok && ValidWorkflowID(id) == nil && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return &UnreadableError{IDs: ids, Err: err}
 }
 
 // DamagedError says that a workflow is on record but can be read from neither its snapshot

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -594,5 +597,80 @@ func TestUnreadableJournalIsNotPassedOver(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, store.WorkflowFile)); !os.IsNotExist(err) {
 		t.Fatalf("a snapshot was written from the segments: %v", err)
+	}
+}
+
+// journalLine is a journal line as encodeRecord writes it, holding doc (compact) in full.
+func journalLine(seq, rev int64, doc string) []byte {
+	state := sha256.Sum256([]byte(doc))
+	body := fmt.Sprintf(`{"seq":%d,"revision":%d,"at":"2026-11-22T17:30:00Z","event":{"kind":"start"},"snapshot":%s,"state":"%s"`,
+		seq, rev, doc, hex.EncodeToString(state[:16]))
+	sum := sha256.Sum256([]byte(body))
+	return []byte(body + `,"sum":"` + hex.EncodeToString(sum[:]) + "\"}\n")
+}
+
+// TestReadOnlyJournalOnlyStateIsNotALockError: with no snapshot and a state directory whose
+// lock cannot be taken (a read-only mount), a journal written by a newer Cairn reads as newer
+// and one that gives no state as damaged, as they do in a writable directory: never as the
+// lock's error, which says the state "can still be read" and leaves the tier None.
+func TestReadOnlyJournalOnlyStateIsNotALockError(t *testing.T) {
+	s, dir := newStore(t)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, store.WorkflowFile))
+	jf := filepath.Join(dir, "journal", wfID+".jsonl")
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ro := mustOpen(t, dir, store.WithFS(readOnly{d}))
+
+	os.WriteFile(jf, journalLine(1, 1, `{"version":"3.1","workflow_id":"`+wfID+`","revision":1,"future":true}`), 0o600)
+	for _, st := range []*store.Store{s, ro} {
+		if _, err := st.ReadWorkflow(); !errors.Is(err, migrate.ErrNewer) {
+			t.Fatalf("journal from a newer Cairn: %v", err)
+		}
+	}
+	os.WriteFile(jf, []byte("a damaged line\n"), 0o600)
+	if _, err := ro.ReadWorkflow(); !errors.As(err, new(*store.DamagedError)) {
+		t.Fatalf("damaged journal, read-only: %v", err)
+	}
+	os.Remove(jf)
+	os.Mkdir(jf, 0o700) // there, but not a file to read
+	for _, st := range []*store.Store{s, ro} {
+		var ue *store.UnreadableError
+		if _, err := st.ReadWorkflow(); !errors.As(err, &ue) || len(ue.IDs) != 1 || ue.IDs[0] != wfID {
+			t.Fatalf("unreadable journal: %v", err)
+		}
+	}
+	os.Remove(jf)
+	if _, err := os.Stat(filepath.Join(dir, "quarantine")); !os.IsNotExist(err) {
+		t.Fatalf("a read-only read moved something: %v", err)
+	}
+}
+
+// TestNewerJournalTailIsNotHiddenByTheSnapshot: a newer Cairn that committed a change to the
+// journal and was cut short before replacing the snapshot leaves the snapshot one revision behind,
+// in a format this Cairn reads. The lock-free read must not show that older state as the
+// workflow to resume (every write then refuses it as newer): it reads as newer, as the locked
+// read does.
+func TestNewerJournalTailIsNotHiddenByTheSnapshot(t *testing.T) {
+	s, dir := newStore(t)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "journal", wfID+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(journalLine(2, 2, `{"version":"3.0","workflow_id":"`+wfID+`","revision":2,"future":true}`))
+	f.Close()
+	if _, err := s.ReadWorkflow(); !errors.Is(err, migrate.ErrNewer) {
+		t.Fatalf("read: %v", err)
+	}
+	if _, err := s.UpdateWorkflow(setNext(wfID, "plan")); !errors.Is(err, migrate.ErrNewer) {
+		t.Fatalf("update: %v", err)
 	}
 }
