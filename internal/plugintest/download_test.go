@@ -132,3 +132,29 @@ func TestLaunchDownloadsWithWget(t *testing.T) {
 		t.Errorf("cairn-mcp with wget = %+v after %d downloads, want the installed server's answer after one", res, rs.Hits(archive))
 	}
 }
+
+// Without sha256sum, shasum or openssl the archive cannot be checked: the line says so, not
+// that the genuine archive's sum does not match (which reads as a tampered download), before
+// anything is downloaded.
+func TestLaunchWithoutAChecksumTool(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	tools := toolDir(t)
+	if err := os.Remove(filepath.Join(tools, "sha256sum")); err != nil {
+		t.Fatal(err)
+	}
+	pdata := filepath.Join(work, "data")
+	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || strings.Contains(res.stderr, "does not match") || !strings.Contains(res.stderr, "sha256sum") {
+		t.Errorf("cairn-mcp without a checksum tool = %+v, want a line naming the missing tool", res)
+	}
+	if n := rs.Hits(archive); n != 0 {
+		t.Errorf("the archive was downloaded %d times, want not at all", n)
+	}
+	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+		t.Error("an archive no tool checked was installed")
+	}
+}
