@@ -158,3 +158,45 @@ func TestLaunchWithoutAChecksumTool(t *testing.T) {
 		t.Error("an archive no tool checked was installed")
 	}
 }
+
+// A plugin update installs the new version's binaries beside the old version's bin-V, which
+// nothing runs again: the install removes other versions' sets more than a day old (a session
+// still on the old plugin, until it is restarted, reinstalls its own at most once a day), and
+// leaves younger ones, half-made ones and what is not the launcher's alone.
+func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	old := time.Now().Add(-49 * time.Hour)
+	set := func(name string, mtime time.Time, stamped bool) string {
+		dir := filepath.Join(pdata, name)
+		fakeBinaries(t, dir)
+		if stamped {
+			writeFile(t, filepath.Join(dir, ".checksums"), "0000  cairn_0.0.1_linux_amd64.tar.gz\n")
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	gone := set("bin-0.0.1", old, true)
+	writeFile(t, filepath.Join(pdata, "build-0.0.1.log"), "an old build\n")
+	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.3.tmp", old, true), set("bin-mine", old, false)}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there after the update", p)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}
