@@ -113,8 +113,9 @@ func TestLaunchHookSlowServer(t *testing.T) {
 			res, took := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			var out map[string]string
 			if res.code != 0 || took > 9*time.Second || json.Unmarshal([]byte(res.stdout), &out) != nil ||
+				!strings.HasPrefix(res.stderr, "cairn: ") || strings.Count(res.stderr, "\n") != 1 ||
 				!strings.Contains(res.stderr, "could not be installed (downloading") {
-				t.Errorf("SessionStart with %s took %s: %+v, want exit 0 inside 9 s and a line saying the download failed", dl, took, res)
+				t.Errorf("SessionStart with %s took %s: %+v, want exit 0 inside 9 s and one line saying the download failed", dl, took, res)
 			}
 		})
 	}
