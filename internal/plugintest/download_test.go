@@ -201,3 +201,40 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 		}
 	}
 }
+
+// The Go fallback builds the plugin's own module whatever the user's Go settings say: a
+// go.work above the plugin (one in the home directory, say) that does not list it, or a
+// GOFLAGS=-mod=vendor, made every build fail ("not one of the workspace modules").
+func TestLaunchBuildIgnoresTheUsersWorkspace(t *testing.T) {
+	skipOnWindows(t)
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	goEnv := func(key string) string {
+		out, err := exec.Command(realGo, "env", key).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", key, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "go.work"), "go 1.26\n\nuse ./elsewhere\n")
+	writeFile(t, filepath.Join(home, "elsewhere", "go.mod"), "module example.com/elsewhere\n\ngo 1.26\n")
+	root := filepath.Join(home, "plugins", "cairn")
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyPlugin(t), root); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(home, "data")
+	env := launchEnv(root, data, home, os.Getenv("PATH"),
+		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOENV="+goEnv("GOENV"),
+		"GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=vendor")
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		log, _ := os.ReadFile(filepath.Join(data, "build-"+pluginVersion(t)+".log"))
+		t.Errorf("cairn-mcp under a go.work = %+v, want the built server's answer\nbuild log: %s", res, log)
+	}
+}
