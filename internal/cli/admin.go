@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cairn-dev/cairn"
@@ -95,11 +96,12 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 // holds .claude-plugin/, else $CLAUDE_PLUGIN_ROOT. It returns the root, the directory the
 // binaries should be in, and how it was found (or why not).
 func locatePlugin(executable func() (string, error), getenv func(string) string, isDir func(string) bool) (root, bin, how string) {
+	dir := ""
 	if exe, err := executable(); err == nil {
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = p
 		}
-		dir := filepath.Dir(exe)
+		dir = filepath.Dir(exe)
 		if filepath.Base(dir) == "bin" && isDir(filepath.Join(filepath.Dir(dir), ".claude-plugin")) {
 			return filepath.Dir(dir), dir, "above this executable's bin/"
 		}
@@ -107,6 +109,11 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 	if r := getenv("CLAUDE_PLUGIN_ROOT"); r != "" {
 		if !isDir(filepath.Join(r, ".claude-plugin")) {
 			return "", "", fmt.Sprintf("CLAUDE_PLUGIN_ROOT=%s holds no .claude-plugin/", r)
+		}
+		// The launcher's download or build (DATA/bin-VERSION; a marketplace install has no
+		// bin/) is the set this executable runs from.
+		if strings.HasPrefix(filepath.Base(dir), "bin-") {
+			return r, dir, "from CLAUDE_PLUGIN_ROOT"
 		}
 		return r, filepath.Join(r, "bin"), "from CLAUDE_PLUGIN_ROOT"
 	}

@@ -157,6 +157,24 @@ func TestLocatePlugin(t *testing.T) {
 	}
 }
 
+// A cairn in the launcher's download or build (DATA/bin-VERSION: a marketplace install has no
+// bin/) checks the set it runs from, not a bin/ that is not there.
+func TestLocatePluginFromTheLaunchersSet(t *testing.T) {
+	root := filepath.FromSlash("/opt/plugins/cairn")
+	set := filepath.FromSlash("/home/u/.claude/plugins/data/cairn-cairn/bin-0.1.0")
+	isDir := func(p string) bool { return p == filepath.Join(root, ".claude-plugin") }
+	exe := func() (string, error) { return filepath.Join(set, "cairn"), nil }
+	getenv := func(k string) string {
+		if k == "CLAUDE_PLUGIN_ROOT" {
+			return root
+		}
+		return ""
+	}
+	if gotRoot, bin, how := locatePlugin(exe, getenv, isDir); gotRoot != root || bin != set {
+		t.Errorf("locatePlugin = %q, %q (%s), want %q, %q", gotRoot, bin, how, root, set)
+	}
+}
+
 func TestClean(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"plain", "add retries to the uploader", "add retries to the uploader"},

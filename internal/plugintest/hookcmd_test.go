@@ -88,3 +88,20 @@ func TestHooksJSONCommandsRun(t *testing.T) {
 		t.Errorf("SessionStart through hooks.json did not record the session: %v", err)
 	}
 }
+
+// A plugin directory removed under a running session (claude plugin uninstall or an update in
+// another terminal; Claude Code keeps the hooks it loaded) has no hooks/launch: each hooks.json
+// command then exits 0 with the shell's line naming the file. dash exits 2 when . cannot open
+// its file, which Claude Code takes as a Stop hook blocking the stop, with that line fed to
+// the model as the reason, every turn.
+func TestHooksJSONCommandsWithoutTheLauncher(t *testing.T) {
+	skipOnWindows(t)
+	root := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CLAUDE_PLUGIN_ROOT=" + root, "CLAUDE_PLUGIN_DATA=" + t.TempDir()}
+	for _, event := range []string{"SessionStart", "Stop", "PreCompact"} {
+		res := runShell(t, hookCommand(t, event), env, root, `{"session_id":"s"}`)
+		if res.code != 0 || !strings.Contains(res.stderr, "hooks/launch") || res.stdout != "" {
+			t.Errorf("%s without hooks/launch = %+v, want exit 0 and a line naming the missing file", event, res)
+		}
+	}
+}

@@ -6,6 +6,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -110,5 +115,37 @@ func TestArchiveNames(t *testing.T) {
 	}
 	if len(Platforms) != 5 {
 		t.Errorf("a release is built for %v, want linux and darwin (amd64, arm64) and windows/amd64", Platforms)
+	}
+}
+
+// Dist builds the module at root alone: a go.work above it (one in the home directory, say)
+// that does not list it failed every build, and one that does could swap in other sources
+// than the checksums describe.
+func TestDistIgnoresAWorkspaceAbove(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	home := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.work", "go 1.22\n\nuse ./elsewhere\n")
+	write("elsewhere/go.mod", "module example.com/elsewhere\n\ngo 1.22\n")
+	write("cairn/go.mod", "module example.com/cairn\n\ngo 1.22\n")
+	for _, b := range Binaries {
+		write("cairn/"+b.Pkg+"/main.go", "package main\n\nfunc main() {}\n")
+	}
+	out := filepath.Join(t.TempDir(), "dist")
+	p := Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
+	sums, err := Dist(goBin, filepath.Join(home, "cairn"), out, "0.0.1", []Platform{p})
+	if err != nil || !strings.HasSuffix(sums, "  "+ArchiveName("0.0.1", p)+"\n") {
+		t.Fatalf("Dist under a go.work = %q, %v; want the archive built and listed", sums, err)
 	}
 }

@@ -1,0 +1,240 @@
+package plugintest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/release"
+)
+
+// fakeSums gives the plugin at root a release/checksums.txt listing this platform's archive
+// with a sum nothing matches, for tests whose download must never install.
+func fakeSums(t *testing.T, root string) {
+	t.Helper()
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
+		release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})))
+}
+
+// toolDirWith is toolDir with curl swapped for the named downloader ("" for none).
+func toolDirWith(t *testing.T, downloader string) string {
+	t.Helper()
+	dir := toolDir(t)
+	if err := os.Remove(filepath.Join(dir, "curl")); err != nil {
+		t.Fatal(err)
+	}
+	if downloader != "" {
+		p, err := exec.LookPath(downloader)
+		if err != nil {
+			t.Skipf("%s is not installed", downloader)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, downloader)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// serveSlowly answers every request with 200 and a megabyte's Content-Length, then one byte
+// every 300 ms: a network that never stalls long enough for a read timeout to fire.
+func serveSlowly(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1048576")
+		w.WriteHeader(http.StatusOK)
+		for range 400 {
+			if _, err := w.Write([]byte{0}); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String() + "/releases"
+}
+
+// runBounded runs name as runProcess does, but gives up on a child left holding its output
+// (a downloader still going) a second after killing it at timeout, and says how long it took.
+func runBounded(t *testing.T, timeout time.Duration, env []string, dir, stdin, name string, args ...string) (launchResult, time.Duration) {
+	t.Helper()
+	c := exec.Command(name, args...)
+	c.Env, c.Dir, c.Stdin = env, dir, strings.NewReader(stdin)
+	c.WaitDelay = time.Second
+	var out, errb strings.Builder
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(timeout, func() { c.Process.Kill() })
+	defer timer.Stop()
+	err := c.Wait()
+	took := time.Since(start)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		code = -1
+	}
+	return launchResult{out.String(), errb.String(), code}, took
+}
+
+// A hook's download from a server that trickles bytes ends inside the hook's 10 s with exit 0
+// and a line saying the download failed, whichever downloader is on PATH: wget's -T bounds
+// each read, not the download, so without a bound of its own the hook ran until Claude Code
+// killed it.
+func TestLaunchHookSlowServer(t *testing.T) {
+	skipOnWindows(t)
+	url := serveSlowly(t)
+	for _, dl := range []string{"curl", "wget"} {
+		t.Run(dl, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			fakeSums(t, root)
+			work := t.TempDir()
+			env := launchEnv(root, filepath.Join(work, "data"), work, toolDirWith(t, dl), "CAIRN_DOWNLOAD_URL="+url)
+			res, took := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
+			var out map[string]string
+			if res.code != 0 || took > 9*time.Second || json.Unmarshal([]byte(res.stdout), &out) != nil ||
+				!strings.HasPrefix(res.stderr, "cairn: ") || strings.Count(res.stderr, "\n") != 1 ||
+				!strings.Contains(res.stderr, "could not be installed (downloading") {
+				t.Errorf("SessionStart with %s took %s: %+v, want exit 0 inside 9 s and one line saying the download failed", dl, took, res)
+			}
+		})
+	}
+}
+
+// With wget and no curl, the release still installs and runs.
+func TestLaunchDownloadsWithWget(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	env := launchEnv(root, filepath.Join(work, "data"), work, toolDirWith(t, "wget"), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 {
+		t.Errorf("cairn-mcp with wget = %+v after %d downloads, want the installed server's answer after one", res, rs.Hits(archive))
+	}
+}
+
+// Without sha256sum, shasum or openssl the archive cannot be checked: the line says so, not
+// that the genuine archive's sum does not match (which reads as a tampered download), before
+// anything is downloaded.
+func TestLaunchWithoutAChecksumTool(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	tools := toolDir(t)
+	if err := os.Remove(filepath.Join(tools, "sha256sum")); err != nil {
+		t.Fatal(err)
+	}
+	pdata := filepath.Join(work, "data")
+	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || strings.Contains(res.stderr, "does not match") || !strings.Contains(res.stderr, "sha256sum") {
+		t.Errorf("cairn-mcp without a checksum tool = %+v, want a line naming the missing tool", res)
+	}
+	if n := rs.Hits(archive); n != 0 {
+		t.Errorf("the archive was downloaded %d times, want not at all", n)
+	}
+	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+		t.Error("an archive no tool checked was installed")
+	}
+}
+
+// A plugin update installs the new version's binaries beside the old version's bin-V, which
+// nothing runs again: the install removes other versions' sets more than a day old (a session
+// still on the old plugin, until it is restarted, reinstalls its own at most once a day), and
+// leaves younger ones, half-made ones and what is not the launcher's alone.
+func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	old := time.Now().Add(-49 * time.Hour)
+	set := func(name string, mtime time.Time, stamped bool) string {
+		dir := filepath.Join(pdata, name)
+		fakeBinaries(t, dir)
+		if stamped {
+			writeFile(t, filepath.Join(dir, ".checksums"), "0000  cairn_0.0.1_linux_amd64.tar.gz\n")
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	gone := set("bin-0.0.1", old, true)
+	writeFile(t, filepath.Join(pdata, "build-0.0.1.log"), "an old build\n")
+	kept := []string{set("bin-0.0.2", time.Now(), true), set("bin-0.0.3.tmp", old, true), set("bin-mine", old, false)}
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	for _, p := range []string{gone, filepath.Join(pdata, "build-0.0.1.log")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there after the update", p)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}
+
+// The Go fallback builds the plugin's own module whatever the user's Go settings say: a
+// go.work above the plugin (one in the home directory, say) that does not list it, or a
+// GOFLAGS=-mod=vendor, made every build fail ("not one of the workspace modules").
+func TestLaunchBuildIgnoresTheUsersWorkspace(t *testing.T) {
+	skipOnWindows(t)
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	goEnv := func(key string) string {
+		out, err := exec.Command(realGo, "env", key).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", key, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "go.work"), "go 1.26\n\nuse ./elsewhere\n")
+	writeFile(t, filepath.Join(home, "elsewhere", "go.mod"), "module example.com/elsewhere\n\ngo 1.26\n")
+	root := filepath.Join(home, "plugins", "cairn")
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyPlugin(t), root); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(home, "data")
+	env := launchEnv(root, data, home, os.Getenv("PATH"),
+		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOENV="+goEnv("GOENV"),
+		"GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=vendor")
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		log, _ := os.ReadFile(filepath.Join(data, "build-"+pluginVersion(t)+".log"))
+		t.Errorf("cairn-mcp under a go.work = %+v, want the built server's answer\nbuild log: %s", res, log)
+	}
+}

@@ -1,0 +1,60 @@
+package plugintest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An install that runs longer than ten minutes (a Go build on a slow machine, a download on a
+// slow network) keeps its lock while its holder lives: the lock records the holder's start
+// time, so a start that finds it old can tell the live holder from a process that was given
+// its pid, and does not break in and install into the same bin-V.tmp.
+func TestLaunchKeepsTheLockOfALongInstall(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the test ages a live holder's lock through /proc")
+	}
+	st := stalledStart(t)
+	defer func() { st.cmd.Process.Kill(); <-st.done }()
+	lock := filepath.Join(st.data, ".install-lock-"+pluginVersion(t))
+	old := time.Now().Add(-11 * time.Minute)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	res := runShell(t, hookCommand(t, "SessionStart"), st.env, st.work, `{"session_id":"s"}`)
+	var out map[string]string
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.Contains(out["systemMessage"], "being installed by another start") {
+		t.Errorf("SessionStart while a live install holds an old lock = %+v, want exit 0 and the line saying another start is installing", res)
+	}
+	if fi, err := os.Stat(lock); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("the live holder's lock was broken (%v)", err)
+	}
+}
+
+// A lock whose pid now belongs to another process (a live one: this test's) that started at
+// another time than the holder is the lock of a dead install: it is broken at once, not left to
+// hold every start off for ten minutes.
+func TestLaunchBreaksALockWhosePidWasReused(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the holder's start time is read from /proc")
+	}
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
+	writeFile(t, filepath.Join(lock, "start"), "1\n")
+	env := launchEnv(root, data, work, toolDir(t))
+	start := time.Now()
+	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+	if took := time.Since(start); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
+		t.Errorf("SessionStart with a reused pid's lock = %+v in %s, want its own download tried at once", res, took)
+	}
+}
