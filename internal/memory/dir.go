@@ -67,7 +67,8 @@ type Location struct {
 // CLAUDE_COWORK_MEMORY_PATH_OVERRIDE (absolute only), then the autoMemoryDirectory setting
 // (managed, local, project, then user settings; absolute or "~/"), then the default
 // <config>/projects/<SanitizePath(git common root)>/memory with config = CLAUDE_CONFIG_DIR or
-// ~/.claude (CLAUDE_CODE_REMOTE_MEMORY_DIR replaces the config dir there). An override
+// ~/.claude (CLAUDE_CODE_REMOTE_MEMORY_DIR replaces the config dir there), the root found
+// from the physical working directory. An override
 // Claude Code would refuse (relative, "~/..", a UNC path, NUL) is skipped as Claude Code skips
 // it. Whether auto-memory is on is decided first and applies to every override. An error
 // means the directory cannot be named at all (no home and no config dir, no usable
@@ -124,7 +125,16 @@ func Dir(env Env) (Location, error) {
 		break
 	}
 
-	root, err := project.GitCommonRoot(env.Getenv, env.WorkDir)
+	// Claude Code names the project by its physical path, which CLAUDE_PROJECT_DIR holds; a
+	// working directory from os.Getwd, which prefers $PWD, may be a path through a symlink
+	// (cairn run in a shell that cd'd through one).
+	wd := env.WorkDir
+	if env.getenv(project.EnvProjectDir) == "" {
+		if r, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = r
+		}
+	}
+	root, err := project.GitCommonRoot(env.Getenv, wd)
 	if err != nil {
 		return Location{}, err
 	}

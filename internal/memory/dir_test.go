@@ -93,7 +93,10 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	base := t.TempDir()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fixture{base: base, home: filepath.Join(base, "home"), env: map[string]string{}}
 	f.env["HOME"] = f.home
 	f.mkdir(t, "home/.claude")
@@ -151,6 +154,9 @@ func TestDirDefault(t *testing.T) {
 	f.mkdir(t, "no git/here")
 	long := "deep/" + strings.Repeat("nested_dir.name/", 14) + "proj"
 	f.mkdir(t, long)
+	if err := os.Symlink(f.path("Work Space/my.repo_V2/src"), f.path("linked")); err != nil {
+		t.Fatal(err)
+	}
 
 	config := filepath.Join(f.home, ".claude")
 	repo := f.path("Work Space/my.repo_V2")
@@ -163,6 +169,9 @@ func TestDirDefault(t *testing.T) {
 		{"worktree-subfolder", "wt/feat/pkg", defaultDir(config, repo)},
 		{"no-git-launch-dir", "no git/here", defaultDir(config, f.path("no git/here"))},
 		{"long-path", long, defaultDir(config, f.path(long))},
+		// A shell that cd'd through a symlink: os.Getwd gives the path through it, from $PWD;
+		// Claude Code names the project by its physical path.
+		{"through-a-symlink", "linked/deep", defaultDir(config, repo)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -76,6 +76,17 @@ func TestDirMatchesRealClaude(t *testing.T) {
 			mkdirAll(t, sub)
 			return sub
 		}},
+		// Started from a shell that cd'd through a symlink: Cairn's $PWD-preferring working
+		// directory is the path through it, Claude Code's the physical one.
+		{name: "through-a-symlink", env: map[string]string{"PWD": "{base}/linked"}, build: func(t *testing.T, base string) string {
+			p := filepath.Join(base, "real", "proj")
+			mkdirAll(t, p)
+			repo(t, p)
+			if err := os.Symlink(p, filepath.Join(base, "linked")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(base, "linked")
+		}},
 		{name: "no-git", build: func(t *testing.T, base string) string {
 			p := filepath.Join(base, "plain", "Dir.With_Stuff")
 			mkdirAll(t, p)
