@@ -60,14 +60,19 @@ func (e *Engine) recordL2(lines []string) (wrote, owed []string, warning string)
 	return wrote, owed, warning
 }
 
-// writeLines writes lines to L2, as recordL2 says.
+// writeLines writes lines to L2, as recordL2 says. A line refused because a memory file is
+// one Cairn leaves as it is (not a regular file, or over 4 MiB) is not owed: that lasts until
+// the person changes the file, and every Stop hook would retry it and say so again.
 func (e *Engine) writeLines(lines []string) (wrote, owed []string, warning string) {
 	for _, l := range lines {
 		if err := e.mem.Record(l); err != nil {
-			if memory.IsUnavailable(err) {
+			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+			switch {
+			case memory.LeftAlone(err):
+				warning = "auto-memory line not written: " + err.Error()
+			case memory.IsUnavailable(err):
 				owed = append(owed, l)
 			}
-			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
 		} else {
 			wrote = append(wrote, l)
 		}

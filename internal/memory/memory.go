@@ -313,14 +313,22 @@ func (s snapshot) same(o snapshot) bool {
 	return s.exists == o.exists && bytes.Equal(s.data, o.data)
 }
 
+// errLeftAlone ends the error for a memory file Cairn will not touch as long as it stays
+// what it is: not a regular file, or larger than maxFile ("...; Cairn leaves it as it is").
+var errLeftAlone = errors.New("leaves it as it is")
+
+// LeftAlone reports whether err says a memory file is one Cairn leaves as it is: retrying
+// is of no use until the person changes it.
+func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
+
 func readLimited(path string) ([]byte, error) {
 	// Never blocks: a FIFO or device planted here is refused at open (durable.ReadPath).
 	data, err := durable.ReadPath(path, maxFile, true)
 	if errors.Is(err, durable.ErrTooLarge) {
-		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn leaves it as it is", path, maxFile)
+		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errLeftAlone)
 	}
 	if errors.Is(err, durable.ErrNotRegular) {
-		return nil, fmt.Errorf("%s is not a regular file; Cairn leaves it as it is", path)
+		return nil, fmt.Errorf("%s is not a regular file; Cairn %w", path, errLeftAlone)
 	}
 	return data, err
 }
@@ -336,7 +344,7 @@ func read(path string) (snapshot, error) {
 		return snapshot{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return snapshot{}, fmt.Errorf("%s is not a regular file (%v); Cairn leaves it as it is", path, fi.Mode().Type())
+		return snapshot{}, fmt.Errorf("%s is not a regular file (%v); Cairn %w", path, fi.Mode().Type(), errLeftAlone)
 	}
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {
