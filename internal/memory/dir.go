@@ -87,6 +87,9 @@ func Dir(env Env) (Location, error) {
 		configDir = filepath.Join(h, ".claude")
 	}
 	settings := loadSettings(env, configDir, launch)
+	if env.getenv(project.EnvProjectDir) == "" {
+		env = settingsEnv(env, settings)
+	}
 
 	if off, reason := disabled(env, settings); off {
 		return Location{Disabled: true, Reason: reason}, nil
@@ -217,7 +220,44 @@ type settingsSource struct {
 	path    string
 	dir     *string
 	enabled *bool
-	project bool // a settings file of the repository (.claude/settings*.json), not the user's
+	env     json.RawMessage // its env object, undecoded: only cairn outside Claude Code reads it
+	project bool            // a settings file of the repository (.claude/settings*.json), not the user's
+}
+
+// settingsEnv is env with the switches Dir reads taken first from the settings files' env
+// objects, the highest source that sets one winning over the process's own value, as Claude
+// Code applies them to its own environment: for cairn in a shell. Under Claude Code
+// (CLAUDE_PROJECT_DIR set) the environment already is what it applied.
+func settingsEnv(env Env, settings []settingsSource) Env {
+	var envs []map[string]json.RawMessage
+	for _, s := range settings {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(s.env, &m) == nil && len(m) > 0 {
+			envs = append(envs, m)
+		}
+	}
+	if len(envs) == 0 {
+		return env
+	}
+	get := env.getenv
+	env.Getenv = func(k string) string {
+		switch k {
+		case EnvCairnMemoryDir, EnvCoworkOverride, EnvRemoteMemoryDir, EnvDisable, EnvSimple, EnvSafeMode, EnvRemote:
+			for _, m := range envs {
+				raw, ok := m[k]
+				if !ok || string(raw) == "null" {
+					continue
+				}
+				var v string
+				if json.Unmarshal(raw, &v) != nil {
+					v = string(raw) // a number or a boolean, as Claude Code turns it into a string
+				}
+				return v
+			}
+		}
+		return get(k)
+	}
+	return env
 }
 
 // projectMayUse reports whether a memory directory named by a repository's settings lies in
@@ -269,7 +309,7 @@ func parseSettings(p string, data []byte) (settingsSource, bool) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return settingsSource{}, false
 	}
-	return settingsSource{path: p, dir: setting[string](doc, "autoMemoryDirectory"), enabled: setting[bool](doc, "autoMemoryEnabled")}, true
+	return settingsSource{path: p, dir: setting[string](doc, "autoMemoryDirectory"), enabled: setting[bool](doc, "autoMemoryEnabled"), env: doc["env"]}, true
 }
 
 // setting is a settings file's value for key, nil when it is missing, null or of another type.

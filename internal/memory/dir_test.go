@@ -345,13 +345,24 @@ func TestDirDisabled(t *testing.T) {
 		{name: "remote-without-dir", env: map[string]string{"CLAUDE_CODE_REMOTE": "true"}, off: true, because: "remote"},
 		{name: "remote-with-dir", env: map[string]string{"CLAUDE_CODE_REMOTE": "true", "CLAUDE_CODE_REMOTE_MEMORY_DIR": "/r"}},
 		{name: "env-empty-is-unset", env: map[string]string{"CLAUDE_CODE_DISABLE_AUTO_MEMORY": ""}},
+		// Claude Code applies the settings' env to itself (2.1.330: no memory directory with
+		// it in the user's settings): cairn in a shell, without it in its environment, follows.
+		{name: "settings-env", files: map[string]string{"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}`},
+			off: true, because: "CLAUDE_CODE_DISABLE_AUTO_MEMORY"},
+		{name: "settings-env-over-shell", env: map[string]string{"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"},
+			files: map[string]string{"proj/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "true"}}`}, off: true, because: "CLAUDE_CODE_DISABLE_AUTO_MEMORY"},
+		{name: "local-settings-env-first", files: map[string]string{"proj/.claude/settings.local.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}}`,
+			"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}, "autoMemoryEnabled": false}`}},
+		// Under Claude Code (CLAUDE_PROJECT_DIR set) the environment already is what it applied.
+		{name: "settings-env-under-claude", env: map[string]string{"CLAUDE_PROJECT_DIR": "{proj}"},
+			files: map[string]string{"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.write(t, "proj/.git/HEAD", "x")
 			for k, v := range tc.env {
-				f.env[k] = v
+				f.env[k] = strings.ReplaceAll(v, "{proj}", f.path("proj"))
 			}
 			for name, content := range tc.files {
 				f.write(t, name, content)

@@ -104,6 +104,12 @@ func TestDirMatchesRealClaude(t *testing.T) {
 				mkdirAll(t, p)
 				return p
 			}},
+		{name: "disabled-in-settings-env", files: map[string]string{"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}`}, off: true,
+			build: func(t *testing.T, base string) string {
+				p := filepath.Join(base, "proj")
+				mkdirAll(t, p)
+				return p
+			}},
 		{name: "disabled", env: map[string]string{"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}, off: true,
 			build: func(t *testing.T, base string) string {
 				p := filepath.Join(base, "proj")
