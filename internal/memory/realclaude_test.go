@@ -87,6 +87,18 @@ func TestDirMatchesRealClaude(t *testing.T) {
 			}
 			return filepath.Join(base, "linked")
 		}},
+		{name: "submodule-subfolder", build: func(t *testing.T, base string) string {
+			lib := filepath.Join(base, "lib.src")
+			mkdirAll(t, lib)
+			repo(t, lib)
+			super := filepath.Join(base, "Super.Proj")
+			mkdirAll(t, super)
+			repo(t, super)
+			git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+			sub := filepath.Join(super, "vendor", "lib", "pkg")
+			mkdirAll(t, sub)
+			return sub
+		}},
 		{name: "no-git", build: func(t *testing.T, base string) string {
 			p := filepath.Join(base, "plain", "Dir.With_Stuff")
 			mkdirAll(t, p)
