@@ -419,7 +419,7 @@ var errChanged = errors.New("changed since it was read")
 // swaps the temp file in. Where the platform can exchange two names atomically it does so
 // (known is true); whatever the exchange displaced other than expect (a writer slipped in
 // between the check and the swap, or still has the file open) goes back at once, and replace
-// returns errChanged with cur what it put back. A path that did not exist is created with a
+// returns errChanged with cur the last content it saw there. A path that did not exist is created with a
 // hard link, which fails rather than overwrite a file that appeared meanwhile. Elsewhere it
 // renames over path, as durable.WriteFileAtomic does, and known is false.
 func replace(path string, data []byte, perm fs.FileMode, expect snapshot) (cur snapshot, known bool, err error) {
