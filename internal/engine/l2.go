@@ -35,14 +35,14 @@ func (e *Engine) updateL2State(f func(*l2State)) {
 
 // recordL2 writes lines to L2 and returns those written, those owed (only a layer that is
 // unavailable now may work later; refused text, a secret or an empty line, would fail every
-// time) and a warning naming the last failure. The lines are written and their mark kept
+// time) and a warning naming the last failure (quiet: see writeLines). The lines are written and their mark kept
 // under the mark's lock, which RestoreL2 takes too, so a restore never takes a line of ours
 // that is not marked yet for a foreign rewrite.
-func (e *Engine) recordL2(lines []string) (wrote, owed []string, warning string) {
+func (e *Engine) recordL2(lines []string, quiet bool) (wrote, owed []string, warning string) {
 	ran := false
 	_, err := e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
-		wrote, owed, warning = e.writeLines(lines)
+		wrote, owed, warning = e.writeLines(lines, quiet)
 		if len(wrote) == 0 {
 			return nil, nil
 		}
@@ -55,19 +55,24 @@ func (e *Engine) recordL2(lines []string) (wrote, owed []string, warning string)
 		return nil, lines, "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.
-		wrote, owed, warning = e.writeLines(lines)
+		wrote, owed, warning = e.writeLines(lines, quiet)
 	}
 	return wrote, owed, warning
 }
 
-// writeLines writes lines to L2, as recordL2 says.
-func (e *Engine) writeLines(lines []string) (wrote, owed []string, warning string) {
+// writeLines writes lines to L2, as recordL2 says. With quiet (the Stop hook settling what is
+// owed), a line refused because a memory file is one Cairn leaves as it is (not a regular
+// file, or over 4 MiB) stays owed without a word: the move that owed it said so, and that
+// lasts until the person changes the file, after every turn.
+func (e *Engine) writeLines(lines []string, quiet bool) (wrote, owed []string, warning string) {
 	for _, l := range lines {
 		if err := e.mem.Record(l); err != nil {
 			if memory.IsUnavailable(err) {
 				owed = append(owed, l)
 			}
-			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+			if !quiet || !memory.LeftAlone(err) {
+				warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+			}
 		} else {
 			wrote = append(wrote, l)
 		}
@@ -86,7 +91,7 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 	if e.memWarn != "" {
 		return e.memWarn
 	}
-	_, owed, warning := e.recordL2([]string{line})
+	_, owed, warning := e.recordL2([]string{line}, false)
 	e.updateL2State(func(s *l2State) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
@@ -120,7 +125,7 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		}
 		lines = append(lines, e.journalLines(r.WorkflowID, from)...)
 	}
-	wrote, failed, warning := e.recordL2(lines)
+	wrote, failed, warning := e.recordL2(lines, true)
 	e.updateL2State(func(st *l2State) {
 		// Lines another process came to owe since the read above stay owed, after ours.
 		later := st.Owed

@@ -49,3 +49,31 @@ func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
 		t.Errorf("MEMORY.md does not hold the analyze line:\n%s", b)
 	}
 }
+
+// A MEMORY.md Cairn leaves as it is (here a directory; a symlink or a file over 4 MiB alike)
+// stays so until the person changes it: the line a move could not write is said once, in the
+// move's warnings, and stays owed without a word from the Stop hooks after it (which would
+// otherwise say it again after every turn), until the file is one Cairn can write again.
+func TestLineRefusedForGoodIsSaidOnce(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "memory index left alone"}))(t)
+	index := filepath.Join(e.memoryDir(), "MEMORY.md")
+	if err := os.MkdirAll(index, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t); len(res.Warnings) == 0 {
+		t.Fatal("no warning that the L2 line was not written")
+	}
+	for i := range 2 {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); out.SystemMessage != "" || len(out.Wrote) > 0 {
+			t.Errorf("Stop %d after the move = %q (wrote %q), want nothing written or said", i+1, out.SystemMessage, out.Wrote)
+		}
+	}
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) != 1 || !strings.Contains(e.readMemory("MEMORY.md"), "planning") {
+		t.Errorf("Stop once MEMORY.md can be written wrote %q, want the owed line", out.Wrote)
+	}
+}

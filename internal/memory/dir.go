@@ -67,7 +67,8 @@ type Location struct {
 // CLAUDE_COWORK_MEMORY_PATH_OVERRIDE (absolute only), then the autoMemoryDirectory setting
 // (managed, local, project, then user settings; absolute or "~/"), then the default
 // <config>/projects/<SanitizePath(git common root)>/memory with config = CLAUDE_CONFIG_DIR or
-// ~/.claude (CLAUDE_CODE_REMOTE_MEMORY_DIR replaces the config dir there). An override
+// ~/.claude (CLAUDE_CODE_REMOTE_MEMORY_DIR replaces the config dir there), the root found
+// from the physical working directory. An override
 // Claude Code would refuse (relative, "~/..", a UNC path, NUL) is skipped as Claude Code skips
 // it. Whether auto-memory is on is decided first and applies to every override. An error
 // means the directory cannot be named at all (no home and no config dir, no usable
@@ -86,6 +87,9 @@ func Dir(env Env) (Location, error) {
 		configDir = filepath.Join(h, ".claude")
 	}
 	settings := loadSettings(env, configDir, launch)
+	if env.getenv(project.EnvProjectDir) == "" {
+		env = settingsEnv(env, settings)
+	}
 
 	if off, reason := disabled(env, settings); off {
 		return Location{Disabled: true, Reason: reason}, nil
@@ -124,7 +128,16 @@ func Dir(env Env) (Location, error) {
 		break
 	}
 
-	root, err := project.GitCommonRoot(env.Getenv, env.WorkDir)
+	// Claude Code names the project by its physical path, which CLAUDE_PROJECT_DIR holds; a
+	// working directory from os.Getwd, which prefers $PWD, may be a path through a symlink
+	// (cairn run in a shell that cd'd through one).
+	wd := env.WorkDir
+	if env.getenv(project.EnvProjectDir) == "" {
+		if r, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = r
+		}
+	}
+	root, err := project.GitCommonRoot(env.Getenv, wd)
 	if err != nil {
 		return Location{}, err
 	}
@@ -207,7 +220,44 @@ type settingsSource struct {
 	path    string
 	dir     *string
 	enabled *bool
-	project bool // a settings file of the repository (.claude/settings*.json), not the user's
+	env     json.RawMessage // its env object, undecoded: only cairn outside Claude Code reads it
+	project bool            // a settings file of the repository (.claude/settings*.json), not the user's
+}
+
+// settingsEnv is env with the switches Dir reads taken first from the settings files' env
+// objects, the highest source that sets one winning over the process's own value, as Claude
+// Code applies them to its own environment: for cairn in a shell. Under Claude Code
+// (CLAUDE_PROJECT_DIR set) the environment already is what it applied.
+func settingsEnv(env Env, settings []settingsSource) Env {
+	var envs []map[string]json.RawMessage
+	for _, s := range settings {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(s.env, &m) == nil && len(m) > 0 {
+			envs = append(envs, m)
+		}
+	}
+	if len(envs) == 0 {
+		return env
+	}
+	get := env.getenv
+	env.Getenv = func(k string) string {
+		switch k {
+		case EnvCairnMemoryDir, EnvCoworkOverride, EnvRemoteMemoryDir, EnvDisable, EnvSimple, EnvSafeMode, EnvRemote:
+			for _, m := range envs {
+				raw, ok := m[k]
+				if !ok || string(raw) == "null" {
+					continue
+				}
+				var v string
+				if json.Unmarshal(raw, &v) != nil {
+					v = string(raw) // a number or a boolean, as Claude Code turns it into a string
+				}
+				return v
+			}
+		}
+		return get(k)
+	}
+	return env
 }
 
 // projectMayUse reports whether a memory directory named by a repository's settings lies in
@@ -259,7 +309,7 @@ func parseSettings(p string, data []byte) (settingsSource, bool) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return settingsSource{}, false
 	}
-	return settingsSource{path: p, dir: setting[string](doc, "autoMemoryDirectory"), enabled: setting[bool](doc, "autoMemoryEnabled")}, true
+	return settingsSource{path: p, dir: setting[string](doc, "autoMemoryDirectory"), enabled: setting[bool](doc, "autoMemoryEnabled"), env: doc["env"]}, true
 }
 
 // setting is a settings file's value for key, nil when it is missing, null or of another type.

@@ -93,7 +93,10 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	base := t.TempDir()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &fixture{base: base, home: filepath.Join(base, "home"), env: map[string]string{}}
 	f.env["HOME"] = f.home
 	f.mkdir(t, "home/.claude")
@@ -151,6 +154,9 @@ func TestDirDefault(t *testing.T) {
 	f.mkdir(t, "no git/here")
 	long := "deep/" + strings.Repeat("nested_dir.name/", 14) + "proj"
 	f.mkdir(t, long)
+	if err := os.Symlink(f.path("Work Space/my.repo_V2/src"), f.path("linked")); err != nil {
+		t.Fatal(err)
+	}
 
 	config := filepath.Join(f.home, ".claude")
 	repo := f.path("Work Space/my.repo_V2")
@@ -163,6 +169,9 @@ func TestDirDefault(t *testing.T) {
 		{"worktree-subfolder", "wt/feat/pkg", defaultDir(config, repo)},
 		{"no-git-launch-dir", "no git/here", defaultDir(config, f.path("no git/here"))},
 		{"long-path", long, defaultDir(config, f.path(long))},
+		// A shell that cd'd through a symlink: os.Getwd gives the path through it, from $PWD;
+		// Claude Code names the project by its physical path.
+		{"through-a-symlink", "linked/deep", defaultDir(config, repo)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -336,13 +345,24 @@ func TestDirDisabled(t *testing.T) {
 		{name: "remote-without-dir", env: map[string]string{"CLAUDE_CODE_REMOTE": "true"}, off: true, because: "remote"},
 		{name: "remote-with-dir", env: map[string]string{"CLAUDE_CODE_REMOTE": "true", "CLAUDE_CODE_REMOTE_MEMORY_DIR": "/r"}},
 		{name: "env-empty-is-unset", env: map[string]string{"CLAUDE_CODE_DISABLE_AUTO_MEMORY": ""}},
+		// Claude Code applies the settings' env to itself (2.1.330: no memory directory with
+		// it in the user's settings): cairn in a shell, without it in its environment, follows.
+		{name: "settings-env", files: map[string]string{"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}`},
+			off: true, because: "CLAUDE_CODE_DISABLE_AUTO_MEMORY"},
+		{name: "settings-env-over-shell", env: map[string]string{"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"},
+			files: map[string]string{"proj/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "true"}}`}, off: true, because: "CLAUDE_CODE_DISABLE_AUTO_MEMORY"},
+		{name: "local-settings-env-first", files: map[string]string{"proj/.claude/settings.local.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0"}}`,
+			"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}, "autoMemoryEnabled": false}`}},
+		// Under Claude Code (CLAUDE_PROJECT_DIR set) the environment already is what it applied.
+		{name: "settings-env-under-claude", env: map[string]string{"CLAUDE_PROJECT_DIR": "{proj}"},
+			files: map[string]string{"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.write(t, "proj/.git/HEAD", "x")
 			for k, v := range tc.env {
-				f.env[k] = v
+				f.env[k] = strings.ReplaceAll(v, "{proj}", f.path("proj"))
 			}
 			for name, content := range tc.files {
 				f.write(t, name, content)

@@ -174,19 +174,37 @@ func FindEntry(content []byte, target string) (string, bool) {
 }
 
 // entryIs reports whether the first index entry for target in content is line, an entry for
-// target as IndexLine writes it. A line equal to it counts as it stands, so the common case
-// (Cairn's own line, unchanged) compiles and runs no regexp: about a tenth of what a Stop hook
-// does itself.
+// target as IndexLine writes it, where Claude Code loads it (see loaded): further down it is
+// as good as missing. A line equal to it counts as it stands, so the common case (Cairn's own
+// line, unchanged) compiles and runs no regexp: about a tenth of what a Stop hook does itself.
 func entryIs(content []byte, target, line string) bool {
+	i, off := 0, 0
 	for l := range lines(content) {
 		if strings.TrimPrefix(l.text, bom) == line {
-			return true
+			return loaded(i, off+len(l.text))
 		}
 		if owns(l.text, target) {
 			return false
 		}
+		i, off = i+1, off+len(l.text)+len(l.eol)
 	}
 	return false
+}
+
+// loadedEntry is the first index entry for target in content, "" when there is none where
+// Claude Code loads it (see loaded).
+func loadedEntry(content []byte, target string) string {
+	i, off := 0, 0
+	for l := range lines(content) {
+		if owns(l.text, target) {
+			if !loaded(i, off+len(l.text)) {
+				return ""
+			}
+			return strings.TrimPrefix(l.text, bom)
+		}
+		i, off = i+1, off+len(l.text)+len(l.eol)
+	}
+	return ""
 }
 
 // mergeBOM folds a first line that is only a byte-order mark with no terminator into the
@@ -227,8 +245,12 @@ func fits(ls []line, i, n int) bool {
 	for _, l := range ls[:i] {
 		off += len(l.text) + len(l.eol)
 	}
-	return off+n < maxIndexOffset
+	return loaded(i, off+n)
 }
+
+// loaded reports whether a line at index i that ends at byte offset end is in what Claude
+// Code loads of MEMORY.md, with the room SetEntry keeps.
+func loaded(i, end int) bool { return i < maxIndexLine && end < maxIndexOffset }
 
 func insertEntry(ls []line, entry, eol string) []line {
 	at := len(ls)

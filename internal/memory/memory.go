@@ -8,9 +8,10 @@
 // under no lock of ours. Every write here therefore keeps every byte of every line Cairn does
 // not own, and never loses a concurrent edit: it reads, computes its edit, compares the file
 // again just before replacing it, swaps the new content in atomically (on Linux with an atomic
-// exchange that hands back exactly what it displaced, so a write that slipped in is seen and
-// the edit redone on it, and a file a writer still holds open is given back to it), and retries
-// a bounded number of times.
+// exchange that hands back exactly what it displaced, so a write that slipped in, or a file a
+// writer still holds open, goes straight back and the edit is redone on it), and retries a
+// bounded number of times. A writer killed in between leaves the displaced content in a temp
+// file named for its intent, which the next write puts back (sweepTemps).
 //
 // L2 is never critical: every failure comes back as an *UnavailableError whose text starts
 // with the seed's "Auto-memory unavailable — learnings will not persist", and nothing here
@@ -19,6 +20,8 @@ package memory
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -280,21 +283,6 @@ func (m *Memory) locked(fn func() error) error {
 	return fn()
 }
 
-// sweepTemps removes temp files a killed Cairn writer left behind: ours only (".tmp-" then
-// MEMORY.md or a cairn- file), and only when old enough that no live writer can own them.
-func sweepTemps(dir string) {
-	names, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
-	for _, p := range names {
-		base := filepath.Base(p)
-		if !strings.HasPrefix(base, ".tmp-"+IndexFile+"-") && !strings.HasPrefix(base, ".tmp-cairn-") {
-			continue
-		}
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > 10*time.Minute {
-			os.Remove(p)
-		}
-	}
-}
-
 // dirLock takes the writer lock: durable's lock on a hidden lock file in the memory
 // directory, empty whenever no Cairn process is writing. A symlinked memory directory (a
 // moved ~/.claude) is locked where it really is.
@@ -325,14 +313,22 @@ func (s snapshot) same(o snapshot) bool {
 	return s.exists == o.exists && bytes.Equal(s.data, o.data)
 }
 
+// errLeftAlone ends the error for a memory file Cairn will not touch as long as it stays
+// what it is: not a regular file, or larger than maxFile ("...; Cairn leaves it as it is").
+var errLeftAlone = errors.New("leaves it as it is")
+
+// LeftAlone reports whether err says a memory file is one Cairn leaves as it is: retrying
+// is of no use until the person changes it.
+func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
+
 func readLimited(path string) ([]byte, error) {
 	// Never blocks: a FIFO or device planted here is refused at open (durable.ReadPath).
 	data, err := durable.ReadPath(path, maxFile, true)
 	if errors.Is(err, durable.ErrTooLarge) {
-		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn leaves it as it is", path, maxFile)
+		return nil, fmt.Errorf("%s is larger than %d bytes; Cairn %w", path, maxFile, errLeftAlone)
 	}
 	if errors.Is(err, durable.ErrNotRegular) {
-		return nil, fmt.Errorf("%s is not a regular file; Cairn leaves it as it is", path)
+		return nil, fmt.Errorf("%s is not a regular file; Cairn %w", path, errLeftAlone)
 	}
 	return data, err
 }
@@ -348,7 +344,7 @@ func read(path string) (snapshot, error) {
 		return snapshot{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return snapshot{}, fmt.Errorf("%s is not a regular file (%v); Cairn leaves it as it is", path, fi.Mode().Type())
+		return snapshot{}, fmt.Errorf("%s is not a regular file (%v); Cairn %w", path, fi.Mode().Type(), errLeftAlone)
 	}
 	data, err := readLimited(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -361,159 +357,128 @@ func read(path string) (snapshot, error) {
 }
 
 // update applies edit to the file name in the memory directory without losing a concurrent
-// edit. It reads the file and edits it, writes the result to a synced temp file, compares the
-// file again just before swapping the temp file in (a change since the read means the edit is
-// redone on the new content), and swaps. Where the swap is an atomic exchange it hands back
-// exactly what it displaced; if a writer slipped in between the compare and the swap, the
-// edit is redone on that writer's content at once; a displaced file that a writer still has
-// open is handed back to it, and the edit redone on what it writes. Elsewhere the file is read
-// back after the rename. edit must be a pure function of its input.
-func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte, error)) (err error) {
+// edit. It reads the file and edits it, and replace swaps the result in only if the file
+// still holds what was edited, handing back at once whatever else the swap displaced; a
+// change since the read means the edit is redone on the new content. edit must be a pure
+// function of its input.
+func (m *Memory) update(name string, edit func(cur []byte, exists bool) ([]byte, error)) error {
 	path := filepath.Join(m.loc.Dir, name)
-	// Set while our edit sits where it displaced another writer's content (theirs, which is
-	// then only in memory here): giving up then puts theirs back (see putBack).
-	var theirs, ours *snapshot
-	defer func() {
-		if err != nil && theirs != nil {
-			putBack(path, *theirs, *ours)
-		}
-	}()
-	base, err := read(path)
+	cur, err := read(path)
 	if err != nil {
 		return unavailable("reading "+name, err)
 	}
-	expect := base // what we believe is at path now
 	for range maxAttempts {
-		next, err := edit(base.data, base.exists)
+		next, err := edit(cur.data, cur.exists)
 		if err != nil {
 			return err
 		}
-		if expect.exists && bytes.Equal(next, expect.data) {
+		if cur.exists && bytes.Equal(next, cur.data) {
 			return nil
 		}
 		perm := fs.FileMode(newFilePerm)
-		if expect.exists {
-			perm = expect.mode
+		if cur.exists {
+			perm = cur.mode
 		}
-		var now snapshot
-		displaced, known, err := replace(path, next, perm, unchangedFrom(path, expect, &now))
+		now, known, err := replace(path, next, perm, cur)
 		if errors.Is(err, errChanged) {
-			base, expect = now, now // changed since we read it: redo the edit on the new content
-			theirs = nil            // and a newer write than theirs is in place
+			cur = now // changed since we read it: redo the edit on the new content
 			continue
 		}
 		if err != nil {
 			return unavailable("writing "+name, err)
 		}
-		if !known {
-			// No atomic exchange here: read back, and redo if someone wrote since.
-			after, err := read(path)
-			if err != nil {
-				return unavailable("reading "+name+" back", err)
-			}
-			if after.exists && bytes.Equal(after.data, next) {
-				return nil
-			}
-			base, expect = after, after
-			continue
-		}
-		if displaced.same(expect) {
+		if known {
 			return nil
 		}
-		// A writer replaced the file between our compare and our swap: our content, built on
-		// the older one, is in place and theirs is in displaced. Redo the edit on theirs.
-		base = displaced
-		expect = snapshot{exists: true, data: next, mode: perm}
-		t, o := base, expect
-		theirs, ours = &t, &o
+		// No atomic exchange here: read back, and redo if someone wrote since.
+		if cur, err = read(path); err != nil {
+			return unavailable("reading "+name+" back", err)
+		}
+		if cur.exists && bytes.Equal(cur.data, next) {
+			return nil
+		}
 	}
 	return unavailable(name+" kept changing while Cairn tried to update it; it was left as the last writer made it", nil)
-}
-
-// unchangedFrom returns replace's check that path still holds expect, storing what it read
-// in now.
-func unchangedFrom(path string, expect snapshot, now *snapshot) func() error {
-	return func() error {
-		var err error
-		if *now, err = read(path); err == nil && !now.same(expect) {
-			err = errChanged
-		}
-		return err
-	}
-}
-
-// putBack swaps theirs back where our edit (ours) displaced it, for an update that gives up
-// before redoing the edit on theirs, which would otherwise be lost with the temp file that
-// holds it. It leaves a file that changed since our swap alone (a newer write is in place),
-// and puts back in turn what a put-back displaces, if a writer slipped in just before it.
-// A writer that removed the file left nothing to put back, and our edit stays: removing it in
-// turn could remove a newer write, and replace would put an empty file of mode 0 there.
-func putBack(path string, theirs, ours snapshot) {
-	for range maxAttempts {
-		if !theirs.exists {
-			return
-		}
-		var now snapshot
-		displaced, known, err := replace(path, theirs.data, theirs.mode, unchangedFrom(path, ours, &now))
-		if err != nil || !known || displaced.same(ours) {
-			return
-		}
-		theirs, ours = displaced, theirs
-	}
 }
 
 // swapHook, set by tests only, runs between replace's compare and its swap, where a writer
 // that slips in is only seen in the content the swap displaces.
 var swapHook func(path string)
 
+// swappedHook, set by tests only, runs right after an exchange, where tmp holds what it
+// displaced.
+var swappedHook func(tmp string)
+
 // errChanged says the file changed between the read and the swap, or a writer still had it
 // open; nothing was written.
 var errChanged = errors.New("changed since it was read")
 
-// replace puts data at path durably and atomically. It writes and syncs a temp file, asks
-// unchanged whether path still holds what the caller edited (its error, errChanged if not,
-// is returned and nothing written), and swaps the temp file in. Where the platform can exchange
-// two names atomically it does so and returns exactly what it displaced (known is true), or
-// errChanged when it handed the displaced file back to a writer; a path that did not exist
-// is created with a hard link, which fails rather than overwrite a file that appeared
-// meanwhile. Elsewhere it renames over path, as durable.WriteFileAtomic does, and known is false.
-func replace(path string, data []byte, perm fs.FileMode, unchanged func() error) (displaced snapshot, known bool, err error) {
+// replace puts data at path durably and atomically if path still holds expect. It writes and
+// syncs a temp file named for expect and data (tempPattern), checks that path still holds
+// expect (else it returns errChanged, with cur what path holds now, and writes nothing), and
+// swaps the temp file in. Where the platform can exchange two names atomically it does so
+// (known is true); whatever the exchange displaced other than expect (a writer slipped in
+// between the check and the swap, or still has the file open) goes back at once, and replace
+// returns errChanged with cur the last content it saw there. A path that did not exist is created with a
+// hard link, which fails rather than overwrite a file that appeared meanwhile. Elsewhere it
+// renames over path, as durable.WriteFileAtomic does, and known is false.
+func replace(path string, data []byte, perm fs.FileMode, expect snapshot) (cur snapshot, known bool, err error) {
 	dir := filepath.Dir(path)
-	tmp, err := writeTemp(dir, filepath.Base(path), data, perm)
+	tmp, err := writeTemp(dir, tempPattern(filepath.Base(path), expect.data, data), data, perm)
 	if err != nil {
 		return snapshot{}, false, err
 	}
-	defer os.Remove(tmp) // after a swap it holds the displaced content; never what is at path
+	// After a swap tmp holds what it displaced, which is never removed unless it is what data
+	// was built on or is in place again: a hand-back that fails leaves it to sweepTemps.
+	keep := false
+	defer func() {
+		if !keep {
+			os.Remove(tmp)
+		}
+	}()
+	unchanged := func() error {
+		var err error
+		if cur, err = read(path); err == nil && !cur.same(expect) {
+			err = errChanged
+		}
+		return err
+	}
 
 	for range 3 {
 		if err := unchanged(); err != nil {
-			return snapshot{}, false, err
+			return cur, false, err
 		}
 		if swapHook != nil {
 			swapHook(path)
 		}
 		err = exchange(tmp, path)
 		if err == nil {
+			if swappedHook != nil {
+				swappedHook(tmp)
+			}
 			// A writer that still has the displaced file open (an in-place writer such as Node's
 			// writeFile between its truncate and its write, however long it pauses) would write
-			// into the temp file we remove: hand the file back to it at once, for the caller to
-			// redo its edit on what it writes. The kernel says who has it open, not a wait or a
+			// into the temp file: hand the file back to it at once, for the caller to redo its
+			// edit on what it writes. The kernel says who has it open, not a wait or a
 			// timestamp; where it cannot, an empty file (what such a writer leaves) goes back.
 			busy, sure := writing(tmp)
 			if !busy {
-				if displaced, err = readDisplaced(tmp); err != nil {
+				displaced, err := readDisplaced(tmp)
+				if err != nil {
 					// What a writer put there between the compare and the swap, which Cairn
 					// cannot read (too large, say): it goes back rather than out with tmp.
-					handBack(tmp, path, data)
+					keep = !handBack(tmp, path, data)
 					return snapshot{}, false, err
 				}
-				busy = !sure && len(displaced.data) == 0
+				if displaced.same(expect) && (sure || len(displaced.data) > 0) {
+					return displaced, true, syncDir(dir)
+				}
+				if !displaced.same(expect) {
+					cur = displaced // a writer slipped in: the edit is redone on its content
+				}
 			}
-			if busy {
-				handBack(tmp, path, data)
-				return snapshot{}, false, errChanged
-			}
-			return displaced, true, syncDir(dir)
+			keep = !handBack(tmp, path, data)
+			return cur, true, errChanged
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			break // no exchange on this platform or file system
@@ -528,7 +493,7 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 		}
 	}
 	if err := unchanged(); err != nil {
-		return snapshot{}, false, err
+		return cur, false, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return snapshot{}, false, err
@@ -540,14 +505,101 @@ func replace(path string, data []byte, perm fs.FileMode, unchanged func() error)
 // tmp, unless a writer replaced data at path meanwhile: its content then stands, as it would
 // have had we never swapped (a symlink or anything but a regular file is such a write too).
 // When what came back cannot be read, the writer's file stays at path: what tmp then holds,
-// and loses, is almost surely only our own edit.
-func handBack(tmp, path string, data []byte) {
-	if exchange(tmp, path) == nil {
-		back, err := readDisplaced(tmp)
-		if err == nil && !bytes.Equal(back.data, data) || errors.Is(err, durable.ErrNotRegular) {
-			_ = exchange(tmp, path)
+// and loses, is almost surely only our own edit. It reports false when an exchange failed and
+// tmp may hold what belongs at path: tmp must then be kept.
+func handBack(tmp, path string, data []byte) bool {
+	if exchange(tmp, path) != nil {
+		return false
+	}
+	back, err := readDisplaced(tmp)
+	if err == nil && !bytes.Equal(back.data, data) || errors.Is(err, durable.ErrNotRegular) {
+		return exchange(tmp, path) == nil
+	}
+	return true
+}
+
+// sumLen is the length of a content sum in a temp file's name.
+const sumLen = 16
+
+// contentSum names content in a temp file's name: the first 8 bytes of its SHA-256, in hex.
+func contentSum(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:sumLen/2])
+}
+
+// tempPattern is the os.CreateTemp pattern of a temp file that replaces the file base, which
+// held expect, with data: ".tmp-<base>-<sum of expect>-<sum of data>-<random>". The two sums
+// are the writer's intent, which sweepTemps reads when the writer was killed.
+func tempPattern(base string, expect, data []byte) string {
+	return ".tmp-" + base + "-" + contentSum(expect) + "-" + contentSum(data) + "-*"
+}
+
+// parseTemp takes a temp file's name apart: name is the memory file it was written for
+// (MEMORY.md or a Cairn file; "" when it is not one of Cairn's temp files), and ok says
+// whether the name carries the two sums (an older Cairn's names do not).
+func parseTemp(base string) (name, expect, wrote string, ok bool) {
+	rest, tmp := strings.CutPrefix(base, ".tmp-")
+	name, rest, md := strings.Cut(rest, ".md-")
+	if !tmp || !md {
+		return "", "", "", false
+	}
+	if name += ".md"; name != IndexFile && !IsCairnFile(name) {
+		return "", "", "", false
+	}
+	if len(rest) <= 2*sumLen+1 || rest[sumLen] != '-' || rest[2*sumLen+1] != '-' {
+		return name, "", "", false
+	}
+	expect, wrote = rest[:sumLen], rest[sumLen+1:2*sumLen+1]
+	_, err1 := hex.DecodeString(expect)
+	_, err2 := hex.DecodeString(wrote)
+	return name, expect, wrote, err1 == nil && err2 == nil
+}
+
+// sweepTemps settles the temp files a killed Cairn writer left behind. It runs under Cairn's
+// writer lock, which dies with its holder, so no live Cairn writer owns any of them. A temp
+// file's name says what its writer expected at the file and what it wrote, so its content
+// tells what it is: that edit, or the content the edit was built on, which may go; or what an
+// exchange displaced from another writer that slipped in, which goes back where it was while
+// the killed writer's edit is still there and is otherwise kept, never removed. A temp file
+// of an older Cairn, whose name says nothing, goes once it is old enough.
+func sweepTemps(dir string) {
+	names, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	for _, p := range names {
+		name, expect, wrote, ok := parseTemp(filepath.Base(p))
+		switch {
+		case name == "":
+		case ok:
+			settleTemp(p, filepath.Join(dir, name), expect, wrote)
+		default:
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > 10*time.Minute {
+				os.Remove(p)
+			}
 		}
 	}
+}
+
+// settleTemp settles the temp file p of the file at path, whose writer expected the content
+// summed expect there and wrote the content summed wrote (see sweepTemps).
+func settleTemp(p, path, expect, wrote string) {
+	if t, err := readDisplaced(p); err == nil {
+		if s := contentSum(t.data); s == wrote || s == expect {
+			os.Remove(p)
+			return
+		}
+	}
+	cur, err := read(path)
+	if err != nil || !cur.exists || contentSum(cur.data) != wrote {
+		return // written since: p is kept, and nothing decided for its writer
+	}
+	if exchange(p, path) != nil {
+		return
+	}
+	if back, err := readDisplaced(p); err == nil && contentSum(back.data) == wrote {
+		os.Remove(p)
+		_ = syncDir(filepath.Dir(path))
+		return
+	}
+	_ = exchange(p, path) // a writer slipped in before the exchange: its content stands, p is kept
 }
 
 // syncDir makes a rename or link in dir durable. Its failure is not reported: the new
@@ -558,9 +610,10 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// writeTemp writes data to a new hidden temp file in dir and fsyncs it.
-func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) {
-	f, err := os.CreateTemp(dir, ".tmp-"+base+"-*")
+// writeTemp writes data to a new temp file in dir, named by os.CreateTemp's pattern, and
+// fsyncs it.
+func writeTemp(dir, pattern string, data []byte, perm fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", err
 	}

@@ -520,3 +520,41 @@ func TestIndexLinesKeepUnder150(t *testing.T) {
 		}
 	}
 }
+
+// A MEMORY.md that is a symlink or a directory is one Cairn leaves as it is, and says so in
+// the words it always used; a held lock is not.
+func TestLeftAlone(t *testing.T) {
+	for _, kind := range []string{"symlink", "directory"} {
+		m, dir := newTestMemory(t)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, IndexFile)
+		var err error
+		if kind == "symlink" {
+			err = os.Symlink("elsewhere.md", p)
+		} else {
+			err = os.Mkdir(p, 0o700)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Record("Active APEX workflow: plan completed")
+		if !IsUnavailable(err) || !LeftAlone(err) || !strings.HasSuffix(err.Error(), "; Cairn leaves it as it is") {
+			t.Errorf("%s: Record = %v, want it left alone", kind, err)
+		}
+	}
+	m, dir := newTestMemory(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := dirLock(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	m.opt.LockWait = 10 * time.Millisecond
+	if err := m.Record("Active APEX workflow: plan completed"); !IsUnavailable(err) || LeftAlone(err) {
+		t.Errorf("Record under a held lock = %v, want unavailable for now only", err)
+	}
+}

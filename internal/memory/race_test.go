@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(raceChildEnv); dir != "" {
 		os.Exit(raceChild(dir))
 	}
+	if dir := os.Getenv(crashChildEnv); dir != "" {
+		os.Exit(crashChild(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -76,6 +76,29 @@ func TestDirMatchesRealClaude(t *testing.T) {
 			mkdirAll(t, sub)
 			return sub
 		}},
+		// Started from a shell that cd'd through a symlink: Cairn's $PWD-preferring working
+		// directory is the path through it, Claude Code's the physical one.
+		{name: "through-a-symlink", env: map[string]string{"PWD": "{base}/linked"}, build: func(t *testing.T, base string) string {
+			p := filepath.Join(base, "real", "proj")
+			mkdirAll(t, p)
+			repo(t, p)
+			if err := os.Symlink(p, filepath.Join(base, "linked")); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(base, "linked")
+		}},
+		{name: "submodule-subfolder", build: func(t *testing.T, base string) string {
+			lib := filepath.Join(base, "lib.src")
+			mkdirAll(t, lib)
+			repo(t, lib)
+			super := filepath.Join(base, "Super.Proj")
+			mkdirAll(t, super)
+			repo(t, super)
+			git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+			sub := filepath.Join(super, "vendor", "lib", "pkg")
+			mkdirAll(t, sub)
+			return sub
+		}},
 		{name: "no-git", build: func(t *testing.T, base string) string {
 			p := filepath.Join(base, "plain", "Dir.With_Stuff")
 			mkdirAll(t, p)
@@ -88,6 +111,12 @@ func TestDirMatchesRealClaude(t *testing.T) {
 			return p
 		}},
 		{name: "setting-tilde", files: map[string]string{"home/.claude/settings.json": `{"autoMemoryDirectory": "~/mem-here"}`},
+			build: func(t *testing.T, base string) string {
+				p := filepath.Join(base, "proj")
+				mkdirAll(t, p)
+				return p
+			}},
+		{name: "disabled-in-settings-env", files: map[string]string{"home/.claude/settings.json": `{"env": {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}}`}, off: true,
 			build: func(t *testing.T, base string) string {
 				p := filepath.Join(base, "proj")
 				mkdirAll(t, p)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -54,8 +55,8 @@ func (m *Memory) CurrentMark() (Mark, error) {
 	if err != nil {
 		return Mark{}, unavailable("reading "+IndexFile, err)
 	}
-	entry, _ := FindEntry(index.data, TopicFile)
-	return Mark{Index: entry, Topic: string(topic.data)}, nil
+	// An entry Claude Code does not load is marked as none, so that a restore moves it up.
+	return Mark{Index: loadedEntry(index.data, TopicFile), Topic: string(topic.data)}, nil
 }
 
 // ConsolidationHeld reports whether Claude Code's memory consolidation holds its lock in
@@ -124,8 +125,9 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 				if entryIs(cur, TopicFile, want.Index) {
 					return cur, nil
 				}
-				out.Index = true
-				return SetEntry(cur, TopicFile, want.Index), nil
+				next := SetEntry(cur, TopicFile, want.Index)
+				out.Index = !bytes.Equal(next, cur) // equal when no place is loaded (a first line of 24 KB)
+				return next, nil
 			})
 		}
 		return nil

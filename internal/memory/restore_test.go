@@ -1,8 +1,10 @@
 package memory
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -205,5 +207,39 @@ func TestConsolidationHeld(t *testing.T) {
 	}
 	if ConsolidationHeld(dir, now, func(int) bool { return false }) {
 		t.Error("a lock of a dead pid is held")
+	}
+}
+
+// Claude Code loads only the first 200 lines of MEMORY.md: a line of Cairn's that the model
+// pushed below them by adding lines above it is as good as dropped. The mark of what is there
+// says so, and Restore moves the line back up, every other line kept.
+func TestRestoreMovesALinePushedOutOfReach(t *testing.T) {
+	m, dir, k := recorded(t, "# Memory\n")
+	path := filepath.Join(dir, IndexFile)
+	var added strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&added, "- [Note %d](note-%d.md) — a memory the model added\n", i, i)
+	}
+	pushed := strings.Replace(readFile(t, path), "# Memory\n", "# Memory\n"+added.String(), 1)
+	if err := os.WriteFile(path, []byte(pushed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := m.CurrentMark(); err != nil || now == k {
+		t.Errorf("CurrentMark = %+v, %v: want it to differ from the mark, the line being out of reach", now, err)
+	}
+	res, err := m.Restore(k, time.Now(), nil)
+	if err != nil || !res.Index {
+		t.Fatalf("Restore = %+v, %v, want the index line restored", res, err)
+	}
+	got := readFile(t, path)
+	ls := strings.Split(got, "\n")
+	if i := slices.Index(ls, k.Index); i < 0 || i >= 190 {
+		t.Errorf("Cairn's line is at line %d of %d, want it among the first 190", i, len(ls))
+	}
+	if string(stripOwned([]byte(got), TopicFile)) != string(stripOwned([]byte(pushed), TopicFile)) {
+		t.Errorf("another line changed:\n%s", got)
+	}
+	if again, err := m.Restore(k, time.Now(), nil); err != nil || again.Index {
+		t.Errorf("a second Restore = %+v, %v, want nothing to do", again, err)
 	}
 }
