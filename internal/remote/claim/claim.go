@@ -199,6 +199,22 @@ func (c *Claimer) Stale(task string) time.Duration {
 	return c.now().Sub(c.seen[task])
 }
 
+// Lapsed reports whether this owner's claim of task may have been taken over unseen: as of the
+// last Refresh it is this owner's, and its claim or last renewal landed, by this machine's
+// clock, at least as long ago as other machines wait before taking it over (the lease it
+// carries, up to maxHonoredLease; this Claimer's own when it carries none).
+func (c *Claimer) Lapsed(task string) bool {
+	h, ok := c.holders[task]
+	if !ok || h.Owner != c.owner {
+		return false
+	}
+	wait := min(h.Lease, maxHonoredLease)
+	if wait <= 0 {
+		wait = c.lease
+	}
+	return c.now().Sub(c.seen[task]) >= wait
+}
+
 func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64, error) {
 	var unknown error // the error of an append of ours that may have landed
 	for attempt := 0; ; attempt++ {

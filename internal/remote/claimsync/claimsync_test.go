@@ -504,3 +504,53 @@ func TestDamagedShapeIsQuarantined(t *testing.T) {
 		t.Fatalf("sync after the rebuild: %q", notes)
 	}
 }
+
+// TestOfflineDoneAfterTheLeaseIsRefused: offline, a task this clone holds cannot be marked
+// done (which is final) once its claim has gone unrenewed here for as long as another machine
+// waits before taking it over: it may have been taken over, and the done would reach every
+// machine at the next sync, over the new holder's work. Within the lease it goes ahead offline.
+func TestOfflineDoneAfterTheLeaseIsRefused(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := a.task(id, "running"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	later := time.Duration(0)
+	other := claim.New(f.Backend, "wf-1", "X", time.Minute, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(later)
+	})
+	if err := other.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	a.vars[claimsync.EnvClockSkew] = "30s"
+	if _, err := a.task("t2", "done"); err != nil {
+		t.Fatalf("offline, within the lease, done on a task held here: %v", err)
+	}
+	a.vars[claimsync.EnvClockSkew] = "2m"
+	mu.Lock()
+	later = 2 * time.Minute
+	mu.Unlock()
+	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "done")
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("offline, past the lease, done on a task another machine took over: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want still running", got)
+	}
+	if _, err := a.task("t1", "pending"); err != nil {
+		t.Fatalf("offline, past the lease, back to pending (not final): %v", err)
+	}
+	f.set(false)
+	if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), "task t1 is held by X") {
+		t.Fatalf("online, done on a task X holds: %v", err)
+	}
+}
