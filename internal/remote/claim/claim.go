@@ -387,12 +387,15 @@ func (c *Claimer) append(ctx context.Context, e entry) error {
 	if err != nil {
 		return err
 	}
+	// Its lease counts from before the append: another machine may read it, and start its
+	// own clock, as soon as it lands, however late the answer comes back here.
+	sent := c.now()
 	if _, err = c.b.Append(ctx, c.line, c.head, [][]byte{data}); err != nil {
 		return err
 	}
 	// It landed right after c.head: fold it here rather than read it back.
 	c.head, c.mark = c.head+1, mark(data)
-	c.fold(e, c.now())
+	c.fold(e, sent)
 	return nil
 }
 
