@@ -467,13 +467,15 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 
 // run runs git in the repository. Prompts are off (nobody is there to answer one in the MCP
 // server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach).
-// The locale is C so git's porcelain is the same everywhere; the user's config, credential
-// helpers and SSH setup are used as they are.
+// The project's hooks are off: core.hooksPath often names a directory the repository tracks,
+// and a reference-transaction hook runs on every ref update, the mirror's included. The locale
+// is C so git's porcelain is the same everywhere; the user's config, credential helpers and SSH
+// setup are used as they are.
 func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)...)
 	cmd.Dir = b.cfg.Dir
 	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
