@@ -466,7 +466,10 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 }
 
 // run runs git in the repository. Prompts are off (nobody is there to answer one in the MCP
-// server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach).
+// server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach),
+// and both's askpass programs (usually a window on the desktop) by an empty GIT_ASKPASS,
+// which outranks core.askPass and SSH_ASKPASS in git, and an empty SSH_ASKPASS with
+// SSH_ASKPASS_REQUIRE=never in ssh; credential helpers and SSH agents still answer.
 // The project's hooks are off: core.hooksPath often names a directory the repository tracks,
 // and a reference-transaction hook runs on every ref update, the mirror's included. The locale
 // is C so git's porcelain is the same everywhere; the user's config, credential helpers and SSH
@@ -477,7 +480,7 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)...)
 	cmd.Dir = b.cfg.Dir
-	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
+	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
 		"GIT_COMMITTER_NAME=Cairn", "GIT_COMMITTER_EMAIL=cairn@localhost")
 	cmd.Stdin = stdin
