@@ -386,21 +386,41 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	for i := len(oids) - 1; i >= 0; i-- {
 		fmt.Fprintf(&in, "%s:record\n", oids[i])
 	}
-	out.Reset()
-	if err := b.run(ctx, &in, &out, "cat-file", "--batch"); err != nil {
-		return nil, err
+	// The blobs are read as cat-file writes them, so that one too large is refused from its
+	// header, before it is read: closing the pipe then ends cat-file.
+	pr, pw := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		err := b.run(ctx, &in, pw, "cat-file", "--batch")
+		pw.CloseWithError(err) // nil: the reader sees the end
+		ran <- err
+	}()
+	recs, err := readBatch(bufio.NewReader(pr), id, rev, len(oids))
+	pr.Close()
+	if runErr := <-ran; runErr != nil && (err == nil || errors.Is(err, runErr)) {
+		return nil, runErr // git failed, rather than a record found wrong
 	}
-	recs := make([]remote.Record, 0, len(oids))
-	r := bufio.NewReader(&out)
-	for i := range oids {
+	return recs, err
+}
+
+// readBatch reads n records, revisions rev+1 on, from git cat-file --batch's output.
+func readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
+	recs := make([]remote.Record, 0, n)
+	for i := range n {
 		hdr, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("gitremote: reading revision %d of %s: %w", rev+int64(i)+1, id, err)
+		}
 		f := strings.Fields(hdr)
-		if err != nil || len(f) != 3 || f[1] != "blob" {
+		if len(f) != 3 || f[1] != "blob" {
 			return nil, fmt.Errorf("gitremote: revision %d of workflow %s has no record in its commit", rev+int64(i)+1, id)
 		}
 		size, err := strconv.Atoi(f[2])
 		if err != nil || size < 0 {
 			return nil, fmt.Errorf("gitremote: git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
+		}
+		if size > remote.MaxRecord {
+			return nil, fmt.Errorf("gitremote: revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; move the ref back or delete it on the remote", rev+int64(i)+1, id, size)
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {
