@@ -502,14 +502,15 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 }
 
 // leaving moves task out of running (or adds it in another status; done says the status is
-// done). Only a task this clone holds or claimed offline, or that another machine held at the
-// last read, asks the remote: one another machine holds is refused; one held here is released
-// after the local update.
+// done). Only a task running here, or that this clone holds or claimed offline, or that another
+// machine held at the last read, asks the remote (a task running here may have come from
+// another machine's revisions, its claim not yet read here): one another machine holds is
+// refused; one held here is released after the local update.
 func (c *clone) leaving(ctx context.Context, task string, done bool, update func() (*engine.Result, error)) (*engine.Result, error) {
 	_, known := c.cl.Holders()[task]
 	held := c.holds(task)
 	_, pend := c.pending[task]
-	if !known && !pend {
+	if !known && !pend && c.status(task) != workflow.TaskRunning {
 		return update()
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease

@@ -554,3 +554,25 @@ func TestOfflineDoneAfterTheLeaseIsRefused(t *testing.T) {
 		t.Fatalf("online, done on a task X holds: %v", err)
 	}
 }
+
+// TestDoneOnARunningTaskAsksTheRemote: a task running here that this clone neither holds nor
+// knew held (it came running from another machine's revisions, before this clone's claims
+// were read again) is checked on the line before it is marked done: another machine may hold
+// it, and done is final.
+func TestDoneOnARunningTaskAsksTheRemote(t *testing.T) {
+	b := memremote.New()
+	a, other := newClone(t, b), newClone(t, b)
+	if _, err := other.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	// As a's workflow sync brings it: running, with the claim not yet read here.
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), "task t1 is held by ") {
+		t.Fatalf("done on a task another machine holds, unknown here: %v", err)
+	}
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want still running", got)
+	}
+}
