@@ -487,8 +487,8 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 
 // run runs git in the repository. Prompts are off (nobody is there to answer one in the MCP
 // server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach),
-// and both's askpass programs (usually a window on the desktop) by an empty GIT_ASKPASS,
-// which outranks core.askPass and SSH_ASKPASS in git, and an empty SSH_ASKPASS with
+// and the askpass programs of both (usually a window on the desktop) by an empty GIT_ASKPASS,
+// which outranks core.askPass and SSH_ASKPASS in git, and by an empty SSH_ASKPASS with
 // SSH_ASKPASS_REQUIRE=never in ssh; credential helpers and SSH agents still answer.
 // The project's hooks are off: core.hooksPath often names a directory the repository tracks,
 // and a reference-transaction hook runs on every ref update, the mirror's included. The locale
