@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // entry is one record on a claims line.
@@ -337,6 +338,11 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 		var e entry
 		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
 			continue // not a claim: ignored, as every machine ignores it
+		}
+		if secrets.ScanString(e.Task) != nil || secrets.ScanString(e.Owner) != nil {
+			// Not a claim either: no task has such an id (the store refuses it), and kept
+			// with the line it would make every save of the line refused.
+			continue
 		}
 		c.fold(e, now)
 	}

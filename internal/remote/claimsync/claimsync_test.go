@@ -576,3 +576,29 @@ func TestDoneOnARunningTaskAsksTheRemote(t *testing.T) {
 		t.Fatalf("t1 is %s here, want still running", got)
 	}
 }
+
+// TestSecretOnTheLineDoesNotStopClaims: a claim on the line whose task or owner has the shape
+// of a secret (written by a Cairn that did not refuse it, or by anyone who can push) is not a
+// claim, as it cannot be a task: kept with the line, it made every save of this clone's claims
+// state refused by the store's secret scan, so the clone's claims and sync failed from then on.
+func TestSecretOnTheLineDoesNotStopClaims(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	other := "ghp_" + strings.Repeat("c3D4", 9)
+	for owner, task := range map[string]string{"X": other, token: "t9"} {
+		if _, err := claim.New(b, "wf-1", owner, time.Hour, time.Now).Claim(context.Background(), task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.vars[claimsync.EnvClockSkew] = "20s" // past a quarter of the lease: the sync renews
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("notes: %q", notes)
+	}
+	if data, err := os.ReadFile(filepath.Join(a.opt.StateDir, claimsync.Doc+".json")); err != nil || strings.Contains(string(data), token) || strings.Contains(string(data), other) || !strings.Contains(string(data), `"t1"`) {
+		t.Fatalf("claims state: %v\n%s", err, data)
+	}
+}
