@@ -285,25 +285,25 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 	if id != "" {
 		pattern = b.mirrorRef(id)
 	}
-	var out bytes.Buffer
-	if err := b.run(ctx, nil, &out, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern); err != nil {
-		return nil, err
-	}
 	tips := map[string]tipInfo{}
-	for line := range strings.Lines(out.String()) {
+	err := b.lines(ctx, func(line string) error {
 		f := strings.Fields(line)
 		if len(f) < 2 {
-			continue
+			return nil
 		}
 		ref := strings.TrimPrefix(f[1], b.mirror)
 		if ref == f[1] || remote.ValidID(ref) != nil || (id != "" && ref != id) {
-			continue // not a workflow ref of ours
+			return nil // not a workflow ref of ours
 		}
 		rev, err := parseSubject(strings.Join(f[2:], " "), ref)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tips[ref] = tipInfo{oid: f[0], rev: rev}
+		return nil
+	}, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern)
+	if err != nil {
+		return nil, err
 	}
 	return tips, nil
 }
@@ -358,26 +358,26 @@ func localLockBusy(stderr string) bool {
 // cat-file. It checks that the line is Cairn's: one parent each, subjects counting down.
 func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]remote.Record, error) {
 	n := t.rev - rev
-	var out bytes.Buffer
-	if err := b.run(ctx, nil, &out, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--"); err != nil {
-		return nil, err
-	}
-	// Sized by what git printed, never by n: the revision comes from a subject anyone who can
-	// push may write, and a forged one must be an error rather than a huge allocation.
-	oids := make([]string, 0, strings.Count(out.String(), "\n"))
+	// Grown by what git prints, never sized by n: the revision comes from a subject anyone who
+	// can push may write, and a forged one must be an error rather than a huge allocation.
+	var oids []string
 	want := t.rev
-	for line := range strings.Lines(out.String()) {
-		head, subj, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+	err := b.lines(ctx, func(line string) error {
+		head, subj, _ := strings.Cut(line, "\t")
 		f := strings.Fields(head)
 		got, err := parseSubject(subj, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
-			return nil, fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
+			return fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
 		}
 		oids = append(oids, f[0])
 		want--
+		return nil
+	}, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--")
+	if err != nil {
+		return nil, err
 	}
 	if int64(len(oids)) != n {
 		return nil, fmt.Errorf("gitremote: the remote's line for workflow %s is shorter than its head says", id)
@@ -475,6 +475,41 @@ func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected str
 		return "", err
 	}
 	return "", fmt.Errorf("gitremote: git push said nothing about %s; the outcome is unknown", ref)
+}
+
+// maxLine bounds a line of git's listings (for-each-ref, log) that Cairn reads: a commit's
+// subject is whatever its writer made it, and one with a huge subject, pushed by anyone with
+// access, must be an error rather than read whole into memory. Cairn's are a few dozen bytes.
+const maxLine = 64 << 10
+
+// lines runs git and calls fn with each line it prints, as it prints them, without the
+// newline; an error from fn, or a line longer than maxLine, stops git and is returned.
+func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ...string) error {
+	pr, pw := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		err := b.run(ctx, nil, pw, args...)
+		pw.CloseWithError(err) // nil: the reader sees the end
+		ran <- err
+	}()
+	sc := bufio.NewScanner(pr)
+	sc.Buffer(nil, maxLine)
+	var err error
+	for err == nil && sc.Scan() {
+		err = fn(sc.Text())
+	}
+	if err == nil {
+		err = sc.Err()
+	}
+	pr.Close()
+	runErr := <-ran
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: a commit on the remote was not written by Cairn; move its ref back or delete it on the remote", args[0], maxLine)
+	}
+	if runErr != nil && (err == nil || errors.Is(err, runErr)) {
+		return runErr // git failed, rather than a line found wrong
+	}
+	return err
 }
 
 func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (string, error) {

@@ -1,6 +1,7 @@
 package gitremote_test
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -22,5 +23,32 @@ func TestHugeRecordIsRefused(t *testing.T) {
 	}
 	if _, err := b.Append(ctx, "wf-new", 0, [][]byte{make([]byte, remote.MaxRecord+1)}); err == nil {
 		t.Fatal("Append took a record larger than remote.MaxRecord")
+	}
+}
+
+// TestHugeSubjectIsNotRead: a commit whose subject is huge (any length is valid in git), put
+// under the workflows' refs by anyone who can push, is an error found from the first line too
+// long to be Cairn's, not read whole into memory: Heads lists every ref's subject at each
+// sync, and Since every commit's of the line.
+func TestHugeSubjectIsNotRead(t *testing.T) {
+	ctx := bg(t)
+	const size = 16 << 20
+	bare := bareRepo(t)
+	forge(t, bare, "refs/cairn/wf/wf-x", `{"n":1}`, "cairn wf-x r1 "+strings.Repeat("x", size)+"\n")
+	b := clone(t, "file://"+bare, gitremote.Refs)
+	for name, call := range map[string]func() error{
+		"Heads": func() error { _, err := b.Heads(ctx); return err },
+		"Since": func() error { _, err := b.Since(ctx, "wf-x", 0); return err },
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := call()
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s over a %d-byte subject succeeded", name, size)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > size/4 {
+			t.Errorf("%s over a %d-byte subject allocated %d bytes (%v)", name, size, grew, err)
+		}
 	}
 }
