@@ -87,6 +87,12 @@ func ValidID(id string) error {
 	return nil
 }
 
+// MaxRecord bounds one record: Append refuses a larger one, and a backend reading one from the
+// remote (put there by anyone who can push) reports it as an error without reading it whole.
+// It is well above the largest entry Cairn writes (a workflow snapshot is at most 1 MiB, 6 MiB
+// once encoding/json has escaped every '<' in it).
+const MaxRecord = 16 << 20
+
 // CheckAppend checks Append's arguments the same way for every backend.
 func CheckAppend(id string, after int64, data [][]byte) error {
 	if err := ValidID(id); err != nil {
@@ -97,6 +103,11 @@ func CheckAppend(id string, after int64, data [][]byte) error {
 	}
 	if len(data) == 0 {
 		return errors.New("remote: nothing to append")
+	}
+	for _, d := range data {
+		if len(d) > MaxRecord {
+			return fmt.Errorf("remote: a record of %d bytes is over the %d a remote line takes", len(d), MaxRecord)
+		}
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // entry is one record on a claims line.
@@ -199,6 +200,22 @@ func (c *Claimer) Stale(task string) time.Duration {
 	return c.now().Sub(c.seen[task])
 }
 
+// Lapsed reports whether this owner's claim of task may have been taken over unseen: as of the
+// last Refresh it is this owner's, and its claim or last renewal landed, by this machine's
+// clock, at least as long ago as other machines wait before taking it over (the lease it
+// carries, up to maxHonoredLease; this Claimer's own when it carries none).
+func (c *Claimer) Lapsed(task string) bool {
+	h, ok := c.holders[task]
+	if !ok || h.Owner != c.owner {
+		return false
+	}
+	wait := min(h.Lease, maxHonoredLease)
+	if wait <= 0 {
+		wait = c.lease
+	}
+	return c.now().Sub(c.seen[task]) >= wait
+}
+
 func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64, error) {
 	var unknown error // the error of an append of ours that may have landed
 	for attempt := 0; ; attempt++ {
@@ -322,6 +339,11 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
 			continue // not a claim: ignored, as every machine ignores it
 		}
+		if secrets.ScanString(e.Task) != nil || secrets.ScanString(e.Owner) != nil {
+			// Not a claim either: no task has such an id (the store refuses it), and kept
+			// with the line it would make every save of the line refused.
+			continue
+		}
 		c.fold(e, now)
 	}
 	return nil
@@ -371,12 +393,15 @@ func (c *Claimer) append(ctx context.Context, e entry) error {
 	if err != nil {
 		return err
 	}
+	// Its lease counts from before the append: another machine may read it, and start its
+	// own clock, as soon as it lands, however late the answer comes back here.
+	sent := c.now()
 	if _, err = c.b.Append(ctx, c.line, c.head, [][]byte{data}); err != nil {
 		return err
 	}
 	// It landed right after c.head: fold it here rather than read it back.
 	c.head, c.mark = c.head+1, mark(data)
-	c.fold(e, c.now())
+	c.fold(e, sent)
 	return nil
 }
 

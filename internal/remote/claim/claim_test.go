@@ -348,3 +348,36 @@ func TestShortLeaseWaitsForTheHolders(t *testing.T) {
 		t.Fatalf("B taking over t2, a day after C claimed it with a 10-day lease: %v", err)
 	}
 }
+
+// slowAppend is a remote whose appends land at once but are acknowledged late: a push whose
+// answer takes its time coming back.
+type slowAppend struct {
+	remote.Backend
+	late func()
+}
+
+func (s slowAppend) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	head, err := s.Backend.Append(ctx, id, after, data)
+	s.late()
+	return head, err
+}
+
+// TestLapsedCountsFromTheAppend: the holder counts its claim's lease from before its append,
+// not from the late answer: another machine may read the claim, and start its own lease clock,
+// as soon as it lands. Counted from the answer, the holder would believe its claim held for
+// as long as the answer took past the moment it may have been taken over.
+func TestLapsedCountsFromTheAppend(t *testing.T) {
+	var mu sync.Mutex
+	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) { mu.Lock(); base = base.Add(d); mu.Unlock() }
+	mem := memremote.New()
+	b := slowAppend{Backend: mem, late: func() { advance(40 * time.Second) }}
+	a := claim.New(b, "claims", "A", time.Minute, clock{&mu, &base, 0}.now)
+	if _, err := a.Claim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	advance(30 * time.Second) // 70 s since the claim landed
+	if !a.Lapsed("t1") {
+		t.Fatalf("70 s after its claim landed, with a lease of 1 m, the holder does not count it lapsed (watched %s)", a.Stale("t1"))
+	}
+}

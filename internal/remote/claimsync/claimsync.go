@@ -8,7 +8,8 @@
 // written with package claim's conditional append: setting a task running claims it, so of two
 // machines exactly one holds it, and the claim's revision is the fencing token. Moving a task
 // this machine holds out of running releases the claim; a machine whose claim was taken over
-// cannot mark the task done or failed.
+// cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
+// claim went unrenewed for a lease, since it may have been taken over unseen.
 //
 // The owner is this clone's identity, made once and kept in the state directory: the user,
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
@@ -404,7 +405,8 @@ func (c *clone) status(task string) workflow.TaskStatus {
 // Task applies update, a change of task to status in the active workflow, under the claims
 // rules when this clone shares its workflow; with sharing off it only calls update.
 func Task(ctx context.Context, o Options, task, status string, update func() (*engine.Result, error)) (*engine.Result, error) {
-	running := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status))) == workflow.TaskRunning
+	to := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status)))
+	running := to == workflow.TaskRunning
 	c, err := open(o)
 	if err != nil {
 		return unclaimed(running, err, update)
@@ -431,7 +433,7 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		case running:
 			res, uerr = c.running(ctx, task, update)
 		default:
-			res, uerr = c.leaving(ctx, task, update)
+			res, uerr = c.leaving(ctx, task, to == workflow.TaskDone, update)
 		}
 	})
 	if terr != nil {
@@ -499,20 +501,29 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 	return res, uerr
 }
 
-// leaving moves task out of running (or adds it in another status). Only a task this clone
-// holds or claimed offline, or that another machine held at the last read, asks the remote:
-// one another machine holds is refused; one held here is released after the local update.
-func (c *clone) leaving(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+// leaving moves task out of running (or adds it in another status; done says the status is
+// done). Only a task running here, or that this clone holds or claimed offline, or that another
+// machine held at the last read, asks the remote (a task running here may have come from
+// another machine's revisions, its claim not yet read here): one another machine holds is
+// refused; one held here is released after the local update.
+func (c *clone) leaving(ctx context.Context, task string, done bool, update func() (*engine.Result, error)) (*engine.Result, error) {
 	_, known := c.cl.Holders()[task]
 	held := c.holds(task)
 	_, pend := c.pending[task]
-	if !known && !pend {
+	if !known && !pend && c.status(task) != workflow.TaskRunning {
 		return update()
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
 			c.save("")
 			return nil, c.takenError(task, h, pend)
+		}
+		if done && c.cl.Lapsed(task) {
+			// Done is final: pushed at the next sync, it would end the task for a machine
+			// that took the claim over meanwhile, whose work would then count for nothing.
+			c.save("")
+			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine's claim went unrenewed for longer than the lease, so another machine may have taken it over; nothing was changed; mark it done once %s can be reached",
+				textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
 		}
 		res, uerr := update()
 		if uerr == nil && pend {

@@ -504,3 +504,101 @@ func TestDamagedShapeIsQuarantined(t *testing.T) {
 		t.Fatalf("sync after the rebuild: %q", notes)
 	}
 }
+
+// TestOfflineDoneAfterTheLeaseIsRefused: offline, a task this clone holds cannot be marked
+// done (which is final) once its claim has gone unrenewed here for as long as another machine
+// waits before taking it over: it may have been taken over, and the done would reach every
+// machine at the next sync, over the new holder's work. Within the lease it goes ahead offline.
+func TestOfflineDoneAfterTheLeaseIsRefused(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := a.task(id, "running"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	later := time.Duration(0)
+	other := claim.New(f.Backend, "wf-1", "X", time.Minute, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(later)
+	})
+	if err := other.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	a.vars[claimsync.EnvClockSkew] = "30s"
+	if _, err := a.task("t2", "done"); err != nil {
+		t.Fatalf("offline, within the lease, done on a task held here: %v", err)
+	}
+	a.vars[claimsync.EnvClockSkew] = "2m"
+	mu.Lock()
+	later = 2 * time.Minute
+	mu.Unlock()
+	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "done")
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("offline, past the lease, done on a task another machine took over: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want still running", got)
+	}
+	if _, err := a.task("t1", "pending"); err != nil {
+		t.Fatalf("offline, past the lease, back to pending (not final): %v", err)
+	}
+	f.set(false)
+	if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), "task t1 is held by X") {
+		t.Fatalf("online, done on a task X holds: %v", err)
+	}
+}
+
+// TestDoneOnARunningTaskAsksTheRemote: a task running here that this clone neither holds nor
+// knew held (it came running from another machine's revisions, before this clone's claims
+// were read again) is checked on the line before it is marked done: another machine may hold
+// it, and done is final.
+func TestDoneOnARunningTaskAsksTheRemote(t *testing.T) {
+	b := memremote.New()
+	a, other := newClone(t, b), newClone(t, b)
+	if _, err := other.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	// As a's workflow sync brings it: running, with the claim not yet read here.
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), "task t1 is held by ") {
+		t.Fatalf("done on a task another machine holds, unknown here: %v", err)
+	}
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want still running", got)
+	}
+}
+
+// TestSecretOnTheLineDoesNotStopClaims: a claim on the line whose task or owner has the shape
+// of a secret (written by a Cairn that did not refuse it, or by anyone who can push) is not a
+// claim, as it cannot be a task: kept with the line, it made every save of this clone's claims
+// state refused by the store's secret scan, so the clone's claims and sync failed from then on.
+func TestSecretOnTheLineDoesNotStopClaims(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	other := "ghp_" + strings.Repeat("c3D4", 9)
+	for owner, task := range map[string]string{"X": other, token: "t9"} {
+		if _, err := claim.New(b, "wf-1", owner, time.Hour, time.Now).Claim(context.Background(), task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.vars[claimsync.EnvClockSkew] = "20s" // past a quarter of the lease: the sync renews
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("notes: %q", notes)
+	}
+	if data, err := os.ReadFile(filepath.Join(a.opt.StateDir, claimsync.Doc+".json")); err != nil || strings.Contains(string(data), token) || strings.Contains(string(data), other) || !strings.Contains(string(data), `"t1"`) {
+		t.Fatalf("claims state: %v\n%s", err, data)
+	}
+}

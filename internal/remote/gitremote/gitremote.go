@@ -285,25 +285,25 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 	if id != "" {
 		pattern = b.mirrorRef(id)
 	}
-	var out bytes.Buffer
-	if err := b.run(ctx, nil, &out, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern); err != nil {
-		return nil, err
-	}
 	tips := map[string]tipInfo{}
-	for line := range strings.Lines(out.String()) {
+	err := b.lines(ctx, func(line string) error {
 		f := strings.Fields(line)
 		if len(f) < 2 {
-			continue
+			return nil
 		}
 		ref := strings.TrimPrefix(f[1], b.mirror)
 		if ref == f[1] || remote.ValidID(ref) != nil || (id != "" && ref != id) {
-			continue // not a workflow ref of ours
+			return nil // not a workflow ref of ours
 		}
 		rev, err := parseSubject(strings.Join(f[2:], " "), ref)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tips[ref] = tipInfo{oid: f[0], rev: rev}
+		return nil
+	}, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern)
+	if err != nil {
+		return nil, err
 	}
 	return tips, nil
 }
@@ -358,26 +358,26 @@ func localLockBusy(stderr string) bool {
 // cat-file. It checks that the line is Cairn's: one parent each, subjects counting down.
 func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]remote.Record, error) {
 	n := t.rev - rev
-	var out bytes.Buffer
-	if err := b.run(ctx, nil, &out, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--"); err != nil {
-		return nil, err
-	}
-	// Sized by what git printed, never by n: the revision comes from a subject anyone who can
-	// push may write, and a forged one must be an error rather than a huge allocation.
-	oids := make([]string, 0, strings.Count(out.String(), "\n"))
+	// Grown by what git prints, never sized by n: the revision comes from a subject anyone who
+	// can push may write, and a forged one must be an error rather than a huge allocation.
+	var oids []string
 	want := t.rev
-	for line := range strings.Lines(out.String()) {
-		head, subj, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+	err := b.lines(ctx, func(line string) error {
+		head, subj, _ := strings.Cut(line, "\t")
 		f := strings.Fields(head)
 		got, err := parseSubject(subj, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
-			return nil, fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
+			return fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
 		}
 		oids = append(oids, f[0])
 		want--
+		return nil
+	}, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--")
+	if err != nil {
+		return nil, err
 	}
 	if int64(len(oids)) != n {
 		return nil, fmt.Errorf("gitremote: the remote's line for workflow %s is shorter than its head says", id)
@@ -386,21 +386,41 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	for i := len(oids) - 1; i >= 0; i-- {
 		fmt.Fprintf(&in, "%s:record\n", oids[i])
 	}
-	out.Reset()
-	if err := b.run(ctx, &in, &out, "cat-file", "--batch"); err != nil {
-		return nil, err
+	// The blobs are read as cat-file writes them, so that one too large is refused from its
+	// header, before it is read: closing the pipe then ends cat-file.
+	pr, pw := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		err := b.run(ctx, &in, pw, "cat-file", "--batch")
+		pw.CloseWithError(err) // nil: the reader sees the end
+		ran <- err
+	}()
+	recs, err := readBatch(bufio.NewReader(pr), id, rev, len(oids))
+	pr.Close()
+	if runErr := <-ran; runErr != nil && (err == nil || errors.Is(err, runErr)) {
+		return nil, runErr // git failed, rather than a record found wrong
 	}
-	recs := make([]remote.Record, 0, len(oids))
-	r := bufio.NewReader(&out)
-	for i := range oids {
+	return recs, err
+}
+
+// readBatch reads n records, revisions rev+1 on, from git cat-file --batch's output.
+func readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
+	recs := make([]remote.Record, 0, n)
+	for i := range n {
 		hdr, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("gitremote: reading revision %d of %s: %w", rev+int64(i)+1, id, err)
+		}
 		f := strings.Fields(hdr)
-		if err != nil || len(f) != 3 || f[1] != "blob" {
+		if len(f) != 3 || f[1] != "blob" {
 			return nil, fmt.Errorf("gitremote: revision %d of workflow %s has no record in its commit", rev+int64(i)+1, id)
 		}
 		size, err := strconv.Atoi(f[2])
 		if err != nil || size < 0 {
 			return nil, fmt.Errorf("gitremote: git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
+		}
+		if size > remote.MaxRecord {
+			return nil, fmt.Errorf("gitremote: revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; move the ref back or delete it on the remote", rev+int64(i)+1, id, size)
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {
@@ -457,6 +477,41 @@ func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected str
 	return "", fmt.Errorf("gitremote: git push said nothing about %s; the outcome is unknown", ref)
 }
 
+// maxLine bounds a line of git's listings (for-each-ref, log) that Cairn reads: a commit's
+// subject is whatever its writer made it, and one with a huge subject, pushed by anyone with
+// access, must be an error rather than read whole into memory. Cairn's are a few dozen bytes.
+const maxLine = 64 << 10
+
+// lines runs git and calls fn with each line it prints, as it prints them, without the
+// newline; an error from fn, or a line longer than maxLine, stops git and is returned.
+func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ...string) error {
+	pr, pw := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		err := b.run(ctx, nil, pw, args...)
+		pw.CloseWithError(err) // nil: the reader sees the end
+		ran <- err
+	}()
+	sc := bufio.NewScanner(pr)
+	sc.Buffer(nil, maxLine)
+	var err error
+	for err == nil && sc.Scan() {
+		err = fn(sc.Text())
+	}
+	if err == nil {
+		err = sc.Err()
+	}
+	pr.Close()
+	runErr := <-ran
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: a commit on the remote was not written by Cairn; move its ref back or delete it on the remote", args[0], maxLine)
+	}
+	if runErr != nil && (err == nil || errors.Is(err, runErr)) {
+		return runErr // git failed, rather than a line found wrong
+	}
+	return err
+}
+
 func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
 	var out bytes.Buffer
 	if err := b.run(ctx, stdin, &out, args...); err != nil {
@@ -466,16 +521,21 @@ func (b *Backend) output(ctx context.Context, stdin io.Reader, args ...string) (
 }
 
 // run runs git in the repository. Prompts are off (nobody is there to answer one in the MCP
-// server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach).
-// The locale is C so git's porcelain is the same everywhere; the user's config, credential
-// helpers and SSH setup are used as they are.
+// server): git's by GIT_TERMINAL_PROMPT, ssh's since git runs without the terminal (detach),
+// and the askpass programs of both (usually a window on the desktop) by an empty GIT_ASKPASS,
+// which outranks core.askPass and SSH_ASKPASS in git, and by an empty SSH_ASKPASS with
+// SSH_ASKPASS_REQUIRE=never in ssh; credential helpers and SSH agents still answer.
+// The project's hooks are off: core.hooksPath often names a directory the repository tracks,
+// and a reference-transaction hook runs on every ref update, the mirror's included. The locale
+// is C so git's porcelain is the same everywhere; the user's config, credential helpers and SSH
+// setup are used as they are.
 func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=" + os.DevNull}, args...)...)
 	cmd.Dir = b.cfg.Dir
-	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=",
+	cmd.Env = gitEnv("GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "SSH_ASKPASS=", "SSH_ASKPASS_REQUIRE=never", "LC_ALL=C", "LANGUAGE=",
 		"GIT_AUTHOR_NAME=Cairn", "GIT_AUTHOR_EMAIL=cairn@localhost",
 		"GIT_COMMITTER_NAME=Cairn", "GIT_COMMITTER_EMAIL=cairn@localhost")
 	cmd.Stdin = stdin

@@ -1,7 +1,9 @@
 package gitremote_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,4 +52,44 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestProjectHooksDoNotRun: the project's git hooks are not run by Cairn's git commands. A
+// reference-transaction hook runs on every ref update git makes, the mirror's included, and
+// core.hooksPath often names a directory the repository itself tracks (husky, lefthook), so
+// whoever can push code could otherwise have it run by every sync in the background.
+func TestProjectHooksDoNotRun(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	git(t, dir, "remote", "add", "origin", "file://"+bare)
+	marker := filepath.Join(t.TempDir(), "ran")
+	hooks := filepath.Join(dir, "tracked-hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"reference-transaction", "pre-push", "post-update", "pre-auto-gc"} {
+		script := "#!/bin/sh\necho " + name + " >> '" + marker + "'\n"
+		if err := os.WriteFile(filepath.Join(hooks, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "config", "core.hooksPath", hooks)
+	b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Append(ctx, "wf-h", 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Heads(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := b.Since(ctx, "wf-h", 0); err != nil || len(recs) != 1 {
+		t.Fatalf("Since = %d records, %v", len(recs), err)
+	}
+	if ran, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("the project's hooks ran:\n%s", ran)
+	}
 }

@@ -369,6 +369,16 @@ func decode(id string, recs []remote.Record) ([]Entry, error) {
 			len(out[i].Snapshot) == 0 || out[i].Snapshot[0] != '{' {
 			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s is not a Cairn entry: it cannot be synced", r.Rev, id)
 		}
+		// The record must be that revision of that workflow: with nothing active here, the
+		// store takes whatever workflow the first one holds, even one archived here (which a
+		// sync never takes back), at whatever revision it says.
+		var m struct {
+			ID  string `json:"workflow_id"`
+			Rev int64  `json:"revision"`
+		}
+		if json.Unmarshal(out[i].Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
+			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; move the ref back or delete it on the remote", r.Rev, id, m.ID, m.Rev)
+		}
 	}
 	return out, nil
 }

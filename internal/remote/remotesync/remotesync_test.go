@@ -1,6 +1,7 @@
 package remotesync_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -602,4 +603,44 @@ func TestResumeKeepsLaterLocalChanges(t *testing.T) {
 	}
 	b.sync(r, "")
 	agree(t, r, a, b)
+}
+
+// TestLineOfAnotherWorkflowIsRefused: a remote line whose records hold another workflow, or
+// other revisions than their place on the line (a line copied under another id, by anyone who
+// can push), is refused by name. Pulled with nothing active here, it would make that other
+// workflow active, even one finished and archived here, which a sync never takes back.
+func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a := newMachine(t, 0)
+	a.start("wf-f", "done soon")
+	a.move("plan")
+	a.sync(r, "")
+	recs, err := r.Since(ctx, "wf-f", 0)
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("wf-f's line: %d records, %v", len(recs), err)
+	}
+	if _, err := a.en.Complete("shipped"); err != nil {
+		t.Fatal(err)
+	}
+	a.sync(r, "")
+	for name, line := range map[string][][]byte{
+		"wf-copy": {recs[0].Data, recs[1].Data}, // wf-f's revisions under another id
+		"wf-skip": {recs[1].Data},               // wf-f's revision 2 as revision 1
+	} {
+		if name == "wf-skip" {
+			line[0] = bytes.Replace(line[0], []byte(`"revision":2,`), []byte(`"revision":1,`), 1)
+			line[0] = bytes.ReplaceAll(line[0], []byte(`"wf-f"`), []byte(`"wf-skip"`))
+		}
+		if _, err := r.Append(ctx, name, 0, line); err != nil {
+			t.Fatal(err)
+		}
+		out, err := remotesync.Sync(ctx, a.st, r, "origin", name, nil)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Fatalf("sync of %s = %+v, %v; want it refused by name", name, out, err)
+		}
+		if ph, rev := a.phase(); ph != "" {
+			t.Fatalf("after the sync of %s a workflow is active here in %s at r%d", name, ph, rev)
+		}
+	}
 }
