@@ -41,7 +41,7 @@ const maxQueuedBytes = 32 << 20
 // of a message.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &lineWriter{w: out}
-	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w}
+	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w, gone: make(chan struct{})}
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
@@ -144,6 +144,9 @@ loop:
 			break
 		}
 	}
+	// Nothing more is read: a question put to the person can no longer be answered, and the
+	// calls waiting for one give up now rather than at the drain timeout.
+	close(sess.gone)
 
 	// Every request read is run, as it would have been had the client stayed; the drain is
 	// bounded all the same.
@@ -382,7 +385,8 @@ type stdioSession struct {
 	info        atomic.Pointer[mcp.Implementation]
 	caps        atomic.Pointer[mcp.ClientCapabilities]
 	nextID      atomic.Int64
-	pending     sync.Map // request id -> chan rpcReply
+	pending     sync.Map      // request id -> chan rpcReply
+	gone        chan struct{} // closed when stdin is no longer read: no answer can arrive
 }
 
 // rpcReply is a client's answer to one of our requests.
@@ -430,8 +434,12 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 		return &res, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-s.gone:
+		return nil, errClientGone
 	}
 }
+
+var errClientGone = errors.New("the client stopped sending before it answered")
 
 // reply hands a client's answer to the request waiting for it; others are dropped.
 func (s *stdioSession) reply(id json.RawMessage, line []byte) {

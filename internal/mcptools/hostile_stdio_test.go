@@ -1,0 +1,67 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// gateServer is the binary on a workflow at apex's approval phase plan, with a client that
+// declares elicitation and has sent one transition out of plan (id "move"); it returns the id
+// of the question the server put to the person.
+func gateServer(t *testing.T) (*project, *rawServer, json.RawMessage) {
+	t.Helper()
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "one gate"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	select {
+	case line := <-r.lines:
+		if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
+			t.Fatalf("want the server to ask the person, got %q", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the server did not ask the person; stderr:\n%s", r.stderr)
+	}
+	return p, r, ask.ID
+}
+
+// TestStdioEOFWhileThePersonIsAsked: once stdin has ended no answer to a question can arrive,
+// so a transition waiting for the person gives up at once (nothing changed) and the server
+// exits promptly, instead of holding shutdown for the whole drain timeout.
+func TestStdioEOFWhileThePersonIsAsked(t *testing.T) {
+	p, r, _ := gateServer(t)
+	start := time.Now()
+	r.stdin.Close()
+	if code := r.wait(10 * time.Second); code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the server took %s to exit after stdin ended; stderr:\n%s", d.Round(time.Millisecond), r.stderr)
+	}
+	if strings.Contains(r.stderr.String(), "still running") {
+		t.Errorf("shutdown abandoned a call:\n%s", r.stderr)
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow is at %s, want plan", snap.Phase)
+	}
+	r.checkStdout()
+}
