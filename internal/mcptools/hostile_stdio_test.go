@@ -65,3 +65,46 @@ func TestStdioEOFWhileThePersonIsAsked(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioCancelledCallWithdrawsItsQuestion: when the client cancels a transition that is
+// waiting for the person (Esc), the server withdraws the question it put to them
+// (notifications/cancelled for its elicitation request), so the client is not left showing a
+// prompt whose answer nobody will read, and a late yes moves nothing.
+func TestStdioCancelledCallWithdrawsItsQuestion(t *testing.T) {
+	p, r, ask := gateServer(t)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"move","reason":"user pressed Esc"}}`)
+	deadline := time.After(5 * time.Second)
+	for withdrawn := false; !withdrawn; {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+			}
+			var n struct {
+				Method string `json:"method"`
+				Params struct {
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(line, &n) == nil && n.Method == "notifications/cancelled" {
+				if string(n.Params.RequestID) != string(ask) {
+					t.Fatalf("withdrew request %s, want %s", n.Params.RequestID, ask)
+				}
+				withdrawn = true
+			}
+		case <-deadline:
+			t.Fatalf("the question %s was not withdrawn after the call was cancelled", ask)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
+	r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	for {
+		if resp := r.next(5 * time.Second); string(resp.ID) == `"ping"` {
+			break
+		}
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow is at %s, want plan: a yes to a withdrawn question moved it", snap.Phase)
+	}
+	r.checkStdout()
+}

@@ -433,10 +433,26 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 		}
 		return &res, nil
 	case <-ctx.Done():
+		s.withdraw(id, "the tool call that asked was cancelled or timed out")
 		return nil, ctx.Err()
 	case <-s.gone:
+		s.withdraw(id, "the server is shutting down")
 		return nil, errClientGone
 	}
+}
+
+// withdraw tells the client that the request id (ours) is no longer wanted, so that it stops
+// showing the person a question whose answer nobody will read.
+func (s *stdioSession) withdraw(id, reason string) {
+	type params struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	s.w.write(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  params `json:"params"`
+	}{mcp.JSONRPC_VERSION, string(mcp.MethodNotificationCancelled), params{json.RawMessage(id), reason}})
 }
 
 var errClientGone = errors.New("the client stopped sending before it answered")
