@@ -2,6 +2,8 @@ package mcptools_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +109,25 @@ func TestStdioCancelledCallWithdrawsItsQuestion(t *testing.T) {
 		t.Errorf("the workflow is at %s, want plan: a yes to a withdrawn question moved it", snap.Phase)
 	}
 	r.checkStdout()
+}
+
+// TestStdioStateUnopenableAdvice: when the state directory cannot be opened, the agent is told
+// what is true of the running server: the fix is the user's, a CAIRN_STATE_DIR set now reaches
+// only a restarted server, and nothing is to be deleted to make room. Once the user has fixed
+// it, the next call works without a restart.
+func TestStdioStateUnopenableAdvice(t *testing.T) {
+	p := newProject(t)
+	blocker := filepath.Join(p.root, ".claude")
+	if err := os.WriteFile(blocker, []byte("a file where the state directory's parent goes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := stdioClient(t, p, protocol)
+	res := mustFail(t, c, "resume_check", `{}`, "could not open the workflow state", "nothing was changed", "the user", "restart")
+	if got := text(res); !strings.Contains(got, "do not delete or move") {
+		t.Errorf("the advice does not warn off deleting things to make room: %s", got)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "resume_check", `{}`)
 }
