@@ -131,3 +131,37 @@ func TestStdioStateUnopenableAdvice(t *testing.T) {
 	}
 	mustOK(t, c, "resume_check", `{}`)
 }
+
+// TestStdioCancelledRunningCallIsNotAnswered: MCP asks that a request the client cancelled get
+// no answer; Claude Code's client drops the handler when it cancels and reports a late answer
+// as a response to an unknown id.
+func TestStdioCancelledRunningCallIsNotAnswered(t *testing.T) {
+	_, r, _ := gateServer(t)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"move","reason":"user pressed Esc"}}`)
+	r.send(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	deadline := time.After(10 * time.Second)
+	quiet := (<-chan time.Time)(nil)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+			}
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal(line, &m)
+			switch string(m.ID) {
+			case `"move"`:
+				t.Fatalf("the cancelled call was answered: %s", line)
+			case `"after"`:
+				quiet = time.After(time.Second) // the cancelled call has long finished by then
+			}
+		case <-quiet:
+			r.checkStdout()
+			return
+		case <-deadline:
+			t.Fatal("the call sent after the cancellation was not answered")
+		}
+	}
+}

@@ -72,12 +72,25 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		queuedN  int      // their bytes
 		finished = make(chan struct{}, maxInFlight)
 		result   error
+		// The ids of the requests running, each with whether the client has cancelled it.
+		cancelMu  sync.Mutex
+		cancelled = make(map[string]bool, maxInFlight)
 	)
 	start := func(q queued) {
 		running++
+		cancelMu.Lock()
+		cancelled[string(q.id)] = false
+		cancelMu.Unlock()
 		go func() {
 			defer func() { finished <- struct{}{} }()
 			resp := s.mcp.HandleMessage(reqCtx, q.msg)
+			cancelMu.Lock()
+			dropped := cancelled[string(q.id)]
+			delete(cancelled, string(q.id))
+			cancelMu.Unlock()
+			if dropped {
+				return // MCP: a cancelled request gets no answer (the call itself ran as far as it got)
+			}
 			if e, ok := resp.(mcp.JSONRPCError); ok && e.Error.Code == mcp.INVALID_REQUEST && q.method == string(mcp.MethodToolsCall) {
 				if r := s.unreadableCall(reqCtx, q); r != nil {
 					resp = r
@@ -100,8 +113,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}
 	// drop forgets a queued request the client cancelled: it was not started, so nothing of it
-	// runs, and (as MCP asks) it gets no answer. A running one is mcp-go's to cancel.
+	// runs, and (as MCP asks) it gets no answer. A running one is mcp-go's to cancel; its
+	// answer is not sent.
 	drop := func(id json.RawMessage) {
+		cancelMu.Lock()
+		if _, ok := cancelled[string(id)]; ok {
+			cancelled[string(id)] = true
+		}
+		cancelMu.Unlock()
 		i := slices.IndexFunc(queue, func(q queued) bool { return bytes.Equal(q.id, id) })
 		if i >= 0 {
 			queuedN -= len(queue[i].msg)
