@@ -227,7 +227,10 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		Method string          `json:"method"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
-		w.write(errorResponse(nil, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
+		// Answered with the request's id when it can be found (JSON nested deeper than
+		// encoding/json reads is valid to the client), or the client waits for it for ever.
+		id := sniffID(line[:min(len(line), sniffBytes)], line[max(0, len(line)-sniffBytes):])
+		w.write(errorResponse(id, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
 		return queued{}
 	}
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
