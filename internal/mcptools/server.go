@@ -287,7 +287,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	s.reopenIfGone()
 	s.openLocked()
 	if s.eng == nil {
-		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Check that the project directory is writable (or set CAIRN_STATE_DIR to a writable directory) and call the tool again", spec.name, s.openErr)
+		// The fix is the user's: this server's environment was fixed when Claude Code started
+		// it, and what is in the way may be theirs.
+		err := fmt.Errorf("%s was not run: cairn could not open the workflow state (%v); nothing was changed. Tell the user: they can make that directory writable, or set CAIRN_STATE_DIR to a writable directory and restart Claude Code (a variable set now does not reach this running server); do not delete or move files to make room. Call the tool again once it is fixed", spec.name, s.openErr)
 		return errorResult(cmp.Or(argErr, err), "") // a bad argument is said first
 	}
 	eng := s.eng

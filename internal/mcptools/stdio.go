@@ -41,7 +41,7 @@ const maxQueuedBytes = 32 << 20
 // of a message.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &lineWriter{w: out}
-	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w}
+	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64), w: w, gone: make(chan struct{})}
 	if err := s.mcp.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
 	}
@@ -72,12 +72,25 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		queuedN  int      // their bytes
 		finished = make(chan struct{}, maxInFlight)
 		result   error
+		// The ids of the requests running, each with whether the client has cancelled it.
+		cancelMu  sync.Mutex
+		cancelled = make(map[string]bool, maxInFlight)
 	)
 	start := func(q queued) {
 		running++
+		cancelMu.Lock()
+		cancelled[string(q.id)] = false
+		cancelMu.Unlock()
 		go func() {
 			defer func() { finished <- struct{}{} }()
 			resp := s.mcp.HandleMessage(reqCtx, q.msg)
+			cancelMu.Lock()
+			dropped := cancelled[string(q.id)]
+			delete(cancelled, string(q.id))
+			cancelMu.Unlock()
+			if dropped {
+				return // MCP: a cancelled request gets no answer (the call itself ran as far as it got)
+			}
 			if e, ok := resp.(mcp.JSONRPCError); ok && e.Error.Code == mcp.INVALID_REQUEST && q.method == string(mcp.MethodToolsCall) {
 				if r := s.unreadableCall(reqCtx, q); r != nil {
 					resp = r
@@ -100,8 +113,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		}
 	}
 	// drop forgets a queued request the client cancelled: it was not started, so nothing of it
-	// runs, and (as MCP asks) it gets no answer. A running one is mcp-go's to cancel.
+	// runs, and (as MCP asks) it gets no answer. A running one is mcp-go's to cancel; its
+	// answer is not sent.
 	drop := func(id json.RawMessage) {
+		cancelMu.Lock()
+		if _, ok := cancelled[string(id)]; ok {
+			cancelled[string(id)] = true
+		}
+		cancelMu.Unlock()
 		i := slices.IndexFunc(queue, func(q queued) bool { return bytes.Equal(q.id, id) })
 		if i >= 0 {
 			queuedN -= len(queue[i].msg)
@@ -144,6 +163,9 @@ loop:
 			break
 		}
 	}
+	// Nothing more is read: a question put to the person can no longer be answered, and the
+	// calls waiting for one give up now rather than at the drain timeout.
+	close(sess.gone)
 
 	// Every request read is run, as it would have been had the client stayed; the drain is
 	// bounded all the same.
@@ -205,7 +227,10 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		Method string          `json:"method"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
-		w.write(errorResponse(nil, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
+		// Answered with the request's id when it can be found (JSON nested deeper than
+		// encoding/json reads is valid to the client), or the client waits for it for ever.
+		id := sniffID(line[:min(len(line), sniffBytes)], line[max(0, len(line)-sniffBytes):])
+		w.write(errorResponse(id, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
 		return queued{}
 	}
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
@@ -382,7 +407,8 @@ type stdioSession struct {
 	info        atomic.Pointer[mcp.Implementation]
 	caps        atomic.Pointer[mcp.ClientCapabilities]
 	nextID      atomic.Int64
-	pending     sync.Map // request id -> chan rpcReply
+	pending     sync.Map      // request id -> chan rpcReply
+	gone        chan struct{} // closed when stdin is no longer read: no answer can arrive
 }
 
 // rpcReply is a client's answer to one of our requests.
@@ -429,9 +455,29 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 		}
 		return &res, nil
 	case <-ctx.Done():
+		s.withdraw(id, "the tool call that asked was cancelled or timed out")
 		return nil, ctx.Err()
+	case <-s.gone:
+		s.withdraw(id, "the server is shutting down")
+		return nil, errClientGone
 	}
 }
+
+// withdraw tells the client that the request id (ours) is no longer wanted, so that it stops
+// showing the person a question whose answer nobody will read.
+func (s *stdioSession) withdraw(id, reason string) {
+	type params struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	s.w.write(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  params `json:"params"`
+	}{mcp.JSONRPC_VERSION, string(mcp.MethodNotificationCancelled), params{json.RawMessage(id), reason}})
+}
+
+var errClientGone = errors.New("the client stopped sending before it answered")
 
 // reply hands a client's answer to the request waiting for it; others are dropped.
 func (s *stdioSession) reply(id json.RawMessage, line []byte) {

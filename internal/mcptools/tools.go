@@ -62,7 +62,7 @@ const (
 		`},"required":["vars"]}`
 )
 
-// specs are the tools, in the order tools/list shows them.
+// specs are the tools (tools/list shows them sorted by name, as mcp-go lists them).
 //
 // Annotations follow one rule. readOnly: the tool never writes. destructive: a call can end,
 // replace or overwrite something the agent may still want (the active workflow, the violations

@@ -1,0 +1,192 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// gateServer is the binary on a workflow at apex's approval phase plan, with a client that
+// declares elicitation and has sent one transition out of plan (id "move"); it returns the id
+// of the question the server put to the person.
+func gateServer(t *testing.T) (*project, *rawServer, json.RawMessage) {
+	t.Helper()
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "one gate"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	select {
+	case line := <-r.lines:
+		if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
+			t.Fatalf("want the server to ask the person, got %q", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the server did not ask the person; stderr:\n%s", r.stderr)
+	}
+	return p, r, ask.ID
+}
+
+// TestStdioEOFWhileThePersonIsAsked: once stdin has ended no answer to a question can arrive,
+// so a transition waiting for the person gives up at once (nothing changed) and the server
+// exits promptly, instead of holding shutdown for the whole drain timeout.
+func TestStdioEOFWhileThePersonIsAsked(t *testing.T) {
+	p, r, _ := gateServer(t)
+	start := time.Now()
+	r.stdin.Close()
+	if code := r.wait(10 * time.Second); code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the server took %s to exit after stdin ended; stderr:\n%s", d.Round(time.Millisecond), r.stderr)
+	}
+	if strings.Contains(r.stderr.String(), "still running") {
+		t.Errorf("shutdown abandoned a call:\n%s", r.stderr)
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow is at %s, want plan", snap.Phase)
+	}
+	r.checkStdout()
+}
+
+// TestStdioCancelledCallWithdrawsItsQuestion: when the client cancels a transition that is
+// waiting for the person (Esc), the server withdraws the question it put to them
+// (notifications/cancelled for its elicitation request), so the client is not left showing a
+// prompt whose answer nobody will read, and a late yes moves nothing.
+func TestStdioCancelledCallWithdrawsItsQuestion(t *testing.T) {
+	p, r, ask := gateServer(t)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"move","reason":"user pressed Esc"}}`)
+	deadline := time.After(5 * time.Second)
+	for withdrawn := false; !withdrawn; {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+			}
+			var n struct {
+				Method string `json:"method"`
+				Params struct {
+					RequestID json.RawMessage `json:"requestId"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(line, &n) == nil && n.Method == "notifications/cancelled" {
+				if string(n.Params.RequestID) != string(ask) {
+					t.Fatalf("withdrew request %s, want %s", n.Params.RequestID, ask)
+				}
+				withdrawn = true
+			}
+		case <-deadline:
+			t.Fatalf("the question %s was not withdrawn after the call was cancelled", ask)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":` + string(ask) + `,"result":{"action":"accept","content":{"approve":true}}}`)
+	r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	for {
+		if resp := r.next(5 * time.Second); string(resp.ID) == `"ping"` {
+			break
+		}
+	}
+	if snap := snapshot(t, p.other(t, "observer")); snap.Phase != "plan" {
+		t.Errorf("the workflow is at %s, want plan: a yes to a withdrawn question moved it", snap.Phase)
+	}
+	r.checkStdout()
+}
+
+// TestStdioStateUnopenableAdvice: when the state directory cannot be opened, the agent is told
+// what is true of the running server: the fix is the user's, a CAIRN_STATE_DIR set now reaches
+// only a restarted server, and nothing is to be deleted to make room. Once the user has fixed
+// it, the next call works without a restart.
+func TestStdioStateUnopenableAdvice(t *testing.T) {
+	p := newProject(t)
+	blocker := filepath.Join(p.root, ".claude")
+	if err := os.WriteFile(blocker, []byte("a file where the state directory's parent goes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := stdioClient(t, p, protocol)
+	res := mustFail(t, c, "resume_check", `{}`, "could not open the workflow state", "nothing was changed", "the user", "restart")
+	if got := text(res); !strings.Contains(got, "do not delete or move") {
+		t.Errorf("the advice does not warn off deleting things to make room: %s", got)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "resume_check", `{}`)
+}
+
+// TestStdioCancelledRunningCallIsNotAnswered: MCP asks that a request the client cancelled get
+// no answer; Claude Code's client drops the handler when it cancels and reports a late answer
+// as a response to an unknown id.
+func TestStdioCancelledRunningCallIsNotAnswered(t *testing.T) {
+	_, r, _ := gateServer(t)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"move","reason":"user pressed Esc"}}`)
+	r.send(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	deadline := time.After(10 * time.Second)
+	quiet := (<-chan time.Time)(nil)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout; stderr:\n%s", r.stderr)
+			}
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal(line, &m)
+			switch string(m.ID) {
+			case `"move"`:
+				t.Fatalf("the cancelled call was answered: %s", line)
+			case `"after"`:
+				quiet = time.After(time.Second) // the cancelled call has long finished by then
+			}
+		case <-quiet:
+			r.checkStdout()
+			return
+		case <-deadline:
+			t.Fatal("the call sent after the cancellation was not answered")
+		}
+	}
+}
+
+// TestStdioUnparsableRequestAnsweredWithItsID: a request Go cannot parse (here: nested deeper
+// than encoding/json allows, which JSON.stringify writes happily) is still answered with its
+// own id when the id can be found, or the client waits for that call for ever.
+func TestStdioUnparsableRequestAnsweredWithItsID(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	deep := strings.Repeat(`{"a":`, 20_000) + "1" + strings.Repeat("}", 20_000)
+	for _, tc := range []struct{ msg, id string }{
+		{`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"transition","arguments":{"to":"plan","checkpoint":` + deep + `}}}`, "41"},
+		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":` + deep + `}},"jsonrpc":"2.0","id":"req-42"}`, `"req-42"`},
+		{`this is not json`, "null"},
+	} {
+		r.send(tc.msg)
+		resp := r.next(5 * time.Second)
+		if resp.Error == nil || resp.Error.Code != -32700 || string(resp.ID) != tc.id {
+			t.Errorf("unparsable message with id %s answered with id %s (error %+v)", tc.id, resp.ID, resp.Error)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after unparsable messages: %+v", resp)
+	}
+	r.checkStdout()
+}
