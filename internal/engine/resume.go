@@ -328,14 +328,16 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 // interrupted says whether the workflow's running tasks can be taken as interrupted: the
 // session that last changed it is not the caller (whose tasks may well be running: a
 // resume_check mid-session, a start after /compact) and it has ended or gone quiet. A
-// workflow no session owns (changed only by the CLI) counts as interrupted.
+// workflow no session owns (changed only by the CLI) counts as interrupted. The caller's own
+// session in a client that has exited (`claude --continue` after the client was killed
+// mid-turn) was interrupted too; in another client still alive it was not.
 func (e *Engine) interrupted(r *workflow.Record, now time.Time) bool {
 	o := r.Owner
 	if o == nil || o.SessionID == "" {
 		return true
 	}
 	if o.SessionID == e.cfg.SessionID {
-		return false
+		return e.ownerEnded(r)
 	}
 	return e.ownerEnded(r) || !workflow.OwnerLive(r, e.actor(), now, workflow.DefaultLiveWindow)
 }
