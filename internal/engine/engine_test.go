@@ -994,3 +994,29 @@ func TestContinueAfterKilledClientRecoversRunningTasks(t *testing.T) {
 		})
 	}
 }
+
+// A view that recovers nothing (cairn status) does not say a task still runs when the
+// client running it has exited: it says it was running then. A live client's task runs,
+// even after a quiet spell.
+func TestStatusSaysWhenARunningTasksSessionEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ownerPID func(*testing.T) int
+		want     string
+	}{
+		{"client killed", exitedPID, "t1 (running when its session ended)"},
+		{"client alive", func(*testing.T) int { return os.Getpid() }, "t1 (running)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			first := e.openAs("s1", tc.ownerPID(t))
+			must(first.Start(engine.StartRequest{Type: "apex", Context: "tasks"}))(t)
+			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+			e.clock.Add(time.Hour)
+			r := e.openAs("", 0).Resume(engine.ResumeOptions{})
+			if !slices.Equal(r.OpenTasks, []string{tc.want}) {
+				t.Fatalf("open tasks %q, want %q", r.OpenTasks, tc.want)
+			}
+		})
+	}
+}

@@ -171,7 +171,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.Completed, out.Allowed, out.Next = doneSoFar(def, plan.Phase, plan.Completed), plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
-	out.OpenTasks = workflow.OpenTasks(r)
+	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
 	out.Warnings = append(out.Warnings, plan.Warnings...)
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
@@ -340,6 +340,15 @@ func (e *Engine) interrupted(r *workflow.Record, now time.Time) bool {
 		return e.ownerEnded(r)
 	}
 	return e.ownerEnded(r) || !workflow.OwnerLive(r, e.actor(), now, workflow.DefaultLiveWindow)
+}
+
+// runnerEnded reports whether r has running tasks and the client of the session that last
+// changed it has certainly ended (ownerEnded), so that a view which recovers nothing (cairn
+// status, a read-only state directory) does not say they still run. A session merely quiet
+// may be alive, and is not judged.
+func (e *Engine) runnerEnded(r *workflow.Record) bool {
+	return r != nil && r.Status == workflow.StatusActive &&
+		slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) && e.ownerEnded(r)
 }
 
 // expire archives an expired workflow (never deletes it) and writes the expiry line.

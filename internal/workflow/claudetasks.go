@@ -113,8 +113,10 @@ func pruneDoneClaudeTasks(r *Record) {
 
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest
 // first: a mirrored Claude Code task by its subject, any other by its id and note; a task of
-// another phase than the current one says which.
-func OpenTasks(r *Record) []string {
+// another phase than the current one says which. ended says the session that ran the running
+// tasks has ended (and nothing recovered them yet): they read as running when it ended, not
+// as running.
+func OpenTasks(r *Record, ended bool) []string {
 	if r == nil {
 		return nil
 	}
@@ -131,7 +133,11 @@ func OpenTasks(r *Record) []string {
 			}
 		}
 		if t.Status == TaskRunning {
-			s += " (running)"
+			if ended {
+				s += " (running when its session ended)"
+			} else {
+				s += " (running)"
+			}
 		}
 		if t.Phase != "" && t.Phase != r.State {
 			s += " (phase " + t.Phase + ")"

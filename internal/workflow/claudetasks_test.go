@@ -79,7 +79,7 @@ func TestRecordClaudeTask(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %t", err, tc.wantErr)
 			}
-			if got := workflow.OpenTasks(r); !slices.Equal(got, tc.wantOpen) {
+			if got := workflow.OpenTasks(r, false); !slices.Equal(got, tc.wantOpen) {
 				t.Errorf("open tasks %q, want %q", got, tc.wantOpen)
 			}
 			if got := workflow.CountTasks(r, "").Done; got != tc.wantDone {
@@ -116,7 +116,7 @@ func TestOpenTasksNamesOtherPhases(t *testing.T) {
 	}
 	r = at(res.Record, "plan")
 	want := []string{"read the code (phase analyze)", "own-task: by the MCP tool (running) (phase analyze)"}
-	if got := workflow.OpenTasks(r); !slices.Equal(got, want) {
+	if got := workflow.OpenTasks(r, false); !slices.Equal(got, want) {
 		t.Errorf("OpenTasks = %q, want %q", got, want)
 	}
 }
