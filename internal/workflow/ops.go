@@ -606,6 +606,9 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 	}
 	now = now.UTC()
 	res := change(r, EventComplete, now, by, func(n *Record) { finish(n, n.State, outcome, now) })
+	if w := leftOpen(r, r.State, true); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	res.Completed, res.L2 = true, CompletionLine(res.Record)
 	return res, nil
 }

@@ -406,3 +406,18 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 		t.Fatalf("warnings %q, err %v", res.Warnings, err)
 	}
 }
+
+// Completing the workflow where it stands names the current phase's open tasks as a
+// completing move does: they are kept as they are.
+func TestCompleteNamesOpenTasks(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex"))
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = workflow.Complete(res.Record, "stopped", t0.Add(time.Minute), alice)
+	want := "phase analyze was left with 1 open task: t1 (running); the workflow is complete, so they are kept as they are"
+	if err != nil || !slices.Equal(res.Warnings, []string{want}) {
+		t.Fatalf("warnings %q, err %v", res.Warnings, err)
+	}
+}
