@@ -62,8 +62,11 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	subj = cmp.Or(subj, "task "+strings.TrimSpace(t.TaskID))
 	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if existing < 0 { // the same open task, created again in another session
+		// Within one session the ids tell tasks apart: the same subject twice there is two.
+		own := id[:len(id)-len(strings.TrimSpace(t.TaskID))]
 		existing = slices.IndexFunc(r.Tasks, func(t Task) bool {
-			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && (t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, subj)
+			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
+				(t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, subj)
 		})
 	}
 	if !completed {
