@@ -962,3 +962,61 @@ func TestCompleteWithBlockingViolationsSaysSo(t *testing.T) {
 		t.Errorf("a clean completion warns: %q", res.Warnings)
 	}
 }
+
+// `claude --continue` after the client was killed mid-turn runs the same session in a new
+// client: the dead client's running task was interrupted, as it is for a fresh session, and
+// the report must not say it still runs. The same session continued in a second client while
+// the first is alive leaves it be.
+func TestContinueAfterKilledClientRecoversRunningTasks(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		ownerPID  func(*testing.T) int
+		recovered bool
+	}{
+		{"first client killed", exitedPID, true},
+		{"first client alive", func(*testing.T) int { return os.Getpid() }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			first := e.openAs("s1", tc.ownerPID(t))
+			must(first.Start(engine.StartRequest{Type: "apex", Context: "tasks"}))(t)
+			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+			e.clock.Add(time.Minute) // well inside the live window
+
+			r := e.openAs("s1", 4242).Resume(engine.ResumeOptions{Apply: true})
+			running := strings.Contains(string(r.Workflow), `"status":"running"`)
+			if got := containsAny(r.Notices, "task t1 was running"); got != tc.recovered || running == tc.recovered {
+				t.Fatalf("recovered = %v, want %v: notices %v\n%s", got, tc.recovered, r.Notices, r.Workflow)
+			}
+			if tc.recovered && (containsAny(r.OpenTasks, "(running)") || strings.Contains(r.Report, "(running)")) {
+				t.Fatalf("the dead client's task still reads as running: %v\n%s", r.OpenTasks, r.Report)
+			}
+		})
+	}
+}
+
+// A view that recovers nothing (cairn status) does not say a task still runs when the
+// client running it has exited: it says it was running then. A live client's task runs,
+// even after a quiet spell.
+func TestStatusSaysWhenARunningTasksSessionEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ownerPID func(*testing.T) int
+		want     string
+	}{
+		{"client killed", exitedPID, "t1 (running when its session ended)"},
+		{"client alive", func(*testing.T) int { return os.Getpid() }, "t1 (running)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			first := e.openAs("s1", tc.ownerPID(t))
+			must(first.Start(engine.StartRequest{Type: "apex", Context: "tasks"}))(t)
+			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+			e.clock.Add(time.Hour)
+			r := e.openAs("", 0).Resume(engine.ResumeOptions{})
+			if !slices.Equal(r.OpenTasks, []string{tc.want}) {
+				t.Fatalf("open tasks %q, want %q", r.OpenTasks, tc.want)
+			}
+		})
+	}
+}

@@ -171,7 +171,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.Completed, out.Allowed, out.Next = doneSoFar(def, plan.Phase, plan.Completed), plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
-	out.OpenTasks = workflow.OpenTasks(r)
+	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
 	out.Warnings = append(out.Warnings, plan.Warnings...)
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})
@@ -328,16 +328,27 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 // interrupted says whether the workflow's running tasks can be taken as interrupted: the
 // session that last changed it is not the caller (whose tasks may well be running: a
 // resume_check mid-session, a start after /compact) and it has ended or gone quiet. A
-// workflow no session owns (changed only by the CLI) counts as interrupted.
+// workflow no session owns (changed only by the CLI) counts as interrupted. The caller's own
+// session in a client that has exited (`claude --continue` after the client was killed
+// mid-turn) was interrupted too; in another client still alive it was not.
 func (e *Engine) interrupted(r *workflow.Record, now time.Time) bool {
 	o := r.Owner
 	if o == nil || o.SessionID == "" {
 		return true
 	}
 	if o.SessionID == e.cfg.SessionID {
-		return false
+		return e.ownerEnded(r)
 	}
 	return e.ownerEnded(r) || !workflow.OwnerLive(r, e.actor(), now, workflow.DefaultLiveWindow)
+}
+
+// runnerEnded reports whether r has running tasks and the client of the session that last
+// changed it has certainly ended (ownerEnded), so that a view which recovers nothing (cairn
+// status, a read-only state directory) does not say they still run. A session merely quiet
+// may be alive, and is not judged.
+func (e *Engine) runnerEnded(r *workflow.Record) bool {
+	return r != nil && r.Status == workflow.StatusActive &&
+		slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) && e.ownerEnded(r)
 }
 
 // expire archives an expired workflow (never deletes it) and writes the expiry line.

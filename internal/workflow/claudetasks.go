@@ -62,8 +62,11 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	subj = cmp.Or(subj, "task "+strings.TrimSpace(t.TaskID))
 	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if existing < 0 { // the same open task, created again in another session
+		// Within one session the ids tell tasks apart: the same subject twice there is two.
+		own := id[:len(id)-len(strings.TrimSpace(t.TaskID))]
 		existing = slices.IndexFunc(r.Tasks, func(t Task) bool {
-			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && (t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, subj)
+			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
+				(t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, subj)
 		})
 	}
 	if !completed {
@@ -113,8 +116,10 @@ func pruneDoneClaudeTasks(r *Record) {
 
 // OpenTasks lists the record's open tasks (pending or running) for the resume report, oldest
 // first: a mirrored Claude Code task by its subject, any other by its id and note; a task of
-// another phase than the current one says which.
-func OpenTasks(r *Record) []string {
+// another phase than the current one says which. ended says the session that ran the running
+// tasks has ended (and nothing recovered them yet): they read as running when it ended, not
+// as running.
+func OpenTasks(r *Record, ended bool) []string {
 	if r == nil {
 		return nil
 	}
@@ -131,7 +136,11 @@ func OpenTasks(r *Record) []string {
 			}
 		}
 		if t.Status == TaskRunning {
-			s += " (running)"
+			if ended {
+				s += " (running when its session ended)"
+			} else {
+				s += " (running)"
+			}
 		}
 		if t.Phase != "" && t.Phase != r.State {
 			s += " (phase " + t.Phase + ")"

@@ -59,6 +59,9 @@ func TestRecordClaudeTask(t *testing.T) {
 		{name: "completed twice changes nothing the second time",
 			events:   []taskEvent{{"sess-aaaa-1", "1", "x", false}, {"sess-aaaa-1", "1", "x", true}, {"sess-aaaa-1", "1", "x", true}},
 			wantDone: 1},
+		{name: "the same subject twice in one session is two tasks",
+			events:   []taskEvent{{"sess-aaaa-1", "1", "run the tests", false}, {"sess-aaaa-1", "2", "run the tests", false}, {"sess-aaaa-1", "1", "run the tests", true}},
+			wantOpen: []string{"run the tests"}, wantDone: 1},
 		{name: "no task id is refused",
 			events:  []taskEvent{{"sess-aaaa-1", "", "x", false}},
 			wantErr: true},
@@ -79,7 +82,7 @@ func TestRecordClaudeTask(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %t", err, tc.wantErr)
 			}
-			if got := workflow.OpenTasks(r); !slices.Equal(got, tc.wantOpen) {
+			if got := workflow.OpenTasks(r, false); !slices.Equal(got, tc.wantOpen) {
 				t.Errorf("open tasks %q, want %q", got, tc.wantOpen)
 			}
 			if got := workflow.CountTasks(r, "").Done; got != tc.wantDone {
@@ -116,7 +119,7 @@ func TestOpenTasksNamesOtherPhases(t *testing.T) {
 	}
 	r = at(res.Record, "plan")
 	want := []string{"read the code (phase analyze)", "own-task: by the MCP tool (running) (phase analyze)"}
-	if got := workflow.OpenTasks(r); !slices.Equal(got, want) {
+	if got := workflow.OpenTasks(r, false); !slices.Equal(got, want) {
 		t.Errorf("OpenTasks = %q, want %q", got, want)
 	}
 }

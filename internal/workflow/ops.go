@@ -426,6 +426,9 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	n.State = to
 	n.PhaseStatus = PhaseInProgress
 
+	if w := leftOpen(r, from, def.IsTerminal(to)); w != "" {
+		warnings = append(warnings, w)
+	}
 	res := Result{Record: n, Changed: true, Event: EventTransition, From: from, To: to, Warnings: warnings}
 	if def.IsTerminal(to) {
 		finish(n, to, req.Outcome, now)
@@ -437,6 +440,38 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		res.L2 = PositionLine(def, n, from)
 	}
 	return res, nil
+}
+
+// maxLeftNamed bounds the open tasks leftOpen names; the rest are counted.
+const maxLeftNamed = 5
+
+// leftOpen is the warning for a move out of phase, which leaves r's open tasks of that phase
+// open (the move is not refused: the definition decides which moves are allowed, and tasks
+// stay updatable in any phase); empty when there are none. ended says the move completes the
+// workflow, whose tasks can no longer change.
+func leftOpen(r *Record, phase string, ended bool) string {
+	var names []string
+	n := 0
+	for _, t := range r.Tasks {
+		if t.Phase != phase || (t.Status != TaskPending && t.Status != TaskRunning) {
+			continue
+		}
+		if n++; n <= maxLeftNamed {
+			names = append(names, textsafe.Line(said(t.ID), 64)+" ("+string(t.Status)+")")
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	list := strings.Join(names, ", ")
+	if n > maxLeftNamed {
+		list += fmt.Sprintf(" and %d more", n-maxLeftNamed)
+	}
+	then := "they stay open: mark each done or failed with update_task once its work is settled"
+	if ended {
+		then = "the workflow is complete, so they are kept as they are"
+	}
+	return fmt.Sprintf("phase %s was left with %d open task%s: %s; %s", phase, n, Plural(n), list, then)
 }
 
 // approve records the approval of gate phase p: the latest open request, else a new entry.
@@ -571,6 +606,9 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 	}
 	now = now.UTC()
 	res := change(r, EventComplete, now, by, func(n *Record) { finish(n, n.State, outcome, now) })
+	if w := leftOpen(r, r.State, true); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	res.Completed, res.L2 = true, CompletionLine(res.Record)
 	return res, nil
 }

@@ -349,3 +349,75 @@ func TestCompareAndSwapAgainstCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A move out of a phase with open tasks is made as before, and its result names them: the
+// agent learns the phase was left with work still pending or running there. Tasks of other
+// phases and finished ones are not named; many are named up to a few and counted.
+func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
+	def := mustDef(t, "debug")
+	r := mustStart(t, def)
+	at := t0
+	task := func(id string, s workflow.TaskStatus) {
+		t.Helper()
+		at = at.Add(time.Second)
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: s}, at, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = res.Record
+	}
+	task("t1", workflow.TaskRunning)
+	task("t2", workflow.TaskPending)
+	task("t3", workflow.TaskRunning)
+	task("t3", workflow.TaskDone)
+	task("odd\x1b[31m[x](y)", workflow.TaskPending)
+
+	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "fix"}, at.Add(time.Minute), alice)
+	if err != nil {
+		t.Fatalf("the move was refused: %v", err)
+	}
+	want := `phase troubleshoot was left with 3 open tasks: t1 (running), t2 (pending), odd\[31m\[x\](y) (pending); they stay open: mark each done or failed with update_task once its work is settled`
+	if !slices.Contains(res.Warnings, want) {
+		t.Fatalf("warnings = %q\nwant %q", res.Warnings, want)
+	}
+
+	// In fix, with no task of its own: the move on names none of troubleshoot's again.
+	res, err = workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "review"}, at.Add(2*time.Minute), alice)
+	if err != nil || len(res.Warnings) != 0 {
+		t.Fatalf("moving out of a phase without open tasks: warnings %q, err %v", res.Warnings, err)
+	}
+
+	// A move that completes the workflow names them too, and does not send the agent to
+	// update them.
+	r = res.Record
+	task("r1", workflow.TaskRunning)
+	res, err = workflow.Transition(def, r, workflow.TransitionRequest{To: "git-commit"}, at.Add(3*time.Minute), alice)
+	if want := "phase review was left with 1 open task: r1 (running); the workflow is complete, so they are kept as they are"; err != nil || !res.Completed || !slices.Equal(res.Warnings, []string{want}) {
+		t.Fatalf("completing move: warnings %q, err %v", res.Warnings, err)
+	}
+
+	// Many: a few named, the rest counted.
+	r = mustStart(t, def)
+	for i := range 12 {
+		task(fmt.Sprintf("m%d", i), workflow.TaskPending)
+	}
+	res, err = workflow.Transition(def, r, workflow.TransitionRequest{To: "fix"}, at.Add(time.Minute), alice)
+	if err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "12 open tasks: m0 (pending), m1 (pending), m2 (pending), m3 (pending), m4 (pending) and 7 more;") {
+		t.Fatalf("warnings %q, err %v", res.Warnings, err)
+	}
+}
+
+// Completing the workflow where it stands names the current phase's open tasks as a
+// completing move does: they are kept as they are.
+func TestCompleteNamesOpenTasks(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex"))
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning}, t0, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = workflow.Complete(res.Record, "stopped", t0.Add(time.Minute), alice)
+	want := "phase analyze was left with 1 open task: t1 (running); the workflow is complete, so they are kept as they are"
+	if err != nil || !slices.Equal(res.Warnings, []string{want}) {
+		t.Fatalf("warnings %q, err %v", res.Warnings, err)
+	}
+}
