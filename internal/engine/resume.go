@@ -168,7 +168,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
-	out.Completed, out.Allowed, out.Next = doneSoFar(def, plan.Phase, plan.Completed), plan.Allowed, plan.Next
+	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	out.OpenTasks = workflow.OpenTasks(r)
@@ -230,20 +230,6 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 // seeWarning points a next step to the warning that says what is wrong: the report shows it,
 // the compaction anchor, which has no warnings, leaves the pointer out.
 const seeWarning = " (see the warning)"
-
-// doneSoFar is done, the phases marked completed, without those after phase at in def's order:
-// the work went back before them (a move back marks the phase it leaves completed and reopens
-// only the one it enters), so they are to be done again. Without def or at, done as it is.
-func doneSoFar(def *workflow.Definition, at string, done []string) []string {
-	i := -1
-	if def != nil {
-		i = slices.Index(def.Phases, at)
-	}
-	if i < 0 {
-		return done
-	}
-	return slices.DeleteFunc(done, func(p string) bool { return slices.Index(def.Phases, p) > i })
-}
 
 // planView is r as the resume plan sees it. With approvals turned off for the project, the
 // move out of a gate is made without asking (approvalPolicy), so a gate's open request counts
