@@ -202,7 +202,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
-		out.Tier, out.Next = "Newer", newer.Error()
+		out.Tier, out.Next = "Newer", newer.Next()
 	}
 	sh := e.shared(r, out)
 	out.Warnings = dedupe(out.Warnings)
@@ -495,7 +495,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, 
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
 	}
-	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" {
+	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" && out.Tier != "Newer" {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
 	}
 	return report.Render(in)
