@@ -180,13 +180,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if unreadable {
 		// Not "nothing to resume", nor "missing" with a line in memory: state is there that
 		// could not be read, and a start would fail on it too.
-		out.Next = "the workflow state could not be read" + seeWarning + ": fix or restore it before starting new work"
+		out.Next = "The workflow state could not be read" + seeWarning + ": fix or restore it before starting new work."
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "the workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work"
+		out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work."
 	}
 	if unr, ok := errors.AsType[*store.UnreadableError](err); ok && newer == nil {
 		// There but not readable as a file: on record all the same.
@@ -194,11 +194,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.WorkflowID = unr.IDs[0]
 		}
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "a file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work"
+		out.Next = "A file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work."
 	}
 	if re, ok := errors.AsType[*recordError](err); ok {
 		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
-		out.Next = "the workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work"
+		out.Next = "The workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work."
 	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
