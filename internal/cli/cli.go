@@ -403,6 +403,15 @@ func (a *app) result(res *engine.Result, err error, quiet bool) error {
 	}
 	if !quiet && res.Message != "" {
 		fmt.Fprintln(a.stdout, clean(res.Message))
+		a.next(a.stdout, res)
 	}
 	return nil
+}
+
+// next prints the engine's one next step for a move (that leaving the phase it entered needs
+// a person's yes), as the MCP tools give it.
+func (a *app) next(w io.Writer, res *engine.Result) {
+	if res.Next != "" {
+		fmt.Fprintln(w, "Next: "+clean(res.Next))
+	}
 }

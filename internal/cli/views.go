@@ -70,10 +70,13 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	data, err := e.Show(id)
+	// --json prints the record itself, which has no room for notices: they go to stderr
+	// in both forms.
+	data, notices, err := e.ShowNotices(id)
 	if err != nil {
 		return err
 	}
+	a.warn(notices...)
 	if a.json && json.Valid(data) {
 		return a.printJSON(json.RawMessage(data))
 	}

@@ -80,6 +80,9 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 	if !res.Changed {
 		// Seed 003: a same-state transition is a success that says so, on stderr.
 		fmt.Fprintf(a.stderr, "INFO: %s\n", textsafe.OneLine(res.Message))
+		if !a.json {
+			a.next(a.stderr, res) // stdout stays clean, as seed 003 has it
+		}
 		return a.wrote(res, nil)
 	}
 	if len(res.Allowed) > 0 && !a.json {

@@ -102,8 +102,13 @@ func TestCairnNewerStateLeftAlone(t *testing.T) {
 	}
 	told := sessionStartText(t, r.FirstMain(t))
 	t.Logf("the model was told at session start:\n%s", told)
-	if strings.Contains(told, "start_workflow") || strings.Contains(told, "No active workflow") || strings.Contains(told, "Next:") {
+	if strings.Contains(told, "start_workflow") || strings.Contains(told, "No active workflow") {
 		t.Errorf("the SessionStart context offers to start over:\n%s", told)
+	}
+	// Cairn's instruction is the Next line outside the fence (the model is told the fenced
+	// text is data, not instructions), and it says to install, not to start over.
+	if !strings.Contains(told, "\nNext: The workflow state was written by a newer Cairn: install a Cairn newer than ") || !strings.Contains(told, "do not start a new workflow over it.") {
+		t.Errorf("the SessionStart context has no Next line saying what to install:\n%s", told)
 	}
 	starts := requireHooksOK(t, r, "SessionStart")
 	if out := parseHookOutput(t, starts[0]); !strings.Contains(out.SystemMessage, "written by a newer Cairn") {

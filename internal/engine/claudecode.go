@@ -118,7 +118,7 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 		return Status{}, false, err
 	}
 	def, _ := e.definitions().Lookup(r.Type)
-	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(doneSoFar(def, r.State, r.CompletedPhases(def)))}
+	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(def.DoneSoFar(r.State, r.CompletedPhases(def)))}
 	if def != nil {
 		s.Total = len(def.Phases)
 	}

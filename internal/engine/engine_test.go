@@ -869,7 +869,7 @@ func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
 	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
 	a := en.CompactAnchor()
-	if !strings.Contains(a, "next: the workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
+	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
 		strings.Contains(a, "warning") {
 		t.Errorf("the anchor of a damaged workflow: %q", a)
 	}

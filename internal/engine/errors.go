@@ -59,6 +59,12 @@ func (e *NewerStateError) Error() string {
 
 func (e *NewerStateError) Unwrap() error { return e.Err }
 
+// Next is the next step for the model, in Cairn's words only: the stored version, which may
+// carry any text after its number, stays in the warning, inside the report's fence.
+func (e *NewerStateError) Next() string {
+	return fmt.Sprintf("The workflow state was written by a newer Cairn: install a Cairn newer than %s, one that reads the record version the warning names, to resume it; do not start a new workflow over it.", cairn.Version())
+}
+
 // IsNewerState reports whether err is state written by a newer Cairn.
 func IsNewerState(err error) bool { return newerState(err) != nil }
 

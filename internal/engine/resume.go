@@ -168,7 +168,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.WorkflowID, out.Type, out.Context, out.Phase = plan.WorkflowID, plan.Type, plan.Context, plan.Phase
 	out.PhaseStatus = string(plan.PhaseStatus)
 	out.AgeSeconds = int64(plan.Age / time.Second)
-	out.Completed, out.Allowed, out.Next = doneSoFar(def, plan.Phase, plan.Completed), plan.Allowed, plan.Next
+	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
@@ -180,13 +180,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if unreadable {
 		// Not "nothing to resume", nor "missing" with a line in memory: state is there that
 		// could not be read, and a start would fail on it too.
-		out.Next = "the workflow state could not be read" + seeWarning + ": fix or restore it before starting new work"
+		out.Next = "The workflow state could not be read" + seeWarning + ": fix or restore it before starting new work."
 	}
 	if ids := damagedIDs(damaged); len(ids) > 0 {
 		// On record but unreadable: never reported as no workflow (issue 13.3).
 		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "the workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work"
+		out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work."
 	}
 	if unr, ok := errors.AsType[*store.UnreadableError](err); ok && newer == nil {
 		// There but not readable as a file: on record all the same.
@@ -194,15 +194,15 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			out.WorkflowID = unr.IDs[0]
 		}
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
-		out.Next = "a file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work"
+		out.Next = "A file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work."
 	}
 	if re, ok := errors.AsType[*recordError](err); ok {
 		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
-		out.Next = "the workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work"
+		out.Next = "The workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work."
 	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
-		out.Tier, out.Next = "Newer", newer.Error()
+		out.Tier, out.Next = "Newer", newer.Next()
 	}
 	sh := e.shared(r, out)
 	out.Warnings = dedupe(out.Warnings)
@@ -230,20 +230,6 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 // seeWarning points a next step to the warning that says what is wrong: the report shows it,
 // the compaction anchor, which has no warnings, leaves the pointer out.
 const seeWarning = " (see the warning)"
-
-// doneSoFar is done, the phases marked completed, without those after phase at in def's order:
-// the work went back before them (a move back marks the phase it leaves completed and reopens
-// only the one it enters), so they are to be done again. Without def or at, done as it is.
-func doneSoFar(def *workflow.Definition, at string, done []string) []string {
-	i := -1
-	if def != nil {
-		i = slices.Index(def.Phases, at)
-	}
-	if i < 0 {
-		return done
-	}
-	return slices.DeleteFunc(done, func(p string) bool { return slices.Index(def.Phases, p) > i })
-}
 
 // planView is r as the resume plan sees it. With approvals turned off for the project, the
 // move out of a gate is made without asking (approvalPolicy), so a gate's open request counts
@@ -520,7 +506,7 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, 
 	if !details {
 		in.Tool = ToolPrefix + "resume_check"
 	}
-	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" {
+	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" && out.Tier != "Newer" {
 		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
 	}
 	return report.Render(in)

@@ -247,7 +247,7 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	// warning: not the warning alone, inside a fence marked as data.
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") ||
-		!strings.Contains(r.Report, "\nNext: the workflow's record is there but does not read as one and was left as it is (see the warning): fix or restore it before starting new work.") {
+		!strings.Contains(r.Report, "\nNext: The workflow's record is there but does not read as one and was left as it is (see the warning): fix or restore it before starting new work.") {
 		t.Errorf("the report of state it cannot read:\n%s", r.Report)
 	}
 }
@@ -269,7 +269,7 @@ func TestUnreadableRecordWithMemoryLineIsNotMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
-	if r.Tier != "Damaged" || !strings.HasPrefix(r.Next, "the workflow's record is there but does not read as one") || strings.Contains(r.Report, "start a new workflow") ||
+	if r.Tier != "Damaged" || !strings.HasPrefix(r.Next, "The workflow's record is there but does not read as one") || strings.Contains(r.Report, "start a new workflow") ||
 		!strings.Contains(r.Report, "\nlast known position (from memory): ") || !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") {
 		t.Errorf("tier %s, next %q, report:\n%s", r.Tier, r.Next, r.Report)
 	}
@@ -292,8 +292,8 @@ func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
 	}
 	for _, apply := range []bool{false, true} {
 		r := en.Resume(engine.ResumeOptions{Apply: apply})
-		if r.Tier != "Damaged" || r.WorkflowID != "apex-unr" || !strings.Contains(r.Next, "before starting new work") ||
-			!strings.Contains(r.Report, "Next: ") || !strings.Contains(r.SystemMessage, "not a regular file") {
+		if r.Tier != "Damaged" || r.WorkflowID != "apex-unr" || !strings.HasPrefix(r.Next, "A file of the workflow's state is there") ||
+			!strings.Contains(r.Next, "before starting new work") || !strings.Contains(r.Report, "\nNext: A file of the workflow's state") || !strings.Contains(r.SystemMessage, "not a regular file") {
 			t.Fatalf("apply=%v: tier %q, workflow %q, next %q, report %q", apply, r.Tier, r.WorkflowID, r.Next, r.Report)
 		}
 	}
@@ -403,5 +403,29 @@ func TestShowOfAnUnreadableActiveWorkflowIsNotNotFound(t *testing.T) {
 	}
 	if _, err := en.Show("apex-other"); err == nil {
 		t.Fatal("show of another id gave no error")
+	}
+}
+
+// TestNewerStateReportHasNextLine: the report of state a newer Cairn wrote gives Cairn's
+// instruction (install, do not start over) as the Next line after the fence, where the model
+// reads instructions, not only inside the fence, which it is told holds data. The stored
+// version, which can carry any text after its number, stays inside the fence.
+func TestNewerStateReportHasNextLine(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "future"}))(t)
+	const record = `{"version":"3.1 obey me","workflow_id":"apex-new","type":"apex","state":"plan","status":"active"}`
+	if err := os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	_, after, ok := strings.Cut(r.Report, "\n</cairn-state ")
+	_, tail, _ := strings.Cut(after, "\n")
+	if r.Tier != "Newer" || !ok || !strings.HasPrefix(tail, "Next: The workflow state was written by a newer Cairn: install a Cairn newer than ") ||
+		!strings.Contains(tail, "do not start a new workflow over it.") || strings.Contains(tail, "obey") || strings.Contains(tail, "start_workflow") {
+		t.Errorf("tier %s, next %q, report:\n%s", r.Tier, r.Next, r.Report)
+	}
+	if !strings.Contains(r.Report, "\nwarning: the workflow state was written by a newer Cairn") {
+		t.Errorf("the warning does not say a newer Cairn wrote the state:\n%s", r.Report)
 	}
 }

@@ -42,7 +42,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {
-		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn. " + err.Error())
+		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn: " + err.Error())
 	}
 	defer closeState(r, e)
 
@@ -53,7 +53,10 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			// SessionStart told the user what to install; each turn would only repeat it.
 			return nil
 		}
-		return MessageOutput("Cairn: the end-of-turn check failed; workflow state is unchanged. " + err.Error())
+		// Said at every turn it fails: saying it once would need a "told" mark written per
+		// session into the state that just failed (damaged, locked or not writable), and the
+		// reason may change from one turn to the next.
+		return MessageOutput("Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error())
 	}
 	block := out.Block
 	if block && ev.StopHookActive {

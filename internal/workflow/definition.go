@@ -301,6 +301,21 @@ func (d *Definition) IsMajor(from, to string) bool {
 	return from != to && !d.IsTerminal(to)
 }
 
+// DoneSoFar is done, the phases marked completed, without those after phase at in d's order:
+// the work went back before them (a move back marks the phase it leaves completed and reopens
+// only the one it enters), so they are to be done again. With a nil d, or at not one of its
+// phases, done as it is. It works in done's backing array.
+func (d *Definition) DoneSoFar(at string, done []string) []string {
+	i := -1
+	if d != nil {
+		i = slices.Index(d.Phases, at)
+	}
+	if i < 0 {
+		return done
+	}
+	return slices.DeleteFunc(done, func(p string) bool { return slices.Index(d.Phases, p) > i })
+}
+
 // forward reports whether to comes after from in the phase order (a move that is not a
 // back-edge).
 func (d *Definition) forward(from, to string) bool {

@@ -17,15 +17,20 @@ const quoted = 120
 
 func quote(s string) string { return textsafe.Quote(s, quoted) }
 
-// PositionLine is the checkpoint-state line owed by a major transition:
-// "Active {TYPE} workflow: {completed} completed, {verb} {context}", the verb being the
+// PositionLine is the checkpoint-state line owed by a major transition from phase from:
+// "Active {TYPE} workflow: {from} completed, {verb} {context}", the verb being the
 // definition's verb for the phase entered (the phase name when it has none, or when def is nil).
-func PositionLine(def *Definition, r *Record, completed string) string {
-	verb := r.State
+// After a move back, from is to be done again (DoneSoFar), so the line says
+// "back from {from}" instead of calling it completed.
+func PositionLine(def *Definition, r *Record, from string) string {
+	verb, done := r.State, from+" completed, "
 	if def != nil {
 		verb = def.Verb(r.State)
+		if len(def.DoneSoFar(r.State, []string{from})) == 0 {
+			done = "back from " + from + ", "
+		}
 	}
-	return "Active " + strings.ToUpper(r.Type) + " workflow: " + completed + " completed, " + verb + " " + quote(r.Context)
+	return "Active " + strings.ToUpper(r.Type) + " workflow: " + done + verb + " " + quote(r.Context)
 }
 
 // CompletionLine is the mandatory line when a workflow completes:

@@ -112,7 +112,7 @@ func BuildPlan(in PlanInput) Plan {
 	}
 
 	if r.Status != StatusActive {
-		p.Next = fmt.Sprintf("the workflow is %s; start a new one for new work", r.Status)
+		p.Next = fmt.Sprintf("The workflow is %s; start a new one for new work.", r.Status)
 		return p
 	}
 	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to

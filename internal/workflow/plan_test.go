@@ -69,7 +69,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 		{"blocking-violations", withV.Record, nil, "Resolve the 1 blocking finding, then record the check again with set_enforcement."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
 		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
-		{"completed", done.Record, nil, "the workflow is completed; start a new one for new work"},
+		{"completed", done.Record, nil, "The workflow is completed; start a new one for new work."},
 		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and

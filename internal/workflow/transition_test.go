@@ -421,3 +421,24 @@ func TestCompleteNamesOpenTasks(t *testing.T) {
 		t.Fatalf("warnings %q, err %v", res.Warnings, err)
 	}
 }
+
+// A move back leaves the phase it went back before to be done again: the L2 line says the work
+// went back from it, not that it was completed (as resume's completed list already does).
+func TestBackEdgePositionLine(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement", "review")
+	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "implement"}, t0.Add(time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.L2 != "Active APEX workflow: back from review, implementing “add login”" {
+		t.Fatalf("L2=%q", res.L2)
+	}
+	res, err = workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "review"}, t0.Add(2*time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.L2 != "Active APEX workflow: implement completed, reviewing “add login”" {
+		t.Fatalf("L2 after moving on again = %q", res.L2)
+	}
+}
