@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/report"
@@ -211,12 +213,20 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if r.WorkflowID == "" {
+			// The id is made here, once per attempt, so that the probe and the commit agree on it.
+			if req.ID, err = freshID(def.Name, e.now(), idRand, func(id string) bool {
+				return cur != nil && cur.WorkflowID == id || e.idTaken(id) != nil
+			}); err != nil {
+				return nil, err
+			}
+		}
 		// Validate first, so a refused start archives nothing.
 		probe, err := workflow.Start(def, cur, req, e.now(), e.actor())
 		if err != nil {
 			return nil, err
 		}
-		if req.ID != "" {
+		if r.WorkflowID != "" {
 			if err := e.idTaken(probe.Record.WorkflowID); err != nil {
 				return nil, err
 			}
@@ -280,6 +290,27 @@ func (e *Engine) idTaken(id string) error {
 		return fmt.Errorf("starting a workflow: id %s is an archived workflow's (archive/%s); choose another or leave it empty", id, archives[i].Dir)
 	}
 	return nil
+}
+
+// idRand is where generated ids take their random bytes: nil is crypto/rand. Tests set it.
+var idRand io.Reader
+
+// freshID makes the id of a start that named none. NewID's two random bytes meet an id of the
+// same type and second once in 65,536 starts: such an id is drawn again, not refused (the
+// caller chose nothing) nor given to a second workflow (an archived workflow's journal, `cairn
+// show ID` and remote line are its own).
+func freshID(typ string, now time.Time, rnd io.Reader, taken func(string) bool) (string, error) {
+	const tries = 16
+	for range tries {
+		id, err := workflow.NewID(typ, now, rnd)
+		if err != nil {
+			return "", err
+		}
+		if !taken(id) {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("starting a workflow: %d ids drawn for this second were all taken; give a workflow_id, or start again in a second", tries)
 }
 
 // archiveReason is why a workflow in the active slot is archived when a new one starts.
