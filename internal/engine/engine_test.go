@@ -1020,3 +1020,27 @@ func TestStatusSaysWhenARunningTasksSessionEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedReportLeavesTheEndingUntold: a report of damaged state names the damaged workflow
+// and not the last ending, so that ending is still told once the damage is cleared.
+func TestDamagedReportLeavesTheEndingUntold(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	must(en.Archive("abandoned"))(t)
+	state := en.StateDir()
+	snap, jf := filepath.Join(state, "workflow-state.json"), filepath.Join(state, "journal", "apex-dmg.jsonl")
+	os.WriteFile(snap, []byte("{{{"), 0o600)
+	os.WriteFile(jf, []byte("not a journal\n"), 0o600)
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if r.Tier != "Damaged" || r.WorkflowID != "apex-dmg" || strings.Contains(r.Report, "first try") {
+		t.Fatalf("damaged: tier %s, workflow %s, report %q", r.Tier, r.WorkflowID, r.Report)
+	}
+	os.RemoveAll(filepath.Join(state, "quarantine"))
+	os.Remove(snap)
+	os.Remove(jf)
+	r = e.open("s3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "the last one ended") || !strings.Contains(r.Report, "first try") {
+		t.Fatalf("the ending the damaged report did not show was taken as told: %q", r.Report)
+	}
+}

@@ -211,11 +211,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		e.details(out, r)
 	}
 	ended := out.Ended
-	if opt.ReportOnly && told {
-		ended = "" // said once already
+	if opt.ReportOnly && told || out.WorkflowID != "" {
+		// Said once already, or not said: a report that names a workflow (damaged state on
+		// record) leaves the ending out, and it stays to be told.
+		ended = ""
 	}
 	out.Report = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
-	if opt.ReportOnly && opt.Apply && !told && out.Report != "" {
+	if opt.ReportOnly && opt.Apply && !told && ended != "" && out.Report != "" {
 		e.markEndingTold(endID)
 	}
 	if len(eye) > 0 {

@@ -81,7 +81,9 @@ func (e *Engine) List() ([]Summary, error) {
 }
 
 // ListRecent is List with at most n archives (all when n <= 0), and whether older archives
-// were left out. The archives come from archive/index.jsonl; none is opened.
+// were left out. The archives come from archive/index.jsonl; none is opened. With the active
+// state written by a newer Cairn, the list is whole, that state a "newer" line of it, and the
+// error is a *NewerStateError all the same: a caller that stops on it starts nothing over it.
 func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 	var out []Summary
 	var r *workflow.Record
@@ -95,9 +97,11 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 	}
 	var damaged *store.DamagedError
 	var unr *store.UnreadableError
+	newer := newerState(err)
 	switch {
-	case newerState(err) != nil:
-		return nil, false, newerState(err)
+	case newer != nil:
+		// Left as it is, for a newer Cairn to resume; the archives are still listed.
+		out = append(out, Summary{WorkflowID: e.newerID(), Status: "newer", Context: "written by a newer Cairn: upgrade Cairn to resume it"})
 	case err == nil && r != nil:
 		out = append(out, summarize(r, ""))
 	case errors.As(err, &damaged):
@@ -139,7 +143,23 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		}
 		out = append(out, s)
 	}
+	if newer != nil {
+		return out, more, newer
+	}
 	return out, more, nil
+}
+
+// newerID is the workflow id a newer Cairn's snapshot gives, or "" when it gives none this Cairn
+// takes for one.
+func (e *Engine) newerID() string {
+	data, err := durable.ReadPath(filepath.Join(e.st.Dir(), store.WorkflowFile), strictjson.MaxSize, false)
+	var m struct {
+		ID string `json:"workflow_id"`
+	}
+	if err != nil || json.Unmarshal(data, &m) != nil || store.ValidWorkflowID(m.ID) != nil {
+		return ""
+	}
+	return m.ID
 }
 
 // damagedIDs are the ids of the workflows d finds on record but unreadable: those of its

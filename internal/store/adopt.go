@@ -103,7 +103,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	// The commit point: the journal replaced whole (a durable atomic replace).
 	if err := durable.WriteFile(s.fs, jf, journal, 0o600); err != nil && !durable.IsNotDurable(err) {
 		// Replaced or not, recovery tells from the journal and finishes or undoes.
-		if serr := s.finishArchive(); serr != nil {
+		if _, serr := s.finishArchive(); serr != nil {
 			return info, res, fmt.Errorf("replacing workflow %s: %w; whether it was replaced is settled on the next read (%v)", w.ID, s.writeErr(jf, err), serr)
 		}
 		if done, _ := s.adopted(jf, tip); !done {
@@ -113,7 +113,7 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	res = Result{Workflow: Workflow{Data: tip.Snapshot, ID: w.ID, Revision: tip.Revision, Notices: w.Notices}, Changed: true, Seq: tip.Seq}
 	// Committed: the snapshot, the index line and the marker's removal are recovery's work,
 	// done now.
-	if err := s.finishArchive(); err != nil {
+	if _, err := s.finishArchive(); err != nil {
 		res.Notices = append(res.Notices, Notice{Kind: "snapshot-stale", Path: WorkflowFile, Revision: tip.Revision,
 			Message: fmt.Sprintf("workflow %s was replaced in its journal at revision %d but the rest could not be finished (%v); the next write finishes it", w.ID, tip.Revision, err)})
 		return info, res, nil

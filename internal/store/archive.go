@@ -122,7 +122,7 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 		return ArchiveInfo{}, err
 	}
 	defer unlock()
-	if err := s.finishArchive(); err != nil {
+	if _, err := s.finishArchive(); err != nil {
 		return ArchiveInfo{}, err
 	}
 	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc)
@@ -194,7 +194,8 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		}
 	}
 	// Committed: what is left is finishArchive's work, done now.
-	return info, s.finishArchive()
+	_, err = s.finishArchive()
+	return info, err
 }
 
 // moveIfLeft renames from to to when from is there and to is not, durably (both directories
@@ -272,26 +273,47 @@ func notArchived(err error) error {
 // the snapshot in the archive directory it moves the journal there and adds the index line;
 // without it, it removes the half-made directory (it holds only archive.json). Every locked
 // workflow operation runs it first, so no read ever rebuilds an archived workflow from a
-// journal left behind.
-func (s *Store) finishArchive() error {
+// journal left behind. A marker it cannot read or act on is moved to quarantine/, and the
+// notice says so.
+func (s *Store) finishArchive() (*Notice, error) {
 	data, err := durable.ReadFile(s.fs, pendingArchive, 64<<10)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
-	if err != nil {
-		return fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)
+	if err != nil && !notOurs(err) {
+		// An I/O error: the marker may well be Cairn's, and the archive it names is to be
+		// finished, by a later operation.
+		return nil, fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)
 	}
 	var p pending
-	if err = json.Unmarshal(data, &p); err == nil {
-		if _, _, ok := parseArchiveDir(p.Dir); !ok || strings.ContainsAny(p.Dir, `/\`) || ValidWorkflowID(p.WorkflowID) != nil {
-			err = errors.New("not an archive in progress")
+	if err == nil {
+		if err = json.Unmarshal(data, &p); err == nil {
+			if _, _, ok := parseArchiveDir(p.Dir); !ok || strings.ContainsAny(p.Dir, `/\`) || ValidWorkflowID(p.WorkflowID) != nil {
+				err = errors.New("not an archive in progress")
+			}
 		}
 	}
 	if err != nil {
-		// Not ours to act on: move it aside so it stops every write, and say so.
-		_, qerr := s.quarantine(pendingArchive, err)
-		return qerr
+		// Not a marker Cairn wrote (damaged, too large, a directory or FIFO in its place, no
+		// permission): left where it is it would stop every write. It is moved aside, whole.
+		n, qerr := s.quarantine(pendingArchive, err)
+		if qerr != nil {
+			return nil, fmt.Errorf("%s, the archive in progress, in %s cannot be read (%v) nor moved aside: %w", pendingArchive, s.dir, err, qerr)
+		}
+		return &n, nil
 	}
+	return nil, s.finishPending(p)
+}
+
+// notOurs says that err, from reading a file Cairn writes as a regular file it can read, finds
+// something else in its place.
+func notOurs(err error) bool {
+	return errors.Is(err, durable.ErrNotRegular) || errors.Is(err, durable.ErrHardLinked) ||
+		errors.Is(err, durable.ErrTooLarge) || errors.Is(err, fs.ErrPermission)
+}
+
+// finishPending is finishArchive's work for the archive p names.
+func (s *Store) finishPending(p pending) error {
 	dir := archiveDir + "/" + p.Dir
 	if p.Adopt != nil {
 		if done, err := s.settleAdopt(p, dir); err != nil || !done {

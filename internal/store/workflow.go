@@ -237,8 +237,10 @@ func tailOf(r *Record) tailState {
 // loadLocked reads the active workflow under the workflow lock, repairing what it can.
 func (s *Store) loadLocked() (Workflow, tailState, error) {
 	var w Workflow
-	if err := s.finishArchive(); err != nil {
+	if n, err := s.finishArchive(); err != nil {
 		return w, tailState{}, err
+	} else if n != nil {
+		w.Notices = append(w.Notices, *n)
 	}
 	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
 	switch {
@@ -248,7 +250,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		var old errNeedsMigration
 		switch {
 		case err == nil:
-			w = Workflow{Data: data, ID: m.id, Revision: m.rev}
+			w.Data, w.ID, w.Revision = data, m.id, m.rev
 		case errors.Is(err, migrate.ErrNewer):
 			return w, tailState{}, err
 		case errors.As(err, &old):

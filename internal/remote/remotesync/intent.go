@@ -1,7 +1,11 @@
 package remotesync
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,13 +20,27 @@ import (
 const IntentDoc = "remote-replay"
 
 // intent is a replay owed: workflow's copy at revision Mine lost to the remote's line at
-// revision Theirs, the two sharing revisions 1..Common. At is when the race was found.
+// revision Theirs, the two sharing revisions 1..Common. At is when the race was found. Lost is
+// lostSum of that copy's record at Mine: the conflict archive that holds it is the one the
+// adoption made, whatever the clock did since and however many archives were made after it.
 type intent struct {
 	Workflow string    `json:"workflow_id,omitempty"`
 	Common   int64     `json:"common,omitempty"`
 	Theirs   int64     `json:"theirs,omitempty"`
 	Mine     int64     `json:"mine,omitempty"`
 	At       time.Time `json:"at,omitzero"`
+	Lost     string    `json:"lost,omitempty"`
+}
+
+// lostSum is the SHA-256 of a record without insignificant space (as sameSnapshot compares),
+// in hex, or "" for one that is not JSON.
+func lostSum(snapshot []byte) string {
+	var c bytes.Buffer
+	if json.Compact(&c, snapshot) != nil {
+		return ""
+	}
+	sum := sha256.Sum256(c.Bytes())
+	return hex.EncodeToString(sum[:])
 }
 
 func writeIntent(st *store.Store, in intent) error {
@@ -38,15 +56,13 @@ func writeIntent(st *store.Store, in intent) error {
 
 func clearIntent(st *store.Store) error { return writeIntent(st, intent{}) }
 
-// intentSlack is how much earlier than the intent an archive's time may be and still be the
-// one the intent's adoption made (the store's clock and this package's are the same one; the
-// slack covers rounding).
+// intentSlack is how much earlier than an intent without Lost (written by an earlier Cairn) an
+// archive's time may be and still be the one the intent's adoption made.
 const intentSlack = 2 * time.Second
 
 // resume replays the changes an interrupted sync owed, if any: when the intent's adoption
-// happened (the newest conflict archive of the workflow is this machine's copy at Mine, made
-// after the intent), the archive's changes after Common are replayed on the active line, which
-// is also theirs. The intent is cleared once done; without an adoption it is only cleared. It
+// happened (a conflict archive of the workflow holds this machine's copy at Mine), the
+// archive's changes after Common are replayed on the active line, which is also theirs. The intent is cleared once done; without an adoption it is only cleared. It
 // returns the conflict replayed, or nil.
 func resume(ctx context.Context, st *store.Store, replay Replayer) (*Conflict, error) {
 	doc, err := st.Read(IntentDoc)
@@ -82,25 +98,50 @@ func owed(st *store.Store, in intent) (*Conflict, error) {
 	if err != nil {
 		return nil, err
 	}
-	archives, _, err := st.RecentArchives(20)
+	if w.Revision < in.Theirs || in.Common < 1 || in.Common >= in.Mine {
+		return nil, nil
+	}
+	// All of them: retention may keep more archives than any window, and only an intent
+	// left owed (rare) gets here.
+	archives, err := st.ListArchives()
 	if err != nil {
 		return nil, err
 	}
 	var info *store.ArchiveInfo
-	for _, a := range archives { // newest first
-		if a.WorkflowID == in.Workflow && a.Reason == "conflict" {
+	var mine []Entry
+	var readErr error
+	for _, a := range archives { // newest first, in the order they were made
+		if a.WorkflowID != in.Workflow || a.Reason != "conflict" {
+			continue
+		}
+		if in.Lost == "" {
+			// Written by an earlier Cairn: the newest conflict archive, dated after it.
 			if a.Revision == in.Mine && !a.At.Before(in.At.Add(-intentSlack)) {
 				info = &a
 			}
 			break
 		}
+		if a.Revision != in.Mine {
+			continue
+		}
+		m, err := archived(st, a.Dir, in.Workflow, in.Mine)
+		if err != nil {
+			readErr = cmp.Or(readErr, err)
+			continue
+		}
+		if int64(len(m)) >= in.Mine && lostSum(m[in.Mine-1].Snapshot) == in.Lost {
+			info, mine = &a, m
+			break
+		}
 	}
-	if info == nil || w.Revision < in.Theirs || in.Common < 1 || in.Common >= in.Mine {
-		return nil, nil
+	if info == nil {
+		// An archive that could not be read may be the one: the next sync tries again.
+		return nil, readErr
 	}
-	mine, err := archived(st, info.Dir, in.Workflow, in.Mine)
-	if err != nil {
-		return nil, err
+	if mine == nil {
+		if mine, err = archived(st, info.Dir, in.Workflow, in.Mine); err != nil {
+			return nil, err
+		}
 	}
 	recs, err := st.ReadJournalSince(in.Workflow, in.Theirs-1)
 	if err != nil {

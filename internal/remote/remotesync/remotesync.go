@@ -232,7 +232,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			line[i] = store.LineRecord{Revision: e.Revision, Event: syncEvent(e, from), Snapshot: e.Snapshot}
 		}
 		if replaying {
-			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC()}
+			in := intent{Workflow: id, Common: common, Theirs: R, Mine: L, At: time.Now().UTC(), Lost: lostSum(mine[L-off-1].Snapshot)}
 			if err := writeIntent(st, in); err != nil {
 				return out, err
 			}

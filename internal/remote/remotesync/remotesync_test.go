@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -642,5 +643,69 @@ func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
 		if ph, rev := a.phase(); ph != "" {
 			t.Fatalf("after the sync of %s a workflow is active here in %s at r%d", name, ph, rev)
 		}
+	}
+}
+
+// TestOwedReplayIsFoundExactly: a sync killed between taking the remote's line and replaying
+// this machine's changes owes the replay, and the next sync does it although the store's clock
+// was stepped back an hour since the intent was written (the conflict archive is dated before
+// it), or although more than twenty archives were made since (retention keeps them all).
+func TestOwedReplayIsFoundExactly(t *testing.T) {
+	for _, name := range []string{"clock stepped back", "many archives since"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			r := memremote.New()
+			a, b := newMachine(t, 0), newMachine(t, 0)
+			opts := []store.Option{store.WithRetention(50)}
+			if name == "clock stepped back" {
+				opts = append(opts, store.WithClock(func() time.Time { return time.Now().Add(-time.Hour) }))
+			}
+			st, err := store.Open(a.en.StateDir(), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			a.start("wf-owed", "owed")
+			a.setVarKey("WF_X", "1")
+			a.sync(r, "")
+			b.sync(r, "")
+			a.setVarKey("WF_X", "2") // loses the race
+			b.setVarKey("WF_B", "b")
+			b.sync(r, "")
+
+			t.Cleanup(func() { remotesync.SetStepHook(nil) })
+			remotesync.SetStepHook(func(step string) {
+				if step == "adopted" {
+					panic("killed")
+				}
+			})
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("the sync did not reach the adoption")
+					}
+				}()
+				remotesync.Sync(ctx, st, r, "origin", "", remotesync.EngineReplayer(a.en))
+			}()
+			remotesync.SetStepHook(nil)
+			if name == "many archives since" {
+				for i := range 21 {
+					doc := fmt.Sprintf(`{"version":"2.0","workflow_id":"other-%d","type":"apex","state":"analyze","status":"active","revision":1}`, i)
+					if _, err := st.ArchiveRecord([]byte(doc), "replaced"); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+
+			if _, err := remotesync.Sync(ctx, st, r, "origin", "", remotesync.EngineReplayer(a.en)); err != nil {
+				t.Fatal(err)
+			}
+			v, err := a.en.GetVars([]string{"WF_X", "WF_B"})
+			if err != nil || v["WF_X"] != "2" || v["WF_B"] != "b" {
+				t.Fatalf("after the next sync A holds %v (%v); want the owed WF_X=2 replayed beside WF_B=b", v, err)
+			}
+			b.sync(r, "")
+			agree(t, r, a, b)
+		})
 	}
 }

@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// deniedFS refuses to open one file, as a file without read permission is refused to a user
+// who is not root.
+type deniedFS struct {
+	durable.FS
+	name string
+}
+
+func (d deniedFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if name == d.name {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.FS.OpenFile(name, flag, perm)
+}
+
+// TestUnreadablePendingIsSetAside: an archive/pending.json that cannot be read as Cairn's
+// marker (a directory, a FIFO, no permission, not JSON) does not stop every locked operation:
+// it is moved to quarantine/ whole, with a notice, and the operation goes on.
+func TestUnreadablePendingIsSetAside(t *testing.T) {
+	for _, kind := range []string{"directory", "fifo", "no permission", "not json"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cairn")
+			{
+				s := mustOpen(t, dir)
+				if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+			}
+			pend := filepath.Join(dir, "archive", "pending.json")
+			os.MkdirAll(filepath.Dir(pend), 0o700)
+			var err error
+			switch kind {
+			case "directory":
+				if err = os.Mkdir(pend, 0o700); err == nil {
+					err = os.WriteFile(filepath.Join(pend, "kept"), []byte("x"), 0o600)
+				}
+			case "fifo":
+				err = mkfifo(pend)
+			default:
+				err = os.WriteFile(pend, []byte("{not json"), 0o600)
+			}
+			if err != nil {
+				t.Skip(err)
+			}
+			d, err := durable.OpenDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			var fsys durable.FS = d
+			if kind == "no permission" {
+				fsys = deniedFS{d, "archive/pending.json"}
+			}
+			s := mustOpen(t, dir, store.WithFS(fsys))
+			done := make(chan struct{})
+			var res store.Result
+			go func() { res, err = s.UpdateWorkflow(setNext(wfID, "plan")); close(done) }()
+			select {
+			case <-done:
+			case <-timeout():
+				t.Fatal("the update hangs on archive/pending.json")
+			}
+			if err != nil {
+				t.Fatalf("update with %s for archive/pending.json: %v", kind, err)
+			}
+			var q string
+			for _, n := range res.Notices {
+				if n.Kind == "quarantined" {
+					q = n.Path
+				}
+			}
+			if !strings.HasPrefix(q, "quarantine/pending.json-") {
+				t.Fatalf("notices %+v, want archive/pending.json quarantined", res.Notices)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, q)); err != nil {
+				t.Fatalf("the quarantined copy: %v", err)
+			}
+			if _, err := os.Lstat(pend); !os.IsNotExist(err) {
+				t.Fatalf("archive/pending.json is still there: %v", err)
+			}
+			if kind == "directory" {
+				if b, err := os.ReadFile(filepath.Join(dir, q, "kept")); err != nil || string(b) != "x" {
+					t.Fatalf("the directory's contents were not kept: %q, %v", b, err)
+				}
+			}
+			if w, err := s.ReadWorkflow(); err != nil || revOf(t, w.Data) != 2 {
+				t.Fatalf("after: %s, %v", w.Data, err)
+			}
+		})
+	}
+}
