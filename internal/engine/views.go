@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -303,11 +304,22 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	}
 	if opt.BinDir != "" {
+		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
 			p := filepath.Join(opt.BinDir, b)
 			fi, err := os.Stat(p)
 			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 			add("binary "+b, ok, p, "build it: make build (or start a session and let the plugin build itself)")
+			if ok {
+				present = append(present, b)
+			}
+		}
+		if opt.PluginRoot != "" && len(present) > 0 {
+			if fi, err := os.Stat(filepath.Join(opt.BinDir, "cairn")); err == nil && fi.Mode().IsRegular() {
+				present = append(present, "cairn")
+			}
+			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
+			add("binary stamp", ok, detail, refreshCommand(opt.PluginRoot, opt.BinDir))
 		}
 	}
 	if opt.PluginRoot != "" {
@@ -371,6 +383,38 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
 	return out
+}
+
+// stampCheck compares the set's stamp (bin/.checksums, written by make build and
+// hooks/install) with the plugin's release/checksums.txt, as hooks/launch does (a missing file
+// reads as empty there too): the launcher runs a set only while the two are equal, so a set
+// that differs holds binaries of other sources, such as a checkout's bin/ after git pull
+// without make build, which the hooks pass over but a cairn linked to it still runs.
+func stampCheck(root, bin string, names []string) (bool, string) {
+	sums := filepath.Join(root, "release", "checksums.txt")
+	stamp := filepath.Join(bin, ".checksums")
+	want, _ := os.ReadFile(sums)
+	got, err := os.ReadFile(stamp)
+	if bytes.Equal(got, want) {
+		return true, stamp + " matches " + sums
+	}
+	why := stamp + " differs from " + sums
+	if err != nil {
+		why = bin + " has no .checksums stamp"
+	}
+	return false, fmt.Sprintf("%s in %s are stale: built from other sources than this plugin (%s), so the hooks do not run them", strings.Join(names, ", "), bin, why)
+}
+
+// refreshCommand is the one command that puts this plugin's binaries into bin: make build
+// for a checkout's bin/, else the launcher, which installs them into its data directory.
+func refreshCommand(root, bin string) string {
+	if filepath.Clean(bin) == filepath.Join(root, "bin") {
+		if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
+			return "make -C " + vars.Quote(root) + " build"
+		}
+		return "rm -rf " + vars.Quote(bin) + " (the hooks then install this plugin's binaries into their data directory)"
+	}
+	return "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " cairn version (installs this plugin's binaries; the next session would too)"
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest

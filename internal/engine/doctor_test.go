@@ -1,0 +1,79 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// doctorCheck is the check named name in en's doctor report (nil when there is none).
+func doctorCheck(en *engine.Engine, opt engine.DoctorOptions, name string) *engine.Check {
+	for _, c := range en.Doctor(opt) {
+		if c.Name == name {
+			return &c
+		}
+	}
+	return nil
+}
+
+// pluginWithBin is a plugin root whose release/checksums.txt holds sums and whose bin/ holds
+// every binary, stamped with stamp (no .checksums when stamp is "-").
+func pluginWithBin(t *testing.T, sums, stamp string) (root, bin string) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "plugin")
+	bin = filepath.Join(root, "bin")
+	files := map[string]string{"release/checksums.txt": sums, "Makefile": "build:\n"}
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"} {
+		files["bin/"+b] = "#!/bin/sh\n"
+	}
+	if stamp != "-" {
+		files["bin/.checksums"] = stamp
+	}
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, bin
+}
+
+// TestDoctorStaleBinaries: a set whose stamp is not the plugin's release checksums (git pull
+// without make build) is named stale, with the command that rebuilds it.
+func TestDoctorStaleBinaries(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	for _, stamp := range []string{"bbbb  cairn_0.9.0_linux_amd64.tar.gz\n", "-"} {
+		root, bin := pluginWithBin(t, sums, stamp)
+		c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary stamp")
+		if c == nil || c.OK || !strings.Contains(c.Detail, "cairn-stop") || !strings.Contains(c.Detail, "stale") ||
+			c.Fix != "make -C '"+root+"' build" {
+			t.Fatalf("stamp %q: doctor says %+v", stamp, c)
+		}
+	}
+	root, bin := pluginWithBin(t, sums, sums)
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary stamp"); c == nil || !c.OK {
+		t.Fatalf("current set: doctor says %+v", c)
+	}
+
+	// The launcher's set in the data dir: the launcher installs it anew.
+	root, _ = pluginWithBin(t, sums, "-")
+	data := filepath.Join(t.TempDir(), "data")
+	set := filepath.Join(data, "bin-1.0.0")
+	os.MkdirAll(set, 0o755)
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"} {
+		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
+	}
+	os.WriteFile(filepath.Join(set, ".checksums"), []byte("old\n"), 0o644)
+	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary stamp")
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
+		t.Fatalf("data set: doctor says %+v", c)
+	}
+}
