@@ -1,10 +1,13 @@
 package engine_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 )
@@ -75,5 +78,57 @@ func TestDoctorStaleBinaries(t *testing.T) {
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary stamp")
 	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
 		t.Fatalf("data set: doctor says %+v", c)
+	}
+}
+
+// sum is memory's content sum in a temp file's name: the first 8 bytes of the SHA-256, in hex.
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
+
+// TestDoctorKeptMemoryTemps: a temp file in which a killed Cairn write left another writer's
+// MEMORY.md content is kept by Cairn for good; doctor lists it, says what it holds and what to
+// do, and removes nothing. Temp files the next Cairn write settles are no failure.
+func TestDoctorKeptMemoryTemps(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	dir := e.memoryDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := e.clock.Now().Add(-time.Hour)
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+		return p
+	}
+	write("MEMORY.md", "- the user's line\n")
+	settled := []string{
+		write(".tmp-MEMORY.md-"+sum("before")+"-"+sum("after")+"-111", "after"),  // the killed write's own edit
+		write(".tmp-MEMORY.md-"+sum("before")+"-"+sum("after")+"-222", "before"), // what it was built on
+	}
+	if c := doctorCheck(en, engine.DoctorOptions{}, "auto-memory temp files"); c == nil || !c.OK {
+		t.Fatalf("only temp files the next write settles: doctor says %+v", c)
+	}
+	kept := write(".tmp-MEMORY.md-"+sum("before")+"-"+sum("after")+"-333", "- the model's line\n")
+	c := doctorCheck(en, engine.DoctorOptions{}, "auto-memory temp files")
+	if c == nil || c.OK || !strings.Contains(c.Detail, filepath.Base(kept)) || strings.Contains(c.Detail, "-111") ||
+		!strings.Contains(c.Detail, "MEMORY.md") || !strings.Contains(c.Fix, "delete") {
+		t.Fatalf("a kept temp file: doctor says %+v", c)
+	}
+	for _, p := range append(settled, kept) {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("doctor removed %s: %v", p, err)
+		}
+	}
+
+	// MEMORY.md still holds the killed write's edit: the next write puts the content back.
+	write("MEMORY.md", "after")
+	if c := doctorCheck(en, engine.DoctorOptions{}, "auto-memory temp files"); c == nil || !c.OK {
+		t.Fatalf("a temp file the next write puts back: doctor says %+v", c)
 	}
 }
