@@ -52,7 +52,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 			Fix: "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"})
 	} else {
 		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()
-		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin})...)
+		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: foreignBinary})...)
 		rep.Checks = append(rep.Checks, a.remoteChecks(e)...)
 	}
 	failed := 0

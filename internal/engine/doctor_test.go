@@ -132,3 +132,40 @@ func TestDoctorKeptMemoryTemps(t *testing.T) {
 		t.Fatalf("a temp file the next write puts back: doctor says %+v", c)
 	}
 }
+
+// TestDoctorForeignBinaries: a set built for another OS or CPU (a data dir shared between
+// machines) is named, with the command that installs this machine's; the launcher runs it all
+// the same, since its stamp is the plugin's.
+func TestDoctorForeignBinaries(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	foreign := func(p string) string {
+		if filepath.Base(p) == "cairn-stop" || filepath.Base(p) == "cairn" {
+			return "a plan9/mips binary"
+		}
+		return ""
+	}
+	root, bin := pluginWithBin(t, sums, sums)
+	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: foreign}, "binary platform")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "cairn-stop is a plan9/mips binary") || !strings.Contains(c.Detail, "cairn is a plan9/mips binary") ||
+		strings.Contains(c.Detail, "cairn-mcp") || !strings.HasPrefix(c.Fix, "make -C '"+root+"' build") {
+		t.Fatalf("checkout: doctor says %+v", c)
+	}
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: func(string) string { return "" }}, "binary platform"); c == nil || !c.OK {
+		t.Fatalf("this machine's binaries: doctor says %+v", c)
+	}
+
+	data := filepath.Join(t.TempDir(), "data")
+	set := filepath.Join(data, "bin-1.0.0")
+	os.MkdirAll(set, 0o755)
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
+		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
+	}
+	os.WriteFile(filepath.Join(set, ".checksums"), []byte(sums), 0o644)
+	c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") ||
+		!strings.Contains(c.Fix, "CLAUDE_PLUGIN_DATA") || !strings.Contains(c.Fix, "shared") {
+		t.Fatalf("data set: doctor says %+v", c)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -292,6 +293,10 @@ func (e *Engine) History(id string) ([]Event, error) {
 type DoctorOptions struct {
 	PluginRoot string // the plugin's root (holds .claude-plugin/); "" skips the plugin checks
 	BinDir     string // where cairn-mcp and the hook binaries should be
+	// Foreign says what a binary is when it cannot run on this machine ("a darwin/arm64
+	// binary"), else "". The executable formats are read by the caller: the hooks link this
+	// package, and need not link debug/elf and its kin.
+	Foreign func(path string) string
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
@@ -322,7 +327,24 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 				present = append(present, "cairn")
 			}
 			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
-			add("binary stamp", ok, detail, refreshCommand(opt.PluginRoot, opt.BinDir))
+			add("binary stamp", ok, detail, refreshCommand(opt.PluginRoot, opt.BinDir, false))
+			if opt.Foreign != nil {
+				// The launcher cannot see this (its fast path forks nothing): a set made on
+				// another OS or CPU carries the plugin's stamp all the same, and every start
+				// of it fails.
+				var foreign []string
+				for _, b := range present {
+					if f := opt.Foreign(filepath.Join(opt.BinDir, b)); f != "" {
+						foreign = append(foreign, b+" is "+f)
+					}
+				}
+				detail := fmt.Sprintf("%s: for this machine (%s/%s)", opt.BinDir, runtime.GOOS, runtime.GOARCH)
+				if len(foreign) > 0 {
+					detail = fmt.Sprintf("in %s, %s; this machine is %s/%s, so they cannot run (exit 126, Exec format error)", opt.BinDir, strings.Join(foreign, ", "), runtime.GOOS, runtime.GOARCH)
+				}
+				add("binary platform", len(foreign) == 0, detail, refreshCommand(opt.PluginRoot, opt.BinDir, true)+
+					"; a plugin data directory (CLAUDE_PLUGIN_DATA) or bin/ cannot be shared between machines of different OS or CPU")
+			}
 		}
 	}
 	if opt.PluginRoot != "" {
@@ -418,16 +440,22 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 	return false, fmt.Sprintf("%s in %s are stale: built from other sources than this plugin (%s), so the hooks do not run them", strings.Join(names, ", "), bin, why)
 }
 
-// refreshCommand is the one command that puts this plugin's binaries into bin: make build
-// for a checkout's bin/, else the launcher, which installs them into its data directory.
-func refreshCommand(root, bin string) string {
+// refreshCommand is the one command that puts this machine's binaries of this plugin into
+// bin: make build for a checkout's bin/, else the launcher, which installs them into its data
+// directory. The launcher keeps a set that carries the plugin's stamp: with remove, the
+// command removes the set first.
+func refreshCommand(root, bin string, remove bool) string {
 	if filepath.Clean(bin) == filepath.Join(root, "bin") {
 		if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
 			return "make -C " + vars.Quote(root) + " build"
 		}
 		return "rm -rf " + vars.Quote(bin) + " (the hooks then install this plugin's binaries into their data directory)"
 	}
-	return "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " cairn version (installs this plugin's binaries; the next session would too)"
+	rm := ""
+	if remove {
+		rm = "rm -rf " + vars.Quote(bin) + " && "
+	}
+	return rm + "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " cairn version (installs this plugin's binaries; the next session would too)"
 }
 
 // memoryTemps reads the temp files killed Cairn writes left in the auto-memory directory dir,
