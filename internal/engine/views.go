@@ -367,6 +367,8 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", "make the project directory writable")
 	} else if err != nil {
 		add("state directory", false, err.Error(), "check that the project directory is writable")
+	} else if c, other := OwnerCheck(dir, fi); other {
+		out = append(out, c)
 	} else {
 		perm := fi.Mode().Perm()
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
@@ -503,6 +505,25 @@ func memoryTemps(dir string, now time.Time) (kept []string, settled int) {
 		kept = append(kept, fmt.Sprintf("%s holds %d bytes of %s that another writer wrote and a killed Cairn write displaced", ent.Name(), fi.Size(), name))
 	}
 	return kept, settled
+}
+
+// OwnerCheck is doctor's check of a state directory another user owns (made by cairn run with
+// sudo, say), given its Lstat (nil: read here); other is false when this user owns it or may
+// write anywhere. Its permissions and this user's failing writes both follow from the owner,
+// and only the owner can change them: one problem, one fix.
+func OwnerCheck(dir string, fi fs.FileInfo) (c Check, other bool) {
+	if fi == nil {
+		var err error
+		if fi, err = os.Lstat(dir); err != nil {
+			return c, false
+		}
+	}
+	uid, other := otherOwner(fi)
+	if !other {
+		return c, false
+	}
+	return Check{Name: "state directory owner", Detail: fmt.Sprintf("%s belongs to uid %d, not to this user (uid %d), so Cairn run as this user cannot use it", dir, uid, euid()),
+		Fix: fmt.Sprintf("sudo chown -R %d %s", euid(), vars.Quote(dir))}, true
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest
