@@ -58,7 +58,8 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		}
 	} else {
 		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()
-		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: foreignBinary})...)
+		_, outside := outsideProject(a.getenv)
+		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: foreignBinary, Outside: outside})...)
 		rep.Checks = append(rep.Checks, a.remoteChecks(e)...)
 	}
 	failed := 0

@@ -297,6 +297,9 @@ type DoctorOptions struct {
 	// binary"), else "". The executable formats are read by the caller: the hooks link this
 	// package, and need not link debug/elf and its kin.
 	Foreign func(path string) string
+	// Outside says no project is named and none holds the working directory (cairn run in
+	// $HOME, say): where no state is either, the CLI's writing commands refuse.
+	Outside bool
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
@@ -363,7 +366,10 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	// doctor reads only: a state directory not created yet is not created here; doctor says
 	// where the first write will create it.
 	missing := !e.st.Exists()
-	if fi, err := os.Lstat(dir); missing && errors.Is(err, fs.ErrNotExist) {
+	notProject := missing && opt.Outside
+	if fi, err := os.Lstat(dir); notProject {
+		// the project root check says why there is none
+	} else if missing && errors.Is(err, fs.ErrNotExist) {
 		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", "make the project directory writable")
 	} else if err != nil {
 		add("state directory", false, err.Error(), "check that the project directory is writable")
@@ -410,10 +416,15 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
 	}
 	root := e.root
-	if !e.inGit {
-		root += " (no git repository found above it: the launch directory is the project root)"
+	if notProject {
+		add("project root", false, root+": no git repository holds it and no Cairn state is there, so it is not a project and cairn commands that write refuse here",
+			"run cairn in your project (a git repository), or set CLAUDE_PROJECT_DIR to the project's absolute path, as Claude Code does for a session started outside git")
+	} else {
+		if !e.inGit {
+			root += " (no git repository found above it: the launch directory is the project root)"
+		}
+		add("project root", true, root, "")
 	}
-	add("project root", true, root, "")
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
 	} else {
