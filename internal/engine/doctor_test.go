@@ -169,3 +169,15 @@ func TestDoctorForeignBinaries(t *testing.T) {
 		t.Fatalf("data set: doctor says %+v", c)
 	}
 }
+
+// TestDoctorStampReadAsTheLauncher: hooks/launch reads both files line by line, each line
+// ending in a newline, and hooks/install writes the stamp that way: a checksums file without
+// its last newline matches such a stamp.
+func TestDoctorStampReadAsTheLauncher(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	root, bin := pluginWithBin(t, "aaaa  cairn_1.0.0_linux_amd64.tar.gz", "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary stamp"); c == nil || !c.OK {
+		t.Fatalf("doctor says %+v", c)
+	}
+}

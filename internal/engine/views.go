@@ -443,6 +443,13 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 	stamp := filepath.Join(bin, ".checksums")
 	want, _ := os.ReadFile(sums)
 	got, err := os.ReadFile(stamp)
+	// The launcher's read ends every line with a newline, the last one too.
+	if len(want) > 0 && want[len(want)-1] != '\n' {
+		want = append(want, '\n')
+	}
+	if len(got) > 0 && got[len(got)-1] != '\n' {
+		got = append(got, '\n')
+	}
 	if bytes.Equal(got, want) {
 		return true, stamp + " matches " + sums
 	}
