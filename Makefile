@@ -44,6 +44,11 @@ install: build
 # build: go test -race needs cgo.
 build: export CGO_ENABLED ?= 0
 
+# What builds is this module alone, as the launcher's build and the release (internal/release)
+# do: a go.work above the checkout, or GOWORK in the environment, would swap other modules in
+# (or fail on a workspace that does not list this one).
+build dist checksums dist-check: export GOWORK := off
+
 check:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) mod tidy -diff

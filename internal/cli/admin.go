@@ -48,11 +48,18 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link))
 	e, err := a.engine()
 	if err != nil {
-		rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: err.Error(),
-			Fix: "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"})
+		wd, _ := os.Getwd()
+		dir, derr := project.StateDir(a.getenv, wd)
+		if c, other := engine.OwnerCheck(dir, nil); derr == nil && other {
+			rep.Checks = append(rep.Checks, c) // the reason it cannot be opened
+		} else {
+			rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: err.Error(),
+				Fix: "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"})
+		}
 	} else {
 		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()
-		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin})...)
+		_, outside := outsideProject(a.getenv)
+		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: foreignBinary, Outside: outside})...)
 		rep.Checks = append(rep.Checks, a.remoteChecks(e)...)
 	}
 	failed := 0

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -99,5 +100,49 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDoctorOutsideProject: run where no git repository and no Cairn state are (a shell in
+// $HOME, say), doctor says it is not in a project, as the commands that write would, instead
+// of passing checks of a directory no write may make; a session's CLAUDE_PROJECT_DIR makes it
+// one.
+func TestDoctorOutsideProject(t *testing.T) {
+	t.Parallel()
+	_, env := project(t)
+	dir := t.TempDir()
+	var outside []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") {
+			outside = append(outside, kv)
+		}
+	}
+	type report struct {
+		Checks []struct {
+			Name string `json:"name"`
+			OK   bool   `json:"ok"`
+			Fix  string `json:"fix"`
+		} `json:"checks"`
+	}
+	root := func(env []string) (ok bool, fix string) {
+		t.Helper()
+		out, _ := cairnCmd(t, dir, env, "doctor", "--json").Output()
+		var rep report
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, out)
+		}
+		for _, c := range rep.Checks {
+			if c.Name == "project root" {
+				return c.OK, c.Fix
+			}
+		}
+		t.Fatalf("no project root check in %s", out)
+		return false, ""
+	}
+	if ok, fix := root(outside); ok || !strings.Contains(fix, "CLAUDE_PROJECT_DIR") {
+		t.Fatalf("outside a project: project root ok=%v, fix %q", ok, fix)
+	}
+	if ok, _ := root(append(outside, "CLAUDE_PROJECT_DIR="+dir)); !ok {
+		t.Fatal("with CLAUDE_PROJECT_DIR: the project root check failed")
 	}
 }

@@ -3,21 +3,26 @@ package engine
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -308,6 +313,13 @@ func (e *Engine) History(id string) ([]Event, error) {
 type DoctorOptions struct {
 	PluginRoot string // the plugin's root (holds .claude-plugin/); "" skips the plugin checks
 	BinDir     string // where cairn-mcp and the hook binaries should be
+	// Foreign says what a binary is when it cannot run on this machine ("a darwin/arm64
+	// binary"), else "". The executable formats are read by the caller: the hooks link this
+	// package, and need not link debug/elf and its kin.
+	Foreign func(path string) string
+	// Outside says no project is named and none holds the working directory (cairn run in
+	// $HOME, say): where no state is either, the CLI's writing commands refuse.
+	Outside bool
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
@@ -323,11 +335,39 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	}
 	if opt.BinDir != "" {
+		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
 			p := filepath.Join(opt.BinDir, b)
 			fi, err := os.Stat(p)
 			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 			add("binary "+b, ok, p, "build it: make build (or start a session and let the plugin build itself)")
+			if ok {
+				present = append(present, b)
+			}
+		}
+		if opt.PluginRoot != "" && len(present) > 0 {
+			if fi, err := os.Stat(filepath.Join(opt.BinDir, "cairn")); err == nil && fi.Mode().IsRegular() {
+				present = append(present, "cairn")
+			}
+			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
+			add("binary stamp", ok, detail, refreshCommand(opt.PluginRoot, opt.BinDir, false))
+			if opt.Foreign != nil {
+				// The launcher cannot see this (its fast path forks nothing): a set made on
+				// another OS or CPU carries the plugin's stamp all the same, and every start
+				// of it fails.
+				var foreign []string
+				for _, b := range present {
+					if f := opt.Foreign(filepath.Join(opt.BinDir, b)); f != "" {
+						foreign = append(foreign, b+" is "+f)
+					}
+				}
+				detail := fmt.Sprintf("%s: for this machine (%s/%s)", opt.BinDir, runtime.GOOS, runtime.GOARCH)
+				if len(foreign) > 0 {
+					detail = fmt.Sprintf("in %s, %s; this machine is %s/%s, so they cannot run (exit 126, Exec format error)", opt.BinDir, strings.Join(foreign, ", "), runtime.GOOS, runtime.GOARCH)
+				}
+				add("binary platform", len(foreign) == 0, detail, refreshCommand(opt.PluginRoot, opt.BinDir, true)+
+					"; a plugin data directory (CLAUDE_PLUGIN_DATA) or bin/ cannot be shared between machines of different OS or CPU")
+			}
 		}
 	}
 	if opt.PluginRoot != "" {
@@ -346,10 +386,15 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	// doctor reads only: a state directory not created yet is not created here; doctor says
 	// where the first write will create it.
 	missing := !e.st.Exists()
-	if fi, err := os.Lstat(dir); missing && errors.Is(err, fs.ErrNotExist) {
+	notProject := missing && opt.Outside
+	if fi, err := os.Lstat(dir); notProject {
+		// the project root check says why there is none
+	} else if missing && errors.Is(err, fs.ErrNotExist) {
 		add("state directory", creatable(dir), dir+" does not exist yet; the first write creates it", "make the project directory writable")
 	} else if err != nil {
 		add("state directory", false, err.Error(), "check that the project directory is writable")
+	} else if c, other := OwnerCheck(dir, fi); other {
+		out = append(out, c)
 	} else {
 		perm := fi.Mode().Perm()
 		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
@@ -367,6 +412,16 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
+		kept, settled := memoryTemps(md, e.now())
+		detail := "none kept"
+		if settled > 0 {
+			detail = fmt.Sprintf("none kept; %d left by killed writes, which the next Cairn write settles", settled)
+		}
+		if len(kept) > 0 {
+			detail = "in " + md + ": " + strings.Join(kept, "; ")
+		}
+		add("auto-memory temp files", len(kept) == 0, detail,
+			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff), copy back into that file the lines it is missing, then delete the temp file")
 	}
 	if !missing {
 		// Read without repairing: doctor changes nothing. Only a snapshot it cannot read at
@@ -381,16 +436,132 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
 	}
 	root := e.root
-	if !e.inGit {
-		root += " (no git repository found above it: the launch directory is the project root)"
+	if notProject {
+		add("project root", false, root+": no git repository holds it and no Cairn state is there, so it is not a project and cairn commands that write refuse here",
+			"run cairn in your project (a git repository), or set CLAUDE_PROJECT_DIR to the project's absolute path, as Claude Code does for a session started outside git")
+	} else {
+		if !e.inGit {
+			root += " (no git repository found above it: the launch directory is the project root)"
+		}
+		add("project root", true, root, "")
 	}
-	add("project root", true, root, "")
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
 	} else {
 		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
 	return out
+}
+
+// stampCheck compares the set's stamp (bin/.checksums, written by make build and
+// hooks/install) with the plugin's release/checksums.txt, as hooks/launch does (a missing file
+// reads as empty there too): the launcher runs a set only while the two are equal, so a set
+// that differs holds binaries of other sources, such as a checkout's bin/ after git pull
+// without make build, which the hooks pass over but a cairn linked to it still runs.
+func stampCheck(root, bin string, names []string) (bool, string) {
+	sums := filepath.Join(root, "release", "checksums.txt")
+	stamp := filepath.Join(bin, ".checksums")
+	want, _ := os.ReadFile(sums)
+	got, err := os.ReadFile(stamp)
+	// The launcher's read ends every line with a newline, the last one too.
+	if len(want) > 0 && want[len(want)-1] != '\n' {
+		want = append(want, '\n')
+	}
+	if len(got) > 0 && got[len(got)-1] != '\n' {
+		got = append(got, '\n')
+	}
+	if bytes.Equal(got, want) {
+		return true, stamp + " matches " + sums
+	}
+	why := stamp + " differs from " + sums
+	if err != nil {
+		why = bin + " has no .checksums stamp"
+	}
+	return false, fmt.Sprintf("%s in %s are stale: built from other sources than this plugin (%s), so the hooks do not run them", strings.Join(names, ", "), bin, why)
+}
+
+// refreshCommand is the one command that puts this machine's binaries of this plugin into
+// bin: make build for a checkout's bin/, else the launcher, which installs them into its data
+// directory. The launcher keeps a set that carries the plugin's stamp: with remove, the
+// command removes the set first.
+func refreshCommand(root, bin string, remove bool) string {
+	if filepath.Clean(bin) == filepath.Join(root, "bin") {
+		if _, err := os.Stat(filepath.Join(root, "Makefile")); err == nil {
+			return "make -C " + vars.Quote(root) + " build"
+		}
+		return "rm -rf " + vars.Quote(bin) + " (the hooks then install this plugin's binaries into their data directory)"
+	}
+	rm := ""
+	if remove {
+		rm = "rm -rf " + vars.Quote(bin) + " && "
+	}
+	return rm + "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " cairn version (installs this plugin's binaries; the next session would too)"
+}
+
+// memoryTemps reads the temp files killed Cairn writes left in the auto-memory directory dir,
+// as memory's sweepTemps settles them, changing nothing: a temp file's name says which file it
+// was for, the content its writer expected there and the content it wrote (two sums). One
+// holding either is that write's own and goes, as does one whose content an exchange displaced
+// while the file still holds the killed write's edit (it goes back): those are counted in
+// settled. Any other holds what another writer (the model, the user) put in the file, and
+// Cairn keeps it for good: kept describes each.
+func memoryTemps(dir string, now time.Time) (kept []string, settled int) {
+	ents, err := durable.ReadDirPath(dir)
+	if err != nil {
+		return nil, 0
+	}
+	sum := func(data []byte) string {
+		h := sha256.Sum256(data)
+		return hex.EncodeToString(h[:8])
+	}
+	for _, ent := range ents {
+		rest, ok := strings.CutPrefix(ent.Name(), ".tmp-")
+		name, rest, md := strings.Cut(rest, ".md-")
+		if name += ".md"; !ok || !md || name != memory.IndexFile && !memory.IsCairnFile(name) {
+			continue
+		}
+		fi, err := ent.Info()
+		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) <= time.Minute {
+			continue // a live write's, for the moment it takes
+		}
+		if len(rest) <= 33 || rest[16] != '-' || rest[33] != '-' {
+			settled++ // an older Cairn's name, without the sums: the next write removes it
+			continue
+		}
+		expect, wrote := rest[:16], rest[17:33]
+		p := filepath.Join(dir, ent.Name())
+		if data, err := durable.ReadPath(p, 4<<20, true); err == nil {
+			if s := sum(data); s == expect || s == wrote {
+				settled++
+				continue
+			}
+		}
+		if cur, err := durable.ReadPath(filepath.Join(dir, name), 4<<20, true); err == nil && sum(cur) == wrote {
+			settled++
+			continue
+		}
+		kept = append(kept, fmt.Sprintf("%s holds %d bytes of %s that another writer wrote and a killed Cairn write displaced", ent.Name(), fi.Size(), name))
+	}
+	return kept, settled
+}
+
+// OwnerCheck is doctor's check of a state directory another user owns (made by cairn run with
+// sudo, say), given its Lstat (nil: read here); other is false when this user owns it or may
+// write anywhere. Its permissions and this user's failing writes both follow from the owner,
+// and only the owner can change them: one problem, one fix.
+func OwnerCheck(dir string, fi fs.FileInfo) (c Check, other bool) {
+	if fi == nil {
+		var err error
+		if fi, err = os.Lstat(dir); err != nil {
+			return c, false
+		}
+	}
+	uid, other := otherOwner(fi)
+	if !other {
+		return c, false
+	}
+	return Check{Name: "state directory owner", Detail: fmt.Sprintf("%s belongs to uid %d, not to this user (uid %d), so Cairn run as this user cannot use it", dir, uid, euid()),
+		Fix: fmt.Sprintf("sudo chown -R %d %s", euid(), vars.Quote(dir))}, true
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest

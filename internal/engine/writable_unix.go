@@ -2,7 +2,26 @@
 
 package engine
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // writable reports whether this process may create files in dir.
 func writable(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
+
+// euid is os.Geteuid, which a test replaces.
+var euid = os.Geteuid
+
+// otherOwner reports the uid of the user who owns fi when that is another user than this
+// process's, which then cannot chmod it nor, mostly, write in it. Root can do both.
+func otherOwner(fi os.FileInfo) (uid int, other bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	me := euid()
+	return int(st.Uid), me != 0 && int(st.Uid) != me
+}

@@ -1,0 +1,183 @@
+package engine_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// doctorCheck is the check named name in en's doctor report (nil when there is none).
+func doctorCheck(en *engine.Engine, opt engine.DoctorOptions, name string) *engine.Check {
+	for _, c := range en.Doctor(opt) {
+		if c.Name == name {
+			return &c
+		}
+	}
+	return nil
+}
+
+// pluginWithBin is a plugin root whose release/checksums.txt holds sums and whose bin/ holds
+// every binary, stamped with stamp (no .checksums when stamp is "-").
+func pluginWithBin(t *testing.T, sums, stamp string) (root, bin string) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "plugin")
+	bin = filepath.Join(root, "bin")
+	files := map[string]string{"release/checksums.txt": sums, "Makefile": "build:\n"}
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"} {
+		files["bin/"+b] = "#!/bin/sh\n"
+	}
+	if stamp != "-" {
+		files["bin/.checksums"] = stamp
+	}
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, bin
+}
+
+// TestDoctorStaleBinaries: a set whose stamp is not the plugin's release checksums (git pull
+// without make build) is named stale, with the command that rebuilds it.
+func TestDoctorStaleBinaries(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	for _, stamp := range []string{"bbbb  cairn_0.9.0_linux_amd64.tar.gz\n", "-"} {
+		root, bin := pluginWithBin(t, sums, stamp)
+		c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary stamp")
+		if c == nil || c.OK || !strings.Contains(c.Detail, "cairn-stop") || !strings.Contains(c.Detail, "stale") ||
+			c.Fix != "make -C '"+root+"' build" {
+			t.Fatalf("stamp %q: doctor says %+v", stamp, c)
+		}
+	}
+	root, bin := pluginWithBin(t, sums, sums)
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary stamp"); c == nil || !c.OK {
+		t.Fatalf("current set: doctor says %+v", c)
+	}
+
+	// The launcher's set in the data dir: the launcher installs it anew.
+	root, _ = pluginWithBin(t, sums, "-")
+	data := filepath.Join(t.TempDir(), "data")
+	set := filepath.Join(data, "bin-1.0.0")
+	os.MkdirAll(set, 0o755)
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"} {
+		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
+	}
+	os.WriteFile(filepath.Join(set, ".checksums"), []byte("old\n"), 0o644)
+	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary stamp")
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
+		t.Fatalf("data set: doctor says %+v", c)
+	}
+}
+
+// sum is memory's content sum in a temp file's name: the first 8 bytes of the SHA-256, in hex.
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
+
+// TestDoctorKeptMemoryTemps: a temp file in which a killed Cairn write left another writer's
+// MEMORY.md content is kept by Cairn for good; doctor lists it, says what it holds and what to
+// do, and removes nothing. Temp files the next Cairn write settles are no failure.
+func TestDoctorKeptMemoryTemps(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	dir := e.memoryDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := e.clock.Now().Add(-time.Hour)
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+		return p
+	}
+	write("MEMORY.md", "- the user's line\n")
+	settled := []string{
+		write(".tmp-MEMORY.md-"+sum("before")+"-"+sum("after")+"-111", "after"),  // the killed write's own edit
+		write(".tmp-MEMORY.md-"+sum("before")+"-"+sum("after")+"-222", "before"), // what it was built on
+	}
+	if c := doctorCheck(en, engine.DoctorOptions{}, "auto-memory temp files"); c == nil || !c.OK {
+		t.Fatalf("only temp files the next write settles: doctor says %+v", c)
+	}
+	kept := write(".tmp-MEMORY.md-"+sum("before")+"-"+sum("after")+"-333", "- the model's line\n")
+	c := doctorCheck(en, engine.DoctorOptions{}, "auto-memory temp files")
+	if c == nil || c.OK || !strings.Contains(c.Detail, filepath.Base(kept)) || strings.Contains(c.Detail, "-111") ||
+		!strings.Contains(c.Detail, "MEMORY.md") || !strings.Contains(c.Fix, "delete") {
+		t.Fatalf("a kept temp file: doctor says %+v", c)
+	}
+	for _, p := range append(settled, kept) {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("doctor removed %s: %v", p, err)
+		}
+	}
+
+	// MEMORY.md still holds the killed write's edit: the next write puts the content back.
+	write("MEMORY.md", "after")
+	if c := doctorCheck(en, engine.DoctorOptions{}, "auto-memory temp files"); c == nil || !c.OK {
+		t.Fatalf("a temp file the next write puts back: doctor says %+v", c)
+	}
+}
+
+// TestDoctorForeignBinaries: a set built for another OS or CPU (a data dir shared between
+// machines) is named, with the command that installs this machine's; the launcher runs it all
+// the same, since its stamp is the plugin's.
+func TestDoctorForeignBinaries(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	foreign := func(p string) string {
+		if filepath.Base(p) == "cairn-stop" || filepath.Base(p) == "cairn" {
+			return "a plan9/mips binary"
+		}
+		return ""
+	}
+	root, bin := pluginWithBin(t, sums, sums)
+	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: foreign}, "binary platform")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "cairn-stop is a plan9/mips binary") || !strings.Contains(c.Detail, "cairn is a plan9/mips binary") ||
+		strings.Contains(c.Detail, "cairn-mcp") || !strings.HasPrefix(c.Fix, "make -C '"+root+"' build") {
+		t.Fatalf("checkout: doctor says %+v", c)
+	}
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: func(string) string { return "" }}, "binary platform"); c == nil || !c.OK {
+		t.Fatalf("this machine's binaries: doctor says %+v", c)
+	}
+
+	data := filepath.Join(t.TempDir(), "data")
+	set := filepath.Join(data, "bin-1.0.0")
+	os.MkdirAll(set, 0o755)
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
+		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
+	}
+	os.WriteFile(filepath.Join(set, ".checksums"), []byte(sums), 0o644)
+	c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") ||
+		!strings.Contains(c.Fix, "CLAUDE_PLUGIN_DATA") || !strings.Contains(c.Fix, "shared") {
+		t.Fatalf("data set: doctor says %+v", c)
+	}
+}
+
+// TestDoctorStampReadAsTheLauncher: hooks/launch reads both files line by line, each line
+// ending in a newline, and hooks/install writes the stamp that way: a checksums file without
+// its last newline matches such a stamp.
+func TestDoctorStampReadAsTheLauncher(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	root, bin := pluginWithBin(t, "aaaa  cairn_1.0.0_linux_amd64.tar.gz", "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n")
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary stamp"); c == nil || !c.OK {
+		t.Fatalf("doctor says %+v", c)
+	}
+}

@@ -1,0 +1,44 @@
+//go:build unix
+
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// TestDoctorStateOwnedByAnother: a state directory another user made (cairn run with sudo,
+// say) is one problem with one fix, chown, not a chmod its user is not allowed to make and a
+// second failure for the same cause.
+func TestDoctorStateOwnedByAnother(t *testing.T) {
+	base := t.TempDir()
+	project, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
+	os.MkdirAll(filepath.Join(project, ".git"), 0o755)
+	os.MkdirAll(home, 0o755)
+	env := map[string]string{"HOME": home, "CLAUDE_PROJECT_DIR": project}
+	en, err := Open(Config{Getenv: func(k string) string { return env[k] }, WorkDir: project, YAML: yamldoc.Codec{}, Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.SaveCheckpoint("probe", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(en.StateDir(), 0o755)
+	me := os.Geteuid()
+	defer func() { euid = os.Geteuid }()
+	euid = func() int { return me + 1 }
+	var failed []Check
+	for _, c := range en.Doctor(DoctorOptions{}) {
+		if !c.OK {
+			failed = append(failed, c)
+		}
+	}
+	if len(failed) != 1 || failed[0].Name != "state directory owner" || !strings.HasPrefix(failed[0].Fix, "sudo chown -R ") ||
+		!strings.Contains(failed[0].Detail, en.StateDir()) {
+		t.Fatalf("doctor fails %+v", failed)
+	}
+}
