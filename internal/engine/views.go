@@ -3,8 +3,6 @@ package engine
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -412,13 +410,17 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	} else {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
-		kept, settled := memoryTemps(md, e.now())
+		kept, settled := memory.KeptTemps(md, e.now())
 		detail := "none kept"
 		if settled > 0 {
 			detail = fmt.Sprintf("none kept; %d left by killed writes, which the next Cairn write settles", settled)
 		}
 		if len(kept) > 0 {
-			detail = "in " + md + ": " + strings.Join(kept, "; ")
+			var each []string
+			for _, k := range kept {
+				each = append(each, fmt.Sprintf("%s holds %d bytes of %s that another writer wrote and a killed Cairn write displaced", k.Name, k.Size, k.File))
+			}
+			detail = "in " + md + ": " + strings.Join(each, "; ")
 		}
 		add("auto-memory temp files", len(kept) == 0, detail,
 			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff), copy back into that file the lines it is missing, then delete the temp file")
@@ -496,53 +498,6 @@ func refreshCommand(root, bin string, remove bool) string {
 		rm = "rm -rf " + vars.Quote(bin) + " && "
 	}
 	return rm + "CLAUDE_PLUGIN_DATA=" + vars.Quote(filepath.Dir(bin)) + " sh " + vars.Quote(filepath.Join(root, "hooks", "launch")) + " cairn version (installs this plugin's binaries; the next session would too)"
-}
-
-// memoryTemps reads the temp files killed Cairn writes left in the auto-memory directory dir,
-// as memory's sweepTemps settles them, changing nothing: a temp file's name says which file it
-// was for, the content its writer expected there and the content it wrote (two sums). One
-// holding either is that write's own and goes, as does one whose content an exchange displaced
-// while the file still holds the killed write's edit (it goes back): those are counted in
-// settled. Any other holds what another writer (the model, the user) put in the file, and
-// Cairn keeps it for good: kept describes each.
-func memoryTemps(dir string, now time.Time) (kept []string, settled int) {
-	ents, err := durable.ReadDirPath(dir)
-	if err != nil {
-		return nil, 0
-	}
-	sum := func(data []byte) string {
-		h := sha256.Sum256(data)
-		return hex.EncodeToString(h[:8])
-	}
-	for _, ent := range ents {
-		rest, ok := strings.CutPrefix(ent.Name(), ".tmp-")
-		name, rest, md := strings.Cut(rest, ".md-")
-		if name += ".md"; !ok || !md || name != memory.IndexFile && !memory.IsCairnFile(name) {
-			continue
-		}
-		fi, err := ent.Info()
-		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) <= time.Minute {
-			continue // a live write's, for the moment it takes
-		}
-		if len(rest) <= 33 || rest[16] != '-' || rest[33] != '-' {
-			settled++ // an older Cairn's name, without the sums: the next write removes it
-			continue
-		}
-		expect, wrote := rest[:16], rest[17:33]
-		p := filepath.Join(dir, ent.Name())
-		if data, err := durable.ReadPath(p, 4<<20, true); err == nil {
-			if s := sum(data); s == expect || s == wrote {
-				settled++
-				continue
-			}
-		}
-		if cur, err := durable.ReadPath(filepath.Join(dir, name), 4<<20, true); err == nil && sum(cur) == wrote {
-			settled++
-			continue
-		}
-		kept = append(kept, fmt.Sprintf("%s holds %d bytes of %s that another writer wrote and a killed Cairn write displaced", ent.Name(), fi.Size(), name))
-	}
-	return kept, settled
 }
 
 // OwnerCheck is doctor's check of a state directory another user owns (made by cairn run with

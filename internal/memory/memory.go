@@ -578,6 +578,47 @@ func sweepTemps(dir string) {
 	}
 }
 
+// KeptTemp is a temp file a killed Cairn write left holding what another writer (the model,
+// the user) put in File: Cairn keeps it for good, for a person to merge.
+type KeptTemp struct {
+	Name string // the temp file's name in the memory directory
+	File string // MEMORY.md or Cairn's file it was written for
+	Size int64
+}
+
+// KeptTemps reads dir's temp files as sweepTemps settles them, changing nothing (for cairn
+// doctor). Temp files younger than a minute are a live write's and not counted; settled
+// counts those the next write removes or puts back.
+func KeptTemps(dir string, now time.Time) (kept []KeptTemp, settled int) {
+	names, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	for _, p := range names {
+		name, expect, wrote, ok := parseTemp(filepath.Base(p))
+		if name == "" {
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) <= time.Minute {
+			continue
+		}
+		if !ok {
+			settled++ // an older Cairn's name, without the sums: the next write removes it
+			continue
+		}
+		if t, err := readDisplaced(p); err == nil {
+			if s := contentSum(t.data); s == wrote || s == expect {
+				settled++
+				continue
+			}
+		}
+		if cur, err := read(filepath.Join(dir, name)); err == nil && cur.exists && contentSum(cur.data) == wrote {
+			settled++ // goes back into the file, which still holds the killed write's edit
+			continue
+		}
+		kept = append(kept, KeptTemp{Name: filepath.Base(p), File: name, Size: fi.Size()})
+	}
+	return kept, settled
+}
+
 // settleTemp settles the temp file p of the file at path, whose writer expected the content
 // summed expect there and wrote the content summed wrote (see sweepTemps).
 func settleTemp(p, path, expect, wrote string) {
