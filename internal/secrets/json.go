@@ -33,21 +33,15 @@ func ScanJSON(doc []byte) *Finding {
 	return ScanChecked(doc, spans)
 }
 
-// InRefusal returns the secret that err, strictjson's refusal of doc, would repeat, or nil:
-// a repeated key is quoted in the refusal, so a document whose repeated key is a secret must
-// be refused with this finding (which names the rule, not the text) instead.
+// InRefusal returns the secret in doc when err, strictjson's refusal of doc, is for a
+// repeated key, or nil: such a document is refused for the secret it holds (the finding names
+// the rule, not the text), which must go whatever is done about the key.
 func InRefusal(doc []byte, err error) *Finding {
 	je, ok := errors.AsType[*strictjson.Error](err)
 	if !ok || je.Kind != strictjson.DuplicateKey {
 		return nil
 	}
-	if f := ScanJSON(doc); f != nil {
-		return f
-	}
-	if f := ScanString(je.Reason); f != nil {
-		return &Finding{Rule: f.Rule, Path: "$"}
-	}
-	return nil
+	return ScanJSON(doc)
 }
 
 // ScanChecked is ScanJSON for a document that strictjson's gate has just accepted, given the

@@ -551,8 +551,8 @@ func TestBase64OfBinaryIsOrdinary(t *testing.T) {
 	}
 }
 
-// A repeated key is quoted in strict JSON's refusal: InRefusal finds a secret there, so the
-// caller refuses with the finding, and finds none in an ordinary repeated key or another refusal.
+// A document refused for a repeated key is refused for the secret it holds instead, and
+// InRefusal finds none in an ordinary repeated key or for another refusal.
 func TestInRefusal(t *testing.T) {
 	for _, c := range []struct {
 		doc  string
