@@ -139,6 +139,10 @@ func (p Probe) Finish(doc []byte) *Finding {
 	// text or escaped did too, so some is set); so only a member whose key holds a keyword
 	// is read. A scalar value is visited right after its key.
 	keyNames := false
+	// A value one level down is also read with its parent's key, "parent": {"key": value}
+	// ({"password": {"value": ...}}, {"auth": {"token": ...}}), when that key holds a keyword
+	// (bit d of names: the key at depth d, up to 63) or the text holds a match.
+	var names uint64
 	err := scanLimits.Walk(doc, func(s string, part strictjson.Part, path []strictjson.Step) bool {
 		if some && part != strictjson.Literal {
 			if r := match(s); r != nil {
@@ -146,13 +150,32 @@ func (p Probe) Finish(doc []byte) *Finding {
 				return true
 			}
 		}
+		n := len(path)
 		if part == strictjson.Key {
 			r, named, _ := probe(s, nil)
 			keyNames = r != nil || named
+			if n < 64 {
+				names &^= 1 << n
+				if keyNames {
+					names |= 1 << n
+				}
+			}
 			return false
 		}
-		if n := len(path); keyNames && n > 0 && path[n-1].Index < 0 {
-			member = appendMember(member[:0], path[n-1].Key, s, part == strictjson.String)
+		if n == 0 || path[n-1].Index >= 0 {
+			return false
+		}
+		quoted := part == strictjson.String
+		if keyNames {
+			member = appendMember(member[:0], path[n-1].Key, s, quoted)
+			if r := match(view(member)); r != nil {
+				f = &Finding{Rule: r.name, Path: render(path)}
+				return true
+			}
+		}
+		if n >= 2 && path[n-2].Index < 0 && (some || n-2 < 64 && names&(1<<(n-2)) != 0) {
+			member = append(append(append(member[:0], '"'), path[n-2].Key...), `": {`...)
+			member = append(appendMember(member, path[n-1].Key, s, quoted), '}')
 			if r := match(view(member)); r != nil {
 				f = &Finding{Rule: r.name, Path: render(path)}
 				return true
