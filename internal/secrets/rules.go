@@ -310,7 +310,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
 			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
 		},
@@ -322,8 +322,8 @@ var rules = sync.OnceValue(func() []*rule {
 			// value one level down under a key that only holds it ({"password": {"value": ...}},
 			// password:\n  value: ...).
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder + `)` +
-				`\s{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128})|["'\x60]([^"'\x60\n]{15,128})["'\x60])`),
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder + `)` +
+				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
 			ok: func(_ string, _ int, m []string) bool {
 				if m[3] != "" { // quoted, with spaces
 					return passphrase(m[3])
@@ -349,6 +349,13 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 	}
 })
+
+// quote closes a name and valueQuote opens a value: ASCII quotes, or the typographic ones
+// Cairn's L2 lines quote text with (Completed DEBUG for “DB password”: “...”).
+const (
+	quote      = `["'“”‘’]`
+	valueQuote = `["'\x60“”‘’]`
+)
 
 // inHolder follows a name assigned an object, or a YAML block, whose first member only holds
 // the named value: "password": {"value": ..., password:\n  current: ..., password = {default = ...

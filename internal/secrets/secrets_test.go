@@ -655,3 +655,27 @@ func TestNestedSecrets(t *testing.T) {
 		}
 	}
 }
+
+// Cairn's L2 lines quote text with typographic quotes (Completed DEBUG for “context”:
+// “outcome”): a name and a value quoted so are an assignment as they are with ASCII quotes.
+func TestTypographicQuotesAssign(t *testing.T) {
+	const key = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"
+	for _, c := range []struct{ s, rule string }{
+		{"Completed DEBUG for “DB password”: “Tr0ub4dor&3x”", "password-assignment"},
+		{"Completed DEBUG for ‘passphrase’: ‘Tumble Orbit Falcon Pickle 4821’", "password-assignment"},
+		{"Completed APEX for “DATADOG_API_KEY”: “" + key + "”", "provider-credential"},
+	} {
+		if f := secrets.ScanString(c.s); f == nil || f.Rule != c.rule {
+			t.Errorf("ScanString(%q) = %v, want %s", c.s, f, c.rule)
+		}
+	}
+	for _, s := range []string{
+		"Completed DEBUG for “reset the DB password”: “done, see the vault entry”",
+		"Completed APEX for “rotate the password”: “rotated”",
+		"the “password” field: “required”",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
