@@ -109,7 +109,7 @@ func TestSecretsThroughEveryCLIPath(t *testing.T) {
 		{"checkpoint load name", func(s string) (int, string) { return p.run("", "checkpoint", "load", s) }},
 		{"log append entry", func(s string) (int, string) { return p.run(`{"msg":`+quote(s)+`}`, "log", "append", "events") }},
 		{"log append name", func(s string) (int, string) { return p.run(`{}`, "log", "append", s) }},
-		// strict JSON's refusal of a repeated key quotes the key
+		// a repeated key, which strict JSON's refusal names by offset
 		{"checkpoint save repeated key", func(s string) (int, string) {
 			return p.run(`{`+quote(s)+`:1,`+quote(s)+`:2}`, "checkpoint", "save", "plan")
 		}},
@@ -236,5 +236,24 @@ func mustRun(t *testing.T, p *cliProject, stdin string, args ...string) {
 	t.Helper()
 	if code, out := p.run(stdin, args...); code != 0 {
 		t.Fatalf("cairn %v: exit %d: %s", args, code, out)
+	}
+}
+
+// The completion line joins the context and the outcome (Completed DEBUG for “context”:
+// “outcome”) and goes to MEMORY.md, in every session's context: a secret's name as the
+// context and its value as the outcome, each clean, must not be stored there joined.
+func TestCompletionLineJoinsNoSecret(t *testing.T) {
+	for _, c := range []struct{ context, outcome string }{
+		{"DB password", "Tr0ub4dor&3x"},
+		{"DATADOG_API_KEY", "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"},
+	} {
+		p := newCLIProject(t)
+		if code, out := p.run("", "start", "debug", c.context); code != 0 {
+			t.Fatalf("start: %d %s", code, out)
+		}
+		code, out := p.run("", "complete", c.outcome)
+		if f := leaked(t, p.memory, c.outcome); f != "" {
+			t.Errorf("%s: %q stored in %s (complete: %d %s)", c.context, c.outcome, f, code, out)
+		}
 	}
 }

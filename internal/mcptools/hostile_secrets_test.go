@@ -41,12 +41,13 @@ func TestSecretsThroughEveryTool(t *testing.T) {
 		{"get_vars", `{"keys":[%s]}`},
 		{"append_log", `{"name":%s,"entry":{}}`},
 		{"append_log", `{"name":"events","entry":{"m":%s}}`},
-		// strict JSON's refusal of a repeated key quotes the key
+		// a repeated key, which strict JSON's refusal names by offset
 		{"append_log", `{"name":"events","entry":{%s:1,%[1]s:2}}`},
 		{"save_checkpoint", `{"name":"plan","data":{%s:1,%[1]s:2}}`},
 		{"transition", `{"to":"plan","checkpoint":{"a":{%s:1,%[1]s:2}}}`},
 		{"record_learning", `{"title":%s,"body":"b"}`},
 		{"record_learning", `{"title":"t","body":%s}`},
+		{"initiative", `{"action":"create","title":%s}`},
 		{"initiative", `{"action":"add_milestone","milestone":%s}`},
 		{"initiative", `{"action":"set_status","status":"in_progress","note":%s}`},
 		{"set_enforcement", `{"violations":[{"code":"V1","severity":"HIGH","details":%s}]}`},

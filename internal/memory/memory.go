@@ -183,15 +183,23 @@ func (m *Memory) RecordLearning(l Learning) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	name := LearningFile(l.Title)
+	entry := learningEntry(title, name, first)
+	// What is written is scanned too: the description joins the title and the body's first
+	// line ("DB password: ..."), which may make a secret of two clean halves; it is scanned
+	// as read, before the file's quoting.
+	for _, s := range []string{unescape(title) + ": " + first, string(content), entry} {
+		if f := secrets.ScanString(s); f != nil {
+			return "", f
+		}
+	}
 	if err := m.usable(); err != nil {
 		return "", err
 	}
-	name := LearningFile(l.Title)
 	err = m.locked(func() error {
 		if err := m.update(name, func([]byte, bool) ([]byte, error) { return content, nil }); err != nil {
 			return err
 		}
-		entry := learningEntry(title, name, first)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, name, entry), nil
 		})

@@ -33,21 +33,15 @@ func ScanJSON(doc []byte) *Finding {
 	return ScanChecked(doc, spans)
 }
 
-// InRefusal returns the secret that err, strictjson's refusal of doc, would repeat, or nil:
-// a repeated key is quoted in the refusal, so a document whose repeated key is a secret must
-// be refused with this finding (which names the rule, not the text) instead.
+// InRefusal returns the secret in doc when err, strictjson's refusal of doc, is for a
+// repeated key, or nil: such a document is refused for the secret it holds (the finding names
+// the rule, not the text), which must go whatever is done about the key.
 func InRefusal(doc []byte, err error) *Finding {
 	je, ok := errors.AsType[*strictjson.Error](err)
 	if !ok || je.Kind != strictjson.DuplicateKey {
 		return nil
 	}
-	if f := ScanJSON(doc); f != nil {
-		return f
-	}
-	if f := ScanString(je.Reason); f != nil {
-		return &Finding{Rule: f.Rule, Path: "$"}
-	}
-	return nil
+	return ScanJSON(doc)
 }
 
 // ScanChecked is ScanJSON for a document that strictjson's gate has just accepted, given the
@@ -145,6 +139,10 @@ func (p Probe) Finish(doc []byte) *Finding {
 	// text or escaped did too, so some is set); so only a member whose key holds a keyword
 	// is read. A scalar value is visited right after its key.
 	keyNames := false
+	// A value one level down is also read with its parent's key, "parent": {"key": value}
+	// ({"password": {"value": ...}}, {"auth": {"token": ...}}), when that key holds a keyword
+	// (bit d of names: the key at depth d, up to 63) or the text holds a match.
+	var names uint64
 	err := scanLimits.Walk(doc, func(s string, part strictjson.Part, path []strictjson.Step) bool {
 		if some && part != strictjson.Literal {
 			if r := match(s); r != nil {
@@ -152,13 +150,32 @@ func (p Probe) Finish(doc []byte) *Finding {
 				return true
 			}
 		}
+		n := len(path)
 		if part == strictjson.Key {
 			r, named, _ := probe(s, nil)
 			keyNames = r != nil || named
+			if n < 64 {
+				names &^= 1 << n
+				if keyNames {
+					names |= 1 << n
+				}
+			}
 			return false
 		}
-		if n := len(path); keyNames && n > 0 && path[n-1].Index < 0 {
-			member = appendMember(member[:0], path[n-1].Key, s, part == strictjson.String)
+		if n == 0 || path[n-1].Index >= 0 {
+			return false
+		}
+		quoted := part == strictjson.String
+		if keyNames {
+			member = appendMember(member[:0], path[n-1].Key, s, quoted)
+			if r := match(view(member)); r != nil {
+				f = &Finding{Rule: r.name, Path: render(path)}
+				return true
+			}
+		}
+		if n >= 2 && path[n-2].Index < 0 && (some || n-2 < 64 && names&(1<<(n-2)) != 0) {
+			member = append(append(append(member[:0], '"'), path[n-2].Key...), `": {`...)
+			member = append(appendMember(member, path[n-1].Key, s, quoted), '}')
 			if r := match(view(member)); r != nil {
 				f = &Finding{Rule: r.name, Path: render(path)}
 				return true

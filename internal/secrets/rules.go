@@ -307,9 +307,10 @@ var rules = sync.OnceValue(func() []*rule {
 			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
 			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
 			// digits, not a hex hash, a UUID, a path or a reference) so that ordinary settings pass.
-			// The name starts a word or a camelCase hump: webhookSecret, accessToken.
+			// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
+			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?["']?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,)\s{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
 		},
@@ -317,10 +318,12 @@ var rules = sync.OnceValue(func() []*rule {
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
 			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
-			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too.
+			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too, and so does a
+			// value one level down under a key that only holds it ({"password": {"value": ...}},
+			// password:\n  value: ...).
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)["']?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
-				`\s{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128})|["'\x60]([^"'\x60\n]{15,128})["'\x60])`),
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder + `)` +
+				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
 			ok: func(_ string, _ int, m []string) bool {
 				if m[3] != "" { // quoted, with spaces
 					return passphrase(m[3])
@@ -334,8 +337,29 @@ var rules = sync.OnceValue(func() []*rule {
 				return len(pw) >= 8 && notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2
 			},
 		},
+		{
+			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
+			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
+			// The value must look random, as provider-credential's.
+			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
+			before: holderName,
+			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
+				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
+			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+		},
 	}
 })
+
+// quote closes a name and valueQuote opens a value: ASCII quotes, or the typographic ones
+// Cairn's L2 lines quote text with (Completed DEBUG for “DB password”: “...”).
+const (
+	quote      = `["'“”‘’]`
+	valueQuote = `["'\x60“”‘’]`
+)
+
+// inHolder follows a name assigned an object, or a YAML block, whose first member only holds
+// the named value: "password": {"value": ..., password:\n  current: ..., password = {default = ...
+const inHolder = `\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?["']?(?:value|val|current|default|plain(?:text)?)["']?\s{0,3}[:=]`
 
 // A command that takes a credential in a flag, with the suffixes of its relatives (mysqldump,
 // mariadb-admin) and how far before the flag it may stand (bytes between its word and the
@@ -466,6 +490,26 @@ var credentialNames = []string{
 	"api_token", "access_token", "auth_token", "client_secret", "secret_key", "private_token",
 	"bot_token", "app_secret", "consumer_secret", "x-api-key",
 	"secret", "accesstoken", "authtoken", "refresh_token", "refreshtoken",
+}
+
+// holderName: the keyword starts a word, and the word ends in a quote, a space or an
+// assignment, as a name does: "author", OAuth and access_log are passed over without running
+// the regexp.
+func holderName(s string, i int) bool {
+	if !notAlnum(s, i) {
+		return false
+	}
+	for i < len(s) && isAlnum(s[i]) {
+		i++
+	}
+	if i == len(s) {
+		return false
+	}
+	switch s[i] {
+	case '"', '\'', ' ', '\t', ':', '=':
+		return true
+	}
+	return false
 }
 
 // wordOrHump: the keyword starts a word, or a camelCase hump (an upper-case letter after a

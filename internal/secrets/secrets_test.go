@@ -551,8 +551,8 @@ func TestBase64OfBinaryIsOrdinary(t *testing.T) {
 	}
 }
 
-// A repeated key is quoted in strict JSON's refusal: InRefusal finds a secret there, so the
-// caller refuses with the finding, and finds none in an ordinary repeated key or another refusal.
+// A document refused for a repeated key is refused for the secret it holds instead, and
+// InRefusal finds none in an ordinary repeated key or for another refusal.
 func TestInRefusal(t *testing.T) {
 	for _, c := range []struct {
 		doc  string
@@ -596,6 +596,86 @@ func TestKeywordFloodsStayCheap(t *testing.T) {
 		s := strings.Repeat(unit, n/len(unit))
 		if d := cost(s); d > 1000*plain+150*time.Millisecond {
 			t.Errorf("%q repeated over %d bytes: scanned in %v, plain text in %v", unit, len(s), d, plain)
+		}
+	}
+}
+
+// A secret one level down, under a member that names it ({"password": {"value": ...}}) or
+// under a holder of credentials ({"auth": {"token": ...}}), is found with its path, in JSON
+// (whatever the escapes) and in text (YAML); ordinary data of the same shapes passes.
+func TestNestedSecrets(t *testing.T) {
+	const key = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"
+	for _, c := range []struct{ doc, rule, path string }{
+		{`{"password":{"value":"Tr0ub4dor&3x"}}`, "password-assignment", "$.password.value"},
+		{`{"db":{"Password": {"Value": "Tr0ub4dor&3x", "rotated": true}}}`, "password-assignment", "$.db.Password.Value"},
+		{`{"pass\u0077ord":{"value":"Tr0ub4dor&3x"}}`, "password-assignment", "$.password.value"},
+		{`{"password":{"current":"Tr0ub4dor&3x"}}`, "password-assignment", "$.password.current"},
+		{`{"credentials":{"password":"Tr0ub4dor&3x"}}`, "password-assignment", "$.credentials.password"},
+		{`{"api_key":{"value":"` + key + `"}}`, "provider-credential", "$.api_key.value"},
+		{`{"client_secret":{"value":"` + key + `"}}`, "provider-credential", "$.client_secret.value"},
+		{`{"auth":{"token":"` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"service":{"auth": {"token":"` + key + `", "type":"basic"}}}`, "credential-field", "$.service.auth.token"},
+		{`{"credentials":{"key":"` + key + `"}}`, "credential-field", "$.credentials.key"},
+		{`{"oauth":{"secret":"` + key + `"}}`, "provider-credential", "$.oauth.secret"},
+		{`{"note":"password:\n  value: Tr0ub4dor&3x"}`, "password-assignment", "$.note"},
+		{`{"note":"auth:\n  token: ` + key + `"}`, "credential-field", "$.note"},
+	} {
+		f := secrets.ScanJSON([]byte(c.doc))
+		if f == nil || f.Rule != c.rule || f.Path != c.path {
+			t.Errorf("ScanJSON(%s) = %v, want %s at %s", c.doc, f, c.rule, c.path)
+		}
+	}
+	for _, s := range []string{"password:\n  value: Tr0ub4dor&3x", "auth:\n  token: " + key, "credentials:\n  key: " + key,
+		`password = {value = "Tr0ub4dor&3x"}`} {
+		if secrets.ScanString(s) == nil {
+			t.Errorf("ScanString(%q) = nil", s)
+		}
+	}
+	for _, doc := range []string{
+		`{"password":{"value":"","required":true,"min_length":12}}`,
+		`{"password":{"value":"${DB_PASSWORD}"}}`,
+		`{"password":{"value":"********"}}`,
+		`{"password":{"label":"Password:","placeholder":"Enter your password"}}`,
+		`{"password":{"text":"Password:"}}`,
+		`{"password":{"value":"changeme"}}`,
+		`{"password":{"reset_url":"/account/reset","policy":"min 12 chars"}}`,
+		`{"auth":{"type":"oauth2","token_url":"https://auth.example.com/oauth/token"}}`,
+		`{"auth":{"token":"<token>","method":"bearer"}}`,
+		`{"auth":{"token":"` + strings.Repeat("ab12", 10) + `"}}`,
+		`{"auth":{"token_ttl":3600,"token":"see the vault entry"}}`,
+		`{"author":{"key":"` + key + `"}}`,
+		`{"auth":{"key":"123e4567-e89b-12d3-a456-426614174000"}}`,
+		`{"credentials":{"key":"db/prod/credentials"}}`,
+		`{"api":{"key":"users_by_email_index"}}`,
+		`{"note":"OAuth:\n  token endpoint: https://example.com/token"}`,
+		`{"context":"Add OAuth login, store the auth token in the keychain"}`,
+	} {
+		if f := secrets.ScanJSON([]byte(doc)); f != nil {
+			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)
+		}
+	}
+}
+
+// Cairn's L2 lines quote text with typographic quotes (Completed DEBUG for “context”:
+// “outcome”): a name and a value quoted so are an assignment as they are with ASCII quotes.
+func TestTypographicQuotesAssign(t *testing.T) {
+	const key = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"
+	for _, c := range []struct{ s, rule string }{
+		{"Completed DEBUG for “DB password”: “Tr0ub4dor&3x”", "password-assignment"},
+		{"Completed DEBUG for ‘passphrase’: ‘Tumble Orbit Falcon Pickle 4821’", "password-assignment"},
+		{"Completed APEX for “DATADOG_API_KEY”: “" + key + "”", "provider-credential"},
+	} {
+		if f := secrets.ScanString(c.s); f == nil || f.Rule != c.rule {
+			t.Errorf("ScanString(%q) = %v, want %s", c.s, f, c.rule)
+		}
+	}
+	for _, s := range []string{
+		"Completed DEBUG for “reset the DB password”: “done, see the vault entry”",
+		"Completed APEX for “rotate the password”: “rotated”",
+		"the “password” field: “required”",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
 		}
 	}
 }

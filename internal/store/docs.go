@@ -89,18 +89,10 @@ func CheckDocument(doc []byte) error {
 	return nil
 }
 
-// gateError is strictjson's refusal of doc, unless it would repeat a secret: a duplicate
-// key is quoted in the error, so a document whose repeated key is a secret gets the scan's
-// finding (which names the rule, not the text) instead.
+// gateError is strictjson's refusal of doc, or, for a repeated key, the secret doc holds
+// (secrets.InRefusal).
 func gateError(doc []byte, err error) error {
-	je, ok := errors.AsType[*strictjson.Error](err)
-	if !ok || je.Kind != strictjson.DuplicateKey {
-		return err
-	}
-	if f := secrets.ScanJSON(doc); f != nil {
-		return f
-	}
-	if f := secrets.ScanString(je.Reason); f != nil {
+	if f := secrets.InRefusal(doc, err); f != nil {
 		return f
 	}
 	return err

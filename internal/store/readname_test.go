@@ -3,6 +3,8 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,6 +68,37 @@ func TestDuplicateSecretKeyIsNotRepeated(t *testing.T) {
 				if core := sh.Core[:min(len(sh.Core), 24)]; strings.Contains(err.Error(), core) {
 					t.Errorf("%s (%d bytes): the refusal repeats the secret: %v", sh.Name, len(d), err)
 				}
+			}
+		}
+	}
+}
+
+// A document edited by hand with a repeated key is damaged, and the error says so by the key's
+// offset: the key may be a secret, which a read must not print.
+func TestDamagedDocumentRefusalRepeatsNoKey(t *testing.T) {
+	s, dir := newStore(t)
+	if err := s.Write("plan", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveCheckpoint("cp", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range secrettest.Shapes() {
+		k, _ := json.Marshal(sh.Text)
+		doc := []byte(`{"a":{` + string(k) + `:1,` + string(k) + `:2}}`)
+		for file, read := range map[string]func() ([]byte, error){
+			"plan.json":           func() ([]byte, error) { return s.Read("plan") },
+			"checkpoints/cp.json": func() ([]byte, error) { return s.LoadCheckpoint("cp") },
+		} {
+			if err := os.WriteFile(filepath.Join(dir, file), doc, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := read()
+			if err == nil || !strings.Contains(err.Error(), "damaged") {
+				t.Fatalf("%s read: %v", file, err)
+			}
+			if probe := sh.Core[:min(len(sh.Core), 16)]; strings.Contains(err.Error(), probe) {
+				t.Errorf("%s: %s: the error repeats the key: %v", sh.Name, file, err)
 			}
 		}
 	}

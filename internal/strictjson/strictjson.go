@@ -41,7 +41,8 @@ const (
 )
 
 // Error is what Check returns: the rule broken, a reason a person can act on, and the byte
-// offset where it was found.
+// offset where it was found. The reason quotes at most one byte of the document (an
+// unexpected character), so a refusal never repeats a secret the document holds.
 type Error struct {
 	Kind   Kind
 	Reason string
@@ -309,7 +310,8 @@ func (p *parser) object(depth int) error {
 			}
 		}
 		if dup {
-			return &Error{Kind: DuplicateKey, Offset: at, Reason: fmt.Sprintf("duplicate key %q", truncate(string(key), 64))}
+			// The key is named by its offset and length, never quoted: it may be a secret.
+			return &Error{Kind: DuplicateKey, Offset: at, Reason: fmt.Sprintf("duplicate key (a %d-byte key already in this object)", len(key))}
 		}
 		if esc || p.visit != nil {
 			if err := p.text(start, end, esc, Key); err != nil {
@@ -566,16 +568,6 @@ func (p *parser) digits() int {
 		p.i++
 	}
 	return p.i - start
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // Compact checks data and returns it on one line with insignificant whitespace removed.

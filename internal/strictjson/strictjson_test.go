@@ -96,6 +96,43 @@ func TestDuplicateKeyMessageDoesNotDumpHugeKeys(t *testing.T) {
 	}
 }
 
+// No refusal repeats a word of the document: a repeated key may be a secret (a token used as
+// a map key), and the refusal reaches a terminal, a log and the model. The key is named by its
+// offset and length instead. At most one byte (an unexpected character) is quoted.
+func TestRefusalsQuoteNoText(t *testing.T) {
+	const w = "Zq9xWvK3tR"
+	for _, doc := range []string{
+		`{"` + w + `":1,"` + w + `":2}`,
+		`{"a":[{"` + w + `":1,"\u005a` + w[1:] + `":2}]}`,
+		`{"` + strings.Repeat(w, 20) + `":1,"` + strings.Repeat(w, 20) + `":2}`,
+		`{"k":` + w + `}`,
+		`{"k":"` + w + `\q"}`,
+		`{"k":"` + w + `"` + w + `}`,
+		`{"k":"` + w + "\x01" + `"}`,
+		`{"k":"` + w,
+		`{"k":1}` + w,
+		`[1e999` + w + `]`,
+	} {
+		err := strictjson.Check([]byte(doc))
+		if err == nil {
+			t.Fatalf("Check accepted %s", doc)
+		}
+		if strings.Contains(err.Error(), w[:2]) {
+			t.Errorf("Check(%.30s): %q repeats the document", doc, err)
+		}
+		if _, err := strictjson.Compact([]byte(doc)); err == nil || strings.Contains(err.Error(), w[:2]) {
+			t.Errorf("Compact(%.30s): %v", doc, err)
+		}
+		if _, err := strictjson.Object([]byte(doc)); err == nil || strings.Contains(err.Error(), w[:2]) {
+			t.Errorf("Object(%.30s): %v", doc, err)
+		}
+	}
+	err := strictjson.Check([]byte(`{"ab":1,"c":2,"ab":3}`))
+	if want := "invalid JSON at byte 14: duplicate key (a 2-byte key already in this object)"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
 func TestCompactAndObject(t *testing.T) {
 	got, err := strictjson.Compact([]byte("{ \"a\" : [1, 2],\n \"b\": \"x y\" }"))
 	if err != nil || string(got) != `{"a":[1,2],"b":"x y"}` {

@@ -115,6 +115,9 @@ func Shapes() []Shape {
 	addCtx("mysql-p", "cli-password", "mysql -h db -u root -p", mix(16))
 	addCtx("wireguard", "wireguard-key", "[Interface]\nPrivateKey = ", pick(b64, 42)+"Q=")
 	addCtx("netrc", "netrc-password", "machine api.example.com login deploy password ", mix(16))
+	addCtx("password-nested", "password-assignment", `{"password": {"value": "`, mix(14))
+	addCtx("password-nested-yaml", "password-assignment", "password:\n  value: ", mix(14))
+	addCtx("auth-token-nested", "credential-field", `{"auth": {"token": "`, mix(32))
 	return out
 }
 

@@ -1,10 +1,12 @@
 package migrate
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -64,9 +66,9 @@ func TestDetect(t *testing.T) {
 		{name: "array", in: `[{"type":"APEX"}]`, want: Unknown, wantErr: ErrUnknownFormat, msg: "JSON array, not an object"},
 		{name: "null", in: `null`, want: Unknown, wantErr: ErrUnknownFormat, msg: "JSON null"},
 		{name: "string", in: `"APEX"`, want: Unknown, wantErr: ErrUnknownFormat},
-		{name: "duplicate key", in: `{"type":"APEX","type":"DEBUG","phase":"plan"}`, want: Unknown, wantErr: ErrMalformed, msg: `duplicate key "type"`},
-		{name: "duplicate key nested", in: `{"type":"APEX","phase":"plan","enforcement":{"violations":[{"code":"a","code":"b"}]}}`, want: Unknown, wantErr: ErrMalformed, msg: `duplicate key "code"`},
-		{name: "duplicate key escaped", in: `{"type":"APEX","phase":"plan","\u0074ype":"X"}`, want: Unknown, wantErr: ErrMalformed},
+		{name: "duplicate key", in: `{"type":"APEX","type":"DEBUG","phase":"plan"}`, want: Unknown, wantErr: ErrMalformed, msg: "duplicate key (a 4-byte key already in this object) at byte 15"},
+		{name: "duplicate key nested", in: `{"type":"APEX","phase":"plan","enforcement":{"violations":[{"code":"a","code":"b"}]}}`, want: Unknown, wantErr: ErrMalformed, msg: "duplicate key (a 4-byte key already in this object) at byte 71"},
+		{name: "duplicate key escaped", in: `{"type":"APEX","phase":"plan","\u0074ype":"X"}`, want: Unknown, wantErr: ErrMalformed, msg: "duplicate key (a 4-byte key already in this object) at byte 30"},
 		{name: "same key in sibling objects", in: `{"type":"APEX","phase":"plan","approvals":[{"phase":"a"},{"phase":"b"}]}`, want: Seed001},
 		{name: "invalid utf-8", in: "{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}", want: Unknown, wantErr: ErrMalformed, msg: "invalid UTF-8"},
 		{name: "truncated", in: `{"type":"APEX","phase":`, want: Unknown, wantErr: ErrMalformed},
@@ -164,6 +166,20 @@ func TestFormatString(t *testing.T) {
 	for f := Unknown; f <= Seed004; f++ {
 		if got, want := f.NeedsMigration(), f >= Schema1; got != want {
 			t.Errorf("%v.NeedsMigration() = %v", f, got)
+		}
+	}
+}
+
+// A repeated key may be a secret pasted as a key: the refusal names it by offset, never by text.
+func TestDetectRefusalRepeatsNoKey(t *testing.T) {
+	for _, sh := range secrettest.Shapes() {
+		k, _ := json.Marshal(sh.Text)
+		_, err := Detect([]byte(`{"type":"APEX","phase":"plan","x":{` + string(k) + `:1,` + string(k) + `:2}}`))
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "duplicate key") {
+			t.Fatalf("%s: %v", sh.Name, err)
+		}
+		if probe := sh.Core[:min(len(sh.Core), 16)]; strings.Contains(err.Error(), probe) {
+			t.Errorf("%s: the error repeats the key: %v", sh.Name, err)
 		}
 	}
 }

@@ -31,7 +31,7 @@ func strictCheck(data []byte) error {
 	case je.Kind == strictjson.TooDeep:
 		why = fmt.Sprintf("nested deeper than %d", strictjson.MaxDepth)
 	case je.Kind == strictjson.DuplicateKey:
-		why = je.Reason
+		why = fmt.Sprintf("%s at byte %d", je.Reason, je.Offset)
 	case strings.HasPrefix(je.Reason, "unexpected end of input"), je.Reason == "unterminated string":
 		why = "unexpected end of input (truncated?)"
 	}
