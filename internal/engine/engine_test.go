@@ -1044,3 +1044,24 @@ func TestDamagedReportLeavesTheEndingUntold(t *testing.T) {
 		t.Fatalf("the ending the damaged report did not show was taken as told: %q", r.Report)
 	}
 }
+
+// A line refused for what it says (a secret made by joining two fields) is not owed, so its
+// warning does not promise a retry that never comes.
+func TestRefusedLineIsNotPromisedARetry(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "debug", Context: "DB password"}))(t)
+	res := must(en.Complete("Tr0ub4dor&3x"))(t)
+	var said string
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "auto-memory line not written") {
+			said = w
+		}
+	}
+	if said == "" || strings.Contains(said, "retries") || strings.Contains(said, "Tr0ub4dor") {
+		t.Fatalf("warnings %q", res.Warnings)
+	}
+	if strings.Contains(e.readMemory("MEMORY.md"), "Tr0ub4dor") {
+		t.Fatal("the secret reached MEMORY.md")
+	}
+}

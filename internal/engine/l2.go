@@ -67,11 +67,13 @@ func (e *Engine) recordL2(lines []string, quiet bool) (wrote, owed []string, war
 func (e *Engine) writeLines(lines []string, quiet bool) (wrote, owed []string, warning string) {
 	for _, l := range lines {
 		if err := e.mem.Record(l); err != nil {
+			retry := ""
 			if memory.IsUnavailable(err) {
 				owed = append(owed, l)
+				retry = " (Cairn retries after the next turn)"
 			}
 			if !quiet || !memory.LeftAlone(err) {
-				warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+				warning = "auto-memory line not written" + retry + ": " + err.Error()
 			}
 		} else {
 			wrote = append(wrote, l)
