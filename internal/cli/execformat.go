@@ -37,32 +37,15 @@ func foreignBinary(p string) string {
 			return ""
 		}
 		goos = "windows"
-		switch pf.Machine {
-		case pe.IMAGE_FILE_MACHINE_AMD64:
-			goarch = "amd64"
-		case pe.IMAGE_FILE_MACHINE_ARM64:
-			goarch = "arm64"
-		case pe.IMAGE_FILE_MACHINE_I386:
-			goarch = "386"
-		case pe.IMAGE_FILE_MACHINE_ARMNT:
-			goarch = "arm"
-		}
+		goarch = map[uint16]string{pe.IMAGE_FILE_MACHINE_AMD64: "amd64", pe.IMAGE_FILE_MACHINE_ARM64: "arm64",
+			pe.IMAGE_FILE_MACHINE_I386: "386", pe.IMAGE_FILE_MACHINE_ARMNT: "arm"}[pf.Machine]
 	default:
 		mf, err := macho.NewFile(f)
 		if err != nil {
 			return ""
 		}
 		goos = "darwin"
-		switch mf.Cpu {
-		case macho.CpuAmd64:
-			goarch = "amd64"
-		case macho.CpuArm64:
-			goarch = "arm64"
-		case macho.Cpu386:
-			goarch = "386"
-		case macho.CpuArm:
-			goarch = "arm"
-		}
+		goarch = map[macho.Cpu]string{macho.CpuAmd64: "amd64", macho.CpuArm64: "arm64", macho.Cpu386: "386", macho.CpuArm: "arm"}[mf.Cpu]
 	}
 	if goarch == "" {
 		goarch = "unknown CPU"
