@@ -574,21 +574,7 @@ func TestResumeKeepsLaterLocalChanges(t *testing.T) {
 	b.setVarKey("WF_B", "b")
 	b.sync(r, "")
 
-	t.Cleanup(func() { remotesync.SetStepHook(nil) })
-	remotesync.SetStepHook(func(step string) {
-		if step == "adopted" {
-			panic("killed")
-		}
-	})
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Fatal("the sync did not reach the adoption")
-			}
-		}()
-		remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
-	}()
-	remotesync.SetStepHook(nil)
+	killAfterAdoption(t, a.st, r, a.en)
 
 	a.setVarKey("WF_X", "3") // acknowledged here after the adoption
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
@@ -673,21 +659,7 @@ func TestOwedReplayIsFoundExactly(t *testing.T) {
 			b.setVarKey("WF_B", "b")
 			b.sync(r, "")
 
-			t.Cleanup(func() { remotesync.SetStepHook(nil) })
-			remotesync.SetStepHook(func(step string) {
-				if step == "adopted" {
-					panic("killed")
-				}
-			})
-			func() {
-				defer func() {
-					if recover() == nil {
-						t.Fatal("the sync did not reach the adoption")
-					}
-				}()
-				remotesync.Sync(ctx, st, r, "origin", "", remotesync.EngineReplayer(a.en))
-			}()
-			remotesync.SetStepHook(nil)
+			killAfterAdoption(t, st, r, a.en)
 			if name == "many archives since" {
 				for i := range 21 {
 					doc := fmt.Sprintf(`{"version":"2.0","workflow_id":"other-%d","type":"apex","state":"analyze","status":"active","revision":1}`, i)
@@ -708,4 +680,24 @@ func TestOwedReplayIsFoundExactly(t *testing.T) {
 			agree(t, r, a, b)
 		})
 	}
+}
+
+// killAfterAdoption runs a sync that dies (a panic standing in for kill -9) right after it
+// adopted the remote's line, before replaying this machine's changes: the next sync owes the
+// replay.
+func killAfterAdoption(t *testing.T, st *store.Store, r remote.Backend, en *engine.Engine) {
+	t.Helper()
+	t.Cleanup(func() { remotesync.SetStepHook(nil) })
+	remotesync.SetStepHook(func(step string) {
+		if step == "adopted" {
+			panic("killed")
+		}
+	})
+	defer remotesync.SetStepHook(nil)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("the sync did not reach the adoption")
+		}
+	}()
+	remotesync.Sync(context.Background(), st, r, "origin", "", remotesync.EngineReplayer(en))
 }
