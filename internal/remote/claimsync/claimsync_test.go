@@ -408,23 +408,12 @@ func TestOneNotePerLostClaim(t *testing.T) {
 	if _, err := a.task("t1", "running"); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	later := time.Duration(0)
-	other := claim.New(f.Backend, "wf-1", "X", time.Minute, func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return time.Now().Add(later)
-	})
-	if err := other.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	other, twoMinutesLater := machineX(t, f.Backend)
 	f.set(true)
 	if _, err := a.task("t1", "running"); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	later = 2 * time.Minute
-	mu.Unlock()
+	twoMinutesLater()
 	if _, err := other.Claim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}
@@ -517,25 +506,14 @@ func TestOfflineDoneAfterTheLeaseIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var mu sync.Mutex
-	later := time.Duration(0)
-	other := claim.New(f.Backend, "wf-1", "X", time.Minute, func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return time.Now().Add(later)
-	})
-	if err := other.Refresh(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	other, twoMinutesLater := machineX(t, f.Backend)
 	f.set(true)
 	a.vars[claimsync.EnvClockSkew] = "30s"
 	if _, err := a.task("t2", "done"); err != nil {
 		t.Fatalf("offline, within the lease, done on a task held here: %v", err)
 	}
 	a.vars[claimsync.EnvClockSkew] = "2m"
-	mu.Lock()
-	later = 2 * time.Minute
-	mu.Unlock()
+	twoMinutesLater()
 	if _, err := other.Claim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}
@@ -600,5 +578,26 @@ func TestSecretOnTheLineDoesNotStopClaims(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(a.opt.StateDir, claimsync.Doc+".json")); err != nil || strings.Contains(string(data), token) || strings.Contains(string(data), other) || !strings.Contains(string(data), `"t1"`) {
 		t.Fatalf("claims state: %v\n%s", err, data)
+	}
+}
+
+// machineX is another machine on the claims line of wf-1, with a one-minute lease, whose
+// clock can be moved two minutes on: past the lease of a claim it read.
+func machineX(t *testing.T, b remote.Backend) (*claim.Claimer, func()) {
+	t.Helper()
+	var mu sync.Mutex
+	later := time.Duration(0)
+	x := claim.New(b, "wf-1", "X", time.Minute, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Add(later)
+	})
+	if err := x.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return x, func() {
+		mu.Lock()
+		later = 2 * time.Minute
+		mu.Unlock()
 	}
 }
