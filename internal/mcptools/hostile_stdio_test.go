@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // gateServer is the binary on a workflow at apex's approval phase plan, with a client that
@@ -16,20 +14,7 @@ import (
 // of the question the server put to the person.
 func gateServer(t *testing.T) (*project, *rawServer, json.RawMessage) {
 	t.Helper()
-	p := newProject(t)
-	seed := p.other(t, "seed")
-	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "one gate"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRaw(t, p)
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if resp := r.next(5 * time.Second); resp.Error != nil {
-		t.Fatalf("initialize: %+v", resp.Error)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p, r := atTheGate(t, "one gate")
 	r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
 	var ask struct {
 		ID     json.RawMessage `json:"id"`

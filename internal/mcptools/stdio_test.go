@@ -569,20 +569,7 @@ func TestStdioNumberOutOfRange(t *testing.T) {
 // for the person, so every slot is taken. It returns the ids of the questions asked.
 func askingServer(t *testing.T) (*project, *rawServer, []json.RawMessage) {
 	t.Helper()
-	p := newProject(t)
-	seed := p.other(t, "seed")
-	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: "busy gate"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
-		t.Fatal(err)
-	}
-	r := startRaw(t, p)
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	if resp := r.next(5 * time.Second); resp.Error != nil {
-		t.Fatalf("initialize: %+v", resp.Error)
-	}
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p, r := atTheGate(t, "busy gate")
 	const slots = 16
 	for i := range slots {
 		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`, i+1))
@@ -687,4 +674,25 @@ func TestStdioQueueBounded(t *testing.T) {
 			t.Errorf("call %s answered with a protocol error %+v", resp.ID, resp.Error)
 		}
 	}
+}
+
+// atTheGate is the binary on a workflow (context ctx) at apex's approval phase plan, with a
+// client that declares elicitation and has finished the handshake.
+func atTheGate(t *testing.T, ctx string) (*project, *rawServer) {
+	t.Helper()
+	p := newProject(t)
+	seed := p.other(t, "seed")
+	if _, err := seed.Start(engine.StartRequest{Type: "apex", Context: ctx}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	r := startRaw(t, p)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return p, r
 }
