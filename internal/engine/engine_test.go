@@ -639,9 +639,7 @@ func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	state := en.StateDir()
-	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
-	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	damage(en, "apex-dmg")
 	for range 2 {
 		r := en.Resume(engine.ResumeOptions{})
 		text := strings.Join(r.Warnings, " ") + r.Report + r.SystemMessage
@@ -846,9 +844,7 @@ func TestDamagedWorkflowGetsNoTitle(t *testing.T) {
 	if got := engine.Title(en.Resume(engine.ResumeOptions{ReportOnly: true})); got != "Cairn: apex · analyze" {
 		t.Fatalf("title of a readable workflow %q", got)
 	}
-	state := en.StateDir()
-	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
-	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	damage(en, "apex-dmg")
 	res := en.Resume(engine.ResumeOptions{ReportOnly: true})
 	if res.Tier != "Damaged" {
 		t.Fatalf("tier %q, want Damaged", res.Tier)
@@ -865,9 +861,7 @@ func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	state := en.StateDir()
-	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
-	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	damage(en, "apex-dmg")
 	a := en.CompactAnchor()
 	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
 		strings.Contains(a, "warning") {
@@ -1064,4 +1058,11 @@ func TestRefusedLineIsNotPromisedARetry(t *testing.T) {
 	if strings.Contains(e.readMemory("MEMORY.md"), "Tr0ub4dor") {
 		t.Fatal("the secret reached MEMORY.md")
 	}
+}
+
+// damage makes the active workflow id unreadable from both its snapshot and its journal.
+func damage(en *engine.Engine, id string) {
+	state := en.StateDir()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.WriteFile(filepath.Join(state, "journal", id+".jsonl"), []byte("not a journal\n"), 0o600)
 }
