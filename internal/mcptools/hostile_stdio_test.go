@@ -158,20 +158,10 @@ func TestStdioUnparsableRequestAnsweredWithItsID(t *testing.T) {
 	r := startRaw(t, newProject(t))
 	r.initialize()
 	deep := strings.Repeat(`{"a":`, 20_000) + "1" + strings.Repeat("}", 20_000)
-	for _, tc := range []struct{ msg, id string }{
+	answeredWithTheirIDs(t, r, "unparsable", -32700, 5*time.Second, []idCase{
 		{`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"transition","arguments":{"to":"plan","checkpoint":` + deep + `}}}`, "41"},
 		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":` + deep + `}},"jsonrpc":"2.0","id":"req-42"}`, `"req-42"`},
 		{`this is not json`, "null"},
-	} {
-		r.send(tc.msg)
-		resp := r.next(5 * time.Second)
-		if resp.Error == nil || resp.Error.Code != -32700 || string(resp.ID) != tc.id {
-			t.Errorf("unparsable message with id %s answered with id %s (error %+v)", tc.id, resp.ID, resp.Error)
-		}
-	}
-	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
-		t.Errorf("ping after unparsable messages: %+v", resp)
-	}
+	})
 	r.checkStdout()
 }

@@ -368,24 +368,14 @@ func TestStdioOversizedAnsweredWithItsID(t *testing.T) {
 	r := startRaw(t, newProject(t))
 	r.initialize()
 	pad := strings.Repeat("x", 5<<20)
-	for _, tc := range []struct{ msg, id string }{
+	answeredWithTheirIDs(t, r, "oversized", -32600, 10*time.Second, []idCase{
 		{`{"method":"tools/call","params":{"name":"update_task","arguments":{"id":"t1","status":"running","note":"` + pad + `"}},"jsonrpc":"2.0","id":11}`, "11"},
 		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":{"a":"` + pad + `"}}},"jsonrpc":"2.0","id":"req-12"}` + "\r", `"req-12"`},
 		{`{"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":{"id":13,"a":"` + pad + `"}}},"jsonrpc":"2.0" , "id" : 14 }`, "14"},
 		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"update_task","arguments":{"id":"t1","note":"` + pad + `"}},"id":15}`, "15"},
 		{`{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"x","data":{"id":1,"a":"` + pad + `"}}}}`, "16"},
 		{`{"jsonrpc":"2.0","method":"x\",\"id\":17","params":{"a":"` + pad + `"}}`, "null"}, // a notification
-	} {
-		r.send(tc.msg)
-		resp := r.next(10 * time.Second)
-		if resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != tc.id {
-			t.Errorf("oversized message with id %s answered with id %s (error %+v)", tc.id, resp.ID, resp.Error)
-		}
-	}
-	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
-	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
-		t.Errorf("ping after oversized messages: %+v", resp)
-	}
+	})
 }
 
 // TestStdioArgumentErrors: bad arguments over the real transport are tool results with isError,
@@ -695,4 +685,24 @@ func atTheGate(t *testing.T, ctx string) (*project, *rawServer) {
 	}
 	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return p, r
+}
+
+type idCase struct{ msg, id string }
+
+// answeredWithTheirIDs sends each message, which the server cannot take (what it is), and
+// wants the JSON-RPC error code for it answered with the id the message carries, so that the
+// client stops waiting for that call; then a ping is still answered.
+func answeredWithTheirIDs(t *testing.T, r *rawServer, what string, code int, wait time.Duration, cases []idCase) {
+	t.Helper()
+	for _, tc := range cases {
+		r.send(tc.msg)
+		resp := r.next(wait)
+		if resp.Error == nil || resp.Error.Code != code || string(resp.ID) != tc.id {
+			t.Errorf("%s message with id %s answered with id %s (error %+v)", what, tc.id, resp.ID, resp.Error)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after %s messages: %+v", what, resp)
+	}
 }
