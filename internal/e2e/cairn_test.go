@@ -859,16 +859,7 @@ func TestCairnStopAsksOnce(t *testing.T) {
 
 	// Turn 1: block, then the continuation's Stop (stop_hook_active) lets it end; turn 2: the
 	// same set, not asked again; turn 3: a new set, asked once, then let end.
-	stops := requireHooksOK(t, r, "Stop")
-	var decisions []string
-	for _, h := range stops {
-		d := parseHookOutput(t, h).Decision
-		if d == "" {
-			d = "-"
-		}
-		decisions = append(decisions, d)
-	}
-	if got := strings.Join(decisions, ","); got != "block,-,-,block,-" {
+	if got := stopDecisions(t, r); got != "block,-,-,block,-" {
 		t.Errorf("Stop decisions %s, want block,-,-,block,-", got)
 	}
 	var results []string
@@ -878,4 +869,19 @@ func TestCairnStopAsksOnce(t *testing.T) {
 	if want := []string{"I will write the tests next", "second turn done", "I will fix the log first"}; !slices.Equal(results, want) {
 		t.Errorf("turn results %q, want %q", results, want)
 	}
+}
+
+// stopDecisions is the Stop hooks' decisions in order, "-" for one that let the turn end:
+// "block,-" is a block and the continuation it asked for.
+func stopDecisions(t testing.TB, r *Run) string {
+	t.Helper()
+	var decisions []string
+	for _, h := range requireHooksOK(t, r, "Stop") {
+		d := parseHookOutput(t, h).Decision
+		if d == "" {
+			d = "-"
+		}
+		decisions = append(decisions, d)
+	}
+	return strings.Join(decisions, ",")
 }

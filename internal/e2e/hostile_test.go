@@ -153,16 +153,8 @@ func TestCairnStopAnswerNotAskedAgain(t *testing.T) {
 	if st := w.readState(t); st.Enforcement == nil || len(st.Enforcement.Violations) != 1 || st.Enforcement.Violations[0].Code != "V-TEST-03" {
 		t.Fatalf("enforcement on disk %+v, want the one violation the answer recorded", st.Enforcement)
 	}
-	var decisions []string
-	for _, h := range requireHooksOK(t, r, "Stop") {
-		d := parseHookOutput(t, h).Decision
-		if d == "" {
-			d = "-"
-		}
-		decisions = append(decisions, d)
-	}
 	// Turn 1 asks once; its answer ends (stop_hook_active); turn 2 is not asked again.
-	if got := strings.Join(decisions, ","); got != "block,-,-" {
+	if got := stopDecisions(t, r); got != "block,-,-" {
 		t.Errorf("Stop decisions %s, want block,-,-", got)
 	}
 	var results []string
