@@ -465,14 +465,7 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 	stamp := filepath.Join(bin, ".checksums")
 	want, _ := os.ReadFile(sums)
 	got, err := os.ReadFile(stamp)
-	// The launcher's read ends every line with a newline, the last one too.
-	if len(want) > 0 && want[len(want)-1] != '\n' {
-		want = append(want, '\n')
-	}
-	if len(got) > 0 && got[len(got)-1] != '\n' {
-		got = append(got, '\n')
-	}
-	if bytes.Equal(got, want) {
+	if SameStamp(got, want) {
 		return true, stamp + " matches " + sums
 	}
 	why := stamp + " differs from " + sums
@@ -480,6 +473,15 @@ func stampCheck(root, bin string, names []string) (bool, string) {
 		why = bin + " has no .checksums stamp"
 	}
 	return false, fmt.Sprintf("%s in %s are stale: built from other sources than this plugin (%s), so the hooks do not run them", strings.Join(names, ", "), bin, why)
+}
+
+// SameStamp compares a binary set's stamp with the plugin's checksums as the launcher's
+// cairn_read does: each line ended by a newline, one added after a last line without it. So a
+// non-empty text equals another when both are the same without one final newline, and an
+// empty text equals only itself.
+func SameStamp(a, b []byte) bool {
+	nl := []byte("\n")
+	return (len(a) == 0) == (len(b) == 0) && bytes.Equal(bytes.TrimSuffix(a, nl), bytes.TrimSuffix(b, nl))
 }
 
 // refreshCommand is the one command that puts this machine's binaries of this plugin into

@@ -1,13 +1,13 @@
 package hook
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 // The launcher's fast path (hooks/launch). sh's read builtin reads a file one byte per system
@@ -37,15 +37,7 @@ func staleLaunch(getenv func(string) string) (root string, stale bool) {
 	// A file that cannot be read is empty, as the launcher reads it.
 	plugin, _ := durable.ReadPath(filepath.Join(root, "release", "checksums.txt"), 1<<20, true)
 	own, _ := durable.ReadPath(filepath.Join(dir, ".checksums"), 1<<20, true)
-	return root, root == "" || !sameLines(plugin, own)
-}
-
-// sameLines compares two texts as the launcher's cairn_read does: each line ended by a
-// newline, one added after a last line without it. So a non-empty text equals another when
-// both are the same without one final newline, and an empty text equals only itself.
-func sameLines(a, b []byte) bool {
-	nl := []byte("\n")
-	return (len(a) == 0) == (len(b) == 0) && bytes.Equal(bytes.TrimSuffix(a, nl), bytes.TrimSuffix(b, nl))
+	return root, root == "" || !engine.SameStamp(plugin, own)
 }
 
 // handBack runs the launcher again (name: this hook's binary), with the check left to it. It
