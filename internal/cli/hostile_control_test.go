@@ -12,13 +12,17 @@ import (
 
 // TestHumanOutputHasNoRawControls stores text full of terminal escapes, bidi overrides,
 // zero-width, tag and other invisible characters in every field a person sees (context,
-// notes, task ids, outputs, outcome, vars, checkpoint and log content), then runs every
+// notes, outputs, outcome, vars, checkpoint and log content), then runs every
 // human-readable command: no output may carry one of those characters raw.
 func TestHumanOutputHasNoRawControls(t *testing.T) {
 	nasty := "ctx\x1b[31mred\x1b[0m \u202eevil\u202c \u200bzw\u2066iso\u2069 tag\U000E0041 \u00adsoft \x07bell\rreturn\x7fdel \u0085nel \ufe0fvs \u061calm"
 	p := newCLIProject(t)
 	mustRun(t, p, "", "start", "apex", nasty)
-	mustRun(t, p, "", "task", "t1"+"\u202e", "running", "--note", nasty)
+	// A new task id with such a character would read as another task's: refused.
+	if code, out := p.run("", "task", "t1"+"\u202e", "running"); code == 0 || !strings.Contains(out, "control or invisible") {
+		t.Fatalf("a look-alike task id: exit %d: %s", code, out)
+	}
+	mustRun(t, p, "", "task", "t1", "running", "--note", nasty)
 	mustRun(t, p, "", "transition", "plan", "--note", nasty, "--output", "out\u202e.md")
 	mustRun(t, p, "", "vars", "set", "PLAN_NOTE", nasty)
 	mustRun(t, p, "", "checkpoint", "save", "plan", `{"n":"\u001b[2J\u202e"}`)

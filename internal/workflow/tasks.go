@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -73,6 +74,11 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	if i < 0 {
 		if u.Status != TaskPending && u.Status != TaskRunning {
 			return Result{}, &TaskStatusError{ID: id, To: u.Status}
+		}
+		// "t1" and "t1" with a zero-width space look the same and would be two tasks. A task
+		// already stored with such an id (an older Cairn took them) stays updatable.
+		if !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r != ' ' && textsafe.Dropped(r) }) {
+			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
 		}
 		t := Task{ID: id, Phase: r.State, Status: u.Status, Output: u.Output, Note: textsafe.OneLine(u.Note), UpdatedAt: now}
 		if u.Status == TaskRunning {

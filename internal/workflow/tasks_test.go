@@ -109,3 +109,25 @@ func TestTaskAddAndDetails(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+// A new task's id with a control or invisible character would read as another task's ("t1"
+// and "t1" with a zero-width space): refused, as update_task's pattern refuses it. One stored
+// so by an older Cairn stays updatable.
+func TestLookAlikeTaskIDIsRefused(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex"))
+	for _, id := range []string{"t1\u200b", "t1\u202e", "t\x1b[2J1", "t1\xff", "t1\u00ad"} {
+		if _, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: "running"}, t0, alice); err == nil ||
+			!strings.Contains(err.Error(), "control or invisible") {
+			t.Errorf("new task %q: %v", id, err)
+		}
+	}
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "run the tests", Status: "running"}, t0, alice)
+	if err != nil {
+		t.Fatalf("an id with spaces: %v", err)
+	}
+	old := res.Record
+	old.Tasks = append(old.Tasks, workflow.Task{ID: "t2\u200b", Phase: old.State, Status: "running"})
+	if _, err := workflow.UpdateTask(old, workflow.TaskUpdate{ID: "t2\u200b", Status: "done"}, t0, alice); err != nil {
+		t.Fatalf("a stored look-alike id: %v", err)
+	}
+}

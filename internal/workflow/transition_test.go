@@ -370,7 +370,8 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 	task("t2", workflow.TaskPending)
 	task("t3", workflow.TaskRunning)
 	task("t3", workflow.TaskDone)
-	task("odd\x1b[31m[x](y)", workflow.TaskPending)
+	// An id an older Cairn stored with an escape in it (new ones are refused): cleaned for the line.
+	r.Tasks = append(r.Tasks, workflow.Task{ID: "odd\x1b[31m[x](y)", Phase: r.State, Status: workflow.TaskPending, UpdatedAt: at})
 
 	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "fix"}, at.Add(time.Minute), alice)
 	if err != nil {
