@@ -16,19 +16,7 @@ func gateServer(t *testing.T) (*project, *rawServer, json.RawMessage) {
 	t.Helper()
 	p, r := atTheGate(t, "one gate")
 	r.send(`{"jsonrpc":"2.0","id":"move","method":"tools/call","params":{"name":"transition","arguments":{"to":"implement"}}}`)
-	var ask struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	select {
-	case line := <-r.lines:
-		if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
-			t.Fatalf("want the server to ask the person, got %q", line)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the server did not ask the person; stderr:\n%s", r.stderr)
-	}
-	return p, r, ask.ID
+	return p, r, nextAsk(t, r, "the server did not ask the person")
 }
 
 // TestStdioEOFWhileThePersonIsAsked: once stdin has ended no answer to a question can arrive,

@@ -566,19 +566,7 @@ func askingServer(t *testing.T) (*project, *rawServer, []json.RawMessage) {
 	}
 	var asks []json.RawMessage
 	for range slots {
-		var ask struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		select {
-		case line := <-r.lines:
-			if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
-				t.Fatalf("want the server to ask the person, got %q", line)
-			}
-			asks = append(asks, ask.ID)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the server asked the person %d times, want %d; stderr:\n%s", len(asks), slots, r.stderr)
-		}
+		asks = append(asks, nextAsk(t, r, fmt.Sprintf("the server asked the person %d times, want %d", len(asks), slots)))
 	}
 	return p, r, asks
 }
@@ -705,4 +693,23 @@ func answeredWithTheirIDs(t *testing.T, r *rawServer, what string, code int, wai
 	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
 		t.Errorf("ping after %s messages: %+v", what, resp)
 	}
+}
+
+// nextAsk reads the server's next message, which must be a question to the person
+// (elicitation/create), and returns its id; missing says what went wrong when none comes.
+func nextAsk(t *testing.T, r *rawServer, missing string) json.RawMessage {
+	t.Helper()
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	select {
+	case line := <-r.lines:
+		if err := json.Unmarshal(line, &ask); err != nil || ask.Method != "elicitation/create" {
+			t.Fatalf("want the server to ask the person, got %q", line)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s; stderr:\n%s", missing, r.stderr)
+	}
+	return ask.ID
 }
