@@ -566,13 +566,7 @@ func TestResumeKeepsLaterLocalChanges(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	a.start("wf-resume", "resume")
-	a.setVarKey("WF_X", "1")
-	a.sync(r, "")
-	b.sync(r, "")
-	a.setVarKey("WF_X", "2") // loses the race
-	b.setVarKey("WF_B", "b")
-	b.sync(r, "")
+	raceOnWFX(a, b, r, "wf-resume")
 
 	killAfterAdoption(t, a.st, r, a.en)
 
@@ -651,13 +645,7 @@ func TestOwedReplayIsFoundExactly(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { st.Close() })
-			a.start("wf-owed", "owed")
-			a.setVarKey("WF_X", "1")
-			a.sync(r, "")
-			b.sync(r, "")
-			a.setVarKey("WF_X", "2") // loses the race
-			b.setVarKey("WF_B", "b")
-			b.sync(r, "")
+			raceOnWFX(a, b, r, "wf-owed")
 
 			killAfterAdoption(t, st, r, a.en)
 			if name == "many archives since" {
@@ -700,4 +688,16 @@ func killAfterAdoption(t *testing.T, st *store.Store, r remote.Backend, en *engi
 		}
 	}()
 	remotesync.Sync(context.Background(), st, r, "origin", "", remotesync.EngineReplayer(en))
+}
+
+// raceOnWFX starts workflow id on a, shares it with b, then a sets WF_X=2 while b sets WF_B=b
+// and syncs first: a's change loses the race, and its next sync adopts b's line.
+func raceOnWFX(a, b *machine, r remote.Backend, id string) {
+	a.start(id, strings.TrimPrefix(id, "wf-"))
+	a.setVarKey("WF_X", "1")
+	a.sync(r, "")
+	b.sync(r, "")
+	a.setVarKey("WF_X", "2") // loses the race
+	b.setVarKey("WF_B", "b")
+	b.sync(r, "")
 }
