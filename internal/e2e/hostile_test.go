@@ -405,3 +405,63 @@ func TestCairnWrongArgumentTypes(t *testing.T) {
 		t.Errorf("the transition's checkpoint is kept as %v, want the object", st.Phases["analyze"].Metadata)
 	}
 }
+
+// The model passes strings that read as other JSON ("true", "false", "123", "null", an object
+// as text) to arguments whose schema says string: Claude Code passes them on unchanged
+// (TestToyArgumentsRewrittenBySchema), and Cairn stores each as the string the model meant,
+// in a variable, a task's output and note, and a checkpoint's name.
+func TestCairnStringArgumentsKeptAsStrings(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	vars := map[string]string{"WF_FLAG": "true", "WF_OFF": "false", "WF_COUNT": "123", "WF_NONE": "null", "WF_JSON": `{"a":1}`}
+	calls := []struct {
+		tool  string
+		input map[string]any
+	}{
+		{"set_vars", map[string]any{"vars": vars}},
+		{"update_task", map[string]any{"id": "t1", "status": "running", "output": "true", "note": "false"}},
+		{"update_task", map[string]any{"id": "t2", "status": "running", "output": "123", "note": `{"a":1}`}},
+		{"save_checkpoint", map[string]any{"name": "true", "data": map[string]any{"k": "null"}}},
+		{"save_checkpoint", map[string]any{"name": "null", "data": []any{"false"}}},
+	}
+	steps := make([]mockapi.Step, 0, len(calls)+1)
+	for i, c := range calls {
+		when := afterToolResult
+		if i == 0 {
+			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("STRINGS-PROMPT"))
+		}
+		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool+" "+itoa(i)))
+	}
+	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
+	r := w.run(t, RunOptions{Prompt: "STRINGS-PROMPT: record it"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	requireToolResultsOK(t, r, len(calls))
+
+	var st struct {
+		Vars  map[string]string `json:"vars"`
+		Tasks []struct {
+			ID     string `json:"id"`
+			Output string `json:"output"`
+			Note   string `json:"note"`
+		} `json:"tasks"`
+	}
+	readJSON(t, filepath.Join(w.stateDir(), "workflow-state.json"), &st)
+	if !reflect.DeepEqual(st.Vars, vars) {
+		t.Errorf("vars on disk %q, want %q", st.Vars, vars)
+	}
+	tasks := map[string][2]string{}
+	for _, tk := range st.Tasks {
+		tasks[tk.ID] = [2]string{tk.Output, tk.Note}
+	}
+	if want := map[string][2]string{"t1": {"true", "false"}, "t2": {"123", `{"a":1}`}}; !reflect.DeepEqual(tasks, want) {
+		t.Errorf("tasks' output and note on disk %q, want %q", tasks, want)
+	}
+	for name, want := range map[string]string{"true": `{"k":"null"}`, "null": `["false"]`} {
+		if got := readFile(t, filepath.Join(w.stateDir(), "checkpoints", name+".json")); got != want {
+			t.Errorf("checkpoints/%s.json = %q, want %q", name, got, want)
+		}
+	}
+}

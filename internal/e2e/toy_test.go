@@ -278,3 +278,69 @@ func containsString(list []string, s string) bool {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Claude Code rewrites a tool call's arguments against the tool's input schema before the MCP
+// server sees them, by the declared type of each top-level property: a string holding a JSON
+// object becomes the object where the type is "object" (also {"type":["object","array"]}), one
+// holding an array becomes the array only where the type is "array" (not for the union), "true"
+// and "false" become booleans only where it is "boolean", "123" a number only where it is
+// "number". A property typed "string" gets the string unchanged, whatever it holds, and values
+// nested in objects and arrays are never rewritten. Cairn's argument decoding rests on this
+// (mcptools/decode.go).
+func TestToyArgumentsRewrittenBySchema(t *testing.T) {
+	t.Parallel()
+	w, _ := newToyWorld(t)
+	fields := []string{"str", "bool", "num", "obj", "arr", "json", "map"}
+	cases := []struct {
+		value   string
+		rewrite map[string]string // field -> the JSON that arrives, where not the string itself
+	}{
+		{"true", map[string]string{"bool": `true`}},
+		{"false", map[string]string{"bool": `false`}},
+		{"123", map[string]string{"num": `123`}},
+		{"null", nil},
+		{`{"a":1}`, map[string]string{"obj": `{"a":1}`, "json": `{"a":1}`, "map": `{"a":1}`}},
+		{`["x"]`, map[string]string{"arr": `["x"]`}},
+	}
+	inputs := make([]map[string]any, 0, len(cases)+1)
+	wants := make([]string, 0, len(cases)+1)
+	for _, c := range cases {
+		in, want := map[string]any{}, map[string]json.RawMessage{}
+		for _, f := range fields {
+			in[f] = c.value
+			s, _ := json.Marshal(c.value)
+			want[f] = s
+			if r, ok := c.rewrite[f]; ok {
+				want[f] = json.RawMessage(r)
+			}
+		}
+		b, _ := json.Marshal(want)
+		inputs, wants = append(inputs, in), append(wants, string(b))
+	}
+	nested := map[string]any{"map": map[string]any{"K": "true", "N": "123"}, "arr": []any{"false", `{"a":1}`}, "obj": map[string]any{"x": "null"}}
+	b, _ := json.Marshal(nested)
+	inputs, wants = append(inputs, nested), append(wants, string(b))
+
+	steps := make([]mockapi.Step, 0, len(inputs)+1)
+	for i, in := range inputs {
+		when := afterToolResult
+		if i == 0 {
+			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("PROBE-PROMPT"))
+		}
+		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("probing", toyPlugin.Tool("probe"), in)).Named("probe "+itoa(i)))
+	}
+	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("probed")).Named("end"))...)
+	r := w.run(t, RunOptions{Prompt: "PROBE-PROMPT: probe"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	trs := r.ToolResults()
+	if len(trs) != len(inputs) {
+		t.Fatalf("%d tool results, want %d: %+v", len(trs), len(inputs), trs)
+	}
+	for i, tr := range trs {
+		if got := strings.TrimPrefix(tr.Text, "TOY-ARGS: "); tr.IsError || got != wants[i] {
+			t.Errorf("the model sent %v; the server got %s (error %v), want %s", inputs[i], got, tr.IsError, wants[i])
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Command toy-mcp is the throwaway plugin's MCP server (stdio, mcp-go), used only to prove the
-// end-to-end harness. Its one tool, echo, answers with the text it got plus the session id and
-// parent pid the server sees. Every JSON-RPC line it reads is logged to $TOY_LOG.
+// end-to-end harness. Its tool echo answers with the text it got plus the session id and parent
+// pid the server sees; probe answers with its arguments as they arrived. Every JSON-RPC line it
+// reads is logged to $TOY_LOG.
 package main
 
 import (
@@ -24,6 +25,9 @@ func main() {
 		mcp.WithDescription("Echo the text back, with the session the server sees."),
 		mcp.WithString("text", mcp.Required(), mcp.Description("Text to echo")),
 	), echo)
+	// probe shows what arrives for each schema type: Claude Code rewrites some arguments
+	// against the schema before the server sees them (toy_test.go).
+	s.AddTool(mcp.NewToolWithRawSchema("probe", "Answer with the arguments as received.", json.RawMessage(probeSchema)), probe)
 
 	var stdin io.Reader = os.Stdin
 	if path := os.Getenv("TOY_LOG"); path != "" {
@@ -41,6 +45,21 @@ func echo(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, erro
 	}
 	return mcp.NewToolResultText(fmt.Sprintf("TOY-ECHO: %s session=%s ppid=%d",
 		text, os.Getenv("CLAUDE_CODE_SESSION_ID"), os.Getppid())), nil
+}
+
+// probeSchema has one property of each JSON type an MCP tool schema uses.
+const probeSchema = `{"type":"object","properties":{` +
+	`"str":{"type":"string"},"bool":{"type":"boolean"},"num":{"type":"number"},` +
+	`"obj":{"type":"object"},"arr":{"type":"array","items":{"type":"string"}},` +
+	`"json":{"type":["object","array"]},"map":{"type":"object","additionalProperties":{"type":"string"}}` +
+	`},"additionalProperties":false}`
+
+func probe(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	return mcp.NewToolResultText("TOY-ARGS: " + string(b)), nil
 }
 
 // lineLogger appends what the server reads, one log line per JSON-RPC message.
