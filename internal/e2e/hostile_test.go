@@ -353,7 +353,9 @@ func TestCairnKilledThenContinued(t *testing.T) {
 // The model gets argument types wrong. What Claude Code does not fix itself (a number for a
 // string, a number inside the variables map) reaches Cairn and is refused in one line naming
 // the argument, with nothing changed; a JSON object sent as text in a string is parsed by
-// Claude Code against the schema and lands as the object.
+// Claude Code against the schema and lands as the object. A checkpoint's data sent as the
+// text of an array, which Claude Code leaves a string for that argument's type (object or
+// array), is read by Cairn and saved as the array.
 func TestCairnWrongArgumentTypes(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, cairnPlugin)
@@ -368,6 +370,7 @@ func TestCairnWrongArgumentTypes(t *testing.T) {
 		{"update_task", map[string]any{"id": 1, "status": "running"}, `update_task was not run (nothing was changed): argument "id" must be a string`},
 		{"set_vars", map[string]any{"vars": map[string]any{"PLAN_PATH": 3}}, `set_vars was not run (nothing was changed): argument "vars.PLAN_PATH" must be a string, not a number`},
 		{"transition", map[string]any{"to": "plan", "checkpoint": `{"files":["upload.go"]}`}, ""},
+		{"save_checkpoint", map[string]any{"name": "files", "data": `["upload.go","retry.go"]`}, ""},
 	}
 	var steps []mockapi.Step
 	for i, c := range calls {
@@ -403,6 +406,9 @@ func TestCairnWrongArgumentTypes(t *testing.T) {
 	}
 	if cp, _ := st.Phases["analyze"].Metadata["checkpoint"].(map[string]any); cp == nil || !reflect.DeepEqual(cp["files"], []any{"upload.go"}) {
 		t.Errorf("the transition's checkpoint is kept as %v, want the object", st.Phases["analyze"].Metadata)
+	}
+	if got := readFile(t, filepath.Join(w.stateDir(), "checkpoints", "files.json")); got != `["upload.go","retry.go"]` {
+		t.Errorf("checkpoints/files.json = %q, want the array", got)
 	}
 }
 

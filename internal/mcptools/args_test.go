@@ -32,7 +32,11 @@ func TestBadArguments(t *testing.T) {
 		{"array-as-string", "transition", `{"to":"plan","outputs":"a.md"}`, []string{`"outputs" must be an array of strings`}},
 		{"array-item-type", "transition", `{"to":"plan","outputs":["a.md",3]}`, []string{`"outputs[1]" must be a string, not a number`}},
 		{"object-as-string", "transition", `{"to":"plan","checkpoint":"{\"a\":1}"}`, []string{`"checkpoint" must be a JSON object`, "not JSON text inside a string"}},
-		{"data-as-string", "save_checkpoint", `{"name":"n","data":"{}"}`, []string{`"data" must be a JSON object or array`}},
+		{"data-as-string", "save_checkpoint", `{"name":"n","data":"plan v1"}`, []string{`"data" must be a JSON object or array`}},
+		{"data-as-scalar-text", "save_checkpoint", `{"name":"n","data":"3"}`, []string{`"data" must be a JSON object or array`}},
+		{"data-as-bad-text", "save_checkpoint", `{"name":"n","data":"[1,"}`, []string{`"data" must be a JSON object or array`}},
+		{"data-text-duplicate-key", "save_checkpoint", `{"name":"n","data":"{\"a\":1,\"a\":2}"}`, []string{`"data" must be a JSON object or array`}},
+		{"secret-in-data-text", "save_checkpoint", `{"name":"n","data":"[\"` + ghToken + `\"]"}`, []string{"secret found", "$.data"}},
 		{"data-as-number", "save_checkpoint", `{"name":"n","data":3}`, []string{`"data" must be a JSON object or array, not a number`}},
 		{"var-number", "set_vars", `{"vars":{"WF_N":3}}`, []string{`"vars.WF_N" must be a string, not a number`, `"3"`}},
 		{"vars-array", "set_vars", `{"vars":["A=1"]}`, []string{`"vars" must be an object of names to string values`}},
@@ -111,6 +115,28 @@ func TestBadArguments(t *testing.T) {
 				t.Errorf("revision moved %d -> %d", rev, st.wf.Revision)
 			}
 		})
+	}
+}
+
+// A checkpoint's data given as JSON text in a string is saved as the JSON value it holds:
+// Claude Code parses a string holding an object into the object for this argument's type
+// (object or array) but leaves one holding an array a string (the end-to-end
+// TestToyArgumentsRewrittenBySchema), and a string is never a value this argument takes.
+func TestCheckpointDataAsText(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	for name, arg := range map[string]string{
+		"files": `"[\"upload.go\", \"retry.go\"]"`,
+		"plan":  `" {\"steps\":[1,2]}\n"`,
+	} {
+		mustOK(t, c, "save_checkpoint", `{"name":"`+name+`","data":`+arg+`}`)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for name, want := range map[string]string{"files": `["upload.go", "retry.go"]`, "plan": `{"steps":[1,2]}`} {
+		if got := string(st.checkpoints[name]); got != want {
+			t.Errorf("checkpoint %s saved as %q, want %q", name, got, want)
+		}
 	}
 }
 

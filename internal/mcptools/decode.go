@@ -193,6 +193,12 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		what, keep := "a JSON object", "record its path"
 		if f.kind == kJSON {
 			what, keep = "a JSON object or array", "save its path instead"
+			// Claude Code parses a string holding an object into the object for this type
+			// (object or array) but leaves one holding an array a string. A string is never a
+			// value of this argument, so one holding an object or array is read as that value.
+			if inner, ok := jsonInString(v); ok {
+				v, got = inner, strictjson.KindOf(inner)
+			}
 		}
 		if got != "an object" && (f.kind == kObject || got != "an array") {
 			if got == "a string" { // the common mistake: JSON as text inside a string
@@ -234,6 +240,23 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		return decodeArray(f, v, `an array of {"code", "severity", "details"} objects (an empty array clears the list)`, decodeViolation)
 	}
 	return nil, fmt.Sprintf("argument %q has a type this server cannot read", f.name)
+}
+
+// jsonInString is the JSON object or array that the JSON string v holds as text, when it holds
+// one the store accepts (strictjson's limits: no repeated key, not too deep).
+func jsonInString(v json.RawMessage) (json.RawMessage, bool) {
+	if strictjson.KindOf(v) != "a string" {
+		return nil, false
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return nil, false
+	}
+	inner := bytes.TrimSpace([]byte(s))
+	if len(inner) == 0 || inner[0] != '{' && inner[0] != '[' || strictjson.Check(inner) != nil {
+		return nil, false
+	}
+	return inner, true
 }
 
 // decodeArray reads an array argument within the field's limit on items, each item named
