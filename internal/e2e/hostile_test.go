@@ -471,3 +471,68 @@ func TestCairnStringArgumentsKeptAsStrings(t *testing.T) {
 		}
 	}
 }
+
+// Refusals as the model reads them in the real client, with the note Claude Code appends to
+// the first error of a tool whose schema was not in the prompt ("correct it and call the tool
+// again"): a secret pasted into a variable, into a checkpoint's data given as text, or into a
+// note is not repeated, and neither Cairn's words nor the note steer toward a destructive step.
+// Nothing is changed.
+func TestCairnRefusalsAsTheModelReadsThem(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	w.cairn(t, "start", "apex", seedContext)
+	before := w.readState(t)
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	calls := []struct {
+		tool  string
+		input map[string]any
+		want  string // in Cairn's first line
+	}{
+		{"set_vars", map[string]any{"vars": map[string]any{"WF_TOKEN": token}}, "secret found (github-token) at $.vars.WF_TOKEN"},
+		{"save_checkpoint", map[string]any{"name": "creds", "data": `["` + token + `"]`}, "secret found (github-token) at $.data"},
+		{"transition", map[string]any{"to": "plan", "note": "pushed with " + token}, "secret found (github-token) at $.note"},
+		{"start_workflow", map[string]any{"type": "debug", "context": "something else"}, "is still active; nothing was changed"},
+	}
+	steps := make([]mockapi.Step, 0, len(calls)+1)
+	for i, c := range calls {
+		when := afterToolResult
+		if i == 0 {
+			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("REFUSALS-PROMPT"))
+		}
+		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool))
+	}
+	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
+	r := w.run(t, RunOptions{Prompt: "REFUSALS-PROMPT: keep going"})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	m := r.MainRequests()
+	read := m[len(m)-1].ToolResults() // what the model reads in its last request
+	if len(read) != len(calls) {
+		t.Fatalf("the model reads %d tool results, want %d", len(read), len(calls))
+	}
+	for i, c := range calls {
+		tr := read[i]
+		first := strings.SplitN(tr.Text, "\n", 2)[0]
+		if !tr.IsError || !strings.Contains(first, c.want) {
+			t.Errorf("%s: error %v, %q, want %q", c.tool, tr.IsError, first, c.want)
+		}
+		// The note is appended once per tool: here set_vars, save_checkpoint, transition and
+		// start_workflow each fail first.
+		if !strings.Contains(tr.Text, "call the tool again") {
+			t.Errorf("%s: Claude Code's schema note is not in what the model reads (the check below would be vacuous): %q", c.tool, tr.Text)
+		}
+		low := strings.ToLower(tr.Text)
+		for _, bad := range []string{strings.ToLower(token), "delete", "rm ", "rm -", "reset", "remove the", "force", "--no-verify"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("%s: what the model reads holds %q: %s", c.tool, bad, tr.Text)
+			}
+		}
+	}
+	if after := w.readState(t); after.Revision != before.Revision || after.WorkflowID != before.WorkflowID {
+		t.Errorf("the refused calls changed the workflow: revision %d -> %d, %s -> %s", before.Revision, after.Revision, before.WorkflowID, after.WorkflowID)
+	}
+	if exists(filepath.Join(w.stateDir(), "checkpoints", "creds.json")) {
+		t.Error("the checkpoint holding a secret was saved")
+	}
+}
