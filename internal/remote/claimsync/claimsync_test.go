@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -599,5 +600,82 @@ func machineX(t *testing.T, b remote.Backend) (*claim.Claimer, func()) {
 		mu.Lock()
 		later = 2 * time.Minute
 		mu.Unlock()
+	}
+}
+
+// gitClone is one machine's checkout at dir of the bare repository url, sharing on through
+// git itself (no test backend), with wf-1 active.
+func gitClone(t *testing.T, url, dir string) *clone {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", url}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	c := openClone(t, dir)
+	if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(c.en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// openClone opens the project at dir as it is on disk.
+func openClone(t *testing.T, dir string) *clone {
+	t.Helper()
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir, claimsync.EnvLease: "1m"}
+	getenv := func(k string) string { return vars[k] }
+	en, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	return &clone{t: t, en: en, vars: vars, opt: claimsync.Options{StateDir: en.StateDir(), Root: dir, Getenv: getenv}}
+}
+
+// TestCopiedProjectIsAnotherOwner: a project directory copied whole (cp -r, state directory
+// included) is another machine to the claims: the copy cannot mark done a task the original
+// holds, nor set it running, while the original still can. A project directory moved (the
+// original gone) keeps its identity and its claims.
+func TestCopiedProjectIsAnotherOwner(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-r", filepath.Join(base, "a"), filepath.Join(base, "copy")).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	cp := openClone(t, filepath.Join(base, "copy"))
+	for _, status := range []string{"done", "running"} {
+		if _, err := cp.task("t1", status); err == nil || !strings.Contains(err.Error(), "another machine") {
+			t.Errorf("the copy set t1 %s: %v; want it refused as held on another machine", status, err)
+		}
+	}
+	if _, err := a.task("t1", "done"); err != nil {
+		t.Fatalf("the original could not mark t1 done: %v", err)
+	}
+
+	if _, err := a.task("t2", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.en.Close()
+	if err := os.Rename(filepath.Join(base, "a"), filepath.Join(base, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	mv := openClone(t, filepath.Join(base, "moved"))
+	if _, err := mv.task("t2", "done"); err != nil {
+		t.Fatalf("moved, the project could not mark its own t2 done: %v", err)
 	}
 }
