@@ -9,7 +9,8 @@
 // machines exactly one holds it, and the claim's revision is the fencing token. Moving a task
 // this machine holds out of running releases the claim; a machine whose claim was taken over
 // cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
-// claim went unrenewed for a lease, since it may have been taken over unseen.
+// claim went unrenewed for a lease, since it may have been taken over unseen, nor one it set
+// running offline, whose claim it never confirmed.
 //
 // The owner is this clone's identity, made once and kept in the state directory: the user,
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
@@ -589,12 +590,21 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 			c.save("")
 			return nil, c.takenError(task, h, pend)
 		}
-		if done && c.cl.Lapsed(task) {
-			// Done is final: pushed at the next sync, it would end the task for a machine
-			// that took the claim over meanwhile, whose work would then count for nothing.
+		// Done is final: pushed at the next sync, it would end the task for a machine that
+		// holds the claim, whose work would then count for nothing, and no later sync could
+		// take it back. So it waits for the remote when this machine's claim may not be the
+		// task's.
+		var why string
+		switch {
+		case pend && !held:
+			why = "it was set running here while out of reach, so its claim was never confirmed and another machine may hold it"
+		case c.cl.Lapsed(task):
+			why = "this machine's claim went unrenewed for longer than the lease, so another machine may have taken it over"
+		}
+		if done && why != "" {
 			c.save("")
-			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine's claim went unrenewed for longer than the lease, so another machine may have taken it over; nothing was changed; mark it done once %s can be reached",
-				textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
+			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: %s; nothing was changed; mark it done once %s can be reached",
+				textsafe.Line(task, 64), textsafe.Line(c.remote, 40), why, textsafe.Line(c.remote, 40))
 		}
 		res, uerr := update()
 		if uerr == nil && pend {

@@ -679,3 +679,53 @@ func TestCopiedProjectIsAnotherOwner(t *testing.T) {
 		t.Fatalf("moved, the project could not mark its own t2 done: %v", err)
 	}
 }
+
+// TestOfflineDoneOfAnUnconfirmedClaimIsRefused: offline, a task set running here while the
+// remote was out of reach (its claim never confirmed) cannot be marked done: another machine
+// may hold it, as B does here, and done is final, so pushed at the next sync it would end B's
+// task over B's work without any claim behind it. Back online, the next sync finds B's claim
+// and sets the task back to pending here. Back to pending goes ahead offline.
+func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	a, b := gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
+	reach := func(on bool) {
+		url := "file://" + bare
+		if !on {
+			url += ".gone"
+		}
+		if out, err := exec.Command("git", "-C", filepath.Join(base, "a"), "remote", "set-url", "origin", url).CombinedOutput(); err != nil {
+			t.Fatalf("git remote set-url: %v\n%s", err, out)
+		}
+	}
+	reach(false)
+	for _, id := range []string{"t1", "t2"} {
+		if res, err := a.task(id, "running"); err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "not yet claimed") {
+			t.Fatalf("offline, %s running: %v %+v", id, err, res)
+		}
+	}
+	if _, err := b.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "done")
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("offline, done on a task whose claim was never confirmed: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want still running", got)
+	}
+	if _, err := a.task("t2", "pending"); err != nil {
+		t.Fatalf("offline, t2 back to pending (not final): %v", err)
+	}
+	reach(true)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.Contains(notes[0], "task t1 was set running here offline, but") {
+		t.Fatalf("back online, the sync said %q; want t1 found held by B", notes)
+	}
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("t1 is %s here after the sync, want pending", got)
+	}
+}
