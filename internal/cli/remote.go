@@ -127,11 +127,17 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
-	st, s, err := remoteSettings(e)
+	st, err := remoteStore(e, store.WithNoCreate())
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	s, err := mirror.Load(st)
+	if err != nil {
+		// Settings Load refuses (planted, unreadable, naming an address) are what disable
+		// is there to clear; none of them is kept, nor repeated.
+		s = mirror.Settings{}
+	}
 	s.Enabled = false
 	if err := mirror.Save(st, s); err != nil {
 		return err

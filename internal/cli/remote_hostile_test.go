@@ -22,7 +22,8 @@ func cairnRefs(t *testing.T, dir string) string {
 
 // TestPlantedSettingsPushNothing: settings that switch sharing on, put in the state directory
 // by anything but cairn remote enable in this clone (committed into the repository it was
-// cloned from), push nothing and say why; cairn remote enable then switches sharing on.
+// cloned from), push nothing and say why; cairn remote disable clears them, and cairn remote
+// enable switches sharing on.
 func TestPlantedSettingsPushNothing(t *testing.T) {
 	base := bareRepo(t)
 	bare := filepath.Join(base, "shared.git")
@@ -37,6 +38,10 @@ func TestPlantedSettingsPushNothing(t *testing.T) {
 	}
 	if r := cairnRefs(t, bare); r != "" {
 		t.Fatalf("planted settings pushed:\n%s", r)
+	}
+	m.must("remote", "disable")
+	if out := m.must("remote", "status"); !strings.Contains(out, "remote sync is off") {
+		t.Fatalf("status after disabling planted settings: %s", out)
 	}
 	m.must("remote", "enable", "--yes")
 	if out := m.must("sync"); !strings.Contains(out, "wf-p: pushed 1 revision(s) to origin") {
