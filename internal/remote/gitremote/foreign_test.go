@@ -14,7 +14,8 @@ import (
 
 // TestForeignCommitIsNotRead: a ref under refs/cairn/wf/ that points at a commit Cairn did not
 // write is reported, with what to do, rather than read as records; Heads leaves it out and
-// still lists the workflow beside it, and Watch sees that one move.
+// still lists the workflow beside it, and Watch sees that one move. A ref whose name is no
+// workflow id is no line, and is passed over without a word.
 func TestForeignCommitIsNotRead(t *testing.T) {
 	ctx := bg(t)
 	bare := bareRepo(t)
@@ -23,6 +24,7 @@ func TestForeignCommitIsNotRead(t *testing.T) {
 	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-x")
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-y")
+	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/nested/name") // not an id: not a line
 	b := clone(t, "file://"+bare, gitremote.Refs)
 	if _, err := b.Append(ctx, "wf-ok", 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
 		t.Fatal(err)
