@@ -17,8 +17,8 @@
 // and a renamed host keeps its claims. A new state directory is a new owner, and so is a copy
 // of one (the project copied whole, cp -r): the identity is bound to the state directory's
 // path, and a state directory found elsewhere while the one at that path still holds the same
-// identity is a copy, which takes a new one; found elsewhere with nothing there, it was moved,
-// and keeps its identity.
+// identity, or holding an identity made on another host, is a copy, which takes a new one;
+// found elsewhere with nothing there, it was moved, and keeps its identity.
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
@@ -355,9 +355,10 @@ func makeOwner(st *store.Store) (state, error) {
 
 // rebind binds the identity in cur, found bound to another directory than the store's (or to
 // none, as an older Cairn saved it), to the store's. When that other directory still holds a
-// state directory with the same identity (and is not this one under another path), this one
-// is a copy of it: it takes an identity of its own, without the copied claims made offline
-// (the original's to confirm), and notice says so.
+// state directory with the same identity (and is not this one under another path), or the
+// identity was made on another host, this one is a copy: it takes an identity of its own,
+// without the copied claims made offline (the original's to confirm), and notice says so. A
+// renamed host keeps its identity as long as the state directory stays where it is.
 func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 	here := st.Dir()
 	if cur.Dir != "" && sameDir(cur.Dir, here) {
@@ -371,11 +372,11 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 			}
 			return nil, nil
 		}
-		if s.Dir != "" && ownerAt(s.Dir) == s.Owner {
+		if s.Dir != "" && (!madeHere(s.Owner) || ownerAt(s.Dir) == s.Owner) {
 			was, from := s.Owner, s.Dir
 			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: s.Line}
-			notice = fmt.Sprintf("this state directory is a copy of %s, which holds the claims of %s: this copy is now another machine to the claims, %s; the tasks the original holds are its own",
-				textsafe.Line(from, 200), textsafe.Line(was, 80), s.Owner)
+			notice = fmt.Sprintf("this state directory was copied from %s, with its claims identity %s: this copy is now another machine to the claims, %s; the tasks %s holds are its own",
+				textsafe.Line(from, 200), textsafe.Line(was, 80), s.Owner, textsafe.Line(was, 80))
 		}
 		s.Dir = here
 		cur = s
@@ -413,22 +414,35 @@ func ownerName() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		who = u.Username
 	}
-	host, _ := os.Hostname()
 	tag := make([]byte, 3)
 	rand.Read(tag)
-	clean := func(s, or string) string {
-		s = strings.Map(func(r rune) rune {
-			if r == '#' || r == '@' || r <= ' ' {
-				return -1
-			}
-			return r
-		}, textsafe.Line(s, 32))
-		if s == "" {
-			return or
+	return fmt.Sprintf("%s@%s#%x", ownerPart(who, "someone"), thisHost(), tag)
+}
+
+// thisHost is this host as ownerName writes it.
+func thisHost() string {
+	host, _ := os.Hostname()
+	return ownerPart(host, "host")
+}
+
+// ownerPart is s as a part of an identity: short, one line, without the separators.
+func ownerPart(s, or string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '#' || r == '@' || r <= ' ' {
+			return -1
 		}
-		return s
+		return r
+	}, textsafe.Line(s, 32))
+	if s == "" {
+		return or
 	}
-	return fmt.Sprintf("%s@%s#%x", clean(who, "someone"), clean(host, "host"), tag)
+	return s
+}
+
+// madeHere reports whether the identity owner was made on this host (or names none).
+func madeHere(owner string) bool {
+	at, hash := strings.IndexByte(owner, '@'), strings.LastIndexByte(owner, '#')
+	return at < 0 || hash <= at || owner[at+1:hash] == thisHost()
 }
 
 // save keeps what this call learnt: the line if it read further than the Doc holds, and the

@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -728,4 +729,42 @@ func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
 	if got := taskStatus(t, a, "t1"); got != "pending" {
 		t.Fatalf("t1 is %s here after the sync, want pending", got)
 	}
+}
+
+// TestStateFromAnotherHostIsAnotherOwner: a state directory whose identity was made on another
+// host and bound to a path that is not this one (the project copied to this machine, or its
+// state directory committed into a repository and cloned here) is another machine to the
+// claims, though nothing is left at that path to compare with: this clone takes an identity
+// of its own rather than act under the other machine's.
+func TestStateFromAnotherHostIsAnotherOwner(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	other := claim.New(mustGit(t, filepath.Join(base, "a")), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
+	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil { // as pulled from there
+		t.Fatal(err)
+	}
+	doc := `{"owner":"sam@elsewhere#abc123","dir":"/home/sam/proj/.claude/cairn"}`
+	if err := os.WriteFile(filepath.Join(a.opt.StateDir, "claims.json"), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), "another machine") {
+		t.Fatalf("done on a task the other host's identity holds: %v; want it refused as held on another machine", err)
+	}
+}
+
+// mustGit is the claims line's git backend for the project at dir.
+func mustGit(t *testing.T, dir string) remote.Backend {
+	t.Helper()
+	b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin", Layout: gitremote.ClaimRefs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
