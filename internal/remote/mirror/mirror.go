@@ -53,9 +53,11 @@ type Settings struct {
 	unconfirmed int
 }
 
-// Load reads the settings; absent means off. With sharing on it also counts the claims not
-// yet confirmed (ClaimsDoc), for Shared; a damaged claims document counts none: the next task
-// call or sync moves it to quarantine/ and rebuilds it (package claimsync).
+// Load reads the settings; absent means off. Settings that are on are refused unless cairn
+// remote enable switched them on in this clone (see sharingFile). With sharing on it also
+// counts the claims not yet confirmed (ClaimsDoc), for Shared; a damaged claims document
+// counts none: the next task call or sync moves it to quarantine/ and rebuilds it (package
+// claimsync).
 func Load(st *store.Store) (Settings, error) {
 	var s Settings
 	if found, err := st.ReadJSON(Doc, &s); found && err != nil {
