@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 
+	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
@@ -126,11 +127,17 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
-	st, s, err := remoteSettings(e)
+	st, err := remoteStore(e, store.WithNoCreate())
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	s, err := mirror.Load(st)
+	if err != nil {
+		// Settings Load refuses (planted, unreadable, naming an address) are what disable
+		// is there to clear; none of them is kept, nor repeated.
+		s = mirror.Settings{}
+	}
 	s.Enabled = false
 	if err := mirror.Save(st, s); err != nil {
 		return err
@@ -167,6 +174,9 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 			return err
 		}
 		h, err := b.Mirrored(a.ctx) // local refs only: no network
+		if _, ok := errors.AsType[*remote.UnreadableError](err); ok {
+			err = nil // another line than Cairn's: the others' heads are there
+		}
 		if err != nil {
 			return err
 		}
@@ -248,6 +258,9 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	if out.Shared > 0 {
 		fmt.Fprintf(a.stdout, "pushed %d revision(s) of workflows finished here to %s\n", out.Shared, s.Remote)
+	}
+	if len(out.Unreadable) > 0 {
+		fmt.Fprintf(a.stdout, "%s holds refs Cairn did not write, left out of this sync (move them back or delete them there): %s\n", s.Remote, clean(strings.Join(out.Unreadable, ", ")))
 	}
 	switch {
 	case out.ArchivedHere:

@@ -49,7 +49,9 @@ type Backend interface {
 	// for rev 0); none when rev is the head or the workflow has no records.
 	Since(ctx context.Context, workflow string, rev int64) ([]Record, error)
 
-	// Heads lists every workflow's head in one round trip to the remote.
+	// Heads lists every workflow's head in one round trip to the remote. Lines it cannot
+	// read (not written by Cairn) are left out and named in an *UnreadableError, returned
+	// with the heads of the others.
 	Heads(ctx context.Context) (Heads, error)
 
 	// Watch blocks until the remote's heads differ from known, then returns them; it
@@ -74,6 +76,19 @@ func (e *ConflictError) Error() string {
 
 // Is makes errors.Is(err, ErrConflict) true.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// UnreadableError is Heads' error when some of the remote's lines could not be read: the heads
+// returned with it are the others', so one foreign line does not hide the rest.
+type UnreadableError struct {
+	IDs []string // the lines left out, sorted
+	Err error    // why the first of them could not be read
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("remote: %d line(s) left out (%s): %v", len(e.IDs), strings.Join(e.IDs, ", "), e.Err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // ValidID checks a workflow id for the remote: the local store's rule (workflow.ValidID),
 // plus no ".lock" ending, which git reserves in ref names.
@@ -142,6 +157,9 @@ func Poll(ctx context.Context, b Backend, known Heads, interval time.Duration) (
 	var last error
 	for {
 		h, err := b.Heads(ctx)
+		if _, ok := errors.AsType[*UnreadableError](err); ok {
+			err = nil // the readable lines' heads are what can change
+		}
 		if err == nil && !h.Equal(known) {
 			return h, nil
 		}

@@ -9,11 +9,16 @@
 // machines exactly one holds it, and the claim's revision is the fencing token. Moving a task
 // this machine holds out of running releases the claim; a machine whose claim was taken over
 // cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
-// claim went unrenewed for a lease, since it may have been taken over unseen.
+// claim went unrenewed for a lease, since it may have been taken over unseen, nor one it set
+// running offline, whose claim it never confirmed.
 //
 // The owner is this clone's identity, made once and kept in the state directory: the user,
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
-// and a renamed host keeps its claims. A new state directory is a new owner.
+// and a renamed host keeps its claims. A new state directory is a new owner, and so is a copy
+// of one (the project copied whole, cp -r): the identity is bound to the state directory's
+// path, and a state directory found elsewhere while the one at that path still holds the same
+// identity, or holding an identity made on another host, is a copy, which takes a new one;
+// found elsewhere with nothing there, it was moved, and keeps its identity.
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
@@ -33,6 +38,7 @@ package claimsync
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -99,6 +105,9 @@ type Options struct {
 // sync confirms or undoes each) is package mirror's, which the hooks read.
 type state struct {
 	Owner string `json:"owner"`
+	// Dir is the state directory the owner was made in or last moved to; empty in what an
+	// older Cairn saved.
+	Dir string `json:"dir,omitempty"`
 	mirror.Unconfirmed
 	Line claim.State `json:"line"`
 }
@@ -117,8 +126,9 @@ type clone struct {
 	pending map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
-	// rebuilt says, for people, that this load found the Doc damaged and rebuilt it.
-	rebuilt string
+	// notice says, for people, that this load found the Doc damaged and rebuilt it, or found
+	// the state directory copied and gave this copy its own identity.
+	notice string
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -182,8 +192,15 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 			return nil, err
 		}
 	}
+	if cur.Dir != st.Dir() {
+		var copied string
+		if cur, copied, err = rebind(st, cur); err != nil {
+			return nil, err
+		}
+		notice = cmp.Or(notice, copied)
+	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, rebuilt: notice}
+		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, notice: notice}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
@@ -243,7 +260,7 @@ func rebuild(st *store.Store) (cur state, notice string, err error) {
 			owner = ownerName()
 			lost = "this clone has a new identity (" + owner + "): claims held under its old one stay on the remote until their lease ends, and its claims made offline, if any, are forgotten"
 		}
-		cur = state{Owner: owner}
+		cur = state{Owner: owner, Dir: st.Dir()}
 		doc, err := json.Marshal(cur)
 		if err == nil {
 			err = st.Write(Doc, doc)
@@ -330,10 +347,64 @@ func makeOwner(st *store.Store) (state, error) {
 		if cur != nil && json.Unmarshal(cur, &s) == nil && s.Owner != "" {
 			return nil, nil
 		}
-		s = state{Owner: ownerName()}
+		s = state{Owner: ownerName(), Dir: st.Dir()}
 		return json.Marshal(s)
 	})
 	return s, err
+}
+
+// rebind binds the identity in cur, found bound to another directory than the store's (or to
+// none, as an older Cairn saved it), to the store's. When that other directory still holds a
+// state directory with the same identity (and is not this one under another path), or the
+// identity was made on another host, this one is a copy: it takes an identity of its own,
+// without the copied claims made offline (the original's to confirm), and notice says so. A
+// renamed host keeps its identity as long as the state directory stays where it is.
+func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
+	here := st.Dir()
+	if cur.Dir != "" && sameDir(cur.Dir, here) {
+		return cur, "", nil // the same directory by another path (a link, a bind mount)
+	}
+	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
+		var s state
+		if doc == nil || json.Unmarshal(doc, &s) != nil || s.Owner != cur.Owner || s.Dir != cur.Dir {
+			if s.Owner != "" && s.Dir == here {
+				cur = s // rebound meanwhile by another call
+			}
+			return nil, nil
+		}
+		if s.Dir != "" && (!madeHere(s.Owner) || ownerAt(s.Dir) == s.Owner) {
+			was, from := s.Owner, s.Dir
+			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: s.Line}
+			notice = fmt.Sprintf("this state directory was copied from %s, with its claims identity %s: this copy is now another machine to the claims, %s; the tasks %s holds are its own",
+				textsafe.Line(from, 200), textsafe.Line(was, 80), s.Owner, textsafe.Line(was, 80))
+		}
+		s.Dir = here
+		cur = s
+		return json.Marshal(s)
+	})
+	return cur, notice, err
+}
+
+// sameDir reports whether a and b are one directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// ownerAt is the identity the state directory dir holds ("" when none can be read).
+func ownerAt(dir string) string {
+	b, err := durable.ReadPath(filepath.Join(dir, Doc+".json"), strictjson.MaxSize, false)
+	var s struct {
+		Owner string `json:"owner"`
+	}
+	if err != nil || json.Unmarshal(b, &s) != nil {
+		return ""
+	}
+	return s.Owner
 }
 
 // ownerName is user@host#tag: the user and host for people, the random tag so that two clones
@@ -343,22 +414,35 @@ func ownerName() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		who = u.Username
 	}
-	host, _ := os.Hostname()
 	tag := make([]byte, 3)
 	rand.Read(tag)
-	clean := func(s, or string) string {
-		s = strings.Map(func(r rune) rune {
-			if r == '#' || r == '@' || r <= ' ' {
-				return -1
-			}
-			return r
-		}, textsafe.Line(s, 32))
-		if s == "" {
-			return or
+	return fmt.Sprintf("%s@%s#%x", ownerPart(who, "someone"), thisHost(), tag)
+}
+
+// thisHost is this host as ownerName writes it.
+func thisHost() string {
+	host, _ := os.Hostname()
+	return ownerPart(host, "host")
+}
+
+// ownerPart is s as a part of an identity: short, one line, without the separators.
+func ownerPart(s, or string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '#' || r == '@' || r <= ' ' {
+			return -1
 		}
-		return s
+		return r
+	}, textsafe.Line(s, 32))
+	if s == "" {
+		return or
 	}
-	return fmt.Sprintf("%s@%s#%x", clean(who, "someone"), clean(host, "host"), tag)
+	return s
+}
+
+// madeHere reports whether the identity owner was made on this host (or names none).
+func madeHere(owner string) bool {
+	at, hash := strings.IndexByte(owner, '@'), strings.LastIndexByte(owner, '#')
+	return at < 0 || hash <= at || owner[at+1:hash] == thisHost()
 }
 
 // save keeps what this call learnt: the line if it read further than the Doc holds, and the
@@ -371,9 +455,11 @@ func (c *clone) save(touched string) error {
 		if cur != nil {
 			_ = json.Unmarshal(cur, &s) // unreadable: rebuilt from the line
 		}
-		s.Owner = c.owner
+		// An owner the Doc holds is kept: another call may have given this copy of the state
+		// directory an identity of its own since this one was loaded (rebind).
+		s.Owner = cmp.Or(s.Owner, c.owner)
 		if s.Workflow != id {
-			s = state{Owner: c.owner, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
+			s = state{Owner: s.Owner, Dir: s.Dir, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
 		}
 		// A shorter line replaces the Doc's only when it is the one this call started from:
 		// it then found the remote's line deleted or rewound, and read it again.
@@ -439,11 +525,11 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	if terr != nil {
 		return nil, terr
 	}
-	if c.rebuilt != "" {
+	if c.notice != "" {
 		if res != nil {
-			res.Warnings = append(res.Warnings, c.rebuilt)
+			res.Warnings = append(res.Warnings, c.notice)
 		} else if uerr != nil {
-			uerr = fmt.Errorf("%w (also: %s)", uerr, c.rebuilt)
+			uerr = fmt.Errorf("%w (also: %s)", uerr, c.notice)
 		}
 	}
 	return res, uerr
@@ -518,12 +604,21 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 			c.save("")
 			return nil, c.takenError(task, h, pend)
 		}
-		if done && c.cl.Lapsed(task) {
-			// Done is final: pushed at the next sync, it would end the task for a machine
-			// that took the claim over meanwhile, whose work would then count for nothing.
+		// Done is final: pushed at the next sync, it would end the task for a machine that
+		// holds the claim, whose work would then count for nothing, and no later sync could
+		// take it back. So it waits for the remote when this machine's claim may not be the
+		// task's.
+		var why string
+		switch {
+		case pend && !held:
+			why = "it was set running here while out of reach, so its claim was never confirmed and another machine may hold it"
+		case c.cl.Lapsed(task):
+			why = "this machine's claim went unrenewed for longer than the lease, so another machine may have taken it over"
+		}
+		if done && why != "" {
 			c.save("")
-			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine's claim went unrenewed for longer than the lease, so another machine may have taken it over; nothing was changed; mark it done once %s can be reached",
-				textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
+			return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: %s; nothing was changed; mark it done once %s can be reached",
+				textsafe.Line(task, 64), textsafe.Line(c.remote, 40), why, textsafe.Line(c.remote, 40))
 		}
 		res, uerr := update()
 		if uerr == nil && pend {
@@ -642,8 +737,8 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 	}
 	defer c.st.Close()
 	notes, last, err := c.sync(ctx, revert)
-	if c.rebuilt != "" {
-		notes = append([]string{c.rebuilt}, notes...)
+	if c.notice != "" {
+		notes = append([]string{c.notice}, notes...)
 	}
 	if err != nil && len(last.pending) == 0 {
 		err = &NoticeError{Err: err}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -600,4 +602,169 @@ func machineX(t *testing.T, b remote.Backend) (*claim.Claimer, func()) {
 		later = 2 * time.Minute
 		mu.Unlock()
 	}
+}
+
+// gitClone is one machine's checkout at dir of the bare repository url, sharing on through
+// git itself (no test backend), with wf-1 active.
+func gitClone(t *testing.T, url, dir string) *clone {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "remote", "add", "origin", url}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	c := openClone(t, dir)
+	if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(c.en.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// openClone opens the project at dir as it is on disk.
+func openClone(t *testing.T, dir string) *clone {
+	t.Helper()
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir, claimsync.EnvLease: "1m"}
+	getenv := func(k string) string { return vars[k] }
+	en, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { en.Close() })
+	return &clone{t: t, en: en, vars: vars, opt: claimsync.Options{StateDir: en.StateDir(), Root: dir, Getenv: getenv}}
+}
+
+// TestCopiedProjectIsAnotherOwner: a project directory copied whole (cp -r, state directory
+// included) is another machine to the claims: the copy cannot mark done a task the original
+// holds, nor set it running, while the original still can. A project directory moved (the
+// original gone) keeps its identity and its claims.
+func TestCopiedProjectIsAnotherOwner(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-r", filepath.Join(base, "a"), filepath.Join(base, "copy")).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	cp := openClone(t, filepath.Join(base, "copy"))
+	for _, status := range []string{"done", "running"} {
+		if _, err := cp.task("t1", status); err == nil || !strings.Contains(err.Error(), "another machine") {
+			t.Errorf("the copy set t1 %s: %v; want it refused as held on another machine", status, err)
+		}
+	}
+	if _, err := a.task("t1", "done"); err != nil {
+		t.Fatalf("the original could not mark t1 done: %v", err)
+	}
+
+	if _, err := a.task("t2", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.en.Close()
+	if err := os.Rename(filepath.Join(base, "a"), filepath.Join(base, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	mv := openClone(t, filepath.Join(base, "moved"))
+	if _, err := mv.task("t2", "done"); err != nil {
+		t.Fatalf("moved, the project could not mark its own t2 done: %v", err)
+	}
+}
+
+// TestOfflineDoneOfAnUnconfirmedClaimIsRefused: offline, a task set running here while the
+// remote was out of reach (its claim never confirmed) cannot be marked done: another machine
+// may hold it, as B does here, and done is final, so pushed at the next sync it would end B's
+// task over B's work without any claim behind it. Back online, the next sync finds B's claim
+// and sets the task back to pending here. Back to pending goes ahead offline.
+func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	a, b := gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
+	reach := func(on bool) {
+		url := "file://" + bare
+		if !on {
+			url += ".gone"
+		}
+		if out, err := exec.Command("git", "-C", filepath.Join(base, "a"), "remote", "set-url", "origin", url).CombinedOutput(); err != nil {
+			t.Fatalf("git remote set-url: %v\n%s", err, out)
+		}
+	}
+	reach(false)
+	for _, id := range []string{"t1", "t2"} {
+		if res, err := a.task(id, "running"); err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "not yet claimed") {
+			t.Fatalf("offline, %s running: %v %+v", id, err, res)
+		}
+	}
+	if _, err := b.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "done")
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("offline, done on a task whose claim was never confirmed: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want still running", got)
+	}
+	if _, err := a.task("t2", "pending"); err != nil {
+		t.Fatalf("offline, t2 back to pending (not final): %v", err)
+	}
+	reach(true)
+	notes := a.sync()
+	if len(notes) != 1 || !strings.Contains(notes[0], "task t1 was set running here offline, but") {
+		t.Fatalf("back online, the sync said %q; want t1 found held by B", notes)
+	}
+	if got := taskStatus(t, a, "t1"); got != "pending" {
+		t.Fatalf("t1 is %s here after the sync, want pending", got)
+	}
+}
+
+// TestStateFromAnotherHostIsAnotherOwner: a state directory whose identity was made on another
+// host and bound to a path that is not this one (the project copied to this machine, or its
+// state directory committed into a repository and cloned here) is another machine to the
+// claims, though nothing is left at that path to compare with: this clone takes an identity
+// of its own rather than act under the other machine's.
+func TestStateFromAnotherHostIsAnotherOwner(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	other := claim.New(mustGit(t, filepath.Join(base, "a")), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
+	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil { // as pulled from there
+		t.Fatal(err)
+	}
+	doc := `{"owner":"sam@elsewhere#abc123","dir":"/home/sam/proj/.claude/cairn"}`
+	if err := os.WriteFile(filepath.Join(a.opt.StateDir, "claims.json"), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), "another machine") {
+		t.Fatalf("done on a task the other host's identity holds: %v; want it refused as held on another machine", err)
+	}
+}
+
+// mustGit is the claims line's git backend for the project at dir.
+func mustGit(t *testing.T, dir string) remote.Backend {
+	t.Helper()
+	b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin", Layout: gitremote.ClaimRefs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

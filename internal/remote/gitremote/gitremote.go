@@ -157,14 +157,14 @@ func (b *Backend) Mirrored(ctx context.Context) (remote.Heads, error) {
 
 func (b *Backend) mirrored(ctx context.Context) (remote.Heads, error) {
 	tips, err := b.tips(ctx, "")
-	if err != nil {
+	if tips == nil {
 		return nil, err
 	}
 	h := remote.Heads{}
 	for id, t := range tips {
 		h[id] = t.rev
 	}
-	return h, nil
+	return h, err
 }
 
 // Watch implements remote.Backend by polling Heads with jitter.
@@ -279,13 +279,16 @@ func (b *Backend) tip(ctx context.Context, id string) (tipInfo, bool, error) {
 	return t, ok, err
 }
 
-// tips reads the mirror refs (all of them when id is empty) with their revisions.
+// tips reads the mirror refs (all of them when id is empty) with their revisions. Listing all,
+// a ref whose commit Cairn did not write is left out and named in a *remote.UnreadableError
+// returned with the others.
 func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, error) {
 	pattern := strings.TrimSuffix(b.mirror, "/")
 	if id != "" {
 		pattern = b.mirrorRef(id)
 	}
 	tips := map[string]tipInfo{}
+	var skipped *remote.UnreadableError
 	err := b.lines(ctx, func(line string) error {
 		f := strings.Fields(line)
 		if len(f) < 2 {
@@ -296,14 +299,23 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 			return nil // not a workflow ref of ours
 		}
 		rev, err := parseSubject(strings.Join(f[2:], " "), ref)
-		if err != nil {
+		switch {
+		case err != nil && id == "" && skipped == nil:
+			skipped = &remote.UnreadableError{IDs: []string{ref}, Err: err}
+		case err != nil && id == "":
+			skipped.IDs = append(skipped.IDs, ref) // for-each-ref lists them sorted
+		case err != nil:
 			return err
+		default:
+			tips[ref] = tipInfo{oid: f[0], rev: rev}
 		}
-		tips[ref] = tipInfo{oid: f[0], rev: rev}
 		return nil
 	}, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern)
 	if err != nil {
 		return nil, err
+	}
+	if skipped != nil {
+		return tips, skipped
 	}
 	return tips, nil
 }

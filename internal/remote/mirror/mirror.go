@@ -9,9 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -49,9 +53,11 @@ type Settings struct {
 	unconfirmed int
 }
 
-// Load reads the settings; absent means off. With sharing on it also counts the claims not
-// yet confirmed (ClaimsDoc), for Shared; a damaged claims document counts none: the next task
-// call or sync moves it to quarantine/ and rebuilds it (package claimsync).
+// Load reads the settings; absent means off. Settings that are on are refused unless cairn
+// remote enable switched them on in this clone (see sharingFile). With sharing on it also
+// counts the claims not yet confirmed (ClaimsDoc), for Shared; a damaged claims document
+// counts none: the next task call or sync moves it to quarantine/ and rebuilds it (package
+// claimsync).
 func Load(st *store.Store) (Settings, error) {
 	var s Settings
 	if found, err := st.ReadJSON(Doc, &s); found && err != nil {
@@ -62,6 +68,10 @@ func Load(st *store.Store) (Settings, error) {
 	if s.Enabled {
 		if !remoteName(s.Remote) { // never repeated: an address may hold a token
 			return s, fmt.Errorf("the remote settings (%s) name an address or a path rather than one of this project's git remotes, so nothing is shared: run cairn remote enable [REMOTE]", Doc)
+		}
+		if !enabledHere(st.Dir(), s.Remote) {
+			s.Enabled = false
+			return s, fmt.Errorf("the remote settings (%s) switch sharing on, but cairn remote enable %s was not run in this clone (were they committed into the repository, or copied?), so nothing is shared: run cairn remote enable %s to share this clone's workflows, or cairn remote disable", Doc, s.Remote, s.Remote)
 		}
 		var u Unconfirmed
 		if _, err := st.ReadJSON(ClaimsDoc, &u); err == nil {
@@ -88,13 +98,130 @@ func remoteName(r string) bool {
 	return true
 }
 
-// Save writes the settings atomically.
+// Save writes the settings atomically, and records in the repository's git directory whether
+// sharing is on (see enabledHere): before the settings when it is switched on, after them when
+// off.
 func Save(st *store.Store, s Settings) error {
 	doc, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	return st.Write(Doc, doc)
+	if s.Enabled {
+		if err := recordEnabled(st.Dir(), s.Remote, true); err != nil {
+			return fmt.Errorf("recording in the git directory that sharing is on: %w", err)
+		}
+	}
+	if err := st.Write(Doc, doc); err != nil {
+		return err
+	}
+	if !s.Enabled {
+		// Off whatever happens here: the settings say so. A line left behind only matters to
+		// settings switched on again behind enable's back.
+		_ = recordEnabled(st.Dir(), s.Remote, false)
+	}
+	return nil
+}
+
+// sharingFile lists, in the git directory of the repository that holds a state directory, the
+// state directories (relative to the work tree) whose sharing cairn remote enable switched on,
+// each with its remote: "origin .claude/cairn". The settings live in the state directory,
+// inside the work tree, where a repository can carry them (committed past its .gitignore) or a
+// pull can overwrite them (git overwrites ignored files); git never checks anything out into
+// its own directory, so sharing is on only where a person ran enable in this clone. Being
+// relative, it survives a move of the project directory.
+const sharingFile = "cairn-sharing"
+
+// maxSharingFile bounds what is read of sharingFile: one short line per state directory.
+const maxSharingFile = 64 << 10
+
+// sharingLine returns the file that records sharing for the state directory dir and dir's line
+// in it with remote. inRepo is false when no work tree holds dir (nothing cloned can have put
+// settings there); file is "" when one does but its git directory cannot be found.
+func sharingLine(dir, remote string) (file, line string, inRepo bool) {
+	for d := filepath.Dir(dir); ; {
+		p := filepath.Join(d, ".git")
+		if fi, err := os.Stat(p); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+			rel, err := filepath.Rel(d, dir)
+			if err != nil || strings.ContainsAny(rel, "\r\n") {
+				return "", "", true
+			}
+			line = remote + " " + filepath.ToSlash(rel)
+			if fi.IsDir() {
+				return filepath.Join(p, sharingFile), line, true
+			}
+			// A linked worktree's or a submodule's .git file: "gitdir: <its git directory>".
+			b, err := durable.ReadPath(p, 4096, true)
+			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+			if err != nil || !ok {
+				return "", "", true
+			}
+			if gitdir = strings.TrimSpace(gitdir); !filepath.IsAbs(gitdir) {
+				gitdir = filepath.Join(d, gitdir)
+			}
+			return filepath.Join(gitdir, sharingFile), line, true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", false
+		}
+		d = parent
+	}
+}
+
+// enabledHere reports whether sharing through remote was switched on by cairn remote enable
+// for the state directory dir in this clone (see sharingFile), or dir is in no git work tree.
+func enabledHere(dir, remote string) bool {
+	file, line, inRepo := sharingLine(dir, remote)
+	if !inRepo {
+		return true
+	}
+	if file == "" {
+		return false
+	}
+	b, err := durable.ReadPath(file, maxSharingFile, false)
+	if err != nil {
+		return false
+	}
+	for l := range strings.Lines(string(b)) {
+		if strings.TrimSuffix(l, "\n") == line {
+			return true
+		}
+	}
+	return false
+}
+
+// recordEnabled records in sharingFile that sharing through remote is on (or off) for the state
+// directory dir; nothing when dir is in no git work tree.
+func recordEnabled(dir, remote string, on bool) error {
+	file, line, inRepo := sharingLine(dir, remote)
+	if !inRepo {
+		return nil
+	}
+	if file == "" {
+		return errors.New("this clone's git directory could not be found from its .git file")
+	}
+	_, rel, _ := strings.Cut(line, " ")
+	b, err := durable.ReadPath(file, maxSharingFile, false)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var out strings.Builder
+	for l := range strings.Lines(string(b)) {
+		l = strings.TrimSuffix(l, "\n")
+		if _, r, _ := strings.Cut(l, " "); r != rel {
+			out.WriteString(l + "\n")
+		}
+	}
+	if on {
+		out.WriteString(line + "\n")
+	}
+	if out.Len() == 0 {
+		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return durable.WriteFileAtomic(file, []byte(out.String()), 0o600)
 }
 
 // Synced records a successful sync against remote, under the store's lock so that a remote

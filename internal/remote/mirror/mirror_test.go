@@ -3,6 +3,7 @@ package mirror_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -164,5 +165,85 @@ func TestRemoteMustBeAName(t *testing.T) {
 	}
 	if _, err := mirror.Load(st); err != nil {
 		t.Errorf("Load of settings that are off: %v", err)
+	}
+}
+
+// gitRun runs git in dir, failing the test if it fails.
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestPlantedSettingsShareNothing: settings that switch sharing on, committed into a repository
+// (git add -f past the state directory's .gitignore), do not switch it on in a clone of it:
+// only cairn remote enable in that clone does, and that survives a move of the project
+// directory. Settings changed behind enable's back (to another of the clone's remotes, or on
+// again after a disable, as a pull overwriting the ignored file would) share nothing either.
+func TestPlantedSettingsShareNothing(t *testing.T) {
+	base := t.TempDir()
+	src := filepath.Join(base, "src")
+	gitRun(t, base, "init", "-q", src)
+	state := filepath.Join(src, ".claude", "cairn")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "remote.json"), []byte(`{"enabled":true,"remote":"origin"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, src, "add", "-f", ".claude/cairn/remote.json")
+	gitRun(t, src, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "planted")
+	dst := filepath.Join(base, "dst")
+	gitRun(t, base, "clone", "-q", src, dst)
+	load := func(dir string) (mirror.Settings, error) {
+		st, err := store.Open(filepath.Join(dir, ".claude", "cairn"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return mirror.Load(st)
+	}
+	for _, dir := range []string{src, dst} {
+		if s, err := load(dir); err == nil && s.Enabled {
+			t.Fatalf("planted settings in %s: sharing is on with %q", filepath.Base(dir), s.Remote)
+		}
+	}
+	st, err := store.Open(filepath.Join(dst, ".claude", "cairn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	moved := filepath.Join(base, "moved")
+	if err := os.Rename(dst, moved); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := load(moved); err != nil || !s.Enabled || s.Remote != "origin" {
+		t.Fatalf("enabled here, then moved: %+v, %v; want sharing on with origin", s, err)
+	}
+	file := filepath.Join(moved, ".claude", "cairn", "remote.json")
+	for _, doc := range []string{`{"enabled":true,"remote":"upstream"}`, ""} {
+		if doc == "" { // disabled, then switched on again behind enable's back
+			st, err := store.Open(filepath.Dir(file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mirror.Save(st, mirror.Settings{Remote: "origin"}); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			doc = `{"enabled":true,"remote":"origin"}`
+		}
+		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := load(moved); err == nil && s.Enabled {
+			t.Errorf("settings %s written behind enable's back: sharing is on with %q", doc, s.Remote)
+		}
 	}
 }

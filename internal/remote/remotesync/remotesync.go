@@ -59,6 +59,9 @@ type Outcome struct {
 	// ArchivedHere is set when the workflow asked for was archived on this machine, so it
 	// was not taken back from the remote.
 	ArchivedHere bool
+	// Unreadable names the remote's lines an idle sync left out because they cannot be read
+	// (not written by Cairn); the others were synced.
+	Unreadable []string `json:",omitempty"`
 }
 
 // Conflict describes a lost race.
@@ -169,6 +172,7 @@ func step(name string) {
 }
 
 func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
+	var skipped []string // the remote's lines idle left out
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
@@ -184,12 +188,13 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	} else {
 		var chosen string
 		shared, chosen, out, err = idle(ctx, st, b, id)
+		skipped = out.Unreadable
 		if err != nil || chosen == "" {
 			return out, err
 		}
 		id = chosen
 	}
-	defer func() { out.Shared = shared }()
+	defer func() { out.Shared, out.Unreadable = shared, skipped }()
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
 	}
@@ -396,12 +401,18 @@ func commonPrefix(a, b []Entry) int64 {
 // for each workflow the remote holds that was archived here (completed, expired, replaced;
 // not a lost race), the archived revisions the remote lacks are appended, so other machines
 // see the end. Then it chooses the workflow to take: want, or the remote's only one not
-// archived here. A workflow archived here is never taken back from the remote.
+// archived here. A workflow archived here is never taken back from the remote. Lines that
+// cannot be read are left out, and named in out.Unreadable whatever else it says.
 func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
+	var skipped []string
+	if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
+		skipped, err = ue.IDs, nil
+	}
 	if err != nil {
 		return 0, "", out, err
 	}
+	defer func() { out.Unreadable = skipped }()
 	archives, err := st.ListArchives()
 	if err != nil {
 		return 0, "", out, err

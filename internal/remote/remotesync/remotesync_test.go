@@ -701,3 +701,35 @@ func raceOnWFX(a, b *machine, r remote.Backend, id string) {
 	b.setVarKey("WF_B", "b")
 	b.sync(r, "")
 }
+
+// TestIdleSyncSkipsForeignRef: a ref under refs/cairn/wf/ that Cairn did not write (pushed by
+// hand, or by another tool) does not stop an idle sync: the remote's workflow beside it is
+// taken, and the sync names the ref it skipped.
+func TestIdleSyncSkipsForeignRef(t *testing.T) {
+	ctx := context.Background()
+	url := "file://" + bareRepo(t)
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	backend := func(m *machine) remote.Backend {
+		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a.start("wf-o", "shared")
+	a.sync(backend(a), "")
+	work := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn"},
+		{"push", "-q", url, "HEAD:refs/cairn/wf/wf-x"}} {
+		if out, err := exec.Command("git", append([]string{"-C", work}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	out, err := remotesync.Sync(ctx, b.st, backend(b), "origin", "", nil)
+	if err != nil || out.Workflow != "wf-o" || out.Pulled != 1 {
+		t.Fatalf("B's idle sync = %+v, %v; want wf-o taken beside the foreign ref", out, err)
+	}
+	if len(out.Unreadable) != 1 || out.Unreadable[0] != "wf-x" {
+		t.Fatalf("B's idle sync says it skipped %q, want [wf-x]", out.Unreadable)
+	}
+}

@@ -1,0 +1,75 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cairnRefs lists the refs Cairn's sharing wrote in the bare repository at dir.
+func cairnRefs(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir="+dir, "for-each-ref", "refs/cairn/").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	return string(out)
+}
+
+// TestPlantedSettingsPushNothing: settings that switch sharing on, put in the state directory
+// by anything but cairn remote enable in this clone (committed into the repository it was
+// cloned from), push nothing and say why; cairn remote disable clears them, and cairn remote
+// enable switches sharing on.
+func TestPlantedSettingsPushNothing(t *testing.T) {
+	base := bareRepo(t)
+	bare := filepath.Join(base, "shared.git")
+	m := newMachine(t, "file://"+bare)
+	m.must("start", "apex", "planted", "--id", "wf-p")
+	if err := os.WriteFile(filepath.Join(m.dir, ".claude", "cairn", "remote.json"), []byte(`{"enabled":true,"remote":"origin"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := m.cairn("sync")
+	if code == 0 || !strings.Contains(errb, "cairn remote enable origin was not run in this clone") {
+		t.Fatalf("sync with planted settings: exit %d\n%s%s", code, out, errb)
+	}
+	if r := cairnRefs(t, bare); r != "" {
+		t.Fatalf("planted settings pushed:\n%s", r)
+	}
+	m.must("remote", "disable")
+	if out := m.must("remote", "status"); !strings.Contains(out, "remote sync is off") {
+		t.Fatalf("status after disabling planted settings: %s", out)
+	}
+	m.must("remote", "enable", "--yes")
+	if out := m.must("sync"); !strings.Contains(out, "wf-p: pushed 1 revision(s) to origin") {
+		t.Fatalf("sync once enabled here: %s", out)
+	}
+}
+
+// TestIdleSyncNamesForeignRefs: a ref under refs/cairn/wf/ that Cairn did not write is left out
+// of an idle cairn sync, which says so and takes the remote's workflow all the same.
+func TestIdleSyncNamesForeignRefs(t *testing.T) {
+	base := bareRepo(t)
+	url := "file://" + filepath.Join(base, "shared.git")
+	team(t, url, 1, nil)
+	work := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn"},
+		{"push", "-q", url, "HEAD:refs/cairn/wf/wf-x"}} {
+		if out, err := exec.Command("git", append([]string{"-C", work}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	b := newMachine(t, url)
+	b.must("remote", "enable", "--yes")
+	out := b.must("sync")
+	if !strings.Contains(out, "origin holds refs Cairn did not write, left out of this sync (move them back or delete them there): wf-x\n") ||
+		!strings.Contains(out, "wf-1: pulled 1 revision(s) from origin") {
+		t.Fatalf("idle sync beside a foreign ref:\n%s", out)
+	}
+	if !strings.Contains(b.must("remote", "status"), "wf-1 at r1 here, r1 on the remote") {
+		t.Fatalf("status beside a foreign ref: %s", b.must("remote", "status"))
+	}
+}
