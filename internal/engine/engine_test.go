@@ -1066,3 +1066,35 @@ func damage(en *engine.Engine, id string) {
 	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
 	os.WriteFile(filepath.Join(state, "journal", id+".jsonl"), []byte("not a journal\n"), 0o600)
 }
+
+// TestEndingIsToldOnlyWhenShown: the ending counts as told only once a report really said it
+// (report.Render says so), whatever the report's layout: with a warning at every start (a
+// broken definition) the report is the fenced one, and the ending is said in one of them
+// only, never marked told before.
+func TestEndingIsToldOnlyWhenShown(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	must(en.Archive("abandoned"))(t)
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	said := 0
+	for i := range 3 {
+		r := e.open(fmt.Sprintf("next-%d", i)).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+		if strings.Contains(r.Report, "first try") {
+			said++
+		}
+		doc, err := os.ReadFile(filepath.Join(en.StateDir(), "last-ending.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if told := strings.Contains(string(doc), `"told":true`); told != (said > 0) || said > 1 {
+			t.Fatalf("session %d: told %t after %d reports said the ending; report:\n%s", i, told, said, r.Report)
+		}
+	}
+}

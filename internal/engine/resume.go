@@ -211,13 +211,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		e.details(out, r)
 	}
 	ended := out.Ended
-	if opt.ReportOnly && told || out.WorkflowID != "" {
-		// Said once already, or not said: a report that names a workflow (damaged state on
-		// record) leaves the ending out, and it stays to be told.
-		ended = ""
+	if opt.ReportOnly && told {
+		ended = "" // said once already
 	}
-	out.Report = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
-	if opt.ReportOnly && opt.Apply && !told && ended != "" && out.Report != "" {
+	// Told only when the report said it: one that names a workflow (damaged state on record)
+	// leaves the ending out, and it stays to be told.
+	var endedShown bool
+	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
+	if opt.ReportOnly && opt.Apply && !told && endedShown {
 		e.markEndingTold(endID)
 	}
 	if len(eye) > 0 {
@@ -493,11 +494,11 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 	out.Checkpoints, _ = e.st.ListCheckpoints("") // sorted; nil on error
 }
 
-// render builds the resume report. ended is the ending to tell of ("" when there is none or
-// it was told already); details asks for resume_check's view, which never names itself;
-// unreadable says the active slot holds state that could not be read, whose next step the
-// report gives although no workflow is named.
-func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) string {
+// render builds the resume report and says whether it told of the ending. ended is the ending
+// to tell of ("" when there is none or it was told already); details asks for resume_check's
+// view, which never names itself; unreadable says the active slot holds state that could not
+// be read, whose next step the report gives although no workflow is named.
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) (string, bool) {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
