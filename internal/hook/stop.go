@@ -31,8 +31,9 @@ const StopName = "cairn-stop"
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(StopName, stdin, stdout, stderr, getenv, yaml, stop,
+	runHook(StopName, stdin, stdout, stderr, getenv, yaml, stop,
 		"Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr.")
+	return 0
 }
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
