@@ -1098,3 +1098,78 @@ func TestEndingIsToldOnlyWhenShown(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryReportEndsWithOneNextStep reads the SessionStart report of each kind of state as
+// the model does: after the fence that holds the data comes exactly one next step, in
+// Cairn's words, and nothing inside the fence reads as one. With nothing on record but a
+// warning, or an ending told along with one, that step says there is nothing to resume.
+func TestEveryReportEndsWithOneNextStep(t *testing.T) {
+	ro := engine.ResumeOptions{Apply: true, ReportOnly: true}
+	brokenDefinition := func(e *env) {
+		dir := filepath.Join(e.project, ".claude", "workflows")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(t *testing.T, e *env)
+		next string // how the next step starts
+	}{
+		{"active", func(t *testing.T, e *env) {
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+		}, "Continue phase analyze"},
+		{"approval gate", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		}, "Finish phase plan"},
+		{"blocking", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.SetEnforcement([]engine.Violation{{Code: "V-1", Severity: "HIGH", Details: "no test"}}))(t)
+		}, "Resolve the 1 blocking finding"},
+		{"memory only", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			os.Remove(filepath.Join(en.StateDir(), "workflow-state.json"))
+			os.RemoveAll(filepath.Join(en.StateDir(), "journal"))
+		}, "Tell the user the last position memory holds"},
+		{"damaged", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-dmg"}))(t)
+			damage(en, "apex-dmg")
+		}, "The workflow's snapshot and journal are damaged"},
+		{"a dead client's running task", func(t *testing.T, e *env) {
+			en := e.openAs("s1", exitedPID(t))
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+			e.clock.Add(time.Hour)
+		}, "Continue phase analyze (1 task to run)"},
+		{"nothing on record but a warning", func(t *testing.T, e *env) { brokenDefinition(e) }, "Nothing to resume"},
+		{"an ending told with a warning", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.Archive("abandoned"))(t)
+			brokenDefinition(e)
+		}, "Nothing to resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			tc.set(t, e)
+			r := e.open("s2").Resume(ro)
+			i := strings.Index(r.Report, "\n</cairn-state ")
+			if i < 0 {
+				t.Fatalf("no fenced report:\n%s", r.Report)
+			}
+			_, tail, _ := strings.Cut(r.Report[i+1:], "\n")
+			if !strings.HasPrefix(tail, "Next: "+tc.next) || strings.Count(r.Report, "Next: ") != 1 || strings.Count(tail, "\n") != 1 {
+				t.Errorf("the report does not end with one next step starting %q:\n%s", tc.next, r.Report)
+			}
+		})
+	}
+}

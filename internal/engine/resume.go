@@ -510,7 +510,10 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, 
 		in.Tool = ToolPrefix + "resume_check"
 	}
 	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" && out.Tier != "Newer" {
-		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
+		// Nothing on record: only warnings, notices or an ending, if any, are worth a report,
+		// and none of them is work for the agent. Not the plan's "call start_workflow": a
+		// report is no reason to start one.
+		in.Next = "Nothing to resume; go on with the user's request"
 	}
 	return report.Render(in)
 }
