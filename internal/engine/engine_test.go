@@ -1173,3 +1173,21 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedStateIsToldOnceToTheUser: when the quarantined snapshot leaves a workflow that
+// cannot be rebuilt, the user's one line says so once (the warning names the quarantined file
+// and what to do), not the quarantine notice and then the warning repeating it: the hook cuts
+// that line at 300 characters, which cut off where the files are.
+func TestDamagedStateIsToldOnceToTheUser(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
+	damage(en, "apex-dmg")
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if n := strings.Count(r.SystemMessage, "quarantine/"); n != 1 || !strings.Contains(r.SystemMessage, "could not be read") {
+		t.Errorf("the user's line names the quarantined file %d times:\n%s", n, r.SystemMessage)
+	}
+	if !strings.Contains(r.Report, "\nnotice: workflow-state.json was damaged (") {
+		t.Errorf("the report lost what was wrong with the snapshot:\n%s", r.Report)
+	}
+}

@@ -74,9 +74,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	r, notices, err := e.active()
 	var damaged *store.DamagedError
 	var newer *NewerStateError
+	errors.As(err, &damaged)
 	for _, n := range notices {
 		out.Notices = append(out.Notices, n.Message)
-		if n.Kind == "quarantined" || n.Kind == "rebuilt" {
+		// Damaged state's warning names the quarantined snapshot and what to do: the user's
+		// line, cut at a few hundred characters, says it once.
+		if (n.Kind == "quarantined" || n.Kind == "rebuilt") && damaged == nil {
 			eye = append(eye, n.Message)
 		}
 	}
@@ -87,7 +90,6 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 		out.Warnings = append(out.Warnings, msg)
 		eye = append(eye, msg)
-		errors.As(err, &damaged)
 		r = nil
 	}
 	// Broken workflow definitions are shown to the person and the model, not only logged.
