@@ -1191,3 +1191,35 @@ func TestDamagedStateIsToldOnceToTheUser(t *testing.T) {
 		t.Errorf("the report lost what was wrong with the snapshot:\n%s", r.Report)
 	}
 }
+
+// TestUnreadableStateIsNoEnding: while the active slot holds state this Cairn cannot read (a
+// newer Cairn's), the workflow that ended before it is not "the last one ended": the report
+// does not say so beside the warning, which would read as nothing being active, and it is not
+// counted as told.
+func TestUnreadableStateIsNoEnding(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "done before", WorkflowID: "apex-old"}))(t)
+	must(en.Archive("abandoned"))(t)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "upgraded", WorkflowID: "apex-new"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	good, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(snap, []byte(`{"version":"3.0","workflow_id":"apex-new","revision":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if r.Tier != "Newer" || r.Ended != "" || strings.Contains(r.Report, "done before") {
+		t.Fatalf("tier %s, ended %q, report:\n%s", r.Tier, r.Ended, r.Report)
+	}
+	if err := os.WriteFile(snap, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must(en.Archive("abandoned"))(t)
+	r = e.open("s3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "upgraded") {
+		t.Errorf("the next ending is not told:\n%s", r.Report)
+	}
+}

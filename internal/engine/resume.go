@@ -150,17 +150,19 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	// An ending is not lost state: the last workflow completed, expired or was archived, so
 	// there is nothing to resume. The next session start is told once; later ones nothing.
+	// State on record that could not be read (damaged, a newer Cairn's) is not an ending,
+	// whatever ended before it: the report says what is there, not "the last one ended".
 	told := true
 	var endID string
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
-		if end, ok := e.lastEnding(); ok {
+		if end, ok := e.lastEnding(); ok && err == nil {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
-		} else if l2line != "" {
+		} else if err == nil {
 			out.Ended = l2line // known only from memory: nothing to tell
 		}
 		l2line = ""
 	}
-	if r == nil && l2line == "" && out.Ended == "" {
+	if r == nil && l2line == "" && out.Ended == "" && err == nil {
 		out.Notices = append(out.Notices, e.scanMilestones()...)
 	}
 
