@@ -98,8 +98,9 @@ func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) 
 // as one line: the session id and a hash of the failure. Concurrent sessions overwrite it, which
 // at worst says a failure again; a mark that cannot be read or written says it every turn.
 func saidBefore(getenv func(string) string, sessionID, failure string) bool {
+	// The launcher's own directory outside Claude Code, which cairn uninstall removes.
 	cache := getenv("XDG_CACHE_HOME")
-	if !filepath.IsAbs(cache) {
+	if cache == "" {
 		cache = filepath.Join(getenv("HOME"), ".cache")
 	}
 	if sessionID == "" || !filepath.IsAbs(cache) {
