@@ -157,7 +157,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
 		if end, ok := e.lastEnding(); ok && err == nil {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
-		} else if err == nil {
+		} else if err == nil && l2line != "" {
 			out.Ended = l2line // known only from memory: nothing to tell
 		}
 		l2line = ""
@@ -218,8 +218,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if opt.ReportOnly && told {
 		ended = "" // said once already
 	}
-	// Told only when the report said it: one that names a workflow (damaged state on record)
-	// leaves the ending out, and it stays to be told.
+	// Told only when the report said it (report.Render knows its layout); an ending left out
+	// stays to be told.
 	var endedShown bool
 	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
 	if opt.ReportOnly && opt.Apply && !told && endedShown {
