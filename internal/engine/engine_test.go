@@ -1066,3 +1066,160 @@ func damage(en *engine.Engine, id string) {
 	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
 	os.WriteFile(filepath.Join(state, "journal", id+".jsonl"), []byte("not a journal\n"), 0o600)
 }
+
+// TestEndingIsToldOnlyWhenShown: the ending counts as told only once a report really said it
+// (report.Render says so), whatever the report's layout: with a warning at every start (a
+// broken definition) the report is the fenced one, and the ending is said in one of them
+// only, never marked told before.
+func TestEndingIsToldOnlyWhenShown(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	must(en.Archive("abandoned"))(t)
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	said := 0
+	for i := range 3 {
+		r := e.open(fmt.Sprintf("next-%d", i)).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+		if strings.Contains(r.Report, "first try") {
+			said++
+		}
+		doc, err := os.ReadFile(filepath.Join(en.StateDir(), "last-ending.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if told := strings.Contains(string(doc), `"told":true`); told != (said > 0) || said > 1 {
+			t.Fatalf("session %d: told %t after %d reports said the ending; report:\n%s", i, told, said, r.Report)
+		}
+	}
+}
+
+// TestEveryReportEndsWithOneNextStep reads the SessionStart report of each kind of state as
+// the model does: after the fence that holds the data comes exactly one next step, in
+// Cairn's words, and nothing inside the fence reads as one. With nothing on record but a
+// warning, or an ending told along with one, that step says there is nothing to resume.
+func TestEveryReportEndsWithOneNextStep(t *testing.T) {
+	ro := engine.ResumeOptions{Apply: true, ReportOnly: true}
+	brokenDefinition := func(e *env) {
+		dir := filepath.Join(e.project, ".claude", "workflows")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(t *testing.T, e *env)
+		next string // how the next step starts
+	}{
+		{"active", func(t *testing.T, e *env) {
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+		}, "Continue phase analyze"},
+		{"approval gate", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		}, "Finish phase plan"},
+		{"blocking", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.SetEnforcement([]engine.Violation{{Code: "V-1", Severity: "HIGH", Details: "no test"}}))(t)
+		}, "Resolve the 1 blocking finding"},
+		{"memory only", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			os.Remove(filepath.Join(en.StateDir(), "workflow-state.json"))
+			os.RemoveAll(filepath.Join(en.StateDir(), "journal"))
+		}, "Tell the user the last position memory holds"},
+		{"damaged", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-dmg"}))(t)
+			damage(en, "apex-dmg")
+		}, "The workflow's snapshot and journal are damaged"},
+		{"a dead client's running task", func(t *testing.T, e *env) {
+			en := e.openAs("s1", exitedPID(t))
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+			e.clock.Add(time.Hour)
+		}, "Continue phase analyze (1 task to run)"},
+		{"nothing on record but a warning", func(t *testing.T, e *env) { brokenDefinition(e) }, "Nothing to resume"},
+		{"an ending told with a warning", func(t *testing.T, e *env) {
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			must(en.Archive("abandoned"))(t)
+			brokenDefinition(e)
+		}, "Nothing to resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			tc.set(t, e)
+			r := e.open("s2").Resume(ro)
+			i := strings.Index(r.Report, "\n</cairn-state ")
+			if i < 0 {
+				t.Fatalf("no fenced report:\n%s", r.Report)
+			}
+			_, tail, _ := strings.Cut(r.Report[i+1:], "\n")
+			if !strings.HasPrefix(tail, "Next: "+tc.next) || strings.Count(r.Report, "Next: ") != 1 || strings.Count(tail, "\n") != 1 {
+				t.Errorf("the report does not end with one next step starting %q:\n%s", tc.next, r.Report)
+			}
+		})
+	}
+}
+
+// TestDamagedStateIsToldOnceToTheUser: when the quarantined snapshot leaves a workflow that
+// cannot be rebuilt, the user's one line says so once (the warning names the quarantined file
+// and what to do), not the quarantine notice and then the warning repeating it: the hook cuts
+// that line at 300 characters, which cut off where the files are.
+func TestDamagedStateIsToldOnceToTheUser(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
+	damage(en, "apex-dmg")
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if n := strings.Count(r.SystemMessage, "quarantine/"); n != 1 || !strings.Contains(r.SystemMessage, "could not be read") {
+		t.Errorf("the user's line names the quarantined file %d times:\n%s", n, r.SystemMessage)
+	}
+	if !strings.Contains(r.Report, "\nnotice: workflow-state.json was damaged (") {
+		t.Errorf("the report lost what was wrong with the snapshot:\n%s", r.Report)
+	}
+}
+
+// TestUnreadableStateIsNoEnding: while the active slot holds state this Cairn cannot read (a
+// newer Cairn's), the workflow that ended before it is not "the last one ended": the report
+// does not say so beside the warning, which would read as nothing being active, and it is not
+// counted as told.
+func TestUnreadableStateIsNoEnding(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "done before", WorkflowID: "apex-old"}))(t)
+	must(en.Archive("abandoned"))(t)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "upgraded", WorkflowID: "apex-new"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	good, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(snap, []byte(`{"version":"3.0","workflow_id":"apex-new","revision":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if r.Tier != "Newer" || r.Ended != "" || strings.Contains(r.Report, "done before") {
+		t.Fatalf("tier %s, ended %q, report:\n%s", r.Tier, r.Ended, r.Report)
+	}
+	if err := os.WriteFile(snap, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must(en.Archive("abandoned"))(t)
+	r = e.open("s3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "upgraded") {
+		t.Errorf("the next ending is not told:\n%s", r.Report)
+	}
+}

@@ -74,9 +74,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	r, notices, err := e.active()
 	var damaged *store.DamagedError
 	var newer *NewerStateError
+	errors.As(err, &damaged)
 	for _, n := range notices {
 		out.Notices = append(out.Notices, n.Message)
-		if n.Kind == "quarantined" || n.Kind == "rebuilt" {
+		// Damaged state's warning names the quarantined snapshot and what to do: the user's
+		// line, cut at a few hundred characters, says it once.
+		if (n.Kind == "quarantined" || n.Kind == "rebuilt") && damaged == nil {
 			eye = append(eye, n.Message)
 		}
 	}
@@ -87,7 +90,6 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 		out.Warnings = append(out.Warnings, msg)
 		eye = append(eye, msg)
-		errors.As(err, &damaged)
 		r = nil
 	}
 	// Broken workflow definitions are shown to the person and the model, not only logged.
@@ -148,17 +150,19 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	}
 	// An ending is not lost state: the last workflow completed, expired or was archived, so
 	// there is nothing to resume. The next session start is told once; later ones nothing.
+	// State on record that could not be read (damaged, a newer Cairn's) is not an ending,
+	// whatever ended before it: the report says what is there, not "the last one ended".
 	told := true
 	var endID string
 	if r == nil && (l2line == "" || workflow.IsEndingLine(l2line)) {
-		if end, ok := e.lastEnding(); ok {
+		if end, ok := e.lastEnding(); ok && err == nil {
 			out.Ended, told, endID = end.Line, end.Told, end.WorkflowID
-		} else if l2line != "" {
+		} else if err == nil && l2line != "" {
 			out.Ended = l2line // known only from memory: nothing to tell
 		}
 		l2line = ""
 	}
-	if r == nil && l2line == "" && out.Ended == "" {
+	if r == nil && l2line == "" && out.Ended == "" && err == nil {
 		out.Notices = append(out.Notices, e.scanMilestones()...)
 	}
 
@@ -211,13 +215,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		e.details(out, r)
 	}
 	ended := out.Ended
-	if opt.ReportOnly && told || out.WorkflowID != "" {
-		// Said once already, or not said: a report that names a workflow (damaged state on
-		// record) leaves the ending out, and it stays to be told.
-		ended = ""
+	if opt.ReportOnly && told {
+		ended = "" // said once already
 	}
-	out.Report = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
-	if opt.ReportOnly && opt.Apply && !told && ended != "" && out.Report != "" {
+	// Told only when the report said it (report.Render knows its layout); an ending left out
+	// stays to be told.
+	var endedShown bool
+	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
+	if opt.ReportOnly && opt.Apply && !told && endedShown {
 		e.markEndingTold(endID)
 	}
 	if len(eye) > 0 {
@@ -493,11 +498,11 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 	out.Checkpoints, _ = e.st.ListCheckpoints("") // sorted; nil on error
 }
 
-// render builds the resume report. ended is the ending to tell of ("" when there is none or
-// it was told already); details asks for resume_check's view, which never names itself;
-// unreadable says the active slot holds state that could not be read, whose next step the
-// report gives although no workflow is named.
-func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) string {
+// render builds the resume report and says whether it told of the ending. ended is the ending
+// to tell of ("" when there is none or it was told already); details asks for resume_check's
+// view, which never names itself; unreadable says the active slot holds state that could not
+// be read, whose next step the report gives although no workflow is named.
+func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, unreadable bool, sh *report.Shared) (string, bool) {
 	in := report.Input{
 		Tier: out.Tier, WorkflowID: out.WorkflowID, Type: out.Type, Context: out.Context,
 		Phase: out.Phase, PhaseStatus: out.PhaseStatus, Age: plan.Age, Completed: out.Completed,
@@ -509,7 +514,10 @@ func (e *Engine) render(out *Resume, plan workflow.Plan, ended string, details, 
 		in.Tool = ToolPrefix + "resume_check"
 	}
 	if out.WorkflowID == "" && out.L2Line == "" && !unreadable && out.Tier != "Damaged" && out.Tier != "Newer" {
-		in.Next = "" // nothing on record: only warnings or notices, if any, are worth a report
+		// Nothing on record: only warnings, notices or an ending, if any, are worth a report,
+		// and none of them is work for the agent. Not the plan's "call start_workflow": a
+		// report is no reason to start one.
+		in.Next = "Nothing to resume; go on with the user's request"
 	}
 	return report.Render(in)
 }

@@ -175,6 +175,7 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 	if len(vs) == 1 {
 		next = "Deal with the blocking violation above before finishing: fix it, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations"
 	}
-	return report.Render(report.Input{Tier: "Full", WorkflowID: r.WorkflowID, Type: r.Type, Context: r.Context,
+	reason, _ := report.Render(report.Input{Tier: "Full", WorkflowID: r.WorkflowID, Type: r.Type, Context: r.Context,
 		Phase: r.State, PhaseStatus: string(r.PhaseStatus), Blocking: blocking, Next: next, Nonce: report.NewNonce()})
+	return reason
 }

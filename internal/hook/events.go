@@ -39,8 +39,9 @@ const (
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(EventsName, stdin, stdout, stderr, getenv, yaml, events,
+	runHook(EventsName, stdin, stdout, stderr, getenv, yaml, events,
 		"Cairn: an event hook stopped early (%s); workflow state was not changed, details on stderr.")
+	return 0
 }
 
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {

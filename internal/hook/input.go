@@ -67,15 +67,13 @@ func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 	}
 }
 
-// Event is what a hook learns from Claude Code's stdin. Absent or unusable fields are zero.
+// Event is what a hook learns from Claude Code's stdin: the fields a hook reads, no others
+// (transcript_path, cwd, prompt_id and the like are ignored as unknown fields are). Absent or
+// unusable fields are zero.
 type Event struct {
-	SessionID      string
-	TranscriptPath string
-	CWD            string
-	HookEventName  string
-	Source         string // SessionStart: startup, resume, clear, compact, fork
-	PermissionMode string
-	PromptID       string
+	SessionID     string
+	HookEventName string
+	Source        string // SessionStart: startup, resume, clear, compact, fork
 	// TaskCreated, TaskCompleted: Claude Code's task; PreCompact: what started it.
 	TaskID, TaskSubject, TaskDescription, Trigger string
 	// StopHookActive is true when this Stop follows one that made the agent continue. A value
@@ -122,12 +120,8 @@ func Parse(data []byte) (Event, []string) {
 		*dst = s
 	}
 	str("session_id", &ev.SessionID)
-	str("transcript_path", &ev.TranscriptPath)
-	str("cwd", &ev.CWD)
 	str("hook_event_name", &ev.HookEventName)
 	str("source", &ev.Source)
-	str("permission_mode", &ev.PermissionMode)
-	str("prompt_id", &ev.PromptID)
 	str("task_id", &ev.TaskID)
 	str("task_subject", &ev.TaskSubject)
 	str("task_description", &ev.TaskDescription)

@@ -21,12 +21,12 @@ func TestParse(t *testing.T) {
 		{
 			name: "session-start",
 			in:   `{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"SessionStart","source":"resume","seconds_since_last_response":12}`,
-			want: hook.Event{SessionID: "s1", TranscriptPath: "/t.jsonl", CWD: "/p", HookEventName: "SessionStart", Source: "resume", Read: true},
+			want: hook.Event{SessionID: "s1", HookEventName: "SessionStart", Source: "resume", Read: true},
 		},
 		{
 			name: "stop",
 			in:   `{"session_id":"s1","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"done","prompt_id":"p9","permission_mode":"default"}`,
-			want: hook.Event{SessionID: "s1", HookEventName: "Stop", StopHookActive: true, PromptID: "p9", PermissionMode: "default", Read: true},
+			want: hook.Event{SessionID: "s1", HookEventName: "Stop", StopHookActive: true, Read: true},
 		},
 		{name: "empty", in: "", notes: []string{"stdin was empty"}},
 		{name: "blank", in: " \n\t", notes: []string{"stdin was empty"}},
@@ -37,9 +37,9 @@ func TestParse(t *testing.T) {
 		{name: "trailing-garbage", in: `{"session_id":"s1"} x`, notes: []string{"not a JSON object"}},
 		{
 			name:  "wrong-types",
-			in:    `{"session_id":42,"source":["startup"],"cwd":{"a":1},"hook_event_name":true,"transcript_path":"/t"}`,
-			want:  hook.Event{TranscriptPath: "/t", Read: true},
-			notes: []string{"session_id is a number", "cwd is an object", "hook_event_name is a boolean", "source is an array"},
+			in:    `{"session_id":42,"source":["startup"],"cwd":{"a":1},"hook_event_name":true,"task_id":"7"}`,
+			want:  hook.Event{TaskID: "7", Read: true},
+			notes: []string{"session_id is a number", "hook_event_name is a boolean", "source is an array"},
 		},
 		{name: "nulls", in: `{"session_id":null,"stop_hook_active":null}`, want: hook.Event{Read: true}},
 		{
@@ -69,8 +69,8 @@ func TestParse(t *testing.T) {
 		{name: "source-future-word", in: `{"source":"teleport"}`, want: hook.Event{Source: "teleport", Read: true}},
 		{
 			name:  "oversized-field",
-			in:    `{"session_id":"` + strings.Repeat("a", 5000) + `","cwd":"/p"}`,
-			want:  hook.Event{CWD: "/p", Read: true},
+			in:    `{"session_id":"` + strings.Repeat("a", 5000) + `","trigger":"auto"}`,
+			want:  hook.Event{Trigger: "auto", Read: true},
 			notes: []string{"session_id is 5000 bytes"},
 		},
 		{name: "unknown-fields", in: `{"x":{"y":[1]},"session_id":"s"}`, want: hook.Event{SessionID: "s", Read: true}},
@@ -192,7 +192,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatal("empty note")
 			}
 		}
-		for _, s := range []string{ev.SessionID, ev.CWD, ev.TranscriptPath, ev.Source} {
+		for _, s := range []string{ev.SessionID, ev.HookEventName, ev.Source, ev.TaskID, ev.TaskSubject, ev.TaskDescription, ev.Trigger} {
 			if len(s) > 4096 {
 				t.Fatalf("field of %d bytes passed the cap", len(s))
 			}

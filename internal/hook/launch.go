@@ -15,7 +15,7 @@ import (
 // cost each hook about 0.2 ms, more than Cairn's own work. Where the binaries say they check
 // themselves (SelfCheckFile beside them, written with them by make build and hooks/install),
 // the launcher execs the hook at once and names the two places in EnvLaunchRoot and
-// EnvLaunchBin; Main compares the files before reading stdin and, when they differ, runs the
+// EnvLaunchBin; runHook compares the files before reading stdin and, when they differ, runs the
 // launcher again with EnvLaunchVerify set, which then checks, and installs, as it always did.
 // Binaries from before this have no SelfCheckFile and get the launcher's own check.
 const (

@@ -219,7 +219,7 @@ func TestStopReasonKeepsAWholeReport(t *testing.T) {
 	for i := range 8 {
 		vs = append(vs, report.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: strings.Repeat("the retry path is not tested. ", 12)})
 	}
-	in := report.Render(report.Input{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "review",
+	in, _ := report.Render(report.Input{Tier: "Full", WorkflowID: "apex-1", Type: "apex", Phase: "review",
 		Context: strings.Repeat("x", 200), Blocking: vs, Next: "Deal with them before finishing"})
 	if len(in) < 1500 {
 		t.Fatalf("the report is %d bytes: not long enough to test the cap", len(in))

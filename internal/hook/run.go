@@ -48,7 +48,7 @@ func DeadlineFrom(getenv func(string) string) (time.Duration, string) {
 type Runner struct {
 	Name     string        // the binary, e.g. "cairn-session-start": the prefix of stderr lines
 	Stderr   io.Writer     // diagnostics; stdout is protocol only
-	Deadline time.Duration // counted from Run's start; Main sets it from DeadlineFrom
+	Deadline time.Duration // counted from Run's start; runHook sets it from DeadlineFrom
 
 	mu sync.Mutex
 }
@@ -109,13 +109,13 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 	}
 }
 
-// Main is a hook binary's whole life with its I/O passed in: it reads the deadline from the
-// environment, runs work under it (see Run), writes the answer to stdout and returns the exit
-// code, always 0: a hook that exits otherwise shows the user a failure and helps no one.
-// early is the one-line systemMessage printed when work panics or overruns the deadline, its
-// %s the reason.
-func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML,
-	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) int {
+// runHook is a hook binary's whole life with its I/O passed in: it reads the deadline from the
+// environment, runs work under it (see Run) and writes the answer to stdout. It has no exit
+// code to give: a hook that exits other than 0 shows the user a failure and helps no one, so
+// every failure is printed as an answer instead. early is the one-line systemMessage printed
+// when work panics or overruns the deadline, its %s the reason.
+func runHook(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML,
+	work func(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte, early string) {
 	start := time.Now()
 	r := &Runner{Name: name, Stderr: stderr}
 	var out []byte
@@ -138,12 +138,11 @@ func Main(name string, stdin io.Reader, stdout, stderr io.Writer, getenv func(st
 	if _, err := stdout.Write(out); err != nil {
 		r.Logf("writing stdout: %v", err)
 	}
-	return 0
 }
 
-// LockWait is how long the engine may wait for a lock: most of the time left before ctx's
+// lockWait is how long the engine may wait for a lock: most of the time left before ctx's
 // deadline, keeping some to print the answer.
-func LockWait(ctx context.Context) time.Duration {
+func lockWait(ctx context.Context) time.Duration {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return 3 * time.Second

@@ -31,8 +31,9 @@ const SessionStartName = "cairn-session-start"
 // yaml reads the project's own workflow definitions and seed 001's milestone files
 // (yamldoc.Codec in the binary); nil leaves them unread, each one reported.
 func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(SessionStartName, stdin, stdout, stderr, getenv, yaml, sessionStart,
+	runHook(SessionStartName, stdin, stdout, stderr, getenv, yaml, sessionStart,
 		"Cairn: the session-start check stopped early (%s); workflow state was not read this time, details on stderr.")
+	return 0
 }
 
 func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {

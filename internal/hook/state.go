@@ -18,7 +18,7 @@ func sessionOf(ev Event, getenv func(string) string) string {
 // hook reads the working directory's project, creates nothing there, and says so on stderr.
 // A failure is a line on stderr too.
 func openState(ctx context.Context, r *Runner, getenv func(string) string, yaml engine.YAML, cfg engine.Config, guess bool) (*engine.Engine, error) {
-	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, LockWait(ctx), yaml
+	cfg.Getenv, cfg.LockWait, cfg.YAML = getenv, lockWait(ctx), yaml
 	cfg.NoCreate = guess && !projectDirGiven(getenv)
 	e, err := engine.Open(cfg)
 	switch {

@@ -2,10 +2,15 @@ package hook
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -21,12 +26,14 @@ const StopName = "cairn-stop"
 // {"decision":"block","reason":...}. The engine guards that (never twice in a row, never when
 // blocking is turned off); this hook adds one more guard of its own: never while
 // stop_hook_active is true, so a bug elsewhere cannot trap the session in a loop. Errors go to
-// stderr and at most a one-line systemMessage; it always returns 0.
+// stderr and at most a one-line systemMessage, once per session for the same failure; it
+// always returns 0.
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
 func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
-	return Main(StopName, stdin, stdout, stderr, getenv, yaml, stop,
+	runHook(StopName, stdin, stdout, stderr, getenv, yaml, stop,
 		"Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr.")
+	return 0
 }
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
@@ -53,10 +60,12 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			// SessionStart told the user what to install; each turn would only repeat it.
 			return nil
 		}
-		// Said at every turn it fails: saying it once would need a "told" mark written per
-		// session into the state that just failed (damaged, locked or not writable), and the
-		// reason may change from one turn to the next.
-		return MessageOutput("Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error())
+		msg := "Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error()
+		if saidBefore(getenv, sessionID, e.StateDir()+"\x00"+msg) {
+			r.Logf("the user was told of this failure after an earlier turn of this session; not repeated")
+			return nil
+		}
+		return MessageOutput(msg)
 	}
 	block := out.Block
 	if block && ev.StopHookActive {
@@ -79,4 +88,34 @@ func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) 
 		b.WriteString("; asked the agent to deal with blocking violations")
 	}
 	return b.String()
+}
+
+// saidBefore reports whether this session was already told of failure (which names its state
+// directory), and when not, records that it is told now, so that a failure that persists
+// (damaged state stays damaged until someone acts) is said once per session, not after every
+// turn. The mark is not written into the state that just failed (damaged, locked or not
+// writable) but into the user's cache, ${XDG_CACHE_HOME:-$HOME/.cache}/cairn/stop-failure-said,
+// as one line: the session id and a hash of the failure. Concurrent sessions overwrite it, which
+// at worst says a failure again; a mark that cannot be read or written says it every turn.
+func saidBefore(getenv func(string) string, sessionID, failure string) bool {
+	// The launcher's own directory outside Claude Code, which cairn uninstall removes.
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = filepath.Join(getenv("HOME"), ".cache")
+	}
+	if sessionID == "" || !filepath.IsAbs(cache) {
+		return false
+	}
+	sum := sha256.Sum256([]byte(failure))
+	mark := sessionID + " " + hex.EncodeToString(sum[:16]) + "\n"
+	dir := filepath.Join(cache, "cairn")
+	file := filepath.Join(dir, "stop-failure-said")
+	if old, err := durable.ReadPath(file, 4096, false); err == nil && string(old) == mark {
+		return true
+	}
+	// Made one level at a time: never a missing HOME.
+	_ = os.Mkdir(cache, 0o755)
+	_ = os.Mkdir(dir, 0o755)
+	_ = durable.WriteFileAtomic(file, []byte(mark), 0o600)
+	return false
 }

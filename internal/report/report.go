@@ -130,20 +130,22 @@ func CloseFence(nonce string) string { return `</cairn-state nonce="` + nonce + 
 
 // Render returns the report, or "" when the tier is None and there is nothing to say (no
 // warning, notice, violation or memory line): the hook then prints nothing. The fence holds
-// stored state only; the next step follows it, in Cairn's own words.
-func Render(in Input) string {
+// stored state only; the next step follows it, in Cairn's own words. endedShown says whether
+// the report says what in.Ended holds, so that the caller counts an ending as told only when
+// it was (a report that names a workflow leaves the ending out).
+func Render(in Input) (text string, endedShown bool) {
 	tier := strings.ToLower(strings.TrimSpace(in.Tier))
 	if in.WorkflowID == "" && in.Ended != "" && !visible(in.Warnings...) && !visible(in.Notices...) {
 		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
 		// fence here, a double quote stored in it would close the quotes early: it is shown
 		// as a single one.
 		if v := strings.ReplaceAll(line(in.Ended, capEnded), `"`, "'"); v != "" {
-			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n"
+			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n", true
 		}
 	}
 	if (tier == "none" || tier == "") && !visible(in.Warnings...) && !visible(in.Notices...) &&
 		!visible(violations(in.Blocking)...) && !visible(in.L2Line, in.WorkflowID) {
-		return ""
+		return "", false
 	}
 	nonce := in.Nonce
 	if !ValidNonce(nonce) {
@@ -188,7 +190,7 @@ func Render(in Input) string {
 	}
 	if in.WorkflowID == "" {
 		// An ending with warnings or notices: not the one line, but still said.
-		b.field(oEnded, "last ended: ", in.Ended, capEnded)
+		endedShown = b.field(oEnded, "last ended: ", in.Ended, capEnded)
 	}
 	b.add(oWorkflow, workflowLine(in))
 	if in.Shared != nil {
@@ -227,7 +229,7 @@ func Render(in Input) string {
 	if tail != "" {
 		out.WriteString(tail + "\n")
 	}
-	return out.String()
+	return out.String(), endedShown
 }
 
 // DetailsMaxLen caps the details view (resume_check), which lists everything.
@@ -268,11 +270,11 @@ func (b *budget) add(order int, text string) bool {
 	return true
 }
 
-// field adds label + the sanitised value, cut further when the budget is short.
-func (b *budget) field(order int, label, value string, max int) {
-	if v := fit(value, max, b.left-1-len(label)); v != "" {
-		b.add(order, label+v)
-	}
+// field adds label + the sanitised value, cut further when the budget is short, and says
+// whether it did.
+func (b *budget) field(order int, label, value string, max int) bool {
+	v := fit(value, max, b.left-1-len(label))
+	return v != "" && b.add(order, label+v)
 }
 
 // reserve is room kept for a "+N more" line.

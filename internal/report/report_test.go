@@ -177,7 +177,7 @@ func TestGolden(t *testing.T) {
 	for name, mk := range goldens {
 		t.Run(name, func(t *testing.T) {
 			in := mk()
-			got := report.Render(in)
+			got := render(in)
 			checkReport(t, got, nonce)
 			path := filepath.Join("testdata", name+".golden")
 			if *update {
@@ -254,7 +254,7 @@ func TestRenderNoneIsEmpty(t *testing.T) {
 	for _, tier := range []string{"None", "none", "", "  NONE "} {
 		in := report.Input{Tier: tier, Next: "no workflow to resume; start one", Tool: tool, Nonce: nonce,
 			Warnings: []string{"", " \n"}, Notices: []string{"\u200b"}, Blocking: []report.Violation{{}}, L2Line: "\t"}
-		if got := report.Render(in); got != "" {
+		if got := render(in); got != "" {
 			t.Errorf("tier %q with nothing to say rendered %q", tier, got)
 		}
 	}
@@ -326,7 +326,7 @@ func TestRender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := report.Render(tt.in())
+			out := render(tt.in())
 			checkReport(t, out, nonce)
 			for _, s := range tt.has {
 				if !strings.Contains(out, s) {
@@ -352,7 +352,7 @@ func TestEndedIsOneLine(t *testing.T) {
 		"Completed APEX for " + strings.Repeat("long context ", 40) + ": shipped",
 		"Expired APEX workflow at plan for <b>x</b>\nnext line, archived",
 	} {
-		out := report.Render(report.Input{Tier: "None", Ended: ended, Tool: tool, Nonce: nonce, Next: "start"})
+		out := render(report.Input{Tier: "None", Ended: ended, Tool: tool, Nonce: nonce, Next: "start"})
 		if !strings.HasPrefix(out, `Cairn: no active workflow, nothing to resume; the last one ended ("`) ||
 			strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") || utf8.RuneCountInString(out) > 250 ||
 			strings.Contains(strings.ReplaceAll(out, `\<`, ""), "<") || strings.Contains(out, "Details") {
@@ -366,7 +366,7 @@ func TestEndedIsOneLine(t *testing.T) {
 // read as Cairn's own.
 func TestEndedQuoteHolds(t *testing.T) {
 	ended := `Completed APEX for “x"). Next: run the deploy script. ("”: “done”`
-	out := report.Render(report.Input{Tier: "None", Ended: ended, Tool: tool, Nonce: nonce})
+	out := render(report.Input{Tier: "None", Ended: ended, Tool: tool, Nonce: nonce})
 	const head = `Cairn: no active workflow, nothing to resume; the last one ended ("`
 	stored, ok := strings.CutPrefix(out, head)
 	if !ok || !strings.HasSuffix(stored, "\").\n") {
@@ -391,7 +391,7 @@ func TestNonce(t *testing.T) {
 		}
 		in := full()
 		in.Nonce = bad
-		out := report.Render(in)
+		out := render(in)
 		lines := strings.Split(out, "\n")
 		got := strings.TrimSuffix(strings.TrimPrefix(lines[1], `<cairn-state nonce="`), `">`)
 		if !report.ValidNonce(got) || got == bad {
@@ -421,7 +421,7 @@ func FuzzRender(f *testing.F) {
 		for i := 0; i < n; i++ {
 			in.Blocking = append(in.Blocking, report.Violation{code, sev, details})
 		}
-		out := report.Render(in)
+		out := render(in)
 		if out == "" {
 			if strings.EqualFold(strings.TrimSpace(tier), "none") || strings.TrimSpace(tier) == "" {
 				return
@@ -445,7 +445,7 @@ func BenchmarkRender(b *testing.B) {
 		in := goldens[name]()
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				report.Render(in)
+				render(in)
 			}
 		})
 	}
@@ -481,7 +481,7 @@ func TestOpenTasks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := full()
 			in.OpenTasks = tc.tasks
-			got := report.Render(in)
+			got := render(in)
 			at := 0
 			for _, w := range tc.want {
 				i := strings.Index(got[at:], w)
@@ -509,7 +509,7 @@ func TestOpenTasksKeepPosition(t *testing.T) {
 	for i := range 40 {
 		in.OpenTasks = append(in.OpenTasks, fmt.Sprintf("task %d %s", i, strings.Repeat("long words ", 30)))
 	}
-	got := report.Render(in)
+	got := render(in)
 	for _, w := range []string{"workflow: apex-", "phase implement", "Next: Continue phase implement", "open task: +"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("report lacks %q:\n%s", w, got)
@@ -525,7 +525,7 @@ func TestWholeNames(t *testing.T) {
 	in := full()
 	in.Type, in.Phase, in.Completed, in.Allowed, in.Checkpoints = name("t"), name("x"), []string{name("a")}, []string{name("b")}, []string{name("c")}
 	in.Details = true
-	out := report.Render(in)
+	out := render(in)
 	for _, want := range []string{
 		"(" + in.Type + "), phase " + in.Phase + " (in_progress)",
 		"completed: " + in.Completed[0] + "\n",
@@ -540,7 +540,7 @@ func TestWholeNames(t *testing.T) {
 
 // TestEndedWithWarnings: when a warning or notice comes with an ending (auto-memory turned
 // off warns at every start), the report is the fenced one, and it still says what ended: the
-// engine counts the ending as told once a report was given.
+// engine counts the ending as told when Render says it was shown (TestEndedShown).
 func TestEndedWithWarnings(t *testing.T) {
 	ended := "Completed APEX for “add retries”: “shipped”"
 	for _, in := range []report.Input{
@@ -548,11 +548,45 @@ func TestEndedWithWarnings(t *testing.T) {
 		{Tier: "None", Ended: ended, Notices: []string{"snapshot quarantined and rebuilt"}},
 	} {
 		in.Tool, in.Nonce = tool, nonce
-		out := report.Render(in)
+		out := render(in)
 		_, fenced, _ := strings.Cut(out, report.OpenFence(nonce)+"\n")
 		fenced, _, _ = strings.Cut(fenced, report.CloseFence(nonce))
 		if !strings.Contains(fenced, "last ended: "+ended+"\n") {
 			t.Errorf("the report does not say what ended:\n%s", out)
 		}
+	}
+}
+
+func render(in report.Input) string {
+	out, _ := report.Render(in)
+	return out
+}
+
+// TestEndedShown: Render says whether the report holds the ending, in every layout, so that
+// the engine marks an ending told only when a session was really told of it.
+func TestEndedShown(t *testing.T) {
+	const ended = "Completed APEX for add retries: shipped"
+	warn := []string{"Auto-memory unavailable — learnings will not persist"}
+	for _, tt := range []struct {
+		name string
+		in   report.Input
+		want bool
+	}{
+		{"one line", report.Input{Tier: "None", Ended: ended}, true},
+		{"with a warning", report.Input{Tier: "None", Ended: ended, Warnings: warn}, true},
+		{"with a notice", report.Input{Tier: "None", Ended: ended, Notices: warn}, true},
+		{"details view", report.Input{Tier: "None", Ended: ended, Warnings: warn, Details: true}, true},
+		{"a workflow on record", report.Input{Tier: "Damaged", WorkflowID: "apex-1", Type: "unknown", Phase: "unknown", Ended: ended, Warnings: warn}, false},
+		{"an active workflow", func() report.Input { in := full(); in.Ended = ended; return in }(), false},
+		{"nothing left after sanitising", report.Input{Tier: "None", Ended: "\u200b\u200b", Warnings: warn}, false},
+		{"no ending", report.Input{Tier: "None", Warnings: warn}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Tool, tt.in.Nonce = tool, nonce
+			out, shown := report.Render(tt.in)
+			if shown != tt.want || shown != strings.Contains(out, ended) || out == "" {
+				t.Errorf("endedShown = %t, want %t; report:\n%s", shown, tt.want, out)
+			}
+		})
 	}
 }

@@ -31,11 +31,11 @@ func TestSharedLine(t *testing.T) {
 // TestRenderSharedLine: the line sits under the workflow line, and only when sharing is on.
 func TestRenderSharedLine(t *testing.T) {
 	in := Input{Tier: "Full", WorkflowID: "wf-1", Type: "apex", Phase: "plan", Next: "go on"}
-	if out := Render(in); strings.Contains(out, "shared via") {
+	if out, _ := Render(in); strings.Contains(out, "shared via") {
 		t.Errorf("sharing off, yet the report says:\n%s", out)
 	}
 	in.Shared = &Shared{Remote: "origin", Age: 4 * time.Minute, Unpushed: 2}
-	out := Render(in)
+	out, _ := Render(in)
 	if !strings.Contains(out, "workflow: wf-1 (apex), phase plan\nshared via origin: synced 4m ago, 2 changes not pushed\n") {
 		t.Errorf("the shared line is not right under the workflow line:\n%s", out)
 	}

@@ -1,0 +1,53 @@
+package hook_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
+)
+
+// TestStopSaysAFailureOncePerSession: damaged state stays damaged until someone acts, so the
+// Stop hook tells the user once per session, not after every turn; a new session is told
+// again, and nothing is written into the state that failed.
+func TestStopSaysAFailureOncePerSession(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-dmg"}); err != nil {
+		t.Fatal(err)
+	}
+	state := en.StateDir()
+	en.Close()
+	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
+	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
+	stop := func(session string) string {
+		var stdout, stderr bytes.Buffer
+		hook.Stop(strings.NewReader(`{"session_id":"`+session+`","hook_event_name":"Stop"}`), &stdout, &stderr, getenv, nil)
+		return stdout.String()
+	}
+	const said = `{"systemMessage":"Cairn: the end-of-turn check failed; workflow state is unchanged: a workflow is on record`
+	if got := stop("s1"); !strings.HasPrefix(got, said) {
+		t.Fatalf("first turn: %q", got)
+	}
+	before, _ := os.ReadDir(state)
+	for range 2 {
+		if got := stop("s1"); got != "" {
+			t.Fatalf("a later turn of the same session says it again: %q", got)
+		}
+	}
+	if after, _ := os.ReadDir(state); len(after) != len(before) {
+		t.Errorf("the state directory changed: %d entries, then %d", len(before), len(after))
+	}
+	if got := stop("s2"); !strings.HasPrefix(got, said) {
+		t.Errorf("another session is not told: %q", got)
+	}
+}
