@@ -301,7 +301,7 @@ func TestLaunchDownloadsOnce(t *testing.T) {
 			r := results[i]
 			if round == "first starts" && r.code == 0 && !strings.Contains(r.stderr, want) {
 				// The clock counts whole seconds from after the start: it says 6 after 5.
-				if strings.Contains(r.stdout, "being installed by another start") && took[i] >= hookInstallWait-time.Second ||
+				if (strings.Contains(r.stdout, "being installed by another start") || strings.Contains(r.stdout, "being installed in the background")) && took[i] >= hookInstallWait-time.Second ||
 					strings.Contains(r.stdout, "installed the binaries for version") && took[i] >= hookInstallWait {
 					t.Logf("%s: hook %d gave up after %s: %s", round, i, took[i].Round(time.Millisecond), r.stdout)
 					continue
@@ -343,9 +343,9 @@ func TestLaunchDownloadsOnce(t *testing.T) {
 	}
 }
 
-// hookInstallWait is how long hooks/install lets a hook wait for another start's install (until
-// its clock says 6 s are spent): a hook that gives up sooner leaves the session without Cairn
-// when the install was about to end.
+// hookInstallWait is how long hooks/install lets a hook wait for another start's install, or
+// for its own unpack (until its clock says 6 s are spent): a hook that gives up sooner leaves
+// the session without Cairn when the install was about to end.
 const hookInstallWait = 6 * time.Second
 
 // A tampered archive (here: one whose hook would leave a mark) is refused with one line and
@@ -637,9 +637,12 @@ exec `+realCurl+` -H "X-Max-Time: $m" "$@"
 	if werr != nil || stdout.Len() > 0 && json.Unmarshal([]byte(stdout.String()), &out) != nil || took > 9500*time.Millisecond {
 		t.Errorf("SessionStart took %s (exit %v), want at most 9.5 s and an answer Claude Code reads\nstdout: %s\nstderr: %s", took, werr, stdout.String(), stderr.String())
 	}
-	// A loaded machine may leave the installed hook too little time to run: then it says so.
+	// A loaded machine may leave the installed hook too little time to run, or the unpack
+	// unfinished when the hook's clock says 6 s are spent: then it says so.
 	ran := strings.Contains(stderr.String(), "cairn-session-start: source=startup") || strings.Contains(stdout.String(), "installed the binaries")
-	if ran != install {
+	if install && !ran && strings.Contains(stdout.String(), "being installed in the background") && took >= hookInstallWait-time.Second {
+		t.Logf("the hook left the unpack to the background after %s: %s", took.Round(time.Millisecond), stdout.String())
+	} else if ran != install {
 		t.Errorf("the installed hook ran: %t, want %t\nstdout: %s\nstderr: %s", ran, install, stdout.String(), stderr.String())
 	}
 	// hooks/install gives a hook's download 4 s, less what waiting took beyond 2 s.
@@ -806,4 +809,74 @@ func stalledStart(t *testing.T) stalled {
 		t.Fatal("the launcher never asked for the archive")
 	}
 	return st
+}
+
+// On a loaded machine the steps after a hook's download (its checksum, gzip -d, the install)
+// took seconds (gzip -d alone 4.2 s at load 20) and had no bound: the hook ran past Claude
+// Code's 10 s. Here gzip takes 10 s. The hook leaves inside its deadline, with exit 0 and one
+// line saying the binaries are being installed, and no process of its left holding its output;
+// the install lands meanwhile; and a start in between finds its holder alive, not a dead lock
+// to break and download again.
+func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	project := filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolDir(t)
+	realGzip, err := filepath.EvalSymlinks(filepath.Join(tools, "gzip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	realSleep, err := filepath.EvalSymlinks(filepath.Join(tools, "sleep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(tools, "gzip"))
+	writeFile(t, filepath.Join(tools, "gzip"), "#!/bin/sh\n"+realSleep+" 10\nexec "+realGzip+" \"$@\"\n")
+	if err := os.Chmod(filepath.Join(tools, "gzip"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pdata := filepath.Join(work, "plugin-data")
+	env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
+		"CLAUDE_PROJECT_DIR="+project, "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
+	const event = `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`
+	start := time.Now()
+	res := runShell(t, hookCommand(t, "SessionStart"), env, project, event)
+	took := time.Since(start)
+	var out map[string]string
+	if res.code != 0 || took > 9500*time.Millisecond || json.Unmarshal([]byte(res.stdout), &out) != nil ||
+		!strings.Contains(out["systemMessage"], "being installed in the background") || strings.Count(res.stderr, "\n") != 1 {
+		t.Fatalf("SessionStart with a 10 s unpack took %s: %+v, want exit 0 inside 9.5 s and one line saying the install goes on", took, res)
+	}
+	start = time.Now()
+	res = runShell(t, hookCommand(t, "SessionStart"), env, project, event)
+	if took := time.Since(start); res.code != 0 || took > 9500*time.Millisecond {
+		t.Errorf("the next SessionStart, during the install, took %s: %+v, want exit 0 inside 9.5 s", took, res)
+	}
+	bindir := filepath.Join(pdata, "bin-"+pluginVersion(t))
+	lock := filepath.Join(pdata, ".install-lock-"+pluginVersion(t))
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		_, errSet := os.Stat(filepath.Join(bindir, ".checksums"))
+		_, errLock := os.Stat(lock)
+		if errSet == nil && errLock != nil {
+			break
+		}
+	}
+	if names := dirNames(t, bindir); len(names) != len(binarySources)+2 {
+		t.Fatalf("%s holds %v, want the installed set", bindir, names)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Errorf("the install left its lock behind")
+	}
+	res = runShell(t, hookCommand(t, "SessionStart"), env, project, event)
+	if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup") {
+		t.Errorf("SessionStart after the install = %+v, want the installed hook's run", res)
+	}
+	if n := rs.Hits(archive); n != 1 {
+		t.Errorf("the archive was downloaded %d times, want once: a start broke the live install's lock", n)
+	}
 }

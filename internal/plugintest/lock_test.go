@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -56,5 +57,47 @@ func TestLaunchBreaksALockWhosePidWasReused(t *testing.T) {
 	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
 	if took := time.Since(start); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
 		t.Errorf("SessionStart with a reused pid's lock = %+v in %s, want its own download tried at once", res, took)
+	}
+}
+
+// A dead install's lock in a data dir that can no longer be written (here remounted read-only;
+// a full disk fails the same mkdir) cannot be broken. A start says at once that the data dir
+// cannot be written: not after waiting its whole budget (a hook 6 s, the MCP server a minute)
+// on a lock no one holds, to say another start is installing, every session.
+func TestLaunchDeadLockInAReadOnlyDataDir(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root on Linux")
+	}
+	root := copyPlugin(t, launcherFiles...)
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	dead := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(mnt, "data")
+	writeFile(t, filepath.Join(data, ".install-lock-"+pluginVersion(t), "pid"), fmt.Sprintln(dead.Process.Pid))
+	if out, err := exec.Command("mount", "-o", "remount,ro", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remounting read-only: %v: %s", err, out)
+	}
+	work := t.TempDir()
+	env := launchEnv(root, data, work, toolDir(t))
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		start := time.Now()
+		var res launchResult
+		if name == "cairn-session-start" {
+			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+		} else {
+			res = runLaunch(t, root, env, initializeLine, name)
+		}
+		took := time.Since(start)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") || took > 3*time.Second {
+			t.Errorf("%s took %s: %+v, want exit 0 at once and one line saying %s cannot be written", name, took, res, data)
+		}
 	}
 }

@@ -91,7 +91,7 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 			cmd.Dir = root
 			// Everything that changes the bytes is fixed here, whatever the caller's environment.
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly",
-				"GOWORK=off", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
+				"GOWORK=off", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=", "GOFIPS140=off")
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				return "", fmt.Errorf("go build %s for %s: %v\n%s", b.Pkg, p, err, msg)
 			}

@@ -149,3 +149,40 @@ func TestDistIgnoresAWorkspaceAbove(t *testing.T) {
 		t.Fatalf("Dist under a go.work = %q, %v; want the archive built and listed", sums, err)
 	}
 }
+
+// A GOFIPS140 in the caller's environment (a FIPS shop sets it for every build) selects another
+// Go cryptographic module and changes the binaries' bytes: make checksums wrote sums no other
+// machine reproduces, and make dist-check failed there. Dist fixes it, as it fixes GOAMD64.
+func TestDistIgnoresTheCallersFIPSSetting(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	root := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/cairn\n\ngo 1.24\n")
+	for _, b := range Binaries {
+		write(b.Pkg+"/main.go", "package main\n\nimport \"crypto/sha256\"\n\nfunc main() { println(sha256.Sum256(nil)[0]) }\n")
+	}
+	p := []Platform{{OS: runtime.GOOS, Arch: runtime.GOARCH}}
+	var sums []string
+	for _, fips := range []string{"", "latest"} {
+		t.Setenv("GOFIPS140", fips)
+		s, err := Dist(goBin, root, filepath.Join(t.TempDir(), "dist"), "0.0.1", p)
+		if err != nil {
+			t.Fatalf("GOFIPS140=%q: %v", fips, err)
+		}
+		sums = append(sums, s)
+	}
+	if sums[0] != sums[1] {
+		t.Errorf("GOFIPS140=latest changed the release:\n%s\nwant, as without it:\n%s", sums[1], sums[0])
+	}
+}
