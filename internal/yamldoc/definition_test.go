@@ -32,6 +32,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"no_frontmatter.md", 1, "no YAML front matter"},
 		{"unterminated.md", 1, "never closed"},
 		{"unreachable.md", 3, `phase "b" cannot be reached from the start phase "a"`},
+		{"no_exit.md", 2, `phase "b" cannot lead to a terminal phase (done) through transitions`},
 		{"bad_name.md", 2, `workflow name "bad name!" is not valid`},
 		{"dead_end.md", 4, `phase "b" is not terminal and has no transitions out of it`},
 		{"gate_terminal.md", 4, `approval gate "b" is a terminal phase`},
