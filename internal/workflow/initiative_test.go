@@ -245,3 +245,22 @@ func mustYAML(t *testing.T, d workflow.StatusDoc) []byte {
 	}
 	return b
 }
+
+// A milestone id with a control or invisible character is refused, as a task id is: "m1" and
+// "m1" with a zero-width space read the same and would be two milestones, and an escape
+// sequence in an id would act on the terminal of whoever reads it.
+func TestLookAlikeMilestoneIDIsRefused(t *testing.T) {
+	for _, id := range []string{"m1\u200b", "m\x1b[31m1", "m1\u2028m2", "m1\u202e", "m\x001", "m1\xff"} {
+		_, err := workflow.AddMilestone(newInit(t), workflow.MilestoneSpec{ID: id}, t0)
+		if err == nil || !strings.Contains(err.Error(), "control or invisible characters") {
+			t.Errorf("AddMilestone(%q): %v; want it refused", id, err)
+		}
+	}
+	if _, err := workflow.NewInitiative("i", "t", []workflow.MilestoneSpec{{ID: "m1"}, {ID: "m1\u200b"}}, t0); err == nil {
+		t.Error("NewInitiative took m1 and m1 with a zero-width space as two milestones")
+	}
+	ch, err := workflow.AddMilestone(newInit(t), workflow.MilestoneSpec{ID: "étape 3: tests"}, t0)
+	if err != nil || !ch.Changed {
+		t.Errorf("a milestone id with spaces, accents and a colon: %v", err)
+	}
+}
