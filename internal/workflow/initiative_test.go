@@ -264,3 +264,36 @@ func TestLookAlikeMilestoneIDIsRefused(t *testing.T) {
 		t.Errorf("a milestone id with spaces, accents and a colon: %v", err)
 	}
 }
+
+// A milestone id written with spaces around it in WORKFLOW-STATUS.yaml (id: " m1 ") is the
+// milestone m1, as the file's check (which finds ids given twice) and every operation read
+// it: merged, it keeps what initiative.json knows of m1; taken alone, it can be updated.
+func TestSyncTrimsMilestoneIDs(t *testing.T) {
+	ch, err := workflow.StartMilestone(newInit(t), "m1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ch.Initiative
+	d := workflow.StatusDocFrom(in, nil)
+	d.Milestones[0].ID, d.CurrentMilestone = " m1 ", "m1 "
+	d.LastUpdated = t0.Add(time.Hour).Format(time.RFC3339)
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]*workflow.Initiative{"merged": in, "status file alone": nil} {
+		dec, err := workflow.Sync(in, &d, t0.Add(2*time.Hour))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := dec.Initiative
+		if got.Milestones[0].ID != "m1" || got.CurrentMilestone != "m1" {
+			t.Errorf("%s: milestone %q, current %q; want m1", name, got.Milestones[0].ID, got.CurrentMilestone)
+		}
+		if in != nil && !got.Milestones[0].StartedAt.Equal(t0) {
+			t.Errorf("%s: m1 lost its start time: %+v", name, got.Milestones[0])
+		}
+		if _, err := workflow.CompleteMilestone(got, "m1", t0.Add(2*time.Hour)); err != nil {
+			t.Errorf("%s: completing m1: %v", name, err)
+		}
+	}
+}
