@@ -195,6 +195,19 @@ func FuzzParseDefinition(f *testing.F) {
 				t.Fatalf("dead end %s", p)
 			}
 		}
+		for _, p := range d.Phases { // each leads on to a terminal phase
+			seen := []string{p}
+			for i := 0; i < len(seen) && !d.IsTerminal(seen[i]); i++ {
+				for _, to := range d.Allowed(seen[i]) {
+					if !slices.Contains(seen, to) {
+						seen = append(seen, to)
+					}
+				}
+			}
+			if !slices.ContainsFunc(seen, d.IsTerminal) {
+				t.Fatalf("phase %s cannot lead to a terminal phase: %v", p, d.Transitions)
+			}
+		}
 		if _, err := workflow.ParseTTL(d.TTL); err != nil {
 			t.Fatal(err)
 		}
