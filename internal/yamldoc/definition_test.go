@@ -44,6 +44,8 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"not_mapping.md", 2, "must be a YAML mapping"},
 		{"empty_frontmatter.md", 1, "front matter is empty"},
 		{"indented_end.md", 8, `the indented "---" on this line ends the front matter`},
+		{"second_document.md", 3, `a second YAML document starts here`},
+		{"second_document_start.md", 4, `a second YAML document starts here`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata", "defs", tc.file))
