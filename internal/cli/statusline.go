@@ -4,14 +4,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/textsafe"
-	"github.com/cairn-dev/cairn/internal/workflow"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/hook"
+	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 

@@ -218,6 +218,26 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 			return nil, loc.Item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
 		}
 	}
+	// And every phase must lead on to a terminal one, or a workflow that enters it (a loop
+	// with no way out) could never complete. Walked back from the terminal phases; a phase
+	// found is not looked at again.
+	finishes := make([]bool, len(d.Phases))
+	queue := slices.Clone(d.Terminal)
+	for i := 0; i < len(queue); i++ {
+		for j, p := range d.Phases {
+			if !finishes[j] && (p == queue[i] || slices.Contains(d.Transitions[p], queue[i])) {
+				finishes[j] = true
+				if p != queue[i] {
+					queue = append(queue, p)
+				}
+			}
+		}
+	}
+	for j, p := range d.Phases {
+		if !finishes[j] {
+			return nil, loc.Item("phases", p), fmt.Sprintf("phase %q cannot lead to a terminal phase (%s) through transitions: a workflow that enters it could never complete", p, strings.Join(d.Terminal, ", "))
+		}
+	}
 
 	d.Verbs = map[string]string{}
 	for _, raw := range slices.Sorted(maps.Keys(fm.Verbs)) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -25,18 +26,29 @@ const (
 	InitiativeArchived   InitiativeStatus = "archived"
 )
 
-// initiativeMoves is seed 001's status machine:
-// created → in_progress ⇄ blocked, in_progress → completed → archived.
-var initiativeMoves = map[InitiativeStatus][]InitiativeStatus{
-	InitiativeCreated:    {InitiativeInProgress},
-	InitiativeInProgress: {InitiativeBlocked, InitiativeCompleted},
-	InitiativeBlocked:    {InitiativeInProgress},
-	InitiativeCompleted:  {InitiativeArchived},
-	InitiativeArchived:   nil,
+// initiativeMoves is seed 001's status machine, the statuses an initiative in s may go to:
+// created → in_progress ⇄ blocked, in_progress → completed → archived. A switch, not a map:
+// every hook links this package.
+func initiativeMoves(s InitiativeStatus) []InitiativeStatus {
+	switch s {
+	case InitiativeCreated, InitiativeBlocked:
+		return []InitiativeStatus{InitiativeInProgress}
+	case InitiativeInProgress:
+		return []InitiativeStatus{InitiativeBlocked, InitiativeCompleted}
+	case InitiativeCompleted:
+		return []InitiativeStatus{InitiativeArchived}
+	}
+	return nil
 }
 
 // Valid reports whether s is a known initiative status.
-func (s InitiativeStatus) Valid() bool { _, ok := initiativeMoves[s]; return ok }
+func (s InitiativeStatus) Valid() bool {
+	switch s {
+	case InitiativeCreated, InitiativeInProgress, InitiativeBlocked, InitiativeCompleted, InitiativeArchived:
+		return true
+	}
+	return false
+}
 
 // MilestoneStatus is the state of one milestone.
 type MilestoneStatus string
@@ -114,7 +126,8 @@ func (e *InitiativeTransitionError) Error() string {
 }
 
 func initiativeMoveError(id string, from, to InitiativeStatus) error {
-	if slices.Contains(initiativeMoves[from], to) {
+	next := initiativeMoves(from)
+	if slices.Contains(next, to) {
 		return nil
 	}
 	e := &InitiativeTransitionError{ID: id, From: from, To: to}
@@ -126,8 +139,8 @@ func initiativeMoveError(id string, from, to InitiativeStatus) error {
 	case from == InitiativeCompleted && to == InitiativeInProgress:
 		e.Reason = "a completed initiative is not reopened; create a new initiative for further work"
 	default:
-		names := make([]string, 0, len(initiativeMoves[from]))
-		for _, s := range initiativeMoves[from] {
+		names := make([]string, 0, len(next))
+		for _, s := range next {
 			names = append(names, string(s))
 		}
 		e.Reason = "allowed next: " + strings.Join(names, ", ")
@@ -310,6 +323,13 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	id := strings.TrimSpace(m.ID)
 	if id == "" || strings.ContainsAny(id, "\r\n") {
 		return InitiativeChange{}, fmt.Errorf("milestone id %s is not one non-empty line", Quote(m.ID))
+	}
+	// "m1" and "m1" with a zero-width space look the same and would be two milestones; a line
+	// separator breaks the id's line where it is shown.
+	if !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool {
+		return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
+	}) {
+		return InitiativeChange{}, errors.New("the milestone id holds control or invisible characters, so it would read as another id: write it with letters, digits, spaces and punctuation")
 	}
 	if err := in.requireWorkable("adding milestone " + id); err != nil {
 		return InitiativeChange{}, err

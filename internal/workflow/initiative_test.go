@@ -245,3 +245,55 @@ func mustYAML(t *testing.T, d workflow.StatusDoc) []byte {
 	}
 	return b
 }
+
+// A milestone id with a control or invisible character is refused, as a task id is: "m1" and
+// "m1" with a zero-width space read the same and would be two milestones, and an escape
+// sequence in an id would act on the terminal of whoever reads it.
+func TestLookAlikeMilestoneIDIsRefused(t *testing.T) {
+	for _, id := range []string{"m1\u200b", "m\x1b[31m1", "m1\u2028m2", "m1\u202e", "m\x001", "m1\xff"} {
+		_, err := workflow.AddMilestone(newInit(t), workflow.MilestoneSpec{ID: id}, t0)
+		if err == nil || !strings.Contains(err.Error(), "control or invisible characters") {
+			t.Errorf("AddMilestone(%q): %v; want it refused", id, err)
+		}
+	}
+	if _, err := workflow.NewInitiative("i", "t", []workflow.MilestoneSpec{{ID: "m1"}, {ID: "m1\u200b"}}, t0); err == nil {
+		t.Error("NewInitiative took m1 and m1 with a zero-width space as two milestones")
+	}
+	ch, err := workflow.AddMilestone(newInit(t), workflow.MilestoneSpec{ID: "étape 3: tests"}, t0)
+	if err != nil || !ch.Changed {
+		t.Errorf("a milestone id with spaces, accents and a colon: %v", err)
+	}
+}
+
+// A milestone id written with spaces around it in WORKFLOW-STATUS.yaml (id: " m1 ") is the
+// milestone m1, as the file's check (which finds ids given twice) and every operation read
+// it: merged, it keeps what initiative.json knows of m1; taken alone, it can be updated.
+func TestSyncTrimsMilestoneIDs(t *testing.T) {
+	ch, err := workflow.StartMilestone(newInit(t), "m1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ch.Initiative
+	d := workflow.StatusDocFrom(in, nil)
+	d.Milestones[0].ID, d.CurrentMilestone = " m1 ", "m1 "
+	d.LastUpdated = t0.Add(time.Hour).Format(time.RFC3339)
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]*workflow.Initiative{"merged": in, "status file alone": nil} {
+		dec, err := workflow.Sync(in, &d, t0.Add(2*time.Hour))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := dec.Initiative
+		if got.Milestones[0].ID != "m1" || got.CurrentMilestone != "m1" {
+			t.Errorf("%s: milestone %q, current %q; want m1", name, got.Milestones[0].ID, got.CurrentMilestone)
+		}
+		if in != nil && !got.Milestones[0].StartedAt.Equal(t0) {
+			t.Errorf("%s: m1 lost its start time: %+v", name, got.Milestones[0])
+		}
+		if _, err := workflow.CompleteMilestone(got, "m1", t0.Add(2*time.Hour)); err != nil {
+			t.Errorf("%s: completing m1: %v", name, err)
+		}
+	}
+}

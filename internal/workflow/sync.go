@@ -192,8 +192,9 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	n.Title = cmp.Or(textsafe.OneLine(doc.Title), n.Title)
 	merged := make([]Milestone, 0, len(doc.Milestones))
 	for _, sm := range doc.Milestones {
-		m := Milestone{ID: sm.ID, Title: sm.Title, Status: sm.Status}
-		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == sm.ID }); i >= 0 {
+		id := strings.TrimSpace(sm.ID) // as Check and the operations read it
+		m := Milestone{ID: id, Title: sm.Title, Status: sm.Status}
+		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == id }); i >= 0 {
 			old := n.Milestones[i] // n is in's copy: its Extra is its own
 			old.Title = cmp.Or(sm.Title, old.Title)
 			old.Status = sm.Status
@@ -203,7 +204,7 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 		merged = append(merged, m)
 	}
 	n.Milestones = merged
-	n.CurrentMilestone = doc.CurrentMilestone
+	n.CurrentMilestone = strings.TrimSpace(doc.CurrentMilestone)
 	n.LastUpdated = takenAt
 	n.Progress = n.progress()
 	d.Initiative, d.WriteInitiative = n, true
@@ -231,9 +232,9 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 		return nil, fmt.Errorf("reading %s: status %q is not an initiative status", StatusFileName, doc.Status)
 	}
 	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: textsafe.OneLine(doc.Title), Status: doc.Status,
-		Milestones: []Milestone{}, CurrentMilestone: doc.CurrentMilestone, LastUpdated: at}
+		Milestones: []Milestone{}, CurrentMilestone: strings.TrimSpace(doc.CurrentMilestone), LastUpdated: at}
 	for _, sm := range doc.Milestones {
-		n.Milestones = append(n.Milestones, Milestone{ID: sm.ID, Title: sm.Title, Status: cmp.Or(sm.Status, MilestonePending)})
+		n.Milestones = append(n.Milestones, Milestone{ID: strings.TrimSpace(sm.ID), Title: sm.Title, Status: cmp.Or(sm.Status, MilestonePending)})
 	}
 	n.Progress = n.progress()
 	return n, nil

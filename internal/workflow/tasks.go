@@ -11,13 +11,19 @@ import (
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
-// taskMoves is the task status machine. A done task is final; a failed one may be retried.
-// Going from running back to pending is an interrupted run (recovery does it too).
-var taskMoves = map[TaskStatus][]TaskStatus{
-	TaskPending: {TaskRunning},
-	TaskRunning: {TaskDone, TaskFailed, TaskPending},
-	TaskFailed:  {TaskPending, TaskRunning},
-	TaskDone:    nil,
+// taskMoves is the task status machine: the statuses a task in s may go to. A done task is
+// final; a failed one may be retried. Going from running back to pending is an interrupted
+// run (recovery does it too). A switch, not a map: every hook links this package.
+func taskMoves(s TaskStatus) []TaskStatus {
+	switch s {
+	case TaskPending:
+		return []TaskStatus{TaskRunning}
+	case TaskRunning:
+		return []TaskStatus{TaskDone, TaskFailed, TaskPending}
+	case TaskFailed:
+		return []TaskStatus{TaskPending, TaskRunning}
+	}
+	return nil
 }
 
 // TaskStatusError refuses a task status change the machine does not allow.
@@ -91,8 +97,8 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if (u.Output == "" || u.Output == old.Output) && (u.Note == "" || textsafe.OneLine(u.Note) == old.Note) {
 			return unchanged(r), nil
 		}
-	} else if !slices.Contains(taskMoves[old.Status], u.Status) {
-		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: taskMoves[old.Status]}
+	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) {
+		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
 	}
 	return change(r, EventTask, now, by, func(n *Record) {
 		t := &n.Tasks[i]

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,7 +102,7 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	var head []byte // the front matter as the library split it
 	body, err := frontmatter.MustParse(bytes.NewReader(data), &root, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
 		head = b
-		return yaml.Unmarshal(b, v)
+		return unmarshalOne(b, v, `a "..." line, or a "---" line with more on it, ended the first: write the front matter as one document, ended by a line that is just "---"`)
 	}))
 	if err == nil {
 		if line, ok := indentedEnd(data, head, offset); ok {
@@ -156,6 +157,33 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
 	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+}
+
+// unmarshalOne is yaml.Unmarshal for YAML that must be one document: yaml.Unmarshal reads
+// the first and drops the rest without a word (in a definition, after a "..." line or a line
+// such as "--- # more" that adrg/frontmatter does not take for the end, a gate listed there
+// would guard nothing). A second document is an error at its line, fix saying what to do.
+func unmarshalOne(b []byte, v any, fix string) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) { // no document at all, as yaml.Unmarshal reads it
+			return nil
+		}
+		return err
+	}
+	var next yaml.Node
+	err := dec.Decode(&next)
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	line := next.Line
+	if len(next.Content) > 0 {
+		line = next.Content[0].Line
+	}
+	if err != nil { // text after "..." with no "---" before it: yaml.v3 blames the "..."
+		line = yamlErrLine(err.Error(), 0)
+	}
+	return fmt.Errorf("yaml: line %d: a second YAML document starts here, and only the first would be read (%s)", line, fix)
 }
 
 // maxExpandedNodes bounds the YAML nodes of a front matter with its aliases expanded. Without

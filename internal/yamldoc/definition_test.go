@@ -32,6 +32,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"no_frontmatter.md", 1, "no YAML front matter"},
 		{"unterminated.md", 1, "never closed"},
 		{"unreachable.md", 3, `phase "b" cannot be reached from the start phase "a"`},
+		{"no_exit.md", 2, `phase "b" cannot lead to a terminal phase (done) through transitions`},
 		{"bad_name.md", 2, `workflow name "bad name!" is not valid`},
 		{"dead_end.md", 4, `phase "b" is not terminal and has no transitions out of it`},
 		{"gate_terminal.md", 4, `approval gate "b" is a terminal phase`},
@@ -43,6 +44,8 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"not_mapping.md", 2, "must be a YAML mapping"},
 		{"empty_frontmatter.md", 1, "front matter is empty"},
 		{"indented_end.md", 8, `the indented "---" on this line ends the front matter`},
+		{"second_document.md", 3, `a second YAML document starts here`},
+		{"second_document_start.md", 4, `a second YAML document starts here`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata", "defs", tc.file))
@@ -173,7 +176,7 @@ func FuzzParseDefinition(f *testing.F) {
 			if !errors.As(err, &de) {
 				t.Fatalf("error %v is not a *DefinitionError", err)
 			}
-			if lines := strings.Count(string(data), "\n") + 1; de.Line < 0 || de.Line > lines {
+			if lines := yamlLines(data); de.Line < 0 || de.Line > lines {
 				t.Fatalf("line %d outside a %d-line file: %v", de.Line, lines, err)
 			}
 			return
@@ -194,10 +197,31 @@ func FuzzParseDefinition(f *testing.F) {
 				t.Fatalf("dead end %s", p)
 			}
 		}
+		for _, p := range d.Phases { // each leads on to a terminal phase
+			seen := []string{p}
+			for i := 0; i < len(seen) && !d.IsTerminal(seen[i]); i++ {
+				for _, to := range d.Allowed(seen[i]) {
+					if !slices.Contains(seen, to) {
+						seen = append(seen, to)
+					}
+				}
+			}
+			if !slices.ContainsFunc(seen, d.IsTerminal) {
+				t.Fatalf("phase %s cannot lead to a terminal phase: %v", p, d.Transitions)
+			}
+		}
 		if _, err := workflow.ParseTTL(d.TTL); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+// yamlLines counts data's lines as YAML (and an editor) does: a lone "\r" ends a line too,
+// and so do NEL, LS and PS, which yaml.v3 reads as line breaks.
+func yamlLines(data []byte) int {
+	s := strings.ReplaceAll(string(data), "\r\n", "\n")
+	return 1 + strings.Count(s, "\n") + strings.Count(s, "\r") + strings.Count(s, "\u0085") +
+		strings.Count(s, "\u2028") + strings.Count(s, "\u2029")
 }
 
 // TestParseDefinitionCapsPhases: the checks compare phases with each other and the hooks read

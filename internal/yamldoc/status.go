@@ -16,7 +16,7 @@ import (
 // nothing to keep.
 func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	if err := unmarshalOne(data, &root, "keep one document in the file"); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
 	}
 	if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {

@@ -77,3 +77,27 @@ func FuzzStatusDoc(f *testing.F) {
 		}
 	})
 }
+
+// A status file of two YAML documents is refused, not read as its first: the next initiative
+// change rewrites the file from what was read, and the second document (notes a person kept
+// there) would be gone.
+func TestStatusDocOfTwoDocumentsIsRefused(t *testing.T) {
+	for src, line := range map[string]string{
+		"initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n---\nnotes: keep me\n":           "line 4:",
+		"---\ninitiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n...\n---\nnotes: keep me\n": "line 6:",
+	} {
+		doc, err := yamldoc.Codec{}.ParseStatusDoc([]byte(src))
+		if err == nil || !strings.Contains(err.Error(), line+" a second YAML document starts here") {
+			t.Errorf("%q: %v, %+v; want it refused at %s", src, err, doc, line)
+		}
+	}
+	for _, src := range []string{ // one document, however it is marked
+		"---\ninitiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n",
+		"---\ninitiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n...\n",
+		"initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\n...\n# a comment\n",
+	} {
+		if doc, err := (yamldoc.Codec{}).ParseStatusDoc([]byte(src)); err != nil || doc == nil || doc.Initiative != "x" {
+			t.Errorf("%q: %v, %+v", src, err, doc)
+		}
+	}
+}
