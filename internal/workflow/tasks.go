@@ -65,7 +65,7 @@ type TaskUpdate struct {
 	Status TaskStatus
 	// Output, when not empty, sets the task's output path.
 	Output string
-	// Note, when not empty, sets the task's note.
+	// Note, when it has visible text, sets the task's note.
 	Note string
 }
 
@@ -117,7 +117,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	}
 	old := r.Tasks[i]
 	if old.Status == u.Status {
-		if (u.Output == "" || u.Output == old.Output) && (u.Note == "" || note == old.Note) {
+		if (u.Output == "" || u.Output == old.Output) && (note == "" || note == old.Note) {
 			return unchanged(r), nil
 		}
 	} else if !slices.Contains(taskMoves[old.Status], u.Status) {
@@ -128,7 +128,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if u.Output != "" {
 			grown.Output = u.Output
 		}
-		if u.Note != "" {
+		if note != "" {
 			grown.Note = note
 		}
 		if err := tasksFit(r.Tasks, i, grown); err != nil {
@@ -153,7 +153,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if u.Output != "" {
 			t.Output = u.Output
 		}
-		if u.Note != "" {
+		if note != "" { // a note that cleans to nothing is no note: it wipes none
 			t.Note = note
 		}
 		t.UpdatedAt = now

@@ -220,3 +220,27 @@ func TestTaskFieldCaps(t *testing.T) {
 		t.Errorf("fields at the caps: %v", err)
 	}
 }
+
+// TestTaskNoteOfOnlyInvisibleCharacters: a note that cleans to nothing (a zero-width space, a
+// control character) is no note: it leaves the stored note as it is, as an empty note does,
+// rather than wiping it.
+func TestTaskNoteOfOnlyInvisibleCharacters(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	r := walk(t, def, mustStart(t, def), "architecture")
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning, Note: "keep me"}, t0.Add(time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskDone} {
+		res, err = workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "t1", Status: st, Note: "\u200b\x01"}, t0.Add(2*time.Hour), alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Record.Tasks[0].Note; got != "keep me" {
+			t.Errorf("to %s with an invisible note: note %q, want %q kept", st, got, "keep me")
+		}
+		if st == workflow.TaskRunning && res.Changed {
+			t.Errorf("the same status with an invisible note changed the record")
+		}
+	}
+}
