@@ -12,13 +12,20 @@ import (
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
-// taskMoves is the task status machine. A done task is final; a failed one may be retried.
-// Going from running back to pending is an interrupted run (recovery does it too).
-var taskMoves = map[TaskStatus][]TaskStatus{
-	TaskPending: {TaskRunning},
-	TaskRunning: {TaskDone, TaskFailed, TaskPending},
-	TaskFailed:  {TaskPending, TaskRunning},
-	TaskDone:    nil,
+// taskMoves is the task status machine: the statuses a task may go to from s. A done task is
+// final; a failed one may be retried. Going from running back to pending is an interrupted
+// run (recovery does it too). A switch, not a map: the hooks link this package and a map
+// literal would be built at their start-up.
+func taskMoves(s TaskStatus) []TaskStatus {
+	switch s {
+	case TaskPending:
+		return []TaskStatus{TaskRunning}
+	case TaskRunning:
+		return []TaskStatus{TaskDone, TaskFailed, TaskPending}
+	case TaskFailed:
+		return []TaskStatus{TaskPending, TaskRunning}
+	}
+	return nil
 }
 
 // A record is at most 1 MiB (strictjson.MaxSize) and every write rewrites it whole, so tasks
@@ -120,8 +127,8 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if (u.Output == "" || u.Output == old.Output) && (note == "" || note == old.Note) {
 			return unchanged(r), nil
 		}
-	} else if !slices.Contains(taskMoves[old.Status], u.Status) {
-		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: taskMoves[old.Status]}
+	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) {
+		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
 	}
 	if len(u.Output) > len(old.Output) || len(note) > len(old.Note) {
 		grown := old
