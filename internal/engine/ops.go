@@ -117,6 +117,11 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		workflow.TrimHistory(wres.Record) // the journal keeps the full history
 		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
+	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
+		// A record an older Cairn let grow (it took tasks without bound) may have no room
+		// left for any change: the checker's "invalid JSON at byte 1048576" would not say so.
+		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. Archive it with cairn archive (the archive keeps it whole) and start another", je.Reason)
+	}
 	if err != nil {
 		return nil, wres, err
 	}

@@ -176,6 +176,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
+	if n := workflow.EarlierClaudeTasks(r, e.cfg.SessionID); n > 0 {
+		out.Notices = append(out.Notices, fmt.Sprintf("%d open task%s came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there: create it again if it is still to do", n, workflow.Plural(n)))
+	}
 	out.Warnings = append(out.Warnings, plan.Warnings...)
 	for _, v := range plan.Blocking {
 		out.Blocking = append(out.Blocking, Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details})

@@ -361,3 +361,25 @@ func TestResumeCheckStateItCannotRead(t *testing.T) {
 		}
 	})
 }
+
+// TestResumeCheckStructuredTaskCounts: Claude Code shows the model the structured content,
+// not the text, so resume_check's structured content carries the report's task counts
+// ("tasks: 2 done, 1 failed (failed: t3)"), not only the failed ids.
+func TestResumeCheckStructuredTaskCounts(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"task counts"}`)
+	for _, id := range []string{"t1", "t2", "t3"} {
+		mustOK(t, c, "update_task", `{"id":"`+id+`","status":"running"}`)
+	}
+	mustOK(t, c, "update_task", `{"id":"t1","status":"done"}`)
+	mustOK(t, c, "update_task", `{"id":"t2","status":"done"}`)
+	mustOK(t, c, "update_task", `{"id":"t3","status":"failed"}`)
+	res := mustOK(t, c, "resume_check", `{}`)
+	const want = "2 done, 1 failed (failed: t3)"
+	if !strings.Contains(text(res), "tasks: "+want) {
+		t.Fatalf("the text report lacks %q:\n%s", "tasks: "+want, text(res))
+	}
+	if got := structured(t, res)["tasks"]; got != want {
+		t.Errorf("structured tasks = %v, want %q, as the text says", got, want)
+	}
+}

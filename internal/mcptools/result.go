@@ -97,9 +97,9 @@ func resumeOutcome(r *engine.Resume) *outcome {
 			text += " Next: " + r.Next
 		}
 	}
-	// tasks repeats failed_tasks in words. The read protocol may write (expiry, recovery): the
-	// server takes the snapshot after it as the baseline for the next call.
-	s := structuredOf(r, "workflow", "tasks")
+	// The read protocol may write (expiry, recovery): the server takes the snapshot after it
+	// as the baseline for the next call.
+	s := structuredOf(r, "workflow")
 	// Claude Code shows the model the structured content, not the text, when a result has
 	// one: the fenced report never reaches it. So every string here is cleaned as the report
 	// cleans stored text (one line, no control or invisible characters, nothing that opens or

@@ -35,12 +35,17 @@ type ClaudeTask struct {
 
 // ClaudeTaskID is the record's task id for t.
 func ClaudeTaskID(t ClaudeTask) string {
-	s := strings.TrimSpace(t.SessionID)
+	return ClaudeTaskPrefix + sessionPart(t.SessionID) + "-" + strings.TrimSpace(t.TaskID)
+}
+
+// sessionPart is the part of a mirrored task's id that names session.
+func sessionPart(session string) string {
+	s := strings.TrimSpace(session)
 	n := min(len(s), 8)
 	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
 		n-- // a cut inside a character would store invalid UTF-8
 	}
-	return ClaudeTaskPrefix + cmp.Or(s[:n], "nosession") + "-" + strings.TrimSpace(t.TaskID)
+	return cmp.Or(s[:n], "nosession")
 }
 
 // RecordClaudeTask mirrors one of Claude Code's tasks into the active workflow's tasks, in
@@ -70,8 +75,17 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		})
 	}
 	if !completed {
-		if existing >= 0 {
+		switch {
+		case existing < 0:
+		case r.Tasks[existing].ID == id:
 			return unchanged(r), nil
+		default:
+			// Created again by this session: the task is in this session's list now, and
+			// takes its id, so OpenTasks no longer reads it as an earlier session's.
+			return change(r, EventTask, now, by, func(n *Record) {
+				n.Tasks[existing].ID = id
+				n.Tasks[existing].UpdatedAt = now.UTC()
+			}), nil
 		}
 		return UpdateTask(r, TaskUpdate{ID: id, Status: TaskPending, Note: subj}, now, by)
 	}
@@ -148,4 +162,27 @@ func OpenTasks(r *Record, ended bool) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// EarlierClaudeTasks counts r's open mirrored tasks of another Claude Code session than
+// session (0 when session is not known). Claude Code starts each session with an empty task
+// list and sends no event when a task is deleted, so such a task may be gone there: the
+// report says so rather than Cairn closing it. Creating it again (same subject) makes it
+// session's; completing it closes it.
+func EarlierClaudeTasks(r *Record, session string) int {
+	if r == nil || strings.TrimSpace(session) == "" {
+		return 0
+	}
+	own := sessionPart(session)
+	n := 0
+	for _, t := range r.Tasks {
+		rest, mirrored := strings.CutPrefix(t.ID, ClaudeTaskPrefix)
+		if !mirrored || (t.Status != TaskPending && t.Status != TaskRunning) {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(rest, own); !ok || !strings.HasPrefix(rest, "-") {
+			n++
+		}
+	}
+	return n
 }

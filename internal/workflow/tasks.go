@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,6 +26,21 @@ func taskMoves(s TaskStatus) []TaskStatus {
 	}
 	return nil
 }
+
+// A record is at most 1 MiB (strictjson.MaxSize) and every write rewrites it whole, so tasks
+// that filled it would make every later write fail, transitions included. They are bounded
+// where they are added or grow, well under that; status moves are never refused, so a record
+// stored over these bounds stays movable.
+const (
+	// maxTasks is the most tasks one workflow keeps.
+	maxTasks = 500
+	// maxTasksBytes bounds the tasks as JSON writes them: "<" in a note takes six bytes.
+	maxTasksBytes = 256 << 10
+	// maxTaskNote is in bytes: above update_task's 500, as a mirrored Claude Code task's
+	// subject (200 characters) may be 800.
+	maxTaskNote   = 1000
+	maxTaskOutput = 1024
+)
 
 // TaskStatusError refuses a task status change the machine does not allow.
 type TaskStatusError struct {
@@ -55,7 +71,7 @@ type TaskUpdate struct {
 	Status TaskStatus
 	// Output, when not empty, sets the task's output path.
 	Output string
-	// Note, when not empty, sets the task's note.
+	// Note, when it has visible text, sets the task's note.
 	Note string
 }
 
@@ -75,6 +91,13 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	if !u.Status.Valid() {
 		return Result{}, fmt.Errorf("task %s: status %s is not valid: use pending, running, done or failed", said(id), Quote(string(u.Status)))
 	}
+	note := textsafe.OneLine(u.Note)
+	if len(note) > maxTaskNote {
+		return Result{}, fmt.Errorf("task %s: the note is %d bytes, the most is %d: keep it to a line and put the rest in a file named as the output", said(id), len(note), maxTaskNote)
+	}
+	if len(u.Output) > maxTaskOutput {
+		return Result{}, fmt.Errorf("task %s: the output is %d bytes, the most is %d: give the path of a file that holds it", said(id), len(u.Output), maxTaskOutput)
+	}
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if i < 0 {
@@ -86,19 +109,37 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r != ' ' && textsafe.Dropped(r) }) {
 			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
 		}
-		t := Task{ID: id, Phase: r.State, Status: u.Status, Output: u.Output, Note: textsafe.OneLine(u.Note), UpdatedAt: now}
+		if len(r.Tasks) >= maxTasks {
+			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", said(id), maxTasks, len(r.Tasks))
+		}
+		t := Task{ID: id, Phase: r.State, Status: u.Status, Output: u.Output, Note: note, UpdatedAt: now}
 		if u.Status == TaskRunning {
 			t.StartedAt = now
+		}
+		if err := tasksFit(r.Tasks, -1, t); err != nil {
+			return Result{}, err
 		}
 		return change(r, EventTask, now, by, func(n *Record) { n.Tasks = append(n.Tasks, t) }), nil
 	}
 	old := r.Tasks[i]
 	if old.Status == u.Status {
-		if (u.Output == "" || u.Output == old.Output) && (u.Note == "" || textsafe.OneLine(u.Note) == old.Note) {
+		if (u.Output == "" || u.Output == old.Output) && (note == "" || note == old.Note) {
 			return unchanged(r), nil
 		}
 	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) {
 		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
+	}
+	if len(u.Output) > len(old.Output) || len(note) > len(old.Note) {
+		grown := old
+		if u.Output != "" {
+			grown.Output = u.Output
+		}
+		if note != "" {
+			grown.Note = note
+		}
+		if err := tasksFit(r.Tasks, i, grown); err != nil {
+			return Result{}, err
+		}
 	}
 	return change(r, EventTask, now, by, func(n *Record) {
 		t := &n.Tasks[i]
@@ -118,11 +159,39 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if u.Output != "" {
 			t.Output = u.Output
 		}
-		if u.Note != "" {
-			t.Note = textsafe.OneLine(u.Note)
+		if note != "" { // a note that cleans to nothing is no note: it wipes none
+			t.Note = note
 		}
 		t.UpdatedAt = now
 	}), nil
+}
+
+// tasksFit refuses t, replacing tasks[i] (added when i < 0), when the tasks would then take
+// more than maxTasksBytes as JSON.
+func tasksFit(tasks []Task, i int, t Task) error {
+	all, err := json.Marshal(tasks)
+	if err != nil {
+		return err
+	}
+	size := len(all)
+	add, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if i < 0 {
+		size += len(add) + 1 // and a comma
+	} else {
+		was, _ := json.Marshal(tasks[i])
+		size += len(add) - len(was)
+	}
+	if size <= maxTasksBytes {
+		return nil
+	}
+	verb := "not added"
+	if i >= 0 {
+		verb = "not changed"
+	}
+	return fmt.Errorf("task %s %s: the workflow's tasks would take %d KiB, the most they may take is %d KiB (a workflow record is at most 1 MiB); shorten notes and outputs, or complete this workflow and start another", said(t.ID), verb, (size+1023)>>10, maxTasksBytes>>10)
 }
 
 // TaskCounts summarises tasks by status.

@@ -1,7 +1,10 @@
 package workflow_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +132,115 @@ func TestLookAlikeTaskIDIsRefused(t *testing.T) {
 	old.Tasks = append(old.Tasks, workflow.Task{ID: "t2\u200b", Phase: old.State, Status: "running"})
 	if _, err := workflow.UpdateTask(old, workflow.TaskUpdate{ID: "t2\u200b", Status: "done"}, t0, alice); err != nil {
 		t.Fatalf("a stored look-alike id: %v", err)
+	}
+}
+
+// TestTasksNeverFillTheRecord: a record is at most 1 MiB and every write rewrites it whole, so
+// tasks that filled it would make every write fail, transitions included. Adding tasks with
+// the largest fields the domain takes (and characters JSON writes as six bytes) stops, with
+// an error that says why, long before that; the record stays writable and its tasks movable.
+func TestTasksNeverFillTheRecord(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	r := walk(t, def, mustStart(t, def), "architecture")
+	clock := t0.Add(time.Hour)
+	note := strings.Repeat("<", 1000)
+	output := strings.Repeat("&", 1024)
+	var refused error
+	for i := 0; i < 5000 && refused == nil; i++ {
+		clock = clock.Add(time.Second)
+		id := fmt.Sprintf("t%d-%s", i, strings.Repeat("x", 100))
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: workflow.TaskRunning, Note: note, Output: output}, clock, alice)
+		if err != nil {
+			refused = err
+			break
+		}
+		r = res.Record
+	}
+	if refused == nil {
+		t.Fatalf("5000 tasks of the largest size were all taken")
+	}
+	if msg := refused.Error(); !strings.Contains(msg, "not added") || !strings.Contains(msg, "complete this workflow") {
+		t.Errorf("refusal does not say what failed and what to do: %v", refused)
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > strictjson.MaxSize/2 {
+		t.Errorf("record is %d bytes at the first refusal: tasks take more than half of the %d a record may hold", len(data), strictjson.MaxSize)
+	}
+	// The tasks already there still move, and so does the workflow.
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: r.Tasks[0].ID, Status: workflow.TaskDone}, clock.Add(time.Minute), alice)
+	if err != nil || !res.Changed {
+		t.Fatalf("moving a task at the cap: changed=%v err=%v", res.Changed, err)
+	}
+}
+
+// TestTaskCountCap: a workflow keeps at most 500 tasks. A 501st is refused with what to do;
+// a record stored with more (an older Cairn took them) still loads its tasks' moves.
+func TestTaskCountCap(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	r := walk(t, def, mustStart(t, def), "architecture")
+	clock := t0.Add(time.Hour)
+	for i := range 600 {
+		r.Tasks = append(r.Tasks, workflow.Task{ID: fmt.Sprintf("t%d", i), Phase: r.State, Status: workflow.TaskPending, UpdatedAt: clock})
+	}
+	_, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "new", Status: workflow.TaskPending}, clock, alice)
+	if err == nil || !strings.Contains(err.Error(), "500 tasks") {
+		t.Fatalf("a new task past the cap: %v, want a refusal that names the cap", err)
+	}
+	for _, s := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskDone} {
+		res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t599", Status: s, Note: "still movable"}, clock, alice)
+		if err != nil {
+			t.Fatalf("moving a stored task of a record over the cap to %s: %v", s, err)
+		}
+		r = res.Record
+	}
+}
+
+// TestTaskFieldCaps: a note over 1000 bytes or an output over 1024 is refused by name, for
+// every caller (the MCP schema bounds them too, the CLI and the hooks did not).
+func TestTaskFieldCaps(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	r := walk(t, def, mustStart(t, def), "architecture")
+	for _, tc := range []struct {
+		u    workflow.TaskUpdate
+		want string
+	}{
+		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("é", 501)}, "note"},
+		{workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Output: strings.Repeat("a", 1025)}, "output"},
+	} {
+		_, err := workflow.UpdateTask(r, tc.u, t0.Add(time.Hour), alice)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s too long: %v, want a refusal naming it", tc.want, err)
+		}
+	}
+	// At the caps, a CJK note of 333 characters and a 1024-byte output are taken.
+	if _, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskPending, Note: strings.Repeat("日", 333), Output: strings.Repeat("a", 1024)}, t0.Add(time.Hour), alice); err != nil {
+		t.Errorf("fields at the caps: %v", err)
+	}
+}
+
+// TestTaskNoteOfOnlyInvisibleCharacters: a note that cleans to nothing (a zero-width space, a
+// control character) is no note: it leaves the stored note as it is, as an empty note does,
+// rather than wiping it.
+func TestTaskNoteOfOnlyInvisibleCharacters(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	r := walk(t, def, mustStart(t, def), "architecture")
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskRunning, Note: "keep me"}, t0.Add(time.Hour), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []workflow.TaskStatus{workflow.TaskRunning, workflow.TaskDone} {
+		res, err = workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "t1", Status: st, Note: "\u200b\x01"}, t0.Add(2*time.Hour), alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Record.Tasks[0].Note; got != "keep me" {
+			t.Errorf("to %s with an invisible note: note %q, want %q kept", st, got, "keep me")
+		}
+		if st == workflow.TaskRunning && res.Changed {
+			t.Errorf("the same status with an invisible note changed the record")
+		}
 	}
 }
