@@ -340,10 +340,13 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
 			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
-			// The value must look random, as provider-credential's.
+			// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
+			// the regexp passes over up to eight short ones, in JSON the walk reads each member
+			// under the holder's key. The value must look random, as provider-credential's.
 			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
-			before: holderName,
+			named: true, asName: holderEnds, before: holderName,
 			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
+				`(?:["']?[a-z0-9_-]{1,32}["']?\s{0,3}:\s{0,3}(?:"[^"\n]{0,64}"|'[^'\n]{0,64}'|[a-z0-9_.-]{0,64})\s{0,3}[,\n]\s{0,16}){0,8}` +
 				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
@@ -510,6 +513,29 @@ func holderName(s string, i int) bool {
 		return true
 	}
 	return false
+}
+
+// holderEnds: the keyword of n bytes at i (with credential-field's 2 or s after it) ends s or
+// is followed by what may end a name: a quote, an assignment, a newline (ProbeEscaped joins
+// decoded strings with one) or a backslash (an escape, read decoded elsewhere), possibly after
+// blanks. Ordinary prose ("Add OAuth login", "the author", "access the file") passes over it.
+func holderEnds(s string, i, n int) bool {
+	j := i + n
+	if j < len(s) && (s[j] == '2' || s[j] == 's' || s[j] == 'S') {
+		j++
+	}
+	for k := j; k < len(s); k++ {
+		switch s[k] {
+		case '"', '\'', ':', '=', '\n', '\r', '\\':
+			return true
+		case ' ', '\t':
+			if k-j < 3 {
+				continue
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // wordOrHump: the keyword starts a word, or a camelCase hump (an upper-case letter after a

@@ -619,6 +619,12 @@ func TestNestedSecrets(t *testing.T) {
 		{`{"oauth":{"secret":"` + key + `"}}`, "provider-credential", "$.oauth.secret"},
 		{`{"note":"password:\n  value: Tr0ub4dor&3x"}`, "password-assignment", "$.note"},
 		{`{"note":"auth:\n  token: ` + key + `"}`, "credential-field", "$.note"},
+		// The credential need not be the holder's first member, nor its text unescaped.
+		{`{"auth": {"type": "basic", "token": "` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"credentials":{"user":"bob","region":"eu-west-1","key":"` + key + `"}}`, "credential-field", "$.credentials.key"},
+		{`{"auth":{"token":"\u0051` + key[1:] + `"}}`, "credential-field", "$.auth.token"},
+		{`{"\u0061uth":{"token":"` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"a\u0075th":{"type":"basic","token":"` + key + `"}}`, "credential-field", "$.auth.token"},
 	} {
 		f := secrets.ScanJSON([]byte(c.doc))
 		if f == nil || f.Rule != c.rule || f.Path != c.path {
@@ -626,7 +632,8 @@ func TestNestedSecrets(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"password:\n  value: Tr0ub4dor&3x", "auth:\n  token: " + key, "credentials:\n  key: " + key,
-		`password = {value = "Tr0ub4dor&3x"}`} {
+		`password = {value = "Tr0ub4dor&3x"}`, "auth:\n  type: basic\n  token: " + key,
+		`{"auth": {"type": "basic", "user": 'bob', "token": "` + key + `"}}`} {
 		if secrets.ScanString(s) == nil {
 			t.Errorf("ScanString(%q) = nil", s)
 		}
@@ -649,9 +656,30 @@ func TestNestedSecrets(t *testing.T) {
 		`{"api":{"key":"users_by_email_index"}}`,
 		`{"note":"OAuth:\n  token endpoint: https://example.com/token"}`,
 		`{"context":"Add OAuth login, store the auth token in the keychain"}`,
+		`{"auth":{"type":"basic","note":"the token is in the vault"}}`,
+		`{"auth":{"type":"basic"},"token":"` + key + `x"}`,
 	} {
 		if f := secrets.ScanJSON([]byte(doc)); f != nil {
 			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)
+		}
+	}
+}
+
+// A holder's words are common in prose: only where one may be a name (a key, an assignment)
+// does it make the JSON scan read a document member by member.
+func TestHolderWordsInProseWalkNothing(t *testing.T) {
+	for _, doc := range []string{
+		`{"context":"Add OAuth login to the web app"}`,
+		`{"note":"the author has access to the refresh queue and the credentials page"}`,
+		`{"note":"authentication, accessibility, refreshed"}`,
+	} {
+		if secrets.WalksMembers(doc) {
+			t.Errorf("%s: its members are read one by one", doc)
+		}
+	}
+	for _, doc := range []string{`{"auth":{}}`, `{"a":"access = x"}`, `{"credentials" : 1}`, `{"oauth2":{}}`, "auth:\n  x: 1"} {
+		if !secrets.WalksMembers(doc) {
+			t.Errorf("%s: its members are not read", doc)
 		}
 	}
 }
