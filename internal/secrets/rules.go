@@ -320,19 +320,24 @@ var rules = sync.OnceValue(func() []*rule {
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
 			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too, and so does a
 			// value one level down under a key that only holds it ({"password": {"value": ...}},
-			// password:\n  value: ...).
+			// password:\n  value: ...). Prose says one too ("the password is ...", "password for
+			// admin was ...", "set to ..."), with a stricter test of the value (see saidPassword).
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder + `)` +
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
+				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
 				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
 			ok: func(_ string, _ int, m []string) bool {
-				if m[3] != "" { // quoted, with spaces
-					return passphrase(m[3])
+				if m[4] != "" { // quoted, with spaces
+					return passphrase(m[4])
 				}
 				// Closing brackets after an unquoted value are the syntax around it: in
 				// {"a":{"password":null}}} the value is null, not "null}}}}".
-				pw := m[2]
-				if m[1] == "" {
+				pw := m[3]
+				if m[2] == "" {
 					pw = strings.TrimRight(pw, ")]}>")
+				}
+				if m[1] != "" {
+					return saidPassword(pw, m[2] != "")
 				}
 				return len(pw) >= 8 && notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2
 			},
@@ -454,6 +459,32 @@ func passphrase(v string) bool {
 		}
 		if proseWord(strings.ToLower(w)) {
 			return false
+		}
+	}
+	return true
+}
+
+// saidPassword: a value prose gives a password ("the password is ...") is
+// one when it mixes letters, digits and another kind of character, and no part of it names
+// what is done to a password or what it must be ("sha256-hashed", "UTF-8-encoded",
+// "min-8-chars"), which a sentence about passwords says in the same place.
+func saidPassword(pw string, quoted bool) bool {
+	if !quoted {
+		pw = strings.TrimRight(pw, ".,:;!?")
+	}
+	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 3 ||
+		!strings.ContainsAny(pw, "0123456789") || strings.Trim(pw, "0123456789") == "" {
+		return false
+	}
+	for part := range strings.FieldsFuncSeq(strings.ToLower(pw), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		switch part {
+		case "min", "max", "chars", "characters", "length", "based", "only", "required", "optional":
+			return false
+		}
+		for _, p := range []string{"sha", "md5", "hash", "bcrypt", "scrypt", "crypt", "argon", "pbkdf", "hmac", "utf", "base64", "encod", "encrypt", "salt"} {
+			if strings.HasPrefix(part, p) {
+				return false
+			}
 		}
 	}
 	return true

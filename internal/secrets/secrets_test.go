@@ -707,3 +707,51 @@ func TestTypographicQuotesAssign(t *testing.T) {
 		}
 	}
 }
+
+// A password said in prose ("the password is ...") is a password as an assignment is, when
+// the value looks like one: letters and digits and another kind of character. Prose that says
+// what a password is like, is for or is done with passes.
+func TestPasswordInProse(t *testing.T) {
+	for _, s := range []string{
+		"the password is hunter2-long-value",
+		"the password is hunter2-long-value.",
+		"The DB password was Tr0ub4dor&3x, rotate it",
+		"password is: Tr0ub4dor&3x",
+		"the password for admin@db1 is Tr0ub4dor&3x",
+		"the passphrase is now s3cret_Pass-8",
+		"my passwd is x9!kL2#pQ",
+		`the password is "hunter2-long-value"`,
+		"the password is “Tr0ub4dor&3x”",
+		"password set to Tr0ub4dor&3x",
+		"PASSWORD IS HUNTER2-LONG-VALUE",
+	} {
+		if f := secrets.ScanString(s); f == nil || f.Rule != "password-assignment" {
+			t.Errorf("ScanString(%q) = %v, want password-assignment", s, f)
+		}
+	}
+	for _, s := range []string{
+		"the password field is validated",
+		"the password is validated on submit",
+		"the password is stored in the vault",
+		"the password is at least 12 characters long",
+		"the password is hashed with sha256",
+		"the password is sha256-hashed before it is stored",
+		"the password is argon2id-hashed",
+		"the password is UTF-8-encoded first",
+		"the password is min-8-chars",
+		"the password is $DB_PASSWORD",
+		"the password is ********",
+		"the password is 12345678",
+		"the password is in 1Password",
+		"password is required (see RFC-7617)",
+		"the password isolation2-test passes",
+		"password is C:\\Users\\dev\\pw.txt",
+		"the password reset flow v2-beta is done",
+		"the password was reset",
+		"a password is-not-empty check",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
