@@ -150,6 +150,13 @@ var rules = sync.OnceValue(func() []*rule {
 				return i == 4 || !isAlnum(s[i-5])
 			},
 		},
+		{
+			// An Azure shared access signature: its sig= parameter, after the sv= (service
+			// version) every SAS URL and SharedAccessSignature= connection string carries.
+			name: "azure-sas-token", keywords: []string{"sig="}, before: sasBefore,
+			re: lazyre.New(`^sig=([A-Za-z0-9%+/]{30,128})`),
+			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
+		},
 		prefixed("digitalocean-token", []string{"dop_v1_", "doo_v1_", "dor_v1_"}, `^do[por]_v1_[a-f0-9]{64}`),
 		prefixed("doppler-token", []string{"dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."},
 			`^dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.-]{40,}`),
@@ -357,6 +364,25 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 	}
 })
+
+// sasBefore: sig= is a parameter (after ? or &) of a query that has an sv= parameter in the
+// 512 bytes before it.
+func sasBefore(s string, i int) bool {
+	if i == 0 || s[i-1] != '&' && s[i-1] != '?' {
+		return false
+	}
+	lo := max(0, i-512)
+	for w := s[lo : i-1]; ; {
+		k := strings.LastIndex(w, "sv=")
+		if k < 0 {
+			return false
+		}
+		if k == 0 && lo == 0 || k > 0 && strings.IndexByte("?&=", w[k-1]) >= 0 {
+			return true
+		}
+		w = w[:k]
+	}
+}
 
 // quote closes a name and valueQuote opens a value: ASCII quotes, or the typographic ones
 // Cairn's L2 lines quote text with (Completed DEBUG for “DB password”: “...”).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -749,6 +750,35 @@ func TestPasswordInProse(t *testing.T) {
 		"the password reset flow v2-beta is done",
 		"the password was reset",
 		"a password is-not-empty check",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
+
+// An Azure shared access signature (a SAS URL or a connection string's
+// SharedAccessSignature) grants access by its sig= parameter, found where sv= (the service
+// version every SAS carries) comes before it; a sig= without it, or a reference, passes.
+func TestAzureSAS(t *testing.T) {
+	const sig = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5d%3D"
+	for _, s := range []string{
+		"https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=co&sp=r&se=2026-12-01T00:00:00Z&spr=https&sig=" + sig,
+		"BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature=sv=2020-08-04&ss=b&srt=sco&sp=rwdlacx&sig=" + sig,
+		`{"sas":"?sv=2021-06-08&sr=c&sig=` + sig + `&se=2026-12-01"}`,
+	} {
+		if f := secrets.ScanString(s); f == nil || f.Rule != "azure-sas-token" {
+			t.Errorf("ScanString(%q) = %v, want azure-sas-token", s, f)
+		}
+		if f := secrets.ScanJSON([]byte(strconv.Quote(s))); f == nil || f.Rule != "azure-sas-token" {
+			t.Errorf("ScanJSON(%q) = %v, want azure-sas-token", s, f)
+		}
+	}
+	for _, s := range []string{
+		"https://example.com/verify?sig=" + sig,
+		"https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=${SAS_SIG}",
+		"https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=short",
+		"the sv= and sig= parameters of a SAS URL",
 	} {
 		if f := secrets.ScanString(s); f != nil {
 			t.Errorf("ScanString(%q) = %v, want nil", s, f)
