@@ -105,13 +105,20 @@ var rules = sync.OnceValue(func() []*rule {
 			// scheme://user:password@host. An empty user is allowed (redis://:pw@host); the host
 			// must follow the @ directly, so user@host and mailto: do not match. A password may
 			// hold a /; what starts with a port (or nothing) then a / is host:port/path@x.
+			// The whole URL may be percent-encoded, as a query parameter: scheme%3A%2F%2Fuser%3A
+			// password%40host, judged decoded.
 			name:     "url-credentials",
-			keywords: []string{"://"},
-			re:       lazyre.New(`^://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
-			before:   schemeBefore,
+			keywords: []string{"://", "%3A%2F%2F", "%3a%2f%2f"},
+			re: lazyre.New(`^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
+				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2}){1,256}?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
+			before: schemeBefore,
 			ok: func(_ string, _ int, m []string) bool {
-				port, _, path := strings.Cut(m[1], "/")
-				return notPlaceholder(m[1]) && !(path && strings.Trim(port, "0123456789") == "")
+				pw := m[1]
+				if pw == "" {
+					pw = percentDecode(m[2])
+				}
+				port, _, path := strings.Cut(pw, "/")
+				return notPlaceholder(pw) && !(path && strings.Trim(port, "0123456789") == "")
 			},
 		},
 
@@ -364,6 +371,25 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 	}
 })
+
+// percentDecode undoes URL percent-encoding (%XX); a malformed escape is left as it is.
+func percentDecode(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b = append(b, hexDigit(s[i+1])<<4|hexDigit(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // sasBefore: sig= is a parameter (after ? or &) of a query that has an sv= parameter in the
 // 512 bytes before it.

@@ -785,3 +785,28 @@ func TestAzureSAS(t *testing.T) {
 		}
 	}
 }
+
+// A URL with credentials may be percent-encoded whole, as a query parameter (a redirect or
+// a callback URL): scheme%3A%2F%2Fuser%3Apassword%40host is user:password@host.
+func TestURLCredentialsEncoded(t *testing.T) {
+	for _, s := range []string{
+		"https://example.com/login?next=https%3A%2F%2Fdeploy%3ATr0ub4dor%263x%40db.example.com%2Fapp",
+		"redis%3a%2f%2f%3ahunter2pass%40cache.internal%3a6379",
+		"postgresql%3A%2F%2Fapp%3AQk7aB9cD3eF5%40%5B::1%5D",
+	} {
+		if f := secrets.ScanString(s); f == nil || f.Rule != "url-credentials" {
+			t.Errorf("ScanString(%q) = %v, want url-credentials", s, f)
+		}
+	}
+	for _, s := range []string{
+		"https%3A%2F%2Fexample.com%2Fpath%3Fa%3Db",
+		"https%3A%2F%2Fuser%40example.com",
+		"https%3A%2F%2Fhost%3A8080%2Fdocs%40v2",
+		"https%3A%2F%2Fdeploy%3A%24DB_PASS%40db.example.com",
+		"mailto%3Abob%40example.com",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
