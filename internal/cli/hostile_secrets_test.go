@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/cli"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 )
 
@@ -254,6 +255,36 @@ func TestCompletionLineJoinsNoSecret(t *testing.T) {
 		code, out := p.run("", "complete", c.outcome)
 		if f := leaked(t, p.memory, c.outcome); f != "" {
 			t.Errorf("%s: %q stored in %s (complete: %d %s)", c.context, c.outcome, f, code, out)
+		}
+	}
+}
+
+// Fields stored and scanned one by one are printed side by side (a task's output and its
+// note, a transition's phases and its note): no view may print them joined when the join has
+// a secret's shape, as "output api_key: <value>" does.
+func TestJoinedFieldsPrintNoSecret(t *testing.T) {
+	const key = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	mustRun(t, p, "", "task", "t1", "running", "--output", "api_key", "--note", key)
+	mustRun(t, p, "", "task", "t2", "running", "--output", "db_password", "--note", "Tr0ub4dor&3x")
+	mustRun(t, p, "", "task", "t3", "running", "--output", "plan.md", "--note", "drafted")
+	mustRun(t, p, "{}", "checkpoint", "save", "api_key")
+	mustRun(t, p, "{}", "checkpoint", "save", "qk7ab9cd3ef5gh7jk9mn1pq3rs5tu7")
+	for _, args := range [][]string{{"status"}, {"show"}, {"history"}} {
+		code, out := p.run("", args...)
+		if code != 0 {
+			t.Fatalf("cairn %v: %d %s", args, code, out)
+		}
+		if f := secrets.ScanString(out); f != nil {
+			t.Errorf("cairn %v prints a secret (%s):\n%s", args, f.Rule, out)
+		}
+		if args[0] == "show" {
+			for _, want := range []string{"t1 running (attempts 0)", "t2 running (attempts 0)", "t3 running (attempts 0) output plan.md: drafted"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("cairn show does not say %q:\n%s", want, out)
+				}
+			}
 		}
 	}
 }

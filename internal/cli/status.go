@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -37,19 +38,19 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		}
 		fmt.Fprintf(w, "Phase:      %s, last change %s ago\n", phase, workflow.Age(time.Duration(r.AgeSeconds)*time.Second))
 		if len(r.Completed) > 0 {
-			fmt.Fprintf(w, "Completed:  %s\n", clean(strings.Join(r.Completed, ", ")))
+			fmt.Fprintf(w, "Completed:  %s\n", clean(joinNames(r.Completed, ", ")))
 		}
 		if len(r.Allowed) > 0 {
-			fmt.Fprintf(w, "Then:       %s\n", clean(strings.Join(r.Allowed, " or ")))
+			fmt.Fprintf(w, "Then:       %s\n", clean(joinNames(r.Allowed, " or ")))
 		}
 		if r.Tasks != "" {
 			fmt.Fprintf(w, "Tasks:      %s\n", clean(r.Tasks))
 		}
 		if len(r.Checkpoints) > 0 {
-			fmt.Fprintf(w, "Checkpoints: %s\n", clean(strings.Join(r.Checkpoints, ", ")))
+			fmt.Fprintf(w, "Checkpoints: %s\n", clean(joinNames(r.Checkpoints, ", ")))
 		}
 		for _, ap := range r.Approvals {
-			fmt.Fprintf(w, "Approved:   %s\n", clean(ap))
+			fmt.Fprintf(w, "Approved:   %s\n", clean(joined("", ap)))
 		}
 		if r.AwaitingApproval != "" {
 			fmt.Fprintf(w, "Approval:   %s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", clean(r.AwaitingApproval))
@@ -71,13 +72,47 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 	list(w, "Notices", len(r.Notices), func(i int) string { return r.Notices[i] })
 }
 
-// list prints a titled bullet list when it has items.
+// list prints a titled bullet list when it has items. An item may join strings stored and
+// scanned one by one: one whose join has a secret's shape is not printed.
 func list(w io.Writer, title string, n int, item func(int) string) {
 	if n == 0 {
 		return
 	}
 	fmt.Fprintf(w, "%s:\n", title)
 	for i := range n {
-		fmt.Fprintf(w, "  - %s\n", clean(item(i)))
+		fmt.Fprintf(w, "  - %s\n", clean(joined("", item(i))))
 	}
 }
+
+// joined is head followed by rest, which holds stored text, or head and a phrase saying rest
+// is not shown when the two together have a secret's shape: each was scanned alone when it
+// was stored, and an output "api_key" and a note "Qk7a..." print as "api_key: Qk7a...".
+func joined(head, rest string) string {
+	if secrets.ScanString(head+rest) == nil {
+		return head + rest
+	}
+	if head == "" || secrets.ScanString(head) != nil {
+		return notShown
+	}
+	return head + " " + notShown
+}
+
+// joinNames joins names with sep, leaving out (with a phrase saying so) a name that makes a
+// secret of the one before it: "api_key, Qk7a..." from two checkpoint names.
+func joinNames(names []string, sep string) string {
+	s := strings.Join(names, sep)
+	if secrets.ScanString(s) == nil {
+		return s
+	}
+	kept := []string{names[0]}
+	for i := 1; i < len(names); i++ {
+		if secrets.ScanString(names[i-1]+sep+names[i]) != nil {
+			kept = append(kept, notShown)
+			continue
+		}
+		kept = append(kept, names[i])
+	}
+	return joined("", strings.Join(kept, sep))
+}
+
+const notShown = "(not shown: with what it is printed beside, it has a secret's shape)"

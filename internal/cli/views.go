@@ -147,13 +147,14 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 	list(w, "Tasks", len(r.Tasks), func(i int) string {
 		t := r.Tasks[i]
 		s := fmt.Sprintf("%s %s (attempts %d)", t.ID, t.Status, t.Attempts)
+		var rest string
 		if t.Output != "" {
-			s += " output " + t.Output
+			rest = " output " + t.Output
 		}
 		if t.Note != "" {
-			s += ": " + t.Note
+			rest += ": " + t.Note
 		}
-		return s
+		return joined(s, rest)
 	})
 	keys := slices.Sorted(maps.Keys(r.Vars))
 	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
@@ -172,7 +173,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		s := fmt.Sprintf("%s: approved %s by %s", a.Phase, stamp(a.ApprovedAt), workflow.ApprovedBy(a.Source))
 		if a.Note != "" {
-			s += ": " + a.Note
+			return joined(s, ": "+a.Note)
 		}
 		return s
 	})
@@ -180,7 +181,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		h := r.History[i]
 		s := fmt.Sprintf("%s %s -> %s", stamp(h.At), h.From, h.To)
 		if h.Note != "" {
-			s += ": " + h.Note
+			return joined(s, ": "+h.Note)
 		}
 		return s
 	})
@@ -222,7 +223,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 			change = d.From + " -> " + d.To
 		}
 		if d.Note != "" {
-			change = strings.TrimSpace(change + "  " + fmt.Sprintf("%q", d.Note))
+			change = strings.TrimSpace(joined(change, "  "+fmt.Sprintf("%q", d.Note)))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
 	}

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -260,8 +261,17 @@ type budget struct {
 	lines []slot
 }
 
-// add keeps text as one line if it fits.
+// add keeps text as one line if it fits. A line may join strings stored and scanned one by
+// one (an open task's id and note, checkpoint names): when the join has a secret's shape, the
+// line keeps its label only.
 func (b *budget) add(order int, text string) bool {
+	if secrets.ScanString(text) != nil {
+		label, _, ok := strings.Cut(text, ": ")
+		text = notShown
+		if ok {
+			text = label + ": " + notShown
+		}
+	}
 	if text == "" || len(text)+1 > b.left {
 		return false
 	}
@@ -276,6 +286,8 @@ func (b *budget) field(order int, label, value string, max int) bool {
 	v := fit(value, max, b.left-1-len(label))
 	return v != "" && b.add(order, label+v)
 }
+
+const notShown = "(not shown: it has a secret's shape)"
 
 // reserve is room kept for a "+N more" line.
 const reserve = len("blocking: 1000 not shown") + 1

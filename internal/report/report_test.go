@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -588,5 +589,26 @@ func TestEndedShown(t *testing.T) {
 				t.Errorf("endedShown = %t, want %t; report:\n%s", shown, tt.want, out)
 			}
 		})
+	}
+}
+
+// An item or a list may join strings stored and scanned one by one (an open task's id and
+// its note, checkpoint names): the report, which goes into a model's context, must not say
+// them joined when the join has a secret's shape, and says the rest as it is.
+func TestJoinedStringsMakeNoSecret(t *testing.T) {
+	const key = "qk7ab9cd3ef5gh7jk9mn1pq3rs5tu7"
+	in := full()
+	in.Details = true
+	in.OpenTasks = []string{"db_password: Tr0ub4dor&3x (running)", "t2: write the tests"}
+	in.Checkpoints = []string{"api_key", key}
+	in.Allowed = []string{"review"}
+	out := render(in)
+	if f := secrets.ScanString(out); f != nil {
+		t.Errorf("the report holds a secret (%s):\n%s", f.Rule, out)
+	}
+	for _, want := range []string{"open task: t2: write the tests", "context: Add OAuth login to the web app", "allowed next: review"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report does not say %q:\n%s", want, out)
+		}
 	}
 }

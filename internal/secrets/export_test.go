@@ -94,3 +94,7 @@ func ScanDecodingAll(doc []byte, spans []int) *Finding {
 	p := ProbeText(doc)
 	return p.Or(ProbeEscaped(doc, spans, nil)).Finish(doc)
 }
+
+// WalksMembers reports whether a scan of doc's text would read its members one by one (a
+// named rule's keyword occurs in it as a name may hold it).
+func WalksMembers(doc string) bool { return ProbeText([]byte(doc)).named }

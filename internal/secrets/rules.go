@@ -105,13 +105,20 @@ var rules = sync.OnceValue(func() []*rule {
 			// scheme://user:password@host. An empty user is allowed (redis://:pw@host); the host
 			// must follow the @ directly, so user@host and mailto: do not match. A password may
 			// hold a /; what starts with a port (or nothing) then a / is host:port/path@x.
+			// The whole URL may be percent-encoded, as a query parameter: scheme%3A%2F%2Fuser%3A
+			// password%40host, judged decoded.
 			name:     "url-credentials",
-			keywords: []string{"://"},
-			re:       lazyre.New(`^://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]`),
-			before:   schemeBefore,
+			keywords: []string{"://", "%3A%2F%2F", "%3a%2f%2f"},
+			re: lazyre.New(`^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
+				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2}){1,256}?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
+			before: schemeBefore,
 			ok: func(_ string, _ int, m []string) bool {
-				port, _, path := strings.Cut(m[1], "/")
-				return notPlaceholder(m[1]) && !(path && strings.Trim(port, "0123456789") == "")
+				pw := m[1]
+				if pw == "" {
+					pw = percentDecode(m[2])
+				}
+				port, _, path := strings.Cut(pw, "/")
+				return notPlaceholder(pw) && !(path && strings.Trim(port, "0123456789") == "")
 			},
 		},
 
@@ -149,6 +156,13 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				return i == 4 || !isAlnum(s[i-5])
 			},
+		},
+		{
+			// An Azure shared access signature: its sig= parameter, after the sv= (service
+			// version) every SAS URL and SharedAccessSignature= connection string carries.
+			name: "azure-sas-token", keywords: []string{"sig="}, before: sasBefore,
+			re: lazyre.New(`^sig=([A-Za-z0-9%+/]{30,128})`),
+			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
 		},
 		prefixed("digitalocean-token", []string{"dop_v1_", "doo_v1_", "dor_v1_"}, `^do[por]_v1_[a-f0-9]{64}`),
 		prefixed("doppler-token", []string{"dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."},
@@ -320,19 +334,24 @@ var rules = sync.OnceValue(func() []*rule {
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
 			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too, and so does a
 			// value one level down under a key that only holds it ({"password": {"value": ...}},
-			// password:\n  value: ...).
+			// password:\n  value: ...). Prose says one too ("the password is ...", "password for
+			// admin was ...", "set to ..."), with a stricter test of the value (see saidPassword).
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder + `)` +
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
+				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
 				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
 			ok: func(_ string, _ int, m []string) bool {
-				if m[3] != "" { // quoted, with spaces
-					return passphrase(m[3])
+				if m[4] != "" { // quoted, with spaces
+					return passphrase(m[4])
 				}
 				// Closing brackets after an unquoted value are the syntax around it: in
 				// {"a":{"password":null}}} the value is null, not "null}}}}".
-				pw := m[2]
-				if m[1] == "" {
+				pw := m[3]
+				if m[2] == "" {
 					pw = strings.TrimRight(pw, ")]}>")
+				}
+				if m[1] != "" {
+					return saidPassword(pw, m[2] != "")
 				}
 				return len(pw) >= 8 && notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2
 			},
@@ -340,15 +359,56 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
 			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
-			// The value must look random, as provider-credential's.
+			// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
+			// the regexp passes over up to eight short ones, in JSON the walk reads each member
+			// under the holder's key. The value must look random, as provider-credential's.
 			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
-			before: holderName,
+			named: true, asName: holderEnds, before: holderName,
 			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
+				`(?:["']?[a-z0-9_-]{1,32}["']?\s{0,3}:\s{0,3}(?:"[^"\n]{0,64}"|'[^'\n]{0,64}'|[a-z0-9_.-]{0,64})\s{0,3}[,\n]\s{0,16}){0,8}` +
 				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
 	}
 })
+
+// percentDecode undoes URL percent-encoding (%XX); a malformed escape is left as it is.
+func percentDecode(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b = append(b, hexDigit(s[i+1])<<4|hexDigit(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// sasBefore: sig= is a parameter (after ? or &) of a query that has an sv= parameter in the
+// 512 bytes before it.
+func sasBefore(s string, i int) bool {
+	if i == 0 || s[i-1] != '&' && s[i-1] != '?' {
+		return false
+	}
+	lo := max(0, i-512)
+	for w := s[lo : i-1]; ; {
+		k := strings.LastIndex(w, "sv=")
+		if k < 0 {
+			return false
+		}
+		if k == 0 && lo == 0 || k > 0 && strings.IndexByte("?&=", w[k-1]) >= 0 {
+			return true
+		}
+		w = w[:k]
+	}
+}
 
 // quote closes a name and valueQuote opens a value: ASCII quotes, or the typographic ones
 // Cairn's L2 lines quote text with (Completed DEBUG for “DB password”: “...”).
@@ -456,6 +516,32 @@ func passphrase(v string) bool {
 	return true
 }
 
+// saidPassword: a value prose gives a password ("the password is ...") is
+// one when it mixes letters, digits and another kind of character, and no part of it names
+// what is done to a password or what it must be ("sha256-hashed", "UTF-8-encoded",
+// "min-8-chars"), which a sentence about passwords says in the same place.
+func saidPassword(pw string, quoted bool) bool {
+	if !quoted {
+		pw = strings.TrimRight(pw, ".,:;!?")
+	}
+	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 3 ||
+		!strings.ContainsAny(pw, "0123456789") || strings.Trim(pw, "0123456789") == "" {
+		return false
+	}
+	for part := range strings.FieldsFuncSeq(strings.ToLower(pw), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		switch part {
+		case "min", "max", "chars", "characters", "length", "based", "only", "required", "optional":
+			return false
+		}
+		for _, p := range []string{"sha", "md5", "hash", "bcrypt", "scrypt", "crypt", "argon", "pbkdf", "hmac", "utf", "base64", "encod", "encrypt", "salt"} {
+			if strings.HasPrefix(part, p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // proseWord: words of sentences, labels and references, rare in a passphrase.
 func proseWord(w string) bool {
 	switch w {
@@ -510,6 +596,29 @@ func holderName(s string, i int) bool {
 		return true
 	}
 	return false
+}
+
+// holderEnds: the keyword of n bytes at i (with credential-field's 2 or s after it) ends s or
+// is followed by what may end a name: a quote, an assignment, a newline (ProbeEscaped joins
+// decoded strings with one) or a backslash (an escape, read decoded elsewhere), possibly after
+// blanks. Ordinary prose ("Add OAuth login", "the author", "access the file") passes over it.
+func holderEnds(s string, i, n int) bool {
+	j := i + n
+	if j < len(s) && (s[j] == '2' || s[j] == 's' || s[j] == 'S') {
+		j++
+	}
+	for k := j; k < len(s); k++ {
+		switch s[k] {
+		case '"', '\'', ':', '=', '\n', '\r', '\\':
+			return true
+		case ' ', '\t':
+			if k-j < 3 {
+				continue
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // wordOrHump: the keyword starts a word, or a camelCase hump (an upper-case letter after a

@@ -75,6 +75,11 @@ type rule struct {
 	// "..."): the JSON scan reads each object member as "key": value for these, and looks
 	// for them wherever one of their keywords occurs.
 	named bool
+	// asName, for a named rule whose keywords are common words, vets a keyword of n bytes met
+	// at i as one a name may hold: elsewhere it does not make the JSON scan read members. It
+	// must pass wherever the rule's regexp may match from i, in a document's text and in its
+	// strings decoded. nil: every keyword counts.
+	asName func(s string, i, n int) bool
 	// re must begin with ^ and match from the keyword on. It is compiled on first use: most
 	// scans meet no keyword, and compiling every rule at start-up cost each hook process
 	// most of a millisecond.
@@ -231,7 +236,8 @@ func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, na
 		} else if s[i:i+len(e.kw)] != e.kw {
 			continue
 		}
-		named, kw = named || e.r.named, true
+		named = named || e.r.named && (e.r.asName == nil || e.r.asName(s, i, len(e.kw)))
+		kw = true
 		if stop, ok := e.r.at(s, i); ok {
 			return e.r, stop, e.idx, named, kw
 		}

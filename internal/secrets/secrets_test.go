@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -619,6 +620,12 @@ func TestNestedSecrets(t *testing.T) {
 		{`{"oauth":{"secret":"` + key + `"}}`, "provider-credential", "$.oauth.secret"},
 		{`{"note":"password:\n  value: Tr0ub4dor&3x"}`, "password-assignment", "$.note"},
 		{`{"note":"auth:\n  token: ` + key + `"}`, "credential-field", "$.note"},
+		// The credential need not be the holder's first member, nor its text unescaped.
+		{`{"auth": {"type": "basic", "token": "` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"credentials":{"user":"bob","region":"eu-west-1","key":"` + key + `"}}`, "credential-field", "$.credentials.key"},
+		{`{"auth":{"token":"\u0051` + key[1:] + `"}}`, "credential-field", "$.auth.token"},
+		{`{"\u0061uth":{"token":"` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"a\u0075th":{"type":"basic","token":"` + key + `"}}`, "credential-field", "$.auth.token"},
 	} {
 		f := secrets.ScanJSON([]byte(c.doc))
 		if f == nil || f.Rule != c.rule || f.Path != c.path {
@@ -626,7 +633,8 @@ func TestNestedSecrets(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"password:\n  value: Tr0ub4dor&3x", "auth:\n  token: " + key, "credentials:\n  key: " + key,
-		`password = {value = "Tr0ub4dor&3x"}`} {
+		`password = {value = "Tr0ub4dor&3x"}`, "auth:\n  type: basic\n  token: " + key,
+		`{"auth": {"type": "basic", "user": 'bob', "token": "` + key + `"}}`} {
 		if secrets.ScanString(s) == nil {
 			t.Errorf("ScanString(%q) = nil", s)
 		}
@@ -649,9 +657,30 @@ func TestNestedSecrets(t *testing.T) {
 		`{"api":{"key":"users_by_email_index"}}`,
 		`{"note":"OAuth:\n  token endpoint: https://example.com/token"}`,
 		`{"context":"Add OAuth login, store the auth token in the keychain"}`,
+		`{"auth":{"type":"basic","note":"the token is in the vault"}}`,
+		`{"auth":{"type":"basic"},"token":"` + key + `x"}`,
 	} {
 		if f := secrets.ScanJSON([]byte(doc)); f != nil {
 			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)
+		}
+	}
+}
+
+// A holder's words are common in prose: only where one may be a name (a key, an assignment)
+// does it make the JSON scan read a document member by member.
+func TestHolderWordsInProseWalkNothing(t *testing.T) {
+	for _, doc := range []string{
+		`{"context":"Add OAuth login to the web app"}`,
+		`{"note":"the author has access to the refresh queue and the credentials page"}`,
+		`{"note":"authentication, accessibility, refreshed"}`,
+	} {
+		if secrets.WalksMembers(doc) {
+			t.Errorf("%s: its members are read one by one", doc)
+		}
+	}
+	for _, doc := range []string{`{"auth":{}}`, `{"a":"access = x"}`, `{"credentials" : 1}`, `{"oauth2":{}}`, "auth:\n  x: 1"} {
+		if !secrets.WalksMembers(doc) {
+			t.Errorf("%s: its members are not read", doc)
 		}
 	}
 }
@@ -673,6 +702,108 @@ func TestTypographicQuotesAssign(t *testing.T) {
 		"Completed DEBUG for “reset the DB password”: “done, see the vault entry”",
 		"Completed APEX for “rotate the password”: “rotated”",
 		"the “password” field: “required”",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
+
+// A password said in prose ("the password is ...") is a password as an assignment is, when
+// the value looks like one: letters and digits and another kind of character. Prose that says
+// what a password is like, is for or is done with passes.
+func TestPasswordInProse(t *testing.T) {
+	for _, s := range []string{
+		"the password is hunter2-long-value",
+		"the password is hunter2-long-value.",
+		"The DB password was Tr0ub4dor&3x, rotate it",
+		"password is: Tr0ub4dor&3x",
+		"the password for admin@db1 is Tr0ub4dor&3x",
+		"the passphrase is now s3cret_Pass-8",
+		"my passwd is x9!kL2#pQ",
+		`the password is "hunter2-long-value"`,
+		"the password is “Tr0ub4dor&3x”",
+		"password set to Tr0ub4dor&3x",
+		"PASSWORD IS HUNTER2-LONG-VALUE",
+	} {
+		if f := secrets.ScanString(s); f == nil || f.Rule != "password-assignment" {
+			t.Errorf("ScanString(%q) = %v, want password-assignment", s, f)
+		}
+	}
+	for _, s := range []string{
+		"the password field is validated",
+		"the password is validated on submit",
+		"the password is stored in the vault",
+		"the password is at least 12 characters long",
+		"the password is hashed with sha256",
+		"the password is sha256-hashed before it is stored",
+		"the password is argon2id-hashed",
+		"the password is UTF-8-encoded first",
+		"the password is min-8-chars",
+		"the password is $DB_PASSWORD",
+		"the password is ********",
+		"the password is 12345678",
+		"the password is in 1Password",
+		"password is required (see RFC-7617)",
+		"the password isolation2-test passes",
+		"password is C:\\Users\\dev\\pw.txt",
+		"the password reset flow v2-beta is done",
+		"the password was reset",
+		"a password is-not-empty check",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
+
+// An Azure shared access signature (a SAS URL or a connection string's
+// SharedAccessSignature) grants access by its sig= parameter, found where sv= (the service
+// version every SAS carries) comes before it; a sig= without it, or a reference, passes.
+func TestAzureSAS(t *testing.T) {
+	const sig = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5d%3D"
+	for _, s := range []string{
+		"https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=co&sp=r&se=2026-12-01T00:00:00Z&spr=https&sig=" + sig,
+		"BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature=sv=2020-08-04&ss=b&srt=sco&sp=rwdlacx&sig=" + sig,
+		`{"sas":"?sv=2021-06-08&sr=c&sig=` + sig + `&se=2026-12-01"}`,
+	} {
+		if f := secrets.ScanString(s); f == nil || f.Rule != "azure-sas-token" {
+			t.Errorf("ScanString(%q) = %v, want azure-sas-token", s, f)
+		}
+		if f := secrets.ScanJSON([]byte(strconv.Quote(s))); f == nil || f.Rule != "azure-sas-token" {
+			t.Errorf("ScanJSON(%q) = %v, want azure-sas-token", s, f)
+		}
+	}
+	for _, s := range []string{
+		"https://example.com/verify?sig=" + sig,
+		"https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=${SAS_SIG}",
+		"https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=short",
+		"the sv= and sig= parameters of a SAS URL",
+	} {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
+
+// A URL with credentials may be percent-encoded whole, as a query parameter (a redirect or
+// a callback URL): scheme%3A%2F%2Fuser%3Apassword%40host is user:password@host.
+func TestURLCredentialsEncoded(t *testing.T) {
+	for _, s := range []string{
+		"https://example.com/login?next=https%3A%2F%2Fdeploy%3ATr0ub4dor%263x%40db.example.com%2Fapp",
+		"redis%3a%2f%2f%3ahunter2pass%40cache.internal%3a6379",
+		"postgresql%3A%2F%2Fapp%3AQk7aB9cD3eF5%40%5B::1%5D",
+	} {
+		if f := secrets.ScanString(s); f == nil || f.Rule != "url-credentials" {
+			t.Errorf("ScanString(%q) = %v, want url-credentials", s, f)
+		}
+	}
+	for _, s := range []string{
+		"https%3A%2F%2Fexample.com%2Fpath%3Fa%3Db",
+		"https%3A%2F%2Fuser%40example.com",
+		"https%3A%2F%2Fhost%3A8080%2Fdocs%40v2",
+		"https%3A%2F%2Fdeploy%3A%24DB_PASS%40db.example.com",
+		"mailto%3Abob%40example.com",
 	} {
 		if f := secrets.ScanString(s); f != nil {
 			t.Errorf("ScanString(%q) = %v, want nil", s, f)

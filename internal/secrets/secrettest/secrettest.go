@@ -118,6 +118,9 @@ func Shapes() []Shape {
 	addCtx("password-nested", "password-assignment", `{"password": {"value": "`, mix(14))
 	addCtx("password-nested-yaml", "password-assignment", "password:\n  value: ", mix(14))
 	addCtx("auth-token-nested", "credential-field", `{"auth": {"token": "`, mix(32))
+	addCtx("azure-sas", "azure-sas-token", "https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=", mix(43)+"%3D")
+	addCtx("auth-second-member", "credential-field", `{"auth": {"type": "basic", "token": "`, mix(30))
+	addCtx("password-in-prose", "password-assignment", "the password is ", "hunter"+pick("0123456789", 2)+"-"+pick(lower, 6)+"-value")
 	return out
 }
 
