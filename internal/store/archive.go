@@ -284,8 +284,8 @@ func (s *Store) finishArchive() (*Notice, error) {
 	}
 	if err != nil && !notOurs(err) {
 		// An I/O error: the marker may well be Cairn's, and the archive it names is to be
-		// finished, by a later operation.
-		return nil, fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)
+		// finished, by a later operation. Until then the state cannot be read whole.
+		return nil, s.unreadable(&pendingError{fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)})
 	}
 	var p pending
 	if err == nil {
@@ -306,6 +306,14 @@ func (s *Store) finishArchive() (*Notice, error) {
 	}
 	return nil, s.finishPending(p)
 }
+
+// pendingError is finishArchive's error when archive/pending.json cannot be read (an I/O
+// error): a lock-free read goes on without settling the archive it names.
+type pendingError struct{ err error }
+
+func (e *pendingError) Error() string { return e.err.Error() }
+
+func (e *pendingError) Unwrap() error { return e.err }
 
 // notOurs says that err, from reading a file Cairn writes as a regular file it can read, finds
 // something else in its place.

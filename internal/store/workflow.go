@@ -23,7 +23,7 @@ import (
 // updating the workflow: moved a damaged snapshot aside, rebuilt it, migrated an old format.
 type Notice struct {
 	// Kind is "quarantined", "rebuilt", "rolled-forward", "migrated", "snapshot-stale",
-	// "legacy-skipped" or "legacy-pending".
+	// "legacy-skipped", "legacy-pending" or "archive-pending".
 	Kind string
 	// Path is the file concerned, relative to the state directory (for a legacy file
 	// migrated from the project, relative to the project root).
@@ -140,8 +140,15 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 			// locked read waits for it or settles it. Without the lock, what was read stands.
 			if unlock, err := s.lock("workflow"); err == nil {
 				defer unlock()
-				w, _, err := s.loadLocked()
-				return w, err
+				lw, _, err := s.loadLocked()
+				if pe, ok := errors.AsType[*pendingError](err); ok {
+					// The marker cannot be read (an I/O error): what was read stands, as
+					// without the lock, and the archive waits for a later operation.
+					w.Notices = append(w.Notices, Notice{Kind: "archive-pending", Path: pendingArchive,
+						Message: fmt.Sprintf("%s, an archive in progress, could not be read because of an I/O error (%v); the workflow is shown as it stands, and the next command that changes it finishes that archive once the file reads; check the disk", pendingArchive, errors.Unwrap(pe.err))})
+					return w, nil
+				}
+				return lw, err
 			}
 			return w, nil
 		}
