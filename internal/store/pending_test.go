@@ -174,3 +174,57 @@ func TestPendingIOErrorStillReads(t *testing.T) {
 		})
 	}
 }
+
+// lstatFailFS fails every Lstat under dir with err, as a directory whose entries the disk can
+// no longer read does.
+type lstatFailFS struct {
+	durable.FS
+	dir string
+	err error
+}
+
+func (l lstatFailFS) Lstat(name string) (fs.FileInfo, error) {
+	if strings.HasPrefix(name, l.dir+"/") {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: l.err}
+	}
+	return l.FS.Lstat(name)
+}
+
+// TestQuarantineNameErrorDoesNotHang: finding a free name in quarantine/ for a damaged
+// snapshot stops at an error other than "not there" (an I/O error, no permission) and says it,
+// instead of trying names forever under the workflow lock; the damaged file is left in place.
+func TestQuarantineNameErrorDoesNotHang(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cairn")
+	{
+		s := mustOpen(t, dir)
+		if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "quarantine"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := mustOpen(t, dir, store.WithFS(lstatFailFS{d, "quarantine", syscall.EIO}))
+	done := make(chan struct{})
+	go func() { _, err = s.ReadWorkflow(); close(done) }()
+	select {
+	case <-done:
+	case <-timeout():
+		t.Fatal("ReadWorkflow hangs looking for a free name in quarantine/")
+	}
+	if err == nil || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("ReadWorkflow: %v, want the I/O error", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, store.WorkflowFile)); string(b) != "garbage" {
+		t.Fatalf("the damaged snapshot was not left in place: %q", b)
+	}
+}

@@ -379,8 +379,17 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 	base := path.Base(file)
 	dst := quarantineDir + "/" + base + "-" + s.utc()
 	for i := 2; ; i++ {
-		if _, err := s.fs.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+		// Only "not there" frees a name: any other answer (an I/O error, no permission)
+		// would be the same for every name tried, under the workflow lock.
+		taken, err := s.present(dst)
+		if err != nil {
+			return Notice{}, err
+		}
+		if !taken {
 			break
+		}
+		if i > 100 {
+			return Notice{}, s.writeErr(dst, fs.ErrExist)
 		}
 		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
 	}
