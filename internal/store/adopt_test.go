@@ -300,3 +300,24 @@ func TestRetentionKeepsTheConflictArchiveAReplayIsOwed(t *testing.T) {
 		t.Fatalf("kept after the replay was done: %v", err)
 	}
 }
+
+// TestRetentionKeepsConflictArchivesWhileTheIntentIsUnreadable: when remotesync's intent is
+// there but cannot be read (here a directory in its place), which conflict archive it owes a
+// replay from is not known, so retention removes none of the active workflow's.
+func TestRetentionKeepsConflictArchivesWhileTheIntentIsUnreadable(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(1))
+	ourLine(t, s, 3)
+	if err := os.Mkdir(filepath.Join(dir, "remote-replay.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := s.AdoptLine("conflict", theirLine(4), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy"), "conflict"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "archive", first.Dir, store.WorkflowFile)); err != nil {
+		t.Fatalf("a conflict archive was pruned while the intent could not be read: %v", err)
+	}
+}

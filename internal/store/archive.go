@@ -623,7 +623,8 @@ const replayIntent = "remote-replay"
 // (oldest first) that a replay may still be owed from, so that retention does not remove them:
 // the newest one (a sync cut short before its replay replays it at the next sync), and the one
 // remotesync's intent names by the sum of its record, which a later conflict archive of the
-// same workflow (a seed file's second copy) would otherwise push out.
+// same workflow (a seed file's second copy) would otherwise push out; all of them while the
+// intent is there but cannot be read.
 func (s *Store) owedConflicts(order []ArchiveInfo) []string {
 	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
 	if err != nil {
@@ -645,11 +646,22 @@ func (s *Store) owedConflicts(order []ArchiveInfo) []string {
 		Mine     int64  `json:"mine"`
 		Lost     string `json:"lost"`
 	}
-	if doc, err := s.get(documents, replayIntent); err != nil || json.Unmarshal(doc, &in) != nil || in.Workflow != m.id || in.Lost == "" {
+	doc, err := s.get(documents, replayIntent)
+	unknown := err != nil && !errors.Is(err, ErrNotFound)
+	if !unknown && (err != nil || json.Unmarshal(doc, &in) != nil || in.Workflow != m.id || in.Lost == "") {
 		return owed
 	}
 	for _, a := range order {
-		if a.WorkflowID != m.id || a.Reason != "conflict" || a.Revision != in.Mine || slices.Contains(owed, a.Dir) {
+		if a.WorkflowID != m.id || a.Reason != "conflict" || slices.Contains(owed, a.Dir) {
+			continue
+		}
+		if unknown {
+			// The intent is there but cannot be read: the archive it owes is not known, so
+			// none of the candidates goes until it can be.
+			owed = append(owed, a.Dir)
+			continue
+		}
+		if a.Revision != in.Mine {
 			continue
 		}
 		rec, err := durable.ReadFile(s.fs, archiveDir+"/"+a.Dir+"/"+WorkflowFile, strictjson.MaxSize)
