@@ -473,10 +473,10 @@ func (s *Store) damaged() *DamagedError {
 	d := &DamagedError{Dir: s.dir}
 	for _, n := range names {
 		if id, ok := strings.CutSuffix(n, ".jsonl"); ok && ValidWorkflowID(id) == nil {
-			if fi, err := s.fs.Lstat(journalDir + "/" + n); err == nil && fi.Size() > 0 {
+			if fi, err := s.fs.Lstat(journalDir + "/" + n); err == nil && fi.Size() > 0 && !tornOnly(s.fs, journalDir+"/"+n) {
 				d.Journals = append(d.Journals, journalDir+"/"+n)
 			}
-		} else if id, ok := strings.CutSuffix(n, sealedSuffix); ok && ValidWorkflowID(id) == nil && !slices.Contains(names, id+".jsonl") {
+		} else if id, ok := strings.CutSuffix(n, sealedSuffix); ok && ValidWorkflowID(id) == nil && (!slices.Contains(names, id+".jsonl") || tornOnly(s.fs, journalFile(id))) {
 			segs, _ := s.segments(journalFile(id))
 			if slices.ContainsFunc(segs, func(f string) bool { fi, err := s.fs.Lstat(f); return err == nil && fi.Size() > 0 }) {
 				d.Sealed = append(d.Sealed, journalDir+"/"+n)
@@ -496,6 +496,14 @@ func (s *Store) damaged() *DamagedError {
 		}
 	}
 	return d
+}
+
+// tornOnly reports whether the journal file holds no whole line, only the torn first line of
+// a writer killed while appending it: nothing in it was ever acknowledged, so it puts no
+// workflow on record (the next append cuts it off). A file that cannot be read is not.
+func tornOnly(fsys durable.FS, file string) bool {
+	data, err := durable.ReadFile(fsys, file, MaxJournalSize)
+	return err == nil && bytes.IndexByte(data, '\n') < 0
 }
 
 // newestJournalRecord returns the newest verified record among the journals in journal/, with
