@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -255,5 +258,66 @@ func TestRetentionKeepsTheActiveWorkflowsConflictArchive(t *testing.T) {
 	fileOthers(10)
 	if _, err := os.Stat(filepath.Join(dir, "archive", info.Dir)); !os.IsNotExist(err) {
 		t.Fatalf("kept after its workflow ended: %v", err)
+	}
+}
+
+// TestRetentionKeepsTheConflictArchiveAReplayIsOwed: a sync cut short before its replay leaves
+// its intent (remotesync's "remote-replay" document, naming the lost copy by the SHA-256 of its
+// record). A later conflict archive of the same workflow (here a seed file's second copy, filed
+// by ArchiveRecord) is then the newest one; with a retention of 1 it must not prune the archive
+// the intent still owes a replay from.
+func TestRetentionKeepsTheConflictArchiveAReplayIsOwed(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(1))
+	w := ourLine(t, s, 3)
+	var c bytes.Buffer
+	if err := json.Compact(&c, w.Data); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(c.Bytes())
+	intent := fmt.Sprintf(`{"workflow_id":%q,"common":1,"theirs":4,"mine":3,"at":"2026-11-23T10:00:00Z","lost":%q}`, wfID, hex.EncodeToString(sum[:]))
+	if err := s.Write("remote-replay", []byte(intent)); err != nil {
+		t.Fatal(err)
+	}
+	owed, _, err := s.AdoptLine("conflict", theirLine(4), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy"), "conflict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "archive", owed.Dir, store.WorkflowFile)); err != nil {
+		t.Fatalf("the conflict archive a replay is owed from was pruned (pruned %v): %v", second.Pruned, err)
+	}
+	// Once the replay is done (the intent cleared), retention treats it as any other.
+	if err := s.Write("remote-replay", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy-2"), "conflict"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "archive", owed.Dir)); !os.IsNotExist(err) {
+		t.Fatalf("kept after the replay was done: %v", err)
+	}
+}
+
+// TestRetentionKeepsConflictArchivesWhileTheIntentIsUnreadable: when remotesync's intent is
+// there but cannot be read (here a directory in its place), which conflict archive it owes a
+// replay from is not known, so retention removes none of the active workflow's.
+func TestRetentionKeepsConflictArchivesWhileTheIntentIsUnreadable(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(1))
+	ourLine(t, s, 3)
+	if err := os.Mkdir(filepath.Join(dir, "remote-replay.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := s.AdoptLine("conflict", theirLine(4), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ArchiveRecord(record(wfID, 2, "legacy-copy"), "conflict"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "archive", first.Dir, store.WorkflowFile)); err != nil {
+		t.Fatalf("a conflict archive was pruned while the intent could not be read: %v", err)
 	}
 }

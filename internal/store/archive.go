@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,8 +58,8 @@ const archiveStamp = "20060102T150405.000Z"
 // (archive/conflict-<workflow_id>-<utc>/ when reason is "conflict", as seed 004 does), under
 // the workflow lock, so that no workflow is active afterwards. It then applies retention: the
 // newest N archives in the index's order are kept (DefaultRetention, or WithRetention), the
-// one just made always among them, and the active workflow's newest conflict archive too (a
-// replay may still need it), and older archive directories are removed and listed in
+// one just made always among them, and the active workflow's conflict archives a replay may
+// still be owed from too (owedConflicts), and older archive directories are removed and listed in
 // ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
 func (s *Store) Archive(reason string) (ArchiveInfo, error) { return s.ArchiveIf(reason, "") }
@@ -282,8 +284,8 @@ func (s *Store) finishArchive() (*Notice, error) {
 	}
 	if err != nil && !notOurs(err) {
 		// An I/O error: the marker may well be Cairn's, and the archive it names is to be
-		// finished, by a later operation.
-		return nil, fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)
+		// finished, by a later operation. Until then the state cannot be read whole.
+		return nil, s.unreadable(&pendingError{fmt.Errorf("reading %s, the archive in progress, in %s: %w", pendingArchive, s.dir, err)})
 	}
 	var p pending
 	if err == nil {
@@ -304,6 +306,14 @@ func (s *Store) finishArchive() (*Notice, error) {
 	}
 	return nil, s.finishPending(p)
 }
+
+// pendingError is finishArchive's error when archive/pending.json cannot be read (an I/O
+// error): a lock-free read goes on without settling the archive it names.
+type pendingError struct{ err error }
+
+func (e *pendingError) Error() string { return e.err.Error() }
+
+func (e *pendingError) Unwrap() error { return e.err }
 
 // notOurs says that err, from reading a file Cairn writes as a regular file it can read, finds
 // something else in its place.
@@ -488,7 +498,8 @@ func parseArchiveDir(name string) (id string, at time.Time, ok bool) {
 }
 
 // prune keeps the newest s.o.retention archives and removes the others, never kept (the
-// archive just made) nor the active workflow's newest conflict archive (owedConflict), and returns the directories it removed. Newest means last in
+// archive just made) nor a conflict archive a replay may be owed from (owedConflicts), and
+// returns the directories it removed. Newest means last in
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
@@ -580,10 +591,10 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	var removed []string
 	if extra := len(order) - s.o.retention; extra > 0 {
-		owed := s.owedConflict(order)
+		owed := s.owedConflicts(order)
 		var keep []ArchiveInfo
 		for i, a := range order {
-			if i >= extra || a.Dir == kept || a.Dir == owed {
+			if i >= extra || a.Dir == kept || slices.Contains(owed, a.Dir) {
 				keep = append(keep, a)
 				continue
 			}
@@ -603,24 +614,66 @@ func (s *Store) prune(kept string) ([]string, error) {
 	return removed, s.writeIndex(order)
 }
 
-// owedConflict is the directory of the newest conflict archive of the active workflow in
-// order (oldest first), or "": the copy that lost a race, from which a sync cut short before
-// its replay replays it at the next sync (remotesync's intent), so retention must not remove it.
-func (s *Store) owedConflict(order []ArchiveInfo) string {
+// replayIntent is remotesync's document (remotesync.IntentDoc) holding the replay a sync cut
+// short still owes: workflow_id's copy at revision mine lost a race, and lost is the SHA-256 of
+// that copy's record without insignificant space.
+const replayIntent = "remote-replay"
+
+// owedConflicts returns the directories of the active workflow's conflict archives in order
+// (oldest first) that a replay may still be owed from, so that retention does not remove them:
+// the newest one (a sync cut short before its replay replays it at the next sync), and the one
+// remotesync's intent names by the sum of its record, which a later conflict archive of the
+// same workflow (a seed file's second copy) would otherwise push out; all of them while the
+// intent is there but cannot be read.
+func (s *Store) owedConflicts(order []ArchiveInfo) []string {
 	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
 	if err != nil {
-		return ""
+		return nil
 	}
 	m, err := readMeta(data)
 	if err != nil {
-		return ""
+		return nil
 	}
+	var owed []string
 	for i := len(order) - 1; i >= 0; i-- {
 		if order[i].WorkflowID == m.id && order[i].Reason == "conflict" {
-			return order[i].Dir
+			owed = append(owed, order[i].Dir)
+			break
 		}
 	}
-	return ""
+	var in struct {
+		Workflow string `json:"workflow_id"`
+		Mine     int64  `json:"mine"`
+		Lost     string `json:"lost"`
+	}
+	doc, err := s.get(documents, replayIntent)
+	unknown := err != nil && !errors.Is(err, ErrNotFound)
+	if !unknown && (err != nil || json.Unmarshal(doc, &in) != nil || in.Workflow != m.id || in.Lost == "") {
+		return owed
+	}
+	for _, a := range order {
+		if a.WorkflowID != m.id || a.Reason != "conflict" || slices.Contains(owed, a.Dir) {
+			continue
+		}
+		if unknown {
+			// The intent is there but cannot be read: the archive it owes is not known, so
+			// none of the candidates goes until it can be.
+			owed = append(owed, a.Dir)
+			continue
+		}
+		if a.Revision != in.Mine {
+			continue
+		}
+		rec, err := durable.ReadFile(s.fs, archiveDir+"/"+a.Dir+"/"+WorkflowFile, strictjson.MaxSize)
+		var c bytes.Buffer
+		if err != nil || json.Compact(&c, rec) != nil {
+			continue
+		}
+		if sum := sha256.Sum256(c.Bytes()); hex.EncodeToString(sum[:]) == in.Lost {
+			owed = append(owed, a.Dir)
+		}
+	}
+	return owed
 }
 
 func (s *Store) writeIndex(order []ArchiveInfo) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -410,5 +411,57 @@ func TestRetentionLeavesADirectoryWithoutASnapshotAlone(t *testing.T) {
 	list, err := s.ListArchives()
 	if err != nil || len(list) != 1 || list[0].Dir != info.Dir {
 		t.Fatalf("list %+v %v, want only %s", list, err, info.Dir)
+	}
+}
+
+// removeFailFS fails removing anything under archive/ with err, as a disk that stops taking
+// metadata changes does.
+type removeFailFS struct {
+	durable.FS
+	err error
+}
+
+func (r removeFailFS) RemoveAll(name string) error {
+	if strings.HasPrefix(name, "archive/") {
+		return &os.PathError{Op: "removeall", Path: name, Err: r.err}
+	}
+	return r.FS.RemoveAll(name)
+}
+
+// TestReplaceWorkflowStandsWhenPruneFails: retention failing after ReplaceWorkflow committed
+// the replacement does not report the replacement as failed (its callers would say the old
+// workflow is still active, and keep the copy that replaced it to settle again): the error is
+// the archive's PruneErr, as for every other archive.
+func TestReplaceWorkflowStandsWhenPruneFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	{
+		s := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow)))
+		if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Archive("completed"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.UpdateWorkflow(setNext("debug-20261123T100000Z-dddd", "x")); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := mustOpen(t, dir, store.WithRetention(1), store.WithClock(clockFrom(fixedNow.Add(time.Hour))),
+		store.WithFS(removeFailFS{d, syscall.ENOSPC}))
+	info, res, err := s.ReplaceWorkflow(record("apex-20261124T100000Z-eeee", 1, "plan"), "conflict", store.Event{Kind: "migrated"})
+	if err != nil {
+		t.Fatalf("ReplaceWorkflow: %v, want the replacement to stand with the prune's error in PruneErr", err)
+	}
+	if !res.Changed || res.ID != "apex-20261124T100000Z-eeee" || !errors.Is(info.PruneErr, syscall.ENOSPC) {
+		t.Fatalf("result %+v, prune error %v", res, info.PruneErr)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != "apex-20261124T100000Z-eeee" {
+		t.Fatalf("active after: %s %v", w.ID, err)
 	}
 }

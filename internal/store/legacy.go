@@ -224,6 +224,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 	if err != nil {
 		return info, res, fmt.Errorf("the active workflow was archived as %s but its replacement was not saved: %w", info.Dir, err)
 	}
-	info.Pruned, err = s.prune(info.Dir)
-	return info, res, err
+	// The replacement stands: retention failing is the archive's PruneErr, as for any archive.
+	info.Pruned, info.PruneErr = s.prune(info.Dir)
+	return info, res, nil
 }

@@ -1,10 +1,14 @@
 package store_test
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -100,5 +104,127 @@ func TestUnreadablePendingIsSetAside(t *testing.T) {
 				t.Fatalf("after: %s, %v", w.Data, err)
 			}
 		})
+	}
+}
+
+// eioFS fails opening one file with an I/O error, as a failing disk does.
+type eioFS struct {
+	durable.FS
+	name string
+}
+
+func (d eioFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if name == d.name {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EIO}
+	}
+	return d.FS.OpenFile(name, flag, perm)
+}
+
+// TestPendingIOErrorStillReads: an I/O error reading archive/pending.json is not set aside (the
+// marker may well be Cairn's, and a later operation finishes its archive), but a read must not
+// fail on it. With the snapshot there, the workflow is read as it stands, with a notice naming
+// the marker; without it, the error is an *UnreadableError, which listings show as a workflow
+// on record that cannot be read rather than failing whole.
+func TestPendingIOErrorStillReads(t *testing.T) {
+	for _, snapshot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("snapshot=%v", snapshot), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cairn")
+			{
+				s := mustOpen(t, dir)
+				if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+			}
+			os.MkdirAll(filepath.Join(dir, "archive"), 0o700)
+			mark := fmt.Sprintf(`{"dir":"%s-20261123T101500.000Z","workflow_id":%q,"active":true}`, wfID, wfID)
+			if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), []byte(mark), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if !snapshot {
+				if err := os.Remove(filepath.Join(dir, store.WorkflowFile)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := durable.OpenDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			s := mustOpen(t, dir, store.WithFS(eioFS{d, "archive/pending.json"}))
+			w, err := s.ReadWorkflow()
+			if !snapshot {
+				var unr *store.UnreadableError
+				if !errors.As(err, &unr) || !slices.Contains(unr.IDs, wfID) || !strings.Contains(err.Error(), "archive/pending.json") {
+					t.Fatalf("ReadWorkflow without a snapshot: %T %v, want an *UnreadableError naming archive/pending.json and %s", err, err, wfID)
+				}
+				return
+			}
+			if err != nil || w.ID != wfID || revOf(t, w.Data) != 1 {
+				t.Fatalf("ReadWorkflow: %s, %v", w.Data, err)
+			}
+			if !slices.ContainsFunc(w.Notices, func(n store.Notice) bool {
+				return n.Path == "archive/pending.json" && strings.Contains(n.Message, "I/O error")
+			}) {
+				t.Fatalf("no notice about archive/pending.json: %+v", w.Notices)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "archive", "pending.json")); err != nil || string(b) != mark {
+				t.Fatalf("the marker was not left as it was: %q %v", b, err)
+			}
+		})
+	}
+}
+
+// lstatFailFS fails every Lstat under dir with err, as a directory whose entries the disk can
+// no longer read does.
+type lstatFailFS struct {
+	durable.FS
+	dir string
+	err error
+}
+
+func (l lstatFailFS) Lstat(name string) (fs.FileInfo, error) {
+	if strings.HasPrefix(name, l.dir+"/") {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: l.err}
+	}
+	return l.FS.Lstat(name)
+}
+
+// TestQuarantineNameErrorDoesNotHang: finding a free name in quarantine/ for a damaged
+// snapshot stops at an error other than "not there" (an I/O error, no permission) and says it,
+// instead of trying names forever under the workflow lock; the damaged file is left in place.
+func TestQuarantineNameErrorDoesNotHang(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cairn")
+	{
+		s := mustOpen(t, dir)
+		if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "quarantine"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := mustOpen(t, dir, store.WithFS(lstatFailFS{d, "quarantine", syscall.EIO}))
+	done := make(chan struct{})
+	go func() { _, err = s.ReadWorkflow(); close(done) }()
+	select {
+	case <-done:
+	case <-timeout():
+		t.Fatal("ReadWorkflow hangs looking for a free name in quarantine/")
+	}
+	if err == nil || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("ReadWorkflow: %v, want the I/O error", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, store.WorkflowFile)); string(b) != "garbage" {
+		t.Fatalf("the damaged snapshot was not left in place: %q", b)
 	}
 }

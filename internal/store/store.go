@@ -183,8 +183,18 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	root := o.projectRoot
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("opening state directory %s: %w", abs, durable.ErrSymlinkDir)
+	} else if err == nil && !fi.IsDir() {
+		return nil, inTheWay("opening", abs, abs)
+	} else if errors.Is(err, syscall.ENOTDIR) && durable.Beneath(root, abs) {
+		// Outside the project (a state directory set explicitly) MkdirAll's own error says it.
+		if p := fileOnTheWay(abs); p != "" {
+			return nil, inTheWay("creating", abs, p)
+		}
 	} else if errors.Is(err, fs.ErrNotExist) && o.noCreate {
 		if err := durable.CheckBeneath(root, abs); err != nil {
+			if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
+				return nil, inTheWay("opening", abs, p)
+			}
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
 		// An empty in-memory directory (simfs) stands in for the missing one.
@@ -193,6 +203,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	// Below the project root no component may be a link (.claude -> /elsewhere would put
 	// state there): MkdirBeneath checks each one and creates what is missing.
 	if _, err := durable.MkdirBeneath(root, abs, 0o700); err != nil {
+		if p := fileOnTheWay(abs); p != "" && durable.Beneath(root, abs) {
+			return nil, inTheWay("creating", abs, p)
+		}
 		if errors.Is(err, durable.ErrLinkedComponent) {
 			return nil, fmt.Errorf("opening state directory %s: %w", abs, err)
 		}
@@ -214,6 +227,36 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		_ = durable.WriteFile(s.fs, ".gitignore", []byte("*\n"), 0o600)
 	}
 	return s, nil
+}
+
+// fileOnTheWay returns the nearest of dir and its parents that is there, when it is not a
+// directory (nor a symlink, refused with its own error), else "".
+func fileOnTheWay(dir string) string {
+	for p := dir; ; {
+		fi, err := os.Lstat(p)
+		if err == nil {
+			if fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
+				return ""
+			}
+			return p
+		}
+		next := filepath.Dir(p)
+		if next == p {
+			return ""
+		}
+		p = next
+	}
+}
+
+// inTheWay is Open's error, while op ("opening", "creating") the state directory dir, when
+// file, dir or one of its parents, is not a directory: what is wrong and what the person does
+// about it. The file may be anyone's, so nothing suggests discarding it.
+func inTheWay(op, dir, file string) error {
+	where := "there"
+	if file != dir {
+		where = "in " + dir + ", beneath it"
+	}
+	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. Cairn left it untouched; look at what it holds and move or rename it (for example to %s.bak), then run the command again", op, dir, file, where, file)
 }
 
 // Exists reports whether the state directory is on disk: false only for a store opened

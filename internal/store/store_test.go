@@ -576,3 +576,51 @@ func TestCheckDocumentLarge(t *testing.T) {
 		t.Errorf("CheckDocument(truncated) = %v, want a syntax error", err)
 	}
 }
+
+// TestOpenWhereAFileIsInTheWay: a regular file where the state directory, or a directory on
+// the way to it, belongs is said plainly: which file is in the way, that it was left untouched,
+// and that the person moves it aside; never that anything is to be deleted.
+func TestOpenWhereAFileIsInTheWay(t *testing.T) {
+	for _, c := range []struct{ name, file string }{
+		{"state directory", ".claude/cairn"},
+		{"parent", ".claude"},
+	} {
+		for _, noCreate := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nocreate=%v", c.name, noCreate), func(t *testing.T) {
+				root := t.TempDir()
+				file := filepath.Join(root, filepath.FromSlash(c.file))
+				os.MkdirAll(filepath.Dir(file), 0o700)
+				if err := os.WriteFile(file, []byte("the user's notes\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				before, _ := os.Stat(file)
+				var opts []store.Option
+				if noCreate {
+					opts = append(opts, store.WithNoCreate())
+				}
+				s, err := store.Open(filepath.Join(root, ".claude", "cairn"), opts...)
+				if err == nil {
+					s.Close()
+					t.Fatal("opened a state directory where a file is")
+				}
+				msg := err.Error()
+				for _, want := range []string{file + " is a file, not a directory", "left it untouched", "move"} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("error %q does not say %q", msg, want)
+					}
+				}
+				for _, bad := range []string{"not a regular file", "delete", "remove", "rm "} {
+					if strings.Contains(strings.ToLower(msg), bad) {
+						t.Errorf("error %q says %q", msg, bad)
+					}
+				}
+				if b, err := os.ReadFile(file); err != nil || string(b) != "the user's notes\n" {
+					t.Fatalf("the file was changed: %q %v", b, err)
+				}
+				if after, err := os.Stat(file); err != nil || after.Mode() != before.Mode() {
+					t.Fatalf("the file's mode changed from %v: %v %v", before.Mode(), after.Mode(), err)
+				}
+			})
+		}
+	}
+}

@@ -23,7 +23,7 @@ import (
 // updating the workflow: moved a damaged snapshot aside, rebuilt it, migrated an old format.
 type Notice struct {
 	// Kind is "quarantined", "rebuilt", "rolled-forward", "migrated", "snapshot-stale",
-	// "legacy-skipped" or "legacy-pending".
+	// "legacy-skipped", "legacy-pending" or "archive-pending".
 	Kind string
 	// Path is the file concerned, relative to the state directory (for a legacy file
 	// migrated from the project, relative to the project root).
@@ -140,8 +140,15 @@ func (s *Store) ReadWorkflow() (Workflow, error) {
 			// locked read waits for it or settles it. Without the lock, what was read stands.
 			if unlock, err := s.lock("workflow"); err == nil {
 				defer unlock()
-				w, _, err := s.loadLocked()
-				return w, err
+				lw, _, err := s.loadLocked()
+				if pe, ok := errors.AsType[*pendingError](err); ok {
+					// The marker cannot be read (an I/O error): what was read stands, as
+					// without the lock, and the archive waits for a later operation.
+					w.Notices = append(w.Notices, Notice{Kind: "archive-pending", Path: pendingArchive,
+						Message: fmt.Sprintf("%s, an archive in progress, could not be read because of an I/O error (%v); the workflow is shown as it stands, and the next command that changes it finishes that archive once the file reads; check the disk", pendingArchive, errors.Unwrap(pe.err))})
+					return w, nil
+				}
+				return lw, err
 			}
 			return w, nil
 		}
@@ -372,8 +379,17 @@ func (s *Store) quarantine(file string, why error) (Notice, error) {
 	base := path.Base(file)
 	dst := quarantineDir + "/" + base + "-" + s.utc()
 	for i := 2; ; i++ {
-		if _, err := s.fs.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+		// Only "not there" frees a name: any other answer (an I/O error, no permission)
+		// would be the same for every name tried, under the workflow lock.
+		taken, err := s.present(dst)
+		if err != nil {
+			return Notice{}, err
+		}
+		if !taken {
 			break
+		}
+		if i > 100 {
+			return Notice{}, s.writeErr(dst, fs.ErrExist)
 		}
 		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
 	}
@@ -457,10 +473,10 @@ func (s *Store) damaged() *DamagedError {
 	d := &DamagedError{Dir: s.dir}
 	for _, n := range names {
 		if id, ok := strings.CutSuffix(n, ".jsonl"); ok && ValidWorkflowID(id) == nil {
-			if fi, err := s.fs.Lstat(journalDir + "/" + n); err == nil && fi.Size() > 0 {
+			if fi, err := s.fs.Lstat(journalDir + "/" + n); err == nil && fi.Size() > 0 && !tornOnly(s.fs, journalDir+"/"+n) {
 				d.Journals = append(d.Journals, journalDir+"/"+n)
 			}
-		} else if id, ok := strings.CutSuffix(n, sealedSuffix); ok && ValidWorkflowID(id) == nil && !slices.Contains(names, id+".jsonl") {
+		} else if id, ok := strings.CutSuffix(n, sealedSuffix); ok && ValidWorkflowID(id) == nil && (!slices.Contains(names, id+".jsonl") || tornOnly(s.fs, journalFile(id))) {
 			segs, _ := s.segments(journalFile(id))
 			if slices.ContainsFunc(segs, func(f string) bool { fi, err := s.fs.Lstat(f); return err == nil && fi.Size() > 0 }) {
 				d.Sealed = append(d.Sealed, journalDir+"/"+n)
@@ -480,6 +496,14 @@ func (s *Store) damaged() *DamagedError {
 		}
 	}
 	return d
+}
+
+// tornOnly reports whether the journal file holds no whole line, only the torn first line of
+// a writer killed while appending it: nothing in it was ever acknowledged, so it puts no
+// workflow on record (the next append cuts it off). A file that cannot be read is not.
+func tornOnly(fsys durable.FS, file string) bool {
+	data, err := durable.ReadFile(fsys, file, MaxJournalSize)
+	return err == nil && bytes.IndexByte(data, '\n') < 0
 }
 
 // newestJournalRecord returns the newest verified record among the journals in journal/, with

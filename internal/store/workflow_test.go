@@ -674,3 +674,26 @@ func TestNewerJournalTailIsNotHiddenByTheSnapshot(t *testing.T) {
 		t.Fatalf("update: %v", err)
 	}
 }
+
+// TestTornFirstJournalLineIsNoWorkflow: a writer killed while appending the first line of a
+// new workflow's journal leaves a journal holding only a torn line, and no snapshot. Nothing
+// was acknowledged, so nothing is on record: the store reads as empty rather than damaged, and
+// the next write starts the workflow (cutting the torn line off), instead of every write
+// failing until someone moves the journal.
+func TestTornFirstJournalLineIsNoWorkflow(t *testing.T) {
+	s, dir := newStore(t)
+	os.MkdirAll(filepath.Join(dir, "journal"), 0o700)
+	jf := filepath.Join(dir, "journal", wfID+".jsonl")
+	if err := os.WriteFile(jf, []byte(`{"seq":1,"revision":1,"at":"2026-`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("read: %v, want no workflow", err)
+	}
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatalf("first write after the torn line: %v", err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.Revision != 1 {
+		t.Fatalf("after: %+v %v", w, err)
+	}
+}
