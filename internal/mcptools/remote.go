@@ -44,6 +44,9 @@ type syncer struct {
 	// claimsFailing: a claims failure the workflow's sync went past was told; the next one
 	// is only logged until the claims sync again.
 	claimsFailing bool
+	// unreadableTold names the remote's lines Cairn did not write that a sync left out, as
+	// last told: the same ones are not told again at every sync.
+	unreadableTold string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -146,6 +149,11 @@ func (y *syncer) run() {
 		y.claimsFailing = true
 		y.s.addSyncNotice(y.ctx, "Notice: the task claims could not be synced with "+textsafe.Line(s.Remote, 40)+
 			" (the log says why); the workflow was synced all the same, and the next sync retries the claims.")
+	}
+	if names := strings.Join(out.Unreadable, ", "); names != "" && names != y.unreadableTold {
+		y.unreadableTold = names
+		y.s.addSyncNotice(y.ctx, "Notice: "+textsafe.Line(s.Remote, 40)+" holds refs Cairn did not write, left out of the syncs (move them back or delete them there; cairn sync names them): "+
+			textsafe.Line(names, 200)+".")
 	}
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		y.s.opt.Log.Printf("synced with %s but could not record it: %v", s.Remote, err)

@@ -252,3 +252,32 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 		t.Errorf("the change is told more than once: %q", notice)
 	}
 }
+
+// TestBackgroundSyncTellsForeignRefsOnce: a ref under refs/cairn/wf/ on the remote that Cairn
+// did not write is left out of the server's idle syncs, and the next tool result says so once,
+// naming it, not after every sync.
+func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
+	bare := bareRepo(t)
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
+	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-x")
+	dir, env := clone(t, bare)
+	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true})
+	var notice string
+	waitFor(t, func() bool {
+		notice = text(mustOK(t, c, "resume_check", `{}`))
+		return strings.HasPrefix(notice, "Notice:")
+	})
+	notice, _, _ = strings.Cut(notice, "\n")
+	for _, want := range []string{"origin holds refs Cairn did not write", "wf-x"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // a few more idle syncs
+	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("the foreign ref is told again: %q", got)
+	}
+}

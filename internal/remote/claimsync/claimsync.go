@@ -10,7 +10,9 @@
 // this machine holds out of running releases the claim; a machine whose claim was taken over
 // cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
 // claim went unrenewed for a lease, since it may have been taken over unseen, nor one it set
-// running offline, whose claim it never confirmed.
+// running offline, whose claim it never confirmed. A task marked done that this machine holds
+// no claim for (running here without having been set running here) is claimed first and
+// released once done; offline that done is refused.
 //
 // The owner is this clone's identity, made once and kept in the state directory: the user,
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
@@ -590,14 +592,18 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 // leaving moves task out of running (or adds it in another status; done says the status is
 // done). Only a task running here, or that this clone holds or claimed offline, or that another
 // machine held at the last read, asks the remote (a task running here may have come from
-// another machine's revisions, its claim not yet read here): one another machine holds is
-// refused; one held here is released after the local update.
+// another machine's revisions, its claim not yet read here), and a done of one this clone
+// holds no claim for claims it first (doneUnheld): one another machine holds is refused; one
+// held here is released after the local update.
 func (c *clone) leaving(ctx context.Context, task string, done bool, update func() (*engine.Result, error)) (*engine.Result, error) {
 	_, known := c.cl.Holders()[task]
 	held := c.holds(task)
 	_, pend := c.pending[task]
 	if !known && !pend && c.status(task) != workflow.TaskRunning {
 		return update()
+	}
+	if done && !held && !pend && c.status(task) == workflow.TaskRunning {
+		return c.doneUnheld(ctx, task, update)
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
@@ -644,6 +650,37 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	}
 	c.save(task)
 	return res, nil
+}
+
+// doneUnheld marks done a task this clone holds no claim for: one running here without having
+// been set running here (another machine's revisions brought it, or sharing was switched on
+// while it ran), whose holder, if any, the line as last read may not show. Done is final, so
+// it is claimed first, as setting it running would, and released once done: another
+// machine's claim refuses it, and out of reach it is refused with nothing changed, as the done
+// of a claim never confirmed is.
+func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*engine.Result, error)) (*engine.Result, error) {
+	fence, err := c.cl.TryClaim(ctx, task)
+	var he *claim.HeldError
+	switch {
+	case errors.As(err, &he):
+		c.save("")
+		return nil, c.takenError(task, he.Holder, false)
+	case errors.Is(err, gitremote.ErrRefused): // no machine can claim it there
+		return update()
+	case err != nil:
+		c.save("")
+		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
+			return nil, c.takenError(task, h, false)
+		}
+		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: it was not set running here, so another machine may hold it; nothing was changed; mark it done once %s can be reached",
+			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
+	}
+	res, uerr := update()
+	if rerr := c.cl.Release(ctx, task, fence); rerr != nil && uerr == nil && res != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s's claim stays on the remote until its lease ends (it could not be released)", textsafe.Line(task, 64)))
+	}
+	c.save(task)
+	return res, uerr
 }
 
 func (c *clone) holdsAny() bool {

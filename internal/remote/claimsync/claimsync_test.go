@@ -768,3 +768,63 @@ func mustGit(t *testing.T, dir string) remote.Backend {
 	}
 	return b
 }
+
+// TestDoneOfATaskNotClaimedHereIsClaimedFirst: a task running here that was never set running
+// here (as when another machine's revisions brought it, or sharing was switched on while it
+// ran: here the engine sets it running with no claim) asks the remote before it is marked done,
+// as setting it running does: done is final, and pushed at the next sync it would end the task
+// for a machine holding it, over that machine's work. Online, one B holds is refused and one
+// nobody holds is claimed and released, so B may claim it afterwards; offline, it is refused
+// with nothing changed.
+func TestDoneOfATaskNotClaimedHereIsClaimedFirst(t *testing.T) {
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	a, b := gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
+	reach := func(on bool) {
+		url := "file://" + bare
+		if !on {
+			url += ".gone"
+		}
+		if out, err := exec.Command("git", "-C", filepath.Join(base, "a"), "remote", "set-url", "origin", url).CombinedOutput(); err != nil {
+			t.Fatalf("git remote set-url: %v\n%s", err, out)
+		}
+	}
+	for _, id := range []string{"t1", "t2", "t3"} {
+		if _, err := a.en.UpdateTask(engine.TaskRequest{ID: id, Status: "running"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "done")
+	if err == nil || !strings.Contains(err.Error(), "held by") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("done on a task B holds, not claimed here: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, a, "t1"); got != "running" {
+		t.Fatalf("t1 is %s here, want still running", got)
+	}
+
+	reach(false)
+	res, err = a.task("t2", "done")
+	if err == nil || !strings.Contains(err.Error(), "out of reach") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("offline, done on a task not claimed here: %v %v", err, res != nil)
+	}
+	if got := taskStatus(t, a, "t2"); got != "running" {
+		t.Fatalf("t2 is %s here, want still running", got)
+	}
+
+	reach(true)
+	if res, err := a.task("t3", "done"); err != nil || len(res.Warnings) != 0 {
+		t.Fatalf("online, done on a task nobody holds: %v %+v", err, res)
+	}
+	if got := taskStatus(t, a, "t3"); got != "done" {
+		t.Fatalf("t3 is %s here, want done", got)
+	}
+	if _, err := b.task("t3", "running"); err != nil {
+		t.Fatalf("A's claim on t3 was not released once done: %v", err)
+	}
+}

@@ -6,6 +6,7 @@
 package mirror
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,10 +55,10 @@ type Settings struct {
 }
 
 // Load reads the settings; absent means off. Settings that are on are refused unless cairn
-// remote enable switched them on in this clone (see sharingFile). With sharing on it also
-// counts the claims not yet confirmed (ClaimsDoc), for Shared; a damaged claims document
-// counts none: the next task call or sync moves it to quarantine/ and rebuilds it (package
-// claimsync).
+// remote enable switched them on in this clone, or an older Cairn did (see enabledHere). With
+// sharing on it also counts the claims not yet confirmed (ClaimsDoc), for Shared; a damaged
+// claims document counts none: the next task call or sync moves it to quarantine/ and
+// rebuilds it (package claimsync).
 func Load(st *store.Store) (Settings, error) {
 	var s Settings
 	if found, err := st.ReadJSON(Doc, &s); found && err != nil {
@@ -170,6 +171,13 @@ func sharingLine(dir, remote string) (file, line string, inRepo bool) {
 
 // enabledHere reports whether sharing through remote was switched on by cairn remote enable
 // for the state directory dir in this clone (see sharingFile), or dir is in no git work tree.
+//
+// A clone that enabled sharing with a Cairn older than sharingFile has no such file; its
+// settings are taken as enabled here (and the line recorded) when its git directory holds the
+// refs Cairn's syncs fetch from that remote (refs/cairn-mirror/<remote>/<id>): neither a clone
+// nor settings planted in the work tree can create them. Once any Cairn that knows the file
+// has switched sharing on or off in this git directory, the file exists and only its lines
+// count.
 func enabledHere(dir, remote string) bool {
 	file, line, inRepo := sharingLine(dir, remote)
 	if !inRepo {
@@ -179,12 +187,62 @@ func enabledHere(dir, remote string) bool {
 		return false
 	}
 	b, err := durable.ReadPath(file, maxSharingFile, false)
+	if errors.Is(err, fs.ErrNotExist) && mirroredFrom(filepath.Dir(file), remote) {
+		_ = recordEnabled(dir, remote, true) // or found the same way next time
+		return true
+	}
 	if err != nil {
 		return false
 	}
 	for l := range strings.Lines(string(b)) {
 		if strings.TrimSuffix(l, "\n") == line {
 			return true
+		}
+	}
+	return false
+}
+
+// mirroredFrom reports whether the repository whose git directory is gitdir holds a ref that
+// Cairn's sync fetched from remote, loose or in packed-refs. It reads the files git keeps
+// rather than starting git: the hooks call Load.
+func mirroredFrom(gitdir, remote string) bool {
+	common := gitdir // a linked worktree's refs are in the main git directory
+	if b, err := durable.ReadPath(filepath.Join(gitdir, "commondir"), 4096, false); err == nil {
+		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
+			common = c
+		} else {
+			common = filepath.Join(gitdir, c)
+		}
+	}
+	prefix := "refs/cairn-mirror/" + remote + "/"
+	if ents, err := os.ReadDir(filepath.Join(common, filepath.FromSlash(prefix))); err == nil {
+		for _, e := range ents {
+			if e.Type().IsRegular() {
+				return true
+			}
+		}
+	}
+	f, err := os.Open(filepath.Join(common, "packed-refs"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sorted := false
+	for sc.Scan() {
+		// "<oid> <ref>"; the header starts with '#', peeled tags with '^'.
+		line := sc.Text()
+		if strings.HasPrefix(line, "# pack-refs with:") {
+			sorted = strings.Contains(line, " sorted")
+			continue
+		}
+		_, ref, ok := strings.Cut(line, " ")
+		id, found := strings.CutPrefix(ref, prefix)
+		if ok && found && id != "" && !strings.Contains(id, "/") {
+			return true
+		}
+		if sorted && ok && !found && ref > prefix {
+			return false // past where they would be: a large packed-refs is not read whole
 		}
 	}
 	return false
@@ -215,12 +273,8 @@ func recordEnabled(dir, remote string, on bool) error {
 	if on {
 		out.WriteString(line + "\n")
 	}
-	if out.Len() == 0 {
-		if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
+	// Kept when empty: its presence says sharing here is switched on by its lines only, not
+	// by an older Cairn's mirror refs (see enabledHere).
 	return durable.WriteFileAtomic(file, []byte(out.String()), 0o600)
 }
 

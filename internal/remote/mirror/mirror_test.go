@@ -2,6 +2,7 @@ package mirror_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,5 +246,109 @@ func TestPlantedSettingsShareNothing(t *testing.T) {
 		if s, err := load(moved); err == nil && s.Enabled {
 			t.Errorf("settings %s written behind enable's back: sharing is on with %q", doc, s.Remote)
 		}
+	}
+}
+
+// TestOlderCairnsSharingCarriesOver: a clone that enabled sharing with a Cairn older than the
+// record in its git directory (settings on, refs its syncs fetched under
+// refs/cairn-mirror/<remote>/, loose or packed, and no cairn-sharing file) keeps sharing, and
+// the record is written for it. A clone of such a repository, refs of another remote only, or
+// sharing switched off by this Cairn since, share nothing.
+func TestOlderCairnsSharingCarriesOver(t *testing.T) {
+	base := t.TempDir()
+	gitRun(t, base, "init", "-q", "--bare", "origin.git")
+	on := []byte(`{"enabled":true,"remote":"origin","layout":"refs/cairn/wf/","last_sync":"2026-11-20T10:00:00Z"}`)
+	// oldClone sets up a repository the way an older Cairn left it: settings on, and what its
+	// syncs fetched under mirrorRef.
+	oldClone := func(name, mirrorRef string, pack bool) string {
+		dir := filepath.Join(base, name)
+		gitRun(t, base, "init", "-q", dir)
+		gitRun(t, dir, "remote", "add", "origin", filepath.Join(base, "origin.git"))
+		gitRun(t, dir, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "work")
+		gitRun(t, dir, "update-ref", mirrorRef, "HEAD")
+		if pack {
+			gitRun(t, dir, "pack-refs", "--all", "--prune")
+		}
+		state := filepath.Join(dir, ".claude", "cairn")
+		if err := os.MkdirAll(state, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(state, "remote.json"), on, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	load := func(dir string) (mirror.Settings, error) {
+		t.Helper()
+		st, err := store.Open(filepath.Join(dir, ".claude", "cairn"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return mirror.Load(st)
+	}
+	for _, pack := range []bool{false, true} {
+		dir := oldClone(fmt.Sprintf("old-packed-%v", pack), "refs/cairn-mirror/origin/wf-1", pack)
+		if pack {
+			if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "cairn-mirror", "origin", "wf-1")); err == nil {
+				t.Fatal("pack-refs left the ref loose")
+			}
+		}
+		if s, err := load(dir); err != nil || !s.Enabled || s.Remote != "origin" {
+			t.Fatalf("enabled by an older Cairn (packed refs %v): %+v, %v; want sharing on with origin", pack, s, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, ".git", "cairn-sharing")); err != nil || string(b) != "origin .claude/cairn\n" {
+			t.Errorf("the enabling was not recorded: %q, %v", b, err)
+		}
+		if s, err := load(dir); err != nil || !s.Enabled {
+			t.Errorf("loaded again: %+v, %v", s, err)
+		}
+	}
+
+	// A linked worktree of such a clone: its refs are in the main git directory.
+	wt := filepath.Join(base, "wt")
+	gitRun(t, filepath.Join(base, "old-packed-true"), "worktree", "add", "-q", "--detach", wt)
+	if err := os.MkdirAll(filepath.Join(wt, ".claude", "cairn"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, ".claude", "cairn", "remote.json"), on, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := load(wt); err != nil || !s.Enabled {
+		t.Errorf("a linked worktree enabled by an older Cairn: %+v, %v; want sharing on", s, err)
+	}
+
+	other := oldClone("other-remote", "refs/cairn-mirror/upstream/wf-1", false)
+	if s, err := load(other); err == nil && s.Enabled {
+		t.Errorf("refs fetched from upstream switched sharing with origin on")
+	}
+
+	// The older clone's repository, committed settings and all, cloned: git clone copies no
+	// refs/cairn-mirror/.
+	src := oldClone("src", "refs/cairn-mirror/origin/wf-1", false)
+	gitRun(t, src, "add", "-f", ".claude/cairn/remote.json")
+	gitRun(t, src, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "planted")
+	dst := filepath.Join(base, "dst")
+	gitRun(t, base, "clone", "-q", src, dst)
+	if s, err := load(dst); err == nil && s.Enabled {
+		t.Errorf("a clone of an older Cairn's repository: sharing is on with %q", s.Remote)
+	}
+
+	// Switched off with this Cairn, then on again behind enable's back: the refs are still
+	// there, but the record says off.
+	off := oldClone("off", "refs/cairn-mirror/origin/wf-1", false)
+	st, err := store.Open(filepath.Join(off, ".claude", "cairn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mirror.Save(st, mirror.Settings{Remote: "origin"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := os.WriteFile(filepath.Join(off, ".claude", "cairn", "remote.json"), on, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := load(off); err == nil && s.Enabled {
+		t.Errorf("disabled by this Cairn, then switched on behind enable's back: sharing is on")
 	}
 }
