@@ -361,3 +361,23 @@ func TestResumeCheckStateItCannotRead(t *testing.T) {
 		}
 	})
 }
+
+// TestInitiativeActionArguments: an action called without the argument it needs is refused
+// naming that argument, before the engine turns the empty value into a garbled refusal
+// ("cannot go from in_progress to : unknown status").
+func TestInitiativeActionArguments(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "initiative", `{"action":"create","title":"Ship it"}`)
+	for _, tc := range []struct{ args, want string }{
+		{`{"action":"create"}`, `action create needs argument "title"`},
+		{`{"action":"set_status"}`, `action set_status needs argument "status"`},
+		{`{"action":"add_milestone"}`, `action add_milestone needs argument "milestone"`},
+		{`{"action":"update_milestone","status":"completed"}`, `action update_milestone needs argument "milestone"`},
+		{`{"action":"update_milestone","milestone":"m1"}`, `action update_milestone needs argument "status"`},
+	} {
+		res := mustFail(t, c, "initiative", tc.args, "initiative was not run (nothing was changed)", tc.want)
+		if got := text(res); strings.Contains(got, "to :") || strings.Contains(got, `""`) {
+			t.Errorf("initiative(%s): refusal quotes an empty value: %s", tc.args, got)
+		}
+	}
+}

@@ -260,10 +260,9 @@ var specs = []*toolSpec{
 		desc:  "Call to read or update the initiative.",
 		fields: []field{
 			{name: "action", kind: kString, required: true, enum: initiativeOps, fold: true,
-				desc: "create: title; set_status: status; milestones: milestone, status."},
+				desc: "create: title; set_status: status; add_milestone: milestone, note (title); update_milestone: milestone, status."},
 			{name: "title", kind: kString, max: 200},
-			{name: "status", kind: kString, max: 32, pattern: phasePattern, hint: "a status such as in_progress, blocked or completed",
-				desc: "Such as in_progress or completed."},
+			{name: "status", kind: kString, max: 32, pattern: phasePattern, hint: "a status such as in_progress, blocked or completed"},
 			{name: "milestone", kind: kString, max: 200},
 			{name: "note", kind: kString, max: 500},
 		},
@@ -535,7 +534,34 @@ func runLearning(c *call) (*outcome, error) {
 	}))
 }
 
+// initiativeNeeds is, for each initiative action, the arguments it cannot go without and what
+// each holds.
+func initiativeNeeds(action string) [][2]string {
+	switch action {
+	case "create":
+		return [][2]string{{"title", "one line naming the initiative"}}
+	case "set_status":
+		return [][2]string{{"status", "created, in_progress, blocked, completed or archived"}}
+	case "add_milestone":
+		return [][2]string{{"milestone", "its id, such as design"}}
+	case "update_milestone":
+		return [][2]string{{"milestone", "its id"}, {"status", "in_progress or completed"}}
+	}
+	return nil
+}
+
 func runInitiative(c *call) (*outcome, error) {
+	// An action without what it needs is refused here, naming the argument: the engine would
+	// take the empty value for one and refuse it in its own terms ("cannot go from created to :").
+	var problems []string
+	for _, n := range initiativeNeeds(c.str("action")) {
+		if strings.TrimSpace(c.str(n[0])) == "" {
+			problems = append(problems, fmt.Sprintf("action %s needs argument %q: %s", c.str("action"), n[0], n[1]))
+		}
+	}
+	if problems != nil {
+		return nil, &argError{tool: "initiative", problems: problems}
+	}
 	r, err := c.eng.Initiative(engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),
