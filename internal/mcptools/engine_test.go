@@ -381,3 +381,12 @@ func TestInitiativeActionArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCheckpointAbsentSaysWhatToDo: a checkpoint that is not there is refused with the one
+// step that helps, listing the saved names, not only "not found".
+func TestLoadCheckpointAbsentSaysWhatToDo(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "save_checkpoint", `{"name":"plan-v1","data":{"a":1}}`)
+	mustFail(t, c, "load_checkpoint", `{"name":"plan-v2"}`, `checkpoint "plan-v2" not found`, "call list_checkpoints")
+	mustFail(t, c, "load_checkpoint", `{"name":"plan-v2","part":"/a"}`, `checkpoint "plan-v2" not found`, "call list_checkpoints")
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -356,6 +357,9 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 		return nil, &argError{tool: "load_checkpoint", problems: []string{`argument "part" is not a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)`}}
 	}
 	data, err := c.eng.LoadCheckpoint(name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
+	}
 	if err != nil {
 		return nil, err
 	}
