@@ -390,3 +390,23 @@ func TestLoadCheckpointAbsentSaysWhatToDo(t *testing.T) {
 	mustFail(t, c, "load_checkpoint", `{"name":"plan-v2"}`, `checkpoint "plan-v2" not found`, "call list_checkpoints")
 	mustFail(t, c, "load_checkpoint", `{"name":"plan-v2","part":"/a"}`, `checkpoint "plan-v2" not found`, "call list_checkpoints")
 }
+
+// TestRecordLearningSameTitleReplaces is why record_learning is annotated destructive: a second
+// learning under the same title takes the first one's file, and the first body is gone.
+func TestRecordLearningSameTitleReplaces(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "record_learning", `{"title":"Build cache","body":"first body kept here"}`)
+	mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)
+	got, err := os.ReadFile(filepath.Join(p.memory, "cairn-learning-build-cache.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "first body") {
+		t.Fatalf("the first learning survived its title's second use, so the tool need not be destructive: %s", got)
+	}
+	for _, tool := range listTools(t) {
+		if tool.Name == "record_learning" && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
+			t.Error("record_learning replaces a learning of the same title but is not annotated destructive")
+		}
+	}
+}

@@ -252,8 +252,10 @@ var specs = []*toolSpec{
 			{name: "body", kind: kString, required: true, max: 4000, multiline: true},
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true},
 		},
-		idempotent: true, // the same call again changes nothing more
-		run:        runLearning,
+		// The same title names the same file: a second learning under it replaces the first.
+		destructive: true,
+		idempotent:  true, // the same call again changes nothing more
+		run:         runLearning,
 	},
 	{
 		name:  "initiative",
