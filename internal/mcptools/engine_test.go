@@ -410,3 +410,20 @@ func TestRecordLearningSameTitleReplaces(t *testing.T) {
 		}
 	}
 }
+
+// TestGetVarsNamesKeysNotSet: get_vars asked for keys that are not set says so, rather than
+// "No workflow variables set." while others are.
+func TestGetVarsNamesKeysNotSet(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"vars"}`)
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md"}}`)
+	if got := text(mustOK(t, c, "get_vars", `{"keys":["WF_BRANCH"]}`)); got != "Not set: WF_BRANCH." {
+		t.Errorf("get_vars of an unset key: %q", got)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{"keys":["PLAN_PATH","WF_BRANCH"]}`)); got != "PLAN_PATH=docs/plan.md\nNot set: WF_BRANCH." {
+		t.Errorf("get_vars of a set and an unset key: %q", got)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); got != "PLAN_PATH=docs/plan.md" {
+		t.Errorf("get_vars of all: %q", got)
+	}
+}

@@ -522,9 +522,20 @@ func runGetVars(c *call) (*outcome, error) {
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	lines := make([]string, 0, len(vars))
+	lines := make([]string, 0, len(vars)+1)
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		lines = append(lines, k+"="+vars[k])
+	}
+	// Keys asked for and not set are named: "No workflow variables set." would be false while
+	// others are.
+	var unset []string
+	for _, k := range c.strs("keys") {
+		if _, ok := vars[k]; !ok && !slices.Contains(unset, k) {
+			unset = append(unset, k)
+		}
+	}
+	if unset != nil {
+		lines = append(lines, "Not set: "+strings.Join(unset, ", ")+".")
 	}
 	text := cmp.Or(strings.Join(lines, "\n"), "No workflow variables set.")
 	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
