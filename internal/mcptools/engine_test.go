@@ -383,3 +383,69 @@ func TestResumeCheckStructuredTaskCounts(t *testing.T) {
 		t.Errorf("structured tasks = %v, want %q, as the text says", got, want)
 	}
 }
+
+// TestInitiativeActionArguments: an action called without the argument it needs is refused
+// naming that argument, before the engine turns the empty value into a garbled refusal
+// ("cannot go from in_progress to : unknown status").
+func TestInitiativeActionArguments(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "initiative", `{"action":"create","title":"Ship it"}`)
+	for _, tc := range []struct{ args, want string }{
+		{`{"action":"create"}`, `action create needs argument "title"`},
+		{`{"action":"set_status"}`, `action set_status needs argument "status"`},
+		{`{"action":"add_milestone"}`, `action add_milestone needs argument "milestone"`},
+		{`{"action":"update_milestone","status":"completed"}`, `action update_milestone needs argument "milestone"`},
+		{`{"action":"update_milestone","milestone":"m1"}`, `action update_milestone needs argument "status"`},
+	} {
+		res := mustFail(t, c, "initiative", tc.args, "initiative was not run (nothing was changed)", tc.want)
+		if got := text(res); strings.Contains(got, "to :") || strings.Contains(got, `""`) {
+			t.Errorf("initiative(%s): refusal quotes an empty value: %s", tc.args, got)
+		}
+	}
+}
+
+// TestLoadCheckpointAbsentSaysWhatToDo: a checkpoint that is not there is refused with the one
+// step that helps, listing the saved names, not only "not found".
+func TestLoadCheckpointAbsentSaysWhatToDo(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "save_checkpoint", `{"name":"plan-v1","data":{"a":1}}`)
+	mustFail(t, c, "load_checkpoint", `{"name":"plan-v2"}`, `checkpoint "plan-v2" not found`, "call list_checkpoints")
+	mustFail(t, c, "load_checkpoint", `{"name":"plan-v2","part":"/a"}`, `checkpoint "plan-v2" not found`, "call list_checkpoints")
+}
+
+// TestRecordLearningSameTitleReplaces is why record_learning is annotated destructive: a second
+// learning under the same title takes the first one's file, and the first body is gone.
+func TestRecordLearningSameTitleReplaces(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "record_learning", `{"title":"Build cache","body":"first body kept here"}`)
+	mustOK(t, c, "record_learning", `{"title":"Build cache","body":"second body"}`)
+	got, err := os.ReadFile(filepath.Join(p.memory, "cairn-learning-build-cache.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "first body") {
+		t.Fatalf("the first learning survived its title's second use, so the tool need not be destructive: %s", got)
+	}
+	for _, tool := range listTools(t) {
+		if tool.Name == "record_learning" && (tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
+			t.Error("record_learning replaces a learning of the same title but is not annotated destructive")
+		}
+	}
+}
+
+// TestGetVarsNamesKeysNotSet: get_vars asked for keys that are not set says so, rather than
+// "No workflow variables set." while others are.
+func TestGetVarsNamesKeysNotSet(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"vars"}`)
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md"}}`)
+	if got := text(mustOK(t, c, "get_vars", `{"keys":["WF_BRANCH"]}`)); got != "Not set: WF_BRANCH." {
+		t.Errorf("get_vars of an unset key: %q", got)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{"keys":["PLAN_PATH","WF_BRANCH"]}`)); got != "PLAN_PATH=docs/plan.md\nNot set: WF_BRANCH." {
+		t.Errorf("get_vars of a set and an unset key: %q", got)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); got != "PLAN_PATH=docs/plan.md" {
+		t.Errorf("get_vars of all: %q", got)
+	}
+}

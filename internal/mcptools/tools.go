@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -251,8 +252,10 @@ var specs = []*toolSpec{
 			{name: "body", kind: kString, required: true, max: 4000, multiline: true},
 			{name: "type", kind: kString, enum: []string{"project", "feedback", "reference", "user"}, fold: true},
 		},
-		idempotent: true, // the same call again changes nothing more
-		run:        runLearning,
+		// The same title names the same file: a second learning under it replaces the first.
+		destructive: true,
+		idempotent:  true, // the same call again changes nothing more
+		run:         runLearning,
 	},
 	{
 		name:  "initiative",
@@ -260,10 +263,9 @@ var specs = []*toolSpec{
 		desc:  "Call to read or update the initiative.",
 		fields: []field{
 			{name: "action", kind: kString, required: true, enum: initiativeOps, fold: true,
-				desc: "create: title; set_status: status; milestones: milestone, status."},
+				desc: "create: title; set_status: status; add_milestone: milestone, note (title); update_milestone: milestone, status."},
 			{name: "title", kind: kString, max: 200},
-			{name: "status", kind: kString, max: 32, pattern: phasePattern, hint: "a status such as in_progress, blocked or completed",
-				desc: "Such as in_progress or completed."},
+			{name: "status", kind: kString, max: 32, pattern: phasePattern, hint: "a status such as in_progress, blocked or completed"},
 			{name: "milestone", kind: kString, max: 200},
 			{name: "note", kind: kString, max: 500},
 		},
@@ -357,6 +359,9 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 		return nil, &argError{tool: "load_checkpoint", problems: []string{`argument "part" is not a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)`}}
 	}
 	data, err := c.eng.LoadCheckpoint(name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -517,9 +522,20 @@ func runGetVars(c *call) (*outcome, error) {
 	if vars == nil {
 		vars = map[string]string{}
 	}
-	lines := make([]string, 0, len(vars))
+	lines := make([]string, 0, len(vars)+1)
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		lines = append(lines, k+"="+vars[k])
+	}
+	// Keys asked for and not set are named: "No workflow variables set." would be false while
+	// others are.
+	var unset []string
+	for _, k := range c.strs("keys") {
+		if _, ok := vars[k]; !ok && !slices.Contains(unset, k) {
+			unset = append(unset, k)
+		}
+	}
+	if unset != nil {
+		lines = append(lines, "Not set: "+strings.Join(unset, ", ")+".")
 	}
 	text := cmp.Or(strings.Join(lines, "\n"), "No workflow variables set.")
 	return &outcome{text: text, structured: map[string]any{"vars": vars}}, nil
@@ -535,7 +551,34 @@ func runLearning(c *call) (*outcome, error) {
 	}))
 }
 
+// initiativeNeeds is, for each initiative action, the arguments it cannot go without and what
+// each holds.
+func initiativeNeeds(action string) [][2]string {
+	switch action {
+	case "create":
+		return [][2]string{{"title", "one line naming the initiative"}}
+	case "set_status":
+		return [][2]string{{"status", "created, in_progress, blocked, completed or archived"}}
+	case "add_milestone":
+		return [][2]string{{"milestone", "its id, such as design"}}
+	case "update_milestone":
+		return [][2]string{{"milestone", "its id"}, {"status", "in_progress or completed"}}
+	}
+	return nil
+}
+
 func runInitiative(c *call) (*outcome, error) {
+	// An action without what it needs is refused here, naming the argument: the engine would
+	// take the empty value for one and refuse it in its own terms ("cannot go from created to :").
+	var problems []string
+	for _, n := range initiativeNeeds(c.str("action")) {
+		if strings.TrimSpace(c.str(n[0])) == "" {
+			problems = append(problems, fmt.Sprintf("action %s needs argument %q: %s", c.str("action"), n[0], n[1]))
+		}
+	}
+	if problems != nil {
+		return nil, &argError{tool: "initiative", problems: problems}
+	}
 	r, err := c.eng.Initiative(engine.InitiativeRequest{
 		Action: c.str("action"), Title: c.str("title"), Status: c.str("status"),
 		Milestone: c.str("milestone"), Note: c.str("note"),

@@ -41,8 +41,9 @@ var hints = map[string][3]bool{
 	"set_vars":          {false, false, true},
 	"get_vars":          {true, false, true},
 	"append_log":        {false, false, false},
-	"record_learning":   {false, false, true},
-	"initiative":        {false, false, false},
+	// The same title names the same memory file: recording it again replaces that learning.
+	"record_learning": {false, true, true},
+	"initiative":      {false, false, false},
 }
 
 // arguments is the contract: each tool's argument names, required ones without '?'.
