@@ -410,7 +410,8 @@ const milestoneScanCap = 20
 // scanMilestones is the read protocol's last resort (seed 001): the front matter of
 // documentation/milestones/_active/*.md names initiatives in progress. Without a YAML reader
 // (a hook binary; internal/hook hands projects with that directory to the cairn binary) the
-// files are listed by name only.
+// files are listed by name only; a file whose front matter does not read is listed by name
+// with a note, as it is there all the same.
 func (e *Engine) scanMilestones() []string {
 	dir := filepath.Join(e.root, "documentation", "milestones", "_active")
 	ents, err := durable.ReadDirPath(dir)
@@ -429,13 +430,14 @@ func (e *Engine) scanMilestones() []string {
 		if err != nil {
 			continue
 		}
+		label := strings.TrimSuffix(ent.Name(), ".md")
 		var title, name, status string
 		if e.cfg.YAML != nil {
 			if title, name, status, err = e.cfg.YAML.MilestoneFrontMatter(data); err != nil {
+				names = append(names, label+" (front matter unreadable)")
 				continue
 			}
 		}
-		label := strings.TrimSuffix(ent.Name(), ".md")
 		if t := cmp.Or(strings.TrimSpace(title), strings.TrimSpace(name)); t != "" {
 			label += " (" + t + ")"
 		}
