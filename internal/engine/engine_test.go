@@ -1131,7 +1131,15 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 			must(en.SetEnforcement([]engine.Violation{{Code: "V-1", Severity: "HIGH", Details: "no test"}}))(t)
-		}, "Resolve the 1 blocking finding"},
+		}, "Fix the blocking violation the last review recorded"},
+		{"stale", func(t *testing.T, e *env) {
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x", TTL: "720h"}))(t)
+			e.clock.Add(8 * 24 * time.Hour)
+		}, "Confirm with the user that this workflow, last active 8d ago, should go on before continuing phase analyze."},
+		{"owned by another live session", func(t *testing.T, e *env) {
+			must(e.openAs("s1", os.Getpid()).Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			e.clock.Add(time.Minute)
+		}, "Coordinate with the other live session working on this workflow before continuing phase analyze"},
 		{"memory only", func(t *testing.T, e *env) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
