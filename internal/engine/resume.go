@@ -116,7 +116,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		r = e.applyReadProtocol(r, now, out, &eye)
 	} else if r != nil && r.Status == workflow.StatusActive {
 		if expired, _ := r.Expired(now); expired {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has expired (inactive > %s); the next session start archives it", r.WorkflowID, ttlText(r.TTL)))
+			by := "the next session start archives it"
+			if !l1ok {
+				by = "the first session start that can write the state directory archives it"
+			}
+			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has expired (inactive > %s); %s", r.WorkflowID, ttlText(r.TTL), by))
 		}
 	}
 	if opt.Apply && l1ok {

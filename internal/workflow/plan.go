@@ -115,6 +115,16 @@ func BuildPlan(in PlanInput) Plan {
 		p.Next = fmt.Sprintf("The workflow is %s; start a new one for new work.", r.Status)
 		return p
 	}
+	// Past its TTL: the read protocol archives it, so a view that did not (a read-only one, or
+	// a state directory that cannot be written) does not send the agent on with it either.
+	if expired, _ := r.Expired(in.Now); expired {
+		if in.L1Available {
+			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
+		} else {
+			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
+		}
+		return p
+	}
 	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to
 	// resume anyway or start fresh, the old state archived.
 	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })

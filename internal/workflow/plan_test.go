@@ -90,11 +90,13 @@ func TestBuildPlanNextStep(t *testing.T) {
 			"Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			at := now
+			rec, at := tc.rec, now
 			if slices.Contains(tc.find, ancient) {
-				at = tc.rec.LastActivity().Add(8*24*time.Hour + time.Minute)
+				rec = rec.Clone()
+				rec.TTL = "30d" // stale, not expired
+				at = rec.LastActivity().Add(8*24*time.Hour + time.Minute)
 			}
-			p := workflow.BuildPlan(workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: at})
+			p := workflow.BuildPlan(workflow.PlanInput{Record: rec, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: at})
 			if !strings.HasPrefix(p.Next, tc.want) {
 				t.Fatalf("next %q\nwant %q", p.Next, tc.want)
 			}
@@ -117,5 +119,29 @@ func TestBuildPlanNextStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An active workflow past its TTL that a read-only view sees (cairn status, a state directory
+// that cannot be written) is not resumed: the next step says so, never "continue phase".
+func TestBuildPlanExpired(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement").Clone()
+	r.TTL = "1h"
+	now := r.LastActivity().Add(2 * time.Hour)
+	for _, tc := range []struct {
+		l1   bool
+		want string
+	}{
+		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."},
+		{false, "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
+	} {
+		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: tc.l1, L2Available: true, Now: now})
+		if p.Next != tc.want || p.CanResume {
+			t.Errorf("L1 available %t: next %q (can resume %t)\nwant %q", tc.l1, p.Next, p.CanResume, tc.want)
+		}
+	}
+	if p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Now: now.Add(-time.Hour)}); !strings.HasPrefix(p.Next, "Continue phase implement") {
+		t.Errorf("at its deadline the workflow is still live, but next is %q", p.Next)
 	}
 }
