@@ -117,7 +117,7 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 	if err != nil || r == nil || r.Status != workflow.StatusActive {
 		return Status{}, false, err
 	}
-	def, _ := e.definitions().Lookup(r.Type)
+	def := e.quickDefinition(r.Type)
 	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(def.DoneSoFar(r.State, r.CompletedPhases(def)))}
 	if def != nil {
 		s.Total = len(def.Phases)

@@ -320,6 +320,31 @@ func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error)
 	return e.definitions().Get(r.Type)
 }
 
+// quickDefinition is the definition of type typ as the status line needs it, on every refresh
+// of Claude Code's status bar: the built-in fast path, else, before the definitions are
+// loaded, the file named after the type, read and parsed alone, when it defines that type.
+// Only otherwise (a type defined in a file of another name, or none) are all of them loaded.
+// Two files that define one type are a broken setup the full load reports; here the file
+// named after it is the one used. nil when the type is not defined.
+func (e *Engine) quickDefinition(typ string) *workflow.Definition {
+	if d := e.builtinOnly(typ); d != nil {
+		return d
+	}
+	e.defsMu.Lock()
+	loaded := e.defs != nil
+	e.defsMu.Unlock()
+	if name := workflow.NormalizeName(typ); !loaded && e.cfg.YAML != nil && workflow.ValidName(name) == nil {
+		p := filepath.Join(e.workflow, name+".md")
+		if data, err := durable.ReadPath(p, maxDefinitionFile, true); err == nil {
+			if d, err := e.cfg.YAML.ParseDefinition(p, data); err == nil && d.Name == name {
+				return d
+			}
+		}
+	}
+	d, _ := e.definitions().Lookup(typ)
+	return d
+}
+
 // builtinOnly is the session-start fast path: before the definitions are loaded, and when
 // the project defines no workflows of its own (so nothing can override a built-in), a type is
 // looked up in the pre-parsed built-ins, with no YAML parsed. nil means: load them all.

@@ -1131,7 +1131,15 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 			must(en.SetEnforcement([]engine.Violation{{Code: "V-1", Severity: "HIGH", Details: "no test"}}))(t)
-		}, "Resolve the 1 blocking finding"},
+		}, "Fix the blocking violation the last review recorded"},
+		{"stale", func(t *testing.T, e *env) {
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x", TTL: "720h"}))(t)
+			e.clock.Add(8 * 24 * time.Hour)
+		}, "Confirm with the user that this workflow, last active 8d ago, should go on before continuing phase analyze."},
+		{"owned by another live session", func(t *testing.T, e *env) {
+			must(e.openAs("s1", os.Getpid()).Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+			e.clock.Add(time.Minute)
+		}, "Coordinate with the other live session working on this workflow before continuing phase analyze"},
 		{"memory only", func(t *testing.T, e *env) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
@@ -1221,5 +1229,27 @@ func TestUnreadableStateIsNoEnding(t *testing.T) {
 	r = e.open("s3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "upgraded") {
 		t.Errorf("the next ending is not told:\n%s", r.Report)
+	}
+}
+
+// A read-only view (cairn status, the compaction anchor) of a workflow past its TTL says it
+// is archived at the next session start, and its one next step agrees: not "continue phase".
+func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x", TTL: "1h"}))(t)
+	e.clock.Add(2 * time.Hour)
+	en := e.open("s2")
+	r := en.Resume(engine.ResumeOptions{})
+	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
+	if r.Next != next || !slices.ContainsFunc(r.Warnings, func(w string) bool {
+		return strings.HasSuffix(w, "has expired (inactive > 1h); the next session start archives it")
+	}) {
+		t.Fatalf("next %q, warnings %q", r.Next, r.Warnings)
+	}
+	if !strings.HasSuffix(r.Report, "\nNext: "+next+"\n") || strings.Count(r.Report, "Next: ") != 1 {
+		t.Errorf("the report does not end with the one next step:\n%s", r.Report)
+	}
+	if a := en.CompactAnchor(); !strings.Contains(a, "; next: The workflow has expired") || strings.Contains(a, "Continue phase") {
+		t.Errorf("anchor %q", a)
 	}
 }

@@ -116,7 +116,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		r = e.applyReadProtocol(r, now, out, &eye)
 	} else if r != nil && r.Status == workflow.StatusActive {
 		if expired, _ := r.Expired(now); expired {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has expired (inactive > %s); the next session start archives it", r.WorkflowID, ttlText(r.TTL)))
+			by := "the next session start archives it"
+			if !l1ok {
+				by = "the first session start that can write the state directory archives it"
+			}
+			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has expired (inactive > %s); %s", r.WorkflowID, ttlText(r.TTL), by))
 		}
 	}
 	if opt.Apply && l1ok {
@@ -413,7 +417,8 @@ const milestoneScanCap = 20
 // scanMilestones is the read protocol's last resort (seed 001): the front matter of
 // documentation/milestones/_active/*.md names initiatives in progress. Without a YAML reader
 // (a hook binary; internal/hook hands projects with that directory to the cairn binary) the
-// files are listed by name only.
+// files are listed by name only; a file whose front matter does not read is listed by name
+// with a note, as it is there all the same.
 func (e *Engine) scanMilestones() []string {
 	dir := filepath.Join(e.root, "documentation", "milestones", "_active")
 	ents, err := durable.ReadDirPath(dir)
@@ -432,13 +437,14 @@ func (e *Engine) scanMilestones() []string {
 		if err != nil {
 			continue
 		}
+		label := strings.TrimSuffix(ent.Name(), ".md")
 		var title, name, status string
 		if e.cfg.YAML != nil {
 			if title, name, status, err = e.cfg.YAML.MilestoneFrontMatter(data); err != nil {
+				names = append(names, label+" (front matter unreadable)")
 				continue
 			}
 		}
-		label := strings.TrimSuffix(ent.Name(), ".md")
 		if t := cmp.Or(strings.TrimSpace(title), strings.TrimSpace(name)); t != "" {
 			label += " (" + t + ")"
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -449,5 +450,44 @@ func TestListShowsArchivesBesideANewerState(t *testing.T) {
 	if len(list) != 2 || list[0].WorkflowID != "apex-new" || list[0].Status != "newer" || !strings.Contains(list[0].Context, "newer Cairn") ||
 		list[1].WorkflowID != "apex-old" || list[1].Status != "abandoned" {
 		t.Fatalf("list %+v", list)
+	}
+}
+
+// recordYAML is yamldoc.Codec that records the base name of each definition file it parses.
+type recordYAML struct {
+	yamldoc.Codec
+	parsed []string
+}
+
+func (y *recordYAML) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+	y.parsed = append(y.parsed, filepath.Base(file))
+	return y.Codec.ParseDefinition(file, data)
+}
+
+// A status line refresh in a project with many definitions parses only the active workflow's,
+// from the file named after its type: a broken unrelated definition neither changes the line
+// nor is parsed. A type defined in a file of another name is still found (all are read then).
+func TestQuickStatusParsesOnlyItsDefinition(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c]\n---\n")
+	e.write(".claude/workflows/other.md", "---\nname: other\nphases: [x, y]\n---\n")
+	e.write(".claude/workflows/renamed.md", "---\nname: third\nphases: [p, q, r, s]\n---\n")
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "mine", Context: "x"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "b"}))(t)
+	want, ok, err := en.QuickStatus() // every definition loaded
+	if err != nil || !ok || want.Total != 3 || want.Done != 1 {
+		t.Fatalf("status %+v %t %v", want, ok, err)
+	}
+	e.write(".claude/workflows/broken.md", "---\nphases: [a, [broken\n---\n")
+	y := &recordYAML{}
+	if s, ok, err := e.openYAML(y).QuickStatus(); err != nil || !ok || s != want || !slices.Equal(y.parsed, []string{"mine.md"}) {
+		t.Fatalf("status %+v %t %v, want %+v; parsed %q, want only mine.md", s, ok, err, want, y.parsed)
+	}
+
+	must(en.Start(engine.StartRequest{Type: "third", Context: "y", Replace: true}))(t)
+	y = &recordYAML{}
+	if s, ok, err := e.openYAML(y).QuickStatus(); err != nil || !ok || s.Type != "third" || s.Total != 4 || len(y.parsed) != 4 {
+		t.Fatalf("status %+v %t %v; parsed %q", s, ok, err, y.parsed)
 	}
 }

@@ -200,10 +200,13 @@ func TestRecoverScenarios(t *testing.T) {
 		}
 	})
 	t.Run("ancient-state", func(t *testing.T) {
-		// Seed 002 scenario 4: started 7 days ago: warned, not refused.
-		fs := workflow.Check(workflow.CheckInput{Def: def, Record: base, Now: base.UpdatedAt.Add(8 * 24 * time.Hour)})
-		p := workflow.BuildPlan(workflow.PlanInput{Record: base, Def: def, L1Available: true, L2Available: true, Findings: fs, Now: base.UpdatedAt.Add(8 * 24 * time.Hour)})
-		if !p.CanResume || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "8d ago") {
+		// Seed 002 scenario 4: started 7 days ago: warned, not refused. (With the default TTL
+		// it would have expired: a TTL of 30 days keeps it active.)
+		r := base.Clone()
+		r.TTL = "30d"
+		fs := workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: r.UpdatedAt.Add(8 * 24 * time.Hour)})
+		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Findings: fs, Now: r.UpdatedAt.Add(8 * 24 * time.Hour)})
+		if !p.CanResume || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "8d ago") || !strings.HasPrefix(p.Next, "Confirm with the user") {
 			t.Fatalf("%+v", p)
 		}
 	})

@@ -115,10 +115,20 @@ func BuildPlan(in PlanInput) Plan {
 		p.Next = fmt.Sprintf("The workflow is %s; start a new one for new work.", r.Status)
 		return p
 	}
+	// Past its TTL: the read protocol archives it, so a view that did not (a read-only one, or
+	// a state directory that cannot be written) does not send the agent on with it either.
+	if expired, _ := r.Expired(in.Now); expired {
+		if in.L1Available {
+			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
+		} else {
+			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
+		}
+		return p
+	}
 	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to
 	// resume anyway or start fresh, the old state archived.
 	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })
-	p.Next = nextStep(p, r)
+	p.Next = nextStep(p, r, in.Findings)
 	if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingNoDefinition }) {
 		// Without its definition the workflow cannot move, so resuming is no choice, and
 		// starting fresh (archiving it) is not the fix: its definition file is.
@@ -128,15 +138,26 @@ func BuildPlan(in PlanInput) Plan {
 }
 
 // nextStep chooses the single most important thing to do next: a resume the checks put in
-// doubt, then blocking findings, then an approval, then a stuck phase, else the phase itself.
-// It is Cairn's own instruction, so it names only phases and counts, never stored text.
-func nextStep(p Plan, r *Record) string {
+// doubt, then what a warning asks for before going on (the work is stale, another live session
+// holds it), then blocking violations, then an approval, then a stuck phase, else the phase
+// itself. It is Cairn's own instruction, so it names only phases, counts and ages, never
+// stored text.
+func nextStep(p Plan, r *Record, findings []Finding) string {
+	stale := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingAncient })
+	owned := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingOwnedElsewhere })
 	switch {
 	case !p.CanResume:
 		return "Show the user the warnings above and ask whether to resume this workflow or start fresh (the current one is archived, not lost)."
-	case len(p.Blocking) > 0:
-		n := len(p.Blocking)
-		return fmt.Sprintf("Resolve the %d blocking finding%s, then record the check again with set_enforcement.", n, Plural(n))
+	case stale && owned:
+		return fmt.Sprintf("Confirm with the user that this workflow, last active %s ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase %s.", Age(p.Age), p.Phase)
+	case stale:
+		return fmt.Sprintf("Confirm with the user that this workflow, last active %s ago, should go on before continuing phase %s.", Age(p.Age), p.Phase)
+	case owned:
+		return fmt.Sprintf("Coordinate with the other live session working on this workflow before continuing phase %s: ask the user which session goes on with it, as changes from both may cross.", p.Phase)
+	case len(p.Blocking) == 1:
+		return "Fix the blocking violation the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is)."
+	case len(p.Blocking) > 1:
+		return fmt.Sprintf("Fix the %d blocking violations the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is).", len(p.Blocking))
 	case p.AwaitingApproval != "":
 		// Entering a gate opens its approval request, so an open request alone does not say
 		// whether the phase's result was shown yet: say both cases, never "re-run".

@@ -51,6 +51,9 @@ func TestBuildPlanNextStep(t *testing.T) {
 	inPlan := walk(t, def, mustStart(t, def), "plan")
 	review := walk(t, def, inPlan, "implement", "review")
 	withV, _ := workflow.SetEnforcement(review, []workflow.Violation{{Code: "V-TEST-03", Severity: "HIGH"}, {Code: "V-DOC", Severity: "LOW"}}, review.UpdatedAt, alice)
+	twoV, _ := workflow.SetEnforcement(review, []workflow.Violation{{Code: "V-1", Severity: "HIGH"}, {Code: "V-2", Severity: "CRITICAL"}}, review.UpdatedAt, alice)
+	ancient := workflow.Finding{Code: workflow.FindingAncient, Severity: workflow.Medium, Text: "stale"}
+	owned := workflow.Finding{Code: workflow.FindingOwnedElsewhere, Severity: workflow.Medium, Text: "owned"}
 	tasks := walk(t, def, inPlan, "implement")
 	for _, id := range []string{"a", "b"} {
 		res, _ := workflow.UpdateTask(tasks, workflow.TaskUpdate{ID: id, Status: "pending"}, tasks.UpdatedAt, alice)
@@ -66,7 +69,16 @@ func TestBuildPlanNextStep(t *testing.T) {
 		want string
 	}{
 		{"approval", inPlan, nil, "Finish phase plan (if its result was already shown, show it again without re-running it) and ask the user to approve it; leaving plan needs their yes."},
-		{"blocking-violations", withV.Record, nil, "Resolve the 1 blocking finding, then record the check again with set_enforcement."},
+		{"blocking-violations", withV.Record, nil, "Fix the blocking violation the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is)."},
+		{"blocking-violations-2", twoV.Record, nil, "Fix the 2 blocking violations the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is)."},
+		// A warning that asks for something before going on makes that the next step, not
+		// "continue phase ...", which would be a second one.
+		{"stale", review, []workflow.Finding{ancient},
+			"Confirm with the user that this workflow, last active 8d ago, should go on before continuing phase review."},
+		{"owned-elsewhere", review, []workflow.Finding{owned},
+			"Coordinate with the other live session working on this workflow before continuing phase review: ask the user which session goes on with it, as changes from both may cross."},
+		{"stale-and-owned-elsewhere", withV.Record, []workflow.Finding{ancient, owned},
+			"Confirm with the user that this workflow, last active 8d ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase review."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
 		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
 		{"completed", done.Record, nil, "The workflow is completed; start a new one for new work."},
@@ -78,7 +90,13 @@ func TestBuildPlanNextStep(t *testing.T) {
 			"Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := workflow.BuildPlan(workflow.PlanInput{Record: tc.rec, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: now})
+			rec, at := tc.rec, now
+			if slices.Contains(tc.find, ancient) {
+				rec = rec.Clone()
+				rec.TTL = "30d" // stale, not expired
+				at = rec.LastActivity().Add(8*24*time.Hour + time.Minute)
+			}
+			p := workflow.BuildPlan(workflow.PlanInput{Record: rec, Def: def, L1Available: true, L2Available: true, Findings: tc.find, Now: at})
 			if !strings.HasPrefix(p.Next, tc.want) {
 				t.Fatalf("next %q\nwant %q", p.Next, tc.want)
 			}
@@ -101,5 +119,29 @@ func TestBuildPlanNextStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An active workflow past its TTL that a read-only view sees (cairn status, a state directory
+// that cannot be written) is not resumed: the next step says so, never "continue phase".
+func TestBuildPlanExpired(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement").Clone()
+	r.TTL = "1h"
+	now := r.LastActivity().Add(2 * time.Hour)
+	for _, tc := range []struct {
+		l1   bool
+		want string
+	}{
+		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."},
+		{false, "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
+	} {
+		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: tc.l1, L2Available: true, Now: now})
+		if p.Next != tc.want || p.CanResume {
+			t.Errorf("L1 available %t: next %q (can resume %t)\nwant %q", tc.l1, p.Next, p.CanResume, tc.want)
+		}
+	}
+	if p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Now: now.Add(-time.Hour)}); !strings.HasPrefix(p.Next, "Continue phase implement") {
+		t.Errorf("at its deadline the workflow is still live, but next is %q", p.Next)
 	}
 }
