@@ -784,7 +784,9 @@ func TestCairnProjectDefinition(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Project, ".claude", "workflows", "review-flow.md"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	startAt(t, w, time.Now().Add(-time.Minute), engine.StartRequest{Type: "review-flow", Context: "review the uploader"}, "read").Close()
+	// An hour ago: an owner heard from a minute ago is another live session, whose report
+	// asks to coordinate first; this test is about the definition's next phases.
+	startAt(t, w, time.Now().Add(-time.Hour), engine.StartRequest{Type: "review-flow", Context: "review the uploader"}, "read").Close()
 
 	r := w.run(t, RunOptions{Prompt: "PROJECT-DEFINITION: where are we?"})
 	requireOK(t, r)
