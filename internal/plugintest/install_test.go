@@ -880,3 +880,44 @@ func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 		t.Errorf("the archive was downloaded %d times, want once: a start broke the live install's lock", n)
 	}
 }
+
+// A power loss soon after an install can leave a binary empty (its rename reached the disk,
+// its data did not); the shell runs an empty file as an empty script: exit 0, nothing done,
+// every session, silently. A zero-length binary is not taken as installed: the start installs
+// again (here the MCP server, from the release), or says in one line why it cannot (here a
+// hook, with no release to download).
+func TestLaunchReinstallsAnEmptyBinary(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	bin := filepath.Join(pdata, "bin-"+pluginVersion(t), "cairn-mcp")
+	for round := range 2 {
+		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+		if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+			t.Fatalf("round %d: cairn-mcp = %+v, want the installed server's answer", round, res)
+		}
+		if err := os.Truncate(bin, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rs.Hits(archive); n != 2 {
+		t.Errorf("the archive was downloaded %d times, want twice (the empty binary installed again)", n)
+	}
+
+	hroot := copyPlugin(t, launcherFiles...)
+	hdata := filepath.Join(work, "hook-data")
+	dir := filepath.Join(hdata, "bin-"+pluginVersion(t))
+	fakeBinaries(t, dir)
+	stamp(t, hroot, dir)
+	writeFile(t, filepath.Join(dir, hook.SelfCheckFile), "")
+	if err := os.Truncate(filepath.Join(dir, "cairn-session-start"), 0); err != nil {
+		t.Fatal(err)
+	}
+	res := runShell(t, hookCommand(t, "SessionStart"), launchEnv(hroot, hdata, work, toolDir(t)), work, `{"session_id":"s"}`)
+	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") {
+		t.Errorf("SessionStart with an empty binary = %+v, want exit 0 and the line saying the install failed", res)
+	}
+}
