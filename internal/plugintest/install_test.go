@@ -921,3 +921,52 @@ func TestLaunchReinstallsAnEmptyBinary(t *testing.T) {
 		t.Errorf("SessionStart with an empty binary = %+v, want exit 0 and the line saying the install failed", res)
 	}
 }
+
+// An install over a set that is there (made from other sources: a plugin update without a
+// version bump) never leaves a binary's path missing: a hook of another session starting in
+// that moment would get exit 127. Every rm and mv the install runs here looks, before and
+// after, whether the set's hook is there.
+func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	dir := filepath.Join(pdata, "bin-"+pluginVersion(t))
+	fakeBinaries(t, dir)
+	writeFile(t, filepath.Join(dir, ".checksums"), "0000  other sources\n")
+	tools := toolDir(t)
+	watched := filepath.Join(dir, "cairn-session-start")
+	gaps := filepath.Join(work, "gaps")
+	for _, tool := range []string{"rm", "mv"} {
+		real, err := os.Readlink(filepath.Join(tools, tool))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(tools, tool)); err != nil {
+			t.Fatal(err)
+		}
+		look := fmt.Sprintf("[ -e %q ] || echo %q \"$*\" >>%q\n", watched, tool+" found it missing:", gaps)
+		writeFile(t, filepath.Join(tools, tool), "#!/bin/sh\n"+look+fmt.Sprintf("%q \"$@\"\nrc=$?\n", real)+look+"exit $rc\n")
+		if err := os.Chmod(filepath.Join(tools, tool), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	if rs.Hits(archive) != 1 {
+		t.Fatal("the archive was not downloaded: the test proves nothing")
+	}
+	if log, err := os.ReadFile(gaps); err == nil {
+		t.Errorf("the install left the set's hook missing:\n%s", log)
+	}
+	if got, err := os.ReadFile(watched); err != nil || strings.HasPrefix(string(got), "#!") {
+		t.Errorf("%s is not the release's binary (%v)", watched, err)
+	}
+	if _, err := os.Stat(dir + ".tmp"); err == nil {
+		t.Errorf("the install left %s.tmp behind", dir)
+	}
+}
