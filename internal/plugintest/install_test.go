@@ -970,3 +970,43 @@ func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
 		t.Errorf("the install left %s.tmp behind", dir)
 	}
 }
+
+// A captive portal (or a proxy's sign-in page) answers the download with its own HTML page.
+// It is refused as any other download that is not the archive, but the line says plainly that
+// what came was a web page, not the release archive: not that its sha256 does not match,
+// which reads like tampering. Other bytes that are not gzip data are said to be that.
+func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	archive := release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	for _, tc := range []struct{ name, body, want string }{
+		{"html", "<!DOCTYPE html>\n<html><body>Sign in to the hotel Wi-Fi</body></html>\n", "was a web page, not the release archive"},
+		{"other", "\x00\x01 not an archive", "was not gzip data, so not the release archive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := serveRelease(t, map[string][]byte{archive: []byte(tc.body)})
+			work := t.TempDir()
+			pdata := filepath.Join(work, "data")
+			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+				var res launchResult
+				if name == "cairn-session-start" {
+					res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+				} else {
+					res = runLaunch(t, root, env, "", name)
+				}
+				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "sha256") {
+					t.Errorf("%s = %+v, want exit 0 and one line saying %q", name, res, tc.want)
+				}
+			}
+			if rs.Hits(archive) == 0 {
+				t.Fatal("the archive was never requested: the test proves nothing")
+			}
+			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+				t.Error("the page was installed")
+			}
+		})
+	}
+}
