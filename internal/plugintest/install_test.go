@@ -880,3 +880,133 @@ func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 		t.Errorf("the archive was downloaded %d times, want once: a start broke the live install's lock", n)
 	}
 }
+
+// A power loss soon after an install can leave a binary empty (its rename reached the disk,
+// its data did not); the shell runs an empty file as an empty script: exit 0, nothing done,
+// every session, silently. A zero-length binary is not taken as installed: the start installs
+// again (here the MCP server, from the release), or says in one line why it cannot (here a
+// hook, with no release to download).
+func TestLaunchReinstallsAnEmptyBinary(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	bin := filepath.Join(pdata, "bin-"+pluginVersion(t), "cairn-mcp")
+	for round := range 2 {
+		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+		if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+			t.Fatalf("round %d: cairn-mcp = %+v, want the installed server's answer", round, res)
+		}
+		if err := os.Truncate(bin, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rs.Hits(archive); n != 2 {
+		t.Errorf("the archive was downloaded %d times, want twice (the empty binary installed again)", n)
+	}
+
+	hroot := copyPlugin(t, launcherFiles...)
+	hdata := filepath.Join(work, "hook-data")
+	dir := filepath.Join(hdata, "bin-"+pluginVersion(t))
+	fakeBinaries(t, dir)
+	stamp(t, hroot, dir)
+	writeFile(t, filepath.Join(dir, hook.SelfCheckFile), "")
+	if err := os.Truncate(filepath.Join(dir, "cairn-session-start"), 0); err != nil {
+		t.Fatal(err)
+	}
+	res := runShell(t, hookCommand(t, "SessionStart"), launchEnv(hroot, hdata, work, toolDir(t)), work, `{"session_id":"s"}`)
+	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") {
+		t.Errorf("SessionStart with an empty binary = %+v, want exit 0 and the line saying the install failed", res)
+	}
+}
+
+// An install over a set that is there (made from other sources: a plugin update without a
+// version bump) never leaves a binary's path missing: a hook of another session starting in
+// that moment would get exit 127. Every rm and mv the install runs here looks, before and
+// after, whether the set's hook is there.
+func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, data := releasedPlugin(t)
+	rs := serveRelease(t, map[string][]byte{archive: data})
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	dir := filepath.Join(pdata, "bin-"+pluginVersion(t))
+	fakeBinaries(t, dir)
+	writeFile(t, filepath.Join(dir, ".checksums"), "0000  other sources\n")
+	tools := toolDir(t)
+	watched := filepath.Join(dir, "cairn-session-start")
+	gaps := filepath.Join(work, "gaps")
+	for _, tool := range []string{"rm", "mv"} {
+		real, err := os.Readlink(filepath.Join(tools, tool))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(tools, tool)); err != nil {
+			t.Fatal(err)
+		}
+		look := fmt.Sprintf("[ -e %q ] || echo %q \"$*\" >>%q\n", watched, tool+" found it missing:", gaps)
+		writeFile(t, filepath.Join(tools, tool), "#!/bin/sh\n"+look+fmt.Sprintf("%q \"$@\"\nrc=$?\n", real)+look+"exit $rc\n")
+		if err := os.Chmod(filepath.Join(tools, tool), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
+		t.Fatalf("cairn-mcp = %+v, want the installed server's answer", res)
+	}
+	if rs.Hits(archive) != 1 {
+		t.Fatal("the archive was not downloaded: the test proves nothing")
+	}
+	if log, err := os.ReadFile(gaps); err == nil {
+		t.Errorf("the install left the set's hook missing:\n%s", log)
+	}
+	if got, err := os.ReadFile(watched); err != nil || strings.HasPrefix(string(got), "#!") {
+		t.Errorf("%s is not the release's binary (%v)", watched, err)
+	}
+	if _, err := os.Stat(dir + ".tmp"); err == nil {
+		t.Errorf("the install left %s.tmp behind", dir)
+	}
+}
+
+// A captive portal (or a proxy's sign-in page) answers the download with its own HTML page.
+// It is refused as any other download that is not the archive, but the line says plainly that
+// what came was a web page, not the release archive: not that its sha256 does not match,
+// which reads like tampering. Other bytes that are not gzip data are said to be that.
+func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	archive := release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	for _, tc := range []struct{ name, body, want string }{
+		{"html", "<!DOCTYPE html>\n<html><body>Sign in to the hotel Wi-Fi</body></html>\n", "was a web page, not the release archive"},
+		{"other", "\x00\x01 not an archive", "was not gzip data, so not the release archive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := serveRelease(t, map[string][]byte{archive: []byte(tc.body)})
+			work := t.TempDir()
+			pdata := filepath.Join(work, "data")
+			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+				var res launchResult
+				if name == "cairn-session-start" {
+					res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+				} else {
+					res = runLaunch(t, root, env, "", name)
+				}
+				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "sha256") {
+					t.Errorf("%s = %+v, want exit 0 and one line saying %q", name, res, tc.want)
+				}
+			}
+			if rs.Hits(archive) == 0 {
+				t.Fatal("the archive was never requested: the test proves nothing")
+			}
+			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+				t.Error("the page was installed")
+			}
+		})
+	}
+}

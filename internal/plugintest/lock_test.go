@@ -101,3 +101,47 @@ func TestLaunchDeadLockInAReadOnlyDataDir(t *testing.T) {
 		}
 	}
 }
+
+// A start killed between taking the lock and writing its pid into it (or while writing it)
+// leaves a lock that names no holder. Its holder writes the pid at once, so such a lock more
+// than a minute old is dead: it is broken at once, not left to hold every start off for the
+// ten minutes after which a lock is old. A younger one is still waited on (its holder may be
+// about to write).
+func TestLaunchBreaksAnOldLockThatNamesNoHolder(t *testing.T) {
+	skipOnWindows(t)
+	for _, tc := range []struct {
+		name string
+		pid  bool
+		age  time.Duration
+	}{{"no pid", false, 2 * time.Minute}, {"empty pid", true, 2 * time.Minute}, {"young", false, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+			if err := os.MkdirAll(lock, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tc.pid {
+				writeFile(t, filepath.Join(lock, "pid"), "")
+			}
+			when := time.Now().Add(-tc.age)
+			if err := os.Chtimes(lock, when, when); err != nil {
+				t.Fatal(err)
+			}
+			env := launchEnv(root, data, work, toolDir(t))
+			start := time.Now()
+			res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+			took := time.Since(start)
+			if tc.age == 0 {
+				if !strings.Contains(res.stdout, "being installed by another start") {
+					t.Errorf("SessionStart with a young lock naming no holder = %+v in %s, want the line saying another start is installing", res, took)
+				}
+				return
+			}
+			if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
+				t.Errorf("SessionStart with an old lock naming no holder = %+v in %s, want its own download tried at once", res, took)
+			}
+		})
+	}
+}

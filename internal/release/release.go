@@ -17,7 +17,9 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -68,8 +70,12 @@ var entryTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Dist builds every binary for each platform from the module at root with the go at goBin,
 // writes each platform's archive into out and the checksums file listing them, and returns
-// the checksums file's text. out is emptied first: it holds exactly what would be published.
+// the checksums file's text. out is emptied first: it holds exactly what would be published;
+// so an out that is or holds root, or holds what Dist does not write, is refused.
 func Dist(goBin, root, out, version string, platforms []Platform) (string, error) {
+	if err := checkOut(root, out); err != nil {
+		return "", err
+	}
 	if err := os.RemoveAll(out); err != nil {
 		return "", err
 	}
@@ -122,6 +128,60 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 		return "", err
 	}
 	return text, nil
+}
+
+// checkOut refuses an output directory that Dist may not empty: one that is or holds the
+// sources at root, or that holds anything but an earlier Dist's archives, checksums and .build.
+func checkOut(root, out string) error {
+	absRoot, err := realPath(root)
+	if err != nil {
+		return err
+	}
+	absOut, err := realPath(out)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(absOut, absRoot); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("refusing to empty %s: it holds the sources (%s)", out, root)
+	}
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		ours := name == ".build" && e.IsDir() ||
+			e.Type().IsRegular() && strings.HasPrefix(name, "cairn_") &&
+				(strings.HasSuffix(name, "_checksums.txt") || strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".zip"))
+		if !ours {
+			return fmt.Errorf("refusing to empty %s: it holds %s, which dist did not write (choose another -out, or remove it)", out, name)
+		}
+	}
+	return nil
+}
+
+// realPath is path made absolute, with the symbolic links of its longest existing part
+// resolved: the same directory reached two ways gives the same answer.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return filepath.Join(abs, rest), nil
+		}
+		rest = filepath.Join(filepath.Base(abs), rest)
+		abs = parent
+	}
 }
 
 // TarGz is a gzipped tar of files (name -> content), executables at the top level, in name

@@ -186,3 +186,54 @@ func TestDistIgnoresTheCallersFIPSSetting(t *testing.T) {
 		t.Errorf("GOFIPS140=latest changed the release:\n%s\nwant, as without it:\n%s", sums[1], sums[0])
 	}
 }
+
+// Dist empties its output directory first, so an output directory that is or holds the
+// sources (dist -out ., a typo'd -out ..) or files dist did not write (-out ~/Downloads) is
+// refused before anything is removed. One holding only an earlier dist's output is not.
+func TestDistRefusesAnOutputItDidNotWrite(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	parent := t.TempDir()
+	root := filepath.Join(parent, "cairn")
+	mine := filepath.Join(root, "go.mod")
+	foreign := t.TempDir()
+	notes := filepath.Join(foreign, "notes.txt")
+	for _, f := range []string{mine, notes} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("module example.com/cairn\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := []Platform{{OS: runtime.GOOS, Arch: runtime.GOARCH}}
+	for _, out := range []string{root, parent, foreign, filepath.Join(root, ".")} {
+		if _, err := Dist(goBin, root, out, "0.0.1", p); err == nil || !strings.Contains(err.Error(), "refusing") {
+			t.Errorf("Dist into %s = %v, want it refused", out, err)
+		}
+	}
+	for _, f := range []string{mine, notes} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("Dist removed %s: %v", f, err)
+		}
+	}
+
+	earlier := filepath.Join(t.TempDir(), "dist")
+	for _, name := range []string{ChecksumsName("0.0.1"), ArchiveName("0.0.1", p[0]), ArchiveName("0.0.0", Platform{OS: "windows", Arch: "arm64"}), ".build/x/cairn"} {
+		f := filepath.Join(earlier, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := checkOut(root, earlier); err != nil {
+		t.Errorf("an earlier dist's output was refused: %v", err)
+	}
+	if err := checkOut(root, filepath.Join(t.TempDir(), "new")); err != nil {
+		t.Errorf("a new output directory was refused: %v", err)
+	}
+}
