@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -74,18 +74,25 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		// Columns padded here, not by a tabwriter: it would count a coloured mark's escape
+		// codes as columns, and push the fix lines out of line.
+		markW, nameW := len("ok"), 0
+		if failed > 0 {
+			markW = len("FAIL")
+		}
 		for _, c := range rep.Checks {
-			mark := a.style(green, "ok")
+			nameW = max(nameW, utf8.RuneCountInString(clean(c.Name)))
+		}
+		for _, c := range rep.Checks {
+			mark, colour := "ok", green
 			if !c.OK {
-				mark = a.style(red, "FAIL")
+				mark, colour = "FAIL", red
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", mark, clean(c.Name), clean(c.Detail))
+			fmt.Fprintf(a.stdout, "%s%*s  %-*s  %s\n", a.style(colour, mark), markW-len(mark), "", nameW, clean(c.Name), clean(c.Detail))
 			if !c.OK && c.Fix != "" {
-				fmt.Fprintf(tw, "\t\tfix: %s\n", clean(c.Fix))
+				fmt.Fprintf(a.stdout, "%*s  %*s  fix: %s\n", markW, "", nameW, "", clean(c.Fix))
 			}
 		}
-		tw.Flush()
 		if failed == 0 {
 			fmt.Fprintln(a.stdout, "All checks passed.")
 		}

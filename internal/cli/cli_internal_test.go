@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -212,6 +214,24 @@ func TestCommandTable(t *testing.T) {
 		if !strings.HasPrefix(c.usage, n) {
 			t.Errorf("command %q: usage %q does not start with its name", n, c.usage)
 		}
+	}
+}
+
+// The help's vars examples can be run as written: every name after cairn vars set|get|unset
+// in a command's help is one the engine accepts, and vars set's help states the engine's rule
+// (WF_ or a workflow word first), not a looser one that sends a person to a refusal.
+func TestHelpVarNames(t *testing.T) {
+	example := regexp.MustCompile(`cairn vars (?:set|get|unset) ([A-Za-z0-9_]+)`)
+	for _, n := range order {
+		c := commands[n]
+		for _, m := range example.FindAllStringSubmatch(c.summary+"\n"+c.doc, -1) {
+			if err := vars.ValidKey(m[1]); m[1] != "KEY" && err != nil {
+				t.Errorf("cairn help %s: its example %q is refused: %v", n, m[0], err)
+			}
+		}
+	}
+	if doc := commands["vars set"].doc; !strings.Contains(doc, "WF_") {
+		t.Errorf("cairn help vars set does not say a KEY starts with WF_ or a workflow word:\n%s", doc)
 	}
 }
 

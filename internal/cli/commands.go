@@ -139,9 +139,11 @@ ahead, and the next cairn sync confirms the claim or sets the task back to pendi
 			summary: "Delete a checkpoint; missing: exit 1. Prints nothing on success."},
 		{name: "vars set", usage: "vars set KEY VALUE [--json]", min: 2, max: 2, run: runVarsSet,
 			summary: "Set a workflow variable of the active workflow.",
-			doc: `KEY is letters, digits and _; names the shell gives meaning to (PATH, IFS, LD_*,
-CLAUDE_*, ...) are refused. A negative number is a VALUE (cairn vars set N -1); any other
-VALUE starting with - goes after --: cairn vars set OPT -- --fast. Prints nothing on success.`},
+			doc: `KEY is upper-case words joined by _, the first WF_ or a workflow word (PLAN, RESEARCH,
+REPORT, TASK, REVIEW, ...), such as PLAN_PATH or WF_BRANCH, so that no other program reads it
+(PATH, LD_PRELOAD, GIT_SSH_COMMAND are refused). A negative number is a VALUE
+(cairn vars set WF_COUNT -1); any other VALUE starting with - goes after --:
+cairn vars set WF_OPTS -- --fast. Prints nothing on success.`},
 		{name: "vars get", usage: "vars get KEY [--json]", min: 1, max: 1, run: runVarsGet, readOnly: true,
 			summary: "Print a workflow variable's value; not set: exit 1.",
 			doc: `The value as stored, for $(cairn vars get KEY). On a terminal, where a person reads it,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -144,5 +145,29 @@ func TestDoctorOutsideProject(t *testing.T) {
 	}
 	if ok, _ := root(append(outside, "CLAUDE_PROJECT_DIR="+dir)); !ok {
 		t.Fatal("with CLAUDE_PROJECT_DIR: the project root check failed")
+	}
+}
+
+// TestDoctorColourKeepsColumns: on a terminal the marks are coloured, and the table lines up
+// as it does without colour; a failed check's fix line included (the escape codes take bytes
+// but no columns).
+func TestDoctorColourKeepsColumns(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	doctor := func(colour string) string {
+		cmd := cairnCmd(t, dir, append(env, colour), "doctor")
+		out, _ := cmd.Output() // exit 1: no plugin is installed, a check fails
+		return string(out)
+	}
+	plain := doctor("NO_COLOR=1")
+	if !strings.Contains(plain, "fix: ") {
+		t.Fatalf("no failed check with a fix to line up:\n%s", plain)
+	}
+	coloured := doctor("CLICOLOR_FORCE=1")
+	if !strings.Contains(coloured, "\x1b[") {
+		t.Fatalf("CLICOLOR_FORCE=1 gave no colour:\n%s", coloured)
+	}
+	if got := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(coloured, ""); got != plain {
+		t.Errorf("with colour (escape codes taken out):\n%s\nwithout:\n%s", got, plain)
 	}
 }

@@ -29,6 +29,13 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 // can do about it. The agent's instructions (Resume.Next) stay in the agent's report.
 func writeStatus(w io.Writer, r *engine.Resume) {
 	switch {
+	case r.Tier == "Damaged":
+		// Only its id can be known (and not always): no context, phase or age to show. The
+		// engine's next step is a person's here: restore or repair the files.
+		if r.WorkflowID != "" {
+			fmt.Fprintf(w, "Workflow:   %s (its state cannot be read)\n", clean(r.WorkflowID))
+		}
+		fmt.Fprintln(w, clean(r.Next))
 	case r.WorkflowID != "":
 		fmt.Fprintf(w, "Workflow:   %s (%s)\n", clean(r.WorkflowID), clean(r.Type))
 		fmt.Fprintf(w, "Context:    %s\n", clean(r.Context))

@@ -27,11 +27,16 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 		n = 0
 	}
 	all, more, err := e.ListRecent(n)
-	if err != nil && (a.json || !engine.IsNewerState(err) || len(all) == 0) {
+	if err != nil && (!engine.IsNewerState(err) || len(all) == 0) {
 		return err
 	}
+	// State from a newer Cairn: its row and the archives are listed, in either form, then
+	// it is said (exit 3).
 	if a.json {
-		return a.printJSON(orEmpty(all))
+		if perr := a.printJSON(orEmpty(all)); perr != nil {
+			return perr
+		}
+		return err
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(a.stdout, "No workflows on record.")
@@ -50,7 +55,7 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	if ferr := tw.Flush(); ferr != nil {
 		return ferr
 	}
-	return err // state from a newer Cairn: its row and the archives are listed, then it is said
+	return err
 }
 
 // workflowID is show's and history's [ID], by default the active workflow's id.

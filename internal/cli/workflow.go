@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +10,18 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
+
+// reworded is an engine error said in the command line's words; errors.Is and As still see
+// the engine's.
+type reworded struct {
+	err error
+	msg string
+}
+
+func (r *reworded) Error() string { return r.msg }
+func (r *reworded) Unwrap() error { return r.err }
 
 // strs is a repeatable string flag (--output a --output b).
 type strs []string
@@ -32,6 +44,10 @@ func runStart(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		if names := e.Definitions(); !slices.Contains(names, req.Type) {
 			return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
+		}
+		if _, ok := errors.AsType[*workflow.ActiveError](err); ok {
+			// The engine names the MCP tool's parameter; here it is a flag.
+			return &reworded{err, strings.Replace(err.Error(), " with replace ", " with --replace ", 1)}
 		}
 		return err
 	}
@@ -109,7 +125,42 @@ func runApprove(a *app, pos []string, e *engine.Engine) error {
 	if a.getenv("CLAUDECODE") != "" {
 		return &codeError{code: ExitRefused, msg: "not approved: this shell was started by Claude Code (CLAUDECODE is set), where the agent could run it too; a person runs cairn approve in a terminal of their own"}
 	}
-	return a.told(e.Approve(optional(pos, "")))
+	res, err := e.Approve(optional(pos, ""))
+	if err != nil {
+		if again := approvedAlready(e); again != nil {
+			return a.told(again, nil)
+		}
+	}
+	return a.told(res, err)
+}
+
+// approvedAlready is the answer to approving again the approval phase the active workflow
+// is in and that a person has approved already: no change, which is not a refusal (the
+// engine refuses it as a phase that waits for no approval). Nil in any other case.
+func approvedAlready(e *engine.Engine) *engine.Result {
+	s, err := e.Snapshot()
+	if err != nil || s.WorkflowID == "" {
+		return nil
+	}
+	r, err := readRecord(e, s.WorkflowID)
+	if err != nil || r.Status != workflow.StatusActive {
+		return nil
+	}
+	if d, ok := e.Definition(r.Type); !ok || !d.IsGate(r.State) {
+		return nil
+	}
+	for _, ap := range slices.Backward(r.Approvals) {
+		if ap.Phase != r.State {
+			continue
+		}
+		if ap.ApprovedAt.IsZero() {
+			return nil
+		}
+		return &engine.Result{WorkflowID: r.WorkflowID, Phase: r.State, Revision: r.Revision,
+			Message: fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); nothing changed",
+				r.State, r.WorkflowID, ap.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(ap.Source))}
+	}
+	return nil
 }
 
 func runTask(a *app, pos []string, e *engine.Engine) error {
