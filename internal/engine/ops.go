@@ -213,10 +213,16 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		return nil, err
 	}
 	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}
+	// What the store did on its own while reading (a damaged snapshot set aside, so that the
+	// slot looks free) is told with the start, else it would start over it without a word.
+	var told []string
 	for attempt := 0; ; attempt++ {
-		cur, _, err := e.active()
+		cur, notices, err := e.active()
 		if err != nil {
 			return nil, err
+		}
+		for _, n := range notices {
+			told = append(told, n.Message)
 		}
 		if r.WorkflowID == "" {
 			// The id is made here, once per attempt, so that the probe and the commit agree on it.
@@ -280,6 +286,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}
+		res.Warnings = append(told, res.Warnings...)
 		e.awaiting(res, def, wres.Record)
 		return res, nil
 	}
