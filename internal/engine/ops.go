@@ -573,12 +573,23 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 // GetVars returns the active workflow's variables, all of them or the keys asked for (a
 // missing key is simply absent).
 func (e *Engine) GetVars(keys []string) (map[string]string, error) {
-	r, _, err := e.active()
+	kv, _, err := e.GetVarsNotices(keys)
+	return kv, err
+}
+
+// GetVarsNotices is GetVars with what the store did on its own while reading (a damaged
+// snapshot set aside and the values rebuilt from the journal), for the person.
+func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, error) {
+	r, notices, err := e.active()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r == nil {
-		return nil, errNoActive()
+		return nil, nil, errNoActive()
+	}
+	var told []string
+	for _, n := range notices {
+		told = append(told, n.Message)
 	}
 	if len(keys) == 0 {
 		keys = slices.Collect(maps.Keys(r.Vars))
@@ -589,7 +600,7 @@ func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 			out[k] = v
 		}
 	}
-	return out, nil
+	return out, told, nil
 }
 
 // SaveCheckpoint saves a named JSON checkpoint.
