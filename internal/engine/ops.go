@@ -450,9 +450,11 @@ func (res *Result) retention(info store.ArchiveInfo) {
 		res.Message += fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 	}
 	if info.PruneErr != nil {
-		res.Warnings = append(res.Warnings, "older archives were not removed this time (retention tries again at the next archive): "+info.PruneErr.Error())
+		res.Warnings = append(res.Warnings, pruneFailed+info.PruneErr.Error())
 	}
 }
+
+const pruneFailed = "older archives were not removed this time (retention tries again at the next archive): "
 
 func compactJSON(b []byte) json.RawMessage {
 	var buf bytes.Buffer
