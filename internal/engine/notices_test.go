@@ -94,3 +94,29 @@ func TestSecondCopyArchiveSaysRetentionFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestQuarantineOfAnUnknownFormatSaysOneThing: a snapshot that is JSON but no format Cairn
+// knows is moved to quarantine; the notice saying so must not also say it was left as it is
+// (the migrate error it quotes used to end "Cairn leaves it as it is").
+func TestQuarantineOfAnUnknownFormatSaysOneThing(t *testing.T) {
+	for _, doc := range []string{`{"hello": "world"}`, `{"name": "x", "steps": []}`} {
+		t.Run(doc, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			state := en.StateDir()
+			if err := os.MkdirAll(state, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res := must(en.Start(engine.StartRequest{Type: "apex", Context: "after the damage"}))(t)
+			if !containsAny(res.Warnings, "moved to quarantine/workflow-state.json-") {
+				t.Fatalf("the snapshot was not said to be set aside: %q", res.Warnings)
+			}
+			if containsAny(res.Warnings, "as it is") {
+				t.Errorf("the notice says the file was both moved and left as it is: %q", res.Warnings)
+			}
+		})
+	}
+}
