@@ -108,16 +108,21 @@ func unreadableIntent(st *store.Store, why error) string {
 	// The store's words for it ("... was left as it is: ...") would not stay true: the cause.
 	why = cmp.Or(errors.Unwrap(why), why)
 	var dirs []string
-	if w, err := st.ReadWorkflow(); err == nil {
-		archives, err := st.ListArchives()
-		if err != nil {
-			return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, and so are the workflow's conflict archives, one of which may hold changes of this machine's not replayed (the archive index cannot be read either: %v)", file, why, err)
-		}
-		for _, a := range archives {
-			if a.WorkflowID == w.ID && a.Reason == "conflict" {
-				dirs = append(dirs, "archive/"+a.Dir)
+	w, err := st.ReadWorkflow()
+	if err == nil {
+		var archives []store.ArchiveInfo
+		if archives, err = st.ListArchives(); err == nil {
+			for _, a := range archives {
+				if a.WorkflowID == w.ID && a.Reason == "conflict" {
+					dirs = append(dirs, "archive/"+a.Dir)
+				}
 			}
 		}
+	} else if errors.Is(err, store.ErrNotFound) {
+		err = nil // no workflow active: no replay is owed on it
+	}
+	if err != nil {
+		return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, and so are the workflow's conflict archives, one of which may hold changes of this machine's that were not replayed (which ones is not known: %v)", file, why, err)
 	}
 	if len(dirs) <= 1 {
 		held := "no conflict archive of the active workflow holds changes to replay"
