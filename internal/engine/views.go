@@ -79,17 +79,22 @@ func (e *Engine) Snapshot() (Snapshot, error) {
 
 // List returns the active workflow (if any) and the archived ones, newest first.
 func (e *Engine) List() ([]Summary, error) {
-	out, _, _, err := e.ListRecent(0)
+	out, _, err := e.ListRecent(0)
 	return out, err
 }
 
-// ListRecent is List with at most n archives (all when n <= 0), whether older archives were
-// left out, and what the store did on its own while reading (a damaged snapshot set aside, an
-// archive in progress it could not read), for the person. The archives come from
-// archive/index.jsonl; none is opened. With the active state written by a newer Cairn, the
-// list is whole, that state a "newer" line of it, and the error is a *NewerStateError all the
-// same: a caller that stops on it starts nothing over it.
-func (e *Engine) ListRecent(n int) (out []Summary, more bool, notices []string, err error) {
+// ListRecent is List with at most n archives (all when n <= 0), and whether older archives
+// were left out. The archives come from archive/index.jsonl; none is opened. With the active
+// state written by a newer Cairn, the list is whole, that state a "newer" line of it, and the
+// error is a *NewerStateError all the same: a caller that stops on it starts nothing over it.
+func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
+	out, more, _, err := e.ListRecentNotices(n)
+	return out, more, err
+}
+
+// ListRecentNotices is ListRecent with what the store did on its own while reading (a damaged
+// snapshot set aside, an archive in progress it could not read), for the person.
+func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []string, err error) {
 	var r *workflow.Record
 	w, err := e.st.ReadWorkflow()
 	for _, nt := range w.Notices {

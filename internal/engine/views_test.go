@@ -442,7 +442,7 @@ func TestListShowsArchivesBesideANewerState(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	list, more, _, err := en.ListRecent(0)
+	list, more, err := en.ListRecent(0)
 	if _, ok := errors.AsType[*engine.NewerStateError](err); !ok || more {
 		t.Fatalf("list on a newer state: error %v (more %v), want a *NewerStateError", err, more)
 	}
