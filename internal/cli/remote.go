@@ -250,6 +250,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
+	a.warn(out.Notices...)
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		a.warn("the sync is done but its time was not recorded: " + err.Error())
 	}

@@ -117,10 +117,11 @@ func runVarsSet(a *app, pos []string, e *engine.Engine) error {
 }
 
 func runVarsGet(a *app, pos []string, e *engine.Engine) error {
-	kv, err := e.GetVars(pos)
+	kv, notices, err := e.GetVarsNotices(pos)
 	if err != nil {
 		return err
 	}
+	a.warn(notices...) // on stderr: stdout is the value alone
 	v, ok := kv[pos[0]]
 	if !ok {
 		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
@@ -146,10 +147,11 @@ func (a *app) terminalSafe(s string) string {
 }
 
 func runVarsExport(a *app, _ []string, e *engine.Engine) error {
-	kv, err := e.GetVars(nil)
+	kv, notices, err := e.GetVarsNotices(nil)
 	if err != nil {
 		return err
 	}
+	a.warn(notices...) // on stderr: stdout is what eval takes
 	if a.json {
 		return a.printJSON(kv)
 	}

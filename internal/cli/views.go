@@ -26,7 +26,8 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	if a.json || a.opt.all {
 		n = 0
 	}
-	all, more, err := e.ListRecent(n)
+	all, more, notices, err := e.ListRecentNotices(n)
+	a.warn(notices...) // on stderr, in both forms: the list is stdout's
 	if err != nil && (!engine.IsNewerState(err) || len(all) == 0) {
 		return err
 	}

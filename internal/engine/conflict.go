@@ -30,6 +30,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 			return r
 		}
 		msg = fmt.Sprintf("two copies of the workflow state: kept the active %s, archived %s as archive/%s (%s)", r.WorkflowID, l.Name, info.Dir, d.Reason)
+		pruneWarning(out, info)
 	} else {
 		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", "", other.State, "newer copy from "+l.Name))
 		if err != nil {
@@ -37,6 +38,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 			return r
 		}
 		msg = fmt.Sprintf("two copies of the workflow state: %s was newer and is now active; the previous active %s was archived as archive/%s (%s)", l.Name, r.WorkflowID, info.Dir, d.Reason)
+		pruneWarning(out, info)
 		if n, err := res.Record(); err == nil {
 			r = n
 		}
@@ -52,4 +54,12 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	out.Notices = append(out.Notices, msg)
 	*eye = append(*eye, msg)
 	return r
+}
+
+// pruneWarning says, as for any other archive (Result.retention), that retention could not
+// remove older archives after a conflict archive was made.
+func pruneWarning(out *Resume, info store.ArchiveInfo) {
+	if info.PruneErr != nil {
+		out.Warnings = append(out.Warnings, pruneFailed+info.PruneErr.Error())
+	}
 }

@@ -213,10 +213,16 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		return nil, err
 	}
 	req := workflow.StartRequest{Type: r.Type, Context: r.Context, ID: r.WorkflowID, Scope: r.Scope, TTL: r.TTL, Replace: r.Replace}
+	// What the store did on its own while reading (a damaged snapshot set aside, so that the
+	// slot looks free) is told with the start, else it would start over it without a word.
+	var told []string
 	for attempt := 0; ; attempt++ {
-		cur, _, err := e.active()
+		cur, notices, err := e.active()
 		if err != nil {
 			return nil, err
+		}
+		for _, n := range notices {
+			told = append(told, n.Message)
 		}
 		if r.WorkflowID == "" {
 			// The id is made here, once per attempt, so that the probe and the commit agree on it.
@@ -280,6 +286,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}
+		res.Warnings = append(told, res.Warnings...)
 		e.awaiting(res, def, wres.Record)
 		return res, nil
 	}
@@ -443,9 +450,11 @@ func (res *Result) retention(info store.ArchiveInfo) {
 		res.Message += fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
 	}
 	if info.PruneErr != nil {
-		res.Warnings = append(res.Warnings, "older archives were not removed this time (retention tries again at the next archive): "+info.PruneErr.Error())
+		res.Warnings = append(res.Warnings, pruneFailed+info.PruneErr.Error())
 	}
 }
+
+const pruneFailed = "older archives were not removed this time (retention tries again at the next archive): "
 
 func compactJSON(b []byte) json.RawMessage {
 	var buf bytes.Buffer
@@ -566,12 +575,23 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 // GetVars returns the active workflow's variables, all of them or the keys asked for (a
 // missing key is simply absent).
 func (e *Engine) GetVars(keys []string) (map[string]string, error) {
-	r, _, err := e.active()
+	kv, _, err := e.GetVarsNotices(keys)
+	return kv, err
+}
+
+// GetVarsNotices is GetVars with what the store did on its own while reading (a damaged
+// snapshot set aside and the values rebuilt from the journal), for the person.
+func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, error) {
+	r, notices, err := e.active()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r == nil {
-		return nil, errNoActive()
+		return nil, nil, errNoActive()
+	}
+	var told []string
+	for _, n := range notices {
+		told = append(told, n.Message)
 	}
 	if len(keys) == 0 {
 		keys = slices.Collect(maps.Keys(r.Vars))
@@ -582,7 +602,7 @@ func (e *Engine) GetVars(keys []string) (map[string]string, error) {
 			out[k] = v
 		}
 	}
-	return out, nil
+	return out, told, nil
 }
 
 // SaveCheckpoint saves a named JSON checkpoint.

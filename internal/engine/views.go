@@ -88,9 +88,18 @@ func (e *Engine) List() ([]Summary, error) {
 // state written by a newer Cairn, the list is whole, that state a "newer" line of it, and the
 // error is a *NewerStateError all the same: a caller that stops on it starts nothing over it.
 func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
-	var out []Summary
+	out, more, _, err := e.ListRecentNotices(n)
+	return out, more, err
+}
+
+// ListRecentNotices is ListRecent with what the store did on its own while reading (a damaged
+// snapshot set aside, an archive in progress it could not read), for the person.
+func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []string, err error) {
 	var r *workflow.Record
 	w, err := e.st.ReadWorkflow()
+	for _, nt := range w.Notices {
+		notices = append(notices, nt.Message)
+	}
 	unreadable := false // a snapshot that is not a record this Cairn reads (a hand edit)
 	if errors.Is(err, store.ErrNotFound) {
 		err = nil
@@ -123,11 +132,11 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "a file of its state cannot be read: see cairn status"})
 		}
 	case err != nil:
-		return nil, false, err
+		return nil, false, notices, err
 	}
 	archives, more, err := e.st.RecentArchives(n)
 	if err != nil {
-		return out, false, err
+		return out, false, notices, err
 	}
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}
@@ -147,9 +156,9 @@ func (e *Engine) ListRecent(n int) ([]Summary, bool, error) {
 		out = append(out, s)
 	}
 	if newer != nil {
-		return out, more, newer
+		return out, more, notices, newer
 	}
-	return out, more, nil
+	return out, more, notices, nil
 }
 
 // newerID is the workflow id a newer Cairn's snapshot gives, or "" when it gives none this Cairn

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -16,7 +17,9 @@ import (
 
 // IntentDoc is the store document that holds a lost race's replay until it is done, so that a
 // sync killed between taking the remote's line and replaying this machine's changes does not
-// leave them only in the conflict archive: the next sync replays them.
+// leave them only in the conflict archive: the next sync replays them. The store's retention
+// reads it under the same name (its replayIntent), to keep the conflict archive it owes from;
+// TestDamagedIntentDoesNotBlockSync fails if the two names part.
 const IntentDoc = "remote-replay"
 
 // intent is a replay owed: workflow's copy at revision Mine lost to the remote's line at
@@ -64,29 +67,76 @@ const intentSlack = 2 * time.Second
 // happened (a conflict archive of the workflow holds this machine's copy at Mine), the
 // archive's changes after Common are replayed on the active line, which is also theirs. The intent is cleared once done; without an adoption it is only cleared. It
 // returns the conflict replayed, or nil.
-func resume(ctx context.Context, st *store.Store, replay Replayer) (*Conflict, error) {
+//
+// An intent that cannot be read does not stop the sync: unreadableIntent sets it aside, or
+// leaves it, and says which, in the notice returned.
+func resume(ctx context.Context, st *store.Store, replay Replayer) (*Conflict, string, error) {
 	doc, err := st.Read(IntentDoc)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, unreadableIntent(st, err), nil
 	}
 	var in intent
 	if err := json.Unmarshal(doc, &in); err != nil || in.Workflow == "" {
-		return nil, nil // none owed (or unreadable: the next lost race writes a new one)
+		return nil, "", nil // none owed (or unreadable: the next lost race writes a new one)
 	}
 	c, err := owed(st, in)
 	if err != nil || c == nil {
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return nil, clearIntent(st)
+		return nil, "", clearIntent(st)
 	}
 	if c.Replayed, err = replay(ctx, c); err != nil {
-		return nil, fmt.Errorf("remotesync: replaying the changes an interrupted sync owed (the next sync tries again): %w", err)
+		return nil, "", fmt.Errorf("remotesync: replaying the changes an interrupted sync owed (the next sync tries again): %w", err)
 	}
-	return c, clearIntent(st)
+	return c, "", clearIntent(st)
+}
+
+// unreadableIntent deals with an intent that cannot be read, and says what it did. The replay
+// it owes, if any, cannot be done: the archive to replay from and the revisions are unknown.
+// That archive is one of the active workflow's conflict archives, and no owed change may be
+// lost with it. While the intent stays unreadable, the store's retention keeps them all; once
+// it is gone, only the newest. So the intent is set aside in quarantine (store.Write moves a
+// damaged document there) only when the active workflow has at most one conflict archive;
+// otherwise, or when it cannot be moved (an I/O error, not a regular file), it stays where it
+// is, and the next sync says so again.
+func unreadableIntent(st *store.Store, why error) string {
+	const file = IntentDoc + ".json"
+	// The store's words for it ("... was left as it is: ...") would not stay true: the cause.
+	why = cmp.Or(errors.Unwrap(why), why)
+	var dirs []string
+	w, err := st.ReadWorkflow()
+	if err == nil {
+		var archives []store.ArchiveInfo
+		if archives, err = st.ListArchives(); err == nil {
+			for _, a := range archives {
+				if a.WorkflowID == w.ID && a.Reason == "conflict" {
+					dirs = append(dirs, "archive/"+a.Dir)
+				}
+			}
+		}
+	} else if errors.Is(err, store.ErrNotFound) {
+		err = nil // no workflow active: no replay is owed on it
+	}
+	if err != nil {
+		return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, and so are the workflow's conflict archives, one of which may hold changes of this machine's that were not replayed (which ones is not known: %v)", file, why, err)
+	}
+	if len(dirs) <= 1 {
+		held := "no conflict archive of the active workflow holds changes to replay"
+		if len(dirs) == 1 {
+			held = "the changes it owed, if any, are in " + dirs[0] + ", kept, and were not replayed: compare it with the workflow (cairn show)"
+		}
+		if err := clearIntent(st); err == nil {
+			return fmt.Sprintf("%s, the replay an interrupted sync owed, could not be read (%v) and was set aside in quarantine/; %s", file, why, held)
+		}
+	}
+	if len(dirs) == 0 {
+		return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v) and could not be set aside; it was left as it is: no conflict archive of the active workflow holds changes to replay, so it can be deleted", file, why)
+	}
+	return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, so that the active workflow's conflict archives (%s) are all kept: one of them may hold changes of this machine's that were not replayed. Compare them with the workflow (cairn show), then delete %s", file, why, strings.Join(dirs, ", "), file)
 }
 
 // owed rebuilds the conflict an intent describes, or nil when its adoption did not happen.

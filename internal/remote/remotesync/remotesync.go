@@ -62,6 +62,9 @@ type Outcome struct {
 	// Unreadable names the remote's lines an idle sync left out because they cannot be read
 	// (not written by Cairn); the others were synced.
 	Unreadable []string `json:",omitempty"`
+	// Notices say what the sync found and dealt with on its own (a replay intent that cannot
+	// be read), for the person.
+	Notices []string `json:",omitempty"`
 }
 
 // Conflict describes a lost race.
@@ -98,17 +101,21 @@ type Replayer func(ctx context.Context, c *Conflict) (applied int, err error)
 // events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
 func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
 	var conflict *Conflict
+	var notice string
 	if replay != nil {
 		// A sync killed between taking the remote's line and replaying this machine's
 		// changes left its intent: the replay is done now.
-		c, err := resume(ctx, st, replay)
+		c, n, err := resume(ctx, st, replay)
 		if err != nil {
 			return Outcome{}, err
 		}
-		conflict = c
+		conflict, notice = c, n
 	}
 	for round := 0; ; round++ {
 		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
+		if notice != "" {
+			out.Notices = []string{notice}
+		}
 		if errors.Is(err, ErrMoved) && round < maxRounds {
 			if err := backoff(ctx, round); err != nil {
 				return out, err

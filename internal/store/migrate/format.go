@@ -94,8 +94,10 @@ func (e *NewerError) Error() string {
 // Is makes errors.Is(err, ErrNewer) true.
 func (e *NewerError) Is(target error) bool { return target == ErrNewer }
 
+// unknown says what is wrong with the document, not what becomes of its file: the caller does
+// that (a seed's file is left as it is, a damaged snapshot is moved to quarantine).
 func unknown(format string, args ...any) error {
-	return fmt.Errorf("%w (%s); Cairn leaves it as it is", ErrUnknownFormat, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w (%s)", ErrUnknownFormat, fmt.Sprintf(format, args...))
 }
 
 // Detect tells which format data is in. Newer comes with a *NewerError, Unknown with an error

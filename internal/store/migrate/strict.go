@@ -52,7 +52,7 @@ func decodeObject(data []byte) (map[string]any, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w (the document is a JSON %s, not an object); Cairn leaves it as it is", ErrUnknownFormat, jsonKind(v))
+		return nil, unknown("the document is a JSON %s, not an object", jsonKind(v))
 	}
 	return obj, nil
 }
