@@ -361,6 +361,10 @@ func makeOwner(st *store.Store) (state, error) {
 // identity was made on another host, this one is a copy: it takes an identity of its own,
 // without the copied claims made offline (the original's to confirm), and notice says so. A
 // renamed host keeps its identity as long as the state directory stays where it is.
+//
+// It decides from the Doc as read under its lock, not from cur: another process of this clone
+// may have rebound it meanwhile, possibly reaching this directory by another path (a link), and
+// deciding from cur would then keep the identity it was copied with for this call.
 func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 	here := st.Dir()
 	if cur.Dir != "" && sameDir(cur.Dir, here) {
@@ -368,10 +372,11 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 	}
 	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
 		var s state
-		if doc == nil || json.Unmarshal(doc, &s) != nil || s.Owner != cur.Owner || s.Dir != cur.Dir {
-			if s.Owner != "" && s.Dir == here {
-				cur = s // rebound meanwhile by another call
-			}
+		if doc == nil || json.Unmarshal(doc, &s) != nil || s.Owner == "" {
+			return nil, nil // gone or damaged meanwhile: the next load rebuilds it
+		}
+		if s.Dir == here || (s.Dir != "" && sameDir(s.Dir, here)) {
+			cur = s // rebound meanwhile by another call
 			return nil, nil
 		}
 		if s.Dir != "" && (!madeHere(s.Owner) || ownerAt(s.Dir) == s.Owner) {
