@@ -253,7 +253,12 @@ func rebuild(st *store.Store) (cur state, notice string, err error) {
 		}
 		file := filepath.Join(st.Dir(), Doc+".json")
 		owner := salvageOwner(file)
-		dst, err := quarantine(st.Dir(), file)
+		var dst string
+		d, err := durable.OpenDir(st.Dir())
+		if err == nil {
+			dst, err = quarantine(d, Doc+".json")
+			d.Close()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("the claims state (%s) is damaged and could not be moved to quarantine/ to be rebuilt: %w", Doc, err)
 		}
@@ -324,23 +329,41 @@ func ownerShape(s string) bool {
 	return true
 }
 
-// quarantine moves file to dir/quarantine/<name>-<utc>, under a name not yet taken, and
-// returns where.
-func quarantine(dir, file string) (string, error) {
-	q := filepath.Join(dir, "quarantine")
-	if err := os.MkdirAll(q, 0o700); err != nil {
+// quarantine moves name to quarantine/<name>-<utc> in fsys (the state directory), under a name
+// not yet taken, fsyncs both directories so that neither the damaged file nor its absence
+// comes back after a power loss, and returns where it went. Looking for a free name stops at
+// any answer other than "not there": an I/O error or a name too long would be the same for
+// every name tried.
+func quarantine(fsys durable.FS, name string) (string, error) {
+	if err := durable.MkdirIn(fsys, quarantineDir, 0o700); err != nil {
 		return "", err
 	}
-	base := filepath.Join(q, filepath.Base(file)+"-"+time.Now().UTC().Format("20060102T150405.000Z"))
+	base := quarantineDir + "/" + name + "-" + time.Now().UTC().Format("20060102T150405.000Z")
 	dst := base
 	for i := 2; ; i++ {
-		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+		_, err := fsys.Lstat(dst)
+		if errors.Is(err, fs.ErrNotExist) {
 			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if i > 100 {
+			return "", &fs.PathError{Op: "rename", Path: dst, Err: fs.ErrExist}
 		}
 		dst = base + "-" + strconv.Itoa(i)
 	}
-	return dst, os.Rename(file, dst)
+	if err := fsys.Rename(name, dst); err != nil {
+		return "", err
+	}
+	if err := fsys.SyncDir(quarantineDir); err != nil {
+		return "", err
+	}
+	return dst, fsys.SyncDir(".")
 }
+
+// quarantineDir is the store's quarantine directory, in the state directory.
+const quarantineDir = "quarantine"
 
 // makeOwner gives this clone its identity, once: a concurrent first call keeps the first.
 func makeOwner(st *store.Store) (state, error) {
