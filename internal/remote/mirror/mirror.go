@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // Doc is the store document that holds the Settings.
@@ -122,6 +123,66 @@ func Save(st *store.Store, s Settings) error {
 	}
 	return nil
 }
+
+// Enable switches sharing on through remote with layout. Enabled again on the same remote,
+// what the last sync left stays (or the next sync would not push the end of a workflow
+// finished here since, and the status would say never synced). It returns the settings saved.
+func Enable(st *store.Store, remote, layout string) (Settings, error) {
+	return change(st, func(prev Settings, err error) Settings {
+		s := Settings{Enabled: true, Remote: remote, Layout: layout}
+		if err == nil && prev.Remote == remote {
+			s.LastSync, s.Workflow, s.Mirrored = prev.LastSync, prev.Workflow, prev.Mirrored
+		}
+		return s
+	})
+}
+
+// Disable switches sharing off, keeping the rest of the settings; settings Load refuses
+// (planted, unreadable, naming an address) are cleared. It returns the settings saved.
+func Disable(st *store.Store) (Settings, error) {
+	return change(st, func(prev Settings, err error) Settings {
+		if err != nil {
+			prev = Settings{}
+		}
+		prev.Enabled = false
+		return prev
+	})
+}
+
+// change is Save of what fn makes of the settings as Load reads them, read and written under
+// the settings' lock, as Synced does: a sync recorded between the read and the write would
+// otherwise be overwritten with what the last sync before it left. Settings that are not
+// JSON, or too large, are saved over unlocked, as before: Save moves them to quarantine/, and
+// they hold nothing to keep.
+func change(st *store.Store, fn func(prev Settings, err error) Settings) (Settings, error) {
+	var s Settings
+	ran := false
+	_, err := st.Update(Doc, func(cur []byte) ([]byte, error) {
+		if cur != nil && strictjson.Check(cur) != nil {
+			return nil, errDamaged
+		}
+		ran = true
+		s = fn(Load(st))
+		if s.Enabled {
+			if _, err := recordEnabled(st.Dir(), s.Remote, true, false); err != nil {
+				return nil, fmt.Errorf("recording in the git directory that sharing is on: %w", err)
+			}
+		}
+		return json.Marshal(s)
+	})
+	var timeout *durable.LockTimeoutError
+	if !ran && err != nil && !errors.As(err, &timeout) { // errDamaged, or too large to read
+		s = fn(Settings{}, err)
+		return s, Save(st, s)
+	}
+	if err == nil && !s.Enabled {
+		_, _ = recordEnabled(st.Dir(), s.Remote, false, false) // as Save
+	}
+	return s, err
+}
+
+// errDamaged stops change's locked update: the settings are not JSON.
+var errDamaged = errors.New("the remote settings are damaged")
 
 // sharingFile lists, in the git directory of the repository that holds a state directory, the
 // state directories (relative to the work tree) whose sharing cairn remote enable switched on,

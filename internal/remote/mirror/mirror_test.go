@@ -436,3 +436,67 @@ func sharingChild(t *testing.T, repo, id string) {
 		st.Close()
 	}
 }
+
+// TestEnableKeepsASyncRecordedMeanwhile: cairn remote enable run again while syncs record
+// their results, in other processes, never puts back what an earlier sync left: the remote's
+// revision as recorded never goes back.
+func TestEnableKeepsASyncRecordedMeanwhile(t *testing.T) {
+	if dir := os.Getenv("CAIRN_TEST_ENABLE_DIR"); dir != "" {
+		enableChild(t, dir, os.Getenv("CAIRN_TEST_ENABLE_ROLE"))
+		return
+	}
+	dir := t.TempDir() // in no git work tree: sharing counts as enabled here
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	roles := []string{"sync", "enable", "enable", "enable"}
+	cmds := make([]*exec.Cmd, len(roles))
+	outs := make([]strings.Builder, len(roles))
+	for i, role := range roles {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnableKeepsASyncRecordedMeanwhile$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CAIRN_TEST_ENABLE_DIR="+dir, "CAIRN_TEST_ENABLE_ROLE="+role)
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%s process: %v\n%s", roles[i], err, outs[i].String())
+		}
+	}
+}
+
+// enableChild records syncs of rising revisions, checking each is still there afterwards
+// (role sync), or enables sharing again and again (role enable).
+func enableChild(t *testing.T, dir, role string) {
+	st, err := store.Open(dir, store.WithLockWait(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := int64(1); i <= 600; i++ {
+		if role == "enable" {
+			if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := mirror.Synced(st, "origin", "wf-1", i, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		s, err := mirror.Load(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Mirrored < i {
+			t.Fatalf("sync %d recorded, then the settings say the remote is at %d", i, s.Mirrored)
+		}
+	}
+}
