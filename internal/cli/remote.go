@@ -110,14 +110,10 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	s := mirror.Settings{Enabled: true, Remote: name, Layout: string(layout)}
-	if prev, err := mirror.Load(st); err == nil && prev.Remote == name {
-		// Enabled again (after a disable, or as doctor advises after a host change): what the
-		// last sync left stays, or the next sync would not push the end of a workflow
-		// finished here since (remotesync's shareLeft) and the status would say never synced.
-		s.LastSync, s.Workflow, s.Mirrored = prev.LastSync, prev.Workflow, prev.Mirrored
-	}
-	if err := mirror.Save(st, s); err != nil {
+	// Enabled again (after a disable, or as doctor advises after a host change), what the last
+	// sync left stays: remotesync's shareLeft needs it.
+	s, err := mirror.Enable(st, name, string(layout))
+	if err != nil {
 		return err
 	}
 	if layout == gitremote.Branches && !a.json {
@@ -132,14 +128,10 @@ func runRemoteDisable(a *app, _ []string, e *engine.Engine) error {
 		return err
 	}
 	defer st.Close()
-	s, err := mirror.Load(st)
+	// Settings Load refuses (planted, unreadable, naming an address) are what disable is there
+	// to clear; none of them is kept, nor repeated.
+	s, err := mirror.Disable(st)
 	if err != nil {
-		// Settings Load refuses (planted, unreadable, naming an address) are what disable
-		// is there to clear; none of them is kept, nor repeated.
-		s = mirror.Settings{}
-	}
-	s.Enabled = false
-	if err := mirror.Save(st, s); err != nil {
 		return err
 	}
 	return a.answer(s, "remote sync off for this clone; nothing on the remote was deleted")

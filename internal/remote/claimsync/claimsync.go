@@ -253,7 +253,12 @@ func rebuild(st *store.Store) (cur state, notice string, err error) {
 		}
 		file := filepath.Join(st.Dir(), Doc+".json")
 		owner := salvageOwner(file)
-		dst, err := quarantine(st.Dir(), file)
+		var dst string
+		d, err := durable.OpenDir(st.Dir())
+		if err == nil {
+			dst, err = quarantine(d, Doc+".json")
+			d.Close()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("the claims state (%s) is damaged and could not be moved to quarantine/ to be rebuilt: %w", Doc, err)
 		}
@@ -324,23 +329,41 @@ func ownerShape(s string) bool {
 	return true
 }
 
-// quarantine moves file to dir/quarantine/<name>-<utc>, under a name not yet taken, and
-// returns where.
-func quarantine(dir, file string) (string, error) {
-	q := filepath.Join(dir, "quarantine")
-	if err := os.MkdirAll(q, 0o700); err != nil {
+// quarantine moves name to quarantine/<name>-<utc> in fsys (the state directory), under a name
+// not yet taken, fsyncs both directories so that neither the damaged file nor its absence
+// comes back after a power loss, and returns where it went. Looking for a free name stops at
+// any answer other than "not there": an I/O error or a name too long would be the same for
+// every name tried.
+func quarantine(fsys durable.FS, name string) (string, error) {
+	if err := durable.MkdirIn(fsys, quarantineDir, 0o700); err != nil {
 		return "", err
 	}
-	base := filepath.Join(q, filepath.Base(file)+"-"+time.Now().UTC().Format("20060102T150405.000Z"))
+	base := quarantineDir + "/" + name + "-" + time.Now().UTC().Format("20060102T150405.000Z")
 	dst := base
 	for i := 2; ; i++ {
-		if _, err := os.Lstat(dst); errors.Is(err, fs.ErrNotExist) {
+		_, err := fsys.Lstat(dst)
+		if errors.Is(err, fs.ErrNotExist) {
 			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if i > 100 {
+			return "", &fs.PathError{Op: "rename", Path: dst, Err: fs.ErrExist}
 		}
 		dst = base + "-" + strconv.Itoa(i)
 	}
-	return dst, os.Rename(file, dst)
+	if err := fsys.Rename(name, dst); err != nil {
+		return "", err
+	}
+	if err := fsys.SyncDir(quarantineDir); err != nil {
+		return "", err
+	}
+	return dst, fsys.SyncDir(".")
 }
+
+// quarantineDir is the store's quarantine directory, in the state directory.
+const quarantineDir = "quarantine"
 
 // makeOwner gives this clone its identity, once: a concurrent first call keeps the first.
 func makeOwner(st *store.Store) (state, error) {
@@ -361,6 +384,10 @@ func makeOwner(st *store.Store) (state, error) {
 // identity was made on another host, this one is a copy: it takes an identity of its own,
 // without the copied claims made offline (the original's to confirm), and notice says so. A
 // renamed host keeps its identity as long as the state directory stays where it is.
+//
+// It decides from the Doc as read under its lock, not from cur: another process of this clone
+// may have rebound it meanwhile, possibly reaching this directory by another path (a link), and
+// deciding from cur would then keep the identity it was copied with for this call.
 func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 	here := st.Dir()
 	if cur.Dir != "" && sameDir(cur.Dir, here) {
@@ -368,10 +395,11 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 	}
 	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
 		var s state
-		if doc == nil || json.Unmarshal(doc, &s) != nil || s.Owner != cur.Owner || s.Dir != cur.Dir {
-			if s.Owner != "" && s.Dir == here {
-				cur = s // rebound meanwhile by another call
-			}
+		if doc == nil || json.Unmarshal(doc, &s) != nil || s.Owner == "" {
+			return nil, nil // gone or damaged meanwhile: the next load rebuilds it
+		}
+		if s.Dir == here || (s.Dir != "" && sameDir(s.Dir, here)) {
+			cur = s // rebound meanwhile by another call
 			return nil, nil
 		}
 		if s.Dir != "" && (!madeHere(s.Owner) || ownerAt(s.Dir) == s.Owner) {

@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
 // Doc is the store document that holds the Settings.
@@ -108,7 +109,7 @@ func Save(st *store.Store, s Settings) error {
 		return err
 	}
 	if s.Enabled {
-		if err := recordEnabled(st.Dir(), s.Remote, true); err != nil {
+		if _, err := recordEnabled(st.Dir(), s.Remote, true, false); err != nil {
 			return fmt.Errorf("recording in the git directory that sharing is on: %w", err)
 		}
 	}
@@ -118,10 +119,70 @@ func Save(st *store.Store, s Settings) error {
 	if !s.Enabled {
 		// Off whatever happens here: the settings say so. A line left behind only matters to
 		// settings switched on again behind enable's back.
-		_ = recordEnabled(st.Dir(), s.Remote, false)
+		_, _ = recordEnabled(st.Dir(), s.Remote, false, false)
 	}
 	return nil
 }
+
+// Enable switches sharing on through remote with layout. Enabled again on the same remote,
+// what the last sync left stays (or the next sync would not push the end of a workflow
+// finished here since, and the status would say never synced). It returns the settings saved.
+func Enable(st *store.Store, remote, layout string) (Settings, error) {
+	return change(st, func(prev Settings, err error) Settings {
+		s := Settings{Enabled: true, Remote: remote, Layout: layout}
+		if err == nil && prev.Remote == remote {
+			s.LastSync, s.Workflow, s.Mirrored = prev.LastSync, prev.Workflow, prev.Mirrored
+		}
+		return s
+	})
+}
+
+// Disable switches sharing off, keeping the rest of the settings; settings Load refuses
+// (planted, unreadable, naming an address) are cleared. It returns the settings saved.
+func Disable(st *store.Store) (Settings, error) {
+	return change(st, func(prev Settings, err error) Settings {
+		if err != nil {
+			prev = Settings{}
+		}
+		prev.Enabled = false
+		return prev
+	})
+}
+
+// change is Save of what fn makes of the settings as Load reads them, read and written under
+// the settings' lock, as Synced does: a sync recorded between the read and the write would
+// otherwise be overwritten with what the last sync before it left. Settings that are not
+// JSON, or too large, are saved over unlocked, as before: Save moves them to quarantine/, and
+// they hold nothing to keep.
+func change(st *store.Store, fn func(prev Settings, err error) Settings) (Settings, error) {
+	var s Settings
+	ran := false
+	_, err := st.Update(Doc, func(cur []byte) ([]byte, error) {
+		if cur != nil && strictjson.Check(cur) != nil {
+			return nil, errDamaged
+		}
+		ran = true
+		s = fn(Load(st))
+		if s.Enabled {
+			if _, err := recordEnabled(st.Dir(), s.Remote, true, false); err != nil {
+				return nil, fmt.Errorf("recording in the git directory that sharing is on: %w", err)
+			}
+		}
+		return json.Marshal(s)
+	})
+	var timeout *durable.LockTimeoutError
+	if !ran && err != nil && !errors.As(err, &timeout) { // errDamaged, or too large to read
+		s = fn(Settings{}, err)
+		return s, Save(st, s)
+	}
+	if err == nil && !s.Enabled {
+		_, _ = recordEnabled(st.Dir(), s.Remote, false, false) // as Save
+	}
+	return s, err
+}
+
+// errDamaged stops change's locked update: the settings are not JSON.
+var errDamaged = errors.New("the remote settings are damaged")
 
 // sharingFile lists, in the git directory of the repository that holds a state directory, the
 // state directories (relative to the work tree) whose sharing cairn remote enable switched on,
@@ -188,18 +249,14 @@ func enabledHere(dir, remote string) bool {
 	}
 	b, err := durable.ReadPath(file, maxSharingFile, false)
 	if errors.Is(err, fs.ErrNotExist) && mirroredFrom(filepath.Dir(file), remote) {
-		_ = recordEnabled(dir, remote, true) // or found the same way next time
-		return true
-	}
-	if err != nil {
-		return false
-	}
-	for l := range strings.Lines(string(b)) {
-		if strings.TrimSuffix(l, "\n") == line {
-			return true
+		// Decided again under the record's lock: an enable or disable may have written the
+		// file since it was read.
+		if recorded, err := recordEnabled(dir, remote, true, true); err == nil {
+			return recorded
 		}
+		return true // not recorded: found the same way next time
 	}
-	return false
+	return err == nil && hasLine(b, line)
 }
 
 // mirroredFrom reports whether the repository whose git directory is gitdir holds a ref that
@@ -249,19 +306,39 @@ func mirroredFrom(gitdir, remote string) bool {
 }
 
 // recordEnabled records in sharingFile that sharing through remote is on (or off) for the state
-// directory dir; nothing when dir is in no git work tree.
-func recordEnabled(dir, remote string, on bool) error {
+// directory dir; nothing when dir is in no git work tree. carry is the older-Cairn carry-over
+// (see enabledHere): it records the line only while the file does not exist, and otherwise
+// reports whether the line is there, so an enable or disable that got there first decides.
+// recorded is whether dir's line is in the file afterwards.
+//
+// The read-modify-write holds a lock on a dedicated file beside it (sharingLock): concurrent
+// enables, disables and hooks' carry-overs, for other state directories of the same
+// repository, would otherwise each write back what they read and drop the others' lines.
+func recordEnabled(dir, remote string, on, carry bool) (recorded bool, err error) {
 	file, line, inRepo := sharingLine(dir, remote)
 	if !inRepo {
-		return nil
+		return false, nil
 	}
 	if file == "" {
-		return errors.New("this clone's git directory could not be found from its .git file")
+		return false, errors.New("this clone's git directory could not be found from its .git file")
 	}
+	d, err := durable.OpenDir(filepath.Dir(file))
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	unlock, err := d.Lock(sharingLock, store.DefaultLockWait)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
 	_, rel, _ := strings.Cut(line, " ")
 	b, err := durable.ReadPath(file, maxSharingFile, false)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return false, err
+	}
+	if carry && err == nil {
+		return hasLine(b, line), nil
 	}
 	var out strings.Builder
 	for l := range strings.Lines(string(b)) {
@@ -275,8 +352,25 @@ func recordEnabled(dir, remote string, on bool) error {
 	}
 	// Kept when empty: its presence says sharing here is switched on by its lines only, not
 	// by an older Cairn's mirror refs (see enabledHere).
-	return durable.WriteFileAtomic(file, []byte(out.String()), 0o600)
+	if err := durable.WriteFile(d, sharingFile, []byte(out.String()), 0o600); err != nil {
+		return false, err
+	}
+	return on, nil
 }
+
+// hasLine reports whether the sharingFile content b holds line.
+func hasLine(b []byte, line string) bool {
+	for l := range strings.Lines(string(b)) {
+		if strings.TrimSuffix(l, "\n") == line {
+			return true
+		}
+	}
+	return false
+}
+
+// sharingLock is the lock file, beside sharingFile, that its updates hold. It is never renamed
+// or deleted: a lock on the file that is replaced by rename would not exclude anything.
+const sharingLock = ".lock-" + sharingFile
 
 // Synced records a successful sync against remote, under the store's lock so that a remote
 // enable or disable meanwhile is kept: workflow is the one synced ("" when none) and head the

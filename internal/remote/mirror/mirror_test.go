@@ -352,3 +352,151 @@ func TestOlderCairnsSharingCarriesOver(t *testing.T) {
 		t.Errorf("disabled by this Cairn, then switched on behind enable's back: sharing is on")
 	}
 }
+
+// TestSharingRecordConcurrentEnables: processes enabling sharing at once for different state
+// directories of one repository, some of them through an older Cairn's carry-over in Load,
+// lose none of each other's lines in cairn-sharing.
+func TestSharingRecordConcurrentEnables(t *testing.T) {
+	if repo := os.Getenv("CAIRN_TEST_SHARING_CHILD"); repo != "" {
+		sharingChild(t, repo, os.Getenv("CAIRN_TEST_SHARING_ID"))
+		return
+	}
+	repo := t.TempDir()
+	gitRun(t, repo, "init", "-q")
+	gitRun(t, repo, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "work")
+	// An older Cairn's mirror ref, so that Load of settings on with no cairn-sharing file
+	// carries them over.
+	gitRun(t, repo, "update-ref", "refs/cairn-mirror/origin/wf-1", "HEAD")
+	const procs, each = 4, 15
+	var want []string
+	for p := range procs {
+		for i := range each {
+			want = append(want, fmt.Sprintf("origin p%d/s%d/.claude/cairn", p, i))
+		}
+	}
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]strings.Builder, procs)
+	for p := range procs {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSharingRecordConcurrentEnables$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CAIRN_TEST_SHARING_CHILD="+repo, fmt.Sprintf("CAIRN_TEST_SHARING_ID=%d", p))
+		cmd.Stdout, cmd.Stderr = &outs[p], &outs[p]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[p] = cmd
+	}
+	for p, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v\n%s", p, err, outs[p].String())
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(repo, ".git", "cairn-sharing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for l := range strings.Lines(string(b)) {
+		have[strings.TrimSuffix(l, "\n")] = true
+	}
+	var lost []string
+	for _, l := range want {
+		if !have[l] {
+			lost = append(lost, l)
+		}
+	}
+	if len(lost) > 0 {
+		t.Fatalf("%d of %d lines lost, for example %q", len(lost), len(want), lost[0])
+	}
+}
+
+// sharingChild enables sharing for its state directories of repo, one after another; the
+// first of each process's goes through the carry-over in Load, racing the others' enables.
+func sharingChild(t *testing.T, repo, id string) {
+	const each = 15
+	on := []byte(`{"enabled":true,"remote":"origin"}`)
+	for i := range each {
+		dir := filepath.Join(repo, "p"+id, fmt.Sprintf("s%d", i), ".claude", "cairn")
+		st, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if err := os.WriteFile(filepath.Join(dir, "remote.json"), on, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mirror.Load(st); err != nil {
+				// The file existed already: another process enabled first, so no carry-over.
+				if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+}
+
+// TestEnableKeepsASyncRecordedMeanwhile: cairn remote enable run again while syncs record
+// their results, in other processes, never puts back what an earlier sync left: the remote's
+// revision as recorded never goes back.
+func TestEnableKeepsASyncRecordedMeanwhile(t *testing.T) {
+	if dir := os.Getenv("CAIRN_TEST_ENABLE_DIR"); dir != "" {
+		enableChild(t, dir, os.Getenv("CAIRN_TEST_ENABLE_ROLE"))
+		return
+	}
+	dir := t.TempDir() // in no git work tree: sharing counts as enabled here
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	roles := []string{"sync", "enable", "enable", "enable"}
+	cmds := make([]*exec.Cmd, len(roles))
+	outs := make([]strings.Builder, len(roles))
+	for i, role := range roles {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnableKeepsASyncRecordedMeanwhile$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "CAIRN_TEST_ENABLE_DIR="+dir, "CAIRN_TEST_ENABLE_ROLE="+role)
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%s process: %v\n%s", roles[i], err, outs[i].String())
+		}
+	}
+}
+
+// enableChild records syncs of rising revisions, checking each is still there afterwards
+// (role sync), or enables sharing again and again (role enable).
+func enableChild(t *testing.T, dir, role string) {
+	st, err := store.Open(dir, store.WithLockWait(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := int64(1); i <= 600; i++ {
+		if role == "enable" {
+			if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := mirror.Synced(st, "origin", "wf-1", i, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		s, err := mirror.Load(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Mirrored < i {
+			t.Fatalf("sync %d recorded, then the settings say the remote is at %d", i, s.Mirrored)
+		}
+	}
+}
