@@ -124,8 +124,7 @@ func TestLaunchHookSlowServer(t *testing.T) {
 // With wget and no curl, the release still installs and runs.
 func TestLaunchDownloadsWithWget(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	work := t.TempDir()
 	env := launchEnv(root, filepath.Join(work, "data"), work, toolDirWith(t, "wget"), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
@@ -139,8 +138,7 @@ func TestLaunchDownloadsWithWget(t *testing.T) {
 // anything is downloaded.
 func TestLaunchWithoutAChecksumTool(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	work := t.TempDir()
 	tools := toolDir(t)
 	if err := os.Remove(filepath.Join(tools, "sha256sum")); err != nil {
@@ -166,8 +164,7 @@ func TestLaunchWithoutAChecksumTool(t *testing.T) {
 // leaves younger ones, half-made ones and what is not the launcher's alone.
 func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, _, rs := releasedAndServed(t)
 	work := t.TempDir()
 	pdata := filepath.Join(work, "data")
 	old := time.Now().Add(-49 * time.Hour)

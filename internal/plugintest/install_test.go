@@ -255,13 +255,19 @@ func releasedPlugin(t testing.TB) (root, archive string, data []byte) {
 	return root, archive, data
 }
 
+// releasedAndServed is releasedPlugin with its archive served as the release on 127.0.0.1.
+func releasedAndServed(t testing.TB) (root, archive string, rs *releaseServer) {
+	t.Helper()
+	root, archive, data := releasedPlugin(t)
+	return root, archive, serveRelease(t, map[string][]byte{archive: data})
+}
+
 // Issue 15: with no Go on PATH, a marketplace-style install's first starts (both hooks and two
 // MCP servers at once) download the release archive once, check it, install it into the data
 // dir and run it; later starts run it with no download.
 func TestLaunchDownloadsOnce(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	work := t.TempDir()
 	project := filepath.Join(work, "project")
 	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
@@ -457,8 +463,7 @@ func TestLaunchHookDoesNotWaitLongForAnotherInstall(t *testing.T) {
 // backslash or newline by a backslash before the sum) and the installed server runs.
 func TestLaunchDownloadsIntoOddPaths(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	work := t.TempDir()
 	for i, name := range []string{`d a\b`, "d\nnl", `d $x 'q"`} {
 		pdata := filepath.Join(work, fmt.Sprint(i), name)
@@ -724,8 +729,7 @@ func TestLaunchNoexecData(t *testing.T) {
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("mounting a noexec tmpfs needs root on Linux")
 	}
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "noexec,size=256m", "tmpfs", mnt).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a noexec tmpfs here: %v: %s", err, out)
@@ -819,8 +823,7 @@ func stalledStart(t *testing.T) stalled {
 // to break and download again.
 func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	work := t.TempDir()
 	project := filepath.Join(work, "project")
 	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
@@ -888,8 +891,7 @@ func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 // hook, with no release to download).
 func TestLaunchReinstallsAnEmptyBinary(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	work := t.TempDir()
 	pdata := filepath.Join(work, "data")
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
@@ -928,8 +930,7 @@ func TestLaunchReinstallsAnEmptyBinary(t *testing.T) {
 // after, whether the set's hook is there.
 func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, data := releasedPlugin(t)
-	rs := serveRelease(t, map[string][]byte{archive: data})
+	root, archive, rs := releasedAndServed(t)
 	work := t.TempDir()
 	pdata := filepath.Join(work, "data")
 	dir := filepath.Join(pdata, "bin-"+pluginVersion(t))

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/claim"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -646,10 +647,7 @@ func openClone(t *testing.T, dir string) *clone {
 // holds, nor set it running, while the original still can. A project directory moved (the
 // original gone) keeps its identity and its claims.
 func TestCopiedProjectIsAnotherOwner(t *testing.T) {
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	bare := gittest.Bare(t)
 	base := t.TempDir()
 	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
 	if _, err := a.task("t1", "running"); err != nil {
@@ -687,10 +685,7 @@ func TestCopiedProjectIsAnotherOwner(t *testing.T) {
 // task over B's work without any claim behind it. Back online, the next sync finds B's claim
 // and sets the task back to pending here. Back to pending goes ahead offline.
 func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	bare := gittest.Bare(t)
 	base := t.TempDir()
 	a, b := gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
 	reach := func(on bool) {
@@ -737,10 +732,7 @@ func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
 // claims, though nothing is left at that path to compare with: this clone takes an identity
 // of its own rather than act under the other machine's.
 func TestStateFromAnotherHostIsAnotherOwner(t *testing.T) {
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	bare := gittest.Bare(t)
 	base := t.TempDir()
 	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
 	other := claim.New(mustGit(t, filepath.Join(base, "a")), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
@@ -777,10 +769,7 @@ func mustGit(t *testing.T, dir string) remote.Backend {
 // nobody holds is claimed and released, so B may claim it afterwards; offline, it is refused
 // with nothing changed.
 func TestDoneOfATaskNotClaimedHereIsClaimedFirst(t *testing.T) {
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	bare := gittest.Bare(t)
 	base := t.TempDir()
 	a, b := gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
 	reach := func(on bool) {

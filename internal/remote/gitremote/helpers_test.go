@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,13 +26,7 @@ func git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// bareRepo makes an empty bare repository and returns its path.
-func bareRepo(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "shared.git")
-	git(t, t.TempDir(), "init", "-q", "--bare", dir)
-	return dir
-}
+func bareRepo(t testing.TB) string { return gittest.Bare(t) }
 
 // clone makes a fresh repository with url as its remote "origin" and a Backend on it, as one
 // machine would have.

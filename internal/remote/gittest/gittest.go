@@ -1,5 +1,5 @@
-// Package gittest holds helpers for tests that need a git server: git daemon on 127.0.0.1,
-// started and stopped by the test.
+// Package gittest holds helpers for tests that need a git server: an empty bare repository,
+// git daemon on 127.0.0.1, started and stopped by the test.
 package gittest
 
 import (
@@ -7,9 +7,21 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
+
+// Bare makes an empty bare repository, shared.git in a new temporary directory, and returns
+// its path.
+func Bare(t testing.TB) string {
+	t.Helper()
+	bare := filepath.Join(t.TempDir(), "shared.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return bare
+}
 
 // Daemon serves every repository under base with git daemon on 127.0.0.1, pushes allowed,
 // until the test ends, and returns its address.

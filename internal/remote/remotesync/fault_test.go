@@ -72,14 +72,7 @@ func syncProcess(dir, proj string) error {
 	return err
 }
 
-func bareRepo(t *testing.T) string {
-	t.Helper()
-	bare := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	return bare
-}
+func bareRepo(t *testing.T) string { return gittest.Bare(t) }
 
 func (m *machine) setVar(i int) { m.setVarKey("WF_N", fmt.Sprint(i)) }
 
@@ -117,7 +110,7 @@ func agree(t *testing.T, b remote.Backend, ms ...*machine) {
 // a second round finds nothing to do.
 func TestCutWithWritesOnBothSides(t *testing.T) {
 	ctx := context.Background()
-	bare := bareRepo(t)
+	bare := gittest.Bare(t)
 	p := remotetest.NewProxy(t, gittest.Daemon(t, filepath.Dir(bare)), remotetest.Faults{})
 	url := "git://" + p.Addr + "/" + filepath.Base(bare)
 	a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
@@ -182,7 +175,7 @@ func TestKillSync(t *testing.T) {
 		rounds = 40
 	}
 	ctx := context.Background()
-	bare := bareRepo(t)
+	bare := gittest.Bare(t)
 	url := "file://" + bare
 	a, b := newMachine(t, 0), newMachine(t, 0)
 	for _, m := range []*machine{a, b} {
@@ -346,7 +339,7 @@ func TestLongCut(t *testing.T) {
 		cut, poll = 5*time.Minute, 10*time.Second
 	}
 	ctx := context.Background()
-	bare := bareRepo(t)
+	bare := gittest.Bare(t)
 	p := remotetest.NewProxy(t, gittest.Daemon(t, filepath.Dir(bare)), remotetest.Faults{})
 	url := "git://" + p.Addr + "/" + filepath.Base(bare)
 	ms := []*machine{newMachine(t, time.Hour), newMachine(t, -time.Hour)}

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -151,10 +152,7 @@ func TestHandOffAndConflict(t *testing.T) {
 			return func(*machine) remote.Backend { return b }
 		}},
 		{"git", func(t *testing.T) func(*machine) remote.Backend {
-			bare := filepath.Join(t.TempDir(), "shared.git")
-			if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
-				t.Fatalf("git init: %v\n%s", err, out)
-			}
+			bare := gittest.Bare(t)
 			return func(m *machine) remote.Backend {
 				b, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
 				if err != nil {
@@ -707,7 +705,7 @@ func raceOnWFX(a, b *machine, r remote.Backend, id string) {
 // taken, and the sync names the ref it skipped.
 func TestIdleSyncSkipsForeignRef(t *testing.T) {
 	ctx := context.Background()
-	url := "file://" + bareRepo(t)
+	url := "file://" + gittest.Bare(t)
 	a, b := newMachine(t, 0), newMachine(t, 0)
 	backend := func(m *machine) remote.Backend {
 		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url})
