@@ -810,3 +810,28 @@ func TestURLCredentialsEncoded(t *testing.T) {
 		}
 	}
 }
+
+// A key on the path to a finding can itself be a secret that only its parent's key makes one
+// (a password held as a key under "password") or a random credential-shaped key: the path
+// names it by a redacted segment, never by its text.
+func TestPathWithholdsSecretShapedKeys(t *testing.T) {
+	pw := "Xk9#mQ2vLp7z"
+	random := "q7Zr4Lw9Tx2Bn8Vd5Kp3"
+	tests := []struct{ doc, path, withheld string }{
+		{`{"password": {"` + pw + `": {"t": "` + ghClassic + `"}}}`, `$.password[…].t`, pw},
+		{`{"db": {"password": {"` + pw + `": ["` + ghClassic + `"]}}}`, `$.db.password[…][0]`, pw},
+		{`{"vars": {"` + random + `": {"t": "` + ghClassic + `"}}}`, `$.vars[…].t`, random},
+		{`{"vars": {"HOME": {"t": "` + ghClassic + `"}}}`, `$.vars.HOME.t`, ""},
+		{`{"password": {"hint": {"t": "` + ghClassic + `"}}}`, `$.password.hint.t`, ""},
+	}
+	for _, tt := range tests {
+		f := secrets.ScanJSON([]byte(tt.doc))
+		if f == nil || f.Path != tt.path {
+			t.Errorf("ScanJSON(%s) = %+v, want path %s", tt.doc, f, tt.path)
+			continue
+		}
+		if tt.withheld != "" && strings.Contains(f.Error(), tt.withheld) {
+			t.Errorf("refusal for %s repeats %q: %s", tt.doc, tt.withheld, f.Error())
+		}
+	}
+}
