@@ -288,3 +288,24 @@ func TestJoinedFieldsPrintNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// cairn status lists the failed tasks' ids joined with commas after the task counts: two ids,
+// each a clean name, may join into a secret ("api_key, qk7ab..."), which must not be printed.
+func TestStatusFailedTaskIDsJoinNoSecret(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "debug", "x")
+	for _, id := range []string{"api_key", "qk7ab9cd3ef5gh7jk9mn1pq3rs5tu7", "t3"} {
+		mustRun(t, p, "", "task", id, "running")
+		mustRun(t, p, "", "task", id, "failed")
+	}
+	code, out := p.run("", "status")
+	if code != 0 {
+		t.Fatalf("cairn status: %d %s", code, out)
+	}
+	if f := secrets.ScanString(out); f != nil {
+		t.Errorf("cairn status prints a secret (%s):\n%s", f.Rule, out)
+	}
+	if !strings.Contains(out, "(failed: api_key, ") || !strings.Contains(out, ", t3)") {
+		t.Errorf("cairn status does not name the failed tasks it can:\n%s", out)
+	}
+}

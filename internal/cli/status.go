@@ -51,7 +51,7 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 			fmt.Fprintf(w, "Then:       %s\n", clean(joinNames(r.Allowed, " or ")))
 		}
 		if r.Tasks != "" {
-			fmt.Fprintf(w, "Tasks:      %s\n", clean(r.Tasks))
+			fmt.Fprintf(w, "Tasks:      %s\n", clean(taskCounts(r)))
 		}
 		if len(r.Checkpoints) > 0 {
 			fmt.Fprintf(w, "Checkpoints: %s\n", clean(joinNames(r.Checkpoints, ", ")))
@@ -102,6 +102,17 @@ func joined(head, rest string) string {
 		return notShown
 	}
 	return head + " " + notShown
+}
+
+// taskCounts is the resume's task counts and failed task ids, the ids joined as joinNames
+// does: two ids, each a clean name, may join into a secret ("api_key, qk7ab...").
+func taskCounts(r *engine.Resume) string {
+	failed := " (failed: " + strings.Join(r.FailedTasks, ", ") + ")"
+	counts, ok := strings.CutSuffix(r.Tasks, failed)
+	if len(r.FailedTasks) < 2 || !ok || secrets.ScanString(failed) == nil {
+		return r.Tasks
+	}
+	return counts + " (failed: " + joinNames(r.FailedTasks, ", ") + ")"
 }
 
 // joinNames joins names with sep, leaving out (with a phrase saying so) a name that makes a

@@ -274,10 +274,15 @@ const (
 )
 
 // render writes a path: $.a.b[2], $["odd key"], keys quoted with Go escapes so control, bidi
-// and other invisible characters show as escapes.
+// and other invisible characters show as escapes, and a key with a secret's shape as […]. It
+// runs only on a finding.
 func render(path []strictjson.Step) string {
 	segs := make([]string, len(path))
 	for i, p := range path {
+		if p.Index < 0 && secretShapedKey(path[:i], p.Key) {
+			segs[i] = "[…]"
+			continue
+		}
 		segs[i] = step(p)
 	}
 	out := "$" + strings.Join(segs, "")
@@ -294,6 +299,20 @@ func render(path []strictjson.Step) string {
 		tail = segs[i] + tail
 	}
 	return head + tail
+}
+
+// secretShapedKey: a key the refusal must not repeat, one a rule finds as it is or read as
+// the value of its parent's key (a password held as a key under "password"), or a random
+// credential-shaped string. A key found on its own is refused before any path through it is
+// rendered; this catches the ones only their place makes secrets.
+func secretShapedKey(parents []strictjson.Step, key string) bool {
+	if match(key) != nil || credentialValue(key) {
+		return true
+	}
+	if n := len(parents); n > 0 && parents[n-1].Index < 0 {
+		return match(view(appendMember(nil, parents[n-1].Key, key, true))) != nil
+	}
+	return false
 }
 
 func step(p strictjson.Step) string {

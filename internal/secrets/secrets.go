@@ -593,7 +593,8 @@ func mixed(s string) bool {
 }
 
 // notPlaceholder refuses passwords that are references or masks, which is what we ask users
-// to store: $DB_PASS, ${DB_PASS}, {{ .Pass }}, %DB_PASS%, ****, xxxx.
+// to store: $DB_PASS, ${DB_PASS}, {{ .Pass }}, %DB_PASS%, ****, xxxx; and the place's name
+// that prose showing a syntax puts there (scheme://user:password@host, sshpass -p PASSWORD.).
 func notPlaceholder(pw string) bool {
 	switch {
 	case strings.HasPrefix(pw, "$"), strings.HasPrefix(pw, "{"), strings.HasPrefix(pw, "%") && strings.HasSuffix(pw, "%"):
@@ -601,5 +602,24 @@ func notPlaceholder(pw string) bool {
 	case strings.Trim(pw, "*") == "", strings.Trim(pw, "xX") == "", strings.Trim(pw, ".") == "":
 		return false
 	}
-	return true
+	return !placeName(strings.TrimRight(pw, ".,;:!?)"))
+}
+
+// placeName: a password's place named where the password goes, "password" or "passwd" in
+// lower case, or an upper-case name holding one such word (PASSWORD, DB_PASSWORD, TOKEN).
+// Capitalised (Password) or with a digit (password1), it is a password: weak, but one.
+func placeName(w string) bool {
+	switch w {
+	case "password", "passwd", "passphrase":
+		return true
+	}
+	if w == "" || strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+		return false
+	}
+	for _, n := range []string{"PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN"} {
+		if strings.Contains(w, n) {
+			return true
+		}
+	}
+	return false
 }

@@ -178,6 +178,18 @@ func TestScanString(t *testing.T) {
 		{"url-port-then-at-in-path", "http://localhost:8080/users/@alice", ""},
 		{"url-email-in-query", "https://example.com/?email=a@b.com", ""},
 		{"url-password-env-ref", "postgres://user:${DB_PASSWORD}@db/app", ""},
+		// Prose that shows a syntax names the password's place by its name: not a password.
+		{"url-placeholder-word", "a URL in the form scheme://user:password@host is refused", ""},
+		{"url-placeholder-upper", "postgres://USER:PASSWORD@HOST/db", ""},
+		{"url-placeholder-snake", "postgres://app:DB_PASSWORD@db/app", ""},
+		{"url-word-and-digit", "postgres://user:password1@db/app", "url-credentials"},
+		{"url-word-capitalised", "postgres://user:Password@db/app", "url-credentials"},
+		{"cli-password-placeholder-prose", "run sshpass -p PASSWORD. then ssh", ""},
+		{"cli-password-placeholder-parenthesised", "(sshpass -p PASSWORD).", ""},
+		{"cli-password-after-prose", "run sshpass -p Hunter2x. then ssh", "cli-password"},
+		{"netrc-placeholder-prose", "a line machine HOST login USER password PASSWORD, on one line", ""},
+		{"netrc-after-prose", "machine api.example.com login bob password Hunter2x, then", "netrc-password"},
+		{"netrc-upper-word", "machine api.example.com login bob password HUNTER", "netrc-password"},
 		{"url-password-dollar", "mysql://root:$MYSQL_PWD@db", ""},
 		{"url-password-template", "postgres://app:{{ .Password }}@db", ""},
 		{"url-password-windows-env", "postgres://app:%DB_PASS%@db", ""},
@@ -807,6 +819,31 @@ func TestURLCredentialsEncoded(t *testing.T) {
 	} {
 		if f := secrets.ScanString(s); f != nil {
 			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
+
+// A key on the path to a finding can itself be a secret that only its parent's key makes one
+// (a password held as a key under "password") or a random credential-shaped key: the path
+// names it by a redacted segment, never by its text.
+func TestPathWithholdsSecretShapedKeys(t *testing.T) {
+	pw := "Xk9#mQ2vLp7z"
+	random := "q7Zr4Lw9Tx2Bn8Vd5Kp3"
+	tests := []struct{ doc, path, withheld string }{
+		{`{"password": {"` + pw + `": {"t": "` + ghClassic + `"}}}`, `$.password[…].t`, pw},
+		{`{"db": {"password": {"` + pw + `": ["` + ghClassic + `"]}}}`, `$.db.password[…][0]`, pw},
+		{`{"vars": {"` + random + `": {"t": "` + ghClassic + `"}}}`, `$.vars[…].t`, random},
+		{`{"vars": {"HOME": {"t": "` + ghClassic + `"}}}`, `$.vars.HOME.t`, ""},
+		{`{"password": {"hint": {"t": "` + ghClassic + `"}}}`, `$.password.hint.t`, ""},
+	}
+	for _, tt := range tests {
+		f := secrets.ScanJSON([]byte(tt.doc))
+		if f == nil || f.Path != tt.path {
+			t.Errorf("ScanJSON(%s) = %+v, want path %s", tt.doc, f, tt.path)
+			continue
+		}
+		if tt.withheld != "" && strings.Contains(f.Error(), tt.withheld) {
+			t.Errorf("refusal for %s repeats %q: %s", tt.doc, tt.withheld, f.Error())
 		}
 	}
 }

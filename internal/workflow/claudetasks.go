@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -147,6 +148,10 @@ func OpenTasks(r *Record, ended bool) []string {
 			s = t.ID
 			if t.Note != "" {
 				s += ": " + t.Note
+				// Each was scanned alone when stored; joined they may make one ("api_key: Qk7a...").
+				if secrets.ScanString(s) != nil {
+					s = t.ID + ": " + notShown
+				}
 			}
 		}
 		if t.Status == TaskRunning {
@@ -163,6 +168,9 @@ func OpenTasks(r *Record, ended bool) []string {
 	}
 	return out
 }
+
+// notShown stands for stored text that, joined to what precedes it, has a secret's shape.
+const notShown = "(not shown: with what it is printed beside, it has a secret's shape)"
 
 // EarlierClaudeTasks counts r's open mirrored tasks of another Claude Code session than
 // session (0 when session is not known). Claude Code starts each session with an empty task
