@@ -67,11 +67,13 @@ type Resume struct {
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
 // settle owed L2 lines); without, it only reports.
 func (e *Engine) Resume(opt ResumeOptions) *Resume {
-	now := e.now()
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
 
 	r, notices, err := e.active()
+	// Read after the state: a record migrated by that read takes the time of the migration
+	// for the times it lacks, which an earlier reading would call in the future.
+	now := e.now()
 	var damaged *store.DamagedError
 	var newer *NewerStateError
 	errors.As(err, &damaged)
