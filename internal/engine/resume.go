@@ -23,6 +23,10 @@ type ResumeOptions struct {
 	// ReportOnly leaves Resume.Workflow empty: the SessionStart hook prints the report and
 	// the summary fields, never the whole record.
 	ReportOnly bool
+	// Person is a view for a person at a terminal (cairn status), not for a session's model:
+	// without a session id the caller is no session, so a live one owning the workflow is
+	// another, as the CLI's changes warn.
+	Person bool
 }
 
 // Resume is the read protocol's answer.
@@ -136,6 +140,17 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r != nil {
 		def, _ = e.definitionFor(r) // nil: the checks report it, and broken files are warned of above
 		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor()})
+		if opt.Person && e.actor().SessionID == "" {
+			// Check names a live owner only for a session; a change from this terminal
+			// warns of one all the same.
+			if w := workflow.OwnershipWarning(r, e.actor(), now, workflow.DefaultLiveWindow); w != "" {
+				i := slices.IndexFunc(findings, func(f workflow.Finding) bool { return f.Severity == workflow.Low || f.Severity == workflow.Info })
+				if i < 0 {
+					i = len(findings)
+				}
+				findings = slices.Insert(findings, i, workflow.Finding{Code: workflow.FindingOwnedElsewhere, Severity: workflow.Medium, Text: w})
+			}
+		}
 		findings = e.dropEndedOwner(r, findings)
 		for _, f := range findings {
 			if f.Code == workflow.FindingOwnedElsewhere {
