@@ -321,8 +321,8 @@ type DoctorOptions struct {
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
-// permissions, the memory directory, lock health and stale temp files. Each failed check says
-// what to do.
+// permissions, the memory directory, the workflow state, lock health and stale temp files.
+// Each failed check says what to do.
 func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	var out []Check
 	add := func(name string, ok bool, detail, fix string) {
@@ -426,8 +426,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff), copy back into that file the lines it is missing, then delete the temp file")
 	}
 	if !missing {
-		// Read without repairing: doctor changes nothing. Only a snapshot it cannot read at
-		// all is reported here; the other checks say why.
+		// Read without repairing: doctor changes nothing.
 		if c, ok := e.stateCheck(dir); !ok {
 			out = append(out, c)
 		}
