@@ -12,7 +12,7 @@ import (
 )
 
 func runStatus(a *app, _ []string, e *engine.Engine) error {
-	r := e.Resume(engine.ResumeOptions{})
+	r := e.Resume(engine.ResumeOptions{Person: true})
 	e.Definitions() // load them, so broken definition files are reported here
 	a.warn(e.Warnings()...)
 	if a.json {

@@ -181,3 +181,40 @@ func TestDoctorStampReadAsTheLauncher(t *testing.T) {
 		t.Fatalf("doctor says %+v", c)
 	}
 }
+
+// TestDoctorDamagedState: snapshot and journal both unreadable is a failing check whose one
+// fix line sends nobody to delete anything; doctor itself moves nothing.
+func TestDoctorDamagedState(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
+	damage(en, "apex-dmg")
+	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "journal/apex-dmg.jsonl") || c.Fix == "" || strings.Contains(c.Fix, "\n") ||
+		strings.Contains(c.Fix, "delete") || strings.Contains(c.Fix, "rm ") || strings.Contains(c.Fix, "remove") {
+		t.Fatalf("doctor says %+v", c)
+	}
+	if data, err := os.ReadFile(filepath.Join(en.StateDir(), "workflow-state.json")); err != nil || string(data) != "{{{" {
+		t.Fatalf("doctor changed the snapshot: %q, %v", data, err)
+	}
+
+	// A damaged snapshot the journal can rebuild: the next command repairs it, which doctor says.
+	e = newEnv(t)
+	en = e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-snap"}))(t)
+	os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte("{{{"), 0o600)
+	c = doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+	if c == nil || c.OK || !strings.Contains(c.Detail, "journal") || c.Fix == "" || strings.Contains(c.Fix, "delete") {
+		t.Fatalf("rebuildable: doctor says %+v", c)
+	}
+
+	// Sound state: no such check fails.
+	e = newEnv(t)
+	en = e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fine", WorkflowID: "apex-ok"}))(t)
+	for _, c := range en.Doctor(engine.DoctorOptions{}) {
+		if !c.OK && c.Name != "auto-memory (L2)" {
+			t.Fatalf("sound state: %+v", c)
+		}
+	}
+}

@@ -23,6 +23,10 @@ type ResumeOptions struct {
 	// ReportOnly leaves Resume.Workflow empty: the SessionStart hook prints the report and
 	// the summary fields, never the whole record.
 	ReportOnly bool
+	// Person is a view for a person at a terminal (cairn status), not for a session's model:
+	// without a session id the caller is no session, so a live one owning the workflow is
+	// another, as the CLI's changes warn.
+	Person bool
 }
 
 // Resume is the read protocol's answer.
@@ -67,11 +71,13 @@ type Resume struct {
 // With opt.Apply it changes state as the protocol says (expire and archive, recover tasks,
 // settle owed L2 lines); without, it only reports.
 func (e *Engine) Resume(opt ResumeOptions) *Resume {
-	now := e.now()
 	out := &Resume{}
 	var eye []string // what the user should see in a systemMessage
 
 	r, notices, err := e.active()
+	// Read after the state: a record migrated by that read takes the time of the migration
+	// for the times it lacks, which an earlier reading would call in the future.
+	now := e.now()
 	var damaged *store.DamagedError
 	var newer *NewerStateError
 	errors.As(err, &damaged)
@@ -117,7 +123,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	} else if r != nil && r.Status == workflow.StatusActive {
 		if expired, _ := r.Expired(now); expired {
 			by := "the next session start archives it"
-			if !l1ok {
+			switch {
+			case opt.Person && !l1ok:
+				by = "archive it with `cairn expire` once " + e.st.Dir() + " is writable"
+			case opt.Person:
+				by = "archive it with `cairn expire`"
+			case !l1ok:
 				by = "the first session start that can write the state directory archives it"
 			}
 			out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s has expired (inactive > %s); %s", r.WorkflowID, ttlText(r.TTL), by))
@@ -134,6 +145,20 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if r != nil {
 		def, _ = e.definitionFor(r) // nil: the checks report it, and broken files are warned of above
 		findings = workflow.Check(workflow.CheckInput{Def: def, Record: r, Now: now, Exists: e.exists, By: e.actor()})
+		if opt.Person {
+			personWords(findings)
+		}
+		if opt.Person && e.actor().SessionID == "" {
+			// Check names a live owner only for a session; a change from this terminal
+			// warns of one all the same.
+			if w := workflow.OwnershipWarning(r, e.actor(), now, workflow.DefaultLiveWindow); w != "" {
+				i := slices.IndexFunc(findings, func(f workflow.Finding) bool { return f.Severity == workflow.Low || f.Severity == workflow.Info })
+				if i < 0 {
+					i = len(findings)
+				}
+				findings = slices.Insert(findings, i, workflow.Finding{Code: workflow.FindingOwnedElsewhere, Severity: workflow.Medium, Text: w})
+			}
+		}
 		findings = e.dropEndedOwner(r, findings)
 		for _, f := range findings {
 			if f.Code == workflow.FindingOwnedElsewhere {
@@ -244,6 +269,18 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 // seeWarning points a next step to the warning that says what is wrong: the report shows it,
 // the compaction anchor, which has no warnings, leaves the pointer out.
 const seeWarning = " (see the warning)"
+
+// personWords rewords, in place, the findings whose text tells the agent what to ask the
+// user, with the step a person takes.
+func personWords(fs []workflow.Finding) {
+	for i, f := range fs {
+		if f.Code == workflow.FindingAncient {
+			if head, ok := strings.CutSuffix(f.Text, "; confirm with the user before continuing"); ok {
+				fs[i].Text = head + "; check that it still applies before going on with it"
+			}
+		}
+	}
+}
 
 // planView is r as the resume plan sees it. With approvals turned off for the project, the
 // move out of a gate is made without asking (approvalPolicy), so a gate's open request counts

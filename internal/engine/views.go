@@ -330,8 +330,8 @@ type DoctorOptions struct {
 }
 
 // Doctor checks the install and the state: binaries, plugin files, state directory
-// permissions, the memory directory, lock health and stale temp files. Each failed check says
-// what to do.
+// permissions, the memory directory, the workflow state, lock health and stale temp files.
+// Each failed check says what to do.
 func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	var out []Check
 	add := func(name string, ok bool, detail, fix string) {
@@ -435,12 +435,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			"Cairn keeps them rather than guess which lines win: compare each with the file it names (diff), copy back into that file the lines it is missing, then delete the temp file")
 	}
 	if !missing {
-		// Read without repairing: doctor changes nothing. Only a snapshot it cannot read at
-		// all is reported here; the other checks say why.
-		if data, err := durable.ReadPath(filepath.Join(dir, store.WorkflowFile), strictjson.MaxSize, false); err == nil {
-			if _, err := migrate.Detect(data); newerState(err) != nil {
-				add("workflow state", false, newerState(err).Error(), "install a Cairn newer than "+cairn.Version()+"; do not start a new workflow over this one")
-			}
+		// Read without repairing: doctor changes nothing.
+		if c, ok := e.stateCheck(dir); !ok {
+			out = append(out, c)
 		}
 		out = append(out, e.lockChecks(dir)...)
 		stale := staleTemps(dir, e.now())
@@ -462,6 +459,67 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
 	return out
+}
+
+// stateCheck is doctor's check of the active workflow's state, read without repairing: ok
+// when there is nothing to say. A snapshot that cannot be read is judged by the journal the
+// next command would rebuild it from.
+func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
+	const name = "workflow state"
+	snap := filepath.Join(dir, store.WorkflowFile)
+	data, err := durable.ReadPath(snap, strictjson.MaxSize, false)
+	var why string
+	quarantine := " and keeps the damaged file in quarantine/"
+	switch {
+	case err == nil:
+		_, err := migrate.Detect(data)
+		if n := newerState(err); n != nil {
+			return Check{Name: name, Detail: n.Error(), Fix: "install a Cairn newer than " + cairn.Version() + "; do not start a new workflow over this one"}, false
+		}
+		if err == nil {
+			return c, true
+		}
+		why = snap + " is damaged (" + err.Error() + ")"
+	case errors.Is(err, fs.ErrNotExist):
+		why, quarantine = snap+" is missing", ""
+	case errors.Is(err, durable.ErrTooLarge):
+		why = snap + " is too large to be a workflow record"
+	default:
+		// Not a regular file, or not readable by this user: Cairn leaves it as it is.
+		return Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
+			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
+	}
+	var seen, rebuilt, bad []string
+	ents, _ := durable.ReadDirPath(filepath.Join(dir, "journal"))
+	for _, ent := range ents {
+		id, isJournal := strings.CutSuffix(ent.Name(), ".jsonl")
+		if !isJournal {
+			id, _ = strings.CutSuffix(ent.Name(), ".sealed")
+		}
+		if id == ent.Name() || store.ValidWorkflowID(id) != nil || slices.Contains(seen, id) {
+			continue // ReadJournal reads a workflow's sealed segments with its journal
+		}
+		seen = append(seen, id)
+		rel := filepath.Join("journal", ent.Name())
+		j, err := e.st.ReadJournal(id)
+		switch {
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			bad = append(bad, fmt.Sprintf("%s (%v)", rel, err))
+		case len(j.Records) > 0:
+			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", id, j.Records[len(j.Records)-1].Revision))
+		case len(j.Problems) > 0:
+			bad = append(bad, rel+" ("+j.Problems[0]+")")
+		}
+	}
+	switch {
+	case len(rebuilt) > 0:
+		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "),
+			Fix: "run cairn status: it rebuilds the snapshot from the journal" + quarantine}, false
+	case len(bad) > 0:
+		return Check{Name: name, Detail: why + ", and no state can be rebuilt from its journal: " + strings.Join(bad, "; "),
+			Fix: "restore those files from a backup, or look at them in " + dir + "; Cairn keeps them as they are, and no new workflow should start over this one"}, false
+	}
+	return c, true // no workflow on record
 }
 
 // stampCheck compares the set's stamp (bin/.checksums, written by make build and

@@ -1,0 +1,19 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStatusNamesALiveOwner: cairn status from a plain terminal says that another live
+// session owns the workflow, as cairn transition from the same terminal warns.
+func TestStatusNamesALiveOwner(t *testing.T) {
+	dir, env := project(t)
+	run(t, dir, append(env, "CLAUDE_CODE_SESSION_ID=s1"), "start", "apex", "owned")
+	out, err := cairnCmd(t, dir, env, "status").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Another live session last changed this workflow") {
+		t.Fatalf("cairn status: %v\n%s", err, out)
+	}
+}
