@@ -275,7 +275,7 @@ const seeWarning = " (see the warning)"
 func personWords(fs []workflow.Finding) {
 	for i, f := range fs {
 		if f.Code == workflow.FindingAncient {
-			if head, ok := strings.CutSuffix(f.Text, "; confirm with the user before continuing"); ok {
+			if head, ok := strings.CutSuffix(f.Text, workflow.AncientAsk); ok {
 				fs[i].Text = head + "; check that it still applies before going on with it"
 			}
 		}

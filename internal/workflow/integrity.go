@@ -112,7 +112,7 @@ func Check(in CheckInput) []Finding {
 		add(FindingFutureTime, High, "timestamps are in the future (after %s): %s; the clock or the file is wrong", fmtTime(in.Now), listCapped(future, 5))
 	}
 	if last := r.LastActivity(); !last.IsZero() && in.Now.Sub(last) > AncientAge {
-		add(FindingAncient, Medium, "last activity was %s ago (%s), more than 7 days: the work may have moved on; confirm with the user before continuing",
+		add(FindingAncient, Medium, "last activity was %s ago (%s), more than 7 days: the work may have moved on"+AncientAsk,
 			Age(in.Now.Sub(last)), fmtTime(last))
 	}
 
@@ -269,3 +269,7 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 	}
 	return res, acts, nil
 }
+
+// AncientAsk ends the FindingAncient text with what the agent asks the user; a view for a
+// person (cairn status) puts a person's step in its place.
+const AncientAsk = "; confirm with the user before continuing"
