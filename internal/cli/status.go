@@ -45,19 +45,19 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		}
 		fmt.Fprintf(w, "Phase:      %s, last change %s ago\n", phase, workflow.Age(time.Duration(r.AgeSeconds)*time.Second))
 		if len(r.Completed) > 0 {
-			fmt.Fprintf(w, "Completed:  %s\n", clean(joinNames(r.Completed, ", ")))
+			fmt.Fprintf(w, "Completed:  %s\n", clean(secrets.JoinNames(r.Completed, ", ")))
 		}
 		if len(r.Allowed) > 0 {
-			fmt.Fprintf(w, "Then:       %s\n", clean(joinNames(r.Allowed, " or ")))
+			fmt.Fprintf(w, "Then:       %s\n", clean(secrets.JoinNames(r.Allowed, " or ")))
 		}
 		if r.Tasks != "" {
-			fmt.Fprintf(w, "Tasks:      %s\n", clean(taskCounts(r)))
+			fmt.Fprintf(w, "Tasks:      %s\n", clean(r.Tasks))
 		}
 		if len(r.Checkpoints) > 0 {
-			fmt.Fprintf(w, "Checkpoints: %s\n", clean(joinNames(r.Checkpoints, ", ")))
+			fmt.Fprintf(w, "Checkpoints: %s\n", clean(secrets.JoinNames(r.Checkpoints, ", ")))
 		}
 		for _, ap := range r.Approvals {
-			fmt.Fprintf(w, "Approved:   %s\n", clean(joined("", ap)))
+			fmt.Fprintf(w, "Approved:   %s\n", clean(secrets.Joined("", ap)))
 		}
 		if r.AwaitingApproval != "" {
 			fmt.Fprintf(w, "Approval:   %s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", clean(r.AwaitingApproval))
@@ -87,50 +87,6 @@ func list(w io.Writer, title string, n int, item func(int) string) {
 	}
 	fmt.Fprintf(w, "%s:\n", title)
 	for i := range n {
-		fmt.Fprintf(w, "  - %s\n", clean(joined("", item(i))))
+		fmt.Fprintf(w, "  - %s\n", clean(secrets.Joined("", item(i))))
 	}
 }
-
-// joined is head followed by rest, which holds stored text, or head and a phrase saying rest
-// is not shown when the two together have a secret's shape: each was scanned alone when it
-// was stored, and an output "api_key" and a note "Qk7a..." print as "api_key: Qk7a...".
-func joined(head, rest string) string {
-	if secrets.ScanString(head+rest) == nil {
-		return head + rest
-	}
-	if head == "" || secrets.ScanString(head) != nil {
-		return notShown
-	}
-	return head + " " + notShown
-}
-
-// taskCounts is the resume's task counts and failed task ids, the ids joined as joinNames
-// does: two ids, each a clean name, may join into a secret ("api_key, qk7ab...").
-func taskCounts(r *engine.Resume) string {
-	failed := " (failed: " + strings.Join(r.FailedTasks, ", ") + ")"
-	counts, ok := strings.CutSuffix(r.Tasks, failed)
-	if len(r.FailedTasks) < 2 || !ok || secrets.ScanString(failed) == nil {
-		return r.Tasks
-	}
-	return counts + " (failed: " + joinNames(r.FailedTasks, ", ") + ")"
-}
-
-// joinNames joins names with sep, leaving out (with a phrase saying so) a name that makes a
-// secret of the one before it: "api_key, Qk7a..." from two checkpoint names.
-func joinNames(names []string, sep string) string {
-	s := strings.Join(names, sep)
-	if secrets.ScanString(s) == nil {
-		return s
-	}
-	kept := []string{names[0]}
-	for i := 1; i < len(names); i++ {
-		if secrets.ScanString(names[i-1]+sep+names[i]) != nil {
-			kept = append(kept, notShown)
-			continue
-		}
-		kept = append(kept, names[i])
-	}
-	return joined("", strings.Join(kept, sep))
-}
-
-const notShown = "(not shown: with what it is printed beside, it has a secret's shape)"

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -160,7 +161,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		if t.Note != "" {
 			rest += ": " + t.Note
 		}
-		return joined(s, rest)
+		return secrets.Joined(s, rest)
 	})
 	keys := slices.Sorted(maps.Keys(r.Vars))
 	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
@@ -179,7 +180,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		}
 		s := fmt.Sprintf("%s: approved %s by %s", a.Phase, stamp(a.ApprovedAt), workflow.ApprovedBy(a.Source))
 		if a.Note != "" {
-			return joined(s, ": "+a.Note)
+			return secrets.Joined(s, ": "+a.Note)
 		}
 		return s
 	})
@@ -187,7 +188,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		h := r.History[i]
 		s := fmt.Sprintf("%s %s -> %s", stamp(h.At), h.From, h.To)
 		if h.Note != "" {
-			return joined(s, ": "+h.Note)
+			return secrets.Joined(s, ": "+h.Note)
 		}
 		return s
 	})
@@ -229,7 +230,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 			change = d.From + " -> " + d.To
 		}
 		if d.Note != "" {
-			change = strings.TrimSpace(joined(change, "  "+fmt.Sprintf("%q", d.Note)))
+			change = strings.TrimSpace(secrets.Joined(change, "  "+fmt.Sprintf("%q", d.Note)))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
 	}

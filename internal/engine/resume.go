@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -529,7 +530,7 @@ func (e *Engine) details(out *Resume, r *workflow.Record) {
 	}
 	out.Tasks = strings.Join(parts, ", ")
 	if len(out.FailedTasks) > 0 {
-		out.Tasks += " (failed: " + strings.Join(out.FailedTasks, ", ") + ")"
+		out.Tasks += " (failed: " + secrets.JoinNames(out.FailedTasks, ", ") + ")" // two clean ids may join into a secret
 	}
 	for _, a := range r.Approvals {
 		if a.ApprovedAt.IsZero() {

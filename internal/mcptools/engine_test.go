@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/client"
 )
@@ -381,6 +382,23 @@ func TestResumeCheckStructuredTaskCounts(t *testing.T) {
 	}
 	if got := structured(t, res)["tasks"]; got != want {
 		t.Errorf("structured tasks = %v, want %q, as the text says", got, want)
+	}
+}
+
+// TestResumeCheckFailedIDsJoinNoSecret: failed task ids, each clean alone, may join into a
+// secret ("api_key, qk7ab..."); the structured content the model reads leaves that id out, as
+// the text report does.
+func TestResumeCheckFailedIDsJoinNoSecret(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"joined ids"}`)
+	for _, id := range []string{"api_key", "qk7ab9cd3ef5gh7jk9mn1pq3rs5tu7", "t3"} {
+		mustOK(t, c, "update_task", `{"id":"`+id+`","status":"running"}`)
+		mustOK(t, c, "update_task", `{"id":"`+id+`","status":"failed"}`)
+	}
+	res := mustOK(t, c, "resume_check", `{}`)
+	got, _ := structured(t, res)["tasks"].(string)
+	if f := secrets.ScanString(got); f != nil || !strings.Contains(got, "(failed: api_key, ") || !strings.Contains(got, ", t3)") {
+		t.Errorf("structured tasks = %q: want the failed ids named but for the one that joins into a secret", got)
 	}
 }
 

@@ -147,11 +147,7 @@ func OpenTasks(r *Record, ended bool) []string {
 		if !strings.HasPrefix(t.ID, ClaudeTaskPrefix) || s == "" {
 			s = t.ID
 			if t.Note != "" {
-				s += ": " + t.Note
-				// Each was scanned alone when stored; joined they may make one ("api_key: Qk7a...").
-				if secrets.ScanString(s) != nil {
-					s = t.ID + ": " + notShown
-				}
+				s = secrets.Joined(t.ID+":", " "+t.Note)
 			}
 		}
 		if t.Status == TaskRunning {
@@ -168,9 +164,6 @@ func OpenTasks(r *Record, ended bool) []string {
 	}
 	return out
 }
-
-// notShown stands for stored text that, joined to what precedes it, has a secret's shape.
-const notShown = "(not shown: with what it is printed beside, it has a secret's shape)"
 
 // EarlierClaudeTasks counts r's open mirrored tasks of another Claude Code session than
 // session (0 when session is not known). Claude Code starts each session with an empty task

@@ -1,0 +1,39 @@
+package secrets
+
+import "strings"
+
+// NotShown stands for stored text that, joined to what is printed before it, has a secret's
+// shape.
+const NotShown = "(not shown: with what it is printed beside, it has a secret's shape)"
+
+// Joined is head followed by rest, which holds stored text; or head and NotShown when the two
+// together have a secret's shape (each was scanned alone when it was stored, and an output
+// "api_key" and a note "Qk7a..." print as "api_key: Qk7a..."); or NotShown alone when head
+// has that shape by itself.
+func Joined(head, rest string) string {
+	if ScanString(head+rest) == nil {
+		return head + rest
+	}
+	if head == "" || ScanString(head) != nil {
+		return NotShown
+	}
+	return head + " " + NotShown
+}
+
+// JoinNames joins names with sep, putting NotShown in place of a name that makes a secret with
+// the one before it: "api_key, Qk7a..." from two checkpoint names.
+func JoinNames(names []string, sep string) string {
+	s := strings.Join(names, sep)
+	if ScanString(s) == nil {
+		return s
+	}
+	kept := []string{names[0]}
+	for i := 1; i < len(names); i++ {
+		if ScanString(names[i-1]+sep+names[i]) != nil {
+			kept = append(kept, NotShown)
+			continue
+		}
+		kept = append(kept, names[i])
+	}
+	return Joined("", strings.Join(kept, sep))
+}
