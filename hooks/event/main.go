@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	os.Exit(hook.Events(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{}))
+	hook.Events(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})
 }

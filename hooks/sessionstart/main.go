@@ -12,5 +12,5 @@ import (
 )
 
 func main() {
-	os.Exit(hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{}))
+	hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})
 }

@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	os.Exit(hook.Stop(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{}))
+	hook.Stop(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})
 }

@@ -24,8 +24,8 @@ func TestMain(m *testing.M) {
 	// cairn comes with hooktest.Main; the hooks are for scripts that check the CLI and the
 	// hooks agree (noproject.txtar).
 	hooktest.Main(m, map[string]func(){
-		"cairn-session-start": func() { os.Exit(hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})) },
-		"cairn-stop":          func() { os.Exit(hook.Stop(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{})) },
+		"cairn-session-start": func() { hook.SessionStart(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{}) },
+		"cairn-stop":          func() { hook.Stop(os.Stdin, os.Stdout, os.Stderr, os.Getenv, yamldoc.Codec{}) },
 	})
 }
 

@@ -38,10 +38,9 @@ const (
 // is 0, and a hard deadline bounds it.
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
-func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
+func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
 	runHook(EventsName, stdin, stdout, stderr, getenv, yaml, events,
 		"Cairn: an event hook stopped early (%s); workflow state was not changed, details on stderr.")
-	return 0
 }
 
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {

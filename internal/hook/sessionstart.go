@@ -26,14 +26,13 @@ const SessionStartName = "cairn-session-start"
 // (TTL expiry, integrity checks, recovery, the degradation tier) and prints the resume report
 // as additionalContext, with a systemMessage when something needs the user's eye. With nothing
 // to report it prints nothing. Bad state, bad stdin, internal errors and a hard deadline all
-// end the same way: a line on stderr, at most a one-line systemMessage, exit 0 (the result).
+// end the same way: a line on stderr, at most a one-line systemMessage, and the process exits 0.
 //
 // yaml reads the project's own workflow definitions and seed 001's milestone files
 // (yamldoc.Codec in the binary); nil leaves them unread, each one reported.
-func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
+func SessionStart(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
 	runHook(SessionStartName, stdin, stdout, stderr, getenv, yaml, sessionStart,
 		"Cairn: the session-start check stopped early (%s); workflow state was not read this time, details on stderr.")
-	return 0
 }
 
 func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {

@@ -26,14 +26,13 @@ const StopName = "cairn-stop"
 // {"decision":"block","reason":...}. The engine guards that (never twice in a row, never when
 // blocking is turned off); this hook adds one more guard of its own: never while
 // stop_hook_active is true, so a bug elsewhere cannot trap the session in a loop. Errors go to
-// stderr and at most a one-line systemMessage, once per session for the same failure; it
-// always returns 0.
+// stderr and at most a one-line systemMessage, once per session for the same failure; the
+// process exits 0.
 //
 // yaml reads the project's own workflow definitions (yamldoc.Codec in the binary).
-func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) int {
+func Stop(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, yaml engine.YAML) {
 	runHook(StopName, stdin, stdout, stderr, getenv, yaml, stop,
 		"Cairn: the end-of-turn check stopped early (%s); what it owed is retried after the next turn, details on stderr.")
-	return 0
 }
 
 func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
