@@ -710,22 +710,18 @@ func TestTypographicQuotesAssign(t *testing.T) {
 			t.Errorf("ScanString(%q) = %v, want %s", c.s, f, c.rule)
 		}
 	}
-	for _, s := range []string{
+	clean(t,
 		"Completed DEBUG for “reset the DB password”: “done, see the vault entry”",
 		"Completed APEX for “rotate the password”: “rotated”",
 		"the “password” field: “required”",
-	} {
-		if f := secrets.ScanString(s); f != nil {
-			t.Errorf("ScanString(%q) = %v, want nil", s, f)
-		}
-	}
+	)
 }
 
 // A password said in prose ("the password is ...") is a password as an assignment is, when
 // the value looks like one: letters and digits and another kind of character. Prose that says
 // what a password is like, is for or is done with passes.
 func TestPasswordInProse(t *testing.T) {
-	for _, s := range []string{
+	found(t, "password-assignment",
 		"the password is hunter2-long-value",
 		"the password is hunter2-long-value.",
 		"The DB password was Tr0ub4dor&3x, rotate it",
@@ -737,12 +733,8 @@ func TestPasswordInProse(t *testing.T) {
 		"the password is “Tr0ub4dor&3x”",
 		"password set to Tr0ub4dor&3x",
 		"PASSWORD IS HUNTER2-LONG-VALUE",
-	} {
-		if f := secrets.ScanString(s); f == nil || f.Rule != "password-assignment" {
-			t.Errorf("ScanString(%q) = %v, want password-assignment", s, f)
-		}
-	}
-	for _, s := range []string{
+	)
+	clean(t,
 		"the password field is validated",
 		"the password is validated on submit",
 		"the password is stored in the vault",
@@ -762,11 +754,7 @@ func TestPasswordInProse(t *testing.T) {
 		"the password reset flow v2-beta is done",
 		"the password was reset",
 		"a password is-not-empty check",
-	} {
-		if f := secrets.ScanString(s); f != nil {
-			t.Errorf("ScanString(%q) = %v, want nil", s, f)
-		}
-	}
+	)
 }
 
 // An Azure shared access signature (a SAS URL or a connection string's
@@ -786,41 +774,29 @@ func TestAzureSAS(t *testing.T) {
 			t.Errorf("ScanJSON(%q) = %v, want azure-sas-token", s, f)
 		}
 	}
-	for _, s := range []string{
-		"https://example.com/verify?sig=" + sig,
+	clean(t,
+		"https://example.com/verify?sig="+sig,
 		"https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=${SAS_SIG}",
 		"https://acct.blob.core.windows.net/c?sv=2022-11-02&sig=short",
 		"the sv= and sig= parameters of a SAS URL",
-	} {
-		if f := secrets.ScanString(s); f != nil {
-			t.Errorf("ScanString(%q) = %v, want nil", s, f)
-		}
-	}
+	)
 }
 
 // A URL with credentials may be percent-encoded whole, as a query parameter (a redirect or
 // a callback URL): scheme%3A%2F%2Fuser%3Apassword%40host is user:password@host.
 func TestURLCredentialsEncoded(t *testing.T) {
-	for _, s := range []string{
+	found(t, "url-credentials",
 		"https://example.com/login?next=https%3A%2F%2Fdeploy%3ATr0ub4dor%263x%40db.example.com%2Fapp",
 		"redis%3a%2f%2f%3ahunter2pass%40cache.internal%3a6379",
 		"postgresql%3A%2F%2Fapp%3AQk7aB9cD3eF5%40%5B::1%5D",
-	} {
-		if f := secrets.ScanString(s); f == nil || f.Rule != "url-credentials" {
-			t.Errorf("ScanString(%q) = %v, want url-credentials", s, f)
-		}
-	}
-	for _, s := range []string{
+	)
+	clean(t,
 		"https%3A%2F%2Fexample.com%2Fpath%3Fa%3Db",
 		"https%3A%2F%2Fuser%40example.com",
 		"https%3A%2F%2Fhost%3A8080%2Fdocs%40v2",
 		"https%3A%2F%2Fdeploy%3A%24DB_PASS%40db.example.com",
 		"mailto%3Abob%40example.com",
-	} {
-		if f := secrets.ScanString(s); f != nil {
-			t.Errorf("ScanString(%q) = %v, want nil", s, f)
-		}
-	}
+	)
 }
 
 // A key on the path to a finding can itself be a secret that only its parent's key makes one
@@ -844,6 +820,26 @@ func TestPathWithholdsSecretShapedKeys(t *testing.T) {
 		}
 		if tt.withheld != "" && strings.Contains(f.Error(), tt.withheld) {
 			t.Errorf("refusal for %s repeats %q: %s", tt.doc, tt.withheld, f.Error())
+		}
+	}
+}
+
+// found checks that ScanString finds each of texts by rule.
+func found(t *testing.T, rule string, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if f := secrets.ScanString(s); f == nil || f.Rule != rule {
+			t.Errorf("ScanString(%q) = %v, want %s", s, f, rule)
+		}
+	}
+}
+
+// clean checks that ScanString finds nothing in any of texts.
+func clean(t *testing.T, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %v, want nil", s, f)
 		}
 	}
 }
