@@ -679,16 +679,13 @@ func TestCopiedProjectIsAnotherOwner(t *testing.T) {
 	}
 }
 
-// TestOfflineDoneOfAnUnconfirmedClaimIsRefused: offline, a task set running here while the
-// remote was out of reach (its claim never confirmed) cannot be marked done: another machine
-// may hold it, as B does here, and done is final, so pushed at the next sync it would end B's
-// task over B's work without any claim behind it. Back online, the next sync finds B's claim
-// and sets the task back to pending here. Back to pending goes ahead offline.
-func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
+// twoClones is machines a and b sharing one bare repository over file://, and reach, which
+// takes a's remote out of reach (false) and back (true).
+func twoClones(t *testing.T) (a, b *clone, reach func(on bool)) {
 	bare := gittest.Bare(t)
 	base := t.TempDir()
-	a, b := gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
-	reach := func(on bool) {
+	a, b = gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
+	return a, b, func(on bool) {
 		url := "file://" + bare
 		if !on {
 			url += ".gone"
@@ -697,6 +694,15 @@ func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
 			t.Fatalf("git remote set-url: %v\n%s", err, out)
 		}
 	}
+}
+
+// TestOfflineDoneOfAnUnconfirmedClaimIsRefused: offline, a task set running here while the
+// remote was out of reach (its claim never confirmed) cannot be marked done: another machine
+// may hold it, as B does here, and done is final, so pushed at the next sync it would end B's
+// task over B's work without any claim behind it. Back online, the next sync finds B's claim
+// and sets the task back to pending here. Back to pending goes ahead offline.
+func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
+	a, b, reach := twoClones(t)
 	reach(false)
 	for _, id := range []string{"t1", "t2"} {
 		if res, err := a.task(id, "running"); err != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "not yet claimed") {
@@ -769,18 +775,7 @@ func mustGit(t *testing.T, dir string) remote.Backend {
 // nobody holds is claimed and released, so B may claim it afterwards; offline, it is refused
 // with nothing changed.
 func TestDoneOfATaskNotClaimedHereIsClaimedFirst(t *testing.T) {
-	bare := gittest.Bare(t)
-	base := t.TempDir()
-	a, b := gitClone(t, "file://"+bare, filepath.Join(base, "a")), gitClone(t, "file://"+bare, filepath.Join(base, "b"))
-	reach := func(on bool) {
-		url := "file://" + bare
-		if !on {
-			url += ".gone"
-		}
-		if out, err := exec.Command("git", "-C", filepath.Join(base, "a"), "remote", "set-url", "origin", url).CombinedOutput(); err != nil {
-			t.Fatalf("git remote set-url: %v\n%s", err, out)
-		}
-	}
+	a, b, reach := twoClones(t)
 	for _, id := range []string{"t1", "t2", "t3"} {
 		if _, err := a.en.UpdateTask(engine.TaskRequest{ID: id, Status: "running"}); err != nil {
 			t.Fatal(err)
