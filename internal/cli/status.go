@@ -71,6 +71,13 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 	default:
 		fmt.Fprintln(w, "No active workflow.")
 	}
+	// Open tasks as the agent's report lists them; a workflow may hold hundreds, and the rest
+	// are in cairn show.
+	open := min(len(r.OpenTasks), maxOpenTasks)
+	list(w, "Open tasks", open, func(i int) string { return r.OpenTasks[i] })
+	if more := len(r.OpenTasks) - open; more > 0 {
+		fmt.Fprintf(w, "  +%d more (cairn show)\n", more)
+	}
 	list(w, "Blocking violations", len(r.Blocking), func(i int) string {
 		v := r.Blocking[i]
 		return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
@@ -78,6 +85,9 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 	list(w, "Warnings", len(r.Warnings), func(i int) string { return r.Warnings[i] })
 	list(w, "Notices", len(r.Notices), func(i int) string { return r.Notices[i] })
 }
+
+// maxOpenTasks is how many open tasks status lists.
+const maxOpenTasks = 10
 
 // list prints a titled bullet list when it has items. An item may join strings stored and
 // scanned one by one: one whose join has a secret's shape is not printed.
