@@ -1200,13 +1200,12 @@ func TestDamagedStateIsToldOnceToTheUser(t *testing.T) {
 	}
 }
 
-// TestUnreadableStateIsNoEnding: while the active slot holds state this Cairn cannot read (a
-// newer Cairn's), the workflow that ended before it is not "the last one ended": the report
-// does not say so beside the warning, which would read as nothing being active, and it is not
-// counted as told.
-func TestUnreadableStateIsNoEnding(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
+// newerOverAnEnding is apex-old abandoned, then apex-new active with its snapshot replaced by
+// one a newer Cairn wrote; good is the snapshot it replaced.
+func newerOverAnEnding(t *testing.T) (e *env, en *engine.Engine, good []byte) {
+	t.Helper()
+	e = newEnv(t)
+	en = e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "done before", WorkflowID: "apex-old"}))(t)
 	must(en.Archive("abandoned"))(t)
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "upgraded", WorkflowID: "apex-new"}))(t)
@@ -1215,9 +1214,19 @@ func TestUnreadableStateIsNoEnding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(snap, []byte(`{"version":"3.0","workflow_id":"apex-new","revision":1}`), 0o600); err != nil {
+	if err := os.WriteFile(snap, []byte(`{"version":"3.0","workflow_id":"apex-new","revision":1,"future":true}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return e, en, good
+}
+
+// TestUnreadableStateIsNoEnding: while the active slot holds state this Cairn cannot read (a
+// newer Cairn's), the workflow that ended before it is not "the last one ended": the report
+// does not say so beside the warning, which would read as nothing being active, and it is not
+// counted as told.
+func TestUnreadableStateIsNoEnding(t *testing.T) {
+	e, en, good := newerOverAnEnding(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if r.Tier != "Newer" || r.Ended != "" || strings.Contains(r.Report, "done before") {
 		t.Fatalf("tier %s, ended %q, report:\n%s", r.Tier, r.Ended, r.Report)

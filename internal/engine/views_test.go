@@ -434,15 +434,7 @@ func TestNewerStateReportHasNextLine(t *testing.T) {
 // TestListShowsArchivesBesideANewerState: state a newer Cairn wrote is listed as such, and the
 // archives are listed with it rather than the whole list failing on it.
 func TestListShowsArchivesBesideANewerState(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "done before", WorkflowID: "apex-old"}))(t)
-	must(en.Archive("abandoned"))(t)
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "upgraded", WorkflowID: "apex-new"}))(t)
-	doc := `{"version":"3.0","workflow_id":"apex-new","revision":1,"future":true}`
-	if err := os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, en, _ := newerOverAnEnding(t)
 	list, more, err := en.ListRecent(0)
 	if _, ok := errors.AsType[*engine.NewerStateError](err); !ok || more {
 		t.Fatalf("list on a newer state: error %v (more %v), want a *NewerStateError", err, more)

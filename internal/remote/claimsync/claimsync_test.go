@@ -520,13 +520,7 @@ func TestOfflineDoneAfterTheLeaseIsRefused(t *testing.T) {
 	if _, err := other.Claim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.task("t1", "done")
-	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("offline, past the lease, done on a task another machine took over: %v %v", err, res != nil)
-	}
-	if got := taskStatus(t, a, "t1"); got != "running" {
-		t.Fatalf("t1 is %s here, want still running", got)
-	}
+	doneRefused(t, a, "t1", "offline, past the lease, done on a task another machine took over", "nothing was changed")
 	if _, err := a.task("t1", "pending"); err != nil {
 		t.Fatalf("offline, past the lease, back to pending (not final): %v", err)
 	}
@@ -712,13 +706,7 @@ func TestOfflineDoneOfAnUnconfirmedClaimIsRefused(t *testing.T) {
 	if _, err := b.task("t1", "running"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.task("t1", "done")
-	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("offline, done on a task whose claim was never confirmed: %v %v", err, res != nil)
-	}
-	if got := taskStatus(t, a, "t1"); got != "running" {
-		t.Fatalf("t1 is %s here, want still running", got)
-	}
+	doneRefused(t, a, "t1", "offline, done on a task whose claim was never confirmed", "nothing was changed")
 	if _, err := a.task("t2", "pending"); err != nil {
 		t.Fatalf("offline, t2 back to pending (not final): %v", err)
 	}
@@ -784,22 +772,10 @@ func TestDoneOfATaskNotClaimedHereIsClaimedFirst(t *testing.T) {
 	if _, err := b.task("t1", "running"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.task("t1", "done")
-	if err == nil || !strings.Contains(err.Error(), "held by") || !strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("done on a task B holds, not claimed here: %v %v", err, res != nil)
-	}
-	if got := taskStatus(t, a, "t1"); got != "running" {
-		t.Fatalf("t1 is %s here, want still running", got)
-	}
+	doneRefused(t, a, "t1", "done on a task B holds, not claimed here", "held by", "nothing was changed")
 
 	reach(false)
-	res, err = a.task("t2", "done")
-	if err == nil || !strings.Contains(err.Error(), "out of reach") || !strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("offline, done on a task not claimed here: %v %v", err, res != nil)
-	}
-	if got := taskStatus(t, a, "t2"); got != "running" {
-		t.Fatalf("t2 is %s here, want still running", got)
-	}
+	doneRefused(t, a, "t2", "offline, done on a task not claimed here", "out of reach", "nothing was changed")
 
 	reach(true)
 	if res, err := a.task("t3", "done"); err != nil || len(res.Warnings) != 0 {
@@ -810,5 +786,20 @@ func TestDoneOfATaskNotClaimedHereIsClaimedFirst(t *testing.T) {
 	}
 	if _, err := b.task("t3", "running"); err != nil {
 		t.Fatalf("A's claim on t3 was not released once done: %v", err)
+	}
+}
+
+// doneRefused checks that marking id done on c is refused, the error saying each of says, and
+// that the task is still running there.
+func doneRefused(t *testing.T, c *clone, id, what string, says ...string) {
+	t.Helper()
+	_, err := c.task(id, "done")
+	for _, want := range says {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v, want an error saying %q", what, err, want)
+		}
+	}
+	if got := taskStatus(t, c, id); got != "running" {
+		t.Fatalf("%s is %s here, want still running", id, got)
 	}
 }
