@@ -144,11 +144,10 @@ func canonicalRoot(root string) string {
 	}
 	gitdir := resolveFrom(root, strings.TrimSpace(rest))
 
-	common, ok := readSmall(filepath.Join(gitdir, "commondir"))
+	commonDir, ok := CommonDir(gitdir)
 	if !ok {
 		return root // a submodule: its git dir has no commondir, it is its own root
 	}
-	commonDir := resolveFrom(gitdir, common)
 	// A linked worktree's git dir is <common>/worktrees/<name>.
 	if filepath.Dir(gitdir) != filepath.Join(commonDir, "worktrees") {
 		return root
@@ -166,6 +165,37 @@ func canonicalRoot(root string) string {
 		return commonDir
 	}
 	return filepath.Dir(commonDir)
+}
+
+// GitDir finds the work tree holding dir, the first directory at or above it with a .git,
+// and its git directory: that .git directory, or where a linked worktree's or a submodule's
+// .git file ("gitdir: <path>") points. ok is false when no work tree holds dir; gitDir is ""
+// when one does but its .git file does not read as one.
+func GitDir(dir string) (tree, gitDir string, ok bool) {
+	tree = gitRoot(dir)
+	if tree == "" {
+		return "", "", false
+	}
+	p := filepath.Join(tree, ".git")
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return tree, p, true
+	}
+	line, read := readSmall(p)
+	rest, isGitdir := strings.CutPrefix(line, "gitdir:")
+	if !read || !isGitdir {
+		return tree, "", true
+	}
+	return tree, resolveFrom(tree, strings.TrimSpace(rest)), true
+}
+
+// CommonDir is the git directory holding the refs of the one at gitDir: a linked worktree's
+// main git directory (its commondir file); ok is false when gitDir has no commondir file.
+func CommonDir(gitDir string) (string, bool) {
+	common, ok := readSmall(filepath.Join(gitDir, "commondir"))
+	if !ok {
+		return "", false
+	}
+	return resolveFrom(gitDir, common), true
 }
 
 // readSmall reads a regular, non-symlinked file of at most maxGitFile bytes, trimmed.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -200,34 +201,15 @@ const maxSharingFile = 64 << 10
 // in it with remote. inRepo is false when no work tree holds dir (nothing cloned can have put
 // settings there); file is "" when one does but its git directory cannot be found.
 func sharingLine(dir, remote string) (file, line string, inRepo bool) {
-	for d := filepath.Dir(dir); ; {
-		p := filepath.Join(d, ".git")
-		if fi, err := os.Stat(p); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
-			rel, err := filepath.Rel(d, dir)
-			if err != nil || strings.ContainsAny(rel, "\r\n") {
-				return "", "", true
-			}
-			line = remote + " " + filepath.ToSlash(rel)
-			if fi.IsDir() {
-				return filepath.Join(p, sharingFile), line, true
-			}
-			// A linked worktree's or a submodule's .git file: "gitdir: <its git directory>".
-			b, err := durable.ReadPath(p, 4096, true)
-			gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-			if err != nil || !ok {
-				return "", "", true
-			}
-			if gitdir = strings.TrimSpace(gitdir); !filepath.IsAbs(gitdir) {
-				gitdir = filepath.Join(d, gitdir)
-			}
-			return filepath.Join(gitdir, sharingFile), line, true
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", "", false
-		}
-		d = parent
+	tree, gitdir, ok := project.GitDir(filepath.Dir(dir))
+	if !ok {
+		return "", "", false
 	}
+	rel, err := filepath.Rel(tree, dir)
+	if gitdir == "" || err != nil || strings.ContainsAny(rel, "\r\n") {
+		return "", "", true
+	}
+	return filepath.Join(gitdir, sharingFile), remote + " " + filepath.ToSlash(rel), true
 }
 
 // enabledHere reports whether sharing through remote was switched on by cairn remote enable
@@ -263,13 +245,9 @@ func enabledHere(dir, remote string) bool {
 // Cairn's sync fetched from remote, loose or in packed-refs. It reads the files git keeps
 // rather than starting git: the hooks call Load.
 func mirroredFrom(gitdir, remote string) bool {
-	common := gitdir // a linked worktree's refs are in the main git directory
-	if b, err := durable.ReadPath(filepath.Join(gitdir, "commondir"), 4096, false); err == nil {
-		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
-			common = c
-		} else {
-			common = filepath.Join(gitdir, c)
-		}
+	common, ok := project.CommonDir(gitdir) // a linked worktree's refs are in the main git directory
+	if !ok {
+		common = gitdir
 	}
 	prefix := "refs/cairn-mirror/" + remote + "/"
 	if ents, err := os.ReadDir(filepath.Join(common, filepath.FromSlash(prefix))); err == nil {
