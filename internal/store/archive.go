@@ -298,7 +298,7 @@ func (s *Store) finishArchive() (*Notice, error) {
 	if err != nil {
 		// Not a marker Cairn wrote (damaged, too large, a directory or FIFO in its place, no
 		// permission): left where it is it would stop every write. It is moved aside, whole.
-		n, qerr := s.quarantine(pendingArchive, err)
+		n, qerr := s.Quarantine(pendingArchive, err)
 		if qerr != nil {
 			return nil, fmt.Errorf("%s, the archive in progress, in %s cannot be read (%v) nor moved aside: %w", pendingArchive, s.dir, err, qerr)
 		}

@@ -212,7 +212,7 @@ func (s *Store) Write(name string, doc []byte) error {
 		return fmt.Errorf("document %q not saved: %w", name, damage)
 	}
 	if damage != nil {
-		if _, err := s.quarantine(file, damage); err != nil {
+		if _, err := s.Quarantine(file, damage); err != nil {
 			return err
 		}
 	}

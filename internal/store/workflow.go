@@ -270,7 +270,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	}
 	if err != nil {
 		// Damaged or too large: kept in quarantine, and rebuilt below.
-		n, qerr := s.quarantine(WorkflowFile, err)
+		n, qerr := s.Quarantine(WorkflowFile, err)
 		if qerr != nil {
 			return w, tailState{}, qerr
 		}
@@ -371,8 +371,9 @@ func (s *Store) pastBrokenChain(w Workflow, st, tail *Record) (Workflow, tailSta
 	return w, tailState{seq: tail.Seq, rev: tail.Revision}, nil
 }
 
-// quarantine moves a damaged file to quarantine/<base>-<utc>, never deleting it.
-func (s *Store) quarantine(file string, why error) (Notice, error) {
+// Quarantine moves the damaged file (a name in the state directory) to
+// quarantine/<base>-<utc>, durably, never deleting it; why is said in the notice.
+func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	if err := s.mkdir(quarantineDir); err != nil {
 		return Notice{}, err
 	}
@@ -781,7 +782,7 @@ func (s *Store) setAsideSealed(id string) (*Notice, error) {
 	if there, err := s.present(dir); err != nil || !there {
 		return nil, err
 	}
-	n, err := s.quarantine(dir, errors.New("its sealed journal lines belong to an earlier chain of this workflow whose journal is missing"))
+	n, err := s.Quarantine(dir, errors.New("its sealed journal lines belong to an earlier chain of this workflow whose journal is missing"))
 	if err != nil {
 		return nil, err
 	}

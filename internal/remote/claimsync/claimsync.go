@@ -47,12 +47,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -253,12 +251,7 @@ func rebuild(st *store.Store) (cur state, notice string, err error) {
 		}
 		file := filepath.Join(st.Dir(), Doc+".json")
 		owner := salvageOwner(file)
-		var dst string
-		d, err := durable.OpenDir(st.Dir())
-		if err == nil {
-			dst, err = quarantine(d, Doc+".json")
-			d.Close()
-		}
+		q, err := st.Quarantine(Doc+".json", errors.New("not readable as the claims state"))
 		if err != nil {
 			return nil, fmt.Errorf("the claims state (%s) is damaged and could not be moved to quarantine/ to be rebuilt: %w", Doc, err)
 		}
@@ -275,7 +268,7 @@ func rebuild(st *store.Store) (cur state, notice string, err error) {
 		if err != nil {
 			return nil, err
 		}
-		notice = fmt.Sprintf("the claims state was damaged: it was moved to %s and rebuilt; %s", filepath.Join("quarantine", filepath.Base(dst)), lost)
+		notice = fmt.Sprintf("the claims state was damaged: it was moved to %s and rebuilt; %s", q.Path, lost)
 		return nil, nil
 	})
 	return cur, notice, err
@@ -328,42 +321,6 @@ func ownerShape(s string) bool {
 	}
 	return true
 }
-
-// quarantine moves name to quarantine/<name>-<utc> in fsys (the state directory), under a name
-// not yet taken, fsyncs both directories so that neither the damaged file nor its absence
-// comes back after a power loss, and returns where it went. Looking for a free name stops at
-// any answer other than "not there": an I/O error or a name too long would be the same for
-// every name tried.
-func quarantine(fsys durable.FS, name string) (string, error) {
-	if err := durable.MkdirIn(fsys, quarantineDir, 0o700); err != nil {
-		return "", err
-	}
-	base := quarantineDir + "/" + name + "-" + time.Now().UTC().Format("20060102T150405.000Z")
-	dst := base
-	for i := 2; ; i++ {
-		_, err := fsys.Lstat(dst)
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-		if i > 100 {
-			return "", &fs.PathError{Op: "rename", Path: dst, Err: fs.ErrExist}
-		}
-		dst = base + "-" + strconv.Itoa(i)
-	}
-	if err := fsys.Rename(name, dst); err != nil {
-		return "", err
-	}
-	if err := fsys.SyncDir(quarantineDir); err != nil {
-		return "", err
-	}
-	return dst, fsys.SyncDir(".")
-}
-
-// quarantineDir is the store's quarantine directory, in the state directory.
-const quarantineDir = "quarantine"
 
 // makeOwner gives this clone its identity, once: a concurrent first call keeps the first.
 func makeOwner(st *store.Store) (state, error) {

@@ -1,0 +1,51 @@
+package store_test
+
+import (
+	"errors"
+	"path"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/simfs"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// TestQuarantineIsDurable: once Quarantine returns, a power loss keeps the damaged file in
+// quarantine/ and not in its place; a power loss at any moment before leaves it in one of the
+// two, never lost.
+func TestQuarantineIsDurable(t *testing.T) {
+	const name = "claims.json"
+	for k := 1; ; k++ {
+		f := simfs.New()
+		s, err := store.Open(t.TempDir(), store.WithFS(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := durable.WriteFile(f, name, []byte("{damaged"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f.CrashAt = f.Ops() + k
+		n, err := s.Quarantine(name, errors.New("damaged"))
+		after := f.Recover()
+		_, inPlace := after.Lstat(name)
+		names, _ := after.ReadDirNames("quarantine")
+		if inPlace != nil && len(names) == 0 {
+			t.Fatalf("power lost at operation %d of Quarantine (%v): the damaged file is lost", k, err)
+		}
+		if err == nil && (inPlace == nil || len(names) != 1 || path.Base(n.Path) != names[0]) {
+			t.Fatalf("Quarantine returned %q, then after a power loss: still in place %v, quarantine/ %v", n.Path, inPlace == nil, names)
+		}
+		crashed := f.Crashed()
+		s.Close()
+		if !crashed {
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ran to its end after %d power losses", k-1)
+			return
+		}
+		if k > 50 {
+			t.Fatal("Quarantine never ran to its end")
+		}
+	}
+}
