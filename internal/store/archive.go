@@ -614,10 +614,10 @@ func (s *Store) prune(kept string) ([]string, error) {
 	return removed, s.writeIndex(order)
 }
 
-// replayIntent is remotesync's document (remotesync.IntentDoc) holding the replay a sync cut
-// short still owes: workflow_id's copy at revision mine lost a race, and lost is the SHA-256 of
+// ReplayIntent is the document remotesync (remotesync.IntentDoc) keeps the replay a sync cut
+// short still owes in, named here because retention reads it: workflow_id's copy at revision mine lost a race, and lost is the SHA-256 of
 // that copy's record without insignificant space.
-const replayIntent = "remote-replay"
+const ReplayIntent = "remote-replay"
 
 // owedConflicts returns the directories of the active workflow's conflict archives in order
 // (oldest first) that a replay may still be owed from, so that retention does not remove them:
@@ -646,7 +646,7 @@ func (s *Store) owedConflicts(order []ArchiveInfo) []string {
 		Mine     int64  `json:"mine"`
 		Lost     string `json:"lost"`
 	}
-	doc, err := s.get(documents, replayIntent)
+	doc, err := s.get(documents, ReplayIntent)
 	unknown := err != nil && !errors.Is(err, ErrNotFound)
 	if !unknown && (err != nil || json.Unmarshal(doc, &in) != nil || in.Workflow != m.id || in.Lost == "") {
 		return owed

@@ -18,9 +18,8 @@ import (
 // IntentDoc is the store document that holds a lost race's replay until it is done, so that a
 // sync killed between taking the remote's line and replaying this machine's changes does not
 // leave them only in the conflict archive: the next sync replays them. The store's retention
-// reads it under the same name (its replayIntent), to keep the conflict archive it owes from;
-// TestDamagedIntentDoesNotBlockSync fails if the two names part.
-const IntentDoc = "remote-replay"
+// reads it to keep the conflict archive it owes from.
+const IntentDoc = store.ReplayIntent
 
 // intent is a replay owed: workflow's copy at revision Mine lost to the remote's line at
 // revision Theirs, the two sharing revisions 1..Common. At is when the race was found. Lost is

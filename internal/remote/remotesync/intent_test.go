@@ -34,8 +34,7 @@ func conflictArchives(t *testing.T, st *store.Store, wf string) []string {
 // disk) does not stop every sync. The sync goes on and says so, and the conflict archive the
 // intent may owe a replay from is not lost: with only one to owe from, the newest conflict
 // archive (which retention keeps), the intent is set aside in quarantine; with more, it is left
-// where it is, so that retention keeps them all (the store finds it by the same name,
-// remotesync.IntentDoc: were the names apart, retention would remove the older one here).
+// where it is, so that retention keeps them all.
 func TestDamagedIntentDoesNotBlockSync(t *testing.T) {
 	for _, name := range []string{"one conflict archive", "two conflict archives"} {
 		t.Run(name, func(t *testing.T) {
