@@ -324,8 +324,8 @@ func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error)
 // of Claude Code's status bar: the built-in fast path, else, before the definitions are
 // loaded, the file named after the type, read and parsed alone, when it defines that type.
 // Only otherwise (a type defined in a file of another name, or none) are all of them loaded.
-// Two files that define one type are a broken setup the full load reports; here the file
-// named after it is the one used. nil when the type is not defined.
+// Two files that define one type are a broken setup the full load reports, and the file
+// named after it wins there too (workflow.DefinitionFile). nil when the type is not defined.
 func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 	if d := e.builtinOnly(typ); d != nil {
 		return d
@@ -334,7 +334,7 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 	loaded := e.defs != nil
 	e.defsMu.Unlock()
 	if name := workflow.NormalizeName(typ); !loaded && e.cfg.YAML != nil && workflow.ValidName(name) == nil {
-		p := filepath.Join(e.workflow, name+".md")
+		p := filepath.Join(e.workflow, workflow.DefinitionFile(name))
 		if data, err := durable.ReadPath(p, maxDefinitionFile, true); err == nil {
 			if d, err := e.cfg.YAML.ParseDefinition(p, data); err == nil && d.Name == name {
 				return d

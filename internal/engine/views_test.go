@@ -483,3 +483,21 @@ func TestQuickStatusParsesOnlyItsDefinition(t *testing.T) {
 		t.Fatalf("status %+v %t %v; parsed %q", s, ok, err, y.parsed)
 	}
 }
+
+// Two files that define one type: the status line and every other operation use the same one
+// (the file named after the type, workflow.LoadDefinitions' rule), whichever sorts first.
+func TestQuickStatusAgreesWithTheFullLoadOnADuplicate(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/a-copy.md", "---\nname: mine\nphases: [a, b]\n---\n")
+	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c]\n---\n")
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "mine", Context: "x"}))(t)
+	full, ok := en.Definition("mine")
+	if !ok {
+		t.Fatal("mine is not defined")
+	}
+	s, ok, err := e.openYAML(&recordYAML{}).QuickStatus()
+	if err != nil || !ok || s.Total != len(full.Phases) || !strings.HasSuffix(full.Source, "mine.md") {
+		t.Fatalf("status line counts %d phases, the full load's definition (%s) %d; %t %v", s.Total, full.Source, len(full.Phases), ok, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -53,13 +54,18 @@ func (s *Definitions) Names() []string {
 	return slices.Sorted(maps.Keys(s.byName))
 }
 
+// DefinitionFile is the name of the user file that defines type name (normalized) when two
+// define it: the status line reads that file alone, so the full load must pick it too.
+func DefinitionFile(name string) string { return name + ".md" }
+
 // LoadDefinitions loads the built-in definitions, then the user's files (path -> content,
 // from .claude/workflows/*.md) read with parse, which add definitions or override a built-in
 // one of the same name. A file that cannot be parsed or validated is reported (a
 // *DefinitionError with file, line and reason) and skipped: it never stops the others from
 // loading, and a broken override leaves the built-in in place. Two user files with the same
-// name: the first by path wins and the second is reported. With parse nil every user file is
-// reported as not read (ErrNoParser) and the built-ins stand.
+// name: the one named after it (DefinitionFile) wins, else the first by path, and the other is
+// reported. With parse nil every user file is reported as not read (ErrNoParser) and the
+// built-ins stand.
 func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []error) {
 	set := &Definitions{byName: make(map[string]*Definition, len(builtinNames)+len(user))}
 	var errs []error
@@ -81,8 +87,14 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 			continue
 		}
 		if first, dup := fromUser[d.Name]; dup {
-			errs = append(errs, &DefinitionError{File: p, Line: 0,
-				Reason: fmt.Sprintf("workflow %q is already defined by %s; this file was skipped: rename one of them", d.Name, first)})
+			kept, skipped := first, p
+			if NormalizeName(filepath.Base(p)) == DefinitionFile(d.Name) {
+				kept, skipped = p, first
+				set.byName[d.Name] = d
+				fromUser[d.Name] = p
+			}
+			errs = append(errs, &DefinitionError{File: skipped, Line: 0,
+				Reason: fmt.Sprintf("workflow %q is already defined by %s; this file was skipped: rename one of them", d.Name, kept)})
 			continue
 		}
 		fromUser[d.Name] = p
