@@ -480,13 +480,7 @@ func (s *Store) undoArchive(dir string) error {
 // else found in archive/.
 func parseArchiveDir(name string) (id string, at time.Time, ok bool) {
 	n := len(archiveStamp)
-	rest := name
-	// A "-2" style suffix for archives made in the same millisecond.
-	if i := strings.LastIndexByte(rest, '-'); i > 0 && len(rest)-i <= 4 {
-		if _, err := strconv.Atoi(rest[i+1:]); err == nil {
-			rest = rest[:i]
-		}
-	}
+	rest, _ := archiveSeq(name)
 	if len(rest) < n+2 || rest[len(rest)-n-1] != '-' {
 		return "", time.Time{}, false
 	}
@@ -495,6 +489,17 @@ func parseArchiveDir(name string) (id string, at time.Time, ok bool) {
 		return "", time.Time{}, false
 	}
 	return strings.TrimPrefix(rest[:len(rest)-n-1], "conflict-"), at, true
+}
+
+// archiveSeq splits the "-2" style suffix newArchive gives archives made in the same
+// millisecond off an archive directory's name: base and 2, or the name and 1 without one.
+func archiveSeq(name string) (base string, n int) {
+	if i := strings.LastIndexByte(name, '-'); i > 0 && len(name)-i <= 4 {
+		if n, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i], n
+		}
+	}
+	return name, 1
 }
 
 // prune keeps the newest s.o.retention archives and removes the others, never kept (the
@@ -582,9 +587,14 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return nil, fmt.Errorf("%s in %s has %d damaged line(s), so where the %d archive directories it does not name belong in the order of archives is not known: none was removed", archiveIndex, s.dir, damaged, len(missing))
 	}
 	if len(missing) > 0 {
-		// Nothing better is known of their order than the stamps in their names.
+		// Nothing better is known of their order than the stamps in their names, and within
+		// one millisecond their suffixes (-10 after -9). At is the name's stamp or, from
+		// archive.json, finer: cut to the name's millisecond, so the two never disagree.
 		slices.SortFunc(missing, func(a, b ArchiveInfo) int {
-			return cmp.Or(a.At.Compare(b.At), strings.Compare(a.Dir, b.Dir))
+			abase, an := archiveSeq(a.Dir)
+			bbase, bn := archiveSeq(b.Dir)
+			return cmp.Or(a.At.Truncate(time.Millisecond).Compare(b.At.Truncate(time.Millisecond)),
+				strings.Compare(abase, bbase), cmp.Compare(an, bn), strings.Compare(a.Dir, b.Dir))
 		})
 		order = append(missing, order...)
 		changed = true

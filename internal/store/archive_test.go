@@ -465,3 +465,35 @@ func TestReplaceWorkflowStandsWhenPruneFails(t *testing.T) {
 		t.Fatalf("active after: %s %v", w.ID, err)
 	}
 }
+
+// Ten or more archives made in one millisecond are named -2, -3, ... -10, -11 after the first:
+// with the index lost, its rebuild puts them in that order (numerically, not as strings).
+func TestLostIndexRebuildOrdersSuffixesNumerically(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(100), store.WithClock(func() time.Time { return fixedNow }))
+	var made []string
+	for i := range 12 {
+		if i == 11 {
+			if err := os.Remove(filepath.Join(dir, "archive", "index.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.UpdateWorkflow(setNext(wfID, "analyze"))
+		info, err := s.Archive("completed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, info.Dir)
+	}
+	if !strings.HasSuffix(made[11], "-12") {
+		t.Fatalf("the last archive is %s, want a -12 suffix", made[11])
+	}
+	list, err := s.ListArchives()
+	if err != nil || len(list) != len(made) {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	for i, a := range list {
+		if want := made[len(made)-1-i]; a.Dir != want {
+			t.Errorf("list[%d] = %s, want %s", i, a.Dir, want)
+		}
+	}
+}
