@@ -276,10 +276,14 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 	return Last{Entry: Entry{Text: hook}, Source: IndexFile}, true, nil
 }
 
+// makeDir makes the memory directory: durable.MkdirAll fsyncs each parent it creates into,
+// so a power loss cannot lose the directory with MEMORY.md in it. Tests watch it.
+var makeDir = durable.MkdirAll
+
 // locked runs fn under Cairn's cross-process writer lock, creating the memory directory
 // first.
 func (m *Memory) locked(fn func() error) error {
-	if err := os.MkdirAll(m.loc.Dir, 0o700); err != nil {
+	if err := makeDir(m.loc.Dir, 0o700); err != nil {
 		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
 	}
 	unlock, err := dirLock(m.loc.Dir, m.opt.LockWait)

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -556,5 +557,27 @@ func TestLeftAlone(t *testing.T) {
 	m.opt.LockWait = 10 * time.Millisecond
 	if err := m.Record("Active APEX workflow: plan completed"); !IsUnavailable(err) || LeftAlone(err) {
 		t.Errorf("Record under a held lock = %v, want unavailable for now only", err)
+	}
+}
+
+// The first write makes the memory directory and the parents it lacks durably (each parent
+// fsynced once the directory is in it): a power loss must not lose the directory and the
+// MEMORY.md written inside it.
+func TestFirstWriteMakesTheDirectoryDurably(t *testing.T) {
+	m, dir := newTestMemory(t)
+	var made []string
+	makeDir = func(d string, perm os.FileMode) error {
+		made = append(made, d)
+		return durable.MkdirAll(d, perm)
+	}
+	t.Cleanup(func() { makeDir = durable.MkdirAll })
+	if err := m.Record("Active APEX workflow: plan completed"); err != nil {
+		t.Fatal(err)
+	}
+	if len(made) == 0 || made[0] != dir {
+		t.Fatalf("the memory directory was made by %q, not durable.MkdirAll(%s)", made, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, IndexFile)); err != nil {
+		t.Fatal(err)
 	}
 }
