@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -324,11 +323,7 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	if id == "" || strings.ContainsAny(id, "\r\n") {
 		return InitiativeChange{}, fmt.Errorf("milestone id %s is not one non-empty line", Quote(m.ID))
 	}
-	// "m1" and "m1" with a zero-width space look the same and would be two milestones; a line
-	// separator breaks the id's line where it is shown.
-	if !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool {
-		return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
-	}) {
+	if unclearID(id) {
 		return InitiativeChange{}, errors.New("the milestone id holds control or invisible characters, so it would read as another id: write it with letters, digits, spaces and punctuation")
 	}
 	if err := in.requireWorkable("adding milestone " + id); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -618,6 +619,15 @@ func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error
 // else may be whatever the caller pasted, and is not repeated.
 func echoable(s string) bool {
 	return len(s) <= 64 && shaped(s, nameByte, nameByte) && secrets.ScanString(s) == nil
+}
+
+// unclearID reports whether a task or milestone id holds invalid UTF-8 or a character that
+// makes it read as another id ("t1" and "t1" with a zero-width space) or breaks the line it is
+// shown on (controls, invisible characters, line and paragraph separators); a space is fine.
+func unclearID(id string) bool {
+	return !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool {
+		return r != ' ' && textsafe.Dropped(r) || r == '\u2028' || r == '\u2029'
+	})
 }
 
 // Quote is a caller's value as an error may repeat it: quoted, or, when it has a secret's

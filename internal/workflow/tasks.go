@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -104,9 +103,8 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if u.Status != TaskPending && u.Status != TaskRunning {
 			return Result{}, &TaskStatusError{ID: id, To: u.Status}
 		}
-		// "t1" and "t1" with a zero-width space look the same and would be two tasks. A task
-		// already stored with such an id (an older Cairn took them) stays updatable.
-		if !utf8.ValidString(id) || strings.ContainsFunc(id, func(r rune) bool { return r != ' ' && textsafe.Dropped(r) }) {
+		// A task already stored with such an id (an older Cairn took them) stays updatable.
+		if unclearID(id) {
 			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
 		}
 		if len(r.Tasks) >= maxTasks {

@@ -114,11 +114,12 @@ func TestTaskAddAndDetails(t *testing.T) {
 }
 
 // A new task's id with a control or invisible character would read as another task's ("t1"
-// and "t1" with a zero-width space): refused, as update_task's pattern refuses it. One stored
-// so by an older Cairn stays updatable.
+// and "t1" with a zero-width space), and a line or paragraph separator breaks the line it is
+// shown on: refused, as update_task's pattern refuses it. One stored so by an older Cairn
+// stays updatable.
 func TestLookAlikeTaskIDIsRefused(t *testing.T) {
 	r := mustStart(t, mustDef(t, "apex"))
-	for _, id := range []string{"t1\u200b", "t1\u202e", "t\x1b[2J1", "t1\xff", "t1\u00ad"} {
+	for _, id := range []string{"t1\u200b", "t1\u202e", "t\x1b[2J1", "t1\xff", "t1\u00ad", "t1\u2028t2", "t\u20291"} {
 		if _, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: "running"}, t0, alice); err == nil ||
 			!strings.Contains(err.Error(), "control or invisible") {
 			t.Errorf("new task %q: %v", id, err)
