@@ -297,3 +297,17 @@ func TestSyncTrimsMilestoneIDs(t *testing.T) {
 		}
 	}
 }
+
+// A milestone id in WORKFLOW-STATUS.yaml with a control or invisible character (an older
+// Cairn took them, or a hand edit) is refused with the file, as an id on two lines is: taken
+// in, it would become a milestone no operation may add.
+func TestStatusFileRefusesLookAlikeMilestoneIDs(t *testing.T) {
+	for _, id := range []string{"m1\u200b", "m\x1b[31m1", "m\x011", "m1\u2028m2", "m\u20291", "m1\xff"} {
+		d := workflow.StatusDocFrom(newInit(t), nil)
+		d.Milestones[1].ID = id
+		err := d.Check()
+		if err == nil || !strings.Contains(err.Error(), "milestones item 2: the id holds control or invisible characters") {
+			t.Errorf("id %q: %v", id, err)
+		}
+	}
+}

@@ -79,6 +79,9 @@ func (d *StatusDoc) Check() error {
 			reason = fmt.Sprintf("milestones item %d has no id", i+1)
 		case strings.ContainsAny(id, "\r\n"):
 			reason = fmt.Sprintf("milestones item %d: the id is not one line", i+1)
+		case unclearID(id):
+			// Taken in, it would be a milestone add_milestone refuses, shown as another id.
+			reason = fmt.Sprintf("milestones item %d: the id holds control or invisible characters, so it would read as another id: write it with letters, digits, spaces and punctuation", i+1)
 		case seen[id] > 0:
 			reason = fmt.Sprintf("milestones items %d and %d both have id %s", seen[id], i+1, Quote(id))
 		case m.Status != "" && m.Status != MilestonePending && m.Status != MilestoneInProgress && m.Status != MilestoneCompleted:
