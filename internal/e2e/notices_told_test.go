@@ -283,3 +283,64 @@ func TestCairnNothingOnRecordOneNextStep(t *testing.T) {
 		t.Errorf("the SessionStart context holds %d Next lines, want 1", n)
 	}
 }
+
+// A new session is told once that an open task came from an earlier session's task list;
+// after that the task stands as the workflow's own. The same session compacted, its
+// resume_check, and a later new session (whose Claude Code task list is empty again) list the
+// task as open without the notice, and nothing closes it.
+func TestCairnEarlierSessionTasksToldOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	const subject = "write the retry loop"
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FIRST-TASKS")),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": subject, "description": "wrap upload() in a bounded retry"})).Named("create"),
+		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end"),
+	)
+	first := w.run(t, RunOptions{Prompt: "FIRST-TASKS: list the work", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
+	requireOK(t, first)
+	w.requirePluginLoaded(t, first)
+	requireScriptUsed(t, w)
+	requireToolResultsOK(t, first, 1)
+
+	told := "notice: 1 open task" + earlierTasksNotice
+	listed := "\nopen task: " + subject + "\n"
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-TASKS")), mockapi.Text("ok")).Named("second"),
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-COMPACT")),
+			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
+		mockapi.On(afterToolResult, mockapi.Text("checked")).Named("checked"),
+	)
+	second := w.run(t, RunOptions{Inputs: []string{"SECOND-TASKS: go on", "/compact", "AFTER-COMPACT: go on"}})
+	requireOK(t, second)
+	requireScriptUsed(t, w)
+	if second.SessionID() == first.SessionID() {
+		t.Fatalf("the second run reused session %s", first.SessionID())
+	}
+	before := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-TASKS")))
+	after := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-COMPACT")))
+	if len(before) != 1 || len(after) != 1 {
+		t.Fatalf("%d requests before /compact and %d after, want 1 each", len(before), len(after))
+	}
+	if report := cairnReport(t, before[0]); !strings.Contains(report, told) || !strings.Contains(report, listed) {
+		t.Errorf("the new session's report does not tell of the earlier session's task once:\n%s", report)
+	}
+	if report := cairnReport(t, after[0]); strings.Contains(report, earlierTasksNotice) || !strings.Contains(report, listed) {
+		t.Errorf("after /compact the report tells of the earlier session's task again, or does not list it:\n%s", report)
+	}
+	if rc := requireToolResultsOK(t, second, 1)[0]; strings.Contains(rc.Text, earlierTasksNotice) || !strings.Contains(rc.Text, subject) {
+		t.Errorf("resume_check tells of the earlier session's task again, or does not list it: %s", rc.Text)
+	}
+
+	w.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("THIRD-TASKS")), mockapi.Text("ok")).Named("third"))
+	third := w.run(t, RunOptions{Prompt: "THIRD-TASKS: go on"})
+	requireOK(t, third)
+	requireScriptUsed(t, w)
+	if report := cairnReport(t, third.FirstMain(t)); strings.Contains(report, earlierTasksNotice) || !strings.Contains(report, listed) {
+		t.Errorf("a later new session is told again, or the task is not listed:\n%s", report)
+	}
+	if st := w.readState(t); len(st.Tasks) != 1 || st.Tasks[0].Status != "pending" {
+		t.Errorf("tasks %+v, want the one task still pending", st.Tasks)
+	}
+}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,5 +42,46 @@ func TestMirroredTaskOfAnEarlierSessionIsToldAsSuch(t *testing.T) {
 	}
 	if got := open("sess-cccc-3"); !strings.Contains(got, stale) {
 		t.Errorf("a third session reads it as plainly open: %q", got)
+	}
+}
+
+// Claude Code's task list is empty in every new session, so a notice about an earlier
+// session's open task, repeated at each start, would come back until the task is done. The
+// first session start that tells of it says it once; the task then stands as the workflow's
+// own: listed as open, in no later report's notice (a later session, the same session
+// compacted, or its resume_check). A task of another session left open later is told once
+// too.
+func TestEarlierSessionTaskIsToldOnce(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
+	const stale = "open task came from an earlier Claude Code session"
+
+	start := func(session string, details bool) *engine.Resume {
+		t.Helper()
+		r := e.open(session).Resume(engine.ResumeOptions{Apply: true, ReportOnly: !details})
+		if !slices.Contains(r.OpenTasks, "write the parser") {
+			t.Fatalf("session %s: open tasks %q, want the parser task", session, r.OpenTasks)
+		}
+		return r
+	}
+	if r := start("sess-bbbb-2", false); !strings.Contains(r.Report, "1 "+stale) || !strings.Contains(r.Report, "Cairn says this once") {
+		t.Fatalf("the first new session is not told of the earlier session's task:\n%s", r.Report)
+	}
+	for _, s := range []struct {
+		session string
+		details bool
+	}{{"sess-bbbb-2", false}, {"sess-bbbb-2", true}, {"sess-cccc-3", false}, {"sess-dddd-4", true}} {
+		if r := start(s.session, s.details); strings.Contains(r.Report, stale) || containsAny(r.Notices, stale) {
+			t.Errorf("session %s (details %v) is told again:\n%s", s.session, s.details, r.Report)
+		}
+	}
+	// A new task left open by session dddd is the next session's news, and only it.
+	must(e.open("sess-dddd-4").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-dddd-4", TaskID: "1", Subject: "test the parser"}, false))(t)
+	if r := start("sess-eeee-5", false); !strings.Contains(r.Report, "1 "+stale) {
+		t.Errorf("a task left open after the first was told is not told:\n%s", r.Report)
+	}
+	if r := start("sess-ffff-6", false); strings.Contains(r.Report, stale) {
+		t.Errorf("told again:\n%s", r.Report)
 	}
 }
