@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // earlierTasksNotice is how the report's notice about an earlier session's open tasks begins,
@@ -342,5 +343,41 @@ func TestCairnEarlierSessionTasksToldOnce(t *testing.T) {
 	}
 	if st := w.readState(t); len(st.Tasks) != 1 || st.Tasks[0].Status != "pending" {
 		t.Errorf("tasks %+v, want the one task still pending", st.Tasks)
+	}
+}
+
+// Two clients in one project: while a running client owns the workflow (here this test
+// process, which changed it just now), a second session's own task list stays its own. Its
+// TaskCreated hook mirrors nothing into the workflow and says why on stderr; the workflow
+// keeps its owner and holds no task.
+func TestCairnTasksBesideALiveOwnerNotMirrored(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	env := map[string]string{"HOME": w.Home, "CLAUDE_PROJECT_DIR": w.Project}
+	owner, err := engine.Open(engine.Config{Getenv: func(k string) string { return env[k] }, WorkDir: w.Project,
+		SessionID: "owner-session", PID: os.Getpid(), Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+		t.Fatal(err)
+	}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BESIDE-TASKS")),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "fix the README typo", "description": "unrelated to the workflow"})).Named("create"),
+		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end"),
+	)
+	r := w.run(t, RunOptions{Prompt: "BESIDE-TASKS: a quick chore", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	requireToolResultsOK(t, r, 1)
+	created := requireHooksOK(t, r, "TaskCreated")
+	if len(created) != 1 || !strings.Contains(created[0].Stderr, "belongs to another live session") {
+		t.Errorf("TaskCreated hooks %+v, want one that says the task is kept out of the live owner's workflow", created)
+	}
+	if st := w.readState(t); len(st.Tasks) != 0 || st.Owner == nil || st.Owner.SessionID != "owner-session" {
+		t.Errorf("tasks %+v, owner %+v: want no task and the owner kept", st.Tasks, st.Owner)
 	}
 }

@@ -1,9 +1,12 @@
 package engine_test
 
 import (
+	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 )
@@ -83,5 +86,50 @@ func TestEarlierSessionTaskIsToldOnce(t *testing.T) {
 	}
 	if r := start("sess-ffff-6", false); strings.Contains(r.Report, stale) {
 		t.Errorf("told again:\n%s", r.Report)
+	}
+}
+
+// Two Claude Code clients in one project: the task list of a session working beside the one
+// that owns the workflow (another running client, which changed it within the live window)
+// is its own, and is not mirrored into that workflow, where it would be listed as open in
+// every later report. Its completion of a task it did mirror is still recorded, and once the
+// owner has been quiet past the live window its tasks are mirrored again.
+func TestTasksOfASessionBesideTheLiveOwnerAreNotMirrored(t *testing.T) {
+	e := newEnv(t)
+	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
+	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	beside := e.openAs("sess-bbbb-2", 4243)
+	task := func(id, subject string, completed bool) error {
+		_, err := beside.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: id, Subject: subject}, completed)
+		return err
+	}
+	type mirrored struct{ ID, Status string }
+	tasks := func() []mirrored {
+		t.Helper()
+		var r struct{ Tasks []mirrored }
+		if err := json.Unmarshal(owner.Resume(engine.ResumeOptions{}).Workflow, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Tasks
+	}
+	if err := task("1", "unrelated chore", false); err == nil || !strings.Contains(err.Error(), "another live session") {
+		t.Errorf("a task of the session beside the live owner: err %v, want it not mirrored", err)
+	}
+	if got := tasks(); len(got) != 0 {
+		t.Fatalf("the workflow holds %+v, want no task", got)
+	}
+	e.clock.Add(11 * time.Minute) // the owner quiet past the live window
+	if err := task("2", "write the parser", false); err != nil {
+		t.Fatal(err)
+	}
+	must(owner.Transition(engine.TransitionRequest{To: "plan"}))(t) // the owner is back
+	if err := task("3", "another chore", false); err == nil {
+		t.Errorf("a new task beside the live owner was mirrored")
+	}
+	if err := task("2", "write the parser", true); err != nil {
+		t.Errorf("its own mirrored task's completion beside the live owner: %v", err)
+	}
+	if got := tasks(); len(got) != 1 || got[0].Status != "done" {
+		t.Errorf("tasks %+v, want the parser task done and nothing else", got)
 	}
 }
