@@ -23,10 +23,19 @@ type ClaudeTask = workflow.ClaudeTask
 // current phase, through the same locked, journaled write as every change (see
 // workflow.RecordClaudeTask). Claude Code's own task store is never touched. With no active
 // workflow it returns ErrNoActiveWorkflow and writes nothing.
+//
+// A session working beside the workflow's owner, a Claude Code client still running that
+// changed it within the live window, keeps its task list to itself: mirrored, its tasks
+// would be the workflow's open tasks in every later report and would take the workflow from
+// its owner. Only a task it mirrored before is still recorded (its completion).
 func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error) {
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
 			return workflow.Result{}, ErrNoActiveWorkflow
+		}
+		if o := cur.Owner; o != nil && e.inOtherLiveClient(o) && workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
+			!slices.ContainsFunc(cur.Tasks, func(k workflow.Task) bool { return k.ID == workflow.ClaudeTaskID(t) }) {
+			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s ago), so this session's task list is kept out of it", cur.WorkflowID, workflow.Age(e.now().Sub(o.Heartbeat)))
 		}
 		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
 	}, "claude code task "+strings.TrimSpace(t.TaskID))
