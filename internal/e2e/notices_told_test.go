@@ -381,3 +381,36 @@ func TestCairnTasksBesideALiveOwnerNotMirrored(t *testing.T) {
 		t.Errorf("tasks %+v, owner %+v: want no task and the owner kept", st.Tasks, st.Owner)
 	}
 }
+
+// A client runs one session at a time: what its session before /clear wrote (here a task its
+// TaskCreated hook mirrored after the last Cairn call) is not another session's change, and
+// the first Cairn call after /clear carries no change notice. The MCP server acts for the new
+// session.
+func TestCairnNoNoticeOfOwnClientAfterClear(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BEFORE-CLEAR")),
+			mockapi.ToolUse(cairnTool("get_vars"), map[string]any{})).Named("vars before"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload() in a bounded retry"})).Named("create"),
+		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end before"),
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-CLEAR")),
+			mockapi.ToolUse(cairnTool("get_vars"), map[string]any{})).Named("vars after"),
+		mockapi.On(afterToolResult, mockapi.Text("ok")).Named("end after"),
+	)
+	r := w.run(t, RunOptions{Inputs: []string{"BEFORE-CLEAR: list the work", "/clear", "AFTER-CLEAR: go on"},
+		AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	results := requireToolResultsOK(t, r, 3)
+	if got := results[2].Text; strings.Contains(got, "Notice:") {
+		t.Errorf("the first call after /clear reports its own client's earlier session as another: %s", got)
+	}
+	inits := r.Inits()
+	if st := w.readState(t); len(inits) < 2 || len(st.Tasks) != 1 || st.Owner == nil || st.Owner.SessionID != inits[0].SessionID {
+		t.Errorf("tasks %+v, owner %+v: want the task mirrored by the session before /clear", st.Tasks, st.Owner)
+	}
+}
