@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/e2e/mockapi"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // earlierTasksNotice is how the report's notice about an earlier session's open tasks begins,
@@ -281,5 +282,135 @@ func TestCairnNothingOnRecordOneNextStep(t *testing.T) {
 	}
 	if n := strings.Count(ctx, "Next:"); n != 1 {
 		t.Errorf("the SessionStart context holds %d Next lines, want 1", n)
+	}
+}
+
+// A new session is told once that an open task came from an earlier session's task list;
+// after that the task stands as the workflow's own. The same session compacted, its
+// resume_check, and a later new session (whose Claude Code task list is empty again) list the
+// task as open without the notice, and nothing closes it.
+func TestCairnEarlierSessionTasksToldOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	const subject = "write the retry loop"
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FIRST-TASKS")),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": subject, "description": "wrap upload() in a bounded retry"})).Named("create"),
+		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end"),
+	)
+	first := w.run(t, RunOptions{Prompt: "FIRST-TASKS: list the work", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
+	requireOK(t, first)
+	w.requirePluginLoaded(t, first)
+	requireScriptUsed(t, w)
+	requireToolResultsOK(t, first, 1)
+
+	told := "notice: 1 open task" + earlierTasksNotice
+	listed := "\nopen task: " + subject + "\n"
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-TASKS")), mockapi.Text("ok")).Named("second"),
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-COMPACT")),
+			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
+		mockapi.On(afterToolResult, mockapi.Text("checked")).Named("checked"),
+	)
+	second := w.run(t, RunOptions{Inputs: []string{"SECOND-TASKS: go on", "/compact", "AFTER-COMPACT: go on"}})
+	requireOK(t, second)
+	requireScriptUsed(t, w)
+	if second.SessionID() == first.SessionID() {
+		t.Fatalf("the second run reused session %s", first.SessionID())
+	}
+	before := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("SECOND-TASKS")))
+	after := w.Mock.Find(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-COMPACT")))
+	if len(before) != 1 || len(after) != 1 {
+		t.Fatalf("%d requests before /compact and %d after, want 1 each", len(before), len(after))
+	}
+	if report := cairnReport(t, before[0]); !strings.Contains(report, told) || !strings.Contains(report, listed) {
+		t.Errorf("the new session's report does not tell of the earlier session's task once:\n%s", report)
+	}
+	if report := cairnReport(t, after[0]); strings.Contains(report, earlierTasksNotice) || !strings.Contains(report, listed) {
+		t.Errorf("after /compact the report tells of the earlier session's task again, or does not list it:\n%s", report)
+	}
+	if rc := requireToolResultsOK(t, second, 1)[0]; strings.Contains(rc.Text, earlierTasksNotice) || !strings.Contains(rc.Text, subject) {
+		t.Errorf("resume_check tells of the earlier session's task again, or does not list it: %s", rc.Text)
+	}
+
+	w.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("THIRD-TASKS")), mockapi.Text("ok")).Named("third"))
+	third := w.run(t, RunOptions{Prompt: "THIRD-TASKS: go on"})
+	requireOK(t, third)
+	requireScriptUsed(t, w)
+	if report := cairnReport(t, third.FirstMain(t)); strings.Contains(report, earlierTasksNotice) || !strings.Contains(report, listed) {
+		t.Errorf("a later new session is told again, or the task is not listed:\n%s", report)
+	}
+	if st := w.readState(t); len(st.Tasks) != 1 || st.Tasks[0].Status != "pending" {
+		t.Errorf("tasks %+v, want the one task still pending", st.Tasks)
+	}
+}
+
+// Two clients in one project: while a running client owns the workflow (here this test
+// process, which changed it just now), a second session's own task list stays its own. Its
+// TaskCreated hook mirrors nothing into the workflow and says why on stderr; the workflow
+// keeps its owner and holds no task.
+func TestCairnTasksBesideALiveOwnerNotMirrored(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	env := map[string]string{"HOME": w.Home, "CLAUDE_PROJECT_DIR": w.Project}
+	owner, err := engine.Open(engine.Config{Getenv: func(k string) string { return env[k] }, WorkDir: w.Project,
+		SessionID: "owner-session", PID: os.Getpid(), Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.Start(engine.StartRequest{Type: "apex", Context: seedContext}); err != nil {
+		t.Fatal(err)
+	}
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BESIDE-TASKS")),
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "fix the README typo", "description": "unrelated to the workflow"})).Named("create"),
+		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end"),
+	)
+	r := w.run(t, RunOptions{Prompt: "BESIDE-TASKS: a quick chore", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	requireToolResultsOK(t, r, 1)
+	created := requireHooksOK(t, r, "TaskCreated")
+	if len(created) != 1 || !strings.Contains(created[0].Stderr, "belongs to another live session") {
+		t.Errorf("TaskCreated hooks %+v, want one that says the task is kept out of the live owner's workflow", created)
+	}
+	if st := w.readState(t); len(st.Tasks) != 0 || st.Owner == nil || st.Owner.SessionID != "owner-session" {
+		t.Errorf("tasks %+v, owner %+v: want no task and the owner kept", st.Tasks, st.Owner)
+	}
+}
+
+// A client runs one session at a time: what its session before /clear wrote (here a task its
+// TaskCreated hook mirrored after the last Cairn call) is not another session's change, and
+// the first Cairn call after /clear carries no change notice. The MCP server acts for the new
+// session.
+func TestCairnNoNoticeOfOwnClientAfterClear(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w)
+	w.Mock.Script(
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("BEFORE-CLEAR")),
+			mockapi.ToolUse(cairnTool("get_vars"), map[string]any{})).Named("vars before"),
+		mockapi.On(afterToolResult,
+			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "write the retry loop", "description": "wrap upload() in a bounded retry"})).Named("create"),
+		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end before"),
+		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("AFTER-CLEAR")),
+			mockapi.ToolUse(cairnTool("get_vars"), map[string]any{})).Named("vars after"),
+		mockapi.On(afterToolResult, mockapi.Text("ok")).Named("end after"),
+	)
+	r := w.run(t, RunOptions{Inputs: []string{"BEFORE-CLEAR: list the work", "/clear", "AFTER-CLEAR: go on"},
+		AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	results := requireToolResultsOK(t, r, 3)
+	if got := results[2].Text; strings.Contains(got, "Notice:") {
+		t.Errorf("the first call after /clear reports its own client's earlier session as another: %s", got)
+	}
+	inits := r.Inits()
+	if st := w.readState(t); len(inits) < 2 || len(st.Tasks) != 1 || st.Owner == nil || st.Owner.SessionID != inits[0].SessionID {
+		t.Errorf("tasks %+v, owner %+v: want the task mirrored by the session before /clear", st.Tasks, st.Owner)
 	}
 }

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -21,10 +23,19 @@ type ClaudeTask = workflow.ClaudeTask
 // current phase, through the same locked, journaled write as every change (see
 // workflow.RecordClaudeTask). Claude Code's own task store is never touched. With no active
 // workflow it returns ErrNoActiveWorkflow and writes nothing.
+//
+// A session working beside the workflow's owner, a Claude Code client still running that
+// changed it within the live window, keeps its task list to itself: mirrored, its tasks
+// would be the workflow's open tasks in every later report and would take the workflow from
+// its owner. Only a task it mirrored before is still recorded (its completion).
 func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error) {
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
 			return workflow.Result{}, ErrNoActiveWorkflow
+		}
+		if o := cur.Owner; o != nil && e.inOtherLiveClient(o) && workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
+			!slices.ContainsFunc(cur.Tasks, func(k workflow.Task) bool { return k.ID == workflow.ClaudeTaskID(t) }) {
+			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s ago), so this session's task list is kept out of it", cur.WorkflowID, workflow.Age(e.now().Sub(o.Heartbeat)))
 		}
 		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
 	}, "claude code task "+strings.TrimSpace(t.TaskID))
@@ -41,6 +52,54 @@ func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error)
 		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
 	}
 	return res, nil
+}
+
+// earlierTasksDoc names the mirrored tasks of earlier Claude Code sessions that a report has
+// told of. Claude Code's task list is empty in every new session, so without it the notice
+// would come back at every start until the tasks are done; told once, a task stands as the
+// workflow's own, listed as open like any other.
+const earlierTasksDoc = "earlier-tasks-told"
+
+type earlierTasksTold struct {
+	WorkflowID string   `json:"workflow_id"`
+	IDs        []string `json:"ids"`
+}
+
+// untoldEarlierTasks returns the ids of r's open mirrored tasks of another session than this
+// one (workflow.EarlierClaudeTasks) that no report has told of yet. Most starts have none and
+// read nothing more.
+func (e *Engine) untoldEarlierTasks(r *workflow.Record) []string {
+	if workflow.EarlierClaudeTasks(r, e.cfg.SessionID) == 0 {
+		return nil
+	}
+	var told earlierTasksTold
+	if data, err := e.st.Read(earlierTasksDoc); err == nil && json.Unmarshal(data, &told) == nil && told.WorkflowID != r.WorkflowID {
+		told.IDs = nil
+	}
+	var ids []string
+	for i, t := range r.Tasks {
+		if !slices.Contains(told.IDs, t.ID) && workflow.EarlierClaudeTasks(&workflow.Record{Tasks: r.Tasks[i : i+1]}, e.cfg.SessionID) == 1 {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids
+}
+
+// markEarlierTasksTold records that ids, tasks of r, were told of. Ids of tasks no longer in
+// r go, so the document stays as small as the workflow's task list. Failing to record it
+// costs only the notice said again.
+func (e *Engine) markEarlierTasksTold(r *workflow.Record, ids []string) {
+	_, _ = e.st.Update(earlierTasksDoc, func(cur []byte) ([]byte, error) {
+		var told earlierTasksTold
+		if json.Unmarshal(cur, &told) != nil || told.WorkflowID != r.WorkflowID {
+			told = earlierTasksTold{WorkflowID: r.WorkflowID}
+		}
+		told.IDs = slices.DeleteFunc(append(told.IDs, ids...), func(id string) bool {
+			return !slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.ID == id })
+		})
+		slices.Sort(told.IDs)
+		return json.Marshal(told)
+	})
 }
 
 // maxAnchor bounds the compaction anchor: it is added to the compaction request, where a

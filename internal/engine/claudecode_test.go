@@ -1,8 +1,12 @@
 package engine_test
 
 import (
+	"encoding/json"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 )
@@ -41,5 +45,91 @@ func TestMirroredTaskOfAnEarlierSessionIsToldAsSuch(t *testing.T) {
 	}
 	if got := open("sess-cccc-3"); !strings.Contains(got, stale) {
 		t.Errorf("a third session reads it as plainly open: %q", got)
+	}
+}
+
+// Claude Code's task list is empty in every new session, so a notice about an earlier
+// session's open task, repeated at each start, would come back until the task is done. The
+// first session start that tells of it says it once; the task then stands as the workflow's
+// own: listed as open, in no later report's notice (a later session, the same session
+// compacted, or its resume_check). A task of another session left open later is told once
+// too.
+func TestEarlierSessionTaskIsToldOnce(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
+	const stale = "open task came from an earlier Claude Code session"
+
+	start := func(session string, details bool) *engine.Resume {
+		t.Helper()
+		r := e.open(session).Resume(engine.ResumeOptions{Apply: true, ReportOnly: !details})
+		if !slices.Contains(r.OpenTasks, "write the parser") {
+			t.Fatalf("session %s: open tasks %q, want the parser task", session, r.OpenTasks)
+		}
+		return r
+	}
+	if r := start("sess-bbbb-2", false); !strings.Contains(r.Report, "1 "+stale) || !strings.Contains(r.Report, "Cairn says this once") {
+		t.Fatalf("the first new session is not told of the earlier session's task:\n%s", r.Report)
+	}
+	for _, s := range []struct {
+		session string
+		details bool
+	}{{"sess-bbbb-2", false}, {"sess-bbbb-2", true}, {"sess-cccc-3", false}, {"sess-dddd-4", true}} {
+		if r := start(s.session, s.details); strings.Contains(r.Report, stale) || containsAny(r.Notices, stale) {
+			t.Errorf("session %s (details %v) is told again:\n%s", s.session, s.details, r.Report)
+		}
+	}
+	// A new task left open by session dddd is the next session's news, and only it.
+	must(e.open("sess-dddd-4").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-dddd-4", TaskID: "1", Subject: "test the parser"}, false))(t)
+	if r := start("sess-eeee-5", false); !strings.Contains(r.Report, "1 "+stale) {
+		t.Errorf("a task left open after the first was told is not told:\n%s", r.Report)
+	}
+	if r := start("sess-ffff-6", false); strings.Contains(r.Report, stale) {
+		t.Errorf("told again:\n%s", r.Report)
+	}
+}
+
+// Two Claude Code clients in one project: the task list of a session working beside the one
+// that owns the workflow (another running client, which changed it within the live window)
+// is its own, and is not mirrored into that workflow, where it would be listed as open in
+// every later report. Its completion of a task it did mirror is still recorded, and once the
+// owner has been quiet past the live window its tasks are mirrored again.
+func TestTasksOfASessionBesideTheLiveOwnerAreNotMirrored(t *testing.T) {
+	e := newEnv(t)
+	owner := e.openAs("sess-aaaa-1", os.Getpid()) // a running client
+	must(owner.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	beside := e.openAs("sess-bbbb-2", 4243)
+	task := func(id, subject string, completed bool) error {
+		_, err := beside.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-bbbb-2", TaskID: id, Subject: subject}, completed)
+		return err
+	}
+	type mirrored struct{ ID, Status string }
+	tasks := func() []mirrored {
+		t.Helper()
+		var r struct{ Tasks []mirrored }
+		if err := json.Unmarshal(owner.Resume(engine.ResumeOptions{}).Workflow, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Tasks
+	}
+	if err := task("1", "unrelated chore", false); err == nil || !strings.Contains(err.Error(), "another live session") {
+		t.Errorf("a task of the session beside the live owner: err %v, want it not mirrored", err)
+	}
+	if got := tasks(); len(got) != 0 {
+		t.Fatalf("the workflow holds %+v, want no task", got)
+	}
+	e.clock.Add(11 * time.Minute) // the owner quiet past the live window
+	if err := task("2", "write the parser", false); err != nil {
+		t.Fatal(err)
+	}
+	must(owner.Transition(engine.TransitionRequest{To: "plan"}))(t) // the owner is back
+	if err := task("3", "another chore", false); err == nil {
+		t.Errorf("a new task beside the live owner was mirrored")
+	}
+	if err := task("2", "write the parser", true); err != nil {
+		t.Errorf("its own mirrored task's completion beside the live owner: %v", err)
+	}
+	if got := tasks(); len(got) != 1 || got[0].Status != "done" {
+		t.Errorf("tasks %+v, want the parser task done and nothing else", got)
 	}
 }

@@ -206,8 +206,11 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
 	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
-	if n := workflow.EarlierClaudeTasks(r, e.cfg.SessionID); n > 0 {
-		out.Notices = append(out.Notices, fmt.Sprintf("%d open task%s came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there: create it again if it is still to do", n, workflow.Plural(n)))
+	earlier := e.untoldEarlierTasks(r)
+	earlierNotice := ""
+	if n := len(earlier); n > 0 {
+		earlierNotice = fmt.Sprintf("%d open task%s came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there: create it again if it is still to do. Cairn says this once; the task then stands as the workflow's own", n, workflow.Plural(n))
+		out.Notices = append(out.Notices, earlierNotice)
 	}
 	out.Warnings = append(out.Warnings, plan.Warnings...)
 	for _, v := range plan.Blocking {
@@ -257,6 +260,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
 	if opt.ReportOnly && opt.Apply && !told && endedShown {
 		e.markEndingTold(endID)
+	}
+	if opt.Apply && earlierNotice != "" && strings.Contains(out.Report, earlierNotice) {
+		e.markEarlierTasksTold(r, earlier)
 	}
 	if len(eye) > 0 {
 		out.SystemMessage = "Cairn: " + strings.Join(dedupe(eye), "; ")

@@ -467,3 +467,36 @@ func TestGetVarsNamesKeysNotSet(t *testing.T) {
 		t.Errorf("get_vars of all: %q", got)
 	}
 }
+
+// TestNoNoticeOfOwnClientBeforeClear: a Claude Code client runs one session at a time, so a
+// change recorded under its pid by the session /clear replaced (its hooks, after this
+// server's last call) is this client's own and is not reported to the new session as
+// another's. A change from another client still is.
+func TestNoNoticeOfOwnClientBeforeClear(t *testing.T) {
+	p, c := realServer(t) // client pid 77
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	as := func(session string, pid int) *engine.Engine {
+		e, err := engine.Open(engine.Config{Getenv: p.getenv(session), WorkDir: p.root, SessionID: session, PID: pid, Actor: "test", YAML: yamldoc.Codec{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	if _, err := as(p.session, 77).Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	cleared := as("sess-cleared", 77)
+	if err := cleared.RecordSession(engine.Session{SessionID: "sess-cleared", Source: "clear", PID: 77}); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("the session before /clear in this client is reported as another: %q", got)
+	}
+	if _, err := as("sess-other", 88).Transition(engine.TransitionRequest{To: "analyze"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); !strings.Contains(got, "Notice: another session changed") {
+		t.Errorf("another client's change is not reported: %q", got)
+	}
+}

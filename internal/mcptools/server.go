@@ -342,8 +342,11 @@ func (s *Server) noticeFor(now engine.Snapshot, ok bool) string {
 	if now.WorkflowID == old.WorkflowID && now.Revision == old.Revision {
 		return ""
 	}
-	// Our session in another client (`claude --continue` in a second terminal) is not us.
-	if now.SessionID != "" && now.SessionID == s.session && (now.PID <= 0 || s.opt.PPID <= 0 || now.PID == s.opt.PPID) {
+	// Our client is us whatever its session: a client runs one session at a time, so another
+	// id from it is the session /clear replaced, whose hooks wrote after our last call. Our
+	// session with no client known is us too; in another client (`claude --continue` in a
+	// second terminal) it is not.
+	if now.SessionID != "" && (now.PID > 0 && now.PID == s.opt.PPID || now.SessionID == s.session && (now.PID <= 0 || s.opt.PPID <= 0)) {
 		return ""
 	}
 	// Which session it was is of no use to the model (it cannot reach it); that it was
