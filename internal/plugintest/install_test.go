@@ -768,7 +768,8 @@ type stalled struct {
 // stalledStart starts the launcher against a download server on 127.0.0.1 whose first answer
 // stalls (for a minute, or until the client goes) and whose later ones are "not found", and
 // returns once the launcher has asked for the archive.
-func stalledStart(t *testing.T) stalled {
+// stalledStart's launcher runs as wrap's last argument (noStartTimes), when wrap is given.
+func stalledStart(t *testing.T, wrap ...string) stalled {
 	t.Helper()
 	root := copyPlugin(t, launcherFiles...)
 	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%064d  %s\n", 0,
@@ -796,7 +797,8 @@ func stalledStart(t *testing.T) stalled {
 	st := stalled{work: t.TempDir(), stderr: new(strings.Builder)}
 	st.data = filepath.Join(st.work, "data")
 	st.env = launchEnv(root, st.data, st.work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
-	st.cmd = exec.Command(filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	args := append(wrap, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	st.cmd = exec.Command(args[0], args[1:]...)
 	st.cmd.Env, st.cmd.Dir, st.cmd.Stderr = st.env, st.work, st.stderr
 	if err := st.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -60,6 +60,73 @@ func TestLaunchBreaksALockWhosePidWasReused(t *testing.T) {
 	}
 }
 
+// noStartTimes is the command that runs its arguments on a system that cannot tell when a
+// process started: in a mount namespace of its own, /proc empty (so ps cannot say either).
+func noStartTimes(t *testing.T) []string {
+	t.Helper()
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("hiding /proc needs root on Linux")
+	}
+	unshare, err := exec.LookPath("unshare")
+	mount, err2 := exec.LookPath("mount")
+	if err != nil || err2 != nil {
+		t.Skip("unshare or mount is not installed")
+	}
+	wrap := []string{unshare, "-m", "/bin/sh", "-c", mount + ` -t tmpfs tmpfs /proc && exec "$@"`, "sh"}
+	if out, err := exec.Command(wrap[0], append(wrap[1:], "/bin/sh", "-c", "test ! -e /proc/self")...).CombinedOutput(); err != nil {
+		t.Skipf("cannot hide /proc here: %v: %s", err, out)
+	}
+	return wrap
+}
+
+// Where no start time can be told (no /proc, no ps), a lock's live pid alone cannot tell its
+// holder from a process later given its pid. Such a holder's lock stayed for ten minutes, and
+// then was broken even while its install went on (a Go build on a slow machine). Now the holder
+// rewrites the lock's alive file while it lives: a lock whose live pid has no start and which
+// nothing rewrote within a minute is broken at once; one whose holder beats is kept, however
+// old.
+func TestLaunchLockWithoutStartTimes(t *testing.T) {
+	skipOnWindows(t)
+	wrap := noStartTimes(t)
+	t.Run("reused pid", func(t *testing.T) {
+		root := copyPlugin(t, launcherFiles...)
+		work := t.TempDir()
+		data := filepath.Join(work, "data")
+		lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+		writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
+		old := time.Now().Add(-2 * time.Minute)
+		if err := os.Chtimes(lock, old, old); err != nil {
+			t.Fatal(err)
+		}
+		env := launchEnv(root, data, work, toolDir(t))
+		start := time.Now()
+		res := runProcess(t, 2*time.Minute, "SessionStart without start times", env, work, `{"session_id":"s"}`, wrap[0], append(wrap[1:], "/bin/sh", "-c", hookCommand(t, "SessionStart"))...)
+		if took := time.Since(start); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
+			t.Errorf("SessionStart with a live pid's lock that nothing rewrote for two minutes = %+v in %s, want its own download tried at once", res, took)
+		}
+	})
+	t.Run("live holder", func(t *testing.T) {
+		st := stalledStart(t, wrap...)
+		defer func() { st.cmd.Process.Kill(); <-st.done }()
+		lock := filepath.Join(st.data, ".install-lock-"+pluginVersion(t))
+		if _, err := os.Stat(filepath.Join(lock, "start")); err == nil {
+			t.Fatal("the holder wrote a start time with /proc hidden")
+		}
+		old := time.Now().Add(-11 * time.Minute)
+		if err := os.Chtimes(lock, old, old); err != nil {
+			t.Fatal(err)
+		}
+		res := runProcess(t, 2*time.Minute, "SessionStart without start times", st.env, st.work, `{"session_id":"s"}`, wrap[0], append(wrap[1:], "/bin/sh", "-c", hookCommand(t, "SessionStart"))...)
+		var out map[string]string
+		if res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.Contains(out["systemMessage"], "being installed by another start") {
+			t.Errorf("SessionStart while a live install holds an old lock = %+v, want exit 0 and the line saying another start is installing", res)
+		}
+		if fi, err := os.Stat(lock); err != nil || !fi.ModTime().Equal(old) {
+			t.Errorf("the live holder's lock was broken (%v)", err)
+		}
+	})
+}
+
 // A dead install's lock in a data dir that can no longer be written (here remounted read-only;
 // a full disk fails the same mkdir) cannot be broken. A start says at once that the data dir
 // cannot be written: not after waiting its whole budget (a hook 6 s, the MCP server a minute)

@@ -18,9 +18,12 @@
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
 // and a renamed host keeps its claims. A new state directory is a new owner, and so is a copy
 // of one (the project copied whole, cp -r): the identity is bound to the state directory's
-// path, and a state directory found elsewhere while the one at that path still holds the same
-// identity, or holding an identity made on another host, is a copy, which takes a new one;
-// found elsewhere with nothing there, it was moved, and keeps its identity.
+// path and, where the system has them, its inode, which a move keeps and a copy does not. A
+// state directory found elsewhere with another inode (or, with none to compare, while the one
+// at that path still holds the same identity), or holding an identity made on another host
+// either elsewhere or at the same path with another inode, is a copy, which takes a new one;
+// found elsewhere with its inode (or nothing at that path), it was moved, and keeps its
+// identity.
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
@@ -105,9 +108,10 @@ type Options struct {
 // sync confirms or undoes each) is package mirror's, which the hooks read.
 type state struct {
 	Owner string `json:"owner"`
-	// Dir is the state directory the owner was made in or last moved to; empty in what an
-	// older Cairn saved.
+	// Dir is the state directory the owner was made in or last moved to, Ino its inode (0
+	// where there is none); empty in what an older Cairn saved.
 	Dir string `json:"dir,omitempty"`
+	Ino uint64 `json:"dir_inode,omitempty"`
 	mirror.Unconfirmed
 	Line claim.State `json:"line"`
 }
@@ -192,7 +196,7 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 			return nil, err
 		}
 	}
-	if cur.Dir != st.Dir() {
+	if cur.Dir != st.Dir() || cur.Ino != dirIno(st.Dir()) {
 		var copied string
 		if cur, copied, err = rebind(st, cur); err != nil {
 			return nil, err
@@ -260,7 +264,7 @@ func rebuild(st *store.Store) (cur state, notice string, err error) {
 			owner = ownerName()
 			lost = "this clone has a new identity (" + owner + "): claims held under its old one stay on the remote until their lease ends, and its claims made offline, if any, are forgotten"
 		}
-		cur = state{Owner: owner, Dir: st.Dir()}
+		cur = state{Owner: owner, Dir: st.Dir(), Ino: dirIno(st.Dir())}
 		doc, err := json.Marshal(cur)
 		if err == nil {
 			err = st.Write(Doc, doc)
@@ -329,25 +333,28 @@ func makeOwner(st *store.Store) (state, error) {
 		if cur != nil && json.Unmarshal(cur, &s) == nil && s.Owner != "" {
 			return nil, nil
 		}
-		s = state{Owner: ownerName(), Dir: st.Dir()}
+		s = state{Owner: ownerName(), Dir: st.Dir(), Ino: dirIno(st.Dir())}
 		return json.Marshal(s)
 	})
 	return s, err
 }
 
 // rebind binds the identity in cur, found bound to another directory than the store's (or to
-// none, as an older Cairn saved it), to the store's. When that other directory still holds a
-// state directory with the same identity (and is not this one under another path), or the
-// identity was made on another host, this one is a copy: it takes an identity of its own,
-// without the copied claims made offline (the original's to confirm), and notice says so. A
-// renamed host keeps its identity as long as the state directory stays where it is.
+// none, as an older Cairn saved it, or to another inode), to the store's. Found at another
+// path, this one is a copy when the inode recorded is not this directory's, or, without one to
+// compare, when the other directory still holds a state directory with the same identity (and
+// is not this one under another path); and when the identity was made on another host. Found
+// at the same path with another inode, it is a copy when the identity was made on another host.
+// A copy takes an identity of its own, without the copied claims made offline (the original's
+// to confirm), and notice says so. A renamed host keeps its identity as long as the state
+// directory stays where it is.
 //
 // It decides from the Doc as read under its lock, not from cur: another process of this clone
 // may have rebound it meanwhile, possibly reaching this directory by another path (a link), and
 // deciding from cur would then keep the identity it was copied with for this call.
 func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
-	here := st.Dir()
-	if cur.Dir != "" && sameDir(cur.Dir, here) {
+	here, ino := st.Dir(), dirIno(st.Dir())
+	if cur.Dir != "" && cur.Ino == ino && sameDir(cur.Dir, here) {
 		return cur, "", nil // the same directory by another path (a link, a bind mount)
 	}
 	_, err = st.Update(Doc, func(doc []byte) ([]byte, error) {
@@ -355,17 +362,28 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 		if doc == nil || json.Unmarshal(doc, &s) != nil || s.Owner == "" {
 			return nil, nil // gone or damaged meanwhile: the next load rebuilds it
 		}
-		if s.Dir == here || (s.Dir != "" && sameDir(s.Dir, here)) {
+		same := s.Dir == here || (s.Dir != "" && sameDir(s.Dir, here))
+		if same && s.Ino == ino {
 			cur = s // rebound meanwhile by another call
 			return nil, nil
 		}
-		if s.Dir != "" && (!madeHere(s.Owner) || ownerAt(s.Dir) == s.Owner) {
+		known, copied := s.Ino != 0 && ino != 0, false
+		switch {
+		case same:
+			// Another inode at the same path: another host's directory, or this host's
+			// remounted where inodes do not last (sshfs, some SMB mounts), which keeps its
+			// identity as a renamed host does.
+			copied = known && s.Ino != ino && !madeHere(s.Owner)
+		case s.Dir != "":
+			copied = !madeHere(s.Owner) || (known && s.Ino != ino) || (!known && ownerAt(s.Dir) == s.Owner)
+		}
+		if copied {
 			was, from := s.Owner, s.Dir
 			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: s.Line}
 			notice = fmt.Sprintf("this state directory was copied from %s, with its claims identity %s: this copy is now another machine to the claims, %s; the tasks %s holds are its own",
 				textsafe.Line(from, 200), textsafe.Line(was, 80), s.Owner, textsafe.Line(was, 80))
 		}
-		s.Dir = here
+		s.Dir, s.Ino = here, ino
 		cur = s
 		return json.Marshal(s)
 	})
@@ -446,7 +464,7 @@ func (c *clone) save(touched string) error {
 		// directory an identity of its own since this one was loaded (rebind).
 		s.Owner = cmp.Or(s.Owner, c.owner)
 		if s.Workflow != id {
-			s = state{Owner: s.Owner, Dir: s.Dir, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
+			s = state{Owner: s.Owner, Dir: s.Dir, Ino: s.Ino, Unconfirmed: mirror.Unconfirmed{Workflow: id}}
 		}
 		// A shorter line replaces the Doc's only when it is the one this call started from:
 		// it then found the remote's line deleted or rewound, and read it again.

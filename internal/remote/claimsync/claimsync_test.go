@@ -2,10 +2,12 @@ package claimsync_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -670,6 +672,82 @@ func TestCopiedProjectIsAnotherOwner(t *testing.T) {
 	mv := openClone(t, filepath.Join(base, "moved"))
 	if _, err := mv.task("t2", "done"); err != nil {
 		t.Fatalf("moved, the project could not mark its own t2 done: %v", err)
+	}
+}
+
+// TestCopyWithTheOriginalMovedAwayIsAnotherOwner: the project copied (cp -r) and the original
+// then moved away: by path alone each looked like the original moved, and both acted under
+// its identity. The state directory is its identity's by path and inode, which a move keeps:
+// the copy takes an identity of its own, and the original keeps its identity and its claims.
+func TestCopyWithTheOriginalMovedAwayIsAnotherOwner(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no directory inode here: the identity is bound by path alone")
+	}
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.en.Close()
+	orig, cp := filepath.Join(base, "moved"), filepath.Join(base, "copy")
+	if out, err := exec.Command("cp", "-r", filepath.Join(base, "a"), cp).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	if err := os.Rename(filepath.Join(base, "a"), orig); err != nil {
+		t.Fatal(err)
+	}
+	c := openClone(t, cp)
+	for _, status := range []string{"done", "running"} {
+		if _, err := c.task("t1", status); err == nil || !strings.Contains(err.Error(), "another machine") {
+			t.Errorf("the copy set t1 %s: %v; want it refused as held on another machine", status, err)
+		}
+	}
+	mv := openClone(t, orig)
+	if _, err := mv.task("t1", "done"); err != nil {
+		t.Errorf("moved, the original could not mark its own t1 done: %v", err)
+	}
+}
+
+// TestStateFromAnotherHostAtTheSamePath: a state directory whose identity was made on another
+// host, bound to this very path (the project copied to this machine at the same path), acted
+// under the other machine's identity. With another inode than the one recorded it is a copy;
+// with the same, it is the directory the identity was made in, on a host since renamed, and
+// keeps it.
+func TestStateFromAnotherHostAtTheSamePath(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		copied bool
+	}{{"copied", true}, {"host renamed", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			bare := gittest.Bare(t)
+			a := gitClone(t, "file://"+bare, filepath.Join(t.TempDir(), "a"))
+			ino := claimsync.DirIno(a.opt.StateDir)
+			if ino == 0 {
+				t.Skip("no directory inode here: the identity is bound by path alone")
+			}
+			if tc.copied {
+				ino = claimsync.DirIno(t.TempDir())
+			}
+			other := claim.New(mustGit(t, a.opt.Root), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
+			if _, err := other.Claim(context.Background(), "t1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
+				t.Fatal(err)
+			}
+			doc, _ := json.Marshal(map[string]any{"owner": "sam@elsewhere#abc123", "dir": a.opt.StateDir, "dir_inode": ino})
+			if err := os.WriteFile(filepath.Join(a.opt.StateDir, "claims.json"), doc, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := a.task("t1", "done")
+			if tc.copied && (err == nil || !strings.Contains(err.Error(), "another machine")) {
+				t.Errorf("done on a task the other host's identity holds: %v; want it refused as held on another machine", err)
+			}
+			if !tc.copied && err != nil {
+				t.Errorf("done on a task this directory's identity holds, its host renamed: %v", err)
+			}
+		})
 	}
 }
 

@@ -200,6 +200,23 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	if err != nil {
 		return 0, err
 	}
+	if !ok {
+		// A new line. Ids that differ only in case are two refs here but one file on a
+		// case-insensitive file system (macOS, Windows), where a clone could fetch neither:
+		// the remote's ids are read first, and such an id is refused.
+		if err := b.fetch(ctx, "*"); err != nil {
+			return 0, err
+		}
+		if twin, err := b.caseTwin(ctx, id); err != nil || twin != "" {
+			if err == nil {
+				err = fmt.Errorf("gitremote: workflow id %s differs only in case from %s, which the remote has: on macOS and Windows the two would be one file; choose another id", id, twin)
+			}
+			return 0, err
+		}
+		if t, ok, err = b.tip(ctx, id); err != nil {
+			return 0, err
+		}
+	}
 	if t.rev != after {
 		// The mirror is behind (or ahead of a writer that is behind): ask the remote.
 		if err := b.fetch(ctx, id); err != nil {
@@ -265,6 +282,18 @@ func (e *RefusedError) Error() string {
 
 // Is makes errors.Is(err, ErrRefused) true.
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// caseTwin is a mirrored id that differs from id only in case, or "".
+func (b *Backend) caseTwin(ctx context.Context, id string) (string, error) {
+	twin := ""
+	err := b.lines(ctx, func(line string) error {
+		if other := strings.TrimPrefix(line, b.mirror); twin == "" && other != id && strings.EqualFold(other, id) {
+			twin = other
+		}
+		return nil
+	}, "for-each-ref", "--format=%(refname)", strings.TrimSuffix(b.mirror, "/"))
+	return twin, err
+}
 
 // tipInfo is a mirror ref's commit and the revision its subject names.
 type tipInfo struct {

@@ -74,7 +74,7 @@ func Load(st *store.Store) (Settings, error) {
 		}
 		if !enabledHere(st.Dir(), s.Remote) {
 			s.Enabled = false
-			return s, fmt.Errorf("the remote settings (%s) switch sharing on, but cairn remote enable %s was not run in this clone (were they committed into the repository, or copied?), so nothing is shared: run cairn remote enable %s to share this clone's workflows, or cairn remote disable", Doc, s.Remote, s.Remote)
+			return s, fmt.Errorf("the remote settings (%s) switch sharing on, but cairn remote enable %s was not run in this clone (or only with an older Cairn, which kept no record of it here; or were they committed into the repository, or copied?), so nothing is shared: run cairn remote enable %s to share this clone's workflows, or cairn remote disable", Doc, s.Remote, s.Remote)
 		}
 		var u Unconfirmed
 		if _, err := st.ReadJSON(ClaimsDoc, &u); err == nil {

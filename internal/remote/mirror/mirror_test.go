@@ -353,6 +353,40 @@ func TestOlderCairnsSharingCarriesOver(t *testing.T) {
 	}
 }
 
+// TestOlderCairnsSharingWithNoMirrorRefs: a clone that enabled sharing with an older Cairn,
+// whose syncs never fetched anything back (no refs/cairn-mirror/<remote>/), cannot be told from
+// one whose settings were committed or copied, and shares nothing after the upgrade. What Load
+// says names that case as well as the planted one (it had asked only whether the settings were
+// committed or copied, to someone who had run enable), and one step, the enable it names, is
+// all it takes.
+func TestOlderCairnsSharingWithNoMirrorRefs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "old")
+	gitRun(t, filepath.Dir(dir), "init", "-q", dir)
+	state := filepath.Join(dir, ".claude", "cairn")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	on := `{"enabled":true,"remote":"origin","layout":"refs/cairn/wf/"}`
+	if err := os.WriteFile(filepath.Join(state, "remote.json"), []byte(on), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := mirror.Load(st)
+	if err == nil || s.Enabled || !strings.Contains(err.Error(), "older Cairn") || strings.Count(err.Error(), "run cairn remote enable origin") != 1 {
+		t.Fatalf("settings of an older Cairn's enable with no mirror refs: %+v, %v; want sharing off, saying an older Cairn's enable is not known here, and to run cairn remote enable origin", s, err)
+	}
+	if _, err := mirror.Enable(st, "origin", "refs/cairn/wf/"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := mirror.Load(st); err != nil || !s.Enabled {
+		t.Errorf("after cairn remote enable origin: %+v, %v; want sharing on", s, err)
+	}
+}
+
 // TestSharingRecordConcurrentEnables: processes enabling sharing at once for different state
 // directories of one repository, some of them through an older Cairn's carry-over in Load,
 // lose none of each other's lines in cairn-sharing.
