@@ -48,3 +48,27 @@ func TestWritesEndWithTheNextStep(t *testing.T) {
 		}
 	}
 }
+
+// TestInitiativeRefusesArgumentsItWouldDrop: an argument the action does not use (note outside
+// add_milestone, title outside create, ...) is refused naming it, and nothing is changed;
+// dropped without a word, the model would believe its note or title was kept.
+func TestInitiativeRefusesArgumentsItWouldDrop(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "initiative", `{"action":"create","title":"Ship it"}`)
+	mustOK(t, c, "initiative", `{"action":"add_milestone","milestone":"m1","note":"Design"}`)
+	before := text(mustOK(t, c, "initiative", `{"action":"get"}`))
+	for _, tc := range []struct{ args, arg string }{
+		{`{"action":"set_status","status":"in_progress","note":"waiting on review"}`, "note"},
+		{`{"action":"update_milestone","milestone":"m1","status":"in_progress","note":"started"}`, "note"},
+		{`{"action":"create","title":"Another","note":"why"}`, "note"},
+		{`{"action":"get","note":"why"}`, "note"},
+		{`{"action":"add_milestone","milestone":"m2","title":"Build"}`, "title"},
+		{`{"action":"set_status","status":"in_progress","milestone":"m1"}`, "milestone"},
+		{`{"action":"get","status":"completed"}`, "status"},
+	} {
+		mustFail(t, c, "initiative", tc.args, "initiative was not run (nothing was changed)", `does not take argument "`+tc.arg+`"`)
+	}
+	if after := text(mustOK(t, c, "initiative", `{"action":"get"}`)); after != before {
+		t.Errorf("a refused call changed the initiative:\nbefore %s\nafter  %s", before, after)
+	}
+}

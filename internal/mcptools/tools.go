@@ -600,10 +600,32 @@ func initiativeNeeds(action string) [][2]string {
 	return nil
 }
 
+// initiativeTakes is where each of the initiative's optional arguments is used: an action
+// given one it does not use is refused, since dropping it unsaid would let the model believe
+// it was kept.
+func initiativeTakes(arg, action string) (uses bool, where string) {
+	switch arg {
+	case "title":
+		return action == "create", "only create takes it (a milestone's title is note, with add_milestone)"
+	case "status":
+		return action == "set_status" || action == "update_milestone", "set_status and update_milestone take it"
+	case "milestone":
+		return action == "add_milestone" || action == "update_milestone", "add_milestone and update_milestone take it"
+	case "note":
+		return action == "add_milestone", "only add_milestone takes it, as the milestone's title"
+	}
+	return true, ""
+}
+
 func runInitiative(c *call) (*outcome, error) {
+	var problems []string
+	for _, n := range [...]string{"title", "status", "milestone", "note"} {
+		if uses, where := initiativeTakes(n, c.str("action")); !uses && strings.TrimSpace(c.str(n)) != "" {
+			problems = append(problems, fmt.Sprintf("action %s does not take argument %q (%s): call again without it", c.str("action"), n, where))
+		}
+	}
 	// An action without what it needs is refused here, naming the argument: the engine would
 	// take the empty value for one and refuse it in its own terms ("cannot go from created to :").
-	var problems []string
 	for _, n := range initiativeNeeds(c.str("action")) {
 		if strings.TrimSpace(c.str(n[0])) == "" {
 			problems = append(problems, fmt.Sprintf("action %s needs argument %q: %s", c.str("action"), n[0], n[1]))
