@@ -1,6 +1,8 @@
 package mcptools_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,5 +72,40 @@ func TestInitiativeRefusesArgumentsItWouldDrop(t *testing.T) {
 	}
 	if after := text(mustOK(t, c, "initiative", `{"action":"get"}`)); after != before {
 		t.Errorf("a refused call changed the initiative:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestStoreNoticesReachTheModel: a damaged snapshot, which the store sets aside in quarantine
+// and rebuilds from the journal, is told in the result of the call that found it, whatever the
+// tool and whether it succeeds. The server's own look at the workflow before each call read it
+// first and dropped what the store said, so no result ever told it: the files were in
+// quarantine while every result read as if nothing had happened.
+func TestStoreNoticesReachTheModel(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"vars"}`)
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"docs/plan.md"}}`)
+	for _, tc := range []struct{ tool, args string }{
+		{"get_vars", `{}`},
+		{"set_vars", `{"vars":{"PLAN_PATH":"docs/plan-2.md"}}`},
+		{"resume_check", `{}`},
+		{"list_checkpoints", `{}`},
+		{"transition", `{"to":"nowhere"}`},
+	} {
+		if err := os.WriteFile(filepath.Join(p.state, "workflow-state.json"), []byte("{{{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := callRaw(t, c, tc.tool, tc.args)
+		if got := text(res); !strings.Contains(got, "\nWarning: ") || !strings.Contains(got, "quarantine") {
+			t.Errorf("%s over a snapshot set aside says nothing of it: %q", tc.tool, got)
+		}
+		if res.IsError {
+			continue
+		}
+		if ws, _ := structured(t, res)["warnings"].([]any); len(ws) == 0 {
+			t.Errorf("%s over a snapshot set aside: no warnings in the structured content", tc.tool)
+		}
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); got != "PLAN_PATH=docs/plan-2.md" {
+		t.Errorf("get_vars after the rebuilds: %q", got)
 	}
 }

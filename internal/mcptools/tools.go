@@ -51,15 +51,15 @@ const (
 	checkpointOutput = `{"type":"object","properties":{` +
 		`"name":{"type":"string"},"data":{"description":"The saved JSON, or the part asked for."},` +
 		`"message":{"type":"string"},"bytes":{"type":"integer"},"parts":{"type":"array","items":{"type":"object","properties":{` +
-		`"part":{"type":"string"},"kind":{"type":"string"},"bytes":{"type":"integer"}}}},` + noticeProp +
+		`"part":{"type":"string"},"kind":{"type":"string"},"bytes":{"type":"integer"}}}},` + warningsProp + `,` + noticeProp +
 		`},"required":["name"]}`
 
 	listOutput = `{"type":"object","properties":{` +
-		`"names":{"type":"array","items":{"type":"string"}},` + noticeProp +
+		`"names":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
 		`},"required":["names"]}`
 
 	varsOutput = `{"type":"object","properties":{` +
-		`"vars":{"type":"object","additionalProperties":{"type":"string"}},` + noticeProp +
+		`"vars":{"type":"object","additionalProperties":{"type":"string"}},` + warningsProp + `,` + noticeProp +
 		`},"required":["vars"]}`
 )
 
