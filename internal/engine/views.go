@@ -66,15 +66,27 @@ type Check struct {
 
 // Snapshot is the cheap view of the active workflow that watchers compare between calls.
 func (e *Engine) Snapshot() (Snapshot, error) {
-	r, _, err := e.active()
+	s, _, err := e.SnapshotNotices()
+	return s, err
+}
+
+// SnapshotNotices is Snapshot with what the store did on its own while reading (a damaged
+// snapshot set aside, the record rebuilt from the journal): the read that finds the damage is
+// the only one that can tell it.
+func (e *Engine) SnapshotNotices() (Snapshot, []string, error) {
+	r, notices, err := e.active()
+	var told []string
+	for _, n := range notices {
+		told = append(told, n.Message)
+	}
 	if err != nil || r == nil {
-		return Snapshot{}, err
+		return Snapshot{}, told, err
 	}
 	s := Snapshot{WorkflowID: r.WorkflowID, Revision: r.Revision, Phase: r.State, UpdatedAt: r.UpdatedAt}
 	if r.Owner != nil {
 		s.SessionID, s.PID = r.Owner.SessionID, r.Owner.PID
 	}
-	return s, nil
+	return s, told, nil
 }
 
 // List returns the active workflow (if any) and the archived ones, newest first.

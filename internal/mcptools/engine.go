@@ -29,6 +29,7 @@ type Engine interface {
 	SetSession(id string)
 	ReloadDefinitions()
 	Snapshot() (engine.Snapshot, error)
+	SnapshotNotices() (engine.Snapshot, []string, error)
 	StateDir() string
 	DefinitionsDir() string
 	Warnings() []string

@@ -351,6 +351,11 @@ func (e *fakeEngine) Snapshot() (engine.Snapshot, error) {
 		SessionID: e.st.wf.Session, UpdatedAt: time.Now()}, nil
 }
 
+func (e *fakeEngine) SnapshotNotices() (engine.Snapshot, []string, error) {
+	s, err := e.Snapshot()
+	return s, nil, err
+}
+
 func (e *fakeEngine) StateDir() string       { return e.st.dir }
 func (e *fakeEngine) DefinitionsDir() string { return filepath.Join(e.st.dir, ".claude", "workflows") }
 

@@ -70,6 +70,33 @@ func resultOf(r *engine.Result, err error) (*outcome, error) {
 	return &outcome{text: b.String(), structured: structuredOf(r, "workflow"), wrote: r.Changed, revision: r.Revision, workflowID: r.WorkflowID}, nil
 }
 
+// warn adds the store's notices to o as warnings, after the engine's own.
+func (o *outcome) warn(told []string) {
+	if len(told) == 0 {
+		return
+	}
+	ws, _ := o.structured["warnings"].([]any) // as structuredOf decodes them
+	for _, w := range told {
+		o.text += "\nWarning: " + sentence(w)
+		ws = append(ws, w)
+	}
+	o.structured["warnings"] = ws
+}
+
+// warnText adds the store's notices to an error result's text, which has no structured content.
+func warnText(res *mcp.CallToolResult, told []string) *mcp.CallToolResult {
+	if len(told) == 0 || len(res.Content) == 0 {
+		return res
+	}
+	if tc, ok := res.Content[0].(mcp.TextContent); ok {
+		for _, w := range told {
+			tc.Text += "\nWarning: " + sentence(w)
+		}
+		res.Content[0] = tc
+	}
+	return res
+}
+
 // sentence makes a message one sentence: first letter upper case, a full stop at the end.
 func sentence(m string) string {
 	m = strings.TrimSpace(m)

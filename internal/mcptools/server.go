@@ -297,7 +297,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	// arrives first reads sessions/<ppid>.json itself (one small read), so it is never
 	// recorded under the session /clear replaced.
 	s.followSession()
-	pre, preErr := eng.Snapshot()
+	// The store's notices are told with whatever this call returns: the calls' own reads will
+	// find the state already repaired.
+	pre, told, preErr := eng.SnapshotNotices()
 	preOK := preErr == nil
 	notice := s.withSyncNotices(pre, preOK, s.noticeFor(pre, preOK))
 	if spec.name == "resume_check" {
@@ -308,11 +310,12 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		if r := recover(); r != nil {
 			s.opt.Log.Printf("panic in %s: %v", spec.name, r)
 			res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
+			warnText(res, told)
 		}
 		s.settle(eng, pre, preOK, o)
 	}()
 	if argErr != nil {
-		return errorResult(argErr, notice)
+		return warnText(errorResult(argErr, notice), told)
 	}
 	// In-flight calls finish even when the client goes away or the server is told to stop:
 	// the engine's own lock timeout bounds them.
@@ -324,8 +327,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	}
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	if err != nil {
-		return errorResult(err, notice)
+		return warnText(errorResult(err, notice), told)
 	}
+	o.warn(told)
 	return toolResult(o, notice)
 }
 

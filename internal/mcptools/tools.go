@@ -51,15 +51,15 @@ const (
 	checkpointOutput = `{"type":"object","properties":{` +
 		`"name":{"type":"string"},"data":{"description":"The saved JSON, or the part asked for."},` +
 		`"message":{"type":"string"},"bytes":{"type":"integer"},"parts":{"type":"array","items":{"type":"object","properties":{` +
-		`"part":{"type":"string"},"kind":{"type":"string"},"bytes":{"type":"integer"}}}},` + noticeProp +
+		`"part":{"type":"string"},"kind":{"type":"string"},"bytes":{"type":"integer"}}}},` + warningsProp + `,` + noticeProp +
 		`},"required":["name"]}`
 
 	listOutput = `{"type":"object","properties":{` +
-		`"names":{"type":"array","items":{"type":"string"}},` + noticeProp +
+		`"names":{"type":"array","items":{"type":"string"}},` + warningsProp + `,` + noticeProp +
 		`},"required":["names"]}`
 
 	varsOutput = `{"type":"object","properties":{` +
-		`"vars":{"type":"object","additionalProperties":{"type":"string"}},` + noticeProp +
+		`"vars":{"type":"object","additionalProperties":{"type":"string"}},` + warningsProp + `,` + noticeProp +
 		`},"required":["vars"]}`
 )
 
@@ -316,16 +316,49 @@ func moved(r *engine.Result, err error) (*outcome, error) {
 	if err != nil || r.Next == "" {
 		return o, err
 	}
-	i := strings.IndexByte(o.text, '\n')
+	return then(o, r.Next), nil
+}
+
+// then ends o's first line (before any warning lines) with next, the one step that follows,
+// and puts it under "next": Claude Code shows the model the structured content instead of the
+// text when there is one.
+func then(o *outcome, next string) *outcome {
+	o.text = onFirstLine(o.text, next)
+	o.structured["next"] = next
+	return o
+}
+
+// onFirstLine is text with s added at the end of its first line.
+func onFirstLine(text, s string) string {
+	i := strings.IndexByte(text, '\n')
 	if i < 0 {
-		i = len(o.text)
+		i = len(text)
 	}
-	o.text = o.text[:i] + " " + r.Next + o.text[i:]
-	return o, nil
+	return text[:i] + " " + s + text[i:]
+}
+
+// withStep is resultOf with next as the step that follows a success.
+func withStep(next string) func(*engine.Result, error) (*outcome, error) {
+	return func(r *engine.Result, err error) (*outcome, error) {
+		o, err := resultOf(r, err)
+		if err != nil {
+			return nil, err
+		}
+		return then(o, next), nil
+	}
 }
 
 func runComplete(c *call) (*outcome, error) {
-	return resultOf(c.eng.Complete(c.str("outcome")))
+	r, err := c.eng.Complete(c.str("outcome"))
+	o, err := resultOf(r, err)
+	if err != nil {
+		return nil, err
+	}
+	// The engine's message ("completed and archived") is the CLI's, which names no workflow.
+	if r.WorkflowID != "" {
+		o.text = onFirstLine(o.text, "Workflow "+textsafe.Line(r.WorkflowID, 120)+" has ended.")
+	}
+	return then(o, "start_workflow begins the next piece of work."), nil
 }
 
 func runTask(c *call) (*outcome, error) {
@@ -350,7 +383,7 @@ func runExpire(c *call) (*outcome, error) {
 }
 
 func runSaveCheckpoint(c *call) (*outcome, error) {
-	return resultOf(c.eng.SaveCheckpoint(c.str("name"), c.raw("data")))
+	return withStep("load_checkpoint reads it back after an interruption.")(c.eng.SaveCheckpoint(c.str("name"), c.raw("data")))
 }
 
 func runLoadCheckpoint(c *call) (*outcome, error) {
@@ -542,11 +575,11 @@ func runGetVars(c *call) (*outcome, error) {
 }
 
 func runAppendLog(c *call) (*outcome, error) {
-	return resultOf(c.eng.AppendLog(c.str("name"), c.raw("entry")))
+	return withStep("`cairn log show " + c.str("name") + "` in a shell reads it back.")(c.eng.AppendLog(c.str("name"), c.raw("entry")))
 }
 
 func runLearning(c *call) (*outcome, error) {
-	return resultOf(c.eng.RecordLearning(engine.LearningRequest{
+	return withStep("Later sessions find it in auto-memory; go on with the work.")(c.eng.RecordLearning(engine.LearningRequest{
 		Title: c.str("title"), Body: c.str("body"), Type: c.str("type"),
 	}))
 }
@@ -567,10 +600,32 @@ func initiativeNeeds(action string) [][2]string {
 	return nil
 }
 
+// initiativeTakes is where each of the initiative's optional arguments is used: an action
+// given one it does not use is refused, since dropping it unsaid would let the model believe
+// it was kept.
+func initiativeTakes(arg, action string) (uses bool, where string) {
+	switch arg {
+	case "title":
+		return action == "create", "only create takes it (a milestone's title is note, with add_milestone)"
+	case "status":
+		return action == "set_status" || action == "update_milestone", "set_status and update_milestone take it"
+	case "milestone":
+		return action == "add_milestone" || action == "update_milestone", "add_milestone and update_milestone take it"
+	case "note":
+		return action == "add_milestone", "only add_milestone takes it, as the milestone's title"
+	}
+	return true, ""
+}
+
 func runInitiative(c *call) (*outcome, error) {
+	var problems []string
+	for _, n := range [...]string{"title", "status", "milestone", "note"} {
+		if uses, where := initiativeTakes(n, c.str("action")); !uses && strings.TrimSpace(c.str(n)) != "" {
+			problems = append(problems, fmt.Sprintf("action %s does not take argument %q (%s): call again without it", c.str("action"), n, where))
+		}
+	}
 	// An action without what it needs is refused here, naming the argument: the engine would
 	// take the empty value for one and refuse it in its own terms ("cannot go from created to :").
-	var problems []string
 	for _, n := range initiativeNeeds(c.str("action")) {
 		if strings.TrimSpace(c.str(n[0])) == "" {
 			problems = append(problems, fmt.Sprintf("action %s needs argument %q: %s", c.str("action"), n[0], n[1]))
