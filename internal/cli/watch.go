@@ -66,6 +66,11 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 		}
 		return &codeError{code: ExitInternal, msg: fmt.Sprintf("watching %s: %v", dir, err)}
 	}
+	// The engine holds the state directory open, so its own removal sends it no event until
+	// watch closes it; the directory above it sees the name go. Without that watch, the
+	// removal is still seen at the look after its files' events, when it comes soon enough.
+	parent := filepath.Dir(dir)
+	_ = w.Add(parent)
 	// The store's checkpoints/NAME.json, absent until the first save: added when it appears.
 	cpDir := filepath.Join(dir, "checkpoints")
 	cpWatched := w.Add(cpDir) == nil
@@ -147,6 +152,12 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 				}
 			}
 			switch {
+			case ev.Name == dir:
+				if !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
+					continue
+				}
+			case filepath.Dir(ev.Name) == parent:
+				continue // the state directory's neighbours
 			case ev.Name == cpDir:
 				if len(cps) == 0 {
 					continue
@@ -172,8 +183,7 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 			a.warn("watching " + dir + ": " + err.Error())
 		case <-timer.C:
 			pending = time.Time{}
-			// Files went: maybe the directory with them. The engine holds it open, so no
-			// event says the directory itself was removed; no write will show here again.
+			// Files went, maybe the directory with them: no write will show here again.
 			if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 				return &codeError{code: ExitInternal, msg: fmt.Sprintf("the state directory %s was removed: nothing left to watch", dir)}
 			}

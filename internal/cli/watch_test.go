@@ -284,6 +284,48 @@ func TestWatchStateDirRemoved(t *testing.T) {
 	}
 }
 
+// TestWatchStateDirRemovedLast: the directory itself may go well after its files (a slow
+// rm -r on a loaded machine). Watch has by then looked, found the directory still there and
+// printed the empty position; the directory's own removal must still end it. Before, it
+// relied on seeing the directory gone at the check after its files' events, and waited forever.
+func TestWatchStateDirRemovedLast(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "watch me go", "--id", "apex-l")
+	cmd, lines, stderr := watcher(t, dir, env, "--json")
+	if l := decode(t, next(t, lines, "the current position")); l.WorkflowID != "apex-l" {
+		t.Fatalf("first line %+v, want apex-l", l)
+	}
+	state := filepath.Join(dir, ".claude", "cairn")
+	ents, err := os.ReadDir(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The workflow file last: the line saying it is gone then comes after every other event.
+	for _, e := range ents {
+		if e.Name() != "workflow-state.json" {
+			if err := os.RemoveAll(filepath.Join(state, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.Remove(filepath.Join(state, "workflow-state.json")); err != nil {
+		t.Fatal(err)
+	}
+	if l := decode(t, next(t, lines, "the workflow file's removal")); l.WorkflowID != "" {
+		t.Fatalf("after the files went: %+v, want no workflow", l)
+	}
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, "after its state directory was removed", stderr); code != 3 {
+		t.Fatalf("watch ended with exit %d, want 3 (stderr %q)", code, stderr)
+	}
+	if !strings.Contains(stderr.String(), "state directory") {
+		t.Errorf("stderr %q does not say the state directory is gone", stderr)
+	}
+}
+
 // TestWatchNoProject: outside any project (no git repository, no CLAUDE_PROJECT_DIR) there is
 // no state to follow; watch says so and ends with exit 1, creating no .claude/cairn there
 // (it used to create one in whatever directory it was run, $HOME included, and wait on it).

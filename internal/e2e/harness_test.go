@@ -433,6 +433,9 @@ type RunOptions struct {
 	Args         []string // more flags
 	Env          []string // more environment, after World.Env
 	Timeout      time.Duration
+	// Kill, once closed, ends the run as its timeout would: a test that needs the kill after
+	// some event closes it then, rather than guessing how long the event takes.
+	Kill <-chan struct{}
 }
 
 // Run is one finished Claude Code process.
@@ -771,6 +774,15 @@ func (w *World) tryRun(t *testing.T, o RunOptions) (*Run, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if o.Kill != nil {
+		go func() {
+			select {
+			case <-o.Kill:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	cmd := exec.CommandContext(ctx, claudeBin(t), args...)
 	cmd.Dir = w.Project
 	cmd.Env = w.env(o.Env)
@@ -835,7 +847,7 @@ func (w *World) tryRun(t *testing.T, o RunOptions) (*Run, error) {
 	r.Requests = w.Mock.Requests()[seen:]
 	if ctx.Err() != nil {
 		r.ExitCode = -1
-		return r, fmt.Errorf("%w (after %v)", errTimedOut, timeout)
+		return r, fmt.Errorf("%w (after %v)", errTimedOut, r.Duration.Round(time.Millisecond))
 	}
 	var exit *exec.ExitError
 	switch {

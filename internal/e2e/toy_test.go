@@ -10,6 +10,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -55,9 +56,24 @@ type toyCall struct {
 func newToyWorld(t *testing.T) (*World, func() []toyCall) {
 	t.Helper()
 	w := newWorld(t, toyPlugin)
-	logPath := filepath.Join(w.Dir, "toy.jsonl")
+	logPath := toyLogPath(w)
 	w.Env = append(w.Env, "TOY_LOG="+logPath)
 	return w, func() []toyCall { return readToyLog(t, logPath) }
+}
+
+func toyLogPath(w *World) string { return filepath.Join(w.Dir, "toy.jsonl") }
+
+// toyLogHas reports whether the toy log at path has a line from who ("hook" or "mcp"). Unlike
+// readToyLog it may run off the test's goroutine, and it skips a line still being written.
+func toyLogHas(path, who string) bool {
+	b, _ := os.ReadFile(path)
+	for line := range bytes.Lines(b) {
+		var c toyCall
+		if json.Unmarshal(line, &c) == nil && c.Who == who {
+			return true
+		}
+	}
+	return false
 }
 
 func readToyLog(t *testing.T, path string) []toyCall {
@@ -236,14 +252,30 @@ func TestBrokenPluginIsReported(t *testing.T) {
 	}
 }
 
-// The hard timeout kills Claude Code with its whole process group: its MCP server too.
+// A run killed at its timeout goes with its whole process group: its MCP server too. The
+// kill is asked for (RunOptions.Kill) and takes the timeout's path.
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	t.Parallel()
 	w, toyLog := newToyWorld(t)
 	w.Mock.Script(mockapi.On(nil, mockapi.Reply{Delay: time.Hour}))
-	// 8s: on a loaded machine the client takes seconds to start its MCP server, and the check
-	// needs the server started before the kill.
-	r, err := w.tryRun(t, RunOptions{Prompt: "hang", Timeout: 8 * time.Second})
+	// The kill comes once the MCP server has read its first message: the check needs the
+	// server started, and on a loaded machine the client takes seconds to start it.
+	kill, stopWaiting := make(chan struct{}), make(chan struct{})
+	defer close(stopWaiting)
+	go func() {
+		for {
+			if toyLogHas(toyLogPath(w), "mcp") {
+				close(kill)
+				return
+			}
+			select {
+			case <-stopWaiting:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	r, err := w.tryRun(t, RunOptions{Prompt: "hang", Kill: kill})
 	if !errors.Is(err, errTimedOut) {
 		t.Fatalf("tryRun err = %v, want errTimedOut (exit %d)", err, r.ExitCode)
 	}

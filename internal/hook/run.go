@@ -51,6 +51,10 @@ type Runner struct {
 	Deadline time.Duration // counted from Run's start; runHook sets it from DeadlineFrom
 
 	mu sync.Mutex
+	// hardStop, when set, stands in for the timer of Run's hard stop: it gets the moment the
+	// timer would fire and returns the channel Run gives up on. Tests decide with it which of
+	// the body and the hard stop comes first, which a loaded machine's scheduler otherwise does.
+	hardStop func(at time.Time) <-chan time.Time
 }
 
 // Logf writes one line to stderr, prefixed with the hook's name. Safe for concurrent use.
@@ -94,15 +98,22 @@ func (r *Runner) Run(start time.Time, body func(ctx context.Context) []byte, fal
 
 	// A little grace after the context ends lets a body that honours ctx return its own,
 	// better-worded answer before the hard stop, which never comes later than maxHard.
-	hard := time.NewTimer(time.Until(start.Add(min(r.Deadline+r.Deadline/10, maxHard))))
-	defer hard.Stop()
+	at := start.Add(min(r.Deadline+r.Deadline/10, maxHard))
+	var hard <-chan time.Time
+	if r.hardStop != nil {
+		hard = r.hardStop(at)
+	} else {
+		t := time.NewTimer(time.Until(at))
+		defer t.Stop()
+		hard = t.C
+	}
 	select {
 	case res := <-done:
 		if res.panicked != "" {
 			return fallback(res.panicked)
 		}
 		return res.out
-	case <-hard.C:
+	case <-hard:
 		why := fmt.Sprintf("did not finish within %s", r.Deadline)
 		r.Logf("%s; printing what it has and exiting", why)
 		return fallback(why)
