@@ -140,8 +140,9 @@ func (a *app) fail(err error) int {
 	prefix := strings.TrimSpace("cairn " + a.name)
 	msg := err.Error()
 	if errors.Is(err, engine.ErrNoActiveWorkflow) {
-		// The engine's hint names the agent's tools; a person at a shell wants commands.
-		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
+		// The engine's hint names the agent's tools; a person at a shell gets the one command
+		// that goes on.
+		msg = "no active workflow; cairn start TYPE CONTEXT begins one"
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(msg))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
