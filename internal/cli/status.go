@@ -38,7 +38,9 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		fmt.Fprintln(w, clean(r.Next))
 	case r.WorkflowID != "":
 		fmt.Fprintf(w, "Workflow:   %s (%s)\n", clean(r.WorkflowID), clean(r.Type))
-		fmt.Fprintf(w, "Context:    %s\n", clean(r.Context))
+		if r.Context != "" { // a migrated seed's record may have none
+			fmt.Fprintf(w, "Context:    %s\n", clean(r.Context))
+		}
 		phase := clean(r.Phase)
 		if r.PhaseStatus != "" {
 			phase += " (" + clean(strings.ReplaceAll(r.PhaseStatus, "_", " ")) + ")"
