@@ -56,7 +56,8 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 			fmt.Fprintf(w, "Tasks:      %s\n", clean(r.Tasks))
 		}
 		if len(r.Checkpoints) > 0 {
-			fmt.Fprintf(w, "Checkpoints: %s\n", clean(secrets.JoinNames(r.Checkpoints, ", ")))
+			// "Checkpoints:" would push its value a column past the others'.
+			fmt.Fprintf(w, "Checkpoint: %s\n", clean(secrets.JoinNames(r.Checkpoints, ", ")))
 		}
 		for _, ap := range r.Approvals {
 			fmt.Fprintf(w, "Approved:   %s\n", clean(secrets.Joined("", ap)))
