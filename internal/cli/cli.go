@@ -380,10 +380,12 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// warn prints warnings on stderr, one line each.
+// warn prints warnings on stderr, one line each. The engine's advice to mark open tasks
+// names the agent's tool; here it names the command.
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
+			w = strings.Replace(w, " with update_task ", " with cairn task ID done|failed ", 1)
 			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), textsafe.OneLine(w))
 		}
 	}
