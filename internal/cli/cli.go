@@ -331,6 +331,8 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 			return nil, a.usageErr("missing %s", strings.Join(names[len(pos):min], " and "))
 		}
 		return nil, a.usageErr("missing arguments: want %d, got %d", min, len(pos))
+	case max == 0 && len(pos) > 0:
+		return nil, a.usageErr("too many arguments: it takes none")
 	case max >= 0 && len(pos) > max:
 		return nil, a.usageErr("too many arguments: want at most %d, got %d", max, len(pos))
 	}
