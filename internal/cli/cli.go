@@ -169,10 +169,13 @@ type codeError struct {
 
 func (e *codeError) Error() string { return e.msg }
 
-// stateError is an engine that could not be opened (exit 3).
+// stateError is an engine that could not be opened (exit 3). What failed is the store's
+// words; what to do about it depends on the cause, which cairn doctor checks one by one.
 type stateError struct{ err error }
 
-func (e *stateError) Error() string { return "the state directory cannot be used: " + e.err.Error() }
+func (e *stateError) Error() string {
+	return "the state directory cannot be used: " + e.err.Error() + "; cairn doctor says what to fix"
+}
 func (e *stateError) Unwrap() error { return e.err }
 
 // exitCode maps an error to cairn's exit codes. The engine's refusals (typed or not) and
