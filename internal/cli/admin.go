@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 func runArchive(a *app, _ []string, e *engine.Engine) error { return a.told(e.Archive(a.opt.reason)) }
@@ -101,7 +102,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	case err != nil:
 		return &codeError{code: ExitInternal, msg: err.Error(), silent: true}
 	case failed > 0:
-		return &codeError{code: ExitRefused, msg: fmt.Sprintf("%d check(s) failed", failed)}
+		return &codeError{code: ExitRefused, msg: fmt.Sprintf("%d check%s failed", failed, workflow.Plural(failed))}
 	}
 	return nil
 }

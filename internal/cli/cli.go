@@ -140,8 +140,9 @@ func (a *app) fail(err error) int {
 	prefix := strings.TrimSpace("cairn " + a.name)
 	msg := err.Error()
 	if errors.Is(err, engine.ErrNoActiveWorkflow) {
-		// The engine's hint names the agent's tools; a person at a shell wants commands.
-		msg = "no active workflow: cairn status shows what is on record, cairn list the archived ones, cairn start TYPE CONTEXT begins one"
+		// The engine's hint names the agent's tools; a person at a shell gets the one command
+		// that goes on.
+		msg = "no active workflow; cairn start TYPE CONTEXT begins one"
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(msg))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
@@ -168,10 +169,13 @@ type codeError struct {
 
 func (e *codeError) Error() string { return e.msg }
 
-// stateError is an engine that could not be opened (exit 3).
+// stateError is an engine that could not be opened (exit 3). What failed is the store's
+// words; what to do about it depends on the cause, which cairn doctor checks one by one.
 type stateError struct{ err error }
 
-func (e *stateError) Error() string { return "the state directory cannot be used: " + e.err.Error() }
+func (e *stateError) Error() string {
+	return "the state directory cannot be used: " + e.err.Error() + "; cairn doctor says what to fix"
+}
 func (e *stateError) Unwrap() error { return e.err }
 
 // exitCode maps an error to cairn's exit codes. The engine's refusals (typed or not) and
@@ -330,6 +334,8 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 			return nil, a.usageErr("missing %s", strings.Join(names[len(pos):min], " and "))
 		}
 		return nil, a.usageErr("missing arguments: want %d, got %d", min, len(pos))
+	case max == 0 && len(pos) > 0:
+		return nil, a.usageErr("too many arguments: it takes none")
 	case max >= 0 && len(pos) > max:
 		return nil, a.usageErr("too many arguments: want at most %d, got %d", max, len(pos))
 	}
@@ -379,10 +385,12 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// warn prints warnings on stderr, one line each.
+// warn prints warnings on stderr, one line each. The engine's advice to mark open tasks
+// names the agent's tool; here it names the command.
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
+			w = strings.Replace(w, " with update_task ", " with cairn task ID done|failed ", 1)
 			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), textsafe.OneLine(w))
 		}
 	}

@@ -30,7 +30,7 @@ func TestExitCode(t *testing.T) {
 	}{
 		{"nil", nil, ExitOK},
 		{"usage", &usageError{msg: "missing arguments"}, ExitUsage},
-		{"doctor check failed", &codeError{code: ExitRefused, msg: "1 check(s) failed"}, ExitRefused},
+		{"doctor check failed", &codeError{code: ExitRefused, msg: "1 check failed"}, ExitRefused},
 		{"transition refused", &workflow.TransitionError{Type: "apex", From: "plan"}, ExitRefused},
 		{"conflict", fmt.Errorf("moving: %w", &workflow.ConflictError{WorkflowID: "w"}), ExitRefused},
 		{"no active workflow", fmt.Errorf("%w (hint)", engine.ErrNoActiveWorkflow), ExitRefused},

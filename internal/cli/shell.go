@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -100,6 +101,9 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 
 func runCheckpointList(a *app, pos []string, e *engine.Engine) error {
 	names, err := e.ListCheckpoints(optional(pos, ""))
+	if errors.Is(err, path.ErrBadPattern) {
+		return fmt.Errorf("%w: a PATTERN is a glob such as 'research*' or 'plan_v[0-9]', quoted so the shell leaves it as it is", err)
+	}
 	if err != nil {
 		return err
 	}

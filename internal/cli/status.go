@@ -38,7 +38,9 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		fmt.Fprintln(w, clean(r.Next))
 	case r.WorkflowID != "":
 		fmt.Fprintf(w, "Workflow:   %s (%s)\n", clean(r.WorkflowID), clean(r.Type))
-		fmt.Fprintf(w, "Context:    %s\n", clean(r.Context))
+		if r.Context != "" { // a migrated seed's record may have none
+			fmt.Fprintf(w, "Context:    %s\n", clean(r.Context))
+		}
 		phase := clean(r.Phase)
 		if r.PhaseStatus != "" {
 			phase += " (" + clean(strings.ReplaceAll(r.PhaseStatus, "_", " ")) + ")"
@@ -54,7 +56,8 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 			fmt.Fprintf(w, "Tasks:      %s\n", clean(r.Tasks))
 		}
 		if len(r.Checkpoints) > 0 {
-			fmt.Fprintf(w, "Checkpoints: %s\n", clean(secrets.JoinNames(r.Checkpoints, ", ")))
+			// "Checkpoints:" would push its value a column past the others'.
+			fmt.Fprintf(w, "Checkpoint: %s\n", clean(secrets.JoinNames(r.Checkpoints, ", ")))
 		}
 		for _, ap := range r.Approvals {
 			fmt.Fprintf(w, "Approved:   %s\n", clean(secrets.Joined("", ap)))

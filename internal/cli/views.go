@@ -112,7 +112,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 	field("Status", string(r.Status))
 	phase := r.State
 	if r.PhaseStatus != "" {
-		phase += " (" + string(r.PhaseStatus) + ")"
+		phase += " (" + strings.ReplaceAll(string(r.PhaseStatus), "_", " ") + ")"
 	}
 	field("Phase", phase)
 	field("Created", stamp(r.CreatedAt))

@@ -109,7 +109,9 @@ func runTransition(a *app, pos []string, _ *engine.Engine) error {
 
 func runComplete(a *app, pos []string, _ *engine.Engine) error {
 	if strings.TrimSpace(pos[0]) == "" {
-		return a.usageErr("OUTCOME is empty: say in one line what was achieved")
+		// Checked before the engine opens, so it creates no state; refused (exit 1) as an
+		// empty CONTEXT for start is: the command line is right, its value is not.
+		return errors.New("OUTCOME is empty: say in one line what was achieved")
 	}
 	e, err := a.engine()
 	if err != nil {
