@@ -39,6 +39,16 @@ type Finding struct {
 
 // Error names the rule and the path and says what to do instead. It never contains the secret.
 func (f *Finding) Error() string {
+	return f.Refusal("") + "; keep it in an environment variable or a secret manager and store a" +
+		" reference to it (the variable's name or the secret's path) instead"
+}
+
+// Refusal is the wording every refusal of a secret shares: the rule and where it was found,
+// never the text, "secret found (github-token) at $.note: secrets are not stored". A caller
+// that scanned one value of its own (ScanString: no path) names it as place ("the name"), or
+// "" to say nowhere. Error adds advice for the agent that sent the secret; a caller whose
+// text came from someone else (a person's note) uses this alone.
+func (f *Finding) Refusal(place string) string {
 	var b strings.Builder
 	b.WriteString("secret found (")
 	b.WriteString(f.Rule)
@@ -50,9 +60,11 @@ func (f *Finding) Error() string {
 	case f.Path != "":
 		b.WriteString(" at ")
 		b.WriteString(f.Path)
+	case place != "":
+		b.WriteString(" in ")
+		b.WriteString(place)
 	}
-	b.WriteString(": secrets are not stored; keep it in an environment variable or a secret" +
-		" manager and store a reference to it (the variable's name or the secret's path) instead")
+	b.WriteString(": secrets are not stored")
 	return b.String()
 }
 

@@ -843,3 +843,27 @@ func clean(t *testing.T, texts ...string) {
 		}
 	}
 }
+
+// Refusal is the one wording of a refusal: where the finding has a path it says the path,
+// whatever place the caller names; Error is Refusal("") and the advice.
+func TestRefusalWording(t *testing.T) {
+	text := secrets.ScanString("use " + ghClassic)
+	doc := secrets.ScanJSON([]byte(`{"note":"` + ghClassic + `"}`))
+	key := secrets.ScanJSON([]byte(`{"vars":{"` + ghClassic + `":"v"}}`))
+	for _, c := range []struct {
+		f           *secrets.Finding
+		place, want string
+	}{
+		{text, "the name", "secret found (github-token) in the name: secrets are not stored"},
+		{text, "", "secret found (github-token): secrets are not stored"},
+		{doc, "the name", "secret found (github-token) at $.note: secrets are not stored"},
+		{key, "", "secret found (github-token) in an object key at $.vars: secrets are not stored"},
+	} {
+		if got := c.f.Refusal(c.place); got != c.want {
+			t.Errorf("Refusal(%q) = %q, want %q", c.place, got, c.want)
+		}
+		if err := c.f.Error(); !strings.HasPrefix(err, c.f.Refusal("")+"; keep it in an environment variable") {
+			t.Errorf("Error() = %q", err)
+		}
+	}
+}
