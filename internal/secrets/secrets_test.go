@@ -33,10 +33,10 @@ var (
 	slackHook   = "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
 	jwtToken    = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ." + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	pemRSA      = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\n-----END RSA PRIVATE KEY-----"
-	pemPKCS8    = "-----BEGIN " + "PRIVATE KEY-----"
+	pemPKCS8    = "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
 	pemSSH      = "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"
-	pemPGP      = "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----"
-	pemEC       = "-----BEGIN EC " + "PRIVATE KEY-----"
+	pemPGP      = "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF8xK2sBCADK"
+	pemEC       = "-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk"
 	pgURL       = "postgres://" + "user:pass@" + "host/db"
 	mongoURL    = "mongodb+srv://" + "admin:s3cr3t@" + "cluster0.example.net/app"
 	redisURL    = "redis://" + ":hunter2@" + "localhost:6379/0"
@@ -124,6 +124,13 @@ func TestScanString(t *testing.T) {
 		{"putty-key-file-one-line", "PuTTY-User-Key-File-3: ssh-ed25519 Encryption: none Comment: deploy", "private-key"},
 		{"putty-key-file-escaped", `"PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\n"`, "private-key"},
 		{"ssh2-private-key", "---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\nComment: x\nP2/56wAAA", "private-key"},
+		// A key block is its header and the start of its body, however the lines are joined;
+		// the header alone is prose about keys (see the near misses).
+		{"pem-encrypted", "-----BEGIN RSA " + "PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,5D7F0A1B2C3D4E5F\n\nMIIEowIBAAKCAQEA7bq", "private-key"},
+		{"pem-one-line", "key: -----BEGIN OPENSSH " + "PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA -----END OPENSSH PRIVATE KEY-----", "private-key"},
+		{"pem-glued-body", "KEY=-----BEGIN RSA " + "PRIVATE KEY-----MIIEpAIBAAKCAQEA7bqZ", "private-key"},
+		{"pem-escaped-newlines", `"-----BEGIN ` + `PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
+		{"pem-double-escaped", `"-----BEGIN ` + `PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
 
 		{"wireguard-private-key", "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nAddress = 10.0.0.1/24", "wireguard-key"},
 		{"wireguard-preshared-key", "PresharedKey=" + "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=", "wireguard-key"},
@@ -166,6 +173,12 @@ func TestScanString(t *testing.T) {
 		{"slack-docs-url", "https://api.slack.com/messaging/webhooks", ""},
 		{"pem-public", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBg", ""},
 		{"pem-certificate", "-----BEGIN CERTIFICATE-----", ""},
+		{"pem-header-in-prose", "paste the -----BEGIN RSA " + "PRIVATE KEY----- block here", ""},
+		{"pem-header-alone", "-----BEGIN " + "PRIVATE KEY-----", ""},
+		{"pem-header-and-footer", "the file runs from -----BEGIN EC " + "PRIVATE KEY----- to -----END EC PRIVATE KEY-----", ""},
+		{"pem-header-then-word", "-----BEGIN OPENSSH " + "PRIVATE KEY----- Authentication keys go here", ""},
+		{"pem-body-elided", "-----BEGIN RSA " + "PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----", ""},
+		{"ssh2-header-in-prose", "a file starting ---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ---- is PuTTY's export", ""},
 		{"private-key-words", "the private key lives in the vault", ""},
 		{"jwt-header-only", "eyJhbGciOiJIUzI1NiJ9", ""},
 		{"jwt-stub", "eyJ.eyJ.x", ""},
