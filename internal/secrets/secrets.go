@@ -617,12 +617,13 @@ func notPlaceholder(pw string) bool {
 	return !placeName(strings.TrimRight(pw, ".,;:!?)"))
 }
 
-// placeName: a password's place named where the password goes, "password" or "passwd" in
-// lower case, or an upper-case name holding one such word (PASSWORD, DB_PASSWORD, TOKEN).
+// placeName: a password's place named where the password goes, "password", "passwd" or a
+// short name (pass, pwd, pw: redis://:pw@host in a comment) in lower case, or an upper-case
+// name holding one such word (PASSWORD, DB_PASSWORD, TOKEN, DB_PASS, PW).
 // Capitalised (Password) or with a digit (password1), it is a password: weak, but one.
 func placeName(w string) bool {
 	switch w {
-	case "password", "passwd", "passphrase":
+	case "password", "passwd", "passphrase", "pass", "pwd", "pw":
 		return true
 	}
 	if w == "" || strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
@@ -630,6 +631,11 @@ func placeName(w string) bool {
 	}
 	for _, n := range []string{"PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN"} {
 		if strings.Contains(w, n) {
+			return true
+		}
+	}
+	for part := range strings.SplitSeq(w, "_") {
+		if part == "PASS" || part == "PWD" || part == "PW" {
 			return true
 		}
 	}

@@ -37,7 +37,7 @@ var (
 	pemSSH      = "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"
 	pemPGP      = "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF8xK2sBCADK"
 	pemEC       = "-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk"
-	pgURL       = "postgres://" + "user:pass@" + "host/db"
+	pgURL       = "postgres://" + "user:s3cret@" + "host/db"
 	mongoURL    = "mongodb+srv://" + "admin:s3cr3t@" + "cluster0.example.net/app"
 	redisURL    = "redis://" + ":hunter2@" + "localhost:6379/0"
 	httpURL     = "https://" + "bob:correct-horse@" + "example.com/x"
@@ -86,7 +86,7 @@ func TestScanString(t *testing.T) {
 		{"url-https", "clone " + httpURL, "url-credentials"},
 		{"url-percent-encoded-password", "amqp://guest:p%40ss@rabbit:5672", "url-credentials"},
 		{"basic-auth-header", "curl -H 'Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:password123")) + "' https://x", "authorization-header"},
-		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:pw")), "authorization-header"},
+		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:q7")), "authorization-header"},
 		{"basic-auth-no-colon", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")), ""},
 		{"basic-auth-placeholder", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:$PASSWORD")), ""},
 		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
@@ -196,6 +196,14 @@ func TestScanString(t *testing.T) {
 		{"url-placeholder-upper", "postgres://USER:PASSWORD@HOST/db", ""},
 		{"url-placeholder-snake", "postgres://app:DB_PASSWORD@db/app", ""},
 		{"url-word-and-digit", "postgres://user:password1@db/app", "url-credentials"},
+		// Short names of the place too, as comments and docs write them.
+		{"url-placeholder-pw", "// connect with redis://:pw@localhost:6379", ""},
+		{"url-placeholder-pass", "amqp://user:pass@rabbit:5672 and mysql://root:pwd@db/app", ""},
+		{"url-placeholder-upper-pass", "postgres://USER:PASS@HOST/db or redis://:DB_PW@cache", ""},
+		{"netrc-placeholder-pass", "machine HOST login USER password pass", ""},
+		{"url-pass-with-digit", "redis://:pass1@cache:6379", "url-credentials"},
+		{"url-pass-capitalised", "amqp://user:Pass@rabbit", "url-credentials"},
+		{"url-pw-in-password", "redis://:pw4prod@cache", "url-credentials"},
 		{"url-word-capitalised", "postgres://user:Password@db/app", "url-credentials"},
 		{"cli-password-placeholder-prose", "run sshpass -p PASSWORD. then ssh", ""},
 		{"cli-password-placeholder-parenthesised", "(sshpass -p PASSWORD).", ""},
@@ -260,7 +268,7 @@ func TestScanJSON(t *testing.T) {
 		{"digit-first-key", `{"1st":"` + oaProj + `"}`, "openai-api-key", `$["1st"]`, false},
 		{"secret-in-key", `{"vars":{"` + ghClassic + `":"x"}}`, "github-token", "$.vars", true},
 		{"unicode-escape-hides-prefix", `{"k":"\u0041KIA` + awsID[4:] + `"}`, "aws-access-key-id", "$.k", false},
-		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:pass@host\/db"}`, "url-credentials", "$.url", false},
+		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:s3cret@host\/db"}`, "url-credentials", "$.url", false},
 		{"password-in-env-list", `{"environment":[{"name":"DB_PASSWORD","value":"Hunter2Hunter2"}]}`, "password-assignment", "$", false},
 		{"password-in-env-list-pretty", "{\"env\": [{\n    \"Name\": \"ADMIN_PASSWD\",\n    \"Value\": \"s3cr3t-Pa55\"\n}]}", "password-assignment", "$", false},
 		{"aws-secret-by-key", `{"aws":{"secret_access_key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}}`, "aws-secret-access-key", "$.aws.secret_access_key", false},
