@@ -128,6 +128,21 @@ var rules = sync.OnceValue(func() []*rule {
 				return notPlaceholder(pw) && !(path && strings.Trim(port, "0123456789") == "")
 			},
 		},
+		{
+			// base64 of a JSON object holding a secret ({" encodes as eyJ): a config, a state
+			// parameter or a cookie pasted whole. The run is decoded and scanned only where eyJ
+			// starts it (not after / or +, so a run is read once) and when it ends within the
+			// span: runs do not overlap, so a flood costs each byte a bounded number of reads.
+			name: "base64-json", keywords: []string{"eyJ"}, span: 2048,
+			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+			re:     lazyre.New(`^eyJ[A-Za-z0-9+/_-]{13,}={0,2}`),
+			ok: func(s string, i int, m []string) bool {
+				if j := i + len(m[0]); j < len(s) && (isAlnum(s[j]) || strings.IndexByte("+/=_-", s[j]) >= 0) {
+					return false // longer than the span
+				}
+				return encodedSecret(m[0])
+			},
+		},
 
 		// Providers whose tokens carry their own prefix.
 		prefixed("stripe-key", []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"},
@@ -693,6 +708,26 @@ func randomish(v string) bool {
 	}
 	return letters > 0 && digits > 0 && switches >= 3
 }
+
+// encodedSecret reports a secret in the text v, a run of base64 (standard or URL-safe),
+// encodes: one the rules find in it decoded, when that is UTF-8.
+func encodedSecret(v string) bool {
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(v, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	b, err := enc.DecodeString(strings.TrimRight(v, "="))
+	if err != nil || !utf8.Valid(b) {
+		return false
+	}
+	return matchDecoded(view(b))
+}
+
+// matchDecoded is match, reached through a variable: the rules' table refers to it, and match
+// to the table.
+var matchDecoded func(string) bool
+
+func init() { matchDecoded = func(s string) bool { return match(s) != nil } }
 
 // decodeBasic decodes Basic credentials (base64 of user:password); ok is false when v is
 // not base64 of UTF-8 text.

@@ -143,7 +143,15 @@ func TestScanString(t *testing.T) {
 		{"passphrase-json", `{"passphrase": "Tumble Orbit Falcon Pickle 42"}`, "password-assignment"},
 		{"passphrase-glued", "GPG_PASSPHRASE=Hunter2Hunter2", "password-assignment"},
 
+		// base64 of a JSON object holding a secret ({" encodes as eyJ): judged decoded.
+		{"base64-json-password", base64.StdEncoding.EncodeToString([]byte(`{"password":"Hunter2Hunter2"}`)), "base64-json"},
+		{"base64-json-in-prose", "state=" + base64.RawURLEncoding.EncodeToString([]byte(`{"user":"bob","api_key":"Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc"}`)) + "&x=1", "base64-json"},
+		{"base64-json-token", "cfg: " + base64.StdEncoding.EncodeToString([]byte(`{"token":"`+ghClassic+`"}`)), "base64-json"},
+
 		// Near misses and ordinary text.
+		{"base64-json-clean", "cursor " + base64.StdEncoding.EncodeToString([]byte(`{"page":2,"after":"item-41","order":"desc"}`)), ""},
+		{"base64-json-placeholder", base64.StdEncoding.EncodeToString([]byte(`{"password":"${DB_PASSWORD}"}`)), ""},
+		{"base64-json-in-word", "x" + base64.StdEncoding.EncodeToString([]byte(`{"password":"Hunter2Hunter2"}`)), ""},
 		{"empty", "", ""},
 		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
 		{"git-sha", "commit " + gitSHA, ""},
@@ -626,7 +634,7 @@ func TestKeywordFloodsStayCheap(t *testing.T) {
 	const n = 300 << 10
 	plain := cost(strings.Repeat("lorem ipsum dolor sit amet ", n/27))
 	for _, unit := range []string{"curl ", "curl -u ", "mysql ", "mysql -p ", "sshpass ", "sshpass -p ", " -u", " -p",
-		"curl -u a", "machine a login b "} {
+		"curl -u a", "machine a login b ", "eyJ/", "eyJ ", "eyJhbGciOiJIUzI1NiJ9 ", "x eyJ" + strings.Repeat("A", 3000)} {
 		s := strings.Repeat(unit, n/len(unit))
 		if d := cost(s); d > 1000*plain+150*time.Millisecond {
 			t.Errorf("%q repeated over %d bytes: scanned in %v, plain text in %v", unit, len(s), d, plain)
