@@ -323,6 +323,13 @@ var rules = sync.OnceValue(func() []*rule {
 				`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`),
 		},
 		{
+			// A Docker config's registry credentials: "auth": base64 of user:password, judged
+			// decoded as Basic credentials are. A JSON member is read as this text too.
+			name: "docker-auth", keywords: []string{`"auth"`},
+			re: lazyre.New(`^"auth"\s{0,3}:\s{0,3}"([A-Za-z0-9+/]{8,}={0,2})"`),
+			ok: func(_ string, _ int, m []string) bool { return basicCredentials(m[1]) },
+		},
+		{
 			// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
 			// whose token looks random (letters and digits). Basic credentials are base64 of
 			// user:password, which need not look random: they are judged decoded.
@@ -330,9 +337,8 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`),
 			ok: func(_ string, _ int, m []string) bool {
 				if m[1] != "" {
-					if text, ok := decodeBasic(m[2]); ok {
-						_, pw, colon := strings.Cut(text, ":")
-						return colon && pw != "" && notPlaceholder(pw)
+					if _, ok := decodeBasic(m[2]); ok {
+						return basicCredentials(m[2])
 					}
 				}
 				return len(m[2]) >= 16 && randomish(m[2])
@@ -728,6 +734,14 @@ func encodedSecret(v string) bool {
 var matchDecoded func(string) bool
 
 func init() { matchDecoded = func(s string) bool { return match(s) != nil } }
+
+// basicCredentials: v is base64 of user:password, the password neither empty nor a
+// placeholder.
+func basicCredentials(v string) bool {
+	text, ok := decodeBasic(v)
+	_, pw, colon := strings.Cut(text, ":")
+	return ok && colon && pw != "" && notPlaceholder(pw)
+}
 
 // decodeBasic decodes Basic credentials (base64 of user:password); ok is false when v is
 // not base64 of UTF-8 text.

@@ -148,7 +148,14 @@ func TestScanString(t *testing.T) {
 		{"base64-json-in-prose", "state=" + base64.RawURLEncoding.EncodeToString([]byte(`{"user":"bob","api_key":"Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc"}`)) + "&x=1", "base64-json"},
 		{"base64-json-token", "cfg: " + base64.StdEncoding.EncodeToString([]byte(`{"token":"`+ghClassic+`"}`)), "base64-json"},
 
+		// A Docker config's auth: base64 of user:password, judged decoded as Basic is.
+		{"docker-config-auth", `{"auths":{"ghcr.io":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("bob:Hunter2Hunter2")) + `"}}}`, "docker-auth"},
+		{"docker-config-auth-spaced", `"auth": "` + base64.StdEncoding.EncodeToString([]byte("_json_key:q7Zx9")) + `"`, "docker-auth"},
+
 		// Near misses and ordinary text.
+		{"docker-auth-placeholder", `{"auth":"` + base64.StdEncoding.EncodeToString([]byte("bob:$REGISTRY_PASSWORD")) + `"}`, ""},
+		{"docker-auth-not-credentials", `{"auth":"` + base64.StdEncoding.EncodeToString([]byte("see the vault")) + `","author":"bob"}`, ""},
+		{"auth-word", `{"auth":"oauth2","type":"basic"}`, ""},
 		{"base64-json-clean", "cursor " + base64.StdEncoding.EncodeToString([]byte(`{"page":2,"after":"item-41","order":"desc"}`)), ""},
 		{"base64-json-placeholder", base64.StdEncoding.EncodeToString([]byte(`{"password":"${DB_PASSWORD}"}`)), ""},
 		{"base64-json-in-word", "x" + base64.StdEncoding.EncodeToString([]byte(`{"password":"Hunter2Hunter2"}`)), ""},
@@ -276,6 +283,8 @@ func TestScanJSON(t *testing.T) {
 		{"digit-first-key", `{"1st":"` + oaProj + `"}`, "openai-api-key", `$["1st"]`, false},
 		{"secret-in-key", `{"vars":{"` + ghClassic + `":"x"}}`, "github-token", "$.vars", true},
 		{"unicode-escape-hides-prefix", `{"k":"\u0041KIA` + awsID[4:] + `"}`, "aws-access-key-id", "$.k", false},
+		{"docker-auth", `{"auths":{"ghcr.io":{"auth":"Ym9iOkh1bnRlcjJIdW50ZXIy"}}}`, "docker-auth", `$.auths["ghcr.io"].auth`, false},
+		{"docker-auth-escaped-key", `{"auths":{"r":{"\u0061uth":"Ym9iOkh1bnRlcjJIdW50ZXIy"}}}`, "docker-auth", "$.auths.r.auth", false},
 		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:s3cret@host\/db"}`, "url-credentials", "$.url", false},
 		{"password-in-env-list", `{"environment":[{"name":"DB_PASSWORD","value":"Hunter2Hunter2"}]}`, "password-assignment", "$", false},
 		{"password-in-env-list-pretty", "{\"env\": [{\n    \"Name\": \"ADMIN_PASSWD\",\n    \"Value\": \"s3cr3t-Pa55\"\n}]}", "password-assignment", "$", false},
