@@ -68,7 +68,8 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 	case res.Action == mcp.ElicitationResponseActionAccept && yes:
 		note, _ := content["note"].(string)
 		if f := secrets.ScanString(note); f != nil {
-			return "", fmt.Errorf("the person approved leaving phase %s, but the note they wrote holds what looks like a secret (%s), which Cairn does not store; nothing was changed: call transition again and the person is asked again", phase, f.Rule)
+			// The person wrote it, not the agent: no advice on keeping secrets.
+			return "", fmt.Errorf("the person approved leaving phase %s, but %s; nothing was changed: call transition again and the person is asked again", phase, f.Refusal("the note they wrote"))
 		}
 		return textsafe.Clip(strings.TrimSpace(note), maxApprovalNote), nil
 	case res.Action == mcp.ElicitationResponseActionCancel:

@@ -305,7 +305,8 @@ func TestApprovalNoteIsBounded(t *testing.T) {
 	p, c = elicitingServer(t, &person{action: mcp.ElicitationResponseActionAccept, yes: true, note: "ok, the key is " + sh.Text})
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
 	mustOK(t, c, "transition", `{"to":"plan"}`)
-	res := mustFail(t, c, "transition", `{"to":"implement"}`, "note", "secret", "nothing was changed", "call transition again")
+	res := mustFail(t, c, "transition", `{"to":"implement"}`, "nothing was changed", "call transition again",
+		"secret found ("+sh.Rule+") in the note they wrote: secrets are not stored") // the secrets package's words
 	if holdsSecret(text(res), sh.Core) || strings.Contains(text(res), "environment variable") {
 		t.Errorf("the refusal quotes the secret or tells the agent how to keep one: %s", text(res))
 	}

@@ -22,7 +22,7 @@ func TestEscapesThatHideAKeyword(t *testing.T) {
 		`{"a":"x \"AKIAIOSFODNN7EXAMPLE\" y"}`, // a quote before it
 		`{"a":"gh\u0070_R2d2C3poLuke0Leia1Han2Solo3Chewie4xY"}`,
 		`{"p\u0061ssword":"Hunter2Hunter2"}`,
-		`{"a":"postgres:\/\/user:pass@host/db"}`,
+		`{"a":"postgres:\/\/user:s3cret@host/db"}`,
 		`{"a":"curl example.com -u \"bob:Zq8Wm3Rt6Yp1\""}`,               // the keyword as written, quotes escaped
 		"{\"a\":\"cu\u200brl example.com -u \\\"bob:Zq8Wm3Rt6Yp1\\\"\"}", // and split by a zero-width space as written
 		`{"a":["\u00e9t\u00e9", "curl\u0020https://example.com -u bob:Zq8Wm3Rt6Yp1"]}`,

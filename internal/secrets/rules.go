@@ -88,11 +88,18 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
 			// PuTTY's key files, by their first two lines (written out, JSON-escaped, or made one
-			// line as a note is).
+			// line as a note is). A block's header counts with the start of its body only, after
+			// any headers (Proc-Type:, Version:, Comment:): alone, it is prose about keys ("paste
+			// the -----BEGIN RSA PRIVATE KEY----- block here"). The body is 8 base64 characters
+			// with a digit, + or /, or 16 of any.
 			name:     "private-key",
 			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
-			re: lazyre.New(`^(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----|` +
+			re: lazyre.New(`^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
+				`(?:\s|\\{1,2}[rn]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
 				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
+			ok: func(_ string, _ int, m []string) bool {
+				return m[1] == "" || len(m[1]) >= 16 || strings.ContainsAny(m[1], "0123456789+/")
+			},
 		},
 		{
 			name:     "jwt",
@@ -119,6 +126,21 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				port, _, path := strings.Cut(pw, "/")
 				return notPlaceholder(pw) && !(path && strings.Trim(port, "0123456789") == "")
+			},
+		},
+		{
+			// base64 of a JSON object holding a secret ({" encodes as eyJ): a config, a state
+			// parameter or a cookie pasted whole. The run is decoded and scanned only where eyJ
+			// starts it (not after / or +, so a run is read once) and when it ends within the
+			// span: runs do not overlap, so a flood costs each byte a bounded number of reads.
+			name: "base64-json", keywords: []string{"eyJ"}, span: 2048,
+			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+			re:     lazyre.New(`^eyJ[A-Za-z0-9+/_-]{13,}={0,2}`),
+			ok: func(s string, i int, m []string) bool {
+				if j := i + len(m[0]); j < len(s) && (isAlnum(s[j]) || strings.IndexByte("+/=_-", s[j]) >= 0) {
+					return false // longer than the span
+				}
+				return encodedSecret(m[0])
 			},
 		},
 
@@ -301,6 +323,13 @@ var rules = sync.OnceValue(func() []*rule {
 				`[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?:$|[^A-Za-z0-9+/=])`),
 		},
 		{
+			// A Docker config's registry credentials: "auth": base64 of user:password, judged
+			// decoded as Basic credentials are. A JSON member is read as this text too.
+			name: "docker-auth", keywords: []string{`"auth"`},
+			re: lazyre.New(`^"auth"\s{0,3}:\s{0,3}"([A-Za-z0-9+/]{8,}={0,2})"`),
+			ok: func(_ string, _ int, m []string) bool { return basicCredentials(m[1]) },
+		},
+		{
 			// Authorization: Basic/Bearer/Token followed by credentials, and a bare "Bearer ..."
 			// whose token looks random (letters and digits). Basic credentials are base64 of
 			// user:password, which need not look random: they are judged decoded.
@@ -308,9 +337,8 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`(?i)^(?:authorization["']?\s{0,3}[:=]\s{0,3}["']?(?:(basic)|bearer|token|digest)\s+|bearer\s+)([A-Za-z0-9._~+/-]{8,}={0,2})`),
 			ok: func(_ string, _ int, m []string) bool {
 				if m[1] != "" {
-					if text, ok := decodeBasic(m[2]); ok {
-						_, pw, colon := strings.Cut(text, ":")
-						return colon && pw != "" && notPlaceholder(pw)
+					if _, ok := decodeBasic(m[2]); ok {
+						return basicCredentials(m[2])
 					}
 				}
 				return len(m[2]) >= 16 && randomish(m[2])
@@ -685,6 +713,34 @@ func randomish(v string) bool {
 		}
 	}
 	return letters > 0 && digits > 0 && switches >= 3
+}
+
+// encodedSecret reports a secret in the text v, a run of base64 (standard or URL-safe),
+// encodes: one the rules find in it decoded, when that is UTF-8.
+func encodedSecret(v string) bool {
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(v, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	b, err := enc.DecodeString(strings.TrimRight(v, "="))
+	if err != nil || !utf8.Valid(b) {
+		return false
+	}
+	return matchDecoded(view(b))
+}
+
+// matchDecoded is match, reached through a variable: the rules' table refers to it, and match
+// to the table.
+var matchDecoded func(string) bool
+
+func init() { matchDecoded = func(s string) bool { return match(s) != nil } }
+
+// basicCredentials: v is base64 of user:password, the password neither empty nor a
+// placeholder.
+func basicCredentials(v string) bool {
+	text, ok := decodeBasic(v)
+	_, pw, colon := strings.Cut(text, ":")
+	return ok && colon && pw != "" && notPlaceholder(pw)
 }
 
 // decodeBasic decodes Basic credentials (base64 of user:password); ok is false when v is

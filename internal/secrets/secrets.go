@@ -39,6 +39,16 @@ type Finding struct {
 
 // Error names the rule and the path and says what to do instead. It never contains the secret.
 func (f *Finding) Error() string {
+	return f.Refusal("") + "; keep it in an environment variable or a secret manager and store a" +
+		" reference to it (the variable's name or the secret's path) instead"
+}
+
+// Refusal is the wording every refusal of a secret shares: the rule and where it was found,
+// never the text, "secret found (github-token) at $.note: secrets are not stored". A caller
+// that scanned one value of its own (ScanString: no path) names it as place ("the name"), or
+// "" to say nowhere. Error adds advice for the agent that sent the secret; a caller whose
+// text came from someone else (a person's note) uses this alone.
+func (f *Finding) Refusal(place string) string {
 	var b strings.Builder
 	b.WriteString("secret found (")
 	b.WriteString(f.Rule)
@@ -50,9 +60,11 @@ func (f *Finding) Error() string {
 	case f.Path != "":
 		b.WriteString(" at ")
 		b.WriteString(f.Path)
+	case place != "":
+		b.WriteString(" in ")
+		b.WriteString(place)
 	}
-	b.WriteString(": secrets are not stored; keep it in an environment variable or a secret" +
-		" manager and store a reference to it (the variable's name or the secret's path) instead")
+	b.WriteString(": secrets are not stored")
 	return b.String()
 }
 
@@ -605,12 +617,13 @@ func notPlaceholder(pw string) bool {
 	return !placeName(strings.TrimRight(pw, ".,;:!?)"))
 }
 
-// placeName: a password's place named where the password goes, "password" or "passwd" in
-// lower case, or an upper-case name holding one such word (PASSWORD, DB_PASSWORD, TOKEN).
+// placeName: a password's place named where the password goes, "password", "passwd" or a
+// short name (pass, pwd, pw: redis://:pw@host in a comment) in lower case, or an upper-case
+// name holding one such word (PASSWORD, DB_PASSWORD, TOKEN, DB_PASS, PW).
 // Capitalised (Password) or with a digit (password1), it is a password: weak, but one.
 func placeName(w string) bool {
 	switch w {
-	case "password", "passwd", "passphrase":
+	case "password", "passwd", "passphrase", "pass", "pwd", "pw":
 		return true
 	}
 	if w == "" || strings.Trim(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
@@ -618,6 +631,11 @@ func placeName(w string) bool {
 	}
 	for _, n := range []string{"PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN"} {
 		if strings.Contains(w, n) {
+			return true
+		}
+	}
+	for part := range strings.SplitSeq(w, "_") {
+		if part == "PASS" || part == "PWD" || part == "PW" {
 			return true
 		}
 	}

@@ -33,11 +33,11 @@ var (
 	slackHook   = "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
 	jwtToken    = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ." + "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	pemRSA      = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\n-----END RSA PRIVATE KEY-----"
-	pemPKCS8    = "-----BEGIN " + "PRIVATE KEY-----"
+	pemPKCS8    = "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
 	pemSSH      = "-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA"
-	pemPGP      = "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----"
-	pemEC       = "-----BEGIN EC " + "PRIVATE KEY-----"
-	pgURL       = "postgres://" + "user:pass@" + "host/db"
+	pemPGP      = "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF8xK2sBCADK"
+	pemEC       = "-----BEGIN EC " + "PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk"
+	pgURL       = "postgres://" + "user:s3cret@" + "host/db"
 	mongoURL    = "mongodb+srv://" + "admin:s3cr3t@" + "cluster0.example.net/app"
 	redisURL    = "redis://" + ":hunter2@" + "localhost:6379/0"
 	httpURL     = "https://" + "bob:correct-horse@" + "example.com/x"
@@ -86,7 +86,7 @@ func TestScanString(t *testing.T) {
 		{"url-https", "clone " + httpURL, "url-credentials"},
 		{"url-percent-encoded-password", "amqp://guest:p%40ss@rabbit:5672", "url-credentials"},
 		{"basic-auth-header", "curl -H 'Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:password123")) + "' https://x", "authorization-header"},
-		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:pw")), "authorization-header"},
+		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:q7")), "authorization-header"},
 		{"basic-auth-no-colon", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")), ""},
 		{"basic-auth-placeholder", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:$PASSWORD")), ""},
 		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
@@ -124,6 +124,13 @@ func TestScanString(t *testing.T) {
 		{"putty-key-file-one-line", "PuTTY-User-Key-File-3: ssh-ed25519 Encryption: none Comment: deploy", "private-key"},
 		{"putty-key-file-escaped", `"PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\n"`, "private-key"},
 		{"ssh2-private-key", "---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\nComment: x\nP2/56wAAA", "private-key"},
+		// A key block is its header and the start of its body, however the lines are joined;
+		// the header alone is prose about keys (see the near misses).
+		{"pem-encrypted", "-----BEGIN RSA " + "PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,5D7F0A1B2C3D4E5F\n\nMIIEowIBAAKCAQEA7bq", "private-key"},
+		{"pem-one-line", "key: -----BEGIN OPENSSH " + "PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA -----END OPENSSH PRIVATE KEY-----", "private-key"},
+		{"pem-glued-body", "KEY=-----BEGIN RSA " + "PRIVATE KEY-----MIIEpAIBAAKCAQEA7bqZ", "private-key"},
+		{"pem-escaped-newlines", `"-----BEGIN ` + `PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
+		{"pem-double-escaped", `"-----BEGIN ` + `PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
 
 		{"wireguard-private-key", "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nAddress = 10.0.0.1/24", "wireguard-key"},
 		{"wireguard-preshared-key", "PresharedKey=" + "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=", "wireguard-key"},
@@ -136,7 +143,22 @@ func TestScanString(t *testing.T) {
 		{"passphrase-json", `{"passphrase": "Tumble Orbit Falcon Pickle 42"}`, "password-assignment"},
 		{"passphrase-glued", "GPG_PASSPHRASE=Hunter2Hunter2", "password-assignment"},
 
+		// base64 of a JSON object holding a secret ({" encodes as eyJ): judged decoded.
+		{"base64-json-password", base64.StdEncoding.EncodeToString([]byte(`{"password":"Hunter2Hunter2"}`)), "base64-json"},
+		{"base64-json-in-prose", "state=" + base64.RawURLEncoding.EncodeToString([]byte(`{"user":"bob","api_key":"Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc"}`)) + "&x=1", "base64-json"},
+		{"base64-json-token", "cfg: " + base64.StdEncoding.EncodeToString([]byte(`{"token":"`+ghClassic+`"}`)), "base64-json"},
+
+		// A Docker config's auth: base64 of user:password, judged decoded as Basic is.
+		{"docker-config-auth", `{"auths":{"ghcr.io":{"auth":"` + base64.StdEncoding.EncodeToString([]byte("bob:Hunter2Hunter2")) + `"}}}`, "docker-auth"},
+		{"docker-config-auth-spaced", `"auth": "` + base64.StdEncoding.EncodeToString([]byte("_json_key:q7Zx9")) + `"`, "docker-auth"},
+
 		// Near misses and ordinary text.
+		{"docker-auth-placeholder", `{"auth":"` + base64.StdEncoding.EncodeToString([]byte("bob:$REGISTRY_PASSWORD")) + `"}`, ""},
+		{"docker-auth-not-credentials", `{"auth":"` + base64.StdEncoding.EncodeToString([]byte("see the vault")) + `","author":"bob"}`, ""},
+		{"auth-word", `{"auth":"oauth2","type":"basic"}`, ""},
+		{"base64-json-clean", "cursor " + base64.StdEncoding.EncodeToString([]byte(`{"page":2,"after":"item-41","order":"desc"}`)), ""},
+		{"base64-json-placeholder", base64.StdEncoding.EncodeToString([]byte(`{"password":"${DB_PASSWORD}"}`)), ""},
+		{"base64-json-in-word", "x" + base64.StdEncoding.EncodeToString([]byte(`{"password":"Hunter2Hunter2"}`)), ""},
 		{"empty", "", ""},
 		{"prose", "Implement the OAuth flow; the secret sauce is testing the task-list.", ""},
 		{"git-sha", "commit " + gitSHA, ""},
@@ -166,6 +188,12 @@ func TestScanString(t *testing.T) {
 		{"slack-docs-url", "https://api.slack.com/messaging/webhooks", ""},
 		{"pem-public", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBg", ""},
 		{"pem-certificate", "-----BEGIN CERTIFICATE-----", ""},
+		{"pem-header-in-prose", "paste the -----BEGIN RSA " + "PRIVATE KEY----- block here", ""},
+		{"pem-header-alone", "-----BEGIN " + "PRIVATE KEY-----", ""},
+		{"pem-header-and-footer", "the file runs from -----BEGIN EC " + "PRIVATE KEY----- to -----END EC PRIVATE KEY-----", ""},
+		{"pem-header-then-word", "-----BEGIN OPENSSH " + "PRIVATE KEY----- Authentication keys go here", ""},
+		{"pem-body-elided", "-----BEGIN RSA " + "PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----", ""},
+		{"ssh2-header-in-prose", "a file starting ---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ---- is PuTTY's export", ""},
 		{"private-key-words", "the private key lives in the vault", ""},
 		{"jwt-header-only", "eyJhbGciOiJIUzI1NiJ9", ""},
 		{"jwt-stub", "eyJ.eyJ.x", ""},
@@ -183,6 +211,14 @@ func TestScanString(t *testing.T) {
 		{"url-placeholder-upper", "postgres://USER:PASSWORD@HOST/db", ""},
 		{"url-placeholder-snake", "postgres://app:DB_PASSWORD@db/app", ""},
 		{"url-word-and-digit", "postgres://user:password1@db/app", "url-credentials"},
+		// Short names of the place too, as comments and docs write them.
+		{"url-placeholder-pw", "// connect with redis://:pw@localhost:6379", ""},
+		{"url-placeholder-pass", "amqp://user:pass@rabbit:5672 and mysql://root:pwd@db/app", ""},
+		{"url-placeholder-upper-pass", "postgres://USER:PASS@HOST/db or redis://:DB_PW@cache", ""},
+		{"netrc-placeholder-pass", "machine HOST login USER password pass", ""},
+		{"url-pass-with-digit", "redis://:pass1@cache:6379", "url-credentials"},
+		{"url-pass-capitalised", "amqp://user:Pass@rabbit", "url-credentials"},
+		{"url-pw-in-password", "redis://:pw4prod@cache", "url-credentials"},
 		{"url-word-capitalised", "postgres://user:Password@db/app", "url-credentials"},
 		{"cli-password-placeholder-prose", "run sshpass -p PASSWORD. then ssh", ""},
 		{"cli-password-placeholder-parenthesised", "(sshpass -p PASSWORD).", ""},
@@ -247,7 +283,9 @@ func TestScanJSON(t *testing.T) {
 		{"digit-first-key", `{"1st":"` + oaProj + `"}`, "openai-api-key", `$["1st"]`, false},
 		{"secret-in-key", `{"vars":{"` + ghClassic + `":"x"}}`, "github-token", "$.vars", true},
 		{"unicode-escape-hides-prefix", `{"k":"\u0041KIA` + awsID[4:] + `"}`, "aws-access-key-id", "$.k", false},
-		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:pass@host\/db"}`, "url-credentials", "$.url", false},
+		{"docker-auth", `{"auths":{"ghcr.io":{"auth":"Ym9iOkh1bnRlcjJIdW50ZXIy"}}}`, "docker-auth", `$.auths["ghcr.io"].auth`, false},
+		{"docker-auth-escaped-key", `{"auths":{"r":{"\u0061uth":"Ym9iOkh1bnRlcjJIdW50ZXIy"}}}`, "docker-auth", "$.auths.r.auth", false},
+		{"escaped-slashes-in-url", `{"url":"postgres:\/\/user:s3cret@host\/db"}`, "url-credentials", "$.url", false},
 		{"password-in-env-list", `{"environment":[{"name":"DB_PASSWORD","value":"Hunter2Hunter2"}]}`, "password-assignment", "$", false},
 		{"password-in-env-list-pretty", "{\"env\": [{\n    \"Name\": \"ADMIN_PASSWD\",\n    \"Value\": \"s3cr3t-Pa55\"\n}]}", "password-assignment", "$", false},
 		{"aws-secret-by-key", `{"aws":{"secret_access_key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}}`, "aws-secret-access-key", "$.aws.secret_access_key", false},
@@ -605,7 +643,7 @@ func TestKeywordFloodsStayCheap(t *testing.T) {
 	const n = 300 << 10
 	plain := cost(strings.Repeat("lorem ipsum dolor sit amet ", n/27))
 	for _, unit := range []string{"curl ", "curl -u ", "mysql ", "mysql -p ", "sshpass ", "sshpass -p ", " -u", " -p",
-		"curl -u a", "machine a login b "} {
+		"curl -u a", "machine a login b ", "eyJ/", "eyJ ", "eyJhbGciOiJIUzI1NiJ9 ", "x eyJ" + strings.Repeat("A", 3000)} {
 		s := strings.Repeat(unit, n/len(unit))
 		if d := cost(s); d > 1000*plain+150*time.Millisecond {
 			t.Errorf("%q repeated over %d bytes: scanned in %v, plain text in %v", unit, len(s), d, plain)
@@ -840,6 +878,30 @@ func clean(t *testing.T, texts ...string) {
 	for _, s := range texts {
 		if f := secrets.ScanString(s); f != nil {
 			t.Errorf("ScanString(%q) = %v, want nil", s, f)
+		}
+	}
+}
+
+// Refusal is the one wording of a refusal: where the finding has a path it says the path,
+// whatever place the caller names; Error is Refusal("") and the advice.
+func TestRefusalWording(t *testing.T) {
+	text := secrets.ScanString("use " + ghClassic)
+	doc := secrets.ScanJSON([]byte(`{"note":"` + ghClassic + `"}`))
+	key := secrets.ScanJSON([]byte(`{"vars":{"` + ghClassic + `":"v"}}`))
+	for _, c := range []struct {
+		f           *secrets.Finding
+		place, want string
+	}{
+		{text, "the name", "secret found (github-token) in the name: secrets are not stored"},
+		{text, "", "secret found (github-token): secrets are not stored"},
+		{doc, "the name", "secret found (github-token) at $.note: secrets are not stored"},
+		{key, "", "secret found (github-token) in an object key at $.vars: secrets are not stored"},
+	} {
+		if got := c.f.Refusal(c.place); got != c.want {
+			t.Errorf("Refusal(%q) = %q, want %q", c.place, got, c.want)
+		}
+		if err := c.f.Error(); !strings.HasPrefix(err, c.f.Refusal("")+"; keep it in an environment variable") {
+			t.Errorf("Error() = %q", err)
 		}
 	}
 }

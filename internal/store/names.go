@@ -37,7 +37,7 @@ func validName(name string, upper bool) error {
 	}
 	// A name becomes a file name, a lock file name and a line in listings: never a secret.
 	if f := secrets.ScanString(name); f != nil {
-		return &NameError{Name: name, Reason: "it has the shape of a secret (" + f.Rule + "); secrets are not stored"}
+		return &NameError{Name: name, Reason: f.Refusal("the name")}
 	}
 	return nil
 }

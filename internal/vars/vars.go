@@ -79,7 +79,7 @@ func ValidKey(k string) error {
 		return fmt.Errorf("%w: the name is outside Cairn's variable names; %s", ErrInvalid, rule)
 	}
 	if f := secrets.ScanString(k); f != nil {
-		return fmt.Errorf("%w: the name has the shape of a secret (%s); secrets are not stored", ErrInvalid, f.Rule)
+		return fmt.Errorf("%w: %s", ErrInvalid, f.Refusal("the name"))
 	}
 	return nil
 }

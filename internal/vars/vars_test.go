@@ -513,3 +513,20 @@ func TestExportSourcedByFish(t *testing.T) {
 		}
 	}
 }
+
+// A name with a secret's shape is refused in the secrets package's words (internal/secrets,
+// Finding.Refusal), which name the rule and never the name.
+func TestSecretShapedKeyRefusal(t *testing.T) {
+	key := "WF_" + "AKIA" + "IOSFODNN7EXAMPLE"
+	err := vars.ValidKey(key)
+	if !errors.Is(err, vars.ErrInvalid) {
+		t.Fatalf("ValidKey = %v, want ErrInvalid", err)
+	}
+	const want = "invalid workflow variable: secret found (aws-access-key-id) in the name: secrets are not stored"
+	if err.Error() != want {
+		t.Errorf("ValidKey = %q, want %q", err, want)
+	}
+	if strings.Contains(err.Error(), "IOSFODNN7") {
+		t.Errorf("the refusal repeats the name: %q", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -34,9 +35,16 @@ func PositionLine(def *Definition, r *Record, from string) string {
 }
 
 // CompletionLine is the mandatory line when a workflow completes:
-// "Completed {TYPE} for {context}: {outcome}".
+// "Completed {TYPE} for {context}: {outcome}". The context and the outcome were each scanned
+// alone when stored; when they join into a secret ("DB password": "Tr0ub4dor&3x") the outcome
+// is withheld (secrets.NotShown), so the line still reaches L2 rather than being refused.
 func CompletionLine(r *Record) string {
-	return "Completed " + strings.ToUpper(r.Type) + " for " + quote(r.Context) + ": " + quote(r.Outcome)
+	head := "Completed " + strings.ToUpper(r.Type) + " for "
+	line := secrets.Joined(head+quote(r.Context)+":", " "+quote(r.Outcome))
+	if line == secrets.NotShown { // the type and the context make one: the line still says what ended
+		return head + secrets.NotShown
+	}
+	return line
 }
 
 // ExpiryLine is the line written when a workflow expires (it is archived, never deleted):

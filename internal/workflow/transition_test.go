@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -317,6 +318,12 @@ func TestLineBuilders(t *testing.T) {
 	}
 	if got := workflow.CompletionLine(r); got != "Completed PLAIN for “the memo”: “sent”" {
 		t.Fatal(got)
+	}
+	// A context and an outcome that join into a secret: the outcome is withheld, the rest
+	// still says what completed.
+	joined := &workflow.Record{Type: "plain", Context: "DB password", Outcome: "Tr0ub4dor&3x"}
+	if got := workflow.CompletionLine(joined); got != "Completed PLAIN for “DB password”: "+secrets.NotShown || !workflow.IsEndingLine(got) {
+		t.Fatalf("joined into a secret: %q", got)
 	}
 	if got := workflow.ExpiryLine(r); got != "Expired PLAIN workflow at done for “the memo”, archived" {
 		t.Fatal(got)
