@@ -128,7 +128,7 @@ type Store struct {
 }
 
 type options struct {
-	fs          durable.FS
+	fs          durable.FS // tests inject faults through it (WithFS, export_test.go)
 	retention   int
 	lockWait    time.Duration
 	now         func() time.Time
@@ -160,10 +160,6 @@ func WithProjectRoot(root string) Option { return func(o *options) { o.projectRo
 // not created (nor its .gitignore), and the store reads as empty; whatever such a command
 // would write goes nowhere. A command run in the wrong place ($HOME, /) creates nothing.
 func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
-
-// WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
-// injection in tests.
-func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
 
 // Open opens the state directory dir, creating it (and missing parents) 0700 with a
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is
