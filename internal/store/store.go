@@ -8,7 +8,7 @@
 // (UpdateRecord takes a function over *workflow.Record, ParseRecord reads one back) and
 // numbers its revisions, and leaves what the record means to internal/workflow. It does not
 // discover the project root (internal/project does) and never deletes state, with two
-// exceptions: archive directories beyond the retention count are pruned (see Archive), and so
+// exceptions: archive directories beyond the retention count are pruned (see ArchiveIf), and so
 // are the session records of clients that exited an hour ago or more (see PruneSessions). (Temp
 // files a killed writer left behind are not state; they are removed once no writer can be using
 // them.)
@@ -59,7 +59,7 @@ const (
 const (
 	// MaxLogLine is the longest JSONL log line, after compaction.
 	MaxLogLine = 64 << 10
-	// DefaultRetention is how many archives Archive keeps (seed 002's default).
+	// DefaultRetention is how many archives ArchiveIf keeps (seed 002's default).
 	DefaultRetention = 5
 	// DefaultLockWait bounds how long a write waits for a lock; hooks run under timeouts.
 	DefaultLockWait = 5 * time.Second
