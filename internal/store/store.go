@@ -76,9 +76,6 @@ var (
 	ErrReserved = errors.New("reserved name")
 )
 
-// LockTimeoutError says which lock file stayed held and by whom.
-type LockTimeoutError = durable.LockTimeoutError
-
 // NotFoundError says what was missing.
 type NotFoundError struct {
 	What string // "document", "checkpoint", "log", "workflow", "archive"
