@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 )
 
 func mustDir(t *testing.T) (*durable.Dir, string) {
@@ -198,12 +199,12 @@ func TestLockTimeoutNamesHolder(t *testing.T) {
 // persistently, and checks the file always holds the complete old or new content.
 func TestFaultyWriteFileOldOrNew(t *testing.T) {
 	oldC, newC := []byte("old content"), []byte("new content, longer")
-	run := func(k int, persistent bool) (*durable.Faulty, []byte, error) {
+	run := func(k int, persistent bool) (*durabletest.Faulty, []byte, error) {
 		d, _ := mustDir(t)
 		if err := durable.WriteFile(d, "f", oldC, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
+		ff := &durabletest.Faulty{FS: d, FailAt: k, Persistent: persistent}
 		err := durable.WriteFile(ff, "f", newC, 0o600)
 		got, rerr := durable.ReadFile(d, "f", 1<<20)
 		if rerr != nil {
@@ -300,7 +301,7 @@ func TestWriteFileNoSyncIsAtomicWithoutSyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := 1; ; k++ {
-		f := &durable.Faulty{FS: d, FailAt: k}
+		f := &durabletest.Faulty{FS: d, FailAt: k}
 		err := durable.WriteFileNoSync(f, "s.json", []byte(`{"new":2}`), 0o600)
 		got, rerr := os.ReadFile(filepath.Join(dir, "s.json"))
 		if rerr != nil || (string(got) != `{"old":1}` && string(got) != `{"new":2}`) {

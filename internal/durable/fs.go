@@ -85,9 +85,6 @@ func OpenDir(dir string) (*Dir, error) {
 	return &Dir{root: root, path: abs}, nil
 }
 
-// Path is the directory's absolute path, for messages.
-func (d *Dir) Path() string { return d.path }
-
 // Close releases the directory handle.
 func (d *Dir) Close() error { return d.root.Close() }
 

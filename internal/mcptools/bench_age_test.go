@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -21,21 +20,6 @@ import (
 
 // agedTransitions is how old the aged workflow is.
 const agedTransitions = 10000
-
-// noSync skips fsync while a benchmark's fixture is built: the bytes are those the real store
-// writes, only faster to produce.
-type noSync struct{ durable.FS }
-type noSyncFile struct{ durable.File }
-
-func (n noSync) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	f, err := n.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return noSyncFile{f}, nil
-}
-func (noSync) SyncDir(string) error { return nil }
-func (noSyncFile) Sync() error      { return nil }
 
 var (
 	agedOnce  sync.Once
@@ -47,12 +31,7 @@ var (
 // ageWorkflow writes n transitions of one apex workflow (implement <-> review) through the
 // store as the engine does: the same record, trimmed history, events and journal lines.
 func ageWorkflow(dir string, n int) error {
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	s, err := store.Open(dir, store.WithFS(noSync{d}))
+	s, err := store.Open(dir)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -152,7 +152,7 @@ func faultInjectionAdopt(t *testing.T, ourN int, opts []store.Option) {
 		}
 	}
 	line := theirLine(2) // shorter than ours: the snapshot alone would not roll it forward
-	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, string, error) {
+	run := func(t *testing.T, k int, persistent bool) (*durabletest.Faulty, string, error) {
 		s, ff, dir, done := faultyCopy(t, template, k, persistent, opts...)
 		defer done()
 		_, _, err := s.AdoptLine("conflict", line, nil)

@@ -54,7 +54,11 @@ func (a *ArchiveInfo) summarize(record []byte) {
 
 const archiveStamp = "20060102T150405.000Z"
 
-// Archive moves the active workflow's snapshot and journal into archive/<workflow_id>-<utc>/
+// ErrNotActive is ArchiveIf's answer when the workflow it was asked to archive is no longer
+// the active one.
+var ErrNotActive = errors.New("no longer the active workflow")
+
+// ArchiveIf moves the active workflow's snapshot and journal into archive/<workflow_id>-<utc>/
 // (archive/conflict-<workflow_id>-<utc>/ when reason is "conflict", as seed 004 does), under
 // the workflow lock, so that no workflow is active afterwards. It then applies retention: the
 // newest N archives in the index's order are kept (DefaultRetention, or WithRetention), the
@@ -62,16 +66,11 @@ const archiveStamp = "20060102T150405.000Z"
 // still be owed from too (owedConflicts), and older archive directories are removed and listed in
 // ArchiveInfo.Pruned. That pruning is the only deletion the store ever makes; the active
 // workflow is never touched by it. A missing active workflow is a *NotFoundError.
-func (s *Store) Archive(reason string) (ArchiveInfo, error) { return s.ArchiveIf(reason, "") }
-
-// ErrNotActive is ArchiveIf's answer when the workflow it was asked to archive is no longer
-// the active one.
-var ErrNotActive = errors.New("no longer the active workflow")
-
-// ArchiveIf is Archive when the active workflow is id (any, for ""), checked under the lock:
-// an operation that committed a workflow's end and then archives it must not archive the
-// next workflow another process started in between. Otherwise it archives nothing and returns
-// an error matching ErrNotActive.
+//
+// It archives only when the active workflow is id (any, for ""), checked under the lock: an
+// operation that committed a workflow's end and then archives it must not archive the next
+// workflow another process started in between. Otherwise it archives nothing and returns an
+// error matching ErrNotActive.
 func (s *Store) ArchiveIf(reason, id string) (ArchiveInfo, error) {
 	w, unlock, err := s.lockActive(reason)
 	if err != nil {
@@ -107,7 +106,7 @@ func (s *Store) lockActive(reason string) (w Workflow, unlock func() error, err 
 
 // ArchiveRecord files a workflow record that is not the active one (the losing side of a
 // conflict, a replaced import) as an archive, without touching the active workflow, then
-// applies retention as Archive does.
+// applies retention as ArchiveIf does.
 func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 	if err := ValidName(reason); err != nil {
 		return ArchiveInfo{}, fmt.Errorf("archive reason: %w", err)

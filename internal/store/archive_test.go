@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -165,7 +166,7 @@ func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ff := &durable.Faulty{FS: d}
+	ff := &durabletest.Faulty{FS: d}
 	s := mustOpen(t, dir, store.WithFS(ff))
 	s.UpdateWorkflow(setNext(wfID, "plan"))
 	if _, err := s.ReadWorkflow(); err != nil {

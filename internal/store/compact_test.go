@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -179,7 +180,7 @@ func compactTemplate(t *testing.T, dir string) int64 {
 func TestFaultInjectionCompaction(t *testing.T) {
 	template := filepath.Join(t.TempDir(), "template")
 	rev := compactTemplate(t, template)
-	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, string, error) {
+	run := func(t *testing.T, k int, persistent bool) (*durabletest.Faulty, string, error) {
 		s, ff, dir, done := faultyCopy(t, template, k, persistent, store.WithJournalCompaction(compactAt))
 		defer done()
 		_, err := transition(s)

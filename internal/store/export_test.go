@@ -1,5 +1,14 @@
 package store
 
+import "github.com/cairn-dev/cairn/internal/durable"
+
+// WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
+// injection in tests.
+func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
+
+// Archive is ArchiveIf for whichever workflow is active.
+func (s *Store) Archive(reason string) (ArchiveInfo, error) { return s.ArchiveIf(reason, "") }
+
 // WithJournalCompaction seals the active journal's older lines into a segment once it holds
 // more than size bytes before a full line (DefaultCompactAt; see compactJournal).
 func WithJournalCompaction(size int64) Option {

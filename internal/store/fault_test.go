@@ -10,12 +10,13 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // faultyCopy opens a copy of template in a new folder on a file system whose k-th operation
 // fails (and every one after it, when persistent); done closes the store and the folder.
-func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...store.Option) (s *store.Store, ff *durable.Faulty, dir string, done func()) {
+func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...store.Option) (s *store.Store, ff *durabletest.Faulty, dir string, done func()) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "cairn")
 	copyTree(t, template, dir)
@@ -23,7 +24,7 @@ func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...s
 	if err != nil {
 		t.Fatal(err)
 	}
-	ff = &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
+	ff = &durabletest.Faulty{FS: d, FailAt: k, Persistent: persistent}
 	s, err = store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
 	if err != nil {
 		d.Close()
@@ -85,7 +86,7 @@ func TestFaultInjection(t *testing.T) {
 		o.doc = s.Write("initiative", []byte(`{"v":2}`))
 		return o
 	}
-	run := func(t *testing.T, k int, persistent bool) (*durable.Faulty, outcome, string) {
+	run := func(t *testing.T, k int, persistent bool) (*durabletest.Faulty, outcome, string) {
 		s, ff, dir, done := faultyCopy(t, template, k, persistent)
 		defer done()
 		return ff, round(s), dir
@@ -217,12 +218,12 @@ func TestFaultInjectionArchive(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(k int, persistent bool) (*durable.Faulty, string, error) {
+			run := func(k int, persistent bool) (*durabletest.Faulty, string, error) {
 				dir := filepath.Join(t.TempDir(), "cairn")
 				copyTree(t, c.template, dir)
 				d, _ := durable.OpenDir(dir)
 				defer d.Close()
-				ff := &durable.Faulty{FS: d, FailAt: k, Persistent: persistent}
+				ff := &durabletest.Faulty{FS: d, FailAt: k, Persistent: persistent}
 				s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, c.opts...)...)
 				if err != nil {
 					t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
@@ -464,7 +465,7 @@ func TestLockTimeoutSaysWhoHoldsIt(t *testing.T) {
 	}
 	s := mustOpen(t, dir, store.WithLockWait(100*time.Millisecond))
 	_, err := s.Update("held", func([]byte) ([]byte, error) { return []byte(`{}`), nil })
-	var te *store.LockTimeoutError
+	var te *durable.LockTimeoutError
 	if !errors.As(err, &te) || te.Holder == nil || te.Holder.PID != cmd.Process.Pid {
 		t.Fatalf("got %v, want a timeout naming pid %d", err, cmd.Process.Pid)
 	}

@@ -8,7 +8,7 @@
 // (UpdateRecord takes a function over *workflow.Record, ParseRecord reads one back) and
 // numbers its revisions, and leaves what the record means to internal/workflow. It does not
 // discover the project root (internal/project does) and never deletes state, with two
-// exceptions: archive directories beyond the retention count are pruned (see Archive), and so
+// exceptions: archive directories beyond the retention count are pruned (see ArchiveIf), and so
 // are the session records of clients that exited an hour ago or more (see PruneSessions). (Temp
 // files a killed writer left behind are not state; they are removed once no writer can be using
 // them.)
@@ -59,7 +59,7 @@ const (
 const (
 	// MaxLogLine is the longest JSONL log line, after compaction.
 	MaxLogLine = 64 << 10
-	// DefaultRetention is how many archives Archive keeps (seed 002's default).
+	// DefaultRetention is how many archives ArchiveIf keeps (seed 002's default).
 	DefaultRetention = 5
 	// DefaultLockWait bounds how long a write waits for a lock; hooks run under timeouts.
 	DefaultLockWait = 5 * time.Second
@@ -75,9 +75,6 @@ var (
 	// ErrReserved: the name belongs to the store's own bookkeeping.
 	ErrReserved = errors.New("reserved name")
 )
-
-// LockTimeoutError says which lock file stayed held and by whom.
-type LockTimeoutError = durable.LockTimeoutError
 
 // NotFoundError says what was missing.
 type NotFoundError struct {
@@ -128,7 +125,7 @@ type Store struct {
 }
 
 type options struct {
-	fs          durable.FS
+	fs          durable.FS // tests inject faults through it (WithFS, export_test.go)
 	retention   int
 	lockWait    time.Duration
 	now         func() time.Time
@@ -160,10 +157,6 @@ func WithProjectRoot(root string) Option { return func(o *options) { o.projectRo
 // not created (nor its .gitignore), and the store reads as empty; whatever such a command
 // would write goes nowhere. A command run in the wrong place ($HOME, /) creates nothing.
 func WithNoCreate() Option { return func(o *options) { o.noCreate = true } }
-
-// WithFS makes the store do all its file operations through fsys (anchored at dir), for fault
-// injection in tests.
-func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
 
 // Open opens the state directory dir, creating it (and missing parents) 0700 with a
 // .gitignore of "*" so state is never committed by accident. A dir that is a symlink is

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -482,13 +483,13 @@ func TestLogAppendCloseFailureAfterSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Find the close of the log file in a clean append, then fail exactly that one.
-	probe := func(failAt int) (*durable.Faulty, error) {
+	probe := func(failAt int) (*durabletest.Faulty, error) {
 		d, err := durable.OpenDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { d.Close() })
-		ff := &durable.Faulty{FS: d, FailAt: failAt}
+		ff := &durabletest.Faulty{FS: d, FailAt: failAt}
 		fs := mustOpen(t, dir, store.WithFS(ff))
 		return ff, fs.AppendLog("events", []byte(`{"n":2}`))
 	}

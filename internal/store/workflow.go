@@ -614,7 +614,7 @@ func sealedOnly(file string, rev int64) string {
 // last revision). The change is appended to journal/<workflow_id>.jsonl and fsynced (the
 // commit point), then the snapshot is replaced; if only that replace fails, the change
 // still stands (readers see it through the journal) and a "snapshot-stale" Notice says so.
-// fn runs under the lock: it must not call UpdateWorkflow, Archive or ArchiveRecord.
+// fn runs under the lock: it must not call UpdateWorkflow, ArchiveIf or ArchiveRecord.
 func (s *Store) UpdateWorkflow(fn func(cur []byte) (next []byte, ev Event, err error)) (Result, error) {
 	return s.locked(func(w Workflow, ts tailState) (Result, error) {
 		next, ev, err := fn(w.Data)

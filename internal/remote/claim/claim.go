@@ -153,22 +153,53 @@ func (c *Claimer) State() State {
 	return State{Head: c.head, Mark: c.mark, Holders: c.Holders(), Seen: maps.Clone(c.seen)}
 }
 
-// Claim makes owner the task's holder and returns the fencing token. It returns it at once if
-// owner already holds the task, a *HeldError if another owner holds it under a live lease, and
-// takes a stale claim over otherwise. An error of unknown outcome (a dropped connection) is
-// retried after re-reading the line, so a claim that landed is found rather than made twice.
-func (c *Claimer) Claim(ctx context.Context, task string) (int64, error) {
-	return c.claim(ctx, task, false)
-}
-
-// TryClaim is Claim for a caller that can go on without the remote (a tool that works
-// offline): when the line cannot be read before anything was appended, it returns that error
-// at once instead of retrying until ctx ends. After an append of unknown outcome it reads the
-// line (retrying that read as Claim does), so a claim that landed is found rather than made
-// twice; one that did not land returns the append's error rather than trying again (a host
-// that refuses the ref would refuse it every time).
+// TryClaim makes owner the task's holder and returns the fencing token. It returns it at once
+// if owner already holds the task, a *HeldError if another owner holds it under a live lease,
+// and takes a stale claim over otherwise. It is for a caller that can go on without the remote
+// (a tool that works offline): when the line cannot be read before anything was appended, it
+// returns that error at once. After an append of unknown outcome (a dropped connection) it
+// reads the line, retrying that read until ctx ends, so a claim that landed is found rather
+// than made twice; one that did not land returns the append's error rather than trying again
+// (a host that refuses the ref would refuse it every time).
 func (c *Claimer) TryClaim(ctx context.Context, task string) (int64, error) {
-	return c.claim(ctx, task, true)
+	var unknown error // the error of an append of ours that may have landed
+	for attempt := 0; ; attempt++ {
+		if err := c.Refresh(ctx); err != nil {
+			if ctx.Err() != nil || unknown == nil {
+				return 0, err
+			}
+			pause(ctx, attempt)
+			continue
+		}
+		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
+		if h, ok := c.holders[task]; ok {
+			if h.Owner == c.owner {
+				return h.Rev, nil
+			}
+			if err := c.Held(task); err != nil {
+				return 0, err
+			}
+			e.Prev = h.Rev
+		}
+		if unknown != nil {
+			return 0, unknown // the line says it did not land
+		}
+		err := c.append(ctx, e)
+		if err == nil {
+			return c.head, nil
+		}
+		if c.rewound(err) {
+			continue
+		}
+		if !errors.Is(err, remote.ErrConflict) {
+			if ctx.Err() != nil {
+				return 0, err
+			}
+			unknown = err
+			pause(ctx, attempt)
+		}
+		// Lost the race or unknown: the line says which.
+	}
 }
 
 // Held returns a *HeldError when, as of the last Refresh, another owner holds task under a
@@ -214,47 +245,6 @@ func (c *Claimer) Lapsed(task string) bool {
 		wait = c.lease
 	}
 	return c.now().Sub(c.seen[task]) >= wait
-}
-
-func (c *Claimer) claim(ctx context.Context, task string, failFast bool) (int64, error) {
-	var unknown error // the error of an append of ours that may have landed
-	for attempt := 0; ; attempt++ {
-		if err := c.Refresh(ctx); err != nil {
-			if ctx.Err() != nil || (failFast && unknown == nil) {
-				return 0, err
-			}
-			pause(ctx, attempt)
-			continue
-		}
-		e := entry{Op: "claim", Task: task, Owner: c.owner, At: c.now().UTC(), Lease: c.lease}
-		if h, ok := c.holders[task]; ok {
-			if h.Owner == c.owner {
-				return h.Rev, nil
-			}
-			if err := c.Held(task); err != nil {
-				return 0, err
-			}
-			e.Prev = h.Rev
-		}
-		if failFast && unknown != nil {
-			return 0, unknown // the line says it did not land
-		}
-		err := c.append(ctx, e)
-		if err == nil {
-			return c.head, nil
-		}
-		if c.rewound(err) {
-			continue
-		}
-		if !errors.Is(err, remote.ErrConflict) {
-			if ctx.Err() != nil {
-				return 0, err
-			}
-			unknown = err
-			pause(ctx, attempt)
-		}
-		// Lost the race or unknown: the line says which.
-	}
 }
 
 // Release gives up the claim fence, so another machine may claim the task at once rather

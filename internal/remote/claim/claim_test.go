@@ -63,25 +63,25 @@ func TestLeaseAndFencing(t *testing.T) {
 					log = append(log, fmt.Sprintf("%s: r%d", name, rev))
 				}
 			}
-			fa, err := a.Claim(ctx, "t1")
+			fa, err := a.TryClaim(ctx, "t1")
 			step("A claims", fa, err)
-			rev, err := m.Claim(ctx, "t1")
+			rev, err := m.TryClaim(ctx, "t1")
 			step("B claims at once", rev, err)
 			advance(lease - time.Second)
-			rev, err = m.Claim(ctx, "t1")
+			rev, err = m.TryClaim(ctx, "t1")
 			step("B claims before the lease ends", rev, err)
 			step("A renews", fa, a.Renew(ctx, "t1", fa))
 			m.Refresh(ctx) // B watches the line (as the MCP server's sync does) and sees the renewal now
 			advance(lease - time.Second)
-			rev, err = m.Claim(ctx, "t1")
+			rev, err = m.TryClaim(ctx, "t1")
 			step("B claims within the renewed lease", rev, err)
 			advance(2 * time.Second)
-			fb, err := m.Claim(ctx, "t1")
+			fb, err := m.TryClaim(ctx, "t1")
 			step("B takes over after the lease", fb, err)
 			a.Refresh(ctx)
 			step("A's old token", 0, a.Valid("t1", fa))
 			step("A renews with its old token", 0, a.Renew(ctx, "t1", fa))
-			rev, err = a.Claim(ctx, "t1")
+			rev, err = a.TryClaim(ctx, "t1")
 			step("A claims again", rev, err)
 			step("B's token", 0, m.Valid("t1", fb))
 			transcripts = append(transcripts, strings.Join(log, "\n"))
@@ -116,7 +116,7 @@ func TestForeignRecordsIgnored(t *testing.T) {
 	b := memremote.New()
 	now := func() time.Time { return time.Unix(0, 0) }
 	a := claim.New(b, "claims", "A", time.Hour, now)
-	fa, err := a.Claim(ctx, "t1")
+	fa, err := a.TryClaim(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestReleaseAndRestore(t *testing.T) {
 	b := memremote.New()
 	a := claim.New(b, "claims", "A", time.Minute, now)
 	m := claim.New(b, "claims", "B", time.Minute, now)
-	fa, err := a.Claim(ctx, "t1")
+	fa, err := a.TryClaim(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +182,11 @@ func TestReleaseAndRestore(t *testing.T) {
 		t.Fatalf("restored Stale = %v, want the saved watch of %v", got, time.Minute-time.Second)
 	}
 	advance(2 * time.Second)
-	if _, err := c2.Claim(ctx, "t1"); err != nil {
+	if _, err := c2.TryClaim(ctx, "t1"); err != nil {
 		t.Fatalf("C2 taking over after the lease counted across the restart: %v", err)
 	}
 	fresh := claim.New(b, "claims", "D", time.Minute, now)
-	if _, err := fresh.Claim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+	if _, err := fresh.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
 		t.Fatalf("a machine that has just started took a claim over: %v", err)
 	}
 }
@@ -203,7 +203,8 @@ func (d *down) Since(context.Context, string, int64) ([]remote.Record, error) {
 }
 
 // TestTryClaimOffline: TryClaim gives up at the first failed read (nothing was appended, so
-// nothing is unknown); Claim keeps trying until its context ends.
+// nothing is unknown); claimtest.Claim, which the races on a faulty network use, keeps trying
+// until its context ends.
 func TestTryClaimOffline(t *testing.T) {
 	d := &down{Backend: memremote.New()}
 	c := claim.New(d, "claims", "A", time.Minute, time.Now)
@@ -213,8 +214,8 @@ func TestTryClaimOffline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	d.reads = 0
-	if _, err := c.Claim(ctx, "t1"); err == nil || d.reads < 2 {
-		t.Fatalf("Claim offline: %v after %d reads, want retries until the context ends", err, d.reads)
+	if _, err := claimtest.Claim(ctx, c, "t1"); err == nil || d.reads < 2 {
+		t.Fatalf("claimtest.Claim offline: %v after %d reads, want retries until the context ends", err, d.reads)
 	}
 }
 
@@ -275,7 +276,7 @@ func TestRegrownLineIsReadAgain(t *testing.T) {
 	b := &regrowable{Backend: memremote.New()}
 	a := claim.New(b, "claims", "A", time.Hour, now)
 	for _, task := range []string{"t1", "t2", "t3"} {
-		if _, err := a.Claim(ctx, task); err != nil {
+		if _, err := a.TryClaim(ctx, task); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -284,7 +285,7 @@ func TestRegrownLineIsReadAgain(t *testing.T) {
 	b.regrow()
 	m := claim.New(b, "claims", "B", time.Hour, now)
 	for _, task := range []string{"t1", "t4", "t5", "t6"} {
-		if _, err := m.Claim(ctx, task); err != nil {
+		if _, err := m.TryClaim(ctx, task); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -297,7 +298,7 @@ func TestRegrownLineIsReadAgain(t *testing.T) {
 	if h := again.Holders()["t1"]; h.Owner != "B" {
 		t.Fatalf("after the line was regrown, A sees t1 held by %q (r%d), want B", h.Owner, h.Rev)
 	}
-	if _, err := again.Claim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
+	if _, err := again.TryClaim(ctx, "t1"); !errors.Is(err, claim.ErrHeld) {
 		t.Fatalf("A claiming t1 that B holds on the regrown line: %v, want it held", err)
 	}
 	if _, ok := again.Holders()["t2"]; ok {
@@ -315,7 +316,7 @@ func TestShortLeaseWaitsForTheHolders(t *testing.T) {
 	now := clock{&mu, &base, 0}.now
 	b := memremote.New()
 	a := claim.New(b, "claims", "A", time.Hour, now)
-	fence, err := a.Claim(ctx, "t1")
+	fence, err := a.TryClaim(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func TestShortLeaseWaitsForTheHolders(t *testing.T) {
 	base = base.Add(10 * time.Minute) // A renews after 15 minutes
 	mu.Unlock()
 	var he *claim.HeldError
-	if _, err := m.Claim(ctx, "t1"); !errors.As(err, &he) || he.Left != 50*time.Minute {
+	if _, err := m.TryClaim(ctx, "t1"); !errors.As(err, &he) || he.Left != 50*time.Minute {
 		t.Fatalf("B, with a 5m lease, claiming t1 that A (1h) claimed 10m ago: %v, want held for 50m more", err)
 	}
 	if err := a.Renew(ctx, "t1", fence); err != nil {
@@ -335,7 +336,7 @@ func TestShortLeaseWaitsForTheHolders(t *testing.T) {
 	}
 	// A holder's lease is honoured up to a day, so that a claim set to hold for ever does not.
 	c := claim.New(b, "claims", "C", 10*24*time.Hour, now)
-	if _, err := c.Claim(ctx, "t2"); err != nil {
+	if _, err := c.TryClaim(ctx, "t2"); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Refresh(ctx); err != nil {
@@ -344,7 +345,7 @@ func TestShortLeaseWaitsForTheHolders(t *testing.T) {
 	mu.Lock()
 	base = base.Add(24*time.Hour + time.Second)
 	mu.Unlock()
-	if _, err := m.Claim(ctx, "t2"); err != nil {
+	if _, err := m.TryClaim(ctx, "t2"); err != nil {
 		t.Fatalf("B taking over t2, a day after C claimed it with a 10-day lease: %v", err)
 	}
 }
@@ -373,7 +374,7 @@ func TestLapsedCountsFromTheAppend(t *testing.T) {
 	mem := memremote.New()
 	b := slowAppend{Backend: mem, late: func() { advance(40 * time.Second) }}
 	a := claim.New(b, "claims", "A", time.Minute, clock{&mu, &base, 0}.now)
-	if _, err := a.Claim(context.Background(), "t1"); err != nil {
+	if _, err := a.TryClaim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}
 	advance(30 * time.Second) // 70 s since the claim landed

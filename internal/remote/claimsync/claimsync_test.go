@@ -144,7 +144,7 @@ func TestSyncRenewsAndReleases(t *testing.T) {
 	}
 	a.sync()
 	other := claim.New(b, "wf-1", "X", time.Hour, time.Now)
-	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 		t.Fatalf("claiming a released task: %v", err)
 	}
 }
@@ -163,7 +163,7 @@ func TestOfflineClaim(t *testing.T) {
 		}
 	}
 	other := claim.New(f.Backend, "wf-1", "X", time.Hour, time.Now)
-	if _, err := other.Claim(context.Background(), "t2"); err != nil {
+	if _, err := other.TryClaim(context.Background(), "t2"); err != nil {
 		t.Fatal(err)
 	}
 	f.set(false)
@@ -177,7 +177,7 @@ func TestOfflineClaim(t *testing.T) {
 			t.Fatalf("task %s is %s (%q) after the sync, want %s", tk.ID, tk.Status, tk.Note, want)
 		}
 	}
-	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+	if _, err := other.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
 		t.Fatalf("the uncontested offline claim was not confirmed: %v", err)
 	}
 	if _, err := a.task("t2", "done"); err == nil || !strings.Contains(err.Error(), "task t2 is held by X") {
@@ -294,7 +294,7 @@ func TestSyncKeepsAClaimSetRunningMeanwhile(t *testing.T) {
 		t.Fatalf("t1 is %s here, want running", got)
 	}
 	other := claim.New(h.Backend, "wf-1", "X", time.Hour, time.Now)
-	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+	if _, err := other.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
 		t.Fatalf("another machine could claim t1, running here: %v", err)
 	}
 }
@@ -357,14 +357,14 @@ func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
 	}
 	s.wipe()
 	other := claim.New(s, "wf-1", "X", time.Hour, time.Now)
-	if _, err := other.Claim(context.Background(), "t2"); err != nil {
+	if _, err := other.TryClaim(context.Background(), "t2"); err != nil {
 		t.Fatal(err)
 	}
 	notes := a.sync()
 	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): keep your work in a checkpoint and pick another task" {
 		t.Fatalf("notes = %q", notes)
 	}
-	if _, err := other.Claim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
+	if _, err := other.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
 		t.Fatalf("another machine could claim t1, running here: %v", err)
 	}
 	if notes := a.sync(); len(notes) != 0 {
@@ -419,7 +419,7 @@ func TestOneNotePerLostClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	twoMinutesLater()
-	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}
 	f.set(false)
@@ -519,7 +519,7 @@ func TestOfflineDoneAfterTheLeaseIsRefused(t *testing.T) {
 	}
 	a.vars[claimsync.EnvClockSkew] = "2m"
 	twoMinutesLater()
-	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}
 	doneRefused(t, a, "t1", "offline, past the lease, done on a task another machine took over", "nothing was changed")
@@ -564,7 +564,7 @@ func TestSecretOnTheLineDoesNotStopClaims(t *testing.T) {
 	token := "ghp_" + strings.Repeat("a1B2", 9)
 	other := "ghp_" + strings.Repeat("c3D4", 9)
 	for owner, task := range map[string]string{"X": other, token: "t9"} {
-		if _, err := claim.New(b, "wf-1", owner, time.Hour, time.Now).Claim(context.Background(), task); err != nil {
+		if _, err := claim.New(b, "wf-1", owner, time.Hour, time.Now).TryClaim(context.Background(), task); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -808,7 +808,7 @@ func TestStateFromAnotherHostIsAnotherOwner(t *testing.T) {
 	base := t.TempDir()
 	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
 	other := claim.New(mustGit(t, filepath.Join(base, "a")), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
-	if _, err := other.Claim(context.Background(), "t1"); err != nil {
+	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil { // as pulled from there

@@ -41,7 +41,7 @@ func Race(t testing.TB, seed uint64, tasks, machines int, client func(i int) rem
 		wg.Go(func() {
 			for _, k := range order {
 				task := fmt.Sprintf("task-%d", k)
-				fence, err := c.Claim(ctx, task)
+				fence, err := Claim(ctx, c, task)
 				if errors.Is(err, claim.ErrHeld) {
 					continue
 				}
@@ -92,5 +92,18 @@ func Race(t testing.TB, seed uint64, tasks, machines int, client func(i int) rem
 	}
 	if len(wins) != tasks {
 		t.Fatalf("seed %d: %d tasks were won, want %d", seed, len(wins), tasks)
+	}
+}
+
+// Claim is c.TryClaim tried again after each failure other than a *HeldError, until ctx ends:
+// a machine that keeps claiming through a faulty network. A claim that landed behind a dropped
+// connection is found by the next try's read rather than made twice.
+func Claim(ctx context.Context, c *claim.Claimer, task string) (int64, error) {
+	for {
+		fence, err := c.TryClaim(ctx, task)
+		if err == nil || errors.Is(err, claim.ErrHeld) || ctx.Err() != nil {
+			return fence, err
+		}
+		_ = remote.Sleep(ctx, 10*time.Millisecond)
 	}
 }

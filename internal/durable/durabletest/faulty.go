@@ -1,4 +1,6 @@
-package durable
+// Package durabletest holds Faulty, a durable.FS that fails the operation a test chooses;
+// linked only by tests (durable's and store's fault suites).
+package durabletest
 
 import (
 	"cmp"
@@ -7,6 +9,8 @@ import (
 	"io/fs"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // ErrInjected is the error a Faulty FS returns for the operation it was told to fail.
@@ -17,7 +21,7 @@ var ErrInjected = errors.New("injected fault")
 // with Persistent, every one from there on, as SQLite's I/O-error tests do. A test first runs
 // the scenario with FailAt 0 to count the operations, then once for every k.
 type Faulty struct {
-	FS         FS
+	FS         durable.FS
 	FailAt     int
 	Persistent bool
 	Err        error // returned for a failed operation; ErrInjected when nil
@@ -83,8 +87,8 @@ func then2[T any](f *Faulty, op, name string, call func() (T, error)) (T, error)
 	return call()
 }
 
-func (f *Faulty) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	file, err := then2(f, "open", name, func() (File, error) { return f.FS.OpenFile(name, flag, perm) })
+func (f *Faulty) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	file, err := then2(f, "open", name, func() (durable.File, error) { return f.FS.OpenFile(name, flag, perm) })
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +139,7 @@ func (f *Faulty) Lock(name string, wait time.Duration) (func() error, error) {
 }
 
 type faultyFile struct {
-	File
+	durable.File
 	f    *Faulty
 	name string
 }
