@@ -1,6 +1,7 @@
 // Command cairn-event is Cairn's hook for Claude Code's own events: TaskCreated and
 // TaskCompleted (Claude Code's task list, mirrored into the active workflow so that a new
-// session still has it) and PreCompact (an anchor for the compaction summary). It is
+// session still has it), PreCompact (an anchor for the compaction summary) and StopFailure
+// (the Stop hook's work after a turn that ended in an API error). It is
 // hook.Events (internal/hook), dispatching on hook_event_name, with the YAML reader
 // (internal/yamldoc) linked in for a project's own workflow definitions.
 package main

@@ -226,3 +226,63 @@ func TestCairnMemoryLineRestored(t *testing.T) {
 		t.Errorf("MEMORY.md after the Stop\n got %q\nwant %q", got, others+cairnLine)
 	}
 }
+
+// A turn that ends in an API error fires StopFailure, not Stop. Cairn's StopFailure hook does
+// the Stop hook's work (here: putting back the MEMORY.md line a background writer dropped
+// during the turn), so MEMORY.md is settled before the next turn, or the next session, begins.
+// Its output is ignored by Claude Code; it never makes the failed turn continue.
+func TestCairnFailedTurnSettlesMemory(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	startApex(t, w, "plan")
+	index := filepath.Join(w.MemoryDir(), "MEMORY.md")
+	ours := readFile(t, index)
+	i := strings.Index(ours, "- [Cairn workflow]")
+	if i < 0 {
+		t.Fatalf("MEMORY.md has no Cairn line after the transition:\n%s", ours)
+	}
+	const others = "- [Build](build.md) — make test before pushing\n"
+	want := others + ours[i:]
+
+	var dropped, settled atomic.Bool
+	w.Mock.Script(
+		mockapi.Step{Name: "drop the line, then fail", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("FAIL-PROMPT")),
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				dropped.Store(os.WriteFile(index, []byte(others), 0o644) == nil)
+				return mockapi.Error(500, "api_error")
+			}},
+		// The next turn's request comes before its own Stop: the line must be back already.
+		// StopFailure hooks run in the background, so give the failed turn's hook a moment.
+		mockapi.Step{Name: "next turn", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-PROMPT")),
+			Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+				for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+					if b, err := os.ReadFile(index); err == nil && string(b) == want {
+						settled.Store(true)
+						break
+					}
+				}
+				return mockapi.Text("ok")
+			}},
+	)
+	r := w.run(t, RunOptions{Inputs: []string{"FAIL-PROMPT: hello", "NEXT-PROMPT: hello"}, Env: []string{"CLAUDE_CODE_MAX_RETRIES=0"}})
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	if !dropped.Load() {
+		t.Fatal("could not drop the line from MEMORY.md")
+	}
+	if res := r.Results(); len(res) != 2 || !res[0].IsError || res[1].IsError {
+		t.Fatalf("results %+v, want the first turn failed and the second not", res)
+	}
+	if n := len(r.MainRequests()); n != 2 {
+		t.Errorf("%d main requests, want 2: the failed turn must not continue", n)
+	}
+	if !settled.Load() {
+		got, _ := os.ReadFile(index)
+		t.Fatalf("MEMORY.md was not settled after the failed turn, before the next one:\n got %q\nwant %q", got, want)
+	}
+	// The second turn's Stop found nothing left to do.
+	if stops := requireHooksOK(t, r, "Stop"); len(stops) != 1 || strings.Contains(stops[0].Stderr, "restored") {
+		t.Errorf("Stop hooks %d, the last one's stderr %q; want 1 with nothing restored", len(stops), stops[len(stops)-1].Stderr)
+	}
+}

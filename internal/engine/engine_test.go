@@ -1267,3 +1267,23 @@ func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
 		t.Errorf("anchor %q", a)
 	}
 }
+
+// A turn that ended in an API error (StopFailure) settles what is owed but neither asks nor
+// records anything about asking: the set of violations it saw is asked about at the next Stop.
+// (Marked as stop_hook_active instead, it would be taken for the agent's answer and never asked.)
+func TestStopAfterFailedTurnNeverAsks(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	must(en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block {
+		t.Fatalf("first stop: %+v", out)
+	}
+	must(en.SetEnforcement([]engine.Violation{{Code: "V-SEC-01", Severity: "CRITICAL", Details: "token in log"}}))(t)
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1", TurnFailed: true}))(t); out.Block || out.Reason != "" {
+		t.Fatalf("a failed turn asked: %+v", out)
+	}
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block || !strings.Contains(out.Reason, "V-SEC-01") {
+		t.Fatalf("the next turn was not asked about the set the failed turn saw: %+v", out)
+	}
+}

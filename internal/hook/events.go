@@ -12,7 +12,7 @@ import (
 )
 
 // EventsName is the binary that serves Claude Code's other events (TaskCreated,
-// TaskCompleted, PreCompact), and the prefix of its stderr lines.
+// TaskCompleted, PreCompact, StopFailure), and the prefix of its stderr lines.
 const EventsName = "cairn-event"
 
 // The events cairn-event serves, as hook_event_name names them.
@@ -20,6 +20,7 @@ const (
 	EventTaskCreated   = "TaskCreated"
 	EventTaskCompleted = "TaskCompleted"
 	EventPreCompact    = "PreCompact"
+	EventStopFailure   = "StopFailure"
 )
 
 // Events is the hook for Claude Code's own events, one binary dispatching on
@@ -33,6 +34,12 @@ const (
 //   - PreCompact: prints a short anchor (workflow, phase, next step) that Claude Code adds to
 //     the compaction request, so the summary keeps the position. SessionStart (source
 //     compact) then brings the full report back.
+//   - StopFailure: a turn that ends in an API error (server error, overload, a rejected
+//     request) fires it instead of Stop. It does the Stop hook's work (the L2 lines owed, a
+//     MEMORY.md line a background writer dropped, the owner heartbeat), so MEMORY.md does not
+//     stay stale until the next turn or session, but never asks the agent anything: it cannot
+//     answer. Claude Code runs this hook in the background and ignores its output, so nothing
+//     is printed.
 //
 // Like every Cairn hook it never fails the session: problems go to stderr, the exit code
 // is 0, and a hard deadline bounds it.
@@ -46,7 +53,7 @@ func Events(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) string, yaml engine.YAML) []byte {
 	ev := r.event(stdin)
 	switch ev.HookEventName {
-	case EventTaskCreated, EventTaskCompleted, EventPreCompact:
+	case EventTaskCreated, EventTaskCompleted, EventPreCompact, EventStopFailure:
 	case "":
 		r.Logf("the event has no hook_event_name; nothing to do")
 		return nil
@@ -64,7 +71,23 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}
 	defer closeState(r, e)
 
-	if ev.HookEventName == EventPreCompact {
+	switch ev.HookEventName {
+	case EventStopFailure:
+		out, err := e.Stop(engine.StopInput{SessionID: sessionID, TurnFailed: true})
+		if err != nil {
+			r.Logf("the turn ended in an API error; end-of-turn protocol: %v", err)
+			return nil
+		}
+		if out.SystemMessage != "" {
+			r.Logf("%s", out.SystemMessage)
+		}
+		wrote := "nothing to write"
+		if len(out.Wrote) > 0 {
+			wrote = "wrote " + strings.Join(out.Wrote, ", ")
+		}
+		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wrote)
+		return nil
+	case EventPreCompact:
 		anchor := e.CompactAnchor()
 		if anchor == "" {
 			r.Logf("trigger=%s; no active workflow, no anchor", cmp.Or(ev.Trigger, "-"))

@@ -98,7 +98,7 @@ func TestHooksJSONCommandsWithoutTheLauncher(t *testing.T) {
 	skipOnWindows(t)
 	root := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CLAUDE_PLUGIN_ROOT=" + root, "CLAUDE_PLUGIN_DATA=" + t.TempDir()}
-	for _, event := range []string{"SessionStart", "Stop", "PreCompact"} {
+	for _, event := range []string{"SessionStart", "Stop", "PreCompact", "StopFailure"} {
 		res := runShell(t, hookCommand(t, event), env, root, `{"session_id":"s"}`)
 		if res.code != 0 || !strings.Contains(res.stderr, "hooks/launch") || res.stdout != "" {
 			t.Errorf("%s without hooks/launch = %+v, want exit 0 and a line naming the missing file", event, res)

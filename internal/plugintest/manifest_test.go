@@ -216,7 +216,7 @@ func TestHooksJSON(t *testing.T) {
 	var hf hooksFile
 	readJSON(t, "hooks/hooks.json", &hf)
 	wantBinary := map[string]string{"SessionStart": "cairn-session-start", "Stop": "cairn-stop",
-		"TaskCreated": "cairn-event", "TaskCompleted": "cairn-event", "PreCompact": "cairn-event"}
+		"TaskCreated": "cairn-event", "TaskCompleted": "cairn-event", "PreCompact": "cairn-event", "StopFailure": "cairn-event"}
 	for event := range wantBinary {
 		if len(hf.Hooks[event]) == 0 {
 			t.Errorf("hooks.json has no %s hook", event)
@@ -229,8 +229,8 @@ func TestHooksJSON(t *testing.T) {
 			continue
 		}
 		for i, g := range groups {
-			if event == "SessionStart" && g.Matcher != nil && *g.Matcher != "" && *g.Matcher != "*" {
-				t.Errorf("SessionStart group %d has matcher %q: a matcher can miss a source (fork, compact); use none", i, *g.Matcher)
+			if (event == "SessionStart" || event == "StopFailure") && g.Matcher != nil && *g.Matcher != "" && *g.Matcher != "*" {
+				t.Errorf("%s group %d has matcher %q: a matcher can miss a source or an error kind; use none", event, i, *g.Matcher)
 			}
 			if len(g.Hooks) == 0 {
 				t.Errorf("%s group %d has no hooks", event, i)

@@ -461,3 +461,29 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Errorf("%d distinct sequence numbers, want %d", len(seqs), n)
 	}
 }
+
+func TestErrorReply(t *testing.T) {
+	s := mockapi.New()
+	defer s.Close()
+	s.Script(mockapi.On(nil, mockapi.Error(529, "overloaded_error")))
+	resp := post(t, s.URL+"/v1/messages?beta=true", mainRequest("hi"))
+	var body struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type, Message string
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 529 || body.Type != "error" || body.Error.Type != "overloaded_error" || body.Error.Message == "" {
+		t.Errorf("status %d, body %+v; want 529 and an overloaded_error", resp.StatusCode, body)
+	}
+	if got := s.Requests(); len(got) != 1 || got[0].Status != 529 {
+		t.Errorf("requests %+v, want one answered 529", got)
+	}
+	// The next request, unscripted, gets the default reply.
+	if a := streamOf(t, s, mainRequest("again")); a.StopReason != "end_turn" {
+		t.Errorf("the request after the error stopped with %q", a.StopReason)
+	}
+}

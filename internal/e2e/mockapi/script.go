@@ -76,6 +76,10 @@ type Reply struct {
 	Blocks []ReplyBlock
 	// Delay holds the answer back (or until the client hangs up), to test timeouts.
 	Delay time.Duration
+	// Status, when not 0, answers with this HTTP status and an API error body of ErrorType
+	// instead of a message (500 api_error, 529 overloaded_error, 400 invalid_request_error).
+	Status    int
+	ErrorType string
 }
 
 // ReplyBlock is one content block of a reply: text, or a tool call.
@@ -89,6 +93,9 @@ type ReplyBlock struct {
 
 // Text is a reply of one text block that ends the turn.
 func Text(s string) Reply { return Reply{Blocks: []ReplyBlock{{Type: "text", Text: s}}} }
+
+// Error is a reply that fails the request as the API does: HTTP status and error type.
+func Error(status int, errType string) Reply { return Reply{Status: status, ErrorType: errType} }
 
 // ToolUse is a reply calling one tool with input (any JSON-marshalable value).
 func ToolUse(name string, input any) Reply {

@@ -163,6 +163,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, req *Request) int
 				return 499 // client closed the request, as nginx logs it
 			}
 		}
+		if reply.Status != 0 {
+			return writeError(w, reply.Status, reply.ErrorType, fmt.Sprintf("mock failure %d", reply.Status))
+		}
 		msg := s.message(m, reply)
 		if m.Stream {
 			writeStream(w, msg)
