@@ -195,11 +195,12 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	n.Title = cmp.Or(textsafe.OneLine(doc.Title), n.Title)
 	merged := make([]Milestone, 0, len(doc.Milestones))
 	for _, sm := range doc.Milestones {
-		id := strings.TrimSpace(sm.ID) // as Check and the operations read it
-		m := Milestone{ID: id, Title: sm.Title, Status: sm.Status}
+		id := strings.TrimSpace(sm.ID)      // as Check and the operations read it
+		title := textsafe.OneLine(sm.Title) // as add_milestone takes it
+		m := Milestone{ID: id, Title: title, Status: sm.Status}
 		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == id }); i >= 0 {
 			old := n.Milestones[i] // n is in's copy: its Extra is its own
-			old.Title = cmp.Or(sm.Title, old.Title)
+			old.Title = cmp.Or(title, old.Title)
 			old.Status = sm.Status
 			m = old
 		}
@@ -237,7 +238,7 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: textsafe.OneLine(doc.Title), Status: doc.Status,
 		Milestones: []Milestone{}, CurrentMilestone: strings.TrimSpace(doc.CurrentMilestone), LastUpdated: at}
 	for _, sm := range doc.Milestones {
-		n.Milestones = append(n.Milestones, Milestone{ID: strings.TrimSpace(sm.ID), Title: sm.Title, Status: cmp.Or(sm.Status, MilestonePending)})
+		n.Milestones = append(n.Milestones, Milestone{ID: strings.TrimSpace(sm.ID), Title: textsafe.OneLine(sm.Title), Status: cmp.Or(sm.Status, MilestonePending)})
 	}
 	n.Progress = n.progress()
 	return n, nil
