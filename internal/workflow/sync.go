@@ -66,7 +66,8 @@ func (d *StatusDoc) Updated() (time.Time, error) {
 // Check reports what in the document none of the initiative's operations could have written,
 // so that it is never applied: lastUpdated must be an RFC 3339 time; each milestone needs an
 // id of one line, not given twice, and a status of pending, in_progress or completed (none
-// reads as pending); currentMilestone, when set, must be one of their ids.
+// reads as pending); currentMilestone, when set, must be one of their ids. An id with
+// control or invisible characters is for CheckIDs, which knows the initiative.
 func (d *StatusDoc) Check() error {
 	if _, err := d.Updated(); err != nil {
 		return err
@@ -79,9 +80,6 @@ func (d *StatusDoc) Check() error {
 			reason = fmt.Sprintf("milestones item %d has no id", i+1)
 		case strings.ContainsAny(id, "\r\n"):
 			reason = fmt.Sprintf("milestones item %d: the id is not one line", i+1)
-		case unclearID(id):
-			// Taken in, it would be a milestone add_milestone refuses, shown as another id.
-			reason = fmt.Sprintf("milestones item %d: the id holds control or invisible characters, so it would read as another id: write it with letters, digits, spaces and punctuation", i+1)
 		case seen[id] > 0:
 			reason = fmt.Sprintf("milestones items %d and %d both have id %s", seen[id], i+1, Quote(id))
 		case m.Status != "" && m.Status != MilestonePending && m.Status != MilestoneInProgress && m.Status != MilestoneCompleted:
@@ -94,6 +92,21 @@ func (d *StatusDoc) Check() error {
 	}
 	if c := strings.TrimSpace(d.CurrentMilestone); c != "" && seen[c] == 0 {
 		return fmt.Errorf("reading %s: currentMilestone %s is not the id of a milestone", StatusFileName, Quote(c))
+	}
+	return nil
+}
+
+// CheckIDs refuses a milestone id with control or invisible characters (or a line separator)
+// unless in, the initiative the document is synced with (nil: none), holds it: taken in, it
+// would be a milestone add_milestone refuses, shown as another id. An id in holds was taken
+// by an older Cairn, which wrote it into the file itself: refused, the file would be refused
+// on every read and never brought up to date again.
+func (d *StatusDoc) CheckIDs(in *Initiative) error {
+	for i, m := range d.Milestones {
+		id := strings.TrimSpace(m.ID)
+		if unclearID(id) && (in == nil || !slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == id })) {
+			return fmt.Errorf("reading %s: milestones item %d: the id holds control or invisible characters, so it would read as another id: write it with letters, digits, spaces and punctuation", StatusFileName, i+1)
+		}
 	}
 	return nil
 }
@@ -133,6 +146,9 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 		d.Winner, d.Initiative = InitiativeFileName, in.Clone()
 		d.renderDoc(nil)
 		return d, nil
+	}
+	if err := doc.CheckIDs(in); err != nil {
+		return d, err
 	}
 	docAt, err := doc.Updated()
 	if err != nil {
