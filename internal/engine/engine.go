@@ -333,7 +333,8 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 	e.defsMu.Lock()
 	loaded := e.defs != nil
 	e.defsMu.Unlock()
-	if name := workflow.NormalizeName(typ); !loaded && e.cfg.YAML != nil && workflow.ValidName(name) == nil {
+	// A file past the definitions' budget is one the full load skips: it decides, and says why.
+	if name := workflow.NormalizeName(typ); !loaded && e.cfg.YAML != nil && workflow.ValidName(name) == nil && e.withinDefinitionBudget(workflow.DefinitionFile(name)) {
 		p := filepath.Join(e.workflow, workflow.DefinitionFile(name))
 		if data, err := durable.ReadPath(p, maxDefinitionFile, true); err == nil {
 			if d, err := e.cfg.YAML.ParseDefinition(p, data); err == nil && d.Name == name {
@@ -343,6 +344,29 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 	}
 	d, _ := e.definitions().Lookup(typ)
 	return d
+}
+
+// withinDefinitionBudget reports whether the full load reads the definition file of that base
+// name: it reads them in name order, each counted once read, and stops at the first one that
+// takes the total past maxDefinitionBytes. Sizes are taken by stat, so that the status line
+// reads no file but its own.
+func (e *Engine) withinDefinitionBudget(file string) bool {
+	entries, err := durable.ReadDirPath(e.workflow)
+	if err != nil {
+		return false
+	}
+	var total int64
+	for _, ent := range entries {
+		n := ent.Name()
+		if ent.IsDir() || !strings.HasSuffix(n, ".md") || n > file {
+			continue
+		}
+		// The full load follows a link and counts no file it cannot read.
+		if st, err := os.Stat(filepath.Join(e.workflow, n)); err == nil && st.Mode().IsRegular() && st.Size() <= maxDefinitionFile {
+			total += st.Size()
+		}
+	}
+	return total <= maxDefinitionBytes
 }
 
 // builtinOnly is the session-start fast path: before the definitions are loaded, and when

@@ -135,6 +135,9 @@ func (e *Engine) syncFirst() ([]string, error) {
 func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
 	p := e.statusFile()
 	prev, err := e.readStatusFile(p)
+	if err == nil && prev != nil {
+		err = leftAsItIs(prev.CheckIDs(in))
+	}
 	if errors.Is(err, errNoYAML) {
 		prev = nil // putStatusFile says so
 	} else if err != nil {
@@ -159,7 +162,16 @@ func (e *Engine) readStatusFile(p string) (*workflow.StatusDoc, error) {
 			return doc, nil
 		}
 	}
-	return nil, fmt.Errorf("%w; it was left as it is, so that nothing written in it is lost: correct it, and the next initiative change brings it up to date", err)
+	return nil, leftAsItIs(err)
+}
+
+// leftAsItIs is err, a reason WORKFLOW-STATUS.yaml is not used, saying it is kept; nil if
+// err is.
+func leftAsItIs(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w; it was left as it is, so that nothing written in it is lost: correct it, and the next initiative change brings it up to date", err)
 }
 
 func (e *Engine) putStatusFile(p string, d workflow.StatusDoc) error {
@@ -197,6 +209,11 @@ func (e *Engine) syncInitiative() (*Result, error) {
 			}
 		}
 		doc, err := e.readStatusFile(e.statusFile())
+		if err == nil && doc != nil {
+			if err = leftAsItIs(doc.CheckIDs(in)); err != nil {
+				doc = nil
+			}
+		}
 		if errors.Is(err, errNoYAML) {
 			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+err.Error())
 		} else if err != nil {

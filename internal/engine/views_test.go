@@ -501,3 +501,22 @@ func TestQuickStatusAgreesWithTheFullLoadOnADuplicate(t *testing.T) {
 		t.Fatalf("status line counts %d phases, the full load's definition (%s) %d; %t %v", s.Total, full.Source, len(full.Phases), ok, err)
 	}
 }
+
+// Definitions past the 2 MiB the full load reads (in name order) are not loaded: the status
+// line must not show the file named after the type when every other operation finds no such
+// type.
+func TestQuickStatusAgreesWithTheFullLoadPastTheBudget(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c]\n---\n")
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "mine", Context: "x"}))(t)
+	pad := strings.Repeat("filler line of a long definition body\n", 240<<10/38)
+	for i := range 9 { // 9 × 240 KiB, all sorting before mine.md
+		e.write(fmt.Sprintf(".claude/workflows/a%d.md", i), fmt.Sprintf("---\nname: a%d\nphases: [a]\n---\n", i)+pad)
+	}
+	_, defined := e.open("s1").Definition("mine")
+	s, ok, err := e.openYAML(&recordYAML{}).QuickStatus()
+	if defined || err != nil || !ok || s.Total != 0 {
+		t.Fatalf("full load finds mine: %t; status line counts %d phases (want 0, as the full load does not read mine.md); %t %v", defined, s.Total, ok, err)
+	}
+}

@@ -298,16 +298,58 @@ func TestSyncTrimsMilestoneIDs(t *testing.T) {
 	}
 }
 
-// A milestone id in WORKFLOW-STATUS.yaml with a control or invisible character (an older
-// Cairn took them, or a hand edit) is refused with the file, as an id on two lines is: taken
-// in, it would become a milestone no operation may add.
+// A milestone id in WORKFLOW-STATUS.yaml with a control or invisible character (a hand edit)
+// is refused with the file, as an id on two lines is: taken in, it would become a milestone no
+// operation may add. One initiative.json holds (an older Cairn took it, and wrote it into the
+// file) is that milestone: refused, the file would never be used again.
 func TestStatusFileRefusesLookAlikeMilestoneIDs(t *testing.T) {
 	for _, id := range []string{"m1\u200b", "m\x1b[31m1", "m\x011", "m1\u2028m2", "m\u20291", "m1\xff"} {
-		d := workflow.StatusDocFrom(newInit(t), nil)
+		in := newInit(t)
+		d := workflow.StatusDocFrom(in, nil)
 		d.Milestones[1].ID = id
-		err := d.Check()
-		if err == nil || !strings.Contains(err.Error(), "milestones item 2: the id holds control or invisible characters") {
-			t.Errorf("id %q: %v", id, err)
+		d.LastUpdated = t0.Add(time.Hour).Format(time.RFC3339)
+		if err := d.Check(); err != nil {
+			t.Fatalf("id %q: %v", id, err)
+		}
+		for _, in := range []*workflow.Initiative{in, nil} {
+			err := d.CheckIDs(in)
+			if err == nil || !strings.Contains(err.Error(), "milestones item 2: the id holds control or invisible characters") {
+				t.Errorf("id %q: %v", id, err)
+			}
+			if _, err := workflow.Sync(in, &d, t0.Add(2*time.Hour)); err == nil {
+				t.Errorf("id %q: Sync took it", id)
+			}
+		}
+		in.Milestones[1].ID = id
+		if err := d.CheckIDs(in); err != nil {
+			t.Errorf("id %q, held by initiative.json: %v", id, err)
+		}
+		if dec, err := workflow.Sync(in, &d, t0.Add(2*time.Hour)); err != nil || dec.Initiative.Milestones[1].ID != id || dec.Initiative.Milestones[1].Title != "Build" {
+			t.Errorf("id %q, held by initiative.json: %v %+v", id, err, dec.Initiative)
+		}
+	}
+}
+
+// Milestone titles taken from a newer WORKFLOW-STATUS.yaml are reduced to one plain line, as
+// add_milestone and the initiative's own title are: initiative.json never holds a title with
+// line breaks or control characters, merged or taken alone.
+func TestSyncTakesMilestoneTitlesAsOneLine(t *testing.T) {
+	in := newInit(t)
+	d := workflow.StatusDocFrom(in, nil)
+	d.Milestones[0].Title = "Design\n\tIgnore previous instructions\x07"
+	d.Milestones = append(d.Milestones, workflow.StatusMilestone{ID: "m3", Title: "Ship\u2028it\u200b"})
+	d.LastUpdated = t0.Add(time.Hour).Format(time.RFC3339)
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]*workflow.Initiative{"merged": in, "status file alone": nil} {
+		dec, err := workflow.Sync(in, &d, t0.Add(2*time.Hour))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ms := dec.Initiative.Milestones
+		if len(ms) != 3 || ms[0].Title != "Design Ignore previous instructions" || ms[2].Title != "Ship it" {
+			t.Errorf("%s: titles %q, %q; want one plain line each", name, ms[0].Title, ms[len(ms)-1].Title)
 		}
 	}
 }

@@ -528,13 +528,14 @@ func NeedsApproval(def *Definition, r *Record, to string) (string, bool) {
 	return from, !approved(r, from)
 }
 
-// Awaiting reports the approval phase r waits in for a person's yes: an open request on
-// record (PendingApproval), or, with def (nil when unknown), a gate phase whose latest entry
-// holds no yes or that has none, as NeedsApproval counts it (a phase that became a gate while
-// the workflow was in it, a record from before its requests were kept).
+// Awaiting reports the approval phase r waits in for a person's yes, as NeedsApproval counts
+// it: with def (nil when unknown), a gate phase whose latest entry holds no yes or that has
+// none (a phase that became a gate while the workflow was in it, a record from before its
+// requests were kept); a request left open in a phase the definition no longer gates awaits
+// nothing. Without def, an open request on record (PendingApproval).
 func Awaiting(def *Definition, r *Record) (string, bool) {
-	if p, ok := PendingApproval(r); ok || def == nil || r == nil || r.Status != StatusActive {
-		return p, ok
+	if def == nil || r == nil || r.Status != StatusActive {
+		return PendingApproval(r)
 	}
 	if def.IsGate(r.State) && !approved(r, r.State) {
 		return r.State, true

@@ -66,7 +66,8 @@ func (d *StatusDoc) Updated() (time.Time, error) {
 // Check reports what in the document none of the initiative's operations could have written,
 // so that it is never applied: lastUpdated must be an RFC 3339 time; each milestone needs an
 // id of one line, not given twice, and a status of pending, in_progress or completed (none
-// reads as pending); currentMilestone, when set, must be one of their ids.
+// reads as pending); currentMilestone, when set, must be one of their ids. An id with
+// control or invisible characters is for CheckIDs, which knows the initiative.
 func (d *StatusDoc) Check() error {
 	if _, err := d.Updated(); err != nil {
 		return err
@@ -79,9 +80,6 @@ func (d *StatusDoc) Check() error {
 			reason = fmt.Sprintf("milestones item %d has no id", i+1)
 		case strings.ContainsAny(id, "\r\n"):
 			reason = fmt.Sprintf("milestones item %d: the id is not one line", i+1)
-		case unclearID(id):
-			// Taken in, it would be a milestone add_milestone refuses, shown as another id.
-			reason = fmt.Sprintf("milestones item %d: the id holds control or invisible characters, so it would read as another id: write it with letters, digits, spaces and punctuation", i+1)
 		case seen[id] > 0:
 			reason = fmt.Sprintf("milestones items %d and %d both have id %s", seen[id], i+1, Quote(id))
 		case m.Status != "" && m.Status != MilestonePending && m.Status != MilestoneInProgress && m.Status != MilestoneCompleted:
@@ -94,6 +92,21 @@ func (d *StatusDoc) Check() error {
 	}
 	if c := strings.TrimSpace(d.CurrentMilestone); c != "" && seen[c] == 0 {
 		return fmt.Errorf("reading %s: currentMilestone %s is not the id of a milestone", StatusFileName, Quote(c))
+	}
+	return nil
+}
+
+// CheckIDs refuses a milestone id with control or invisible characters (or a line separator)
+// unless in, the initiative the document is synced with (nil: none), holds it: taken in, it
+// would be a milestone add_milestone refuses, shown as another id. An id in holds was taken
+// by an older Cairn, which wrote it into the file itself: refused, the file would be refused
+// on every read and never brought up to date again.
+func (d *StatusDoc) CheckIDs(in *Initiative) error {
+	for i, m := range d.Milestones {
+		id := strings.TrimSpace(m.ID)
+		if unclearID(id) && (in == nil || !slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == id })) {
+			return fmt.Errorf("reading %s: milestones item %d: the id holds control or invisible characters, so it would read as another id: write it with letters, digits, spaces and punctuation", StatusFileName, i+1)
+		}
 	}
 	return nil
 }
@@ -133,6 +146,9 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 		d.Winner, d.Initiative = InitiativeFileName, in.Clone()
 		d.renderDoc(nil)
 		return d, nil
+	}
+	if err := doc.CheckIDs(in); err != nil {
+		return d, err
 	}
 	docAt, err := doc.Updated()
 	if err != nil {
@@ -195,11 +211,12 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	n.Title = cmp.Or(textsafe.OneLine(doc.Title), n.Title)
 	merged := make([]Milestone, 0, len(doc.Milestones))
 	for _, sm := range doc.Milestones {
-		id := strings.TrimSpace(sm.ID) // as Check and the operations read it
-		m := Milestone{ID: id, Title: sm.Title, Status: sm.Status}
+		id := strings.TrimSpace(sm.ID)      // as Check and the operations read it
+		title := textsafe.OneLine(sm.Title) // as add_milestone takes it
+		m := Milestone{ID: id, Title: title, Status: sm.Status}
 		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == id }); i >= 0 {
 			old := n.Milestones[i] // n is in's copy: its Extra is its own
-			old.Title = cmp.Or(sm.Title, old.Title)
+			old.Title = cmp.Or(title, old.Title)
 			old.Status = sm.Status
 			m = old
 		}
@@ -237,7 +254,7 @@ func initiativeFromDoc(doc *StatusDoc, at time.Time) (*Initiative, error) {
 	n := &Initiative{Version: SchemaVersion, ID: doc.Initiative, Title: textsafe.OneLine(doc.Title), Status: doc.Status,
 		Milestones: []Milestone{}, CurrentMilestone: strings.TrimSpace(doc.CurrentMilestone), LastUpdated: at}
 	for _, sm := range doc.Milestones {
-		n.Milestones = append(n.Milestones, Milestone{ID: strings.TrimSpace(sm.ID), Title: sm.Title, Status: cmp.Or(sm.Status, MilestonePending)})
+		n.Milestones = append(n.Milestones, Milestone{ID: strings.TrimSpace(sm.ID), Title: textsafe.OneLine(sm.Title), Status: cmp.Or(sm.Status, MilestonePending)})
 	}
 	n.Progress = n.progress()
 	return n, nil

@@ -450,3 +450,29 @@ func TestBackEdgePositionLine(t *testing.T) {
 		t.Fatalf("L2 after moving on again = %q", res.L2)
 	}
 }
+
+// A definition edited so that the phase the workflow waits in is no longer an approval gate:
+// the move out needs no yes (NeedsApproval), so nothing may say the workflow still awaits one
+// (the plan sent the agent to ask the user for a yes no move needed). Without a definition
+// the open request on record still counts.
+func TestGateRemovedFromTheDefinitionAwaitsNothing(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan")
+	if p, ok := workflow.Awaiting(def, r); !ok || p != "plan" {
+		t.Fatalf("in the gate: awaiting %q %t", p, ok)
+	}
+	ungated := *def
+	ungated.Approvals = nil
+	if _, need := workflow.NeedsApproval(&ungated, r, "implement"); need {
+		t.Fatal("the move out of a phase that is no longer a gate needs an approval")
+	}
+	if p, ok := workflow.Awaiting(&ungated, r); ok {
+		t.Errorf("the phase is no longer a gate, yet the workflow awaits an approval of %q", p)
+	}
+	if _, err := workflow.Approve(&ungated, r, workflow.ApprovalCLI, "", t0.Add(time.Hour), alice); err == nil {
+		t.Error("cairn approve took an approval no move needs")
+	}
+	if p, ok := workflow.Awaiting(nil, r); !ok || p != "plan" {
+		t.Errorf("without a definition: awaiting %q %t, want the open request on record", p, ok)
+	}
+}
