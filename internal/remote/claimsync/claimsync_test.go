@@ -730,7 +730,7 @@ func TestStateFromAnotherHostAtTheSamePath(t *testing.T) {
 				ino = claimsync.DirIno(t.TempDir())
 			}
 			other := claim.New(mustGit(t, a.opt.Root), "wf-1", "sam@elsewhere#abc123", time.Minute, time.Now)
-			if _, err := other.Claim(context.Background(), "t1"); err != nil {
+			if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}); err != nil {
