@@ -312,3 +312,29 @@ func TestReadmeNamesEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestInternalsFindsMemoryAsTheCodeDoes: "Finding auto-memory" names every environment
+// variable internal/memory reads to find or switch off the directory. It failed before
+// CLAUDE_CODE_REMOTE_MEMORY_DIR, CLAUDE_CODE_SIMPLE, CLAUDE_CODE_SAFE_MODE and
+// CLAUDE_CODE_REMOTE were named.
+func TestInternalsFindsMemoryAsTheCodeDoes(t *testing.T) {
+	doc := readDoc(t, "docs/INTERNALS.md")
+	_, sec, ok := strings.Cut(doc, "\n## Finding auto-memory\n")
+	if !ok {
+		t.Fatal("docs/INTERNALS.md has no \"## Finding auto-memory\"")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	n := 0
+	for name, v := range stringConsts(t, filepath.Join(repoRoot(t), "internal", "memory")) {
+		if !strings.HasPrefix(name, "Env") {
+			continue
+		}
+		n++
+		if !strings.Contains(sec, "`"+v+"`") && !strings.Contains(sec, "`"+v+"=") {
+			t.Errorf("docs/INTERNALS.md's \"Finding auto-memory\" does not name %s (memory.%s)", v, name)
+		}
+	}
+	if n < 5 {
+		t.Fatalf("found %d memory.Env constants: the test no longer reads them", n)
+	}
+}
