@@ -338,3 +338,45 @@ func TestInternalsFindsMemoryAsTheCodeDoes(t *testing.T) {
 		t.Fatalf("found %d memory.Env constants: the test no longer reads them", n)
 	}
 }
+
+// TestReadmeNamesEveryConfigKey: the README's Configuration names every key of
+// .claude/cairn/config.json the engine reads (engine.fileConfig's JSON names).
+func TestReadmeNamesEveryConfigKey(t *testing.T) {
+	readme := readDoc(t, "README.md")
+	_, sec, ok := strings.Cut(readme, "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README has no \"## Configuration\"")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(repoRoot(t), "internal", "engine", "config.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != "fileConfig" {
+			return true
+		}
+		for _, fld := range ts.Type.(*ast.StructType).Fields.List {
+			if fld.Tag == nil {
+				continue
+			}
+			tag, _ := strconv.Unquote(fld.Tag.Value)
+			if _, v, ok := strings.Cut(tag, `json:"`); ok {
+				name, _, _ := strings.Cut(strings.Split(v, `"`)[0], ",")
+				keys = append(keys, name)
+			}
+		}
+		return false
+	})
+	if len(keys) < 3 {
+		t.Fatalf("read the config keys %q from engine.fileConfig: not its keys", keys)
+	}
+	for _, k := range keys {
+		if !strings.Contains(sec, "`"+k) {
+			t.Errorf("the README's Configuration does not name the config.json key %s", k)
+		}
+	}
+}
