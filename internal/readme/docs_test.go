@@ -380,3 +380,56 @@ func TestReadmeNamesEveryConfigKey(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsNameTestsThatExist: every Test, Benchmark or Fuzz function the README, docs/ and the
+// skill name (as the evidence for a claim or a figure) is one a _test.go file declares, so a
+// renamed test cannot leave a figure pointing nowhere. Checked to fail with a name misspelt.
+func TestDocsNameTestsThatExist(t *testing.T) {
+	root := repoRoot(t)
+	declared := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)\(`)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "dist") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, "_test.go") {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, m := range decl.FindAllStringSubmatch(string(data), -1) {
+				declared[m[1]] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !declared["TestDocsNameTestsThatExist"] {
+		t.Fatal("the walk did not find this test's own declaration")
+	}
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	docs = append(docs, filepath.Join(root, "README.md"), filepath.Join(root, "skills", "cairn", "SKILL.md"))
+	named := regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*`)
+	n := 0
+	for _, p := range docs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		for _, name := range named.FindAllString(string(data), -1) {
+			n++
+			if !declared[name] {
+				t.Errorf("%s names %s, which no _test.go declares", rel, name)
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("the docs name %d tests: the pattern or the docs changed", n)
+	}
+}
