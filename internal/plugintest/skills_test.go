@@ -21,6 +21,7 @@ type skillMatter struct {
 	Name         string `yaml:"name"`
 	Description  string `yaml:"description"`
 	AllowedTools any    `yaml:"allowed-tools"`
+	ArgumentHint string `yaml:"argument-hint"`
 }
 
 func TestSkills(t *testing.T) {
@@ -53,13 +54,29 @@ func TestSkills(t *testing.T) {
 	}
 }
 
+// Every slash command has a description and a body, and the README's "Slash commands" line
+// lists each as /cairn:NAME with its argument hint, and no other.
 func TestCommands(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(repoRoot(t), "commands", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, line, ok := strings.Cut(string(readme), "**Slash commands:**")
+	if !ok {
+		t.Fatal("README has no \"**Slash commands:**\"")
+	}
+	line, _, _ = strings.Cut(line, "\n\n")
+	listed := regexp.MustCompile("`(/cairn:[^`]*)`").FindAllStringSubmatch(line, -1)
+	if len(listed) != len(paths) {
+		t.Errorf("the README lists %d slash commands (%q); commands/ has %d", len(listed), listed, len(paths))
+	}
 	for _, p := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(p), ".md"), func(t *testing.T) {
+		name := strings.TrimSuffix(filepath.Base(p), ".md")
+		t.Run(name, func(t *testing.T) {
 			var m skillMatter
 			body := parseMatter(t, p, &m)
 			if strings.TrimSpace(m.Description) == "" {
@@ -67,6 +84,10 @@ func TestCommands(t *testing.T) {
 			}
 			if len(bytes.TrimSpace(body)) == 0 {
 				t.Error("the command has no body")
+			}
+			want := strings.TrimSpace("/cairn:" + name + " " + m.ArgumentHint)
+			if !slices.ContainsFunc(listed, func(l []string) bool { return l[1] == want }) {
+				t.Errorf("the README's slash commands do not list `%s`", want)
 			}
 		})
 	}

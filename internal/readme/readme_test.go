@@ -1,5 +1,6 @@
 // Package readme runs the README's shell commands, so the set-up and usage it promises stay
-// true. It has only tests.
+// true, and holds the README and docs/ to the code: the state layout, the package map, the
+// dependencies and the environment variables they list. It has only tests.
 package readme
 
 import (
