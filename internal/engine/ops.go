@@ -542,6 +542,9 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 		res.Message = wres.Record.Enforcement.Summary
 	}
 	res.Message = cmp.Or(res.Message, "no violations")
+	if !res.Changed {
+		res.Message += "; already on record, nothing changed"
+	}
 	return res, nil
 }
 

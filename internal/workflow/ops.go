@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -707,7 +709,7 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 }
 
 // SetEnforcement replaces the record's violations (an empty list clears them), deriving
-// blocking and the summary.
+// blocking and the summary. The list already on record changes nothing.
 func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
@@ -716,12 +718,21 @@ func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result,
 	if err != nil {
 		return Result{}, fmt.Errorf("setting enforcement: %w", err)
 	}
+	if old := r.Enforcement; old != nil && old.Blocking == e.Blocking && old.Summary == e.Summary &&
+		slices.EqualFunc(old.Violations, e.Violations, sameViolation) {
+		return unchanged(r), nil
+	}
 	return change(r, EventEnforce, now.UTC(), by, func(n *Record) {
 		if n.Enforcement != nil {
 			e.Extra = n.Enforcement.Extra // n is a copy: its map is its own
 		}
 		n.Enforcement = &e
 	}), nil
+}
+
+func sameViolation(a, b Violation) bool {
+	return a.Code == b.Code && a.Severity == b.Severity && a.Details == b.Details &&
+		maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
 }
 
 // SetPhaseStatus sets the current phase's status (pending, in_progress, complete, failed,

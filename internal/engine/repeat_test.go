@@ -1,0 +1,46 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// An agent retries a write (after a timeout, a compaction, /clear) with the same arguments.
+// Each repeat must say what really happened: nothing changed, at the same revision, without
+// an error that would send the model looking for another way (replace, a new workflow).
+
+// again runs a write whose first call has landed, a minute later, and checks that it reports
+// no change at the revision the first left.
+func again(t *testing.T, e *env, what string, first *engine.Result, f func() (*engine.Result, error)) *engine.Result {
+	t.Helper()
+	e.clock.Add(time.Minute)
+	res, err := f()
+	if err != nil {
+		t.Fatalf("%s again: %v; want success with nothing changed", what, err)
+	}
+	if res.Changed || !strings.Contains(res.Message, "nothing changed") {
+		t.Errorf("%s again: changed %v, message %q; want changed false and \"nothing changed\"", what, res.Changed, res.Message)
+	}
+	if first != nil && res.Revision != first.Revision {
+		t.Errorf("%s again: revision %d, want %d as the first call left it", what, res.Revision, first.Revision)
+	}
+	return res
+}
+
+func TestSetEnforcementAgain(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "repeat enforcement"}))(t)
+	vs := []engine.Violation{{Code: "V-TEST-03", Severity: "high", Details: "no test"}}
+	first := must(en.SetEnforcement(vs))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "set_enforcement", first, func() (*engine.Result, error) { return e.open("s2").SetEnforcement(vs) })
+	if !strings.Contains(res.Message, "1 HIGH violation") {
+		t.Errorf("message %q does not say what is on record", res.Message)
+	}
+}
