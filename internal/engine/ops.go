@@ -652,9 +652,12 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if e.memWarn != "" {
 		return nil, errors.New(e.memWarn + "; the learning was not recorded")
 	}
-	name, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
+	name, changed, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
 	if err != nil {
 		return nil, err
+	}
+	if !changed {
+		return &Result{Message: "learning already recorded in " + name + "; nothing changed"}, nil
 	}
 	return &Result{Changed: true, Message: "recorded learning in " + name}, nil
 }

@@ -44,3 +44,17 @@ func TestSetEnforcementAgain(t *testing.T) {
 		t.Errorf("message %q does not say what is on record", res.Message)
 	}
 }
+
+func TestRecordLearningAgain(t *testing.T) {
+	e := newEnv(t)
+	l := engine.LearningRequest{Title: "Run migrations first", Body: "make migrate before go test"}
+	first := must(e.open("s1").RecordLearning(l))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	again(t, e, "record_learning", first, func() (*engine.Result, error) { return e.open("s1").RecordLearning(l) })
+	l.Body = "make migrate-test"
+	if res := must(e.open("s1").RecordLearning(l))(t); !res.Changed {
+		t.Errorf("another body: %+v; want a change", res)
+	}
+}
