@@ -58,3 +58,24 @@ func TestRecordLearningAgain(t *testing.T) {
 		t.Errorf("another body: %+v; want a change", res)
 	}
 }
+
+// A compare-and-swap move retried by the session that made it, after it landed, finds the
+// workflow where the move left it: that is the move already made, not a conflict telling the
+// model to re-read and decide. Another session that expected the same phase still learns
+// that someone else moved the workflow.
+func TestTransitionWithFromAgain(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat a move"}))(t)
+	req := engine.TransitionRequest{From: "analyze", To: "plan", Note: "analysis done"}
+	first := must(e.open("s1").Transition(req))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "transition from analyze to plan", first, func() (*engine.Result, error) { return e.open("s1").Transition(req) })
+	if res.Phase != "plan" {
+		t.Errorf("phase %q, want plan", res.Phase)
+	}
+	if _, err := e.open("s2").Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+		t.Errorf("another session's same move: %v; want a conflict", err)
+	}
+}

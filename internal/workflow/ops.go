@@ -352,6 +352,16 @@ func checkDef(def *Definition, r *Record) error {
 	return nil
 }
 
+// lastMove reports whether r's last move was from -> to, made by session by, and left it there.
+func lastMove(r *Record, from, to string, by Actor) bool {
+	n := len(r.History)
+	if n == 0 || by.SessionID == "" || r.State != to {
+		return false
+	}
+	h := r.History[n-1]
+	return h.From == from && h.To == to && h.SessionID == by.SessionID
+}
+
 // conflictFrom is the conflict of a caller that expected phase and found r.
 func conflictFrom(r *Record, phase string) *ConflictError {
 	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, FoundPhase: r.State, FoundStatus: r.Status}
@@ -367,7 +377,7 @@ func conflictFrom(r *Record, phase string) *ConflictError {
 
 // Transition moves the workflow to req.To if def allows it. A move to the current phase is
 // idempotent: success with Changed false, nothing to write (unless a compare-and-swap
-// expectation fails first). Entering a gate phase requests its approval; leaving one forward
+// expectation fails first; the last move, retried by the session that made it, is made). Entering a gate phase requests its approval; leaving one forward
 // records it as approved. Entering a terminal phase completes the workflow.
 func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time, by Actor) (Result, error) {
 	if r == nil {
@@ -376,6 +386,11 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	// The compare-and-swap comes first: a racing process that completed the workflow must
 	// show up as a conflict, not as "not active".
 	if from := NormalizeName(req.From); from != "" && from != r.State {
+		if r.Status == StatusActive && lastMove(r, from, NormalizeName(req.To), by) {
+			// The move retried by the session that made it (after a timeout, a compaction):
+			// already made. Another session expecting from learns of the move it did not make.
+			return unchanged(r), nil
+		}
 		return Result{}, conflictFrom(r, from)
 	}
 	if err := cmp.Or(requireActive(r), checkDef(def, r)); err != nil {
