@@ -492,7 +492,8 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 }
 
 // Approve records a person's yes to the approval the current phase waits for (`cairn
-// approve [NOTE]`); the agent may then leave the phase.
+// approve [NOTE]`); the agent may then leave the phase. Approving it again changes nothing
+// and says when and by whom it was approved.
 func (e *Engine) Approve(note string) (*Result, error) {
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		def, _ := e.definitionFor(cur) // without it, only a request on record can be approved
@@ -500,6 +501,16 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}), note)
 	if err != nil {
 		return nil, err
+	}
+	if !res.Changed {
+		for _, ap := range slices.Backward(wres.Record.Approvals) {
+			if ap.Phase == wres.From {
+				res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); nothing changed",
+					wres.From, wres.Record.WorkflowID, ap.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(ap.Source))
+				break
+			}
+		}
+		return res, nil
 	}
 	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
 	return res, nil

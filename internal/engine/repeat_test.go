@@ -79,3 +79,23 @@ func TestTransitionWithFromAgain(t *testing.T) {
 		t.Errorf("another session's same move: %v; want a conflict", err)
 	}
 }
+
+// cairn approve run twice (the person was not sure the first took) says the phase is already
+// approved: "waits for no approval" reads as if the first had not counted.
+func TestApproveAgain(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "approve twice"}))(t)
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	first := must(e.open("cli").Approve("looks good"))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "approve", first, func() (*engine.Result, error) { return e.open("cli").Approve("looks good") })
+	if !strings.Contains(res.Message, "already approved") {
+		t.Errorf("message %q does not say the phase is already approved", res.Message)
+	}
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "implement"}))(t)
+	if _, err := e.open("cli").Approve(""); err == nil || !strings.Contains(err.Error(), "waits for no approval") {
+		t.Errorf("approving a phase that is no gate: %v; want a refusal", err)
+	}
+}

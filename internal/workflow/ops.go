@@ -580,14 +580,17 @@ func (e *ApprovalError) Error() string {
 	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, then the move can be made again", e.Phase)
 }
 
-// Approve records a person's yes to the approval the current phase waits for (Awaiting). It
-// is refused when the phase waits for none.
+// Approve records a person's yes to the approval the current phase waits for (Awaiting). A
+// phase approved already is no change; it is refused when the phase waits for none.
 func Approve(def *Definition, r *Record, source, note string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
 	}
 	p, ok := Awaiting(def, r)
 	if !ok {
+		if approved(r, r.State) && (def == nil || def.IsGate(r.State)) {
+			return unchanged(r), nil // approved already: a repeat changes nothing
+		}
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
 	now = now.UTC()
