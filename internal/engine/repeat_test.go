@@ -99,3 +99,50 @@ func TestApproveAgain(t *testing.T) {
 		t.Errorf("approving a phase that is no gate: %v; want a refusal", err)
 	}
 }
+
+// complete_workflow retried after it landed finds no active workflow: "no active workflow
+// ... start_workflow" would send the model to start one over the work it just finished.
+// The same outcome again is the completion already made; another outcome is still refused.
+func TestCompleteAgain(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "complete twice"}))(t)
+	first := must(e.open("s1").Complete("retries added"))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	topic := e.readMemory("cairn-workflow.md")
+	res := again(t, e, "complete_workflow", nil, func() (*engine.Result, error) { return e.open("s1").Complete("retries added") })
+	if !strings.Contains(res.Message, "already completed") || res.WorkflowID == "" {
+		t.Errorf("message %q, workflow %q: want it to say which workflow was already completed", res.Message, res.WorkflowID)
+	}
+	if got := e.readMemory("cairn-workflow.md"); got != topic {
+		t.Errorf("the repeat wrote L2 again:\n%s", got)
+	}
+	if _, err := e.open("s1").Complete("something else"); err == nil {
+		t.Error("completing with another outcome, no workflow active: want an error")
+	}
+}
+
+// A move into the terminal phase retried after it landed (the workflow completed and was
+// archived) is the move already made.
+func TestTransitionToTerminalAgain(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "finish twice"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(e.open("cli").Approve(""))(t)
+	for _, p := range []string{"implement", "review"} {
+		must(en.Transition(engine.TransitionRequest{To: p}))(t)
+	}
+	req := engine.TransitionRequest{From: "review", To: "git-commit"}
+	if first := must(en.Transition(req))(t); !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "transition to git-commit", nil, func() (*engine.Result, error) { return e.open("s1").Transition(req) })
+	if !strings.Contains(res.Message, "already completed") {
+		t.Errorf("message %q does not say the workflow was already completed", res.Message)
+	}
+	if _, err := e.open("s1").Transition(engine.TransitionRequest{To: "review"}); err == nil {
+		t.Error("another move, no workflow active: want an error")
+	}
+}
