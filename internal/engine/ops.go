@@ -202,7 +202,8 @@ func errNoActive() error {
 }
 
 // Start begins a workflow in its definition's first phase. An active workflow is refused
-// unless r.Replace, in which case it is archived as "replaced" first (kept, not lost).
+// unless r.Replace, in which case it is archived as "replaced" first (kept, not lost); the
+// same start retried after it landed changes nothing (startedAlready).
 func (e *Engine) Start(r StartRequest) (*Result, error) {
 	def, err := e.definitions().Get(r.Type)
 	if err != nil {
@@ -223,6 +224,14 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		}
 		for _, n := range notices {
 			told = append(told, n.Message)
+		}
+		if cur != nil && startedAlready(def, cur, r) {
+			res := &Result{Message: fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; nothing changed", def.Name, cur.WorkflowID, cur.State),
+				Revision: cur.Revision, Warnings: told}
+			res.Workflow, _ = json.Marshal(cur)
+			e.where(res, cur)
+			e.awaiting(res, def, cur)
+			return res, nil
 		}
 		if r.WorkflowID == "" {
 			// The id is made here, once per attempt, so that the probe and the commit agree on it.
@@ -290,6 +299,22 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		e.awaiting(res, def, wres.Record)
 		return res, nil
 	}
+}
+
+// startedAlready reports whether the active workflow cur is the start r asks for, retried
+// after it landed: same type, context, scope, TTL and (when given) id. A replace retried
+// finds it untouched since its start (revision 1), so replacing it would only archive it for
+// an identical one.
+func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartRequest) bool {
+	if cur.Status != workflow.StatusActive || workflow.NormalizeName(cur.Type) != def.Name ||
+		cur.Context != textsafe.OneLine(r.Context) || cur.Scope != textsafe.OneLine(r.Scope) ||
+		cur.TTL != cmp.Or(strings.TrimSpace(r.TTL), def.TTL) {
+		return false
+	}
+	if id := strings.TrimSpace(r.WorkflowID); id != "" && id != cur.WorkflowID {
+		return false
+	}
+	return !r.Replace || cur.Revision == 1
 }
 
 // idTaken refuses an id given for a new workflow that an archived workflow has (workflow.Start

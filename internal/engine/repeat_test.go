@@ -146,3 +146,43 @@ func TestTransitionToTerminalAgain(t *testing.T) {
 		t.Error("another move, no workflow active: want an error")
 	}
 }
+
+// start_workflow retried after it landed finds its own workflow active: "still active ...
+// start again with replace" would lead the model to archive the work it just started. The
+// same type, context and scope is the start already made; another start is still refused. A
+// replace retried finds the workflow it started untouched, and replaces nothing.
+func TestStartAgain(t *testing.T) {
+	e := newEnv(t)
+	req := engine.StartRequest{Type: "apex", Context: "add retries", Scope: "uploader"}
+	first := must(e.open("s1").Start(req))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "start_workflow", first, func() (*engine.Result, error) { return e.open("s1").Start(req) })
+	if res.WorkflowID != first.WorkflowID || res.Phase != "analyze" || !strings.Contains(res.Message, "already started") {
+		t.Errorf("repeat: %+v; want it to name the workflow started", res)
+	}
+	for _, other := range []engine.StartRequest{
+		{Type: "apex", Context: "add retries", Scope: "downloader"},
+		{Type: "apex", Context: "add timeouts", Scope: "uploader"},
+		{Type: "debug", Context: "add retries", Scope: "uploader"},
+		{Type: "apex", Context: "add retries", Scope: "uploader", WorkflowID: "other-id"},
+	} {
+		if _, err := e.open("s1").Start(other); err == nil || !strings.Contains(err.Error(), "still active") {
+			t.Errorf("start %+v: %v; want it refused", other, err)
+		}
+	}
+
+	replaced := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true}))(t)
+	res = again(t, e, "start_workflow with replace", replaced, func() (*engine.Result, error) {
+		return e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true})
+	})
+	if res.WorkflowID != replaced.WorkflowID {
+		t.Errorf("replace retried: workflow %s, want %s still active", res.WorkflowID, replaced.WorkflowID)
+	}
+	// Once work is on record, a replace with the same context is a fresh start, as asked.
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if res := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true}))(t); !res.Changed || res.WorkflowID == replaced.WorkflowID {
+		t.Errorf("replace after work: %+v; want a new workflow", res)
+	}
+}
