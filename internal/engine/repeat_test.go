@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +187,39 @@ func TestStartAgain(t *testing.T) {
 	if res := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true}))(t); !res.Changed || res.WorkflowID == replaced.WorkflowID {
 		t.Errorf("replace after work: %+v; want a new workflow", res)
 	}
+}
+
+// Each initiative action retried after it landed changes nothing. create retried was refused
+// with "archive it before creating another", which leads to archiving the initiative just
+// made; another title is still refused.
+func TestInitiativeAgain(t *testing.T) {
+	e := newEnv(t)
+	for _, r := range []engine.InitiativeRequest{
+		{Action: "create", Title: "Uploader v2"},
+		{Action: "add_milestone", Milestone: "m1", Note: "retries"},
+		{Action: "update_milestone", Milestone: "m1", Status: "in_progress"},
+		{Action: "update_milestone", Milestone: "m1", Status: "completed"},
+		{Action: "set_status", Status: "blocked"},
+	} {
+		first := must(e.open("s1").Initiative(r))(t)
+		if !first.Changed {
+			t.Fatalf("%s: %+v", r.Action, first)
+		}
+		status := e.readFile(".claude/WORKFLOW-STATUS.yaml")
+		res := again(t, e, "initiative "+r.Action, first, func() (*engine.Result, error) { return e.open("s1").Initiative(r) })
+		if !strings.HasPrefix(res.Message, "initiative initiative-") {
+			t.Errorf("%s again: message %q does not say where the initiative stands", r.Action, res.Message)
+		}
+		if got := e.readFile(".claude/WORKFLOW-STATUS.yaml"); got != status {
+			t.Errorf("%s again rewrote WORKFLOW-STATUS.yaml", r.Action)
+		}
+	}
+	if _, err := e.open("s1").Initiative(engine.InitiativeRequest{Action: "create", Title: "Uploader v3"}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("create with another title: %v; want it refused", err)
+	}
+}
+
+func (e *env) readFile(rel string) string {
+	b, _ := os.ReadFile(filepath.Join(e.project, rel))
+	return string(b)
 }
