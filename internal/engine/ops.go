@@ -404,7 +404,8 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	if done := e.completedAlready(err, func(d *workflow.Record) bool {
 		n := len(d.History)
 		to, from := workflow.NormalizeName(r.To), workflow.NormalizeName(r.From)
-		return n > 0 && d.State == to && d.History[n-1].To == to && (from == "" || d.History[n-1].From == from)
+		return n > 0 && d.State == to && d.History[n-1].To == to && (from == "" || d.History[n-1].From == from) &&
+			d.History[n-1].At.Equal(d.CompletedAt) // that move completed it, not complete_workflow after it
 	}); done != nil {
 		h := done.History[len(done.History)-1]
 		return &Result{Message: fmt.Sprintf("workflow %s was already completed by the move %s -> %s; nothing changed", done.WorkflowID, h.From, h.To),

@@ -108,6 +108,9 @@ func TestApproveAgain(t *testing.T) {
 func TestCompleteAgain(t *testing.T) {
 	e := newEnv(t)
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "complete twice"}))(t)
+	move := engine.TransitionRequest{From: "analyze", To: "plan"}
+	must(e.open("s1").Transition(move))(t)
+	e.clock.Add(time.Second)
 	first := must(e.open("s1").Complete("retries added"))(t)
 	if !first.Changed {
 		t.Fatalf("first: %+v", first)
@@ -122,6 +125,9 @@ func TestCompleteAgain(t *testing.T) {
 	}
 	if _, err := e.open("s1").Complete("something else"); err == nil {
 		t.Error("completing with another outcome, no workflow active: want an error")
+	}
+	if _, err := e.open("s1").Transition(move); err == nil {
+		t.Error("the move made before complete_workflow, retried: want an error, not \"completed by the move\"")
 	}
 }
 
