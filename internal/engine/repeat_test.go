@@ -229,3 +229,43 @@ func (e *env) readFile(rel string) string {
 	b, _ := os.ReadFile(filepath.Join(e.project, rel))
 	return string(b)
 }
+
+// The writes that were already idempotent stay so: each repeated as it was changes nothing,
+// at the same revision.
+func TestRepeatedWritesChangeNothing(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat everything"}))(t)
+	for _, w := range []struct {
+		what string
+		f    func() (*engine.Result, error)
+	}{
+		{"set_vars", func() (*engine.Result, error) {
+			return e.open("s1").SetVars(map[string]string{"PLAN_PATH": "plans/1.md", "WF_MODE": "fast"})
+		}},
+		{"unset", func() (*engine.Result, error) { return e.open("s1").UnsetVars([]string{"WF_NOPE"}) }},
+		{"update_task add", func() (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Note: "write it"})
+		}},
+		{"update_task running", func() (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"})
+		}},
+		{"update_task done", func() (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "done", Output: "out/t1.md"})
+		}},
+		{"transition", func() (*engine.Result, error) {
+			return e.open("s1").Transition(engine.TransitionRequest{To: "plan", Note: "analysed"})
+		}},
+		{"save_checkpoint", func() (*engine.Result, error) {
+			return e.open("s1").SaveCheckpoint("progress", []byte(`{"step":2}`))
+		}},
+	} {
+		first, err := w.f()
+		if err != nil {
+			t.Fatalf("%s: %v", w.what, err)
+		}
+		if w.what == "unset" {
+			first = nil // changed nothing the first time either
+		}
+		again(t, e, w.what, first, w.f)
+	}
+}
