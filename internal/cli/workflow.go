@@ -127,42 +127,7 @@ func runApprove(a *app, pos []string, e *engine.Engine) error {
 	if a.getenv("CLAUDECODE") != "" {
 		return &codeError{code: ExitRefused, msg: "not approved: this shell was started by Claude Code (CLAUDECODE is set), where the agent could run it too; a person runs cairn approve in a terminal of their own"}
 	}
-	res, err := e.Approve(optional(pos, ""))
-	if err != nil {
-		if again := approvedAlready(e); again != nil {
-			return a.told(again, nil)
-		}
-	}
-	return a.told(res, err)
-}
-
-// approvedAlready is the answer to approving again the approval phase the active workflow
-// is in and that a person has approved already: no change, which is not a refusal (the
-// engine refuses it as a phase that waits for no approval). Nil in any other case.
-func approvedAlready(e *engine.Engine) *engine.Result {
-	s, err := e.Snapshot()
-	if err != nil || s.WorkflowID == "" {
-		return nil
-	}
-	r, err := readRecord(e, s.WorkflowID)
-	if err != nil || r.Status != workflow.StatusActive {
-		return nil
-	}
-	if d, ok := e.Definition(r.Type); !ok || !d.IsGate(r.State) {
-		return nil
-	}
-	for _, ap := range slices.Backward(r.Approvals) {
-		if ap.Phase != r.State {
-			continue
-		}
-		if ap.ApprovedAt.IsZero() {
-			return nil
-		}
-		return &engine.Result{WorkflowID: r.WorkflowID, Phase: r.State, Revision: r.Revision,
-			Message: fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); nothing changed",
-				r.State, r.WorkflowID, ap.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(ap.Source))}
-	}
-	return nil
+	return a.told(e.Approve(optional(pos, "")))
 }
 
 func runTask(a *app, pos []string, e *engine.Engine) error {

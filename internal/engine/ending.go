@@ -2,8 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -70,4 +72,41 @@ func (e *Engine) ended(id string, rev int64, line string) (warning string) {
 	warning = e.writeL2(id, rev, line)
 	e.noteEnding(id, line)
 	return warning
+}
+
+// completedAlready answers a completion retried after it landed (complete_workflow, a move
+// into a terminal phase): when err says there is no active workflow to change, and the
+// workflow that left the active slot last (or, when archiving it failed, is still there) was
+// completed as same says, it is that workflow; nil otherwise. "No active workflow: start
+// one" would send the model to start over the work it just finished.
+func (e *Engine) completedAlready(err error, same func(r *workflow.Record) bool) *workflow.Record {
+	_, ended := errors.AsType[*workflow.NotActiveError](err)
+	if ce, ok := errors.AsType[*workflow.ConflictError](err); ok {
+		ended = ce.FoundStatus == workflow.StatusCompleted // a move with from, onto a completed record
+	}
+	if !ended && !errors.Is(err, ErrNoActiveWorkflow) {
+		return nil
+	}
+	r, _, rerr := e.active()
+	if rerr != nil {
+		return nil
+	}
+	if r == nil {
+		// Archived, as a completion is: the newest archive.
+		archives, _, err := e.st.RecentArchives(1)
+		if err != nil || len(archives) == 0 || archives[0].Reason != "completed" {
+			return nil
+		}
+		data, _, err := e.st.ReadArchive(archives[0].Dir)
+		if err != nil {
+			return nil
+		}
+		if r, err = store.ParseRecord(data); err != nil {
+			return nil
+		}
+	}
+	if r.Status != workflow.StatusCompleted || !same(r) {
+		return nil
+	}
+	return r
 }

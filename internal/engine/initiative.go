@@ -65,10 +65,14 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		}
 		switch action {
 		case "create":
+			title := textsafe.OneLine(r.Title)
 			if in != nil && in.Status != workflow.InitiativeArchived {
+				if title != "" && title == in.Title {
+					ch = workflow.InitiativeChange{Initiative: in} // created already: a retry
+					return nil, nil
+				}
 				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
 			}
-			title := textsafe.OneLine(r.Title)
 			if title == "" {
 				return nil, errors.New("create needs a title: one line naming the initiative")
 			}

@@ -202,7 +202,8 @@ func errNoActive() error {
 }
 
 // Start begins a workflow in its definition's first phase. An active workflow is refused
-// unless r.Replace, in which case it is archived as "replaced" first (kept, not lost).
+// unless r.Replace, in which case it is archived as "replaced" first (kept, not lost); the
+// same start retried after it landed changes nothing (startedAlready).
 func (e *Engine) Start(r StartRequest) (*Result, error) {
 	def, err := e.definitions().Get(r.Type)
 	if err != nil {
@@ -223,6 +224,14 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		}
 		for _, n := range notices {
 			told = append(told, n.Message)
+		}
+		if cur != nil && startedAlready(def, cur, r) {
+			res := &Result{Message: fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; nothing changed", def.Name, cur.WorkflowID, cur.State),
+				Revision: cur.Revision, Warnings: told}
+			res.Workflow, _ = json.Marshal(cur)
+			e.where(res, cur)
+			e.awaiting(res, def, cur)
+			return res, nil
 		}
 		if r.WorkflowID == "" {
 			// The id is made here, once per attempt, so that the probe and the commit agree on it.
@@ -290,6 +299,22 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		e.awaiting(res, def, wres.Record)
 		return res, nil
 	}
+}
+
+// startedAlready reports whether the active workflow cur is the start r asks for, retried
+// after it landed: same type, context, scope, TTL and (when given) id. A replace retried
+// finds it untouched since its start (revision 1), so replacing it would only archive it for
+// an identical one.
+func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartRequest) bool {
+	if cur.Status != workflow.StatusActive || workflow.NormalizeName(cur.Type) != def.Name ||
+		cur.Context != textsafe.OneLine(r.Context) || cur.Scope != textsafe.OneLine(r.Scope) ||
+		cur.TTL != cmp.Or(strings.TrimSpace(r.TTL), def.TTL) {
+		return false
+	}
+	if id := strings.TrimSpace(r.WorkflowID); id != "" && id != cur.WorkflowID {
+		return false
+	}
+	return !r.Replace || cur.Revision == 1
 }
 
 // idTaken refuses an id given for a new workflow that an archived workflow has (workflow.Start
@@ -376,6 +401,16 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		}
 		return workflow.Transition(def, cur, req, e.now(), e.actor())
 	}), r.Note)
+	if done := e.completedAlready(err, func(d *workflow.Record) bool {
+		n := len(d.History)
+		to, from := workflow.NormalizeName(r.To), workflow.NormalizeName(r.From)
+		return n > 0 && d.State == to && d.History[n-1].To == to && (from == "" || d.History[n-1].From == from) &&
+			d.History[n-1].At.Equal(d.CompletedAt) // that move completed it, not complete_workflow after it
+	}); done != nil {
+		h := done.History[len(done.History)-1]
+		return &Result{Message: fmt.Sprintf("workflow %s was already completed by the move %s -> %s; nothing changed", done.WorkflowID, h.From, h.To),
+			WorkflowID: done.WorkflowID, Revision: done.Revision}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -472,6 +507,10 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
 		return workflow.Complete(r, outcome, e.now(), e.actor())
 	}), outcome)
+	if r := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
+		return &Result{Message: fmt.Sprintf("workflow %s was already completed: %s; nothing changed", r.WorkflowID, r.Outcome),
+			WorkflowID: r.WorkflowID, Revision: r.Revision}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -492,7 +531,8 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 }
 
 // Approve records a person's yes to the approval the current phase waits for (`cairn
-// approve [NOTE]`); the agent may then leave the phase.
+// approve [NOTE]`); the agent may then leave the phase. Approving it again changes nothing
+// and says when and by whom it was approved.
 func (e *Engine) Approve(note string) (*Result, error) {
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		def, _ := e.definitionFor(cur) // without it, only a request on record can be approved
@@ -500,6 +540,16 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}), note)
 	if err != nil {
 		return nil, err
+	}
+	if !res.Changed {
+		for _, ap := range slices.Backward(wres.Record.Approvals) {
+			if ap.Phase == wres.From {
+				res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); nothing changed",
+					wres.From, wres.Record.WorkflowID, ap.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(ap.Source))
+				break
+			}
+		}
+		return res, nil
 	}
 	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
 	return res, nil
@@ -542,6 +592,9 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 		res.Message = wres.Record.Enforcement.Summary
 	}
 	res.Message = cmp.Or(res.Message, "no violations")
+	if !res.Changed {
+		res.Message += "; already on record, nothing changed"
+	}
 	return res, nil
 }
 
@@ -649,9 +702,12 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 	if e.memWarn != "" {
 		return nil, errors.New(e.memWarn + "; the learning was not recorded")
 	}
-	name, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
+	name, changed, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
 	if err != nil {
 		return nil, err
+	}
+	if !changed {
+		return &Result{Message: "learning already recorded in " + name + "; nothing changed"}, nil
 	}
 	return &Result{Changed: true, Message: "recorded learning in " + name}, nil
 }

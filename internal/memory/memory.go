@@ -171,40 +171,50 @@ func (m *Memory) Record(text string) error {
 
 // RecordLearning writes a learning as its own memory file, cairn-learning-<slug>.md, and
 // gives it its own index line in MEMORY.md. The same title names the same file, so recording
-// it again updates it in place. It returns the file name. Secrets are refused with the
-// *secrets.Finding; a bad type or an empty title or body is an input error.
-func (m *Memory) RecordLearning(l Learning) (string, error) {
+// it again updates it in place. It returns the file name and whether the file or its index
+// line changed (the same learning recorded again changes neither). Secrets are refused with
+// the *secrets.Finding; a bad type or an empty title or body is an input error.
+func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err error) {
 	for _, s := range []string{l.Title, l.Body} {
 		if f := secrets.ScanString(s); f != nil {
-			return "", f
+			return "", false, f
 		}
 	}
 	content, title, first, err := renderLearning(l)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	name := LearningFile(l.Title)
+	name = LearningFile(l.Title)
 	entry := learningEntry(title, name, first)
 	// What is written is scanned too: the description joins the title and the body's first
 	// line ("DB password: ..."), which may make a secret of two clean halves; it is scanned
 	// as read, before the file's quoting.
 	for _, s := range []string{unescape(title) + ": " + first, string(content), entry} {
 		if f := secrets.ScanString(s); f != nil {
-			return "", f
+			return "", false, f
 		}
 	}
 	if err := m.usable(); err != nil {
-		return "", err
+		return "", false, err
 	}
 	err = m.locked(func() error {
-		if err := m.update(name, func([]byte, bool) ([]byte, error) { return content, nil }); err != nil {
+		// update calls its edit again when the file changed under it: the last call counts.
+		var fileChanged, indexChanged bool
+		if err := m.update(name, func(cur []byte, exists bool) ([]byte, error) {
+			fileChanged = !exists || !bytes.Equal(cur, content)
+			return content, nil
+		}); err != nil {
 			return err
 		}
-		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-			return SetEntry(cur, name, entry), nil
+		err := m.update(IndexFile, func(cur []byte, exists bool) ([]byte, error) {
+			next := SetEntry(cur, name, entry)
+			indexChanged = !exists || !bytes.Equal(cur, next)
+			return next, nil
 		})
+		changed = fileChanged || indexChanged
+		return err
 	})
-	return name, err
+	return name, changed, err
 }
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.

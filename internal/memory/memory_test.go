@@ -215,7 +215,7 @@ func TestSecretsRefused(t *testing.T) {
 	if err := m.Record("Active APEX workflow: plan completed, implementing with " + token); !errors.As(err, &f) {
 		t.Errorf("Record with a token: err = %v, want a *secrets.Finding", err)
 	}
-	if _, err := m.RecordLearning(Learning{Title: "Deploy key", Body: "use " + token}); !errors.As(err, &f) {
+	if _, _, err := m.RecordLearning(Learning{Title: "Deploy key", Body: "use " + token}); !errors.As(err, &f) {
 		t.Errorf("RecordLearning with a token: err = %v, want a *secrets.Finding", err)
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
@@ -225,7 +225,7 @@ func TestSecretsRefused(t *testing.T) {
 
 func TestLearnings(t *testing.T) {
 	m, dir := newTestMemory(t)
-	name, err := m.RecordLearning(Learning{Title: "Run migrations first!", Body: "The test DB needs `make migrate`\nbefore go test.\n", Type: "feedback"})
+	name, _, err := m.RecordLearning(Learning{Title: "Run migrations first!", Body: "The test DB needs `make migrate`\nbefore go test.\n", Type: "feedback"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,10 +236,10 @@ func TestLearnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same title again updates the file and its line; a different title adds one.
-	if _, err := m.RecordLearning(Learning{Title: "run migrations FIRST", Body: "Use make migrate-test now."}); err != nil {
+	if _, _, err := m.RecordLearning(Learning{Title: "run migrations FIRST", Body: "Use make migrate-test now."}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.RecordLearning(Learning{Title: "Prefer table tests", Body: "Name cases like plan->implement.", Type: "user"}); err != nil {
+	if _, _, err := m.RecordLearning(Learning{Title: "Prefer table tests", Body: "Name cases like plan->implement.", Type: "user"}); err != nil {
 		t.Fatal(err)
 	}
 	index := readFile(t, filepath.Join(dir, IndexFile))
@@ -257,10 +257,10 @@ func TestLearnings(t *testing.T) {
 	if fm.Name != "cairn-learning-run-migrations-first" || fm.Metadata.Type != "project" || strings.TrimLeft(string(body), "\n") != "Use make migrate-test now.\n" {
 		t.Errorf("learning file = %+v %q", fm, body)
 	}
-	if _, err := m.RecordLearning(Learning{Title: "x", Body: "y", Type: "secret-type"}); err == nil || IsUnavailable(err) {
+	if _, _, err := m.RecordLearning(Learning{Title: "x", Body: "y", Type: "secret-type"}); err == nil || IsUnavailable(err) {
 		t.Errorf("bad type: err = %v, want an input error", err)
 	}
-	if _, err := m.RecordLearning(Learning{Title: " \u200b ", Body: "y"}); err == nil {
+	if _, _, err := m.RecordLearning(Learning{Title: " \u200b ", Body: "y"}); err == nil {
 		t.Error("invisible title accepted")
 	}
 }
@@ -346,7 +346,7 @@ func TestDegradation(t *testing.T) {
 	if !errors.As(err, &u) || u.Disabled || !strings.HasPrefix(u.Error(), UnavailableMessage) {
 		t.Errorf("uncreatable dir: %v", err)
 	}
-	if _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); !IsUnavailable(err) {
+	if _, _, err := m.RecordLearning(Learning{Title: "t", Body: "b"}); !IsUnavailable(err) {
 		t.Errorf("uncreatable dir learning: %v", err)
 	}
 	if time.Since(start) > 5*time.Second {
@@ -506,7 +506,7 @@ func TestIndexLinesKeepUnder150(t *testing.T) {
 	if err := m.Record("Active APEX workflow: analyze completed, planning “" + long + "”"); err != nil {
 		t.Fatal(err)
 	}
-	name, err := m.RecordLearning(Learning{Title: strings.Repeat("title ", 20), Body: long})
+	name, _, err := m.RecordLearning(Learning{Title: strings.Repeat("title ", 20), Body: long})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,5 +579,36 @@ func TestFirstWriteMakesTheDirectoryDurably(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, IndexFile)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A learning recorded again as it is (an agent retrying record_learning) changes nothing and
+// says so; the same title with another body, or an index line lost since, is a change.
+func TestLearningAgainChangesNothing(t *testing.T) {
+	m, dir := newTestMemory(t)
+	l := Learning{Title: "Run migrations first", Body: "make migrate before go test"}
+	name, changed, err := m.RecordLearning(l)
+	if err != nil || !changed {
+		t.Fatalf("first: changed %v, err %v", changed, err)
+	}
+	path := filepath.Join(dir, name)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, changed, err := m.RecordLearning(l); err != nil || changed {
+		t.Fatalf("again: changed %v, err %v; want no change", changed, err)
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("the learning file was rewritten: %v %v", fi.ModTime(), err)
+	}
+	if _, changed, err := m.RecordLearning(Learning{Title: l.Title, Body: "make migrate-test"}); err != nil || !changed {
+		t.Errorf("another body: changed %v, err %v; want a change", changed, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, changed, err := m.RecordLearning(Learning{Title: l.Title, Body: "make migrate-test"}); err != nil || !changed {
+		t.Errorf("its index line lost: changed %v, err %v; want a change", changed, err)
 	}
 }

@@ -85,3 +85,38 @@ func TestSetEnforcement(t *testing.T) {
 		t.Fatalf("cleared %s", out)
 	}
 }
+
+// An agent that retries set_enforcement (after a timeout, a compaction) sends the same list
+// again: that is no change, and must not bump the revision nor take the workflow's ownership.
+// Severities in another letter case are the same list.
+func TestSetEnforcementAgainChangesNothing(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement", "review")
+	vs := []workflow.Violation{{Code: "V-TEST-03", Severity: "high", Details: "no test"}, {Code: "V-DOC-01", Severity: "LOW"}}
+	first, err := workflow.SetEnforcement(r, vs, t0.Add(time.Hour), alice)
+	if err != nil || !first.Changed {
+		t.Fatalf("first: %v %+v", err, first)
+	}
+	bob := workflow.Actor{SessionID: "sess-bob", PID: 202}
+	again, err := workflow.SetEnforcement(first.Record, []workflow.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test"}, {Code: "V-DOC-01", Severity: "low"}}, t0.Add(2*time.Hour), bob)
+	if err != nil || again.Changed || again.Event != workflow.EventNone {
+		t.Fatalf("the same list again: err %v, changed %v, event %s; want no change", err, again.Changed, again.Event)
+	}
+	if again.Record.Owner.SessionID != alice.SessionID || !again.Record.UpdatedAt.Equal(first.Record.UpdatedAt) {
+		t.Fatalf("the same list again stamped the record: owner %s, updated %s", again.Record.Owner.SessionID, again.Record.UpdatedAt)
+	}
+	for _, other := range [][]workflow.Violation{
+		{{Code: "V-TEST-03", Severity: "high", Details: "no test"}},
+		{{Code: "V-TEST-03", Severity: "high", Details: "no tests"}, {Code: "V-DOC-01", Severity: "LOW"}},
+		{{Code: "V-DOC-01", Severity: "LOW"}, {Code: "V-TEST-03", Severity: "high", Details: "no test"}},
+		nil,
+	} {
+		if res, err := workflow.SetEnforcement(first.Record, other, t0.Add(2*time.Hour), alice); err != nil || !res.Changed {
+			t.Errorf("a different list %v: err %v, changed %v; want a change", other, err, res.Changed)
+		}
+	}
+	cleared, _ := workflow.SetEnforcement(first.Record, nil, t0.Add(2*time.Hour), alice)
+	if res, err := workflow.SetEnforcement(cleared.Record, []workflow.Violation{}, t0.Add(3*time.Hour), alice); err != nil || res.Changed {
+		t.Errorf("clearing again: err %v, changed %v; want no change", err, res.Changed)
+	}
+}

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -350,6 +352,16 @@ func checkDef(def *Definition, r *Record) error {
 	return nil
 }
 
+// lastMove reports whether r's last move was from -> to, made by session by, and left it there.
+func lastMove(r *Record, from, to string, by Actor) bool {
+	n := len(r.History)
+	if n == 0 || by.SessionID == "" || r.State != to {
+		return false
+	}
+	h := r.History[n-1]
+	return h.From == from && h.To == to && h.SessionID == by.SessionID
+}
+
 // conflictFrom is the conflict of a caller that expected phase and found r.
 func conflictFrom(r *Record, phase string) *ConflictError {
 	e := &ConflictError{WorkflowID: r.WorkflowID, ExpectedPhase: phase, FoundPhase: r.State, FoundStatus: r.Status}
@@ -365,7 +377,7 @@ func conflictFrom(r *Record, phase string) *ConflictError {
 
 // Transition moves the workflow to req.To if def allows it. A move to the current phase is
 // idempotent: success with Changed false, nothing to write (unless a compare-and-swap
-// expectation fails first). Entering a gate phase requests its approval; leaving one forward
+// expectation fails first; the last move, retried by the session that made it, is made). Entering a gate phase requests its approval; leaving one forward
 // records it as approved. Entering a terminal phase completes the workflow.
 func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time, by Actor) (Result, error) {
 	if r == nil {
@@ -374,6 +386,11 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	// The compare-and-swap comes first: a racing process that completed the workflow must
 	// show up as a conflict, not as "not active".
 	if from := NormalizeName(req.From); from != "" && from != r.State {
+		if r.Status == StatusActive && lastMove(r, from, NormalizeName(req.To), by) {
+			// The move retried by the session that made it (after a timeout, a compaction):
+			// already made. Another session expecting from learns of the move it did not make.
+			return unchanged(r), nil
+		}
 		return Result{}, conflictFrom(r, from)
 	}
 	if err := cmp.Or(requireActive(r), checkDef(def, r)); err != nil {
@@ -564,14 +581,17 @@ func (e *ApprovalError) Error() string {
 	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, then the move can be made again", e.Phase)
 }
 
-// Approve records a person's yes to the approval the current phase waits for (Awaiting). It
-// is refused when the phase waits for none.
+// Approve records a person's yes to the approval the current phase waits for (Awaiting). A
+// phase approved already is no change; it is refused when the phase waits for none.
 func Approve(def *Definition, r *Record, source, note string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
 	}
 	p, ok := Awaiting(def, r)
 	if !ok {
+		if approved(r, r.State) && (def == nil || def.IsGate(r.State)) {
+			return unchanged(r), nil // approved already: a repeat changes nothing
+		}
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
 	now = now.UTC()
@@ -708,7 +728,7 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 }
 
 // SetEnforcement replaces the record's violations (an empty list clears them), deriving
-// blocking and the summary.
+// blocking and the summary. The list already on record changes nothing.
 func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
@@ -717,12 +737,21 @@ func SetEnforcement(r *Record, vs []Violation, now time.Time, by Actor) (Result,
 	if err != nil {
 		return Result{}, fmt.Errorf("setting enforcement: %w", err)
 	}
+	if old := r.Enforcement; old != nil && old.Blocking == e.Blocking && old.Summary == e.Summary &&
+		slices.EqualFunc(old.Violations, e.Violations, sameViolation) {
+		return unchanged(r), nil
+	}
 	return change(r, EventEnforce, now.UTC(), by, func(n *Record) {
 		if n.Enforcement != nil {
 			e.Extra = n.Enforcement.Extra // n is a copy: its map is its own
 		}
 		n.Enforcement = &e
 	}), nil
+}
+
+func sameViolation(a, b Violation) bool {
+	return a.Code == b.Code && a.Severity == b.Severity && a.Details == b.Details &&
+		maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
 }
 
 // SetPhaseStatus sets the current phase's status (pending, in_progress, complete, failed,

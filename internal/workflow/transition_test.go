@@ -476,3 +476,23 @@ func TestGateRemovedFromTheDefinitionAwaitsNothing(t *testing.T) {
 		t.Errorf("without a definition: awaiting %q %t, want the open request on record", p, ok)
 	}
 }
+
+// The session that made a compare-and-swap move retries it (a timeout, a compaction): the
+// move is already made, and the retry changes nothing, owner and history included.
+func TestCompareAndSwapRetriedByItsSession(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan")
+	bob := workflow.Actor{SessionID: "sess-bob", PID: 202}
+	req := workflow.TransitionRequest{To: "implement", From: "plan"}
+	res, err := workflow.Transition(def, r, req, t0.Add(time.Hour), bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := workflow.Transition(def, res.Record, req, t0.Add(2*time.Hour), workflow.Actor{SessionID: "sess-bob", PID: 303})
+	if err != nil || again.Changed || again.To != "implement" || len(again.Record.History) != len(res.Record.History) {
+		t.Fatalf("retried: err %v, %+v", err, again)
+	}
+	if _, err := workflow.Transition(def, res.Record, workflow.TransitionRequest{To: "review", From: "plan"}, t0.Add(2*time.Hour), bob); !errors.As(err, new(*workflow.ConflictError)) {
+		t.Fatalf("another move expecting plan: %v, want *ConflictError", err)
+	}
+}

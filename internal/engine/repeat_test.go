@@ -1,0 +1,271 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// An agent retries a write (after a timeout, a compaction, /clear) with the same arguments.
+// Each repeat must say what really happened: nothing changed, at the same revision, without
+// an error that would send the model looking for another way (replace, a new workflow).
+
+// again runs a write whose first call has landed, a minute later, and checks that it reports
+// no change at the revision the first left.
+func again(t *testing.T, e *env, what string, first *engine.Result, f func() (*engine.Result, error)) *engine.Result {
+	t.Helper()
+	e.clock.Add(time.Minute)
+	res, err := f()
+	if err != nil {
+		t.Fatalf("%s again: %v; want success with nothing changed", what, err)
+	}
+	if res.Changed || !strings.Contains(res.Message, "nothing changed") {
+		t.Errorf("%s again: changed %v, message %q; want changed false and \"nothing changed\"", what, res.Changed, res.Message)
+	}
+	if first != nil && res.Revision != first.Revision {
+		t.Errorf("%s again: revision %d, want %d as the first call left it", what, res.Revision, first.Revision)
+	}
+	return res
+}
+
+func TestSetEnforcementAgain(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "repeat enforcement"}))(t)
+	vs := []engine.Violation{{Code: "V-TEST-03", Severity: "high", Details: "no test"}}
+	first := must(en.SetEnforcement(vs))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "set_enforcement", first, func() (*engine.Result, error) { return e.open("s2").SetEnforcement(vs) })
+	if !strings.Contains(res.Message, "1 HIGH violation") {
+		t.Errorf("message %q does not say what is on record", res.Message)
+	}
+}
+
+func TestRecordLearningAgain(t *testing.T) {
+	e := newEnv(t)
+	l := engine.LearningRequest{Title: "Run migrations first", Body: "make migrate before go test"}
+	first := must(e.open("s1").RecordLearning(l))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	again(t, e, "record_learning", first, func() (*engine.Result, error) { return e.open("s1").RecordLearning(l) })
+	l.Body = "make migrate-test"
+	if res := must(e.open("s1").RecordLearning(l))(t); !res.Changed {
+		t.Errorf("another body: %+v; want a change", res)
+	}
+}
+
+// A compare-and-swap move retried by the session that made it, after it landed, finds the
+// workflow where the move left it: that is the move already made, not a conflict telling the
+// model to re-read and decide. Another session that expected the same phase still learns
+// that someone else moved the workflow.
+func TestTransitionWithFromAgain(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat a move"}))(t)
+	req := engine.TransitionRequest{From: "analyze", To: "plan", Note: "analysis done"}
+	first := must(e.open("s1").Transition(req))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "transition from analyze to plan", first, func() (*engine.Result, error) { return e.open("s1").Transition(req) })
+	if res.Phase != "plan" {
+		t.Errorf("phase %q, want plan", res.Phase)
+	}
+	if _, err := e.open("s2").Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+		t.Errorf("another session's same move: %v; want a conflict", err)
+	}
+}
+
+// cairn approve run twice (the person was not sure the first took) says the phase is already
+// approved: "waits for no approval" reads as if the first had not counted.
+func TestApproveAgain(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "approve twice"}))(t)
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	first := must(e.open("cli").Approve("looks good"))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "approve", first, func() (*engine.Result, error) { return e.open("cli").Approve("looks good") })
+	if !strings.Contains(res.Message, "already approved") {
+		t.Errorf("message %q does not say the phase is already approved", res.Message)
+	}
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "implement"}))(t)
+	if _, err := e.open("cli").Approve(""); err == nil || !strings.Contains(err.Error(), "waits for no approval") {
+		t.Errorf("approving a phase that is no gate: %v; want a refusal", err)
+	}
+}
+
+// complete_workflow retried after it landed finds no active workflow: "no active workflow
+// ... start_workflow" would send the model to start one over the work it just finished.
+// The same outcome again is the completion already made; another outcome is still refused.
+func TestCompleteAgain(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "complete twice"}))(t)
+	move := engine.TransitionRequest{From: "analyze", To: "plan"}
+	must(e.open("s1").Transition(move))(t)
+	e.clock.Add(time.Second)
+	first := must(e.open("s1").Complete("retries added"))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	topic := e.readMemory("cairn-workflow.md")
+	res := again(t, e, "complete_workflow", nil, func() (*engine.Result, error) { return e.open("s1").Complete("retries added") })
+	if !strings.Contains(res.Message, "already completed") || res.WorkflowID == "" {
+		t.Errorf("message %q, workflow %q: want it to say which workflow was already completed", res.Message, res.WorkflowID)
+	}
+	if got := e.readMemory("cairn-workflow.md"); got != topic {
+		t.Errorf("the repeat wrote L2 again:\n%s", got)
+	}
+	if _, err := e.open("s1").Complete("something else"); err == nil {
+		t.Error("completing with another outcome, no workflow active: want an error")
+	}
+	if _, err := e.open("s1").Transition(move); err == nil {
+		t.Error("the move made before complete_workflow, retried: want an error, not \"completed by the move\"")
+	}
+}
+
+// A move into the terminal phase retried after it landed (the workflow completed and was
+// archived) is the move already made.
+func TestTransitionToTerminalAgain(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "finish twice"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(e.open("cli").Approve(""))(t)
+	for _, p := range []string{"implement", "review"} {
+		must(en.Transition(engine.TransitionRequest{To: p}))(t)
+	}
+	req := engine.TransitionRequest{From: "review", To: "git-commit"}
+	if first := must(en.Transition(req))(t); !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "transition to git-commit", nil, func() (*engine.Result, error) { return e.open("s1").Transition(req) })
+	if !strings.Contains(res.Message, "already completed") {
+		t.Errorf("message %q does not say the workflow was already completed", res.Message)
+	}
+	if _, err := e.open("s1").Transition(engine.TransitionRequest{To: "review"}); err == nil {
+		t.Error("another move, no workflow active: want an error")
+	}
+}
+
+// start_workflow retried after it landed finds its own workflow active: "still active ...
+// start again with replace" would lead the model to archive the work it just started. The
+// same type, context and scope is the start already made; another start is still refused. A
+// replace retried finds the workflow it started untouched, and replaces nothing.
+func TestStartAgain(t *testing.T) {
+	e := newEnv(t)
+	req := engine.StartRequest{Type: "apex", Context: "add retries", Scope: "uploader"}
+	first := must(e.open("s1").Start(req))(t)
+	if !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "start_workflow", first, func() (*engine.Result, error) { return e.open("s1").Start(req) })
+	if res.WorkflowID != first.WorkflowID || res.Phase != "analyze" || !strings.Contains(res.Message, "already started") {
+		t.Errorf("repeat: %+v; want it to name the workflow started", res)
+	}
+	for _, other := range []engine.StartRequest{
+		{Type: "apex", Context: "add retries", Scope: "downloader"},
+		{Type: "apex", Context: "add timeouts", Scope: "uploader"},
+		{Type: "debug", Context: "add retries", Scope: "uploader"},
+		{Type: "apex", Context: "add retries", Scope: "uploader", WorkflowID: "other-id"},
+	} {
+		if _, err := e.open("s1").Start(other); err == nil || !strings.Contains(err.Error(), "still active") {
+			t.Errorf("start %+v: %v; want it refused", other, err)
+		}
+	}
+
+	replaced := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true}))(t)
+	res = again(t, e, "start_workflow with replace", replaced, func() (*engine.Result, error) {
+		return e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true})
+	})
+	if res.WorkflowID != replaced.WorkflowID {
+		t.Errorf("replace retried: workflow %s, want %s still active", res.WorkflowID, replaced.WorkflowID)
+	}
+	// Once work is on record, a replace with the same context is a fresh start, as asked.
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if res := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true}))(t); !res.Changed || res.WorkflowID == replaced.WorkflowID {
+		t.Errorf("replace after work: %+v; want a new workflow", res)
+	}
+}
+
+// Each initiative action retried after it landed changes nothing. create retried was refused
+// with "archive it before creating another", which leads to archiving the initiative just
+// made; another title is still refused.
+func TestInitiativeAgain(t *testing.T) {
+	e := newEnv(t)
+	for _, r := range []engine.InitiativeRequest{
+		{Action: "create", Title: "Uploader v2"},
+		{Action: "add_milestone", Milestone: "m1", Note: "retries"},
+		{Action: "update_milestone", Milestone: "m1", Status: "in_progress"},
+		{Action: "update_milestone", Milestone: "m1", Status: "completed"},
+		{Action: "set_status", Status: "blocked"},
+	} {
+		first := must(e.open("s1").Initiative(r))(t)
+		if !first.Changed {
+			t.Fatalf("%s: %+v", r.Action, first)
+		}
+		status := e.readFile(".claude/WORKFLOW-STATUS.yaml")
+		res := again(t, e, "initiative "+r.Action, first, func() (*engine.Result, error) { return e.open("s1").Initiative(r) })
+		if !strings.HasPrefix(res.Message, "initiative initiative-") {
+			t.Errorf("%s again: message %q does not say where the initiative stands", r.Action, res.Message)
+		}
+		if got := e.readFile(".claude/WORKFLOW-STATUS.yaml"); got != status {
+			t.Errorf("%s again rewrote WORKFLOW-STATUS.yaml", r.Action)
+		}
+	}
+	if _, err := e.open("s1").Initiative(engine.InitiativeRequest{Action: "create", Title: "Uploader v3"}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("create with another title: %v; want it refused", err)
+	}
+}
+
+func (e *env) readFile(rel string) string {
+	b, _ := os.ReadFile(filepath.Join(e.project, rel))
+	return string(b)
+}
+
+// The writes that were already idempotent stay so: each repeated as it was changes nothing,
+// at the same revision.
+func TestRepeatedWritesChangeNothing(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat everything"}))(t)
+	for _, w := range []struct {
+		what string
+		f    func() (*engine.Result, error)
+	}{
+		{"set_vars", func() (*engine.Result, error) {
+			return e.open("s1").SetVars(map[string]string{"PLAN_PATH": "plans/1.md", "WF_MODE": "fast"})
+		}},
+		{"unset", func() (*engine.Result, error) { return e.open("s1").UnsetVars([]string{"WF_NOPE"}) }},
+		{"update_task add", func() (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "pending", Note: "write it"})
+		}},
+		{"update_task running", func() (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"})
+		}},
+		{"update_task done", func() (*engine.Result, error) {
+			return e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "done", Output: "out/t1.md"})
+		}},
+		{"transition", func() (*engine.Result, error) {
+			return e.open("s1").Transition(engine.TransitionRequest{To: "plan", Note: "analysed"})
+		}},
+		{"save_checkpoint", func() (*engine.Result, error) {
+			return e.open("s1").SaveCheckpoint("progress", []byte(`{"step":2}`))
+		}},
+	} {
+		first, err := w.f()
+		if err != nil {
+			t.Fatalf("%s: %v", w.what, err)
+		}
+		if w.what == "unset" {
+			first = nil // changed nothing the first time either
+		}
+		again(t, e, w.what, first, w.f)
+	}
+}
