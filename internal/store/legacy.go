@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,8 +142,8 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	if res.Record == nil {
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
-	backup := freeName(s.fs, res.Backup)
-	if err := s.writeErr(backup, durable.WriteFile(s.fs, backup, data, 0o600)); err != nil {
+	backup, err := s.keepBackup(res.Backup, data)
+	if err != nil {
 		return w, tailState{}, err
 	}
 	out, err := s.commitRecord(Workflow{}, tailState{}, res.Record, Event{Kind: "migrated", Detail: "from " + res.From.String()})
@@ -152,6 +153,23 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
 		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0; the original is kept as %s", res.From, backup)})
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
+}
+
+// keepBackup writes data, the original of a migration, under name or the first free name
+// after it (as freeName), unless one of those already holds exactly data: a migration cut
+// short and run again keeps the original once.
+func (s *Store) keepBackup(name string, data []byte) (string, error) {
+	cand := name
+	for i := 2; ; i++ {
+		b, err := durable.ReadFile(s.fs, cand, int64(len(data)))
+		if err == nil && bytes.Equal(b, data) {
+			return cand, nil
+		}
+		if _, err := s.fs.Lstat(cand); err != nil {
+			return cand, s.writeErr(cand, durable.WriteFile(s.fs, cand, data, 0o600))
+		}
+		cand = strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+	}
 }
 
 // freeName returns name, or name with a counter before ".json.bak" when it is taken: a backup
