@@ -146,6 +146,22 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	if err != nil {
 		return w, tailState{}, err
 	}
+	id := res.Record.WorkflowID
+	tail, err := s.journalTail(journalFile(id))
+	if err != nil {
+		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", id, err)
+	}
+	if tail != nil && tail.Revision >= res.Record.Revision {
+		// A migration killed after its journal line, the commit point, and before its
+		// snapshot replace: it is finished from the journal, not committed a second time.
+		w.ID = id
+		out, ts, err := s.rollForward(w, tail)
+		if err == nil {
+			out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
+				Message: fmt.Sprintf("the migration of the workflow snapshot (%s) to schema 2.0, cut short, was finished from its journal; the original is kept as %s", res.From, backup)})
+		}
+		return out, ts, err
+	}
 	out, err := s.commitRecord(Workflow{}, tailState{}, res.Record, Event{Kind: "migrated", Detail: "from " + res.From.String()})
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", WorkflowFile, err)

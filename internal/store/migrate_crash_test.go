@@ -4,10 +4,58 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/store"
 )
+
+// TestMigrateOwnAfterKill: a migration of an older snapshot that was killed after its journal
+// line (the commit point) but before the snapshot was replaced is finished by the next read,
+// from the journal: the same workflow at the same revision, one journal line, the original
+// kept once. Before, the next migration found the journal already at the record's revision
+// and every read failed with a revision mismatch.
+func TestMigrateOwnAfterKill(t *testing.T) {
+	old, err := os.ReadFile("migrate/testdata/schema1/record.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, dir := newStore(t)
+	snap := filepath.Join(dir, store.WorkflowFile)
+	os.WriteFile(snap, old, 0o600)
+	first, err := s.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kill: the journal line and the backup are on disk, the snapshot is still the old one.
+	os.WriteFile(snap, old, 0o600)
+	for run := 1; run <= 2; run++ {
+		w, err := mustOpen(t, dir).ReadWorkflow()
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if w.ID != first.ID || w.Revision != first.Revision || !bytes.Equal(w.Data, first.Data) {
+			t.Fatalf("run %d: got %s rev %d, want %s rev %d as migrated", run, w.ID, w.Revision, first.ID, first.Revision)
+		}
+		if want := map[int]string{1: "rolled-forward,migrated", 2: ""}[run]; kinds(w.Notices) != want {
+			t.Fatalf("run %d: notices %+v, want %q", run, w.Notices, want)
+		}
+		if b, _ := os.ReadFile(snap); !bytes.Equal(b, first.Data) {
+			t.Fatalf("run %d: snapshot not brought up to date: %s", run, b)
+		}
+		j, _ := s.ReadJournal(w.ID)
+		if len(j.Records) != 1 {
+			t.Fatalf("run %d: journal has %d lines, want the one migration", run, len(j.Records))
+		}
+		baks, _ := filepath.Glob(filepath.Join(dir, "workflow-state.v1*.json.bak"))
+		if len(baks) != 1 {
+			t.Fatalf("run %d: backups %v, want one", run, baks)
+		}
+		if b, _ := os.ReadFile(baks[0]); !bytes.Equal(b, old) {
+			t.Fatalf("run %d: backup is not the original", run)
+		}
+	}
+}
 
 // TestMigrateOwnKilledBeforeCommit: a migration killed after its backup was written but before
 // its journal line is done again by the next read, and the original is kept once, not once
@@ -31,4 +79,12 @@ func TestMigrateOwnKilledBeforeCommit(t *testing.T) {
 	if b, _ := os.ReadFile(baks[0]); !bytes.Equal(b, old) {
 		t.Fatal("backup is not the original")
 	}
+}
+
+func kinds(ns []store.Notice) string {
+	var k []string
+	for _, n := range ns {
+		k = append(k, n.Kind)
+	}
+	return strings.Join(k, ",")
 }
