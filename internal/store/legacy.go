@@ -63,7 +63,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 	if err != nil {
 		if !errors.Is(err, errNoLegacy) {
 			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-				Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is", name, err)})
+				Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is%s", name, err, legacyNext(err))})
 		}
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
@@ -92,9 +92,18 @@ func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailStat
 			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", name, l.From)})
 	case !errors.Is(err, errNoLegacy):
 		w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-			Message: fmt.Sprintf("%s in the project cannot be migrated (%s); it is left as it is", name, err)})
+			Message: fmt.Sprintf("%s in the project cannot be migrated (%s); it is left as it is%s", name, err, legacyNext(err))})
 	}
 	return w, tailState{}, &NotFoundError{What: "workflow"}
+}
+
+// legacyNext is the next step for a seed's state file that is not migrated, after why (err):
+// one that changes nothing Cairn holds. A newer Cairn's record says its own.
+func legacyNext(err error) string {
+	if errors.Is(err, migrate.ErrNewer) {
+		return ""
+	}
+	return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
 }
 
 // errNoLegacy: the file could not be read, so there is nothing to report about it.

@@ -1,0 +1,120 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// TestLegacyFileRefused: a seed's state file that cannot be migrated, whether its content is
+// not strict JSON, not an object, a newer Cairn's record, too large, or the path is not a
+// regular file of its own, is reported by every read (creating or not) with a notice that
+// says why and what to do next, and is left exactly as it is: not moved, not rewritten, no
+// backup made.
+func TestLegacyFileRefused(t *testing.T) {
+	seed := []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-02-11T09:00:00Z"}`)
+	rel := ".claude/workflow-state.json"
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, p string) // makes the file at p
+		why   string                       // in the notice
+	}{
+		{"bom", content(append([]byte("\ufeff"), seed...)), "not strict JSON"},
+		{"nul", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\x00an\"}")), "control character"},
+		{"non-utf8", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}")), "invalid UTF-8"},
+		{"duplicate-key", content([]byte(`{"type":"APEX","type":"DEBUG","phase":"plan"}`)), "duplicate key"},
+		{"deep", content([]byte(`{"type":"APEX","phase":"plan","x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)), "nested deeper"},
+		{"array", content([]byte(`[{"type":"APEX","phase":"plan"}]`)), "array, not an object"},
+		{"string", content([]byte(`"APEX"`)), "string, not an object"},
+		{"number", content([]byte(`7`)), "number, not an object"},
+		{"truncated", content(seed[:25]), "truncated"},
+		{"newer", content([]byte(`{"version":"3.0","workflow_id":"w-1","type":"apex","state":"plan"}`)), "newer Cairn"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "proj")
+			dir := filepath.Join(root, ".claude", "cairn")
+			p := filepath.Join(root, filepath.FromSlash(rel))
+			os.MkdirAll(filepath.Dir(p), 0o700)
+			c.setup(t, p)
+			before := snapshotPath(t, p)
+			for i, opts := range [][]store.Option{{store.WithNoCreate()}, nil, nil} {
+				w, err := mustOpen(t, dir, opts...).ReadWorkflow()
+				if !errors.Is(err, store.ErrNotFound) {
+					t.Fatalf("read %d: %v, want not found", i, err)
+				}
+				if len(w.Notices) != 1 || w.Notices[0].Kind != "legacy-skipped" || w.Notices[0].Path != rel {
+					t.Fatalf("read %d: notices %+v, want one legacy-skipped", i, w.Notices)
+				}
+				msg := w.Notices[0].Message
+				if !strings.Contains(msg, c.why) || !strings.Contains(msg, "left as it is") {
+					t.Fatalf("read %d: %q does not say %q and that the file was left as it is", i, msg, c.why)
+				}
+				if !strings.Contains(msg, "to resume it") && !strings.Contains(msg, "to migrate it") {
+					t.Fatalf("read %d: %q gives no next step", i, msg)
+				}
+				if after := snapshotPath(t, p); after != before {
+					t.Fatalf("read %d: the file changed: %s, was %s", i, after, before)
+				}
+				if baks, _ := filepath.Glob(filepath.Join(root, ".claude", "*.bak")); len(baks) != 0 {
+					t.Fatalf("read %d: backups made: %v", i, baks)
+				}
+			}
+		})
+	}
+}
+
+func content(b []byte) func(*testing.T, string) {
+	return func(t *testing.T, p string) {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// snapshotPath describes what is at p without opening it (a FIFO would block): its type,
+// size and, for a regular file, its bytes; a symlink's target.
+func snapshotPath(t *testing.T, p string) string {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := fi.Mode().Type().String()
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		l, _ := os.Readlink(p)
+		b, _ := os.ReadFile(l)
+		s += " -> " + l + " " + string(b)
+	case fi.Mode().IsRegular():
+		b, _ := os.ReadFile(p)
+		s += " " + string(b)
+	}
+	return s
+}
+
+// TestLegacyCRLF: a seed file written with CRLF line ends (an editor on Windows) is strict
+// JSON and migrates as with LF.
+func TestLegacyCRLF(t *testing.T) {
+	old, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crlf := bytes.ReplaceAll(old, []byte("\n"), []byte("\r\n"))
+	s, dir := newStore(t)
+	root := filepath.Dir(filepath.Dir(dir))
+	p := filepath.Join(root, ".claude", "workflow-state.json")
+	os.WriteFile(p, crlf, 0o600)
+	w, err := s.ReadWorkflow()
+	if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
+		t.Fatalf("%+v %v", w.Notices, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, ".claude", "workflow-state.v1.json.bak")); err != nil || !bytes.Equal(b, crlf) {
+		t.Fatalf("original not kept byte for byte: %v", err)
+	}
+}
