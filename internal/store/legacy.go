@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,35 +25,50 @@ const (
 	seed004Suffix = "-state.json"
 )
 
-// findLegacy looks, with a few lstats and no reads, for a seed's state file in the project.
+// findLegacy looks, with a few lstats and no reads, for a seed's state file in the project: a
+// regular file first, else whatever else is in the place of one (a symlink, a FIFO), so the
+// read that follows can say why it is not migrated.
 func (s *Store) findLegacy() (root, name string, ok bool) {
 	root = s.o.projectRoot
 	if root == "" {
 		return "", "", false
 	}
-	regular := func(rel string) bool {
-		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
-		return err == nil && fi.Mode().IsRegular()
-	}
+	odd := ""
 	for _, rel := range []string{seed001File, seed002Phase} {
-		if regular(rel) {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		switch {
+		case err != nil || fi.IsDir():
+		case fi.Mode().IsRegular():
 			return root, rel, true
+		case odd == "":
+			odd = rel
 		}
 	}
-	entries, err := durable.ReadDirPath(filepath.Join(root, seed004Dir))
-	if err != nil {
-		return "", "", false
-	}
-	first := ""
-	for _, e := range entries {
-		if n := e.Name(); strings.HasSuffix(n, seed004Suffix) && e.Type().IsRegular() && (first == "" || n < first) {
-			first = n
+	first, firstOdd := "", ""
+	if entries, err := durable.ReadDirPath(filepath.Join(root, seed004Dir)); err == nil {
+		for _, e := range entries {
+			n := e.Name()
+			if !strings.HasSuffix(n, seed004Suffix) || e.IsDir() {
+				continue
+			}
+			if e.Type().IsRegular() {
+				if first == "" || n < first {
+					first = n
+				}
+			} else if firstOdd == "" || n < firstOdd {
+				firstOdd = n
+			}
 		}
 	}
-	if first == "" {
-		return "", "", false
+	switch {
+	case first != "":
+		return root, seed004Dir + "/" + first, true
+	case odd != "":
+		return root, odd, true
+	case firstOdd != "":
+		return root, seed004Dir + "/" + firstOdd, true
 	}
-	return root, seed004Dir + "/" + first, true
+	return "", "", false
 }
 
 // migrateLegacy converts a seed's state file into the active workflow (journaled as a
@@ -100,11 +116,37 @@ func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailStat
 // legacyNext is the next step for a seed's state file that is not migrated, after why (err):
 // one that changes nothing Cairn holds. A newer Cairn's record says its own.
 func legacyNext(err error) string {
-	if errors.Is(err, migrate.ErrNewer) {
+	switch {
+	case errors.Is(err, migrate.ErrNewer):
 		return ""
+	case errors.Is(err, errNotFile):
+		return "; to migrate it, put a regular copy of its own in its place and start a session again"
+	case errors.Is(err, errLegacyTooLarge):
+		return "; to migrate it, bring it under the limit and start a session again"
 	}
 	return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
 }
+
+// legacyReadErr says why a seed's state file found in the project cannot be read. Only a file
+// gone since it was found (another process migrated it) is errNoLegacy.
+func legacyReadErr(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errNoLegacy
+	case errors.Is(err, durable.ErrNotRegular):
+		return fmt.Errorf("it is not a regular file but a symlink, FIFO or device: %w", errNotFile)
+	case errors.Is(err, durable.ErrHardLinked):
+		return fmt.Errorf("it has more than one hard link: %w", errNotFile)
+	case errors.Is(err, durable.ErrTooLarge):
+		return errLegacyTooLarge
+	}
+	return fmt.Errorf("it could not be read: %w", err)
+}
+
+var (
+	errNotFile        = errors.New("only a regular file of its own is read in place of a state file")
+	errLegacyTooLarge = errors.New("it is over the 1 MiB limit of a state file")
+)
 
 // errNoLegacy: the file could not be read, so there is nothing to report about it.
 var errNoLegacy = errors.New("no readable legacy file")
@@ -119,7 +161,7 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 	defer pd.Close()
 	data, err := durable.ReadFile(pd, name, strictjson.MaxSize)
 	if err != nil {
-		return Legacy{}, errNoLegacy
+		return Legacy{}, legacyReadErr(err)
 	}
 	extra := migrate.Extra{Name: name}
 	if name == seed002Phase {

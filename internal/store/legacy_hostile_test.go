@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 // not strict JSON, not an object, a newer Cairn's record, too large, or the path is not a
 // regular file of its own, is reported by every read (creating or not) with a notice that
 // says why and what to do next, and is left exactly as it is: not moved, not rewritten, no
-// backup made.
+// backup made. Before, a file over the size limit, a symlink, a FIFO or a hard-linked file
+// there was passed over in silence, as if the project had no workflow.
 func TestLegacyFileRefused(t *testing.T) {
 	seed := []byte(`{"type":"APEX","phase":"plan","lastUpdated":"2026-02-11T09:00:00Z"}`)
 	rel := ".claude/workflow-state.json"
@@ -34,6 +36,28 @@ func TestLegacyFileRefused(t *testing.T) {
 		{"number", content([]byte(`7`)), "number, not an object"},
 		{"truncated", content(seed[:25]), "truncated"},
 		{"newer", content([]byte(`{"version":"3.0","workflow_id":"w-1","type":"apex","state":"plan"}`)), "newer Cairn"},
+		{"too-large", content(append(append([]byte(`{"type":"APEX","phase":"plan","context":"`), bytes.Repeat([]byte("x"), 1<<20)...), `"}`...)), "1 MiB"},
+		{"symlink", func(t *testing.T, p string) {
+			target := filepath.Join(t.TempDir(), "elsewhere.json")
+			os.WriteFile(target, seed, 0o600)
+			if err := os.Symlink(target, p); err != nil {
+				t.Skip(err)
+			}
+		}, "not a regular file"},
+		{"fifo", func(t *testing.T, p string) {
+			if runtime.GOOS == "windows" {
+				t.Skip("no FIFOs")
+			}
+			if err := mkfifo(p); err != nil {
+				t.Skip(err)
+			}
+		}, "not a regular file"},
+		{"hard-link", func(t *testing.T, p string) {
+			os.WriteFile(p, seed, 0o600)
+			if err := os.Link(p, filepath.Join(filepath.Dir(p), "copy.json")); err != nil {
+				t.Skip(err)
+			}
+		}, "hard link"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
