@@ -26,7 +26,7 @@ func TestLegacyFileRefused(t *testing.T) {
 		setup func(t *testing.T, p string) // makes the file at p
 		why   string                       // in the notice
 	}{
-		{"bom", content(append([]byte("\ufeff"), seed...)), "not strict JSON"},
+		{"bom", content(append([]byte("\ufeff"), seed...)), "byte order mark"},
 		{"nul", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\x00an\"}")), "control character"},
 		{"non-utf8", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}")), "invalid UTF-8"},
 		{"duplicate-key", content([]byte(`{"type":"APEX","type":"DEBUG","phase":"plan"}`)), "duplicate key"},
