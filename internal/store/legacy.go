@@ -188,7 +188,7 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error) {
 	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
 	if err != nil {
-		return w, tailState{}, fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w", s.dir, err)
+		return w, tailState{}, fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says and run the command again", s.dir, err)
 	}
 	if res.Record == nil {
 		return w, tailState{}, &NotFoundError{What: "workflow"}

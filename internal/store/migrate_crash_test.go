@@ -88,3 +88,35 @@ func kinds(ns []store.Notice) string {
 	}
 	return strings.Join(k, ",")
 }
+
+// TestMigrateOwnRefused: an older snapshot that cannot be converted (a schema 1 record naming
+// no current phase of a type with no definition) is refused by every read with the same error,
+// which says why and the next step, and is left byte for byte, with no backup made.
+func TestMigrateOwnRefused(t *testing.T) {
+	old := []byte(`{"version":"1.0","workflow_id":"w-old","type":"custom","state":["plan"],"revision":3}`)
+	_, dir := newStore(t)
+	snap := filepath.Join(dir, store.WorkflowFile)
+	os.WriteFile(snap, old, 0o600)
+	var first string
+	for run := 1; run <= 2; run++ {
+		_, err := mustOpen(t, dir).ReadWorkflow()
+		if err == nil {
+			t.Fatalf("run %d: read an unconvertible snapshot", run)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "could not be migrated") || !strings.Contains(msg, "no current phase") || !strings.Contains(msg, "correct it by hand") {
+			t.Fatalf("run %d: %q does not say why and what to do", run, msg)
+		}
+		if run == 1 {
+			first = msg
+		} else if msg != first {
+			t.Fatalf("run 2 said %q, run 1 %q", msg, first)
+		}
+		if b, _ := os.ReadFile(snap); !bytes.Equal(b, old) {
+			t.Fatalf("run %d: the snapshot changed: %s", run, b)
+		}
+		if baks, _ := filepath.Glob(filepath.Join(dir, "*.bak")); len(baks) != 0 {
+			t.Fatalf("run %d: backups made: %v", run, baks)
+		}
+	}
+}
