@@ -165,8 +165,13 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 	}
 	extra := migrate.Extra{Name: name}
 	if name == seed002Phase {
-		if exec, err := durable.ReadFile(pd, seed002Exec, strictjson.MaxSize); err == nil {
+		exec, err := durable.ReadFile(pd, seed002Exec, strictjson.MaxSize)
+		switch {
+		case err == nil:
 			extra.Execution = exec
+		case !errors.Is(err, fs.ErrNotExist):
+			// Migrating without it would start the workflow without its tasks.
+			return Legacy{}, fmt.Errorf("%s beside it: %w", seed002Exec, legacyReadErr(err))
 		}
 	}
 	res, err := migrate.Migrate(data, extra, s.o.now().UTC())

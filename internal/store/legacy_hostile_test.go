@@ -142,3 +142,51 @@ func TestLegacyCRLF(t *testing.T) {
 		t.Fatalf("original not kept byte for byte: %v", err)
 	}
 }
+
+// TestLegacyExecutionUnreadable: seed 002's execution.json that is there but cannot be read (a
+// symlink, too large) stops the migration of its phase.json with a notice, rather than
+// migrating the workflow without its tasks; both files are left as they are.
+func TestLegacyExecutionUnreadable(t *testing.T) {
+	phase, err := os.ReadFile("migrate/testdata/seed002/implementation.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec, err := os.ReadFile("migrate/testdata/seed002/implementation.execution.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"symlink", "too-large"} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := newStore(t)
+			state := filepath.Join(filepath.Dir(filepath.Dir(dir)), "memory", "state")
+			os.MkdirAll(state, 0o700)
+			os.WriteFile(filepath.Join(state, "phase.json"), phase, 0o600)
+			ep := filepath.Join(state, "execution.json")
+			if name == "symlink" {
+				target := filepath.Join(t.TempDir(), "execution.json")
+				os.WriteFile(target, exec, 0o600)
+				if err := os.Symlink(target, ep); err != nil {
+					t.Skip(err)
+				}
+			} else {
+				os.WriteFile(ep, append(bytes.Repeat([]byte(" "), 1<<20), exec...), 0o600)
+			}
+			before := snapshotPath(t, ep)
+			for run := 1; run <= 2; run++ {
+				w, err := s.ReadWorkflow()
+				if !errors.Is(err, store.ErrNotFound) || len(w.Notices) != 1 || w.Notices[0].Kind != "legacy-skipped" {
+					t.Fatalf("run %d: %+v %v, want not found with legacy-skipped", run, w.Notices, err)
+				}
+				if msg := w.Notices[0].Message; !strings.Contains(msg, "execution.json") || !strings.Contains(msg, "to migrate it") {
+					t.Fatalf("run %d: %q", run, msg)
+				}
+				if b, _ := os.ReadFile(filepath.Join(state, "phase.json")); !bytes.Equal(b, phase) {
+					t.Fatalf("run %d: phase.json changed or moved", run)
+				}
+				if after := snapshotPath(t, ep); after != before {
+					t.Fatalf("run %d: execution.json changed or moved", run)
+				}
+			}
+		})
+	}
+}
