@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,35 +25,50 @@ const (
 	seed004Suffix = "-state.json"
 )
 
-// findLegacy looks, with a few lstats and no reads, for a seed's state file in the project.
+// findLegacy looks, with a few lstats and no reads, for a seed's state file in the project: a
+// regular file first, else whatever else is in the place of one (a symlink, a FIFO), so the
+// read that follows can say why it is not migrated.
 func (s *Store) findLegacy() (root, name string, ok bool) {
 	root = s.o.projectRoot
 	if root == "" {
 		return "", "", false
 	}
-	regular := func(rel string) bool {
-		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
-		return err == nil && fi.Mode().IsRegular()
-	}
+	odd := ""
 	for _, rel := range []string{seed001File, seed002Phase} {
-		if regular(rel) {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		switch {
+		case err != nil || fi.IsDir():
+		case fi.Mode().IsRegular():
 			return root, rel, true
+		case odd == "":
+			odd = rel
 		}
 	}
-	entries, err := durable.ReadDirPath(filepath.Join(root, seed004Dir))
-	if err != nil {
-		return "", "", false
-	}
-	first := ""
-	for _, e := range entries {
-		if n := e.Name(); strings.HasSuffix(n, seed004Suffix) && e.Type().IsRegular() && (first == "" || n < first) {
-			first = n
+	first, firstOdd := "", ""
+	if entries, err := durable.ReadDirPath(filepath.Join(root, seed004Dir)); err == nil {
+		for _, e := range entries {
+			n := e.Name()
+			if !strings.HasSuffix(n, seed004Suffix) || e.IsDir() {
+				continue
+			}
+			if e.Type().IsRegular() {
+				if first == "" || n < first {
+					first = n
+				}
+			} else if firstOdd == "" || n < firstOdd {
+				firstOdd = n
+			}
 		}
 	}
-	if first == "" {
-		return "", "", false
+	switch {
+	case first != "":
+		return root, seed004Dir + "/" + first, true
+	case odd != "":
+		return root, odd, true
+	case firstOdd != "":
+		return root, seed004Dir + "/" + firstOdd, true
 	}
-	return root, seed004Dir + "/" + first, true
+	return "", "", false
 }
 
 // migrateLegacy converts a seed's state file into the active workflow (journaled as a
@@ -62,7 +79,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 	if err != nil {
 		if !errors.Is(err, errNoLegacy) {
 			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-				Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is", name, err)})
+				Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is%s", name, err, legacyNext(err))})
 		}
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
@@ -91,10 +108,45 @@ func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailStat
 			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", name, l.From)})
 	case !errors.Is(err, errNoLegacy):
 		w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-			Message: fmt.Sprintf("%s in the project cannot be migrated (%s); it is left as it is", name, err)})
+			Message: fmt.Sprintf("%s in the project cannot be migrated (%s); it is left as it is%s", name, err, legacyNext(err))})
 	}
 	return w, tailState{}, &NotFoundError{What: "workflow"}
 }
+
+// legacyNext is the next step for a seed's state file that is not migrated, after why (err):
+// one that changes nothing Cairn holds. A newer Cairn's record says its own.
+func legacyNext(err error) string {
+	switch {
+	case errors.Is(err, migrate.ErrNewer):
+		return ""
+	case errors.Is(err, errNotFile):
+		return "; to migrate it, put a regular copy of its own in its place and start a session again"
+	case errors.Is(err, errLegacyTooLarge):
+		return "; to migrate it, bring it under the limit and start a session again"
+	}
+	return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
+}
+
+// legacyReadErr says why a seed's state file found in the project cannot be read. Only a file
+// gone since it was found (another process migrated it) is errNoLegacy.
+func legacyReadErr(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errNoLegacy
+	case errors.Is(err, durable.ErrNotRegular):
+		return fmt.Errorf("it is not a regular file but a symlink, FIFO or device: %w", errNotFile)
+	case errors.Is(err, durable.ErrHardLinked):
+		return fmt.Errorf("it has more than one hard link: %w", errNotFile)
+	case errors.Is(err, durable.ErrTooLarge):
+		return errLegacyTooLarge
+	}
+	return fmt.Errorf("it could not be read: %w", err)
+}
+
+var (
+	errNotFile        = errors.New("only a regular file of its own is read in place of a state file")
+	errLegacyTooLarge = errors.New("it is over the 1 MiB limit of a state file")
+)
 
 // errNoLegacy: the file could not be read, so there is nothing to report about it.
 var errNoLegacy = errors.New("no readable legacy file")
@@ -109,12 +161,17 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 	defer pd.Close()
 	data, err := durable.ReadFile(pd, name, strictjson.MaxSize)
 	if err != nil {
-		return Legacy{}, errNoLegacy
+		return Legacy{}, legacyReadErr(err)
 	}
 	extra := migrate.Extra{Name: name}
 	if name == seed002Phase {
-		if exec, err := durable.ReadFile(pd, seed002Exec, strictjson.MaxSize); err == nil {
+		exec, err := durable.ReadFile(pd, seed002Exec, strictjson.MaxSize)
+		switch {
+		case err == nil:
 			extra.Execution = exec
+		case !errors.Is(err, fs.ErrNotExist):
+			// Migrating without it would start the workflow without its tasks.
+			return Legacy{}, fmt.Errorf("%s beside it: %w", seed002Exec, legacyReadErr(err))
 		}
 	}
 	res, err := migrate.Migrate(data, extra, s.o.now().UTC())
@@ -136,14 +193,30 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error) {
 	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
 	if err != nil {
-		return w, tailState{}, fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w", s.dir, err)
+		return w, tailState{}, fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says and run the command again", s.dir, err)
 	}
 	if res.Record == nil {
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
-	backup := freeName(s.fs, res.Backup)
-	if err := s.writeErr(backup, durable.WriteFile(s.fs, backup, data, 0o600)); err != nil {
+	backup, err := s.keepBackup(res.Backup, data)
+	if err != nil {
 		return w, tailState{}, err
+	}
+	id := res.Record.WorkflowID
+	tail, err := s.journalTail(journalFile(id))
+	if err != nil {
+		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", id, err)
+	}
+	if tail != nil && tail.Revision >= res.Record.Revision {
+		// A migration killed after its journal line, the commit point, and before its
+		// snapshot replace: it is finished from the journal, not committed a second time.
+		w.ID = id
+		out, ts, err := s.rollForward(w, tail)
+		if err == nil {
+			out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
+				Message: fmt.Sprintf("the migration of the workflow snapshot (%s) to schema 2.0, cut short, was finished from its journal; the original is kept as %s", res.From, backup)})
+		}
+		return out, ts, err
 	}
 	out, err := s.commitRecord(Workflow{}, tailState{}, res.Record, Event{Kind: "migrated", Detail: "from " + res.From.String()})
 	if err != nil {
@@ -152,6 +225,23 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
 		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0; the original is kept as %s", res.From, backup)})
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
+}
+
+// keepBackup writes data, the original of a migration, under name or the first free name
+// after it (as freeName), unless one of those already holds exactly data: a migration cut
+// short and run again keeps the original once.
+func (s *Store) keepBackup(name string, data []byte) (string, error) {
+	cand := name
+	for i := 2; ; i++ {
+		b, err := durable.ReadFile(s.fs, cand, int64(len(data)))
+		if err == nil && bytes.Equal(b, data) {
+			return cand, nil
+		}
+		if _, err := s.fs.Lstat(cand); err != nil {
+			return cand, s.writeErr(cand, durable.WriteFile(s.fs, cand, data, 0o600))
+		}
+		cand = strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+	}
 }
 
 // freeName returns name, or name with a counter before ".json.bak" when it is taken: a backup

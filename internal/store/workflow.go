@@ -329,25 +329,32 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		}
 	}
 	if tail.Revision > w.Revision {
-		// The journal is the commit point: a change recorded there whose snapshot replace was
-		// cut short is applied now.
-		st, err := s.journalState(journalFile(w.ID))
-		if errors.Is(err, errChain) {
-			return s.pastBrokenChain(w, st, tail)
-		}
-		if err == nil && st != nil && st.Seq == tail.Seq {
-			_, err = readMeta(st.Snapshot)
-		}
-		if err != nil || st == nil || st.Seq != tail.Seq {
-			return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, cmp.Or(err, errChain))
-		}
-		if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
-			return w, tailState{}, err
-		}
-		w.Notices = append(w.Notices, Notice{Kind: "rolled-forward", Path: WorkflowFile, Revision: tail.Revision,
-			Message: fmt.Sprintf("revision %d was in the journal but not in the snapshot; the snapshot was brought up to date", tail.Revision)})
-		w.Data, w.Revision = st.Snapshot, tail.Revision
+		return s.rollForward(w, tail)
 	}
+	return w, tailOf(tail), nil
+}
+
+// rollForward writes the snapshot of w.ID's journal at tail, its last line, which the snapshot
+// on disk does not hold: the journal is the commit point, and a change recorded there whose
+// snapshot replace was cut short is applied now. w.Data is nil when the snapshot on disk is
+// not of this schema (an older record whose migration was cut short).
+func (s *Store) rollForward(w Workflow, tail *Record) (Workflow, tailState, error) {
+	st, err := s.journalState(journalFile(w.ID))
+	if errors.Is(err, errChain) && (w.Data != nil || st != nil) {
+		return s.pastBrokenChain(w, st, tail)
+	}
+	if err == nil && st != nil && st.Seq == tail.Seq {
+		_, err = readMeta(st.Snapshot)
+	}
+	if err != nil || st == nil || st.Seq != tail.Seq {
+		return w, tailState{}, fmt.Errorf("rebuilding revision %d of %s from its journal: %w", tail.Revision, w.ID, cmp.Or(err, errChain))
+	}
+	if err := s.writeErr(WorkflowFile, durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600)); err != nil {
+		return w, tailState{}, err
+	}
+	w.Notices = append(w.Notices, Notice{Kind: "rolled-forward", Path: WorkflowFile, Revision: tail.Revision,
+		Message: fmt.Sprintf("revision %d was in the journal but not in the snapshot; the snapshot was brought up to date", tail.Revision)})
+	w.Data, w.Revision = st.Snapshot, tail.Revision
 	return w, tailOf(tail), nil
 }
 

@@ -70,6 +70,7 @@ func TestDetect(t *testing.T) {
 		{name: "duplicate key nested", in: `{"type":"APEX","phase":"plan","enforcement":{"violations":[{"code":"a","code":"b"}]}}`, want: Unknown, wantErr: ErrMalformed, msg: "duplicate key (a 4-byte key already in this object) at byte 71"},
 		{name: "duplicate key escaped", in: `{"type":"APEX","phase":"plan","\u0074ype":"X"}`, want: Unknown, wantErr: ErrMalformed, msg: "duplicate key (a 4-byte key already in this object) at byte 30"},
 		{name: "same key in sibling objects", in: `{"type":"APEX","phase":"plan","approvals":[{"phase":"a"},{"phase":"b"}]}`, want: Seed001},
+		{name: "byte order mark", in: "\ufeff{\"type\":\"APEX\",\"phase\":\"plan\"}", want: Unknown, wantErr: ErrMalformed, msg: "starts with a byte order mark (BOM), which JSON does not allow"},
 		{name: "invalid utf-8", in: "{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}", want: Unknown, wantErr: ErrMalformed, msg: "invalid UTF-8"},
 		{name: "truncated", in: `{"type":"APEX","phase":`, want: Unknown, wantErr: ErrMalformed},
 		{name: "truncated inside array", in: `{"type":"APEX","completedPhases":["a"`, want: Unknown, wantErr: ErrMalformed, msg: "truncated"},

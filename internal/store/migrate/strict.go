@@ -22,6 +22,10 @@ func strictCheck(data []byte) error {
 	switch {
 	case je.Kind == strictjson.TooLarge:
 		why = fmt.Sprintf("%d bytes, over the 1 MiB limit", len(data))
+	case bytes.HasPrefix(data, []byte("\ufeff")):
+		// Windows editors write one; strict JSON has no place for it, and byte 0's 'ï' says
+		// nothing of that.
+		why = "it starts with a byte order mark (BOM), which JSON does not allow: save it as UTF-8 without one"
 	case je.Kind == strictjson.InvalidUTF8:
 		why = "invalid UTF-8"
 	case je.Kind == strictjson.Trailing:
