@@ -284,7 +284,8 @@ usage: cairn COMMAND [ARGUMENTS] [--json]
 	section("Other", order[at("version"):])
 	b.WriteString(`Flags go before or after the arguments; -- ends them. Every command but completion
 takes --json for scripts, also before its name (cairn --json status). Data goes to stdout,
-errors and warnings to stderr. Colour only on a terminal, never with NO_COLOR set.
+errors and warnings to stderr. Colour only on a terminal (or with CLICOLOR_FORCE=1), never
+with NO_COLOR set or TERM=dumb.
 
 Exit codes:
   0  done
