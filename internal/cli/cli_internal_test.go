@@ -247,3 +247,22 @@ func TestConflictLine(t *testing.T) {
 		t.Errorf("conflictLine = %q\nwant            %q", got, want)
 	}
 }
+
+// show's value is one line that reads back as the value: what clean would blur (a break, a
+// tab, an escape sequence, an invisible character) is escaped, not turned into ' ' or '?'.
+func TestShownValue(t *testing.T) {
+	for v, want := range map[string]string{
+		"plans/001.md":  `'plans/001.md'`,
+		`it's \ here`:   `'it'\''s \ here'`,
+		"":              `''`,
+		"one\ntwo":      `$'one\ntwo'`,
+		"a\tb's \\":     `$'a\tb\'s \\'`,
+		"red\x1b[31m\r": `$'red\u001B[31m\r'`,
+		"hid\u200bden":  `$'hid\u200Bden'`,
+		"tag\U000E0041": `$'tag\U000E0041'`,
+	} {
+		if got := shownValue(v); got != want {
+			t.Errorf("shownValue(%q) = %s, want %s", v, got, want)
+		}
+	}
+}

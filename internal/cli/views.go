@@ -14,7 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
-	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -164,7 +163,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		return secrets.Joined(s, rest)
 	})
 	keys := slices.Sorted(maps.Keys(r.Vars))
-	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
+	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + shownValue(r.Vars[keys[i]]) })
 	list(w, "Artifacts", len(r.Artifacts), func(i int) string { return r.Artifacts[i] })
 	if r.Enforcement != nil {
 		field("Enforcement", r.Enforcement.Summary)
