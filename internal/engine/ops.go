@@ -255,7 +255,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 					if attempt < 2 {
 						continue
 					}
-					return nil, fmt.Errorf("workflow not started: other processes changed the active workflow meanwhile (%w); check it with resume_check and start again", err)
+					return nil, fmt.Errorf("workflow not started: other processes changed the active workflow meanwhile (%w); %s and start again", err, CheckOnRecord)
 				}
 				return nil, err
 			}
@@ -343,7 +343,7 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 	if final != nil && (final.Status != cur.Status || len(final.History) != len(cur.History)) {
 		_, _, err := e.change(func(now *workflow.Record) (workflow.Result, error) {
 			if now == nil || now.WorkflowID != cur.WorkflowID || now.Revision != cur.Revision {
-				return workflow.Result{}, fmt.Errorf("workflow %s changed while it was being archived; nothing was archived: check it with resume_check", cur.WorkflowID)
+				return workflow.Result{}, fmt.Errorf("workflow %s changed while it was being archived; nothing was archived: %s", cur.WorkflowID, CheckOnRecord)
 			}
 			return workflow.Result{Record: final, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}, reason)
