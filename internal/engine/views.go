@@ -416,7 +416,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	} else {
 		perm := fi.Mode().Perm()
-		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
+		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+vars.Quote(dir))
 		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
 	}
 	if missing {
