@@ -447,7 +447,7 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 // removed to make room, or, when it failed, that they stay until the next archive.
 func (res *Result) retention(info store.ArchiveInfo) {
 	if len(info.Pruned) > 0 {
-		res.Message += fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
+		res.Message += fmt.Sprintf("; retention removed %d older archive%s: %s", len(info.Pruned), workflow.Plural(len(info.Pruned)), strings.Join(info.Pruned, ", "))
 	}
 	if info.PruneErr != nil {
 		res.Warnings = append(res.Warnings, pruneFailed+info.PruneErr.Error())
