@@ -469,8 +469,13 @@ func leftOpen(r *Record, phase string, ended bool) string {
 		list += fmt.Sprintf(" and %d more", n-maxLeftNamed)
 	}
 	then := "they stay open: mark each done or failed with update_task once its work is settled"
-	if ended {
+	switch {
+	case ended && n == 1:
+		then = "the workflow is complete, so it is kept as it is"
+	case ended:
 		then = "the workflow is complete, so they are kept as they are"
+	case n == 1:
+		then = "it stays open: mark it done or failed with update_task once its work is settled"
 	}
 	return fmt.Sprintf("phase %s was left with %d open task%s: %s; %s", phase, n, Plural(n), list, then)
 }
