@@ -515,9 +515,9 @@ func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 		return nil, err
 	}
 	if wres.Changed {
-		res.Message = fmt.Sprintf("task %s is %s", strings.TrimSpace(r.ID), u.Status)
+		res.Message = fmt.Sprintf("task %s is %s", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
 	} else {
-		res.Message = fmt.Sprintf("task %s already %s; nothing changed", strings.TrimSpace(r.ID), u.Status)
+		res.Message = fmt.Sprintf("task %s already %s; nothing changed", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
 	}
 	return res, nil
 }
