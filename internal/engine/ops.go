@@ -612,10 +612,15 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 	if err := e.st.SaveCheckpoint(name, data); err != nil {
 		return nil, err
 	}
+	size := fmt.Sprintf("%d byte%s", len(data), workflow.Plural(len(data)))
 	if bytes.Equal(prev, data) {
-		return &Result{Message: fmt.Sprintf("checkpoint %s already held these %d bytes; nothing changed", name, len(data))}, nil
+		these := "these "
+		if len(data) == 1 {
+			these = "this "
+		}
+		return &Result{Message: "checkpoint " + name + " already held " + these + size + "; nothing changed"}, nil
 	}
-	return &Result{Changed: true, Message: fmt.Sprintf("saved checkpoint %s (%d bytes)", name, len(data))}, nil
+	return &Result{Changed: true, Message: "saved checkpoint " + name + " (" + size + ")"}, nil
 }
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.
