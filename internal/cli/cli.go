@@ -395,11 +395,12 @@ func (a *app) warn(ws ...string) {
 }
 
 // shellSteps puts the command a person runs where the engine's errors and warnings name the
-// agent's tool for the next step.
+// agent's tool, or its parameter, for the next step.
 func shellSteps(msg string) string {
 	for _, r := range [...][2]string{
 		{" with update_task ", " with cairn task ID done|failed "},
 		{engine.CheckOnRecord, "check it with cairn status"},
+		{" start again with replace ", " start again with --replace "}, // workflow.ActiveError
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}
