@@ -405,7 +405,7 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 		return "", err
 	}
 	if dryRun {
-		return fmt.Sprintf("workflow %s (%s at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), nil
+		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), nil
 	}
 	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	if err := e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
