@@ -142,7 +142,7 @@ func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
 		must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
 	}
 	r := e.open("sess-bbbb-2").Resume(engine.ResumeOptions{ReportOnly: true})
-	const want = "2 open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so they may be gone there: create each again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own"
+	const want = "2 open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there: create it again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own"
 	if !slices.Contains(r.Notices, want) {
 		t.Errorf("notices %q, want %q", r.Notices, want)
 	}

@@ -211,7 +211,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if n := len(earlier); n > 0 {
 		earlierNotice = "1 open task came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there: create it again if it is still to do. Cairn says this once; the task then stands as the workflow's own"
 		if n > 1 {
-			earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so they may be gone there: create each again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own", n)
+			earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there: create it again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own", n)
 		}
 		out.Notices = append(out.Notices, earlierNotice)
 	}
