@@ -144,7 +144,7 @@ func (a *app) fail(err error) int {
 		// that goes on.
 		msg = "no active workflow; cairn start TYPE CONTEXT begins one"
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(msg))
+	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg)))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
 		fmt.Fprintf(a.stderr, "usage: cairn %s\n(cairn help %s says more)\n", ue.usage, ue.cmd)
 	}
@@ -385,15 +385,26 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// warn prints warnings on stderr, one line each. The engine's advice to mark open tasks
-// names the agent's tool; here it names the command.
+// warn prints warnings on stderr, one line each.
 func (a *app) warn(ws ...string) {
 	for _, w := range ws {
 		if w != "" {
-			w = strings.Replace(w, " with update_task ", " with cairn task ID done|failed ", 1)
-			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), textsafe.OneLine(w))
+			fmt.Fprintf(a.stderr, "%s %s\n", a.styleErr(yellow, "cairn: warning:"), textsafe.OneLine(shellSteps(w)))
 		}
 	}
+}
+
+// shellSteps puts the command a person runs where the engine's errors and warnings name the
+// agent's tool, or its parameter, for the next step.
+func shellSteps(msg string) string {
+	for _, r := range [...][2]string{
+		{" with update_task ", " with cairn task ID done|failed "},
+		{engine.CheckOnRecord, "check it with cairn status"},
+		{" start again with replace ", " start again with --replace "}, // workflow.ActiveError
+	} {
+		msg = strings.Replace(msg, r[0], r[1], 1)
+	}
+	return msg
 }
 
 // told and wrote report an engine call's answer: its error, or the message on stdout (wrote:

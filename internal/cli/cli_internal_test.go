@@ -247,3 +247,35 @@ func TestConflictLine(t *testing.T) {
 		t.Errorf("conflictLine = %q\nwant            %q", got, want)
 	}
 }
+
+// show's value is one line that reads back as the value: what clean would blur (a break, a
+// tab, an escape sequence, an invisible character) is escaped, not turned into ' ' or '?'.
+func TestShownValue(t *testing.T) {
+	for v, want := range map[string]string{
+		"plans/001.md":  `'plans/001.md'`,
+		`it's \ here`:   `'it'\''s \ here'`,
+		"":              `''`,
+		"one\ntwo":      `$'one\ntwo'`,
+		"a\tb's \\":     `$'a\tb\'s \\'`,
+		"red\x1b[31m\r": `$'red\u001B[31m\r'`,
+		"hid\u200bden":  `$'hid\u200Bden'`,
+		"tag\U000E0041": `$'tag\U000E0041'`,
+	} {
+		if got := shownValue(v); got != want {
+			t.Errorf("shownValue(%q) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// The engine's refusals after a race end in the agent's step (resume_check); at a shell the
+// step is the command that shows the same (cairn status), one step, in errors and warnings.
+func TestFailSaysTheShellsStep(t *testing.T) {
+	var stderr strings.Builder
+	a := &app{stderr: &stderr, name: "archive"}
+	a.fail(fmt.Errorf("workflow w-1 changed while it was being archived; nothing was archived: %s", engine.CheckOnRecord))
+	a.warn("the completed workflow stays in the active slot for now: archiving it failed: " + engine.CheckOnRecord)
+	got := stderr.String()
+	if strings.Contains(got, "resume_check") || strings.Count(got, "check it with cairn status") != 2 {
+		t.Errorf("stderr = %q, want the shell's step (check it with cairn status) in both lines", got)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -8,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // clean makes a stored string safe to print on a terminal: newlines and tabs become spaces,
@@ -41,6 +43,42 @@ func forTerminal(s string) (string, bool) {
 		return r
 	}, s)
 	return out, changed
+}
+
+// shownValue is a variable's value on show's one line, as a POSIX shell reads it: single-quoted
+// (vars.Quote), or, when it holds a character clean would turn into a space or '?' (a line
+// break, a tab, a control or invisible character), $'...' with each such character escaped,
+// so that 'line one line two' is never shown for two lines. vars export writes the value
+// itself; this is for reading.
+func shownValue(v string) string {
+	if clean(v) == v {
+		return vars.Quote(v)
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, r := range v {
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == unicode.ReplacementChar || textsafe.Dropped(r):
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08X`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04X`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // stamp renders a time as UTC RFC 3339 to the second, "-" when unset.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/workflow"
 
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
@@ -250,7 +251,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		return a.printJSON(out)
 	}
 	if out.Shared > 0 {
-		fmt.Fprintf(a.stdout, "pushed %d revision(s) of workflows finished here to %s\n", out.Shared, s.Remote)
+		fmt.Fprintf(a.stdout, "pushed %d revision%s of workflows finished here to %s\n", out.Shared, workflow.Plural(out.Shared), s.Remote)
 	}
 	if len(out.Unreadable) > 0 {
 		fmt.Fprintf(a.stdout, "%s holds refs Cairn did not write, left out of this sync (move them back or delete them there): %s\n", s.Remote, clean(strings.Join(out.Unreadable, ", ")))
@@ -265,9 +266,9 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Conflict != nil:
 		fmt.Fprintln(a.stdout, conflictLine(out, s.Remote))
 	case out.Pushed > 0:
-		fmt.Fprintf(a.stdout, "%s: pushed %d revision(s) to %s, now r%d\n", out.Workflow, out.Pushed, s.Remote, out.Remote)
+		fmt.Fprintf(a.stdout, "%s: pushed %d revision%s to %s, now r%d\n", out.Workflow, out.Pushed, workflow.Plural(out.Pushed), s.Remote, out.Remote)
 	case out.Pulled > 0:
-		fmt.Fprintf(a.stdout, "%s: pulled %d revision(s) from %s, now r%d\n", out.Workflow, out.Pulled, s.Remote, out.Local)
+		fmt.Fprintf(a.stdout, "%s: pulled %d revision%s from %s, now r%d\n", out.Workflow, out.Pulled, workflow.Plural(out.Pulled), s.Remote, out.Local)
 	default:
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
@@ -284,7 +285,7 @@ func conflictLine(out remotesync.Outcome, remote string) string {
 	}
 	replayed := ""
 	if c.Replayed > 0 {
-		replayed = fmt.Sprintf("; %d of its %d change(s) replayed on top and pushed", c.Replayed, len(c.Lost))
+		replayed = fmt.Sprintf("; %d of its %d change%s replayed on top and pushed", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)))
 	}
 	if n := c.NotReplayed(); n != "" {
 		replayed += "; not replayed, kept only in the archive: " + n

@@ -44,7 +44,7 @@ func TestPlantedSettingsPushNothing(t *testing.T) {
 		t.Fatalf("status after disabling planted settings: %s", out)
 	}
 	m.must("remote", "enable", "--yes")
-	if out := m.must("sync"); !strings.Contains(out, "wf-p: pushed 1 revision(s) to origin") {
+	if out := m.must("sync"); !strings.Contains(out, "wf-p: pushed 1 revision to origin") {
 		t.Fatalf("sync once enabled here: %s", out)
 	}
 }
@@ -66,7 +66,7 @@ func TestIdleSyncNamesForeignRefs(t *testing.T) {
 	b.must("remote", "enable", "--yes")
 	out := b.must("sync")
 	if !strings.Contains(out, "origin holds refs Cairn did not write, left out of this sync (move them back or delete them there): wf-x\n") ||
-		!strings.Contains(out, "wf-1: pulled 1 revision(s) from origin") {
+		!strings.Contains(out, "wf-1: pulled 1 revision from origin") {
 		t.Fatalf("idle sync beside a foreign ref:\n%s", out)
 	}
 	if !strings.Contains(b.must("remote", "status"), "wf-1 at r1 here, r1 on the remote") {

@@ -43,7 +43,8 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		entries = entries[len(entries)-t.n:]
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
-		a.warn(fmt.Sprintf("log %s: %d unreadable line(s) skipped", pos[0], lines.Invalid+lines.Torn))
+		n := lines.Invalid + lines.Torn
+		a.warn(fmt.Sprintf("log %s: %d unreadable line%s skipped", pos[0], n, workflow.Plural(n)))
 	}
 	if a.json {
 		return a.printJSON(orEmpty(entries))

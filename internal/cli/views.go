@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
-	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -44,7 +44,8 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 		fmt.Fprintln(a.stdout, "No workflows on record.")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := newTable(&table)
 	fmt.Fprintln(tw, "ID\tTYPE\tPHASE\tSTATUS\tUPDATED\tCONTEXT")
 	for _, s := range all {
 		// An archived workflow's status is why it was archived: completed, replaced, expired...
@@ -54,10 +55,27 @@ func runList(a *app, _ []string, e *engine.Engine) error {
 	if more {
 		fmt.Fprintf(tw, "(older archives not shown: cairn list --all)\n")
 	}
-	if ferr := tw.Flush(); ferr != nil {
+	if ferr := writeTable(a.stdout, tw, &table); ferr != nil {
 		return ferr
 	}
 	return err
+}
+
+func newTable(b *bytes.Buffer) *tabwriter.Writer { return tabwriter.NewWriter(b, 0, 4, 2, ' ', 0) }
+
+// writeTable flushes tw into its buffer b and writes b to w, each line ending at its last
+// value: a row whose last column is empty (a record without a context, an event without a
+// change) gets no padding after the column before it.
+func writeTable(w io.Writer, tw *tabwriter.Writer, b *bytes.Buffer) error {
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(b.String()) {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // workflowID is show's and history's [ID], by default the active workflow's id.
@@ -164,7 +182,7 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 		return secrets.Joined(s, rest)
 	})
 	keys := slices.Sorted(maps.Keys(r.Vars))
-	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + vars.Quote(r.Vars[keys[i]]) })
+	list(w, "Vars", len(keys), func(i int) string { return keys[i] + "=" + shownValue(r.Vars[keys[i]]) })
 	list(w, "Artifacts", len(r.Artifacts), func(i int) string { return r.Artifacts[i] })
 	if r.Enforcement != nil {
 		field("Enforcement", r.Enforcement.Summary)
@@ -210,7 +228,8 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "Workflow %s has no journal entries.\n", clean(id))
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := newTable(&table)
 	fmt.Fprintln(tw, "TIME\tREV\tEVENT\tBY\tCHANGE")
 	for _, ev := range evs {
 		var d struct{ From, To, Note string }
@@ -234,7 +253,7 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", stamp(ev.At), ev.Revision, clean(ev.Kind), clean(by), clean(change))
 	}
-	return tw.Flush()
+	return writeTable(a.stdout, tw, &table)
 }
 
 // visitOrder lists r's phases in the order the work went through them: completed ones by when

@@ -228,7 +228,11 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 		return err
 	}
 	if rec != nil && (prev == nil || prev.WorkflowID != s.WorkflowID) {
-		fmt.Fprintf(a.stdout, "%s  workflow %s (%s): %s\n", t, a.style(bold, clean(s.WorkflowID)), clean(rec.Type), clean(rec.Context))
+		header := fmt.Sprintf("%s  workflow %s (%s)", t, a.style(bold, clean(s.WorkflowID)), clean(rec.Type))
+		if rec.Context != "" { // a migrated seed's record may have none
+			header += ": " + clean(rec.Context)
+		}
+		fmt.Fprintln(a.stdout, header)
 	}
 	line := fmt.Sprintf("%s  %s  phase %s  revision %d", t, clean(s.WorkflowID), a.style(cyan, clean(s.Phase)), s.Revision)
 	if len(changes) > 0 {

@@ -391,3 +391,26 @@ func TestWatchReaderGone(t *testing.T) {
 		t.Errorf("watch wrote to stderr: %q", stderr.String())
 	}
 }
+
+// TestWatchNoContext: the header of a workflow without a context (a migrated seed's record)
+// ends at its type, not in ": ".
+func TestWatchNoContext(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	state := filepath.Join(dir, ".claude", "cairn")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"version":"2.0","workflow_id":"apex-20261101T120000Z-5c1e","type":"apex","state":"implement","phase_status":"in_progress","status":"active","phases":{"implement":{"completed":false}},"ttl":"876000h","created_at":"2026-11-01T12:00:00Z","updated_at":"2026-11-01T12:00:00Z","owner":{"session_id":"","heartbeat":"2026-11-01T12:00:00Z"},"interruption_safe":true,"revision":1}`
+	if err := os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, lines, stderr := watcher(t, dir, env)
+	if l := next(t, lines, "the header"); !strings.HasSuffix(l, "  workflow apex-20261101T120000Z-5c1e (apex)") {
+		t.Fatalf("first line %q, want the header ending at the type", l)
+	}
+	if l := next(t, lines, "the position"); !strings.HasSuffix(l, "  apex-20261101T120000Z-5c1e  phase implement  revision 1") {
+		t.Fatalf("line %q, want the position", l)
+	}
+	stop(t, cmd, syscall.SIGTERM, stderr)
+}

@@ -13,16 +13,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
-// reworded is an engine error said in the command line's words; errors.Is and As still see
-// the engine's.
-type reworded struct {
-	err error
-	msg string
-}
-
-func (r *reworded) Error() string { return r.msg }
-func (r *reworded) Unwrap() error { return r.err }
-
 // strs is a repeatable string flag (--output a --output b).
 type strs []string
 
@@ -44,10 +34,6 @@ func runStart(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		if names := e.Definitions(); !slices.Contains(names, req.Type) {
 			return fmt.Errorf("%w%s", err, hint(req.Type, names, ""))
-		}
-		if _, ok := errors.AsType[*workflow.ActiveError](err); ok {
-			// The engine names the MCP tool's parameter; here it is a flag.
-			return &reworded{err, strings.Replace(err.Error(), " with replace ", " with --replace ", 1)}
 		}
 		return err
 	}

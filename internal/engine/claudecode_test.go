@@ -133,3 +133,17 @@ func TestTasksOfASessionBesideTheLiveOwnerAreNotMirrored(t *testing.T) {
 		t.Errorf("tasks %+v, want the parser task done and nothing else", got)
 	}
 }
+
+// Two tasks of an earlier session are told of as two, not as one task in the plural count.
+func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	for _, id := range []string{"1", "2"} {
+		must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
+	}
+	r := e.open("sess-bbbb-2").Resume(engine.ResumeOptions{ReportOnly: true})
+	const want = "2 open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there: create it again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own"
+	if !slices.Contains(r.Notices, want) {
+		t.Errorf("notices %q, want %q", r.Notices, want)
+	}
+}

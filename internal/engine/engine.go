@@ -62,6 +62,10 @@ var errNoYAML = errors.New("this binary reads no YAML (the hooks hand such proje
 // ErrNoActiveWorkflow is returned by operations that need an active workflow when there is none.
 var ErrNoActiveWorkflow = workflow.ErrNoWorkflow
 
+// CheckOnRecord ends a refusal that another process's change caused: the step is to look at
+// what is on record now. It names the agent's tool; the CLI puts its own command in its place.
+const CheckOnRecord = "check it with resume_check"
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
 const ToolPrefix = "mcp__plugin_cairn_cairn__"
 

@@ -264,7 +264,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 					if attempt < 2 {
 						continue
 					}
-					return nil, fmt.Errorf("workflow not started: other processes changed the active workflow meanwhile (%w); check it with resume_check and start again", err)
+					return nil, fmt.Errorf("workflow not started: other processes changed the active workflow meanwhile (%w); %s and start again", err, CheckOnRecord)
 				}
 				return nil, err
 			}
@@ -368,7 +368,7 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 	if final != nil && (final.Status != cur.Status || len(final.History) != len(cur.History)) {
 		_, _, err := e.change(func(now *workflow.Record) (workflow.Result, error) {
 			if now == nil || now.WorkflowID != cur.WorkflowID || now.Revision != cur.Revision {
-				return workflow.Result{}, fmt.Errorf("workflow %s changed while it was being archived; nothing was archived: check it with resume_check", cur.WorkflowID)
+				return workflow.Result{}, fmt.Errorf("workflow %s changed while it was being archived; nothing was archived: %s", cur.WorkflowID, CheckOnRecord)
 			}
 			return workflow.Result{Record: final, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}, reason)
@@ -482,7 +482,7 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 // removed to make room, or, when it failed, that they stay until the next archive.
 func (res *Result) retention(info store.ArchiveInfo) {
 	if len(info.Pruned) > 0 {
-		res.Message += fmt.Sprintf("; retention removed %d older archive(s): %s", len(info.Pruned), strings.Join(info.Pruned, ", "))
+		res.Message += fmt.Sprintf("; retention removed %d older archive%s: %s", len(info.Pruned), workflow.Plural(len(info.Pruned)), strings.Join(info.Pruned, ", "))
 	}
 	if info.PruneErr != nil {
 		res.Warnings = append(res.Warnings, pruneFailed+info.PruneErr.Error())
@@ -565,9 +565,9 @@ func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 		return nil, err
 	}
 	if wres.Changed {
-		res.Message = fmt.Sprintf("task %s is %s", strings.TrimSpace(r.ID), u.Status)
+		res.Message = fmt.Sprintf("task %s is %s", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
 	} else {
-		res.Message = fmt.Sprintf("task %s already %s; nothing changed", strings.TrimSpace(r.ID), u.Status)
+		res.Message = fmt.Sprintf("task %s already %s; nothing changed", workflow.TaskID(strings.TrimSpace(r.ID)), u.Status)
 	}
 	return res, nil
 }
@@ -665,10 +665,15 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 	if err := e.st.SaveCheckpoint(name, data); err != nil {
 		return nil, err
 	}
+	size := fmt.Sprintf("%d byte%s", len(data), workflow.Plural(len(data)))
 	if bytes.Equal(prev, data) {
-		return &Result{Message: fmt.Sprintf("checkpoint %s already held these %d bytes; nothing changed", name, len(data))}, nil
+		these := "these "
+		if len(data) == 1 {
+			these = "this "
+		}
+		return &Result{Message: "checkpoint " + name + " already held " + these + size + "; nothing changed"}, nil
 	}
-	return &Result{Changed: true, Message: fmt.Sprintf("saved checkpoint %s (%d bytes)", name, len(data))}, nil
+	return &Result{Changed: true, Message: "saved checkpoint " + name + " (" + size + ")"}, nil
 }
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.

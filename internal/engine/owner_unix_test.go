@@ -42,3 +42,30 @@ func TestDoctorStateOwnedByAnother(t *testing.T) {
 		t.Fatalf("doctor fails %+v", failed)
 	}
 }
+
+// TestDoctorChmodQuoted: the fix for an open state directory is a command to paste; a
+// project path with a space in it is quoted, as the chown fix quotes it.
+func TestDoctorChmodQuoted(t *testing.T) {
+	base := t.TempDir()
+	project, home := filepath.Join(base, "my proj"), filepath.Join(base, "home")
+	os.MkdirAll(filepath.Join(project, ".git"), 0o755)
+	os.MkdirAll(home, 0o755)
+	env := map[string]string{"HOME": home, "CLAUDE_PROJECT_DIR": project}
+	en, err := Open(Config{Getenv: func(k string) string { return env[k] }, WorkDir: project, YAML: yamldoc.Codec{}, Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := en.SaveCheckpoint("probe", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(en.StateDir(), 0o755)
+	for _, c := range en.Doctor(DoctorOptions{}) {
+		if c.Name == "state directory permissions" {
+			if want := "make it private: chmod 700 '" + en.StateDir() + "'"; c.OK || c.Fix != want {
+				t.Fatalf("check %+v, want it failed with fix %q", c, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no state directory permissions check")
+}

@@ -49,7 +49,7 @@ func (e *Engine) Replay(base, theirs, before, after *workflow.Record) (res *Resu
 	if err != nil {
 		return nil, skipped, err
 	}
-	res.Message = fmt.Sprintf("replayed %d of %d step(s)", len(steps)-len(skipped), len(steps))
+	res.Message = fmt.Sprintf("replayed %d of %d step%s", len(steps)-len(skipped), len(steps), workflow.Plural(len(steps)))
 	if wres.Completed {
 		e.archiveCompleted(res, wres)
 	}

@@ -44,6 +44,9 @@ func TestReplayKeepsTheApprovalRule(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := readRecord(t, en)
+			if want := map[bool]string{true: "replayed 1 of 1 step", false: "replayed 0 of 1 step"}[tc.skipped == ""]; out.Message != want {
+				t.Errorf("message %q, want %q", out.Message, want)
+			}
 			if tc.skipped == "" {
 				if !out.Changed || now.State != "implement" || len(skipped) != 0 {
 					t.Fatalf("replay = %+v, skipped %q; the workflow is in %s", out, skipped, now.State)

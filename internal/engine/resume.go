@@ -209,7 +209,10 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	earlier := e.untoldEarlierTasks(r)
 	earlierNotice := ""
 	if n := len(earlier); n > 0 {
-		earlierNotice = fmt.Sprintf("%d open task%s came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there: create it again if it is still to do. Cairn says this once; the task then stands as the workflow's own", n, workflow.Plural(n))
+		earlierNotice = "1 open task came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so it may be gone there: create it again if it is still to do. Cairn says this once; the task then stands as the workflow's own"
+		if n > 1 {
+			earlierNotice = fmt.Sprintf("%d open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there: create it again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own", n)
+		}
 		out.Notices = append(out.Notices, earlierNotice)
 	}
 	out.Warnings = append(out.Warnings, plan.Warnings...)
@@ -402,7 +405,7 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
 		return "", err
 	}
 	if dryRun {
-		return fmt.Sprintf("workflow %s (%s at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), nil
+		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), nil
 	}
 	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	if err := e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {

@@ -416,7 +416,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	} else {
 		perm := fi.Mode().Perm()
-		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+dir)
+		add("state directory permissions", perm&0o077 == 0, fmt.Sprintf("%s is %04o", dir, perm), "make it private: chmod 700 "+vars.Quote(dir))
 		add("state directory writable", writable(dir), dir, "make it writable by this user; reads still work meanwhile")
 	}
 	if missing {
@@ -638,7 +638,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 	if len(busy) > 0 {
 		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: "a lock is held only while a Cairn process writes; if it stays held, that process is stuck: end it (locks die with their process)"}}
 	}
-	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock files, none held", n)}}
+	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))}}
 }
 
 func looseFiles(dir string) []string {

@@ -207,16 +207,16 @@ func Render(in Input) (text string, endedShown bool) {
 			b.left -= reserve
 		}
 	}
-	b.joined(oCompleted, "completed: ", in.Completed, capName)
+	b.joined(oCompleted, "completed: ", "phases", in.Completed, capName)
 	b.list(oBlocking, "blocking", blocking)
 	b.field(oContext, "context: ", in.Context, capContext)
 	b.list(oTasks, "open task", in.OpenTasks)
 	b.list(oWarnings, "warning", warnings)
 	b.list(oNotices, "notice", notices)
 	if in.Details {
-		b.joined(oAllowed, "allowed next: ", in.Allowed, capName)
+		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
 		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem)
-		b.joined(oCheckpoints, "checkpoints: ", in.Checkpoints, capName)
+		b.joined(oCheckpoints, "checkpoints: ", "saved", in.Checkpoints, capName)
 	}
 
 	var out strings.Builder
@@ -319,8 +319,9 @@ func (b *budget) list(order int, label string, items []string) {
 	}
 }
 
-// joined adds one comma-separated line, ending "+N more" when not all fit.
-func (b *budget) joined(order int, label string, items []string, max int) {
+// joined adds one comma-separated line, ending "+N more" when not all fit, or only their
+// count ("completed: 12 phases") when not even one fits.
+func (b *budget) joined(order int, label, counted string, items []string, max int) {
 	var parts []string
 	for _, it := range items {
 		if v := line(it, max); v != "" {
@@ -344,7 +345,7 @@ func (b *budget) joined(order int, label string, items []string, max int) {
 			return
 		}
 	}
-	b.add(order, fmt.Sprintf("%s%d phases", label, len(parts)))
+	b.add(order, fmt.Sprintf("%s%d %s", label, len(parts), counted))
 }
 
 // fit sanitises s to at most runes runes and at most room bytes, and never more than

@@ -612,3 +612,32 @@ func TestJoinedStringsMakeNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointsCountedAsCheckpoints: a checkpoints line too long for what is left of the
+// budget counts them; it counted them as phases.
+func TestCheckpointsCountedAsCheckpoints(t *testing.T) {
+	var cps []string
+	for i := range 30 {
+		cps = append(cps, fmt.Sprintf("checkpoint_%02d_%s", i, strings.Repeat("x", 40)))
+	}
+	counted := 0
+	for w := 40; w < 320; w += 3 {
+		in := report.Input{Tier: "Full", WorkflowID: "wf-1", Type: "apex", Phase: "plan", Details: true, Checkpoints: cps}
+		for i := range 12 {
+			in.Warnings = append(in.Warnings, fmt.Sprintf("warning %02d %s.", i, strings.Repeat("w", w)))
+		}
+		out, _ := report.Render(in)
+		for l := range strings.Lines(out) {
+			if !strings.HasPrefix(l, "checkpoints: ") || strings.Contains(l, "checkpoint_") {
+				continue
+			}
+			counted++
+			if want := "checkpoints: 30 saved\n"; l != want {
+				t.Errorf("warnings of %d bytes: line %q, want %q", w, l, want)
+			}
+		}
+	}
+	if counted == 0 {
+		t.Fatal("no report counted the checkpoints: the test needs other sizes")
+	}
+}

@@ -150,15 +150,21 @@ func OpenTasks(r *Record, ended bool) []string {
 				s = secrets.Joined(t.ID+":", " "+t.Note)
 			}
 		}
+		sep := " (" // what is said of the task goes in one parenthesis
 		if t.Status == TaskRunning {
 			if ended {
-				s += " (running when its session ended)"
+				s += sep + "running when its session ended"
 			} else {
-				s += " (running)"
+				s += sep + "running"
 			}
+			sep = ", "
 		}
 		if t.Phase != "" && t.Phase != r.State {
-			s += " (phase " + t.Phase + ")"
+			s += sep + "phase " + t.Phase
+			sep = ", "
+		}
+		if sep == ", " {
+			s += ")"
 		}
 		out = append(out, s)
 	}

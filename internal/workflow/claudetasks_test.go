@@ -118,9 +118,14 @@ func TestOpenTasksNamesOtherPhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = at(res.Record, "plan")
-	want := []string{"read the code (phase analyze)", "own-task: by the MCP tool (running) (phase analyze)"}
+	// One parenthesis per task, however much it says.
+	want := []string{"read the code (phase analyze)", "own-task: by the MCP tool (running, phase analyze)"}
 	if got := workflow.OpenTasks(r, false); !slices.Equal(got, want) {
 		t.Errorf("OpenTasks = %q, want %q", got, want)
+	}
+	want[1] = "own-task: by the MCP tool (running when its session ended, phase analyze)"
+	if got := workflow.OpenTasks(r, true); !slices.Equal(got, want) {
+		t.Errorf("OpenTasks(ended) = %q, want %q", got, want)
 	}
 }
 

@@ -250,14 +250,14 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 			t.Status = TaskDone
 			t.CompletedAt = now
 			t.UpdatedAt = now
-			acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", t.ID, t.Output))
+			acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", spaced(t.ID), t.Output))
 			continue
 		}
 		t.Status = TaskPending
 		t.Attempts++
 		t.CompletedAt = time.Time{}
 		t.UpdatedAt = now
-		acts = append(acts, fmt.Sprintf("task %s was running with no output: back to pending, to run again (attempts %d)", t.ID, t.Attempts))
+		acts = append(acts, fmt.Sprintf("task %s was running with no output: back to pending, to run again (attempts %d)", spaced(t.ID), t.Attempts))
 	}
 	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}
 	if len(acts) > 0 {

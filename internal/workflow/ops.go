@@ -475,7 +475,7 @@ func leftOpen(r *Record, phase string, ended bool) string {
 			continue
 		}
 		if n++; n <= maxLeftNamed {
-			names = append(names, textsafe.Line(said(t.ID), 64)+" ("+string(t.Status)+")")
+			names = append(names, textsafe.Line(TaskID(t.ID), 64)+" ("+string(t.Status)+")")
 		}
 	}
 	if n == 0 {
@@ -486,8 +486,13 @@ func leftOpen(r *Record, phase string, ended bool) string {
 		list += fmt.Sprintf(" and %d more", n-maxLeftNamed)
 	}
 	then := "they stay open: mark each done or failed with update_task once its work is settled"
-	if ended {
+	switch {
+	case ended && n == 1:
+		then = "the workflow is complete, so it is kept as it is"
+	case ended:
 		then = "the workflow is complete, so they are kept as they are"
+	case n == 1:
+		then = "it stays open: mark it done or failed with update_task once its work is settled"
 	}
 	return fmt.Sprintf("phase %s was left with %d open task%s: %s; %s", phase, n, Plural(n), list, then)
 }
@@ -670,6 +675,23 @@ func said(s string) string {
 }
 
 const notRepeated = "(not repeated: it has a secret's shape)"
+
+// TaskID is a task id as a message shows it (said): quoted when it holds a space, so that
+// "task write the tests is done" reads as one id and the words after it as the message's.
+func TaskID(id string) string {
+	if s := said(id); s != id {
+		return s
+	}
+	return spaced(id)
+}
+
+// spaced is id, quoted when it holds a space; for ids a message shows without said's scan.
+func spaced(id string) string {
+	if strings.IndexByte(id, ' ') >= 0 {
+		return strconv.Quote(id)
+	}
+	return id
+}
 
 func validVarKey(k string) error {
 	if len(k) > 128 || !shaped(k, func(c byte) bool { return letter(c) || c == '_' }, func(c byte) bool { return letterOrDigit(c) || c == '_' }) {

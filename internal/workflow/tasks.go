@@ -50,7 +50,7 @@ type TaskStatusError struct {
 }
 
 func (e *TaskStatusError) Error() string {
-	id := said(e.ID)
+	id := TaskID(e.ID)
 	if e.From == "" {
 		return fmt.Sprintf("task %s is new and cannot start as %s: a new task starts as pending or running", id, e.To)
 	}
@@ -88,14 +88,14 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {
-		return Result{}, fmt.Errorf("task %s: status %s is not valid: use pending, running, done or failed", said(id), Quote(string(u.Status)))
+		return Result{}, fmt.Errorf("task %s: status %s is not valid: use pending, running, done or failed", TaskID(id), Quote(string(u.Status)))
 	}
 	note := textsafe.OneLine(u.Note)
 	if len(note) > maxTaskNote {
-		return Result{}, fmt.Errorf("task %s: the note is %d bytes, the most is %d: keep it to a line and put the rest in a file named as the output", said(id), len(note), maxTaskNote)
+		return Result{}, fmt.Errorf("task %s: the note is %d bytes, the most is %d: keep it to a line and put the rest in a file named as the output", TaskID(id), len(note), maxTaskNote)
 	}
 	if len(u.Output) > maxTaskOutput {
-		return Result{}, fmt.Errorf("task %s: the output is %d bytes, the most is %d: give the path of a file that holds it", said(id), len(u.Output), maxTaskOutput)
+		return Result{}, fmt.Errorf("task %s: the output is %d bytes, the most is %d: give the path of a file that holds it", TaskID(id), len(u.Output), maxTaskOutput)
 	}
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
@@ -108,7 +108,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
 		}
 		if len(r.Tasks) >= maxTasks {
-			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", said(id), maxTasks, len(r.Tasks))
+			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", TaskID(id), maxTasks, len(r.Tasks))
 		}
 		t := Task{ID: id, Phase: r.State, Status: u.Status, Output: u.Output, Note: note, UpdatedAt: now}
 		if u.Status == TaskRunning {
@@ -189,7 +189,7 @@ func tasksFit(tasks []Task, i int, t Task) error {
 	if i >= 0 {
 		verb = "not changed"
 	}
-	return fmt.Errorf("task %s %s: the workflow's tasks would take %d KiB, the most they may take is %d KiB (a workflow record is at most 1 MiB); shorten notes and outputs, or complete this workflow and start another", said(t.ID), verb, (size+1023)>>10, maxTasksBytes>>10)
+	return fmt.Errorf("task %s %s: the workflow's tasks would take %d KiB, the most they may take is %d KiB (a workflow record is at most 1 MiB); shorten notes and outputs, or complete this workflow and start another", TaskID(t.ID), verb, (size+1023)>>10, maxTasksBytes>>10)
 }
 
 // TaskCounts summarises tasks by status.

@@ -245,3 +245,33 @@ func TestTaskNoteOfOnlyInvisibleCharacters(t *testing.T) {
 		}
 	}
 }
+
+// A task id may hold spaces; a message shows such an id quoted, so that it reads as one id and
+// the words after it as the message's.
+func TestTaskIDWithSpacesIsQuoted(t *testing.T) {
+	r := startedApex(t)
+	now := time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)
+	_, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "write the tests", Status: "finished"}, now, workflow.Actor{})
+	if err == nil || !strings.HasPrefix(err.Error(), `task "write the tests": status "finished" is not valid`) {
+		t.Errorf("error %v", err)
+	}
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "write the tests", Status: workflow.TaskRunning}, now, workflow.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := workflow.UpdateTask(res.Record, workflow.TaskUpdate{ID: "write the tests", Status: workflow.TaskDone}, now, workflow.Actor{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = workflow.UpdateTask(done.Record, workflow.TaskUpdate{ID: "write the tests", Status: workflow.TaskRunning}, now, workflow.Actor{})
+	if err == nil || !strings.HasPrefix(err.Error(), `task "write the tests" cannot go from done to running`) {
+		t.Errorf("error %v", err)
+	}
+	_, acts, err := workflow.Recover(res.Record, now, nil, workflow.Actor{})
+	if err != nil || len(acts) != 1 || !strings.HasPrefix(acts[0], `task "write the tests" was running with no output`) {
+		t.Errorf("recovery said %q (%v)", acts, err)
+	}
+	if got := workflow.TaskID("t1"); got != "t1" {
+		t.Errorf("TaskID(t1) = %s", got)
+	}
+}

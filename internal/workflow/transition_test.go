@@ -400,7 +400,7 @@ func TestTransitionNamesOpenTasksLeftBehind(t *testing.T) {
 	r = res.Record
 	task("r1", workflow.TaskRunning)
 	res, err = workflow.Transition(def, r, workflow.TransitionRequest{To: "git-commit"}, at.Add(3*time.Minute), alice)
-	if want := "phase review was left with 1 open task: r1 (running); the workflow is complete, so they are kept as they are"; err != nil || !res.Completed || !slices.Equal(res.Warnings, []string{want}) {
+	if want := "phase review was left with 1 open task: r1 (running); the workflow is complete, so it is kept as it is"; err != nil || !res.Completed || !slices.Equal(res.Warnings, []string{want}) {
 		t.Fatalf("completing move: warnings %q, err %v", res.Warnings, err)
 	}
 
@@ -424,7 +424,7 @@ func TestCompleteNamesOpenTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = workflow.Complete(res.Record, "stopped", t0.Add(time.Minute), alice)
-	want := "phase analyze was left with 1 open task: t1 (running); the workflow is complete, so they are kept as they are"
+	want := "phase analyze was left with 1 open task: t1 (running); the workflow is complete, so it is kept as it is"
 	if err != nil || !slices.Equal(res.Warnings, []string{want}) {
 		t.Fatalf("warnings %q, err %v", res.Warnings, err)
 	}
