@@ -2,8 +2,12 @@ package durable_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +34,7 @@ func TestLockWaiterWakesOnRelease(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // the waiter is waiting
+	waitWatched(t, filepath.Join(dir, ".lock-w"), true) // the waiter was refused and is waiting
 	released := time.Now()
 	if err := unlock(); err != nil {
 		t.Fatal(err)
@@ -50,6 +54,7 @@ func TestLockWaiterWakesOnRelease(t *testing.T) {
 		holder.Process.Kill()
 		t.Fatalf("the holder said %q", line)
 	}
+	waitWatched(t, filepath.Join(dir, ".lock-w"), false) // the first waiter's watch is closed
 	go func() {
 		unlock2, err := d.Lock(".lock-w", deadline)
 		if err == nil {
@@ -57,7 +62,7 @@ func TestLockWaiterWakesOnRelease(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitWatched(t, filepath.Join(dir, ".lock-w"), true)
 	released = time.Now()
 	holder.Process.Kill()
 	holder.Wait()
@@ -82,4 +87,36 @@ func TestLockHolderProcess(t *testing.T) {
 	}
 	os.Stdout.WriteString("held\n")
 	time.Sleep(time.Minute)
+}
+
+// waitWatched waits until an inotify instance of this process watches path (want true), as a
+// lock waiter does from its first refusal on, or until none does (want false).
+func waitWatched(t *testing.T, path string, want bool) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino := fmt.Sprintf(" ino:%x ", fi.Sys().(*syscall.Stat_t).Ino)
+	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if watched(ino) == want {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s watched: still %t after a minute", path, !want)
+		}
+	}
+}
+
+func watched(ino string) bool {
+	infos, _ := filepath.Glob("/proc/self/fdinfo/*")
+	for _, f := range infos {
+		b, _ := os.ReadFile(f)
+		for line := range strings.Lines(string(b)) {
+			if strings.HasPrefix(line, "inotify ") && strings.Contains(line, ino) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -20,12 +20,14 @@ func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
 	must(slow.Start(engine.StartRequest{Type: "apex", Context: "marks"}))(t)
 
 	unlock := holdLock(t, slow.StateDir(), ".lock-l2-mark")
-	done := make(chan error)
+	done := make(chan error, 1)
 	go func() {
 		_, err := slow.Transition(engine.TransitionRequest{To: "plan"}) // its mark waits for the lock
 		done <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	if waitLockWaiter(slow.StateDir(), ".lock-l2-mark", done) {
+		t.Fatalf("the transition did not wait for the mark's lock: %v", <-done)
+	}
 	must(openWait("s1", 50*time.Millisecond).Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	unlock()
 	if err := <-done; err != nil {
@@ -49,12 +51,14 @@ func TestRestoreDoesNotUndoAWriteNotMarkedYet(t *testing.T) {
 
 	// The agent's next write waits for the mark's lock, held here as a slow process would.
 	unlock := holdLock(t, agent.StateDir(), ".lock-l2-mark")
-	done := make(chan error)
+	done := make(chan error, 1)
 	go func() {
 		_, err := agent.Transition(engine.TransitionRequest{To: "analyze"})
 		done <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	if waitLockWaiter(agent.StateDir(), ".lock-l2-mark", done) {
+		t.Fatalf("the transition did not wait for the mark's lock: %v", <-done)
+	}
 	hook := openWait("s1", 100*time.Millisecond)
 	_, _ = hook.Stop(engine.StopInput{}) // meanwhile, a Stop hook
 	unlock()

@@ -317,11 +317,8 @@ func TestInitiativeSyncKeepsAChangeMadeMeanwhile(t *testing.T) {
 				_, err := other.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "ship"})
 				done <- err
 			}()
-			select {
-			case err := <-done:
-				done <- err
-			case <-time.After(300 * time.Millisecond): // waiting for the lock: it lands after
-			}
+			// It lands now, or waits for the lock and lands after.
+			waitLockWaiter(filepath.Join(e.project, ".claude", "cairn"), ".lock-*", done)
 		}
 		return e.clock.Now()
 	}

@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -24,4 +25,11 @@ func SetApprovalWait(d time.Duration) (restore func()) {
 	old := approvalWait
 	approvalWait = d
 	return func() { approvalWait = old }
+}
+
+// CountSyncRuns makes a server with o count its background sync runs in runs, each counted
+// once it has ended.
+func CountSyncRuns(o Options, runs *atomic.Int64) Options {
+	o.syncRan = func() { runs.Add(1) }
+	return o
 }

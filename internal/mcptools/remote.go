@@ -91,6 +91,9 @@ func (y *syncer) loop() {
 		case <-t.C:
 		}
 		y.run()
+		if ran := y.s.opt.syncRan; ran != nil {
+			ran()
+		}
 		t.Reset(jitter(y.every))
 	}
 }

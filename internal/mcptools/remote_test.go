@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,11 +65,26 @@ func bareRepo(t *testing.T) string {
 // machineA is a clone of remote whose cairn-mcp server has started workflow wf-1.
 func machineA(t *testing.T, remote, context string) (dir string, c *client.Client) {
 	t.Helper()
-	dir, env := clone(t, remote)
-	_, c = startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
-		Log: quietLog(), NoWatch: true})
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"`+context+`","workflow_id":"wf-1"}`)
+	dir, c, _ = machineARuns(t, remote, context)
 	return dir, c
+}
+
+// machineARuns is machineA, with the count of its server's background sync runs so far.
+func machineARuns(t *testing.T, remote, context string) (dir string, c *client.Client, runs *atomic.Int64) {
+	t.Helper()
+	dir, env := clone(t, remote)
+	runs = new(atomic.Int64)
+	_, c = startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, runs))
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"`+context+`","workflow_id":"wf-1"}`)
+	return dir, c, runs
+}
+
+// waitRuns waits until n more background sync runs than now have ended.
+func waitRuns(t *testing.T, runs *atomic.Int64, n int64) {
+	t.Helper()
+	want := runs.Load() + n
+	waitFor(t, func() bool { return runs.Load() >= want })
 }
 
 // machine is a second clone with an engine and a state of its own, which syncs as cairn sync
@@ -131,7 +147,7 @@ func nextNotice(t *testing.T, c *client.Client) string {
 // tool error, and the tools keep working offline.
 func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	bare := bareRepo(t)
-	aDir, c := machineA(t, bare, "share me")
+	aDir, c, runs := machineARuns(t, bare, "share me")
 	b := machineB(t, bare)
 	// A's server pushes on its own, shortly after the change.
 	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
@@ -173,7 +189,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 		t.Errorf("failure notice = %q", notice)
 	}
 	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"plan.md"}}`)
-	time.Sleep(300 * time.Millisecond) // a few more failed polls
+	waitRuns(t, runs, 2) // more failed polls, one at least begun after the notice was read
 	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("a failure streak is told more than once: %q", got)
 	}
@@ -195,10 +211,11 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	srv := mcptools.New(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242, Log: quietLog(), NoWatch: true})
+	var runs atomic.Int64
+	srv := mcptools.New(mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242, Log: quietLog(), NoWatch: true}, &runs))
 	c := connect(t, srv)
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"local only"}`)
-	time.Sleep(400 * time.Millisecond)
+	waitRuns(t, &runs, 2)
 	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("sharing off, yet: %q", got)
 	}
@@ -263,8 +280,9 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-x")
 	dir, env := clone(t, bare)
-	_, c := startServer(t, mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
-		Log: quietLog(), NoWatch: true})
+	var runs atomic.Int64
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, &runs))
 	var notice string
 	waitFor(t, func() bool {
 		notice = text(mustOK(t, c, "resume_check", `{}`))
@@ -276,7 +294,7 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}
 	}
-	time.Sleep(500 * time.Millisecond) // a few more idle syncs
+	waitRuns(t, &runs, 2) // more idle syncs, one at least begun after the notice was read
 	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("the foreign ref is told again: %q", got)
 	}

@@ -37,6 +37,8 @@ type Options struct {
 	Log      *log.Logger         // diagnostics, never stdout; default stderr
 	Debounce time.Duration       // watcher debounce; default 50 ms
 	NoWatch  bool                // do not watch the state directory
+
+	syncRan func() // called after each background sync run; set by tests (export_test.go)
 }
 
 // Server adapts the engine to MCP. Tool calls, session and definition reloads and shutdown

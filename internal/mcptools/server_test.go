@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,15 +194,22 @@ func TestCallsAfterCloseAreRefused(t *testing.T) {
 }
 
 // TestCloseWaitsForCallInProgress: Close lets a running call finish before closing the engine,
-// and a bounded Close gives up rather than hanging.
+// and a bounded Close gives up rather than hanging. The test goes on when Close waits (asks
+// its context for Done), not after a while.
 func TestCloseWaitsForCallInProgress(t *testing.T) {
 	srv, release, res := blockedTransition(t)
 	closed := make(chan error, 1)
-	go func() { closed <- srv.Close(context.Background()) }()
+	ctx := newWaitedCtx(context.Background())
+	go func() { closed <- srv.Close(ctx) }()
 	select {
 	case <-closed:
 		t.Fatal("Close returned while a call was running")
-	case <-time.After(50 * time.Millisecond):
+	case <-ctx.waited:
+	}
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a call was running")
+	default:
 	}
 	close(release)
 	if got := <-res; !strings.Contains(got, "Moved to plan") {
@@ -213,11 +221,35 @@ func TestCloseWaitsForCallInProgress(t *testing.T) {
 
 	srv, release, _ = blockedTransition(t)
 	defer close(release)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	bounded, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := srv.Close(ctx); err == nil {
-		t.Error("Close with an expired context succeeded while a call was blocked")
+	ctx = newWaitedCtx(bounded)
+	go func() { closed <- srv.Close(ctx) }()
+	select {
+	case <-ctx.waited:
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a call was blocked", err)
 	}
+	cancel() // its context ends while it waits
+	if err := <-closed; err == nil {
+		t.Error("Close whose context ended succeeded while a call was blocked")
+	}
+}
+
+// waitedCtx closes waited when its Done is first asked for: a select on it has begun.
+type waitedCtx struct {
+	context.Context
+	once   sync.Once
+	waited chan struct{}
+}
+
+func newWaitedCtx(ctx context.Context) *waitedCtx {
+	return &waitedCtx{Context: ctx, waited: make(chan struct{})}
+}
+
+func (c *waitedCtx) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waited) })
+	return c.Context.Done()
 }
 
 // blockedTransition starts a server with a workflow and calls transition, whose engine call

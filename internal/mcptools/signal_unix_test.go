@@ -126,10 +126,12 @@ func TestStdioClientGone(t *testing.T) {
 	outR.Close() // the client is gone
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n")
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	// The two requests are read before the end of stdin (a pipe yields its data first), and
+	// the server answers what it has read before it returns: so both answers are written to the
+	// closed pipe, whenever stdin ends.
+	stdin.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	time.Sleep(200 * time.Millisecond)
-	stdin.Close()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):

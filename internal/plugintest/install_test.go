@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -489,7 +490,7 @@ func TestLaunchQuitsPromptlyMidDownload(t *testing.T) {
 	skipOnWindows(t)
 	st := stalledStart(t)
 	data, cmd, done := st.data, st.cmd, st.done
-	time.Sleep(100 * time.Millisecond) // into its wait for the download
+	inWait(t, cmd.Process.Pid, done)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -505,6 +506,44 @@ func TestLaunchQuitsPromptlyMidDownload(t *testing.T) {
 	for _, left := range []string{filepath.Join(data, ".install-lock-"+version), filepath.Join(data, "bin-"+version+".tmp"), filepath.Join(data, ".download-failed-"+version)} {
 		if _, err := os.Stat(left); err == nil {
 			t.Errorf("%s was left behind", left)
+		}
+	}
+}
+
+// waitFile waits until path exists (true), for at most 30 s or until ctx ends (false).
+func waitFile(ctx context.Context, path string) bool {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// inWait returns once the shell pid, which has started its download, waits for it: asleep,
+// as the wait builtin is (the shell runs only builtins between starting curl and its wait,
+// and sleeps nowhere else). A SIGTERM before then, while it has not reached the wait, is a
+// different case (see hooks/install). Without /proc it waits a while instead.
+func inWait(t *testing.T, pid int, done <-chan error) {
+	t.Helper()
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	if _, err := os.Stat(stat); err != nil {
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		// The state follows the command's name in parentheses.
+		if _, rest, ok := strings.Cut(string(b), ") "); err == nil && ok && strings.HasPrefix(rest, "S") {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the launcher ended before waiting for its download: %v", err)
+		default:
+		}
+		if time.Now().After(end) {
+			t.Fatal("the launcher did not wait for its download in 30 s")
 		}
 	}
 }
@@ -553,9 +592,9 @@ func TestLaunchHookKeepsItsDeadlineThroughAnInstall(t *testing.T) {
 
 // hookThroughInstall runs the SessionStart hook while this process holds the install lock for
 // held, against a network as slow as the hook's download allows: the answer starts 1.5 s
-// before the end of the time hooks/install gives curl (install: curl's start and the transfer
-// need up to a second of that on a loaded machine), or 1.5 s after it. That time shrinks as the
-// hook's clock runs, by more on a loaded machine, so curl tells it to the server.
+// before the end of the time hooks/install gives curl, counted from curl's start (install: the
+// transfer needs some of that on a loaded machine), or 1.5 s after it. That time shrinks as
+// the hook's clock runs, by more on a loaded machine, so curl tells it to the server.
 func hookThroughInstall(t *testing.T, root, project string, held time.Duration, install bool, archive string, data []byte) {
 	const margin = 1500 * time.Millisecond
 	var given atomic.Int64 // curl's --max-time, in seconds
@@ -574,7 +613,14 @@ func hookThroughInstall(t *testing.T, root, project string, held time.Duration, 
 			return
 		}
 		given.Store(int64(secs))
+		// Counted from curl's start (its wrapper's, a little before), as its --max-time is: a
+		// loaded machine may take a second or more to start curl and connect, which is the
+		// machine's queueing, not the hook's download. Too late is counted from the request,
+		// which comes after curl's start.
 		delay := time.Duration(secs)*time.Second - margin
+		if ns, err := strconv.ParseInt(r.Header.Get("X-Started"), 10, 64); err == nil && install {
+			delay -= time.Since(time.Unix(0, ns))
+		}
 		if !install {
 			delay += 2 * margin
 		}
@@ -593,14 +639,15 @@ func hookThroughInstall(t *testing.T, root, project string, held time.Duration, 
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(tools, "curl"))
-	// curl as hooks/install runs it, telling the server its --max-time.
+	// curl as hooks/install runs it, telling the server its --max-time and when it started
+	// (date's %N where it has one).
 	writeFile(t, filepath.Join(tools, "curl"), `#!/bin/sh
 m= p=
 for a; do
 	if [ "$p" = --max-time ]; then m=$a; fi
 	p=$a
 done
-exec `+realCurl+` -H "X-Max-Time: $m" "$@"
+exec `+realCurl+` -H "X-Max-Time: $m" -H "X-Started: $(date +%s%N)" "$@"
 `)
 	if err := os.Chmod(filepath.Join(tools, "curl"), 0o755); err != nil {
 		t.Fatal(err)
@@ -654,13 +701,26 @@ exec `+realCurl+` -H "X-Max-Time: $m" "$@"
 	if secs := given.Load(); !install && secs >= 4 {
 		t.Errorf("after waiting %s for the other install, the hook gave its download %d s, want less than its full 4 s", held, secs)
 	}
+	// An unpack left to the background goes on in a process of its own, which lets the lock go
+	// when it is done: until then it writes into pdata, which the test's cleanup removes.
+	if strings.Contains(stdout.String(), "being installed in the background") {
+		for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(lock); os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatal("the install left to the background still held its lock a minute later")
+			}
+		}
+	}
 }
 
 // Starts that find the same dead lock at once (the next session after a killed install: its
 // hooks and MCP server start together) break it once: one of them installs, the others wait
-// for it. Here the first to judge the lock dead is slow to remove it (its rm waits half a
-// second, as a loaded machine may make it), and by then the other has taken the lock anew:
-// the slow one must not remove that one and install over it.
+// for it. Here the first to judge the lock dead is slow to remove it (its rm waits, as a
+// loaded machine may make it, until the other has judged the lock dead too and been refused
+// the break), and the install then holds the lock until that rm is done: the slow one must
+// not remove a lock the other took anew meanwhile and install over it.
 func TestLaunchBreaksADeadLockOnce(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, data := releasedPlugin(t)
@@ -668,6 +728,7 @@ func TestLaunchBreaksADeadLockOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	marks := t.TempDir() // the two starts' steps, as files
 	var mu sync.Mutex
 	downloads := 0
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -678,7 +739,9 @@ func TestLaunchBreaksADeadLockOnce(t *testing.T) {
 		mu.Lock()
 		downloads++
 		mu.Unlock()
-		time.Sleep(1500 * time.Millisecond) // the install holds its lock a while
+		if !waitFile(r.Context(), filepath.Join(marks, "removed")) { // the install holds its lock until then
+			return
+		}
 		w.Write(data)
 	})}
 	go srv.Serve(ln)
@@ -697,16 +760,37 @@ func TestLaunchBreaksADeadLockOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(slow, "rm"))
-	writeFile(t, filepath.Join(slow, "rm"), "#!/bin/sh\nsleep 0.5\nexec "+realRm+" \"$@\"\n")
+	// The slow start's first rm is of the dead lock, under the break lock. It waits (up to
+	// 10 s, for a start that is not refused) until the other start, refused the break lock,
+	// looks at its age with find.
+	writeFile(t, filepath.Join(slow, "rm"), fmt.Sprintf(`#!/bin/sh
+: >'%[1]s/removing'
+i=0
+while [ ! -e '%[1]s/refused' ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+%[2]s "$@"
+rc=$?
+: >'%[1]s/removed'
+exit $rc
+`, marks, realRm))
 	if err := os.Chmod(filepath.Join(slow, "rm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := toolDir(t)
+	realFind, err := exec.LookPath("find")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(other, "find"))
+	writeFile(t, filepath.Join(other, "find"), fmt.Sprintf("#!/bin/sh\n: >'%s/refused'\nexec %s \"$@\"\n", marks, realFind))
+	if err := os.Chmod(filepath.Join(other, "find"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	results := atOnce(2, func(i int) launchResult {
 		if i == 0 {
 			return runLaunch(t, root, launchEnv(root, pdata, work, slow, url), initializeLine, "cairn-mcp")
 		}
-		time.Sleep(150 * time.Millisecond)
-		return runLaunch(t, root, launchEnv(root, pdata, work, toolDir(t), url), initializeLine, "cairn-mcp")
+		waitFile(context.Background(), filepath.Join(marks, "removing")) // the slow one breaks the lock
+		return runLaunch(t, root, launchEnv(root, pdata, work, other, url), initializeLine, "cairn-mcp")
 	})
 	for i, r := range results {
 		if r.code != 0 || !strings.Contains(r.stdout, `"serverInfo"`) {

@@ -220,20 +220,16 @@ func (c *clone) second() *clone {
 	return &clone{t: c.t, en: en, vars: c.vars, opt: c.opt}
 }
 
-// during runs f in another goroutine when the remote is next read, and waits for it a little:
-// long enough for a call that does not wait on this clone's other calls to finish, short
-// enough that a call that waits (its turn) is not held up for long. The returned func waits for
-// f and fails the test if it failed.
-func during(t *testing.T, h *hooked, f func() error) (wait func()) {
+// during runs f in another goroutine when the remote is next read, and waits until f ends or
+// waits for a lock of the state directory dir: a call that does not wait on this clone's other
+// calls has finished then, and one that waits (its turn) is not held up. The returned func
+// waits for f and fails the test if it failed.
+func during(t *testing.T, h *hooked, dir string, f func() error) (wait func()) {
 	t.Helper()
 	done := make(chan error, 1)
 	h.arm(func() {
 		go func() { done <- f() }()
-		select {
-		case err := <-done:
-			done <- err
-		case <-time.After(time.Second):
-		}
+		waitLockWaiter(dir, ".lock-*", done)
 	})
 	return func() {
 		t.Helper()
@@ -287,7 +283,7 @@ func TestSyncKeepsAClaimSetRunningMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := a.second()
-	wait := during(t, h, func() error { _, err := b.task("t1", "running"); return err })
+	wait := during(t, h, b.opt.StateDir, func() error { _, err := b.task("t1", "running"); return err })
 	a.sync()
 	wait()
 	if got := taskStatus(t, a, "t1"); got != "running" {
