@@ -10,7 +10,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
 	"github.com/cairn-dev/cairn/internal/textsafe"
-	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // strs is a repeatable string flag (--output a --output b).
