@@ -2,16 +2,14 @@ package durable_test
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 )
 
 // A waiter wakes when the holder lets go, whether it unlocks or is killed, not at a retry on a
@@ -93,30 +91,15 @@ func TestLockHolderProcess(t *testing.T) {
 // lock waiter does from its first refusal on, or until none does (want false).
 func waitWatched(t *testing.T, path string, want bool) {
 	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
 	}
-	ino := fmt.Sprintf(" ino:%x ", fi.Sys().(*syscall.Stat_t).Ino)
 	for end := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
-		if watched(ino) == want {
+		if durabletest.Watched(path) == want {
 			return
 		}
 		if time.Now().After(end) {
 			t.Fatalf("%s watched: still %t after a minute", path, !want)
 		}
 	}
-}
-
-func watched(ino string) bool {
-	infos, _ := filepath.Glob("/proc/self/fdinfo/*")
-	for _, f := range infos {
-		b, _ := os.ReadFile(f)
-		for line := range strings.Lines(string(b)) {
-			if strings.HasPrefix(line, "inotify ") && strings.Contains(line, ino) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -1,12 +1,14 @@
 package engine_test
 
 import (
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -25,7 +27,7 @@ func TestMarkKeptLateIsWhatL2Holds(t *testing.T) {
 		_, err := slow.Transition(engine.TransitionRequest{To: "plan"}) // its mark waits for the lock
 		done <- err
 	}()
-	if waitLockWaiter(slow.StateDir(), ".lock-l2-mark", done) {
+	if durabletest.WaitLockWaiter(filepath.Join(slow.StateDir(), ".lock-l2-mark"), done) {
 		t.Fatalf("the transition did not wait for the mark's lock: %v", <-done)
 	}
 	must(openWait("s1", 50*time.Millisecond).Transition(engine.TransitionRequest{To: "analyze"}))(t)
@@ -56,7 +58,7 @@ func TestRestoreDoesNotUndoAWriteNotMarkedYet(t *testing.T) {
 		_, err := agent.Transition(engine.TransitionRequest{To: "analyze"})
 		done <- err
 	}()
-	if waitLockWaiter(agent.StateDir(), ".lock-l2-mark", done) {
+	if durabletest.WaitLockWaiter(filepath.Join(agent.StateDir(), ".lock-l2-mark"), done) {
 		t.Fatalf("the transition did not wait for the mark's lock: %v", <-done)
 	}
 	hook := openWait("s1", 100*time.Millisecond)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -318,7 +319,7 @@ func TestInitiativeSyncKeepsAChangeMadeMeanwhile(t *testing.T) {
 				done <- err
 			}()
 			// It lands now, or waits for the lock and lands after.
-			waitLockWaiter(filepath.Join(e.project, ".claude", "cairn"), ".lock-*", done)
+			durabletest.WaitLockWaiter(filepath.Join(e.project, ".claude", "cairn", ".lock-*"), done)
 		}
 		return e.clock.Now()
 	}

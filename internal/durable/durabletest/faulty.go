@@ -1,5 +1,6 @@
-// Package durabletest holds Faulty, a durable.FS that fails the operation a test chooses;
-// linked only by tests (durable's and store's fault suites).
+// Package durabletest holds what tests need of durable and nothing else links: Faulty, a
+// durable.FS that fails the operation a test chooses (durable's and store's fault suites),
+// and Watched/WaitLockWaiter, which see a lock waiter start waiting.
 package durabletest
 
 import (

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claim"
@@ -229,7 +230,7 @@ func during(t *testing.T, h *hooked, dir string, f func() error) (wait func()) {
 	done := make(chan error, 1)
 	h.arm(func() {
 		go func() { done <- f() }()
-		waitLockWaiter(dir, ".lock-*", done)
+		durabletest.WaitLockWaiter(filepath.Join(dir, ".lock-*"), done)
 	})
 	return func() {
 		t.Helper()
