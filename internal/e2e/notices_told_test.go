@@ -136,7 +136,7 @@ func TestCairnTaskBoundRefusedWorkflowWritable(t *testing.T) {
 	t.Logf("the model reads for task 501: %q", read[0].Text)
 	for i, want := range []string{
 		"task t501 not added: a workflow keeps at most 500 tasks and this one has 500; move an existing task instead, or complete this workflow and start another",
-		"task t1: the note is 1500 bytes, the most is 1000: keep it to a line and put the rest in a file named as the output",
+		"task t1: the note is 1500 bytes, the most is 1000 bytes: keep it to a line and put the rest in a file named as the output",
 	} {
 		if first := strings.SplitN(read[i].Text, "\n", 2)[0]; !read[i].IsError || first != want {
 			t.Errorf("refusal %d: error %v, %q, want %q", i+1, read[i].IsError, first, want)

@@ -92,10 +92,10 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	}
 	note := textsafe.OneLine(u.Note)
 	if len(note) > maxTaskNote {
-		return Result{}, fmt.Errorf("task %s: the note is %d bytes, the most is %d: keep it to a line and put the rest in a file named as the output", TaskID(id), len(note), maxTaskNote)
+		return Result{}, fmt.Errorf("task %s: the note is %d bytes, the most is %d bytes: keep it to a line and put the rest in a file named as the output", TaskID(id), len(note), maxTaskNote)
 	}
 	if len(u.Output) > maxTaskOutput {
-		return Result{}, fmt.Errorf("task %s: the output is %d bytes, the most is %d: give the path of a file that holds it", TaskID(id), len(u.Output), maxTaskOutput)
+		return Result{}, fmt.Errorf("task %s: the output is %d bytes, the most is %d bytes: give the path of a file that holds it", TaskID(id), len(u.Output), maxTaskOutput)
 	}
 	now = now.UTC()
 	i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
