@@ -608,11 +608,11 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 // SaveCheckpoint saves a named JSON checkpoint. The same bytes saved again are saved, and
 // reported unchanged: changed would say that the earlier save had not landed.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
-	prev, _ := e.st.LoadCheckpoint(name)
-	if err := e.st.SaveCheckpoint(name, data); err != nil {
+	changed, err := e.st.SaveCheckpointChanged(name, data)
+	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(prev, data) {
+	if !changed {
 		return &Result{Message: fmt.Sprintf("checkpoint %s already held these %d bytes; nothing changed", name, len(data))}, nil
 	}
 	return &Result{Changed: true, Message: fmt.Sprintf("saved checkpoint %s (%d bytes)", name, len(data))}, nil
