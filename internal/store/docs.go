@@ -251,20 +251,14 @@ func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte
 	return next, nil
 }
 
-// SaveCheckpoint durably replaces checkpoints/NAME.json. Last writer wins; no lock is needed
-// for a whole-file replace.
-func (s *Store) SaveCheckpoint(name string, doc []byte) error {
-	return s.put(checkpoints, name, doc, durable.WriteFile)
-}
-
 // checkpointsLock is the lock that SaveCheckpointChanged and DeleteCheckpoint hold (one for
 // all checkpoints: saves are rare and take a millisecond).
 const checkpointsLock = "checkpoints"
 
-// SaveCheckpointChanged is SaveCheckpoint, and reports whether the checkpoint held other bytes
-// (or none) just before. The look and the save are one step under the checkpoints' lock: a
-// save of another process between them would otherwise be replaced by this one, reported
-// unchanged.
+// SaveCheckpointChanged durably replaces checkpoints/NAME.json (last writer wins) and reports
+// whether it held other bytes (or none) just before. The look and the save are one step under
+// the checkpoints' lock: a save of another process between them would otherwise be replaced
+// by this one, reported unchanged.
 func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, err error) {
 	if err := checkPut(checkpoints, name, doc); err != nil {
 		return false, err
