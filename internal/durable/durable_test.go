@@ -323,3 +323,20 @@ func TestWriteFileNoSyncIsAtomicWithoutSyncs(t *testing.T) {
 		}
 	}
 }
+
+// TestMkdirAllRefusesWhatIsNoDirectory: a name taken by something that is not a directory (a
+// dangling link, which Stat does not see, so that the Mkdir finds it there) is an error, as
+// an existing file is, not a directory made.
+func TestMkdirAllRefusesWhatIsNoDirectory(t *testing.T) {
+	base := t.TempDir()
+	p := filepath.Join(base, "memory")
+	if err := os.Symlink(filepath.Join(base, "gone"), p); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if err := durable.MkdirAll(p, 0o700); err == nil {
+		t.Fatal("MkdirAll over a dangling link succeeded, and nothing is a directory there")
+	}
+	if _, err := os.Lstat(filepath.Join(base, "gone")); err == nil {
+		t.Fatal("MkdirAll made the dangling link's target")
+	}
+}

@@ -137,10 +137,15 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 		}
 	}
 	if err := os.Mkdir(dir, perm); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil
+		if !errors.Is(err, fs.ErrExist) {
+			return err
 		}
-		return err
+		// Made meanwhile by another process, or taken by what Stat did not see (a dangling
+		// link), which is no directory.
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: errors.New("exists and is not a directory")}
+		}
+		return nil
 	}
 	return SyncDir(parent)
 }

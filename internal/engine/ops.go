@@ -661,12 +661,12 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 // SaveCheckpoint saves a named JSON checkpoint. The same bytes saved again are saved, and
 // reported unchanged: changed would say that the earlier save had not landed.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
-	prev, _ := e.st.LoadCheckpoint(name)
-	if err := e.st.SaveCheckpoint(name, data); err != nil {
+	changed, err := e.st.SaveCheckpointChanged(name, data)
+	if err != nil {
 		return nil, err
 	}
 	size := fmt.Sprintf("%d byte%s", len(data), workflow.Plural(len(data)))
-	if bytes.Equal(prev, data) {
+	if !changed {
 		these := "these "
 		if len(data) == 1 {
 			these = "this "

@@ -6,14 +6,19 @@ import (
 )
 
 // DeleteCheckpoint removes checkpoints/NAME.json durably; a missing one is a *NotFoundError.
-// Like a save it takes no lock: removing a whole file is atomic, and a save racing it simply
-// wins or loses.
+// It holds the checkpoints' lock, so that SaveCheckpointChanged never reports unchanged a
+// save that recreated a checkpoint deleted after its look.
 func (s *Store) DeleteCheckpoint(name string) error {
 	if err := ValidName(name); err != nil {
 		return err
 	}
+	unlock, err := s.lock(checkpointsLock)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	file := checkpoints.file(name)
-	err := s.fs.Remove(file)
+	err = s.fs.Remove(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &NotFoundError{What: checkpoints.what, Name: name}
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -250,10 +251,28 @@ func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte
 	return next, nil
 }
 
-// SaveCheckpoint durably replaces checkpoints/NAME.json. Last writer wins; no lock is needed
-// for a whole-file replace.
-func (s *Store) SaveCheckpoint(name string, doc []byte) error {
-	return s.put(checkpoints, name, doc, durable.WriteFile)
+// checkpointsLock is the lock that SaveCheckpointChanged and DeleteCheckpoint hold (one for
+// all checkpoints: saves are rare and take a millisecond).
+const checkpointsLock = "checkpoints"
+
+// SaveCheckpointChanged durably replaces checkpoints/NAME.json (last writer wins) and reports
+// whether it held other bytes (or none) just before. The look and the save are one step under
+// the checkpoints' lock: a save of another process between them would otherwise be replaced
+// by this one, reported unchanged.
+func (s *Store) SaveCheckpointChanged(name string, doc []byte) (changed bool, err error) {
+	if err := checkPut(checkpoints, name, doc); err != nil {
+		return false, err
+	}
+	unlock, err := s.lock(checkpointsLock)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	prev, _ := s.get(checkpoints, name)
+	if err := s.store(checkpoints, name, doc, durable.WriteFile); err != nil {
+		return false, err
+	}
+	return !bytes.Equal(prev, doc), nil
 }
 
 // LoadCheckpoint returns checkpoints/NAME.json; a missing one is a *NotFoundError.

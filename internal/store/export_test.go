@@ -17,3 +17,9 @@ func WithJournalCompaction(size int64) Option {
 
 // ErrChain is what a reader of a journal whose chain of changes breaks returns.
 var ErrChain = errChain
+
+// SaveCheckpoint is SaveCheckpointChanged without what changed.
+func (s *Store) SaveCheckpoint(name string, doc []byte) error {
+	_, err := s.SaveCheckpointChanged(name, doc)
+	return err
+}
