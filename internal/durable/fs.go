@@ -145,7 +145,8 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: errors.New("exists and is not a directory")}
 		}
-		return nil
+		// The process that made it may not have synced its parent yet (or been killed before
+		// it did): what this caller writes inside must not outlive a power loss without it.
 	}
 	return SyncDir(parent)
 }
