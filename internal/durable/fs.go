@@ -145,8 +145,8 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: errors.New("exists and is not a directory")}
 		}
-		// The process that made it may not have synced its parent yet (or been killed before
-		// it did): what this caller writes inside must not outlive a power loss without it.
+		// The process that made it may not have synced its parent yet, or was killed before it
+		// did: a power loss would take the directory, and what this caller writes in it, away.
 	}
 	return SyncDir(parent)
 }
