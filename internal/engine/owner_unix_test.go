@@ -15,19 +15,7 @@ import (
 // say) is one problem with one fix, chown, not a chmod its user is not allowed to make and a
 // second failure for the same cause.
 func TestDoctorStateOwnedByAnother(t *testing.T) {
-	base := t.TempDir()
-	project, home := filepath.Join(base, "proj"), filepath.Join(base, "home")
-	os.MkdirAll(filepath.Join(project, ".git"), 0o755)
-	os.MkdirAll(home, 0o755)
-	env := map[string]string{"HOME": home, "CLAUDE_PROJECT_DIR": project}
-	en, err := Open(Config{Getenv: func(k string) string { return env[k] }, WorkDir: project, YAML: yamldoc.Codec{}, Actor: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := en.SaveCheckpoint("probe", []byte("{}")); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(en.StateDir(), 0o755)
+	en := openStateDir(t, "proj")
 	me := os.Geteuid()
 	defer func() { euid = os.Geteuid }()
 	euid = func() int { return me + 1 }
@@ -46,8 +34,24 @@ func TestDoctorStateOwnedByAnother(t *testing.T) {
 // TestDoctorChmodQuoted: the fix for an open state directory is a command to paste; a
 // project path with a space in it is quoted, as the chown fix quotes it.
 func TestDoctorChmodQuoted(t *testing.T) {
+	en := openStateDir(t, "my proj")
+	for _, c := range en.Doctor(DoctorOptions{}) {
+		if c.Name == "state directory permissions" {
+			if want := "make it private: chmod 700 '" + en.StateDir() + "'"; c.OK || c.Fix != want {
+				t.Fatalf("check %+v, want it failed with fix %q", c, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no state directory permissions check")
+}
+
+// openStateDir opens an engine on a new project of that name whose state directory exists
+// and is open to others (0755), as a doctor check finds it.
+func openStateDir(t *testing.T, name string) *Engine {
+	t.Helper()
 	base := t.TempDir()
-	project, home := filepath.Join(base, "my proj"), filepath.Join(base, "home")
+	project, home := filepath.Join(base, name), filepath.Join(base, "home")
 	os.MkdirAll(filepath.Join(project, ".git"), 0o755)
 	os.MkdirAll(home, 0o755)
 	env := map[string]string{"HOME": home, "CLAUDE_PROJECT_DIR": project}
@@ -59,13 +63,5 @@ func TestDoctorChmodQuoted(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(en.StateDir(), 0o755)
-	for _, c := range en.Doctor(DoctorOptions{}) {
-		if c.Name == "state directory permissions" {
-			if want := "make it private: chmod 700 '" + en.StateDir() + "'"; c.OK || c.Fix != want {
-				t.Fatalf("check %+v, want it failed with fix %q", c, want)
-			}
-			return
-		}
-	}
-	t.Fatal("no state directory permissions check")
+	return en
 }
