@@ -69,17 +69,12 @@ func newClone(t *testing.T, b remote.Backend) *clone {
 	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir, claimsync.EnvLease: "1m"}
-	getenv := func(k string) string { return vars[k] }
-	en, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
-	if err != nil {
+	c := openClone(t, dir)
+	c.opt.Backend = b
+	if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { en.Close() })
-	if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(en.StateDir())
+	st, err := store.Open(c.en.StateDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +82,7 @@ func newClone(t *testing.T, b remote.Backend) *clone {
 	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
 		t.Fatal(err)
 	}
-	return &clone{t: t, en: en, vars: vars, opt: claimsync.Options{StateDir: en.StateDir(), Root: dir, Getenv: getenv, Backend: b}}
+	return c
 }
 
 func (c *clone) task(id, status string) (*engine.Result, error) {
