@@ -71,6 +71,16 @@ func newMachine(t *testing.T, offset time.Duration) *machine {
 	return m
 }
 
+// gitBackend opens the git remote c names.
+func gitBackend(t *testing.T, c gitremote.Config) *gitremote.Backend {
+	t.Helper()
+	r, err := gitremote.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // record keeps in the mirror what a sync left, as cairn sync and the MCP server's background
 // sync do. It may run on a goroutine of its own, so it only reports an error.
 func (m *machine) record(out remotesync.Outcome) {
@@ -154,11 +164,7 @@ func TestHandOffAndConflict(t *testing.T) {
 		{"git", func(t *testing.T) func(*machine) remote.Backend {
 			bare := gittest.Bare(t)
 			return func(m *machine) remote.Backend {
-				b, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return b
+				return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
 			}
 		}},
 	} {
@@ -708,11 +714,7 @@ func TestIdleSyncSkipsForeignRef(t *testing.T) {
 	url := "file://" + gittest.Bare(t)
 	a, b := newMachine(t, 0), newMachine(t, 0)
 	backend := func(m *machine) remote.Backend {
-		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: url})
 	}
 	a.start("wf-o", "shared")
 	a.sync(backend(a), "")
