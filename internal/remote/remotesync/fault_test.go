@@ -444,11 +444,7 @@ func TestLongCut(t *testing.T) {
 	if agreedAt.IsZero() {
 		agreedAt = time.Now()
 	}
-	w, _ := ms[0].st.ReadWorkflow()
-	rec, err := w.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := ms[0].held()
 	on := map[string]int{}
 	for _, tk := range rec.Tasks {
 		on[tk.ID]++

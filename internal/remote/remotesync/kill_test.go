@@ -111,11 +111,7 @@ func TestKillSyncAtEveryStep(t *testing.T) {
 		}
 		b.sync(rb, "")
 		agree(t, ra, a, b)
-		w, _ := a.st.ReadWorkflow()
-		rec, err := w.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := a.held()
 		var ids []string
 		for _, tk := range rec.Tasks {
 			ids = append(ids, tk.ID)

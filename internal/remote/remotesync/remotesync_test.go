@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -106,6 +107,20 @@ func (m *machine) phase() (string, int64) {
 		m.t.Fatal(err)
 	}
 	return r.State, w.Revision
+}
+
+// held is the record of the workflow here.
+func (m *machine) held() *workflow.Record {
+	m.t.Helper()
+	w, err := m.st.ReadWorkflow()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	rec, err := w.Record()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return rec
 }
 
 // start starts an apex workflow of that id here.
@@ -474,11 +489,7 @@ func TestReplayEveryKind(t *testing.T) {
 	}
 	b.sync(r, "")
 	agree(t, r, a, b)
-	w, _ := b.st.ReadWorkflow()
-	rec, err := w.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := b.held()
 	var tasks []string
 	for _, tk := range rec.Tasks {
 		tasks = append(tasks, tk.ID+":"+string(tk.Status)+":"+tk.Phase)

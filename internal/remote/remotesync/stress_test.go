@@ -95,11 +95,7 @@ func TestManyMachines(t *testing.T) {
 			t.Fatalf("remote revision %d: %v", i+1, err)
 		}
 	}
-	w, _ := ms[0].st.ReadWorkflow()
-	rec, err := w.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := ms[0].held()
 	seen := map[string]int{}
 	for _, tk := range rec.Tasks {
 		seen[tk.ID]++
