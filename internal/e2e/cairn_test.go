@@ -229,6 +229,22 @@ func cairnTool(name string) string { return cairnPlugin.Tool(name) }
 // afterToolResult matches the agent-loop request that carries a tool result.
 var afterToolResult = mockapi.All(mockapi.IsMain, mockapi.EndsWithToolResult)
 
+// inTurn scripts a turn that makes n calls one after another: the first reply answers the
+// main request whose last user message holds marker, each later one the tool result before
+// it, and after the last the model says end. reply gives the i-th call's step name and reply.
+func inTurn(marker, end string, n int, reply func(i int) (string, mockapi.Reply)) []mockapi.Step {
+	steps := make([]mockapi.Step, 0, n+1)
+	for i := range n {
+		when := afterToolResult
+		if i == 0 {
+			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains(marker))
+		}
+		name, r := reply(i)
+		steps = append(steps, mockapi.On(when, r).Named(name))
+	}
+	return append(steps, mockapi.On(afterToolResult, mockapi.Text(end)).Named("end"))
+}
+
 // requireToolResultsOK fails unless the run fed the model exactly n tool results and none is
 // an error.
 func requireToolResultsOK(t testing.TB, r *Run, n int) []ToolResultEvent {

@@ -372,17 +372,12 @@ func TestCairnWrongArgumentTypes(t *testing.T) {
 		{"transition", map[string]any{"to": "plan", "checkpoint": `{"files":["upload.go"]}`}, ""},
 		{"save_checkpoint", map[string]any{"name": "files", "data": `["upload.go","retry.go"]`}, ""},
 	}
-	var steps []mockapi.Step
-	for i, c := range calls {
-		when := afterToolResult
-		if i == 0 {
-			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("TYPES-PROMPT"))
-		}
+	w.Mock.Script(inTurn("TYPES-PROMPT", "done", len(calls), func(i int) (string, mockapi.Reply) {
 		// Text with each call, as models do: tool calls alone make Claude Code add a reminder
 		// to the user after a few, and the request then ends with that, not the result.
-		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool))
-	}
-	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
+		c := calls[i]
+		return c.tool, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)
+	})...)
 	r := w.run(t, RunOptions{Prompt: "TYPES-PROMPT: move on"})
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)
@@ -431,15 +426,10 @@ func TestCairnStringArgumentsKeptAsStrings(t *testing.T) {
 		{"save_checkpoint", map[string]any{"name": "true", "data": map[string]any{"k": "null"}}},
 		{"save_checkpoint", map[string]any{"name": "null", "data": []any{"false"}}},
 	}
-	steps := make([]mockapi.Step, 0, len(calls)+1)
-	for i, c := range calls {
-		when := afterToolResult
-		if i == 0 {
-			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("STRINGS-PROMPT"))
-		}
-		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool+" "+itoa(i)))
-	}
-	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
+	w.Mock.Script(inTurn("STRINGS-PROMPT", "done", len(calls), func(i int) (string, mockapi.Reply) {
+		c := calls[i]
+		return c.tool + " " + itoa(i), mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)
+	})...)
 	r := w.run(t, RunOptions{Prompt: "STRINGS-PROMPT: record it"})
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)
@@ -493,15 +483,10 @@ func TestCairnRefusalsAsTheModelReadsThem(t *testing.T) {
 		{"transition", map[string]any{"to": "plan", "note": "pushed with " + token}, "secret found (github-token) at $.note"},
 		{"start_workflow", map[string]any{"type": "debug", "context": "something else"}, "is still active; nothing was changed"},
 	}
-	steps := make([]mockapi.Step, 0, len(calls)+1)
-	for i, c := range calls {
-		when := afterToolResult
-		if i == 0 {
-			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("REFUSALS-PROMPT"))
-		}
-		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool))
-	}
-	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
+	w.Mock.Script(inTurn("REFUSALS-PROMPT", "done", len(calls), func(i int) (string, mockapi.Reply) {
+		c := calls[i]
+		return c.tool, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)
+	})...)
 	r := w.run(t, RunOptions{Prompt: "REFUSALS-PROMPT: keep going"})
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)
