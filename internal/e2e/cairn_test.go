@@ -350,6 +350,17 @@ func requireScriptUsed(t testing.TB, w *World) {
 	}
 }
 
+// runScript runs a turn the script plays to its end: it must succeed, with the plugin loaded
+// and every step of the script reached.
+func (w *World) runScript(t *testing.T, o RunOptions) *Run {
+	t.Helper()
+	r := w.run(t, o)
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	return r
+}
+
 // TestCairnAcrossSessions is scenarios 2 to 5 on one project, in order.
 func TestCairnAcrossSessions(t *testing.T) {
 	t.Parallel()
@@ -361,10 +372,7 @@ func TestCairnAcrossSessions(t *testing.T) {
 	// Code; every result is a success and the state lands on disk.
 	ok := t.Run("2-tools-land-on-disk", func(t *testing.T) {
 		seedScript(w, "SEED-PROMPT")
-		r := w.run(t, RunOptions{Prompt: "SEED-PROMPT: plan the uploader retries"})
-		requireOK(t, r)
-		w.requirePluginLoaded(t, r)
-		requireScriptUsed(t, w)
+		r := w.runScript(t, RunOptions{Prompt: "SEED-PROMPT: plan the uploader retries"})
 		seedSession = r.SessionID()
 		if res := r.Result(t); res.Result != "planned" {
 			t.Errorf("result %q", res.Result)
@@ -532,10 +540,7 @@ func TestCairnAcrossSessions(t *testing.T) {
 				mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "implement", "from": "plan"})).Named("transition after /clear"),
 			mockapi.On(afterToolResult, mockapi.Text("implementing")).Named("after the transition"),
 		)
-		r := w.run(t, RunOptions{Resume: seedSession, Inputs: []string{"RESUMED-PROMPT", "/clear", "AFTER-CLEAR: go on"}})
-		requireOK(t, r)
-		w.requirePluginLoaded(t, r)
-		requireScriptUsed(t, w)
+		r := w.runScript(t, RunOptions{Resume: seedSession, Inputs: []string{"RESUMED-PROMPT", "/clear", "AFTER-CLEAR: go on"}})
 
 		inits := r.Inits()
 		if len(inits) < 2 {
@@ -649,10 +654,7 @@ func TestCairnStopWritesOwedPositionLine(t *testing.T) {
 			return mockapi.Text("planned")
 		}},
 	)
-	r := w.run(t, RunOptions{Prompt: "OWED-PROMPT: plan it"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "OWED-PROMPT: plan it"})
 	if !unblocked.Load() {
 		t.Fatalf("could not remove the directory blocking %s", topic)
 	}
@@ -847,10 +849,7 @@ func TestCairnStopAsksOnce(t *testing.T) {
 		mockapi.On(afterToolResult, mockapi.Text("findings updated")).Named("end of turn 3"),
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(stopFeedback)), mockapi.Text("I will fix the log first")).Named("answer the Stop hook again"),
 	)
-	r := w.run(t, RunOptions{Inputs: []string{"REVIEW-PROMPT: review it", "SECOND-PROMPT: anything else?", "THIRD-PROMPT: look again"}})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Inputs: []string{"REVIEW-PROMPT: review it", "SECOND-PROMPT: anything else?", "THIRD-PROMPT: look again"}})
 	requireToolResultsOK(t, r, 3)
 
 	st := w.readState(t)

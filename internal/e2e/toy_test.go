@@ -356,10 +356,7 @@ func TestToyArgumentsRewrittenBySchema(t *testing.T) {
 	w.Mock.Script(inTurn("PROBE-PROMPT", "probed", len(inputs), func(i int) (string, mockapi.Reply) {
 		return "probe " + itoa(i), mockapi.TextThenToolUse("probing", toyPlugin.Tool("probe"), inputs[i])
 	})...)
-	r := w.run(t, RunOptions{Prompt: "PROBE-PROMPT: probe"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "PROBE-PROMPT: probe"})
 	trs := r.ToolResults()
 	if len(trs) != len(inputs) {
 		t.Fatalf("%d tool results, want %d: %+v", len(trs), len(inputs), trs)
