@@ -203,19 +203,27 @@ func requireHooksOK(t testing.TB, r *Run, event string) []HookEvent {
 
 var reportRE = regexp.MustCompile(`(?s)<cairn-state nonce="([0-9a-f]{16,})">\n(.*?)\n</cairn-state nonce="([0-9a-f]{16,})">`)
 
+// fromSessionStart is the text of m's messages from Claude Code's last SessionStart context
+// header on; it fails the test when there is none.
+func fromSessionStart(t testing.TB, m *mockapi.MessagesRequest) string {
+	t.Helper()
+	text := m.MessagesText()
+	i := strings.LastIndex(text, sessionStartContext)
+	if i < 0 {
+		t.Fatalf("the request has no %q: Cairn's SessionStart context did not reach the model:\n%s", sessionStartContext, tail(text, 3000))
+	}
+	return text[i:]
+}
+
 // cairnReport returns the body of the fenced resume report the model got in its request, after
 // Claude Code's SessionStart context header; it fails the test when there is none or the
 // fence's nonces differ.
 func cairnReport(t testing.TB, m *mockapi.MessagesRequest) string {
 	t.Helper()
-	text := m.MessagesText()
-	i := strings.LastIndex(text, sessionStartContext)
-	if i < 0 {
-		t.Fatalf("the request has no %q: Cairn's SessionStart context did not reach the model", sessionStartContext)
-	}
-	match := reportRE.FindStringSubmatch(text[i:])
+	text := fromSessionStart(t, m)
+	match := reportRE.FindStringSubmatch(text)
 	if match == nil {
-		t.Fatalf("the SessionStart context has no fenced <cairn-state> report:\n%s", tail(text[i:], 3000))
+		t.Fatalf("the SessionStart context has no fenced <cairn-state> report:\n%s", tail(text, 3000))
 	}
 	if match[1] != match[3] {
 		t.Fatalf("the report opens with nonce %s and closes with %s", match[1], match[3])

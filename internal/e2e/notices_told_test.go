@@ -250,12 +250,7 @@ func TestCairnNothingOnRecordOneNextStep(t *testing.T) {
 	r := w.run(t, RunOptions{Prompt: "WARNED-PROMPT: hello"})
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)
-	text := r.FirstMain(t).MessagesText()
-	i := strings.LastIndex(text, sessionStartContext)
-	if i < 0 {
-		t.Fatalf("the request has no %q:\n%s", sessionStartContext, tail(text, 3000))
-	}
-	ctx := text[i:]
+	ctx := fromSessionStart(t, r.FirstMain(t))
 	t.Logf("the model reads at session start:\n%.1500s", ctx)
 	report := cairnReport(t, r.FirstMain(t))
 	if !strings.Contains(report, "review.md") {

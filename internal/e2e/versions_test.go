@@ -170,12 +170,7 @@ func TestCairnSeedStateMigrated(t *testing.T) {
 // of deferred tools that names start_workflow).
 func sessionStartText(t testing.TB, m *mockapi.MessagesRequest) string {
 	t.Helper()
-	text := m.MessagesText()
-	i := strings.LastIndex(text, sessionStartContext)
-	if i < 0 {
-		t.Fatalf("the request has no %q: Cairn's SessionStart context did not reach the model", sessionStartContext)
-	}
-	text = text[i:]
+	text := fromSessionStart(t, m)
 	if j := strings.Index(text, "\n\n"); j >= 0 {
 		text = text[:j]
 	}
