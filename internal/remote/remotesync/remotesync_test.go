@@ -134,17 +134,7 @@ func (m *machine) start(id, context string) {
 // status is the active workflow's status here.
 func (m *machine) status() string {
 	m.t.Helper()
-	w, err := m.st.ReadWorkflow()
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	var r struct {
-		Status string `json:"status"`
-	}
-	if err := json.Unmarshal(w.Data, &r); err != nil {
-		m.t.Fatal(err)
-	}
-	return r.Status
+	return string(m.held().Status)
 }
 
 func (m *machine) move(to string) {
