@@ -269,9 +269,7 @@ func TestLostRaceSeenWhole(t *testing.T) {
 	}
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	a.start("wf-read", "readers")
-	a.sync(r, "")
-	b.sync(r, "")
+	startShared(r, a, b, "wf-read", "readers")
 	stop := filepath.Join(t.TempDir(), "stop")
 	var readers []*exec.Cmd
 	var outs []*strings.Builder
