@@ -71,17 +71,7 @@ func newClone(t *testing.T, b remote.Backend) *clone {
 	}
 	c := openClone(t, dir)
 	c.opt.Backend = b
-	if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(c.en.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
-		t.Fatal(err)
-	}
+	c.startSharing()
 	return c
 }
 
@@ -606,18 +596,24 @@ func gitClone(t *testing.T, url, dir string) *clone {
 		}
 	}
 	c := openClone(t, dir)
+	c.startSharing()
+	return c
+}
+
+// startSharing starts wf-1 here and turns sharing on, as cairn remote enable leaves it.
+func (c *clone) startSharing() {
+	c.t.Helper()
 	if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
 	st, err := store.Open(c.en.StateDir())
 	if err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
 	defer st.Close()
 	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
-	return c
 }
 
 // openClone opens the project at dir as it is on disk.
