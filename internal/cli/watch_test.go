@@ -262,20 +262,23 @@ func TestWatchBurst(t *testing.T) {
 	stop(t, cmd, os.Interrupt, stderr)
 }
 
-// TestWatchStateDirRemoved: when the state directory goes away under a running watch (cairn
-// uninstall --with-state, rm -r .claude/cairn), watch says so and ends with exit 3, rather
-// than waiting forever on a directory no write will ever touch again.
-func TestWatchStateDirRemoved(t *testing.T) {
-	t.Parallel()
+// watchingApex is a project with the apex workflow id started and `cairn watch --json` on it,
+// past its first line.
+func watchingApex(t *testing.T, id string) (dir string, cmd *exec.Cmd, lines <-chan string, stderr *bytes.Buffer) {
+	t.Helper()
 	dir, env := project(t)
-	run(t, dir, env, "start", "apex", "watch me go", "--id", "apex-r")
-	cmd, lines, stderr := watcher(t, dir, env, "--json")
-	if l := decode(t, next(t, lines, "the current position")); l.WorkflowID != "apex-r" {
-		t.Fatalf("first line %+v, want apex-r", l)
+	run(t, dir, env, "start", "apex", "watch me go", "--id", id)
+	cmd, lines, stderr = watcher(t, dir, env, "--json")
+	if l := decode(t, next(t, lines, "the current position")); l.WorkflowID != id {
+		t.Fatalf("first line %+v, want %s", l, id)
 	}
-	if err := os.RemoveAll(filepath.Join(dir, ".claude", "cairn")); err != nil {
-		t.Fatal(err)
-	}
+	return dir, cmd, lines, stderr
+}
+
+// requireStateGoneExit fails the test unless the watch ends with exit 3, saying its state
+// directory is gone.
+func requireStateGoneExit(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
+	t.Helper()
 	if code := waitExit(t, cmd, "after its state directory was removed", stderr); code != 3 {
 		t.Fatalf("watch ended with exit %d, want 3 (stderr %q)", code, stderr)
 	}
@@ -284,18 +287,25 @@ func TestWatchStateDirRemoved(t *testing.T) {
 	}
 }
 
+// TestWatchStateDirRemoved: when the state directory goes away under a running watch (cairn
+// uninstall --with-state, rm -r .claude/cairn), watch says so and ends with exit 3, rather
+// than waiting forever on a directory no write will ever touch again.
+func TestWatchStateDirRemoved(t *testing.T) {
+	t.Parallel()
+	dir, cmd, _, stderr := watchingApex(t, "apex-r")
+	if err := os.RemoveAll(filepath.Join(dir, ".claude", "cairn")); err != nil {
+		t.Fatal(err)
+	}
+	requireStateGoneExit(t, cmd, stderr)
+}
+
 // TestWatchStateDirRemovedLast: the directory itself may go well after its files (a slow
 // rm -r on a loaded machine). Watch has by then looked, found the directory still there and
 // printed the empty position; the directory's own removal must still end it. Before, it
 // relied on seeing the directory gone at the check after its files' events, and waited forever.
 func TestWatchStateDirRemovedLast(t *testing.T) {
 	t.Parallel()
-	dir, env := project(t)
-	run(t, dir, env, "start", "apex", "watch me go", "--id", "apex-l")
-	cmd, lines, stderr := watcher(t, dir, env, "--json")
-	if l := decode(t, next(t, lines, "the current position")); l.WorkflowID != "apex-l" {
-		t.Fatalf("first line %+v, want apex-l", l)
-	}
+	dir, cmd, lines, stderr := watchingApex(t, "apex-l")
 	state := filepath.Join(dir, ".claude", "cairn")
 	ents, err := os.ReadDir(state)
 	if err != nil {
@@ -318,12 +328,7 @@ func TestWatchStateDirRemovedLast(t *testing.T) {
 	if err := os.Remove(state); err != nil {
 		t.Fatal(err)
 	}
-	if code := waitExit(t, cmd, "after its state directory was removed", stderr); code != 3 {
-		t.Fatalf("watch ended with exit %d, want 3 (stderr %q)", code, stderr)
-	}
-	if !strings.Contains(stderr.String(), "state directory") {
-		t.Errorf("stderr %q does not say the state directory is gone", stderr)
-	}
+	requireStateGoneExit(t, cmd, stderr)
 }
 
 // TestWatchNoProject: outside any project (no git repository, no CLAUDE_PROJECT_DIR) there is

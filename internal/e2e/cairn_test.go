@@ -203,19 +203,27 @@ func requireHooksOK(t testing.TB, r *Run, event string) []HookEvent {
 
 var reportRE = regexp.MustCompile(`(?s)<cairn-state nonce="([0-9a-f]{16,})">\n(.*?)\n</cairn-state nonce="([0-9a-f]{16,})">`)
 
+// fromSessionStart is the text of m's messages from Claude Code's last SessionStart context
+// header on; it fails the test when there is none.
+func fromSessionStart(t testing.TB, m *mockapi.MessagesRequest) string {
+	t.Helper()
+	text := m.MessagesText()
+	i := strings.LastIndex(text, sessionStartContext)
+	if i < 0 {
+		t.Fatalf("the request has no %q: Cairn's SessionStart context did not reach the model:\n%s", sessionStartContext, tail(text, 3000))
+	}
+	return text[i:]
+}
+
 // cairnReport returns the body of the fenced resume report the model got in its request, after
 // Claude Code's SessionStart context header; it fails the test when there is none or the
 // fence's nonces differ.
 func cairnReport(t testing.TB, m *mockapi.MessagesRequest) string {
 	t.Helper()
-	text := m.MessagesText()
-	i := strings.LastIndex(text, sessionStartContext)
-	if i < 0 {
-		t.Fatalf("the request has no %q: Cairn's SessionStart context did not reach the model", sessionStartContext)
-	}
-	match := reportRE.FindStringSubmatch(text[i:])
+	text := fromSessionStart(t, m)
+	match := reportRE.FindStringSubmatch(text)
 	if match == nil {
-		t.Fatalf("the SessionStart context has no fenced <cairn-state> report:\n%s", tail(text[i:], 3000))
+		t.Fatalf("the SessionStart context has no fenced <cairn-state> report:\n%s", tail(text, 3000))
 	}
 	if match[1] != match[3] {
 		t.Fatalf("the report opens with nonce %s and closes with %s", match[1], match[3])
@@ -228,6 +236,22 @@ func cairnTool(name string) string { return cairnPlugin.Tool(name) }
 
 // afterToolResult matches the agent-loop request that carries a tool result.
 var afterToolResult = mockapi.All(mockapi.IsMain, mockapi.EndsWithToolResult)
+
+// inTurn scripts a turn that makes n calls one after another: the first reply answers the
+// main request whose last user message holds marker, each later one the tool result before
+// it, and after the last the model says end. reply gives the i-th call's step name and reply.
+func inTurn(marker, end string, n int, reply func(i int) (string, mockapi.Reply)) []mockapi.Step {
+	steps := make([]mockapi.Step, 0, n+1)
+	for i := range n {
+		when := afterToolResult
+		if i == 0 {
+			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains(marker))
+		}
+		name, r := reply(i)
+		steps = append(steps, mockapi.On(when, r).Named(name))
+	}
+	return append(steps, mockapi.On(afterToolResult, mockapi.Text(end)).Named("end"))
+}
 
 // requireToolResultsOK fails unless the run fed the model exactly n tool results and none is
 // an error.
@@ -334,6 +358,17 @@ func requireScriptUsed(t testing.TB, w *World) {
 	}
 }
 
+// runScript runs a turn the script plays to its end: it must succeed, with the plugin loaded
+// and every step of the script reached.
+func (w *World) runScript(t *testing.T, o RunOptions) *Run {
+	t.Helper()
+	r := w.run(t, o)
+	requireOK(t, r)
+	w.requirePluginLoaded(t, r)
+	requireScriptUsed(t, w)
+	return r
+}
+
 // TestCairnAcrossSessions is scenarios 2 to 5 on one project, in order.
 func TestCairnAcrossSessions(t *testing.T) {
 	t.Parallel()
@@ -345,10 +380,7 @@ func TestCairnAcrossSessions(t *testing.T) {
 	// Code; every result is a success and the state lands on disk.
 	ok := t.Run("2-tools-land-on-disk", func(t *testing.T) {
 		seedScript(w, "SEED-PROMPT")
-		r := w.run(t, RunOptions{Prompt: "SEED-PROMPT: plan the uploader retries"})
-		requireOK(t, r)
-		w.requirePluginLoaded(t, r)
-		requireScriptUsed(t, w)
+		r := w.runScript(t, RunOptions{Prompt: "SEED-PROMPT: plan the uploader retries"})
 		seedSession = r.SessionID()
 		if res := r.Result(t); res.Result != "planned" {
 			t.Errorf("result %q", res.Result)
@@ -516,10 +548,7 @@ func TestCairnAcrossSessions(t *testing.T) {
 				mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "implement", "from": "plan"})).Named("transition after /clear"),
 			mockapi.On(afterToolResult, mockapi.Text("implementing")).Named("after the transition"),
 		)
-		r := w.run(t, RunOptions{Resume: seedSession, Inputs: []string{"RESUMED-PROMPT", "/clear", "AFTER-CLEAR: go on"}})
-		requireOK(t, r)
-		w.requirePluginLoaded(t, r)
-		requireScriptUsed(t, w)
+		r := w.runScript(t, RunOptions{Resume: seedSession, Inputs: []string{"RESUMED-PROMPT", "/clear", "AFTER-CLEAR: go on"}})
 
 		inits := r.Inits()
 		if len(inits) < 2 {
@@ -633,10 +662,7 @@ func TestCairnStopWritesOwedPositionLine(t *testing.T) {
 			return mockapi.Text("planned")
 		}},
 	)
-	r := w.run(t, RunOptions{Prompt: "OWED-PROMPT: plan it"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "OWED-PROMPT: plan it"})
 	if !unblocked.Load() {
 		t.Fatalf("could not remove the directory blocking %s", topic)
 	}
@@ -831,10 +857,7 @@ func TestCairnStopAsksOnce(t *testing.T) {
 		mockapi.On(afterToolResult, mockapi.Text("findings updated")).Named("end of turn 3"),
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(stopFeedback)), mockapi.Text("I will fix the log first")).Named("answer the Stop hook again"),
 	)
-	r := w.run(t, RunOptions{Inputs: []string{"REVIEW-PROMPT: review it", "SECOND-PROMPT: anything else?", "THIRD-PROMPT: look again"}})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Inputs: []string{"REVIEW-PROMPT: review it", "SECOND-PROMPT: anything else?", "THIRD-PROMPT: look again"}})
 	requireToolResultsOK(t, r, 3)
 
 	st := w.readState(t)

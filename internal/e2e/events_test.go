@@ -55,10 +55,7 @@ func TestCairnClaudeTasksSurviveSessions(t *testing.T) {
 			mockapi.ToolUse("TaskUpdate", map[string]any{"taskId": "2", "status": "completed"})).Named("complete 2"),
 		mockapi.On(afterToolResult, mockapi.Text("tasks noted")).Named("end"),
 	)
-	r := w.run(t, RunOptions{Prompt: "TASKS-PROMPT: list the work", AllowedTools: tools})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "TASKS-PROMPT: list the work", AllowedTools: tools})
 	for _, tr := range r.ToolResults() {
 		if tr.IsError {
 			t.Fatalf("a task tool failed: %s", tr.Text)
@@ -264,10 +261,7 @@ func TestCairnFailedTurnSettlesMemory(t *testing.T) {
 				return mockapi.Text("ok")
 			}},
 	)
-	r := w.run(t, RunOptions{Inputs: []string{"FAIL-PROMPT: hello", "NEXT-PROMPT: hello"}, Env: []string{"CLAUDE_CODE_MAX_RETRIES=0"}})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Inputs: []string{"FAIL-PROMPT: hello", "NEXT-PROMPT: hello"}, Env: []string{"CLAUDE_CODE_MAX_RETRIES=0"}})
 	if !dropped.Load() {
 		t.Fatal("could not drop the line from MEMORY.md")
 	}

@@ -145,10 +145,7 @@ func TestCairnStopAnswerNotAskedAgain(t *testing.T) {
 		mockapi.On(afterToolResult, mockapi.Text("told the user why V-TEST-03 stays")).Named("end of the answer"),
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-PROMPT")), mockapi.Text("next turn done")).Named("turn 2"),
 	)
-	r := w.run(t, RunOptions{Inputs: []string{"REVIEW-PROMPT: review it", "NEXT-PROMPT: commit it"}})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Inputs: []string{"REVIEW-PROMPT: review it", "NEXT-PROMPT: commit it"}})
 	requireToolResultsOK(t, r, 2)
 	if st := w.readState(t); st.Enforcement == nil || len(st.Enforcement.Violations) != 1 || st.Enforcement.Violations[0].Code != "V-TEST-03" {
 		t.Fatalf("enforcement on disk %+v, want the one violation the answer recorded", st.Enforcement)
@@ -179,10 +176,7 @@ func TestCairnCheckpointAcrossSessions(t *testing.T) {
 			mockapi.ToolUse(cairnTool("save_checkpoint"), map[string]any{"name": checkpointName, "data": data})).Named("save as a string"),
 		mockapi.On(afterToolResult, mockapi.Text("saved")).Named("end of session 1"),
 	)
-	r := w.run(t, RunOptions{Prompt: "SAVE-PROMPT: keep the findings"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "SAVE-PROMPT: keep the findings"})
 	requireToolResultsOK(t, r, 1)
 	if got := readFile(t, filepath.Join(w.stateDir(), "checkpoints", checkpointName+".json")); got != data {
 		t.Fatalf("checkpoints/%s.json = %q, want the object %s", checkpointName, got, data)
@@ -248,10 +242,7 @@ func TestCairnToolsOnDamagedState(t *testing.T) {
 		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("start_workflow"), map[string]any{"type": "apex", "context": "start over"})).Named("start over it"),
 		mockapi.On(afterToolResult, mockapi.Text("the state is damaged")).Named("end"),
 	)
-	r := w.run(t, RunOptions{Prompt: "DAMAGE-PROMPT: move on to the plan"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "DAMAGE-PROMPT: move on to the plan"})
 	if !damaged.Load() {
 		t.Fatal("could not damage the state files")
 	}
@@ -330,10 +321,7 @@ func TestCairnKilledThenContinued(t *testing.T) {
 	}
 
 	w.Mock.Script(mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("CONTINUED-PROMPT")), mockapi.Text("continuing")).Named("continued"))
-	rc := w.run(t, RunOptions{Prompt: "CONTINUED-PROMPT: go on", Args: []string{"--continue"}})
-	requireOK(t, rc)
-	w.requirePluginLoaded(t, rc)
-	requireScriptUsed(t, w)
+	rc := w.runScript(t, RunOptions{Prompt: "CONTINUED-PROMPT: go on", Args: []string{"--continue"}})
 	if rc.SessionID() != sid {
 		t.Fatalf("--continue made session %q, want the killed one %q", rc.SessionID(), sid)
 	}
@@ -372,21 +360,13 @@ func TestCairnWrongArgumentTypes(t *testing.T) {
 		{"transition", map[string]any{"to": "plan", "checkpoint": `{"files":["upload.go"]}`}, ""},
 		{"save_checkpoint", map[string]any{"name": "files", "data": `["upload.go","retry.go"]`}, ""},
 	}
-	var steps []mockapi.Step
-	for i, c := range calls {
-		when := afterToolResult
-		if i == 0 {
-			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("TYPES-PROMPT"))
-		}
+	w.Mock.Script(inTurn("TYPES-PROMPT", "done", len(calls), func(i int) (string, mockapi.Reply) {
 		// Text with each call, as models do: tool calls alone make Claude Code add a reminder
 		// to the user after a few, and the request then ends with that, not the result.
-		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool))
-	}
-	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
-	r := w.run(t, RunOptions{Prompt: "TYPES-PROMPT: move on"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+		c := calls[i]
+		return c.tool, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)
+	})...)
+	r := w.runScript(t, RunOptions{Prompt: "TYPES-PROMPT: move on"})
 	trs := r.ToolResults()
 	if len(trs) != len(calls) {
 		t.Fatalf("%d tool results, want %d", len(trs), len(calls))
@@ -431,19 +411,11 @@ func TestCairnStringArgumentsKeptAsStrings(t *testing.T) {
 		{"save_checkpoint", map[string]any{"name": "true", "data": map[string]any{"k": "null"}}},
 		{"save_checkpoint", map[string]any{"name": "null", "data": []any{"false"}}},
 	}
-	steps := make([]mockapi.Step, 0, len(calls)+1)
-	for i, c := range calls {
-		when := afterToolResult
-		if i == 0 {
-			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("STRINGS-PROMPT"))
-		}
-		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool+" "+itoa(i)))
-	}
-	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
-	r := w.run(t, RunOptions{Prompt: "STRINGS-PROMPT: record it"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	w.Mock.Script(inTurn("STRINGS-PROMPT", "done", len(calls), func(i int) (string, mockapi.Reply) {
+		c := calls[i]
+		return c.tool + " " + itoa(i), mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)
+	})...)
+	r := w.runScript(t, RunOptions{Prompt: "STRINGS-PROMPT: record it"})
 	requireToolResultsOK(t, r, len(calls))
 
 	var st struct {
@@ -493,19 +465,11 @@ func TestCairnRefusalsAsTheModelReadsThem(t *testing.T) {
 		{"transition", map[string]any{"to": "plan", "note": "pushed with " + token}, "secret found (github-token) at $.note"},
 		{"start_workflow", map[string]any{"type": "debug", "context": "something else"}, "is still active; nothing was changed"},
 	}
-	steps := make([]mockapi.Step, 0, len(calls)+1)
-	for i, c := range calls {
-		when := afterToolResult
-		if i == 0 {
-			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("REFUSALS-PROMPT"))
-		}
-		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)).Named(c.tool))
-	}
-	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("done")).Named("end"))...)
-	r := w.run(t, RunOptions{Prompt: "REFUSALS-PROMPT: keep going"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	w.Mock.Script(inTurn("REFUSALS-PROMPT", "done", len(calls), func(i int) (string, mockapi.Reply) {
+		c := calls[i]
+		return c.tool, mockapi.TextThenToolUse("trying "+c.tool, cairnTool(c.tool), c.input)
+	})...)
+	r := w.runScript(t, RunOptions{Prompt: "REFUSALS-PROMPT: keep going"})
 	m := r.MainRequests()
 	read := m[len(m)-1].ToolResults() // what the model reads in its last request
 	if len(read) != len(calls) {

@@ -43,10 +43,7 @@ func TestCairnEarlierSessionTasksNoticed(t *testing.T) {
 		}
 	}
 	w.Mock.Script(createBoth("FIRST-TASKS")...)
-	first := w.run(t, RunOptions{Prompt: "FIRST-TASKS: list the work", AllowedTools: tools})
-	requireOK(t, first)
-	w.requirePluginLoaded(t, first)
-	requireScriptUsed(t, w)
+	first := w.runScript(t, RunOptions{Prompt: "FIRST-TASKS: list the work", AllowedTools: tools})
 	requireToolResultsOK(t, first, 2)
 	if created := requireHooksOK(t, first, "TaskCreated"); len(created) != 2 {
 		t.Fatalf("%d TaskCreated hooks ran, want 2", len(created))
@@ -124,10 +121,7 @@ func TestCairnTaskBoundRefusedWorkflowWritable(t *testing.T) {
 		mockapi.On(afterToolResult, mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "plan"})).Named("transition"),
 		mockapi.On(afterToolResult, mockapi.Text("moved on")).Named("end"),
 	)
-	r := w.run(t, RunOptions{Prompt: "BOUND-PROMPT: add the task, then move on"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "BOUND-PROMPT: add the task, then move on"})
 	m := r.MainRequests()
 	read := m[len(m)-1].ToolResults() // what the model reads in its last request
 	if len(read) != 3 {
@@ -228,10 +222,7 @@ func TestCairnResumeCheckTaskCounts(t *testing.T) {
 			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
 		mockapi.On(afterToolResult, mockapi.Text("ok")).Named("end the turn"),
 	)
-	r := w.run(t, RunOptions{Prompt: "COUNTS-PROMPT: where were we?"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "COUNTS-PROMPT: where were we?"})
 	m := r.MainRequests()
 	read := m[len(m)-1].ToolResults()
 	if len(read) != 1 || read[0].IsError {
@@ -259,12 +250,7 @@ func TestCairnNothingOnRecordOneNextStep(t *testing.T) {
 	r := w.run(t, RunOptions{Prompt: "WARNED-PROMPT: hello"})
 	requireOK(t, r)
 	w.requirePluginLoaded(t, r)
-	text := r.FirstMain(t).MessagesText()
-	i := strings.LastIndex(text, sessionStartContext)
-	if i < 0 {
-		t.Fatalf("the request has no %q:\n%s", sessionStartContext, tail(text, 3000))
-	}
-	ctx := text[i:]
+	ctx := fromSessionStart(t, r.FirstMain(t))
 	t.Logf("the model reads at session start:\n%.1500s", ctx)
 	report := cairnReport(t, r.FirstMain(t))
 	if !strings.Contains(report, "review.md") {
@@ -299,10 +285,7 @@ func TestCairnEarlierSessionTasksToldOnce(t *testing.T) {
 			mockapi.ToolUse("TaskCreate", map[string]any{"subject": subject, "description": "wrap upload() in a bounded retry"})).Named("create"),
 		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end"),
 	)
-	first := w.run(t, RunOptions{Prompt: "FIRST-TASKS: list the work", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
-	requireOK(t, first)
-	w.requirePluginLoaded(t, first)
-	requireScriptUsed(t, w)
+	first := w.runScript(t, RunOptions{Prompt: "FIRST-TASKS: list the work", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
 	requireToolResultsOK(t, first, 1)
 
 	told := "notice: 1 open task" + earlierTasksNotice
@@ -368,10 +351,7 @@ func TestCairnTasksBesideALiveOwnerNotMirrored(t *testing.T) {
 			mockapi.ToolUse("TaskCreate", map[string]any{"subject": "fix the README typo", "description": "unrelated to the workflow"})).Named("create"),
 		mockapi.On(afterToolResult, mockapi.Text("task noted")).Named("end"),
 	)
-	r := w.run(t, RunOptions{Prompt: "BESIDE-TASKS: a quick chore", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "BESIDE-TASKS: a quick chore", AllowedTools: []string{cairnPlugin.AllowRule(), "TaskCreate"}})
 	requireToolResultsOK(t, r, 1)
 	created := requireHooksOK(t, r, "TaskCreated")
 	if len(created) != 1 || !strings.Contains(created[0].Stderr, "belongs to another live session") {

@@ -37,10 +37,7 @@ func TestCairnSharedClaimAcrossMachines(t *testing.T) {
 				mockapi.ToolUse(cairnTool("update_task"), map[string]any{"id": "t1", "status": "running"})).Named("claim t1"),
 			mockapi.On(afterToolResult, mockapi.Text("claimed or not")).Named("after"),
 		)
-		r := w.run(t, RunOptions{Prompt: marker + ": take task t1"})
-		requireOK(t, r)
-		w.requirePluginLoaded(t, r)
-		requireScriptUsed(t, w)
+		r := w.runScript(t, RunOptions{Prompt: marker + ": take task t1"})
 		return r
 	}
 

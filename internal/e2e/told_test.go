@@ -91,10 +91,7 @@ func TestToldApprovalRefusedHeadless(t *testing.T) {
 			mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "implement", "from": "plan"})).Named("leave plan"),
 		mockapi.On(afterToolResult, mockapi.Text("waiting")).Named("after the refusal"),
 	)
-	r := w.run(t, RunOptions{Prompt: "GATE-PROMPT: the plan is done, move on"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "GATE-PROMPT: the plan is done, move on"})
 	trs := r.ToolResults()
 	// Claude Code declared elicitation, so Cairn asked; the answer was cancel.
 	want := "leaving phase plan needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again"

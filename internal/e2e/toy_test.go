@@ -353,19 +353,10 @@ func TestToyArgumentsRewrittenBySchema(t *testing.T) {
 	b, _ := json.Marshal(nested)
 	inputs, wants = append(inputs, nested), append(wants, string(b))
 
-	steps := make([]mockapi.Step, 0, len(inputs)+1)
-	for i, in := range inputs {
-		when := afterToolResult
-		if i == 0 {
-			when = mockapi.All(mockapi.IsMain, mockapi.LastUserContains("PROBE-PROMPT"))
-		}
-		steps = append(steps, mockapi.On(when, mockapi.TextThenToolUse("probing", toyPlugin.Tool("probe"), in)).Named("probe "+itoa(i)))
-	}
-	w.Mock.Script(append(steps, mockapi.On(afterToolResult, mockapi.Text("probed")).Named("end"))...)
-	r := w.run(t, RunOptions{Prompt: "PROBE-PROMPT: probe"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	w.Mock.Script(inTurn("PROBE-PROMPT", "probed", len(inputs), func(i int) (string, mockapi.Reply) {
+		return "probe " + itoa(i), mockapi.TextThenToolUse("probing", toyPlugin.Tool("probe"), inputs[i])
+	})...)
+	r := w.runScript(t, RunOptions{Prompt: "PROBE-PROMPT: probe"})
 	trs := r.ToolResults()
 	if len(trs) != len(inputs) {
 		t.Fatalf("%d tool results, want %d: %+v", len(trs), len(inputs), trs)

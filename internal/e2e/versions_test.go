@@ -46,10 +46,7 @@ func TestCairnLargeCheckpointInParts(t *testing.T) {
 			mockapi.ToolUse(cairnTool("load_checkpoint"), map[string]any{"name": "survey", "part": "/files/3"})).Named("load a part"),
 		mockapi.On(afterToolResult, mockapi.Text("read it")).Named("end the turn"),
 	)
-	r := w.run(t, RunOptions{Prompt: "BIG-CHECKPOINT: read the survey"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: "BIG-CHECKPOINT: read the survey"})
 	requireToolResultsOK(t, r, 3)
 	requireHooksOK(t, r, "Stop")
 	reqs := r.MainRequests()
@@ -173,12 +170,7 @@ func TestCairnSeedStateMigrated(t *testing.T) {
 // of deferred tools that names start_workflow).
 func sessionStartText(t testing.TB, m *mockapi.MessagesRequest) string {
 	t.Helper()
-	text := m.MessagesText()
-	i := strings.LastIndex(text, sessionStartContext)
-	if i < 0 {
-		t.Fatalf("the request has no %q: Cairn's SessionStart context did not reach the model", sessionStartContext)
-	}
-	text = text[i:]
+	text := fromSessionStart(t, m)
 	if j := strings.Index(text, "\n\n"); j >= 0 {
 		text = text[:j]
 	}
@@ -201,9 +193,6 @@ func resumeWith(t *testing.T, w *World, path, content string, mode os.FileMode, 
 			mockapi.ToolUse(cairnTool("resume_check"), map[string]any{})).Named("resume_check"),
 		mockapi.On(afterToolResult, mockapi.Text("ok")).Named("end the turn"),
 	)
-	r := w.run(t, RunOptions{Prompt: marker + ": where were we?"})
-	requireOK(t, r)
-	w.requirePluginLoaded(t, r)
-	requireScriptUsed(t, w)
+	r := w.runScript(t, RunOptions{Prompt: marker + ": where were we?"})
 	return r
 }

@@ -13,24 +13,14 @@ import (
 // larger than Cairn handles), is what the swap displaces into the temp file: it must go back to
 // MEMORY.md, as the error says Cairn leaves it, not be removed with the temp file.
 func TestUnreadableDisplacedFileGoesBack(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, IndexFile)
-	if err := os.WriteFile(path, []byte("# theirs\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, path := theirs(t, "# theirs\n")
 	big := bytes.Repeat([]byte("# theirs, and a lot of it\n"), maxFile/20)
 	swapHook = func(p string) {
 		if p != path {
 			return
 		}
 		swapHook = nil
-		tmp := filepath.Join(dir, "model-tmp")
-		if err := os.WriteFile(tmp, big, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
+		renameOver(t, path, func(tmp string) error { return os.WriteFile(tmp, big, 0o644) })
 	}
 	defer func() { swapHook = nil }()
 	err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed")
@@ -47,11 +37,7 @@ func TestUnreadableDisplacedFileGoesBack(t *testing.T) {
 // that was there before the read is: it goes back to MEMORY.md, not out with the temp file
 // while Cairn writes its edit of the linked file's content in its place.
 func TestDisplacedSymlinkGoesBack(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, IndexFile)
-	if err := os.WriteFile(path, []byte("# theirs\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, path := theirs(t, "# theirs\n")
 	const notes = "# notes, linked\n"
 	target := filepath.Join(dir, "notes.md")
 	if err := os.WriteFile(target, []byte(notes), 0o644); err != nil {
@@ -62,13 +48,7 @@ func TestDisplacedSymlinkGoesBack(t *testing.T) {
 			return
 		}
 		swapHook = nil
-		tmp := filepath.Join(dir, "model-link")
-		if err := os.Symlink("notes.md", tmp); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
+		renameOver(t, path, func(tmp string) error { return os.Symlink("notes.md", tmp) })
 	}
 	defer func() { swapHook = nil }()
 	err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed")
@@ -87,11 +67,7 @@ func TestDisplacedSymlinkGoesBack(t *testing.T) {
 // A symlink renamed over MEMORY.md between the swap and the hand-back of a busy displaced
 // file is a newer write too: it stays, and the busy file goes.
 func TestHandBackLeavesANewerSymlink(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, IndexFile)
-	if err := os.WriteFile(path, []byte("# theirs\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, path := theirs(t, "# theirs\n")
 	w := writing
 	defer func() { writing = w }()
 	writing = func(p string) (bool, bool) {
@@ -99,13 +75,7 @@ func TestHandBackLeavesANewerSymlink(t *testing.T) {
 			return w(p)
 		}
 		writing = w
-		tmp := filepath.Join(dir, "model-link")
-		if err := os.Symlink("notes.md", tmp); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
+		renameOver(t, path, func(tmp string) error { return os.Symlink("notes.md", tmp) })
 		return true, true
 	}
 	if err := New(Location{Dir: dir}, Options{}).Record("Active APEX workflow: plan completed"); !IsUnavailable(err) {
@@ -120,11 +90,7 @@ func TestHandBackLeavesANewerSymlink(t *testing.T) {
 // A writer that removes MEMORY.md between the compare and the swap (after one whose content
 // the swap displaced and handed back): the file must not become an empty one nobody can read.
 func TestRemovalBeforeTheSwap(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, IndexFile)
-	if err := os.WriteFile(path, []byte("# theirs 0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, path := theirs(t, "# theirs 0\n")
 	calls := 0
 	swapHook = func(p string) {
 		if p != path {
@@ -156,4 +122,28 @@ func TestRemovalBeforeTheSwap(t *testing.T) {
 		t.Errorf("MEMORY.md = %q, want Cairn's line as its edit left it", got)
 	}
 	noTempLeft(t, dir)
+}
+
+// theirs is a memory directory whose MEMORY.md another writer left holding content.
+func theirs(t *testing.T, content string) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, IndexFile)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path
+}
+
+// renameOver replaces path as another writer does: create makes the new file beside it, and
+// a rename puts it in place.
+func renameOver(t *testing.T, path string, create func(tmp string) error) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "model-new")
+	if err := create(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -46,6 +46,20 @@ func runLaunch(t *testing.T, root string, env []string, stdin string, args ...st
 	return runProcess(t, 4*time.Minute, fmt.Sprintf("running hooks/launch %v", args), env, t.TempDir(), stdin, filepath.Join(root, "hooks", "launch"), args...)
 }
 
+// launchTimed starts the launcher called name, the SessionStart hook (from dir) or the MCP
+// server, and says how long it took.
+func launchTimed(t *testing.T, root string, env []string, dir, name string) (launchResult, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	var res launchResult
+	if name == "cairn-session-start" {
+		res = runShell(t, hookCommand(t, "SessionStart"), env, dir, `{"session_id":"s"}`)
+	} else {
+		res = runLaunch(t, root, env, initializeLine, name)
+	}
+	return res, time.Since(start)
+}
+
 // initializeLine is an MCP client's first line, which the server answers with its serverInfo.
 const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"launch-test","version":"0"}}}` + "\n"
 
@@ -416,14 +430,7 @@ func TestLaunchUnwritableData(t *testing.T) {
 	}
 	env := launchEnv(root, data, home, tools)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		start := time.Now()
-		var res launchResult
-		if name == "cairn-session-start" {
-			res = runShell(t, hookCommand(t, "SessionStart"), env, home, `{"session_id":"s"}`)
-		} else {
-			res = runLaunch(t, root, env, initializeLine, name)
-		}
-		took := time.Since(start)
+		res, took := launchTimed(t, root, env, home, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") {
 			t.Errorf("%s = %+v, want exit 0 and one line saying %s cannot be written", name, res, data)

@@ -154,14 +154,7 @@ func TestLaunchDeadLockInAReadOnlyDataDir(t *testing.T) {
 	work := t.TempDir()
 	env := launchEnv(root, data, work, toolDir(t))
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		start := time.Now()
-		var res launchResult
-		if name == "cairn-session-start" {
-			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-		} else {
-			res = runLaunch(t, root, env, initializeLine, name)
-		}
-		took := time.Since(start)
+		res, took := launchTimed(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") || took > 3*time.Second {
 			t.Errorf("%s took %s: %+v, want exit 0 at once and one line saying %s cannot be written", name, took, res, data)

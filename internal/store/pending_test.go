@@ -15,16 +15,17 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
-// deniedFS refuses to open one file, as a file without read permission is refused to a user
-// who is not root.
-type deniedFS struct {
+// failOpenFS fails opening one file with err: fs.ErrPermission as a file without read
+// permission is refused to a user who is not root, syscall.EIO as a failing disk does.
+type failOpenFS struct {
 	durable.FS
 	name string
+	err  error
 }
 
-func (d deniedFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+func (d failOpenFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	if name == d.name {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: d.err}
 	}
 	return d.FS.OpenFile(name, flag, perm)
 }
@@ -66,7 +67,7 @@ func TestUnreadablePendingIsSetAside(t *testing.T) {
 			defer d.Close()
 			var fsys durable.FS = d
 			if kind == "no permission" {
-				fsys = deniedFS{d, "archive/pending.json"}
+				fsys = failOpenFS{d, "archive/pending.json", fs.ErrPermission}
 			}
 			s := mustOpen(t, dir, store.WithFS(fsys))
 			done := make(chan struct{})
@@ -107,19 +108,6 @@ func TestUnreadablePendingIsSetAside(t *testing.T) {
 	}
 }
 
-// eioFS fails opening one file with an I/O error, as a failing disk does.
-type eioFS struct {
-	durable.FS
-	name string
-}
-
-func (d eioFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	if name == d.name {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EIO}
-	}
-	return d.FS.OpenFile(name, flag, perm)
-}
-
 // TestPendingIOErrorStillReads: an I/O error reading archive/pending.json is not set aside (the
 // marker may well be Cairn's, and a later operation finishes its archive), but a read must not
 // fail on it. With the snapshot there, the workflow is read as it stands, with a notice naming
@@ -151,7 +139,7 @@ func TestPendingIOErrorStillReads(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			s := mustOpen(t, dir, store.WithFS(eioFS{d, "archive/pending.json"}))
+			s := mustOpen(t, dir, store.WithFS(failOpenFS{d, "archive/pending.json", syscall.EIO}))
 			w, err := s.ReadWorkflow()
 			if !snapshot {
 				var unr *store.UnreadableError

@@ -70,25 +70,10 @@ func newClone(t *testing.T, b remote.Backend) *clone {
 	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "CLAUDE_PROJECT_DIR": dir, claimsync.EnvLease: "1m"}
-	getenv := func(k string) string { return vars[k] }
-	en, err := engine.Open(engine.Config{Getenv: getenv, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { en.Close() })
-	if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(en.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
-		t.Fatal(err)
-	}
-	return &clone{t: t, en: en, vars: vars, opt: claimsync.Options{StateDir: en.StateDir(), Root: dir, Getenv: getenv, Backend: b}}
+	c := openClone(t, dir)
+	c.opt.Backend = b
+	c.startSharing()
+	return c
 }
 
 func (c *clone) task(id, status string) (*engine.Result, error) {
@@ -608,18 +593,24 @@ func gitClone(t *testing.T, url, dir string) *clone {
 		}
 	}
 	c := openClone(t, dir)
+	c.startSharing()
+	return c
+}
+
+// startSharing starts wf-1 here and turns sharing on, as cairn remote enable leaves it.
+func (c *clone) startSharing() {
+	c.t.Helper()
 	if _, err := c.en.Start(engine.StartRequest{Type: "apex", Context: "claims", WorkflowID: "wf-1"}); err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
 	st, err := store.Open(c.en.StateDir())
 	if err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
 	defer st.Close()
 	if err := mirror.Save(st, mirror.Settings{Enabled: true, Remote: "origin"}); err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
-	return c
 }
 
 // openClone opens the project at dir as it is on disk.

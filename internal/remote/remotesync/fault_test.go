@@ -115,11 +115,7 @@ func TestCutWithWritesOnBothSides(t *testing.T) {
 	url := "git://" + p.Addr + "/" + filepath.Base(bare)
 	a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
 	open := func(m *machine) remote.Backend {
-		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url, Timeout: 3 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: url, Timeout: 3 * time.Second})
 	}
 	ra, rb := open(a), open(b)
 	a.start("wf-cut", "cut")
@@ -214,14 +210,8 @@ func TestKillSync(t *testing.T) {
 	if killed == 0 {
 		t.Fatal("every sync finished before its kill: the test proved nothing")
 	}
-	ra, err := gitremote.New(gitremote.Config{Dir: a.dir, Remote: "origin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := gitremote.New(gitremote.Config{Dir: b.dir, Remote: "origin"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra := gitBackend(t, gitremote.Config{Dir: a.dir, Remote: "origin"})
+	rb := gitBackend(t, gitremote.Config{Dir: b.dir, Remote: "origin"})
 	a.sync(ra, "")
 	if out := b.sync(rb, ""); out.Conflict != nil {
 		t.Fatalf("B had no work of its own, yet: %+v", out)
@@ -279,9 +269,7 @@ func TestLostRaceSeenWhole(t *testing.T) {
 	}
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
-	a.start("wf-read", "readers")
-	a.sync(r, "")
-	b.sync(r, "")
+	startShared(r, a, b, "wf-read", "readers")
 	stop := filepath.Join(t.TempDir(), "stop")
 	var readers []*exec.Cmd
 	var outs []*strings.Builder
@@ -345,11 +333,7 @@ func TestLongCut(t *testing.T) {
 	ms := []*machine{newMachine(t, time.Hour), newMachine(t, -time.Hour)}
 	rs := make([]remote.Backend, len(ms))
 	for i, m := range ms {
-		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url, Timeout: 3 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs[i] = r
+		rs[i] = gitBackend(t, gitremote.Config{Dir: m.dir, Remote: url, Timeout: 3 * time.Second})
 	}
 	ms[0].start("wf-long", "long cut")
 	ms[0].sync(rs[0], "")
@@ -458,11 +442,7 @@ func TestLongCut(t *testing.T) {
 	if agreedAt.IsZero() {
 		agreedAt = time.Now()
 	}
-	w, _ := ms[0].st.ReadWorkflow()
-	rec, err := w.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := ms[0].held()
 	on := map[string]int{}
 	for _, tk := range rec.Tasks {
 		on[tk.ID]++

@@ -58,11 +58,7 @@ func TestKillSyncAtEveryStep(t *testing.T) {
 			if out, err := exec.Command("git", "-C", m.dir, "remote", "add", "origin", url).CombinedOutput(); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: "origin"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return r
+			return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: "origin"})
 		}
 		ra, rb := open(a), open(b)
 		a.start("wf-k", "kill")
@@ -115,11 +111,7 @@ func TestKillSyncAtEveryStep(t *testing.T) {
 		}
 		b.sync(rb, "")
 		agree(t, ra, a, b)
-		w, _ := a.st.ReadWorkflow()
-		rec, err := w.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := a.held()
 		var ids []string
 		for _, tk := range rec.Tasks {
 			ids = append(ids, tk.ID)

@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -71,6 +72,16 @@ func newMachine(t *testing.T, offset time.Duration) *machine {
 	return m
 }
 
+// gitBackend opens the git remote c names.
+func gitBackend(t *testing.T, c gitremote.Config) *gitremote.Backend {
+	t.Helper()
+	r, err := gitremote.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // record keeps in the mirror what a sync left, as cairn sync and the MCP server's background
 // sync do. It may run on a goroutine of its own, so it only reports an error.
 func (m *machine) record(out remotesync.Outcome) {
@@ -98,6 +109,20 @@ func (m *machine) phase() (string, int64) {
 	return r.State, w.Revision
 }
 
+// held is the record of the workflow here.
+func (m *machine) held() *workflow.Record {
+	m.t.Helper()
+	w, err := m.st.ReadWorkflow()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	rec, err := w.Record()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return rec
+}
+
 // start starts an apex workflow of that id here.
 func (m *machine) start(id, context string) {
 	m.t.Helper()
@@ -109,17 +134,23 @@ func (m *machine) start(id, context string) {
 // status is the active workflow's status here.
 func (m *machine) status() string {
 	m.t.Helper()
-	w, err := m.st.ReadWorkflow()
-	if err != nil {
+	return string(m.held().Status)
+}
+
+// complete completes the workflow here, which archives it.
+func (m *machine) complete() {
+	m.t.Helper()
+	if _, err := m.en.Complete("shipped"); err != nil {
 		m.t.Fatal(err)
 	}
-	var r struct {
-		Status string `json:"status"`
-	}
-	if err := json.Unmarshal(w.Data, &r); err != nil {
-		m.t.Fatal(err)
-	}
-	return r.Status
+}
+
+// startShared starts workflow id on a, then syncs a and b through r, so both hold it.
+func startShared(r remote.Backend, a, b *machine, id, context string) {
+	a.t.Helper()
+	a.start(id, context)
+	a.sync(r, "")
+	b.sync(r, "")
 }
 
 func (m *machine) move(to string) {
@@ -154,11 +185,7 @@ func TestHandOffAndConflict(t *testing.T) {
 		{"git", func(t *testing.T) func(*machine) remote.Backend {
 			bare := gittest.Bare(t)
 			return func(m *machine) remote.Backend {
-				b, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return b
+				return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
 			}
 		}},
 	} {
@@ -229,19 +256,23 @@ func TestChoose(t *testing.T) {
 	}
 }
 
+// finishedOnA is machines A and B both holding wf-f, which A has since completed (and
+// archived) without syncing.
+func finishedOnA(t *testing.T) (r *memremote.Backend, a, b *machine) {
+	t.Helper()
+	r = memremote.New()
+	a, b = newMachine(t, 0), newMachine(t, 0)
+	startShared(r, a, b, "wf-f", "done soon")
+	a.move("plan")
+	a.complete()
+	return r, a, b
+}
+
 // TestFinishedHereIsShared: A completes the workflow (which archives it) before syncing; the
 // next sync pushes the end so B sees it, and A does not take the workflow back.
 func TestFinishedHereIsShared(t *testing.T) {
 	ctx := context.Background()
-	r := memremote.New()
-	a, b := newMachine(t, 0), newMachine(t, 0)
-	a.start("wf-f", "done soon")
-	a.sync(r, "")
-	b.sync(r, "")
-	a.move("plan")
-	if _, err := a.en.Complete("shipped"); err != nil {
-		t.Fatal(err)
-	}
+	r, a, b := finishedOnA(t)
 	if ph, _ := a.phase(); ph != "" {
 		t.Fatalf("A still has an active workflow in %s after completing", ph)
 	}
@@ -274,9 +305,7 @@ func TestIdleSyncReadsNothingShared(t *testing.T) {
 	a.start("wf-idle", "finished")
 	a.move("plan")
 	a.sync(r, "")
-	if _, err := a.en.Complete("shipped"); err != nil {
-		t.Fatal(err)
-	}
+	a.complete()
 	if out := a.sync(r, ""); out.Shared == 0 {
 		t.Fatalf("A's sync after completing = %+v, want its end shared", out)
 	}
@@ -293,15 +322,7 @@ func TestIdleSyncReadsNothingShared(t *testing.T) {
 // so B, still on it, learns it is over instead of going on with it alone.
 func TestFinishedThenStartedIsShared(t *testing.T) {
 	ctx := context.Background()
-	r := memremote.New()
-	a, b := newMachine(t, 0), newMachine(t, 0)
-	a.start("wf-f", "done soon")
-	a.sync(r, "")
-	b.sync(r, "")
-	a.move("plan")
-	if _, err := a.en.Complete("shipped"); err != nil {
-		t.Fatal(err)
-	}
+	r, a, b := finishedOnA(t)
 	a.start("wf-g", "next")
 	out := a.sync(r, "")
 	if out.Workflow != "wf-g" || out.Pushed != 1 || out.Shared < 2 {
@@ -331,9 +352,7 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.move("plan")
-	if _, err := a.en.Complete("shipped"); err != nil {
-		t.Fatal(err)
-	}
+	a.complete()
 	a.start("wf-g", "next")
 	for i := range 2 {
 		out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
@@ -357,9 +376,7 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	}
 	a.move("plan")
 	a.move("implement")
-	if _, err := a.en.Complete("shipped"); err != nil {
-		t.Fatal(err)
-	}
+	a.complete()
 	b.start("wf-o", "other")
 	b.sync(r, "")
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
@@ -439,9 +456,7 @@ func TestReplayEveryKind(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
 	a, b := newMachine(t, time.Hour), newMachine(t, -time.Hour)
-	a.start("wf-k", "every kind")
-	a.sync(r, "")
-	b.sync(r, "")
+	startShared(r, a, b, "wf-k", "every kind")
 	must := func(_ *engine.Result, err error) {
 		t.Helper()
 		if err != nil {
@@ -468,11 +483,7 @@ func TestReplayEveryKind(t *testing.T) {
 	}
 	b.sync(r, "")
 	agree(t, r, a, b)
-	w, _ := b.st.ReadWorkflow()
-	rec, err := w.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := b.held()
 	var tasks []string
 	for _, tk := range rec.Tasks {
 		tasks = append(tasks, tk.ID+":"+string(tk.Status)+":"+tk.Phase)
@@ -504,9 +515,7 @@ func TestIncrementalReads(t *testing.T) {
 	const n = 12
 	ra := &counting{Backend: memremote.New()}
 	a, b := newMachine(t, 0), newMachine(t, time.Hour)
-	a.start("wf-r", "reads")
-	a.sync(ra, "")
-	b.sync(ra, "")
+	startShared(ra, a, b, "wf-r", "reads")
 	for i := range n {
 		if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t" + strconv.Itoa(i), Status: "pending"}); err != nil {
 			t.Fatal(err)
@@ -599,9 +608,7 @@ func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
 	if err != nil || len(recs) < 2 {
 		t.Fatalf("wf-f's line: %d records, %v", len(recs), err)
 	}
-	if _, err := a.en.Complete("shipped"); err != nil {
-		t.Fatal(err)
-	}
+	a.complete()
 	a.sync(r, "")
 	for name, line := range map[string][][]byte{
 		"wf-copy": {recs[0].Data, recs[1].Data}, // wf-f's revisions under another id
@@ -708,11 +715,7 @@ func TestIdleSyncSkipsForeignRef(t *testing.T) {
 	url := "file://" + gittest.Bare(t)
 	a, b := newMachine(t, 0), newMachine(t, 0)
 	backend := func(m *machine) remote.Backend {
-		r, err := gitremote.New(gitremote.Config{Dir: m.dir, Remote: url})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: url})
 	}
 	a.start("wf-o", "shared")
 	a.sync(backend(a), "")

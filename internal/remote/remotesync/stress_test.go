@@ -31,11 +31,7 @@ func TestManyMachines(t *testing.T) {
 	rs := make([]*gitremote.Backend, n)
 	for i := range ms {
 		ms[i] = newMachine(t, time.Duration(i-n/2)*time.Hour/time.Duration(n))
-		r, err := gitremote.New(gitremote.Config{Dir: ms[i].dir, Remote: url})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs[i] = r
+		rs[i] = gitBackend(t, gitremote.Config{Dir: ms[i].dir, Remote: url})
 	}
 	ms[0].start("wf-many", "many")
 	for i, m := range ms {
@@ -99,11 +95,7 @@ func TestManyMachines(t *testing.T) {
 			t.Fatalf("remote revision %d: %v", i+1, err)
 		}
 	}
-	w, _ := ms[0].st.ReadWorkflow()
-	rec, err := w.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := ms[0].held()
 	seen := map[string]int{}
 	for _, tk := range rec.Tasks {
 		seen[tk.ID]++
