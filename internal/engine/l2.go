@@ -33,16 +33,26 @@ func (e *Engine) updateL2State(f func(*l2State)) {
 	})
 }
 
-// recordL2 writes lines to L2 and returns those written, those owed (only a layer that is
-// unavailable now may work later; refused text, a secret or an empty line, would fail every
-// time) and a warning naming the last failure (quiet: see writeLines). The lines are written and their mark kept
-// under the mark's lock, which RestoreL2 takes too, so a restore never takes a line of ours
-// that is not marked yet for a foreign rewrite.
-func (e *Engine) recordL2(lines []string, quiet bool) (wrote, owed []string, warning string) {
+// recordL2 writes the lines pick chooses from l2-state to L2, and has record note in l2-state
+// what became of them (owed: those owed, only a layer that is unavailable now may work later;
+// refused text, a secret or an empty line, would fail every time). It returns the lines
+// written and a warning naming the last failure (quiet: see writeLines). The lines are chosen,
+// written, noted and marked under the mark's lock, which every writer of L2 and RestoreL2
+// take: a line chosen from a state read before another process wrote a newer line and noted
+// its revision would be written after it, and stay in MEMORY.md over it; and a restore never
+// takes a line of ours that is not marked yet for a foreign rewrite.
+func (e *Engine) recordL2(quiet bool, pick func(l2State) []string, record func(st *l2State, owed []string)) (wrote []string, warning string) {
+	var lines, owed []string
+	picked := func() []string {
+		data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
+		return pick(decodeLenient[l2State](data))
+	}
 	ran := false
 	_, err := e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
+		lines = picked()
 		wrote, owed, warning = e.writeLines(lines, quiet)
+		e.updateL2State(func(st *l2State) { record(st, owed) })
 		if len(wrote) == 0 {
 			return nil, nil
 		}
@@ -50,14 +60,21 @@ func (e *Engine) recordL2(lines []string, quiet bool) (wrote, owed []string, war
 	})
 	switch {
 	case ran:
+		return wrote, warning
 	case isLockTimeout(err):
 		// Another Cairn process is writing L2 now: these lines are owed, and retried.
-		return nil, lines, "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+		lines = picked()
+		owed = lines
+		if len(lines) > 0 {
+			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
+		}
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.
+		lines = picked()
 		wrote, owed, warning = e.writeLines(lines, quiet)
 	}
-	return wrote, owed, warning
+	e.updateL2State(func(st *l2State) { record(st, owed) })
+	return wrote, warning
 }
 
 // writeLines writes lines to L2, as recordL2 says. With quiet (the Stop hook settling what is
@@ -87,14 +104,21 @@ func isLockTimeout(err error) bool {
 	return ok
 }
 
-// writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed.
-// It never fails the operation: a failure becomes an owed line and a warning.
+// writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed,
+// unless l2-state notes a later revision of the workflow already (its line, newer than ours,
+// is written or owed; the same revision may be one a settling noted without knowing its
+// line, an ending's). It never fails the operation: a failure becomes an owed line and a
+// warning.
 func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 	if e.memWarn != "" {
 		return e.memWarn
 	}
-	_, owed, warning := e.recordL2([]string{line}, false)
-	e.updateL2State(func(s *l2State) {
+	_, warning = e.recordL2(false, func(s l2State) []string {
+		if id != "" && s.WorkflowID == id && rev < s.Revision {
+			return nil
+		}
+		return []string{line}
+	}, func(s *l2State, owed []string) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
 		}
@@ -115,23 +139,28 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		return nil, ""
 	}
 	data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
-	s := decodeLenient[l2State](data)
-	if len(s.Owed) == 0 && (r == nil || r.WorkflowID == s.WorkflowID && r.Revision <= s.Revision) {
+	if s := decodeLenient[l2State](data); !owes(s, r) {
 		return nil, ""
 	}
-	lines := slices.Clone(s.Owed)
-	if r != nil {
-		var from int64
-		if r.WorkflowID == s.WorkflowID {
-			from = s.Revision
+	// What is owed is worked out again under the mark's lock (recordL2): another process may
+	// have written newer lines, and noted their revision, since the read above.
+	var took []string
+	return e.recordL2(true, func(s l2State) []string {
+		took = s.Owed
+		lines := slices.Clone(s.Owed)
+		if r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision) {
+			var from int64
+			if r.WorkflowID == s.WorkflowID {
+				from = s.Revision
+			}
+			lines = append(lines, e.journalLines(r.WorkflowID, from)...)
 		}
-		lines = append(lines, e.journalLines(r.WorkflowID, from)...)
-	}
-	wrote, failed, warning := e.recordL2(lines, true)
-	e.updateL2State(func(st *l2State) {
-		// Lines another process came to owe since the read above stay owed, after ours.
+		return lines
+	}, func(st *l2State, failed []string) {
+		// Lines another process came to owe since pick read the state (one that found the
+		// mark's lock taken, or no lock) stay owed, after ours.
 		later := st.Owed
-		for _, l := range s.Owed {
+		for _, l := range took {
 			if i := slices.Index(later, l); i >= 0 {
 				later = slices.Delete(later, i, i+1)
 			}
@@ -142,7 +171,11 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)
 		}
 	})
-	return wrote, warning
+}
+
+// owes tells whether l2-state s owes L2 lines with r in the active slot (nil: none).
+func owes(s l2State, r *workflow.Record) bool {
+	return len(s.Owed) > 0 || r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision)
 }
 
 // journalLines recomputes the L2 lines owed by the journal's changes after revision from.
