@@ -226,29 +226,70 @@ func (s *Store) Write(name string, doc []byte) error {
 // returns what the document holds afterwards. fn runs under the lock: it must not write the
 // same document itself.
 func (s *Store) Update(name string, fn func(cur []byte) ([]byte, error)) ([]byte, error) {
+	doc, _, err := s.update(name, false, fn)
+	return doc, err
+}
+
+// UpdateOwn is Update for a document Cairn itself owns and can rebuild from nothing (never
+// one a user or a tool writes, which Update leaves as it is when damaged): a damaged current
+// version is moved to quarantine/ (Quarantine) and fn gets nil. The notice, nil otherwise,
+// says what was set aside and where.
+func (s *Store) UpdateOwn(name string, fn func(cur []byte) ([]byte, error)) ([]byte, *Notice, error) {
+	return s.update(name, true, fn)
+}
+
+func (s *Store) update(name string, own bool, fn func(cur []byte) ([]byte, error)) ([]byte, *Notice, error) {
 	if err := ValidName(name); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	unlock, err := s.lockDoc(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unlock()
-	cur, err := s.get(documents, name)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, err
+	var cur []byte
+	var note *Notice
+	if own {
+		cur, note, err = s.readOwn(name)
+	} else if cur, err = s.get(documents, name); errors.Is(err, ErrNotFound) {
+		err = nil
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	next, err := fn(cur)
 	if err != nil {
-		return nil, err
+		return nil, note, err
 	}
 	if next == nil {
-		return cur, nil
+		return cur, note, nil
 	}
 	if err := s.put(documents, name, next, durable.WriteFile); err != nil {
-		return nil, err
+		return nil, note, err
 	}
-	return next, nil
+	return next, note, nil
+}
+
+// readOwn reads the named document for UpdateOwn, under its lock: nil when there is none,
+// and a damaged one (not strict JSON, or too large) is quarantined and reads as none.
+func (s *Store) readOwn(name string) ([]byte, *Notice, error) {
+	file := documents.file(name)
+	cur, damage := durable.ReadFile(s.fs, file, strictjson.MaxSize)
+	switch {
+	case damage == nil:
+		if damage = strictjson.Check(cur); damage == nil {
+			return cur, nil, nil
+		}
+	case errors.Is(damage, fs.ErrNotExist):
+		return nil, nil, nil
+	case !errors.Is(damage, durable.ErrTooLarge):
+		return nil, nil, fmt.Errorf("reading %s %q in %s: %w", documents.what, name, s.dir, damage)
+	}
+	n, err := s.Quarantine(file, damage)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, &n, nil
 }
 
 // checkpointsLock is the lock that SaveCheckpointChanged and DeleteCheckpoint hold (one for

@@ -625,3 +625,28 @@ func TestOpenWhereAFileIsInTheWay(t *testing.T) {
 		}
 	}
 }
+
+// UpdateOwn, for a document Cairn rebuilds, sets a damaged one aside in quarantine/ (kept
+// byte for byte), gives fn nil and says where it went; Update still refuses it.
+func TestUpdateOwnQuarantinesADamagedDocument(t *testing.T) {
+	s, dir := newStore(t)
+	os.WriteFile(filepath.Join(dir, "l2-state.json"), []byte(`{"half":`), 0o600)
+	if _, err := s.Update("l2-state", func([]byte) ([]byte, error) { return []byte(`{}`), nil }); err == nil || !strings.Contains(err.Error(), "left as it is") {
+		t.Fatalf("Update over a damaged document: %v", err)
+	}
+	var got []byte = []byte("unset")
+	doc, n, err := s.UpdateOwn("l2-state", func(cur []byte) ([]byte, error) { got = cur; return []byte(`{"v":1}`), nil })
+	if err != nil || string(doc) != `{"v":1}` || got != nil {
+		t.Fatalf("UpdateOwn: %q, fn got %q, %v", doc, got, err)
+	}
+	q, _ := filepath.Glob(filepath.Join(dir, "quarantine", "l2-state.json-*"))
+	if len(q) != 1 || n == nil || n.Kind != "quarantined" || filepath.Base(q[0]) != filepath.Base(n.Path) || !strings.Contains(n.Message, "l2-state.json was damaged") {
+		t.Fatalf("quarantine holds %v, notice %+v", q, n)
+	}
+	if b, _ := os.ReadFile(q[0]); string(b) != `{"half":` {
+		t.Fatalf("quarantined %q", b)
+	}
+	if _, n, err := s.UpdateOwn("l2-state", func(cur []byte) ([]byte, error) { return nil, nil }); n != nil || err != nil {
+		t.Fatalf("UpdateOwn over a sound document: notice %+v, %v", n, err)
+	}
+}
