@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -87,9 +88,10 @@ func (e *Engine) untoldEarlierTasks(r *workflow.Record) []string {
 
 // markEarlierTasksTold records that ids, tasks of r, were told of. Ids of tasks no longer in
 // r go, so the document stays as small as the workflow's task list. Failing to record it
-// costs only the notice said again.
-func (e *Engine) markEarlierTasksTold(r *workflow.Record, ids []string) {
-	_, _ = e.st.Update(earlierTasksDoc, func(cur []byte) ([]byte, error) {
+// costs only the notice said again. It returns the notice of a damaged document set aside,
+// or nil.
+func (e *Engine) markEarlierTasksTold(r *workflow.Record, ids []string) *store.Notice {
+	_, aside, _ := e.st.UpdateOwn(earlierTasksDoc, func(cur []byte) ([]byte, error) {
 		var told earlierTasksTold
 		if json.Unmarshal(cur, &told) != nil || told.WorkflowID != r.WorkflowID {
 			told = earlierTasksTold{WorkflowID: r.WorkflowID}
@@ -100,6 +102,7 @@ func (e *Engine) markEarlierTasksTold(r *workflow.Record, ids []string) {
 		slices.Sort(told.IDs)
 		return json.Marshal(told)
 	})
+	return aside
 }
 
 // maxAnchor bounds the compaction anchor: it is added to the compaction request, where a

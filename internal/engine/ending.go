@@ -43,9 +43,10 @@ func (e *Engine) lastEnding() (ending, bool) {
 	return end, true
 }
 
-// markEndingTold records that a session was told of the ending.
-func (e *Engine) markEndingTold(id string) {
-	_, _ = e.st.Update(endingDoc, func(cur []byte) ([]byte, error) {
+// markEndingTold records that a session was told of the ending. It returns the notice of a
+// damaged document set aside, or nil.
+func (e *Engine) markEndingTold(id string) *store.Notice {
+	_, aside, _ := e.st.UpdateOwn(endingDoc, func(cur []byte) ([]byte, error) {
 		var end ending
 		if cur == nil || json.Unmarshal(cur, &end) != nil || end.WorkflowID != id || end.Told {
 			return cur, nil
@@ -53,6 +54,7 @@ func (e *Engine) markEndingTold(id string) {
 		end.Told = true
 		return json.Marshal(end)
 	})
+	return aside
 }
 
 // endingLine is the L2 line for a workflow leaving the active slot for reason.

@@ -25,12 +25,26 @@ type l2State struct {
 	Owed       []string `json:"owed,omitempty"`
 }
 
-func (e *Engine) updateL2State(f func(*l2State)) {
-	_, _ = e.st.Update(l2StateDoc, func(cur []byte) ([]byte, error) {
+// updateL2State changes l2-state under its lock. It returns the notice of a damaged l2-state
+// set aside, or nil.
+func (e *Engine) updateL2State(f func(*l2State)) *store.Notice {
+	_, aside, _ := e.st.UpdateOwn(l2StateDoc, func(cur []byte) ([]byte, error) {
 		s := decodeLenient[l2State](cur)
 		f(&s)
 		return json.Marshal(s)
 	})
+	return aside
+}
+
+// withNotice adds to warning what a notice of a damaged document set aside says.
+func withNotice(warning string, n *store.Notice) string {
+	if n == nil {
+		return warning
+	}
+	if warning == "" {
+		return n.Message
+	}
+	return warning + "; " + n.Message
 }
 
 // recordL2 writes the lines pick chooses from l2-state to L2, and has record note in l2-state
@@ -48,11 +62,12 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []string, record func(s
 		return pick(decodeLenient[l2State](data))
 	}
 	ran := false
-	_, err := e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
+	var stateAside *store.Notice
+	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		lines = picked()
 		wrote, owed, warning = e.writeLines(lines, quiet)
-		e.updateL2State(func(st *l2State) { record(st, owed) })
+		stateAside = e.updateL2State(func(st *l2State) { record(st, owed) })
 		if len(wrote) == 0 {
 			return nil, nil
 		}
@@ -60,7 +75,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []string, record func(s
 	})
 	switch {
 	case ran:
-		return wrote, warning
+		return wrote, withNotice(withNotice(warning, markAside), stateAside)
 	case isLockTimeout(err):
 		// Another Cairn process is writing L2 now: these lines are owed, and retried.
 		lines = picked()
@@ -73,8 +88,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []string, record func(s
 		lines = picked()
 		wrote, owed, warning = e.writeLines(lines, quiet)
 	}
-	e.updateL2State(func(st *l2State) { record(st, owed) })
-	return wrote, warning
+	return wrote, withNotice(warning, e.updateL2State(func(st *l2State) { record(st, owed) }))
 }
 
 // writeLines writes lines to L2, as recordL2 says. With quiet (the Stop hook settling what is

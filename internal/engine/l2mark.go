@@ -49,7 +49,7 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 	var res memory.Restored
 	var rerr error
 	ran := false
-	_, err := e.st.Update(l2MarkDoc, func(cur []byte) ([]byte, error) {
+	_, _, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		if k, ok := decodeMark(cur); ok && !k.Empty() {
 			res, rerr = e.mem.Restore(k, e.now(), processAlive)

@@ -261,11 +261,20 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	// stays to be told.
 	var endedShown bool
 	out.Report, endedShown = e.render(out, plan, ended, !opt.ReportOnly, unreadable, sh)
+	// A damaged record of what was told is set aside: after the report, so it is said in the
+	// notices and to the user.
+	var aside []*store.Notice
 	if opt.ReportOnly && opt.Apply && !told && endedShown {
-		e.markEndingTold(endID)
+		aside = append(aside, e.markEndingTold(endID))
 	}
 	if opt.Apply && earlierNotice != "" && strings.Contains(out.Report, earlierNotice) {
-		e.markEarlierTasksTold(r, earlier)
+		aside = append(aside, e.markEarlierTasksTold(r, earlier))
+	}
+	for _, n := range aside {
+		if n != nil {
+			out.Notices = append(out.Notices, n.Message)
+			eye = append(eye, n.Message)
+		}
 	}
 	if len(eye) > 0 {
 		out.SystemMessage = "Cairn: " + strings.Join(dedupe(eye), "; ")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/report"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -130,7 +131,8 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	vs := r.BlockingViolations()
 	fp := fingerprint(r.WorkflowID, vs)
 	var asked bool
-	_, err = e.st.Update(stopStateDoc, func(cur []byte) ([]byte, error) {
+	var aside *store.Notice
+	_, aside, err = e.st.UpdateOwn(stopStateDoc, func(cur []byte) ([]byte, error) {
 		s := decodeLenient[stopState](cur)
 		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
 			asked = true
@@ -149,6 +151,13 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		}
 		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)})
 	})
+	if aside != nil {
+		if out.SystemMessage == "" {
+			out.SystemMessage = "Cairn: " + aside.Message
+		} else {
+			out.SystemMessage += "; " + aside.Message
+		}
+	}
 	if err != nil || asked {
 		return out, err
 	}

@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// quarantined lists what the state directory's quarantine/ holds.
+func (e *env) quarantined() []string {
+	names, _ := filepath.Glob(filepath.Join(e.project, ".claude/cairn/quarantine/*"))
+	return names
+}
+
+// A damaged earlier-tasks-told.json, a document Cairn owns and rebuilds, is set aside in
+// quarantine/ and written anew: the notice about an earlier session's task settles after
+// the start that tells it, instead of coming back at every session start.
+func TestDamagedEarlierTasksToldIsRebuilt(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(e.open("sess-aaaa-1").RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: "1", Subject: "write the parser"}, false))(t)
+	e.write(".claude/cairn/earlier-tasks-told.json", "{not json")
+	const stale = "open task came from an earlier Claude Code session"
+	r := e.open("sess-bbbb-2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if !strings.Contains(r.Report, "1 "+stale) {
+		t.Fatalf("the first new session is not told of the earlier session's task:\n%s", r.Report)
+	}
+	const aside = "earlier-tasks-told.json was damaged"
+	if !containsAny(r.Notices, aside) || !strings.Contains(r.SystemMessage, aside) {
+		t.Errorf("the damaged document set aside is not told: notices %q, system message %q", r.Notices, r.SystemMessage)
+	}
+	if r := e.open("sess-cccc-3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); strings.Contains(r.Report, stale) {
+		t.Errorf("told again at the next start: the damaged document was never rebuilt:\n%s", r.Report)
+	}
+	if q := e.quarantined(); len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "earlier-tasks-told.json-") {
+		t.Errorf("quarantine/ holds %v, want the damaged earlier-tasks-told.json", q)
+	}
+}
+
+// A damaged l2-state.json is set aside and written anew: an L2 line that could not be
+// written is recorded as owed, and the Stop hook writes it once the memory directory can be
+// written again.
+func TestDamagedL2StateRecordsWhatIsOwed(t *testing.T) {
+	e := newEnv(t)
+	mem := e.memoryDir()
+	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("not a dir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "owed"}))(t)
+	e.write(".claude/cairn/l2-state.json", "{not json")
+	if res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t); !containsAny(res.Warnings, "l2-state.json was damaged") {
+		t.Errorf("the damaged l2-state set aside is not told: warnings %q", res.Warnings)
+	}
+	if got := e.readFile(".claude/cairn/l2-state.json"); !strings.Contains(got, `"owed":["Active APEX workflow`) {
+		t.Errorf("l2-state.json holds %q: the line owed was not recorded", got)
+	}
+	if err := os.Remove(mem); err != nil {
+		t.Fatal(err)
+	}
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "Active APEX workflow") {
+		t.Fatalf("stop wrote %v: the line owed was never recorded", out.Wrote)
+	}
+	if q := e.quarantined(); len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-state.json-") {
+		t.Errorf("quarantine/ holds %v, want the damaged l2-state.json", q)
+	}
+}
+
+// A damaged stop-state.json no longer fails every Stop hook: it is set aside, and the
+// blocking list is asked about once.
+func TestDamagedStopStateIsRebuilt(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(en.SetEnforcement([]engine.Violation{{Code: "V-SEC-02", Severity: "HIGH", Details: "key in repo"}}))(t)
+	e.write(".claude/cairn/stop-state.json", "{not json")
+	out, err := en.Stop(engine.StopInput{SessionID: "s1"})
+	if err != nil || !out.Block {
+		t.Fatalf("stop with a damaged stop-state: %+v, %v", out, err)
+	}
+	if !strings.Contains(out.SystemMessage, "stop-state.json was damaged") || !strings.Contains(out.SystemMessage, "quarantine/stop-state.json-") {
+		t.Errorf("the damaged stop-state set aside is not told: %q", out.SystemMessage)
+	}
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); out.Block {
+		t.Errorf("asked again about the same list: %s", out.Reason)
+	}
+}
