@@ -197,27 +197,11 @@ func (s *Store) Write(name string, doc []byte) error {
 	if err := checkPut(documents, name, doc); err != nil {
 		return err
 	}
-	unlock, err := s.lockDoc(name)
+	_, _, err := s.update(name, true, func([]byte) ([]byte, error) { return doc, nil })
 	if err != nil {
-		return err
+		return fmt.Errorf("document %q not saved: %w", name, err)
 	}
-	defer unlock()
-	file := documents.file(name)
-	cur, damage := durable.ReadFile(s.fs, file, strictjson.MaxSize)
-	switch {
-	case damage == nil:
-		damage = strictjson.Check(cur)
-	case errors.Is(damage, fs.ErrNotExist):
-		damage = nil
-	case !errors.Is(damage, durable.ErrTooLarge):
-		return fmt.Errorf("document %q not saved: %w", name, damage)
-	}
-	if damage != nil {
-		if _, err := s.Quarantine(file, damage); err != nil {
-			return err
-		}
-	}
-	return s.store(documents, name, doc, durable.WriteFile)
+	return nil
 }
 
 // Update is a locked read-modify-write of the named document: fn gets the current content
