@@ -171,3 +171,40 @@ func TestDoctorColourKeepsColumns(t *testing.T) {
 		t.Errorf("with colour (escape codes taken out):\n%s\nwithout:\n%s", got, plain)
 	}
 }
+
+// TestDoctorCairnOffPathSaysWhatIsFine: with no cairn on PATH the check passes (the plugin
+// runs its binaries by their paths), so its ok line says that, not "not on PATH" alone, and
+// still names the link that would put this cairn on PATH.
+func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	var offPath []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			offPath = append(offPath, kv)
+		}
+	}
+	offPath = append(offPath, "PATH="+t.TempDir())
+	out, _ := cairnCmd(t, dir, offPath, "doctor", "--json").Output()
+	var rep struct {
+		Checks []struct {
+			Name   string `json:"name"`
+			OK     bool   `json:"ok"`
+			Detail string `json:"detail"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	for _, c := range rep.Checks {
+		if c.Name != "cairn on PATH" {
+			continue
+		}
+		if !c.OK || !strings.HasPrefix(c.Detail, "not needed: the plugin runs its binaries by their paths; ") ||
+			!strings.Contains(c.Detail, "cairn doctor --link") {
+			t.Fatalf("cairn on PATH: ok=%v %q, want ok saying what is fine and how to link", c.OK, c.Detail)
+		}
+		return
+	}
+	t.Fatalf("no cairn on PATH check in %s", out)
+}

@@ -197,9 +197,18 @@ func (e *Engine) definitionLost(r *workflow.Record) error {
 	return errors.New(msg + "; the workflow was kept as it is: fix or restore its definition file, then try again")
 }
 
-func errNoActive() error {
-	return fmt.Errorf("%w (call resume_check to see what is on record, or start_workflow)", ErrNoActiveWorkflow)
+// errNoActive names one next step for a model that called a write tool with nothing active:
+// resume_check says what is on record and the step from there (resume, or start_workflow). It
+// replaces ErrNoActiveWorkflow's own "start one first" rather than adding a second step to it.
+func errNoActive() error { return noActiveError{} }
+
+type noActiveError struct{}
+
+func (noActiveError) Error() string {
+	return "no active workflow: call resume_check: it says what is on record and the one step from there"
 }
+
+func (noActiveError) Unwrap() error { return ErrNoActiveWorkflow }
 
 // Start begins a workflow in its definition's first phase. An active workflow is refused
 // unless r.Replace, in which case it is archived as "replaced" first (kept, not lost); the

@@ -438,11 +438,15 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 	if r == nil {
 		return &Result{Message: "no active workflow; nothing to expire"}, nil
 	}
+	if r.Status != workflow.StatusActive {
+		// Finished but not yet archived: its TTL no longer applies.
+		return &Result{Message: fmt.Sprintf("workflow %s is %s, not active; nothing to expire", r.WorkflowID, r.Status)}, nil
+	}
 	expired, err := r.Expired(e.now())
 	if err != nil {
 		return nil, err
 	}
-	if !expired || r.Status != workflow.StatusActive {
+	if !expired {
 		at, _ := r.ExpiresAt()
 		return &Result{Message: fmt.Sprintf("workflow %s has not expired; it expires at %s (ttl %s)", r.WorkflowID, at.UTC().Format(time.RFC3339), ttlText(r.TTL))}, nil
 	}

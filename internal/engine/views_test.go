@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -518,5 +519,32 @@ func TestQuickStatusAgreesWithTheFullLoadPastTheBudget(t *testing.T) {
 	s, ok, err := e.openYAML(&recordYAML{}).QuickStatus()
 	if defined || err != nil || !ok || s.Total != 0 {
 		t.Fatalf("full load finds mine: %t; status line counts %d phases (want 0, as the full load does not read mine.md); %t %v", defined, s.Total, ok, err)
+	}
+}
+
+// A record left in the active slot after it stopped being active (completed, not yet archived:
+// a crash between the two) is not there to expire: ExpireTTL says so and changes nothing,
+// whether or not its TTL has passed, instead of saying when it would expire.
+func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done", TTL: "1h"}))(t).WorkflowID
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := "workflow " + id + " is completed, not active; nothing to expire"
+	for _, wait := range []time.Duration{0, 2 * time.Hour} {
+		e.clock.Add(wait)
+		for _, dry := range []bool{false, true} {
+			r := must(en.ExpireTTL(dry))(t)
+			if r.Changed || r.Message != want {
+				t.Errorf("after %v, dry run %v: %+v, want unchanged and %q", wait, dry, r, want)
+			}
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Limits. A value is bounded so that a rendering stays far below a shell's argument and the
@@ -138,7 +139,7 @@ func Export(vars map[string]string) string {
 		b.WriteString("export " + k + "=" + quoteForFish(v) + "\n")
 	}
 	if skipped > 0 {
-		fmt.Fprintf(&b, "# cairn: left out %d variable(s) whose name or value is not allowed\n", skipped)
+		fmt.Fprintf(&b, "# cairn: left out %d variable%s whose name or value is not allowed\n", skipped, workflow.Plural(skipped))
 	}
 	return b.String()
 }

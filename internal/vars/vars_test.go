@@ -228,9 +228,12 @@ func TestExportFormat(t *testing.T) {
 		"export RESEARCH_COMPLETE='true'\n" +
 		"export WF_EMPTY=''\n" +
 		"export WF_NOTE='it'\\''s\nfine'\n" +
-		"# cairn: left out 3 variable(s) whose name or value is not allowed\n"
+		"# cairn: left out 3 variables whose name or value is not allowed\n"
 	if got != want {
 		t.Fatalf("Export =\n%s\nwant\n%s", got, want)
+	}
+	if got, want := vars.Export(map[string]string{"PATH": "/evil"}), "# cairn: left out 1 variable whose name or value is not allowed\n"; got != want {
+		t.Fatalf("Export with one left out = %q, want %q", got, want)
 	}
 	if vars.Export(nil) != "" {
 		t.Fatal("Export(nil) is not empty")
