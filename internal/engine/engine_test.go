@@ -65,6 +65,25 @@ func (e *env) memoryDir() string {
 	return filepath.Join(e.home, ".claude", "projects", strings.ReplaceAll(strings.ReplaceAll(e.project, "/", "-"), ".", "-"), "memory")
 }
 
+// blockMemory puts a file where the memory directory belongs, so that L2 writes fail (and are
+// owed) until the returned function removes it.
+func (e *env) blockMemory(t *testing.T) (unblock func()) {
+	t.Helper()
+	mem := e.memoryDir()
+	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("not a dir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if err := os.Remove(mem); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (e *env) readMemory(name string) string {
 	b, _ := os.ReadFile(filepath.Join(e.memoryDir(), name))
 	return string(b)
@@ -313,22 +332,14 @@ func TestStopAnswerIsNotAskedAgain(t *testing.T) {
 func TestStopSettlesOwedL2Lines(t *testing.T) {
 	e := newEnv(t)
 	// Make the memory directory unwritable: the transition succeeds with a warning.
-	mem := e.memoryDir()
-	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mem, []byte("not a dir"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	unblock := e.blockMemory(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "owed"}))(t)
 	res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	if len(res.Warnings) == 0 {
 		t.Fatal("no warning for the failed L2 write")
 	}
-	if err := os.Remove(mem); err != nil {
-		t.Fatal(err)
-	}
+	unblock()
 	out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t)
 	if len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "Active APEX workflow") {
 		t.Fatalf("stop wrote %v", out.Wrote)

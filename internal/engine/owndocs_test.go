@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,13 +44,7 @@ func TestDamagedEarlierTasksToldIsRebuilt(t *testing.T) {
 // written again.
 func TestDamagedL2StateRecordsWhatIsOwed(t *testing.T) {
 	e := newEnv(t)
-	mem := e.memoryDir()
-	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mem, []byte("not a dir"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	unblock := e.blockMemory(t)
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "owed"}))(t)
 	e.write(".claude/cairn/l2-state.json", "{not json")
@@ -61,9 +54,7 @@ func TestDamagedL2StateRecordsWhatIsOwed(t *testing.T) {
 	if got := e.readFile(".claude/cairn/l2-state.json"); !strings.Contains(got, `"owed":["Active APEX workflow`) {
 		t.Errorf("l2-state.json holds %q: the line owed was not recorded", got)
 	}
-	if err := os.Remove(mem); err != nil {
-		t.Fatal(err)
-	}
+	unblock()
 	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "Active APEX workflow") {
 		t.Fatalf("stop wrote %v: the line owed was never recorded", out.Wrote)
 	}
