@@ -130,15 +130,9 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done"}))(t).WorkflowID
+	completedInSlot(t, en) // completed, not archived: a crash between the two
 	st := must(store.Open(en.StateDir()))(t)
 	defer st.Close()
-	// Completed, not archived: a crash between the two.
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
-		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
 	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
 	y := &hookYAML{hook: func() {
@@ -529,14 +523,7 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done", TTL: "1h"}))(t).WorkflowID
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
-		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	completedInSlot(t, en)
 	want := "workflow " + id + " is completed, not active; nothing to expire"
 	for _, wait := range []time.Duration{0, 2 * time.Hour} {
 		e.clock.Add(wait)
@@ -546,5 +533,19 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 				t.Errorf("after %v, dry run %v: %+v, want unchanged and %q", wait, dry, r, want)
 			}
 		}
+	}
+}
+
+// completedInSlot marks the active workflow (at revision 1) completed without archiving it,
+// as a crash between the two leaves it.
+func completedInSlot(t *testing.T, en *engine.Engine) {
+	t.Helper()
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
+		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
