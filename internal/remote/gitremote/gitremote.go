@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +83,12 @@ type Backend struct {
 	cfg    Config
 	mirror string // refs/cairn-mirror/<name>/
 	mu     sync.Mutex
+	// twins maps each remote id that untwin leaves out of every fetch to the id that differs
+	// from it only in case and is fetched instead.
+	twins map[string]string
+	// misfiled is set by tips when a mirror ref holds the line of an id that differs from its
+	// own only in case: the one file a case-insensitive file system keeps for twin refs.
+	misfiled bool
 }
 
 var _ remote.Backend = (*Backend)(nil)
@@ -141,10 +148,108 @@ func (b *Backend) mirrorRef(id string) string { return b.mirror + id }
 func (b *Backend) Heads(ctx context.Context) (remote.Heads, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.misfiled = false
+	if len(b.twins) > 0 {
+		// Asked again each time, so that a twin deleted on the remote is fetched again.
+		if _, err := b.untwin(ctx); err != nil {
+			return nil, err
+		}
+	}
+	fetchErr := b.fetch(ctx, "*")
+	var h remote.Heads
+	var err error
+	if fetchErr == nil {
+		h, err = b.mirrored(ctx)
+		if !b.misfiled {
+			return h, b.withTwins(err)
+		}
+	} else if ge, ok := errors.AsType[*GitError](fetchErr); !ok || !localLockBusy(ge.Stderr) {
+		return nil, fetchErr
+	}
+	// Twin refs are one loose ref file here: the fetch failed on it, or filled it with
+	// whichever line it wrote last. Which ids are twins is asked of the remote.
+	if found, uerr := b.untwin(ctx); uerr != nil || !found {
+		if fetchErr != nil {
+			return nil, errors.Join(fetchErr, uerr)
+		}
+		return h, err
+	}
 	if err := b.fetch(ctx, "*"); err != nil {
 		return nil, err
 	}
-	return b.mirrored(ctx)
+	h, err = b.mirrored(ctx)
+	return h, b.withTwins(err)
+}
+
+// untwin asks the remote for its ids and, of each set that differ only in case, keeps the
+// first in byte order and leaves the others out of every later fetch: on a file system that
+// ignores case (macOS, Windows) such refs are one loose ref file, which a fetch of both fails
+// on or fills with whichever it wrote last. The set's mirror refs are deleted, one at a time
+// (one transaction would lock the one file twice), so the kept line is fetched afresh. It
+// reports whether the remote has twins.
+func (b *Backend) untwin(ctx context.Context) (bool, error) {
+	kept := map[string]string{}
+	twins := map[string]string{}
+	var ids []string
+	err := b.lines(ctx, func(line string) error {
+		_, ref, _ := strings.Cut(line, "\t")
+		if id, ok := strings.CutPrefix(ref, string(b.cfg.Layout)); ok && remote.ValidID(id) == nil {
+			ids = append(ids, id)
+		}
+		return nil
+	}, "ls-remote", "--refs", b.cfg.Remote, string(b.cfg.Layout)+"*")
+	if err != nil {
+		return false, err
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		low := strings.ToLower(id) // ids are ASCII
+		if k, ok := kept[low]; ok {
+			twins[id] = k
+		} else {
+			kept[low] = id
+		}
+	}
+	for id, k := range twins {
+		if b.twins[id] == k {
+			continue // left out already
+		}
+		for _, ref := range []string{b.mirrorRef(id), b.mirrorRef(k)} {
+			if err := b.run(ctx, nil, nil, "update-ref", "-m", "cairn: case twin", "-d", ref); err != nil {
+				return false, err
+			}
+		}
+	}
+	b.twins = twins
+	return len(twins) > 0, nil
+}
+
+// withTwins adds the ids untwin left out to err, the mirror listing's error, as lines left out.
+func (b *Backend) withTwins(err error) error {
+	if len(b.twins) == 0 {
+		return err
+	}
+	ue, ok := errors.AsType[*remote.UnreadableError](err)
+	if !ok && err != nil {
+		return err
+	}
+	if !ok {
+		ue = &remote.UnreadableError{}
+	}
+	for id := range b.twins {
+		ue.IDs = append(ue.IDs, id)
+	}
+	slices.Sort(ue.IDs)
+	if ue.Err == nil {
+		ue.Err = b.twinError(ue.IDs[0])
+	}
+	return ue
+}
+
+// twinError is the error for id, a twin untwin left out.
+func (b *Backend) twinError(id string) error {
+	k := b.twins[id]
+	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: on the machine whose files hold %s's work, delete its ref on the remote (git push <remote> :%s)", k, id, k, id, b.remoteRef(id))
 }
 
 // Mirrored lists the heads as of the last fetch, from the local mirror alone: no network, for
@@ -179,6 +284,9 @@ func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Rec
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if _, ok := b.twins[id]; ok {
+		return nil, b.twinError(id)
+	}
 	if err := b.fetch(ctx, id); err != nil {
 		return nil, err
 	}
@@ -328,6 +436,9 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 			return nil // not a workflow ref of ours
 		}
 		rev, err := parseSubject(strings.Join(f[2:], " "), ref)
+		if err != nil && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
+			b.misfiled = true
+		}
 		switch {
 		case err != nil && id == "" && skipped == nil:
 			skipped = &remote.UnreadableError{IDs: []string{ref}, Err: err}
@@ -373,10 +484,14 @@ func (b *Backend) fetch(ctx context.Context, id string) error {
 		// own mirror refs, which is harmless and keeps absence from being an error.
 		src, dst = src+"*", dst+"*"
 	}
+	args := []string{"fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
+		"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+" + src + ":" + dst}
+	for twin := range b.twins {
+		args = append(args, "^"+b.remoteRef(twin))
+	}
 	var err error
 	for attempt := range 3 {
-		err = b.run(ctx, nil, nil, "fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
-			"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+"+src+":"+dst)
+		err = b.run(ctx, nil, nil, args...)
 		var ge *GitError
 		if err == nil || !errors.As(err, &ge) || !localLockBusy(ge.Stderr) {
 			return err

@@ -1,0 +1,88 @@
+package gitremote_test
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+)
+
+// caseInsensitiveMirrors makes every git this test runs see the mirror refs as macOS and
+// Windows would: testdata/casefold.c, built and loaded with LD_PRELOAD. It skips the test
+// without a C compiler or when git does not take the library.
+func caseInsensitiveMirrors(t *testing.T) {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build the case-insensitive file system shim")
+	}
+	src, _ := filepath.Abs(filepath.Join("testdata", "casefold.c"))
+	so := filepath.Join(t.TempDir(), "casefold.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src, "-ldl").CombinedOutput(); err != nil {
+		t.Skipf("building the shim: %v\n%s", err, out)
+	}
+	t.Setenv("LD_PRELOAD", so)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	blob := gitIn(t, dir, "x", "hash-object", "-w", "--stdin")
+	git(t, dir, "update-ref", "refs/cairn-mirror/probe/Ab", blob)
+	if out, err := exec.Command("git", "-C", dir, "rev-parse", "--verify", "-q", "refs/cairn-mirror/probe/aB").Output(); err != nil || strings.TrimSpace(string(out)) != blob {
+		t.Skip("git does not load the LD_PRELOAD shim (statically linked?)")
+	}
+}
+
+// TestTwinRefsOnACaseInsensitiveFileSystem: refs whose ids differ only in case (pushed by two
+// machines at once, or by a Cairn from before Append refused them) are one loose ref file on
+// macOS and Windows. Every fetch filled that file with whichever line it wrote last, so the
+// clone reported a workflow it shares as a line "Cairn did not write" (telling the user to
+// delete it) and never saw the other. The first of the twins is synced, and the other is named
+// as left out, with the step that ends it; the clone's other workflows sync as before.
+func TestTwinRefsOnACaseInsensitiveFileSystem(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	url := "file://" + bare
+	linux := clone(t, url, gitremote.Refs)
+	for _, id := range []string{"Deploy-1", "other"} {
+		if _, err := linux.Append(ctx, id, 0, [][]byte{[]byte(`{"id":"` + id + `"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As a Cairn that did not yet refuse twins would have written it.
+	forge(t, bare, "refs/cairn/wf/deploy-1", `{"id":"deploy-1"}`, "cairn deploy-1 r1\n")
+
+	caseInsensitiveMirrors(t)
+	mac := clone(t, url, gitremote.Refs)
+	for round := range 3 {
+		h, err := mac.Heads(ctx)
+		ue, ok := errors.AsType[*remote.UnreadableError](err)
+		if !ok || !slices.Equal(ue.IDs, []string{"deploy-1"}) || !strings.Contains(err.Error(), "only in case") ||
+			!strings.Contains(err.Error(), "git push <remote> :refs/cairn/wf/deploy-1") {
+			t.Fatalf("round %d: Heads error = %v, want deploy-1 left out as Deploy-1's twin, with the step", round, err)
+		}
+		if h["Deploy-1"] != 1 || h["other"] != 1 || len(h) != 2 {
+			t.Fatalf("round %d: Heads = %v, want Deploy-1 and other at 1", round, h)
+		}
+		recs, err := mac.Since(ctx, "Deploy-1", 0)
+		if err != nil || len(recs) != 1 || string(recs[0].Data) != `{"id":"Deploy-1"}` {
+			t.Fatalf("round %d: Since(Deploy-1) = %d records, %v; want Deploy-1's own record", round, len(recs), err)
+		}
+		if recs, err := mac.Since(ctx, "deploy-1", 0); err == nil || !strings.Contains(err.Error(), "only in case") {
+			t.Fatalf("round %d: Since(deploy-1) = %d records, %v; want the twin's error", round, len(recs), err)
+		}
+	}
+	if _, err := mac.Append(ctx, "Deploy-1", 1, [][]byte{[]byte(`{"id":"Deploy-1","n":2}`)}); err != nil {
+		t.Fatalf("appending to Deploy-1 beside its twin: %v", err)
+	}
+
+	// Once the twin is gone from the remote, the clone syncs every line as before.
+	git(t, bare, "update-ref", "-d", "refs/cairn/wf/deploy-1")
+	h, err := mac.Heads(ctx)
+	if err != nil || h["Deploy-1"] != 2 || h["other"] != 1 || len(h) != 2 {
+		t.Fatalf("after the twin's deletion: Heads = %v, %v", h, err)
+	}
+}
