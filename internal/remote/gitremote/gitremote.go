@@ -755,11 +755,15 @@ var userinfo = lazyre.New(`://[^/\s@]+@`)
 
 // diagnose is the line of git's diagnostics an error reports: the last one, except that a git
 // too old for an option Cairn passes says so first and then prints its whole usage, whose last
-// line names some other option.
+// line names some other option, and that a ref's lock file found there is named first and then
+// followed by a paragraph whose last line ("remove the file manually") names no file.
 func diagnose(stderr string) string {
 	for line := range strings.Lines(stderr) {
 		if strings.HasPrefix(line, "error: unknown option") || strings.HasPrefix(line, "error: unknown switch") {
 			return lastLine(line) + " (this git is too old: Cairn's sharing needs git 2.29 or later)"
+		}
+		if strings.Contains(line, ".lock': File exists") {
+			return lastLine(line) + " (if no git is running in this repository, one that was stopped left it: delete it)"
 		}
 	}
 	return lastLine(stderr)
