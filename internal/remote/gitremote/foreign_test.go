@@ -3,6 +3,8 @@ package gitremote_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -48,5 +50,52 @@ func TestForeignCommitIsNotRead(t *testing.T) {
 	defer cancel()
 	if h, err := b.Watch(wctx, remote.Heads{"wf-ok": 1}); err != nil || h["wf-ok"] != 2 {
 		t.Errorf("Watch beside foreign refs = %v, %v; want wf-ok at 2", h, err)
+	}
+}
+
+// TestRefNoFileCanHoldIsLeftOut: a ref under refs/cairn/wf/ whose name this machine's file
+// system cannot hold (here one too long for a file name, which a host keeps in packed refs;
+// a Windows device name is another) failed every fetch into the mirror, so no workflow synced
+// at all. Its name is no workflow id: it is left out, and the workflows beside it sync, twins
+// that differ only in case included, as this file system tells case apart.
+func TestRefNoFileCanHoldIsLeftOut(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	url := "file://" + bare
+	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-ok", 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	oid := git(t, bare, "rev-parse", "refs/cairn/wf/wf-ok")
+	forge(t, bare, "refs/cairn/wf/WF-OK", `{"n":1}`, "cairn WF-OK r1\n")
+	// Packed, as git can (a loose ref of that name could not be created here either); the
+	// name sorts after the others, as packed-refs must.
+	git(t, bare, "pack-refs", "--all")
+	f, err := os.OpenFile(filepath.Join(bare, "packed-refs"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(oid + " refs/cairn/wf/x" + strings.Repeat("y", 300) + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", "x"} { // Heads, and Since on an id the long name extends
+		t.Run("since-"+id, func(t *testing.T) {
+			b := clone(t, url, gitremote.Refs)
+			if id != "" {
+				if recs, err := b.Since(ctx, id, 0); err != nil || len(recs) != 0 {
+					t.Fatalf("Since(%s) = %d records, %v; want none", id, len(recs), err)
+				}
+			}
+			for range 2 {
+				if h, err := b.Heads(ctx); err != nil || !h.Equal(remote.Heads{"wf-ok": 1, "WF-OK": 1}) {
+					t.Fatalf("Heads beside a ref no file can hold = %v, %v; want wf-ok and WF-OK at 1", h, err)
+				}
+				if recs, err := b.Since(ctx, "wf-ok", 0); err != nil || len(recs) != 1 {
+					t.Fatalf("Since(wf-ok) = %d records, %v", len(recs), err)
+				}
+			}
+		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -83,12 +84,13 @@ type Backend struct {
 	cfg    Config
 	mirror string // refs/cairn-mirror/<name>/
 	mu     sync.Mutex
-	// twins maps each remote id that untwin leaves out of every fetch to the id that differs
-	// from it only in case and is fetched instead.
-	twins map[string]string
+	// leftOut maps each remote id that untwin leaves out of every fetch to the id that differs
+	// from it only in case and is fetched instead, or to "" for an id Cairn never writes.
+	leftOut map[string]string
 	// misfiled is set by tips when a mirror ref holds the line of an id that differs from its
 	// own only in case: the one file a case-insensitive file system keeps for twin refs.
-	misfiled bool
+	// caseless is set once that was seen, or git's core.ignoreCase found true.
+	misfiled, caseless bool
 }
 
 var _ remote.Backend = (*Backend)(nil)
@@ -149,51 +151,45 @@ func (b *Backend) Heads(ctx context.Context) (remote.Heads, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.misfiled = false
-	if len(b.twins) > 0 {
-		// Asked again each time, so that a twin deleted on the remote is fetched again.
+	if len(b.leftOut) > 0 {
+		// Asked again each time, so that a line no longer left out is fetched again.
 		if _, err := b.untwin(ctx); err != nil {
 			return nil, err
 		}
 	}
-	fetchErr := b.fetch(ctx, "*")
-	var h remote.Heads
-	var err error
-	if fetchErr == nil {
-		h, err = b.mirrored(ctx)
-		if !b.misfiled {
-			return h, b.withTwins(err)
-		}
-	} else if ge, ok := errors.AsType[*GitError](fetchErr); !ok || !localLockBusy(ge.Stderr) {
-		return nil, fetchErr
-	}
-	// Twin refs are one loose ref file here: the fetch failed on it, or filled it with
-	// whichever line it wrote last. Which ids are twins is asked of the remote.
-	if found, uerr := b.untwin(ctx); uerr != nil || !found {
-		if fetchErr != nil {
-			return nil, errors.Join(fetchErr, uerr)
-		}
-		return h, err
-	}
 	if err := b.fetch(ctx, "*"); err != nil {
 		return nil, err
 	}
-	h, err = b.mirrored(ctx)
+	h, err := b.mirrored(ctx)
+	if b.misfiled {
+		// Twin refs are one loose ref file here, which the fetch filled with whichever
+		// line it wrote last.
+		if changed, uerr := b.untwin(ctx); uerr == nil && changed {
+			if err := b.fetch(ctx, "*"); err != nil {
+				return nil, err
+			}
+			h, err = b.mirrored(ctx)
+		}
+	}
 	return h, b.withTwins(err)
 }
 
-// untwin asks the remote for its ids and, of each set that differ only in case, keeps the
-// first in byte order and leaves the others out of every later fetch: on a file system that
-// ignores case (macOS, Windows) such refs are one loose ref file, which a fetch of both fails
-// on or fills with whichever it wrote last. The set's mirror refs are deleted, one at a time
+// untwin asks the remote for its refs and leaves out of every later fetch the ones this
+// machine's file system may not hold as files of their own: when it ignores case (macOS,
+// Windows), of each set of ids that differ only in case, all but the first in byte order (they
+// are one loose ref file, which a fetch of both fails on or fills with whichever it wrote
+// last); and on every file system, every name
+// that is no workflow id (one too long for a file name, a Windows device name), which Cairn
+// never writes or reads. The mirror refs of a newly found twin set are deleted, one at a time
 // (one transaction would lock the one file twice), so the kept line is fetched afresh. It
-// reports whether the remote has twins.
+// reports whether the refs left out changed.
 func (b *Backend) untwin(ctx context.Context) (bool, error) {
 	kept := map[string]string{}
-	twins := map[string]string{}
+	out := map[string]string{}
 	var ids []string
 	err := b.lines(ctx, func(line string) error {
 		_, ref, _ := strings.Cut(line, "\t")
-		if id, ok := strings.CutPrefix(ref, string(b.cfg.Layout)); ok && remote.ValidID(id) == nil {
+		if id, ok := strings.CutPrefix(ref, string(b.cfg.Layout)); ok {
 			ids = append(ids, id)
 		}
 		return nil
@@ -201,18 +197,27 @@ func (b *Backend) untwin(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if b.misfiled {
+		b.caseless = true
+	} else if !b.caseless {
+		// git sets it in a repository it creates on a file system that ignores case.
+		v, _ := b.output(ctx, nil, "config", "--type=bool", "core.ignoreCase")
+		b.caseless = v == "true"
+	}
 	slices.Sort(ids)
 	for _, id := range ids {
 		low := strings.ToLower(id) // ids are ASCII
-		if k, ok := kept[low]; ok {
-			twins[id] = k
+		if remote.ValidID(id) != nil {
+			out[id] = ""
+		} else if k, ok := kept[low]; ok && b.caseless {
+			out[id] = k
 		} else {
 			kept[low] = id
 		}
 	}
-	for id, k := range twins {
-		if b.twins[id] == k {
-			continue // left out already
+	for id, k := range out {
+		if k == "" || b.leftOut[id] == k {
+			continue
 		}
 		for _, ref := range []string{b.mirrorRef(id), b.mirrorRef(k)} {
 			if err := b.run(ctx, nil, nil, "update-ref", "-m", "cairn: case twin", "-d", ref); err != nil {
@@ -220,13 +225,20 @@ func (b *Backend) untwin(ctx context.Context) (bool, error) {
 			}
 		}
 	}
-	b.twins = twins
-	return len(twins) > 0, nil
+	changed := !maps.Equal(out, b.leftOut)
+	b.leftOut = out
+	return changed, nil
 }
 
 // withTwins adds the ids untwin left out to err, the mirror listing's error, as lines left out.
 func (b *Backend) withTwins(err error) error {
-	if len(b.twins) == 0 {
+	var twins []string
+	for id, k := range b.leftOut {
+		if k != "" {
+			twins = append(twins, id)
+		}
+	}
+	if len(twins) == 0 {
 		return err
 	}
 	ue, ok := errors.AsType[*remote.UnreadableError](err)
@@ -236,9 +248,7 @@ func (b *Backend) withTwins(err error) error {
 	if !ok {
 		ue = &remote.UnreadableError{}
 	}
-	for id := range b.twins {
-		ue.IDs = append(ue.IDs, id)
-	}
+	ue.IDs = append(ue.IDs, twins...)
 	slices.Sort(ue.IDs)
 	if ue.Err == nil {
 		ue.Err = b.twinError(ue.IDs[0])
@@ -248,7 +258,7 @@ func (b *Backend) withTwins(err error) error {
 
 // twinError is the error for id, a twin untwin left out.
 func (b *Backend) twinError(id string) error {
-	k := b.twins[id]
+	k := b.leftOut[id]
 	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: on the machine whose files hold %s's work, delete its ref on the remote (git push <remote> :%s)", k, id, k, id, b.remoteRef(id))
 }
 
@@ -284,7 +294,7 @@ func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Rec
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.twins[id]; ok {
+	if b.leftOut[id] != "" {
 		return nil, b.twinError(id)
 	}
 	if err := b.fetch(ctx, id); err != nil {
@@ -478,6 +488,19 @@ func parseSubject(s, id string) (int64, error) {
 // pattern refspec fetches nothing rather than failing when the remote has no such ref, and
 // --prune drops mirror refs the remote no longer has.
 func (b *Backend) fetch(ctx context.Context, id string) error {
+	err := b.fetchOnce(ctx, id)
+	if ge, ok := errors.AsType[*GitError](err); ok && localLockBusy(ge.Stderr) {
+		// Still refused after the retries: a ref this file system cannot hold as a file of
+		// its own fails every fetch, and the remote is asked which to leave out.
+		if changed, uerr := b.untwin(ctx); uerr == nil && changed {
+			err = b.fetchOnce(ctx, id)
+		}
+	}
+	return err
+}
+
+// fetchOnce is fetch without untwin, retrying while another git updates a mirror ref.
+func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 	src, dst := b.remoteRef(id), b.mirrorRef(id)
 	if id != "*" {
 		// "<ref>*" matches the workflow and any whose id it prefixes; those land in their
@@ -486,8 +509,8 @@ func (b *Backend) fetch(ctx context.Context, id string) error {
 	}
 	args := []string{"fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
 		"--no-recurse-submodules", "--no-auto-gc", "--", b.cfg.Remote, "+" + src + ":" + dst}
-	for twin := range b.twins {
-		args = append(args, "^"+b.remoteRef(twin))
+	for out := range b.leftOut {
+		args = append(args, "^"+b.remoteRef(out))
 	}
 	var err error
 	for attempt := range 3 {
