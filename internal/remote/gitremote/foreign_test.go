@@ -99,3 +99,47 @@ func TestRefNoFileCanHoldIsLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// TestRefToAMissingObjectIsLeftOut: a ref on a damaged remote that points at an object the
+// remote does not have made the remote refuse every fetch, so no workflow synced, and the
+// error named an object id rather than the ref. The ref is left out and named, with the step.
+func TestRefToAMissingObjectIsLeftOut(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	url := "file://" + bare
+	for _, id := range []string{"wf-ok", "wf-bad"} {
+		if _, err := clone(t, url, gitremote.Refs).Append(ctx, id, 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := clone(t, url, gitremote.Refs)
+	if _, err := b.Heads(ctx); err != nil { // a clone that mirrored wf-bad before the damage
+		t.Fatal(err)
+	}
+	for _, id := range []string{"wf-bad", "wf-bad2"} {
+		if err := os.WriteFile(filepath.Join(bare, "refs", "cairn", "wf", id), []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		b    *gitremote.Backend
+	}{{"new clone", clone(t, url, gitremote.Refs)}, {"old clone", b}} {
+		for range 2 {
+			h, err := c.b.Heads(ctx)
+			ue, ok := errors.AsType[*remote.UnreadableError](err)
+			if !ok || !slices.Equal(ue.IDs, []string{"wf-bad", "wf-bad2"}) || !strings.Contains(err.Error(), "delete refs/cairn/wf/wf-bad on the remote") {
+				t.Fatalf("%s: Heads beside refs to missing objects: error %v, want one naming wf-bad and wf-bad2, with the step", c.name, err)
+			}
+			if !h.Equal(remote.Heads{"wf-ok": 1}) {
+				t.Fatalf("%s: Heads beside refs to missing objects = %v, want wf-ok at 1", c.name, h)
+			}
+			if recs, err := c.b.Since(ctx, "wf-ok", 0); err != nil || len(recs) != 1 {
+				t.Fatalf("%s: Since(wf-ok) = %d records, %v", c.name, len(recs), err)
+			}
+			if _, err := c.b.Since(ctx, "wf-bad2", 0); err == nil || !strings.Contains(err.Error(), "wf-bad2") {
+				t.Fatalf("%s: Since(wf-bad2) = %v, want an error naming it", c.name, err)
+			}
+		}
+	}
+}

@@ -84,9 +84,11 @@ type Backend struct {
 	cfg    Config
 	mirror string // refs/cairn-mirror/<name>/
 	mu     sync.Mutex
-	// leftOut maps each remote id that untwin leaves out of every fetch to the id that differs
-	// from it only in case and is fetched instead, or to "" for an id Cairn never writes.
+	// leftOut maps each remote id that leaveOut leaves out of every fetch to the id that differs
+	// from it only in case and is fetched instead, to broken for a ref whose object the
+	// remote does not have (an oid in missing), or to "" for a name that is no workflow id.
 	leftOut map[string]string
+	missing map[string]bool
 	// misfiled is set by tips when a mirror ref holds the line of an id that differs from its
 	// own only in case: the one file a case-insensitive file system keeps for twin refs.
 	// caseless is set once that was seen, or git's core.ignoreCase found true.
@@ -153,7 +155,7 @@ func (b *Backend) Heads(ctx context.Context) (remote.Heads, error) {
 	b.misfiled = false
 	if len(b.leftOut) > 0 {
 		// Asked again each time, so that a line no longer left out is fetched again.
-		if _, err := b.untwin(ctx); err != nil {
+		if _, err := b.leaveOut(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -164,33 +166,35 @@ func (b *Backend) Heads(ctx context.Context) (remote.Heads, error) {
 	if b.misfiled {
 		// Twin refs are one loose ref file here, which the fetch filled with whichever
 		// line it wrote last.
-		if changed, uerr := b.untwin(ctx); uerr == nil && changed {
+		if changed, uerr := b.leaveOut(ctx); uerr == nil && changed {
 			if err := b.fetch(ctx, "*"); err != nil {
 				return nil, err
 			}
 			h, err = b.mirrored(ctx)
 		}
 	}
-	return h, b.withTwins(err)
+	return h, b.withLeftOut(err)
 }
 
-// untwin asks the remote for its refs and leaves out of every later fetch the ones this
-// machine's file system may not hold as files of their own: when it ignores case (macOS,
-// Windows), of each set of ids that differ only in case, all but the first in byte order (they
-// are one loose ref file, which a fetch of both fails on or fills with whichever it wrote
-// last); and on every file system, every name
-// that is no workflow id (one too long for a file name, a Windows device name), which Cairn
-// never writes or reads. The mirror refs of a newly found twin set are deleted, one at a time
-// (one transaction would lock the one file twice), so the kept line is fetched afresh. It
-// reports whether the refs left out changed.
-func (b *Backend) untwin(ctx context.Context) (bool, error) {
+// leaveOut asks the remote for its refs and leaves out of every later fetch the ones a fetch
+// cannot take: where the file system ignores case (macOS, Windows), of each set of ids that
+// differ only in case, all but the first in byte order (they are one loose ref file, which a
+// fetch of both fails on or fills with whichever it wrote last); every name that is no workflow
+// id (one too long for a file name, a Windows device name), which Cairn never writes or reads;
+// and refs whose object the remote does not have (an oid in missing). The mirror refs of a newly
+// found twin set are deleted one at a time (one transaction would lock the one file twice), so
+// the kept line is fetched afresh; a broken ref's, so the line it held is not listed. It reports
+// whether the refs left out changed.
+func (b *Backend) leaveOut(ctx context.Context) (bool, error) {
 	kept := map[string]string{}
 	out := map[string]string{}
 	var ids []string
+	bad := map[string]bool{}
 	err := b.lines(ctx, func(line string) error {
-		_, ref, _ := strings.Cut(line, "\t")
+		oid, ref, _ := strings.Cut(line, "\t")
 		if id, ok := strings.CutPrefix(ref, string(b.cfg.Layout)); ok {
 			ids = append(ids, id)
+			bad[id] = b.missing[oid]
 		}
 		return nil
 	}, "ls-remote", "--refs", b.cfg.Remote, string(b.cfg.Layout)+"*")
@@ -209,6 +213,8 @@ func (b *Backend) untwin(ctx context.Context) (bool, error) {
 		low := strings.ToLower(id) // ids are ASCII
 		if remote.ValidID(id) != nil {
 			out[id] = ""
+		} else if bad[id] {
+			out[id] = broken
 		} else if k, ok := kept[low]; ok && b.caseless {
 			out[id] = k
 		} else {
@@ -219,7 +225,11 @@ func (b *Backend) untwin(ctx context.Context) (bool, error) {
 		if k == "" || b.leftOut[id] == k {
 			continue
 		}
-		for _, ref := range []string{b.mirrorRef(id), b.mirrorRef(k)} {
+		refs := []string{b.mirrorRef(id), b.mirrorRef(k)}
+		if k == broken {
+			refs = refs[:1] // the line it held before is no longer the remote's
+		}
+		for _, ref := range refs {
 			if err := b.run(ctx, nil, nil, "update-ref", "-m", "cairn: case twin", "-d", ref); err != nil {
 				return false, err
 			}
@@ -230,8 +240,12 @@ func (b *Backend) untwin(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
-// withTwins adds the ids untwin left out to err, the mirror listing's error, as lines left out.
-func (b *Backend) withTwins(err error) error {
+// broken is leftOut's mark of a ref whose object the remote does not have.
+const broken = "/"
+
+// withLeftOut adds the lines leaveOut left out to err, the mirror listing's error, as lines left
+// out: twins and broken refs; names that are no workflow id are no lines.
+func (b *Backend) withLeftOut(err error) error {
 	var twins []string
 	for id, k := range b.leftOut {
 		if k != "" {
@@ -251,14 +265,17 @@ func (b *Backend) withTwins(err error) error {
 	ue.IDs = append(ue.IDs, twins...)
 	slices.Sort(ue.IDs)
 	if ue.Err == nil {
-		ue.Err = b.twinError(ue.IDs[0])
+		ue.Err = b.leftOutError(ue.IDs[0])
 	}
 	return ue
 }
 
-// twinError is the error for id, a twin untwin left out.
-func (b *Backend) twinError(id string) error {
+// leftOutError is the error for id, a line leaveOut left out.
+func (b *Backend) leftOutError(id string) error {
 	k := b.leftOut[id]
+	if k == broken {
+		return fmt.Errorf("gitremote: the remote's ref for workflow %s points at a commit the remote does not have (its repository is damaged): delete %s on the remote", id, b.remoteRef(id))
+	}
 	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: on the machine whose files hold %s's work, delete its ref on the remote (git push <remote> :%s)", k, id, k, id, b.remoteRef(id))
 }
 
@@ -295,7 +312,7 @@ func (b *Backend) Since(ctx context.Context, id string, rev int64) ([]remote.Rec
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.leftOut[id] != "" {
-		return nil, b.twinError(id)
+		return nil, b.leftOutError(id)
 	}
 	if err := b.fetch(ctx, id); err != nil {
 		return nil, err
@@ -489,17 +506,40 @@ func parseSubject(s, id string) (int64, error) {
 // --prune drops mirror refs the remote no longer has.
 func (b *Backend) fetch(ctx context.Context, id string) error {
 	err := b.fetchOnce(ctx, id)
-	if ge, ok := errors.AsType[*GitError](err); ok && localLockBusy(ge.Stderr) {
-		// Still refused after the retries: a ref this file system cannot hold as a file of
-		// its own fails every fetch, and the remote is asked which to leave out.
-		if changed, uerr := b.untwin(ctx); uerr == nil && changed {
-			err = b.fetchOnce(ctx, id)
+	// Each round leaves out at least one more ref, and stops at the first that does not.
+	for range 16 {
+		ge, ok := errors.AsType[*GitError](err)
+		if !ok {
+			break
 		}
+		if oid, ok := notOurRef(ge.Stderr); ok {
+			// A ref on the remote points at an object the remote does not have: the
+			// remote refuses the whole fetch, every workflow's with it.
+			if b.missing == nil {
+				b.missing = map[string]bool{}
+			}
+			b.missing[oid] = true
+		} else if !localLockBusy(ge.Stderr) {
+			break
+		}
+		// Or a lock still refused after the retries: a ref this file system cannot hold
+		// as a file of its own fails every fetch. The remote is asked which to leave out.
+		if changed, uerr := b.leaveOut(ctx); uerr != nil || !changed {
+			break
+		}
+		err = b.fetchOnce(ctx, id)
 	}
 	return err
 }
 
-// fetchOnce is fetch without untwin, retrying while another git updates a mirror ref.
+// notOurRef is the object upload-pack refused to send because the remote does not have it.
+func notOurRef(stderr string) (string, bool) {
+	_, oid, ok := strings.Cut(stderr, "not our ref ")
+	oid = strings.TrimSpace(oid)
+	return oid, ok && len(oid) >= 40 && strings.Trim(oid, "0123456789abcdef") == ""
+}
+
+// fetchOnce is fetch without leaveOut, retrying while another git updates a mirror ref.
 func (b *Backend) fetchOnce(ctx context.Context, id string) error {
 	src, dst := b.remoteRef(id), b.mirrorRef(id)
 	if id != "*" {
