@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -41,6 +42,10 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	entries := lines.Lines
 	if t := a.opt.tail; t.set && len(entries) > t.n {
 		entries = entries[len(entries)-t.n:]
+	}
+	if lines.Older > 0 {
+		a.warn(fmt.Sprintf("log %s is larger than cairn reads: only the entries in its last %d MiB are shown (the older ones stay in the file)",
+			pos[0], store.MaxLogSize>>20))
 	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		n := lines.Invalid + lines.Torn

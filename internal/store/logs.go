@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -12,7 +13,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
-// MaxLogSize caps what ReadLog reads.
+// MaxLogSize caps what ReadLog reads: of a larger log (appends do not stop at it), its newest
+// entries.
 const MaxLogSize = 64 << 20
 
 // Lines is what a JSONL reader found.
@@ -25,6 +27,9 @@ type Lines struct {
 	// Invalid counts complete lines that are not one strict JSON value of at most
 	// MaxLogLine bytes; they are skipped.
 	Invalid int
+	// Older is, for a log over MaxLogSize, the bytes before its newest MaxLogSize that were
+	// not read: its oldest entries.
+	Older int64
 }
 
 // ParseLines splits JSONL data into complete valid lines, skipping and counting the rest.
@@ -81,17 +86,52 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 }
 
 // ReadLog returns the complete lines of logs/NAME.jsonl, counting a torn tail and invalid
-// lines. It takes no lock. A missing log is a *NotFoundError.
+// lines; of a log over MaxLogSize, those in its last MaxLogSize bytes, with the bytes before
+// them counted in Older. It takes no lock. A missing log is a *NotFoundError.
 func (s *Store) ReadLog(name string) (Lines, error) {
 	if err := ValidName(name); err != nil {
 		return Lines{}, err
 	}
 	data, err := durable.ReadFile(s.fs, logFile(name), MaxLogSize)
+	var older int64
+	if errors.Is(err, durable.ErrTooLarge) {
+		data, older, err = readNewest(s.fs, logFile(name), MaxLogSize)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return Lines{}, &NotFoundError{What: "log", Name: name}
 	}
 	if err != nil {
 		return Lines{}, fmt.Errorf("reading log %q in %s: %w", name, s.dir, err)
 	}
-	return ParseLines(data, MaxLogLine), nil
+	l := ParseLines(data, MaxLogLine)
+	l.Older = older
+	return l, nil
+}
+
+// readNewest reads the whole lines in the last limit bytes of a file, and says where they
+// start: the bytes before are not read.
+func readNewest(fsys durable.FS, name string, limit int64) (data []byte, start int64, err error) {
+	f, st, err := durable.OpenRead(fsys, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	size := st.Size()
+	if size > limit { // else cut back since it was found too large
+		start = size - limit - 1 // one byte more: a newline there makes the first line whole
+	}
+	buf := make([]byte, size-start)
+	n, err := f.ReadAt(buf, start)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	buf = buf[:n]
+	if start == 0 {
+		return buf, 0, nil
+	}
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 { // all of it is one line, begun before
+		return nil, size, nil
+	}
+	return buf[i+1:], start + int64(i) + 1, nil
 }
