@@ -63,12 +63,15 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	line, err := strictjson.Compact(entry)
+	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
+		return &logLineError{name: name, err: je}
+	}
 	if err != nil {
 		return fmt.Errorf("log %q entry not appended: %w", name, err)
 	}
 	if len(line) > MaxLogLine {
-		return fmt.Errorf("log %q entry not appended: %w", name, &strictjson.Error{Kind: strictjson.TooLarge, Offset: MaxLogLine,
-			Reason: fmt.Sprintf("a log line is at most %d bytes, this one is %d", MaxLogLine, len(line))})
+		return &logLineError{name: name, size: len(line), err: &strictjson.Error{Kind: strictjson.TooLarge, Offset: MaxLogLine,
+			Reason: fmt.Sprintf("a log line is at most %d bytes, this one is %d", MaxLogLine, len(line))}}
 	}
 	if f := secrets.ScanJSON(line); f != nil {
 		return fmt.Errorf("log %q entry not appended: %w", name, f)
@@ -84,6 +87,25 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 	_, err = durable.AppendLine(s.fs, logFile(name), line, true)
 	return s.writeErr(logFile(name), err)
 }
+
+// logLineError is a log entry refused for its size. It says so in its own words: the
+// strictjson.Error it wraps would call valid JSON invalid, and an entry over strictjson's limit
+// may have been read only that far (the CLI's stdin), so its whole size is not known.
+type logLineError struct {
+	name string
+	size int // on one line; 0 when over strictjson's limit
+	err  *strictjson.Error
+}
+
+func (e *logLineError) Error() string {
+	const next = "; keep large data in a checkpoint and log its name"
+	if e.size == 0 {
+		return fmt.Sprintf("log %q entry not appended: it is over %d bytes, and a log line may hold %d%s", e.name, e.err.Offset, MaxLogLine, next)
+	}
+	return fmt.Sprintf("log %q entry not appended: it is %d bytes on one line, over the %d a log line may hold%s", e.name, e.size, MaxLogLine, next)
+}
+
+func (e *logLineError) Unwrap() error { return e.err }
 
 // ReadLog returns the complete lines of logs/NAME.jsonl, counting a torn tail and invalid
 // lines; of a log over MaxLogSize, those in its last MaxLogSize bytes, with the bytes before
