@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -54,9 +55,15 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if a.json {
 		return a.printJSON(orEmpty(entries))
 	}
-	// One compact JSON value a line, as stored (safe for a terminal: the same value): jq and
-	// grep read it as they read the file.
+	// One compact JSON value a line, as appended (safe for a terminal: the same value): jq and
+	// grep read it as they read the file. A hand-edited line (spaces, a tab, CRLF) is
+	// compacted too.
+	var buf bytes.Buffer
 	for _, l := range entries {
+		buf.Reset()
+		if json.Compact(&buf, l) == nil {
+			l = buf.Bytes()
+		}
 		fmt.Fprintf(a.stdout, "%s\n", safeJSON(l))
 	}
 	return nil
