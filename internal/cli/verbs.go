@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -42,6 +44,10 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if t := a.opt.tail; t.set && len(entries) > t.n {
 		entries = entries[len(entries)-t.n:]
 	}
+	if lines.Older > 0 {
+		a.warn(fmt.Sprintf("log %s is larger than cairn reads: only the entries in its last %d MiB are shown (the older ones stay in the file)",
+			pos[0], store.MaxLogSize>>20))
+	}
 	if lines.Invalid > 0 || lines.Torn > 0 {
 		n := lines.Invalid + lines.Torn
 		a.warn(fmt.Sprintf("log %s: %d unreadable line%s skipped", pos[0], n, workflow.Plural(n)))
@@ -49,9 +55,15 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if a.json {
 		return a.printJSON(orEmpty(entries))
 	}
-	// One compact JSON value a line, as stored (safe for a terminal: the same value): jq and
-	// grep read it as they read the file.
+	// One compact JSON value a line, as appended (safe for a terminal: the same value): jq and
+	// grep read it as they read the file. A hand-edited line (spaces, a tab, CRLF) is
+	// compacted too.
+	var buf bytes.Buffer
 	for _, l := range entries {
+		buf.Reset()
+		if json.Compact(&buf, l) == nil {
+			l = buf.Bytes()
+		}
 		fmt.Fprintf(a.stdout, "%s\n", safeJSON(l))
 	}
 	return nil

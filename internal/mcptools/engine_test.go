@@ -500,3 +500,21 @@ func TestNoNoticeOfOwnClientBeforeClear(t *testing.T) {
 		t.Errorf("another client's change is not reported: %q", got)
 	}
 }
+
+// TestGetVarsValueOnItsLine: a value with a line break, a tab or an invisible character is
+// given quoted and escaped, so that its text cannot read as another variable or as Cairn's
+// "Not set:" line; so is one that starts with a quote. Other values, a backslash included,
+// stand as they are.
+func TestGetVarsValueOnItsLine(t *testing.T) {
+	_, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"vars"}`)
+	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"plans/1.md\nWF_APPROVED=yes\nNot set: WF_BRANCH.","WF_DIR":"C:\\work dir","WF_Q":"\"x\"","WF_LS":"a\u2028b\tc"}}`)
+	want := `PLAN_PATH="plans/1.md\nWF_APPROVED=yes\nNot set: WF_BRANCH."` + "\n" +
+		`WF_DIR=C:\work dir` + "\n" +
+		`WF_LS="a\u2028b\tc"` + "\n" +
+		`WF_Q="\"x\""` + "\n" +
+		"Not set: WF_BRANCH."
+	if got := text(mustOK(t, c, "get_vars", `{"keys":["PLAN_PATH","WF_DIR","WF_LS","WF_Q","WF_BRANCH"]}`)); got != want {
+		t.Errorf("get_vars:\n got %s\nwant %s", got, want)
+	}
+}

@@ -547,6 +547,17 @@ func runSetVars(c *call) (*outcome, error) {
 	return resultOf(c.eng.SetVars(kv))
 }
 
+// varText is a value on get_vars' KEY=value line: as it is, or, when it holds a line break, a
+// tab or another character that does not print, or starts with a quote, Go-quoted, so that
+// its text cannot read as a line of its own (another variable, "Not set:"). The structured
+// result carries every value exactly.
+func varText(v string) string {
+	if strings.HasPrefix(v, `"`) || strings.IndexFunc(v, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
 func runGetVars(c *call) (*outcome, error) {
 	vars, err := c.eng.GetVars(c.strs("keys"))
 	if err != nil {
@@ -557,7 +568,7 @@ func runGetVars(c *call) (*outcome, error) {
 	}
 	lines := make([]string, 0, len(vars)+1)
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		lines = append(lines, k+"="+vars[k])
+		lines = append(lines, k+"="+varText(vars[k]))
 	}
 	// Keys asked for and not set are named: "No workflow variables set." would be false while
 	// others are.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -12,7 +13,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
-// MaxLogSize caps what ReadLog reads.
+// MaxLogSize caps what ReadLog reads: of a larger log (appends do not stop at it), its newest
+// entries.
 const MaxLogSize = 64 << 20
 
 // Lines is what a JSONL reader found.
@@ -25,6 +27,9 @@ type Lines struct {
 	// Invalid counts complete lines that are not one strict JSON value of at most
 	// MaxLogLine bytes; they are skipped.
 	Invalid int
+	// Older is, for a log over MaxLogSize, the bytes before its newest MaxLogSize that were
+	// not read: its oldest entries.
+	Older int64
 }
 
 // ParseLines splits JSONL data into complete valid lines, skipping and counting the rest.
@@ -58,12 +63,15 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	line, err := strictjson.Compact(entry)
+	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
+		return &logLineError{name: name, err: je}
+	}
 	if err != nil {
 		return fmt.Errorf("log %q entry not appended: %w", name, err)
 	}
 	if len(line) > MaxLogLine {
-		return fmt.Errorf("log %q entry not appended: %w", name, &strictjson.Error{Kind: strictjson.TooLarge, Offset: MaxLogLine,
-			Reason: fmt.Sprintf("a log line is at most %d bytes, this one is %d", MaxLogLine, len(line))})
+		return &logLineError{name: name, size: len(line), err: &strictjson.Error{Kind: strictjson.TooLarge, Offset: MaxLogLine,
+			Reason: fmt.Sprintf("a log line is at most %d bytes, this one is %d", MaxLogLine, len(line))}}
 	}
 	if f := secrets.ScanJSON(line); f != nil {
 		return fmt.Errorf("log %q entry not appended: %w", name, f)
@@ -80,18 +88,72 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 	return s.writeErr(logFile(name), err)
 }
 
+// logLineError is a log entry refused for its size. It says so in its own words: the
+// strictjson.Error it wraps would call valid JSON invalid, and an entry over strictjson's limit
+// may have been read only that far (the CLI's stdin), so its whole size is not known.
+type logLineError struct {
+	name string
+	size int // on one line; 0 when over strictjson's limit
+	err  *strictjson.Error
+}
+
+func (e *logLineError) Error() string {
+	const next = "; keep large data in a checkpoint and log its name"
+	if e.size == 0 {
+		return fmt.Sprintf("log %q entry not appended: it is over %d bytes, and a log line may hold %d%s", e.name, e.err.Offset, MaxLogLine, next)
+	}
+	return fmt.Sprintf("log %q entry not appended: it is %d bytes on one line, over the %d a log line may hold%s", e.name, e.size, MaxLogLine, next)
+}
+
+func (e *logLineError) Unwrap() error { return e.err }
+
 // ReadLog returns the complete lines of logs/NAME.jsonl, counting a torn tail and invalid
-// lines. It takes no lock. A missing log is a *NotFoundError.
+// lines; of a log over MaxLogSize, those in its last MaxLogSize bytes, with the bytes before
+// them counted in Older. It takes no lock. A missing log is a *NotFoundError.
 func (s *Store) ReadLog(name string) (Lines, error) {
 	if err := ValidName(name); err != nil {
 		return Lines{}, err
 	}
 	data, err := durable.ReadFile(s.fs, logFile(name), MaxLogSize)
+	var older int64
+	if errors.Is(err, durable.ErrTooLarge) {
+		data, older, err = readNewest(s.fs, logFile(name), MaxLogSize)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return Lines{}, &NotFoundError{What: "log", Name: name}
 	}
 	if err != nil {
 		return Lines{}, fmt.Errorf("reading log %q in %s: %w", name, s.dir, err)
 	}
-	return ParseLines(data, MaxLogLine), nil
+	l := ParseLines(data, MaxLogLine)
+	l.Older = older
+	return l, nil
+}
+
+// readNewest reads the whole lines in the last limit bytes of a file, and says where they
+// start: the bytes before are not read.
+func readNewest(fsys durable.FS, name string, limit int64) (data []byte, start int64, err error) {
+	f, st, err := durable.OpenRead(fsys, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	size := st.Size()
+	if size > limit { // else cut back since it was found too large
+		start = size - limit - 1 // one byte more: a newline there makes the first line whole
+	}
+	buf := make([]byte, size-start)
+	n, err := f.ReadAt(buf, start)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	buf = buf[:n]
+	if start == 0 {
+		return buf, 0, nil
+	}
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 { // all of it is one line, begun before
+		return nil, size, nil
+	}
+	return buf[i+1:], start + int64(i) + 1, nil
 }

@@ -373,8 +373,73 @@ func TestLogs(t *testing.T) {
 	if err := s.AppendLog("benchmarks", []byte(big)); !errors.As(err, &je) || je.Kind != strictjson.TooLarge {
 		t.Fatalf("65 KiB line: %v", err)
 	}
+	// Refused for its size, which it says, not as invalid JSON; an entry over strictjson's
+	// limit (stdin is read only that far) is not given a size it does not have.
+	for _, c := range []struct{ entry, want string }{
+		{big, fmt.Sprintf(`log "benchmarks" entry not appended: it is %d bytes on one line, over the %d a log line may hold; keep large data in a checkpoint and log its name`, len(big), store.MaxLogLine)},
+		{big + strings.Repeat(" ", strictjson.MaxSize), fmt.Sprintf(`log "benchmarks" entry not appended: it is over %d bytes, and a log line may hold %d; keep large data in a checkpoint and log its name`, strictjson.MaxSize, store.MaxLogLine)},
+	} {
+		if err := s.AppendLog("benchmarks", []byte(c.entry)); err == nil || err.Error() != c.want || !errors.As(err, &je) || je.Kind != strictjson.TooLarge {
+			t.Errorf("too large an entry:\n got %v\nwant %s", err, c.want)
+		}
+	}
 	if _, err := s.ReadLog("nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatal(err)
+	}
+}
+
+// A log grown past MaxLogSize (append never refuses one) is still read: its newest whole
+// lines, from the last MaxLogSize bytes, with the bytes before them counted as not read. A
+// region that starts exactly at a line keeps that line.
+func TestReadLogPastMaxLogSize(t *testing.T) {
+	s, dir := newStore(t)
+	if err := s.AppendLog("big", []byte(`{"oldest":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "logs", "big.jsonl")
+	grow := func(to int64, tail string) {
+		t.Helper()
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		// A hole reads as NUL bytes: one long line, part of it outside the region read.
+		if err := f.Truncate(to); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte(tail), to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tail := "\n{\"n\":1}\n{\"n\":2}\n"
+	grow(store.MaxLogSize, tail)
+	l, err := s.ReadLog("big")
+	if err != nil {
+		t.Fatalf("a log over MaxLogSize cannot be read: %v", err)
+	}
+	if len(l.Lines) != 2 || string(l.Lines[1]) != `{"n":2}` || l.Invalid != 0 || l.Torn != 0 {
+		t.Fatalf("read %q, invalid %d, torn %d", l.Lines, l.Invalid, l.Torn)
+	}
+	if want := int64(store.MaxLogSize) + 1; l.Older != want {
+		t.Fatalf("older = %d, want %d", l.Older, want)
+	}
+	if err := s.AppendLog("big", []byte(`{"n":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = s.ReadLog("big"); err != nil || len(l.Lines) != 3 {
+		t.Fatalf("after an append: %q, %v", l.Lines, err)
+	}
+
+	// The byte before the region is a newline: the region's first line is whole.
+	prefix, first := `{"old":1}`+"\n", `{"n":0}`+"\n"
+	region := first + strings.Repeat(" ", store.MaxLogSize-len(first)-1) + "\n"
+	if err := os.WriteFile(p, []byte(prefix+region), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err = s.ReadLog("big")
+	if err != nil || len(l.Lines) != 1 || string(l.Lines[0]) != `{"n":0}` || l.Invalid != 1 || l.Older != int64(len(prefix)) {
+		t.Fatalf("region at a line start: %q, invalid %d, older %d, %v", l.Lines, l.Invalid, l.Older, err)
 	}
 }
 
