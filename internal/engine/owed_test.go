@@ -112,3 +112,25 @@ func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
 		t.Errorf("the next Stop hook wrote %q again", again.Wrote)
 	}
 }
+
+// The same across workflows, ordered by time: the line owed for the workflow a start
+// replaced does not stand in MEMORY.md over the line the new workflow wrote after it.
+func TestOwedLineOfAReplacedWorkflowNeverReplacesANewerOne(t *testing.T) {
+	e := newEnv(t)
+	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
+	if res := must(agent.Start(engine.StartRequest{Type: "apex", Context: "second", Replace: true}))(t); len(res.Warnings) == 0 {
+		t.Fatal("the replaced workflow's line was written although the memory lock is held")
+	}
+	unlock()
+	e.clock.Add(time.Second)
+	must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) != 1 {
+		t.Errorf("the Stop hook wrote %q, want the owed line", out.Wrote)
+	}
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "second") {
+		t.Fatalf("MEMORY.md does not show the new workflow's position:\n%s", index)
+	}
+}
