@@ -243,7 +243,7 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		return nil, ""
 	}
 	data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
-	if s := decodeLenient[l2State](data); !owes(s, r) {
+	if s := decodeLenient[l2Owes](data); !owes(s, r) {
 		return nil, ""
 	}
 	// What is owed is worked out again under the mark's lock (recordL2): another process may
@@ -277,8 +277,16 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 	})
 }
 
+// l2Owes is the part of l2-state that tells whether L2 is owed anything: the Stop hook
+// decodes only it after every turn, and the rest when something is owed.
+type l2Owes struct {
+	WorkflowID string   `json:"workflow_id"`
+	Revision   int64    `json:"revision"`
+	Owed       []string `json:"owed"`
+}
+
 // owes tells whether l2-state s owes L2 lines with r in the active slot (nil: none).
-func owes(s l2State, r *workflow.Record) bool {
+func owes(s l2Owes, r *workflow.Record) bool {
 	return len(s.Owed) > 0 || r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision)
 }
 
