@@ -166,8 +166,8 @@ func (m *Memory) Record(text string) error {
 // RecordOlder puts an L2 line known to be older than the latest one (a line owed while a
 // newer one was written) into the topic file's history, at the time at: after the lines
 // stamped no later, but never after the latest line, which stays the latest in the topic file
-// and on the index line of MEMORY.md, which is left as it is. A line already there at that
-// time changes nothing. Text is checked as Record checks it.
+// and on the index line of MEMORY.md (written again only where it is not that). A line
+// already there at that time changes nothing. Text is checked as Record checks it.
 func (m *Memory) RecordOlder(text string, at time.Time) error {
 	plain, err := m.topicLine(text)
 	if err != nil {
@@ -175,8 +175,13 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 	}
 	at = at.UTC().Truncate(time.Second)
 	return m.locked(func() error {
-		return m.update(TopicFile, func(cur []byte, _ bool) ([]byte, error) {
+		latest := "" // update calls the edit again when the file changed under it: the last call counts
+		err := m.update(TopicFile, func(cur []byte, _ bool) ([]byte, error) {
 			entries := parseTopic(cur)
+			latest = ""
+			if n := len(entries); n > 0 {
+				latest = entries[n-1].Text
+			}
 			if slices.ContainsFunc(entries, func(e Entry) bool { return e.At.Equal(at) && e.Text == plain }) {
 				return cur, nil
 			}
@@ -188,6 +193,15 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 				i = min(i, n-1)
 			}
 			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain})), nil
+		})
+		if err != nil || latest == "" {
+			// No latest line to show: the topic file was emptied, and the index line, whatever
+			// it shows, is newer than this line.
+			return err
+		}
+		entry := topicEntry(latest)
+		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+			return SetEntry(cur, TopicFile, entry), nil
 		})
 	})
 }

@@ -652,3 +652,25 @@ func TestRecordOlder(t *testing.T) {
 		t.Errorf("LastPosition = %q, want the latest line", last.Text)
 	}
 }
+
+// MEMORY.md keeps pointing at the latest line when an older one is written: an index line of
+// Cairn's that another writer dropped meanwhile is put back with the latest line, not left
+// out (the write's mark would otherwise take the drop for Cairn's own).
+func TestRecordOlderKeepsTheIndexLine(t *testing.T) {
+	m, dir := newTestMemory(t)
+	for _, s := range []string{"one", "two"} {
+		if err := m.Record(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const foreign = "- [Notes](notes.md) — kept\n"
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(foreign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RecordOlder("between", time.Date(2026, 11, 22, 17, 1, 30, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, filepath.Join(dir, IndexFile)), foreign+topicEntry("two")+"\n"; got != want {
+		t.Errorf("MEMORY.md =\n%s\nwant\n%s", got, want)
+	}
+}
