@@ -35,9 +35,9 @@ type l2State struct {
 // lineOf names the change an L2 line is of: its workflow, revision and time. The zero value
 // is an unknown change, older than none.
 type lineOf struct {
-	WorkflowID string    `json:"workflow_id"`
-	Revision   int64     `json:"revision"`
-	At         time.Time `json:"at"`
+	WorkflowID string    `json:"workflow_id,omitempty"`
+	Revision   int64     `json:"revision,omitempty"`
+	At         time.Time `json:"at,omitzero"`
 }
 
 // olderThan tells whether a line of change l is older than one of change n: by revision in
