@@ -64,6 +64,9 @@ func (s *l2State) show(n lineOf) {
 type l2Line struct {
 	Text string
 	Of   lineOf
+	// later says a later change of the workflow is noted already, whose line is written or
+	// owed: this line is not to be shown, only kept in the history (writeLines).
+	later bool
 }
 
 func (a l2Line) same(b l2Line) bool {
@@ -80,6 +83,22 @@ func (s l2State) owedLines() []l2Line {
 		}
 	}
 	return ls
+}
+
+// owe adds ls to what s owes, each before the first owed line newer than it: settled in that
+// order, each line is written as the latest in its turn and the newest stays shown, where
+// one owed after a newer line and written after it would go into the history, and a line
+// of the same text as the one before it be taken for it (memory.Record).
+func (s *l2State) owe(ls []l2Line) {
+	all := s.owedLines()
+	for _, l := range ls {
+		i := slices.IndexFunc(all, func(o l2Line) bool { return l.Of.olderThan(o.Of) })
+		if i < 0 {
+			i = len(all)
+		}
+		all = slices.Insert(all, i, l)
+	}
+	s.setOwed(all)
 }
 
 // setOwed makes ls, the newest maxOwed of them, what s owes.
@@ -174,6 +193,12 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 func (e *Engine) writeLines(lines []l2Line, shown lineOf, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
 	for _, l := range lines {
 		older := l.Of.olderThan(shown)
+		if l.later && !older {
+			// Newer than the line shown and older than one owed: owed, for the settling that
+			// writes the newer line to write it before.
+			owed = append(owed, l)
+			continue
+		}
 		var err error
 		if older {
 			err = e.mem.RecordOlder(l.Text, l.Of.At)
@@ -204,11 +229,12 @@ func isLockTimeout(err error) bool {
 	return ok
 }
 
-// writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed,
-// unless l2-state notes a later revision of the workflow already (its line, newer than ours,
-// is written or owed; the same revision may be one a settling noted without knowing its
-// line, an ending's). It never fails the operation: a failure becomes an owed line and a
-// warning.
+// writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed.
+// When l2-state notes a later revision of the workflow already (its line, newer than ours, is
+// written or owed; the same revision may be one a settling noted without knowing its line,
+// an ending's), the line only goes into the topic file's history: now, when the later line is
+// written, else when it is. It never fails the operation: a failure becomes an owed line and
+// a warning.
 func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 	if e.memWarn != "" {
 		return e.memWarn
@@ -218,17 +244,14 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 		of = lineOf{WorkflowID: id, Revision: rev, At: e.now().UTC()}
 	}
 	_, warning = e.recordL2(false, func(s l2State) []l2Line {
-		if id != "" && s.WorkflowID == id && rev < s.Revision {
-			return nil
-		}
-		return []l2Line{{Text: line, Of: of}}
+		return []l2Line{{Text: line, Of: of, later: id != "" && s.WorkflowID == id && rev < s.Revision}}
 	}, func(s *l2State, owed []l2Line, shown lineOf) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
 		}
 		s.show(shown)
 		if len(owed) > 0 {
-			s.setOwed(append(s.owedLines(), owed...))
+			s.owe(owed)
 		}
 	})
 	return warning
@@ -314,9 +337,9 @@ func (e *Engine) journalLines(id string, from int64) []l2Line {
 		of := lineOf{WorkflowID: id, Revision: rec.Revision, At: rec.At.UTC()}
 		switch {
 		case def.IsTerminal(r.State):
-			lines = append(lines, l2Line{workflow.CompletionLine(r), of})
+			lines = append(lines, l2Line{Text: workflow.CompletionLine(r), Of: of})
 		case def.IsMajor(d.From, r.State):
-			lines = append(lines, l2Line{workflow.PositionLine(def, r, d.From), of})
+			lines = append(lines, l2Line{Text: workflow.PositionLine(def, r, d.From), Of: of})
 		}
 	}
 	return lines
