@@ -33,7 +33,7 @@ type l2State struct {
 }
 
 // lineOf names the change an L2 line is of: its workflow, revision and time. The zero value
-// is an unknown change, older than none.
+// is an unknown change, neither older nor newer than any.
 type lineOf struct {
 	WorkflowID string    `json:"workflow_id,omitempty"`
 	Revision   int64     `json:"revision,omitempty"`
@@ -285,14 +285,15 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		return lines
 	}, func(st *l2State, failed []l2Line, shown lineOf) {
 		// Lines another process came to owe since pick read the state (one that found the
-		// mark's lock taken, or no lock) stay owed, after ours.
+		// mark's lock taken, or no lock) stay owed, ours before those newer than them.
 		later := st.owedLines()
 		for _, l := range took {
 			if i := slices.IndexFunc(later, l.same); i >= 0 {
 				later = slices.Delete(later, i, i+1)
 			}
 		}
-		st.setOwed(append(failed, later...))
+		st.setOwed(later)
+		st.owe(failed)
 		st.show(shown)
 		if r != nil {
 			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)
