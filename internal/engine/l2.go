@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -23,6 +24,96 @@ type l2State struct {
 	WorkflowID string   `json:"workflow_id,omitempty"`
 	Revision   int64    `json:"revision"`
 	Owed       []string `json:"owed,omitempty"`
+	// OwedOf names the change that owed each line of Owed, in step with it (else none is
+	// known: lines an older Cairn owed), and Shown the change whose line Cairn last wrote as
+	// the latest, which MEMORY.md's index line shows. An owed line older than Shown goes into
+	// the topic file's history, never over the newer line.
+	OwedOf []lineOf `json:"owed_of,omitempty"`
+	Shown  lineOf   `json:"shown,omitzero"`
+}
+
+// lineOf names the change an L2 line is of: its workflow, revision and time. The zero value
+// is an unknown change, neither older nor newer than any.
+type lineOf struct {
+	WorkflowID string    `json:"workflow_id,omitempty"`
+	Revision   int64     `json:"revision,omitempty"`
+	At         time.Time `json:"at,omitzero"`
+}
+
+// olderThan tells whether a line of change l is older than one of change n: by revision in
+// one workflow, else by time.
+func (l lineOf) olderThan(n lineOf) bool {
+	if l.Revision == 0 || n.Revision == 0 {
+		return false
+	}
+	if l.WorkflowID == n.WorkflowID {
+		return l.Revision < n.Revision
+	}
+	return l.At.Before(n.At)
+}
+
+// show notes that L2 shows the line of change n, unless it shows a newer one: a writer that
+// found the mark's lock taken read Shown before the holder noted its line.
+func (s *l2State) show(n lineOf) {
+	if n.Revision != 0 && !n.olderThan(s.Shown) {
+		s.Shown = n
+	}
+}
+
+// l2Line is an L2 line and the change it is of.
+type l2Line struct {
+	Text string
+	Of   lineOf
+	// later says a later change of the workflow is noted already, whose line is written or
+	// owed: this line is not to be shown, only kept in the history (writeLines).
+	later bool
+}
+
+func (a l2Line) same(b l2Line) bool {
+	return a.Text == b.Text && a.Of.WorkflowID == b.Of.WorkflowID && a.Of.Revision == b.Of.Revision && a.Of.At.Equal(b.Of.At)
+}
+
+// owedLines is what s owes, each line with its change where s knows it.
+func (s l2State) owedLines() []l2Line {
+	ls := make([]l2Line, len(s.Owed))
+	for i, t := range s.Owed {
+		ls[i].Text = t
+		if len(s.OwedOf) == len(s.Owed) {
+			ls[i].Of = s.OwedOf[i]
+		}
+	}
+	return ls
+}
+
+// owe adds ls to what s owes, each before the first owed line newer than it: settled in that
+// order, each line is written as the latest in its turn and the newest stays shown, where
+// one owed after a newer line and written after it would go into the history, and a line
+// of the same text as the one before it be taken for it (memory.Record).
+func (s *l2State) owe(ls []l2Line) {
+	all := s.owedLines()
+	for _, l := range ls {
+		i := slices.IndexFunc(all, func(o l2Line) bool { return l.Of.olderThan(o.Of) })
+		if i < 0 {
+			i = len(all)
+		}
+		all = slices.Insert(all, i, l)
+	}
+	s.setOwed(all)
+}
+
+// setOwed makes ls, the newest maxOwed of them, what s owes.
+func (s *l2State) setOwed(ls []l2Line) {
+	ls = ls[max(0, len(ls)-maxOwed):]
+	s.Owed, s.OwedOf = nil, nil
+	known := false
+	for _, l := range ls {
+		s.Owed = append(s.Owed, l.Text)
+		s.OwedOf = append(s.OwedOf, l.Of)
+		known = known || l.Of.Revision != 0
+	}
+	if !known {
+		s.OwedOf = nil
+	}
 }
 
 // updateL2State changes l2-state under its lock. It returns the notice of a damaged l2-state
@@ -55,19 +146,21 @@ func withNotice(warning string, n *store.Notice) string {
 // take: a line chosen from a state read before another process wrote a newer line and noted
 // its revision would be written after it, and stay in MEMORY.md over it; and a restore never
 // takes a line of ours that is not marked yet for a foreign rewrite.
-func (e *Engine) recordL2(quiet bool, pick func(l2State) []string, record func(st *l2State, owed []string)) (wrote []string, warning string) {
-	var lines, owed []string
-	picked := func() []string {
+func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(st *l2State, owed []l2Line, shown lineOf)) (wrote []string, warning string) {
+	var lines, owed []l2Line
+	var shown lineOf
+	picked := func() {
 		data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
-		return pick(decodeLenient[l2State](data))
+		s := decodeLenient[l2State](data)
+		lines, shown = pick(s), s.Shown
 	}
 	ran := false
 	var stateAside *store.Notice
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
-		lines = picked()
-		wrote, owed, warning = e.writeLines(lines, quiet)
-		stateAside = e.updateL2State(func(st *l2State) { record(st, owed) })
+		picked()
+		wrote, owed, shown, warning = e.writeLines(lines, shown, quiet)
+		stateAside = e.updateL2State(func(st *l2State) { record(st, owed, shown) })
 		if len(wrote) == 0 {
 			return nil, nil
 		}
@@ -78,26 +171,41 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []string, record func(s
 		return wrote, withNotice(withNotice(warning, markAside), stateAside)
 	case isLockTimeout(err):
 		// Another Cairn process is writing L2 now: these lines are owed, and retried.
-		lines = picked()
+		picked()
 		owed = lines
 		if len(lines) > 0 {
 			warning = "auto-memory line not written (Cairn retries after the next turn): " + err.Error()
 		}
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.
-		lines = picked()
-		wrote, owed, warning = e.writeLines(lines, quiet)
+		picked()
+		wrote, owed, shown, warning = e.writeLines(lines, shown, quiet)
 	}
-	return wrote, withNotice(warning, e.updateL2State(func(st *l2State) { record(st, owed) }))
+	return wrote, withNotice(warning, e.updateL2State(func(st *l2State) { record(st, owed, shown) }))
 }
 
-// writeLines writes lines to L2, as recordL2 says. With quiet (the Stop hook settling what is
-// owed), a line refused because a memory file is one Cairn leaves as it is (not a regular
-// file, or over 4 MiB) stays owed without a word: the move that owed it said so, and that
-// lasts until the person changes the file, after every turn.
-func (e *Engine) writeLines(lines []string, quiet bool) (wrote, owed []string, warning string) {
+// writeLines writes lines to L2, as recordL2 says, shown being the change whose line L2 shows
+// as the latest: a line older than it goes into the topic file's history only. It returns
+// the change shown after. With quiet (the Stop hook settling what is owed), a line refused
+// because a memory file is one Cairn leaves as it is (not a regular file, or over 4 MiB)
+// stays owed without a word: the move that owed it said so, and that lasts until the person
+// changes the file, after every turn.
+func (e *Engine) writeLines(lines []l2Line, shown lineOf, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
 	for _, l := range lines {
-		if err := e.mem.Record(l); err != nil {
+		older := l.Of.olderThan(shown)
+		if l.later && !older {
+			// Newer than the line shown and older than one owed: owed, for the settling that
+			// writes the newer line to write it before.
+			owed = append(owed, l)
+			continue
+		}
+		var err error
+		if older {
+			err = e.mem.RecordOlder(l.Text, l.Of.At)
+		} else {
+			err = e.mem.Record(l.Text)
+		}
+		if err != nil {
 			retry := ""
 			if memory.IsUnavailable(err) {
 				owed = append(owed, l)
@@ -106,11 +214,14 @@ func (e *Engine) writeLines(lines []string, quiet bool) (wrote, owed []string, w
 			if !quiet || !memory.LeftAlone(err) {
 				warning = "auto-memory line not written" + retry + ": " + err.Error()
 			}
-		} else {
-			wrote = append(wrote, l)
+			continue
+		}
+		wrote = append(wrote, l.Text)
+		if !older && l.Of.Revision != 0 {
+			shown = l.Of
 		}
 	}
-	return wrote, owed, warning
+	return wrote, owed, shown, warning
 }
 
 func isLockTimeout(err error) bool {
@@ -118,27 +229,29 @@ func isLockTimeout(err error) bool {
 	return ok
 }
 
-// writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed,
-// unless l2-state notes a later revision of the workflow already (its line, newer than ours,
-// is written or owed; the same revision may be one a settling noted without knowing its
-// line, an ending's). It never fails the operation: a failure becomes an owed line and a
-// warning.
+// writeL2 writes the line a change at revision rev of workflow id owes, after L1 committed.
+// When l2-state notes a later revision of the workflow already (its line, newer than ours, is
+// written or owed; the same revision may be one a settling noted without knowing its line,
+// an ending's), the line only goes into the topic file's history: now, when the later line is
+// written, else when it is. It never fails the operation: a failure becomes an owed line and
+// a warning.
 func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 	if e.memWarn != "" {
 		return e.memWarn
 	}
-	_, warning = e.recordL2(false, func(s l2State) []string {
-		if id != "" && s.WorkflowID == id && rev < s.Revision {
-			return nil
-		}
-		return []string{line}
-	}, func(s *l2State, owed []string) {
+	var of lineOf
+	if id != "" {
+		of = lineOf{WorkflowID: id, Revision: rev, At: e.now().UTC()}
+	}
+	_, warning = e.recordL2(false, func(s l2State) []l2Line {
+		return []l2Line{{Text: line, Of: of, later: id != "" && s.WorkflowID == id && rev < s.Revision}}
+	}, func(s *l2State, owed []l2Line, shown lineOf) {
 		if id != "" && (s.WorkflowID != id || rev > s.Revision) {
 			s.WorkflowID, s.Revision = id, rev
 		}
+		s.show(shown)
 		if len(owed) > 0 {
-			s.Owed = append(s.Owed, owed...)
-			s.Owed = s.Owed[max(0, len(s.Owed)-maxOwed):]
+			s.owe(owed)
 		}
 	})
 	return warning
@@ -153,15 +266,15 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		return nil, ""
 	}
 	data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
-	if s := decodeLenient[l2State](data); !owes(s, r) {
+	if s := decodeLenient[l2Owes](data); !owes(s, r) {
 		return nil, ""
 	}
 	// What is owed is worked out again under the mark's lock (recordL2): another process may
 	// have written newer lines, and noted their revision, since the read above.
-	var took []string
-	return e.recordL2(true, func(s l2State) []string {
-		took = s.Owed
-		lines := slices.Clone(s.Owed)
+	var took []l2Line
+	return e.recordL2(true, func(s l2State) []l2Line {
+		took = s.owedLines()
+		lines := slices.Clone(took)
 		if r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision) {
 			var from int64
 			if r.WorkflowID == s.WorkflowID {
@@ -170,35 +283,44 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 			lines = append(lines, e.journalLines(r.WorkflowID, from)...)
 		}
 		return lines
-	}, func(st *l2State, failed []string) {
+	}, func(st *l2State, failed []l2Line, shown lineOf) {
 		// Lines another process came to owe since pick read the state (one that found the
-		// mark's lock taken, or no lock) stay owed, after ours.
-		later := st.Owed
+		// mark's lock taken, or no lock) stay owed, ours before those newer than them.
+		later := st.owedLines()
 		for _, l := range took {
-			if i := slices.Index(later, l); i >= 0 {
+			if i := slices.IndexFunc(later, l.same); i >= 0 {
 				later = slices.Delete(later, i, i+1)
 			}
 		}
-		st.Owed = append(failed, later...)
-		st.Owed = st.Owed[max(0, len(st.Owed)-maxOwed):]
+		st.setOwed(later)
+		st.owe(failed)
+		st.show(shown)
 		if r != nil {
 			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)
 		}
 	})
 }
 
+// l2Owes is the part of l2-state that tells whether L2 is owed anything: the Stop hook
+// decodes only it after every turn, and the rest when something is owed.
+type l2Owes struct {
+	WorkflowID string   `json:"workflow_id"`
+	Revision   int64    `json:"revision"`
+	Owed       []string `json:"owed"`
+}
+
 // owes tells whether l2-state s owes L2 lines with r in the active slot (nil: none).
-func owes(s l2State, r *workflow.Record) bool {
+func owes(s l2Owes, r *workflow.Record) bool {
 	return len(s.Owed) > 0 || r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision)
 }
 
 // journalLines recomputes the L2 lines owed by the journal's changes after revision from.
-func (e *Engine) journalLines(id string, from int64) []string {
+func (e *Engine) journalLines(id string, from int64) []l2Line {
 	recs, err := e.st.ReadJournalSince(id, from)
 	if err != nil && len(recs) == 0 {
 		return nil
 	}
-	var lines []string
+	var lines []l2Line
 	for _, rec := range recs {
 		if rec.Revision <= from || rec.Event.Kind != string(workflow.EventTransition) {
 			continue
@@ -213,11 +335,12 @@ func (e *Engine) journalLines(id string, from int64) []string {
 		if !ok || d.From == "" {
 			continue
 		}
+		of := lineOf{WorkflowID: id, Revision: rec.Revision, At: rec.At.UTC()}
 		switch {
 		case def.IsTerminal(r.State):
-			lines = append(lines, workflow.CompletionLine(r))
+			lines = append(lines, l2Line{Text: workflow.CompletionLine(r), Of: of})
 		case def.IsMajor(d.From, r.State):
-			lines = append(lines, workflow.PositionLine(def, r, d.From))
+			lines = append(lines, l2Line{Text: workflow.PositionLine(def, r, d.From), Of: of})
 		}
 	}
 	return lines

@@ -3,8 +3,10 @@ package engine
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // l2MarkDoc keeps what Cairn's L2 (its index line in MEMORY.md and its topic file) held right
@@ -36,8 +38,11 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 	if e.memWarn != "" {
 		return nil, false, ""
 	}
-	data, _ := e.st.Read(l2MarkDoc) // nil when there is no mark (or it is unreadable): not ok
+	data, err := e.st.Read(l2MarkDoc)
 	k, ok := decodeMark(data)
+	if !ok && !errors.Is(err, store.ErrNotFound) {
+		return nil, false, e.setMarkAside()
+	}
 	if !ok || k.Empty() {
 		return nil, false, ""
 	}
@@ -49,7 +54,7 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 	var res memory.Restored
 	var rerr error
 	ran := false
-	_, _, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
+	_, aside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		if k, ok := decodeMark(cur); ok && !k.Empty() {
 			res, rerr = e.mem.Restore(k, e.now(), processAlive)
@@ -57,6 +62,8 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 		return nil, nil
 	})
 	switch {
+	case aside != nil:
+		return nil, false, aside.Message // damaged since it was read: nothing to restore to
 	case ran:
 		err = rerr
 	case isLockTimeout(err):
@@ -74,6 +81,25 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 		restored = append(restored, memory.TopicFile+" (restored)")
 	}
 	return restored, res.Deferred, ""
+}
+
+// setMarkAside moves a damaged l2-mark to quarantine/, as UpdateOwn does any document of
+// Cairn's that is not JSON, and returns the notice's message ("" when another process wrote a
+// good mark meanwhile, or the mark's lock cannot be had: the next Stop looks again). With no
+// mark there is nothing to restore until the next L2 write marks what it wrote; a damaged
+// mark kept would make every restore give up without a word.
+func (e *Engine) setMarkAside() string {
+	var set *store.Notice
+	_, aside, _ := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
+		if _, ok := decodeMark(cur); cur != nil && !ok {
+			// JSON, but not a mark's (UpdateOwn set aside what is not JSON).
+			if n, err := e.st.Quarantine(l2MarkDoc+".json", errors.New("it holds no mark")); err == nil {
+				set = &n
+			}
+		}
+		return nil, nil
+	})
+	return withNotice(withNotice("", aside), set)
 }
 
 // The mark's two texts are stored in hex, so that the document holds nothing a secret rule

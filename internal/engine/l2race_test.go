@@ -94,4 +94,10 @@ func TestMoveWritesNoLineOlderThanOneNotedMeanwhile(t *testing.T) {
 	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "analyze completed, planning") {
 		t.Fatalf("after the Stop hook, MEMORY.md does not hold the last position (planning):\n%s", index)
 	}
+	// The older move's line is not lost: the topic file keeps it in its history, before the
+	// newer line.
+	topic := e.readMemory("cairn-workflow.md")
+	if older, newer := strings.Index(topic, "analyzing"), strings.LastIndex(topic, "planning"); older < 0 || newer < older {
+		t.Errorf("the topic file does not hold the older move's line before the newer one:\n%s", topic)
+	}
 }

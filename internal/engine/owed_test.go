@@ -77,3 +77,60 @@ func TestLineRefusedForGoodIsSaidOnce(t *testing.T) {
 		t.Errorf("Stop once MEMORY.md can be written wrote %q, want the owed line", out.Wrote)
 	}
 }
+
+// A line owed while Cairn's memory lock was held (rev 2, planning) is written by the Stop
+// hook after the next move (rev 3, back to analyzing) wrote its own line: it goes into the
+// topic file's history before the newer line, and MEMORY.md goes on showing the newer
+// position. All three moves share one second, as fast moves do, so the topic file's times
+// cannot order them.
+func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
+	e := newEnv(t)
+	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed and newer"}))(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
+	if res := must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t); len(res.Warnings) == 0 {
+		t.Fatal("the L2 line was written although the memory lock is held")
+	}
+	unlock()
+	must(agent.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	out := must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "planning") {
+		t.Errorf("the Stop hook wrote %q, want the owed planning line", out.Wrote)
+	}
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "analyzing") || strings.Contains(index, "planning") {
+		t.Fatalf("MEMORY.md does not show the newest position (analyzing):\n%s", index)
+	}
+	topic := e.readMemory("cairn-workflow.md")
+	plan, analyze := strings.Index(topic, "planning"), strings.LastIndex(topic, "analyzing")
+	if plan < 0 || analyze < plan {
+		t.Fatalf("the topic file does not hold the planning line before the analyzing one:\n%s", topic)
+	}
+	if again := must(e.open("s1").Stop(engine.StopInput{}))(t); len(again.Wrote) > 0 {
+		t.Errorf("the next Stop hook wrote %q again", again.Wrote)
+	}
+}
+
+// The same across workflows, ordered by time: the line owed for the workflow a start
+// replaced does not stand in MEMORY.md over the line the new workflow wrote after it.
+func TestOwedLineOfAReplacedWorkflowNeverReplacesANewerOne(t *testing.T) {
+	e := newEnv(t)
+	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
+	if res := must(agent.Start(engine.StartRequest{Type: "apex", Context: "second", Replace: true}))(t); len(res.Warnings) == 0 {
+		t.Fatal("the replaced workflow's line was written although the memory lock is held")
+	}
+	unlock()
+	e.clock.Add(time.Second)
+	must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) != 1 {
+		t.Errorf("the Stop hook wrote %q, want the owed line", out.Wrote)
+	}
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "second") {
+		t.Fatalf("MEMORY.md does not show the new workflow's position:\n%s", index)
+	}
+}

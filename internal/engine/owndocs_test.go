@@ -82,3 +82,25 @@ func TestDamagedStopStateIsRebuilt(t *testing.T) {
 		t.Errorf("asked again about the same list: %s", out.Reason)
 	}
 }
+
+// A damaged l2-mark.json is set aside by the Stop hook's restore, which reads it, and told
+// once; not left for the next L2 write to replace without a word. A mark that is JSON but
+// holds no mark (bad hex) is set aside the same way.
+func TestDamagedL2MarkIsSetAsideAndTold(t *testing.T) {
+	for _, damaged := range []string{"{not json", `{"index_hex":"zz","topic_hex":""}`} {
+		e := newEnv(t)
+		must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "marked"}))(t)
+		must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t) // nothing owed after it
+		e.write(".claude/cairn/l2-mark.json", damaged)
+		out := must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t)
+		if !strings.Contains(out.SystemMessage, "l2-mark.json was damaged") {
+			t.Errorf("%s: the damaged l2-mark set aside is not told: system message %q", damaged, out.SystemMessage)
+		}
+		if q := e.quarantined(); len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-mark.json-") {
+			t.Errorf("%s: quarantine/ holds %v, want the damaged l2-mark.json", damaged, q)
+		}
+		if out := must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t); out.SystemMessage != "" {
+			t.Errorf("%s: the next Stop hook says %q, want nothing", damaged, out.SystemMessage)
+		}
+	}
+}

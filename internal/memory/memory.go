@@ -27,6 +27,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,15 +137,8 @@ func (m *Memory) usable() error {
 // MEMORY.md at it. Recording the same text as the latest line changes nothing. The text is
 // sanitised to one safe line; text holding a secret is refused with the *secrets.Finding.
 func (m *Memory) Record(text string) error {
-	if f := secrets.ScanString(text); f != nil {
-		return f
-	}
-	line := textsafe.Line(text, maxLineRunes)
-	if line == "" {
-		return errors.New("an L2 line needs visible text")
-	}
-	plain := unescape(line)
-	if err := m.usable(); err != nil {
+	plain, err := m.topicLine(text)
+	if err != nil {
 		return err
 	}
 	return m.locked(func() error {
@@ -167,6 +161,62 @@ func (m *Memory) Record(text string) error {
 			return SetEntry(cur, TopicFile, entry), nil
 		})
 	})
+}
+
+// RecordOlder puts an L2 line known to be older than the latest one (a line owed while a
+// newer one was written) into the topic file's history, at the time at: after the lines
+// stamped no later, but never after the latest line, which stays the latest in the topic file
+// and on the index line of MEMORY.md (written again only where it is not that). A line
+// already there at that time changes nothing. Text is checked as Record checks it.
+func (m *Memory) RecordOlder(text string, at time.Time) error {
+	plain, err := m.topicLine(text)
+	if err != nil {
+		return err
+	}
+	at = at.UTC().Truncate(time.Second)
+	return m.locked(func() error {
+		latest := "" // update calls the edit again when the file changed under it: the last call counts
+		err := m.update(TopicFile, func(cur []byte, _ bool) ([]byte, error) {
+			entries := parseTopic(cur)
+			latest = ""
+			if n := len(entries); n > 0 {
+				latest = entries[n-1].Text
+			}
+			if slices.ContainsFunc(entries, func(e Entry) bool { return e.At.Equal(at) && e.Text == plain }) {
+				return cur, nil
+			}
+			i := len(entries)
+			for i > 0 && entries[i-1].At.After(at) {
+				i--
+			}
+			if n := len(entries); n > 0 {
+				i = min(i, n-1)
+			}
+			return renderTopic(slices.Insert(entries, i, Entry{At: at, Text: plain})), nil
+		})
+		if err != nil || latest == "" {
+			// No latest line to show: the topic file was emptied, and the index line, whatever
+			// it shows, is newer than this line.
+			return err
+		}
+		entry := topicEntry(latest)
+		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
+			return SetEntry(cur, TopicFile, entry), nil
+		})
+	})
+}
+
+// topicLine is text as a topic file line, plain; an error when it holds a secret, has no
+// visible text, or L2 cannot be used.
+func (m *Memory) topicLine(text string) (string, error) {
+	if f := secrets.ScanString(text); f != nil {
+		return "", f
+	}
+	line := textsafe.Line(text, maxLineRunes)
+	if line == "" {
+		return "", errors.New("an L2 line needs visible text")
+	}
+	return unescape(line), m.usable()
 }
 
 // RecordLearning writes a learning as its own memory file, cairn-learning-<slug>.md, and

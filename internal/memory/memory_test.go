@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -610,5 +611,66 @@ func TestLearningAgainChangesNothing(t *testing.T) {
 	}
 	if _, changed, err := m.RecordLearning(Learning{Title: l.Title, Body: "make migrate-test"}); err != nil || !changed {
 		t.Errorf("its index line lost: changed %v, err %v; want a change", changed, err)
+	}
+}
+
+// An older line goes into the topic file's history where its time puts it, never after the
+// latest line, and leaves MEMORY.md as it is; the same line at the same time again changes
+// nothing.
+func TestRecordOlder(t *testing.T) {
+	m, dir := newTestMemory(t)
+	for _, s := range []string{"one", "two", "three"} { // at 17:01, 17:02, 17:03
+		if err := m.Record(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index := readFile(t, filepath.Join(dir, IndexFile))
+	base := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	for _, o := range []struct {
+		text string
+		at   time.Time
+	}{{"between", base.Add(90 * time.Second)}, {"late", base.Add(time.Hour)}, {"between", base.Add(90 * time.Second)}} {
+		if err := m.RecordOlder(o.text, o.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Text)
+	}
+	if want := []string{"one", "between", "two", "late", "three"}; !slices.Equal(got, want) {
+		t.Errorf("topic lines = %q, want %q", got, want)
+	}
+	if after := readFile(t, filepath.Join(dir, IndexFile)); after != index {
+		t.Errorf("MEMORY.md changed:\n%s\nwas:\n%s", after, index)
+	}
+	if last, _, _ := m.LastPosition(); last.Text != "three" {
+		t.Errorf("LastPosition = %q, want the latest line", last.Text)
+	}
+}
+
+// MEMORY.md keeps pointing at the latest line when an older one is written: an index line of
+// Cairn's that another writer dropped meanwhile is put back with the latest line, not left
+// out (the write's mark would otherwise take the drop for Cairn's own).
+func TestRecordOlderKeepsTheIndexLine(t *testing.T) {
+	m, dir := newTestMemory(t)
+	for _, s := range []string{"one", "two"} {
+		if err := m.Record(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const foreign = "- [Notes](notes.md) — kept\n"
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(foreign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RecordOlder("between", time.Date(2026, 11, 22, 17, 1, 30, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readFile(t, filepath.Join(dir, IndexFile)), foreign+topicEntry("two")+"\n"; got != want {
+		t.Errorf("MEMORY.md =\n%s\nwant\n%s", got, want)
 	}
 }
