@@ -9,7 +9,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
@@ -75,7 +77,7 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 // "migrated" event) and then renames the original to its .v<old>.json.bak name beside it, so
 // it is kept but not migrated twice. A file that is not a format Cairn migrates is left alone.
 func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name)
+	l, err := s.readLegacy(root, name, s.o.now())
 	if err != nil {
 		if !errors.Is(err, errNoLegacy) {
 			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
@@ -101,7 +103,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 // migrated workflow (a missing state directory reads from memory), and renaming the original
 // then would lose the workflow.
 func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name)
+	l, err := s.readLegacy(root, name, s.o.now())
 	switch {
 	case err == nil:
 		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: name,
@@ -152,8 +154,9 @@ var (
 var errNoLegacy = errors.New("no readable legacy file")
 
 // readLegacy reads a seed's state file (with seed 002's execution.json) and migrates it in
-// memory. An error other than errNoLegacy says why the file is not a workflow Cairn migrates.
-func (s *Store) readLegacy(root, name string) (Legacy, error) {
+// memory as at now. An error other than errNoLegacy says why the file is not a workflow Cairn
+// migrates.
+func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 	pd, err := durable.OpenDir(root)
 	if err != nil {
 		return Legacy{}, errNoLegacy
@@ -174,7 +177,7 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 			return Legacy{}, fmt.Errorf("%s beside it: %w", seed002Exec, legacyReadErr(err))
 		}
 	}
-	res, err := migrate.Migrate(data, extra, s.o.now().UTC())
+	res, err := migrate.Migrate(data, extra, now.UTC())
 	if err != nil {
 		return Legacy{}, err
 	}
@@ -274,8 +277,49 @@ func (s *Store) FindLegacy() (Legacy, bool) {
 	if !ok {
 		return Legacy{}, false
 	}
-	l, err := s.readLegacy(root, name)
-	return l, err == nil
+	l, err := s.readLegacy(root, name, s.o.now())
+	if err != nil {
+		return Legacy{}, false
+	}
+	if s.migratedFrom(root, l) {
+		// A migration killed after its commit and before this rename: the file is the active
+		// workflow's own origin, not a second copy. Finishing the rename is all that was left;
+		// if it fails now, the next start tries again.
+		_, _ = s.RetireLegacy(l)
+		return Legacy{}, false
+	}
+	return l, true
+}
+
+// migratedFrom reports whether the active workflow was migrated from exactly the seed file l:
+// its journal holds the migration of l.Name, and migrating the file again as at that
+// migration's own time (legacy.migrated_at) gives the same record byte for byte.
+func (s *Store) migratedFrom(root string, l Legacy) bool {
+	w, err := s.ReadWorkflow()
+	if err != nil {
+		return false
+	}
+	j, err := s.ReadJournal(w.ID)
+	if err != nil {
+		return false
+	}
+	detail := "from " + l.From.String() + " " + l.Name
+	i := slices.IndexFunc(j.Records, func(r Record) bool {
+		return r.Event.Kind == "migrated" && r.Event.Detail == detail && r.Snapshot != nil
+	})
+	if i < 0 {
+		return false
+	}
+	var m struct {
+		Legacy struct {
+			MigratedAt time.Time `json:"migrated_at"`
+		} `json:"legacy"`
+	}
+	if json.Unmarshal(j.Records[i].Snapshot, &m) != nil || m.Legacy.MigratedAt.IsZero() {
+		return false
+	}
+	again, err := s.readLegacy(root, l.Name, m.Legacy.MigratedAt)
+	return err == nil && bytes.Equal(again.Record, j.Records[i].Snapshot)
 }
 
 // RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its
