@@ -89,12 +89,15 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
 	}
-	backup, err := s.RetireLegacy(l)
-	if err != nil {
-		return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, fmt.Errorf("%s was migrated but %w", name, err)
+	msg := fmt.Sprintf("%s (%s) was migrated to schema 2.0; the original is kept as ", name, l.From)
+	if backup, err := s.RetireLegacy(l); err == nil {
+		msg += backup
+	} else {
+		// The migration is committed: a directory that cannot be written (a read-only mount)
+		// leaves the original in place, where FindLegacy knows it for this workflow's origin.
+		msg += fmt.Sprintf("it is, in place, since %v", err)
 	}
-	out.Notices = append(w.Notices, append(out.Notices, Notice{Kind: "migrated", Path: name, Revision: out.Revision,
-		Message: fmt.Sprintf("%s (%s) was migrated to schema 2.0; the original is kept as %s", name, l.From, backup)})...)
+	out.Notices = append(w.Notices, append(out.Notices, Notice{Kind: "migrated", Path: name, Revision: out.Revision, Message: msg})...)
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
 }
 
