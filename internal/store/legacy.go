@@ -284,25 +284,28 @@ func (s *Store) FindLegacy() (Legacy, bool) {
 	if err != nil {
 		return Legacy{}, false
 	}
-	if s.migratedFrom(root, l) {
-		// A migration killed after its commit and before this rename: the file is the active
-		// workflow's own origin, not a second copy. Finishing the rename is all that was left;
-		// if it fails now, the next start tries again.
-		_, _ = s.RetireLegacy(l)
-		return Legacy{}, false
+	w, err := s.ReadWorkflow()
+	if err != nil || !s.migratedFrom(root, w.ID, l) {
+		return l, true
 	}
-	return l, true
+	// The file is the active workflow's own origin, not a second copy: a migration killed
+	// after its commit and before this rename, or one still between the two, which holds the
+	// workflow lock until its own rename is done. Finishing the rename is all that is left; if
+	// it cannot be done now, the next start tries again.
+	if unlock, err := s.lock("workflow"); err == nil {
+		if s.migratedFrom(root, w.ID, l) {
+			_, _ = s.RetireLegacy(l)
+		}
+		unlock()
+	}
+	return Legacy{}, false
 }
 
-// migratedFrom reports whether the active workflow was migrated from exactly the seed file l:
-// its journal holds the migration of l.Name, and migrating the file again as at that
+// migratedFrom reports whether workflow id was migrated from exactly the seed file l (as it is
+// on disk now): its journal holds the migration of l.Name, and migrating the file again as at that
 // migration's own time (legacy.migrated_at) gives the same record byte for byte.
-func (s *Store) migratedFrom(root string, l Legacy) bool {
-	w, err := s.ReadWorkflow()
-	if err != nil {
-		return false
-	}
-	j, err := s.ReadJournal(w.ID)
+func (s *Store) migratedFrom(root, id string, l Legacy) bool {
+	j, err := s.ReadJournal(id)
 	if err != nil {
 		return false
 	}

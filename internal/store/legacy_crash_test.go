@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -114,5 +116,46 @@ func TestLegacyChangedAfterMigration(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); !bytes.Equal(b, changed) {
 		t.Fatal("the changed seed file was moved or rewritten")
+	}
+}
+
+// TestLegacyRetireWaitsForTheMigration: a second session's FindLegacy, which sees the seed file
+// still in place while the first session is between committing its migration and renaming
+// the file (under the workflow lock), waits for that lock and leaves the rename to the
+// migration: one rename, no error for the session migrating. Before, the second session
+// renamed the file itself and the migrating session's own rename failed.
+func TestLegacyRetireWaitsForTheMigration(t *testing.T) {
+	const rel, backup = ".claude/workflow-state.json", ".claude/workflow-state.v1.json.bak"
+	dir, root, _ := killBeforeRename(t, "migrate/testdata/seed001/apex-implement.json", rel, backup, "")
+	// The first session, as migrateLegacy holds it: the lock, the seed file not yet renamed.
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	unlock, err := d.Lock(".lock-workflow", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir, store.WithLockWait(5*time.Second))
+	done := make(chan error, 1)
+	var found bool
+	go func() {
+		_, found = s.FindLegacy()
+		done <- nil
+	}()
+	if durabletest.WaitLockWaiter(filepath.Join(dir, ".lock-workflow"), done) {
+		t.Fatal("FindLegacy renamed the seed file without waiting for the migration holding the lock")
+	}
+	if err := os.Rename(filepath.Join(root, filepath.FromSlash(rel)), filepath.Join(root, filepath.FromSlash(backup))); err != nil {
+		t.Fatalf("the migrating session's own rename: %v", err)
+	}
+	unlock()
+	<-done
+	if found {
+		t.Fatal("FindLegacy reported a second copy")
+	}
+	if baks, _ := filepath.Glob(filepath.Join(root, ".claude", "workflow-state.v1*")); len(baks) != 1 {
+		t.Fatalf("backups %v, want one", baks)
 	}
 }
