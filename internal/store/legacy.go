@@ -301,9 +301,9 @@ func (s *Store) FindLegacy() (Legacy, bool) {
 	return Legacy{}, false
 }
 
-// migratedFrom reports whether workflow id was migrated from exactly the seed file l (as it is
-// on disk now): its journal holds the migration of l.Name, and migrating the file again as at that
-// migration's own time (legacy.migrated_at) gives the same record byte for byte.
+// migratedFrom reports whether workflow id was migrated from exactly the seed file l as it is
+// on disk now: its journal holds the migration of l.Name, and migrating the file again as at
+// that migration's own time (legacy.migrated_at) gives the same record byte for byte.
 func (s *Store) migratedFrom(root, id string, l Legacy) bool {
 	j, err := s.ReadJournal(id)
 	if err != nil {
