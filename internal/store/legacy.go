@@ -9,7 +9,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
@@ -75,7 +77,7 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 // "migrated" event) and then renames the original to its .v<old>.json.bak name beside it, so
 // it is kept but not migrated twice. A file that is not a format Cairn migrates is left alone.
 func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name)
+	l, err := s.readLegacy(root, name, s.o.now())
 	if err != nil {
 		if !errors.Is(err, errNoLegacy) {
 			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
@@ -87,12 +89,15 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
 	}
-	backup, err := s.RetireLegacy(l)
-	if err != nil {
-		return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, fmt.Errorf("%s was migrated but %w", name, err)
+	msg := fmt.Sprintf("%s (%s) was migrated to schema 2.0; the original is kept as ", name, l.From)
+	if backup, err := s.RetireLegacy(l); err == nil {
+		msg += backup
+	} else {
+		// The migration is committed: a directory that cannot be written (a read-only mount)
+		// leaves the original in place, where FindLegacy knows it for this workflow's origin.
+		msg += fmt.Sprintf("it is, in place, since %v", err)
 	}
-	out.Notices = append(w.Notices, append(out.Notices, Notice{Kind: "migrated", Path: name, Revision: out.Revision,
-		Message: fmt.Sprintf("%s (%s) was migrated to schema 2.0; the original is kept as %s", name, l.From, backup)})...)
+	out.Notices = append(w.Notices, append(out.Notices, Notice{Kind: "migrated", Path: name, Revision: out.Revision, Message: msg})...)
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
 }
 
@@ -101,7 +106,7 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 // migrated workflow (a missing state directory reads from memory), and renaming the original
 // then would lose the workflow.
 func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name)
+	l, err := s.readLegacy(root, name, s.o.now())
 	switch {
 	case err == nil:
 		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: name,
@@ -152,8 +157,9 @@ var (
 var errNoLegacy = errors.New("no readable legacy file")
 
 // readLegacy reads a seed's state file (with seed 002's execution.json) and migrates it in
-// memory. An error other than errNoLegacy says why the file is not a workflow Cairn migrates.
-func (s *Store) readLegacy(root, name string) (Legacy, error) {
+// memory as at now. An error other than errNoLegacy says why the file is not a workflow Cairn
+// migrates.
+func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 	pd, err := durable.OpenDir(root)
 	if err != nil {
 		return Legacy{}, errNoLegacy
@@ -174,7 +180,7 @@ func (s *Store) readLegacy(root, name string) (Legacy, error) {
 			return Legacy{}, fmt.Errorf("%s beside it: %w", seed002Exec, legacyReadErr(err))
 		}
 	}
-	res, err := migrate.Migrate(data, extra, s.o.now().UTC())
+	res, err := migrate.Migrate(data, extra, now.UTC())
 	if err != nil {
 		return Legacy{}, err
 	}
@@ -274,8 +280,52 @@ func (s *Store) FindLegacy() (Legacy, bool) {
 	if !ok {
 		return Legacy{}, false
 	}
-	l, err := s.readLegacy(root, name)
-	return l, err == nil
+	l, err := s.readLegacy(root, name, s.o.now())
+	if err != nil {
+		return Legacy{}, false
+	}
+	w, err := s.ReadWorkflow()
+	if err != nil || !s.migratedFrom(root, w.ID, l) {
+		return l, true
+	}
+	// The file is the active workflow's own origin, not a second copy: a migration killed
+	// after its commit and before this rename, or one still between the two, which holds the
+	// workflow lock until its own rename is done. Finishing the rename is all that is left; if
+	// it cannot be done now, the next start tries again.
+	if unlock, err := s.lock("workflow"); err == nil {
+		if s.migratedFrom(root, w.ID, l) {
+			_, _ = s.RetireLegacy(l)
+		}
+		unlock()
+	}
+	return Legacy{}, false
+}
+
+// migratedFrom reports whether workflow id was migrated from exactly the seed file l as it is
+// on disk now: its journal holds the migration of l.Name, and migrating the file again as at
+// that migration's own time (legacy.migrated_at) gives the same record byte for byte.
+func (s *Store) migratedFrom(root, id string, l Legacy) bool {
+	j, err := s.ReadJournal(id)
+	if err != nil {
+		return false
+	}
+	detail := "from " + l.From.String() + " " + l.Name
+	i := slices.IndexFunc(j.Records, func(r Record) bool {
+		return r.Event.Kind == "migrated" && r.Event.Detail == detail && r.Snapshot != nil
+	})
+	if i < 0 {
+		return false
+	}
+	var m struct {
+		Legacy struct {
+			MigratedAt time.Time `json:"migrated_at"`
+		} `json:"legacy"`
+	}
+	if json.Unmarshal(j.Records[i].Snapshot, &m) != nil || m.Legacy.MigratedAt.IsZero() {
+		return false
+	}
+	again, err := s.readLegacy(root, l.Name, m.Legacy.MigratedAt)
+	return err == nil && bytes.Equal(again.Record, j.Records[i].Snapshot)
 }
 
 // RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its

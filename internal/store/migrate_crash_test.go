@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -118,5 +119,33 @@ func TestMigrateOwnRefused(t *testing.T) {
 		if baks, _ := filepath.Glob(filepath.Join(dir, "*.bak")); len(baks) != 0 {
 			t.Fatalf("run %d: backups made: %v", run, baks)
 		}
+	}
+}
+
+// TestMigrateOwnNoTimesAfterKill: an older snapshot with no id and no time of its own, its
+// migration killed after the journal line, is finished as the same workflow by a later read.
+// Before, the id came from the clock: the later read migrated it again under a new id, and
+// the first migration's journal was left behind, belonging to no workflow.
+func TestMigrateOwnNoTimesAfterKill(t *testing.T) {
+	old := []byte(`{"version":"1.0","type":"oneshot","state":"implement","revision":1}`)
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	os.MkdirAll(dir, 0o700)
+	snap := filepath.Join(dir, store.WorkflowFile)
+	os.WriteFile(snap, old, 0o600)
+	first, err := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow))).ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(snap, old, 0o600) // the kill: the journal line is on disk, the snapshot is not
+	s := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow.Add(2*time.Hour))))
+	w, err := s.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.ID != first.ID || w.Revision != first.Revision {
+		t.Fatalf("got %s rev %d, want %s rev %d as first migrated", w.ID, w.Revision, first.ID, first.Revision)
+	}
+	if js, _ := filepath.Glob(filepath.Join(dir, "journal", "*.jsonl")); len(js) != 1 {
+		t.Fatalf("journals %v, want the one migration's", js)
 	}
 }

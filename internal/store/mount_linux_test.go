@@ -3,6 +3,7 @@
 package store_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -186,5 +187,42 @@ func TestPruneSessionsReadOnlyMount(t *testing.T) {
 	}
 	if _, err := os.Stat(rec); err != nil {
 		t.Errorf("the record on a read-only mount: %v", err)
+	}
+}
+
+// TestLegacyInReadOnlyDir: a seed file in a directory that cannot be written (a read-only
+// mount) is migrated, and its rename failing is said in a notice rather than failing the read
+// of the workflow just committed; the file is left in place, and later starts take it for the
+// workflow's own origin, not for a second copy. Before, the read that migrated it returned an
+// error.
+func TestLegacyInReadOnlyDir(t *testing.T) {
+	old, err := os.ReadFile("migrate/testdata/seed004/audit-state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	root := filepath.Dir(filepath.Dir(dir))
+	seeds := filepath.Join(root, ".workflow-state")
+	os.MkdirAll(seeds, 0o700)
+	os.WriteFile(filepath.Join(seeds, "audit-state.json"), old, 0o600)
+	mountOrSkip(t, seeds, seeds, "", syscall.MS_BIND, "")
+	mountOrSkip(t, "", seeds, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	w, err := mustOpen(t, dir).ReadWorkflow()
+	if err != nil {
+		t.Fatalf("the read that migrated the seed file failed: %v", err)
+	}
+	if len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" || !strings.Contains(w.Notices[0].Message, "could not be renamed") {
+		t.Fatalf("notices %+v, want one migrated notice saying the original stays in place", w.Notices)
+	}
+	s := mustOpen(t, dir)
+	w2, err := s.ReadWorkflow()
+	if err != nil || w2.ID != w.ID || w2.Revision != w.Revision {
+		t.Fatalf("second read: %+v %v", w2, err)
+	}
+	if l, ok := s.FindLegacy(); ok {
+		t.Fatalf("the seed file the workflow was migrated from is reported as a second copy: %s", l.Name)
+	}
+	if b, _ := os.ReadFile(filepath.Join(seeds, "audit-state.json")); !bytes.Equal(b, old) {
+		t.Fatal("the seed file changed")
 	}
 }

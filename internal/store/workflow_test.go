@@ -301,6 +301,28 @@ func TestVersions(t *testing.T) {
 			t.Fatal("newer record was rewritten")
 		}
 	})
+	// A newer Cairn's record with no field this Cairn knows but its version (and revision)
+	// is refused as newer too, never moved to quarantine as damage. Before, {"version":"3.0"}
+	// was quarantined as an unknown format.
+	for _, doc := range []string{`{"version":"3.0"}`, `{"version":"3.0","revision":4}`, `{"version":4}`} {
+		t.Run("newer-bare-"+doc, func(t *testing.T) {
+			s, dir := newStore(t)
+			p := filepath.Join(dir, store.WorkflowFile)
+			os.WriteFile(p, []byte(doc), 0o600)
+			for i := range 2 {
+				_, err := s.ReadWorkflow()
+				if !errors.Is(err, migrate.ErrNewer) || !strings.Contains(err.Error(), "newer Cairn") || !strings.Contains(err.Error(), "upgrade") {
+					t.Fatalf("read %d: %v, want refused as a newer Cairn's", i, err)
+				}
+			}
+			if b, _ := os.ReadFile(p); string(b) != doc {
+				t.Fatalf("the snapshot was moved or rewritten: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "quarantine")); !os.IsNotExist(err) {
+				t.Fatalf("quarantine made: %v", err)
+			}
+		})
+	}
 	t.Run("schema1-in-state-dir", func(t *testing.T) {
 		s, dir := newStore(t)
 		old, err := os.ReadFile("migrate/testdata/schema1/record.json")

@@ -291,10 +291,14 @@ func (c *conv) finish() (*workflow.Record, error) {
 			r.PhaseStatus = workflow.PhaseComplete
 		}
 	}
+	// With no time of its own, the original's id cannot come from its creation time: that
+	// would be now, and a migration run again after a crash would name another workflow.
+	idTime := r.CreatedAt
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = c.now
 		if len(c.times) > 0 {
 			r.CreatedAt = slices.MinFunc(c.times, time.Time.Compare)
+			idTime = r.CreatedAt
 		}
 	}
 	if r.UpdatedAt.IsZero() {
@@ -312,7 +316,7 @@ func (c *conv) finish() (*workflow.Record, error) {
 		}
 	}
 	if r.WorkflowID == "" {
-		r.WorkflowID = deriveID(r.Type, r.CreatedAt, c.data)
+		r.WorkflowID = deriveID(r.Type, idTime, c.data)
 	}
 	if r.Revision < 1 {
 		r.Revision = 1

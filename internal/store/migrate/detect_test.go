@@ -30,6 +30,8 @@ func TestDetect(t *testing.T) {
 		{name: "newer 10.2", in: `{"version":"10.2","status":"active"}`, want: Newer, wantErr: ErrNewer, msg: `"10.2"`},
 		{name: "newer v4", in: `{"version":"v4","type":"apex"}`, want: Newer, wantErr: ErrNewer, msg: `"v4"`},
 		{name: "newer with renamed fields", in: `{"version":"3.0","workflow_id":"x","kind":"apex"}`, want: Newer, wantErr: ErrNewer},
+		{name: "newer, version only", in: `{"version":"3.0"}`, want: Newer, wantErr: ErrNewer, msg: `version "3.0" was written by a newer Cairn`},
+		{name: "newer, version and revision", in: `{"version":"3.0","revision":2}`, want: Newer, wantErr: ErrNewer},
 		{name: "package.json is foreign", in: `{"name":"shop","version":"3.2.1","dependencies":{}}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "none of a workflow record's fields"},
 		{name: "seed001 apex", in: `{"type":"APEX","phase":"implement","lastUpdated":"2026-02-11T14:00:00Z","ttl":"24h","context":"x"}`, want: Seed001},
 		{name: "seed001 lastUpdated only", in: `{"type":"DEBUG","lastUpdated":"2026-02-11T14:00:00Z"}`, want: Seed001},

@@ -186,7 +186,9 @@ func classify(o map[string]any) (Format, error) {
 		}
 		return Unknown, unknown("seed 004 style state with version %s; Cairn migrates its version 1 only", label)
 	case major >= 3:
-		if has(o, "workflow_id", "type", "state", "status") {
+		// Nothing but a version (and revision) is a newer record too: one that has moved every
+		// other field is never taken for damage. Other fields alone (package.json) are foreign.
+		if has(o, "workflow_id", "type", "state", "status", "revision") || len(o) == 1 {
 			return Newer, &NewerError{Version: label}
 		}
 		return Unknown, unknown("version %s but none of a workflow record's fields", label)

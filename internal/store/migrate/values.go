@@ -3,6 +3,7 @@ package migrate
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -226,10 +227,16 @@ func sanitizeID(s string) string {
 // deriveID makes a workflow id for formats that have none, in the shape workflow.NewID gives
 // new workflows: the type, the creation time and four hex digits, e.g.
 // "apex-20261122T173000Z-3f9a". The digits come from the original's hash rather than a random
-// source, so the same input always gets the same id. typ is already a valid name.
+// source, so the same input always gets the same id. An original with no time at all (t is
+// zero) gets the type and twelve hex digits of its hash, "oneshot-aaf35f14c702": never the
+// migration's own time. typ is already a valid name.
 func deriveID(typ string, t time.Time, data []byte) string {
 	sum := sha256.Sum256(data)
+	typ = typ[:min(len(typ), 42)]
+	if t.IsZero() {
+		return workflow.NormalizeName(typ) + "-" + hex.EncodeToString(sum[:6])
+	}
 	// 42 + len("-20261122T173000Z-3f9a") = 64, the longest id. Two bytes cannot fail to read.
-	id, _ := workflow.NewID(typ[:min(len(typ), 42)], t, bytes.NewReader(sum[:2]))
+	id, _ := workflow.NewID(typ, t, bytes.NewReader(sum[:2]))
 	return id
 }
