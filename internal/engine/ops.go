@@ -405,6 +405,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
 		req := req
+		if e.movedBeforeClear(cur, req) {
+			return workflow.Result{Record: cur.Clone(), Event: workflow.EventNone, From: cur.State, To: cur.State}, nil
+		}
 		if err := e.approvalPolicy(def, cur, &req); err != nil {
 			return workflow.Result{}, err
 		}
@@ -436,6 +439,34 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		e.awaiting(res, def, wres.Record)
 	}
 	return res, nil
+}
+
+// movedBeforeClear reports whether req, a compare-and-swap move that no longer matches cur, is
+// the move this Claude Code client made under its previous session id, retried: after /clear
+// the client runs a new session and cairn-mcp acts for it, so the session check the workflow
+// domain makes for a retried move (workflow.Transition) does not see it as the same caller.
+// It is that move only when all of these hold, each of which another session's decision to
+// make the same move would break:
+//   - cur's last move is req's (from, to and note) and left cur there;
+//   - its session owns cur in this client (same pid): a client runs one session at a time, so
+//     that session is this one's predecessor, not a live session elsewhere (a session of
+//     another client, or a caller without a pid, gets the conflict);
+//   - nothing has changed cur since (updated_at is the move's time): a retry comes before
+//     any work built on the move, and a change by any other caller would show there;
+//   - the move is recent (workflow.DefaultLiveWindow), which also keeps a pid reused by a
+//     later client from passing for this one.
+func (e *Engine) movedBeforeClear(cur *workflow.Record, req workflow.TransitionRequest) bool {
+	from, to := workflow.NormalizeName(req.From), workflow.NormalizeName(req.To)
+	n := len(cur.History)
+	if from == "" || from == cur.State || to != cur.State || n == 0 || cur.Status != workflow.StatusActive ||
+		e.cfg.PID <= 0 || cur.Owner == nil || cur.Owner.PID != e.cfg.PID {
+		return false
+	}
+	h := cur.History[n-1]
+	age := e.now().Sub(h.At)
+	return h.From == from && h.To == to && h.Note == textsafe.OneLine(req.Note) &&
+		h.SessionID != "" && h.SessionID == cur.Owner.SessionID &&
+		cur.UpdatedAt.Equal(h.At) && age >= 0 && age <= workflow.DefaultLiveWindow
 }
 
 // awaiting sets res.AwaitingApproval and res.Next when r, the record a move left, waits in

@@ -77,8 +77,66 @@ func TestTransitionWithFromAgain(t *testing.T) {
 	if res.Phase != "plan" {
 		t.Errorf("phase %q, want plan", res.Phase)
 	}
-	if _, err := e.open("s2").Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
-		t.Errorf("another session's same move: %v; want a conflict", err)
+	if _, err := e.openAs("s2", 4243).Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+		t.Errorf("another client's session, the same move: %v; want a conflict", err)
+	}
+}
+
+// After /clear the client runs a new session id, and cairn-mcp acts for it: the move retried
+// then is the move its earlier session made in this client, already made. A session of
+// another client, a move other work has followed, another note, or a move made long ago are
+// still conflicts: they are not that move retried.
+func TestTransitionWithFromAgainAfterClear(t *testing.T) {
+	req := engine.TransitionRequest{From: "analyze", To: "plan", Note: "analysis done"}
+	setup := func(t *testing.T, pid int) (*env, *engine.Result) {
+		e := newEnv(t)
+		must(e.openAs("s1", pid).Start(engine.StartRequest{Type: "apex", Context: "repeat a move after /clear"}))(t)
+		first := must(e.openAs("s1", pid).Transition(req))(t)
+		if !first.Changed {
+			t.Fatalf("first: %+v", first)
+		}
+		return e, first
+	}
+	t.Run("same client", func(t *testing.T) {
+		e, first := setup(t, 4242)
+		res := again(t, e, "transition from analyze to plan after /clear", first, func() (*engine.Result, error) {
+			return e.open("s1-after-clear").Transition(req)
+		})
+		if res.Phase != "plan" || !strings.Contains(res.Message, "already in phase plan") {
+			t.Errorf("repeat: %+v; want it to say the workflow is in plan", res)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		pid  int // the first mover's client
+		f    func(e *env) (*engine.Result, error)
+	}{
+		{"another client", 4242, func(e *env) (*engine.Result, error) { return e.openAs("s2", 4243).Transition(req) }},
+		{"no client pid", 4242, func(e *env) (*engine.Result, error) { return e.openAs("s2", 0).Transition(req) }},
+		{"no client pid either time", 0, func(e *env) (*engine.Result, error) { return e.openAs("s2", 0).Transition(req) }},
+		{"another note", 4242, func(e *env) (*engine.Result, error) {
+			return e.open("s2").Transition(engine.TransitionRequest{From: "analyze", To: "plan", Note: "skip the analysis"})
+		}},
+		{"work after the move", 4242, func(e *env) (*engine.Result, error) {
+			must(e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(e.t)
+			return e.open("s2").Transition(req)
+		}},
+		{"another client's change after the move", 4242, func(e *env) (*engine.Result, error) {
+			must(e.openAs("s3", 4243).SetVars(map[string]string{"PLAN_PATH": "plans/1.md"}))(e.t)
+			return e.open("s2").Transition(req)
+		}},
+		{"long ago", 4242, func(e *env) (*engine.Result, error) {
+			e.clock.Add(time.Hour)
+			return e.open("s2").Transition(req)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := setup(t, tc.pid)
+			e.clock.Add(time.Minute)
+			if _, err := tc.f(e); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+				t.Errorf("%v; want a conflict", err)
+			}
+		})
 	}
 }
 
