@@ -574,10 +574,18 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 			res.Warnings = append(res.Warnings, refusedNote(task, c.remote))
 			return res, nil
 		}
-		c.pending[task] = c.now().UTC()
-		if serr := c.save(task); serr != nil {
-			res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
+		// Retried (the task already running here), the call keeps what the first left: the
+		// claim this clone holds, or the one it made offline, with that claim's time.
+		_, pend := c.pending[task]
+		if !res.Changed && heldBefore && !pend {
 			return res, nil
+		}
+		if res.Changed || !pend {
+			c.pending[task] = c.now().UTC()
+			if serr := c.save(task); serr != nil {
+				res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
+				return res, nil
+			}
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (it could not be reached): the next sync claims it or says which machine holds it",
 			textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))
