@@ -523,6 +523,11 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 			res, uerr = update()
 		case running:
 			res, uerr = c.running(ctx, task, update)
+		case c.status(task) == to:
+			// Already out of running here: a call that landed, retried. That call settled the
+			// claim (a sync releases one it left), so the remote has no say now: asking it
+			// would refuse the retry once the claim lapsed or another machine took the task.
+			res, uerr = update()
 		default:
 			res, uerr = c.leaving(ctx, task, to == workflow.TaskDone, update)
 		}

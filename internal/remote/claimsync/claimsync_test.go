@@ -918,3 +918,46 @@ func TestRunningAgainClaimsNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestDoneAgain: done retried after it landed is no change, even once the remote is out of
+// reach and this clone's claim has gone unrenewed past the lease (a done then is refused, as
+// the claim may have been taken over; this one was made while it held), or once another
+// machine claimed the task the done released.
+func TestDoneAgain(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	for _, status := range []string{"running", "done"} {
+		if _, err := a.task("t1", status); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := claim.New(b, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t2", "running"); err != nil { // reads the line, X's claim on it
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "done")
+	if err != nil || res.Changed || !strings.Contains(res.Message, "already done") {
+		t.Fatalf("done again: %v %+v; want no change", err, res)
+	}
+}
+
+func TestDoneAgainOfflineAfterTheLease(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	first, err := a.task("t1", "done")
+	if err != nil || !first.Changed {
+		t.Fatalf("done: %v %+v", err, first)
+	}
+	a.vars[claimsync.EnvClockSkew] = "2m"
+	res, err := a.task("t1", "done")
+	if err != nil || res.Changed || !strings.Contains(res.Message, "already done") {
+		t.Fatalf("done again: %v %+v; want no change", err, res)
+	}
+}
