@@ -770,6 +770,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		_, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}), note)
+		if res := e.archivedAlready(err, status, note); res != nil {
+			return res, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -788,6 +791,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		if note != "" && (errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound)) {
 			return &Result{Changed: true, Message: fmt.Sprintf("noted on workflow %s: %s; another process has since moved it out of the active slot, so it was not archived here", id, note)}, nil
 		}
+		if res := e.archivedAlready(err, status, note); res != nil {
+			return res, nil
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()
 		}
@@ -805,6 +811,40 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// archivedAlready answers an archive retried after it landed (cairn archive run again, the
+// person unsure the first took): when err says there is no active workflow and the newest
+// archive was made in the last ten minutes with the same status (and, with a note, its
+// journal ends in that note), it is the archive already made; nil otherwise. "No active
+// workflow; start one" would read as if the first had not counted. Long after, nothing
+// active is what there is to say.
+func (e *Engine) archivedAlready(err error, status, note string) *Result {
+	if !errors.Is(err, ErrNoActiveWorkflow) && !errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	archives, _, rerr := e.st.RecentArchives(1)
+	if rerr != nil || len(archives) == 0 {
+		return nil
+	}
+	a := archives[0]
+	if age := e.now().Sub(a.At); a.Reason != status || age < 0 || age > workflow.DefaultLiveWindow {
+		return nil
+	}
+	msg := fmt.Sprintf("workflow %s was already archived in archive/%s", a.WorkflowID, a.Dir)
+	if note != "" {
+		_, j, err := e.st.ReadArchive(a.Dir)
+		if err != nil || len(j.Records) == 0 {
+			return nil
+		}
+		ev := j.Records[len(j.Records)-1].Event
+		var d eventDetail
+		if ev.Kind != "archive" || json.Unmarshal([]byte(ev.Detail), &d) != nil || d.Note != note {
+			return nil
+		}
+		msg += ": " + note
+	}
+	return &Result{Message: msg + "; nothing changed", WorkflowID: a.WorkflowID}
 }
 
 // archiveStatus splits an archive reason: one word that is a valid name (abandoned,

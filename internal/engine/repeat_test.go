@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -325,5 +326,39 @@ func TestRepeatedWritesChangeNothing(t *testing.T) {
 			first = nil // changed nothing the first time either
 		}
 		again(t, e, w.what, first, w.f)
+	}
+}
+
+// cairn archive run again after it landed (the person was not sure the first took) finds no
+// active workflow: "no active workflow; start one" reads as if the first had not counted. The
+// same archive again, soon after, names the archive made; another reason, or the same long
+// after, is still told there is nothing active.
+func TestArchiveAgain(t *testing.T) {
+	for _, reason := range []string{"", "abandoned", "superseded by the retry rewrite"} {
+		t.Run("reason "+reason, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "archive twice"}))(t)
+			first := must(e.open("cli").Archive(reason))(t)
+			if !first.Changed {
+				t.Fatalf("first: %+v", first)
+			}
+			topic := e.readMemory("cairn-workflow.md")
+			res := again(t, e, "archive", nil, func() (*engine.Result, error) { return e.open("cli").Archive(reason) })
+			dir := strings.TrimPrefix(first.Message, "archived workflow ")
+			dir = dir[strings.Index(dir, " in ")+len(" in "):]
+			if !strings.Contains(res.Message, "already archived") || !strings.Contains(res.Message, dir) {
+				t.Errorf("message %q does not say which archive was already made (%s)", res.Message, dir)
+			}
+			if got := e.readMemory("cairn-workflow.md"); got != topic {
+				t.Errorf("the repeat wrote L2 again:\n%s", got)
+			}
+			if _, err := e.open("cli").Archive("another reason"); !errors.Is(err, engine.ErrNoActiveWorkflow) {
+				t.Errorf("another reason: %v; want no active workflow", err)
+			}
+			e.clock.Add(time.Hour)
+			if _, err := e.open("cli").Archive(reason); !errors.Is(err, engine.ErrNoActiveWorkflow) {
+				t.Errorf("an hour later: %v; want no active workflow", err)
+			}
+		})
 	}
 }
