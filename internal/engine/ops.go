@@ -312,8 +312,8 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 
 // startedAlready reports whether the active workflow cur is the start r asks for, retried
 // after it landed: same type, context, scope, TTL and (when given) id. A replace retried
-// finds it untouched since its start (revision 1), so replacing it would only archive it for
-// an identical one.
+// finds it unchanged since its start (updated_at is its created_at; the heartbeat a turn's
+// end writes is no change of it), so replacing it would only archive it for an identical one.
 func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartRequest) bool {
 	if cur.Status != workflow.StatusActive || workflow.NormalizeName(cur.Type) != def.Name ||
 		cur.Context != textsafe.OneLine(r.Context) || cur.Scope != textsafe.OneLine(r.Scope) ||
@@ -323,7 +323,7 @@ func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartReque
 	if id := strings.TrimSpace(r.WorkflowID); id != "" && id != cur.WorkflowID {
 		return false
 	}
-	return !r.Replace || cur.Revision == 1
+	return !r.Replace || !cur.CreatedAt.IsZero() && cur.UpdatedAt.Equal(cur.CreatedAt)
 }
 
 // idTaken refuses an id given for a new workflow that an archived workflow has (workflow.Start

@@ -247,6 +247,16 @@ func TestStartAgain(t *testing.T) {
 	if res.WorkflowID != replaced.WorkflowID {
 		t.Errorf("replace retried: workflow %s, want %s still active", res.WorkflowID, replaced.WorkflowID)
 	}
+	// The turn's end refreshes the owner's heartbeat (the Stop hook, a journaled write): no
+	// work, so a replace retried after it still finds the workflow it started.
+	e.clock.Add(5 * time.Minute)
+	must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t)
+	res = again(t, e, "start_workflow with replace after a heartbeat", nil, func() (*engine.Result, error) {
+		return e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true})
+	})
+	if res.WorkflowID != replaced.WorkflowID {
+		t.Errorf("replace retried after a heartbeat: workflow %s, want %s still active", res.WorkflowID, replaced.WorkflowID)
+	}
 	// Once work is on record, a replace with the same context is a fresh start, as asked.
 	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
 	if res := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true}))(t); !res.Changed || res.WorkflowID == replaced.WorkflowID {
