@@ -768,7 +768,10 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		// Free text is kept as the note of an archive event in the workflow's journal, where
 		// cairn history shows it; the archive's status (cairn list) stays a name.
 		_, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
-			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
+			// Noted already: an archive cut short after its note (a crash, a failed archive),
+			// run again. The note stays once in the journal.
+			noted := e.lastEventNote(cur, "archive") == note
+			return workflow.Result{Record: cur, Changed: !noted, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}), note)
 		if res := e.archivedAlready(err, status, note); res != nil {
 			return res, nil
@@ -845,6 +848,21 @@ func (e *Engine) archivedAlready(err error, status, note string) *Result {
 		msg += ": " + note
 	}
 	return &Result{Message: msg + "; nothing changed", WorkflowID: a.WorkflowID}
+}
+
+// lastEventNote is the note of cur's last journal line when that line is a kind event of
+// cur's revision; "" otherwise.
+func (e *Engine) lastEventNote(cur *workflow.Record, kind string) string {
+	recs, err := e.st.ReadJournalSince(cur.WorkflowID, cur.Revision-1)
+	if err != nil || len(recs) == 0 {
+		return ""
+	}
+	last := recs[len(recs)-1]
+	var d eventDetail
+	if last.Revision != cur.Revision || last.Event.Kind != kind || json.Unmarshal([]byte(last.Event.Detail), &d) != nil {
+		return ""
+	}
+	return d.Note
 }
 
 // archiveStatus splits an archive reason: one word that is a valid name (abandoned,

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // An agent retries a write (after a timeout, a compaction, /clear) with the same arguments.
@@ -370,5 +372,36 @@ func TestArchiveAgain(t *testing.T) {
 				t.Errorf("an hour later: %v; want no active workflow", err)
 			}
 		})
+	}
+}
+
+// cairn archive with a note, run again after a crash between its two writes (the note is in
+// the journal, the workflow still active), archives it with the note once, not twice.
+func TestArchiveNoteAgainAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "archive after a crash"}))(t).WorkflowID
+	const note = "superseded by the retry rewrite"
+	st := must(store.Open(en.StateDir()))(t)
+	// What Archive's first write leaves: the note, as an archive event of the unchanged record.
+	if _, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		return r, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"` + note + `"}`}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	e.clock.Add(time.Minute)
+	res := must(e.open("cli").Archive(note))(t)
+	if !res.Changed || !strings.HasPrefix(res.Message, "archived workflow") {
+		t.Fatalf("archive after the crash: %+v", res)
+	}
+	n := 0
+	for _, h := range must(e.open("cli").History(id))(t) {
+		if h.Kind == "archive" && strings.Contains(string(h.Detail), note) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the note is in the history %d times, want once", n)
 	}
 }
