@@ -405,3 +405,29 @@ func TestArchiveNoteAgainAfterCrash(t *testing.T) {
 		t.Errorf("the note is in the history %d times, want once", n)
 	}
 }
+
+// initiative create run again after a crash between its two writes (initiative.json written,
+// WORKFLOW-STATUS.yaml not yet) writes the status file the first left unwritten; the
+// initiative itself is the one created.
+func TestInitiativeCreateAgainAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	r := engine.InitiativeRequest{Action: "create", Title: "Uploader v2"}
+	first := must(e.open("s1").Initiative(r))(t)
+	want := e.readFile(".claude/WORKFLOW-STATUS.yaml")
+	if want == "" {
+		t.Fatal("create wrote no WORKFLOW-STATUS.yaml")
+	}
+	if err := os.Remove(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	res := must(e.open("s1").Initiative(r))(t)
+	if got := e.readFile(".claude/WORKFLOW-STATUS.yaml"); got != want {
+		t.Errorf("WORKFLOW-STATUS.yaml after the retry:\n%s\nwant\n%s", got, want)
+	}
+	if !res.Changed || !strings.Contains(res.Message, "WORKFLOW-STATUS.yaml") {
+		t.Errorf("the retry: changed %v, message %q; want it to say it wrote the status file", res.Changed, res.Message)
+	}
+	if string(res.Workflow) != string(first.Workflow) {
+		t.Errorf("the retry changed the initiative:\n%s\nwant\n%s", res.Workflow, first.Workflow)
+	}
+}
