@@ -102,6 +102,10 @@ func TestTransitionWithFromAgainAfterClear(t *testing.T) {
 	}
 	t.Run("same client", func(t *testing.T) {
 		e, first := setup(t, 4242)
+		// What /clear runs for the new session before its first call: the resume report and,
+		// after the turn, the Stop hook.
+		e.open("s1-after-clear").Resume(engine.ResumeOptions{Apply: true})
+		must(e.open("s1-after-clear").Stop(engine.StopInput{SessionID: "s1-after-clear"}))(t)
 		res := again(t, e, "transition from analyze to plan after /clear", first, func() (*engine.Result, error) {
 			return e.open("s1-after-clear").Transition(req)
 		})
