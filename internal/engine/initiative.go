@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -68,7 +69,9 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			title := textsafe.OneLine(r.Title)
 			if in != nil && in.Status != workflow.InitiativeArchived {
 				if title != "" && title == in.Title {
-					ch = workflow.InitiativeChange{Initiative: in} // created already: a retry
+					// Created already: a retry. The status file is written if the first did
+					// not get to it (a crash between the two writes).
+					ch = workflow.InitiativeChange{Initiative: in, SyncStatusFile: true}
 					return nil, nil
 				}
 				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
@@ -109,7 +112,17 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if ch.Initiative != nil {
 		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
 	}
-	if !ch.Changed {
+	if ch.SyncStatusFile && !ch.Changed {
+		if _, err := os.Lstat(e.statusFile()); errors.Is(err, fs.ErrNotExist) {
+			if err := e.writeStatusFile(ch.Initiative); err != nil {
+				res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not written: "+err.Error())
+			} else {
+				res.Changed = true
+				res.Message += "; WORKFLOW-STATUS.yaml, which its creation had not written, is written now"
+			}
+		}
+	}
+	if !res.Changed {
 		res.Message += "; nothing changed"
 	}
 	if ch.Changed && ch.SyncStatusFile {

@@ -312,8 +312,8 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 
 // startedAlready reports whether the active workflow cur is the start r asks for, retried
 // after it landed: same type, context, scope, TTL and (when given) id. A replace retried
-// finds it untouched since its start (revision 1), so replacing it would only archive it for
-// an identical one.
+// finds it unchanged since its start (updated_at is its created_at; the heartbeat a turn's
+// end writes is no change of it), so replacing it would only archive it for an identical one.
 func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartRequest) bool {
 	if cur.Status != workflow.StatusActive || workflow.NormalizeName(cur.Type) != def.Name ||
 		cur.Context != textsafe.OneLine(r.Context) || cur.Scope != textsafe.OneLine(r.Scope) ||
@@ -323,7 +323,7 @@ func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartReque
 	if id := strings.TrimSpace(r.WorkflowID); id != "" && id != cur.WorkflowID {
 		return false
 	}
-	return !r.Replace || cur.Revision == 1
+	return !r.Replace || !cur.CreatedAt.IsZero() && cur.UpdatedAt.Equal(cur.CreatedAt)
 }
 
 // idTaken refuses an id given for a new workflow that an archived workflow has (workflow.Start
@@ -405,6 +405,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	}
 	res, wres, err := e.change(e.onActive(func(def *workflow.Definition, cur *workflow.Record) (workflow.Result, error) {
 		req := req
+		if e.movedBeforeClear(cur, req) {
+			return workflow.Result{Record: cur.Clone(), Event: workflow.EventNone, From: cur.State, To: cur.State}, nil
+		}
 		if err := e.approvalPolicy(def, cur, &req); err != nil {
 			return workflow.Result{}, err
 		}
@@ -436,6 +439,34 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		e.awaiting(res, def, wres.Record)
 	}
 	return res, nil
+}
+
+// movedBeforeClear reports whether req, a compare-and-swap move that no longer matches cur, is
+// the move this Claude Code client made under its previous session id, retried: after /clear
+// the client runs a new session and cairn-mcp acts for it, so the session check the workflow
+// domain makes for a retried move (workflow.Transition) does not see it as the same caller.
+// It is that move only when all of these hold, each of which another session's decision to
+// make the same move would break:
+//   - cur's last move is req's (from, to and note) and left cur there;
+//   - its session owns cur in this client (same pid): a client runs one session at a time, so
+//     that session is this one's predecessor, not a live session elsewhere (a session of
+//     another client, or a caller without a pid, gets the conflict);
+//   - nothing has changed cur since (updated_at is the move's time): a retry comes before
+//     any work built on the move, and a change by any other caller would show there;
+//   - the move is recent (workflow.DefaultLiveWindow), which also keeps a pid reused by a
+//     later client from passing for this one.
+func (e *Engine) movedBeforeClear(cur *workflow.Record, req workflow.TransitionRequest) bool {
+	from, to := workflow.NormalizeName(req.From), workflow.NormalizeName(req.To)
+	n := len(cur.History)
+	if from == "" || from == cur.State || to != cur.State || n == 0 || cur.Status != workflow.StatusActive ||
+		e.cfg.PID <= 0 || cur.Owner == nil || cur.Owner.PID != e.cfg.PID {
+		return false
+	}
+	h := cur.History[n-1]
+	age := e.now().Sub(h.At)
+	return h.From == from && h.To == to && h.Note == textsafe.OneLine(req.Note) &&
+		h.SessionID != "" && h.SessionID == cur.Owner.SessionID &&
+		cur.UpdatedAt.Equal(h.At) && age >= 0 && age <= workflow.DefaultLiveWindow
 }
 
 // awaiting sets res.AwaitingApproval and res.Next when r, the record a move left, waits in
@@ -737,8 +768,14 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		// Free text is kept as the note of an archive event in the workflow's journal, where
 		// cairn history shows it; the archive's status (cairn list) stays a name.
 		_, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
-			return workflow.Result{Record: cur, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
+			// Noted already: an archive cut short after its note (a crash, a failed archive),
+			// run again. The note stays once in the journal.
+			noted := e.lastEventNote(cur, "archive") == note
+			return workflow.Result{Record: cur, Changed: !noted, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}), note)
+		if res := e.archivedAlready(err, status, note); res != nil {
+			return res, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -757,6 +794,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		if note != "" && (errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound)) {
 			return &Result{Changed: true, Message: fmt.Sprintf("noted on workflow %s: %s; another process has since moved it out of the active slot, so it was not archived here", id, note)}, nil
 		}
+		if res := e.archivedAlready(err, status, note); res != nil {
+			return res, nil
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()
 		}
@@ -774,6 +814,55 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// archivedAlready answers an archive retried after it landed (cairn archive run again, the
+// person unsure the first took): when err says there is no active workflow and the newest
+// archive was made in the last ten minutes with the same status (and, with a note, its
+// journal ends in that note), it is the archive already made; nil otherwise. "No active
+// workflow; start one" would read as if the first had not counted. Long after, nothing
+// active is what there is to say.
+func (e *Engine) archivedAlready(err error, status, note string) *Result {
+	if !errors.Is(err, ErrNoActiveWorkflow) && !errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	archives, _, rerr := e.st.RecentArchives(1)
+	if rerr != nil || len(archives) == 0 {
+		return nil
+	}
+	a := archives[0]
+	if age := e.now().Sub(a.At); a.Reason != status || age < 0 || age > workflow.DefaultLiveWindow {
+		return nil
+	}
+	msg := fmt.Sprintf("workflow %s was already archived in archive/%s", a.WorkflowID, a.Dir)
+	if note != "" {
+		_, j, err := e.st.ReadArchive(a.Dir)
+		if err != nil || len(j.Records) == 0 {
+			return nil
+		}
+		ev := j.Records[len(j.Records)-1].Event
+		var d eventDetail
+		if ev.Kind != "archive" || json.Unmarshal([]byte(ev.Detail), &d) != nil || d.Note != note {
+			return nil
+		}
+		msg += ": " + note
+	}
+	return &Result{Message: msg + "; nothing changed", WorkflowID: a.WorkflowID}
+}
+
+// lastEventNote is the note of cur's last journal line when that line is a kind event of
+// cur's revision; "" otherwise.
+func (e *Engine) lastEventNote(cur *workflow.Record, kind string) string {
+	recs, err := e.st.ReadJournalSince(cur.WorkflowID, cur.Revision-1)
+	if err != nil || len(recs) == 0 {
+		return ""
+	}
+	last := recs[len(recs)-1]
+	var d eventDetail
+	if last.Revision != cur.Revision || last.Event.Kind != kind || json.Unmarshal([]byte(last.Event.Detail), &d) != nil {
+		return ""
+	}
+	return d.Note
 }
 
 // archiveStatus splits an archive reason: one word that is a valid name (abandoned,

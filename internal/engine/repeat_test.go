@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // An agent retries a write (after a timeout, a compaction, /clear) with the same arguments.
@@ -77,8 +80,70 @@ func TestTransitionWithFromAgain(t *testing.T) {
 	if res.Phase != "plan" {
 		t.Errorf("phase %q, want plan", res.Phase)
 	}
-	if _, err := e.open("s2").Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
-		t.Errorf("another session's same move: %v; want a conflict", err)
+	if _, err := e.openAs("s2", 4243).Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+		t.Errorf("another client's session, the same move: %v; want a conflict", err)
+	}
+}
+
+// After /clear the client runs a new session id, and cairn-mcp acts for it: the move retried
+// then is the move its earlier session made in this client, already made. A session of
+// another client, a move other work has followed, another note, or a move made long ago are
+// still conflicts: they are not that move retried.
+func TestTransitionWithFromAgainAfterClear(t *testing.T) {
+	req := engine.TransitionRequest{From: "analyze", To: "plan", Note: "analysis done"}
+	setup := func(t *testing.T, pid int) (*env, *engine.Result) {
+		e := newEnv(t)
+		must(e.openAs("s1", pid).Start(engine.StartRequest{Type: "apex", Context: "repeat a move after /clear"}))(t)
+		first := must(e.openAs("s1", pid).Transition(req))(t)
+		if !first.Changed {
+			t.Fatalf("first: %+v", first)
+		}
+		return e, first
+	}
+	t.Run("same client", func(t *testing.T) {
+		e, first := setup(t, 4242)
+		// What /clear runs for the new session before its first call: the resume report and,
+		// after the turn, the Stop hook.
+		e.open("s1-after-clear").Resume(engine.ResumeOptions{Apply: true})
+		must(e.open("s1-after-clear").Stop(engine.StopInput{SessionID: "s1-after-clear"}))(t)
+		res := again(t, e, "transition from analyze to plan after /clear", first, func() (*engine.Result, error) {
+			return e.open("s1-after-clear").Transition(req)
+		})
+		if res.Phase != "plan" || !strings.Contains(res.Message, "already in phase plan") {
+			t.Errorf("repeat: %+v; want it to say the workflow is in plan", res)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		pid  int // the first mover's client
+		f    func(e *env) (*engine.Result, error)
+	}{
+		{"another client", 4242, func(e *env) (*engine.Result, error) { return e.openAs("s2", 4243).Transition(req) }},
+		{"no client pid", 4242, func(e *env) (*engine.Result, error) { return e.openAs("s2", 0).Transition(req) }},
+		{"no client pid either time", 0, func(e *env) (*engine.Result, error) { return e.openAs("s2", 0).Transition(req) }},
+		{"another note", 4242, func(e *env) (*engine.Result, error) {
+			return e.open("s2").Transition(engine.TransitionRequest{From: "analyze", To: "plan", Note: "skip the analysis"})
+		}},
+		{"work after the move", 4242, func(e *env) (*engine.Result, error) {
+			must(e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(e.t)
+			return e.open("s2").Transition(req)
+		}},
+		{"another client's change after the move", 4242, func(e *env) (*engine.Result, error) {
+			must(e.openAs("s3", 4243).SetVars(map[string]string{"PLAN_PATH": "plans/1.md"}))(e.t)
+			return e.open("s2").Transition(req)
+		}},
+		{"long ago", 4242, func(e *env) (*engine.Result, error) {
+			e.clock.Add(time.Hour)
+			return e.open("s2").Transition(req)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := setup(t, tc.pid)
+			e.clock.Add(time.Minute)
+			if _, err := tc.f(e); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+				t.Errorf("%v; want a conflict", err)
+			}
+		})
 	}
 }
 
@@ -188,6 +253,16 @@ func TestStartAgain(t *testing.T) {
 	if res.WorkflowID != replaced.WorkflowID {
 		t.Errorf("replace retried: workflow %s, want %s still active", res.WorkflowID, replaced.WorkflowID)
 	}
+	// The turn's end refreshes the owner's heartbeat (the Stop hook, a journaled write): no
+	// work, so a replace retried after it still finds the workflow it started.
+	e.clock.Add(5 * time.Minute)
+	must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t)
+	res = again(t, e, "start_workflow with replace after a heartbeat", nil, func() (*engine.Result, error) {
+		return e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true})
+	})
+	if res.WorkflowID != replaced.WorkflowID {
+		t.Errorf("replace retried after a heartbeat: workflow %s, want %s still active", res.WorkflowID, replaced.WorkflowID)
+	}
 	// Once work is on record, a replace with the same context is a fresh start, as asked.
 	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
 	if res := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "add backoff", Replace: true}))(t); !res.Changed || res.WorkflowID == replaced.WorkflowID {
@@ -267,5 +342,96 @@ func TestRepeatedWritesChangeNothing(t *testing.T) {
 			first = nil // changed nothing the first time either
 		}
 		again(t, e, w.what, first, w.f)
+	}
+}
+
+// cairn archive run again after it landed (the person was not sure the first took) finds no
+// active workflow: "no active workflow; start one" reads as if the first had not counted. The
+// same archive again, soon after, names the archive made; another reason, or the same long
+// after, is still told there is nothing active.
+func TestArchiveAgain(t *testing.T) {
+	for _, reason := range []string{"", "abandoned", "superseded by the retry rewrite"} {
+		t.Run("reason "+reason, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "archive twice"}))(t)
+			first := must(e.open("cli").Archive(reason))(t)
+			if !first.Changed {
+				t.Fatalf("first: %+v", first)
+			}
+			topic := e.readMemory("cairn-workflow.md")
+			res := again(t, e, "archive", nil, func() (*engine.Result, error) { return e.open("cli").Archive(reason) })
+			dir := strings.TrimPrefix(first.Message, "archived workflow ")
+			dir = dir[strings.Index(dir, " in ")+len(" in "):]
+			if !strings.Contains(res.Message, "already archived") || !strings.Contains(res.Message, dir) {
+				t.Errorf("message %q does not say which archive was already made (%s)", res.Message, dir)
+			}
+			if got := e.readMemory("cairn-workflow.md"); got != topic {
+				t.Errorf("the repeat wrote L2 again:\n%s", got)
+			}
+			if _, err := e.open("cli").Archive("another reason"); !errors.Is(err, engine.ErrNoActiveWorkflow) {
+				t.Errorf("another reason: %v; want no active workflow", err)
+			}
+			e.clock.Add(time.Hour)
+			if _, err := e.open("cli").Archive(reason); !errors.Is(err, engine.ErrNoActiveWorkflow) {
+				t.Errorf("an hour later: %v; want no active workflow", err)
+			}
+		})
+	}
+}
+
+// cairn archive with a note, run again after a crash between its two writes (the note is in
+// the journal, the workflow still active), archives it with the note once, not twice.
+func TestArchiveNoteAgainAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "archive after a crash"}))(t).WorkflowID
+	const note = "superseded by the retry rewrite"
+	st := must(store.Open(en.StateDir()))(t)
+	// What Archive's first write leaves: the note, as an archive event of the unchanged record.
+	if _, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		return r, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"` + note + `"}`}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	e.clock.Add(time.Minute)
+	res := must(e.open("cli").Archive(note))(t)
+	if !res.Changed || !strings.HasPrefix(res.Message, "archived workflow") {
+		t.Fatalf("archive after the crash: %+v", res)
+	}
+	n := 0
+	for _, h := range must(e.open("cli").History(id))(t) {
+		if h.Kind == "archive" && strings.Contains(string(h.Detail), note) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the note is in the history %d times, want once", n)
+	}
+}
+
+// initiative create run again after a crash between its two writes (initiative.json written,
+// WORKFLOW-STATUS.yaml not yet) writes the status file the first left unwritten; the
+// initiative itself is the one created.
+func TestInitiativeCreateAgainAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	r := engine.InitiativeRequest{Action: "create", Title: "Uploader v2"}
+	first := must(e.open("s1").Initiative(r))(t)
+	want := e.readFile(".claude/WORKFLOW-STATUS.yaml")
+	if want == "" {
+		t.Fatal("create wrote no WORKFLOW-STATUS.yaml")
+	}
+	if err := os.Remove(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	res := must(e.open("s1").Initiative(r))(t)
+	if got := e.readFile(".claude/WORKFLOW-STATUS.yaml"); got != want {
+		t.Errorf("WORKFLOW-STATUS.yaml after the retry:\n%s\nwant\n%s", got, want)
+	}
+	if !res.Changed || !strings.Contains(res.Message, "WORKFLOW-STATUS.yaml") {
+		t.Errorf("the retry: changed %v, message %q; want it to say it wrote the status file", res.Changed, res.Message)
+	}
+	if string(res.Workflow) != string(first.Workflow) {
+		t.Errorf("the retry changed the initiative:\n%s\nwant\n%s", res.Workflow, first.Workflow)
 	}
 }

@@ -523,6 +523,11 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 			res, uerr = update()
 		case running:
 			res, uerr = c.running(ctx, task, update)
+		case c.status(task) == to:
+			// Already out of running here: a call that landed, retried. That call settled the
+			// claim (a sync releases one it left), so the remote has no say now: asking it
+			// would refuse the retry once the claim lapsed or another machine took the task.
+			res, uerr = update()
 		default:
 			res, uerr = c.leaving(ctx, task, to == workflow.TaskDone, update)
 		}
@@ -574,10 +579,18 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 			res.Warnings = append(res.Warnings, refusedNote(task, c.remote))
 			return res, nil
 		}
-		c.pending[task] = c.now().UTC()
-		if serr := c.save(task); serr != nil {
-			res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
+		// Retried (the task already running here), the call keeps what the first left: the
+		// claim this clone holds, or the one it made offline, with that claim's time.
+		_, pend := c.pending[task]
+		if !res.Changed && heldBefore && !pend {
 			return res, nil
+		}
+		if res.Changed || !pend {
+			c.pending[task] = c.now().UTC()
+			if serr := c.save(task); serr != nil {
+				res.Warnings = append(res.Warnings, "the claim could not be queued for the next sync: "+serr.Error())
+				return res, nil
+			}
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (it could not be reached): the next sync claims it or says which machine holds it",
 			textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -387,8 +388,9 @@ func TestSyncRenewsAClaimItDidNotRecord(t *testing.T) {
 	}
 }
 
-// TestOneNotePerLostClaim: a task this clone held and set running again while offline, that
-// another machine took over meanwhile, goes back to pending with one note, not two.
+// TestOneNotePerLostClaim: a task this clone held and set running again while offline (after
+// setting it pending there), that another machine took over meanwhile, goes back to pending
+// with one note, not two.
 func TestOneNotePerLostClaim(t *testing.T) {
 	f := &flaky{Backend: memremote.New()}
 	a := newClone(t, f)
@@ -397,8 +399,10 @@ func TestOneNotePerLostClaim(t *testing.T) {
 	}
 	other, twoMinutesLater := machineX(t, f.Backend)
 	f.set(true)
-	if _, err := a.task("t1", "running"); err != nil {
-		t.Fatal(err)
+	for _, status := range []string{"pending", "running"} {
+		if _, err := a.task("t1", status); err != nil {
+			t.Fatal(err)
+		}
 	}
 	twoMinutesLater()
 	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
@@ -867,5 +871,93 @@ func doneRefused(t *testing.T, c *clone, id, what string, says ...string) {
 	}
 	if got := taskStatus(t, c, id); got != "running" {
 		t.Fatalf("%s is %s here, want still running", id, got)
+	}
+}
+
+// TestRunningAgainClaimsNothing: update_task running retried after it landed (the task is
+// running here) changes nothing: online it appends no second claim, and offline it keeps the
+// time of the claim made offline (a sync told of it decides by that time) and, when this clone
+// holds the claim, records no offline claim and says nothing of one not yet confirmed.
+func TestRunningAgainClaimsNothing(t *testing.T) {
+	doc := func(c *clone) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(c.opt.StateDir, claimsync.Doc+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct {
+		name          string
+		first, second bool // out of reach
+	}{{"online", false, false}, {"offline", true, true}, {"online then offline", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &flaky{Backend: memremote.New()}
+			a := newClone(t, f)
+			f.set(tc.first)
+			first, err := a.task("t1", "running")
+			if err != nil || !first.Changed {
+				t.Fatalf("first: %v %+v", err, first)
+			}
+			line, state := head(t, f.Backend), doc(a)
+			time.Sleep(10 * time.Millisecond) // a claim made again would carry a later time
+			f.set(tc.second)
+			res, err := a.task("t1", "running")
+			if err != nil || res.Changed || !strings.Contains(res.Message, "already running") {
+				t.Fatalf("again: %v %+v", err, res)
+			}
+			if !slices.Equal(res.Warnings, first.Warnings) {
+				t.Errorf("again: warnings %q, want %q as the first call's", res.Warnings, first.Warnings)
+			}
+			if got := head(t, f.Backend); got != line {
+				t.Errorf("the claims line went from r%d to r%d", line, got)
+			}
+			if got := doc(a); got != state {
+				t.Errorf("the claims state changed:\n%s\nwant\n%s", got, state)
+			}
+		})
+	}
+}
+
+// TestDoneAgain: done retried after it landed is no change, even once the remote is out of
+// reach and this clone's claim has gone unrenewed past the lease (a done then is refused, as
+// the claim may have been taken over; this one was made while it held), or once another
+// machine claimed the task the done released.
+func TestDoneAgain(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	for _, status := range []string{"running", "done"} {
+		if _, err := a.task("t1", status); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := claim.New(b, "wf-1", "X", time.Hour, time.Now)
+	if _, err := other.TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.task("t2", "running"); err != nil { // reads the line, X's claim on it
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "done")
+	if err != nil || res.Changed || !strings.Contains(res.Message, "already done") {
+		t.Fatalf("done again: %v %+v; want no change", err, res)
+	}
+}
+
+func TestDoneAgainOfflineAfterTheLease(t *testing.T) {
+	f := &flaky{Backend: memremote.New()}
+	a := newClone(t, f)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	f.set(true)
+	first, err := a.task("t1", "done")
+	if err != nil || !first.Changed {
+		t.Fatalf("done: %v %+v", err, first)
+	}
+	a.vars[claimsync.EnvClockSkew] = "2m"
+	res, err := a.task("t1", "done")
+	if err != nil || res.Changed || !strings.Contains(res.Message, "already done") {
+		t.Fatalf("done again: %v %+v; want no change", err, res)
 	}
 }
