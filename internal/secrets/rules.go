@@ -385,6 +385,18 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
+			// redis_pass: .... "pass" alone is too common a word to be a keyword, so the
+			// keyword is the word with the _ that joins it to the rest of the name, which must
+			// come before it and end at the assignment (DB_PASS_FILE names a file). Such names
+			// are also code's (first_pass = compute(x)), so the value is judged as code is not
+			// written (see passwordValue).
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw"}, fold: true,
+			named: true, asName: holderEnds, before: func(s string, i int) bool { return i > 0 && isAlnum(s[i-1]) },
+			re: lazyre.New(`(?i)^_(?:pass|pwd?)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
+			ok: func(_ string, _ int, m []string) bool { return passwordValue(m[2], m[1] != "") },
+		},
+		{
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
 			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
 			// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
@@ -539,6 +551,41 @@ func passphrase(v string) bool {
 		}
 		if proseWord(strings.ToLower(w)) {
 			return false
+		}
+	}
+	return true
+}
+
+// passwordValue: a value assigned to a variable named for a password (password-variable) is
+// one when it is at least 8 long, not a placeholder, path or call, and holds a digit or
+// three kinds of character: config_value and settings.db_password are code's names.
+func passwordValue(pw string, quoted bool) bool {
+	if !quoted {
+		pw = strings.TrimRight(pw, ")]}>")
+	}
+	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\(") {
+		return false
+	}
+	if !strings.ContainsAny(pw, "0123456789") && classes(pw) < 3 {
+		return false
+	}
+	return !dottedName(pw)
+}
+
+// dottedName: identifiers joined by dots (settings.db_password, os.environ), each starting
+// with a letter or _.
+func dottedName(s string) bool {
+	if strings.IndexByte(s, '.') < 0 {
+		return false
+	}
+	for part := range strings.SplitSeq(s, ".") {
+		if part == "" || '0' <= part[0] && part[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if !isAlnum(part[i]) && part[i] != '_' {
+				return false
+			}
 		}
 	}
 	return true
