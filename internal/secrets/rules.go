@@ -386,14 +386,20 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
-			// redis_pass: .... "pass" alone is too common a word to be a keyword, so the
-			// keyword is the word with the _ that joins it to the rest of the name, which must
-			// come before it and end at the assignment (DB_PASS_FILE names a file). Such names
-			// are also code's (first_pass = compute(x)), so the value is judged as code is not
-			// written (see passwordValue).
-			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw"}, fold: true,
-			named: true, asName: holderEnds, before: func(s string, i int) bool { return i > 0 && isAlnum(s[i-1]) },
-			re: lazyre.New(`(?i)^_(?:pass|pwd?)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
+			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" alone is
+			// too common a word to be a keyword, so the keyword is the word with the _ that
+			// joins it to the rest of the name, which must come before it; pwd is a name of its
+			// own (OLDPWD is not). The name ends at the assignment (DB_PASS_FILE names a file).
+			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
+			// so the value is judged as code and paths are not written (see passwordValue).
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true,
+			named: true, asName: holderEnds, before: func(s string, i int) bool {
+				if s[i] == '_' {
+					return i > 0 && isAlnum(s[i-1])
+				}
+				return notAlnum(s, i)
+			},
+			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
 			ok: func(_ string, _ int, m []string) bool { return passwordValue(m[2], m[1] != "") },
 		},
 		{

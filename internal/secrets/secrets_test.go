@@ -130,6 +130,13 @@ func TestScanString(t *testing.T) {
 		{"password-var-code-name", "db_pass = config_value; db_pass = settings.db_password", ""},
 		{"password-var-file", "DB_PASS_FILE=/run/secrets/db_pass", ""},
 		{"password-var-prose", "the first_pass: ran twice; TEST_PASS=passed", ""},
+		// ADO.NET and ODBC connection strings name the password Pwd (or Password).
+		{"connection-string-pwd", "Server=x;User Id=sa;Pwd=S3cr3tValue;", "password-variable"},
+		{"connection-string-odbc-pwd", "Driver={ODBC Driver 18 for SQL Server};Server=db;UID=app;PWD=Hunter2Hunter2;", "password-variable"},
+		{"connection-string-password", "Server=x;User Id=sa;Password=S3cr3tValue;", "password-assignment"},
+		{"connection-string-pwd-reference", "Server=x;User Id=sa;Pwd=${DB_PASSWORD};Pwd=<password>;", ""},
+		{"pwd-shell", "PWD=/home/dev/project OLDPWD=/tmp; echo $(pwd); pwd: /srv/app", ""},
+		{"pwd-glued-word", "cwdpwd=Hunter2Hunter2", ""},
 
 		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
 		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},

@@ -122,6 +122,7 @@ func Shapes() []Shape {
 	addCtx("auth-second-member", "credential-field", `{"auth": {"type": "basic", "token": "`, mix(30))
 	addCtx("password-in-prose", "password-assignment", "the password is ", "hunter"+pick("0123456789", 2)+"-"+pick(lower, 6)+"-value")
 	addCtx("password-variable", "password-variable", "export DB_PASS=", mix(14))
+	addCtx("connection-string-pwd", "password-variable", "Server=db;User Id=sa;Pwd=", mix(14))
 	return out
 }
 
@@ -157,6 +158,7 @@ func Ordinary() []string {
 		"curl -u $USER:$TOKEN https://api.example.com and curl --user admin:changeme localhost",
 		"export PLAN_PATH=plans/001.md COMMIT=" + pick(hexlo, 40),
 		"export DB_PASS=$(cat /run/secrets/db) DB_PASS_FILE=/run/secrets/db; first_pass = compute(x)",
+		"PWD=/home/dev/project OLDPWD=/tmp; echo $(pwd); Server=db;User Id=sa;Pwd=${DB_PASSWORD};",
 		"-----BEGIN PUBLIC KEY-----\n" + pick(b64, 64) + "\n-----END PUBLIC KEY-----",
 		"-----BEGIN CERTIFICATE-----\n" + pick(b64, 64),
 		"eyJhbGciOiJIUzI1NiJ9 is a JWT header alone",
