@@ -415,6 +415,18 @@ var rules = sync.OnceValue(func() []*rule {
 				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
+		{
+			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ...: a name that is or
+			// ends in "token" assigned a random-looking value, judged as provider-credential
+			// judges one. "token" is a common word ("max_tokens", "the token is refreshed"), so
+			// it counts as a name only where an assignment follows it (holderEnds): elsewhere
+			// the JSON scan does not read members for it.
+			name: "token-assignment", keywords: []string{"token"}, fold: true,
+			named: true, asName: holderEnds, before: wordOrHump,
+			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
+			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+		},
 	}
 })
 

@@ -137,6 +137,19 @@ func TestScanString(t *testing.T) {
 		{"connection-string-pwd-reference", "Server=x;User Id=sa;Pwd=${DB_PASSWORD};Pwd=<password>;", ""},
 		{"pwd-shell", "PWD=/home/dev/project OLDPWD=/tmp; echo $(pwd); pwd: /srv/app", ""},
 		{"pwd-glued-word", "cwdpwd=Hunter2Hunter2", ""},
+		// TOKEN= alone, or ending a name no provider rule knows.
+		{"token-env-line", "TOKEN=Ab3dEf6hIj9kLm2nQr5tUv8w", "token-assignment"},
+		{"token-env-export", "export GITHUB_TOKEN=Ab3dEf6hIj9kLm2nQr5tUv8w", "token-assignment"},
+		{"token-json-text", `{"token": "Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "token-assignment"},
+		{"token-header", "X-Auth-Token: Ab3dEf6hIj9kLm2nQr5tUv8w", "token-assignment"},
+		{"token-camel", "gitlabToken = 'Ab3dEf6hIj9kLm2nQr5tUv8w'", "token-assignment"},
+		{"api-token-env-line", "API_TOKEN=Ab3dEf6hIj9kLm2nQr5tUv8w", "provider-credential"},
+		{"token-command-sub", "TOKEN=$(cat ~/.config/token) GH_TOKEN=`gh auth token`", ""},
+		{"token-reference", "TOKEN=${TOKEN}; API_TOKEN=$API_TOKEN", ""},
+		{"token-placeholders", "TOKEN=<token> TOKEN=xxxxxxxxxxxxxxxxxxxxxxxx TOKEN=changeme", ""},
+		{"token-hex-digest", "TOKEN=" + gitSHA, ""},
+		{"token-prose", "max_tokens: 4096; the token is refreshed every 3600 seconds; tokens: counted", ""},
+		{"token-type", `{"token_type": "bearer", "tokenizer": "cl100k_base_v2_2024_final"}`, ""},
 
 		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
 		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},
@@ -314,6 +327,7 @@ func TestScanJSON(t *testing.T) {
 		{"aws-secret-by-spaced-key", `{"AWS Secret Access Key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}`, "aws-secret-access-key", `$["AWS Secret Access Key"]`, false},
 		{"password-variable-by-key", `{"env":{"DB_PASS":"hunter2longvalue"}}`, "password-variable", "$.env.DB_PASS", false},
 		{"password-variable-escaped-key", `{"env":{"DB_\u0050ASS":"hunter2longvalue"}}`, "password-variable", "$.env.DB_PASS", false},
+		{"token-by-key", `{"ci":{"TOKEN":"Ab3dEf6hIj9kLm2nQr5tUv8w"}}`, "token-assignment", "$.ci.TOKEN", false},
 		{"aws-sha-by-key", `{"aws_secret_access_key":"` + gitSHA + `"}`, "", "", false},
 		{"first-in-document-order", `{"a":"` + pgURL + `","b":"` + ghClassic + `"}`, "url-credentials", "$.a", false},
 		{"secret-after-numbers", `{"n":-1.5e-3,"m":[0,1],"s":"` + slackBot + `"}`, "slack-token", "$.s", false},
@@ -688,18 +702,20 @@ func TestNestedSecrets(t *testing.T) {
 		{`{"credentials":{"password":"Tr0ub4dor&3x"}}`, "password-assignment", "$.credentials.password"},
 		{`{"api_key":{"value":"` + key + `"}}`, "provider-credential", "$.api_key.value"},
 		{`{"client_secret":{"value":"` + key + `"}}`, "provider-credential", "$.client_secret.value"},
-		{`{"auth":{"token":"` + key + `"}}`, "credential-field", "$.auth.token"},
-		{`{"service":{"auth": {"token":"` + key + `", "type":"basic"}}}`, "credential-field", "$.service.auth.token"},
+		{`{"auth":{"key":"` + key + `"}}`, "credential-field", "$.auth.key"},
+		// A token is found by its name alone, whatever holds it.
+		{`{"auth":{"token":"` + key + `"}}`, "token-assignment", "$.auth.token"},
+		{`{"service":{"auth": {"key":"` + key + `", "type":"basic"}}}`, "credential-field", "$.service.auth.key"},
 		{`{"credentials":{"key":"` + key + `"}}`, "credential-field", "$.credentials.key"},
 		{`{"oauth":{"secret":"` + key + `"}}`, "provider-credential", "$.oauth.secret"},
 		{`{"note":"password:\n  value: Tr0ub4dor&3x"}`, "password-assignment", "$.note"},
-		{`{"note":"auth:\n  token: ` + key + `"}`, "credential-field", "$.note"},
+		{`{"note":"auth:\n  key: ` + key + `"}`, "credential-field", "$.note"},
 		// The credential need not be the holder's first member, nor its text unescaped.
-		{`{"auth": {"type": "basic", "token": "` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"auth": {"type": "basic", "key": "` + key + `"}}`, "credential-field", "$.auth.key"},
 		{`{"credentials":{"user":"bob","region":"eu-west-1","key":"` + key + `"}}`, "credential-field", "$.credentials.key"},
-		{`{"auth":{"token":"\u0051` + key[1:] + `"}}`, "credential-field", "$.auth.token"},
-		{`{"\u0061uth":{"token":"` + key + `"}}`, "credential-field", "$.auth.token"},
-		{`{"a\u0075th":{"type":"basic","token":"` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"auth":{"key":"\u0051` + key[1:] + `"}}`, "credential-field", "$.auth.key"},
+		{`{"\u0061uth":{"key":"` + key + `"}}`, "credential-field", "$.auth.key"},
+		{`{"a\u0075th":{"type":"basic","key":"` + key + `"}}`, "credential-field", "$.auth.key"},
 	} {
 		f := secrets.ScanJSON([]byte(c.doc))
 		if f == nil || f.Rule != c.rule || f.Path != c.path {
@@ -732,7 +748,7 @@ func TestNestedSecrets(t *testing.T) {
 		`{"note":"OAuth:\n  token endpoint: https://example.com/token"}`,
 		`{"context":"Add OAuth login, store the auth token in the keychain"}`,
 		`{"auth":{"type":"basic","note":"the token is in the vault"}}`,
-		`{"auth":{"type":"basic"},"token":"` + key + `x"}`,
+		`{"auth":{"type":"basic"},"key":"` + key + `x"}`, // "key" alone names nothing
 	} {
 		if f := secrets.ScanJSON([]byte(doc)); f != nil {
 			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)

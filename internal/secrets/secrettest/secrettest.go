@@ -123,6 +123,7 @@ func Shapes() []Shape {
 	addCtx("password-in-prose", "password-assignment", "the password is ", "hunter"+pick("0123456789", 2)+"-"+pick(lower, 6)+"-value")
 	addCtx("password-variable", "password-variable", "export DB_PASS=", mix(14))
 	addCtx("connection-string-pwd", "password-variable", "Server=db;User Id=sa;Pwd=", mix(14))
+	addCtx("token-env", "token-assignment", "export GITHUB_TOKEN=", mix(32))
 	return out
 }
 
@@ -159,6 +160,7 @@ func Ordinary() []string {
 		"export PLAN_PATH=plans/001.md COMMIT=" + pick(hexlo, 40),
 		"export DB_PASS=$(cat /run/secrets/db) DB_PASS_FILE=/run/secrets/db; first_pass = compute(x)",
 		"PWD=/home/dev/project OLDPWD=/tmp; echo $(pwd); Server=db;User Id=sa;Pwd=${DB_PASSWORD};",
+		"TOKEN=$(cat ~/.token) max_tokens: 4096 TOKEN=<token>; the token is refreshed every 3600 seconds",
 		"-----BEGIN PUBLIC KEY-----\n" + pick(b64, 64) + "\n-----END PUBLIC KEY-----",
 		"-----BEGIN CERTIFICATE-----\n" + pick(b64, 64),
 		"eyJhbGciOiJIUzI1NiJ9 is a JWT header alone",
