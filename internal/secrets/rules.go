@@ -143,6 +143,17 @@ var rules = sync.OnceValue(func() []*rule {
 				return encodedSecret(m[0])
 			},
 		},
+		{
+			// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
+			// output of aws sts assume-role): hundreds of base64 characters, with / and +,
+			// which provider-credential's values may not hold. Any session token this long and
+			// random is a credential, so the name need not say aws.
+			name: "aws-session-token", keywords: []string{"session_token", "sessiontoken", "session-token"}, fold: true,
+			named: true, asName: holderEnds, before: wordOrHump,
+			re: lazyre.New(`(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+				`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`),
+			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
+		},
 
 		// Providers whose tokens carry their own prefix.
 		prefixed("stripe-key", []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"},

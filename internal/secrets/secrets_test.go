@@ -43,6 +43,8 @@ var (
 	httpURL     = "https://" + "bob:correct-horse@" + "example.com/x"
 	gitSHA      = "3f9a0c1d2e4b5a6978877665544332211ffeeddc"
 	hexSecretly = "aws_secret_access_key = " + gitSHA
+	// An STS session token: long base64, with / and + (and runs of /).
+	awsSession = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQDx" + "+Kd8/Zq3Rw7Tn2+Lp5Vb9Xm/Hs4Jc6Gf1Ye8Ua0Wi3Oo7Pe=="
 )
 
 func TestScanString(t *testing.T) {
@@ -149,6 +151,14 @@ func TestScanString(t *testing.T) {
 		{"token-placeholders", "TOKEN=<token> TOKEN=xxxxxxxxxxxxxxxxxxxxxxxx TOKEN=changeme", ""},
 		{"token-hex-digest", "TOKEN=" + gitSHA, ""},
 		{"token-prose", "max_tokens: 4096; the token is refreshed every 3600 seconds; tokens: counted", ""},
+		// An STS session token holds / and +, which provider-credential's values do not.
+		{"aws-session-token-ini", "aws_session_token = " + awsSession, "aws-session-token"},
+		{"aws-session-token-env", "export AWS_SESSION_TOKEN=" + awsSession[:80], "aws-session-token"},
+		{"aws-session-token-json-text", `{"SessionToken": "` + awsSession + `"}`, "aws-session-token"},
+		{"aws-session-token-reference", "aws_session_token = ${AWS_SESSION_TOKEN}; AWS_SESSION_TOKEN=$(aws sts get-session-token)", ""},
+		{"aws-session-token-placeholder", "aws_session_token=<session-token> SessionToken: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", ""},
+		{"session-token-path", "session_token: /var/run/secrets/eks.amazonaws.com/serviceaccount/token", ""},
+		{"session-token-prose", "the SessionToken expires after 3600 seconds; session_token_ttl = 3600", ""},
 		{"token-type", `{"token_type": "bearer", "tokenizer": "cl100k_base_v2_2024_final"}`, ""},
 
 		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
@@ -328,6 +338,7 @@ func TestScanJSON(t *testing.T) {
 		{"password-variable-by-key", `{"env":{"DB_PASS":"hunter2longvalue"}}`, "password-variable", "$.env.DB_PASS", false},
 		{"password-variable-escaped-key", `{"env":{"DB_\u0050ASS":"hunter2longvalue"}}`, "password-variable", "$.env.DB_PASS", false},
 		{"token-by-key", `{"ci":{"TOKEN":"Ab3dEf6hIj9kLm2nQr5tUv8w"}}`, "token-assignment", "$.ci.TOKEN", false},
+		{"aws-session-token-by-key", `{"Credentials":{"SessionToken":"` + strings.ReplaceAll(awsSession, "/", `\/`) + `"}}`, "aws-session-token", "$.Credentials.SessionToken", false},
 		{"aws-sha-by-key", `{"aws_secret_access_key":"` + gitSHA + `"}`, "", "", false},
 		{"first-in-document-order", `{"a":"` + pgURL + `","b":"` + ghClassic + `"}`, "url-credentials", "$.a", false},
 		{"secret-after-numbers", `{"n":-1.5e-3,"m":[0,1],"s":"` + slackBot + `"}`, "slack-token", "$.s", false},

@@ -124,6 +124,7 @@ func Shapes() []Shape {
 	addCtx("password-variable", "password-variable", "export DB_PASS=", mix(14))
 	addCtx("connection-string-pwd", "password-variable", "Server=db;User Id=sa;Pwd=", mix(14))
 	addCtx("token-env", "token-assignment", "export GITHUB_TOKEN=", mix(32))
+	addCtx("aws-session-token", "aws-session-token", "aws_session_token = ", "IQoJb3JpZ2luX2Vj"+pick(b64, 40)+"/+"+pick(b64, 160))
 	return out
 }
 
