@@ -356,6 +356,16 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// "Basic " then base64 of user:password outside an Authorization header (another
+			// header, a proxy setting). Without the header's name, "Basic" is a common word, so
+			// the run is held to what a client sends: padded standard base64 of printable ASCII
+			// with a user, a colon and a password that is no placeholder. Base64 of user:password
+			// with no "Basic " before it is not looked for: it cannot be told from other base64.
+			name: "basic-credentials", keywords: []string{"basic"}, fold: true, before: notAlnum, span: 512,
+			re: lazyre.New(`(?i)^basic[ \t]{1,3}([A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=_-])`),
+			ok: func(_ string, _ int, m []string) bool { return sentBasic(m[1]) },
+		},
+		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
 			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
 			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
@@ -817,6 +827,25 @@ func basicCredentials(v string) bool {
 	text, ok := decodeBasic(v)
 	_, pw, colon := strings.Cut(text, ":")
 	return ok && colon && pw != "" && notPlaceholder(pw)
+}
+
+// sentBasic: v is Basic credentials as a client sends them: padded base64 of printable ASCII
+// user:password, neither part empty, the password no placeholder.
+func sentBasic(v string) bool {
+	if len(v)%4 != 0 {
+		return false
+	}
+	text, ok := decodeBasic(v)
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] < 0x20 || text[i] > 0x7e {
+			return false
+		}
+	}
+	user, pw, colon := strings.Cut(text, ":")
+	return colon && user != "" && pw != "" && notPlaceholder(pw)
 }
 
 // decodeBasic decodes Basic credentials (base64 of user:password); ok is false when v is

@@ -91,6 +91,16 @@ func TestScanString(t *testing.T) {
 		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:q7")), "authorization-header"},
 		{"basic-auth-no-colon", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")), ""},
 		{"basic-auth-placeholder", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:$PASSWORD")), ""},
+		// Basic credentials outside an Authorization header: another header, a config value.
+		{"basic-bare", "proxy_auth = Basic " + base64.StdEncoding.EncodeToString([]byte("admin:Hunter2Hunter2")), "basic-credentials"},
+		{"basic-other-header", "curl -H 'X-Upstream-Auth: basic " + base64.StdEncoding.EncodeToString([]byte("deploy:s3cr3t-Pa55")) + "' https://x", "basic-credentials"},
+		{"basic-bare-placeholders", "Basic " + base64.StdEncoding.EncodeToString([]byte("user:password")) + ", Basic " +
+			base64.StdEncoding.EncodeToString([]byte("user:<password>")) + ", Basic " + base64.StdEncoding.EncodeToString([]byte("admin:changeme")) +
+			", Basic " + base64.StdEncoding.EncodeToString([]byte("bob:$BOB_PASSWORD")), ""},
+		{"basic-bare-not-credentials", "Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")) + " and Basic " +
+			base64.StdEncoding.EncodeToString([]byte{0x01, 0xff, ':', 0x80, 0x7f, 0x00, 'a', 'b', 'c'}), ""},
+		{"basic-prose", "Basic authentication, basic settings: BASIC programming; Basic usage of Authorization headers", ""},
+		{"base64-credentials-alone", "cache key " + base64.StdEncoding.EncodeToString([]byte("admin:Hunter2Hunter2")), ""},
 		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
 		{"secret-camel-yaml", "sessionSecret: 'Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc'", "provider-credential"},
 		{"secret-name-not-value", "secret_name: prod-db-2024-v2-main", ""},

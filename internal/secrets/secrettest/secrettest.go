@@ -5,6 +5,7 @@
 package secrettest
 
 import (
+	"encoding/base64"
 	"math/rand/v2"
 	"strings"
 )
@@ -124,6 +125,7 @@ func Shapes() []Shape {
 	addCtx("password-variable", "password-variable", "export DB_PASS=", mix(14))
 	addCtx("connection-string-pwd", "password-variable", "Server=db;User Id=sa;Pwd=", mix(14))
 	addCtx("token-env", "token-assignment", "export GITHUB_TOKEN=", mix(32))
+	addCtx("basic-credentials", "basic-credentials", "upstream_auth: Basic ", base64.StdEncoding.EncodeToString([]byte("deploy:"+mix(14))))
 	addCtx("aws-session-token", "aws-session-token", "aws_session_token = ", "IQoJb3JpZ2luX2Vj"+pick(b64, 40)+"/+"+pick(b64, 160))
 	return out
 }
@@ -161,6 +163,7 @@ func Ordinary() []string {
 		"export PLAN_PATH=plans/001.md COMMIT=" + pick(hexlo, 40),
 		"export DB_PASS=$(cat /run/secrets/db) DB_PASS_FILE=/run/secrets/db; first_pass = compute(x)",
 		"PWD=/home/dev/project OLDPWD=/tmp; echo $(pwd); Server=db;User Id=sa;Pwd=${DB_PASSWORD};",
+		"Basic authentication, basic settings; Basic usage of the proxy",
 		"TOKEN=$(cat ~/.token) max_tokens: 4096 TOKEN=<token>; the token is refreshed every 3600 seconds",
 		"-----BEGIN PUBLIC KEY-----\n" + pick(b64, 64) + "\n-----END PUBLIC KEY-----",
 		"-----BEGIN CERTIFICATE-----\n" + pick(b64, 64),
