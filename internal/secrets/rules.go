@@ -311,6 +311,20 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
 		},
 		{
+			// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
+			// which no other rule takes for a key) and _auth=, base64 of user:password. The
+			// name follows the registry's ":" or starts a line; this._authToken in code does not.
+			name: "npmrc-auth", keywords: []string{"_auth"}, fold: true, span: 600,
+			before: func(s string, i int) bool { return i == 0 || s[i-1] == ':' || isBlank(s[i-1]) },
+			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"']{8,512})`),
+			ok: func(_ string, _ int, m []string) bool {
+				if m[1] == "" {
+					return basicCredentials(m[2])
+				}
+				return notPlaceholder(m[2]) && classes(m[2]) >= 2
+			},
+		},
+		{
 			name: "telegram-bot-token", keywords: []string{":AA"},
 			re: lazyre.New(`^:AA[A-Za-z0-9_-]{33}` + end),
 			before: func(s string, i int) bool {

@@ -101,6 +101,12 @@ func TestScanString(t *testing.T) {
 			base64.StdEncoding.EncodeToString([]byte{0x01, 0xff, ':', 0x80, 0x7f, 0x00, 'a', 'b', 'c'}), ""},
 		{"basic-prose", "Basic authentication, basic settings: BASIC programming; Basic usage of Authorization headers", ""},
 		{"base64-credentials-alone", "cache key " + base64.StdEncoding.EncodeToString([]byte("admin:Hunter2Hunter2")), ""},
+		// .npmrc credentials: a legacy token is a UUID, _auth is base64 of user:password.
+		{"npmrc-auth-token-uuid", "//registry.npmjs.org/:_authToken=3f9a0c1d-2e4b-5a69-7887-766554433221", "npmrc-auth"},
+		{"npmrc-auth-basic", "registry=https://npm.example.com/\n//npm.example.com/:_auth=" + base64.StdEncoding.EncodeToString([]byte("admin:Hunter2Hunter2")), "npmrc-auth"},
+		{"npmrc-auth-token-reference", "//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n//npm.pkg.github.com/:_authToken=<token>", ""},
+		{"npmrc-auth-placeholder", "//npm.example.com/:_auth=" + base64.StdEncoding.EncodeToString([]byte("user:password")), ""},
+		{"npmrc-auth-code", "this._authToken = token; client._auth = createAuth(options)", ""},
 		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
 		{"secret-camel-yaml", "sessionSecret: 'Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc'", "provider-credential"},
 		{"secret-name-not-value", "secret_name: prod-db-2024-v2-main", ""},

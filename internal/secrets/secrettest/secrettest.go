@@ -126,6 +126,7 @@ func Shapes() []Shape {
 	addCtx("connection-string-pwd", "password-variable", "Server=db;User Id=sa;Pwd=", mix(14))
 	addCtx("token-env", "token-assignment", "export GITHUB_TOKEN=", mix(32))
 	addCtx("basic-credentials", "basic-credentials", "upstream_auth: Basic ", base64.StdEncoding.EncodeToString([]byte("deploy:"+mix(14))))
+	addCtx("npmrc-auth-token", "npmrc-auth", "//registry.npmjs.org/:_authToken=", pick(hexlo, 8)+"-"+pick(hexlo, 4)+"-4"+pick(hexlo, 3)+"-a"+pick(hexlo, 3)+"-"+pick(hexlo, 12))
 	addCtx("aws-session-token", "aws-session-token", "aws_session_token = ", "IQoJb3JpZ2luX2Vj"+pick(b64, 40)+"/+"+pick(b64, 160))
 	return out
 }
