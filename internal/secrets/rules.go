@@ -12,6 +12,8 @@ import (
 // end is what may follow a token: the end of the text or a character that cannot continue it.
 const end = `(?:$|[^A-Za-z0-9_-])`
 
+const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
 // prefixed is a rule for a token that announces itself by a fixed prefix, such as ghp_ or
 // glpat-: the keywords are the prefixes, re matches from the prefix on, and the prefix must
 // not be glued to a word before it.
@@ -287,28 +289,40 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
-			// sshpass -p PASSWORD. Found by the flag, as curl-user is.
+			// sshpass -p PASSWORD, docker login -u USER -p PASSWORD. Found by the flag, as
+			// curl-user is.
 			name: "cli-password", keywords: []string{"-p"}, span: 160,
 			before: func(s string, i int) bool {
-				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's takes
-				// the next word.
+				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's and
+				// a registry login's take the next word.
 				glued := i+2 < len(s) && !isBlank(s[i+2])
 				switch commandBefore(s, i, passwordCommands) {
 				case "mysql", "mariadb":
 					return glued
-				case "sshpass":
+				case "sshpass", "login":
 					return !glued
 				}
 				return false
 			},
 			re: lazyre.New(`^-p\s{0,5}["']?([^\s"']{3,128})`),
-			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+			ok: func(s string, i int, m []string) bool {
+				if !notPlaceholder(m[1]) || classes(m[1]) < 2 {
+					return false
+				}
+				// A login's command may be followed on its line by another's -p (docker run -p
+				// 8080:80): a port mapping holds no letter.
+				return commandBefore(s, i, passwordCommands) != "login" || strings.ContainsAny(m[1], letters)
+			},
 		},
 		{
-			// A .netrc entry: machine HOST login USER password PASSWORD, on one line or several.
+			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several.
 			name: "netrc-password", keywords: []string{"machine"}, before: notAlnum,
-			re: lazyre.New(`^machine\s+\S{1,253}\s+login\s+\S{1,128}\s+password\s+(\S{3,128})`),
-			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
+			re: lazyre.New(`^machine\s+(\S{1,253})(\s+login\s+\S{1,128})?\s+password\s+(\S{3,128})`),
+			ok: func(_ string, _ int, m []string) bool {
+				// Without a login, prose ("the machine login password prompt") reads as an entry
+				// whose host is a word: the password must then mix two kinds of character.
+				return notPlaceholder(m[3]) && (m[2] != "" || m[1] != "login" && classes(m[3]) >= 2)
+			},
 		},
 		{
 			// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
@@ -529,6 +543,7 @@ var (
 		{"mysql", []string{"dump", "admin", "import", "check"}, 200},
 		{"mariadb", []string{"-dump", "-admin"}, 200},
 		{"sshpass", nil, 100},
+		{"login", nil, 200}, // docker login, podman login, helm registry login
 	}
 )
 

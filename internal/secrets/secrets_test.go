@@ -132,6 +132,11 @@ func TestScanString(t *testing.T) {
 		{"netrc-line", "machine api.github.com login deploy password Hunter2Hunter2", "netrc-password"},
 		{"netrc-lines", "machine git.example.com\n  login bot\n  password s3cr3t-Pa55\n", "netrc-password"},
 		{"netrc-prose", "the machine login password prompt appears twice", ""},
+		{"netrc-no-login", "machine api.example.com password Hunter2Hunter2", "netrc-password"},
+		{"netrc-no-login-prose", "the build machine password is stale; the machine password prompt", ""},
+		{"docker-login-p", "docker login -u bob -p Hunter2Hunter2 ghcr.io", "cli-password"},
+		{"docker-login-stdin", "echo $CR_PAT | docker login ghcr.io -u bob --password-stdin; docker run -p 8080:80 app", ""},
+		{"docker-login-p-reference", "docker login -u bob -p $REGISTRY_PASSWORD ghcr.io", ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
 		// A variable named for a password by a short word: DB_PASS, SMTP_PASS, MYSQL_PWD.
