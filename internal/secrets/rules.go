@@ -441,7 +441,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// own (OLDPWD is not). The name ends at the assignment (DB_PASS_FILE names a file).
 			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
 			// so the value is judged as code and paths are not written (see passwordValue).
-			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true,
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 160,
 			named: true, asName: holderEnds, before: func(s string, i int) bool {
 				if s[i] == '_' {
 					return i > 0 && isAlnum(s[i-1])
@@ -469,8 +469,9 @@ var rules = sync.OnceValue(func() []*rule {
 			// ends in "token" assigned a random-looking value, judged as provider-credential
 			// judges one. "token" is a common word ("max_tokens", "the token is refreshed"), so
 			// it counts as a name only where an assignment follows it (holderEnds): elsewhere
-			// the JSON scan does not read members for it.
-			name: "token-assignment", keywords: []string{"token"}, fold: true,
+			// the JSON scan does not read members for it. A match ends within 150 bytes of the
+			// keyword, so the window is cut there: prose says "token" often.
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 160,
 			named: true, asName: holderEnds, before: wordOrHump,
 			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
