@@ -12,6 +12,8 @@ import (
 // end is what may follow a token: the end of the text or a character that cannot continue it.
 const end = `(?:$|[^A-Za-z0-9_-])`
 
+const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
 // prefixed is a rule for a token that announces itself by a fixed prefix, such as ghp_ or
 // glpat-: the keywords are the prefixes, re matches from the prefix on, and the prefix must
 // not be glued to a word before it.
@@ -142,6 +144,17 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				return encodedSecret(m[0])
 			},
+		},
+		{
+			// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
+			// output of aws sts assume-role): hundreds of base64 characters, with / and +,
+			// which provider-credential's values may not hold. Any session token this long and
+			// random is a credential, so the name need not say aws.
+			name: "aws-session-token", keywords: []string{"session_token", "sessiontoken", "session-token"}, fold: true,
+			named: true, asName: holderEnds, before: wordOrHump,
+			re: lazyre.New(`(?i)^session[_-]?token["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+				`([A-Za-z0-9/+]{40,}={0,2})(?:$|[^A-Za-z0-9/+=])`),
+			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
 		},
 
 		// Providers whose tokens carry their own prefix.
@@ -276,28 +289,54 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
-			// sshpass -p PASSWORD. Found by the flag, as curl-user is.
+			// sshpass -p PASSWORD, docker login -u USER -p PASSWORD. Found by the flag, as
+			// curl-user is.
 			name: "cli-password", keywords: []string{"-p"}, span: 160,
 			before: func(s string, i int) bool {
-				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's takes
-				// the next word.
+				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's and
+				// a registry login's take the next word.
 				glued := i+2 < len(s) && !isBlank(s[i+2])
 				switch commandBefore(s, i, passwordCommands) {
 				case "mysql", "mariadb":
 					return glued
-				case "sshpass":
+				case "sshpass", "login":
 					return !glued
 				}
 				return false
 			},
 			re: lazyre.New(`^-p\s{0,5}["']?([^\s"']{3,128})`),
-			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
+			ok: func(s string, i int, m []string) bool {
+				if !notPlaceholder(m[1]) || classes(m[1]) < 2 {
+					return false
+				}
+				// A login's command may be followed on its line by another's -p (docker run -p
+				// 8080:80): a port mapping holds no letter.
+				return commandBefore(s, i, passwordCommands) != "login" || strings.ContainsAny(m[1], letters)
+			},
 		},
 		{
-			// A .netrc entry: machine HOST login USER password PASSWORD, on one line or several.
+			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several.
 			name: "netrc-password", keywords: []string{"machine"}, before: notAlnum,
-			re: lazyre.New(`^machine\s+\S{1,253}\s+login\s+\S{1,128}\s+password\s+(\S{3,128})`),
-			ok: func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) },
+			re: lazyre.New(`^machine\s+(\S{1,253})(\s+login\s+\S{1,128})?\s+password\s+(\S{3,128})`),
+			ok: func(_ string, _ int, m []string) bool {
+				// Without a login, prose ("the machine login password prompt") reads as an entry
+				// whose host is a word: the password must then mix two kinds of character.
+				return notPlaceholder(m[3]) && (m[2] != "" || m[1] != "login" && classes(m[3]) >= 2)
+			},
+		},
+		{
+			// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
+			// which no other rule takes for a key) and _auth=, base64 of user:password. The
+			// name follows the registry's ":" or starts a line; this._authToken in code does not.
+			name: "npmrc-auth", keywords: []string{"_auth"}, fold: true, span: 600,
+			before: func(s string, i int) bool { return i == 0 || s[i-1] == ':' || isBlank(s[i-1]) },
+			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"']{8,512})`),
+			ok: func(_ string, _ int, m []string) bool {
+				if m[1] == "" {
+					return basicCredentials(m[2])
+				}
+				return notPlaceholder(m[2]) && classes(m[2]) >= 2
+			},
 		},
 		{
 			name: "telegram-bot-token", keywords: []string{":AA"},
@@ -345,6 +384,16 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// "Basic " then base64 of user:password outside an Authorization header (another
+			// header, a proxy setting). Without the header's name, "Basic" is a common word, so
+			// the run is held to what a client sends: padded standard base64 of printable ASCII
+			// with a user, a colon and a password that is no placeholder. Base64 of user:password
+			// with no "Basic " before it is not looked for: it cannot be told from other base64.
+			name: "basic-credentials", keywords: []string{"basic"}, fold: true, before: notAlnum, span: 512,
+			re: lazyre.New(`(?i)^basic[ \t]{1,3}([A-Za-z0-9+/]{8,}={0,2})(?:$|[^A-Za-z0-9+/=_-])`),
+			ok: func(_ string, _ int, m []string) bool { return sentBasic(m[1]) },
+		},
+		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
 			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
 			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
@@ -385,6 +434,24 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
+			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" alone is
+			// too common a word to be a keyword, so the keyword is the word with the _ that
+			// joins it to the rest of the name, which must come before it; pwd is a name of its
+			// own (OLDPWD is not). The name ends at the assignment (DB_PASS_FILE names a file).
+			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
+			// so the value is judged as code and paths are not written (see passwordValue).
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 160,
+			named: true, asName: holderEnds, before: func(s string, i int) bool {
+				if s[i] == '_' {
+					return i > 0 && isAlnum(s[i-1])
+				}
+				return notAlnum(s, i)
+			},
+			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
+			ok: func(_ string, _ int, m []string) bool { return passwordValue(m[2], m[1] != "") },
+		},
+		{
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
 			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
 			// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
@@ -395,6 +462,19 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
 				`(?:["']?[a-z0-9_-]{1,32}["']?\s{0,3}:\s{0,3}(?:"[^"\n]{0,64}"|'[^'\n]{0,64}'|[a-z0-9_.-]{0,64})\s{0,3}[,\n]\s{0,16}){0,8}` +
 				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
+			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+		},
+		{
+			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ...: a name that is or
+			// ends in "token" assigned a random-looking value, judged as provider-credential
+			// judges one. "token" is a common word ("max_tokens", "the token is refreshed"), so
+			// it counts as a name only where an assignment follows it (holderEnds): elsewhere
+			// the JSON scan does not read members for it. A match ends within 150 bytes of the
+			// keyword, so the window is cut there: prose says "token" often.
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 160,
+			named: true, asName: holderEnds, before: wordOrHump,
+			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
 	}
@@ -464,6 +544,7 @@ var (
 		{"mysql", []string{"dump", "admin", "import", "check"}, 200},
 		{"mariadb", []string{"-dump", "-admin"}, 200},
 		{"sshpass", nil, 100},
+		{"login", nil, 200}, // docker login, podman login, helm registry login
 	}
 )
 
@@ -539,6 +620,41 @@ func passphrase(v string) bool {
 		}
 		if proseWord(strings.ToLower(w)) {
 			return false
+		}
+	}
+	return true
+}
+
+// passwordValue: a value assigned to a variable named for a password (password-variable) is
+// one when it is at least 8 long, not a placeholder, path or call, and holds a digit or
+// three kinds of character: config_value and settings.db_password are code's names.
+func passwordValue(pw string, quoted bool) bool {
+	if !quoted {
+		pw = strings.TrimRight(pw, ")]}>")
+	}
+	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\(") {
+		return false
+	}
+	if !strings.ContainsAny(pw, "0123456789") && classes(pw) < 3 {
+		return false
+	}
+	return !dottedName(pw)
+}
+
+// dottedName: identifiers joined by dots (settings.db_password, os.environ), each starting
+// with a letter or _.
+func dottedName(s string) bool {
+	if strings.IndexByte(s, '.') < 0 {
+		return false
+	}
+	for part := range strings.SplitSeq(s, ".") {
+		if part == "" || '0' <= part[0] && part[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if !isAlnum(part[i]) && part[i] != '_' {
+				return false
+			}
 		}
 	}
 	return true
@@ -741,6 +857,25 @@ func basicCredentials(v string) bool {
 	text, ok := decodeBasic(v)
 	_, pw, colon := strings.Cut(text, ":")
 	return ok && colon && pw != "" && notPlaceholder(pw)
+}
+
+// sentBasic: v is Basic credentials as a client sends them: padded base64 of printable ASCII
+// user:password, neither part empty, the password no placeholder.
+func sentBasic(v string) bool {
+	if len(v)%4 != 0 {
+		return false
+	}
+	text, ok := decodeBasic(v)
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] < 0x20 || text[i] > 0x7e {
+			return false
+		}
+	}
+	user, pw, colon := strings.Cut(text, ":")
+	return colon && user != "" && pw != "" && notPlaceholder(pw)
 }
 
 // decodeBasic decodes Basic credentials (base64 of user:password); ok is false when v is

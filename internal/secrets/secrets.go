@@ -605,16 +605,37 @@ func mixed(s string) bool {
 }
 
 // notPlaceholder refuses passwords that are references or masks, which is what we ask users
-// to store: $DB_PASS, ${DB_PASS}, {{ .Pass }}, %DB_PASS%, ****, xxxx; and the place's name
-// that prose showing a syntax puts there (scheme://user:password@host, sshpass -p PASSWORD.).
+// to store: $DB_PASS, ${DB_PASS}, {{ .Pass }}, %DB_PASS%, ****, xxxx, <db-password>, changeme;
+// and the place's name that prose showing a syntax puts there (scheme://user:password@host,
+// sshpass -p PASSWORD.).
 func notPlaceholder(pw string) bool {
 	switch {
 	case strings.HasPrefix(pw, "$"), strings.HasPrefix(pw, "{"), strings.HasPrefix(pw, "%") && strings.HasSuffix(pw, "%"):
 		return false
 	case strings.Trim(pw, "*") == "", strings.Trim(pw, "xX") == "", strings.Trim(pw, ".") == "":
 		return false
+	case angleName(pw), strings.EqualFold(pw, "changeme"), strings.EqualFold(pw, "change-me"), strings.EqualFold(pw, "change_me"):
+		return false
 	}
 	return !placeName(strings.TrimRight(pw, ".,;:!?)"))
+}
+
+// angleName: a name in angle brackets, as docs write the place of a value (<token>,
+// <db-password>); the closing bracket may have been cut off with the syntax around it.
+func angleName(pw string) bool {
+	if !strings.HasPrefix(pw, "<") {
+		return false
+	}
+	body := strings.TrimSuffix(pw[1:], ">")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		if c := body[i]; !isAlnum(c) && c != '_' && c != '-' && c != ' ' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // placeName: a password's place named where the password goes, "password", "passwd" or a

@@ -43,6 +43,8 @@ var (
 	httpURL     = "https://" + "bob:correct-horse@" + "example.com/x"
 	gitSHA      = "3f9a0c1d2e4b5a6978877665544332211ffeeddc"
 	hexSecretly = "aws_secret_access_key = " + gitSHA
+	// An STS session token: long base64, with / and + (and runs of /).
+	awsSession = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQDx" + "+Kd8/Zq3Rw7Tn2+Lp5Vb9Xm/Hs4Jc6Gf1Ye8Ua0Wi3Oo7Pe=="
 )
 
 func TestScanString(t *testing.T) {
@@ -89,6 +91,22 @@ func TestScanString(t *testing.T) {
 		{"basic-auth-short", "Proxy-Authorization: basic " + base64.StdEncoding.EncodeToString([]byte("bob:q7")), "authorization-header"},
 		{"basic-auth-no-colon", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")), ""},
 		{"basic-auth-placeholder", "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:$PASSWORD")), ""},
+		// Basic credentials outside an Authorization header: another header, a config value.
+		{"basic-bare", "proxy_auth = Basic " + base64.StdEncoding.EncodeToString([]byte("admin:Hunter2Hunter2")), "basic-credentials"},
+		{"basic-other-header", "curl -H 'X-Upstream-Auth: basic " + base64.StdEncoding.EncodeToString([]byte("deploy:s3cr3t-Pa55")) + "' https://x", "basic-credentials"},
+		{"basic-bare-placeholders", "Basic " + base64.StdEncoding.EncodeToString([]byte("user:password")) + ", Basic " +
+			base64.StdEncoding.EncodeToString([]byte("user:<password>")) + ", Basic " + base64.StdEncoding.EncodeToString([]byte("admin:changeme")) +
+			", Basic " + base64.StdEncoding.EncodeToString([]byte("bob:$BOB_PASSWORD")), ""},
+		{"basic-bare-not-credentials", "Basic " + base64.StdEncoding.EncodeToString([]byte("see the team vault")) + " and Basic " +
+			base64.StdEncoding.EncodeToString([]byte{0x01, 0xff, ':', 0x80, 0x7f, 0x00, 'a', 'b', 'c'}), ""},
+		{"basic-prose", "Basic authentication, basic settings: BASIC programming; Basic usage of Authorization headers", ""},
+		{"base64-credentials-alone", "cache key " + base64.StdEncoding.EncodeToString([]byte("admin:Hunter2Hunter2")), ""},
+		// .npmrc credentials: a legacy token is a UUID, _auth is base64 of user:password.
+		{"npmrc-auth-token-uuid", "//registry.npmjs.org/:_authToken=3f9a0c1d-2e4b-5a69-7887-766554433221", "npmrc-auth"},
+		{"npmrc-auth-basic", "registry=https://npm.example.com/\n//npm.example.com/:_auth=" + base64.StdEncoding.EncodeToString([]byte("admin:Hunter2Hunter2")), "npmrc-auth"},
+		{"npmrc-auth-token-reference", "//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n//npm.pkg.github.com/:_authToken=<token>", ""},
+		{"npmrc-auth-placeholder", "//npm.example.com/:_auth=" + base64.StdEncoding.EncodeToString([]byte("user:password")), ""},
+		{"npmrc-auth-code", "this._authToken = token; client._auth = createAuth(options)", ""},
 		{"secret-env-line", "JWT_SECRET=Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc", "provider-credential"},
 		{"secret-camel-yaml", "sessionSecret: 'Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc'", "provider-credential"},
 		{"secret-name-not-value", "secret_name: prod-db-2024-v2-main", ""},
@@ -114,8 +132,55 @@ func TestScanString(t *testing.T) {
 		{"netrc-line", "machine api.github.com login deploy password Hunter2Hunter2", "netrc-password"},
 		{"netrc-lines", "machine git.example.com\n  login bot\n  password s3cr3t-Pa55\n", "netrc-password"},
 		{"netrc-prose", "the machine login password prompt appears twice", ""},
+		{"netrc-no-login", "machine api.example.com password Hunter2Hunter2", "netrc-password"},
+		{"netrc-no-login-prose", "the build machine password is stale; the machine password prompt", ""},
+		{"docker-login-p", "docker login -u bob -p Hunter2Hunter2 ghcr.io", "cli-password"},
+		{"docker-login-stdin", "echo $CR_PAT | docker login ghcr.io -u bob --password-stdin; docker run -p 8080:80 app", ""},
+		{"docker-login-p-reference", "docker login -u bob -p $REGISTRY_PASSWORD ghcr.io", ""},
 		{"password-libpq-env", "PGPASSWORD=Hunter2Hunter2 psql -h db", "password-assignment"},
 		{"password-camel-yaml", "  rootPassword: 's3cr3t-Pa55'", "password-assignment"},
+		// A variable named for a password by a short word: DB_PASS, SMTP_PASS, MYSQL_PWD.
+		{"password-var-export", "export DB_PASS=hunter2longvalue", "password-variable"},
+		{"password-var-env-prefix", "MYSQL_PWD=Hunter2Hunter2 mysql -u root app", "password-variable"},
+		{"password-var-yaml", "  redis_pass: 's3cr3t-Pa55'", "password-variable"},
+		{"password-var-json-text", `{"SMTP_PASS": "hunter2longvalue"}`, "password-variable"},
+		{"password-var-command-sub", "export DB_PASS=$(cat /run/secrets/db)", ""},
+		{"password-var-reference", "DB_PASS=${DB_PASS} DB_PW=$DB_PW", ""},
+		{"password-var-angle-placeholder", "DB_PASS=<db-password>", ""},
+		{"password-var-masked", "DB_PASS=xxxxxxxxxx and SMTP_PASS=**********", ""},
+		{"password-var-changeme", "DB_PASS=changeme", ""},
+		{"password-var-code-call", "first_pass = compute_first(items)", ""},
+		{"password-var-code-name", "db_pass = config_value; db_pass = settings.db_password", ""},
+		{"password-var-file", "DB_PASS_FILE=/run/secrets/db_pass", ""},
+		{"password-var-prose", "the first_pass: ran twice; TEST_PASS=passed", ""},
+		// ADO.NET and ODBC connection strings name the password Pwd (or Password).
+		{"connection-string-pwd", "Server=x;User Id=sa;Pwd=S3cr3tValue;", "password-variable"},
+		{"connection-string-odbc-pwd", "Driver={ODBC Driver 18 for SQL Server};Server=db;UID=app;PWD=Hunter2Hunter2;", "password-variable"},
+		{"connection-string-password", "Server=x;User Id=sa;Password=S3cr3tValue;", "password-assignment"},
+		{"connection-string-pwd-reference", "Server=x;User Id=sa;Pwd=${DB_PASSWORD};Pwd=<password>;", ""},
+		{"pwd-shell", "PWD=/home/dev/project OLDPWD=/tmp; echo $(pwd); pwd: /srv/app", ""},
+		{"pwd-glued-word", "cwdpwd=Hunter2Hunter2", ""},
+		// TOKEN= alone, or ending a name no provider rule knows.
+		{"token-env-line", "TOKEN=Ab3dEf6hIj9kLm2nQr5tUv8w", "token-assignment"},
+		{"token-env-export", "export GITHUB_TOKEN=Ab3dEf6hIj9kLm2nQr5tUv8w", "token-assignment"},
+		{"token-json-text", `{"token": "Ab3dEf6hIj9kLm2nQr5tUv8w"}`, "token-assignment"},
+		{"token-header", "X-Auth-Token: Ab3dEf6hIj9kLm2nQr5tUv8w", "token-assignment"},
+		{"token-camel", "gitlabToken = 'Ab3dEf6hIj9kLm2nQr5tUv8w'", "token-assignment"},
+		{"api-token-env-line", "API_TOKEN=Ab3dEf6hIj9kLm2nQr5tUv8w", "provider-credential"},
+		{"token-command-sub", "TOKEN=$(cat ~/.config/token) GH_TOKEN=`gh auth token`", ""},
+		{"token-reference", "TOKEN=${TOKEN}; API_TOKEN=$API_TOKEN", ""},
+		{"token-placeholders", "TOKEN=<token> TOKEN=xxxxxxxxxxxxxxxxxxxxxxxx TOKEN=changeme", ""},
+		{"token-hex-digest", "TOKEN=" + gitSHA, ""},
+		{"token-prose", "max_tokens: 4096; the token is refreshed every 3600 seconds; tokens: counted", ""},
+		// An STS session token holds / and +, which provider-credential's values do not.
+		{"aws-session-token-ini", "aws_session_token = " + awsSession, "aws-session-token"},
+		{"aws-session-token-env", "export AWS_SESSION_TOKEN=" + awsSession[:80], "aws-session-token"},
+		{"aws-session-token-json-text", `{"SessionToken": "` + awsSession + `"}`, "aws-session-token"},
+		{"aws-session-token-reference", "aws_session_token = ${AWS_SESSION_TOKEN}; AWS_SESSION_TOKEN=$(aws sts get-session-token)", ""},
+		{"aws-session-token-placeholder", "aws_session_token=<session-token> SessionToken: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", ""},
+		{"session-token-path", "session_token: /var/run/secrets/eks.amazonaws.com/serviceaccount/token", ""},
+		{"session-token-prose", "the SessionToken expires after 3600 seconds; session_token_ttl = 3600", ""},
+		{"token-type", `{"token_type": "bearer", "tokenizer": "cl100k_base_v2_2024_final"}`, ""},
 
 		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
 		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},
@@ -235,6 +300,7 @@ func TestScanString(t *testing.T) {
 		{"password-prose-quoted", `password: "see the vault entry for prod"`, ""},
 		{"password-hint-quoted", `{"password": "Must be at least 8 characters"}`, ""},
 		{"password-label", `{"password": "Enter your password"}`, ""},
+		{"password-angle-placeholder", "password=<password> and password: <your-password>", ""},
 		{"passphrase-prose", "the passphrase protects the key; choose a long passphrase", ""},
 		{"name-value-ordinary", `{"name":"API_KEY","value":"see the team vault"}`, ""},
 		{"name-value-reference", `{"name":"API_KEY","valueFrom":{"secretKeyRef":{"name":"api","key":"key"}}}`, ""},
@@ -290,6 +356,10 @@ func TestScanJSON(t *testing.T) {
 		{"password-in-env-list-pretty", "{\"env\": [{\n    \"Name\": \"ADMIN_PASSWD\",\n    \"Value\": \"s3cr3t-Pa55\"\n}]}", "password-assignment", "$", false},
 		{"aws-secret-by-key", `{"aws":{"secret_access_key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}}`, "aws-secret-access-key", "$.aws.secret_access_key", false},
 		{"aws-secret-by-spaced-key", `{"AWS Secret Access Key":"` + strings.ReplaceAll(awsSecret, "/", `\/`) + `"}`, "aws-secret-access-key", `$["AWS Secret Access Key"]`, false},
+		{"password-variable-by-key", `{"env":{"DB_PASS":"hunter2longvalue"}}`, "password-variable", "$.env.DB_PASS", false},
+		{"password-variable-escaped-key", `{"env":{"DB_\u0050ASS":"hunter2longvalue"}}`, "password-variable", "$.env.DB_PASS", false},
+		{"token-by-key", `{"ci":{"TOKEN":"Ab3dEf6hIj9kLm2nQr5tUv8w"}}`, "token-assignment", "$.ci.TOKEN", false},
+		{"aws-session-token-by-key", `{"Credentials":{"SessionToken":"` + strings.ReplaceAll(awsSession, "/", `\/`) + `"}}`, "aws-session-token", "$.Credentials.SessionToken", false},
 		{"aws-sha-by-key", `{"aws_secret_access_key":"` + gitSHA + `"}`, "", "", false},
 		{"first-in-document-order", `{"a":"` + pgURL + `","b":"` + ghClassic + `"}`, "url-credentials", "$.a", false},
 		{"secret-after-numbers", `{"n":-1.5e-3,"m":[0,1],"s":"` + slackBot + `"}`, "slack-token", "$.s", false},
@@ -664,18 +734,20 @@ func TestNestedSecrets(t *testing.T) {
 		{`{"credentials":{"password":"Tr0ub4dor&3x"}}`, "password-assignment", "$.credentials.password"},
 		{`{"api_key":{"value":"` + key + `"}}`, "provider-credential", "$.api_key.value"},
 		{`{"client_secret":{"value":"` + key + `"}}`, "provider-credential", "$.client_secret.value"},
-		{`{"auth":{"token":"` + key + `"}}`, "credential-field", "$.auth.token"},
-		{`{"service":{"auth": {"token":"` + key + `", "type":"basic"}}}`, "credential-field", "$.service.auth.token"},
+		{`{"auth":{"key":"` + key + `"}}`, "credential-field", "$.auth.key"},
+		// A token is found by its name alone, whatever holds it.
+		{`{"auth":{"token":"` + key + `"}}`, "token-assignment", "$.auth.token"},
+		{`{"service":{"auth": {"key":"` + key + `", "type":"basic"}}}`, "credential-field", "$.service.auth.key"},
 		{`{"credentials":{"key":"` + key + `"}}`, "credential-field", "$.credentials.key"},
 		{`{"oauth":{"secret":"` + key + `"}}`, "provider-credential", "$.oauth.secret"},
 		{`{"note":"password:\n  value: Tr0ub4dor&3x"}`, "password-assignment", "$.note"},
-		{`{"note":"auth:\n  token: ` + key + `"}`, "credential-field", "$.note"},
+		{`{"note":"auth:\n  key: ` + key + `"}`, "credential-field", "$.note"},
 		// The credential need not be the holder's first member, nor its text unescaped.
-		{`{"auth": {"type": "basic", "token": "` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"auth": {"type": "basic", "key": "` + key + `"}}`, "credential-field", "$.auth.key"},
 		{`{"credentials":{"user":"bob","region":"eu-west-1","key":"` + key + `"}}`, "credential-field", "$.credentials.key"},
-		{`{"auth":{"token":"\u0051` + key[1:] + `"}}`, "credential-field", "$.auth.token"},
-		{`{"\u0061uth":{"token":"` + key + `"}}`, "credential-field", "$.auth.token"},
-		{`{"a\u0075th":{"type":"basic","token":"` + key + `"}}`, "credential-field", "$.auth.token"},
+		{`{"auth":{"key":"\u0051` + key[1:] + `"}}`, "credential-field", "$.auth.key"},
+		{`{"\u0061uth":{"key":"` + key + `"}}`, "credential-field", "$.auth.key"},
+		{`{"a\u0075th":{"type":"basic","key":"` + key + `"}}`, "credential-field", "$.auth.key"},
 	} {
 		f := secrets.ScanJSON([]byte(c.doc))
 		if f == nil || f.Rule != c.rule || f.Path != c.path {
@@ -708,7 +780,7 @@ func TestNestedSecrets(t *testing.T) {
 		`{"note":"OAuth:\n  token endpoint: https://example.com/token"}`,
 		`{"context":"Add OAuth login, store the auth token in the keychain"}`,
 		`{"auth":{"type":"basic","note":"the token is in the vault"}}`,
-		`{"auth":{"type":"basic"},"token":"` + key + `x"}`,
+		`{"auth":{"type":"basic"},"key":"` + key + `x"}`, // "key" alone names nothing
 	} {
 		if f := secrets.ScanJSON([]byte(doc)); f != nil {
 			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)

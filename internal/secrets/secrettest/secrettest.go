@@ -5,6 +5,7 @@
 package secrettest
 
 import (
+	"encoding/base64"
 	"math/rand/v2"
 	"strings"
 )
@@ -121,6 +122,14 @@ func Shapes() []Shape {
 	addCtx("azure-sas", "azure-sas-token", "https://acct.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=", mix(43)+"%3D")
 	addCtx("auth-second-member", "credential-field", `{"auth": {"type": "basic", "token": "`, mix(30))
 	addCtx("password-in-prose", "password-assignment", "the password is ", "hunter"+pick("0123456789", 2)+"-"+pick(lower, 6)+"-value")
+	addCtx("password-variable", "password-variable", "export DB_PASS=", mix(14))
+	addCtx("connection-string-pwd", "password-variable", "Server=db;User Id=sa;Pwd=", mix(14))
+	addCtx("token-env", "token-assignment", "export GITHUB_TOKEN=", mix(32))
+	addCtx("basic-credentials", "basic-credentials", "upstream_auth: Basic ", base64.StdEncoding.EncodeToString([]byte("deploy:"+mix(14))))
+	addCtx("npmrc-auth-token", "npmrc-auth", "//registry.npmjs.org/:_authToken=", pick(hexlo, 8)+"-"+pick(hexlo, 4)+"-4"+pick(hexlo, 3)+"-a"+pick(hexlo, 3)+"-"+pick(hexlo, 12))
+	addCtx("netrc-no-login", "netrc-password", "machine registry.example.com password ", mix(16))
+	addCtx("docker-login-p", "cli-password", "docker login -u bot -p ", mix(20)+" ghcr.io")
+	addCtx("aws-session-token", "aws-session-token", "aws_session_token = ", "IQoJb3JpZ2luX2Vj"+pick(b64, 40)+"/+"+pick(b64, 160))
 	return out
 }
 
@@ -155,6 +164,11 @@ func Ordinary() []string {
 		"go test -run TestScanString/aws-id-glued ./internal/secrets",
 		"curl -u $USER:$TOKEN https://api.example.com and curl --user admin:changeme localhost",
 		"export PLAN_PATH=plans/001.md COMMIT=" + pick(hexlo, 40),
+		"export DB_PASS=$(cat /run/secrets/db) DB_PASS_FILE=/run/secrets/db; first_pass = compute(x)",
+		"PWD=/home/dev/project OLDPWD=/tmp; echo $(pwd); Server=db;User Id=sa;Pwd=${DB_PASSWORD};",
+		"Basic authentication, basic settings; Basic usage of the proxy",
+		"docker login ghcr.io -u bob --password-stdin; docker run -p 8080:80 app; the machine password prompt",
+		"TOKEN=$(cat ~/.token) max_tokens: 4096 TOKEN=<token>; the token is refreshed every 3600 seconds",
 		"-----BEGIN PUBLIC KEY-----\n" + pick(b64, 64) + "\n-----END PUBLIC KEY-----",
 		"-----BEGIN CERTIFICATE-----\n" + pick(b64, 64),
 		"eyJhbGciOiJIUzI1NiJ9 is a JWT header alone",
