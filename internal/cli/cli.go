@@ -142,7 +142,7 @@ func (a *app) fail(err error) int {
 	if errors.Is(err, engine.ErrNoActiveWorkflow) {
 		// The engine's hint names the agent's tools; a person at a shell gets the one command
 		// that goes on.
-		msg = "no active workflow; cairn start TYPE CONTEXT begins one"
+		msg = engine.ErrNoActiveWorkflow.Error() + "; cairn start TYPE CONTEXT begins one"
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg)))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {

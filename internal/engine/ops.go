@@ -198,14 +198,13 @@ func (e *Engine) definitionLost(r *workflow.Record) error {
 }
 
 // errNoActive names one next step for a model that called a write tool with nothing active:
-// resume_check says what is on record and the step from there (resume, or start_workflow). It
-// replaces ErrNoActiveWorkflow's own "start one first" rather than adding a second step to it.
+// resume_check says what is on record and the step from there (resume, or start_workflow).
 func errNoActive() error { return noActiveError{} }
 
 type noActiveError struct{}
 
 func (noActiveError) Error() string {
-	return "no active workflow: call resume_check: it says what is on record and the one step from there"
+	return ErrNoActiveWorkflow.Error() + ": call resume_check: it says what is on record and the one step from there"
 }
 
 func (noActiveError) Unwrap() error { return ErrNoActiveWorkflow }

@@ -147,8 +147,10 @@ func (e *ConflictError) Error() string {
 	return b.String()
 }
 
-// ErrNoWorkflow is returned by operations that need a record when there is none.
-var ErrNoWorkflow = errors.New("no active workflow: start one first")
+// ErrNoWorkflow is returned by operations that need a record when there is none. It names no
+// step: the right one depends on the reader (the model, a person at a shell), so the engine
+// and the CLI add it.
+var ErrNoWorkflow = errors.New("no active workflow")
 
 // StartRequest asks for a new workflow.
 type StartRequest struct {
