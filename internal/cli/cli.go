@@ -400,6 +400,7 @@ func shellSteps(msg string) string {
 	for _, r := range [...][2]string{
 		{" with update_task ", " with cairn task ID done|failed "},
 		{engine.CheckOnRecord, "check it with cairn status"},
+		{engine.GiveAnID, "start again with --id set to an id not used before"},
 		{" start again with replace ", " start again with --replace "}, // workflow.ActiveError
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)

@@ -279,3 +279,13 @@ func TestFailSaysTheShellsStep(t *testing.T) {
 		t.Errorf("stderr = %q, want the shell's step (check it with cairn status) in both lines", got)
 	}
 }
+
+// The engine's start refusals name start_workflow's argument; a person is told the CLI's flag
+// (a start whose drawn ids were all taken cannot be brought about from here, so its line is
+// checked on the engine's words).
+func TestShellStepsNameTheIDFlag(t *testing.T) {
+	got := shellSteps("starting a workflow: 16 ids drawn for this second were all taken; " + engine.GiveAnID)
+	if want := "starting a workflow: 16 ids drawn for this second were all taken; start again with --id set to an id not used before"; got != want {
+		t.Errorf("shellSteps = %q, want %q", got, want)
+	}
+}
