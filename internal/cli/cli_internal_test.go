@@ -289,3 +289,25 @@ func TestShellStepsNameTheIDFlag(t *testing.T) {
 		t.Errorf("shellSteps = %q, want %q", got, want)
 	}
 }
+
+// TestLinkCheckWhereThisCairnIsUnknown: when the executable's path cannot be told, the check
+// still says what is fine (the plugin needs no cairn on PATH); --link, which cannot be done
+// then, fails and says how to make the link by hand.
+func TestLinkCheckWhereThisCairnIsUnknown(t *testing.T) {
+	home := t.TempDir()
+	a := &app{getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}, executable: func() (string, error) { return "", errors.New("no executable") }}
+	c := a.linkCheck(false)
+	if want := "not needed: the plugin runs its binaries by their paths (where this cairn is cannot be told)"; !c.OK || c.Detail != want {
+		t.Errorf("without --link: ok=%v %q, want ok %q", c.OK, c.Detail, want)
+	}
+	c = a.linkCheck(true)
+	dest := filepath.Join(home, ".local", "bin", "cairn")
+	if c.OK || c.Detail != "where this cairn is cannot be told, so no link was made" || c.Fix != "ln -s PATH/TO/cairn "+vars.Quote(dest) {
+		t.Errorf("with --link: ok=%v %q, fix %q", c.OK, c.Detail, c.Fix)
+	}
+}
