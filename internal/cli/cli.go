@@ -395,13 +395,16 @@ func (a *app) warn(ws ...string) {
 }
 
 // shellSteps puts the command a person runs where the engine's errors and warnings name the
-// agent's tool, or its parameter, for the next step.
+// agent's tool, or its parameter, for the next step, and the person's own step where the
+// agent's goes through the user.
 func shellSteps(msg string) string {
 	for _, r := range [...][2]string{
 		{" with update_task ", " with cairn task ID done|failed "},
 		{engine.CheckOnRecord, "check it with cairn status"},
 		{engine.GiveAnID, "start again with --id set to an id not used before"},
-		{" start again with replace ", " start again with --replace "}, // workflow.ActiveError
+		// workflow.ActiveError: the person is the user the agent is told to ask.
+		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
+		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

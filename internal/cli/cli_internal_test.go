@@ -311,3 +311,21 @@ func TestLinkCheckWhereThisCairnIsUnknown(t *testing.T) {
 		t.Errorf("with --link: ok=%v %q, fix %q", c.OK, c.Detail, c.Fix)
 	}
 }
+
+// The model's steps that go through "the user" are the person's own at the CLI: the person is
+// not told to ask or tell themselves.
+func TestShellStepsSpeakToThePerson(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&workflow.ActiveError{WorkflowID: "w1", Type: "apex", Phase: "plan"},
+			"workflow w1 (apex, at plan) is still active; nothing was changed: to start another instead, start again with --replace (it archives the active one, kept, not lost)"},
+		{&workflow.TransitionError{Type: "apex", From: "old", Phases: []string{"analyze", "plan"}},
+			"apex workflow is in phase old, which is not a phase of its definition now (analyze, plan): it cannot move from there; nothing was changed: restore the phase in the definition"},
+	} {
+		if got := shellSteps(tt.err.Error()); got != tt.want {
+			t.Errorf("shellSteps(%q)\n = %q\nwant %q", tt.err.Error(), got, tt.want)
+		}
+	}
+}
