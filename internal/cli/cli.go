@@ -141,8 +141,18 @@ func (a *app) fail(err error) int {
 	msg := err.Error()
 	if errors.Is(err, engine.ErrNoActiveWorkflow) {
 		// The engine's hint names the agent's tools; a person at a shell gets the one command
-		// that goes on.
-		msg = engine.ErrNoActiveWorkflow.Error() + "; cairn start TYPE CONTEXT begins one"
+		// that goes on, but not from a command that would have ended or approved a workflow:
+		// a new one is not what was asked for.
+		switch msg = engine.ErrNoActiveWorkflow.Error(); a.name {
+		case "archive":
+			msg += "; nothing to archive"
+		case "complete":
+			msg += "; nothing to complete"
+		case "approve":
+			msg += "; nothing waits for approval"
+		default:
+			msg += "; cairn start TYPE CONTEXT begins one"
+		}
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg)))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
