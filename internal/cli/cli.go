@@ -141,8 +141,18 @@ func (a *app) fail(err error) int {
 	msg := err.Error()
 	if errors.Is(err, engine.ErrNoActiveWorkflow) {
 		// The engine's hint names the agent's tools; a person at a shell gets the one command
-		// that goes on.
-		msg = "no active workflow; cairn start TYPE CONTEXT begins one"
+		// that goes on, but not from a command that would have ended or approved a workflow:
+		// a new one is not what was asked for.
+		switch msg = engine.ErrNoActiveWorkflow.Error(); a.name {
+		case "archive":
+			msg += "; nothing to archive"
+		case "complete":
+			msg += "; nothing to complete"
+		case "approve":
+			msg += "; nothing waits for approval"
+		default:
+			msg += "; cairn start TYPE CONTEXT begins one"
+		}
 	}
 	fmt.Fprintf(a.stderr, "%s: %s\n", a.styleErr(red, prefix), textsafe.OneLine(shellSteps(msg)))
 	if ue, ok := errors.AsType[*usageError](err); ok && ue.usage != "" {
@@ -395,12 +405,16 @@ func (a *app) warn(ws ...string) {
 }
 
 // shellSteps puts the command a person runs where the engine's errors and warnings name the
-// agent's tool, or its parameter, for the next step.
+// agent's tool, or its parameter, for the next step, and the person's own step where the
+// agent's goes through the user.
 func shellSteps(msg string) string {
 	for _, r := range [...][2]string{
 		{" with update_task ", " with cairn task ID done|failed "},
 		{engine.CheckOnRecord, "check it with cairn status"},
-		{" start again with replace ", " start again with --replace "}, // workflow.ActiveError
+		{engine.GiveAnID, "start again with --id set to an id not used before"},
+		// workflow.ActiveError: the person is the user the agent is told to ask.
+		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
+		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

@@ -279,3 +279,53 @@ func TestFailSaysTheShellsStep(t *testing.T) {
 		t.Errorf("stderr = %q, want the shell's step (check it with cairn status) in both lines", got)
 	}
 }
+
+// The engine's start refusals name start_workflow's argument; a person is told the CLI's flag
+// (a start whose drawn ids were all taken cannot be brought about from here, so its line is
+// checked on the engine's words).
+func TestShellStepsNameTheIDFlag(t *testing.T) {
+	got := shellSteps("starting a workflow: 16 ids drawn for this second were all taken; " + engine.GiveAnID)
+	if want := "starting a workflow: 16 ids drawn for this second were all taken; start again with --id set to an id not used before"; got != want {
+		t.Errorf("shellSteps = %q, want %q", got, want)
+	}
+}
+
+// TestLinkCheckWhereThisCairnIsUnknown: when the executable's path cannot be told, the check
+// still says what is fine (the plugin needs no cairn on PATH); --link, which cannot be done
+// then, fails and says how to make the link by hand.
+func TestLinkCheckWhereThisCairnIsUnknown(t *testing.T) {
+	home := t.TempDir()
+	a := &app{getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}, executable: func() (string, error) { return "", errors.New("no executable") }}
+	c := a.linkCheck(false)
+	if want := "not needed: the plugin runs its binaries by their paths (where this cairn is cannot be told)"; !c.OK || c.Detail != want {
+		t.Errorf("without --link: ok=%v %q, want ok %q", c.OK, c.Detail, want)
+	}
+	c = a.linkCheck(true)
+	dest := filepath.Join(home, ".local", "bin", "cairn")
+	if c.OK || c.Detail != "where this cairn is cannot be told, so no link was made" || c.Fix != "ln -s PATH/TO/cairn "+vars.Quote(dest) {
+		t.Errorf("with --link: ok=%v %q, fix %q", c.OK, c.Detail, c.Fix)
+	}
+}
+
+// The model's steps that go through "the user" are the person's own at the CLI: the person is
+// not told to ask or tell themselves.
+func TestShellStepsSpeakToThePerson(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&workflow.ActiveError{WorkflowID: "w1", Type: "apex", Phase: "plan"},
+			"workflow w1 (apex, at plan) is still active; nothing was changed: to start another instead, start again with --replace (it archives the active one, kept, not lost)"},
+		{&workflow.TransitionError{Type: "apex", From: "old", Phases: []string{"analyze", "plan"}},
+			"apex workflow is in phase old, which is not a phase of its definition now (analyze, plan): it cannot move from there; nothing was changed: restore the phase in the definition"},
+	} {
+		if got := shellSteps(tt.err.Error()); got != tt.want {
+			t.Errorf("shellSteps(%q)\n = %q\nwant %q", tt.err.Error(), got, tt.want)
+		}
+	}
+}

@@ -93,11 +93,19 @@ func (a *app) linkCheck(link bool) engine.Check {
 			exe = p
 		}
 	}
-	if err != nil || exe == "" {
-		return engine.Check{Name: "cairn on PATH", OK: true, Detail: "cannot tell where this cairn is"}
-	}
 	home := a.home()
 	dest := filepath.Join(home, ".local", "bin", "cairn")
+	if err != nil || exe == "" {
+		if link {
+			if home == "" {
+				dest = "DIR/cairn, DIR a directory on your PATH"
+			} else {
+				dest = vars.Quote(dest)
+			}
+			return engine.Check{Name: "cairn on PATH", Detail: "where this cairn is cannot be told, so no link was made", Fix: "ln -s PATH/TO/cairn " + dest}
+		}
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths (where this cairn is cannot be told)"}
+	}
 	if link {
 		if home == "" {
 			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + exe + " a directory on your PATH"}

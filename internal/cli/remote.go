@@ -88,6 +88,10 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	// The remote must be one of the project's: a URL typed here could carry a token into
 	// the settings file.
 	if err := gitremote.HasRemote(ctx, root, name, syncTimeout); err != nil {
+		if !e.InGit() {
+			// Not "no remote by that name": there is no repository to have one.
+			return fmt.Errorf("no git repository holds %s, and remote sync shares workflows through one's remote: run it in a git project", root)
+		}
 		return fmt.Errorf("this project has no git remote by that name: git remote -v lists them (%v)", err)
 	}
 	st, err := remoteStore(e)

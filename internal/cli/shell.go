@@ -128,7 +128,7 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 	a.warn(notices...) // on stderr: stdout is the value alone
 	v, ok := kv[pos[0]]
 	if !ok {
-		return fmt.Errorf("that variable is not set (%w): cairn show lists the workflow's variables", engine.ErrNotFound)
+		return engine.NotFoundMsg("that variable is not set: cairn show lists the workflow's variables")
 	}
 	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.
 	if !a.json {

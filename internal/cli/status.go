@@ -20,50 +20,61 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 	}
 	writeStatus(a.stdout, r)
 	if !e.InGit() {
-		fmt.Fprintf(a.stdout, "Project:    %s (no git repository found: the launch directory is the project root)\n", clean(e.ProjectRoot()))
+		fmt.Fprintf(a.stdout, "%s%s (no git repository found: the launch directory is the project root)\n", statusLabel(r, "Project"), clean(e.ProjectRoot()))
 	}
 	return nil
+}
+
+// statusLabel is name and its colon, padded to the column where status values start. The
+// column is the one after "Workflow:   ", unless several checkpoints are listed: then every
+// value moves one on, past "Checkpoints:".
+func statusLabel(r *engine.Resume, name string) string {
+	col := len("Workflow:   ")
+	if len(r.Checkpoints) > 1 {
+		col++
+	}
+	return fmt.Sprintf("%-*s", col, name+":")
 }
 
 // writeStatus renders the read protocol's answer for a person: the state and what a person
 // can do about it. The agent's instructions (Resume.Next) stay in the agent's report.
 func writeStatus(w io.Writer, r *engine.Resume) {
+	label := func(name string) string { return statusLabel(r, name) }
 	switch {
 	case r.Tier == "Damaged":
 		// Only its id can be known (and not always): no context, phase or age to show. The
 		// engine's next step is a person's here: restore or repair the files.
 		if r.WorkflowID != "" {
-			fmt.Fprintf(w, "Workflow:   %s (its state cannot be read)\n", clean(r.WorkflowID))
+			fmt.Fprintf(w, "%s%s (its state cannot be read)\n", label("Workflow"), clean(r.WorkflowID))
 		}
 		fmt.Fprintln(w, clean(r.Next))
 	case r.WorkflowID != "":
-		fmt.Fprintf(w, "Workflow:   %s (%s)\n", clean(r.WorkflowID), clean(r.Type))
+		fmt.Fprintf(w, "%s%s (%s)\n", label("Workflow"), clean(r.WorkflowID), clean(r.Type))
 		if r.Context != "" { // a migrated seed's record may have none
-			fmt.Fprintf(w, "Context:    %s\n", clean(r.Context))
+			fmt.Fprintf(w, "%s%s\n", label("Context"), clean(r.Context))
 		}
 		phase := clean(r.Phase)
 		if r.PhaseStatus != "" {
 			phase += " (" + clean(strings.ReplaceAll(r.PhaseStatus, "_", " ")) + ")"
 		}
-		fmt.Fprintf(w, "Phase:      %s, last change %s ago\n", phase, workflow.Age(time.Duration(r.AgeSeconds)*time.Second))
+		fmt.Fprintf(w, "%s%s, last change %s ago\n", label("Phase"), phase, workflow.Age(time.Duration(r.AgeSeconds)*time.Second))
 		if len(r.Completed) > 0 {
-			fmt.Fprintf(w, "Completed:  %s\n", clean(secrets.JoinNames(r.Completed, ", ")))
+			fmt.Fprintf(w, "%s%s\n", label("Completed"), clean(secrets.JoinNames(r.Completed, ", ")))
 		}
 		if len(r.Allowed) > 0 {
-			fmt.Fprintf(w, "Then:       %s\n", clean(secrets.JoinNames(r.Allowed, " or ")))
+			fmt.Fprintf(w, "%s%s\n", label("Then"), clean(secrets.JoinNames(r.Allowed, " or ")))
 		}
 		if r.Tasks != "" {
-			fmt.Fprintf(w, "Tasks:      %s\n", clean(r.Tasks))
+			fmt.Fprintf(w, "%s%s\n", label("Tasks"), clean(r.Tasks))
 		}
 		if len(r.Checkpoints) > 0 {
-			// "Checkpoints:" would push its value a column past the others'.
-			fmt.Fprintf(w, "Checkpoint: %s\n", clean(secrets.JoinNames(r.Checkpoints, ", ")))
+			fmt.Fprintf(w, "%s%s\n", label("Checkpoint"+workflow.Plural(len(r.Checkpoints))), clean(secrets.JoinNames(r.Checkpoints, ", ")))
 		}
 		for _, ap := range r.Approvals {
-			fmt.Fprintf(w, "Approved:   %s\n", clean(secrets.Joined("", ap)))
+			fmt.Fprintf(w, "%s%s\n", label("Approved"), clean(secrets.Joined("", ap)))
 		}
 		if r.AwaitingApproval != "" {
-			fmt.Fprintf(w, "Approval:   %s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", clean(r.AwaitingApproval))
+			fmt.Fprintf(w, "%s%s waits for a person's approval; approve it with `cairn approve [NOTE]`\n", label("Approval"), clean(r.AwaitingApproval))
 		}
 	case r.Tier == "Newer":
 		fmt.Fprintln(w, "A workflow written by a newer Cairn; this one cannot read it and left it as it is.")

@@ -8,15 +8,25 @@ import (
 )
 
 // TestStatusLinesUp: in cairn status every labelled line's value starts in one column, so a
-// person reads the values down one edge.
+// person reads the values down one edge; several checkpoints are "Checkpoints:", and the
+// column moves one on for them, on every line.
 func TestStatusLinesUp(t *testing.T) {
+	t.Run("one checkpoint", func(t *testing.T) { statusLinesUp(t, "Checkpoint: findings\n", len("Workflow:   "), "findings") })
+	t.Run("several checkpoints", func(t *testing.T) {
+		statusLinesUp(t, "Checkpoints: findings, plan\n", len("Workflow:    "), "findings", "plan")
+	})
+}
+
+func statusLinesUp(t *testing.T, line string, col int, checkpoints ...string) {
 	r := &engine.Resume{Tier: "Full", WorkflowID: "apex-20261101T120000Z-5c1e", Type: "apex", Context: "add retries",
 		Phase: "plan", PhaseStatus: "in_progress", AgeSeconds: 60, Completed: []string{"analyze"},
-		Allowed: []string{"implement"}, Tasks: "1 done", Checkpoints: []string{"findings"},
+		Allowed: []string{"implement"}, Tasks: "1 done", Checkpoints: checkpoints,
 		Approvals: []string{"plan approved"}, AwaitingApproval: "plan"}
 	var b strings.Builder
 	writeStatus(&b, r)
-	const col = len("Workflow:   ")
+	if !strings.Contains(b.String(), "\n"+line) {
+		t.Errorf("no line %q in:\n%s", line, b.String())
+	}
 	labelled := 0
 	for l := range strings.Lines(b.String()) {
 		label, _, ok := strings.Cut(l, ":")

@@ -112,8 +112,29 @@ func runShow(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
+	if r.Status == workflow.StatusActive {
+		if reason := archivedAs(e, id, r.WorkflowID); reason != "" {
+			r.Status = workflow.Status(reason + ", archived")
+		}
+	}
 	writeRecord(a.stdout, r)
 	return nil
+}
+
+// archivedAs is why the workflow shown as id was archived, "" when it is the active one. An
+// archive keeps a record as it was (abandoned, the other copy of a conflict): its status still
+// says active, the archive index says what it is now.
+func archivedAs(e *engine.Engine, id, workflowID string) string {
+	if s, err := e.Snapshot(); err == nil && s.WorkflowID == workflowID {
+		return ""
+	}
+	list, _, _ := e.ListRecent(0)
+	for _, s := range list {
+		if s.Archived != "" && (s.Archived == id || s.WorkflowID == id) {
+			return s.Status
+		}
+	}
+	return ""
 }
 
 // writeRecord renders a workflow record for a person.

@@ -79,8 +79,8 @@ func (e *Engine) ended(id string, rev int64, line string) (warning string) {
 // completedAlready answers a completion retried after it landed (complete_workflow, a move
 // into a terminal phase): when err says there is no active workflow to change, and the
 // workflow that left the active slot last (or, when archiving it failed, is still there) was
-// completed as same says, it is that workflow; nil otherwise. "No active workflow: start
-// one" would send the model to start over the work it just finished.
+// completed as same says, it is that workflow; nil otherwise. "No active workflow" would send
+// the model to start over the work it just finished.
 func (e *Engine) completedAlready(err error, same func(r *workflow.Record) bool) *workflow.Record {
 	_, ended := errors.AsType[*workflow.NotActiveError](err)
 	if ce, ok := errors.AsType[*workflow.ConflictError](err); ok {

@@ -66,6 +66,10 @@ var ErrNoActiveWorkflow = workflow.ErrNoWorkflow
 // what is on record now. It names the agent's tool; the CLI puts its own command in its place.
 const CheckOnRecord = "check it with resume_check"
 
+// GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
+// argument; the CLI puts its --id flag in its place.
+const GiveAnID = workflow.GiveAnID
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
 const ToolPrefix = "mcp__plugin_cairn_cairn__"
 

@@ -29,6 +29,15 @@ const (
 // ErrNotFound matches every NotFound error (errors.Is).
 var ErrNotFound = store.ErrNotFound
 
+// NotFoundMsg is a NotFound error in msg's words alone: errors.Is finds ErrNotFound in it, and
+// its text does not repeat "(not found)" after a message that says so.
+func NotFoundMsg(msg string) error { return &notFoundError{msg} }
+
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+func (e *notFoundError) Unwrap() error { return ErrNotFound }
+
 // WorkflowFile is the active workflow's snapshot, relative to the state directory, for
 // watchers.
 const WorkflowFile = store.WorkflowFile

@@ -47,7 +47,7 @@ func TestGeneratedIDsAreDrawnAgainWhenTaken(t *testing.T) {
 	// Sixteen taken draws in a row: refused, saying what to do, with nothing changed.
 	idRand = bytes.NewReader(bytes.Repeat([]byte{0x00, 0x02}, 16))
 	if _, err := en.Start(StartRequest{Type: "apex", Context: "fourth", Replace: true}); err == nil ||
-		!strings.Contains(err.Error(), "give a workflow_id") {
+		!strings.HasSuffix(err.Error(), "all taken; start again with workflow_id set to an id not used before") {
 		t.Fatalf("sixteen taken draws: %v", err)
 	}
 	if res := en.Resume(ResumeOptions{}); res.WorkflowID != third.WorkflowID {

@@ -74,7 +74,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 					ch = workflow.InitiativeChange{Initiative: in, SyncStatusFile: true}
 					return nil, nil
 				}
-				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: archive it (set_status archived) before creating another", in.ID, in.Status)
+				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: go on with it; archiving it to create another (set_status archived) is the user's call", in.ID, in.Status)
 			}
 			if title == "" {
 				return nil, errors.New("create needs a title: one line naming the initiative")

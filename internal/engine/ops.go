@@ -198,14 +198,13 @@ func (e *Engine) definitionLost(r *workflow.Record) error {
 }
 
 // errNoActive names one next step for a model that called a write tool with nothing active:
-// resume_check says what is on record and the step from there (resume, or start_workflow). It
-// replaces ErrNoActiveWorkflow's own "start one first" rather than adding a second step to it.
+// resume_check says what is on record and the step from there (resume, or start_workflow).
 func errNoActive() error { return noActiveError{} }
 
 type noActiveError struct{}
 
 func (noActiveError) Error() string {
-	return "no active workflow: call resume_check: it says what is on record and the one step from there"
+	return ErrNoActiveWorkflow.Error() + ": call resume_check: it says what is on record and the one step from there"
 }
 
 func (noActiveError) Unwrap() error { return ErrNoActiveWorkflow }
@@ -333,7 +332,7 @@ func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartReque
 func (e *Engine) idTaken(id string) error {
 	archives, _ := e.st.ListArchives()
 	if i := slices.IndexFunc(archives, func(a store.ArchiveInfo) bool { return a.WorkflowID == id }); i >= 0 {
-		return fmt.Errorf("starting a workflow: id %s is an archived workflow's (archive/%s); choose another or leave it empty", id, archives[i].Dir)
+		return fmt.Errorf("starting a workflow: id %s is an archived workflow's (archive/%s); %s", id, archives[i].Dir, GiveAnID)
 	}
 	return nil
 }
@@ -356,7 +355,7 @@ func freshID(typ string, now time.Time, rnd io.Reader, taken func(string) bool) 
 			return id, nil
 		}
 	}
-	return "", fmt.Errorf("starting a workflow: %d ids drawn for this second were all taken; give a workflow_id, or start again in a second", tries)
+	return "", fmt.Errorf("starting a workflow: %d ids drawn for this second were all taken; %s", tries, GiveAnID)
 }
 
 // archiveReason is why a workflow in the active slot is archived when a new one starts.

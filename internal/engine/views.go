@@ -234,7 +234,7 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 		// such workflow".
 		return nil, j, activeErr
 	}
-	return nil, j, fmt.Errorf("no workflow with that id, active or archived (%w): cairn list shows the ids", store.ErrNotFound)
+	return nil, j, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the

@@ -147,8 +147,14 @@ func (e *ConflictError) Error() string {
 	return b.String()
 }
 
-// ErrNoWorkflow is returned by operations that need a record when there is none.
-var ErrNoWorkflow = errors.New("no active workflow: start one first")
+// GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
+// argument; the CLI puts its --id flag in its place.
+const GiveAnID = "start again with workflow_id set to an id not used before"
+
+// ErrNoWorkflow is returned by operations that need a record when there is none. It names no
+// step: the right one depends on the reader (the model, a person at a shell), so the engine
+// and the CLI add it.
+var ErrNoWorkflow = errors.New("no active workflow")
 
 // StartRequest asks for a new workflow.
 type StartRequest struct {
@@ -241,7 +247,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 				return Result{}, &ActiveError{WorkflowID: current.WorkflowID, Type: current.Type, Phase: current.State}
 			}
 			if current.WorkflowID == id {
-				return Result{}, fmt.Errorf("starting a workflow: id %s is the active workflow's own id; choose another or leave it empty", id)
+				return Result{}, fmt.Errorf("starting a workflow: id %s is the active workflow's own id; %s", id, GiveAnID)
 			}
 			archive.Status = StatusArchived
 			archive.History = append(archive.History, HistoryEntry{From: archive.State, To: archive.State, At: now,

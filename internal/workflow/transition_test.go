@@ -267,6 +267,15 @@ func TestCompleteExplicitly(t *testing.T) {
 	}
 }
 
+// ErrNoWorkflow is the fact only: the step from there depends on its reader (resume_check for
+// the model, a cairn command for a person), which the engine and the CLI add. A step of its
+// own ("start one first") would be a second one, and a wrong one where work is on record.
+func TestErrNoWorkflowNamesNoStep(t *testing.T) {
+	if got := workflow.ErrNoWorkflow.Error(); got != "no active workflow" {
+		t.Errorf("ErrNoWorkflow says %q, want the fact alone", got)
+	}
+}
+
 func TestBackEdgeReopensPhase(t *testing.T) {
 	def := mustDef(t, "coordinate")
 	r := walk(t, def, mustStart(t, def), "research", "plan", "implement", "test", "debug", "test")
