@@ -1097,3 +1097,53 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 		})
 	}
 }
+
+// A client that quits while its MCP server's launcher builds the binaries with Go (no release
+// download) waited for the whole build: its trap runs only between commands, and the build ran
+// in the foreground, so the launcher went on for minutes past the client's SIGTERM, lock held,
+// until killed outright. The build is waited for in the background, as the download is, and
+// ended by the signal.
+func TestLaunchQuitsPromptlyMidBuild(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	tools := toolDir(t)
+	started := filepath.Join(work, "go-started")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\n: >'"+started+"'\nexec sleep 60\n")
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	cmd.Env, cmd.Dir = launchEnv(root, data, work, tools), work
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !waitFile(ctx, started) {
+		cmd.Process.Kill()
+		t.Fatalf("the launcher never started the build: %v", <-done)
+	}
+	inWait(t, cmd.Process.Pid, done)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the launcher was still building 5 s after SIGTERM")
+	}
+	version := pluginVersion(t)
+	for _, left := range []string{filepath.Join(data, ".install-lock-"+version), filepath.Join(data, "bin-"+version+".tmp")} {
+		if _, err := os.Stat(left); err == nil {
+			t.Errorf("%s was left behind", left)
+		}
+	}
+}
