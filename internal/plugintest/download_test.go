@@ -235,3 +235,38 @@ func TestLaunchBuildIgnoresTheUsersWorkspace(t *testing.T) {
 		t.Errorf("cairn-mcp under a go.work = %+v, want the built server's answer\nbuild log: %s", res, log)
 	}
 }
+
+// A SIGTERM the shell takes before it is in the wait for its download (between starting the
+// download and the wait; here, deterministically, while its mkdir of the lock runs: the same
+// state, a signal whose trap has run) did not cut that wait: the download went on against a
+// slow server for its whole minute, past the client's patience. The trap ends the download
+// whenever the signal comes.
+func TestLaunchQuitsPromptlyWhenStoppedBeforeTheWait(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	tools := toolDir(t)
+	realMkdir, err := os.Readlink(filepath.Join(tools, "mkdir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(tools, "mkdir"))
+	// The launcher runs mkdir itself (no subshell), so its parent is the launcher's shell.
+	writeFile(t, filepath.Join(tools, "mkdir"), "#!/bin/sh\ncase $1 in */.install-lock-*) kill -TERM $PPID ;; esac\nexec "+realMkdir+" \"$@\"\n")
+	if err := os.Chmod(filepath.Join(tools, "mkdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+serveSlowly(t))
+	res, took := runBounded(t, 30*time.Second, env, work, initializeLine, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	if took > 5*time.Second || res.code != 1 {
+		t.Errorf("cairn-mcp stopped before its download's wait took %s: %+v, want exit 1 at once", took, res)
+	}
+	version := pluginVersion(t)
+	for _, left := range []string{filepath.Join(data, ".install-lock-"+version), filepath.Join(data, "bin-"+version+".tmp"), filepath.Join(data, ".download-failed-"+version)} {
+		if _, err := os.Stat(left); err == nil {
+			t.Errorf("%s was left behind", left)
+		}
+	}
+}

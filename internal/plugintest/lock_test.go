@@ -205,3 +205,41 @@ func TestLaunchBreaksAnOldLockThatNamesNoHolder(t *testing.T) {
 		})
 	}
 }
+
+// A holder that cannot tell start times beats its lock's alive file while its lock names it.
+// A beat checked the lock's pid, then wrote into whatever directory had the lock's path by
+// then: a lock made there anew by another start (here one whose pid is the old holder's, as
+// when a pid is given again or the MCP server's shell takes the lock for its build after its
+// download) got the old holder's beats, and a dead start's lock looked alive for up to a
+// minute more. The beats go to the holder's own lock only, wherever it is.
+func TestLaunchBeatTouchesOnlyItsOwnLock(t *testing.T) {
+	skipOnWindows(t)
+	wrap := noStartTimes(t)
+	st := stalledStart(t, wrap...)
+	defer func() { st.cmd.Process.Kill(); <-st.done }()
+	lock := filepath.Join(st.data, ".install-lock-"+pluginVersion(t))
+	pid, err := os.ReadFile(filepath.Join(lock, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(lock, "alive")); err != nil {
+		t.Fatalf("the holder without a start time does not beat: %v", err)
+	}
+	// The old lock moved aside, where its holder's beats still reach it.
+	moved := lock + ".old"
+	if err := os.Rename(lock, moved); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().Add(-time.Second)
+	if err := os.Chtimes(filepath.Join(moved, "alive"), before, before); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(lock, "pid"), string(pid))
+	time.Sleep(12 * time.Second)
+	if _, err := os.Stat(filepath.Join(lock, "alive")); err == nil {
+		t.Errorf("the old holder's heartbeat wrote alive into the new lock at %s", lock)
+	}
+	if fi, err := os.Stat(filepath.Join(moved, "alive")); err != nil || !fi.ModTime().After(before) {
+		t.Errorf("the holder's heartbeat stopped beating its own lock (%v)", err)
+	}
+}

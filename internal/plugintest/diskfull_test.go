@@ -1,0 +1,48 @@
+package plugintest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// A download that fills the data dir's disk failed as "downloading URL failed", and the line
+// said to check the network or install Go, neither of which helps: the line says the data dir
+// could not take the download, whichever downloader wrote it.
+func TestLaunchDownloadIntoAFullDisk(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root on Linux")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(make([]byte, 1<<20))
+	}))
+	t.Cleanup(srv.Close)
+	for _, dl := range []string{"curl", "wget"} {
+		t.Run(dl, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			fakeSums(t, root)
+			mnt := t.TempDir()
+			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt).CombinedOutput(); err != nil {
+				t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+			}
+			t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+			data := filepath.Join(mnt, "data")
+			work := t.TempDir()
+			env := launchEnv(root, data, work, toolDirWith(t, dl), "CAIRN_DOWNLOAD_URL="+srv.URL+"/releases")
+			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+				res, _ := launchTimed(t, root, env, work, name)
+				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "writing the download into "+data+" failed: is its disk full?") ||
+					strings.Contains(lines[0], "check the network") {
+					t.Errorf("%s: %+v, want exit 0 and one line saying the data dir could not take the download", name, res)
+				}
+			}
+		})
+	}
+}

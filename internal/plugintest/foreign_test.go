@@ -1,0 +1,138 @@
+package plugintest
+
+import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/hooktest"
+)
+
+// foreignELF is the header of an ELF executable for a processor nothing here runs (SPARC):
+// what the kernel refuses with ENOEXEC, as it does the other architecture's binaries in a
+// data dir shared between an x86_64 and an arm64 machine.
+func foreignELF() []byte {
+	h := make([]byte, 64)
+	copy(h, "\x7fELF\x02\x01\x01")
+	binary.LittleEndian.PutUint16(h[16:], 2) // ET_EXEC
+	binary.LittleEndian.PutUint16(h[18:], 2) // EM_SPARC
+	binary.LittleEndian.PutUint32(h[20:], 1)
+	return h
+}
+
+// A data dir shared between machines of different processors (one home directory for an
+// x86_64 and an arm64 machine) holds the other machine's binaries, with this plugin's stamp:
+// every start exec'd them and failed (exit 126, "Exec format error"), the MCP server never
+// started and every hook failed. The launcher sees its exec fail, and installs this machine's
+// binaries in their place; the hook still exits 0.
+func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
+	skipOnWindows(t)
+	for _, sh := range []string{"/bin/sh", "bash"} {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			root, archive, rs := releasedAndServed(t)
+			work := t.TempDir()
+			project := filepath.Join(work, "project")
+			if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			pdata := filepath.Join(work, "data")
+			set := filepath.Join(pdata, "bin-"+pluginVersion(t))
+			if err := os.MkdirAll(set, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for name := range binarySources {
+				if err := os.WriteFile(filepath.Join(set, name), foreignELF(), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stamp(t, root, set)
+			writeFile(t, filepath.Join(set, ".self-check"), "")
+			tools := toolDir(t)
+			if sh != "/bin/sh" {
+				p, err := exec.LookPath(sh)
+				if err != nil {
+					t.Skipf("%s is not installed", sh)
+				}
+				os.Remove(filepath.Join(tools, "sh"))
+				if err := os.Symlink(p, filepath.Join(tools, "sh")); err != nil {
+					t.Fatal(err)
+				}
+				sh = p
+			}
+			env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
+				"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
+				"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
+			res := runProcess(t, time.Minute, "SessionStart", env, project, `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`, sh, "-c", hookCommand(t, "SessionStart"))
+			if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup session=s-1") || rs.Hits(archive) != 1 {
+				t.Errorf("SessionStart over another processor's binaries = %+v after %d downloads, want exit 0 and the hook run after one", res, rs.Hits(archive))
+			}
+			res = runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+			if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 {
+				t.Errorf("cairn-mcp after the reinstall = %+v after %d downloads, want the server's answer and no more downloads", res, rs.Hits(archive))
+			}
+		})
+	}
+}
+
+// A checkout's bin/ built on another machine (a checkout on a shared disk) is passed over, and
+// left alone (make build replaces it): the data dir's set is installed and run.
+func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, rs := releasedAndServed(t)
+	bin := filepath.Join(root, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name := range binarySources {
+		if err := os.WriteFile(filepath.Join(bin, name), foreignELF(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp(t, root, bin)
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	for range 2 {
+		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+		if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 ||
+			!strings.Contains(res.stderr, "cairn: "+bin+" holds binaries this machine cannot run") {
+			t.Errorf("cairn-mcp with another processor's bin/ = %+v after %d downloads, want the data set's server after one, and a line on bin/", res, rs.Hits(archive))
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(bin, "cairn-mcp")); err != nil || string(b) != string(foreignELF()) {
+		t.Errorf("bin/ was changed (%v)", err)
+	}
+}
+
+// Where this machine's binaries cannot be had either (no network, no Go), a hook over another
+// processor's set exits 0 with a line saying why, as the MCP server does.
+func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	work := t.TempDir()
+	pdata := filepath.Join(work, "data")
+	set := filepath.Join(pdata, "bin-"+pluginVersion(t))
+	if err := os.MkdirAll(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name := range binarySources {
+		if err := os.WriteFile(filepath.Join(set, name), foreignELF(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp(t, root, set)
+	env := launchEnv(root, pdata, work, toolDir(t))
+	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+	if res.code != 0 || !strings.Contains(res.stderr, set+" held binaries this machine cannot run") || !strings.Contains(res.stderr, "could not be installed (downloading") {
+		t.Errorf("SessionStart = %+v, want exit 0, a line on the set and one on the failed download", res)
+	}
+	res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed") {
+		t.Errorf("cairn-mcp = %+v, want exit 0 and a line saying the binaries could not be installed", res)
+	}
+}
