@@ -371,9 +371,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			ok, detail := stampCheck(opt.PluginRoot, opt.BinDir, present)
 			add("binary stamp", ok, detail, refreshCommand(opt.PluginRoot, opt.BinDir, false))
 			if opt.Foreign != nil {
-				// The launcher cannot see this (its fast path forks nothing): a set made on
-				// another OS or CPU carries the plugin's stamp all the same, and every start
-				// of it fails.
+				// A set made on another OS or CPU carries the plugin's stamp all the same:
+				// the launcher replaces it only once an exec of it fails (its fast path
+				// looks at nothing else), so doctor names it beforehand.
 				var foreign []string
 				for _, b := range present {
 					if f := opt.Foreign(filepath.Join(opt.BinDir, b)); f != "" {
