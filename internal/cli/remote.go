@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -253,8 +254,8 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if out.Shared > 0 {
 		fmt.Fprintf(a.stdout, "pushed %d revision%s of workflows finished here to %s\n", out.Shared, workflow.Plural(out.Shared), s.Remote)
 	}
-	if len(out.Unreadable) > 0 {
-		fmt.Fprintf(a.stdout, "%s holds refs Cairn did not write, left out of this sync (move them back or delete them there): %s\n", s.Remote, clean(strings.Join(out.Unreadable, ", ")))
+	for _, l := range out.LeftOut {
+		fmt.Fprintln(a.stdout, leftOutLine(s.Remote, l))
 	}
 	switch {
 	case out.ArchivedHere:
@@ -273,6 +274,27 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
 	return nil
+}
+
+// leftOutLine says why a sync left one of the remote's lines out, and its own step: a twin's or
+// a damaged ref's told as a foreign line's ("delete it there") could delete someone's work.
+// The ids and steps name refs anyone who can push there chose: cleaned like any stored text.
+func leftOutLine(remoteName string, l remote.LeftOut) string {
+	ref := cmp.Or(clean(l.Ref), "its ref")
+	var why string
+	switch l.Reason {
+	case remote.CaseTwin:
+		why = "its id differs only in case from " + clean(l.Twin) + ", which is synced here, and this machine's file system holds the two refs as one file"
+	case remote.Damaged:
+		why = ref + " points at an object " + remoteName + " does not have (its repository is damaged)"
+	default:
+		why = ref + " holds commits Cairn did not write"
+	}
+	line := fmt.Sprintf("%s: %s was left out of this sync: %s", remoteName, clean(l.ID), why)
+	if l.Step != "" {
+		line += "; " + clean(l.Step)
+	}
+	return line
 }
 
 // conflictLine says what a sync that lost a race did. The session, phase and event kind are

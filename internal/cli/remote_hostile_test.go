@@ -65,11 +65,35 @@ func TestIdleSyncNamesForeignRefs(t *testing.T) {
 	b := newMachine(t, url)
 	b.must("remote", "enable", "--yes")
 	out := b.must("sync")
-	if !strings.Contains(out, "origin holds refs Cairn did not write, left out of this sync (move them back or delete them there): wf-x\n") ||
+	if !strings.Contains(out, "origin: wf-x was left out of this sync: refs/cairn/wf/wf-x holds commits Cairn did not write; "+
+		"see what it holds (git fetch origin refs/cairn/wf/wf-x, then git log FETCH_HEAD) and keep any work there on a branch; "+
+		"deleting the ref then (git push origin :refs/cairn/wf/wf-x) loses no workflow: every machine keeps its own copy of wf-x, and one where it is active pushes it again\n") ||
 		!strings.Contains(out, "wf-1: pulled 1 revision from origin") {
 		t.Fatalf("idle sync beside a foreign ref:\n%s", out)
 	}
 	if !strings.Contains(b.must("remote", "status"), "wf-1 at r1 here, r1 on the remote") {
 		t.Fatalf("status beside a foreign ref: %s", b.must("remote", "status"))
+	}
+}
+
+// TestIdleSyncNamesDamagedRef: a ref on the remote that points at an object the remote does not
+// have is left out of an idle cairn sync, which takes the remote's workflow beside it and says
+// why that one was left out: not as a ref "Cairn did not write", and with the step that names the
+// one ref to delete and why that loses nothing.
+func TestIdleSyncNamesDamagedRef(t *testing.T) {
+	base := bareRepo(t)
+	bare := filepath.Join(base, "shared.git")
+	team(t, "file://"+bare, 1, nil)
+	b := newMachine(t, "file://"+bare)
+	b.must("remote", "enable", "--yes") // its probe push would be refused once the remote is damaged
+	if err := os.WriteFile(filepath.Join(bare, "refs", "cairn", "wf", "wf-bad"), []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := b.must("sync")
+	want := "origin: wf-bad was left out of this sync: refs/cairn/wf/wf-bad points at an object origin does not have (its repository is damaged); " +
+		"nobody can read that line there, so deleting the ref (git push origin :refs/cairn/wf/wf-bad) loses nothing more: " +
+		"every machine keeps its own copy of wf-bad, and one where it is active pushes it again\n"
+	if !strings.Contains(out, want) || strings.Contains(out, "did not write") || !strings.Contains(out, "wf-1: pulled 1 revision from origin") {
+		t.Fatalf("idle sync beside a ref to a missing object:\n%s\nwant the line\n%s", out, want)
 	}
 }

@@ -244,15 +244,23 @@ func (b *Backend) leaveOut(ctx context.Context) (bool, error) {
 const broken = "/"
 
 // withLeftOut adds the lines leaveOut left out to err, the mirror listing's error, as lines left
-// out: twins and broken refs; names that are no workflow id are no lines.
+// out: twins and broken refs, each with its reason and step; names that are no workflow id are
+// no lines.
 func (b *Backend) withLeftOut(err error) error {
-	var twins []string
+	var ids []string
+	var lines []remote.LeftOut
 	for id, k := range b.leftOut {
-		if k != "" {
-			twins = append(twins, id)
+		switch k {
+		case "":
+			continue
+		case broken:
+			lines = append(lines, remote.LeftOut{ID: id, Reason: remote.Damaged, Ref: b.remoteRef(id), Step: b.damagedStep(id)})
+		default:
+			lines = append(lines, remote.LeftOut{ID: id, Reason: remote.CaseTwin, Twin: k, Ref: b.remoteRef(id), Step: b.twinStep(id, k)})
 		}
+		ids = append(ids, id)
 	}
-	if len(twins) == 0 {
+	if len(ids) == 0 {
 		return err
 	}
 	ue, ok := errors.AsType[*remote.UnreadableError](err)
@@ -262,8 +270,10 @@ func (b *Backend) withLeftOut(err error) error {
 	if !ok {
 		ue = &remote.UnreadableError{}
 	}
-	ue.IDs = append(ue.IDs, twins...)
+	ue.IDs = append(ue.IDs, ids...)
 	slices.Sort(ue.IDs)
+	ue.Lines = append(ue.Lines, lines...)
+	slices.SortFunc(ue.Lines, func(x, y remote.LeftOut) int { return strings.Compare(x.ID, y.ID) })
 	if ue.Err == nil {
 		ue.Err = b.leftOutError(ue.IDs[0])
 	}
@@ -274,9 +284,58 @@ func (b *Backend) withLeftOut(err error) error {
 func (b *Backend) leftOutError(id string) error {
 	k := b.leftOut[id]
 	if k == broken {
-		return fmt.Errorf("gitremote: the remote's ref for workflow %s points at a commit the remote does not have (its repository is damaged): delete %s on the remote", id, b.remoteRef(id))
+		return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id))
 	}
-	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: on the machine whose files hold %s's work, delete its ref on the remote (git push <remote> :%s)", k, id, k, id, b.remoteRef(id))
+	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k))
+}
+
+// notCairnsError is the error for workflow id, whose ref points at a commit Cairn did not write.
+func (b *Backend) notCairnsError(id string) error {
+	return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id))
+}
+
+// The steps below name the one ref to act on and say why acting loses no work: a ref deleted
+// on the remote is every machine's shared copy of that line.
+
+// notCairnsStep is the step for workflow id's ref holding commits Cairn did not write: they
+// may be someone's work pushed to the wrong place, so they are looked at and kept first.
+func (b *Backend) notCairnsStep(id string) string {
+	r, ref := b.remoteName(), b.remoteRef(id)
+	see := fmt.Sprintf("see what it holds (git fetch %s %s, then git log FETCH_HEAD) and keep any work there on a branch", r, ref)
+	if b.claimsLine() {
+		return see + " before anything deletes it"
+	}
+	return fmt.Sprintf("%s; deleting the ref then (git push %s :%s) loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", see, r, ref, id)
+}
+
+// claimsLine reports whether b's lines are task claims rather than workflows, which no machine
+// pushes again whole.
+func (b *Backend) claimsLine() bool {
+	return b.cfg.Layout == ClaimRefs || b.cfg.Layout == ClaimBranches
+}
+
+// damagedStep is the step for workflow id's ref, which points at an object the remote lacks.
+func (b *Backend) damagedStep(id string) string {
+	step := fmt.Sprintf("nobody can read that line there, so deleting the ref (git push %s :%s) loses nothing more", b.remoteName(), b.remoteRef(id))
+	if b.claimsLine() {
+		return step
+	}
+	return step + ": every machine keeps its own copy of " + id + ", and one where it is active pushes it again"
+}
+
+// twinStep is the step for id, left out as a case twin of kept: only the machine that holds
+// id's work may delete id's ref, and kept's must stay.
+func (b *Backend) twinStep(id, kept string) string {
+	return fmt.Sprintf("nothing is lost, %s's line stays on the remote and a clone whose file system tells case apart syncs both; to end it, on the machine whose files hold %s's work (only there, where that work stays), run git push %s :%s, and leave %s alone",
+		id, id, b.remoteName(), b.remoteRef(id), b.remoteRef(kept))
+}
+
+// remoteName is the remote as a step names it: a URL may hold a user name or a token.
+func (b *Backend) remoteName() string {
+	if simpleName().MatchString(b.cfg.Remote) {
+		return b.cfg.Remote
+	}
+	return "<remote>"
 }
 
 // Mirrored lists the heads as of the last fetch, from the local mirror alone: no network, for
@@ -462,17 +521,19 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 		if ref == f[1] || remote.ValidID(ref) != nil || (id != "" && ref != id) {
 			return nil // not a workflow ref of ours
 		}
-		rev, err := parseSubject(strings.Join(f[2:], " "), ref)
-		if err != nil && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
+		rev, ok := parseSubject(strings.Join(f[2:], " "), ref)
+		if !ok && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
 			b.misfiled = true
 		}
 		switch {
-		case err != nil && id == "" && skipped == nil:
-			skipped = &remote.UnreadableError{IDs: []string{ref}, Err: err}
-		case err != nil && id == "":
+		case !ok && id == "":
+			if skipped == nil {
+				skipped = &remote.UnreadableError{Err: b.notCairnsError(ref)}
+			}
 			skipped.IDs = append(skipped.IDs, ref) // for-each-ref lists them sorted
-		case err != nil:
-			return err
+			skipped.Lines = append(skipped.Lines, remote.LeftOut{ID: ref, Reason: remote.NotCairns, Ref: b.remoteRef(ref), Step: b.notCairnsStep(ref)})
+		case !ok:
+			return b.notCairnsError(ref)
 		default:
 			tips[ref] = tipInfo{oid: f[0], rev: rev}
 		}
@@ -491,14 +552,16 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 // walking the history.
 func subject(id string, rev int64) string { return fmt.Sprintf("cairn %s r%d", id, rev) }
 
-func parseSubject(s, id string) (int64, error) {
+// parseSubject is the revision a record commit of id's subject s names; ok is false when Cairn
+// did not write it.
+func parseSubject(s, id string) (rev int64, ok bool) {
 	rest, ok := strings.CutPrefix(s, "cairn "+id+" r")
 	if ok {
 		if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n > 0 {
-			return n, nil
+			return n, true
 		}
 	}
-	return 0, fmt.Errorf("gitremote: the remote's ref for workflow %s points at a commit Cairn did not write: move it back or delete it on the remote", id)
+	return 0, false
 }
 
 // fetch brings the remote's refs for id (every workflow when id is "*") into the mirror. The
@@ -584,9 +647,9 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	err := b.lines(ctx, func(line string) error {
 		head, subj, _ := strings.Cut(line, "\t")
 		f := strings.Fields(head)
-		got, err := parseSubject(subj, id)
-		if err != nil {
-			return err
+		got, ok := parseSubject(subj, id)
+		if !ok {
+			return b.notCairnsError(id)
 		}
 		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
 			return fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)

@@ -733,4 +733,7 @@ func TestIdleSyncSkipsForeignRef(t *testing.T) {
 	if len(out.Unreadable) != 1 || out.Unreadable[0] != "wf-x" {
 		t.Fatalf("B's idle sync says it skipped %q, want [wf-x]", out.Unreadable)
 	}
+	if len(out.LeftOut) != 1 || out.LeftOut[0].ID != "wf-x" || out.LeftOut[0].Reason != remote.NotCairns || out.LeftOut[0].Step == "" {
+		t.Fatalf("B's idle sync says of what it skipped %+v, want wf-x as not Cairn's, with its step", out.LeftOut)
+	}
 }
