@@ -337,6 +337,9 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	defer cancel()
 	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})
 	c := engine.Check{Name: "remote refs"}
+	if d, ok := damagedCheck(s.Remote, err); ok {
+		return []engine.Check{d}
+	}
 	switch {
 	case errors.Is(err, gitremote.ErrRefused):
 		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared"
@@ -356,6 +359,9 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 // claimsCheck is doctor's line once the host took the workflow layout l: whether it also takes
 // the claims line's namespace (probed with gitremote.ProbeClaims, which returned err).
 func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
+	if d, ok := damagedCheck(remote, err); ok {
+		return d
+	}
 	c := engine.Check{Name: "remote refs"}
 	wf, claims := "refs/cairn/wf/*", "refs/cairn/claims/*"
 	if l == gitremote.Branches {
@@ -374,6 +380,24 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 		c.OK, c.Detail = true, remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
 	}
 	return c
+}
+
+// damagedCheck is doctor's line when the probe was refused because the remote's repository is
+// damaged (gitremote.RefusedError.Damaged): every push there fails, whatever the host allows, so
+// the host's rules are not what to change.
+func damagedCheck(remote string, err error) (engine.Check, bool) {
+	re, ok := errors.AsType[*gitremote.RefusedError](err)
+	if !ok || !re.Damaged() {
+		return engine.Check{}, false
+	}
+	c := engine.Check{Name: "remote refs", Detail: remote + "'s repository is damaged (a ref there points at an object it does not have), so it refuses every push"}
+	if re.Broken != "" {
+		c.Detail += ": " + re.Broken
+		c.Fix = re.Step
+	} else {
+		c.Fix = "git fsck in that repository names the ref that points at a missing object"
+	}
+	return c, true
 }
 
 // doctorProbeTimeout bounds doctor's probe of the remote.

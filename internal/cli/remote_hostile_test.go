@@ -91,9 +91,40 @@ func TestIdleSyncNamesDamagedRef(t *testing.T) {
 	}
 	out := b.must("sync")
 	want := "origin: wf-bad was left out of this sync: refs/cairn/wf/wf-bad points at an object origin does not have (its repository is damaged); " +
-		"nobody can read that line there, so deleting the ref (git push origin :refs/cairn/wf/wf-bad) loses nothing more: " +
+		"delete it (git push origin :refs/cairn/wf/wf-bad), which loses nothing more since nobody can read that line there: " +
 		"every machine keeps its own copy of wf-bad, and one where it is active pushes it again\n"
 	if !strings.Contains(out, want) || strings.Contains(out, "did not write") || !strings.Contains(out, "wf-1: pulled 1 revision from origin") {
 		t.Fatalf("idle sync beside a ref to a missing object:\n%s\nwant the line\n%s", out, want)
+	}
+}
+
+// TestPushToDamagedRemote: a remote whose repository holds a ref to an object it does not have
+// refuses every push ("missing necessary objects"). cairn sync said the remote refused the
+// workflow's ref and to run cairn doctor, which said the host refuses refs/cairn/* and
+// cairn-state/* branches and to ask its admin or turn sharing off; cairn remote enable said it
+// accepts neither. Each says the repository is damaged, names the ref and gives the step.
+func TestPushToDamagedRemote(t *testing.T) {
+	base := bareRepo(t)
+	bare := filepath.Join(base, "shared.git")
+	a := team(t, "file://"+bare, 1, nil)[0]
+	if err := os.WriteFile(filepath.Join(bare, "refs", "cairn", "wf", "wf-bad"), []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.must("vars", "set", "WF_K", "v")
+	named := "its repository is damaged, refs/cairn/wf/wf-bad there points at an object it does not have, and every push is refused until that ref is gone; " +
+		"delete it (git push origin :refs/cairn/wf/wf-bad), which loses nothing more since nobody can read that line there"
+	code, out, errb := a.cairn("sync")
+	if code == 0 || !strings.Contains(errb, named) || strings.Contains(errb, "cairn doctor") {
+		t.Errorf("sync to a damaged remote: exit %d\n%s%s\nwant it to say %q", code, out, errb, named)
+	}
+	_, out, errb = a.cairn("doctor")
+	if !strings.Contains(out+errb, "origin's repository is damaged (a ref there points at an object it does not have), so it refuses every push: refs/cairn/wf/wf-bad") ||
+		!strings.Contains(out+errb, "git push origin :refs/cairn/wf/wf-bad") || strings.Contains(out+errb, "admin") {
+		t.Errorf("doctor beside a damaged remote:\n%s%s", out, errb)
+	}
+	n := newMachine(t, "file://"+bare)
+	code, out, errb = n.cairn("remote", "enable", "--yes")
+	if code == 0 || !strings.Contains(errb, named) || strings.Contains(errb, "accepts neither") {
+		t.Errorf("remote enable on a damaged remote: exit %d\n%s%s\nwant it to say %q", code, out, errb, named)
 	}
 }

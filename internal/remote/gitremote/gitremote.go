@@ -316,7 +316,7 @@ func (b *Backend) claimsLine() bool {
 
 // damagedStep is the step for workflow id's ref, which points at an object the remote lacks.
 func (b *Backend) damagedStep(id string) string {
-	step := fmt.Sprintf("nobody can read that line there, so deleting the ref (git push %s :%s) loses nothing more", b.remoteName(), b.remoteRef(id))
+	step := fmt.Sprintf("delete it (git push %s :%s), which loses nothing more since nobody can read that line there", b.remoteName(), b.remoteRef(id))
 	if b.claimsLine() {
 		return step
 	}
@@ -437,6 +437,9 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	if err != nil {
 		return 0, err
 	}
+	if damaged(rejected) {
+		return 0, b.refusedDamaged(ctx, b.remoteRef(id), rejected)
+	}
 	if rejected != "" {
 		// Refused: either the head moved (a conflict, nothing written) or the host refuses
 		// the ref itself. The remote's head tells which.
@@ -464,14 +467,44 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 var ErrRefused = errors.New("remote refused the ref")
 
 // RefusedError reports a push the host refused for a reason other than a moved head: a hook,
-// a protected namespace, permissions.
+// a protected namespace, permissions, or a damaged repository.
 type RefusedError struct {
 	Ref    string
 	Reason string // git's summary of the refusal
+	// Broken is set when the refusal is a damaged repository's (see Damaged): a ref there
+	// that points at an object it does not have, when one was found, and Step what ends it.
+	Broken, Step string
 }
 
 func (e *RefusedError) Error() string {
+	switch {
+	case e.Broken != "":
+		return fmt.Sprintf("gitremote: the remote refused %s (%s): its repository is damaged, %s there points at an object it does not have, and every push is refused until that ref is gone; %s", e.Ref, e.Reason, e.Broken, e.Step)
+	case e.Damaged():
+		return fmt.Sprintf("gitremote: the remote refused %s (%s): its repository is damaged, and every push is refused until it is repaired (git fsck there names the ref that points at a missing object)", e.Ref, e.Reason)
+	}
 	return fmt.Sprintf("gitremote: the remote refused %s (%s): run `cairn doctor` to check which refs it accepts", e.Ref, e.Reason)
+}
+
+// Damaged reports a refusal that is no rule of the host's: while one of its refs points at an
+// object it does not have, git's check of a push there fails for every push, to any ref.
+func (e *RefusedError) Damaged() bool { return damaged(e.Reason) }
+
+func damaged(reason string) bool { return strings.Contains(reason, "missing necessary objects") }
+
+// refusedDamaged is the error for a push to ref the remote refused as damaged (see
+// RefusedError.Damaged): a fetch of every line finds the refs to missing objects (leaveOut), and
+// the first is named with the step that ends it.
+func (b *Backend) refusedDamaged(ctx context.Context, ref, reason string) error {
+	_ = b.fetch(ctx, "*") // only to find them: the push's refusal is the error
+	e := &RefusedError{Ref: ref, Reason: reason}
+	for _, id := range slices.Sorted(maps.Keys(b.leftOut)) {
+		if b.leftOut[id] == broken {
+			e.Broken, e.Step = b.remoteRef(id), b.damagedStep(id)
+			break
+		}
+	}
+	return e
 }
 
 // Is makes errors.Is(err, ErrRefused) true.
@@ -539,6 +572,14 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 		}
 		return nil
 	}, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern)
+	if errors.Is(err, errLongLine) {
+		if id == "" {
+			id = b.longCommit(ctx)
+		}
+		if id != "" {
+			return nil, b.notCairnsError(id)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -546,6 +587,20 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 		return tips, skipped
 	}
 	return tips, nil
+}
+
+// longCommit is a mirrored line whose commit is larger than a listing line may be (so not
+// Cairn's), or "": the ref a listing that stopped on errLongLine names.
+func (b *Backend) longCommit(ctx context.Context) string {
+	found := ""
+	_ = b.lines(ctx, func(line string) error {
+		size, ref, _ := strings.Cut(line, " ")
+		if n, err := strconv.Atoi(size); found == "" && err == nil && n > maxLine {
+			found = strings.TrimPrefix(ref, b.mirror)
+		}
+		return nil
+	}, "for-each-ref", "--format=%(objectsize) %(refname)", strings.TrimSuffix(b.mirror, "/"))
+	return found
 }
 
 // subject is a record commit's first line; the revision in it is what Heads reports without
@@ -658,6 +713,9 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		want--
 		return nil
 	}, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--")
+	if errors.Is(err, errLongLine) {
+		return nil, b.notCairnsError(id)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -677,7 +735,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		pw.CloseWithError(err) // nil: the reader sees the end
 		ran <- err
 	}()
-	recs, err := readBatch(bufio.NewReader(pr), id, rev, len(oids))
+	recs, err := b.readBatch(bufio.NewReader(pr), id, rev, len(oids))
 	pr.Close()
 	if runErr := <-ran; runErr != nil && (err == nil || errors.Is(err, runErr)) {
 		return nil, runErr // git failed, rather than a record found wrong
@@ -686,7 +744,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 }
 
 // readBatch reads n records, revisions rev+1 on, from git cat-file --batch's output.
-func readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
+func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
 	recs := make([]remote.Record, 0, n)
 	for i := range n {
 		hdr, err := r.ReadString('\n')
@@ -702,7 +760,7 @@ func readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, e
 			return nil, fmt.Errorf("gitremote: git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
 		}
 		if size > remote.MaxRecord {
-			return nil, fmt.Errorf("gitremote: revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; move the ref back or delete it on the remote", rev+int64(i)+1, id, size)
+			return nil, fmt.Errorf("gitremote: revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id))
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {
@@ -764,6 +822,9 @@ func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected str
 // access, must be an error rather than read whole into memory. Cairn's are a few dozen bytes.
 const maxLine = 64 << 10
 
+// errLongLine is lines' error for a line longer than maxLine; the callers name the ref.
+var errLongLine = errors.New("a commit on the remote was not written by Cairn")
+
 // lines runs git and calls fn with each line it prints, as it prints them, without the
 // newline; an error from fn, or a line longer than maxLine, stops git and is returned.
 func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ...string) error {
@@ -786,7 +847,7 @@ func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ..
 	pr.Close()
 	runErr := <-ran
 	if errors.Is(err, bufio.ErrTooLong) {
-		return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: a commit on the remote was not written by Cairn; move its ref back or delete it on the remote", args[0], maxLine)
+		return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: %w", args[0], maxLine, errLongLine)
 	}
 	if runErr != nil && (err == nil || errors.Is(err, runErr)) {
 		return runErr // git failed, rather than a line found wrong

@@ -393,7 +393,7 @@ func decode(id string, recs []remote.Record) ([]Entry, error) {
 			Rev int64  `json:"revision"`
 		}
 		if json.Unmarshal(out[i].Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
-			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; move the ref back or delete it on the remote", r.Rev, id, m.ID, m.Rev)
+			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; deleting %s's line there loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", r.Rev, id, m.ID, m.Rev, id, id)
 		}
 	}
 	return out, nil
