@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -257,8 +258,8 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if out.Shared > 0 {
 		fmt.Fprintf(a.stdout, "pushed %d revision%s of workflows finished here to %s\n", out.Shared, workflow.Plural(out.Shared), s.Remote)
 	}
-	if len(out.Unreadable) > 0 {
-		fmt.Fprintf(a.stdout, "%s holds refs Cairn did not write, left out of this sync (move them back or delete them there): %s\n", s.Remote, clean(strings.Join(out.Unreadable, ", ")))
+	for _, l := range out.LeftOut {
+		fmt.Fprintln(a.stdout, leftOutLine(s.Remote, l))
 	}
 	switch {
 	case out.ArchivedHere:
@@ -277,6 +278,27 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
 	return nil
+}
+
+// leftOutLine says why a sync left one of the remote's lines out, and its own step: a twin's or
+// a damaged ref's told as a foreign line's ("delete it there") could delete someone's work.
+// The ids and steps name refs anyone who can push there chose: cleaned like any stored text.
+func leftOutLine(remoteName string, l remote.LeftOut) string {
+	ref := cmp.Or(clean(l.Ref), "its ref")
+	var why string
+	switch l.Reason {
+	case remote.CaseTwin:
+		why = "its id differs only in case from " + clean(l.Twin) + ", which is synced here, and this machine's file system holds the two refs as one file"
+	case remote.Damaged:
+		why = ref + " points at an object " + remoteName + " does not have (its repository is damaged)"
+	default:
+		why = ref + " holds commits Cairn did not write"
+	}
+	line := fmt.Sprintf("%s: %s was left out of this sync: %s", remoteName, clean(l.ID), why)
+	if l.Step != "" {
+		line += "; " + clean(l.Step)
+	}
+	return line
 }
 
 // conflictLine says what a sync that lost a race did. The session, phase and event kind are
@@ -319,6 +341,9 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 	defer cancel()
 	got, err := gitremote.Probe(ctx, gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Timeout: doctorProbeTimeout})
 	c := engine.Check{Name: "remote refs"}
+	if d, ok := damagedCheck(s.Remote, err); ok {
+		return []engine.Check{d}
+	}
 	switch {
 	case errors.Is(err, gitremote.ErrRefused):
 		c.Detail = s.Remote + " refuses both refs/cairn/* and cairn-state/* branches, so nothing can be shared"
@@ -338,6 +363,9 @@ func (a *app) remoteChecks(e *engine.Engine) []engine.Check {
 // claimsCheck is doctor's line once the host took the workflow layout l: whether it also takes
 // the claims line's namespace (probed with gitremote.ProbeClaims, which returned err).
 func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
+	if d, ok := damagedCheck(remote, err); ok {
+		return d
+	}
 	c := engine.Check{Name: "remote refs"}
 	wf, claims := "refs/cairn/wf/*", "refs/cairn/claims/*"
 	if l == gitremote.Branches {
@@ -356,6 +384,24 @@ func claimsCheck(remote string, l gitremote.Layout, err error) engine.Check {
 		c.OK, c.Detail = true, remote+" accepts refs/cairn/* (a probe ref was pushed and deleted)"
 	}
 	return c
+}
+
+// damagedCheck is doctor's line when the probe was refused because the remote's repository is
+// damaged (gitremote.RefusedError.Damaged): every push there fails, whatever the host allows, so
+// the host's rules are not what to change.
+func damagedCheck(remote string, err error) (engine.Check, bool) {
+	re, ok := errors.AsType[*gitremote.RefusedError](err)
+	if !ok || !re.Damaged() {
+		return engine.Check{}, false
+	}
+	c := engine.Check{Name: "remote refs", Detail: remote + "'s repository is damaged (a ref there points at an object it does not have), so it refuses every push"}
+	if re.Broken != "" {
+		c.Detail += ": " + re.Broken
+		c.Fix = re.Step
+	} else {
+		c.Fix = "git fsck in that repository names the ref that points at a missing object"
+	}
+	return c, true
 }
 
 // doctorProbeTimeout bounds doctor's probe of the remote.

@@ -65,11 +65,66 @@ func TestIdleSyncNamesForeignRefs(t *testing.T) {
 	b := newMachine(t, url)
 	b.must("remote", "enable", "--yes")
 	out := b.must("sync")
-	if !strings.Contains(out, "origin holds refs Cairn did not write, left out of this sync (move them back or delete them there): wf-x\n") ||
+	if !strings.Contains(out, "origin: wf-x was left out of this sync: refs/cairn/wf/wf-x holds commits Cairn did not write; "+
+		"see what it holds (git fetch origin refs/cairn/wf/wf-x, then git log FETCH_HEAD) and keep any work there on a branch; "+
+		"deleting the ref then (git push origin :refs/cairn/wf/wf-x) loses no workflow: every machine keeps its own copy of wf-x, and one where it is active pushes it again\n") ||
 		!strings.Contains(out, "wf-1: pulled 1 revision from origin") {
 		t.Fatalf("idle sync beside a foreign ref:\n%s", out)
 	}
 	if !strings.Contains(b.must("remote", "status"), "wf-1 at r1 here, r1 on the remote") {
 		t.Fatalf("status beside a foreign ref: %s", b.must("remote", "status"))
+	}
+}
+
+// TestIdleSyncNamesDamagedRef: a ref on the remote that points at an object the remote does not
+// have is left out of an idle cairn sync, which takes the remote's workflow beside it and says
+// why that one was left out: not as a ref "Cairn did not write", and with the step that names the
+// one ref to delete and why that loses nothing.
+func TestIdleSyncNamesDamagedRef(t *testing.T) {
+	base := bareRepo(t)
+	bare := filepath.Join(base, "shared.git")
+	team(t, "file://"+bare, 1, nil)
+	b := newMachine(t, "file://"+bare)
+	b.must("remote", "enable", "--yes") // its probe push would be refused once the remote is damaged
+	if err := os.WriteFile(filepath.Join(bare, "refs", "cairn", "wf", "wf-bad"), []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := b.must("sync")
+	want := "origin: wf-bad was left out of this sync: refs/cairn/wf/wf-bad points at an object origin does not have (its repository is damaged); " +
+		"delete it (git push origin :refs/cairn/wf/wf-bad), which loses nothing more since nobody can read that line there: " +
+		"every machine keeps its own copy of wf-bad, and one where it is active pushes it again\n"
+	if !strings.Contains(out, want) || strings.Contains(out, "did not write") || !strings.Contains(out, "wf-1: pulled 1 revision from origin") {
+		t.Fatalf("idle sync beside a ref to a missing object:\n%s\nwant the line\n%s", out, want)
+	}
+}
+
+// TestPushToDamagedRemote: a remote whose repository holds a ref to an object it does not have
+// refuses every push ("missing necessary objects"). cairn sync said the remote refused the
+// workflow's ref and to run cairn doctor, which said the host refuses refs/cairn/* and
+// cairn-state/* branches and to ask its admin or turn sharing off; cairn remote enable said it
+// accepts neither. Each says the repository is damaged, names the ref and gives the step.
+func TestPushToDamagedRemote(t *testing.T) {
+	base := bareRepo(t)
+	bare := filepath.Join(base, "shared.git")
+	a := team(t, "file://"+bare, 1, nil)[0]
+	if err := os.WriteFile(filepath.Join(bare, "refs", "cairn", "wf", "wf-bad"), []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.must("vars", "set", "WF_K", "v")
+	named := "its repository is damaged, refs/cairn/wf/wf-bad there points at an object it does not have, and every push is refused until that ref is gone; " +
+		"delete it (git push origin :refs/cairn/wf/wf-bad), which loses nothing more since nobody can read that line there"
+	code, out, errb := a.cairn("sync")
+	if code == 0 || !strings.Contains(errb, named) || strings.Contains(errb, "cairn doctor") {
+		t.Errorf("sync to a damaged remote: exit %d\n%s%s\nwant it to say %q", code, out, errb, named)
+	}
+	_, out, errb = a.cairn("doctor")
+	if !strings.Contains(out+errb, "origin's repository is damaged (a ref there points at an object it does not have), so it refuses every push: refs/cairn/wf/wf-bad") ||
+		!strings.Contains(out+errb, "git push origin :refs/cairn/wf/wf-bad") || strings.Contains(out+errb, "admin") {
+		t.Errorf("doctor beside a damaged remote:\n%s%s", out, errb)
+	}
+	n := newMachine(t, "file://"+bare)
+	code, out, errb = n.cairn("remote", "enable", "--yes")
+	if code == 0 || !strings.Contains(errb, named) || strings.Contains(errb, "accepts neither") {
+		t.Errorf("remote enable on a damaged remote: exit %d\n%s%s\nwant it to say %q", code, out, errb, named)
 	}
 }

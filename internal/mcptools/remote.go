@@ -44,8 +44,8 @@ type syncer struct {
 	// claimsFailing: a claims failure the workflow's sync went past was told; the next one
 	// is only logged until the claims sync again.
 	claimsFailing bool
-	// unreadableTold names the remote's lines Cairn did not write that a sync left out, as
-	// last told: the same ones are not told again at every sync.
+	// unreadableTold is the notice of the remote's lines a sync left out, as last told: the
+	// same ones are not told again at every sync.
 	unreadableTold string
 
 	ctx    context.Context
@@ -153,10 +153,9 @@ func (y *syncer) run() {
 		y.s.addSyncNotice(y.ctx, "Notice: the task claims could not be synced with "+textsafe.Line(s.Remote, 40)+
 			" (the log says why); the workflow was synced all the same, and the next sync retries the claims.")
 	}
-	if names := strings.Join(out.Unreadable, ", "); names != "" && names != y.unreadableTold {
-		y.unreadableTold = names
-		y.s.addSyncNotice(y.ctx, "Notice: "+textsafe.Line(s.Remote, 40)+" holds refs Cairn did not write, left out of the syncs (move them back or delete them there; cairn sync names them): "+
-			textsafe.Line(names, 200)+".")
+	if n := leftOutNotice(s.Remote, out.LeftOut); n != "" && n != y.unreadableTold {
+		y.unreadableTold = n
+		y.s.addSyncNotice(y.ctx, n)
 	}
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		y.s.opt.Log.Printf("synced with %s but could not record it: %v", s.Remote, err)
@@ -164,6 +163,38 @@ func (y *syncer) run() {
 	if out.Pulled > 0 || out.Conflict != nil {
 		y.s.syncBrought(y.ctx, s.Remote, out)
 	}
+}
+
+// leftOutNotice says which of the remote's lines the syncs leave out, grouped by why, or "" for
+// none. The steps differ by reason and each names one ref (taken for another, a step can delete
+// someone's work), so the notice points to cairn sync for them rather than advising any.
+func leftOutNotice(name string, lines []remote.LeftOut) string {
+	var foreign, twins, damaged []string
+	for _, l := range lines {
+		switch l.Reason {
+		case remote.CaseTwin:
+			twins = append(twins, l.ID+" (twin of "+l.Twin+", which syncs here)")
+		case remote.Damaged:
+			damaged = append(damaged, l.ID)
+		default:
+			foreign = append(foreign, l.ID)
+		}
+	}
+	r := textsafe.Line(name, 40)
+	var parts []string
+	if len(foreign) > 0 {
+		parts = append(parts, r+" holds refs Cairn did not write: "+textsafe.Line(strings.Join(foreign, ", "), 200))
+	}
+	if len(twins) > 0 {
+		parts = append(parts, r+" holds workflow ids that differ only in case, which this machine's file system cannot keep apart: "+textsafe.Line(strings.Join(twins, ", "), 200))
+	}
+	if len(damaged) > 0 {
+		parts = append(parts, r+" holds refs to objects its repository does not have (it is damaged): "+textsafe.Line(strings.Join(damaged, ", "), 200))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Notice: " + strings.Join(parts, "; ") + ". They are left out of the syncs, and the other workflows sync as before; cairn sync names the one step that ends each: delete no ref before reading it."
 }
 
 // claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set

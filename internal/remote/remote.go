@@ -82,6 +82,52 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 type UnreadableError struct {
 	IDs []string // the lines left out, sorted
 	Err error    // why the first of them could not be read
+	// Lines says, for each of IDs that the backend could tell, why it was left out and the
+	// step that ends it; an id not in it counts as NotCairns.
+	Lines []LeftOut
+}
+
+// Reason says why Heads left a line out. The steps differ, and taking one reason's step for
+// another's can delete the only shared copy of someone's work.
+type Reason string
+
+const (
+	// NotCairns: the line's commits were not written by Cairn (pushed by hand, by another
+	// tool, or moved).
+	NotCairns Reason = "not-cairns"
+	// CaseTwin: the id differs only in case from one synced instead (Twin), and this
+	// machine's file system holds the two refs as one file.
+	CaseTwin Reason = "case-twin"
+	// Damaged: the line's ref points at an object the remote does not have.
+	Damaged Reason = "damaged"
+)
+
+// LeftOut is one line Heads left out, and why.
+type LeftOut struct {
+	ID     string
+	Reason Reason
+	Twin   string `json:",omitempty"` // CaseTwin: the id synced instead, which must be left alone
+	Ref    string `json:",omitempty"` // the line's name on the remote, when the backend has one
+	// Step is the one thing that ends it, for a person: what to run and where, and why that
+	// loses no work.
+	Step string
+}
+
+// LeftOut is the reason and step for each of e.IDs, NotCairns with no step where the backend
+// gave none.
+func (e *UnreadableError) LeftOut() []LeftOut {
+	out := make([]LeftOut, 0, len(e.IDs))
+	for _, id := range e.IDs {
+		l := LeftOut{ID: id, Reason: NotCairns}
+		for _, g := range e.Lines {
+			if g.ID == id {
+				l = g
+				break
+			}
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 func (e *UnreadableError) Error() string {

@@ -39,6 +39,10 @@ func TestForeignCommitIsNotRead(t *testing.T) {
 	if !ok || !slices.Equal(ue.IDs, []string{"wf-x", "wf-y"}) || !strings.Contains(err.Error(), "Cairn did not write") {
 		t.Errorf("Heads beside foreign refs: error %v, want one naming wf-x and wf-y", err)
 	}
+	if l := ue.LeftOut(); ok && (len(l) != 2 || l[1].Reason != remote.NotCairns || l[1].Ref != "refs/cairn/wf/wf-y" ||
+		!strings.Contains(l[1].Step, "git fetch origin refs/cairn/wf/wf-y")) {
+		t.Errorf("lines left out = %+v, want wf-y as not Cairn's, with its own step", l)
+	}
 	if !h.Equal(remote.Heads{"wf-ok": 1}) {
 		t.Errorf("Heads beside foreign refs = %v, want wf-ok at 1", h)
 	}
@@ -128,8 +132,12 @@ func TestRefToAMissingObjectIsLeftOut(t *testing.T) {
 		for range 2 {
 			h, err := c.b.Heads(ctx)
 			ue, ok := errors.AsType[*remote.UnreadableError](err)
-			if !ok || !slices.Equal(ue.IDs, []string{"wf-bad", "wf-bad2"}) || !strings.Contains(err.Error(), "delete refs/cairn/wf/wf-bad on the remote") {
+			if !ok || !slices.Equal(ue.IDs, []string{"wf-bad", "wf-bad2"}) || !strings.Contains(err.Error(), "git push origin :refs/cairn/wf/wf-bad)") {
 				t.Fatalf("%s: Heads beside refs to missing objects: error %v, want one naming wf-bad and wf-bad2, with the step", c.name, err)
+			}
+			if l := ue.LeftOut(); len(l) != 2 || l[1].Reason != remote.Damaged || l[1].Ref != "refs/cairn/wf/wf-bad2" ||
+				!strings.Contains(l[1].Step, "git push origin :refs/cairn/wf/wf-bad2)") {
+				t.Fatalf("%s: lines left out = %+v, want wf-bad2 as damaged, with its own step", c.name, l)
 			}
 			if !h.Equal(remote.Heads{"wf-ok": 1}) {
 				t.Fatalf("%s: Heads beside refs to missing objects = %v, want wf-ok at 1", c.name, h)

@@ -244,15 +244,23 @@ func (b *Backend) leaveOut(ctx context.Context) (bool, error) {
 const broken = "/"
 
 // withLeftOut adds the lines leaveOut left out to err, the mirror listing's error, as lines left
-// out: twins and broken refs; names that are no workflow id are no lines.
+// out: twins and broken refs, each with its reason and step; names that are no workflow id are
+// no lines.
 func (b *Backend) withLeftOut(err error) error {
-	var twins []string
+	var ids []string
+	var lines []remote.LeftOut
 	for id, k := range b.leftOut {
-		if k != "" {
-			twins = append(twins, id)
+		switch k {
+		case "":
+			continue
+		case broken:
+			lines = append(lines, remote.LeftOut{ID: id, Reason: remote.Damaged, Ref: b.remoteRef(id), Step: b.damagedStep(id)})
+		default:
+			lines = append(lines, remote.LeftOut{ID: id, Reason: remote.CaseTwin, Twin: k, Ref: b.remoteRef(id), Step: b.twinStep(id, k)})
 		}
+		ids = append(ids, id)
 	}
-	if len(twins) == 0 {
+	if len(ids) == 0 {
 		return err
 	}
 	ue, ok := errors.AsType[*remote.UnreadableError](err)
@@ -262,8 +270,10 @@ func (b *Backend) withLeftOut(err error) error {
 	if !ok {
 		ue = &remote.UnreadableError{}
 	}
-	ue.IDs = append(ue.IDs, twins...)
+	ue.IDs = append(ue.IDs, ids...)
 	slices.Sort(ue.IDs)
+	ue.Lines = append(ue.Lines, lines...)
+	slices.SortFunc(ue.Lines, func(x, y remote.LeftOut) int { return strings.Compare(x.ID, y.ID) })
 	if ue.Err == nil {
 		ue.Err = b.leftOutError(ue.IDs[0])
 	}
@@ -274,9 +284,58 @@ func (b *Backend) withLeftOut(err error) error {
 func (b *Backend) leftOutError(id string) error {
 	k := b.leftOut[id]
 	if k == broken {
-		return fmt.Errorf("gitremote: the remote's ref for workflow %s points at a commit the remote does not have (its repository is damaged): delete %s on the remote", id, b.remoteRef(id))
+		return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit the remote does not have (its repository is damaged): %s", id, b.remoteRef(id), b.damagedStep(id))
 	}
-	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: on the machine whose files hold %s's work, delete its ref on the remote (git push <remote> :%s)", k, id, k, id, b.remoteRef(id))
+	return fmt.Errorf("gitremote: workflow ids %s and %s differ only in case, and this machine's file system holds their refs as one file, so only %s is synced here: %s", k, id, k, b.twinStep(id, k))
+}
+
+// notCairnsError is the error for workflow id, whose ref points at a commit Cairn did not write.
+func (b *Backend) notCairnsError(id string) error {
+	return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id))
+}
+
+// The steps below name the one ref to act on and say why acting loses no work: a ref deleted
+// on the remote is every machine's shared copy of that line.
+
+// notCairnsStep is the step for workflow id's ref holding commits Cairn did not write: they
+// may be someone's work pushed to the wrong place, so they are looked at and kept first.
+func (b *Backend) notCairnsStep(id string) string {
+	r, ref := b.remoteName(), b.remoteRef(id)
+	see := fmt.Sprintf("see what it holds (git fetch %s %s, then git log FETCH_HEAD) and keep any work there on a branch", r, ref)
+	if b.claimsLine() {
+		return see + " before anything deletes it"
+	}
+	return fmt.Sprintf("%s; deleting the ref then (git push %s :%s) loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", see, r, ref, id)
+}
+
+// claimsLine reports whether b's lines are task claims rather than workflows, which no machine
+// pushes again whole.
+func (b *Backend) claimsLine() bool {
+	return b.cfg.Layout == ClaimRefs || b.cfg.Layout == ClaimBranches
+}
+
+// damagedStep is the step for workflow id's ref, which points at an object the remote lacks.
+func (b *Backend) damagedStep(id string) string {
+	step := fmt.Sprintf("delete it (git push %s :%s), which loses nothing more since nobody can read that line there", b.remoteName(), b.remoteRef(id))
+	if b.claimsLine() {
+		return step
+	}
+	return step + ": every machine keeps its own copy of " + id + ", and one where it is active pushes it again"
+}
+
+// twinStep is the step for id, left out as a case twin of kept: only the machine that holds
+// id's work may delete id's ref, and kept's must stay.
+func (b *Backend) twinStep(id, kept string) string {
+	return fmt.Sprintf("nothing is lost, %s's line stays on the remote and a clone whose file system tells case apart syncs both; to end it, on the machine whose files hold %s's work (only there, where that work stays), run git push %s :%s, and leave %s alone",
+		id, id, b.remoteName(), b.remoteRef(id), b.remoteRef(kept))
+}
+
+// remoteName is the remote as a step names it: a URL may hold a user name or a token.
+func (b *Backend) remoteName() string {
+	if simpleName().MatchString(b.cfg.Remote) {
+		return b.cfg.Remote
+	}
+	return "<remote>"
 }
 
 // Mirrored lists the heads as of the last fetch, from the local mirror alone: no network, for
@@ -378,6 +437,9 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	if err != nil {
 		return 0, err
 	}
+	if damaged(rejected) {
+		return 0, b.refusedDamaged(ctx, b.remoteRef(id), rejected)
+	}
 	if rejected != "" {
 		// Refused: either the head moved (a conflict, nothing written) or the host refuses
 		// the ref itself. The remote's head tells which.
@@ -405,14 +467,44 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 var ErrRefused = errors.New("remote refused the ref")
 
 // RefusedError reports a push the host refused for a reason other than a moved head: a hook,
-// a protected namespace, permissions.
+// a protected namespace, permissions, or a damaged repository.
 type RefusedError struct {
 	Ref    string
 	Reason string // git's summary of the refusal
+	// Broken is set when the refusal is a damaged repository's (see Damaged): a ref there
+	// that points at an object it does not have, when one was found, and Step what ends it.
+	Broken, Step string
 }
 
 func (e *RefusedError) Error() string {
+	switch {
+	case e.Broken != "":
+		return fmt.Sprintf("gitremote: the remote refused %s (%s): its repository is damaged, %s there points at an object it does not have, and every push is refused until that ref is gone; %s", e.Ref, e.Reason, e.Broken, e.Step)
+	case e.Damaged():
+		return fmt.Sprintf("gitremote: the remote refused %s (%s): its repository is damaged, and every push is refused until it is repaired (git fsck there names the ref that points at a missing object)", e.Ref, e.Reason)
+	}
 	return fmt.Sprintf("gitremote: the remote refused %s (%s): run `cairn doctor` to check which refs it accepts", e.Ref, e.Reason)
+}
+
+// Damaged reports a refusal that is no rule of the host's: while one of its refs points at an
+// object it does not have, git's check of a push there fails for every push, to any ref.
+func (e *RefusedError) Damaged() bool { return damaged(e.Reason) }
+
+func damaged(reason string) bool { return strings.Contains(reason, "missing necessary objects") }
+
+// refusedDamaged is the error for a push to ref the remote refused as damaged (see
+// RefusedError.Damaged): a fetch of every line finds the refs to missing objects (leaveOut), and
+// the first is named with the step that ends it.
+func (b *Backend) refusedDamaged(ctx context.Context, ref, reason string) error {
+	_ = b.fetch(ctx, "*") // only to find them: the push's refusal is the error
+	e := &RefusedError{Ref: ref, Reason: reason}
+	for _, id := range slices.Sorted(maps.Keys(b.leftOut)) {
+		if b.leftOut[id] == broken {
+			e.Broken, e.Step = b.remoteRef(id), b.damagedStep(id)
+			break
+		}
+	}
+	return e
 }
 
 // Is makes errors.Is(err, ErrRefused) true.
@@ -462,22 +554,32 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 		if ref == f[1] || remote.ValidID(ref) != nil || (id != "" && ref != id) {
 			return nil // not a workflow ref of ours
 		}
-		rev, err := parseSubject(strings.Join(f[2:], " "), ref)
-		if err != nil && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
+		rev, ok := parseSubject(strings.Join(f[2:], " "), ref)
+		if !ok && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
 			b.misfiled = true
 		}
 		switch {
-		case err != nil && id == "" && skipped == nil:
-			skipped = &remote.UnreadableError{IDs: []string{ref}, Err: err}
-		case err != nil && id == "":
+		case !ok && id == "":
+			if skipped == nil {
+				skipped = &remote.UnreadableError{Err: b.notCairnsError(ref)}
+			}
 			skipped.IDs = append(skipped.IDs, ref) // for-each-ref lists them sorted
-		case err != nil:
-			return err
+			skipped.Lines = append(skipped.Lines, remote.LeftOut{ID: ref, Reason: remote.NotCairns, Ref: b.remoteRef(ref), Step: b.notCairnsStep(ref)})
+		case !ok:
+			return b.notCairnsError(ref)
 		default:
 			tips[ref] = tipInfo{oid: f[0], rev: rev}
 		}
 		return nil
 	}, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern)
+	if errors.Is(err, errLongLine) {
+		if id == "" {
+			id = b.longCommit(ctx)
+		}
+		if id != "" {
+			return nil, b.notCairnsError(id)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -487,18 +589,34 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 	return tips, nil
 }
 
+// longCommit is a mirrored line whose commit is larger than a listing line may be (so not
+// Cairn's), or "": the ref a listing that stopped on errLongLine names.
+func (b *Backend) longCommit(ctx context.Context) string {
+	found := ""
+	_ = b.lines(ctx, func(line string) error {
+		size, ref, _ := strings.Cut(line, " ")
+		if n, err := strconv.Atoi(size); found == "" && err == nil && n > maxLine {
+			found = strings.TrimPrefix(ref, b.mirror)
+		}
+		return nil
+	}, "for-each-ref", "--format=%(objectsize) %(refname)", strings.TrimSuffix(b.mirror, "/"))
+	return found
+}
+
 // subject is a record commit's first line; the revision in it is what Heads reports without
 // walking the history.
 func subject(id string, rev int64) string { return fmt.Sprintf("cairn %s r%d", id, rev) }
 
-func parseSubject(s, id string) (int64, error) {
+// parseSubject is the revision a record commit of id's subject s names; ok is false when Cairn
+// did not write it.
+func parseSubject(s, id string) (rev int64, ok bool) {
 	rest, ok := strings.CutPrefix(s, "cairn "+id+" r")
 	if ok {
 		if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n > 0 {
-			return n, nil
+			return n, true
 		}
 	}
-	return 0, fmt.Errorf("gitremote: the remote's ref for workflow %s points at a commit Cairn did not write: move it back or delete it on the remote", id)
+	return 0, false
 }
 
 // fetch brings the remote's refs for id (every workflow when id is "*") into the mirror. The
@@ -584,9 +702,9 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 	err := b.lines(ctx, func(line string) error {
 		head, subj, _ := strings.Cut(line, "\t")
 		f := strings.Fields(head)
-		got, err := parseSubject(subj, id)
-		if err != nil {
-			return err
+		got, ok := parseSubject(subj, id)
+		if !ok {
+			return b.notCairnsError(id)
 		}
 		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
 			return fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
@@ -595,6 +713,9 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		want--
 		return nil
 	}, "log", "--first-parent", "--format=%H %P%x09%s", "-n", strconv.FormatInt(n, 10), t.oid, "--")
+	if errors.Is(err, errLongLine) {
+		return nil, b.notCairnsError(id)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -614,7 +735,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 		pw.CloseWithError(err) // nil: the reader sees the end
 		ran <- err
 	}()
-	recs, err := readBatch(bufio.NewReader(pr), id, rev, len(oids))
+	recs, err := b.readBatch(bufio.NewReader(pr), id, rev, len(oids))
 	pr.Close()
 	if runErr := <-ran; runErr != nil && (err == nil || errors.Is(err, runErr)) {
 		return nil, runErr // git failed, rather than a record found wrong
@@ -623,7 +744,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 }
 
 // readBatch reads n records, revisions rev+1 on, from git cat-file --batch's output.
-func readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
+func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, error) {
 	recs := make([]remote.Record, 0, n)
 	for i := range n {
 		hdr, err := r.ReadString('\n')
@@ -639,7 +760,7 @@ func readBatch(r *bufio.Reader, id string, rev int64, n int) ([]remote.Record, e
 			return nil, fmt.Errorf("gitremote: git cat-file gave a bad size for revision %d of %s", rev+int64(i)+1, id)
 		}
 		if size > remote.MaxRecord {
-			return nil, fmt.Errorf("gitremote: revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; move the ref back or delete it on the remote", rev+int64(i)+1, id, size)
+			return nil, fmt.Errorf("gitremote: revision %d of workflow %s is a record of %d bytes, larger than Cairn writes: it was not written by Cairn; %s", rev+int64(i)+1, id, size, b.notCairnsStep(id))
 		}
 		d := make([]byte, size+1) // the object and cat-file's newline
 		if _, err := io.ReadFull(r, d); err != nil {
@@ -701,6 +822,9 @@ func (b *Backend) push(ctx context.Context, ref, old, head string) (rejected str
 // access, must be an error rather than read whole into memory. Cairn's are a few dozen bytes.
 const maxLine = 64 << 10
 
+// errLongLine is lines' error for a line longer than maxLine; the callers name the ref.
+var errLongLine = errors.New("a commit on the remote was not written by Cairn")
+
 // lines runs git and calls fn with each line it prints, as it prints them, without the
 // newline; an error from fn, or a line longer than maxLine, stops git and is returned.
 func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ...string) error {
@@ -723,7 +847,7 @@ func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ..
 	pr.Close()
 	runErr := <-ran
 	if errors.Is(err, bufio.ErrTooLong) {
-		return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: a commit on the remote was not written by Cairn; move its ref back or delete it on the remote", args[0], maxLine)
+		return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: %w", args[0], maxLine, errLongLine)
 	}
 	if runErr != nil && (err == nil || errors.Is(err, runErr)) {
 		return runErr // git failed, rather than a line found wrong

@@ -18,7 +18,7 @@ func TestHugeRecordIsRefused(t *testing.T) {
 	forge(t, bare, "refs/cairn/wf/wf-big", strings.Repeat("x", remote.MaxRecord+1), "cairn wf-big r1\n")
 	b := clone(t, "file://"+bare, gitremote.Refs)
 	recs, err := b.Since(ctx, "wf-big", 0)
-	if err == nil || !strings.Contains(err.Error(), "wf-big") {
+	if err == nil || !strings.Contains(err.Error(), "git fetch origin refs/cairn/wf/wf-big") {
 		t.Fatalf("Since on a %d-byte record = %d records, %v; want an error naming the workflow", remote.MaxRecord+1, len(recs), err)
 	}
 	if _, err := b.Append(ctx, "wf-new", 0, [][]byte{make([]byte, remote.MaxRecord+1)}); err == nil {
@@ -44,8 +44,8 @@ func TestHugeSubjectIsNotRead(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		err := call()
 		runtime.ReadMemStats(&after)
-		if err == nil {
-			t.Errorf("%s over a %d-byte subject succeeded", name, size)
+		if err == nil || !strings.Contains(err.Error(), "git fetch origin refs/cairn/wf/wf-x") {
+			t.Errorf("%s over a %d-byte subject = %v, want an error naming the ref, with the step", name, size, err)
 		}
 		if grew := after.TotalAlloc - before.TotalAlloc; grew > size/4 {
 			t.Errorf("%s over a %d-byte subject allocated %d bytes (%v)", name, size, grew, err)

@@ -28,6 +28,9 @@ func Probe(ctx context.Context, cfg Config) (Layout, error) {
 		if ok == nil {
 			return l, nil
 		}
+		if re, isRe := ok.(*RefusedError); isRe && re.Damaged() {
+			return "", ok // every layout is refused alike, for no rule of the host's
+		}
 		reasons = append(reasons, ok)
 	}
 	return "", fmt.Errorf("gitremote: the remote accepts neither refs/cairn/* nor cairn-state/* branches: %w", errors.Join(reasons...))
@@ -49,6 +52,9 @@ func (b *Backend) probe(ctx context.Context) (refused, err error) {
 	reason, err := b.push(ctx, ref, "", oid)
 	if err != nil {
 		return nil, err
+	}
+	if damaged(reason) {
+		return b.refusedDamaged(ctx, ref, reason), nil
 	}
 	if reason != "" {
 		return &RefusedError{Ref: ref, Reason: reason}, nil

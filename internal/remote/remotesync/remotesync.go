@@ -59,9 +59,10 @@ type Outcome struct {
 	// ArchivedHere is set when the workflow asked for was archived on this machine, so it
 	// was not taken back from the remote.
 	ArchivedHere bool
-	// Unreadable names the remote's lines an idle sync left out because they cannot be read
-	// (not written by Cairn); the others were synced.
-	Unreadable []string `json:",omitempty"`
+	// Unreadable names the remote's lines an idle sync left out because they cannot be read;
+	// the others were synced. LeftOut says, for each, why and the step that ends it.
+	Unreadable []string         `json:",omitempty"`
+	LeftOut    []remote.LeftOut `json:",omitempty"`
 	// Notices say what the sync found and dealt with on its own (a replay intent that cannot
 	// be read), for the person.
 	Notices []string `json:",omitempty"`
@@ -179,7 +180,7 @@ func step(name string) {
 }
 
 func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
-	var skipped []string // the remote's lines idle left out
+	var skipped []remote.LeftOut // the remote's lines idle left out
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
@@ -195,13 +196,16 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	} else {
 		var chosen string
 		shared, chosen, out, err = idle(ctx, st, b, id)
-		skipped = out.Unreadable
+		skipped = out.LeftOut
 		if err != nil || chosen == "" {
 			return out, err
 		}
 		id = chosen
 	}
-	defer func() { out.Shared, out.Unreadable = shared, skipped }()
+	defer func() {
+		out.Shared = shared
+		out.setLeftOut(skipped)
+	}()
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
 	}
@@ -389,10 +393,18 @@ func decode(id string, recs []remote.Record) ([]Entry, error) {
 			Rev int64  `json:"revision"`
 		}
 		if json.Unmarshal(out[i].Snapshot, &m) != nil || m.ID != id || m.Rev != r.Rev {
-			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; move the ref back or delete it on the remote", r.Rev, id, m.ID, m.Rev)
+			return nil, fmt.Errorf("remotesync: the remote's revision %d of %s holds another workflow or revision (%.64q r%d): it cannot be synced; deleting %s's line there loses no workflow: every machine keeps its own copy of %s, and one where it is active pushes it again", r.Rev, id, m.ID, m.Rev, id, id)
 		}
 	}
 	return out, nil
+}
+
+// setLeftOut records the lines left out, in LeftOut and by id in Unreadable.
+func (o *Outcome) setLeftOut(l []remote.LeftOut) {
+	o.LeftOut, o.Unreadable = l, nil
+	for _, x := range l {
+		o.Unreadable = append(o.Unreadable, x.ID)
+	}
 }
 
 // commonPrefix counts the revisions two histories share from the start.
@@ -409,17 +421,17 @@ func commonPrefix(a, b []Entry) int64 {
 // not a lost race), the archived revisions the remote lacks are appended, so other machines
 // see the end. Then it chooses the workflow to take: want, or the remote's only one not
 // archived here. A workflow archived here is never taken back from the remote. Lines that
-// cannot be read are left out, and named in out.Unreadable whatever else it says.
+// cannot be read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
 func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
-	var skipped []string
+	var skipped []remote.LeftOut
 	if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
-		skipped, err = ue.IDs, nil
+		skipped, err = ue.LeftOut(), nil
 	}
 	if err != nil {
 		return 0, "", out, err
 	}
-	defer func() { out.Unreadable = skipped }()
+	defer func() { out.setLeftOut(skipped) }()
 	archives, err := st.ListArchives()
 	if err != nil {
 		return 0, "", out, err

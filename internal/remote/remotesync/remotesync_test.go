@@ -622,8 +622,10 @@ func TestLineOfAnotherWorkflowIsRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, err := remotesync.Sync(ctx, a.st, r, "origin", name, nil)
-		if err == nil || !strings.Contains(err.Error(), name) {
-			t.Fatalf("sync of %s = %+v, %v; want it refused by name", name, out, err)
+		// The step names the line at fault and why deleting it loses nothing ("move the
+		// ref back or delete it on the remote" named neither).
+		if err == nil || !strings.Contains(err.Error(), "deleting "+name+"'s line there loses no workflow: every machine keeps its own copy of "+name) {
+			t.Fatalf("sync of %s = %+v, %v; want it refused by name, with the step", name, out, err)
 		}
 		if ph, rev := a.phase(); ph != "" {
 			t.Fatalf("after the sync of %s a workflow is active here in %s at r%d", name, ph, rev)
@@ -732,5 +734,8 @@ func TestIdleSyncSkipsForeignRef(t *testing.T) {
 	}
 	if len(out.Unreadable) != 1 || out.Unreadable[0] != "wf-x" {
 		t.Fatalf("B's idle sync says it skipped %q, want [wf-x]", out.Unreadable)
+	}
+	if len(out.LeftOut) != 1 || out.LeftOut[0].ID != "wf-x" || out.LeftOut[0].Reason != remote.NotCairns || out.LeftOut[0].Step == "" {
+		t.Fatalf("B's idle sync says of what it skipped %+v, want wf-x as not Cairn's, with its step", out.LeftOut)
 	}
 }

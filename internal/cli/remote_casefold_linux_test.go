@@ -1,0 +1,74 @@
+package cli_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// caseInsensitiveGit is the LD_PRELOAD setting that makes git see the mirror refs as macOS and
+// Windows would (gitremote's testdata/casefold.c, built here). It skips the test without a C
+// compiler or when git does not take the library.
+func caseInsensitiveGit(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build the case-insensitive file system shim")
+	}
+	src, _ := filepath.Abs(filepath.Join("..", "remote", "gitremote", "testdata", "casefold.c"))
+	so := filepath.Join(t.TempDir(), "casefold.so")
+	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src, "-ldl").CombinedOutput(); err != nil {
+		t.Skipf("building the shim: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(cmd.Environ(), "LD_PRELOAD="+so)
+		cmd.Stdin = strings.NewReader("x")
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	blob := git("hash-object", "-w", "--stdin")
+	git("update-ref", "refs/cairn-mirror/probe/Ab", blob)
+	if blob == "" || git("rev-parse", "--verify", "-q", "refs/cairn-mirror/probe/aB") != blob {
+		t.Skip("git does not load the LD_PRELOAD shim (statically linked?)")
+	}
+	return "LD_PRELOAD=" + so
+}
+
+// TestIdleSyncNamesCaseTwin: on a clone whose file system ignores case, of two workflow ids on the
+// remote that differ only in case one is synced and the other left out. cairn sync said of the
+// one left out that it holds refs "Cairn did not write", to "delete them there", which read
+// against the twin synced here deletes a workflow someone works on. It says the ids are twins,
+// which one is synced here, and the step: deleting the other's ref, on the machine whose files
+// hold its work, leaving the synced one's alone.
+func TestIdleSyncNamesCaseTwin(t *testing.T) {
+	preload := caseInsensitiveGit(t)
+	base := bareRepo(t)
+	url := "file://" + filepath.Join(base, "shared.git")
+	a := newMachine(t, url)
+	a.must("remote", "enable", "--yes")
+	a.must("start", "apex", "upper", "--id", "Deploy-1")
+	a.must("sync")
+	// deploy-1 as a Cairn that did not yet refuse twins would have pushed it beside Deploy-1.
+	other := bareRepo(t)
+	b := newMachine(t, "file://"+filepath.Join(other, "shared.git"))
+	b.must("remote", "enable", "--yes")
+	b.must("start", "apex", "lower", "--id", "deploy-1")
+	b.must("sync")
+	if out, err := exec.Command("git", "--git-dir="+filepath.Join(other, "shared.git"), "push", "-q", url, "refs/cairn/wf/deploy-1").CombinedOutput(); err != nil {
+		t.Fatalf("git push: %v\n%s", err, out)
+	}
+
+	mac := newMachine(t, url, preload)
+	mac.must("remote", "enable", "--yes")
+	out := mac.must("sync")
+	want := "origin: deploy-1 was left out of this sync: its id differs only in case from Deploy-1, which is synced here, and this machine's file system holds the two refs as one file; " +
+		"nothing is lost, deploy-1's line stays on the remote and a clone whose file system tells case apart syncs both; " +
+		"to end it, on the machine whose files hold deploy-1's work (only there, where that work stays), run git push origin :refs/cairn/wf/deploy-1, and leave refs/cairn/wf/Deploy-1 alone\n"
+	if !strings.Contains(out, want) || strings.Contains(out, "did not write") || !strings.Contains(out, "Deploy-1: pulled 1 revision from origin") {
+		t.Fatalf("idle sync beside a case twin:\n%s\nwant the line\n%s", out, want)
+	}
+}

@@ -1,0 +1,64 @@
+package mcptools_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/mark3labs/mcp-go/client"
+)
+
+// lineOn makes a Cairn line for workflow id on the bare repository at bare, as machine B's sync
+// pushes it.
+func lineOn(t *testing.T, bare, id string) {
+	t.Helper()
+	m := machineB(t, bare)
+	if _, err := m.e.Start(engine.StartRequest{Type: "apex", Context: "line " + id, WorkflowID: id}); err != nil {
+		t.Fatal(err)
+	}
+	if out := m.sync(t); out.Pushed != 1 {
+		t.Fatalf("pushing %s: %+v", id, out)
+	}
+}
+
+// idleServer is a cairn-mcp server with no workflow on a clone of bare, and the first line of
+// the tool result that tells the lines its background syncs left out.
+func idleServer(t *testing.T, bare string) (*client.Client, *atomic.Int64, string) {
+	t.Helper()
+	dir, env := clone(t, bare)
+	var runs atomic.Int64
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, &runs))
+	var notice string
+	waitFor(t, func() bool {
+		notice = text(mustOK(t, c, "resume_check", `{}`))
+		return strings.Contains(notice, "left out of the syncs")
+	})
+	notice, _, _ = strings.Cut(notice, "\n")
+	return c, &runs, notice
+}
+
+// TestBackgroundSyncTellsDamagedRef: a ref on the remote pointing at an object the remote does
+// not have is left out of the server's syncs, and the notice says so, not that Cairn did not
+// write it, and advises no deletion (cairn sync gives the step, naming the ref).
+func TestBackgroundSyncTellsDamagedRef(t *testing.T) {
+	bare := bareRepo(t)
+	lineOn(t, bare, "wf-1")
+	if err := os.WriteFile(filepath.Join(bare, "refs", "cairn", "wf", "wf-bad"), []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, runs, notice := idleServer(t, bare)
+	want := "origin holds refs to objects its repository does not have (it is damaged): wf-bad. They are left out of the syncs, and the other workflows sync as before; " +
+		"cairn sync names the one step that ends each: delete no ref before reading it."
+	if !strings.Contains(notice, want) || strings.Contains(notice, "did not write") || strings.Contains(notice, "delete them") {
+		t.Errorf("notice %q\nwant it to hold %q", notice, want)
+	}
+	waitRuns(t, runs, 2)
+	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "damaged") {
+		t.Errorf("the damaged ref is told again: %q", got)
+	}
+}
