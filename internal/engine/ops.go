@@ -621,6 +621,9 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 	}
 	keys := slices.Sorted(maps.Keys(kv))
 	res, _, err := e.changeVars(keys, func(r *workflow.Record, k string) (workflow.Result, error) {
+		if _, ok := r.Vars[k]; !ok && len(r.Vars) >= vars.MaxVars {
+			return workflow.Result{}, tooManyVars(r.Vars, kv)
+		}
 		return workflow.SetVar(r, k, kv[k], e.now(), e.actor())
 	})
 	if err != nil {
@@ -632,6 +635,20 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 		res.Message = "already set; nothing changed"
 	}
 	return res, nil
+}
+
+// tooManyVars refuses a set that would take the workflow's variables, as merged, over
+// vars.MaxVars: vars.Check sees only the incoming set, and one variable at a time would
+// otherwise grow the record until its 1 MiB cap stops every write.
+func tooManyVars(have, set map[string]string) error {
+	merged := len(have)
+	for k := range set {
+		if _, ok := have[k]; !ok {
+			merged++
+		}
+	}
+	return fmt.Errorf("variables not saved, nothing was changed: the workflow would hold %d variables, over the %d it may hold; unset ones no longer needed with `cairn vars unset NAME...`, then set these again",
+		merged, vars.MaxVars)
 }
 
 // GetVars returns the active workflow's variables, all of them or the keys asked for (a

@@ -1,0 +1,47 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/vars"
+)
+
+// vars.MaxVars bounds the workflow's variables as a whole, not one set_vars call: a set
+// that would take the merged set over it is refused whole, with the limit and a step that
+// loses nothing, and one that only changes values already set still lands.
+func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	full := map[string]string{}
+	for i := range vars.MaxVars {
+		full[fmt.Sprintf("WF_V%03d", i)] = "v"
+	}
+	must(en.SetVars(full))(t)
+	for _, kv := range []map[string]string{
+		{"WF_ONE_MORE": "x"},
+		{"WF_V000": "changed", "WF_ONE_MORE": "x"},
+	} {
+		_, err := en.SetVars(kv)
+		if err == nil {
+			t.Fatalf("set %v on a workflow holding %d variables was accepted", kv, vars.MaxVars)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, fmt.Sprint(vars.MaxVars)) || !strings.Contains(msg, "cairn vars unset") || strings.Contains(msg, "archive") {
+			t.Errorf("refusal %q: want the limit %d and `cairn vars unset` as the step", msg, vars.MaxVars)
+		}
+	}
+	if kv := must(en.GetVars(nil))(t); len(kv) != vars.MaxVars || kv["WF_V000"] != "v" {
+		t.Fatalf("after the refusals: %d variables, WF_V000=%q; want %d, unchanged", len(kv), kv["WF_V000"], vars.MaxVars)
+	}
+	// Changing a value already set adds none, and the step the refusal names makes room.
+	must(en.SetVars(map[string]string{"WF_V001": "changed"}))(t)
+	must(en.UnsetVars([]string{"WF_V002"}))(t)
+	must(en.SetVars(map[string]string{"WF_ONE_MORE": "x"}))(t)
+	if kv := must(en.GetVars(nil))(t); len(kv) != vars.MaxVars {
+		t.Errorf("%d variables, want %d", len(kv), vars.MaxVars)
+	}
+}
