@@ -118,9 +118,9 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
 	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
-		// A record an older Cairn let grow (it took tasks without bound) may have no room
-		// left for any change: the checker's "invalid JSON at byte 1048576" would not say so.
-		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. Archive it with cairn archive (the archive keeps it whole) and start another", je.Reason)
+		// The checker's "invalid JSON at byte 1048576" would not say that the record is full,
+		// nor what to do.
+		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record))
 	}
 	if err != nil {
 		return nil, wres, err
@@ -136,6 +136,34 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 	}
 	return res, wres, nil
+}
+
+// fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
+// makes room without losing the workflow: a write that shrinks a record is never refused.
+// Archiving is named only after `cairn show`, for what no operation can shorten.
+func fullBy(r *workflow.Record) string {
+	if r == nil {
+		return "Run cairn show to see what fills it."
+	}
+	size := func(v any) int {
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	type part struct {
+		size int
+		step string
+	}
+	parts := []part{
+		{size(r.Vars), "Its variables take %d KiB of it: unset ones no longer needed with `cairn vars unset NAME...`, or keep a large value in a file and set its path."},
+		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (update_task with the task's status, or cairn task ID STATUS --note N)."},
+		{size(r.Phases), "The checkpoints and outputs kept with its phases take %d KiB of it: keep large data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint or none."},
+		{size(r.Enforcement), "Its violations take %d KiB of it: set_enforcement with shorter details replaces them."},
+	}
+	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
+	if most.size < 256<<10 { // something no operation shortens fills it
+		return "Run cairn show to see what fills it; if none of it can be shortened, cairn archive keeps it whole and another workflow can take over the work."
+	}
+	return fmt.Sprintf(most.step, (most.size+1023)>>10)
 }
 
 // where fills in the workflow's id, phase and allowed next phases after a change.
