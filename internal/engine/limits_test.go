@@ -2,11 +2,14 @@ package engine_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/vars"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // vars.MaxVars bounds the workflow's variables as a whole, not one set_vars call: a set
@@ -44,4 +47,34 @@ func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
 	if kv := must(en.GetVars(nil))(t); len(kv) != vars.MaxVars {
 		t.Errorf("%d variables, want %d", len(kv), vars.MaxVars)
 	}
+}
+
+// An initiative's milestones fill initiative.json up to the 1 MiB a document may hold: the
+// refusal names that limit and a step that keeps the initiative, not archiving it.
+func TestInitiativeFullSaysSo(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "big"}))(t)
+	title := strings.Repeat("t", 100<<10)
+	var err error
+	for i := 0; i < 20 && err == nil; i++ {
+		_, err = en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: fmt.Sprintf("m%d", i), Note: title})
+	}
+	if err == nil {
+		t.Fatal("20 milestones of 100 KiB fit in initiative.json")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "1 MiB") || !strings.Contains(msg, "nothing was changed") ||
+		!strings.Contains(msg, "WORKFLOW-STATUS.yaml") || strings.Contains(msg, "archive") {
+		t.Fatalf("refusal %q: want the 1 MiB limit and a step that keeps the initiative", msg)
+	}
+	// The step works: titles shortened in the status file are taken in, and there is room.
+	status := filepath.Join(e.project, ".claude", workflow.StatusFileName)
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(status, []byte(strings.ReplaceAll(string(b), title, "short")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "next", Note: "fits"}))(t)
 }
