@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/internal/durable"
-	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -103,9 +102,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		}
 		return json.Marshal(ch.Initiative)
 	})
-	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
-		// As for a full workflow record: the checker's "invalid JSON at byte 1048576" would
-		// say neither that it is full nor what to do.
+	if je := tooLarge(err); je != nil {
 		status, _ := filepath.Rel(e.root, e.statusFile())
 		return nil, fmt.Errorf("%s was not done: initiative.json would take more than the 1 MiB it may hold (%s); nothing was changed. Shorten long milestone titles in %s (the next initiative call takes them in), or group further work under the milestones it has",
 			action, je.Reason, status)

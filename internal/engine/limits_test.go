@@ -78,3 +78,20 @@ func TestInitiativeFullSaysSo(t *testing.T) {
 	}
 	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "next", Note: "fits"}))(t)
 }
+
+// A checkpoint over the 1 MiB a document may hold, named or kept with a move, is refused in
+// words that name the limit and a step, not as invalid JSON.
+func TestCheckpointOverTheCapSaysSo(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	big := []byte(`{"data":"` + strings.Repeat("d", 1<<20) + `"}`)
+	_, err := en.SaveCheckpoint("plan", big)
+	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "split") {
+		t.Errorf("save_checkpoint of %d bytes: %v; want the 1 MiB limit and a step", len(big), err)
+	}
+	_, err = en.Transition(engine.TransitionRequest{To: "plan", Checkpoint: big})
+	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "save_checkpoint") {
+		t.Errorf("transition with a checkpoint of %d bytes: %v; want the 1 MiB limit and a step", len(big), err)
+	}
+}

@@ -117,9 +117,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		workflow.TrimHistory(wres.Record) // the journal keeps the full history
 		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
-	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
-		// The checker's "invalid JSON at byte 1048576" would not say that the record is full,
-		// nor what to do.
+	if je := tooLarge(err); je != nil {
 		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record))
 	}
 	if err != nil {
@@ -136,6 +134,15 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 	}
 	return res, wres, nil
+}
+
+// tooLarge returns err's refusal of a document over the 1 MiB it may hold, or nil. The
+// checker words it "invalid JSON at byte 1048576", which says neither that nor what to do.
+func tooLarge(err error) *strictjson.Error {
+	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
+		return je
+	}
+	return nil
 }
 
 // fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
@@ -424,6 +431,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
 	if cp := bytes.TrimSpace(r.Checkpoint); len(cp) > 0 && string(cp) != "null" {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
+			if je := tooLarge(err); je != nil {
+				return nil, fmt.Errorf("transition checkpoint: it is over the 1 MiB a checkpoint may hold (%s); nothing was changed. Keep the data in named checkpoints (save_checkpoint, split to fit) and move with a small checkpoint or none", je.Reason)
+			}
 			return nil, fmt.Errorf("transition checkpoint: %w", err)
 		}
 		if _, err := strictjson.Object(r.Checkpoint); err != nil {
@@ -716,6 +726,10 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 // reported unchanged: changed would say that the earlier save had not landed.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
 	changed, err := e.st.SaveCheckpointChanged(name, data)
+	if tooLarge(err) != nil {
+		// Its size is not told: the CLI reads stdin only to just past the limit.
+		return nil, fmt.Errorf("checkpoint %q not saved: it is over the 1 MiB (%d bytes) a checkpoint may hold; split it into several checkpoints, or keep the data in a file and save its path", name, strictjson.MaxSize)
+	}
 	if err != nil {
 		return nil, err
 	}
