@@ -184,6 +184,7 @@ func TestClean(t *testing.T) {
 		{"escape sequence", "evil\x1b[2Jctx", "evil?[2Jctx"},
 		{"carriage return", "ok\rFAKE", "ok?FAKE"},
 		{"newline and tab", "a\nb\tc", "a b c"},
+		{"unicode line breaks", "a\u2028b\u2029c", "a b c"},
 		{"bidi override", "abc\u202edcb", "abc?dcb"},
 		{"zero width", "a\u200bb", "a?b"},
 		{"tag character", "a\U000e0041b", "a?b"},
@@ -252,14 +253,15 @@ func TestConflictLine(t *testing.T) {
 // tab, an escape sequence, an invisible character) is escaped, not turned into ' ' or '?'.
 func TestShownValue(t *testing.T) {
 	for v, want := range map[string]string{
-		"plans/001.md":  `'plans/001.md'`,
-		`it's \ here`:   `'it'\''s \ here'`,
-		"":              `''`,
-		"one\ntwo":      `$'one\ntwo'`,
-		"a\tb's \\":     `$'a\tb\'s \\'`,
-		"red\x1b[31m\r": `$'red\u001B[31m\r'`,
-		"hid\u200bden":  `$'hid\u200Bden'`,
-		"tag\U000E0041": `$'tag\U000E0041'`,
+		"plans/001.md":         `'plans/001.md'`,
+		`it's \ here`:          `'it'\''s \ here'`,
+		"":                     `''`,
+		"one\ntwo":             `$'one\ntwo'`,
+		"a\tb's \\":            `$'a\tb\'s \\'`,
+		"red\x1b[31m\r":        `$'red\u001B[31m\r'`,
+		"hid\u200bden":         `$'hid\u200Bden'`,
+		"tag\U000E0041":        `$'tag\U000E0041'`,
+		"para\u2028line\u2029": `$'para\u2028line\u2029'`,
 	} {
 		if got := shownValue(v); got != want {
 			t.Errorf("shownValue(%q) = %s, want %s", v, got, want)

@@ -12,7 +12,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/vars"
 )
 
-// clean makes a stored string safe to print on a terminal: newlines and tabs become spaces,
+// clean makes a stored string safe to print on a terminal: line breaks (U+2028 and U+2029,
+// which some terminals and viewers break a line at, included) and tabs become spaces,
 // and what textsafe drops from memory lines (control characters such as escape sequences and
 // carriage returns, bidi overrides, zero-width, format and tag characters, variation
 // selectors...) becomes '?', so a workflow's context or a note cannot rewrite the screen or
@@ -21,7 +22,7 @@ import (
 func clean(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '\n' || r == '\t':
+		case r == '\n' || r == '\t' || r == '\u2028' || r == '\u2029':
 			return ' '
 		case r == unicode.ReplacementChar || textsafe.Dropped(r):
 			return '?'
@@ -67,7 +68,7 @@ func shownValue(v string) string {
 			b.WriteString(`\t`)
 		case r == '\r':
 			b.WriteString(`\r`)
-		case r == unicode.ReplacementChar || textsafe.Dropped(r):
+		case r == unicode.ReplacementChar || r == '\u2028' || r == '\u2029' || textsafe.Dropped(r):
 			if r > 0xffff {
 				fmt.Fprintf(&b, `\U%08X`, r)
 			} else {

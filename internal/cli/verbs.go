@@ -33,7 +33,11 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	lines, err := e.ReadLog(pos[0])
+	read := e.ReadLog
+	if t := a.opt.tail; t.set {
+		read = func(name string) (store.Lines, error) { return e.ReadLogTail(name, t.n) }
+	}
+	lines, err := read(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
 		return fmt.Errorf("%w: nothing was appended to it yet (cairn log append %s JSON adds an entry)", err, pos[0])
 	}
@@ -41,9 +45,6 @@ func runLogShow(a *app, pos []string, _ *engine.Engine) error {
 		return err
 	}
 	entries := lines.Lines
-	if t := a.opt.tail; t.set && len(entries) > t.n {
-		entries = entries[len(entries)-t.n:]
-	}
 	if lines.Older > 0 {
 		a.warn(fmt.Sprintf("log %s is larger than cairn reads: only the entries in its last %d MiB are shown (the older ones stay in the file)",
 			pos[0], store.MaxLogSize>>20))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // A record an older Cairn let grow to the edge of the 1 MiB a record may hold (it took
@@ -43,12 +44,37 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
-	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "cairn archive") {
-		t.Fatalf("a write past the record cap: %v, want a refusal that says the record is full and what to do", err)
+	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") ||
+		!strings.Contains(err.Error(), "tasks take") || !strings.Contains(err.Error(), "shorten") || strings.Contains(err.Error(), "archive") {
+		t.Fatalf("a write past the record cap: %v, want a refusal that says the record is full, that tasks fill it, and a step that keeps the workflow", err)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(big) {
 		t.Errorf("the refused write changed the record")
 	}
-	// What the refusal says to do works: the archive keeps the record whole.
-	must(e.open("s1").Archive("too large to change"))(t)
+	// What the refusal says to do works, and then the move does.
+	must(e.open("s1").UpdateTask(engine.TaskRequest{ID: "t0000", Status: "pending", Note: "short"}))(t)
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+}
+
+// Variables fill a record too (256 of up to 64 KiB each): the refusal names them and the
+// step that makes room, not archiving the live workflow.
+func TestVarsFillingTheRecordSayUnset(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	value := strings.Repeat("v", vars.MaxValueLen)
+	var err error
+	var set int
+	for ; set < 20 && err == nil; set++ {
+		_, err = en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%02d", set): value})
+	}
+	if err == nil {
+		t.Fatalf("%d values of %d bytes fit in one record", set, len(value))
+	}
+	if msg := err.Error(); !strings.Contains(msg, "1 MiB") || !strings.Contains(msg, "variables take") ||
+		!strings.Contains(msg, "cairn vars unset") || strings.Contains(msg, "archive") {
+		t.Fatalf("refusal %q: want the 1 MiB limit, the variables named, and cairn vars unset as the step", msg)
+	}
+	must(en.UnsetVars([]string{"WF_BIG00"}))(t)
+	must(en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%02d", set-1): value}))(t)
 }

@@ -67,3 +67,9 @@ func (e *Engine) DeleteCheckpoint(name string) (*Result, error) {
 func (e *Engine) ReadLog(name string) (store.Lines, error) {
 	return e.st.ReadLog(name)
 }
+
+// ReadLogTail is ReadLog for the newest n entries: it reads the log backward from its end,
+// only as far as they go.
+func (e *Engine) ReadLogTail(name string, n int) (store.Lines, error) {
+	return e.st.ReadLogTail(name, n)
+}

@@ -117,10 +117,8 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		workflow.TrimHistory(wres.Record) // the journal keeps the full history
 		return wres.Record, e.event(string(wres.Event), wres.From, wres.To, note), nil
 	})
-	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
-		// A record an older Cairn let grow (it took tasks without bound) may have no room
-		// left for any change: the checker's "invalid JSON at byte 1048576" would not say so.
-		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. Archive it with cairn archive (the archive keeps it whole) and start another", je.Reason)
+	if je := tooLarge(err); je != nil {
+		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record))
 	}
 	if err != nil {
 		return nil, wres, err
@@ -136,6 +134,43 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		}
 	}
 	return res, wres, nil
+}
+
+// tooLarge returns err's refusal of a document over the 1 MiB it may hold, or nil. The
+// checker words it "invalid JSON at byte 1048576", which says neither that nor what to do.
+func tooLarge(err error) *strictjson.Error {
+	if je, ok := errors.AsType[*strictjson.Error](err); ok && je.Kind == strictjson.TooLarge {
+		return je
+	}
+	return nil
+}
+
+// fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
+// makes room without losing the workflow: a write that shrinks a record is never refused.
+// Archiving is named only after `cairn show`, for what no operation can shorten.
+func fullBy(r *workflow.Record) string {
+	if r == nil {
+		return "Run cairn show to see what fills it."
+	}
+	size := func(v any) int {
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	type part struct {
+		size int
+		step string
+	}
+	parts := []part{
+		{size(r.Vars), "Its variables take %d KiB of it: unset ones no longer needed with `cairn vars unset NAME...`, or keep a large value in a file and set its path."},
+		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (update_task with the task's status, or cairn task ID STATUS --note N)."},
+		{size(r.Phases), "The checkpoints and outputs kept with its phases take %d KiB of it: keep large data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint or none."},
+		{size(r.Enforcement), "Its violations take %d KiB of it: set_enforcement with shorter details replaces them."},
+	}
+	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
+	if most.size < 256<<10 { // something no operation shortens fills it
+		return "Run cairn show to see what fills it; if none of it can be shortened, cairn archive keeps it whole and another workflow can take over the work."
+	}
+	return fmt.Sprintf(most.step, (most.size+1023)>>10)
 }
 
 // where fills in the workflow's id, phase and allowed next phases after a change.
@@ -395,6 +430,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
 	if cp := bytes.TrimSpace(r.Checkpoint); len(cp) > 0 && string(cp) != "null" {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
+			if je := tooLarge(err); je != nil {
+				return nil, fmt.Errorf("transition checkpoint: it is over the 1 MiB a checkpoint may hold (%s); nothing was changed. Keep the data in named checkpoints (save_checkpoint, split to fit) and move with a small checkpoint or none", je.Reason)
+			}
 			return nil, fmt.Errorf("transition checkpoint: %w", err)
 		}
 		if _, err := strictjson.Object(r.Checkpoint); err != nil {
@@ -651,6 +689,9 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 	}
 	keys := slices.Sorted(maps.Keys(kv))
 	res, _, err := e.changeVars(keys, func(r *workflow.Record, k string) (workflow.Result, error) {
+		if _, ok := r.Vars[k]; !ok && len(r.Vars) >= vars.MaxVars {
+			return workflow.Result{}, tooManyVars(r.Vars, kv)
+		}
 		return workflow.SetVar(r, k, kv[k], e.now(), e.actor())
 	})
 	if err != nil {
@@ -662,6 +703,20 @@ func (e *Engine) SetVars(kv map[string]string) (*Result, error) {
 		res.Message = "already set; nothing changed"
 	}
 	return res, nil
+}
+
+// tooManyVars refuses a set that would take the workflow's variables, as merged, over
+// vars.MaxVars: vars.Check sees only the incoming set, and one variable at a time would
+// otherwise grow the record until its 1 MiB cap stops every write.
+func tooManyVars(have, set map[string]string) error {
+	merged := len(have)
+	for k := range set {
+		if _, ok := have[k]; !ok {
+			merged++
+		}
+	}
+	return fmt.Errorf("variables not saved, nothing was changed: the workflow would hold %d variables, over the %d it may hold; unset ones no longer needed with `cairn vars unset NAME...`, then set these again",
+		merged, vars.MaxVars)
 }
 
 // GetVars returns the active workflow's variables, all of them or the keys asked for (a
@@ -701,6 +756,10 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 // reported unchanged: changed would say that the earlier save had not landed.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
 	changed, err := e.st.SaveCheckpointChanged(name, data)
+	if tooLarge(err) != nil {
+		// Its size is not told: the CLI reads stdin only to just past the limit.
+		return nil, fmt.Errorf("checkpoint %q not saved: it is over the 1 MiB (%d bytes) a checkpoint may hold; split it into several checkpoints, or keep the data in a file and save its path", name, strictjson.MaxSize)
+	}
 	if err != nil {
 		return nil, err
 	}

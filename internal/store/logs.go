@@ -2,11 +2,13 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -156,4 +158,85 @@ func readNewest(fsys durable.FS, name string, limit int64) (data []byte, start i
 		return nil, size, nil
 	}
 	return buf[i+1:], start + int64(i) + 1, nil
+}
+
+// ReadLogTail is ReadLog for the newest n entries only: it reads logs/NAME.jsonl backward
+// from its end, in growing blocks, until it holds n valid whole lines, the file's start or
+// the last MaxLogSize bytes, so a long log costs what its tail does. Lines are those
+// ReadLog's would end with, Torn is as ReadLog's, Invalid counts the invalid lines read
+// among them (after the first returned), and Older is set only when the last MaxLogSize
+// bytes held fewer than n entries. It takes no lock. A missing log is a *NotFoundError.
+func (s *Store) ReadLogTail(name string, n int) (Lines, error) {
+	if err := ValidName(name); err != nil {
+		return Lines{}, err
+	}
+	f, st, err := durable.OpenRead(s.fs, logFile(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Lines{}, &NotFoundError{What: "log", Name: name}
+	}
+	if err == nil {
+		defer f.Close()
+		var l Lines
+		if l, err = readTail(f, st.Size(), n, MaxLogSize); err == nil {
+			return l, nil
+		}
+	}
+	return Lines{}, fmt.Errorf("reading log %q in %s: %w", name, s.dir, err)
+}
+
+// readTail reads the newest n valid whole lines of the size bytes r holds, reading at most
+// the last limit bytes and the one before them (a newline there makes the first line whole).
+func readTail(r io.ReaderAt, size int64, n int, limit int64) (Lines, error) {
+	var out Lines
+	lim := strictjson.Limits{MaxSize: MaxLogLine, MaxDepth: strictjson.MaxDepth}
+	var buf []byte   // the file from start to size
+	start := size    // where buf begins in the file
+	pos := int64(-1) // the lines from pos on are read; -1 until the torn tail is known
+	var rev []json.RawMessage
+	for block := int64(32 << 10); ; block *= 2 {
+		if floor := max(0, size-limit-1); start > floor {
+			from := max(floor, start-block)
+			more := make([]byte, start-from+int64(len(buf)))
+			if k, err := r.ReadAt(more[:start-from], from); k < int(start-from) {
+				return Lines{}, cmp.Or(err, io.ErrUnexpectedEOF) // the log was cut back meanwhile
+			}
+			copy(more[start-from:], buf)
+			buf, start = more, from
+		}
+		if pos < 0 {
+			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 || start == 0 {
+				pos = start + int64(i) + 1
+				if pos < size {
+					out.Torn = 1
+				}
+			}
+		}
+		for pos > start && len(rev) < n {
+			end := int(pos-start) - 1 // buf[end] is the line's newline
+			i := bytes.LastIndexByte(buf[:end], '\n')
+			if i < 0 && start > 0 {
+				break // the line begins before buf
+			}
+			if line := buf[i+1 : end]; lim.Check(line) == nil {
+				rev = append(rev, json.RawMessage(line))
+			} else {
+				out.Invalid++
+			}
+			pos = start + int64(i) + 1
+		}
+		if pos >= 0 && (len(rev) >= n || pos == 0) {
+			break
+		}
+		if start == max(0, size-limit-1) { // the last limit bytes hold fewer than n entries
+			if pos >= 0 {
+				out.Older = pos
+			} else {
+				out.Older = size
+			}
+			break
+		}
+	}
+	slices.Reverse(rev)
+	out.Lines = rev
+	return out, nil
 }

@@ -1,0 +1,97 @@
+package engine_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/vars"
+	"github.com/cairn-dev/cairn/internal/workflow"
+)
+
+// vars.MaxVars bounds the workflow's variables as a whole, not one set_vars call: a set
+// that would take the merged set over it is refused whole, with the limit and a step that
+// loses nothing, and one that only changes values already set still lands.
+func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	full := map[string]string{}
+	for i := range vars.MaxVars {
+		full[fmt.Sprintf("WF_V%03d", i)] = "v"
+	}
+	must(en.SetVars(full))(t)
+	for _, kv := range []map[string]string{
+		{"WF_ONE_MORE": "x"},
+		{"WF_V000": "changed", "WF_ONE_MORE": "x"},
+	} {
+		_, err := en.SetVars(kv)
+		if err == nil {
+			t.Fatalf("set %v on a workflow holding %d variables was accepted", kv, vars.MaxVars)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, fmt.Sprint(vars.MaxVars)) || !strings.Contains(msg, "cairn vars unset") || strings.Contains(msg, "archive") {
+			t.Errorf("refusal %q: want the limit %d and `cairn vars unset` as the step", msg, vars.MaxVars)
+		}
+	}
+	if kv := must(en.GetVars(nil))(t); len(kv) != vars.MaxVars || kv["WF_V000"] != "v" {
+		t.Fatalf("after the refusals: %d variables, WF_V000=%q; want %d, unchanged", len(kv), kv["WF_V000"], vars.MaxVars)
+	}
+	// Changing a value already set adds none, and the step the refusal names makes room.
+	must(en.SetVars(map[string]string{"WF_V001": "changed"}))(t)
+	must(en.UnsetVars([]string{"WF_V002"}))(t)
+	must(en.SetVars(map[string]string{"WF_ONE_MORE": "x"}))(t)
+	if kv := must(en.GetVars(nil))(t); len(kv) != vars.MaxVars {
+		t.Errorf("%d variables, want %d", len(kv), vars.MaxVars)
+	}
+}
+
+// An initiative's milestones fill initiative.json up to the 1 MiB a document may hold: the
+// refusal names that limit and a step that keeps the initiative, not archiving it.
+func TestInitiativeFullSaysSo(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "big"}))(t)
+	title := strings.Repeat("t", 100<<10)
+	var err error
+	for i := 0; i < 20 && err == nil; i++ {
+		_, err = en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: fmt.Sprintf("m%d", i), Note: title})
+	}
+	if err == nil {
+		t.Fatal("20 milestones of 100 KiB fit in initiative.json")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "1 MiB") || !strings.Contains(msg, "nothing was changed") ||
+		!strings.Contains(msg, "WORKFLOW-STATUS.yaml") || strings.Contains(msg, "archive") {
+		t.Fatalf("refusal %q: want the 1 MiB limit and a step that keeps the initiative", msg)
+	}
+	// The step works: titles shortened in the status file are taken in, and there is room.
+	status := filepath.Join(e.project, ".claude", workflow.StatusFileName)
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(status, []byte(strings.ReplaceAll(string(b), title, "short")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "next", Note: "fits"}))(t)
+}
+
+// A checkpoint over the 1 MiB a document may hold, named or kept with a move, is refused in
+// words that name the limit and a step, not as invalid JSON.
+func TestCheckpointOverTheCapSaysSo(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	big := []byte(`{"data":"` + strings.Repeat("d", 1<<20) + `"}`)
+	_, err := en.SaveCheckpoint("plan", big)
+	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "split") {
+		t.Errorf("save_checkpoint of %d bytes: %v; want the 1 MiB limit and a step", len(big), err)
+	}
+	_, err = en.Transition(engine.TransitionRequest{To: "plan", Checkpoint: big})
+	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "save_checkpoint") {
+		t.Errorf("transition with a checkpoint of %d bytes: %v; want the 1 MiB limit and a step", len(big), err)
+	}
+}
