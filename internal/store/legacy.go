@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -234,7 +233,7 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 }
 
 // keepBackup writes data, the original of a migration, under name or the first free name
-// after it (as freeName), unless one of those already holds exactly data: a migration cut
+// after it (backupFor), unless one of those already holds exactly data: a migration cut
 // short and run again keeps the original once.
 func (s *Store) keepBackup(name string, data []byte) (string, error) {
 	cand := name
@@ -246,20 +245,27 @@ func (s *Store) keepBackup(name string, data []byte) (string, error) {
 		if _, err := s.fs.Lstat(cand); err != nil {
 			return cand, s.writeErr(cand, durable.WriteFile(s.fs, cand, data, 0o600))
 		}
-		cand = strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+		cand = backupFor(name, i)
 	}
 }
 
-// freeName returns name, or name with a counter before ".json.bak" when it is taken: a backup
-// is never overwritten.
-func freeName(fsys durable.FS, name string) string {
+// backupFor is name with the counter i before ".json.bak": the next name tried when name, a
+// backup's, is taken.
+func backupFor(name string, i int) string {
+	return strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+}
+
+// moveToBackup renames from to name, or to the first name after it (backupFor) that is free
+// at the moment of the rename: a backup is never overwritten, not even one made between
+// Cairn's look and its rename. It returns the name used.
+func moveToBackup(fsys durable.FS, from, name string) (string, error) {
 	cand := name
 	for i := 2; ; i++ {
-		if _, err := fsys.Lstat(cand); err != nil {
-			// Free, or unknowable: the rename or write that follows reports the problem.
-			return cand
+		err := durable.RenameNoReplace(fsys, from, cand)
+		if err == nil || durable.IsNotDurable(err) || !errors.Is(err, fs.ErrExist) {
+			return cand, err
 		}
-		cand = strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+		cand = backupFor(name, i)
 	}
 }
 
@@ -331,19 +337,23 @@ func (s *Store) migratedFrom(root, id string, l Legacy) bool {
 // RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its
 // .v<old>.json.bak name, so it is kept but never considered again. It returns the new name.
 func (s *Store) RetireLegacy(l Legacy) (string, error) {
-	pd, err := durable.OpenDir(s.o.projectRoot)
-	if err != nil {
-		return "", err
+	var pd durable.FS = s.o.projectFS
+	if pd == nil {
+		d, err := durable.OpenDir(s.o.projectRoot)
+		if err != nil {
+			return "", err
+		}
+		defer d.Close()
+		pd = d
 	}
-	defer pd.Close()
-	backup := freeName(pd, l.Backup)
-	if err := pd.Rename(l.Name, backup); err != nil {
+	// A rename not confirmed durable still happened: the next start finishes it if it is lost.
+	backup, err := moveToBackup(pd, l.Name, l.Backup)
+	if err != nil && !durable.IsNotDurable(err) {
 		return "", fmt.Errorf("%s could not be renamed to %s: %w", l.Name, backup, err)
 	}
 	if l.Name == seed002Phase {
-		_ = pd.Rename(seed002Exec, freeName(pd, migrate.BackupName(seed002Exec, l.From)))
+		_, _ = moveToBackup(pd, seed002Exec, migrate.BackupName(seed002Exec, l.From))
 	}
-	_ = pd.SyncDir(path.Dir(l.Name))
 	return backup, nil
 }
 
