@@ -280,31 +280,44 @@ type Legacy struct {
 }
 
 // FindLegacy reports a seed's state file that the store left alone because a workflow is
-// already active. Cheap when there is none: a few lstats.
-func (s *Store) FindLegacy() (Legacy, bool) {
+// already active. Cheap when there is none: a few lstats. When the file is instead the active
+// workflow's own origin still in place, it finishes that file's rename, and finished, not nil
+// then, says so for the user.
+func (s *Store) FindLegacy() (l Legacy, finished *Notice, found bool) {
 	root, name, ok := s.findLegacy()
 	if !ok {
-		return Legacy{}, false
+		return Legacy{}, nil, false
 	}
 	l, err := s.readLegacy(root, name, s.o.now())
 	if err != nil {
-		return Legacy{}, false
+		return Legacy{}, nil, false
 	}
 	w, err := s.ReadWorkflow()
 	if err != nil || !s.migratedFrom(root, w.ID, l) {
-		return l, true
+		return l, nil, true
 	}
-	// The file is the active workflow's own origin, not a second copy: a migration killed
-	// after its commit and before this rename, or one still between the two, which holds the
-	// workflow lock until its own rename is done. Finishing the rename is all that is left; if
-	// it cannot be done now, the next start tries again.
-	if unlock, err := s.lock("workflow"); err == nil {
-		if s.migratedFrom(root, w.ID, l) {
-			_, _ = s.RetireLegacy(l)
-		}
-		unlock()
+	return Legacy{}, s.finishRetire(root, w, l), false
+}
+
+// finishRetire renames l, the seed file workflow w was migrated from, found still in place: a
+// migration killed after its commit and before this rename, or one still between the two,
+// which holds the workflow lock until its own rename is done (and says so itself). If it
+// cannot be done now, the next start tries again. The notice is for a rename it finished.
+func (s *Store) finishRetire(root string, w Workflow, l Legacy) *Notice {
+	unlock, err := s.lock("workflow")
+	if err != nil {
+		return nil
 	}
-	return Legacy{}, false
+	defer unlock()
+	if !s.migratedFrom(root, w.ID, l) {
+		return nil
+	}
+	backup, err := s.RetireLegacy(l)
+	if err != nil {
+		return nil
+	}
+	return &Notice{Kind: "migrated", Path: l.Name, Revision: w.Revision,
+		Message: fmt.Sprintf("the migration of %s (%s) to schema 2.0, cut short, was finished; the original is kept as %s", l.Name, l.From, backup)}
 }
 
 // migratedFrom reports whether workflow id was migrated from exactly the seed file l as it is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,8 +73,15 @@ func TestLegacyKilledBeforeRename(t *testing.T) {
 			if err != nil || w.ID != first.ID || w.Revision != first.Revision {
 				t.Fatalf("read %s rev %d (%v), want %s rev %d", w.ID, w.Revision, err, first.ID, first.Revision)
 			}
-			if l, ok := s.FindLegacy(); ok {
+			l, n, ok := s.FindLegacy()
+			if ok {
 				t.Fatalf("the seed file the active workflow was migrated from is reported as a second copy: %s", l.Name)
+			}
+			if n == nil || n.Kind != "migrated" || n.Path != c.rel || !strings.HasSuffix(n.Message, "cut short, was finished; the original is kept as "+c.backup) {
+				t.Fatalf("finishing the rename was not said, or not where the original is: %+v", n)
+			}
+			if _, n, _ := s.FindLegacy(); n != nil {
+				t.Fatalf("said again with nothing left to finish: %+v", n)
 			}
 			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(c.rel))); !os.IsNotExist(err) {
 				t.Fatalf("the seed file is still in place: %v", err)
@@ -111,7 +119,7 @@ func TestLegacyChangedAfterMigration(t *testing.T) {
 	if _, err := s.ReadWorkflow(); err != nil {
 		t.Fatal(err)
 	}
-	if l, ok := s.FindLegacy(); !ok || l.Name != ".claude/workflow-state.json" {
+	if l, _, ok := s.FindLegacy(); !ok || l.Name != ".claude/workflow-state.json" {
 		t.Fatalf("a changed seed file is not reported: %+v %v", l, ok)
 	}
 	if b, _ := os.ReadFile(p); !bytes.Equal(b, changed) {
@@ -141,7 +149,7 @@ func TestLegacyRetireWaitsForTheMigration(t *testing.T) {
 	done := make(chan error, 1)
 	var found bool
 	go func() {
-		_, found = s.FindLegacy()
+		_, _, found = s.FindLegacy()
 		done <- nil
 	}()
 	if durabletest.WaitLockWaiter(filepath.Join(dir, ".lock-workflow"), done) {
