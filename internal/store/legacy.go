@@ -28,8 +28,8 @@ const (
 
 // findLegacy looks, with a few lstats and no reads, for a seed's state file in the project: a
 // regular file first, else whatever else is in the place of one (a symlink, a FIFO), so the
-// read that follows can say why it is not migrated.
-func (s *Store) findLegacy() (root, name string, ok bool) {
+// read that follows can say why it is not migrated. Names in skip are passed over.
+func (s *Store) findLegacy(skip ...string) (root, name string, ok bool) {
 	root = s.o.projectRoot
 	if root == "" {
 		return "", "", false
@@ -38,7 +38,7 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 	for _, rel := range []string{seed001File, seed002Phase} {
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
 		switch {
-		case err != nil || fi.IsDir():
+		case err != nil || fi.IsDir() || slices.Contains(skip, rel):
 		case fi.Mode().IsRegular():
 			return root, rel, true
 		case odd == "":
@@ -49,7 +49,8 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 	if entries, err := durable.ReadDirPath(filepath.Join(root, seed004Dir)); err == nil {
 		for _, e := range entries {
 			n := e.Name()
-			if !strings.HasSuffix(n, seed004Suffix) || e.IsDir() {
+			if !strings.HasSuffix(n, seed004Suffix) || e.IsDir() ||
+				(len(skip) > 0 && slices.Contains(skip, seed004Dir+"/"+n)) {
 				continue
 			}
 			if e.Type().IsRegular() {
@@ -280,23 +281,30 @@ type Legacy struct {
 }
 
 // FindLegacy reports a seed's state file that the store left alone because a workflow is
-// already active. Cheap when there is none: a few lstats. When the file is instead the active
-// workflow's own origin still in place, it finishes that file's rename, and finished, not nil
-// then, says so for the user.
+// already active. Cheap when there is none: a few lstats. A file that is instead the active
+// workflow's own origin still in place has its rename finished, and finished, not nil then,
+// says so for the user. Either that or a file that holds no workflow is passed over for the
+// next one (seed 004 keeps one per session), so none hides a second copy until a later start.
 func (s *Store) FindLegacy() (l Legacy, finished *Notice, found bool) {
-	root, name, ok := s.findLegacy()
-	if !ok {
-		return Legacy{}, nil, false
+	var seen []string
+	for {
+		root, name, ok := s.findLegacy(seen...)
+		if !ok {
+			return Legacy{}, finished, false
+		}
+		seen = append(seen, name)
+		l, err := s.readLegacy(root, name, s.o.now())
+		if err != nil {
+			continue
+		}
+		w, err := s.ReadWorkflow()
+		if err != nil || !s.migratedFrom(root, w.ID, l) {
+			return l, finished, true
+		}
+		if n := s.finishRetire(root, w, l); n != nil {
+			finished = n
+		}
 	}
-	l, err := s.readLegacy(root, name, s.o.now())
-	if err != nil {
-		return Legacy{}, nil, false
-	}
-	w, err := s.ReadWorkflow()
-	if err != nil || !s.migratedFrom(root, w.ID, l) {
-		return l, nil, true
-	}
-	return Legacy{}, s.finishRetire(root, w, l), false
 }
 
 // finishRetire renames l, the seed file workflow w was migrated from, found still in place: a

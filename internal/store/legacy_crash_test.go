@@ -167,3 +167,55 @@ func TestLegacyRetireWaitsForTheMigration(t *testing.T) {
 		t.Fatalf("backups %v, want one", baks)
 	}
 }
+
+// TestLegacySecondSeed004FileSeenSameStart: with two seed 004 files, a start that finishes the
+// interrupted rename of the one the active workflow was migrated from goes on to the other,
+// a second copy, in the same call. Before, it stopped at the rename, and the second copy
+// (perhaps the newer workflow) stayed unseen for a whole session.
+func TestLegacySecondSeed004FileSeenSameStart(t *testing.T) {
+	dir, root, _ := killBeforeRename(t, "migrate/testdata/seed004/audit-state.json", ".workflow-state/audit-state.json", ".workflow-state/audit-state.v1.json.bak", "")
+	other, err := os.ReadFile("migrate/testdata/seed004/release-state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".workflow-state", "release-state.json"), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow.Add(time.Hour))))
+	l, n, ok := s.FindLegacy()
+	if n == nil {
+		t.Fatal("the finished rename of audit-state.json was not said")
+	}
+	if !ok || l.Name != ".workflow-state/release-state.json" {
+		t.Fatalf("the second seed file was not reported: %+v %v", l.Name, ok)
+	}
+}
+
+// TestLegacyUnreadableSeedHidesNoOther: a seed file that is not a workflow (not JSON) does not
+// hide a second copy that is one behind it. Before, FindLegacy stopped at the first file.
+func TestLegacyUnreadableSeedHidesNoOther(t *testing.T) {
+	s, dir := newStore(t)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	seeds := filepath.Join(filepath.Dir(filepath.Dir(dir)), ".workflow-state")
+	if err := os.MkdirAll(seeds, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seeds, "a-state.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile("migrate/testdata/seed004/release-state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seeds, "release-state.json"), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if l, _, ok := s.FindLegacy(); !ok || l.Name != ".workflow-state/release-state.json" {
+		t.Fatalf("the seed file behind an unreadable one was not reported: %+v %v", l.Name, ok)
+	}
+	if b, _ := os.ReadFile(filepath.Join(seeds, "a-state.json")); string(b) != "{not json" {
+		t.Fatal("the unreadable seed file was moved or changed")
+	}
+}
