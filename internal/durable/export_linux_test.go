@@ -9,3 +9,8 @@ func WaitEventsOnly() (restore func()) {
 	maxEventWait = time.Hour
 	return func() { maxEventWait = old }
 }
+
+// RenameLinked is the no-replace rename's fallback for a filesystem that refuses the flag.
+func RenameLinked(d *Dir, oldname, newname string) error {
+	return renameLinked(d.root, oldname, newname)
+}

@@ -28,6 +28,9 @@ type File interface {
 type FS interface {
 	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
 	Rename(oldname, newname string) error
+	// RenameNoReplace is Rename that never replaces: when newname exists it fails with an
+	// error matching fs.ErrExist and changes nothing.
+	RenameNoReplace(oldname, newname string) error
 	Remove(name string) error
 	RemoveAll(name string) error
 	Mkdir(name string, perm fs.FileMode) error
@@ -97,8 +100,11 @@ func (d *Dir) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 }
 
 func (d *Dir) Rename(oldname, newname string) error { return rename(d.root, oldname, newname) }
-func (d *Dir) Remove(name string) error             { return d.root.Remove(name) }
-func (d *Dir) RemoveAll(name string) error          { return d.root.RemoveAll(name) }
+func (d *Dir) RenameNoReplace(oldname, newname string) error {
+	return renameNoReplace(d.root, oldname, newname)
+}
+func (d *Dir) Remove(name string) error    { return d.root.Remove(name) }
+func (d *Dir) RemoveAll(name string) error { return d.root.RemoveAll(name) }
 func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
 	return d.root.Mkdir(name, perm)
 }

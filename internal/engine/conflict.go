@@ -13,7 +13,10 @@ import (
 // under a conflict- name, never deleted, and the seed file is renamed to its .bak name so it
 // is not considered again. It returns the record active afterwards.
 func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *workflow.Record {
-	l, ok := e.st.FindLegacy()
+	l, finished, ok := e.st.FindLegacy()
+	if finished != nil {
+		out.Notices = append(out.Notices, finished.Message)
+	}
 	if !ok {
 		return r
 	}

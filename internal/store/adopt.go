@@ -78,8 +78,12 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		return info, res, notArchived(err)
 	}
 	s.cleanTemps(journalDir, durable.TempPrefix(w.ID+".jsonl"))
-	if err := s.beginArchive(pending{Dir: info.Dir, WorkflowID: w.ID,
-		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}}); err != nil {
+	err = s.startArchive(&info, pending{WorkflowID: w.ID,
+		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}})
+	dir = archiveDir + "/" + info.Dir
+	if errors.Is(err, errDirTaken) {
+		return info, res, err
+	} else if err != nil {
 		return undo(err)
 	}
 	metaDoc, _ := json.Marshal(info)

@@ -163,7 +163,11 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		_ = s.removePending()
 		return info, notArchived(err)
 	}
-	if err := s.beginArchive(pending{Dir: info.Dir, WorkflowID: id, Active: doc == nil}); err != nil {
+	err = s.startArchive(&info, pending{WorkflowID: id, Active: doc == nil})
+	dir = archiveDir + "/" + info.Dir
+	if errors.Is(err, errDirTaken) {
+		return info, err
+	} else if err != nil {
 		return undo(err)
 	}
 	metaDoc, _ := json.Marshal(info)
@@ -233,18 +237,47 @@ func (s *Store) newArchive(id string, rev int64, reason string, record []byte) (
 		base = "conflict-" + base
 	}
 	info.Dir = base
-	for i := 2; ; i++ {
+	return info, s.freeArchiveName(&info, base, 2)
+}
+
+// freeArchiveName moves info.Dir, when it is taken under archive/, on to the first of
+// base-<i>, base-<i+1>... that is not.
+func (s *Store) freeArchiveName(info *ArchiveInfo, base string, i int) error {
+	for ; ; i++ {
 		taken, err := s.present(archiveDir + "/" + info.Dir)
 		if err != nil {
-			return info, notArchived(err)
+			return notArchived(err)
 		}
 		if !taken {
-			return info, nil
+			return nil
 		}
 		if i > 100 {
-			return info, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
+			return notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))
 		}
 		info.Dir = base + "-" + strconv.Itoa(i)
+	}
+}
+
+// errDirTaken is beginArchive's error when the directory it makes exists: made by someone
+// else since its name was chosen. It is not Cairn's to use or to remove.
+var errDirTaken = errors.New("the archive directory was made by another process meanwhile")
+
+// startArchive is beginArchive under info.Dir or, when a directory of that name appeared since
+// newArchive chose it, under the next free name. An error matching errDirTaken left nothing
+// of its own to undo but the marker, which it removed.
+func (s *Store) startArchive(info *ArchiveInfo, p pending) error {
+	for {
+		p.Dir = info.Dir
+		err := s.beginArchive(p)
+		if !errors.Is(err, errDirTaken) {
+			return err
+		}
+		base, n := archiveSeq(info.Dir)
+		info.Dir = base + "-" + strconv.Itoa(n+1)
+		if err := s.freeArchiveName(info, base, n+2); err != nil || n >= 100 {
+			_ = s.removePending()
+			return fmt.Errorf("%w: %w", errDirTaken, cmp.Or(err, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))))
+		}
 	}
 }
 
@@ -383,7 +416,9 @@ func (s *Store) beginArchive(p pending) error {
 		return s.writeErr(pendingArchive, err)
 	}
 	dir := archiveDir + "/" + p.Dir
-	if err := s.fs.Mkdir(dir, 0o700); err != nil {
+	if err := s.fs.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
+		return errDirTaken
+	} else if err != nil {
 		return s.writeErr(dir, err)
 	}
 	return s.writeErr(archiveDir, s.fs.SyncDir(archiveDir))

@@ -6,6 +6,9 @@ import "github.com/cairn-dev/cairn/internal/durable"
 // injection in tests.
 func WithFS(fsys durable.FS) Option { return func(o *options) { o.fs = fsys } }
 
+// WithProjectFS makes the store rename seed files through fsys (anchored at the project root).
+func WithProjectFS(fsys durable.FS) Option { return func(o *options) { o.projectFS = fsys } }
+
 // Archive is ArchiveIf for whichever workflow is active.
 func (s *Store) Archive(reason string) (ArchiveInfo, error) { return s.ArchiveIf(reason, "") }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,8 +28,8 @@ const (
 
 // findLegacy looks, with a few lstats and no reads, for a seed's state file in the project: a
 // regular file first, else whatever else is in the place of one (a symlink, a FIFO), so the
-// read that follows can say why it is not migrated.
-func (s *Store) findLegacy() (root, name string, ok bool) {
+// read that follows can say why it is not migrated. Names in skip are passed over.
+func (s *Store) findLegacy(skip ...string) (root, name string, ok bool) {
 	root = s.o.projectRoot
 	if root == "" {
 		return "", "", false
@@ -39,7 +38,7 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 	for _, rel := range []string{seed001File, seed002Phase} {
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
 		switch {
-		case err != nil || fi.IsDir():
+		case err != nil || fi.IsDir() || slices.Contains(skip, rel):
 		case fi.Mode().IsRegular():
 			return root, rel, true
 		case odd == "":
@@ -50,7 +49,8 @@ func (s *Store) findLegacy() (root, name string, ok bool) {
 	if entries, err := durable.ReadDirPath(filepath.Join(root, seed004Dir)); err == nil {
 		for _, e := range entries {
 			n := e.Name()
-			if !strings.HasSuffix(n, seed004Suffix) || e.IsDir() {
+			if !strings.HasSuffix(n, seed004Suffix) || e.IsDir() ||
+				(len(skip) > 0 && slices.Contains(skip, seed004Dir+"/"+n)) {
 				continue
 			}
 			if e.Type().IsRegular() {
@@ -234,7 +234,7 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 }
 
 // keepBackup writes data, the original of a migration, under name or the first free name
-// after it (as freeName), unless one of those already holds exactly data: a migration cut
+// after it (backupFor), unless one of those already holds exactly data: a migration cut
 // short and run again keeps the original once.
 func (s *Store) keepBackup(name string, data []byte) (string, error) {
 	cand := name
@@ -246,20 +246,27 @@ func (s *Store) keepBackup(name string, data []byte) (string, error) {
 		if _, err := s.fs.Lstat(cand); err != nil {
 			return cand, s.writeErr(cand, durable.WriteFile(s.fs, cand, data, 0o600))
 		}
-		cand = strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+		cand = backupFor(name, i)
 	}
 }
 
-// freeName returns name, or name with a counter before ".json.bak" when it is taken: a backup
-// is never overwritten.
-func freeName(fsys durable.FS, name string) string {
+// backupFor is name with the counter i before ".json.bak": the next name tried when name, a
+// backup's, is taken.
+func backupFor(name string, i int) string {
+	return strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+}
+
+// moveToBackup renames from to name, or to the first name after it (backupFor) that is free
+// at the moment of the rename: a backup is never overwritten, not even one made between
+// Cairn's look and its rename. It returns the name used.
+func moveToBackup(fsys durable.FS, from, name string) (string, error) {
 	cand := name
 	for i := 2; ; i++ {
-		if _, err := fsys.Lstat(cand); err != nil {
-			// Free, or unknowable: the rename or write that follows reports the problem.
-			return cand
+		err := durable.RenameNoReplace(fsys, from, cand)
+		if err == nil || durable.IsNotDurable(err) || !errors.Is(err, fs.ErrExist) {
+			return cand, err
 		}
-		cand = strings.TrimSuffix(name, ".json.bak") + fmt.Sprintf("-%d.json.bak", i)
+		cand = backupFor(name, i)
 	}
 }
 
@@ -274,31 +281,51 @@ type Legacy struct {
 }
 
 // FindLegacy reports a seed's state file that the store left alone because a workflow is
-// already active. Cheap when there is none: a few lstats.
-func (s *Store) FindLegacy() (Legacy, bool) {
-	root, name, ok := s.findLegacy()
-	if !ok {
-		return Legacy{}, false
-	}
-	l, err := s.readLegacy(root, name, s.o.now())
-	if err != nil {
-		return Legacy{}, false
-	}
-	w, err := s.ReadWorkflow()
-	if err != nil || !s.migratedFrom(root, w.ID, l) {
-		return l, true
-	}
-	// The file is the active workflow's own origin, not a second copy: a migration killed
-	// after its commit and before this rename, or one still between the two, which holds the
-	// workflow lock until its own rename is done. Finishing the rename is all that is left; if
-	// it cannot be done now, the next start tries again.
-	if unlock, err := s.lock("workflow"); err == nil {
-		if s.migratedFrom(root, w.ID, l) {
-			_, _ = s.RetireLegacy(l)
+// already active. Cheap when there is none: a few lstats. A file that is instead the active
+// workflow's own origin still in place has its rename finished, and finished, not nil then,
+// says so for the user. Either that or a file that holds no workflow is passed over for the
+// next one (seed 004 keeps one per session), so none hides a second copy until a later start.
+func (s *Store) FindLegacy() (l Legacy, finished *Notice, found bool) {
+	var seen []string
+	for {
+		root, name, ok := s.findLegacy(seen...)
+		if !ok {
+			return Legacy{}, finished, false
 		}
-		unlock()
+		seen = append(seen, name)
+		l, err := s.readLegacy(root, name, s.o.now())
+		if err != nil {
+			continue
+		}
+		w, err := s.ReadWorkflow()
+		if err != nil || !s.migratedFrom(root, w.ID, l) {
+			return l, finished, true
+		}
+		if n := s.finishRetire(root, w, l); n != nil {
+			finished = n
+		}
 	}
-	return Legacy{}, false
+}
+
+// finishRetire renames l, the seed file workflow w was migrated from, found still in place: a
+// migration killed after its commit and before this rename, or one still between the two,
+// which holds the workflow lock until its own rename is done (and says so itself). If it
+// cannot be done now, the next start tries again. The notice is for a rename it finished.
+func (s *Store) finishRetire(root string, w Workflow, l Legacy) *Notice {
+	unlock, err := s.lock("workflow")
+	if err != nil {
+		return nil
+	}
+	defer unlock()
+	if !s.migratedFrom(root, w.ID, l) {
+		return nil
+	}
+	backup, err := s.RetireLegacy(l)
+	if err != nil {
+		return nil
+	}
+	return &Notice{Kind: "migrated", Path: l.Name, Revision: w.Revision,
+		Message: fmt.Sprintf("the migration of %s (%s) to schema 2.0, cut short, was finished; the original is kept as %s", l.Name, l.From, backup)}
 }
 
 // migratedFrom reports whether workflow id was migrated from exactly the seed file l as it is
@@ -331,19 +358,23 @@ func (s *Store) migratedFrom(root, id string, l Legacy) bool {
 // RetireLegacy renames a settled legacy file (and seed 002's execution.json beside it) to its
 // .v<old>.json.bak name, so it is kept but never considered again. It returns the new name.
 func (s *Store) RetireLegacy(l Legacy) (string, error) {
-	pd, err := durable.OpenDir(s.o.projectRoot)
-	if err != nil {
-		return "", err
+	var pd durable.FS = s.o.projectFS
+	if pd == nil {
+		d, err := durable.OpenDir(s.o.projectRoot)
+		if err != nil {
+			return "", err
+		}
+		defer d.Close()
+		pd = d
 	}
-	defer pd.Close()
-	backup := freeName(pd, l.Backup)
-	if err := pd.Rename(l.Name, backup); err != nil {
+	// A rename not confirmed durable still happened: the next start finishes it if it is lost.
+	backup, err := moveToBackup(pd, l.Name, l.Backup)
+	if err != nil && !durable.IsNotDurable(err) {
 		return "", fmt.Errorf("%s could not be renamed to %s: %w", l.Name, backup, err)
 	}
 	if l.Name == seed002Phase {
-		_ = pd.Rename(seed002Exec, freeName(pd, migrate.BackupName(seed002Exec, l.From)))
+		_, _ = moveToBackup(pd, seed002Exec, migrate.BackupName(seed002Exec, l.From))
 	}
-	_ = pd.SyncDir(path.Dir(l.Name))
 	return backup, nil
 }
 

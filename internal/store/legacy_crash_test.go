@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,8 +73,15 @@ func TestLegacyKilledBeforeRename(t *testing.T) {
 			if err != nil || w.ID != first.ID || w.Revision != first.Revision {
 				t.Fatalf("read %s rev %d (%v), want %s rev %d", w.ID, w.Revision, err, first.ID, first.Revision)
 			}
-			if l, ok := s.FindLegacy(); ok {
+			l, n, ok := s.FindLegacy()
+			if ok {
 				t.Fatalf("the seed file the active workflow was migrated from is reported as a second copy: %s", l.Name)
+			}
+			if n == nil || n.Kind != "migrated" || n.Path != c.rel || !strings.HasSuffix(n.Message, "cut short, was finished; the original is kept as "+c.backup) {
+				t.Fatalf("finishing the rename was not said, or not where the original is: %+v", n)
+			}
+			if _, n, _ := s.FindLegacy(); n != nil {
+				t.Fatalf("said again with nothing left to finish: %+v", n)
 			}
 			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(c.rel))); !os.IsNotExist(err) {
 				t.Fatalf("the seed file is still in place: %v", err)
@@ -111,7 +119,7 @@ func TestLegacyChangedAfterMigration(t *testing.T) {
 	if _, err := s.ReadWorkflow(); err != nil {
 		t.Fatal(err)
 	}
-	if l, ok := s.FindLegacy(); !ok || l.Name != ".claude/workflow-state.json" {
+	if l, _, ok := s.FindLegacy(); !ok || l.Name != ".claude/workflow-state.json" {
 		t.Fatalf("a changed seed file is not reported: %+v %v", l, ok)
 	}
 	if b, _ := os.ReadFile(p); !bytes.Equal(b, changed) {
@@ -141,7 +149,7 @@ func TestLegacyRetireWaitsForTheMigration(t *testing.T) {
 	done := make(chan error, 1)
 	var found bool
 	go func() {
-		_, found = s.FindLegacy()
+		_, _, found = s.FindLegacy()
 		done <- nil
 	}()
 	if durabletest.WaitLockWaiter(filepath.Join(dir, ".lock-workflow"), done) {
@@ -157,5 +165,57 @@ func TestLegacyRetireWaitsForTheMigration(t *testing.T) {
 	}
 	if baks, _ := filepath.Glob(filepath.Join(root, ".claude", "workflow-state.v1*")); len(baks) != 1 {
 		t.Fatalf("backups %v, want one", baks)
+	}
+}
+
+// TestLegacySecondSeed004FileSeenSameStart: with two seed 004 files, a start that finishes the
+// interrupted rename of the one the active workflow was migrated from goes on to the other,
+// a second copy, in the same call. Before, it stopped at the rename, and the second copy
+// (perhaps the newer workflow) stayed unseen for a whole session.
+func TestLegacySecondSeed004FileSeenSameStart(t *testing.T) {
+	dir, root, _ := killBeforeRename(t, "migrate/testdata/seed004/audit-state.json", ".workflow-state/audit-state.json", ".workflow-state/audit-state.v1.json.bak", "")
+	other, err := os.ReadFile("migrate/testdata/seed004/release-state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".workflow-state", "release-state.json"), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow.Add(time.Hour))))
+	l, n, ok := s.FindLegacy()
+	if n == nil {
+		t.Fatal("the finished rename of audit-state.json was not said")
+	}
+	if !ok || l.Name != ".workflow-state/release-state.json" {
+		t.Fatalf("the second seed file was not reported: %+v %v", l.Name, ok)
+	}
+}
+
+// TestLegacyUnreadableSeedHidesNoOther: a seed file that is not a workflow (not JSON) does not
+// hide a second copy that is one behind it. Before, FindLegacy stopped at the first file.
+func TestLegacyUnreadableSeedHidesNoOther(t *testing.T) {
+	s, dir := newStore(t)
+	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	seeds := filepath.Join(filepath.Dir(filepath.Dir(dir)), ".workflow-state")
+	if err := os.MkdirAll(seeds, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seeds, "a-state.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.ReadFile("migrate/testdata/seed004/release-state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seeds, "release-state.json"), other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if l, _, ok := s.FindLegacy(); !ok || l.Name != ".workflow-state/release-state.json" {
+		t.Fatalf("the seed file behind an unreadable one was not reported: %+v %v", l.Name, ok)
+	}
+	if b, _ := os.ReadFile(filepath.Join(seeds, "a-state.json")); string(b) != "{not json" {
+		t.Fatal("the unreadable seed file was moved or changed")
 	}
 }

@@ -219,7 +219,7 @@ func TestLegacyInReadOnlyDir(t *testing.T) {
 	if err != nil || w2.ID != w.ID || w2.Revision != w.Revision {
 		t.Fatalf("second read: %+v %v", w2, err)
 	}
-	if l, ok := s.FindLegacy(); ok {
+	if l, _, ok := s.FindLegacy(); ok {
 		t.Fatalf("the seed file the workflow was migrated from is reported as a second copy: %s", l.Name)
 	}
 	if b, _ := os.ReadFile(filepath.Join(seeds, "audit-state.json")); !bytes.Equal(b, old) {

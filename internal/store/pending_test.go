@@ -163,8 +163,8 @@ func TestPendingIOErrorStillReads(t *testing.T) {
 	}
 }
 
-// lstatFailFS fails every Lstat under dir with err, as a directory whose entries the disk can
-// no longer read does.
+// lstatFailFS fails every Lstat under dir, and every no-replace rename into it (which looks
+// the name up first), with err, as a directory whose entries the disk can no longer read does.
 type lstatFailFS struct {
 	durable.FS
 	dir string
@@ -176,6 +176,13 @@ func (l lstatFailFS) Lstat(name string) (fs.FileInfo, error) {
 		return nil, &fs.PathError{Op: "lstat", Path: name, Err: l.err}
 	}
 	return l.FS.Lstat(name)
+}
+
+func (l lstatFailFS) RenameNoReplace(oldname, newname string) error {
+	if strings.HasPrefix(newname, l.dir+"/") {
+		return &fs.PathError{Op: "rename", Path: newname, Err: l.err}
+	}
+	return l.FS.RenameNoReplace(oldname, newname)
 }
 
 // TestQuarantineNameErrorDoesNotHang: finding a free name in quarantine/ for a damaged

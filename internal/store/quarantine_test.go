@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
@@ -47,5 +48,40 @@ func TestQuarantineIsDurable(t *testing.T) {
 		if k > 50 {
 			t.Fatal("Quarantine never ran to its end")
 		}
+	}
+}
+
+// TestQuarantineNeverOverwrites: a file that appears under the quarantine name Cairn picked,
+// between the pick and the move, is kept, and the damaged file goes to the next name. Before,
+// the move replaced it.
+func TestQuarantineNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	at := fixedNow.UTC().Format("20060102T150405.000Z")
+	earlier := []byte("quarantined by another process")
+	f := &takeFS{FS: d, take: "quarantine/claims.json-" + at, content: earlier}
+	s := mustOpen(t, dir, store.WithFS(f), store.WithClock(func() time.Time { return fixedNow }))
+	if err := durable.WriteFile(d, "claims.json", []byte("{damaged"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Quarantine("claims.json", errors.New("damaged"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.taken {
+		t.Fatal("the quarantine name was never looked at or moved onto")
+	}
+	if got, err := durable.ReadFile(d, f.take, 1<<10); err != nil || string(got) != string(earlier) {
+		t.Fatalf("the earlier quarantined file now holds %q (%v)", got, err)
+	}
+	if want := f.take + "-2"; n.Path != want {
+		t.Fatalf("quarantined as %s, want %s", n.Path, want)
+	}
+	if got, err := durable.ReadFile(d, n.Path, 1<<10); err != nil || string(got) != "{damaged" {
+		t.Fatalf("%s holds %q (%v), want the damaged file", n.Path, got, err)
 	}
 }

@@ -130,6 +130,7 @@ type options struct {
 	lockWait    time.Duration
 	now         func() time.Time
 	projectRoot string
+	projectFS   durable.FS // tests wrap the project root (WithProjectFS, export_test.go)
 	noCreate    bool
 	compactAt   int64
 }

@@ -387,22 +387,20 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	base := path.Base(file)
 	dst := quarantineDir + "/" + base + "-" + s.utc()
 	for i := 2; ; i++ {
-		// Only "not there" frees a name: any other answer (an I/O error, no permission)
-		// would be the same for every name tried, under the workflow lock.
-		taken, err := s.present(dst)
-		if err != nil {
-			return Notice{}, err
-		}
-		if !taken {
+		// Never onto a name taken, even one taken since it was chosen: only "exists" moves on
+		// to the next name; any other answer (an I/O error, no permission) would be the same
+		// for every name tried.
+		err := s.fs.RenameNoReplace(file, dst)
+		if err == nil {
 			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return Notice{}, s.writeErr(file, err)
 		}
 		if i > 100 {
 			return Notice{}, s.writeErr(dst, fs.ErrExist)
 		}
 		dst = quarantineDir + "/" + base + "-" + s.utc() + "-" + strconv.Itoa(i)
-	}
-	if err := s.fs.Rename(file, dst); err != nil {
-		return Notice{}, s.writeErr(file, err)
 	}
 	if err := s.fs.SyncDir(quarantineDir); err != nil {
 		return Notice{}, s.writeErr(dst, err)

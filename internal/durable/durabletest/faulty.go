@@ -100,6 +100,10 @@ func (f *Faulty) Rename(oldname, newname string) error {
 	return f.then("rename", oldname+" -> "+newname, func() error { return f.FS.Rename(oldname, newname) })
 }
 
+func (f *Faulty) RenameNoReplace(oldname, newname string) error {
+	return f.then("rename-noreplace", oldname+" -> "+newname, func() error { return f.FS.RenameNoReplace(oldname, newname) })
+}
+
 func (f *Faulty) Remove(name string) error {
 	return f.then("remove", name, func() error { return f.FS.Remove(name) })
 }

@@ -237,6 +237,30 @@ func (f *FS) Rename(oldname, newname string) error {
 	})
 }
 
+// RenameNoReplace is Rename failing with fs.ErrExist when newname exists.
+func (f *FS) RenameNoReplace(oldname, newname string) error {
+	return do0(f, nil, func() error {
+		od, ob, err := f.parent("rename", oldname)
+		if err != nil {
+			return err
+		}
+		n, ok := od.children[ob]
+		if !ok {
+			return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
+		}
+		nd, nb, err := f.parent("rename", newname)
+		if err != nil {
+			return err
+		}
+		if _, ok := nd.children[nb]; ok {
+			return &fs.PathError{Op: "rename", Path: newname, Err: fs.ErrExist}
+		}
+		delete(od.children, ob)
+		nd.children[nb] = n
+		return nil
+	})
+}
+
 // Remove removes a file or an empty directory.
 func (f *FS) Remove(name string) error {
 	return do0(f, nil, func() error {

@@ -1,0 +1,56 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// TestFinishedSeedRenameIsSaid: a session start that finds the active workflow's own seed
+// file still in place (a kill between the migration's commit and the seed file's rename)
+// finishes the rename and says so once, among the notices where the migration itself is
+// said, naming the file and where its original now is. The next start says nothing of it.
+func TestFinishedSeedRenameIsSaid(t *testing.T) {
+	e := newEnv(t)
+	seed := filepath.Join(e.project, ".claude", "workflow-state.json")
+	backup := filepath.Join(e.project, ".claude", "workflow-state.v1.json.bak")
+	if err := os.MkdirAll(filepath.Dir(seed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"type":"APEX","phase":"implement","lastUpdated":"` + e.clock.Now().Format("2006-01-02T15:04:05Z") + `","ttl":"24h","context":"seed copy"}`
+	if err := os.WriteFile(seed, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
+	if !containsAny(r.Notices, "was migrated to schema 2.0") {
+		t.Fatalf("the seed file was not migrated: notices %v, warnings %v", r.Notices, r.Warnings)
+	}
+	// The kill: the migration committed, the seed file not yet renamed.
+	if err := os.Rename(backup, seed); err != nil {
+		t.Fatal(err)
+	}
+	r = e.open("s2").Resume(engine.ResumeOptions{Apply: true})
+	var said []string
+	for _, n := range r.Notices {
+		if strings.Contains(n, ".claude/workflow-state.json") {
+			said = append(said, n)
+		}
+	}
+	want := "the migration of .claude/workflow-state.json (seed001) to schema 2.0, cut short, was finished; the original is kept as .claude/workflow-state.v1.json.bak"
+	if len(said) != 1 || said[0] != want {
+		t.Fatalf("notices about the seed file %q, want only %q (warnings %v)", said, want, r.Warnings)
+	}
+	if containsAny(r.Notices, "two copies") || containsAny(r.Warnings, "workflow-state.json") {
+		t.Fatalf("the finished rename was taken for something else: notices %v, warnings %v", r.Notices, r.Warnings)
+	}
+	if _, err := os.Stat(backup); err != nil {
+		t.Fatalf("the original is not where the notice says: %v", err)
+	}
+	r = e.open("s3").Resume(engine.ResumeOptions{Apply: true})
+	if containsAny(r.Notices, "workflow-state.json") {
+		t.Fatalf("a start with nothing to finish still speaks of the seed file: %v", r.Notices)
+	}
+}

@@ -1,0 +1,89 @@
+package store_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// takeFS is the project root where another process (or the user) creates the file take just
+// after Cairn looks at that name, or just before Cairn renames onto it.
+type takeFS struct {
+	durable.FS
+	take    string
+	content []byte
+	taken   bool
+}
+
+func (f *takeFS) create(name string) {
+	if name == f.take && !f.taken {
+		f.taken = true
+		if err := durable.WriteFile(f.FS, name, f.content, 0o600); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (f *takeFS) Lstat(name string) (os.FileInfo, error) {
+	fi, err := f.FS.Lstat(name)
+	f.create(name)
+	return fi, err
+}
+
+func (f *takeFS) Rename(oldname, newname string) error {
+	f.create(newname)
+	return f.FS.Rename(oldname, newname)
+}
+
+func (f *takeFS) RenameNoReplace(oldname, newname string) error {
+	f.create(newname)
+	return f.FS.RenameNoReplace(oldname, newname)
+}
+
+// TestRetireLegacyNeverOverwritesABackup: a backup that appears under the name Cairn picked
+// for a seed file's original, between the pick and the rename, is kept, and the original
+// goes to the next free name. Before, the rename replaced it: that earlier backup was lost.
+func TestRetireLegacyNeverOverwritesABackup(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	root := filepath.Dir(filepath.Dir(dir))
+	seed, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".claude", "workflow-state.json"), seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pd, err := durable.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pd.Close()
+	earlier := []byte("a backup made by someone else")
+	fsys := &takeFS{FS: pd, take: ".claude/workflow-state.v1.json.bak", content: earlier}
+	w, err := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow)), store.WithProjectFS(fsys)).ReadWorkflow()
+	if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
+		t.Fatalf("migration: %+v %v", w.Notices, err)
+	}
+	if !fsys.taken {
+		t.Fatal("the backup name was never looked at or renamed onto")
+	}
+	if got, err := os.ReadFile(filepath.Join(root, ".claude", "workflow-state.v1.json.bak")); err != nil || string(got) != string(earlier) {
+		t.Fatalf("the earlier backup now holds %.40q (%v)", got, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, ".claude", "workflow-state.v1-2.json.bak")); err != nil || string(got) != string(seed) {
+		t.Fatalf("the seed file's original is not kept under the next free name: %.40q (%v)", got, err)
+	}
+	if !strings.HasSuffix(w.Notices[0].Message, "the original is kept as .claude/workflow-state.v1-2.json.bak") {
+		t.Fatalf("notice %q does not name where the original is", w.Notices[0].Message)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".claude", "workflow-state.json")); !os.IsNotExist(err) {
+		t.Fatalf("the seed file is still in place: %v", err)
+	}
+}
