@@ -70,7 +70,7 @@ type Input struct {
 	Ended string
 	// OpenTasks are the workflow's pending or running tasks, oldest first, among them the
 	// Claude Code tasks Cairn mirrors (Claude Code keeps its own list per session). They come
-	// after the context in the budget, so they never crowd out the position.
+	// last in the budget, so they never crowd out the position, a warning or a notice.
 	OpenTasks []string
 	// Tool is the tool to call for details, e.g. mcp__plugin_cairn_cairn__resume_check; empty
 	// in the details view itself.
@@ -210,9 +210,10 @@ func Render(in Input) (text string, endedShown bool) {
 	b.joined(oCompleted, "completed: ", "phases", in.Completed, capName)
 	b.list(oBlocking, "blocking", blocking)
 	b.field(oContext, "context: ", in.Context, capContext)
-	b.list(oTasks, "open task", in.OpenTasks)
 	b.list(oWarnings, "warning", warnings)
 	b.list(oNotices, "notice", notices)
+	// Open tasks can be hundreds, and resume_check lists them: they take what is left.
+	b.list(oTasks, "open task", in.OpenTasks)
 	if in.Details {
 		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
 		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem)

@@ -641,3 +641,27 @@ func TestCheckpointsCountedAsCheckpoints(t *testing.T) {
 		t.Fatal("no report counted the checkpoints: the test needs other sizes")
 	}
 }
+
+// TestOpenTasksLast: hundreds of long open tasks (each can be listed by resume_check) are
+// filled last, so they never crowd out what only the report says: a warning that the work is
+// stale, and a notice of what the read protocol did. Before, five tasks of 320 characters
+// took the room and the warning was cut to "last activity was 20d ago…".
+func TestOpenTasksLast(t *testing.T) {
+	in := full()
+	for i := range 300 {
+		in.OpenTasks = append(in.OpenTasks, fmt.Sprintf("task %d %s", i, strings.Repeat("été ", 200)))
+	}
+	in.Context = strings.Repeat("a very long context ", 50)
+	warning := "last activity was 20d ago (2026-11-02T10:00:00Z), more than 7 days: the work may have moved on; confirm with the user before continuing"
+	notice := "300 open tasks came from an earlier Claude Code session's task list, which this session does not have; Claude Code does not say when a task is deleted, so each may be gone there: create it again if it is still to do. Cairn says this once; the tasks then stand as the workflow's own"
+	in.Warnings, in.Notices = []string{warning}, []string{notice}
+	got := render(in)
+	for _, w := range []string{"warning: " + warning + "\n", "notice: " + notice + "\n", "open task: +", "Details: " + tool} {
+		if !strings.Contains(got, w) {
+			t.Errorf("report lacks %q:\n%s", w, got)
+		}
+	}
+	if len(got) > report.MaxLen {
+		t.Errorf("report is %d bytes, over %d", len(got), report.MaxLen)
+	}
+}
