@@ -384,15 +384,14 @@ func sentences(s string, max, room int) string {
 			return v[:i] + "."
 		}
 	}
-	for _, sep := range []string{": ", ", "} {
+	// A clause or word boundary in the first half would drop most of what fits (a long path
+	// or URL after "output "): then the cut stays between characters.
+	for _, sep := range []string{": ", ", ", " "} {
 		if i := strings.LastIndex(v, sep); i > len(v)/2 {
 			return v[:i] + "…"
 		}
 	}
-	if i := strings.LastIndexByte(v, ' '); i > 0 {
-		return v[:i] + "…"
-	}
-	return v
+	return v + "…"
 }
 
 // visible reports whether any of ss has something left after sanitising.

@@ -665,3 +665,19 @@ func TestOpenTasksLast(t *testing.T) {
 		t.Errorf("report is %d bytes, over %d", len(got), report.MaxLen)
 	}
 }
+
+// TestLongWordKept: an item cut inside a long word (a path, a URL, a subject in a script
+// without spaces) keeps the part that fits, not only the words before it: "task 7…" says
+// nothing of which task.
+func TestLongWordKept(t *testing.T) {
+	in := full()
+	path := "src/" + strings.Repeat("très-long-répertoire/", 30) + "fichier.go"
+	in.OpenTasks = []string{"task 7 " + strings.Repeat("é", 400)}
+	in.Warnings = []string{"output " + path + " of phase plan is missing"}
+	got := render(in)
+	for _, w := range []string{"open task: task 7 " + strings.Repeat("é", 100), "warning: output src/très-long-répertoire/très-long-répertoire/"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("report lacks %q:\n%s", w, got)
+		}
+	}
+}
