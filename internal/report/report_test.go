@@ -681,3 +681,26 @@ func TestLongWordKept(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryListHeard: a list of long items (a review that recorded a hundred violations)
+// takes its turn after every other list has shown its first item, so the warning that the
+// work is stale, which the next step asks the agent to act on, is said whole; the rest of
+// the violations are counted.
+func TestEveryListHeard(t *testing.T) {
+	in := full()
+	for i := range 100 {
+		in.Blocking = append(in.Blocking, report.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: strings.Repeat("a long detail ", 30)})
+	}
+	warning := "last activity was 20d ago (2026-11-02T10:00:00Z), more than 7 days: the work may have moved on; confirm with the user before continuing"
+	in.Warnings = []string{warning}
+	in.Notices = []string{"1 running task reset to pending (attempt 2)"}
+	got := render(in)
+	for _, w := range []string{"blocking: V-0 (HIGH): a long detail", "blocking: +", "warning: " + warning + "\n", "notice: 1 running task reset to pending (attempt 2)\n", "context: Add OAuth login to the web app\n"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("report lacks %q:\n%s", w, got)
+		}
+	}
+	if len(got) > report.MaxLen {
+		t.Errorf("report is %d bytes, over %d", len(got), report.MaxLen)
+	}
+}
