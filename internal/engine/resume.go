@@ -277,10 +277,8 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 	}
 	if len(eye) > 0 {
+		// Not cut here: the hook cuts it to one line between characters (hook.OneLine).
 		out.SystemMessage = "Cairn: " + strings.Join(dedupe(eye), "; ")
-		if len(out.SystemMessage) > 600 {
-			out.SystemMessage = out.SystemMessage[:597] + "..."
-		}
 	}
 	return out
 }

@@ -178,7 +178,8 @@ func fingerprint(id string, vs []workflow.Violation) string {
 
 // blockReason is what the Stop hook asks the agent: the workflow and its blocking violations,
 // stored text all, fenced as the resume report fences it (report.Render: one clean line each,
-// at most five and "+N more", report.MaxLen bytes in all), then Cairn's one instruction.
+// at most five and "+N more", report.MaxLen bytes in all), then Cairn's one instruction and
+// the tool that lists them all.
 func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 	blocking := make([]Violation, len(vs))
 	for i, v := range vs {
@@ -189,6 +190,7 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 		next = "Deal with the blocking violation above before finishing: fix it, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations"
 	}
 	reason, _ := report.Render(report.Input{Tier: "Full", WorkflowID: r.WorkflowID, Type: r.Type, Context: r.Context,
-		Phase: r.State, PhaseStatus: string(r.PhaseStatus), Blocking: blocking, Next: next, Nonce: report.NewNonce()})
+		Phase: r.State, PhaseStatus: string(r.PhaseStatus), Blocking: blocking, Next: next, Nonce: report.NewNonce(),
+		Tool: ToolPrefix + "resume_check"}) // where the violations past the first five are
 	return reason
 }

@@ -70,7 +70,7 @@ type Input struct {
 	Ended string
 	// OpenTasks are the workflow's pending or running tasks, oldest first, among them the
 	// Claude Code tasks Cairn mirrors (Claude Code keeps its own list per session). They come
-	// after the context in the budget, so they never crowd out the position.
+	// last in the budget, so they never crowd out the position, a warning or a notice.
 	OpenTasks []string
 	// Tool is the tool to call for details, e.g. mcp__plugin_cairn_cairn__resume_check; empty
 	// in the details view itself.
@@ -200,19 +200,23 @@ func Render(in Input) (text string, endedShown bool) {
 	// Each item once: a notice that repeats a warning adds nothing.
 	warnings := dedupe(in.Warnings, nil)
 	notices := dedupe(in.Notices, warnings)
-	// Every non-empty list keeps room to at least say how many items it has.
-	blocking := violations(in.Blocking)
-	for _, l := range [][]string{blocking, in.OpenTasks, notices, warnings} {
-		if len(l) > 0 {
-			b.left -= reserve
-		}
-	}
+	lists := [...]list{b.list(oBlocking, "blocking", violations(in.Blocking)), b.list(oWarnings, "warning", warnings),
+		b.list(oNotices, "notice", notices), b.list(oTasks, "open task", in.OpenTasks)}
 	b.joined(oCompleted, "completed: ", "phases", in.Completed, capName)
-	b.list(oBlocking, "blocking", blocking)
+	// Each list's first item, then the others' in the same order, then how many were left
+	// out: five long violations or tasks cannot take the room of the warning that the work
+	// is stale. Open tasks can be hundreds, and resume_check lists them: they come last.
+	b.more(&lists[0], 1)
 	b.field(oContext, "context: ", in.Context, capContext)
-	b.list(oTasks, "open task", in.OpenTasks)
-	b.list(oWarnings, "warning", warnings)
-	b.list(oNotices, "notice", notices)
+	for i := range lists[1:] {
+		b.more(&lists[1+i], 1)
+	}
+	for i := range lists {
+		b.more(&lists[i], b.items)
+	}
+	for i := range lists {
+		b.count(&lists[i])
+	}
 	if in.Details {
 		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
 		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem)
@@ -292,30 +296,56 @@ const notShown = "(not shown: it has a secret's shape)"
 // reserve is room kept for a "+N more" line.
 const reserve = len("blocking: 1000 not shown") + 1
 
-// list adds one line per item (at most capItem runes), up to maxItems, then "+N more" for
-// the rest. Items that sanitise to nothing are not counted.
-func (b *budget) list(order int, label string, items []string) {
+// list is one list's items (those that sanitise to something) and how many are shown.
+type list struct {
+	order   int
+	label   string
+	raw     []string
+	shown   int
+	stopped bool // an item did not fit: none after it is tried
+	held    bool // room for the count line is set aside in the budget
+}
+
+// list starts a list, setting aside room to at least say how many items it has.
+func (b *budget) list(order int, label string, items []string) list {
 	if len(items) == 0 {
-		return
+		return list{}
 	}
-	b.left += reserve // what Render set aside for this list
+	b.left -= reserve
 	raw := slices.DeleteFunc(slices.Clone(items), func(it string) bool { return line(it, capItem) == "" })
-	shown := 0
-	for ; shown < min(len(raw), b.items); shown++ {
-		room := b.left - 1 - len(label) - 2
-		if shown < len(raw)-1 {
-			room -= reserve // keep room to say how many were left out
-		}
-		v := sentences(raw[shown], capItem, room)
-		if v == "" || !b.add(order, label+": "+v) {
-			break
+	return list{order: order, label: label, raw: raw, held: true}
+}
+
+// more adds l's items, one line each (at most capItem runes), until n are shown.
+func (b *budget) more(l *list, n int) {
+	for !l.stopped && l.shown < min(len(l.raw), n) {
+		last := l.shown == len(l.raw)-1
+		b.release(l, last) // the last item leaves no count to say
+		v := sentences(l.raw[l.shown], capItem, b.left-1-len(l.label)-2)
+		if l.stopped = v == "" || !b.add(l.order, l.label+": "+v); l.stopped && last {
+			l.held, b.left = true, b.left-reserve // the count is said after all
+		} else if !l.stopped {
+			l.shown++
 		}
 	}
-	switch rest := len(raw) - shown; {
-	case rest > 0 && shown == 0:
-		b.add(order, fmt.Sprintf("%s: %d not shown", label, rest))
+}
+
+// release gives back l's room set aside for its count, when cond.
+func (b *budget) release(l *list, cond bool) {
+	if cond && l.held {
+		l.held, b.left = false, b.left+reserve
+	}
+}
+
+// count says how many of l's items were left out: "+N more", or "N not shown" when none was
+// shown.
+func (b *budget) count(l *list) {
+	b.release(l, true)
+	switch rest := len(l.raw) - l.shown; {
+	case rest > 0 && l.shown == 0:
+		b.add(l.order, fmt.Sprintf("%s: %d not shown", l.label, rest))
 	case rest > 0:
-		b.add(order, fmt.Sprintf("%s: +%d more", label, rest))
+		b.add(l.order, fmt.Sprintf("%s: +%d more", l.label, rest))
 	}
 }
 
@@ -383,15 +413,14 @@ func sentences(s string, max, room int) string {
 			return v[:i] + "."
 		}
 	}
-	for _, sep := range []string{": ", ", "} {
+	// A clause or word boundary in the first half would drop most of what fits (a long path
+	// or URL after "output "): then the cut stays between characters.
+	for _, sep := range []string{": ", ", ", " "} {
 		if i := strings.LastIndex(v, sep); i > len(v)/2 {
 			return v[:i] + "…"
 		}
 	}
-	if i := strings.LastIndexByte(v, ' '); i > 0 {
-		return v[:i] + "…"
-	}
-	return v
+	return v + "…"
 }
 
 // visible reports whether any of ss has something left after sanitising.

@@ -1,0 +1,31 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// A Stop block's reason shows at most five violations and counts the rest ("+N more"); the
+// agent is asked to deal with all of them, so the reason says where the whole list is, as the
+// session-start report does.
+func TestStopReasonSaysWhereTheRestIs(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	var vs []engine.Violation
+	for i := range 40 {
+		vs = append(vs, engine.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: strings.Repeat("a long detail ", 20)})
+	}
+	must(en.SetEnforcement(vs))(t)
+	out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t)
+	if !out.Block || !strings.Contains(out.Reason, "blocking: +") {
+		t.Fatalf("want a block that leaves violations out: %+v", out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.Reason, "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Next: Deal with the blocking violations") || !strings.HasSuffix(last, " Details: "+engine.ToolPrefix+"resume_check.") {
+		t.Errorf("the reason's last line does not say where the whole list is: %q", last)
+	}
+}
