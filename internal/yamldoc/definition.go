@@ -140,6 +140,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if at, reason := mappingTrouble(doc, offset); at != nil {
 		return fail(at.Line+offset, "front matter: %s", reason)
 	}
+	if n := binaryScalar(doc); n != nil {
+		return fail(n.Line+offset, "front matter: %q is tagged !!binary, which YAML reads as base64 and decodes into other text: remove the tag and write the text itself", n.Value)
+	}
 	if n, where := nullItem(doc); n != nil {
 		shown := n.Value
 		if shown == "" {
@@ -212,6 +215,21 @@ func aliasOverflow(doc *yaml.Node, limit int) *yaml.Node {
 		}
 		if len(queue) > limit {
 			return first
+		}
+	}
+	return nil
+}
+
+// binaryScalar finds a scalar tagged !!binary: yaml.v3 decodes it from base64 into a string
+// unlike the text the file shows. Aliases are not followed: the nodes they name are met where
+// they stand.
+func binaryScalar(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle != 0 && n.ShortTag() == "!!binary" {
+		return n
+	}
+	for _, c := range n.Content {
+		if b := binaryScalar(c); b != nil {
+			return b
 		}
 	}
 	return nil

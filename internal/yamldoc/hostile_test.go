@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,5 +92,31 @@ func TestRepeatedMappingKeysAreRefusedCheaply(t *testing.T) {
 	_, err = yamldoc.Codec{}.ParseDefinition("many.md", []byte(many.String()))
 	if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, "1001 keys, more than the 1000 allowed") {
 		t.Errorf("a mapping of 1001 keys: %v", err)
+	}
+}
+
+// A !!binary tag makes yaml.v3 decode the base64 it tags into other text: a phase written
+// "cmV2aWV3" would be the phase "review", and a gate listed under approvals would guard a
+// phase the file never shows. Such a file is refused at the tagged value, wherever it stands;
+// other tags leave the text as written and are read as before.
+func TestParseDefinitionRefusesBinaryTags(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int
+	}{
+		{"---\nphases: [a, !!binary cmV2aWV3]\n---\n", 2},
+		{"---\nname: !!binary aGVsbG8=\nphases: [a]\n---\n", 2},
+		{"\n---\nphases: [a, b]\ntransitions:\n  !!binary YQ==: [b]\n---\n", 5},
+		{"---\nphases: [a, b]\nverbs:\n  a: !!binary Z28=\n---\n", 4},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("bin.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, "!!binary") || !strings.Contains(de.Reason, "remove the tag") {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d about the !!binary tag", tc.in, err, tc.line)
+		}
+	}
+	d, err := yamldoc.Codec{}.ParseDefinition("str.md", []byte("---\nphases: [!!str 1, !local b]\n---\n"))
+	if err != nil || !slices.Equal(d.Phases, []string{"1", "b"}) {
+		t.Errorf("other tags: %v, %v", d, err)
 	}
 }
