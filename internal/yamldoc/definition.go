@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
@@ -119,7 +120,13 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			}
 			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
 		}
-		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error(), offset))
+		line := yamlErrLine(err.Error(), offset)
+		if line == 0 { // yaml.v3's reader names no line for bytes it cannot read
+			if at, reason := unreadable(head); reason != "" {
+				return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: %s", reason)
+			}
+		}
+		return fail(line, "front matter: %s", yamlErrReason(err.Error(), offset))
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return fail(offset, "front matter is empty: it needs at least phases")
@@ -160,6 +167,26 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
 	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+}
+
+// unreadable finds the first bytes of b that yaml.v3's reader refuses (invalid UTF-8, or a
+// character outside YAML's printable set) and says what they are and what to do.
+func unreadable(b []byte) (int, string) {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return i, fmt.Sprintf("byte 0x%02X is not valid UTF-8: save the file as UTF-8", b[i])
+		case !(r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 || r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000):
+			esc := fmt.Sprintf(`\u%04X`, r)
+			if r <= 0xff {
+				esc = fmt.Sprintf(`\x%02X`, r)
+			}
+			return i, fmt.Sprintf("character U+%04X is not allowed in YAML: remove it (in a double-quoted string, write it as %s)", r, esc)
+		}
+		i += size
+	}
+	return 0, ""
 }
 
 // unmarshalOne is yaml.Unmarshal for YAML that must be one document: yaml.Unmarshal reads

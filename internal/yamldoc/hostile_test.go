@@ -120,3 +120,23 @@ func TestParseDefinitionRefusesBinaryTags(t *testing.T) {
 		t.Errorf("other tags: %v, %v", d, err)
 	}
 }
+
+// Bytes YAML cannot read (invalid UTF-8, a control character) are reported at their line, with
+// the fix: yaml.v3's own error names no line ("invalid leading UTF-8 octet").
+func TestParseDefinitionLocatesBytesYAMLCannotRead(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		line     int
+	}{
+		{"---\nphases: [a]\ndescription: caf\xe9\n---\n", "not valid UTF-8", 3},
+		{"\n---\nphases: [a]\n\ndescription: \"\xff\"\n---\n", "not valid UTF-8", 5},
+		{"---\nphases: [a]\ndescription: a\x00b\n---\n", "U+0000", 3},
+		{"---\nphases: [a]\r\ndescription: a\x1bb\r\n---\n", "U+001B", 3},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("bytes.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.want) {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d saying %q", tc.in, err, tc.line, tc.want)
+		}
+	}
+}
