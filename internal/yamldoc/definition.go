@@ -121,6 +121,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
 		}
 		line := yamlErrLine(err.Error(), offset)
+		if strings.HasSuffix(err.Error(), "found unexpected end of stream") { // only a quoted scalar left open says this
+			return fail(offset+bytes.Count(head, []byte("\n"))+1, `the "---" on this line ends the front matter (it ends at the first line that is "---", even inside a quoted value), so the quote opened before it is never closed: close it before this line (a value cannot hold a line that is just "---")`)
+		}
 		if line == 0 { // yaml.v3's reader names no line for bytes it cannot read
 			if at, reason := unreadable(head); reason != "" {
 				return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: %s", reason)

@@ -140,3 +140,19 @@ func TestParseDefinitionLocatesBytesYAMLCannotRead(t *testing.T) {
 		}
 	}
 }
+
+// A line "---" inside a quoted value ends the front matter there (adrg/frontmatter, like
+// Claude Code, ends it at the first such line), so the quote is never closed. yaml.v3 says
+// only "found unexpected end of stream"; the refusal names the "---" line and the fix.
+func TestParseDefinitionExplainsADashLineInsideAQuote(t *testing.T) {
+	for _, in := range []string{
+		"---\nphases: [a]\ndescription: \"x\n---\ny\"\n---\n",
+		"---\r\nphases: [a]\r\ndescription: 'x\r\n---\r\ny'\r\n---\r\n",
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("dash.md", []byte(in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, `"---" on this line ends the front matter`) {
+			t.Errorf("%q: %v; want a *DefinitionError at line 4 about the \"---\" line", in, err)
+		}
+	}
+}
