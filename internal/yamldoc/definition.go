@@ -105,6 +105,19 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		head = b
 		return unmarshalOne(b, v, `a "..." line, or a "---" line with more on it, ended the first: write the front matter as one document, ended by a line that is just "---"`)
 	}))
+	// yaml.v3 breaks lines at NEL, LS and PS; YAML 1.2 readers do not: "phases: [a]<LS>terminal:
+	// [a]" is one line to the eye and two keys to yaml.v3.
+	if at := bytes.IndexAny(head, "\u0085\u2028\u2029"); at >= 0 {
+		r, _ := utf8.DecodeRune(head[at:])
+		esc := `\N`
+		switch r {
+		case '\u2028':
+			esc = `\L`
+		case '\u2029':
+			esc = `\P`
+		}
+		return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: character U+%04X is a line break to Cairn's YAML reader (YAML 1.1) and ordinary text to YAML 1.2 readers and editors, so the file would not mean what it shows: remove it (in a double-quoted string, write it as %s)", r, esc)
+	}
 	if err == nil {
 		if line, ok := indentedEnd(data, head, offset); ok {
 			return fail(line, `the indented "---" on this line ends the front matter (adrg/frontmatter ends it at any line that is "---" once trimmed), and the rest is read as the body: write that line another way, and end the front matter with "---" at the start of a line`)

@@ -156,3 +156,29 @@ func TestParseDefinitionExplainsADashLineInsideAQuote(t *testing.T) {
 		}
 	}
 }
+
+// yaml.v3 (YAML 1.1) takes NEL, LS and PS for line breaks; YAML 1.2 readers (Claude Code's,
+// most editors' highlighting) take them for ordinary characters. A front matter holding one
+// means two things: "phases: [a]<LS>transitions: {...}" is one line of phases to the eye and
+// two keys to Cairn. Such a file is refused at the character's line, with the fix.
+func TestParseDefinitionRefusesUnicodeLineBreaks(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		line     int
+	}{
+		{"---\nphases: [a, b]\u2028transitions: {a: [b]}\n---\n", "U+2028", 2},
+		{"---\nphases: [a, b]\ndescription: x\u2029y\nterminal: [b]\n---\n", "U+2029", 3},
+		{"\n---\nphases: [a]\ndescription: \"a\u0085b\"\n---\n", "U+0085", 4},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("ls.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.want) || !strings.Contains(de.Reason, "line break") {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d about %s", tc.in, err, tc.line, tc.want)
+		}
+	}
+	// In the body they are text, and in the front matter they can be written as escapes.
+	d, err := yamldoc.Codec{}.ParseDefinition("ls.md", []byte("---\nphases: [a]\ndescription: \"a\\Lb\"\n---\nx\u2028y\n"))
+	if err != nil || d.Description != "a\u2028b" || d.Body != "x\u2028y\n" {
+		t.Errorf("escaped in the front matter, raw in the body: %+v, %v", d, err)
+	}
+}
