@@ -125,8 +125,14 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
-			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {
+			switch opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) {
+			case "---":
+				if line := lineOf(data, "..."); line > 0 {
+					return fail(line, `a "..." line ends a YAML document but not the front matter, which is never closed: write "---" here instead`)
+				}
 				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
+			case "+++":
+				return fail(offset, `TOML front matter ("+++") is not read: write the front matter in YAML, between two lines "---"`)
 			}
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
@@ -142,7 +148,11 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 				return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: %s", reason)
 			}
 		}
-		return fail(line, "front matter: %s", yamlErrReason(err.Error(), offset))
+		reason := yamlErrReason(err.Error(), offset)
+		if reason == "found character that cannot start any token" && line > 0 && bytes.ContainsRune(leadingSpace(data, line), '\t') {
+			reason += ": the line is indented with a tab, and YAML indents with spaces only: replace the tab with spaces"
+		}
+		return fail(line, "front matter: %s", reason)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return fail(offset, "front matter is empty: it needs at least phases")
@@ -183,6 +193,28 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
 	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+}
+
+// lineOf returns the number of the first line of data that is text once trimmed, 0 if none.
+func lineOf(data []byte, text string) int {
+	n := 0
+	for l := range bytes.SplitSeq(data, []byte("\n")) {
+		n++
+		if string(bytes.TrimSpace(l)) == text {
+			return n
+		}
+	}
+	return 0
+}
+
+// leadingSpace returns the spaces and tabs that line n (1-based) of data starts with.
+func leadingSpace(data []byte, n int) []byte {
+	for l := range bytes.SplitSeq(data, []byte("\n")) {
+		if n--; n == 0 {
+			return l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
+		}
+	}
+	return nil
 }
 
 // unreadable finds the first bytes of b that yaml.v3's reader refuses (invalid UTF-8, or a

@@ -182,3 +182,25 @@ func TestParseDefinitionRefusesUnicodeLineBreaks(t *testing.T) {
 		t.Errorf("escaped in the front matter, raw in the body: %+v, %v", d, err)
 	}
 }
+
+// Front matter in a form Cairn does not read is refused with the form named and the fix,
+// not with a generic message: TOML's "+++", a YAML "..." line where "---" ends it, a tab
+// in the indentation.
+func TestParseDefinitionNamesTheFormItDoesNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		line     int
+	}{
+		{"+++\nphases = [\"a\"]\n+++\n", "TOML", 1},
+		{"\n\n+++\r\nphases = [\"a\"]\r\n+++\r\n", "TOML", 3},
+		{"---\nphases: [a]\n...\nbody\n", `"..."`, 3},
+		{"---\nphases:\n\t- a\n---\n", "tab", 3},
+		{"---\nphases: [a, b]\ntransitions:\n  a:\n  \t- b\n---\n", "tab", 5},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("form.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.want) {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d naming %s", tc.in, err, tc.line, tc.want)
+		}
+	}
+}
