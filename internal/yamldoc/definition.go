@@ -319,16 +319,38 @@ func nullItem(doc *yaml.Node) (*yaml.Node, string) {
 		if n, at := nullIn(v); n != nil {
 			return n, fmt.Sprintf("%s: item %d", key, at)
 		}
-		if v.Kind != yaml.MappingNode {
+		if n, where := nullInMapping(key, v, 0); n != nil {
+			return n, where
+		}
+	}
+	return nil, ""
+}
+
+// nullInMapping finds a null key, or a null item of a sequence value, in the mapping m under
+// key, and in the mappings merged into it with "<<" (up to a few merges deep).
+func nullInMapping(key string, m *yaml.Node, merges int) (*yaml.Node, string) {
+	if m.Kind != yaml.MappingNode || merges > 8 {
+		return nil, ""
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k, v := m.Content[j], resolveAlias(m.Content[j+1])
+		if k.ShortTag() == "!!merge" {
+			merged := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				merged = v.Content
+			}
+			for _, mm := range merged {
+				if n, where := nullInMapping(key, resolveAlias(mm), merges+1); n != nil {
+					return n, where
+				}
+			}
 			continue
 		}
-		for j := 0; j+1 < len(v.Content); j += 2 {
-			if isNull(v.Content[j]) {
-				return v.Content[j], fmt.Sprintf("%s: key %d", key, j/2+1)
-			}
-			if n, at := nullIn(resolveAlias(v.Content[j+1])); n != nil {
-				return n, fmt.Sprintf("%s of %q: item %d", key, v.Content[j].Value, at)
-			}
+		if isNull(k) {
+			return k, fmt.Sprintf("%s: key %d", key, j/2+1)
+		}
+		if n, at := nullIn(v); n != nil {
+			return n, fmt.Sprintf("%s of %q: item %d", key, k.Value, at)
 		}
 	}
 	return nil, ""
