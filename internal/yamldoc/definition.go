@@ -166,6 +166,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k := doc.Content[i]
+		if k.Kind != yaml.ScalarNode { // an alias's Value is its anchor's name, not the key yaml.v3 decodes
+			return fail(k.Line+offset, "this key is a YAML %s, not text: write each key as a plain name (%s)", kindName(k.Kind), strings.Join(workflow.SpecKeys, ", "))
+		}
 		if !slices.Contains(workflow.SpecKeys, k.Value) {
 			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(workflow.SpecKeys, ", "))
 		}
@@ -215,6 +218,18 @@ func leadingSpace(data []byte, n int) []byte {
 		}
 	}
 	return nil
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "node"
 }
 
 // unreadable finds the first bytes of b that yaml.v3's reader refuses (invalid UTF-8, or a

@@ -204,3 +204,19 @@ func TestParseDefinitionNamesTheFormItDoesNotRead(t *testing.T) {
 		}
 	}
 }
+
+// A top-level key that is not text (a "? [list]" complex key, an alias) was reported as an
+// unknown key "" or by its anchor's name; it is refused as what it is.
+func TestParseDefinitionRefusesKeysThatAreNotText(t *testing.T) {
+	for _, in := range []string{
+		"---\nphases: [a]\n? [x]\n: b\n---\n",
+		"---\nphases: [&n a]\n*n : b\n---\n",
+		"---\nphases: [a]\n? {x: y}\n: b\n---\n",
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("keys.md", []byte(in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != 3 || !strings.Contains(de.Reason, "not text") {
+			t.Errorf("%q: %v; want a *DefinitionError at line 3 saying the key is not text", in, err)
+		}
+	}
+}
