@@ -220,3 +220,17 @@ func TestParseDefinitionRefusesKeysThatAreNotText(t *testing.T) {
 		}
 	}
 }
+
+// An alias used as a mapping key is the key it names: given again that way, it is a duplicate
+// like any other (yaml.v3 kept the last and dropped "a: [b]" without a word).
+func TestParseDefinitionRefusesAKeyRepeatedThroughAnAlias(t *testing.T) {
+	for in, want := range map[string]string{
+		"---\nphases: [&p a, b, c]\nterminal: [c]\ntransitions:\n  a: [b]\n  b: [c]\n  *p : [c]\n---\n": `alias.md:7: front matter: mapping key "a" already defined at line 5`,
+		"---\nphases: [&p a, b]\nverbs:\n  a: go\n  x: y\n  *p : stop\n---\n":                           `alias.md:6: front matter: mapping key "a" already defined at line 4`,
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("alias.md", []byte(in))
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%q: %v; want %s", in, err, want)
+		}
+	}
+}
