@@ -42,7 +42,8 @@ const maxMappingKeys = 1000
 // shifted by offset); nil when there is none. yaml.v3 compares every key of a mapping with
 // every other and formats an error for each equal pair: one key repeated 3,000 times, 21 KB,
 // took seconds and 1.5 GB. A duplicate is reported as yaml.v3 reports its first one. Aliases
-// are not followed: the nodes they name are met where they stand.
+// are not followed into (the nodes they name are met where they stand), but an alias used as
+// a key is compared as the key it names.
 func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
 	if n.Kind == yaml.MappingNode {
 		keys := len(n.Content) / 2
@@ -50,10 +51,10 @@ func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
 			return n, fmt.Sprintf("a mapping of %d keys, more than the %d allowed", keys, maxMappingKeys)
 		}
 		for i := 0; i < len(n.Content); i += 2 {
-			ki := n.Content[i]
+			ki := resolveAlias(n.Content[i]) // an alias key is the key it names
 			for j := i + 2; j < len(n.Content); j += 2 {
-				if kj := n.Content[j]; kj.Kind == ki.Kind && kj.Value == ki.Value {
-					return kj, fmt.Sprintf("mapping key %#v already defined at line %d", kj.Value, ki.Line+offset)
+				if kj := resolveAlias(n.Content[j]); kj.Kind == ki.Kind && kj.Value == ki.Value {
+					return n.Content[j], fmt.Sprintf("mapping key %#v already defined at line %d", kj.Value, n.Content[i].Line+offset)
 				}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
@@ -104,6 +105,19 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		head = b
 		return unmarshalOne(b, v, `a "..." line, or a "---" line with more on it, ended the first: write the front matter as one document, ended by a line that is just "---"`)
 	}))
+	// yaml.v3 breaks lines at NEL, LS and PS; YAML 1.2 readers do not: "phases: [a]<LS>terminal:
+	// [a]" is one line to the eye and two keys to yaml.v3.
+	if at := bytes.IndexAny(head, "\u0085\u2028\u2029"); at >= 0 {
+		r, _ := utf8.DecodeRune(head[at:])
+		esc := `\N`
+		switch r {
+		case '\u2028':
+			esc = `\L`
+		case '\u2029':
+			esc = `\P`
+		}
+		return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: character U+%04X is a line break to Cairn's YAML reader (YAML 1.1) and ordinary text to YAML 1.2 readers and editors, so the file would not mean what it shows: remove it (in a double-quoted string, write it as %s)", r, esc)
+	}
 	if err == nil {
 		if line, ok := indentedEnd(data, head, offset); ok {
 			return fail(line, `the indented "---" on this line ends the front matter (adrg/frontmatter ends it at any line that is "---" once trimmed), and the rest is read as the body: write that line another way, and end the front matter with "---" at the start of a line`)
@@ -111,15 +125,34 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
-			if opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) == "---" {
+			switch opening := bytes.SplitN(bytes.TrimLeft(data, " \t\r\n"), []byte("\n"), 2)[0]; string(bytes.TrimSpace(opening)) {
+			case "---":
+				if line := lineOf(data, "..."); line > 0 {
+					return fail(line, `a "..." line ends a YAML document but not the front matter, which is never closed: write "---" here instead`)
+				}
 				return fail(offset, "front matter opened with \"---\" is never closed: end it with another line \"---\"")
+			case "+++":
+				return fail(offset, `TOML front matter ("+++") is not read: write the front matter in YAML, between two lines "---"`)
 			}
 			if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
 				return fail(1, "the file is UTF-16 (it starts with a UTF-16 byte order mark): save it as UTF-8")
 			}
 			return fail(1, "no YAML front matter: the file must start with a line \"---\", the YAML, then another \"---\"")
 		}
-		return fail(yamlErrLine(err.Error(), offset), "front matter: %s", yamlErrReason(err.Error(), offset))
+		line := yamlErrLine(err.Error(), offset)
+		if strings.HasSuffix(err.Error(), "found unexpected end of stream") { // only a quoted scalar left open says this
+			return fail(offset+bytes.Count(head, []byte("\n"))+1, `the "---" on this line ends the front matter (it ends at the first line that is "---", even inside a quoted value), so the quote opened before it is never closed: close it before this line (a value cannot hold a line that is just "---")`)
+		}
+		if line == 0 { // yaml.v3's reader names no line for bytes it cannot read
+			if at, reason := unreadable(head); reason != "" {
+				return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: %s", reason)
+			}
+		}
+		reason := yamlErrReason(err.Error(), offset)
+		if reason == "found character that cannot start any token" && line > 0 && bytes.ContainsRune(leadingSpace(data, line), '\t') {
+			reason += ": the line is indented with a tab, and YAML indents with spaces only: replace the tab with spaces"
+		}
+		return fail(line, "front matter: %s", reason)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return fail(offset, "front matter is empty: it needs at least phases")
@@ -133,12 +166,18 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k := doc.Content[i]
+		if k.Kind != yaml.ScalarNode { // an alias's Value is its anchor's name, not the key yaml.v3 decodes
+			return fail(k.Line+offset, "this key is a YAML %s, not text: write each key as a plain name (%s)", kindName(k.Kind), strings.Join(workflow.SpecKeys, ", "))
+		}
 		if !slices.Contains(workflow.SpecKeys, k.Value) {
 			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(workflow.SpecKeys, ", "))
 		}
 	}
 	if at, reason := mappingTrouble(doc, offset); at != nil {
 		return fail(at.Line+offset, "front matter: %s", reason)
+	}
+	if n := binaryScalar(doc); n != nil {
+		return fail(n.Line+offset, "front matter: %q is tagged !!binary, which YAML reads as base64 and decodes into other text: remove the tag and write the text itself", n.Value)
 	}
 	if n, where := nullItem(doc); n != nil {
 		shown := n.Value
@@ -157,6 +196,60 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
 	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+}
+
+// lineOf returns the number of the first line of data that is text once trimmed, 0 if none.
+func lineOf(data []byte, text string) int {
+	n := 0
+	for l := range bytes.SplitSeq(data, []byte("\n")) {
+		n++
+		if string(bytes.TrimSpace(l)) == text {
+			return n
+		}
+	}
+	return 0
+}
+
+// leadingSpace returns the spaces and tabs that line n (1-based) of data starts with.
+func leadingSpace(data []byte, n int) []byte {
+	for l := range bytes.SplitSeq(data, []byte("\n")) {
+		if n--; n == 0 {
+			return l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
+		}
+	}
+	return nil
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "node"
+}
+
+// unreadable finds the first bytes of b that yaml.v3's reader refuses (invalid UTF-8, or a
+// character outside YAML's printable set) and says what they are and what to do.
+func unreadable(b []byte) (int, string) {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return i, fmt.Sprintf("byte 0x%02X is not valid UTF-8: save the file as UTF-8", b[i])
+		case !(r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 || r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000):
+			esc := fmt.Sprintf(`\u%04X`, r)
+			if r <= 0xff {
+				esc = fmt.Sprintf(`\x%02X`, r)
+			}
+			return i, fmt.Sprintf("character U+%04X is not allowed in YAML: remove it (in a double-quoted string, write it as %s)", r, esc)
+		}
+		i += size
+	}
+	return 0, ""
 }
 
 // unmarshalOne is yaml.Unmarshal for YAML that must be one document: yaml.Unmarshal reads
@@ -217,6 +310,21 @@ func aliasOverflow(doc *yaml.Node, limit int) *yaml.Node {
 	return nil
 }
 
+// binaryScalar finds a scalar tagged !!binary: yaml.v3 decodes it from base64 into a string
+// unlike the text the file shows. Aliases are not followed: the nodes they name are met where
+// they stand.
+func binaryScalar(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.TaggedStyle != 0 && n.ShortTag() == "!!binary" {
+		return n
+	}
+	for _, c := range n.Content {
+		if b := binaryScalar(c); b != nil {
+			return b
+		}
+	}
+	return nil
+}
+
 // nullItem finds a null item in the front matter's lists, or a null key in its mappings, and
 // says where it is. Decoding into strings, yaml.v3 skips both, so without this check the item
 // would vanish without a word (a phase left out, a gate that guards nothing).
@@ -226,16 +334,38 @@ func nullItem(doc *yaml.Node) (*yaml.Node, string) {
 		if n, at := nullIn(v); n != nil {
 			return n, fmt.Sprintf("%s: item %d", key, at)
 		}
-		if v.Kind != yaml.MappingNode {
+		if n, where := nullInMapping(key, v, 0); n != nil {
+			return n, where
+		}
+	}
+	return nil, ""
+}
+
+// nullInMapping finds a null key, or a null item of a sequence value, in the mapping m under
+// key, and in the mappings merged into it with "<<" (up to a few merges deep).
+func nullInMapping(key string, m *yaml.Node, merges int) (*yaml.Node, string) {
+	if m.Kind != yaml.MappingNode || merges > 8 {
+		return nil, ""
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k, v := m.Content[j], resolveAlias(m.Content[j+1])
+		if k.ShortTag() == "!!merge" {
+			merged := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				merged = v.Content
+			}
+			for _, mm := range merged {
+				if n, where := nullInMapping(key, resolveAlias(mm), merges+1); n != nil {
+					return n, where
+				}
+			}
 			continue
 		}
-		for j := 0; j+1 < len(v.Content); j += 2 {
-			if isNull(v.Content[j]) {
-				return v.Content[j], fmt.Sprintf("%s: key %d", key, j/2+1)
-			}
-			if n, at := nullIn(resolveAlias(v.Content[j+1])); n != nil {
-				return n, fmt.Sprintf("%s of %q: item %d", key, v.Content[j].Value, at)
-			}
+		if isNull(k) {
+			return k, fmt.Sprintf("%s: key %d", key, j/2+1)
+		}
+		if n, at := nullIn(v); n != nil {
+			return n, fmt.Sprintf("%s of %q: item %d", key, k.Value, at)
 		}
 	}
 	return nil, ""

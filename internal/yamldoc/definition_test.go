@@ -321,3 +321,26 @@ func TestParseDefinitionRefusesAVerbGivenTwice(t *testing.T) {
 		}
 	}
 }
+
+// A null inside a mapping merged in with "<<" vanishes on decoding as it does anywhere else,
+// so it is refused there too.
+func TestParseDefinitionRefusesNullItemsInMerges(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int
+	}{
+		{"---\nphases: [a, b]\ntransitions:\n  <<: {a: [b, ~]}\n---\n", 4},
+		{"---\nphases: [a, b, c]\ntransitions:\n  <<: [{b: [c]}, {a: [b, null]}]\n---\n", 4},
+		{"---\nphases: [a, b]\nverbs:\n  <<: {~: x}\n---\n", 4},
+		{"---\nphases: [a, b]\ntransitions:\n  <<: {<<: {a: [\n    b, ~]}}\n---\n", 5},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("merge.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, "null") {
+			t.Errorf("%q: %v; want a *DefinitionError about a null at line %d", tc.in, err, tc.line)
+		}
+	}
+	if d, err := (yamldoc.Codec{}).ParseDefinition("merge.md", []byte("---\nphases: [a, b]\ntransitions:\n  <<: {a: [b]}\n---\n")); err != nil || !d.CanMove("a", "b") {
+		t.Errorf("a merge without nulls: %v", err)
+	}
+}

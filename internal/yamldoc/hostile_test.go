@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,5 +92,145 @@ func TestRepeatedMappingKeysAreRefusedCheaply(t *testing.T) {
 	_, err = yamldoc.Codec{}.ParseDefinition("many.md", []byte(many.String()))
 	if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, "1001 keys, more than the 1000 allowed") {
 		t.Errorf("a mapping of 1001 keys: %v", err)
+	}
+}
+
+// A !!binary tag makes yaml.v3 decode the base64 it tags into other text: a phase written
+// "cmV2aWV3" would be the phase "review", and a gate listed under approvals would guard a
+// phase the file never shows. Such a file is refused at the tagged value, wherever it stands;
+// other tags leave the text as written and are read as before.
+func TestParseDefinitionRefusesBinaryTags(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		line int
+	}{
+		{"---\nphases: [a, !!binary cmV2aWV3]\n---\n", 2},
+		{"---\nname: !!binary aGVsbG8=\nphases: [a]\n---\n", 2},
+		{"\n---\nphases: [a, b]\ntransitions:\n  !!binary YQ==: [b]\n---\n", 5},
+		{"---\nphases: [a, b]\nverbs:\n  a: !!binary Z28=\n---\n", 4},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("bin.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, "!!binary") || !strings.Contains(de.Reason, "remove the tag") {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d about the !!binary tag", tc.in, err, tc.line)
+		}
+	}
+	d, err := yamldoc.Codec{}.ParseDefinition("str.md", []byte("---\nphases: [!!str 1, !local b]\n---\n"))
+	if err != nil || !slices.Equal(d.Phases, []string{"1", "b"}) {
+		t.Errorf("other tags: %v, %v", d, err)
+	}
+}
+
+// Bytes YAML cannot read (invalid UTF-8, a control character) are reported at their line, with
+// the fix: yaml.v3's own error names no line ("invalid leading UTF-8 octet").
+func TestParseDefinitionLocatesBytesYAMLCannotRead(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		line     int
+	}{
+		{"---\nphases: [a]\ndescription: caf\xe9\n---\n", "not valid UTF-8", 3},
+		{"\n---\nphases: [a]\n\ndescription: \"\xff\"\n---\n", "not valid UTF-8", 5},
+		{"---\nphases: [a]\ndescription: a\x00b\n---\n", "U+0000", 3},
+		{"---\nphases: [a]\r\ndescription: a\x1bb\r\n---\n", "U+001B", 3},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("bytes.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.want) {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d saying %q", tc.in, err, tc.line, tc.want)
+		}
+	}
+}
+
+// A line "---" inside a quoted value ends the front matter there (adrg/frontmatter, like
+// Claude Code, ends it at the first such line), so the quote is never closed. yaml.v3 says
+// only "found unexpected end of stream"; the refusal names the "---" line and the fix.
+func TestParseDefinitionExplainsADashLineInsideAQuote(t *testing.T) {
+	for _, in := range []string{
+		"---\nphases: [a]\ndescription: \"x\n---\ny\"\n---\n",
+		"---\r\nphases: [a]\r\ndescription: 'x\r\n---\r\ny'\r\n---\r\n",
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("dash.md", []byte(in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != 4 || !strings.Contains(de.Reason, `"---" on this line ends the front matter`) {
+			t.Errorf("%q: %v; want a *DefinitionError at line 4 about the \"---\" line", in, err)
+		}
+	}
+}
+
+// yaml.v3 (YAML 1.1) takes NEL, LS and PS for line breaks; YAML 1.2 readers (Claude Code's,
+// most editors' highlighting) take them for ordinary characters. A front matter holding one
+// means two things: "phases: [a]<LS>transitions: {...}" is one line of phases to the eye and
+// two keys to Cairn. Such a file is refused at the character's line, with the fix.
+func TestParseDefinitionRefusesUnicodeLineBreaks(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		line     int
+	}{
+		{"---\nphases: [a, b]\u2028transitions: {a: [b]}\n---\n", "U+2028", 2},
+		{"---\nphases: [a, b]\ndescription: x\u2029y\nterminal: [b]\n---\n", "U+2029", 3},
+		{"\n---\nphases: [a]\ndescription: \"a\u0085b\"\n---\n", "U+0085", 4},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("ls.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.want) || !strings.Contains(de.Reason, "line break") {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d about %s", tc.in, err, tc.line, tc.want)
+		}
+	}
+	// In the body they are text, and in the front matter they can be written as escapes.
+	d, err := yamldoc.Codec{}.ParseDefinition("ls.md", []byte("---\nphases: [a]\ndescription: \"a\\Lb\"\n---\nx\u2028y\n"))
+	if err != nil || d.Description != "a\u2028b" || d.Body != "x\u2028y\n" {
+		t.Errorf("escaped in the front matter, raw in the body: %+v, %v", d, err)
+	}
+}
+
+// Front matter in a form Cairn does not read is refused with the form named and the fix,
+// not with a generic message: TOML's "+++", a YAML "..." line where "---" ends it, a tab
+// in the indentation.
+func TestParseDefinitionNamesTheFormItDoesNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		line     int
+	}{
+		{"+++\nphases = [\"a\"]\n+++\n", "TOML", 1},
+		{"\n\n+++\r\nphases = [\"a\"]\r\n+++\r\n", "TOML", 3},
+		{"---\nphases: [a]\n...\nbody\n", `"..."`, 3},
+		{"---\nphases:\n\t- a\n---\n", "tab", 3},
+		{"---\nphases: [a, b]\ntransitions:\n  a:\n  \t- b\n---\n", "tab", 5},
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("form.md", []byte(tc.in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != tc.line || !strings.Contains(de.Reason, tc.want) {
+			t.Errorf("%q: %v; want a *DefinitionError at line %d naming %s", tc.in, err, tc.line, tc.want)
+		}
+	}
+}
+
+// A top-level key that is not text (a "? [list]" complex key, an alias) was reported as an
+// unknown key "" or by its anchor's name; it is refused as what it is.
+func TestParseDefinitionRefusesKeysThatAreNotText(t *testing.T) {
+	for _, in := range []string{
+		"---\nphases: [a]\n? [x]\n: b\n---\n",
+		"---\nphases: [&n a]\n*n : b\n---\n",
+		"---\nphases: [a]\n? {x: y}\n: b\n---\n",
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("keys.md", []byte(in))
+		var de *workflow.DefinitionError
+		if !errors.As(err, &de) || de.Line != 3 || !strings.Contains(de.Reason, "not text") {
+			t.Errorf("%q: %v; want a *DefinitionError at line 3 saying the key is not text", in, err)
+		}
+	}
+}
+
+// An alias used as a mapping key is the key it names: given again that way, it is a duplicate
+// like any other (yaml.v3 kept the last and dropped "a: [b]" without a word).
+func TestParseDefinitionRefusesAKeyRepeatedThroughAnAlias(t *testing.T) {
+	for in, want := range map[string]string{
+		"---\nphases: [&p a, b, c]\nterminal: [c]\ntransitions:\n  a: [b]\n  b: [c]\n  *p : [c]\n---\n": `alias.md:7: front matter: mapping key "a" already defined at line 5`,
+		"---\nphases: [&p a, b]\nverbs:\n  a: go\n  x: y\n  *p : stop\n---\n":                           `alias.md:6: front matter: mapping key "a" already defined at line 4`,
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("alias.md", []byte(in))
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%q: %v; want %s", in, err, want)
+		}
 	}
 }

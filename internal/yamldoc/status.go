@@ -17,6 +17,11 @@ import (
 func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 	var root yaml.Node
 	if err := unmarshalOne(data, &root, "keep one document in the file"); err != nil {
+		if yamlErrLine(err.Error(), 0) == 0 { // yaml.v3's reader names no line for bytes it cannot read
+			if at, reason := unreadable(data); reason != "" {
+				return nil, fmt.Errorf("reading %s: line %d: %s", workflow.StatusFileName, 1+bytes.Count(data[:at], []byte("\n")), reason)
+			}
+		}
 		return nil, fmt.Errorf("reading %s: %w", workflow.StatusFileName, err)
 	}
 	if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {

@@ -101,3 +101,16 @@ func TestStatusDocOfTwoDocumentsIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Bytes YAML cannot read are reported at their line, with the fix: yaml.v3's own error
+// names no line ("invalid leading UTF-8 octet", "control characters are not allowed").
+func TestStatusDocLocatesBytesYAMLCannotRead(t *testing.T) {
+	for src, want := range map[string]string{
+		"initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\nnotes: caf\xe9\n": "reading WORKFLOW-STATUS.yaml: line 3: byte 0xE9 is not valid UTF-8: save the file as UTF-8",
+		"initiative: x\n# \x07\n": "reading WORKFLOW-STATUS.yaml: line 2: character U+0007 is not allowed in YAML",
+	} {
+		if _, err := (yamldoc.Codec{}).ParseStatusDoc([]byte(src)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v; want %q", src, err, want)
+		}
+	}
+}
