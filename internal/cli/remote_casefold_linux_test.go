@@ -5,38 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// caseInsensitiveGit is the LD_PRELOAD setting that makes git see the mirror refs as macOS and
-// Windows would (gitremote's testdata/casefold.c, built here). It skips the test without a C
-// compiler or when git does not take the library.
-func caseInsensitiveGit(t *testing.T) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler to build the case-insensitive file system shim")
-	}
-	src, _ := filepath.Abs(filepath.Join("..", "remote", "gitremote", "testdata", "casefold.c"))
-	so := filepath.Join(t.TempDir(), "casefold.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src, "-ldl").CombinedOutput(); err != nil {
-		t.Skipf("building the shim: %v\n%s", err, out)
-	}
-	dir := t.TempDir()
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(cmd.Environ(), "LD_PRELOAD="+so)
-		cmd.Stdin = strings.NewReader("x")
-		out, _ := cmd.Output()
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q")
-	blob := git("hash-object", "-w", "--stdin")
-	git("update-ref", "refs/cairn-mirror/probe/Ab", blob)
-	if blob == "" || git("rev-parse", "--verify", "-q", "refs/cairn-mirror/probe/aB") != blob {
-		t.Skip("git does not load the LD_PRELOAD shim (statically linked?)")
-	}
-	return "LD_PRELOAD=" + so
-}
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
+)
 
 // TestIdleSyncNamesCaseTwin: on a clone whose file system ignores case, of two workflow ids on the
 // remote that differ only in case one is synced and the other left out. cairn sync said of the
@@ -45,7 +16,7 @@ func caseInsensitiveGit(t *testing.T) string {
 // which one is synced here, and the step: deleting the other's ref, on the machine whose files
 // hold its work, leaving the synced one's alone.
 func TestIdleSyncNamesCaseTwin(t *testing.T) {
-	preload := caseInsensitiveGit(t)
+	preload := "LD_PRELOAD=" + gittest.CaseFold(t)
 	base := bareRepo(t)
 	url := "file://" + filepath.Join(base, "shared.git")
 	a := newMachine(t, url)

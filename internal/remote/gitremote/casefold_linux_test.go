@@ -2,39 +2,14 @@ package gitremote_test
 
 import (
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
 )
-
-// caseInsensitiveMirrors makes every git this test runs see the mirror refs as macOS and
-// Windows would: testdata/casefold.c, built and loaded with LD_PRELOAD. It skips the test
-// without a C compiler or when git does not take the library.
-func caseInsensitiveMirrors(t *testing.T) {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler to build the case-insensitive file system shim")
-	}
-	src, _ := filepath.Abs(filepath.Join("testdata", "casefold.c"))
-	so := filepath.Join(t.TempDir(), "casefold.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src, "-ldl").CombinedOutput(); err != nil {
-		t.Skipf("building the shim: %v\n%s", err, out)
-	}
-	t.Setenv("LD_PRELOAD", so)
-	dir := t.TempDir()
-	git(t, dir, "init", "-q")
-	blob := gitIn(t, dir, "x", "hash-object", "-w", "--stdin")
-	git(t, dir, "update-ref", "refs/cairn-mirror/probe/Ab", blob)
-	if out, err := exec.Command("git", "-C", dir, "rev-parse", "--verify", "-q", "refs/cairn-mirror/probe/aB").Output(); err != nil || strings.TrimSpace(string(out)) != blob {
-		t.Skip("git does not load the LD_PRELOAD shim (statically linked?)")
-	}
-}
 
 // TestTwinRefsOnACaseInsensitiveFileSystem: refs whose ids differ only in case (pushed by two
 // machines at once, or by a Cairn from before Append refused them) are one loose ref file on
@@ -55,7 +30,7 @@ func TestTwinRefsOnACaseInsensitiveFileSystem(t *testing.T) {
 	// As a Cairn that did not yet refuse twins would have written it.
 	forge(t, bare, "refs/cairn/wf/deploy-1", `{"id":"deploy-1"}`, "cairn deploy-1 r1\n")
 
-	caseInsensitiveMirrors(t)
+	t.Setenv("LD_PRELOAD", gittest.CaseFold(t))
 	mac := clone(t, url, gitremote.Refs)
 	for round := range 3 {
 		h, err := mac.Heads(ctx)
