@@ -214,31 +214,14 @@ func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, er
 }
 
 // Rename moves oldname to newname, replacing a file there.
-func (f *FS) Rename(oldname, newname string) error {
-	return do0(f, nil, func() error {
-		od, ob, err := f.parent("rename", oldname)
-		if err != nil {
-			return err
-		}
-		n, ok := od.children[ob]
-		if !ok {
-			return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
-		}
-		nd, nb, err := f.parent("rename", newname)
-		if err != nil {
-			return err
-		}
-		if t, ok := nd.children[nb]; ok && t.dir && len(t.children) > 0 {
-			return &fs.PathError{Op: "rename", Path: newname, Err: errors.New("directory not empty")}
-		}
-		delete(od.children, ob)
-		nd.children[nb] = n
-		return nil
-	})
-}
+func (f *FS) Rename(oldname, newname string) error { return f.rename(oldname, newname, true) }
 
 // RenameNoReplace is Rename failing with fs.ErrExist when newname exists.
 func (f *FS) RenameNoReplace(oldname, newname string) error {
+	return f.rename(oldname, newname, false)
+}
+
+func (f *FS) rename(oldname, newname string, replace bool) error {
 	return do0(f, nil, func() error {
 		od, ob, err := f.parent("rename", oldname)
 		if err != nil {
@@ -252,8 +235,10 @@ func (f *FS) RenameNoReplace(oldname, newname string) error {
 		if err != nil {
 			return err
 		}
-		if _, ok := nd.children[nb]; ok {
+		if t, ok := nd.children[nb]; ok && !replace {
 			return &fs.PathError{Op: "rename", Path: newname, Err: fs.ErrExist}
+		} else if ok && t.dir && len(t.children) > 0 {
+			return &fs.PathError{Op: "rename", Path: newname, Err: errors.New("directory not empty")}
 		}
 		delete(od.children, ob)
 		nd.children[nb] = n
