@@ -279,22 +279,13 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 	git(t, work, "init", "-q")
 	git(t, work, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "--allow-empty", "-m", "not cairn")
 	git(t, work, "push", "-q", "file://"+bare, "HEAD:refs/cairn/wf/wf-x")
-	dir, env := clone(t, bare)
-	var runs atomic.Int64
-	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
-		Log: quietLog(), NoWatch: true}, &runs))
-	var notice string
-	waitFor(t, func() bool {
-		notice = text(mustOK(t, c, "resume_check", `{}`))
-		return strings.HasPrefix(notice, "Notice:")
-	})
-	notice, _, _ = strings.Cut(notice, "\n")
+	c, runs, notice := idleServer(t, bare)
 	for _, want := range []string{"origin holds refs Cairn did not write", "wf-x"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}
 	}
-	waitRuns(t, &runs, 2) // more idle syncs, one at least begun after the notice was read
+	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
 	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("the foreign ref is told again: %q", got)
 	}
