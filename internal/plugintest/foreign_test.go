@@ -79,28 +79,45 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 }
 
 // A checkout's bin/ built on another machine (a checkout on a shared disk) is passed over, and
-// left alone (make build replaces it): the data dir's set is installed and run.
+// left alone (make build replaces it): the data dir's set, also the other machine's here, is
+// installed anew and run. dash ran the data set inside its EXIT trap, where a second failed exec
+// is caught by nothing: every start exited 126, the hooks too.
 func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	bin := filepath.Join(root, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
+	work := t.TempDir()
+	project := filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name := range binarySources {
-		if err := os.WriteFile(filepath.Join(bin, name), foreignELF(), 0o755); err != nil {
+	pdata := filepath.Join(work, "data")
+	bin, set := filepath.Join(root, "bin"), filepath.Join(pdata, "bin-"+pluginVersion(t))
+	for _, dir := range []string{bin, set} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		for name := range binarySources {
+			if err := os.WriteFile(filepath.Join(dir, name), foreignELF(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stamp(t, root, dir)
 	}
-	stamp(t, root, bin)
-	work := t.TempDir()
-	pdata := filepath.Join(work, "data")
-	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL,
+		"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
+		"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
+	res := runShell(t, hookCommand(t, "SessionStart"), env, project, `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`)
+	if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup session=s-1") || rs.Hits(archive) != 1 ||
+		!strings.Contains(res.stderr, "cairn: "+bin+" holds binaries this machine cannot run") ||
+		!strings.Contains(res.stderr, "cairn: "+set+" held binaries this machine cannot run") {
+		t.Errorf("SessionStart with another processor's bin/ and data set = %+v after %d downloads, want exit 0, the hook run after one download and a line on each set", res, rs.Hits(archive))
+	}
 	for range 2 {
 		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 		if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 ||
-			!strings.Contains(res.stderr, "cairn: "+bin+" holds binaries this machine cannot run") {
-			t.Errorf("cairn-mcp with another processor's bin/ = %+v after %d downloads, want the data set's server after one, and a line on bin/", res, rs.Hits(archive))
+			!strings.Contains(res.stderr, "cairn: "+bin+" holds binaries this machine cannot run") ||
+			strings.Contains(res.stderr, set+" held binaries") {
+			t.Errorf("cairn-mcp with another processor's bin/ = %+v after %d downloads, want the data set's server, no more downloads, and a line on bin/ only", res, rs.Hits(archive))
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(bin, "cairn-mcp")); err != nil || string(b) != string(foreignELF()) {
