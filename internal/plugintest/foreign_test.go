@@ -1,15 +1,22 @@
 package plugintest
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/hooktest"
+	"github.com/cairn-dev/cairn/internal/release"
 )
 
 // foreignELF is the header of an ELF executable for a processor nothing here runs (SPARC):
@@ -151,5 +158,70 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed") {
 		t.Errorf("cairn-mcp = %+v, want exit 0 and a line saying the binaries could not be installed", res)
+	}
+}
+
+// foreignRelease is a plugin (the launcher's files) whose release/checksums.txt lists an archive
+// of this platform's name that holds another processor's binaries (a release built wrong, or a
+// machine whose uname names a processor it cannot run), served on 127.0.0.1.
+func foreignRelease(t *testing.T) (root, archive string, rs *releaseServer) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name := range binarySources {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(foreignELF())), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(foreignELF()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	root = copyPlugin(t, launcherFiles...)
+	archive = release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%x  %s\n", sha256.Sum256(buf.Bytes()), archive))
+	return root, archive, serveRelease(t, map[string][]byte{archive: buf.Bytes()})
+}
+
+// A set just installed that cannot run either (exit 126 again) is not installed over and over:
+// the start says so in a line, a hook exits 0 (dash ended with exit 126, bash went on past the
+// exec into the lines for a failed install) and the MCP server exits 1.
+func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
+	skipOnWindows(t)
+	for _, sh := range []string{"/bin/sh", "bash"} {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			root, archive, rs := foreignRelease(t)
+			work := t.TempDir()
+			pdata := filepath.Join(work, "data")
+			set := filepath.Join(pdata, "bin-"+pluginVersion(t))
+			tools := toolDir(t)
+			if sh != "/bin/sh" {
+				p, err := exec.LookPath(sh)
+				if err != nil {
+					t.Skipf("%s is not installed", sh)
+				}
+				os.Remove(filepath.Join(tools, "sh"))
+				if err := os.Symlink(p, filepath.Join(tools, "sh")); err != nil {
+					t.Fatal(err)
+				}
+				sh = p
+			}
+			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+			cannot := "cairn: " + set + "/cairn-session-start cannot run on this machine"
+			res := runProcess(t, time.Minute, "SessionStart", env, work, `{"session_id":"s"}`, sh, "-c", hookCommand(t, "SessionStart"))
+			if res.code != 0 || !strings.Contains(res.stderr, cannot) || rs.Hits(archive) != 1 {
+				t.Errorf("SessionStart installing another processor's binaries = %+v after %d downloads, want exit 0, one download and a line saying the set cannot run", res, rs.Hits(archive))
+			}
+			res = runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+			if res.code != 1 || !strings.Contains(res.stderr, "cairn: "+set+"/cairn-mcp cannot run on this machine") || rs.Hits(archive) != 2 {
+				t.Errorf("cairn-mcp over them = %+v after %d downloads, want exit 1, one more download and a line saying the set cannot run", res, rs.Hits(archive))
+			}
+		})
 	}
 }
