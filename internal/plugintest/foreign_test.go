@@ -166,14 +166,25 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 // machine whose uname names a processor it cannot run), served on 127.0.0.1.
 func foreignRelease(t *testing.T) (root, archive string, rs *releaseServer) {
 	t.Helper()
+	files := map[string][]byte{}
+	for name := range binarySources {
+		files[name] = foreignELF()
+	}
+	return archiveRelease(t, files)
+}
+
+// archiveRelease is a plugin (the launcher's files) whose release/checksums.txt lists an archive
+// of this platform's name that holds files (mode 0755), served on 127.0.0.1.
+func archiveRelease(t *testing.T, files map[string][]byte) (root, archive string, rs *releaseServer) {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	for name := range binarySources {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(foreignELF())), Typeflag: tar.TypeReg}); err != nil {
+	for name, data := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tw.Write(foreignELF()); err != nil {
+		if _, err := tw.Write(data); err != nil {
 			t.Fatal(err)
 		}
 	}
