@@ -133,7 +133,9 @@ func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 }
 
 // Where this machine's binaries cannot be had either (no network, no Go), a hook over another
-// processor's set exits 0 with a line saying why, as the MCP server does.
+// processor's set exits 0 with a line saying why, as the MCP server does. One line of Cairn's:
+// the launcher said it was installing, then the install said it could not, after the shell's
+// own "Exec format error" (which no launcher can keep from the user, see hooks/launch).
 func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
@@ -152,8 +154,11 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	stamp(t, root, set)
 	env := launchEnv(root, pdata, work, toolDir(t))
 	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-	if res.code != 0 || !strings.Contains(res.stderr, set+" held binaries this machine cannot run") || !strings.Contains(res.stderr, "could not be installed (downloading") {
-		t.Errorf("SessionStart = %+v, want exit 0, a line on the set and one on the failed download", res)
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 0 || len(lines) != 2 || !strings.HasSuffix(lines[0], "Exec format error") ||
+		!strings.HasPrefix(lines[1], "cairn: "+set+" held binaries this machine cannot run") || !strings.Contains(lines[1], "could not be installed (downloading") ||
+		!strings.Contains(res.stdout, `{"systemMessage":"Cairn: `+set+` held binaries this machine cannot run`) {
+		t.Errorf("SessionStart = %+v, want exit 0, the shell's line and one (the systemMessage too) saying the set cannot run and why no other was installed", res)
 	}
 	res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed") {
