@@ -46,3 +46,34 @@ func TestLaunchDownloadIntoAFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// An archive that fits the data dir's disk but whose binaries do not failed as "unpacking
+// ARCHIVE failed", with advice to check the network or install Go: the line says the disk is
+// full and to free space there, as for the download.
+func TestLaunchUnpackIntoAFullDisk(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root on Linux")
+	}
+	files := map[string][]byte{}
+	for name := range binarySources {
+		files[name] = make([]byte, 256<<10) // 1.25 MB unpacked, about 1 kB packed
+	}
+	root, archive, rs := archiveRelease(t, files)
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	data := filepath.Join(mnt, "data")
+	work := t.TempDir()
+	env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		res, _ := launchTimed(t, root, env, work, name)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "unpacking the download into "+data+" failed: is its disk full?") ||
+			!strings.Contains(lines[0], "free some space there") || strings.Contains(lines[0], "check the network") || rs.Hits(archive) != 1 {
+			t.Errorf("%s: %+v after %d downloads, want exit 0, one download (the MCP server reads the hook's failure) and one line saying the data dir's disk is full", name, res, rs.Hits(archive))
+		}
+	}
+}

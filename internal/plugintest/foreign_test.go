@@ -1,15 +1,22 @@
 package plugintest
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/hooktest"
+	"github.com/cairn-dev/cairn/internal/release"
 )
 
 // foreignELF is the header of an ELF executable for a processor nothing here runs (SPARC):
@@ -79,28 +86,45 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 }
 
 // A checkout's bin/ built on another machine (a checkout on a shared disk) is passed over, and
-// left alone (make build replaces it): the data dir's set is installed and run.
+// left alone (make build replaces it): the data dir's set, also the other machine's here, is
+// installed anew and run. dash ran the data set inside its EXIT trap, where a second failed exec
+// is caught by nothing: every start exited 126, the hooks too.
 func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	bin := filepath.Join(root, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
+	work := t.TempDir()
+	project := filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name := range binarySources {
-		if err := os.WriteFile(filepath.Join(bin, name), foreignELF(), 0o755); err != nil {
+	pdata := filepath.Join(work, "data")
+	bin, set := filepath.Join(root, "bin"), filepath.Join(pdata, "bin-"+pluginVersion(t))
+	for _, dir := range []string{bin, set} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		for name := range binarySources {
+			if err := os.WriteFile(filepath.Join(dir, name), foreignELF(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stamp(t, root, dir)
 	}
-	stamp(t, root, bin)
-	work := t.TempDir()
-	pdata := filepath.Join(work, "data")
-	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL,
+		"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
+		"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
+	res := runShell(t, hookCommand(t, "SessionStart"), env, project, `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`)
+	if res.code != 0 || !strings.Contains(res.stderr, "cairn-session-start: source=startup session=s-1") || rs.Hits(archive) != 1 ||
+		!strings.Contains(res.stderr, "cairn: "+bin+" holds binaries this machine cannot run") ||
+		!strings.Contains(res.stderr, "cairn: "+set+" held binaries this machine cannot run") {
+		t.Errorf("SessionStart with another processor's bin/ and data set = %+v after %d downloads, want exit 0, the hook run after one download and a line on each set", res, rs.Hits(archive))
+	}
 	for range 2 {
 		res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 		if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 ||
-			!strings.Contains(res.stderr, "cairn: "+bin+" holds binaries this machine cannot run") {
-			t.Errorf("cairn-mcp with another processor's bin/ = %+v after %d downloads, want the data set's server after one, and a line on bin/", res, rs.Hits(archive))
+			!strings.Contains(res.stderr, "cairn: "+bin+" holds binaries this machine cannot run") ||
+			strings.Contains(res.stderr, set+" held binaries") {
+			t.Errorf("cairn-mcp with another processor's bin/ = %+v after %d downloads, want the data set's server, no more downloads, and a line on bin/ only", res, rs.Hits(archive))
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(bin, "cairn-mcp")); err != nil || string(b) != string(foreignELF()) {
@@ -109,7 +133,9 @@ func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 }
 
 // Where this machine's binaries cannot be had either (no network, no Go), a hook over another
-// processor's set exits 0 with a line saying why, as the MCP server does.
+// processor's set exits 0 with a line saying why, as the MCP server does. One line of Cairn's:
+// the launcher said it was installing, then the install said it could not, after the shell's
+// own "Exec format error" (which no launcher can keep from the user, see hooks/launch).
 func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
@@ -128,11 +154,90 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	stamp(t, root, set)
 	env := launchEnv(root, pdata, work, toolDir(t))
 	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-	if res.code != 0 || !strings.Contains(res.stderr, set+" held binaries this machine cannot run") || !strings.Contains(res.stderr, "could not be installed (downloading") {
-		t.Errorf("SessionStart = %+v, want exit 0, a line on the set and one on the failed download", res)
+	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	if res.code != 0 || len(lines) != 2 || !strings.HasSuffix(lines[0], "Exec format error") ||
+		!strings.HasPrefix(lines[1], "cairn: "+set+" held binaries this machine cannot run") || !strings.Contains(lines[1], "could not be installed (downloading") ||
+		!strings.Contains(res.stdout, `{"systemMessage":"Cairn: `+set+` held binaries this machine cannot run`) {
+		t.Errorf("SessionStart = %+v, want exit 0, the shell's line and one (the systemMessage too) saying the set cannot run and why no other was installed", res)
 	}
 	res = runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed") {
 		t.Errorf("cairn-mcp = %+v, want exit 0 and a line saying the binaries could not be installed", res)
+	}
+}
+
+// foreignRelease is a plugin (the launcher's files) whose release/checksums.txt lists an archive
+// of this platform's name that holds another processor's binaries (a release built wrong, or a
+// machine whose uname names a processor it cannot run), served on 127.0.0.1.
+func foreignRelease(t *testing.T) (root, archive string, rs *releaseServer) {
+	t.Helper()
+	files := map[string][]byte{}
+	for name := range binarySources {
+		files[name] = foreignELF()
+	}
+	return archiveRelease(t, files)
+}
+
+// archiveRelease is a plugin (the launcher's files) whose release/checksums.txt lists an archive
+// of this platform's name that holds files (mode 0755), served on 127.0.0.1.
+func archiveRelease(t *testing.T, files map[string][]byte) (root, archive string, rs *releaseServer) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, data := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	root = copyPlugin(t, launcherFiles...)
+	archive = release.ArchiveName(pluginVersion(t), release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	writeFile(t, filepath.Join(root, "release", "checksums.txt"), fmt.Sprintf("%x  %s\n", sha256.Sum256(buf.Bytes()), archive))
+	return root, archive, serveRelease(t, map[string][]byte{archive: buf.Bytes()})
+}
+
+// A set just installed that cannot run either (exit 126 again) is not installed over and over:
+// the start says so in a line, a hook exits 0 (dash ended with exit 126, bash went on past the
+// exec into the lines for a failed install) and the MCP server exits 1.
+func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
+	skipOnWindows(t)
+	for _, sh := range []string{"/bin/sh", "bash"} {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			root, archive, rs := foreignRelease(t)
+			work := t.TempDir()
+			pdata := filepath.Join(work, "data")
+			set := filepath.Join(pdata, "bin-"+pluginVersion(t))
+			tools := toolDir(t)
+			if sh != "/bin/sh" {
+				p, err := exec.LookPath(sh)
+				if err != nil {
+					t.Skipf("%s is not installed", sh)
+				}
+				os.Remove(filepath.Join(tools, "sh"))
+				if err := os.Symlink(p, filepath.Join(tools, "sh")); err != nil {
+					t.Fatal(err)
+				}
+				sh = p
+			}
+			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+			cannot := "cairn: " + set + "/cairn-session-start cannot run on this machine"
+			res := runProcess(t, time.Minute, "SessionStart", env, work, `{"session_id":"s"}`, sh, "-c", hookCommand(t, "SessionStart"))
+			if res.code != 0 || !strings.Contains(res.stderr, cannot) || rs.Hits(archive) != 1 {
+				t.Errorf("SessionStart installing another processor's binaries = %+v after %d downloads, want exit 0, one download and a line saying the set cannot run", res, rs.Hits(archive))
+			}
+			res = runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+			if res.code != 1 || !strings.Contains(res.stderr, "cairn: "+set+"/cairn-mcp cannot run on this machine") || rs.Hits(archive) != 2 {
+				t.Errorf("cairn-mcp over them = %+v after %d downloads, want exit 1, one more download and a line saying the set cannot run", res, rs.Hits(archive))
+			}
+		})
 	}
 }

@@ -30,7 +30,8 @@ func TestLaunchKeepsTheLockOfALongInstall(t *testing.T) {
 	}
 	res := runShell(t, hookCommand(t, "SessionStart"), st.env, st.work, `{"session_id":"s"}`)
 	var out map[string]string
-	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.Contains(out["systemMessage"], "being installed by another start") {
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &out) != nil ||
+		!strings.HasPrefix(out["systemMessage"], "Cairn: the binaries for version "+pluginVersion(t)+" are being installed by another start") {
 		t.Errorf("SessionStart while a live install holds an old lock = %+v, want exit 0 and the line saying another start is installing", res)
 	}
 	if fi, err := os.Stat(lock); err != nil || !fi.ModTime().Equal(old) {
