@@ -31,6 +31,22 @@ func foreignELF() []byte {
 	return h
 }
 
+// foreignSet fills dir with every binary as foreignELF, stamped as this plugin's, and returns
+// dir.
+func foreignSet(t *testing.T, root, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name := range binarySources {
+		if err := os.WriteFile(filepath.Join(dir, name), foreignELF(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp(t, root, dir)
+	return dir
+}
+
 // A data dir shared between machines of different processors (one home directory for an
 // x86_64 and an arm64 machine) holds the other machine's binaries, with this plugin's stamp:
 // every start exec'd them and failed (exit 126, "Exec format error"), the MCP server never
@@ -47,16 +63,7 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 				t.Fatal(err)
 			}
 			pdata := filepath.Join(work, "data")
-			set := filepath.Join(pdata, "bin-"+pluginVersion(t))
-			if err := os.MkdirAll(set, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for name := range binarySources {
-				if err := os.WriteFile(filepath.Join(set, name), foreignELF(), 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			stamp(t, root, set)
+			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 			writeFile(t, filepath.Join(set, ".self-check"), "")
 			tools := toolDir(t)
 			if sh != "/bin/sh" {
@@ -99,17 +106,8 @@ func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 	}
 	pdata := filepath.Join(work, "data")
 	bin, set := filepath.Join(root, "bin"), filepath.Join(pdata, "bin-"+pluginVersion(t))
-	for _, dir := range []string{bin, set} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name := range binarySources {
-			if err := os.WriteFile(filepath.Join(dir, name), foreignELF(), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		stamp(t, root, dir)
-	}
+	foreignSet(t, root, bin)
+	foreignSet(t, root, set)
 	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL,
 		"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
 		"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
@@ -142,16 +140,7 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	fakeSums(t, root)
 	work := t.TempDir()
 	pdata := filepath.Join(work, "data")
-	set := filepath.Join(pdata, "bin-"+pluginVersion(t))
-	if err := os.MkdirAll(set, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name := range binarySources {
-		if err := os.WriteFile(filepath.Join(set, name), foreignELF(), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stamp(t, root, set)
+	set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 	env := launchEnv(root, pdata, work, toolDir(t))
 	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
 	lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
