@@ -417,7 +417,7 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
 				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
 				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
-			ok: func(_ string, _ int, m []string) bool {
+			ok: func(s string, i int, m []string) bool {
 				if m[4] != "" { // quoted, with spaces
 					return passphrase(m[4])
 				}
@@ -430,7 +430,16 @@ var rules = sync.OnceValue(func() []*rule {
 				if m[1] != "" {
 					return saidPassword(pw, m[2] != "")
 				}
-				return len(pw) >= 8 && notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2
+				if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 2 {
+					return false
+				}
+				// Unquoted, the value may be code: a call, a field, another variable. And the
+				// name may not be assigned at all: ${DB_PASSWORD:-default} reads a variable, and
+				// psql's :'app_password' (a colon glued to the value, which YAML's is not) too.
+				if inExpansion(s, i) || gluedColon(m[0]) {
+					return false
+				}
+				return m[2] != "" || !codeValue(pw)
 			},
 		},
 		{
@@ -639,6 +648,59 @@ func passwordValue(pw string, quoted bool) bool {
 		return false
 	}
 	return !dottedName(pw)
+}
+
+// codeValue: an unquoted value that code, not a person, wrote, by names without digits: a
+// call or an index (get_password(), os.environ[, crypt($1), a field (self.password,
+// var.db_password), or a variable named as code names one: snake_case (config_value,
+// DB_SECRET_VALUE) or camelCase (defaultPassword). Letters alone in camelCase are lost with
+// them; a password with a digit or in PascalCase (HunterHunter) is kept.
+func codeValue(v string) bool {
+	name := v
+	k := strings.IndexAny(v, "([")
+	if k > 0 {
+		name = v[:k]
+	}
+	if !identifier(name, true) || strings.ContainsAny(name, "0123456789") {
+		return false // random text cut by a bracket holds a digit
+	}
+	switch {
+	case k > 0:
+		return true
+	case strings.IndexByte(name, '.') >= 0:
+		return dottedName(name)
+	case strings.IndexByte(name, '_') >= 0:
+		return !mixedCase(name)
+	}
+	return 'a' <= name[0] && name[0] <= 'z' && mixedCase(name)
+}
+
+// identifier: letters, digits and _ (and . when dotted), starting with a letter or _.
+func identifier(v string, dotted bool) bool {
+	if v == "" || '0' <= v[0] && v[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isAlnum(c) && c != '_' && !(dotted && c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// inExpansion: the name at i is read in a shell parameter expansion, ${NAME:-default}.
+func inExpansion(s string, i int) bool {
+	for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_') {
+		i--
+	}
+	return i >= 2 && s[i-2:i] == "${"
+}
+
+// gluedColon: the name is followed by blanks then a colon glued to what follows, as psql's
+// :'variable' is; a YAML or JSON colon is glued to the name or followed by a blank.
+func gluedColon(m string) bool {
+	k := strings.IndexAny(m, ":=")
+	return k > 0 && k+1 < len(m) && m[k] == ':' && isBlank(m[k-1]) && !isBlank(m[k+1]) && m[k+1] != '='
 }
 
 // dottedName: identifiers joined by dots (settings.db_password, os.environ), each starting

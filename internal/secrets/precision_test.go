@@ -1,0 +1,141 @@
+package secrets_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// codeCorpus is code, configuration and prose an agent saves in a checkpoint of its work:
+// names of passwords and tokens assigned calls, fields, references and comparisons, never a
+// secret. Each must pass as text and as a JSON string.
+var codeCorpus = []string{
+	// Python
+	"password = get_password()",
+	"password = config_value",
+	"password: str",
+	"password: Optional[str] = None",
+	`password = os.environ["DB_PASSWORD"]`,
+	`password = os.environ.get("DB_PASSWORD")`,
+	"password = os.getenv('DB_PASSWORD', '')",
+	"password = self.password",
+	"self.password = password",
+	"if password == confirm_password:",
+	"if password != password_confirmation:",
+	"password = request.form['password']",
+	"password = settings.DATABASE_PASSWORD",
+	"password = args.password or prompt_password()",
+	"password = getpass.getpass()",
+	"hashed = bcrypt.hashpw(password.encode('utf-8'), bcrypt.gensalt())",
+	"def set_password(self, raw_password):\n    self.password = make_password(raw_password)",
+	"user.password = hash_password(new_password)",
+	"password=form.cleaned_data['password1']",
+	"db_pass = secrets_manager.get_secret_value(SecretId=arn)",
+	"token = request.headers.get('Authorization')",
+	"token = jwt.encode(payload, key, algorithm='HS256')",
+	"access_token = create_access_token(identity=user.id)",
+	"api_key = os.environ['OPENAI_API_KEY']",
+	// Go
+	"password := os.Getenv(\"DB_PASSWORD\")",
+	"Password string `json:\"password\"`",
+	"Password string `json:\"password,omitempty\" yaml:\"password\"`",
+	"password, err := readPassword(ctx)",
+	"cfg.Password = viper.GetString(\"db.password\")",
+	"if err := bcrypt.CompareHashAndPassword(hash, []byte(password)); err != nil {",
+	"token, err := jwt.ParseWithClaims(tokenString, &claims, keyFunc)",
+	"req.Header.Set(\"Authorization\", \"Bearer \"+token)",
+	"DB_PASS = flag.String(\"db-pass\", \"\", \"database password\")",
+	// JS / TS
+	"const password = process.env.DB_PASSWORD;",
+	"const { password, confirmPassword } = req.body;",
+	"password: string;",
+	"password?: string | undefined;",
+	"password: z.string().min(8).max(128),",
+	"password: await bcrypt.hash(password, 10),",
+	"if (password !== confirmPassword) throw new Error('mismatch')",
+	"this.password = options.password ?? defaultPassword;",
+	"const token = localStorage.getItem('token');",
+	"headers: { Authorization: `Bearer ${token}` }",
+	"<input type=\"password\" name=\"password\" autocomplete=\"current-password\">",
+	// YAML, CI, compose, Helm
+	"password=${{ secrets.DB_PASSWORD }}",
+	"  password: ${{ secrets.DB_PASSWORD }}",
+	"PASSWORD: ${DB_PASSWORD}",
+	"POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}",
+	"      POSTGRES_PASSWORD: postgres",
+	"    env:\n      GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+	"token: ${{ secrets.NPM_TOKEN }}",
+	"password: {{ .Values.db.password | quote }}",
+	"password: \"{{ vault_db_password }}\"",
+	"password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
+	"passwordSecretRef:\n  name: db-credentials\n  key: password",
+	"- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n      key: password",
+	// Terraform
+	"password = var.db_password",
+	"password = random_password.db.result",
+	"  password = data.aws_secretsmanager_secret_version.db.secret_string",
+	"variable \"db_password\" {\n  type      = string\n  sensitive = true\n}",
+	"master_password = local.master_password",
+	// SQL
+	"UPDATE users SET password = crypt($1, gen_salt('bf')) WHERE id = $2;",
+	"SELECT * FROM users WHERE email = $1 AND password = crypt($2, password);",
+	"ALTER ROLE app WITH PASSWORD :'app_password';",
+	"password VARCHAR(255) NOT NULL,",
+	"password_hash TEXT NOT NULL",
+	// Shell
+	"read -s -p \"Password: \" password",
+	"export PGPASSWORD=\"$(vault kv get -field=password secret/db)\"",
+	"DB_PASS=\"${DB_PASS:-}\"",
+	"TOKEN=$(gh auth token)",
+	"export GITHUB_TOKEN=\"$(cat /run/secrets/gh)\"",
+	"mysql -u root -p\"$MYSQL_ROOT_PASSWORD\" < dump.sql",
+	// Prose
+	"The password is hashed with bcrypt before it is stored.",
+	"The password is validated against the policy (min-8-chars).",
+	"Set the password in the vault, then restart.",
+	"Fixed password reset: password = new_password now hashes first.",
+	"The token is a JWT: header.payload.signature, each part base64url.",
+	// Identifiers that look random
+	"commit 3f786850e387550fdab836ed7e6dc881de23001b",
+	"TOKEN_SHA=3f786850e387550fdab836ed7e6dc881de23001b",
+	"id 550e8400-e29b-41d4-a716-446655440000",
+	"sha256sum: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  app.tar.gz",
+	"<img src=\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8/9hAAAABHNCSVQICAgIfAhkiAAAAAlwSFlzAAALEwAACxMBAJqcGAAAA\">",
+	"a JWT looks like eyJhbGciOi... (header), then the claims and a signature",
+}
+
+func TestCodeIsNoSecret(t *testing.T) {
+	for _, s := range codeCorpus {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %s, want nil", s, f.Rule)
+		}
+		enc, _ := json.Marshal(s)
+		if f := secrets.ScanJSON([]byte(`{"checkpoint":` + string(enc) + `}`)); f != nil {
+			t.Errorf("ScanJSON(%s) = %s, want nil", enc, f.Rule)
+		}
+	}
+}
+
+// Values code would not write stay passwords when unquoted: a digit, PascalCase, a symbol.
+func TestUnquotedPasswordsKept(t *testing.T) {
+	found(t, "password-assignment",
+		"password = Hunter2Hunter2",
+		"password: HunterHunter",
+		"password=summer_2024_x",
+		"password: s3cr3t-Pa55",
+		"db_password = Tr0ub4dor&3x",
+		"password = 'config_value'",
+		"POSTGRES_PASSWORD: ${X:-y} PASSWORD=Hunter2Hunter2",
+	)
+}
+
+// A password followed by a bracket (a glob pattern's, a list's) is not a call.
+func TestPasswordBeforeBracket(t *testing.T) {
+	found(t, "password-assignment", "password:\n value: Qk7AEe9Hoq8lS3[", "password=Tr0ub4dor(x)")
+}
+
+// A dotted password with digits is not a field.
+func TestDottedPasswordKept(t *testing.T) {
+	found(t, "password-assignment", "password = s3cr3t.Pa55word")
+}
