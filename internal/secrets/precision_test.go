@@ -2,6 +2,7 @@ package secrets_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -138,4 +139,19 @@ func TestPasswordBeforeBracket(t *testing.T) {
 // A dotted password with digits is not a field.
 func TestDottedPasswordKept(t *testing.T) {
 	found(t, "password-assignment", "password = s3cr3t.Pa55word")
+}
+
+// A hex or UUID value is a credential after a name that says it holds one: TOKEN, a name
+// ending in _TOKEN, a provider's _KEY or _SECRET (Heroku's API keys are UUIDs, Datadog's hex).
+// After any other name it is an id or a digest (a commit, a run, a page of results), and so
+// after a generic api_key, which names ids and digests too.
+func TestHexValueByName(t *testing.T) {
+	sha := "3f786850e387550fdab836ed7e6dc881de23001b"
+	uuid := "550e8400-e29b-41d4-a716-446655440000"
+	found(t, "token-assignment", "TOKEN="+sha, "export CI_TOKEN="+uuid, `{"token": "`+sha+`"}`,
+		"token: "+strings.ToUpper(sha))
+	found(t, "provider-credential", "HEROKU_API_KEY="+uuid, "heroku_api_key: "+uuid, "DATADOG_APP_KEY="+sha)
+	clean(t, "COMMIT="+sha, "TOKEN_SHA="+sha, "next_token: "+sha, "page_token="+uuid, "NextPageToken: "+uuid,
+		"heroku_app_id: "+uuid, "HEROKU_SLUG_COMMIT="+sha, "HEROKU_RELEASE_VERSION=v42 sha "+sha,
+		"api_key_sha1: "+sha, "api_key: "+uuid, "client_secret: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20])
 }

@@ -403,7 +403,9 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
 			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
+			ok: func(_ string, _ int, m []string) bool {
+				return (credentialValue(m[1]) || hexKey(m[1]) && namesKey(m[0])) && !secretNamesPlace(m[0])
+			},
 		},
 		{
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
@@ -484,7 +486,9 @@ var rules = sync.OnceValue(func() []*rule {
 			named: true, asName: holderEnds, before: wordOrHump,
 			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+			ok: func(s string, i int, m []string) bool {
+				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
+			},
 		},
 	}
 })
@@ -865,6 +869,54 @@ func credentialValue(v string) bool {
 		return false // a hex digest or a UUID
 	}
 	return strings.Count(v, ".") < 2 // host names, versions, dotted identifiers
+}
+
+// hexKey: a hex key of 32 digits or more, or a UUID, in one case: what credentialValue
+// refuses as a digest or an identifier. Heroku's API keys are UUIDs, many providers' tokens
+// hex, so such a value is a credential after a name that says so (see namesKey).
+func hexKey(v string) bool {
+	v = strings.TrimRight(v, "=")
+	if len(v) < 32 || !strings.ContainsAny(v, "0123456789") || strings.Trim(v, "0123456789-") == "" {
+		return false
+	}
+	if strings.IndexByte(v, '-') >= 0 && (len(v) != 36 || v[8] != '-' || v[13] != '-' || v[18] != '-' || v[23] != '-') {
+		return false
+	}
+	return strings.Trim(v, "0123456789abcdef-") == "" || strings.Trim(v, "0123456789ABCDEF-") == ""
+}
+
+// namesKey: the name a provider-credential match starts with names a provider's key, token
+// or secret (HEROKU_API_KEY, datadogAppKey), so a hex value or UUID is one; a commit's, a
+// digest's or an app's id is named otherwise (HEROKU_SLUG_COMMIT, heroku_app_id), and a
+// generic name (api_key, client_secret) is given ids and digests too.
+func namesKey(m string) bool {
+	n := 0
+	for n < len(m) && (isAlnum(m[n]) || m[n] == '_' || m[n] == '.' || m[n] == '-') {
+		n++
+	}
+	name := strings.ToLower(m[:n])
+	for _, g := range []string{"api", "x-api", "access", "auth", "client", "secret", "private", "bot", "app", "consumer", "refresh"} {
+		if strings.HasPrefix(name, g) {
+			return false
+		}
+	}
+	return strings.HasSuffix(name, "key") || strings.HasSuffix(name, "token") || strings.HasSuffix(name, "secret")
+}
+
+// pagingToken: the token-assignment at i is a page's or a request's (next_token,
+// NextPageToken, continuation_token): an opaque cursor, often hex, not a credential.
+func pagingToken(s string, i int) bool {
+	j := i
+	for j > 0 && (isAlnum(s[j-1]) || s[j-1] == '_' || s[j-1] == '-') {
+		j--
+	}
+	name := strings.ToLower(s[j:i])
+	for _, w := range []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency", "request"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // randomish: both letters and digits, and not one word with a number (for example
