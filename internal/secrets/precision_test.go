@@ -155,3 +155,23 @@ func TestHexValueByName(t *testing.T) {
 		"heroku_app_id: "+uuid, "HEROKU_SLUG_COMMIT="+sha, "HEROKU_RELEASE_VERSION=v42 sha "+sha,
 		"api_key_sha1: "+sha, "api_key: "+uuid, "client_secret: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20])
 }
+
+// A Makefile's TOKEN ?= and an environment list's {"name": "GITHUB_TOKEN", "value": ...}
+// assign a token as TOKEN= does.
+func TestTokenMakefileAndList(t *testing.T) {
+	tok := "Ab3dEf6hIj9kLm2nQr5tUv8w"
+	found(t, "token-assignment",
+		"TOKEN ?= "+tok,
+		"GITHUB_TOKEN?="+tok,
+		`{"name":"GITHUB_TOKEN","value":"`+tok+`"}`,
+		"{\"name\": \"CI_TOKEN\",\n  \"value\": \""+tok+"\"}",
+		"env:\n- name: GITHUB_TOKEN\n  value: "+tok+"\n",
+	)
+	clean(t,
+		"TOKEN ?= $(shell cat .token)",
+		`{"name":"GITHUB_TOKEN","value":"${{ secrets.GITHUB_TOKEN }}"}`,
+		`{"name":"GITHUB_TOKEN","valueFrom":{"secretKeyRef":{"name":"gh","key":"token"}}}`,
+		"- name: GITHUB_TOKEN\n  value: ${GITHUB_TOKEN}\n",
+		"the token value: see the vault entry",
+	)
+}

@@ -476,15 +476,16 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
 		{
-			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ...: a name that is or
-			// ends in "token" assigned a random-looking value, judged as provider-credential
-			// judges one. "token" is a common word ("max_tokens", "the token is refreshed"), so
-			// it counts as a name only where an assignment follows it (holderEnds): elsewhere
-			// the JSON scan does not read members for it. A match ends within 150 bytes of the
-			// keyword, so the window is cut there: prose says "token" often.
-			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 160,
+			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
+			// TOKEN ?= ..., an environment list's {"name": "GITHUB_TOKEN", "value": ...}: a
+			// name that is or ends in "token" assigned a random-looking value, judged as
+			// provider-credential judges one. "token" is a common word ("max_tokens", "the token
+			// is refreshed"), so it counts as a name only where an assignment follows it
+			// (holderEnds): elsewhere the JSON scan does not read members for it. A match ends
+			// within 190 bytes of the keyword, so the window is cut there: prose says "token" often.
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 192,
 			named: true, asName: holderEnds, before: wordOrHump,
-			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
 			ok: func(s string, i int, m []string) bool {
 				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
@@ -809,7 +810,7 @@ func holderName(s string, i int) bool {
 }
 
 // holderEnds: the keyword of n bytes at i (with credential-field's 2 or s after it) ends s or
-// is followed by what may end a name: a quote, an assignment, a newline (ProbeEscaped joins
+// is followed by what may end a name: a quote, an assignment (?= too), a newline (ProbeEscaped joins
 // decoded strings with one) or a backslash (an escape, read decoded elsewhere), possibly after
 // blanks. Ordinary prose ("Add OAuth login", "the author", "access the file") passes over it.
 func holderEnds(s string, i, n int) bool {
@@ -821,6 +822,8 @@ func holderEnds(s string, i, n int) bool {
 		switch s[k] {
 		case '"', '\'', ':', '=', '\n', '\r', '\\':
 			return true
+		case '?': // a Makefile's ?=
+			return k+1 == len(s) || s[k+1] == '='
 		case ' ', '\t':
 			if k-j < 3 {
 				continue
