@@ -175,3 +175,18 @@ func TestTokenMakefileAndList(t *testing.T) {
 		"the token value: see the vault entry",
 	)
 }
+
+// A .netrc's default entry, used for any machine not listed, holds a login and password too.
+func TestNetrcDefault(t *testing.T) {
+	found(t, "netrc-password",
+		"default login deploy password Hunter2Hunter2",
+		"# any other host\ndefault\n  login bot\n  password s3cr3t-Pa55\n",
+	)
+	clean(t,
+		"default login anonymous password user@example.com",
+		"the default login page password field",
+		"default login admin password changeme",
+		"by default login prompts for the password twice",
+		"switch (x) { default: login(password) }",
+	)
+}

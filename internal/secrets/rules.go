@@ -315,13 +315,36 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
-			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several.
-			name: "netrc-password", keywords: []string{"machine"}, before: notAlnum,
-			re: lazyre.New(`^machine\s+(\S{1,253})(\s+login\s+\S{1,128})?\s+password\s+(\S{3,128})`),
+			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several,
+			// and the default entry for other hosts: default login USER password PASSWORD.
+			name: "netrc-password", keywords: []string{"machine", "default"},
+			before: func(s string, i int) bool {
+				// "default" is code's word (switch cases, settings): the regexp runs only where
+				// a login follows it.
+				if !notAlnum(s, i) {
+					return false
+				}
+				if s[i] == 'm' {
+					return true
+				}
+				rest := s[i+len("default") : min(len(s), i+len("default")+24)]
+				return rest != "" && isBlank(rest[0]) && strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "login")
+			},
+			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+login\s+(\S{1,128}))?\s+password\s+(\S{3,128})`),
 			ok: func(_ string, _ int, m []string) bool {
+				pw := m[4]
+				if !notPlaceholder(pw) {
+					return false
+				}
+				if m[1] == "" {
+					// default: an anonymous login's password is an e-mail address by custom, and
+					// prose ("the default login page password field") names no password with a
+					// digit or three kinds of character.
+					return m[3] != "anonymous" && m[3] != "ftp" && (strings.ContainsAny(pw, "0123456789") || classes(pw) >= 3)
+				}
 				// Without a login, prose ("the machine login password prompt") reads as an entry
 				// whose host is a word: the password must then mix two kinds of character.
-				return notPlaceholder(m[3]) && (m[2] != "" || m[1] != "login" && classes(m[3]) >= 2)
+				return m[2] != "" || m[1] != "login" && classes(pw) >= 2
 			},
 		},
 		{
