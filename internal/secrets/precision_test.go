@@ -190,3 +190,17 @@ func TestNetrcDefault(t *testing.T) {
 		"switch (x) { default: login(password) }",
 	)
 }
+
+// A Discord bot token is three base64url parts joined by dots, the first the bot's numeric id
+// encoded: after a name for a token, its dots do not make it a host name or a version.
+func TestDiscordBotToken(t *testing.T) {
+	tok := "MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr"
+	found(t, "provider-credential", "DISCORD_BOT_TOKEN="+tok, `{"discord_token": "`+tok+`"}`, "bot_token: "+tok)
+	found(t, "token-assignment", "TOKEN="+tok, "client.login(token='x') # token: "+tok)
+	clean(t,
+		"DISCORD_GATEWAY=gateway.discord.gg",
+		"token: v1.2.3-rc4.build5678901234",
+		"token: abcd1234efgh5678.ijkl9012mnop.qrst3456uvwx7890yzab1234cdef", // first part not an id
+		"discord_release: MTA5ODc2NTQzMjEwOTg3NjU0Mw.v2.x",
+	)
+}

@@ -894,7 +894,30 @@ func credentialValue(v string) bool {
 	if strings.Trim(v, "0123456789abcdef-") == "" || strings.Trim(v, "0123456789ABCDEF-") == "" {
 		return false // a hex digest or a UUID
 	}
-	return strings.Count(v, ".") < 2 // host names, versions, dotted identifiers
+	return strings.Count(v, ".") < 2 || discordToken(v) // host names, versions, dotted identifiers
+}
+
+// discordToken: a Discord bot token, three base64url parts joined by dots, the first the
+// bot's numeric id (17 to 20 digits) encoded, the second 6 or 7 characters, the third 27 to
+// 40. No host name or version starts with base64 of a number.
+func discordToken(v string) bool {
+	id, rest, _ := strings.Cut(v, ".")
+	mid, sig, _ := strings.Cut(rest, ".")
+	if len(id) < 23 || len(id) > 28 || len(mid) < 6 || len(mid) > 7 || len(sig) < 27 || len(sig) > 40 ||
+		strings.IndexByte(sig, '.') >= 0 {
+		return false
+	}
+	var buf [21]byte
+	n, err := base64.RawURLEncoding.Decode(buf[:], []byte(id))
+	if err != nil || n < 17 || n > 20 || buf[0] == '0' {
+		return false
+	}
+	for _, c := range buf[:n] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // hexKey: a hex key of 32 digits or more, or a UUID, in one case: what credentialValue
