@@ -204,3 +204,21 @@ func TestDiscordBotToken(t *testing.T) {
 		"discord_release: MTA5ODc2NTQzMjEwOTg3NjU0Mw.v2.x",
 	)
 }
+
+// PowerShell's, PHP's and Perl's $variable takes a quoted string: unquoted, the value is a
+// command or a constant. Maven fills @name@ from its properties.
+func TestSigilAndMavenPlaceholders(t *testing.T) {
+	clean(t,
+		"$password = Read-Host -AsSecureString",
+		"$dbPassword = Get-Secret -Name db",
+		"$password = DEFAULT_PASSWORD;",
+		"jdbc.password=@jdbc.password@",
+		"password: @db_password@",
+	)
+	found(t, "password-assignment",
+		`$password = "Hunter2Hunter2"`,
+		"$password = 'Tr0ub4dor&3x';",
+		"password=@Hunter2x",
+		"password=@Hunter2@x",
+	)
+}

@@ -461,10 +461,13 @@ var rules = sync.OnceValue(func() []*rule {
 				// Unquoted, the value may be code: a call, a field, another variable. And the
 				// name may not be assigned at all: ${DB_PASSWORD:-default} reads a variable, and
 				// psql's :'app_password' (a colon glued to the value, which YAML's is not) too.
-				if inExpansion(s, i) || gluedColon(m[0]) {
+				sigil := sigilBefore(s, i)
+				if sigil == "${" || gluedColon(m[0]) {
 					return false
 				}
-				return m[2] != "" || !codeValue(pw)
+				// PowerShell, PHP and Perl quote a string: $password = Read-Host is a command's
+				// output, $password = PASSWORD a constant.
+				return m[2] != "" || sigil == "" && !codeValue(pw)
 			},
 		},
 		{
@@ -716,12 +719,20 @@ func identifier(v string, dotted bool) bool {
 	return true
 }
 
-// inExpansion: the name at i is read in a shell parameter expansion, ${NAME:-default}.
-func inExpansion(s string, i int) bool {
+// sigilBefore returns what marks the name holding the keyword at i as a variable: "${" (a
+// shell parameter expansion, ${NAME:-default}, reads it), "$" ($password in PowerShell,
+// PHP, Perl) or "".
+func sigilBefore(s string, i int) string {
 	for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_') {
 		i--
 	}
-	return i >= 2 && s[i-2:i] == "${"
+	switch {
+	case i >= 2 && s[i-2:i] == "${":
+		return "${"
+	case i >= 1 && s[i-1] == '$':
+		return "$"
+	}
+	return ""
 }
 
 // gluedColon: the name is followed by blanks then a colon glued to what follows, as psql's
