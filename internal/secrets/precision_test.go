@@ -301,3 +301,22 @@ func TestSigilAndMavenPlaceholders(t *testing.T) {
 		"password=@Hunter2@x",
 	)
 }
+
+// A .pgpass line: host:port:database:user:password.
+func TestPgpass(t *testing.T) {
+	found(t, "pgpass-password",
+		"db.example.com:5432:app:appuser:Hunter2Hunter2",
+		"*:*:*:postgres:s3cr3t-Pa55",
+		"echo 'localhost:6432:pgbouncer:admin:Tr0ub4dor&3x' >> ~/.pgpass",
+		"# ~/.pgpass\nreplica-1:5433:*:app:Qk7AEe9Hoq8lS3\n",
+	)
+	clean(t,
+		"localhost:5432:postgres is up; db:5432:app failed",
+		"Error: dial tcp 10.0.0.5:5432: connect: connection refused",
+		"hostname:port:database:username:password",
+		"localhost:5432:app:user:password and db:5432:app:app:${PGPASSWORD}",
+		"*:*:*:*:* and x:*:*:*:12345678",
+		"arn:aws:iam::123456789012:role/deploy; s3:*:*:bucket:object-key",
+		"postgres://app@db:5432:app:user:Hunter2x",
+	)
+}

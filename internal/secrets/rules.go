@@ -348,6 +348,20 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A .pgpass line, host:port:database:user:password, found by its port: PostgreSQL's
+			// 5432, a second cluster's 5433, PgBouncer's 6432, or * for any. The host starts the
+			// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass).
+			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 340,
+			before: pgpassHost,
+			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:(\S{3,128})`),
+			ok: func(_ string, _ int, m []string) bool {
+				pw := strings.TrimRight(m[1], `'"`)
+				c := classes(pw)
+				return notPlaceholder(pw) && (c >= 3 || c == 2 && strings.ContainsAny(pw, "0123456789")) &&
+					strings.Trim(pw, "0123456789:*") != ""
+			},
+		},
+		{
 			// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
 			// which no other rule takes for a key) and _auth=, base64 of user:password. The
 			// name follows the registry's ":" or starts a line; this._authToken in code does not.
@@ -538,6 +552,16 @@ func percentDecode(s string) string {
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// pgpassHost: a host name (or *) of at most 253 bytes is before i, and before it the start
+// of a line, a blank or a quote.
+func pgpassHost(s string, i int) bool {
+	j := i
+	for j > 0 && i-j < 254 && (isAlnum(s[j-1]) || s[j-1] == '.' || s[j-1] == '-' || s[j-1] == '_' || s[j-1] == '*') {
+		j--
+	}
+	return j < i && (j == 0 || isBlank(s[j-1]) || s[j-1] == '\r' || s[j-1] == '\'' || s[j-1] == '"')
+}
 
 // sasBefore: sig= is a parameter (after ? or &) of a query that has an sv= parameter in the
 // 512 bytes before it.
