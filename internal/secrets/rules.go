@@ -315,13 +315,50 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
-			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several.
-			name: "netrc-password", keywords: []string{"machine"}, before: notAlnum,
-			re: lazyre.New(`^machine\s+(\S{1,253})(\s+login\s+\S{1,128})?\s+password\s+(\S{3,128})`),
+			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several,
+			// and the default entry for other hosts: default login USER password PASSWORD.
+			name: "netrc-password", keywords: []string{"machine", "default"},
+			before: func(s string, i int) bool {
+				// "default" is code's word (switch cases, settings): the regexp runs only where
+				// a login follows it.
+				if !notAlnum(s, i) {
+					return false
+				}
+				if s[i] == 'm' {
+					return true
+				}
+				rest := s[i+len("default") : min(len(s), i+len("default")+24)]
+				return rest != "" && isBlank(rest[0]) && strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "login")
+			},
+			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+login\s+(\S{1,128}))?\s+password\s+(\S{3,128})`),
 			ok: func(_ string, _ int, m []string) bool {
+				pw := m[4]
+				if !notPlaceholder(pw) {
+					return false
+				}
+				if m[1] == "" {
+					// default: an anonymous login's password is an e-mail address by custom, and
+					// prose ("the default login page password field") names no password with a
+					// digit or three kinds of character.
+					return m[3] != "anonymous" && m[3] != "ftp" && (strings.ContainsAny(pw, "0123456789") || classes(pw) >= 3)
+				}
 				// Without a login, prose ("the machine login password prompt") reads as an entry
 				// whose host is a word: the password must then mix two kinds of character.
-				return notPlaceholder(m[3]) && (m[2] != "" || m[1] != "login" && classes(m[3]) >= 2)
+				return m[2] != "" || m[1] != "login" && classes(pw) >= 2
+			},
+		},
+		{
+			// A .pgpass line, host:port:database:user:password, found by its port: PostgreSQL's
+			// 5432, a second cluster's 5433, PgBouncer's 6432, or * for any. The host starts the
+			// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass).
+			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 340,
+			before: pgpassHost,
+			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:(\S{3,128})`),
+			ok: func(_ string, _ int, m []string) bool {
+				pw := strings.TrimRight(m[1], `'"`)
+				c := classes(pw)
+				return notPlaceholder(pw) && (c >= 3 || c == 2 && strings.ContainsAny(pw, "0123456789")) &&
+					strings.Trim(pw, "0123456789:*") != ""
 			},
 		},
 		{
@@ -403,7 +440,9 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
 			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) && !secretNamesPlace(m[0]) },
+			ok: func(_ string, _ int, m []string) bool {
+				return (credentialValue(m[1]) || hexKey(m[1]) && namesKey(m[0])) && !secretNamesPlace(m[0])
+			},
 		},
 		{
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
@@ -417,7 +456,7 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
 				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
 				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
-			ok: func(_ string, _ int, m []string) bool {
+			ok: func(s string, i int, m []string) bool {
 				if m[4] != "" { // quoted, with spaces
 					return passphrase(m[4])
 				}
@@ -430,7 +469,19 @@ var rules = sync.OnceValue(func() []*rule {
 				if m[1] != "" {
 					return saidPassword(pw, m[2] != "")
 				}
-				return len(pw) >= 8 && notPlaceholder(pw) && !strings.ContainsAny(pw, "/\\") && classes(pw) >= 2
+				if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") || classes(pw) < 2 {
+					return false
+				}
+				// Unquoted, the value may be code: a call, a field, another variable. And the
+				// name may not be assigned at all: ${DB_PASSWORD:-default} reads a variable, and
+				// psql's :'app_password' (a colon glued to the value, which YAML's is not) too.
+				sigil := sigilBefore(s, i)
+				if sigil == "${" || gluedColon(m[0]) {
+					return false
+				}
+				// PowerShell, PHP and Perl quote a string: $password = Read-Host is a command's
+				// output, $password = PASSWORD a constant.
+				return m[2] != "" || sigil == "" && !codeValue(pw)
 			},
 		},
 		{
@@ -465,17 +516,20 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
 		{
-			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ...: a name that is or
-			// ends in "token" assigned a random-looking value, judged as provider-credential
-			// judges one. "token" is a common word ("max_tokens", "the token is refreshed"), so
-			// it counts as a name only where an assignment follows it (holderEnds): elsewhere
-			// the JSON scan does not read members for it. A match ends within 150 bytes of the
-			// keyword, so the window is cut there: prose says "token" often.
-			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 160,
+			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
+			// TOKEN ?= ..., an environment list's {"name": "GITHUB_TOKEN", "value": ...}: a
+			// name that is or ends in "token" assigned a random-looking value, judged as
+			// provider-credential judges one. "token" is a common word ("max_tokens", "the token
+			// is refreshed"), so it counts as a name only where an assignment follows it
+			// (holderEnds): elsewhere the JSON scan does not read members for it. A match ends
+			// within 190 bytes of the keyword, so the window is cut there: prose says "token" often.
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 192,
 			named: true, asName: holderEnds, before: wordOrHump,
-			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>)[ \t]{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+			ok: func(s string, i int, m []string) bool {
+				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
+			},
 		},
 	}
 })
@@ -498,6 +552,16 @@ func percentDecode(s string) string {
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// pgpassHost: a host name (or *) of at most 253 bytes is before i, and before it the start
+// of a line, a blank or a quote.
+func pgpassHost(s string, i int) bool {
+	j := i
+	for j > 0 && i-j < 254 && (isAlnum(s[j-1]) || s[j-1] == '.' || s[j-1] == '-' || s[j-1] == '_' || s[j-1] == '*') {
+		j--
+	}
+	return j < i && (j == 0 || isBlank(s[j-1]) || s[j-1] == '\r' || s[j-1] == '\'' || s[j-1] == '"')
+}
 
 // sasBefore: sig= is a parameter (after ? or &) of a query that has an sv= parameter in the
 // 512 bytes before it.
@@ -641,6 +705,67 @@ func passwordValue(pw string, quoted bool) bool {
 	return !dottedName(pw)
 }
 
+// codeValue: an unquoted value that code, not a person, wrote, by names without digits: a
+// call or an index (get_password(), os.environ[, crypt($1), a field (self.password,
+// var.db_password), or a variable named as code names one: snake_case (config_value,
+// DB_SECRET_VALUE) or camelCase (defaultPassword). Letters alone in camelCase are lost with
+// them; a password with a digit or in PascalCase (HunterHunter) is kept.
+func codeValue(v string) bool {
+	name := v
+	k := strings.IndexAny(v, "([")
+	if k > 0 {
+		name = v[:k]
+	}
+	if !identifier(name, true) || strings.ContainsAny(name, "0123456789") {
+		return false // random text cut by a bracket holds a digit
+	}
+	switch {
+	case k > 0:
+		return true
+	case strings.IndexByte(name, '.') >= 0:
+		return dottedName(name)
+	case strings.IndexByte(name, '_') >= 0:
+		return !mixedCase(name)
+	}
+	return 'a' <= name[0] && name[0] <= 'z' && mixedCase(name)
+}
+
+// identifier: letters, digits and _ (and . when dotted), starting with a letter or _.
+func identifier(v string, dotted bool) bool {
+	if v == "" || '0' <= v[0] && v[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isAlnum(c) && c != '_' && !(dotted && c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// sigilBefore returns what marks the name holding the keyword at i as a variable: "${" (a
+// shell parameter expansion, ${NAME:-default}, reads it), "$" ($password in PowerShell,
+// PHP, Perl) or "".
+func sigilBefore(s string, i int) string {
+	for i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_') {
+		i--
+	}
+	switch {
+	case i >= 2 && s[i-2:i] == "${":
+		return "${"
+	case i >= 1 && s[i-1] == '$':
+		return "$"
+	}
+	return ""
+}
+
+// gluedColon: the name is followed by blanks then a colon glued to what follows, as psql's
+// :'variable' is; a YAML or JSON colon is glued to the name or followed by a blank.
+func gluedColon(m string) bool {
+	k := strings.IndexAny(m, ":=")
+	return k > 0 && k+1 < len(m) && m[k] == ':' && isBlank(m[k-1]) && !isBlank(m[k+1]) && m[k+1] != '='
+}
+
 // dottedName: identifiers joined by dots (settings.db_password, os.environ), each starting
 // with a letter or _.
 func dottedName(s string) bool {
@@ -743,7 +868,7 @@ func holderName(s string, i int) bool {
 }
 
 // holderEnds: the keyword of n bytes at i (with credential-field's 2 or s after it) ends s or
-// is followed by what may end a name: a quote, an assignment, a newline (ProbeEscaped joins
+// is followed by what may end a name: a quote, an assignment (?= too), a newline (ProbeEscaped joins
 // decoded strings with one) or a backslash (an escape, read decoded elsewhere), possibly after
 // blanks. Ordinary prose ("Add OAuth login", "the author", "access the file") passes over it.
 func holderEnds(s string, i, n int) bool {
@@ -755,6 +880,8 @@ func holderEnds(s string, i, n int) bool {
 		switch s[k] {
 		case '"', '\'', ':', '=', '\n', '\r', '\\':
 			return true
+		case '?': // a Makefile's ?=
+			return k+1 == len(s) || s[k+1] == '='
 		case ' ', '\t':
 			if k-j < 3 {
 				continue
@@ -802,7 +929,78 @@ func credentialValue(v string) bool {
 	if strings.Trim(v, "0123456789abcdef-") == "" || strings.Trim(v, "0123456789ABCDEF-") == "" {
 		return false // a hex digest or a UUID
 	}
-	return strings.Count(v, ".") < 2 // host names, versions, dotted identifiers
+	return strings.Count(v, ".") < 2 || discordToken(v) // host names, versions, dotted identifiers
+}
+
+// discordToken: a Discord bot token, three base64url parts joined by dots, the first the
+// bot's numeric id (17 to 20 digits) encoded, the second 6 or 7 characters, the third 27 to
+// 40. No host name or version starts with base64 of a number.
+func discordToken(v string) bool {
+	id, rest, _ := strings.Cut(v, ".")
+	mid, sig, _ := strings.Cut(rest, ".")
+	if len(id) < 23 || len(id) > 28 || len(mid) < 6 || len(mid) > 7 || len(sig) < 27 || len(sig) > 40 ||
+		strings.IndexByte(sig, '.') >= 0 {
+		return false
+	}
+	var buf [21]byte
+	n, err := base64.RawURLEncoding.Decode(buf[:], []byte(id))
+	if err != nil || n < 17 || n > 20 || buf[0] == '0' {
+		return false
+	}
+	for _, c := range buf[:n] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// hexKey: a hex key of 32 digits or more, or a UUID, in one case: what credentialValue
+// refuses as a digest or an identifier. Heroku's API keys are UUIDs, many providers' tokens
+// hex, so such a value is a credential after a name that says so (see namesKey).
+func hexKey(v string) bool {
+	v = strings.TrimRight(v, "=")
+	if len(v) < 32 || !strings.ContainsAny(v, "0123456789") || strings.Trim(v, "0123456789-") == "" {
+		return false
+	}
+	if strings.IndexByte(v, '-') >= 0 && (len(v) != 36 || v[8] != '-' || v[13] != '-' || v[18] != '-' || v[23] != '-') {
+		return false
+	}
+	return strings.Trim(v, "0123456789abcdef-") == "" || strings.Trim(v, "0123456789ABCDEF-") == ""
+}
+
+// namesKey: the name a provider-credential match starts with names a provider's key, token
+// or secret (HEROKU_API_KEY, datadogAppKey), so a hex value or UUID is one; a commit's, a
+// digest's or an app's id is named otherwise (HEROKU_SLUG_COMMIT, heroku_app_id), and a
+// generic name (api_key, client_secret) is given ids and digests too.
+func namesKey(m string) bool {
+	n := 0
+	for n < len(m) && (isAlnum(m[n]) || m[n] == '_' || m[n] == '.' || m[n] == '-') {
+		n++
+	}
+	name := strings.ToLower(m[:n])
+	for _, g := range []string{"api", "x-api", "access", "auth", "client", "secret", "private", "bot", "app", "consumer", "refresh"} {
+		if strings.HasPrefix(name, g) {
+			return false
+		}
+	}
+	return strings.HasSuffix(name, "key") || strings.HasSuffix(name, "token") || strings.HasSuffix(name, "secret")
+}
+
+// pagingToken: the token-assignment at i is a page's or a request's (next_token,
+// NextPageToken, continuation_token): an opaque cursor, often hex, not a credential.
+func pagingToken(s string, i int) bool {
+	j := i
+	for j > 0 && (isAlnum(s[j-1]) || s[j-1] == '_' || s[j-1] == '-') {
+		j--
+	}
+	name := strings.ToLower(s[j:i])
+	for _, w := range []string{"page", "next", "continuation", "pagination", "cursor", "sync", "idempotency", "request"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // randomish: both letters and digits, and not one word with a number (for example

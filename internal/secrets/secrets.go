@@ -605,13 +605,15 @@ func mixed(s string) bool {
 }
 
 // notPlaceholder refuses passwords that are references or masks, which is what we ask users
-// to store: $DB_PASS, ${DB_PASS}, {{ .Pass }}, %DB_PASS%, ****, xxxx, <db-password>, changeme;
-// and the place's name that prose showing a syntax puts there (scheme://user:password@host,
-// sshpass -p PASSWORD.).
+// to store: $DB_PASS, ${DB_PASS}, {{ .Pass }}, %DB_PASS%, @db.pass@, ****, xxxx,
+// <db-password>, changeme; and the place's name that prose showing a syntax puts there
+// (scheme://user:password@host, sshpass -p PASSWORD.).
 func notPlaceholder(pw string) bool {
 	switch {
 	case strings.HasPrefix(pw, "$"), strings.HasPrefix(pw, "{"), strings.HasPrefix(pw, "%") && strings.HasSuffix(pw, "%"):
 		return false
+	case len(pw) > 2 && pw[0] == '@' && pw[len(pw)-1] == '@' && identifier(pw[1:len(pw)-1], true):
+		return false // Maven's resource filtering: @jdbc.password@
 	case strings.Trim(pw, "*") == "", strings.Trim(pw, "xX") == "", strings.Trim(pw, ".") == "":
 		return false
 	case angleName(pw), strings.EqualFold(pw, "changeme"), strings.EqualFold(pw, "change-me"), strings.EqualFold(pw, "change_me"):

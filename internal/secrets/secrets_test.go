@@ -170,7 +170,9 @@ func TestScanString(t *testing.T) {
 		{"token-command-sub", "TOKEN=$(cat ~/.config/token) GH_TOKEN=`gh auth token`", ""},
 		{"token-reference", "TOKEN=${TOKEN}; API_TOKEN=$API_TOKEN", ""},
 		{"token-placeholders", "TOKEN=<token> TOKEN=xxxxxxxxxxxxxxxxxxxxxxxx TOKEN=changeme", ""},
-		{"token-hex-digest", "TOKEN=" + gitSHA, ""},
+		// A name for a token says a hex value is one (a commit's or a digest's is named so).
+		{"token-hex", "TOKEN=" + gitSHA, "token-assignment"},
+		{"token-hex-digest", "COMMIT_SHA=" + gitSHA + " TOKEN_SHA=" + gitSHA, ""},
 		{"token-prose", "max_tokens: 4096; the token is refreshed every 3600 seconds; tokens: counted", ""},
 		// An STS session token holds / and +, which provider-credential's values do not.
 		{"aws-session-token-ini", "aws_session_token = " + awsSession, "aws-session-token"},
@@ -756,7 +758,8 @@ func TestNestedSecrets(t *testing.T) {
 	}
 	for _, s := range []string{"password:\n  value: Tr0ub4dor&3x", "auth:\n  token: " + key, "credentials:\n  key: " + key,
 		`password = {value = "Tr0ub4dor&3x"}`, "auth:\n  type: basic\n  token: " + key,
-		`{"auth": {"type": "basic", "user": 'bob', "token": "` + key + `"}}`} {
+		`{"auth": {"type": "basic", "user": 'bob', "token": "` + key + `"}}`,
+		`{"auth":{"token":"` + strings.Repeat("ab12", 10) + `"}}`} { // a token's name says hex is one
 		if secrets.ScanString(s) == nil {
 			t.Errorf("ScanString(%q) = nil", s)
 		}
@@ -771,7 +774,7 @@ func TestNestedSecrets(t *testing.T) {
 		`{"password":{"reset_url":"/account/reset","policy":"min 12 chars"}}`,
 		`{"auth":{"type":"oauth2","token_url":"https://auth.example.com/oauth/token"}}`,
 		`{"auth":{"token":"<token>","method":"bearer"}}`,
-		`{"auth":{"token":"` + strings.Repeat("ab12", 10) + `"}}`,
+		`{"auth":{"token_sha":"` + strings.Repeat("ab12", 10) + `"}}`,
 		`{"auth":{"token_ttl":3600,"token":"see the vault entry"}}`,
 		`{"author":{"key":"` + key + `"}}`,
 		`{"auth":{"key":"123e4567-e89b-12d3-a456-426614174000"}}`,

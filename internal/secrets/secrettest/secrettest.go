@@ -130,6 +130,13 @@ func Shapes() []Shape {
 	addCtx("netrc-no-login", "netrc-password", "machine registry.example.com password ", mix(16))
 	addCtx("docker-login-p", "cli-password", "docker login -u bot -p ", mix(20)+" ghcr.io")
 	addCtx("aws-session-token", "aws-session-token", "aws_session_token = ", "IQoJb3JpZ2luX2Vj"+pick(b64, 40)+"/+"+pick(b64, 160))
+	addCtx("token-hex", "token-assignment", "TOKEN=", pick(hexlo, 40))
+	addCtx("heroku-uuid", "provider-credential", "HEROKU_API_KEY=", pick(hexlo, 8)+"-"+pick(hexlo, 4)+"-4"+pick(hexlo, 3)+"-8"+pick(hexlo, 3)+"-"+pick(hexlo, 12))
+	addCtx("token-makefile", "token-assignment", "TOKEN ?= ", mix(32))
+	addCtx("token-name-value", "token-assignment", `{"name":"GITHUB_TOKEN","value":"`, mix(32))
+	addCtx("netrc-default", "netrc-password", "default login deploy password ", mix(16))
+	addCtx("discord-bot-token", "provider-credential", "DISCORD_BOT_TOKEN=",
+		base64.RawURLEncoding.EncodeToString([]byte("1"+pick("0123456789", 18)))+"."+pick(urlb, 6)+"."+pick(urlb, 38))
 	return out
 }
 
@@ -175,6 +182,12 @@ func Ordinary() []string {
 		"mailto:alice@example.com, git@github.com:owner/repo.git, ssh://git@host/x",
 		"lorem ipsum " + strings.Repeat("dolor sit amet, consectetur adipiscing elit. ", 20),
 		"日本語のテキスト、émoji 🚀 and accents: naïve café",
+		"password = get_password(); password = self.password; password: str",
+		`password = os.environ["DB_PASSWORD"] if password == confirm_password else None`,
+		"POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}; password=${{ secrets.DB_PASSWORD }}",
+		"UPDATE users SET password = crypt($1, gen_salt('bf')) WHERE id = $2",
+		"COMMIT_SHA=" + pick(hexlo, 40) + " next_token: " + pick(hexlo, 32) + " heroku_app_id: " + pick(hexlo, 32),
+		"$password = Read-Host -AsSecureString; jdbc.password=@jdbc.password@",
 	}
 }
 

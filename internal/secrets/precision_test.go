@@ -1,0 +1,322 @@
+package secrets_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/secrets"
+)
+
+// codeCorpus is code, configuration and prose an agent saves in a checkpoint of its work:
+// names of passwords and tokens assigned calls, fields, references and comparisons, never a
+// secret. Each must pass as text and as a JSON string.
+var codeCorpus = []string{
+	// Python
+	"password = get_password()",
+	"password = config_value",
+	"password: str",
+	"password: Optional[str] = None",
+	`password = os.environ["DB_PASSWORD"]`,
+	`password = os.environ.get("DB_PASSWORD")`,
+	"password = os.getenv('DB_PASSWORD', '')",
+	"password = self.password",
+	"self.password = password",
+	"if password == confirm_password:",
+	"if password != password_confirmation:",
+	"password = request.form['password']",
+	"password = settings.DATABASE_PASSWORD",
+	"password = args.password or prompt_password()",
+	"password = getpass.getpass()",
+	"hashed = bcrypt.hashpw(password.encode('utf-8'), bcrypt.gensalt())",
+	"def set_password(self, raw_password):\n    self.password = make_password(raw_password)",
+	"user.password = hash_password(new_password)",
+	"password=form.cleaned_data['password1']",
+	"db_pass = secrets_manager.get_secret_value(SecretId=arn)",
+	"token = request.headers.get('Authorization')",
+	"token = jwt.encode(payload, key, algorithm='HS256')",
+	"access_token = create_access_token(identity=user.id)",
+	"api_key = os.environ['OPENAI_API_KEY']",
+	// Go
+	"password := os.Getenv(\"DB_PASSWORD\")",
+	"Password string `json:\"password\"`",
+	"Password string `json:\"password,omitempty\" yaml:\"password\"`",
+	"password, err := readPassword(ctx)",
+	"cfg.Password = viper.GetString(\"db.password\")",
+	"if err := bcrypt.CompareHashAndPassword(hash, []byte(password)); err != nil {",
+	"token, err := jwt.ParseWithClaims(tokenString, &claims, keyFunc)",
+	"req.Header.Set(\"Authorization\", \"Bearer \"+token)",
+	"DB_PASS = flag.String(\"db-pass\", \"\", \"database password\")",
+	// JS / TS
+	"const password = process.env.DB_PASSWORD;",
+	"const { password, confirmPassword } = req.body;",
+	"password: string;",
+	"password?: string | undefined;",
+	"password: z.string().min(8).max(128),",
+	"password: await bcrypt.hash(password, 10),",
+	"if (password !== confirmPassword) throw new Error('mismatch')",
+	"this.password = options.password ?? defaultPassword;",
+	"const token = localStorage.getItem('token');",
+	"headers: { Authorization: `Bearer ${token}` }",
+	"<input type=\"password\" name=\"password\" autocomplete=\"current-password\">",
+	// YAML, CI, compose, Helm
+	"password=${{ secrets.DB_PASSWORD }}",
+	"  password: ${{ secrets.DB_PASSWORD }}",
+	"PASSWORD: ${DB_PASSWORD}",
+	"POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-postgres}",
+	"      POSTGRES_PASSWORD: postgres",
+	"    env:\n      GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}",
+	"token: ${{ secrets.NPM_TOKEN }}",
+	"password: {{ .Values.db.password | quote }}",
+	"password: \"{{ vault_db_password }}\"",
+	"password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256",
+	"passwordSecretRef:\n  name: db-credentials\n  key: password",
+	"- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db\n      key: password",
+	// Terraform
+	"password = var.db_password",
+	"password = random_password.db.result",
+	"  password = data.aws_secretsmanager_secret_version.db.secret_string",
+	"variable \"db_password\" {\n  type      = string\n  sensitive = true\n}",
+	"master_password = local.master_password",
+	// SQL
+	"UPDATE users SET password = crypt($1, gen_salt('bf')) WHERE id = $2;",
+	"SELECT * FROM users WHERE email = $1 AND password = crypt($2, password);",
+	"ALTER ROLE app WITH PASSWORD :'app_password';",
+	"password VARCHAR(255) NOT NULL,",
+	"password_hash TEXT NOT NULL",
+	// Shell
+	"read -s -p \"Password: \" password",
+	"export PGPASSWORD=\"$(vault kv get -field=password secret/db)\"",
+	"DB_PASS=\"${DB_PASS:-}\"",
+	"TOKEN=$(gh auth token)",
+	"export GITHUB_TOKEN=\"$(cat /run/secrets/gh)\"",
+	"mysql -u root -p\"$MYSQL_ROOT_PASSWORD\" < dump.sql",
+	// Prose
+	"The password is hashed with bcrypt before it is stored.",
+	"The password is validated against the policy (min-8-chars).",
+	"Set the password in the vault, then restart.",
+	"Fixed password reset: password = new_password now hashes first.",
+	"The token is a JWT: header.payload.signature, each part base64url.",
+	// Identifiers that look random
+	"commit 3f786850e387550fdab836ed7e6dc881de23001b",
+	"TOKEN_SHA=3f786850e387550fdab836ed7e6dc881de23001b",
+	"id 550e8400-e29b-41d4-a716-446655440000",
+	"sha256sum: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  app.tar.gz",
+	"<img src=\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8/9hAAAABHNCSVQICAgIfAhkiAAAAAlwSFlzAAALEwAACxMBAJqcGAAAA\">",
+	"a JWT looks like eyJhbGciOi... (header), then the claims and a signature",
+	// More code, CI and docs, on every rule's keywords.
+	"token: ${{ github.token }}",
+	"api_key = settings.OPENAI_API_KEY",
+	"client_secret=os.environ['CLIENT_SECRET']",
+	"token = var.github_token",
+	`access_token = response.json()["access_token"]`,
+	`"token": "<redacted>"`,
+	"Token string `json:\"token\"`",
+	`auth_token := r.Header.Get("X-Auth-Token")`,
+	"secret_key = get_random_secret_key()",
+	"SECRET_KEY = env('DJANGO_SECRET_KEY')",
+	"const apiKey = process.env.STRIPE_SECRET_KEY!;",
+	"apiKey: process.env.OPENAI_API_KEY,",
+	"accessToken: string | null = null;",
+	"const accessToken = await getAccessToken(client_id, client_secret);",
+	"refresh_token = token_response['refresh_token']",
+	"bearer = f\"Bearer {token}\"",
+	"headers = {'Authorization': f'Bearer {api_key}'}",
+	"Authorization: Bearer ${{ secrets.API_TOKEN }}",
+	"curl -H \"Authorization: Bearer $TOKEN\" https://api.github.com/user",
+	"resource \"aws_db_instance\" \"db\" {\n  username = \"admin\"\n  password = var.db_password\n}",
+	"resource \"random_password\" \"db\" {\n  length  = 24\n  special = true\n}",
+	"  db_password = aws_secretsmanager_secret_version.db.secret_string",
+	"master_password = random_password.master.result",
+	"- uses: actions/checkout@v4\n  with:\n    token: ${{ secrets.PAT }}",
+	"docker login -u $DOCKER_USER -p $DOCKER_PASS registry.example.com",
+	"echo \"$DOCKER_PASSWORD\" | docker login -u \"$DOCKER_USERNAME\" --password-stdin",
+	"mysql -u root -p${MYSQL_ROOT_PASSWORD} app",
+	"PGPASSWORD=$PGPASSWORD psql -h localhost -U postgres",
+	"psql \"postgresql://$PGUSER:$PGPASSWORD@$PGHOST:5432/$PGDATABASE\"",
+	"CREATE USER app WITH PASSWORD 'app';",
+	"CREATE ROLE reader LOGIN PASSWORD NULL;",
+	"password_reset_token = secrets.token_urlsafe(32)",
+	"token = secrets.token_hex(16)",
+	"token = uuid.uuid4().hex",
+	"self.token = kwargs.pop('token', None)",
+	"session_token = request.cookies.get('session_token')",
+	"csrf_token = generate_csrf()",
+	"pass_through = True; first_pass = second_pass; bypass = compute(x)",
+	"user_pwd = input(); pwd = os.getcwd()",
+	"DB_PASS: ${{ secrets.DB_PASS }}",
+	"PASSWORD=\"$(openssl rand -base64 24)\"",
+	"export TOKEN=$(curl -s $METADATA/token)",
+	"basic_auth = HTTPBasicAuth(username, password)",
+	"auth = ('user', password)",
+	"machine github.com login $GITHUB_USER password $GITHUB_TOKEN",
+	"with open(os.path.expanduser('~/.pgpass')) as f:",
+	"git log --format=%H abc1234 3f786850e387550fdab836ed7e6dc881de23001b..HEAD",
+	"image: ghcr.io/org/app@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	"integrity: sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==",
+	"\"resolved\": \"https://registry.npmjs.org/lodash/-/lodash-4.17.21.tgz\", \"integrity\": \"sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==\"",
+	"The JWT is eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.<payload>.<signature>",
+	"Passwords must be at least 12 characters; password: required, minLength: 12",
+	"password_min_length = 12\npassword_require_symbols = true",
+	"The token endpoint returns {\"access_token\": \"...\", \"token_type\": \"Bearer\", \"expires_in\": 3600}",
+	"cairn checkpoint save --name plan_v2 --note 'password = get_password() now reads the keyring'",
+	"ssh-keygen -t ed25519 -C deploy@example.com -f ~/.ssh/id_ed25519",
+	"-----BEGIN OPENSSH PRIVATE KEY----- block goes in ~/.ssh/id_ed25519",
+	"set -euo pipefail\nTOKEN_FILE=/run/secrets/token\nTOKEN=\"$(<\"$TOKEN_FILE\")\"",
+	"GIT_COMMIT=3f786850e387550fdab836ed7e6dc881de23001b\nBUILD_ID=550e8400-e29b-41d4-a716-446655440000",
+	"default:\n  login: true\n  password: false",
+	"password: !!str 12345",
+	"password: str = Field(..., min_length=8)",
+	"password: string = ''",
+	"def login(username: str, password: str) -> Token:",
+	"func Login(ctx context.Context, username, password string) (*Token, error)",
+	"if (!password || password.length < 8) return res.status(400)",
+	"expect(screen.getByLabelText('Password')).toHaveValue('')",
+	"await page.fill('#password', process.env.E2E_PASSWORD!)",
+	"password = \"\"  # set via env",
+	"password = None",
+	"password = ''.join(random.choices(string.ascii_letters, k=16))",
+	"$password = Read-Host -AsSecureString",
+	"$env:TOKEN = (gh auth token)",
+	"Password = builder.Configuration[\"Db:Password\"],",
+	"options.Password.RequiredLength = 12;",
+	"spring.datasource.password=${DB_PASSWORD}",
+	"spring.datasource.password=${DB_PASSWORD:changeme}",
+	"jdbc.password=@jdbc.password@",
+}
+
+func TestCodeIsNoSecret(t *testing.T) {
+	for _, s := range codeCorpus {
+		if f := secrets.ScanString(s); f != nil {
+			t.Errorf("ScanString(%q) = %s, want nil", s, f.Rule)
+		}
+		enc, _ := json.Marshal(s)
+		if f := secrets.ScanJSON([]byte(`{"checkpoint":` + string(enc) + `}`)); f != nil {
+			t.Errorf("ScanJSON(%s) = %s, want nil", enc, f.Rule)
+		}
+	}
+}
+
+// Values code would not write stay passwords when unquoted: a digit, PascalCase, a symbol.
+func TestUnquotedPasswordsKept(t *testing.T) {
+	found(t, "password-assignment",
+		"password = Hunter2Hunter2",
+		"password: HunterHunter",
+		"password=summer_2024_x",
+		"password: s3cr3t-Pa55",
+		"db_password = Tr0ub4dor&3x",
+		"password = 'config_value'",
+		"POSTGRES_PASSWORD: ${X:-y} PASSWORD=Hunter2Hunter2",
+	)
+}
+
+// A password followed by a bracket (a glob pattern's, a list's) is not a call.
+func TestPasswordBeforeBracket(t *testing.T) {
+	found(t, "password-assignment", "password:\n value: Qk7AEe9Hoq8lS3[", "password=Tr0ub4dor(x)")
+}
+
+// A dotted password with digits is not a field.
+func TestDottedPasswordKept(t *testing.T) {
+	found(t, "password-assignment", "password = s3cr3t.Pa55word")
+}
+
+// A hex or UUID value is a credential after a name that says it holds one: TOKEN, a name
+// ending in _TOKEN, a provider's _KEY or _SECRET (Heroku's API keys are UUIDs, Datadog's hex).
+// After any other name it is an id or a digest (a commit, a run, a page of results), and so
+// after a generic api_key, which names ids and digests too.
+func TestHexValueByName(t *testing.T) {
+	sha := "3f786850e387550fdab836ed7e6dc881de23001b"
+	uuid := "550e8400-e29b-41d4-a716-446655440000"
+	found(t, "token-assignment", "TOKEN="+sha, "export CI_TOKEN="+uuid, `{"token": "`+sha+`"}`,
+		"token: "+strings.ToUpper(sha))
+	found(t, "provider-credential", "HEROKU_API_KEY="+uuid, "heroku_api_key: "+uuid, "DATADOG_APP_KEY="+sha)
+	clean(t, "COMMIT="+sha, "TOKEN_SHA="+sha, "next_token: "+sha, "page_token="+uuid, "NextPageToken: "+uuid,
+		"heroku_app_id: "+uuid, "HEROKU_SLUG_COMMIT="+sha, "HEROKU_RELEASE_VERSION=v42 sha "+sha,
+		"api_key_sha1: "+sha, "api_key: "+uuid, "client_secret: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20])
+}
+
+// A Makefile's TOKEN ?= and an environment list's {"name": "GITHUB_TOKEN", "value": ...}
+// assign a token as TOKEN= does.
+func TestTokenMakefileAndList(t *testing.T) {
+	tok := "Ab3dEf6hIj9kLm2nQr5tUv8w"
+	found(t, "token-assignment",
+		"TOKEN ?= "+tok,
+		"GITHUB_TOKEN?="+tok,
+		`{"name":"GITHUB_TOKEN","value":"`+tok+`"}`,
+		"{\"name\": \"CI_TOKEN\",\n  \"value\": \""+tok+"\"}",
+		"env:\n- name: GITHUB_TOKEN\n  value: "+tok+"\n",
+	)
+	clean(t,
+		"TOKEN ?= $(shell cat .token)",
+		`{"name":"GITHUB_TOKEN","value":"${{ secrets.GITHUB_TOKEN }}"}`,
+		`{"name":"GITHUB_TOKEN","valueFrom":{"secretKeyRef":{"name":"gh","key":"token"}}}`,
+		"- name: GITHUB_TOKEN\n  value: ${GITHUB_TOKEN}\n",
+		"the token value: see the vault entry",
+	)
+}
+
+// A .netrc's default entry, used for any machine not listed, holds a login and password too.
+func TestNetrcDefault(t *testing.T) {
+	found(t, "netrc-password",
+		"default login deploy password Hunter2Hunter2",
+		"# any other host\ndefault\n  login bot\n  password s3cr3t-Pa55\n",
+	)
+	clean(t,
+		"default login anonymous password user@example.com",
+		"the default login page password field",
+		"default login admin password changeme",
+		"by default login prompts for the password twice",
+		"switch (x) { default: login(password) }",
+	)
+}
+
+// A Discord bot token is three base64url parts joined by dots, the first the bot's numeric id
+// encoded: after a name for a token, its dots do not make it a host name or a version.
+func TestDiscordBotToken(t *testing.T) {
+	tok := "MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr"
+	found(t, "provider-credential", "DISCORD_BOT_TOKEN="+tok, `{"discord_token": "`+tok+`"}`, "bot_token: "+tok)
+	found(t, "token-assignment", "TOKEN="+tok, "client.login(token='x') # token: "+tok)
+	clean(t,
+		"DISCORD_GATEWAY=gateway.discord.gg",
+		"token: v1.2.3-rc4.build5678901234",
+		"token: abcd1234efgh5678.ijkl9012mnop.qrst3456uvwx7890yzab1234cdef", // first part not an id
+		"discord_release: MTA5ODc2NTQzMjEwOTg3NjU0Mw.v2.x",
+	)
+}
+
+// PowerShell's, PHP's and Perl's $variable takes a quoted string: unquoted, the value is a
+// command or a constant. Maven fills @name@ from its properties.
+func TestSigilAndMavenPlaceholders(t *testing.T) {
+	clean(t,
+		"$password = Read-Host -AsSecureString",
+		"$dbPassword = Get-Secret -Name db",
+		"$password = DEFAULT_PASSWORD;",
+		"jdbc.password=@jdbc.password@",
+		"password: @db_password@",
+	)
+	found(t, "password-assignment",
+		`$password = "Hunter2Hunter2"`,
+		"$password = 'Tr0ub4dor&3x';",
+		"password=@Hunter2x",
+		"password=@Hunter2@x",
+	)
+}
+
+// A .pgpass line: host:port:database:user:password.
+func TestPgpass(t *testing.T) {
+	found(t, "pgpass-password",
+		"db.example.com:5432:app:appuser:Hunter2Hunter2",
+		"*:*:*:postgres:s3cr3t-Pa55",
+		"echo 'localhost:6432:pgbouncer:admin:Tr0ub4dor&3x' >> ~/.pgpass",
+		"# ~/.pgpass\nreplica-1:5433:*:app:Qk7AEe9Hoq8lS3\n",
+	)
+	clean(t,
+		"localhost:5432:postgres is up; db:5432:app failed",
+		"Error: dial tcp 10.0.0.5:5432: connect: connection refused",
+		"hostname:port:database:username:password",
+		"localhost:5432:app:user:password and db:5432:app:app:${PGPASSWORD}",
+		"*:*:*:*:* and x:*:*:*:12345678",
+		"arn:aws:iam::123456789012:role/deploy; s3:*:*:bucket:object-key",
+		"postgres://app@db:5432:app:user:Hunter2x",
+	)
+}
