@@ -31,6 +31,25 @@ func foreignELF() []byte {
 	return h
 }
 
+// toolDirWithShell is toolDir with sh as its sh (skipped where sh is not installed), and sh's
+// path: the launcher's paths differ between dash and bash.
+func toolDirWithShell(t *testing.T, sh string) (tools, path string) {
+	t.Helper()
+	tools = toolDir(t)
+	if sh == "/bin/sh" {
+		return tools, sh
+	}
+	p, err := exec.LookPath(sh)
+	if err != nil {
+		t.Skipf("%s is not installed", sh)
+	}
+	os.Remove(filepath.Join(tools, "sh"))
+	if err := os.Symlink(p, filepath.Join(tools, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	return tools, p
+}
+
 // foreignSet fills dir with every binary as foreignELF, stamped as this plugin's, and returns
 // dir.
 func foreignSet(t *testing.T, root, dir string) string {
@@ -65,18 +84,7 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 			pdata := filepath.Join(work, "data")
 			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 			writeFile(t, filepath.Join(set, ".self-check"), "")
-			tools := toolDir(t)
-			if sh != "/bin/sh" {
-				p, err := exec.LookPath(sh)
-				if err != nil {
-					t.Skipf("%s is not installed", sh)
-				}
-				os.Remove(filepath.Join(tools, "sh"))
-				if err := os.Symlink(p, filepath.Join(tools, "sh")); err != nil {
-					t.Fatal(err)
-				}
-				sh = p
-			}
+			tools, sh := toolDirWithShell(t, sh)
 			env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
 				"CLAUDE_PROJECT_DIR="+project, "CLAUDE_CONFIG_DIR="+filepath.Join(work, "home", ".claude"),
 				"CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
@@ -205,18 +213,7 @@ func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
 			work := t.TempDir()
 			pdata := filepath.Join(work, "data")
 			set := filepath.Join(pdata, "bin-"+pluginVersion(t))
-			tools := toolDir(t)
-			if sh != "/bin/sh" {
-				p, err := exec.LookPath(sh)
-				if err != nil {
-					t.Skipf("%s is not installed", sh)
-				}
-				os.Remove(filepath.Join(tools, "sh"))
-				if err := os.Symlink(p, filepath.Join(tools, "sh")); err != nil {
-					t.Fatal(err)
-				}
-				sh = p
-			}
+			tools, sh := toolDirWithShell(t, sh)
 			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
 			cannot := "cairn: " + set + "/cairn-session-start cannot run on this machine"
 			res := runProcess(t, time.Minute, "SessionStart", env, work, `{"session_id":"s"}`, sh, "-c", hookCommand(t, "SessionStart"))
