@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"slices"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -117,9 +118,8 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 		return Lines{}, err
 	}
 	data, err := durable.ReadFile(s.fs, logFile(name), MaxLogSize)
-	var older int64
 	if errors.Is(err, durable.ErrTooLarge) {
-		data, older, err = readNewest(s.fs, logFile(name), MaxLogSize)
+		return s.ReadLogTail(name, math.MaxInt) // its newest entries: all in the last MaxLogSize
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return Lines{}, &NotFoundError{What: "log", Name: name}
@@ -127,37 +127,7 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 	if err != nil {
 		return Lines{}, fmt.Errorf("reading log %q in %s: %w", name, s.dir, err)
 	}
-	l := ParseLines(data, MaxLogLine)
-	l.Older = older
-	return l, nil
-}
-
-// readNewest reads the whole lines in the last limit bytes of a file, and says where they
-// start: the bytes before are not read.
-func readNewest(fsys durable.FS, name string, limit int64) (data []byte, start int64, err error) {
-	f, st, err := durable.OpenRead(fsys, name)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	size := st.Size()
-	if size > limit { // else cut back since it was found too large
-		start = size - limit - 1 // one byte more: a newline there makes the first line whole
-	}
-	buf := make([]byte, size-start)
-	n, err := f.ReadAt(buf, start)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, 0, err
-	}
-	buf = buf[:n]
-	if start == 0 {
-		return buf, 0, nil
-	}
-	i := bytes.IndexByte(buf, '\n')
-	if i < 0 { // all of it is one line, begun before
-		return nil, size, nil
-	}
-	return buf[i+1:], start + int64(i) + 1, nil
+	return ParseLines(data, MaxLogLine), nil
 }
 
 // ReadLogTail is ReadLog for the newest n entries only: it reads logs/NAME.jsonl backward
