@@ -371,7 +371,30 @@ func newBareWorld(t *testing.T, spec PluginSpec) *World {
 // MemoryDir is Claude Code's auto-memory directory for the World's project:
 // ~/.claude/projects/<sanitized git root>/memory.
 func (w *World) MemoryDir() string {
-	return filepath.Join(w.Home, ".claude", "projects", sanitizePath(w.Project), "memory")
+	return filepath.Join(w.TranscriptDir(), "memory")
+}
+
+// TranscriptDir holds Claude Code's session transcripts (<session id>.jsonl) for the World's
+// project; `--continue` picks from these.
+func (w *World) TranscriptDir() string {
+	return filepath.Join(w.Home, ".claude", "projects", sanitizePath(w.Project))
+}
+
+// awaitTranscript waits until a transcript of the project holds s, and reports whether one did
+// within limit. Claude Code appends its queued transcript rows on a timer, not as each row is
+// made, so a row the model's request already carries may not be on disk yet.
+func (w *World) awaitTranscript(s string, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(w.TranscriptDir(), "*.jsonl"))
+		for _, f := range files {
+			if data, err := os.ReadFile(f); err == nil && bytes.Contains(data, []byte(s)) {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)

@@ -294,10 +294,21 @@ func TestCairnKilledThenContinued(t *testing.T) {
 	w := newWorld(t, cairnPlugin)
 	w.cairn(t, "start", "debug", "bisect the slow build")
 	var killed atomic.Int64
+	var unflushed atomic.Bool
 	w.Mock.Script(
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("KILLED-PROMPT")),
 			mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "fix"})).Named("transition"),
-		mockapi.Step{Name: "kill the client", When: afterToolResult, Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+		mockapi.Step{Name: "kill the client", When: afterToolResult, Reply: func(m *mockapi.MessagesRequest) mockapi.Reply {
+			// Claude Code queues transcript rows and appends them on a 100 ms timer: a kill
+			// before the first append leaves no conversation on disk, and --continue then
+			// starts a new session. Kill once the transcript holds this tool result.
+			if trs := m.ToolResults(); len(trs) > 0 {
+				waited := time.Now()
+				if !w.awaitTranscript(`"tool_use_id":"`+trs[len(trs)-1].ToolUseID+`"`, runTimeout/4) {
+					unflushed.Store(true)
+				}
+				t.Logf("the transcript held the tool result after %v", time.Since(waited).Round(time.Millisecond))
+			}
 			// sessions/<pid>.json names the client: the SessionStart hook recorded it.
 			files, _ := filepath.Glob(filepath.Join(w.stateDir(), "sessions", "*.json"))
 			if len(files) == 1 {
@@ -311,6 +322,9 @@ func TestCairnKilledThenContinued(t *testing.T) {
 	r, err := w.tryRun(t, RunOptions{Prompt: "KILLED-PROMPT: move on to the fix", Timeout: runTimeout / 2})
 	if killed.Load() == 0 || err != nil {
 		t.Fatalf("the client was not killed mid-turn (pid %d): %v", killed.Load(), err)
+	}
+	if unflushed.Load() {
+		t.Fatalf("the client's transcript never held its tool result before the kill")
 	}
 	if len(r.Hooks("Stop")) != 0 {
 		t.Errorf("a Stop hook ran in the killed client")
