@@ -62,7 +62,14 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 // On any failure before the rename the temp file is removed and name is untouched, so a full
 // disk or a read-only directory leaves the old content intact.
 func WriteFile(fsys FS, name string, data []byte, perm fs.FileMode) error {
-	return writeFile(fsys, name, data, perm, true)
+	return writeFile(fsys, name, data, perm, true, true)
+}
+
+// WriteFileNoReplace is WriteFile that never replaces: the temp file is moved to name with
+// RenameNoReplace, so when name exists, even if made after the caller looked, it returns an
+// error matching fs.ErrExist, removes the temp file and leaves name as it was.
+func WriteFileNoReplace(fsys FS, name string, data []byte, perm fs.FileMode) error {
+	return writeFile(fsys, name, data, perm, true, false)
 }
 
 // WriteFileNoSync replaces name atomically (old or new content, never a mix) but without
@@ -70,10 +77,10 @@ func WriteFile(fsys FS, name string, data []byte, perm fs.FileMode) error {
 // for advisory records that are rewritten often and cheap to lose (which session a client is
 // in), where two fsyncs would be most of a hook's running time.
 func WriteFileNoSync(fsys FS, name string, data []byte, perm fs.FileMode) error {
-	return writeFile(fsys, name, data, perm, false)
+	return writeFile(fsys, name, data, perm, false, true)
 }
 
-func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable bool) (err error) {
+func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable, replace bool) (err error) {
 	dir, base := path.Split(name)
 	tmp := dir + ".tmp-" + base + "-" + randSuffix()
 	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
@@ -99,7 +106,12 @@ func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable bool
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = fsys.Rename(tmp, name); err != nil {
+	if replace {
+		err = fsys.Rename(tmp, name)
+	} else {
+		err = fsys.RenameNoReplace(tmp, name)
+	}
+	if err != nil {
 		return err
 	}
 	if !durable {

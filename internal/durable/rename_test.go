@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -104,5 +105,38 @@ func TestRenameNoReplaceSyncsBothDirectories(t *testing.T) {
 	f = &durabletest.Faulty{FS: d, FailAt: 2}
 	if err := durable.RenameNoReplace(f, "a.bak", "sub/a"); !durable.IsNotDurable(err) {
 		t.Fatalf("a failed directory sync after the move: %v, want a NotDurableError", err)
+	}
+}
+
+// WriteFileNoReplace writes a free name durably, and on a taken one returns fs.ErrExist,
+// leaves what is there and removes its temp file.
+func TestWriteFileNoReplace(t *testing.T) {
+	d, dir := mustDir(t)
+	if err := durable.WriteFile(d, "b.bak", []byte("earlier backup"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := durable.WriteFileNoReplace(d, "b.bak", []byte("new"), 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("writing onto a taken name: %v, want fs.ErrExist", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "b.bak")); err != nil || string(got) != "earlier backup" {
+		t.Fatalf("the taken name now holds %q (%v)", got, err)
+	}
+	f := &durabletest.Faulty{FS: d}
+	if err := durable.WriteFileNoReplace(f, "c.bak", []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "c.bak")); err != nil || string(got) != "new" {
+		t.Fatalf("c.bak holds %q (%v)", got, err)
+	}
+	if tr := f.Trace(); len(tr) < 2 || !strings.Contains(tr[len(tr)-2], "rename-noreplace") || !strings.HasSuffix(tr[len(tr)-1], "syncdir .") {
+		t.Fatalf("operations %q: not a no-replace rename then a directory sync", tr)
+	}
+	names, err := d.ReadDirNames(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	if want := []string{"b.bak", "c.bak"}; !slices.Equal(names, want) {
+		t.Fatalf("directory holds %q, want %q (no temp file left)", names, want)
 	}
 }

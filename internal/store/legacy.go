@@ -235,7 +235,9 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 
 // keepBackup writes data, the original of a migration, under name or the first free name
 // after it (backupFor), unless one of those already holds exactly data: a migration cut
-// short and run again keeps the original once.
+// short and run again keeps the original once. A file made at the chosen name between the
+// look and the write (by another tool or a person: the workflow lock keeps Cairn out) is
+// never overwritten; the next name is tried.
 func (s *Store) keepBackup(name string, data []byte) (string, error) {
 	cand := name
 	for i := 2; ; i++ {
@@ -244,7 +246,10 @@ func (s *Store) keepBackup(name string, data []byte) (string, error) {
 			return cand, nil
 		}
 		if _, err := s.fs.Lstat(cand); err != nil {
-			return cand, s.writeErr(cand, durable.WriteFile(s.fs, cand, data, 0o600))
+			err := durable.WriteFileNoReplace(s.fs, cand, data, 0o600)
+			if err == nil || durable.IsNotDurable(err) || !errors.Is(err, fs.ErrExist) {
+				return cand, s.writeErr(cand, err)
+			}
 		}
 		cand = backupFor(name, i)
 	}
