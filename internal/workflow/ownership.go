@@ -81,6 +81,9 @@ func ResolveConflict(a, b *Record) ConflictDecision {
 	return ConflictDecision{Tie: true, Reason: fmt.Sprintf("both copies updated at %s with revision %d; kept the first, archived the other: confirm with the user which to keep", fmtTime(ta), a.Revision)}
 }
 
+// InTheFuture words the age of a time after now, where an age in words (Age) would be wrong.
+const InTheFuture = "in the future (clock skew?)"
+
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // Age words a duration for people in its two largest units, the second left out when it is
