@@ -33,9 +33,12 @@ func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) st
 	if !OwnerLive(r, by, now, live) {
 		return ""
 	}
+	when := InTheFuture
+	if d := now.Sub(r.Owner.Heartbeat); d >= 0 {
+		when = Age(d) + " ago"
+	}
 	// No session id or pid: the reader can do nothing with them.
-	return fmt.Sprintf("Another live session last changed this workflow %s ago; coordinate with it before continuing, as changes from here may cross its work.",
-		Age(now.Sub(r.Owner.Heartbeat)))
+	return fmt.Sprintf("Another live session last changed this workflow %s; coordinate with it before continuing, as changes from here may cross its work.", when)
 }
 
 // Heartbeat refreshes the owner's heartbeat when by is the owning session (or there is no
