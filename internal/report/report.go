@@ -476,7 +476,7 @@ func age(d time.Duration) string {
 	case d == 0:
 		return ""
 	case d < 0:
-		return "in the future (clock skew?)"
+		return workflow.InTheFuture
 	case d < time.Minute:
 		return "just now"
 	}

@@ -33,9 +33,12 @@ func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) st
 	if !OwnerLive(r, by, now, live) {
 		return ""
 	}
+	when := InTheFuture
+	if d := now.Sub(r.Owner.Heartbeat); d >= 0 {
+		when = Age(d) + " ago"
+	}
 	// No session id or pid: the reader can do nothing with them.
-	return fmt.Sprintf("Another live session last changed this workflow %s ago; coordinate with it before continuing, as changes from here may cross its work.",
-		Age(now.Sub(r.Owner.Heartbeat)))
+	return fmt.Sprintf("Another live session last changed this workflow %s; coordinate with it before continuing, as changes from here may cross its work.", when)
 }
 
 // Heartbeat refreshes the owner's heartbeat when by is the owning session (or there is no
@@ -80,6 +83,9 @@ func ResolveConflict(a, b *Record) ConflictDecision {
 	}
 	return ConflictDecision{Tie: true, Reason: fmt.Sprintf("both copies updated at %s with revision %d; kept the first, archived the other: confirm with the user which to keep", fmtTime(ta), a.Revision)}
 }
+
+// InTheFuture words the age of a time after now, where an age in words (Age) would be wrong.
+const InTheFuture = "in the future (clock skew?)"
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 

@@ -99,3 +99,13 @@ func TestAge(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnershipWarningFutureHeartbeat: a heartbeat after now counts as live, and the warning
+// says it is in the future, as the HIGH finding on owner.heartbeat does, not "0s ago".
+func TestOwnershipWarningFutureHeartbeat(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex")) // heartbeat t0
+	w := workflow.OwnershipWarning(r, workflow.Actor{SessionID: "sess-bob", PID: 202}, t0.Add(-time.Hour), 10*time.Minute)
+	if want := "Another live session last changed this workflow in the future (clock skew?); coordinate with it"; !strings.HasPrefix(w, want) {
+		t.Fatalf("warning %q, want it to start %q", w, want)
+	}
+}

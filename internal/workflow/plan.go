@@ -49,7 +49,10 @@ type Plan struct {
 	Context     string
 	Phase       string
 	PhaseStatus PhaseStatus
-	// Age is Now minus the record's last activity (never negative).
+	// Age is Now minus the record's last activity; 0 when unknown. A last activity after Now
+	// (a clock behind, a copy from a machine whose clock is ahead) gives a negative Age, at
+	// least a second, so that it is still negative in whole seconds: the report and the
+	// status say "in the future", as the HIGH finding does, not "0s ago".
 	Age       time.Duration
 	Completed []string
 	// Allowed lists the phases the workflow may move to next.
@@ -93,7 +96,10 @@ func BuildPlan(in PlanInput) Plan {
 	p.WorkflowID, p.Type, p.Context = r.WorkflowID, r.Type, r.Context
 	p.Phase, p.PhaseStatus = r.State, r.PhaseStatus
 	if last := r.LastActivity(); !last.IsZero() {
-		p.Age = max(in.Now.Sub(last), 0)
+		p.Age = in.Now.Sub(last)
+		if p.Age < 0 {
+			p.Age = min(p.Age, -time.Second)
+		}
 	}
 	p.Completed = r.CompletedPhases(in.Def)
 	p.Blocking = r.BlockingViolations()

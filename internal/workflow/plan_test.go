@@ -145,3 +145,19 @@ func TestBuildPlanExpired(t *testing.T) {
 		t.Errorf("at its deadline the workflow is still live, but next is %q", p.Next)
 	}
 }
+
+// TestBuildPlanAgeInTheFuture: a last activity after Now keeps its sign (at least a second, so
+// whole seconds keep it too) for the report and the status to say "in the future", as the
+// HIGH finding does, and not "0s ago".
+func TestBuildPlanAgeInTheFuture(t *testing.T) {
+	def := mustDef(t, "apex")
+	r := walk(t, def, mustStart(t, def), "plan", "implement")
+	for _, tc := range []struct {
+		ahead, want time.Duration
+	}{{time.Hour, -time.Hour}, {300 * time.Millisecond, -time.Second}, {0, 0}} {
+		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Now: r.LastActivity().Add(-tc.ahead)})
+		if p.Age != tc.want {
+			t.Errorf("last activity %s after now: age %s, want %s", tc.ahead, p.Age, tc.want)
+		}
+	}
+}
