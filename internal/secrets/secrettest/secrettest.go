@@ -137,6 +137,8 @@ func Shapes() []Shape {
 	addCtx("netrc-default", "netrc-password", "default login deploy password ", mix(16))
 	addCtx("discord-bot-token", "provider-credential", "DISCORD_BOT_TOKEN=",
 		base64.RawURLEncoding.EncodeToString([]byte("1"+pick("0123456789", 18)))+"."+pick(urlb, 6)+"."+pick(urlb, 38))
+	addCtx("pgpass", "pgpass-password", "db.internal:5432:app:deploy:", mix(16))
+	addCtx("pgpass-any", "pgpass-password", "*:*:*:replicator:", mix(18))
 	return out
 }
 
