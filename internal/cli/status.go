@@ -57,11 +57,7 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		if r.PhaseStatus != "" {
 			phase += " (" + clean(strings.ReplaceAll(r.PhaseStatus, "_", " ")) + ")"
 		}
-		last := workflow.Age(time.Duration(r.AgeSeconds)*time.Second) + " ago"
-		if r.AgeSeconds < 0 {
-			last = workflow.InTheFuture
-		}
-		fmt.Fprintf(w, "%s%s, last change %s\n", label("Phase"), phase, last)
+		fmt.Fprintf(w, "%s%s, last change %s\n", label("Phase"), phase, workflow.Ago(time.Duration(r.AgeSeconds)*time.Second))
 		if len(r.Completed) > 0 {
 			fmt.Fprintf(w, "%s%s\n", label("Completed"), clean(secrets.JoinNames(r.Completed, ", ")))
 		}

@@ -36,7 +36,7 @@ func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error)
 		}
 		if o := cur.Owner; o != nil && e.inOtherLiveClient(o) && workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
 			!slices.ContainsFunc(cur.Tasks, func(k workflow.Task) bool { return k.ID == workflow.ClaudeTaskID(t) }) {
-			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s ago), so this session's task list is kept out of it", cur.WorkflowID, workflow.Age(e.now().Sub(o.Heartbeat)))
+			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(o.Heartbeat)))
 		}
 		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
 	}, "claude code task "+strings.TrimSpace(t.TaskID))

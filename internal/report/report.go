@@ -475,12 +475,10 @@ func age(d time.Duration) string {
 	switch {
 	case d == 0:
 		return ""
-	case d < 0:
-		return workflow.InTheFuture
-	case d < time.Minute:
+	case d > 0 && d < time.Minute:
 		return "just now"
 	}
-	return workflow.Age(d) + " ago"
+	return workflow.Ago(d)
 }
 
 // fenceTag is the fence's tag name. Stored text naming it gets "cairn\-state" (a Markdown

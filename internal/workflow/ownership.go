@@ -33,12 +33,8 @@ func OwnershipWarning(r *Record, by Actor, now time.Time, live time.Duration) st
 	if !OwnerLive(r, by, now, live) {
 		return ""
 	}
-	when := InTheFuture
-	if d := now.Sub(r.Owner.Heartbeat); d >= 0 {
-		when = Age(d) + " ago"
-	}
 	// No session id or pid: the reader can do nothing with them.
-	return fmt.Sprintf("Another live session last changed this workflow %s; coordinate with it before continuing, as changes from here may cross its work.", when)
+	return fmt.Sprintf("Another live session last changed this workflow %s; coordinate with it before continuing, as changes from here may cross its work.", Ago(now.Sub(r.Owner.Heartbeat)))
 }
 
 // Heartbeat refreshes the owner's heartbeat when by is the owning session (or there is no
@@ -82,6 +78,14 @@ func ResolveConflict(a, b *Record) ConflictDecision {
 		return ConflictDecision{KeepIndex: 1, Reason: fmt.Sprintf("both updated at %s; kept revision %d over %d", fmtTime(ta), b.Revision, a.Revision)}
 	}
 	return ConflictDecision{Tie: true, Reason: fmt.Sprintf("both copies updated at %s with revision %d; kept the first, archived the other: confirm with the user which to keep", fmtTime(ta), a.Revision)}
+}
+
+// Ago words how long ago a time d before now was ("5m ago"), or that it is InTheFuture.
+func Ago(d time.Duration) string {
+	if d < 0 {
+		return InTheFuture
+	}
+	return Age(d) + " ago"
 }
 
 // InTheFuture words the age of a time after now, where an age in words (Age) would be wrong.
