@@ -155,9 +155,10 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		lines, shown = pick(s), s.Shown
 	}
 	ran := false
-	var stateAside *store.Notice
+	var stateAside, noMark *store.Notice
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
+		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, quiet)
 		stateAside = e.updateL2State(func(st *l2State) { record(st, owed, shown) })
@@ -168,7 +169,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	})
 	switch {
 	case ran:
-		return wrote, withNotice(withNotice(warning, markAside), stateAside)
+		return wrote, withNotice(withNotice(withNotice(warning, markAside), noMark), stateAside)
 	case isLockTimeout(err):
 		// Another Cairn process is writing L2 now: these lines are owed, and retried.
 		picked()
