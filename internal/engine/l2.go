@@ -155,9 +155,10 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		lines, shown = pick(s), s.Shown
 	}
 	ran := false
-	var stateAside *store.Notice
+	var stateAside, noMark *store.Notice
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
+		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, quiet)
 		stateAside = e.updateL2State(func(st *l2State) { record(st, owed, shown) })
@@ -168,7 +169,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	})
 	switch {
 	case ran:
-		return wrote, withNotice(withNotice(warning, markAside), stateAside)
+		return wrote, withNotice(withNotice(withNotice(warning, markAside), noMark), stateAside)
 	case isLockTimeout(err):
 		// Another Cairn process is writing L2 now: these lines are owed, and retried.
 		picked()
@@ -191,7 +192,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 // stays owed without a word: the move that owed it said so, and that lasts until the person
 // changes the file, after every turn.
 func (e *Engine) writeLines(lines []l2Line, shown lineOf, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
-	for _, l := range lines {
+	for i, l := range lines {
 		older := l.Of.olderThan(shown)
 		if l.later && !older {
 			// Newer than the line shown and older than one owed: owed, for the settling that
@@ -203,7 +204,13 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, quiet bool) (wrote []s
 		if older {
 			err = e.mem.RecordOlder(l.Text, l.Of.At)
 		} else {
-			err = e.mem.Record(l.Text)
+			// Stamped with its change's time, and followed by the lines after it: a settling
+			// killed before noting them written wrote them so (memory.RecordAt).
+			var after []memory.Entry
+			for _, a := range lines[i+1:] {
+				after = append(after, memory.Entry{At: a.Of.At, Text: a.Text})
+			}
+			err = e.mem.RecordAt(l.Text, l.Of.At, after)
 		}
 		if err != nil {
 			retry := ""

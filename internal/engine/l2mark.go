@@ -91,15 +91,24 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 func (e *Engine) setMarkAside() string {
 	var set *store.Notice
 	_, aside, _ := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
-		if _, ok := decodeMark(cur); cur != nil && !ok {
-			// JSON, but not a mark's (UpdateOwn set aside what is not JSON).
-			if n, err := e.st.Quarantine(l2MarkDoc+".json", errors.New("it holds no mark")); err == nil {
-				set = &n
-			}
-		}
+		set = e.setNoMarkAside(cur)
 		return nil, nil
 	})
 	return withNotice(withNotice("", aside), set)
+}
+
+// setNoMarkAside moves l2-mark to quarantine/ when cur, its content read under its lock, is
+// JSON but not a mark's (UpdateOwn set aside what is not JSON), and returns the notice; nil
+// when cur is a mark or missing, or the move failed.
+func (e *Engine) setNoMarkAside(cur []byte) *store.Notice {
+	if _, ok := decodeMark(cur); cur == nil || ok {
+		return nil
+	}
+	n, err := e.st.Quarantine(l2MarkDoc+".json", errors.New("it holds no mark"))
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // The mark's two texts are stored in hex, so that the document holds nothing a secret rule

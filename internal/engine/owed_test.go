@@ -134,3 +134,41 @@ func TestOwedLineOfAReplacedWorkflowNeverReplacesANewerOne(t *testing.T) {
 		t.Fatalf("MEMORY.md does not show the new workflow's position:\n%s", index)
 	}
 }
+
+// A Stop hook killed after writing the owed lines to L2 but before noting them written in
+// l2-state (simulated: l2-state and l2-mark put back as they were before it) leaves them owed.
+// The next Stop hook finds them in the topic file's history, the same text at the same time,
+// and does not add them again, although the first is no longer the last line.
+func TestOwedLinesWrittenBeforeACrashAreNotAddedAgain(t *testing.T) {
+	e := newEnv(t)
+	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "crash while settling"}))(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
+	for _, to := range []string{"plan", "analyze"} {
+		e.clock.Add(time.Second)
+		if res := must(agent.Transition(engine.TransitionRequest{To: to}))(t); len(res.Warnings) == 0 {
+			t.Fatalf("the line of the move to %s was written although the memory lock is held", to)
+		}
+	}
+	unlock()
+	state, mark := e.readFile(".claude/cairn/l2-state.json"), e.readFile(".claude/cairn/l2-mark.json")
+	e.clock.Add(time.Second)
+	if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) != 2 {
+		t.Fatalf("the Stop hook wrote %q, want the two owed lines", out.Wrote)
+	}
+	e.write(".claude/cairn/l2-state.json", state)
+	e.write(".claude/cairn/l2-mark.json", mark)
+	before := e.readMemory("cairn-workflow.md")
+
+	e.clock.Add(time.Second)
+	must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if topic := e.readMemory("cairn-workflow.md"); topic != before {
+		t.Errorf("the topic file changed when the lines written before the crash were settled again:\nbefore\n%s\nafter\n%s", before, topic)
+	}
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "analyzing") {
+		t.Errorf("MEMORY.md does not show the newest position (analyzing):\n%s", index)
+	}
+}

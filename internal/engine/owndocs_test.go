@@ -104,3 +104,24 @@ func TestDamagedL2MarkIsSetAsideAndTold(t *testing.T) {
 		}
 	}
 }
+
+// An L2 write that finds l2-mark.json damaged sets it aside and tells it, as the Stop hook's
+// restore does, before marking what it wrote; a mark that is JSON but holds no mark included.
+func TestL2WriteSetsADamagedMarkAsideAndTellsIt(t *testing.T) {
+	for _, damaged := range []string{"{not json", `{"index_hex":"zz","topic_hex":""}`} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "marked"}))(t)
+		e.write(".claude/cairn/l2-mark.json", damaged)
+		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		if !containsAny(res.Warnings, "l2-mark.json was damaged") {
+			t.Errorf("%s: the damaged l2-mark set aside is not told: warnings %q", damaged, res.Warnings)
+		}
+		if q := e.quarantined(); len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-mark.json-") {
+			t.Errorf("%s: quarantine/ holds %v, want the damaged l2-mark.json", damaged, q)
+		}
+		if got := e.readFile(".claude/cairn/l2-mark.json"); !strings.Contains(got, `"index_hex":"`) || got == damaged {
+			t.Errorf("%s: l2-mark.json holds %q, want the mark of the line written", damaged, got)
+		}
+	}
+}

@@ -136,31 +136,62 @@ func (m *Memory) usable() error {
 // the topic file, keeping the newest MaxTopicLines, and points the Cairn index line in
 // MEMORY.md at it. Recording the same text as the latest line changes nothing. The text is
 // sanitised to one safe line; text holding a secret is refused with the *secrets.Finding.
-func (m *Memory) Record(text string) error {
+func (m *Memory) Record(text string) error { return m.RecordAt(text, time.Time{}, nil) }
+
+// RecordAt is Record for the line of a change made at time at (zero: now), stamped at that
+// time; after are the lines written after it in the same settling of owed lines. The history
+// holding the line (the same text at the same time) followed by lines of after only means a
+// settling killed before noting its lines written wrote it: it is not added again, and
+// MEMORY.md's line shows the latest line.
+func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 	plain, err := m.topicLine(text)
 	if err != nil {
 		return err
 	}
 	return m.locked(func() error {
-		now := m.opt.Now().UTC().Truncate(time.Second)
+		if at.IsZero() {
+			at = m.opt.Now()
+		}
+		at = at.UTC().Truncate(time.Second)
+		latest := plain // update calls the edit again when the file changed under it: the last call counts
 		err := m.update(TopicFile, func(cur []byte, exists bool) ([]byte, error) {
 			var entries []Entry
 			if exists {
 				entries = parseTopic(cur)
 			}
+			latest = plain
 			if n := len(entries); n > 0 && entries[n-1].Text == plain {
 				return cur, nil // already the latest line: nothing owed
 			}
-			return renderTopic(append(entries, Entry{At: now, Text: plain})), nil
+			if written(entries, Entry{At: at, Text: plain}, after) {
+				latest = entries[len(entries)-1].Text
+				return cur, nil
+			}
+			return renderTopic(append(entries, Entry{At: at, Text: plain})), nil
 		})
 		if err != nil {
 			return err
 		}
-		entry := topicEntry(plain)
+		entry := topicEntry(latest)
 		return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
 			return SetEntry(cur, TopicFile, entry), nil
 		})
 	})
+}
+
+// written tells whether entries hold e followed by lines of after only (RecordAt).
+func written(entries []Entry, e Entry, after []Entry) bool {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Text == e.Text && entries[i].At.Equal(e.At) {
+			return true
+		}
+		if !slices.ContainsFunc(after, func(a Entry) bool {
+			return entries[i].At.Equal(a.At.UTC().Truncate(time.Second)) && entries[i].Text == unescape(textsafe.Line(a.Text, maxLineRunes))
+		}) {
+			return false
+		}
+	}
+	return false
 }
 
 // RecordOlder puts an L2 line known to be older than the latest one (a line owed while a

@@ -674,3 +674,48 @@ func TestRecordOlderKeepsTheIndexLine(t *testing.T) {
 		t.Errorf("MEMORY.md =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// RecordAt takes a line for written when the history holds it at its time followed only by
+// the lines to be written after it (a settling killed before noting them written), and adds
+// it when anything else follows it: the same position again later in the same second (A, B,
+// A) is a new line, and MEMORY.md shows it.
+func TestRecordAtWrittenBefore(t *testing.T) {
+	m, dir := newTestMemory(t)
+	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
+	a, b := Entry{At: at, Text: "a"}, Entry{At: at, Text: "b"}
+	texts := func() []string {
+		t.Helper()
+		entries, err := m.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.Text)
+		}
+		return got
+	}
+	for range 2 { // the second time, as the settling after a crash
+		if err := m.RecordAt(a.Text, a.At, []Entry{b}); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.RecordAt(b.Text, b.At, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := texts(), []string{"a", "b"}; !slices.Equal(got, want) {
+			t.Fatalf("topic lines = %q, want %q", got, want)
+		}
+		if index := readFile(t, filepath.Join(dir, IndexFile)); !strings.Contains(index, topicEntry("b")) {
+			t.Fatalf("MEMORY.md does not show the latest line b:\n%s", index)
+		}
+	}
+	if err := m.RecordAt(a.Text, a.At, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := texts(), []string{"a", "b", "a"}; !slices.Equal(got, want) {
+		t.Errorf("topic lines = %q, want %q", got, want)
+	}
+	if index := readFile(t, filepath.Join(dir, IndexFile)); !strings.Contains(index, topicEntry("a")) {
+		t.Errorf("MEMORY.md does not show the latest line a:\n%s", index)
+	}
+}
