@@ -203,8 +203,9 @@ func archiveRelease(t *testing.T, files map[string][]byte) (root, archive string
 }
 
 // A set just installed that cannot run either (exit 126 again) is not installed over and over:
-// the start says so in a line (a hook's systemMessage too), a hook exits 0 (dash ended with exit 126, bash went on past the
-// exec into the lines for a failed install) and the MCP server exits 1.
+// the start says so in a line (a hook's systemMessage too) and a hook exits 0 (dash ended with
+// exit 126, bash went on past the exec into the lines for a failed install); a later start reads
+// the failure where a failed download is kept, and downloads no more.
 func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
 	skipOnWindows(t)
 	for _, sh := range []string{"/bin/sh", "bash"} {
