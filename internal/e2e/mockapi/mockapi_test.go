@@ -58,6 +58,7 @@ func readSSE(t *testing.T, r io.Reader) []sseEvent {
 type assembled struct {
 	ID, Model, StopReason string
 	Blocks                []map[string]any // text blocks get "text", tool_use blocks "input" (decoded)
+	InputTokens           float64
 	OutputTokens          float64
 	Names                 []string
 }
@@ -75,9 +76,11 @@ func assemble(t *testing.T, events []sseEvent) assembled {
 		case "message_start":
 			m := e.Data["message"].(map[string]any)
 			a.ID, a.Model = m["id"].(string), m["model"].(string)
-			if _, ok := m["usage"].(map[string]any)["input_tokens"]; !ok {
+			n, ok := m["usage"].(map[string]any)["input_tokens"].(float64)
+			if !ok {
 				t.Errorf("message_start without usage.input_tokens")
 			}
+			a.InputTokens = n
 		case "content_block_start":
 			idx := int(e.Data["index"].(float64))
 			if idx != len(a.Blocks) {
@@ -198,6 +201,24 @@ func TestStreamToolUse(t *testing.T) {
 	}
 	if in, _ := json.Marshal(b.Blocks[0]["input"]); string(in) != "{}" {
 		t.Errorf("nil input streamed as %s, want {}", in)
+	}
+}
+
+// The usage reports the mock's estimate of the input, or the count a reply sets (to make the
+// client compact).
+func TestInputTokens(t *testing.T) {
+	s := mockapi.New()
+	defer s.Close()
+	full := mockapi.Text("full")
+	full.InputTokens = 190_000
+	s.Script(mockapi.On(mockapi.LastUserContains("FULL"), full))
+	req := mainRequest("hello")
+	raw, _ := json.Marshal(req)
+	if a := assemble(t, readSSE(t, post(t, s.URL+"/v1/messages", req).Body)); a.InputTokens != float64(len(raw)/4+1) {
+		t.Errorf("input_tokens %v, want the estimate %d", a.InputTokens, len(raw)/4+1)
+	}
+	if a := assemble(t, readSSE(t, post(t, s.URL+"/v1/messages", mainRequest("FULL")).Body)); a.InputTokens != 190_000 {
+		t.Errorf("input_tokens %v, want the reply's 190000", a.InputTokens)
 	}
 }
 

@@ -80,6 +80,10 @@ type Reply struct {
 	// instead of a message (500 api_error, 529 overloaded_error, 400 invalid_request_error).
 	Status    int
 	ErrorType string
+	// InputTokens, when not 0, is the input token count the reply's usage reports instead of
+	// the mock's estimate: a count near the context window makes Claude Code compact the
+	// conversation on its own before its next request.
+	InputTokens int
 }
 
 // ReplyBlock is one content block of a reply: text, or a tool call.

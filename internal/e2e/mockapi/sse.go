@@ -25,7 +25,7 @@ func (s *Server) message(m *MessagesRequest, r Reply) *outMessage {
 		id:          s.newID("msg"),
 		model:       cmp.Or(m.Model, "claude-mock"),
 		stopReason:  r.stopReason(),
-		inputTokens: estimateTokens(m.Raw),
+		inputTokens: cmp.Or(r.InputTokens, estimateTokens(m.Raw)),
 	}
 	for _, b := range r.Blocks {
 		ob := outBlock{typ: b.Type, text: b.Text, id: b.ID, name: b.Name}
