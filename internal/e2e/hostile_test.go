@@ -299,9 +299,13 @@ func TestCairnKilledThenContinued(t *testing.T) {
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("KILLED-PROMPT")),
 			mockapi.ToolUse(cairnTool("transition"), map[string]any{"to": "fix"})).Named("transition"),
 		mockapi.Step{Name: "kill the client", When: afterToolResult, Reply: func(m *mockapi.MessagesRequest) mockapi.Reply {
-			// Claude Code queues transcript rows and appends them on a 100 ms timer: a kill
-			// before the first append leaves no conversation on disk, and --continue then
-			// starts a new session. Kill once the transcript holds this tool result.
+			// Claude Code appends transcript rows on a 100 ms timer, the first time after its
+			// first request: a kill before an append leaves no conversation on disk, and
+			// --continue then starts a new session (TestToyContinueFollowsTranscriptOnDisk).
+			// The killed client's record in ~/.claude/sessions stays behind and does not stop
+			// --continue: its pid is dead, and a -p client registers as kind "interactive",
+			// which --continue never passes over. Kill once the transcript holds this tool
+			// result.
 			if trs := m.ToolResults(); len(trs) > 0 {
 				waited := time.Now()
 				if !w.awaitTranscript(`"tool_use_id":"`+trs[len(trs)-1].ToolUseID+`"`, runTimeout/4) {

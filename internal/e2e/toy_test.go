@@ -300,6 +300,41 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	}
 }
 
+// Claude Code appends transcript rows on a timer (100 ms), and its first append comes after
+// its first request has gone out. A client killed at that request leaves no transcript, and
+// `claude --continue` then starts a new session (SessionStart "startup", exit 0) as if there
+// were nothing to continue; once the prompt is on disk it resumes the killed session, whose
+// record in ~/.claude/sessions is left behind. Whichever way the race goes, --continue follows
+// the transcript the kill left: a test that kills a client to continue it waits first for the
+// rows it needs (TestCairnKilledThenContinued waits for its tool result).
+func TestToyContinueFollowsTranscriptOnDisk(t *testing.T) {
+	t.Parallel()
+	w, _ := newToyWorld(t)
+	kill := make(chan struct{})
+	w.Mock.Script(mockapi.Step{Name: "kill at the first request", When: mockapi.All(mockapi.IsMain, mockapi.LastUserContains("KILLED-PROMPT")),
+		Reply: func(*mockapi.MessagesRequest) mockapi.Reply {
+			close(kill)
+			return mockapi.Reply{Delay: time.Hour}
+		}})
+	killed, err := w.tryRun(t, RunOptions{Prompt: "KILLED-PROMPT: hello", Kill: kill})
+	if !errors.Is(err, errTimedOut) || killed.SessionID() == "" {
+		t.Fatalf("the client was not killed at its first request (session %q): %v", killed.SessionID(), err)
+	}
+	// The client is gone: what is on disk now is what the kill left.
+	prompted := w.awaitTranscript("KILLED-PROMPT", 0)
+	t.Logf("after the kill a transcript holds the prompt: %v", prompted)
+
+	r := w.run(t, RunOptions{Prompt: "CONTINUED-PROMPT: go on", Args: []string{"--continue"}})
+	requireOK(t, r)
+	starts := strings.Join(hookNames(r.Hooks("SessionStart")), ",")
+	switch {
+	case !prompted && (r.SessionID() == killed.SessionID() || starts != "SessionStart:startup"):
+		t.Errorf("with no transcript on disk --continue ran session %s (killed: %s), SessionStart hooks %s; want a new session from startup", r.SessionID(), killed.SessionID(), starts)
+	case prompted && (r.SessionID() != killed.SessionID() || starts != "SessionStart:resume"):
+		t.Errorf("with the prompt on disk --continue ran session %s (killed: %s), SessionStart hooks %s; want the killed session resumed", r.SessionID(), killed.SessionID(), starts)
+	}
+}
+
 func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
