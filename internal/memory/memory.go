@@ -300,17 +300,24 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.
 func (m *Memory) Entries() ([]Entry, error) {
+	entries, _, err := m.entries()
+	return entries, err
+}
+
+// entries is Entries, and whether the lines are in Cairn's order (readTopic).
+func (m *Memory) entries() ([]Entry, bool, error) {
 	if err := m.usable(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	data, err := readLimited(filepath.Join(m.loc.Dir, TopicFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, unavailable("reading "+TopicFile, err)
+		return nil, false, unavailable("reading "+TopicFile, err)
 	}
-	return parseTopic(data), nil
+	entries, ordered := readTopic(data)
+	return entries, ordered, nil
 }
 
 // Last is the last known position L2 holds.
@@ -319,12 +326,14 @@ type Last struct {
 	Source string // TopicFile, or IndexFile when only the index line was left
 }
 
-// LastPosition returns the latest L2 line for the L2-only resume tier: the newest line of
-// the topic file (by its time where lines carry one that is not in the future, else the
-// last), else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
+// LastPosition returns the latest L2 line for the L2-only resume tier: the last line of the
+// topic file's data block, where Cairn keeps its lines in the order of their changes (a
+// line's time, from a clock that may be set wrong, says less); else, in a topic file edited by
+// hand, the newest by its time where lines carry one that is not in the future, else the
+// last; else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
 // are tolerated; ok is false when neither file says anything.
 func (m *Memory) LastPosition() (Last, bool, error) {
-	entries, err := m.Entries()
+	entries, ordered, err := m.entries()
 	if err != nil {
 		return Last{}, false, err
 	}
@@ -333,7 +342,7 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 		for i, e := range entries {
 			// A time in the future was stamped by a clock set wrong: it outranks no line
 			// written after it.
-			if !e.At.IsZero() && !e.At.After(now) && e.At.After(entries[best].At) {
+			if !ordered && !e.At.IsZero() && !e.At.After(now) && e.At.After(entries[best].At) {
 				best = i
 			}
 		}

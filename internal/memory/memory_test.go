@@ -498,6 +498,25 @@ func TestLastPositionIgnoresFutureTimes(t *testing.T) {
 	}
 }
 
+// A line stamped by a clock ahead (another machine's, a container's) outranks no line Cairn
+// wrote after it, once that time has passed too: Cairn keeps its data block in the order of
+// the changes, so its last line is the latest, whatever the stamps say.
+func TestLastPositionTrustsCairnsOrderOverSkewedStamps(t *testing.T) {
+	m, _ := newTestMemory(t)
+	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	if err := m.RecordAt("Active APEX workflow: analyze completed, planning “x”", at.Add(10*time.Minute), nil); err != nil {
+		t.Fatal(err) // stamped by a clock 10 minutes ahead
+	}
+	if err := m.RecordAt("Completed APEX for “x”: “shipped”", at.Add(2*time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	m.opt.Now = func() time.Time { return at.Add(time.Hour) } // both stamps are past now
+	last, ok, err := m.LastPosition()
+	if err != nil || !ok || last.Text != "Completed APEX for “x”: “shipped”" {
+		t.Errorf("LastPosition = %+v %v %v, want the completion line, written last", last, ok, err)
+	}
+}
+
 // Claude Code asks for MEMORY.md entries "under ~150 characters" (2.1.330's memory
 // instructions) and its consolidation rewrites longer ones; Cairn's own lines keep to that,
 // whatever the stored text.
