@@ -182,16 +182,27 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 // written tells whether entries hold e followed by lines of after only (RecordAt).
 func written(entries []Entry, e Entry, after []Entry) bool {
 	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Text == e.Text && entries[i].At.Equal(e.At) {
+		if isLine(entries[i], e) {
 			return true
 		}
 		if !slices.ContainsFunc(after, func(a Entry) bool {
-			return entries[i].At.Equal(a.At.UTC().Truncate(time.Second)) && entries[i].Text == unescape(textsafe.Line(a.Text, maxLineRunes))
+			return isLine(entries[i], Entry{At: a.At.UTC().Truncate(time.Second), Text: unescape(textsafe.Line(a.Text, maxLineRunes))})
 		}) {
 			return false
 		}
 	}
 	return false
+}
+
+// stampSlack is how much later than the time its change committed a move may have stamped
+// its line: a settling recovers the line of a move killed before noting it written from the
+// journal, whose time is taken before the commit's writes and syncs, the move's own after.
+const stampSlack = 10 * time.Second
+
+// isLine tells whether the history line h is e, the line of a change stamped at the time it
+// committed: its text, stamped then or up to stampSlack later.
+func isLine(h, e Entry) bool {
+	return h.Text == e.Text && !h.At.Before(e.At) && h.At.Sub(e.At) <= stampSlack
 }
 
 // RecordOlder puts an L2 line known to be older than the latest one (a line owed while a
@@ -213,7 +224,7 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			if n := len(entries); n > 0 {
 				latest = entries[n-1].Text
 			}
-			if slices.ContainsFunc(entries, func(e Entry) bool { return e.At.Equal(at) && e.Text == plain }) {
+			if slices.ContainsFunc(entries, func(e Entry) bool { return isLine(e, Entry{At: at, Text: plain}) }) {
 				return cur, nil
 			}
 			i := len(entries)

@@ -738,3 +738,31 @@ func TestRecordAtWrittenBefore(t *testing.T) {
 		t.Errorf("MEMORY.md does not show the latest line a:\n%s", index)
 	}
 }
+
+// A move stamps its line a little after the journal's time of its change, from which a
+// settling recovers it: RecordAt at the journal's time, with the lines after it, finds the
+// line written up to stampSlack later, and no line stamped before it or longer after.
+func TestRecordAtFindsTheMovesOwnStamp(t *testing.T) {
+	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		late  time.Duration // how much after at the move stamped its line
+		lines int           // topic lines after the settling
+	}{{0, 2}, {2 * time.Second, 2}, {stampSlack, 2}, {stampSlack + time.Second, 4}, {-time.Second, 4}} {
+		m, _ := newTestMemory(t)
+		for _, s := range []string{"a", "b"} { // the moves, each at its own stamp
+			if err := m.RecordAt(s, at.Add(c.late), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := Entry{At: at, Text: "b"}
+		if err := m.RecordAt("a", at, []Entry{b}); err != nil { // the settling
+			t.Fatal(err)
+		}
+		if err := m.RecordAt(b.Text, b.At, nil); err != nil {
+			t.Fatal(err)
+		}
+		if entries, err := m.Entries(); err != nil || len(entries) != c.lines {
+			t.Errorf("stamped %v late: topic lines = %+v (%v), want %d", c.late, entries, err, c.lines)
+		}
+	}
+}
