@@ -193,6 +193,14 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 // changes the file, after every turn.
 func (e *Engine) writeLines(lines []l2Line, shown lineOf, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
 	for i, l := range lines {
+		if l.Of.Revision != 0 && l.Of.WorkflowID == shown.WorkflowID && l.Of.Revision == shown.Revision {
+			// The change L2 shows, written again (a completion line the move wrote, written
+			// once more when its workflow is archived; an expiry two processes both wrote): with
+			// the stamp it was written with, memory.RecordAt finds it written, not a new line.
+			lines[i].Of.At = shown.At
+		}
+	}
+	for i, l := range lines {
 		older := l.Of.olderThan(shown)
 		if l.later && !older {
 			// Newer than the line shown and older than one owed: owed, for the settling that

@@ -86,3 +86,37 @@ func TestRecoveredLinesOfWrittenMovesAreNotAddedAgain(t *testing.T) {
 		t.Errorf("topic lines = %q, want lines saying %q", got, want)
 	}
 }
+
+// A loop back and forth (plan, back to analyze, plan again) writes the same position line
+// twice, a real move each time. When the line between them is owed (L2 was unavailable for
+// it), the second line is not taken for the first: the history keeps all three in order,
+// and the last line of L2 is the latest position, not the owed line settled after it.
+func TestSamePositionAgainAfterAnOwedLineIsItsOwnLine(t *testing.T) {
+	e := newEnv(t)
+	en := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "loop"}))(t)
+	e.clock.Add(time.Minute)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t) // rev 2: "analyze completed, planning"
+	unblock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")  // a slow writer: L2 writes fail and are owed
+	e.clock.Add(time.Minute)
+	if res := must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t); len(res.Warnings) == 0 { // rev 3, owed
+		t.Fatal("the line was written although the memory lock is held")
+	}
+	unblock()
+	e.clock.Add(time.Minute)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t) // rev 4: "analyze completed, planning" again
+	e.clock.Add(time.Minute)
+	must(e.open("s1").Stop(engine.StopInput{}))(t) // settles rev 3's line
+
+	want := []string{"analyze completed, planning", "back from plan, analyzing", "analyze completed, planning"}
+	if got := e.topicLines(t); !saying(got, want) {
+		t.Errorf("topic lines = %q, want lines saying %q", e.topicLines(t), want)
+	}
+	m := memory.New(memory.Location{Dir: e.memoryDir()}, memory.Options{Now: e.clock.Now})
+	if last, ok, err := m.LastPosition(); err != nil || !ok || !strings.Contains(last.Text, "analyze completed, planning") {
+		t.Errorf("LastPosition = %q %v %v, want the position of rev 4 (planning)", last.Text, ok, err)
+	}
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "analyze completed, planning") {
+		t.Errorf("MEMORY.md does not show the latest position:\n%s", index)
+	}
+}

@@ -138,18 +138,22 @@ func (m *Memory) usable() error {
 // sanitised to one safe line; text holding a secret is refused with the *secrets.Finding.
 func (m *Memory) Record(text string) error { return m.RecordAt(text, time.Time{}, nil) }
 
-// RecordAt is Record for the line of a change made at time at (zero: now), stamped at that
-// time; after are the lines written after it in the same settling of owed lines. The history
-// holding the line (the same text at the same time) followed by lines of after only means a
-// settling killed before noting its lines written wrote it: it is not added again, and
-// MEMORY.md's line shows the latest line.
+// RecordAt is Record for the line of a change made at time at, stamped at that time; after
+// are the lines written after it in the same settling of owed lines. The history holding the
+// line (the same text at the same time) followed by lines of after only means a settling
+// killed before noting its lines written wrote it: it is not added again, and MEMORY.md's
+// line shows the latest line. The same text as the latest line at another time is another
+// change's line (a move back to where the work was before), and is added. A zero at is a line
+// of no known change, stamped now and taken for the latest line when it has its text, as
+// Record does.
 func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 	plain, err := m.topicLine(text)
 	if err != nil {
 		return err
 	}
 	return m.locked(func() error {
-		if at.IsZero() {
+		untimed := at.IsZero()
+		if untimed {
 			at = m.opt.Now()
 		}
 		at = at.UTC().Truncate(time.Second)
@@ -160,7 +164,7 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 				entries = parseTopic(cur)
 			}
 			latest = plain
-			if n := len(entries); n > 0 && entries[n-1].Text == plain {
+			if n := len(entries); untimed && n > 0 && entries[n-1].Text == plain {
 				return cur, nil // already the latest line: nothing owed
 			}
 			if written(entries, Entry{At: at, Text: plain}, after) {

@@ -766,3 +766,23 @@ func TestRecordAtFindsTheMovesOwnStamp(t *testing.T) {
 		}
 	}
 }
+
+// The same text as the latest line at another time is another change's line (a move back to
+// where the work was before) and is added; only a line of no known time (Record) is taken for
+// the latest line of its text.
+func TestRecordAtSameTextLaterIsANewLine(t *testing.T) {
+	m, _ := newTestMemory(t)
+	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
+	for _, d := range []time.Duration{0, time.Minute} {
+		if err := m.RecordAt("a", at.Add(d), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Record("a"); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := m.Entries()
+	if err != nil || len(entries) != 2 || !entries[1].At.Equal(at.Add(time.Minute)) {
+		t.Errorf("topic lines = %+v (%v), want a at 16:00 and at 16:01", entries, err)
+	}
+}
