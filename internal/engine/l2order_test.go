@@ -120,3 +120,35 @@ func TestSamePositionAgainAfterAnOwedLineIsItsOwnLine(t *testing.T) {
 		t.Errorf("MEMORY.md does not show the latest position:\n%s", index)
 	}
 }
+
+// Lines of two workflows, their moves made on clocks that disagree (a container's 10 minutes
+// ahead of the host's): the workflow in the active slot is the newest whatever the stamps
+// say, as no other can have moved since it started. Its move's line is shown in MEMORY.md and
+// is the latest in the topic file, over the line of the workflow archived before it started.
+func TestTheActiveWorkflowsLineIsNewestWhateverTheClocks(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	e.clock.Add(time.Minute)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	e.clock.Add(10 * time.Minute) // archived from the container, its clock ahead
+	must(en.Archive("abandoned"))(t)
+	e.clock.Add(-9 * time.Minute) // back on the host
+	must(en.Start(engine.StartRequest{Type: "debug", Context: "second"}))(t)
+	e.clock.Add(time.Minute)
+	must(en.Transition(engine.TransitionRequest{To: "fix"}))(t)
+
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "DEBUG workflow: troubleshoot completed") {
+		t.Errorf("MEMORY.md does not show the active workflow's position:\n%s", index)
+	}
+	want := []string{"APEX workflow: analyze completed", "Abandoned APEX", "DEBUG workflow: troubleshoot completed"}
+	if got := e.topicLines(t); !saying(got, want) {
+		t.Errorf("topic lines = %q, want lines saying %q", got, want)
+	}
+	// The next move of the active workflow, still before the container's stamp, is shown too.
+	e.clock.Add(time.Minute)
+	must(en.Transition(engine.TransitionRequest{To: "troubleshoot"}))(t)
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "back from fix, troubleshooting") {
+		t.Errorf("MEMORY.md does not show the active workflow's latest position:\n%s", index)
+	}
+}
