@@ -30,6 +30,8 @@ type l2State struct {
 	// the topic file's history, never over the newer line.
 	OwedOf []lineOf `json:"owed_of,omitempty"`
 	Shown  lineOf   `json:"shown,omitzero"`
+
+	active string // the workflow in the active slot as recordL2 read it (olderThan); not stored
 }
 
 // lineOf names the change an L2 line is of: its workflow, revision and time. The zero value
@@ -40,14 +42,19 @@ type lineOf struct {
 	At         time.Time `json:"at,omitzero"`
 }
 
-// olderThan tells whether a line of change l is older than one of change n: by revision in
-// one workflow, else by time.
-func (l lineOf) olderThan(n lineOf) bool {
-	if l.Revision == 0 || n.Revision == 0 {
+// olderThan tells whether a line of change l is older than one of change n, active naming
+// the workflow in the active slot ("" when none or unknown): by revision in one workflow; a
+// line of the active workflow is newer than any other workflow's, which all left the slot
+// before it started (none comes back to it); else by time, which a clock set wrong can
+// mislead.
+func (l lineOf) olderThan(n lineOf, active string) bool {
+	switch {
+	case l.Revision == 0 || n.Revision == 0:
 		return false
-	}
-	if l.WorkflowID == n.WorkflowID {
+	case l.WorkflowID == n.WorkflowID:
 		return l.Revision < n.Revision
+	case active != "" && (l.WorkflowID == active || n.WorkflowID == active):
+		return n.WorkflowID == active
 	}
 	return l.At.Before(n.At)
 }
@@ -55,7 +62,7 @@ func (l lineOf) olderThan(n lineOf) bool {
 // show notes that L2 shows the line of change n, unless it shows a newer one: a writer that
 // found the mark's lock taken read Shown before the holder noted its line.
 func (s *l2State) show(n lineOf) {
-	if n.Revision != 0 && !n.olderThan(s.Shown) {
+	if n.Revision != 0 && !n.olderThan(s.Shown, s.active) {
 		s.Shown = n
 	}
 }
@@ -92,7 +99,7 @@ func (s l2State) owedLines() []l2Line {
 func (s *l2State) owe(ls []l2Line) {
 	all := s.owedLines()
 	for _, l := range ls {
-		i := slices.IndexFunc(all, func(o l2Line) bool { return l.Of.olderThan(o.Of) })
+		i := slices.IndexFunc(all, func(o l2Line) bool { return l.Of.olderThan(o.Of, s.active) })
 		if i < 0 {
 			i = len(all)
 		}
@@ -116,15 +123,25 @@ func (s *l2State) setOwed(ls []l2Line) {
 	}
 }
 
-// updateL2State changes l2-state under its lock. It returns the notice of a damaged l2-state
-// set aside, or nil.
-func (e *Engine) updateL2State(f func(*l2State)) *store.Notice {
+// updateL2State changes l2-state under its lock, active naming the workflow in the active
+// slot (olderThan). It returns the notice of a damaged l2-state set aside, or nil.
+func (e *Engine) updateL2State(active string, f func(*l2State)) *store.Notice {
 	_, aside, _ := e.st.UpdateOwn(l2StateDoc, func(cur []byte) ([]byte, error) {
 		s := decodeLenient[l2State](cur)
+		s.active = active
 		f(&s)
 		return json.Marshal(s)
 	})
 	return aside
+}
+
+// activeID names the workflow in the active slot, "" when there is none or it cannot be read.
+func (e *Engine) activeID() string {
+	w, err := e.st.ReadWorkflow()
+	if err != nil {
+		return ""
+	}
+	return w.ID
 }
 
 // withNotice adds to warning what a notice of a damaged document set aside says.
@@ -149,10 +166,11 @@ func withNotice(warning string, n *store.Notice) string {
 func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(st *l2State, owed []l2Line, shown lineOf)) (wrote []string, warning string) {
 	var lines, owed []l2Line
 	var shown lineOf
+	var active string
 	picked := func() {
 		data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
 		s := decodeLenient[l2State](data)
-		lines, shown = pick(s), s.Shown
+		lines, shown, active = pick(s), s.Shown, e.activeID()
 	}
 	ran := false
 	var stateAside, noMark *store.Notice
@@ -160,8 +178,8 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		ran = true
 		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
 		picked()
-		wrote, owed, shown, warning = e.writeLines(lines, shown, quiet)
-		stateAside = e.updateL2State(func(st *l2State) { record(st, owed, shown) })
+		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
+		stateAside = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })
 		if len(wrote) == 0 {
 			return nil, nil
 		}
@@ -180,20 +198,29 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	default:
 		// No lock to be had in the state directory: write without it, as before it had one.
 		picked()
-		wrote, owed, shown, warning = e.writeLines(lines, shown, quiet)
+		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 	}
-	return wrote, withNotice(warning, e.updateL2State(func(st *l2State) { record(st, owed, shown) }))
+	return wrote, withNotice(warning, e.updateL2State(active, func(st *l2State) { record(st, owed, shown) }))
 }
 
 // writeLines writes lines to L2, as recordL2 says, shown being the change whose line L2 shows
-// as the latest: a line older than it goes into the topic file's history only. It returns
-// the change shown after. With quiet (the Stop hook settling what is owed), a line refused
-// because a memory file is one Cairn leaves as it is (not a regular file, or over 4 MiB)
-// stays owed without a word: the move that owed it said so, and that lasts until the person
-// changes the file, after every turn.
-func (e *Engine) writeLines(lines []l2Line, shown lineOf, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
+// as the latest: a line older than it (olderThan, active naming the workflow in the active
+// slot) goes into the topic file's history only. It returns the change shown after. With
+// quiet (the Stop hook settling what is owed), a line refused because a memory file is one
+// Cairn leaves as it is (not a regular file, or over 4 MiB) stays owed without a word: the
+// move that owed it said so, and that lasts until the person changes the file, after every
+// turn.
+func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet bool) (wrote []string, owed []l2Line, _ lineOf, warning string) {
 	for i, l := range lines {
-		older := l.Of.olderThan(shown)
+		if l.Of.Revision != 0 && l.Of.WorkflowID == shown.WorkflowID && l.Of.Revision == shown.Revision {
+			// The change L2 shows, written again (a completion line the move wrote, written
+			// once more when its workflow is archived; an expiry two processes both wrote): with
+			// the stamp it was written with, memory.RecordAt finds it written, not a new line.
+			lines[i].Of.At = shown.At
+		}
+	}
+	for i, l := range lines {
+		older := l.Of.olderThan(shown, active)
 		if l.later && !older {
 			// Newer than the line shown and older than one owed: owed, for the settling that
 			// writes the newer line to write it before.

@@ -138,18 +138,22 @@ func (m *Memory) usable() error {
 // sanitised to one safe line; text holding a secret is refused with the *secrets.Finding.
 func (m *Memory) Record(text string) error { return m.RecordAt(text, time.Time{}, nil) }
 
-// RecordAt is Record for the line of a change made at time at (zero: now), stamped at that
-// time; after are the lines written after it in the same settling of owed lines. The history
-// holding the line (the same text at the same time) followed by lines of after only means a
-// settling killed before noting its lines written wrote it: it is not added again, and
-// MEMORY.md's line shows the latest line.
+// RecordAt is Record for the line of a change made at time at, stamped at that time; after
+// are the lines written after it in the same settling of owed lines. The history holding the
+// line (the same text at the same time) followed by lines of after only means a settling
+// killed before noting its lines written wrote it: it is not added again, and MEMORY.md's
+// line shows the latest line. The same text as the latest line at another time is another
+// change's line (a move back to where the work was before), and is added. A zero at is a line
+// of no known change, stamped now and taken for the latest line when it has its text, as
+// Record does.
 func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 	plain, err := m.topicLine(text)
 	if err != nil {
 		return err
 	}
 	return m.locked(func() error {
-		if at.IsZero() {
+		untimed := at.IsZero()
+		if untimed {
 			at = m.opt.Now()
 		}
 		at = at.UTC().Truncate(time.Second)
@@ -160,7 +164,7 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 				entries = parseTopic(cur)
 			}
 			latest = plain
-			if n := len(entries); n > 0 && entries[n-1].Text == plain {
+			if n := len(entries); untimed && n > 0 && entries[n-1].Text == plain {
 				return cur, nil // already the latest line: nothing owed
 			}
 			if written(entries, Entry{At: at, Text: plain}, after) {
@@ -182,16 +186,27 @@ func (m *Memory) RecordAt(text string, at time.Time, after []Entry) error {
 // written tells whether entries hold e followed by lines of after only (RecordAt).
 func written(entries []Entry, e Entry, after []Entry) bool {
 	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Text == e.Text && entries[i].At.Equal(e.At) {
+		if isLine(entries[i], e) {
 			return true
 		}
 		if !slices.ContainsFunc(after, func(a Entry) bool {
-			return entries[i].At.Equal(a.At.UTC().Truncate(time.Second)) && entries[i].Text == unescape(textsafe.Line(a.Text, maxLineRunes))
+			return isLine(entries[i], Entry{At: a.At.UTC().Truncate(time.Second), Text: unescape(textsafe.Line(a.Text, maxLineRunes))})
 		}) {
 			return false
 		}
 	}
 	return false
+}
+
+// stampSlack is how much later than the time its change committed a move may have stamped
+// its line: a settling recovers the line of a move killed before noting it written from the
+// journal, whose time is taken before the commit's writes and syncs, the move's own after.
+const stampSlack = 10 * time.Second
+
+// isLine tells whether the history line h is e, the line of a change stamped at the time it
+// committed: its text, stamped then or up to stampSlack later.
+func isLine(h, e Entry) bool {
+	return h.Text == e.Text && !h.At.Before(e.At) && h.At.Sub(e.At) <= stampSlack
 }
 
 // RecordOlder puts an L2 line known to be older than the latest one (a line owed while a
@@ -213,7 +228,7 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			if n := len(entries); n > 0 {
 				latest = entries[n-1].Text
 			}
-			if slices.ContainsFunc(entries, func(e Entry) bool { return e.At.Equal(at) && e.Text == plain }) {
+			if slices.ContainsFunc(entries, func(e Entry) bool { return isLine(e, Entry{At: at, Text: plain}) }) {
 				return cur, nil
 			}
 			i := len(entries)
@@ -300,17 +315,24 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.
 func (m *Memory) Entries() ([]Entry, error) {
+	entries, _, err := m.entries()
+	return entries, err
+}
+
+// entries is Entries, and whether the lines are in Cairn's order (readTopic).
+func (m *Memory) entries() ([]Entry, bool, error) {
 	if err := m.usable(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	data, err := readLimited(filepath.Join(m.loc.Dir, TopicFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, unavailable("reading "+TopicFile, err)
+		return nil, false, unavailable("reading "+TopicFile, err)
 	}
-	return parseTopic(data), nil
+	entries, ordered := readTopic(data)
+	return entries, ordered, nil
 }
 
 // Last is the last known position L2 holds.
@@ -319,12 +341,14 @@ type Last struct {
 	Source string // TopicFile, or IndexFile when only the index line was left
 }
 
-// LastPosition returns the latest L2 line for the L2-only resume tier: the newest line of
-// the topic file (by its time where lines carry one that is not in the future, else the
-// last), else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
+// LastPosition returns the latest L2 line for the L2-only resume tier: the last line of the
+// topic file's data block, where Cairn keeps its lines in the order of their changes (a
+// line's time, from a clock that may be set wrong, says less); else, in a topic file edited by
+// hand, the newest by its time where lines carry one that is not in the future, else the
+// last; else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
 // are tolerated; ok is false when neither file says anything.
 func (m *Memory) LastPosition() (Last, bool, error) {
-	entries, err := m.Entries()
+	entries, ordered, err := m.entries()
 	if err != nil {
 		return Last{}, false, err
 	}
@@ -333,7 +357,7 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 		for i, e := range entries {
 			// A time in the future was stamped by a clock set wrong: it outranks no line
 			// written after it.
-			if !e.At.IsZero() && !e.At.After(now) && e.At.After(entries[best].At) {
+			if !ordered && !e.At.IsZero() && !e.At.After(now) && e.At.After(entries[best].At) {
 				best = i
 			}
 		}

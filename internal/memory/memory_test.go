@@ -498,6 +498,25 @@ func TestLastPositionIgnoresFutureTimes(t *testing.T) {
 	}
 }
 
+// A line stamped by a clock ahead (another machine's, a container's) outranks no line Cairn
+// wrote after it, once that time has passed too: Cairn keeps its data block in the order of
+// the changes, so its last line is the latest, whatever the stamps say.
+func TestLastPositionTrustsCairnsOrderOverSkewedStamps(t *testing.T) {
+	m, _ := newTestMemory(t)
+	at := time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC)
+	if err := m.RecordAt("Active APEX workflow: analyze completed, planning “x”", at.Add(10*time.Minute), nil); err != nil {
+		t.Fatal(err) // stamped by a clock 10 minutes ahead
+	}
+	if err := m.RecordAt("Completed APEX for “x”: “shipped”", at.Add(2*time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	m.opt.Now = func() time.Time { return at.Add(time.Hour) } // both stamps are past now
+	last, ok, err := m.LastPosition()
+	if err != nil || !ok || last.Text != "Completed APEX for “x”: “shipped”" {
+		t.Errorf("LastPosition = %+v %v %v, want the completion line, written last", last, ok, err)
+	}
+}
+
 // Claude Code asks for MEMORY.md entries "under ~150 characters" (2.1.330's memory
 // instructions) and its consolidation rewrites longer ones; Cairn's own lines keep to that,
 // whatever the stored text.
@@ -717,5 +736,53 @@ func TestRecordAtWrittenBefore(t *testing.T) {
 	}
 	if index := readFile(t, filepath.Join(dir, IndexFile)); !strings.Contains(index, topicEntry("a")) {
 		t.Errorf("MEMORY.md does not show the latest line a:\n%s", index)
+	}
+}
+
+// A move stamps its line a little after the journal's time of its change, from which a
+// settling recovers it: RecordAt at the journal's time, with the lines after it, finds the
+// line written up to stampSlack later, and no line stamped before it or longer after.
+func TestRecordAtFindsTheMovesOwnStamp(t *testing.T) {
+	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		late  time.Duration // how much after at the move stamped its line
+		lines int           // topic lines after the settling
+	}{{0, 2}, {2 * time.Second, 2}, {stampSlack, 2}, {stampSlack + time.Second, 4}, {-time.Second, 4}} {
+		m, _ := newTestMemory(t)
+		for _, s := range []string{"a", "b"} { // the moves, each at its own stamp
+			if err := m.RecordAt(s, at.Add(c.late), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := Entry{At: at, Text: "b"}
+		if err := m.RecordAt("a", at, []Entry{b}); err != nil { // the settling
+			t.Fatal(err)
+		}
+		if err := m.RecordAt(b.Text, b.At, nil); err != nil {
+			t.Fatal(err)
+		}
+		if entries, err := m.Entries(); err != nil || len(entries) != c.lines {
+			t.Errorf("stamped %v late: topic lines = %+v (%v), want %d", c.late, entries, err, c.lines)
+		}
+	}
+}
+
+// The same text as the latest line at another time is another change's line (a move back to
+// where the work was before) and is added; only a line of no known time (Record) is taken for
+// the latest line of its text.
+func TestRecordAtSameTextLaterIsANewLine(t *testing.T) {
+	m, _ := newTestMemory(t)
+	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
+	for _, d := range []time.Duration{0, time.Minute} {
+		if err := m.RecordAt("a", at.Add(d), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Record("a"); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := m.Entries()
+	if err != nil || len(entries) != 2 || !entries[1].At.Equal(at.Add(time.Minute)) {
+		t.Errorf("topic lines = %+v (%v), want a at 16:00 and at 16:01", entries, err)
 	}
 }

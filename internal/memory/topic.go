@@ -56,7 +56,14 @@ const topicFence = "```text"
 // "<RFC 3339 time> <text>", and list items "- <time> <text>" or "- <text>" (the format before
 // the block, or a hand edit). Other lines are ignored.
 func parseTopic(data []byte) []Entry {
-	var out []Entry
+	out, _ := readTopic(data)
+	return out
+}
+
+// readTopic is parseTopic, and tells whether every line came from a data block, where Cairn
+// keeps them in the order of their changes (RecordOlder never puts one after the latest).
+func readTopic(data []byte) (out []Entry, ordered bool) {
+	ordered = true
 	inBlock := false
 	_, body, _ := splitMemoryFile(data)
 	for _, l := range splitLines(body) {
@@ -70,6 +77,7 @@ func parseTopic(data []byte) []Entry {
 				continue
 			}
 			t = strings.TrimSpace(t[2:])
+			ordered = false
 		}
 		var e Entry
 		if sp := strings.IndexByte(t, ' '); sp > 0 {
@@ -83,7 +91,7 @@ func parseTopic(data []byte) []Entry {
 			out = append(out, e)
 		}
 	}
-	return out
+	return out, ordered
 }
 
 // unescape undoes textsafe's backslash escapes, so text read back is plain and can be
