@@ -1,6 +1,9 @@
 package secrets
 
 import (
+	"io"
+	"unicode/utf8"
+
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -98,3 +101,32 @@ func ScanDecodingAll(doc []byte, spans []int) *Finding {
 // WalksMembers reports whether a scan of doc's text would read its members one by one (a
 // named rule's keyword occurs in it as a name may hold it).
 func WalksMembers(doc string) bool { return ProbeText([]byte(doc)).named }
+
+// RegexpReads scans s as ScanString does and returns how many bytes its regexps read: each
+// run is repeated on a reader that counts what the engine takes from it (Go's engines read
+// no further than a match may still reach).
+func RegexpReads(s string) int {
+	reads := 0
+	regexpRan = func(r *rule, w string) {
+		c := &countingReader{s: w}
+		r.re().FindReaderIndex(c)
+		reads += c.n
+	}
+	defer func() { regexpRan = nil }()
+	ScanString(s)
+	return reads
+}
+
+type countingReader struct {
+	s string
+	n int
+}
+
+func (c *countingReader) ReadRune() (rune, int, error) {
+	if c.n == len(c.s) {
+		return 0, 0, io.EOF
+	}
+	r, size := utf8.DecodeRuneInString(c.s[c.n:])
+	c.n += size
+	return r, size, nil
+}
