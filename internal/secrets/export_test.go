@@ -1,7 +1,9 @@
 package secrets
 
 import (
+	"cmp"
 	"io"
+	"regexp/syntax"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -129,4 +131,57 @@ func (c *countingReader) ReadRune() (rune, int, error) {
 	r, size := utf8.DecodeRuneInString(c.s[c.n:])
 	c.n += size
 	return r, size, nil
+}
+
+// Spans returns, for each rule without a window of its own, its span and the longest match
+// its regexp can make in ASCII text, or -1 when that has no bound.
+func Spans() (names []string, span, longest []int) {
+	for _, r := range rules() {
+		if r.window != nil {
+			continue
+		}
+		re, err := syntax.Parse(r.re().String(), syntax.Perl)
+		if err != nil {
+			panic(err)
+		}
+		names = append(names, r.name)
+		span = append(span, cmp.Or(r.span, defaultSpan))
+		longest = append(longest, maxLen(re.Simplify()))
+	}
+	return names, span, longest
+}
+
+// maxLen is the length of the longest ASCII text re matches; -1: no bound.
+func maxLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return 1
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxLen(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		n := maxLen(re.Sub[0])
+		if re.Max < 0 || n < 0 {
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, sub := range re.Sub {
+			m := maxLen(sub)
+			if m < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
+			}
+		}
+		return n
+	}
+	return 0 // empty-width operators
 }

@@ -119,8 +119,8 @@ var rules = sync.OnceValue(func() []*rule {
 			name:     "url-credentials",
 			keywords: []string{"://", "%3A%2F%2F", "%3a%2f%2f"},
 			re: lazyre.New(`^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
-				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2}){1,256}?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
-			before: schemeBefore,
+				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2})+?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
+			before: schemeBefore, window: urlWindow,
 			ok: func(_ string, _ int, m []string) bool {
 				pw := m[1]
 				if pw == "" {
@@ -439,7 +439,8 @@ var rules = sync.OnceValue(func() []*rule {
 			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
 			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
-				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
+				credentialHead),
+			span: credentialSpan, tail: credentialTail,
 			ok: func(_ string, _ int, m []string) bool {
 				return (credentialValue(m[1]) || hexKey(m[1]) && namesKey(m[0])) && !secretNamesPlace(m[0])
 			},
@@ -509,11 +510,12 @@ var rules = sync.OnceValue(func() []*rule {
 			// the regexp passes over up to eight short ones, in JSON the walk reads each member
 			// under the holder's key. The value must look random, as provider-credential's.
 			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
-			named: true, asName: holderEnds, before: holderName,
+			named: true, asName: holderEnds, before: holderName, span: 1100, // eight members, then the value's head
 			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
 				`(?:["']?[a-z0-9_-]{1,32}["']?\s{0,3}:\s{0,3}(?:"[^"\n]{0,64}"|'[^'\n]{0,64}'|[a-z0-9_.-]{0,64})\s{0,3}[,\n]\s{0,16}){0,8}` +
-				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead),
+			tail: credentialTail,
+			ok:   func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
 		{
 			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
@@ -521,18 +523,63 @@ var rules = sync.OnceValue(func() []*rule {
 			// name that is or ends in "token" assigned a random-looking value, judged as
 			// provider-credential judges one. "token" is a common word ("max_tokens", "the token
 			// is refreshed"), so it counts as a name only where an assignment follows it
-			// (holderEnds): elsewhere the JSON scan does not read members for it. A match ends
-			// within 190 bytes of the keyword, so the window is cut there: prose says "token" often.
-			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 192,
-			named: true, asName: holderEnds, before: wordOrHump,
+			// (holderEnds): elsewhere the JSON scan does not read members for it. The regexp's
+			// match ends within 76 bytes of the keyword, so the window is cut there: prose
+			// says "token" often.
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 76,
+			named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
 			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
-				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
+				credentialHead),
 			ok: func(s string, i int, m []string) bool {
 				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
 			},
 		},
 	}
 })
+
+// credentialHead is the first 16 bytes of a value provider-credential, credential-field and
+// token-assignment judge: their regexps end there, and credentialTail reads the rest.
+const credentialHead = `([A-Za-z0-9_+=.~-]{16})`
+
+// credentialSpan cuts provider-credential's window: a name of up to 100 bytes, an assignment
+// (the longest is a holder's, {"value": ...) and the value's head.
+const credentialSpan = 192
+
+// credentialTail reads the rest of a value whose first 16 bytes end at j: 128 bytes in all
+// at most, followed by the end of s or a byte that continues neither the value nor a path.
+func credentialTail(s string, j int) (int, bool) {
+	for stop := min(len(s), j+128-16); j < stop && credentialByte(s[j]); j++ {
+	}
+	return j, j == len(s) || !credentialByte(s[j]) && s[j] != '/'
+}
+
+func credentialByte(c byte) bool {
+	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-'
+}
+
+// urlWindow is url-credentials' window: it ends where the next "://" (or its encoding)
+// starts, since a password that holds one is rarer than a flood of them, where each
+// keyword's regexp read on to the end of the window for an @ that never came. Encoded, a
+// window without "%40" holds no match: the regexp is not run.
+func urlWindow(s string, i int) string {
+	w := s[i:min(len(s), i+defaultSpan)]
+	if w[0] == ':' {
+		if k := strings.Index(w[3:], "://"); k >= 0 {
+			w = w[:3+k]
+		}
+		return w
+	}
+	if k := strings.Index(w[9:], "%3A%2F%2F"); k >= 0 {
+		w = w[:9+k]
+	}
+	if k := strings.Index(w[9:], "%3a%2f%2f"); k >= 0 {
+		w = w[:9+k]
+	}
+	if !strings.Contains(w, "%40") {
+		return ""
+	}
+	return w
+}
 
 // percentDecode undoes URL percent-encoding (%XX); a malformed escape is left as it is.
 func percentDecode(s string) string {

@@ -103,6 +103,15 @@ type rule struct {
 	// regexp runs on that window only: Go's backtracker clears a bitmap the size of its
 	// input, so a 4 KB tail per keyword made scans of keyword-heavy text ten times slower.
 	span int
+	// window, when set, cuts the window in place of span (see urlWindow); "": no match can
+	// start at i.
+	window func(s string, i int) string
+	// tail, when set, reads the end of a value whose first bytes end the regexp's match (its
+	// last group): it returns where the value ends in s, from the match's end j, and whether
+	// what follows may end it. A value's whole length in the expression (up to 128 bytes of
+	// a class) made the program ten times longer, and the backtracker ran through it at every
+	// keyword of a flood (token=token=...).
+	tail func(s string, j int) (end int, ok bool)
 	// ok vets the submatches: it weeds out look-alikes (placeholders, hex SHAs, plain names)
 	// the regexp cannot. m[0] is the match. nil accepts every match.
 	ok func(s string, i int, m []string) bool
@@ -234,6 +243,7 @@ func scan(s string, met *[]int) (r *rule, start, end int, named bool) {
 // matches there, where the match ends and the rule's place; named reports whether a named
 // rule's keyword was met on the way, kw whether any keyword was.
 func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, named, kw bool) {
+	var tried *rule // a rule's keywords are listed together: "secret" then "secret_key"
 	for _, e := range ix.at(s[i], s[i+1]) {
 		if e.idx >= best {
 			break // entries are in rule order
@@ -250,6 +260,10 @@ func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, na
 		}
 		named = named || e.r.named && (e.r.asName == nil || e.r.asName(s, i, len(e.kw)))
 		kw = true
+		if e.r == tried {
+			continue // its regexp ran at i for another of its keywords
+		}
+		tried = e.r
 		if stop, ok := e.r.at(s, i); ok {
 			return e.r, stop, e.idx, named, kw
 		}
@@ -262,11 +276,18 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 	if r.before != nil && !r.before(s, i) {
 		return 0, false
 	}
-	span := r.span
-	if span == 0 {
-		span = defaultSpan
+	var w string
+	if r.window != nil {
+		if w = r.window(s, i); w == "" {
+			return 0, false
+		}
+	} else {
+		span := r.span
+		if span == 0 {
+			span = defaultSpan
+		}
+		w = s[i:min(len(s), i+span)]
 	}
-	w := s[i:min(len(s), i+span)]
 	if regexpRan != nil {
 		regexpRan(r, w)
 	}
@@ -276,7 +297,21 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 		}
 		return 0, false
 	}
-	if m := r.re().FindStringSubmatch(w); m != nil && r.ok(s, i, m) {
+	m := r.re().FindStringSubmatch(w)
+	if m == nil {
+		return 0, false
+	}
+	if r.tail != nil {
+		j := i + len(m[0])
+		stop, ok := r.tail(s, j)
+		if !ok {
+			return 0, false
+		}
+		last := len(m) - 1
+		m[last] = s[j-len(m[last]) : stop]
+		m[0] = s[i:stop]
+	}
+	if r.ok(s, i, m) {
 		return i + len(m[0]), true
 	}
 	return 0, false

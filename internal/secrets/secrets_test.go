@@ -754,6 +754,18 @@ func TestAssignmentFloodsReadLittle(t *testing.T) {
 	}
 }
 
+// A rule's window holds the longest match its regexp can make (in ASCII text), so cutting it
+// there changes no answer; a rule whose regexp has no bound relies on its keyword's rarity
+// or on a name's length (provider-credential's).
+func TestWindowsHoldTheLongestMatch(t *testing.T) {
+	names, span, longest := secrets.Spans()
+	for i, name := range names {
+		if longest[i] > span[i] {
+			t.Errorf("%s: a match may reach %d bytes past its keyword, its window %d", name, longest[i], span[i])
+		}
+	}
+}
+
 // A secret one level down, under a member that names it ({"password": {"value": ...}}) or
 // under a holder of credentials ({"auth": {"token": ...}}), is found with its path, in JSON
 // (whatever the escapes) and in text (YAML); ordinary data of the same shapes passes.
