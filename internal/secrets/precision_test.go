@@ -183,6 +183,13 @@ var codeCorpus = []string{
 	"spring.datasource.password=${DB_PASSWORD}",
 	"spring.datasource.password=${DB_PASSWORD:changeme}",
 	"jdbc.password=@jdbc.password@",
+	// Ids and digests of keys and secrets, which the keys' own names hold as hex or a UUID.
+	"api_key_id = \"550e8400-e29b-41d4-a716-446655440000\"",
+	"const apiKeyId = '550e8400-e29b-41d4-a716-446655440000';",
+	"\"clientId\": \"550e8400-e29b-41d4-a716-446655440000\", \"client_secret\": \"${CLIENT_SECRET}\"",
+	"client_secret_sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	"api_key_fingerprint = d41d8cd98f00b204e9800998ecf8427e",
+	"secret_arn: arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf",
 }
 
 func TestCodeIsNoSecret(t *testing.T) {
@@ -221,18 +228,23 @@ func TestDottedPasswordKept(t *testing.T) {
 }
 
 // A hex or UUID value is a credential after a name that says it holds one: TOKEN, a name
-// ending in _TOKEN, a provider's _KEY or _SECRET (Heroku's API keys are UUIDs, Datadog's hex).
-// After any other name it is an id or a digest (a commit, a run, a page of results), and so
-// after a generic api_key, which names ids and digests too.
+// ending in _TOKEN, a key or a secret, a provider's or a generic one (Heroku's API keys are
+// UUIDs, Datadog's and GitHub OAuth apps' client secrets hex). After any other name it is an
+// id or a digest (a commit, a run, a page of results, a key's id or its hash).
 func TestHexValueByName(t *testing.T) {
 	sha := "3f786850e387550fdab836ed7e6dc881de23001b"
 	uuid := "550e8400-e29b-41d4-a716-446655440000"
+	md5 := "d41d8cd98f00b204e9800998ecf8427e"
 	found(t, "token-assignment", "TOKEN="+sha, "export CI_TOKEN="+uuid, `{"token": "`+sha+`"}`,
-		"token: "+strings.ToUpper(sha))
-	found(t, "provider-credential", "HEROKU_API_KEY="+uuid, "heroku_api_key: "+uuid, "DATADOG_APP_KEY="+sha)
+		"token: "+strings.ToUpper(sha), "access_token: "+sha)
+	found(t, "provider-credential", "HEROKU_API_KEY="+uuid, "heroku_api_key: "+uuid, "DATADOG_APP_KEY="+sha,
+		"api_key: "+uuid, `api_key = "`+md5+`"`, "client_secret: "+sha, `apiKey: "`+md5+`",`, `{"apiKey": "`+uuid+`"}`,
+		"X-API-KEY: "+strings.ToUpper(md5), "SECRET_KEY = '"+sha+"'", "slack_signing_secret="+md5)
 	clean(t, "COMMIT="+sha, "TOKEN_SHA="+sha, "next_token: "+sha, "page_token="+uuid, "NextPageToken: "+uuid,
 		"heroku_app_id: "+uuid, "HEROKU_SLUG_COMMIT="+sha, "HEROKU_RELEASE_VERSION=v42 sha "+sha,
-		"api_key_sha1: "+sha, "api_key: "+uuid, "client_secret: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20])
+		"api_key_sha1: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20],
+		"api_key_id: "+uuid, "apiKeyId: "+uuid, "client_id: "+uuid, "api_key_hash = "+sha, "secret_version: "+uuid,
+		"secret_name: "+md5, "cache_key: "+md5, "api_keys: 2 of "+md5)
 }
 
 // A Makefile's TOKEN ?= and an environment list's {"name": "GITHUB_TOKEN", "value": ...}
