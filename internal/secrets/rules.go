@@ -1016,22 +1016,26 @@ func hexKey(v string) bool {
 	return strings.Trim(v, "0123456789abcdef-") == "" || strings.Trim(v, "0123456789ABCDEF-") == ""
 }
 
-// namesKey: the name a provider-credential match starts with names a provider's key, token
-// or secret (HEROKU_API_KEY, datadogAppKey), so a hex value or UUID is one; a commit's, a
-// digest's or an app's id is named otherwise (HEROKU_SLUG_COMMIT, heroku_app_id), and a
-// generic name (api_key, client_secret) is given ids and digests too.
+// namesKey: the name a provider-credential match starts with names a key or a secret, a
+// provider's or a generic one (HEROKU_API_KEY, datadogAppKey, api_key, client_secret), so a
+// hex value or UUID is one; a commit's, a digest's or an app's id is named otherwise
+// (HEROKU_SLUG_COMMIT, heroku_app_id, api_key_id). A provider's token is one too; a generic
+// name's (access_token, auth_token) is token-assignment's to judge.
 func namesKey(m string) bool {
 	n := 0
 	for n < len(m) && (isAlnum(m[n]) || m[n] == '_' || m[n] == '.' || m[n] == '-') {
 		n++
 	}
 	name := strings.ToLower(m[:n])
+	if strings.HasSuffix(name, "key") || strings.HasSuffix(name, "secret") {
+		return true
+	}
 	for _, g := range []string{"api", "x-api", "access", "auth", "client", "secret", "private", "bot", "app", "consumer", "refresh"} {
 		if strings.HasPrefix(name, g) {
 			return false
 		}
 	}
-	return strings.HasSuffix(name, "key") || strings.HasSuffix(name, "token") || strings.HasSuffix(name, "secret")
+	return strings.HasSuffix(name, "token")
 }
 
 // pagingToken: the token-assignment at i is a page's or a request's (next_token,
