@@ -190,6 +190,13 @@ var codeCorpus = []string{
 	"client_secret_sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
 	"api_key_fingerprint = d41d8cd98f00b204e9800998ecf8427e",
 	"secret_arn: arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf",
+	// Calls with a number, which a password in brackets must not be taken for.
+	"password = bcrypt.gensalt(12)",
+	"pwd = os.urandom(16).hex()",
+	"DB_PASS = secrets.token_hex(32)",
+	"const password = await generatePassword(24)!;",
+	"password = crypto.randomBytes(16)!",
+	"user.password = make_password(12)!",
 }
 
 func TestCodeIsNoSecret(t *testing.T) {
@@ -220,6 +227,18 @@ func TestUnquotedPasswordsKept(t *testing.T) {
 // A password followed by a bracket (a glob pattern's, a list's) is not a call.
 func TestPasswordBeforeBracket(t *testing.T) {
 	found(t, "password-assignment", "password:\n value: Qk7AEe9Hoq8lS3[", "password=Tr0ub4dor(x)")
+}
+
+// A word then a number in brackets is a call (hash(2024)) until something follows the bracket
+// that code would not write there: summer(2024)! is a password's shape. A call may go on as
+// code (.strip(), [0]) or end in TypeScript's ! after a name code gives a function.
+func TestCallShapedPassword(t *testing.T) {
+	found(t, "password-variable", "pwd: summer(2024)!", `"pwd": "summer(2024)!"`, "DB_PASS=Winter(1999)#",
+		"MYSQL_PWD='spring(42)!x'")
+	found(t, "password-assignment", "password: summer(2024)!", "password = Autumn(2023)?!", `{"password": summer(2024)!}`)
+	clean(t, "pwd = os.getcwd()", "password = getPassword()!", "password = passwords[0]!", "password = hash(2024)",
+		"password = get_password(2).strip()", "db_pass = load(2024);", "password: range(2024),", "user_pwd = read(3)(x)",
+		"password = derive(2024)[0]", "password = hash(2024).hexdigest()")
 }
 
 // A dotted password with digits is not a field.

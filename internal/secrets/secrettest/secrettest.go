@@ -142,6 +142,7 @@ func Shapes() []Shape {
 	addCtx("api-key-hex", "provider-credential", `api_key = "`, pick(hexlo, 32)+`"`)
 	addCtx("client-secret-uuid", "provider-credential", "client_secret: ",
 		pick(hexlo, 8)+"-"+pick(hexlo, 4)+"-4"+pick(hexlo, 3)+"-9"+pick(hexlo, 3)+"-"+pick(hexlo, 12))
+	addCtx("pwd-call-shaped", "password-variable", "pwd: ", "summer("+pick("0123456789", 4)+")!")
 	return out
 }
 
