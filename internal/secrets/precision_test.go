@@ -238,7 +238,7 @@ func TestCallShapedPassword(t *testing.T) {
 	found(t, "password-assignment", "password: summer(2024)!", "password = Autumn(2023)?!", `{"password": summer(2024)!}`)
 	clean(t, "pwd = os.getcwd()", "password = getPassword()!", "password = passwords[0]!", "password = hash(2024)",
 		"password = get_password(2).strip()", "db_pass = load(2024);", "password: range(2024),", "user_pwd = read(3)(x)",
-		"password = derive(2024)[0]", "password = hash(2024).hexdigest()")
+		"password = derive(2024)[0]", "password = hash(2024).hexdigest()", "DB_PASS=(20240101)!")
 }
 
 // A dotted password with digits is not a field.

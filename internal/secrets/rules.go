@@ -743,7 +743,10 @@ func passwordValue(pw string, quoted bool) bool {
 	if !quoted {
 		pw = strings.TrimRight(pw, ")]}>")
 	}
-	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\(") {
+	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") {
+		return false
+	}
+	if k := strings.IndexByte(pw, '('); k >= 0 && !bracketedNumber(pw[:k], pw[k:]) {
 		return false
 	}
 	if !strings.ContainsAny(pw, "0123456789") && classes(pw) < 3 {
@@ -768,13 +771,31 @@ func codeValue(v string) bool {
 	}
 	switch {
 	case k > 0:
-		return true
+		return !bracketedNumber(name, v[k:])
 	case strings.IndexByte(name, '.') >= 0:
 		return dottedName(name)
 	case strings.IndexByte(name, '_') >= 0:
 		return !mixedCase(name)
 	}
 	return 'a' <= name[0] && name[0] <= 'z' && mixedCase(name)
+}
+
+// bracketedNumber: a word, a number in brackets, then what code does not write after a call
+// (summer(2024)!, Winter(1999)#), a password's shape. A call may be followed by more code
+// (.hex(), [0], (x)), and by TypeScript's ! alone when its name is code's (generatePassword,
+// crypto.randomBytes, make_password): summer(2024)! is not.
+func bracketedNumber(name, rest string) bool {
+	end := strings.IndexByte(rest, ')')
+	if end < 2 || rest[0] != '(' || strings.Trim(rest[1:end], "0123456789") != "" || end+1 == len(rest) {
+		return false
+	}
+	switch after := rest[end+1:]; {
+	case strings.IndexByte(".([", after[0]) >= 0:
+		return false
+	case after == "!":
+		return name != "" && !strings.ContainsAny(name, "._") && !mixedCase(name[1:])
+	}
+	return true
 }
 
 // identifier: letters, digits and _ (and . when dotted), starting with a letter or _.
