@@ -197,6 +197,12 @@ var codeCorpus = []string{
 	"const password = await generatePassword(24)!;",
 	"password = crypto.randomBytes(16)!",
 	"user.password = make_password(12)!",
+	// camelCase names of passwords and of the variables that hold them.
+	"const dbPass = \"dbPassword\";",
+	"DB_PASS = config.get(\"dbPassword\")",
+	"export DB_PASSWORD=$dbPassword",
+	"environment:\n  - DB_PASSWORD=dbPassword",
+	"password_field = \"userPassword\"",
 }
 
 func TestCodeIsNoSecret(t *testing.T) {
@@ -239,6 +245,20 @@ func TestCallShapedPassword(t *testing.T) {
 	clean(t, "pwd = os.getcwd()", "password = getPassword()!", "password = passwords[0]!", "password = hash(2024)",
 		"password = get_password(2).strip()", "db_pass = load(2024);", "password: range(2024),", "user_pwd = read(3)(x)",
 		"password = derive(2024)[0]", "password = hash(2024).hexdigest()", "DB_PASS=(20240101)!")
+}
+
+// A password of letters in camelCase (correctHorseBattery) is one where code's names cannot
+// stand: quoted, or in an environment's NAME=value. A value that names a password
+// (dbPassword) is a name, and unquoted in code the value is a variable (defaultPassword).
+func TestCamelCasePassword(t *testing.T) {
+	found(t, "password-variable", `export DB_PASS="correctHorseBattery"`, `{"DB_PASS": "correctHorseBattery"}`,
+		"Server=db;Pwd='correctHorseBattery';", "MYSQL_PWD=correctHorseBattery", "export DB_PASS=correctHorseBattery")
+	found(t, "password-assignment", "PASSWORD=correctHorseBattery", "export DB_PASSWORD=correctHorseBattery",
+		"docker run -e POSTGRES_PASSWORD=correctHorseBattery postgres", `password = "correctHorseBattery"`)
+	clean(t, "password: userPassword,", "db_pass = dbPassword", "PASSWORD = defaultPassword",
+		"connect(user=u, password=dbPassword)", `DB_PASS = "dbPassword"`, "DB_PASSWORD=dbPassword",
+		"export PGPASSWORD=postgresPassword", "PASSWORD=changeMe", `db_pass = "dbSecretName"`, "first_pass = mergeSort",
+		"MYSQL_PWD=mysqlRootPwd", "db_pass=getValue")
 }
 
 // A dotted password with digits is not a field.

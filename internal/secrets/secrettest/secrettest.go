@@ -143,6 +143,7 @@ func Shapes() []Shape {
 	addCtx("client-secret-uuid", "provider-credential", "client_secret: ",
 		pick(hexlo, 8)+"-"+pick(hexlo, 4)+"-4"+pick(hexlo, 3)+"-9"+pick(hexlo, 3)+"-"+pick(hexlo, 12))
 	addCtx("pwd-call-shaped", "password-variable", "pwd: ", "summer("+pick("0123456789", 4)+")!")
+	addCtx("password-camel-env", "password-variable", "export DB_PASS=", pick(lower, 6)+"H"+pick(lower, 5)+"B"+pick(lower, 6))
 	return out
 }
 
