@@ -482,7 +482,7 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				// PowerShell, PHP and Perl quote a string: $password = Read-Host is a command's
 				// output, $password = PASSWORD a constant.
-				return m[2] != "" || sigil == "" && !codeValue(pw)
+				return m[2] != "" || sigil == "" && (!codeValue(pw) || envAssigned(s, i, m[0]) && camelWords(pw))
 			},
 		},
 		{
@@ -501,7 +501,9 @@ var rules = sync.OnceValue(func() []*rule {
 				return notAlnum(s, i)
 			},
 			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
-			ok: func(_ string, _ int, m []string) bool { return passwordValue(m[2], m[1] != "") },
+			ok: func(s string, i int, m []string) bool {
+				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
+			},
 		},
 		{
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
@@ -778,6 +780,40 @@ func codeValue(v string) bool {
 		return !mixedCase(name)
 	}
 	return 'a' <= name[0] && name[0] <= 'z' && mixedCase(name)
+}
+
+// envAssigned: the match at i is an environment's NAME=value (a .env line, export, docker
+// run -e): a name in upper case that starts a line or follows a blank or a ;, then = glued
+// to the value. There a value is text, never a variable's name.
+func envAssigned(s string, i int, m string) bool {
+	upper := func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' }
+	k := 0
+	for k < len(m) && upper(m[k]) {
+		k++
+	}
+	if k+1 >= len(m) || m[k] != '=' || !isAlnum(m[k+1]) {
+		return false
+	}
+	for i > 0 && upper(s[i-1]) {
+		i--
+	}
+	return i == 0 || isBlank(s[i-1]) || s[i-1] == '\r' || s[i-1] == ';'
+}
+
+// camelWords: a password of letters in camelCase or PascalCase (correctHorseBattery), which
+// code would take for a name; one that names a password or a secret (dbPassword,
+// mysqlRootPwd, apiKeyName) is a name even where a value is text.
+func camelWords(v string) bool {
+	if len(v) < 8 || strings.Trim(v, letters) != "" || !mixedCase(v) || !notPlaceholder(v) {
+		return false
+	}
+	v = strings.ToLower(v)
+	for _, w := range []string{"pass", "pwd", "secret", "token", "key", "cred"} {
+		if strings.Contains(v, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // bracketedNumber: a word, a number in brackets, then what code does not write after a call
