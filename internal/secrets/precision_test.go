@@ -1,6 +1,7 @@
 package secrets_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -203,6 +204,10 @@ var codeCorpus = []string{
 	"export DB_PASSWORD=$dbPassword",
 	"environment:\n  - DB_PASSWORD=dbPassword",
 	"password_field = \"userPassword\"",
+	// Base64 of numbers, and capitals a Discord token starts with.
+	"user id 1098765432109876543 is MTA5ODc2NTQzMjEwOTg3NjU0Mw in base64; guild.id = 'ODEyMzQ1Njc4OTAxMjM0NTY3'",
+	"NTLM and NTP; MTU=1500; NOT NULL; ODBC; OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317",
+	"echo -n 123456789 | base64 # MTIzNDU2Nzg5, then MTIzNDU2Nzg5.MTIz.MTIzNDU2Nzg5",
 }
 
 func TestCodeIsNoSecret(t *testing.T) {
@@ -332,6 +337,26 @@ func TestDiscordBotToken(t *testing.T) {
 		"token: v1.2.3-rc4.build5678901234",
 		"token: abcd1234efgh5678.ijkl9012mnop.qrst3456uvwx7890yzab1234cdef", // first part not an id
 		"discord_release: MTA5ODc2NTQzMjEwOTg3NjU0Mw.v2.x",
+	)
+}
+
+// A Discord bot token alone, with no name before it, is found by its shape: the bot's id in
+// base64url (17 to 20 digits, not starting with 0), a dot, 6 or 7 characters, a dot, 27 to 40.
+// Base64 of an id alone, of other text, or with parts of other lengths is not one.
+func TestBareDiscordBotToken(t *testing.T) {
+	tok := "MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr"
+	old := base64.RawURLEncoding.EncodeToString([]byte("812345678901234567")) + ".YH5r2Q.Ovy4MCQywSkoMRRclStW4xAYK7I"
+	found(t, "discord-bot-token", tok, `client.run("`+tok+`")`, "the bot's token is "+tok+".", old,
+		"await client.login('"+old+"');", "NzkyNzE1NDU0MTk2MDg4ODQy.X-hvzA.Ovy4MCQywSkoMRRclStW4xAYK7I")
+	clean(t,
+		"MTA5ODc2NTQzMjEwOTg3NjU0Mw",
+		"MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p",
+		"user MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.short",
+		"xMTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		base64.RawURLEncoding.EncodeToString([]byte("101abcdefghijklmno"))+".Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		base64.RawURLEncoding.EncodeToString([]byte("012345678901234567"))+".Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		base64.RawURLEncoding.EncodeToString([]byte("1234567890"))+".Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		"NTLM, MTU 1500, NOT NULL, ODBC; TODO: index the context today (Monday)",
 	)
 }
 
