@@ -59,11 +59,33 @@ func scanEveryPosition(s string) (r *rule, start, end int) {
 	return r, start, end
 }
 
-// Keywords lists every rule's keywords and whether they match in any case.
+// Keywords lists every rule's keywords and whether they match in any case; a keyword that
+// some bytes must follow (rule.then) is listed with one pair of them.
 func Keywords() (kws []string, fold []bool) {
 	for _, r := range rules() {
-		for _, kw := range r.keywords {
+		for k, kw := range r.keywords {
+			if r.then[0] != "" {
+				kw += string(r.then[0][k%len(r.then[0])]) + string(r.then[1][k%len(r.then[1])])
+			}
 			kws, fold = append(kws, kw), append(fold, r.fold)
+		}
+	}
+	return kws, fold
+}
+
+// GateKeywords is Keywords with every pair of bytes that may follow a keyword.
+func GateKeywords() (kws []string, fold []bool) {
+	for _, r := range rules() {
+		for _, kw := range r.keywords {
+			if r.then[0] == "" {
+				kws, fold = append(kws, kw), append(fold, r.fold)
+				continue
+			}
+			for _, c := range []byte(r.then[0]) {
+				for _, d := range []byte(r.then[1]) {
+					kws, fold = append(kws, kw+string(c)+string(d)), append(fold, r.fold)
+				}
+			}
 		}
 	}
 	return kws, fold

@@ -536,8 +536,29 @@ var rules = sync.OnceValue(func() []*rule {
 				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
 			},
 		},
+		{
+			// A Discord bot token alone (see discordToken; after a name, provider-credential or
+			// token-assignment finds it first). Its id's digits encode as M, N or O, then D, T,
+			// j or z: those pairs are the keywords, and the two characters after them, which
+			// encode its second and third digits, the gates'.
+			name: "discord-bot-token", keywords: []string{"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"},
+			then: [2]string{discordSecond, discordThird}, span: 80,
+			before: func(s string, i int) bool {
+				return notWord(s, i) && i+3 < len(s) &&
+					strings.IndexByte(discordSecond, s[i+2]) >= 0 && strings.IndexByte(discordThird, s[i+3]) >= 0
+			},
+			re: lazyre.New(`^([A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40})` + end),
+			ok: func(_ string, _ int, m []string) bool { return discordToken(m[1]) },
+		},
 	}
 })
+
+// discordSecond and discordThird are the base64 characters a digit makes where a Discord
+// token's id holds its second and third (0 to 9).
+const (
+	discordSecond = "AEIMQUYcgk"
+	discordThird  = "wxyz012345"
+)
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
 // token-assignment judge: their regexps end there, and credentialTail reads the rest.

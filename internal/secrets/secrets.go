@@ -99,6 +99,10 @@ type rule struct {
 	// before vets the text just before the keyword (word boundaries, a scheme before "://"):
 	// RE2 has no lookbehind. nil means anything may precede.
 	before func(s string, i int) bool
+	// then, for a rule whose keywords are two bytes, lists the bytes that may follow one: its
+	// third, then its fourth. The gates are set for the four, so text full of the two
+	// (capitals: NT, OD) does not stop the scan; before must refuse other bytes there.
+	then [2]string
 	// span bounds how far past the keyword a match can reach (default defaultSpan). The
 	// regexp runs on that window only: Go's backtracker clears a bitmap the size of its
 	// input, so a 4 KB tail per keyword made scans of keyword-heavy text ten times slower.
@@ -516,14 +520,19 @@ func buildIndex() *keywordIndex {
 	for c := range ix.escapes {
 		ix.escapes[c] = !unicode.IsSpace(rune(c)) && textsafe.Dropped(rune(c))
 	}
-	for _, r := range rules() {
-		for _, kw := range r.keywords {
-			for _, c := range []byte(kw) {
-				for _, c := range cases(c) {
-					ix.escapes[c] = true
-				}
+	mark := func(kw string) {
+		for _, c := range []byte(kw) {
+			for _, c := range cases(c) {
+				ix.escapes[c] = true
 			}
 		}
+	}
+	for _, r := range rules() {
+		for _, kw := range r.keywords {
+			mark(kw)
+		}
+		mark(r.then[0])
+		mark(r.then[1])
 	}
 	span := func(v int) (lo, hi int) { // -1: any byte
 		if v < 0 {
@@ -547,8 +556,17 @@ func buildIndex() *keywordIndex {
 	for _, r := range rules() {
 		for _, kw := range r.keywords {
 			b := []byte(kw)
-			switch len(kw) {
-			case 2:
+			switch {
+			case r.then[0] != "":
+				for _, c := range []byte(r.then[0]) {
+					for _, d := range []byte(r.then[1]) {
+						setGate(int(b[0]), int(b[1]), int(c))
+						setGate(int(b[1]), int(c), int(d))
+						h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(c)<<16 | uint32(d)<<24)
+						ix.gate4[h/64] |= 1 << (h % 64)
+					}
+				}
+			case len(kw) == 2:
 				setGate(int(b[0]), int(b[1]), -1)
 				setGate(-1, int(b[0]), int(b[1]))
 				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
@@ -560,7 +578,7 @@ func buildIndex() *keywordIndex {
 						ix.short[uint16(a)|uint16(b)<<8] = true
 					}
 				}
-			case 3:
+			case len(kw) == 3:
 				setGate(int(b[0]), int(b[1]), int(b[2]))
 				setGate(int(b[1]), int(b[2]), -1)
 				for c := range 256 {
