@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"io"
 	"regexp/syntax"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -206,4 +207,78 @@ func maxLen(re *syntax.Regexp) int {
 		return n
 	}
 	return 0 // empty-width operators
+}
+
+// Windows scans s as ScanString does and returns the longest window each rule's regexp was
+// given.
+func Windows(s string) map[string]int {
+	out := map[string]int{}
+	regexpRan = func(r *rule, w string) { out[r.name] = max(out[r.name], len(w)) }
+	defer func() { regexpRan = nil }()
+	ScanString(s)
+	return out
+}
+
+// Longest returns, for each rule, the most bytes its regexp's match can take in any text;
+// -1: no bound.
+func Longest() map[string]int {
+	out := map[string]int{}
+	for _, r := range rules() {
+		re, err := syntax.Parse(r.re().String(), syntax.Perl)
+		if err != nil {
+			panic(err)
+		}
+		out[r.name] = utf8Longest(re)
+	}
+	return out
+}
+
+func utf8Longest(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			m := utf8.RuneLen(r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					m = max(m, utf8.RuneLen(f))
+				}
+			}
+			n += m
+		}
+		return n
+	case syntax.OpCharClass:
+		n := 0
+		for i := 1; i < len(re.Rune); i += 2 {
+			n = max(n, utf8.RuneLen(re.Rune[i]))
+		}
+		return n
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return utf8Longest(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		n := utf8Longest(re.Sub[0])
+		if re.Max < 0 || n < 0 {
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, sub := range re.Sub {
+			m := utf8Longest(sub)
+			if m < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
+			}
+		}
+		return n
+	}
+	return 0
 }

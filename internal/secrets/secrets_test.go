@@ -766,6 +766,24 @@ func TestWindowsHoldTheLongestMatch(t *testing.T) {
 	}
 }
 
+// A rule's regexp is handed no more text than its longest match and a byte: Go's backtracker
+// clears a bitmap the size of its input at every run, and "1Q~" repeated, each with 1024
+// bytes for a 40-byte match, cost a hundred times plain text.
+func TestWindowsFitTheMatch(t *testing.T) {
+	longest := secrets.Longest()
+	texts := []string{strings.Repeat("1Q~", 300), strings.Repeat(" AKIA", 300), strings.Repeat("MTAw", 300)}
+	for _, sh := range secrettest.Shapes() {
+		texts = append(texts, sh.Text+strings.Repeat(" and so on", 120))
+	}
+	for _, s := range texts {
+		for rule, w := range secrets.Windows(s) {
+			if n := longest[rule]; n >= 0 && w > n+1 {
+				t.Errorf("%s: a window of %d bytes for a match of at most %d, in %.40q", rule, w, n, s)
+			}
+		}
+	}
+}
+
 // A secret one level down, under a member that names it ({"password": {"value": ...}}) or
 // under a holder of credentials ({"auth": {"token": ...}}), is found with its path, in JSON
 // (whatever the escapes) and in text (YAML); ordinary data of the same shapes passes.
