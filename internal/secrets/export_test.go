@@ -1,10 +1,8 @@
 package secrets
 
 import (
-	"cmp"
 	"io"
 	"regexp/syntax"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -156,8 +154,8 @@ func (c *countingReader) ReadRune() (rune, int, error) {
 	return r, size, nil
 }
 
-// Spans returns, for each rule without a window of its own, its span and the longest match
-// its regexp can make in ASCII text, or -1 when that has no bound.
+// Spans returns, for each rule without a window of its own, the window its regexp is given
+// and the longest match it can make in ASCII text, or -1 when that has no bound.
 func Spans() (names []string, span, longest []int) {
 	for _, r := range rules() {
 		if r.window != nil {
@@ -168,7 +166,7 @@ func Spans() (names []string, span, longest []int) {
 			panic(err)
 		}
 		names = append(names, r.name)
-		span = append(span, cmp.Or(r.span, defaultSpan))
+		span = append(span, r.windowLen())
 		longest = append(longest, maxLen(re.Simplify()))
 	}
 	return names, span, longest
@@ -228,57 +226,7 @@ func Longest() map[string]int {
 		if err != nil {
 			panic(err)
 		}
-		out[r.name] = utf8Longest(re)
+		out[r.name] = longest(re)
 	}
 	return out
-}
-
-func utf8Longest(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		n := 0
-		for _, r := range re.Rune {
-			m := utf8.RuneLen(r)
-			if re.Flags&syntax.FoldCase != 0 {
-				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-					m = max(m, utf8.RuneLen(f))
-				}
-			}
-			n += m
-		}
-		return n
-	case syntax.OpCharClass:
-		n := 0
-		for i := 1; i < len(re.Rune); i += 2 {
-			n = max(n, utf8.RuneLen(re.Rune[i]))
-		}
-		return n
-	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
-		return utf8.UTFMax
-	case syntax.OpCapture, syntax.OpQuest:
-		return utf8Longest(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus:
-		return -1
-	case syntax.OpRepeat:
-		n := utf8Longest(re.Sub[0])
-		if re.Max < 0 || n < 0 {
-			return -1
-		}
-		return n * re.Max
-	case syntax.OpConcat, syntax.OpAlternate:
-		n := 0
-		for _, sub := range re.Sub {
-			m := utf8Longest(sub)
-			if m < 0 {
-				return -1
-			}
-			if re.Op == syntax.OpConcat {
-				n += m
-			} else {
-				n = max(n, m)
-			}
-		}
-		return n
-	}
-	return 0
 }

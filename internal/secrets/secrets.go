@@ -15,10 +15,13 @@ package secrets
 
 import (
 	"bytes"
+	"cmp"
 	"math/bits"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -107,6 +110,8 @@ type rule struct {
 	// regexp runs on that window only: Go's backtracker clears a bitmap the size of its
 	// input, so a 4 KB tail per keyword made scans of keyword-heavy text ten times slower.
 	span int
+	// win caches the window (see windowLen); 0 until the rule first runs.
+	win atomic.Int32
 	// window, when set, cuts the window in place of span (see urlWindow); "": no match can
 	// start at i.
 	window func(s string, i int) string
@@ -286,11 +291,7 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 			return 0, false
 		}
 	} else {
-		span := r.span
-		if span == 0 {
-			span = defaultSpan
-		}
-		w = s[i:min(len(s), i+span)]
+		w = s[i:min(len(s), i+r.windowLen())]
 	}
 	if regexpRan != nil {
 		regexpRan(r, w)
@@ -324,6 +325,77 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 // regexpRan, set by tests only, is told of each window a rule's regexp runs on: a flood's
 // cost is counted, not timed.
 var regexpRan func(r *rule, w string)
+
+// windowLen returns r's span, or one byte more than the longest text its regexp can match
+// when that is less: a longer window changes no answer and costs the backtracker's bitmap
+// (1Q~ repeated, with 1024 bytes at each for a 40-byte match, cost a hundred times plain
+// text). It is worked out from the expression when the rule first runs.
+func (r *rule) windowLen() int {
+	if n := r.win.Load(); n > 0 {
+		return int(n)
+	}
+	n := cmp.Or(r.span, defaultSpan)
+	if re, err := syntax.Parse(r.re().String(), syntax.Perl); err == nil {
+		if m := longest(re); m >= 0 {
+			n = min(n, m+1)
+		}
+	}
+	r.win.Store(int32(n))
+	return n
+}
+
+// longest returns the most bytes re can match, in any text (a rune of a class: its longest
+// encoding; a literal in any case: its longest spelling, the Kelvin sign for k), or -1 when
+// there is no bound.
+func longest(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			m := utf8.RuneLen(r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					m = max(m, utf8.RuneLen(f))
+				}
+			}
+			n += m
+		}
+		return n
+	case syntax.OpCharClass:
+		n := 0
+		for i := 1; i < len(re.Rune); i += 2 {
+			n = max(n, utf8.RuneLen(re.Rune[i]))
+		}
+		return n
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return longest(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		n := longest(re.Sub[0])
+		if re.Max < 0 || n < 0 {
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, sub := range re.Sub {
+			m := longest(sub)
+			if m < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
+			}
+		}
+		return n
+	}
+	return 0 // empty-width operators
+}
 
 type entry struct {
 	kw  string
