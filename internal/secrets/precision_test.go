@@ -266,6 +266,17 @@ func TestCamelCasePassword(t *testing.T) {
 		"MYSQL_PWD=mysqlRootPwd", "db_pass=getValue")
 }
 
+// An environment list names a password variable, then gives its value: {"name": "DB_PASS",
+// "value": ...} in JSON, - name: DB_PASS / value: ... in YAML, as it does for a password or
+// a token.
+func TestPasswordVariableNameValue(t *testing.T) {
+	found(t, "password-variable", `{"name": "DB_PASS", "value": "Tr0ub4dor&3x"}`, "- name: MYSQL_PWD\n  value: Tr0ub4dor&3x",
+		`{"name":"REDIS_PASS","value":"correctHorseBattery"}`)
+	clean(t, `{"name": "DB_PASS", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pass"}}}`,
+		`{"name": "DB_PASS", "value": "${DB_PASS}"}`, "- name: DB_PASS\n  value: $(DB_PASS)", "first_pass, value = compute(x)",
+		"- name: DB_PASS_FILE\n  value: /run/secrets/db")
+}
+
 // A dotted password with digits is not a field.
 func TestDottedPasswordKept(t *testing.T) {
 	found(t, "password-assignment", "password = s3cr3t.Pa55word")
