@@ -492,15 +492,17 @@ var rules = sync.OnceValue(func() []*rule {
 			// joins it to the rest of the name, which must come before it; pwd is a name of its
 			// own (OLDPWD is not). The name ends at the assignment (DB_PASS_FILE names a file).
 			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
-			// so the value is judged as code and paths are not written (see passwordValue).
-			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 160,
+			// so the value is judged as code and paths are not written (see passwordValue). An
+			// environment list's name then value ({"name": "DB_PASS", "value": ...}) assigns one.
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 192,
 			named: true, asName: holderEnds, before: func(s string, i int) bool {
 				if s[i] == '_' {
 					return i > 0 && isAlnum(s[i-1])
 				}
 				return notAlnum(s, i)
 			},
-			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
+			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
 			ok: func(s string, i int, m []string) bool {
 				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
 			},
