@@ -784,6 +784,36 @@ func TestWindowsFitTheMatch(t *testing.T) {
 	}
 }
 
+// A list under a credential's name holds credentials: each item is read with the name, as a
+// member's value is, and the path names the item.
+func TestListUnderCredentialName(t *testing.T) {
+	const key = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"
+	for _, c := range []struct{ doc, rule, path string }{
+		{`{"password": ["Tr0ub4dor&3x"]}`, "password-assignment", "$.password[0]"},
+		{`{"db": {"DB_PASS": ["x", "Tr0ub4dor&3x"]}}`, "password-variable", "$.db.DB_PASS[1]"},
+		{`{"api_key": ["` + key + `"]}`, "provider-credential", "$.api_key[0]"},
+		{`{"tokens": ["` + key + `", "` + key + `x"]}`, "token-assignment", "$.tokens[0]"},
+		{`{"p\u0061ssword": ["Tr0ub4dor&3x"]}`, "password-assignment", "$.password[0]"},
+	} {
+		if f := secrets.ScanJSON([]byte(c.doc)); f == nil || f.Rule != c.rule || f.Path != c.path {
+			t.Errorf("ScanJSON(%s) = %v, want %s at %s", c.doc, f, c.rule, c.path)
+		}
+	}
+	for _, doc := range []string{
+		`{"passwords": ["Tr0ub4dor&3x"]}`,
+		`{"password_rules": ["min-8-chars", "Must be at least 8 characters"]}`,
+		`{"api_keys": ["prod", "staging"]}`,
+		`{"token": [1234, 5678]}`,
+		`{"password": [true, null]}`,
+		`{"password": [["Tr0ub4dor&3x"]]}`,
+		`{"api_key": ["see the vault entry"], "password": ["${DB_PASSWORD}"]}`,
+	} {
+		if f := secrets.ScanJSON([]byte(doc)); f != nil {
+			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)
+		}
+	}
+}
+
 // A secret one level down, under a member that names it ({"password": {"value": ...}}) or
 // under a holder of credentials ({"auth": {"token": ...}}), is found with its path, in JSON
 // (whatever the escapes) and in text (YAML); ordinary data of the same shapes passes.
