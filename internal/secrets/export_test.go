@@ -1,6 +1,10 @@
 package secrets
 
 import (
+	"io"
+	"regexp/syntax"
+	"unicode/utf8"
+
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -54,11 +58,33 @@ func scanEveryPosition(s string) (r *rule, start, end int) {
 	return r, start, end
 }
 
-// Keywords lists every rule's keywords and whether they match in any case.
+// Keywords lists every rule's keywords and whether they match in any case; a keyword that
+// some bytes must follow (rule.then) is listed with one pair of them.
 func Keywords() (kws []string, fold []bool) {
 	for _, r := range rules() {
-		for _, kw := range r.keywords {
+		for k, kw := range r.keywords {
+			if r.then[0] != "" {
+				kw += string(r.then[0][k%len(r.then[0])]) + string(r.then[1][k%len(r.then[1])])
+			}
 			kws, fold = append(kws, kw), append(fold, r.fold)
+		}
+	}
+	return kws, fold
+}
+
+// GateKeywords is Keywords with every pair of bytes that may follow a keyword.
+func GateKeywords() (kws []string, fold []bool) {
+	for _, r := range rules() {
+		for _, kw := range r.keywords {
+			if r.then[0] == "" {
+				kws, fold = append(kws, kw), append(fold, r.fold)
+				continue
+			}
+			for _, c := range []byte(r.then[0]) {
+				for _, d := range []byte(r.then[1]) {
+					kws, fold = append(kws, kw+string(c)+string(d)), append(fold, r.fold)
+				}
+			}
 		}
 	}
 	return kws, fold
@@ -98,3 +124,109 @@ func ScanDecodingAll(doc []byte, spans []int) *Finding {
 // WalksMembers reports whether a scan of doc's text would read its members one by one (a
 // named rule's keyword occurs in it as a name may hold it).
 func WalksMembers(doc string) bool { return ProbeText([]byte(doc)).named }
+
+// RegexpReads scans s as ScanString does and returns how many bytes its regexps read: each
+// run is repeated on a reader that counts what the engine takes from it (Go's engines read
+// no further than a match may still reach).
+func RegexpReads(s string) int {
+	reads := 0
+	regexpRan = func(r *rule, w string) {
+		c := &countingReader{s: w}
+		r.re().FindReaderIndex(c)
+		reads += c.n
+	}
+	defer func() { regexpRan = nil }()
+	ScanString(s)
+	return reads
+}
+
+type countingReader struct {
+	s string
+	n int
+}
+
+func (c *countingReader) ReadRune() (rune, int, error) {
+	if c.n == len(c.s) {
+		return 0, 0, io.EOF
+	}
+	r, size := utf8.DecodeRuneInString(c.s[c.n:])
+	c.n += size
+	return r, size, nil
+}
+
+// Spans returns, for each rule without a window of its own, the window its regexp is given
+// and the longest match it can make in ASCII text, or -1 when that has no bound.
+func Spans() (names []string, span, longest []int) {
+	for _, r := range rules() {
+		if r.window != nil {
+			continue
+		}
+		re, err := syntax.Parse(r.re().String(), syntax.Perl)
+		if err != nil {
+			panic(err)
+		}
+		names = append(names, r.name)
+		span = append(span, r.windowLen())
+		longest = append(longest, maxLen(re.Simplify()))
+	}
+	return names, span, longest
+}
+
+// maxLen is the length of the longest ASCII text re matches; -1: no bound.
+func maxLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return 1
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxLen(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		n := maxLen(re.Sub[0])
+		if re.Max < 0 || n < 0 {
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, sub := range re.Sub {
+			m := maxLen(sub)
+			if m < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
+			}
+		}
+		return n
+	}
+	return 0 // empty-width operators
+}
+
+// Windows scans s as ScanString does and returns the longest window each rule's regexp was
+// given.
+func Windows(s string) map[string]int {
+	out := map[string]int{}
+	regexpRan = func(r *rule, w string) { out[r.name] = max(out[r.name], len(w)) }
+	defer func() { regexpRan = nil }()
+	ScanString(s)
+	return out
+}
+
+// Longest returns, for each rule, the most bytes its regexp's match can take in any text;
+// -1: no bound.
+func Longest() map[string]int {
+	out := map[string]int{}
+	for _, r := range rules() {
+		re, err := syntax.Parse(r.re().String(), syntax.Perl)
+		if err != nil {
+			panic(err)
+		}
+		out[r.name] = longest(re)
+	}
+	return out
+}

@@ -30,7 +30,7 @@ func caseVariants(kw string, fold bool) []string {
 // case its rule allows, at every alignment against the eight-byte reads and at the very end of
 // the text, is a position the scan looks at.
 func TestGateKeepsEveryKeyword(t *testing.T) {
-	kws, fold := secrets.Keywords()
+	kws, fold := secrets.GateKeywords()
 	for k, kw := range kws {
 		for _, v := range caseVariants(kw, fold[k]) {
 			for pad := range 14 {

@@ -162,10 +162,19 @@ func (p Probe) Finish(doc []byte) *Finding {
 			}
 			return false
 		}
+		quoted := part == strictjson.String
+		if n >= 2 && path[n-1].Index >= 0 && path[n-2].Index < 0 && (some || n-2 < 64 && names&(1<<(n-2)) != 0) {
+			// An item of a list under a name is read with it: {"password": ["..."]}.
+			member = appendMember(member[:0], path[n-2].Key, s, quoted)
+			if r := match(view(member)); r != nil {
+				f = &Finding{Rule: r.name, Path: render(path)}
+				return true
+			}
+			return false
+		}
 		if n == 0 || path[n-1].Index >= 0 {
 			return false
 		}
-		quoted := part == strictjson.String
 		if keyNames {
 			member = appendMember(member[:0], path[n-1].Key, s, quoted)
 			if r := match(view(member)); r != nil {

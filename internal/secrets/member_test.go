@@ -62,6 +62,9 @@ var members = []member{
 	// A quoted passphrase: words joined by single spaces.
 	{key: "password", value: "correct horse battery staple", rule: "password-assignment"},
 	{key: "passphrase", value: "Tumble Orbit Falcon Pickle 42", rule: "password-assignment"},
+	// A hex key or a UUID after a key's name.
+	{key: "api_key", value: "3f9a0c1d2e4b5a6978877665544332211ffeeddc", rule: "provider-credential"},
+	{key: "api_key", value: "550e8400-e29b-41d4-a716-446655440000", rule: "provider-credential"},
 	// A number where the rule allows one: a password with two kinds of character.
 	{key: "password", value: "1234567.5", lit: true, rule: "password-assignment"},
 
@@ -80,8 +83,7 @@ var members = []member{
 	{key: "password", value: "12345678", lit: true},
 	{key: "password", value: "true", lit: true},
 	{key: "password", value: "null", lit: true},
-	{key: "api_key", value: "3f9a0c1d2e4b5a6978877665544332211ffeeddc"},
-	{key: "api_key", value: "550e8400-e29b-41d4-a716-446655440000"},
+	{key: "api_key_id", value: "550e8400-e29b-41d4-a716-446655440000"},
 	{key: "access_token", value: "authentication2"},
 	{key: "aws_secret_access_key", value: gitSHA},
 	{key: "secret", value: awsSecret},

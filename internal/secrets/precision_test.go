@@ -1,6 +1,7 @@
 package secrets_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -183,6 +184,30 @@ var codeCorpus = []string{
 	"spring.datasource.password=${DB_PASSWORD}",
 	"spring.datasource.password=${DB_PASSWORD:changeme}",
 	"jdbc.password=@jdbc.password@",
+	// Ids and digests of keys and secrets, which the keys' own names hold as hex or a UUID.
+	"api_key_id = \"550e8400-e29b-41d4-a716-446655440000\"",
+	"const apiKeyId = '550e8400-e29b-41d4-a716-446655440000';",
+	"\"clientId\": \"550e8400-e29b-41d4-a716-446655440000\", \"client_secret\": \"${CLIENT_SECRET}\"",
+	"client_secret_sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	"api_key_fingerprint = d41d8cd98f00b204e9800998ecf8427e",
+	"secret_arn: arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf",
+	// Calls with a number, which a password in brackets must not be taken for.
+	"password = bcrypt.gensalt(12)",
+	"pwd = os.urandom(16).hex()",
+	"DB_PASS = secrets.token_hex(32)",
+	"const password = await generatePassword(24)!;",
+	"password = crypto.randomBytes(16)!",
+	"user.password = make_password(12)!",
+	// camelCase names of passwords and of the variables that hold them.
+	"const dbPass = \"dbPassword\";",
+	"DB_PASS = config.get(\"dbPassword\")",
+	"export DB_PASSWORD=$dbPassword",
+	"environment:\n  - DB_PASSWORD=dbPassword",
+	"password_field = \"userPassword\"",
+	// Base64 of numbers, and capitals a Discord token starts with.
+	"user id 1098765432109876543 is MTA5ODc2NTQzMjEwOTg3NjU0Mw in base64; guild.id = 'ODEyMzQ1Njc4OTAxMjM0NTY3'",
+	"NTLM and NTP; MTU=1500; NOT NULL; ODBC; OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317",
+	"echo -n 123456789 | base64 # MTIzNDU2Nzg5, then MTIzNDU2Nzg5.MTIz.MTIzNDU2Nzg5",
 }
 
 func TestCodeIsNoSecret(t *testing.T) {
@@ -215,24 +240,66 @@ func TestPasswordBeforeBracket(t *testing.T) {
 	found(t, "password-assignment", "password:\n value: Qk7AEe9Hoq8lS3[", "password=Tr0ub4dor(x)")
 }
 
+// A word then a number in brackets is a call (hash(2024)) until something follows the bracket
+// that code would not write there: summer(2024)! is a password's shape. A call may go on as
+// code (.strip(), [0]) or end in TypeScript's ! after a name code gives a function.
+func TestCallShapedPassword(t *testing.T) {
+	found(t, "password-variable", "pwd: summer(2024)!", `"pwd": "summer(2024)!"`, "DB_PASS=Winter(1999)#",
+		"MYSQL_PWD='spring(42)!x'")
+	found(t, "password-assignment", "password: summer(2024)!", "password = Autumn(2023)?!", `{"password": summer(2024)!}`)
+	clean(t, "pwd = os.getcwd()", "password = getPassword()!", "password = passwords[0]!", "password = hash(2024)",
+		"password = get_password(2).strip()", "db_pass = load(2024);", "password: range(2024),", "user_pwd = read(3)(x)",
+		"password = derive(2024)[0]", "password = hash(2024).hexdigest()", "DB_PASS=(20240101)!")
+}
+
+// A password of letters in camelCase (correctHorseBattery) is one where code's names cannot
+// stand: quoted, or in an environment's NAME=value. A value that names a password
+// (dbPassword) is a name, and unquoted in code the value is a variable (defaultPassword).
+func TestCamelCasePassword(t *testing.T) {
+	found(t, "password-variable", `export DB_PASS="correctHorseBattery"`, `{"DB_PASS": "correctHorseBattery"}`,
+		"Server=db;Pwd='correctHorseBattery';", "MYSQL_PWD=correctHorseBattery", "export DB_PASS=correctHorseBattery")
+	found(t, "password-assignment", "PASSWORD=correctHorseBattery", "export DB_PASSWORD=correctHorseBattery",
+		"docker run -e POSTGRES_PASSWORD=correctHorseBattery postgres", `password = "correctHorseBattery"`)
+	clean(t, "password: userPassword,", "db_pass = dbPassword", "PASSWORD = defaultPassword",
+		"connect(user=u, password=dbPassword)", `DB_PASS = "dbPassword"`, "DB_PASSWORD=dbPassword",
+		"export PGPASSWORD=postgresPassword", "PASSWORD=changeMe", `db_pass = "dbSecretName"`, "first_pass = mergeSort",
+		"MYSQL_PWD=mysqlRootPwd", "db_pass=getValue")
+}
+
+// An environment list names a password variable, then gives its value: {"name": "DB_PASS",
+// "value": ...} in JSON, - name: DB_PASS / value: ... in YAML, as it does for a password or
+// a token.
+func TestPasswordVariableNameValue(t *testing.T) {
+	found(t, "password-variable", `{"name": "DB_PASS", "value": "Tr0ub4dor&3x"}`, "- name: MYSQL_PWD\n  value: Tr0ub4dor&3x",
+		`{"name":"REDIS_PASS","value":"correctHorseBattery"}`)
+	clean(t, `{"name": "DB_PASS", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pass"}}}`,
+		`{"name": "DB_PASS", "value": "${DB_PASS}"}`, "- name: DB_PASS\n  value: $(DB_PASS)", "first_pass, value = compute(x)",
+		"- name: DB_PASS_FILE\n  value: /run/secrets/db")
+}
+
 // A dotted password with digits is not a field.
 func TestDottedPasswordKept(t *testing.T) {
 	found(t, "password-assignment", "password = s3cr3t.Pa55word")
 }
 
 // A hex or UUID value is a credential after a name that says it holds one: TOKEN, a name
-// ending in _TOKEN, a provider's _KEY or _SECRET (Heroku's API keys are UUIDs, Datadog's hex).
-// After any other name it is an id or a digest (a commit, a run, a page of results), and so
-// after a generic api_key, which names ids and digests too.
+// ending in _TOKEN, a key or a secret, a provider's or a generic one (Heroku's API keys are
+// UUIDs, Datadog's and GitHub OAuth apps' client secrets hex). After any other name it is an
+// id or a digest (a commit, a run, a page of results, a key's id or its hash).
 func TestHexValueByName(t *testing.T) {
 	sha := "3f786850e387550fdab836ed7e6dc881de23001b"
 	uuid := "550e8400-e29b-41d4-a716-446655440000"
+	md5 := "d41d8cd98f00b204e9800998ecf8427e"
 	found(t, "token-assignment", "TOKEN="+sha, "export CI_TOKEN="+uuid, `{"token": "`+sha+`"}`,
-		"token: "+strings.ToUpper(sha))
-	found(t, "provider-credential", "HEROKU_API_KEY="+uuid, "heroku_api_key: "+uuid, "DATADOG_APP_KEY="+sha)
+		"token: "+strings.ToUpper(sha), "access_token: "+sha)
+	found(t, "provider-credential", "HEROKU_API_KEY="+uuid, "heroku_api_key: "+uuid, "DATADOG_APP_KEY="+sha,
+		"api_key: "+uuid, `api_key = "`+md5+`"`, "client_secret: "+sha, `apiKey: "`+md5+`",`, `{"apiKey": "`+uuid+`"}`,
+		"X-API-KEY: "+strings.ToUpper(md5), "SECRET_KEY = '"+sha+"'", "slack_signing_secret="+md5)
 	clean(t, "COMMIT="+sha, "TOKEN_SHA="+sha, "next_token: "+sha, "page_token="+uuid, "NextPageToken: "+uuid,
 		"heroku_app_id: "+uuid, "HEROKU_SLUG_COMMIT="+sha, "HEROKU_RELEASE_VERSION=v42 sha "+sha,
-		"api_key_sha1: "+sha, "api_key: "+uuid, "client_secret: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20])
+		"api_key_sha1: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20],
+		"api_key_id: "+uuid, "apiKeyId: "+uuid, "client_id: "+uuid, "api_key_hash = "+sha, "secret_version: "+uuid,
+		"secret_name: "+md5, "cache_key: "+md5, "api_keys: 2 of "+md5)
 }
 
 // A Makefile's TOKEN ?= and an environment list's {"name": "GITHUB_TOKEN", "value": ...}
@@ -281,6 +348,26 @@ func TestDiscordBotToken(t *testing.T) {
 		"token: v1.2.3-rc4.build5678901234",
 		"token: abcd1234efgh5678.ijkl9012mnop.qrst3456uvwx7890yzab1234cdef", // first part not an id
 		"discord_release: MTA5ODc2NTQzMjEwOTg3NjU0Mw.v2.x",
+	)
+}
+
+// A Discord bot token alone, with no name before it, is found by its shape: the bot's id in
+// base64url (17 to 20 digits, not starting with 0), a dot, 6 or 7 characters, a dot, 27 to 40.
+// Base64 of an id alone, of other text, or with parts of other lengths is not one.
+func TestBareDiscordBotToken(t *testing.T) {
+	tok := "MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr"
+	old := base64.RawURLEncoding.EncodeToString([]byte("812345678901234567")) + ".YH5r2Q.Ovy4MCQywSkoMRRclStW4xAYK7I"
+	found(t, "discord-bot-token", tok, `client.run("`+tok+`")`, "the bot's token is "+tok+".", old,
+		"await client.login('"+old+"');", "NzkyNzE1NDU0MTk2MDg4ODQy.X-hvzA.Ovy4MCQywSkoMRRclStW4xAYK7I")
+	clean(t,
+		"MTA5ODc2NTQzMjEwOTg3NjU0Mw",
+		"MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p",
+		"user MTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.short",
+		"xMTA5ODc2NTQzMjEwOTg3NjU0Mw.Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		base64.RawURLEncoding.EncodeToString([]byte("101abcdefghijklmno"))+".Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		base64.RawURLEncoding.EncodeToString([]byte("012345678901234567"))+".Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		base64.RawURLEncoding.EncodeToString([]byte("1234567890"))+".Gx7K2p.Qk7rT9vLm2Xw8Yb4Nc6Zd1Hf3Jg5Ks0Ap9EeRr",
+		"NTLM, MTU 1500, NOT NULL, ODBC; TODO: index the context today (Monday)",
 	)
 }
 

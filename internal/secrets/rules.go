@@ -119,8 +119,8 @@ var rules = sync.OnceValue(func() []*rule {
 			name:     "url-credentials",
 			keywords: []string{"://", "%3A%2F%2F", "%3a%2f%2f"},
 			re: lazyre.New(`^(?:://[^\s:/?#@"'<>\[\]]*:([^\s?#@"'<>\[\]]+)@[A-Za-z0-9\[]|` +
-				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2}){1,256}?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
-			before: schemeBefore,
+				`%3[Aa]%2[Ff]%2[Ff][A-Za-z0-9._~+-]*%3[Aa]((?:[A-Za-z0-9._~!$'()*+,;=-]|%[0-9A-Fa-f]{2})+?)%40(?:[A-Za-z0-9]|%5[Bb]))`),
+			before: schemeBefore, window: urlWindow,
 			ok: func(_ string, _ int, m []string) bool {
 				pw := m[1]
 				if pw == "" {
@@ -439,7 +439,8 @@ var rules = sync.OnceValue(func() []*rule {
 			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
 			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
-				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
+				credentialHead),
+			span: credentialSpan, tail: credentialTail,
 			ok: func(_ string, _ int, m []string) bool {
 				return (credentialValue(m[1]) || hexKey(m[1]) && namesKey(m[0])) && !secretNamesPlace(m[0])
 			},
@@ -481,7 +482,7 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				// PowerShell, PHP and Perl quote a string: $password = Read-Host is a command's
 				// output, $password = PASSWORD a constant.
-				return m[2] != "" || sigil == "" && !codeValue(pw)
+				return m[2] != "" || sigil == "" && (!codeValue(pw) || envAssigned(s, i, m[0]) && camelWords(pw))
 			},
 		},
 		{
@@ -491,16 +492,20 @@ var rules = sync.OnceValue(func() []*rule {
 			// joins it to the rest of the name, which must come before it; pwd is a name of its
 			// own (OLDPWD is not). The name ends at the assignment (DB_PASS_FILE names a file).
 			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
-			// so the value is judged as code and paths are not written (see passwordValue).
-			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 160,
+			// so the value is judged as code and paths are not written (see passwordValue). An
+			// environment list's name then value ({"name": "DB_PASS", "value": ...}) assigns one.
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 192,
 			named: true, asName: holderEnds, before: func(s string, i int) bool {
 				if s[i] == '_' {
 					return i > 0 && isAlnum(s[i-1])
 				}
 				return notAlnum(s, i)
 			},
-			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
-			ok: func(_ string, _ int, m []string) bool { return passwordValue(m[2], m[1] != "") },
+			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
+			ok: func(s string, i int, m []string) bool {
+				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
+			},
 		},
 		{
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
@@ -509,11 +514,12 @@ var rules = sync.OnceValue(func() []*rule {
 			// the regexp passes over up to eight short ones, in JSON the walk reads each member
 			// under the holder's key. The value must look random, as provider-credential's.
 			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
-			named: true, asName: holderEnds, before: holderName,
+			named: true, asName: holderEnds, before: holderName, span: 1100, // eight members, then the value's head
 			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
 				`(?:["']?[a-z0-9_-]{1,32}["']?\s{0,3}:\s{0,3}(?:"[^"\n]{0,64}"|'[^'\n]{0,64}'|[a-z0-9_.-]{0,64})\s{0,3}[,\n]\s{0,16}){0,8}` +
-				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
-			ok: func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead),
+			tail: credentialTail,
+			ok:   func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
 		},
 		{
 			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
@@ -521,18 +527,84 @@ var rules = sync.OnceValue(func() []*rule {
 			// name that is or ends in "token" assigned a random-looking value, judged as
 			// provider-credential judges one. "token" is a common word ("max_tokens", "the token
 			// is refreshed"), so it counts as a name only where an assignment follows it
-			// (holderEnds): elsewhere the JSON scan does not read members for it. A match ends
-			// within 190 bytes of the keyword, so the window is cut there: prose says "token" often.
-			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 192,
-			named: true, asName: holderEnds, before: wordOrHump,
+			// (holderEnds): elsewhere the JSON scan does not read members for it. The regexp's
+			// match ends within 76 bytes of the keyword, so the window is cut there: prose
+			// says "token" often.
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 76,
+			named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
 			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
-				`([A-Za-z0-9_+=.~-]{16,128})(?:$|[^A-Za-z0-9_+=.~/-])`),
+				credentialHead),
 			ok: func(s string, i int, m []string) bool {
 				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
 			},
 		},
+		{
+			// A Discord bot token alone (see discordToken; after a name, provider-credential or
+			// token-assignment finds it first). Its id's digits encode as M, N or O, then D, T,
+			// j or z: those pairs are the keywords, and the two characters after them, which
+			// encode its second and third digits, the gates'.
+			name: "discord-bot-token", keywords: []string{"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"},
+			then: [2]string{discordSecond, discordThird}, span: 80,
+			before: func(s string, i int) bool {
+				return notWord(s, i) && i+3 < len(s) &&
+					strings.IndexByte(discordSecond, s[i+2]) >= 0 && strings.IndexByte(discordThird, s[i+3]) >= 0
+			},
+			re: lazyre.New(`^([A-Za-z0-9_-]{23,28}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40})` + end),
+			ok: func(_ string, _ int, m []string) bool { return discordToken(m[1]) },
+		},
 	}
 })
+
+// discordSecond and discordThird are the base64 characters a digit makes where a Discord
+// token's id holds its second and third (0 to 9).
+const (
+	discordSecond = "AEIMQUYcgk"
+	discordThird  = "wxyz012345"
+)
+
+// credentialHead is the first 16 bytes of a value provider-credential, credential-field and
+// token-assignment judge: their regexps end there, and credentialTail reads the rest.
+const credentialHead = `([A-Za-z0-9_+=.~-]{16})`
+
+// credentialSpan cuts provider-credential's window: a name of up to 100 bytes, an assignment
+// (the longest is a holder's, {"value": ...) and the value's head.
+const credentialSpan = 192
+
+// credentialTail reads the rest of a value whose first 16 bytes end at j: 128 bytes in all
+// at most, followed by the end of s or a byte that continues neither the value nor a path.
+func credentialTail(s string, j int) (int, bool) {
+	for stop := min(len(s), j+128-16); j < stop && credentialByte(s[j]); j++ {
+	}
+	return j, j == len(s) || !credentialByte(s[j]) && s[j] != '/'
+}
+
+func credentialByte(c byte) bool {
+	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-'
+}
+
+// urlWindow is url-credentials' window: it ends where the next "://" (or its encoding)
+// starts, since a password that holds one is rarer than a flood of them, where each
+// keyword's regexp read on to the end of the window for an @ that never came. Encoded, a
+// window without "%40" holds no match: the regexp is not run.
+func urlWindow(s string, i int) string {
+	w := s[i:min(len(s), i+defaultSpan)]
+	if w[0] == ':' {
+		if k := strings.Index(w[3:], "://"); k >= 0 {
+			w = w[:3+k]
+		}
+		return w
+	}
+	if k := strings.Index(w[9:], "%3A%2F%2F"); k >= 0 {
+		w = w[:9+k]
+	}
+	if k := strings.Index(w[9:], "%3a%2f%2f"); k >= 0 {
+		w = w[:9+k]
+	}
+	if !strings.Contains(w, "%40") {
+		return ""
+	}
+	return w
+}
 
 // percentDecode undoes URL percent-encoding (%XX); a malformed escape is left as it is.
 func percentDecode(s string) string {
@@ -696,7 +768,10 @@ func passwordValue(pw string, quoted bool) bool {
 	if !quoted {
 		pw = strings.TrimRight(pw, ")]}>")
 	}
-	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\(") {
+	if len(pw) < 8 || !notPlaceholder(pw) || strings.ContainsAny(pw, "/\\") {
+		return false
+	}
+	if k := strings.IndexByte(pw, '('); k >= 0 && !bracketedNumber(pw[:k], pw[k:]) {
 		return false
 	}
 	if !strings.ContainsAny(pw, "0123456789") && classes(pw) < 3 {
@@ -721,13 +796,65 @@ func codeValue(v string) bool {
 	}
 	switch {
 	case k > 0:
-		return true
+		return !bracketedNumber(name, v[k:])
 	case strings.IndexByte(name, '.') >= 0:
 		return dottedName(name)
 	case strings.IndexByte(name, '_') >= 0:
 		return !mixedCase(name)
 	}
 	return 'a' <= name[0] && name[0] <= 'z' && mixedCase(name)
+}
+
+// envAssigned: the match at i is an environment's NAME=value (a .env line, export, docker
+// run -e): a name in upper case that starts a line or follows a blank or a ;, then = glued
+// to the value. There a value is text, never a variable's name.
+func envAssigned(s string, i int, m string) bool {
+	upper := func(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' }
+	k := 0
+	for k < len(m) && upper(m[k]) {
+		k++
+	}
+	if k+1 >= len(m) || m[k] != '=' || !isAlnum(m[k+1]) {
+		return false
+	}
+	for i > 0 && upper(s[i-1]) {
+		i--
+	}
+	return i == 0 || isBlank(s[i-1]) || s[i-1] == '\r' || s[i-1] == ';'
+}
+
+// camelWords: a password of letters in camelCase or PascalCase (correctHorseBattery), which
+// code would take for a name; one that names a password or a secret (dbPassword,
+// mysqlRootPwd, apiKeyName) is a name even where a value is text.
+func camelWords(v string) bool {
+	if len(v) < 8 || strings.Trim(v, letters) != "" || !mixedCase(v) || !notPlaceholder(v) {
+		return false
+	}
+	v = strings.ToLower(v)
+	for _, w := range []string{"pass", "pwd", "secret", "token", "key", "cred"} {
+		if strings.Contains(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// bracketedNumber: a word, a number in brackets, then what code does not write after a call
+// (summer(2024)!, Winter(1999)#), a password's shape. A call may be followed by more code
+// (.hex(), [0], (x)), and by TypeScript's ! alone when its name is code's (generatePassword,
+// crypto.randomBytes, make_password): summer(2024)! is not.
+func bracketedNumber(name, rest string) bool {
+	end := strings.IndexByte(rest, ')')
+	if end < 2 || rest[0] != '(' || strings.Trim(rest[1:end], "0123456789") != "" || end+1 == len(rest) {
+		return false
+	}
+	switch after := rest[end+1:]; {
+	case strings.IndexByte(".([", after[0]) >= 0:
+		return false
+	case after == "!":
+		return name != "" && !strings.ContainsAny(name, "._") && !mixedCase(name[1:])
+	}
+	return true
 }
 
 // identifier: letters, digits and _ (and . when dotted), starting with a letter or _.
@@ -969,22 +1096,26 @@ func hexKey(v string) bool {
 	return strings.Trim(v, "0123456789abcdef-") == "" || strings.Trim(v, "0123456789ABCDEF-") == ""
 }
 
-// namesKey: the name a provider-credential match starts with names a provider's key, token
-// or secret (HEROKU_API_KEY, datadogAppKey), so a hex value or UUID is one; a commit's, a
-// digest's or an app's id is named otherwise (HEROKU_SLUG_COMMIT, heroku_app_id), and a
-// generic name (api_key, client_secret) is given ids and digests too.
+// namesKey: the name a provider-credential match starts with names a key or a secret, a
+// provider's or a generic one (HEROKU_API_KEY, datadogAppKey, api_key, client_secret), so a
+// hex value or UUID is one; a commit's, a digest's or an app's id is named otherwise
+// (HEROKU_SLUG_COMMIT, heroku_app_id, api_key_id). A provider's token is one too; a generic
+// name's (access_token, auth_token) is token-assignment's to judge.
 func namesKey(m string) bool {
 	n := 0
 	for n < len(m) && (isAlnum(m[n]) || m[n] == '_' || m[n] == '.' || m[n] == '-') {
 		n++
 	}
 	name := strings.ToLower(m[:n])
+	if strings.HasSuffix(name, "key") || strings.HasSuffix(name, "secret") {
+		return true
+	}
 	for _, g := range []string{"api", "x-api", "access", "auth", "client", "secret", "private", "bot", "app", "consumer", "refresh"} {
 		if strings.HasPrefix(name, g) {
 			return false
 		}
 	}
-	return strings.HasSuffix(name, "key") || strings.HasSuffix(name, "token") || strings.HasSuffix(name, "secret")
+	return strings.HasSuffix(name, "token")
 }
 
 // pagingToken: the token-assignment at i is a page's or a request's (next_token,

@@ -15,10 +15,13 @@ package secrets
 
 import (
 	"bytes"
+	"cmp"
 	"math/bits"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -99,10 +102,25 @@ type rule struct {
 	// before vets the text just before the keyword (word boundaries, a scheme before "://"):
 	// RE2 has no lookbehind. nil means anything may precede.
 	before func(s string, i int) bool
+	// then, for a rule whose keywords are two bytes, lists the bytes that may follow one: its
+	// third, then its fourth. The gates are set for the four, so text full of the two
+	// (capitals: NT, OD) does not stop the scan; before must refuse other bytes there.
+	then [2]string
 	// span bounds how far past the keyword a match can reach (default defaultSpan). The
 	// regexp runs on that window only: Go's backtracker clears a bitmap the size of its
 	// input, so a 4 KB tail per keyword made scans of keyword-heavy text ten times slower.
 	span int
+	// win caches the window (see windowLen); 0 until the rule first runs.
+	win atomic.Int32
+	// window, when set, cuts the window in place of span (see urlWindow); "": no match can
+	// start at i.
+	window func(s string, i int) string
+	// tail, when set, reads the end of a value whose first bytes end the regexp's match (its
+	// last group): it returns where the value ends in s, from the match's end j, and whether
+	// what follows may end it. A value's whole length in the expression (up to 128 bytes of
+	// a class) made the program ten times longer, and the backtracker ran through it at every
+	// keyword of a flood (token=token=...).
+	tail func(s string, j int) (end int, ok bool)
 	// ok vets the submatches: it weeds out look-alikes (placeholders, hex SHAs, plain names)
 	// the regexp cannot. m[0] is the match. nil accepts every match.
 	ok func(s string, i int, m []string) bool
@@ -234,6 +252,7 @@ func scan(s string, met *[]int) (r *rule, start, end int, named bool) {
 // matches there, where the match ends and the rule's place; named reports whether a named
 // rule's keyword was met on the way, kw whether any keyword was.
 func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, named, kw bool) {
+	var tried *rule // a rule's keywords are listed together: "secret" then "secret_key"
 	for _, e := range ix.at(s[i], s[i+1]) {
 		if e.idx >= best {
 			break // entries are in rule order
@@ -250,6 +269,10 @@ func (ix *keywordIndex) ruleAt(s string, i, best int) (r *rule, end, idx int, na
 		}
 		named = named || e.r.named && (e.r.asName == nil || e.r.asName(s, i, len(e.kw)))
 		kw = true
+		if e.r == tried {
+			continue // its regexp ran at i for another of its keywords
+		}
+		tried = e.r
 		if stop, ok := e.r.at(s, i); ok {
 			return e.r, stop, e.idx, named, kw
 		}
@@ -262,21 +285,116 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 	if r.before != nil && !r.before(s, i) {
 		return 0, false
 	}
-	span := r.span
-	if span == 0 {
-		span = defaultSpan
+	var w string
+	if r.window != nil {
+		if w = r.window(s, i); w == "" {
+			return 0, false
+		}
+	} else {
+		w = s[i:min(len(s), i+r.windowLen())]
 	}
-	w := s[i:min(len(s), i+span)]
+	if regexpRan != nil {
+		regexpRan(r, w)
+	}
 	if r.ok == nil {
 		if loc := r.re().FindStringIndex(w); loc != nil {
 			return i + loc[1], true
 		}
 		return 0, false
 	}
-	if m := r.re().FindStringSubmatch(w); m != nil && r.ok(s, i, m) {
+	m := r.re().FindStringSubmatch(w)
+	if m == nil {
+		return 0, false
+	}
+	if r.tail != nil {
+		j := i + len(m[0])
+		stop, ok := r.tail(s, j)
+		if !ok {
+			return 0, false
+		}
+		last := len(m) - 1
+		m[last] = s[j-len(m[last]) : stop]
+		m[0] = s[i:stop]
+	}
+	if r.ok(s, i, m) {
 		return i + len(m[0]), true
 	}
 	return 0, false
+}
+
+// regexpRan, set by tests only, is told of each window a rule's regexp runs on: a flood's
+// cost is counted, not timed.
+var regexpRan func(r *rule, w string)
+
+// windowLen returns r's span, or one byte more than the longest text its regexp can match
+// when that is less: a longer window changes no answer and costs the backtracker's bitmap
+// (1Q~ repeated, with 1024 bytes at each for a 40-byte match, cost a hundred times plain
+// text). It is worked out from the expression when the rule first runs.
+func (r *rule) windowLen() int {
+	if n := r.win.Load(); n > 0 {
+		return int(n)
+	}
+	n := cmp.Or(r.span, defaultSpan)
+	if re, err := syntax.Parse(r.re().String(), syntax.Perl); err == nil {
+		if m := longest(re); m >= 0 {
+			n = min(n, m+1)
+		}
+	}
+	r.win.Store(int32(n))
+	return n
+}
+
+// longest returns the most bytes re can match, in any text (a rune of a class: its longest
+// encoding; a literal in any case: its longest spelling, the Kelvin sign for k), or -1 when
+// there is no bound.
+func longest(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			m := utf8.RuneLen(r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					m = max(m, utf8.RuneLen(f))
+				}
+			}
+			n += m
+		}
+		return n
+	case syntax.OpCharClass:
+		n := 0
+		for i := 1; i < len(re.Rune); i += 2 {
+			n = max(n, utf8.RuneLen(re.Rune[i]))
+		}
+		return n
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax
+	case syntax.OpCapture, syntax.OpQuest:
+		return longest(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		n := longest(re.Sub[0])
+		if re.Max < 0 || n < 0 {
+			return -1
+		}
+		return n * re.Max
+	case syntax.OpConcat, syntax.OpAlternate:
+		n := 0
+		for _, sub := range re.Sub {
+			m := longest(sub)
+			if m < 0 {
+				return -1
+			}
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
+			}
+		}
+		return n
+	}
+	return 0 // empty-width operators
 }
 
 type entry struct {
@@ -474,14 +592,19 @@ func buildIndex() *keywordIndex {
 	for c := range ix.escapes {
 		ix.escapes[c] = !unicode.IsSpace(rune(c)) && textsafe.Dropped(rune(c))
 	}
-	for _, r := range rules() {
-		for _, kw := range r.keywords {
-			for _, c := range []byte(kw) {
-				for _, c := range cases(c) {
-					ix.escapes[c] = true
-				}
+	mark := func(kw string) {
+		for _, c := range []byte(kw) {
+			for _, c := range cases(c) {
+				ix.escapes[c] = true
 			}
 		}
+	}
+	for _, r := range rules() {
+		for _, kw := range r.keywords {
+			mark(kw)
+		}
+		mark(r.then[0])
+		mark(r.then[1])
 	}
 	span := func(v int) (lo, hi int) { // -1: any byte
 		if v < 0 {
@@ -505,8 +628,17 @@ func buildIndex() *keywordIndex {
 	for _, r := range rules() {
 		for _, kw := range r.keywords {
 			b := []byte(kw)
-			switch len(kw) {
-			case 2:
+			switch {
+			case r.then[0] != "":
+				for _, c := range []byte(r.then[0]) {
+					for _, d := range []byte(r.then[1]) {
+						setGate(int(b[0]), int(b[1]), int(c))
+						setGate(int(b[1]), int(c), int(d))
+						h := gateHash4(uint32(kw[0]) | uint32(kw[1])<<8 | uint32(c)<<16 | uint32(d)<<24)
+						ix.gate4[h/64] |= 1 << (h % 64)
+					}
+				}
+			case len(kw) == 2:
 				setGate(int(b[0]), int(b[1]), -1)
 				setGate(-1, int(b[0]), int(b[1]))
 				firsts, seconds := []byte{kw[0]}, []byte{kw[1]}
@@ -518,7 +650,7 @@ func buildIndex() *keywordIndex {
 						ix.short[uint16(a)|uint16(b)<<8] = true
 					}
 				}
-			case 3:
+			case len(kw) == 3:
 				setGate(int(b[0]), int(b[1]), int(b[2]))
 				setGate(int(b[1]), int(b[2]), -1)
 				for c := range 256 {

@@ -735,6 +735,85 @@ func TestKeywordFloodsStayCheap(t *testing.T) {
 	}
 }
 
+// A flood of a named rule's keyword, assigned, where no value can end (token=token=...,
+// DISCORD_BOT_TOKEN=DISCORD_BOT_TOKEN=...), hands the regexps a few bytes past each keyword,
+// not a value's 128: with the value's whole length in the expression, each keyword cost a
+// long run of the backtracker, 300 KB of token= about 220 ms. A URL's "://" (or its
+// encoding) repeated reads no further than the next one, not on to an @ that never comes.
+// Counted, not timed: the bytes Go's engines read from the windows they are given.
+func TestAssignmentFloodsReadLittle(t *testing.T) {
+	const n = 32 << 10
+	for _, unit := range []string{"token=", "TOKEN=", "token: ", "a.token=", "session_token=", "DISCORD_BOT_TOKEN=",
+		"api_key=", "discord=", "secret=", "client_secret: ", "secret_key = ", `"api_key": "`, "apiKey=",
+		"auth: {token: ", "credentials=", `"auth": "`, "x://a:", "%3A%2F%2F", "https%3A%2F%2Fu%3A",
+		strings.Repeat("%3A%2F%2F", 40) + "%40 "} {
+		s := strings.Repeat(unit, n/len(unit))
+		if reads := secrets.RegexpReads(s); reads > 6*len(s) {
+			t.Errorf("%q repeated over %d bytes: the regexps read %d bytes, %d a byte", unit, len(s), reads, reads/len(s))
+		}
+	}
+}
+
+// A rule's window holds the longest match its regexp can make (in ASCII text), so cutting it
+// there changes no answer; a rule whose regexp has no bound relies on its keyword's rarity
+// or on a name's length (provider-credential's).
+func TestWindowsHoldTheLongestMatch(t *testing.T) {
+	names, span, longest := secrets.Spans()
+	for i, name := range names {
+		if longest[i] > span[i] {
+			t.Errorf("%s: a match may reach %d bytes past its keyword, its window %d", name, longest[i], span[i])
+		}
+	}
+}
+
+// A rule's regexp is handed no more text than its longest match and a byte: Go's backtracker
+// clears a bitmap the size of its input at every run, and "1Q~" repeated, each with 1024
+// bytes for a 40-byte match, cost a hundred times plain text.
+func TestWindowsFitTheMatch(t *testing.T) {
+	longest := secrets.Longest()
+	texts := []string{strings.Repeat("1Q~", 300), strings.Repeat(" AKIA", 300), strings.Repeat("MTAw", 300)}
+	for _, sh := range secrettest.Shapes() {
+		texts = append(texts, sh.Text+strings.Repeat(" and so on", 120))
+	}
+	for _, s := range texts {
+		for rule, w := range secrets.Windows(s) {
+			if n := longest[rule]; n >= 0 && w > n+1 {
+				t.Errorf("%s: a window of %d bytes for a match of at most %d, in %.40q", rule, w, n, s)
+			}
+		}
+	}
+}
+
+// A list under a credential's name holds credentials: each item is read with the name, as a
+// member's value is, and the path names the item.
+func TestListUnderCredentialName(t *testing.T) {
+	const key = "Qk7aB9cD3eF5gH7jK9mN1pQ3rS5tU7"
+	for _, c := range []struct{ doc, rule, path string }{
+		{`{"password": ["Tr0ub4dor&3x"]}`, "password-assignment", "$.password[0]"},
+		{`{"db": {"DB_PASS": ["x", "Tr0ub4dor&3x"]}}`, "password-variable", "$.db.DB_PASS[1]"},
+		{`{"api_key": ["` + key + `"]}`, "provider-credential", "$.api_key[0]"},
+		{`{"tokens": ["` + key + `", "` + key + `x"]}`, "token-assignment", "$.tokens[0]"},
+		{`{"p\u0061ssword": ["Tr0ub4dor&3x"]}`, "password-assignment", "$.password[0]"},
+	} {
+		if f := secrets.ScanJSON([]byte(c.doc)); f == nil || f.Rule != c.rule || f.Path != c.path {
+			t.Errorf("ScanJSON(%s) = %v, want %s at %s", c.doc, f, c.rule, c.path)
+		}
+	}
+	for _, doc := range []string{
+		`{"passwords": ["Tr0ub4dor&3x"]}`,
+		`{"password_rules": ["min-8-chars", "Must be at least 8 characters"]}`,
+		`{"api_keys": ["prod", "staging"]}`,
+		`{"token": [1234, 5678]}`,
+		`{"password": [true, null]}`,
+		`{"password": [["Tr0ub4dor&3x"]]}`,
+		`{"api_key": ["see the vault entry"], "password": ["${DB_PASSWORD}"]}`,
+	} {
+		if f := secrets.ScanJSON([]byte(doc)); f != nil {
+			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)
+		}
+	}
+}
+
 // A secret one level down, under a member that names it ({"password": {"value": ...}}) or
 // under a holder of credentials ({"auth": {"token": ...}}), is found with its path, in JSON
 // (whatever the escapes) and in text (YAML); ordinary data of the same shapes passes.

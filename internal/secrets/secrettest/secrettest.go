@@ -139,6 +139,13 @@ func Shapes() []Shape {
 		base64.RawURLEncoding.EncodeToString([]byte("1"+pick("0123456789", 18)))+"."+pick(urlb, 6)+"."+pick(urlb, 38))
 	addCtx("pgpass", "pgpass-password", "db.internal:5432:app:deploy:", mix(16))
 	addCtx("pgpass-any", "pgpass-password", "*:*:*:replicator:", mix(18))
+	addCtx("api-key-hex", "provider-credential", `api_key = "`, pick(hexlo, 32)+`"`)
+	addCtx("client-secret-uuid", "provider-credential", "client_secret: ",
+		pick(hexlo, 8)+"-"+pick(hexlo, 4)+"-4"+pick(hexlo, 3)+"-9"+pick(hexlo, 3)+"-"+pick(hexlo, 12))
+	addCtx("pwd-call-shaped", "password-variable", "pwd: ", "summer("+pick("0123456789", 4)+")!")
+	addCtx("password-camel-env", "password-variable", "export DB_PASS=", pick(lower, 6)+"H"+pick(lower, 5)+"B"+pick(lower, 6))
+	add("discord-bot-token-bare", "discord-bot-token",
+		base64.RawURLEncoding.EncodeToString([]byte("9"+pick("0123456789", 17)))+"."+pick(urlb, 6)+"."+pick(urlb, 27))
 	return out
 }
 
