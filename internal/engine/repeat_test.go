@@ -113,6 +113,41 @@ func TestTransitionWithFromAgainAfterClear(t *testing.T) {
 			t.Errorf("repeat: %+v; want it to say the workflow is in plan", res)
 		}
 	})
+	// A task of the phase left was still running: the new session's resume report takes it as
+	// interrupted and puts it back to pending, which writes the record (and makes the new
+	// session its owner). That housekeeping is no work built on the move: the move retried
+	// is still the move already made, and the recovery stays.
+	t.Run("same client, a task was running", func(t *testing.T) {
+		e := newEnv(t)
+		must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat a move after /clear"}))(t)
+		must(e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+		first := must(e.open("s1").Transition(req))(t)
+		r := e.open("s1-after-clear").Resume(engine.ResumeOptions{Apply: true})
+		if !containsAny(r.Notices, "task t1 was running") {
+			t.Fatalf("no recovery of the running task: %v", r.Notices)
+		}
+		e.clock.Add(3 * time.Minute) // past the heartbeat throttle: the Stop hook writes one
+		must(e.open("s1-after-clear").Stop(engine.StopInput{SessionID: "s1-after-clear"}))(t)
+		recovered := e.open("s1-after-clear").Resume(engine.ResumeOptions{})
+		res := again(t, e, "transition from analyze to plan after /clear and a recovery", nil, func() (*engine.Result, error) {
+			return e.open("s1-after-clear").Transition(req)
+		})
+		if res.Phase != "plan" || !strings.Contains(res.Message, "already in phase plan") {
+			t.Errorf("repeat: %+v; want it to say the workflow is in plan", res)
+		}
+		if res.Revision <= first.Revision || string(res.Workflow) != string(recovered.Workflow) {
+			t.Errorf("repeat: revision %d (move %d); want the recovered record unchanged:\n%s\nwant\n%s", res.Revision, first.Revision, res.Workflow, recovered.Workflow)
+		}
+		// Another client's session still learns of the move it did not make, and so does this
+		// one once work follows the recovery.
+		if _, err := e.openAs("s2", 4243).Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+			t.Errorf("another client's session, the same move: %v; want a conflict", err)
+		}
+		must(e.open("s1-after-clear").UpdateTask(engine.TaskRequest{ID: "t2", Status: "running"}))(t)
+		if _, err := e.open("s1-after-clear").Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+			t.Errorf("the move retried after work followed the recovery: %v; want a conflict", err)
+		}
+	})
 	for _, tc := range []struct {
 		name string
 		pid  int // the first mover's client
