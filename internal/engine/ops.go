@@ -488,8 +488,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 //   - its session owns cur in this client (same pid): a client runs one session at a time, so
 //     that session is this one's predecessor, not a live session elsewhere (a session of
 //     another client, or a caller without a pid, gets the conflict);
-//   - nothing has changed cur since (updated_at is the move's time): a retry comes before
-//     any work built on the move, and a change by any other caller would show there;
+//   - nothing has changed cur since (updated_at is the move's time), or nothing but the
+//     housekeeping of this client's sessions (housekeptSince): a retry comes before any work
+//     built on the move, and a change by any other caller would show there;
 //   - the move is recent (workflow.DefaultLiveWindow), which also keeps a pid reused by a
 //     later client from passing for this one.
 func (e *Engine) movedBeforeClear(cur *workflow.Record, req workflow.TransitionRequest) bool {
@@ -501,9 +502,46 @@ func (e *Engine) movedBeforeClear(cur *workflow.Record, req workflow.TransitionR
 	}
 	h := cur.History[n-1]
 	age := e.now().Sub(h.At)
-	return h.From == from && h.To == to && h.Note == textsafe.OneLine(req.Note) &&
-		h.SessionID != "" && h.SessionID == cur.Owner.SessionID &&
-		cur.UpdatedAt.Equal(h.At) && age >= 0 && age <= workflow.DefaultLiveWindow
+	if h.From != from || h.To != to || h.Note != textsafe.OneLine(req.Note) || h.SessionID == "" ||
+		age < 0 || age > workflow.DefaultLiveWindow {
+		return false
+	}
+	if h.SessionID == cur.Owner.SessionID && cur.UpdatedAt.Equal(h.At) {
+		return true
+	}
+	return e.housekeptSince(cur, h)
+}
+
+// housekeepingLines bounds how far back housekeptSince reads the journal: a recovery per new
+// session and a heartbeat every heartbeatEvery fit many times in workflow.DefaultLiveWindow.
+const housekeepingLines = 16
+
+// housekeptSince reports whether cur's journal, read back from cur to its last move h, holds
+// only the housekeeping this client's sessions do on their own (the new session's resume
+// report recovering the tasks the earlier session left running, which makes it the owner,
+// and the Stop hook's heartbeats), and h's own line, written by h's session in this client.
+// Such lines decide nothing about the work, so the move retried is still the move made.
+func (e *Engine) housekeptSince(cur *workflow.Record, h workflow.HistoryEntry) bool {
+	recs, err := e.st.ReadJournalSince(cur.WorkflowID, max(cur.Revision-housekeepingLines, 0))
+	if err != nil || len(recs) == 0 || recs[len(recs)-1].Revision != cur.Revision {
+		return false
+	}
+	for _, line := range slices.Backward(recs) {
+		r, err := store.ParseRecord(line.Snapshot)
+		if err != nil || r.Owner == nil || r.Owner.PID != e.cfg.PID {
+			return false
+		}
+		switch workflow.Event(line.Event.Kind) {
+		case workflow.EventRecover, workflow.EventHeartbeat:
+			continue
+		case workflow.EventTransition:
+			n := len(r.History)
+			return n > 0 && r.History[n-1].At.Equal(h.At) && r.History[n-1].To == h.To &&
+				r.Owner.SessionID == h.SessionID && r.UpdatedAt.Equal(h.At)
+		}
+		return false
+	}
+	return false
 }
 
 // awaiting sets res.AwaitingApproval and res.Next when r, the record a move left, waits in
