@@ -473,3 +473,59 @@ func TestInitiativeCreateAgainAfterCrash(t *testing.T) {
 		t.Errorf("the retry changed the initiative:\n%s\nwant\n%s", res.Workflow, first.Workflow)
 	}
 }
+
+// A completion retried after a crash between its two writes (the completion committed, the
+// archive not made) finishes what the crash left: it archives the completed workflow and says
+// so, and the next session is told of the ending once. Retried again, nothing changes.
+func TestCompleteAgainAfterCrash(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		complete func(def *workflow.Definition, r *workflow.Record, now time.Time) (workflow.Result, error)
+		retry    func(en *engine.Engine) (*engine.Result, error)
+	}{
+		{"complete_workflow", func(_ *workflow.Definition, r *workflow.Record, now time.Time) (workflow.Result, error) {
+			return workflow.Complete(r, "retries added", now, workflow.Actor{SessionID: "s1", PID: 4242})
+		}, func(en *engine.Engine) (*engine.Result, error) { return en.Complete("retries added") }},
+		{"move to the terminal phase", func(def *workflow.Definition, r *workflow.Record, now time.Time) (workflow.Result, error) {
+			return workflow.Transition(def, r, workflow.TransitionRequest{From: "fix", To: "git-commit"}, now, workflow.Actor{SessionID: "s1", PID: 4242})
+		}, func(en *engine.Engine) (*engine.Result, error) {
+			return en.Transition(engine.TransitionRequest{From: "fix", To: "git-commit"})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			id := must(en.Start(engine.StartRequest{Type: "debug", Context: "complete after a crash"}))(t).WorkflowID
+			must(en.Transition(engine.TransitionRequest{To: "fix"}))(t)
+			def, _ := workflow.BuiltinDefinition("debug")
+			// What the completion's first write leaves: the completed record, still active.
+			st := must(store.Open(en.StateDir()))(t)
+			if _, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+				res, err := tc.complete(def, r, e.clock.Now())
+				return res.Record, store.Event{Kind: string(res.Event)}, err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			e.clock.Add(time.Minute)
+			res, err := tc.retry(e.open("s1"))
+			if err != nil {
+				t.Fatalf("retry after the crash: %v", err)
+			}
+			if !res.Changed || res.WorkflowID != id || !strings.Contains(res.Message, "already completed") || !strings.Contains(res.Message, "archived now") {
+				t.Errorf("retry after the crash: %+v; want it to say the workflow was already completed and is archived now", res)
+			}
+			if snap := must(e.open("s1").Snapshot())(t); snap.WorkflowID != "" {
+				t.Errorf("workflow %s still in the active slot after the retry", snap.WorkflowID)
+			}
+			list := must(e.open("s1").List())(t)
+			if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "completed" || list[0].Archived == "" {
+				t.Errorf("archives after the retry: %+v; want %s archived as completed", list, id)
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "the last one ended") || r.WorkflowID != "" {
+				t.Errorf("the next session's report does not tell of the ending:\n%s", r.Report)
+			}
+			again(t, e, tc.name, nil, func() (*engine.Result, error) { return tc.retry(e.open("s1")) })
+		})
+	}
+}
