@@ -450,15 +450,16 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		}
 		return workflow.Transition(def, cur, req, e.now(), e.actor())
 	}), r.Note)
-	if done := e.completedAlready(err, func(d *workflow.Record) bool {
+	if done, inSlot := e.completedAlready(err, func(d *workflow.Record) bool {
 		n := len(d.History)
 		to, from := workflow.NormalizeName(r.To), workflow.NormalizeName(r.From)
 		return n > 0 && d.State == to && d.History[n-1].To == to && (from == "" || d.History[n-1].From == from) &&
 			d.History[n-1].At.Equal(d.CompletedAt) // that move completed it, not complete_workflow after it
 	}); done != nil {
 		h := done.History[len(done.History)-1]
-		return &Result{Message: fmt.Sprintf("workflow %s was already completed by the move %s -> %s; nothing changed", done.WorkflowID, h.From, h.To),
-			WorkflowID: done.WorkflowID, Revision: done.Revision}, nil
+		res := &Result{Message: fmt.Sprintf("workflow %s was already completed by the move %s -> %s", done.WorkflowID, h.From, h.To)}
+		e.finishCompleted(res, done, inSlot)
+		return res, nil
 	}
 	if err != nil {
 		return nil, err
@@ -622,9 +623,10 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
 		return workflow.Complete(r, outcome, e.now(), e.actor())
 	}), outcome)
-	if r := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
-		return &Result{Message: fmt.Sprintf("workflow %s was already completed: %s; nothing changed", r.WorkflowID, r.Outcome),
-			WorkflowID: r.WorkflowID, Revision: r.Revision}, nil
+	if r, inSlot := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
+		res := &Result{Message: fmt.Sprintf("workflow %s was already completed: %s", r.WorkflowID, r.Outcome)}
+		e.finishCompleted(res, r, inSlot)
+		return res, nil
 	}
 	if err != nil {
 		return nil, err
