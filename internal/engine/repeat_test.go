@@ -529,3 +529,34 @@ func TestCompleteAgainAfterCrash(t *testing.T) {
 		})
 	}
 }
+
+// cairn checkpoint delete run again after it landed (the person, or a script retried, unsure
+// the first took) says the checkpoint is already deleted, with nothing changed and no error:
+// "not found; did you mean plan-2?" would steer toward deleting another one. A name never
+// saved is still not found, and a checkpoint saved again after its delete is deleted again.
+func TestDeleteCheckpointAgain(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("cli")
+	must(en.SaveCheckpoint("plan-1", []byte(`{"a":1}`)))(t)
+	must(en.SaveCheckpoint("plan-2", []byte(`{"a":2}`)))(t)
+	if first := must(en.DeleteCheckpoint("plan-1"))(t); !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "checkpoint delete", nil, func() (*engine.Result, error) { return e.open("cli").DeleteCheckpoint("plan-1") })
+	if !strings.Contains(res.Message, "checkpoint plan-1 was already deleted") {
+		t.Errorf("message %q does not say the checkpoint was already deleted", res.Message)
+	}
+	if names := must(e.open("cli").ListCheckpoints(""))(t); strings.Join(names, ",") != "plan-2" {
+		t.Errorf("checkpoints after the repeat: %v; want plan-2 alone", names)
+	}
+	if _, err := e.open("cli").DeleteCheckpoint("plan-3"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("a checkpoint never saved: %v; want not found", err)
+	}
+	must(e.open("cli").SaveCheckpoint("plan-1", []byte(`{"a":3}`)))(t)
+	if res := must(e.open("cli").DeleteCheckpoint("plan-1"))(t); !res.Changed {
+		t.Errorf("saved again, then deleted: %+v; want it deleted", res)
+	}
+	if _, err := e.open("cli").LoadCheckpoint("plan-1"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("checkpoint plan-1 after its second delete: %v; want not found", err)
+	}
+}
