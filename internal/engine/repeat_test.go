@@ -560,3 +560,77 @@ func TestDeleteCheckpointAgain(t *testing.T) {
 		t.Errorf("checkpoint plan-1 after its second delete: %v; want not found", err)
 	}
 }
+
+// cairn archive, or an expiry, cut short between the archive and its ending (the L2 line and
+// the record the next session is told from) left memory's last line calling the workflow
+// active: the next session was told "last known position: Active ..." and that its state is
+// missing. The archive retried finds it archived: it records the ending the crash left
+// unrecorded and says so; retried again, nothing changes.
+func TestArchiveAgainAfterCrashBeforeItsEnding(t *testing.T) {
+	for _, tc := range []struct {
+		name, status string
+		first        func(st *store.Store, now time.Time) error // what the operation did before the crash
+		retry        func(en *engine.Engine) (*engine.Result, error)
+	}{
+		{"archive", "abandoned", nil, func(en *engine.Engine) (*engine.Result, error) { return en.Archive("abandoned") }},
+		{"archive-note", "archived", func(st *store.Store, _ time.Time) error {
+			_, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+				return r, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"superseded by the retry rewrite"}`}, nil
+			})
+			return err
+		}, func(en *engine.Engine) (*engine.Result, error) { return en.Archive("superseded by the retry rewrite") }},
+		{"expire", "expired", func(st *store.Store, now time.Time) error {
+			_, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+				res, err := workflow.Expire(r, now)
+				return res.Archive, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"expired"}`}, err
+			})
+			return err
+		}, func(en *engine.Engine) (*engine.Result, error) { return en.ExpireTTL(false) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			id := must(en.Start(engine.StartRequest{Type: "apex", Context: "archive after a crash", TTL: "1h"}))(t).WorkflowID
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			if tc.status == "expired" {
+				e.clock.Add(2 * time.Hour)
+			}
+			st := must(store.Open(en.StateDir(), store.WithClock(e.clock.Now)))(t)
+			if tc.first != nil {
+				if err := tc.first(st, e.clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(st.ArchiveIf(tc.status, id))(t)
+			st.Close()
+			e.clock.Add(time.Minute)
+			res, err := tc.retry(e.open("cli"))
+			if err != nil {
+				t.Fatalf("retry after the crash: %v", err)
+			}
+			if !res.Changed || !strings.Contains(res.Message, id) || !strings.Contains(res.Message, "its ending") {
+				t.Errorf("retry after the crash: %+v; want it to say it recorded the ending of %s", res, id)
+			}
+			topic := e.readMemory("cairn-workflow.md")
+			last := ""
+			for l := range strings.Lines(topic) {
+				if strings.HasPrefix(l, "20") {
+					last = l
+				}
+			}
+			if last == "" || strings.Contains(last, "Active") {
+				t.Errorf("memory last line %q; want the workflow ending:\n%q", last, topic)
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "the last one ended") || r.L2Line != "" {
+				t.Errorf("the next session's report:\n%s\nwant it told that the workflow ended", r.Report)
+			}
+			res, err = tc.retry(e.open("cli"))
+			if err != nil || res.Changed {
+				t.Errorf("retried again: %+v, %v; want nothing changed", res, err)
+			}
+			if got := e.readMemory("cairn-workflow.md"); got != topic {
+				t.Errorf("retried again, L2 was written again:\n%s", got)
+			}
+		})
+	}
+}
