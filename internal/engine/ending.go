@@ -143,3 +143,31 @@ func (e *Engine) finishCompleted(res *Result, r *workflow.Record, inSlot bool) {
 		}
 	}
 }
+
+// endingLeft finishes, for an archive or expiry retried after it landed, what a crash between
+// the archive and its ending left undone, and says in res what the retry did: when the last
+// ending on record is not that of the workflow archived in a, it writes the ending's L2 line
+// and records the ending, as the operation would have; otherwise nothing changed. Left
+// unwritten, memory's last line goes on calling the archived workflow active, and the next
+// session is told to resume it from memory.
+func (e *Engine) endingLeft(res *Result, a store.ArchiveInfo) {
+	if end, ok := e.lastEnding(); !ok || end.WorkflowID != a.WorkflowID {
+		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+			if r, err := store.ParseRecord(data); err == nil && r.WorkflowID == a.WorkflowID {
+				// The revision the operation gives the line: an expiry's archive holds the
+				// expiry's commit; any other archive holds the record as it stood before it.
+				rev := r.Revision + 1
+				if a.Reason == "expired" {
+					rev = r.Revision
+				}
+				res.Changed = true
+				res.Message += "; the earlier call had not recorded its ending, so it is recorded now"
+				if w := e.ended(r.WorkflowID, rev, endingLine(r, a.Reason)); w != "" {
+					res.Warnings = append(res.Warnings, w)
+				}
+				return
+			}
+		}
+	}
+	res.Message += "; nothing changed"
+}

@@ -924,12 +924,8 @@ func (e *Engine) archivedAlready(err error, status, note string) *Result {
 	if !errors.Is(err, ErrNoActiveWorkflow) && !errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
-	archives, _, rerr := e.st.RecentArchives(1)
-	if rerr != nil || len(archives) == 0 {
-		return nil
-	}
-	a := archives[0]
-	if age := e.now().Sub(a.At); a.Reason != status || age < 0 || age > workflow.DefaultLiveWindow {
+	a, ok := e.recentArchive(status)
+	if !ok {
 		return nil
 	}
 	msg := fmt.Sprintf("workflow %s was already archived in archive/%s", a.WorkflowID, a.Dir)
@@ -945,7 +941,23 @@ func (e *Engine) archivedAlready(err error, status, note string) *Result {
 		}
 		msg += ": " + note
 	}
-	return &Result{Message: msg + "; nothing changed", WorkflowID: a.WorkflowID}
+	res := &Result{Message: msg, WorkflowID: a.WorkflowID}
+	e.endingLeft(res, a)
+	return res
+}
+
+// recentArchive returns the newest archive when it was made in the last ten minutes
+// (workflow.DefaultLiveWindow) with status: what an archive retried soon after it landed finds.
+func (e *Engine) recentArchive(status string) (store.ArchiveInfo, bool) {
+	archives, _, err := e.st.RecentArchives(1)
+	if err != nil || len(archives) == 0 {
+		return store.ArchiveInfo{}, false
+	}
+	a := archives[0]
+	if age := e.now().Sub(a.At); a.Reason != status || age < 0 || age > workflow.DefaultLiveWindow {
+		return store.ArchiveInfo{}, false
+	}
+	return a, true
 }
 
 // lastEventNote is the note of cur's last journal line when that line is a kind event of

@@ -434,6 +434,13 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 		return nil, err
 	}
 	if r == nil {
+		if a, ok := e.recentArchive("expired"); ok && !dryRun {
+			res := &Result{Message: fmt.Sprintf("workflow %s already expired and was archived in archive/%s", a.WorkflowID, a.Dir), WorkflowID: a.WorkflowID}
+			e.endingLeft(res, a)
+			if res.Changed {
+				return res, nil
+			}
+		}
 		return &Result{Message: "no active workflow; nothing to expire"}, nil
 	}
 	if r.Status != workflow.StatusActive {
