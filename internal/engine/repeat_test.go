@@ -634,3 +634,27 @@ func TestArchiveAgainAfterCrashBeforeItsEnding(t *testing.T) {
 		})
 	}
 }
+
+// cairn approve run again after the agent, given the yes, left the phase: the approval is
+// the one already made, not a refusal ("waits for no approval", exit 1) that reads as if it
+// had not counted. Another note, or the same long after, is still refused.
+func TestApproveAgainAfterTheMove(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "approve, move, approve"}))(t)
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if first := must(e.open("cli").Approve(""))(t); !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	moved := must(e.open("s1").Transition(engine.TransitionRequest{To: "implement"}))(t)
+	res := again(t, e, "approve after the move", moved, func() (*engine.Result, error) { return e.open("cli").Approve("") })
+	if !strings.Contains(res.Message, "phase plan of workflow "+moved.WorkflowID+" is already approved") || !strings.Contains(res.Message, "implement") {
+		t.Errorf("message %q does not say plan was approved and the workflow moved on to implement", res.Message)
+	}
+	if _, err := e.open("cli").Approve("another note"); err == nil || !strings.Contains(err.Error(), "waits for no approval") {
+		t.Errorf("another note: %v; want a refusal", err)
+	}
+	e.clock.Add(time.Hour)
+	if _, err := e.open("cli").Approve(""); err == nil || !strings.Contains(err.Error(), "waits for no approval") {
+		t.Errorf("an hour later: %v; want a refusal", err)
+	}
+}
