@@ -651,12 +651,24 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 // approve [NOTE]`); the agent may then leave the phase. Approving it again changes nothing
 // and says when and by whom it was approved.
 func (e *Engine) Approve(note string) (*Result, error) {
+	var left *workflow.Approval // the approval this repeats, of a phase the workflow has left since
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		def, _ := e.definitionFor(cur) // without it, only a request on record can be approved
-		return workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+		res, err := workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+		if err != nil {
+			if left = e.approvedThenLeft(cur, note); left != nil {
+				return workflow.Result{Record: cur.Clone(), Event: workflow.EventNone, From: cur.State, To: cur.State}, nil
+			}
+		}
+		return res, err
 	}), note)
 	if err != nil {
 		return nil, err
+	}
+	if left != nil {
+		res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); the workflow has since moved on to %s; nothing changed",
+			left.Phase, wres.Record.WorkflowID, left.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(left.Source), wres.Record.State)
+		return res, nil
 	}
 	if !res.Changed {
 		for _, ap := range slices.Backward(wres.Record.Approvals) {
@@ -670,6 +682,29 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}
 	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
 	return res, nil
+}
+
+// approvedThenLeft returns the approval `cairn approve [note]`, refused on cur, repeats: the
+// latest yes on record, given with cairn approve and the same note in the last ten minutes
+// (workflow.DefaultLiveWindow), to a phase cur has left since (the agent moved on as soon as
+// it had the yes). nil otherwise: an approval meant for a phase that waits for none is refused.
+func (e *Engine) approvedThenLeft(cur *workflow.Record, note string) *workflow.Approval {
+	if cur.Status != workflow.StatusActive {
+		return nil
+	}
+	for i := len(cur.Approvals) - 1; i >= 0; i-- {
+		ap := cur.Approvals[i]
+		if ap.ApprovedAt.IsZero() {
+			continue
+		}
+		age := e.now().Sub(ap.ApprovedAt)
+		if ap.Source != workflow.ApprovalCLI || ap.Note != textsafe.OneLine(note) || ap.Phase == cur.State ||
+			age < 0 || age > workflow.DefaultLiveWindow {
+			return nil
+		}
+		return &ap
+	}
+	return nil
 }
 
 // UpdateTask adds or moves a task of the current phase.
