@@ -658,3 +658,44 @@ func TestApproveAgainAfterTheMove(t *testing.T) {
 		t.Errorf("an hour later: %v; want a refusal", err)
 	}
 }
+
+// expire_ttl retried after a crash between its two writes (the expiry committed, the archive
+// not made) finishes what the crash left: it archives the expired workflow, writes its expiry
+// line and says so, where it said "is expired, not active; nothing to expire" and left it in
+// the active slot. A dry run changes nothing; retried again, nothing changes.
+func TestExpireAgainAfterCrashBeforeItsArchive(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "expire after a crash", TTL: "1h"}))(t).WorkflowID
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	e.clock.Add(2 * time.Hour)
+	st := must(store.Open(en.StateDir(), store.WithClock(e.clock.Now)))(t)
+	if _, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		res, err := workflow.Expire(r, e.clock.Now())
+		return res.Archive, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"expired"}`}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	e.clock.Add(time.Minute)
+	if res := must(e.open("cli").ExpireTTL(true))(t); res.Changed {
+		t.Errorf("dry run: %+v; want nothing changed", res)
+	}
+	res := must(e.open("cli").ExpireTTL(false))(t)
+	if !res.Changed || !strings.Contains(res.Message, id) || !strings.Contains(res.Message, "archived now") {
+		t.Errorf("retry after the crash: %+v; want it to say it archived %s now", res, id)
+	}
+	if snap := must(e.open("cli").Snapshot())(t); snap.WorkflowID != "" {
+		t.Errorf("workflow %s still in the active slot after the retry", snap.WorkflowID)
+	}
+	list := must(e.open("cli").List())(t)
+	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "expired" || list[0].Archived == "" {
+		t.Errorf("archives after the retry: %+v; want %s archived as expired", list, id)
+	}
+	if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "the last one ended") || !strings.Contains(r.Report, "Expired") {
+		t.Errorf("the next session's report does not tell of the expiry:\n%s", r.Report)
+	}
+	if res := must(e.open("cli").ExpireTTL(false))(t); res.Changed {
+		t.Errorf("retried again: %+v; want nothing changed", res)
+	}
+}
