@@ -571,4 +571,8 @@ func retryAfterKill(t *testing.T, i int, project string, a *killAcks) {
 	if err != nil || snap.WorkflowID != "" && snap.WorkflowID == a.flightID {
 		t.Fatalf("kill %d: %s retried after the kill (%q) left workflow %s in the active slot (%v)", i, a.inFlight, res.Message, snap.WorkflowID, err)
 	}
+	// The next session start is told that it ended, not given a position to resume from.
+	if r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); snap.WorkflowID == "" && r.L2Line != "" {
+		t.Fatalf("kill %d: %s retried after the kill (%q): the next session start resumes from memory's %q", i, a.inFlight, res.Message, r.L2Line)
+	}
 }
