@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -54,12 +58,62 @@ func (e *Engine) changeVars(keys []string, step func(r *workflow.Record, k strin
 	return res, changed, err
 }
 
-// DeleteCheckpoint removes a named checkpoint; a missing one is a store.ErrNotFound error.
+// DeleteCheckpoint removes a named checkpoint. One that this command deleted already is
+// answered as that delete, nothing changed: a person or a script runs it again unsure the
+// first took, and "not found" (with the CLI's "did you mean" a near name) would steer toward
+// deleting another. Any other missing one is a store.ErrNotFound error.
 func (e *Engine) DeleteCheckpoint(name string) (*Result, error) {
-	if err := e.st.DeleteCheckpoint(name); err != nil {
+	err := e.st.DeleteCheckpoint(name)
+	if errors.Is(err, store.ErrNotFound) {
+		if at, ok := e.checkpointDeleted(name); ok {
+			return &Result{Message: fmt.Sprintf("checkpoint %s was already deleted (%s); nothing changed", name, at.UTC().Format("2006-01-02 15:04 UTC"))}, nil
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
+	e.noteCheckpointDeleted(name)
 	return &Result{Changed: true, Message: "deleted checkpoint " + name}, nil
+}
+
+// deletedDoc names the checkpoints DeleteCheckpoint deleted last, with when, so that the
+// delete run again is told it was made. A checkpoint leaves no other trace once deleted.
+const deletedDoc = "deleted-checkpoints"
+
+// deletedKept bounds the names deletedDoc keeps, the oldest dropped first.
+const deletedKept = 32
+
+type deletedCheckpoint struct {
+	Name string    `json:"name"`
+	At   time.Time `json:"at"`
+}
+
+// noteCheckpointDeleted records that checkpoint name was deleted now. Failing to record it
+// costs only the answer to a repeat, so it is not an error.
+func (e *Engine) noteCheckpointDeleted(name string) {
+	now := e.now().UTC()
+	_, _, _ = e.st.UpdateOwn(deletedDoc, func(cur []byte) ([]byte, error) {
+		var ds []deletedCheckpoint
+		if cur != nil && json.Unmarshal(cur, &ds) != nil {
+			ds = nil
+		}
+		ds = slices.DeleteFunc(ds, func(d deletedCheckpoint) bool { return d.Name == name })
+		ds = append(ds, deletedCheckpoint{Name: name, At: now})
+		return json.Marshal(ds[max(len(ds)-deletedKept, 0):])
+	})
+}
+
+// checkpointDeleted returns when DeleteCheckpoint last deleted checkpoint name, if it did.
+func (e *Engine) checkpointDeleted(name string) (time.Time, bool) {
+	data, err := e.st.Read(deletedDoc)
+	var ds []deletedCheckpoint
+	if err != nil || json.Unmarshal(data, &ds) != nil {
+		return time.Time{}, false
+	}
+	if i := slices.IndexFunc(ds, func(d deletedCheckpoint) bool { return d.Name == name }); i >= 0 {
+		return ds[i].At, true
+	}
+	return time.Time{}, false
 }
 
 // ReadLog returns the complete lines of a log, with counts of torn and invalid lines; a

@@ -78,37 +78,96 @@ func (e *Engine) ended(id string, rev int64, line string) (warning string) {
 
 // completedAlready answers a completion retried after it landed (complete_workflow, a move
 // into a terminal phase): when err says there is no active workflow to change, and the
-// workflow that left the active slot last (or, when archiving it failed, is still there) was
-// completed as same says, it is that workflow; nil otherwise. "No active workflow" would send
+// workflow that left the active slot last (or, when a crash or a failed archive cut the
+// completion short, is still there) was completed as same says, it is that workflow, and
+// inSlot says it is still in the active slot; nil otherwise. "No active workflow" would send
 // the model to start over the work it just finished.
-func (e *Engine) completedAlready(err error, same func(r *workflow.Record) bool) *workflow.Record {
+func (e *Engine) completedAlready(err error, same func(r *workflow.Record) bool) (r *workflow.Record, inSlot bool) {
 	_, ended := errors.AsType[*workflow.NotActiveError](err)
 	if ce, ok := errors.AsType[*workflow.ConflictError](err); ok {
 		ended = ce.FoundStatus == workflow.StatusCompleted // a move with from, onto a completed record
 	}
 	if !ended && !errors.Is(err, ErrNoActiveWorkflow) {
-		return nil
+		return nil, false
 	}
 	r, _, rerr := e.active()
 	if rerr != nil {
-		return nil
+		return nil, false
 	}
+	inSlot = r != nil
 	if r == nil {
 		// Archived, as a completion is: the newest archive.
 		archives, _, err := e.st.RecentArchives(1)
 		if err != nil || len(archives) == 0 || archives[0].Reason != "completed" {
-			return nil
+			return nil, false
 		}
 		data, _, err := e.st.ReadArchive(archives[0].Dir)
 		if err != nil {
-			return nil
+			return nil, false
 		}
 		if r, err = store.ParseRecord(data); err != nil {
-			return nil
+			return nil, false
 		}
 	}
 	if r.Status != workflow.StatusCompleted || !same(r) {
-		return nil
+		return nil, false
 	}
-	return r
+	return r, inSlot
+}
+
+// finishCompleted answers a completion retried after it landed, res saying so: when the
+// workflow r is still in the active slot (inSlot: a crash, or a failed archive, came between
+// the completion and its archive), the retry archives it and records its ending, as the
+// completion would have done; otherwise nothing changed. Leaving it for the next session start
+// to archive would leave the completed workflow named in the status line and by cairn status
+// until then.
+func (e *Engine) finishCompleted(res *Result, r *workflow.Record, inSlot bool) {
+	res.WorkflowID, res.Revision = r.WorkflowID, r.Revision
+	if !inSlot {
+		res.Message += "; nothing changed"
+		return
+	}
+	info, err := e.st.ArchiveIf("completed", r.WorkflowID)
+	switch {
+	case errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound):
+		res.Message += "; another process has since archived it; nothing changed"
+	case err != nil:
+		res.Message += "; nothing changed"
+		res.Warnings = append(res.Warnings, "the completed workflow stays in the active slot for now: archiving it failed: "+err.Error())
+	default:
+		res.Changed = true
+		res.Message += "; the earlier call had not archived it, so it is archived now"
+		res.retention(info)
+		if w := e.ended(r.WorkflowID, r.Revision, workflow.CompletionLine(r)); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
+}
+
+// endingLeft finishes, for an archive or expiry retried after it landed, what a crash between
+// the archive and its ending left undone, and says in res what the retry did: when the last
+// ending on record is not that of the workflow archived in a, it writes the ending's L2 line
+// and records the ending, as the operation would have; otherwise nothing changed. Left
+// unwritten, memory's last line goes on calling the archived workflow active, and the next
+// session is told to resume it from memory.
+func (e *Engine) endingLeft(res *Result, a store.ArchiveInfo) {
+	if end, ok := e.lastEnding(); !ok || end.WorkflowID != a.WorkflowID {
+		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+			if r, err := store.ParseRecord(data); err == nil && r.WorkflowID == a.WorkflowID {
+				// The revision the operation gives the line: an expiry's archive holds the
+				// expiry's commit; any other archive holds the record as it stood before it.
+				rev := r.Revision + 1
+				if a.Reason == "expired" {
+					rev = r.Revision
+				}
+				res.Changed = true
+				res.Message += "; the earlier call had not recorded its ending, so it is recorded now"
+				if w := e.ended(r.WorkflowID, rev, endingLine(r, a.Reason)); w != "" {
+					res.Warnings = append(res.Warnings, w)
+				}
+				return
+			}
+		}
+	}
+	res.Message += "; nothing changed"
 }

@@ -192,6 +192,7 @@ func killWriter() int {
 type killAcks struct {
 	mu       sync.Mutex
 	inFlight string            // the operation begun and not acknowledged
+	flightID string            // the workflow it began on
 	rev      map[string]int64  // workflow id -> highest acknowledged revision
 	ended    map[string]string // workflow id -> the acknowledged ending that archived it
 	archived []string          // workflow ids in the order their archive was acknowledged
@@ -210,7 +211,10 @@ func (a *killAcks) read(sc *bufio.Scanner, acked chan<- struct{}) {
 		a.lines = append(a.lines, sc.Text())
 		switch {
 		case len(f) >= 2 && f[0] == "do":
-			a.inFlight = f[1]
+			a.inFlight, a.flightID = f[1], ""
+			if len(f) > 2 {
+				a.flightID = f[2]
+			}
 		case len(f) == 5 && f[0] == "ack":
 			op, id, old := f[1], f[2], f[4]
 			n, _ := strconv.ParseInt(f[3], 10, 64)
@@ -336,6 +340,11 @@ func TestKillDashNineEveryOperation(t *testing.T) {
 		}
 		if p, h := checkAfterKill(t, i, project, acks, seen); p || h > 0 {
 			midArchive++
+		}
+		// Every other kill inside an operation is followed by its retry; the others by the
+		// next session's recovery, as the writer's start runs it.
+		if acks.inFlight != "" && acks.killedIn[acks.inFlight]%2 == 1 {
+			retryAfterKill(t, i, project, acks)
 		}
 		// An archive the kill cut short may have been made, and retention counts it: an
 		// unknown entry keeps its place among the archives.
@@ -518,4 +527,52 @@ func checkAfterKill(t *testing.T, i int, project string, a *killAcks, seen map[s
 		fail("engine list: %v", err)
 	}
 	return pending, half
+}
+
+// retryAfterKill runs again, as the agent or the person would, the ending the kill cut short
+// (a.inFlight, on workflow a.flightID), with a fresh engine before any session start: the
+// retry must succeed and finish what the kill left, so that the workflow has left the
+// active slot whatever step the kill stopped at. A replacing start is left to the recovery.
+func retryAfterKill(t *testing.T, i int, project string, a *killAcks) {
+	t.Helper()
+	var retry func(en *engine.Engine) (*engine.Result, error)
+	switch a.inFlight {
+	case "complete":
+		retry = func(en *engine.Engine) (*engine.Result, error) { return en.Complete("root cause fixed") }
+	case "archive":
+		retry = func(en *engine.Engine) (*engine.Result, error) { return en.Archive("abandoned") }
+	case "archive-note":
+		retry = func(en *engine.Engine) (*engine.Result, error) { return en.Archive("superseded by the retry rewrite") }
+	case "expire":
+		retry = func(en *engine.Engine) (*engine.Result, error) { return en.ExpireTTL(false) }
+	case "terminal":
+		retry = func(en *engine.Engine) (*engine.Result, error) {
+			return en.Transition(engine.TransitionRequest{To: "git-commit"})
+		}
+	default:
+		return
+	}
+	en, err := engine.Open(engine.Config{Getenv: killEnv(project), WorkDir: project, Now: killClock(project),
+		SessionID: "killer", Actor: "kill", YAML: yamldoc.Codec{}, LockWait: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("kill %d: engine: %v", i, err)
+	}
+	defer en.Close()
+	res, err := retry(en)
+	if err != nil {
+		t.Fatalf("kill %d: %s retried after the kill: %v", i, a.inFlight, err)
+	}
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "fail") {
+			t.Fatalf("kill %d: %s retried after the kill warned: %s", i, a.inFlight, w)
+		}
+	}
+	snap, err := en.Snapshot()
+	if err != nil || snap.WorkflowID != "" && snap.WorkflowID == a.flightID {
+		t.Fatalf("kill %d: %s retried after the kill (%q) left workflow %s in the active slot (%v)", i, a.inFlight, res.Message, snap.WorkflowID, err)
+	}
+	// The next session start is told that it ended, not given a position to resume from.
+	if r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); snap.WorkflowID == "" && r.L2Line != "" {
+		t.Fatalf("kill %d: %s retried after the kill (%q): the next session start resumes from memory's %q", i, a.inFlight, res.Message, r.L2Line)
+	}
 }

@@ -450,15 +450,16 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 		}
 		return workflow.Transition(def, cur, req, e.now(), e.actor())
 	}), r.Note)
-	if done := e.completedAlready(err, func(d *workflow.Record) bool {
+	if done, inSlot := e.completedAlready(err, func(d *workflow.Record) bool {
 		n := len(d.History)
 		to, from := workflow.NormalizeName(r.To), workflow.NormalizeName(r.From)
 		return n > 0 && d.State == to && d.History[n-1].To == to && (from == "" || d.History[n-1].From == from) &&
 			d.History[n-1].At.Equal(d.CompletedAt) // that move completed it, not complete_workflow after it
 	}); done != nil {
 		h := done.History[len(done.History)-1]
-		return &Result{Message: fmt.Sprintf("workflow %s was already completed by the move %s -> %s; nothing changed", done.WorkflowID, h.From, h.To),
-			WorkflowID: done.WorkflowID, Revision: done.Revision}, nil
+		res := &Result{Message: fmt.Sprintf("workflow %s was already completed by the move %s -> %s", done.WorkflowID, h.From, h.To)}
+		e.finishCompleted(res, done, inSlot)
+		return res, nil
 	}
 	if err != nil {
 		return nil, err
@@ -488,8 +489,9 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 //   - its session owns cur in this client (same pid): a client runs one session at a time, so
 //     that session is this one's predecessor, not a live session elsewhere (a session of
 //     another client, or a caller without a pid, gets the conflict);
-//   - nothing has changed cur since (updated_at is the move's time): a retry comes before
-//     any work built on the move, and a change by any other caller would show there;
+//   - nothing has changed cur since (updated_at is the move's time), or nothing but the
+//     housekeeping of this client's sessions (housekeptSince): a retry comes before any work
+//     built on the move, and a change by any other caller would show there;
 //   - the move is recent (workflow.DefaultLiveWindow), which also keeps a pid reused by a
 //     later client from passing for this one.
 func (e *Engine) movedBeforeClear(cur *workflow.Record, req workflow.TransitionRequest) bool {
@@ -501,9 +503,46 @@ func (e *Engine) movedBeforeClear(cur *workflow.Record, req workflow.TransitionR
 	}
 	h := cur.History[n-1]
 	age := e.now().Sub(h.At)
-	return h.From == from && h.To == to && h.Note == textsafe.OneLine(req.Note) &&
-		h.SessionID != "" && h.SessionID == cur.Owner.SessionID &&
-		cur.UpdatedAt.Equal(h.At) && age >= 0 && age <= workflow.DefaultLiveWindow
+	if h.From != from || h.To != to || h.Note != textsafe.OneLine(req.Note) || h.SessionID == "" ||
+		age < 0 || age > workflow.DefaultLiveWindow {
+		return false
+	}
+	if h.SessionID == cur.Owner.SessionID && cur.UpdatedAt.Equal(h.At) {
+		return true
+	}
+	return e.housekeptSince(cur, h)
+}
+
+// housekeepingLines bounds how far back housekeptSince reads the journal: a recovery per new
+// session and a heartbeat every heartbeatEvery fit many times in workflow.DefaultLiveWindow.
+const housekeepingLines = 16
+
+// housekeptSince reports whether cur's journal, read back from cur to its last move h, holds
+// only the housekeeping this client's sessions do on their own (the new session's resume
+// report recovering the tasks the earlier session left running, which makes it the owner,
+// and the Stop hook's heartbeats), and h's own line, written by h's session in this client.
+// Such lines decide nothing about the work, so the move retried is still the move made.
+func (e *Engine) housekeptSince(cur *workflow.Record, h workflow.HistoryEntry) bool {
+	recs, err := e.st.ReadJournalSince(cur.WorkflowID, max(cur.Revision-housekeepingLines, 0))
+	if err != nil || len(recs) == 0 || recs[len(recs)-1].Revision != cur.Revision {
+		return false
+	}
+	for _, line := range slices.Backward(recs) {
+		r, err := store.ParseRecord(line.Snapshot)
+		if err != nil || r.Owner == nil || r.Owner.PID != e.cfg.PID {
+			return false
+		}
+		switch workflow.Event(line.Event.Kind) {
+		case workflow.EventRecover, workflow.EventHeartbeat:
+			continue
+		case workflow.EventTransition:
+			n := len(r.History)
+			return n > 0 && r.History[n-1].At.Equal(h.At) && r.History[n-1].To == h.To &&
+				r.Owner.SessionID == h.SessionID && r.UpdatedAt.Equal(h.At)
+		}
+		return false
+	}
+	return false
 }
 
 // awaiting sets res.AwaitingApproval and res.Next when r, the record a move left, waits in
@@ -584,9 +623,10 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
 		return workflow.Complete(r, outcome, e.now(), e.actor())
 	}), outcome)
-	if r := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
-		return &Result{Message: fmt.Sprintf("workflow %s was already completed: %s; nothing changed", r.WorkflowID, r.Outcome),
-			WorkflowID: r.WorkflowID, Revision: r.Revision}, nil
+	if r, inSlot := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
+		res := &Result{Message: fmt.Sprintf("workflow %s was already completed: %s", r.WorkflowID, r.Outcome)}
+		e.finishCompleted(res, r, inSlot)
+		return res, nil
 	}
 	if err != nil {
 		return nil, err
@@ -611,12 +651,24 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 // approve [NOTE]`); the agent may then leave the phase. Approving it again changes nothing
 // and says when and by whom it was approved.
 func (e *Engine) Approve(note string) (*Result, error) {
+	var left *workflow.Approval // the approval this repeats, of a phase the workflow has left since
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		def, _ := e.definitionFor(cur) // without it, only a request on record can be approved
-		return workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+		res, err := workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
+		if err != nil {
+			if left = e.approvedThenLeft(cur, note); left != nil {
+				return workflow.Result{Record: cur.Clone(), Event: workflow.EventNone, From: cur.State, To: cur.State}, nil
+			}
+		}
+		return res, err
 	}), note)
 	if err != nil {
 		return nil, err
+	}
+	if left != nil {
+		res.Message = fmt.Sprintf("phase %s of workflow %s is already approved (%s by %s); the workflow has since moved on to %s; nothing changed",
+			left.Phase, wres.Record.WorkflowID, left.ApprovedAt.UTC().Format("2006-01-02 15:04 UTC"), workflow.ApprovedBy(left.Source), wres.Record.State)
+		return res, nil
 	}
 	if !res.Changed {
 		for _, ap := range slices.Backward(wres.Record.Approvals) {
@@ -630,6 +682,29 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}
 	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
 	return res, nil
+}
+
+// approvedThenLeft returns the approval `cairn approve [note]`, refused on cur, repeats: the
+// latest yes on record, given with cairn approve and the same note in the last ten minutes
+// (workflow.DefaultLiveWindow), to a phase cur has left since (the agent moved on as soon as
+// it had the yes). nil otherwise: an approval meant for a phase that waits for none is refused.
+func (e *Engine) approvedThenLeft(cur *workflow.Record, note string) *workflow.Approval {
+	if cur.Status != workflow.StatusActive {
+		return nil
+	}
+	for i := len(cur.Approvals) - 1; i >= 0; i-- {
+		ap := cur.Approvals[i]
+		if ap.ApprovedAt.IsZero() {
+			continue
+		}
+		age := e.now().Sub(ap.ApprovedAt)
+		if ap.Source != workflow.ApprovalCLI || ap.Note != textsafe.OneLine(note) || ap.Phase == cur.State ||
+			age < 0 || age > workflow.DefaultLiveWindow {
+			return nil
+		}
+		return &ap
+	}
+	return nil
 }
 
 // UpdateTask adds or moves a task of the current phase.
@@ -884,12 +959,8 @@ func (e *Engine) archivedAlready(err error, status, note string) *Result {
 	if !errors.Is(err, ErrNoActiveWorkflow) && !errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
-	archives, _, rerr := e.st.RecentArchives(1)
-	if rerr != nil || len(archives) == 0 {
-		return nil
-	}
-	a := archives[0]
-	if age := e.now().Sub(a.At); a.Reason != status || age < 0 || age > workflow.DefaultLiveWindow {
+	a, ok := e.recentArchive(status)
+	if !ok {
 		return nil
 	}
 	msg := fmt.Sprintf("workflow %s was already archived in archive/%s", a.WorkflowID, a.Dir)
@@ -905,7 +976,23 @@ func (e *Engine) archivedAlready(err error, status, note string) *Result {
 		}
 		msg += ": " + note
 	}
-	return &Result{Message: msg + "; nothing changed", WorkflowID: a.WorkflowID}
+	res := &Result{Message: msg, WorkflowID: a.WorkflowID}
+	e.endingLeft(res, a)
+	return res
+}
+
+// recentArchive returns the newest archive when it was made in the last ten minutes
+// (workflow.DefaultLiveWindow) with status: what an archive retried soon after it landed finds.
+func (e *Engine) recentArchive(status string) (store.ArchiveInfo, bool) {
+	archives, _, err := e.st.RecentArchives(1)
+	if err != nil || len(archives) == 0 {
+		return store.ArchiveInfo{}, false
+	}
+	a := archives[0]
+	if age := e.now().Sub(a.At); a.Reason != status || age < 0 || age > workflow.DefaultLiveWindow {
+		return store.ArchiveInfo{}, false
+	}
+	return a, true
 }
 
 // lastEventNote is the note of cur's last journal line when that line is a kind event of

@@ -113,6 +113,41 @@ func TestTransitionWithFromAgainAfterClear(t *testing.T) {
 			t.Errorf("repeat: %+v; want it to say the workflow is in plan", res)
 		}
 	})
+	// A task of the phase left was still running: the new session's resume report takes it as
+	// interrupted and puts it back to pending, which writes the record (and makes the new
+	// session its owner). That housekeeping is no work built on the move: the move retried
+	// is still the move already made, and the recovery stays.
+	t.Run("same client, a task was running", func(t *testing.T) {
+		e := newEnv(t)
+		must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "repeat a move after /clear"}))(t)
+		must(e.open("s1").UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
+		first := must(e.open("s1").Transition(req))(t)
+		r := e.open("s1-after-clear").Resume(engine.ResumeOptions{Apply: true})
+		if !containsAny(r.Notices, "task t1 was running") {
+			t.Fatalf("no recovery of the running task: %v", r.Notices)
+		}
+		e.clock.Add(3 * time.Minute) // past the heartbeat throttle: the Stop hook writes one
+		must(e.open("s1-after-clear").Stop(engine.StopInput{SessionID: "s1-after-clear"}))(t)
+		recovered := e.open("s1-after-clear").Resume(engine.ResumeOptions{})
+		res := again(t, e, "transition from analyze to plan after /clear and a recovery", nil, func() (*engine.Result, error) {
+			return e.open("s1-after-clear").Transition(req)
+		})
+		if res.Phase != "plan" || !strings.Contains(res.Message, "already in phase plan") {
+			t.Errorf("repeat: %+v; want it to say the workflow is in plan", res)
+		}
+		if res.Revision <= first.Revision || string(res.Workflow) != string(recovered.Workflow) {
+			t.Errorf("repeat: revision %d (move %d); want the recovered record unchanged:\n%s\nwant\n%s", res.Revision, first.Revision, res.Workflow, recovered.Workflow)
+		}
+		// Another client's session still learns of the move it did not make, and so does this
+		// one once work follows the recovery.
+		if _, err := e.openAs("s2", 4243).Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+			t.Errorf("another client's session, the same move: %v; want a conflict", err)
+		}
+		must(e.open("s1-after-clear").UpdateTask(engine.TaskRequest{ID: "t2", Status: "running"}))(t)
+		if _, err := e.open("s1-after-clear").Transition(req); err == nil || !strings.Contains(err.Error(), "expected phase analyze") {
+			t.Errorf("the move retried after work followed the recovery: %v; want a conflict", err)
+		}
+	})
 	for _, tc := range []struct {
 		name string
 		pid  int // the first mover's client
@@ -436,5 +471,231 @@ func TestInitiativeCreateAgainAfterCrash(t *testing.T) {
 	}
 	if string(res.Workflow) != string(first.Workflow) {
 		t.Errorf("the retry changed the initiative:\n%s\nwant\n%s", res.Workflow, first.Workflow)
+	}
+}
+
+// A completion retried after a crash between its two writes (the completion committed, the
+// archive not made) finishes what the crash left: it archives the completed workflow and says
+// so, and the next session is told of the ending once. Retried again, nothing changes.
+func TestCompleteAgainAfterCrash(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		complete func(def *workflow.Definition, r *workflow.Record, now time.Time) (workflow.Result, error)
+		retry    func(en *engine.Engine) (*engine.Result, error)
+	}{
+		{"complete_workflow", func(_ *workflow.Definition, r *workflow.Record, now time.Time) (workflow.Result, error) {
+			return workflow.Complete(r, "retries added", now, workflow.Actor{SessionID: "s1", PID: 4242})
+		}, func(en *engine.Engine) (*engine.Result, error) { return en.Complete("retries added") }},
+		{"move to the terminal phase", func(def *workflow.Definition, r *workflow.Record, now time.Time) (workflow.Result, error) {
+			return workflow.Transition(def, r, workflow.TransitionRequest{From: "fix", To: "git-commit"}, now, workflow.Actor{SessionID: "s1", PID: 4242})
+		}, func(en *engine.Engine) (*engine.Result, error) {
+			return en.Transition(engine.TransitionRequest{From: "fix", To: "git-commit"})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			id := must(en.Start(engine.StartRequest{Type: "debug", Context: "complete after a crash"}))(t).WorkflowID
+			must(en.Transition(engine.TransitionRequest{To: "fix"}))(t)
+			def, _ := workflow.BuiltinDefinition("debug")
+			// What the completion's first write leaves: the completed record, still active.
+			st := must(store.Open(en.StateDir()))(t)
+			if _, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+				res, err := tc.complete(def, r, e.clock.Now())
+				return res.Record, store.Event{Kind: string(res.Event)}, err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			e.clock.Add(time.Minute)
+			res, err := tc.retry(e.open("s1"))
+			if err != nil {
+				t.Fatalf("retry after the crash: %v", err)
+			}
+			if !res.Changed || res.WorkflowID != id || !strings.Contains(res.Message, "already completed") || !strings.Contains(res.Message, "archived now") {
+				t.Errorf("retry after the crash: %+v; want it to say the workflow was already completed and is archived now", res)
+			}
+			if snap := must(e.open("s1").Snapshot())(t); snap.WorkflowID != "" {
+				t.Errorf("workflow %s still in the active slot after the retry", snap.WorkflowID)
+			}
+			list := must(e.open("s1").List())(t)
+			if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "completed" || list[0].Archived == "" {
+				t.Errorf("archives after the retry: %+v; want %s archived as completed", list, id)
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "the last one ended") || r.WorkflowID != "" {
+				t.Errorf("the next session's report does not tell of the ending:\n%s", r.Report)
+			}
+			again(t, e, tc.name, nil, func() (*engine.Result, error) { return tc.retry(e.open("s1")) })
+		})
+	}
+}
+
+// cairn checkpoint delete run again after it landed (the person, or a script retried, unsure
+// the first took) says the checkpoint is already deleted, with nothing changed and no error:
+// "not found; did you mean plan-2?" would steer toward deleting another one. A name never
+// saved is still not found, and a checkpoint saved again after its delete is deleted again.
+func TestDeleteCheckpointAgain(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("cli")
+	must(en.SaveCheckpoint("plan-1", []byte(`{"a":1}`)))(t)
+	must(en.SaveCheckpoint("plan-2", []byte(`{"a":2}`)))(t)
+	if first := must(en.DeleteCheckpoint("plan-1"))(t); !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	res := again(t, e, "checkpoint delete", nil, func() (*engine.Result, error) { return e.open("cli").DeleteCheckpoint("plan-1") })
+	if !strings.Contains(res.Message, "checkpoint plan-1 was already deleted") {
+		t.Errorf("message %q does not say the checkpoint was already deleted", res.Message)
+	}
+	if names := must(e.open("cli").ListCheckpoints(""))(t); strings.Join(names, ",") != "plan-2" {
+		t.Errorf("checkpoints after the repeat: %v; want plan-2 alone", names)
+	}
+	if _, err := e.open("cli").DeleteCheckpoint("plan-3"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("a checkpoint never saved: %v; want not found", err)
+	}
+	must(e.open("cli").SaveCheckpoint("plan-1", []byte(`{"a":3}`)))(t)
+	if res := must(e.open("cli").DeleteCheckpoint("plan-1"))(t); !res.Changed {
+		t.Errorf("saved again, then deleted: %+v; want it deleted", res)
+	}
+	if _, err := e.open("cli").LoadCheckpoint("plan-1"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("checkpoint plan-1 after its second delete: %v; want not found", err)
+	}
+}
+
+// cairn archive, or an expiry, cut short between the archive and its ending (the L2 line and
+// the record the next session is told from) left memory's last line calling the workflow
+// active: the next session was told "last known position: Active ..." and that its state is
+// missing. The archive retried finds it archived: it records the ending the crash left
+// unrecorded and says so; retried again, nothing changes.
+func TestArchiveAgainAfterCrashBeforeItsEnding(t *testing.T) {
+	for _, tc := range []struct {
+		name, status string
+		first        func(st *store.Store, now time.Time) error // what the operation did before the crash
+		retry        func(en *engine.Engine) (*engine.Result, error)
+	}{
+		{"archive", "abandoned", nil, func(en *engine.Engine) (*engine.Result, error) { return en.Archive("abandoned") }},
+		{"archive-note", "archived", func(st *store.Store, _ time.Time) error {
+			_, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+				return r, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"superseded by the retry rewrite"}`}, nil
+			})
+			return err
+		}, func(en *engine.Engine) (*engine.Result, error) { return en.Archive("superseded by the retry rewrite") }},
+		{"expire", "expired", func(st *store.Store, now time.Time) error {
+			_, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+				res, err := workflow.Expire(r, now)
+				return res.Archive, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"expired"}`}, err
+			})
+			return err
+		}, func(en *engine.Engine) (*engine.Result, error) { return en.ExpireTTL(false) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			id := must(en.Start(engine.StartRequest{Type: "apex", Context: "archive after a crash", TTL: "1h"}))(t).WorkflowID
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			if tc.status == "expired" {
+				e.clock.Add(2 * time.Hour)
+			}
+			st := must(store.Open(en.StateDir(), store.WithClock(e.clock.Now)))(t)
+			if tc.first != nil {
+				if err := tc.first(st, e.clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(st.ArchiveIf(tc.status, id))(t)
+			st.Close()
+			e.clock.Add(time.Minute)
+			res, err := tc.retry(e.open("cli"))
+			if err != nil {
+				t.Fatalf("retry after the crash: %v", err)
+			}
+			if !res.Changed || !strings.Contains(res.Message, id) || !strings.Contains(res.Message, "its ending") {
+				t.Errorf("retry after the crash: %+v; want it to say it recorded the ending of %s", res, id)
+			}
+			topic := e.readMemory("cairn-workflow.md")
+			last := ""
+			for l := range strings.Lines(topic) {
+				if strings.HasPrefix(l, "20") {
+					last = l
+				}
+			}
+			if last == "" || strings.Contains(last, "Active") {
+				t.Errorf("memory last line %q; want the workflow ending:\n%q", last, topic)
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "the last one ended") || r.L2Line != "" {
+				t.Errorf("the next session's report:\n%s\nwant it told that the workflow ended", r.Report)
+			}
+			res, err = tc.retry(e.open("cli"))
+			if err != nil || res.Changed {
+				t.Errorf("retried again: %+v, %v; want nothing changed", res, err)
+			}
+			if got := e.readMemory("cairn-workflow.md"); got != topic {
+				t.Errorf("retried again, L2 was written again:\n%s", got)
+			}
+		})
+	}
+}
+
+// cairn approve run again after the agent, given the yes, left the phase: the approval is
+// the one already made, not a refusal ("waits for no approval", exit 1) that reads as if it
+// had not counted. Another note, or the same long after, is still refused.
+func TestApproveAgainAfterTheMove(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "approve, move, approve"}))(t)
+	must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if first := must(e.open("cli").Approve(""))(t); !first.Changed {
+		t.Fatalf("first: %+v", first)
+	}
+	moved := must(e.open("s1").Transition(engine.TransitionRequest{To: "implement"}))(t)
+	res := again(t, e, "approve after the move", moved, func() (*engine.Result, error) { return e.open("cli").Approve("") })
+	if !strings.Contains(res.Message, "phase plan of workflow "+moved.WorkflowID+" is already approved") || !strings.Contains(res.Message, "implement") {
+		t.Errorf("message %q does not say plan was approved and the workflow moved on to implement", res.Message)
+	}
+	if _, err := e.open("cli").Approve("another note"); err == nil || !strings.Contains(err.Error(), "waits for no approval") {
+		t.Errorf("another note: %v; want a refusal", err)
+	}
+	e.clock.Add(time.Hour)
+	if _, err := e.open("cli").Approve(""); err == nil || !strings.Contains(err.Error(), "waits for no approval") {
+		t.Errorf("an hour later: %v; want a refusal", err)
+	}
+}
+
+// expire_ttl retried after a crash between its two writes (the expiry committed, the archive
+// not made) finishes what the crash left: it archives the expired workflow, writes its expiry
+// line and says so, where it said "is expired, not active; nothing to expire" and left it in
+// the active slot. A dry run changes nothing; retried again, nothing changes.
+func TestExpireAgainAfterCrashBeforeItsArchive(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "expire after a crash", TTL: "1h"}))(t).WorkflowID
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	e.clock.Add(2 * time.Hour)
+	st := must(store.Open(en.StateDir(), store.WithClock(e.clock.Now)))(t)
+	if _, err := st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+		res, err := workflow.Expire(r, e.clock.Now())
+		return res.Archive, store.Event{Kind: "archive", Detail: `{"actor":"test","note":"expired"}`}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	e.clock.Add(time.Minute)
+	if res := must(e.open("cli").ExpireTTL(true))(t); res.Changed {
+		t.Errorf("dry run: %+v; want nothing changed", res)
+	}
+	res := must(e.open("cli").ExpireTTL(false))(t)
+	if !res.Changed || !strings.Contains(res.Message, id) || !strings.Contains(res.Message, "archived now") {
+		t.Errorf("retry after the crash: %+v; want it to say it archived %s now", res, id)
+	}
+	if snap := must(e.open("cli").Snapshot())(t); snap.WorkflowID != "" {
+		t.Errorf("workflow %s still in the active slot after the retry", snap.WorkflowID)
+	}
+	list := must(e.open("cli").List())(t)
+	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "expired" || list[0].Archived == "" {
+		t.Errorf("archives after the retry: %+v; want %s archived as expired", list, id)
+	}
+	if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "the last one ended") || !strings.Contains(r.Report, "Expired") {
+		t.Errorf("the next session's report does not tell of the expiry:\n%s", r.Report)
+	}
+	if res := must(e.open("cli").ExpireTTL(false))(t); res.Changed {
+		t.Errorf("retried again: %+v; want nothing changed", res)
 	}
 }

@@ -434,7 +434,18 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 		return nil, err
 	}
 	if r == nil {
+		if a, ok := e.recentArchive("expired"); ok && !dryRun {
+			res := &Result{Message: fmt.Sprintf("workflow %s already expired and was archived in archive/%s", a.WorkflowID, a.Dir), WorkflowID: a.WorkflowID}
+			e.endingLeft(res, a)
+			if res.Changed {
+				return res, nil
+			}
+		}
 		return &Result{Message: "no active workflow; nothing to expire"}, nil
+	}
+	if r.Status == workflow.StatusExpired && !dryRun {
+		// An expiry cut short between its commit and its archive (a crash): finish it.
+		return e.archiveExpired(r)
 	}
 	if r.Status != workflow.StatusActive {
 		// Finished but not yet archived: its TTL no longer applies.
@@ -453,6 +464,27 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Message: msg, Changed: !dryRun}, nil
+}
+
+// archiveExpired archives r, an expired record an expiry retried finds in the active slot, and
+// writes its expiry line, as the expiry would have after its commit.
+func (e *Engine) archiveExpired(r *workflow.Record) (*Result, error) {
+	res := &Result{Message: fmt.Sprintf("workflow %s already expired", r.WorkflowID), WorkflowID: r.WorkflowID, Revision: r.Revision}
+	info, err := e.st.ArchiveIf("expired", r.WorkflowID)
+	if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+		res.Message += "; another process has since archived it; nothing changed"
+		return res, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
+	}
+	res.Changed = true
+	res.Message += fmt.Sprintf("; the earlier call had not archived it, so it is archived now in archive/%s", info.Dir)
+	res.retention(info)
+	if w := e.ended(r.WorkflowID, r.Revision, workflow.ExpiryLine(r)); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	return res, nil
 }
 
 func ttlText(ttl string) string { return cmp.Or(ttl, "24h") }
