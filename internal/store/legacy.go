@@ -128,6 +128,8 @@ func legacyNext(err error) string {
 		return "; to migrate it, put a regular copy of its own in its place and start a session again"
 	case errors.Is(err, errLegacyTooLarge):
 		return "; to migrate it, bring it under the limit and start a session again"
+	case errors.Is(err, migrate.ErrForeign):
+		return "; Cairn takes it for another tool's file and never reads or changes it: leave it where it is"
 	}
 	return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
 }
@@ -192,6 +194,20 @@ func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 		return Legacy{}, err
 	}
 	return Legacy{Name: name, From: res.From, Record: rec, Backup: res.Backup}, nil
+}
+
+// maybeNewer reports whether err, a snapshot's, is of a document that holds no workflow record
+// and has a version above the ones this Cairn reads: another tool's file, or a newer Cairn's
+// that moved its fields. Neither is damage to repair, nor Cairn's to move.
+func maybeNewer(err error) bool {
+	fe, ok := errors.AsType[*migrate.ForeignError](err)
+	return ok && fe.Newer
+}
+
+// foreignSnapshot is the error for such a snapshot: it is left in place, and nothing starts
+// over it.
+func (s *Store) foreignSnapshot(err error) *UnreadableError {
+	return s.unreadable(fmt.Errorf("the workflow snapshot %s in %s was left as it is: %w; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move: move it out of %s and run the command again (Cairn then reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err, s.dir))
 }
 
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping

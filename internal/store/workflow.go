@@ -260,6 +260,8 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			w.Data, w.ID, w.Revision = data, m.id, m.rev
 		case errors.Is(err, migrate.ErrNewer):
 			return w, tailState{}, err
+		case maybeNewer(err):
+			return w, tailState{}, s.foreignSnapshot(err)
 		case errors.As(err, &old):
 			return s.migrateOwn(w, data)
 		}
