@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -210,17 +211,27 @@ func (s *Store) foreignSnapshot(err error) *UnreadableError {
 	return s.unreadable(fmt.Errorf("the workflow snapshot %s in %s was left as it is: %w; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move: move it out of %s and run the command again (Cairn then reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err, s.dir))
 }
 
+// unmigratable is the error for an older snapshot that could not be migrated (err).
+func (s *Store) unmigratable(err error) error {
+	return fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says and run the command again", s.dir, err)
+}
+
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping
 // the original as workflow-state.v<old>.json.bak.
 func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error) {
 	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
 	if err != nil {
-		return w, tailState{}, fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says and run the command again", s.dir, err)
+		return w, tailState{}, s.unmigratable(err)
 	}
 	if res.Record == nil {
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
 	backup, err := s.keepBackup(res.Backup, data)
+	if we, ok := errors.AsType[*WriteError](err); ok && readOnlyErr(we) {
+		out, err := ownInMemory(res, err)
+		out.Notices = append(w.Notices, out.Notices...)
+		return out, tailState{}, err
+	}
 	if err != nil {
 		return w, tailState{}, err
 	}
@@ -247,6 +258,47 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
 		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0; the original is kept as %s", res.From, backup)})
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
+}
+
+// readOnlyErr reports whether we is a write refused because the directory cannot be written,
+// rather than one that failed (a full disk, an I/O error).
+func readOnlyErr(we *WriteError) bool {
+	return errors.Is(we.Err, syscall.EROFS) || errors.Is(we.Err, fs.ErrPermission)
+}
+
+// olderInMemory answers a read of the snapshot when the state directory cannot be written
+// (why) and there is no journal: an older record is migrated in memory, and nothing is
+// written until a later read can. ok is false when the snapshot is not an older record.
+func (s *Store) olderInMemory(why error) (w Workflow, ok bool, err error) {
+	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
+	if err != nil {
+		return Workflow{}, false, nil
+	}
+	if _, err := readMeta(data); !errors.As(err, new(errNeedsMigration)) {
+		return Workflow{}, false, nil
+	}
+	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
+	if err != nil {
+		return Workflow{}, true, s.unmigratable(err)
+	}
+	w, err = ownInMemory(res, why)
+	return w, true, err
+}
+
+// ownInMemory is the workflow an older snapshot migrates to (res), read but not written
+// because the state directory cannot be written (why).
+func ownInMemory(res migrate.Result, why error) (Workflow, error) {
+	if res.Record == nil {
+		return Workflow{}, &NotFoundError{What: "workflow"}
+	}
+	data, err := json.Marshal(res.Record)
+	if err != nil {
+		return Workflow{}, err
+	}
+	return Workflow{Data: data, ID: res.Record.WorkflowID, Revision: res.Record.Revision, Notices: []Notice{{
+		Kind: "legacy-pending", Path: WorkflowFile, Revision: res.Record.Revision,
+		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0 in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next command migrates it on disk and keeps the original as %s", res.From, why, res.Backup),
+	}}}, nil
 }
 
 // keepBackup writes data, the original of a migration, under name or the first free name

@@ -188,6 +188,9 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 		return Workflow{}, s.unreadable(err) // as a locked read finds
 	}
 	if rec == nil {
+		if w, ok, err := s.olderInMemory(lockErr); ok {
+			return w, err
+		}
 		if d := s.damaged(); d != nil {
 			return Workflow{}, d // on record but unreadable, as a locked read finds
 		}
