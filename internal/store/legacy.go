@@ -78,14 +78,11 @@ func (s *Store) findLegacy(skip ...string) (root, name string, ok bool) {
 // "migrated" event) and then renames the original to its .v<old>.json.bak name beside it, so
 // it is kept but not migrated twice. A file that is not a format Cairn migrates is left alone.
 func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name, s.o.now())
-	if err != nil {
-		if !errors.Is(err, errNoLegacy) {
-			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-				Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is%s", name, err, legacyNext(err))})
-		}
+	l, ok := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is")
+	if !ok {
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
+	name = l.Name
 	out, err := s.commitLocked(Workflow{}, tailState{}, l.Record, Event{Kind: "migrated", Detail: "from " + l.From.String() + " " + name})
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
@@ -107,16 +104,33 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 // migrated workflow (a missing state directory reads from memory), and renaming the original
 // then would lose the workflow.
 func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name, s.o.now())
-	switch {
-	case err == nil:
-		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: name,
-			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", name, l.From)})
-	case !errors.Is(err, errNoLegacy):
-		w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-			Message: fmt.Sprintf("%s in the project cannot be migrated (%s); it is left as it is%s", name, err, legacyNext(err))})
+	if l, ok := s.firstLegacy(&w, root, name, "cannot be migrated", "it is left as it is"); ok {
+		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: l.Name,
+			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", l.Name, l.From)})
 	}
 	return w, tailState{}, &NotFoundError{What: "workflow"}
+}
+
+// firstLegacy reads the seed's state file name and, when it cannot be migrated, the ones
+// findLegacy finds after it, until one can: each stands alone, and one that cannot be
+// migrated, said in a legacy-skipped notice added to w, keeps no other from migrating.
+func (s *Store) firstLegacy(w *Workflow, root, name, not, left string) (Legacy, bool) {
+	var seen []string
+	for {
+		l, err := s.readLegacy(root, name, s.o.now())
+		if err == nil {
+			return l, true
+		}
+		if !errors.Is(err, errNoLegacy) {
+			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
+				Message: fmt.Sprintf("%s in the project %s (%s); %s%s", name, not, err, left, legacyNext(err))})
+		}
+		seen = append(seen, name)
+		var ok bool
+		if root, name, ok = s.findLegacy(seen...); !ok {
+			return Legacy{}, false
+		}
+	}
 }
 
 // legacyNext is the next step for a seed's state file that is not migrated, after why (err):
