@@ -29,6 +29,7 @@ func TestLegacyFileRefused(t *testing.T) {
 		{"bom", content(append([]byte("\ufeff"), seed...)), "byte order mark"},
 		{"nul", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\x00an\"}")), "control character"},
 		{"non-utf8", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}")), "invalid UTF-8"},
+		{"utf-16", content(utf16LE(seed)), "UTF-16"},
 		{"duplicate-key", content([]byte(`{"type":"APEX","type":"DEBUG","phase":"plan"}`)), "duplicate key"},
 		{"deep", content([]byte(`{"type":"APEX","phase":"plan","x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)), "nested deeper"},
 		{"array", content([]byte(`[{"type":"APEX","phase":"plan"}]`)), "array, not an object"},
@@ -91,6 +92,15 @@ func TestLegacyFileRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// utf16LE is b, ASCII, as Windows' "Unicode" text: UTF-16LE after its byte order mark.
+func utf16LE(b []byte) []byte {
+	out := []byte{0xff, 0xfe}
+	for _, c := range b {
+		out = append(out, c, 0)
+	}
+	return out
 }
 
 func content(b []byte) func(*testing.T, string) {

@@ -79,6 +79,10 @@ func TestDetect(t *testing.T) {
 		{name: "duplicate key escaped", in: `{"type":"APEX","phase":"plan","\u0074ype":"X"}`, want: Unknown, wantErr: ErrMalformed, msg: "duplicate key (a 4-byte key already in this object) at byte 30"},
 		{name: "same key in sibling objects", in: `{"type":"APEX","phase":"plan","approvals":[{"phase":"a"},{"phase":"b"}]}`, want: Seed001},
 		{name: "byte order mark", in: "\ufeff{\"type\":\"APEX\",\"phase\":\"plan\"}", want: Unknown, wantErr: ErrMalformed, msg: "starts with a byte order mark (BOM), which JSON does not allow"},
+		// PowerShell's Out-File and Notepad's "Unicode" write UTF-16, with or without a BOM.
+		{name: "utf-16le with bom", in: "\xff\xfe{\x00}\x00", want: Unknown, wantErr: ErrMalformed, msg: "UTF-16 text, not UTF-8: save it as UTF-8"},
+		{name: "utf-16be with bom", in: "\xfe\xff\x00{\x00}", want: Unknown, wantErr: ErrMalformed, msg: "UTF-16 text"},
+		{name: "utf-16le without bom", in: "{\x00\"\x00t\x00\"\x00:\x001\x00}\x00", want: Unknown, wantErr: ErrMalformed, msg: "UTF-16 text"},
 		{name: "invalid utf-8", in: "{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}", want: Unknown, wantErr: ErrMalformed, msg: "invalid UTF-8"},
 		{name: "truncated", in: `{"type":"APEX","phase":`, want: Unknown, wantErr: ErrMalformed},
 		{name: "truncated inside array", in: `{"type":"APEX","completedPhases":["a"`, want: Unknown, wantErr: ErrMalformed, msg: "truncated"},
