@@ -200,3 +200,39 @@ func TestLegacyExecutionUnreadable(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyRefusalStepFitsTheCause: a seed file that is strict JSON in a format Cairn knows
+// but cannot be migrated is not told to be corrected "to strict JSON in a format Cairn knows",
+// and each notice says once that the file was left as it is. A migrated record over a limit
+// (the fields kept under legacy sit two levels deeper) asks for a smaller file; a conversion
+// that lacks something asks to correct what the notice says; the cleared state {} has nothing
+// to migrate. Before, all of them got the strict JSON step, and a conversion's refusal said
+// twice that the file was left as it is.
+func TestLegacyRefusalStepFitsTheCause(t *testing.T) {
+	for name, c := range map[string]struct{ doc, step string }{
+		"too-deep":   {`{"type":"APEX","phase":"plan","x":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}`, "make it smaller or less deeply nested"},
+		"too-large":  {`{"type":"APEX","phase":"plan","x":"` + strings.Repeat("\u2028", 300000) + `"}`, "make it smaller or less deeply nested"},
+		"no-phase":   {`{"type":"Custom","lastUpdated":"2026-01-01T00:00:00Z"}`, "correct in it what that says"},
+		"no-type":    {`{"type":"???","phase":"plan"}`, "correct in it what that says"},
+		"cleared-up": {`{}`, "there is no workflow in it to migrate"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := newStore(t)
+			p := filepath.Join(filepath.Dir(dir), "workflow-state.json")
+			if err := os.WriteFile(p, []byte(c.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			w, err := s.ReadWorkflow()
+			if !errors.Is(err, store.ErrNotFound) || len(w.Notices) != 1 || w.Notices[0].Kind != "legacy-skipped" {
+				t.Fatalf("%+v %v, want not found with one legacy-skipped notice", w.Notices, err)
+			}
+			msg := w.Notices[0].Message
+			if strings.Contains(msg, "strict JSON") || !strings.Contains(msg, c.step) || strings.Count(msg, "left as it is") != 1 {
+				t.Fatalf("%q: want no strict JSON step, the step %q, and \"left as it is\" once", msg, c.step)
+			}
+			if b, _ := os.ReadFile(p); string(b) != c.doc {
+				t.Fatal("the file changed")
+			}
+		})
+	}
+}
