@@ -145,8 +145,17 @@ func legacyNext(err error) string {
 		return "; to migrate it, bring it under the limit and start a session again"
 	case errors.Is(err, migrate.ErrForeign):
 		return "; Cairn takes it for another tool's file and never reads or changes it: leave it where it is"
+	case errors.Is(err, migrate.ErrLimit):
+		return "; to migrate it, make it smaller or less deeply nested and start a session again"
+	case errors.Is(err, errNoWorkflow):
+		return "; there is no workflow in it to migrate"
+	case errors.Is(err, errLegacyUnreadable):
+		return "; to migrate it, make it readable and start a session again"
+	case errors.Is(err, migrate.ErrMalformed), errors.Is(err, migrate.ErrUnknownFormat):
+		return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
 	}
-	return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
+	// Strict JSON in a format Cairn knows, lacking something the record needs.
+	return "; to migrate it, correct in it what that says and start a session again"
 }
 
 // legacyReadErr says why a seed's state file found in the project cannot be read. Only a file
@@ -162,12 +171,14 @@ func legacyReadErr(err error) error {
 	case errors.Is(err, durable.ErrTooLarge):
 		return errLegacyTooLarge
 	}
-	return fmt.Errorf("it could not be read: %w", err)
+	return fmt.Errorf("%w: %w", errLegacyUnreadable, err)
 }
 
 var (
-	errNotFile        = errors.New("only a regular file of its own is read in place of a state file")
-	errLegacyTooLarge = errors.New("it is over the 1 MiB limit of a state file")
+	errNotFile          = errors.New("only a regular file of its own is read in place of a state file")
+	errLegacyTooLarge   = errors.New("it is over the 1 MiB limit of a state file")
+	errLegacyUnreadable = errors.New("it could not be read")
+	errNoWorkflow       = errors.New("it holds no workflow")
 )
 
 // errNoLegacy: the file could not be read, so there is nothing to report about it.
@@ -202,7 +213,7 @@ func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 		return Legacy{}, err
 	}
 	if !res.From.NeedsMigration() || res.Record == nil {
-		return Legacy{}, errors.New("it holds no workflow")
+		return Legacy{}, errNoWorkflow
 	}
 	rec, err := json.Marshal(res.Record)
 	if err != nil {

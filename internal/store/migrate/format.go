@@ -77,6 +77,10 @@ var (
 	ErrUnknownFormat = errors.New("not a workflow state format Cairn knows")
 	// ErrNewer: the record was written by a newer Cairn. Errors that match it are *NewerError.
 	ErrNewer = errors.New("written by a newer Cairn")
+	// ErrLimit: the document converts, but the record it makes would break a limit of the
+	// strict JSON gate (1 MiB, 64 levels), since the fields it keeps under legacy sit two
+	// levels deeper than in the original.
+	ErrLimit = errors.New("the migrated record, which keeps the original's unmapped fields under legacy, would break a document limit")
 	// ErrEmpty: the document is "{}", the cleared state; there is no workflow to convert.
 	ErrEmpty = errors.New("empty state {}: no workflow to migrate")
 	// ErrForeign: the document is a JSON object of no format Cairn knows, and no workflow
