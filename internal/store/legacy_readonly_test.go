@@ -104,3 +104,56 @@ func TestOlderSnapshotInReadOnlyStateDir(t *testing.T) {
 		})
 	}
 }
+
+// TestSeedFileWithReadOnlyStateDir: a seed's state file in a project whose state directory
+// cannot be written is read and migrated in memory, as an older snapshot there is, with a
+// notice saying nothing was written and the one step; the seed file is left as it is. Once
+// the directory can be written, the next read migrates it and keeps the original. Before, the
+// read failed on the lock, saying that "the existing state can still be read" while none was.
+func TestSeedFileWithReadOnlyStateDir(t *testing.T) {
+	old, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
+	mustOpen(t, dir)
+	seed := filepath.Join(filepath.Dir(dir), "workflow-state.json")
+	if err := os.WriteFile(seed, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ro := mustOpen(t, dir, store.WithFS(readOnly{d}))
+	var id string
+	for read := 1; read <= 2; read++ {
+		w, err := ro.ReadWorkflow()
+		if err != nil {
+			t.Fatalf("read %d: %v", read, err)
+		}
+		if !bytes.Contains(w.Data, []byte(`"version":"2.0"`)) || (id != "" && w.ID != id) {
+			t.Fatalf("read %d: %s %s", read, w.ID, w.Data)
+		}
+		id = w.ID
+		if len(w.Notices) != 1 || w.Notices[0].Kind != "legacy-pending" || w.Notices[0].Path != ".claude/workflow-state.json" {
+			t.Fatalf("read %d: notices %+v", read, w.Notices)
+		}
+		for _, want := range []string{"seed001", "in memory", "cannot be written", "make the state directory writable"} {
+			if !strings.Contains(w.Notices[0].Message, want) {
+				t.Fatalf("read %d: %q does not say %q", read, w.Notices[0].Message, want)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(seed); !bytes.Equal(b, old) {
+		t.Fatal("the seed file changed or moved")
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.WorkflowFile)); !os.IsNotExist(err) {
+		t.Fatalf("a snapshot was written: %v", err)
+	}
+	w, err := mustOpen(t, dir).ReadWorkflow()
+	if err != nil || w.ID != id || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
+		t.Fatalf("writable: %+v %v", w, err)
+	}
+}
