@@ -292,10 +292,14 @@ func readOnlyErr(we *WriteError) bool {
 }
 
 // olderInMemory answers a read of the snapshot when the state directory cannot be written
-// (why) and there is no journal: an older record is migrated in memory, and nothing is
-// written until a later read can. ok is false when the snapshot is not an older record.
+// (why) and there is no journal: an older record, or with no snapshot a seed's state file, is
+// migrated in memory, and nothing is written until a later read can. ok is false when there
+// is neither.
 func (s *Store) olderInMemory(why error) (w Workflow, ok bool, err error) {
 	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.legacyInMemory(why)
+	}
 	if err != nil {
 		return Workflow{}, false, nil
 	}
@@ -308,6 +312,26 @@ func (s *Store) olderInMemory(why error) (w Workflow, ok bool, err error) {
 	}
 	w, err = ownInMemory(res, why)
 	return w, true, err
+}
+
+// legacyInMemory is olderInMemory for a seed's state file, the first that reads (firstLegacy).
+func (s *Store) legacyInMemory(why error) (w Workflow, ok bool, err error) {
+	root, name, found := s.findLegacy()
+	if !found {
+		return Workflow{}, false, nil
+	}
+	l, found := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is")
+	if !found {
+		return w, true, &NotFoundError{What: "workflow"}
+	}
+	m, err := readMeta(l.Record)
+	if err != nil {
+		return w, true, err
+	}
+	w.Data, w.ID, w.Revision = l.Record, m.id, m.rev
+	w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: l.Name, Revision: m.rev,
+		Message: fmt.Sprintf("%s (%s) was migrated to schema 2.0 in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next session start, or the next command that changes the workflow, migrates it and keeps the original as %s", l.Name, l.From, why, l.Backup)})
+	return w, true, nil
 }
 
 // ownInMemory is the workflow an older snapshot migrates to (res), read but not written
