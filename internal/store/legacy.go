@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -77,14 +78,11 @@ func (s *Store) findLegacy(skip ...string) (root, name string, ok bool) {
 // "migrated" event) and then renames the original to its .v<old>.json.bak name beside it, so
 // it is kept but not migrated twice. A file that is not a format Cairn migrates is left alone.
 func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name, s.o.now())
-	if err != nil {
-		if !errors.Is(err, errNoLegacy) {
-			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-				Message: fmt.Sprintf("%s in the project was not migrated (%s); it was left as it is%s", name, err, legacyNext(err))})
-		}
+	l, ok := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is")
+	if !ok {
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
+	name = l.Name
 	out, err := s.commitLocked(Workflow{}, tailState{}, l.Record, Event{Kind: "migrated", Detail: "from " + l.From.String() + " " + name})
 	if err != nil {
 		return w, tailState{}, fmt.Errorf("migrating %s: %w", name, err)
@@ -106,16 +104,33 @@ func (s *Store) migrateLegacy(w Workflow, root, name string) (Workflow, tailStat
 // migrated workflow (a missing state directory reads from memory), and renaming the original
 // then would lose the workflow.
 func (s *Store) legacyPending(w Workflow, root, name string) (Workflow, tailState, error) {
-	l, err := s.readLegacy(root, name, s.o.now())
-	switch {
-	case err == nil:
-		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: name,
-			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", name, l.From)})
-	case !errors.Is(err, errNoLegacy):
-		w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
-			Message: fmt.Sprintf("%s in the project cannot be migrated (%s); it is left as it is%s", name, err, legacyNext(err))})
+	if l, ok := s.firstLegacy(&w, root, name, "cannot be migrated", "it is left as it is"); ok {
+		w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: l.Name,
+			Message: fmt.Sprintf("%s (%s) holds a workflow not yet migrated to schema 2.0; the next session start, or the next command that changes the workflow, migrates it", l.Name, l.From)})
 	}
 	return w, tailState{}, &NotFoundError{What: "workflow"}
+}
+
+// firstLegacy reads the seed's state file name and, when it cannot be migrated, the ones
+// findLegacy finds after it, until one can: each stands alone, and one that cannot be
+// migrated, said in a legacy-skipped notice added to w, keeps no other from migrating.
+func (s *Store) firstLegacy(w *Workflow, root, name, not, left string) (Legacy, bool) {
+	var seen []string
+	for {
+		l, err := s.readLegacy(root, name, s.o.now())
+		if err == nil {
+			return l, true
+		}
+		if !errors.Is(err, errNoLegacy) {
+			w.Notices = append(w.Notices, Notice{Kind: "legacy-skipped", Path: name,
+				Message: fmt.Sprintf("%s in the project %s (%s); %s%s", name, not, err, left, legacyNext(err))})
+		}
+		seen = append(seen, name)
+		var ok bool
+		if root, name, ok = s.findLegacy(seen...); !ok {
+			return Legacy{}, false
+		}
+	}
 }
 
 // legacyNext is the next step for a seed's state file that is not migrated, after why (err):
@@ -128,8 +143,19 @@ func legacyNext(err error) string {
 		return "; to migrate it, put a regular copy of its own in its place and start a session again"
 	case errors.Is(err, errLegacyTooLarge):
 		return "; to migrate it, bring it under the limit and start a session again"
+	case errors.Is(err, migrate.ErrForeign):
+		return "; Cairn takes it for another tool's file and never reads or changes it: leave it where it is"
+	case errors.Is(err, migrate.ErrLimit):
+		return "; to migrate it, make it smaller or less deeply nested and start a session again"
+	case errors.Is(err, errNoWorkflow):
+		return "; there is no workflow in it to migrate"
+	case errors.Is(err, errLegacyUnreadable):
+		return "; to migrate it, make it readable and start a session again"
+	case errors.Is(err, migrate.ErrMalformed), errors.Is(err, migrate.ErrUnknownFormat):
+		return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
 	}
-	return "; to migrate it, correct it to strict JSON in a format Cairn knows and start a session again"
+	// Strict JSON in a format Cairn knows, lacking something the record needs.
+	return "; to migrate it, correct in it what that says and start a session again"
 }
 
 // legacyReadErr says why a seed's state file found in the project cannot be read. Only a file
@@ -145,12 +171,14 @@ func legacyReadErr(err error) error {
 	case errors.Is(err, durable.ErrTooLarge):
 		return errLegacyTooLarge
 	}
-	return fmt.Errorf("it could not be read: %w", err)
+	return fmt.Errorf("%w: %w", errLegacyUnreadable, err)
 }
 
 var (
-	errNotFile        = errors.New("only a regular file of its own is read in place of a state file")
-	errLegacyTooLarge = errors.New("it is over the 1 MiB limit of a state file")
+	errNotFile          = errors.New("only a regular file of its own is read in place of a state file")
+	errLegacyTooLarge   = errors.New("it is over the 1 MiB limit of a state file")
+	errLegacyUnreadable = errors.New("it could not be read")
+	errNoWorkflow       = errors.New("it holds no workflow")
 )
 
 // errNoLegacy: the file could not be read, so there is nothing to report about it.
@@ -185,7 +213,7 @@ func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 		return Legacy{}, err
 	}
 	if !res.From.NeedsMigration() || res.Record == nil {
-		return Legacy{}, errors.New("it holds no workflow")
+		return Legacy{}, errNoWorkflow
 	}
 	rec, err := json.Marshal(res.Record)
 	if err != nil {
@@ -194,17 +222,41 @@ func (s *Store) readLegacy(root, name string, now time.Time) (Legacy, error) {
 	return Legacy{Name: name, From: res.From, Record: rec, Backup: res.Backup}, nil
 }
 
+// maybeNewer reports whether err, a snapshot's, is of a document that holds no workflow record
+// and has a version above the ones this Cairn reads: another tool's file, or a newer Cairn's
+// that moved its fields. Neither is damage to repair, nor Cairn's to move.
+func maybeNewer(err error) bool {
+	fe, ok := errors.AsType[*migrate.ForeignError](err)
+	return ok && fe.Newer
+}
+
+// foreignSnapshot is the error for such a snapshot: it is left in place, and nothing starts
+// over it.
+func (s *Store) foreignSnapshot(err error) *UnreadableError {
+	return s.unreadable(fmt.Errorf("the workflow snapshot %s in %s was left as it is: %w; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move: move it out of %s and run the command again (Cairn then reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err, s.dir))
+}
+
+// unmigratable is the error for an older snapshot that could not be migrated (err).
+func (s *Store) unmigratable(err error) error {
+	return fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says and run the command again", s.dir, err)
+}
+
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping
 // the original as workflow-state.v<old>.json.bak.
 func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error) {
 	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
 	if err != nil {
-		return w, tailState{}, fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says and run the command again", s.dir, err)
+		return w, tailState{}, s.unmigratable(err)
 	}
 	if res.Record == nil {
 		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
 	backup, err := s.keepBackup(res.Backup, data)
+	if we, ok := errors.AsType[*WriteError](err); ok && readOnlyErr(we) {
+		out, err := ownInMemory(res, err)
+		out.Notices = append(w.Notices, out.Notices...)
+		return out, tailState{}, err
+	}
 	if err != nil {
 		return w, tailState{}, err
 	}
@@ -231,6 +283,71 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	out.Notices = append(out.Notices, Notice{Kind: "migrated", Path: WorkflowFile, Revision: out.Revision,
 		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0; the original is kept as %s", res.From, backup)})
 	return out.Workflow, tailState{seq: out.Seq, rev: out.Revision}, nil
+}
+
+// readOnlyErr reports whether we is a write refused because the directory cannot be written,
+// rather than one that failed (a full disk, an I/O error).
+func readOnlyErr(we *WriteError) bool {
+	return errors.Is(we.Err, syscall.EROFS) || errors.Is(we.Err, fs.ErrPermission)
+}
+
+// olderInMemory answers a read of the snapshot when the state directory cannot be written
+// (why) and there is no journal: an older record, or with no snapshot a seed's state file, is
+// migrated in memory, and nothing is written until a later read can. ok is false when there
+// is neither.
+func (s *Store) olderInMemory(why error) (w Workflow, ok bool, err error) {
+	data, err := durable.ReadFile(s.fs, WorkflowFile, strictjson.MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.legacyInMemory(why)
+	}
+	if err != nil {
+		return Workflow{}, false, nil
+	}
+	if _, err := readMeta(data); !errors.As(err, new(errNeedsMigration)) {
+		return Workflow{}, false, nil
+	}
+	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
+	if err != nil {
+		return Workflow{}, true, s.unmigratable(err)
+	}
+	w, err = ownInMemory(res, why)
+	return w, true, err
+}
+
+// legacyInMemory is olderInMemory for a seed's state file, the first that reads (firstLegacy).
+func (s *Store) legacyInMemory(why error) (w Workflow, ok bool, err error) {
+	root, name, found := s.findLegacy()
+	if !found {
+		return Workflow{}, false, nil
+	}
+	l, found := s.firstLegacy(&w, root, name, "was not migrated", "it was left as it is")
+	if !found {
+		return w, true, &NotFoundError{What: "workflow"}
+	}
+	m, err := readMeta(l.Record)
+	if err != nil {
+		return w, true, err
+	}
+	w.Data, w.ID, w.Revision = l.Record, m.id, m.rev
+	w.Notices = append(w.Notices, Notice{Kind: "legacy-pending", Path: l.Name, Revision: m.rev,
+		Message: fmt.Sprintf("%s (%s) was migrated to schema 2.0 in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next session start, or the next command that changes the workflow, migrates it and keeps the original as %s", l.Name, l.From, why, l.Backup)})
+	return w, true, nil
+}
+
+// ownInMemory is the workflow an older snapshot migrates to (res), read but not written
+// because the state directory cannot be written (why).
+func ownInMemory(res migrate.Result, why error) (Workflow, error) {
+	if res.Record == nil {
+		return Workflow{}, &NotFoundError{What: "workflow"}
+	}
+	data, err := json.Marshal(res.Record)
+	if err != nil {
+		return Workflow{}, err
+	}
+	return Workflow{Data: data, ID: res.Record.WorkflowID, Revision: res.Record.Revision, Notices: []Notice{{
+		Kind: "legacy-pending", Path: WorkflowFile, Revision: res.Record.Revision,
+		Message: fmt.Sprintf("the workflow snapshot (%s) was migrated to schema 2.0 in memory only, and left as it is, since the state directory cannot be written (%v); make the state directory writable, and the next command migrates it on disk and keeps the original as %s", res.From, why, res.Backup),
+	}}}, nil
 }
 
 // keepBackup writes data, the original of a migration, under name or the first free name

@@ -29,6 +29,7 @@ func TestLegacyFileRefused(t *testing.T) {
 		{"bom", content(append([]byte("\ufeff"), seed...)), "byte order mark"},
 		{"nul", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\x00an\"}")), "control character"},
 		{"non-utf8", content([]byte("{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}")), "invalid UTF-8"},
+		{"utf-16", content(utf16LE(seed)), "UTF-16"},
 		{"duplicate-key", content([]byte(`{"type":"APEX","type":"DEBUG","phase":"plan"}`)), "duplicate key"},
 		{"deep", content([]byte(`{"type":"APEX","phase":"plan","x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)), "nested deeper"},
 		{"array", content([]byte(`[{"type":"APEX","phase":"plan"}]`)), "array, not an object"},
@@ -91,6 +92,15 @@ func TestLegacyFileRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// utf16LE is b, ASCII, as Windows' "Unicode" text: UTF-16LE after its byte order mark.
+func utf16LE(b []byte) []byte {
+	out := []byte{0xff, 0xfe}
+	for _, c := range b {
+		out = append(out, c, 0)
+	}
+	return out
 }
 
 func content(b []byte) func(*testing.T, string) {
@@ -186,6 +196,42 @@ func TestLegacyExecutionUnreadable(t *testing.T) {
 				if after := snapshotPath(t, ep); after != before {
 					t.Fatalf("run %d: execution.json changed or moved", run)
 				}
+			}
+		})
+	}
+}
+
+// TestLegacyRefusalStepFitsTheCause: a seed file that is strict JSON in a format Cairn knows
+// but cannot be migrated is not told to be corrected "to strict JSON in a format Cairn knows",
+// and each notice says once that the file was left as it is. A migrated record over a limit
+// (the fields kept under legacy sit two levels deeper) asks for a smaller file; a conversion
+// that lacks something asks to correct what the notice says; the cleared state {} has nothing
+// to migrate. Before, all of them got the strict JSON step, and a conversion's refusal said
+// twice that the file was left as it is.
+func TestLegacyRefusalStepFitsTheCause(t *testing.T) {
+	for name, c := range map[string]struct{ doc, step string }{
+		"too-deep":   {`{"type":"APEX","phase":"plan","x":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}`, "make it smaller or less deeply nested"},
+		"too-large":  {`{"type":"APEX","phase":"plan","x":"` + strings.Repeat("\u2028", 300000) + `"}`, "make it smaller or less deeply nested"},
+		"no-phase":   {`{"type":"Custom","lastUpdated":"2026-01-01T00:00:00Z"}`, "correct in it what that says"},
+		"no-type":    {`{"type":"???","phase":"plan"}`, "correct in it what that says"},
+		"cleared-up": {`{}`, "there is no workflow in it to migrate"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, dir := newStore(t)
+			p := filepath.Join(filepath.Dir(dir), "workflow-state.json")
+			if err := os.WriteFile(p, []byte(c.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			w, err := s.ReadWorkflow()
+			if !errors.Is(err, store.ErrNotFound) || len(w.Notices) != 1 || w.Notices[0].Kind != "legacy-skipped" {
+				t.Fatalf("%+v %v, want not found with one legacy-skipped notice", w.Notices, err)
+			}
+			msg := w.Notices[0].Message
+			if strings.Contains(msg, "strict JSON") || !strings.Contains(msg, c.step) || strings.Count(msg, "left as it is") != 1 {
+				t.Fatalf("%q: want no strict JSON step, the step %q, and \"left as it is\" once", msg, c.step)
+			}
+			if b, _ := os.ReadFile(p); string(b) != c.doc {
+				t.Fatal("the file changed")
 			}
 		})
 	}

@@ -188,6 +188,9 @@ func (s *Store) rebuildInMemory(lockErr error) (Workflow, error) {
 		return Workflow{}, s.unreadable(err) // as a locked read finds
 	}
 	if rec == nil {
+		if w, ok, err := s.olderInMemory(lockErr); ok {
+			return w, err
+		}
 		if d := s.damaged(); d != nil {
 			return Workflow{}, d // on record but unreadable, as a locked read finds
 		}
@@ -260,6 +263,8 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 			w.Data, w.ID, w.Revision = data, m.id, m.rev
 		case errors.Is(err, migrate.ErrNewer):
 			return w, tailState{}, err
+		case maybeNewer(err):
+			return w, tailState{}, s.foreignSnapshot(err)
 		case errors.As(err, &old):
 			return s.migrateOwn(w, data)
 		}

@@ -135,7 +135,7 @@ func Convert(f Format, data []byte, extra Extra, now time.Time) (*workflow.Recor
 		out, err = c.finish()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("migrating %s: %w; the original was left as it is", f.describe(), err)
+		return nil, fmt.Errorf("migrating %s: %w", f.describe(), err)
 	}
 	return out, nil
 }
@@ -358,8 +358,8 @@ func (c *conv) finish() (*workflow.Record, error) {
 	}
 	if err := strictCheck(out); err != nil {
 		// Keeping the original's fields under legacy nests them two levels deeper and can
-		// push a document near a limit over it.
-		return nil, fmt.Errorf("the migrated record, which keeps the original's unmapped fields under legacy, would break a document limit: %w", err)
+		// push a document near a limit over it. The original is strict JSON all the same.
+		return nil, fmt.Errorf("%w: %s", ErrLimit, strings.TrimPrefix(err.Error(), ErrMalformed.Error()+": "))
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("the migrated record fails its own check (a Cairn bug, please report it): %w", err)

@@ -156,11 +156,11 @@ func TestConvertRefusals(t *testing.T) {
 		{name: "seed004 no name anywhere", f: Seed004, data: `{"version":1,"stages":[{"id":"a","status":"done"}]}`, msg: "no file name to take it from"},
 		{name: "seed004 no stages and no state", f: Seed004, data: `{"workflow":"release","version":1,"current_stage":null}`, msg: "names no current phase"},
 		{name: "deep unmapped field", f: Seed001, data: `{"type":"APEX","phase":"plan","x":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}`,
-			is: ErrMalformed, msg: "would break a document limit"},
+			is: ErrLimit, msg: "would break a document limit: nested deeper than 64"},
 		// U+2028 is 3 bytes as it comes and 6 once encoding/json escapes it: under 1 MiB in,
 		// over it out.
 		{name: "record over 1 MiB", f: Seed001, data: `{"type":"APEX","phase":"plan","x":"` + strings.Repeat("\u2028", 300000) + `"}`,
-			is: ErrMalformed, msg: "would break a document limit: not strict JSON: 1800"},
+			is: ErrLimit, msg: "would break a document limit: 1800"},
 		{name: "schema1 type not a string", f: Schema1, data: `{"version":"1.0","type":7,"state":"plan"}`, msg: "names no workflow type"},
 	}
 	for _, tc := range tests {
@@ -171,6 +171,10 @@ func TestConvertRefusals(t *testing.T) {
 			}
 			if tc.is != nil && !errors.Is(err, tc.is) {
 				t.Errorf("error %v does not match %v", err, tc.is)
+			}
+			// The original of a record over a limit is strict JSON.
+			if errors.Is(err, ErrLimit) && errors.Is(err, ErrMalformed) {
+				t.Errorf("error %v says the original is not strict JSON", err)
 			}
 			if !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error %q does not say %q", err, tc.msg)

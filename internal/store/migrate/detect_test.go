@@ -27,12 +27,16 @@ func TestDetect(t *testing.T) {
 		{name: "current 2 as string", in: `{"version":"2","type":"apex","state":"plan"}`, want: Current},
 		{name: "newer 3.0", in: `{"version":"3.0","workflow_id":"apex-1","type":"apex"}`, want: Newer, wantErr: ErrNewer, msg: `version "3.0" was written by a newer Cairn`},
 		{name: "newer number 3", in: `{"version":3,"type":"apex","state":"plan"}`, want: Newer, wantErr: ErrNewer, msg: "version 3 was written by a newer Cairn"},
-		{name: "newer 10.2", in: `{"version":"10.2","status":"active"}`, want: Newer, wantErr: ErrNewer, msg: `"10.2"`},
-		{name: "newer v4", in: `{"version":"v4","type":"apex"}`, want: Newer, wantErr: ErrNewer, msg: `"v4"`},
+		{name: "newer 10.2", in: `{"version":"10.2","status":"active","state":"plan"}`, want: Newer, wantErr: ErrNewer, msg: `"10.2"`},
+		{name: "newer v4", in: `{"version":"v4","type":"apex","revision":3}`, want: Newer, wantErr: ErrNewer, msg: `"v4"`},
 		{name: "newer with renamed fields", in: `{"version":"3.0","workflow_id":"x","kind":"apex"}`, want: Newer, wantErr: ErrNewer},
 		{name: "newer, version only", in: `{"version":"3.0"}`, want: Newer, wantErr: ErrNewer, msg: `version "3.0" was written by a newer Cairn`},
 		{name: "newer, version and revision", in: `{"version":"3.0","revision":2}`, want: Newer, wantErr: ErrNewer},
-		{name: "package.json is foreign", in: `{"name":"shop","version":"3.2.1","dependencies":{}}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "none of a workflow record's fields"},
+		{name: "package.json is foreign", in: `{"name":"shop","version":"3.2.1","dependencies":{}}`, want: Unknown, wantErr: ErrForeign, msg: `version "3.2.1" but not a newer Cairn's record`},
+		// One field a record also has (a package.json's "type": "module") does not make a
+		// newer Cairn's record: it takes a workflow_id or two of a record's fields.
+		{name: "package.json with a type is foreign", in: `{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, want: Unknown, wantErr: ErrForeign, msg: "not a newer Cairn's record"},
+		{name: "version 4 with a status is foreign", in: `{"version":4,"status":"ok","items":[]}`, want: Unknown, wantErr: ErrForeign, msg: "version 4 but not a newer Cairn's record"},
 		{name: "seed001 apex", in: `{"type":"APEX","phase":"implement","lastUpdated":"2026-02-11T14:00:00Z","ttl":"24h","context":"x"}`, want: Seed001},
 		{name: "seed001 lastUpdated only", in: `{"type":"DEBUG","lastUpdated":"2026-02-11T14:00:00Z"}`, want: Seed001},
 		{name: "seed001 completed", in: `{"type":"ONESHOT","phase":"implement","status":"completed","completedAt":"2026-02-11T14:00:00Z"}`, want: Seed001},
@@ -53,15 +57,17 @@ func TestDetect(t *testing.T) {
 		{name: "schema1", in: `{"version":"1.0","type":"apex","state":"plan"}`, want: Schema1},
 		{name: "schema1 1.x", in: `{"version":"1.x","type":"apex","phase":"plan"}`, want: Schema1},
 		{name: "schema1 number", in: `{"version":1,"command":"coordinate","current_phase":"research"}`, want: Schema1},
-		{name: "schema1 without type", in: `{"version":"1.0","state":"plan"}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "not the fields of a schema 1 record"},
+		{name: "schema1 without type", in: `{"version":"1.0","state":"plan"}`, want: Unknown, wantErr: ErrForeign, msg: "not the fields of a schema 1 record"},
 		{name: "version 0.9", in: `{"version":"0.9","type":"apex","state":"plan"}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "older than any format"},
 		{name: "version 2 as number", in: `{"version":2,"type":"apex","state":"plan"}`, want: Unknown, wantErr: ErrUnknownFormat, msg: `writes the string "2.0"`},
-		{name: "version 2.0 nothing else", in: `{"version":"2.0","foo":1}`, want: Unknown, wantErr: ErrUnknownFormat},
-		{name: "version boolean", in: `{"version":true,"type":"apex"}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "a JSON boolean is not a version number"},
-		{name: "version empty", in: `{"version":"","type":"apex"}`, want: Unknown, wantErr: ErrUnknownFormat},
-		{name: "version word", in: `{"version":"beta","type":"apex"}`, want: Unknown, wantErr: ErrUnknownFormat, msg: `"beta"`},
-		{name: "version negative", in: `{"version":-1,"type":"apex"}`, want: Unknown, wantErr: ErrUnknownFormat},
-		{name: "foreign object", in: `{"name":"x","dependencies":{}}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "no version and not the fields of any known format"},
+		{name: "version 2.0 nothing else", in: `{"version":"2.0","foo":1}`, want: Unknown, wantErr: ErrForeign},
+		{name: "version boolean", in: `{"version":true,"type":"apex"}`, want: Unknown, wantErr: ErrForeign, msg: "a JSON boolean is not a version number"},
+		{name: "version empty", in: `{"version":"","type":"apex"}`, want: Unknown, wantErr: ErrForeign},
+		{name: "version word", in: `{"version":"beta","type":"apex"}`, want: Unknown, wantErr: ErrForeign, msg: `"beta"`},
+		{name: "version negative", in: `{"version":-1,"type":"apex"}`, want: Unknown, wantErr: ErrForeign},
+		{name: "foreign object", in: `{"name":"x","dependencies":{}}`, want: Unknown, wantErr: ErrForeign, msg: "no version and not the fields of any known format"},
+		{name: "only unfamiliar fields", in: `{"wf":"x","rev":3}`, want: Unknown, wantErr: ErrForeign},
+		{name: "foreign with version 1", in: `{"name":"x","version":"1.0.0","type":"module"}`, want: Unknown, wantErr: ErrForeign},
 		{name: "type and current_phase", in: `{"type":"APEX","current_phase":"PLAN"}`, want: Unknown, wantErr: ErrUnknownFormat},
 		{name: "ambiguous seed002 and seed003", in: `{"command":"coordinate","state":"research","current_phase":"REQUIREMENTS"}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "fields of both"},
 		{name: "ambiguous seed002 and seed004", in: `{"current_phase":"A","stages":[]}`, want: Unknown, wantErr: ErrUnknownFormat, msg: "fields of both"},
@@ -73,6 +79,10 @@ func TestDetect(t *testing.T) {
 		{name: "duplicate key escaped", in: `{"type":"APEX","phase":"plan","\u0074ype":"X"}`, want: Unknown, wantErr: ErrMalformed, msg: "duplicate key (a 4-byte key already in this object) at byte 30"},
 		{name: "same key in sibling objects", in: `{"type":"APEX","phase":"plan","approvals":[{"phase":"a"},{"phase":"b"}]}`, want: Seed001},
 		{name: "byte order mark", in: "\ufeff{\"type\":\"APEX\",\"phase\":\"plan\"}", want: Unknown, wantErr: ErrMalformed, msg: "starts with a byte order mark (BOM), which JSON does not allow"},
+		// PowerShell's Out-File and Notepad's "Unicode" write UTF-16, with or without a BOM.
+		{name: "utf-16le with bom", in: "\xff\xfe{\x00}\x00", want: Unknown, wantErr: ErrMalformed, msg: "UTF-16 text, not UTF-8: save it as UTF-8"},
+		{name: "utf-16be with bom", in: "\xfe\xff\x00{\x00}", want: Unknown, wantErr: ErrMalformed, msg: "UTF-16 text"},
+		{name: "utf-16le without bom", in: "{\x00\"\x00t\x00\"\x00:\x001\x00}\x00", want: Unknown, wantErr: ErrMalformed, msg: "UTF-16 text"},
 		{name: "invalid utf-8", in: "{\"type\":\"APEX\",\"phase\":\"pl\xffan\"}", want: Unknown, wantErr: ErrMalformed, msg: "invalid UTF-8"},
 		{name: "truncated", in: `{"type":"APEX","phase":`, want: Unknown, wantErr: ErrMalformed},
 		{name: "truncated inside array", in: `{"type":"APEX","completedPhases":["a"`, want: Unknown, wantErr: ErrMalformed, msg: "truncated"},
@@ -98,6 +108,14 @@ func TestDetect(t *testing.T) {
 			}
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("error %v does not match %v", err, tc.wantErr)
+			}
+			// A foreign document is an unknown format too; a record gone wrong is not foreign.
+			// One with a newer version may be a newer Cairn's that moved its fields.
+			if fe, ok := errors.AsType[*ForeignError](err); ok && fe.Newer != strings.Contains(tc.msg, "not a newer Cairn's record") {
+				t.Errorf("error %v: Newer %v", err, fe.Newer)
+			}
+			if foreign := errors.Is(err, ErrForeign); foreign != (tc.wantErr == ErrForeign) || (foreign && !errors.Is(err, ErrUnknownFormat)) {
+				t.Errorf("error %v: foreign %v, unknown format %v", err, foreign, errors.Is(err, ErrUnknownFormat))
 			}
 			if !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error %q does not say %q", err, tc.msg)

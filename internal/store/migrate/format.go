@@ -77,9 +77,35 @@ var (
 	ErrUnknownFormat = errors.New("not a workflow state format Cairn knows")
 	// ErrNewer: the record was written by a newer Cairn. Errors that match it are *NewerError.
 	ErrNewer = errors.New("written by a newer Cairn")
+	// ErrLimit: the document converts, but the record it makes would break a limit of the
+	// strict JSON gate (1 MiB, 64 levels), since the fields it keeps under legacy sit two
+	// levels deeper than in the original.
+	ErrLimit = errors.New("the migrated record, which keeps the original's unmapped fields under legacy, would break a document limit")
 	// ErrEmpty: the document is "{}", the cleared state; there is no workflow to convert.
 	ErrEmpty = errors.New("empty state {}: no workflow to migrate")
+	// ErrForeign: the document is a JSON object of no format Cairn knows, and no workflow
+	// record gone wrong either: it has no workflow_id and at most one other field of a record
+	// (Cairn's or a seed's). Another tool's file. Errors that match it are *ForeignError and
+	// match ErrUnknownFormat too.
+	ErrForeign = errors.New("holds no workflow record")
 )
+
+// ForeignError is an unknown format's error for a document that holds no workflow record.
+type ForeignError struct {
+	// Newer is set when its version is 3 or above: it may yet be a newer Cairn's record that
+	// moved its fields, which this Cairn cannot judge, so it is never to be taken for damage.
+	Newer bool
+	err   error
+}
+
+func (e *ForeignError) Error() string {
+	return e.err.Error() + "; it " + ErrForeign.Error() + ": no workflow_id, and not two of a record's other fields"
+}
+
+// Is makes errors.Is(err, ErrForeign) true.
+func (e *ForeignError) Is(target error) bool { return target == ErrForeign }
+
+func (e *ForeignError) Unwrap() error { return e.err }
 
 // NewerError refuses a record whose version is above what this Cairn reads.
 type NewerError struct {
@@ -147,7 +173,34 @@ func seed003Phases(o map[string]any) bool {
 	return false
 }
 
+// recordLike reports whether o has what tells a workflow record, Cairn's or a seed's, from
+// another tool's file: a workflow_id, or two of a record's other fields. One is not enough: a
+// package.json has a "type", a status file a "status".
+func recordLike(o map[string]any) bool {
+	if has(o, "workflow_id") {
+		return true
+	}
+	n := 0
+	for _, k := range [...]string{"type", "state", "status", "revision", "phase_status", "phases",
+		"history", "approvals", "tasks", "created_at", "updated_at", "ttl", "context",
+		"phase", "lastUpdated", "completedAt", "completedPhases", "startedAt", "current_phase",
+		"completed_phases", "user_checkpoints", "command", "topic_path", "stages", "current_stage", "workflow"} {
+		if _, ok := o[k]; ok {
+			n++
+		}
+	}
+	return n >= 2
+}
+
 func classify(o map[string]any) (Format, error) {
+	f, err := classifyShape(o)
+	if _, done := errors.AsType[*ForeignError](err); f == Unknown && !done && !recordLike(o) {
+		err = &ForeignError{err: err}
+	}
+	return f, err
+}
+
+func classifyShape(o map[string]any) (Format, error) {
 	if len(o) == 0 {
 		return Empty, nil
 	}
@@ -187,11 +240,12 @@ func classify(o map[string]any) (Format, error) {
 		return Unknown, unknown("seed 004 style state with version %s; Cairn migrates its version 1 only", label)
 	case major >= 3:
 		// Nothing but a version (and revision) is a newer record too: one that has moved every
-		// other field is never taken for damage. Other fields alone (package.json) are foreign.
-		if has(o, "workflow_id", "type", "state", "status", "revision") || len(o) == 1 {
+		// other field is never taken for damage. Other fields (package.json's) are foreign.
+		_, rev := o["revision"]
+		if recordLike(o) || len(o) == 1 || (len(o) == 2 && rev) {
 			return Newer, &NewerError{Version: label}
 		}
-		return Unknown, unknown("version %s but none of a workflow record's fields", label)
+		return Unknown, &ForeignError{Newer: true, err: unknown("version %s but not a newer Cairn's record", label)}
 	case major == 2:
 		if has(o, "type") {
 			if numeric {

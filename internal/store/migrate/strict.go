@@ -26,6 +26,8 @@ func strictCheck(data []byte) error {
 		// Windows editors write one; strict JSON has no place for it, and byte 0's 'ï' says
 		// nothing of that.
 		why = "it starts with a byte order mark (BOM), which JSON does not allow: save it as UTF-8 without one"
+	case utf16Text(data):
+		why = "it is UTF-16 text, not UTF-8: save it as UTF-8 (without a byte order mark)"
 	case je.Kind == strictjson.InvalidUTF8:
 		why = "invalid UTF-8"
 	case je.Kind == strictjson.Trailing:
@@ -77,4 +79,18 @@ func jsonKind(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// utf16Text reports whether data looks like UTF-16 (what Windows calls "Unicode" text): a
+// UTF-16 byte order mark, or ASCII with every other byte zero, as "{" and '"' are.
+func utf16Text(data []byte) bool {
+	if len(data) < 4 {
+		return false
+	}
+	if (data[0] == 0xff && data[1] == 0xfe) || (data[0] == 0xfe && data[1] == 0xff) {
+		return true
+	}
+	le := data[0] != 0 && data[1] == 0 && data[2] != 0 && data[3] == 0
+	be := data[0] == 0 && data[1] != 0 && data[2] == 0 && data[3] != 0
+	return le || be
 }
