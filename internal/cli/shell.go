@@ -85,7 +85,7 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 	}
 	data, err := load(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
-		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
+		return missingCheckpoint(e, pos[0], err)
 	}
 	if err != nil {
 		return err
