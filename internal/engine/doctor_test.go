@@ -218,3 +218,29 @@ func TestDoctorDamagedState(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorMissingBinary: a missing binary's fix is the one command that puts this plugin's
+// set back where it is missing, never a bare make build, which in a project's directory runs
+// that project's own Makefile.
+func TestDoctorMissingBinary(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	root, bin := pluginWithBin(t, sums, sums)
+	os.Remove(filepath.Join(bin, "cairn-stop"))
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary cairn-stop"); c == nil || c.OK || c.Fix != "make -C '"+root+"' build" {
+		t.Fatalf("a checkout's bin/: doctor says %+v", c)
+	}
+	// The launcher's set in the data dir: it installs a set only where the binary it runs is
+	// missing, so the set goes first.
+	data := filepath.Join(t.TempDir(), "data")
+	set := filepath.Join(data, "bin-1.0.0")
+	os.MkdirAll(set, 0o755)
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-event", "cairn"} {
+		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
+	}
+	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
+		t.Fatalf("data set: doctor says %+v", c)
+	}
+}

@@ -354,12 +354,18 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	}
 	if opt.BinDir != "" {
+		// The launcher installs a set only where the binary it runs is missing: a set missing
+		// one goes first.
+		fix := "start a new session: the plugin's hooks install its binaries"
+		if opt.PluginRoot != "" {
+			fix = refreshCommand(opt.PluginRoot, opt.BinDir, true)
+		}
 		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
 			p := filepath.Join(opt.BinDir, b)
 			fi, err := os.Stat(p)
 			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-			add("binary "+b, ok, p, "build it: make build (or start a session and let the plugin build itself)")
+			add("binary "+b, ok, p, fix)
 			if ok {
 				present = append(present, b)
 			}
