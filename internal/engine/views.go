@@ -234,6 +234,9 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 		// such workflow".
 		return nil, j, activeErr
 	}
+	if activeErr != nil && len(archives) == 0 {
+		return nil, j, NotFoundMsg("no workflow with that id: none is on record yet")
+	}
 	return nil, j, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
