@@ -244,3 +244,28 @@ func TestDoctorMissingBinary(t *testing.T) {
 		t.Fatalf("data set: doctor says %+v", c)
 	}
 }
+
+// TestDoctorMemoryNotFound: a memory directory that cannot be named gets the one step that
+// names it again, never "check that it exists" (there is none to check) nor "or that
+// auto-memory is meant to be off" (the check passes when it is).
+func TestDoctorMemoryNotFound(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		fix  string
+	}{
+		{"no home", map[string]string{"HOME": ""}, "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"},
+		{"bad override", map[string]string{"CAIRN_MEMORY_DIR": "~nobody/mem"}, "give CAIRN_MEMORY_DIR an absolute path; L2 lines are skipped meanwhile"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			for k, v := range tc.set {
+				e.vars[k] = v
+			}
+			c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "auto-memory (L2)")
+			if c == nil || c.OK || c.Fix != tc.fix {
+				t.Fatalf("doctor says %+v, want the fix %q", c, tc.fix)
+			}
+		})
+	}
+}

@@ -436,7 +436,15 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("state file permissions", true, "files are 0600", "")
 	}
 	if e.memWarn != "" {
-		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, "check the memory directory exists and is writable, or that auto-memory is meant to be off")
+		// Off is no failure; any other warning is a directory that cannot be named at all.
+		fix := "set CLAUDE_PROJECT_DIR to the project's absolute path: the memory directory is named from it; L2 lines are skipped meanwhile"
+		switch {
+		case strings.Contains(e.memWarn, memory.EnvCairnMemoryDir+"="):
+			fix = "give " + memory.EnvCairnMemoryDir + " an absolute path; L2 lines are skipped meanwhile"
+		case strings.Contains(e.memWarn, "HOME"):
+			fix = "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"
+		}
+		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, fix)
 	} else {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")
