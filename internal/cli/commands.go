@@ -51,7 +51,7 @@ func init() {
 			summary: "Show the active workflow: phase, age, completed phases, next phases, warnings.",
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
-not archived. With --json prints the engine's resume answer.`},
+not archived. With --json prints the engine's resume answer, without the agent's next step.`},
 		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, run: runApprove,
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
