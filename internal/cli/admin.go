@@ -41,8 +41,14 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	}
 	rep.PluginRoot = root
 	if root == "" {
-		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how,
-			Fix: "install it: claude plugin install cairn@cairn (or make install in a checkout), or set CLAUDE_PLUGIN_ROOT to the plugin's directory"})
+		// One step: a CLAUDE_PLUGIN_ROOT set by hand names the wrong directory; else the
+		// plugin is not installed (the README's two commands: adding a marketplace that is
+		// already there succeeds).
+		fix := "install the plugin: claude plugin marketplace add cairn-dev/cairn && claude plugin install cairn@cairn"
+		if a.getenv("CLAUDE_PLUGIN_ROOT") != "" {
+			fix = "set CLAUDE_PLUGIN_ROOT to the plugin's directory, the one that holds .claude-plugin/"
+		}
+		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how, Fix: fix})
 	} else {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", OK: true, Detail: root + " (" + how + ")"})
 	}

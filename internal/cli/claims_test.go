@@ -289,6 +289,12 @@ func TestClaimLeaseClockSkew(t *testing.T) {
 			got := strings.Join(story, "\n")
 			got = strings.ReplaceAll(got, a.owner(), "A")
 			got = strings.ReplaceAll(got, b.owner(), "B")
+			// A claim made by the machine whose clock is ahead was made in the future by the
+			// other's clock, and is said so; the story is the same.
+			if future := strings.Contains(got, "(claimed in the future (clock skew?))"); future != (skew != 0) {
+				t.Errorf("with skew %s, a claim said to be made in the future: %v\n%s", skew, future, got)
+			}
+			got = strings.ReplaceAll(got, "(claimed in the future (clock skew?))", "(claimed N ago)")
 			got = regexp.MustCompile(`\d+[smh]( \d+[smh])?`).ReplaceAllString(got, "N")
 			stories = append(stories, got)
 			want := strings.Join([]string{

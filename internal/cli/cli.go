@@ -432,6 +432,7 @@ func (a *app) result(res *engine.Result, err error, quiet bool) error {
 	}
 	a.warn(res.Warnings...)
 	if a.json {
+		a.personNext(res)
 		return a.printJSON(res)
 	}
 	if !quiet && res.Message != "" {
@@ -441,10 +442,20 @@ func (a *app) result(res *engine.Result, err error, quiet bool) error {
 	return nil
 }
 
-// next prints the engine's one next step for a move (that leaving the phase it entered needs
-// a person's yes), as the MCP tools give it.
+// next prints the engine's one next step for a move: that leaving the phase it entered needs
+// a person's yes.
 func (a *app) next(w io.Writer, res *engine.Result) {
+	a.personNext(res)
 	if res.Next != "" {
 		fmt.Fprintln(w, "Next: "+clean(res.Next))
+	}
+}
+
+// personNext words res.Next, the agent's "ask the user to approve", as the step a person at
+// a terminal takes, as cairn status says it. In a shell Claude Code started the reader is the
+// agent, where cairn approve is refused: the agent's words stay.
+func (a *app) personNext(res *engine.Result) {
+	if res.Next != "" && res.AwaitingApproval != "" && a.getenv("CLAUDECODE") == "" {
+		res.Next = textsafe.Line(res.AwaitingApproval, 64) + " waits for a person's approval; approve it with `cairn approve [NOTE]`"
 	}
 }

@@ -314,6 +314,18 @@ func TestLinkCheckWhereThisCairnIsUnknown(t *testing.T) {
 	}
 }
 
+// TestLinkCheckWithoutAHome: with no home directory to link from, --link fails and its fix is
+// a command that works once DIR is named: the path quoted, the link's name after it.
+func TestLinkCheckWithoutAHome(t *testing.T) {
+	t.Setenv("HOME", "") // os.UserHomeDir finds none either
+	exe := filepath.Join(t.TempDir(), "my tools", "cairn")
+	a := &app{getenv: func(string) string { return "" }, executable: func() (string, error) { return exe, nil }}
+	c := a.linkCheck(true)
+	if want := "ln -s " + vars.Quote(exe) + " DIR/cairn, DIR a directory on your PATH"; c.OK || c.Fix != want {
+		t.Errorf("with --link and no home: ok=%v, fix %q, want %q", c.OK, c.Fix, want)
+	}
+}
+
 // The model's steps that go through "the user" are the person's own at the CLI: the person is
 // not told to ask or tell themselves.
 func TestShellStepsSpeakToThePerson(t *testing.T) {

@@ -48,10 +48,10 @@ var (
 func init() {
 	register([]*command{
 		{name: "status", usage: "status [--json]", run: runStatus, readOnly: true,
-			summary: "Show the active workflow: phase, age, completed phases, next step, warnings.",
+			summary: "Show the active workflow: phase, age, completed phases, next phases, warnings.",
 			doc: `Reads the state as the next session would (the read protocol) without changing
 anything: a corrupt state file is set aside and said so, an expired workflow is reported,
-not archived. With --json prints the engine's resume answer.`},
+not archived. With --json prints the engine's resume answer, without the agent's next step.`},
 		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, run: runApprove,
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
@@ -106,7 +106,8 @@ auto-memory. A workflow that has not expired is left alone and exit is 0.`},
 			doc: `Checks the binaries and plugin files, the state directory's permissions, the
 auto-memory directory, the locks, stale temp files and the workflow definitions. The plugin
 is the directory above this executable's bin/ when it holds .claude-plugin/, else
-$CLAUDE_PLUGIN_ROOT.`},
+$CLAUDE_PLUGIN_ROOT, else the Cairn plugin Claude Code has installed (for this project or
+for the user). --link makes ~/.local/bin/cairn a link to this cairn.`},
 		{name: "start", usage: "start TYPE CONTEXT [--id ID] [--scope S] [--ttl T] [--replace] [--json]", min: 2, max: 2, run: runStart,
 			summary: "Start a workflow of TYPE (apex, debug, ...) in its first phase.",
 			doc: `CONTEXT is a one-line summary of the work. An active workflow is refused (exit 1)

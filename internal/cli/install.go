@@ -108,7 +108,7 @@ func (a *app) linkCheck(link bool) engine.Check {
 	}
 	if link {
 		if home == "" {
-			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + exe + " a directory on your PATH"}
+			return engine.Check{Name: "cairn on PATH", Detail: "no home directory to link from", Fix: "ln -s " + vars.Quote(exe) + " DIR/cairn, DIR a directory on your PATH"}
 		}
 		if err := makeLink(exe, dest); err != nil {
 			fix := "ln -sf " + vars.Quote(exe) + " " + vars.Quote(dest)

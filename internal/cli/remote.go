@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -93,7 +94,15 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 			// Not "no remote by that name": there is no repository to have one.
 			return fmt.Errorf("no git repository holds %s, and remote sync shares workflows through one's remote: run it in a git project", root)
 		}
-		return fmt.Errorf("this project has no git remote by that name: git remote -v lists them (%v)", err)
+		if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 2 {
+			// Not git's "no such remote": git could not be asked (not installed, timed out).
+			return fmt.Errorf("git could not tell whether this project has that remote: %v", err)
+		}
+		that := "by that name" // a name typed here is not echoed: it may be a URL with a token
+		if len(pos) == 0 {
+			that = name + " (the default REMOTE)"
+		}
+		return fmt.Errorf("this project has no git remote %s: git remote -v lists the ones it has", that)
 	}
 	st, err := remoteStore(e)
 	if err != nil {

@@ -85,7 +85,7 @@ func runCheckpointLoad(a *app, pos []string, e *engine.Engine) error {
 	}
 	data, err := load(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
-		return fmt.Errorf("%w: cairn checkpoint list shows the saved ones; --or-empty prints {} instead", err)
+		return missingCheckpoint(e, pos[0], err)
 	}
 	if err != nil {
 		return err
@@ -128,6 +128,9 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 	a.warn(notices...) // on stderr: stdout is the value alone
 	v, ok := kv[pos[0]]
 	if !ok {
+		if all, _, err := e.GetVarsNotices(nil); err == nil && len(all) == 0 {
+			return engine.NotFoundMsg("that variable is not set: no variable is set in this workflow yet")
+		}
 		return engine.NotFoundMsg("that variable is not set: cairn show lists the workflow's variables")
 	}
 	// The value exactly, as $(cairn vars get KEY) expects; one newline ends it.

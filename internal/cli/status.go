@@ -16,6 +16,11 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 	e.Definitions() // load them, so broken definition files are reported here
 	a.warn(e.Warnings()...)
 	if a.json {
+		if r.Tier != "Damaged" && r.Tier != "Newer" {
+			// The agent's next step (call start_workflow, ask the user to approve): the
+			// text leaves it out too. Damaged or newer state's is a person's as well.
+			r.Next = ""
+		}
 		return a.printJSON(r)
 	}
 	writeStatus(a.stdout, r)

@@ -17,10 +17,19 @@ import (
 func runCheckpointDelete(a *app, pos []string, e *engine.Engine) error {
 	res, err := e.DeleteCheckpoint(pos[0])
 	if errors.Is(err, engine.ErrNotFound) {
-		names, _ := e.ListCheckpoints("")
-		return fmt.Errorf("%w%s", err, hint(pos[0], names, "cairn checkpoint list shows the saved ones"))
+		return missingCheckpoint(e, pos[0], err)
 	}
 	return a.wrote(res, err)
+}
+
+// missingCheckpoint is err, checkpoint name not found, with the one step: the nearest saved
+// name, or cairn checkpoint list; with none saved, that none is.
+func missingCheckpoint(e *engine.Engine, name string, err error) error {
+	names, lerr := e.ListCheckpoints("")
+	if lerr == nil && len(names) == 0 {
+		return fmt.Errorf("%w: no checkpoint is saved yet", err)
+	}
+	return fmt.Errorf("%w%s", err, hint(name, names, "cairn checkpoint list shows the saved ones"))
 }
 
 func runVarsUnset(a *app, pos []string, e *engine.Engine) error { return a.wrote(e.UnsetVars(pos)) }

@@ -88,6 +88,9 @@ func workflowID(pos []string, e *engine.Engine) (string, error) {
 		return "", err
 	}
 	if s.WorkflowID == "" {
+		if list, _, err := e.ListRecent(1); err == nil && len(list) == 0 {
+			return "", errors.New("no workflow on record yet: cairn start TYPE CONTEXT begins one")
+		}
 		return "", errors.New("no active workflow; give a workflow id (cairn list shows them)")
 	}
 	return s.WorkflowID, nil

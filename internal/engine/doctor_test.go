@@ -218,3 +218,54 @@ func TestDoctorDamagedState(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorMissingBinary: a missing binary's fix is the one command that puts this plugin's
+// set back where it is missing, never a bare make build, which in a project's directory runs
+// that project's own Makefile.
+func TestDoctorMissingBinary(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	const sums = "aaaa  cairn_1.0.0_linux_amd64.tar.gz\n"
+	root, bin := pluginWithBin(t, sums, sums)
+	os.Remove(filepath.Join(bin, "cairn-stop"))
+	if c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: bin}, "binary cairn-stop"); c == nil || c.OK || c.Fix != "make -C '"+root+"' build" {
+		t.Fatalf("a checkout's bin/: doctor says %+v", c)
+	}
+	// The launcher's set in the data dir: it installs a set only where the binary it runs is
+	// missing, so the set goes first.
+	data := filepath.Join(t.TempDir(), "data")
+	set := filepath.Join(data, "bin-1.0.0")
+	os.MkdirAll(set, 0o755)
+	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-event", "cairn"} {
+		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
+	}
+	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
+	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
+		t.Fatalf("data set: doctor says %+v", c)
+	}
+}
+
+// TestDoctorMemoryNotFound: a memory directory that cannot be named gets the one step that
+// names it again, never "check that it exists" (there is none to check) nor "or that
+// auto-memory is meant to be off" (the check passes when it is).
+func TestDoctorMemoryNotFound(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		fix  string
+	}{
+		{"no home", map[string]string{"HOME": ""}, "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"},
+		{"bad override", map[string]string{"CAIRN_MEMORY_DIR": "~nobody/mem"}, "give CAIRN_MEMORY_DIR an absolute path; L2 lines are skipped meanwhile"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			for k, v := range tc.set {
+				e.vars[k] = v
+			}
+			c := doctorCheck(e.open("s1"), engine.DoctorOptions{}, "auto-memory (L2)")
+			if c == nil || c.OK || c.Fix != tc.fix {
+				t.Fatalf("doctor says %+v, want the fix %q", c, tc.fix)
+			}
+		})
+	}
+}

@@ -234,6 +234,9 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 		// such workflow".
 		return nil, j, activeErr
 	}
+	if activeErr != nil && len(archives) == 0 {
+		return nil, j, NotFoundMsg("no workflow with that id: none is on record yet")
+	}
 	return nil, j, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
@@ -354,12 +357,18 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		out = append(out, c)
 	}
 	if opt.BinDir != "" {
+		// The launcher installs a set only where the binary it runs is missing: a set missing
+		// one goes first.
+		fix := "start a new session: the plugin's hooks install its binaries"
+		if opt.PluginRoot != "" {
+			fix = refreshCommand(opt.PluginRoot, opt.BinDir, true)
+		}
 		var present []string
 		for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
 			p := filepath.Join(opt.BinDir, b)
 			fi, err := os.Stat(p)
 			ok := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-			add("binary "+b, ok, p, "build it: make build (or start a session and let the plugin build itself)")
+			add("binary "+b, ok, p, fix)
 			if ok {
 				present = append(present, b)
 			}
@@ -427,7 +436,15 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		add("state file permissions", true, "files are 0600", "")
 	}
 	if e.memWarn != "" {
-		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, "check the memory directory exists and is writable, or that auto-memory is meant to be off")
+		// Off is no failure; any other warning is a directory that cannot be named at all.
+		fix := "set CLAUDE_PROJECT_DIR to the project's absolute path: the memory directory is named from it; L2 lines are skipped meanwhile"
+		switch {
+		case strings.Contains(e.memWarn, memory.EnvCairnMemoryDir+"="):
+			fix = "give " + memory.EnvCairnMemoryDir + " an absolute path; L2 lines are skipped meanwhile"
+		case strings.Contains(e.memWarn, "HOME"):
+			fix = "set HOME as Claude Code has it: the memory directory is named from it; L2 lines are skipped meanwhile"
+		}
+		add("auto-memory (L2)", strings.Contains(e.memWarn, "is off"), e.memWarn, fix)
 	} else {
 		md := e.mem.Location().Dir
 		add("auto-memory (L2)", creatable(md), md, "make the memory directory (or its nearest existing parent) writable: L2 lines are skipped meanwhile")

@@ -184,6 +184,7 @@ func futureTimes(r *Record, now time.Time) []string {
 	}
 	check("created_at", r.CreatedAt)
 	check("updated_at", r.UpdatedAt)
+	check("changed_at", r.ChangedAt)
 	check("completed_at", r.CompletedAt)
 	for _, n := range slices.Sorted(maps.Keys(r.Phases)) {
 		check("phases."+n+".completed_at", r.Phases[n].CompletedAt)

@@ -58,6 +58,9 @@ func TestCheckFindings(t *testing.T) {
 			mutate: func(r *workflow.Record) { r.Artifacts = []string{"design.md", "here.md"} }, exists: existsIn("here.md")},
 		{name: "future-updated-at", code: "future-timestamp", sev: "HIGH", text: "updated_at 2026-11-22T18:32:01Z",
 			mutate: func(r *workflow.Record) { r.UpdatedAt = now.Add(time.Second) }},
+		// changed_at is what ages and the TTL count from: one in the future is as wrong.
+		{name: "future-changed-at", code: "future-timestamp", sev: "HIGH", text: "changed_at 2026-11-22T18:32:01Z",
+			mutate: func(r *workflow.Record) { r.ChangedAt = now.Add(time.Second) }},
 		{name: "future-history", code: "future-timestamp", sev: "HIGH", text: "history[1].at",
 			mutate: func(r *workflow.Record) { r.History[1].At = now.Add(time.Hour) }},
 		{name: "ancient", code: "ancient", sev: "MEDIUM", text: "more than 7 days",

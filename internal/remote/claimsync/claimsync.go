@@ -732,11 +732,11 @@ func (c *clone) holds(task string) bool {
 }
 
 // who is a holder for people: the owner and how long ago it claimed, by the claimer's clock
-// (so off by as much as the two clocks are).
+// (so off by as much as the two clocks are: "in the future" when the claimer's is ahead).
 func (c *clone) who(h claim.Holder) string {
 	s := textsafe.Line(h.Owner, 80)
 	if !h.At.IsZero() {
-		s += " (claimed " + workflow.Age(c.now().Sub(h.At)) + " ago)"
+		s += " (claimed " + workflow.Ago(c.now().Sub(h.At)) + ")"
 	}
 	return s
 }

@@ -961,3 +961,18 @@ func TestDoneAgainOfflineAfterTheLease(t *testing.T) {
 		t.Fatalf("done again: %v %+v; want no change", err, res)
 	}
 }
+
+// TestHolderClockAhead: a claim made by a machine whose clock is ahead of this one's was made
+// "in the future" by this clock, which is what the refusal says, not "claimed 0s ago".
+func TestHolderClockAhead(t *testing.T) {
+	mem := memremote.New()
+	a := newClone(t, mem)
+	ahead := func() time.Time { return time.Now().Add(time.Hour) }
+	if _, err := claim.New(mem, "wf-1", "X", time.Hour, ahead).TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.task("t1", "running")
+	if err == nil || !strings.HasPrefix(err.Error(), "task t1 is held by X (claimed in the future (clock skew?)) on another machine, free to take over in ") {
+		t.Fatalf("claiming a task X holds with its clock ahead: %v", err)
+	}
+}
