@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,23 +211,16 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	return info, err
 }
 
-// moveIfLeft renames from to to when from is there and to is not, durably (both directories
-// synced): a step that a recovery can run again.
+// moveIfLeft renames from to to when from is there, durably (both directories synced): a step
+// that a recovery can run again. It never replaces: when to is there, even made after the
+// look, nothing is moved and both are kept.
 func (s *Store) moveIfLeft(from, to string) error {
 	left, err := s.present(from)
 	if err != nil || !left {
 		return err
 	}
-	if there, err := s.present(to); err != nil || there {
-		return err
-	}
-	if err := s.fs.Rename(from, to); err != nil {
+	if err := durable.RenameNoReplace(s.fs, from, to); err != nil && !errors.Is(err, fs.ErrExist) {
 		return s.writeErr(from, err)
-	}
-	for _, d := range []string{path.Dir(to), path.Dir(from)} {
-		if err := s.fs.SyncDir(d); err != nil {
-			return s.writeErr(d, err)
-		}
 	}
 	return nil
 }
@@ -448,12 +440,9 @@ func (s *Store) finishPending(p pending) (*Notice, error) {
 		if err != nil {
 			return nil, err
 		}
-		moved, err := s.present(dir + "/journal.jsonl")
-		if err != nil {
-			return nil, err
-		}
-		if left && !moved {
-			if err := s.fs.Rename(jf, dir+"/journal.jsonl"); err != nil {
+		// Never over a journal.jsonl there, even one made after the look: both are kept.
+		if left {
+			if err := s.fs.RenameNoReplace(jf, dir+"/journal.jsonl"); err != nil && !errors.Is(err, fs.ErrExist) {
 				return nil, fmt.Errorf("workflow %s is archived in %s but its journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, s.writeErr(jf, err))
 			}
 		}
@@ -511,7 +500,11 @@ func (s *Store) reclaimJournal(id string) error {
 		if err := s.moveIfLeft(sealedDir(dir+"/journal.jsonl"), sealedDir(journalFile(id))); err != nil {
 			return err
 		}
-		if err := s.fs.Rename(dir+"/journal.jsonl", journalFile(id)); err != nil {
+		if err := s.fs.RenameNoReplace(dir+"/journal.jsonl", journalFile(id)); errors.Is(err, fs.ErrExist) {
+			// The active journal appeared since the look: it is the workflow's own, and the
+			// archive directory's stays where it is.
+			return nil
+		} else if err != nil {
 			return s.writeErr(journalFile(id), err)
 		}
 		for _, d := range []string{journalDir, dir} {

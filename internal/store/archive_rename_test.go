@@ -1,0 +1,121 @@
+package store_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// appearFS is a state directory where a file, content, appears at the first name a rename
+// is about to move something onto that ends with suffix (someone else's write landing between
+// Cairn's look and its rename), just before that rename.
+type appearFS struct {
+	durable.FS
+	prefix, suffix string
+	content        []byte
+	appeared       string
+}
+
+func (f *appearFS) appear(newname string) {
+	if f.appeared != "" || !strings.HasPrefix(newname, f.prefix) || !strings.HasSuffix(newname, f.suffix) {
+		return
+	}
+	f.appeared = newname
+	if err := durable.WriteFile(f.FS, newname, f.content, 0o600); err != nil {
+		panic(err)
+	}
+}
+
+func (f *appearFS) Rename(oldname, newname string) error {
+	f.appear(newname)
+	return f.FS.Rename(oldname, newname)
+}
+
+func (f *appearFS) RenameNoReplace(oldname, newname string) error {
+	f.appear(newname)
+	return f.FS.RenameNoReplace(oldname, newname)
+}
+
+// TestArchiveJournalMoveNeverReplaces: the active journal follows its snapshot into the
+// archive's directory by a rename that never replaces: a journal.jsonl someone put there after
+// Cairn looked is kept, and so is the workflow's own journal, which stays where it was. Before,
+// the rename replaced theirs.
+func TestArchiveJournalMoveNeverReplaces(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cairn")
+	clock := store.WithClock(func() time.Time { return fixedNow })
+	if _, err := mustOpen(t, dir, clock).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	ours, err := os.ReadFile(filepath.Join(dir, "journal", wfID+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &appearFS{FS: d, prefix: "archive/" + wfID + "-", suffix: "/journal.jsonl", content: []byte("theirs\n")}
+	s := mustOpen(t, dir, store.WithFS(f), clock)
+	info, _ := s.Archive("completed")
+	if f.appeared == "" {
+		t.Fatal("the journal was never moved")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.appeared))); err != nil || string(b) != "theirs\n" {
+		t.Fatalf("the journal.jsonl someone else put in %s was replaced: %q %v", info.Dir, b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "journal", wfID+".jsonl")); err != nil || !bytes.Equal(b, ours) {
+		t.Fatalf("the workflow's own journal was lost: %q %v", b, err)
+	}
+}
+
+// TestReclaimJournalNeverReplaces: a journal brought back from an archive directory (what an
+// older Cairn killed mid-archive left) never replaces one that appeared where it goes after
+// Cairn looked: that one is the active workflow's, and the archive's stays where it is.
+// Before, the rename replaced it.
+func TestReclaimJournalNeverReplaces(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cairn")
+	s := mustOpen(t, dir)
+	for _, st := range []string{"analyze", "plan"} {
+		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	jf := filepath.Join(dir, "journal", wfID+".jsonl")
+	theirs, err := os.ReadFile(jf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, "archive", wfID+"-20261123T101500.000Z")
+	if err := os.MkdirAll(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(jf, filepath.Join(left, "journal.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &appearFS{FS: d, prefix: "journal/", suffix: wfID + ".jsonl", content: theirs}
+	if res, err := mustOpen(t, dir, store.WithFS(f)).UpdateWorkflow(setNext(wfID, "implement")); err != nil || res.Revision != 3 {
+		t.Fatalf("update: %+v %v", res, err)
+	}
+	if f.appeared == "" {
+		t.Fatal("the journal was never reclaimed")
+	}
+	if _, err := os.Lstat(filepath.Join(left, "journal.jsonl")); err != nil {
+		t.Fatalf("the archive directory's journal was moved over the one that appeared: %v", err)
+	}
+	if b, err := os.ReadFile(jf); err != nil || !bytes.HasPrefix(b, theirs) {
+		t.Fatalf("the journal that appeared was replaced: %q %v", b, err)
+	}
+}
