@@ -472,10 +472,13 @@ func (s *Store) indexPending(p pending, dir string) error {
 	return s.removePending()
 }
 
-// reclaimJournal brings back the journal of the active workflow id from an archive directory
+// reclaimJournal brings back the journal of w, the active workflow, from an archive directory
 // that holds it without a snapshot: what Cairn left, before archive/pending.json, when killed between
-// moving the journal and moving the snapshot into the archive.
-func (s *Store) reclaimJournal(id string) error {
+// moving the journal and moving the snapshot into the archive. Only a journal that ends at w's
+// snapshot (its revision, and its state where the journal records one) is w's own: another
+// line of the same workflow (a half-pruned conflict archive's) would have w jump to its states.
+func (s *Store) reclaimJournal(w Workflow) error {
+	id := w.ID
 	// Only a missing journal is brought back: one that is there, readable or not, is the
 	// active workflow's own, and renaming over it would destroy it.
 	if there, err := s.present(journalFile(id)); err != nil || there {
@@ -491,7 +494,7 @@ func (s *Store) reclaimJournal(id string) error {
 			continue
 		}
 		dir := archiveDir + "/" + n
-		if s.exists(dir+"/"+WorkflowFile) || !s.exists(dir+"/journal.jsonl") {
+		if s.exists(dir+"/"+WorkflowFile) || !s.exists(dir+"/journal.jsonl") || !s.endsAt(dir+"/journal.jsonl", w) {
 			continue
 		}
 		if err := s.mkdir(journalDir); err != nil {
@@ -515,6 +518,17 @@ func (s *Store) reclaimJournal(id string) error {
 		return nil
 	}
 	return nil
+}
+
+// endsAt says whether journal file jf's last line is w's snapshot: its revision and, when the
+// line records it, its state.
+func (s *Store) endsAt(jf string, w Workflow) bool {
+	t, err := s.journalTail(jf)
+	if err != nil || t == nil || t.Revision != w.Revision {
+		return false
+	}
+	var c bytes.Buffer
+	return t.State == "" || json.Compact(&c, w.Data) == nil && stateSum(c.Bytes()) == t.State
 }
 
 // cleanArchiveTemps removes the temp files a killed archive or prune left in archive/ (the

@@ -119,3 +119,63 @@ func TestReclaimJournalNeverReplaces(t *testing.T) {
 		t.Fatalf("the journal that appeared was replaced: %q %v", b, err)
 	}
 }
+
+// TestReclaimTakesOnlyTheWorkflowsOwnJournal: with the active journal missing, a journal in an
+// archive directory of the same workflow without a snapshot is brought back only when it ends
+// at the active snapshot (its revision, and its state where the journal records it): what an
+// older Cairn's half-done archive left. Another line's journal, as a half-pruned conflict
+// archive of the workflow leaves, is not taken for the workflow's own: the workflow goes on
+// from its snapshot, not from that line's states, and that journal stays where it is.
+func TestReclaimTakesOnlyTheWorkflowsOwnJournal(t *testing.T) {
+	s, dir := newStore(t)
+	other, otherDir := newStore(t)
+	for _, st := range []string{"a", "b", "c"} {
+		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range []string{"x", "y", "z", "zz", "zzz"} {
+		if _, err := other.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jp := filepath.Join(dir, "journal", wfID+".jsonl")
+	if err := os.Remove(jp); err != nil {
+		t.Fatal(err)
+	}
+	half := filepath.Join(dir, "archive", "conflict-"+wfID+"-20261101T000000.000Z")
+	if err := os.MkdirAll(half, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := os.ReadFile(filepath.Join(otherDir, "journal", wfID+".jsonl"))
+	if err := os.WriteFile(filepath.Join(half, "journal.jsonl"), theirs, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.UpdateWorkflow(setNext(wfID, "d"))
+	if err != nil || res.Revision != 4 || !bytes.Contains(res.Data, []byte(`"d"`)) {
+		t.Fatalf("next change: revision %d %s (%v), want 4 from our revision 3", res.Revision, res.Data, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(half, "journal.jsonl")); !bytes.Equal(b, theirs) {
+		t.Fatal("the other line's journal was moved")
+	}
+
+	// The workflow's own journal, left in a directory without a snapshot, still comes back.
+	own := filepath.Join(dir, "archive", wfID+"-20261102T000000.000Z")
+	if err := os.MkdirAll(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(jp, filepath.Join(own, "journal.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.UpdateWorkflow(setNext(wfID, "e"))
+	if err != nil || res.Revision != 5 {
+		t.Fatalf("after the own journal was left in an archive directory: %+v %v", res, err)
+	}
+	if _, err := os.Lstat(filepath.Join(own, "journal.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("the workflow's own journal was not brought back: %v", err)
+	}
+	j, err := s.ReadJournal(wfID)
+	if err != nil || len(j.Records) != 2 || j.Records[1].Revision != 5 {
+		t.Fatalf("journal after the reclaim: %+v, %v; want revisions 4 and 5", j.Records, err)
+	}
+}

@@ -314,7 +314,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", w.ID, err)
 	}
 	if tail == nil {
-		if err := s.reclaimJournal(w.ID); err != nil {
+		if err := s.reclaimJournal(w); err != nil {
 			return w, tailState{}, err
 		}
 		if tail, err = s.journalTail(journalFile(w.ID)); err != nil {
