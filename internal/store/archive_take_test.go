@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -239,4 +240,55 @@ func TestOlderMarkerNeverRemovesAnUnprovenDirectory(t *testing.T) {
 			t.Fatalf("index %+v %v", list, err)
 		}
 	})
+}
+
+// markFailFS is a state directory where someone else makes the directory archive/<prefix>...
+// (with a file of theirs in it) just as Cairn starts writing archive/pending.json, whose write
+// then fails (a full disk).
+type markFailFS struct {
+	durable.FS
+	prefix string
+	taken  string
+}
+
+func (f *markFailFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if f.taken == "" && strings.HasPrefix(name, "archive/"+durable.TempPrefix("pending.json")) {
+		f.taken = "archive/" + f.prefix + "20261122T173000.000Z"
+		if err := f.FS.Mkdir(f.taken, 0o700); err != nil {
+			panic(err)
+		}
+		if err := durable.WriteFile(f.FS, f.taken+"/archive.json", []byte(`{"theirs":true}`), 0o600); err != nil {
+			panic(err)
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return f.FS.OpenFile(name, flag, perm)
+}
+
+// TestFailedArchiveUndoesOnlyWhatItMade: an archive that fails before its directory is made
+// (its marker cannot be written) removes nothing on its way out: a directory of the chosen name
+// that someone else made meanwhile is left with what it holds. Before, the undo removed the
+// directory of that name whole.
+func TestFailedArchiveUndoesOnlyWhatItMade(t *testing.T) {
+	dir := t.TempDir()
+	clock := store.WithClock(func() time.Time { return fixedNow })
+	if _, err := mustOpen(t, dir, clock).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &markFailFS{FS: d, prefix: wfID + "-"}
+	s := mustOpen(t, dir, store.WithFS(f), clock)
+	if _, err := s.Archive("abandoned"); err == nil || f.taken == "" {
+		t.Fatalf("archive: %v (taken %q), want the marker's write to fail", err, f.taken)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.taken), "archive.json")); err != nil || string(b) != `{"theirs":true}` {
+		t.Fatalf("the directory someone else made, %s, lost its archive.json: %q %v", f.taken, b, err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Fatalf("the workflow is not active as it was: %+v %v", w, err)
+	}
 }
