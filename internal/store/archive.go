@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,8 @@ type ArchiveInfo struct {
 	// PruneErr is why retention could not remove older archives; the archive itself was
 	// made, and the next archive prunes again.
 	PruneErr error `json:"-"`
+	// Notices say what finishing the archive did besides (what it kept aside, and where).
+	Notices []Notice `json:"-"`
 }
 
 // summarize copies the record's type, phase, context and update time into a.
@@ -207,7 +210,10 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		}
 	}
 	// Committed: what is left is finishArchive's work, done now.
-	_, err = s.finishArchive()
+	n, err := s.finishArchive()
+	if n != nil {
+		info.Notices = append(info.Notices, *n)
+	}
 	return info, err
 }
 
@@ -334,8 +340,8 @@ func notArchived(err error) error {
 }
 
 // finishArchive completes or undoes the archive named in archive/pending.json, if any: with
-// the snapshot in the archive directory it moves the journal there and adds the index line;
-// without it, it removes the half-made directory when the marker proves Cairn made it and it
+// the snapshot in the archive directory it moves the journal there (never over one there:
+// the workflow's own then goes to quarantine/, with a notice) and adds the index line; without it, it removes the half-made directory when the marker proves Cairn made it and it
 // holds only archive.json (finishPending), and otherwise leaves it with a notice. Every locked
 // workflow operation runs it first, so no read ever rebuilds an archived workflow from a
 // journal left behind. A marker it cannot read or act on is moved to quarantine/, and the
@@ -430,20 +436,29 @@ func (s *Store) finishPending(p pending) (*Notice, error) {
 		// Cut short before the commit point: the workflow never left.
 		return s.undoArchive(p, dir, "archive.json")
 	}
+	var kept *Notice
 	if p.Active {
 		jf := journalFile(p.WorkflowID)
 		// The sealed segments first: a journal found here is then whole.
-		if err := s.moveIfLeft(sealedDir(jf), sealedDir(dir+"/journal.jsonl")); err != nil {
-			return nil, fmt.Errorf("workflow %s is archived in %s but its sealed journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, err)
-		}
-		left, err := s.present(jf)
-		if err != nil {
-			return nil, err
-		}
-		// Never over a journal.jsonl there, even one made after the look: both are kept.
-		if left {
-			if err := s.fs.RenameNoReplace(jf, dir+"/journal.jsonl"); err != nil && !errors.Is(err, fs.ErrExist) {
-				return nil, fmt.Errorf("workflow %s is archived in %s but its journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, s.writeErr(jf, err))
+		for _, m := range []struct{ from, to, what string }{
+			{sealedDir(jf), sealedDir(dir + "/journal.jsonl"), "sealed journal"},
+			{jf, dir + "/journal.jsonl", "journal"},
+		} {
+			if err := s.moveIfLeft(m.from, m.to); err != nil {
+				return nil, fmt.Errorf("workflow %s is archived in %s but its %s could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, m.what, err)
+			}
+			// Still there: the archive holds one already, which is not replaced (another's,
+			// or after a power loss ours under both names). Ours is kept in quarantine/, not
+			// left where a read would rebuild the archived workflow from it.
+			if left, err := s.present(m.from); err != nil {
+				return nil, err
+			} else if left {
+				n, err := s.Quarantine(m.from, fmt.Errorf("%s already held %s", dir, path.Base(m.to)))
+				if err != nil {
+					return nil, err
+				}
+				n.Message = fmt.Sprintf("workflow %s was archived in %s, which already held %s: the workflow's own %s was not put over it but moved to %s, where it is kept", p.WorkflowID, dir, path.Base(m.to), m.what, n.Path)
+				kept = &n
 			}
 		}
 		for _, d := range []string{dir, journalDir} {
@@ -452,7 +467,7 @@ func (s *Store) finishPending(p pending) (*Notice, error) {
 			}
 		}
 	}
-	return nil, s.indexPending(p, dir)
+	return kept, s.indexPending(p, dir)
 }
 
 // indexPending adds the index line of the archive p made, unless it is there, and ends it.

@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +46,8 @@ func (f *appearFS) RenameNoReplace(oldname, newname string) error {
 
 // TestArchiveJournalMoveNeverReplaces: the active journal follows its snapshot into the
 // archive's directory by a rename that never replaces: a journal.jsonl someone put there after
-// Cairn looked is kept, and so is the workflow's own journal, which stays where it was. Before,
-// the rename replaced theirs.
+// Cairn looked is kept, and so is the workflow's own journal, in quarantine/ with a notice.
+// Before, the rename replaced theirs.
 func TestArchiveJournalMoveNeverReplaces(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cairn")
 	clock := store.WithClock(func() time.Time { return fixedNow })
@@ -70,8 +72,20 @@ func TestArchiveJournalMoveNeverReplaces(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.appeared))); err != nil || string(b) != "theirs\n" {
 		t.Fatalf("the journal.jsonl someone else put in %s was replaced: %q %v", info.Dir, b, err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "journal", wfID+".jsonl")); err != nil || !bytes.Equal(b, ours) {
+	// The workflow's own journal is kept in quarantine/, not left in journal/, where a read
+	// would rebuild the archived workflow from it as the active one.
+	kept, _ := filepath.Glob(filepath.Join(dir, "quarantine", wfID+".jsonl-*"))
+	if len(kept) != 1 {
+		t.Fatalf("the workflow's own journal is not in quarantine/: %v", kept)
+	}
+	if b, err := os.ReadFile(kept[0]); err != nil || !bytes.Equal(b, ours) {
 		t.Fatalf("the workflow's own journal was lost: %q %v", b, err)
+	}
+	if !slices.ContainsFunc(info.Notices, func(n store.Notice) bool { return n.Kind == "quarantined" && strings.Contains(n.Message, info.Dir) }) {
+		t.Fatalf("no notice says where the journal went: %+v", info.Notices)
+	}
+	if w, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the archived workflow is active again: %+v %v", w, err)
 	}
 }
 
