@@ -1,10 +1,12 @@
 package store_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -290,5 +292,59 @@ func TestFailedArchiveUndoesOnlyWhatItMade(t *testing.T) {
 	}
 	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
 		t.Fatalf("the workflow is not active as it was: %+v %v", w, err)
+	}
+}
+
+// dropThenKillFS is a state directory where someone else puts a file of theirs into an
+// adoption's archive directory (archive/conflict-...) while Cairn writes its journal copy
+// there, and the process is then killed: every operation from there on fails.
+type dropThenKillFS struct {
+	durable.FS
+	ff      *durabletest.Faulty
+	dropped string
+}
+
+func (f *dropThenKillFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if f.dropped == "" && strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
+		f.dropped = path.Dir(name) + "/theirs.txt"
+		if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs"), 0o600); err != nil {
+			panic(err)
+		}
+		f.ff.FailAt = f.ff.Ops() + 1
+	}
+	return f.FS.OpenFile(name, flag, perm)
+}
+
+// TestAdoptRecoveryKeepsWhatItDidNotWrite: an adoption killed before its commit point is undone
+// by recovery, which removes its archive directory only when that holds nothing but the copies
+// the adoption writes there: a file someone else put in it meanwhile keeps the directory, and a
+// notice names it. Before, recovery removed the directory whole.
+func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &dropThenKillFS{FS: d}
+	f.ff = &durabletest.Faulty{FS: f, Persistent: true}
+	s := mustOpen(t, dir, store.WithFS(f.ff))
+	line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
+	if _, _, err := s.AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
+		t.Fatalf("adopt: %v (dropped %q), want it killed while writing its copies", err, f.dropped)
+	}
+	rs := mustOpen(t, dir)
+	res, err := rs.UpdateWorkflow(setNext(wfID, "implement"))
+	if err != nil || res.Revision != 2 || !bytes.Contains(res.Data, []byte(`"implement"`)) {
+		t.Fatalf("update after the kill: %+v %v, want revision 2 of our line", res, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || string(b) != "theirs" {
+		t.Fatalf("the file someone else put in the adoption's directory was removed: %q %v", b, err)
+	}
+	if !slices.ContainsFunc(res.Notices, func(n store.Notice) bool { return n.Kind == "archive-left" && n.Path == path.Dir(f.dropped) }) {
+		t.Fatalf("no notice names %s: %+v", path.Dir(f.dropped), res.Notices)
 	}
 }
