@@ -127,6 +127,10 @@ func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable, rep
 // between creating and renaming one.
 func TempPrefix(base string) string { return ".tmp-" + base + "-" }
 
+// TempName is a new temp name for base: TempPrefix(base) and a random suffix, for a temp file
+// or directory a caller makes itself (with O_EXCL or Mkdir, which catch a collision).
+func TempName(base string) string { return TempPrefix(base) + randSuffix() }
+
 // writeAll writes data in one call: an io.Writer that writes less returns an error.
 func writeAll(w io.Writer, data []byte) error {
 	n, err := w.Write(data)

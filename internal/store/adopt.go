@@ -67,20 +67,19 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	if err != nil {
 		return info, res, err
 	}
+	s.cleanTemps(journalDir, durable.TempPrefix(w.ID+".jsonl"))
+	made, err := s.startArchive(&info, pending{WorkflowID: w.ID,
+		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}})
 	dir := archiveDir + "/" + info.Dir
 	undo := func(err error) (ArchiveInfo, Result, error) {
 		// Our sealed segments may already be in the archive: they come back first, and when
 		// they cannot, the archive and the marker stay for recovery (settleAdopt) to undo.
-		if s.unsealBack(dir, jf) == nil {
+		if made && s.unsealBack(dir, jf) == nil {
 			_ = s.fs.RemoveAll(dir)
 			_ = s.removePending()
 		}
 		return info, res, notArchived(err)
 	}
-	s.cleanTemps(journalDir, durable.TempPrefix(w.ID+".jsonl"))
-	err = s.startArchive(&info, pending{WorkflowID: w.ID,
-		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}})
-	dir = archiveDir + "/" + info.Dir
 	if errors.Is(err, errDirTaken) {
 		return info, res, err
 	} else if err != nil {
@@ -208,26 +207,27 @@ func (s *Store) adopted(jf string, tip Record) (bool, error) {
 
 // settleAdopt finishes or undoes the AdoptLine p names: with the journal replaced (it ends
 // with the marker's line) the snapshot is brought to the line's last revision and done is
-// true; otherwise the archive directory, which holds only copies, is removed and the workflow
-// is as it was.
-func (s *Store) settleAdopt(p pending, dir string) (done bool, err error) {
+// true; otherwise our sealed segments come back from the archive directory, which then holds
+// only copies and is removed as undoArchive does, and the workflow is as it was.
+func (s *Store) settleAdopt(p pending, dir string) (done bool, n *Notice, err error) {
 	jf := journalFile(p.WorkflowID)
 	done, err = s.adopted(jf, Record{Seq: p.Adopt.Seq, Revision: p.Adopt.Revision, State: p.Adopt.State})
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if !done {
 		if err := s.unsealBack(dir, jf); err != nil {
-			return false, err
+			return false, nil, err
 		}
-		return false, s.undoArchive(dir)
+		n, err := s.undoArchive(p, dir, "archive.json", WorkflowFile, "journal.jsonl")
+		return false, n, err
 	}
 	st, err := s.journalState(jf)
 	if err != nil || st == nil {
-		return false, fmt.Errorf("reading the adopted line of %s: %w", p.WorkflowID, cmp.Or(err, errChain))
+		return false, nil, fmt.Errorf("reading the adopted line of %s: %w", p.WorkflowID, cmp.Or(err, errChain))
 	}
 	if err := durable.WriteFile(s.fs, WorkflowFile, st.Snapshot, 0o600); err != nil && !durable.IsNotDurable(err) {
-		return false, s.writeErr(WorkflowFile, err)
+		return false, nil, s.writeErr(WorkflowFile, err)
 	}
-	return true, nil
+	return true, nil, nil
 }

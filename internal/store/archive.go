@@ -37,6 +37,8 @@ type ArchiveInfo struct {
 	// PruneErr is why retention could not remove older archives; the archive itself was
 	// made, and the next archive prunes again.
 	PruneErr error `json:"-"`
+	// Notices say what finishing the archive did besides (what it kept aside, and where).
+	Notices []Notice `json:"-"`
 }
 
 // summarize copies the record's type, phase, context and update time into a.
@@ -145,7 +147,15 @@ type pending struct {
 	Active     bool   `json:"active"` // the active workflow is being archived (not ArchiveRecord)
 	// Adopt is set while AdoptLine replaces the active workflow's line (adopt.go).
 	Adopt *adoptMark `json:"adopt,omitempty"`
+	// Made is the empty directory under archive/ that Cairn made before writing the marker and
+	// then renames to Dir without replacing (startArchive): while it is there, a directory named
+	// Dir is not Cairn's; once it is gone, Dir is. A marker without it (an earlier Cairn's)
+	// proves nothing about Dir, which recovery then never removes.
+	Made string `json:"made,omitempty"`
 }
+
+// archiveMade is the base of the temp name an archive's directory is made under (pending.Made).
+const archiveMade = "archive-dir"
 
 // archiveLocked builds the archive directory. With doc nil it moves the active snapshot and
 // journal. The commit point is the snapshot's arrival in the archive directory (its rename,
@@ -157,14 +167,15 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	if err != nil {
 		return info, err
 	}
+	made, err := s.startArchive(&info, pending{WorkflowID: id, Active: doc == nil})
 	dir := archiveDir + "/" + info.Dir
 	undo := func(err error) (ArchiveInfo, error) {
-		_ = s.fs.RemoveAll(dir)
-		_ = s.removePending()
+		if made {
+			_ = s.fs.RemoveAll(dir)
+			_ = s.removePending()
+		}
 		return info, notArchived(err)
 	}
-	err = s.startArchive(&info, pending{WorkflowID: id, Active: doc == nil})
-	dir = archiveDir + "/" + info.Dir
 	if errors.Is(err, errDirTaken) {
 		return info, err
 	} else if err != nil {
@@ -199,27 +210,23 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		}
 	}
 	// Committed: what is left is finishArchive's work, done now.
-	_, err = s.finishArchive()
+	n, err := s.finishArchive()
+	if n != nil {
+		info.Notices = append(info.Notices, *n)
+	}
 	return info, err
 }
 
-// moveIfLeft renames from to to when from is there and to is not, durably (both directories
-// synced): a step that a recovery can run again.
+// moveIfLeft renames from to to when from is there, durably (both directories synced): a step
+// that a recovery can run again. It never replaces: when to is there, even made after the
+// look, nothing is moved and both are kept.
 func (s *Store) moveIfLeft(from, to string) error {
 	left, err := s.present(from)
 	if err != nil || !left {
 		return err
 	}
-	if there, err := s.present(to); err != nil || there {
-		return err
-	}
-	if err := s.fs.Rename(from, to); err != nil {
+	if err := durable.RenameNoReplace(s.fs, from, to); err != nil && !errors.Is(err, fs.ErrExist) {
 		return s.writeErr(from, err)
-	}
-	for _, d := range []string{path.Dir(to), path.Dir(from)} {
-		if err := s.fs.SyncDir(d); err != nil {
-			return s.writeErr(d, err)
-		}
 	}
 	return nil
 }
@@ -258,25 +265,54 @@ func (s *Store) freeArchiveName(info *ArchiveInfo, base string, i int) error {
 	}
 }
 
-// errDirTaken is beginArchive's error when the directory it makes exists: made by someone
-// else since its name was chosen. It is not Cairn's to use or to remove.
+// errDirTaken is startArchive's error when every directory name it tried was made by someone
+// else since it was chosen. Those directories are not Cairn's to use or to remove.
 var errDirTaken = errors.New("the archive directory was made by another process meanwhile")
 
-// startArchive is beginArchive under info.Dir or, when a directory of that name appeared since
-// newArchive chose it, under the next free name. An error matching errDirTaken left nothing
-// of its own to undo but the marker, which it removed.
-func (s *Store) startArchive(info *ArchiveInfo, p pending) error {
+// startArchive makes the archive's directory, info.Dir or, when a directory of that name
+// appeared since newArchive chose it, the next free name, and leaves archive/pending.json (p)
+// naming it, so that recovery knows of every directory an archive makes and removes only those
+// Cairn made. The directory is made empty under a temp name (p.Made) before the marker is
+// written, then renamed to info.Dir without replacing: a directory of that name made by anyone
+// else is never used, and recovery, finding the temp name still there, knows it is not
+// Cairn's. made says that info.Dir is Cairn's (it was renamed into place), for the caller's
+// undo; without it the start undid itself (marker, then temp directory). The caller holds the
+// workflow lock.
+func (s *Store) startArchive(info *ArchiveInfo, p pending) (made bool, err error) {
+	s.cleanArchiveTemps()
+	p.Made = durable.TempName(archiveMade)
+	tmp := archiveDir + "/" + p.Made
+	if err := s.fs.Mkdir(tmp, 0o700); err != nil {
+		return false, s.writeErr(tmp, err)
+	}
+	abandon := func(err error) (bool, error) {
+		// The marker goes first: while it names tmp, tmp's absence would prove info.Dir Cairn's.
+		if s.removePending() == nil {
+			_ = s.fs.Remove(tmp)
+		}
+		return false, err
+	}
 	for {
 		p.Dir = info.Dir
-		err := s.beginArchive(p)
-		if !errors.Is(err, errDirTaken) {
-			return err
+		dir := archiveDir + "/" + info.Dir
+		mark, _ := json.Marshal(p)
+		// The marker's write syncs archive/, and with it tmp's entry.
+		if err := durable.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
+			return abandon(s.writeErr(pendingArchive, err))
 		}
+		err := durable.RenameNoReplace(s.fs, tmp, dir)
+		if err == nil || durable.IsNotDurable(err) {
+			return true, s.writeErr(dir, err)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return abandon(s.writeErr(dir, err))
+		}
+		// Made by someone else since its name was chosen: the next name, in a new marker.
 		base, n := archiveSeq(info.Dir)
 		info.Dir = base + "-" + strconv.Itoa(n+1)
 		if err := s.freeArchiveName(info, base, n+2); err != nil || n >= 100 {
-			_ = s.removePending()
-			return fmt.Errorf("%w: %w", errDirTaken, cmp.Or(err, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))))
+			_, err = abandon(cmp.Or(err, notArchived(s.writeErr(archiveDir+"/"+info.Dir, fs.ErrExist))))
+			return false, fmt.Errorf("%w: %w", errDirTaken, err)
 		}
 	}
 }
@@ -304,8 +340,9 @@ func notArchived(err error) error {
 }
 
 // finishArchive completes or undoes the archive named in archive/pending.json, if any: with
-// the snapshot in the archive directory it moves the journal there and adds the index line;
-// without it, it removes the half-made directory (it holds only archive.json). Every locked
+// the snapshot in the archive directory it moves the journal there (never over one there:
+// the workflow's own then goes to quarantine/, with a notice) and adds the index line; without it, it removes the half-made directory when the marker proves Cairn made it and it
+// holds only archive.json (finishPending), and otherwise leaves it with a notice. Every locked
 // workflow operation runs it first, so no read ever rebuilds an archived workflow from a
 // journal left behind. A marker it cannot read or act on is moved to quarantine/, and the
 // notice says so.
@@ -327,6 +364,9 @@ func (s *Store) finishArchive() (*Notice, error) {
 			}
 		}
 	}
+	if err == nil && p.Made != "" && (!strings.HasPrefix(p.Made, durable.TempPrefix(archiveMade)) || strings.ContainsAny(p.Made, `/\`)) {
+		err = errors.New("not an archive in progress")
+	}
 	if err != nil {
 		// Not a marker Cairn wrote (damaged, too large, a directory or FIFO in its place, no
 		// permission): left where it is it would stop every write. It is moved aside, whole.
@@ -336,7 +376,7 @@ func (s *Store) finishArchive() (*Notice, error) {
 		}
 		return &n, nil
 	}
-	return nil, s.finishPending(p)
+	return s.finishPending(p)
 }
 
 // pendingError is finishArchive's error when archive/pending.json cannot be read (an I/O
@@ -354,74 +394,80 @@ func notOurs(err error) bool {
 		errors.Is(err, durable.ErrTooLarge) || errors.Is(err, fs.ErrPermission)
 }
 
-// finishPending is finishArchive's work for the archive p names.
-func (s *Store) finishPending(p pending) error {
+// finishPending is finishArchive's work for the archive p names. It removes a directory only
+// when the marker proves Cairn made it (p.Made is gone), and then only what the archive writes
+// there; a directory it leaves is named in the notice.
+func (s *Store) finishPending(p pending) (*Notice, error) {
 	dir := archiveDir + "/" + p.Dir
-	if p.Adopt != nil {
-		if done, err := s.settleAdopt(p, dir); err != nil || !done {
-			return err
+	if p.Made != "" {
+		tmp := archiveDir + "/" + p.Made
+		if there, err := s.present(tmp); err != nil {
+			return nil, err
+		} else if there {
+			// Cut short before its directory was in place: nothing was moved, and a directory
+			// named p.Dir is someone else's.
+			if err := s.removePending(); err != nil {
+				return nil, err
+			}
+			_ = s.fs.Remove(tmp)
+			return nil, nil
 		}
-		return s.indexPending(p, dir)
+	}
+	if p.Adopt != nil {
+		if done, n, err := s.settleAdopt(p, dir); err != nil || !done {
+			return n, err
+		}
+		return nil, s.indexPending(p, dir)
 	}
 	committed, err := s.present(dir + "/" + WorkflowFile)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if committed && p.Active && p.Made == "" {
+		// An earlier Cairn's marker: the snapshot there proves the commit only if the active
+		// one left (a rename moves it); if it is still here, the directory is not this archive.
+		if still, err := s.present(WorkflowFile); err != nil {
+			return nil, err
+		} else if still {
+			return s.leavePending(p, dir, fmt.Sprintf("it holds a %s, but workflow %s never moved into it and stays active with its journal", WorkflowFile, p.WorkflowID))
+		}
 	}
 	if !committed {
 		// Cut short before the commit point: the workflow never left.
-		names, err := s.fs.ReadDirNames(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return s.writeErr(dir, err)
-		}
-		other := slices.ContainsFunc(names, func(n string) bool { return n != "archive.json" && !strings.HasPrefix(n, ".tmp-") })
-		if !other && err == nil {
-			return s.undoArchive(dir)
-		}
-		return s.removePending()
+		return s.undoArchive(p, dir, "archive.json")
 	}
+	var kept *Notice
 	if p.Active {
 		jf := journalFile(p.WorkflowID)
 		// The sealed segments first: a journal found here is then whole.
-		if err := s.moveIfLeft(sealedDir(jf), sealedDir(dir+"/journal.jsonl")); err != nil {
-			return fmt.Errorf("workflow %s is archived in %s but its sealed journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, err)
-		}
-		left, err := s.present(jf)
-		if err != nil {
-			return err
-		}
-		moved, err := s.present(dir + "/journal.jsonl")
-		if err != nil {
-			return err
-		}
-		if left && !moved {
-			if err := s.fs.Rename(jf, dir+"/journal.jsonl"); err != nil {
-				return fmt.Errorf("workflow %s is archived in %s but its journal could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, s.writeErr(jf, err))
+		for _, m := range []struct{ from, to, what string }{
+			{sealedDir(jf), sealedDir(dir + "/journal.jsonl"), "sealed journal"},
+			{jf, dir + "/journal.jsonl", "journal"},
+		} {
+			if err := s.moveIfLeft(m.from, m.to); err != nil {
+				return nil, fmt.Errorf("workflow %s is archived in %s but its %s could not follow it (it will be moved on the next write): %w", p.WorkflowID, dir, m.what, err)
+			}
+			// Still there: the archive holds one already, which is not replaced (another's,
+			// or after a power loss ours under both names). Ours is kept in quarantine/, not
+			// left where a read would rebuild the archived workflow from it.
+			if left, err := s.present(m.from); err != nil {
+				return nil, err
+			} else if left {
+				n, err := s.Quarantine(m.from, fmt.Errorf("%s already held %s", dir, path.Base(m.to)))
+				if err != nil {
+					return nil, err
+				}
+				n.Message = fmt.Sprintf("workflow %s was archived in %s, which already held %s: the workflow's own %s was not put over it but moved to %s, where it is kept", p.WorkflowID, dir, path.Base(m.to), m.what, n.Path)
+				kept = &n
 			}
 		}
 		for _, d := range []string{dir, journalDir} {
 			if err := s.fs.SyncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return s.writeErr(d, err)
+				return nil, s.writeErr(d, err)
 			}
 		}
 	}
-	return s.indexPending(p, dir)
-}
-
-// beginArchive writes the marker p first, so that recovery knows of every directory an archive
-// makes, then makes the archive's directory, durably. The caller holds the workflow lock.
-func (s *Store) beginArchive(p pending) error {
-	s.cleanArchiveTemps()
-	mark, _ := json.Marshal(p)
-	if err := durable.WriteFile(s.fs, pendingArchive, mark, 0o600); err != nil {
-		return s.writeErr(pendingArchive, err)
-	}
-	dir := archiveDir + "/" + p.Dir
-	if err := s.fs.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
-		return errDirTaken
-	} else if err != nil {
-		return s.writeErr(dir, err)
-	}
-	return s.writeErr(archiveDir, s.fs.SyncDir(archiveDir))
+	return kept, s.indexPending(p, dir)
 }
 
 // indexPending adds the index line of the archive p made, unless it is there, and ends it.
@@ -441,10 +487,13 @@ func (s *Store) indexPending(p pending, dir string) error {
 	return s.removePending()
 }
 
-// reclaimJournal brings back the journal of the active workflow id from an archive directory
+// reclaimJournal brings back the journal of w, the active workflow, from an archive directory
 // that holds it without a snapshot: what Cairn left, before archive/pending.json, when killed between
-// moving the journal and moving the snapshot into the archive.
-func (s *Store) reclaimJournal(id string) error {
+// moving the journal and moving the snapshot into the archive. Only a journal that ends at w's
+// snapshot (its revision, and its state where the journal records one) is w's own: another
+// line of the same workflow (a half-pruned conflict archive's) would have w jump to its states.
+func (s *Store) reclaimJournal(w Workflow) error {
+	id := w.ID
 	// Only a missing journal is brought back: one that is there, readable or not, is the
 	// active workflow's own, and renaming over it would destroy it.
 	if there, err := s.present(journalFile(id)); err != nil || there {
@@ -460,7 +509,7 @@ func (s *Store) reclaimJournal(id string) error {
 			continue
 		}
 		dir := archiveDir + "/" + n
-		if s.exists(dir+"/"+WorkflowFile) || !s.exists(dir+"/journal.jsonl") {
+		if s.exists(dir+"/"+WorkflowFile) || !s.exists(dir+"/journal.jsonl") || !s.endsAt(dir+"/journal.jsonl", w) {
 			continue
 		}
 		if err := s.mkdir(journalDir); err != nil {
@@ -469,7 +518,11 @@ func (s *Store) reclaimJournal(id string) error {
 		if err := s.moveIfLeft(sealedDir(dir+"/journal.jsonl"), sealedDir(journalFile(id))); err != nil {
 			return err
 		}
-		if err := s.fs.Rename(dir+"/journal.jsonl", journalFile(id)); err != nil {
+		if err := s.fs.RenameNoReplace(dir+"/journal.jsonl", journalFile(id)); errors.Is(err, fs.ErrExist) {
+			// The active journal appeared since the look: it is the workflow's own, and the
+			// archive directory's stays where it is.
+			return nil
+		} else if err != nil {
 			return s.writeErr(journalFile(id), err)
 		}
 		for _, d := range []string{journalDir, dir} {
@@ -482,10 +535,23 @@ func (s *Store) reclaimJournal(id string) error {
 	return nil
 }
 
+// endsAt says whether journal file jf's last line is w's snapshot: its revision and, when the
+// line records it, its state.
+func (s *Store) endsAt(jf string, w Workflow) bool {
+	t, err := s.journalTail(jf)
+	if err != nil || t == nil || t.Revision != w.Revision {
+		return false
+	}
+	var c bytes.Buffer
+	return t.State == "" || json.Compact(&c, w.Data) == nil && stateSum(c.Bytes()) == t.State
+}
+
 // cleanArchiveTemps removes the temp files a killed archive or prune left in archive/ (the
-// index's, the marker's); every writer of those holds the workflow lock, which the caller holds.
+// index's, the marker's) and the empty directories of archives killed before their marker
+// named them (startArchive); every writer of those holds the workflow lock, which the caller
+// holds, and no marker names them (recovery settled it first).
 func (s *Store) cleanArchiveTemps() {
-	for _, f := range []string{"index.jsonl", "pending.json"} {
+	for _, f := range []string{"index.jsonl", "pending.json", archiveMade} {
 		s.cleanTemps(archiveDir, durable.TempPrefix(f))
 	}
 }
@@ -498,16 +564,43 @@ func (s *Store) removePending() error {
 	return s.writeErr(pendingArchive, s.fs.SyncDir(archiveDir))
 }
 
-// undoArchive removes dir, an archive directory cut short before its commit point, and then
-// the marker that named it, durably.
-func (s *Store) undoArchive(dir string) error {
+// undoArchive undoes the archive p names, cut short before its commit point: it removes dir,
+// its directory, and then the marker, durably. dir is removed only when the marker proves
+// Cairn made it and it holds nothing but ours (the files the archive writes there, temp files);
+// otherwise it is left, with a notice.
+func (s *Store) undoArchive(p pending, dir string, ours ...string) (*Notice, error) {
+	if p.Made == "" {
+		if there, err := s.present(dir); err != nil || !there {
+			return nil, cmp.Or(err, s.removePending())
+		}
+		return s.leavePending(p, dir, "the marker that named it was written by an earlier Cairn, which did not record whether it made the directory")
+	}
+	names, err := s.fs.ReadDirNames(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, s.removePending()
+	}
+	if err != nil {
+		return nil, s.writeErr(dir, err)
+	}
+	if slices.ContainsFunc(names, func(n string) bool { return !slices.Contains(ours, n) && !strings.HasPrefix(n, ".tmp-") }) {
+		return s.leavePending(p, dir, "it holds files the archive did not write")
+	}
 	if err := s.fs.RemoveAll(dir); err != nil {
-		return s.writeErr(dir, err)
+		return nil, s.writeErr(dir, err)
 	}
 	if err := s.fs.SyncDir(archiveDir); err != nil {
-		return s.writeErr(archiveDir, err)
+		return nil, s.writeErr(archiveDir, err)
 	}
-	return s.removePending()
+	return nil, s.removePending()
+}
+
+// leavePending ends the archive p names, cut short, without removing its directory dir, which
+// is not known to be Cairn's alone (why says how), and says so in a notice.
+func (s *Store) leavePending(p pending, dir, why string) (*Notice, error) {
+	if err := s.removePending(); err != nil {
+		return nil, err
+	}
+	return &Notice{Kind: "archive-left", Path: dir, Message: fmt.Sprintf("an archive of workflow %s was cut short and undone; %s, which it named, was left as it is because %s: the workflow is as it was, and the directory can be removed if it is not yours", p.WorkflowID, dir, why)}, nil
 }
 
 // parseArchiveDir reads the time from an archive directory name; ok is false for anything

@@ -1,12 +1,21 @@
 package store_test
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -62,5 +71,280 @@ func TestArchiveNeverTakesOverADirectory(t *testing.T) {
 	}
 	if _, err := d.Lstat("archive/" + info.Dir + "/" + store.WorkflowFile); err != nil {
 		t.Fatalf("the archive has no snapshot: %v", err)
+	}
+}
+
+// takeThenKillFS is a state directory where someone else makes the directory archive/<prefix>...
+// with an archive.json of theirs in it (a person copying an archive back, archive.json first)
+// just as Cairn makes a directory of that name, and the process is then killed: every
+// operation from there on fails (ff, the Faulty wrapped around it, fails them).
+type takeThenKillFS struct {
+	durable.FS
+	prefix string
+	ff     *durabletest.Faulty
+	taken  string
+}
+
+func (f *takeThenKillFS) take(name string) {
+	if f.taken != "" || !strings.HasPrefix(name, "archive/"+f.prefix) {
+		return
+	}
+	f.taken = name
+	if err := f.FS.Mkdir(name, 0o700); err != nil {
+		panic(err)
+	}
+	if err := durable.WriteFile(f.FS, name+"/archive.json", []byte(`{"theirs":true}`), 0o600); err != nil {
+		panic(err)
+	}
+	f.ff.FailAt = f.ff.Ops() + 1
+}
+
+func (f *takeThenKillFS) Mkdir(name string, perm fs.FileMode) error {
+	f.take(name)
+	return f.FS.Mkdir(name, perm)
+}
+
+func (f *takeThenKillFS) RenameNoReplace(oldname, newname string) error {
+	f.take(newname)
+	return f.FS.RenameNoReplace(oldname, newname)
+}
+
+// TestRecoveryKeepsADirectoryTakenBeforeTheMarkerMovedOn: an archive killed after it found its
+// directory's name taken, before archive/pending.json named the next one, leaves a marker
+// naming a directory that is not Cairn's; recovery must leave that directory and what it holds
+// alone. Before, recovery took it for the half-made archive (it held only archive.json) and
+// removed it whole.
+func TestRecoveryKeepsADirectoryTakenBeforeTheMarkerMovedOn(t *testing.T) {
+	for _, adopt := range []bool{false, true} {
+		t.Run(fmt.Sprintf("adopt=%v", adopt), func(t *testing.T) {
+			dir := t.TempDir()
+			clock := store.WithClock(func() time.Time { return fixedNow })
+			if _, err := mustOpen(t, dir, clock).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+				t.Fatal(err)
+			}
+			d, err := durable.OpenDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			f := &takeThenKillFS{FS: d, prefix: wfID + "-"}
+			if adopt {
+				f.prefix = "conflict-" + f.prefix
+			}
+			f.ff = &durabletest.Faulty{FS: f, Persistent: true}
+			s := mustOpen(t, dir, store.WithFS(f.ff), clock)
+			if adopt {
+				line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
+				_, _, err = s.AdoptLine("conflict", line, nil)
+			} else {
+				_, err = s.Archive("abandoned")
+			}
+			if f.taken == "" || err == nil {
+				t.Fatalf("the archive's directory was not taken (%q) or the kill not seen: %v", f.taken, err)
+			}
+			// A new process, after the kill.
+			rs := mustOpen(t, dir, clock)
+			if _, err := rs.UpdateWorkflow(setNext(wfID, "plan")); err != nil {
+				t.Fatalf("update after the kill: %v", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.taken), "archive.json")); err != nil || string(b) != `{"theirs":true}` {
+				t.Fatalf("the directory someone else made, %s, lost its archive.json: %q %v", f.taken, b, err)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "archive", "pending.json")); !os.IsNotExist(err) {
+				t.Fatalf("archive/pending.json is still there: %v", err)
+			}
+		})
+	}
+}
+
+// TestOlderMarkerNeverRemovesAnUnprovenDirectory: archive/pending.json as Cairn wrote it before
+// its marker said whether the archive's directory was made (no "made" member) proves nothing
+// about a directory of that name, which another may have made: recovery leaves the directory as
+// it is, with a notice naming it, and the workflow goes on as it was. An archive such a marker
+// names that is whole (the snapshot moved into it) is still finished.
+func TestOlderMarkerNeverRemovesAnUnprovenDirectory(t *testing.T) {
+	const name = wfID + "-20261123T101500.000Z"
+	cases := []struct {
+		name  string
+		mark  string
+		files []string
+	}{
+		{"archive", `{"dir":%q,"workflow_id":%q,"active":true}`, []string{"archive.json"}},
+		{"record", `{"dir":%q,"workflow_id":%q,"active":false}`, []string{"archive.json", ".tmp-workflow-state.json-1234"}},
+		{"adopt", `{"dir":%q,"workflow_id":%q,"active":false,"adopt":{"seq":7,"revision":7,"state":"done"}}`,
+			[]string{"archive.json", store.WorkflowFile, "journal.jsonl"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cairn")
+			if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+				t.Fatal(err)
+			}
+			taken := filepath.Join(dir, "archive", name)
+			if err := os.MkdirAll(taken, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range c.files {
+				if err := os.WriteFile(filepath.Join(taken, f), []byte("theirs "+f), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), fmt.Appendf(nil, c.mark, name, wfID), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := mustOpen(t, dir)
+			res, err := s.UpdateWorkflow(setNext(wfID, "plan"))
+			if err != nil || res.Revision != 2 {
+				t.Fatalf("update: %+v %v", res, err)
+			}
+			for _, f := range c.files {
+				if b, err := os.ReadFile(filepath.Join(taken, f)); err != nil || string(b) != "theirs "+f {
+					t.Fatalf("%s in the directory the marker names was not kept: %q %v", f, b, err)
+				}
+			}
+			if !slices.ContainsFunc(res.Notices, func(n store.Notice) bool { return strings.Contains(n.Message, "archive/"+name) }) {
+				t.Fatalf("no notice names archive/%s: %+v", name, res.Notices)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "archive", "pending.json")); !os.IsNotExist(err) {
+				t.Fatalf("archive/pending.json is still there: %v", err)
+			}
+		})
+	}
+	t.Run("whole", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "cairn")
+		if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+			t.Fatal(err)
+		}
+		arch := filepath.Join(dir, "archive", name)
+		if err := os.MkdirAll(arch, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		meta := fmt.Sprintf(`{"dir":%q,"workflow_id":%q,"reason":"completed","at":"2026-11-23T10:15:00Z","revision":1}`, name, wfID)
+		if err := os.WriteFile(filepath.Join(arch, "archive.json"), []byte(meta), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, store.WorkflowFile), filepath.Join(arch, store.WorkflowFile)); err != nil {
+			t.Fatal(err)
+		}
+		mark := fmt.Sprintf(`{"dir":%q,"workflow_id":%q,"active":true}`, name, wfID)
+		if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), []byte(mark), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := mustOpen(t, dir)
+		if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("read after recovery: %v, want no active workflow", err)
+		}
+		_, j, err := s.ReadArchive(name)
+		if err != nil || len(j.Records) != 1 {
+			t.Fatalf("the archive's journal: %d records, %v", len(j.Records), err)
+		}
+		if list, err := s.ListArchives(); err != nil || len(list) != 1 || list[0].Dir != name {
+			t.Fatalf("index %+v %v", list, err)
+		}
+	})
+}
+
+// markFailFS is a state directory where someone else makes the directory archive/<prefix>...
+// (with a file of theirs in it) just as Cairn starts writing archive/pending.json, whose write
+// then fails (a full disk).
+type markFailFS struct {
+	durable.FS
+	prefix string
+	taken  string
+}
+
+func (f *markFailFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if f.taken == "" && strings.HasPrefix(name, "archive/"+durable.TempPrefix("pending.json")) {
+		f.taken = "archive/" + f.prefix + "20261122T173000.000Z"
+		if err := f.FS.Mkdir(f.taken, 0o700); err != nil {
+			panic(err)
+		}
+		if err := durable.WriteFile(f.FS, f.taken+"/archive.json", []byte(`{"theirs":true}`), 0o600); err != nil {
+			panic(err)
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return f.FS.OpenFile(name, flag, perm)
+}
+
+// TestFailedArchiveUndoesOnlyWhatItMade: an archive that fails before its directory is made
+// (its marker cannot be written) removes nothing on its way out: a directory of the chosen name
+// that someone else made meanwhile is left with what it holds. Before, the undo removed the
+// directory of that name whole.
+func TestFailedArchiveUndoesOnlyWhatItMade(t *testing.T) {
+	dir := t.TempDir()
+	clock := store.WithClock(func() time.Time { return fixedNow })
+	if _, err := mustOpen(t, dir, clock).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &markFailFS{FS: d, prefix: wfID + "-"}
+	s := mustOpen(t, dir, store.WithFS(f), clock)
+	if _, err := s.Archive("abandoned"); err == nil || f.taken == "" {
+		t.Fatalf("archive: %v (taken %q), want the marker's write to fail", err, f.taken)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.taken), "archive.json")); err != nil || string(b) != `{"theirs":true}` {
+		t.Fatalf("the directory someone else made, %s, lost its archive.json: %q %v", f.taken, b, err)
+	}
+	if w, err := s.ReadWorkflow(); err != nil || w.ID != wfID {
+		t.Fatalf("the workflow is not active as it was: %+v %v", w, err)
+	}
+}
+
+// dropThenKillFS is a state directory where someone else puts a file of theirs into an
+// adoption's archive directory (archive/conflict-...) while Cairn writes its journal copy
+// there, and the process is then killed: every operation from there on fails.
+type dropThenKillFS struct {
+	durable.FS
+	ff      *durabletest.Faulty
+	dropped string
+}
+
+func (f *dropThenKillFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if f.dropped == "" && strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
+		f.dropped = path.Dir(name) + "/theirs.txt"
+		if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs"), 0o600); err != nil {
+			panic(err)
+		}
+		f.ff.FailAt = f.ff.Ops() + 1
+	}
+	return f.FS.OpenFile(name, flag, perm)
+}
+
+// TestAdoptRecoveryKeepsWhatItDidNotWrite: an adoption killed before its commit point is undone
+// by recovery, which removes its archive directory only when that holds nothing but the copies
+// the adoption writes there: a file someone else put in it meanwhile keeps the directory, and a
+// notice names it. Before, recovery removed the directory whole.
+func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f := &dropThenKillFS{FS: d}
+	f.ff = &durabletest.Faulty{FS: f, Persistent: true}
+	s := mustOpen(t, dir, store.WithFS(f.ff))
+	line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
+	if _, _, err := s.AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
+		t.Fatalf("adopt: %v (dropped %q), want it killed while writing its copies", err, f.dropped)
+	}
+	rs := mustOpen(t, dir)
+	res, err := rs.UpdateWorkflow(setNext(wfID, "implement"))
+	if err != nil || res.Revision != 2 || !bytes.Contains(res.Data, []byte(`"implement"`)) {
+		t.Fatalf("update after the kill: %+v %v, want revision 2 of our line", res, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || string(b) != "theirs" {
+		t.Fatalf("the file someone else put in the adoption's directory was removed: %q %v", b, err)
+	}
+	if !slices.ContainsFunc(res.Notices, func(n store.Notice) bool { return n.Kind == "archive-left" && n.Path == path.Dir(f.dropped) }) {
+		t.Fatalf("no notice names %s: %+v", path.Dir(f.dropped), res.Notices)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // updating the workflow: moved a damaged snapshot aside, rebuilt it, migrated an old format.
 type Notice struct {
 	// Kind is "quarantined", "rebuilt", "rolled-forward", "migrated", "snapshot-stale",
-	// "legacy-skipped", "legacy-pending" or "archive-pending".
+	// "legacy-skipped", "legacy-pending", "archive-pending" or "archive-left".
 	Kind string
 	// Path is the file concerned, relative to the state directory (for a legacy file
 	// migrated from the project, relative to the project root).
@@ -319,7 +319,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", w.ID, err)
 	}
 	if tail == nil {
-		if err := s.reclaimJournal(w.ID); err != nil {
+		if err := s.reclaimJournal(w); err != nil {
 			return w, tailState{}, err
 		}
 		if tail, err = s.journalTail(journalFile(w.ID)); err != nil {
