@@ -95,3 +95,88 @@ func TestCheckpointOverTheCapSaysSo(t *testing.T) {
 		t.Errorf("transition with a checkpoint of %d bytes: %v; want the 1 MiB limit and a step", len(big), err)
 	}
 }
+
+// startLoop starts a workflow whose phases a, b and c go round (a -> b -> c -> a), so that
+// moves can add outputs and checkpoints for as long as a test likes.
+func startLoop(t *testing.T, e *env) *engine.Engine {
+	t.Helper()
+	dir := filepath.Join(e.project, ".claude", "workflows")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	def := "---\nname: loop\ndescription: round and round\nphases: [a, b, c, done]\ntransitions: {a: [b], b: [c], c: [a, done]}\nterminal: [done]\n---\nbody\n"
+	if err := os.WriteFile(filepath.Join(dir, "loop.md"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "loop", Context: "c"}))(t)
+	return en
+}
+
+var loopNext = map[string]string{"a": "b", "b": "c", "c": "a"}
+
+// The outputs moves record (on their phase and in the artifacts) have limits of their own,
+// in number and in bytes, well inside the 1 MiB a record may hold: the move that would pass
+// one is refused with that limit and a step that keeps the workflow going, and the same move
+// without outputs still goes through.
+func TestOutputsHaveALimitOfTheirOwn(t *testing.T) {
+	for _, tc := range []struct {
+		name, limit string
+		path        func(move, i int) string
+	}{
+		{"number", "500 outputs", func(move, i int) string { return fmt.Sprintf("out/m%02d/f%03d.go", move, i) }},
+		{"bytes", "128 KiB", func(move, i int) string { return fmt.Sprintf("out/m%02d/f%03d/%s", move, i, strings.Repeat("p", 1000)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := startLoop(t, e)
+			phase := "a"
+			var err error
+			for move := 0; move < 12 && err == nil; move++ {
+				var outs []string
+				for i := range 100 {
+					outs = append(outs, tc.path(move, i))
+				}
+				var res *engine.Result
+				if res, err = en.Transition(engine.TransitionRequest{To: loopNext[phase], Outputs: outs}); err == nil {
+					phase = res.Phase
+				}
+			}
+			if err == nil {
+				t.Fatal("1200 outputs were recorded")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.limit) || !strings.Contains(msg, "directory") || !strings.Contains(msg, "nothing was changed") ||
+				strings.Contains(msg, "archive") || strings.Contains(msg, "complete this workflow") || strings.Contains(msg, "cairn show") {
+				t.Fatalf("refusal %q: want the limit %s and a step that keeps the workflow", msg, tc.limit)
+			}
+			must(en.Transition(engine.TransitionRequest{To: loopNext[phase], Outputs: []string{"out"}}))(t)
+		})
+	}
+}
+
+// The checkpoints moves keep with the phases they leave have a limit of their own: the one
+// that would take them past it is refused with the limit and a step, and a smaller one,
+// or none, still moves.
+func TestPhaseCheckpointsHaveALimitOfTheirOwn(t *testing.T) {
+	e := newEnv(t)
+	en := startLoop(t, e)
+	big := []byte(`{"data":"` + strings.Repeat("d", 200<<10) + `"}`)
+	phase := "a"
+	var err error
+	for move := 0; move < 3 && err == nil; move++ {
+		var res *engine.Result
+		if res, err = en.Transition(engine.TransitionRequest{To: loopNext[phase], Checkpoint: big}); err == nil {
+			phase = res.Phase
+		}
+	}
+	if err == nil {
+		t.Fatal("three checkpoints of 200 KiB were kept with the phases")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "512 KiB") || !strings.Contains(msg, "save_checkpoint") || !strings.Contains(msg, "nothing was changed") ||
+		strings.Contains(msg, "archive") || strings.Contains(msg, "cairn show") {
+		t.Fatalf("refusal %q: want the 512 KiB limit and save_checkpoint as the step", msg)
+	}
+	must(en.Transition(engine.TransitionRequest{To: loopNext[phase], Checkpoint: []byte(`{"saved_as":"big"}`)}))(t)
+}
