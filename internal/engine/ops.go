@@ -163,8 +163,11 @@ func fullBy(r *workflow.Record) string {
 	parts := []part{
 		{size(r.Vars), "Its variables take %d KiB of it: unset ones no longer needed with `cairn vars unset NAME...`, or keep a large value in a file and set its path."},
 		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (update_task with the task's status, or cairn task ID STATUS --note N)."},
-		{size(r.Phases), "The checkpoints and outputs kept with its phases take %d KiB of it: keep large data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint or none."},
+		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint or none."},
 		{size(r.Enforcement), "Its violations take %d KiB of it: set_enforcement with shorter details replaces them."},
+		// No operation shortens these: they are named, with the step that keeps the work.
+		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: cairn archive keeps the workflow whole and another workflow can take over the work."},
+		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: cairn archive keeps the workflow whole and another workflow can take over the work."},
 	}
 	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
 	if most.size < 256<<10 { // something no operation shortens fills it

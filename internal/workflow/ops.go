@@ -418,6 +418,9 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		if strings.TrimSpace(o) == "" {
 			return Result{}, errors.New("transition: an output path is empty")
 		}
+		if len(o) > maxOutputLen {
+			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d bytes, the most is %d; name a shorter path, or the directory that holds it", to, len(o), maxOutputLen)
+		}
 	}
 	from := r.State
 	n := r.Clone()
@@ -434,6 +437,9 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	}
 	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
 	n.Artifacts = appendNew(n.Artifacts, req.Outputs...)
+	if err := cmp.Or(outputsFit(r, n, "move to "+to), phaseCheckpointsFit(r, n, to)); err != nil {
+		return Result{}, err
+	}
 
 	if def.IsGate(from) && def.forward(from, to) {
 		var a Approval
@@ -752,7 +758,80 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 	if len(add) == 0 {
 		return unchanged(r), nil
 	}
-	return change(r, EventArtifact, now.UTC(), by, func(n *Record) { n.Artifacts = append(n.Artifacts, add...) }), nil
+	res := change(r, EventArtifact, now.UTC(), by, func(n *Record) { n.Artifacts = append(n.Artifacts, add...) })
+	if err := outputsFit(r, res.Record, "artifacts"); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// Outputs and the checkpoints kept with phases are bounded where a move adds them, as tasks
+// are (tasks.go), well inside the 1 MiB a record may hold: a record stored over these bounds
+// still moves, as long as the move does not add to what is over.
+const (
+	// maxOutputs is the most outputs a workflow's phases keep, counted over all of them.
+	maxOutputs = 500
+	// maxOutputsBytes bounds the phases' outputs and the artifacts as JSON writes them.
+	maxOutputsBytes = 128 << 10
+	// maxOutputLen is one output path's, in bytes: transition's own limit.
+	maxOutputLen = 1024
+	// maxPhaseCheckpointsBytes bounds the checkpoints moves keep with the phases they leave.
+	maxPhaseCheckpointsBytes = 512 << 10
+)
+
+// outputsFit refuses n, what a change (what) made of was, when it takes the outputs its
+// phases keep, or their bytes with the artifacts, past their limits.
+func outputsFit(was, n *Record, what string) error {
+	count := func(r *Record) int {
+		c := 0
+		for _, p := range r.Phases {
+			c += len(p.Outputs)
+		}
+		return max(c, len(r.Artifacts))
+	}
+	const step = "; name the directory that holds them instead of each file, or move with no outputs (the files stay where they are)"
+	if c := count(n); c > maxOutputs && c > count(was) {
+		return fmt.Errorf("%s not made, nothing was changed: the workflow would keep %d outputs, over the %d outputs it may keep%s", what, c, maxOutputs, step)
+	}
+	if s := OutputsSize(n); s > maxOutputsBytes && s > OutputsSize(was) {
+		return fmt.Errorf("%s not made, nothing was changed: the workflow's outputs would take %d KiB, over the %d KiB they may take%s", what, (s+1023)>>10, maxOutputsBytes>>10, step)
+	}
+	return nil
+}
+
+// OutputsSize is what r's phase outputs and artifacts take as JSON.
+func OutputsSize(r *Record) int {
+	size := func(v []string) int {
+		if len(v) == 0 {
+			return 0 // not written
+		}
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	s := size(r.Artifacts)
+	for _, p := range r.Phases {
+		s += size(p.Outputs)
+	}
+	return s
+}
+
+// phaseCheckpointsFit refuses n, what a move to to made of was, when it takes the checkpoints
+// kept with the phases past maxPhaseCheckpointsBytes.
+func phaseCheckpointsFit(was, n *Record, to string) error {
+	s := PhaseCheckpointsSize(n)
+	if s <= maxPhaseCheckpointsBytes || s <= PhaseCheckpointsSize(was) {
+		return nil
+	}
+	return fmt.Errorf("move to %s not made, nothing was changed: the checkpoints kept with the phases would take %d KiB, over the %d KiB they may take; keep the data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint naming it, or none", to, (s+1023)>>10, maxPhaseCheckpointsBytes>>10)
+}
+
+// PhaseCheckpointsSize is what the checkpoints kept with r's phases take.
+func PhaseCheckpointsSize(r *Record) int {
+	s := 0
+	for _, p := range r.Phases {
+		s += len(p.Metadata["checkpoint"])
+	}
+	return s
 }
 
 // SetEnforcement replaces the record's violations (an empty list clears them), deriving
