@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
 // vars.MaxVars bounds the workflow's variables as a whole, not one set_vars call: a set
@@ -179,4 +181,61 @@ func TestPhaseCheckpointsHaveALimitOfTheirOwn(t *testing.T) {
 		t.Fatalf("refusal %q: want the 512 KiB limit and save_checkpoint as the step", msg)
 	}
 	must(en.Transition(engine.TransitionRequest{To: loopNext[phase], Checkpoint: []byte(`{"saved_as":"big"}`)}))(t)
+}
+
+// An initiative's milestones are bounded where they are added, not only when initiative.json
+// is full: the one past the limit is refused with it and a step that keeps the initiative,
+// and the step (a milestone removed in WORKFLOW-STATUS.yaml) makes room.
+func TestMilestonesHaveALimitAtAddTime(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "many"}))(t)
+	var err error
+	added := 0
+	for ; added < 150 && err == nil; added++ {
+		_, err = en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: fmt.Sprintf("m%03d", added)})
+	}
+	if err == nil {
+		t.Fatal("150 milestones were added")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "100 milestones") || !strings.Contains(msg, "nothing was changed") ||
+		!strings.Contains(msg, workflow.StatusFileName) || strings.Contains(msg, "archive") || strings.Contains(msg, "1 MiB") {
+		t.Fatalf("refusal %q: want the limit of 100 milestones and a step that keeps the initiative", msg)
+	}
+	status := filepath.Join(e.project, ".claude", workflow.StatusFileName)
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := yamldoc.Codec{}.ParseStatusDoc(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Milestones = doc.Milestones[1:]
+	e.clock.Add(time.Minute)
+	doc.LastUpdated = e.clock.Now().Format(time.RFC3339)
+	if b, err = (yamldoc.Codec{}).MarshalStatusDoc(*doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(status, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "one more"}))(t)
+}
+
+// A milestone's id and title have the add_milestone tool's limits wherever they come from (the
+// engine's callers beside the tool), so one call cannot fill initiative.json.
+func TestMilestoneIDAndTitleHaveLimits(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "long"}))(t)
+	for _, r := range []engine.InitiativeRequest{
+		{Action: "add_milestone", Milestone: strings.Repeat("i", 201)},
+		{Action: "add_milestone", Milestone: "m", Note: strings.Repeat("t", 501)},
+	} {
+		_, err := en.Initiative(r)
+		if err == nil || !strings.Contains(err.Error(), "characters") || !strings.Contains(err.Error(), "the most is") {
+			t.Errorf("milestone %d characters, title %d characters: %v; want a refusal with the limit", len(r.Milestone), len(r.Note), err)
+		}
+	}
 }
