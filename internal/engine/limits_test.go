@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -51,31 +52,49 @@ func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
 	}
 }
 
-// An initiative's milestones fill initiative.json up to the 1 MiB a document may hold: the
-// refusal names that limit and a step that keeps the initiative, not archiving it.
+// An initiative's milestones an older Cairn let fill initiative.json (it took titles of any
+// length) up to the 1 MiB a document may hold: the refusal names that limit and a step that
+// keeps the initiative, not archiving it.
 func TestInitiativeFullSaysSo(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "big"}))(t)
-	title := strings.Repeat("t", 100<<10)
-	var err error
-	for i := 0; i < 20 && err == nil; i++ {
-		_, err = en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: fmt.Sprintf("m%d", i), Note: title})
+	for i := range 11 {
+		must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: fmt.Sprintf("m%d", i), Note: "short"}))(t)
 	}
+	status := filepath.Join(e.project, ".claude", workflow.StatusFileName)
+	doc, err := os.ReadFile(filepath.Join(en.StateDir(), "initiative.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// To 300 bytes short of the limit: one more milestone takes more than that.
+	title := strings.Repeat("t", (1<<20-300-len(doc))/11+len("short"))
+	for _, p := range []string{filepath.Join(en.StateDir(), "initiative.json"), status} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), "short", title)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m11", Note: strings.Repeat("t", 500)})
 	if err == nil {
-		t.Fatal("20 milestones of 100 KiB fit in initiative.json")
+		t.Fatal("a milestone of 500 characters fit in an initiative.json 300 bytes short of 1 MiB")
 	}
 	if msg := err.Error(); !strings.Contains(msg, "1 MiB") || !strings.Contains(msg, "nothing was changed") ||
 		!strings.Contains(msg, "WORKFLOW-STATUS.yaml") || strings.Contains(msg, "archive") {
 		t.Fatalf("refusal %q: want the 1 MiB limit and a step that keeps the initiative", msg)
 	}
 	// The step works: titles shortened in the status file are taken in, and there is room.
-	status := filepath.Join(e.project, ".claude", workflow.StatusFileName)
 	b, err := os.ReadFile(status)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(status, []byte(strings.ReplaceAll(string(b), title, "short")), 0o644); err != nil {
+	e.clock.Add(time.Minute)
+	short := strings.ReplaceAll(string(b), title, "short")
+	short = regexp.MustCompile(`lastUpdated: .*`).ReplaceAllString(short, "lastUpdated: "+e.clock.Now().Format(time.RFC3339))
+	if err := os.WriteFile(status, []byte(short), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "next", Note: "fits"}))(t)
@@ -211,7 +230,7 @@ func TestMilestonesHaveALimitAtAddTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc.Milestones = doc.Milestones[1:]
+	doc.Milestones = doc.Milestones[:len(doc.Milestones)-1]
 	e.clock.Add(time.Minute)
 	doc.LastUpdated = e.clock.Now().Format(time.RFC3339)
 	if b, err = (yamldoc.Codec{}).MarshalStatusDoc(*doc); err != nil {
