@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/client"
@@ -516,5 +517,37 @@ func TestGetVarsValueOnItsLine(t *testing.T) {
 		"Not set: WF_BRANCH."
 	if got := text(mustOK(t, c, "get_vars", `{"keys":["PLAN_PATH","WF_DIR","WF_LS","WF_Q","WF_BRANCH"]}`)); got != want {
 		t.Errorf("get_vars:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestRecordLearningPastItsLimitsIsRefused: a learning the memory file cannot hold whole (too
+// many lines, a line too long) is refused with the limit and what to do, and nothing is
+// written; one it can hold is kept whole, its title as the tool took it.
+func TestRecordLearningPastItsLimitsIsRefused(t *testing.T) {
+	p, c := realServer(t)
+	long := strings.Repeat("word ", 120) // 600 characters on one line
+	for _, tc := range []struct {
+		body string
+		want []string
+	}{
+		{strings.Repeat("a line\n", 41), []string{"41 lines", "the most is 40", "nothing was recorded"}},
+		{"first\n" + long, []string{"line 2", "600 characters", "the most is 500", "nothing was recorded"}},
+	} {
+		args, _ := json.Marshal(map[string]string{"title": "Limits", "body": tc.body})
+		mustFail(t, c, "record_learning", string(args), tc.want...)
+	}
+	if _, err := os.Stat(filepath.Join(p.memory, "cairn-learning-limits.md")); err == nil {
+		t.Error("a refused learning was written")
+	}
+	title := strings.Repeat("T", 110)
+	body := strings.Repeat("[x] ", 120) + "end" // 483 characters, escaped to more than 500
+	args, _ := json.Marshal(map[string]string{"title": title, "body": body})
+	mustOK(t, c, "record_learning", string(args))
+	got, err := os.ReadFile(filepath.Join(p.memory, memory.LearningFile(title)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), title) || !strings.Contains(string(got), "end") || strings.Contains(string(got), "…") {
+		t.Errorf("a learning within the limits was cut:\n%s", got)
 	}
 }
