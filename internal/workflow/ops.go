@@ -223,6 +223,10 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if ctx == "" {
 		return Result{}, errors.New("starting a workflow: context is empty: give a one-line summary of the work")
 	}
+	scope := textsafe.OneLine(req.Scope)
+	if err := cmp.Or(textFits("the context", ctx, maxContextRunes), textFits("the scope", scope, maxScopeRunes)); err != nil {
+		return Result{}, fmt.Errorf("starting a workflow: %w", err)
+	}
 	now = now.UTC()
 	id := strings.TrimSpace(req.ID)
 	if id == "" {
@@ -260,7 +264,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		WorkflowID:       id,
 		Type:             def.Name,
 		Context:          ctx,
-		Scope:            textsafe.OneLine(req.Scope),
+		Scope:            scope,
 		State:            start,
 		PhaseStatus:      PhaseInProgress,
 		Status:           StatusActive,
@@ -422,6 +426,15 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d bytes, the most is %d; name a shorter path, or the directory that holds it", to, len(o), maxOutputLen)
 		}
 	}
+	note := textsafe.OneLine(req.Note)
+	if err := textFits("the move's note", note, maxNoteRunes); err != nil {
+		return Result{}, fmt.Errorf("move to %s not made: %w", to, err)
+	}
+	if def.IsTerminal(to) {
+		if err := textFits("the outcome", textsafe.OneLine(req.Outcome), maxNoteRunes); err != nil {
+			return Result{}, fmt.Errorf("move to %s not made: %w", to, err)
+		}
+	}
 	from := r.State
 	n := r.Clone()
 	warnings := touch(n, by, now)
@@ -452,7 +465,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		n.Approvals = append(n.Approvals, Approval{Phase: to, RequestedAt: now})
 	}
 	n.History = append(n.History, HistoryEntry{From: from, To: to, At: now, SessionID: by.SessionID,
-		Note: textsafe.OneLine(req.Note), Checkpoint: strings.TrimSpace(req.Checkpoint)})
+		Note: note, Checkpoint: strings.TrimSpace(req.Checkpoint)})
 	n.State = to
 	n.PhaseStatus = PhaseInProgress
 
@@ -611,6 +624,9 @@ func Approve(def *Definition, r *Record, source, note string, now time.Time, by 
 		}
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
+	if err := textFits("the approval's note", textsafe.OneLine(note), maxNoteRunes); err != nil {
+		return Result{}, fmt.Errorf("phase %s not approved: %w", p, err)
+	}
 	now = now.UTC()
 	return change(r, EventApprove, now, by, func(n *Record) { approve(n, p, now, source, note) }), nil
 }
@@ -642,6 +658,9 @@ func finish(r *Record, phase, outcome string, now time.Time) {
 func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
+	}
+	if err := textFits("the outcome", textsafe.OneLine(outcome), maxNoteRunes); err != nil {
+		return Result{}, fmt.Errorf("workflow %s not completed: %w", r.WorkflowID, err)
 	}
 	now = now.UTC()
 	res := change(r, EventComplete, now, by, func(n *Record) { finish(n, n.State, outcome, now) })
@@ -763,6 +782,23 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// Free text kept in the record has the tools' own limits (start_workflow's context and
+// scope; transition's, complete_workflow's and an approval's note or outcome) wherever it
+// comes from: the history keeps 50 notes, and no operation shortens them.
+const (
+	maxNoteRunes    = 500
+	maxContextRunes = 300
+	maxScopeRunes   = 200
+)
+
+// textFits refuses s, cleaned text, past max characters; what names it.
+func textFits(what, s string, max int) error {
+	if n := utf8.RuneCountInString(s); n > max {
+		return fmt.Errorf("%s is %d characters, the most is %d; nothing was changed: keep it to a line and put the rest in a file", what, n, max)
+	}
+	return nil
 }
 
 // Outputs and the checkpoints kept with phases are bounded where a move adds them, as tasks
