@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // realServer starts an in-process server over the real engine in a throwaway project.
@@ -552,4 +553,37 @@ func TestRecordLearningPastItsLimitsIsRefused(t *testing.T) {
 	if !strings.Contains(string(got), title) || !strings.HasSuffix(kept, "end\n") || strings.Contains(kept, "…") {
 		t.Errorf("a learning within the limits was cut:\n%s", got)
 	}
+}
+
+// TestLearningsHaveALimit: each learning takes a line of MEMORY.md, which every session loads
+// (its first 200 lines only), so learnings without a bound would push the user's own lines
+// out of what is loaded. The one past the limit is refused with it and a step; a learning
+// already recorded is still updated, and the step makes room.
+func TestLearningsHaveALimit(t *testing.T) {
+	p, c := realServer(t)
+	record := func(i int) *mcp.CallToolResult {
+		return callRaw(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body %d"}`, i, i))
+	}
+	n := 0
+	for ; n < 80 && !record(n).IsError; n++ {
+	}
+	if n == 80 {
+		t.Fatal("80 learnings were recorded")
+	}
+	mustFail(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body"}`, n), fmt.Sprintf("%d learnings", n), "MEMORY.md", "nothing was recorded")
+	mustOK(t, c, "record_learning", `{"title":"Learning 0","body":"updated"}`)
+	// The step: one learning's line and file deleted.
+	index := filepath.Join(p.memory, memory.IndexFile)
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := memory.LearningFile("Learning 1")
+	if err := os.WriteFile(index, memory.RemoveEntry(b, name), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(p.memory, name)); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body"}`, n))
 }
