@@ -292,3 +292,25 @@ func TestFreeTextOnRecordHasTheToolsLimits(t *testing.T) {
 	}
 	must(e.open("person").Approve(long(500)))(t)
 }
+
+// Named checkpoints are files of the project's, kept across workflows and never removed on
+// their own: a new name past the limit is refused with it and a step, a checkpoint saved
+// again under its name is not, and the step (cairn checkpoint delete) makes room.
+func TestNamedCheckpointsHaveALimit(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.SaveCheckpoint("first", []byte(`{}`)))(t)
+	dir := filepath.Join(en.StateDir(), "checkpoints")
+	for i := range 499 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("cp%03d.json", i)), []byte(`{}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := en.SaveCheckpoint("one-more", []byte(`{"a":1}`))
+	if err == nil || !strings.Contains(err.Error(), "500 checkpoints") || !strings.Contains(err.Error(), "cairn checkpoint delete") || !strings.Contains(err.Error(), "nothing was saved") {
+		t.Fatalf("a 501st checkpoint: %v; want a refusal with the limit and a step", err)
+	}
+	must(en.SaveCheckpoint("cp000", []byte(`{"a":2}`)))(t)
+	must(en.DeleteCheckpoint("cp001"))(t)
+	must(en.SaveCheckpoint("one-more", []byte(`{"a":1}`)))(t)
+}
