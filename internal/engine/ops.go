@@ -758,6 +758,9 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 // SaveCheckpoint saves a named JSON checkpoint. The same bytes saved again are saved, and
 // reported unchanged: changed would say that the earlier save had not landed.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
+	if err := e.checkpointRoom(name); err != nil {
+		return nil, err
+	}
 	changed, err := e.st.SaveCheckpointChanged(name, data)
 	if tooLarge(err) != nil {
 		// Its size is not told: the CLI reads stdin only to just past the limit.
@@ -775,6 +778,24 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 		return &Result{Message: "checkpoint " + name + " already held " + these + size + "; nothing changed"}, nil
 	}
 	return &Result{Changed: true, Message: "saved checkpoint " + name + " (" + size + ")"}, nil
+}
+
+// maxCheckpoints bounds the named checkpoints: files of the project's, up to 1 MiB each, that
+// no workflow's end removes.
+const maxCheckpoints = 500
+
+// checkpointRoom refuses a checkpoint of a new name when the project has maxCheckpoints. Two
+// processes saving new names at once may both pass it: a bound, not an exact count.
+func (e *Engine) checkpointRoom(name string) error {
+	if store.ValidName(name) != nil {
+		return nil // the save says what is wrong with it
+	}
+	names, err := e.st.ListCheckpoints("")
+	if err != nil || len(names) < maxCheckpoints || slices.Contains(names, name) {
+		return nil
+	}
+	return fmt.Errorf("checkpoint %q not saved, nothing was saved: the project keeps at most %d checkpoints and has %d; save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`",
+		name, maxCheckpoints, len(names))
 }
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.
