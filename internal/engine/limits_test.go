@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -313,4 +314,31 @@ func TestNamedCheckpointsHaveALimit(t *testing.T) {
 	must(en.SaveCheckpoint("cp000", []byte(`{"a":2}`)))(t)
 	must(en.DeleteCheckpoint("cp001"))(t)
 	must(en.SaveCheckpoint("one-more", []byte(`{"a":1}`)))(t)
+}
+
+// Going back from an approval phase and into it again, with no yes in between, asks for the
+// same approval: the request still open is kept, not another added each time, so that such
+// a loop does not grow the record without bound. The yes then given lets the move on.
+func TestReenteringAnApprovalPhaseKeepsItsOpenRequest(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	for range 20 {
+		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	}
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	b, err := readStored(en)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec workflow.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Approvals) != 1 || !rec.Approvals[0].Open() {
+		t.Fatalf("after 21 entries into plan without a yes: %d approvals on record, want the one open request", len(rec.Approvals))
+	}
+	must(e.open("person").Approve("ok"))(t)
+	must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)
 }
