@@ -462,7 +462,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		approve(n, from, now, a.Source, a.Note)
 	}
 	if def.IsGate(to) {
-		n.Approvals = append(n.Approvals, Approval{Phase: to, RequestedAt: now})
+		request(n, to, now)
 	}
 	n.History = append(n.History, HistoryEntry{From: from, To: to, At: now, SessionID: by.SessionID,
 		Note: note, Checkpoint: strings.TrimSpace(req.Checkpoint)})
@@ -588,6 +588,22 @@ func Awaiting(def *Definition, r *Record) (string, bool) {
 		return r.State, true
 	}
 	return "", false
+}
+
+// request asks for phase p's approval at now: the latest entry of p, when it is a request
+// still open, is asked again (a request added at each entry would grow the record without
+// bound when the work goes back and forth), else a request is added.
+func request(r *Record, p string, now time.Time) {
+	for i := len(r.Approvals) - 1; i >= 0; i-- {
+		if r.Approvals[i].Phase == p {
+			if r.Approvals[i].Open() {
+				r.Approvals[i].RequestedAt = now
+				return
+			}
+			break
+		}
+	}
+	r.Approvals = append(r.Approvals, Approval{Phase: p, RequestedAt: now})
 }
 
 // approved reports whether the latest approval entry of phase p holds a yes.
