@@ -450,7 +450,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	}
 	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
 	n.Artifacts = appendNew(n.Artifacts, req.Outputs...)
-	if err := cmp.Or(outputsFit(r, n, "move to "+to), phaseCheckpointsFit(r, n, to)); err != nil {
+	if err := cmp.Or(outputsFit(r, n, "move to "+to+" not made"), phaseCheckpointsFit(r, n, to)); err != nil {
 		return Result{}, err
 	}
 
@@ -794,7 +794,7 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 		return unchanged(r), nil
 	}
 	res := change(r, EventArtifact, now.UTC(), by, func(n *Record) { n.Artifacts = append(n.Artifacts, add...) })
-	if err := outputsFit(r, res.Record, "artifacts"); err != nil {
+	if err := outputsFit(r, res.Record, "artifacts not added"); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -831,9 +831,9 @@ const (
 	maxPhaseCheckpointsBytes = 512 << 10
 )
 
-// outputsFit refuses n, what a change (what) made of was, when it takes the outputs its
-// phases keep, or their bytes with the artifacts, past their limits.
-func outputsFit(was, n *Record, what string) error {
+// outputsFit refuses n, what a change made of was, when it takes the outputs its phases
+// keep, or their bytes with the artifacts, past their limits; refused says what was not done.
+func outputsFit(was, n *Record, refused string) error {
 	count := func(r *Record) int {
 		c := 0
 		for _, p := range r.Phases {
@@ -843,10 +843,10 @@ func outputsFit(was, n *Record, what string) error {
 	}
 	const step = "; name the directory that holds them instead of each file, or move with no outputs (the files stay where they are)"
 	if c := count(n); c > maxOutputs && c > count(was) {
-		return fmt.Errorf("%s not made, nothing was changed: the workflow would keep %d outputs, over the %d outputs it may keep%s", what, c, maxOutputs, step)
+		return fmt.Errorf("%s, nothing was changed: the workflow would keep %d outputs, over the %d outputs it may keep%s", refused, c, maxOutputs, step)
 	}
 	if s := OutputsSize(n); s > maxOutputsBytes && s > OutputsSize(was) {
-		return fmt.Errorf("%s not made, nothing was changed: the workflow's outputs would take %d KiB, over the %d KiB they may take%s", what, (s+1023)>>10, maxOutputsBytes>>10, step)
+		return fmt.Errorf("%s, nothing was changed: the workflow's outputs would take %d KiB, over the %d KiB they may take%s", refused, (s+1023)>>10, maxOutputsBytes>>10, step)
 	}
 	return nil
 }
