@@ -223,10 +223,6 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if ctx == "" {
 		return Result{}, errors.New("starting a workflow: context is empty: give a one-line summary of the work")
 	}
-	scope := textsafe.OneLine(req.Scope)
-	if err := cmp.Or(textFits("the context", ctx, maxContextRunes), textFits("the scope", scope, maxScopeRunes)); err != nil {
-		return Result{}, fmt.Errorf("starting a workflow: %w", err)
-	}
 	now = now.UTC()
 	id := strings.TrimSpace(req.ID)
 	if id == "" {
@@ -264,7 +260,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		WorkflowID:       id,
 		Type:             def.Name,
 		Context:          ctx,
-		Scope:            scope,
+		Scope:            textsafe.OneLine(req.Scope),
 		State:            start,
 		PhaseStatus:      PhaseInProgress,
 		Status:           StatusActive,
@@ -800,14 +796,10 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 	return res, nil
 }
 
-// Free text kept in the record has the tools' own limits (start_workflow's context and
-// scope; transition's, complete_workflow's and an approval's note or outcome) wherever it
-// comes from: the history keeps 50 notes, and no operation shortens them.
-const (
-	maxNoteRunes    = 500
-	maxContextRunes = 300
-	maxScopeRunes   = 200
-)
+// maxNoteRunes is transition's, complete_workflow's and an approval's own limit on a note or
+// an outcome, which the record keeps wherever it comes from: the history keeps 50 notes, and
+// no operation shortens them. (A context and a scope are set once, at the start.)
+const maxNoteRunes = 500
 
 // textFits refuses s, cleaned text, past max characters; what names it.
 func textFits(what, s string, max int) error {
