@@ -78,3 +78,36 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 	must(en.UnsetVars([]string{"WF_BIG00"}))(t)
 	must(en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%02d", set-1): value}))(t)
 }
+
+// A record an older Cairn filled with artifacts (it took outputs without bound) is refused
+// in words that name them, not "run cairn show".
+func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	path := filepath.Join(en.StateDir(), store.WorkflowFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	var arts []string
+	for i := range 1000 {
+		arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
+	}
+	rec["artifacts"] = arts
+	b, _ := json.Marshal(rec)
+	arts[0] += strings.Repeat("a", 1<<20-100-len(b))
+	rec["revision"] = rec["revision"].(float64) + 1
+	big, _ := json.Marshal(rec)
+	if err := os.WriteFile(path, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
+	if err == nil || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "artifacts take") || strings.Contains(err.Error(), "cairn show") {
+		t.Fatalf("a write past the record cap filled by artifacts: %v, want a refusal that names them", err)
+	}
+}

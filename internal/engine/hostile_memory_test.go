@@ -22,7 +22,9 @@ func TestToolTextInMemoryIsQuotedAndFenced(t *testing.T) {
 		must(en.Start(engine.StartRequest{Type: "apex", Context: text}))(t)
 		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 		must(en.Complete(text))(t)
-		must(en.RecordLearning(engine.LearningRequest{Title: text, Body: text}))(t)
+		title := []rune(text)
+		title = title[:min(len(title), 120)] // record_learning's limit
+		must(en.RecordLearning(engine.LearningRequest{Title: string(title), Body: text}))(t)
 
 		index := e.readMemory("MEMORY.md")
 		lines := 0

@@ -163,8 +163,11 @@ func fullBy(r *workflow.Record) string {
 	parts := []part{
 		{size(r.Vars), "Its variables take %d KiB of it: unset ones no longer needed with `cairn vars unset NAME...`, or keep a large value in a file and set its path."},
 		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (update_task with the task's status, or cairn task ID STATUS --note N)."},
-		{size(r.Phases), "The checkpoints and outputs kept with its phases take %d KiB of it: keep large data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint or none."},
+		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint or none."},
 		{size(r.Enforcement), "Its violations take %d KiB of it: set_enforcement with shorter details replaces them."},
+		// No operation shortens these: they are named, with the step that keeps the work.
+		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: cairn archive keeps the workflow whole and another workflow can take over the work."},
+		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: cairn archive keeps the workflow whole and another workflow can take over the work."},
 	}
 	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
 	if most.size < 256<<10 { // something no operation shortens fills it
@@ -830,6 +833,9 @@ func (e *Engine) GetVarsNotices(keys []string) (map[string]string, []string, err
 // SaveCheckpoint saves a named JSON checkpoint. The same bytes saved again are saved, and
 // reported unchanged: changed would say that the earlier save had not landed.
 func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, error) {
+	if err := e.checkpointRoom(name); err != nil {
+		return nil, err
+	}
 	changed, err := e.st.SaveCheckpointChanged(name, data)
 	if tooLarge(err) != nil {
 		// Its size is not told: the CLI reads stdin only to just past the limit.
@@ -847,6 +853,24 @@ func (e *Engine) SaveCheckpoint(name string, data json.RawMessage) (*Result, err
 		return &Result{Message: "checkpoint " + name + " already held " + these + size + "; nothing changed"}, nil
 	}
 	return &Result{Changed: true, Message: "saved checkpoint " + name + " (" + size + ")"}, nil
+}
+
+// maxCheckpoints bounds the named checkpoints: files of the project's, up to 1 MiB each, that
+// no workflow's end removes.
+const maxCheckpoints = 500
+
+// checkpointRoom refuses a checkpoint of a new name when the project has maxCheckpoints. Two
+// processes saving new names at once may both pass it: a bound, not an exact count.
+func (e *Engine) checkpointRoom(name string) error {
+	if store.ValidName(name) != nil {
+		return nil // the save says what is wrong with it
+	}
+	names, err := e.st.ListCheckpoints("")
+	if err != nil || len(names) < maxCheckpoints || slices.Contains(names, name) {
+		return nil
+	}
+	return fmt.Errorf("checkpoint %q not saved, nothing was saved: the project keeps at most %d checkpoints and has %d; save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`",
+		name, maxCheckpoints, len(names))
 }
 
 // LoadCheckpoint loads a named checkpoint; a missing one is a store.ErrNotFound error.

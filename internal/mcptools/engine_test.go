@@ -12,9 +12,11 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // realServer starts an in-process server over the real engine in a throwaway project.
@@ -517,4 +519,71 @@ func TestGetVarsValueOnItsLine(t *testing.T) {
 	if got := text(mustOK(t, c, "get_vars", `{"keys":["PLAN_PATH","WF_DIR","WF_LS","WF_Q","WF_BRANCH"]}`)); got != want {
 		t.Errorf("get_vars:\n got %s\nwant %s", got, want)
 	}
+}
+
+// TestRecordLearningPastItsLimitsIsRefused: a learning the memory file cannot hold whole (too
+// many lines, a line too long) is refused with the limit and what to do, and nothing is
+// written; one it can hold is kept whole, its title as the tool took it.
+func TestRecordLearningPastItsLimitsIsRefused(t *testing.T) {
+	p, c := realServer(t)
+	long := strings.Repeat("w", 600)
+	for _, tc := range []struct {
+		body string
+		want []string
+	}{
+		{strings.Repeat("a line\n", 41), []string{"41 lines", "the most is 40", "nothing was recorded"}},
+		{"first\n" + long, []string{"line 2", "600 characters", "the most is 500", "nothing was recorded"}},
+	} {
+		args, _ := json.Marshal(map[string]string{"title": "Limits", "body": tc.body})
+		mustFail(t, c, "record_learning", string(args), tc.want...)
+	}
+	if _, err := os.Stat(filepath.Join(p.memory, "cairn-learning-limits.md")); err == nil {
+		t.Error("a refused learning was written")
+	}
+	title := strings.Repeat("T", 110)
+	body := strings.Repeat("[x] ", 120) + "end" // 483 characters, escaped to more than 500
+	args, _ := json.Marshal(map[string]string{"title": title, "body": body})
+	mustOK(t, c, "record_learning", string(args))
+	got, err := os.ReadFile(filepath.Join(p.memory, memory.LearningFile(title)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The description is a summary, capped; the title and the body are kept whole.
+	_, kept, _ := strings.Cut(strings.TrimPrefix(string(got), "---\n"), "\n---\n")
+	if !strings.Contains(string(got), title) || !strings.HasSuffix(kept, "end\n") || strings.Contains(kept, "…") {
+		t.Errorf("a learning within the limits was cut:\n%s", got)
+	}
+}
+
+// TestLearningsHaveALimit: each learning takes a line of MEMORY.md, which every session loads
+// (its first 200 lines only), so learnings without a bound would push the user's own lines
+// out of what is loaded. The one past the limit is refused with it and a step; a learning
+// already recorded is still updated, and the step makes room.
+func TestLearningsHaveALimit(t *testing.T) {
+	p, c := realServer(t)
+	record := func(i int) *mcp.CallToolResult {
+		return callRaw(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body %d"}`, i, i))
+	}
+	n := 0
+	for ; n < 80 && !record(n).IsError; n++ {
+	}
+	if n == 80 {
+		t.Fatal("80 learnings were recorded")
+	}
+	mustFail(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body"}`, n), fmt.Sprintf("%d learnings", n), "MEMORY.md", "nothing was recorded")
+	mustOK(t, c, "record_learning", `{"title":"Learning 0","body":"updated"}`)
+	// The step: one learning's line and file deleted.
+	index := filepath.Join(p.memory, memory.IndexFile)
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := memory.LearningFile("Learning 1")
+	if err := os.WriteFile(index, memory.RemoveEntry(b, name), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(p.memory, name)); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body"}`, n))
 }

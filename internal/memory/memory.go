@@ -294,6 +294,9 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 		return "", false, err
 	}
 	err = m.locked(func() error {
+		if err := m.learningRoom(name); err != nil {
+			return err
+		}
 		// update calls its edit again when the file changed under it: the last call counts.
 		var fileChanged, indexChanged bool
 		if err := m.update(name, func(cur []byte, exists bool) ([]byte, error) {
@@ -311,6 +314,38 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 		return err
 	})
 	return name, changed, err
+}
+
+// MaxLearnings is the most learnings MEMORY.md indexes that RecordLearning adds to. Claude
+// Code loads MEMORY.md into every session, its first 200 lines only, and a new index line
+// that would sit below them goes near the top: learnings without a bound would push the
+// user's own lines out of what is loaded.
+const MaxLearnings = 50
+
+// learningRoom refuses a learning kept in file name when MEMORY.md does not index it yet and
+// already indexes MaxLearnings learnings. A learning already indexed is updated in place.
+func (m *Memory) learningRoom(name string) error {
+	data, err := readLimited(filepath.Join(m.loc.Dir, IndexFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return unavailable("reading "+IndexFile, err)
+	}
+	n := 0
+	for l := range lines(data) {
+		if strings.Contains(l.text, learningPrefix) && strings.HasPrefix(strings.ToLower(entryTarget(l.text)), learningPrefix) {
+			if owns(l.text, name) {
+				return nil
+			}
+			n++
+		}
+	}
+	if n < MaxLearnings {
+		return nil
+	}
+	return fmt.Errorf("%s already indexes %d learnings, the most Cairn adds (every session loads it, to its 200th line); nothing was recorded: record this under the title of a learning it replaces, or delete one no longer needed (its line in %s and its %s*.md file)",
+		IndexFile, n, IndexFile, learningPrefix)
 }
 
 // Entries returns the L2 lines of the topic file, newest last; none when it does not exist.

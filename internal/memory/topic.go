@@ -30,7 +30,7 @@ const (
 	// maxEntryRunes caps a whole index line of Cairn's: Claude Code 2.1.330 asks for MEMORY.md
 	// entries "under ~150 characters", and its consolidation rewrites longer ones.
 	maxEntryRunes = 150
-	maxTitleRunes = 80
+	maxTitleRunes = 120 // record_learning's own limit
 	maxBodyLines  = 40
 	maxBodyRunes  = 500 // per body line
 	maxSlug       = 48
@@ -197,17 +197,21 @@ func renderLearning(l Learning) (file []byte, title, first string, err error) {
 	if !slices.Contains([]string{"user", "feedback", "project", "reference"}, typ) {
 		return nil, "", "", fmt.Errorf("the learning type is not one of user, feedback, project, reference")
 	}
-	title = textsafe.Line(l.Title, maxTitleRunes)
+	if n := utf8.RuneCountInString(strings.TrimSpace(l.Title)); n > maxTitleRunes {
+		return nil, "", "", fmt.Errorf("the learning's title is %d characters, the most is %d; nothing was recorded: shorten it", n, maxTitleRunes)
+	}
+	title = textsafe.Line(l.Title, 2*maxTitleRunes) // room for its escapes: it is kept whole
 	if title == "" {
 		return nil, "", "", fmt.Errorf("a learning needs a title")
 	}
+	// A body is kept whole or refused: a cut one would be recorded with part of it lost, and
+	// the caller told it was recorded.
 	var body []string
-	for _, bl := range splitLines([]byte(l.Body)) {
-		if len(body) == maxBodyLines {
-			body = append(body, textsafe.Ellipsis)
-			break
+	for i, bl := range splitLines([]byte(l.Body)) {
+		if n := utf8.RuneCountInString(strings.TrimSpace(bl.text)); n > maxBodyRunes {
+			return nil, "", "", fmt.Errorf("line %d of the learning's body has %d characters, the most is %d; nothing was recorded: break it into shorter lines", i+1, n, maxBodyRunes)
 		}
-		s := textsafe.Line(bl.text, maxBodyRunes)
+		s := textsafe.Line(bl.text, 2*maxBodyRunes) // room for its escapes
 		if s == "" && (len(body) == 0 || body[len(body)-1] == "") {
 			continue // no leading or doubled blank lines
 		}
@@ -218,6 +222,9 @@ func renderLearning(l Learning) (file []byte, title, first string, err error) {
 	}
 	if len(body) == 0 {
 		return nil, "", "", fmt.Errorf("the learning has no body")
+	}
+	if len(body) > maxBodyLines {
+		return nil, "", "", fmt.Errorf("the learning's body has %d lines, the most is %d; nothing was recorded: join short lines, or keep the details in a file and name it in the body", len(body), maxBodyLines)
 	}
 	desc := textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)
 	return renderMemoryFile(learningPrefix+Slug(l.Title), desc, typ, strings.Join(body, "\n")+"\n"), title, unescape(body[0]), nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
@@ -313,6 +314,15 @@ func (in *Initiative) progress() int {
 	return int(sum * 100 / float64(len(in.Milestones)))
 }
 
+// Milestones are bounded where add_milestone adds them, with the tool's own limits on their
+// ids and titles: initiative.json holds at most 1 MiB and every change rewrites it whole.
+// Milestones a person writes into WORKFLOW-STATUS.yaml are taken in as they are.
+const (
+	maxMilestones     = 100
+	maxMilestoneID    = 200 // characters
+	maxMilestoneTitle = 500 // characters
+)
+
 // AddMilestone appends a pending milestone; the first one becomes current. A milestone id
 // already present changes nothing.
 func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeChange, error) {
@@ -332,8 +342,19 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 	if slices.ContainsFunc(in.Milestones, func(x Milestone) bool { return x.ID == id }) {
 		return InitiativeChange{Initiative: in.Clone()}, nil
 	}
+	title := textsafe.OneLine(m.Title)
+	if n := utf8.RuneCountInString(id); n > maxMilestoneID {
+		return InitiativeChange{}, fmt.Errorf("milestone not added, nothing was changed: its id is %d characters, the most is %d; use a short id and put the rest in its title", n, maxMilestoneID)
+	}
+	if n := utf8.RuneCountInString(title); n > maxMilestoneTitle {
+		return InitiativeChange{}, fmt.Errorf("milestone %s not added, nothing was changed: its title is %d characters, the most is %d; keep it to a line and the details in a file", Quote(id), n, maxMilestoneTitle)
+	}
+	if len(in.Milestones) >= maxMilestones {
+		return InitiativeChange{}, fmt.Errorf("milestone %s not added, nothing was changed: an initiative keeps at most %d milestones and this one has %d; remove milestones no longer needed from %s (the next initiative call takes that in), or group further work under a milestone it has",
+			Quote(id), maxMilestones, len(in.Milestones), StatusFileName)
+	}
 	n := in.Clone()
-	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: textsafe.OneLine(m.Title), Status: MilestonePending})
+	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: title, Status: MilestonePending})
 	n.CurrentMilestone = cmp.Or(n.CurrentMilestone, id)
 	return changed(n, now), nil
 }

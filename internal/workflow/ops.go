@@ -418,6 +418,18 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		if strings.TrimSpace(o) == "" {
 			return Result{}, errors.New("transition: an output path is empty")
 		}
+		if len(o) > maxOutputLen {
+			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d bytes, the most is %d; name a shorter path, or the directory that holds it", to, len(o), maxOutputLen)
+		}
+	}
+	note := textsafe.OneLine(req.Note)
+	if err := textFits("the move's note", note, maxNoteRunes); err != nil {
+		return Result{}, fmt.Errorf("move to %s not made: %w", to, err)
+	}
+	if def.IsTerminal(to) {
+		if err := textFits("the outcome", textsafe.OneLine(req.Outcome), maxNoteRunes); err != nil {
+			return Result{}, fmt.Errorf("move to %s not made: %w", to, err)
+		}
 	}
 	from := r.State
 	n := r.Clone()
@@ -434,6 +446,9 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	}
 	markPhase(n, to, false, now) // re-entering a phase (a back-edge) reopens it
 	n.Artifacts = appendNew(n.Artifacts, req.Outputs...)
+	if err := cmp.Or(outputsFit(r, n, "move to "+to+" not made"), phaseCheckpointsFit(r, n, to)); err != nil {
+		return Result{}, err
+	}
 
 	if def.IsGate(from) && def.forward(from, to) {
 		var a Approval
@@ -443,10 +458,10 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 		approve(n, from, now, a.Source, a.Note)
 	}
 	if def.IsGate(to) {
-		n.Approvals = append(n.Approvals, Approval{Phase: to, RequestedAt: now})
+		request(n, to, now)
 	}
 	n.History = append(n.History, HistoryEntry{From: from, To: to, At: now, SessionID: by.SessionID,
-		Note: textsafe.OneLine(req.Note), Checkpoint: strings.TrimSpace(req.Checkpoint)})
+		Note: note, Checkpoint: strings.TrimSpace(req.Checkpoint)})
 	n.State = to
 	n.PhaseStatus = PhaseInProgress
 
@@ -571,6 +586,22 @@ func Awaiting(def *Definition, r *Record) (string, bool) {
 	return "", false
 }
 
+// request asks for phase p's approval at now: the latest entry of p, when it is a request
+// still open, is asked again (a request added at each entry would grow the record without
+// bound when the work goes back and forth), else a request is added.
+func request(r *Record, p string, now time.Time) {
+	for i := len(r.Approvals) - 1; i >= 0; i-- {
+		if r.Approvals[i].Phase == p {
+			if r.Approvals[i].Open() {
+				r.Approvals[i].RequestedAt = now
+				return
+			}
+			break
+		}
+	}
+	r.Approvals = append(r.Approvals, Approval{Phase: p, RequestedAt: now})
+}
+
 // approved reports whether the latest approval entry of phase p holds a yes.
 func approved(r *Record, p string) bool {
 	for i := len(r.Approvals) - 1; i >= 0; i-- {
@@ -605,6 +636,9 @@ func Approve(def *Definition, r *Record, source, note string, now time.Time, by 
 		}
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)
 	}
+	if err := textFits("the approval's note", textsafe.OneLine(note), maxNoteRunes); err != nil {
+		return Result{}, fmt.Errorf("phase %s not approved: %w", p, err)
+	}
 	now = now.UTC()
 	return change(r, EventApprove, now, by, func(n *Record) { approve(n, p, now, source, note) }), nil
 }
@@ -636,6 +670,9 @@ func finish(r *Record, phase, outcome string, now time.Time) {
 func Complete(r *Record, outcome string, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
+	}
+	if err := textFits("the outcome", textsafe.OneLine(outcome), maxNoteRunes); err != nil {
+		return Result{}, fmt.Errorf("workflow %s not completed: %w", r.WorkflowID, err)
 	}
 	now = now.UTC()
 	res := change(r, EventComplete, now, by, func(n *Record) { finish(n, n.State, outcome, now) })
@@ -752,7 +789,93 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 	if len(add) == 0 {
 		return unchanged(r), nil
 	}
-	return change(r, EventArtifact, now.UTC(), by, func(n *Record) { n.Artifacts = append(n.Artifacts, add...) }), nil
+	res := change(r, EventArtifact, now.UTC(), by, func(n *Record) { n.Artifacts = append(n.Artifacts, add...) })
+	if err := outputsFit(r, res.Record, "artifacts not added"); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// maxNoteRunes is transition's, complete_workflow's and an approval's own limit on a note or
+// an outcome, which the record keeps wherever it comes from: the history keeps 50 notes, and
+// no operation shortens them. (A context and a scope are set once, at the start.)
+const maxNoteRunes = 500
+
+// textFits refuses s, cleaned text, past max characters; what names it.
+func textFits(what, s string, max int) error {
+	if n := utf8.RuneCountInString(s); n > max {
+		return fmt.Errorf("%s is %d characters, the most is %d; nothing was changed: keep it to a line and put the rest in a file", what, n, max)
+	}
+	return nil
+}
+
+// Outputs and the checkpoints kept with phases are bounded where a move adds them, as tasks
+// are (tasks.go), well inside the 1 MiB a record may hold: a record stored over these bounds
+// still moves, as long as the move does not add to what is over.
+const (
+	// maxOutputs is the most outputs a workflow's phases keep, counted over all of them.
+	maxOutputs = 500
+	// maxOutputsBytes bounds the phases' outputs and the artifacts as JSON writes them.
+	maxOutputsBytes = 128 << 10
+	// maxOutputLen is one output path's, in bytes: transition's own limit.
+	maxOutputLen = 1024
+	// maxPhaseCheckpointsBytes bounds the checkpoints moves keep with the phases they leave.
+	maxPhaseCheckpointsBytes = 512 << 10
+)
+
+// outputsFit refuses n, what a change made of was, when it takes the outputs its phases
+// keep, or their bytes with the artifacts, past their limits; refused says what was not done.
+func outputsFit(was, n *Record, refused string) error {
+	count := func(r *Record) int {
+		c := 0
+		for _, p := range r.Phases {
+			c += len(p.Outputs)
+		}
+		return max(c, len(r.Artifacts))
+	}
+	const step = "; name the directory that holds them instead of each file, or move with no outputs (the files stay where they are)"
+	if c := count(n); c > maxOutputs && c > count(was) {
+		return fmt.Errorf("%s, nothing was changed: the workflow would keep %d outputs, over the %d outputs it may keep%s", refused, c, maxOutputs, step)
+	}
+	if s := OutputsSize(n); s > maxOutputsBytes && s > OutputsSize(was) {
+		return fmt.Errorf("%s, nothing was changed: the workflow's outputs would take %d KiB, over the %d KiB they may take%s", refused, (s+1023)>>10, maxOutputsBytes>>10, step)
+	}
+	return nil
+}
+
+// OutputsSize is what r's phase outputs and artifacts take as JSON.
+func OutputsSize(r *Record) int {
+	size := func(v []string) int {
+		if len(v) == 0 {
+			return 0 // not written
+		}
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	s := size(r.Artifacts)
+	for _, p := range r.Phases {
+		s += size(p.Outputs)
+	}
+	return s
+}
+
+// phaseCheckpointsFit refuses n, what a move to to made of was, when it takes the checkpoints
+// kept with the phases past maxPhaseCheckpointsBytes.
+func phaseCheckpointsFit(was, n *Record, to string) error {
+	s := PhaseCheckpointsSize(n)
+	if s <= maxPhaseCheckpointsBytes || s <= PhaseCheckpointsSize(was) {
+		return nil
+	}
+	return fmt.Errorf("move to %s not made, nothing was changed: the checkpoints kept with the phases would take %d KiB, over the %d KiB they may take; keep the data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint naming it, or none", to, (s+1023)>>10, maxPhaseCheckpointsBytes>>10)
+}
+
+// PhaseCheckpointsSize is what the checkpoints kept with r's phases take.
+func PhaseCheckpointsSize(r *Record) int {
+	s := 0
+	for _, p := range r.Phases {
+		s += len(p.Metadata["checkpoint"])
+	}
+	return s
 }
 
 // SetEnforcement replaces the record's violations (an empty list clears them), deriving

@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -122,6 +123,14 @@ func TestSmallOperations(t *testing.T) {
 	}
 	if again, _ := workflow.AddArtifacts(a.Record, []string{"r2.md"}, t0, alice); again.Changed {
 		t.Fatal("known artifact changed the record")
+	}
+	// Artifacts (a sync replays them) have the outputs' limit.
+	many := make([]string, 501)
+	for i := range many {
+		many[i] = fmt.Sprintf("out/%03d.md", i)
+	}
+	if _, err := workflow.AddArtifacts(r, many, t0, alice); err == nil || !strings.Contains(err.Error(), "artifacts not added") || !strings.Contains(err.Error(), "500 outputs") {
+		t.Fatalf("501 artifacts: %v; want a refusal with the limit", err)
 	}
 	ps, err := workflow.SetPhaseStatus(r, workflow.PhaseBlocked, t0, alice)
 	if err != nil || ps.Record.PhaseStatus != workflow.PhaseBlocked {
