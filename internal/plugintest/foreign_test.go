@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -231,6 +232,31 @@ func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
 			if len(lines) != 1 || !strings.Contains(lines[0], set+" cannot run on this machine") || rs.Hits(archive) != 1 ||
 				strings.Contains(lines[0], "check the network") || !strings.Contains(lines[0], "install Go") {
 				t.Errorf("cairn-mcp over them = %+v after %d downloads, want no more downloads and one line saying the set cannot run and to install Go, not to check the network", res, rs.Hits(archive))
+			}
+		})
+	}
+}
+
+// A start that found its data set for another processor runs launch again (cairn_ran), told so
+// in CAIRN_LAUNCH_RAN; where another start has installed a fresh set meanwhile, launch execs
+// that one without loading install, and when it cannot run either, a hook's line went to
+// stderr only: Claude Code shows the user a hook's systemMessage, not its stderr.
+func TestLaunchAnotherStartsSetForAnotherProcessor(t *testing.T) {
+	skipOnWindows(t)
+	for _, sh := range []string{"/bin/sh", "bash"} {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			fakeSums(t, root)
+			work := t.TempDir()
+			pdata := filepath.Join(work, "data")
+			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
+			tools, sh := toolDirWithShell(t, sh)
+			env := launchEnv(root, pdata, work, tools, "CAIRN_LAUNCH_RAN= data")
+			res := runProcess(t, time.Minute, "SessionStart", env, work, `{"session_id":"s"}`, sh, "-c", hookCommand(t, "SessionStart"))
+			var out map[string]string
+			if res.code != 0 || !strings.Contains(res.stderr, "cairn: "+set+"/cairn-session-start cannot run on this machine") ||
+				json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.HasPrefix(out["systemMessage"], "Cairn: "+set+"/cairn-session-start cannot run on this machine") {
+				t.Errorf("SessionStart over another start's set for another processor = %+v, want exit 0 and the line on stderr and as the systemMessage", res)
 			}
 		})
 	}
