@@ -77,12 +77,7 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 	for _, sh := range []string{"/bin/sh", "bash"} {
 		t.Run(filepath.Base(sh), func(t *testing.T) {
 			root, archive, rs := releasedAndServed(t)
-			work := t.TempDir()
-			project := filepath.Join(work, "project")
-			if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			pdata := filepath.Join(work, "data")
+			work, project, pdata := launchSite(t)
 			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 			writeFile(t, filepath.Join(set, ".self-check"), "")
 			tools, sh := toolDirWithShell(t, sh)
@@ -108,12 +103,7 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
-	project := filepath.Join(work, "project")
-	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pdata := filepath.Join(work, "data")
+	work, project, pdata := launchSite(t)
 	bin, set := filepath.Join(root, "bin"), filepath.Join(pdata, "bin-"+pluginVersion(t))
 	foreignSet(t, root, bin)
 	foreignSet(t, root, set)
@@ -147,8 +137,7 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
 	fakeSums(t, root)
-	work := t.TempDir()
-	pdata := filepath.Join(work, "data")
+	work, _, pdata := launchSite(t)
 	set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 	env := launchEnv(root, pdata, work, toolDir(t))
 	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
@@ -212,8 +201,7 @@ func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
 	for _, sh := range []string{"/bin/sh", "bash"} {
 		t.Run(filepath.Base(sh), func(t *testing.T) {
 			root, archive, rs := foreignRelease(t)
-			work := t.TempDir()
-			pdata := filepath.Join(work, "data")
+			work, _, pdata := launchSite(t)
 			set := filepath.Join(pdata, "bin-"+pluginVersion(t))
 			tools, sh := toolDirWithShell(t, sh)
 			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
@@ -247,8 +235,7 @@ func TestLaunchAnotherStartsSetForAnotherProcessor(t *testing.T) {
 		t.Run(filepath.Base(sh), func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
 			fakeSums(t, root)
-			work := t.TempDir()
-			pdata := filepath.Join(work, "data")
+			work, _, pdata := launchSite(t)
 			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 			tools, sh := toolDirWithShell(t, sh)
 			env := launchEnv(root, pdata, work, tools, "CAIRN_LAUNCH_RAN= data")
