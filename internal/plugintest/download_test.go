@@ -267,3 +267,20 @@ func TestLaunchQuitsPromptlyWhenStoppedBeforeTheWait(t *testing.T) {
 		}
 	}
 }
+
+// A failure is kept for a minute in .download-failed-VERSION, for later starts to say without
+// trying again; a disk full when it was written (the failure was the disk's, or its set filled
+// it) leaves the file but not its line. An empty record is no record: the start said the
+// binaries "could not be installed ()" and to check the network, and installed nothing, where
+// the disk may have room again. It tries the install.
+func TestLaunchEmptyFailureRecord(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	writeFile(t, filepath.Join(pdata, ".download-failed-"+pluginVersion(t)), "")
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 {
+		t.Errorf("cairn-mcp over an empty failure record = %+v after %d downloads, want the server installed and run", res, rs.Hits(archive))
+	}
+}
