@@ -248,3 +248,29 @@ func TestLaunchAnotherStartsSetForAnotherProcessor(t *testing.T) {
 		})
 	}
 }
+
+// Another processor's set in a data dir mounted read-only (a home shared read-only between
+// machines) keeps its stamp: the launcher ran it again, and the user read the shell's "Exec
+// format error" twice and rm's "Read-only file system" twice before Cairn's line. The stamp
+// that stays is seen at once: the shell's line and Cairn's, a hook's systemMessage too.
+func TestLaunchBinariesForAnotherProcessorReadOnly(t *testing.T) {
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	pdata := smallDisk(t, "1m")
+	set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
+	if out, err := exec.Command("mount", "-o", "remount,ro", filepath.Dir(pdata)).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount the tmpfs read-only: %v: %s", err, out)
+	}
+	work := t.TempDir()
+	env := launchEnv(root, pdata, work, toolDir(t))
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		res, _ := launchTimed(t, root, env, work, name)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasSuffix(lines[0], "Exec format error") || !strings.HasPrefix(lines[1], "cairn: "+set+"/"+name+" cannot run on this machine") {
+			t.Errorf("%s over a read-only set for another processor = %+v, want the shell's line and Cairn's", name, res)
+		}
+		if name == "cairn-session-start" && (res.code != 0 || !strings.Contains(res.stdout, `{"systemMessage":"Cairn: `+set+`/cairn-session-start cannot run on this machine`)) {
+			t.Errorf("%s = %+v, want exit 0 and the line as its systemMessage", name, res)
+		}
+	}
+}
