@@ -108,8 +108,8 @@ func TestLaunchHookSlowServer(t *testing.T) {
 		t.Run(dl, func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
 			fakeSums(t, root)
-			work := t.TempDir()
-			env := launchEnv(root, filepath.Join(work, "data"), work, toolDirWith(t, dl), "CAIRN_DOWNLOAD_URL="+url)
+			work, _, data := launchSite(t)
+			env := launchEnv(root, data, work, toolDirWith(t, dl), "CAIRN_DOWNLOAD_URL="+url)
 			res, took := runBounded(t, 20*time.Second, env, work, `{"session_id":"s"}`, "/bin/sh", "-c", hookCommand(t, "SessionStart"))
 			var out map[string]string
 			if res.code != 0 || took > 9*time.Second || json.Unmarshal([]byte(res.stdout), &out) != nil ||
@@ -125,8 +125,8 @@ func TestLaunchHookSlowServer(t *testing.T) {
 func TestLaunchDownloadsWithWget(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
-	env := launchEnv(root, filepath.Join(work, "data"), work, toolDirWith(t, "wget"), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	work, _, data := launchSite(t)
+	env := launchEnv(root, data, work, toolDirWith(t, "wget"), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 {
 		t.Errorf("cairn-mcp with wget = %+v after %d downloads, want the installed server's answer after one", res, rs.Hits(archive))
@@ -139,12 +139,11 @@ func TestLaunchDownloadsWithWget(t *testing.T) {
 func TestLaunchWithoutAChecksumTool(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
+	work, _, pdata := launchSite(t)
 	tools := toolDir(t)
 	if err := os.Remove(filepath.Join(tools, "sha256sum")); err != nil {
 		t.Fatal(err)
 	}
-	pdata := filepath.Join(work, "data")
 	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || strings.Contains(res.stderr, "does not match") || !strings.Contains(res.stderr, "sha256sum") {
@@ -165,8 +164,7 @@ func TestLaunchWithoutAChecksumTool(t *testing.T) {
 func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 	skipOnWindows(t)
 	root, _, rs := releasedAndServed(t)
-	work := t.TempDir()
-	pdata := filepath.Join(work, "data")
+	work, _, pdata := launchSite(t)
 	old := time.Now().Add(-49 * time.Hour)
 	set := func(name string, mtime time.Time, stamped bool) string {
 		dir := filepath.Join(pdata, name)
@@ -245,8 +243,7 @@ func TestLaunchQuitsPromptlyWhenStoppedBeforeTheWait(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
 	fakeSums(t, root)
-	work := t.TempDir()
-	data := filepath.Join(work, "data")
+	work, _, data := launchSite(t)
 	tools := toolDir(t)
 	realMkdir, err := os.Readlink(filepath.Join(tools, "mkdir"))
 	if err != nil {
@@ -268,5 +265,22 @@ func TestLaunchQuitsPromptlyWhenStoppedBeforeTheWait(t *testing.T) {
 		if _, err := os.Stat(left); err == nil {
 			t.Errorf("%s was left behind", left)
 		}
+	}
+}
+
+// A failure is kept for a minute in .download-failed-VERSION, for later starts to say without
+// trying again; a disk full when it was written (the failure was the disk's, or its set filled
+// it) leaves the file but not its line. An empty record is no record: the start said the
+// binaries "could not be installed ()" and to check the network, and installed nothing, where
+// the disk may have room again. It tries the install.
+func TestLaunchEmptyFailureRecord(t *testing.T) {
+	skipOnWindows(t)
+	root, archive, rs := releasedAndServed(t)
+	work, _, pdata := launchSite(t)
+	writeFile(t, filepath.Join(pdata, ".download-failed-"+pluginVersion(t)), "")
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 {
+		t.Errorf("cairn-mcp over an empty failure record = %+v after %d downloads, want the server installed and run", res, rs.Hits(archive))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -76,12 +77,7 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 	for _, sh := range []string{"/bin/sh", "bash"} {
 		t.Run(filepath.Base(sh), func(t *testing.T) {
 			root, archive, rs := releasedAndServed(t)
-			work := t.TempDir()
-			project := filepath.Join(work, "project")
-			if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			pdata := filepath.Join(work, "data")
+			work, project, pdata := launchSite(t)
 			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 			writeFile(t, filepath.Join(set, ".self-check"), "")
 			tools, sh := toolDirWithShell(t, sh)
@@ -107,12 +103,7 @@ func TestLaunchReplacesBinariesForAnotherProcessor(t *testing.T) {
 func TestLaunchPassesOverABinForAnotherProcessor(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
-	project := filepath.Join(work, "project")
-	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pdata := filepath.Join(work, "data")
+	work, project, pdata := launchSite(t)
 	bin, set := filepath.Join(root, "bin"), filepath.Join(pdata, "bin-"+pluginVersion(t))
 	foreignSet(t, root, bin)
 	foreignSet(t, root, set)
@@ -146,8 +137,7 @@ func TestLaunchBinariesForAnotherProcessorAndNoInstall(t *testing.T) {
 	skipOnWindows(t)
 	root := copyPlugin(t, launcherFiles...)
 	fakeSums(t, root)
-	work := t.TempDir()
-	pdata := filepath.Join(work, "data")
+	work, _, pdata := launchSite(t)
 	set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
 	env := launchEnv(root, pdata, work, toolDir(t))
 	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
@@ -211,8 +201,7 @@ func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
 	for _, sh := range []string{"/bin/sh", "bash"} {
 		t.Run(filepath.Base(sh), func(t *testing.T) {
 			root, archive, rs := foreignRelease(t)
-			work := t.TempDir()
-			pdata := filepath.Join(work, "data")
+			work, _, pdata := launchSite(t)
 			set := filepath.Join(pdata, "bin-"+pluginVersion(t))
 			tools, sh := toolDirWithShell(t, sh)
 			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
@@ -225,11 +214,63 @@ func TestLaunchInstalledBinariesForAnotherProcessor(t *testing.T) {
 				t.Errorf("SessionStart installing another processor's binaries = %+v, want the line as its systemMessage too", res)
 			}
 			// Later starts read the failure where a failed download is kept, and download no more.
+			// The network is not the cause: the line does not send the user there, only to Go.
 			res = runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
 			lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-			if len(lines) != 1 || !strings.Contains(lines[0], set+" cannot run on this machine") || rs.Hits(archive) != 1 {
-				t.Errorf("cairn-mcp over them = %+v after %d downloads, want no more downloads and one line saying the set cannot run", res, rs.Hits(archive))
+			if len(lines) != 1 || !strings.Contains(lines[0], set+" cannot run on this machine") || rs.Hits(archive) != 1 ||
+				strings.Contains(lines[0], "check the network") || !strings.Contains(lines[0], "install Go") {
+				t.Errorf("cairn-mcp over them = %+v after %d downloads, want no more downloads and one line saying the set cannot run and to install Go, not to check the network", res, rs.Hits(archive))
 			}
 		})
+	}
+}
+
+// A start that found its data set for another processor runs launch again (cairn_ran), told so
+// in CAIRN_LAUNCH_RAN; where another start has installed a fresh set meanwhile, launch execs
+// that one without loading install, and when it cannot run either, a hook's line went to
+// stderr only: Claude Code shows the user a hook's systemMessage, not its stderr.
+func TestLaunchAnotherStartsSetForAnotherProcessor(t *testing.T) {
+	skipOnWindows(t)
+	for _, sh := range []string{"/bin/sh", "bash"} {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			fakeSums(t, root)
+			work, _, pdata := launchSite(t)
+			set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
+			tools, sh := toolDirWithShell(t, sh)
+			env := launchEnv(root, pdata, work, tools, "CAIRN_LAUNCH_RAN= data")
+			res := runProcess(t, time.Minute, "SessionStart", env, work, `{"session_id":"s"}`, sh, "-c", hookCommand(t, "SessionStart"))
+			var out map[string]string
+			if res.code != 0 || !strings.Contains(res.stderr, "cairn: "+set+"/cairn-session-start cannot run on this machine") ||
+				json.Unmarshal([]byte(res.stdout), &out) != nil || !strings.HasPrefix(out["systemMessage"], "Cairn: "+set+"/cairn-session-start cannot run on this machine") {
+				t.Errorf("SessionStart over another start's set for another processor = %+v, want exit 0 and the line on stderr and as the systemMessage", res)
+			}
+		})
+	}
+}
+
+// Another processor's set in a data dir mounted read-only (a home shared read-only between
+// machines) keeps its stamp: the launcher ran it again, and the user read the shell's "Exec
+// format error" twice and rm's "Read-only file system" twice before Cairn's line. The stamp
+// that stays is seen at once: the shell's line and Cairn's, a hook's systemMessage too.
+func TestLaunchBinariesForAnotherProcessorReadOnly(t *testing.T) {
+	root := copyPlugin(t, launcherFiles...)
+	fakeSums(t, root)
+	pdata := smallDisk(t, "1m")
+	set := foreignSet(t, root, filepath.Join(pdata, "bin-"+pluginVersion(t)))
+	if out, err := exec.Command("mount", "-o", "remount,ro", filepath.Dir(pdata)).CombinedOutput(); err != nil {
+		t.Skipf("cannot remount the tmpfs read-only: %v: %s", err, out)
+	}
+	work := t.TempDir()
+	env := launchEnv(root, pdata, work, toolDir(t))
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		res, _ := launchTimed(t, root, env, work, name)
+		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasSuffix(lines[0], "Exec format error") || !strings.HasPrefix(lines[1], "cairn: "+set+"/"+name+" cannot run on this machine") {
+			t.Errorf("%s over a read-only set for another processor = %+v, want the shell's line and Cairn's", name, res)
+		}
+		if name == "cairn-session-start" && (res.code != 0 || !strings.Contains(res.stdout, `{"systemMessage":"Cairn: `+set+`/cairn-session-start cannot run on this machine`)) {
+			t.Errorf("%s = %+v, want exit 0 and the line as its systemMessage", name, res)
+		}
 	}
 }

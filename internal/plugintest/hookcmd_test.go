@@ -105,3 +105,39 @@ func TestHooksJSONCommandsWithoutTheLauncher(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code writes the plugin root into a hook's command in place of ${CLAUDE_PLUGIN_ROOT}
+// (and sets it in the hook's environment): a root holding a double quote ended the quoted word
+// early, and /bin/sh's syntax error exits 2, which for Stop blocks the stop every turn; a $(...)
+// there ran as a command. The commands take the root from the environment, where no byte of it
+// is shell syntax.
+func TestHooksJSONCommandsOddRoot(t *testing.T) {
+	skipOnWindows(t)
+	var hf hooksFile
+	readJSON(t, "hooks/hooks.json", &hf)
+	work := t.TempDir()
+	plugin := copyPlugin(t, launcherFiles...)
+	root := filepath.Join(filepath.Dir(plugin), `a "b" $(touch ran) 'c'`+"\nd")
+	if err := os.Rename(plugin, root); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "bin")
+	for name := range binarySources { // fakeBinaries' scripts would run the root's $(...) themselves
+		writeFile(t, filepath.Join(dir, name), "#!/bin/sh\necho \"ran $0\"\n")
+		if err := os.Chmod(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stamp(t, root, dir)
+	env := launchEnv(root, filepath.Join(work, "data"), work, toolDir(t))
+	for event, groups := range hf.Hooks {
+		cmd := strings.ReplaceAll(groups[0].Hooks[0].Command, "${CLAUDE_PLUGIN_ROOT}", root)
+		res := runShell(t, cmd, env, work, "{}")
+		if res.code != 0 || !strings.HasPrefix(res.stdout, "ran "+dir+"/cairn-") {
+			t.Errorf("%s with the root %q written in = %+v, want the hook in its bin/ run", event, root, res)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "ran")); err == nil {
+		t.Error("a $(...) in the plugin root ran as a command")
+	}
+}

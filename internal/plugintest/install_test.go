@@ -167,6 +167,19 @@ func writeFile(t testing.TB, path, text string) {
 	}
 }
 
+// launchSite is a test's work dir for starts of the launcher: a project in it (a git
+// repository, where Cairn's hooks keep their state) and the plugin's data dir there, not made
+// (the launcher makes it).
+func launchSite(t *testing.T) (work, project, data string) {
+	t.Helper()
+	work = t.TempDir()
+	project = filepath.Join(work, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return work, project, filepath.Join(work, "data")
+}
+
 // hostRelease builds a release of the working tree at root for this machine's platform, once
 // (TestMain removes it).
 func hostRelease(root string) (string, error) {
@@ -269,12 +282,7 @@ func releasedAndServed(t testing.TB) (root, archive string, rs *releaseServer) {
 func TestLaunchDownloadsOnce(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
-	project := filepath.Join(work, "project")
-	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	pdata := filepath.Join(work, "plugin-data")
+	work, project, pdata := launchSite(t)
 	env := launchEnv(root, pdata, filepath.Join(work, "home"), toolDir(t),
 		"CAIRN_DOWNLOAD_URL="+rs.URL,
 		"CLAUDE_PROJECT_DIR="+project,
@@ -360,7 +368,7 @@ const hookInstallWait = 6 * time.Second
 func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, _ := releasedPlugin(t)
-	work := t.TempDir()
+	work, _, pdata := launchSite(t)
 	mark := filepath.Join(work, "tampered-code-ran")
 	evil := map[string][]byte{}
 	for name := range binarySources {
@@ -371,7 +379,6 @@ func TestLaunchRefusesTamperedArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := serveRelease(t, map[string][]byte{archive: tampered})
-	pdata := filepath.Join(work, "plugin-data")
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 		var res launchResult
@@ -574,11 +581,7 @@ func TestLaunchBreaksTheLockOfAKilledStart(t *testing.T) {
 func TestLaunchHookKeepsItsDeadlineThroughAnInstall(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, data := releasedPlugin(t)
-	work := t.TempDir()
-	project := filepath.Join(work, "project")
-	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	_, project, _ := launchSite(t)
 	// Another start, alive (this process), holds the install for a while: then the hook
 	// installs and runs (1.5 s), or installs with too little time left for the slow download
 	// and says so (4.2 s).
@@ -652,8 +655,7 @@ exec `+realCurl+` -H "X-Max-Time: $m" -H "X-Started: $(date +%s%N)" "$@"
 	if err := os.Chmod(filepath.Join(tools, "curl"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
-	pdata := filepath.Join(work, "plugin-data")
+	work, _, pdata := launchSite(t)
 	lock := filepath.Join(pdata, ".install-lock-"+pluginVersion(t))
 	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
 	env := launchEnv(root, pdata, filepath.Join(work, "home"), tools,
@@ -750,8 +752,7 @@ func TestLaunchBreaksADeadLockOnce(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
-	pdata := filepath.Join(work, "plugin-data")
+	work, _, pdata := launchSite(t)
 	writeFile(t, filepath.Join(pdata, ".install-lock-"+pluginVersion(t), "pid"), fmt.Sprintln(dead.Process.Pid))
 	url := "CAIRN_DOWNLOAD_URL=http://" + ln.Addr().String() + "/releases"
 	slow := toolDir(t)
@@ -910,11 +911,7 @@ func stalledStart(t *testing.T, wrap ...string) stalled {
 func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
-	project := filepath.Join(work, "project")
-	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	work, project, pdata := launchSite(t)
 	tools := toolDir(t)
 	realGzip, err := filepath.EvalSymlinks(filepath.Join(tools, "gzip"))
 	if err != nil {
@@ -929,7 +926,6 @@ func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 	if err := os.Chmod(filepath.Join(tools, "gzip"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	pdata := filepath.Join(work, "plugin-data")
 	env := launchEnv(root, pdata, filepath.Join(work, "home"), tools, "CAIRN_DOWNLOAD_URL="+rs.URL,
 		"CLAUDE_PROJECT_DIR="+project, "CAIRN_MEMORY_DIR="+filepath.Join(work, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
 	const event = `{"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}`
@@ -978,8 +974,7 @@ func TestLaunchHookLeavesASlowUnpackToTheBackground(t *testing.T) {
 func TestLaunchReinstallsAnEmptyBinary(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
-	pdata := filepath.Join(work, "data")
+	work, _, pdata := launchSite(t)
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	bin := filepath.Join(pdata, "bin-"+pluginVersion(t), "cairn-mcp")
 	for round := range 2 {
@@ -1017,8 +1012,7 @@ func TestLaunchReinstallsAnEmptyBinary(t *testing.T) {
 func TestLaunchReplacesASetWithoutAGap(t *testing.T) {
 	skipOnWindows(t)
 	root, archive, rs := releasedAndServed(t)
-	work := t.TempDir()
-	pdata := filepath.Join(work, "data")
+	work, _, pdata := launchSite(t)
 	dir := filepath.Join(pdata, "bin-"+pluginVersion(t))
 	fakeBinaries(t, dir)
 	writeFile(t, filepath.Join(dir, ".checksums"), "0000  other sources\n")
@@ -1073,8 +1067,7 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := serveRelease(t, map[string][]byte{archive: []byte(tc.body)})
-			work := t.TempDir()
-			pdata := filepath.Join(work, "data")
+			work, _, pdata := launchSite(t)
 			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
 				var res launchResult

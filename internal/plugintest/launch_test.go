@@ -515,3 +515,81 @@ func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
 		t.Errorf("go build ran with GOMAXPROCS=%q, want it unset", got)
 	}
 }
+
+// A Go build that makes binaries this machine cannot run (another processor's here, as with
+// GOOS or GOARCH set by go env -w for cross-compiling) had its exec, the MCP server's and the CLI's after
+// they waited for the build, caught by nothing: dash exited 126 and bash went on to exit 1,
+// neither with a line of Cairn's. The start says the set cannot run, in one line, as for a
+// downloaded set, and exits 1.
+func TestLaunchBuiltBinariesForAnotherProcessor(t *testing.T) {
+	skipOnWindows(t)
+	for _, sh := range []string{"/bin/sh", "bash"} {
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			tools, sh := toolDirWithShell(t, sh)
+			foreign := filepath.Join(work, "foreign")
+			if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// A go whose every build is foreign, written where -o says.
+			writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; esac; shift; done
+mkdir -p "$(dirname "$out")" && cp `+foreign+` "$out"
+`)
+			if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range []string{"cp", "chmod"} {
+				if p, err := exec.LookPath(tool); err == nil {
+					os.Symlink(p, filepath.Join(tools, tool))
+				}
+			}
+			set := filepath.Join(work, "data", "bin-"+pluginVersion(t))
+			env := launchEnv(root, filepath.Join(work, "data"), work, tools)
+			res := runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+			var cairn []string
+			for _, l := range strings.Split(res.stderr, "\n") {
+				if strings.HasPrefix(l, "cairn") {
+					cairn = append(cairn, l)
+				}
+			}
+			if res.code != 1 || len(cairn) != 1 || !strings.HasPrefix(cairn[0], "cairn: "+set+"/cairn-mcp cannot run on this machine") {
+				t.Errorf("cairn-mcp over a build it cannot run = %+v, want exit 1 and one line of Cairn's saying the set cannot run", res)
+			}
+		})
+	}
+}
+
+// GOOS and GOARCH in the environment Claude Code was started from (a user cross-compiling) are
+// for the user's builds: the launcher's build is of binaries for this machine, which it runs.
+func TestLaunchBuildIgnoresGOOSAndGOARCH(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	tools := toolDir(t)
+	foreign := filepath.Join(work, "foreign")
+	if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A go that builds as the real one would: for the target GOOS and GOARCH name.
+	writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
+mkdir -p "$(dirname "$out")" || exit 1
+if [ -n "$GOOS$GOARCH" ]; then exec cp `+foreign+` "$out"; fi
+printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"
+`)
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"cp", "chmod", "printf"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			os.Symlink(p, filepath.Join(tools, tool))
+		}
+	}
+	env := launchEnv(root, filepath.Join(work, "data"), work, tools, "GOOS=windows", "GOARCH=arm64")
+	res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
+		t.Errorf("cairn-mcp with GOOS and GOARCH set = %+v, want the server built for this machine and run", res)
+	}
+}

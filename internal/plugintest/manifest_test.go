@@ -157,9 +157,10 @@ func TestMCPJSON(t *testing.T) {
 }
 
 // sourceLaunch is the hooks.json form that runs hooks/launch in the shell Claude Code starts
-// for the hook (no second shell): set -- NAME && command . "${CLAUDE_PLUGIN_ROOT}/hooks/launch"
-// || exit 0 (command: a launcher that is gone is no error that exits the shell with 2).
-var sourceLaunch = regexp.MustCompile(`^set -- ([a-z-]+) && command \. "\$\{CLAUDE_PLUGIN_ROOT\}/hooks/launch" \|\| exit 0$`)
+// for the hook (no second shell): set -- NAME && command . "$CLAUDE_PLUGIN_ROOT/hooks/launch"
+// || exit 0 (command: a launcher that is gone is no error that exits the shell with 2; the root
+// from the environment, not written into the command, see TestHooksJSONCommandsOddRoot).
+var sourceLaunch = regexp.MustCompile(`^set -- ([a-z-]+) && command \. "\$CLAUDE_PLUGIN_ROOT/hooks/launch" \|\| exit 0$`)
 
 // checkLaunch checks a command line (already split into words) that should start the binary
 // want: either hooks/launch want, or bin/want.
