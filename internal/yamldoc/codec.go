@@ -50,13 +50,8 @@ func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
 		if keys > maxMappingKeys {
 			return n, fmt.Sprintf("a mapping of %d keys, more than the %d allowed", keys, maxMappingKeys)
 		}
-		for i := 0; i < len(n.Content); i += 2 {
-			ki := resolveAlias(n.Content[i]) // an alias key is the key it names
-			for j := i + 2; j < len(n.Content); j += 2 {
-				if kj := resolveAlias(n.Content[j]); kj.Kind == ki.Kind && kj.Value == ki.Value {
-					return n.Content[j], fmt.Sprintf("mapping key %#v already defined at line %d", kj.Value, n.Content[i].Line+offset)
-				}
-			}
+		if i, j := duplicateKey(n.Content); j > 0 {
+			return n.Content[j], fmt.Sprintf("mapping key %#v already defined at line %d", resolveAlias(n.Content[j]).Value, n.Content[i].Line+offset)
 		}
 	}
 	for _, c := range n.Content {
@@ -66,6 +61,53 @@ func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
 	}
 	return nil, ""
 }
+
+// pairwiseKeys is the most keys a mapping may have for duplicateKey to compare every pair:
+// fewer comparisons than building a map costs, and small documents allocate nothing.
+const pairwiseKeys = 8
+
+// duplicateKey returns the indexes in content (a mapping's keys and values) of the key that
+// yaml.v3 reports first as given twice: the earliest key given again later (i), and the first
+// place it is given again (j); j is 0 when no key is. An alias key is the key it names.
+func duplicateKey(content []*yaml.Node) (i, j int) {
+	if len(content)/2 <= pairwiseKeys {
+		for i := 0; i < len(content); i += 2 {
+			ki := resolveAlias(content[i])
+			for j := i + 2; j < len(content); j += 2 {
+				if keyCompared != nil {
+					keyCompared()
+				}
+				if kj := resolveAlias(content[j]); kj.Kind == ki.Kind && kj.Value == ki.Value {
+					return i, j
+				}
+			}
+		}
+		return 0, 0
+	}
+	type key struct {
+		kind  yaml.Kind
+		value string
+	}
+	first := make(map[key]int, len(content)/2)
+	for k := 0; k < len(content); k += 2 {
+		if keyCompared != nil {
+			keyCompared()
+		}
+		kk := resolveAlias(content[k])
+		f, seen := first[key{kk.Kind, kk.Value}]
+		switch {
+		case !seen:
+			first[key{kk.Kind, kk.Value}] = k
+		case j == 0 || f < i: // the first repeat of f is the first met
+			i, j = f, k
+		}
+	}
+	return i, j
+}
+
+// keyCompared, when set (by tests), is called once for every key the duplicate check compares
+// or looks up.
+var keyCompared func()
 
 // withoutBOM drops a UTF-8 byte order mark, which editors on Windows write: adrg/frontmatter
 // would take it for text before the opening "---".
