@@ -21,16 +21,35 @@ func (Codec) MilestoneFrontMatter(data []byte) (title, name, status string, err 
 		Status string `yaml:"status"`
 	}
 	_, err = frontmatter.Parse(bytes.NewReader(withoutBOM(data)), &m, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
+		if at, reason := lineBreakIn(b); reason != "" {
+			return fmt.Errorf("line %d: %s", 1+bytes.Count(b[:at], []byte("\n")), reason)
+		}
 		var root yaml.Node
-		if err := yaml.Unmarshal(b, &root); err != nil || root.Kind == 0 {
+		if err := unmarshalOne(b, &root, `write the front matter as one document`); err != nil || root.Kind == 0 {
 			return err
 		}
-		if at, reason := mappingTrouble(&root, 0); at != nil {
+		if at, reason := nodeTrouble(&root, 0); at != nil {
 			return fmt.Errorf("line %d: %s", at.Line, reason)
 		}
 		return root.Decode(v)
 	}))
 	return m.Title, m.Name, m.Status, err
+}
+
+// nodeTrouble is, with lineBreakIn, the gate that every YAML text Cairn reads (a definition's
+// front matter, a milestone file's, WORKFLOW-STATUS.yaml) passes: lineBreakIn before yaml.v3
+// parses the text, nodeTrouble before the parsed nodes are decoded. It finds, in a parsed document n, what yaml.v3 would decode into something other
+// than the file shows, or at too great a cost: a mapping too large or with a key given twice
+// (mappingTrouble), or a scalar tagged !!binary. It returns the node to blame and why (lines
+// shifted by offset); nil when there is none.
+func nodeTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
+	if at, reason := mappingTrouble(n, offset); at != nil {
+		return at, reason
+	}
+	if b := binaryScalar(n); b != nil {
+		return b, fmt.Sprintf("%q is tagged !!binary, which YAML reads as base64 and decodes into other text: remove the tag and write the text itself", b.Value)
+	}
+	return nil, ""
 }
 
 // maxMappingKeys bounds the keys of any one YAML mapping Cairn decodes: none of its files
