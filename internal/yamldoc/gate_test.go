@@ -57,3 +57,21 @@ func TestStatusDocWithUnicodeLineBreaksReadsBack(t *testing.T) {
 		t.Errorf("read back %+v, %v\n%s", back, err, out)
 	}
 }
+
+// Aliases in WORKFLOW-STATUS.yaml are refused when they would repeat its values more than
+// the file itself holds: a value that uses one is written back expanded, and yaml.v3's own
+// limit let an 11 KB file (a list of 1,000 named 390 times) through, to be written back as
+// 3 MB, in seconds, and then be too large to read.
+func TestStatusDocRefusesAliasExpansion(t *testing.T) {
+	src := "initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\npad: [" + strings.Repeat("p,", 3999) + "p]\n" +
+		"a: &a [" + strings.Repeat("x,", 999) + "x]\nb: [" + strings.Repeat("*a,", 389) + "*a]\n"
+	const want = "reading WORKFLOW-STATUS.yaml: line 5: aliases (*a) repeat its values"
+	if doc, err := (yamldoc.Codec{}).ParseStatusDoc([]byte(src)); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("read (%v): %v; want an error starting %q", doc != nil, err, want)
+	}
+	// A few aliases are read, and written back expanded.
+	doc, err := yamldoc.Codec{}.ParseStatusDoc([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\na: &a [x, y, z]\nb: [*a, *a, *a]\n"))
+	if err != nil || len(doc.Extra) != 2 {
+		t.Fatalf("%+v, %v", doc, err)
+	}
+}

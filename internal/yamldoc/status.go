@@ -34,6 +34,12 @@ func (Codec) ParseStatusDoc(data []byte) (*workflow.StatusDoc, error) {
 	if at, reason := nodeTrouble(&root, 0); at != nil {
 		return nil, fmt.Errorf("reading %s: line %d: %s", workflow.StatusFileName, at.Line, reason)
 	}
+	// A value that uses an alias is written back expanded (below), so aliases may not repeat
+	// values beyond the file's own size: without them a document has fewer than 2 nodes a
+	// byte. yaml.v3's own limit let an 11 KB file through that was written back as 3 MB.
+	if alias := aliasOverflow(root.Content[0], 2*len(data)+16); alias != nil {
+		return nil, fmt.Errorf("reading %s: line %d: aliases (*%s) repeat its values beyond the file's own size: write the lists out instead", workflow.StatusFileName, alias.Line, alias.Value)
+	}
 	var d workflow.StatusDoc
 	if err := root.Decode(&d); err != nil {
 		var te *yaml.TypeError
