@@ -81,9 +81,10 @@ func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
 	return nil, ""
 }
 
-// pairwiseKeys is the most keys a mapping may have for duplicateKey to compare every pair:
-// fewer comparisons than building a map costs, and small documents allocate nothing.
-const pairwiseKeys = 8
+// pairwiseKeys is the most keys a mapping may have for duplicateKey to compare every pair
+// (at most 496 comparisons) rather than build a map: a definition's own mappings (10 keys at
+// the top, one per phase under transitions) allocate nothing more when a hook reads one.
+const pairwiseKeys = 32
 
 // duplicateKey returns the indexes in content (a mapping's keys and values) of the key that
 // yaml.v3 reports first as given twice: the earliest key given again later (i), and the first

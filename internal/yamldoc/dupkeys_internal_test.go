@@ -42,7 +42,7 @@ func TestDuplicateKeyCheckIsLinear(t *testing.T) {
 // The first duplicate reported is the one yaml.v3 reports first: the earliest key given again
 // later, and the first place it is given again, whatever the size of the mapping.
 func TestDuplicateKeyReportedAsYAMLDoes(t *testing.T) {
-	for _, size := range []int{0, 3, 50} {
+	for _, size := range []int{0, 3, 30, 50} { // pairwise, and with a map
 		var b strings.Builder
 		for i := range size {
 			fmt.Fprintf(&b, "k%d: v\n", i)
