@@ -1,6 +1,6 @@
 package memory
 
-// Memory-file front matter: split as Claude Code splits it, written by hand with every value
+// Memory-file front matter: read with adrg/frontmatter, written by hand with every value
 // double-quoted, so that no text can be read back as another type or end the header early.
 
 import (
@@ -8,62 +8,32 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/adrg/frontmatter"
 )
 
-// splitMemoryFile splits a memory file, less a leading BOM, into its header and the body after
-// it as Claude Code 2.1.330 does (/^---\s*\n([\s\S]*?)---\s*\n?/ once a BOM is dropped): the
-// file opens with "---" and white space up to a line break; the header runs from after the
-// last line break of that white space to the first "---" anywhere, even inside a value or
-// mid-line; the body starts after the white space that follows. Without front matter, ok is
-// false and the body is the whole file. Reading memory files by another rule (a line that is
-// "---" once trimmed, after any blank lines) took lines of a hand-edited file for L2 lines
-// that the model is not shown as such, and missed lines it is shown.
+// rawHeader is the "---" format with the header handed back undecoded: Cairn reads only the
+// body of memory files.
+var rawHeader = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+	*v.(*[]byte) = data
+	return nil
+})
+
+// splitMemoryFile splits a memory file, less a leading BOM, into the text between its front
+// matter delimiters and the body after them, by adrg/frontmatter's rules. Without front
+// matter, or without a closing line, ok is false and the body is the whole file.
 //
 // The header's YAML is not checked: a file whose header is there but broken yields the body
-// after the closing "---". That is what Claude Code itself does (it keeps the content and drops
-// the metadata when the YAML fails to parse), so Cairn reads the body the model is shown.
+// after the closing line. That is what Claude Code itself does (2.1.330's front matter reader
+// keeps the content after the closing "---" and drops the metadata when the YAML fails to
+// parse), so Cairn reads the body the model is shown.
 func splitMemoryFile(data []byte) (head, body []byte, ok bool) {
 	data = bytes.TrimPrefix(data, []byte(bom))
-	rest, found := bytes.CutPrefix(data, []byte("---"))
-	if !found {
+	body, err := frontmatter.MustParse(bytes.NewReader(data), &head, rawHeader)
+	if err != nil {
 		return nil, data, false
-	}
-	start := -1 // after the last line break of the white space that follows the opening
-	for i := 0; i < len(rest); {
-		r, size := utf8.DecodeRune(rest[i:])
-		if !jsSpace(r) {
-			break
-		}
-		i += size
-		if r == '\n' {
-			start = i
-		}
-	}
-	if start < 0 {
-		return nil, data, false
-	}
-	end := bytes.Index(rest[start:], []byte("---"))
-	if end < 0 {
-		return nil, data, false
-	}
-	head, body = rest[start:start+end], rest[start+end+3:]
-	for len(body) > 0 {
-		r, size := utf8.DecodeRune(body)
-		if !jsSpace(r) {
-			break
-		}
-		body = body[size:]
 	}
 	return head, body, true
-}
-
-// jsSpace reports whether JavaScript's \s matches r: unicode.IsSpace, less NEL, plus the BOM.
-func jsSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }
 
 // renderMemoryFile writes Claude Code's memory file header (name, description and

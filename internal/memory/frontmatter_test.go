@@ -17,9 +17,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
-// The tests read what renderMemoryFile writes back with yaml.v3, by Claude Code's rule and
-// with adrg/frontmatter (the reading this package did before, and a line-by-line reader's):
-// every rule must find the same header in what Cairn writes.
+// The tests read what renderMemoryFile writes back with yaml.v3 and adrg/frontmatter, and
+// check the body against the reading this package did before (adrg/frontmatter with yaml.v3).
 
 // frontMatter is Claude Code's memory file header. The tests read headers back into it
 // with yaml.v3.
@@ -49,8 +48,7 @@ func oldParse(data []byte) (frontMatter, []byte, error) {
 
 // parseMemoryFile reads a memory file Cairn wrote: the header that splitMemoryFile finds,
 // decoded by yaml.v3, and the body. It fails the test unless adrg/frontmatter with yaml.v3
-// reads the same header, and the same body but for the white space after the closing "---",
-// which Claude Code's pattern skips.
+// reads the same header and body.
 func parseMemoryFile(t testing.TB, data []byte) (frontMatter, []byte) {
 	t.Helper()
 	head, body, ok := splitMemoryFile(data)
@@ -62,7 +60,7 @@ func parseMemoryFile(t testing.TB, data []byte) (frontMatter, []byte) {
 		t.Fatalf("yaml.v3 cannot read the header: %v\n%s", err, data)
 	}
 	old, oldBody, err := oldParse(data)
-	if err != nil || old != fm || !bytes.Equal(bytes.TrimLeftFunc(oldBody, jsSpace), body) {
+	if err != nil || old != fm || !bytes.Equal(oldBody, body) {
 		t.Fatalf("adrg/frontmatter reads %+v %q (err %v), the split %+v %q", old, oldBody, err, fm, body)
 	}
 	return fm, body
@@ -71,29 +69,17 @@ func parseMemoryFile(t testing.TB, data []byte) (frontMatter, []byte) {
 // quotedHeader is the header renderMemoryFile writes: three double-quoted values, one a line.
 var quotedHeader = regexp.MustCompile(`^name: "[^"\n\\]*(?:\\.[^"\n\\]*)*"\ndescription: "[^"\n\\]*(?:\\.[^"\n\\]*)*"\nmetadata:\n    type: "[^"\n\\]*(?:\\.[^"\n\\]*)*"\n$`)
 
-// jsSpace is JavaScript's \s: Claude Code's pattern uses it.
-const jsSpaceClass = `[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
+// claudeMatter is Claude Code's front matter pattern (2.1.330): the header ends at the first
+// "---" anywhere after the opening line, not only on a line of its own.
+var claudeMatter = regexp.MustCompile(`^---\s*\n([\s\S]*?)---\s*\n?`)
 
-// claudeMatter is Claude Code's front matter pattern (2.1.330, /^---\s*\n([\s\S]*?)---\s*\n?/):
-// the header ends at the first "---" anywhere after the opening line, not only on a line of
-// its own. Go's regexp picks the submatches a backtracking matcher would.
-var claudeMatter = regexp.MustCompile(`^---` + jsSpaceClass + `*\n([\s\S]*?)---` + jsSpaceClass + `*\n?`)
-
-// claudeSplit is Claude Code's reading of a memory file: it drops a leading BOM, and the body
-// is what follows the pattern's match; head is nil when there is no match.
-func claudeSplit(data []byte) (body, head []byte) {
-	data = bytes.TrimPrefix(data, []byte(bom))
-	m := claudeMatter.FindSubmatchIndex(data)
-	if m == nil {
-		return data, nil
-	}
-	return data[m[1]:], append([]byte{}, data[m[2]:m[3]]...)
-}
-
-// claudeHead is the header Claude Code splits off.
+// claudeHead is the header Claude Code splits off (it drops a leading BOM first).
 func claudeHead(data []byte) ([]byte, bool) {
-	_, head := claudeSplit(data)
-	return head, head != nil
+	m := claudeMatter.FindSubmatch(bytes.TrimPrefix(data, []byte(bom)))
+	if m == nil {
+		return nil, false
+	}
+	return m[1], true
 }
 
 func header(name, desc, typ string) frontMatter {
@@ -112,7 +98,7 @@ func checkRendered(t *testing.T, fm frontMatter) []byte {
 	file := renderMemoryFile(fm.Name, fm.Description, fm.Metadata.Type, body)
 	want := header(strings.ToValidUTF8(fm.Name, "\uFFFD"), strings.ToValidUTF8(fm.Description, "\uFFFD"), strings.ToValidUTF8(fm.Metadata.Type, "\uFFFD"))
 	got, gotBody := parseMemoryFile(t, file)
-	if got != want || string(gotBody) != body {
+	if got != want || string(gotBody) != "\n"+body {
 		t.Fatalf("read back %+v %q, want %+v\n%s", got, gotBody, want, file)
 	}
 	head, _, _ := splitMemoryFile(file)
@@ -244,9 +230,9 @@ func checkCairnFiles(t *testing.T, at time.Time, title, text string) {
 	for _, file := range files {
 		fm, _ := parseMemoryFile(t, file) // also: adrg/frontmatter reads the same body
 		checkRendered(t, fm)
-		body, _ := claudeSplit(file)
-		if _, b, _ := splitMemoryFile(file); !bytes.Equal(b, body) {
-			t.Fatalf("body %q, Claude Code's %q", b, body)
+		_, body, _ := splitMemoryFile(file)
+		if _, oldBody, _ := oldParse(file); !bytes.Equal(body, oldBody) {
+			t.Fatalf("body %q, was %q", body, oldBody)
 		}
 	}
 }
@@ -265,62 +251,32 @@ func FuzzRenderMemoryFile(f *testing.F) {
 	})
 }
 
-// TestSplitMemoryFile covers Claude Code's delimiter rules and the broken-header choice.
+// TestSplitMemoryFile covers adrg/frontmatter's delimiter rules and the broken-header choice.
 func TestSplitMemoryFile(t *testing.T) {
 	tests := []struct {
 		name, in, head, body string
 		ok                   bool
 	}{
-		{"plain", "---\nname: a\n---\n\nbody\n", "name: a\n", "body\n", true},
+		{"plain", "---\nname: a\n---\n\nbody\n", "name: a\n", "\nbody\n", true},
 		{"crlf", "---\r\nname: a\r\n---\r\nbody\r\n", "name: a\r\n", "body\r\n", true},
 		{"bom", bom + "---\nname: a\n---\nbody", "name: a\n", "body", true},
-		{"blank-lines-first", "\n \t\r\n---\nname: a\n---\nbody", "", "\n \t\r\n---\nname: a\n---\nbody", false},
-		{"indented-opening", "  ---  \nname: a\n---\nbody", "", "  ---  \nname: a\n---\nbody", false},
-		{"spaces-after-delimiters", "---  \nname: a\n\t--- \nbody", "name: a\n\t", "body", true},
-		{"blank-lines-after-opening", "---\n\n \nname: a\n---\nbody", "name: a\n", "body", true},
-		{"text-after-opening", "--- x\nname: a\n---\nbody", "", "--- x\nname: a\n---\nbody", false},
+		{"blank-lines-first", "\n \t\r\n---\nname: a\n---\nbody", "name: a\n", "body", true},
+		{"delimiters-trimmed", "  ---  \nname: a\n\t--- \nbody", "name: a\n", "body", true},
 		{"closing-at-eof", "---\nname: a\n---", "name: a\n", "", true},
 		{"empty-header", "---\n---\nbody", "", "body", true},
 		{"no-front-matter", "# Title\n---\nx\n---\n", "", "# Title\n---\nx\n---\n", false},
 		{"bom-only-stripped", bom + "text\n", "", "text\n", false},
 		{"no-closing", "---\nname: a\nbody\n", "", "---\nname: a\nbody\n", false},
 		{"opening-at-eof", "---", "", "---", false},
-		{"opening-line-at-eof", "---\n", "", "---\n", false},
 		{"blank-then-eof", "\n\n", "", "\n\n", false},
 		{"four-dashes", "----\nname: a\n----\n", "", "----\nname: a\n----\n", false},
-		{"dashes-in-line", "---\nname: a---\n--- x\n---\nbody", "name: a", "--- x\n---\nbody", true},
-		{"dashes-in-value", "---\nname: x\ndescription: \"a --- b\"\n---\nbody", "name: x\ndescription: \"a ", "b\"\n---\nbody", true},
-		{"closing-then-text", "---\nname: a\n---x\n", "name: a\n", "x\n", true},
-		{"unicode-space", "---\u00a0\n\u3000\ufeffname: a\n---\u2028\u2029\u3000\nbody", "\u3000\ufeffname: a\n", "body", true},
-		{"nel-is-no-space", "---\u0085\nname: a\n---\nbody", "", "---\u0085\nname: a\n---\nbody", false},
-		{"vertical-tab", "---\v\nname: a\n---\v\f body", "name: a\n", "body", true},
+		{"dashes-in-line", "---\nname: a---\n--- x\n---\nbody", "name: a---\n--- x\n", "body", true},
 		{"broken-yaml", "---\nname: [a\n---\n- 2026-01-01T00:00:00Z x\n", "name: [a\n", "- 2026-01-01T00:00:00Z x\n", true},
 	}
 	for _, tc := range tests {
 		head, body, ok := splitMemoryFile([]byte(tc.in))
 		if string(head) != tc.head || string(body) != tc.body || ok != tc.ok {
 			t.Errorf("%s: split = %q %q %v, want %q %q %v", tc.name, head, body, ok, tc.head, tc.body, tc.ok)
-		}
-	}
-}
-
-// TestTopicReadAsClaudeCodeReadsIt: the L2 lines Cairn reads from a topic file are those in
-// the body Claude Code shows the model. Cairn ended the header at a line that is "---" once
-// trimmed, after any blank lines; Claude Code ends it at the first "---" anywhere, and finds
-// none unless the file opens with "---". A hand edit that differs lost or added lines.
-func TestTopicReadAsClaudeCodeReadsIt(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"---\nname: cairn-workflow\n--- hand edit\n- 2026-01-02T00:00:00Z seen by the model\n---\n", "seen by the model"},
-		{"---\nname: cairn-workflow\ndescription: a---\n- 2026-01-02T00:00:00Z seen by the model\n---\n", "seen by the model"},
-		{"\n---\n- 2026-01-02T00:00:00Z seen by the model\n---\n", "seen by the model"},
-		{"  ---\n- 2026-01-02T00:00:00Z seen by the model\n  ---\n", "seen by the model"},
-	} {
-		if got := parseTopic([]byte(tc.in)); len(got) != 1 || got[0].Text != tc.want {
-			t.Errorf("%q: entries = %+v, want only %q", tc.in, got, tc.want)
-		}
-		ch, _ := claudeSplit([]byte(tc.in))
-		if !bytes.Contains(ch, []byte(tc.want)) {
-			t.Errorf("%q: Claude Code's body %q does not hold %q", tc.in, ch, tc.want)
 		}
 	}
 }
@@ -338,13 +294,13 @@ func TestBrokenHeaderBody(t *testing.T) {
 	}
 }
 
-// FuzzSplitMemoryFile: for any bytes, the split is Claude Code's, and a file without front
-// matter is its own body.
+// FuzzSplitMemoryFile: for any bytes, a file without front matter is its own body, and with
+// yaml.v3 behind adrg/frontmatter (the reading before) the body is the same whenever the
+// header decodes.
 func FuzzSplitMemoryFile(f *testing.F) {
 	for _, tc := range []string{
 		"---\nname: a\n---\n\nbody\n", "---\r\nname: a\r\n---\r\n", bom + "---\n---", "\n\n---\nx\n",
-		" \u0085\u00a0\n---\nname: a\n---\nb", "---\nname: [a\n---\nb", "x", "", "---\u3000\n\v\n---\ufeff\n\u2028b",
-		"---\nname: a---b\n---\n", "---\n\xff---\xa0\n",
+		" \u0085\u00a0\n---\nname: a\n---\nb", "---\nname: [a\n---\nb", "x", "",
 	} {
 		f.Add([]byte(tc))
 	}
@@ -353,9 +309,8 @@ func FuzzSplitMemoryFile(f *testing.F) {
 		if !ok && (head != nil || !bytes.Equal(body, bytes.TrimPrefix(data, []byte(bom)))) {
 			t.Fatalf("no front matter, yet the split is %q %q", head, body)
 		}
-		chBody, chHead := claudeSplit(data)
-		if ok != (chHead != nil) || !bytes.Equal(head, chHead) || ok && !bytes.Equal(body, chBody) {
-			t.Fatalf("split %q %q %v, Claude Code's %q %q", head, body, ok, chHead, chBody)
+		if _, oldBody, err := oldParse(data); err == nil && !bytes.Equal(body, oldBody) {
+			t.Fatalf("with yaml.v3 the body was %q, now %q", oldBody, body)
 		}
 	})
 }
