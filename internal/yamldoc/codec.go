@@ -21,16 +21,35 @@ func (Codec) MilestoneFrontMatter(data []byte) (title, name, status string, err 
 		Status string `yaml:"status"`
 	}
 	_, err = frontmatter.Parse(bytes.NewReader(withoutBOM(data)), &m, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
+		if at, reason := lineBreakIn(b); reason != "" {
+			return fmt.Errorf("line %d: %s", 1+bytes.Count(b[:at], []byte("\n")), reason)
+		}
 		var root yaml.Node
-		if err := yaml.Unmarshal(b, &root); err != nil || root.Kind == 0 {
+		if err := unmarshalOne(b, &root, `write the front matter as one document`); err != nil || root.Kind == 0 {
 			return err
 		}
-		if at, reason := mappingTrouble(&root, 0); at != nil {
+		if at, reason := nodeTrouble(&root, 0); at != nil {
 			return fmt.Errorf("line %d: %s", at.Line, reason)
 		}
 		return root.Decode(v)
 	}))
 	return m.Title, m.Name, m.Status, err
+}
+
+// nodeTrouble is, with lineBreakIn, the gate that every YAML text Cairn reads (a definition's
+// front matter, a milestone file's, WORKFLOW-STATUS.yaml) passes: lineBreakIn before yaml.v3
+// parses the text, nodeTrouble before the parsed nodes are decoded. It finds, in a parsed document n, what yaml.v3 would decode into something other
+// than the file shows, or at too great a cost: a mapping too large or with a key given twice
+// (mappingTrouble), or a scalar tagged !!binary. It returns the node to blame and why (lines
+// shifted by offset); nil when there is none.
+func nodeTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
+	if at, reason := mappingTrouble(n, offset); at != nil {
+		return at, reason
+	}
+	if b := binaryScalar(n); b != nil {
+		return b, fmt.Sprintf("%q is tagged !!binary, which YAML reads as base64 and decodes into other text: remove the tag and write the text itself", b.Value)
+	}
+	return nil, ""
 }
 
 // maxMappingKeys bounds the keys of any one YAML mapping Cairn decodes: none of its files
@@ -50,13 +69,8 @@ func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
 		if keys > maxMappingKeys {
 			return n, fmt.Sprintf("a mapping of %d keys, more than the %d allowed", keys, maxMappingKeys)
 		}
-		for i := 0; i < len(n.Content); i += 2 {
-			ki := resolveAlias(n.Content[i]) // an alias key is the key it names
-			for j := i + 2; j < len(n.Content); j += 2 {
-				if kj := resolveAlias(n.Content[j]); kj.Kind == ki.Kind && kj.Value == ki.Value {
-					return n.Content[j], fmt.Sprintf("mapping key %#v already defined at line %d", kj.Value, n.Content[i].Line+offset)
-				}
-			}
+		if i, j := duplicateKey(n.Content); j > 0 {
+			return n.Content[j], fmt.Sprintf("mapping key %#v already defined at line %d", resolveAlias(n.Content[j]).Value, n.Content[i].Line+offset)
 		}
 	}
 	for _, c := range n.Content {
@@ -66,6 +80,54 @@ func mappingTrouble(n *yaml.Node, offset int) (*yaml.Node, string) {
 	}
 	return nil, ""
 }
+
+// pairwiseKeys is the most keys a mapping may have for duplicateKey to compare every pair
+// (at most 496 comparisons) rather than build a map: a definition's own mappings (10 keys at
+// the top, one per phase under transitions) allocate nothing more when a hook reads one.
+const pairwiseKeys = 32
+
+// duplicateKey returns the indexes in content (a mapping's keys and values) of the key that
+// yaml.v3 reports first as given twice: the earliest key given again later (i), and the first
+// place it is given again (j); j is 0 when no key is. An alias key is the key it names.
+func duplicateKey(content []*yaml.Node) (i, j int) {
+	if len(content)/2 <= pairwiseKeys {
+		for i := 0; i < len(content); i += 2 {
+			ki := resolveAlias(content[i])
+			for j := i + 2; j < len(content); j += 2 {
+				if keyCompared != nil {
+					keyCompared()
+				}
+				if kj := resolveAlias(content[j]); kj.Kind == ki.Kind && kj.Value == ki.Value {
+					return i, j
+				}
+			}
+		}
+		return 0, 0
+	}
+	type key struct {
+		kind  yaml.Kind
+		value string
+	}
+	first := make(map[key]int, len(content)/2)
+	for k := 0; k < len(content); k += 2 {
+		if keyCompared != nil {
+			keyCompared()
+		}
+		kk := resolveAlias(content[k])
+		f, seen := first[key{kk.Kind, kk.Value}]
+		switch {
+		case !seen:
+			first[key{kk.Kind, kk.Value}] = k
+		case j == 0 || f < i: // the first repeat of f is the first met
+			i, j = f, k
+		}
+	}
+	return i, j
+}
+
+// keyCompared, when set (by tests), is called once for every key the duplicate check compares
+// or looks up.
+var keyCompared func()
 
 // withoutBOM drops a UTF-8 byte order mark, which editors on Windows write: adrg/frontmatter
 // would take it for text before the opening "---".

@@ -105,18 +105,8 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		head = b
 		return unmarshalOne(b, v, `a "..." line, or a "---" line with more on it, ended the first: write the front matter as one document, ended by a line that is just "---"`)
 	}))
-	// yaml.v3 breaks lines at NEL, LS and PS; YAML 1.2 readers do not: "phases: [a]<LS>terminal:
-	// [a]" is one line to the eye and two keys to yaml.v3.
-	if at := bytes.IndexAny(head, "\u0085\u2028\u2029"); at >= 0 {
-		r, _ := utf8.DecodeRune(head[at:])
-		esc := `\N`
-		switch r {
-		case '\u2028':
-			esc = `\L`
-		case '\u2029':
-			esc = `\P`
-		}
-		return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: character U+%04X is a line break to Cairn's YAML reader (YAML 1.1) and ordinary text to YAML 1.2 readers and editors, so the file would not mean what it shows: remove it (in a double-quoted string, write it as %s)", r, esc)
+	if at, reason := lineBreakIn(head); reason != "" {
+		return fail(offset+1+bytes.Count(head[:at], []byte("\n")), "front matter: %s", reason)
 	}
 	if err == nil {
 		if line, ok := indentedEnd(data, head, offset); ok {
@@ -173,11 +163,8 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 			return fail(k.Line+offset, "unknown key %q: known keys are %s", k.Value, strings.Join(workflow.SpecKeys, ", "))
 		}
 	}
-	if at, reason := mappingTrouble(doc, offset); at != nil {
+	if at, reason := nodeTrouble(doc, offset); at != nil {
 		return fail(at.Line+offset, "front matter: %s", reason)
-	}
-	if n := binaryScalar(doc); n != nil {
-		return fail(n.Line+offset, "front matter: %q is tagged !!binary, which YAML reads as base64 and decodes into other text: remove the tag and write the text itself", n.Value)
 	}
 	if n, where := nullItem(doc); n != nil {
 		shown := n.Value
@@ -323,6 +310,25 @@ func binaryScalar(n *yaml.Node) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// lineBreakIn finds the first NEL, LS or PS in text and says why it is refused: yaml.v3 breaks
+// lines there, YAML 1.2 readers and editors do not, so "phases: [a]<LS>terminal: [a]" is one
+// line to the eye and two keys to yaml.v3. The reason is "" when there is none.
+func lineBreakIn(text []byte) (int, string) {
+	at := bytes.IndexAny(text, "\u0085\u2028\u2029")
+	if at < 0 {
+		return 0, ""
+	}
+	r, _ := utf8.DecodeRune(text[at:])
+	esc := `\N`
+	switch r {
+	case '\u2028':
+		esc = `\L`
+	case '\u2029':
+		esc = `\P`
+	}
+	return at, fmt.Sprintf("character U+%04X is a line break to Cairn's YAML reader (YAML 1.1) and ordinary text to YAML 1.2 readers and editors, so the file would not mean what it shows: remove it (in a double-quoted string, write it as %s)", r, esc)
 }
 
 // nullItem finds a null item in the front matter's lists, or a null key in its mappings, and

@@ -1,0 +1,77 @@
+package yamldoc_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/yamldoc"
+)
+
+// Milestone front matter and WORKFLOW-STATUS.yaml pass the checks definitions pass: a
+// !!binary tag turns the base64 it tags into other text (a milestone written
+// "Y29tcGxldGVk" was read as completed), and NEL, LS and PS split what every editor shows as
+// one line into two keys for yaml.v3 (a title "Ship it<LS>status: completed" set the status).
+func TestMilestoneAndStatusFilesPassTheDefinitionsChecks(t *testing.T) {
+	const at = "2026-11-22T10:00:00Z"
+	for _, tc := range []struct{ in, want string }{
+		{"---\ntitle: t\nstatus: !!binary Y29tcGxldGVk\n---\n", `line 2: "Y29tcGxldGVk" is tagged !!binary`},
+		{"---\ntitle: Ship it\u2028status: completed\n---\n", "line 1: character U+2028 is a line break"},
+		{"---\ntitle: t\nname: \"a\u0085b\"\n---\n", "line 2: character U+0085 is a line break"},
+		{"---\ntitle: t\n--- # more\nstatus: completed\n---\n", "line 3: a second YAML document starts here"},
+	} {
+		_, _, status, err := yamldoc.Codec{}.MilestoneFrontMatter([]byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("milestone %q: status %q, %v; want an error saying %q", tc.in, status, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"initiative: x\nstatus: !!binary Y29tcGxldGVk\nlastUpdated: " + at + "\n", `reading WORKFLOW-STATUS.yaml: line 2: "Y29tcGxldGVk" is tagged !!binary`},
+		{"initiative: x\ntitle: Ship it\u2029status: completed\nlastUpdated: " + at + "\n", `reading WORKFLOW-STATUS.yaml: line 2: character U+2029 is a line break`},
+		{"initiative: x\nlastUpdated: " + at + "\nnotes: [a,\n  b\u2028]\n", `reading WORKFLOW-STATUS.yaml: line 4: character U+2028 is a line break`},
+	} {
+		doc, err := yamldoc.Codec{}.ParseStatusDoc([]byte(tc.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("status %q: %+v, %v; want an error starting %q", tc.in, doc, err, tc.want)
+		}
+	}
+	// Escaped, the characters are text; other tags are read as before.
+	title, _, status, err := yamldoc.Codec{}.MilestoneFrontMatter([]byte("---\ntitle: \"a\\Lb\"\nstatus: !!str done\n---\nx\u2028y\n"))
+	if err != nil || title != "a\u2028b" || status != "done" {
+		t.Errorf("escaped LS, !!str: %q %q %v", title, status, err)
+	}
+}
+
+// What Cairn writes to WORKFLOW-STATUS.yaml it reads back: yaml.v3 would write a title with
+// LS or PS in it raw, inside single quotes, and the file would then be refused.
+func TestStatusDocWithUnicodeLineBreaksReadsBack(t *testing.T) {
+	in := &workflow.Initiative{ID: "initiative-x", Title: "a\u2028b\u2029c\u0085d", Status: workflow.InitiativeInProgress,
+		Milestones: []workflow.Milestone{{ID: "m1", Title: "x\u2028", Status: workflow.MilestonePending}}}
+	d := workflow.StatusDocFrom(in, nil)
+	out, err := yamldoc.Codec{}.MarshalStatusDoc(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := yamldoc.Codec{}.ParseStatusDoc(out)
+	if err != nil || back.Title != in.Title || len(back.Milestones) != 1 || back.Milestones[0].Title != "x\u2028" {
+		t.Errorf("read back %+v, %v\n%s", back, err, out)
+	}
+}
+
+// Aliases in WORKFLOW-STATUS.yaml are refused when they would repeat its values more than
+// the file itself holds: a value that uses one is written back expanded, and yaml.v3's own
+// limit let an 11 KB file (a list of 1,000 named 390 times) through, to be written back as
+// 3 MB, in seconds, and then be too large to read.
+func TestStatusDocRefusesAliasExpansion(t *testing.T) {
+	src := "initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\npad: [" + strings.Repeat("p,", 3999) + "p]\n" +
+		"a: &a [" + strings.Repeat("x,", 999) + "x]\nb: [" + strings.Repeat("*a,", 389) + "*a]\n"
+	const want = "reading WORKFLOW-STATUS.yaml: line 5: aliases (*a) repeat its values"
+	if doc, err := (yamldoc.Codec{}).ParseStatusDoc([]byte(src)); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("read (%v): %v; want an error starting %q", doc != nil, err, want)
+	}
+	// A few aliases are read, and written back expanded.
+	doc, err := yamldoc.Codec{}.ParseStatusDoc([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\na: &a [x, y, z]\nb: [*a, *a, *a]\n"))
+	if err != nil || len(doc.Extra) != 2 {
+		t.Fatalf("%+v, %v", doc, err)
+	}
+}
