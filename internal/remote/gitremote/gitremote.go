@@ -528,9 +528,26 @@ type tipInfo struct {
 	rev int64
 }
 
-// tip reads one workflow's mirror ref; ok is false when there is none (revision 0).
+// tip reads one workflow's mirror ref; ok is false when there is none (revision 0). Where the
+// file system ignores case, a fetch of a prefix of twin ids (Since's "<id>*") before any Heads
+// left one out fills their one ref file with whichever it wrote last: found holding id's twin's
+// line, the twin is left out as Heads does and id's line fetched again.
 func (b *Backend) tip(ctx context.Context, id string) (tipInfo, bool, error) {
+	was := b.misfiled
+	b.misfiled = false
 	tips, err := b.tips(ctx, id)
+	if b.misfiled {
+		if changed, uerr := b.leaveOut(ctx); uerr == nil && changed {
+			if b.leftOut[id] != "" {
+				return tipInfo{}, false, b.leftOutError(id)
+			}
+			if err := b.fetch(ctx, id); err != nil {
+				return tipInfo{}, false, err
+			}
+			tips, err = b.tips(ctx, id)
+		}
+	}
+	b.misfiled = b.misfiled || was
 	t, ok := tips[id]
 	return t, ok, err
 }
