@@ -564,7 +564,7 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 		c.save("")
 		return nil, c.heldError(task, he.Holder, he.Left)
 	}
-	if err != nil && !errors.Is(err, gitremote.ErrRefused) && errors.As(c.cl.Held(task), &he) {
+	if err != nil && !refused(err) && errors.As(c.cl.Held(task), &he) {
 		// Out of reach, but another machine held it at the last read: refused as online,
 		// rather than worked on beside the holder until the next sync sets it back.
 		c.save("")
@@ -575,7 +575,7 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 		if uerr != nil || res == nil {
 			return res, uerr
 		}
-		if errors.Is(err, gitremote.ErrRefused) { // no sync would do better
+		if refused(err) { // no sync would do better
 			res.Warnings = append(res.Warnings, refusedNote(task, c.remote))
 			return res, nil
 		}
@@ -592,8 +592,8 @@ func (c *clone) running(ctx context.Context, task string, update func() (*engine
 				return res, nil
 			}
 		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (it could not be reached): the next sync claims it or says which machine holds it",
-			textsafe.Line(task, 64), textsafe.Line(c.remote, 40)))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s is not yet claimed on %s (%s): the next sync claims it or says which machine holds it",
+			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err)))
 		return res, nil
 	}
 	res, uerr := update()
@@ -723,6 +723,23 @@ func (c *clone) runningAny() bool {
 func refusedNote(task, remote string) string {
 	return fmt.Sprintf("task %s is running here unclaimed: %s refuses the claims ref (cairn doctor checks the host)",
 		textsafe.Line(task, 64), textsafe.Line(remote, 40))
+}
+
+// refused reports a claim the host's rules refuse, which no sync would do better at. A remote
+// whose repository is damaged refuses every push too, until it is repaired: that claim is one
+// made offline, which a sync after the repair confirms.
+func refused(err error) bool {
+	re, ok := errors.AsType[*gitremote.RefusedError](err)
+	return errors.Is(err, gitremote.ErrRefused) && !(ok && re.Damaged())
+}
+
+// unreached is why a claim made offline did not reach the remote: err, when the remote's
+// repository is damaged (its step ends that), else that it could not be reached.
+func unreached(err error) string {
+	if re, ok := errors.AsType[*gitremote.RefusedError](err); ok && re.Damaged() {
+		return err.Error()
+	}
+	return "it could not be reached"
 }
 
 // holds reports whether this clone held task at the last read of the line.
@@ -911,15 +928,15 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			_, err = c.cl.TryClaim(ctx, task)
 		}
 		var he *claim.HeldError
-		held, refused := errors.As(err, &he), errors.Is(err, gitremote.ErrRefused)
-		if err != nil && !held && !refused {
+		held, byHost := errors.As(err, &he), refused(err)
+		if err != nil && !held && !byHost {
 			c.save("")
 			return notes, lost, err
 		}
 		switch {
 		case held: // settled once set back, so a crash before that leaves it to the next sync
 			lost[task] = he
-		case refused: // never to be confirmed: said once, not retried
+		case byHost: // never to be confirmed: said once, not retried
 			c.settled(task)
 			notes = append(notes, refusedNote(task, c.remote))
 		default:
@@ -942,7 +959,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 		switch {
 		case errors.As(err, &he):
 			h, held = he.Holder, true
-		case errors.Is(err, gitremote.ErrRefused):
+		case refused(err):
 			notes = append(notes, refusedNote(task, c.remote))
 		case err != nil:
 			c.save("")

@@ -528,16 +528,34 @@ type tipInfo struct {
 	rev int64
 }
 
-// tip reads one workflow's mirror ref; ok is false when there is none (revision 0).
+// tip reads one workflow's mirror ref; ok is false when there is none (revision 0). Where the
+// file system ignores case, a fetch of a prefix of twin ids (Since's "<id>*") before any Heads
+// left one out fills their one ref file with whichever it wrote last: found holding id's twin's
+// line, the twin is left out as Heads does and id's line fetched again.
 func (b *Backend) tip(ctx context.Context, id string) (tipInfo, bool, error) {
+	was := b.misfiled
+	b.misfiled = false
 	tips, err := b.tips(ctx, id)
+	if b.misfiled {
+		if changed, uerr := b.leaveOut(ctx); uerr == nil && changed {
+			if b.leftOut[id] != "" {
+				return tipInfo{}, false, b.leftOutError(id)
+			}
+			if err := b.fetch(ctx, id); err != nil {
+				return tipInfo{}, false, err
+			}
+			tips, err = b.tips(ctx, id)
+		}
+	}
+	b.misfiled = b.misfiled || was
 	t, ok := tips[id]
 	return t, ok, err
 }
 
 // tips reads the mirror refs (all of them when id is empty) with their revisions. Listing all,
 // a ref whose commit Cairn did not write is left out and named in a *remote.UnreadableError
-// returned with the others.
+// returned with the others; one whose subject is too long to be Cairn's is cut short by the
+// listing, its ref still named at the line's start, rather than read whole.
 func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, error) {
 	pattern := strings.TrimSuffix(b.mirror, "/")
 	if id != "" {
@@ -545,7 +563,7 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 	}
 	tips := map[string]tipInfo{}
 	var skipped *remote.UnreadableError
-	err := b.lines(ctx, func(line string) error {
+	err := b.cutLines(ctx, func(line string, cut bool) error {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			return nil
@@ -555,7 +573,8 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 			return nil // not a workflow ref of ours
 		}
 		rev, ok := parseSubject(strings.Join(f[2:], " "), ref)
-		if !ok && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
+		ok = ok && !cut
+		if !ok && !cut && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
 			b.misfiled = true
 		}
 		switch {
@@ -572,14 +591,6 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 		}
 		return nil
 	}, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern)
-	if errors.Is(err, errLongLine) {
-		if id == "" {
-			id = b.longCommit(ctx)
-		}
-		if id != "" {
-			return nil, b.notCairnsError(id)
-		}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -587,20 +598,6 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 		return tips, skipped
 	}
 	return tips, nil
-}
-
-// longCommit is a mirrored line whose commit is larger than a listing line may be (so not
-// Cairn's), or "": the ref a listing that stopped on errLongLine names.
-func (b *Backend) longCommit(ctx context.Context) string {
-	found := ""
-	_ = b.lines(ctx, func(line string) error {
-		size, ref, _ := strings.Cut(line, " ")
-		if n, err := strconv.Atoi(size); found == "" && err == nil && n > maxLine {
-			found = strings.TrimPrefix(ref, b.mirror)
-		}
-		return nil
-	}, "for-each-ref", "--format=%(objectsize) %(refname)", strings.TrimSuffix(b.mirror, "/"))
-	return found
 }
 
 // subject is a record commit's first line; the revision in it is what Heads reports without
@@ -828,6 +825,17 @@ var errLongLine = errors.New("a commit on the remote was not written by Cairn")
 // lines runs git and calls fn with each line it prints, as it prints them, without the
 // newline; an error from fn, or a line longer than maxLine, stops git and is returned.
 func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ...string) error {
+	return b.cutLines(ctx, func(line string, cut bool) error {
+		if cut {
+			return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: %w", args[0], maxLine, errLongLine)
+		}
+		return fn(line)
+	}, args...)
+}
+
+// cutLines is lines, except that a line longer than maxLine is handed to fn as its first
+// maxLine bytes with cut set, the rest read and dropped, rather than ending the listing.
+func (b *Backend) cutLines(ctx context.Context, fn func(line string, cut bool) error, args ...string) error {
 	pr, pw := io.Pipe()
 	ran := make(chan error, 1)
 	go func() {
@@ -835,20 +843,31 @@ func (b *Backend) lines(ctx context.Context, fn func(line string) error, args ..
 		pw.CloseWithError(err) // nil: the reader sees the end
 		ran <- err
 	}()
-	sc := bufio.NewScanner(pr)
-	sc.Buffer(nil, maxLine)
+	r := bufio.NewReaderSize(pr, 4096)
+	var line []byte
 	var err error
-	for err == nil && sc.Scan() {
-		err = fn(sc.Text())
-	}
-	if err == nil {
-		err = sc.Err()
+	for err == nil {
+		chunk, rerr := r.ReadSlice('\n')
+		if len(line) <= maxLine {
+			line = append(line, chunk[:min(len(chunk), maxLine+1-len(line))]...)
+		}
+		if rerr == bufio.ErrBufferFull {
+			continue
+		}
+		if l := bytes.TrimSuffix(line, []byte("\n")); len(l) > 0 || rerr == nil {
+			cut := len(l) > maxLine
+			err = fn(string(l[:min(len(l), maxLine)]), cut)
+		}
+		line = line[:0]
+		if rerr != nil {
+			if rerr != io.EOF {
+				err = rerr
+			}
+			break
+		}
 	}
 	pr.Close()
 	runErr := <-ran
-	if errors.Is(err, bufio.ErrTooLong) {
-		return fmt.Errorf("gitremote: git %s printed a line of more than %d bytes: %w", args[0], maxLine, errLongLine)
-	}
 	if runErr != nil && (err == nil || errors.Is(err, runErr)) {
 		return runErr // git failed, rather than a line found wrong
 	}

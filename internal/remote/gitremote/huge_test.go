@@ -1,7 +1,9 @@
 package gitremote_test
 
 import (
+	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,5 +52,41 @@ func TestHugeSubjectIsNotRead(t *testing.T) {
 		if grew := after.TotalAlloc - before.TotalAlloc; grew > size/4 {
 			t.Errorf("%s over a %d-byte subject allocated %d bytes (%v)", name, size, grew, err)
 		}
+	}
+}
+
+// TestHugeSubjectLeavesTheOthers: one ref whose commit has a huge subject stopped the whole
+// listing, so every sync failed on it and no other workflow was pulled. That ref is left out
+// with its reason and step, as any line Cairn did not write is, and the rest are listed.
+func TestHugeSubjectLeavesTheOthers(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	url := "file://" + bare
+	a := clone(t, url, gitremote.Refs)
+	for _, id := range []string{"wf-a", "wf-z"} {
+		if _, err := a.Append(ctx, id, 0, [][]byte{[]byte(`{"n":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forge(t, bare, "refs/cairn/wf/wf-m", `{"n":1}`, "cairn wf-m r1 "+strings.Repeat("x", 1<<20)+"\n")
+	b := clone(t, url, gitremote.Refs)
+	for round := range 2 {
+		h, err := b.Heads(ctx)
+		ue, ok := errors.AsType[*remote.UnreadableError](err)
+		if !ok || !slices.Equal(ue.IDs, []string{"wf-m"}) || !strings.Contains(err.Error(), "git fetch origin refs/cairn/wf/wf-m") {
+			t.Fatalf("round %d: Heads error = %v, want wf-m left out, with the step", round, err)
+		}
+		if l := ue.LeftOut(); len(l) != 1 || l[0].Reason != remote.NotCairns || l[0].Ref != "refs/cairn/wf/wf-m" || l[0].Step == "" {
+			t.Fatalf("round %d: lines left out = %+v, want wf-m as not Cairn's", round, l)
+		}
+		if h["wf-a"] != 1 || h["wf-z"] != 1 || len(h) != 2 {
+			t.Fatalf("round %d: Heads = %v, want wf-a and wf-z at 1", round, h)
+		}
+		if h, err := b.Mirrored(ctx); h["wf-a"] != 1 || h["wf-z"] != 1 || len(h) != 2 || err == nil {
+			t.Fatalf("round %d: Mirrored = %v, %v", round, h, err)
+		}
+	}
+	if recs, err := b.Since(ctx, "wf-z", 0); err != nil || len(recs) != 1 {
+		t.Fatalf("Since(wf-z) beside wf-m = %d records, %v", len(recs), err)
 	}
 }

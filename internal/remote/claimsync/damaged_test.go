@@ -1,0 +1,45 @@
+package claimsync_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote/gittest"
+)
+
+// TestClaimOnADamagedRemote: a remote whose repository holds a ref to an object it does not
+// have refuses every push ("missing necessary objects"), the claim's with them. The task ran
+// here unclaimed for good, with a note that the remote "refuses the claims ref" and to run
+// cairn doctor, as for a host whose rules refuse it; it is a claim made offline, the note
+// saying the repository is damaged and what ends it, and a sync after the repair claims it.
+func TestClaimOnADamagedRemote(t *testing.T) {
+	bare := gittest.Bare(t)
+	base := t.TempDir()
+	a := gitClone(t, "file://"+bare, filepath.Join(base, "a"))
+	bad := filepath.Join(bare, "refs", "cairn", "claims", "wf-bad")
+	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("1234567890123456789012345678901234567890\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t1", "running")
+	if err != nil || len(res.Warnings) != 1 {
+		t.Fatalf("running on a damaged remote: %v %+v", err, res)
+	}
+	w := res.Warnings[0]
+	if !strings.Contains(w, "task t1 is not yet claimed on origin") || !strings.Contains(w, "damaged") ||
+		!strings.Contains(w, "git push origin :refs/cairn/claims/wf-bad") {
+		t.Fatalf("running on a damaged remote warned %q; want it to say the repository is damaged, with the step", w)
+	}
+	if err := os.Remove(bad); err != nil {
+		t.Fatal(err)
+	}
+	a.sync()
+	b := gitClone(t, "file://"+bare, filepath.Join(base, "b"))
+	if _, err := b.task("t1", "running"); err == nil || !strings.Contains(err.Error(), "held by") {
+		t.Fatalf("another machine set t1 running after the repair: %v; want it refused as held here", err)
+	}
+}
