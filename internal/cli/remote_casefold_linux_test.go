@@ -37,8 +37,8 @@ func TestIdleSyncNamesCaseTwin(t *testing.T) {
 	mac.must("remote", "enable", "--yes")
 	out := mac.must("sync")
 	want := "origin: deploy-1 was left out of this sync: its id differs only in case from Deploy-1, which is synced here, and this machine's file system holds the two refs as one file; " +
-		"nothing is lost, deploy-1's line stays on the remote and a clone whose file system tells case apart syncs both; " +
-		"to end it, on the machine whose files hold deploy-1's work (only there, where that work stays), run git push origin :refs/cairn/wf/deploy-1, and leave refs/cairn/wf/Deploy-1 alone\n"
+		"nothing is lost and nothing needs doing: deploy-1's line stays on the remote and a clone whose file system tells case apart syncs both; " +
+		"once deploy-1 has ended, the machine whose files hold its work (only there) may quiet this with git push origin :refs/cairn/wf/deploy-1, leaving refs/cairn/wf/Deploy-1 alone\n"
 	if !strings.Contains(out, want) || strings.Contains(out, "did not write") || !strings.Contains(out, "Deploy-1: pulled 1 revision from origin") {
 		t.Fatalf("idle sync beside a case twin:\n%s\nwant the line\n%s", out, want)
 	}

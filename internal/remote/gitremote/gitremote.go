@@ -323,10 +323,12 @@ func (b *Backend) damagedStep(id string) string {
 	return step + ": every machine keeps its own copy of " + id + ", and one where it is active pushes it again"
 }
 
-// twinStep is the step for id, left out as a case twin of kept: only the machine that holds
-// id's work may delete id's ref, and kept's must stay.
+// twinStep is the step for id, left out as a case twin of kept. Nothing needs doing: deleting
+// id's ref while its work goes on would stop the machine that holds it from sharing it (a new
+// line of a twin's id is refused, and nothing renames a workflow), so the deletion is offered
+// only once that work has ended, and only there; kept's ref must stay.
 func (b *Backend) twinStep(id, kept string) string {
-	return fmt.Sprintf("nothing is lost, %s's line stays on the remote and a clone whose file system tells case apart syncs both; to end it, on the machine whose files hold %s's work (only there, where that work stays), run git push %s :%s, and leave %s alone",
+	return fmt.Sprintf("nothing is lost and nothing needs doing: %s's line stays on the remote and a clone whose file system tells case apart syncs both; once %s has ended, the machine whose files hold its work (only there) may quiet this with git push %s :%s, leaving %s alone",
 		id, id, b.remoteName(), b.remoteRef(id), b.remoteRef(kept))
 }
 
