@@ -286,12 +286,19 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			e.awaiting(res, def, cur)
 			return res, nil
 		}
-		// A crash between archiving the replaced workflow and starting this one: the retry
-		// starts the workflow the archived record says replaced it, and writes its line.
+		// A crash between archiving the replaced workflow (its record marked, or moved to the
+		// archive) and starting this one: the retry starts the workflow the record says
+		// replaced it, and writes its line.
 		var left *workflow.Record
-		if old, by := e.replacedLast(cur == nil && r.Replace); old != nil && e.idTaken(by) == nil &&
-			(r.WorkflowID == "" && strings.HasPrefix(by, def.Name+"-") || strings.TrimSpace(r.WorkflowID) == by) {
-			left, req.ID = old, by
+		if r.Replace && (cur == nil || cur.Status == workflow.StatusArchived) {
+			old, by := e.replacedLast(cur == nil)
+			if cur != nil {
+				old, by = cur, replacedBy(cur)
+			}
+			if old != nil && by != "" && e.idTaken(by) == nil &&
+				(r.WorkflowID == "" && strings.HasPrefix(by, def.Name+"-") || strings.TrimSpace(r.WorkflowID) == by) {
+				left, req.ID = old, by
+			}
 		}
 		if r.WorkflowID == "" && left == nil {
 			// The id is made here, once per attempt, so that the probe and the commit agree on it.
@@ -350,7 +357,9 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
 		}
 		if left != nil {
-			res.Message += fmt.Sprintf("; the previous workflow %s was archived by the earlier call", left.WorkflowID)
+			if cur == nil {
+				res.Message += fmt.Sprintf("; the previous workflow %s was archived by the earlier call", left.WorkflowID)
+			}
 			if w, _ := e.abandonLeft(left); w != "" {
 				res.Warnings = append(res.Warnings, w)
 			}
@@ -400,14 +409,26 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 		return nil, ""
 	}
 	r, err := store.ParseRecord(data)
-	if err != nil || r.WorkflowID != a.WorkflowID || r.Status != workflow.StatusArchived || len(r.History) == 0 {
+	if err != nil || r.WorkflowID != a.WorkflowID {
 		return nil, ""
 	}
-	by, ok := strings.CutPrefix(r.History[len(r.History)-1].Note, "archived: replaced by ")
-	if !ok || workflow.ValidID(by) != nil {
+	by := replacedBy(r)
+	if by == "" {
 		return nil, ""
 	}
 	return r, by
+}
+
+// replacedBy is the id of the workflow a replacing start marked r replaced by, or "".
+func replacedBy(r *workflow.Record) string {
+	if r.Status != workflow.StatusArchived || len(r.History) == 0 {
+		return ""
+	}
+	by, ok := strings.CutPrefix(r.History[len(r.History)-1].Note, "archived: replaced by ")
+	if !ok || workflow.ValidID(by) != nil {
+		return ""
+	}
+	return by
 }
 
 // abandonLeft writes the "Abandoned" line of old, archived by a replacing start (its record
@@ -462,8 +483,10 @@ func archiveReason(cur *workflow.Record) string {
 	switch cur.Status {
 	case workflow.StatusExpired:
 		return "expired"
-	case workflow.StatusCompleted, workflow.StatusArchived:
+	case workflow.StatusCompleted:
 		return "completed"
+	case workflow.StatusArchived: // a replacing start marked it, and a crash kept it in the slot
+		return "replaced"
 	default: // active, or a status not known to be finished
 		return "replaced"
 	}

@@ -707,8 +707,9 @@ func TestExpireAgainAfterCrashBeforeItsArchive(t *testing.T) {
 // abandoned, not active.
 func TestStartReplaceAgainAfterCrash(t *testing.T) {
 	const newID = "apex-20261122T100300Z-beef"
-	for _, started := range []bool{false, true} {
-		t.Run(map[bool]string{false: "before the start", true: "before the abandon line"}[started], func(t *testing.T) {
+	for stage, name := range []string{"before the archive", "before the start", "before the abandon line"} {
+		archived, started := stage >= 1, stage >= 2
+		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			en := e.open("s1")
 			old := must(en.Start(engine.StartRequest{Type: "apex", Context: "the old work"}))(t).WorkflowID
@@ -722,7 +723,9 @@ func TestStartReplaceAgainAfterCrash(t *testing.T) {
 				res, err := workflow.Start(def, r, req, e.clock.Now(), workflow.Actor{SessionID: "s1"})
 				return res.Archive, store.Event{Kind: "archive", Detail: `{"actor":"test"}`}, err
 			}))(t)
-			must(st.ArchiveIf("replaced", old))(t)
+			if archived {
+				must(st.ArchiveIf("replaced", old))(t)
+			}
 			if started {
 				must(st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
 					res, err := workflow.Start(def, nil, req, e.clock.Now(), workflow.Actor{SessionID: "s1"})
@@ -740,6 +743,11 @@ func TestStartReplaceAgainAfterCrash(t *testing.T) {
 			}
 			if m := e.readMemory("MEMORY.md"); !strings.Contains(m, "Abandoned APEX workflow at plan") || strings.Contains(m, "Active APEX") {
 				t.Errorf("MEMORY.md after the retry: %q; want the old workflow abandoned", m)
+			}
+			for _, w := range must(e.open("s1").List())(t) {
+				if w.WorkflowID == old && w.Status != "replaced" {
+					t.Errorf("the old workflow is listed %s; want replaced", w.Status)
+				}
 			}
 			topic := e.readMemory("cairn-workflow.md")
 			res = must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "the new work", Replace: true}))(t)
