@@ -61,8 +61,10 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) open(session string) *engine.Engine { return e.openAs(session, 4242) }
 
+// memoryDir is where the engine writes L2 for this project: named by the engine's own
+// memory.SanitizePath, so that a project path with any character in it agrees.
 func (e *env) memoryDir() string {
-	return filepath.Join(e.home, ".claude", "projects", strings.ReplaceAll(strings.ReplaceAll(e.project, "/", "-"), ".", "-"), "memory")
+	return filepath.Join(e.home, ".claude", "projects", memory.SanitizePath(e.project), "memory")
 }
 
 // blockMemory puts a file where the memory directory belongs, so that L2 writes fail (and are

@@ -544,7 +544,7 @@ func checkAfterKill(t *testing.T, i int, project string, a *killAcks, seen map[s
 // retryAfterKill runs again, as the agent or the person would, the ending the kill cut short
 // (a.inFlight, on workflow a.flightID), with a fresh engine before any session start: the
 // retry must succeed and finish what the kill left, so that the workflow has left the
-// active slot whatever step the kill stopped at. A replacing start is left to the recovery.
+// active slot whatever step the kill stopped at.
 func retryAfterKill(t *testing.T, i int, project string, a *killAcks) {
 	t.Helper()
 	var retry func(en *engine.Engine) (*engine.Result, error)
@@ -560,6 +560,10 @@ func retryAfterKill(t *testing.T, i int, project string, a *killAcks) {
 	case "terminal":
 		retry = func(en *engine.Engine) (*engine.Result, error) {
 			return en.Transition(engine.TransitionRequest{To: "git-commit"})
+		}
+	case "replace":
+		retry = func(en *engine.Engine) (*engine.Result, error) {
+			return en.Start(engine.StartRequest{Type: "debug", Context: "kill run, again", TTL: "1h", Replace: true})
 		}
 	default:
 		return
@@ -582,6 +586,28 @@ func retryAfterKill(t *testing.T, i int, project string, a *killAcks) {
 	snap, err := en.Snapshot()
 	if err != nil || snap.WorkflowID != "" && snap.WorkflowID == a.flightID {
 		t.Fatalf("kill %d: %s retried after the kill (%q) left workflow %s in the active slot (%v)", i, a.inFlight, res.Message, snap.WorkflowID, err)
+	}
+	// A replace retried starts the workflow the archived record says replaced it.
+	if a.inFlight == "replace" {
+		s, err := store.Open(filepath.Join(project, ".claude", "cairn"), store.WithRetention(killRetention))
+		if err != nil {
+			t.Fatalf("kill %d: %v", i, err)
+		}
+		defer s.Close()
+		index, _ := s.ListArchives()
+		for _, x := range index {
+			if x.WorkflowID != a.flightID {
+				continue
+			}
+			data, _, err := s.ReadArchive(x.Dir)
+			var r struct{ History []struct{ Note string } }
+			if err != nil || json.Unmarshal(data, &r) != nil || len(r.History) == 0 {
+				t.Fatalf("kill %d: archive %s: %v", i, x.Dir, err)
+			}
+			if by := r.History[len(r.History)-1].Note; by != "archived: replaced by "+snap.WorkflowID {
+				t.Fatalf("kill %d: replace retried after the kill (%q) left workflow %s active; its archive says %q", i, res.Message, snap.WorkflowID, by)
+			}
+		}
 	}
 	// The next session start is told that it ended, not given a position to resume from.
 	if r := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); snap.WorkflowID == "" && r.L2Line != "" {

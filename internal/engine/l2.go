@@ -329,8 +329,14 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 		st.setOwed(later)
 		st.owe(failed)
 		st.show(shown)
-		if r != nil {
-			st.WorkflowID, st.Revision = r.WorkflowID, max(r.Revision, st.Revision)
+		switch {
+		case r == nil:
+		case st.WorkflowID == r.WorkflowID:
+			st.Revision = max(r.Revision, st.Revision)
+		default:
+			// Another workflow's revision says nothing of r's: kept, r's lines up to it
+			// (a move, its ending) would be taken as older than one noted, and held back.
+			st.WorkflowID, st.Revision = r.WorkflowID, r.Revision
 		}
 	})
 }

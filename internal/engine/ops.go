@@ -274,12 +274,36 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if cur != nil && startedAlready(def, cur, r) {
 			res := &Result{Message: fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; nothing changed", def.Name, cur.WorkflowID, cur.State),
 				Revision: cur.Revision, Warnings: told}
+			// A crash between the start and the replaced workflow's line left it unwritten.
+			if old, by := e.replacedLast(r.Replace); old != nil && by == cur.WorkflowID {
+				if w, wrote := e.abandonLeft(old); wrote {
+					res.Changed = true
+					res.Message = fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; the earlier call had not recorded the end of the workflow it replaced, %s, so it is recorded now", def.Name, cur.WorkflowID, cur.State, old.WorkflowID)
+					if w != "" {
+						res.Warnings = append(res.Warnings, w)
+					}
+				}
+			}
 			res.Workflow, _ = json.Marshal(cur)
 			e.where(res, cur)
 			e.awaiting(res, def, cur)
 			return res, nil
 		}
-		if r.WorkflowID == "" {
+		// A crash between archiving the replaced workflow (its record marked, or moved to the
+		// archive) and starting this one: the retry starts the workflow the record says
+		// replaced it, and writes its line.
+		var left *workflow.Record
+		if r.Replace && (cur == nil || cur.Status == workflow.StatusArchived) {
+			old, by := e.replacedLast(cur == nil)
+			if cur != nil {
+				old, by = cur, replacedBy(cur)
+			}
+			if old != nil && by != "" && e.idTaken(by) == nil &&
+				(r.WorkflowID == "" && strings.HasPrefix(by, def.Name+"-") || strings.TrimSpace(r.WorkflowID) == by) {
+				left, req.ID = old, by
+			}
+		}
+		if r.WorkflowID == "" && left == nil {
 			// The id is made here, once per attempt, so that the probe and the commit agree on it.
 			if req.ID, err = freshID(def.Name, e.now(), idRand, func(id string) bool {
 				return cur != nil && cur.WorkflowID == id || e.idTaken(id) != nil
@@ -335,6 +359,14 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
 		}
+		if left != nil {
+			if cur == nil {
+				res.Message += fmt.Sprintf("; the previous workflow %s was archived by the earlier call", left.WorkflowID)
+			}
+			if w, _ := e.abandonLeft(left); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
+		}
 		if abandoned != nil {
 			// Memory must not go on calling the replaced workflow active.
 			if w := e.writeL2(abandoned.WorkflowID, abandoned.Revision+1, workflow.AbandonLine(abandoned)); w != "" {
@@ -361,6 +393,59 @@ func startedAlready(def *workflow.Definition, cur *workflow.Record, r StartReque
 		return false
 	}
 	return !r.Replace || !cur.CreatedAt.IsZero() && cur.UpdatedAt.Equal(cur.CreatedAt)
+}
+
+// replacedLast returns the workflow a replacing start archived, and the id of the workflow
+// its record says replaced it, when that is the newest archive and was made in the last ten
+// minutes: what a replace retried after a crash cut it short finds. nil otherwise, and
+// without a read unless look.
+func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
+	if !look {
+		return nil, ""
+	}
+	a, ok := e.recentArchive("replaced")
+	if !ok {
+		return nil, ""
+	}
+	data, _, err := e.st.ReadArchive(a.Dir)
+	if err != nil {
+		return nil, ""
+	}
+	r, err := store.ParseRecord(data)
+	if err != nil || r.WorkflowID != a.WorkflowID {
+		return nil, ""
+	}
+	by := replacedBy(r)
+	if by == "" {
+		return nil, ""
+	}
+	return r, by
+}
+
+// replacedBy is the id of the workflow a replacing start marked r replaced by, or "".
+func replacedBy(r *workflow.Record) string {
+	if r.Status != workflow.StatusArchived || len(r.History) == 0 {
+		return ""
+	}
+	by, ok := strings.CutPrefix(r.History[len(r.History)-1].Note, "archived: replaced by ")
+	if !ok || workflow.ValidID(by) != nil {
+		return ""
+	}
+	return by
+}
+
+// abandonLeft writes the "Abandoned" line of old, archived by a replacing start (its record
+// at the revision the start gave that line), unless l2-state notes that revision of it
+// already, as the last noted, the line shown or an owed line (a settle since notes the new
+// workflow as the last). It returns writeL2's warning and whether it wrote.
+func (e *Engine) abandonLeft(old *workflow.Record) (warning string, wrote bool) {
+	data, _ := e.st.Read(l2StateDoc)
+	s := decodeLenient[l2State](data)
+	noted := func(of lineOf) bool { return of.WorkflowID == old.WorkflowID && of.Revision >= old.Revision }
+	if noted(lineOf{WorkflowID: s.WorkflowID, Revision: s.Revision}) || noted(s.Shown) || slices.ContainsFunc(s.OwedOf, noted) {
+		return "", false
+	}
+	return e.writeL2(old.WorkflowID, old.Revision, workflow.AbandonLine(old)), true
 }
 
 // idTaken refuses an id given for a new workflow that an archived workflow has (workflow.Start
@@ -401,8 +486,10 @@ func archiveReason(cur *workflow.Record) string {
 	switch cur.Status {
 	case workflow.StatusExpired:
 		return "expired"
-	case workflow.StatusCompleted, workflow.StatusArchived:
+	case workflow.StatusCompleted:
 		return "completed"
+	case workflow.StatusArchived: // a replacing start marked it, and a crash kept it in the slot
+		return "replaced"
 	default: // active, or a status not known to be finished
 		return "replaced"
 	}

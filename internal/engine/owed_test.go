@@ -172,3 +172,27 @@ func TestOwedLinesWrittenBeforeACrashAreNotAddedAgain(t *testing.T) {
 		t.Errorf("MEMORY.md does not show the newest position (analyzing):\n%s", index)
 	}
 }
+
+// A settle (the Stop hook, a session start) after a workflow ended and another started notes
+// the new workflow at its own revision, not the ended one's: noted at the old revision, the
+// new workflow's lines up to it (a move, its ending) were taken as older than one noted, held
+// back as owed, and MEMORY.md went on showing the old workflow until the next settle.
+func TestSettleNotesTheNewWorkflowsRevision(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "the first"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	for _, s := range []string{"running", "done"} {
+		must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: s}))(t)
+	}
+	must(en.Archive("abandoned"))(t)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "the second"}))(t)
+	must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	if m := e.readMemory("MEMORY.md"); !strings.Contains(m, "Active APEX workflow: analyze completed, planning “the second”") {
+		t.Errorf("MEMORY.md after the second workflow's move: %q", m)
+	}
+	if st := e.readFile(".claude/cairn/l2-state.json"); st == "" || strings.Contains(st, "owed") {
+		t.Errorf("l2-state owes a line with memory available: %s", st)
+	}
+}

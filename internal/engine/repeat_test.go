@@ -696,6 +696,67 @@ func TestExpireAgainAfterCrashBeforeItsArchive(t *testing.T) {
 		t.Errorf("the next session's report does not tell of the expiry:\n%s", r.Report)
 	}
 	if res := must(e.open("cli").ExpireTTL(false))(t); res.Changed {
-		t.Errorf("retried again: %+v; want nothing changed", res)
+		t.Errorf("retried again: %q (workflow %s, changed %v); want nothing changed", res.Message, res.WorkflowID, res.Changed)
+	}
+}
+
+// start_workflow with replace retried after a crash cut the first call short: between
+// archiving the old workflow and starting the new one, or between starting the new one and
+// writing the old one's "Abandoned" line. The retry finishes what the crash left: the new
+// workflow is the one the archived record says replaced it, and memory calls the old one
+// abandoned, not active.
+func TestStartReplaceAgainAfterCrash(t *testing.T) {
+	const newID = "apex-20261122T100300Z-beef"
+	for stage, name := range []string{"before the archive", "before the start", "before the abandon line"} {
+		archived, started := stage >= 1, stage >= 2
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			old := must(en.Start(engine.StartRequest{Type: "apex", Context: "the old work"}))(t).WorkflowID
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			def, _ := en.Definition("apex")
+			e.clock.Add(time.Minute)
+			// What the first call did before the crash, as Start does it.
+			st := must(store.Open(en.StateDir(), store.WithClock(e.clock.Now)))(t)
+			req := workflow.StartRequest{Type: "apex", Context: "the new work", ID: newID, Replace: true}
+			must(st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+				res, err := workflow.Start(def, r, req, e.clock.Now(), workflow.Actor{SessionID: "s1"})
+				return res.Archive, store.Event{Kind: "archive", Detail: `{"actor":"test"}`}, err
+			}))(t)
+			if archived {
+				must(st.ArchiveIf("replaced", old))(t)
+			}
+			if started {
+				must(st.UpdateRecord(func(r *workflow.Record) (*workflow.Record, store.Event, error) {
+					res, err := workflow.Start(def, nil, req, e.clock.Now(), workflow.Actor{SessionID: "s1"})
+					return res.Record, store.Event{Kind: "start", Detail: `{"actor":"test"}`}, err
+				}))(t)
+			}
+			st.Close()
+			e.clock.Add(time.Minute)
+			res, err := e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "the new work", Replace: true})
+			if err != nil {
+				t.Fatalf("retry after the crash: %v", err)
+			}
+			if res.WorkflowID != newID {
+				t.Errorf("retry after the crash: %q (workflow %s); want workflow %s, the one the archive says replaced %s", res.Message, res.WorkflowID, newID, old)
+			}
+			if m := e.readMemory("MEMORY.md"); !strings.Contains(m, "Abandoned APEX workflow at plan") || strings.Contains(m, "Active APEX") {
+				t.Errorf("MEMORY.md after the retry: %q; want the old workflow abandoned", m)
+			}
+			for _, w := range must(e.open("s1").List())(t) {
+				if w.WorkflowID == old && w.Status != "replaced" {
+					t.Errorf("the old workflow is listed %s; want replaced", w.Status)
+				}
+			}
+			topic := e.readMemory("cairn-workflow.md")
+			res = must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "the new work", Replace: true}))(t)
+			if res.Changed || res.WorkflowID != newID {
+				t.Errorf("retried again: %q (workflow %s, changed %v); want nothing changed", res.Message, res.WorkflowID, res.Changed)
+			}
+			if got := e.readMemory("cairn-workflow.md"); got != topic {
+				t.Errorf("retried again, L2 was written again:\n%s", got)
+			}
+		})
 	}
 }

@@ -587,3 +587,31 @@ func TestLearningsHaveALimit(t *testing.T) {
 	}
 	mustOK(t, c, "record_learning", fmt.Sprintf(`{"title":"Learning %d","body":"body"}`, n))
 }
+
+// A task the agent was running when the session was cleared (or crashed) is put back to
+// pending by the next session's recovery. The agent, whose work finished, then says done: it
+// is recorded done, and the answer says the run had been taken as interrupted, not refused
+// with "allowed next: running", which sends it to run the work again.
+func TestUpdateTaskDoneAfterRecovery(t *testing.T) {
+	p, c := realServer(t) // client pid 77
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	mustOK(t, c, "update_task", `{"id":"t1","status":"running"}`)
+	after, err := engine.Open(engine.Config{Getenv: p.getenv("sess-cleared"), WorkDir: p.root, SessionID: "sess-cleared", PID: 77, Actor: "test", YAML: yamldoc.Codec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { after.Close() })
+	if r := after.Resume(engine.ResumeOptions{Apply: true}); !strings.Contains(strings.Join(r.Notices, "\n"), "task t1 was running with no output: back to pending") {
+		t.Fatalf("the recovery did not put the running task back to pending: %v", r.Notices)
+	}
+	got := text(mustOK(t, c, "update_task", `{"id":"t1","status":"done"}`))
+	if !strings.HasPrefix(got, "Task t1 is done") || !strings.Contains(got, "interrupted") {
+		t.Errorf("update_task done after the recovery: %q; want it recorded done, saying the run had been taken as interrupted", got)
+	}
+	if w := p.other(t, "check").Resume(engine.ResumeOptions{}).Workflow; !strings.Contains(string(w), `"status":"done"`) {
+		t.Errorf("the task is not done on disk: %s", w)
+	}
+	// A task never run is still refused: nothing says its work was done.
+	mustOK(t, c, "update_task", `{"id":"t2","status":"pending"}`)
+	mustFail(t, c, "update_task", `{"id":"t2","status":"done"}`, "allowed next: running")
+}

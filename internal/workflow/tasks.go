@@ -76,7 +76,8 @@ type TaskUpdate struct {
 
 // UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
 // u.Status along the task machine: pending → running → done | failed | pending (interrupted),
-// failed → pending | running (retry); done is final. Entering running stamps started_at;
+// failed → pending | running (retry); done is final. A pending task that ran before may be
+// reported done (doneAfterItsRun). Entering running stamps started_at;
 // entering done or failed stamps completed_at; a run that ends failed or interrupted adds one
 // to attempts. The same status with nothing new changes nothing.
 func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error) {
@@ -124,7 +125,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if (u.Output == "" || u.Output == old.Output) && (note == "" || note == old.Note) {
 			return unchanged(r), nil
 		}
-	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) {
+	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !doneAfterItsRun(old, u.Status) {
 		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
 	}
 	if len(u.Output) > len(old.Output) || len(note) > len(old.Note) {
@@ -139,7 +140,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			return Result{}, err
 		}
 	}
-	return change(r, EventTask, now, by, func(n *Record) {
+	res := change(r, EventTask, now, by, func(n *Record) {
 		t := &n.Tasks[i]
 		if old.Status != u.Status {
 			if old.Status == TaskRunning && (u.Status == TaskFailed || u.Status == TaskPending) {
@@ -161,7 +162,20 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			t.Note = note
 		}
 		t.UpdatedAt = now
-	}), nil
+	})
+	if doneAfterItsRun(old, u.Status) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear); it is recorded done, its work finished by that run: if the work is not finished, set it running and do it", TaskID(id)))
+	}
+	return res, nil
+}
+
+// doneAfterItsRun says whether moving t to status to is a pending task, one that ran and
+// was put back to pending (recovery takes a running task as interrupted after a crash or
+// /clear), reported done: the agent finished the work of that run and says so, often
+// retrying the done the interruption cut off. "Allowed next: running" would have it run
+// the finished work again, or record a run that never happened to get to done.
+func doneAfterItsRun(t Task, to TaskStatus) bool {
+	return t.Status == TaskPending && to == TaskDone && !t.StartedAt.IsZero()
 }
 
 // tasksFit refuses t, replacing tasks[i] (added when i < 0), when the tasks would then take
