@@ -491,6 +491,10 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		if err == nil {
 			return c, true
 		}
+		if foreignSnapshot(err) {
+			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",
+				Fix: "move " + snap + " out of " + dir + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
+		}
 		why = snap + " is damaged (" + err.Error() + ")"
 	case errors.Is(err, fs.ErrNotExist):
 		why, quarantine = snap+" is missing", ""
