@@ -12,8 +12,8 @@ import (
 // TestForeignSnapshotOneStep: a document in the snapshot's place that holds no workflow record
 // and has a version of 3 or above (a package.json, or a newer Cairn's record that moved its
 // fields) is left as it is by the store, with one step: move it out of the state directory.
-// Doctor and the resume report give that step too, each in its reader's words, and none calls
-// it damaged, sends it to quarantine (nothing is moved) or asks to repair or delete it. Before,
+// Doctor and the resume report give that step too, each in its reader's words, and none (nor
+// cairn list) calls it damaged, sends it to quarantine (nothing is moved) or asks to repair or delete it. Before,
 // doctor called it damaged and said the next command keeps it in quarantine/, and the report's
 // Next line asked to make it a readable file again or restore it.
 func TestForeignSnapshotOneStep(t *testing.T) {
@@ -53,6 +53,10 @@ func TestForeignSnapshotOneStep(t *testing.T) {
 		if bad(w) {
 			t.Errorf("warning %q", w)
 		}
+	}
+	list, _, err := e.open("s2").ListRecent(10)
+	if err != nil || len(list) != 1 || list[0].WorkflowID != "apex-kept" || bad(list[0].Status) || bad(list[0].Context) {
+		t.Errorf("list says %+v %v", list, err)
 	}
 	if b, err := os.ReadFile(snap); err != nil || string(b) != doc {
 		t.Fatalf("the file was moved or changed: %q %v", b, err)

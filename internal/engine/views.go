@@ -140,8 +140,12 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 		if len(ids) == 0 {
 			ids = []string{""} // on record all the same
 		}
+		status, why := "damaged", "a file of its state cannot be read: see cairn status"
+		if foreignSnapshot(err) {
+			status, why = "unreadable", "its snapshot holds no workflow record this Cairn reads: see cairn status"
+		}
 		for _, id := range ids {
-			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "a file of its state cannot be read: see cairn status"})
+			out = append(out, Summary{WorkflowID: id, Status: status, Context: why})
 		}
 	case err != nil:
 		return nil, false, notices, err
