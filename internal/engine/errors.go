@@ -84,3 +84,12 @@ func newerState(err error) *NewerStateError {
 	}
 	return nil
 }
+
+// foreignSnapshot reports whether err is the store's refusal of a snapshot that holds no
+// workflow record and has a version above the ones this Cairn reads: another tool's file, or a
+// newer Cairn's that moved its fields. It is left in place, not damage to repair: its one step
+// is to move it out of the state directory.
+func foreignSnapshot(err error) bool {
+	fe, ok := errors.AsType[*migrate.ForeignError](err)
+	return ok && fe.Newer
+}

@@ -238,6 +238,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "A file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work."
+		if foreignSnapshot(err) {
+			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
+			out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is" + seeWarning + ": move it out of the state directory, then call resume_check again; start no new work before."
+			if opt.Person {
+				out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is: move " + filepath.Join(e.st.Dir(), store.WorkflowFile) + " out of " + e.st.Dir() + ", then run `cairn status`; start no new work before."
+			}
+		}
 	}
 	if re, ok := errors.AsType[*recordError](err); ok {
 		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"

@@ -140,8 +140,12 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 		if len(ids) == 0 {
 			ids = []string{""} // on record all the same
 		}
+		status, why := "damaged", "a file of its state cannot be read: see cairn status"
+		if foreignSnapshot(err) {
+			status, why = "unreadable", "its snapshot holds no workflow record this Cairn reads: see cairn status"
+		}
 		for _, id := range ids {
-			out = append(out, Summary{WorkflowID: id, Status: "damaged", Context: "a file of its state cannot be read: see cairn status"})
+			out = append(out, Summary{WorkflowID: id, Status: status, Context: why})
 		}
 	case err != nil:
 		return nil, false, notices, err
@@ -507,6 +511,10 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		}
 		if err == nil {
 			return c, true
+		}
+		if foreignSnapshot(err) {
+			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",
+				Fix: "move " + snap + " out of " + dir + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
 		}
 		why = snap + " is damaged (" + err.Error() + ")"
 	case errors.Is(err, fs.ErrNotExist):

@@ -335,11 +335,10 @@ func (s *Store) legacyInMemory(why error) (w Workflow, ok bool, err error) {
 }
 
 // ownInMemory is the workflow an older snapshot migrates to (res), read but not written
-// because the state directory cannot be written (why).
+// because the state directory cannot be written (why). res.Record is never nil: both callers
+// pass the Migrate of a document readMeta found in an older format, which Migrate converts or
+// refuses with an error.
 func ownInMemory(res migrate.Result, why error) (Workflow, error) {
-	if res.Record == nil {
-		return Workflow{}, &NotFoundError{What: "workflow"}
-	}
 	data, err := json.Marshal(res.Record)
 	if err != nil {
 		return Workflow{}, err

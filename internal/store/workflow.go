@@ -423,8 +423,10 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 
 // UnreadableError says that a file of the active workflow's state is there but cannot be read:
 // its snapshot, or with no snapshot its journal (no permission, an I/O error, or a FIFO, link
-// or directory in its place). It was left as it is: a workflow is on record, and no new one may
-// start over it.
+// or directory in its place), or a snapshot that is a JSON document holding no workflow record
+// with a version above the ones this Cairn reads (another tool's file, or a newer Cairn's that
+// moved its fields; its error matches migrate.ErrForeign). It was left as it is: a workflow may
+// be on record, and no new one may start over it.
 type UnreadableError struct {
 	// IDs are the workflows journal/ holds a journal of, the active one's among them.
 	IDs []string

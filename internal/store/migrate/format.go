@@ -107,14 +107,15 @@ func (e *ForeignError) Is(target error) bool { return target == ErrForeign }
 
 func (e *ForeignError) Unwrap() error { return e.err }
 
-// NewerError refuses a record whose version is above what this Cairn reads.
+// NewerError refuses a record whose version is above what this Cairn reads. Like unknown's
+// errors it does not say what became of the file: a seed's notice says it was left as it is.
 type NewerError struct {
 	Version string // the version as written, e.g. "3.0"
 }
 
 func (e *NewerError) Error() string {
-	return fmt.Sprintf("workflow record version %s was written by a newer Cairn (this one reads schema 2.x); "+
-		"it was left as it is: use that newer Cairn, or upgrade this one, to resume it", e.Version)
+	return fmt.Sprintf("workflow record version %s was written by a newer Cairn (this one reads schema 2.x): "+
+		"use that newer Cairn, or upgrade this one, to resume it", e.Version)
 }
 
 // Is makes errors.Is(err, ErrNewer) true.

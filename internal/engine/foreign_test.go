@@ -1,0 +1,74 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// TestForeignSnapshotOneStep: a document in the snapshot's place that holds no workflow record
+// and has a version of 3 or above (a package.json, or a newer Cairn's record that moved its
+// fields) is left as it is by the store, with one step: move it out of the state directory.
+// Doctor and the resume report give that step too, each in its reader's words, and none (nor
+// cairn list) calls it damaged, sends it to quarantine (nothing is moved) or asks to repair or delete it. Before,
+// doctor called it damaged and said the next command keeps it in quarantine/, and the report's
+// Next line asked to make it a readable file again or restore it.
+func TestForeignSnapshotOneStep(t *testing.T) {
+	const doc = `{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	if err := os.WriteFile(snap, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := func(s string) bool {
+		l := strings.ToLower(s)
+		for _, w := range []string{"damaged", "quarantine", "delete", "remove", "rm ", "readable file again", "restore"} {
+			if strings.Contains(l, w) {
+				return true
+			}
+		}
+		return false
+	}
+	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+	if c == nil || c.OK || bad(c.Detail) || bad(c.Fix) || !strings.Contains(c.Detail, "holds no workflow record") ||
+		!strings.Contains(c.Fix, "move "+snap+" out of "+en.StateDir()) || !strings.Contains(c.Fix, "cairn status") {
+		t.Errorf("doctor says %+v", c)
+	}
+	model := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+	if bad(model.Next) || !strings.Contains(model.Next, "move it out of the state directory") ||
+		!strings.Contains(model.Next, "resume_check") || strings.Contains(model.Next, "cairn status") {
+		t.Errorf("model's next step %q", model.Next)
+	}
+	person := e.open("").Resume(engine.ResumeOptions{Person: true})
+	if bad(person.Next) || !strings.Contains(person.Next, "move "+snap+" out of "+en.StateDir()) ||
+		!strings.Contains(person.Next, "cairn status") || strings.Contains(person.Next, "resume_check") {
+		t.Errorf("person's next step %q", person.Next)
+	}
+	for _, w := range append(model.Warnings, person.Warnings...) {
+		if bad(w) {
+			t.Errorf("warning %q", w)
+		}
+	}
+	list, _, err := e.open("s2").ListRecent(10)
+	if err != nil || len(list) != 1 || list[0].WorkflowID != "apex-kept" || bad(list[0].Status) || bad(list[0].Context) {
+		t.Errorf("list says %+v %v", list, err)
+	}
+	if b, err := os.ReadFile(snap); err != nil || string(b) != doc {
+		t.Fatalf("the file was moved or changed: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(en.StateDir(), "quarantine")); !os.IsNotExist(err) {
+		t.Fatalf("quarantine made: %v", err)
+	}
+	// The step given is enough: the workflow is read from its journal again.
+	if err := os.Rename(snap, filepath.Join(t.TempDir(), "package.json")); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.open("s2").Resume(engine.ResumeOptions{}); r.WorkflowID != "apex-kept" || r.Tier == "Damaged" {
+		t.Fatalf("after moving it out: %s %s %q", r.Tier, r.WorkflowID, r.Next)
+	}
+}
