@@ -223,7 +223,7 @@ func checkCairnFiles(t *testing.T, at time.Time, title, text string) {
 		files = append(files, renderTopic([]Entry{{At: at, Text: "first"}, {At: at, Text: plain}}))
 	}
 	for _, typ := range []string{"user", "feedback", "project", "reference"} {
-		if file, _, _, err := renderLearning(Learning{Title: title, Body: text, Type: typ}); err == nil {
+		if file, _, _, err := renderLearning(Learning{Title: title, Body: text, Type: typ}, LearningFile(title)); err == nil {
 			files = append(files, file)
 		}
 	}

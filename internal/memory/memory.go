@@ -265,9 +265,9 @@ func (m *Memory) topicLine(text string) (string, error) {
 	return unescape(line), m.usable()
 }
 
-// RecordLearning writes a learning as its own memory file, cairn-learning-<slug>.md, and
-// gives it its own index line in MEMORY.md. The same title names the same file, so recording
-// it again updates it in place. It returns the file name and whether the file or its index
+// RecordLearning writes a learning as its own memory file, LearningFile's, and gives it its
+// own index line in MEMORY.md. The same title names the same file, so recording it again
+// updates it in place; a different title never names a file another learning is kept in. It returns the file name and whether the file or its index
 // line changed (the same learning recorded again changes neither). Secrets are refused with
 // the *secrets.Finding; a bad type or an empty title or body is an input error.
 func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err error) {
@@ -276,24 +276,27 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 			return "", false, f
 		}
 	}
-	content, title, first, err := renderLearning(l)
+	name = LearningFile(l.Title)
+	content, entry, err := learningFiles(l, name)
 	if err != nil {
 		return "", false, err
-	}
-	name = LearningFile(l.Title)
-	entry := learningEntry(title, name, first)
-	// What is written is scanned too: the description joins the title and the body's first
-	// line ("DB password: ..."), which may make a secret of two clean halves; it is scanned
-	// as read, before the file's quoting.
-	for _, s := range []string{unescape(title) + ": " + first, string(content), entry} {
-		if f := secrets.ScanString(s); f != nil {
-			return "", false, f
-		}
 	}
 	if err := m.usable(); err != nil {
 		return "", false, err
 	}
 	err = m.locked(func() error {
+		// A learning the versions before kept under a slug that left part of its title out
+		// is still updated where it is, found by its title.
+		if legacy := legacyLearningFile(l.Title); legacy != name {
+			if _, err := os.Lstat(filepath.Join(m.loc.Dir, name)); errors.Is(err, fs.ErrNotExist) {
+				if data, err := readLimited(filepath.Join(m.loc.Dir, legacy)); err == nil && sameLearning(data, l.Title) {
+					name = legacy
+					if content, entry, err = learningFiles(l, name); err != nil {
+						return err
+					}
+				}
+			}
+		}
 		if err := m.learningRoom(name); err != nil {
 			return err
 		}
@@ -321,6 +324,25 @@ func (m *Memory) RecordLearning(l Learning) (name string, changed bool, err erro
 // that would sit below them goes near the top: learnings without a bound would push the
 // user's own lines out of what is loaded.
 const MaxLearnings = 50
+
+// learningFiles returns the content of the learning's file, kept in file name, and its index
+// line; an input error or the *secrets.Finding when either holds a secret.
+func learningFiles(l Learning, name string) (content []byte, entry string, err error) {
+	content, title, first, err := renderLearning(l, name)
+	if err != nil {
+		return nil, "", err
+	}
+	entry = learningEntry(title, name, first)
+	// What is written is scanned too: the description joins the title and the body's first
+	// line ("DB password: ..."), which may make a secret of two clean halves; it is scanned
+	// as read, before the file's quoting.
+	for _, s := range []string{unescape(title) + ": " + first, string(content), entry} {
+		if f := secrets.ScanString(s); f != nil {
+			return nil, "", f
+		}
+	}
+	return content, entry, nil
+}
 
 // learningRoom refuses a learning kept in file name when MEMORY.md does not index it yet and
 // already indexes MaxLearnings learnings. A learning already indexed is updated in place.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/textsafe"
@@ -187,12 +188,52 @@ func Slug(title string) string {
 	return s
 }
 
-// LearningFile is the file name a learning with this title is kept in.
-func LearningFile(title string) string { return learningPrefix + Slug(title) + ".md" }
+// LearningFile is the file name a new learning with this title is kept in: its slug, and when
+// the slug leaves out part of the title (cut at 48 characters, or letters beyond ASCII) a short
+// hash of what it left out's whole, after "--", which no slug holds. Titles the slug tells apart
+// name different files; so do titles that differ in what it cut or dropped. Titles that differ
+// only in case or punctuation stay one learning, as before.
+func LearningFile(title string) string {
+	slug := Slug(title)
+	key := learningKey(title)
+	if key == slug || key == "" {
+		return learningPrefix + slug + ".md"
+	}
+	sum := sha256.Sum256([]byte(key))
+	return learningPrefix + slug + "--" + hex.EncodeToString(sum[:5]) + ".md"
+}
 
-// renderLearning returns the learning's file content, its title sanitised and the first line
+// legacyLearningFile is the name versions before LearningFile's hash kept every learning in.
+func legacyLearningFile(title string) string { return learningPrefix + Slug(title) + ".md" }
+
+// learningKey is what tells one learning's title from another's: its letters and digits, any
+// script, in lower case, other runs turned into "-", uncut.
+func learningKey(title string) string {
+	words := strings.FieldsFunc(strings.ToLower(title), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return strings.Join(words, "-")
+}
+
+// sameLearning reports whether data, a learning file, holds the learning with this title (as
+// renderLearning wrote it): its description is the title and its body's first line.
+func sameLearning(data []byte, title string) bool {
+	head, body, ok := splitMemoryFile(data)
+	if !ok {
+		return false
+	}
+	first, _, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
+	desc := textsafe.Line(unescape(textsafe.Line(title, 2*maxTitleRunes))+": "+unescape(first), maxHookRunes+50)
+	want := string(appendYAMLString([]byte("description: "), desc))
+	for l := range strings.SplitSeq(string(head), "\n") {
+		if strings.TrimRight(l, "\r") == want {
+			return true
+		}
+	}
+	return false
+}
+
+// renderLearning returns the learning's file content, kept in file name, its title sanitised and the first line
 // of its body as plain text (for the index line's hook).
-func renderLearning(l Learning) (file []byte, title, first string, err error) {
+func renderLearning(l Learning, name string) (file []byte, title, first string, err error) {
 	typ := cmp.Or(strings.ToLower(strings.TrimSpace(l.Type)), "project")
 	if !slices.Contains([]string{"user", "feedback", "project", "reference"}, typ) {
 		return nil, "", "", fmt.Errorf("the learning type is not one of user, feedback, project, reference")
@@ -227,7 +268,7 @@ func renderLearning(l Learning) (file []byte, title, first string, err error) {
 		return nil, "", "", fmt.Errorf("the learning's body has %d lines, the most is %d; nothing was recorded: join short lines, or keep the details in a file and name it in the body", len(body), maxBodyLines)
 	}
 	desc := textsafe.Line(unescape(title)+": "+unescape(body[0]), maxHookRunes+50)
-	return renderMemoryFile(learningPrefix+Slug(l.Title), desc, typ, strings.Join(body, "\n")+"\n"), title, unescape(body[0]), nil
+	return renderMemoryFile(strings.TrimSuffix(name, ".md"), desc, typ, strings.Join(body, "\n")+"\n"), title, unescape(body[0]), nil
 }
 
 // learningEntry is the index line of a learning kept in file name: its title and the first

@@ -16,8 +16,8 @@ import (
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
-// MaxLogSize caps what ReadLog reads: of a larger log (appends do not stop at it), its newest
-// entries.
+// MaxLogSize caps what ReadLog reads and what AppendLog appends to: of a larger log (one
+// written by a version before the cap), its newest entries.
 const MaxLogSize = 64 << 20
 
 // Lines is what a JSONL reader found.
@@ -87,6 +87,11 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	defer unlock()
+	// A log stops where ReadLog stops reading: lines past it would be written and never read.
+	if fi, err := s.fs.Lstat(logFile(name)); err == nil && fi.Size()+int64(len(line))+1 > MaxLogSize {
+		return fmt.Errorf("log %q entry not appended: the log holds %d bytes and a log is at most %d MiB, all cairn reads of it; nothing was changed: append to a new log name, such as %s-2",
+			name, fi.Size(), MaxLogSize>>20, name)
+	}
 	_, err = durable.AppendLine(s.fs, logFile(name), line, true)
 	return s.writeErr(logFile(name), err)
 }

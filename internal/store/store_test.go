@@ -424,11 +424,12 @@ func TestReadLogPastMaxLogSize(t *testing.T) {
 	if want := int64(store.MaxLogSize) + 1; l.Older != want {
 		t.Fatalf("older = %d, want %d", l.Older, want)
 	}
-	if err := s.AppendLog("big", []byte(`{"n":3}`)); err != nil {
-		t.Fatal(err)
+	// Appends stop at the limit: the log is read as it is, and added to under a new name.
+	if err := s.AppendLog("big", []byte(`{"n":3}`)); err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("an append to a log past MaxLogSize: %v", err)
 	}
-	if l, err = s.ReadLog("big"); err != nil || len(l.Lines) != 3 {
-		t.Fatalf("after an append: %q, %v", l.Lines, err)
+	if l, err = s.ReadLog("big"); err != nil || len(l.Lines) != 2 {
+		t.Fatalf("after a refused append: %q, %v", l.Lines, err)
 	}
 
 	// The byte before the region is a newline: the region's first line is whole.

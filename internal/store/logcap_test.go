@@ -1,0 +1,42 @@
+package store_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// An append that would take a log past MaxLogSize, all ReadLog reads, is refused under the
+// log's lock with the limit, nothing changed and a step that loses nothing.
+func TestAppendLogStopsAtMaxLogSize(t *testing.T) {
+	s, dir := newStore(t)
+	if err := s.AppendLog("events", []byte(`{"n":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "logs", "events.jsonl")
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A log 10 bytes short of the limit, its last line whole.
+	if _, err := f.WriteAt([]byte("\n"), store.MaxLogSize-11); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = s.AppendLog("events", []byte(`{"n":"twelve bytes"}`))
+	if err == nil || !strings.Contains(err.Error(), "64 MiB") || !strings.Contains(err.Error(), "nothing was changed") ||
+		!strings.Contains(err.Error(), "new log name") {
+		t.Errorf("append past the limit: %v", err)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Size() != store.MaxLogSize-10 {
+		t.Errorf("log after a refused append: %v, %v", fi.Size(), err)
+	}
+	if err := s.AppendLog("events", []byte(`{"n":2}`)); err != nil {
+		t.Errorf("an append that fits: %v", err)
+	}
+}
