@@ -59,9 +59,12 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 	return r
 }
 
-// pruneWarning says, as for any other archive (Result.retention), that retention could not
-// remove older archives after a conflict archive was made.
+// pruneWarning says, as for any other archive (Result.retention), what finishing a conflict
+// archive kept aside and that retention could not remove older archives.
 func pruneWarning(out *Resume, info store.ArchiveInfo) {
+	for _, n := range info.Notices {
+		out.Notices = append(out.Notices, n.Message)
+	}
 	if info.PruneErr != nil {
 		out.Warnings = append(out.Warnings, pruneFailed+info.PruneErr.Error())
 	}

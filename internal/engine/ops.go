@@ -595,8 +595,12 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 }
 
 // retention adds what retention did when an archive was made: which older archives it
-// removed to make room, or, when it failed, that they stay until the next archive.
+// removed to make room, or, when it failed, that they stay until the next archive; and what
+// finishing the archive kept aside, and where.
 func (res *Result) retention(info store.ArchiveInfo) {
+	for _, n := range info.Notices {
+		res.Warnings = append(res.Warnings, n.Message)
+	}
 	if len(info.Pruned) > 0 {
 		res.Message += fmt.Sprintf("; retention removed %d older archive%s: %s", len(info.Pruned), workflow.Plural(len(info.Pruned)), strings.Join(info.Pruned, ", "))
 	}
