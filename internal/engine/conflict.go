@@ -52,12 +52,16 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 		msg += "; the seed file is kept as " + backup
 	}
 	if d.Tie {
-		msg += "; confirm with the user which copy to keep"
+		msg += "; " + ConfirmCopy
 	}
 	out.Notices = append(out.Notices, msg)
 	*eye = append(*eye, msg)
 	return r
 }
+
+// ConfirmCopy ends the notice of two copies of the workflow state that neither wins: the agent
+// goes through the user; the CLI puts the person's own step in its place.
+const ConfirmCopy = "confirm with the user which copy to keep"
 
 // pruneWarning says, as for any other archive (Result.retention), what finishing a conflict
 // archive kept aside and that retention could not remove older archives.
