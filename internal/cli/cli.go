@@ -412,9 +412,14 @@ func shellSteps(msg string) string {
 		{" with update_task ", " with cairn task ID done|failed "},
 		{engine.CheckOnRecord, "check it with cairn status"},
 		{engine.GiveAnID, "start again with --id set to an id not used before"},
+		// A record over its 1 MiB cap.
+		{engine.ShortenTasks, "cairn task ID STATUS --note N"},
+		{engine.SplitCheckpoint, "cairn checkpoint save NAME JSON, split to fit"},
+		{engine.ShortenViolations, "the agent records its review again with shorter details, which replaces them"},
 		// workflow.ActiveError: the person is the user the agent is told to ask.
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
 		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
+		{engine.ConfirmCopy, "choose which copy to keep"},
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

@@ -292,6 +292,22 @@ func TestShellStepsNameTheIDFlag(t *testing.T) {
 	}
 }
 
+// TestShellStepsForAFullRecord: the steps a record over 1 MiB names, in the agent's tools,
+// reach the person as the commands they run; before, the person read save_checkpoint and
+// set_enforcement, and the tasks step named both readers' words at once.
+func TestShellStepsForAFullRecord(t *testing.T) {
+	for _, tt := range []struct{ agent, person string }{
+		{engine.ShortenTasks, "cairn task ID STATUS --note N"},
+		{engine.SplitCheckpoint, "cairn checkpoint save NAME JSON"},
+		{engine.ShortenViolations, "the agent records"},
+	} {
+		got := shellSteps("nothing was changed: " + tt.agent + ".")
+		if !strings.Contains(got, tt.person) || strings.Contains(got, "update_task") || strings.Contains(got, "save_checkpoint") || strings.Contains(got, "set_enforcement") {
+			t.Errorf("shellSteps(%q) = %q, want the person's step %q and no tool name", tt.agent, got, tt.person)
+		}
+	}
+}
+
 // TestLinkCheckWhereThisCairnIsUnknown: when the executable's path cannot be told, the check
 // still says what is fine (the plugin needs no cairn on PATH); --link, which cannot be done
 // then, fails and says how to make the link by hand.

@@ -101,8 +101,8 @@ func writeStatus(w io.Writer, r *engine.Resume) {
 		v := r.Blocking[i]
 		return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 	})
-	list(w, "Warnings", len(r.Warnings), func(i int) string { return r.Warnings[i] })
-	list(w, "Notices", len(r.Notices), func(i int) string { return r.Notices[i] })
+	list(w, "Warnings", len(r.Warnings), func(i int) string { return shellSteps(r.Warnings[i]) })
+	list(w, "Notices", len(r.Notices), func(i int) string { return shellSteps(r.Notices[i]) })
 }
 
 // maxOpenTasks is how many open tasks status lists.

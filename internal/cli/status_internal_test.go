@@ -59,3 +59,15 @@ func TestStatusAgeInTheFuture(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusNoticesAreThePersons: cairn status shows the resume's notices to the person at the
+// terminal, who is the user the agent's words send it to: a tie between two copies of the
+// workflow state asks them to choose, not to be asked.
+func TestStatusNoticesAreThePersons(t *testing.T) {
+	tie := "two copies of the workflow state: kept the active apex-1, archived .claude/workflow-state.json as archive/conflict-apex-1-x (same revision); the seed file is kept as .claude/workflow-state.json.bak; confirm with the user which copy to keep"
+	var b strings.Builder
+	writeStatus(&b, &engine.Resume{Tier: "None", Notices: []string{tie}})
+	if out := b.String(); strings.Contains(out, "the user") || !strings.Contains(out, "which copy to keep") {
+		t.Errorf("status shows the tie in the agent's words:\n%s", out)
+	}
+}

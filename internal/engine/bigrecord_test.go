@@ -48,6 +48,10 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 		!strings.Contains(err.Error(), "tasks take") || !strings.Contains(err.Error(), "shorten") || strings.Contains(err.Error(), "archive") {
 		t.Fatalf("a write past the record cap: %v, want a refusal that says the record is full, that tasks fill it, and a step that keeps the workflow", err)
 	}
+	// The agent reads it: its own tool, not the person's command beside it.
+	if msg := err.Error(); !strings.Contains(msg, engine.ShortenTasks) || strings.Contains(msg, "cairn task") {
+		t.Errorf("refusal %q: want the agent's step (%s) alone", msg, engine.ShortenTasks)
+	}
 	if after, _ := os.ReadFile(path); string(after) != string(big) {
 		t.Errorf("the refused write changed the record")
 	}

@@ -52,16 +52,23 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 		msg += "; the seed file is kept as " + backup
 	}
 	if d.Tie {
-		msg += "; confirm with the user which copy to keep"
+		msg += "; " + ConfirmCopy
 	}
 	out.Notices = append(out.Notices, msg)
 	*eye = append(*eye, msg)
 	return r
 }
 
-// pruneWarning says, as for any other archive (Result.retention), that retention could not
-// remove older archives after a conflict archive was made.
+// ConfirmCopy ends the notice of two copies of the workflow state that neither wins: the agent
+// goes through the user; the CLI puts the person's own step in its place.
+const ConfirmCopy = "confirm with the user which copy to keep"
+
+// pruneWarning says, as for any other archive (Result.retention), what finishing a conflict
+// archive kept aside and that retention could not remove older archives.
 func pruneWarning(out *Resume, info store.ArchiveInfo) {
+	for _, n := range info.Notices {
+		out.Notices = append(out.Notices, n.Message)
+	}
 	if info.PruneErr != nil {
 		out.Warnings = append(out.Warnings, pruneFailed+info.PruneErr.Error())
 	}

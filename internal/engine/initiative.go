@@ -36,6 +36,10 @@ func (e *Engine) statusFile() string {
 	return filepath.Join(e.root, ".claude", workflow.StatusFileName)
 }
 
+// createWithTitle is the step where there is no initiative yet: create takes a title, said here
+// so that the next call is not refused for the one it left out.
+const createWithTitle = "create one with action create and a title, one line naming it"
+
 // Initiative reads or changes the long-lived initiative. Actions: get (also runs seed 001's
 // sync with WORKFLOW-STATUS.yaml), create (title), set_status (status), add_milestone
 // (milestone), update_milestone (milestone, status in_progress or completed).
@@ -63,6 +67,9 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			if err := json.Unmarshal(cur, in); err != nil {
 				return nil, fmt.Errorf("reading initiative.json: %w", err)
 			}
+		}
+		if in == nil && (action == "set_status" || action == "add_milestone" || action == "update_milestone") {
+			return nil, errors.New("no initiative: " + createWithTitle)
 		}
 		switch action {
 		case "create":
@@ -254,7 +261,7 @@ func (e *Engine) syncInitiative() (*Result, error) {
 		return nil, err
 	}
 	if d.Initiative == nil {
-		return &Result{Message: "no initiative: create one with action create", Warnings: warnings}, nil
+		return &Result{Message: "no initiative: " + createWithTitle, Warnings: warnings}, nil
 	}
 	if !d.WriteInitiative {
 		if data, err = json.Marshal(d.Initiative); err != nil {

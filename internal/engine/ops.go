@@ -145,6 +145,14 @@ func tooLarge(err error) *strictjson.Error {
 	return nil
 }
 
+// The steps a refusal over the 1 MiB cap names for what fills the record, in the agent's
+// tools; the CLI puts the person's commands in their place.
+const (
+	ShortenTasks      = "update_task with the task's status and a shorter note"
+	SplitCheckpoint   = "save_checkpoint, split to fit"
+	ShortenViolations = "set_enforcement with shorter details replaces them"
+)
+
 // fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
 // makes room without losing the workflow: a write that shrinks a record is never refused.
 // Archiving is named only after `cairn show`, for what no operation can shorten.
@@ -162,9 +170,9 @@ func fullBy(r *workflow.Record) string {
 	}
 	parts := []part{
 		{size(r.Vars), "Its variables take %d KiB of it: unset ones no longer needed with `cairn vars unset NAME...`, or keep a large value in a file and set its path."},
-		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (update_task with the task's status, or cairn task ID STATUS --note N)."},
-		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in a named checkpoint (save_checkpoint, a file of its own) and move with a small checkpoint or none."},
-		{size(r.Enforcement), "Its violations take %d KiB of it: set_enforcement with shorter details replaces them."},
+		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ")."},
+		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and move with a small checkpoint or none."},
+		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
 		// No operation shortens these: they are named, with the step that keeps the work.
 		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: cairn archive keeps the workflow whole and another workflow can take over the work."},
 		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: cairn archive keeps the workflow whole and another workflow can take over the work."},
@@ -522,7 +530,7 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	if cp := bytes.TrimSpace(r.Checkpoint); len(cp) > 0 && string(cp) != "null" {
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
 			if je := tooLarge(err); je != nil {
-				return nil, fmt.Errorf("transition checkpoint: it is over the 1 MiB a checkpoint may hold (%s); nothing was changed. Keep the data in named checkpoints (save_checkpoint, split to fit) and move with a small checkpoint or none", je.Reason)
+				return nil, fmt.Errorf("transition checkpoint: it is over the 1 MiB a checkpoint may hold (%s); nothing was changed. Keep the data in named checkpoints (%s) and move with a small checkpoint or none", je.Reason, SplitCheckpoint)
 			}
 			return nil, fmt.Errorf("transition checkpoint: %w", err)
 		}
@@ -686,8 +694,12 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 }
 
 // retention adds what retention did when an archive was made: which older archives it
-// removed to make room, or, when it failed, that they stay until the next archive.
+// removed to make room, or, when it failed, that they stay until the next archive; and what
+// finishing the archive kept aside, and where.
 func (res *Result) retention(info store.ArchiveInfo) {
+	for _, n := range info.Notices {
+		res.Warnings = append(res.Warnings, n.Message)
+	}
 	if len(info.Pruned) > 0 {
 		res.Message += fmt.Sprintf("; retention removed %d older archive%s: %s", len(info.Pruned), workflow.Plural(len(info.Pruned)), strings.Join(info.Pruned, ", "))
 	}

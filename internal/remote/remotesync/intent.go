@@ -135,7 +135,7 @@ func unreadableIntent(st *store.Store, why error) string {
 	if len(dirs) == 0 {
 		return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v) and could not be set aside; it was left as it is, and syncs go on without it: no conflict archive of the active workflow holds changes to replay", file, why)
 	}
-	return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, so that the active workflow's conflict archives (%s) are all kept: one of them may hold changes of this machine's that were not replayed. They stay kept while %s is there; ask the user to compare them with the workflow (cairn show)", file, why, strings.Join(dirs, ", "), file)
+	return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, so that the active workflow's conflict archives (%s) are all kept: one of them may hold changes of this machine's that were not replayed. They stay kept while %s is there; compare them with the workflow (cairn show)", file, why, strings.Join(dirs, ", "), file)
 }
 
 // owed rebuilds the conflict an intent describes, or nil when its adoption did not happen.

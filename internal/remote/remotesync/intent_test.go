@@ -78,6 +78,9 @@ func TestDamagedIntentDoesNotBlockSync(t *testing.T) {
 				}
 			} else if stat != nil || len(q) != 0 || !strings.Contains(out.Notices[0], owed[0]) {
 				t.Errorf("the damaged intent did not stay (%v, quarantine %v) or the notice does not name %s: %q", stat, q, owed[0], out.Notices)
+			} else if strings.Contains(out.Notices[0], "the user") || !strings.Contains(out.Notices[0], "compare them with the workflow (cairn show)") {
+				// cairn sync prints it to the person, who is the user; the agent never reads it.
+				t.Errorf("the notice sends the person to ask the user: %q", out.Notices)
 			}
 			// More archives than retention keeps: the one owed stays all the same.
 			for i := range 4 {
