@@ -487,6 +487,31 @@ mkdir -p "$(dirname "$out")" && printf '#!/bin/sh\necho built %s\n' "$pkg" >"$ou
 	}
 }
 
+// XDG_CACHE_HOME, where the launcher keeps binaries when CLAUDE_PLUGIN_DATA is unset, is
+// ignored when relative, as the XDG Base Directory spec says: it named a directory under
+// whatever the working directory was, another for each project. ~/.cache is used instead.
+func TestLaunchIgnoresARelativeXDGCacheHome(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home, work := t.TempDir(), t.TempDir()
+	cached := filepath.Join(home, ".cache", "cairn", "bin-"+pluginVersion(t))
+	relative := filepath.Join(work, "cache", "cairn", "bin-"+pluginVersion(t))
+	for _, dir := range []string{cached, relative} {
+		fakeBinaries(t, dir)
+		stamp(t, root, dir)
+	}
+	var env []string
+	for _, kv := range launchEnv(root, "", home, "/nonexistent", "XDG_CACHE_HOME=cache") {
+		if !strings.HasPrefix(kv, "CLAUDE_PLUGIN_DATA=") {
+			env = append(env, kv)
+		}
+	}
+	res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	if want := "ran " + filepath.Join(cached, "cairn-mcp"); res.code != 0 || strings.TrimSpace(res.stdout) != want {
+		t.Errorf("cairn-mcp with XDG_CACHE_HOME=cache = %+v, want %q", res, want)
+	}
+}
+
 // The Go build a hook starts in the background gets the machine's processors: the GOMAXPROCS=1
 // the launcher gives the hooks themselves would make go build compile one package at a time,
 // minutes longer on a first start.
