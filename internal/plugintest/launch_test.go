@@ -582,6 +582,11 @@ mkdir -p "$(dirname "$out")" && cp `+foreign+` "$out"
 			if res.code != 1 || len(cairn) != 1 || !strings.HasPrefix(cairn[0], "cairn: "+set+"/cairn-mcp cannot run on this machine") {
 				t.Errorf("cairn-mcp over a build it cannot run = %+v, want exit 1 and one line of Cairn's saying the set cannot run", res)
 			}
+			// The record later starts read says what was built, not "the release's binaries".
+			rec, _ := os.ReadFile(filepath.Join(work, "data", ".download-failed-"+pluginVersion(t)))
+			if want := "the binaries Go built in " + set + " cannot run on this machine"; !strings.HasPrefix(string(rec), want) {
+				t.Errorf("the failure record says %q, want %q...", rec, want)
+			}
 		})
 	}
 }
