@@ -72,8 +72,34 @@ func TestLaunchStampIntoAFullDisk(t *testing.T) {
 	wantDiskFull(t, root, env, work, "writing the binaries into "+data+" failed: is its disk full?", func() int { return rs.Hits(archive) })
 }
 
-// smallDisk mounts a tmpfs of size for the test (skipped where that needs root or is refused)
-// and returns the data dir to make on it.
+// A disk so full that the install lock's mkdir fails (here: out of inodes, as a tmpfs full of
+// data still takes directories) was said as a data dir that cannot be written, with advice to
+// make it writable: one that can be written is said full, whether the data dir is there or
+// its own mkdir failed too.
+func TestLaunchLockOnAFullDisk(t *testing.T) {
+	for _, made := range []bool{true, false} {
+		t.Run(fmt.Sprint("data dir made: ", made), func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			data := smallDisk(t, "1m,nr_inodes=16")
+			if made {
+				if err := os.Mkdir(data, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; ; i++ {
+				if err := os.Mkdir(filepath.Join(filepath.Dir(data), fmt.Sprint("fill", i)), 0o755); err != nil {
+					break
+				}
+			}
+			work := t.TempDir()
+			env := launchEnv(root, data, work, toolDir(t))
+			wantDiskFull(t, root, env, work, "making the install lock in "+data+" failed: is its disk full?", nil)
+		})
+	}
+}
+
+// smallDisk mounts a tmpfs of size (which may go on with more tmpfs options, ",nr_inodes=N")
+// for the test (skipped where that needs root or is refused) and returns the data dir to make on it.
 func smallDisk(t *testing.T, size string) string {
 	t.Helper()
 	skipOnWindows(t)

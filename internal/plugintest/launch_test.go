@@ -487,6 +487,31 @@ mkdir -p "$(dirname "$out")" && printf '#!/bin/sh\necho built %s\n' "$pkg" >"$ou
 	}
 }
 
+// XDG_CACHE_HOME, where the launcher keeps binaries when CLAUDE_PLUGIN_DATA is unset, is
+// ignored when relative, as the XDG Base Directory spec says: it named a directory under
+// whatever the working directory was, another for each project. ~/.cache is used instead.
+func TestLaunchIgnoresARelativeXDGCacheHome(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	home, work := t.TempDir(), t.TempDir()
+	cached := filepath.Join(home, ".cache", "cairn", "bin-"+pluginVersion(t))
+	relative := filepath.Join(work, "cache", "cairn", "bin-"+pluginVersion(t))
+	for _, dir := range []string{cached, relative} {
+		fakeBinaries(t, dir)
+		stamp(t, root, dir)
+	}
+	var env []string
+	for _, kv := range launchEnv(root, "", home, "/nonexistent", "XDG_CACHE_HOME=cache") {
+		if !strings.HasPrefix(kv, "CLAUDE_PLUGIN_DATA=") {
+			env = append(env, kv)
+		}
+	}
+	res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+	if want := "ran " + filepath.Join(cached, "cairn-mcp"); res.code != 0 || strings.TrimSpace(res.stdout) != want {
+		t.Errorf("cairn-mcp with XDG_CACHE_HOME=cache = %+v, want %q", res, want)
+	}
+}
+
 // The Go build a hook starts in the background gets the machine's processors: the GOMAXPROCS=1
 // the launcher gives the hooks themselves would make go build compile one package at a time,
 // minutes longer on a first start.
@@ -557,39 +582,55 @@ mkdir -p "$(dirname "$out")" && cp `+foreign+` "$out"
 			if res.code != 1 || len(cairn) != 1 || !strings.HasPrefix(cairn[0], "cairn: "+set+"/cairn-mcp cannot run on this machine") {
 				t.Errorf("cairn-mcp over a build it cannot run = %+v, want exit 1 and one line of Cairn's saying the set cannot run", res)
 			}
+			// The record later starts read says what was built, not "the release's binaries".
+			rec, _ := os.ReadFile(filepath.Join(work, "data", ".download-failed-"+pluginVersion(t)))
+			if want := "the binaries Go built in " + set + " cannot run on this machine"; !strings.HasPrefix(string(rec), want) {
+				t.Errorf("the failure record says %q, want %q...", rec, want)
+			}
 		})
 	}
 }
 
 // GOOS and GOARCH in the environment Claude Code was started from (a user cross-compiling) are
-// for the user's builds: the launcher's build is of binaries for this machine, which it runs.
+// for the user's builds, and so are the CPU levels (GOAMD64, GOARM64, ...): a set built for a
+// level above this machine's processor exits 1 at its first instruction it lacks, which no
+// trap can tell from a binary's own failure. The launcher's build is of binaries for this
+// machine, which it runs.
 func TestLaunchBuildIgnoresGOOSAndGOARCH(t *testing.T) {
 	skipOnWindows(t)
-	root := copyPlugin(t, launcherFiles...)
-	work := t.TempDir()
-	tools := toolDir(t)
-	foreign := filepath.Join(work, "foreign")
-	if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// A go that builds as the real one would: for the target GOOS and GOARCH name.
-	writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+	for _, target := range [][]string{
+		{"GOOS=windows", "GOARCH=arm64"},
+		{"GOAMD64=v4"}, {"GOARM64=v9.5"}, {"GOARM=7"}, {"GO386=sse2"}, {"GOPPC64=power10"},
+		{"GORISCV64=rva23u64"}, {"GOMIPS=softfloat"}, {"GOMIPS64=softfloat"}, {"GOWASM=satconv"},
+	} {
+		t.Run(strings.Join(target, ","), func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			tools := toolDir(t)
+			foreign := filepath.Join(work, "foreign")
+			if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// A go that builds as the real one would: for the target its environment names.
+			writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
 while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
 mkdir -p "$(dirname "$out")" || exit 1
-if [ -n "$GOOS$GOARCH" ]; then exec cp `+foreign+` "$out"; fi
+if [ -n "${GOOS-}${GOARCH-}${GOAMD64-}${GOARM64-}${GOARM-}${GO386-}${GOPPC64-}${GORISCV64-}${GOMIPS-}${GOMIPS64-}${GOWASM-}" ]; then exec cp `+foreign+` "$out"; fi
 printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"
 `)
-	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"cp", "chmod", "printf"} {
-		if p, err := exec.LookPath(tool); err == nil {
-			os.Symlink(p, filepath.Join(tools, tool))
-		}
-	}
-	env := launchEnv(root, filepath.Join(work, "data"), work, tools, "GOOS=windows", "GOARCH=arm64")
-	res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
-	if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
-		t.Errorf("cairn-mcp with GOOS and GOARCH set = %+v, want the server built for this machine and run", res)
+			if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range []string{"cp", "chmod", "printf"} {
+				if p, err := exec.LookPath(tool); err == nil {
+					os.Symlink(p, filepath.Join(tools, tool))
+				}
+			}
+			env := launchEnv(root, filepath.Join(work, "data"), work, tools, target...)
+			res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+			if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
+				t.Errorf("cairn-mcp with %v set = %+v, want the server built for this machine and run", target, res)
+			}
+		})
 	}
 }
