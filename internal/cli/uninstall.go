@@ -217,7 +217,7 @@ func pluginsDir(getenv func(string) string, home string) string {
 // Code's per-plugin data directories for Cairn (plugins/data/cairn-<marketplace>, named from
 // the plugin id with every character outside [A-Za-z0-9_-] turned into '-', and cairn-inline
 // for --plugin-dir), $CLAUDE_PLUGIN_DATA when it is one of those, and the launcher's own
-// fallback outside Claude Code, ${XDG_CACHE_HOME:-~/.cache}/cairn.
+// fallback outside Claude Code (project.CacheDir).
 func dataDirs(getenv func(string) string, home string) []string {
 	var out []string
 	add := func(d string) {
@@ -237,12 +237,8 @@ func dataDirs(getenv func(string) string, home string) []string {
 			}
 		}
 	}
-	cache := getenv("XDG_CACHE_HOME")
-	if cache == "" && home != "" {
-		cache = filepath.Join(home, ".cache")
-	}
-	if cache != "" {
-		add(filepath.Join(cache, "cairn"))
+	if d := project.CacheDir(getenv, home); d != "" {
+		add(d)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/project"
 )
 
 // StopName is the Stop hook's binary, and the prefix of its stderr lines.
@@ -98,22 +99,18 @@ func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) 
 // at worst says a failure again; a mark that cannot be read or written says it every turn.
 func saidBefore(getenv func(string) string, sessionID, failure string) bool {
 	// The launcher's own directory outside Claude Code, which cairn uninstall removes.
-	cache := getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		cache = filepath.Join(getenv("HOME"), ".cache")
-	}
-	if sessionID == "" || !filepath.IsAbs(cache) {
+	dir := project.CacheDir(getenv, getenv("HOME"))
+	if sessionID == "" || dir == "" {
 		return false
 	}
 	sum := sha256.Sum256([]byte(failure))
 	mark := sessionID + " " + hex.EncodeToString(sum[:16]) + "\n"
-	dir := filepath.Join(cache, "cairn")
 	file := filepath.Join(dir, "stop-failure-said")
 	if old, err := durable.ReadPath(file, 4096, false); err == nil && string(old) == mark {
 		return true
 	}
 	// Made one level at a time: never a missing HOME.
-	_ = os.Mkdir(cache, 0o755)
+	_ = os.Mkdir(filepath.Dir(dir), 0o755)
 	_ = os.Mkdir(dir, 0o755)
 	_ = durable.WriteFileAtomic(file, []byte(mark), 0o600)
 	return false

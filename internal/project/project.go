@@ -222,3 +222,17 @@ func samePath(a, b string) bool {
 	rb, errB := filepath.EvalSymlinks(b)
 	return errA == nil && errB == nil && ra == rb
 }
+
+// CacheDir is the launcher's own directory outside Claude Code, ${XDG_CACHE_HOME:-HOME/.cache}/cairn,
+// or "" when neither gives an absolute path. A relative XDG_CACHE_HOME is ignored, as the XDG
+// spec says and hooks/launch does, so every reader finds the directory the launcher used.
+func CacheDir(getenv func(string) string, home string) string {
+	cache := getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(cache) && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	if !filepath.IsAbs(cache) {
+		return ""
+	}
+	return filepath.Join(cache, "cairn")
+}

@@ -248,3 +248,24 @@ func TestRealGitWorktree(t *testing.T) {
 		}
 	}
 }
+
+func TestCacheDir(t *testing.T) {
+	for _, c := range []struct{ xdg, home, want string }{
+		{"/x/cache", "/home/u", "/x/cache/cairn"},
+		{"", "/home/u", "/home/u/.cache/cairn"},
+		{"rel/cache", "/home/u", "/home/u/.cache/cairn"}, // relative: ignored, as the launcher does
+		{"rel/cache", "", ""},
+		{"", "", ""},
+		{"", "relhome", ""},
+	} {
+		getenv := func(k string) string {
+			if k == "XDG_CACHE_HOME" {
+				return c.xdg
+			}
+			return ""
+		}
+		if got := project.CacheDir(getenv, c.home); got != c.want {
+			t.Errorf("CacheDir(XDG_CACHE_HOME=%q, home=%q) = %q, want %q", c.xdg, c.home, got, c.want)
+		}
+	}
+}
