@@ -17,9 +17,7 @@ import (
 // tasks without bound) cannot take one more write. The refusal says that, and what to do,
 // rather than "invalid JSON at byte 1048576".
 func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	e, en := startApex(t)
 	path := filepath.Join(en.StateDir(), store.WorkflowFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -59,9 +57,7 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 // Variables fill a record too (256 of up to 64 KiB each): the refusal names them and the
 // step that makes room, not archiving the live workflow.
 func TestVarsFillingTheRecordSayUnset(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	_, en := startApex(t)
 	value := strings.Repeat("v", vars.MaxValueLen)
 	var err error
 	var set int
@@ -82,9 +78,7 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 // A record an older Cairn filled with artifacts (it took outputs without bound) is refused
 // in words that name them, not "run cairn show".
 func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	e, en := startApex(t)
 	path := filepath.Join(en.StateDir(), store.WorkflowFile)
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -61,6 +61,15 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) open(session string) *engine.Engine { return e.openAs(session, 4242) }
 
+// startApex opens a new env as session s1 and starts an apex workflow there.
+func startApex(t *testing.T) (*env, *engine.Engine) {
+	t.Helper()
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	return e, en
+}
+
 func (e *env) memoryDir() string {
 	return filepath.Join(e.home, ".claude", "projects", strings.ReplaceAll(strings.ReplaceAll(e.project, "/", "-"), ".", "-"), "memory")
 }
