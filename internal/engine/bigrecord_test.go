@@ -18,15 +18,7 @@ import (
 // rather than "invalid JSON at byte 1048576".
 func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 	e, en := startApex(t)
-	path := filepath.Join(en.StateDir(), store.WorkflowFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec map[string]any
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
+	path, rec := storedRecord(t, en)
 	var tasks []any
 	for i := range 2000 {
 		tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "phase": "analyze", "status": "pending", "attempts": 0, "note": strings.Repeat("n", 420)})
@@ -36,12 +28,8 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 	b, _ := json.Marshal(rec)
 	first := tasks[0].(map[string]any)
 	first["note"] = first["note"].(string) + strings.Repeat("n", 1<<20-100-len(b))
-	rec["revision"] = rec["revision"].(float64) + 1
-	big, _ := json.Marshal(rec)
-	if err := os.WriteFile(path, big, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
+	big := writeRecord(t, path, rec)
+	_, err := e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
 	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") ||
 		!strings.Contains(err.Error(), "tasks take") || !strings.Contains(err.Error(), "shorten") || strings.Contains(err.Error(), "archive") {
 		t.Fatalf("a write past the record cap: %v, want a refusal that says the record is full, that tasks fill it, and a step that keeps the workflow", err)
@@ -79,6 +67,25 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 // in words that name them, not "run cairn show".
 func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
 	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	var arts []string
+	for i := range 1000 {
+		arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
+	}
+	rec["artifacts"] = arts
+	b, _ := json.Marshal(rec)
+	arts[0] += strings.Repeat("a", 1<<20-100-len(b))
+	writeRecord(t, path, rec)
+	_, err := e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
+	if err == nil || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "artifacts take") || strings.Contains(err.Error(), "cairn show") {
+		t.Fatalf("a write past the record cap filled by artifacts: %v, want a refusal that names them", err)
+	}
+}
+
+// storedRecord is the path of the workflow record en keeps and what it holds, for a test to
+// grow past what the tools allow and write back with writeRecord.
+func storedRecord(t *testing.T, en *engine.Engine) (string, map[string]any) {
+	t.Helper()
 	path := filepath.Join(en.StateDir(), store.WorkflowFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -88,20 +95,16 @@ func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatal(err)
 	}
-	var arts []string
-	for i := range 1000 {
-		arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
-	}
-	rec["artifacts"] = arts
-	b, _ := json.Marshal(rec)
-	arts[0] += strings.Repeat("a", 1<<20-100-len(b))
+	return path, rec
+}
+
+// writeRecord writes rec to path as the next revision and returns what it wrote.
+func writeRecord(t *testing.T, path string, rec map[string]any) []byte {
+	t.Helper()
 	rec["revision"] = rec["revision"].(float64) + 1
 	big, _ := json.Marshal(rec)
 	if err := os.WriteFile(path, big, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
-	if err == nil || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "artifacts take") || strings.Contains(err.Error(), "cairn show") {
-		t.Fatalf("a write past the record cap filled by artifacts: %v, want a refusal that names them", err)
-	}
+	return big
 }
