@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -184,22 +185,13 @@ func TestSecretsThroughEveryCLIPath(t *testing.T) {
 	t.Logf("%d shapes x %d paths x 2 spellings = %d tries: %d stored, %d echoed", len(shapes), len(paths), tries, stored, echoed)
 }
 
+// quote is s as a JSON string, '<', '>' and '&' as they are (as printJSON writes them).
 func quote(s string) string {
 	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func clipTo(s string, n int) string {

@@ -120,6 +120,8 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 	if len(plan.MemoryLines)+len(plan.MemoryFiles) > 0 {
 		if _, err := mem.RemoveCairn(); err != nil {
 			failed = append(failed, "auto-memory: "+err.Error())
+		} else {
+			removeMemoryLock(plan.MemoryDir)
 		}
 	}
 	if plan.Mark != "" {
@@ -148,6 +150,33 @@ func runUninstall(a *app, _ []string, _ *engine.Engine) error {
 		return fmt.Errorf("not everything was removed: %s; run cairn uninstall again to retry", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// memoryLockFile is the memory package's writer lock in the memory directory (its lockName).
+const memoryLockFile = ".cairn-memory.lock"
+
+// removeMemoryLock removes the memory directory's lock file, once Cairn's lines and files are
+// out, under the lock itself and without waiting: while a Cairn process holds it, removing
+// it would let the next writer lock a new file beside the holder's, so it is left. Like the
+// memory package, it locks a symlinked directory where it really is.
+func removeMemoryLock(dir string) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if fi, err := d.Lstat(memoryLockFile); err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	unlock, err := d.Lock(memoryLockFile, 0)
+	if err != nil {
+		return
+	}
+	_ = d.Remove(memoryLockFile)
+	_ = unlock()
 }
 
 func (a *app) showPlan(p *uninstallPlan) {

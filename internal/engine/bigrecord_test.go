@@ -17,18 +17,8 @@ import (
 // tasks without bound) cannot take one more write. The refusal says that, and what to do,
 // rather than "invalid JSON at byte 1048576".
 func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-	path := filepath.Join(en.StateDir(), store.WorkflowFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec map[string]any
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
 	var tasks []any
 	for i := range 2000 {
 		tasks = append(tasks, map[string]any{"id": fmt.Sprintf("t%04d", i), "phase": "analyze", "status": "pending", "attempts": 0, "note": strings.Repeat("n", 420)})
@@ -38,12 +28,8 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 	b, _ := json.Marshal(rec)
 	first := tasks[0].(map[string]any)
 	first["note"] = first["note"].(string) + strings.Repeat("n", 1<<20-100-len(b))
-	rec["revision"] = rec["revision"].(float64) + 1
-	big, _ := json.Marshal(rec)
-	if err := os.WriteFile(path, big, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
+	big := writeRecord(t, path, rec)
+	_, err := e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
 	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") ||
 		!strings.Contains(err.Error(), "tasks take") || !strings.Contains(err.Error(), "shorten") || strings.Contains(err.Error(), "archive") {
 		t.Fatalf("a write past the record cap: %v, want a refusal that says the record is full, that tasks fill it, and a step that keeps the workflow", err)
@@ -63,9 +49,7 @@ func TestWriteOverTheRecordCapSaysSo(t *testing.T) {
 // Variables fill a record too (256 of up to 64 KiB each): the refusal names them and the
 // step that makes room, not archiving the live workflow.
 func TestVarsFillingTheRecordSayUnset(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	_, en := startApex(t)
 	value := strings.Repeat("v", vars.MaxValueLen)
 	var err error
 	var set int
@@ -86,9 +70,26 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 // A record an older Cairn filled with artifacts (it took outputs without bound) is refused
 // in words that name them, not "run cairn show".
 func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	e, en := startApex(t)
+	path, rec := storedRecord(t, en)
+	var arts []string
+	for i := range 1000 {
+		arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
+	}
+	rec["artifacts"] = arts
+	b, _ := json.Marshal(rec)
+	arts[0] += strings.Repeat("a", 1<<20-100-len(b))
+	writeRecord(t, path, rec)
+	_, err := e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
+	if err == nil || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "artifacts take") || strings.Contains(err.Error(), "cairn show") {
+		t.Fatalf("a write past the record cap filled by artifacts: %v, want a refusal that names them", err)
+	}
+}
+
+// storedRecord is the path of the workflow record en keeps and what it holds, for a test to
+// grow past what the tools allow and write back with writeRecord.
+func storedRecord(t *testing.T, en *engine.Engine) (string, map[string]any) {
+	t.Helper()
 	path := filepath.Join(en.StateDir(), store.WorkflowFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -98,20 +99,16 @@ func TestArtifactsFillingTheRecordAreNamed(t *testing.T) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		t.Fatal(err)
 	}
-	var arts []string
-	for i := range 1000 {
-		arts = append(arts, fmt.Sprintf("out/%04d/%s", i, strings.Repeat("a", 1000)))
-	}
-	rec["artifacts"] = arts
-	b, _ := json.Marshal(rec)
-	arts[0] += strings.Repeat("a", 1<<20-100-len(b))
+	return path, rec
+}
+
+// writeRecord writes rec to path as the next revision and returns what it wrote.
+func writeRecord(t *testing.T, path string, rec map[string]any) []byte {
+	t.Helper()
 	rec["revision"] = rec["revision"].(float64) + 1
 	big, _ := json.Marshal(rec)
 	if err := os.WriteFile(path, big, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.open("s1").Transition(engine.TransitionRequest{To: "plan"})
-	if err == nil || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "artifacts take") || strings.Contains(err.Error(), "cairn show") {
-		t.Fatalf("a write past the record cap filled by artifacts: %v, want a refusal that names them", err)
-	}
+	return big
 }

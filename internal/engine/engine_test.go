@@ -61,6 +61,15 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) open(session string) *engine.Engine { return e.openAs(session, 4242) }
 
+// startApex opens a new env as session s1 and starts an apex workflow there.
+func startApex(t *testing.T) (*env, *engine.Engine) {
+	t.Helper()
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	return e, en
+}
+
 // memoryDir is where the engine writes L2 for this project: named by the engine's own
 // memory.SanitizePath, so that a project path with any character in it agrees.
 func (e *env) memoryDir() string {

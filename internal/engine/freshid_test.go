@@ -2,11 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Starts that name no id never collide with the active workflow's id or an archived one's, even
@@ -14,18 +11,7 @@ import (
 // whose draw met the active id said "choose another or leave it empty" to a caller who had left
 // it empty), and never shared with an archived workflow.
 func TestGeneratedIDsAreDrawnAgainWhenTaken(t *testing.T) {
-	project := t.TempDir()
-	if err := os.Mkdir(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	env := map[string]string{"HOME": t.TempDir(), "CLAUDE_PROJECT_DIR": project}
-	en, err := Open(Config{Getenv: func(k string) string { return env[k] }, WorkDir: project,
-		Now: func() time.Time { return now }, SessionID: "s1", Actor: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer en.Close()
+	en, _ := openS1(t)
 	t.Cleanup(func() { idRand = nil })
 
 	// Every draw repeats 3f9a until the fourth, which gives 0001, then 0002.

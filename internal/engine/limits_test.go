@@ -20,9 +20,7 @@ import (
 // that would take the merged set over it is refused whole, with the limit and a step that
 // loses nothing, and one that only changes values already set still lands.
 func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	_, en := startApex(t)
 	full := map[string]string{}
 	for i := range vars.MaxVars {
 		full[fmt.Sprintf("WF_V%03d", i)] = "v"
@@ -104,9 +102,7 @@ func TestInitiativeFullSaysSo(t *testing.T) {
 // A checkpoint over the 1 MiB a document may hold, named or kept with a move, is refused in
 // words that name the limit and a step, not as invalid JSON.
 func TestCheckpointOverTheCapSaysSo(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	_, en := startApex(t)
 	big := []byte(`{"data":"` + strings.Repeat("d", 1<<20) + `"}`)
 	_, err := en.SaveCheckpoint("plan", big)
 	if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "1 MiB") || !strings.Contains(err.Error(), "split") {
@@ -265,10 +261,8 @@ func TestMilestoneIDAndTitleHaveLimits(t *testing.T) {
 // took any length, and a few long notes filled the record for good (no operation shortens
 // the history). The refusal names the limit; the record is unchanged.
 func TestFreeTextOnRecordHasTheToolsLimits(t *testing.T) {
-	e := newEnv(t)
+	e, en := startApex(t)
 	long := func(n int) string { return strings.Repeat("x", n) }
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 	for name, call := range map[string]func() (*engine.Result, error){
 		"transition": func() (*engine.Result, error) {
 			return en.Transition(engine.TransitionRequest{To: "plan", Note: long(501)})
@@ -312,9 +306,7 @@ func TestNamedCheckpointsHaveALimit(t *testing.T) {
 // same approval: the request still open is kept, not another added each time, so that such
 // a loop does not grow the record without bound. The yes then given lets the move on.
 func TestReenteringAnApprovalPhaseKeepsItsOpenRequest(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	e, en := startApex(t)
 	for range 20 {
 		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 		must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t)

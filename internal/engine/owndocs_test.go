@@ -66,9 +66,7 @@ func TestDamagedL2StateRecordsWhatIsOwed(t *testing.T) {
 // A damaged stop-state.json no longer fails every Stop hook: it is set aside, and the
 // blocking list is asked about once.
 func TestDamagedStopStateIsRebuilt(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	e, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-SEC-02", Severity: "HIGH", Details: "key in repo"}}))(t)
 	e.write(".claude/cairn/stop-state.json", "{not json")
 	out, err := en.Stop(engine.StopInput{SessionID: "s1"})

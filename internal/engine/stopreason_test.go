@@ -12,9 +12,7 @@ import (
 // agent is asked to deal with all of them, so the reason says where the whole list is, as the
 // session-start report does.
 func TestStopReasonSaysWhereTheRestIs(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	_, en := startApex(t)
 	var vs []engine.Violation
 	for i := range 40 {
 		vs = append(vs, engine.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: strings.Repeat("a long detail ", 20)})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/mcptools"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -245,7 +246,7 @@ func (e *fakeEngine) LoadCheckpoint(name string) (json.RawMessage, error) {
 	defer unlock()
 	d, ok := e.st.checkpoints[name]
 	if !ok {
-		return nil, fmt.Errorf("no checkpoint named %s: list_checkpoints shows the saved ones", name)
+		return nil, &store.NotFoundError{What: "checkpoint", Name: name} // the real engine's error
 	}
 	return d, nil
 }

@@ -67,7 +67,7 @@ func TestAdapterFake(t *testing.T) {
 	if d, _ := json.Marshal(structured(t, res)["data"]); string(d) != `{"done":["a","b"],"n":2}` {
 		t.Errorf("load_checkpoint data = %s", d)
 	}
-	mustFail(t, c, "load_checkpoint", `{"name":"absent"}`, "no checkpoint named absent")
+	mustFail(t, c, "load_checkpoint", `{"name":"absent"}`, `checkpoint "absent" not found`, "call list_checkpoints")
 	res = mustOK(t, c, "list_checkpoints", `{"pattern":"implement-*"}`)
 	if names := structured(t, res)["names"].([]any); len(names) != 1 || names[0] != "implement-progress" {
 		t.Errorf("list_checkpoints = %v", names)

@@ -43,17 +43,13 @@ func TestHooksJSONCommandsRun(t *testing.T) {
 	}
 	stamp(t, root, filepath.Join(root, "bin"))
 
-	work := t.TempDir()
-	project := filepath.Join(work, "project")
-	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	work, project, data := launchSite(t)
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + filepath.Join(work, "home"),
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(work, "home", ".claude"),
 		"CLAUDE_PLUGIN_ROOT=" + root,
-		"CLAUDE_PLUGIN_DATA=" + filepath.Join(work, "data"),
+		"CLAUDE_PLUGIN_DATA=" + data,
 		"CLAUDE_PROJECT_DIR=" + project,
 		"CAIRN_MEMORY_DIR=" + filepath.Join(work, "memory"),
 		"CLAUDE_PID=" + hooktest.ClaudePID,

@@ -66,13 +66,8 @@ func TestLaunchHooksCheckTheirOwnStamp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyPlugin(t, launcherFiles...)
-			home := t.TempDir()
-			data := filepath.Join(home, "data")
+			home, project, data := launchSite(t)
 			tc.setup(t, root, data)
-			project := filepath.Join(home, "project")
-			if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
-				t.Fatal(err)
-			}
 			env := launchEnv(root, data, home, toolDir(t), "CLAUDE_PROJECT_DIR="+project,
 				"CAIRN_MEMORY_DIR="+filepath.Join(home, "memory"), "CLAUDE_PID="+hooktest.ClaudePID)
 			command := hookCommand(t, "Stop")
