@@ -125,3 +125,32 @@ func TestL2WriteSetsADamagedMarkAsideAndTellsIt(t *testing.T) {
 		}
 	}
 }
+
+// An l2-state.json that is JSON but not this Cairn's l2-state (a newer Cairn's, with fields
+// this one does not know, or a foreign document) is set aside and told, as a mark that holds
+// no mark is, not overwritten without a word.
+func TestForeignL2StateIsSetAsideAndTold(t *testing.T) {
+	for _, foreign := range []string{`{"workflow_id":"wf-x","revision":3,"future":{"x":1}}`, `["not","a","state"]`} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+		e.write(".claude/cairn/l2-state.json", foreign)
+		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		if !containsAny(res.Warnings, "l2-state.json was damaged") {
+			t.Errorf("%s: the foreign l2-state set aside is not told: warnings %q", foreign, res.Warnings)
+		}
+		q := e.quarantined()
+		if len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-state.json-") {
+			t.Fatalf("%s: quarantine/ holds %v, want the foreign l2-state.json", foreign, q)
+		}
+		if got := e.readFile(strings.TrimPrefix(q[0], e.project+"/")); got != foreign {
+			t.Errorf("%s: quarantine/ keeps %q", foreign, got)
+		}
+		if got := e.readFile(".claude/cairn/l2-state.json"); !strings.Contains(got, `"workflow_id":"`+res.WorkflowID+`"`) {
+			t.Errorf("%s: l2-state.json holds %q, want the state of the line written", foreign, got)
+		}
+		if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); strings.Contains(out.SystemMessage, "l2-state") {
+			t.Errorf("%s: told again by the Stop hook: %q", foreign, out.SystemMessage)
+		}
+	}
+}
