@@ -154,3 +154,21 @@ func TestForeignL2StateIsSetAsideAndTold(t *testing.T) {
 		}
 	}
 }
+
+// A last-ending.json with fields this Cairn does not know (a newer Cairn's) keeps them when
+// the ending is marked told.
+func TestEndingToldKeepsUnknownFields(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	must(en.Archive("abandoned"))(t)
+	doc := e.readFile(".claude/cairn/last-ending.json")
+	e.write(".claude/cairn/last-ending.json", strings.TrimSuffix(doc, "}")+`,"future":{"x":[1,2]}}`)
+	if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "first try") {
+		t.Fatalf("the ending is not told:\n%s", r.Report)
+	}
+	got := e.readFile(".claude/cairn/last-ending.json")
+	if !strings.Contains(got, `"told":true`) || !strings.Contains(got, `"future":{"x":[1,2]}`) {
+		t.Errorf("last-ending.json holds %s, want it told with its unknown field kept", got)
+	}
+}
