@@ -172,3 +172,27 @@ func TestEndingToldKeepsUnknownFields(t *testing.T) {
 		t.Errorf("last-ending.json holds %s, want it told with its unknown field kept", got)
 	}
 }
+
+// A line of archive/index.jsonl that names no archive (a foreign one in place of an entry)
+// is told by cairn list, not left out without a word; the index is left as it is.
+func TestListTellsAForeignIndexLine(t *testing.T) {
+	for _, n := range []int{0, 5} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+		must(en.Archive("abandoned"))(t)
+		index := e.readFile(".claude/cairn/archive/index.jsonl")
+		damaged := index + `{"not":"an entry"}` + "\n"
+		e.write(".claude/cairn/archive/index.jsonl", damaged)
+		out, _, notices, err := en.ListRecentNotices(n)
+		if err != nil || len(out) != 1 {
+			t.Fatalf("n=%d: list %v, %v", n, out, err)
+		}
+		if !containsAny(notices, "archive/index.jsonl") {
+			t.Errorf("n=%d: the foreign index line is not told: notices %q", n, notices)
+		}
+		if got := e.readFile(".claude/cairn/archive/index.jsonl"); got != damaged {
+			t.Errorf("n=%d: the index was changed to %q", n, got)
+		}
+	}
+}
