@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -124,15 +125,30 @@ func (s *l2State) setOwed(ls []l2Line) {
 }
 
 // updateL2State changes l2-state under its lock, active naming the workflow in the active
-// slot (olderThan). It returns the notice of a damaged l2-state set aside, or nil.
+// slot (olderThan). It returns the notice of a damaged l2-state set aside, or nil. One that is
+// JSON but not this Cairn's l2-state (a newer Cairn's, with fields this one would drop, or a
+// foreign document) is set aside and told too, what it holds of an l2-state kept.
 func (e *Engine) updateL2State(active string, f func(*l2State)) *store.Notice {
+	var foreign *store.Notice
 	_, aside, _ := e.st.UpdateOwn(l2StateDoc, func(cur []byte) ([]byte, error) {
-		s := decodeLenient[l2State](cur)
+		var s l2State
+		if cur != nil {
+			// One pass: the decoder goes on past an unknown field or a wrong type, as
+			// json.Unmarshal does, and reports it after.
+			dec := json.NewDecoder(bytes.NewReader(cur))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&s); err != nil {
+				foreign = e.setAside(l2StateDoc, "it holds no l2-state this Cairn knows")
+			}
+		}
 		s.active = active
 		f(&s)
 		return json.Marshal(s)
 	})
-	return aside
+	if aside != nil {
+		return aside
+	}
+	return foreign
 }
 
 // activeID names the workflow in the active slot, "" when there is none or it cannot be read.

@@ -104,7 +104,14 @@ func (e *Engine) setNoMarkAside(cur []byte) *store.Notice {
 	if _, ok := decodeMark(cur); cur == nil || ok {
 		return nil
 	}
-	n, err := e.st.Quarantine(l2MarkDoc+".json", errors.New("it holds no mark"))
+	return e.setAside(l2MarkDoc, "it holds no mark")
+}
+
+// setAside moves Cairn's document name, JSON but not what Cairn keeps there (why says so), to
+// quarantine/, as UpdateOwn does one that is not JSON, and returns the notice that tells it;
+// nil when the move failed.
+func (e *Engine) setAside(name, why string) *store.Notice {
+	n, err := e.st.Quarantine(name+".json", errors.New(why))
 	if err != nil {
 		return nil
 	}

@@ -123,3 +123,74 @@ func TestL2WriteSetsADamagedMarkAsideAndTellsIt(t *testing.T) {
 		}
 	}
 }
+
+// An l2-state.json that is JSON but not this Cairn's l2-state (a newer Cairn's, with fields
+// this one does not know, or a foreign document) is set aside and told, as a mark that holds
+// no mark is, not overwritten without a word.
+func TestForeignL2StateIsSetAsideAndTold(t *testing.T) {
+	for _, foreign := range []string{`{"workflow_id":"wf-x","revision":3,"future":{"x":1}}`, `["not","a","state"]`} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+		e.write(".claude/cairn/l2-state.json", foreign)
+		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+		if !containsAny(res.Warnings, "l2-state.json was damaged") {
+			t.Errorf("%s: the foreign l2-state set aside is not told: warnings %q", foreign, res.Warnings)
+		}
+		q := e.quarantined()
+		if len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-state.json-") {
+			t.Fatalf("%s: quarantine/ holds %v, want the foreign l2-state.json", foreign, q)
+		}
+		if got := e.readFile(strings.TrimPrefix(q[0], e.project+"/")); got != foreign {
+			t.Errorf("%s: quarantine/ keeps %q", foreign, got)
+		}
+		if got := e.readFile(".claude/cairn/l2-state.json"); !strings.Contains(got, `"workflow_id":"`+res.WorkflowID+`"`) {
+			t.Errorf("%s: l2-state.json holds %q, want the state of the line written", foreign, got)
+		}
+		if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); strings.Contains(out.SystemMessage, "l2-state") {
+			t.Errorf("%s: told again by the Stop hook: %q", foreign, out.SystemMessage)
+		}
+	}
+}
+
+// A last-ending.json with fields this Cairn does not know (a newer Cairn's) keeps them when
+// the ending is marked told.
+func TestEndingToldKeepsUnknownFields(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	must(en.Archive("abandoned"))(t)
+	doc := e.readFile(".claude/cairn/last-ending.json")
+	e.write(".claude/cairn/last-ending.json", strings.TrimSuffix(doc, "}")+`,"future":{"x":[1,2]}}`)
+	if r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true}); !strings.Contains(r.Report, "first try") {
+		t.Fatalf("the ending is not told:\n%s", r.Report)
+	}
+	got := e.readFile(".claude/cairn/last-ending.json")
+	if !strings.Contains(got, `"told":true`) || !strings.Contains(got, `"future":{"x":[1,2]}`) {
+		t.Errorf("last-ending.json holds %s, want it told with its unknown field kept", got)
+	}
+}
+
+// A line of archive/index.jsonl that names no archive (a foreign one in place of an entry)
+// is told by cairn list, not left out without a word; the index is left as it is.
+func TestListTellsAForeignIndexLine(t *testing.T) {
+	for _, n := range []int{0, 5} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+		must(en.Archive("abandoned"))(t)
+		index := e.readFile(".claude/cairn/archive/index.jsonl")
+		damaged := index + `{"not":"an entry"}` + "\n"
+		e.write(".claude/cairn/archive/index.jsonl", damaged)
+		out, _, notices, err := en.ListRecentNotices(n)
+		if err != nil || len(out) != 1 {
+			t.Fatalf("n=%d: list %v, %v", n, out, err)
+		}
+		if !containsAny(notices, "archive/index.jsonl") {
+			t.Errorf("n=%d: the foreign index line is not told: notices %q", n, notices)
+		}
+		if got := e.readFile(".claude/cairn/archive/index.jsonl"); got != damaged {
+			t.Errorf("n=%d: the index was changed to %q", n, got)
+		}
+	}
+}

@@ -150,9 +150,13 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 	case err != nil:
 		return nil, false, notices, err
 	}
-	archives, more, err := e.st.RecentArchives(n)
+	archives, more, skipped, err := e.st.RecentArchivesSkipped(n)
 	if err != nil {
 		return out, false, notices, err
+	}
+	if skipped > 0 {
+		// Left out of the list, and kept in the index as it is: said, not hidden.
+		notices = append(notices, fmt.Sprintf("archive/index.jsonl has %d line(s) that name no archive, left out of this list and kept as they are: look at them in %s", skipped, filepath.Join(e.st.Dir(), "archive", "index.jsonl")))
 	}
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}

@@ -872,20 +872,31 @@ func (s *Store) indexErr(err error) error {
 // the index holds older ones. It reads the index backwards from its end, only as far as n
 // lines, so a listing costs the same however many archives there are.
 func (s *Store) RecentArchives(n int) ([]ArchiveInfo, bool, error) {
+	out, more, _, err := s.RecentArchivesSkipped(n)
+	return out, more, err
+}
+
+// RecentArchivesSkipped is RecentArchives, also counting the whole lines read that name no
+// archive (a damaged or foreign line in place of an entry), which the list leaves out.
+func (s *Store) RecentArchivesSkipped(n int) (out []ArchiveInfo, more bool, skipped int, err error) {
 	if n <= 0 {
-		out, err := s.ListArchives()
-		return out, false, err
+		out, skipped, err = s.readIndexLines()
+		if err != nil {
+			return nil, false, 0, s.indexErr(err)
+		}
+		slices.Reverse(out) // newest first, as ListArchives
+		return out, false, skipped, nil
 	}
-	var out []ArchiveInfo
-	more := false
-	err := s.readBack(archiveIndex, 32<<10, nil, func(body []byte, whole bool) bool {
+	err = s.readBack(archiveIndex, 32<<10, nil, func(body []byte, whole bool) bool {
 		// A torn last line is no archive: readBack gives whole lines only.
-		out = out[:0]
+		out, skipped = out[:0], 0
 		for len(body) > 0 && len(out) < n {
 			i := bytes.LastIndexByte(body, '\n')
 			var a ArchiveInfo
-			if json.Unmarshal(body[i+1:], &a) == nil && a.Dir != "" {
+			if line := body[i+1:]; json.Unmarshal(line, &a) == nil && a.Dir != "" {
 				out = append(out, a)
+			} else if len(bytes.TrimSpace(line)) > 0 {
+				skipped++
 			}
 			body = body[:max(i, 0)]
 		}
@@ -893,9 +904,9 @@ func (s *Store) RecentArchives(n int) ([]ArchiveInfo, bool, error) {
 		return len(out) == n
 	})
 	if err != nil {
-		return nil, false, s.indexErr(err)
+		return nil, false, 0, s.indexErr(err)
 	}
-	return out, more, nil
+	return out, more, skipped, nil
 }
 
 // ReadArchive returns an archived workflow's snapshot and verified journal (the journal is
