@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
@@ -20,6 +19,18 @@ type ending struct {
 	Line       string    `json:"line"` // the L2 line of the ending
 	At         time.Time `json:"at"`
 	Told       bool      `json:"told,omitempty"`
+	// Extra keeps the members a newer Cairn wrote, so that marking the ending told loses nothing.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+type endingJSON ending
+
+func (end ending) MarshalJSON() ([]byte, error) {
+	return workflow.EncodeKnown(endingJSON(end), end.Extra)
+}
+
+func (end *ending) UnmarshalJSON(b []byte) error {
+	return workflow.DecodeKnown(b, (*endingJSON)(end), &end.Extra)
 }
 
 // noteEnding records that workflow id ended with the L2 line. Failing to record it costs only
@@ -53,35 +64,9 @@ func (e *Engine) markEndingTold(id string) *store.Notice {
 			return cur, nil
 		}
 		end.Told = true
-		return markedTold(cur, end)
+		return json.Marshal(end)
 	})
 	return aside
-}
-
-// markedTold is last-ending cur, which decodes as end, marked told: with the members this
-// Cairn has no field for (a newer Cairn's) kept, so that a read-modify-write loses nothing.
-// Told once per ending, off the hot paths: the second decode costs nothing that matters.
-func markedTold(cur []byte, end ending) ([]byte, error) {
-	var all map[string]json.RawMessage
-	if json.Unmarshal(cur, &all) != nil {
-		return json.Marshal(end)
-	}
-	unknown := false
-	for k := range all {
-		// encoding/json matches names case-insensitively: "Told" was decoded as told.
-		switch strings.ToLower(k) {
-		case "workflow_id", "line", "at":
-		case "told":
-			delete(all, k)
-		default:
-			unknown = true
-		}
-	}
-	if !unknown {
-		return json.Marshal(end)
-	}
-	all["told"] = json.RawMessage("true")
-	return json.Marshal(all)
 }
 
 // endingLine is the L2 line for a workflow leaving the active slot for reason.

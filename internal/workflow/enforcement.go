@@ -63,21 +63,21 @@ type (
 	enforcementJSON Enforcement
 )
 
-func (v Violation) MarshalJSON() ([]byte, error) { return encodeKnown(violationJSON(v), v.Extra) }
+func (v Violation) MarshalJSON() ([]byte, error) { return EncodeKnown(violationJSON(v), v.Extra) }
 
 func (v *Violation) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, (*violationJSON)(v), &v.Extra)
+	return DecodeKnown(b, (*violationJSON)(v), &v.Extra)
 }
 
 func (e Enforcement) MarshalJSON() ([]byte, error) {
 	if e.Violations == nil {
 		e.Violations = []Violation{}
 	}
-	return encodeKnown(enforcementJSON(e), e.Extra)
+	return EncodeKnown(enforcementJSON(e), e.Extra)
 }
 
 func (e *Enforcement) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, (*enforcementJSON)(e), &e.Extra)
+	return DecodeKnown(b, (*enforcementJSON)(e), &e.Extra)
 }
 
 // NewEnforcement normalises the violations' severities and derives Blocking (true exactly when

@@ -92,21 +92,21 @@ type (
 	initiativeJSON Initiative
 )
 
-func (m Milestone) MarshalJSON() ([]byte, error) { return encodeKnown(milestoneJSON(m), m.Extra) }
+func (m Milestone) MarshalJSON() ([]byte, error) { return EncodeKnown(milestoneJSON(m), m.Extra) }
 
 func (m *Milestone) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, (*milestoneJSON)(m), &m.Extra)
+	return DecodeKnown(b, (*milestoneJSON)(m), &m.Extra)
 }
 
 func (in Initiative) MarshalJSON() ([]byte, error) {
 	if in.Milestones == nil {
 		in.Milestones = []Milestone{}
 	}
-	return encodeKnown(initiativeJSON(in), in.Extra)
+	return EncodeKnown(initiativeJSON(in), in.Extra)
 }
 
 func (in *Initiative) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, (*initiativeJSON)(in), &in.Extra)
+	return DecodeKnown(b, (*initiativeJSON)(in), &in.Extra)
 }
 
 // Clone returns a deep copy.

@@ -150,7 +150,7 @@ type Owner struct {
 	Extra     map[string]json.RawMessage `json:"-"`
 }
 
-// Each type below marshals through a method-less twin with encodeKnown and decodeKnown
+// Each type below marshals through a method-less twin with EncodeKnown and DecodeKnown
 // (unknown.go), which keep the members it has no field for in Extra.
 
 type (
@@ -162,22 +162,22 @@ type (
 	ownerJSON    Owner
 )
 
-func (r Record) MarshalJSON() ([]byte, error)       { return encodeKnown(recordJSON(r), r.Extra) }
-func (r *Record) UnmarshalJSON(b []byte) error      { return decodeKnown(b, (*recordJSON)(r), &r.Extra) }
-func (p Phase) MarshalJSON() ([]byte, error)        { return encodeKnown(phaseJSON(p), p.Extra) }
-func (p *Phase) UnmarshalJSON(b []byte) error       { return decodeKnown(b, (*phaseJSON)(p), &p.Extra) }
-func (h HistoryEntry) MarshalJSON() ([]byte, error) { return encodeKnown(entryJSON(h), h.Extra) }
+func (r Record) MarshalJSON() ([]byte, error)       { return EncodeKnown(recordJSON(r), r.Extra) }
+func (r *Record) UnmarshalJSON(b []byte) error      { return DecodeKnown(b, (*recordJSON)(r), &r.Extra) }
+func (p Phase) MarshalJSON() ([]byte, error)        { return EncodeKnown(phaseJSON(p), p.Extra) }
+func (p *Phase) UnmarshalJSON(b []byte) error       { return DecodeKnown(b, (*phaseJSON)(p), &p.Extra) }
+func (h HistoryEntry) MarshalJSON() ([]byte, error) { return EncodeKnown(entryJSON(h), h.Extra) }
 
 func (h *HistoryEntry) UnmarshalJSON(b []byte) error {
-	return decodeKnown(b, (*entryJSON)(h), &h.Extra)
+	return DecodeKnown(b, (*entryJSON)(h), &h.Extra)
 }
 
-func (t Task) MarshalJSON() ([]byte, error)      { return encodeKnown(taskJSON(t), t.Extra) }
-func (t *Task) UnmarshalJSON(b []byte) error     { return decodeKnown(b, (*taskJSON)(t), &t.Extra) }
-func (a Approval) MarshalJSON() ([]byte, error)  { return encodeKnown(approvalJSON(a), a.Extra) }
-func (a *Approval) UnmarshalJSON(b []byte) error { return decodeKnown(b, (*approvalJSON)(a), &a.Extra) }
-func (o Owner) MarshalJSON() ([]byte, error)     { return encodeKnown(ownerJSON(o), o.Extra) }
-func (o *Owner) UnmarshalJSON(b []byte) error    { return decodeKnown(b, (*ownerJSON)(o), &o.Extra) }
+func (t Task) MarshalJSON() ([]byte, error)      { return EncodeKnown(taskJSON(t), t.Extra) }
+func (t *Task) UnmarshalJSON(b []byte) error     { return DecodeKnown(b, (*taskJSON)(t), &t.Extra) }
+func (a Approval) MarshalJSON() ([]byte, error)  { return EncodeKnown(approvalJSON(a), a.Extra) }
+func (a *Approval) UnmarshalJSON(b []byte) error { return DecodeKnown(b, (*approvalJSON)(a), &a.Extra) }
+func (o Owner) MarshalJSON() ([]byte, error)     { return EncodeKnown(ownerJSON(o), o.Extra) }
+func (o *Owner) UnmarshalJSON(b []byte) error    { return DecodeKnown(b, (*ownerJSON)(o), &o.Extra) }
 
 // Clone returns a deep copy of r, so that an operation can change the copy while the caller
 // keeps the original (for the journal, or to compare).

@@ -88,7 +88,7 @@ func TestRecordRoundTripKeepsUnknownFields(t *testing.T) {
 }
 
 // TestRecordUnknownFieldsAtOneLevel: a value without unknown members is decoded in one pass,
-// one with them in two (decodeKnown); unknown members at only one level of nesting, or at
+// one with them in two (DecodeKnown); unknown members at only one level of nesting, or at
 // none, still land in that level's Extra alone and the record round-trips.
 func TestRecordUnknownFieldsAtOneLevel(t *testing.T) {
 	future := map[string]string{"phase": `, "phase_future": 1`, "history": `, "hist_future": "x"`,

@@ -15,15 +15,16 @@ import (
 // Unknown JSON members are kept in an Extra map so that a record written by a newer Cairn (or
 // edited by hand) survives a read-modify-write by this one. Every type with an Extra map
 // marshals through a method-less twin (type recordJSON Record) with these two helpers: adding a
-// field to a type is adding it to the struct, nothing else.
+// field to a type is adding it to the struct, nothing else. They are exported for the other
+// documents Cairn reads, modifies and writes back (the engine's last-ending.json).
 
 // unknown is the members a type has no field for, by name.
 type unknown = map[string]json.RawMessage
 
-// decodeKnown decodes data into a fresh J (a method-less twin of the caller's type) with
+// DecodeKnown decodes data into a fresh J (a method-less twin of the caller's type) with
 // encoding/json and, on success only, stores it in dst and the members J has no field for in
 // extra (the caller's Extra).
-func decodeKnown[J any](data []byte, dst *J, extra *unknown) error {
+func DecodeKnown[J any](data []byte, dst *J, extra *unknown) error {
 	// Most values have no unknown member: a decoder that refuses them reads such a value in
 	// one pass, where collecting the members as well is a second one at every level of
 	// nesting (Stop and SessionStart decode the record on every run).
@@ -54,9 +55,9 @@ func decodeKnown[J any](data []byte, dst *J, extra *unknown) error {
 	return nil
 }
 
-// encodeKnown marshals v (a method-less twin) and appends the extra members v has no field
+// EncodeKnown marshals v (a method-less twin) and appends the extra members v has no field
 // for, in sorted order, after its own.
-func encodeKnown(v any, extra unknown) ([]byte, error) {
+func EncodeKnown(v any, extra unknown) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil || len(extra) == 0 {
 		return b, err
