@@ -141,18 +141,7 @@ func TestReclaimJournalNeverReplaces(t *testing.T) {
 // archive of the workflow leaves, is not taken for the workflow's own: the workflow goes on
 // from its snapshot, not from that line's states, and that journal stays where it is.
 func TestReclaimTakesOnlyTheWorkflowsOwnJournal(t *testing.T) {
-	s, dir := newStore(t)
-	other, otherDir := newStore(t)
-	for _, st := range []string{"a", "b", "c"} {
-		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, st := range []string{"x", "y", "z", "zz", "zzz"} {
-		if _, err := other.UpdateWorkflow(setNext(wfID, st)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, dir, otherDir := twoLines(t)
 	jp := filepath.Join(dir, "journal", wfID+".jsonl")
 	if err := os.Remove(jp); err != nil {
 		t.Fatal(err)

@@ -306,18 +306,7 @@ func TestRecentArchivesReadsTheIndexTail(t *testing.T) {
 // is there but holds no readable line is kept as it is, and the workflow does not jump to the
 // other journal's states.
 func TestReclaimNeverReplacesAJournal(t *testing.T) {
-	s, dir := newStore(t)
-	other, otherDir := newStore(t)
-	for _, st := range []string{"a", "b", "c"} {
-		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, st := range []string{"x", "y", "z", "zz", "zzz"} {
-		if _, err := other.UpdateWorkflow(setNext(wfID, st)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, dir, otherDir := twoLines(t)
 	half := filepath.Join(dir, "archive", wfID+"-20261101T000000.000Z")
 	os.MkdirAll(half, 0o700)
 	theirs, _ := os.ReadFile(filepath.Join(otherDir, "journal", wfID+".jsonl"))
@@ -497,4 +486,24 @@ func TestLostIndexRebuildOrdersSuffixesNumerically(t *testing.T) {
 			t.Errorf("list[%d] = %s, want %s", i, a.Dir, want)
 		}
 	}
+}
+
+// twoLines opens two stores holding two lines of workflow wfID: s at revision 3 (states a, b,
+// c), and in otherDir one at revision 5 (x … zzz), for the tests that hand that line's journal
+// to s.
+func twoLines(t *testing.T) (s *store.Store, dir, otherDir string) {
+	t.Helper()
+	s, dir = newStore(t)
+	other, otherDir := newStore(t)
+	for _, st := range []string{"a", "b", "c"} {
+		if _, err := s.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, st := range []string{"x", "y", "z", "zz", "zzz"} {
+		if _, err := other.UpdateWorkflow(setNext(wfID, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, dir, otherDir
 }
