@@ -18,6 +18,7 @@ package gitremote
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -964,7 +965,9 @@ var userinfo = lazyre.New(`://[^/\s@]+@`)
 // diagnose is the line of git's diagnostics an error reports: the last one, except that a git
 // too old for an option Cairn passes says so first and then prints its whole usage, whose last
 // line names some other option, and that a ref's lock file found there is named first and then
-// followed by a paragraph whose last line ("remove the file manually") names no file.
+// followed by a paragraph whose last line ("remove the file manually") names no file, and that
+// a connection that failed (a remote gone, a host out of reach, a connection dropped) ends in
+// git's advice ("... and the repository exists."), after the line that says why.
 func diagnose(stderr string) string {
 	for line := range strings.Lines(stderr) {
 		if strings.HasPrefix(line, "error: unknown option") || strings.HasPrefix(line, "error: unknown switch") {
@@ -974,8 +977,15 @@ func diagnose(stderr string) string {
 			return lastLine(line) + " (if no git is running in this repository, one that was stopped left it: delete it)"
 		}
 	}
+	if why, _, ok := strings.Cut(stderr, couldNotRead); ok {
+		return lastLine(cmp.Or(strings.TrimSpace(why), couldNotRead))
+	}
 	return lastLine(stderr)
 }
+
+// couldNotRead is the line git prints when it could not talk to the remote, after its reason
+// when it knows one.
+const couldNotRead = "fatal: Could not read from remote repository."
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
