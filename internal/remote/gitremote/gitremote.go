@@ -445,7 +445,8 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	}
 	if rejected != "" {
 		// Refused: either the head moved (a conflict, nothing written) or the host refuses
-		// the ref itself. The remote's head tells which.
+		// the ref itself. The remote's head tells which: a line rewritten by hand and
+		// force-pushed since it was read moved it too, even to a commit of the same revision.
 		if err := b.fetch(ctx, id); err != nil {
 			return 0, fmt.Errorf("gitremote: push refused (%s), and reading the remote's head failed: %w", rejected, err)
 		}
@@ -453,7 +454,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		if err != nil {
 			return 0, err
 		}
-		if cur.rev != after {
+		if cur.rev != after || cur.oid != parent {
 			return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: cur.rev}
 		}
 		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}

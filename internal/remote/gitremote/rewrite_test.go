@@ -1,0 +1,57 @@
+package gitremote_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote"
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+)
+
+// rewrite force-pushes to bare, as the line of workflow wf-x, one commit on parent (a revision
+// of that line, refs/line~1 for the one before its tip; none when "") with the tree of the line's tip and message msg, as someone rewriting the line's history
+// by hand (an amend, a rebase, a squash) would.
+func rewrite(t *testing.T, bare, parent, msg string) {
+	t.Helper()
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	git(t, work, "fetch", "-q", "file://"+bare, "refs/cairn/wf/wf-x:refs/line")
+	args := []string{"-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", "refs/line^{tree}"}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	c := gitIn(t, work, msg, args...)
+	git(t, work, "push", "-q", "--force", "file://"+bare, c+":refs/cairn/wf/wf-x")
+}
+
+// lineOf appends three records to wf-x on a fresh remote through a new clone, and returns the
+// remote and the clone.
+func lineOf(t *testing.T) (string, *gitremote.Backend) {
+	t.Helper()
+	bare := bareRepo(t)
+	a := clone(t, "file://"+bare, gitremote.Refs)
+	if _, err := a.Append(bg(t), "wf-x", 0, [][]byte{[]byte("one"), []byte("two"), []byte("three")}); err != nil {
+		t.Fatal(err)
+	}
+	return bare, a
+}
+
+// TestRewrittenLineIsAConflict: the line's last commit is replaced by another of the same
+// revision (an amend, force-pushed) after this clone read it. An append after it is a conflict,
+// which a caller settles by reading the line again; it was reported as the host refusing the
+// ref ("run cairn doctor"), and a claim then as made on a host that refuses claims.
+func TestRewrittenLineIsAConflict(t *testing.T) {
+	ctx := bg(t)
+	bare, a := lineOf(t)
+	rewrite(t, bare, "refs/line~1", "cairn wf-x r3\n\namended\n")
+	_, err := a.Append(ctx, "wf-x", 3, [][]byte{[]byte("four")})
+	if !errors.Is(err, remote.ErrConflict) || errors.Is(err, gitremote.ErrRefused) {
+		t.Fatalf("append after a line rewritten at the same length = %v; want a conflict", err)
+	}
+	if _, err := a.Since(ctx, "wf-x", 0); err != nil {
+		t.Fatal(err)
+	}
+	if head, err := a.Append(ctx, "wf-x", 3, [][]byte{[]byte("four")}); err != nil || head != 4 {
+		t.Fatalf("append once the rewritten line is read = %d, %v; want r4", head, err)
+	}
+}
