@@ -295,6 +295,13 @@ func (b *Backend) notCairnsError(id string) error {
 	return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id))
 }
 
+// rewrittenError is the error for workflow id's line, whose commits read as Cairn's up to where
+// what says it is not: a history rewritten by hand (squashed, a revision dropped) and
+// force-pushed. No sync can read it, so it gets the step of a line Cairn did not write.
+func (b *Backend) rewrittenError(id, what string) error {
+	return fmt.Errorf("gitremote: the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id))
+}
+
 // The steps below name the one ref to act on and say why acting loses no work: a ref deleted
 // on the remote is every machine's shared copy of that line.
 
@@ -708,7 +715,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 			return b.notCairnsError(id)
 		}
 		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
-			return fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
+			return b.rewrittenError(id, fmt.Sprintf("is broken at revision %d", want))
 		}
 		oids = append(oids, f[0])
 		want--
@@ -754,7 +761,7 @@ func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]rem
 		}
 		f := strings.Fields(hdr)
 		if len(f) != 3 || f[1] != "blob" {
-			return nil, fmt.Errorf("gitremote: revision %d of workflow %s has no record in its commit", rev+int64(i)+1, id)
+			return nil, b.rewrittenError(id, fmt.Sprintf("has no record in revision %d's commit", rev+int64(i)+1))
 		}
 		size, err := strconv.Atoi(f[2])
 		if err != nil || size < 0 {

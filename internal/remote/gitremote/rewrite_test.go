@@ -2,6 +2,7 @@ package gitremote_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/remote"
@@ -9,14 +10,15 @@ import (
 )
 
 // rewrite force-pushes to bare, as the line of workflow wf-x, one commit on parent (a revision
-// of that line, refs/line~1 for the one before its tip; none when "") with the tree of the line's tip and message msg, as someone rewriting the line's history
-// by hand (an amend, a rebase, a squash) would.
-func rewrite(t *testing.T, bare, parent, msg string) {
+// of that line, refs/line~1 for the one before its tip; none when "") with tree (refs/line^{tree}
+// for the tip's) and message msg, as someone rewriting the line's history by hand (an amend, a
+// rebase, a squash) would.
+func rewrite(t *testing.T, bare, parent, tree, msg string) {
 	t.Helper()
 	work := t.TempDir()
 	git(t, work, "init", "-q")
 	git(t, work, "fetch", "-q", "file://"+bare, "refs/cairn/wf/wf-x:refs/line")
-	args := []string{"-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", "refs/line^{tree}"}
+	args := []string{"-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", tree}
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
@@ -43,7 +45,7 @@ func lineOf(t *testing.T) (string, *gitremote.Backend) {
 func TestRewrittenLineIsAConflict(t *testing.T) {
 	ctx := bg(t)
 	bare, a := lineOf(t)
-	rewrite(t, bare, "refs/line~1", "cairn wf-x r3\n\namended\n")
+	rewrite(t, bare, "refs/line~1", "refs/line^{tree}", "cairn wf-x r3\n\namended\n")
 	_, err := a.Append(ctx, "wf-x", 3, [][]byte{[]byte("four")})
 	if !errors.Is(err, remote.ErrConflict) || errors.Is(err, gitremote.ErrRefused) {
 		t.Fatalf("append after a line rewritten at the same length = %v; want a conflict", err)
@@ -53,5 +55,30 @@ func TestRewrittenLineIsAConflict(t *testing.T) {
 	}
 	if head, err := a.Append(ctx, "wf-x", 3, [][]byte{[]byte("four")}); err != nil || head != 4 {
 		t.Fatalf("append once the rewritten line is read = %d, %v; want r4", head, err)
+	}
+}
+
+// TestRewrittenLineNamesTheStep: a line rewritten by hand so that it is no longer Cairn's
+// (squashed, a revision dropped, a record taken out) cannot be read, and every sync fails on it
+// until it is dealt with; the error said only that it was rewritten. It now gives the step a
+// line Cairn did not write gets: look at it, keep any work on it, then delete the ref.
+func TestRewrittenLineNamesTheStep(t *testing.T) {
+	ctx := bg(t)
+	const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	for _, tc := range []struct{ name, parent, tree string }{
+		{"squashed", "", "refs/line^{tree}"},
+		{"revision-dropped", "refs/line~2", "refs/line^{tree}"},
+		{"record-taken-out", "refs/line~1", emptyTree},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bare, _ := lineOf(t)
+			rewrite(t, bare, tc.parent, tc.tree, "cairn wf-x r3\n")
+			_, err := clone(t, "file://"+bare, gitremote.Refs).Since(ctx, "wf-x", 0)
+			if err == nil || !strings.Contains(err.Error(), "wf-x") ||
+				!strings.Contains(err.Error(), "see what it holds (git fetch origin refs/cairn/wf/wf-x, then git log FETCH_HEAD)") ||
+				!strings.Contains(err.Error(), "(git push origin :refs/cairn/wf/wf-x) loses no workflow") {
+				t.Errorf("Since on the rewritten line = %v; want it named with its step", err)
+			}
+		})
 	}
 }
