@@ -9,21 +9,16 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 )
 
-// rewrite force-pushes to bare, as the line of workflow wf-x, one commit on parent (a revision
-// of that line, refs/line~1 for the one before its tip; none when "") with tree (refs/line^{tree}
-// for the tip's) and message msg, as someone rewriting the line's history by hand (an amend, a
-// rebase, a squash) would.
-func rewrite(t *testing.T, bare, parent, tree, msg string) {
+// rewrite force-pushes to bare, as the line of workflow wf-x, one commit of tree
+// (refs/line^{tree} for the tip's) with message msg on parents (revisions of that line,
+// refs/line~1 for the one before its tip), as someone rewriting the line's history by hand (an
+// amend, a rebase, a squash) would.
+func rewrite(t *testing.T, bare, tree, msg string, parents ...string) {
 	t.Helper()
 	work := t.TempDir()
 	git(t, work, "init", "-q")
 	git(t, work, "fetch", "-q", "file://"+bare, "refs/cairn/wf/wf-x:refs/line")
-	args := []string{"-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", tree}
-	if parent != "" {
-		args = append(args, "-p", parent)
-	}
-	c := gitIn(t, work, msg, args...)
-	git(t, work, "push", "-q", "--force", "file://"+bare, c+":refs/cairn/wf/wf-x")
+	pushCommit(t, work, bare, "refs/cairn/wf/wf-x", tree, msg, parents...)
 }
 
 // lineOf appends three records to wf-x on a fresh remote through a new clone, and returns the
@@ -45,7 +40,7 @@ func lineOf(t *testing.T) (string, *gitremote.Backend) {
 func TestRewrittenLineIsAConflict(t *testing.T) {
 	ctx := bg(t)
 	bare, a := lineOf(t)
-	rewrite(t, bare, "refs/line~1", "refs/line^{tree}", "cairn wf-x r3\n\namended\n")
+	rewrite(t, bare, "refs/line^{tree}", "cairn wf-x r3\n\namended\n", "refs/line~1")
 	_, err := a.Append(ctx, "wf-x", 3, [][]byte{[]byte("four")})
 	if !errors.Is(err, remote.ErrConflict) || errors.Is(err, gitremote.ErrRefused) {
 		t.Fatalf("append after a line rewritten at the same length = %v; want a conflict", err)
@@ -65,14 +60,17 @@ func TestRewrittenLineIsAConflict(t *testing.T) {
 func TestRewrittenLineNamesTheStep(t *testing.T) {
 	ctx := bg(t)
 	const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-	for _, tc := range []struct{ name, parent, tree string }{
-		{"squashed", "", "refs/line^{tree}"},
-		{"revision-dropped", "refs/line~2", "refs/line^{tree}"},
-		{"record-taken-out", "refs/line~1", emptyTree},
+	for _, tc := range []struct {
+		name, tree string
+		parents    []string
+	}{
+		{"squashed", "refs/line^{tree}", nil},
+		{"revision-dropped", "refs/line^{tree}", []string{"refs/line~2"}},
+		{"record-taken-out", emptyTree, []string{"refs/line~1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bare, _ := lineOf(t)
-			rewrite(t, bare, tc.parent, tc.tree, "cairn wf-x r3\n")
+			rewrite(t, bare, tc.tree, "cairn wf-x r3\n", tc.parents...)
 			_, err := clone(t, "file://"+bare, gitremote.Refs).Since(ctx, "wf-x", 0)
 			if err == nil || !strings.Contains(err.Error(), "wf-x") ||
 				!strings.Contains(err.Error(), "see what it holds (git fetch origin refs/cairn/wf/wf-x, then git log FETCH_HEAD)") ||
