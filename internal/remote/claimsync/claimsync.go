@@ -19,11 +19,12 @@
 // and a renamed host keeps its claims. A new state directory is a new owner, and so is a copy
 // of one (the project copied whole, cp -r): the identity is bound to the state directory's
 // path and, where the system has them, its inode, which a move keeps and a copy does not. A
-// state directory found elsewhere with another inode (or, with none to compare, while the one
-// at that path still holds the same identity), or holding an identity made on another host
-// either elsewhere or at the same path with another inode, is a copy, which takes a new one;
-// found elsewhere with its inode (or nothing at that path), it was moved, and keeps its
-// identity.
+// state directory found elsewhere with another inode, or while the one at that path still
+// holds the same identity (a copy put back where the original was moved from, which cannot
+// tell itself from the original remounted, and so is left the identity), or holding an
+// identity made on another host either elsewhere or at the same path with another inode, is a
+// copy, which takes a new one; found elsewhere with its inode and nothing at that path holding
+// its identity, it was moved, and keeps it.
 //
 // The lease (one hour, CAIRN_CLAIM_LEASE) decides only when a claim nobody renewed may be
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
@@ -341,9 +342,11 @@ func makeOwner(st *store.Store) (state, error) {
 
 // rebind binds the identity in cur, found bound to another directory than the store's (or to
 // none, as an older Cairn saved it, or to another inode), to the store's. Found at another
-// path, this one is a copy when the inode recorded is not this directory's, or, without one to
-// compare, when the other directory still holds a state directory with the same identity (and
-// is not this one under another path); and when the identity was made on another host. Found
+// path, this one is a copy when the inode recorded is not this directory's, or when the other
+// directory still holds a state directory with the same identity (and is not this one under
+// another path), even with this directory's inode: then this is the original moved away and a
+// copy was put back in its place, which has the path and looks remounted, so this one yields;
+// and when the identity was made on another host. Found
 // at the same path with another inode, it is a copy when the identity was made on another host.
 // A copy takes an identity of its own, without the copied claims made offline (the original's
 // to confirm), and notice says so. A renamed host keeps its identity as long as the state
@@ -367,7 +370,7 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 			cur = s // rebound meanwhile by another call
 			return nil, nil
 		}
-		known, copied := s.Ino != 0 && ino != 0, false
+		known, copied, movedAway := s.Ino != 0 && ino != 0, false, false
 		switch {
 		case same:
 			// Another inode at the same path: another host's directory, or this host's
@@ -375,13 +378,21 @@ func rebind(st *store.Store, cur state) (_ state, notice string, err error) {
 			// identity as a renamed host does.
 			copied = known && s.Ino != ino && !madeHere(s.Owner)
 		case s.Dir != "":
-			copied = !madeHere(s.Owner) || (known && s.Ino != ino) || (!known && ownerAt(s.Dir) == s.Owner)
+			// With the inode it was bound to, it was moved, unless its old path holds a
+			// state directory with the same identity: a copy put back there (mv a a.bak;
+			// cp -r a.bak a) has that path and looks remounted, so this one yields.
+			copied = !madeHere(s.Owner) || (known && s.Ino != ino) || ownerAt(s.Dir) == s.Owner
+			movedAway = copied && madeHere(s.Owner) && known && s.Ino == ino
 		}
 		if copied {
-			was, from := s.Owner, s.Dir
+			was, from := textsafe.Line(s.Owner, 80), textsafe.Line(s.Dir, 200)
 			s = state{Owner: ownerName(), Unconfirmed: mirror.Unconfirmed{Workflow: s.Workflow}, Line: s.Line}
 			notice = fmt.Sprintf("this state directory was copied from %s, with its claims identity %s: this copy is now another machine to the claims, %s; the tasks %s holds are its own",
-				textsafe.Line(from, 200), textsafe.Line(was, 80), s.Owner, textsafe.Line(was, 80))
+				from, was, s.Owner, was)
+			if movedAway {
+				notice = fmt.Sprintf("this state directory was moved from %s, and a copy of it there holds its claims identity %s: this one is now another machine to the claims, %s; the tasks %s holds are the copy's",
+					from, was, s.Owner, was)
+			}
 		}
 		s.Dir, s.Ino = here, ino
 		cur = s

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -698,6 +699,57 @@ func TestCopyWithTheOriginalMovedAwayIsAnotherOwner(t *testing.T) {
 	mv := openClone(t, orig)
 	if _, err := mv.task("t1", "done"); err != nil {
 		t.Errorf("moved, the original could not mark its own t1 done: %v", err)
+	}
+}
+
+// TestOriginalMovedAwayAndCopiedBack: the project moved away and a copy of it put back where
+// it was (mv a a.bak; cp -r a.bak a): the copy has the path the identity was bound to, the
+// original its inode, so each looked like that directory (the copy as if remounted), and both
+// acted under one identity. The one moved away finds its old path holding its identity and
+// takes one of its own, whichever opens first: the copy, where the work goes on, keeps the
+// identity and its claims.
+func TestOriginalMovedAwayAndCopiedBack(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no directory inode here: the identity is bound by path alone")
+	}
+	for _, movedFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("moved-first-%v", movedFirst), func(t *testing.T) {
+			bare := gittest.Bare(t)
+			base := t.TempDir()
+			at, bak := filepath.Join(base, "a"), filepath.Join(base, "a.bak")
+			a := gitClone(t, "file://"+bare, at)
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			a.en.Close()
+			if err := os.Rename(at, bak); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("cp", "-r", bak, at).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v\n%s", err, out)
+			}
+			moved, cp := openClone(t, bak), openClone(t, at)
+			order := []*clone{moved, cp}
+			if !movedFirst {
+				order = []*clone{cp, moved}
+			}
+			var said []string
+			for _, c := range order { // each takes its identity before either acts
+				said = append(said, c.sync()...)
+			}
+			if len(said) != 1 || !strings.HasPrefix(said[0], "this state directory was moved from ") ||
+				!strings.Contains(said[0], ", and a copy of it there holds its claims identity") {
+				t.Errorf("the syncs said %q; want one notice: the one moved away was moved, and a copy holds its identity", said)
+			}
+			for _, status := range []string{"done", "running"} {
+				if _, err := moved.task("t1", status); err == nil || !strings.Contains(err.Error(), "another machine") {
+					t.Errorf("moved away, set t1 %s: %v; want it refused as held on another machine", status, err)
+				}
+			}
+			if _, err := cp.task("t1", "done"); err != nil {
+				t.Errorf("the copy at the project's path could not mark t1 done: %v", err)
+			}
+		})
 	}
 }
 

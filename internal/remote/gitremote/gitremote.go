@@ -18,6 +18,7 @@ package gitremote
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -294,6 +295,13 @@ func (b *Backend) notCairnsError(id string) error {
 	return fmt.Errorf("gitremote: the remote's ref for workflow %s, %s, points at a commit Cairn did not write: %s", id, b.remoteRef(id), b.notCairnsStep(id))
 }
 
+// rewrittenError is the error for workflow id's line, whose commits read as Cairn's up to where
+// what says it is not: a history rewritten by hand (squashed, a revision dropped) and
+// force-pushed. No sync can read it, so it gets the step of a line Cairn did not write.
+func (b *Backend) rewrittenError(id, what string) error {
+	return fmt.Errorf("gitremote: the remote's line for workflow %s %s: it was rewritten by something other than Cairn; %s", id, what, b.notCairnsStep(id))
+}
+
 // The steps below name the one ref to act on and say why acting loses no work: a ref deleted
 // on the remote is every machine's shared copy of that line.
 
@@ -444,7 +452,8 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 	}
 	if rejected != "" {
 		// Refused: either the head moved (a conflict, nothing written) or the host refuses
-		// the ref itself. The remote's head tells which.
+		// the ref itself. The remote's head tells which: a line rewritten by hand and
+		// force-pushed since it was read moved it too, even to a commit of the same revision.
 		if err := b.fetch(ctx, id); err != nil {
 			return 0, fmt.Errorf("gitremote: push refused (%s), and reading the remote's head failed: %w", rejected, err)
 		}
@@ -452,7 +461,7 @@ func (b *Backend) Append(ctx context.Context, id string, after int64, data [][]b
 		if err != nil {
 			return 0, err
 		}
-		if cur.rev != after {
+		if cur.rev != after || cur.oid != parent {
 			return 0, &remote.ConflictError{Workflow: id, Expected: after, Current: cur.rev}
 		}
 		return 0, &RefusedError{Ref: b.remoteRef(id), Reason: rejected}
@@ -706,7 +715,7 @@ func (b *Backend) read(ctx context.Context, id string, t tipInfo, rev int64) ([]
 			return b.notCairnsError(id)
 		}
 		if len(f) == 0 || got != want || (got == 1) != (len(f) == 1) || len(f) > 2 {
-			return fmt.Errorf("gitremote: the remote's line for workflow %s is broken at revision %d: it was rewritten by something other than Cairn", id, want)
+			return b.rewrittenError(id, fmt.Sprintf("is broken at revision %d", want))
 		}
 		oids = append(oids, f[0])
 		want--
@@ -752,7 +761,7 @@ func (b *Backend) readBatch(r *bufio.Reader, id string, rev int64, n int) ([]rem
 		}
 		f := strings.Fields(hdr)
 		if len(f) != 3 || f[1] != "blob" {
-			return nil, fmt.Errorf("gitremote: revision %d of workflow %s has no record in its commit", rev+int64(i)+1, id)
+			return nil, b.rewrittenError(id, fmt.Sprintf("has no record in revision %d's commit", rev+int64(i)+1))
 		}
 		size, err := strconv.Atoi(f[2])
 		if err != nil || size < 0 {
@@ -964,7 +973,9 @@ var userinfo = lazyre.New(`://[^/\s@]+@`)
 // diagnose is the line of git's diagnostics an error reports: the last one, except that a git
 // too old for an option Cairn passes says so first and then prints its whole usage, whose last
 // line names some other option, and that a ref's lock file found there is named first and then
-// followed by a paragraph whose last line ("remove the file manually") names no file.
+// followed by a paragraph whose last line ("remove the file manually") names no file, and that
+// a connection that failed (a remote gone, a host out of reach, a connection dropped) ends in
+// git's advice ("... and the repository exists."), after the line that says why.
 func diagnose(stderr string) string {
 	for line := range strings.Lines(stderr) {
 		if strings.HasPrefix(line, "error: unknown option") || strings.HasPrefix(line, "error: unknown switch") {
@@ -974,8 +985,15 @@ func diagnose(stderr string) string {
 			return lastLine(line) + " (if no git is running in this repository, one that was stopped left it: delete it)"
 		}
 	}
+	if why, _, ok := strings.Cut(stderr, couldNotRead); ok {
+		return lastLine(cmp.Or(strings.TrimSpace(why), couldNotRead))
+	}
 	return lastLine(stderr)
 }
+
+// couldNotRead is the line git prints when it could not talk to the remote, after its reason
+// when it knows one.
+const couldNotRead = "fatal: Could not read from remote repository."
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

@@ -17,9 +17,18 @@ func forge(t *testing.T, bare, ref, record, msg string) {
 	work := t.TempDir()
 	git(t, work, "init", "-q")
 	blob := gitIn(t, work, record, "hash-object", "-w", "--stdin")
-	tree := gitIn(t, work, "100644 blob "+blob+"\trecord\n", "mktree")
-	commit := gitIn(t, work, msg, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", tree)
-	git(t, work, "push", "-q", "file://"+bare, commit+":"+ref)
+	pushCommit(t, work, bare, ref, gitIn(t, work, "100644 blob "+blob+"\trecord\n", "mktree"), msg)
+}
+
+// pushCommit makes in the repository work a commit of tree with message msg on parents, and
+// force-pushes it to bare at ref.
+func pushCommit(t *testing.T, work, bare, ref, tree, msg string, parents ...string) {
+	t.Helper()
+	args := []string{"-c", "user.name=x", "-c", "user.email=x@example.com", "commit-tree", tree}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	git(t, work, "push", "-q", "--force", "file://"+bare, gitIn(t, work, msg, args...)+":"+ref)
 }
 
 // TestHugeRevisionIsRefused: a ref whose commit claims a revision far past its line's length

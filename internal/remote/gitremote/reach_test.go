@@ -1,0 +1,43 @@
+package gitremote_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/remotetest"
+)
+
+// TestUnreachableRemoteSaysWhy: git ends a failed connection with a paragraph whose last line,
+// "and the repository exists.", was all the error said ("gitremote: git fetch: and the
+// repository exists."), for a remote that is gone, an SSH host out of reach, and a daemon that
+// dropped the connection. The error gives git's reason instead.
+func TestUnreachableRemoteSaysWhy(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	p := remotetest.NewProxy(t, daemon(t, filepath.Dir(bare)), remotetest.Faults{Cut: 1, MaxBytes: 1})
+	refused := "ssh: connect to host 127.0.0.1 port 22: Connection refused"
+	for _, tc := range []struct{ name, url, ssh, want string }{
+		{"gone", "file://" + filepath.Join(t.TempDir(), "gone.git"), "", "gone.git' does not appear to be a git repository"},
+		{"ssh", "git@127.0.0.1:shared.git", "echo '" + refused + "' >&2; false", refused},
+		{"dropped", "git://" + p.Addr + "/" + filepath.Base(bare), "", "fatal: Could not read from remote repository."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			git(t, dir, "init", "-q")
+			git(t, dir, "remote", "add", "origin", tc.url)
+			if tc.ssh != "" {
+				git(t, dir, "config", "core.sshCommand", tc.ssh)
+			}
+			b, err := gitremote.New(gitremote.Config{Dir: dir, Remote: "origin"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = b.Heads(ctx)
+			if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+				t.Errorf("Heads = %v; want it to end with git's reason, %q", err, tc.want)
+			}
+		})
+	}
+}
