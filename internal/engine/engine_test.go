@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -400,14 +401,7 @@ func TestRefusedReplaceKeepsTheActiveWorkflow(t *testing.T) {
 // process whose first lookup would otherwise take the built-in-only fast path.
 func TestUserDefinitionOverridesBuiltinInFreshProcess(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	def := "---\nname: apex\ndescription: shorter apex\nphases: [analyze, ship]\ntransitions: {analyze: [ship]}\nterminal: [ship]\n---\nbody\n"
-	if err := os.WriteFile(filepath.Join(dir, "apex.md"), []byte(def), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.write(".claude/workflows/apex.md", "---\nname: apex\ndescription: shorter apex\nphases: [analyze, ship]\ntransitions: {analyze: [ship]}\nterminal: [ship]\n---\nbody\n")
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "override"}))(t)
 	r := e.open("s2").Resume(engine.ResumeOptions{})
 	if strings.Join(r.Allowed, ",") != "ship" {
@@ -459,12 +453,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
 			e.clock.Add(time.Hour)
 
-			seed := `{"type":"APEX","phase":"implement","lastUpdated":"` +
-				e.clock.Now().Add(tc.legacyAge).Format(time.RFC3339) + `","ttl":"24h","context":"seed copy"}`
-			seedPath := filepath.Join(e.project, ".claude", "workflow-state.json")
-			if err := os.WriteFile(seedPath, []byte(seed), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			seedPath := e.seedCopy(tc.legacyAge)
 
 			r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 			if r.Phase != tc.activePhase {
@@ -534,19 +523,13 @@ func TestRecoveryKeepsTheAge(t *testing.T) {
 // file and line instead of only "unknown workflow type".
 func TestBrokenDefinitionIsShown(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	def := e.brokenReview()
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.SystemMessage, ".claude/workflows/review.md:2: ") || !strings.Contains(r.Report, "review.md:2: ") {
 		t.Errorf("broken definition not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
 	}
 	_, err := e.open("s1").Start(engine.StartRequest{Type: "review", Context: "x"})
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "review.md")+":2: ") || !strings.Contains(err.Error(), "unknown workflow type") {
+	if err == nil || !strings.Contains(err.Error(), def+":2: ") || !strings.Contains(err.Error(), "unknown workflow type") {
 		t.Errorf("start of the broken type: %v", err)
 	}
 }
@@ -939,18 +922,9 @@ func TestPhasesTheWorkWentBackBeforeAreNotCompleted(t *testing.T) {
 // workflow in doubt (here its definition stopped loading): it names where the warnings are.
 func TestAnchorPointsToWhereTheWarningsAre(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	def := filepath.Join(dir, "review.md")
-	if err := os.WriteFile(def, []byte("---\nname: review\ndescription: review\nphases: [draft, done]\ntransitions: {draft: [done]}\nterminal: [done]\n---\nbody\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.write(".claude/workflows/review.md", "---\nname: review\ndescription: review\nphases: [draft, done]\ntransitions: {draft: [done]}\nterminal: [done]\n---\nbody\n")
 	must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "doubt"}))(t)
-	if err := os.WriteFile(def, []byte("---\nname: review\nphases: [draft, [broken\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.write(".claude/workflows/review.md", "---\nname: review\nphases: [draft, [broken\n---\n")
 	en := e.open("s1")
 	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); !strings.Contains(r.Report, "\nNext: Show the user the warnings above") {
 		t.Fatalf("the report's next step is not the one this test is about:\n%s", r.Report)
@@ -1088,6 +1062,45 @@ func TestCompletionJoiningIntoASecretWithholdsTheOutcome(t *testing.T) {
 	}
 }
 
+// brokenReview writes .claude/workflows/review.md, a definition that does not load (its line 2),
+// and returns its path.
+func (e *env) brokenReview() string {
+	e.write(".claude/workflows/review.md", "---\nname: review\nphases: [read, [broken\n---\n")
+	return filepath.Join(e.project, ".claude", "workflows", "review.md")
+}
+
+// editSlot changes the record in the active slot by hand (as a person or another tool does):
+// edit gets the stored record and returns the one to store.
+func editSlot(t *testing.T, en *engine.Engine, edit func(cur []byte) ([]byte, error)) {
+	t.Helper()
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next, err := edit(cur)
+		return next, store.Event{Kind: "edit"}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaceInSlot edits the active slot's record, at revision rev, by hand: the first old in it
+// becomes new, and its revision rev+1.
+func replaceInSlot(t *testing.T, en *engine.Engine, rev int, old, new string) {
+	t.Helper()
+	editSlot(t, en, func(cur []byte) ([]byte, error) {
+		next := bytes.Replace(cur, []byte(old), []byte(new), 1)
+		return bytes.Replace(next, fmt.Appendf(nil, `"revision":%d`, rev), fmt.Appendf(nil, `"revision":%d`, rev+1), 1), nil
+	})
+}
+
+// seedCopy writes seed 001's state file (APEX at implement, "seed copy"), last updated age
+// from now, and returns its path.
+func (e *env) seedCopy(age time.Duration) string {
+	e.write(".claude/workflow-state.json", `{"type":"APEX","phase":"implement","lastUpdated":"`+
+		e.clock.Now().Add(age).Format(time.RFC3339)+`","ttl":"24h","context":"seed copy"}`)
+	return filepath.Join(e.project, ".claude", "workflow-state.json")
+}
+
 // damage makes the active workflow id unreadable from both its snapshot and its journal.
 func damage(en *engine.Engine, id string) {
 	state := en.StateDir()
@@ -1104,13 +1117,7 @@ func TestEndingIsToldOnlyWhenShown(t *testing.T) {
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
 	must(en.Archive("abandoned"))(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.brokenReview()
 	said := 0
 	for i := range 3 {
 		r := e.open(fmt.Sprintf("next-%d", i)).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
@@ -1133,15 +1140,6 @@ func TestEndingIsToldOnlyWhenShown(t *testing.T) {
 // warning, or an ending told along with one, that step says there is nothing to resume.
 func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 	ro := engine.ResumeOptions{Apply: true, ReportOnly: true}
-	brokenDefinition := func(e *env) {
-		dir := filepath.Join(e.project, ".claude", "workflows")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tc := range []struct {
 		name string
 		set  func(t *testing.T, e *env)
@@ -1186,12 +1184,12 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 			must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
 			e.clock.Add(time.Hour)
 		}, "Continue phase analyze (1 task to run)"},
-		{"nothing on record but a warning", func(t *testing.T, e *env) { brokenDefinition(e) }, "Nothing to resume"},
+		{"nothing on record but a warning", func(t *testing.T, e *env) { e.brokenReview() }, "Nothing to resume"},
 		{"an ending told with a warning", func(t *testing.T, e *env) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 			must(en.Archive("abandoned"))(t)
-			brokenDefinition(e)
+			e.brokenReview()
 		}, "Nothing to resume"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -130,11 +130,10 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done"}))(t).WorkflowID
-	completedInSlot(t, en) // completed, not archived: a crash between the two
+	replaceInSlot(t, en, 1, `"status":"active"`, `"status":"completed"`) // completed, not archived: a crash between the two
 	st := must(store.Open(en.StateDir()))(t)
 	defer st.Close()
-	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
-	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	e.write(".claude/workflows/mine.md", "not a definition\n")
 	y := &hookYAML{hook: func() {
 		if _, err := st.ArchiveIf("completed", id); err != nil {
 			t.Errorf("the other process's archive: %v", err)
@@ -173,8 +172,7 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
 	e := newEnv(t)
 	mine := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "mine", WorkflowID: "apex-mine"}))(t).WorkflowID
-	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
-	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	e.write(".claude/workflows/mine.md", "not a definition\n")
 	other := e.open("s2")
 	// The first definition parsed is after the note's commit (the result names the phase).
 	y := &hookYAML{hook: func() {
@@ -217,14 +215,7 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t).WorkflowID
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"context":"odd"`), []byte(`"context":5`), 1)
-		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	replaceInSlot(t, en, 1, `"context":"odd"`, `"context":5`)
 	list := must(e.open("s2").List())(t)
 	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "unreadable" {
 		t.Fatalf("list %+v", list)
@@ -256,14 +247,7 @@ func TestUnreadableRecordWithMemoryLineIsNotMissing(t *testing.T) {
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t) // writes a position line
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"context":"odd"`), []byte(`"context":5`), 1)
-		return bytes.Replace(next, []byte(`"revision":2`), []byte(`"revision":3`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	replaceInSlot(t, en, 2, `"context":"odd"`, `"context":5`)
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if r.Tier != "Damaged" || !strings.HasPrefix(r.Next, "The workflow's record is there but does not read as one") || strings.Contains(r.Report, "start a new workflow") ||
 		!strings.Contains(r.Report, "\nlast known position (from memory): ") || !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") {
@@ -523,7 +507,7 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done", TTL: "1h"}))(t).WorkflowID
-	completedInSlot(t, en)
+	replaceInSlot(t, en, 1, `"status":"active"`, `"status":"completed"`) // completed, not archived: a crash between the two
 	want := "workflow " + id + " is completed, not active; nothing to expire"
 	for _, wait := range []time.Duration{0, 2 * time.Hour} {
 		e.clock.Add(wait)
@@ -533,19 +517,5 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 				t.Errorf("after %v, dry run %v: %+v, want unchanged and %q", wait, dry, r, want)
 			}
 		}
-	}
-}
-
-// completedInSlot marks the active workflow (at revision 1) completed without archiving it,
-// as a crash between the two leaves it.
-func completedInSlot(t *testing.T, en *engine.Engine) {
-	t.Helper()
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
-		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
 	}
 }
