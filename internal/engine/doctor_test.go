@@ -186,9 +186,7 @@ func TestDoctorStampReadAsTheLauncher(t *testing.T) {
 // fix line sends nobody to delete anything; doctor itself moves nothing.
 func TestDoctorDamagedState(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	en := e.startDamaged()
 	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
 	if c == nil || c.OK || !strings.Contains(c.Detail, "journal/apex-dmg.jsonl") || c.Fix == "" || strings.Contains(c.Fix, "\n") ||
 		strings.Contains(c.Fix, "delete") || strings.Contains(c.Fix, "rm ") || strings.Contains(c.Fix, "remove") {

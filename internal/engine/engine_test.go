@@ -645,9 +645,7 @@ func TestListReadsTheIndexOnly(t *testing.T) {
 // resume check (what is unreadable, where the copies are) and in list, never as no workflow.
 func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	en := e.startDamaged()
 	for range 2 {
 		r := en.Resume(engine.ResumeOptions{})
 		text := strings.Join(r.Warnings, " ") + r.Report + r.SystemMessage
@@ -867,9 +865,7 @@ func TestDamagedWorkflowGetsNoTitle(t *testing.T) {
 // points to resume_check, which gives the warning.
 func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	en := e.startDamaged()
 	a := en.CompactAnchor()
 	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
 		strings.Contains(a, "warning") {
@@ -1101,6 +1097,15 @@ func (e *env) seedCopy(age time.Duration) string {
 	return filepath.Join(e.project, ".claude", "workflow-state.json")
 }
 
+// startDamaged starts workflow apex-dmg ("fragile") as session s1 and damages it.
+func (e *env) startDamaged() *engine.Engine {
+	e.t.Helper()
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(e.t)
+	damage(en, "apex-dmg")
+	return en
+}
+
 // damage makes the active workflow id unreadable from both its snapshot and its journal.
 func damage(en *engine.Engine, id string) {
 	state := en.StateDir()
@@ -1174,9 +1179,7 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 			os.RemoveAll(filepath.Join(en.StateDir(), "journal"))
 		}, "Tell the user the last position memory holds"},
 		{"damaged", func(t *testing.T, e *env) {
-			en := e.open("s1")
-			must(en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-dmg"}))(t)
-			damage(en, "apex-dmg")
+			e.startDamaged()
 		}, "The workflow's snapshot and journal are damaged"},
 		{"a dead client's running task", func(t *testing.T, e *env) {
 			en := e.openAs("s1", exitedPID(t))
@@ -1214,9 +1217,7 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 // that line at 300 characters, which cut off where the files are.
 func TestDamagedStateIsToldOnceToTheUser(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	e.startDamaged()
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if n := strings.Count(r.SystemMessage, "quarantine/"); n != 1 || !strings.Contains(r.SystemMessage, "could not be read") {
 		t.Errorf("the user's line names the quarantined file %d times:\n%s", n, r.SystemMessage)
