@@ -652,10 +652,7 @@ func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
 		if !strings.Contains(text, "journal/apex-dmg.jsonl") || !strings.Contains(text, "quarantine/workflow-state.json-") {
 			t.Fatalf("resume says %q", text)
 		}
-		list := must(en.List())(t)
-		if len(list) != 1 || list[0].WorkflowID != "apex-dmg" || list[0].Status != "damaged" {
-			t.Fatalf("list %+v", list)
-		}
+		requireListed(t, en, "apex-dmg", "damaged")
 	}
 }
 
@@ -1095,6 +1092,14 @@ func (e *env) seedCopy(age time.Duration) string {
 	e.write(".claude/workflow-state.json", `{"type":"APEX","phase":"implement","lastUpdated":"`+
 		e.clock.Now().Add(age).Format(time.RFC3339)+`","ttl":"24h","context":"seed copy"}`)
 	return filepath.Join(e.project, ".claude", "workflow-state.json")
+}
+
+// requireListed fails t unless en lists one workflow, id, with status.
+func requireListed(t *testing.T, en *engine.Engine, id, status string) {
+	t.Helper()
+	if list := must(en.List())(t); len(list) != 1 || list[0].WorkflowID != id || list[0].Status != status {
+		t.Fatalf("list %+v, want only %s, %s", list, id, status)
+	}
 }
 
 // startDamaged starts workflow apex-dmg ("fragile") as session s1 and damages it.

@@ -94,10 +94,7 @@ func TestDamagedSealedJournalIsListed(t *testing.T) {
 		if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); r.Tier != "Damaged" || r.WorkflowID != "apex-seal" || strings.Contains(r.Next, "start_workflow") {
 			t.Fatalf("resume: tier %q, workflow %q, next %q", r.Tier, r.WorkflowID, r.Next)
 		}
-		list := must(en.List())(t)
-		if len(list) != 1 || list[0].WorkflowID != "apex-seal" || list[0].Status != "damaged" {
-			t.Fatalf("list %+v", list)
-		}
+		requireListed(t, en, "apex-seal", "damaged")
 	}
 }
 
@@ -216,10 +213,7 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t).WorkflowID
 	replaceInSlot(t, en, 1, `"context":"odd"`, `"context":5`)
-	list := must(e.open("s2").List())(t)
-	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "unreadable" {
-		t.Fatalf("list %+v", list)
-	}
+	requireListed(t, e.open("s2"), id, "unreadable")
 	// Nor does the read protocol send the agent to start a workflow, which would fail on it.
 	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "new"}); err == nil {
 		t.Fatal("a start over the unreadable record went through")
@@ -333,10 +327,7 @@ func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
 		!strings.Contains(strings.Join(r.Warnings, " "), "journal/apex-jdir.jsonl") {
 		t.Fatalf("tier %q, workflow %q, next %q, warnings %q", r.Tier, r.WorkflowID, r.Next, r.Warnings)
 	}
-	list := must(en.List())(t)
-	if len(list) != 1 || list[0].WorkflowID != "apex-jdir" || list[0].Status != "damaged" {
-		t.Fatalf("list %+v", list)
-	}
+	requireListed(t, en, "apex-jdir", "damaged")
 }
 
 // TestUndecodableRecordIsDamaged: a snapshot that is a schema-2 record by its version, id and
@@ -355,9 +346,7 @@ func TestUndecodableRecordIsDamaged(t *testing.T) {
 			t.Fatalf("apply=%v: tier %q, workflow %q, next %q", apply, r.Tier, r.WorkflowID, r.Next)
 		}
 	}
-	if list := must(en.List())(t); len(list) != 1 || list[0].WorkflowID != "apex-bad" || list[0].Status != "unreadable" {
-		t.Fatalf("list %+v", list)
-	}
+	requireListed(t, en, "apex-bad", "unreadable")
 	if b, _ := os.ReadFile(snap); !bytes.Equal(b, doc) {
 		t.Fatalf("the record was changed: %s", b)
 	}
