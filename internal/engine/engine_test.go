@@ -1014,17 +1014,15 @@ func TestDamagedReportLeavesTheEndingUntold(t *testing.T) {
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
 	must(en.Archive("abandoned"))(t)
-	state := en.StateDir()
-	snap, jf := filepath.Join(state, "workflow-state.json"), filepath.Join(state, "journal", "apex-dmg.jsonl")
-	os.WriteFile(snap, []byte("{{{"), 0o600)
-	os.WriteFile(jf, []byte("not a journal\n"), 0o600)
+	damage(en, "apex-dmg")
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if r.Tier != "Damaged" || r.WorkflowID != "apex-dmg" || strings.Contains(r.Report, "first try") {
 		t.Fatalf("damaged: tier %s, workflow %s, report %q", r.Tier, r.WorkflowID, r.Report)
 	}
+	state := en.StateDir()
 	os.RemoveAll(filepath.Join(state, "quarantine"))
-	os.Remove(snap)
-	os.Remove(jf)
+	os.Remove(filepath.Join(state, "workflow-state.json"))
+	os.Remove(filepath.Join(state, "journal", "apex-dmg.jsonl"))
 	r = e.open("s3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "the last one ended") || !strings.Contains(r.Report, "first try") {
 		t.Fatalf("the ending the damaged report did not show was taken as told: %q", r.Report)
