@@ -35,6 +35,29 @@ func pluginWithBin(t *testing.T, sums, stamp string) (root, bin string) {
 	if stamp != "-" {
 		files["bin/.checksums"] = stamp
 	}
+	writeFiles(t, root, files)
+	return root, bin
+}
+
+// dataSet is the launcher's set in a plugin data directory, data/bin-1.0.0, holding the
+// binaries named, stamped with stamp (no .checksums when stamp is "-").
+func dataSet(t *testing.T, stamp string, binaries ...string) (data, set string) {
+	t.Helper()
+	data = filepath.Join(t.TempDir(), "data")
+	files := map[string]string{}
+	for _, b := range binaries {
+		files["bin-1.0.0/"+b] = "#!/bin/sh\n"
+	}
+	if stamp != "-" {
+		files["bin-1.0.0/.checksums"] = stamp
+	}
+	writeFiles(t, data, files)
+	return data, filepath.Join(data, "bin-1.0.0")
+}
+
+// writeFiles writes each of files (path under root: content), executable.
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
 	for name, data := range files {
 		p := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -44,7 +67,6 @@ func pluginWithBin(t *testing.T, sums, stamp string) (root, bin string) {
 			t.Fatal(err)
 		}
 	}
-	return root, bin
 }
 
 // TestDoctorStaleBinaries: a set whose stamp is not the plugin's release checksums (git pull
@@ -68,13 +90,7 @@ func TestDoctorStaleBinaries(t *testing.T) {
 
 	// The launcher's set in the data dir: the launcher installs it anew.
 	root, _ = pluginWithBin(t, sums, "-")
-	data := filepath.Join(t.TempDir(), "data")
-	set := filepath.Join(data, "bin-1.0.0")
-	os.MkdirAll(set, 0o755)
-	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn"} {
-		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
-	}
-	os.WriteFile(filepath.Join(set, ".checksums"), []byte("old\n"), 0o644)
+	data, set := dataSet(t, "old\n", "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event", "cairn")
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary stamp")
 	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
 		t.Fatalf("data set: doctor says %+v", c)
@@ -156,13 +172,7 @@ func TestDoctorForeignBinaries(t *testing.T) {
 		t.Fatalf("this machine's binaries: doctor says %+v", c)
 	}
 
-	data := filepath.Join(t.TempDir(), "data")
-	set := filepath.Join(data, "bin-1.0.0")
-	os.MkdirAll(set, 0o755)
-	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event"} {
-		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
-	}
-	os.WriteFile(filepath.Join(set, ".checksums"), []byte(sums), 0o644)
+	data, set := dataSet(t, sums, "cairn-mcp", "cairn-session-start", "cairn-stop", "cairn-event")
 	c = doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set, Foreign: foreign}, "binary platform")
 	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") ||
 		!strings.Contains(c.Fix, "CLAUDE_PLUGIN_DATA") || !strings.Contains(c.Fix, "shared") {
@@ -186,9 +196,7 @@ func TestDoctorStampReadAsTheLauncher(t *testing.T) {
 // fix line sends nobody to delete anything; doctor itself moves nothing.
 func TestDoctorDamagedState(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	en := e.startDamaged()
 	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
 	if c == nil || c.OK || !strings.Contains(c.Detail, "journal/apex-dmg.jsonl") || c.Fix == "" || strings.Contains(c.Fix, "\n") ||
 		strings.Contains(c.Fix, "delete") || strings.Contains(c.Fix, "rm ") || strings.Contains(c.Fix, "remove") {
@@ -233,12 +241,7 @@ func TestDoctorMissingBinary(t *testing.T) {
 	}
 	// The launcher's set in the data dir: it installs a set only where the binary it runs is
 	// missing, so the set goes first.
-	data := filepath.Join(t.TempDir(), "data")
-	set := filepath.Join(data, "bin-1.0.0")
-	os.MkdirAll(set, 0o755)
-	for _, b := range []string{"cairn-mcp", "cairn-session-start", "cairn-event", "cairn"} {
-		os.WriteFile(filepath.Join(set, b), []byte("#!/bin/sh\n"), 0o755)
-	}
+	data, set := dataSet(t, "-", "cairn-mcp", "cairn-session-start", "cairn-event", "cairn")
 	c := doctorCheck(en, engine.DoctorOptions{PluginRoot: root, BinDir: set}, "binary cairn-stop")
 	if c == nil || c.OK || !strings.HasPrefix(c.Fix, "rm -rf '"+set+"' && CLAUDE_PLUGIN_DATA='"+data+"' sh '"+root+"/hooks/launch' cairn version") {
 		t.Fatalf("data set: doctor says %+v", c)

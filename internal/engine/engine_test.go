@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -400,14 +401,7 @@ func TestRefusedReplaceKeepsTheActiveWorkflow(t *testing.T) {
 // process whose first lookup would otherwise take the built-in-only fast path.
 func TestUserDefinitionOverridesBuiltinInFreshProcess(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	def := "---\nname: apex\ndescription: shorter apex\nphases: [analyze, ship]\ntransitions: {analyze: [ship]}\nterminal: [ship]\n---\nbody\n"
-	if err := os.WriteFile(filepath.Join(dir, "apex.md"), []byte(def), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.write(".claude/workflows/apex.md", "---\nname: apex\ndescription: shorter apex\nphases: [analyze, ship]\ntransitions: {analyze: [ship]}\nterminal: [ship]\n---\nbody\n")
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "override"}))(t)
 	r := e.open("s2").Resume(engine.ResumeOptions{})
 	if strings.Join(r.Allowed, ",") != "ship" {
@@ -459,12 +453,7 @@ func TestTwoCopiesNewestWins(t *testing.T) {
 			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
 			e.clock.Add(time.Hour)
 
-			seed := `{"type":"APEX","phase":"implement","lastUpdated":"` +
-				e.clock.Now().Add(tc.legacyAge).Format(time.RFC3339) + `","ttl":"24h","context":"seed copy"}`
-			seedPath := filepath.Join(e.project, ".claude", "workflow-state.json")
-			if err := os.WriteFile(seedPath, []byte(seed), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			seedPath := e.seedCopy(tc.legacyAge)
 
 			r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 			if r.Phase != tc.activePhase {
@@ -534,19 +523,13 @@ func TestRecoveryKeepsTheAge(t *testing.T) {
 // file and line instead of only "unknown workflow type".
 func TestBrokenDefinitionIsShown(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	def := e.brokenReview()
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.SystemMessage, ".claude/workflows/review.md:2: ") || !strings.Contains(r.Report, "review.md:2: ") {
 		t.Errorf("broken definition not shown: system message %q, report:\n%s", r.SystemMessage, r.Report)
 	}
 	_, err := e.open("s1").Start(engine.StartRequest{Type: "review", Context: "x"})
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "review.md")+":2: ") || !strings.Contains(err.Error(), "unknown workflow type") {
+	if err == nil || !strings.Contains(err.Error(), def+":2: ") || !strings.Contains(err.Error(), "unknown workflow type") {
 		t.Errorf("start of the broken type: %v", err)
 	}
 }
@@ -662,19 +645,14 @@ func TestListReadsTheIndexOnly(t *testing.T) {
 // resume check (what is unreadable, where the copies are) and in list, never as no workflow.
 func TestDamagedWorkflowIsReportedNotAbsent(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	en := e.startDamaged()
 	for range 2 {
 		r := en.Resume(engine.ResumeOptions{})
 		text := strings.Join(r.Warnings, " ") + r.Report + r.SystemMessage
 		if !strings.Contains(text, "journal/apex-dmg.jsonl") || !strings.Contains(text, "quarantine/workflow-state.json-") {
 			t.Fatalf("resume says %q", text)
 		}
-		list := must(en.List())(t)
-		if len(list) != 1 || list[0].WorkflowID != "apex-dmg" || list[0].Status != "damaged" {
-			t.Fatalf("list %+v", list)
-		}
+		requireListed(t, en, "apex-dmg", "damaged")
 	}
 }
 
@@ -884,9 +862,7 @@ func TestDamagedWorkflowGetsNoTitle(t *testing.T) {
 // points to resume_check, which gives the warning.
 func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	en := e.startDamaged()
 	a := en.CompactAnchor()
 	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
 		strings.Contains(a, "warning") {
@@ -939,18 +915,9 @@ func TestPhasesTheWorkWentBackBeforeAreNotCompleted(t *testing.T) {
 // workflow in doubt (here its definition stopped loading): it names where the warnings are.
 func TestAnchorPointsToWhereTheWarningsAre(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	def := filepath.Join(dir, "review.md")
-	if err := os.WriteFile(def, []byte("---\nname: review\ndescription: review\nphases: [draft, done]\ntransitions: {draft: [done]}\nterminal: [done]\n---\nbody\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.write(".claude/workflows/review.md", "---\nname: review\ndescription: review\nphases: [draft, done]\ntransitions: {draft: [done]}\nterminal: [done]\n---\nbody\n")
 	must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "doubt"}))(t)
-	if err := os.WriteFile(def, []byte("---\nname: review\nphases: [draft, [broken\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.write(".claude/workflows/review.md", "---\nname: review\nphases: [draft, [broken\n---\n")
 	en := e.open("s1")
 	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); !strings.Contains(r.Report, "\nNext: Show the user the warnings above") {
 		t.Fatalf("the report's next step is not the one this test is about:\n%s", r.Report)
@@ -1047,17 +1014,15 @@ func TestDamagedReportLeavesTheEndingUntold(t *testing.T) {
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
 	must(en.Archive("abandoned"))(t)
-	state := en.StateDir()
-	snap, jf := filepath.Join(state, "workflow-state.json"), filepath.Join(state, "journal", "apex-dmg.jsonl")
-	os.WriteFile(snap, []byte("{{{"), 0o600)
-	os.WriteFile(jf, []byte("not a journal\n"), 0o600)
+	damage(en, "apex-dmg")
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if r.Tier != "Damaged" || r.WorkflowID != "apex-dmg" || strings.Contains(r.Report, "first try") {
 		t.Fatalf("damaged: tier %s, workflow %s, report %q", r.Tier, r.WorkflowID, r.Report)
 	}
+	state := en.StateDir()
 	os.RemoveAll(filepath.Join(state, "quarantine"))
-	os.Remove(snap)
-	os.Remove(jf)
+	os.Remove(filepath.Join(state, "workflow-state.json"))
+	os.Remove(filepath.Join(state, "journal", "apex-dmg.jsonl"))
 	r = e.open("s3").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if !strings.Contains(r.Report, "the last one ended") || !strings.Contains(r.Report, "first try") {
 		t.Fatalf("the ending the damaged report did not show was taken as told: %q", r.Report)
@@ -1088,6 +1053,62 @@ func TestCompletionJoiningIntoASecretWithholdsTheOutcome(t *testing.T) {
 	}
 }
 
+// brokenReview writes .claude/workflows/review.md, a definition that does not load (its line 2),
+// and returns its path.
+func (e *env) brokenReview() string {
+	e.write(".claude/workflows/review.md", "---\nname: review\nphases: [read, [broken\n---\n")
+	return filepath.Join(e.project, ".claude", "workflows", "review.md")
+}
+
+// editSlot changes the record in the active slot by hand (as a person or another tool does):
+// edit gets the stored record and returns the one to store.
+func editSlot(t *testing.T, en *engine.Engine, edit func(cur []byte) ([]byte, error)) {
+	t.Helper()
+	st := must(store.Open(en.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		next, err := edit(cur)
+		return next, store.Event{Kind: "edit"}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaceInSlot edits the active slot's record, at revision rev, by hand: the first old in it
+// becomes new, and its revision rev+1.
+func replaceInSlot(t *testing.T, en *engine.Engine, rev int, old, new string) {
+	t.Helper()
+	editSlot(t, en, func(cur []byte) ([]byte, error) {
+		next := bytes.Replace(cur, []byte(old), []byte(new), 1)
+		return bytes.Replace(next, fmt.Appendf(nil, `"revision":%d`, rev), fmt.Appendf(nil, `"revision":%d`, rev+1), 1), nil
+	})
+}
+
+// seedCopy writes seed 001's state file (APEX at implement, "seed copy"), last updated age
+// from now, and returns its path.
+func (e *env) seedCopy(age time.Duration) string {
+	e.write(".claude/workflow-state.json", `{"type":"APEX","phase":"implement","lastUpdated":"`+
+		e.clock.Now().Add(age).Format(time.RFC3339)+`","ttl":"24h","context":"seed copy"}`)
+	return filepath.Join(e.project, ".claude", "workflow-state.json")
+}
+
+// requireListed fails t unless en lists one workflow, id, with status.
+func requireListed(t *testing.T, en *engine.Engine, id, status string) {
+	t.Helper()
+	if list := must(en.List())(t); len(list) != 1 || list[0].WorkflowID != id || list[0].Status != status {
+		t.Fatalf("list %+v, want only %s, %s", list, id, status)
+	}
+}
+
+// startDamaged starts workflow apex-dmg ("fragile") as session s1 and damages it.
+func (e *env) startDamaged() *engine.Engine {
+	e.t.Helper()
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(e.t)
+	damage(en, "apex-dmg")
+	return en
+}
+
 // damage makes the active workflow id unreadable from both its snapshot and its journal.
 func damage(en *engine.Engine, id string) {
 	state := en.StateDir()
@@ -1104,13 +1125,7 @@ func TestEndingIsToldOnlyWhenShown(t *testing.T) {
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
 	must(en.Archive("abandoned"))(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.brokenReview()
 	said := 0
 	for i := range 3 {
 		r := e.open(fmt.Sprintf("next-%d", i)).Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
@@ -1133,15 +1148,6 @@ func TestEndingIsToldOnlyWhenShown(t *testing.T) {
 // warning, or an ending told along with one, that step says there is nothing to resume.
 func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 	ro := engine.ResumeOptions{Apply: true, ReportOnly: true}
-	brokenDefinition := func(e *env) {
-		dir := filepath.Join(e.project, ".claude", "workflows")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\nname: review\nphases: [read, [broken\n---\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tc := range []struct {
 		name string
 		set  func(t *testing.T, e *env)
@@ -1176,9 +1182,7 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 			os.RemoveAll(filepath.Join(en.StateDir(), "journal"))
 		}, "Tell the user the last position memory holds"},
 		{"damaged", func(t *testing.T, e *env) {
-			en := e.open("s1")
-			must(en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-dmg"}))(t)
-			damage(en, "apex-dmg")
+			e.startDamaged()
 		}, "The workflow's snapshot and journal are damaged"},
 		{"a dead client's running task", func(t *testing.T, e *env) {
 			en := e.openAs("s1", exitedPID(t))
@@ -1186,12 +1190,12 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 			must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t)
 			e.clock.Add(time.Hour)
 		}, "Continue phase analyze (1 task to run)"},
-		{"nothing on record but a warning", func(t *testing.T, e *env) { brokenDefinition(e) }, "Nothing to resume"},
+		{"nothing on record but a warning", func(t *testing.T, e *env) { e.brokenReview() }, "Nothing to resume"},
 		{"an ending told with a warning", func(t *testing.T, e *env) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
 			must(en.Archive("abandoned"))(t)
-			brokenDefinition(e)
+			e.brokenReview()
 		}, "Nothing to resume"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1216,9 +1220,7 @@ func TestEveryReportEndsWithOneNextStep(t *testing.T) {
 // that line at 300 characters, which cut off where the files are.
 func TestDamagedStateIsToldOnceToTheUser(t *testing.T) {
 	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "fragile", WorkflowID: "apex-dmg"}))(t)
-	damage(en, "apex-dmg")
+	e.startDamaged()
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if n := strings.Count(r.SystemMessage, "quarantine/"); n != 1 || !strings.Contains(r.SystemMessage, "could not be read") {
 		t.Errorf("the user's line names the quarantined file %d times:\n%s", n, r.SystemMessage)

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -21,15 +19,8 @@ import (
 // approves, so `cairn approve` must take it: otherwise nothing can move the workflow on.
 func TestGateAddedWhileInThePhaseCanBeApproved(t *testing.T) {
 	e := newEnv(t)
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	write := func(approvals string) {
-		def := "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n" + approvals + "---\nbody\n"
-		if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte(def), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		e.write(".claude/workflows/review.md", "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n"+approvals+"---\nbody\n")
 	}
 	write("")
 	en := e.open("s1")
@@ -62,14 +53,7 @@ func TestUnknownStatusIsNotArchivedAsFinished(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd status"}))(t)
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"paused"`), 1)
-		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	replaceInSlot(t, en, 1, `"status":"active"`, `"status":"paused"`)
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	list := must(e.open("s2").List())(t)
 	for _, s := range list {
@@ -101,22 +85,17 @@ func TestRecordWithoutTimesIsNotExpired(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	res := must(en.Start(engine.StartRequest{Type: "apex", Context: "no times"}))(t)
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+	editSlot(t, en, func(cur []byte) ([]byte, error) {
 		var m map[string]any
 		if err := json.Unmarshal(cur, &m); err != nil {
-			return nil, store.Event{}, err
+			return nil, err
 		}
 		for _, k := range []string{"created_at", "updated_at", "changed_at"} {
 			delete(m, k)
 		}
 		m["revision"] = 2
-		next, err := json.Marshal(m)
-		return next, store.Event{Kind: "edit"}, err
-	}); err != nil {
-		t.Fatal(err)
-	}
+		return json.Marshal(m)
+	})
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	for _, s := range must(e.open("s2").List())(t) {
 		if s.WorkflowID == res.WorkflowID && s.Archived != "" {
@@ -129,10 +108,6 @@ func TestRecordWithoutTimesIsNotExpired(t *testing.T) {
 // have, the sixth an approval gate, and starts a workflow of it moved into that gate.
 func longDefinition(t *testing.T, e *env) (*engine.Engine, []string) {
 	t.Helper()
-	dir := filepath.Join(e.project, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	var phases, moves []string
 	for i := range 8 {
 		phases = append(phases, fmt.Sprintf("p%d-%s", i, strings.Repeat("x", 61)))
@@ -140,11 +115,8 @@ func longDefinition(t *testing.T, e *env) (*engine.Engine, []string) {
 	for i := range 7 {
 		moves = append(moves, phases[i]+": ["+phases[i+1]+"]")
 	}
-	def := "---\nname: long\ndescription: d\nphases: [" + strings.Join(phases, ", ") + "]\ntransitions: {" +
-		strings.Join(moves, ", ") + "}\nterminal: [" + phases[7] + "]\napprovals: [" + phases[5] + "]\n---\nbody\n"
-	if err := os.WriteFile(filepath.Join(dir, "long.md"), []byte(def), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	e.write(".claude/workflows/long.md", "---\nname: long\ndescription: d\nphases: ["+strings.Join(phases, ", ")+"]\ntransitions: {"+
+		strings.Join(moves, ", ")+"}\nterminal: ["+phases[7]+"]\napprovals: ["+phases[5]+"]\n---\nbody\n")
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "long", Context: "c"}))(t)
 	for _, p := range phases[1:6] {

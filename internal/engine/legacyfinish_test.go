@@ -15,15 +15,8 @@ import (
 // said, naming the file and where its original now is. The next start says nothing of it.
 func TestFinishedSeedRenameIsSaid(t *testing.T) {
 	e := newEnv(t)
-	seed := filepath.Join(e.project, ".claude", "workflow-state.json")
+	seed := e.seedCopy(0)
 	backup := filepath.Join(e.project, ".claude", "workflow-state.v1.json.bak")
-	if err := os.MkdirAll(filepath.Dir(seed), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	doc := `{"type":"APEX","phase":"implement","lastUpdated":"` + e.clock.Now().Format("2006-01-02T15:04:05Z") + `","ttl":"24h","context":"seed copy"}`
-	if err := os.WriteFile(seed, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	r := e.open("s1").Resume(engine.ResumeOptions{Apply: true})
 	if !containsAny(r.Notices, "was migrated to schema 2.0") {
 		t.Fatalf("the seed file was not migrated: notices %v, warnings %v", r.Notices, r.Warnings)

@@ -79,11 +79,7 @@ func TestSecondCopyArchiveSaysRetentionFailed(t *testing.T) {
 			e.clock.Add(-time.Hour)
 			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
 			e.clock.Add(2 * time.Hour)
-			seed := `{"type":"APEX","phase":"implement","lastUpdated":"` +
-				e.clock.Now().Add(tc.legacyAge).Format(time.RFC3339) + `","ttl":"24h","context":"seed copy"}`
-			if err := os.WriteFile(filepath.Join(e.project, ".claude", "workflow-state.json"), []byte(seed), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			e.seedCopy(tc.legacyAge)
 			r := e.open("s2").Resume(engine.ResumeOptions{Apply: true})
 			if !containsAny(r.Notices, "two copies") {
 				t.Fatalf("the two copies were not settled: notices %v, warnings %v", r.Notices, r.Warnings)

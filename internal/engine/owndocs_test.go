@@ -103,52 +103,37 @@ func TestDamagedL2MarkIsSetAsideAndTold(t *testing.T) {
 	}
 }
 
-// An L2 write that finds l2-mark.json damaged sets it aside and tells it, as the Stop hook's
-// restore does, before marking what it wrote; a mark that is JSON but holds no mark included.
-func TestL2WriteSetsADamagedMarkAsideAndTellsIt(t *testing.T) {
-	for _, damaged := range []string{"{not json", `{"index_hex":"zz","topic_hex":""}`} {
+// An L2 write that finds a document of its own damaged, l2-mark.json or l2-state.json (not
+// JSON, a mark that holds no mark, a newer Cairn's state with fields this one does not know, a
+// foreign document), sets it aside and tells it before writing the one of the line it wrote:
+// not overwritten without a word, and not told again by the Stop hook.
+func TestL2WriteSetsADamagedDocumentAsideAndTellsIt(t *testing.T) {
+	for _, c := range []struct{ name, damaged, fresh string }{
+		{"l2-mark.json", "{not json", `"index_hex":"`},
+		{"l2-mark.json", `{"index_hex":"zz","topic_hex":""}`, `"index_hex":"`},
+		{"l2-state.json", `{"workflow_id":"wf-x","revision":3,"future":{"x":1}}`, `"workflow_id":"apex-own"`},
+		{"l2-state.json", `["not","a","state"]`, `"workflow_id":"apex-own"`},
+	} {
 		e := newEnv(t)
 		en := e.open("s1")
-		must(en.Start(engine.StartRequest{Type: "apex", Context: "marked"}))(t)
-		e.write(".claude/cairn/l2-mark.json", damaged)
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "c", WorkflowID: "apex-own"}))(t)
+		e.write(".claude/cairn/"+c.name, c.damaged)
 		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-		if !containsAny(res.Warnings, "l2-mark.json was damaged") {
-			t.Errorf("%s: the damaged l2-mark set aside is not told: warnings %q", damaged, res.Warnings)
-		}
-		if q := e.quarantined(); len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-mark.json-") {
-			t.Errorf("%s: quarantine/ holds %v, want the damaged l2-mark.json", damaged, q)
-		}
-		if got := e.readFile(".claude/cairn/l2-mark.json"); !strings.Contains(got, `"index_hex":"`) || got == damaged {
-			t.Errorf("%s: l2-mark.json holds %q, want the mark of the line written", damaged, got)
-		}
-	}
-}
-
-// An l2-state.json that is JSON but not this Cairn's l2-state (a newer Cairn's, with fields
-// this one does not know, or a foreign document) is set aside and told, as a mark that holds
-// no mark is, not overwritten without a word.
-func TestForeignL2StateIsSetAsideAndTold(t *testing.T) {
-	for _, foreign := range []string{`{"workflow_id":"wf-x","revision":3,"future":{"x":1}}`, `["not","a","state"]`} {
-		e := newEnv(t)
-		en := e.open("s1")
-		must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
-		e.write(".claude/cairn/l2-state.json", foreign)
-		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-		if !containsAny(res.Warnings, "l2-state.json was damaged") {
-			t.Errorf("%s: the foreign l2-state set aside is not told: warnings %q", foreign, res.Warnings)
+		if !containsAny(res.Warnings, c.name+" was damaged") {
+			t.Errorf("%s: the damaged %s set aside is not told: warnings %q", c.damaged, c.name, res.Warnings)
 		}
 		q := e.quarantined()
-		if len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-state.json-") {
-			t.Fatalf("%s: quarantine/ holds %v, want the foreign l2-state.json", foreign, q)
+		if len(q) != 1 || !strings.Contains(filepath.Base(q[0]), c.name+"-") {
+			t.Fatalf("%s: quarantine/ holds %v, want the damaged %s", c.damaged, q, c.name)
 		}
-		if got := e.readFile(strings.TrimPrefix(q[0], e.project+"/")); got != foreign {
-			t.Errorf("%s: quarantine/ keeps %q", foreign, got)
+		if got := e.readFile(strings.TrimPrefix(q[0], e.project+"/")); got != c.damaged {
+			t.Errorf("%s: quarantine/ keeps %q", c.damaged, got)
 		}
-		if got := e.readFile(".claude/cairn/l2-state.json"); !strings.Contains(got, `"workflow_id":"`+res.WorkflowID+`"`) {
-			t.Errorf("%s: l2-state.json holds %q, want the state of the line written", foreign, got)
+		if got := e.readFile(".claude/cairn/" + c.name); !strings.Contains(got, c.fresh) || got == c.damaged {
+			t.Errorf("%s: %s holds %q, want the one of the line written", c.damaged, c.name, got)
 		}
-		if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); strings.Contains(out.SystemMessage, "l2-state") {
-			t.Errorf("%s: told again by the Stop hook: %q", foreign, out.SystemMessage)
+		if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); strings.Contains(out.SystemMessage, strings.TrimSuffix(c.name, ".json")) {
+			t.Errorf("%s: told again by the Stop hook: %q", c.damaged, out.SystemMessage)
 		}
 	}
 }

@@ -94,10 +94,7 @@ func TestDamagedSealedJournalIsListed(t *testing.T) {
 		if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); r.Tier != "Damaged" || r.WorkflowID != "apex-seal" || strings.Contains(r.Next, "start_workflow") {
 			t.Fatalf("resume: tier %q, workflow %q, next %q", r.Tier, r.WorkflowID, r.Next)
 		}
-		list := must(en.List())(t)
-		if len(list) != 1 || list[0].WorkflowID != "apex-seal" || list[0].Status != "damaged" {
-			t.Fatalf("list %+v", list)
-		}
+		requireListed(t, en, "apex-seal", "damaged")
 	}
 }
 
@@ -130,11 +127,10 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done"}))(t).WorkflowID
-	completedInSlot(t, en) // completed, not archived: a crash between the two
+	replaceInSlot(t, en, 1, `"status":"active"`, `"status":"completed"`) // completed, not archived: a crash between the two
 	st := must(store.Open(en.StateDir()))(t)
 	defer st.Close()
-	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
-	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	e.write(".claude/workflows/mine.md", "not a definition\n")
 	y := &hookYAML{hook: func() {
 		if _, err := st.ArchiveIf("completed", id); err != nil {
 			t.Errorf("the other process's archive: %v", err)
@@ -173,8 +169,7 @@ func testArchivedElsewhere(t *testing.T, restart bool) {
 func TestArchiveWithANoteArchivesTheWorkflowNoted(t *testing.T) {
 	e := newEnv(t)
 	mine := must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "mine", WorkflowID: "apex-mine"}))(t).WorkflowID
-	os.MkdirAll(filepath.Join(e.project, ".claude", "workflows"), 0o755)
-	os.WriteFile(filepath.Join(e.project, ".claude", "workflows", "mine.md"), []byte("not a definition\n"), 0o600)
+	e.write(".claude/workflows/mine.md", "not a definition\n")
 	other := e.open("s2")
 	// The first definition parsed is after the note's commit (the result names the phase).
 	y := &hookYAML{hook: func() {
@@ -217,18 +212,8 @@ func TestUnreadableRecordIsListed(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t).WorkflowID
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"context":"odd"`), []byte(`"context":5`), 1)
-		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	list := must(e.open("s2").List())(t)
-	if len(list) != 1 || list[0].WorkflowID != id || list[0].Status != "unreadable" {
-		t.Fatalf("list %+v", list)
-	}
+	replaceInSlot(t, en, 1, `"context":"odd"`, `"context":5`)
+	requireListed(t, e.open("s2"), id, "unreadable")
 	// Nor does the read protocol send the agent to start a workflow, which would fail on it.
 	if _, err := e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "new"}); err == nil {
 		t.Fatal("a start over the unreadable record went through")
@@ -256,14 +241,7 @@ func TestUnreadableRecordWithMemoryLineIsNotMissing(t *testing.T) {
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "odd"}))(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t) // writes a position line
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"context":"odd"`), []byte(`"context":5`), 1)
-		return bytes.Replace(next, []byte(`"revision":2`), []byte(`"revision":3`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	replaceInSlot(t, en, 2, `"context":"odd"`, `"context":5`)
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	if r.Tier != "Damaged" || !strings.HasPrefix(r.Next, "The workflow's record is there but does not read as one") || strings.Contains(r.Report, "start a new workflow") ||
 		!strings.Contains(r.Report, "\nlast known position (from memory): ") || !strings.Contains(r.Report, "\nwarning: the workflow state could not be read") {
@@ -349,10 +327,7 @@ func TestUnreadableJournalWithoutSnapshotIsDamaged(t *testing.T) {
 		!strings.Contains(strings.Join(r.Warnings, " "), "journal/apex-jdir.jsonl") {
 		t.Fatalf("tier %q, workflow %q, next %q, warnings %q", r.Tier, r.WorkflowID, r.Next, r.Warnings)
 	}
-	list := must(en.List())(t)
-	if len(list) != 1 || list[0].WorkflowID != "apex-jdir" || list[0].Status != "damaged" {
-		t.Fatalf("list %+v", list)
-	}
+	requireListed(t, en, "apex-jdir", "damaged")
 }
 
 // TestUndecodableRecordIsDamaged: a snapshot that is a schema-2 record by its version, id and
@@ -371,9 +346,7 @@ func TestUndecodableRecordIsDamaged(t *testing.T) {
 			t.Fatalf("apply=%v: tier %q, workflow %q, next %q", apply, r.Tier, r.WorkflowID, r.Next)
 		}
 	}
-	if list := must(en.List())(t); len(list) != 1 || list[0].WorkflowID != "apex-bad" || list[0].Status != "unreadable" {
-		t.Fatalf("list %+v", list)
-	}
+	requireListed(t, en, "apex-bad", "unreadable")
 	if b, _ := os.ReadFile(snap); !bytes.Equal(b, doc) {
 		t.Fatalf("the record was changed: %s", b)
 	}
@@ -523,7 +496,7 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
 	id := must(en.Start(engine.StartRequest{Type: "apex", Context: "done", TTL: "1h"}))(t).WorkflowID
-	completedInSlot(t, en)
+	replaceInSlot(t, en, 1, `"status":"active"`, `"status":"completed"`) // completed, not archived: a crash between the two
 	want := "workflow " + id + " is completed, not active; nothing to expire"
 	for _, wait := range []time.Duration{0, 2 * time.Hour} {
 		e.clock.Add(wait)
@@ -533,19 +506,5 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 				t.Errorf("after %v, dry run %v: %+v, want unchanged and %q", wait, dry, r, want)
 			}
 		}
-	}
-}
-
-// completedInSlot marks the active workflow (at revision 1) completed without archiving it,
-// as a crash between the two leaves it.
-func completedInSlot(t *testing.T, en *engine.Engine) {
-	t.Helper()
-	st := must(store.Open(en.StateDir()))(t)
-	defer st.Close()
-	if _, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
-		next := bytes.Replace(cur, []byte(`"status":"active"`), []byte(`"status":"completed"`), 1)
-		return bytes.Replace(next, []byte(`"revision":1`), []byte(`"revision":2`), 1), store.Event{Kind: "edit"}, nil
-	}); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -38,6 +38,17 @@ var ErrInputTimeout = errors.New("stdin was not closed in time")
 // The read runs in a goroutine that a timeout abandons: a hook is a short-lived process and
 // exits soon after, so the blocked read dies with it. A wait <= 0 means no deadline.
 func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
+	var timeout <-chan time.Time // nil, never ready, without a wait
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	return readInput(r, limit, timeout)
+}
+
+// readInput is ReadInput with its wait over when timeout is ready.
+func readInput(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
 	done := make(chan error, 1)
 	var partial chunkBuffer
 	go func() {
@@ -50,12 +61,6 @@ func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 		}
 		done <- err
 	}()
-	var timeout <-chan time.Time // nil, never ready, without a wait
-	if wait > 0 {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		timeout = timer.C
-	}
 	select {
 	case err := <-done:
 		if errors.Is(err, ErrInputTooLarge) {
@@ -151,6 +156,11 @@ func Parse(data []byte) (Event, []string) {
 // problem becomes a note.
 func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
 	data, err := ReadInput(r, MaxInput, wait)
+	return eventOf(data, err, wait)
+}
+
+// eventOf is the event and notes ReadEvent makes of what ReadInput returned after a wait.
+func eventOf(data []byte, err error, wait time.Duration) (Event, []string) {
 	switch {
 	case errors.Is(err, ErrInputTooLarge):
 		return Event{}, []string{err.Error() + "; going on without the event"}

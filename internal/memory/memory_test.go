@@ -29,6 +29,17 @@ func newTestMemory(t *testing.T) (*Memory, string) {
 	return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC))}), dir
 }
 
+// writeTopic writes the topic file in dir by hand, as the model may.
+func writeTopic(t *testing.T, dir, topic string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, TopicFile), []byte(topic), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readFile(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -285,9 +296,6 @@ func TestSlug(t *testing.T) {
 func TestLastPositionToleratesHandEdits(t *testing.T) {
 	m, dir := newTestMemory(t)
 	m.opt.Now = clock(time.Date(2026, 11, 22, 19, 0, 0, 0, time.UTC)) // every line below is past
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	// The model rewrote the topic file: no front matter, extra prose, an untimed line, and
 	// lines out of order.
 	topic := "Some notes the model added.\n\n" +
@@ -295,9 +303,7 @@ func TestLastPositionToleratesHandEdits(t *testing.T) {
 		"* 2026-11-22T17:00:00Z Active DEBUG workflow: reproduce completed, troubleshooting it\n" +
 		"- a note without a time\n" +
 		"not a list item\n"
-	if err := os.WriteFile(filepath.Join(dir, TopicFile), []byte(topic), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTopic(t, dir, topic)
 	last, ok, err := m.LastPosition()
 	if err != nil || !ok {
 		t.Fatal(ok, err)
@@ -481,20 +487,21 @@ func TestSweepsStaleTemps(t *testing.T) {
 // lines written after it: otherwise, after a workflow completes, every session would be told
 // the stale position line as the last one, and that its workflow state is missing.
 func TestLastPositionIgnoresFutureTimes(t *testing.T) {
-	m, dir := newTestMemory(t) // now is 2026-11-22T17:01
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	topic := "```text\n" +
-		"2027-06-01T09:00:00Z Active APEX workflow: analyze completed, planning “x”\n" +
-		"2026-11-22T16:30:00Z Completed APEX for “x”: “shipped”\n" +
-		"```\n"
-	if err := os.WriteFile(filepath.Join(dir, TopicFile), []byte(topic), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	last, ok, err := m.LastPosition()
-	if err != nil || !ok || last.Text != "Completed APEX for “x”: “shipped”" {
-		t.Errorf("LastPosition = %+v %v %v, want the completion line", last, ok, err)
+	for name, topic := range map[string]string{
+		"data block": "```text\n" +
+			"2027-06-01T09:00:00Z Active APEX workflow: analyze completed, planning “x”\n" +
+			"2026-11-22T16:30:00Z Completed APEX for “x”: “shipped”\n" +
+			"```\n",
+		// Lines edited by hand are ranked by their times: the one in the future is passed over.
+		"edited by hand": "- 2027-06-01T09:00:00Z Active APEX workflow: analyze completed, planning “x”\n" +
+			"- 2026-11-22T16:30:00Z Completed APEX for “x”: “shipped”\n",
+	} {
+		m, dir := newTestMemory(t) // now is 2026-11-22T17:01
+		writeTopic(t, dir, topic)
+		last, ok, err := m.LastPosition()
+		if err != nil || !ok || last.Text != "Completed APEX for “x”: “shipped”" {
+			t.Errorf("%s: LastPosition = %+v %v %v, want the completion line", name, last, ok, err)
+		}
 	}
 }
 

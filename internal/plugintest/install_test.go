@@ -381,12 +381,7 @@ func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	rs := serveRelease(t, map[string][]byte{archive: tampered})
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		var res launchResult
-		if name == "cairn-session-start" {
-			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-		} else {
-			res = runLaunch(t, root, env, "", name)
-		}
+		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "sha256") {
 			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive", name, res)
@@ -823,12 +818,7 @@ func TestLaunchNoexecData(t *testing.T) {
 	work := t.TempDir()
 	env := launchEnv(root, filepath.Join(mnt, "data"), work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		var res launchResult
-		if name == "cairn-session-start" {
-			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-		} else {
-			res = runLaunch(t, root, env, initializeLine, name)
-		}
+		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "noexec") || strings.Contains(lines[0], "install Go") {
 			t.Errorf("%s = %+v, want exit 0 and one line naming the noexec data dir, without Go advice", name, res)
@@ -1070,12 +1060,7 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 			work, _, pdata := launchSite(t)
 			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
 			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-				var res launchResult
-				if name == "cairn-session-start" {
-					res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-				} else {
-					res = runLaunch(t, root, env, "", name)
-				}
+				res := launchAs(t, root, env, work, name)
 				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "sha256") {
 					t.Errorf("%s = %+v, want exit 0 and one line saying %q", name, res, tc.want)

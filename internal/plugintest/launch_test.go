@@ -46,18 +46,22 @@ func runLaunch(t *testing.T, root string, env []string, stdin string, args ...st
 	return runProcess(t, 4*time.Minute, fmt.Sprintf("running hooks/launch %v", args), env, t.TempDir(), stdin, filepath.Join(root, "hooks", "launch"), args...)
 }
 
-// launchTimed starts the launcher called name, the SessionStart hook (from dir) or the MCP
-// server, and says how long it took.
+// launchTimed starts the launcher called name, as launchAs does, and says how long it took.
 func launchTimed(t *testing.T, root string, env []string, dir, name string) (launchResult, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	var res launchResult
-	if name == "cairn-session-start" {
-		res = runShell(t, hookCommand(t, "SessionStart"), env, dir, `{"session_id":"s"}`)
-	} else {
-		res = runLaunch(t, root, env, initializeLine, name)
-	}
+	res := launchAs(t, root, env, dir, name)
 	return res, time.Since(start)
+}
+
+// launchAs starts the launcher called name: cairn-session-start as the SessionStart hook
+// command (from dir), any other (the MCP server) through hooks/launch, sent an initialize line.
+func launchAs(t *testing.T, root string, env []string, dir, name string) launchResult {
+	t.Helper()
+	if name == "cairn-session-start" {
+		return runShell(t, hookCommand(t, "SessionStart"), env, dir, `{"session_id":"s"}`)
+	}
+	return runLaunch(t, root, env, initializeLine, name)
 }
 
 // initializeLine is an MCP client's first line, which the server answers with its serverInfo.

@@ -24,6 +24,18 @@ func readDoc(t *testing.T, rel string) string {
 	return string(data)
 }
 
+// section returns the text of the repository file rel under the heading "## name", up to the
+// next heading of that level.
+func section(t *testing.T, rel, name string) string {
+	t.Helper()
+	_, sec, ok := strings.Cut(readDoc(t, rel), "\n## "+name+"\n")
+	if !ok {
+		t.Fatalf("%s has no \"## %s\"", rel, name)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	return sec
+}
+
 // stringConsts returns the string constants declared in the non-test Go files of the package
 // directory dir: name -> value, where a value is a literal or a sum of literals and constants
 // of the same package.
@@ -219,12 +231,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 // github.com/spf13/cobra had one.
 func TestInternalsNamesEveryDependency(t *testing.T) {
 	gomod := readDoc(t, "go.mod")
-	doc := readDoc(t, "docs/INTERNALS.md")
-	_, table, ok := strings.Cut(doc, "\n## Dependencies, and why\n")
-	if !ok {
-		t.Fatal("docs/INTERNALS.md has no \"## Dependencies, and why\"")
-	}
-	table, _, _ = strings.Cut(table, "\n## ")
+	table := section(t, "docs/INTERNALS.md", "Dependencies, and why")
 	var mods []string
 	inRequire := false
 	for _, l := range strings.Split(gomod, "\n") {
@@ -318,12 +325,7 @@ func TestReadmeNamesEveryVariable(t *testing.T) {
 // CLAUDE_CODE_REMOTE_MEMORY_DIR, CLAUDE_CODE_SIMPLE, CLAUDE_CODE_SAFE_MODE and
 // CLAUDE_CODE_REMOTE were named.
 func TestInternalsFindsMemoryAsTheCodeDoes(t *testing.T) {
-	doc := readDoc(t, "docs/INTERNALS.md")
-	_, sec, ok := strings.Cut(doc, "\n## Finding auto-memory\n")
-	if !ok {
-		t.Fatal("docs/INTERNALS.md has no \"## Finding auto-memory\"")
-	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
+	sec := section(t, "docs/INTERNALS.md", "Finding auto-memory")
 	n := 0
 	for name, v := range stringConsts(t, filepath.Join(repoRoot(t), "internal", "memory")) {
 		if !strings.HasPrefix(name, "Env") {
@@ -342,12 +344,7 @@ func TestInternalsFindsMemoryAsTheCodeDoes(t *testing.T) {
 // TestReadmeNamesEveryConfigKey: the README's Configuration names every key of
 // .claude/cairn/config.json the engine reads (engine.fileConfig's JSON names).
 func TestReadmeNamesEveryConfigKey(t *testing.T) {
-	readme := readDoc(t, "README.md")
-	_, sec, ok := strings.Cut(readme, "\n## Configuration\n")
-	if !ok {
-		t.Fatal("README has no \"## Configuration\"")
-	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
+	sec := section(t, "README.md", "Configuration")
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filepath.Join(repoRoot(t), "internal", "engine", "config.go"), nil, parser.SkipObjectResolution)
 	if err != nil {

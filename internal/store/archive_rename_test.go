@@ -58,11 +58,7 @@ func TestArchiveJournalMoveNeverReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	f := &appearFS{FS: d, prefix: "archive/" + wfID + "-", suffix: "/journal.jsonl", content: []byte("theirs\n")}
 	s := mustOpen(t, dir, store.WithFS(f), clock)
 	info, _ := s.Archive("completed")
@@ -114,11 +110,7 @@ func TestReclaimJournalNeverReplaces(t *testing.T) {
 	if err := os.Rename(jf, filepath.Join(left, "journal.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	f := &appearFS{FS: d, prefix: "journal/", suffix: wfID + ".jsonl", content: theirs}
 	if res, err := mustOpen(t, dir, store.WithFS(f)).UpdateWorkflow(setNext(wfID, "implement")); err != nil || res.Revision != 3 {
 		t.Fatalf("update: %+v %v", res, err)

@@ -46,11 +46,7 @@ func (f *dirTakeFS) Lstat(name string) (os.FileInfo, error) {
 // under the next name. Before, the mkdir failed and the undo removed that directory whole.
 func TestArchiveNeverTakesOverADirectory(t *testing.T) {
 	dir := t.TempDir()
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	f := &dirTakeFS{FS: d, prefix: wfID + "-"}
 	s := mustOpen(t, dir, store.WithFS(f), store.WithClock(func() time.Time { return fixedNow }))
 	if _, err := s.UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
@@ -122,17 +118,14 @@ func TestRecoveryKeepsADirectoryTakenBeforeTheMarkerMovedOn(t *testing.T) {
 			if _, err := mustOpen(t, dir, clock).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
 				t.Fatal(err)
 			}
-			d, err := durable.OpenDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			d := openDir(t, dir)
 			f := &takeThenKillFS{FS: d, prefix: wfID + "-"}
 			if adopt {
 				f.prefix = "conflict-" + f.prefix
 			}
 			f.ff = &durabletest.Faulty{FS: f, Persistent: true}
 			s := mustOpen(t, dir, store.WithFS(f.ff), clock)
+			var err error
 			if adopt {
 				line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
 				_, _, err = s.AdoptLine("conflict", line, nil)
@@ -277,11 +270,7 @@ func TestFailedArchiveUndoesOnlyWhatItMade(t *testing.T) {
 	if _, err := mustOpen(t, dir, clock).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	f := &markFailFS{FS: d, prefix: wfID + "-"}
 	s := mustOpen(t, dir, store.WithFS(f), clock)
 	if _, err := s.Archive("abandoned"); err == nil || f.taken == "" {
@@ -324,11 +313,7 @@ func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
 	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	f := &dropThenKillFS{FS: d}
 	f.ff = &durabletest.Faulty{FS: f, Persistent: true}
 	s := mustOpen(t, dir, store.WithFS(f.ff))

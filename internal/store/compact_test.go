@@ -415,11 +415,7 @@ func TestReadJournalDuringCompactions(t *testing.T) {
 	if _, err := transition(w); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	// The reader dawdles at every step, so that compactions land between them.
 	r := mustOpen(t, dir, store.WithFS(slowFS{d}))
 	done := make(chan error)
@@ -553,11 +549,7 @@ func TestLostSnapshotAndJournalReadFromTheSegments(t *testing.T) {
 	}
 	sealedRev := j.Records[len(j.Records)-1].Revision
 
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	ro := mustOpen(t, dir, store.WithFS(readOnly{d}))
 	w, err := ro.ReadWorkflow()
 	if err != nil || w.Revision != sealedRev || len(w.Notices) != 1 || !strings.Contains(w.Notices[0].Message, "sealed") {

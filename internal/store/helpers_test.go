@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -18,6 +19,18 @@ func mustOpen(t testing.TB, dir string, opts ...store.Option) *store.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// openDir opens dir as a durable.FS, for a test to wrap (store.WithFS); it is closed when the
+// test ends, after the stores opened on it.
+func openDir(t testing.TB, dir string) *durable.Dir {
+	t.Helper()
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
 }
 
 func newStore(t testing.TB, opts ...store.Option) (*store.Store, string) {

@@ -61,11 +61,7 @@ func TestRetireLegacyNeverOverwritesABackup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".claude", "workflow-state.json"), seed, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pd, err := durable.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pd.Close()
+	pd := openDir(t, root)
 	earlier := []byte("a backup made by someone else")
 	fsys := &takeFS{FS: pd, take: ".claude/workflow-state.v1.json.bak", content: earlier}
 	w, err := mustOpen(t, dir, store.WithClock(clockFrom(fixedNow)), store.WithProjectFS(fsys)).ReadWorkflow()
@@ -123,11 +119,7 @@ func TestMigrateOwnNeverOverwritesABackup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, store.WorkflowFile), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	earlier := []byte("a backup made by someone else")
 	fsys := &takeOnWriteFS{FS: d, take: "workflow-state.v1.json.bak", content: earlier}
 	w, err := mustOpen(t, dir, store.WithFS(fsys)).ReadWorkflow()

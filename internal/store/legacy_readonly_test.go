@@ -55,11 +55,7 @@ func TestOlderSnapshotInReadOnlyStateDir(t *testing.T) {
 			if err := os.WriteFile(snap, old, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			d, err := durable.OpenDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			d := openDir(t, dir)
 			ro := mustOpen(t, dir, store.WithFS(wrap(d)))
 			var id string
 			for read := 1; read <= 2; read++ {
@@ -121,11 +117,7 @@ func TestSeedFileWithReadOnlyStateDir(t *testing.T) {
 	if err := os.WriteFile(seed, old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	ro := mustOpen(t, dir, store.WithFS(readOnly{d}))
 	var id string
 	for read := 1; read <= 2; read++ {
