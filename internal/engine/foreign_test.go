@@ -72,3 +72,46 @@ func TestForeignSnapshotOneStep(t *testing.T) {
 		t.Fatalf("after moving it out: %s %s %q", r.Tier, r.WorkflowID, r.Next)
 	}
 }
+
+// TestNewerStateLeftUntouchedInEveryRefusal: every operation refused on state a newer Cairn
+// wrote says the state was left untouched and gives the one step (install a newer Cairn, start
+// nothing over it), as resume and doctor do. Before, all but those two passed on the store's
+// own words, "use that newer Cairn, or upgrade this one, to resume it": nothing about the file,
+// which a person may then fear was changed, or about starting over it.
+func TestNewerStateLeftUntouchedInEveryRefusal(t *testing.T) {
+	e, en, _ := newerOverAnEnding(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	before, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := e.open("s2")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"start", func() error { _, err := o.Start(engine.StartRequest{Type: "apex", Context: "over it"}); return err }},
+		{"transition", func() error { _, err := o.Transition(engine.TransitionRequest{To: "build"}); return err }},
+		{"get vars", func() error { _, err := o.GetVars(nil); return err }},
+		{"history", func() error { _, err := o.History("apex-new"); return err }},
+		{"show", func() error { _, err := o.Show("apex-new"); return err }},
+		{"snapshot", func() error { _, err := o.Snapshot(); return err }},
+		{"quick status", func() error { _, _, err := o.QuickStatus(); return err }},
+		{"archive", func() error { _, err := o.Archive("abandoned"); return err }},
+		{"expire", func() error { _, err := o.ExpireTTL(false); return err }},
+		{"stop", func() error { _, err := o.Stop(engine.StopInput{SessionID: "s2"}); return err }},
+	} {
+		err := c.run()
+		if !engine.IsNewerState(err) || engine.Classify(err) != engine.StateUnusable {
+			t.Errorf("%s: %v, want the newer state's refusal", c.name, err)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, "left untouched") || !strings.Contains(msg, "install a Cairn newer than") ||
+			!strings.Contains(msg, "do not start a new workflow over it") {
+			t.Errorf("%s: %q", c.name, msg)
+		}
+	}
+	if after, err := os.ReadFile(snap); err != nil || string(after) != string(before) {
+		t.Fatalf("the newer state was changed: %q %v", after, err)
+	}
+}

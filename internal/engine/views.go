@@ -240,7 +240,7 @@ func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no
 		// such workflow".
-		return nil, j, activeErr
+		return nil, j, stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
 		return nil, j, NotFoundMsg("no workflow with that id: none is on record yet")
