@@ -115,3 +115,41 @@ func TestNewerStateLeftUntouchedInEveryRefusal(t *testing.T) {
 		t.Fatalf("the newer state was changed: %q %v", after, err)
 	}
 }
+
+// TestHistoryTellsWhatItLeftOut: a journal line that is not Cairn's (another tool's) is left
+// out of the history and kept in the journal, and the history says so and where to look, for
+// the active workflow and for an archived one.
+func TestHistoryTellsWhatItLeftOut(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+	journal := filepath.Join(en.StateDir(), "journal", "apex-kept.jsonl")
+	f, err := os.OpenFile(journal, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"note":"another tool wrote this"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	must(en.SetVars(map[string]string{"WF_AFTER": "1"}))(t)
+	check := func(when, where string) {
+		t.Helper()
+		evs, notices, err := e.open("s2").HistoryNotices("apex-kept")
+		if err != nil || len(evs) < 2 {
+			t.Fatalf("%s: %d events, %v", when, len(evs), err)
+		}
+		if len(notices) != 1 || !strings.HasSuffix(notices[0], "kept there as it is (line 2 skipped: no checksum): look at it in "+where) {
+			t.Errorf("%s: notices %q", when, notices)
+		}
+	}
+	check("active", journal)
+	must(en.Archive("abandoned"))(t)
+	list := must(en.List())(t)
+	if len(list) != 1 || list[0].Archived == "" {
+		t.Fatalf("list %+v", list)
+	}
+	check("archived", filepath.Join(en.StateDir(), "archive", list[0].Archived, "journal.jsonl"))
+}

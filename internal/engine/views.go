@@ -215,37 +215,40 @@ func summarize(r *workflow.Record, archived string) Summary {
 		Context: r.Context, UpdatedAt: r.UpdatedAt, Archived: archived}
 }
 
-// find locates a workflow by id: the active one, else the newest archive of that id.
-func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
+// find locates a workflow by id: the active one, else the newest archive of that id. journal
+// is the path of its journal file, for a person to look at.
+func (e *Engine) find(id string) (data []byte, j store.Journal, journal string, err error) {
 	if id == "" {
-		return nil, j, errors.New("which workflow? give its id (cairn list shows them)")
+		return nil, j, "", errors.New("which workflow? give its id (cairn list shows them)")
 	}
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
+		journal = filepath.Join(e.st.Dir(), "journal", id+".jsonl")
 		j, err := e.st.ReadJournal(id)
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return w.Data, j, err
+			return w.Data, j, journal, err
 		}
-		return w.Data, j, nil
+		return w.Data, j, journal, nil
 	}
 	archives, err := e.st.ListArchives()
 	if err != nil {
-		return nil, j, err
+		return nil, j, "", err
 	}
 	for _, a := range archives {
 		if a.WorkflowID == id || a.Dir == id {
-			return e.st.ReadArchive(a.Dir)
+			data, j, err := e.st.ReadArchive(a.Dir)
+			return data, j, filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), err
 		}
 	}
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no
 		// such workflow".
-		return nil, j, stateErr(activeErr)
+		return nil, j, "", stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return nil, j, NotFoundMsg("no workflow with that id: none is on record yet")
+		return nil, j, "", NotFoundMsg("no workflow with that id: none is on record yet")
 	}
-	return nil, j, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+	return nil, j, "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
@@ -258,7 +261,7 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 // ShowNotices is Show with what it could not read, for the person: a record whose journal
 // cannot be read is shown all the same, with the moves it keeps itself.
 func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
-	data, j, err := e.find(id)
+	data, j, _, err := e.find(id)
 	if err != nil && data != nil {
 		return data, []string{fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)}, nil
 	}
@@ -320,9 +323,17 @@ func joinHistory(log, recent []workflow.HistoryEntry) []workflow.HistoryEntry {
 
 // History returns a workflow's journal, oldest first.
 func (e *Engine) History(id string) ([]Event, error) {
-	_, j, err := e.find(id)
+	evs, _, err := e.HistoryNotices(id)
+	return evs, err
+}
+
+// HistoryNotices is History with what it left out, for the person: journal lines Cairn cannot
+// read (another tool's, or damaged) and gaps in the sequence, which the journal keeps as they
+// are.
+func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
+	_, j, journal, err := e.find(id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Event, 0, len(j.Records))
 	for _, r := range j.Records {
@@ -336,7 +347,16 @@ func (e *Engine) History(id string) ([]Event, error) {
 		}
 		out = append(out, ev)
 	}
-	return out, nil
+	var notices []string
+	if n := len(j.Problems); n > 0 {
+		const most = 3
+		why := strings.Join(j.Problems[:min(n, most)], "; ")
+		if n > most {
+			why += fmt.Sprintf("; +%d more", n-most)
+		}
+		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, journal))
+	}
+	return out, notices, nil
 }
 
 // DoctorOptions says where the installed plugin and binaries are, for the checks that need it.
