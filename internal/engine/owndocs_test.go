@@ -126,7 +126,8 @@ func TestL2WriteSetsADamagedMarkAsideAndTellsIt(t *testing.T) {
 
 // An l2-state.json that is JSON but not this Cairn's l2-state (a newer Cairn's, with fields
 // this one does not know, or a foreign document) is set aside and told, as a mark that holds
-// no mark is, not overwritten without a word.
+// no mark is, not overwritten without a word. It is told as what it is, not as damage: before,
+// the notice said a newer Cairn's l2-state "was damaged".
 func TestForeignL2StateIsSetAsideAndTold(t *testing.T) {
 	for _, foreign := range []string{`{"workflow_id":"wf-x","revision":3,"future":{"x":1}}`, `["not","a","state"]`} {
 		e := newEnv(t)
@@ -134,8 +135,11 @@ func TestForeignL2StateIsSetAsideAndTold(t *testing.T) {
 		must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
 		e.write(".claude/cairn/l2-state.json", foreign)
 		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-		if !containsAny(res.Warnings, "l2-state.json was damaged") {
+		if !containsAny(res.Warnings, "l2-state.json holds no l2-state this Cairn knows (a newer Cairn's, or another tool's) and was moved to quarantine/l2-state.json-") {
 			t.Errorf("%s: the foreign l2-state set aside is not told: warnings %q", foreign, res.Warnings)
+		}
+		if containsAny(res.Warnings, "damaged") {
+			t.Errorf("%s: the foreign l2-state is told as damaged: warnings %q", foreign, res.Warnings)
 		}
 		q := e.quarantined()
 		if len(q) != 1 || !strings.Contains(filepath.Base(q[0]), "l2-state.json-") {
