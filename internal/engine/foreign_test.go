@@ -153,3 +153,32 @@ func TestHistoryTellsWhatItLeftOut(t *testing.T) {
 	}
 	check("archived", filepath.Join(en.StateDir(), "archive", list[0].Archived, "journal.jsonl"))
 }
+
+// TestDoctorTellsAnotherToolsSnapshotAsSuch: a JSON document in the snapshot's place that holds
+// no workflow record and no version above Cairn's (another tool's file: the next command keeps
+// it in quarantine/ and rebuilds from the journal) is told by doctor as what it is, not as
+// damage. Before, doctor said it "is damaged" and that the next command "keeps the damaged
+// file", of a file no one damaged. A snapshot that is not JSON is still told as damaged.
+func TestDoctorTellsAnotherToolsSnapshotAsSuch(t *testing.T) {
+	for _, c := range []struct{ doc, detail, fix string }{
+		{`{"name":"shop","main":"index.js"}`, "holds no workflow record", "keeps that file in quarantine/"},
+		{`{"name":"shop","version":"1.2.0","main":"index.js"}`, "holds no workflow record", "keeps that file in quarantine/"},
+		{`{"version":"2.0","workflow_id":`, "is damaged (", "keeps the damaged file in quarantine/"},
+	} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		if err := os.WriteFile(snap, []byte(c.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+		if d == nil || d.OK || !strings.Contains(d.Detail, c.detail) || !strings.Contains(d.Detail, "its journal holds the state of apex-kept") ||
+			!strings.HasPrefix(d.Fix, "run cairn status: it rebuilds the snapshot from the journal and "+c.fix) {
+			t.Errorf("%s: doctor says %+v", c.doc, d)
+		}
+		if c.detail != "is damaged (" && (strings.Contains(d.Detail, "damaged") || strings.Contains(d.Fix, "damaged")) {
+			t.Errorf("%s: told as damaged: %+v", c.doc, d)
+		}
+	}
+}

@@ -541,6 +541,10 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 				Fix: "move " + snap + " out of " + dir + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
 		}
 		why = snap + " is damaged (" + err.Error() + ")"
+		if errors.Is(err, migrate.ErrForeign) {
+			// Another tool's file: its error says so, and it is kept all the same.
+			why, quarantine = snap+": "+err.Error(), " and keeps that file in quarantine/"
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		why, quarantine = snap+" is missing", ""
 	case errors.Is(err, durable.ErrTooLarge):
