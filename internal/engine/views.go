@@ -538,7 +538,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		}
 		if foreignSnapshot(err) {
 			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",
-				Fix: "move " + snap + " out of " + dir + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
+				Fix: e.moveOut() + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
 		}
 		why = snap + " is damaged (" + err.Error() + ")"
 		if errors.Is(err, migrate.ErrForeign) {
