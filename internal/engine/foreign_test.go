@@ -182,3 +182,35 @@ func TestDoctorTellsAnotherToolsSnapshotAsSuch(t *testing.T) {
 		}
 	}
 }
+
+// TestShowSaysARecordItCannotReadWhole: an archived record a newer Cairn wrote, or a document
+// that holds no workflow record in an archive's place, is shown with a notice that says so:
+// before, cairn show printed what this Cairn could read of it (a package.json as a workflow of
+// type "module") without a word.
+func TestShowSaysARecordItCannotReadWhole(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`{"version":"3.1","workflow_id":"apex-gone","revision":9,"future":true}`, `the record of apex-gone was written by a newer Cairn (record version "3.1")`},
+		{`{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, "the record of apex-gone is not one this Cairn reads ("},
+	} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "gone", WorkflowID: "apex-gone"}))(t)
+		must(en.Archive("abandoned"))(t)
+		list := must(en.List())(t)
+		if len(list) != 1 || list[0].Archived == "" {
+			t.Fatalf("list %+v", list)
+		}
+		rec := filepath.Join(en.StateDir(), "archive", list[0].Archived, "workflow-state.json")
+		if err := os.WriteFile(rec, []byte(c.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		data, notices, err := e.open("s2").ShowNotices("apex-gone")
+		if err != nil || string(data) != c.doc {
+			t.Fatalf("%s: show gave %s, %v", c.doc, data, err)
+		}
+		if len(notices) != 1 || !strings.HasPrefix(notices[0], c.want) || !strings.Contains(notices[0], "left untouched") ||
+			!strings.Contains(notices[0], "cairn show --json prints it as stored") {
+			t.Errorf("%s: notices %q", c.doc, notices)
+		}
+	}
+}

@@ -262,11 +262,33 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 // cannot be read is shown all the same, with the moves it keeps itself.
 func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
 	data, j, _, err := e.find(id)
-	if err != nil && data != nil {
-		return data, []string{fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)}, nil
+	if data == nil {
+		return nil, nil, err
+	}
+	var notices []string
+	if n := notWhole(id, data); n != "" {
+		notices = append(notices, n)
+	}
+	if err != nil {
+		return data, append(notices, fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)), nil
 	}
 	data, err = e.show(data, j, err)
-	return data, nil, err
+	return data, notices, err
+}
+
+// notWhole says, of data, the record of id about to be shown (an archived one: the active slot
+// refuses these), that this Cairn cannot read all of it: a newer Cairn's, or a document that
+// holds no workflow record. "" for any other.
+func notWhole(id string, data []byte) string {
+	const shown = "what is shown is what this Cairn reads of it, and the record is left untouched; cairn show --json prints it as stored"
+	_, err := migrate.Detect(data)
+	if n, ok := errors.AsType[*migrate.NewerError](err); ok {
+		return fmt.Sprintf("the record of %s was written by a newer Cairn (record version %s): %s", id, n.Version, shown)
+	}
+	if errors.Is(err, migrate.ErrForeign) {
+		return fmt.Sprintf("the record of %s is not one this Cairn reads (%v): %s", id, err, shown)
+	}
+	return ""
 }
 
 // show is Show of a record found with its journal.
