@@ -103,3 +103,6 @@ func foreignSnapshot(err error) bool {
 	fe, ok := errors.AsType[*migrate.ForeignError](err)
 	return ok && fe.Newer
 }
+
+// IsForeignSnapshot reports whether err is the refusal of such a snapshot, left in place.
+func IsForeignSnapshot(err error) bool { return foreignSnapshot(err) }

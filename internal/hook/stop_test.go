@@ -51,3 +51,39 @@ func TestStopSaysAFailureOncePerSession(t *testing.T) {
 		t.Errorf("another session is not told: %q", got)
 	}
 }
+
+// TestStopLeavesStateLeftOnPurposeToSessionStart: state Cairn leaves as it is on purpose (a
+// newer Cairn's, or another tool's file in the snapshot's place) is no failure of the turn's
+// end: SessionStart told the user what it is and the step, so the Stop hook says nothing and
+// logs why. Before, a foreign snapshot was told after the first turn of every session as "the
+// end-of-turn check failed", cut at the length of a systemMessage before any step.
+func TestStopLeavesStateLeftOnPurposeToSessionStart(t *testing.T) {
+	for _, doc := range []string{
+		`{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`,
+		`{"version":"3.1","workflow_id":"apex-kept","revision":9,"future":true}`,
+	} {
+		dir := t.TempDir()
+		env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": t.TempDir()}
+		getenv := func(k string) string { return env[k] }
+		en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-kept"}); err != nil {
+			t.Fatal(err)
+		}
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		en.Close()
+		if err := os.WriteFile(snap, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		hook.Stop(strings.NewReader(`{"session_id":"s1","hook_event_name":"Stop"}`), &stdout, &stderr, getenv, nil)
+		if stdout.Len() != 0 || !strings.Contains(stderr.String(), "end-of-turn protocol: ") {
+			t.Errorf("%s: stdout %q, stderr %q", doc, stdout.String(), stderr.String())
+		}
+		if b, err := os.ReadFile(snap); err != nil || string(b) != doc {
+			t.Errorf("%s: the file was changed: %q %v", doc, b, err)
+		}
+	}
+}
