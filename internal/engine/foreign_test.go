@@ -91,6 +91,10 @@ func TestNewerStateLeftUntouchedInEveryRefusal(t *testing.T) {
 		run  func() error
 	}{
 		{"start", func() error { _, err := o.Start(engine.StartRequest{Type: "apex", Context: "over it"}); return err }},
+		{"start replacing it", func() error {
+			_, err := o.Start(engine.StartRequest{Type: "apex", Context: "over it", Replace: true})
+			return err
+		}},
 		{"transition", func() error { _, err := o.Transition(engine.TransitionRequest{To: "build"}); return err }},
 		{"get vars", func() error { _, err := o.GetVars(nil); return err }},
 		{"history", func() error { _, err := o.History("apex-new"); return err }},
