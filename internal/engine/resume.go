@@ -100,7 +100,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		if foreignSnapshot(err) {
 			// The user's one line, cut at a few hundred characters, starts with the step:
 			// the store's text says why at a length that would cut it off.
-			told = e.moveOut() + ": it holds no workflow record this Cairn reads (another tool's file, or a newer Cairn's) and was left as it is; Cairn then reads the workflow from its journal"
+			told = e.moveOut() + ": it holds no workflow record this Cairn reads (another tool's file, or a newer Cairn's) and was left as it is; Cairn then reads the workflow from its journal, if there is one"
 		}
 		eye = append(eye, told)
 		r = nil
