@@ -241,10 +241,11 @@ func runHistory(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	evs, err := e.History(id)
+	evs, notices, err := e.HistoryNotices(id)
 	if err != nil {
 		return err
 	}
+	a.warn(notices...) // on stderr, in both forms: the events are stdout's
 	if a.json {
 		return a.printJSON(evs)
 	}

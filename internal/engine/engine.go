@@ -301,7 +301,7 @@ func (e *Engine) active() (*workflow.Record, []store.Notice, error) {
 		return nil, w.Notices, nil
 	}
 	if err != nil {
-		return nil, w.Notices, err
+		return nil, w.Notices, stateErr(err)
 	}
 	r, err := w.Record()
 	if err != nil {

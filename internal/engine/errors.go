@@ -85,6 +85,16 @@ func newerState(err error) *NewerStateError {
 	return nil
 }
 
+// stateErr is err, the store's error reading the active workflow, as the engine gives it:
+// state from a newer Cairn as a *NewerStateError, which says it is left untouched and what to
+// install; the store's own words say neither.
+func stateErr(err error) error {
+	if n := newerState(err); n != nil {
+		return n
+	}
+	return err
+}
+
 // foreignSnapshot reports whether err is the store's refusal of a snapshot that holds no
 // workflow record and has a version above the ones this Cairn reads: another tool's file, or a
 // newer Cairn's that moved its fields. It is left in place, not damage to repair: its one step
@@ -93,3 +103,6 @@ func foreignSnapshot(err error) bool {
 	fe, ok := errors.AsType[*migrate.ForeignError](err)
 	return ok && fe.Newer
 }
+
+// IsForeignSnapshot reports whether err is the refusal of such a snapshot, left in place.
+func IsForeignSnapshot(err error) bool { return foreignSnapshot(err) }

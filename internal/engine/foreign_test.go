@@ -72,3 +72,149 @@ func TestForeignSnapshotOneStep(t *testing.T) {
 		t.Fatalf("after moving it out: %s %s %q", r.Tier, r.WorkflowID, r.Next)
 	}
 }
+
+// TestNewerStateLeftUntouchedInEveryRefusal: every operation refused on state a newer Cairn
+// wrote says the state was left untouched and gives the one step (install a newer Cairn, start
+// nothing over it), as resume and doctor do. Before, all but those two passed on the store's
+// own words, "use that newer Cairn, or upgrade this one, to resume it": nothing about the file,
+// which a person may then fear was changed, or about starting over it.
+func TestNewerStateLeftUntouchedInEveryRefusal(t *testing.T) {
+	e, en, _ := newerOverAnEnding(t)
+	snap := filepath.Join(en.StateDir(), "workflow-state.json")
+	before, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := e.open("s2")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"start", func() error { _, err := o.Start(engine.StartRequest{Type: "apex", Context: "over it"}); return err }},
+		{"start replacing it", func() error {
+			_, err := o.Start(engine.StartRequest{Type: "apex", Context: "over it", Replace: true})
+			return err
+		}},
+		{"transition", func() error { _, err := o.Transition(engine.TransitionRequest{To: "build"}); return err }},
+		{"get vars", func() error { _, err := o.GetVars(nil); return err }},
+		{"history", func() error { _, err := o.History("apex-new"); return err }},
+		{"show", func() error { _, err := o.Show("apex-new"); return err }},
+		{"snapshot", func() error { _, err := o.Snapshot(); return err }},
+		{"quick status", func() error { _, _, err := o.QuickStatus(); return err }},
+		{"archive", func() error { _, err := o.Archive("abandoned"); return err }},
+		{"expire", func() error { _, err := o.ExpireTTL(false); return err }},
+		{"stop", func() error { _, err := o.Stop(engine.StopInput{SessionID: "s2"}); return err }},
+	} {
+		err := c.run()
+		if !engine.IsNewerState(err) || engine.Classify(err) != engine.StateUnusable {
+			t.Errorf("%s: %v, want the newer state's refusal", c.name, err)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, "left untouched") || !strings.Contains(msg, "install a Cairn newer than") ||
+			!strings.Contains(msg, "do not start a new workflow over it") {
+			t.Errorf("%s: %q", c.name, msg)
+		}
+	}
+	if after, err := os.ReadFile(snap); err != nil || string(after) != string(before) {
+		t.Fatalf("the newer state was changed: %q %v", after, err)
+	}
+}
+
+// TestHistoryTellsWhatItLeftOut: a journal line that is not Cairn's (another tool's) is left
+// out of the history and kept in the journal, and the history says so and where to look, for
+// the active workflow and for an archived one.
+func TestHistoryTellsWhatItLeftOut(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+	journal := filepath.Join(en.StateDir(), "journal", "apex-kept.jsonl")
+	f, err := os.OpenFile(journal, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"note":"another tool wrote this"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	must(en.SetVars(map[string]string{"WF_AFTER": "1"}))(t)
+	check := func(when, where string) {
+		t.Helper()
+		evs, notices, err := e.open("s2").HistoryNotices("apex-kept")
+		if err != nil || len(evs) < 2 {
+			t.Fatalf("%s: %d events, %v", when, len(evs), err)
+		}
+		if len(notices) != 1 || !strings.HasSuffix(notices[0], "kept there as it is (line 2 skipped: no checksum): look at it in "+where) {
+			t.Errorf("%s: notices %q", when, notices)
+		}
+	}
+	check("active", journal)
+	must(en.Archive("abandoned"))(t)
+	list := must(en.List())(t)
+	if len(list) != 1 || list[0].Archived == "" {
+		t.Fatalf("list %+v", list)
+	}
+	check("archived", filepath.Join(en.StateDir(), "archive", list[0].Archived, "journal.jsonl"))
+}
+
+// TestDoctorTellsAnotherToolsSnapshotAsSuch: a JSON document in the snapshot's place that holds
+// no workflow record and no version above Cairn's (another tool's file: the next command keeps
+// it in quarantine/ and rebuilds from the journal) is told by doctor as what it is, not as
+// damage. Before, doctor said it "is damaged" and that the next command "keeps the damaged
+// file", of a file no one damaged. A snapshot that is not JSON is still told as damaged.
+func TestDoctorTellsAnotherToolsSnapshotAsSuch(t *testing.T) {
+	for _, c := range []struct{ doc, detail, fix string }{
+		{`{"name":"shop","main":"index.js"}`, "holds no workflow record", "keeps that file in quarantine/"},
+		{`{"name":"shop","version":"1.2.0","main":"index.js"}`, "holds no workflow record", "keeps that file in quarantine/"},
+		{`{"version":"2.0","workflow_id":`, "is damaged (", "keeps the damaged file in quarantine/"},
+	} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+		snap := filepath.Join(en.StateDir(), "workflow-state.json")
+		if err := os.WriteFile(snap, []byte(c.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+		if d == nil || d.OK || !strings.Contains(d.Detail, c.detail) || !strings.Contains(d.Detail, "its journal holds the state of apex-kept") ||
+			!strings.HasPrefix(d.Fix, "run cairn status: it rebuilds the snapshot from the journal and "+c.fix) {
+			t.Errorf("%s: doctor says %+v", c.doc, d)
+		}
+		if c.detail != "is damaged (" && (strings.Contains(d.Detail, "damaged") || strings.Contains(d.Fix, "damaged")) {
+			t.Errorf("%s: told as damaged: %+v", c.doc, d)
+		}
+	}
+}
+
+// TestShowSaysARecordItCannotReadWhole: an archived record a newer Cairn wrote, or a document
+// that holds no workflow record in an archive's place, is shown with a notice that says so:
+// before, cairn show printed what this Cairn could read of it (a package.json as a workflow of
+// type "module") without a word.
+func TestShowSaysARecordItCannotReadWhole(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`{"version":"3.1","workflow_id":"apex-gone","revision":9,"future":true}`, `the record of apex-gone was written by a newer Cairn (record version "3.1")`},
+		{`{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, "the record of apex-gone is not one this Cairn reads ("},
+	} {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "gone", WorkflowID: "apex-gone"}))(t)
+		must(en.Archive("abandoned"))(t)
+		list := must(en.List())(t)
+		if len(list) != 1 || list[0].Archived == "" {
+			t.Fatalf("list %+v", list)
+		}
+		rec := filepath.Join(en.StateDir(), "archive", list[0].Archived, "workflow-state.json")
+		if err := os.WriteFile(rec, []byte(c.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		data, notices, err := e.open("s2").ShowNotices("apex-gone")
+		if err != nil || string(data) != c.doc {
+			t.Fatalf("%s: show gave %s, %v", c.doc, data, err)
+		}
+		if len(notices) != 1 || !strings.HasPrefix(notices[0], c.want) || !strings.Contains(notices[0], "left untouched") ||
+			!strings.Contains(notices[0], "cairn show --json prints it as stored") {
+			t.Errorf("%s: notices %q", c.doc, notices)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func (e *Engine) updateL2State(active string, f func(*l2State)) *store.Notice {
 			dec := json.NewDecoder(bytes.NewReader(cur))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&s); err != nil {
-				foreign = e.setAside(l2StateDoc, "it holds no l2-state this Cairn knows")
+				foreign = e.setAside(l2StateDoc, "holds no l2-state this Cairn knows (a newer Cairn's, or another tool's)")
 			}
 		}
 		s.active = active

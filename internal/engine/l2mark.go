@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -104,17 +105,20 @@ func (e *Engine) setNoMarkAside(cur []byte) *store.Notice {
 	if _, ok := decodeMark(cur); cur == nil || ok {
 		return nil
 	}
-	return e.setAside(l2MarkDoc, "it holds no mark")
+	return e.setAside(l2MarkDoc, "was damaged (it holds no mark)")
 }
 
-// setAside moves Cairn's document name, JSON but not what Cairn keeps there (why says so), to
-// quarantine/, as UpdateOwn does one that is not JSON, and returns the notice that tells it;
-// nil when the move failed.
-func (e *Engine) setAside(name, why string) *store.Notice {
-	n, err := e.st.Quarantine(name+".json", errors.New(why))
+// setAside moves Cairn's document name, JSON but not what Cairn keeps there, to quarantine/, as
+// UpdateOwn does one that is not JSON, and returns the notice that tells it, what it is (told)
+// in its words: one a newer Cairn or another tool wrote is not told as damaged. nil when the
+// move failed.
+func (e *Engine) setAside(name, told string) *store.Notice {
+	file := name + ".json"
+	n, err := e.st.Quarantine(file, errors.New(told))
 	if err != nil {
 		return nil
 	}
+	n.Message = fmt.Sprintf("%s %s and was moved to %s, where it is kept", file, told, n.Path)
 	return &n
 }
 

@@ -121,7 +121,7 @@ func (e *Engine) change(f op, note string) (*Result, workflow.Result, error) {
 		return nil, wres, fmt.Errorf("workflow not saved: it would take more than the 1 MiB a workflow record may hold (%s); nothing was changed. %s", je.Reason, fullBy(wres.Record))
 	}
 	if err != nil {
-		return nil, wres, err
+		return nil, wres, stateErr(err)
 	}
 	res := &Result{Changed: sres.Changed, Workflow: sres.Data, Revision: sres.Revision, Warnings: wres.Warnings}
 	e.where(res, wres.Record)
@@ -1057,7 +1057,7 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errNoActive()
 		}
-		return nil, err
+		return nil, stateErr(err)
 	}
 	msg := fmt.Sprintf("archived workflow %s in archive/%s", info.WorkflowID, info.Dir)
 	if note != "" {

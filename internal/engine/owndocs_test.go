@@ -108,19 +108,25 @@ func TestDamagedL2MarkIsSetAsideAndTold(t *testing.T) {
 // foreign document), sets it aside and tells it before writing the one of the line it wrote:
 // not overwritten without a word, and not told again by the Stop hook.
 func TestL2WriteSetsADamagedDocumentAsideAndTellsIt(t *testing.T) {
-	for _, c := range []struct{ name, damaged, fresh string }{
-		{"l2-mark.json", "{not json", `"index_hex":"`},
-		{"l2-mark.json", `{"index_hex":"zz","topic_hex":""}`, `"index_hex":"`},
-		{"l2-state.json", `{"workflow_id":"wf-x","revision":3,"future":{"x":1}}`, `"workflow_id":"apex-own"`},
-		{"l2-state.json", `["not","a","state"]`, `"workflow_id":"apex-own"`},
+	const markTold = "l2-mark.json was damaged"
+	// Another Cairn's or another tool's l2-state is told as what it is, not as damage.
+	const stateTold = "l2-state.json holds no l2-state this Cairn knows (a newer Cairn's, or another tool's) and was moved to quarantine/l2-state.json-"
+	for _, c := range []struct{ name, damaged, fresh, told string }{
+		{"l2-mark.json", "{not json", `"index_hex":"`, markTold},
+		{"l2-mark.json", `{"index_hex":"zz","topic_hex":""}`, `"index_hex":"`, markTold},
+		{"l2-state.json", `{"workflow_id":"wf-x","revision":3,"future":{"x":1}}`, `"workflow_id":"apex-own"`, stateTold},
+		{"l2-state.json", `["not","a","state"]`, `"workflow_id":"apex-own"`, stateTold},
 	} {
 		e := newEnv(t)
 		en := e.open("s1")
 		must(en.Start(engine.StartRequest{Type: "apex", Context: "c", WorkflowID: "apex-own"}))(t)
 		e.write(".claude/cairn/"+c.name, c.damaged)
 		res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-		if !containsAny(res.Warnings, c.name+" was damaged") {
-			t.Errorf("%s: the damaged %s set aside is not told: warnings %q", c.damaged, c.name, res.Warnings)
+		if !containsAny(res.Warnings, c.told) {
+			t.Errorf("%s: the %s set aside is not told: warnings %q", c.damaged, c.name, res.Warnings)
+		}
+		if c.name == "l2-state.json" && containsAny(res.Warnings, "damaged") {
+			t.Errorf("%s: the foreign l2-state is told as damaged: warnings %q", c.damaged, res.Warnings)
 		}
 		q := e.quarantined()
 		if len(q) != 1 || !strings.Contains(filepath.Base(q[0]), c.name+"-") {

@@ -96,7 +96,13 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			msg, newer = n.Error(), n
 		}
 		out.Warnings = append(out.Warnings, msg)
-		eye = append(eye, msg)
+		told := msg
+		if foreignSnapshot(err) {
+			// The user's one line, cut at a few hundred characters, starts with the step:
+			// the store's text says why at a length that would cut it off.
+			told = e.moveOut() + ": it holds no workflow record this Cairn reads (another tool's file, or a newer Cairn's) and was left as it is; Cairn then reads the workflow from its journal, if there is one"
+		}
+		eye = append(eye, told)
 		r = nil
 	}
 	// Broken workflow definitions are shown to the person and the model, not only logged.
@@ -242,7 +248,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
 			out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is" + seeWarning + ": move it out of the state directory, then call resume_check again; start no new work before."
 			if opt.Person {
-				out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is: move " + filepath.Join(e.st.Dir(), store.WorkflowFile) + " out of " + e.st.Dir() + ", then run `cairn status`; start no new work before."
+				out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is: " + e.moveOut() + ", then run `cairn status`; start no new work before."
 			}
 		}
 	}
@@ -288,6 +294,12 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.SystemMessage = "Cairn: " + strings.Join(dedupe(eye), "; ")
 	}
 	return out
+}
+
+// moveOut is a person's step for a snapshot that holds no workflow record this Cairn reads
+// (foreignSnapshot): Cairn leaves it where it is.
+func (e *Engine) moveOut() string {
+	return "move " + filepath.Join(e.st.Dir(), store.WorkflowFile) + " out of " + e.st.Dir()
 }
 
 // seeWarning points a next step to the warning that says what is wrong: the report shows it,

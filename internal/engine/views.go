@@ -215,37 +215,40 @@ func summarize(r *workflow.Record, archived string) Summary {
 		Context: r.Context, UpdatedAt: r.UpdatedAt, Archived: archived}
 }
 
-// find locates a workflow by id: the active one, else the newest archive of that id.
-func (e *Engine) find(id string) (data []byte, j store.Journal, err error) {
+// find locates a workflow by id: the active one, else the newest archive of that id. journal
+// is the path of its journal file, for a person to look at.
+func (e *Engine) find(id string) (data []byte, j store.Journal, journal string, err error) {
 	if id == "" {
-		return nil, j, errors.New("which workflow? give its id (cairn list shows them)")
+		return nil, j, "", errors.New("which workflow? give its id (cairn list shows them)")
 	}
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
+		journal = filepath.Join(e.st.Dir(), "journal", id+".jsonl")
 		j, err := e.st.ReadJournal(id)
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return w.Data, j, err
+			return w.Data, j, journal, err
 		}
-		return w.Data, j, nil
+		return w.Data, j, journal, nil
 	}
 	archives, err := e.st.ListArchives()
 	if err != nil {
-		return nil, j, err
+		return nil, j, "", err
 	}
 	for _, a := range archives {
 		if a.WorkflowID == id || a.Dir == id {
-			return e.st.ReadArchive(a.Dir)
+			data, j, err := e.st.ReadArchive(a.Dir)
+			return data, j, filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), err
 		}
 	}
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no
 		// such workflow".
-		return nil, j, activeErr
+		return nil, j, "", stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return nil, j, NotFoundMsg("no workflow with that id: none is on record yet")
+		return nil, j, "", NotFoundMsg("no workflow with that id: none is on record yet")
 	}
-	return nil, j, NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+	return nil, j, "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
@@ -258,12 +261,34 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 // ShowNotices is Show with what it could not read, for the person: a record whose journal
 // cannot be read is shown all the same, with the moves it keeps itself.
 func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
-	data, j, err := e.find(id)
-	if err != nil && data != nil {
-		return data, []string{fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)}, nil
+	data, j, _, err := e.find(id)
+	if data == nil {
+		return nil, nil, err
+	}
+	var notices []string
+	if n := notWhole(id, data); n != "" {
+		notices = append(notices, n)
+	}
+	if err != nil {
+		return data, append(notices, fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)), nil
 	}
 	data, err = e.show(data, j, err)
-	return data, nil, err
+	return data, notices, err
+}
+
+// notWhole says, of data, the record of id about to be shown (an archived one: the active slot
+// refuses these), that this Cairn cannot read all of it: a newer Cairn's, or a document that
+// holds no workflow record. "" for any other.
+func notWhole(id string, data []byte) string {
+	const shown = "what is shown is what this Cairn reads of it, and the record is left untouched; cairn show --json prints it as stored"
+	_, err := migrate.Detect(data)
+	if n, ok := errors.AsType[*migrate.NewerError](err); ok {
+		return fmt.Sprintf("the record of %s was written by a newer Cairn (record version %s): %s", id, n.Version, shown)
+	}
+	if errors.Is(err, migrate.ErrForeign) {
+		return fmt.Sprintf("the record of %s is not one this Cairn reads (%v): %s", id, err, shown)
+	}
+	return ""
 }
 
 // show is Show of a record found with its journal.
@@ -320,9 +345,17 @@ func joinHistory(log, recent []workflow.HistoryEntry) []workflow.HistoryEntry {
 
 // History returns a workflow's journal, oldest first.
 func (e *Engine) History(id string) ([]Event, error) {
-	_, j, err := e.find(id)
+	evs, _, err := e.HistoryNotices(id)
+	return evs, err
+}
+
+// HistoryNotices is History with what it left out, for the person: journal lines Cairn cannot
+// read (another tool's, or damaged) and gaps in the sequence, which the journal keeps as they
+// are.
+func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
+	_, j, journal, err := e.find(id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]Event, 0, len(j.Records))
 	for _, r := range j.Records {
@@ -336,7 +369,16 @@ func (e *Engine) History(id string) ([]Event, error) {
 		}
 		out = append(out, ev)
 	}
-	return out, nil
+	var notices []string
+	if n := len(j.Problems); n > 0 {
+		const most = 3
+		why := strings.Join(j.Problems[:min(n, most)], "; ")
+		if n > most {
+			why += fmt.Sprintf("; +%d more", n-most)
+		}
+		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, journal))
+	}
+	return out, notices, nil
 }
 
 // DoctorOptions says where the installed plugin and binaries are, for the checks that need it.
@@ -518,9 +560,13 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		}
 		if foreignSnapshot(err) {
 			return Check{Name: name, Detail: snap + ": " + err.Error() + "; another tool's file, or a newer Cairn's that this one cannot tell: Cairn leaves it as it is",
-				Fix: "move " + snap + " out of " + dir + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
+				Fix: e.moveOut() + ", then run cairn status: it reads the workflow from its journal, if there is one; do not start a new workflow before"}, false
 		}
 		why = snap + " is damaged (" + err.Error() + ")"
+		if errors.Is(err, migrate.ErrForeign) {
+			// Another tool's file: its error says so, and it is kept all the same.
+			why, quarantine = snap+": "+err.Error(), " and keeps that file in quarantine/"
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		why, quarantine = snap+" is missing", ""
 	case errors.Is(err, durable.ErrTooLarge):

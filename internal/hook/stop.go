@@ -56,8 +56,9 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
-		if engine.IsNewerState(err) {
-			// SessionStart told the user what to install; each turn would only repeat it.
+		if engine.IsNewerState(err) || engine.IsForeignSnapshot(err) {
+			// State left as it is on purpose, not a failure: SessionStart told the user what
+			// it is and the step; each turn would only repeat it.
 			return nil
 		}
 		msg := "Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error()

@@ -15,24 +15,12 @@ import (
 // Stop hook tells the user once per session, not after every turn; a new session is told
 // again, and nothing is written into the state that failed.
 func TestStopSaysAFailureOncePerSession(t *testing.T) {
-	dir := t.TempDir()
-	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": t.TempDir()}
-	getenv := func(k string) string { return env[k] }
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: "apex-dmg"}); err != nil {
-		t.Fatal(err)
-	}
-	state := en.StateDir()
-	en.Close()
+	getenv, state := startedProject(t, "apex-dmg")
 	os.WriteFile(filepath.Join(state, "workflow-state.json"), []byte("{{{"), 0o600)
 	os.WriteFile(filepath.Join(state, "journal", "apex-dmg.jsonl"), []byte("not a journal\n"), 0o600)
 	stop := func(session string) string {
-		var stdout, stderr bytes.Buffer
-		hook.Stop(strings.NewReader(`{"session_id":"`+session+`","hook_event_name":"Stop"}`), &stdout, &stderr, getenv, nil)
-		return stdout.String()
+		stdout, _ := runStop(getenv, session)
+		return stdout
 	}
 	const said = `{"systemMessage":"Cairn: the end-of-turn check failed; workflow state is unchanged: a workflow is on record`
 	if got := stop("s1"); !strings.HasPrefix(got, said) {
@@ -50,4 +38,53 @@ func TestStopSaysAFailureOncePerSession(t *testing.T) {
 	if got := stop("s2"); !strings.HasPrefix(got, said) {
 		t.Errorf("another session is not told: %q", got)
 	}
+}
+
+// TestStopLeavesStateLeftOnPurposeToSessionStart: state Cairn leaves as it is on purpose (a
+// newer Cairn's, or another tool's file in the snapshot's place) is no failure of the turn's
+// end: SessionStart told the user what it is and the step, so the Stop hook says nothing and
+// logs why. Before, a foreign snapshot was told after the first turn of every session as "the
+// end-of-turn check failed", cut at the length of a systemMessage before any step.
+func TestStopLeavesStateLeftOnPurposeToSessionStart(t *testing.T) {
+	for _, doc := range []string{
+		`{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`,
+		`{"version":"3.1","workflow_id":"apex-kept","revision":9,"future":true}`,
+	} {
+		getenv, state := startedProject(t, "apex-kept")
+		snap := filepath.Join(state, "workflow-state.json")
+		if err := os.WriteFile(snap, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if stdout, stderr := runStop(getenv, "s1"); stdout != "" || !strings.Contains(stderr, "end-of-turn protocol: ") {
+			t.Errorf("%s: stdout %q, stderr %q", doc, stdout, stderr)
+		}
+		if b, err := os.ReadFile(snap); err != nil || string(b) != doc {
+			t.Errorf("%s: the file was changed: %q %v", doc, b, err)
+		}
+	}
+}
+
+// startedProject is a project whose workflow id was started in session s1, and its state
+// directory.
+func startedProject(t *testing.T, id string) (getenv func(string) string, state string) {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": t.TempDir()}
+	getenv = func(k string) string { return env[k] }
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer en.Close()
+	if _, err := en.Start(engine.StartRequest{Type: "apex", Context: "x", WorkflowID: id}); err != nil {
+		t.Fatal(err)
+	}
+	return getenv, en.StateDir()
+}
+
+// runStop runs the Stop hook for session and returns what it wrote.
+func runStop(getenv func(string) string, session string) (stdout, stderr string) {
+	var out, errb bytes.Buffer
+	hook.Stop(strings.NewReader(`{"session_id":"`+session+`","hook_event_name":"Stop"}`), &out, &errb, getenv, nil)
+	return out.String(), errb.String()
 }

@@ -242,14 +242,12 @@ func (s *Store) unmigratable(err error) error {
 }
 
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping
-// the original as workflow-state.v<old>.json.bak.
+// the original as workflow-state.v<old>.json.bak. data is a document readMeta found in an
+// older format, which Migrate converts to a record or refuses with an error (FuzzMigrate).
 func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error) {
 	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
 	if err != nil {
 		return w, tailState{}, s.unmigratable(err)
-	}
-	if res.Record == nil {
-		return w, tailState{}, &NotFoundError{What: "workflow"}
 	}
 	backup, err := s.keepBackup(res.Backup, data)
 	if we, ok := errors.AsType[*WriteError](err); ok && readOnlyErr(we) {

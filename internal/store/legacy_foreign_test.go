@@ -110,7 +110,7 @@ func TestForeignSeedFileSaysWhatItIs(t *testing.T) {
 // TestForeignSnapshotOfNoNewerVersionIsQuarantined: a document holding no workflow record whose
 // version, if it has one, is one this Cairn reads was written by no newer Cairn, so in Cairn's
 // own place it is moved to quarantine, kept there byte for byte, and the workflow is rebuilt
-// from its journal, as for damage.
+// from its journal, as for damage; its notice says what it is, not that it "was damaged".
 func TestForeignSnapshotOfNoNewerVersionIsQuarantined(t *testing.T) {
 	for _, doc := range []string{`{"wf":"x","rev":3}`, `{"name":"shop","version":"1.0.0","type":"module"}`} {
 		t.Run(doc, func(t *testing.T) {
@@ -125,6 +125,10 @@ func TestForeignSnapshotOfNoNewerVersionIsQuarantined(t *testing.T) {
 			}
 			if b, err := os.ReadFile(filepath.Join(dir, w.Notices[0].Path)); err != nil || string(b) != doc {
 				t.Fatalf("quarantined copy %q %v", b, err)
+			}
+			if msg := w.Notices[0].Message; strings.Contains(msg, "damaged") || !strings.HasPrefix(msg, store.WorkflowFile+" is not Cairn's (") ||
+				!strings.Contains(msg, "it holds no workflow record") || !strings.HasSuffix(msg, "and was moved to "+w.Notices[0].Path+", where it is kept") {
+				t.Errorf("notice %q", msg)
 			}
 		})
 	}

@@ -417,8 +417,12 @@ func (s *Store) Quarantine(file string, why error) (Notice, error) {
 	if len(reason) > 200 {
 		reason = reason[:200] + "..."
 	}
+	what := "was damaged"
+	if errors.Is(why, migrate.ErrForeign) {
+		what = "is not Cairn's" // another tool's file: kept all the same, never told as damage
+	}
 	return Notice{Kind: "quarantined", Path: dst,
-		Message: fmt.Sprintf("%s was damaged (%s) and was moved to %s, where it is kept", file, reason, dst)}, nil
+		Message: fmt.Sprintf("%s %s (%s) and was moved to %s, where it is kept", file, what, reason, dst)}, nil
 }
 
 // UnreadableError says that a file of the active workflow's state is there but cannot be read:

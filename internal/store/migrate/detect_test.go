@@ -32,11 +32,11 @@ func TestDetect(t *testing.T) {
 		{name: "newer with renamed fields", in: `{"version":"3.0","workflow_id":"x","kind":"apex"}`, want: Newer, wantErr: ErrNewer},
 		{name: "newer, version only", in: `{"version":"3.0"}`, want: Newer, wantErr: ErrNewer, msg: `version "3.0" was written by a newer Cairn`},
 		{name: "newer, version and revision", in: `{"version":"3.0","revision":2}`, want: Newer, wantErr: ErrNewer},
-		{name: "package.json is foreign", in: `{"name":"shop","version":"3.2.1","dependencies":{}}`, want: Unknown, wantErr: ErrForeign, msg: `version "3.2.1" but not a newer Cairn's record`},
+		{name: "package.json is foreign", in: `{"name":"shop","version":"3.2.1","dependencies":{}}`, want: Unknown, wantErr: ErrForeign, msg: `version "3.2.1", newer than this Cairn reads); it holds no workflow record`},
 		// One field a record also has (a package.json's "type": "module") does not make a
 		// newer Cairn's record: it takes a workflow_id or two of a record's fields.
-		{name: "package.json with a type is foreign", in: `{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, want: Unknown, wantErr: ErrForeign, msg: "not a newer Cairn's record"},
-		{name: "version 4 with a status is foreign", in: `{"version":4,"status":"ok","items":[]}`, want: Unknown, wantErr: ErrForeign, msg: "version 4 but not a newer Cairn's record"},
+		{name: "package.json with a type is foreign", in: `{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, want: Unknown, wantErr: ErrForeign, msg: "newer than this Cairn reads"},
+		{name: "version 4 with a status is foreign", in: `{"version":4,"status":"ok","items":[]}`, want: Unknown, wantErr: ErrForeign, msg: "version 4, newer than this Cairn reads"},
 		{name: "seed001 apex", in: `{"type":"APEX","phase":"implement","lastUpdated":"2026-02-11T14:00:00Z","ttl":"24h","context":"x"}`, want: Seed001},
 		{name: "seed001 lastUpdated only", in: `{"type":"DEBUG","lastUpdated":"2026-02-11T14:00:00Z"}`, want: Seed001},
 		{name: "seed001 completed", in: `{"type":"ONESHOT","phase":"implement","status":"completed","completedAt":"2026-02-11T14:00:00Z"}`, want: Seed001},
@@ -110,9 +110,14 @@ func TestDetect(t *testing.T) {
 				t.Fatalf("error %v does not match %v", err, tc.wantErr)
 			}
 			// A foreign document is an unknown format too; a record gone wrong is not foreign.
-			// One with a newer version may be a newer Cairn's that moved its fields.
-			if fe, ok := errors.AsType[*ForeignError](err); ok && fe.Newer != strings.Contains(tc.msg, "not a newer Cairn's record") {
+			// One with a newer version may be a newer Cairn's that moved its fields: its text
+			// says the version is newer and never that no newer Cairn wrote it, which the
+			// store's and doctor's words beside it ("or a newer Cairn's") would contradict.
+			if fe, ok := errors.AsType[*ForeignError](err); ok && fe.Newer != strings.Contains(tc.msg, "newer than this Cairn reads") {
 				t.Errorf("error %v: Newer %v", err, fe.Newer)
+			}
+			if strings.Contains(err.Error(), "not a newer Cairn") {
+				t.Errorf("error %q says it is not a newer Cairn's, which Cairn cannot know", err)
 			}
 			if foreign := errors.Is(err, ErrForeign); foreign != (tc.wantErr == ErrForeign) || (foreign && !errors.Is(err, ErrUnknownFormat)) {
 				t.Errorf("error %v: foreign %v, unknown format %v", err, foreign, errors.Is(err, ErrUnknownFormat))

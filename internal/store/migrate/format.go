@@ -246,7 +246,8 @@ func classifyShape(o map[string]any) (Format, error) {
 		if recordLike(o) || len(o) == 1 || (len(o) == 2 && rev) {
 			return Newer, &NewerError{Version: label}
 		}
-		return Unknown, &ForeignError{Newer: true, err: unknown("version %s but not a newer Cairn's record", label)}
+		// Whether a newer Cairn wrote it cannot be told: its text says only what is known.
+		return Unknown, &ForeignError{Newer: true, err: unknown("version %s, newer than this Cairn reads", label)}
 	case major == 2:
 		if has(o, "type") {
 			if numeric {

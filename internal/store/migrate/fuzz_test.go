@@ -10,7 +10,9 @@ import (
 
 // FuzzMigrate: Detect and Convert never panic, whatever the bytes and whichever format the
 // caller names; a conversion that succeeds is strict JSON with version "2.0" that passes the
-// record check and is detected as current; failures are the package's own errors.
+// record check and is detected as current; failures are the package's own errors. Migrate of a
+// document in an older format gives a record or an error, never neither (the store's
+// migrateOwn and olderInMemory count on it).
 func FuzzMigrate(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.json"))
 	for _, path := range files {
@@ -42,6 +44,11 @@ func FuzzMigrate(f *testing.F) {
 			}
 			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrUnknownFormat) && !errors.Is(err, ErrNewer) {
 				t.Fatalf("Detect error of no known kind: %v", err)
+			}
+		}
+		if got.NeedsMigration() {
+			if res, err := Migrate(data, Extra{Name: name, Execution: execution}, testNow); (res.Record == nil) == (err == nil) {
+				t.Fatalf("Migrate of a %v document: record %v, error %v", got, res.Record != nil, err)
 			}
 		}
 		for fm := Unknown; fm <= Seed004; fm++ {
