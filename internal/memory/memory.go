@@ -381,14 +381,12 @@ func (m *Memory) entries() ([]Entry, bool, error) {
 	if err := m.usable(); err != nil {
 		return nil, false, err
 	}
-	data, err := readLimited(filepath.Join(m.loc.Dir, TopicFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
+	// Read as a write reads it: a symlink or anything but a regular file is left alone.
+	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
 	if err != nil {
 		return nil, false, unavailable("reading "+TopicFile, err)
 	}
-	entries, ordered := readTopic(data)
+	entries, ordered := readTopic(topic.data)
 	return entries, ordered, nil
 }
 
@@ -403,7 +401,8 @@ type Last struct {
 // line's time, from a clock that may be set wrong, says less); else, in a topic file edited by
 // hand, the newest by its time where lines carry one that is not in the future, else the
 // last; else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
-// are tolerated; ok is false when neither file says anything.
+// are tolerated; ok is false when neither file says anything. A file Cairn leaves as it is (a
+// symlink, say) is not read through: the error says so, as a write's does.
 func (m *Memory) LastPosition() (Last, bool, error) {
 	entries, ordered, err := m.entries()
 	if err != nil {
@@ -420,14 +419,11 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 		}
 		return Last{Entry: entries[best], Source: TopicFile}, true, nil
 	}
-	data, err := readLimited(filepath.Join(m.loc.Dir, IndexFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Last{}, false, nil
-	}
+	index, err := read(filepath.Join(m.loc.Dir, IndexFile))
 	if err != nil {
 		return Last{}, false, unavailable("reading "+IndexFile, err)
 	}
-	text, ok := FindEntry(data, TopicFile)
+	text, ok := FindEntry(index.data, TopicFile)
 	if !ok {
 		return Last{}, false, nil
 	}

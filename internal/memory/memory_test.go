@@ -580,6 +580,49 @@ func TestLeftAlone(t *testing.T) {
 	}
 }
 
+// A topic file or MEMORY.md that is a symlink is one Cairn leaves as it is when it reads as
+// well as when it writes: the position is not read from wherever the link points (a file
+// Cairn never wrote and no longer updates), and the error says so in the write's words.
+func TestSymlinkedFilesAreNotReadThrough(t *testing.T) {
+	elsewhere := renderTopic([]Entry{{At: time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC), Text: "Active APEX workflow: another project's position"}})
+	for _, name := range []string{TopicFile, IndexFile} {
+		t.Run(name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(t.TempDir(), name)
+			content := elsewhere
+			if name == IndexFile {
+				content = []byte(topicEntry("Active APEX workflow: another project's position") + "\n")
+			}
+			if err := os.WriteFile(target, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			if name == TopicFile {
+				entries, err := m.Entries()
+				if !LeftAlone(err) || len(entries) > 0 {
+					t.Errorf("Entries = %v, %v; want the symlink left alone", entries, err)
+				}
+			}
+			last, ok, err := m.LastPosition()
+			if !LeftAlone(err) || ok {
+				t.Fatalf("LastPosition = %+v, %v, %v; want the symlink left alone", last, ok, err)
+			}
+			want := "Auto-memory unavailable — learnings will not persist: reading " + name + ": "
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("LastPosition's error %q does not start as a write's, %q", err, want)
+			}
+			if werr := m.Record("Active APEX workflow: plan completed"); werr == nil || werr.Error() != err.Error() {
+				t.Errorf("the write says %v, the read %v; want the same words", werr, err)
+			}
+		})
+	}
+}
+
 // The first write makes the memory directory and the parents it lacks durably (each parent
 // fsynced once the directory is in it): a power loss must not lose the directory and the
 // MEMORY.md written inside it.
