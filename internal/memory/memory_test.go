@@ -580,6 +580,43 @@ func TestLeftAlone(t *testing.T) {
 	}
 }
 
+// Claude Code reads MEMORY.md's lines as ending at "\n" only (2.1.330 splits it on "\n"): a
+// carriage return alone is part of its line. Cairn reads them so too: its entry is a line of
+// its own in Claude Code's reading, a user's line holding a carriage return is never taken
+// apart (nor what follows the return taken for Cairn's entry and rewritten), and taking Cairn
+// out again gives back the user's file byte for byte.
+func TestBareCarriageReturnEndsNoLine(t *testing.T) {
+	for _, tc := range []struct{ name, index string }{
+		{"a return inside a line", "# Memory\n- [Notes](notes.md) — see\r[Cairn](cairn-workflow.md) for status\n"},
+		{"returns only", "# Memory\r- [A](a.md) — x\r"},
+		{"returns only, an entry after one", "# Memory\r- [Cairn workflow](cairn-workflow.md) — old\r"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(tc.index), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			const line = "Active APEX workflow: analyze completed, planning x"
+			if err := m.Record(line); err != nil {
+				t.Fatal(err)
+			}
+			index := readFile(t, filepath.Join(dir, IndexFile))
+			if !slices.ContainsFunc(strings.Split(index, "\n"), func(l string) bool { return strings.TrimSuffix(l, "\r") == topicEntry(line) }) {
+				t.Errorf("Cairn's entry is not a line of its own as Claude Code reads MEMORY.md: %q", index)
+			}
+			if _, err := m.RemoveCairn(); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, filepath.Join(dir, IndexFile)); got != tc.index {
+				t.Errorf("MEMORY.md after Cairn is taken out = %q, want the user's %q", got, tc.index)
+			}
+		})
+	}
+}
+
 // A topic file or MEMORY.md that is a symlink is one Cairn leaves as it is when it reads as
 // well as when it writes: the position is not read from wherever the link points (a file
 // Cairn never wrote and no longer updates), and the error says so in the write's words.
