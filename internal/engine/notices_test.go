@@ -120,3 +120,18 @@ func TestQuarantineOfAnUnknownFormatSaysOneThing(t *testing.T) {
 		})
 	}
 }
+
+// TestL2WriteSaysWhatTheStoreDid: the L2 write after an archive reads the active slot, now
+// empty, and that read migrates the seed's state file found there into it. The archive's
+// answer says so: the migration's notice is told once, on the read that did it.
+func TestL2WriteSaysWhatTheStoreDid(t *testing.T) {
+	e, en := startApex(t)
+	seed := `{"type":"APEX","phase":"implement","lastUpdated":"` + e.clock.Now().Format(time.RFC3339) + `","ttl":"24h","context":"seed copy"}`
+	if err := os.WriteFile(filepath.Join(e.project, ".claude", "workflow-state.json"), []byte(seed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := must(en.Archive("abandoned"))(t)
+	if !containsAny(res.Warnings, "was migrated to schema 2.0") {
+		t.Errorf("the archive did not say that the seed's state file was migrated: %q", res.Warnings)
+	}
+}
