@@ -211,9 +211,10 @@ func isLine(h, e Entry) bool {
 
 // RecordOlder puts an L2 line known to be older than the latest one (a line owed while a
 // newer one was written) into the topic file's history, at the time at: after the lines
-// stamped no later, but never after the latest line, which stays the latest in the topic file
-// and on the index line of MEMORY.md (written again only where it is not that). A line
-// already there at that time changes nothing. Text is checked as Record checks it.
+// stamped no later, or after a drop in the stamps (a clock set back), but never after the
+// latest line, which stays the latest in the topic file and on the index line of MEMORY.md
+// (written again only where it is not that). A line already there at that time changes
+// nothing. Text is checked as Record checks it.
 func (m *Memory) RecordOlder(text string, at time.Time) error {
 	plain, err := m.topicLine(text)
 	if err != nil {
@@ -231,8 +232,11 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			if slices.ContainsFunc(entries, func(e Entry) bool { return isLine(e, Entry{At: at, Text: plain}) }) {
 				return cur, nil
 			}
+			// Back past the lines stamped after it, but not past a drop in the stamps: the clock
+			// was set back between those two changes, and a stamp before it says nothing
+			// against one after it.
 			i := len(entries)
-			for i > 0 && entries[i-1].At.After(at) {
+			for i > 0 && entries[i-1].At.After(at) && (i == len(entries) || !entries[i-1].At.After(entries[i].At)) {
 				i--
 			}
 			if n := len(entries); n > 0 {

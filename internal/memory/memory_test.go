@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -749,6 +750,45 @@ func TestRecordOlder(t *testing.T) {
 	}
 	if last, _, _ := m.LastPosition(); last.Text != "three" {
 		t.Errorf("LastPosition = %q, want the latest line", last.Text)
+	}
+}
+
+// Stamps that drop from one line to the next in the history say the clock was set back
+// between those two changes: an older line stamped after the drop goes no further back than
+// it, whatever the stamps before it say. It went before every line stamped ahead (here past the
+// oldest kept, so it was lost as the file was cut to its newest MaxTopicLines).
+func TestRecordOlderAcrossAClockSetBack(t *testing.T) {
+	m, _ := newTestMemory(t)
+	var want []string
+	for i := range MaxTopicLines {
+		at := time.Date(2026, 11, 22, 10, i, 0, 0, time.UTC) // 10:00 to 10:09,
+		if i >= MaxTopicLines/2 {
+			at = at.Add(-70 * time.Minute) // then the clock is set back: 09:00 to 09:09
+		}
+		text := fmt.Sprintf("line %d", i)
+		if err := m.RecordAt(text, at, nil); err != nil {
+			t.Fatal(err)
+		}
+		if i == MaxTopicLines/2 {
+			want = append(want, "owed") // its change came between the drop and line 10
+		}
+		if i > 0 {
+			want = append(want, text)
+		}
+	}
+	if err := m.RecordOlder("owed", time.Date(2026, 11, 22, 8, 59, 30, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Text)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("topic lines = %q, want %q", got, want)
 	}
 }
 
