@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +134,17 @@ func TestL2WriteSaysWhatTheStoreDid(t *testing.T) {
 	res := must(en.Archive("abandoned"))(t)
 	if !containsAny(res.Warnings, "was migrated to schema 2.0") {
 		t.Errorf("the archive did not say that the seed's state file was migrated: %q", res.Warnings)
+	}
+}
+
+// TestStopSaysWhatTheStoreDid: the Stop hook after a turn is often the first to read a
+// snapshot damaged since; its read sets it aside and rebuilds it from the journal, and no
+// later read has anything to say of it. The hook's line to the user says so.
+func TestStopSaysWhatTheStoreDid(t *testing.T) {
+	e, en := startApex(t)
+	garbageSnapshot(t, en)
+	out := must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if !strings.Contains(out.SystemMessage, "quarantine/workflow-state.json-") {
+		t.Errorf("the Stop hook did not say the damaged snapshot was set aside: %q", out.SystemMessage)
 	}
 }
