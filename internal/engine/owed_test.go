@@ -50,6 +50,38 @@ func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
 	}
 }
 
+// A topic file Cairn leaves as it is (here a symlink; a directory or a file over 4 MiB alike)
+// cannot be restored until the person changes it: the Stop hooks after every turn say nothing
+// of it (a move's L2 write says it), and once it is a file Cairn can write again, the next
+// Stop puts Cairn's back.
+func TestRestoreRefusedForGoodIsQuiet(t *testing.T) {
+	e, en := startApex(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	topic := filepath.Join(e.memoryDir(), "cairn-workflow.md")
+	mine := e.readMemory("cairn-workflow.md")
+	other := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(other, []byte("the person's notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(topic); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, topic); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); out.SystemMessage != "" || len(out.Wrote) > 0 {
+			t.Errorf("Stop %d with the topic file a symlink = %q (wrote %q), want nothing written or said", i+1, out.SystemMessage, out.Wrote)
+		}
+	}
+	if err := os.Remove(topic); err != nil {
+		t.Fatal(err)
+	}
+	if out := must(e.open("s1").Stop(engine.StopInput{}))(t); !slices.Contains(out.Wrote, "cairn-workflow.md (restored)") || e.readMemory("cairn-workflow.md") != mine {
+		t.Errorf("Stop once the symlink is gone wrote %q, want the topic file restored", out.Wrote)
+	}
+}
+
 // A MEMORY.md Cairn leaves as it is (here a directory; a symlink or a file over 4 MiB alike)
 // stays so until the person changes it: the line a move could not write is said once, in the
 // move's warnings, and stays owed without a word from the Stop hooks after it (which would

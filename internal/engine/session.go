@@ -104,7 +104,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	r, notices, err := e.active()
 	wrote, warn := e.settleL2(r)
 	// Undo a background memory writer's rewrite of Cairn's L2 (l2mark.go).
-	restored, _, w := e.RestoreL2()
+	restored, _, w := e.restoreL2(true)
 	// What the store did reading the workflow (a damaged snapshot set aside) is said only by
 	// the read that did it: after a turn, often this one.
 	out.Wrote, warn = append(wrote, restored...), withNotices(cmp.Or(warn, w), notices)
