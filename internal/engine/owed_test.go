@@ -145,6 +145,35 @@ func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
 	}
 }
 
+// The same when a background memory writer dropped the topic file after the newer line was
+// written: the Stop hook puts Cairn's topic file back before it writes the owed line into its
+// history. Written onto the emptied file, the owed line stood alone there as the latest line,
+// the position memory gives when L1 is gone, and its write marked that as Cairn's.
+func TestOwedLineAfterTheTopicFileWasDropped(t *testing.T) {
+	e := newEnv(t)
+	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed and dropped"}))(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
+	if res := must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t); len(res.Warnings) == 0 {
+		t.Fatal("the L2 line was written although the memory lock is held")
+	}
+	unlock()
+	must(agent.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	before := e.readMemory("cairn-workflow.md")
+	if err := os.Remove(filepath.Join(e.memoryDir(), "cairn-workflow.md")); err != nil {
+		t.Fatal(err)
+	}
+	must(e.open("s1").Stop(engine.StopInput{}))(t)
+	topic := e.readMemory("cairn-workflow.md")
+	lines := strings.Split(strings.TrimSpace(topic), "\n")
+	if last := lines[len(lines)-2]; !strings.Contains(last, "analyzing") || !strings.Contains(topic, "analyze completed, planning") {
+		t.Fatalf("the topic file does not end in the analyzing line, with the planning line before it:\n%s\nwas:\n%s", topic, before)
+	}
+}
+
 // The same across workflows, ordered by time: the line owed for the workflow a start
 // replaced does not stand in MEMORY.md over the line the new workflow wrote after it.
 func TestOwedLineOfAReplacedWorkflowNeverReplacesANewerOne(t *testing.T) {
