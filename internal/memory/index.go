@@ -100,6 +100,17 @@ func entryTarget(text string) string {
 	return strings.TrimPrefix(m[1], "./")
 }
 
+// afterLink returns what follows the link of an index entry line (its hook, after a
+// separator), "" when the line is not one.
+func afterLink(text string) string {
+	text = strings.TrimPrefix(text, bom)
+	loc := indexLink().FindStringIndex(text)
+	if loc == nil {
+		return ""
+	}
+	return text[loc[1]:]
+}
+
 // owns reports whether an index line is the entry for target (a file name in the memory dir).
 func owns(text, target string) bool {
 	// Cheap test first: most lines of a long index are someone else's.

@@ -431,14 +431,11 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 	if !ok {
 		return Last{}, false, nil
 	}
-	hook := ""
-	if i := strings.Index(text, ")"); i >= 0 {
-		hook = strings.TrimSpace(text[i+1:])
-		for _, sep := range []string{"—", "–", "-", ":"} {
-			if strings.HasPrefix(hook, sep) {
-				hook = strings.TrimSpace(hook[len(sep):])
-				break
-			}
+	hook := strings.TrimSpace(afterLink(text))
+	for _, sep := range []string{"—", "–", "-", ":"} {
+		if strings.HasPrefix(hook, sep) {
+			hook = strings.TrimSpace(hook[len(sep):])
+			break
 		}
 	}
 	hook = unescape(hook)

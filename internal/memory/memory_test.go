@@ -324,6 +324,29 @@ func TestLastPositionToleratesHandEdits(t *testing.T) {
 	}
 }
 
+// With only the index line left, its hook is what follows the link, however the line was
+// rewritten (Claude Code's consolidation writes its own titles): a title with parentheses or
+// a link title in quotes is no part of it.
+func TestLastPositionFromARewrittenIndexLine(t *testing.T) {
+	const want = "Active APEX workflow: plan completed, implementing x"
+	for _, line := range []string{
+		"- [Cairn workflow (position)](cairn-workflow.md) — " + want,
+		"* [Cairn](<cairn-workflow.md> \"the (latest) position\"): " + want,
+		"1. [Cairn) workflow](./cairn-workflow.md) - " + want,
+	} {
+		m, dir := newTestMemory(t)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte("# Memory\n"+line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if last, ok, err := m.LastPosition(); err != nil || !ok || last.Text != want || last.Source != IndexFile {
+			t.Errorf("LastPosition from %q = %q %v %v, want %q", line, last.Text, ok, err, want)
+		}
+	}
+}
+
 func TestDegradation(t *testing.T) {
 	// Disabled: a typed answer, nothing written.
 	m := New(Location{Disabled: true, Reason: "auto-memory is disabled by CLAUDE_CODE_DISABLE_AUTO_MEMORY=1"}, Options{})
