@@ -116,18 +116,7 @@ func TestLineRefusedForGoodIsSaidOnce(t *testing.T) {
 // position. All three moves share one second, as fast moves do, so the topic file's times
 // cannot order them.
 func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
-	e := newEnv(t)
-	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
-	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed and newer"}))(t)
-	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
-	if res := must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t); len(res.Warnings) == 0 {
-		t.Fatal("the L2 line was written although the memory lock is held")
-	}
-	unlock()
-	must(agent.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	e := owedThenNewer(t, "owed and newer")
 	out := must(e.open("s1").Stop(engine.StopInput{}))(t)
 	if len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "planning") {
 		t.Errorf("the Stop hook wrote %q, want the owed planning line", out.Wrote)
@@ -150,9 +139,24 @@ func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
 // history. Written onto the emptied file, the owed line stood alone there as the latest line,
 // the position memory gives when L1 is gone, and its write marked that as Cairn's.
 func TestOwedLineAfterTheTopicFileWasDropped(t *testing.T) {
+	e := owedThenNewer(t, "owed and dropped")
+	if err := os.Remove(filepath.Join(e.memoryDir(), "cairn-workflow.md")); err != nil {
+		t.Fatal(err)
+	}
+	must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if got := e.topicLines(t); len(got) != 2 || !strings.Contains(got[0], "planning") || !strings.Contains(got[1], "analyzing") {
+		t.Fatalf("the topic file's lines are %q, want the planning line, then the analyzing line", got)
+	}
+}
+
+// owedThenNewer starts an apex workflow with context and makes two moves: to plan, while
+// Cairn's memory lock is held, so that its line (rev 2, planning) is owed; then back to
+// analyze (rev 3), whose line is written.
+func owedThenNewer(t *testing.T, context string) *env {
+	t.Helper()
 	e := newEnv(t)
 	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
-	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed and dropped"}))(t)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: context}))(t)
 	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -162,16 +166,7 @@ func TestOwedLineAfterTheTopicFileWasDropped(t *testing.T) {
 	}
 	unlock()
 	must(agent.Transition(engine.TransitionRequest{To: "analyze"}))(t)
-	before := e.readMemory("cairn-workflow.md")
-	if err := os.Remove(filepath.Join(e.memoryDir(), "cairn-workflow.md")); err != nil {
-		t.Fatal(err)
-	}
-	must(e.open("s1").Stop(engine.StopInput{}))(t)
-	topic := e.readMemory("cairn-workflow.md")
-	lines := strings.Split(strings.TrimSpace(topic), "\n")
-	if last := lines[len(lines)-2]; !strings.Contains(last, "analyzing") || !strings.Contains(topic, "analyze completed, planning") {
-		t.Fatalf("the topic file does not end in the analyzing line, with the planning line before it:\n%s\nwas:\n%s", topic, before)
-	}
+	return e
 }
 
 // The same across workflows, ordered by time: the line owed for the workflow a start

@@ -30,6 +30,20 @@ func newTestMemory(t *testing.T) (*Memory, string) {
 	return New(Location{Dir: dir, Source: "test"}, Options{Now: clock(time.Date(2026, 11, 22, 17, 0, 0, 0, time.UTC))}), dir
 }
 
+// entryTexts is the text of the topic file's lines, oldest first.
+func entryTexts(t *testing.T, m *Memory) []string {
+	t.Helper()
+	entries, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Text)
+	}
+	return got
+}
+
 func readFile(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -757,14 +771,7 @@ func TestRecordOlder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	entries, err := m.Entries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range entries {
-		got = append(got, e.Text)
-	}
+	got := entryTexts(t, m)
 	if want := []string{"one", "between", "two", "late", "three"}; !slices.Equal(got, want) {
 		t.Errorf("topic lines = %q, want %q", got, want)
 	}
@@ -802,14 +809,7 @@ func TestRecordOlderAcrossAClockSetBack(t *testing.T) {
 	if err := m.RecordOlder("owed", time.Date(2026, 11, 22, 8, 59, 30, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := m.Entries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range entries {
-		got = append(got, e.Text)
-	}
+	got := entryTexts(t, m)
 	if !slices.Equal(got, want) {
 		t.Errorf("topic lines = %q, want %q", got, want)
 	}
@@ -845,18 +845,7 @@ func TestRecordAtWrittenBefore(t *testing.T) {
 	m, dir := newTestMemory(t)
 	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
 	a, b := Entry{At: at, Text: "a"}, Entry{At: at, Text: "b"}
-	texts := func() []string {
-		t.Helper()
-		entries, err := m.Entries()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range entries {
-			got = append(got, e.Text)
-		}
-		return got
-	}
+	texts := func() []string { return entryTexts(t, m) }
 	for range 2 { // the second time, as the settling after a crash
 		if err := m.RecordAt(a.Text, a.At, []Entry{b}); err != nil {
 			t.Fatal(err)
