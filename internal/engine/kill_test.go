@@ -86,6 +86,11 @@ func killWriter() int {
 	if err != nil {
 		return fail("snapshot", err)
 	}
+	// Recovery settled what L2 was owed: no line owed, and l2-state at the active revision.
+	// Said before "ready", so that no kill cuts the check short.
+	if err := owesNothing(project, after); err != nil {
+		return fail("recovery", err)
+	}
 	fmt.Println("ready")
 	if before.WorkflowID != "" && after.WorkflowID != before.WorkflowID {
 		fmt.Printf("ack recovery %s 0 %s\n", before.WorkflowID, before.WorkflowID)
@@ -188,6 +193,27 @@ func killWriter() int {
 	}
 }
 
+// owesNothing checks that l2-state owes L2 no line with the workflow of snap active: none
+// owed, and noted at snap's workflow and revision (else the journal's lines after it are owed).
+func owesNothing(project string, snap engine.Snapshot) error {
+	b, err := os.ReadFile(filepath.Join(project, ".claude", "cairn", "l2-state.json"))
+	if errors.Is(err, os.ErrNotExist) && snap.WorkflowID == "" {
+		return nil
+	}
+	var st struct {
+		WorkflowID string   `json:"workflow_id"`
+		Revision   int64    `json:"revision"`
+		Owed       []string `json:"owed"`
+	}
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		return fmt.Errorf("l2-state unreadable after recovery: %q (%v)", b, err)
+	}
+	if len(st.Owed) > 0 || snap.WorkflowID != "" && (st.WorkflowID != snap.WorkflowID || st.Revision < snap.Revision) {
+		return fmt.Errorf("l2-state owes L2 after recovery, with workflow %s at revision %d active: %s", snap.WorkflowID, snap.Revision, b)
+	}
+	return nil
+}
+
 // killAcks is what the parent learned from the writer's stdout.
 type killAcks struct {
 	mu       sync.Mutex
@@ -256,7 +282,8 @@ func (a *killAcks) read(sc *bufio.Scanner, acked chan<- struct{}) {
 // at random moments, and checks after each kill with a fresh store and engine: every
 // acknowledged change is there, each workflow is active with its journal or archived with its
 // journal (never both, never neither), the archive index agrees with archive/, revisions never
-// go back and the state reads without error.
+// go back, the state reads without error, and the recovery the next writer runs first leaves
+// L2 owed nothing.
 func TestKillDashNineEveryOperation(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("kill -9 semantics are Unix")

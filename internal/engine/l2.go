@@ -151,13 +151,23 @@ func (e *Engine) updateL2State(active string, f func(*l2State)) *store.Notice {
 	return foreign
 }
 
-// activeID names the workflow in the active slot, "" when there is none or it cannot be read.
-func (e *Engine) activeID() string {
+// activeID names the workflow in the active slot, "" when there is none or it cannot be read,
+// with what the store did on its own while reading it (a damaged snapshot set aside, the seed's
+// state file migrated into an empty slot): said only by the read that did it.
+func (e *Engine) activeID() (string, []store.Notice) {
 	w, err := e.st.ReadWorkflow()
 	if err != nil {
-		return ""
+		return "", w.Notices
 	}
-	return w.ID
+	return w.ID, w.Notices
+}
+
+// withNotices adds to warning what each of ns says.
+func withNotices(warning string, ns []store.Notice) string {
+	for i := range ns {
+		warning = withNotice(warning, &ns[i])
+	}
+	return warning
 }
 
 // withNotice adds to warning what a notice of a damaged document set aside says.
@@ -174,7 +184,8 @@ func withNotice(warning string, n *store.Notice) string {
 // recordL2 writes the lines pick chooses from l2-state to L2, and has record note in l2-state
 // what became of them (owed: those owed, only a layer that is unavailable now may work later;
 // refused text, a secret or an empty line, would fail every time). It returns the lines
-// written and a warning naming the last failure (quiet: see writeLines). The lines are chosen,
+// written and a warning naming the last failure (quiet: see writeLines) and what the store did
+// reading the active slot (activeID). The lines are chosen,
 // written, noted and marked under the mark's lock, which every writer of L2 and RestoreL2
 // take: a line chosen from a state read before another process wrote a newer line and noted
 // its revision would be written after it, and stay in MEMORY.md over it; and a restore never
@@ -183,10 +194,12 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	var lines, owed []l2Line
 	var shown lineOf
 	var active string
+	var read []store.Notice // what the store did reading the active slot
 	picked := func() {
 		data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
 		s := decodeLenient[l2State](data)
-		lines, shown, active = pick(s), s.Shown, e.activeID()
+		lines, shown = pick(s), s.Shown
+		active, read = e.activeID()
 	}
 	ran := false
 	var stateAside, noMark *store.Notice
@@ -203,7 +216,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	})
 	switch {
 	case ran:
-		return wrote, withNotice(withNotice(withNotice(warning, markAside), noMark), stateAside)
+		return wrote, withNotices(withNotice(withNotice(withNotice(warning, markAside), noMark), stateAside), read)
 	case isLockTimeout(err):
 		// Another Cairn process is writing L2 now: these lines are owed, and retried.
 		picked()
@@ -216,7 +229,7 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 	}
-	return wrote, withNotice(warning, e.updateL2State(active, func(st *l2State) { record(st, owed, shown) }))
+	return wrote, withNotices(withNotice(warning, e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })), read)
 }
 
 // writeLines writes lines to L2, as recordL2 says, shown being the change whose line L2 shows

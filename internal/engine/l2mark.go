@@ -36,6 +36,14 @@ func (e *Engine) markNow(cur []byte) []byte {
 // again). It returns what it put back ("MEMORY.md line", "cairn-workflow.md") and a warning
 // when L2 could not be written.
 func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) {
+	return e.restoreL2(false)
+}
+
+// restoreL2 is RestoreL2. With quiet (the Stop hook, after every turn), a memory file Cairn
+// leaves as it is (a symlink, a directory, a file over 4 MiB) fails the restore without a word,
+// as it fails a settling's write: it lasts until the person changes the file, and a move's L2
+// write says so.
+func (e *Engine) restoreL2(quiet bool) (restored []string, deferred bool, warning string) {
 	if e.memWarn != "" {
 		return nil, false, ""
 	}
@@ -73,6 +81,9 @@ func (e *Engine) RestoreL2() (restored []string, deferred bool, warning string) 
 		res, err = e.mem.Restore(k, e.now(), processAlive) // no lock to be had: as before
 	}
 	if err != nil {
+		if quiet && memory.LeftAlone(err) {
+			return nil, false, ""
+		}
 		return nil, false, "Cairn's auto-memory line not restored (retried after the next turn): " + err.Error()
 	}
 	if res.Index {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +115,32 @@ func TestQuarantineOfAnUnknownFormatSaysOneThing(t *testing.T) {
 				t.Errorf("the notice says the file was both moved and left as it is: %q", res.Warnings)
 			}
 		})
+	}
+}
+
+// TestL2WriteSaysWhatTheStoreDid: the L2 write after an archive reads the active slot, now
+// empty, and that read migrates the seed's state file found there into it. The archive's
+// answer says so: the migration's notice is told once, on the read that did it.
+func TestL2WriteSaysWhatTheStoreDid(t *testing.T) {
+	e, en := startApex(t)
+	seed := `{"type":"APEX","phase":"implement","lastUpdated":"` + e.clock.Now().Format(time.RFC3339) + `","ttl":"24h","context":"seed copy"}`
+	if err := os.WriteFile(filepath.Join(e.project, ".claude", "workflow-state.json"), []byte(seed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := must(en.Archive("abandoned"))(t)
+	if !containsAny(res.Warnings, "was migrated to schema 2.0") {
+		t.Errorf("the archive did not say that the seed's state file was migrated: %q", res.Warnings)
+	}
+}
+
+// TestStopSaysWhatTheStoreDid: the Stop hook after a turn is often the first to read a
+// snapshot damaged since; its read sets it aside and rebuilds it from the journal, and no
+// later read has anything to say of it. The hook's line to the user says so.
+func TestStopSaysWhatTheStoreDid(t *testing.T) {
+	e, en := startApex(t)
+	garbageSnapshot(t, en)
+	out := must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if !strings.Contains(out.SystemMessage, "quarantine/workflow-state.json-") {
+		t.Errorf("the Stop hook did not say the damaged snapshot was set aside: %q", out.SystemMessage)
 	}
 }

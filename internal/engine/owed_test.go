@@ -50,6 +50,38 @@ func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
 	}
 }
 
+// A topic file Cairn leaves as it is (here a symlink; a directory or a file over 4 MiB alike)
+// cannot be restored until the person changes it: the Stop hooks after every turn say nothing
+// of it (a move's L2 write says it), and once it is a file Cairn can write again, the next
+// Stop puts Cairn's back.
+func TestRestoreRefusedForGoodIsQuiet(t *testing.T) {
+	e, en := startApex(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	topic := filepath.Join(e.memoryDir(), "cairn-workflow.md")
+	mine := e.readMemory("cairn-workflow.md")
+	other := filepath.Join(t.TempDir(), "notes.md")
+	if err := os.WriteFile(other, []byte("the person's notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(topic); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, topic); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); out.SystemMessage != "" || len(out.Wrote) > 0 {
+			t.Errorf("Stop %d with the topic file a symlink = %q (wrote %q), want nothing written or said", i+1, out.SystemMessage, out.Wrote)
+		}
+	}
+	if err := os.Remove(topic); err != nil {
+		t.Fatal(err)
+	}
+	if out := must(e.open("s1").Stop(engine.StopInput{}))(t); !slices.Contains(out.Wrote, "cairn-workflow.md (restored)") || e.readMemory("cairn-workflow.md") != mine {
+		t.Errorf("Stop once the symlink is gone wrote %q, want the topic file restored", out.Wrote)
+	}
+}
+
 // A MEMORY.md Cairn leaves as it is (here a directory; a symlink or a file over 4 MiB alike)
 // stays so until the person changes it: the line a move could not write is said once, in the
 // move's warnings, and stays owed without a word from the Stop hooks after it (which would
@@ -84,18 +116,7 @@ func TestLineRefusedForGoodIsSaidOnce(t *testing.T) {
 // position. All three moves share one second, as fast moves do, so the topic file's times
 // cannot order them.
 func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
-	e := newEnv(t)
-	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
-	must(agent.Start(engine.StartRequest{Type: "apex", Context: "owed and newer"}))(t)
-	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
-	if res := must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t); len(res.Warnings) == 0 {
-		t.Fatal("the L2 line was written although the memory lock is held")
-	}
-	unlock()
-	must(agent.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	e := owedThenNewer(t, "owed and newer")
 	out := must(e.open("s1").Stop(engine.StopInput{}))(t)
 	if len(out.Wrote) != 1 || !strings.Contains(out.Wrote[0], "planning") {
 		t.Errorf("the Stop hook wrote %q, want the owed planning line", out.Wrote)
@@ -111,6 +132,41 @@ func TestOwedLineNeverReplacesANewerOne(t *testing.T) {
 	if again := must(e.open("s1").Stop(engine.StopInput{}))(t); len(again.Wrote) > 0 {
 		t.Errorf("the next Stop hook wrote %q again", again.Wrote)
 	}
+}
+
+// The same when a background memory writer dropped the topic file after the newer line was
+// written: the Stop hook puts Cairn's topic file back before it writes the owed line into its
+// history. Written onto the emptied file, the owed line stood alone there as the latest line,
+// the position memory gives when L1 is gone, and its write marked that as Cairn's.
+func TestOwedLineAfterTheTopicFileWasDropped(t *testing.T) {
+	e := owedThenNewer(t, "owed and dropped")
+	if err := os.Remove(filepath.Join(e.memoryDir(), "cairn-workflow.md")); err != nil {
+		t.Fatal(err)
+	}
+	must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if got := e.topicLines(t); len(got) != 2 || !strings.Contains(got[0], "planning") || !strings.Contains(got[1], "analyzing") {
+		t.Fatalf("the topic file's lines are %q, want the planning line, then the analyzing line", got)
+	}
+}
+
+// owedThenNewer starts an apex workflow with context and makes two moves: to plan, while
+// Cairn's memory lock is held, so that its line (rev 2, planning) is owed; then back to
+// analyze (rev 3), whose line is written.
+func owedThenNewer(t *testing.T, context string) *env {
+	t.Helper()
+	e := newEnv(t)
+	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: context}))(t)
+	if err := os.MkdirAll(e.memoryDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unlock := holdLock(t, e.memoryDir(), ".cairn-memory.lock")
+	if res := must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t); len(res.Warnings) == 0 {
+		t.Fatal("the L2 line was written although the memory lock is held")
+	}
+	unlock()
+	must(agent.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	return e
 }
 
 // The same across workflows, ordered by time: the line owed for the workflow a start

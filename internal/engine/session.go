@@ -91,20 +91,26 @@ func (e *Engine) CurrentSession(pid int) (Session, bool) {
 	return s, true
 }
 
-// Stop is the Stop hook's work after every turn: settle the L2 lines owed, refresh this
-// session's heartbeat on the workflow it owns (throttled), and decide whether to ask the agent
-// to deal with blocking violations: once per set of violations, never while stop_hook_active,
-// never when the definition or the configuration turned blocking off.
+// Stop is the Stop hook's work after every turn: tell the user what the store repaired
+// reading the workflow, put back Cairn's L2 where another writer changed it, settle the L2
+// lines owed, refresh this session's heartbeat on the workflow it owns (throttled), and decide
+// whether to ask the agent to deal with blocking violations: once per set of violations, never
+// while stop_hook_active, never when the definition or the configuration turned blocking off.
 func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	if in.SessionID != "" {
 		e.cfg.SessionID = in.SessionID
 	}
 	out := &StopOutcome{}
-	r, _, err := e.active()
+	r, notices, err := e.active()
+	// Undo a background memory writer's rewrite of Cairn's L2 (l2mark.go) before settling:
+	// lines written onto the rewrite would mark it as Cairn's own, and an owed line older than
+	// the one shown, written into a topic file the writer emptied, would stand there as the
+	// latest.
+	restored, _, w := e.restoreL2(true)
 	wrote, warn := e.settleL2(r)
-	// Undo a background memory writer's rewrite of Cairn's L2 (l2mark.go).
-	restored, _, w := e.RestoreL2()
-	out.Wrote, warn = append(wrote, restored...), cmp.Or(warn, w)
+	// What the store did reading the workflow (a damaged snapshot set aside) is said only by
+	// the read that did it: after a turn, often this one.
+	out.Wrote, warn = append(restored, wrote...), withNotices(cmp.Or(warn, w), notices)
 	if warn != "" {
 		out.SystemMessage = "Cairn: " + warn
 	}

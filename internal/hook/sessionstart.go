@@ -62,6 +62,19 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		})
 	}
 
+	// Put back Cairn's memory line if a background memory writer dropped it (engine.RestoreL2),
+	// before the read protocol settles the lines owed: written onto the rewrite, they would
+	// mark it as Cairn's own, and an owed line older than the one shown would stand alone as the
+	// latest in a topic file the writer emptied.
+	restored, deferred, w := e.RestoreL2()
+	switch {
+	case w != "":
+		r.Logf("%s", w)
+	case deferred:
+		r.Logf("auto-memory consolidation holds its lock; Cairn's memory line is checked again later")
+	case len(restored) > 0:
+		r.Logf("wrote %s", strings.Join(restored, ", "))
+	}
 	// ReportOnly: the hook prints the report, never the whole record.
 	res := e.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
 	for _, w := range e.Warnings() {
@@ -73,16 +86,6 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	msg := res.SystemMessage
 	if msg == "" && recordErr != nil {
 		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear. " + recordErr.Error()
-	}
-	// Put back Cairn's memory line if a background memory writer dropped it (engine.RestoreL2).
-	restored, deferred, w := e.RestoreL2()
-	switch {
-	case w != "":
-		r.Logf("%s", w)
-	case deferred:
-		r.Logf("auto-memory consolidation holds its lock; Cairn's memory line is checked again later")
-	case len(restored) > 0:
-		r.Logf("wrote %s", strings.Join(restored, ", "))
 	}
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
 	// A new session or a fork gets a title; a resumed one keeps the name it has, which may be

@@ -20,8 +20,8 @@ const (
 
 const bom = "\ufeff"
 
-// line is one line of a file and its own terminator: "\n", "\r\n", "\r", or "" for a last line
-// without one. Joining text+eol over all lines gives back the exact bytes.
+// line is one line of a file and its own terminator: "\n" or "\r\n" ("\r" too in textLines), or
+// "" for a last line without one. Joining text+eol over all lines gives back the exact bytes.
 type line struct {
 	text string
 	eol  string
@@ -29,25 +29,38 @@ type line struct {
 
 func splitLines(b []byte) []line { return slices.Collect(lines(b)) }
 
-// lines yields b's lines one at a time, so a search can stop at the first match without
-// splitting a long index.
-func lines(b []byte) iter.Seq[line] {
+// lines yields MEMORY.md's lines one at a time as Claude Code reads them (2.1.330 splits it
+// on "\n"), so a search can stop at the first match without splitting a long index. A line ends
+// at "\n", with the "\r" before it when there is one; a carriage return anywhere else is part of
+// its line, which Cairn never takes apart.
+func lines(b []byte) iter.Seq[line] { return scanLines(b, "\n") }
+
+// textLines splits text that is no memory file Claude Code loads (tool input, the topic file's
+// lines), where a carriage return alone ends a line too.
+func textLines(b []byte) []line { return slices.Collect(scanLines(b, "\r\n")) }
+
+// scanLines yields b's lines, each ending at the first byte of breaks, "\r\n" taken as one
+// terminator.
+func scanLines(b []byte, breaks string) iter.Seq[line] {
 	return func(yield func(line) bool) {
 		s := string(b)
 		for len(s) > 0 {
-			i := strings.IndexAny(s, "\r\n")
+			i := strings.IndexAny(s, breaks)
 			if i < 0 {
 				yield(line{text: s})
 				return
 			}
-			eol := s[i : i+1]
-			if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-				eol = "\r\n"
+			start, end := i, i+1
+			switch {
+			case s[i] == '\r' && end < len(s) && s[end] == '\n':
+				end++
+			case s[i] == '\n' && i > 0 && s[i-1] == '\r':
+				start--
 			}
-			if !yield(line{text: s[:i], eol: eol}) {
+			if !yield(line{text: s[:start], eol: s[start:end]}) {
 				return
 			}
-			s = s[i+len(eol):]
+			s = s[end:]
 		}
 	}
 }
@@ -85,6 +98,17 @@ func entryTarget(text string) string {
 		return ""
 	}
 	return strings.TrimPrefix(m[1], "./")
+}
+
+// afterLink returns what follows the link of an index entry line (its hook, after a
+// separator), "" when the line is not one.
+func afterLink(text string) string {
+	text = strings.TrimPrefix(text, bom)
+	loc := indexLink().FindStringIndex(text)
+	if loc == nil {
+		return ""
+	}
+	return text[loc[1]:]
 }
 
 // owns reports whether an index line is the entry for target (a file name in the memory dir).
@@ -227,10 +251,15 @@ func removeLine(ls []line, i int) []line {
 }
 
 // insertLine puts l at index i. Appended after a last line without a terminator, it takes
-// that line's place as the unterminated one and the terminator goes between them.
+// that line's place as the unterminated one and the terminator goes between them: "\r\n" after
+// a carriage return that line ends in, which "\n" would make part of the terminator, and
+// removing our line again would take.
 func insertLine(ls []line, i int, l line, eol string) []line {
 	if i == len(ls) && i > 0 && ls[i-1].eol == "" {
 		ls[i-1].eol = eol
+		if strings.HasSuffix(ls[i-1].text, "\r") {
+			ls[i-1].eol = "\r\n"
+		}
 		l.eol = ""
 	}
 	return slices.Insert(ls, i, l)

@@ -14,26 +14,16 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // stripOwned removes every index entry for target from content by the ownership rule
 // SetEntry documents (a line and its terminator; a last unterminated line with the
-// terminator before it), written independently of SetEntry so the two check each other.
+// terminator before it), written independently of SetEntry so the two check each other. Lines
+// are Claude Code's: each ends at "\n", with the "\r" before it.
 func stripOwned(content []byte, target string) []byte {
 	var out []byte
-	rest := content
-	var pieces [][]byte
-	for len(rest) > 0 {
-		i := bytes.IndexAny(rest, "\r\n")
-		if i < 0 {
-			pieces = append(pieces, rest)
-			break
-		}
-		n := i + 1
-		if rest[i] == '\r' && i+1 < len(rest) && rest[i+1] == '\n' {
-			n++
-		}
-		pieces = append(pieces, rest[:n])
-		rest = rest[n:]
-	}
+	pieces := bytes.SplitAfter(content, []byte("\n"))
 	for k, p := range pieces {
-		text := strings.TrimRight(string(p), "\r\n")
+		text := strings.TrimSuffix(strings.TrimSuffix(string(p), "\n"), "\r")
+		if len(text) == len(p) {
+			text = string(p) // unterminated: a "\r" it ends in is its own
+		}
 		isBOM := k == 0 && strings.HasPrefix(text, bom)
 		if !owns(text, target) {
 			out = append(out, p...)
@@ -44,10 +34,7 @@ func stripOwned(content []byte, target string) []byte {
 			continue
 		}
 		if k == len(pieces)-1 && len(text) == len(p) { // last, unterminated: drop the eol before it
-			out = bytes.TrimSuffix(out, []byte("\r\n"))
-			if len(out) > 0 && (out[len(out)-1] == '\n' || out[len(out)-1] == '\r') {
-				out = out[:len(out)-1]
-			}
+			out = bytes.TrimSuffix(bytes.TrimSuffix(out, []byte("\n")), []byte("\r"))
 		}
 	}
 	return out
@@ -88,6 +75,7 @@ func TestSetEntryGolden(t *testing.T) {
 		{"lines-250-cairn-at-230", []byte("# Project memory\n" + numbered(229, "\n") + cairn + "\n" + numbered(20, "\n"))},
 		{"foreign-odd-endings", []byte(bom + "# Memory\r\n\r\n- [A](a.md) — crlf line\r\nold mac line\rtrailing\ttab \n\x00binary\xff\xfe bytes\n- no final newline")},
 		{"cr-only", []byte("# Memory\r- [A](a.md) — x\r")},
+		{"cr-inside-a-line", []byte("# Memory\n- [Notes](notes.md) — see\r[Cairn](cairn-workflow.md) for status\n")},
 		{"hand-edited", []byte("# Memory\n\n* [Cairn  Workflow ](./cairn-workflow.md \"state\") -- edited by hand\n- [B](b.md) — kept\n")},
 		{"hand-edited-angle-numbered", []byte("1. [cairn](<cairn-workflow.md>): numbered\n- [B](b.md)\n")},
 		{"duplicate", []byte("- [A](a.md) — a\n" + cairn + "\n- [B](b.md) — b\n" + cairn + " again\r\n- [C](c.md) — c\n" + cairn)},

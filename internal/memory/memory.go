@@ -211,9 +211,10 @@ func isLine(h, e Entry) bool {
 
 // RecordOlder puts an L2 line known to be older than the latest one (a line owed while a
 // newer one was written) into the topic file's history, at the time at: after the lines
-// stamped no later, but never after the latest line, which stays the latest in the topic file
-// and on the index line of MEMORY.md (written again only where it is not that). A line
-// already there at that time changes nothing. Text is checked as Record checks it.
+// stamped no later, or after a drop in the stamps (a clock set back), but never after the
+// latest line, which stays the latest in the topic file and on the index line of MEMORY.md
+// (written again only where it is not that). A line already there at that time changes
+// nothing. Text is checked as Record checks it.
 func (m *Memory) RecordOlder(text string, at time.Time) error {
 	plain, err := m.topicLine(text)
 	if err != nil {
@@ -231,8 +232,11 @@ func (m *Memory) RecordOlder(text string, at time.Time) error {
 			if slices.ContainsFunc(entries, func(e Entry) bool { return isLine(e, Entry{At: at, Text: plain}) }) {
 				return cur, nil
 			}
+			// Back past the lines stamped after it, but not past a drop in the stamps: the clock
+			// was set back between those two changes, and a stamp before it says nothing
+			// against one after it.
 			i := len(entries)
-			for i > 0 && entries[i-1].At.After(at) {
+			for i > 0 && entries[i-1].At.After(at) && (i == len(entries) || !entries[i-1].At.After(entries[i].At)) {
 				i--
 			}
 			if n := len(entries); n > 0 {
@@ -381,14 +385,12 @@ func (m *Memory) entries() ([]Entry, bool, error) {
 	if err := m.usable(); err != nil {
 		return nil, false, err
 	}
-	data, err := readLimited(filepath.Join(m.loc.Dir, TopicFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
+	// Read as a write reads it: a symlink or anything but a regular file is left alone.
+	topic, err := read(filepath.Join(m.loc.Dir, TopicFile))
 	if err != nil {
 		return nil, false, unavailable("reading "+TopicFile, err)
 	}
-	entries, ordered := readTopic(data)
+	entries, ordered := readTopic(topic.data)
 	return entries, ordered, nil
 }
 
@@ -403,7 +405,8 @@ type Last struct {
 // line's time, from a clock that may be set wrong, says less); else, in a topic file edited by
 // hand, the newest by its time where lines carry one that is not in the future, else the
 // last; else the summary on the Cairn index line of MEMORY.md. Hand edits and foreign lines
-// are tolerated; ok is false when neither file says anything.
+// are tolerated; ok is false when neither file says anything. A file Cairn leaves as it is (a
+// symlink, say) is not read through: the error says so, as a write's does.
 func (m *Memory) LastPosition() (Last, bool, error) {
 	entries, ordered, err := m.entries()
 	if err != nil {
@@ -420,25 +423,19 @@ func (m *Memory) LastPosition() (Last, bool, error) {
 		}
 		return Last{Entry: entries[best], Source: TopicFile}, true, nil
 	}
-	data, err := readLimited(filepath.Join(m.loc.Dir, IndexFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Last{}, false, nil
-	}
+	index, err := read(filepath.Join(m.loc.Dir, IndexFile))
 	if err != nil {
 		return Last{}, false, unavailable("reading "+IndexFile, err)
 	}
-	text, ok := FindEntry(data, TopicFile)
+	text, ok := FindEntry(index.data, TopicFile)
 	if !ok {
 		return Last{}, false, nil
 	}
-	hook := ""
-	if i := strings.Index(text, ")"); i >= 0 {
-		hook = strings.TrimSpace(text[i+1:])
-		for _, sep := range []string{"—", "–", "-", ":"} {
-			if strings.HasPrefix(hook, sep) {
-				hook = strings.TrimSpace(hook[len(sep):])
-				break
-			}
+	hook := strings.TrimSpace(afterLink(text))
+	for _, sep := range []string{"—", "–", "-", ":"} {
+		if strings.HasPrefix(hook, sep) {
+			hook = strings.TrimSpace(hook[len(sep):])
+			break
 		}
 	}
 	hook = unescape(hook)

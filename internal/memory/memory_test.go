@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,20 @@ func writeTopic(t *testing.T, dir, topic string) {
 	if err := os.WriteFile(filepath.Join(dir, TopicFile), []byte(topic), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// entryTexts is the text of the topic file's lines, oldest first.
+func entryTexts(t *testing.T, m *Memory) []string {
+	t.Helper()
+	entries, err := m.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Text)
+	}
+	return got
 }
 
 func readFile(t *testing.T, p string) string {
@@ -329,6 +344,29 @@ func TestLastPositionToleratesHandEdits(t *testing.T) {
 	}
 }
 
+// With only the index line left, its hook is what follows the link, however the line was
+// rewritten (Claude Code's consolidation writes its own titles): a title with parentheses or
+// a link title in quotes is no part of it.
+func TestLastPositionFromARewrittenIndexLine(t *testing.T) {
+	const want = "Active APEX workflow: plan completed, implementing x"
+	for _, line := range []string{
+		"- [Cairn workflow (position)](cairn-workflow.md) — " + want,
+		"* [Cairn](<cairn-workflow.md> \"the (latest) position\"): " + want,
+		"1. [Cairn) workflow](./cairn-workflow.md) - " + want,
+	} {
+		m, dir := newTestMemory(t)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte("# Memory\n"+line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if last, ok, err := m.LastPosition(); err != nil || !ok || last.Text != want || last.Source != IndexFile {
+			t.Errorf("LastPosition from %q = %q %v %v, want %q", line, last.Text, ok, err, want)
+		}
+	}
+}
+
 func TestDegradation(t *testing.T) {
 	// Disabled: a typed answer, nothing written.
 	m := New(Location{Disabled: true, Reason: "auto-memory is disabled by CLAUDE_CODE_DISABLE_AUTO_MEMORY=1"}, Options{})
@@ -587,6 +625,86 @@ func TestLeftAlone(t *testing.T) {
 	}
 }
 
+// Claude Code reads MEMORY.md's lines as ending at "\n" only (2.1.330 splits it on "\n"): a
+// carriage return alone is part of its line. Cairn reads them so too: its entry is a line of
+// its own in Claude Code's reading, a user's line holding a carriage return is never taken
+// apart (nor what follows the return taken for Cairn's entry and rewritten), and taking Cairn
+// out again gives back the user's file byte for byte.
+func TestBareCarriageReturnEndsNoLine(t *testing.T) {
+	for _, tc := range []struct{ name, index string }{
+		{"a return inside a line", "# Memory\n- [Notes](notes.md) — see\r[Cairn](cairn-workflow.md) for status\n"},
+		{"returns only", "# Memory\r- [A](a.md) — x\r"},
+		{"returns only, an entry after one", "# Memory\r- [Cairn workflow](cairn-workflow.md) — old\r"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(tc.index), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			const line = "Active APEX workflow: analyze completed, planning x"
+			if err := m.Record(line); err != nil {
+				t.Fatal(err)
+			}
+			index := readFile(t, filepath.Join(dir, IndexFile))
+			if !slices.ContainsFunc(strings.Split(index, "\n"), func(l string) bool { return strings.TrimSuffix(l, "\r") == topicEntry(line) }) {
+				t.Errorf("Cairn's entry is not a line of its own as Claude Code reads MEMORY.md: %q", index)
+			}
+			if _, err := m.RemoveCairn(); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, filepath.Join(dir, IndexFile)); got != tc.index {
+				t.Errorf("MEMORY.md after Cairn is taken out = %q, want the user's %q", got, tc.index)
+			}
+		})
+	}
+}
+
+// A topic file or MEMORY.md that is a symlink is one Cairn leaves as it is when it reads as
+// well as when it writes: the position is not read from wherever the link points (a file
+// Cairn never wrote and no longer updates), and the error says so in the write's words.
+func TestSymlinkedFilesAreNotReadThrough(t *testing.T) {
+	elsewhere := renderTopic([]Entry{{At: time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC), Text: "Active APEX workflow: another project's position"}})
+	for _, name := range []string{TopicFile, IndexFile} {
+		t.Run(name, func(t *testing.T) {
+			m, dir := newTestMemory(t)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(t.TempDir(), name)
+			content := elsewhere
+			if name == IndexFile {
+				content = []byte(topicEntry("Active APEX workflow: another project's position") + "\n")
+			}
+			if err := os.WriteFile(target, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			if name == TopicFile {
+				entries, err := m.Entries()
+				if !LeftAlone(err) || len(entries) > 0 {
+					t.Errorf("Entries = %v, %v; want the symlink left alone", entries, err)
+				}
+			}
+			last, ok, err := m.LastPosition()
+			if !LeftAlone(err) || ok {
+				t.Fatalf("LastPosition = %+v, %v, %v; want the symlink left alone", last, ok, err)
+			}
+			want := "Auto-memory unavailable — learnings will not persist: reading " + name + ": "
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("LastPosition's error %q does not start as a write's, %q", err, want)
+			}
+			if werr := m.Record("Active APEX workflow: plan completed"); werr == nil || werr.Error() != err.Error() {
+				t.Errorf("the write says %v, the read %v; want the same words", werr, err)
+			}
+		})
+	}
+}
+
 // The first write makes the memory directory and the parents it lacks durably (each parent
 // fsynced once the directory is in it): a power loss must not lose the directory and the
 // MEMORY.md written inside it.
@@ -660,14 +778,7 @@ func TestRecordOlder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	entries, err := m.Entries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range entries {
-		got = append(got, e.Text)
-	}
+	got := entryTexts(t, m)
 	if want := []string{"one", "between", "two", "late", "three"}; !slices.Equal(got, want) {
 		t.Errorf("topic lines = %q, want %q", got, want)
 	}
@@ -676,6 +787,38 @@ func TestRecordOlder(t *testing.T) {
 	}
 	if last, _, _ := m.LastPosition(); last.Text != "three" {
 		t.Errorf("LastPosition = %q, want the latest line", last.Text)
+	}
+}
+
+// Stamps that drop from one line to the next in the history say the clock was set back
+// between those two changes: an older line stamped after the drop goes no further back than
+// it, whatever the stamps before it say. It went before every line stamped ahead (here past the
+// oldest kept, so it was lost as the file was cut to its newest MaxTopicLines).
+func TestRecordOlderAcrossAClockSetBack(t *testing.T) {
+	m, _ := newTestMemory(t)
+	var want []string
+	for i := range MaxTopicLines {
+		at := time.Date(2026, 11, 22, 10, i, 0, 0, time.UTC) // 10:00 to 10:09,
+		if i >= MaxTopicLines/2 {
+			at = at.Add(-70 * time.Minute) // then the clock is set back: 09:00 to 09:09
+		}
+		text := fmt.Sprintf("line %d", i)
+		if err := m.RecordAt(text, at, nil); err != nil {
+			t.Fatal(err)
+		}
+		if i == MaxTopicLines/2 {
+			want = append(want, "owed") // its change came between the drop and line 10
+		}
+		if i > 0 {
+			want = append(want, text)
+		}
+	}
+	if err := m.RecordOlder("owed", time.Date(2026, 11, 22, 8, 59, 30, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	got := entryTexts(t, m)
+	if !slices.Equal(got, want) {
+		t.Errorf("topic lines = %q, want %q", got, want)
 	}
 }
 
@@ -709,18 +852,7 @@ func TestRecordAtWrittenBefore(t *testing.T) {
 	m, dir := newTestMemory(t)
 	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
 	a, b := Entry{At: at, Text: "a"}, Entry{At: at, Text: "b"}
-	texts := func() []string {
-		t.Helper()
-		entries, err := m.Entries()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range entries {
-			got = append(got, e.Text)
-		}
-		return got
-	}
+	texts := func() []string { return entryTexts(t, m) }
 	for range 2 { // the second time, as the settling after a crash
 		if err := m.RecordAt(a.Text, a.At, []Entry{b}); err != nil {
 			t.Fatal(err)

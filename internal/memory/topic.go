@@ -67,7 +67,7 @@ func readTopic(data []byte) (out []Entry, ordered bool) {
 	ordered = true
 	inBlock := false
 	_, body, _ := splitMemoryFile(data)
-	for _, l := range splitLines(body) {
+	for _, l := range textLines(body) {
 		t := strings.TrimSpace(l.text)
 		if strings.HasPrefix(t, "```") {
 			inBlock = t == topicFence && !inBlock
@@ -248,7 +248,7 @@ func renderLearning(l Learning, name string) (file []byte, title, first string, 
 	// A body is kept whole or refused: a cut one would be recorded with part of it lost, and
 	// the caller told it was recorded.
 	var body []string
-	for i, bl := range splitLines([]byte(l.Body)) {
+	for i, bl := range textLines([]byte(l.Body)) {
 		if n := utf8.RuneCountInString(strings.TrimSpace(bl.text)); n > maxBodyRunes {
 			return nil, "", "", fmt.Errorf("line %d of the learning's body has %d characters, the most is %d; nothing was recorded: break it into shorter lines", i+1, n, maxBodyRunes)
 		}

@@ -76,10 +76,11 @@ type TaskUpdate struct {
 
 // UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
 // u.Status along the task machine: pending → running → done | failed | pending (interrupted),
-// failed → pending | running (retry); done is final. A pending task that ran before may be
+// failed → pending | running (retry); done is final. A pending task recovery put back may be
 // reported done (doneAfterItsRun). Entering running stamps started_at;
 // entering done or failed stamps completed_at; a run that ends failed or interrupted adds one
-// to attempts. The same status with nothing new changes nothing.
+// to attempts; the agent putting a task back to pending clears started_at. The same status
+// with nothing new changes nothing.
 func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, err
@@ -148,6 +149,10 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			}
 			t.CompletedAt = time.Time{}
 			switch u.Status {
+			case TaskPending:
+				// Put back by the agent: no run of it stands. Only recovery's put-back keeps
+				// started_at, the run it took as interrupted (doneAfterItsRun).
+				t.StartedAt = time.Time{}
 			case TaskRunning:
 				t.StartedAt = now
 			case TaskDone, TaskFailed:
@@ -169,11 +174,13 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	return res, nil
 }
 
-// doneAfterItsRun says whether moving t to status to is a pending task, one that ran and
-// was put back to pending (recovery takes a running task as interrupted after a crash or
-// /clear), reported done: the agent finished the work of that run and says so, often
-// retrying the done the interruption cut off. "Allowed next: running" would have it run
-// the finished work again, or record a run that never happened to get to done.
+// doneAfterItsRun says whether moving t to status to is a pending task that recovery put back
+// (it takes a running task as interrupted after a crash or /clear, and keeps its started_at,
+// which the agent's own move to pending clears) reported done: the agent finished the work of
+// that run and says so, often retrying the done the interruption cut off. "Allowed next:
+// running" would have it run the finished work again, or record a run that never happened to
+// get to done. A task the agent put back itself, from a run it ended or one that failed, has
+// no such run.
 func doneAfterItsRun(t Task, to TaskStatus) bool {
 	return t.Status == TaskPending && to == TaskDone && !t.StartedAt.IsZero()
 }

@@ -275,3 +275,55 @@ func TestTaskIDWithSpacesIsQuoted(t *testing.T) {
 		t.Errorf("TaskID(t1) = %s", got)
 	}
 }
+
+// A pending task that ran may be reported done only when recovery put it back (its run taken
+// as interrupted by a crash or /clear, its work possibly finished): the answer says so. A task
+// the agent put back itself, from a run it ended or one that failed, has no run that finished
+// its work: done is refused as for a task never run, and nothing speaks of a crash.
+func TestDoneAfterAPutBack(t *testing.T) {
+	def := mustDef(t, "dotagent")
+	base := walk(t, def, mustStart(t, def), "architecture", "implementation")
+	for _, tc := range []struct {
+		name    string
+		path    []workflow.TaskStatus // after pending and running; "" is recovery
+		allowed bool
+	}{
+		{"recovery", []workflow.TaskStatus{""}, true},
+		{"the agent", []workflow.TaskStatus{workflow.TaskPending}, false},
+		{"a failed run", []workflow.TaskStatus{workflow.TaskFailed, workflow.TaskPending}, false},
+		{"a failed run, recovered before", []workflow.TaskStatus{"", workflow.TaskRunning, workflow.TaskFailed, workflow.TaskPending}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := base
+			clock := t0.Add(time.Hour)
+			for _, s := range append([]workflow.TaskStatus{workflow.TaskPending, workflow.TaskRunning}, tc.path...) {
+				clock = clock.Add(time.Minute)
+				var res workflow.Result
+				var err error
+				if s == "" {
+					res, _, err = workflow.Recover(r, clock, nil, alice)
+				} else {
+					res, err = workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: s}, clock, alice)
+				}
+				if err != nil {
+					t.Fatalf("setup %q: %v", s, err)
+				}
+				r = res.Record
+			}
+			if r.Tasks[0].Status != workflow.TaskPending {
+				t.Fatalf("setup left the task %s", r.Tasks[0].Status)
+			}
+			res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "t1", Status: workflow.TaskDone}, clock.Add(time.Minute), alice)
+			if !tc.allowed {
+				var te *workflow.TaskStatusError
+				if !errors.As(err, &te) || err.Error() != "task t1 cannot go from pending to done: allowed next: running" {
+					t.Errorf("done = %v, %q; want it refused as for a task never run", err, res.Warnings)
+				}
+				return
+			}
+			if err != nil || res.Record.Tasks[0].Status != workflow.TaskDone || !strings.Contains(strings.Join(res.Warnings, "\n"), "after a crash or /clear") {
+				t.Errorf("done = %v, %q; want it recorded done, saying recovery had put it back", err, res.Warnings)
+			}
+		})
+	}
+}
