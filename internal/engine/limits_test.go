@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -313,15 +312,7 @@ func TestReenteringAnApprovalPhaseKeepsItsOpenRequest(t *testing.T) {
 		must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	}
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	b, err := readStored(en)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec workflow.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.Approvals) != 1 || !rec.Approvals[0].Open() {
+	if rec := readRecord(t, en); len(rec.Approvals) != 1 || !rec.Approvals[0].Open() {
 		t.Fatalf("after 21 entries into plan without a yes: %d approvals on record, want the one open request", len(rec.Approvals))
 	}
 	must(e.open("person").Approve("ok"))(t)
@@ -344,18 +335,7 @@ func TestApprovalsThroughALoopStayBounded(t *testing.T) {
 	for range 3 * (workflow.MaxHistory + 10) {
 		phase = must(en.Transition(engine.TransitionRequest{To: loopNext[phase]}))(t).Phase
 	}
-	rec := func() workflow.Record {
-		b, err := readStored(en)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rec workflow.Record
-		if err := json.Unmarshal(b, &rec); err != nil {
-			t.Fatal(err)
-		}
-		return rec
-	}
-	if n := len(rec().Approvals); n > workflow.MaxHistory {
+	if n := len(readRecord(t, en).Approvals); n > workflow.MaxHistory {
 		t.Fatalf("after %d passes through b: %d approvals on record, want at most %d", workflow.MaxHistory+10, n, workflow.MaxHistory)
 	}
 	if err := os.Remove(conf); err != nil {
@@ -368,7 +348,7 @@ func TestApprovalsThroughALoopStayBounded(t *testing.T) {
 	}
 	must(e.open("person").Approve("ok"))(t)
 	must(en.Transition(engine.TransitionRequest{To: "c"}))(t)
-	if got := rec().Approvals; len(got) > workflow.MaxHistory || got[len(got)-1].Source != workflow.ApprovalCLI {
+	if got := readRecord(t, en).Approvals; len(got) > workflow.MaxHistory || got[len(got)-1].Source != workflow.ApprovalCLI {
 		t.Fatalf("approvals after the yes: %d, the last %+v", len(got), got[len(got)-1])
 	}
 }
