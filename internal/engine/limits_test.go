@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -115,14 +114,15 @@ func TestCheckpointOverTheCapSaysSo(t *testing.T) {
 }
 
 // startLoop starts a workflow whose phases a, b and c go round (a -> b -> c -> a), so that
-// moves can add outputs and checkpoints for as long as a test likes.
-func startLoop(t *testing.T, e *env) *engine.Engine {
+// moves can add outputs and checkpoints for as long as a test likes; extra is more front
+// matter (such as "approvals: [b]\n").
+func startLoop(t *testing.T, e *env, extra ...string) *engine.Engine {
 	t.Helper()
 	dir := filepath.Join(e.project, ".claude", "workflows")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	def := "---\nname: loop\ndescription: round and round\nphases: [a, b, c, done]\ntransitions: {a: [b], b: [c], c: [a, done]}\nterminal: [done]\n---\nbody\n"
+	def := "---\nname: loop\ndescription: round and round\nphases: [a, b, c, done]\ntransitions: {a: [b], b: [c], c: [a, done]}\nterminal: [done]\n" + strings.Join(extra, "") + "---\nbody\n"
 	if err := os.WriteFile(filepath.Join(dir, "loop.md"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -312,17 +312,43 @@ func TestReenteringAnApprovalPhaseKeepsItsOpenRequest(t *testing.T) {
 		must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	}
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	b, err := readStored(en)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec workflow.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.Approvals) != 1 || !rec.Approvals[0].Open() {
+	if rec := readRecord(t, en); len(rec.Approvals) != 1 || !rec.Approvals[0].Open() {
 		t.Fatalf("after 21 entries into plan without a yes: %d approvals on record, want the one open request", len(rec.Approvals))
 	}
 	must(e.open("person").Approve("ok"))(t)
 	must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)
+}
+
+// A workflow that goes round through an approval phase, with approvals turned off for the
+// project, kept one approval entry for every pass and no operation shortened them: the record
+// grew until the 1 MiB it may hold refused every move, and the resume listed each pass. The
+// record keeps the newest workflow.MaxHistory entries, as it does the moves (the journal keeps
+// them all), and the phase still waits for a yes once approvals are on again.
+func TestApprovalsThroughALoopStayBounded(t *testing.T) {
+	e := newEnv(t)
+	conf := filepath.Join(startLoop(t, e, "approvals: [b]\n").StateDir(), "config.json")
+	if err := os.WriteFile(conf, []byte(`{"approvals": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	en := e.open("s1") // reads the setting
+	phase := "a"
+	for range 3 * (workflow.MaxHistory + 10) {
+		phase = must(en.Transition(engine.TransitionRequest{To: loopNext[phase]}))(t).Phase
+	}
+	if n := len(readRecord(t, en).Approvals); n > workflow.MaxHistory {
+		t.Fatalf("after %d passes through b: %d approvals on record, want at most %d", workflow.MaxHistory+10, n, workflow.MaxHistory)
+	}
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	en = e.open("s1")
+	must(en.Transition(engine.TransitionRequest{To: "b"}))(t)
+	if _, err := en.Transition(engine.TransitionRequest{To: "c"}); err == nil {
+		t.Fatal("left b without a yes once approvals were on again")
+	}
+	must(e.open("person").Approve("ok"))(t)
+	must(en.Transition(engine.TransitionRequest{To: "c"}))(t)
+	if got := readRecord(t, en).Approvals; len(got) > workflow.MaxHistory || got[len(got)-1].Source != workflow.ApprovalCLI {
+		t.Fatalf("approvals after the yes: %d, the last %+v", len(got), got[len(got)-1])
+	}
 }

@@ -176,7 +176,6 @@ func fullBy(r *workflow.Record) string {
 		// No operation shortens these: they are named, with the step that keeps the work.
 		{workflow.OutputsSize(r), "Its outputs and artifacts take %d KiB of it, and no operation shortens them: cairn archive keeps the workflow whole and another workflow can take over the work."},
 		{size(r.History), "Its history of moves takes %d KiB of it, and no operation shortens it: cairn archive keeps the workflow whole and another workflow can take over the work."},
-		{size(r.Approvals), "Its approvals take %d KiB of it (one an entry into an approval phase), and no operation shortens them: cairn archive keeps the workflow whole and another workflow can take over the work."},
 	}
 	most := slices.MaxFunc(parts, func(a, b part) int { return cmp.Compare(a.size, b.size) })
 	if most.size < 256<<10 { // something no operation shortens fills it

@@ -85,3 +85,33 @@ func TestLearningLegacyCutSlug(t *testing.T) {
 		t.Errorf("index:\n%s", got)
 	}
 }
+
+// A learning the version before wrote under its cut slug is the same learning when recorded
+// again under its title in other case or punctuation, as a learning of a whole slug is: it is
+// updated in place, not kept twice.
+func TestLearningLegacyCutSlugCaseAndPunctuation(t *testing.T) {
+	const legacy = "cairn-learning-how-to-run-the-integration-tests-for-the-payment.md"
+	file := "---\nname: \"cairn-learning-how-to-run-the-integration-tests-for-the-payment\"\ndescription: \"How to run the integration tests for the payments service locally: Start the stub with make stub.\"\nmetadata:\n    type: \"project\"\n---\n\nStart the stub with make stub.\n"
+	index := "- [“How to run the integration tests f…”](" + legacy + ") — “Start the stub with make…”\n"
+	for _, title := range []string{
+		"how to run the integration tests for the payments service locally",
+		"How to run the integration tests, for the payments service (locally)",
+	} {
+		m, dir := newTestMemory(t)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range map[string]string{legacy: file, IndexFile: index} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		name, changed, err := m.RecordLearning(Learning{Title: title, Body: "Use make stub-up now."})
+		if err != nil || name != legacy || !changed {
+			t.Errorf("%q: %s, changed %v, %v; want %s updated", title, name, changed, err, legacy)
+		}
+		if got := readFile(t, filepath.Join(dir, IndexFile)); strings.Count(got, "\n") != 1 {
+			t.Errorf("%q: index has %d lines, want 1:\n%s", title, strings.Count(got, "\n"), got)
+		}
+	}
+}

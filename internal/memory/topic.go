@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/adrg/frontmatter"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -213,18 +215,26 @@ func learningKey(title string) string {
 	return strings.Join(words, "-")
 }
 
-// sameLearning reports whether data, a learning file, holds the learning with this title (as
-// renderLearning wrote it): its description is the title and its body's first line.
+// sameLearning reports whether data, a learning file, holds the learning with this title, up
+// to case and punctuation (learningKey), as renderLearning wrote it: its description is the
+// title and its body's first line.
 func sameLearning(data []byte, title string) bool {
-	head, body, ok := splitMemoryFile(data)
-	if !ok {
+	var head struct {
+		Description string `yaml:"description"`
+	}
+	body, err := frontmatter.MustParse(bytes.NewReader(bytes.TrimPrefix(data, []byte(bom))), &head)
+	if err != nil {
 		return false
 	}
 	first, _, _ := strings.Cut(strings.TrimLeft(string(body), "\n"), "\n")
-	desc := textsafe.Line(unescape(textsafe.Line(title, 2*maxTitleRunes))+": "+unescape(first), maxHookRunes+50)
-	want := string(appendYAMLString([]byte("description: "), desc))
-	for l := range strings.SplitSeq(string(head), "\n") {
-		if strings.TrimRight(l, "\r") == want {
+	desc, key := head.Description, learningKey(title)
+	// The stored title is the description up to one of its ": ", the one that rebuilds it.
+	for i := range len(desc) {
+		if !strings.HasPrefix(desc[i:], ": ") {
+			continue
+		}
+		stored := unescape(desc[:i])
+		if learningKey(stored) == key && textsafe.Line(stored+": "+unescape(first), maxHookRunes+50) == desc {
 			return true
 		}
 	}

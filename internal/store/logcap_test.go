@@ -40,3 +40,29 @@ func TestAppendLogStopsAtMaxLogSize(t *testing.T) {
 		t.Errorf("an append that fits: %v", err)
 	}
 }
+
+// The new log name a full log's refusal proposes is one an append takes, whatever the full
+// log's name: "NAME-2" was over MaxNameLen for a name of 63 or 64 bytes.
+func TestFullLogProposesANameThatTakesTheAppend(t *testing.T) {
+	for _, name := range []string{"events", strings.Repeat("l", store.MaxNameLen-1), strings.Repeat("l", store.MaxNameLen), strings.Repeat("l", store.MaxNameLen-2) + "-2"} {
+		s, dir := newStore(t)
+		if err := s.AppendLog(name, []byte(`{"n":1}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(filepath.Join(dir, "logs", name+".jsonl"), store.MaxLogSize); err != nil {
+			t.Fatal(err)
+		}
+		err := s.AppendLog(name, []byte(`{"n":2}`))
+		if err == nil {
+			t.Fatalf("%s: an append to a full log was taken", name)
+		}
+		_, next, _ := strings.Cut(err.Error(), "such as ")
+		if next == "" || next == name {
+			t.Errorf("%s: refusal %q names no other log", name, err)
+			continue
+		}
+		if err := s.AppendLog(next, []byte(`{"n":2}`)); err != nil {
+			t.Errorf("%s: the log the refusal names, %s: %v", name, next, err)
+		}
+	}
+}

@@ -89,11 +89,21 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 	defer unlock()
 	// A log stops where ReadLog stops reading: lines past it would be written and never read.
 	if fi, err := s.fs.Lstat(logFile(name)); err == nil && fi.Size()+int64(len(line))+1 > MaxLogSize {
-		return fmt.Errorf("log %q entry not appended: the log holds %d bytes and a log is at most %d MiB, all cairn reads of it; nothing was changed: append to a new log name, such as %s-2",
-			name, fi.Size(), MaxLogSize>>20, name)
+		return fmt.Errorf("log %q entry not appended: the log holds %d bytes and a log is at most %d MiB, all cairn reads of it; nothing was changed: append to a new log name, such as %s",
+			name, fi.Size(), MaxLogSize>>20, nextLogName(name))
 	}
 	_, err = durable.AppendLine(s.fs, logFile(name), line, true)
 	return s.writeErr(logFile(name), err)
+}
+
+// nextLogName is the new log name a full log's refusal proposes: NAME-2, its NAME cut so that
+// it is a name (at most MaxNameLen), and NAME-3 where that is NAME itself.
+func nextLogName(name string) string {
+	base := name[:min(len(name), MaxNameLen-2)]
+	if base+"-2" == name {
+		return base + "-3"
+	}
+	return base + "-2"
 }
 
 // logLineError is a log entry refused for its size. It says so in its own words: the

@@ -217,23 +217,15 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 }
 
 // newApproval is the approval of phase p that after holds and before did not (given, or
-// newly recorded as given).
+// newly recorded as given): after's latest given entry of p, unless before holds that entry.
+// Entries are not counted: TrimHistory drops the oldest as new ones come.
 func newApproval(before, after *Record, p string) (Approval, bool) {
-	given := func(r *Record) int {
-		n := 0
-		for _, a := range r.Approvals {
-			if a.Phase == p && !a.ApprovedAt.IsZero() {
-				n++
-			}
-		}
-		return n
-	}
-	if given(after) <= given(before) {
-		return Approval{}, false
-	}
 	for i := len(after.Approvals) - 1; i >= 0; i-- {
 		if a := after.Approvals[i]; a.Phase == p && !a.ApprovedAt.IsZero() {
-			return a, true
+			held := slices.ContainsFunc(before.Approvals, func(b Approval) bool {
+				return b.Phase == p && b.RequestedAt.Equal(a.RequestedAt) && b.ApprovedAt.Equal(a.ApprovedAt)
+			})
+			return a, !held
 		}
 	}
 	return Approval{}, false

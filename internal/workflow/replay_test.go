@@ -200,3 +200,35 @@ func TestReplayHousekeepingIsNotAChange(t *testing.T) {
 		t.Fatalf("steps %+v", steps)
 	}
 }
+
+// A move from one approval phase into another, on a record whose approvals are at their bound,
+// both gives the first its yes and drops the oldest entry, an earlier yes of that phase
+// (TrimHistory): read back as a step, the move still carries its yes. Counting the given
+// entries, as before, saw none new.
+func TestReplayStepKeepsTheYesOfAMoveOnATrimmedRecord(t *testing.T) {
+	def, err := workflow.BuildDefinition("gates.md", workflow.Definition{
+		Phases:      []string{"a", "b", "c", "done"},
+		Transitions: map[string][]string{"a": {"b"}, "b": {"c"}, "c": {"a", "done"}},
+		Terminal:    []string{"done"},
+		Approvals:   []string{"b", "c"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := walk(t, def, mustStart(t, def), "b")
+	var earlier []workflow.Approval
+	for i := range workflow.MaxHistory - 1 {
+		at := t0.Add(-time.Duration(workflow.MaxHistory-i) * time.Hour)
+		earlier = append(earlier, workflow.Approval{Phase: "b", RequestedAt: at, ApprovedAt: at.Add(time.Minute), Source: workflow.ApprovalSetting})
+	}
+	before.Approvals = append(earlier, before.Approvals...)
+	res, err := workflow.Transition(def, before, workflow.TransitionRequest{To: "c", Approval: &workflow.Approval{Source: workflow.ApprovalSetting}}, before.UpdatedAt.Add(time.Minute), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workflow.TrimHistory(res.Record)
+	steps := workflow.Steps(before, res.Record)
+	if len(steps) != 1 || steps[0].Transition.Approval == nil || steps[0].Transition.Approval.Source != workflow.ApprovalSetting {
+		t.Fatalf("the move b -> c with its yes: steps %+v", steps)
+	}
+}

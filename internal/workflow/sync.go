@@ -210,11 +210,20 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 	}
 	n.Title = cmp.Or(textsafe.OneLine(doc.Title), n.Title)
 	merged := make([]Milestone, 0, len(doc.Milestones))
+	// Each is matched by id in one look-up, not a search of the list: that took work in the
+	// square of their number.
+	known := make(map[string]int, len(in.Milestones))
+	for i, m := range slices.Backward(in.Milestones) {
+		known[m.ID] = i // the first of an id, as a search finds it
+	}
 	for _, sm := range doc.Milestones {
 		id := strings.TrimSpace(sm.ID)      // as Check and the operations read it
 		title := textsafe.OneLine(sm.Title) // as add_milestone takes it
 		m := Milestone{ID: id, Title: title, Status: sm.Status}
-		if i := slices.IndexFunc(in.Milestones, func(x Milestone) bool { return x.ID == id }); i >= 0 {
+		if milestoneCompared != nil {
+			milestoneCompared()
+		}
+		if i, ok := known[id]; ok {
 			old := n.Milestones[i] // n is in's copy: its Extra is its own
 			old.Title = cmp.Or(title, old.Title)
 			old.Status = sm.Status
@@ -238,6 +247,10 @@ func Sync(in *Initiative, doc *StatusDoc, now time.Time) (SyncDecision, error) {
 func (d *SyncDecision) renderDoc(prev *StatusDoc) {
 	d.WriteStatusDoc, d.StatusDoc = true, StatusDocFrom(d.Initiative, prev)
 }
+
+// milestoneCompared, when set (by tests), is called once for every milestone Sync compares or
+// looks up.
+var milestoneCompared func()
 
 func staleWarning(stale string, staleAt time.Time, winner string, gap time.Duration, now time.Time) string {
 	return fmt.Sprintf("Initiative state may be stale — last updated %s ago (%s); %s is newer by %s and was used",

@@ -156,6 +156,9 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k := doc.Content[i]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" { // not a name misspelled
+			return fail(k.Line+offset, `the merge key "<<" is not read at the top level of the front matter: write the keys it merges in out there`)
+		}
 		if k.Kind != yaml.ScalarNode { // an alias's Value is its anchor's name, not the key yaml.v3 decodes
 			return fail(k.Line+offset, "this key is a YAML %s, not text: write each key as a plain name (%s)", kindName(k.Kind), strings.Join(workflow.SpecKeys, ", "))
 		}

@@ -234,3 +234,20 @@ func TestParseDefinitionRefusesAKeyRepeatedThroughAnAlias(t *testing.T) {
 		}
 	}
 }
+
+// A merge key ("<<") at the top level of a definition's front matter was refused as an
+// unknown key "<<", as if it were a name misspelled; it is refused as the merge it is, with
+// the step that works. A quoted "<<" is a key like any other, and unknown.
+func TestParseDefinitionRefusesATopLevelMergeAsAMerge(t *testing.T) {
+	for in, want := range map[string]string{
+		"---\nphases: [a, b]\n<<: {terminal: [b]}\n---\n":              `merge.md:3: the merge key "<<" is not read at the top level of the front matter: write the keys it merges in out there`,
+		"---\nphases: [a, b]\nverbs: &v {a: go}\n<<: *v\n---\n":        `merge.md:4: the merge key "<<" is not read at the top level of the front matter: write the keys it merges in out there`,
+		"---\nphases: [a, b]\n<<: [{terminal: [b]}, {ttl: 1h}]\n---\n": `merge.md:3: the merge key "<<" is not read at the top level of the front matter: write the keys it merges in out there`,
+		"---\nphases: [a, b]\n\"<<\": {terminal: [b]}\n---\n":          `merge.md:3: unknown key "<<"`,
+	} {
+		_, err := yamldoc.Codec{}.ParseDefinition("merge.md", []byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %s", in, err, want)
+		}
+	}
+}
