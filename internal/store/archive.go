@@ -82,7 +82,7 @@ func (s *Store) ArchiveIf(reason, id string) (ArchiveInfo, error) {
 	if id != "" && w.ID != id {
 		return ArchiveInfo{}, fmt.Errorf("workflow %s was not archived: %w (the active one is %s)", id, ErrNotActive, w.ID)
 	}
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
 	if err != nil {
 		return info, err
 	}
@@ -125,10 +125,13 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 		return ArchiveInfo{}, err
 	}
 	defer unlock()
-	if _, err := s.finishArchive(); err != nil {
+	var told []Notice
+	if n, err := s.finishArchive(); err != nil {
 		return ArchiveInfo{}, err
+	} else if n != nil {
+		told = append(told, *n)
 	}
-	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc)
+	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc, told)
 	if err != nil {
 		return info, err
 	}
@@ -161,9 +164,12 @@ const archiveMade = "archive-dir"
 // journal. The commit point is the snapshot's arrival in the archive directory (its rename,
 // or for doc its durable write): before it the workflow is still active with its journal and
 // the half-made directory is removed; after it the workflow is archived and the journal follows
-// it, now or, after a crash, in finishArchive. The index line comes last.
-func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record []byte) (ArchiveInfo, error) {
+// it, now or, after a crash, in finishArchive. The index line comes last. told is what the
+// caller's locked read or recovery said first, which the archive's notices begin with: the
+// marker it settled is gone, so nothing says it again.
+func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record []byte, told []Notice) (ArchiveInfo, error) {
 	info, err := s.newArchive(id, rev, reason, record)
+	info.Notices = slices.Clone(told)
 	if err != nil {
 		return info, err
 	}

@@ -348,3 +348,50 @@ func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
 		t.Fatalf("no notice names %s: %+v", path.Dir(f.dropped), res.Notices)
 	}
 }
+
+// TestArchiveSaysWhatItsRecoveryLeft: an archive that first settles another archive cut short
+// (an earlier Cairn's marker naming a directory it cannot prove its own) says, in its
+// ArchiveInfo's notices, that it left that directory: the marker is gone after, so no later
+// read says it again. Before, ArchiveIf and ReplaceWorkflow dropped their locked read's
+// notices and ArchiveRecord its recovery's.
+func TestArchiveSaysWhatItsRecoveryLeft(t *testing.T) {
+	const name = wfID + "-20261101T101500.000Z"
+	for _, c := range []struct {
+		name    string
+		archive func(s *store.Store) (store.ArchiveInfo, error)
+	}{
+		{"ArchiveIf", func(s *store.Store) (store.ArchiveInfo, error) { return s.ArchiveIf("completed", wfID) }},
+		{"ArchiveRecord", func(s *store.Store) (store.ArchiveInfo, error) {
+			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict")
+		}},
+		{"ReplaceWorkflow", func(s *store.Store) (store.ArchiveInfo, error) {
+			info, _, err := s.ReplaceWorkflow(record("incoming-1", 1, "plan"), "conflict", store.Event{Kind: "migrated"})
+			return info, err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cairn")
+			if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+				t.Fatal(err)
+			}
+			taken := filepath.Join(dir, "archive", name)
+			if err := os.MkdirAll(taken, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(taken, "archive.json"), []byte("theirs"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			mark := fmt.Sprintf(`{"dir":%q,"workflow_id":%q,"active":true}`, name, wfID)
+			if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), []byte(mark), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			info, err := c.archive(mustOpen(t, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(info.Notices, func(n store.Notice) bool { return n.Kind == "archive-left" && n.Path == "archive/"+name }) {
+				t.Fatalf("no notice names archive/%s: %+v", name, info.Notices)
+			}
+		})
+	}
+}
