@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // ArchiveInfo describes one archived workflow.
@@ -39,6 +40,27 @@ type ArchiveInfo struct {
 	PruneErr error `json:"-"`
 	// Notices say what finishing the archive did besides (what it kept aside, and where).
 	Notices []Notice `json:"-"`
+	// Extra holds the members a newer Cairn wrote that this one has no field for, kept when
+	// retention writes the index back.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// archiveInfoJSON is ArchiveInfo without its methods, for workflow's unknown-member helpers.
+type archiveInfoJSON ArchiveInfo
+
+func (a ArchiveInfo) MarshalJSON() ([]byte, error) {
+	return workflow.EncodeKnown(archiveInfoJSON(a), a.Extra)
+}
+
+func (a *ArchiveInfo) UnmarshalJSON(data []byte) error {
+	var v archiveInfoJSON
+	var extra map[string]json.RawMessage
+	if err := workflow.DecodeKnown(data, &v, &extra); err != nil {
+		return err
+	}
+	*a = ArchiveInfo(v)
+	a.Extra = extra
+	return nil
 }
 
 // summarize copies the record's type, phase, context and update time into a.
