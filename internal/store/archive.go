@@ -195,7 +195,7 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	if err != nil {
 		return info, err
 	}
-	made, err := s.startArchive(&info, pending{WorkflowID: id, Active: doc == nil})
+	made, err := s.startArchive(&info, &pending{WorkflowID: id, Active: doc == nil})
 	dir := archiveDir + "/" + info.Dir
 	undo := func(err error) (ArchiveInfo, error) {
 		if made {
@@ -306,7 +306,7 @@ var errDirTaken = errors.New("the archive directory was made by another process 
 // Cairn's. made says that info.Dir is Cairn's (it was renamed into place), for the caller's
 // undo; without it the start undid itself (marker, then temp directory). The caller holds the
 // workflow lock.
-func (s *Store) startArchive(info *ArchiveInfo, p pending) (made bool, err error) {
+func (s *Store) startArchive(info *ArchiveInfo, p *pending) (made bool, err error) {
 	s.cleanArchiveTemps()
 	p.Made = durable.TempName(archiveMade)
 	tmp := archiveDir + "/" + p.Made

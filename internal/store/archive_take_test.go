@@ -395,3 +395,79 @@ func TestArchiveSaysWhatItsRecoveryLeft(t *testing.T) {
 		})
 	}
 }
+
+// sealedDropFS is a state directory where someone else puts a sealed segment of theirs into an
+// adoption's archive directory (archive/conflict-.../journal.sealed/) while Cairn writes its
+// journal copy there; with ff set, the process is then killed: every operation from there on
+// fails.
+type sealedDropFS struct {
+	durable.FS
+	ff      *durabletest.Faulty
+	dropped string
+}
+
+func (f *sealedDropFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	if f.dropped == "" && strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
+		f.dropped = path.Dir(name) + "/journal.sealed/1.jsonl"
+		if err := f.FS.Mkdir(path.Dir(f.dropped), 0o700); err != nil {
+			panic(err)
+		}
+		if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs\n"), 0o600); err != nil {
+			panic(err)
+		}
+		if f.ff != nil {
+			f.ff.FailAt = f.ff.Ops() + 1
+		}
+	}
+	return f.FS.OpenFile(name, flag, perm)
+}
+
+// TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine: when the adoption's archive directory
+// already holds sealed segments (someone else's), our own cannot follow our copy there; the
+// adoption is then undone, at once or by recovery after a kill, with theirs kept and a notice
+// naming the directory, and ours stays active with its whole journal. Before, the adoption went
+// on with our sealed segments left in journal/, where their revisions shadowed the adopted
+// line's own (history read ours); and killed, its recovery failed every later write with "both
+// kept".
+func TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine(t *testing.T) {
+	for _, killed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed=%v", killed), func(t *testing.T) {
+			dir := t.TempDir()
+			opts := []store.Option{store.WithJournalCompaction(1)}
+			const ourN = 70
+			ours := ourLine(t, mustOpen(t, dir, opts...), ourN)
+			if segs, _ := filepath.Glob(filepath.Join(dir, "journal", "*.sealed", "*")); len(segs) == 0 {
+				t.Fatal("no sealed segments")
+			}
+			d, err := durable.OpenDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			f := &sealedDropFS{FS: d}
+			var fsys durable.FS = f
+			if killed {
+				f.ff = &durabletest.Faulty{FS: f, Persistent: true}
+				fsys = f.ff
+			}
+			line := theirLine(2)
+			if _, _, err := mustOpen(t, dir, append(opts, store.WithFS(fsys))...).AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
+				t.Fatalf("adopt: %v (dropped %q), want it undone", err, f.dropped)
+			}
+			rs := mustOpen(t, dir, opts...)
+			res, err := rs.UpdateWorkflow(setNext(wfID, "after"))
+			if err != nil || res.Revision != ours.Revision+1 {
+				t.Fatalf("update after: %+v %v, want revision %d of our line", res, err, ours.Revision+1)
+			}
+			if j, err := rs.ReadJournal(wfID); err != nil || len(j.Records) != ourN+1 {
+				t.Fatalf("our journal reads %d records (%v), want %d", len(j.Records), err, ourN+1)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || string(b) != "theirs\n" {
+				t.Fatalf("their segment %s was not kept: %q %v", f.dropped, b, err)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "archive", "pending.json")); !os.IsNotExist(err) {
+				t.Fatalf("archive/pending.json is still there: %v", err)
+			}
+		})
+	}
+}
