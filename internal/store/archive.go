@@ -195,12 +195,19 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	if err != nil {
 		return info, err
 	}
-	made, err := s.startArchive(&info, &pending{WorkflowID: id, Active: doc == nil})
+	p := pending{WorkflowID: id, Active: doc == nil}
+	made, err := s.startArchive(&info, &p)
 	dir := archiveDir + "/" + info.Dir
+	ours := []string{"archive.json"}
+	if doc != nil {
+		ours = append(ours, WorkflowFile)
+	}
 	undo := func(err error) (ArchiveInfo, error) {
+		// The directory goes only when it holds nothing but what the archive wrote there.
 		if made {
-			_ = s.fs.RemoveAll(dir)
-			_ = s.removePending()
+			if n, _ := s.undoArchive(p, dir, ours...); n != nil {
+				info.Notices = append(info.Notices, *n)
+			}
 		}
 		return info, notArchived(err)
 	}
@@ -218,7 +225,11 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
 		}
 	} else {
-		err := s.fs.Rename(WorkflowFile, dir+"/"+WorkflowFile)
+		err := s.fs.RenameNoReplace(WorkflowFile, dir+"/"+WorkflowFile)
+		if errors.Is(err, fs.ErrExist) {
+			// Someone else's file: it is not replaced, and the workflow stays active.
+			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
+		}
 		if err == nil {
 			err = s.fs.SyncDir(dir)
 		}
@@ -451,13 +462,15 @@ func (s *Store) finishPending(p pending) (*Notice, error) {
 	if err != nil {
 		return nil, err
 	}
-	if committed && p.Active && p.Made == "" {
-		// An earlier Cairn's marker: the snapshot there proves the commit only if the active
-		// one left (a rename moves it); if it is still here, the directory is not this archive.
+	if committed && p.Active {
+		// The snapshot there proves the commit only if the active one left (a rename moves
+		// it); if it is still here, the one there is not this archive's.
 		if still, err := s.present(WorkflowFile); err != nil {
 			return nil, err
-		} else if still {
+		} else if still && p.Made == "" {
 			return s.leavePending(p, dir, fmt.Sprintf("it holds a %s, but workflow %s never moved into it and stays active with its journal", WorkflowFile, p.WorkflowID))
+		} else if still {
+			committed = false
 		}
 	}
 	if !committed {

@@ -295,24 +295,74 @@ func TestFailedArchiveUndoesOnlyWhatItMade(t *testing.T) {
 	}
 }
 
-// dropThenKillFS is a state directory where someone else puts a file of theirs into an
-// adoption's archive directory (archive/conflict-...) while Cairn writes its journal copy
-// there, and the process is then killed: every operation from there on fails.
-type dropThenKillFS struct {
+// dropFS is a state directory where someone else puts a file of theirs, file (a path under
+// an archive directory), into the archive directory an operation is making, as it opens or
+// renames to the name at picks out (at returns that directory); with ff set (openDropped), the
+// process is then killed: every operation after that one fails.
+type dropFS struct {
 	durable.FS
+	at      func(name string) (dir string, ok bool)
+	file    string
 	ff      *durabletest.Faulty
 	dropped string
 }
 
-func (f *dropThenKillFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	if f.dropped == "" && strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
-		f.dropped = path.Dir(name) + "/theirs.txt"
-		if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs"), 0o600); err != nil {
-			panic(err)
-		}
+func (f *dropFS) drop(name string) {
+	dir, ok := f.at(name)
+	if f.dropped != "" || !ok {
+		return
+	}
+	f.dropped = dir + "/" + f.file
+	if err := f.FS.Mkdir(path.Dir(f.dropped), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		panic(err)
+	}
+	if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs"), 0o600); err != nil {
+		panic(err)
+	}
+	if f.ff != nil {
 		f.ff.FailAt = f.ff.Ops() + 1
 	}
+}
+
+func (f *dropFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	f.drop(name)
 	return f.FS.OpenFile(name, flag, perm)
+}
+
+func (f *dropFS) Rename(oldname, newname string) error {
+	f.drop(newname)
+	return f.FS.Rename(oldname, newname)
+}
+
+func (f *dropFS) RenameNoReplace(oldname, newname string) error {
+	f.drop(newname)
+	return f.FS.RenameNoReplace(oldname, newname)
+}
+
+// openDropped opens a store on the state directory dir through f, killed after the drop when
+// killed.
+func openDropped(t *testing.T, dir string, f *dropFS, killed bool, opts ...store.Option) *store.Store {
+	t.Helper()
+	d, err := durable.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	f.FS = d
+	var fsys durable.FS = f
+	if killed {
+		f.ff = &durabletest.Faulty{FS: f, Persistent: true}
+		fsys = f.ff
+	}
+	return mustOpen(t, dir, append(opts, store.WithFS(fsys))...)
+}
+
+// whileCopyingJournal picks out an adoption's write of its journal copy.
+func whileCopyingJournal(name string) (string, bool) {
+	if strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
+		return path.Dir(name), true
+	}
+	return "", false
 }
 
 // TestAdoptRecoveryKeepsWhatItDidNotWrite: an adoption killed before its commit point is undone
@@ -324,14 +374,8 @@ func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
 	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	f := &dropThenKillFS{FS: d}
-	f.ff = &durabletest.Faulty{FS: f, Persistent: true}
-	s := mustOpen(t, dir, store.WithFS(f.ff))
+	f := &dropFS{at: whileCopyingJournal, file: "theirs.txt"}
+	s := openDropped(t, dir, f, true)
 	line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
 	if _, _, err := s.AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
 		t.Fatalf("adopt: %v (dropped %q), want it killed while writing its copies", err, f.dropped)
@@ -396,32 +440,6 @@ func TestArchiveSaysWhatItsRecoveryLeft(t *testing.T) {
 	}
 }
 
-// sealedDropFS is a state directory where someone else puts a sealed segment of theirs into an
-// adoption's archive directory (archive/conflict-.../journal.sealed/) while Cairn writes its
-// journal copy there; with ff set, the process is then killed: every operation from there on
-// fails.
-type sealedDropFS struct {
-	durable.FS
-	ff      *durabletest.Faulty
-	dropped string
-}
-
-func (f *sealedDropFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	if f.dropped == "" && strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
-		f.dropped = path.Dir(name) + "/journal.sealed/1.jsonl"
-		if err := f.FS.Mkdir(path.Dir(f.dropped), 0o700); err != nil {
-			panic(err)
-		}
-		if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs\n"), 0o600); err != nil {
-			panic(err)
-		}
-		if f.ff != nil {
-			f.ff.FailAt = f.ff.Ops() + 1
-		}
-	}
-	return f.FS.OpenFile(name, flag, perm)
-}
-
 // TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine: when the adoption's archive directory
 // already holds sealed segments (someone else's), our own cannot follow our copy there; the
 // adoption is then undone, at once or by recovery after a kill, with theirs kept and a notice
@@ -439,19 +457,9 @@ func TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine(t *testing.T) {
 			if segs, _ := filepath.Glob(filepath.Join(dir, "journal", "*.sealed", "*")); len(segs) == 0 {
 				t.Fatal("no sealed segments")
 			}
-			d, err := durable.OpenDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			f := &sealedDropFS{FS: d}
-			var fsys durable.FS = f
-			if killed {
-				f.ff = &durabletest.Faulty{FS: f, Persistent: true}
-				fsys = f.ff
-			}
+			f := &dropFS{at: whileCopyingJournal, file: "journal.sealed/1.jsonl"}
 			line := theirLine(2)
-			if _, _, err := mustOpen(t, dir, append(opts, store.WithFS(fsys))...).AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
+			if _, _, err := openDropped(t, dir, f, killed, opts...).AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
 				t.Fatalf("adopt: %v (dropped %q), want it undone", err, f.dropped)
 			}
 			rs := mustOpen(t, dir, opts...)
@@ -462,7 +470,7 @@ func TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine(t *testing.T) {
 			if j, err := rs.ReadJournal(wfID); err != nil || len(j.Records) != ourN+1 {
 				t.Fatalf("our journal reads %d records (%v), want %d", len(j.Records), err, ourN+1)
 			}
-			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || string(b) != "theirs\n" {
+			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || string(b) != "theirs" {
 				t.Fatalf("their segment %s was not kept: %q %v", f.dropped, b, err)
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "archive", "pending.json")); !os.IsNotExist(err) {
