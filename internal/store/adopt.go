@@ -72,12 +72,13 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 	made, err := s.startArchive(&info, &p)
 	dir := archiveDir + "/" + info.Dir
 	moved := false // our sealed segments may be in the archive directory
+	copies := newFiles{s: s, dir: dir}
 	undo := func(err error) (ArchiveInfo, Result, error) {
 		// Our sealed segments come back first, and when they cannot, the archive and the
 		// marker stay for recovery (settleAdopt) to undo. The directory goes only when it
 		// holds nothing but our copies.
 		if made && (!moved || s.unsealBack(dir, jf) == nil) {
-			if n, _ := s.undoArchive(p, dir, adoptCopies...); n != nil {
+			if n, _ := s.undoArchive(p, dir, copies.ours...); n != nil {
 				info.Notices = append(info.Notices, *n)
 			}
 		}
@@ -97,8 +98,8 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		if f.data == nil {
 			continue // no journal on disk: the snapshot alone is the copy
 		}
-		if err := durable.WriteFile(s.fs, dir+"/"+f.name, f.data, 0o600); err != nil {
-			return undo(s.writeErr(dir+"/"+f.name, err))
+		if err := copies.write(f.name, f.data); err != nil {
+			return undo(err)
 		}
 	}
 	// Our sealed segments go with our copy before the commit point: left in place, the

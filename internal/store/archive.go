@@ -198,14 +198,11 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	p := pending{WorkflowID: id, Active: doc == nil}
 	made, err := s.startArchive(&info, &p)
 	dir := archiveDir + "/" + info.Dir
-	ours := []string{"archive.json"}
-	if doc != nil {
-		ours = append(ours, WorkflowFile)
-	}
+	files := newFiles{s: s, dir: dir}
 	undo := func(err error) (ArchiveInfo, error) {
 		// The directory goes only when it holds nothing but what the archive wrote there.
 		if made {
-			if n, _ := s.undoArchive(p, dir, ours...); n != nil {
+			if n, _ := s.undoArchive(p, dir, files.ours...); n != nil {
 				info.Notices = append(info.Notices, *n)
 			}
 		}
@@ -217,12 +214,12 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		return undo(err)
 	}
 	metaDoc, _ := json.Marshal(info)
-	if err := durable.WriteFile(s.fs, dir+"/archive.json", metaDoc, 0o600); err != nil {
-		return undo(s.writeErr(dir+"/archive.json", err))
+	if err := files.write("archive.json", metaDoc); err != nil {
+		return undo(err)
 	}
 	if doc != nil {
-		if err := durable.WriteFile(s.fs, dir+"/"+WorkflowFile, doc, 0o600); err != nil {
-			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
+		if err := files.write(WorkflowFile, doc); err != nil {
+			return undo(err)
 		}
 	} else {
 		err := s.fs.RenameNoReplace(WorkflowFile, dir+"/"+WorkflowFile)
@@ -254,6 +251,23 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		info.Notices = append(info.Notices, *n)
 	}
 	return info, err
+}
+
+// newFiles writes the files of an archive into its new directory dir without replacing, and
+// keeps the names of those it wrote (ours), which the archive's undo may remove: a file of
+// that name someone else put there first is theirs, neither replaced nor removed.
+type newFiles struct {
+	s    *Store
+	dir  string
+	ours []string
+}
+
+func (f *newFiles) write(name string, data []byte) error {
+	err := durable.WriteFileNoReplace(f.s.fs, f.dir+"/"+name, data, 0o600)
+	if !errors.Is(err, fs.ErrExist) {
+		f.ours = append(f.ours, name)
+	}
+	return f.s.writeErr(f.dir+"/"+name, err)
 }
 
 // moveIfLeft renames from to to when from is there, durably (both directories synced): a step

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 )
 
@@ -54,6 +55,51 @@ func TestArchiveNeverMovesTheSnapshotOverAFile(t *testing.T) {
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "archive", "pending.json")); !os.IsNotExist(err) {
 				t.Fatalf("archive/pending.json is still there: %v", err)
+			}
+		})
+	}
+}
+
+// TestArchiveWritesNeverReplaceAFileInItsDirectory: a file an archive writes into its new
+// directory (archive.json, an archived record, an adoption's copies) is never written over a
+// file of that name someone else put there meanwhile: the archive is undone, theirs is kept,
+// and a notice names the directory. Before, each was replaced.
+func TestArchiveWritesNeverReplaceAFileInItsDirectory(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		archive func(s *store.Store) (store.ArchiveInfo, error)
+	}{
+		{"archive.json", func(s *store.Store) (store.ArchiveInfo, error) { return s.ArchiveIf("completed", wfID) }},
+		{store.WorkflowFile, func(s *store.Store) (store.ArchiveInfo, error) {
+			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict")
+		}},
+		{"journal.jsonl", func(s *store.Store) (store.ArchiveInfo, error) {
+			info, _, err := s.AdoptLine("conflict", theirLine(2), nil)
+			return info, err
+		}},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			dir := t.TempDir()
+			w := ourLine(t, mustOpen(t, dir), 3)
+			f := &dropFS{file: c.file, at: func(name string) (string, bool) {
+				return path.Dir(name), strings.HasPrefix(name, "archive/") && strings.HasPrefix(path.Base(name), durable.TempPrefix(c.file))
+			}}
+			info, err := c.archive(openDropped(t, dir, f, false))
+			if err == nil || f.dropped == "" {
+				t.Fatalf("archive: %+v %v (dropped %q), want it undone", info, err, f.dropped)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || !bytes.Equal(b, []byte("theirs")) {
+				t.Fatalf("their %s was not kept: %q %v", f.dropped, b, err)
+			}
+			if !slices.ContainsFunc(info.Notices, func(n store.Notice) bool { return n.Kind == "archive-left" && n.Path == path.Dir(f.dropped) }) {
+				t.Fatalf("no notice names %s: %+v", path.Dir(f.dropped), info.Notices)
+			}
+			s := mustOpen(t, dir)
+			if now, err := s.ReadWorkflow(); err != nil || !bytes.Equal(now.Data, w.Data) {
+				t.Fatalf("active after: %s %v, want the workflow as it was", now.Data, err)
+			}
+			if list, err := s.ListArchives(); err != nil || len(list) != 0 {
+				t.Fatalf("archives %+v %v, want none", list, err)
 			}
 		})
 	}
