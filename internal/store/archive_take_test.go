@@ -176,22 +176,7 @@ func TestOlderMarkerNeverRemovesAnUnprovenDirectory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "cairn")
-			if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
-				t.Fatal(err)
-			}
-			taken := filepath.Join(dir, "archive", name)
-			if err := os.MkdirAll(taken, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range c.files {
-				if err := os.WriteFile(filepath.Join(taken, f), []byte("theirs "+f), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), fmt.Appendf(nil, c.mark, name, wfID), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			dir, taken := cutShort(t, name, c.mark, c.files...)
 			s := mustOpen(t, dir)
 			res, err := s.UpdateWorkflow(setNext(wfID, "plan"))
 			if err != nil || res.Revision != 2 {
@@ -242,6 +227,31 @@ func TestOlderMarkerNeverRemovesAnUnprovenDirectory(t *testing.T) {
 			t.Fatalf("index %+v %v", list, err)
 		}
 	})
+}
+
+// cutShort makes a state directory where workflow wfID is active at revision 1 and an archive
+// was cut short: archive/pending.json is mark (a format given the directory's name and wfID)
+// and archive/<name> holds files, each saying "theirs <file>". It returns the state directory
+// and archive/<name>.
+func cutShort(t *testing.T, name, mark string, files ...string) (dir, taken string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "cairn")
+	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	taken = filepath.Join(dir, "archive", name)
+	if err := os.MkdirAll(taken, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(taken, f), []byte("theirs "+f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), fmt.Appendf(nil, mark, name, wfID), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, taken
 }
 
 // markFailFS is a state directory where someone else makes the directory archive/<prefix>...
@@ -414,21 +424,7 @@ func TestArchiveSaysWhatItsRecoveryLeft(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "cairn")
-			if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
-				t.Fatal(err)
-			}
-			taken := filepath.Join(dir, "archive", name)
-			if err := os.MkdirAll(taken, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(taken, "archive.json"), []byte("theirs"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			mark := fmt.Sprintf(`{"dir":%q,"workflow_id":%q,"active":true}`, name, wfID)
-			if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), []byte(mark), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			dir, _ := cutShort(t, name, `{"dir":%q,"workflow_id":%q,"active":true}`, "archive.json")
 			info, err := c.archive(mustOpen(t, dir))
 			if err != nil {
 				t.Fatal(err)
