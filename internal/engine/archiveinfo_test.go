@@ -59,7 +59,8 @@ func TestEveryArchiveSaysRetentionFailed(t *testing.T) {
 			if err := os.MkdirAll(other, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(other, store.WorkflowFile), []byte(`{}`), 0o600); err != nil {
+			rec := `{"version":"2.0","workflow_id":"apex-20261101T000000Z-aaaa","revision":1,"type":"apex","state":"analyze","status":"completed"}`
+			if err := os.WriteFile(filepath.Join(other, store.WorkflowFile), []byte(rec), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(archive, "index.jsonl"), []byte("{\"dir\n"), 0o600); err != nil {

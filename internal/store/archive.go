@@ -690,8 +690,9 @@ func archiveSeq(name string) (base string, n int) {
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
-// added as older than every indexed one. A directory without a snapshot is not an archive
-// (a half-made one is finishArchive's) and is left alone.
+// added as older than every indexed one. A directory whose snapshot is not a record of the
+// workflow its name carries is not an archive (anArchive; a half-made one is finishArchive's)
+// and is left alone.
 func (s *Store) prune(kept string) ([]string, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
 	if err != nil {
@@ -716,13 +717,12 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	// Directories the index does not name, by workflow id: a line whose directory was renamed
 	// (a copied project, a hand-made fix) finds it again and keeps its place. Only an archive
-	// (one with a snapshot) is a candidate: a line pointed at any other directory would list
-	// it and let retention remove what it holds.
+	// (anArchive) is a candidate: a line pointed at any other directory would list it and let
+	// retention remove what it holds.
 	unlisted := map[string][]string{}
 	for n := range onDisk {
-		if !listed[n] && s.exists(archiveDir+"/"+n+"/"+WorkflowFile) {
-			id, _, _ := parseArchiveDir(n)
-			unlisted[id] = append(unlisted[id], n)
+		if !listed[n] && s.anArchive(n) {
+			unlisted[archiveID(n)] = append(unlisted[archiveID(n)], n)
 		}
 	}
 	changed := false
@@ -746,7 +746,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	var missing []ArchiveInfo
 	for n := range onDisk {
-		if inIndex[n] || !s.exists(archiveDir+"/"+n+"/"+WorkflowFile) {
+		if inIndex[n] || !slices.Contains(unlisted[archiveID(n)], n) {
 			continue
 		}
 		a := ArchiveInfo{Dir: n, Reason: "unknown"}
@@ -804,6 +804,25 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return removed, nil
 	}
 	return removed, s.writeIndex(order)
+}
+
+// anArchive says whether directory n under archive/, which the index does not name, is an
+// archive: its snapshot is a record of the workflow its name carries. Anything else there (a
+// directory an undone archive left because it held another's files, a half-made one) is not
+// retention's to list or remove.
+func (s *Store) anArchive(n string) bool {
+	data, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/"+WorkflowFile, strictjson.MaxSize)
+	if err != nil {
+		return false
+	}
+	m, err := readMeta(data)
+	return err == nil && m.id == archiveID(n)
+}
+
+// archiveID is the workflow id an archive directory's name carries.
+func archiveID(n string) string {
+	id, _, _ := parseArchiveDir(n)
+	return id
 }
 
 // ReplayIntent is the document remotesync (remotesync.IntentDoc) keeps the replay a sync cut

@@ -104,3 +104,37 @@ func TestArchiveWritesNeverReplaceAFileInItsDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionLeavesADirectoryAnArchiveLeft: a directory an undone archive left because it
+// held another's files (here their workflow-state.json, with Cairn's archive.json beside it),
+// which its notice says was left as it is, is not an archive, and retention never removes it.
+// Before, the next archive over the retention took it for the oldest archive and removed it.
+func TestRetentionLeavesADirectoryAnArchiveLeft(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	f := &dropFS{file: store.WorkflowFile, at: func(name string) (string, bool) {
+		return path.Dir(name), strings.HasPrefix(name, "archive/") && strings.HasSuffix(name, "/"+store.WorkflowFile)
+	}}
+	if _, err := openDropped(t, dir, f, false).ArchiveIf("completed", wfID); err == nil || f.dropped == "" {
+		t.Fatalf("archive: %v (dropped %q), want it undone", err, f.dropped)
+	}
+	s := mustOpen(t, dir, store.WithRetention(1))
+	for _, next := range []string{"", "wf-1"} { // wfID, still active, then wf-1
+		if next != "" {
+			if _, err := s.UpdateWorkflow(setNext(next, "plan")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Archive("completed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || !bytes.Equal(b, []byte("theirs")) {
+		t.Fatalf("their %s was removed: %q %v", f.dropped, b, err)
+	}
+	if list, err := s.ListArchives(); err != nil || len(list) != 1 {
+		t.Fatalf("archives %+v %v, want the newest only", list, err)
+	}
+}
