@@ -335,8 +335,9 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 			return nil, fmt.Errorf("workflow not started, nothing was changed: %w", err)
 		}
 		var abandoned *workflow.Record
+		var archived store.ArchiveInfo
 		if probe.Archive != nil && cur != nil {
-			if err := e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
+			if archived, err = e.archiveActive(cur, probe.Archive, archiveReason(cur)); err != nil {
 				if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 					// Another process archived it meanwhile, and may have started another.
 					if attempt < 2 {
@@ -366,6 +367,7 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		res.Message = fmt.Sprintf("started %s workflow %s in phase %s", def.Name, wres.Record.WorkflowID, wres.To)
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
+			res.retention(archived)
 		}
 		if left != nil {
 			if cur == nil {
@@ -504,8 +506,9 @@ func archiveReason(cur *workflow.Record) string {
 }
 
 // archiveActive commits the record's final state (when it differs) and moves it to the
-// archive. A workflow that another process changed meanwhile is not archived.
-func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error {
+// archive. A workflow that another process changed meanwhile is not archived. The caller says
+// what the archive did besides (Result.retention, pruneWarning).
+func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) (store.ArchiveInfo, error) {
 	if final != nil && (final.Status != cur.Status || len(final.History) != len(cur.History)) {
 		_, _, err := e.change(func(now *workflow.Record) (workflow.Result, error) {
 			if now == nil || now.WorkflowID != cur.WorkflowID || now.Revision != cur.Revision {
@@ -514,11 +517,10 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) error
 			return workflow.Result{Record: final, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}, reason)
 		if err != nil {
-			return err
+			return store.ArchiveInfo{}, err
 		}
 	}
-	_, err := e.st.ArchiveIf(reason, cur.WorkflowID)
-	return err
+	return e.st.ArchiveIf(reason, cur.WorkflowID)
 }
 
 // Transition moves the active workflow to r.To. With r.From it is a compare-and-swap; with

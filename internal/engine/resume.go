@@ -347,7 +347,8 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 	if r.Status != workflow.StatusActive {
 		// A finished workflow left in the active slot (a crash between completing and
 		// archiving): archive it now, and owe its completion line.
-		if err := e.archiveActive(r, nil, archiveReason(r)); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+		info, err := e.archiveActive(r, nil, archiveReason(r))
+		if errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 			// Another process archived it since it was read (and owes its ending line): what
 			// is in the active slot now, if anything, is what there is to resume.
 			fresh, _, err := e.active()
@@ -359,6 +360,7 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 			out.Warnings = append(out.Warnings, "archiving the finished workflow failed: "+err.Error())
 			return r
 		}
+		pruneWarning(out, info)
 		// The report's one line about the ending says it; no notice repeats it.
 		if w := e.ended(r.WorkflowID, r.Revision, endingLine(r, archiveReason(r))); w != "" {
 			out.Warnings = append(out.Warnings, w)
@@ -366,11 +368,12 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 		return nil
 	}
 	if expired, err := r.Expired(now); err == nil && expired {
-		msg, err := e.expire(r, false)
+		msg, info, err := e.expire(r, false)
 		if err != nil {
 			out.Warnings = append(out.Warnings, err.Error())
 			return r
 		}
+		pruneWarning(out, info)
 		*eye = append(*eye, msg) // the person is told here; the model by the ending line
 		return nil
 	}
@@ -424,26 +427,27 @@ func (e *Engine) runnerEnded(r *workflow.Record) bool {
 		slices.ContainsFunc(r.Tasks, func(t workflow.Task) bool { return t.Status == workflow.TaskRunning }) && e.ownerEnded(r)
 }
 
-// expire archives an expired workflow (never deletes it) and writes the expiry line.
-func (e *Engine) expire(r *workflow.Record, dryRun bool) (string, error) {
+// expire archives an expired workflow (never deletes it) and writes the expiry line. info is
+// what the archive did besides, for the caller to say.
+func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store.ArchiveInfo, err error) {
 	res, err := workflow.Expire(r, e.now())
 	if err != nil {
-		return "", err
+		return "", info, err
 	}
 	if dryRun {
-		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), nil
+		return fmt.Sprintf("workflow %s (%s, at %s) has expired (inactive > %s) and would be archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL)), info, nil
 	}
-	msg := fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
-	if err := e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
+	msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change and was archived", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
+	if info, err = e.archiveActive(r, res.Archive, "expired"); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		// The expiry was committed; another process archived it before this one could.
 		msg = fmt.Sprintf("workflow %s (%s, at %s) expired after %s without a change; another process has since moved it out of the active slot", r.WorkflowID, r.Type, r.State, ttlText(r.TTL))
 	} else if err != nil {
-		return "", fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
+		return "", info, fmt.Errorf("archiving the expired workflow %s failed; it is still in place: %w", r.WorkflowID, err)
 	}
 	if w := e.ended(r.WorkflowID, r.Revision+1, res.L2); w != "" {
 		msg += "; " + w
 	}
-	return msg, nil
+	return msg, info, nil
 }
 
 // ExpireTTL expires the active workflow if its TTL has passed (dry run: only says so).
@@ -478,11 +482,13 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 		at, _ := r.ExpiresAt()
 		return &Result{Message: fmt.Sprintf("workflow %s has not expired; it expires at %s (ttl %s)", r.WorkflowID, at.UTC().Format(time.RFC3339), ttlText(r.TTL))}, nil
 	}
-	msg, err := e.expire(r, dryRun)
+	msg, info, err := e.expire(r, dryRun)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Message: msg, Changed: !dryRun}, nil
+	res := &Result{Message: msg, Changed: !dryRun}
+	res.retention(info)
+	return res, nil
 }
 
 // archiveExpired archives r, an expired record an expiry retried finds in the active slot, and

@@ -68,15 +68,19 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		return info, res, err
 	}
 	s.cleanTemps(journalDir, durable.TempPrefix(w.ID+".jsonl"))
-	made, err := s.startArchive(&info, pending{WorkflowID: w.ID,
-		Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}})
+	p := pending{WorkflowID: w.ID, Adopt: &adoptMark{Seq: tip.Seq, Revision: tip.Revision, State: tip.State}}
+	made, err := s.startArchive(&info, &p)
 	dir := archiveDir + "/" + info.Dir
+	moved := false // our sealed segments may be in the archive directory
+	copies := newFiles{s: s, dir: dir}
 	undo := func(err error) (ArchiveInfo, Result, error) {
-		// Our sealed segments may already be in the archive: they come back first, and when
-		// they cannot, the archive and the marker stay for recovery (settleAdopt) to undo.
-		if made && s.unsealBack(dir, jf) == nil {
-			_ = s.fs.RemoveAll(dir)
-			_ = s.removePending()
+		// Our sealed segments come back first, and when they cannot, the archive and the
+		// marker stay for recovery (settleAdopt) to undo. The directory goes only when it
+		// holds nothing but our copies.
+		if made && (!moved || s.unsealBack(dir, jf) == nil) {
+			if n, _ := s.undoArchive(p, dir, copies.ours...); n != nil {
+				info.Notices = append(info.Notices, *n)
+			}
 		}
 		return info, res, notArchived(err)
 	}
@@ -94,14 +98,24 @@ func (s *Store) AdoptLine(reason string, line []LineRecord, check func(cur Workf
 		if f.data == nil {
 			continue // no journal on disk: the snapshot alone is the copy
 		}
-		if err := durable.WriteFile(s.fs, dir+"/"+f.name, f.data, 0o600); err != nil {
-			return undo(s.writeErr(dir+"/"+f.name, err))
+		if err := copies.write(f.name, f.data); err != nil {
+			return undo(err)
 		}
 	}
 	// Our sealed segments go with our copy before the commit point: left in place, the
-	// adopted line would be read after them and their revisions would shadow its own.
-	if err := s.moveIfLeft(sealedDir(jf), sealedDir(dir+"/journal.jsonl")); err != nil {
+	// adopted line would be read after them and their revisions would shadow its own. Sealed
+	// segments already in the directory are not ours: the adoption does not go on.
+	to := sealedDir(dir + "/journal.jsonl")
+	if there, err := s.present(to); err != nil || there {
+		return undo(cmp.Or(err, fmt.Errorf("%s holds sealed journal segments that are not this workflow's", to)))
+	}
+	moved = true
+	if err := s.moveIfLeft(sealedDir(jf), to); err != nil {
 		return undo(err)
+	}
+	if left, err := s.present(sealedDir(jf)); err != nil || left {
+		moved = err != nil
+		return undo(cmp.Or(err, fmt.Errorf("%s holds sealed journal segments that are not this workflow's", to)))
 	}
 	// The commit point: the journal replaced whole (a durable atomic replace).
 	if err := durable.WriteFile(s.fs, jf, journal, 0o600); err != nil && !durable.IsNotDurable(err) {
@@ -182,9 +196,17 @@ func checkEvent(ev *Event) error {
 	return nil
 }
 
+// adoptCopies are the files an adoption writes in its archive directory.
+var adoptCopies = []string{"archive.json", WorkflowFile, "journal.jsonl"}
+
 // unsealBack returns the sealed segments an undone adoption moved into archive directory dir to
-// journal file jf's, and fails unless none are left in dir: dir is removed next.
+// journal file jf's, and fails unless none are left in dir: dir is removed next. While jf's are
+// still there, ours never left (every locked operation settles an adoption before it seals), and
+// what dir holds is someone else's, left there.
 func (s *Store) unsealBack(dir, jf string) error {
+	if ours, err := s.present(sealedDir(jf)); err != nil || ours {
+		return err
+	}
 	from := sealedDir(dir + "/journal.jsonl")
 	if err := s.moveIfLeft(from, sealedDir(jf)); err != nil {
 		return err
@@ -219,7 +241,7 @@ func (s *Store) settleAdopt(p pending, dir string) (done bool, n *Notice, err er
 		if err := s.unsealBack(dir, jf); err != nil {
 			return false, nil, err
 		}
-		n, err := s.undoArchive(p, dir, "archive.json", WorkflowFile, "journal.jsonl")
+		n, err := s.undoArchive(p, dir, adoptCopies...)
 		return false, n, err
 	}
 	st, err := s.journalState(jf)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/strictjson"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // ArchiveInfo describes one archived workflow.
@@ -39,6 +40,27 @@ type ArchiveInfo struct {
 	PruneErr error `json:"-"`
 	// Notices say what finishing the archive did besides (what it kept aside, and where).
 	Notices []Notice `json:"-"`
+	// Extra holds the members a newer Cairn wrote that this one has no field for, kept when
+	// retention writes the index back.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// archiveInfoJSON is ArchiveInfo without its methods, for workflow's unknown-member helpers.
+type archiveInfoJSON ArchiveInfo
+
+func (a ArchiveInfo) MarshalJSON() ([]byte, error) {
+	return workflow.EncodeKnown(archiveInfoJSON(a), a.Extra)
+}
+
+func (a *ArchiveInfo) UnmarshalJSON(data []byte) error {
+	var v archiveInfoJSON
+	var extra map[string]json.RawMessage
+	if err := workflow.DecodeKnown(data, &v, &extra); err != nil {
+		return err
+	}
+	*a = ArchiveInfo(v)
+	a.Extra = extra
+	return nil
 }
 
 // summarize copies the record's type, phase, context and update time into a.
@@ -82,7 +104,7 @@ func (s *Store) ArchiveIf(reason, id string) (ArchiveInfo, error) {
 	if id != "" && w.ID != id {
 		return ArchiveInfo{}, fmt.Errorf("workflow %s was not archived: %w (the active one is %s)", id, ErrNotActive, w.ID)
 	}
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
 	if err != nil {
 		return info, err
 	}
@@ -125,10 +147,13 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 		return ArchiveInfo{}, err
 	}
 	defer unlock()
-	if _, err := s.finishArchive(); err != nil {
+	var told []Notice
+	if n, err := s.finishArchive(); err != nil {
 		return ArchiveInfo{}, err
+	} else if n != nil {
+		told = append(told, *n)
 	}
-	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc)
+	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc, told)
 	if err != nil {
 		return info, err
 	}
@@ -161,18 +186,25 @@ const archiveMade = "archive-dir"
 // journal. The commit point is the snapshot's arrival in the archive directory (its rename,
 // or for doc its durable write): before it the workflow is still active with its journal and
 // the half-made directory is removed; after it the workflow is archived and the journal follows
-// it, now or, after a crash, in finishArchive. The index line comes last.
-func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record []byte) (ArchiveInfo, error) {
+// it, now or, after a crash, in finishArchive. The index line comes last. told is what the
+// caller's locked read or recovery said first, which the archive's notices begin with: the
+// marker it settled is gone, so nothing says it again.
+func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record []byte, told []Notice) (ArchiveInfo, error) {
 	info, err := s.newArchive(id, rev, reason, record)
+	info.Notices = slices.Clone(told)
 	if err != nil {
 		return info, err
 	}
-	made, err := s.startArchive(&info, pending{WorkflowID: id, Active: doc == nil})
+	p := pending{WorkflowID: id, Active: doc == nil}
+	made, err := s.startArchive(&info, &p)
 	dir := archiveDir + "/" + info.Dir
+	files := newFiles{s: s, dir: dir}
 	undo := func(err error) (ArchiveInfo, error) {
+		// The directory goes only when it holds nothing but what the archive wrote there.
 		if made {
-			_ = s.fs.RemoveAll(dir)
-			_ = s.removePending()
+			if n, _ := s.undoArchive(p, dir, files.ours...); n != nil {
+				info.Notices = append(info.Notices, *n)
+			}
 		}
 		return info, notArchived(err)
 	}
@@ -182,15 +214,19 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		return undo(err)
 	}
 	metaDoc, _ := json.Marshal(info)
-	if err := durable.WriteFile(s.fs, dir+"/archive.json", metaDoc, 0o600); err != nil {
-		return undo(s.writeErr(dir+"/archive.json", err))
+	if err := files.write("archive.json", metaDoc); err != nil {
+		return undo(err)
 	}
 	if doc != nil {
-		if err := durable.WriteFile(s.fs, dir+"/"+WorkflowFile, doc, 0o600); err != nil {
-			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
+		if err := files.write(WorkflowFile, doc); err != nil {
+			return undo(err)
 		}
 	} else {
-		err := s.fs.Rename(WorkflowFile, dir+"/"+WorkflowFile)
+		err := s.fs.RenameNoReplace(WorkflowFile, dir+"/"+WorkflowFile)
+		if errors.Is(err, fs.ErrExist) {
+			// Someone else's file: it is not replaced, and the workflow stays active.
+			return undo(s.writeErr(dir+"/"+WorkflowFile, err))
+		}
 		if err == nil {
 			err = s.fs.SyncDir(dir)
 		}
@@ -215,6 +251,23 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 		info.Notices = append(info.Notices, *n)
 	}
 	return info, err
+}
+
+// newFiles writes the files of an archive into its new directory dir without replacing, and
+// keeps the names of those it wrote (ours), which the archive's undo may remove: a file of
+// that name someone else put there first is theirs, neither replaced nor removed.
+type newFiles struct {
+	s    *Store
+	dir  string
+	ours []string
+}
+
+func (f *newFiles) write(name string, data []byte) error {
+	err := durable.WriteFileNoReplace(f.s.fs, f.dir+"/"+name, data, 0o600)
+	if !errors.Is(err, fs.ErrExist) {
+		f.ours = append(f.ours, name)
+	}
+	return f.s.writeErr(f.dir+"/"+name, err)
 }
 
 // moveIfLeft renames from to to when from is there, durably (both directories synced): a step
@@ -278,7 +331,7 @@ var errDirTaken = errors.New("the archive directory was made by another process 
 // Cairn's. made says that info.Dir is Cairn's (it was renamed into place), for the caller's
 // undo; without it the start undid itself (marker, then temp directory). The caller holds the
 // workflow lock.
-func (s *Store) startArchive(info *ArchiveInfo, p pending) (made bool, err error) {
+func (s *Store) startArchive(info *ArchiveInfo, p *pending) (made bool, err error) {
 	s.cleanArchiveTemps()
 	p.Made = durable.TempName(archiveMade)
 	tmp := archiveDir + "/" + p.Made
@@ -423,13 +476,15 @@ func (s *Store) finishPending(p pending) (*Notice, error) {
 	if err != nil {
 		return nil, err
 	}
-	if committed && p.Active && p.Made == "" {
-		// An earlier Cairn's marker: the snapshot there proves the commit only if the active
-		// one left (a rename moves it); if it is still here, the directory is not this archive.
+	if committed && p.Active {
+		// The snapshot there proves the commit only if the active one left (a rename moves
+		// it); if it is still here, the one there is not this archive's.
 		if still, err := s.present(WorkflowFile); err != nil {
 			return nil, err
-		} else if still {
+		} else if still && p.Made == "" {
 			return s.leavePending(p, dir, fmt.Sprintf("it holds a %s, but workflow %s never moved into it and stays active with its journal", WorkflowFile, p.WorkflowID))
+		} else if still {
+			committed = false
 		}
 	}
 	if !committed {
@@ -635,8 +690,9 @@ func archiveSeq(name string) (base string, n int) {
 // archive/index.jsonl, the order archives were made in, which no clock can reorder (the time
 // in a directory's name is only the writer's clock). The index is reconciled with archive/
 // first: a line whose directory is gone is dropped; an archive directory the index lacks is
-// added as older than every indexed one. A directory without a snapshot is not an archive
-// (a half-made one is finishArchive's) and is left alone.
+// added as older than every indexed one. A directory whose snapshot is not a record of the
+// workflow its name carries is not an archive (anArchive; a half-made one is finishArchive's)
+// and is left alone.
 func (s *Store) prune(kept string) ([]string, error) {
 	names, err := s.fs.ReadDirNames(archiveDir)
 	if err != nil {
@@ -661,13 +717,12 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	// Directories the index does not name, by workflow id: a line whose directory was renamed
 	// (a copied project, a hand-made fix) finds it again and keeps its place. Only an archive
-	// (one with a snapshot) is a candidate: a line pointed at any other directory would list
-	// it and let retention remove what it holds.
+	// (anArchive) is a candidate: a line pointed at any other directory would list it and let
+	// retention remove what it holds.
 	unlisted := map[string][]string{}
 	for n := range onDisk {
-		if !listed[n] && s.exists(archiveDir+"/"+n+"/"+WorkflowFile) {
-			id, _, _ := parseArchiveDir(n)
-			unlisted[id] = append(unlisted[id], n)
+		if !listed[n] && s.anArchive(n) {
+			unlisted[archiveID(n)] = append(unlisted[archiveID(n)], n)
 		}
 	}
 	changed := false
@@ -691,7 +746,7 @@ func (s *Store) prune(kept string) ([]string, error) {
 	}
 	var missing []ArchiveInfo
 	for n := range onDisk {
-		if inIndex[n] || !s.exists(archiveDir+"/"+n+"/"+WorkflowFile) {
+		if inIndex[n] || !slices.Contains(unlisted[archiveID(n)], n) {
 			continue
 		}
 		a := ArchiveInfo{Dir: n, Reason: "unknown"}
@@ -749,6 +804,25 @@ func (s *Store) prune(kept string) ([]string, error) {
 		return removed, nil
 	}
 	return removed, s.writeIndex(order)
+}
+
+// anArchive says whether directory n under archive/, which the index does not name, is an
+// archive: its snapshot is a record of the workflow its name carries. Anything else there (a
+// directory an undone archive left because it held another's files, a half-made one) is not
+// retention's to list or remove.
+func (s *Store) anArchive(n string) bool {
+	data, err := durable.ReadFile(s.fs, archiveDir+"/"+n+"/"+WorkflowFile, strictjson.MaxSize)
+	if err != nil {
+		return false
+	}
+	m, err := readMeta(data)
+	return err == nil && m.id == archiveID(n)
+}
+
+// archiveID is the workflow id an archive directory's name carries.
+func archiveID(n string) string {
+	id, _, _ := parseArchiveDir(n)
+	return id
 }
 
 // ReplayIntent is the document remotesync (remotesync.IntentDoc) keeps the replay a sync cut

@@ -169,22 +169,7 @@ func TestOlderMarkerNeverRemovesAnUnprovenDirectory(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "cairn")
-			if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
-				t.Fatal(err)
-			}
-			taken := filepath.Join(dir, "archive", name)
-			if err := os.MkdirAll(taken, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range c.files {
-				if err := os.WriteFile(filepath.Join(taken, f), []byte("theirs "+f), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), fmt.Appendf(nil, c.mark, name, wfID), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			dir, taken := cutShort(t, name, c.mark, c.files...)
 			s := mustOpen(t, dir)
 			res, err := s.UpdateWorkflow(setNext(wfID, "plan"))
 			if err != nil || res.Revision != 2 {
@@ -237,6 +222,31 @@ func TestOlderMarkerNeverRemovesAnUnprovenDirectory(t *testing.T) {
 	})
 }
 
+// cutShort makes a state directory where workflow wfID is active at revision 1 and an archive
+// was cut short: archive/pending.json is mark (a format given the directory's name and wfID)
+// and archive/<name> holds files, each saying "theirs <file>". It returns the state directory
+// and archive/<name>.
+func cutShort(t *testing.T, name, mark string, files ...string) (dir, taken string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "cairn")
+	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	taken = filepath.Join(dir, "archive", name)
+	if err := os.MkdirAll(taken, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(taken, f), []byte("theirs "+f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "archive", "pending.json"), fmt.Appendf(nil, mark, name, wfID), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, taken
+}
+
 // markFailFS is a state directory where someone else makes the directory archive/<prefix>...
 // (with a file of theirs in it) just as Cairn starts writing archive/pending.json, whose write
 // then fails (a full disk).
@@ -284,24 +294,69 @@ func TestFailedArchiveUndoesOnlyWhatItMade(t *testing.T) {
 	}
 }
 
-// dropThenKillFS is a state directory where someone else puts a file of theirs into an
-// adoption's archive directory (archive/conflict-...) while Cairn writes its journal copy
-// there, and the process is then killed: every operation from there on fails.
-type dropThenKillFS struct {
+// dropFS is a state directory where someone else puts a file of theirs, file (a path under
+// an archive directory), into the archive directory an operation is making, as it opens or
+// renames to the name at picks out (at returns that directory); with ff set (openDropped), the
+// process is then killed: every operation after that one fails.
+type dropFS struct {
 	durable.FS
+	at      func(name string) (dir string, ok bool)
+	file    string
 	ff      *durabletest.Faulty
 	dropped string
 }
 
-func (f *dropThenKillFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	if f.dropped == "" && strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
-		f.dropped = path.Dir(name) + "/theirs.txt"
-		if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs"), 0o600); err != nil {
-			panic(err)
-		}
+func (f *dropFS) drop(name string) {
+	dir, ok := f.at(name)
+	if f.dropped != "" || !ok {
+		return
+	}
+	f.dropped = dir + "/" + f.file
+	if err := f.FS.Mkdir(path.Dir(f.dropped), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		panic(err)
+	}
+	if err := durable.WriteFile(f.FS, f.dropped, []byte("theirs"), 0o600); err != nil {
+		panic(err)
+	}
+	if f.ff != nil {
 		f.ff.FailAt = f.ff.Ops() + 1
 	}
+}
+
+func (f *dropFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
+	f.drop(name)
 	return f.FS.OpenFile(name, flag, perm)
+}
+
+func (f *dropFS) Rename(oldname, newname string) error {
+	f.drop(newname)
+	return f.FS.Rename(oldname, newname)
+}
+
+func (f *dropFS) RenameNoReplace(oldname, newname string) error {
+	f.drop(newname)
+	return f.FS.RenameNoReplace(oldname, newname)
+}
+
+// openDropped opens a store on the state directory dir through f, killed after the drop when
+// killed.
+func openDropped(t *testing.T, dir string, f *dropFS, killed bool, opts ...store.Option) *store.Store {
+	t.Helper()
+	f.FS = openDir(t, dir)
+	var fsys durable.FS = f
+	if killed {
+		f.ff = &durabletest.Faulty{FS: f, Persistent: true}
+		fsys = f.ff
+	}
+	return mustOpen(t, dir, append(opts, store.WithFS(fsys))...)
+}
+
+// whileCopyingJournal picks out an adoption's write of its journal copy.
+func whileCopyingJournal(name string) (string, bool) {
+	if strings.HasPrefix(name, "archive/conflict-") && strings.Contains(name, "/"+durable.TempPrefix("journal.jsonl")) {
+		return path.Dir(name), true
+	}
+	return "", false
 }
 
 // TestAdoptRecoveryKeepsWhatItDidNotWrite: an adoption killed before its commit point is undone
@@ -313,10 +368,8 @@ func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
 	if _, err := mustOpen(t, dir).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
 		t.Fatal(err)
 	}
-	d := openDir(t, dir)
-	f := &dropThenKillFS{FS: d}
-	f.ff = &durabletest.Faulty{FS: f, Persistent: true}
-	s := mustOpen(t, dir, store.WithFS(f.ff))
+	f := &dropFS{at: whileCopyingJournal, file: "theirs.txt"}
+	s := openDropped(t, dir, f, true)
 	line := []store.LineRecord{{Revision: 1, Event: store.Event{Kind: "start"}, Snapshot: record(wfID, 1, "plan")}}
 	if _, _, err := s.AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
 		t.Fatalf("adopt: %v (dropped %q), want it killed while writing its copies", err, f.dropped)
@@ -331,5 +384,78 @@ func TestAdoptRecoveryKeepsWhatItDidNotWrite(t *testing.T) {
 	}
 	if !slices.ContainsFunc(res.Notices, func(n store.Notice) bool { return n.Kind == "archive-left" && n.Path == path.Dir(f.dropped) }) {
 		t.Fatalf("no notice names %s: %+v", path.Dir(f.dropped), res.Notices)
+	}
+}
+
+// TestArchiveSaysWhatItsRecoveryLeft: an archive that first settles another archive cut short
+// (an earlier Cairn's marker naming a directory it cannot prove its own) says, in its
+// ArchiveInfo's notices, that it left that directory: the marker is gone after, so no later
+// read says it again. Before, ArchiveIf and ReplaceWorkflow dropped their locked read's
+// notices and ArchiveRecord its recovery's.
+func TestArchiveSaysWhatItsRecoveryLeft(t *testing.T) {
+	const name = wfID + "-20261101T101500.000Z"
+	for _, c := range []struct {
+		name    string
+		archive func(s *store.Store) (store.ArchiveInfo, error)
+	}{
+		{"ArchiveIf", func(s *store.Store) (store.ArchiveInfo, error) { return s.ArchiveIf("completed", wfID) }},
+		{"ArchiveRecord", func(s *store.Store) (store.ArchiveInfo, error) {
+			return s.ArchiveRecord(record("incoming-1", 5, "plan"), "conflict")
+		}},
+		{"ReplaceWorkflow", func(s *store.Store) (store.ArchiveInfo, error) {
+			info, _, err := s.ReplaceWorkflow(record("incoming-1", 1, "plan"), "conflict", store.Event{Kind: "migrated"})
+			return info, err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, _ := cutShort(t, name, `{"dir":%q,"workflow_id":%q,"active":true}`, "archive.json")
+			info, err := c.archive(mustOpen(t, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(info.Notices, func(n store.Notice) bool { return n.Kind == "archive-left" && n.Path == "archive/"+name }) {
+				t.Fatalf("no notice names archive/%s: %+v", name, info.Notices)
+			}
+		})
+	}
+}
+
+// TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine: when the adoption's archive directory
+// already holds sealed segments (someone else's), our own cannot follow our copy there; the
+// adoption is then undone, at once or by recovery after a kill, with theirs kept and a notice
+// naming the directory, and ours stays active with its whole journal. Before, the adoption went
+// on with our sealed segments left in journal/, where their revisions shadowed the adopted
+// line's own (history read ours); and killed, its recovery failed every later write with "both
+// kept".
+func TestAdoptNeverLeavesOurSegmentsUnderTheAdoptedLine(t *testing.T) {
+	for _, killed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed=%v", killed), func(t *testing.T) {
+			dir := t.TempDir()
+			opts := []store.Option{store.WithJournalCompaction(1)}
+			const ourN = 70
+			ours := ourLine(t, mustOpen(t, dir, opts...), ourN)
+			if segs, _ := filepath.Glob(filepath.Join(dir, "journal", "*.sealed", "*")); len(segs) == 0 {
+				t.Fatal("no sealed segments")
+			}
+			f := &dropFS{at: whileCopyingJournal, file: "journal.sealed/1.jsonl"}
+			line := theirLine(2)
+			if _, _, err := openDropped(t, dir, f, killed, opts...).AdoptLine("conflict", line, nil); err == nil || f.dropped == "" {
+				t.Fatalf("adopt: %v (dropped %q), want it undone", err, f.dropped)
+			}
+			rs := mustOpen(t, dir, opts...)
+			res, err := rs.UpdateWorkflow(setNext(wfID, "after"))
+			if err != nil || res.Revision != ours.Revision+1 {
+				t.Fatalf("update after: %+v %v, want revision %d of our line", res, err, ours.Revision+1)
+			}
+			if j, err := rs.ReadJournal(wfID); err != nil || len(j.Records) != ourN+1 {
+				t.Fatalf("our journal reads %d records (%v), want %d", len(j.Records), err, ourN+1)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.dropped))); err != nil || string(b) != "theirs" {
+				t.Fatalf("their segment %s was not kept: %q %v", f.dropped, b, err)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "archive", "pending.json")); !os.IsNotExist(err) {
+				t.Fatalf("archive/pending.json is still there: %v", err)
+			}
+		})
 	}
 }

@@ -507,3 +507,37 @@ func twoLines(t *testing.T) (s *store.Store, dir, otherDir string) {
 	}
 	return s, dir, otherDir
 }
+
+// TestRetentionKeepsANewerCairnsIndexMembers: the index lines retention writes back keep the
+// members a newer Cairn wrote that this one has no field for, as every document Cairn reads
+// and writes back does. Before, the first archive that removed an older one rewrote the index
+// from the fields it knew, and they were lost.
+func TestRetentionKeepsANewerCairnsIndexMembers(t *testing.T) {
+	s, dir := newStore(t, store.WithRetention(2), store.WithClock(clockFrom(fixedNow)))
+	for i := range 2 {
+		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+		if _, err := s.Archive("completed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ip := filepath.Join(dir, "archive", "index.jsonl")
+	b, err := os.ReadFile(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const newer = `,"pinned":{"by":"a newer Cairn"}}`
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	lines[1] = append(bytes.TrimSuffix(lines[1], []byte("}\n")), newer+"\n"...)
+	if err := os.WriteFile(ip, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.UpdateWorkflow(setNext("wf-2", "plan"))
+	info, err := s.Archive("completed")
+	if err != nil || len(info.Pruned) != 1 || info.PruneErr != nil {
+		t.Fatalf("archive: %+v %v, want one older archive removed", info, err)
+	}
+	b, _ = os.ReadFile(ip)
+	if got := bytes.SplitAfter(b, []byte("\n")); len(got) < 2 || !bytes.Equal(got[0], lines[1]) {
+		t.Fatalf("index after retention:\n%s\nwant its first line to be, as the newer Cairn wrote it:\n%s", b, lines[1])
+	}
+}

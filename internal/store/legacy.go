@@ -506,7 +506,7 @@ func (s *Store) ReplaceWorkflow(rec []byte, reason string, ev Event) (ArchiveInf
 		return ArchiveInfo{}, Result{}, err
 	}
 	defer unlock()
-	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data)
+	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
 	if err != nil {
 		return info, Result{}, err
 	}
