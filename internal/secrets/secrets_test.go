@@ -1004,10 +1004,11 @@ func TestURLCredentialsEncoded(t *testing.T) {
 }
 
 // A key on the path to a finding can itself be a secret that only its parent's key makes one
-// (a password held as a key under "password") or a random credential-shaped key: the path
+// (a password held as a key under "password", of letters and digits: one with a symbol is
+// refused itself, see TestPasswordHeldAsKey) or a random credential-shaped key: the path
 // names it by a redacted segment, never by its text.
 func TestPathWithholdsSecretShapedKeys(t *testing.T) {
-	pw := "Xk9#mQ2vLp7z"
+	pw := "Xk9mQ2vLp7zW"
 	random := "q7Zr4Lw9Tx2Bn8Vd5Kp3"
 	tests := []struct{ doc, path, withheld string }{
 		{`{"password": {"` + pw + `": {"t": "` + ghClassic + `"}}}`, `$.password[…].t`, pw},
@@ -1068,6 +1069,42 @@ func TestRefusalWording(t *testing.T) {
 		}
 		if err := c.f.Error(); !strings.HasPrefix(err, c.f.Refusal("")+"; keep it in an environment variable") {
 			t.Errorf("Error() = %q", err)
+		}
+	}
+}
+
+// A password held as an object key under a password's name ({"pwd": {"summer(2024)!": 1}})
+// is the name's value: refused as such, in the key. A key is read so only when no name has
+// its shape, a digit and a symbol a name does not hold: ASP.NET Identity's password policy, a
+// JSON schema's and a form's UI schema's keywords, and hashers' names pass.
+func TestPasswordHeldAsKey(t *testing.T) {
+	for _, c := range []struct{ doc, rule, path string }{
+		{`{"pwd": {"summer(2024)!": 1}}`, "password-variable", "$.pwd"},
+		{`{"password": {"Tr0ub4dor&3x": true}}`, "password-assignment", "$.password"},
+		{`{"db": {"DB_PASS": {"Xk9#mQ2vLp7z": {"rotated": "2026-01-01"}}}}`, "password-variable", "$.db.DB_PASS"},
+		{`{"p\u0061ssword": {"Tr0ub4dor&3x": 1}}`, "password-assignment", "$.password"},
+		{`{"password": {"Tr0ub4dor\u00263x": 1}}`, "password-assignment", "$.password"},
+	} {
+		f := secrets.ScanJSON([]byte(c.doc))
+		if f == nil || f.Rule != c.rule || f.Path != c.path || !f.InKey {
+			t.Errorf("ScanJSON(%s) = %+v, want %s in a key at %s", c.doc, f, c.rule, c.path)
+			continue
+		}
+		if strings.Contains(f.Error(), "2024") || strings.Contains(f.Error(), "Tr0ub") || strings.Contains(f.Error(), "Xk9") {
+			t.Errorf("refusal for %s repeats the key: %s", c.doc, f.Error())
+		}
+	}
+	for _, doc := range []string{
+		`{"Password": {"RequireDigit": true, "RequiredLength": 12, "RequireNonAlphanumeric": false, "RequiredUniqueChars": 1}}`,
+		`{"properties": {"password": {"type": "string", "minLength": 12, "maxLength": 128, "writeOnly": true}}}`,
+		`{"password": {"ui:widget": "password", "ui:autocomplete": "new-password", "ui:help": "12 characters"}}`,
+		`{"password": {"argon2id": {"memory": 65536}, "pbkdf2_sha256": {"iterations": 600000}, "bcrypt-sha256": {}}}`,
+		`{"password": {"$ref": "#/definitions/secret", "x-order": 2, "@type": "Password"}}`,
+		`{"password": {"sha512.v2": 1, "min_length(8)": true}}`,
+		`{"pwd": {"/home/dev/project": 1}}`,
+	} {
+		if f := secrets.ScanJSON([]byte(doc)); f != nil {
+			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)
 		}
 	}
 }
