@@ -582,15 +582,18 @@ func credentialByte(c byte) bool {
 	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-'
 }
 
-// urlWindow is url-credentials' window: it ends where the next "://" (or its encoding)
-// starts, since a password that holds one is rarer than a flood of them, where each
-// keyword's regexp read on to the end of the window for an @ that never came. Encoded, a
-// window without "%40" holds no match: the regexp is not run.
+// urlWindow is url-credentials' window: it ends where the second "://" after the keyword
+// starts (a password may hold one), or the next encoded one, since a flood of them, each
+// keyword's regexp reading on to the end of the window for an @ that never came, is more
+// common than a password that holds two. Encoded, a window without "%40" holds no match: the
+// regexp is not run.
 func urlWindow(s string, i int) string {
 	w := s[i:min(len(s), i+defaultSpan)]
 	if w[0] == ':' {
 		if k := strings.Index(w[3:], "://"); k >= 0 {
-			w = w[:3+k]
+			if k2 := strings.Index(w[6+k:], "://"); k2 >= 0 {
+				w = w[:6+k+k2]
+			}
 		}
 		return w
 	}

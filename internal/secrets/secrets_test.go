@@ -186,6 +186,10 @@ func TestScanString(t *testing.T) {
 
 		{"url-password-with-slash", "postgres://" + "u:pa/ss@" + "host", "url-credentials"},
 		{"url-password-base64-slash", "redis://" + ":Xk9/q2Lm+Zp@" + "cache:6379/0", "url-credentials"},
+		// A password may hold "://" too: the window reaches past one.
+		{"url-password-with-scheme-sep", "postgres://" + "admin:pa://ss9word@" + "db.example.com/x", "url-credentials"},
+		{"url-password-with-scheme-sep-empty-user", "redis://" + ":Xk9://mQ2v@" + "cache:6379", "url-credentials"},
+		{"url-redirect-with-at", "https://example.com:443/go/https://cdn.example.com/@scope/pkg", ""},
 
 		{"putty-key-file", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\nPublic-Lines: 2", "private-key"},
 		{"putty-key-file-one-line", "PuTTY-User-Key-File-3: ssh-ed25519 Encryption: none Comment: deploy", "private-key"},
