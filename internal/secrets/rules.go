@@ -456,7 +456,8 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
 			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
 				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
-				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
+				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
+			tail: wordTail("\"'`,;“”‘’"),
 			ok: func(s string, i int, m []string) bool {
 				if m[4] != "" { // quoted, with spaces
 					return passphrase(m[4])
@@ -502,7 +503,8 @@ var rules = sync.OnceValue(func() []*rule {
 				return notAlnum(s, i)
 			},
 			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
-				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
+				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`),
+			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
 				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
 			},
@@ -576,6 +578,22 @@ func credentialTail(s string, j int) (int, bool) {
 	for stop := min(len(s), j+128-16); j < stop && credentialByte(s[j]); j++ {
 	}
 	return j, j == len(s) || !credentialByte(s[j]) && s[j] != '/'
+}
+
+// wordTail reads the rest of a value whose first 8 characters end at j, as the expression
+// [^\s<stop>]{8,128} would: on to 128 characters in all, up to a blank (RE2's \s) or a
+// character of stop. Any character may follow it.
+func wordTail(stop string) func(s string, j int) (int, bool) {
+	return func(s string, j int) (int, bool) {
+		for n := 8; n < 128 && j < len(s); n++ {
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if strings.ContainsRune(" \t\n\f\r", r) || strings.ContainsRune(stop, r) {
+				break
+			}
+			j += size
+		}
+		return j, true
+	}
 }
 
 func credentialByte(c byte) bool {

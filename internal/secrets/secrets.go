@@ -116,10 +116,10 @@ type rule struct {
 	// start at i.
 	window func(s string, i int) string
 	// tail, when set, reads the end of a value whose first bytes end the regexp's match (its
-	// last group): it returns where the value ends in s, from the match's end j, and whether
-	// what follows may end it. A value's whole length in the expression (up to 128 bytes of
-	// a class) made the program ten times longer, and the backtracker ran through it at every
-	// keyword of a flood (token=token=...).
+	// last group that ends there, see valueGroup): it returns where the value ends in s, from
+	// the match's end j, and whether what follows may end it. A value's whole length in the
+	// expression (up to 128 bytes of a class) made the program ten times longer, and the
+	// engine read it at every keyword of a flood (token=token=..., pwd=pwd=...).
 	tail func(s string, j int) (end int, ok bool)
 	// ok vets the submatches: it weeds out look-alikes (placeholders, hex SHAs, plain names)
 	// the regexp cannot. m[0] is the match. nil accepts every match.
@@ -302,24 +302,41 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 		}
 		return 0, false
 	}
-	m := r.re().FindStringSubmatch(w)
-	if m == nil {
+	loc := r.re().FindStringSubmatchIndex(w)
+	if loc == nil {
 		return 0, false
 	}
-	if r.tail != nil {
-		j := i + len(m[0])
+	m := make([]string, len(loc)/2)
+	for k := range m {
+		if loc[2*k] >= 0 {
+			m[k] = w[loc[2*k]:loc[2*k+1]]
+		}
+	}
+	if k := valueGroup(loc); r.tail != nil && k > 0 {
+		j := i + loc[1]
 		stop, ok := r.tail(s, j)
 		if !ok {
 			return 0, false
 		}
-		last := len(m) - 1
-		m[last] = s[j-len(m[last]) : stop]
+		m[k] = s[i+loc[2*k] : stop]
 		m[0] = s[i:stop]
 	}
 	if r.ok(s, i, m) {
 		return i + len(m[0]), true
 	}
 	return 0, false
+}
+
+// valueGroup returns the last group of a match (loc, as FindStringSubmatchIndex gives it) that
+// ends where the match does, the value a rule's tail reads on, or 0 when none does (the
+// match ends with a closing quote, say).
+func valueGroup(loc []int) int {
+	for k := len(loc)/2 - 1; k > 0; k-- {
+		if loc[2*k] >= 0 && loc[2*k+1] == loc[1] {
+			return k
+		}
+	}
+	return 0
 }
 
 // regexpRan, set by tests only, is told of each window a rule's regexp runs on: a flood's
