@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -513,15 +514,13 @@ var rules = sync.OnceValue(func() []*rule {
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
 			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
 			// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
-			// the regexp passes over up to eight short ones, in JSON the walk reads each member
-			// under the holder's key. The value must look random, as provider-credential's.
+			// holderMembers passes over up to eight short ones after the regexp's holder, in JSON
+			// the walk reads each member under the holder's key. The value must look random, as
+			// provider-credential's.
 			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
-			named: true, asName: holderEnds, before: holderName, span: 1100, // eight members, then the value's head
-			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
-				`(?:["']?[a-z0-9_-]{1,32}["']?\s{0,3}:\s{0,3}(?:"[^"\n]{0,64}"|'[^'\n]{0,64}'|[a-z0-9_.-]{0,64})\s{0,3}[,\n]\s{0,16}){0,8}` +
-				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead),
-			tail: credentialTail,
-			ok:   func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+			named: true, asName: holderEnds, before: holderName,
+			re:      lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=>|=|:)\s{0,16}(?:\{\s{0,16})?`),
+			members: holderMembers,
 		},
 		{
 			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
@@ -564,6 +563,52 @@ const (
 	discordThird  = "wxyz012345"
 )
 
+// holderMembers reads a holder's members from j, where its name, its assignment and any
+// brace end (credential-field's regexp): up to eight short ones are passed over, each a name
+// of up to 32 characters and a value of up to 64, quoted or a word, ended by a comma or a
+// line, and before each, and after the eighth, a key, token or secret assigned a random-
+// looking value is looked for. It returns where that value ends. Each part is an expression
+// of its own, run where the last ended: written out eight times in one, they made a program
+// of 4,300 instructions, which the engine stepped through at every keyword of a flood.
+func holderMembers(r *rule, s string, j int) (int, bool) {
+	for k := 0; ; k++ {
+		if loc := r.find(fieldRe(), s[j:min(len(s), j+fieldSpan())]); loc != nil {
+			v := j + loc[1]
+			if stop, ok := credentialTail(s, v); ok && credentialValue(s[j+loc[2]:stop]) {
+				return stop, true
+			}
+		}
+		if k == 8 {
+			return 0, false
+		}
+		loc := r.find(memberRe(), s[j:min(len(s), j+memberSpan)])
+		if loc == nil || utf8.RuneCountInString(s[j+loc[2]:j+loc[3]]) > 32 {
+			return 0, false
+		}
+		for g := 4; g < len(loc); g += 2 {
+			if loc[g] >= 0 && utf8.RuneCountInString(s[j+loc[g]:j+loc[g+1]]) > 64 {
+				return 0, false
+			}
+		}
+		j += loc[1]
+	}
+}
+
+var (
+	// memberRe is one member holderMembers passes over: a name, then a value in double or
+	// single quotes or a word (groups 1 to 4), then a comma or a line. The lengths are held
+	// to their bounds in Go: written as bounds, the program was ten times longer.
+	memberRe = lazyre.New(`(?i)^["']?([a-z0-9_-]+)["']?\s{0,3}:\s{0,3}(?:"([^"\n]*)"|'([^'\n]*)'|([a-z0-9_.-]*))\s{0,3}[,\n]\s{0,16}`)
+	// fieldRe is the member that holds the credential, up to its value's head.
+	fieldRe   = lazyre.New(`(?i)^["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead)
+	fieldSpan = sync.OnceValue(func() int { return fitted(fieldRe(), defaultSpan) })
+)
+
+// memberSpan holds the longest member memberRe may pass: a quote, a name of 32 characters
+// (3 bytes each: K, the Kelvin sign, is k in any case), a quote, 3 blanks, a colon, 3 blanks,
+// a quoted value of 64 (4 bytes each), 3 blanks, the comma or line, 16 blanks.
+const memberSpan = 1 + 32*3 + 1 + 3 + 1 + 3 + 2 + 64*4 + 3 + 1 + 16
+
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
 // token-assignment judge: their regexps end there, and credentialTail reads the rest.
 const credentialHead = `([A-Za-z0-9_+=.~-]{16})`
@@ -584,10 +629,26 @@ func credentialTail(s string, j int) (int, bool) {
 // [^\s<stop>]{8,128} would: on to 128 characters in all, up to a blank (RE2's \s) or a
 // character of stop. Any character may follow it.
 func wordTail(stop string) func(s string, j int) (int, bool) {
+	var ascii [utf8.RuneSelf]bool
+	var wide []rune
+	for _, r := range " \t\n\f\r" + stop {
+		if r < utf8.RuneSelf {
+			ascii[r] = true
+		} else {
+			wide = append(wide, r)
+		}
+	}
 	return func(s string, j int) (int, bool) {
 		for n := 8; n < 128 && j < len(s); n++ {
+			if c := s[j]; c < utf8.RuneSelf {
+				if ascii[c] {
+					break
+				}
+				j++
+				continue
+			}
 			r, size := utf8.DecodeRuneInString(s[j:])
-			if strings.ContainsRune(" \t\n\f\r", r) || strings.ContainsRune(stop, r) {
+			if slices.Contains(wide, r) {
 				break
 			}
 			j += size

@@ -747,13 +747,32 @@ func TestKeywordFloodsStayCheap(t *testing.T) {
 // Counted, not timed: the bytes Go's engines read from the windows they are given.
 func TestAssignmentFloodsReadLittle(t *testing.T) {
 	const n = 32 << 10
-	for _, unit := range []string{"token=", "TOKEN=", "token: ", "a.token=", "session_token=", "DISCORD_BOT_TOKEN=",
-		"api_key=", "discord=", "secret=", "client_secret: ", "secret_key = ", `"api_key": "`, "apiKey=",
-		"auth: {token: ", "credentials=", `"auth": "`, "x://a:", "%3A%2F%2F", "https%3A%2F%2Fu%3A",
-		strings.Repeat("%3A%2F%2F", 40) + "%40 ", "DB_PASS=", "pwd=", "a_pw=", "password=a/", "passphrase:a/b"} {
+	for _, unit := range assignmentFloods {
 		s := strings.Repeat(unit, n/len(unit))
 		if reads := secrets.RegexpReads(s); reads > 6*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps read %d bytes, %d a byte", unit, len(s), reads, reads/len(s))
+		}
+	}
+}
+
+var assignmentFloods = []string{"token=", "TOKEN=", "token: ", "a.token=", "session_token=", "DISCORD_BOT_TOKEN=",
+	"api_key=", "discord=", "secret=", "client_secret: ", "secret_key = ", `"api_key": "`, "apiKey=",
+	"auth: {token: ", "credentials=", `"auth": "`, "x://a:", "%3A%2F%2F", "https%3A%2F%2Fu%3A",
+	strings.Repeat("%3A%2F%2F", 40) + "%40 ", "DB_PASS=", "pwd=", "a_pw=", "password=a/", "passphrase:a/b"}
+
+// A flood costs each keyword a short program's steps, not only a few bytes: Go's engine may
+// step through every instruction of a program at each byte it reads, and credential-field's
+// expression, its eight members written out, was 4,300 instructions, 5,000 to 21,000 for each
+// byte of a flood of holders (auth:, credentials=, access: a) where the other rules' floods
+// cost at most about 2,000. Counted: the bytes read, each times its program's instructions.
+func TestFloodsWorkLittle(t *testing.T) {
+	const n = 32 << 10
+	for _, unit := range append(assignmentFloods, "auth: ", "auth: {", `auth: {a: "b", `, "auth:\n  a: b\n",
+		`"auth": {"a": 1, `, "access: a\n", `credentials: {"type": "x",`, "auth = x\n", "-----BEGIN PRIVATE KEY-----\n",
+		"default login a password ", "Authorization: Basic ", "password: ", "machine a login b ") {
+		s := strings.Repeat(unit, n/len(unit))
+		if work := secrets.RegexpWork(s); work > 2500*len(s) {
+			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
 		}
 	}
 }
