@@ -174,6 +174,16 @@ func programSize(expr string) int {
 	return len(p.Inst)
 }
 
+// ReadAround scans s as ScanString does and returns how many bytes the checks before its
+// keywords read around them (see readAround).
+func ReadAround(s string) int {
+	n := 0
+	readAround = func(k int) { n += k }
+	defer func() { readAround = nil }()
+	ScanString(s)
+	return n
+}
+
 type countingReader struct {
 	s string
 	n int

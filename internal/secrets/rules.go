@@ -714,6 +714,9 @@ func pgpassHost(s string, i int) bool {
 	for j > 0 && i-j < 254 && (isAlnum(s[j-1]) || s[j-1] == '.' || s[j-1] == '-' || s[j-1] == '_' || s[j-1] == '*') {
 		j--
 	}
+	if readAround != nil {
+		readAround(i - j + 1)
+	}
 	return j < i && (j == 0 || isBlank(s[j-1]) || s[j-1] == '\r' || s[j-1] == '\'' || s[j-1] == '"')
 }
 
@@ -724,6 +727,9 @@ func sasBefore(s string, i int) bool {
 		return false
 	}
 	lo := max(0, i-512)
+	if readAround != nil {
+		readAround(i - lo) // at most: LastIndex reads back to the sv= it finds
+	}
 	for w := s[lo : i-1]; ; {
 		k := strings.LastIndex(w, "sv=")
 		if k < 0 {
@@ -789,6 +795,9 @@ func commandBefore(s string, i int, cmds []command) string {
 		return "" // the flag starts a line
 	}
 	seg := s[lo : i-1]
+	if readAround != nil {
+		readAround(i - lo + len(cmds)*len(seg)) // the line's start looked for, then each name
+	}
 	best, bestEnd := "", -1
 	for _, c := range cmds {
 		for from := 0; ; {

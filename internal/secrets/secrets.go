@@ -357,6 +357,11 @@ func (r *rule) find(re *regexp.Regexp, w string) []int {
 	return re.FindStringSubmatchIndex(w)
 }
 
+// readAround, set by tests only, is told how many bytes a check before a keyword reads
+// around it (commandBefore, pgpassHost, sasBefore: those that read more than a few): a
+// flood's cost in Go is counted, as its regexps' is.
+var readAround func(n int)
+
 // regexpRan, set by tests only, is told of each window a rule's regexps run on: a flood's
 // cost is counted, not timed.
 var regexpRan func(r *rule, re *regexp.Regexp, w string)
