@@ -90,15 +90,16 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
-			// PuTTY's key files, by their first two lines (written out, JSON-escaped, or made one
-			// line as a note is). A block's header counts with the start of its body only, after
+			// PuTTY's key files, by their first two lines (written out, JSON-escaped, made one
+			// line as a note is, or strings: a list of the lines, strings joined in code). A
+			// block's header counts with the start of its body only, after
 			// any headers (Proc-Type:, Version:, Comment:): alone, it is prose about keys ("paste
 			// the -----BEGIN RSA PRIVATE KEY----- block here"). The body is 8 base64 characters
 			// with a digit, + or /, or 16 of any.
 			name:     "private-key",
 			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
 			re: lazyre.New(`^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
-				`(?:\s|\\{1,2}[rn]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
+				`(?:\s|\\{1,2}[rn]|["'\x60]\s*[,+]?\s*["'\x60]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
 				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
 			ok: func(_ string, _ int, m []string) bool {
 				return m[1] == "" || len(m[1]) >= 16 || strings.ContainsAny(m[1], "0123456789+/")

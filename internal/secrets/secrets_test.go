@@ -200,6 +200,14 @@ func TestScanString(t *testing.T) {
 		{"pem-glued-body", "KEY=-----BEGIN RSA " + "PRIVATE KEY-----MIIEpAIBAAKCAQEA7bqZ", "private-key"},
 		{"pem-escaped-newlines", `"-----BEGIN ` + `PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
 		{"pem-double-escaped", `"-----BEGIN ` + `PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
+		// A block kept as a list of its lines (JSON, YAML flow) or strings joined in code.
+		{"pem-json-lines", `["-----BEGIN RSA ` + `PRIVATE KEY-----", "MIIEpAIBAAKCAQEA7bqZ9x", "-----END RSA PRIVATE KEY-----"]`, "private-key"},
+		{"pem-json-lines-pretty", "{\"key\": [\n    \"-----BEGIN OPENSSH " + "PRIVATE KEY-----\",\n    \"b3BlbnNzaC1rZXktdjEAAAAA\"\n]}", "private-key"},
+		{"pem-code-concat", "key := \"-----BEGIN EC " + "PRIVATE KEY-----\\n\" +\n\t\"MHcCAQEEIBkg4LVWM9nuwNSk\"", "private-key"},
+		{"pem-python-adjacent", "KEY = ('-----BEGIN " + "PRIVATE KEY-----\\n'\n       'MIIEvQIBADANBgkqhkiG9w0B')", "private-key"},
+		{"pem-json-lines-no-body", `["-----BEGIN RSA ` + `PRIVATE KEY-----", "...", "-----END RSA PRIVATE KEY-----"]`, ""},
+		{"pem-json-lines-header-footer", `["-----BEGIN RSA ` + `PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----"]`, ""},
+		{"pem-json-lines-prose", `["-----BEGIN OPENSSH ` + `PRIVATE KEY-----", "block goes here"]`, ""},
 
 		{"wireguard-private-key", "[Interface]\nPrivateKey = yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\nAddress = 10.0.0.1/24", "wireguard-key"},
 		{"wireguard-preshared-key", "PresharedKey=" + "/UwcSPg38hW/D9Y3tcS1FOV0K1wuURMbS0sesJEP5ak=", "wireguard-key"},
@@ -368,6 +376,7 @@ func TestScanJSON(t *testing.T) {
 		{"first-in-document-order", `{"a":"` + pgURL + `","b":"` + ghClassic + `"}`, "url-credentials", "$.a", false},
 		{"secret-after-numbers", `{"n":-1.5e-3,"m":[0,1],"s":"` + slackBot + `"}`, "slack-token", "$.s", false},
 		{"pem-with-escaped-newlines", `{"key":"` + strings.ReplaceAll(pemRSA, "\n", `\n`) + `"}`, "private-key", "$.key", false},
+		{"pem-as-list-of-lines", "{\"key\": [\n  \"-----BEGIN OPENSSH " + "PRIVATE KEY-----\",\n  \"b3BlbnNzaC1rZXktdjEAAAAA\"\n]}", "private-key", "$", false},
 		{"invalid-json-scanned-as-text", `{"a": ` + ghClassic + `}`, "github-token", "$", false},
 		{"truncated-json-scanned-as-text", `{"a":"` + slackHook, "slack-webhook", "$", false},
 		{"invalid-json-clean", `{"a": nope}`, "", "", false},
