@@ -271,6 +271,13 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`^EAA[MC][A-Za-z0-9]{100,}`),
 			ok: notZeroRun,
 		},
+		{
+			// The SECRET_KEY Django's startproject writes: 50 characters of its alphabet after a
+			// prefix that marks it as a development key, which signs sessions all the same.
+			name: "django-secret-key", keywords: []string{"django-insecure-"}, before: notWord,
+			re: lazyre.New(`^django-insecure-([a-z0-9!@#$%^&*(=+)_-]{40,64})(?:$|[^a-z0-9!@#$%^&*(=+)_-])`),
+			ok: func(_ string, _ int, m []string) bool { return classes(m[1]) >= 3 },
+		},
 		prefixed("adafruit-key", []string{"aio_"}, `^aio_[A-Za-z0-9]{28}`+end),
 		prefixed("intra42-secret", []string{"s-s4t2ud-", "s-s4t2af-"}, `^s-s4t2(?:ud|af)-[a-f0-9]{64}`),
 		prefixed("harness-token", []string{"pat.", "sat."}, `^(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`),

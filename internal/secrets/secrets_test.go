@@ -200,6 +200,13 @@ func TestScanString(t *testing.T) {
 		{"pem-glued-body", "KEY=-----BEGIN RSA " + "PRIVATE KEY-----MIIEpAIBAAKCAQEA7bqZ", "private-key"},
 		{"pem-escaped-newlines", `"-----BEGIN ` + `PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
 		{"pem-double-escaped", `"-----BEGIN ` + `PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"`, "private-key"},
+		// Django's startproject writes a random SECRET_KEY marked as a development one; it
+		// signs sessions and tokens all the same, wherever it is deployed.
+		{"django-insecure-key", "SECRET_KEY = 'django-insecure-" + "a8#k2!p$0xq@9m&z7w^r3(t+y5u-v1b_n6c=e4d*f9g2h'", "django-secret-key"},
+		{"django-insecure-key-json", `{"SECRET_KEY": "django-insecure-` + `q2w)e4r5t^y7u8i9o0p-a_s=d+f!g@h#j$k%l&z*x(c3v"}`, "django-secret-key"},
+		{"django-insecure-prose", "keys made by startproject start with django-insecure- and should be replaced", ""},
+		{"django-insecure-placeholder", "SECRET_KEY = 'django-insecure-<your-key-here>'", ""},
+		{"django-insecure-letters", "SECRET_KEY = 'django-insecure-replace-this-with-a-long-random-string'", ""},
 		// A block kept as a list of its lines (JSON, YAML flow) or strings joined in code.
 		{"pem-json-lines", `["-----BEGIN RSA ` + `PRIVATE KEY-----", "MIIEpAIBAAKCAQEA7bqZ9x", "-----END RSA PRIVATE KEY-----"]`, "private-key"},
 		{"pem-json-lines-pretty", "{\"key\": [\n    \"-----BEGIN OPENSSH " + "PRIVATE KEY-----\",\n    \"b3BlbnNzaC1rZXktdjEAAAAA\"\n]}", "private-key"},
