@@ -302,6 +302,27 @@ func TestHexValueByName(t *testing.T) {
 		"secret_name: "+md5, "cache_key: "+md5, "api_keys: 2 of "+md5)
 }
 
+// A key made by openssl rand -base64 (NEXTAUTH_SECRET, JWT_SECRET, SESSION_SECRET in a .env)
+// holds / and + where a random value of letters and digits does not: after a name for a secret
+// or a token it is one, as such a value is. A path after the same names, with / between words,
+// is not: a vault's, a secret manager's, a file's.
+func TestBase64KeyByName(t *testing.T) {
+	const key = "2fl+Ktvkfl+Fuz4Qp/A75G2RTiWVA/ZoKZvp6fiiM10="
+	found(t, "provider-credential", "NEXTAUTH_SECRET="+key, "JWT_SECRET="+key, "session_secret: "+key,
+		`{"client_secret": "`+key+`"}`, "SECRET_KEY='"+key+"'", "api_key = "+key)
+	found(t, "token-assignment", "TOKEN="+key, `{"token": "A75G2RTiWVA/ZoKZvp6fiiM10+2flKtvkfl+Fuz4Qp7X"}`)
+	clean(t,
+		"client_secret: projects/123456789/secrets/oauth-client/versions/latest",
+		"secret: /run/secrets/app_key",
+		"JWT_SECRET=secret/data/myapp/config",
+		"vault_secret: kv/data/Prod/App2/Db3",
+		"api_key = keys/Prod2Api3Key4/current",
+		"token: 2fl+Ktvkfl+Fuz4Qp//A75G2RTiWVA/ZoKZvp6fiiM10",
+		"TOKEN=/A75G2RTiWVA/ZoKZvp6fiiM10+2flKtvkfl+Fuz4Qp7",
+		"api_key: abcdefgh/ijklmnop/qrstuvwx/yz0123456",
+	)
+}
+
 // A Makefile's TOKEN ?= and an environment list's {"name": "GITHUB_TOKEN", "value": ...}
 // assign a token as TOKEN= does.
 func TestTokenMakefileAndList(t *testing.T) {

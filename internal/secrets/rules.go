@@ -618,19 +618,20 @@ var (
 const memberSpan = 1 + 32*3 + 1 + 3 + 1 + 3 + 2 + 64*4 + 3 + 1 + 16
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
-// token-assignment judge: their regexps end there, and credentialTail reads the rest.
-const credentialHead = `([A-Za-z0-9_+=.~-]{16})`
+// token-assignment judge: their regexps end there, and credentialTail reads the rest. It
+// may hold a /, which credentialValue takes in base64 only.
+const credentialHead = `([A-Za-z0-9_+=.~/-]{16})`
 
 // credentialSpan cuts provider-credential's window: a name of up to 100 bytes, an assignment
 // (the longest is a holder's, {"value": ...) and the value's head.
 const credentialSpan = 192
 
 // credentialTail reads the rest of a value whose first 16 bytes end at j: 128 bytes in all
-// at most, followed by the end of s or a byte that continues neither the value nor a path.
+// at most, followed by the end of s or a byte that cannot continue it.
 func credentialTail(s string, j int) (int, bool) {
 	for stop := min(len(s), j+128-16); j < stop && credentialByte(s[j]); j++ {
 	}
-	return j, j == len(s) || !credentialByte(s[j]) && s[j] != '/'
+	return j, j == len(s) || !credentialByte(s[j])
 }
 
 // wordTail reads the rest of a value whose first 8 characters end at j, as the expression
@@ -666,7 +667,7 @@ func wordTail(stop string) func(s string, j int) (int, bool) {
 }
 
 func credentialByte(c byte) bool {
-	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-'
+	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-' || c == '/'
 }
 
 // urlWindow is url-credentials' window: it ends where the second "://" after the keyword
@@ -1146,8 +1147,12 @@ func secretNamesPlace(m string) bool {
 }
 
 // credentialValue: long, random-looking (letters and digits), not a hex hash, UUID, version
-// string, dotted name or reference.
+// string, dotted name, reference or path. A value with a / is a key only in standard base64
+// (openssl rand -base64), see base64Key.
 func credentialValue(v string) bool {
+	if strings.IndexByte(v, '/') >= 0 && !base64Key(v) {
+		return false
+	}
 	v = strings.TrimRight(v, "=")
 	if len(v) < 16 || !notPlaceholder(v) || !randomish(v) {
 		return false
@@ -1156,6 +1161,22 @@ func credentialValue(v string) bool {
 		return false // a hex digest or a UUID
 	}
 	return strings.Count(v, ".") < 2 || discordToken(v) // host names, versions, dotted identifiers
+}
+
+// base64Key: v is standard base64 of a random key: padded to whole groups of four, upper and
+// lower case and digits, no other character but + and /, not starting with / nor holding //
+// (a path's shapes).
+func base64Key(v string) bool {
+	body := strings.TrimRight(v, "=")
+	if len(v)%4 != 0 || len(v)-len(body) > 2 || body == "" || body[0] == '/' || strings.Contains(body, "//") || !mixed(body) {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		if !isAlnum(body[i]) && body[i] != '+' && body[i] != '/' {
+			return false
+		}
+	}
+	return true
 }
 
 // discordToken: a Discord bot token, three base64url parts joined by dots, the first the
