@@ -278,6 +278,13 @@ var rules = sync.OnceValue(func() []*rule {
 			re: lazyre.New(`^django-insecure-([a-z0-9!@#$%^&*(=+)_-]{40,64})(?:$|[^a-z0-9!@#$%^&*(=+)_-])`),
 			ok: func(_ string, _ int, m []string) bool { return classes(m[1]) >= 3 },
 		},
+		{
+			// Laravel's APP_KEY, which php artisan key:generate writes to .env: base64: and 32
+			// random bytes encoded. A JSON member is read as this text too.
+			name: "laravel-app-key", keywords: []string{"APP_KEY"}, named: true, before: notWord,
+			re: lazyre.New(`^APP_KEY["']?\s{0,3}[=:]\s{0,3}["']?base64:([A-Za-z0-9+/]{43}=)`),
+			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
+		},
 		prefixed("adafruit-key", []string{"aio_"}, `^aio_[A-Za-z0-9]{28}`+end),
 		prefixed("intra42-secret", []string{"s-s4t2ud-", "s-s4t2af-"}, `^s-s4t2(?:ud|af)-[a-f0-9]{64}`),
 		prefixed("harness-token", []string{"pat.", "sat."}, `^(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`),

@@ -207,6 +207,10 @@ func TestScanString(t *testing.T) {
 		{"django-insecure-prose", "keys made by startproject start with django-insecure- and should be replaced", ""},
 		{"django-insecure-placeholder", "SECRET_KEY = 'django-insecure-<your-key-here>'", ""},
 		{"django-insecure-letters", "SECRET_KEY = 'django-insecure-replace-this-with-a-long-random-string'", ""},
+		// Laravel's APP_KEY (php artisan key:generate): base64: and 32 random bytes encoded.
+		{"laravel-app-key", "APP_KEY=base64:" + "2fl+Ktvkfl+Fuz4Qp/A75G2RTiWVA/ZoKZvp6fiiM10=", "laravel-app-key"},
+		{"laravel-app-key-json", `{"APP_KEY": "base64:` + `Kx9mQ2vLp7zR4wT8aB3cD5eF6gH7jK8mN9pQ1rS2tU3="}`, "laravel-app-key"},
+		{"laravel-app-key-empty", "APP_KEY=\nAPP_KEY=base64:\nAPP_KEY=${APP_KEY}", ""},
 		// A block kept as a list of its lines (JSON, YAML flow) or strings joined in code.
 		{"pem-json-lines", `["-----BEGIN RSA ` + `PRIVATE KEY-----", "MIIEpAIBAAKCAQEA7bqZ9x", "-----END RSA PRIVATE KEY-----"]`, "private-key"},
 		{"pem-json-lines-pretty", "{\"key\": [\n    \"-----BEGIN OPENSSH " + "PRIVATE KEY-----\",\n    \"b3BlbnNzaC1rZXktdjEAAAAA\"\n]}", "private-key"},
