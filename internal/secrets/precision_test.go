@@ -204,6 +204,19 @@ var codeCorpus = []string{
 	"export DB_PASSWORD=$dbPassword",
 	"environment:\n  - DB_PASSWORD=dbPassword",
 	"password_field = \"userPassword\"",
+	// Paths and commands after a secret's name, which a base64 key's / must not make keys.
+	"client_secret: projects/123456789/secrets/oauth-client/versions/latest",
+	"JWT_SECRET=secret/data/myapp/config",
+	"NEXTAUTH_SECRET=$(openssl rand -base64 32)",
+	"token: /var/run/secrets/kubernetes.io/serviceaccount/token",
+	// Keys under a password's name that are names: a policy's, a schema's, a form's, hashers'.
+	`{"Password": {"RequireDigit": true, "RequiredLength": 12, "RequiredUniqueChars": 1}}`,
+	`{"password": {"type": "string", "minLength": 12, "ui:widget": "password", "x-order": 2}}`,
+	`{"password": {"argon2id": {"memory": 65536}, "pbkdf2_sha256": {"iterations": 600000}}}`,
+	// A key block's header and footer kept as strings, and a framework's key named, not given.
+	`["-----BEGIN RSA PRIVATE KEY-----", "...", "-----END RSA PRIVATE KEY-----"]`,
+	"SECRET_KEY = os.environ['DJANGO_SECRET_KEY']  # was django-insecure-<generated>",
+	"APP_KEY=\nAPP_KEY=base64:\n'key' => env('APP_KEY'),",
 	// Base64 of numbers, and capitals a Discord token starts with.
 	"user id 1098765432109876543 is MTA5ODc2NTQzMjEwOTg3NjU0Mw in base64; guild.id = 'ODEyMzQ1Njc4OTAxMjM0NTY3'",
 	"NTLM and NTP; MTU=1500; NOT NULL; ODBC; OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317",
