@@ -163,7 +163,9 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("stripe-key", []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"},
 			`^(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,247}|whsec_[A-Za-z0-9+/]{32,})`+end),
 		prefixed("google-api-key", []string{"AIza"}, `^AIza[A-Za-z0-9_-]{35}`+end),
-		prefixed("google-oauth", []string{"GOCSPX-", "ya29."}, `^(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,})`),
+		// Google's client secrets, access tokens and refresh tokens (1//0 then some 100
+		// characters), which do not expire.
+		prefixed("google-oauth", []string{"GOCSPX-", "ya29.", "1//0"}, `^(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{60,})`),
 		prefixed("npm-token", []string{"npm_"}, `^npm_[A-Za-z0-9]{36}`+end),
 		{
 			name: "huggingface-token", keywords: []string{"hf_", "api_org_"}, before: notWord,

@@ -207,6 +207,11 @@ func TestScanString(t *testing.T) {
 		{"django-insecure-prose", "keys made by startproject start with django-insecure- and should be replaced", ""},
 		{"django-insecure-placeholder", "SECRET_KEY = 'django-insecure-<your-key-here>'", ""},
 		{"django-insecure-letters", "SECRET_KEY = 'django-insecure-replace-this-with-a-long-random-string'", ""},
+		// A Google OAuth refresh token starts 1//0 and does not expire: a / kept it from the
+		// credential rules, even after refresh_token.
+		{"google-refresh-token", `{"refresh_token": "1//0gLkX3mQ9vTzR8pW2aNcY5uJ7bHdF4eK6sQ1wE0rT9yU3iO8pA2sD5fG7hJ4kL6zX9cV1bN3mQ0wE8rT5yU2iO7pA4sD1f"}`, "google-oauth"},
+		{"google-refresh-token-env", "GOOGLE_REFRESH_TOKEN=1//04Xk9mQ2vLp7zR4wT8aB3cD5eF6gH7jK8mN9pQ1rS2tU3vW4xY5zA6bC7dE8fG9hI0jK1lM2nO3pQ4rS5tU6v", "google-oauth"},
+		{"google-refresh-prefix-prose", "1//0 is no number; see http://1//0x and 1//04 in the docs", ""},
 		// Laravel's APP_KEY (php artisan key:generate): base64: and 32 random bytes encoded.
 		{"laravel-app-key", "APP_KEY=base64:" + "2fl+Ktvkfl+Fuz4Qp/A75G2RTiWVA/ZoKZvp6fiiM10=", "laravel-app-key"},
 		{"laravel-app-key-json", `{"APP_KEY": "base64:` + `Kx9mQ2vLp7zR4wT8aB3cD5eF6gH7jK8mN9pQ1rS2tU3="}`, "laravel-app-key"},
