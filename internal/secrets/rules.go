@@ -148,6 +148,16 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A key block in base64 (LS0tLS1CRUdJTi is "-----BEGIN"), as a kubeconfig's
+			// client-key-data or a Kubernetes secret's tls.key holds it: the run's first 300
+			// characters, in whole groups of four, are decoded and judged as text, where
+			// private-key finds a block by its header and the start of its body.
+			name: "base64-private-key", keywords: []string{"LS0tLS1CRUdJTi"},
+			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+			re:     lazyre.New(`^LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,286}`),
+			ok:     func(_ string, _ int, m []string) bool { return encodedSecret(m[0][:len(m[0])/4*4]) },
+		},
+		{
 			// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
 			// output of aws sts assume-role): hundreds of base64 characters, with / and +,
 			// which provider-credential's values may not hold. Any session token this long and

@@ -207,6 +207,13 @@ func TestScanString(t *testing.T) {
 		{"django-insecure-prose", "keys made by startproject start with django-insecure- and should be replaced", ""},
 		{"django-insecure-placeholder", "SECRET_KEY = 'django-insecure-<your-key-here>'", ""},
 		{"django-insecure-letters", "SECRET_KEY = 'django-insecure-replace-this-with-a-long-random-string'", ""},
+		// A key block in base64, as a kubeconfig's client-key-data or a Kubernetes secret's
+		// tls.key holds it: judged decoded. A certificate or a public key so encoded is not one.
+		{"base64-pem-kubeconfig", "    client-key-data: " + base64.StdEncoding.EncodeToString([]byte(pemRSA)), "base64-private-key"},
+		{"base64-pem-json", `{"tls.key": "` + base64.StdEncoding.EncodeToString([]byte(pemPKCS8+"\n"+pemPKCS8)) + `"}`, "base64-private-key"},
+		{"base64-pem-certificate", "certificate-authority-data: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa\n-----END CERTIFICATE-----")), ""},
+		{"base64-pem-public", "key: " + base64.StdEncoding.EncodeToString([]byte("-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----")), ""},
+		{"base64-pem-header-only", base64.StdEncoding.EncodeToString([]byte("-----BEGIN RSA " + "PRIVATE KEY----- block goes here")), ""},
 		// A Google OAuth refresh token starts 1//0 and does not expire: a / kept it from the
 		// credential rules, even after refresh_token.
 		{"google-refresh-token", `{"refresh_token": "1//0gLkX3mQ9vTzR8pW2aNcY5uJ7bHdF4eK6sQ1wE0rT9yU3iO8pA2sD5fG7hJ4kL6zX9cV1bN3mQ0wE8rT5yU2iO7pA4sD1f"}`, "google-oauth"},
