@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"io"
+	"regexp"
 	"regexp/syntax"
 	"unicode/utf8"
 
@@ -130,14 +131,57 @@ func WalksMembers(doc string) bool { return ProbeText([]byte(doc)).named }
 // no further than a match may still reach).
 func RegexpReads(s string) int {
 	reads := 0
-	regexpRan = func(r *rule, w string) {
+	regexpRan = func(_ *rule, re *regexp.Regexp, w string) {
 		c := &countingReader{s: w}
-		r.re().FindReaderIndex(c)
+		re.FindReaderIndex(c)
 		reads += c.n
 	}
 	defer func() { regexpRan = nil }()
 	ScanString(s)
 	return reads
+}
+
+// RegexpWork is RegexpReads with each byte weighed by the size of the program that reads it
+// (its instructions): the most steps Go's engines may take on it, so a long expression
+// costs what it may, where counting bytes alone would not tell it from a short one.
+func RegexpWork(s string) int {
+	work := 0
+	size := map[string]int{}
+	regexpRan = func(_ *rule, re *regexp.Regexp, w string) {
+		c := &countingReader{s: w}
+		re.FindReaderIndex(c)
+		expr := re.String()
+		if size[expr] == 0 {
+			size[expr] = programSize(expr)
+		}
+		work += c.n * size[expr]
+	}
+	defer func() { regexpRan = nil }()
+	ScanString(s)
+	return work
+}
+
+// programSize is the number of instructions Go compiles expr to, as regexp.Compile does.
+func programSize(expr string) int {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		panic(err)
+	}
+	p, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		panic(err)
+	}
+	return len(p.Inst)
+}
+
+// ReadAround scans s as ScanString does and returns how many bytes the checks before its
+// keywords read around them (see readAround).
+func ReadAround(s string) int {
+	n := 0
+	readAround = func(k int) { n += k }
+	defer func() { readAround = nil }()
+	ScanString(s)
+	return n
 }
 
 type countingReader struct {
@@ -211,7 +255,11 @@ func maxLen(re *syntax.Regexp) int {
 // given.
 func Windows(s string) map[string]int {
 	out := map[string]int{}
-	regexpRan = func(r *rule, w string) { out[r.name] = max(out[r.name], len(w)) }
+	regexpRan = func(r *rule, re *regexp.Regexp, w string) {
+		if re == r.re() {
+			out[r.name] = max(out[r.name], len(w))
+		}
+	}
 	defer func() { regexpRan = nil }()
 	ScanString(s)
 	return out

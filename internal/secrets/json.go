@@ -160,6 +160,15 @@ func (p Probe) Finish(doc []byte) *Finding {
 					names |= 1 << n
 				}
 			}
+			// A key no name has the shape of, under a name, may be the name's value held as
+			// a key: {"pwd": {"summer(2024)!": 1}}. It is read unquoted, as code is.
+			if n >= 1 && path[n-1].Index < 0 && (some || n-1 < 64 && names&(1<<(n-1)) != 0) && keyValue(s) {
+				member = appendMember(member[:0], path[n-1].Key, s, false)
+				if r := match(view(member)); r != nil {
+					f = &Finding{Rule: r.name, Path: render(path), InKey: true}
+					return true
+				}
+			}
 			return false
 		}
 		quoted := part == strictjson.String
@@ -201,6 +210,15 @@ func (p Probe) Finish(doc []byte) *Finding {
 		f = &Finding{Rule: p.found.name, Path: "$"}
 	}
 	return f
+}
+
+// keyValue: an object key no name has the shape of, a digit and a symbol names do not hold
+// (_ - . : / @ $ and spaces they do), as a password does: RequireDigit, minLength, ui:widget
+// and pbkdf2_sha256 are names.
+func keyValue(k string) bool {
+	return strings.ContainsAny(k, "0123456789") && strings.IndexFunc(k, func(r rune) bool {
+		return r < utf8.RuneSelf && !isAlnum(byte(r)) && !strings.ContainsRune("_-.:/@$ ", r)
+	}) >= 0
 }
 
 // appendMember appends the text a member is read as: "key": "value", or "key": value for a

@@ -204,6 +204,19 @@ var codeCorpus = []string{
 	"export DB_PASSWORD=$dbPassword",
 	"environment:\n  - DB_PASSWORD=dbPassword",
 	"password_field = \"userPassword\"",
+	// Paths and commands after a secret's name, which a base64 key's / must not make keys.
+	"client_secret: projects/123456789/secrets/oauth-client/versions/latest",
+	"JWT_SECRET=secret/data/myapp/config",
+	"NEXTAUTH_SECRET=$(openssl rand -base64 32)",
+	"token: /var/run/secrets/kubernetes.io/serviceaccount/token",
+	// Keys under a password's name that are names: a policy's, a schema's, a form's, hashers'.
+	`{"Password": {"RequireDigit": true, "RequiredLength": 12, "RequiredUniqueChars": 1}}`,
+	`{"password": {"type": "string", "minLength": 12, "ui:widget": "password", "x-order": 2}}`,
+	`{"password": {"argon2id": {"memory": 65536}, "pbkdf2_sha256": {"iterations": 600000}}}`,
+	// A key block's header and footer kept as strings, and a framework's key named, not given.
+	`["-----BEGIN RSA PRIVATE KEY-----", "...", "-----END RSA PRIVATE KEY-----"]`,
+	"SECRET_KEY = os.environ['DJANGO_SECRET_KEY']  # was django-insecure-<generated>",
+	"APP_KEY=\nAPP_KEY=base64:\n'key' => env('APP_KEY'),",
 	// Base64 of numbers, and capitals a Discord token starts with.
 	"user id 1098765432109876543 is MTA5ODc2NTQzMjEwOTg3NjU0Mw in base64; guild.id = 'ODEyMzQ1Njc4OTAxMjM0NTY3'",
 	"NTLM and NTP; MTU=1500; NOT NULL; ODBC; OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317",
@@ -300,6 +313,27 @@ func TestHexValueByName(t *testing.T) {
 		"api_key_sha1: "+sha, "input_tokens: 1234567890123456789", "token: "+sha[:20],
 		"api_key_id: "+uuid, "apiKeyId: "+uuid, "client_id: "+uuid, "api_key_hash = "+sha, "secret_version: "+uuid,
 		"secret_name: "+md5, "cache_key: "+md5, "api_keys: 2 of "+md5)
+}
+
+// A key made by openssl rand -base64 (NEXTAUTH_SECRET, JWT_SECRET, SESSION_SECRET in a .env)
+// holds / and + where a random value of letters and digits does not: after a name for a secret
+// or a token it is one, as such a value is. A path after the same names, with / between words,
+// is not: a vault's, a secret manager's, a file's.
+func TestBase64KeyByName(t *testing.T) {
+	const key = "2fl+Ktvkfl+Fuz4Qp/A75G2RTiWVA/ZoKZvp6fiiM10="
+	found(t, "provider-credential", "NEXTAUTH_SECRET="+key, "JWT_SECRET="+key, "session_secret: "+key,
+		`{"client_secret": "`+key+`"}`, "SECRET_KEY='"+key+"'", "api_key = "+key)
+	found(t, "token-assignment", "TOKEN="+key, `{"token": "A75G2RTiWVA/ZoKZvp6fiiM10+2flKtvkfl+Fuz4Qp7X"}`)
+	clean(t,
+		"client_secret: projects/123456789/secrets/oauth-client/versions/latest",
+		"secret: /run/secrets/app_key",
+		"JWT_SECRET=secret/data/myapp/config",
+		"vault_secret: kv/data/Prod/App2/Db3",
+		"api_key = keys/Prod2Api3Key4/current",
+		"token: 2fl+Ktvkfl+Fuz4Qp//A75G2RTiWVA/ZoKZvp6fiiM10",
+		"TOKEN=/A75G2RTiWVA/ZoKZvp6fiiM10+2flKtvkfl+Fuz4Qp7",
+		"api_key: abcdefgh/ijklmnop/qrstuvwx/yz0123456",
+	)
 }
 
 // A Makefile's TOKEN ?= and an environment list's {"name": "GITHUB_TOKEN", "value": ...}

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -89,15 +90,16 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// PEM and PGP blocks, SSH.com's (---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----) and
-			// PuTTY's key files, by their first two lines (written out, JSON-escaped, or made one
-			// line as a note is). A block's header counts with the start of its body only, after
+			// PuTTY's key files, by their first two lines (written out, JSON-escaped, made one
+			// line as a note is, or strings: a list of the lines, strings joined in code). A
+			// block's header counts with the start of its body only, after
 			// any headers (Proc-Type:, Version:, Comment:): alone, it is prose about keys ("paste
 			// the -----BEGIN RSA PRIVATE KEY----- block here"). The body is 8 base64 characters
 			// with a digit, + or /, or 16 of any.
 			name:     "private-key",
 			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
 			re: lazyre.New(`^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
-				`(?:\s|\\{1,2}[rn]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
+				`(?:\s|\\{1,2}[rn]|["'\x60]\s*[,+]?\s*["'\x60]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
 				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
 			ok: func(_ string, _ int, m []string) bool {
 				return m[1] == "" || len(m[1]) >= 16 || strings.ContainsAny(m[1], "0123456789+/")
@@ -146,6 +148,16 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A key block in base64 (LS0tLS1CRUdJTi is "-----BEGIN"), as a kubeconfig's
+			// client-key-data or a Kubernetes secret's tls.key holds it: the run's first 300
+			// characters, in whole groups of four, are decoded and judged as text, where
+			// private-key finds a block by its header and the start of its body.
+			name: "base64-private-key", keywords: []string{"LS0tLS1CRUdJTi"},
+			before: func(s string, i int) bool { return notWord(s, i) && (i == 0 || s[i-1] != '/' && s[i-1] != '+') },
+			re:     lazyre.New(`^LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,286}`),
+			ok:     func(_ string, _ int, m []string) bool { return encodedSecret(m[0][:len(m[0])/4*4]) },
+		},
+		{
 			// An AWS STS session token (aws_session_token = ..., "SessionToken": ... in the
 			// output of aws sts assume-role): hundreds of base64 characters, with / and +,
 			// which provider-credential's values may not hold. Any session token this long and
@@ -161,7 +173,9 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("stripe-key", []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"},
 			`^(?:[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,247}|whsec_[A-Za-z0-9+/]{32,})`+end),
 		prefixed("google-api-key", []string{"AIza"}, `^AIza[A-Za-z0-9_-]{35}`+end),
-		prefixed("google-oauth", []string{"GOCSPX-", "ya29."}, `^(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,})`),
+		// Google's client secrets, access tokens and refresh tokens (1//0 then some 100
+		// characters), which do not expire.
+		prefixed("google-oauth", []string{"GOCSPX-", "ya29.", "1//0"}, `^(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{60,})`),
 		prefixed("npm-token", []string{"npm_"}, `^npm_[A-Za-z0-9]{36}`+end),
 		{
 			name: "huggingface-token", keywords: []string{"hf_", "api_org_"}, before: notWord,
@@ -268,6 +282,20 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "facebook-token", keywords: []string{"EAAC", "EAAM"}, before: notWord,
 			re: lazyre.New(`^EAA[MC][A-Za-z0-9]{100,}`),
 			ok: notZeroRun,
+		},
+		{
+			// The SECRET_KEY Django's startproject writes: 50 characters of its alphabet after a
+			// prefix that marks it as a development key, which signs sessions all the same.
+			name: "django-secret-key", keywords: []string{"django-insecure-"}, before: notWord,
+			re: lazyre.New(`^django-insecure-([a-z0-9!@#$%^&*(=+)_-]{40,64})(?:$|[^a-z0-9!@#$%^&*(=+)_-])`),
+			ok: func(_ string, _ int, m []string) bool { return classes(m[1]) >= 3 },
+		},
+		{
+			// Laravel's APP_KEY, which php artisan key:generate writes to .env: base64: and 32
+			// random bytes encoded. A JSON member is read as this text too.
+			name: "laravel-app-key", keywords: []string{"APP_KEY"}, named: true, before: notWord,
+			re: lazyre.New(`^APP_KEY["']?\s{0,3}[=:]\s{0,3}["']?base64:([A-Za-z0-9+/]{43}=)`),
+			ok: func(_ string, _ int, m []string) bool { return mixed(m[1]) },
 		},
 		prefixed("adafruit-key", []string{"aio_"}, `^aio_[A-Za-z0-9]{28}`+end),
 		prefixed("intra42-secret", []string{"s-s4t2ud-", "s-s4t2af-"}, `^s-s4t2(?:ud|af)-[a-f0-9]{64}`),
@@ -456,7 +484,8 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
 			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
 				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
-				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8,128})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
+				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
+			tail: wordTail("\"'`,;“”‘’"),
 			ok: func(s string, i int, m []string) bool {
 				if m[4] != "" { // quoted, with spaces
 					return passphrase(m[4])
@@ -502,7 +531,8 @@ var rules = sync.OnceValue(func() []*rule {
 				return notAlnum(s, i)
 			},
 			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
-				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8,128}))`),
+				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`),
+			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
 				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
 			},
@@ -511,15 +541,13 @@ var rules = sync.OnceValue(func() []*rule {
 			// A key-like value under a holder of credentials, one level down: {"auth": {"token":
 			// ...}}, credentials:\n  key: ..., the nested spelling of auth_token or access_key.
 			// Other members may come first ({"auth": {"type": "basic", "token": ...}}): in text
-			// the regexp passes over up to eight short ones, in JSON the walk reads each member
-			// under the holder's key. The value must look random, as provider-credential's.
+			// holderMembers passes over up to eight short ones after the regexp's holder, in JSON
+			// the walk reads each member under the holder's key. The value must look random, as
+			// provider-credential's.
 			name: "credential-field", keywords: []string{"auth", "oauth", "credential", "creds", "access", "refresh"}, fold: true,
-			named: true, asName: holderEnds, before: holderName, span: 1100, // eight members, then the value's head
-			re: lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=|:|=>)\s{0,16}(?:\{\s{0,16})?` +
-				`(?:["']?[a-z0-9_-]{1,32}["']?\s{0,3}:\s{0,3}(?:"[^"\n]{0,64}"|'[^'\n]{0,64}'|[a-z0-9_.-]{0,64})\s{0,3}[,\n]\s{0,16}){0,8}` +
-				`["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead),
-			tail: credentialTail,
-			ok:   func(_ string, _ int, m []string) bool { return credentialValue(m[1]) },
+			named: true, asName: holderEnds, before: holderName,
+			re:      lazyre.New(`(?i)^(?:o?auth2?|credentials?|creds|access|refresh)["']?\s{0,3}(?:=>|=|:)\s{0,16}(?:\{\s{0,16})?`),
+			members: holderMembers,
 		},
 		{
 			// TOKEN=..., GITHUB_TOKEN=..., "token": "...", X-Auth-Token: ..., a Makefile's
@@ -562,35 +590,117 @@ const (
 	discordThird  = "wxyz012345"
 )
 
+// holderMembers reads a holder's members from j, where its name, its assignment and any
+// brace end (credential-field's regexp): up to eight short ones are passed over, each a name
+// of up to 32 characters and a value of up to 64, quoted or a word, ended by a comma or a
+// line, and before each, and after the eighth, a key, token or secret assigned a random-
+// looking value is looked for. It returns where that value ends. Each part is an expression
+// of its own, run where the last ended: written out eight times in one, they made a program
+// of 4,300 instructions, which the engine stepped through at every keyword of a flood.
+func holderMembers(r *rule, s string, j int) (int, bool) {
+	for k := 0; ; k++ {
+		if loc := r.find(fieldRe(), s[j:min(len(s), j+fieldSpan())]); loc != nil {
+			v := j + loc[1]
+			if stop, ok := credentialTail(s, v); ok && credentialValue(s[j+loc[2]:stop]) {
+				return stop, true
+			}
+		}
+		if k == 8 {
+			return 0, false
+		}
+		loc := r.find(memberRe(), s[j:min(len(s), j+memberSpan)])
+		if loc == nil || utf8.RuneCountInString(s[j+loc[2]:j+loc[3]]) > 32 {
+			return 0, false
+		}
+		for g := 4; g < len(loc); g += 2 {
+			if loc[g] >= 0 && utf8.RuneCountInString(s[j+loc[g]:j+loc[g+1]]) > 64 {
+				return 0, false
+			}
+		}
+		j += loc[1]
+	}
+}
+
+var (
+	// memberRe is one member holderMembers passes over: a name, then a value in double or
+	// single quotes or a word (groups 1 to 4), then a comma or a line. The lengths are held
+	// to their bounds in Go: written as bounds, the program was ten times longer.
+	memberRe = lazyre.New(`(?i)^["']?([a-z0-9_-]+)["']?\s{0,3}:\s{0,3}(?:"([^"\n]*)"|'([^'\n]*)'|([a-z0-9_.-]*))\s{0,3}[,\n]\s{0,16}`)
+	// fieldRe is the member that holds the credential, up to its value's head.
+	fieldRe   = lazyre.New(`(?i)^["']?(?:token|key|secret)["']?\s{0,3}[:=]\s{0,5}["'\x60]?` + credentialHead)
+	fieldSpan = sync.OnceValue(func() int { return fitted(fieldRe(), defaultSpan) })
+)
+
+// memberSpan holds the longest member memberRe may pass: a quote, a name of 32 characters
+// (3 bytes each: K, the Kelvin sign, is k in any case), a quote, 3 blanks, a colon, 3 blanks,
+// a quoted value of 64 (4 bytes each), 3 blanks, the comma or line, 16 blanks.
+const memberSpan = 1 + 32*3 + 1 + 3 + 1 + 3 + 2 + 64*4 + 3 + 1 + 16
+
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
-// token-assignment judge: their regexps end there, and credentialTail reads the rest.
-const credentialHead = `([A-Za-z0-9_+=.~-]{16})`
+// token-assignment judge: their regexps end there, and credentialTail reads the rest. It
+// may hold a /, which credentialValue takes in base64 only.
+const credentialHead = `([A-Za-z0-9_+=.~/-]{16})`
 
 // credentialSpan cuts provider-credential's window: a name of up to 100 bytes, an assignment
 // (the longest is a holder's, {"value": ...) and the value's head.
 const credentialSpan = 192
 
 // credentialTail reads the rest of a value whose first 16 bytes end at j: 128 bytes in all
-// at most, followed by the end of s or a byte that continues neither the value nor a path.
+// at most, followed by the end of s or a byte that cannot continue it.
 func credentialTail(s string, j int) (int, bool) {
 	for stop := min(len(s), j+128-16); j < stop && credentialByte(s[j]); j++ {
 	}
-	return j, j == len(s) || !credentialByte(s[j]) && s[j] != '/'
+	return j, j == len(s) || !credentialByte(s[j])
+}
+
+// wordTail reads the rest of a value whose first 8 characters end at j, as the expression
+// [^\s<stop>]{8,128} would: on to 128 characters in all, up to a blank (RE2's \s) or a
+// character of stop. Any character may follow it.
+func wordTail(stop string) func(s string, j int) (int, bool) {
+	var ascii [utf8.RuneSelf]bool
+	var wide []rune
+	for _, r := range " \t\n\f\r" + stop {
+		if r < utf8.RuneSelf {
+			ascii[r] = true
+		} else {
+			wide = append(wide, r)
+		}
+	}
+	return func(s string, j int) (int, bool) {
+		for n := 8; n < 128 && j < len(s); n++ {
+			if c := s[j]; c < utf8.RuneSelf {
+				if ascii[c] {
+					break
+				}
+				j++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if slices.Contains(wide, r) {
+				break
+			}
+			j += size
+		}
+		return j, true
+	}
 }
 
 func credentialByte(c byte) bool {
-	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-'
+	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-' || c == '/'
 }
 
-// urlWindow is url-credentials' window: it ends where the next "://" (or its encoding)
-// starts, since a password that holds one is rarer than a flood of them, where each
-// keyword's regexp read on to the end of the window for an @ that never came. Encoded, a
-// window without "%40" holds no match: the regexp is not run.
+// urlWindow is url-credentials' window: it ends where the second "://" after the keyword
+// starts (a password may hold one), or the next encoded one, since a flood of them, each
+// keyword's regexp reading on to the end of the window for an @ that never came, is more
+// common than a password that holds two. Encoded, a window without "%40" holds no match: the
+// regexp is not run.
 func urlWindow(s string, i int) string {
 	w := s[i:min(len(s), i+defaultSpan)]
 	if w[0] == ':' {
 		if k := strings.Index(w[3:], "://"); k >= 0 {
-			w = w[:3+k]
+			if k2 := strings.Index(w[6+k:], "://"); k2 >= 0 {
+				w = w[:6+k+k2]
+			}
 		}
 		return w
 	}
@@ -632,6 +742,9 @@ func pgpassHost(s string, i int) bool {
 	for j > 0 && i-j < 254 && (isAlnum(s[j-1]) || s[j-1] == '.' || s[j-1] == '-' || s[j-1] == '_' || s[j-1] == '*') {
 		j--
 	}
+	if readAround != nil {
+		readAround(i - j + 1)
+	}
 	return j < i && (j == 0 || isBlank(s[j-1]) || s[j-1] == '\r' || s[j-1] == '\'' || s[j-1] == '"')
 }
 
@@ -642,6 +755,9 @@ func sasBefore(s string, i int) bool {
 		return false
 	}
 	lo := max(0, i-512)
+	if readAround != nil {
+		readAround(i - lo) // at most: LastIndex reads back to the sv= it finds
+	}
 	for w := s[lo : i-1]; ; {
 		k := strings.LastIndex(w, "sv=")
 		if k < 0 {
@@ -707,6 +823,9 @@ func commandBefore(s string, i int, cmds []command) string {
 		return "" // the flag starts a line
 	}
 	seg := s[lo : i-1]
+	if readAround != nil {
+		readAround(i - lo + len(cmds)*len(seg)) // the line's start looked for, then each name
+	}
 	best, bestEnd := "", -1
 	for _, c := range cmds {
 		for from := 0; ; {
@@ -1047,8 +1166,12 @@ func secretNamesPlace(m string) bool {
 }
 
 // credentialValue: long, random-looking (letters and digits), not a hex hash, UUID, version
-// string, dotted name or reference.
+// string, dotted name, reference or path. A value with a / is a key only in standard base64
+// (openssl rand -base64), see base64Key.
 func credentialValue(v string) bool {
+	if strings.IndexByte(v, '/') >= 0 && !base64Key(v) {
+		return false
+	}
 	v = strings.TrimRight(v, "=")
 	if len(v) < 16 || !notPlaceholder(v) || !randomish(v) {
 		return false
@@ -1057,6 +1180,22 @@ func credentialValue(v string) bool {
 		return false // a hex digest or a UUID
 	}
 	return strings.Count(v, ".") < 2 || discordToken(v) // host names, versions, dotted identifiers
+}
+
+// base64Key: v is standard base64 of a random key: padded to whole groups of four, upper and
+// lower case and digits, no other character but + and /, not starting with / nor holding //
+// (a path's shapes).
+func base64Key(v string) bool {
+	body := strings.TrimRight(v, "=")
+	if len(v)%4 != 0 || len(v)-len(body) > 2 || body == "" || body[0] == '/' || strings.Contains(body, "//") || !mixed(body) {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		if !isAlnum(body[i]) && body[i] != '+' && body[i] != '/' {
+			return false
+		}
+	}
+	return true
 }
 
 // discordToken: a Discord bot token, three base64url parts joined by dots, the first the

@@ -116,11 +116,15 @@ type rule struct {
 	// start at i.
 	window func(s string, i int) string
 	// tail, when set, reads the end of a value whose first bytes end the regexp's match (its
-	// last group): it returns where the value ends in s, from the match's end j, and whether
-	// what follows may end it. A value's whole length in the expression (up to 128 bytes of
-	// a class) made the program ten times longer, and the backtracker ran through it at every
-	// keyword of a flood (token=token=...).
+	// last group that ends there, see valueGroup): it returns where the value ends in s, from
+	// the match's end j, and whether what follows may end it. A value's whole length in the
+	// expression (up to 128 bytes of a class) made the program ten times longer, and the
+	// engine read it at every keyword of a flood (token=token=..., pwd=pwd=...).
 	tail func(s string, j int) (end int, ok bool)
+	// members, when set, reads on from the end of the regexp's match, the head of a holder
+	// (see holderMembers): it returns where the match ends, or false. ok and tail are not
+	// used.
+	members func(r *rule, s string, j int) (end int, ok bool)
 	// ok vets the submatches: it weeds out look-alikes (placeholders, hex SHAs, plain names)
 	// the regexp cannot. m[0] is the match. nil accepts every match.
 	ok func(s string, i int, m []string) bool
@@ -293,8 +297,14 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 	} else {
 		w = s[i:min(len(s), i+r.windowLen())]
 	}
+	if r.members != nil {
+		if loc := r.find(r.re(), w); loc != nil {
+			return r.members(r, s, i+loc[1])
+		}
+		return 0, false
+	}
 	if regexpRan != nil {
-		regexpRan(r, w)
+		regexpRan(r, r.re(), w)
 	}
 	if r.ok == nil {
 		if loc := r.re().FindStringIndex(w); loc != nil {
@@ -302,18 +312,23 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 		}
 		return 0, false
 	}
-	m := r.re().FindStringSubmatch(w)
-	if m == nil {
+	loc := r.re().FindStringSubmatchIndex(w)
+	if loc == nil {
 		return 0, false
 	}
-	if r.tail != nil {
-		j := i + len(m[0])
+	m := make([]string, len(loc)/2)
+	for k := range m {
+		if loc[2*k] >= 0 {
+			m[k] = w[loc[2*k]:loc[2*k+1]]
+		}
+	}
+	if k := valueGroup(loc); r.tail != nil && k > 0 {
+		j := i + loc[1]
 		stop, ok := r.tail(s, j)
 		if !ok {
 			return 0, false
 		}
-		last := len(m) - 1
-		m[last] = s[j-len(m[last]) : stop]
+		m[k] = s[i+loc[2*k] : stop]
 		m[0] = s[i:stop]
 	}
 	if r.ok(s, i, m) {
@@ -322,9 +337,34 @@ func (r *rule) at(s string, i int) (end int, ok bool) {
 	return 0, false
 }
 
-// regexpRan, set by tests only, is told of each window a rule's regexp runs on: a flood's
+// valueGroup returns the last group of a match (loc, as FindStringSubmatchIndex gives it) that
+// ends where the match does, the value a rule's tail reads on, or 0 when none does (the
+// match ends with a closing quote, say).
+func valueGroup(loc []int) int {
+	for k := len(loc)/2 - 1; k > 0; k-- {
+		if loc[2*k] >= 0 && loc[2*k+1] == loc[1] {
+			return k
+		}
+	}
+	return 0
+}
+
+// find runs re, r's regexp or one of the parts its members function runs, on w.
+func (r *rule) find(re *regexp.Regexp, w string) []int {
+	if regexpRan != nil {
+		regexpRan(r, re, w)
+	}
+	return re.FindStringSubmatchIndex(w)
+}
+
+// readAround, set by tests only, is told how many bytes a check before a keyword reads
+// around it (commandBefore, pgpassHost, sasBefore: those that read more than a few): a
+// flood's cost in Go is counted, as its regexps' is.
+var readAround func(n int)
+
+// regexpRan, set by tests only, is told of each window a rule's regexps run on: a flood's
 // cost is counted, not timed.
-var regexpRan func(r *rule, w string)
+var regexpRan func(r *rule, re *regexp.Regexp, w string)
 
 // windowLen returns r's span, or one byte more than the longest text its regexp can match
 // when that is less: a longer window changes no answer and costs the backtracker's bitmap
@@ -334,14 +374,19 @@ func (r *rule) windowLen() int {
 	if n := r.win.Load(); n > 0 {
 		return int(n)
 	}
-	n := cmp.Or(r.span, defaultSpan)
-	if re, err := syntax.Parse(r.re().String(), syntax.Perl); err == nil {
-		if m := longest(re); m >= 0 {
-			n = min(n, m+1)
-		}
-	}
+	n := fitted(r.re(), cmp.Or(r.span, defaultSpan))
 	r.win.Store(int32(n))
 	return n
+}
+
+// fitted returns span, or one byte more than the longest text re can match when that is less.
+func fitted(re *regexp.Regexp, span int) int {
+	if p, err := syntax.Parse(re.String(), syntax.Perl); err == nil {
+		if m := longest(p); m >= 0 {
+			return min(span, m+1)
+		}
+	}
+	return span
 }
 
 // longest returns the most bytes re can match, in any text (a rune of a class: its longest

@@ -222,7 +222,13 @@ func (p *parser) value(depth int) error {
 	case c == 'n':
 		return p.literal(at, p.lit("null"))
 	default:
-		return p.errf(Syntax, "unexpected %q", c)
+		// The character, not its first byte: a byte order mark's is "ï".
+		switch r, _ := utf8.DecodeRune(p.data[p.i:]); r {
+		case '\ufeff':
+			return p.errf(Syntax, "unexpected byte order mark (U+FEFF): remove it")
+		default:
+			return p.errf(Syntax, "unexpected %q", r)
+		}
 	}
 }
 

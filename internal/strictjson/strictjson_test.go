@@ -96,9 +96,24 @@ func TestDuplicateKeyMessageDoesNotDumpHugeKeys(t *testing.T) {
 	}
 }
 
+// An unexpected character is named as the document holds it, not as its first byte: a byte
+// order mark (which editors on Windows write) was "unexpected 'ï'", a character no one wrote.
+func TestUnexpectedCharacterNamed(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{"\ufeff{}", "invalid JSON at byte 0: unexpected byte order mark (U+FEFF): remove it"},
+		{`{"a":é}`, "invalid JSON at byte 5: unexpected 'é'"},
+		{"[\xff]", "invalid JSON at byte 1: not valid UTF-8"},
+		{`{"a":x}`, "invalid JSON at byte 5: unexpected 'x'"},
+	} {
+		if err := strictjson.Check([]byte(c.doc)); err == nil || err.Error() != c.want {
+			t.Errorf("Check(%q) = %v, want %s", c.doc, err, c.want)
+		}
+	}
+}
+
 // No refusal repeats a word of the document: a repeated key may be a secret (a token used as
 // a map key), and the refusal reaches a terminal, a log and the model. The key is named by its
-// offset and length instead. At most one byte (an unexpected character) is quoted.
+// offset and length instead. At most one character (an unexpected one) is quoted.
 func TestRefusalsQuoteNoText(t *testing.T) {
 	const w = "Zq9xWvK3tR"
 	for _, doc := range []string{
