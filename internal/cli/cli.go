@@ -216,7 +216,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	}
 	c := commands[a.name]
 	// expire --dry-run only reads, so it makes no state directory either.
-	noCreate := c != nil && (c.readOnly || c.name == "expire" && a.opt.dryRun)
+	noCreate := c != nil && (c.readOnly || c.noState || c.name == "expire" && a.opt.dryRun)
 	if c != nil && !c.readOnly {
 		if root, outside := outsideProject(a.getenv); outside {
 			noCreate = c.onState

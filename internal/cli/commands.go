@@ -25,6 +25,10 @@ type command struct {
 	// needs a git project (remote enable), so outside a project, where there is none, it
 	// creates no state directory either.
 	onState bool
+	// noState: the engine opens without making the state directory: the command makes it
+	// itself once its checks pass (remote enable), or needs one there already (remote
+	// disable, sync), so a refusal leaves no .claude/cairn behind.
+	noState bool
 	run     func(a *app, pos []string, e *engine.Engine) error
 }
 
