@@ -26,11 +26,15 @@ type LockTimeoutError struct {
 }
 
 func (e *LockTimeoutError) Error() string {
-	who := "by a process that did not record itself"
+	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed; try again once that process has finished", e.Path, e.Who(), e.Waited.Round(time.Millisecond))
+}
+
+// Who says who holds the lock: "by pid N (COMMAND) since TIME", or that it did not say.
+func (e *LockTimeoutError) Who() string {
 	if h := e.Holder; h != nil {
-		who = fmt.Sprintf("by pid %d (%s) since %s", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("by pid %d (%s) since %s", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed; try again once that process has finished", e.Path, who, e.Waited.Round(time.Millisecond))
+	return "by a process that did not record itself"
 }
 
 func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {

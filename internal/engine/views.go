@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -650,7 +651,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 	}
 	defer d.Close()
 	names, _ := d.ReadDirNames(".")
-	var busy []string
+	var busy, pids []string
 	n := 0
 	for _, name := range names {
 		if !strings.HasPrefix(name, ".lock-") {
@@ -658,6 +659,14 @@ func (e *Engine) lockChecks(dir string) []Check {
 		}
 		n++
 		unlock, err := d.Lock(name, 0)
+		if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+			// Tried, not waited for: the holder, not the words of a command that gave up.
+			busy = append(busy, te.Path+" is held "+te.Who())
+			if te.Holder != nil && !slices.Contains(pids, strconv.Itoa(te.Holder.PID)) {
+				pids = append(pids, strconv.Itoa(te.Holder.PID))
+			}
+			continue
+		}
 		if err != nil {
 			busy = append(busy, err.Error())
 			continue
@@ -665,7 +674,12 @@ func (e *Engine) lockChecks(dir string) []Check {
 		_ = unlock()
 	}
 	if len(busy) > 0 {
-		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: "a lock is held only while a Cairn process writes; if it stays held, that process is stuck: end it (locks die with their process)"}}
+		holder := "the process"
+		if len(pids) > 0 {
+			holder = "pid " + strings.Join(pids, " or pid ")
+		}
+		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "),
+			Fix: "a lock is held only while a Cairn process writes: if " + holder + " still holds it in a minute, it is stuck; end it (locks die with their process)"}}
 	}
 	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))}}
 }
