@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -294,5 +295,54 @@ func TestDoctorHeldLock(t *testing.T) {
 	if c == nil || c.OK || !strings.Contains(c.Detail, ".lock-workflow is held by "+pid) ||
 		strings.Contains(c.Detail, "gave up") || strings.Contains(c.Detail, "try again") || !strings.Contains(c.Fix, pid) {
 		t.Fatalf("a held lock: doctor says %+v", c)
+	}
+}
+
+// TestDoctorStaleTemps: temp files interrupted writes left are a failed check whose fix is one
+// command that removes them (they hold no state of record) and nothing else: before, the fix
+// line only explained, with no step.
+func TestDoctorStaleTemps(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "temps", WorkflowID: "apex-tmp"}))(t)
+	must(en.SaveCheckpoint("plan", []byte(`{"a":1}`)))(t)
+	dir := en.StateDir()
+	old := e.clock.Now().Add(-time.Hour)
+	var stale []string
+	for _, p := range []string{".tmp-workflow-state.json-1", "checkpoints/.tmp-plan.json-2", "journal/.tmp-apex-tmp.jsonl-3"} {
+		p = filepath.Join(dir, p)
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+		stale = append(stale, p)
+	}
+	young := filepath.Join(dir, "checkpoints", ".tmp-plan.json-4") // a write in flight
+	if err := os.WriteFile(young, []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := doctorCheck(en, engine.DoctorOptions{}, "stale temp files")
+	if c == nil || c.OK || strings.Contains(c.Detail, "-4") {
+		t.Fatalf("doctor says %+v", c)
+	}
+	_, cmd, ok := strings.Cut(c.Fix, ": ")
+	if !ok {
+		t.Fatalf("the fix names no command: %q", c.Fix)
+	}
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Fatalf("the fix %q fails: %v %s", cmd, err, out)
+	}
+	for _, p := range stale {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the fix %q left %s", cmd, p)
+		}
+	}
+	for _, p := range []string{young, filepath.Join(dir, "workflow-state.json"), filepath.Join(dir, "checkpoints", "plan.json")} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("the fix %q removed %s: %v", cmd, p, err)
+		}
+	}
+	if c := doctorCheck(en, engine.DoctorOptions{}, "stale temp files"); c == nil || !c.OK {
+		t.Fatalf("after the fix doctor says %+v", c)
 	}
 }

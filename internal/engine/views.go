@@ -479,7 +479,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		}
 		out = append(out, e.lockChecks(dir)...)
 		stale := staleTemps(dir, e.now())
-		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
+		rm := "rm -f --"
+		for _, p := range stale {
+			rm += " " + vars.Quote(filepath.Join(dir, p))
+		}
+		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "left by interrupted writes, they hold no state of record: "+rm)
 	}
 	root := e.root
 	if notProject {
