@@ -346,3 +346,55 @@ func TestDoctorStaleTemps(t *testing.T) {
 		t.Fatalf("after the fix doctor says %+v", c)
 	}
 }
+
+// TestDoctorPluginFileOneFix: a plugin file that is missing or not valid JSON gets one fix
+// that works where the plugin is: in a git checkout, the command that restores the file (run
+// here, after which the check passes); elsewhere (Claude Code's copy of a marketplace
+// install), the reinstall. Before, the fix offered both, neither as a command.
+func TestDoctorPluginFileOneFix(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	root := filepath.Join(t.TempDir(), "plugin")
+	files := map[string]string{".claude-plugin/plugin.json": `{"name":"cairn"}`, "hooks/hooks.json": `{"hooks":{}}`,
+		".mcp.json": `{"mcpServers":{}}`, "skills/cairn/SKILL.md": "---\nname: cairn\n---\n"}
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := engine.DoctorOptions{PluginRoot: root}
+	os.WriteFile(filepath.Join(root, ".mcp.json"), []byte("{"), 0o644)
+	c := doctorCheck(en, opt, "plugin file .mcp.json")
+	if c == nil || c.OK || c.Fix != "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn" {
+		t.Fatalf("a marketplace copy: doctor says %+v", c)
+	}
+
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(files[".mcp.json"]), 0o644)
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-qm", "plugin")
+	os.WriteFile(filepath.Join(root, ".mcp.json"), []byte("{"), 0o644)
+	os.Remove(filepath.Join(root, "hooks", "hooks.json"))
+	for _, f := range []string{".mcp.json", "hooks/hooks.json"} {
+		c := doctorCheck(en, opt, "plugin file "+f)
+		if c == nil || c.OK {
+			t.Fatalf("%s: doctor says %+v", f, c)
+		}
+		_, cmd, _ := strings.Cut(c.Fix, ": ")
+		if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+			t.Fatalf("%s: the fix %q fails: %v %s", f, c.Fix, err, out)
+		}
+		if c := doctorCheck(en, opt, "plugin file "+f); c == nil || !c.OK {
+			t.Fatalf("%s: after the fix doctor says %+v", f, c)
+		}
+	}
+}

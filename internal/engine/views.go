@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -408,6 +409,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		}
 	}
 	if opt.PluginRoot != "" {
+		// One fix where the plugin is: a checkout's file comes back from git; Claude Code's
+		// copy of a marketplace install (no .git) comes back with the plugin.
+		checkout := project.HasGit(opt.PluginRoot)
 		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
 			p := filepath.Join(opt.PluginRoot, f)
 			data, err := durable.ReadPath(p, 1<<20, true)
@@ -416,7 +420,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
 				ok, detail = false, p+" is not valid JSON"
 			}
-			add("plugin file "+f, ok, detail, "reinstall the plugin, or restore the file from the repository")
+			fix := "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn"
+			if checkout {
+				fix = "restore it from the checkout: git -C " + vars.Quote(opt.PluginRoot) + " checkout -- " + vars.Quote(f)
+			}
+			add("plugin file "+f, ok, detail, fix)
 		}
 	}
 	dir := e.st.Dir()
