@@ -2,7 +2,9 @@ package durable
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -38,12 +40,40 @@ func (e *LockTimeoutError) Who() string {
 }
 
 func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
+	start := time.Now()
+	for {
+		osf, err := lockFile(d, name, start, wait)
+		if err != nil {
+			return nil, err
+		}
+		// The name must still lead to the file locked: one removed while this waited (cairn
+		// uninstall removes the memory directory's lock file under its lock) is no lock, as
+		// the next locker makes a new file there. Then the new file is locked.
+		st, serr := osf.Stat()
+		fi, lerr := d.Lstat(name)
+		if serr != nil || lerr == nil && sameFile(fi, st) || lerr != nil && !errors.Is(lerr, fs.ErrNotExist) {
+			writeHolder(osf)
+			return func() error {
+				_ = osf.Truncate(0)
+				uerr := unlock(osf)
+				if cerr := osf.Close(); uerr == nil {
+					uerr = cerr
+				}
+				return uerr
+			}, nil
+		}
+		_ = unlock(osf)
+		osf.Close()
+	}
+}
+
+// lockFile opens the lock file name and locks it, waiting until start+wait at most.
+func lockFile(d *Dir, name string, start time.Time, wait time.Duration) (*os.File, error) {
 	f, _, err := openChecked(d, name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	osf := f.(*os.File)
-	start := time.Now()
 	var held releaseWait // set up at the first refusal
 	for {
 		err := tryLock(osf)
@@ -69,15 +99,7 @@ func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
 		held.wait(wait - waited)
 	}
 	closeWait(held)
-	writeHolder(osf)
-	return func() error {
-		_ = osf.Truncate(0)
-		uerr := unlock(osf)
-		if cerr := osf.Close(); uerr == nil {
-			uerr = cerr
-		}
-		return uerr
-	}, nil
+	return osf, nil
 }
 
 // releaseWait waits, up to a time, for the holder of a lock to release it.
