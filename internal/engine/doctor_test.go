@@ -3,7 +3,6 @@ package engine_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -270,31 +268,6 @@ func TestDoctorMemoryNotFound(t *testing.T) {
 				t.Fatalf("doctor says %+v, want the fix %q", c, tc.fix)
 			}
 		})
-	}
-}
-
-// TestDoctorHeldLock: doctor only tries each lock, so a held one is named with its holder,
-// not with the words of a command that waited for it ("gave up after 0s with nothing
-// changed", before), and the one step says which process to look at.
-func TestDoctorHeldLock(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "held", WorkflowID: "apex-held"}))(t)
-	d, err := durable.OpenDir(en.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	unlock, err := d.Lock(".lock-workflow", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	c := doctorCheck(en, engine.DoctorOptions{}, "locks")
-	pid := fmt.Sprintf("pid %d", os.Getpid())
-	if c == nil || c.OK || !strings.Contains(c.Detail, ".lock-workflow is held by "+pid) ||
-		strings.Contains(c.Detail, "gave up") || strings.Contains(c.Detail, "try again") || !strings.Contains(c.Fix, pid) {
-		t.Fatalf("a held lock: doctor says %+v", c)
 	}
 }
 
