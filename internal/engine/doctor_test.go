@@ -198,6 +198,17 @@ func TestDoctorDamagedState(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(en.StateDir(), "workflow-state.json")); err != nil || string(data) != "{{{" {
 		t.Fatalf("doctor changed the snapshot: %q, %v", data, err)
 	}
+	// The state directory is not committed, so there is seldom a backup: the one step is a
+	// command that keeps the files aside, after which a new workflow can start. Before, the
+	// fix offered a backup or a look at them, and no command got anyone going again.
+	_, cmd, _ := strings.Cut(c.Fix, ": ")
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Fatalf("the fix %q fails: %v %s", c.Fix, err, out)
+	}
+	if data, err := os.ReadFile(filepath.Join(en.StateDir(), "quarantine", "apex-dmg.jsonl")); err != nil || string(data) != "not a journal\n" {
+		t.Fatalf("the fix %q did not keep the journal in quarantine/: %q, %v", c.Fix, data, err)
+	}
+	must(e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "anew"}))(t)
 
 	// A damaged snapshot the journal can rebuild: the next command repairs it, which doctor says.
 	e = newEnv(t)

@@ -543,7 +543,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		return Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
 			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
 	}
-	var seen, rebuilt, bad []string
+	var seen, rebuilt, bad, aside []string
 	ents, _ := durable.ReadDirPath(filepath.Join(dir, "journal"))
 	for _, ent := range ents {
 		id, isJournal := strings.CutSuffix(ent.Name(), ".jsonl")
@@ -561,8 +561,17 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			bad = append(bad, fmt.Sprintf("%s (%v)", rel, err))
 		case len(j.Records) > 0:
 			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", id, j.Records[len(j.Records)-1].Revision))
+			continue
 		case len(j.Problems) > 0:
 			bad = append(bad, rel+" ("+j.Problems[0]+")")
+		default:
+			continue
+		}
+		// The workflow's journal and its sealed segments, kept aside together.
+		for _, f := range []string{id + ".jsonl", id + ".sealed"} {
+			if p := filepath.Join(dir, "journal", f); e.exists(p) {
+				aside = append(aside, vars.Quote(p))
+			}
 		}
 	}
 	switch {
@@ -570,8 +579,12 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "),
 			Fix: "run cairn status: it rebuilds the snapshot from the journal" + quarantine}, false
 	case len(bad) > 0:
+		// The state directory is not committed, so there is seldom a backup: the step that
+		// works keeps the files in quarantine/, where they can be read, and lets a workflow
+		// start anew.
+		q := vars.Quote(filepath.Join(dir, "quarantine"))
 		return Check{Name: name, Detail: why + ", and no state can be rebuilt from its journal: " + strings.Join(bad, "; "),
-			Fix: "restore those files from a backup, or look at them in " + dir + "; Cairn keeps them as they are, and no new workflow should start over this one"}, false
+			Fix: "keep them aside in quarantine/, where they stay to be read, and a new workflow can start: mkdir -p " + q + " && mv -- " + strings.Join(aside, " ") + " " + q + "/"}, false
 	}
 	return c, true // no workflow on record
 }
