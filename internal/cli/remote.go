@@ -45,10 +45,10 @@ is refused unless --yes says sharing there is fine.`},
 			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
 both moved, the remote's line (acknowledged first) wins and this machine's copy is kept
 under archive/conflict-... With no active workflow, takes ID from the remote (or its only
-one). After a lost race, this machine's changes (moves, tasks, variables, notes, approvals) are
-replayed on the remote's line where the workflow still allows them and the remote did not
-change the same thing first, and pushed; the rest is named and kept in the archive. Exit 1 when the remote cannot be reached; local
-state is unchanged then.`},
+one). After a lost race, this machine's changes (moves, tasks, variables, notes, approvals)
+are replayed on the remote's line where the workflow still allows them and the remote did
+not change the same thing first, and pushed; the rest is named and kept in the archive.
+Exit 1 when the remote cannot be reached; local state is unchanged then.`},
 	})
 }
 
