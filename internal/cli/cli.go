@@ -420,6 +420,7 @@ func shellSteps(msg string) string {
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
 		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
 		{engine.ConfirmCopy, "choose which copy to keep"},
+		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

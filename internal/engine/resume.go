@@ -231,9 +231,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work."
 		if opt.Person {
-			// There is seldom a backup (the state directory is not committed): doctor's fix
-			// is the command that gets a person going again, with nothing lost.
-			out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": run `cairn doctor`, whose fix keeps them aside in quarantine/ so that a new workflow can start."
+			out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": " + DoctorSetsAside + "."
 		}
 	}
 	if unr, ok := errors.AsType[*store.UnreadableError](err); ok && newer == nil {
