@@ -4,7 +4,9 @@ package cli_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,6 +334,9 @@ func TestRemoteEnablePublic(t *testing.T) {
 	code, out, errb := m.cairn("remote", "enable")
 	if code != 1 || errb != "cairn remote enable: origin can be read without credentials, so anyone could read the workflows cairn sync pushes there (context, phases, tasks, notes, variables): nothing was pushed; if that is fine, run cairn remote enable origin --yes\n" {
 		t.Fatalf("enable on a public remote: exit %d\n%s%s", code, out, errb)
+	}
+	if _, err := os.Lstat(filepath.Join(m.dir, ".claude")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused enable left .claude behind: %v", err)
 	}
 	if r := refs(); r != "" || !strings.Contains(m.must("remote", "status"), "remote sync is off") {
 		t.Fatalf("a refused enable pushed or turned sharing on: refs %q", r)

@@ -216,7 +216,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	}
 	c := commands[a.name]
 	// expire --dry-run only reads, so it makes no state directory either.
-	noCreate := c != nil && (c.readOnly || c.name == "expire" && a.opt.dryRun)
+	noCreate := c != nil && (c.readOnly || c.noState || c.name == "expire" && a.opt.dryRun)
 	if c != nil && !c.readOnly {
 		if root, outside := outsideProject(a.getenv); outside {
 			noCreate = c.onState
@@ -420,6 +420,7 @@ func shellSteps(msg string) string {
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
 		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
 		{engine.ConfirmCopy, "choose which copy to keep"},
+		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -356,6 +358,26 @@ func TestShellStepsSpeakToThePerson(t *testing.T) {
 	} {
 		if got := shellSteps(tt.err.Error()); got != tt.want {
 			t.Errorf("shellSteps(%q)\n = %q\nwant %q", tt.err.Error(), got, tt.want)
+		}
+	}
+}
+
+// TestHelpDocsAreFilled: a command's help reads as filled paragraphs, every line but a
+// paragraph's last (or one that opens an example with ':', or a table's, in columns) between
+// 60 and 95 columns; approve's broke after "To let agents" and ran on past 95, and sync's ran
+// to 131.
+func TestHelpDocsAreFilled(t *testing.T) {
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
+		lines := strings.Split(strings.TrimSpace(commands[name].doc), "\n")
+		for i, l := range lines {
+			n := utf8.RuneCountInString(l)
+			last := i == len(lines)-1 || lines[i+1] == "" || strings.HasPrefix(lines[i+1], " ")
+			if strings.Contains(l, "  ") {
+				continue // a table's line
+			}
+			if n > 95 || n < 60 && !last && !strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") {
+				t.Errorf("cairn help %s, line %d (%d columns): %q", name, i+1, n, l)
+			}
 		}
 	}
 }

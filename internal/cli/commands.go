@@ -25,6 +25,10 @@ type command struct {
 	// needs a git project (remote enable), so outside a project, where there is none, it
 	// creates no state directory either.
 	onState bool
+	// noState: the engine opens without making the state directory: the command makes it
+	// itself once its checks pass (remote enable), or needs one there already (remote
+	// disable, sync), so a refusal leaves no .claude/cairn behind.
+	noState bool
 	run     func(a *app, pos []string, e *engine.Engine) error
 }
 
@@ -58,8 +62,8 @@ not archived. With --json prints the engine's resume answer, without the agent's
 Code asks for it in the session when it can; where it cannot (claude -p), a person runs
 this, in a terminal of their own: inside a shell Claude Code started (CLAUDECODE set, as in
 the agent's Bash tool) it is refused. The approval, its time and NOTE are recorded and shown
-by cairn status. To let agents
-leave approval phases alone in this project, set "approvals": false in .claude/cairn/config.json.`},
+by cairn status. To let agents leave approval phases alone in this project, set
+"approvals": false in .claude/cairn/config.json.`},
 		{name: "statusline", usage: "statusline [--json]", noEngine: true, run: runStatusline, readOnly: true,
 			summary: "One short line for Claude Code's statusLine: type, phase, phases done of total, age.",
 			doc: `Reads Claude Code's statusLine JSON on stdin (its workspace.project_dir names the

@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // TestDoctorFindsPluginAboveBin: a cairn installed in a plugin's bin/ finds the plugin
@@ -173,38 +176,58 @@ func TestDoctorColourKeepsColumns(t *testing.T) {
 }
 
 // TestDoctorCairnOffPathSaysWhatIsFine: with no cairn on PATH the check passes (the plugin
-// runs its binaries by their paths), so its ok line says that, not "not on PATH" alone, and
-// still names the link that would put this cairn on PATH.
+// runs its binaries by their paths), so its ok line says that, not "not on PATH" alone; with
+// or without another cairn on PATH, it names the one command that links this cairn, run by
+// this cairn's path. Before, a bare "cairn doctor --link" was offered: not found where no
+// cairn is on PATH (and beside an ln -s, two steps), and where another cairn is, that one ran
+// and linked itself.
 func TestDoctorCairnOffPathSaysWhatIsFine(t *testing.T) {
 	t.Parallel()
-	dir, env := project(t)
-	var offPath []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "PATH=") {
-			offPath = append(offPath, kv)
+	exe, err := exec.LookPath("cairn")
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	type check struct {
+		Name   string `json:"name"`
+		OK     bool   `json:"ok"`
+		Detail string `json:"detail"`
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "cairn"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, prefix string
+	}{
+		{t.TempDir(), "not needed: the plugin runs its binaries by their paths; "},
+		{other, filepath.Join(other, "cairn") + " is another cairn than this one"},
+	} {
+		dir, env := project(t)
+		var offPath []string
+		for _, kv := range env {
+			if !strings.HasPrefix(kv, "PATH=") {
+				offPath = append(offPath, kv)
+			}
+		}
+		offPath = append(offPath, "PATH="+tc.path)
+		out, _ := cairnCmd(t, dir, offPath, "doctor", "--json").Output()
+		var rep struct {
+			Checks []check `json:"checks"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, out)
+		}
+		i := slices.IndexFunc(rep.Checks, func(c check) bool { return c.Name == "cairn on PATH" })
+		if i < 0 {
+			t.Fatalf("no cairn on PATH check in %s", out)
+		}
+		c := rep.Checks[i]
+		if !c.OK || !strings.HasPrefix(c.Detail, tc.prefix) ||
+			!strings.HasSuffix(c.Detail, ": "+vars.Quote(exe)+" doctor --link") || strings.Contains(c.Detail, "ln -s") {
+			t.Errorf("PATH=%s: cairn on PATH: ok=%v %q, want ok, %q, and the one command that links this cairn", tc.path, c.OK, c.Detail, tc.prefix)
 		}
 	}
-	offPath = append(offPath, "PATH="+t.TempDir())
-	out, _ := cairnCmd(t, dir, offPath, "doctor", "--json").Output()
-	var rep struct {
-		Checks []struct {
-			Name   string `json:"name"`
-			OK     bool   `json:"ok"`
-			Detail string `json:"detail"`
-		} `json:"checks"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("doctor --json: %v\n%s", err, out)
-	}
-	for _, c := range rep.Checks {
-		if c.Name != "cairn on PATH" {
-			continue
-		}
-		if !c.OK || !strings.HasPrefix(c.Detail, "not needed: the plugin runs its binaries by their paths; ") ||
-			!strings.Contains(c.Detail, "cairn doctor --link") {
-			t.Fatalf("cairn on PATH: ok=%v %q, want ok saying what is fine and how to link", c.OK, c.Detail)
-		}
-		return
-	}
-	t.Fatalf("no cairn on PATH check in %s", out)
 }

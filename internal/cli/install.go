@@ -129,10 +129,11 @@ func (a *app) linkCheck(link bool) engine.Check {
 		if p, err := filepath.EvalSymlinks(found); err == nil && p == exe {
 			return engine.Check{Name: "cairn on PATH", OK: true, Detail: found + " is this cairn"}
 		}
-		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); cairn doctor --link links ~/.local/bin/cairn to this one", found, exe)}
+		return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("%s is another cairn than this one (%s); to link ~/.local/bin/cairn to this one: %s doctor --link", found, exe, vars.Quote(exe))}
 	}
-	// Passes: only a person at a shell needs cairn on PATH, so the line says so first.
-	return engine.Check{Name: "cairn on PATH", OK: true, Detail: fmt.Sprintf("not needed: the plugin runs its binaries by their paths; this cairn is %s; to type cairn in a shell: ln -s %s %s, or cairn doctor --link", exe, vars.Quote(exe), vars.Quote(dest))}
+	// Passes: only a person at a shell needs cairn on PATH, so the line says so first. The
+	// command is run by this cairn's path: a bare cairn is not found, or is another one.
+	return engine.Check{Name: "cairn on PATH", OK: true, Detail: "not needed: the plugin runs its binaries by their paths; to type cairn in a shell, link ~/.local/bin/cairn to this one: " + vars.Quote(exe) + " doctor --link"}
 }
 
 // errNotLink: makeLink found something other than a link where the link goes.

@@ -5,6 +5,8 @@ package cli_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,7 +17,8 @@ import (
 
 // TestLockHeld: while another process holds the workflow lock, a write gives up after the
 // engine's bounded wait with exit 3, naming the lock and changing nothing; doctor names the
-// busy lock; reads still work.
+// busy lock with its holder and the pid to look at, not in the words of a command that waited
+// ("gave up after 0s with nothing changed", before: doctor only tries it); reads still work.
 func TestLockHeld(t *testing.T) {
 	t.Parallel()
 	dir, env := project(t)
@@ -36,7 +39,9 @@ func TestLockHeld(t *testing.T) {
 		t.Fatalf("transition under a held lock: exit %d, stdout %q, stderr %q; want 3 and the lock named", code, stdout, stderr)
 	}
 	code, stdout, _ = exitOf(t, cairnCmd(t, dir, env, "doctor"))
-	if code != 1 || !strings.Contains(stdout, "FAIL  locks") {
+	pid := fmt.Sprintf("pid %d", os.Getpid())
+	if code != 1 || !strings.Contains(stdout, "FAIL  locks") || !strings.Contains(stdout, ".lock-workflow is held by "+pid) ||
+		strings.Contains(stdout, "gave up") || !strings.Contains(stdout, "fix: a lock is held only while a Cairn process writes: if "+pid+" still holds it") {
 		t.Fatalf("doctor under a held lock: exit %d\n%s", code, stdout)
 	}
 	code, stdout, _ = exitOf(t, cairnCmd(t, dir, env, "show", "--json"))

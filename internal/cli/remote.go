@@ -28,7 +28,7 @@ import (
 // in name order), so the sync work stays in its own file.
 func init() {
 	register([]*command{
-		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", max: 1, run: runRemoteEnable, onState: true,
+		{name: "remote enable", usage: "remote enable [REMOTE] [--yes] [--json]", max: 1, run: runRemoteEnable, onState: true, noState: true,
 			summary: "Share workflows through the project's git remote (default origin).",
 			doc: `Checks which refs the host accepts by pushing and deleting a probe ref: refs/cairn/*
 when it can, else one branch per workflow under cairn-state/ (said so). Uses your own git,
@@ -38,17 +38,17 @@ an SSH address on github.com, gitlab.com, bitbucket.org or codeberg.org tried ov
 is refused unless --yes says sharing there is fine.`},
 		{name: "remote status", usage: "remote status [--json]", run: runRemoteStatus, readOnly: true,
 			summary: "Say whether sync is on and what is unpushed, without touching the network."},
-		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable, onState: true,
+		{name: "remote disable", usage: "remote disable [--json]", run: runRemoteDisable, onState: true, noState: true,
 			summary: "Stop syncing this clone; nothing on the remote is deleted."},
-		{name: "sync", usage: "sync [ID] [--json]", max: 1, run: runSync, onState: true,
+		{name: "sync", usage: "sync [ID] [--json]", max: 1, run: runSync, onState: true, noState: true,
 			summary: "Sync the active workflow with the remote once (for CI and people).",
 			doc: `Pushes the revisions the remote lacks and pulls the ones this machine lacks. When
 both moved, the remote's line (acknowledged first) wins and this machine's copy is kept
 under archive/conflict-... With no active workflow, takes ID from the remote (or its only
-one). After a lost race, this machine's changes (moves, tasks, variables, notes, approvals) are
-replayed on the remote's line where the workflow still allows them and the remote did not
-change the same thing first, and pushed; the rest is named and kept in the archive. Exit 1 when the remote cannot be reached; local
-state is unchanged then.`},
+one). After a lost race, this machine's changes (moves, tasks, variables, notes, approvals)
+are replayed on the remote's line where the workflow still allows them and the remote did
+not change the same thing first, and pushed; the rest is named and kept in the archive.
+Exit 1 when the remote cannot be reached; local state is unchanged then.`},
 	})
 }
 
@@ -104,11 +104,6 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 		}
 		return fmt.Errorf("this project has no git remote %s: git remote -v lists the ones it has", that)
 	}
-	st, err := remoteStore(e)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	// Before anything (the probe included) is pushed: a remote anyone can read (see
 	// gitremote.Public) needs --yes; for others Cairn cannot tell, so everyone is told.
 	switch {
@@ -125,6 +120,12 @@ func runRemoteEnable(a *app, pos []string, e *engine.Engine) error {
 	if err != nil {
 		return err
 	}
+	// Only now, with the remote checked, is the state directory made, for the settings.
+	st, err := remoteStore(e)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	// Enabled again (after a disable, or as doctor advises after a host change), what the last
 	// sync left stays: remotesync's shareLeft needs it.
 	s, err := mirror.Enable(st, name, string(layout))

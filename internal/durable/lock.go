@@ -2,7 +2,9 @@ package durable
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,20 +28,52 @@ type LockTimeoutError struct {
 }
 
 func (e *LockTimeoutError) Error() string {
-	who := "by a process that did not record itself"
+	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed; try again once that process has finished", e.Path, e.Who(), e.Waited.Round(time.Millisecond))
+}
+
+// Who says who holds the lock: "by pid N (COMMAND) since TIME", or that it did not say.
+func (e *LockTimeoutError) Who() string {
 	if h := e.Holder; h != nil {
-		who = fmt.Sprintf("by pid %d (%s) since %s", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("by pid %d (%s) since %s", h.PID, h.Command, h.Since.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("%s is locked %s; gave up after %s with nothing changed; try again once that process has finished", e.Path, who, e.Waited.Round(time.Millisecond))
+	return "by a process that did not record itself"
 }
 
 func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
+	start := time.Now()
+	for {
+		osf, err := lockFile(d, name, start, wait)
+		if err != nil {
+			return nil, err
+		}
+		// The name must still lead to the file locked: one removed while this waited (cairn
+		// uninstall removes the memory directory's lock file under its lock) is no lock, as
+		// the next locker makes a new file there. Then the new file is locked.
+		st, serr := osf.Stat()
+		fi, lerr := d.Lstat(name)
+		if serr != nil || lerr == nil && sameFile(fi, st) || lerr != nil && !errors.Is(lerr, fs.ErrNotExist) {
+			writeHolder(osf)
+			return func() error {
+				_ = osf.Truncate(0)
+				uerr := unlock(osf)
+				if cerr := osf.Close(); uerr == nil {
+					uerr = cerr
+				}
+				return uerr
+			}, nil
+		}
+		_ = unlock(osf)
+		osf.Close()
+	}
+}
+
+// lockFile opens the lock file name and locks it, waiting until start+wait at most.
+func lockFile(d *Dir, name string, start time.Time, wait time.Duration) (*os.File, error) {
 	f, _, err := openChecked(d, name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	osf := f.(*os.File)
-	start := time.Now()
 	var held releaseWait // set up at the first refusal
 	for {
 		err := tryLock(osf)
@@ -65,15 +99,7 @@ func lockIn(d *Dir, name string, wait time.Duration) (func() error, error) {
 		held.wait(wait - waited)
 	}
 	closeWait(held)
-	writeHolder(osf)
-	return func() error {
-		_ = osf.Truncate(0)
-		uerr := unlock(osf)
-		if cerr := osf.Close(); uerr == nil {
-			uerr = cerr
-		}
-		return uerr
-	}, nil
+	return osf, nil
 }
 
 // releaseWait waits, up to a time, for the holder of a lock to release it.

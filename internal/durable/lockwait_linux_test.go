@@ -103,3 +103,47 @@ func waitWatched(t *testing.T, path string, want bool) {
 		}
 	}
 }
+
+// A lock file removed under its lock (cairn uninstall removes the memory directory's) while a
+// writer waits on it: the waiter must not take the lock of the removed file, since the next
+// writer locks a new file at that name, and the two would hold "the" lock at once. It takes
+// the lock of the file the name leads to, which then holds the next writer off.
+func TestLockRemovedWhileWaitedFor(t *testing.T) {
+	d, dir := mustDir(t)
+	unlock, err := d.Lock(".lock-r", time.Second) // the remover
+	if err != nil {
+		t.Fatal(err)
+	}
+	type lockResult struct {
+		unlock func() error
+		err    error
+	}
+	got := make(chan lockResult, 1)
+	go func() {
+		u, err := d.Lock(".lock-r", 30*time.Second)
+		got <- lockResult{u, err}
+	}()
+	waitWatched(t, filepath.Join(dir, ".lock-r"), true)
+	if err := d.Remove(".lock-r"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	w := <-got
+	if w.err != nil {
+		t.Fatal(w.err)
+	}
+	if u, err := d.Lock(".lock-r", 0); err == nil {
+		u()
+		t.Fatal("the next writer took the lock while the waiter held it: the waiter holds the removed file's")
+	}
+	if err := w.unlock(); err != nil {
+		t.Fatal(err)
+	}
+	u, err := d.Lock(".lock-r", 0)
+	if err != nil {
+		t.Fatalf("after the waiter let go: %v", err)
+	}
+	u()
+}

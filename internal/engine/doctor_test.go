@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -205,6 +206,17 @@ func TestDoctorDamagedState(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(en.StateDir(), "workflow-state.json")); err != nil || string(data) != "{{{" {
 		t.Fatalf("doctor changed the snapshot: %q, %v", data, err)
 	}
+	// The state directory is not committed, so there is seldom a backup: the one step is a
+	// command that keeps the files aside, after which a new workflow can start. Before, the
+	// fix offered a backup or a look at them, and no command got anyone going again.
+	_, cmd, _ := strings.Cut(c.Fix, ": ")
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Fatalf("the fix %q fails: %v %s", c.Fix, err, out)
+	}
+	if data, err := os.ReadFile(filepath.Join(en.StateDir(), "quarantine", "apex-dmg.jsonl")); err != nil || string(data) != "not a journal\n" {
+		t.Fatalf("the fix %q did not keep the journal in quarantine/: %q, %v", c.Fix, data, err)
+	}
+	must(e.open("s2").Start(engine.StartRequest{Type: "apex", Context: "anew"}))(t)
 
 	// A damaged snapshot the journal can rebuild: the next command repairs it, which doctor says.
 	e = newEnv(t)
@@ -270,5 +282,106 @@ func TestDoctorMemoryNotFound(t *testing.T) {
 				t.Fatalf("doctor says %+v, want the fix %q", c, tc.fix)
 			}
 		})
+	}
+}
+
+// TestDoctorStaleTemps: temp files interrupted writes left are a failed check whose fix is one
+// command that removes them (they hold no state of record) and nothing else: before, the fix
+// line only explained, with no step.
+func TestDoctorStaleTemps(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "temps", WorkflowID: "apex-tmp"}))(t)
+	must(en.SaveCheckpoint("plan", []byte(`{"a":1}`)))(t)
+	dir := en.StateDir()
+	old := e.clock.Now().Add(-time.Hour)
+	var stale []string
+	for _, p := range []string{".tmp-workflow-state.json-1", "checkpoints/.tmp-plan.json-2", "journal/.tmp-apex-tmp.jsonl-3"} {
+		p = filepath.Join(dir, p)
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+		stale = append(stale, p)
+	}
+	young := filepath.Join(dir, "checkpoints", ".tmp-plan.json-4") // a write in flight
+	if err := os.WriteFile(young, []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := doctorCheck(en, engine.DoctorOptions{}, "stale temp files")
+	if c == nil || c.OK || strings.Contains(c.Detail, "-4") {
+		t.Fatalf("doctor says %+v", c)
+	}
+	_, cmd, ok := strings.Cut(c.Fix, ": ")
+	if !ok {
+		t.Fatalf("the fix names no command: %q", c.Fix)
+	}
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Fatalf("the fix %q fails: %v %s", cmd, err, out)
+	}
+	for _, p := range stale {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the fix %q left %s", cmd, p)
+		}
+	}
+	for _, p := range []string{young, filepath.Join(dir, "workflow-state.json"), filepath.Join(dir, "checkpoints", "plan.json")} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("the fix %q removed %s: %v", cmd, p, err)
+		}
+	}
+	if c := doctorCheck(en, engine.DoctorOptions{}, "stale temp files"); c == nil || !c.OK {
+		t.Fatalf("after the fix doctor says %+v", c)
+	}
+}
+
+// TestDoctorPluginFileOneFix: a plugin file that is missing or not valid JSON gets one fix
+// that works where the plugin is: in a git checkout, the command that restores the file (run
+// here, after which the check passes); elsewhere (Claude Code's copy of a marketplace
+// install), the reinstall. Before, the fix offered both, neither as a command.
+func TestDoctorPluginFileOneFix(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	root := filepath.Join(t.TempDir(), "plugin")
+	files := map[string]string{".claude-plugin/plugin.json": `{"name":"cairn"}`, "hooks/hooks.json": `{"hooks":{}}`,
+		".mcp.json": `{"mcpServers":{}}`, "skills/cairn/SKILL.md": "---\nname: cairn\n---\n"}
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := engine.DoctorOptions{PluginRoot: root}
+	os.WriteFile(filepath.Join(root, ".mcp.json"), []byte("{"), 0o644)
+	c := doctorCheck(en, opt, "plugin file .mcp.json")
+	if c == nil || c.OK || c.Fix != "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn" {
+		t.Fatalf("a marketplace copy: doctor says %+v", c)
+	}
+
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(root, ".mcp.json"), []byte(files[".mcp.json"]), 0o644)
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-qm", "plugin")
+	os.WriteFile(filepath.Join(root, ".mcp.json"), []byte("{"), 0o644)
+	os.Remove(filepath.Join(root, "hooks", "hooks.json"))
+	for _, f := range []string{".mcp.json", "hooks/hooks.json"} {
+		c := doctorCheck(en, opt, "plugin file "+f)
+		if c == nil || c.OK {
+			t.Fatalf("%s: doctor says %+v", f, c)
+		}
+		_, cmd, _ := strings.Cut(c.Fix, ": ")
+		if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+			t.Fatalf("%s: the fix %q fails: %v %s", f, c.Fix, err, out)
+		}
+		if c := doctorCheck(en, opt, "plugin file "+f); c == nil || !c.OK {
+			t.Fatalf("%s: after the fix doctor says %+v", f, c)
+		}
 	}
 }

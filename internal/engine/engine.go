@@ -70,6 +70,15 @@ const CheckOnRecord = "check it with resume_check"
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID
 
+// DamagedStep ends the refusal over a workflow whose snapshot and journal are both damaged:
+// the agent's step. DoctorSetsAside is the person's, which the CLI puts in its place and
+// cairn status gives: there is seldom a backup (the state directory is not committed), and
+// doctor's fix keeps the files aside, nothing lost.
+const (
+	DamagedStep     = store.DamagedStep
+	DoctorSetsAside = "run `cairn doctor`, whose fix keeps them aside in quarantine/ so that a new workflow can start"
+)
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
 const ToolPrefix = "mcp__plugin_cairn_cairn__"
 

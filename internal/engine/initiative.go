@@ -114,8 +114,8 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	})
 	if je := tooLarge(err); je != nil {
 		status, _ := filepath.Rel(e.root, e.statusFile())
-		return nil, fmt.Errorf("%s was not done: initiative.json would take more than the 1 MiB it may hold (%s); nothing was changed. Shorten long milestone titles in %s (the next initiative call takes them in), or group further work under the milestones it has",
-			action, je.Reason, status)
+		return nil, fmt.Errorf("%s was not done: initiative.json would take more than the 1 MiB it may hold (%s); nothing was changed. Shorten long milestone titles in %s, %s",
+			action, je.Reason, status, workflow.EditTakenIn)
 	}
 	if err != nil {
 		return nil, err

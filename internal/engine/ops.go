@@ -784,7 +784,8 @@ func (e *Engine) Approve(note string) (*Result, error) {
 		}
 		return res, nil
 	}
-	res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent may now move on", wres.From, wres.Record.WorkflowID)
+	// Nothing tells the agent, which waits for the person's next word: that word is the step.
+	res.Message = fmt.Sprintf("approved phase %s of workflow %s; tell the agent to go on: it may leave %s now", wres.From, wres.Record.WorkflowID, wres.From)
 	return res, nil
 }
 

@@ -236,6 +236,9 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.WorkflowID = ids[0]
 		out.Type, out.Phase, out.Tier = "unknown", "unknown", "Damaged"
 		out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": restore or inspect them before starting new work."
+		if opt.Person {
+			out.Next = "The workflow's snapshot and journal are damaged and kept" + seeWarning + ": " + DoctorSetsAside + "."
+		}
 	}
 	if unr, ok := errors.AsType[*store.UnreadableError](err); ok && newer == nil {
 		// There but not readable as a file: on record all the same.

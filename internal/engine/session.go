@@ -191,10 +191,13 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 	for i, v := range vs {
 		blocking[i] = Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details}
 	}
-	next := "Deal with the blocking violations above before finishing: fix them, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations"
+	// The tools by the names the model sees them under: this text is no Cairn tool's result.
+	them := "them"
 	if len(vs) == 1 {
-		next = "Deal with the blocking violation above before finishing: fix it, or tell the user why not and record the current list with set_enforcement. Cairn asks once for this set of violations"
+		them = "it"
 	}
+	next := fmt.Sprintf("Deal with the blocking violation%s above before finishing: fix %s, or tell the user why not and record the current list with %sset_enforcement. Cairn asks once for this set of violations",
+		workflow.Plural(len(vs)), them, ToolPrefix)
 	reason, _ := report.Render(report.Input{Tier: "Full", WorkflowID: r.WorkflowID, Type: r.Type, Context: r.Context,
 		Phase: r.State, PhaseStatus: string(r.PhaseStatus), Blocking: blocking, Next: next, Nonce: report.NewNonce(),
 		Tool: ToolPrefix + "resume_check"}) // where the violations past the first five are

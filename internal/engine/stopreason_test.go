@@ -27,3 +27,23 @@ func TestStopReasonSaysWhereTheRestIs(t *testing.T) {
 		t.Errorf("the reason's last line does not say where the whole list is: %q", last)
 	}
 }
+
+// The Stop hook's reason reaches the model outside any Cairn tool result, so it names the tool
+// it asks for as the model sees it, mcp__plugin_cairn_cairn__set_enforcement, as it names
+// resume_check; before, it named set_enforcement bare beside the prefixed resume_check.
+func TestStopReasonNamesToolsAsTheModelSeesThem(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		_, en := startApex(t)
+		var vs []engine.Violation
+		for i := range n {
+			vs = append(vs, engine.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: "open"})
+		}
+		must(en.SetEnforcement(vs))(t)
+		out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t)
+		lines := strings.Split(strings.TrimSuffix(out.Reason, "\n"), "\n")
+		last := lines[len(lines)-1]
+		if !strings.Contains(last, " with "+engine.ToolPrefix+"set_enforcement. ") {
+			t.Errorf("%d violations: the reason does not name the tool as the model sees it: %q", n, last)
+		}
+	}
+}

@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/memory"
+	"github.com/cairn-dev/cairn/internal/project"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/strictjson"
@@ -449,6 +451,9 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		}
 	}
 	if opt.PluginRoot != "" {
+		// One fix where the plugin is: a checkout's file comes back from git; Claude Code's
+		// copy of a marketplace install (no .git) comes back with the plugin.
+		checkout := project.HasGit(opt.PluginRoot)
 		for _, f := range []string{".claude-plugin/plugin.json", "hooks/hooks.json", ".mcp.json", "skills/cairn/SKILL.md"} {
 			p := filepath.Join(opt.PluginRoot, f)
 			data, err := durable.ReadPath(p, 1<<20, true)
@@ -457,7 +462,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 			if ok && strings.HasSuffix(f, ".json") && !json.Valid(data) {
 				ok, detail = false, p+" is not valid JSON"
 			}
-			add("plugin file "+f, ok, detail, "reinstall the plugin, or restore the file from the repository")
+			fix := "reinstall the plugin: claude plugin uninstall cairn@cairn && claude plugin install cairn@cairn"
+			if checkout {
+				fix = "restore it from the checkout: git -C " + vars.Quote(opt.PluginRoot) + " checkout -- " + vars.Quote(f)
+			}
+			add("plugin file "+f, ok, detail, fix)
 		}
 	}
 	dir := e.st.Dir()
@@ -520,7 +529,11 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 		}
 		out = append(out, e.lockChecks(dir)...)
 		stale := staleTemps(dir, e.now())
-		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "they are leftovers of interrupted writes and hold no state of record; Cairn cleans them on the next write to the same file")
+		rm := "rm -f --"
+		for _, p := range stale {
+			rm += " " + vars.Quote(filepath.Join(dir, p))
+		}
+		add("stale temp files", len(stale) == 0, cmp.Or(strings.Join(stale, ", "), "none"), "left by interrupted writes, they hold no state of record: "+rm)
 	}
 	root := e.root
 	if notProject {
@@ -576,7 +589,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		return Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
 			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
 	}
-	var seen, rebuilt, bad []string
+	var seen, rebuilt, bad, aside []string
 	ents, _ := durable.ReadDirPath(filepath.Join(dir, "journal"))
 	for _, ent := range ents {
 		id, isJournal := strings.CutSuffix(ent.Name(), ".jsonl")
@@ -594,8 +607,17 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			bad = append(bad, fmt.Sprintf("%s (%v)", rel, err))
 		case len(j.Records) > 0:
 			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", id, j.Records[len(j.Records)-1].Revision))
+			continue
 		case len(j.Problems) > 0:
 			bad = append(bad, rel+" ("+j.Problems[0]+")")
+		default:
+			continue
+		}
+		// The workflow's journal and its sealed segments, kept aside together.
+		for _, f := range []string{id + ".jsonl", id + ".sealed"} {
+			if p := filepath.Join(dir, "journal", f); e.exists(p) {
+				aside = append(aside, vars.Quote(p))
+			}
 		}
 	}
 	switch {
@@ -603,8 +625,12 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "),
 			Fix: "run cairn status: it rebuilds the snapshot from the journal" + quarantine}, false
 	case len(bad) > 0:
+		// The state directory is not committed, so there is seldom a backup: the step that
+		// works keeps the files in quarantine/, where they can be read, and lets a workflow
+		// start anew.
+		q := vars.Quote(filepath.Join(dir, "quarantine"))
 		return Check{Name: name, Detail: why + ", and no state can be rebuilt from its journal: " + strings.Join(bad, "; "),
-			Fix: "restore those files from a backup, or look at them in " + dir + "; Cairn keeps them as they are, and no new workflow should start over this one"}, false
+			Fix: "keep them aside in quarantine/, where they stay to be read, and a new workflow can start: mkdir -p " + q + " && mv -- " + strings.Join(aside, " ") + " " + q + "/"}, false
 	}
 	return c, true // no workflow on record
 }
@@ -696,7 +722,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 	}
 	defer d.Close()
 	names, _ := d.ReadDirNames(".")
-	var busy []string
+	var busy, pids []string
 	n := 0
 	for _, name := range names {
 		if !strings.HasPrefix(name, ".lock-") {
@@ -704,6 +730,14 @@ func (e *Engine) lockChecks(dir string) []Check {
 		}
 		n++
 		unlock, err := d.Lock(name, 0)
+		if te, ok := errors.AsType[*durable.LockTimeoutError](err); ok {
+			// Tried, not waited for: the holder, not the words of a command that gave up.
+			busy = append(busy, te.Path+" is held "+te.Who())
+			if te.Holder != nil && !slices.Contains(pids, strconv.Itoa(te.Holder.PID)) {
+				pids = append(pids, strconv.Itoa(te.Holder.PID))
+			}
+			continue
+		}
 		if err != nil {
 			busy = append(busy, err.Error())
 			continue
@@ -711,7 +745,12 @@ func (e *Engine) lockChecks(dir string) []Check {
 		_ = unlock()
 	}
 	if len(busy) > 0 {
-		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: "a lock is held only while a Cairn process writes; if it stays held, that process is stuck: end it (locks die with their process)"}}
+		holder := "the process"
+		if len(pids) > 0 {
+			holder = "pid " + strings.Join(pids, " or pid ")
+		}
+		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "),
+			Fix: "a lock is held only while a Cairn process writes: if " + holder + " still holds it in a minute, it is stuck; end it (locks die with their process)"}}
 	}
 	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))}}
 }

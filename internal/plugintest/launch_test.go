@@ -540,8 +540,10 @@ func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
 			break
 		}
 	}
-	if strings.TrimSpace(string(got)) != "unset" {
-		t.Errorf("go build ran with GOMAXPROCS=%q, want it unset", got)
+	for l := range strings.Lines(string(got)) { // go env GOENV, then go build
+		if l != "unset\n" {
+			t.Errorf("go ran with GOMAXPROCS=%q, want it unset", got)
+		}
 	}
 }
 
@@ -599,7 +601,9 @@ mkdir -p "$(dirname "$out")" && cp `+foreign+` "$out"
 // for the user's builds, and so are the CPU levels (GOAMD64, GOARM64, ...): a set built for a
 // level above this machine's processor exits 1 at its first instruction it lacks, which no
 // trap can tell from a binary's own failure. The launcher's build is of binaries for this
-// machine, which it runs.
+// machine, which it runs. So too when they are set with go env -w, in the user's go env file,
+// which go reads for what the environment leaves unset (before, only the environment's were
+// left out); the file's other settings (GOPROXY, say) still apply.
 func TestLaunchBuildIgnoresGOOSAndGOARCH(t *testing.T) {
 	skipOnWindows(t)
 	for _, target := range [][]string{
@@ -607,34 +611,60 @@ func TestLaunchBuildIgnoresGOOSAndGOARCH(t *testing.T) {
 		{"GOAMD64=v4"}, {"GOARM64=v9.5"}, {"GOARM=7"}, {"GO386=sse2"}, {"GOPPC64=power10"},
 		{"GORISCV64=rva23u64"}, {"GOMIPS=softfloat"}, {"GOMIPS64=softfloat"}, {"GOWASM=satconv"},
 	} {
-		t.Run(strings.Join(target, ","), func(t *testing.T) {
-			root := copyPlugin(t, launcherFiles...)
-			work := t.TempDir()
-			tools := toolDir(t)
-			foreign := filepath.Join(work, "foreign")
-			if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
-				t.Fatal(err)
+		for _, written := range []bool{false, true} {
+			name := strings.Join(target, ",")
+			if written {
+				name = "go env -w " + name
 			}
-			// A go that builds as the real one would: for the target its environment names.
-			writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+			t.Run(name, func(t *testing.T) {
+				root := copyPlugin(t, launcherFiles...)
+				work := t.TempDir()
+				tools := toolDir(t)
+				foreign := filepath.Join(work, "foreign")
+				if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				// A go that builds as the real one would: for the target its environment
+				// names, or else its env file; and only with the env file's GOPROXY.
+				writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+f=${GOENV:-${XDG_CONFIG_HOME:-$HOME/.config}/go/env}
+if [ "$1" = env ]; then printf '%s\n' "$f"; exit 0; fi
 while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
 mkdir -p "$(dirname "$out")" || exit 1
-if [ -n "${GOOS-}${GOARCH-}${GOAMD64-}${GOARM64-}${GOARM-}${GO386-}${GOPPC64-}${GORISCV64-}${GOMIPS-}${GOMIPS64-}${GOWASM-}" ]; then exec cp `+foreign+` "$out"; fi
+set=${GOOS-}${GOARCH-}${GOAMD64-}${GOARM64-}${GOARM-}${GO386-}${GOPPC64-}${GORISCV64-}${GOMIPS-}${GOMIPS64-}${GOWASM-}
+proxy=
+if [ "$f" != off ] && [ -f "$f" ]; then
+	while IFS= read -r l; do case $l in
+		GOOS=* | GOARCH=* | GOAMD64=* | GOARM64=* | GOARM=* | GO386=* | GOPPC64=* | GORISCV64=* | GOMIPS=* | GOMIPS64=* | GOWASM=*) set=1 ;;
+		GOPROXY=*) proxy=1 ;;
+	esac; done <"$f"
+fi
+if [ -n "$set" ]; then exec cp `+foreign+` "$out"; fi
+[ -n "$proxy" ] || exit 1
 printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"
 `)
-			if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, tool := range []string{"cp", "chmod", "printf"} {
-				if p, err := exec.LookPath(tool); err == nil {
-					os.Symlink(p, filepath.Join(tools, tool))
+				if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+					t.Fatal(err)
 				}
-			}
-			env := launchEnv(root, filepath.Join(work, "data"), work, tools, target...)
-			res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
-			if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
-				t.Errorf("cairn-mcp with %v set = %+v, want the server built for this machine and run", target, res)
-			}
-		})
+				for _, tool := range []string{"cp", "chmod", "printf"} {
+					if p, err := exec.LookPath(tool); err == nil {
+						os.Symlink(p, filepath.Join(tools, tool))
+					}
+				}
+				goenv := "GOPROXY=https://proxy.example\n"
+				var extra []string
+				if written {
+					goenv += strings.Join(target, "\n") + "\n"
+				} else {
+					extra = target
+				}
+				writeFile(t, filepath.Join(work, ".config", "go", "env"), goenv)
+				env := launchEnv(root, filepath.Join(work, "data"), work, tools, extra...)
+				res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+				if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
+					t.Errorf("cairn-mcp with %s = %+v, want the server built for this machine and run", name, res)
+				}
+			})
+		}
 	}
 }

@@ -474,12 +474,16 @@ type DamagedError struct {
 	Sealed []string
 }
 
+// DamagedStep ends a DamagedError's text: the step for the agent, who goes through the user;
+// the CLI puts the person's own in its place.
+const DamagedStep = "look at them there, or restore them from a backup"
+
 func (e *DamagedError) Error() string {
 	snap := "the snapshot is missing"
 	if len(e.Quarantined) > 0 {
 		snap = "the damaged snapshot is kept in " + strings.Join(e.Quarantined, ", ")
 	}
-	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and no state can be rebuilt from its journal (%s). Nothing was deleted; look at those files in %s, or restore them from a backup", snap, strings.Join(append(slices.Clip(e.Journals), e.Sealed...), ", "), e.Dir)
+	return fmt.Sprintf("a workflow is on record but cannot be read: %s, and no state can be rebuilt from its journal (%s). Nothing was deleted (the files are in %s); %s", snap, strings.Join(append(slices.Clip(e.Journals), e.Sealed...), ", "), e.Dir, DamagedStep)
 }
 
 // damaged reports journal files that exist but give no state to rebuild, with the snapshots

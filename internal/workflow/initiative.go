@@ -317,6 +317,10 @@ func (in *Initiative) progress() int {
 // Milestones are bounded where add_milestone adds them, with the tool's own limits on their
 // ids and titles: initiative.json holds at most 1 MiB and every change rewrites it whole.
 // Milestones a person writes into WORKFLOW-STATUS.yaml are taken in as they are.
+// EditTakenIn ends a step that has the agent edit WORKFLOW-STATUS.yaml: the newer of it and
+// initiative.json wins (Sync), so an edit that keeps the file's lastUpdated is written over.
+const EditTakenIn = "then set its lastUpdated to the current time (RFC 3339), so that the next initiative call takes the edit in rather than writing over it"
+
 const (
 	maxMilestones     = 100
 	maxMilestoneID    = 200 // characters
@@ -350,8 +354,8 @@ func AddMilestone(in *Initiative, m MilestoneSpec, now time.Time) (InitiativeCha
 		return InitiativeChange{}, fmt.Errorf("milestone %s not added, nothing was changed: its title is %d characters, the most is %d; keep it to a line and the details in a file", Quote(id), n, maxMilestoneTitle)
 	}
 	if len(in.Milestones) >= maxMilestones {
-		return InitiativeChange{}, fmt.Errorf("milestone %s not added, nothing was changed: an initiative keeps at most %d milestones and this one has %d; remove milestones no longer needed from %s (the next initiative call takes that in), or group further work under a milestone it has",
-			Quote(id), maxMilestones, len(in.Milestones), StatusFileName)
+		return InitiativeChange{}, fmt.Errorf("milestone %s not added, nothing was changed: an initiative keeps at most %d milestones and this one has %d; remove milestones no longer needed from %s, %s",
+			Quote(id), maxMilestones, len(in.Milestones), StatusFileName, EditTakenIn)
 	}
 	n := in.Clone()
 	n.Milestones = append(n.Milestones, Milestone{ID: id, Title: title, Status: MilestonePending})
