@@ -110,10 +110,28 @@ func (e *WriteError) Error() string {
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; free some space and try again", e.Name, e.Dir, e.Err)
 	}
+	if what := inPlace(e.Err); what != "" {
+		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then run the command again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
+	}
 	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
+
+// inPlace says what sits in the place of a file Cairn writes when that is what refused the
+// write (a directory, FIFO or symlink, or a file with other names), else "".
+func inPlace(err error) string {
+	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
+		return nr.Kind() + " is in its place, not a file Cairn wrote"
+	}
+	switch {
+	case errors.Is(err, durable.ErrNotRegular):
+		return "it is not a regular file (a symlink, FIFO, device or directory is in its place)"
+	case errors.Is(err, durable.ErrHardLinked):
+		return "it has more than one hard link, so writing it would change another file too"
+	}
+	return ""
+}
 
 // Store is an open state directory. It is safe for concurrent use by goroutines and by
 // processes: writes that read first hold a cross-process lock.
