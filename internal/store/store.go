@@ -110,7 +110,7 @@ func (e *WriteError) Error() string {
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; free some space and try again", e.Name, e.Dir, e.Err)
 	}
-	if what := inPlace(e.Err); what != "" {
+	if what := InPlace(e.Err); what != "" {
 		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then run the command again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
 	}
 	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
@@ -118,9 +118,9 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// inPlace says what sits in the place of a file Cairn writes when that is what refused the
+// InPlace says what sits in the place of a state file when that is what refused its read or
 // write (a directory, FIFO or symlink, or a file with other names), else "".
-func inPlace(err error) string {
+func InPlace(err error) string {
 	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
 		return nr.Kind() + " is in its place, not a file Cairn wrote"
 	}
