@@ -111,7 +111,7 @@ func (e *WriteError) Error() string {
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; free some space and try again", e.Name, e.Dir, e.Err)
 	}
 	if what := InPlace(e.Err); what != "" {
-		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then run the command again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
+		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
 	}
 	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
 }
