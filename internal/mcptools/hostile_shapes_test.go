@@ -8,7 +8,7 @@ import (
 )
 
 // TestDirectoryInAFilesPlaceTools: a directory where a checkpoint or a log belongs refuses
-// save_checkpoint and append_log with what is in the way and one step in the model's words (no
+// save_checkpoint, append_log and load_checkpoint with what is in the way and one step in the model's words (no
 // command to run), and keeps the directory and what it holds.
 func TestDirectoryInAFilesPlaceTools(t *testing.T) {
 	p, c := realServer(t)
@@ -17,6 +17,7 @@ func TestDirectoryInAFilesPlaceTools(t *testing.T) {
 	for _, call := range []struct{ rel, tool, args string }{
 		{"checkpoints/plan.json", "save_checkpoint", `{"name":"plan","data":{"a":1}}`},
 		{"logs/events.jsonl", "append_log", `{"name":"events","entry":{"a":1}}`},
+		{"checkpoints/plan.json", "load_checkpoint", `{"name":"plan"}`},
 	} {
 		dir := filepath.Join(state, filepath.FromSlash(call.rel))
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -118,6 +118,25 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// readErr is the error of a failed read of file, a state file holding what (`checkpoint
+// "plan"`, `the journal of ID`): for something in the file's place, what it is and the one
+// step; else err with what and where.
+func (s *Store) readErr(what, file string, err error) error {
+	if in := InPlace(err); in != "" {
+		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
+	}
+	return fmt.Errorf("reading %s in %s: %w", what, s.dir, err)
+}
+
+// inTheWayError is readErr's error for something in a state file's place; it wraps the read's.
+type inTheWayError struct {
+	msg string
+	err error
+}
+
+func (e *inTheWayError) Error() string { return e.msg }
+func (e *inTheWayError) Unwrap() error { return e.err }
+
 // InPlace says what sits in the place of a state file when that is what refused its read or
 // write (a directory, FIFO or symlink, or a file with other names), else "".
 func InPlace(err error) string {
