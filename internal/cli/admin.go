@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,7 +61,11 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		if c, other := engine.OwnerCheck(dir, nil); derr == nil && other {
 			rep.Checks = append(rep.Checks, c) // the reason it cannot be opened
 		} else {
-			rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: err.Error(),
+			detail := err.Error()
+			if se, ok := errors.AsType[*stateError](err); ok {
+				detail = se.err.Error() // without "cairn doctor says what to fix": this is doctor
+			}
+			rep.Checks = append(rep.Checks, engine.Check{Name: "state directory", Detail: detail,
 				Fix: "check that the project directory exists and is writable by this user, and that .claude/cairn is a real directory, not a symlink"})
 		}
 	} else {

@@ -112,6 +112,11 @@ func writeFile(fsys FS, name string, data []byte, perm fs.FileMode, durable, rep
 		err = fsys.RenameNoReplace(tmp, name)
 	}
 	if err != nil {
+		// A directory in name's place makes the rename fail in the kernel's words (EEXIST,
+		// EISDIR, ENOTEMPTY): say what is there instead.
+		if fi, lerr := fsys.Lstat(name); replace && lerr == nil && fi.IsDir() {
+			return pathErr("write", name, &NotRegularError{Mode: fi.Mode()})
+		}
 		return err
 	}
 	if !durable {

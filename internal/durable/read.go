@@ -19,10 +19,34 @@ var (
 	ErrRaced = errors.New("kept being replaced while it was opened; try again")
 )
 
+// NotRegularError is ErrNotRegular (errors.Is matches it) for a file whose kind is known: its
+// text is ErrNotRegular's, and Kind says what is in the file's place.
+type NotRegularError struct{ Mode fs.FileMode }
+
+func (e *NotRegularError) Error() string        { return ErrNotRegular.Error() }
+func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
+
+// Kind names what is in the file's place: "a directory", "a symlink", "a FIFO", ...
+func (e *NotRegularError) Kind() string {
+	switch t := e.Mode.Type(); {
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeSymlink != 0:
+		return "a symlink"
+	case t&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "something other than a regular file"
+}
+
 // checkFile refuses anything but a regular file with a single link.
 func checkFile(op, name string, fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {
-		return pathErr(op, name, ErrNotRegular)
+		return pathErr(op, name, &NotRegularError{Mode: fi.Mode()})
 	}
 	if n, ok := linkCount(fi); ok && n > 1 {
 		return pathErr(op, name, ErrHardLinked)

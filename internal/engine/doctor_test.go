@@ -385,3 +385,41 @@ func TestDoctorPluginFileOneFix(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorJournalNotAFile: a directory or symlink in the active workflow's journal's place
+// leaves the snapshot readable but refuses every move; doctor says so, with one step that
+// discards nothing, instead of "ok".
+func TestDoctorJournalNotAFile(t *testing.T) {
+	for _, kind := range []string{"directory", "symlink"} {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "in the way", WorkflowID: "apex-way"}))(t)
+			jf := filepath.Join(en.StateDir(), "journal", "apex-way.jsonl")
+			os.Remove(jf)
+			var err error
+			if kind == "directory" {
+				err = os.Mkdir(jf, 0o700)
+			} else {
+				outside := filepath.Join(t.TempDir(), "outside.jsonl")
+				os.WriteFile(outside, nil, 0o600)
+				err = os.Symlink(outside, jf)
+			}
+			if err != nil {
+				t.Skip(err)
+			}
+			if _, err := e.open("s2").Transition(engine.TransitionRequest{To: "plan"}); err == nil {
+				t.Fatal("a move went through with no journal to commit it to")
+			}
+			c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow state")
+			if c == nil || c.OK || !strings.Contains(c.Detail, jf) || !strings.Contains(c.Detail, "a "+kind+" is in its place") ||
+				!strings.Contains(c.Fix, "move "+jf+" out of the state directory") || strings.Contains(c.Fix, "\n") ||
+				strings.Contains(c.Fix, "delete") || strings.Contains(c.Fix, "rm ") || strings.Contains(c.Fix, "remove") {
+				t.Fatalf("doctor says %+v", c)
+			}
+			if fi, err := os.Lstat(jf); err != nil || fi.Mode().IsRegular() {
+				t.Fatalf("doctor changed what is in the journal's place: %v, %v", fi, err)
+			}
+		})
+	}
+}

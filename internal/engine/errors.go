@@ -22,7 +22,8 @@ const (
 	// NotFound: the workflow, checkpoint, document or variable asked for does not exist.
 	NotFound
 	// StateUnusable: the state cannot be used at all (unwritable, locked by another process,
-	// written by a newer Cairn, a symlinked state directory, no permission).
+	// written by a newer Cairn, a symlinked state directory, no permission, a FIFO, link or
+	// directory in a state file's place).
 	StateUnusable
 )
 
@@ -49,7 +50,10 @@ func Classify(err error) Class {
 	_, lt := errors.AsType[*durable.LockTimeoutError](err)
 	_, nwr := errors.AsType[*migrate.NewerError](err)
 	switch {
-	case we, lt, nwr, errors.Is(err, durable.ErrSymlinkDir), errors.Is(err, fs.ErrPermission):
+	case we, lt, nwr, errors.Is(err, durable.ErrSymlinkDir), errors.Is(err, fs.ErrPermission),
+		// A FIFO, link or directory in a state file's place: not "missing", which a script
+		// would answer by writing a fresh file.
+		errors.Is(err, durable.ErrNotRegular), errors.Is(err, durable.ErrHardLinked):
 		return StateUnusable
 	case errors.Is(err, store.ErrNotFound):
 		return NotFound

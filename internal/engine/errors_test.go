@@ -32,6 +32,9 @@ func TestClassify(t *testing.T) {
 		{"newer format", fmt.Errorf("reading: %w", &migrate.NewerError{}), StateUnusable},
 		{"symlinked state dir", fmt.Errorf("opening: %w", durable.ErrSymlinkDir), StateUnusable},
 		{"permission", fmt.Errorf("reading: %w", fs.ErrPermission), StateUnusable},
+		{"directory in a checkpoint's place", fmt.Errorf("reading: %w", &fs.PathError{Op: "read", Path: "checkpoints/plan.json", Err: &durable.NotRegularError{Mode: fs.ModeDir}}), StateUnusable},
+		{"FIFO in the snapshot's place", fmt.Errorf("reading: %w", &fs.PathError{Op: "read", Path: "workflow-state.json", Err: durable.ErrNotRegular}), StateUnusable},
+		{"hard-linked log", fmt.Errorf("reading: %w", &fs.PathError{Op: "open", Path: "logs/x.jsonl", Err: durable.ErrHardLinked}), StateUnusable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

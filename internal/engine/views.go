@@ -569,6 +569,14 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			return Check{Name: name, Detail: n.Error(), Fix: "install a Cairn newer than " + cairn.Version() + "; do not start a new workflow over this one"}, false
 		}
 		if err == nil {
+			// The snapshot reads, but every change commits to the journal first.
+			for _, j := range e.journalsIn(dir) {
+				if what := store.InPlace(j.err); what != "" {
+					p := filepath.Join(dir, j.rel)
+					return Check{Name: name, Detail: p + " cannot be read: " + what + "; the snapshot reads, but every change is refused until the journal is a file again",
+						Fix: "move " + p + " out of the state directory (it may be someone's), then run cairn status"}, false
+				}
+			}
 			return c, true
 		}
 		if foreignSnapshot(err) {
@@ -589,32 +597,21 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		return Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
 			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
 	}
-	var seen, rebuilt, bad, aside []string
-	ents, _ := durable.ReadDirPath(filepath.Join(dir, "journal"))
-	for _, ent := range ents {
-		id, isJournal := strings.CutSuffix(ent.Name(), ".jsonl")
-		if !isJournal {
-			id, _ = strings.CutSuffix(ent.Name(), ".sealed")
-		}
-		if id == ent.Name() || store.ValidWorkflowID(id) != nil || slices.Contains(seen, id) {
-			continue // ReadJournal reads a workflow's sealed segments with its journal
-		}
-		seen = append(seen, id)
-		rel := filepath.Join("journal", ent.Name())
-		j, err := e.st.ReadJournal(id)
+	var rebuilt, bad, aside []string
+	for _, j := range e.journalsIn(dir) {
 		switch {
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			bad = append(bad, fmt.Sprintf("%s (%v)", rel, err))
+		case j.err != nil && !errors.Is(j.err, store.ErrNotFound):
+			bad = append(bad, fmt.Sprintf("%s (%v)", j.rel, j.err))
 		case len(j.Records) > 0:
-			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", id, j.Records[len(j.Records)-1].Revision))
+			rebuilt = append(rebuilt, fmt.Sprintf("%s (revision %d)", j.id, j.Records[len(j.Records)-1].Revision))
 			continue
 		case len(j.Problems) > 0:
-			bad = append(bad, rel+" ("+j.Problems[0]+")")
+			bad = append(bad, j.rel+" ("+j.Problems[0]+")")
 		default:
 			continue
 		}
 		// The workflow's journal and its sealed segments, kept aside together.
-		for _, f := range []string{id + ".jsonl", id + ".sealed"} {
+		for _, f := range []string{j.id + ".jsonl", j.id + ".sealed"} {
 			if p := filepath.Join(dir, "journal", f); e.exists(p) {
 				aside = append(aside, vars.Quote(p))
 			}
@@ -633,6 +630,34 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			Fix: "keep them aside in quarantine/, where they stay to be read, and a new workflow can start: mkdir -p " + q + " && mv -- " + strings.Join(aside, " ") + " " + q + "/"}, false
 	}
 	return c, true // no workflow on record
+}
+
+// journalRead is one workflow's journal as doctor read it: rel is its file in the state
+// directory, err the read's error.
+type journalRead struct {
+	store.Journal
+	id, rel string
+	err     error
+}
+
+// journalsIn reads the journal of each workflow journal/ in dir holds one of, without repairing.
+func (e *Engine) journalsIn(dir string) []journalRead {
+	var seen []string
+	var out []journalRead
+	ents, _ := durable.ReadDirPath(filepath.Join(dir, "journal"))
+	for _, ent := range ents {
+		id, isJournal := strings.CutSuffix(ent.Name(), ".jsonl")
+		if !isJournal {
+			id, _ = strings.CutSuffix(ent.Name(), ".sealed")
+		}
+		if id == ent.Name() || store.ValidWorkflowID(id) != nil || slices.Contains(seen, id) {
+			continue // ReadJournal reads a workflow's sealed segments with its journal
+		}
+		seen = append(seen, id)
+		j, err := e.st.ReadJournal(id)
+		out = append(out, journalRead{Journal: j, id: id, rel: filepath.Join("journal", ent.Name()), err: err})
+	}
+	return out
 }
 
 // stampCheck compares the set's stamp (bin/.checksums, written by make build and

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"io/fs"
+
+	"github.com/cairn-dev/cairn/internal/durable"
 )
 
 // DeleteCheckpoint removes checkpoints/NAME.json durably; a missing one is a *NotFoundError.
@@ -18,6 +20,10 @@ func (s *Store) DeleteCheckpoint(name string) error {
 	}
 	defer unlock()
 	file := checkpoints.file(name)
+	if fi, err := s.fs.Lstat(file); err == nil && fi.IsDir() {
+		// Not a checkpoint: a directory is removed only when empty, and is no one's to remove.
+		return s.writeErr(file, &fs.PathError{Op: "remove", Path: file, Err: &durable.NotRegularError{Mode: fi.Mode()}})
+	}
 	err = s.fs.Remove(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &NotFoundError{What: checkpoints.what, Name: name}

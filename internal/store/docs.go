@@ -126,7 +126,7 @@ func (s *Store) get(c collection, name string) ([]byte, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		err = &NotFoundError{What: c.what, Name: name}
 	default:
-		err = fmt.Errorf("reading %s %q in %s: %w", c.what, name, s.dir, err)
+		err = s.readErr(fmt.Sprintf("%s %q", c.what, name), file, err)
 	}
 	return nil, cmp.Or(ValidName(name), err)
 }

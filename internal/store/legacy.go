@@ -261,7 +261,7 @@ func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error)
 	id := res.Record.WorkflowID
 	tail, err := s.journalTail(journalFile(id))
 	if err != nil {
-		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", id, err)
+		return w, tailState{}, s.readErr("the journal of "+id, journalFile(id), err)
 	}
 	if tail != nil && tail.Revision >= res.Record.Revision {
 		// A migration killed after its journal line, the commit point, and before its

@@ -140,7 +140,7 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 		return Lines{}, &NotFoundError{What: "log", Name: name}
 	}
 	if err != nil {
-		return Lines{}, fmt.Errorf("reading log %q in %s: %w", name, s.dir, err)
+		return Lines{}, s.readErr(fmt.Sprintf("log %q", name), logFile(name), err)
 	}
 	return ParseLines(data, MaxLogLine), nil
 }
@@ -166,7 +166,7 @@ func (s *Store) ReadLogTail(name string, n int) (Lines, error) {
 			return l, nil
 		}
 	}
-	return Lines{}, fmt.Errorf("reading log %q in %s: %w", name, s.dir, err)
+	return Lines{}, s.readErr(fmt.Sprintf("log %q", name), logFile(name), err)
 }
 
 // readTail reads the newest n valid whole lines of the size bytes r holds, reading at most

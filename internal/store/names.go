@@ -70,6 +70,10 @@ func nameShape(name string, upper bool) error {
 			return bad("it contains a path separator")
 		case c == 0:
 			return bad("it contains a NUL byte")
+		case c >= 0x80:
+			// One byte of a longer character: quoting it alone would show another letter
+			// ('é' begins with the byte Latin-1 calls 'Ã').
+			return bad(fmt.Sprintf("it contains a non-ASCII character at byte %d", i))
 		default:
 			return bad(fmt.Sprintf("it contains %q", c))
 		}

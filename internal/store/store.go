@@ -110,10 +110,47 @@ func (e *WriteError) Error() string {
 	case errors.Is(e.Err, syscall.ENOSPC):
 		return fmt.Sprintf("cannot write %s in %s: the disk is full (%v); the previous version was kept; free some space and try again", e.Name, e.Dir, e.Err)
 	}
+	if what := InPlace(e.Err); what != "" {
+		return fmt.Sprintf("cannot write %s in %s: %s; nothing was changed and it was left as it is: move %s out of the state directory (it may be someone's), then try again", e.Name, e.Dir, what, filepath.Join(e.Dir, e.Name))
+	}
 	return fmt.Sprintf("writing %s in %s: %v", e.Name, e.Dir, e.Err)
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
+
+// readErr is the error of a failed read of file, a state file holding what (`checkpoint
+// "plan"`, `the journal of ID`): for something in the file's place, what it is and the one
+// step; else err with what and where.
+func (s *Store) readErr(what, file string, err error) error {
+	if in := InPlace(err); in != "" {
+		return &inTheWayError{msg: fmt.Sprintf("cannot read %s: %s; it was left as it is: move %s out of the state directory (it may be someone's), then try again", what, in, filepath.Join(s.dir, filepath.FromSlash(file))), err: err}
+	}
+	return fmt.Errorf("reading %s in %s: %w", what, s.dir, err)
+}
+
+// inTheWayError is readErr's error for something in a state file's place; it wraps the read's.
+type inTheWayError struct {
+	msg string
+	err error
+}
+
+func (e *inTheWayError) Error() string { return e.msg }
+func (e *inTheWayError) Unwrap() error { return e.err }
+
+// InPlace says what sits in the place of a state file when that is what refused its read or
+// write (a directory, FIFO or symlink, or a file with other names), else "".
+func InPlace(err error) string {
+	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
+		return nr.Kind() + " is in its place, not a file Cairn wrote"
+	}
+	switch {
+	case errors.Is(err, durable.ErrNotRegular):
+		return "it is not a regular file (a symlink, FIFO, device or directory is in its place)"
+	case errors.Is(err, durable.ErrHardLinked):
+		return "it has more than one hard link, so writing it would change another file too"
+	}
+	return ""
+}
 
 // Store is an open state directory. It is safe for concurrent use by goroutines and by
 // processes: writes that read first hold a cross-process lock.

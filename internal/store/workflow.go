@@ -316,7 +316,7 @@ func (s *Store) loadLocked() (Workflow, tailState, error) {
 	}
 	tail, err := s.journalTail(journalFile(w.ID))
 	if err != nil {
-		return w, tailState{}, fmt.Errorf("reading the journal of %s: %w", w.ID, err)
+		return w, tailState{}, s.readErr("the journal of "+w.ID, journalFile(w.ID), err)
 	}
 	if tail == nil {
 		if err := s.reclaimJournal(w); err != nil {
