@@ -1,6 +1,7 @@
 package secrets_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -154,4 +155,24 @@ func writeBody(b *strings.Builder, s string, rng *rand.Rand) {
 func utf16Pair(r rune) (rune, rune) {
 	r -= 0x10000
 	return 0xd800 + r>>10, 0xdc00 + r&0x3ff
+}
+
+// JSON escaped once more and pasted as text (a request body quoted in a log line, a .env
+// file written as one string with \n escapes) is read as it decodes: ScanString finds the
+// secret, and ScanJSON finds it in a document whose string holds that text.
+func TestTextEscapedOnceMore(t *testing.T) {
+	for _, s := range []string{
+		`{\"password\":\"hunter2!x\"}`,
+		`{\"api_key\":\"Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc\"}`,
+		`postgres:\/\/user:s3cretPw9@db.example.com/app`,
+		`DB_HOST=x\nDB_PASSWORD=hunter2!x\nPORT=1`,
+	} {
+		if f := secrets.ScanString(s); f == nil {
+			t.Errorf("ScanString(%s) finds nothing", s)
+		}
+		doc, _ := json.Marshal(map[string]string{"note": s})
+		if f := secrets.ScanJSON(doc); f == nil || f.Path != "$.note" {
+			t.Errorf("ScanJSON(%s) = %v, want a finding at $.note", doc, f)
+		}
+	}
 }

@@ -100,7 +100,7 @@ func ProbeEscaped(doc []byte, spans []int, text *Probe) Probe {
 	if cap(out) <= maxPooled {
 		*buf = out
 	}
-	r, named, _ := probe(view(out), nil)
+	r, named := probeDecoded(view(out))
 	return Probe{some: r != nil, named: named}
 }
 
@@ -152,7 +152,7 @@ func (p Probe) Finish(doc []byte) *Finding {
 		}
 		n := len(path)
 		if part == strictjson.Key {
-			r, named, _ := probe(s, nil)
+			r, named := probeDecoded(s)
 			keyNames = r != nil || named
 			if n < 64 {
 				names &^= 1 << n
@@ -249,6 +249,20 @@ func probe(s string, met *[]int) (found *rule, named, exact bool) {
 		}
 	}
 	return r, named, exact
+}
+
+// probeDecoded is probe for decoded strings, read also decoded once more as match reads
+// them (see unescaped): JSON escaped twice in a document is found where ScanString finds it.
+func probeDecoded(s string) (found *rule, named bool) {
+	found, named, _ = probe(s, nil)
+	if found == nil {
+		if u, ok := unescaped(s); ok {
+			var more bool
+			found, more, _ = probe(u, nil)
+			named = named || more
+		}
+	}
+	return found, named
 }
 
 // scanText scans a document that is not JSON as text: its strings decoded, then as it is.

@@ -306,24 +306,24 @@ var rules = sync.OnceValue(func() []*rule {
 			`^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`),
 		prefixed("defined-networking-token", []string{"dnkey-"}, `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`),
 		{
-			// curl -u user:password (or --user), as pasted from a shell history. The keyword is
-			// the flag and the command is looked for before it (see commandBefore): with the
-			// command as the keyword, each "curl" in a flood of them ran the regexp over its
-			// whole window.
+			// curl -u user:password (or --user), as pasted from a shell history or written as a
+			// list of words (["curl", "-u", "user:password"]). The keyword is the flag and the
+			// command is looked for before it (see commandBefore): with the command as the
+			// keyword, each "curl" in a flood of them ran the regexp over its whole window.
 			name: "curl-user", keywords: []string{"-u", "--user"}, span: 256,
 			before: func(s string, i int) bool { return commandBefore(s, i, curlNames) != "" },
-			re:     lazyre.New(`^(?:-u|--user)(?:=|\s{1,5})["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
+			re:     lazyre.New(`^(?:-u|--user)(?:=|\s{1,5}|` + argvSep + `)["']?[^\s:"']{1,64}:([^\s"']{3,128})`),
 			ok:     func(_ string, _ int, m []string) bool { return notPlaceholder(m[1]) && classes(m[1]) >= 2 },
 		},
 		{
 			// A password on a command line: mysql -pPASSWORD (glued; -p alone prompts for it),
 			// sshpass -p PASSWORD, docker login -u USER -p PASSWORD. Found by the flag, as
 			// curl-user is.
-			name: "cli-password", keywords: []string{"-p"}, span: 160,
+			name: "cli-password", keywords: []string{"-p"}, span: 176,
 			before: func(s string, i int) bool {
 				// mysql's -p is glued to the password (alone, it prompts for one); sshpass's and
 				// a registry login's take the next word.
-				glued := i+2 < len(s) && !isBlank(s[i+2])
+				glued := i+2 < len(s) && !isBlank(s[i+2]) && argvGap(s, i+2) == 0
 				switch commandBefore(s, i, passwordCommands) {
 				case "mysql", "mariadb":
 					return glued
@@ -332,7 +332,7 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				return false
 			},
-			re: lazyre.New(`^-p\s{0,5}["']?([^\s"']{3,128})`),
+			re: lazyre.New(`^-p(?:\s{0,5}|` + argvSep + `)["']?([^\s"']{3,128})`),
 			ok: func(s string, i int, m []string) bool {
 				if !notPlaceholder(m[1]) || classes(m[1]) < 2 {
 					return false
@@ -800,15 +800,64 @@ var (
 	}
 )
 
-// commandBefore returns the name of the command of cmds nearest before the flag at i, on the
-// same shell line (a newline after a backslash continues it), or "". It reads at most 216
-// bytes back, with strings.Index (vectorised), so a flood of flags stays cheap.
-func commandBefore(s string, i int, cmds []command) string {
-	if i == 0 || !isBlank(s[i-1]) {
-		return ""
+// argvSep is argvGap's separator, as the rules' expressions read it after a flag.
+const argvSep = `["']\s{0,16},\s{0,16}`
+
+// argvGap returns the length of the separator of two words of a command written as a list
+// (["curl", "-u", ...], ['mysql','-pX']) that starts at j: a quote, a comma and a quote, with
+// up to 16 blanks (a list written one word a line) either side of the comma; or 0.
+func argvGap(s string, j int) int {
+	if j >= len(s) || !isQuote(s[j]) {
+		return 0
 	}
-	lo := max(0, i-1-216)
-	for k := i; ; {
+	k := blanksFrom(s, j+1, 1)
+	if k >= len(s) || s[k] != ',' {
+		return 0
+	}
+	if k = blanksFrom(s, k+1, 1); k >= len(s) || !isQuote(s[k]) {
+		return 0
+	}
+	return k + 1 - j
+}
+
+// argvGapBefore returns where the argvGap that ends at i starts, or -1.
+func argvGapBefore(s string, i int) int {
+	if i == 0 || !isQuote(s[i-1]) {
+		return -1
+	}
+	k := blanksFrom(s, i-2, -1)
+	if k < 0 || s[k] != ',' {
+		return -1
+	}
+	if k = blanksFrom(s, k-1, -1); k < 0 || !isQuote(s[k]) {
+		return -1
+	}
+	return k
+}
+
+// blanksFrom passes over up to 16 blanks from k, forward (step 1) or back (step -1).
+func blanksFrom(s string, k, step int) int {
+	for n := 0; n < 16 && k >= 0 && k < len(s) && isBlank(s[k]); n++ {
+		k += step
+	}
+	return k
+}
+
+func isQuote(c byte) bool { return c == '"' || c == '\'' }
+
+// commandBefore returns the name of the command of cmds nearest before the flag at i, on the
+// same shell line (a newline after a backslash continues it) or in the same list of words
+// (see argvGap), or "". It reads at most 216 bytes back, with strings.Index (vectorised), so
+// a flood of flags stays cheap.
+func commandBefore(s string, i int, cmds []command) string {
+	sep, argv := i-1, false // where the gap before the flag starts
+	if i == 0 || !isBlank(s[i-1]) {
+		if sep, argv = argvGapBefore(s, i), true; sep < 0 {
+			return ""
+		}
+	}
+	lo := max(0, sep-216)
+	for k := i; !argv; { // a list may be written over several lines
 		nl := strings.LastIndexByte(s[lo:k], '\n')
 		if nl < 0 {
 			break
@@ -819,10 +868,10 @@ func commandBefore(s string, i int, cmds []command) string {
 		}
 		k = nl + lo - 1
 	}
-	if lo > i-1 {
+	if lo > sep {
 		return "" // the flag starts a line
 	}
-	seg := s[lo : i-1]
+	seg := s[lo:sep]
 	if readAround != nil {
 		readAround(i - lo + len(cmds)*len(seg)) // the line's start looked for, then each name
 	}
@@ -838,14 +887,14 @@ func commandBefore(s string, i int, cmds []command) string {
 			if !notAlnum(s, lo+k) || lo+k > 0 && s[lo+k-1] == '-' {
 				continue
 			}
-			end := lo + k + len(c.name) // the whitespace after the word, at most i-1
+			end := lo + k + len(c.name) // the gap after the word, at most sep
 			for _, x := range c.suffixes {
-				if strings.HasPrefix(s[end:i-1], x) {
+				if strings.HasPrefix(s[end:sep], x) {
 					end += len(x)
 					break
 				}
 			}
-			if (end == i-1 || isBlank(s[end])) && i-2-end <= c.within && end > bestEnd {
+			if (end == sep || isBlank(s[end]) || argvGap(s, end) > 0) && sep-1-end <= c.within && end > bestEnd {
 				best, bestEnd = c.name, end
 			}
 		}

@@ -26,6 +26,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
@@ -140,7 +141,29 @@ func match(s string) *rule {
 // holds characters Cairn drops before storing or showing text (zero-width, bidi and other
 // format characters, controls, invalid UTF-8: see textsafe.Dropped), s is scanned again
 // without them, so a token split by U+200B is caught as the token the writer would store.
+// When s holds JSON escapes, it is scanned again decoded once (see unescaped).
 func matchAt(s string) (r *rule, span string) {
+	if r, span = matchStored(s); r == nil {
+		if u, ok := unescaped(s); ok {
+			r, span = matchStored(u)
+		}
+	}
+	return r, span
+}
+
+// unescaped returns s with its JSON escapes decoded, and false when s holds none: JSON
+// escaped once more and pasted as text ({\"password\":\"...\"}, postgres:\/\/..., an env
+// file written as one line with \n escapes) is read as what it stands for.
+func unescaped(s string) (string, bool) {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s, false
+	}
+	u := strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s))
+	return string(u), string(u) != s
+}
+
+// matchStored is matchAt for s as it is, and without what Cairn drops when it stores it.
+func matchStored(s string) (r *rule, span string) {
 	if r, a, b, _ := scan(s, nil); r != nil {
 		return r, s[a:b]
 	}
@@ -473,8 +496,9 @@ type keywordIndex struct {
 }
 
 // hides reports whether the body of a JSON string that passed strictjson's check has an
-// escape that may make a keyword appear in its decoded text (see escapes): one for a byte
-// it marks, a character normalize drops, or a surrogate (told apart only when decoded). It
+// escape that may make a keyword appear in its decoded text, or in that text decoded again
+// (see escapes): one for a byte it marks, a character normalize drops, or a surrogate (told
+// apart only when decoded); or an escaped backslash before what may be such an escape. It
 // runs on every escaped string of a large document, so it reads escapes itself.
 func (ix *keywordIndex) hides(body []byte) bool {
 	for {
@@ -484,6 +508,18 @@ func (ix *keywordIndex) hides(body []byte) bool {
 		}
 		c := body[i+1]
 		body = body[i+2:]
+		if c == '\\' && len(body) > 0 {
+			// An escaped backslash and what follows are an escape once the text is decoded
+			// again, as match reads it (see unescaped): \\/ is / then, \\u0070 is p.
+			switch n := body[0]; n {
+			case '\\', 'u':
+				return true
+			case '/', 'b', 'f', 'n', 'r', 't':
+				if ix.escapes[unescape(n)] {
+					return true
+				}
+			}
+		}
 		if c != 'u' {
 			if ix.escapes[unescape(c)] {
 				return true

@@ -122,6 +122,15 @@ func TestScanString(t *testing.T) {
 		{"mysql-p-next-line", "mysql -u root\n-pHunter2Hunter2", ""},
 		{"mysql-p-continued-line", "mysql -u root \\\n  -pHunter2Hunter2 app", "cli-password"},
 		{"curl-u-other-command", "curlew -u deploy:Hunter2Hunter2", ""},
+		// A command written as a list of words (a container's command, a call's argv).
+		{"curl-u-argv", `["curl", "-u", "deploy:Hunter2Hunter2", "https://api.example.com"]`, "curl-user"},
+		{"curl-u-argv-lines", "command:\n  - [\n      \"curl\",\n      \"-u\",\n      \"deploy:Hunter2Hunter2\"\n    ]", "curl-user"},
+		{"curl-user-argv-python", `subprocess.run(['curl','--user','deploy:Hunter2Hunter2', url])`, "curl-user"},
+		{"curl-u-argv-placeholder", `["curl", "-u", "user:password", "https://api.example.com"]`, ""},
+		{"curl-u-argv-other-command", `["curlew", "-u", "deploy:Hunter2Hunter2"]`, ""},
+		{"login-argv", `["docker", "login", "-u", "deploy", "-p", "Hunter2Hunter2", "ghcr.io"]`, "cli-password"},
+		{"mysql-argv", `["mysql", "-u", "root", "-pHunter2Hunter2", "app"]`, "cli-password"},
+		{"run-argv-port", `["docker", "login", "ghcr.io"], ["docker", "run", "-p", "8080:80", "app"]`, ""},
 		{"curl-u-far", "curl " + strings.Repeat("x", 201) + " -u deploy:Hunter2Hunter2", ""},
 		{"sshpass-p-far", "sshpass " + strings.Repeat("x", 101) + " -p Hunter2Hunter2", ""},
 		{"mysql-p-prompts", "mysql -u root -p app", ""},
@@ -377,6 +386,7 @@ func TestScanJSON(t *testing.T) {
 		{"top-level-string", `"` + ghClassic + `"`, "github-token", "$", false},
 		{"vars-value", `{"vars":{"TOKEN":"` + ghClassic + `"}}`, "github-token", "$.vars.TOKEN", false},
 		{"array-index", `{"a":{"b":["x","y","` + pgURL + `"]}}`, "url-credentials", "$.a.b[2]", false},
+		{"command-as-list", `{"command":["curl","-u","deploy:Hunter2Hunter2","https://api.example.com"]}`, "curl-user", "$", false},
 		{"nested-arrays", `[[1],[2,["` + jwtToken + `"]]]`, "jwt", "$[1][1][0]", false},
 		{"odd-key", `{"odd key":"` + antKey + `"}`, "anthropic-api-key", `$["odd key"]`, false},
 		{"key-with-quote-and-newline", `{"a\"b\n":"` + awsID + `"}`, "aws-access-key-id", `$["a\"b\n"]`, false},
@@ -744,7 +754,8 @@ func TestKeywordFloodsReadLittle(t *testing.T) {
 		"curl -u a", "machine a login b ", "eyJ/", "eyJ ", "eyJhbGciOiJIUzI1NiJ9 ", "x eyJ" + strings.Repeat("A", 3000),
 		"default ", "default login ", "default login a password ", ":5432:", ":5433:", ":6432:", ":*:", "h:5432:",
 		"h:*:*:*:", "h:5432:d:u:", "a.b-c" + strings.Repeat("x", 300) + ":6432:", "token ", "TOKEN ?= ",
-		`"name":"X_TOKEN","value":`, `{"name":"GITHUB_TOKEN","value":"x"}`, "?sv=1&sig=", "&sig="} {
+		`"name":"X_TOKEN","value":`, `{"name":"GITHUB_TOKEN","value":"x"}`, "?sv=1&sig=", "&sig=",
+		`"curl", "-u", `, `"-u","`, `"login", "-p", `, `'mysql','-p`, `",` + strings.Repeat(" ", 16) + `"-u`} {
 		s := strings.Repeat(unit, n/len(unit))
 		if reads := secrets.RegexpReads(s); reads > 6*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps read %d bytes, %d a byte", unit, len(s), reads, reads/len(s))
@@ -785,7 +796,8 @@ func TestFloodsWorkLittle(t *testing.T) {
 	const n = 32 << 10
 	for _, unit := range append(assignmentFloods, "auth: ", "auth: {", `auth: {a: "b", `, "auth:\n  a: b\n",
 		`"auth": {"a": 1, `, "access: a\n", `credentials: {"type": "x",`, "auth = x\n", "-----BEGIN PRIVATE KEY-----\n",
-		"default login a password ", "Authorization: Basic ", "password: ", "machine a login b ") {
+		"default login a password ", "Authorization: Basic ", "password: ", "machine a login b ",
+		`"curl", "-u", "a`, `"login", "-p", "`) {
 		s := strings.Repeat(unit, n/len(unit))
 		if work := secrets.RegexpWork(s); work > 2500*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps stepped up to %d a byte", unit, len(s), work/len(s))
