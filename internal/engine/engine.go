@@ -70,6 +70,10 @@ const CheckOnRecord = "check it with resume_check"
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID
 
+// CompleteStep ends the refusal of a move out of a terminal phase the workflow is active in.
+// It names complete_workflow; the CLI puts its complete command in its place.
+const CompleteStep = workflow.CompleteStep
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
 const ToolPrefix = "mcp__plugin_cairn_cairn__"
 
