@@ -80,12 +80,15 @@ const ToolPrefix = "mcp__plugin_cairn_cairn__"
 // Engine runs Cairn's operations for one project. It is safe for concurrent use: every change
 // goes through the store's cross-process locks.
 type Engine struct {
-	cfg      Config
-	root     string
-	st       *store.Store
-	defsMu   sync.Mutex
-	defs     *workflow.Definitions // nil until first use
-	defErrs  []string
+	cfg     Config
+	root    string
+	st      *store.Store
+	defsMu  sync.Mutex
+	defs    *workflow.Definitions // nil until first use
+	defErrs []string
+	// unread are the user definition files (base names, lowercased) that were not read or did
+	// not parse: a built-in's override among them does not load, and the built-in is not it.
+	unread   map[string]bool
 	mem      *memory.Memory
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
@@ -239,6 +242,7 @@ func (e *Engine) loadDefinitionsLocked() {
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	total := 0
+	unread := map[string]bool{}
 	for _, ent := range entries {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			continue
@@ -248,26 +252,34 @@ func (e *Engine) loadDefinitionsLocked() {
 		if total <= maxDefinitionBytes {
 			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
 				errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
+				unread[workflow.NormalizeName(ent.Name())] = true
 				continue
 			}
 			total += len(data)
 		}
 		if total > maxDefinitionBytes {
 			errs = append(errs, fmt.Sprintf("workflow definition %s: not read: the files in %s hold more than the %d MiB of definitions Cairn reads (in name order); move some elsewhere", p, e.workflow, maxDefinitionBytes>>20))
+			unread[workflow.NormalizeName(ent.Name())] = true
 			continue
 		}
 		user[p] = data
 	}
 	var parse workflow.ParseFunc
 	if e.cfg.YAML != nil {
-		parse = e.cfg.YAML.ParseDefinition
+		parse = func(file string, data []byte) (*workflow.Definition, error) {
+			d, err := e.cfg.YAML.ParseDefinition(file, data)
+			if err != nil {
+				unread[workflow.NormalizeName(filepath.Base(file))] = true
+			}
+			return d, err
+		}
 	}
 	defs, derrs := workflow.LoadDefinitions(user, parse)
 	for _, d := range derrs {
 		errs = append(errs, d.Error())
 	}
 	sort.Strings(errs)
-	e.defs, e.defErrs = defs, errs
+	e.defs, e.defErrs, e.unread = defs, errs, unread
 }
 
 func (e *Engine) openMemory() {
@@ -324,12 +336,24 @@ type recordError struct {
 func (e *recordError) Error() string { return e.err.Error() }
 func (e *recordError) Unwrap() error { return e.err }
 
-// definitionFor finds the definition of a record's type.
+// definitionFor finds the definition of a record's type. A built-in whose override, the file
+// named after the type (workflow.DefinitionFile), does not read or parse is not the workflow's
+// definition: the workflow may have run under the override, with other phases and gates, so
+// it has none until the file loads again (a new workflow of the type gets the built-in).
 func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {
 	if d := e.builtinOnly(r.Type); d != nil {
 		return d, nil
 	}
-	return e.definitions().Get(r.Type)
+	d, err := e.definitions().Get(r.Type)
+	if err == nil && strings.HasPrefix(d.Source, "builtin:") {
+		e.defsMu.Lock()
+		broken := e.unread[workflow.DefinitionFile(d.Name)]
+		e.defsMu.Unlock()
+		if broken {
+			return nil, fmt.Errorf("the override of the built-in %s definition does not load", d.Name)
+		}
+	}
+	return d, err
 }
 
 // quickDefinition is the definition of type typ as the status line needs it, on every refresh
