@@ -139,6 +139,10 @@ func BuildPlan(in PlanInput) Plan {
 		// Without its definition the workflow cannot move, so resuming is no choice, and
 		// starting fresh (archiving it) is not the fix: its definition file is.
 		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."
+	} else if slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Code == FindingUnknownPhase }) {
+		// Every move out of a phase the definition lost is refused (TransitionError): resuming
+		// is no choice either, and the fix is the definition.
+		p.Next = fmt.Sprintf("Show the user the warnings above: phase %s is not a phase of this workflow's definition now, so the workflow cannot move. Ask them to restore the phase in the definition; the workflow is kept as it is and goes on once it is there again.", p.Phase)
 	}
 	return p
 }

@@ -53,3 +53,18 @@ func TestActiveInATerminalPhaseIsToldToComplete(t *testing.T) {
 		}
 	}
 }
+
+// The resume plan of a workflow in a phase its definition no longer has does not offer to
+// resume it, which every move refuses: it says what the refusal says, that the phase is to be
+// restored in the definition.
+func TestPlanOfAPhaseTheDefinitionLostSaysSo(t *testing.T) {
+	def := mustDef(t, "apex")
+	r, _ := workflow.Transition(def, mustStart(t, def), workflow.TransitionRequest{To: "plan"}, t0, alice)
+	lost := at(r.Record, "planning") // the project's definition called it so before
+	lost.History[len(lost.History)-1].To = "planning"
+	fs := workflow.Check(workflow.CheckInput{Def: def, Record: lost, Now: t0})
+	p := workflow.BuildPlan(workflow.PlanInput{Record: lost, Def: def, L1Available: true, L2Available: true, Findings: fs, Now: t0})
+	if strings.Contains(p.Next, "whether to resume") || !strings.Contains(p.Next, "restore") || !strings.Contains(p.Next, "planning") {
+		t.Errorf("next step %q", p.Next)
+	}
+}
