@@ -336,21 +336,26 @@ type recordError struct {
 func (e *recordError) Error() string { return e.err.Error() }
 func (e *recordError) Unwrap() error { return e.err }
 
-// definitionFor finds the definition of a record's type. A built-in whose override, the file
-// named after the type (workflow.DefinitionFile), does not read or parse is not the workflow's
-// definition: the workflow may have run under the override, with other phases and gates, so
-// it has none until the file loads again (a new workflow of the type gets the built-in).
+// definitionFor finds the definition of a record's type (typeDefinition).
 func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {
 	if d := e.builtinOnly(r.Type); d != nil {
 		return d, nil
 	}
-	d, err := e.definitions().Get(r.Type)
+	return e.typeDefinition(r.Type)
+}
+
+// typeDefinition finds the definition of type typ. A built-in whose override, the file named
+// after the type (workflow.DefinitionFile), does not read or parse is not the type's
+// definition: a workflow may have run under the override, with other phases and gates, so the
+// type has none until the file loads again.
+func (e *Engine) typeDefinition(typ string) (*workflow.Definition, error) {
+	d, err := e.definitions().Get(typ)
 	if err == nil && strings.HasPrefix(d.Source, "builtin:") {
 		e.defsMu.Lock()
 		broken := e.unread[workflow.DefinitionFile(d.Name)]
 		e.defsMu.Unlock()
 		if broken {
-			return nil, fmt.Errorf("the override of the built-in %s definition does not load", d.Name)
+			return nil, fmt.Errorf("the project's %s definition, which overrides the built-in one, does not load", d.Name)
 		}
 	}
 	return d, err

@@ -257,3 +257,14 @@ func TestBrokenOverrideDoesNotHandAnActiveWorkflowToTheBuiltin(t *testing.T) {
 		t.Errorf("resume's next step %q does not say the definition does not load", r.Next)
 	}
 }
+
+// Nor does a new workflow of that type start under the built-in, where its first move would be
+// refused: the start is refused, naming the broken file and line.
+func TestBrokenOverrideRefusesAStart(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/apex.md", "---\nname: apex\nphases: [analyze, ship]\nttl: forever\n---\n")
+	_, err := e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "project apex"})
+	if err == nil || !strings.Contains(err.Error(), "apex.md:4") || !strings.Contains(err.Error(), "start again") {
+		t.Errorf("start with the override broken: %v", err)
+	}
+}
