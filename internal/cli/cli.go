@@ -419,6 +419,7 @@ func shellSteps(msg string) string {
 		// workflow.ActiveError: the person is the user the agent is told to ask.
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
 		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
+		{engine.CompleteStep, "finish the workflow with cairn complete OUTCOME"},
 		{engine.ConfirmCopy, "choose which copy to keep"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 	} {

@@ -355,6 +355,8 @@ func TestShellStepsSpeakToThePerson(t *testing.T) {
 			"workflow w1 (apex, at plan) is still active; nothing was changed: to start another instead, start again with --replace (it archives the active one, kept, not lost)"},
 		{&workflow.TransitionError{Type: "apex", From: "old", Phases: []string{"analyze", "plan"}},
 			"apex workflow is in phase old, which is not a phase of its definition now (analyze, plan): it cannot move from there; nothing was changed: restore the phase in the definition"},
+		{&workflow.TransitionError{Type: "note", From: "only"},
+			"note workflow cannot move from only: only is a terminal phase of its definition, so no move leads out of it; nothing was changed: finish the workflow with cairn complete OUTCOME"},
 	} {
 		if got := shellSteps(tt.err.Error()); got != tt.want {
 			t.Errorf("shellSteps(%q)\n = %q\nwant %q", tt.err.Error(), got, tt.want)

@@ -95,10 +95,11 @@ func runTypes(a *app, pos []string, e *engine.Engine) error {
 	names := e.Definitions()
 	a.warn(e.Warnings()...)
 	if len(pos) == 1 {
-		if !slices.Contains(names, pos[0]) {
+		d, ok := e.Definition(pos[0]) // any letter case, as start takes it
+		if !ok {
 			return fmt.Errorf("no workflow type%s%s", named(pos[0]), hint(pos[0], names, "known types are "+strings.Join(names, ", ")))
 		}
-		names = []string{pos[0]}
+		names = []string{d.Name}
 	}
 	var out []typeInfo
 	for _, n := range names {

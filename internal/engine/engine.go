@@ -79,18 +79,25 @@ const (
 	DoctorSetsAside = "run `cairn doctor`, whose fix keeps them aside in quarantine/ so that a new workflow can start"
 )
 
+// CompleteStep ends the refusal of a move out of a terminal phase the workflow is active in.
+// It names complete_workflow; the CLI puts its complete command in its place.
+const CompleteStep = workflow.CompleteStep
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
 const ToolPrefix = "mcp__plugin_cairn_cairn__"
 
 // Engine runs Cairn's operations for one project. It is safe for concurrent use: every change
 // goes through the store's cross-process locks.
 type Engine struct {
-	cfg      Config
-	root     string
-	st       *store.Store
-	defsMu   sync.Mutex
-	defs     *workflow.Definitions // nil until first use
-	defErrs  []string
+	cfg     Config
+	root    string
+	st      *store.Store
+	defsMu  sync.Mutex
+	defs    *workflow.Definitions // nil until first use
+	defErrs []string
+	// unread are the user definition files (base names, lowercased) that were not read or did
+	// not parse: a built-in's override among them does not load, and the built-in is not it.
+	unread   map[string]bool
 	mem      *memory.Memory
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
@@ -244,6 +251,7 @@ func (e *Engine) loadDefinitionsLocked() {
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	total := 0
+	unread := map[string]bool{}
 	for _, ent := range entries {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			continue
@@ -253,26 +261,34 @@ func (e *Engine) loadDefinitionsLocked() {
 		if total <= maxDefinitionBytes {
 			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
 				errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
+				unread[workflow.NormalizeName(ent.Name())] = true
 				continue
 			}
 			total += len(data)
 		}
 		if total > maxDefinitionBytes {
 			errs = append(errs, fmt.Sprintf("workflow definition %s: not read: the files in %s hold more than the %d MiB of definitions Cairn reads (in name order); move some elsewhere", p, e.workflow, maxDefinitionBytes>>20))
+			unread[workflow.NormalizeName(ent.Name())] = true
 			continue
 		}
 		user[p] = data
 	}
 	var parse workflow.ParseFunc
 	if e.cfg.YAML != nil {
-		parse = e.cfg.YAML.ParseDefinition
+		parse = func(file string, data []byte) (*workflow.Definition, error) {
+			d, err := e.cfg.YAML.ParseDefinition(file, data)
+			if err != nil {
+				unread[workflow.NormalizeName(filepath.Base(file))] = true
+			}
+			return d, err
+		}
 	}
 	defs, derrs := workflow.LoadDefinitions(user, parse)
 	for _, d := range derrs {
 		errs = append(errs, d.Error())
 	}
 	sort.Strings(errs)
-	e.defs, e.defErrs = defs, errs
+	e.defs, e.defErrs, e.unread = defs, errs, unread
 }
 
 func (e *Engine) openMemory() {
@@ -329,12 +345,29 @@ type recordError struct {
 func (e *recordError) Error() string { return e.err.Error() }
 func (e *recordError) Unwrap() error { return e.err }
 
-// definitionFor finds the definition of a record's type.
+// definitionFor finds the definition of a record's type (typeDefinition).
 func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error) {
 	if d := e.builtinOnly(r.Type); d != nil {
 		return d, nil
 	}
-	return e.definitions().Get(r.Type)
+	return e.typeDefinition(r.Type)
+}
+
+// typeDefinition finds the definition of type typ. A built-in whose override, the file named
+// after the type (workflow.DefinitionFile), does not read or parse is not the type's
+// definition: a workflow may have run under the override, with other phases and gates, so the
+// type has none until the file loads again.
+func (e *Engine) typeDefinition(typ string) (*workflow.Definition, error) {
+	d, err := e.definitions().Get(typ)
+	if err == nil && strings.HasPrefix(d.Source, "builtin:") {
+		e.defsMu.Lock()
+		broken := e.unread[workflow.DefinitionFile(d.Name)]
+		e.defsMu.Unlock()
+		if broken {
+			return nil, fmt.Errorf("the project's %s definition, which overrides the built-in one, does not load", d.Name)
+		}
+	}
+	return d, err
 }
 
 // quickDefinition is the definition of type typ as the status line needs it, on every refresh

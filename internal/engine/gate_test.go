@@ -228,3 +228,43 @@ func TestCompactAnchorEscapesATasksSubject(t *testing.T) {
 		t.Errorf("the anchor shows a task's subject unescaped: %q", a)
 	}
 }
+
+// A project's override of a built-in type that stops loading (an edit broke its file) is not
+// replaced by the built-in for the workflow that runs under it: the built-in's gates are not
+// the project's, so the move out of the project's gate would go through without the person's
+// yes, and the workflow would complete. The move is refused, naming the broken file and line,
+// and the workflow is kept where it is.
+func TestBrokenOverrideDoesNotHandAnActiveWorkflowToTheBuiltin(t *testing.T) {
+	e := newEnv(t)
+	apex := "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit]\napprovals: [review]\n%s---\n"
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(apex, ""))
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "project gates"}))(t)
+	for _, p := range []string{"plan", "implement", "review"} {
+		must(en.Transition(engine.TransitionRequest{To: p}))(t)
+	}
+
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(apex, "ttl: forever\n"))
+	en = e.open("s1")
+	_, err := en.Transition(engine.TransitionRequest{To: "git-commit"})
+	if err == nil || !strings.Contains(err.Error(), "apex.md:5") || !strings.Contains(err.Error(), "kept as it is") {
+		t.Errorf("move out of the project's gate with its definition broken: %v", err)
+	}
+	if s := must(en.Snapshot())(t); s.Phase != "review" {
+		t.Fatalf("the workflow moved on to %s under the built-in definition", s.Phase)
+	}
+	if r := en.Resume(engine.ResumeOptions{}); !strings.Contains(r.Next, "does not load") {
+		t.Errorf("resume's next step %q does not say the definition does not load", r.Next)
+	}
+}
+
+// Nor does a new workflow of that type start under the built-in, where its first move would be
+// refused: the start is refused, naming the broken file and line.
+func TestBrokenOverrideRefusesAStart(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/apex.md", "---\nname: apex\nphases: [analyze, ship]\nttl: forever\n---\n")
+	_, err := e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "project apex"})
+	if err == nil || !strings.Contains(err.Error(), "apex.md:4") || !strings.Contains(err.Error(), "start again") {
+		t.Errorf("start with the override broken: %v", err)
+	}
+}

@@ -259,7 +259,7 @@ func (noActiveError) Unwrap() error { return ErrNoActiveWorkflow }
 // unless r.Replace, in which case it is archived as "replaced" first (kept, not lost); the
 // same start retried after it landed changes nothing (startedAlready).
 func (e *Engine) Start(r StartRequest) (*Result, error) {
-	def, err := e.definitions().Get(r.Type)
+	def, err := e.typeDefinition(r.Type)
 	if err != nil {
 		// The type may be defined in a file that does not load: name the file and line.
 		if broken := e.definitionErrors(); len(broken) > 0 {

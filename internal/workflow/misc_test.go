@@ -53,7 +53,7 @@ func TestErrorTextsStaySafe(t *testing.T) {
 	if !strings.Contains(errs[1].Error(), `is of type "apex", not "debug"`) {
 		t.Fatal(errs[1])
 	}
-	if !strings.Contains(errs[5].Error(), "git-commit allows no moves out of it") {
+	if !strings.Contains(errs[5].Error(), "git-commit is a terminal phase of its definition, so no move leads out of it") {
 		t.Fatal(errs[5])
 	}
 	if !strings.Contains(errs[6].Error(), "allowed next: in_progress") {

@@ -105,8 +105,8 @@ func (e *TransitionError) Error() string {
 		return fmt.Sprintf("%s workflow is in phase %s, which is not a phase of its definition now (%s): it cannot move from there; nothing was changed: tell the user, who can restore the phase in the definition",
 			e.Type, e.From, strings.Join(e.Phases, ", "))
 	}
-	if len(e.Allowed) == 0 {
-		return fmt.Sprintf("%s workflow cannot move from %s: %s allows no moves out of it", e.Type, e.From, e.From)
+	if len(e.Allowed) == 0 { // a terminal phase: a definition lets no move out of one
+		return fmt.Sprintf("%s workflow cannot move from %s: %s is a terminal phase of its definition, so no move leads out of it; nothing was changed: %s", e.Type, e.From, e.From, CompleteStep)
 	}
 	// The refused target is not repeated (it may be anything a caller pasted); the allowed
 	// moves come from the definition.
@@ -146,6 +146,12 @@ func (e *ConflictError) Error() string {
 	b.WriteString("; nothing was changed: read the workflow again and decide from its current phase")
 	return b.String()
 }
+
+// CompleteStep ends the refusal of a move out of a terminal phase the workflow is active in
+// (its definition made the phase terminal after the workflow entered it, or has that one
+// phase only): completing it is the way on. It names complete_workflow; the CLI puts its
+// complete command in its place.
+const CompleteStep = "call complete_workflow with the outcome to finish the workflow"
 
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.

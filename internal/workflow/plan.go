@@ -134,11 +134,15 @@ func BuildPlan(in PlanInput) Plan {
 	// A CRITICAL or HIGH finding stops an automatic resume: the user is asked whether to
 	// resume anyway or start fresh, the old state archived.
 	p.CanResume = !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() })
-	p.Next = nextStep(p, r, in.Findings)
+	p.Next = nextStep(p, r, in.Findings, in.Def != nil && in.Def.IsTerminal(r.State))
 	if !p.CanResume && !slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Severity.Blocks() && f.Code != FindingNoDefinition }) {
 		// Without its definition the workflow cannot move, so resuming is no choice, and
 		// starting fresh (archiving it) is not the fix: its definition file is.
 		p.Next = "Show the user the warnings above: the definition of this workflow's type does not load, so it cannot move. Ask them to fix or restore its file in .claude/workflows; the workflow is kept as it is and goes on once it loads."
+	} else if slices.ContainsFunc(in.Findings, func(f Finding) bool { return f.Code == FindingUnknownPhase }) {
+		// Every move out of a phase the definition lost is refused (TransitionError): resuming
+		// is no choice either, and the fix is the definition.
+		p.Next = fmt.Sprintf("Show the user the warnings above: phase %s is not a phase of this workflow's definition now, so the workflow cannot move. Ask them to restore the phase in the definition; the workflow is kept as it is and goes on once it is there again.", p.Phase)
 	}
 	return p
 }
@@ -148,7 +152,7 @@ func BuildPlan(in PlanInput) Plan {
 // holds it), then blocking violations, then an approval, then a stuck phase, else the phase
 // itself. It is Cairn's own instruction, so it names only phases, counts and ages, never
 // stored text.
-func nextStep(p Plan, r *Record, findings []Finding) string {
+func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 	stale := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingAncient })
 	owned := slices.ContainsFunc(findings, func(f Finding) bool { return f.Code == FindingOwnedElsewhere })
 	switch {
@@ -177,6 +181,9 @@ func nextStep(p Plan, r *Record, findings []Finding) string {
 	}
 	if len(p.Allowed) > 0 {
 		s += ", then move on to " + strings.Join(p.Allowed, " or ")
+	}
+	if terminal { // active in a terminal phase: no move leads out of it
+		s += ", then call complete_workflow with the outcome: " + p.Phase + " is a terminal phase, so no move leads out of it"
 	}
 	return s + "."
 }
