@@ -18,6 +18,9 @@ func WithJournalCompaction(size int64) Option {
 	return func(o *options) { o.compactAt = max(size, 1) }
 }
 
+// ChainFactor and LineCost bound a journal's chains of deltas (see journalRecord).
+const ChainFactor, ChainRecords, LineCost = maxChainFactor, maxChainRecords, lineCost
+
 // ErrChain is what a reader of a journal whose chain of changes breaks returns.
 var ErrChain = errChain
 

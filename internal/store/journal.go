@@ -50,12 +50,16 @@ type Record struct {
 	State string `json:"state,omitempty"`
 }
 
-// A journal writes a full line when a delta chain would exceed either bound, so a rebuild
-// reads at most maxChainRecords lines and about maxChainFactor snapshots' worth of deltas after
-// the newest full line.
+// A journal writes a full line when the deltas since the newest full line would hold more than
+// maxChainFactor times the state's bytes, or when the chain holds maxChainRecords lines that
+// hold, each counted as its delta and lineCost (about its other members), as many bytes as the
+// state: a rebuild reads a bounded tail after the full line, and a full line at most doubles
+// what the changes before it cost. Lines alone do not end a chain: a small change to a large
+// record (a heartbeat) costs about its own line, not a share of a full copy every few dozen.
 const (
 	maxChainRecords = 32
 	maxChainFactor  = 4
+	lineCost        = 256
 )
 
 func stateSum(compact []byte) string {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -69,7 +70,7 @@ func TestJournalHoldsChangesAndRebuildsAnyRevision(t *testing.T) {
 			continue
 		}
 		chain++
-		if chain >= 32 || r.Chain > int64(4*len(longDoc(r.Revision))) {
+		if size := int64(len(longDoc(r.Revision))); r.Chain > store.ChainFactor*size || chain >= store.ChainRecords && r.Chain+int64(chain*store.LineCost) >= size {
 			t.Fatalf("record %d: a chain of %d lines, %d bytes", r.Seq, chain, r.Chain)
 		}
 	}
@@ -208,5 +209,91 @@ func TestItemsGoOnPastABrokenChain(t *testing.T) {
 		if want := fmt.Sprintf(`{"move":%d}`, i+1); string(it) != want {
 			t.Fatalf("move %d is %s, want %s", i, it, want)
 		}
+	}
+}
+
+// heartbeatDoc is a record whose only change from one revision to the next is its owner's
+// heartbeat (what the Stop hook writes every 2 minutes of a live session), held next to pad
+// bytes of other state.
+func heartbeatDoc(n int64, pad int) []byte {
+	doc, _ := json.Marshal(map[string]any{
+		"version": "2.0", "workflow_id": wfID, "type": "apex", "state": "implement", "status": "active", "revision": n,
+		"owner":   map[string]any{"session_id": "s1", "heartbeat": fixedNow.Add(time.Duration(n) * 2 * time.Minute)},
+		"context": strings.Repeat("c", pad),
+	})
+	return doc
+}
+
+// journalBytes is what the journal of wfID holds: its active file and its sealed segments.
+func journalBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(filepath.Join(dir, "journal"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(p, wfID) {
+			fi, ferr := d.Info()
+			if ferr != nil {
+				return ferr
+			}
+			n += fi.Size()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestHeartbeatGrowsTheJournalByItsChange: a heartbeat changes a few bytes of the record, and
+// the journal grows by about one line holding that change per heartbeat, whatever the size of
+// the record: a record near its 1 MiB cap does not add a full copy of itself every few dozen
+// heartbeats (a full line every 32 lines made that about 1 MiB an hour of an idle session).
+func TestHeartbeatGrowsTheJournalByItsChange(t *testing.T) {
+	const beats = 40
+	for _, tc := range []struct {
+		name string
+		pad  int
+	}{
+		{"small record", 1 << 10},
+		{"record near the cap", 1<<20 - 4<<10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := newStore(t, store.WithClock(clockFrom(fixedNow)))
+			commit := func(n int64) {
+				t.Helper()
+				if _, err := s.UpdateWorkflow(func([]byte) ([]byte, store.Event, error) {
+					return heartbeatDoc(n, tc.pad), store.Event{Kind: "heartbeat"}, nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			commit(1)
+			before := journalBytes(t, dir)
+			for n := int64(2); n <= beats+1; n++ {
+				commit(n)
+			}
+			j, err := s.ReadJournal(wfID)
+			if err != nil || len(j.Records) != beats+1 {
+				t.Fatalf("journal: %d records, %v", len(j.Records), err)
+			}
+			// A heartbeat's own line: the change and the line's fixed members.
+			var line int
+			for _, r := range j.Records[1:] {
+				if r.Delta != nil {
+					line = max(line, len(r.Delta)+400)
+				}
+			}
+			per := (journalBytes(t, dir) - before) / beats
+			if line == 0 || per > int64(2*line) {
+				t.Fatalf("%d heartbeats on a %d-byte record added %d bytes to the journal each, want at most %d (twice a heartbeat's line)",
+					beats, len(heartbeatDoc(1, tc.pad)), per, 2*line)
+			}
+			t.Logf("%d heartbeats on a %d-byte record: %d journal bytes each", beats, len(heartbeatDoc(1, tc.pad)), per)
+			// The journal still rebuilds the latest state.
+			os.WriteFile(filepath.Join(dir, store.WorkflowFile), []byte(`{"version":"2.0","workflow_id":"`), 0o600)
+			if w, err := s.ReadWorkflow(); err != nil || !bytes.Equal(w.Data, heartbeatDoc(beats+1, tc.pad)) {
+				t.Fatalf("rebuilt revision %d, want %d (%v)", w.Revision, beats+1, err)
+			}
+		})
 	}
 }

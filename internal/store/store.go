@@ -18,8 +18,10 @@
 // when it fails.
 //
 // The journal (journal/<id>.jsonl) is the commit point of every workflow change: a line holds
-// the change as a JSON delta, or the whole record at least every 32 lines, each line and each
-// state checked by a sum, so a rebuild reads only the tail from the newest full line. Past 1
+// the change as a JSON delta, or the whole record again once the lines since the last one
+// number at least 32 and hold as many bytes as the record (or their deltas 4 times that), each
+// line and each state checked by a sum, so a rebuild reads only the tail from the newest full
+// line. Past 1
 // MiB (DefaultCompactAt) the lines before a new full line are sealed into
 // journal/<id>.sealed/<n>.jsonl: the active journal stays short, and history, show and sync
 // read the segments and the active journal together, so compaction loses no history. Sealing

@@ -815,7 +815,7 @@ func (s *Store) setAsideSealed(id string) (*Notice, error) {
 // to prev has given next byte for byte.
 func journalRecord(ts tailState, prev, next []byte) Record {
 	full := Record{Snapshot: next, State: stateSum(next)}
-	if prev == nil || ts.state == "" || ts.seq-ts.base+1 >= maxChainRecords {
+	if prev == nil || ts.state == "" {
 		return full
 	}
 	var pc bytes.Buffer
@@ -831,8 +831,8 @@ func journalRecord(ts tailState, prev, next []byte) Record {
 		return full
 	}
 	d := diffJSON(a, b)
-	chain := ts.chain + int64(len(d))
-	if d == nil || chain > int64(maxChainFactor*len(next)) {
+	chain, size := ts.chain+int64(len(d)), int64(len(next))
+	if lines := ts.seq - ts.base + 1; d == nil || chain > maxChainFactor*size || lines >= maxChainRecords && chain+lines*lineCost >= size {
 		return full
 	}
 	dn, err := parseJSON(d)
