@@ -530,6 +530,43 @@ func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
 	}
 }
 
+// A Go build that fails (a Go older than go.mod needs, with GOTOOLCHAIN=local; no module
+// cache and no network) had every later session say again that the binaries were being built
+// "(first use only)" and would work once done, which they never did. A start after a failed
+// build says it failed and where its log is, and tries again.
+func TestLaunchHookSaysTheLastBuildFailed(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	tools := toolDir(t)
+	fakeGo(t, tools, `echo "go: go.mod requires go >= 1.26.0 (running go 1.25.0; GOTOOLCHAIN=local)" >&2; exit 1`+"\n")
+	env := launchEnv(root, data, work, tools)
+	log := filepath.Join(data, "build-"+pluginVersion(t)+".log")
+	for i, want := range []string{"building them with Go in the background", "building them with Go failed: see " + log} {
+		res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+		var out map[string]string
+		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || res.code != 0 || !strings.Contains(out["systemMessage"], want) {
+			t.Fatalf("SessionStart %d = %+v, want exit 0 and a systemMessage saying %q", i+1, res, want)
+		}
+		if i == 1 && strings.Contains(out["systemMessage"], "first use only") {
+			t.Errorf("SessionStart after a failed build says %q", out["systemMessage"])
+		}
+		// The background build is done when go has failed and its lock is gone.
+		lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+		done := false
+		for end := time.Now().Add(time.Minute); !done && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			b, _ := os.ReadFile(log)
+			_, err := os.Stat(lock)
+			done = strings.Contains(string(b), "go.mod requires go >= 1.26.0") && os.IsNotExist(err)
+		}
+		if !done {
+			b, _ := os.ReadFile(log)
+			t.Fatalf("background build %d not done in a minute; its log holds %q", i+1, b)
+		}
+	}
+}
+
 // A Go build that makes binaries this machine cannot run (another processor's here, as with
 // GOOS or GOARCH set by go env -w for cross-compiling) had its exec, the MCP server's and the CLI's after
 // they waited for the build, caught by nothing: dash exited 126 and bash went on to exit 1,
