@@ -1090,3 +1090,33 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 		})
 	}
 }
+
+// A release the server does not have (a version not published yet, a mirror in
+// CAIRN_DOWNLOAD_URL without it) was said as any failed download: "check the network", which
+// works. The line says what the server answered, and asks for nothing of the network.
+func TestLaunchSaysTheServersAnswer(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	for _, tc := range []struct{ downloader, want string }{
+		{"curl", "failed: the server answered 404"},
+		{"wget", "failed: the server answered with an error"},
+	} {
+		t.Run(tc.downloader, func(t *testing.T) {
+			rs := serveRelease(t, nil)
+			work, _, pdata := launchSite(t)
+			env := launchEnv(root, pdata, work, toolDirWith(t, tc.downloader), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+				var res launchResult
+				if name == "cairn-session-start" {
+					res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+				} else {
+					res = runLaunch(t, root, env, "", name)
+				}
+				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "network") {
+					t.Errorf("%s = %+v, want exit 0 and one line saying %q, not the network", name, res, tc.want)
+				}
+			}
+		})
+	}
+}
