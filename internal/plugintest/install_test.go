@@ -380,18 +380,11 @@ func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	}
 	rs := serveRelease(t, map[string][]byte{archive: tampered})
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		var res launchResult
-		if name == "cairn-session-start" {
-			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-		} else {
-			res = runLaunch(t, root, env, "", name)
-		}
-		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "sha256") {
 			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive", name, res)
 		}
-	}
+	})
 	if rs.Hits(archive) == 0 {
 		t.Fatal("the archive was never requested: the test proves nothing")
 	}
