@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -31,6 +32,7 @@ type doctorReport struct {
 func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	rep := doctorReport{OK: true}
 	root, bin, how := locatePlugin(a.executable, a.getenv, dirExists)
+	var own *engine.Check
 	if root == "" && a.getenv("CLAUDE_PLUGIN_ROOT") == "" {
 		wd, _ := os.Getwd()
 		if p, err := project.Root(a.getenv, wd); err == nil {
@@ -38,6 +40,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		}
 		if r, b, h := installedPlugin(a.getenv, a.home(), wd); r != "" {
 			root, bin, how = r, b, h
+			own = a.ownSetCheck(bin)
 		}
 	}
 	rep.PluginRoot = root
@@ -52,6 +55,9 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", Detail: how, Fix: fix})
 	} else {
 		rep.Checks = append(rep.Checks, engine.Check{Name: "plugin root", OK: true, Detail: root + " (" + how + ")"})
+	}
+	if own != nil {
+		rep.Checks = append(rep.Checks, *own)
 	}
 	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link))
 	e, err := a.engine()
@@ -144,6 +150,29 @@ func locatePlugin(executable func() (string, error), getenv func(string) string,
 		return r, filepath.Join(r, "bin"), "from CLAUDE_PLUGIN_ROOT"
 	}
 	return "", "", "no Cairn plugin found: not in Claude Code's installed plugins, this executable is not in a plugin's bin/, CLAUDE_PLUGIN_ROOT is not set"
+}
+
+// ownSetCheck fails when this cairn runs from a launcher's set (DATA/bin-VERSION) other than
+// bin, the installed plugin's: the set of the version before an update, which the launcher
+// leaves for a day and a ~/.local/bin/cairn made by cairn doctor --link still runs. Nil when
+// this cairn is elsewhere (a checkout's bin/, go run, a test binary).
+func (a *app) ownSetCheck(bin string) *engine.Check {
+	exe, err := a.executable()
+	if err != nil {
+		return nil
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = p
+	}
+	dir := filepath.Dir(exe)
+	if !strings.HasPrefix(filepath.Base(dir), "bin-") || filepath.Clean(dir) == filepath.Clean(bin) {
+		return nil
+	}
+	fix := vars.Quote(filepath.Join(bin, "cairn")) + " doctor --link"
+	if !fileExists(filepath.Join(bin, "cairn")) {
+		fix = "start a Claude Code session (the plugin installs its binaries), then " + fix
+	}
+	return &engine.Check{Name: "this cairn", Detail: exe + " is not the installed plugin's cairn: its binaries are in " + bin, Fix: fix}
 }
 
 func dirExists(p string) bool {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/hook"
 	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/project"
 )
@@ -266,7 +267,8 @@ func dataDirs(getenv func(string) string, home string) []string {
 			}
 		}
 	}
-	if d := project.CacheDir(getenv, home); d != "" {
+	// The Stop hook's mark is Cairn's there too (a user's cache may hold another cairn).
+	if d := project.CacheDir(getenv, home); d != "" && (launcherData(d) || fileExists(filepath.Join(d, hook.StopMarkFile))) {
 		add(d)
 	}
 	return out

@@ -91,6 +91,9 @@ func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) 
 	return b.String()
 }
 
+// StopMarkFile is saidBefore's mark in the user's cache (project.CacheDir).
+const StopMarkFile = "stop-failure-said"
+
 // saidBefore reports whether this session was already told of failure (which names its state
 // directory), and when not, records that it is told now, so that a failure that persists
 // (damaged state stays damaged until someone acts) is said once per session, not after every
@@ -106,7 +109,7 @@ func saidBefore(getenv func(string) string, sessionID, failure string) bool {
 	}
 	sum := sha256.Sum256([]byte(failure))
 	mark := sessionID + " " + hex.EncodeToString(sum[:16]) + "\n"
-	file := filepath.Join(dir, "stop-failure-said")
+	file := filepath.Join(dir, StopMarkFile)
 	if old, err := durable.ReadPath(file, 4096, false); err == nil && string(old) == mark {
 		return true
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -282,5 +283,43 @@ func TestLaunchEmptyFailureRecord(t *testing.T) {
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) || rs.Hits(archive) != 1 {
 		t.Errorf("cairn-mcp over an empty failure record = %+v after %d downloads, want the server installed and run", res, rs.Hits(archive))
+	}
+}
+
+// A server that answers with a body far larger than any release archive (a proxy's endless
+// stream, a wrong CAIRN_DOWNLOAD_URL) was downloaded whole into the data directory, for the
+// minute the MCP server's start allows: gigabytes on a fast network, to be refused by its
+// checksum at the end. A body whose length says it is too large is not downloaded.
+func TestLaunchRefusesAHugeDownload(t *testing.T) {
+	skipOnWindows(t)
+	const offered = 512 << 20 // bytes the server writes at most
+	var written atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1099511627776") // a terabyte
+		w.WriteHeader(http.StatusOK)
+		chunk := make([]byte, 1<<20)
+		for written.Load() < offered {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	root := copyPlugin(t, launcherFiles...)
+	work, _, pdata := launchSite(t)
+	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+	res := runLaunch(t, root, env, "", "cairn-mcp")
+	if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "larger than a release archive") {
+		t.Errorf("cairn-mcp = %+v, want exit 0 and one line saying the download is larger than a release archive", res)
+	}
+	if n := written.Load(); n == 0 || n >= 64<<20 {
+		t.Errorf("the server wrote %d bytes before the download stopped, want some and less than 64 MiB", n)
 	}
 }

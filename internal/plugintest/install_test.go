@@ -380,13 +380,11 @@ func TestLaunchRefusesTamperedArchive(t *testing.T) {
 	}
 	rs := serveRelease(t, map[string][]byte{archive: tampered})
 	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res := launchAs(t, root, env, work, name)
-		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+	hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "refused the downloaded "+archive) || !strings.Contains(lines[0], "sha256") {
 			t.Errorf("%s = %+v, want exit 0 and one line refusing the archive", name, res)
 		}
-	}
+	})
 	if rs.Hits(archive) == 0 {
 		t.Fatal("the archive was never requested: the test proves nothing")
 	}
@@ -1059,13 +1057,11 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 			rs := serveRelease(t, map[string][]byte{archive: []byte(tc.body)})
 			work, _, pdata := launchSite(t)
 			env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+rs.URL)
-			for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-				res := launchAs(t, root, env, work, name)
-				lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+			hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
 				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "sha256") {
 					t.Errorf("%s = %+v, want exit 0 and one line saying %q", name, res, tc.want)
 				}
-			}
+			})
 			if rs.Hits(archive) == 0 {
 				t.Fatal("the archive was never requested: the test proves nothing")
 			}
@@ -1073,5 +1069,43 @@ func TestLaunchSaysACaptivePortalsPageIsNotTheArchive(t *testing.T) {
 				t.Error("the page was installed")
 			}
 		})
+	}
+}
+
+// A release the server does not have (a version not published yet, a mirror in
+// CAIRN_DOWNLOAD_URL without it) was said as any failed download: "check the network", which
+// works. The line says what the server answered, and asks for nothing of the network.
+func TestLaunchSaysTheServersAnswer(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	for _, tc := range []struct{ downloader, want string }{
+		{"curl", "failed: the server answered 404"},
+		{"wget", "failed: the server answered with an error"},
+	} {
+		t.Run(tc.downloader, func(t *testing.T) {
+			rs := serveRelease(t, nil)
+			work, _, pdata := launchSite(t)
+			env := launchEnv(root, pdata, work, toolDirWith(t, tc.downloader), "CAIRN_DOWNLOAD_URL="+rs.URL)
+			hookThenServer(t, root, env, work, func(name string, res launchResult, lines []string) {
+				if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || strings.Contains(lines[0], "network") {
+					t.Errorf("%s = %+v, want exit 0 and one line saying %q, not the network", name, res, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// hookThenServer starts the SessionStart hook as hooks.json runs it, then the MCP server's
+// launcher, from work, and calls check with each one's binary name, result and stderr lines.
+func hookThenServer(t *testing.T, root string, env []string, work string, check func(name string, res launchResult, lines []string)) {
+	t.Helper()
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		var res launchResult
+		if name == "cairn-session-start" {
+			res = runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+		} else {
+			res = runLaunch(t, root, env, "", name)
+		}
+		check(name, res, strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"))
 	}
 }

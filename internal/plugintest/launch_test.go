@@ -465,18 +465,7 @@ func TestLaunchBuildsIntoRelativeData(t *testing.T) {
 	tools := toolDir(t)
 	// A go that "builds" a script naming the package, wherever -o says (relative paths
 	// from its working directory, as the real one).
-	writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
-while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
-mkdir -p "$(dirname "$out")" && printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"
-`)
-	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"cp", "chmod", "printf"} {
-		if p, err := exec.LookPath(tool); err == nil {
-			os.Symlink(p, filepath.Join(tools, tool))
-		}
-	}
+	fakeGo(t, tools, `printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"`+"\n")
 	env := launchEnv(root, "data", t.TempDir(), tools)
 	res := runProcess(t, time.Minute, "hooks/launch cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
 	if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
@@ -525,7 +514,7 @@ func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
 	work := t.TempDir()
 	tools := toolDir(t)
 	seen := filepath.Join(work, "gomaxprocs")
-	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\necho \"${GOMAXPROCS-unset}\" >>"+seen+"\nexit 1\n")
+	writeFile(t, filepath.Join(tools, "go"), "#!/bin/sh\nif [ \"$1\" = build ]; then echo \"${GOMAXPROCS-unset}\" >>"+seen+"; fi\nexit 1\n")
 	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -547,6 +536,43 @@ func TestLaunchHookBuildUsesAllProcs(t *testing.T) {
 	}
 }
 
+// A Go build that fails (a Go older than go.mod needs, with GOTOOLCHAIN=local; no module
+// cache and no network) had every later session say again that the binaries were being built
+// "(first use only)" and would work once done, which they never did. A start after a failed
+// build says it failed and where its log is, and tries again.
+func TestLaunchHookSaysTheLastBuildFailed(t *testing.T) {
+	skipOnWindows(t)
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	tools := toolDir(t)
+	fakeGo(t, tools, `echo "go: go.mod requires go >= 1.26.0 (running go 1.25.0; GOTOOLCHAIN=local)" >&2; exit 1`+"\n")
+	env := launchEnv(root, data, work, tools)
+	log := filepath.Join(data, "build-"+pluginVersion(t)+".log")
+	for i, want := range []string{"building them with Go in the background", "building them with Go failed: see " + log} {
+		res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
+		var out map[string]string
+		if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || res.code != 0 || !strings.Contains(out["systemMessage"], want) {
+			t.Fatalf("SessionStart %d = %+v, want exit 0 and a systemMessage saying %q", i+1, res, want)
+		}
+		if i == 1 && strings.Contains(out["systemMessage"], "first use only") {
+			t.Errorf("SessionStart after a failed build says %q", out["systemMessage"])
+		}
+		// The background build is done when go has failed and its lock is gone.
+		lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+		done := false
+		for end := time.Now().Add(time.Minute); !done && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			b, _ := os.ReadFile(log)
+			_, err := os.Stat(lock)
+			done = strings.Contains(string(b), "go.mod requires go >= 1.26.0") && os.IsNotExist(err)
+		}
+		if !done {
+			b, _ := os.ReadFile(log)
+			t.Fatalf("background build %d not done in a minute; its log holds %q", i+1, b)
+		}
+	}
+}
+
 // A Go build that makes binaries this machine cannot run (another processor's here, as with
 // GOOS or GOARCH set by go env -w for cross-compiling) had its exec, the MCP server's and the CLI's after
 // they waited for the build, caught by nothing: dash exited 126 and bash went on to exit 1,
@@ -564,18 +590,7 @@ func TestLaunchBuiltBinariesForAnotherProcessor(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A go whose every build is foreign, written where -o says.
-			writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
-while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; esac; shift; done
-mkdir -p "$(dirname "$out")" && cp `+foreign+` "$out"
-`)
-			if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, tool := range []string{"cp", "chmod"} {
-				if p, err := exec.LookPath(tool); err == nil {
-					os.Symlink(p, filepath.Join(tools, tool))
-				}
-			}
+			fakeGo(t, tools, "cp "+foreign+` "$out"`+"\n")
 			set := filepath.Join(work, "data", "bin-"+pluginVersion(t))
 			env := launchEnv(root, filepath.Join(work, "data"), work, tools)
 			res := runProcess(t, time.Minute, "cairn-mcp", env, work, initializeLine, sh, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
@@ -597,74 +612,112 @@ mkdir -p "$(dirname "$out")" && cp `+foreign+` "$out"
 	}
 }
 
-// GOOS and GOARCH in the environment Claude Code was started from (a user cross-compiling) are
-// for the user's builds, and so are the CPU levels (GOAMD64, GOARM64, ...): a set built for a
-// level above this machine's processor exits 1 at its first instruction it lacks, which no
-// trap can tell from a binary's own failure. The launcher's build is of binaries for this
-// machine, which it runs. So too when they are set with go env -w, in the user's go env file,
-// which go reads for what the environment leaves unset (before, only the environment's were
-// left out); the file's other settings (GOPROXY, say) still apply.
+// GOOS and GOARCH (a user cross-compiling) are for the user's builds, and so are the CPU levels
+// (GOAMD64, GOARM64, ...): a set built for a level above this machine's processor exits 1 at
+// the first instruction it lacks, which no trap can tell from a binary's own failure. The
+// launcher's build is of binaries for this machine, which it runs, whether the setting is in
+// the environment Claude Code was started from or in the user's go env file (go env -w), which
+// go reads for a variable the environment leaves unset or empty: unsetting them let
+// "go env -w GOOS=windows" build a set no start here could run.
 func TestLaunchBuildIgnoresGOOSAndGOARCH(t *testing.T) {
 	skipOnWindows(t)
-	for _, target := range [][]string{
-		{"GOOS=windows", "GOARCH=arm64"},
-		{"GOAMD64=v4"}, {"GOARM64=v9.5"}, {"GOARM=7"}, {"GO386=sse2"}, {"GOPPC64=power10"},
-		{"GORISCV64=rva23u64"}, {"GOMIPS=softfloat"}, {"GOMIPS64=softfloat"}, {"GOWASM=satconv"},
+	level, high := hostLevel(t)
+	for _, c := range []struct {
+		where  string
+		target []string
+	}{
+		{"environment", []string{"GOOS=windows", "GOARCH=arm64"}},
+		{"environment", []string{"GOAMD64=v4"}}, {"environment", []string{"GOARM64=v9.5"}},
+		{"environment", []string{"GOARM=7"}}, {"environment", []string{"GO386=sse2"}},
+		{"environment", []string{"GOPPC64=power10"}}, {"environment", []string{"GORISCV64=rva23u64"}},
+		{"environment", []string{"GOMIPS=softfloat"}}, {"environment", []string{"GOMIPS64=softfloat"}},
+		{"environment", []string{"GOWASM=satconv"}},
+		{"go env file", []string{"GOOS=windows"}}, {"go env file", []string{"GOARCH=" + otherArch()}},
+		{"go env file", []string{level + "=" + high}},
 	} {
-		for _, written := range []bool{false, true} {
-			name := strings.Join(target, ",")
-			if written {
-				name = "go env -w " + name
+		t.Run(c.where+":"+strings.Join(c.target, ","), func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			tools := toolDir(t)
+			foreign := filepath.Join(work, "foreign")
+			if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
+				t.Fatal(err)
 			}
-			t.Run(name, func(t *testing.T) {
-				root := copyPlugin(t, launcherFiles...)
-				work := t.TempDir()
-				tools := toolDir(t)
-				foreign := filepath.Join(work, "foreign")
-				if err := os.WriteFile(foreign, foreignELF(), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				// A go that builds as the real one would: for the target its environment
-				// names, or else its env file; and only with the env file's GOPROXY.
-				writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
-f=${GOENV:-${XDG_CONFIG_HOME:-$HOME/.config}/go/env}
-if [ "$1" = env ]; then printf '%s\n' "$f"; exit 0; fi
-while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
-mkdir -p "$(dirname "$out")" || exit 1
-set=${GOOS-}${GOARCH-}${GOAMD64-}${GOARM64-}${GOARM-}${GO386-}${GOPPC64-}${GORISCV64-}${GOMIPS-}${GOMIPS64-}${GOWASM-}
-proxy=
-if [ "$f" != off ] && [ -f "$f" ]; then
-	while IFS= read -r l; do case $l in
-		GOOS=* | GOARCH=* | GOAMD64=* | GOARM64=* | GOARM=* | GO386=* | GOPPC64=* | GORISCV64=* | GOMIPS=* | GOMIPS64=* | GOWASM=*) set=1 ;;
-		GOPROXY=*) proxy=1 ;;
-	esac; done <"$f"
-fi
-if [ -n "$set" ]; then exec cp `+foreign+` "$out"; fi
-[ -n "$proxy" ] || exit 1
+			// Built for the target go takes (see fakeGo): any other than this machine's is
+			// foreign, as is any CPU level the environment names for another processor.
+			fakeGo(t, tools, `
+for k in GOOS GOARCH `+level+`; do eff $k; case $k:$v in GOOS:`+runtime.GOOS+` | GOARCH:`+runtime.GOARCH+` | `+level+`:`+hostLevelDefault(level)+`) ;; *) exec cp `+foreign+` "$out" ;; esac; done
+for k in GOAMD64 GOARM64 GOARM GO386 GOPPC64 GORISCV64 GOMIPS GOMIPS64 GOWASM; do [ $k = `+level+` ] || eval "[ -z \"\${$k-}\" ]" || exec cp `+foreign+` "$out"; done
 printf '#!/bin/sh\necho built %s\n' "$pkg" >"$out" && chmod +x "$out"
 `)
-				if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				for _, tool := range []string{"cp", "chmod", "printf"} {
-					if p, err := exec.LookPath(tool); err == nil {
-						os.Symlink(p, filepath.Join(tools, tool))
-					}
-				}
-				goenv := "GOPROXY=https://proxy.example\n"
-				var extra []string
-				if written {
-					goenv += strings.Join(target, "\n") + "\n"
-				} else {
-					extra = target
-				}
-				writeFile(t, filepath.Join(work, ".config", "go", "env"), goenv)
-				env := launchEnv(root, filepath.Join(work, "data"), work, tools, extra...)
-				res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
-				if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
-					t.Errorf("cairn-mcp with %s = %+v, want the server built for this machine and run", name, res)
-				}
-			})
+			extra := c.target
+			if c.where == "go env file" {
+				goenv := filepath.Join(work, "go-env")
+				writeFile(t, goenv, strings.Join(c.target, "\n")+"\n")
+				extra = []string{"GOENV=" + goenv}
+			}
+			env := launchEnv(root, filepath.Join(work, "data"), work, tools, extra...)
+			res := runProcess(t, time.Minute, "cairn-mcp", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn-mcp")
+			if res.code != 0 || strings.TrimSpace(res.stdout) != "built ./mcpserver" {
+				t.Errorf("cairn-mcp with %v in the %s = %+v, want the server built for this machine and run", c.target, c.where, res)
+			}
+		})
+	}
+}
+
+// fakeGo writes a go into tools that answers go env as the real one does, and builds by
+// running build with out (-o) and pkg (the ./package) set. eff KEY sets v to the value go
+// takes for KEY: the environment's, else (unless GOENV=off) the go env file's that GOENV
+// names, else this machine's default.
+func fakeGo(t *testing.T, tools, build string) {
+	t.Helper()
+	level, _ := hostLevel(t)
+	writeFile(t, filepath.Join(tools, "go"), `#!/bin/sh
+eff() {
+	eval "v=\${$1-}"
+	if [ -z "$v" ] && [ "${GOENV:-off}" != off ] && [ -r "$GOENV" ]; then
+		while IFS= read -r l; do case $l in "$1="*) v=${l#*=} ;; esac; done <"$GOENV"
+	fi
+	case $1:$v in GOOS:) v=`+runtime.GOOS+` ;; GOARCH:) v=`+runtime.GOARCH+` ;; `+level+`:) v=`+hostLevelDefault(level)+` ;; esac
+}
+if [ "$1" = env ]; then
+	shift
+	for k; do eff $k; echo "$v"; done
+	exit 0
+fi
+while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; ./*) pkg=$1 ;; esac; shift; done
+mkdir -p "$(dirname "$out")" || exit 1
+`+build)
+	if err := os.Chmod(filepath.Join(tools, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"cp", "chmod", "printf"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			os.Symlink(p, filepath.Join(tools, tool))
 		}
 	}
+}
+
+// hostLevel is the CPU level variable of this machine's GOARCH and a level above its default.
+func hostLevel(t *testing.T) (name, high string) {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "GOAMD64", "v4"
+	case "arm64":
+		return "GOARM64", "v9.5"
+	}
+	t.Skipf("no CPU level known for %s", runtime.GOARCH)
+	return "", ""
+}
+
+func hostLevelDefault(name string) string {
+	return map[string]string{"GOAMD64": "v1", "GOARM64": "v8.0"}[name]
+}
+
+// otherArch is a GOARCH this machine is not.
+func otherArch() string {
+	if runtime.GOARCH == "arm64" {
+		return "amd64"
+	}
+	return "arm64"
 }

@@ -84,6 +84,10 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 		return "", err
 	}
 	defer os.RemoveAll(work)
+	goenv, err := goEnvFile(goBin, work)
+	if err != nil {
+		return "", err
+	}
 	var sums []string
 	for _, p := range platforms {
 		files := make(map[string][]byte, len(Binaries))
@@ -97,7 +101,7 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 			cmd.Dir = root
 			// Everything that changes the bytes is fixed here, whatever the caller's environment.
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=-mod=readonly",
-				"GOWORK=off", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=", "GOFIPS140=off")
+				"GOWORK=off", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=", "GOFIPS140=off", "GOENV="+goenv)
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				return "", fmt.Errorf("go build %s for %s: %v\n%s", b.Pkg, p, err, msg)
 			}
@@ -128,6 +132,35 @@ func Dist(goBin, root, out, version string, platforms []Platform) (string, error
 		return "", err
 	}
 	return text, nil
+}
+
+// goEnvFile is the caller's go env file (what go env -w wrote) less its GOEXPERIMENT, copied
+// into dir, or "off" when there is none: go takes a variable the environment leaves empty, as
+// Dist's GOEXPERIMENT= does, from that file, and writes the experiments asked for into every
+// binary. Its other settings (GOPROXY, GOTOOLCHAIN, ...) still apply to the build.
+func goEnvFile(goBin, dir string) (string, error) {
+	out, err := exec.Command(goBin, "env", "GOENV").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOENV: %w", err)
+	}
+	path := strings.TrimSpace(string(out))
+	if path == "" || path == "off" {
+		return "off", nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "off", nil
+	} else if err != nil {
+		return "", err
+	}
+	var keep strings.Builder
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if !strings.HasPrefix(line, "GOEXPERIMENT=") {
+			keep.WriteString(line)
+		}
+	}
+	file := filepath.Join(dir, "go.env")
+	return file, os.WriteFile(file, []byte(keep.String()), 0o644)
 }
 
 // checkOut refuses an output directory that Dist may not empty: one that is or holds the

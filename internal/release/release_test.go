@@ -187,6 +187,52 @@ func TestDistIgnoresTheCallersFIPSSetting(t *testing.T) {
 	}
 }
 
+// A GOEXPERIMENT the caller set with go env -w (in the go env file, which go reads for a
+// variable the environment leaves empty) is written into every binary's build settings and
+// changed the release's bytes, as a GOFIPS140 would: Dist's GOEXPERIMENT= did not override it.
+// The file's other settings (a GOPROXY, say) still apply.
+func TestDistIgnoresTheCallersGoEnvFileExperiment(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/cairn\n\ngo 1.24\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range Binaries {
+		if err := os.MkdirAll(filepath.Join(root, b.Pkg), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, b.Pkg, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An experiment this Go has on already: only the build settings say it was asked for.
+	const exp = "greenteagc"
+	goenv := filepath.Join(t.TempDir(), "go-env")
+	p := []Platform{{OS: runtime.GOOS, Arch: runtime.GOARCH}}
+	var sums []string
+	for _, file := range []string{"", "GOEXPERIMENT=" + exp + "\n"} {
+		if err := os.WriteFile(goenv, []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GOENV", goenv)
+		t.Setenv("GOEXPERIMENT", "")
+		if out, err := exec.Command(goBin, "env", "GOEXPERIMENT").Output(); err != nil || strings.TrimSpace(string(out)) != strings.TrimSpace(strings.TrimPrefix(file, "GOEXPERIMENT=")) {
+			t.Skipf("this go does not take GOEXPERIMENT=%s from its go env file: %q, %v", exp, out, err)
+		}
+		s, err := Dist(goBin, root, filepath.Join(t.TempDir(), "dist"), "0.0.1", p)
+		if err != nil {
+			t.Fatalf("go env file %q: %v", file, err)
+		}
+		sums = append(sums, s)
+	}
+	if sums[0] != sums[1] {
+		t.Errorf("GOEXPERIMENT=%s in the go env file changed the release:\n%s\nwant, as without it:\n%s", exp, sums[1], sums[0])
+	}
+}
+
 // Dist empties its output directory first, so an output directory that is or holds the
 // sources (dist -out ., a typo'd -out ..) or files dist did not write (-out ~/Downloads) is
 // refused before anything is removed. One holding only an earlier dist's output is not.
