@@ -153,3 +153,32 @@ func TestStdioUnparsableRequestAnsweredWithItsID(t *testing.T) {
 	})
 	r.checkStdout()
 }
+
+// TestStdioRequestIDs: a request is answered with its id exactly as sent, so that the client
+// can match the answer (an integer beyond 2^53 read as a float comes back as another number,
+// and the client waits for its answer for ever). A request whose id is neither a string nor
+// an integer (MCP's rule) is refused as an invalid request and not run.
+func TestStdioRequestIDs(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for _, id := range []string{`9007199254740993`, `9223372036854775808`, `-12345678901234567890123`, `"req-1"`} {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{}}}`)
+		if resp := r.next(5 * time.Second); string(resp.ID) != id || resp.Error != nil {
+			t.Errorf("a request with id %s answered with id %s (error %+v)", id, resp.ID, resp.Error)
+		}
+	}
+	call := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{"a":1}}}}`
+	}
+	answeredWithTheirIDs(t, r, "invalid id", -32600, 5*time.Second, []idCase{
+		{call(`{"a":1}`), "null"},
+		{call(`[1]`), "null"},
+		{call(`true`), "null"},
+		{call(`1.5`), "null"},
+	})
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("a request with an invalid id was run: checkpoints %v", names)
+	}
+	r.checkStdout()
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -97,7 +98,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				}
 			}
 			if resp != nil {
-				w.write(resp)
+				w.write(withID(resp, q.id))
 			}
 		}()
 	}
@@ -254,10 +255,38 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 			}
 		}
 		s.mcp.HandleMessage(ctx, line)
+	case !validID(env.ID):
+		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
 	default:
 		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}
 	}
 	return queued{}
+}
+
+// validID says whether id is one MCP allows on a request: a string or an integer.
+func validID(id json.RawMessage) bool {
+	switch strictjson.KindOf(id) {
+	case "a string":
+		return true
+	case "a number":
+		return !bytes.ContainsAny(id, ".eE")
+	}
+	return false
+}
+
+// withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
+// number as a float64, and an integer beyond 2^53 would come back as another number, whose
+// answer the client would never match.
+func withID(resp mcp.JSONRPCMessage, id json.RawMessage) mcp.JSONRPCMessage {
+	switch r := resp.(type) {
+	case mcp.JSONRPCResponse:
+		r.ID = mcp.NewRequestId(id)
+		return r
+	case mcp.JSONRPCError:
+		r.ID = mcp.NewRequestId(id)
+		return r
+	}
+	return resp
 }
 
 type lineRead struct {
