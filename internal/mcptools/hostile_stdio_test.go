@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,4 +182,34 @@ func TestStdioRequestIDs(t *testing.T) {
 		t.Errorf("a request with an invalid id was run: checkpoints %v", names)
 	}
 	r.checkStdout()
+}
+
+// TestStdioUnknownNamesNotEchoed: an unknown tool or method is refused without its name
+// repeated: the name may be megabytes long, or a secret pasted in the wrong place, and the
+// refusal goes back into the model's context.
+func TestStdioUnknownNamesNotEchoed(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	long := strings.Repeat("x", 3<<20)
+	for i, tc := range []struct{ msg, name string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + long + `","arguments":{}}}`, long},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + token + `","arguments":{}}}`, token},
+		{`{"jsonrpc":"2.0","id":3,"method":"` + long + `"}`, long},
+		{`{"jsonrpc":"2.0","id":4,"method":"` + token + `"}`, token},
+	} {
+		r.send(tc.msg)
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || string(resp.ID) != fmt.Sprint(i+1) {
+			t.Errorf("message %d answered %s (error %+v), want a protocol error", i+1, clip(string(resp.Result)), resp.Error)
+			continue
+		}
+		if msg := resp.Error.Message; strings.Contains(msg, tc.name[:40]) || len(msg) > 200 {
+			t.Errorf("message %d: the refusal repeats the name it was sent: %q", i+1, clip(msg))
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after unknown names: %+v", resp)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,7 +99,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				}
 			}
 			if resp != nil {
-				w.write(withID(resp, q.id))
+				w.write(withID(unquoted(q, resp), q.id))
 			}
 		}()
 	}
@@ -272,6 +273,23 @@ func validID(id json.RawMessage) bool {
 		return !bytes.ContainsAny(id, ".eE")
 	}
 	return false
+}
+
+// unquoted is mcp-go's answer with an error that quotes the name the client sent (an unknown
+// tool's, an unknown method's) said without it: the name may be megabytes long, or a secret
+// pasted in the wrong place, and the error goes back into the model's context.
+func unquoted(q queued, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+	e, ok := resp.(mcp.JSONRPCError)
+	switch {
+	case !ok:
+	case e.Error.Code == mcp.METHOD_NOT_FOUND && strings.Contains(e.Error.Message, q.method):
+		e.Error.Message = "method not found"
+		return e
+	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
+		e.Error.Message = "tool not found: tools/list names cairn's tools"
+		return e
+	}
+	return resp
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
