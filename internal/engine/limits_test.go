@@ -113,6 +113,28 @@ func TestCheckpointOverTheCapSaysSo(t *testing.T) {
 	}
 }
 
+// A checkpoint kept with a move sits four levels down in the workflow record, which may nest
+// 64 deep: one nested deeper than fits there is refused in words that name its limit and a
+// step (a named checkpoint takes the full depth), not as invalid JSON in the workflow, and
+// one that fits is kept.
+func TestPhaseCheckpointDepthSaysSo(t *testing.T) {
+	_, en := startApex(t)
+	nested := func(depth int) []byte {
+		return []byte(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth))
+	}
+	must(en.SaveCheckpoint("deep", nested(64)))(t)
+	for _, depth := range []int{61, 64, 65} {
+		_, err := en.Transition(engine.TransitionRequest{To: "plan", Checkpoint: nested(depth)})
+		if err == nil || strings.Contains(err.Error(), "invalid JSON") || !strings.Contains(err.Error(), "60 levels") ||
+			!strings.Contains(err.Error(), "save_checkpoint") || !strings.Contains(err.Error(), "nothing was changed") {
+			t.Errorf("transition with a checkpoint %d deep: %v; want its limit of 60 levels and save_checkpoint as the step", depth, err)
+		}
+	}
+	if res := must(en.Transition(engine.TransitionRequest{To: "plan", Checkpoint: nested(60)}))(t); res.Phase != "plan" {
+		t.Errorf("a checkpoint 60 deep: the workflow is at %s, want plan", res.Phase)
+	}
+}
+
 // startLoop starts a workflow whose phases a, b and c go round (a -> b -> c -> a), so that
 // moves can add outputs and checkpoints for as long as a test likes; extra is more front
 // matter (such as "approvals: [b]\n").

@@ -523,12 +523,22 @@ func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) (stor
 	return e.st.ArchiveIf(reason, cur.WorkflowID)
 }
 
+// phaseCheckpointLevel is how deep in the workflow record a checkpoint kept with a move sits
+// (phases.<phase>.metadata.checkpoint); the record may nest strictjson.MaxDepth levels.
+const phaseCheckpointLevel = 4
+
+var phaseCheckpointLimits = strictjson.Limits{MaxSize: strictjson.MaxSize, MaxDepth: strictjson.MaxDepth - phaseCheckpointLevel}
+
 // Transition moves the active workflow to r.To. With r.From it is a compare-and-swap; with
 // r.Checkpoint (a JSON object) the checkpoint is kept in the metadata of the phase being
 // left, in the same atomic write. Entering a terminal phase completes and archives it.
 func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	req := workflow.TransitionRequest{To: r.To, From: r.From, Outputs: r.Outputs, Note: r.Note, Approval: r.Approval}
 	if cp := bytes.TrimSpace(r.Checkpoint); len(cp) > 0 && string(cp) != "null" {
+		if je, ok := errors.AsType[*strictjson.Error](phaseCheckpointLimits.Check(cp)); ok && je.Kind == strictjson.TooDeep {
+			return nil, fmt.Errorf("transition checkpoint: it nests deeper than the %d levels a checkpoint kept with a move may (the workflow record holds it %d levels down); nothing was changed. Keep the data in named checkpoints (%s; they may nest %d levels) and move with a small checkpoint or none",
+				phaseCheckpointLimits.MaxDepth, phaseCheckpointLevel, SplitCheckpoint, strictjson.MaxDepth)
+		}
 		if err := store.CheckDocument(r.Checkpoint); err != nil {
 			if je := tooLarge(err); je != nil {
 				return nil, fmt.Errorf("transition checkpoint: it is over the 1 MiB a checkpoint may hold (%s); nothing was changed. Keep the data in named checkpoints (%s) and move with a small checkpoint or none", je.Reason, SplitCheckpoint)

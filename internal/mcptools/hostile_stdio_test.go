@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,4 +153,63 @@ func TestStdioUnparsableRequestAnsweredWithItsID(t *testing.T) {
 		{`this is not json`, "null"},
 	})
 	r.checkStdout()
+}
+
+// TestStdioRequestIDs: a request is answered with its id exactly as sent, so that the client
+// can match the answer (an integer beyond 2^53 read as a float comes back as another number,
+// and the client waits for its answer for ever). A request whose id is neither a string nor
+// an integer (MCP's rule) is refused as an invalid request and not run.
+func TestStdioRequestIDs(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for _, id := range []string{`9007199254740993`, `9223372036854775808`, `-12345678901234567890123`, `"req-1"`} {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"list_checkpoints","arguments":{}}}`)
+		if resp := r.next(5 * time.Second); string(resp.ID) != id || resp.Error != nil {
+			t.Errorf("a request with id %s answered with id %s (error %+v)", id, resp.ID, resp.Error)
+		}
+	}
+	call := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{"a":1}}}}`
+	}
+	answeredWithTheirIDs(t, r, "invalid id", -32600, 5*time.Second, []idCase{
+		{call(`{"a":1}`), "null"},
+		{call(`[1]`), "null"},
+		{call(`true`), "null"},
+		{call(`1.5`), "null"},
+	})
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("a request with an invalid id was run: checkpoints %v", names)
+	}
+	r.checkStdout()
+}
+
+// TestStdioUnknownNamesNotEchoed: an unknown tool or method is refused without its name
+// repeated: the name may be megabytes long, or a secret pasted in the wrong place, and the
+// refusal goes back into the model's context.
+func TestStdioUnknownNamesNotEchoed(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	long := strings.Repeat("x", 3<<20)
+	for i, tc := range []struct{ msg, name string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + long + `","arguments":{}}}`, long},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + token + `","arguments":{}}}`, token},
+		{`{"jsonrpc":"2.0","id":3,"method":"` + long + `"}`, long},
+		{`{"jsonrpc":"2.0","id":4,"method":"` + token + `"}`, token},
+	} {
+		r.send(tc.msg)
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || string(resp.ID) != fmt.Sprint(i+1) {
+			t.Errorf("message %d answered %s (error %+v), want a protocol error", i+1, clip(string(resp.Result)), resp.Error)
+			continue
+		}
+		if msg := resp.Error.Message; strings.Contains(msg, tc.name[:40]) || len(msg) > 200 {
+			t.Errorf("message %d: the refusal repeats the name it was sent: %q", i+1, clip(msg))
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after unknown names: %+v", resp)
+	}
 }

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -97,7 +99,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				}
 			}
 			if resp != nil {
-				w.write(resp)
+				w.write(withID(unquoted(q, resp), q.id))
 			}
 		}()
 	}
@@ -254,10 +256,55 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 			}
 		}
 		s.mcp.HandleMessage(ctx, line)
+	case !validID(env.ID):
+		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
 	default:
 		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}
 	}
 	return queued{}
+}
+
+// validID says whether id is one MCP allows on a request: a string or an integer.
+func validID(id json.RawMessage) bool {
+	switch strictjson.KindOf(id) {
+	case "a string":
+		return true
+	case "a number":
+		return !bytes.ContainsAny(id, ".eE")
+	}
+	return false
+}
+
+// unquoted is mcp-go's answer with an error that quotes the name the client sent (an unknown
+// tool's, an unknown method's) said without it: the name may be megabytes long, or a secret
+// pasted in the wrong place, and the error goes back into the model's context.
+func unquoted(q queued, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+	e, ok := resp.(mcp.JSONRPCError)
+	switch {
+	case !ok:
+	case e.Error.Code == mcp.METHOD_NOT_FOUND && strings.Contains(e.Error.Message, q.method):
+		e.Error.Message = "method not found"
+		return e
+	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
+		e.Error.Message = "tool not found: tools/list names cairn's tools"
+		return e
+	}
+	return resp
+}
+
+// withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
+// number as a float64, and an integer beyond 2^53 would come back as another number, whose
+// answer the client would never match.
+func withID(resp mcp.JSONRPCMessage, id json.RawMessage) mcp.JSONRPCMessage {
+	switch r := resp.(type) {
+	case mcp.JSONRPCResponse:
+		r.ID = mcp.NewRequestId(id)
+		return r
+	case mcp.JSONRPCError:
+		r.ID = mcp.NewRequestId(id)
+		return r
+	}
+	return resp
 }
 
 type lineRead struct {
