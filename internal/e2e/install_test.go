@@ -525,8 +525,10 @@ func TestInstallLauncherFinishesBuildWhenStopped(t *testing.T) {
 	readJSON(t, filepath.Join(root, ".claude-plugin", "plugin.json"), &manifest)
 	fakeBin := filepath.Join(dir, "fakego")
 	calls := filepath.Join(dir, "go-calls")
-	// go build -trimpath -o OUT PKG: writes a script that names itself.
+	// go build -trimpath -o OUT PKG: writes a script that names itself. go env (the launcher
+	// reads this Go's own target) answers nothing, so the build sets no target.
 	fakeGo := `#!/bin/sh
+[ "$1" = build ] || exit 0
 echo "$*" >>'` + calls + `'
 out=$4
 sleep 0.3
