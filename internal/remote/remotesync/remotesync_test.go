@@ -739,3 +739,52 @@ func TestIdleSyncSkipsForeignRef(t *testing.T) {
 		t.Fatalf("B's idle sync says of what it skipped %+v, want wf-x as not Cairn's, with its step", out.LeftOut)
 	}
 }
+
+// TestConflictArchiveSaysRetentionFailed: the archive a lost race makes of this machine's copy
+// says, as any other archive does (engine.ArchiveReport), when retention could not remove
+// older archives and why. Before, the sync dropped what the store said of that archive.
+func TestConflictArchiveSaysRetentionFailed(t *testing.T) {
+	for _, replay := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replay=%v", replay), func(t *testing.T) {
+			conflictArchiveSaysRetentionFailed(t, replay)
+		})
+	}
+}
+
+func conflictArchiveSaysRetentionFailed(t *testing.T, replay bool) {
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	startShared(r, a, b, "wf-1", "race")
+	// An index with a damaged line and an archive it does not name: where that archive
+	// belongs in the order is not known, so retention removes nothing and says why.
+	archive := filepath.Join(a.en.StateDir(), "archive")
+	other := filepath.Join(archive, "apex-20261101T000000Z-aaaa-20261101T000000.000Z")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"version":"2.0","workflow_id":"apex-20261101T000000Z-aaaa","revision":1,"type":"apex","state":"analyze","status":"completed"}`
+	if err := os.WriteFile(filepath.Join(other, store.WorkflowFile), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(archive, "index.jsonl"), []byte("{\"dir\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A's change is replayable: with a Replayer, a second round pushes it.
+	if _, err := a.en.SetVars(map[string]string{"PLAN_PATH": "a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	b.move("plan")
+	b.sync(r, "")
+	var rep remotesync.Replayer
+	if replay {
+		rep = remotesync.EngineReplayer(a.en) // rounds after the race replace its outcome
+	}
+	out, err := remotesync.Sync(context.Background(), a.st, r, "origin", "", rep)
+	if err != nil || out.Conflict == nil || replay && out.Conflict.Replayed != 1 {
+		t.Fatalf("A's sync = %+v, %v; want a lost race", out, err)
+	}
+	said := strings.Join(out.Notices, "\n")
+	if !strings.Contains(said, "older archives were not removed this time") || !strings.Contains(said, "damaged line") {
+		t.Errorf("notices %q do not say that retention failed and why", out.Notices)
+	}
+}
