@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -755,20 +756,7 @@ func conflictArchiveSaysRetentionFailed(t *testing.T, replay bool) {
 	r := memremote.New()
 	a, b := newMachine(t, 0), newMachine(t, 0)
 	startShared(r, a, b, "wf-1", "race")
-	// An index with a damaged line and an archive it does not name: where that archive
-	// belongs in the order is not known, so retention removes nothing and says why.
-	archive := filepath.Join(a.en.StateDir(), "archive")
-	other := filepath.Join(archive, "apex-20261101T000000Z-aaaa-20261101T000000.000Z")
-	if err := os.MkdirAll(other, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	rec := `{"version":"2.0","workflow_id":"apex-20261101T000000Z-aaaa","revision":1,"type":"apex","state":"analyze","status":"completed"}`
-	if err := os.WriteFile(filepath.Join(other, store.WorkflowFile), []byte(rec), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(archive, "index.jsonl"), []byte("{\"dir\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	storetest.UnplaceableArchive(t, a.en.StateDir()) // retention fails, and says why
 	// A's change is replayable: with a Replayer, a second round pushes it.
 	if _, err := a.en.SetVars(map[string]string{"PLAN_PATH": "a.md"}); err != nil {
 		t.Fatal(err)
