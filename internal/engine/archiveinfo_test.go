@@ -1,13 +1,13 @@
 package engine_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -52,20 +52,7 @@ func TestEveryArchiveSaysRetentionFailed(t *testing.T) {
 			e := newEnv(t)
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "one", TTL: "1h"}))(t)
-			// An index with a damaged line and an archive it does not name: where that archive
-			// belongs in the order is not known, so retention removes nothing and says why.
-			archive := filepath.Join(e.project, ".claude", "cairn", "archive")
-			other := filepath.Join(archive, "apex-20261101T000000Z-aaaa-20261101T000000.000Z")
-			if err := os.MkdirAll(other, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			rec := `{"version":"2.0","workflow_id":"apex-20261101T000000Z-aaaa","revision":1,"type":"apex","state":"analyze","status":"completed"}`
-			if err := os.WriteFile(filepath.Join(other, store.WorkflowFile), []byte(rec), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(archive, "index.jsonl"), []byte("{\"dir\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			storetest.UnplaceableArchive(t, filepath.Join(e.project, ".claude", "cairn")) // retention fails, and says why
 			warnings := tc.archive(e, en)
 			if !containsAny(warnings, "older archives were not removed this time") || !containsAny(warnings, "damaged line") {
 				t.Errorf("warnings %q do not say that retention failed and why", warnings)

@@ -66,10 +66,9 @@ const ConfirmCopy = "confirm with the user which copy to keep"
 // pruneWarning says, as for any other archive (Result.retention), what finishing a conflict
 // archive kept aside and that retention could not remove older archives.
 func pruneWarning(out *Resume, info store.ArchiveInfo) {
-	for _, n := range info.Notices {
-		out.Notices = append(out.Notices, n.Message)
-	}
-	if info.PruneErr != nil {
-		out.Warnings = append(out.Warnings, pruneFailed+info.PruneErr.Error())
+	notices, warning := ArchiveReport(info)
+	out.Notices = append(out.Notices, notices...)
+	if warning != "" {
+		out.Warnings = append(out.Warnings, warning)
 	}
 }

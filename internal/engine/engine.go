@@ -62,9 +62,10 @@ var errNoYAML = errors.New("this binary reads no YAML (the hooks hand such proje
 // ErrNoActiveWorkflow is returned by operations that need an active workflow when there is none.
 var ErrNoActiveWorkflow = workflow.ErrNoWorkflow
 
-// CheckOnRecord ends a refusal that another process's change caused: the step is to look at
-// what is on record now. It names the agent's tool; the CLI puts its own command in its place.
-const CheckOnRecord = "check it with resume_check"
+// CheckOnRecord ends a refusal that another process's change caused, or the store's step for a
+// snapshot it left as it is: the step is to look at what is on record now. It names the
+// agent's tool; the CLI puts its own command in its place.
+const CheckOnRecord = store.CheckOnRecord
 
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.

@@ -1312,3 +1312,45 @@ func TestStopAfterFailedTurnNeverAsks(t *testing.T) {
 		t.Fatalf("the next turn was not asked about the set the failed turn saw: %+v", out)
 	}
 }
+
+// Recovery marks a running task done when its output is there (seed 002, scenario 2: crash
+// after the write, before the state update), but only an output written since the run started:
+// one left by an earlier run (a retry after a failure, with the old file still in place) is no
+// output of this run, which goes back to pending to run again. Before, any file at the path
+// marked the interrupted retry done.
+func TestRecoveryTakesOnlyThisRunsOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		written time.Duration // the output's modification time, from the run's start
+		want    string
+	}{
+		{"written during the run", 30 * time.Second, "task t1 was running and its output out/t1.json exists: marked done"},
+		{"left by an earlier run", -time.Hour, "task t1 was running and its output out/t1.json was written before this run started: back to pending, to run again (attempts 2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			first := e.openAs("s1", exitedPID(t))
+			must(first.Start(engine.StartRequest{Type: "apex", Context: "tasks"}))(t)
+			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running", Output: "out/t1.json"}))(t)
+			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "failed"}))(t)
+			e.clock.Add(time.Hour)
+			started := e.clock.Now()
+			must(first.UpdateTask(engine.TaskRequest{ID: "t1", Status: "running"}))(t) // the retry
+			out := filepath.Join(e.project, "out", "t1.json")
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(out, []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(out, started.Add(tc.written), started.Add(tc.written)); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Add(time.Minute)
+			r := e.openAs("s1", 4242).Resume(engine.ResumeOptions{Apply: true})
+			if !slices.Contains(r.Notices, tc.want) {
+				t.Fatalf("notices %q, want %q", r.Notices, tc.want)
+			}
+		})
+	}
+}

@@ -218,3 +218,31 @@ func TestShowSaysARecordItCannotReadWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotLeftAsItIsGivesTheStep: an operation refused on a snapshot the store leaves as
+// it is (another tool's file, an older record that cannot be migrated) ends with the one step
+// after the repair, for the model a tool (the CLI puts cairn status in its place), not "run the
+// command again", which names no command to a model or in a hook's output.
+func TestSnapshotLeftAsItIsGivesTheStep(t *testing.T) {
+	for _, tc := range []struct{ name, doc, repair string }{
+		{"another tool's file", `{"name":"shop","version":"3.2.1","type":"module","main":"index.js"}`, "move it out of "},
+		{"older, not migratable", `{"version":"1.0","workflow_id":"w-old","type":"custom","state":["plan"],"revision":3}`, "correct it by hand as that says"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "kept", WorkflowID: "apex-kept"}))(t)
+			if err := os.WriteFile(filepath.Join(en.StateDir(), "workflow-state.json"), []byte(tc.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.open("s2").SetVars(map[string]string{"PLAN_PATH": "a.md"})
+			if err == nil {
+				t.Fatal("set over a snapshot left as it is")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.repair) || !strings.Contains(msg, ", then "+engine.CheckOnRecord) || strings.Contains(msg, "command again") {
+				t.Errorf("refusal %q does not end with the step after %q: %s", msg, tc.repair, engine.CheckOnRecord)
+			}
+		})
+	}
+}

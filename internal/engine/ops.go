@@ -708,15 +708,27 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 // removed to make room, or, when it failed, that they stay until the next archive; and what
 // finishing the archive kept aside, and where.
 func (res *Result) retention(info store.ArchiveInfo) {
-	for _, n := range info.Notices {
-		res.Warnings = append(res.Warnings, n.Message)
-	}
+	notices, warning := ArchiveReport(info)
+	res.Warnings = append(res.Warnings, notices...)
 	if len(info.Pruned) > 0 {
 		res.Message += fmt.Sprintf("; retention removed %d older archive%s: %s", len(info.Pruned), workflow.Plural(len(info.Pruned)), strings.Join(info.Pruned, ", "))
 	}
-	if info.PruneErr != nil {
-		res.Warnings = append(res.Warnings, pruneFailed+info.PruneErr.Error())
+	if warning != "" {
+		res.Warnings = append(res.Warnings, warning)
 	}
+}
+
+// ArchiveReport says what making an archive did besides the archive itself: what finishing it
+// kept aside, and where (notices), and why retention could not remove older archives this time
+// (warning, "" when it could). Every caller that makes an archive reports it through this.
+func ArchiveReport(info store.ArchiveInfo) (notices []string, warning string) {
+	for _, n := range info.Notices {
+		notices = append(notices, n.Message)
+	}
+	if info.PruneErr != nil {
+		warning = pruneFailed + info.PruneErr.Error()
+	}
+	return notices, warning
 }
 
 const pruneFailed = "older archives were not removed this time (retention tries again at the next archive): "

@@ -383,13 +383,13 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 	if !e.interrupted(r, now) {
 		return r
 	}
-	res, acts, err := workflow.Recover(r, now, e.exists, e.actor())
+	res, acts, err := workflow.Recover(r, now, e.written, e.actor())
 	if err == nil && res.Changed {
 		_, _, cerr := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 			if cur == nil || cur.WorkflowID != r.WorkflowID {
 				return workflow.Result{Event: workflow.EventNone}, nil
 			}
-			res, _, err := workflow.Recover(cur, now, e.exists, e.actor())
+			res, _, err := workflow.Recover(cur, now, e.written, e.actor())
 			return res, err
 		}, "recovered after an interruption")
 		if cerr != nil {
@@ -519,14 +519,23 @@ func ttlText(ttl string) string { return cmp.Or(ttl, "24h") }
 
 // exists says whether a referenced output exists; relative paths are from the project root.
 func (e *Engine) exists(p string) bool {
+	_, ok := e.written(p)
+	return ok
+}
+
+// written says whether a referenced output exists, and when it was last modified.
+func (e *Engine) written(p string) (time.Time, bool) {
 	if p == "" {
-		return false
+		return time.Time{}, false
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(e.root, p)
 	}
-	_, err := os.Lstat(p)
-	return err == nil
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
 }
 
 // milestoneScanCap bounds the last-resort directory scan of the read protocol.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // Notices that queue up between two calls (a sync or two, then another process) are said
@@ -18,5 +20,18 @@ func TestQueuedNoticesEndWithOneInstruction(t *testing.T) {
 	if n := strings.Count(got, callResume); n != 1 || !strings.HasSuffix(got, callResume) ||
 		!strings.Contains(got, "(revision 3). Notice: another machine") || !strings.Contains(got, "phase review (revision 5, was 2).") {
 		t.Errorf("queued notices: %q", got)
+	}
+}
+
+// The notice of a lost race says what the sync told of the conflict archive (that retention
+// could not remove older archives, what finishing it kept aside): before, the model was told
+// where this machine's copy went and nothing else the sync said.
+func TestSyncNoticeSaysWhatTheArchiveLeft(t *testing.T) {
+	said := "older archives were not removed this time (retention tries again at the next archive): archive/index.jsonl has a damaged line"
+	out := remotesync.Outcome{Workflow: "wf-1", Local: 3, Notices: []string{said},
+		Conflict: &remotesync.Conflict{Common: 1, Archive: store.ArchiveInfo{Revision: 2, Dir: "conflict-wf-1-x"}}}
+	got := syncMessage("origin", out, engine.Snapshot{WorkflowID: "wf-1", Phase: "plan", Revision: 3})
+	if !strings.Contains(got, said) || !strings.Contains(got, "archive/conflict-wf-1-x") || !strings.HasSuffix(got, callResume) {
+		t.Errorf("syncMessage = %q, want it to say %q", got, said)
 	}
 }

@@ -319,8 +319,8 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	r := textsafe.Line(remote, 40)
 	c := out.Conflict
 	if c == nil {
-		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d)."+callResume,
-			id(out.Workflow), r, id(snap.Phase), snap.Revision)
+		return fmt.Sprintf("Notice: another machine moved workflow %s (via %s): it is now at phase %s (revision %d).",
+			id(out.Workflow), r, id(snap.Phase), snap.Revision) + syncSaid(out) + callResume
 	}
 	msg := fmt.Sprintf("Notice: another machine changed workflow %s first (via %s): it is now at phase %s (revision %d); this machine's revision %d is kept in archive/%s",
 		id(out.Workflow), r, id(snap.Phase), snap.Revision, c.Archive.Revision, id(c.Archive.Dir))
@@ -330,7 +330,17 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 	if n := c.NotReplayed(); n != "" {
 		msg += "; not replayed: " + n
 	}
-	return msg + "." + callResume
+	return msg + "." + syncSaid(out) + callResume
+}
+
+// syncSaid is what the sync told besides (Outcome.Notices: what making the conflict archive
+// left, and where), a sentence each.
+func syncSaid(out remotesync.Outcome) string {
+	var b strings.Builder
+	for _, n := range out.Notices {
+		b.WriteString(" " + strings.TrimSuffix(textsafe.Line(n, 400), ".") + ".")
+	}
+	return b.String()
 }
 
 // addSyncNotice queues a notice for the next tool result.

@@ -233,13 +233,18 @@ func maybeNewer(err error) bool {
 // foreignSnapshot is the error for such a snapshot: it is left in place, and nothing starts
 // over it.
 func (s *Store) foreignSnapshot(err error) *UnreadableError {
-	return s.unreadable(fmt.Errorf("the workflow snapshot %s in %s was left as it is: %w; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move: move it out of %s and run the command again (Cairn then reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err, s.dir))
+	return s.unreadable(fmt.Errorf("the workflow snapshot %s in %s was left as it is: %w; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move: move it out of %s, then %s (Cairn then reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err, s.dir, CheckOnRecord))
 }
 
 // unmigratable is the error for an older snapshot that could not be migrated (err).
 func (s *Store) unmigratable(err error) error {
-	return fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says and run the command again", s.dir, err)
+	return fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says, then %s", s.dir, err, CheckOnRecord)
 }
+
+// CheckOnRecord ends the step for a snapshot left as it is: once it is moved or corrected,
+// look at what is on record. It names the agent's tool, as the hook output and the MCP tools
+// say it; the CLI puts its own command in its place (engine.CheckOnRecord).
+const CheckOnRecord = "check it with resume_check"
 
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping
 // the original as workflow-state.v<old>.json.bak. data is a document readMeta found in an

@@ -229,13 +229,15 @@ func PendingApproval(r *Record) (string, bool) {
 }
 
 // Recover repairs what an interruption leaves behind (seed 002's scenarios) and says what it
-// did, a line each: a running task with no output (none recorded, or the file is missing)
-// goes back to pending with attempts + 1, to be run again; a running task whose output exists
+// did, a line each: a running task with no output of its run (none recorded, the file is
+// missing, or it was written before the run started, by an earlier run) goes back to pending
+// with attempts + 1, to be run again; a running task whose output was written since it started
 // is marked done. (A workflow waiting in an approval gate needs no repair: Check's
-// approval-pending finding asks for the approval to be re-presented, not re-run.) exists may
-// be nil (then every recorded output counts as missing). The result is unchanged when there
-// was nothing to repair.
-func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) (Result, []string, error) {
+// approval-pending finding asks for the approval to be re-presented, not re-run.) written
+// says whether a recorded output exists and when it was last modified; it may be nil (then
+// every recorded output counts as missing). The result is unchanged when there was nothing to
+// repair.
+func Recover(r *Record, now time.Time, written func(path string) (modified time.Time, ok bool), by Actor) (Result, []string, error) {
 	if err := requireActive(r); err != nil {
 		return Result{}, nil, err
 	}
@@ -247,18 +249,23 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 		if t.Status != TaskRunning {
 			continue
 		}
-		if t.Output != "" && exists != nil && exists(t.Output) {
-			t.Status = TaskDone
-			t.CompletedAt = now
-			t.UpdatedAt = now
-			acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", spaced(t.ID), t.Output))
-			continue
+		why := "with no output"
+		if t.Output != "" && written != nil {
+			if mod, ok := written(t.Output); ok && (t.StartedAt.IsZero() || !mod.Before(t.StartedAt.Add(-outputTimeSlack))) {
+				t.Status = TaskDone
+				t.CompletedAt = now
+				t.UpdatedAt = now
+				acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", spaced(t.ID), t.Output))
+				continue
+			} else if ok {
+				why = "and its output " + t.Output + " was written before this run started"
+			}
 		}
 		t.Status = TaskPending
 		t.Attempts++
 		t.CompletedAt = time.Time{}
 		t.UpdatedAt = now
-		acts = append(acts, fmt.Sprintf("task %s was running with no output: back to pending, to run again (attempts %d)", spaced(t.ID), t.Attempts))
+		acts = append(acts, fmt.Sprintf("task %s was running %s: back to pending, to run again (attempts %d)", spaced(t.ID), why, t.Attempts))
 	}
 	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}
 	if len(acts) > 0 {
@@ -270,6 +277,11 @@ func Recover(r *Record, now time.Time, exists func(path string) bool, by Actor) 
 	}
 	return res, acts, nil
 }
+
+// outputTimeSlack is how much earlier than a run's start its output's modification time may
+// be and still be taken as written by that run: file systems that keep it to the second or
+// two (FAT keeps two) round it down.
+const outputTimeSlack = 2 * time.Second
 
 // AncientAsk ends the FindingAncient text with what the agent asks the user; a view for a
 // person (cairn status) puts a person's step in its place.

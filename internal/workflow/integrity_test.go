@@ -21,6 +21,11 @@ func existsIn(paths ...string) func(string) bool {
 	return func(p string) bool { return slices.Contains(paths, p) }
 }
 
+// writtenIn is Recover's view of outputs: paths exist, each last modified at at.
+func writtenIn(at time.Time, paths ...string) func(string) (time.Time, bool) {
+	return func(p string) (time.Time, bool) { return at, slices.Contains(paths, p) }
+}
+
 func TestCheckClean(t *testing.T) {
 	def := mustDef(t, "apex")
 	r := walk(t, def, mustStart(t, def), "plan", "implement")
@@ -152,7 +157,7 @@ func TestRecoverScenarios(t *testing.T) {
 	}
 	t.Run("ctrl-c-during-subagent", func(t *testing.T) {
 		r := mk(workflow.Task{ID: "task-001", Status: "running", Attempts: 1, StartedAt: base.UpdatedAt})
-		res, acts, err := workflow.Recover(r, later, existsIn(), alice)
+		res, acts, err := workflow.Recover(r, later, writtenIn(later), alice)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,14 +171,14 @@ func TestRecoverScenarios(t *testing.T) {
 	})
 	t.Run("output-recorded-but-missing", func(t *testing.T) {
 		r := mk(workflow.Task{ID: "t2", Status: "running", Output: "out/t2.json"})
-		res, _, _ := workflow.Recover(r, later, existsIn(), alice)
+		res, _, _ := workflow.Recover(r, later, writtenIn(later), alice)
 		if tk := res.Record.Tasks[0]; tk.Status != "pending" || tk.Attempts != 1 {
 			t.Fatalf("%+v", tk)
 		}
 	})
 	t.Run("crash-after-write-before-update", func(t *testing.T) {
 		r := mk(workflow.Task{ID: "task-001", Status: "running", Output: "out/t1.json"}, workflow.Task{ID: "t3", Status: "pending"})
-		res, acts, _ := workflow.Recover(r, later, existsIn("out/t1.json"), alice)
+		res, acts, _ := workflow.Recover(r, later, writtenIn(later, "out/t1.json"), alice)
 		tk := res.Record.Tasks[0]
 		if tk.Status != "done" || !tk.CompletedAt.Equal(later) || tk.Attempts != 0 || len(acts) != 1 || !strings.Contains(acts[0], "marked done") {
 			t.Fatalf("%+v %+v", tk, acts)
@@ -182,9 +187,30 @@ func TestRecoverScenarios(t *testing.T) {
 			t.Fatal("a pending task was touched")
 		}
 	})
+	// Only an output written since the run started is the run's: one an earlier run left (a
+	// retry after a failure) is none, up to the rounding of file systems that keep whole
+	// seconds (or two).
+	for _, tc := range []struct {
+		name    string
+		written time.Duration // from the run's start
+		want    workflow.TaskStatus
+	}{
+		{"output-written-during-the-run", time.Minute, "done"},
+		{"output-time-rounded-down", -time.Second, "done"},
+		{"output-left-by-an-earlier-run", -time.Hour, "pending"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started := base.UpdatedAt
+			r := mk(workflow.Task{ID: "t1", Status: "running", Attempts: 1, Output: "out/t1.json", StartedAt: started})
+			res, acts, _ := workflow.Recover(r, later, writtenIn(started.Add(tc.written), "out/t1.json"), alice)
+			if tk := res.Record.Tasks[0]; tk.Status != tc.want || len(acts) != 1 {
+				t.Fatalf("%+v %q, want %s", tk, acts, tc.want)
+			}
+		})
+	}
 	t.Run("interrupted-during-approval", func(t *testing.T) {
 		r := walk(t, def, mustStart(t, def), "architecture") // in a gate, approval requested
-		res, acts, err := workflow.Recover(r, later, existsIn(), alice)
+		res, acts, err := workflow.Recover(r, later, writtenIn(later), alice)
 		if err != nil || res.Changed || len(acts) != 0 {
 			t.Fatalf("%v %+v %+v", err, res, acts)
 		}
@@ -197,7 +223,7 @@ func TestRecoverScenarios(t *testing.T) {
 		}
 	})
 	t.Run("nothing-to-do", func(t *testing.T) {
-		res, acts, err := workflow.Recover(mk(workflow.Task{ID: "a", Status: "done"}), later, existsIn(), alice)
+		res, acts, err := workflow.Recover(mk(workflow.Task{ID: "a", Status: "done"}), later, writtenIn(later), alice)
 		if err != nil || res.Changed || len(acts) != 0 {
 			t.Fatalf("%v %+v %+v", err, res, acts)
 		}

@@ -28,6 +28,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
@@ -64,7 +65,8 @@ type Outcome struct {
 	Unreadable []string         `json:",omitempty"`
 	LeftOut    []remote.LeftOut `json:",omitempty"`
 	// Notices say what the sync found and dealt with on its own (a replay intent that cannot
-	// be read), for the person.
+	// be read; what making the conflict archive did besides, engine.ArchiveReport), for the
+	// person and the model.
 	Notices []string `json:",omitempty"`
 }
 
@@ -102,7 +104,7 @@ type Replayer func(ctx context.Context, c *Conflict) (applied int, err error)
 // events it writes ("origin"). replay, when not nil, is offered the changes of a lost race.
 func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replay Replayer) (Outcome, error) {
 	var conflict *Conflict
-	var notice string
+	var notices []string // every round's: a conflict round's archive is told after the push
 	if replay != nil {
 		// A sync killed between taking the remote's line and replaying this machine's
 		// changes left its intent: the replay is done now.
@@ -110,13 +112,15 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		if err != nil {
 			return Outcome{}, err
 		}
-		conflict, notice = c, n
+		conflict = c
+		if n != "" {
+			notices = append(notices, n)
+		}
 	}
 	for round := 0; ; round++ {
 		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
-		if notice != "" {
-			out.Notices = []string{notice}
-		}
+		notices = append(notices, out.Notices...)
+		out.Notices = notices
 		if errors.Is(err, ErrMoved) && round < maxRounds {
 			if err := backoff(ctx, round); err != nil {
 				return out, err
@@ -270,6 +274,11 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
 		step("adopted")
+		said, warning := engine.ArchiveReport(info)
+		out.Notices = append(out.Notices, said...)
+		if warning != "" {
+			out.Notices = append(out.Notices, warning)
+		}
 		tip := remoteEntries[R-1]
 		var who struct {
 			State string `json:"state"`

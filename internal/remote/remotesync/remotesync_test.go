@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -737,5 +738,41 @@ func TestIdleSyncSkipsForeignRef(t *testing.T) {
 	}
 	if len(out.LeftOut) != 1 || out.LeftOut[0].ID != "wf-x" || out.LeftOut[0].Reason != remote.NotCairns || out.LeftOut[0].Step == "" {
 		t.Fatalf("B's idle sync says of what it skipped %+v, want wf-x as not Cairn's, with its step", out.LeftOut)
+	}
+}
+
+// TestConflictArchiveSaysRetentionFailed: the archive a lost race makes of this machine's copy
+// says, as any other archive does (engine.ArchiveReport), when retention could not remove
+// older archives and why. Before, the sync dropped what the store said of that archive.
+func TestConflictArchiveSaysRetentionFailed(t *testing.T) {
+	for _, replay := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replay=%v", replay), func(t *testing.T) {
+			conflictArchiveSaysRetentionFailed(t, replay)
+		})
+	}
+}
+
+func conflictArchiveSaysRetentionFailed(t *testing.T, replay bool) {
+	r := memremote.New()
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	startShared(r, a, b, "wf-1", "race")
+	storetest.UnplaceableArchive(t, a.en.StateDir()) // retention fails, and says why
+	// A's change is replayable: with a Replayer, a second round pushes it.
+	if _, err := a.en.SetVars(map[string]string{"PLAN_PATH": "a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	b.move("plan")
+	b.sync(r, "")
+	var rep remotesync.Replayer
+	if replay {
+		rep = remotesync.EngineReplayer(a.en) // rounds after the race replace its outcome
+	}
+	out, err := remotesync.Sync(context.Background(), a.st, r, "origin", "", rep)
+	if err != nil || out.Conflict == nil || replay && out.Conflict.Replayed != 1 {
+		t.Fatalf("A's sync = %+v, %v; want a lost race", out, err)
+	}
+	said := strings.Join(out.Notices, "\n")
+	if !strings.Contains(said, "older archives were not removed this time") || !strings.Contains(said, "damaged line") {
+		t.Errorf("notices %q do not say that retention failed and why", out.Notices)
 	}
 }
