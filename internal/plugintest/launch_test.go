@@ -46,14 +46,6 @@ func runLaunch(t *testing.T, root string, env []string, stdin string, args ...st
 	return runProcess(t, 4*time.Minute, fmt.Sprintf("running hooks/launch %v", args), env, t.TempDir(), stdin, filepath.Join(root, "hooks", "launch"), args...)
 }
 
-// launchTimed starts the launcher called name, as launchAs does, and says how long it took.
-func launchTimed(t *testing.T, root string, env []string, dir, name string) (launchResult, time.Duration) {
-	t.Helper()
-	start := time.Now()
-	res := launchAs(t, root, env, dir, name)
-	return res, time.Since(start)
-}
-
 // launchAs starts the launcher called name: cairn-session-start as the SessionStart hook
 // command (from dir), any other (the MCP server) through hooks/launch, sent an initialize line.
 func launchAs(t *testing.T, root string, env []string, dir, name string) launchResult {
@@ -452,7 +444,7 @@ func TestLaunchUnwritableData(t *testing.T) {
 	env := launchEnv(root, data, home, tools)
 	rounds := lockWaitRounds(t, env)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res, _ := launchTimed(t, root, env, home, name)
+		res := launchAs(t, root, env, home, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") {
 			t.Errorf("%s = %+v, want exit 0 and one line saying %s cannot be written", name, res, data)

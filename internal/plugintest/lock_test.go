@@ -156,7 +156,7 @@ func TestLaunchDeadLockInAReadOnlyDataDir(t *testing.T) {
 	env := launchEnv(root, data, work, toolDir(t))
 	rounds := lockWaitRounds(t, env)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res, _ := launchTimed(t, root, env, work, name)
+		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if n := rounds(); res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") || n != 0 {
 			t.Errorf("%s after %d rounds of waiting on the lock: %+v, want exit 0 at once and one line saying %s cannot be written", name, n, res, data)
