@@ -120,7 +120,7 @@ func smallDisk(t *testing.T, size string) string {
 func wantDiskFull(t *testing.T, root string, env []string, work, line string, hits func() int) {
 	t.Helper()
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res, _ := launchTimed(t, root, env, work, name)
+		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], line) ||
 			!strings.Contains(lines[0], "free some space there") || strings.Contains(lines[0], "check the network") {

@@ -246,16 +246,10 @@ func TestLaunchQuitsPromptlyWhenStoppedBeforeTheWait(t *testing.T) {
 	fakeSums(t, root)
 	work, _, data := launchSite(t)
 	tools := toolDir(t)
-	realMkdir, err := os.Readlink(filepath.Join(tools, "mkdir"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(tools, "mkdir"))
 	// The launcher runs mkdir itself (no subshell), so its parent is the launcher's shell.
-	writeFile(t, filepath.Join(tools, "mkdir"), "#!/bin/sh\ncase $1 in */.install-lock-*) kill -TERM $PPID ;; esac\nexec "+realMkdir+" \"$@\"\n")
-	if err := os.Chmod(filepath.Join(tools, "mkdir"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	wrapTool(t, tools, "mkdir", func(real string) string {
+		return "case $1 in */.install-lock-*) kill -TERM $PPID ;; esac\nexec " + real + " \"$@\"\n"
+	})
 	env := launchEnv(root, data, work, tools, "CAIRN_DOWNLOAD_URL="+serveSlowly(t))
 	res, took := runBounded(t, 30*time.Second, env, work, initializeLine, filepath.Join(root, "hooks", "launch"), "cairn-mcp")
 	if took > 5*time.Second || res.code != 1 {

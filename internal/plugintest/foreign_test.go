@@ -264,7 +264,7 @@ func TestLaunchBinariesForAnotherProcessorReadOnly(t *testing.T) {
 	work := t.TempDir()
 	env := launchEnv(root, pdata, work, toolDir(t))
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res, _ := launchTimed(t, root, env, work, name)
+		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
 		if len(lines) != 2 || !strings.HasSuffix(lines[0], "Exec format error") || !strings.HasPrefix(lines[1], "cairn: "+set+"/"+name+" cannot run on this machine") {
 			t.Errorf("%s over a read-only set for another processor = %+v, want the shell's line and Cairn's", name, res)

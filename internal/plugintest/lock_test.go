@@ -54,10 +54,10 @@ func TestLaunchBreaksALockWhosePidWasReused(t *testing.T) {
 	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
 	writeFile(t, filepath.Join(lock, "start"), "1\n")
 	env := launchEnv(root, data, work, toolDir(t))
-	start := time.Now()
+	rounds := lockWaitRounds(t, env)
 	res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-	if took := time.Since(start); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
-		t.Errorf("SessionStart with a reused pid's lock = %+v in %s, want its own download tried at once", res, took)
+	if n := rounds(); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || n != 0 {
+		t.Errorf("SessionStart with a reused pid's lock = %+v after %d rounds of waiting on the lock, want its own download tried at once", res, n)
 	}
 }
 
@@ -100,10 +100,10 @@ func TestLaunchLockWithoutStartTimes(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := launchEnv(root, data, work, toolDir(t))
-		start := time.Now()
+		rounds := lockWaitRounds(t, env)
 		res := runProcess(t, 2*time.Minute, "SessionStart without start times", env, work, `{"session_id":"s"}`, wrap[0], append(wrap[1:], "/bin/sh", "-c", hookCommand(t, "SessionStart"))...)
-		if took := time.Since(start); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
-			t.Errorf("SessionStart with a live pid's lock that nothing rewrote for two minutes = %+v in %s, want its own download tried at once", res, took)
+		if n := rounds(); res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || n != 0 {
+			t.Errorf("SessionStart with a live pid's lock that nothing rewrote for two minutes = %+v after %d rounds of waiting on the lock, want its own download tried at once", res, n)
 		}
 	})
 	t.Run("live holder", func(t *testing.T) {
@@ -154,11 +154,12 @@ func TestLaunchDeadLockInAReadOnlyDataDir(t *testing.T) {
 	}
 	work := t.TempDir()
 	env := launchEnv(root, data, work, toolDir(t))
+	rounds := lockWaitRounds(t, env)
 	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
-		res, took := launchTimed(t, root, env, work, name)
+		res := launchAs(t, root, env, work, name)
 		lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
-		if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") || took > 3*time.Second {
-			t.Errorf("%s took %s: %+v, want exit 0 at once and one line saying %s cannot be written", name, took, res, data)
+		if n := rounds(); res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], data+" cannot be written") || n != 0 {
+			t.Errorf("%s after %d rounds of waiting on the lock: %+v, want exit 0 at once and one line saying %s cannot be written", name, n, res, data)
 		}
 	}
 }
@@ -191,17 +192,17 @@ func TestLaunchBreaksAnOldLockThatNamesNoHolder(t *testing.T) {
 				t.Fatal(err)
 			}
 			env := launchEnv(root, data, work, toolDir(t))
-			start := time.Now()
+			rounds := lockWaitRounds(t, env)
 			res := runShell(t, hookCommand(t, "SessionStart"), env, work, `{"session_id":"s"}`)
-			took := time.Since(start)
+			n := rounds()
 			if tc.age == 0 {
-				if !strings.Contains(res.stdout, "being installed by another start") {
-					t.Errorf("SessionStart with a young lock naming no holder = %+v in %s, want the line saying another start is installing", res, took)
+				if !strings.Contains(res.stdout, "being installed by another start") || n == 0 {
+					t.Errorf("SessionStart with a young lock naming no holder = %+v after %d rounds of waiting on the lock, want the line saying another start is installing", res, n)
 				}
 				return
 			}
-			if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || took > 3*time.Second {
-				t.Errorf("SessionStart with an old lock naming no holder = %+v in %s, want its own download tried at once", res, took)
+			if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || n != 0 {
+				t.Errorf("SessionStart with an old lock naming no holder = %+v after %d rounds of waiting on the lock, want its own download tried at once", res, n)
 			}
 		})
 	}
@@ -242,5 +243,37 @@ func TestLaunchBeatTouchesOnlyItsOwnLock(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(moved, "alive")); err != nil || !fi.ModTime().After(before) {
 		t.Errorf("the holder's heartbeat stopped beating its own lock (%v)", err)
+	}
+}
+
+// lockWaitRounds wraps the sleep and mkdir on env's PATH (a toolDir), and returns how many
+// rounds (sleep 0.1) a start has slept since, before it took the install lock (or in all,
+// if it never took it): a start that does a thing at once, not after waiting on a lock,
+// slept none. The rounds it sleeps after, waiting on its own download, do not count.
+func lockWaitRounds(t testing.TB, env []string) func() int {
+	t.Helper()
+	var tools string
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			tools = p
+		}
+	}
+	calls := filepath.Join(t.TempDir(), "calls")
+	wrapTool(t, tools, "sleep", func(real string) string {
+		return "echo \"$*\" >>" + calls + "\nexec " + real + " \"$@\"\n"
+	})
+	wrapTool(t, tools, "mkdir", func(real string) string {
+		return real + " \"$@\" || exit\ncase $1 in */.install-lock-*.break) ;; */.install-lock-*) echo taken >>" + calls + " ;; esac\n"
+	})
+	return func() int {
+		b, _ := os.ReadFile(calls)
+		before, _, _ := strings.Cut(string(b), "taken\n")
+		n := 0
+		for _, args := range strings.Split(before, "\n") {
+			if args == "0.1" {
+				n++
+			}
+		}
+		return n
 	}
 }

@@ -161,11 +161,7 @@ func TestListArchivesDoesNotScanArchiveDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	ff := &durabletest.Faulty{FS: d}
 	s := mustOpen(t, dir, store.WithFS(ff))
 	s.UpdateWorkflow(setNext(wfID, "plan"))
@@ -437,11 +433,7 @@ func TestReplaceWorkflowStandsWhenPruneFails(t *testing.T) {
 		}
 		s.Close()
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	s := mustOpen(t, dir, store.WithRetention(1), store.WithClock(clockFrom(fixedNow.Add(time.Hour))),
 		store.WithFS(removeFailFS{d, syscall.ENOSPC}))
 	info, res, err := s.ReplaceWorkflow(record("apex-20261124T100000Z-eeee", 1, "plan"), "conflict", store.Event{Kind: "migrated"})

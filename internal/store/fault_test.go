@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -20,14 +19,10 @@ func faultyCopy(t *testing.T, template string, k int, persistent bool, opts ...s
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "cairn")
 	copyTree(t, template, dir)
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := openDir(t, dir)
 	ff = &durabletest.Faulty{FS: d, FailAt: k, Persistent: persistent}
-	s, err = store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
+	s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, opts...)...)
 	if err != nil {
-		d.Close()
 		t.Fatal(err)
 	}
 	return s, ff, dir, func() { s.Close(); d.Close() }
@@ -221,9 +216,7 @@ func TestFaultInjectionArchive(t *testing.T) {
 			run := func(k int, persistent bool) (*durabletest.Faulty, string, error) {
 				dir := filepath.Join(t.TempDir(), "cairn")
 				copyTree(t, c.template, dir)
-				d, _ := durable.OpenDir(dir)
-				defer d.Close()
-				ff := &durabletest.Faulty{FS: d, FailAt: k, Persistent: persistent}
+				ff := &durabletest.Faulty{FS: openDir(t, dir), FailAt: k, Persistent: persistent}
 				s, err := store.Open(dir, append([]store.Option{store.WithFS(ff)}, c.opts...)...)
 				if err != nil {
 					t.Fatal(err)

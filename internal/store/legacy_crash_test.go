@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -136,11 +135,7 @@ func TestLegacyRetireWaitsForTheMigration(t *testing.T) {
 	const rel, backup = ".claude/workflow-state.json", ".claude/workflow-state.v1.json.bak"
 	dir, root, _ := killBeforeRename(t, "migrate/testdata/seed001/apex-implement.json", rel, backup, "")
 	// The first session, as migrateLegacy holds it: the lock, the seed file not yet renamed.
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	unlock, err := d.Lock(".lock-workflow", time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -60,11 +60,7 @@ func TestUnreadablePendingIsSetAside(t *testing.T) {
 			if err != nil {
 				t.Skip(err)
 			}
-			d, err := durable.OpenDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			d := openDir(t, dir)
 			var fsys durable.FS = d
 			if kind == "no permission" {
 				fsys = failOpenFS{d, "archive/pending.json", fs.ErrPermission}
@@ -134,11 +130,7 @@ func TestPendingIOErrorStillReads(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			d, err := durable.OpenDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			d := openDir(t, dir)
 			s := mustOpen(t, dir, store.WithFS(failOpenFS{d, "archive/pending.json", syscall.EIO}))
 			w, err := s.ReadWorkflow()
 			if !snapshot {
@@ -203,12 +195,9 @@ func TestQuarantineNameErrorDoesNotHang(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "quarantine"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	s := mustOpen(t, dir, store.WithFS(lstatFailFS{d, "quarantine", syscall.EIO}))
+	var err error
 	done := make(chan struct{})
 	go func() { _, err = s.ReadWorkflow(); close(done) }()
 	select {

@@ -56,11 +56,7 @@ func TestQuarantineIsDurable(t *testing.T) {
 // the move replaced it.
 func TestQuarantineNeverOverwrites(t *testing.T) {
 	dir := t.TempDir()
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	at := fixedNow.UTC().Format("20060102T150405.000Z")
 	earlier := []byte("quarantined by another process")
 	f := &takeFS{FS: d, take: "quarantine/claims.json-" + at, content: earlier}

@@ -552,11 +552,7 @@ func TestLogAppendCloseFailureAfterSync(t *testing.T) {
 	}
 	// Find the close of the log file in a clean append, then fail exactly that one.
 	probe := func(failAt int) (*durabletest.Faulty, error) {
-		d, err := durable.OpenDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
+		d := openDir(t, dir)
 		ff := &durabletest.Faulty{FS: d, FailAt: failAt}
 		fs := mustOpen(t, dir, store.WithFS(ff))
 		return ff, fs.AppendLog("events", []byte(`{"n":2}`))

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/store/migrate"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -642,11 +641,7 @@ func TestReadOnlyJournalOnlyStateIsNotALockError(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, store.WorkflowFile))
 	jf := filepath.Join(dir, "journal", wfID+".jsonl")
-	d, err := durable.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openDir(t, dir)
 	ro := mustOpen(t, dir, store.WithFS(readOnly{d}))
 
 	os.WriteFile(jf, journalLine(1, 1, `{"version":"3.1","workflow_id":"`+wfID+`","revision":1,"future":true}`), 0o600)
