@@ -259,6 +259,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.WorkflowID, out.Type, out.Phase, out.Tier = re.id, "unknown", "unknown", "Damaged"
 		out.Next = "The workflow's record is there but does not read as one and was left as it is" + seeWarning + ": fix or restore it before starting new work."
 	}
+	if ue, ok := errors.AsType[*store.UnmigratableError](err); ok {
+		// An older record this Cairn could not convert: on record, and left for a person.
+		out.WorkflowID, out.Type, out.Phase, out.Tier = ue.ID, "unknown", "unknown", "Damaged"
+		out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then call resume_check again; start no new work before."
+		if opt.Person {
+			out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then run `cairn status`; start no new work before."
+		}
+	}
 	if newer != nil {
 		// Not "no workflow": one this Cairn cannot read, and must not start over.
 		out.Tier, out.Next = "Newer", newer.Next()

@@ -236,9 +236,24 @@ func (s *Store) foreignSnapshot(err error) *UnreadableError {
 	return s.unreadable(fmt.Errorf("the workflow snapshot %s in %s was left as it is: %w; another tool's file, or a newer Cairn's that this one cannot tell, is not Cairn's to move: move it out of %s, then %s (Cairn then reads the workflow from its journal, if there is one)", WorkflowFile, s.dir, err, s.dir, CheckOnRecord))
 }
 
-// unmigratable is the error for an older snapshot that could not be migrated (err).
-func (s *Store) unmigratable(err error) error {
-	return fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says, then %s", s.dir, err, CheckOnRecord)
+// UnmigratableError is an older snapshot that could not be migrated, left as it is: a
+// workflow on record all the same.
+type UnmigratableError struct {
+	ID  string // the snapshot's workflow_id, when it holds a valid one
+	Err error  // says why and the step
+}
+
+func (e *UnmigratableError) Error() string { return e.Err.Error() }
+
+func (e *UnmigratableError) Unwrap() error { return e.Err }
+
+// unmigratable is the error for an older snapshot (data) that could not be migrated (err).
+func (s *Store) unmigratable(data []byte, err error) error {
+	var id string
+	if m, jerr := strictjson.Object(data); jerr != nil || !metaValue(m["workflow_id"], &id) || ValidWorkflowID(id) != nil {
+		id = ""
+	}
+	return &UnmigratableError{ID: id, Err: fmt.Errorf("the workflow snapshot in %s is in an older format that could not be migrated; it was left as it is: %w; to resume it, correct it by hand as that says, then %s", s.dir, err, CheckOnRecord)}
 }
 
 // CheckOnRecord ends the step for a snapshot left as it is: once it is moved or corrected,
@@ -252,7 +267,7 @@ const CheckOnRecord = "check it with resume_check"
 func (s *Store) migrateOwn(w Workflow, data []byte) (Workflow, tailState, error) {
 	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
 	if err != nil {
-		return w, tailState{}, s.unmigratable(err)
+		return w, tailState{}, s.unmigratable(data, err)
 	}
 	backup, err := s.keepBackup(res.Backup, data)
 	if we, ok := errors.AsType[*WriteError](err); ok && readOnlyErr(we) {
@@ -311,7 +326,7 @@ func (s *Store) olderInMemory(why error) (w Workflow, ok bool, err error) {
 	}
 	res, err := migrate.Migrate(data, migrate.Extra{Name: WorkflowFile}, s.o.now().UTC())
 	if err != nil {
-		return Workflow{}, true, s.unmigratable(err)
+		return Workflow{}, true, s.unmigratable(data, err)
 	}
 	w, err = ownInMemory(res, why)
 	return w, true, err
