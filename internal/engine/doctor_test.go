@@ -423,3 +423,16 @@ func TestDoctorJournalNotAFile(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorPhaseNotInDefinition: the active workflow's phase, removed from its definition
+// since, is said by doctor as by resume, not "workflow definitions: ok".
+func TestDoctorPhaseNotInDefinition(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/review.md", "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n---\nbody\n")
+	must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "renamed"}))(t)
+	e.write(".claude/workflows/review.md", "---\nname: review\ndescription: review\nphases: [write, check, done]\ntransitions: {write: [check], check: [done]}\nterminal: [done]\n---\nbody\n")
+	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow definitions")
+	if c == nil || c.OK || !strings.Contains(c.Detail, `phase "draft" is not a phase of the review definition`) || c.Fix == "" {
+		t.Fatalf("doctor: %+v", c)
+	}
+}
