@@ -53,8 +53,9 @@ func init() {
 	register([]*command{
 		{name: "status", usage: "status [--json]", run: runStatus, readOnly: true,
 			summary: "Show the active workflow: phase, age, completed phases, next phases, warnings.",
-			doc: `Reads the state as the next session would (the read protocol) without changing
-anything: a corrupt state file is set aside and said so, an expired workflow is reported,
+			doc: `Reads the state as the next session would (the read protocol), changing only what
+that read repairs, and saying so: a corrupt snapshot is set aside in quarantine/ and rebuilt
+from the journal; an older one is migrated, the original kept. An expired workflow is reported,
 not archived. With --json prints the engine's resume answer, without the agent's next step.`},
 		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, run: runApprove,
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
