@@ -304,12 +304,19 @@ func TestDoctorStaleTemps(t *testing.T) {
 		os.Chtimes(p, old, old)
 		stale = append(stale, p)
 	}
+	// The directory an archive is made under (archive/.tmp-archive-dir-*) is recovery's to
+	// finish or remove, not a temp file: before, it was listed and the fix's rm failed on it.
+	made := filepath.Join(dir, "archive", ".tmp-archive-dir-5")
+	if err := os.MkdirAll(made, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(made, old, old)
 	young := filepath.Join(dir, "checkpoints", ".tmp-plan.json-4") // a write in flight
 	if err := os.WriteFile(young, []byte("partial"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c := doctorCheck(en, engine.DoctorOptions{}, "stale temp files")
-	if c == nil || c.OK || strings.Contains(c.Detail, "-4") {
+	if c == nil || c.OK || strings.Contains(c.Detail, "-4") || strings.Contains(c.Detail, "archive-dir") {
 		t.Fatalf("doctor says %+v", c)
 	}
 	_, cmd, ok := strings.Cut(c.Fix, ": ")
@@ -324,7 +331,7 @@ func TestDoctorStaleTemps(t *testing.T) {
 			t.Errorf("the fix %q left %s", cmd, p)
 		}
 	}
-	for _, p := range []string{young, filepath.Join(dir, "workflow-state.json"), filepath.Join(dir, "checkpoints", "plan.json")} {
+	for _, p := range []string{young, made, filepath.Join(dir, "workflow-state.json"), filepath.Join(dir, "checkpoints", "plan.json")} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("the fix %q removed %s: %v", cmd, p, err)
 		}

@@ -844,7 +844,9 @@ func staleTemps(dir string, now time.Time) []string {
 			continue
 		}
 		for _, ent := range ents {
-			if !strings.HasPrefix(ent.Name(), ".tmp-") {
+			// A directory (an archive's, made under archive/.tmp-archive-dir-*) is the archive
+			// recovery's to finish or remove, not a temp file of a write.
+			if !strings.HasPrefix(ent.Name(), ".tmp-") || ent.IsDir() {
 				continue
 			}
 			if fi, err := ent.Info(); err == nil && now.Sub(fi.ModTime()) > time.Minute {
