@@ -25,13 +25,13 @@ func gateServer(t *testing.T) (*project, *rawServer, json.RawMessage) {
 // exits promptly, instead of holding shutdown for the whole drain timeout.
 func TestStdioEOFWhileThePersonIsAsked(t *testing.T) {
 	p, r, _ := gateServer(t)
-	start := time.Now()
 	r.stdin.Close()
+	// The transition answers before the server exits: held for the drain timeout instead, it
+	// is abandoned unanswered and stdout closes first.
+	for string(r.next(10*time.Second).ID) != `"move"` {
+	}
 	if code := r.wait(10 * time.Second); code != 0 {
 		t.Errorf("exit code %d, want 0; stderr:\n%s", code, r.stderr)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("the server took %s to exit after stdin ended; stderr:\n%s", d.Round(time.Millisecond), r.stderr)
 	}
 	if strings.Contains(r.stderr.String(), "still running") {
 		t.Errorf("shutdown abandoned a call:\n%s", r.stderr)
