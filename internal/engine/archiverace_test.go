@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -87,26 +87,16 @@ func TestArchiveRacesAStartingProcess(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "CAIRN_ENGINE_CHILD=archive-starter", "CLAUDE_PROJECT_DIR="+project,
 		"HOME="+filepath.Join(project, "home"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	sc := storetest.StartChild(t, cmd, "the starter", "ready")
 	defer cmd.Process.Kill()
 	lines := make(chan string, 1024)
 	go func() {
-		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			lines <- sc.Text()
 		}
 		close(lines)
 	}()
-	if l := <-lines; l != "ready" {
-		t.Fatalf("the starter said %q", l)
-	}
 
 	started := map[string]string{} // workflow id -> "parent" or "starter"
 	var order []string

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -322,19 +323,7 @@ func TestKillDashNineEveryOperation(t *testing.T) {
 		cmd.Env = append(os.Environ(), "CAIRN_ENGINE_CHILD=kill", "CLAUDE_PROJECT_DIR="+project)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
-		if !sc.Scan() || sc.Text() != "ready" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("kill %d: writer did not start (%q): %s", i, sc.Text(), stderr.String())
-		}
+		sc := storetest.StartChild(t, cmd, fmt.Sprintf("kill %d: the writer", i), "ready")
 		done := make(chan struct{})
 		acked := make(chan struct{}, 1<<16)
 		go func() { defer close(done); acks.read(sc, acked) }()

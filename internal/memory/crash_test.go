@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 )
 
 // The crash test re-executes this test binary as a Cairn writer that another writer races:
@@ -70,18 +71,7 @@ func TestKillDashNineAfterADisplacingSwap(t *testing.T) {
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	if line != "swapped\n" {
-		cmd.Wait()
-		t.Fatalf("the writer did not reach the window: %q\n%s", line, stderr.String())
-	}
+	storetest.StartChild(t, cmd, "the writer racing to the window", "swapped")
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

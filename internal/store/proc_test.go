@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 )
 
@@ -197,19 +197,7 @@ func TestKillDashNine(t *testing.T) {
 			reset(i)
 		}
 		cmd := helperCmd(t, "crash", dir, "CAIRN_STORE_TEST_COMPACT=4096")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
-		if !sc.Scan() || sc.Text() != "ready" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("kill %d: writer did not start (%q)", i, sc.Text())
-		}
+		sc := storetest.StartChild(t, cmd, fmt.Sprintf("kill %d: the writer", i), "ready")
 		var mu sync.Mutex
 		done := make(chan struct{})
 		go func() {
@@ -454,15 +442,8 @@ func TestLockTimeoutSaysWhoHoldsIt(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cairn")
 	mustOpen(t, dir)
 	cmd := helperCmd(t, "hold", dir)
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	storetest.StartChild(t, cmd, "the holder", "ready")
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	sc := bufio.NewScanner(out)
-	if !sc.Scan() || sc.Text() != "ready" {
-		t.Fatal("holder did not start")
-	}
 	s := mustOpen(t, dir, store.WithLockWait(100*time.Millisecond))
 	_, err := s.Update("held", func([]byte) ([]byte, error) { return []byte(`{}`), nil })
 	var te *durable.LockTimeoutError

@@ -1,4 +1,5 @@
-// Package storetest holds helpers for tests that set up a state directory's files by hand.
+// Package storetest holds helpers for tests that set up a state directory's files by hand,
+// and start the writers that race or are killed over one.
 package storetest
 
 import (
