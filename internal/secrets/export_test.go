@@ -218,37 +218,15 @@ func Spans() (names []string, span, longest []int) {
 
 // maxLen is the length of the longest ASCII text re matches; -1: no bound.
 func maxLen(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return len(re.Rune)
-	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
-		return 1
-	case syntax.OpCapture, syntax.OpQuest:
-		return maxLen(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus:
-		return -1
-	case syntax.OpRepeat:
-		n := maxLen(re.Sub[0])
-		if re.Max < 0 || n < 0 {
-			return -1
+	return bound(re, func(re *syntax.Regexp) int {
+		switch re.Op {
+		case syntax.OpLiteral:
+			return len(re.Rune)
+		case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+			return 1
 		}
-		return n * re.Max
-	case syntax.OpConcat, syntax.OpAlternate:
-		n := 0
-		for _, sub := range re.Sub {
-			m := maxLen(sub)
-			if m < 0 {
-				return -1
-			}
-			if re.Op == syntax.OpConcat {
-				n += m
-			} else {
-				n = max(n, m)
-			}
-		}
-		return n
-	}
-	return 0 // empty-width operators
+		return 0 // empty-width operators
+	})
 }
 
 // Windows scans s as ScanString does and returns the longest window each rule's regexp was

@@ -416,33 +416,44 @@ func fitted(re *regexp.Regexp, span int) int {
 // encoding; a literal in any case: its longest spelling, the Kelvin sign for k), or -1 when
 // there is no bound.
 func longest(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		n := 0
-		for _, r := range re.Rune {
-			m := utf8.RuneLen(r)
-			if re.Flags&syntax.FoldCase != 0 {
-				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-					m = max(m, utf8.RuneLen(f))
+	return bound(re, func(re *syntax.Regexp) int {
+		switch re.Op {
+		case syntax.OpLiteral:
+			n := 0
+			for _, r := range re.Rune {
+				m := utf8.RuneLen(r)
+				if re.Flags&syntax.FoldCase != 0 {
+					for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+						m = max(m, utf8.RuneLen(f))
+					}
 				}
+				n += m
 			}
-			n += m
+			return n
+		case syntax.OpCharClass:
+			n := 0
+			for i := 1; i < len(re.Rune); i += 2 {
+				n = max(n, utf8.RuneLen(re.Rune[i]))
+			}
+			return n
+		case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+			return utf8.UTFMax
 		}
-		return n
-	case syntax.OpCharClass:
-		n := 0
-		for i := 1; i < len(re.Rune); i += 2 {
-			n = max(n, utf8.RuneLen(re.Rune[i]))
-		}
-		return n
-	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
-		return utf8.UTFMax
+		return 0 // empty-width operators
+	})
+}
+
+// bound returns the most bytes re can match, or -1 when there is no bound, given the most a
+// literal, a character class or any character matches (leaf; it answers 0 for an
+// empty-width operator).
+func bound(re *syntax.Regexp, leaf func(*syntax.Regexp) int) int {
+	switch re.Op {
 	case syntax.OpCapture, syntax.OpQuest:
-		return longest(re.Sub[0])
+		return bound(re.Sub[0], leaf)
 	case syntax.OpStar, syntax.OpPlus:
 		return -1
 	case syntax.OpRepeat:
-		n := longest(re.Sub[0])
+		n := bound(re.Sub[0], leaf)
 		if re.Max < 0 || n < 0 {
 			return -1
 		}
@@ -450,7 +461,7 @@ func longest(re *syntax.Regexp) int {
 	case syntax.OpConcat, syntax.OpAlternate:
 		n := 0
 		for _, sub := range re.Sub {
-			m := longest(sub)
+			m := bound(sub, leaf)
 			if m < 0 {
 				return -1
 			}
@@ -462,7 +473,7 @@ func longest(re *syntax.Regexp) int {
 		}
 		return n
 	}
-	return 0 // empty-width operators
+	return leaf(re)
 }
 
 type entry struct {
