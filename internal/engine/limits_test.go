@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -334,7 +335,7 @@ func TestReenteringAnApprovalPhaseKeepsItsOpenRequest(t *testing.T) {
 		must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	}
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	if rec := readRecord(t, en); len(rec.Approvals) != 1 || !rec.Approvals[0].Open() {
+	if rec := storetest.ReadRecord(t, en.StateDir()); len(rec.Approvals) != 1 || !rec.Approvals[0].Open() {
 		t.Fatalf("after 21 entries into plan without a yes: %d approvals on record, want the one open request", len(rec.Approvals))
 	}
 	must(e.open("person").Approve("ok"))(t)
@@ -357,7 +358,7 @@ func TestApprovalsThroughALoopStayBounded(t *testing.T) {
 	for range 3 * (workflow.MaxHistory + 10) {
 		phase = must(en.Transition(engine.TransitionRequest{To: loopNext[phase]}))(t).Phase
 	}
-	if n := len(readRecord(t, en).Approvals); n > workflow.MaxHistory {
+	if n := len(storetest.ReadRecord(t, en.StateDir()).Approvals); n > workflow.MaxHistory {
 		t.Fatalf("after %d passes through b: %d approvals on record, want at most %d", workflow.MaxHistory+10, n, workflow.MaxHistory)
 	}
 	if err := os.Remove(conf); err != nil {
@@ -370,7 +371,7 @@ func TestApprovalsThroughALoopStayBounded(t *testing.T) {
 	}
 	must(e.open("person").Approve("ok"))(t)
 	must(en.Transition(engine.TransitionRequest{To: "c"}))(t)
-	if got := readRecord(t, en).Approvals; len(got) > workflow.MaxHistory || got[len(got)-1].Source != workflow.ApprovalCLI {
+	if got := storetest.ReadRecord(t, en.StateDir()).Approvals; len(got) > workflow.MaxHistory || got[len(got)-1].Source != workflow.ApprovalCLI {
 		t.Fatalf("approvals after the yes: %d, the last %+v", len(got), got[len(got)-1])
 	}
 }

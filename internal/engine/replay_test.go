@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
-	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -30,7 +30,7 @@ func TestReplayKeepsTheApprovalRule(t *testing.T) {
 			en := e.open("s1")
 			must(en.Start(engine.StartRequest{Type: "apex", Context: "replay", WorkflowID: "wf-r"}))(t)
 			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-			rec := readRecord(t, en)
+			rec := storetest.ReadRecord(t, en.StateDir())
 			res, err := workflow.Transition(def, rec, workflow.TransitionRequest{To: "implement", Approval: tc.approval}, e.clock.Now(), workflow.Actor{SessionID: "s1"})
 			if err != nil {
 				t.Fatal(err)
@@ -43,7 +43,7 @@ func TestReplayKeepsTheApprovalRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			now := readRecord(t, en)
+			now := storetest.ReadRecord(t, en.StateDir())
 			if want := map[bool]string{true: "replayed 1 of 1 step", false: "replayed 0 of 1 step"}[tc.skipped == ""]; out.Message != want {
 				t.Errorf("message %q, want %q", out.Message, want)
 			}
@@ -58,22 +58,4 @@ func TestReplayKeepsTheApprovalRule(t *testing.T) {
 			}
 		})
 	}
-}
-
-func readRecord(t *testing.T, en *engine.Engine) *workflow.Record {
-	t.Helper()
-	st, err := store.Open(en.StateDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	w, err := st.ReadWorkflow()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := w.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote/memremote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
-	"github.com/cairn-dev/cairn/internal/workflow"
+	"github.com/cairn-dev/cairn/internal/store/storetest"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
 
@@ -159,7 +159,7 @@ func TestOfflineClaim(t *testing.T) {
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t2 was set running here offline, but X (claimed 0s ago) holds it: it went back to pending here") {
 		t.Fatalf("notes = %q", notes)
 	}
-	for _, tk := range record(t, a).Tasks {
+	for _, tk := range storetest.ReadRecord(t, a.opt.StateDir).Tasks {
 		if want := map[string]string{"t1": "running", "t2": "pending"}[tk.ID]; string(tk.Status) != want ||
 			(tk.ID == "t2" && tk.Note != "claimed first by X on another machine") {
 			t.Fatalf("task %s is %s (%q) after the sync, want %s", tk.ID, tk.Status, tk.Note, want)
@@ -227,28 +227,9 @@ func during(t *testing.T, h *hooked, dir string, f func() error) (wait func()) {
 	}
 }
 
-// record is the clone's active workflow as its store holds it.
-func record(t *testing.T, c *clone) *workflow.Record {
-	t.Helper()
-	st, err := store.Open(c.opt.StateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	w, err := st.ReadWorkflow()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.ParseRecord(w.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
-
 func taskStatus(t *testing.T, c *clone, id string) string {
 	t.Helper()
-	for _, tk := range record(t, c).Tasks {
+	for _, tk := range storetest.ReadRecord(t, c.opt.StateDir).Tasks {
 		if tk.ID == id {
 			return string(tk.Status)
 		}

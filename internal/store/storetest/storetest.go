@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // UnplaceableArchive makes retention fail in the state directory stateDir: an archive index
@@ -27,4 +28,24 @@ func UnplaceableArchive(t testing.TB, stateDir string) {
 	if err := os.WriteFile(filepath.Join(archive, "index.jsonl"), []byte("{\"dir\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ReadRecord is the active workflow's record in the state directory stateDir, as the store
+// reads it.
+func ReadRecord(t testing.TB, stateDir string) *workflow.Record {
+	t.Helper()
+	st, err := store.Open(stateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, err := st.ReadWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
