@@ -286,9 +286,7 @@ func TestReplaceArchivesTheOldWorkflow(t *testing.T) {
 }
 
 func TestStopBlocksOncePerViolationSet(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	e, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)
 
 	out := must(en.Stop(engine.StopInput{SessionID: "s1", StopHookActive: true}))(t)
@@ -318,9 +316,7 @@ func TestStopBlocksOncePerViolationSet(t *testing.T) {
 // the current list with set_enforcement before its answer ends. That list is the one it dealt
 // with: the next turn is not asked about it again. A list recorded in a later ordinary turn is.
 func TestStopAnswerIsNotAskedAgain(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	_, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{
 		{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
 		{Code: "V-SEC-01", Severity: "CRITICAL", Details: "token in log"}}))(t)
@@ -931,9 +927,7 @@ func TestAnchorPointsToWhereTheWarningsAre(t *testing.T) {
 // person may have decided so), but the result says which are still open: the Stop hook would
 // have asked about them, and after completion nothing asks again.
 func TestCompleteWithBlockingViolationsSaysSo(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	_, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{
 		{Code: "V-LOW-01", Severity: "LOW", Details: "naming"},
 		{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
@@ -1297,9 +1291,7 @@ func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
 // records anything about asking: the set of violations it saw is asked about at the next Stop.
 // (Marked as stop_hook_active instead, it would be taken for the agent's answer and never asked.)
 func TestStopAfterFailedTurnNeverAsks(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
+	_, en := startApex(t)
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)
 	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block {
 		t.Fatalf("first stop: %+v", out)
