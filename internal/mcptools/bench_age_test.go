@@ -207,9 +207,7 @@ func BenchmarkTransitionAged(b *testing.B) {
 			to += time.Since(t1)
 			moves++
 		}
-		b.ReportMetric(float64(ty.Nanoseconds())/float64(b.N), "young-ns/op")
-		b.ReportMetric(float64(to.Nanoseconds())/float64(b.N), "aged-ns/op")
-		b.ReportMetric(float64(to)/float64(ty), "aged/young")
+		reportPair(b, ty, to, "young", "aged")
 		b.ReportMetric(agedMB, "MB-state")
 	}
 	b.Run("engine", func(b *testing.B) {
