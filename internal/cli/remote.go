@@ -59,9 +59,10 @@ const publicCheckTimeout = 15 * time.Second
 const syncTimeout = 2 * time.Minute
 
 // remoteStore opens the store under the engine's state directory, for the sync settings and
-// the journal the sync reads.
+// the journal the sync reads, with the project's archive retention (engine.OpenStore): a lost
+// race's archive must not prune the older archives down to the store's default.
 func remoteStore(e *engine.Engine, opts ...store.Option) (*store.Store, error) {
-	st, err := store.Open(e.StateDir(), opts...)
+	st, err := e.OpenStore(opts...)
 	if err != nil {
 		return nil, &stateError{err}
 	}
