@@ -65,8 +65,8 @@ type Outcome struct {
 	Unreadable []string         `json:",omitempty"`
 	LeftOut    []remote.LeftOut `json:",omitempty"`
 	// Notices say what the sync found and dealt with on its own (a replay intent that cannot
-	// be read; what making the conflict archive did besides, engine.ArchiveReport), for the
-	// person and the model.
+	// be read; what making the conflict archive did besides, engine.ArchiveReport, and the
+	// older archives retention removed for it), for the person and the model.
 	Notices []string `json:",omitempty"`
 }
 
@@ -276,6 +276,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		step("adopted")
 		said, warning := engine.ArchiveReport(info)
 		out.Notices = append(out.Notices, said...)
+		if p := engine.PrunedLine(info); p != "" {
+			out.Notices = append(out.Notices, p) // archives deleted here: the person is told which
+		}
 		if warning != "" {
 			out.Notices = append(out.Notices, warning)
 		}
