@@ -257,7 +257,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(slices.Sorted(maps.Keys(out.Available)), ", "))
 	}
 	if err != nil {
-		return err
+		return unreached(s.Remote, out, err)
 	}
 	a.warn(out.Notices...)
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
@@ -289,6 +289,19 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
 	return nil
+}
+
+// unreached is sync's error when git could not talk to the remote (a fetch or push that
+// failed: the host down, the network gone, credentials refused) before the sync changed
+// anything here (out): what git said, that this clone is as it was, and how to find out why.
+// Other errors are returned as they are.
+func unreached(remoteName string, out remotesync.Outcome, err error) error {
+	ge, ok := errors.AsType[*gitremote.GitError](err)
+	if !ok || ge.Op != "fetch" && ge.Op != "push" || out.Conflict != nil {
+		return err
+	}
+	return fmt.Errorf("%s could not be reached (git %s: %s): nothing here changed; check that git fetch %s works from this clone, then run cairn sync again",
+		remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err)), remoteName)
 }
 
 // leftOutLine says why a sync left one of the remote's lines out, and its own step: a twin's or
