@@ -257,7 +257,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(slices.Sorted(maps.Keys(out.Available)), ", "))
 	}
 	if err != nil {
-		return unreached(s.Remote, out, err)
+		return a.syncFailed(s.Remote, out, err)
 	}
 	a.warn(out.Notices...)
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
@@ -280,7 +280,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Workflow == "":
 		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s\n", s.Remote)
 	case out.Conflict != nil:
-		fmt.Fprintln(a.stdout, conflictLine(out, s.Remote))
+		fmt.Fprintln(a.stdout, conflictLine(out, s.Remote, true))
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision%s to %s, now r%d\n", out.Workflow, out.Pushed, workflow.Plural(out.Pushed), s.Remote, out.Remote)
 	case out.Pulled > 0:
@@ -291,17 +291,37 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	return nil
 }
 
+// syncFailed is sync's error, err, after it did out. A race lost before the failure has
+// changed this clone (its copy archived, the remote's line taken, its changes replayed but not
+// pushed): that is said first, as a sync that ends well says it, with what the archive did.
+func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) error {
+	a.warn(out.Notices...)
+	if out.Conflict != nil {
+		line := conflictLine(out, remoteName, false)
+		if a.json {
+			a.warn(line) // stdout holds only JSON, which a failed command does not print
+		} else {
+			fmt.Fprintln(a.stdout, line)
+		}
+	}
+	return unreached(remoteName, out.Conflict != nil, err)
+}
+
 // unreached is sync's error when git could not talk to the remote (a fetch or push that
-// failed: the host down, the network gone, credentials refused) before the sync changed
-// anything here (out): what git said, that this clone is as it was, and how to find out why.
+// failed: the host down, the network gone, credentials refused): what git said, whether this
+// clone is as it was (changed: what the sync did here was said), and how to find out why.
 // Other errors are returned as they are.
-func unreached(remoteName string, out remotesync.Outcome, err error) error {
+func unreached(remoteName string, changed bool, err error) error {
 	ge, ok := errors.AsType[*gitremote.GitError](err)
-	if !ok || ge.Op != "fetch" && ge.Op != "push" || out.Conflict != nil {
+	if !ok || ge.Op != "fetch" && ge.Op != "push" {
 		return err
 	}
-	return fmt.Errorf("%s could not be reached (git %s: %s): nothing here changed; check that git fetch %s works from this clone, then run cairn sync again",
-		remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err)), remoteName)
+	here := ": nothing here changed"
+	if changed {
+		here = " after the sync changed this clone as said above"
+	}
+	return fmt.Errorf("%s could not be reached (git %s: %s)%s; check that git fetch %s works from this clone, then run cairn sync again",
+		remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err)), here, remoteName)
 }
 
 // leftOutLine says why a sync left one of the remote's lines out, and its own step: a twin's or
@@ -325,9 +345,10 @@ func leftOutLine(remoteName string, l remote.LeftOut) string {
 	return line
 }
 
-// conflictLine says what a sync that lost a race did. The session, phase and event kind are
-// the remote's, written by whoever can push there: cleaned like any stored text.
-func conflictLine(out remotesync.Outcome, remote string) string {
+// conflictLine says what a sync that lost a race did; pushed says whether the changes it
+// replayed reached the remote. The session, phase and event kind are the remote's, written by
+// whoever can push there: cleaned like any stored text.
+func conflictLine(out remotesync.Outcome, remote string, pushed bool) string {
 	c := out.Conflict
 	who := ""
 	if c.Session != "" {
@@ -335,7 +356,11 @@ func conflictLine(out remotesync.Outcome, remote string) string {
 	}
 	replayed := ""
 	if c.Replayed > 0 {
-		replayed = fmt.Sprintf("; %d of its %d change%s replayed on top and pushed", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)))
+		then := " and pushed"
+		if !pushed {
+			then = ", for the next sync to push"
+		}
+		replayed = fmt.Sprintf("; %d of its %d change%s replayed on top%s", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)), then)
 	}
 	if n := c.NotReplayed(); n != "" {
 		replayed += "; not replayed, kept only in the archive: " + n
