@@ -190,9 +190,10 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 			return err
 		}
 		out.Mirrored = h[w.ID]
-		out.Unpushed = max(out.Local-out.Mirrored, 0)
+		// Counted from where the last sync left both lines, as the shared line counts: the
+		// head fetched since may be another clone's changes, which push none of these.
 		if sh := mirror.Shared(s, out.Workflow, out.Local, time.Now()); sh != nil {
-			out.Unconfirmed = sh.Unconfirmed
+			out.Unpushed, out.Unconfirmed = sh.Unpushed, sh.Unconfirmed
 		}
 	}
 	if a.json {
