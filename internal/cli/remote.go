@@ -251,7 +251,11 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		err = nil
 	}
 	if err != nil {
-		return fmt.Errorf("the task claims could not be synced, so nothing was pushed: %w", err)
+		const what = "the task claims could not be synced, so nothing was pushed"
+		if ue := unreached(s.Remote, what, err); ue != err {
+			return ue
+		}
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
 	if errors.Is(err, remotesync.ErrChoose) {
@@ -305,23 +309,22 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 			fmt.Fprintln(a.stdout, line)
 		}
 	}
-	return unreached(remoteName, out.Conflict != nil, err)
+	here := "nothing here changed"
+	if out.Conflict != nil {
+		here = "this clone changed as said above"
+	}
+	return unreached(remoteName, here, err)
 }
 
 // unreached is sync's error when git could not talk to the remote (a fetch or push that
-// failed: the host down, the network gone, credentials refused): what git said, whether this
-// clone is as it was (changed: what the sync did here was said), and how to find out why.
-// Other errors are returned as they are.
-func unreached(remoteName string, changed bool, err error) error {
+// failed: the host down, the network gone, credentials refused): what git said, what that
+// left here (here), and how to find out why. Other errors are returned as they are.
+func unreached(remoteName, here string, err error) error {
 	ge, ok := errors.AsType[*gitremote.GitError](err)
 	if !ok || ge.Op != "fetch" && ge.Op != "push" {
 		return err
 	}
-	here := ": nothing here changed"
-	if changed {
-		here = " after the sync changed this clone as said above"
-	}
-	return fmt.Errorf("%s could not be reached (git %s: %s)%s; check that git fetch %s works from this clone, then run cairn sync again",
+	return fmt.Errorf("%s could not be reached (git %s: %s): %s; check that git fetch %s works from this clone, then run cairn sync again",
 		remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err)), here, remoteName)
 }
 

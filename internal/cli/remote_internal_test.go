@@ -28,7 +28,7 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 		wantNotes string
 	}{
 		{"unreached", cut,
-			"origin could not be reached (git push: fatal: the remote end hung up unexpectedly) after the sync changed this clone as said above; check that git fetch origin works from this clone, then run cairn sync again",
+			"origin could not be reached (git push: fatal: the remote end hung up unexpectedly): this clone changed as said above; check that git fetch origin works from this clone, then run cairn sync again",
 			"wf-1: origin changed it first (var, in implement, after r4); this machine's r5 is kept in archive/conflict-wf-1-x; 1 of its 1 change replayed on top, for the next sync to push; now at r6\n",
 			"cairn: warning: retention removed 1 older archive: old-1-x\n"},
 		{"other", remotesync.ErrMoved, remotesync.ErrMoved.Error(),
