@@ -258,8 +258,16 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
-	if errors.Is(err, remotesync.ErrChoose) {
-		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(slices.Sorted(maps.Keys(out.Available)), ", "))
+	if errors.Is(err, remotesync.ErrNoSuch) || errors.Is(err, remotesync.ErrChoose) {
+		a.sharedLine(s.Remote, out)
+		ids := strings.Join(slices.Sorted(maps.Keys(out.Available)), ", ")
+		switch {
+		case errors.Is(err, remotesync.ErrChoose):
+			return fmt.Errorf("%w: cairn sync ID with one of %s", err, ids)
+		case ids == "":
+			return fmt.Errorf("%s holds no workflow %s, nor any other to take", s.Remote, pos[0])
+		}
+		return fmt.Errorf("%s holds no workflow %s: cairn sync ID with one of %s", s.Remote, pos[0], ids)
 	}
 	if err != nil {
 		return a.syncFailed(s.Remote, out, err)
@@ -271,9 +279,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if a.json {
 		return a.printJSON(out)
 	}
-	if out.Shared > 0 {
-		fmt.Fprintf(a.stdout, "pushed %d revision%s of workflows finished here to %s\n", out.Shared, workflow.Plural(out.Shared), s.Remote)
-	}
+	a.sharedLine(s.Remote, out)
 	for _, l := range out.LeftOut {
 		fmt.Fprintln(a.stdout, leftOutLine(s.Remote, l))
 	}
@@ -294,6 +300,13 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
 	return nil
+}
+
+// sharedLine says how many revisions of workflows finished here a sync pushed, if any.
+func (a *app) sharedLine(remoteName string, out remotesync.Outcome) {
+	if out.Shared > 0 && !a.json {
+		fmt.Fprintf(a.stdout, "pushed %d revision%s of workflows finished here to %s\n", out.Shared, workflow.Plural(out.Shared), remoteName)
+	}
 }
 
 // syncFailed is sync's error, err, after it did out. A race lost before the failure has

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -90,6 +91,10 @@ type Conflict struct {
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
 var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
+
+// ErrNoSuch is returned when no workflow is active here and the remote holds none by the id
+// asked for; Outcome.Available lists the ones it holds that could be taken.
+var ErrNoSuch = errors.New("remotesync: the remote holds no workflow by that id")
 
 const maxRounds = 10
 
@@ -467,17 +472,21 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 		// stop every idle sync.
 		shared += n
 	}
-	if want != "" {
-		if done[want] {
-			return shared, "", Outcome{Workflow: want, Shared: shared, ArchivedHere: true}, nil
-		}
-		return shared, want, out, nil
-	}
 	open := remote.Heads{}
 	for k, v := range h {
 		if !done[k] {
 			open[k] = v
 		}
+	}
+	if want != "" {
+		if done[want] {
+			return shared, "", Outcome{Workflow: want, Shared: shared, ArchivedHere: true}, nil
+		}
+		if h[want] == 0 && remote.ValidID(want) == nil && !slices.ContainsFunc(skipped, func(l remote.LeftOut) bool { return l.ID == want }) {
+			// Taking it would find nothing and say "up to date at r0".
+			return shared, "", Outcome{Shared: shared, Available: open}, ErrNoSuch
+		}
+		return shared, want, out, nil
 	}
 	switch len(open) {
 	case 0:
