@@ -258,6 +258,9 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
+	if errors.Is(err, remotesync.ErrOtherActive) {
+		return fmt.Errorf("%s is active here, and cairn sync ID takes ID only when none is: cairn sync syncs %s", out.Workflow, out.Workflow)
+	}
 	if errors.Is(err, remotesync.ErrNoSuch) || errors.Is(err, remotesync.ErrChoose) {
 		a.sharedLine(s.Remote, out)
 		ids := strings.Join(slices.Sorted(maps.Keys(out.Available)), ", ")

@@ -96,6 +96,10 @@ var ErrChoose = errors.New("remotesync: the remote holds several workflows and n
 // asked for; Outcome.Available lists the ones it holds that could be taken.
 var ErrNoSuch = errors.New("remotesync: the remote holds no workflow by that id")
 
+// ErrOtherActive is returned when the id asked for is not the workflow active here, which a
+// sync never leaves for another; Outcome.Workflow names the active one.
+var ErrOtherActive = errors.New("remotesync: another workflow is active here")
+
 const maxRounds = 10
 
 // Replayer re-applies the changes this machine made that lost a race (c.Lost, oldest first) on
@@ -196,6 +200,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	}
 	var shared int
 	if w.Data != nil {
+		if id != "" && id != w.ID {
+			return Outcome{Workflow: w.ID, Local: w.Revision}, ErrOtherActive
+		}
 		id = w.ID
 		// Only a race or the end of ctx stops the sync here: the finished workflow's line may
 		// be one its end can never be shared on, and that must not hold this one up.
