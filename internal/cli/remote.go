@@ -292,7 +292,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Workflow == "" && out.Shared > 0:
 		fmt.Fprintf(a.stdout, "no other workflow on %s to take\n", s.Remote)
 	case out.Workflow == "":
-		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s\n", s.Remote)
+		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s to take\n", s.Remote)
 	case out.Conflict != nil:
 		fmt.Fprintln(a.stdout, conflictLine(out, s.Remote, true))
 	case out.Pushed > 0:
