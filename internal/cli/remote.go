@@ -247,7 +247,11 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {
 		// No claim made offline waits on the claims line: the workflow is synced all the same.
-		a.warn("the task claims could not be synced: " + ne.Error())
+		why, ok := notReached(s.Remote, ne.Err)
+		if !ok {
+			why = ne.Error()
+		}
+		a.warn("the task claims could not be synced: " + why)
 		err = nil
 	}
 	if err != nil {
@@ -336,12 +340,21 @@ func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) e
 // failed: the host down, the network gone, credentials refused): what git said, what that
 // left here (here), and how to find out why. Other errors are returned as they are.
 func unreached(remoteName, here string, err error) error {
-	ge, ok := errors.AsType[*gitremote.GitError](err)
-	if !ok || ge.Op != "fetch" && ge.Op != "push" {
+	why, ok := notReached(remoteName, err)
+	if !ok {
 		return err
 	}
-	return fmt.Errorf("%s could not be reached (git %s: %s): %s; check that git fetch %s works from this clone, then run cairn sync again",
-		remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err)), here, remoteName)
+	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run cairn sync again", why, here, remoteName)
+}
+
+// notReached says that the remote could not be reached and what git said, when err is a
+// fetch or push that failed; ok is false for any other error.
+func notReached(remoteName string, err error) (why string, ok bool) {
+	ge, ok := errors.AsType[*gitremote.GitError](err)
+	if !ok || ge.Op != "fetch" && ge.Op != "push" {
+		return "", false
+	}
+	return fmt.Sprintf("%s could not be reached (git %s: %s)", remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err))), true
 }
 
 // leftOutLine says why a sync left one of the remote's lines out, and its own step: a twin's or
