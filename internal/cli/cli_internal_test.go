@@ -246,7 +246,7 @@ func TestConflictLine(t *testing.T) {
 		By: store.Event{Kind: "var\x1b[2J"}, State: "implement\x1b]0;title\x07", Session: "s-2\x1b[1m",
 		Archive: store.ArchiveInfo{Revision: 8, Dir: "conflict-wf-1-x"}}}
 	want := "wf-1: origin changed it first by session s-2[1m (var[2J, in implement]0;title, after r6); this machine's r8 is kept in archive/conflict-wf-1-x; now at r8"
-	if got := conflictLine(out, "origin"); got != want {
+	if got := conflictLine(out, "origin", true); got != want {
 		t.Errorf("conflictLine = %q\nwant            %q", got, want)
 	}
 }

@@ -59,9 +59,10 @@ const publicCheckTimeout = 15 * time.Second
 const syncTimeout = 2 * time.Minute
 
 // remoteStore opens the store under the engine's state directory, for the sync settings and
-// the journal the sync reads.
+// the journal the sync reads, with the project's archive retention (engine.OpenStore): a lost
+// race's archive must not prune the older archives down to the store's default.
 func remoteStore(e *engine.Engine, opts ...store.Option) (*store.Store, error) {
-	st, err := store.Open(e.StateDir(), opts...)
+	st, err := e.OpenStore(opts...)
 	if err != nil {
 		return nil, &stateError{err}
 	}
@@ -189,9 +190,10 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 			return err
 		}
 		out.Mirrored = h[w.ID]
-		out.Unpushed = max(out.Local-out.Mirrored, 0)
+		// Counted from where the last sync left both lines, as the shared line counts: the
+		// head fetched since may be another clone's changes, which push none of these.
 		if sh := mirror.Shared(s, out.Workflow, out.Local, time.Now()); sh != nil {
-			out.Unconfirmed = sh.Unconfirmed
+			out.Unpushed, out.Unconfirmed = sh.Unpushed, sh.Unconfirmed
 		}
 	}
 	if a.json {
@@ -245,18 +247,37 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	}
 	if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {
 		// No claim made offline waits on the claims line: the workflow is synced all the same.
-		a.warn("the task claims could not be synced: " + ne.Error())
+		why, ok := notReached(s.Remote, ne.Err)
+		if !ok {
+			why = ne.Error()
+		}
+		a.warn("the task claims could not be synced: " + why)
 		err = nil
 	}
 	if err != nil {
-		return fmt.Errorf("the task claims could not be synced, so nothing was pushed: %w", err)
+		const what = "the task claims could not be synced, so nothing was pushed"
+		if ue := unreached(s.Remote, what, err); ue != err {
+			return ue
+		}
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	out, err := remotesync.Sync(ctx, st, b, s.Remote, optional(pos, ""), remotesync.EngineReplayer(e))
-	if errors.Is(err, remotesync.ErrChoose) {
-		return fmt.Errorf("%w: cairn sync ID with one of %s", err, strings.Join(slices.Sorted(maps.Keys(out.Available)), ", "))
+	if errors.Is(err, remotesync.ErrOtherActive) {
+		return fmt.Errorf("%s is active here, and cairn sync ID takes ID only when none is: cairn sync syncs %s", out.Workflow, out.Workflow)
+	}
+	if errors.Is(err, remotesync.ErrNoSuch) || errors.Is(err, remotesync.ErrChoose) {
+		a.sharedLine(s.Remote, out)
+		ids := strings.Join(slices.Sorted(maps.Keys(out.Available)), ", ")
+		switch {
+		case errors.Is(err, remotesync.ErrChoose):
+			return fmt.Errorf("%w: cairn sync ID with one of %s", err, ids)
+		case ids == "":
+			return fmt.Errorf("%s holds no workflow %s, nor any other to take", s.Remote, pos[0])
+		}
+		return fmt.Errorf("%s holds no workflow %s: cairn sync ID with one of %s", s.Remote, pos[0], ids)
 	}
 	if err != nil {
-		return err
+		return a.syncFailed(s.Remote, out, err)
 	}
 	a.warn(out.Notices...)
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
@@ -265,9 +286,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	if a.json {
 		return a.printJSON(out)
 	}
-	if out.Shared > 0 {
-		fmt.Fprintf(a.stdout, "pushed %d revision%s of workflows finished here to %s\n", out.Shared, workflow.Plural(out.Shared), s.Remote)
-	}
+	a.sharedLine(s.Remote, out)
 	for _, l := range out.LeftOut {
 		fmt.Fprintln(a.stdout, leftOutLine(s.Remote, l))
 	}
@@ -277,9 +296,9 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 	case out.Workflow == "" && out.Shared > 0:
 		fmt.Fprintf(a.stdout, "no other workflow on %s to take\n", s.Remote)
 	case out.Workflow == "":
-		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s\n", s.Remote)
+		fmt.Fprintf(a.stdout, "nothing to sync: no active workflow here and none on %s to take\n", s.Remote)
 	case out.Conflict != nil:
-		fmt.Fprintln(a.stdout, conflictLine(out, s.Remote))
+		fmt.Fprintln(a.stdout, conflictLine(out, s.Remote, true))
 	case out.Pushed > 0:
 		fmt.Fprintf(a.stdout, "%s: pushed %d revision%s to %s, now r%d\n", out.Workflow, out.Pushed, workflow.Plural(out.Pushed), s.Remote, out.Remote)
 	case out.Pulled > 0:
@@ -288,6 +307,54 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		fmt.Fprintf(a.stdout, "%s: up to date with %s at r%d\n", out.Workflow, s.Remote, out.Local)
 	}
 	return nil
+}
+
+// sharedLine says how many revisions of workflows finished here a sync pushed, if any.
+func (a *app) sharedLine(remoteName string, out remotesync.Outcome) {
+	if out.Shared > 0 && !a.json {
+		fmt.Fprintf(a.stdout, "pushed %d revision%s of workflows finished here to %s\n", out.Shared, workflow.Plural(out.Shared), remoteName)
+	}
+}
+
+// syncFailed is sync's error, err, after it did out. A race lost before the failure has
+// changed this clone (its copy archived, the remote's line taken, its changes replayed but not
+// pushed): that is said first, as a sync that ends well says it, with what the archive did.
+func (a *app) syncFailed(remoteName string, out remotesync.Outcome, err error) error {
+	a.warn(out.Notices...)
+	if out.Conflict != nil {
+		line := conflictLine(out, remoteName, false)
+		if a.json {
+			a.warn(line) // stdout holds only JSON, which a failed command does not print
+		} else {
+			fmt.Fprintln(a.stdout, line)
+		}
+	}
+	here := "nothing here changed"
+	if out.Conflict != nil {
+		here = "this clone changed as said above"
+	}
+	return unreached(remoteName, here, err)
+}
+
+// unreached is sync's error when git could not talk to the remote (a fetch or push that
+// failed: the host down, the network gone, credentials refused): what git said, what that
+// left here (here), and how to find out why. Other errors are returned as they are.
+func unreached(remoteName, here string, err error) error {
+	why, ok := notReached(remoteName, err)
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%s: %s; check that git fetch %s works from this clone, then run cairn sync again", why, here, remoteName)
+}
+
+// notReached says that the remote could not be reached and what git said, when err is a
+// fetch or push that failed; ok is false for any other error.
+func notReached(remoteName string, err error) (why string, ok bool) {
+	ge, ok := errors.AsType[*gitremote.GitError](err)
+	if !ok || ge.Op != "fetch" && ge.Op != "push" {
+		return "", false
+	}
+	return fmt.Sprintf("%s could not be reached (git %s: %s)", remoteName, ge.Op, cmp.Or(ge.Stderr, fmt.Sprint(ge.Err))), true
 }
 
 // leftOutLine says why a sync left one of the remote's lines out, and its own step: a twin's or
@@ -311,9 +378,10 @@ func leftOutLine(remoteName string, l remote.LeftOut) string {
 	return line
 }
 
-// conflictLine says what a sync that lost a race did. The session, phase and event kind are
-// the remote's, written by whoever can push there: cleaned like any stored text.
-func conflictLine(out remotesync.Outcome, remote string) string {
+// conflictLine says what a sync that lost a race did; pushed says whether the changes it
+// replayed reached the remote. The session, phase and event kind are the remote's, written by
+// whoever can push there: cleaned like any stored text.
+func conflictLine(out remotesync.Outcome, remote string, pushed bool) string {
 	c := out.Conflict
 	who := ""
 	if c.Session != "" {
@@ -321,7 +389,11 @@ func conflictLine(out remotesync.Outcome, remote string) string {
 	}
 	replayed := ""
 	if c.Replayed > 0 {
-		replayed = fmt.Sprintf("; %d of its %d change%s replayed on top and pushed", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)))
+		then := " and pushed"
+		if !pushed {
+			then = ", for the next sync to push"
+		}
+		replayed = fmt.Sprintf("; %d of its %d change%s replayed on top%s", c.Replayed, len(c.Lost), workflow.Plural(len(c.Lost)), then)
 	}
 	if n := c.NotReplayed(); n != "" {
 		replayed += "; not replayed, kept only in the archive: " + n

@@ -104,6 +104,8 @@ type Engine struct {
 	workflow string // .claude/workflows dir
 	conf     fileConfig
 	inGit    bool // the root is a git repository's, not just the launch directory
+	// storeOpts are the options st was opened with, but WithNoCreate: OpenStore's.
+	storeOpts []store.Option
 }
 
 // Open finds the project and its state directory and opens them. It fails only when the
@@ -137,22 +139,30 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	conf := readConfig(dir)
 	opts := []store.Option{store.WithClock(cfg.Now), store.WithLockWait(cfg.LockWait), store.WithProjectRoot(root)}
-	if cfg.NoCreate {
-		opts = append(opts, store.WithNoCreate())
-	}
 	if n, err := strconv.Atoi(cfg.Getenv("CAIRN_ARCHIVE_RETENTION")); err == nil && n > 0 {
 		opts = append(opts, store.WithRetention(n))
 	} else if conf.ArchiveRetention != nil && *conf.ArchiveRetention > 0 {
 		opts = append(opts, store.WithRetention(*conf.ArchiveRetention))
 	}
-	st, err := store.Open(dir, opts...)
+	own := opts
+	if cfg.NoCreate {
+		own = append(slices.Clip(opts), store.WithNoCreate())
+	}
+	st, err := store.Open(dir, own...)
 	if err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, root: root, st: st, conf: conf, workflow: filepath.Join(root, ".claude", "workflows"),
-		inGit: project.HasGit(root)}
+		inGit: project.HasGit(root), storeOpts: opts}
 	e.openMemory()
 	return e, nil
+}
+
+// OpenStore opens the engine's state directory again, for work done beside the engine (a remote
+// sync): with the project's archive retention, clock and lock wait, so an archive made there
+// keeps the archives this project keeps; extra options come after them.
+func (e *Engine) OpenStore(extra ...store.Option) (*store.Store, error) {
+	return store.Open(e.StateDir(), append(slices.Clip(e.storeOpts), extra...)...)
 }
 
 // Close releases the state directory.

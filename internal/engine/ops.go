@@ -710,8 +710,8 @@ func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 func (res *Result) retention(info store.ArchiveInfo) {
 	notices, warning := ArchiveReport(info)
 	res.Warnings = append(res.Warnings, notices...)
-	if len(info.Pruned) > 0 {
-		res.Message += fmt.Sprintf("; retention removed %d older archive%s: %s", len(info.Pruned), workflow.Plural(len(info.Pruned)), strings.Join(info.Pruned, ", "))
+	if p := PrunedLine(info); p != "" {
+		res.Message += "; " + p
 	}
 	if warning != "" {
 		res.Warnings = append(res.Warnings, warning)
@@ -729,6 +729,14 @@ func ArchiveReport(info store.ArchiveInfo) (notices []string, warning string) {
 		warning = pruneFailed + info.PruneErr.Error()
 	}
 	return notices, warning
+}
+
+// PrunedLine names the older archives retention removed to make room for info's, "" when none.
+func PrunedLine(info store.ArchiveInfo) string {
+	if len(info.Pruned) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("retention removed %d older archive%s: %s", len(info.Pruned), workflow.Plural(len(info.Pruned)), strings.Join(info.Pruned, ", "))
 }
 
 const pruneFailed = "older archives were not removed this time (retention tries again at the next archive): "

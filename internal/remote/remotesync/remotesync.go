@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -65,8 +66,8 @@ type Outcome struct {
 	Unreadable []string         `json:",omitempty"`
 	LeftOut    []remote.LeftOut `json:",omitempty"`
 	// Notices say what the sync found and dealt with on its own (a replay intent that cannot
-	// be read; what making the conflict archive did besides, engine.ArchiveReport), for the
-	// person and the model.
+	// be read; what making the conflict archive did besides, engine.ArchiveReport, and the
+	// older archives retention removed for it), for the person and the model.
 	Notices []string `json:",omitempty"`
 }
 
@@ -90,6 +91,14 @@ type Conflict struct {
 
 // ErrChoose is returned when no workflow is active here and the remote holds several.
 var ErrChoose = errors.New("remotesync: the remote holds several workflows and none is active here: name the one to take")
+
+// ErrNoSuch is returned when no workflow is active here and the remote holds none by the id
+// asked for; Outcome.Available lists the ones it holds that could be taken.
+var ErrNoSuch = errors.New("remotesync: the remote holds no workflow by that id")
+
+// ErrOtherActive is returned when the id asked for is not the workflow active here, which a
+// sync never leaves for another; Outcome.Workflow names the active one.
+var ErrOtherActive = errors.New("remotesync: another workflow is active here")
 
 const maxRounds = 10
 
@@ -191,6 +200,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	}
 	var shared int
 	if w.Data != nil {
+		if id != "" && id != w.ID {
+			return Outcome{Workflow: w.ID, Local: w.Revision}, ErrOtherActive
+		}
 		id = w.ID
 		// Only a race or the end of ctx stops the sync here: the finished workflow's line may
 		// be one its end can never be shared on, and that must not hold this one up.
@@ -276,6 +288,9 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		step("adopted")
 		said, warning := engine.ArchiveReport(info)
 		out.Notices = append(out.Notices, said...)
+		if p := engine.PrunedLine(info); p != "" {
+			out.Notices = append(out.Notices, p) // archives deleted here: the person is told which
+		}
 		if warning != "" {
 			out.Notices = append(out.Notices, warning)
 		}
@@ -464,17 +479,21 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 		// stop every idle sync.
 		shared += n
 	}
-	if want != "" {
-		if done[want] {
-			return shared, "", Outcome{Workflow: want, Shared: shared, ArchivedHere: true}, nil
-		}
-		return shared, want, out, nil
-	}
 	open := remote.Heads{}
 	for k, v := range h {
 		if !done[k] {
 			open[k] = v
 		}
+	}
+	if want != "" {
+		if done[want] {
+			return shared, "", Outcome{Workflow: want, Shared: shared, ArchivedHere: true}, nil
+		}
+		if h[want] == 0 && remote.ValidID(want) == nil && !slices.ContainsFunc(skipped, func(l remote.LeftOut) bool { return l.ID == want }) {
+			// Taking it would find nothing and say "up to date at r0".
+			return shared, "", Outcome{Shared: shared, Available: open}, ErrNoSuch
+		}
+		return shared, want, out, nil
 	}
 	switch len(open) {
 	case 0:

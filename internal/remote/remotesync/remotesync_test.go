@@ -776,3 +776,41 @@ func conflictArchiveSaysRetentionFailed(t *testing.T, replay bool) {
 		t.Errorf("notices %q do not say that retention failed and why", out.Notices)
 	}
 }
+
+// TestLostRaceThenRemoteGone: a sync that lost a race and replayed this machine's change, and
+// then found the remote gone before pushing it, returns git's error with the race it lost in
+// its outcome (where this machine's copy went, what was replayed), so the caller can say what
+// the sync changed here; the next sync, with the remote back, pushes the replayed change.
+func TestLostRaceThenRemoteGone(t *testing.T) {
+	bare := gittest.Bare(t)
+	a, b := newMachine(t, 0), newMachine(t, 0)
+	open := func(m *machine) remote.Backend {
+		return gitBackend(t, gitremote.Config{Dir: m.dir, Remote: "file://" + bare})
+	}
+	ra := open(a)
+	raceOnWFX(a, b, ra, "wf-gone")
+	t.Cleanup(func() { remotesync.SetStepHook(nil) })
+	remotesync.SetStepHook(func(step string) {
+		if step == "replayed" {
+			if err := os.Rename(bare, bare+".gone"); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	out, err := remotesync.Sync(context.Background(), a.st, ra, "origin", "", remotesync.EngineReplayer(a.en))
+	remotesync.SetStepHook(nil)
+	if _, ok := errors.AsType[*gitremote.GitError](err); !ok {
+		t.Fatalf("sync with the remote gone after the replay: %v; want git's error", err)
+	}
+	if c := out.Conflict; c == nil || c.Archive.Dir == "" || c.Replayed != 1 {
+		t.Fatalf("the outcome does not hold the race lost before the failure: %+v", out.Conflict)
+	}
+	if err := os.Rename(bare+".gone", bare); err != nil {
+		t.Fatal(err)
+	}
+	if out := a.sync(ra, ""); out.Pushed != 1 {
+		t.Fatalf("the next sync pushed %d revisions; want the replayed change", out.Pushed)
+	}
+	b.sync(open(b), "")
+	agree(t, ra, a, b)
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/remote/gitremote"
+	"github.com/cairn-dev/cairn/internal/remote/remotesync"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// A sync that lost a race, adopted the remote's line and replayed this machine's change, and
+// then could not push it (the network died), has changed this clone: the person is told what
+// it did (where their copy went, what retention removed for it) and that the replayed change
+// waits for the next sync, not that nothing changed; before, only git's error was printed.
+func TestSyncFailedAfterLostRace(t *testing.T) {
+	out := remotesync.Outcome{Workflow: "wf-1", Local: 6, Notices: []string{"retention removed 1 older archive: old-1-x"},
+		Conflict: &remotesync.Conflict{Common: 4, By: store.Event{Kind: "var"}, State: "implement",
+			Archive: store.ArchiveInfo{Revision: 5, Dir: "conflict-wf-1-x"}, Lost: make([]remotesync.Entry, 1), Replayed: 1}}
+	cut := &gitremote.GitError{Op: "push", Err: errors.New("exit status 128"), Stderr: "fatal: the remote end hung up unexpectedly"}
+	for _, c := range []struct {
+		name      string
+		err       error
+		wantErr   string
+		wantLine  string
+		wantNotes string
+	}{
+		{"unreached", cut,
+			"origin could not be reached (git push: fatal: the remote end hung up unexpectedly): this clone changed as said above; check that git fetch origin works from this clone, then run cairn sync again",
+			"wf-1: origin changed it first (var, in implement, after r4); this machine's r5 is kept in archive/conflict-wf-1-x; 1 of its 1 change replayed on top, for the next sync to push; now at r6\n",
+			"cairn: warning: retention removed 1 older archive: old-1-x\n"},
+		{"other", remotesync.ErrMoved, remotesync.ErrMoved.Error(),
+			"wf-1: origin changed it first (var, in implement, after r4); this machine's r5 is kept in archive/conflict-wf-1-x; 1 of its 1 change replayed on top, for the next sync to push; now at r6\n",
+			"cairn: warning: retention removed 1 older archive: old-1-x\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			a := &app{stdout: &stdout, stderr: &stderr, name: "sync"}
+			err := a.syncFailed("origin", out, c.err)
+			if err == nil || err.Error() != c.wantErr {
+				t.Errorf("error %v\nwant  %s", err, c.wantErr)
+			}
+			if stdout.String() != c.wantLine || stderr.String() != c.wantNotes {
+				t.Errorf("stdout %q\nstderr %q\nwant %q and %q", stdout.String(), stderr.String(), c.wantLine, c.wantNotes)
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr, name: "sync", json: true}
+	if a.syncFailed("origin", out, cut); stdout.Len() > 0 || !strings.Contains(stderr.String(), "cairn: warning: wf-1: origin changed it first") {
+		t.Errorf("with --json: stdout %q (want none), stderr %q", stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	a.json = false
+	err := a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1", Local: 2}, cut)
+	if want := "origin could not be reached (git push: fatal: the remote end hung up unexpectedly): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again"; err == nil || err.Error() != want || stdout.Len()+stderr.Len() > 0 {
+		t.Errorf("with nothing changed: error %v, stdout %q, stderr %q\nwant %s", err, stdout.String(), stderr.String(), want)
+	}
+}
