@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,6 +329,32 @@ func TestLaunchRefusesAHugeDownload(t *testing.T) {
 			}
 			if n := written.Load(); n == 0 || n >= tc.most {
 				t.Errorf("the server wrote %d bytes before the download stopped, want some and less than %d MiB", n, tc.most>>20)
+			}
+		})
+	}
+}
+
+// A CAIRN_DOWNLOAD_URL with credentials in it (a private mirror's user:password@host) was
+// repeated whole in the line that says the download failed: shown to the user by every hook,
+// kept in the data directory's failure record. The line names the URL without them.
+func TestLaunchDownloadFailureHidesURLCredentials(t *testing.T) {
+	skipOnWindows(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	const password = "Qk7vR2mXw9LpT4sNbY6c"
+	url := strings.Replace(srv.URL, "://", "://deploy:"+password+"@", 1) + "/releases"
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		t.Run(name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work, _, data := launchSite(t)
+			env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+url)
+			res := launchAs(t, root, env, work, name)
+			record, _ := os.ReadFile(filepath.Join(data, ".download-failed-"+pluginVersion(t)))
+			if res.code != 0 || !strings.Contains(res.stderr, "the server answered 404") || !strings.Contains(res.stderr, strings.TrimPrefix(srv.URL, "http://")+"/releases/v") {
+				t.Errorf("%s = %+v, want exit 0 and a line naming the server and its 404", name, res)
+			}
+			if strings.Contains(res.stdout+res.stderr+string(record), password) {
+				t.Errorf("%s repeated the URL's password: %+v, failure record %q", name, res, record)
 			}
 		})
 	}
