@@ -314,26 +314,37 @@ func TestLaunchMCPWaitedOnAnotherStartWithoutGo(t *testing.T) {
 	}
 }
 
-// Starts that take the install lock and let it go at once (a set found installed, a failure
-// read from .download-failed-V) can each do so between another start's failed mkdir and its
-// look for the lock: twice in a row, and that start took a writable data dir for one that
-// cannot be written, and said its disk was full. Here mkdir fails twice as if another held the
-// lock and let it go in between: the start takes the lock on its third try and downloads.
+// Starts that take the install lock, or the lock for breaking a dead one, and let it go at
+// once (a set found installed, a failure read from .download-failed-V, a dead lock broken) can
+// each do so between another start's failed mkdir and its look for that lock: twice in a row,
+// and that start took a writable data dir for one that cannot be written, and said its disk
+// was full. Here mkdir fails twice as if another held the lock and let it go in between: the
+// start takes it on its third try and downloads.
 func TestLaunchLockLetGoTwiceInARow(t *testing.T) {
 	skipOnWindows(t)
-	root := copyPlugin(t, launcherFiles...)
-	work := t.TempDir()
-	data := filepath.Join(work, "data")
-	tools := toolDir(t)
-	tries := t.TempDir()
-	wrapTool(t, tools, "mkdir", func(real string) string {
-		return "case $1 in */.install-lock-*[0-9]) for n in 1 2; do\n" +
-			"\tif [ ! -e " + tries + "/$n ]; then : >" + tries + "/$n; echo \"mkdir: cannot create directory '$1': File exists\" >&2; exit 1; fi\n" +
-			"done ;; esac\nexec " + real + " \"$@\"\n"
-	})
-	env := launchEnv(root, data, work, tools)
-	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-	if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || strings.Contains(res.stderr, "disk") {
-		t.Errorf("cairn-mcp after a lock let go twice = %+v, want exit 0 and the line saying its own download failed", res)
+	for _, tc := range []struct{ name, lock, dead string }{
+		{"install lock", "*/.install-lock-*[0-9]", ""},
+		{"break lock", "*/.install-lock-*.break", "999999999"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			if tc.dead != "" {
+				writeFile(t, filepath.Join(data, ".install-lock-"+pluginVersion(t), "pid"), tc.dead+"\n")
+			}
+			tools := toolDir(t)
+			tries := t.TempDir()
+			wrapTool(t, tools, "mkdir", func(real string) string {
+				return "case $1 in " + tc.lock + ") for n in 1 2; do\n" +
+					"\tif [ ! -e " + tries + "/$n ]; then : >" + tries + "/$n; echo \"mkdir: cannot create directory '$1': File exists\" >&2; exit 1; fi\n" +
+					"done ;; esac\nexec " + real + " \"$@\"\n"
+			})
+			env := launchEnv(root, data, work, tools)
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || strings.Contains(res.stderr, "disk") {
+				t.Errorf("cairn-mcp after a lock let go twice = %+v, want exit 0 and the line saying its own download failed", res)
+			}
+		})
 	}
 }
