@@ -274,22 +274,34 @@ func dataDirs(getenv func(string) string, home string) []string {
 	return out
 }
 
-// launcherData: dir is empty or holds what Cairn's launcher (hooks/launch, hooks/install)
-// writes there: bin-VERSION, its .install-lock-V, .download-failed-V, build-V.log. A cairn-*
-// data directory without any is another plugin's whose name starts with cairn-.
+// launcherData: dir holds what Cairn's launcher (hooks/launch, hooks/install) writes there:
+// its .install-lock-V or .download-failed-V, or a bin-VERSION holding Cairn's cairn-mcp or the
+// stamp the launcher writes (.checksums); or nothing but bin-* and build-*.log entries (a
+// build that failed, a set from an older Cairn), or nothing. A cairn-* data directory with
+// none of Cairn's own and anything else is another plugin's whose name starts with cairn-,
+// which may keep a bin-* or build log of its own.
 func launcherData(dir string) bool {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
+	foreign := false
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, "bin-") || strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-") ||
-			strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log") {
+		switch {
+		case strings.HasPrefix(n, ".install-lock-") || strings.HasPrefix(n, ".download-failed-"):
 			return true
+		case strings.HasPrefix(n, "bin-"):
+			d := filepath.Join(dir, n)
+			if fileExists(filepath.Join(d, "cairn-mcp")) || fileExists(filepath.Join(d, "cairn-mcp.exe")) || fileExists(filepath.Join(d, ".checksums")) {
+				return true
+			}
+		case strings.HasPrefix(n, "build-") && strings.HasSuffix(n, ".log"):
+		default:
+			foreign = true
 		}
 	}
-	return len(ents) == 0
+	return !foreign
 }
 
 // cairnLinks are the links to cairn that `make install` or `cairn doctor --link` made:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -283,37 +284,78 @@ func TestLaunchEmptyFailureRecord(t *testing.T) {
 // A server that answers with a body far larger than any release archive (a proxy's endless
 // stream, a wrong CAIRN_DOWNLOAD_URL) was downloaded whole into the data directory, for the
 // minute the MCP server's start allows: gigabytes on a fast network, to be refused by its
-// checksum at the end. A body whose length says it is too large is not downloaded.
+// checksum at the end. A body whose length says it is too large is not downloaded; one that
+// states no length (chunked), which wget and curl before 8.4 do not bound, is cut off at
+// 256 MiB.
 func TestLaunchRefusesAHugeDownload(t *testing.T) {
 	skipOnWindows(t)
 	const offered = 512 << 20 // bytes the server writes at most
-	var written atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "1099511627776") // a terabyte
-		w.WriteHeader(http.StatusOK)
-		chunk := make([]byte, 1<<20)
-		for written.Load() < offered {
-			n, err := w.Write(chunk)
-			written.Add(int64(n))
+	for _, tc := range []struct {
+		name, downloader, length string
+		most                     int64 // bytes the server may write before the download stops
+	}{
+		{"stated length, curl", "curl", "1099511627776", 64 << 20}, // a terabyte
+		{"no length, curl", "curl", "", 384 << 20},
+		{"no length, wget", "wget", "", 384 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var written atomic.Int64
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
-				return
+				t.Fatal(err)
 			}
-		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	root := copyPlugin(t, launcherFiles...)
-	work, _, pdata := launchSite(t)
-	env := launchEnv(root, pdata, work, toolDir(t), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
-	res := runLaunch(t, root, env, "", "cairn-mcp")
-	if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "larger than a release archive") {
-		t.Errorf("cairn-mcp = %+v, want exit 0 and one line saying the download is larger than a release archive", res)
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.length != "" {
+					w.Header().Set("Content-Length", tc.length)
+				}
+				w.WriteHeader(http.StatusOK)
+				chunk := make([]byte, 1<<20)
+				for written.Load() < offered {
+					n, err := w.Write(chunk)
+					written.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			})}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+			root := copyPlugin(t, launcherFiles...)
+			work, _, pdata := launchSite(t)
+			env := launchEnv(root, pdata, work, toolDirWith(t, tc.downloader), "CAIRN_DOWNLOAD_URL=http://"+ln.Addr().String()+"/releases")
+			res := runLaunch(t, root, env, "", "cairn-mcp")
+			if lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n"); res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "larger than a release archive") {
+				t.Errorf("cairn-mcp = %+v, want exit 0 and one line saying the download is larger than a release archive", res)
+			}
+			if n := written.Load(); n == 0 || n >= tc.most {
+				t.Errorf("the server wrote %d bytes before the download stopped, want some and less than %d MiB", n, tc.most>>20)
+			}
+		})
 	}
-	if n := written.Load(); n == 0 || n >= 64<<20 {
-		t.Errorf("the server wrote %d bytes before the download stopped, want some and less than 64 MiB", n)
+}
+
+// A CAIRN_DOWNLOAD_URL with credentials in it (a private mirror's user:password@host) was
+// repeated whole in the line that says the download failed: shown to the user by every hook,
+// kept in the data directory's failure record. The line names the URL without them.
+func TestLaunchDownloadFailureHidesURLCredentials(t *testing.T) {
+	skipOnWindows(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	const password = "Qk7vR2mXw9LpT4sNbY6c"
+	url := strings.Replace(srv.URL, "://", "://deploy:"+password+"@", 1) + "/releases"
+	for _, name := range []string{"cairn-session-start", "cairn-mcp"} {
+		t.Run(name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work, _, data := launchSite(t)
+			env := launchEnv(root, data, work, toolDir(t), "CAIRN_DOWNLOAD_URL="+url)
+			res := launchAs(t, root, env, work, name)
+			record, _ := os.ReadFile(filepath.Join(data, ".download-failed-"+pluginVersion(t)))
+			if res.code != 0 || !strings.Contains(res.stderr, "the server answered 404") || !strings.Contains(res.stderr, strings.TrimPrefix(srv.URL, "http://")+"/releases/v") {
+				t.Errorf("%s = %+v, want exit 0 and a line naming the server and its 404", name, res)
+			}
+			if strings.Contains(res.stdout+res.stderr+string(record), password) {
+				t.Errorf("%s repeated the URL's password: %+v, failure record %q", name, res, record)
+			}
+		})
 	}
 }

@@ -277,3 +277,74 @@ func lockWaitRounds(t testing.TB, env []string) func() int {
 		return n
 	}
 }
+
+// The MCP server (or the CLI) that waited its whole minute on another start's install, with
+// no Go on PATH, said the binaries "could not be installed (another start is still installing
+// them)" and to install Go: a step that does not help, while the other start's install may
+// well succeed. It says another start is installing them, and to start a new session once
+// that is done.
+func TestLaunchMCPWaitedOnAnotherStartWithoutGo(t *testing.T) {
+	skipOnWindows(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("the holder's start time is read from /proc")
+	}
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fields, _ := strings.Cut(string(stat), ") ")
+	start := strings.Fields(fields)[19]
+	root := copyPlugin(t, launcherFiles...)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	lock := filepath.Join(data, ".install-lock-"+pluginVersion(t))
+	writeFile(t, filepath.Join(lock, "pid"), fmt.Sprintln(os.Getpid()))
+	writeFile(t, filepath.Join(lock, "start"), start+"\n")
+	tools := toolDir(t)
+	// The rounds of waiting are counted, not timed: each sleep returns at once.
+	wrapTool(t, tools, "sleep", func(string) string { return ":\n" })
+	env := launchEnv(root, data, work, tools)
+	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+	want := "cairn: the binaries for version " + pluginVersion(t) + " are being installed by another start (first use only): start a new session once that is done.\n"
+	if res.code != 0 || res.stderr != want || strings.Contains(res.stderr, "Go") {
+		t.Errorf("cairn-mcp after waiting on another start's install = %+v, want exit 0 and %q", res, want)
+	}
+	if _, err := os.Stat(filepath.Join(lock, "pid")); err != nil {
+		t.Errorf("the live holder's lock was broken (%v)", err)
+	}
+}
+
+// Starts that take the install lock, or the lock for breaking a dead one, and let it go at
+// once (a set found installed, a failure read from .download-failed-V, a dead lock broken) can
+// each do so between another start's failed mkdir and its look for that lock: twice in a row,
+// and that start took a writable data dir for one that cannot be written, and said its disk
+// was full. Here mkdir fails twice as if another held the lock and let it go in between: the
+// start takes it on its third try and downloads.
+func TestLaunchLockLetGoTwiceInARow(t *testing.T) {
+	skipOnWindows(t)
+	for _, tc := range []struct{ name, lock, dead string }{
+		{"install lock", "*/.install-lock-*[0-9]", ""},
+		{"break lock", "*/.install-lock-*.break", "999999999"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			if tc.dead != "" {
+				writeFile(t, filepath.Join(data, ".install-lock-"+pluginVersion(t), "pid"), tc.dead+"\n")
+			}
+			tools := toolDir(t)
+			tries := t.TempDir()
+			wrapTool(t, tools, "mkdir", func(real string) string {
+				return "case $1 in " + tc.lock + ") for n in 1 2; do\n" +
+					"\tif [ ! -e " + tries + "/$n ]; then : >" + tries + "/$n; echo \"mkdir: cannot create directory '$1': File exists\" >&2; exit 1; fi\n" +
+					"done ;; esac\nexec " + real + " \"$@\"\n"
+			})
+			env := launchEnv(root, data, work, tools)
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != 0 || !strings.Contains(res.stderr, "could not be installed (downloading") || strings.Contains(res.stderr, "disk") {
+				t.Errorf("cairn-mcp after a lock let go twice = %+v, want exit 0 and the line saying its own download failed", res)
+			}
+		})
+	}
+}
