@@ -213,3 +213,37 @@ func TestStdioUnknownNamesNotEchoed(t *testing.T) {
 		t.Errorf("ping after unknown names: %+v", resp)
 	}
 }
+
+// TestStdioNumberBeyondFloatInParamsNotEchoed: a number beyond float64 outside the tool's
+// arguments (in _meta, which mcp-go reads into Go values before any tool sees the call) is
+// refused without the number repeated: it may be megabytes of digits, and the refusal goes
+// back to the client. The refusal says what is wrong and that nothing was run.
+func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	huge := strings.Repeat("9", 100_000)
+	for i, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":` + huge + `}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"x":1e999}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{"a":1}},"_meta":{"progressToken":` + huge + `}}}`,
+	} {
+		r.send(msg)
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || string(resp.ID) != fmt.Sprint(i+1) {
+			t.Errorf("message %d answered %s (error %+v), want a protocol error", i+1, clip(string(resp.Result)), resp.Error)
+			continue
+		}
+		msg := resp.Error.Message
+		if strings.Contains(msg, "999") || strings.Contains(msg, "1e999") || len(msg) > 300 {
+			t.Errorf("message %d: the refusal repeats the number: %q", i+1, clip(msg))
+		}
+		if !strings.Contains(msg, "64-bit float") || !strings.Contains(msg, "not run") {
+			t.Errorf("message %d: the refusal does not say what is wrong and that nothing ran: %q", i+1, clip(msg))
+		}
+	}
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("a refused call was run: checkpoints %v", names)
+	}
+	r.checkStdout()
+}

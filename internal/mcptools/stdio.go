@@ -288,8 +288,20 @@ func unquoted(q queued, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
 		e.Error.Message = "tool not found: tools/list names cairn's tools"
 		return e
+	case e.Error.Code == mcp.INVALID_REQUEST && quotesNumber(e.Error.Message):
+		// encoding/json repeats a number it cannot store (1e999, or megabytes of digits) in
+		// full; mcp-go reads params such as _meta before any tool sees them.
+		e.Error.Message = "invalid request: a number in its params cannot be read (out of the range its field takes: a 64-bit float reaches about ±1.8e308, a whole number field takes a whole number); the request was not run: write a smaller number"
+		return e
 	}
 	return resp
+}
+
+// quotesNumber says whether an encoding/json error message repeats the number it could not
+// store ("cannot unmarshal number 1e999 into ..."), rather than naming its kind only.
+func quotesNumber(msg string) bool {
+	_, after, ok := strings.Cut(msg, "cannot unmarshal number ")
+	return ok && !strings.HasPrefix(after, "into ")
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
