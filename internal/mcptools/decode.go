@@ -328,6 +328,9 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", fmt.Sprintf("argument %q is not one of %s", name, strings.Join(f.enum, ", "))
 	}
 	if f.required && utf8.RuneCountInString(s) < max(f.minLen, 1) {
+		if f.desc == "" {
+			return "", fmt.Sprintf("argument %q is empty", name)
+		}
 		return "", fmt.Sprintf("argument %q is empty: %s", name, f.desc)
 	}
 	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {
