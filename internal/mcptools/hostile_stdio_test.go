@@ -247,3 +247,34 @@ func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioLoneSurrogateRefused: a string argument holding half of a UTF-16 surrogate pair
+// (\ud800 with no low half) is not text; encoding/json reads it as U+FFFD, so it was stored
+// as a character the client never sent, without a word. It is refused, naming the argument,
+// and nothing is written.
+func TestStdioLoneSurrogateRefused(t *testing.T) {
+	p := newProject(t)
+	c := stdioClient(t, p, protocol)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"surrogates \ud83d\ude00 paired are fine"}`)
+	before := snapshot(t, p.other(t, "observer")).Revision
+	for _, tc := range []struct{ tool, args, arg string }{
+		{"set_vars", `{"vars":{"WF_NOTE":"a\ud800b"}}`, `"vars.WF_NOTE"`},
+		{"set_vars", `{"vars":{"WF_NOTE":"a\udc00"}}`, `"vars.WF_NOTE"`},
+		{"transition", `{"to":"plan","note":"\ud83d"}`, `"note"`},
+		{"transition", `{"to":"plan","outputs":["a.md","b\ude00.md"]}`, `"outputs[1]"`},
+		{"update_task", `{"id":"t1","status":"done","output":"x\ud800\ud800"}`, `"output"`},
+		{"set_enforcement", `{"violations":[{"code":"V1","severity":"LOW","details":"d\udbff"}]}`, `"violations[0].details"`},
+		{"complete_workflow", `{"outcome":"done \ud800"}`, `"outcome"`},
+		{"record_learning", `{"title":"t","body":"b\\\ud800"}`, `"body"`},
+	} {
+		mustFail(t, c, tc.tool, tc.args, tc.arg, "surrogate", "nothing was changed")
+	}
+	if after := snapshot(t, p.other(t, "observer")).Revision; after != before {
+		t.Errorf("a refused call changed the workflow: revision %d, was %d", after, before)
+	}
+	mustOK(t, c, "set_vars", `{"vars":{"WF_NOTE":"\\ud800 as text, \ufffd sent as itself"}}`)
+	vars, err := p.other(t, "observer").GetVars([]string{"WF_NOTE"})
+	if err != nil || vars["WF_NOTE"] != `\ud800 as text, `+"\ufffd"+` sent as itself` {
+		t.Errorf("WF_NOTE is %q (%v)", vars["WF_NOTE"], err)
+	}
+}
