@@ -278,3 +278,57 @@ func TestStdioLoneSurrogateRefused(t *testing.T) {
 		t.Errorf("WF_NOTE is %q (%v)", vars["WF_NOTE"], err)
 	}
 }
+
+// TestStdioBatchAnsweredPerRequest: a JSON-RPC batch (an array of messages, which MCP
+// 2025-03-26 allowed and later versions dropped) is not run, and each request in it is
+// answered with its own id, in one array as JSON-RPC answers a batch: before, the array got
+// one parse error with id null, and the client waited for its requests for ever.
+func TestStdioBatchAnsweredPerRequest(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for _, tc := range []struct {
+		batch string
+		ids   []string // the ids answered, in order
+	}{
+		{`[{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{"a":1}}}},` +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"six","method":"ping"}]`, []string{"5", `"six"`}},
+		{`[]`, []string{"null"}},
+		{`[7, {"jsonrpc":"2.0","id":8,"method":"ping"}]`, []string{"null", "8"}},
+	} {
+		r.send(tc.batch)
+		var line []byte
+		select {
+		case line = <-r.lines:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("batch %s: no answer", tc.batch)
+		}
+		var answers []rpcResponse
+		if err := json.Unmarshal(line, &answers); err != nil {
+			var one rpcResponse
+			_ = json.Unmarshal(line, &one)
+			if one.JSONRPC == "" || len(tc.ids) != 1 || string(one.ID) != tc.ids[0] {
+				t.Errorf("batch %s answered %s, want errors for %v", clip(tc.batch), clip(string(line)), tc.ids)
+				continue
+			}
+			answers = []rpcResponse{one}
+		}
+		var ids []string
+		for _, a := range answers {
+			ids = append(ids, string(a.ID))
+			if a.JSONRPC != "2.0" || a.Error == nil || a.Error.Code != -32600 || !strings.Contains(a.Error.Message, "batch") || !strings.Contains(a.Error.Message, "no message in it was run") {
+				t.Errorf("batch %s: answer %s does not refuse it as a batch", clip(tc.batch), clip(string(line)))
+			}
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(tc.ids) {
+			t.Errorf("batch %s answered ids %v, want %v", clip(tc.batch), ids, tc.ids)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after the batches: %+v", resp)
+	}
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("a request in a batch was run: checkpoints %v", names)
+	}
+}

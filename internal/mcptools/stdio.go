@@ -224,6 +224,12 @@ func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessag
 // hands answers to our own requests to the session and notifications to mcp-go in order
 // (a cancellation to drop as well), and returns a request for the caller to run.
 func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, drop func(id json.RawMessage)) queued {
+	if answers, ok := batchRefusal(line); ok {
+		if answers != nil {
+			w.write(answers)
+		}
+		return queued{}
+	}
 	var env struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -262,6 +268,42 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}
 	}
 	return queued{}
+}
+
+// batchRefusal answers a JSON-RPC batch (a JSON array of messages), which this server does
+// not run: each request in it gets an error with its id, in one array as JSON-RPC answers a
+// batch, so that the client is not left waiting for them; notifications and answers in it get
+// none. ok is false when line is not a batch; answers is nil when nothing in it needs one.
+func batchRefusal(line []byte) (answers any, ok bool) {
+	var items []json.RawMessage
+	if line[0] != '[' || json.Unmarshal(line, &items) != nil {
+		return nil, false
+	}
+	const msg = "invalid request: a batch (a JSON array of messages) is not supported, and no message in it was run; send each one on its own line"
+	if len(items) == 0 {
+		return errorResponse(nil, mcp.INVALID_REQUEST, msg), true
+	}
+	var errs []mcp.JSONRPCError
+	for _, it := range items {
+		var env struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		switch err := json.Unmarshal(it, &env); {
+		case err != nil: // not an object
+			errs = append(errs, errorResponse(nil, mcp.INVALID_REQUEST, msg))
+		case env.Method == "" || len(env.ID) == 0 || string(env.ID) == "null":
+			// An answer or a notification: JSON-RPC answers neither.
+		case validID(env.ID):
+			errs = append(errs, errorResponse(env.ID, mcp.INVALID_REQUEST, msg))
+		default:
+			errs = append(errs, errorResponse(nil, mcp.INVALID_REQUEST, msg))
+		}
+	}
+	if len(errs) == 0 {
+		return nil, true
+	}
+	return errs, true
 }
 
 // validID says whether id is one MCP allows on a request: a string or an integer.
