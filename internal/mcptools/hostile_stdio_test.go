@@ -332,3 +332,34 @@ func TestStdioBatchAnsweredPerRequest(t *testing.T) {
 		t.Errorf("a request in a batch was run: checkpoints %v", names)
 	}
 }
+
+// TestStdioReusedIDRefused: a request whose id is that of a request still running or waiting
+// to run is refused and not run. Both ran before: the client, which can match one answer to an
+// id, took the first answer to come for the call it last sent, and the other call's change
+// was never reported to it.
+func TestStdioReusedIDRefused(t *testing.T) {
+	// Ids 1 to 16 are running, each waiting for the person, and 100 waits for a slot.
+	p, r, asks := askingServer(t)
+	r.send(`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	for _, id := range []string{"3", "100"} {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"dup-` + id + `","data":{"a":1}}}}`)
+		resp := r.next(5 * time.Second)
+		if string(resp.ID) != id || resp.Error == nil || resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "not run") {
+			t.Errorf("a second request with id %s answered %s (error %+v), want it refused", id, clip(string(resp.Result)), resp.Error)
+		}
+	}
+	r.decline(asks)
+	answers := map[string]int{}
+	for range len(asks) + 1 {
+		answers[string(r.next(10*time.Second).ID)]++
+	}
+	for _, id := range []string{"3", "100"} {
+		if answers[id] != 1 {
+			t.Errorf("the first request with id %s was answered %d times, want once", id, answers[id])
+		}
+	}
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("a request with a reused id was run: checkpoints %v", names)
+	}
+	r.checkStdout()
+}

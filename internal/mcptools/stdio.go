@@ -72,6 +72,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		running  int
 		queue    []queued // oldest first
 		queuedN  int      // their bytes
+		queuedID = map[string]bool{}
 		finished = make(chan struct{}, maxInFlight)
 		result   error
 		// The ids of the requests running, each with whether the client has cancelled it.
@@ -111,6 +112,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			queue[0] = queued{}
 			queue = queue[1:]
 			queuedN -= len(q.msg)
+			delete(queuedID, string(q.id))
 			start(q)
 		}
 	}
@@ -127,7 +129,16 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		if i >= 0 {
 			queuedN -= len(queue[i].msg)
 			queue = slices.Delete(queue, i, i+1)
+			delete(queuedID, string(id))
 		}
+	}
+	// inUse says whether a request with the id is running or waiting to run: MCP forbids
+	// reusing one, and the client could match only one of the two answers to it.
+	inUse := func(id json.RawMessage) bool {
+		cancelMu.Lock()
+		_, running := cancelled[string(id)]
+		cancelMu.Unlock()
+		return running || queuedID[string(id)]
 	}
 loop:
 	for {
@@ -151,11 +162,15 @@ loop:
 			req := s.dispatch(reqCtx, sess, l.data, w, drop)
 			switch {
 			case req.msg == nil:
+			case inUse(req.id):
+				w.write(errorResponse(req.id, mcp.INVALID_REQUEST,
+					"invalid request: a request with this id is still running or waiting to run; this one was not run and nothing was changed: give each request an id of its own"))
 			case running < maxInFlight:
 				start(req)
 			case queuedN+len(req.msg) <= maxQueuedBytes:
 				queue = append(queue, req)
 				queuedN += len(req.msg)
+				queuedID[string(req.id)] = true
 			default:
 				w.write(errorResponse(req.id, mcp.INTERNAL_ERROR,
 					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
