@@ -363,3 +363,24 @@ func TestStdioReusedIDRefused(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioRequestWithoutMethodAnswered: a message with an id but no method, an empty one or
+// one that is not a string, and a line that is JSON but no object, is an invalid request
+// (-32600) and is answered with its id: the first were dropped as if they were answers to the
+// server's own requests, and the client waited for them for ever; the last were called parse
+// errors, which they are not.
+func TestStdioRequestWithoutMethodAnswered(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	answeredWithTheirIDs(t, r, "method-less", -32600, 5*time.Second, []idCase{
+		{`{"jsonrpc":"2.0","id":5}`, "5"},
+		{`{"jsonrpc":"2.0","id":"six","params":{"name":"get_vars","arguments":{}}}`, `"six"`},
+		{`{"jsonrpc":"2.0","id":7,"method":""}`, "7"},
+		{`{"jsonrpc":"2.0","id":8,"method":5}`, "8"},
+		{`{"jsonrpc":"2.0","id":9,"method":null}`, "9"},
+		{`5`, "null"},
+		{`"tools/call"`, "null"},
+		{`null`, "null"},
+	})
+	r.checkStdout()
+}

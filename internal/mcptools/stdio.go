@@ -245,9 +245,15 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		}
 		return queued{}
 	}
+	if strictjson.KindOf(line) != "an object" && json.Valid(line) {
+		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: each line must be one JSON-RPC message, a JSON object; it was not run"))
+		return queued{}
+	}
 	var env struct {
 		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+		Method json.RawMessage `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		// Answered with the request's id when it can be found (JSON nested deeper than
@@ -256,17 +262,28 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		w.write(errorResponse(id, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
 		return queued{}
 	}
+	var method string // "" when missing or not a string
+	_ = json.Unmarshal(env.Method, &method)
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
 	switch {
-	case env.Method == "":
+	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
-	case env.Method == string(mcp.MethodServerDiscover):
+	case method == "":
+		// A request with no method: answered, or the client waits for it for ever.
+		if isRequest {
+			id := env.ID
+			if !validID(id) {
+				id = nil
+			}
+			w.write(errorResponse(id, mcp.INVALID_REQUEST, "invalid request: a request needs a method, a non-empty string; it was not run"))
+		}
+	case method == string(mcp.MethodServerDiscover):
 		if isRequest {
 			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
 		}
 	case !isRequest:
 		// Notifications (initialized, cancelled) are handled in order, on the read loop.
-		if env.Method == string(mcp.MethodNotificationCancelled) {
+		if method == string(mcp.MethodNotificationCancelled) {
 			var n struct {
 				Params struct {
 					RequestID json.RawMessage `json:"requestId"`
@@ -280,7 +297,7 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	case !validID(env.ID):
 		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
 	default:
-		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}
+		return queued{id: env.ID, method: method, msg: bytes.Clone(line)}
 	}
 	return queued{}
 }
@@ -594,6 +611,12 @@ func (s *stdioSession) withdraw(id, reason string) {
 }
 
 var errClientGone = errors.New("the client stopped sending before it answered")
+
+// waiting says whether a request of ours with the id waits for its answer.
+func (s *stdioSession) waiting(id json.RawMessage) bool {
+	_, ok := s.pending.Load(string(id))
+	return ok
+}
 
 // reply hands a client's answer to the request waiting for it; others are dropped.
 func (s *stdioSession) reply(id json.RawMessage, line []byte) {
