@@ -178,9 +178,7 @@ func TestStdioRequestIDs(t *testing.T) {
 		{call(`true`), "null"},
 		{call(`1.5`), "null"},
 	})
-	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
-		t.Errorf("a request with an invalid id was run: checkpoints %v", names)
-	}
+	p.noCheckpoints(t, "a request with an invalid id was run")
 	r.checkStdout()
 }
 
@@ -242,9 +240,7 @@ func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
 			t.Errorf("message %d: the refusal does not say what is wrong and that nothing ran: %q", i+1, clip(msg))
 		}
 	}
-	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
-		t.Errorf("a refused call was run: checkpoints %v", names)
-	}
+	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()
 }
 
@@ -328,9 +324,7 @@ func TestStdioBatchAnsweredPerRequest(t *testing.T) {
 	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
 		t.Errorf("ping after the batches: %+v", resp)
 	}
-	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
-		t.Errorf("a request in a batch was run: checkpoints %v", names)
-	}
+	p.noCheckpoints(t, "a request in a batch was run")
 }
 
 // TestStdioReusedIDRefused: a request whose id is that of a request still running or waiting
@@ -358,9 +352,7 @@ func TestStdioReusedIDRefused(t *testing.T) {
 			t.Errorf("the first request with id %s was answered %d times, want once", id, answers[id])
 		}
 	}
-	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
-		t.Errorf("a request with a reused id was run: checkpoints %v", names)
-	}
+	p.noCheckpoints(t, "a request with a reused id was run")
 	r.checkStdout()
 }
 
