@@ -86,7 +86,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancelMu.Unlock()
 		go func() {
 			defer func() { finished <- struct{}{} }()
-			resp := s.mcp.HandleMessage(reqCtx, q.msg)
+			var resp mcp.JSONRPCMessage
+			if q.method == string(mcp.MethodToolsCall) && len(q.msg) > MaxArgsBytes {
+				// Arguments over the limit are refused for their size before mcp-go reads
+				// them into Go values, which costs many times the message.
+				resp = s.unreadableCall(reqCtx, q)
+			}
+			if resp == nil {
+				resp = s.mcp.HandleMessage(reqCtx, q.msg)
+			}
 			cancelMu.Lock()
 			dropped := cancelled[string(q.id)]
 			delete(cancelled, string(q.id))
@@ -213,6 +221,9 @@ type queued struct {
 // argument, or, when every argument is otherwise right, the one whose JSON holds the number
 // (strict JSON refuses it).
 // It returns nil when the call is unreadable for another reason: mcp-go's error stands.
+// A call whose message is larger than MaxArgsBytes is put to it before mcp-go, so that
+// arguments over the limit are refused without being read into Go values; nil then means the
+// arguments are right and mcp-go runs the call.
 func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessage {
 	var req struct {
 		Params struct {
