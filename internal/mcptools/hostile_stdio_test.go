@@ -376,3 +376,19 @@ func TestStdioRequestWithoutMethodAnswered(t *testing.T) {
 	})
 	r.checkStdout()
 }
+
+// TestStdioNotificationWithIDAnswered: a notification sent with an id (as a request) is
+// refused as an invalid request that says it takes no id, rather than "method not found" for
+// a method the server knows, which left a client that sent its cancellation so with no clue.
+func TestStdioNotificationWithIDAnswered(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	for _, id := range []string{"7", `"cancel"`} {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"notifications/cancelled","params":{"requestId":"x"}}`)
+		resp := r.next(5 * time.Second)
+		if string(resp.ID) != id || resp.Error == nil || resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "without an id") {
+			t.Errorf("a notification with id %s answered %s (error %+v), want it refused for its id", id, clip(string(resp.Result)), resp.Error)
+		}
+	}
+	r.checkStdout()
+}

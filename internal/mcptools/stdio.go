@@ -282,12 +282,11 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	case method == "":
 		// A request with no method: answered, or the client waits for it for ever.
 		if isRequest {
-			id := env.ID
-			if !validID(id) {
-				id = nil
-			}
-			w.write(errorResponse(id, mcp.INVALID_REQUEST, "invalid request: a request needs a method, a non-empty string; it was not run"))
+			w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a request needs a method, a non-empty string; it was not run"))
 		}
+	case isRequest && strings.HasPrefix(method, "notifications/"):
+		// The method is not repeated: it may be long, and only its prefix matters.
+		w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a notification (a method under notifications/) is sent without an id; it was not acted on"))
 	case method == string(mcp.MethodServerDiscover):
 		if isRequest {
 			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
@@ -337,16 +336,22 @@ func batchRefusal(line []byte) (answers any, ok bool) {
 			errs = append(errs, errorResponse(nil, mcp.INVALID_REQUEST, msg))
 		case env.Method == "" || len(env.ID) == 0 || string(env.ID) == "null":
 			// An answer or a notification: JSON-RPC answers neither.
-		case validID(env.ID):
-			errs = append(errs, errorResponse(env.ID, mcp.INVALID_REQUEST, msg))
 		default:
-			errs = append(errs, errorResponse(nil, mcp.INVALID_REQUEST, msg))
+			errs = append(errs, errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, msg))
 		}
 	}
 	if len(errs) == 0 {
 		return nil, true
 	}
 	return errs, true
+}
+
+// answerID is the id to answer a refused request with: its own when MCP allows it, else none.
+func answerID(id json.RawMessage) json.RawMessage {
+	if validID(id) {
+		return id
+	}
+	return nil
 }
 
 // validID says whether id is one MCP allows on a request: a string or an integer.
