@@ -167,8 +167,10 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 		if got != "a string" {
 			return nil, want("a string" + f.example())
 		}
-		var s string
-		_ = json.Unmarshal(v, &s)
+		s, problem := stringValue(f.name, v)
+		if problem != "" {
+			return nil, problem
+		}
 		return f.checkString(f.name, s)
 	case kBool:
 		if got != "a boolean" {
@@ -182,8 +184,10 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			if k := strictjson.KindOf(it); k != "a string" {
 				return "", fmt.Sprintf("argument %q must be a string, not %s", name, k)
 			}
-			var s string
-			_ = json.Unmarshal(it, &s)
+			s, problem := stringValue(name, it)
+			if problem != "" {
+				return "", problem
+			}
 			if s == "" {
 				return "", fmt.Sprintf("argument %q is empty", name)
 			}
@@ -228,9 +232,11 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			if kk := strictjson.KindOf(m[k]); kk != "a string" {
 				return nil, fmt.Sprintf("argument %q must be a string, not %s (write numbers and booleans as strings, such as \"3\")", name, kk)
 			}
-			var s string
-			_ = json.Unmarshal(m[k], &s)
-			if problem := lineProblem(name, s, f.itemMax, true); problem != "" {
+			s, problem := stringValue(name, m[k])
+			if problem == "" {
+				problem = lineProblem(name, s, f.itemMax, true)
+			}
+			if problem != "" {
 				return nil, problem
 			}
 			out[k] = s
@@ -308,15 +314,30 @@ func decodeViolation(name string, raw json.RawMessage) (engine.Violation, string
 		if k := strictjson.KindOf(v); k != "a string" {
 			return engine.Violation{}, fmt.Sprintf("argument %q must be a string, not %s", fname, k)
 		}
-		var s string
-		_ = json.Unmarshal(v, &s)
-		s, problem := f.checkString(fname, s)
+		s, problem := stringValue(fname, v)
+		if problem == "" {
+			s, problem = f.checkString(fname, s)
+		}
 		if problem != "" {
 			return engine.Violation{}, problem
 		}
 		vals[f.name] = s
 	}
 	return engine.Violation{Code: vals["code"], Severity: vals["severity"], Details: vals["details"]}, ""
+}
+
+// stringValue reads v, a JSON string, as the argument named name. Half of a UTF-16 surrogate
+// pair is a problem: encoding/json would read it as U+FFFD, a character that was not sent.
+func stringValue(name string, v json.RawMessage) (string, string) {
+	var s string
+	_ = json.Unmarshal(v, &s)
+	body := bytes.TrimSpace(v)
+	body = body[1 : len(body)-1]
+	if at := strictjson.LoneSurrogate(body); at >= 0 {
+		n := utf8.RuneCount(strictjson.AppendUnescaped(nil, body[:at]))
+		return "", fmt.Sprintf(`argument %q holds half of a UTF-16 surrogate pair (a \u escape from D800 to DFFF without its other half) at character %d, which is no character; send the whole pair or remove it`, name, n)
+	}
+	return s, ""
 }
 
 // checkString applies the field's rules to a string value named name.
@@ -328,6 +349,9 @@ func (f *field) checkString(name, s string) (string, string) {
 		return "", fmt.Sprintf("argument %q is not one of %s", name, strings.Join(f.enum, ", "))
 	}
 	if f.required && utf8.RuneCountInString(s) < max(f.minLen, 1) {
+		if f.desc == "" {
+			return "", fmt.Sprintf("argument %q is empty", name)
+		}
 		return "", fmt.Sprintf("argument %q is empty: %s", name, f.desc)
 	}
 	if problem := lineProblem(name, s, f.max, f.multiline); problem != "" {

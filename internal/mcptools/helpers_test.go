@@ -150,3 +150,12 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// noCheckpoints fails the test, saying what, when the project holds any checkpoint: a call
+// that saves one was run.
+func (p *project) noCheckpoints(t testing.TB, what string) {
+	t.Helper()
+	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
+		t.Errorf("%s: checkpoints %v", what, names)
+	}
+}

@@ -178,9 +178,7 @@ func TestStdioRequestIDs(t *testing.T) {
 		{call(`true`), "null"},
 		{call(`1.5`), "null"},
 	})
-	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
-		t.Errorf("a request with an invalid id was run: checkpoints %v", names)
-	}
+	p.noCheckpoints(t, "a request with an invalid id was run")
 	r.checkStdout()
 }
 
@@ -212,4 +210,185 @@ func TestStdioUnknownNamesNotEchoed(t *testing.T) {
 	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
 		t.Errorf("ping after unknown names: %+v", resp)
 	}
+}
+
+// TestStdioNumberBeyondFloatInParamsNotEchoed: a number beyond float64 outside the tool's
+// arguments (in _meta, which mcp-go reads into Go values before any tool sees the call) is
+// refused without the number repeated: it may be megabytes of digits, and the refusal goes
+// back to the client. The refusal says what is wrong and that nothing was run.
+func TestStdioNumberBeyondFloatInParamsNotEchoed(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	huge := strings.Repeat("9", 100_000)
+	for i, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"x":` + huge + `}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"x":1e999}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{"a":1}},"_meta":{"progressToken":` + huge + `}}}`,
+	} {
+		r.send(msg)
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || string(resp.ID) != fmt.Sprint(i+1) {
+			t.Errorf("message %d answered %s (error %+v), want a protocol error", i+1, clip(string(resp.Result)), resp.Error)
+			continue
+		}
+		msg := resp.Error.Message
+		if strings.Contains(msg, "999") || strings.Contains(msg, "1e999") || len(msg) > 300 {
+			t.Errorf("message %d: the refusal repeats the number: %q", i+1, clip(msg))
+		}
+		if !strings.Contains(msg, "64-bit float") || !strings.Contains(msg, "not run") {
+			t.Errorf("message %d: the refusal does not say what is wrong and that nothing ran: %q", i+1, clip(msg))
+		}
+	}
+	p.noCheckpoints(t, "a refused call was run")
+	r.checkStdout()
+}
+
+// TestStdioLoneSurrogateRefused: a string argument holding half of a UTF-16 surrogate pair
+// (\ud800 with no low half) is not text; encoding/json reads it as U+FFFD, so it was stored
+// as a character the client never sent, without a word. It is refused, naming the argument,
+// and nothing is written.
+func TestStdioLoneSurrogateRefused(t *testing.T) {
+	p := newProject(t)
+	c := stdioClient(t, p, protocol)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"surrogates \ud83d\ude00 paired are fine"}`)
+	before := snapshot(t, p.other(t, "observer")).Revision
+	for _, tc := range []struct{ tool, args, arg string }{
+		{"set_vars", `{"vars":{"WF_NOTE":"a\ud800b"}}`, `"vars.WF_NOTE"`},
+		{"set_vars", `{"vars":{"WF_NOTE":"a\udc00"}}`, `"vars.WF_NOTE"`},
+		{"transition", `{"to":"plan","note":"\ud83d"}`, `"note"`},
+		{"transition", `{"to":"plan","outputs":["a.md","b\ude00.md"]}`, `"outputs[1]"`},
+		{"update_task", `{"id":"t1","status":"done","output":"x\ud800\ud800"}`, `"output"`},
+		{"set_enforcement", `{"violations":[{"code":"V1","severity":"LOW","details":"d\udbff"}]}`, `"violations[0].details"`},
+		{"complete_workflow", `{"outcome":"done \ud800"}`, `"outcome"`},
+		{"record_learning", `{"title":"t","body":"b\\\ud800"}`, `"body"`},
+	} {
+		mustFail(t, c, tc.tool, tc.args, tc.arg, "surrogate", "nothing was changed")
+	}
+	if after := snapshot(t, p.other(t, "observer")).Revision; after != before {
+		t.Errorf("a refused call changed the workflow: revision %d, was %d", after, before)
+	}
+	mustOK(t, c, "set_vars", `{"vars":{"WF_NOTE":"\\ud800 as text, \ufffd sent as itself"}}`)
+	vars, err := p.other(t, "observer").GetVars([]string{"WF_NOTE"})
+	if err != nil || vars["WF_NOTE"] != `\ud800 as text, `+"\ufffd"+` sent as itself` {
+		t.Errorf("WF_NOTE is %q (%v)", vars["WF_NOTE"], err)
+	}
+}
+
+// TestStdioBatchAnsweredPerRequest: a JSON-RPC batch (an array of messages, which MCP
+// 2025-03-26 allowed and later versions dropped) is not run, and each request in it is
+// answered with its own id, in one array as JSON-RPC answers a batch: before, the array got
+// one parse error with id null, and the client waited for its requests for ever.
+func TestStdioBatchAnsweredPerRequest(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for _, tc := range []struct {
+		batch string
+		ids   []string // the ids answered, in order
+	}{
+		{`[{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{"a":1}}}},` +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"six","method":"ping"}]`, []string{"5", `"six"`}},
+		{`[]`, []string{"null"}},
+		{`[7, {"jsonrpc":"2.0","id":8,"method":"ping"}]`, []string{"null", "8"}},
+	} {
+		r.send(tc.batch)
+		var line []byte
+		select {
+		case line = <-r.lines:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("batch %s: no answer", tc.batch)
+		}
+		var answers []rpcResponse
+		if err := json.Unmarshal(line, &answers); err != nil {
+			var one rpcResponse
+			_ = json.Unmarshal(line, &one)
+			if one.JSONRPC == "" || len(tc.ids) != 1 || string(one.ID) != tc.ids[0] {
+				t.Errorf("batch %s answered %s, want errors for %v", clip(tc.batch), clip(string(line)), tc.ids)
+				continue
+			}
+			answers = []rpcResponse{one}
+		}
+		var ids []string
+		for _, a := range answers {
+			ids = append(ids, string(a.ID))
+			if a.JSONRPC != "2.0" || a.Error == nil || a.Error.Code != -32600 || !strings.Contains(a.Error.Message, "batch") || !strings.Contains(a.Error.Message, "no message in it was run") {
+				t.Errorf("batch %s: answer %s does not refuse it as a batch", clip(tc.batch), clip(string(line)))
+			}
+		}
+		if fmt.Sprint(ids) != fmt.Sprint(tc.ids) {
+			t.Errorf("batch %s answered ids %v, want %v", clip(tc.batch), ids, tc.ids)
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
+		t.Errorf("ping after the batches: %+v", resp)
+	}
+	p.noCheckpoints(t, "a request in a batch was run")
+}
+
+// TestStdioReusedIDRefused: a request whose id is that of a request still running or waiting
+// to run is refused and not run. Both ran before: the client, which can match one answer to an
+// id, took the first answer to come for the call it last sent, and the other call's change
+// was never reported to it.
+func TestStdioReusedIDRefused(t *testing.T) {
+	// Ids 1 to 16 are running, each waiting for the person, and 100 waits for a slot.
+	p, r, asks := askingServer(t)
+	r.send(`{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"get_vars","arguments":{}}}`)
+	for _, id := range []string{"3", "100"} {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"dup-` + id + `","data":{"a":1}}}}`)
+		resp := r.next(5 * time.Second)
+		if string(resp.ID) != id || resp.Error == nil || resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "not run") {
+			t.Errorf("a second request with id %s answered %s (error %+v), want it refused", id, clip(string(resp.Result)), resp.Error)
+		}
+	}
+	r.decline(asks)
+	answers := map[string]int{}
+	for range len(asks) + 1 {
+		answers[string(r.next(10*time.Second).ID)]++
+	}
+	for _, id := range []string{"3", "100"} {
+		if answers[id] != 1 {
+			t.Errorf("the first request with id %s was answered %d times, want once", id, answers[id])
+		}
+	}
+	p.noCheckpoints(t, "a request with a reused id was run")
+	r.checkStdout()
+}
+
+// TestStdioRequestWithoutMethodAnswered: a message with an id but no method, an empty one or
+// one that is not a string, and a line that is JSON but no object, is an invalid request
+// (-32600) and is answered with its id: the first were dropped as if they were answers to the
+// server's own requests, and the client waited for them for ever; the last were called parse
+// errors, which they are not.
+func TestStdioRequestWithoutMethodAnswered(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	answeredWithTheirIDs(t, r, "method-less", -32600, 5*time.Second, []idCase{
+		{`{"jsonrpc":"2.0","id":5}`, "5"},
+		{`{"jsonrpc":"2.0","id":"six","params":{"name":"get_vars","arguments":{}}}`, `"six"`},
+		{`{"jsonrpc":"2.0","id":7,"method":""}`, "7"},
+		{`{"jsonrpc":"2.0","id":8,"method":5}`, "8"},
+		{`{"jsonrpc":"2.0","id":9,"method":null}`, "9"},
+		{`5`, "null"},
+		{`"tools/call"`, "null"},
+		{`null`, "null"},
+	})
+	r.checkStdout()
+}
+
+// TestStdioNotificationWithIDAnswered: a notification sent with an id (as a request) is
+// refused as an invalid request that says it takes no id, rather than "method not found" for
+// a method the server knows, which left a client that sent its cancellation so with no clue.
+func TestStdioNotificationWithIDAnswered(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	r.initialize()
+	for _, id := range []string{"7", `"cancel"`} {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"notifications/cancelled","params":{"requestId":"x"}}`)
+		resp := r.next(5 * time.Second)
+		if string(resp.ID) != id || resp.Error == nil || resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "without an id") {
+			t.Errorf("a notification with id %s answered %s (error %+v), want it refused for its id", id, clip(string(resp.Result)), resp.Error)
+		}
+	}
+	r.checkStdout()
 }

@@ -112,6 +112,9 @@ func (f field) propertySchema() map[string]any {
 	case kStrings:
 		p["type"] = "array"
 		item := str()
+		if f.pattern == nil { // the decoder refuses an empty item; a pattern already needs one character
+			item["minLength"] = 1
+		}
 		if f.itemMax > 0 {
 			item["maxLength"] = f.itemMax
 		}
@@ -137,7 +140,7 @@ func (f field) propertySchema() map[string]any {
 			"properties": map[string]any{
 				"code":     map[string]any{"type": "string", "pattern": violCodePattern.String()},
 				"severity": map[string]any{"type": "string", "enum": severities, "description": "CRITICAL and HIGH block."},
-				"details":  map[string]any{"type": "string", "maxLength": 2000},
+				"details":  map[string]any{"type": "string", "minLength": 1, "maxLength": 2000},
 			},
 			"required":             []string{"code", "severity", "details"},
 			"additionalProperties": false,

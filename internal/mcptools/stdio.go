@@ -72,6 +72,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		running  int
 		queue    []queued // oldest first
 		queuedN  int      // their bytes
+		queuedID = map[string]bool{}
 		finished = make(chan struct{}, maxInFlight)
 		result   error
 		// The ids of the requests running, each with whether the client has cancelled it.
@@ -85,7 +86,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancelMu.Unlock()
 		go func() {
 			defer func() { finished <- struct{}{} }()
-			resp := s.mcp.HandleMessage(reqCtx, q.msg)
+			var resp mcp.JSONRPCMessage
+			if q.method == string(mcp.MethodToolsCall) && len(q.msg) > MaxArgsBytes {
+				// Arguments over the limit are refused for their size before mcp-go reads
+				// them into Go values, which costs many times the message.
+				resp = s.unreadableCall(reqCtx, q)
+			}
+			if resp == nil {
+				resp = s.mcp.HandleMessage(reqCtx, q.msg)
+			}
 			cancelMu.Lock()
 			dropped := cancelled[string(q.id)]
 			delete(cancelled, string(q.id))
@@ -111,6 +120,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			queue[0] = queued{}
 			queue = queue[1:]
 			queuedN -= len(q.msg)
+			delete(queuedID, string(q.id))
 			start(q)
 		}
 	}
@@ -127,7 +137,16 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		if i >= 0 {
 			queuedN -= len(queue[i].msg)
 			queue = slices.Delete(queue, i, i+1)
+			delete(queuedID, string(id))
 		}
+	}
+	// inUse says whether a request with the id is running or waiting to run: MCP forbids
+	// reusing one, and the client could match only one of the two answers to it.
+	inUse := func(id json.RawMessage) bool {
+		cancelMu.Lock()
+		_, running := cancelled[string(id)]
+		cancelMu.Unlock()
+		return running || queuedID[string(id)]
 	}
 loop:
 	for {
@@ -151,11 +170,15 @@ loop:
 			req := s.dispatch(reqCtx, sess, l.data, w, drop)
 			switch {
 			case req.msg == nil:
+			case inUse(req.id):
+				w.write(errorResponse(req.id, mcp.INVALID_REQUEST,
+					"invalid request: a request with this id is still running or waiting to run; this one was not run and nothing was changed: give each request an id of its own"))
 			case running < maxInFlight:
 				start(req)
 			case queuedN+len(req.msg) <= maxQueuedBytes:
 				queue = append(queue, req)
 				queuedN += len(req.msg)
+				queuedID[string(req.id)] = true
 			default:
 				w.write(errorResponse(req.id, mcp.INTERNAL_ERROR,
 					fmt.Sprintf("cairn-mcp has %d requests running and %d waiting; this one was not run and nothing was changed: send it again once earlier calls have answered", running, len(queue))))
@@ -198,6 +221,9 @@ type queued struct {
 // argument, or, when every argument is otherwise right, the one whose JSON holds the number
 // (strict JSON refuses it).
 // It returns nil when the call is unreadable for another reason: mcp-go's error stands.
+// A call whose message is larger than MaxArgsBytes is put to it before mcp-go, so that
+// arguments over the limit are refused without being read into Go values; nil then means the
+// arguments are right and mcp-go runs the call.
 func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessage {
 	var req struct {
 		Params struct {
@@ -224,9 +250,21 @@ func (s *Server) unreadableCall(ctx context.Context, q queued) mcp.JSONRPCMessag
 // hands answers to our own requests to the session and notifications to mcp-go in order
 // (a cancellation to drop as well), and returns a request for the caller to run.
 func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, w *lineWriter, drop func(id json.RawMessage)) queued {
+	if answers, ok := batchRefusal(line); ok {
+		if answers != nil {
+			w.write(answers)
+		}
+		return queued{}
+	}
+	if strictjson.KindOf(line) != "an object" && json.Valid(line) {
+		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: each line must be one JSON-RPC message, a JSON object; it was not run"))
+		return queued{}
+	}
 	var env struct {
 		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+		Method json.RawMessage `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		// Answered with the request's id when it can be found (JSON nested deeper than
@@ -235,17 +273,27 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		w.write(errorResponse(id, mcp.PARSE_ERROR, "parse error: each line must be one JSON-RPC message"))
 		return queued{}
 	}
+	var method string // "" when missing or not a string
+	_ = json.Unmarshal(env.Method, &method)
 	isRequest := len(env.ID) > 0 && string(env.ID) != "null"
 	switch {
-	case env.Method == "":
+	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
-	case env.Method == string(mcp.MethodServerDiscover):
+	case method == "":
+		// A request with no method: answered, or the client waits for it for ever.
+		if isRequest {
+			w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a request needs a method, a non-empty string; it was not run"))
+		}
+	case isRequest && strings.HasPrefix(method, "notifications/"):
+		// The method is not repeated: it may be long, and only its prefix matters.
+		w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, "invalid request: a notification (a method under notifications/) is sent without an id; it was not acted on"))
+	case method == string(mcp.MethodServerDiscover):
 		if isRequest {
 			w.write(errorResponse(env.ID, mcp.METHOD_NOT_FOUND, "server/discover is not supported; use initialize"))
 		}
 	case !isRequest:
 		// Notifications (initialized, cancelled) are handled in order, on the read loop.
-		if env.Method == string(mcp.MethodNotificationCancelled) {
+		if method == string(mcp.MethodNotificationCancelled) {
 			var n struct {
 				Params struct {
 					RequestID json.RawMessage `json:"requestId"`
@@ -259,9 +307,51 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	case !validID(env.ID):
 		w.write(errorResponse(nil, mcp.INVALID_REQUEST, "invalid request: the id must be a string or an integer; the request was not run"))
 	default:
-		return queued{id: env.ID, method: env.Method, msg: bytes.Clone(line)}
+		return queued{id: env.ID, method: method, msg: bytes.Clone(line)}
 	}
 	return queued{}
+}
+
+// batchRefusal answers a JSON-RPC batch (a JSON array of messages), which this server does
+// not run: each request in it gets an error with its id, in one array as JSON-RPC answers a
+// batch, so that the client is not left waiting for them; notifications and answers in it get
+// none. ok is false when line is not a batch; answers is nil when nothing in it needs one.
+func batchRefusal(line []byte) (answers any, ok bool) {
+	var items []json.RawMessage
+	if line[0] != '[' || json.Unmarshal(line, &items) != nil {
+		return nil, false
+	}
+	const msg = "invalid request: a batch (a JSON array of messages) is not supported, and no message in it was run; send each one on its own line"
+	if len(items) == 0 {
+		return errorResponse(nil, mcp.INVALID_REQUEST, msg), true
+	}
+	var errs []mcp.JSONRPCError
+	for _, it := range items {
+		var env struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		switch err := json.Unmarshal(it, &env); {
+		case err != nil: // not an object
+			errs = append(errs, errorResponse(nil, mcp.INVALID_REQUEST, msg))
+		case env.Method == "" || len(env.ID) == 0 || string(env.ID) == "null":
+			// An answer or a notification: JSON-RPC answers neither.
+		default:
+			errs = append(errs, errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, msg))
+		}
+	}
+	if len(errs) == 0 {
+		return nil, true
+	}
+	return errs, true
+}
+
+// answerID is the id to answer a refused request with: its own when MCP allows it, else none.
+func answerID(id json.RawMessage) json.RawMessage {
+	if validID(id) {
+		return id
+	}
+	return nil
 }
 
 // validID says whether id is one MCP allows on a request: a string or an integer.
@@ -288,8 +378,20 @@ func unquoted(q queued, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
 		e.Error.Message = "tool not found: tools/list names cairn's tools"
 		return e
+	case e.Error.Code == mcp.INVALID_REQUEST && quotesNumber(e.Error.Message):
+		// encoding/json repeats a number it cannot store (1e999, or megabytes of digits) in
+		// full; mcp-go reads params such as _meta before any tool sees them.
+		e.Error.Message = "invalid request: a number in its params cannot be read (out of the range its field takes: a 64-bit float reaches about ±1.8e308, a whole number field takes a whole number); the request was not run: write a smaller number"
+		return e
 	}
 	return resp
+}
+
+// quotesNumber says whether an encoding/json error message repeats the number it could not
+// store ("cannot unmarshal number 1e999 into ..."), rather than naming its kind only.
+func quotesNumber(msg string) bool {
+	_, after, ok := strings.Cut(msg, "cannot unmarshal number ")
+	return ok && !strings.HasPrefix(after, "into ")
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
@@ -525,6 +627,12 @@ func (s *stdioSession) withdraw(id, reason string) {
 }
 
 var errClientGone = errors.New("the client stopped sending before it answered")
+
+// waiting says whether a request of ours with the id waits for its answer.
+func (s *stdioSession) waiting(id json.RawMessage) bool {
+	_, ok := s.pending.Load(string(id))
+	return ok
+}
 
 // reply hands a client's answer to the request waiting for it; others are dropped.
 func (s *stdioSession) reply(id json.RawMessage, line []byte) {

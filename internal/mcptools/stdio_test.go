@@ -551,9 +551,7 @@ func TestStdioNumberOutOfRange(t *testing.T) {
 	if resp := r.next(5 * time.Second); resp.Error == nil || string(resp.ID) != "9" {
 		t.Errorf("an unknown tool answered %s (error %+v)", resp.Result, resp.Error)
 	}
-	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
-		t.Errorf("checkpoints were written: %v", names)
-	}
+	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()
 }
 
@@ -632,9 +630,7 @@ func TestStdioCancelledWhileQueued(t *testing.T) {
 	if resp := r.next(10 * time.Second); string(resp.ID) != `"last"` {
 		t.Errorf("answer %s, want the last call's", resp.ID)
 	}
-	if names, _ := p.other(t, "observer").ListCheckpoints("*"); len(names) != 0 {
-		t.Errorf("the cancelled save ran: checkpoints %v", names)
-	}
+	p.noCheckpoints(t, "the cancelled save ran")
 }
 
 // TestStdioQueueBounded: requests that wait for a free slot are bounded by their bytes; one

@@ -485,11 +485,7 @@ func AppendUnescaped(dst, body []byte) []byte {
 			}
 			i += 4
 			if utf16.IsSurrogate(r) {
-				var r2 rune // 0, not a low surrogate, when no \u escape follows
-				if bytes.HasPrefix(body[i+1:], []byte(`\u`)) {
-					r2, _ = hex4(body[i+3:])
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				if d, ok := pair(r, body[i+1:]); ok {
 					dst = utf8.AppendRune(dst, d)
 					i += 6
 					continue
@@ -502,6 +498,45 @@ func AppendUnescaped(dst, body []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// pair is the character the surrogate r makes with the \u escape at the start of rest; ok is
+// false when r is half of a pair whose other half is not there.
+func pair(r rune, rest []byte) (rune, bool) {
+	var r2 rune // 0, not a low surrogate, when no \u escape follows
+	if bytes.HasPrefix(rest, []byte(`\u`)) {
+		r2, _ = hex4(rest[2:])
+	}
+	d := utf16.DecodeRune(r, r2)
+	return d, d != utf8.RuneError
+}
+
+// LoneSurrogate is the byte offset in the JSON string body (without its quotes) of the first
+// \u escape of half a UTF-16 surrogate pair whose other half does not follow, or -1. Such an
+// escape is valid JSON but no character: encoding/json, and AppendUnescaped, read it as U+FFFD.
+func LoneSurrogate(body []byte) int {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		at := i
+		if i++; i >= len(body) || body[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(body[i+1:])
+		if !ok {
+			continue
+		}
+		i += 4
+		if !utf16.IsSurrogate(r) {
+			continue
+		}
+		if _, ok := pair(r, body[i+1:]); !ok {
+			return at
+		}
+		i += 6
+	}
+	return -1
 }
 
 // hex4 reads the four hex digits at the start of b; ok is false when b does not begin with

@@ -374,3 +374,31 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// TestLoneSurrogate: LoneSurrogate finds exactly the escapes encoding/json reads as a U+FFFD
+// that was not sent: half of a surrogate pair without its other half.
+func TestLoneSurrogate(t *testing.T) {
+	for body, want := range map[string]int{
+		`plain`:               -1,
+		`\ud83d\ude00`:        -1, // a whole pair
+		`\ufffd`:              -1, // U+FFFD sent as itself
+		`\\ud800`:             -1, // a backslash, then text
+		`\u00e9\n`:            -1,
+		`a\ud800`:             1,
+		`a\ud800b`:            1,
+		`\udc00\ud800`:        0, // a low half first
+		`\ud800\ud800`:        0,
+		`\ud83d\ude00x\udbff`: 13,
+		`\\\ud800`:            2,
+		`\ud800\u0041`:        0,
+	} {
+		if got := strictjson.LoneSurrogate([]byte(body)); got != want {
+			t.Errorf("LoneSurrogate(%s) = %d, want %d", body, got, want)
+		}
+		var s string
+		_ = json.Unmarshal([]byte(`"`+body+`"`), &s)
+		if replaced := strings.Count(s, "\ufffd") > strings.Count(body, `\ufffd`); replaced != (want >= 0) {
+			t.Errorf("%s: encoding/json replaced a character: %v, LoneSurrogate says %d", body, replaced, want)
+		}
+	}
+}

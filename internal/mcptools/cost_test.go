@@ -1,0 +1,41 @@
+package mcptools_test
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/mcptools"
+)
+
+// TestOversizedCallCostsAboutItsSize: a tool call whose arguments are over the limit is
+// refused for its size without mcp-go first reading them into Go values, which for an array
+// of small numbers costs some thirty times the message in memory (and 16 such calls may run
+// at once). The bytes allocated are counted while serving it.
+func TestOversizedCallCostsAboutItsSize(t *testing.T) {
+	opts, _ := fakeOptions(t)
+	opts.NoWatch = true
+	srv := mcptools.New(opts)
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	items := strings.Repeat("0,", (mcptools.MaxLineBytes-200)/2)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_vars","arguments":{"keys":[` + items + `0]}}}`
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" + call + "\n"
+	var out bytes.Buffer
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if !strings.Contains(out.String(), "more than the limit") {
+		t.Fatalf("the oversized call was not refused for its size:\n%.600s", out.String())
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("serving a %d-byte call allocated %d bytes", len(call), alloc)
+	if alloc > 10*uint64(len(call)) {
+		t.Errorf("serving a %d-byte call allocated %d bytes, more than 10 times its size", len(call), alloc)
+	}
+}
