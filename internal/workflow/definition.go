@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 )
@@ -49,6 +48,9 @@ type DefinitionError struct {
 	File   string
 	Line   int
 	Reason string
+	// Name is the type the file's front matter declares, when it was read that far ("" when
+	// not): a broken file stands for that type, not for the one its file name suggests.
+	Name string
 }
 
 func (e *DefinitionError) Error() string {
@@ -119,7 +121,7 @@ func BuildDefinition(file string, s Definition, lines Lines) (*Definition, error
 	}
 	d, line, reason := buildDefinition(file, s, lines)
 	if reason != "" {
-		return nil, &DefinitionError{File: file, Line: line, Reason: reason}
+		return nil, &DefinitionError{File: file, Line: line, Reason: reason, Name: NormalizeName(s.Name)}
 	}
 	d.Body = strings.TrimLeft(s.Body, "\r\n")
 	d.Source = file
@@ -130,7 +132,7 @@ func BuildDefinition(file string, s Definition, lines Lines) (*Definition, error
 // reason.
 func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, string) {
 	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: fm.Blocking}
-	d.Name = cmp.Or(NormalizeName(fm.Name), NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md")))
+	d.Name = cmp.Or(NormalizeName(fm.Name), FileType(file))
 	if err := ValidName(d.Name); err != nil {
 		return nil, loc.Key("name"), "workflow " + err.Error()
 	}

@@ -83,8 +83,9 @@ func indentedEnd(data, head []byte, offset int) (int, bool) {
 // matter has no name, gives the name (its base name without ".md"). Every error is a
 // *DefinitionError with the line in the file where one is known.
 func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+	declared := "" // the type the front matter names, once it is read that far
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
-		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...)}
+		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...), Name: declared}
 	}
 	if len(data) > workflow.MaxDefinitionSize {
 		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
@@ -150,6 +151,11 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	doc := root.Content[0]
 	if doc.Kind != yaml.MappingNode {
 		return fail(doc.Line+offset, "front matter must be a YAML mapping of keys (name, phases, transitions, ...)")
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if k, v := doc.Content[i], doc.Content[i+1]; k.Kind == yaml.ScalarNode && k.Value == "name" && v.Kind == yaml.ScalarNode {
+			declared = workflow.NormalizeName(v.Value)
+		}
 	}
 	if alias := aliasOverflow(doc, maxExpandedNodes); alias != nil {
 		return fail(alias.Line+offset, "front matter: aliases (*%s) repeat its values more than %d times over: write the lists out instead", alias.Value, maxExpandedNodes)
