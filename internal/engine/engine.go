@@ -179,9 +179,17 @@ func (e *Engine) MemoryDir() string {
 // Definitions lists the loaded workflow types.
 func (e *Engine) Definitions() []string { return e.definitions().Names() }
 
-// Definition returns a loaded workflow definition.
+// Definition returns the definition of workflow type name, as start and moves use it: ok is
+// false when there is none, or when a project file of the type does not load (TypeDefinition).
 func (e *Engine) Definition(name string) (*workflow.Definition, bool) {
-	return e.definitions().Lookup(name)
+	d, err := e.typeDefinition(name)
+	return d, err == nil
+}
+
+// TypeDefinition is Definition with the reason there is none: an unknown type, or a project
+// file of the type that does not load.
+func (e *Engine) TypeDefinition(name string) (*workflow.Definition, error) {
+	return e.typeDefinition(name)
 }
 
 // Warnings are the standing problems: L2 unavailable, and broken definitions once the
