@@ -338,10 +338,10 @@ func (d *Definition) DoneSoFar(at string, done []string) []string {
 	return slices.DeleteFunc(done, func(p string) bool { return slices.Index(d.Phases, p) > i })
 }
 
-// forward reports whether to comes after from in the phase order (a move that is not a
-// back-edge).
+// forward reports whether from->to is not a back-edge: to comes after from in the phase
+// order, or completes the workflow (no step back ends it, wherever its phase is listed).
 func (d *Definition) forward(from, to string) bool {
-	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from)
+	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from) || d.IsTerminal(to)
 }
 
 // appendNew appends to list the items it does not hold yet, each once.

@@ -506,3 +506,32 @@ func TestCompareAndSwapRetriedByItsSession(t *testing.T) {
 		t.Fatalf("another move expecting plan: %v, want *ConflictError", err)
 	}
 }
+
+// A move out of an approval gate into a terminal phase completes the workflow: it is never a
+// step back, wherever the terminal phase stands in the phases' order. Listed before the gate
+// (phases: [draft, done, review]), it was taken for a back-edge, which needs no yes, so the
+// gate let the workflow complete without one.
+func TestLeavingAGateForATerminalPhaseListedBeforeItNeedsApproval(t *testing.T) {
+	def, err := workflow.BuildDefinition("release.md", workflow.Definition{Name: "release",
+		Phases:      []string{"draft", "done", "review"},
+		Transitions: map[string][]string{"draft": {"review"}, "review": {"draft", "done"}},
+		Terminal:    []string{"done"}, Approvals: []string{"review"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := walk(t, def, mustStart(t, def), "review")
+	if p, need := workflow.NeedsApproval(def, r, "done"); !need || p != "review" {
+		t.Errorf("review -> done, which completes the workflow: needs approval of %q %t, want review", p, need)
+	}
+	if _, need := workflow.NeedsApproval(def, r, "draft"); need {
+		t.Error("review -> draft, a step back, needs an approval")
+	}
+	yes := &workflow.Approval{Source: workflow.ApprovalCLI}
+	res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: "done", Approval: yes}, t0.Add(time.Hour), alice)
+	if err != nil || !res.Completed {
+		t.Fatalf("review -> done with the yes: %v, completed %t", err, res.Completed)
+	}
+	if a := res.Record.Approvals; len(a) != 1 || a[0].Phase != "review" || a[0].ApprovedAt.IsZero() || a[0].Source != workflow.ApprovalCLI {
+		t.Errorf("the yes to leaving review is not on record: %+v", a)
+	}
+}
