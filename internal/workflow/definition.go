@@ -211,10 +211,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		}
 	}
 	// Every phase must be reachable from the start, or a workflow could never use it.
-	reached := []string{d.Phases[0]}
-	for i := 0; i < len(reached); i++ {
-		reached = appendNew(reached, d.Transitions[reached[i]]...)
-	}
+	reached := d.reach(d.Phases[0], "")
 	for _, p := range d.Phases {
 		if !slices.Contains(reached, p) {
 			return nil, loc.Item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
@@ -339,9 +336,25 @@ func (d *Definition) DoneSoFar(at string, done []string) []string {
 }
 
 // forward reports whether from->to is not a back-edge: to comes after from in the phase
-// order, or completes the workflow (no step back ends it, wherever its phase is listed).
+// order, or the workflow can complete from to without entering from again (a step back
+// leads back through it, wherever to is listed).
 func (d *Definition) forward(from, to string) bool {
-	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from) || d.IsTerminal(to)
+	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from) ||
+		slices.ContainsFunc(d.reach(to, from), d.IsTerminal)
+}
+
+// reach lists the phases a workflow in phase p can reach through transitions, p included,
+// without entering phase avoid ("" for none).
+func (d *Definition) reach(p, avoid string) []string {
+	reached := []string{p}
+	for i := 0; i < len(reached); i++ {
+		for _, to := range d.Transitions[reached[i]] {
+			if to != avoid {
+				reached = appendNew(reached, to)
+			}
+		}
+	}
+	return reached
 }
 
 // appendNew appends to list the items it does not hold yet, each once.
