@@ -245,6 +245,7 @@ func TestBrokenOverrideDoesNotHandAnActiveWorkflowToTheBuiltin(t *testing.T) {
 		{"the file named after the type", "apex.md", "ttl: forever\n", nil},
 		{"a file of another name", "project-apex.md", "ttl: forever\n", nil},
 		{"a file of another name, with a key unknown", "project-apex.md", "owner: me\n", nil},
+		{"a file of another name, not YAML", "project-apex.md", "\tttl: 1h\n", nil},
 		{"the file named after it, over a second one", "apex.md", "ttl: forever\n", map[string]string{"zz-apex.md": ungated}},
 		{"the first by path, over a second one", "a-apex.md", "ttl: forever\n", map[string]string{"b-apex.md": ungated}},
 	} {

@@ -48,8 +48,8 @@ type DefinitionError struct {
 	File   string
 	Line   int
 	Reason string
-	// Name is the type the file's front matter declares, when it was read that far ("" when
-	// not): a broken file stands for that type, not for the one its file name suggests.
+	// Name is the type the file's front matter names, when its name line reads ("" when
+	// not): a broken file stands for that type, not for the one its file name gives.
 	Name string
 }
 

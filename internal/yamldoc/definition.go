@@ -83,9 +83,9 @@ func indentedEnd(data, head []byte, offset int) (int, bool) {
 // matter has no name, gives the name (its base name without ".md"). Every error is a
 // *DefinitionError with the line in the file where one is known.
 func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
-	declared := "" // the type the front matter names, once it is read that far
+	var head []byte // the front matter as the library split it
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
-		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...), Name: declared}
+		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...), Name: declaredName(head)}
 	}
 	if len(data) > workflow.MaxDefinitionSize {
 		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
@@ -101,7 +101,6 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 	}
 	var root yaml.Node
-	var head []byte // the front matter as the library split it
 	body, err := frontmatter.MustParse(bytes.NewReader(data), &root, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
 		head = b
 		return unmarshalOne(b, v, `a "..." line, or a "---" line with more on it, ended the first: write the front matter as one document, ended by a line that is just "---"`)
@@ -152,11 +151,6 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 	if doc.Kind != yaml.MappingNode {
 		return fail(doc.Line+offset, "front matter must be a YAML mapping of keys (name, phases, transitions, ...)")
 	}
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		if k, v := doc.Content[i], doc.Content[i+1]; k.Kind == yaml.ScalarNode && k.Value == "name" && v.Kind == yaml.ScalarNode {
-			declared = workflow.NormalizeName(v.Value)
-		}
-	}
 	if alias := aliasOverflow(doc, maxExpandedNodes); alias != nil {
 		return fail(alias.Line+offset, "front matter: aliases (*%s) repeat its values more than %d times over: write the lists out instead", alias.Value, maxExpandedNodes)
 	}
@@ -192,6 +186,24 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
 	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+}
+
+// declaredName is the type a front matter that does not read as YAML still names: its first
+// line that starts "name:" at the margin, read as YAML on its own ("" when there is none, or
+// it does not read). A broken file stands for that type (workflow.Definitions.NotLoaded).
+func declaredName(head []byte) string {
+	for l := range bytes.SplitSeq(head, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("name:")) {
+			var v struct {
+				Name string `yaml:"name"`
+			}
+			if yaml.Unmarshal(l, &v) != nil {
+				return ""
+			}
+			return workflow.NormalizeName(v.Name)
+		}
+	}
+	return ""
 }
 
 // lineOf returns the number of the first line of data that is text once trimmed, 0 if none.
