@@ -276,6 +276,10 @@ func TestBrokenOverrideDoesNotHandAnActiveWorkflowToTheBuiltin(t *testing.T) {
 			if s, ok, err := e.open("s1").QuickStatus(); err != nil || !ok || s.Total != 0 {
 				t.Errorf("the status line counts %d phases of another definition (%t, %v)", s.Total, ok, err)
 			}
+			// The person's yes is kept, but it does not let the agent move on yet.
+			if res := must(en.Approve("ok"))(t); strings.Contains(res.Message, "may leave") || !strings.Contains(res.Message, "cairn doctor") {
+				t.Errorf("approve with the definition broken says %q", res.Message)
+			}
 		})
 	}
 }
