@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -85,7 +86,12 @@ func indentedEnd(data, head []byte, offset int) (int, bool) {
 func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
 	var head []byte // the front matter as the library split it
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
-		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...), Name: declaredName(head)}
+		reason := fmt.Sprintf(format, args...)
+		if f := secrets.ScanString(string(head)); f != nil {
+			// The reason may quote it, lowercased where the scan would not see it.
+			reason = fmt.Sprintf("the reason is not shown: the front matter holds text of a secret's shape (%s), which it may quote; take that out of the file, and the reason is shown", f.Rule)
+		}
+		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: reason, Name: declaredName(head)}
 	}
 	if len(data) > workflow.MaxDefinitionSize {
 		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
@@ -185,7 +191,11 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
-	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+	d, err := workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+	if de, ok := errors.AsType[*workflow.DefinitionError](err); ok {
+		return fail(de.Line, "%s", de.Reason)
+	}
+	return d, err
 }
 
 // declaredName is the type a front matter that does not read as YAML still names: its first
