@@ -95,8 +95,11 @@ func runTypes(a *app, pos []string, e *engine.Engine) error {
 	names := e.Definitions()
 	a.warn(e.Warnings()...)
 	if len(pos) == 1 {
-		d, ok := e.Definition(pos[0]) // any letter case, as start takes it
-		if !ok {
+		d, err := e.TypeDefinition(pos[0]) // any letter case, as start takes it
+		if err != nil && slices.Contains(names, workflow.NormalizeName(pos[0])) {
+			return err // defined in a file that does not load
+		}
+		if err != nil {
 			return fmt.Errorf("no workflow type%s%s", named(pos[0]), hint(pos[0], names, "known types are "+strings.Join(names, ", ")))
 		}
 		names = []string{d.Name}

@@ -432,14 +432,30 @@ func TestDoctorJournalNotAFile(t *testing.T) {
 }
 
 // TestDoctorPhaseNotInDefinition: the active workflow's phase, removed from its definition
-// since, is said by doctor as by resume, not "workflow definitions: ok".
+// since, or its type's definition gone (the file removed, or renamed to another type), is said
+// by doctor as by resume, not "workflow definitions: ok", with the step that lets it move.
 func TestDoctorPhaseNotInDefinition(t *testing.T) {
-	e := newEnv(t)
-	e.write(".claude/workflows/review.md", "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n---\nbody\n")
-	must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "renamed"}))(t)
-	e.write(".claude/workflows/review.md", "---\nname: review\ndescription: review\nphases: [write, check, done]\ntransitions: {write: [check], check: [done]}\nterminal: [done]\n---\nbody\n")
-	c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow definitions")
-	if c == nil || c.OK || !strings.Contains(c.Detail, `phase "draft" is not a phase of the review definition`) || c.Fix == "" {
-		t.Fatalf("doctor: %+v", c)
+	const review = "---\nname: review\ndescription: review\nphases: [draft, check, done]\ntransitions: {draft: [check], check: [done]}\nterminal: [done]\n---\nbody\n"
+	for _, tc := range []struct{ name, edited, want, fix string }{
+		{"phase renamed", strings.ReplaceAll(review, "draft", "write"), `phase "draft" is not a phase of the review definition`, "put the phase back"},
+		{"type renamed", strings.Replace(review, "name: review", "name: audit", 1), `no workflow definition "review" is loaded`, "review.md"},
+		{"file removed", "", `no workflow definition "review" is loaded`, "review.md"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/review.md", review)
+			must(e.open("s1").Start(engine.StartRequest{Type: "review", Context: "renamed"}))(t)
+			if tc.edited == "" {
+				if err := os.Remove(filepath.Join(e.project, ".claude", "workflows", "review.md")); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				e.write(".claude/workflows/review.md", tc.edited)
+			}
+			c := doctorCheck(e.open("s2"), engine.DoctorOptions{}, "workflow definitions")
+			if c == nil || c.OK || !strings.Contains(c.Detail, tc.want) || !strings.Contains(c.Fix, tc.fix) {
+				t.Fatalf("doctor: %+v", c)
+			}
+		})
 	}
 }

@@ -90,15 +90,12 @@ const ToolPrefix = "mcp__plugin_cairn_cairn__"
 // Engine runs Cairn's operations for one project. It is safe for concurrent use: every change
 // goes through the store's cross-process locks.
 type Engine struct {
-	cfg     Config
-	root    string
-	st      *store.Store
-	defsMu  sync.Mutex
-	defs    *workflow.Definitions // nil until first use
-	defErrs []string
-	// unread are the user definition files (base names, lowercased) that were not read or did
-	// not parse: a built-in's override among them does not load, and the built-in is not it.
-	unread   map[string]bool
+	cfg      Config
+	root     string
+	st       *store.Store
+	defsMu   sync.Mutex
+	defs     *workflow.Definitions // nil until first use
+	defErrs  []string
 	mem      *memory.Memory
 	memWarn  string // why L2 cannot be used, "" when it can
 	workflow string // .claude/workflows dir
@@ -192,9 +189,17 @@ func (e *Engine) MemoryDir() string {
 // Definitions lists the loaded workflow types.
 func (e *Engine) Definitions() []string { return e.definitions().Names() }
 
-// Definition returns a loaded workflow definition.
+// Definition returns the definition of workflow type name, as start and moves use it: ok is
+// false when there is none, or when a project file of the type does not load (TypeDefinition).
 func (e *Engine) Definition(name string) (*workflow.Definition, bool) {
-	return e.definitions().Lookup(name)
+	d, err := e.typeDefinition(name)
+	return d, err == nil
+}
+
+// TypeDefinition is Definition with the reason there is none: an unknown type, or a project
+// file of the type that does not load.
+func (e *Engine) TypeDefinition(name string) (*workflow.Definition, error) {
+	return e.typeDefinition(name)
 }
 
 // Warnings are the standing problems: L2 unavailable, and broken definitions once the
@@ -262,7 +267,7 @@ func (e *Engine) loadDefinitionsLocked() {
 	// In name order, so that the files past the budget are always the same ones.
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	total := 0
-	unread := map[string]bool{}
+	var unread []string // files not read: each stands for the type its name gives
 	for _, ent := range entries {
 		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
 			continue
@@ -272,34 +277,31 @@ func (e *Engine) loadDefinitionsLocked() {
 		if total <= maxDefinitionBytes {
 			if data, err = durable.ReadPath(p, maxDefinitionFile, true); err != nil {
 				errs = append(errs, fmt.Sprintf("workflow definition %s: %v", p, err))
-				unread[workflow.NormalizeName(ent.Name())] = true
+				unread = append(unread, p)
 				continue
 			}
 			total += len(data)
 		}
 		if total > maxDefinitionBytes {
 			errs = append(errs, fmt.Sprintf("workflow definition %s: not read: the files in %s hold more than the %d MiB of definitions Cairn reads (in name order); move some elsewhere", p, e.workflow, maxDefinitionBytes>>20))
-			unread[workflow.NormalizeName(ent.Name())] = true
+			unread = append(unread, p)
 			continue
 		}
 		user[p] = data
 	}
 	var parse workflow.ParseFunc
 	if e.cfg.YAML != nil {
-		parse = func(file string, data []byte) (*workflow.Definition, error) {
-			d, err := e.cfg.YAML.ParseDefinition(file, data)
-			if err != nil {
-				unread[workflow.NormalizeName(filepath.Base(file))] = true
-			}
-			return d, err
-		}
+		parse = e.cfg.YAML.ParseDefinition
 	}
 	defs, derrs := workflow.LoadDefinitions(user, parse)
 	for _, d := range derrs {
 		errs = append(errs, d.Error())
 	}
+	for _, p := range unread {
+		defs.NotLoaded(p, workflow.FileType(p))
+	}
 	sort.Strings(errs)
-	e.defs, e.defErrs, e.unread = defs, errs, unread
+	e.defs, e.defErrs = defs, errs
 }
 
 func (e *Engine) openMemory() {
@@ -364,18 +366,16 @@ func (e *Engine) definitionFor(r *workflow.Record) (*workflow.Definition, error)
 	return e.typeDefinition(r.Type)
 }
 
-// typeDefinition finds the definition of type typ. A built-in whose override, the file named
-// after the type (workflow.DefinitionFile), does not read or parse is not the type's
-// definition: a workflow may have run under the override, with other phases and gates, so the
-// type has none until the file loads again.
+// typeDefinition finds the definition of type typ. A definition that stands in for a user file
+// of the type that does not read or parse (workflow.Definitions.Broken), the built-in one or a
+// file that file would win against, is not the type's definition: a workflow may have run
+// under the broken file, with other phases and gates, so the type has none until it loads.
 func (e *Engine) typeDefinition(typ string) (*workflow.Definition, error) {
-	d, err := e.definitions().Get(typ)
-	if err == nil && strings.HasPrefix(d.Source, "builtin:") {
-		e.defsMu.Lock()
-		broken := e.unread[workflow.DefinitionFile(d.Name)]
-		e.defsMu.Unlock()
-		if broken {
-			return nil, fmt.Errorf("the project's %s definition, which overrides the built-in one, does not load", d.Name)
+	defs := e.definitions()
+	d, err := defs.Get(typ)
+	if err == nil {
+		if f := defs.Broken(d.Name); f != "" {
+			return nil, fmt.Errorf("the project's %s definition in %s does not load", d.Name, f)
 		}
 	}
 	return d, err
@@ -403,7 +403,7 @@ func (e *Engine) quickDefinition(typ string) *workflow.Definition {
 			}
 		}
 	}
-	d, _ := e.definitions().Lookup(typ)
+	d, _ := e.typeDefinition(typ)
 	return d
 }
 

@@ -230,31 +230,57 @@ func TestCompactAnchorEscapesATasksSubject(t *testing.T) {
 }
 
 // A project's override of a built-in type that stops loading (an edit broke its file) is not
-// replaced by the built-in for the workflow that runs under it: the built-in's gates are not
-// the project's, so the move out of the project's gate would go through without the person's
+// replaced by another definition for the workflow that runs under it, neither the built-in nor
+// a second file that declares the same type and lost to the broken one: their gates are not
+// the override's, so the move out of the project's gate would go through without the person's
 // yes, and the workflow would complete. The move is refused, naming the broken file and line,
-// and the workflow is kept where it is.
+// the workflow is kept where it is, and the status line counts no phases of another definition.
 func TestBrokenOverrideDoesNotHandAnActiveWorkflowToTheBuiltin(t *testing.T) {
-	e := newEnv(t)
-	apex := "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit]\napprovals: [review]\n%s---\n"
-	e.write(".claude/workflows/apex.md", fmt.Sprintf(apex, ""))
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "project gates"}))(t)
-	for _, p := range []string{"plan", "implement", "review"} {
-		must(en.Transition(engine.TransitionRequest{To: p}))(t)
-	}
+	const gated = "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit]\napprovals: [review]\n%s---\n"
+	const ungated = "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit, extra]\n---\n"
+	for _, tc := range []struct {
+		name, file, breaks string            // breaks: the line an edit adds, line 5
+		other              map[string]string // further files that declare apex too
+	}{
+		{"the file named after the type", "apex.md", "ttl: forever\n", nil},
+		{"a file of another name", "project-apex.md", "ttl: forever\n", nil},
+		{"a file of another name, with a key unknown", "project-apex.md", "owner: me\n", nil},
+		{"a file of another name, not YAML", "project-apex.md", "\tttl: 1h\n", nil},
+		{"the file named after it, over a second one", "apex.md", "ttl: forever\n", map[string]string{"zz-apex.md": ungated}},
+		{"the first by path, over a second one", "a-apex.md", "ttl: forever\n", map[string]string{"b-apex.md": ungated}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/"+tc.file, fmt.Sprintf(gated, ""))
+			for f, content := range tc.other {
+				e.write(".claude/workflows/"+f, content)
+			}
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "project gates"}))(t)
+			for _, p := range []string{"plan", "implement", "review"} {
+				must(en.Transition(engine.TransitionRequest{To: p}))(t)
+			}
 
-	e.write(".claude/workflows/apex.md", fmt.Sprintf(apex, "ttl: forever\n"))
-	en = e.open("s1")
-	_, err := en.Transition(engine.TransitionRequest{To: "git-commit"})
-	if err == nil || !strings.Contains(err.Error(), "apex.md:5") || !strings.Contains(err.Error(), "kept as it is") {
-		t.Errorf("move out of the project's gate with its definition broken: %v", err)
-	}
-	if s := must(en.Snapshot())(t); s.Phase != "review" {
-		t.Fatalf("the workflow moved on to %s under the built-in definition", s.Phase)
-	}
-	if r := en.Resume(engine.ResumeOptions{}); !strings.Contains(r.Next, "does not load") {
-		t.Errorf("resume's next step %q does not say the definition does not load", r.Next)
+			e.write(".claude/workflows/"+tc.file, fmt.Sprintf(gated, tc.breaks))
+			en = e.open("s1")
+			_, err := en.Transition(engine.TransitionRequest{To: "git-commit"})
+			if err == nil || !strings.Contains(err.Error(), tc.file+":5") || !strings.Contains(err.Error(), "kept as it is") {
+				t.Errorf("move out of the project's gate with its definition broken: %v", err)
+			}
+			if s := must(en.Snapshot())(t); s.Phase != "review" {
+				t.Fatalf("the workflow moved on to %s under another definition", s.Phase)
+			}
+			if r := en.Resume(engine.ResumeOptions{}); !strings.Contains(r.Next, "does not load") {
+				t.Errorf("resume's next step %q does not say the definition does not load", r.Next)
+			}
+			if s, ok, err := e.open("s1").QuickStatus(); err != nil || !ok || s.Total != 0 {
+				t.Errorf("the status line counts %d phases of another definition (%t, %v)", s.Total, ok, err)
+			}
+			// The person's yes is kept, but it does not let the agent move on yet.
+			if res := must(en.Approve("ok"))(t); strings.Contains(res.Message, "may leave") || !strings.Contains(res.Message, "cairn doctor") {
+				t.Errorf("approve with the definition broken says %q", res.Message)
+			}
+		})
 	}
 }
 

@@ -786,8 +786,10 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 // and says when and by whom it was approved.
 func (e *Engine) Approve(note string) (*Result, error) {
 	var left *workflow.Approval // the approval this repeats, of a phase the workflow has left since
+	var defErr error            // why the type has no definition: the workflow cannot move yet
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
-		def, _ := e.definitionFor(cur) // without it, only a request on record can be approved
+		var def *workflow.Definition // without it, only a request on record can be approved
+		def, defErr = e.definitionFor(cur)
 		res, err := workflow.Approve(def, cur, workflow.ApprovalCLI, note, e.now(), e.actor())
 		if err != nil {
 			if left = e.approvedThenLeft(cur, note); left != nil {
@@ -816,6 +818,9 @@ func (e *Engine) Approve(note string) (*Result, error) {
 	}
 	// Nothing tells the agent, which waits for the person's next word: that word is the step.
 	res.Message = fmt.Sprintf("approved phase %s of workflow %s; tell the agent to go on: it may leave %s now", wres.From, wres.Record.WorkflowID, wres.From)
+	if defErr != nil {
+		res.Message = fmt.Sprintf("approved phase %s of workflow %s; the agent cannot leave it until the definition of its type loads again: `cairn doctor` says which file to fix", wres.From, wres.Record.WorkflowID)
+	}
 	return res, nil
 }
 

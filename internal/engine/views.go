@@ -547,39 +547,41 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	}
 	if defErrs := e.definitionErrors(); len(defErrs) > 0 {
 		add("workflow definitions", false, strings.Join(defErrs, "; "), "fix the files named (the others load fine)")
-	} else if lost := e.phaseNotDefined(dir, missing); lost != "" {
-		add("workflow definitions", false, lost, "put the phase back in its definition: the workflow cannot move from it until then")
+	} else if lost, fix := e.phaseNotDefined(dir, missing); lost != "" {
+		add("workflow definitions", false, lost, fix)
 	} else {
 		add("workflow definitions", true, strings.Join(e.definitions().Names(), ", "), "")
 	}
 	return out
 }
 
-// phaseNotDefined is the resume check's finding when the active workflow's phase is not a phase
-// of its definition any more, read from the snapshot without repairing (doctor changes
-// nothing); "" otherwise.
-func (e *Engine) phaseNotDefined(dir string, missing bool) string {
+// phaseNotDefined is the resume check's finding, and the step that lets the workflow move,
+// when the active workflow's type has no definition any more (its file removed, or naming
+// another type) or its phase is not a phase of its definition, read from the snapshot without
+// repairing (doctor changes nothing); "" otherwise.
+func (e *Engine) phaseNotDefined(dir string, missing bool) (finding, fix string) {
 	if missing {
-		return ""
+		return "", ""
 	}
 	data, err := durable.ReadPath(filepath.Join(dir, store.WorkflowFile), strictjson.MaxSize, false)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	r, err := store.ParseRecord(data)
 	if err != nil || r.Status != workflow.StatusActive {
-		return ""
+		return "", ""
 	}
 	def, _ := e.definitionFor(r)
-	if def == nil {
-		return ""
-	}
 	for _, f := range workflow.Check(workflow.CheckInput{Def: def, Record: r}) {
-		if f.Code == workflow.FindingUnknownPhase {
-			return "workflow " + r.WorkflowID + ": " + f.Text
+		switch f.Code {
+		case workflow.FindingUnknownPhase:
+			return "workflow " + r.WorkflowID + ": " + f.Text, "put the phase back in its definition: the workflow cannot move from it until then"
+		case workflow.FindingNoDefinition:
+			return "workflow " + r.WorkflowID + ": " + f.Text, fmt.Sprintf("restore the definition of type %s (%s): the workflow cannot move until it loads",
+				workflow.Quote(r.Type), filepath.Join(e.workflow, workflow.DefinitionFile(workflow.NormalizeName(r.Type))))
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // stateCheck is doctor's check of the active workflow's state, read without repairing: ok

@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -27,6 +29,8 @@ func BuiltinNames() []string { return append([]string(nil), builtinNames...) }
 // Definitions is a loaded set of workflow definitions, by name.
 type Definitions struct {
 	byName map[string]*Definition
+	// unloaded holds, by type, the user files that define it and did not load.
+	unloaded map[string][]string
 }
 
 // Lookup finds a definition by name (any letter case).
@@ -58,14 +62,64 @@ func (s *Definitions) Names() []string {
 // define it: the status line reads that file alone, so the full load must pick it too.
 func DefinitionFile(name string) string { return name + ".md" }
 
+// chosenOver reports whether user file p is the definition of type name rather than user file
+// other ("" for the built-in one): the file named after the type (DefinitionFile), then one
+// named so in another letter case, first; among equals the first by path.
+func chosenOver(p, other, name string) bool {
+	rank := func(f string) int {
+		switch base := filepath.Base(f); {
+		case f == "":
+			return -1
+		case base == DefinitionFile(name):
+			return 2
+		case NormalizeName(base) == DefinitionFile(name):
+			return 1
+		}
+		return 0
+	}
+	if rp, ro := rank(p), rank(other); rp != ro {
+		return rp > ro
+	}
+	return p < other
+}
+
+// NotLoaded records that user file p, which defines type name (the name its front matter
+// declares, else the one its file name gives), did not load: it was not read, or not parsed.
+func (s *Definitions) NotLoaded(p, name string) {
+	if s.unloaded == nil {
+		s.unloaded = map[string][]string{}
+	}
+	s.unloaded[name] = append(s.unloaded[name], p)
+}
+
+// Broken names the user file that would be type name's definition, were it not broken: one
+// that did not load (NotLoaded) and would be chosen over the definition that did, the built-in
+// one or another user file. "" when there is none. A workflow of the type may have run under
+// that file, with other phases and gates, so no other definition stands for it.
+func (s *Definitions) Broken(name string) string {
+	if s == nil {
+		return ""
+	}
+	name = NormalizeName(name)
+	loaded := ""
+	if d, ok := s.byName[name]; ok && !strings.HasPrefix(d.Source, "builtin:") {
+		loaded = d.Source
+	}
+	for _, p := range s.unloaded[name] {
+		if chosenOver(p, loaded, name) {
+			return p
+		}
+	}
+	return ""
+}
+
 // LoadDefinitions loads the built-in definitions, then the user's files (path -> content,
 // from .claude/workflows/*.md) read with parse, which add definitions or override a built-in
 // one of the same name. A file that cannot be parsed or validated is reported (a
-// *DefinitionError with file, line and reason) and skipped: it never stops the others from
-// loading, and a broken override leaves the built-in in place. Two user files with the same
-// name: the one named after it (DefinitionFile) wins, else the first by path, and the other is
-// reported. With parse nil every user file is reported as not read (ErrNoParser) and the
-// built-ins stand.
+// *DefinitionError with file, line and reason), skipped and recorded (NotLoaded): it never
+// stops the others from loading. Two user files with the same name: the one named after it
+// (DefinitionFile) wins, else the first by path, and the other is reported. With parse nil
+// every user file is reported as not read (ErrNoParser) and the built-ins stand.
 func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []error) {
 	set := &Definitions{byName: make(map[string]*Definition, len(builtinNames)+len(user))}
 	var errs []error
@@ -79,16 +133,22 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 		}
 		if parse == nil {
 			errs = append(errs, &DefinitionError{File: p, Reason: ErrNoParser.Error() + "; the built-in definitions are used (run `cairn doctor` to check the file)"})
+			set.NotLoaded(p, FileType(p))
 			continue
 		}
 		d, err := parse(p, user[p])
 		if err != nil {
 			errs = append(errs, err)
+			name := ""
+			if de, ok := errors.AsType[*DefinitionError](err); ok {
+				name = de.Name
+			}
+			set.NotLoaded(p, cmp.Or(name, FileType(p)))
 			continue
 		}
 		if first, dup := fromUser[d.Name]; dup {
 			kept, skipped := first, p
-			if NormalizeName(filepath.Base(p)) == DefinitionFile(d.Name) {
+			if chosenOver(p, first, d.Name) {
 				kept, skipped = p, first
 				set.byName[d.Name] = d
 				fromUser[d.Name] = p
@@ -101,4 +161,10 @@ func LoadDefinitions(user map[string][]byte, parse ParseFunc) (*Definitions, []e
 		set.byName[d.Name] = d
 	}
 	return set, errs
+}
+
+// FileType is the type a definition file's name gives (its base name, lowercased, without
+// ".md"): its type when its front matter names none.
+func FileType(file string) string {
+	return NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md"))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 )
@@ -49,6 +48,9 @@ type DefinitionError struct {
 	File   string
 	Line   int
 	Reason string
+	// Name is the type the file's front matter names, when its name line reads ("" when
+	// not): a broken file stands for that type, not for the one its file name gives.
+	Name string
 }
 
 func (e *DefinitionError) Error() string {
@@ -119,7 +121,7 @@ func BuildDefinition(file string, s Definition, lines Lines) (*Definition, error
 	}
 	d, line, reason := buildDefinition(file, s, lines)
 	if reason != "" {
-		return nil, &DefinitionError{File: file, Line: line, Reason: reason}
+		return nil, &DefinitionError{File: file, Line: line, Reason: reason, Name: NormalizeName(s.Name)}
 	}
 	d.Body = strings.TrimLeft(s.Body, "\r\n")
 	d.Source = file
@@ -130,7 +132,7 @@ func BuildDefinition(file string, s Definition, lines Lines) (*Definition, error
 // reason.
 func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, string) {
 	d := &Definition{Description: strings.TrimSpace(fm.Description), Blocking: fm.Blocking}
-	d.Name = cmp.Or(NormalizeName(fm.Name), NormalizeName(strings.TrimSuffix(path.Base(strings.ReplaceAll(file, "\\", "/")), ".md")))
+	d.Name = cmp.Or(NormalizeName(fm.Name), FileType(file))
 	if err := ValidName(d.Name); err != nil {
 		return nil, loc.Key("name"), "workflow " + err.Error()
 	}
@@ -209,10 +211,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		}
 	}
 	// Every phase must be reachable from the start, or a workflow could never use it.
-	reached := []string{d.Phases[0]}
-	for i := 0; i < len(reached); i++ {
-		reached = appendNew(reached, d.Transitions[reached[i]]...)
-	}
+	reached := d.reach(d.Phases[0], "")
 	for _, p := range d.Phases {
 		if !slices.Contains(reached, p) {
 			return nil, loc.Item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
@@ -336,10 +335,26 @@ func (d *Definition) DoneSoFar(at string, done []string) []string {
 	return slices.DeleteFunc(done, func(p string) bool { return slices.Index(d.Phases, p) > i })
 }
 
-// forward reports whether to comes after from in the phase order (a move that is not a
-// back-edge).
+// forward reports whether from->to is not a back-edge: to comes after from in the phase
+// order, or the workflow can complete from to without entering from again (a step back
+// leads back through it, wherever to is listed).
 func (d *Definition) forward(from, to string) bool {
-	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from)
+	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from) ||
+		slices.ContainsFunc(d.reach(to, from), d.IsTerminal)
+}
+
+// reach lists the phases a workflow in phase p can reach through transitions, p included,
+// without entering phase avoid ("" for none).
+func (d *Definition) reach(p, avoid string) []string {
+	reached := []string{p}
+	for i := 0; i < len(reached); i++ {
+		for _, to := range d.Transitions[reached[i]] {
+			if to != avoid {
+				reached = appendNew(reached, to)
+			}
+		}
+	}
+	return reached
 }
 
 // appendNew appends to list the items it does not hold yet, each once.

@@ -506,3 +506,44 @@ func TestCompareAndSwapRetriedByItsSession(t *testing.T) {
 		t.Fatalf("another move expecting plan: %v, want *ConflictError", err)
 	}
 }
+
+// A move out of an approval gate to a phase from which the workflow can complete without
+// passing through the gate again is never a step back, wherever that phase stands in the
+// phases' order. Listed before the gate (a terminal phase, or one that leads to it), it was
+// taken for a back-edge, which needs no yes, so the gate let the workflow complete without one.
+func TestLeavingAGateOnAWayThatSkipsItNeedsApproval(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		phases []string
+		moves  map[string][]string
+		out    string // the move out of review that needs the yes
+	}{
+		{"terminal listed first", []string{"draft", "done", "review"},
+			map[string][]string{"draft": {"review"}, "review": {"draft", "done"}}, "done"},
+		{"its way to the end listed first", []string{"draft", "ship", "review", "done"},
+			map[string][]string{"draft": {"review"}, "review": {"draft", "ship"}, "ship": {"done"}}, "ship"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			def, err := workflow.BuildDefinition("release.md", workflow.Definition{Name: "release", Phases: tc.phases,
+				Transitions: tc.moves, Terminal: []string{"done"}, Approvals: []string{"review"}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := walk(t, def, mustStart(t, def), "review")
+			if p, need := workflow.NeedsApproval(def, r, tc.out); !need || p != "review" {
+				t.Errorf("review -> %s, on the way to the end: needs approval of %q %t, want review", tc.out, p, need)
+			}
+			if _, need := workflow.NeedsApproval(def, r, "draft"); need {
+				t.Error("review -> draft, a step back, needs an approval")
+			}
+			yes := &workflow.Approval{Source: workflow.ApprovalCLI}
+			res, err := workflow.Transition(def, r, workflow.TransitionRequest{To: tc.out, Approval: yes}, t0.Add(time.Hour), alice)
+			if err != nil {
+				t.Fatalf("review -> %s with the yes: %v", tc.out, err)
+			}
+			if a := res.Record.Approvals; len(a) != 1 || a[0].Phase != "review" || a[0].ApprovedAt.IsZero() || a[0].Source != workflow.ApprovalCLI {
+				t.Errorf("the yes to leaving review is not on record: %+v", a)
+			}
+		})
+	}
+}

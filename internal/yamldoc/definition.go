@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
+	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -83,8 +84,14 @@ func indentedEnd(data, head []byte, offset int) (int, bool) {
 // matter has no name, gives the name (its base name without ".md"). Every error is a
 // *DefinitionError with the line in the file where one is known.
 func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, error) {
+	var head []byte // the front matter as the library split it
 	fail := func(line int, format string, args ...any) (*workflow.Definition, error) {
-		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: fmt.Sprintf(format, args...)}
+		reason := fmt.Sprintf(format, args...)
+		if f := secrets.ScanString(string(head)); f != nil {
+			// The reason may quote it, lowercased where the scan would not see it.
+			reason = fmt.Sprintf("the reason is not shown: the front matter holds text of a secret's shape (%s), which it may quote; take that out of the file, and the reason is shown", f.Rule)
+		}
+		return nil, &workflow.DefinitionError{File: file, Line: line, Reason: reason, Name: declaredName(head)}
 	}
 	if len(data) > workflow.MaxDefinitionSize {
 		return fail(0, "file is %d bytes, more than the %d allowed", len(data), workflow.MaxDefinitionSize)
@@ -100,7 +107,6 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 	}
 	var root yaml.Node
-	var head []byte // the front matter as the library split it
 	body, err := frontmatter.MustParse(bytes.NewReader(data), &root, frontmatter.NewFormat("---", "---", func(b []byte, v any) error {
 		head = b
 		return unmarshalOne(b, v, `a "..." line, or a "---" line with more on it, ended the first: write the front matter as one document, ended by a line that is just "---"`)
@@ -185,7 +191,29 @@ func (Codec) ParseDefinition(file string, data []byte) (*workflow.Definition, er
 		}
 		return fail(yamlErrLine(msg, offset), "front matter: %s", yamlErrReason(msg, offset))
 	}
-	return workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+	d, err := workflow.BuildDefinition(file, fm.spec(string(body)), locator{doc: doc, offset: offset})
+	if de, ok := errors.AsType[*workflow.DefinitionError](err); ok {
+		return fail(de.Line, "%s", de.Reason)
+	}
+	return d, err
+}
+
+// declaredName is the type a front matter that does not read as YAML still names: its first
+// line that starts "name:" at the margin, read as YAML on its own ("" when there is none, or
+// it does not read). A broken file stands for that type (workflow.Definitions.NotLoaded).
+func declaredName(head []byte) string {
+	for l := range bytes.SplitSeq(head, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte("name:")) {
+			var v struct {
+				Name string `yaml:"name"`
+			}
+			if yaml.Unmarshal(l, &v) != nil {
+				return ""
+			}
+			return workflow.NormalizeName(v.Name)
+		}
+	}
+	return ""
 }
 
 // lineOf returns the number of the first line of data that is text once trimmed, 0 if none.

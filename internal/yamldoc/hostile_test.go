@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -248,6 +250,43 @@ func TestParseDefinitionRefusesATopLevelMergeAsAMerge(t *testing.T) {
 		_, err := yamldoc.Codec{}.ParseDefinition("merge.md", []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v; want %s", in, err, want)
+		}
+	}
+}
+
+// A definition that does not load is reported to the person and, in the session's context,
+// to the model: the reason never repeats text of a secret's shape the file holds, in any
+// letter case (names are lowercased before they are quoted). The line is still given.
+func TestDefinitionErrorsDoNotRepeatSecrets(t *testing.T) {
+	for _, s := range secrettest.Shapes() {
+		if strings.Contains(s.Text, "\n") {
+			continue
+		}
+		q := strconv.Quote(s.Text)
+		for _, tc := range []struct{ name, fm string }{
+			{"key", q + ": 1\nphases: [a, b]\n"},
+			{"phase", "phases: [a, " + q + "]\n"},
+			{"phase twice", "phases: [" + q + ", " + q + "]\n"},
+			{"terminal", "phases: [a, b]\nterminal: [" + q + "]\n"},
+			{"transition", "phases: [a, b]\ntransitions: {a: [" + q + "]}\n"},
+			{"verbs", "phases: [a, b]\nverbs: {" + q + ": x}\n"},
+			{"major", "phases: [a, b]\nmajor: [" + q + "]\n"},
+			{"ttl", "phases: [a, b]\nttl: " + q + "\n"},
+			{"approvals", "phases: [a, b]\napprovals: [" + q + "]\n"},
+			{"name", "name: " + q + "\nphases: [a, b]\n"},
+		} {
+			_, err := yamldoc.Codec{}.ParseDefinition("wf.md", []byte("---\n"+tc.fm+"---\n"))
+			if err == nil { // lowercased, some make valid names
+				continue
+			}
+			var de *workflow.DefinitionError
+			if !errors.As(err, &de) || de.Line == 0 {
+				t.Errorf("%s in %s: %v, want a *DefinitionError with its line", s.Name, tc.name, err)
+				continue
+			}
+			if strings.Contains(strings.ToLower(err.Error()), strings.ToLower(s.Core)) {
+				t.Errorf("%s in %s: the error repeats the secret: %v", s.Name, tc.name, err)
+			}
 		}
 	}
 }
