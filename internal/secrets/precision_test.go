@@ -441,3 +441,24 @@ func TestPgpass(t *testing.T) {
 		"postgres://app@db:5432:app:user:Hunter2x",
 	)
 }
+
+// CloudFormation names a parameter, then gives its value: ParameterKey=DbPassword,
+// ParameterValue=... on aws cloudformation's command line, {"ParameterKey": ...,
+// "ParameterValue": ...} in a parameters file, as an environment list does with name and value.
+func TestCloudFormationParameters(t *testing.T) {
+	found(t, "password-assignment",
+		"aws cloudformation create-stack --parameters ParameterKey=DbPassword,ParameterValue=Hunter2Hunter2",
+		`[{"ParameterKey": "MasterUserPassword", "ParameterValue": "Tr0ub4dor&3x"}]`,
+	)
+	found(t, "password-variable", "ParameterKey=DB_PASS,ParameterValue=Tr0ub4dor&3x")
+	found(t, "token-assignment", `{"ParameterKey":"GithubToken","ParameterValue":"Ab3dEf6hIj9kLm2nQr5tUv8w"}`)
+	found(t, "provider-credential", "ParameterKey=DatadogApiKey,ParameterValue=Ab3dEf6hIj9kLm2nQr5tUv8w")
+	clean(t,
+		"ParameterKey=DbPassword,ParameterValue={{resolve:secretsmanager:db:SecretString:password}}",
+		"ParameterKey=DbPassword,UsePreviousValue=true",
+		`{"ParameterKey": "DbPasswordSecretArn", "ParameterValue": "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"}`,
+		"ParameterKey=DbPassword,ParameterValue=$DB_PASSWORD",
+		`{"ParameterKey": "GithubToken", "ParameterValue": "${GITHUB_TOKEN}"}`,
+		"ParameterKey=PasswordLength,ParameterValue=24",
+	)
+}

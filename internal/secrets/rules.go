@@ -466,7 +466,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
 			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
+			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 				credentialHead),
 			span: credentialSpan, tail: credentialTail,
 			ok: func(_ string, _ int, m []string) bool {
@@ -477,12 +477,13 @@ var rules = sync.OnceValue(func() []*rule {
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
 			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
-			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too, and so does a
+			// "value": "..."}, - name: DB_PASSWORD / value: ...) or CloudFormation's parameters
+			// (ParameterKey=DbPassword,ParameterValue=...), assigns it too, and so does a
 			// value one level down under a key that only holds it ({"password": {"value": ...}},
 			// password:\n  value: ...). Prose says one too ("the password is ...", "password for
 			// admin was ...", "set to ..."), with a stricter test of the value (see saidPassword).
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|` + inHolder +
 				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
 				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
 			tail: wordTail("\"'`,;“”‘’"),
@@ -530,7 +531,7 @@ var rules = sync.OnceValue(func() []*rule {
 				}
 				return notAlnum(s, i)
 			},
-			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
 				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`),
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
@@ -556,11 +557,11 @@ var rules = sync.OnceValue(func() []*rule {
 			// provider-credential judges one. "token" is a common word ("max_tokens", "the token
 			// is refreshed"), so it counts as a name only where an assignment follows it
 			// (holderEnds): elsewhere the JSON scan does not read members for it. The regexp's
-			// match ends within 76 bytes of the keyword, so the window is cut there: prose
+			// match ends within 85 bytes of the keyword, so the window is cut there: prose
 			// says "token" often.
-			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 76,
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 85,
 			named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
-			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 				credentialHead),
 			ok: func(s string, i int, m []string) bool {
 				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
