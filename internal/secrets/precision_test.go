@@ -462,3 +462,34 @@ func TestCloudFormationParameters(t *testing.T) {
 		"ParameterKey=PasswordLength,ParameterValue=24",
 	)
 }
+
+// "pass" alone names a password in a login's object (nodemailer's and request's auth: {user,
+// pass}, a .env's PASS=): a value with a letter and a digit, or three kinds of character, is
+// one. Test results count passes under the same name, and a date, a number or a digest is
+// no password.
+func TestBarePass(t *testing.T) {
+	found(t, "password-variable",
+		`{"user": "admin", "pass": "Hunter2Hunter2"}`,
+		"auth: { user: 'bot@example.com', pass: 'Tr0ub4dor&3x' }",
+		"pass: hunter2xyz",
+		"PASS=s3cr3t-Pa55",
+		`{"pass":"correctHorseBattery"}`,
+	)
+	clean(t,
+		`{"pass": 12, "fail": 0, "skip": 3}`,
+		`{"pass": true, "duration_ms": 12345678}`,
+		`{"Action":"pass","Package":"example.com/app","Elapsed":0.012}`,
+		`{"pass": 1700000000, "fail": 1700000123}`,
+		`{"pass": "2024-05-01T10:00:00Z"}`,
+		"first pass: 3f786850e3, second pass: e3b0c44298",
+		"auth: { user: process.env.SMTP_USER, pass: process.env.SMTP_PASS }",
+		"auth: { user, pass: smtpPass }",
+		"pass: ${SMTP_PASS}",
+		`"pass": "<your-password>"`,
+		"pass = compute_pass(x)",
+		"tests: pass 12, fail 0; pass: all-green",
+		"if ok { pass } else { fail }\npass\n",
+		`{"pass": "PASS_WITH_WARNINGS"}`,
+		`{"pass": "12 of 12"}`,
+	)
+}

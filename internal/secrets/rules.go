@@ -517,24 +517,32 @@ var rules = sync.OnceValue(func() []*rule {
 		},
 		{
 			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
-			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" alone is
-			// too common a word to be a keyword, so the keyword is the word with the _ that
-			// joins it to the rest of the name, which must come before it; pwd is a name of its
-			// own (OLDPWD is not). The name ends at the assignment (DB_PASS_FILE names a file).
+			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" is a
+			// common word, so it is a keyword with the _ that joins it to the rest of the name,
+			// which must come before it, or alone where an assignment follows it (nodemailer's
+			// auth: {user, pass: ...}, PASS=...), with a stricter test of the value (see
+			// barePass); pwd is a name of its own (OLDPWD is not). The name ends at the
+			// assignment (DB_PASS_FILE names a file).
 			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
 			// so the value is judged as code and paths are not written (see passwordValue). An
 			// environment list's name then value ({"name": "DB_PASS", "value": ...}) assigns one.
-			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 192,
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd", "pass"}, fold: true, span: 192,
 			named: true, asName: holderEnds, before: func(s string, i int) bool {
-				if s[i] == '_' {
+				switch {
+				case s[i] == '_':
 					return i > 0 && isAlnum(s[i-1])
+				case bareKeyword(s, i, "pass"):
+					return notAlnum(s, i) && i+4 < len(s) && strings.IndexByte("\"' \t:=", s[i+4]) >= 0
 				}
 				return notAlnum(s, i)
 			},
-			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
+			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd|pass)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
 				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`),
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
+				if bareKeyword(s, i, "pass") && !barePass(m[0][4:], m[2]) {
+					return false
+				}
 				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
 			},
 		},
@@ -947,6 +955,22 @@ func passwordValue(pw string, quoted bool) bool {
 		return false
 	}
 	return !dottedName(pw)
+}
+
+// bareKeyword: kw (lower case) starts at i, in any case.
+func bareKeyword(s string, i int, kw string) bool {
+	return len(s)-i >= len(kw) && strings.EqualFold(s[i:i+len(kw)], kw)
+}
+
+// barePass: what follows "pass" alone, rest, assigns it pw, a password: test results count
+// passes under that name (pass: 12), and a status is one ({"result": "pass", "value": ...}),
+// so the name must be assigned (not named, then given a value), and the value must hold a
+// lower-case letter and not be hex: a date (2024-05-01T10:00:00Z), a number or a digest is no
+// password.
+func barePass(rest, pw string) bool {
+	rest = strings.TrimLeft(rest, "\"' \t")
+	return rest != "" && (rest[0] == ':' || rest[0] == '=') &&
+		strings.ContainsAny(pw, "abcdefghijklmnopqrstuvwxyz") && strings.Trim(pw, "0123456789abcdef") != ""
 }
 
 // codeValue: an unquoted value that code, not a person, wrote, by names without digits: a
