@@ -493,3 +493,28 @@ func TestBarePass(t *testing.T) {
 		`{"pass": "12 of 12"}`,
 	)
 }
+
+// A session cookie logs a browser in: Cookie: and Set-Cookie: headers, and curl's --cookie,
+// carry one under a name that says session or auth. Short or placeholder values, and other
+// cookies (analytics, CSRF, preferences), are not credentials.
+func TestSessionCookie(t *testing.T) {
+	found(t, "session-cookie",
+		"Cookie: sessionid=q8wm3rt6yp1ks4lv7nb0xc9d2e5f",
+		"-H 'Cookie: _ga=GA1.2.1234567890.1700000000; PHPSESSID=q8wm3rt6yp1ks4lv7nb0xc9d; theme=dark'",
+		"Set-Cookie: connect.sid=s%3AQk7AEe9Hoq8lS3x9Zab.Qk7AEe9Hoq8lS3x9ZabQk7AEe9; Path=/; HttpOnly",
+		`{"headers": {"Cookie": "JSESSIONID=3F786850E387550FDAB836ED7E6DC881"}}`,
+		`curl --cookie "laravel_session=Ab3dEf6hIj9kLm2nQr5tUv8w" https://app.example.com`,
+		"set-cookie: _myapp_session=Qk7AEe9Hoq8lS3x9Zab%2Fk7AEe9--3f786850e387550fdab8; path=/",
+		"Cookie: sid=3f786850-e387-550f-dab8-36ed7e6dc881",
+	)
+	clean(t,
+		"Cookie: PHPSESSID=298zf09hf012fh2; csrftoken=u32t4o3tb3gg43; _gat=1",
+		"Set-Cookie: sessionId=38afes7a8; HttpOnly",
+		"Cookie: csrftoken=Ab3dEf6hIj9kLm2nQr5tUv8wXy1z2A3b; _ga=GA1.2.1234567890.1700000000",
+		"Cookie: session=$SESSION_COOKIE",
+		"Cookie: session=<session-cookie>",
+		"Set-Cookie: theme=Ab3dEf6hIj9kLm2nQr5tUv8w; Path=/",
+		"the cookie \"session\" is set on login; cookie: session=... expires in 2h",
+		"document.cookie = 'sessionid=' + sessionId;",
+	)
+}

@@ -459,6 +459,16 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return sentBasic(m[1]) },
 		},
 		{
+			// A session cookie, which logs a browser in: a Cookie: or Set-Cookie: header's pair
+			// (curl's --cookie too) whose name says session or auth (sessionid, PHPSESSID,
+			// connect.sid, _app_session, remember_token) and whose value looks random, as
+			// provider-credential's does, or is hex (JSESSIONID). See sessionCookie.
+			name: "session-cookie", keywords: []string{"cookie"}, fold: true, named: true, asName: holderEnds,
+			before:  notAlnum,
+			re:      lazyre.New(`(?i)^cookie["']?(?:\s{0,3}[:=]\s{0,3}["']?|\s{1,3}["'])`),
+			members: sessionCookie,
+		},
+		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
 			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
 			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
@@ -644,6 +654,54 @@ var (
 // (3 bytes each: K, the Kelvin sign, is k in any case), a quote, 3 blanks, a colon, 3 blanks,
 // a quoted value of 64 (4 bytes each), 3 blanks, the comma or line, 16 blanks.
 const memberSpan = 1 + 32*3 + 1 + 3 + 1 + 3 + 2 + 64*4 + 3 + 1 + 16
+
+// sessionCookie reads a cookie header's pairs from j, where its name and assignment end
+// (session-cookie's regexp), up to the end of the line, a quote, the next "cookie" or
+// cookieSpan bytes: it returns where the value of the first pair that holds a session's
+// token ends. A pair's name must say session or auth, and not CSRF (csrftoken is no login).
+func sessionCookie(_ *rule, s string, j int) (int, bool) {
+	w := s[j:min(len(s), j+cookieSpan)]
+	if k := strings.IndexAny(w, "\"'\r\n"); k >= 0 {
+		w = w[:k]
+	}
+	for k := 1; k+6 <= len(w); k++ { // the next header's name, in any case
+		if strings.EqualFold(w[k:k+6], "cookie") {
+			w = w[:k]
+			break
+		}
+	}
+	if readAround != nil {
+		readAround(len(w))
+	}
+	for at := 0; at < len(w); {
+		pair, _, _ := strings.Cut(w[at:], ";")
+		name, value, ok := strings.Cut(pair, "=")
+		if ok && sessionName(strings.ToLower(strings.TrimSpace(name))) {
+			v := strings.TrimSpace(value)
+			if credentialValue(v) || hexKey(v) {
+				return j + at + len(name) + 1 + len(value), true
+			}
+		}
+		at += len(pair) + 1
+	}
+	return 0, false
+}
+
+// cookieSpan bounds how far a cookie header is read for a session's pair.
+const cookieSpan = 2048
+
+// sessionName: a cookie's name (in lower case) that says it holds a login.
+func sessionName(n string) bool {
+	if strings.Contains(n, "csrf") || strings.Contains(n, "xsrf") {
+		return false
+	}
+	for _, w := range []string{"sess", "sid", "auth", "token", "jwt", "login", "remember", "identity"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
 // token-assignment judge: their regexps end there, and credentialTail reads the rest. It
