@@ -305,6 +305,14 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("authress-key", []string{"sc_", "ext_", "scauth_", "authress_"},
 			`^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`),
 		prefixed("defined-networking-token", []string{"dnkey-"}, `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`),
+		prefixed("dockerhub-token", []string{"dckr_pat_", "dckr_oat_"}, `^dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,64}`+end),
+		prefixed("tailscale-key", []string{"tskey-"}, `^tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{8,40}-[A-Za-z0-9]{20,64}`+end),
+		prefixed("langsmith-key", []string{"lsv2_"}, `^lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`+end),
+		prefixed("replicate-token", []string{"r8_"}, `^r8_[A-Za-z0-9]{37}`+end),
+		prefixed("nvidia-api-key", []string{"nvapi-"}, `^nvapi-[A-Za-z0-9_-]{64}`+end),
+		prefixed("supabase-token", []string{"sbp_"}, `^sbp_[a-f0-9]{40}`+end),
+		prefixed("hubspot-token", []string{"pat-na1-", "pat-eu1-"}, `^pat-(?:na|eu)1-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}`+end),
+		prefixed("elevenlabs-key", []string{"sk_"}, `^sk_[a-f0-9]{48}`+end),
 		{
 			// curl -u user:password (or --user), as pasted from a shell history or written as a
 			// list of words (["curl", "-u", "user:password"]). The keyword is the flag and the

@@ -1160,3 +1160,38 @@ func TestPasswordHeldAsKey(t *testing.T) {
 		}
 	}
 }
+
+// Tokens of providers whose keys carry their own prefix, found alone: Docker Hub, Tailscale,
+// LangSmith, Replicate, NVIDIA, Supabase, HubSpot and ElevenLabs. The prefix alone, or with
+// a body too short or of the wrong alphabet, is prose about them.
+func TestMoreProviderTokens(t *testing.T) {
+	hex := func(n int) string { return strings.Repeat("3f78685e0a", 7)[:n] }
+	body := func(n int) string { return strings.Repeat("Qk7AEe9Hoq8lS3x9ZaBw", 7)[:n] }
+	for _, c := range []struct{ rule, tok string }{
+		{"dockerhub-token", "dckr_pat_" + body(27)},
+		{"dockerhub-token", "dckr_oat_" + body(32)},
+		{"tailscale-key", "tskey-auth-k" + body(15) + "CNTRL-" + body(33)},
+		{"tailscale-key", "tskey-api-k" + body(15) + "CNTRL-" + body(33)},
+		{"langsmith-key", "lsv2_pt_" + hex(32) + "_" + hex(10)},
+		{"langsmith-key", "lsv2_sk_" + hex(32) + "_" + hex(10)},
+		{"replicate-token", "r8_" + body(37)},
+		{"nvidia-api-key", "nvapi-" + body(64)},
+		{"supabase-token", "sbp_" + hex(40)},
+		{"hubspot-token", "pat-na1-3f78685e-0a3f-7868-5e0a-3f78685e0a3f"},
+		{"elevenlabs-key", "sk_" + hex(48)},
+	} {
+		found(t, c.rule, c.tok, "export KEY="+c.tok+"\n", `{"k": "`+c.tok+`"}`)
+	}
+	clean(t,
+		"Docker Hub tokens start dckr_pat_, Tailscale's tskey-auth- and LangSmith's lsv2_pt_",
+		"dckr_pat_abc123",
+		"r8_"+body(20),
+		"xr8_"+body(37),
+		"nvapi-"+body(30),
+		"sbp_"+body(40),
+		"pat-na1-not-a-uuid",
+		"sk_"+body(48),
+		"sk_"+hex(32),
+		"tskey-auth-k"+body(15)+"CNTRL",
+	)
+}
