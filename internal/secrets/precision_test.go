@@ -518,3 +518,38 @@ func TestSessionCookie(t *testing.T) {
 		"document.cookie = 'sessionid=' + sessionId;",
 	)
 }
+
+// A key or secret with symbols (Django's SECRET_KEY, a key typed into a .env) is one after a
+// name that says it holds one, quoted or in an environment's NAME=value, as a value of
+// letters and digits is after provider-credential's names. A name for something else (a
+// cache's, a public key, a site key), a template, a path or code is not.
+func TestSymbolSecret(t *testing.T) {
+	const dj = "k#9x!2m@p$q^z&8w*r(t)y_u+i=o-l%v3b5n7a1s2d3f4g5h6"
+	found(t, "symbol-secret",
+		"SECRET_KEY = '"+dj+"'",
+		"SECRET_KEY="+dj,
+		"ENCRYPTION_KEY='Qk7A!Ee9Hoq8lS3#x9Zb'",
+		"JWT_SECRET=\"Qk7A!Ee9Hoq8lS3#x9Zb\"",
+		"signingKey: \"Qk7A!Ee9Hoq8lS3#x9Zb\"",
+		`{"client_secret": "Qk7A!Ee9Hoq8lS3#x9Zb"}`,
+		"api-key: 'Qk7A!Ee9Hoq8lS3#x9Zb'",
+		"export APP_KEY=Qk7A!Ee9Hoq8lS3#x9Zb",
+	)
+	clean(t,
+		"CACHE_KEY = 'user:{id}:profile#v2-2024!x'",
+		"SITE_KEY='Qk7A!Ee9Hoq8lS3#x9Zb'",
+		"publicKey: \"Qk7A!Ee9Hoq8lS3#x9Zb\"",
+		"SECRET_KEY = 'django-insecure-change-me'",
+		"SECRET_KEY = get_random_secret_key()",
+		"secret_key: \"{{ vault('secret/app#key2') }}\"",
+		"api_key: \"${API_KEY:-dev-key-123!}\"",
+		"client_secret: 'projects/12345/secrets/oauth#v2@latest'",
+		"secret_key = config('SECRET_KEY', default='x')",
+		"SECRET_KEY=k#9x!2m@ short",
+		"apiKey: 'Must be 32+ chars!'",
+		"secret: 'correct horse battery staple 9!'",
+		"signing_key = keys[0] + salt2!x3y4z5w6",
+		"SECRET_KEY = os.environ['SECRET_KEY'] # k2!x3y4z5w6v7u8t9",
+		"secretKey: 'a1!b2@c3#'",
+	)
+}

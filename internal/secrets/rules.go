@@ -492,6 +492,22 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A key or secret with symbols, which provider-credential's values may not hold
+			// (Django's SECRET_KEY, a key typed into a .env): a name that ends in secret, or in
+			// key after a word that says it is one (ENCRYPTION_KEY, signingKey, api-key; see
+			// secretKeyName), assigned a quoted value or in an environment's NAME=value. See
+			// symbolSecret for the value.
+			name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
+			asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
+			before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
+			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}` +
+				`(["'\x60]?)([^\s"'\x60,;]{8})`),
+			tail: wordTail("\"'`,;"),
+			ok: func(s string, i int, m []string) bool {
+				return (m[1] != "" || envAssigned(s, i, m[0])) && symbolSecret(m[2])
+			},
+		},
+		{
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
 			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
@@ -709,6 +725,77 @@ func sessionName(n string) bool {
 		}
 	}
 	return false
+}
+
+// secretKeyName: the keyword at i ends a name for a secret: "secret" starting a word or a
+// camelCase hump (JWT_SECRET, clientSecret), or key (as _key, -key, or a hump: Key) after a
+// word that names a secret's use (SECRET_KEY, ENCRYPTION_KEY, signingKey, api-key). Other
+// keys (a cache's, a sort's, a public or a site key) are not secrets.
+func secretKeyName(s string, i int) bool {
+	switch {
+	case bareKeyword(s, i, "secret"):
+		return wordOrHump(s, i)
+	case s[i] == '_' || s[i] == '-':
+	case s[i] == 'K' && i > 0 && ('a' <= s[i-1] && s[i-1] <= 'z' || '0' <= s[i-1] && s[i-1] <= '9'):
+	default:
+		return false
+	}
+	j := i
+	for j > 0 && i-j < 16 && isAlnum(s[j-1]) {
+		if j--; s[i] == 'K' && 'A' <= s[j] && s[j] <= 'Z' {
+			break // the hump's word starts here
+		}
+	}
+	switch strings.ToLower(s[j:i]) {
+	case "secret", "api", "encryption", "encrypt", "signing", "sign", "master", "hmac", "jwt", "app", "session",
+		"crypto", "cipher", "aes", "client", "webhook", "signature", "auth", "private":
+		return true
+	}
+	return false
+}
+
+// symbolAhead: after the name at i and its assignment, the value's first 128 bytes hold a
+// symbol (see symbolSecret) and a digit: where they do not (secret=secret=..., a key of
+// letters and digits, which provider-credential judges), symbol-secret's regexp does not run.
+func symbolAhead(s string, i int) bool {
+	j := i + 1
+	for j < len(s) && j-i < 16 && (isAlnum(s[j]) || s[j] == '_' || s[j] == '-') {
+		j++
+	}
+	if readAround != nil {
+		readAround(j - i + 136)
+	}
+	for n := 0; j < len(s) && n < 10 && strings.IndexByte("\"'` \t:=>", s[j]) >= 0; n++ {
+		j++
+	}
+	symbol, digit := false, false
+	for stop := min(len(s), j+128); j < stop && !isBlank(s[j]) && strings.IndexByte("\"'`,;\r", s[j]) < 0; j++ {
+		symbol = symbol || symbolByte(s[j])
+		digit = digit || '0' <= s[j] && s[j] <= '9'
+	}
+	return symbol && digit
+}
+
+// symbolByte: c is printable ASCII that credentialValue's values do not hold.
+func symbolByte(c byte) bool { return c > ' ' && c < 0x7f && !credentialByte(c) }
+
+// symbolSecret: v, assigned to a name for a secret, is one with symbols, which
+// credentialValue does not take: 16 to 128 characters of ASCII, at least one of them a
+// symbol (see symbolByte), letters and digits mixed as at random (see randomish), and no
+// placeholder, template or path.
+func symbolSecret(v string) bool {
+	if len(v) < 16 || len(v) > 128 || !notPlaceholder(v) || !randomish(v) ||
+		strings.ContainsAny(v, "/\\") || strings.Contains(v, "${") || strings.Contains(v, "{{") {
+		return false
+	}
+	symbol := false
+	for i := 0; i < len(v); i++ {
+		if v[i] >= utf8.RuneSelf {
+			return false // what normalize drops is judged without it
+		}
+		symbol = symbol || symbolByte(v[i])
+	}
+	return symbol
 }
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and

@@ -786,7 +786,7 @@ func TestAssignmentFloodsReadLittle(t *testing.T) {
 var assignmentFloods = []string{"token=", "TOKEN=", "token: ", "a.token=", "session_token=", "DISCORD_BOT_TOKEN=",
 	"api_key=", "discord=", "secret=", "client_secret: ", "secret_key = ", `"api_key": "`, "apiKey=",
 	"auth: {token: ", "credentials=", `"auth": "`, "x://a:", "%3A%2F%2F", "https%3A%2F%2Fu%3A",
-	strings.Repeat("%3A%2F%2F", 40) + "%40 ", "DB_PASS=", "pwd=", "a_pw=", "pass=", `"pass": "`, "password=a/", "passphrase:a/b"}
+	strings.Repeat("%3A%2F%2F", 40) + "%40 ", "DB_PASS=", "pwd=", "a_pw=", "pass=", "SECRET_KEY='", "aKey=\"", "_key=", `"pass": "`, "password=a/", "passphrase:a/b"}
 
 // A flood costs each keyword a short program's steps, not only a few bytes: Go's engine may
 // step through every instruction of a program at each byte it reads, and credential-field's
