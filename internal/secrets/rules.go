@@ -351,8 +351,9 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
-			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several,
-			// and the default entry for other hosts: default login USER password PASSWORD.
+			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several
+			// (or a list's items, - machine HOST / - login USER / ...), and the default entry for
+			// other hosts: default login USER password PASSWORD.
 			name: "netrc-password", keywords: []string{"machine", "default"},
 			before: func(s string, i int) bool {
 				// "default" is code's word (switch cases, settings): the regexp runs only where
@@ -366,11 +367,17 @@ var rules = sync.OnceValue(func() []*rule {
 				rest := s[i+len("default") : min(len(s), i+len("default")+24)]
 				return rest != "" && isBlank(rest[0]) && strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "login")
 			},
-			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+login\s+(\S{1,128}))?\s+password\s+(\S{3,128})`),
+			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+(?:[-*+]\s+)?login\s+(\S{1,128}))?\s+(?:[-*+]\s+)?password\s+(\S{3,128})`),
 			ok: func(_ string, _ int, m []string) bool {
 				pw := m[4]
 				if !notPlaceholder(pw) {
 					return false
+				}
+				if slices.ContainsFunc(strings.Fields(m[0]), func(f string) bool { return len(f) == 1 && strings.Contains("-*+", f) }) {
+					// Written as a list's items (- machine x / - login y / - password z), the
+					// words may be a list of topics ("- machine learning", "- password reset"):
+					// the password must hold a digit or three kinds of character.
+					return strings.ContainsAny(pw, "0123456789") && classes(pw) >= 2 || classes(pw) >= 3
 				}
 				if m[1] == "" {
 					// default: an anonymous login's password is an e-mail address by custom, and
