@@ -553,3 +553,27 @@ func TestSymbolSecret(t *testing.T) {
 		"secretKey: 'a1!b2@c3#'",
 	)
 }
+
+// A password given to a command's flag, as the next word: --password VALUE, --db-password
+// VALUE (with = it is password-assignment's). A reference, a placeholder, a prompt's word or
+// another flag after it is not one.
+func TestPasswordFlag(t *testing.T) {
+	found(t, "password-flag",
+		"mysqladmin --user root --password Tr0ub4dor&3x status",
+		"./migrate --db-password Hunter2Hunter2 up",
+		"app --password 'correct9Horse' --verbose",
+		`["deploy", "--admin-password", "s3cr3t-Pa55"]`,
+	)
+	clean(t,
+		"app --password PASSWORD",
+		"app --password $DB_PASSWORD",
+		"app --password <password>",
+		"echo $PW | docker login --username bob --password-stdin",
+		"app --password \"$(cat /run/secrets/pw)\"",
+		"app --password ${{ secrets.PW }}",
+		"app --password --verbose",
+		"use --password prompting instead",
+		"app --password-file /run/secrets/pw",
+		"the -password flag: see --help",
+	)
+}

@@ -557,6 +557,18 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A password given to a command's flag as the next word: --password VALUE,
+			// --db-password VALUE, or the next item of a list of words (["--password", "..."]).
+			// With = it is password-assignment's. The value is judged as password-variable's.
+			name: "password-flag", keywords: []string{"password", "passwd"}, fold: true, span: 96,
+			before: flagBefore,
+			re:     lazyre.New(`(?i)^passw(?:or)?d(?:[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
+			tail:   wordTail("\"'`,;"),
+			ok: func(_ string, _ int, m []string) bool {
+				return !strings.HasPrefix(m[2], "-") && passwordValue(m[2], m[1] != "")
+			},
+		},
+		{
 			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
 			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" is a
 			// common word, so it is a keyword with the _ that joins it to the rest of the name,
@@ -1115,6 +1127,20 @@ func passwordValue(pw string, quoted bool) bool {
 		return false
 	}
 	return !dottedName(pw)
+}
+
+// flagBefore: the keyword at i ends a command's flag: a - glued before it, and before that
+// up to 40 bytes of a flag's name (letters, digits, -) that starts with - after a blank, a
+// quote or the start of s.
+func flagBefore(s string, i int) bool {
+	if i == 0 || s[i-1] != '-' {
+		return false
+	}
+	j := i
+	for j > 0 && i-j < 40 && (isAlnum(s[j-1]) || s[j-1] == '-') {
+		j--
+	}
+	return s[j] == '-' && (j == 0 || isBlank(s[j-1]) || isQuote(s[j-1]))
 }
 
 // bareKeyword: kw (lower case) starts at i, in any case.

@@ -759,7 +759,7 @@ func TestKeywordFloodsReadLittle(t *testing.T) {
 		"h:*:*:*:", "h:5432:d:u:", "a.b-c" + strings.Repeat("x", 300) + ":6432:", "token ", "TOKEN ?= ",
 		`"name":"X_TOKEN","value":`, `{"name":"GITHUB_TOKEN","value":"x"}`, "?sv=1&sig=", "&sig=",
 		`"curl", "-u", `, `"-u","`, `"login", "-p", `, `'mysql','-p`, `",` + strings.Repeat(" ", 16) + `"-u`,
-		"cookie: ", "Cookie: sid=x; ", "cookie: " + strings.Repeat("sid=x; ", 400)} {
+		"cookie: ", "Cookie: sid=x; ", "--password ", "a --password x", `"--password", "`, "cookie: " + strings.Repeat("sid=x; ", 400)} {
 		s := strings.Repeat(unit, n/len(unit))
 		if reads := secrets.RegexpReads(s); reads > 6*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps read %d bytes, %d a byte", unit, len(s), reads, reads/len(s))
