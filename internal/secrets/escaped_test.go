@@ -176,3 +176,28 @@ func TestTextEscapedOnceMore(t *testing.T) {
 		}
 	}
 }
+
+// Text escaped more than once (a log line quoting a request body that quoted JSON, a
+// kubectl patch holding a manifest that holds a .env) is read as it decodes, up to three
+// levels: ScanString finds the secret, and ScanJSON in a document whose string holds it.
+func TestTextEscapedTwiceMore(t *testing.T) {
+	escape := func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b[1 : len(b)-1])
+	}
+	for _, s := range []string{
+		`{"password":"hunter2!x"}`,
+		`{"api_key":"Zq8Wm3Rt6Yp1Ks4Lv7Nb0Xc"}`,
+		`DB_HOST=x` + "\n" + `DB_PASSWORD=hunter2!x` + "\nPORT=1",
+	} {
+		for levels, e := 1, escape(escape(s)); levels <= 2; levels, e = levels+1, escape(e) {
+			if f := secrets.ScanString(e); f == nil {
+				t.Errorf("ScanString(%s) finds nothing", e)
+			}
+			doc, _ := json.Marshal(map[string]string{"note": e})
+			if f := secrets.ScanJSON(doc); f == nil || f.Path != "$.note" {
+				t.Errorf("ScanJSON(%s) = %v, want a finding at $.note", doc, f)
+			}
+		}
+	}
+}

@@ -251,16 +251,18 @@ func probe(s string, met *[]int) (found *rule, named, exact bool) {
 	return r, named, exact
 }
 
-// probeDecoded is probe for decoded strings, read also decoded once more as match reads
-// them (see unescaped): JSON escaped twice in a document is found where ScanString finds it.
+// probeDecoded is probe for decoded strings, read also decoded again as match reads them
+// (see unescapings): JSON escaped twice or more in a document is found where ScanString
+// finds it.
 func probeDecoded(s string) (found *rule, named bool) {
 	found, named, _ = probe(s, nil)
-	if found == nil {
-		if u, ok := unescaped(s); ok {
-			var more bool
-			found, more, _ = probe(u, nil)
-			named = named || more
+	for u := range unescapings(s) {
+		if found != nil {
+			break
 		}
+		var more bool
+		found, more, _ = probe(u, nil)
+		named = named || more
 	}
 	return found, named
 }

@@ -441,3 +441,139 @@ func TestPgpass(t *testing.T) {
 		"postgres://app@db:5432:app:user:Hunter2x",
 	)
 }
+
+// CloudFormation names a parameter, then gives its value: ParameterKey=DbPassword,
+// ParameterValue=... on aws cloudformation's command line, {"ParameterKey": ...,
+// "ParameterValue": ...} in a parameters file, as an environment list does with name and value.
+func TestCloudFormationParameters(t *testing.T) {
+	found(t, "password-assignment",
+		"aws cloudformation create-stack --parameters ParameterKey=DbPassword,ParameterValue=Hunter2Hunter2",
+		`[{"ParameterKey": "MasterUserPassword", "ParameterValue": "Tr0ub4dor&3x"}]`,
+	)
+	found(t, "password-variable", "ParameterKey=DB_PASS,ParameterValue=Tr0ub4dor&3x")
+	found(t, "token-assignment", `{"ParameterKey":"GithubToken","ParameterValue":"Ab3dEf6hIj9kLm2nQr5tUv8w"}`)
+	found(t, "provider-credential", "ParameterKey=DatadogApiKey,ParameterValue=Ab3dEf6hIj9kLm2nQr5tUv8w")
+	clean(t,
+		"ParameterKey=DbPassword,ParameterValue={{resolve:secretsmanager:db:SecretString:password}}",
+		"ParameterKey=DbPassword,UsePreviousValue=true",
+		`{"ParameterKey": "DbPasswordSecretArn", "ParameterValue": "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"}`,
+		"ParameterKey=DbPassword,ParameterValue=$DB_PASSWORD",
+		`{"ParameterKey": "GithubToken", "ParameterValue": "${GITHUB_TOKEN}"}`,
+		"ParameterKey=PasswordLength,ParameterValue=24",
+	)
+}
+
+// "pass" alone names a password in a login's object (nodemailer's and request's auth: {user,
+// pass}, a .env's PASS=): a value with a letter and a digit, or three kinds of character, is
+// one. Test results count passes under the same name, and a date, a number or a digest is
+// no password.
+func TestBarePass(t *testing.T) {
+	found(t, "password-variable",
+		`{"user": "admin", "pass": "Hunter2Hunter2"}`,
+		"auth: { user: 'bot@example.com', pass: 'Tr0ub4dor&3x' }",
+		"pass: hunter2xyz",
+		"PASS=s3cr3t-Pa55",
+		`{"pass":"correctHorseBattery"}`,
+	)
+	clean(t,
+		`{"pass": 12, "fail": 0, "skip": 3}`,
+		`{"pass": true, "duration_ms": 12345678}`,
+		`{"Action":"pass","Package":"example.com/app","Elapsed":0.012}`,
+		`{"pass": 1700000000, "fail": 1700000123}`,
+		`{"pass": "2024-05-01T10:00:00Z"}`,
+		"first pass: 3f786850e3, second pass: e3b0c44298",
+		"auth: { user: process.env.SMTP_USER, pass: process.env.SMTP_PASS }",
+		"auth: { user, pass: smtpPass }",
+		"pass: ${SMTP_PASS}",
+		`"pass": "<your-password>"`,
+		"pass = compute_pass(x)",
+		"tests: pass 12, fail 0; pass: all-green",
+		"if ok { pass } else { fail }\npass\n",
+		`{"pass": "PASS_WITH_WARNINGS"}`,
+		`{"pass": "12 of 12"}`,
+	)
+}
+
+// A session cookie logs a browser in: Cookie: and Set-Cookie: headers, and curl's --cookie,
+// carry one under a name that says session or auth. Short or placeholder values, and other
+// cookies (analytics, CSRF, preferences), are not credentials.
+func TestSessionCookie(t *testing.T) {
+	found(t, "session-cookie",
+		"Cookie: sessionid=q8wm3rt6yp1ks4lv7nb0xc9d2e5f",
+		"-H 'Cookie: _ga=GA1.2.1234567890.1700000000; PHPSESSID=q8wm3rt6yp1ks4lv7nb0xc9d; theme=dark'",
+		"Set-Cookie: connect.sid=s%3AQk7AEe9Hoq8lS3x9Zab.Qk7AEe9Hoq8lS3x9ZabQk7AEe9; Path=/; HttpOnly",
+		`{"headers": {"Cookie": "JSESSIONID=3F786850E387550FDAB836ED7E6DC881"}}`,
+		`curl --cookie "laravel_session=Ab3dEf6hIj9kLm2nQr5tUv8w" https://app.example.com`,
+		"set-cookie: _myapp_session=Qk7AEe9Hoq8lS3x9Zab%2Fk7AEe9--3f786850e387550fdab8; path=/",
+		"Cookie: sid=3f786850-e387-550f-dab8-36ed7e6dc881",
+	)
+	clean(t,
+		"Cookie: PHPSESSID=298zf09hf012fh2; csrftoken=u32t4o3tb3gg43; _gat=1",
+		"Set-Cookie: sessionId=38afes7a8; HttpOnly",
+		"Cookie: csrftoken=Ab3dEf6hIj9kLm2nQr5tUv8wXy1z2A3b; _ga=GA1.2.1234567890.1700000000",
+		"Cookie: session=$SESSION_COOKIE",
+		"Cookie: session=<session-cookie>",
+		"Set-Cookie: theme=Ab3dEf6hIj9kLm2nQr5tUv8w; Path=/",
+		"the cookie \"session\" is set on login; cookie: session=... expires in 2h",
+		"document.cookie = 'sessionid=' + sessionId;",
+	)
+}
+
+// A key or secret with symbols (Django's SECRET_KEY, a key typed into a .env) is one after a
+// name that says it holds one, quoted or in an environment's NAME=value, as a value of
+// letters and digits is after provider-credential's names. A name for something else (a
+// cache's, a public key, a site key), a template, a path or code is not.
+func TestSymbolSecret(t *testing.T) {
+	const dj = "k#9x!2m@p$q^z&8w*r(t)y_u+i=o-l%v3b5n7a1s2d3f4g5h6"
+	found(t, "symbol-secret",
+		"SECRET_KEY = '"+dj+"'",
+		"SECRET_KEY="+dj,
+		"ENCRYPTION_KEY='Qk7A!Ee9Hoq8lS3#x9Zb'",
+		"JWT_SECRET=\"Qk7A!Ee9Hoq8lS3#x9Zb\"",
+		"signingKey: \"Qk7A!Ee9Hoq8lS3#x9Zb\"",
+		`{"client_secret": "Qk7A!Ee9Hoq8lS3#x9Zb"}`,
+		"api-key: 'Qk7A!Ee9Hoq8lS3#x9Zb'",
+		"export APP_KEY=Qk7A!Ee9Hoq8lS3#x9Zb",
+	)
+	clean(t,
+		"CACHE_KEY = 'user:{id}:profile#v2-2024!x'",
+		"SITE_KEY='Qk7A!Ee9Hoq8lS3#x9Zb'",
+		"publicKey: \"Qk7A!Ee9Hoq8lS3#x9Zb\"",
+		"SECRET_KEY = 'django-insecure-change-me'",
+		"SECRET_KEY = get_random_secret_key()",
+		"secret_key: \"{{ vault('secret/app#key2') }}\"",
+		"api_key: \"${API_KEY:-dev-key-123!}\"",
+		"client_secret: 'projects/12345/secrets/oauth#v2@latest'",
+		"secret_key = config('SECRET_KEY', default='x')",
+		"SECRET_KEY=k#9x!2m@ short",
+		"apiKey: 'Must be 32+ chars!'",
+		"secret: 'correct horse battery staple 9!'",
+		"signing_key = keys[0] + salt2!x3y4z5w6",
+		"SECRET_KEY = os.environ['SECRET_KEY'] # k2!x3y4z5w6v7u8t9",
+		"secretKey: 'a1!b2@c3#'",
+	)
+}
+
+// A password given to a command's flag, as the next word: --password VALUE, --db-password
+// VALUE (with = it is password-assignment's). A reference, a placeholder, a prompt's word or
+// another flag after it is not one.
+func TestPasswordFlag(t *testing.T) {
+	found(t, "password-flag",
+		"mysqladmin --user root --password Tr0ub4dor&3x status",
+		"./migrate --db-password Hunter2Hunter2 up",
+		"app --password 'correct9Horse' --verbose",
+		`["deploy", "--admin-password", "s3cr3t-Pa55"]`,
+	)
+	clean(t,
+		"app --password PASSWORD",
+		"app --password $DB_PASSWORD",
+		"app --password <password>",
+		"echo $PW | docker login --username bob --password-stdin",
+		"app --password \"$(cat /run/secrets/pw)\"",
+		"app --password ${{ secrets.PW }}",
+		"app --password --verbose",
+		"use --password prompting instead",
+		"app --password-file /run/secrets/pw",
+		"the -password flag: see --help",
+	)
+}

@@ -305,6 +305,14 @@ var rules = sync.OnceValue(func() []*rule {
 		prefixed("authress-key", []string{"sc_", "ext_", "scauth_", "authress_"},
 			`^(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`),
 		prefixed("defined-networking-token", []string{"dnkey-"}, `^dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`),
+		prefixed("dockerhub-token", []string{"dckr_pat_", "dckr_oat_"}, `^dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,64}`+end),
+		prefixed("tailscale-key", []string{"tskey-"}, `^tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{8,40}-[A-Za-z0-9]{20,64}`+end),
+		prefixed("langsmith-key", []string{"lsv2_"}, `^lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`+end),
+		prefixed("replicate-token", []string{"r8_"}, `^r8_[A-Za-z0-9]{37}`+end),
+		prefixed("nvidia-api-key", []string{"nvapi-"}, `^nvapi-[A-Za-z0-9_-]{64}`+end),
+		prefixed("supabase-token", []string{"sbp_"}, `^sbp_[a-f0-9]{40}`+end),
+		prefixed("hubspot-token", []string{"pat-na1-", "pat-eu1-"}, `^pat-(?:na|eu)1-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}`+end),
+		prefixed("elevenlabs-key", []string{"sk_"}, `^sk_[a-f0-9]{48}`+end),
 		{
 			// curl -u user:password (or --user), as pasted from a shell history or written as a
 			// list of words (["curl", "-u", "user:password"]). The keyword is the flag and the
@@ -343,8 +351,9 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
-			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several,
-			// and the default entry for other hosts: default login USER password PASSWORD.
+			// A .netrc entry: machine HOST [login USER] password PASSWORD, on one line or several
+			// (or a list's items, - machine HOST / - login USER / ...), and the default entry for
+			// other hosts: default login USER password PASSWORD.
 			name: "netrc-password", keywords: []string{"machine", "default"},
 			before: func(s string, i int) bool {
 				// "default" is code's word (switch cases, settings): the regexp runs only where
@@ -358,11 +367,17 @@ var rules = sync.OnceValue(func() []*rule {
 				rest := s[i+len("default") : min(len(s), i+len("default")+24)]
 				return rest != "" && isBlank(rest[0]) && strings.HasPrefix(strings.TrimLeft(rest, " \t\r\n"), "login")
 			},
-			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+login\s+(\S{1,128}))?\s+password\s+(\S{3,128})`),
+			re: lazyre.New(`^(?:machine\s+(\S{1,253})|default)(\s+(?:[-*+]\s+)?login\s+(\S{1,128}))?\s+(?:[-*+]\s+)?password\s+(\S{3,128})`),
 			ok: func(_ string, _ int, m []string) bool {
 				pw := m[4]
 				if !notPlaceholder(pw) {
 					return false
+				}
+				if slices.ContainsFunc(strings.Fields(m[0]), func(f string) bool { return len(f) == 1 && strings.Contains("-*+", f) }) {
+					// Written as a list's items (- machine x / - login y / - password z), the
+					// words may be a list of topics ("- machine learning", "- password reset"):
+					// the password must hold a digit or three kinds of character.
+					return strings.ContainsAny(pw, "0123456789") && classes(pw) >= 2 || classes(pw) >= 3
 				}
 				if m[1] == "" {
 					// default: an anonymous login's password is an e-mail address by custom, and
@@ -459,6 +474,16 @@ var rules = sync.OnceValue(func() []*rule {
 			ok: func(_ string, _ int, m []string) bool { return sentBasic(m[1]) },
 		},
 		{
+			// A session cookie, which logs a browser in: a Cookie: or Set-Cookie: header's pair
+			// (curl's --cookie too) whose name says session or auth (sessionid, PHPSESSID,
+			// connect.sid, _app_session, remember_token) and whose value looks random, as
+			// provider-credential's does, or is hex (JSESSIONID). See sessionCookie.
+			name: "session-cookie", keywords: []string{"cookie"}, fold: true, named: true, asName: holderEnds,
+			before:  notAlnum,
+			re:      lazyre.New(`(?i)^cookie["']?(?:\s{0,3}[:=]\s{0,3}["']?|\s{1,3}["'])`),
+			members: sessionCookie,
+		},
+		{
 			// A provider or credential name assigned a key-like value: "asana_secret: ...",
 			// DATADOG_API_KEY=..., "client_secret": "...", or a name then a value, as in an
 			// environment list ({"name": "API_KEY", "value": "..."}). The value must look random (letters and
@@ -466,7 +491,7 @@ var rules = sync.OnceValue(func() []*rule {
 			// The name starts a word or a camelCase hump: webhookSecret, accessToken. The value
 			// may sit one level down, under a key that only holds it ({"api_key": {"value": ...}}).
 			name: "provider-credential", keywords: credentialNames, fold: true, named: true, before: wordOrHump,
-			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
+			re: lazyre.New(`(?i)^[a-z0-9]+(?:[_.-][a-z0-9]+){0,4}?` + quote + `?\s{0,3}(?:=|:=|::?|=>|\?=|,\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|,|` + inHolder + `)\s{0,5}` + valueQuote + `?` +
 				credentialHead),
 			span: credentialSpan, tail: credentialTail,
 			ok: func(_ string, _ int, m []string) bool {
@@ -474,15 +499,32 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A key or secret with symbols, which provider-credential's values may not hold
+			// (Django's SECRET_KEY, a key typed into a .env): a name that ends in secret, or in
+			// key after a word that says it is one (ENCRYPTION_KEY, signingKey, api-key; see
+			// secretKeyName), assigned a quoted value or in an environment's NAME=value. See
+			// symbolSecret for the value.
+			name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
+			asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
+			before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
+			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}` +
+				`(["'\x60]?)([^\s"'\x60,;]{8})`),
+			tail: wordTail("\"'`,;"),
+			ok: func(s string, i int, m []string) bool {
+				return (m[1] != "" || envAssigned(s, i, m[0])) && symbolSecret(m[2])
+			},
+		},
+		{
 			// password = ..., "passwd": "...": anything that is not a reference or a mask. The
 			// name may be glued to a word before it: PGPASSWORD, dbPassword, adminpasswd. A name
 			// then a value, as in a Kubernetes or ECS environment list ({"name": "DB_PASSWORD",
-			// "value": "..."}, - name: DB_PASSWORD / value: ...), assigns it too, and so does a
+			// "value": "..."}, - name: DB_PASSWORD / value: ...) or CloudFormation's parameters
+			// (ParameterKey=DbPassword,ParameterValue=...), assigns it too, and so does a
 			// value one level down under a key that only holds it ({"password": {"value": ...}},
 			// password:\n  value: ...). Prose says one too ("the password is ...", "password for
 			// admin was ...", "set to ..."), with a stricter test of the value (see saidPassword).
 			name: "password-assignment", keywords: []string{"password", "passwd", "passphrase"}, fold: true, named: true,
-			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=]|` + inHolder +
+			re: lazyre.New(`(?i)^pass(?:w(?:or)?d|phrase)` + quote + `?(?:\s{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=]|` + inHolder +
 				`|(\s{1,3}(?:for\s{1,3}[^\s"'“”‘’]{1,64}\s{1,3})?(?:is|was|is\s{1,3}now|set\s{1,3}to|changed\s{1,3}to)(?::|\s)))` +
 				`\s{0,3}(?:(` + valueQuote + `?)([^\s"'\x60,;“”‘’]{8})|` + valueQuote + `([^"'\x60\n“”‘’]{15,128})` + valueQuote + `)`),
 			tail: wordTail("\"'`,;“”‘’"),
@@ -515,25 +557,45 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A password given to a command's flag as the next word: --password VALUE,
+			// --db-password VALUE, or the next item of a list of words (["--password", "..."]).
+			// With = it is password-assignment's. The value is judged as password-variable's.
+			name: "password-flag", keywords: []string{"password", "passwd"}, fold: true, span: 96,
+			before: flagBefore,
+			re:     lazyre.New(`(?i)^passw(?:or)?d(?:[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
+			tail:   wordTail("\"'`,;"),
+			ok: func(_ string, _ int, m []string) bool {
+				return !strings.HasPrefix(m[2], "-") && passwordValue(m[2], m[1] != "")
+			},
+		},
+		{
 			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
-			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" alone is
-			// too common a word to be a keyword, so the keyword is the word with the _ that
-			// joins it to the rest of the name, which must come before it; pwd is a name of its
-			// own (OLDPWD is not). The name ends at the assignment (DB_PASS_FILE names a file).
+			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" is a
+			// common word, so it is a keyword with the _ that joins it to the rest of the name,
+			// which must come before it, or alone where an assignment follows it (nodemailer's
+			// auth: {user, pass: ...}, PASS=...), with a stricter test of the value (see
+			// barePass); pwd is a name of its own (OLDPWD is not). The name ends at the
+			// assignment (DB_PASS_FILE names a file).
 			// Such names are also code's (first_pass = compute(x)) and the shell's (PWD=/home),
 			// so the value is judged as code and paths are not written (see passwordValue). An
 			// environment list's name then value ({"name": "DB_PASS", "value": ...}) assigns one.
-			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd"}, fold: true, span: 192,
+			name: "password-variable", keywords: []string{"_pass", "_pwd", "_pw", "pwd", "pass"}, fold: true, span: 192,
 			named: true, asName: holderEnds, before: func(s string, i int) bool {
-				if s[i] == '_' {
+				switch {
+				case s[i] == '_':
 					return i > 0 && isAlnum(s[i-1])
+				case bareKeyword(s, i, "pass"):
+					return notAlnum(s, i) && i+4 < len(s) && strings.IndexByte("\"' \t:=", s[i+4]) >= 0
 				}
 				return notAlnum(s, i)
 			},
-			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])` +
+			re: lazyre.New(`(?i)^(?:_pass|_pwd?|pwd|pass)["']?[ \t]{0,3}(?:=|:=|:|=>|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])` +
 				`[ \t]{0,3}(?:(["'\x60]?)([^\s"'\x60,;]{8}))`),
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
+				if bareKeyword(s, i, "pass") && !barePass(m[0][4:], m[2]) {
+					return false
+				}
 				return passwordValue(m[2], m[1] != "") || (m[1] != "" || envAssigned(s, i, m[0])) && camelWords(m[2])
 			},
 		},
@@ -556,11 +618,11 @@ var rules = sync.OnceValue(func() []*rule {
 			// provider-credential judges one. "token" is a common word ("max_tokens", "the token
 			// is refreshed"), so it counts as a name only where an assignment follows it
 			// (holderEnds): elsewhere the JSON scan does not read members for it. The regexp's
-			// match ends within 76 bytes of the keyword, so the window is cut there: prose
+			// match ends within 85 bytes of the keyword, so the window is cut there: prose
 			// says "token" often.
-			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 76,
+			name: "token-assignment", keywords: []string{"token"}, fold: true, span: 85,
 			named: true, asName: holderEnds, before: wordOrHump, tail: credentialTail,
-			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
+			re: lazyre.New(`(?i)^tokens?["']?[ \t]{0,3}(?:=|:=|::?|=>|\?=|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,5}["'\x60]?` +
 				credentialHead),
 			ok: func(s string, i int, m []string) bool {
 				return credentialValue(m[1]) || hexKey(m[1]) && !pagingToken(s, i)
@@ -635,6 +697,125 @@ var (
 // (3 bytes each: K, the Kelvin sign, is k in any case), a quote, 3 blanks, a colon, 3 blanks,
 // a quoted value of 64 (4 bytes each), 3 blanks, the comma or line, 16 blanks.
 const memberSpan = 1 + 32*3 + 1 + 3 + 1 + 3 + 2 + 64*4 + 3 + 1 + 16
+
+// sessionCookie reads a cookie header's pairs from j, where its name and assignment end
+// (session-cookie's regexp), up to the end of the line, a quote, the next "cookie" or
+// cookieSpan bytes: it returns where the value of the first pair that holds a session's
+// token ends. A pair's name must say session or auth, and not CSRF (csrftoken is no login).
+func sessionCookie(_ *rule, s string, j int) (int, bool) {
+	w := s[j:min(len(s), j+cookieSpan)]
+	if k := strings.IndexAny(w, "\"'\r\n"); k >= 0 {
+		w = w[:k]
+	}
+	for k := 1; k+6 <= len(w); k++ { // the next header's name, in any case
+		if strings.EqualFold(w[k:k+6], "cookie") {
+			w = w[:k]
+			break
+		}
+	}
+	if readAround != nil {
+		readAround(len(w))
+	}
+	for at := 0; at < len(w); {
+		pair, _, _ := strings.Cut(w[at:], ";")
+		name, value, ok := strings.Cut(pair, "=")
+		if ok && sessionName(strings.ToLower(strings.TrimSpace(name))) {
+			v := strings.TrimSpace(value)
+			if credentialValue(v) || hexKey(v) {
+				return j + at + len(name) + 1 + len(value), true
+			}
+		}
+		at += len(pair) + 1
+	}
+	return 0, false
+}
+
+// cookieSpan bounds how far a cookie header is read for a session's pair.
+const cookieSpan = 2048
+
+// sessionName: a cookie's name (in lower case) that says it holds a login.
+func sessionName(n string) bool {
+	if strings.Contains(n, "csrf") || strings.Contains(n, "xsrf") {
+		return false
+	}
+	for _, w := range []string{"sess", "sid", "auth", "token", "jwt", "login", "remember", "identity"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretKeyName: the keyword at i ends a name for a secret: "secret" starting a word or a
+// camelCase hump (JWT_SECRET, clientSecret), or key (as _key, -key, or a hump: Key) after a
+// word that names a secret's use (SECRET_KEY, ENCRYPTION_KEY, signingKey, api-key). Other
+// keys (a cache's, a sort's, a public or a site key) are not secrets.
+func secretKeyName(s string, i int) bool {
+	switch {
+	case bareKeyword(s, i, "secret"):
+		return wordOrHump(s, i)
+	case s[i] == '_' || s[i] == '-':
+	case s[i] == 'K' && i > 0 && ('a' <= s[i-1] && s[i-1] <= 'z' || '0' <= s[i-1] && s[i-1] <= '9'):
+	default:
+		return false
+	}
+	j := i
+	for j > 0 && i-j < 16 && isAlnum(s[j-1]) {
+		if j--; s[i] == 'K' && 'A' <= s[j] && s[j] <= 'Z' {
+			break // the hump's word starts here
+		}
+	}
+	switch strings.ToLower(s[j:i]) {
+	case "secret", "api", "encryption", "encrypt", "signing", "sign", "master", "hmac", "jwt", "app", "session",
+		"crypto", "cipher", "aes", "client", "webhook", "signature", "auth", "private":
+		return true
+	}
+	return false
+}
+
+// symbolAhead: after the name at i and its assignment, the value's first 128 bytes hold a
+// symbol (see symbolSecret) and a digit: where they do not (secret=secret=..., a key of
+// letters and digits, which provider-credential judges), symbol-secret's regexp does not run.
+func symbolAhead(s string, i int) bool {
+	j := i + 1
+	for j < len(s) && j-i < 16 && (isAlnum(s[j]) || s[j] == '_' || s[j] == '-') {
+		j++
+	}
+	if readAround != nil {
+		readAround(j - i + 136)
+	}
+	for n := 0; j < len(s) && n < 10 && strings.IndexByte("\"'` \t:=>", s[j]) >= 0; n++ {
+		j++
+	}
+	symbol, digit := false, false
+	for stop := min(len(s), j+128); j < stop && !isBlank(s[j]) && strings.IndexByte("\"'`,;\r", s[j]) < 0; j++ {
+		symbol = symbol || symbolByte(s[j])
+		digit = digit || '0' <= s[j] && s[j] <= '9'
+	}
+	return symbol && digit
+}
+
+// symbolByte: c is printable ASCII that credentialValue's values do not hold.
+func symbolByte(c byte) bool { return c > ' ' && c < 0x7f && !credentialByte(c) }
+
+// symbolSecret: v, assigned to a name for a secret, is one with symbols, which
+// credentialValue does not take: 16 to 128 characters of ASCII, at least one of them a
+// symbol (see symbolByte), letters and digits mixed as at random (see randomish), and no
+// placeholder, template or path.
+func symbolSecret(v string) bool {
+	if len(v) < 16 || len(v) > 128 || !notPlaceholder(v) || !randomish(v) ||
+		strings.ContainsAny(v, "/\\") || strings.Contains(v, "${") || strings.Contains(v, "{{") {
+		return false
+	}
+	symbol := false
+	for i := 0; i < len(v); i++ {
+		if v[i] >= utf8.RuneSelf {
+			return false // what normalize drops is judged without it
+		}
+		symbol = symbol || symbolByte(v[i])
+	}
+	return symbol
+}
 
 // credentialHead is the first 16 bytes of a value provider-credential, credential-field and
 // token-assignment judge: their regexps end there, and credentialTail reads the rest. It
@@ -946,6 +1127,36 @@ func passwordValue(pw string, quoted bool) bool {
 		return false
 	}
 	return !dottedName(pw)
+}
+
+// flagBefore: the keyword at i ends a command's flag: a - glued before it, and before that
+// up to 40 bytes of a flag's name (letters, digits, -) that starts with - after a blank, a
+// quote or the start of s.
+func flagBefore(s string, i int) bool {
+	if i == 0 || s[i-1] != '-' {
+		return false
+	}
+	j := i
+	for j > 0 && i-j < 40 && (isAlnum(s[j-1]) || s[j-1] == '-') {
+		j--
+	}
+	return s[j] == '-' && (j == 0 || isBlank(s[j-1]) || isQuote(s[j-1]))
+}
+
+// bareKeyword: kw (lower case) starts at i, in any case.
+func bareKeyword(s string, i int, kw string) bool {
+	return len(s)-i >= len(kw) && strings.EqualFold(s[i:i+len(kw)], kw)
+}
+
+// barePass: what follows "pass" alone, rest, assigns it pw, a password: test results count
+// passes under that name (pass: 12), and a status is one ({"result": "pass", "value": ...}),
+// so the name must be assigned (not named, then given a value), and the value must hold a
+// lower-case letter and not be hex: a date (2024-05-01T10:00:00Z), a number or a digest is no
+// password.
+func barePass(rest, pw string) bool {
+	rest = strings.TrimLeft(rest, "\"' \t")
+	return rest != "" && (rest[0] == ':' || rest[0] == '=') &&
+		strings.ContainsAny(pw, "abcdefghijklmnopqrstuvwxyz") && strings.Trim(pw, "0123456789abcdef") != ""
 }
 
 // codeValue: an unquoted value that code, not a person, wrote, by names without digits: a

@@ -16,6 +16,7 @@ package secrets
 import (
 	"bytes"
 	"cmp"
+	"iter"
 	"math/bits"
 	"regexp"
 	"regexp/syntax"
@@ -141,25 +142,39 @@ func match(s string) *rule {
 // holds characters Cairn drops before storing or showing text (zero-width, bidi and other
 // format characters, controls, invalid UTF-8: see textsafe.Dropped), s is scanned again
 // without them, so a token split by U+200B is caught as the token the writer would store.
-// When s holds JSON escapes, it is scanned again decoded once (see unescaped).
+// When s holds JSON escapes, it is scanned again decoded (see unescapings).
 func matchAt(s string) (r *rule, span string) {
 	if r, span = matchStored(s); r == nil {
-		if u, ok := unescaped(s); ok {
-			r, span = matchStored(u)
+		for u := range unescapings(s) {
+			if r, span = matchStored(u); r != nil {
+				break
+			}
 		}
 	}
 	return r, span
 }
 
-// unescaped returns s with its JSON escapes decoded, and false when s holds none: JSON
-// escaped once more and pasted as text ({\"password\":\"...\"}, postgres:\/\/..., an env
-// file written as one line with \n escapes) is read as what it stands for.
-func unescaped(s string) (string, bool) {
-	if strings.IndexByte(s, '\\') < 0 {
-		return s, false
+// escapeLevels is how many times unescapings decodes text: JSON escaped twice more and
+// pasted as text (a log line quoting a request body that quoted JSON) is read too.
+const escapeLevels = 3
+
+// unescapings yields s with its JSON escapes decoded, then decoded again, while it holds
+// escapes, up to escapeLevels times: JSON escaped once more or more and pasted as text
+// ({\"password\":\"...\"}, postgres:\/\/..., an env file written as one line with \n
+// escapes) is read as what it stands for.
+func unescapings(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for range escapeLevels {
+			if strings.IndexByte(s, '\\') < 0 {
+				return
+			}
+			u := string(strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s)))
+			if u == s || !yield(u) {
+				return
+			}
+			s = u
+		}
 	}
-	u := strictjson.AppendUnescaped(make([]byte, 0, len(s)), []byte(s))
-	return string(u), string(u) != s
 }
 
 // matchStored is matchAt for s as it is, and without what Cairn drops when it stores it.
@@ -508,9 +523,10 @@ type keywordIndex struct {
 
 // hides reports whether the body of a JSON string that passed strictjson's check has an
 // escape that may make a keyword appear in its decoded text, or in that text decoded again
-// (see escapes): one for a byte it marks, a character normalize drops, or a surrogate (told
-// apart only when decoded); or an escaped backslash before what may be such an escape. It
-// runs on every escaped string of a large document, so it reads escapes itself.
+// as often as match decodes it (see escapes, unescapings): one for a byte it marks, a
+// character normalize drops, or a surrogate (told apart only when decoded); or an escaped
+// backslash before what may be such an escape. It runs on every escaped string of a large
+// document, so it reads escapes itself.
 func (ix *keywordIndex) hides(body []byte) bool {
 	for {
 		i := bytes.IndexByte(body, '\\')
@@ -521,7 +537,8 @@ func (ix *keywordIndex) hides(body []byte) bool {
 		body = body[i+2:]
 		if c == '\\' && len(body) > 0 {
 			// An escaped backslash and what follows are an escape once the text is decoded
-			// again, as match reads it (see unescaped): \\/ is / then, \\u0070 is p.
+			// again, as match reads it (see unescapings): \\/ is / then, \\u0070 is p. An
+			// escaped backslash before another is one at the level after, so it counts.
 			switch n := body[0]; n {
 			case '\\', 'u':
 				return true

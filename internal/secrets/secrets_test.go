@@ -141,6 +141,9 @@ func TestScanString(t *testing.T) {
 		{"netrc-prose", "the machine login password prompt appears twice", ""},
 		{"netrc-no-login", "machine api.example.com password Hunter2Hunter2", "netrc-password"},
 		{"netrc-no-login-prose", "the build machine password is stale; the machine password prompt", ""},
+		{"netrc-list-items", "- machine api.example.com\n- login bob\n- password Hunter2Hunter2", "netrc-password"},
+		{"netrc-star-items", "* machine api.example.com\n  * login bob\n  * password s3cr3t-Pa55", "netrc-password"},
+		{"netrc-list-prose", "- machine learning\n- login page\n- password reset", ""},
 		{"docker-login-p", "docker login -u bob -p Hunter2Hunter2 ghcr.io", "cli-password"},
 		{"docker-login-stdin", "echo $CR_PAT | docker login ghcr.io -u bob --password-stdin; docker run -p 8080:80 app", ""},
 		{"docker-login-p-reference", "docker login -u bob -p $REGISTRY_PASSWORD ghcr.io", ""},
@@ -755,7 +758,8 @@ func TestKeywordFloodsReadLittle(t *testing.T) {
 		"default ", "default login ", "default login a password ", ":5432:", ":5433:", ":6432:", ":*:", "h:5432:",
 		"h:*:*:*:", "h:5432:d:u:", "a.b-c" + strings.Repeat("x", 300) + ":6432:", "token ", "TOKEN ?= ",
 		`"name":"X_TOKEN","value":`, `{"name":"GITHUB_TOKEN","value":"x"}`, "?sv=1&sig=", "&sig=",
-		`"curl", "-u", `, `"-u","`, `"login", "-p", `, `'mysql','-p`, `",` + strings.Repeat(" ", 16) + `"-u`} {
+		`"curl", "-u", `, `"-u","`, `"login", "-p", `, `'mysql','-p`, `",` + strings.Repeat(" ", 16) + `"-u`,
+		"cookie: ", "Cookie: sid=x; ", "--password ", "a --password x", `"--password", "`, "cookie: " + strings.Repeat("sid=x; ", 400)} {
 		s := strings.Repeat(unit, n/len(unit))
 		if reads := secrets.RegexpReads(s); reads > 6*len(s) {
 			t.Errorf("%q repeated over %d bytes: the regexps read %d bytes, %d a byte", unit, len(s), reads, reads/len(s))
@@ -785,7 +789,7 @@ func TestAssignmentFloodsReadLittle(t *testing.T) {
 var assignmentFloods = []string{"token=", "TOKEN=", "token: ", "a.token=", "session_token=", "DISCORD_BOT_TOKEN=",
 	"api_key=", "discord=", "secret=", "client_secret: ", "secret_key = ", `"api_key": "`, "apiKey=",
 	"auth: {token: ", "credentials=", `"auth": "`, "x://a:", "%3A%2F%2F", "https%3A%2F%2Fu%3A",
-	strings.Repeat("%3A%2F%2F", 40) + "%40 ", "DB_PASS=", "pwd=", "a_pw=", "password=a/", "passphrase:a/b"}
+	strings.Repeat("%3A%2F%2F", 40) + "%40 ", "DB_PASS=", "pwd=", "a_pw=", "pass=", "SECRET_KEY='", "aKey=\"", "_key=", `"pass": "`, "password=a/", "passphrase:a/b"}
 
 // A flood costs each keyword a short program's steps, not only a few bytes: Go's engine may
 // step through every instruction of a program at each byte it reads, and credential-field's
@@ -1158,4 +1162,39 @@ func TestPasswordHeldAsKey(t *testing.T) {
 			t.Errorf("ScanJSON(%s) = %v, want nil", doc, f)
 		}
 	}
+}
+
+// Tokens of providers whose keys carry their own prefix, found alone: Docker Hub, Tailscale,
+// LangSmith, Replicate, NVIDIA, Supabase, HubSpot and ElevenLabs. The prefix alone, or with
+// a body too short or of the wrong alphabet, is prose about them.
+func TestMoreProviderTokens(t *testing.T) {
+	hex := func(n int) string { return strings.Repeat("3f78685e0a", 7)[:n] }
+	body := func(n int) string { return strings.Repeat("Qk7AEe9Hoq8lS3x9ZaBw", 7)[:n] }
+	for _, c := range []struct{ rule, tok string }{
+		{"dockerhub-token", "dckr_pat_" + body(27)},
+		{"dockerhub-token", "dckr_oat_" + body(32)},
+		{"tailscale-key", "tskey-auth-k" + body(15) + "CNTRL-" + body(33)},
+		{"tailscale-key", "tskey-api-k" + body(15) + "CNTRL-" + body(33)},
+		{"langsmith-key", "lsv2_pt_" + hex(32) + "_" + hex(10)},
+		{"langsmith-key", "lsv2_sk_" + hex(32) + "_" + hex(10)},
+		{"replicate-token", "r8_" + body(37)},
+		{"nvidia-api-key", "nvapi-" + body(64)},
+		{"supabase-token", "sbp_" + hex(40)},
+		{"hubspot-token", "pat-na1-3f78685e-0a3f-7868-5e0a-3f78685e0a3f"},
+		{"elevenlabs-key", "sk_" + hex(48)},
+	} {
+		found(t, c.rule, c.tok, "export KEY="+c.tok+"\n", `{"k": "`+c.tok+`"}`)
+	}
+	clean(t,
+		"Docker Hub tokens start dckr_pat_, Tailscale's tskey-auth- and LangSmith's lsv2_pt_",
+		"dckr_pat_abc123",
+		"r8_"+body(20),
+		"xr8_"+body(37),
+		"nvapi-"+body(30),
+		"sbp_"+body(40),
+		"pat-na1-not-a-uuid",
+		"sk_"+body(48),
+		"sk_"+hex(32),
+		"tskey-auth-k"+body(15)+"CNTRL",
+	)
 }
