@@ -929,23 +929,40 @@ func TestAnchorPointsToWhereTheWarningsAre(t *testing.T) {
 
 // Completing a workflow whose review left CRITICAL or HIGH violations open goes through (the
 // person may have decided so), but the result says which are still open: the Stop hook would
-// have asked about them, and after completion nothing asks again.
+// have asked about them, and after completion nothing asks again. A move into a terminal
+// phase completes it as complete_workflow does, and says so too.
 func TestCompleteWithBlockingViolationsSaysSo(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "x"}))(t)
-	must(en.SetEnforcement([]engine.Violation{
-		{Code: "V-LOW-01", Severity: "LOW", Details: "naming"},
-		{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
-	}))(t)
-	res := must(en.Complete("shipped"))(t)
-	joined := strings.Join(res.Warnings, "\n")
-	if !strings.Contains(joined, "V-TEST-03") || !strings.Contains(joined, "HIGH") || strings.Contains(joined, "V-LOW-01") {
-		t.Errorf("completion's warnings do not name the open blocking violation: %q", res.Warnings)
-	}
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "y"}))(t)
-	if res := must(en.Complete("clean"))(t); len(res.Warnings) != 0 {
-		t.Errorf("a clean completion warns: %q", res.Warnings)
+	for _, tc := range []struct {
+		name     string
+		complete func(*engine.Engine) (*engine.Result, error)
+	}{
+		{"complete_workflow", func(en *engine.Engine) (*engine.Result, error) { return en.Complete("shipped") }},
+		{"move into a terminal phase", func(en *engine.Engine) (*engine.Result, error) {
+			return en.Transition(engine.TransitionRequest{To: "git-commit"})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			start := func() {
+				must(en.Start(engine.StartRequest{Type: "debug", Context: "x"}))(t)
+				must(en.Transition(engine.TransitionRequest{To: "fix"}))(t)
+			}
+			start()
+			must(en.SetEnforcement([]engine.Violation{
+				{Code: "V-LOW-01", Severity: "LOW", Details: "naming"},
+				{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
+			}))(t)
+			res := must(tc.complete(en))(t)
+			joined := strings.Join(res.Warnings, "\n")
+			if !strings.Contains(joined, "V-TEST-03") || !strings.Contains(joined, "HIGH") || strings.Contains(joined, "V-LOW-01") {
+				t.Errorf("completion's warnings do not name the open blocking violation: %q", res.Warnings)
+			}
+			start()
+			if res := must(tc.complete(en))(t); len(res.Warnings) != 0 {
+				t.Errorf("a clean completion warns: %q", res.Warnings)
+			}
+		})
 	}
 }
 
