@@ -85,7 +85,7 @@ const (
 const CompleteStep = workflow.CompleteStep
 
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
-const ToolPrefix = "mcp__plugin_cairn_cairn__"
+const ToolPrefix = workflow.ToolPrefix
 
 // Engine runs Cairn's operations for one project. It is safe for concurrent use: every change
 // goes through the store's cross-process locks.
