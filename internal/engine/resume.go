@@ -211,6 +211,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
+	if r != nil && r.Status == workflow.StatusActive {
+		// The snapshot reads, but every change commits to the journal first: one Lstat, not a read.
+		if jerr := e.st.JournalInTheWay(r.WorkflowID); jerr != nil {
+			out.Warnings = append(out.Warnings, jerr.Error())
+			eye = append(eye, jerr.Error())
+			out.Next = "Every change to the workflow is refused until its journal is a file again" + seeWarning + ": move what is in its place out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
+		}
+	}
 	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
 	earlier := e.untoldEarlierTasks(r)
 	earlierNotice := ""
