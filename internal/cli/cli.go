@@ -224,7 +224,7 @@ func (a *app) engine() (*engine.Engine, error) {
 			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
 			if _, err := os.Lstat(filepath.Join(root, project.StateSubdir)); !c.onState && errors.Is(err, fs.ErrNotExist) {
 				return nil, &codeError{code: ExitRefused, msg: "not in a project: no git repository holds " + root +
-					" and no Cairn state is there; run cairn inside a project, or set CLAUDE_PROJECT_DIR to its absolute path"}
+					" and no Cairn state is there; " + engine.NotAProjectStep}
 			}
 		}
 	}

@@ -54,6 +54,17 @@ func checkFile(op, name string, fi fs.FileInfo) error {
 	return nil
 }
 
+// CheckFile says, without opening it, whether name in fsys is what ReadFile and the writes
+// would refuse: a symlink, FIFO, device, directory or hard-linked file in a file's place. A
+// missing file is an error satisfying errors.Is(err, fs.ErrNotExist).
+func CheckFile(fsys FS, name string) error {
+	fi, err := fsys.Lstat(name)
+	if err != nil {
+		return err
+	}
+	return checkFile("read", name, fi)
+}
+
 // ReadFile reads name from fsys, at most max bytes. It refuses a symlink, FIFO, device or
 // hard-linked file (a FIFO is opened O_NONBLOCK so it cannot hang the reader), and checks that
 // the file opened is the file inspected, retrying when a concurrent rename swaps it in between.

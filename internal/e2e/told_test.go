@@ -95,7 +95,7 @@ func TestToldApprovalRefusedHeadless(t *testing.T) {
 	r := w.runScript(t, RunOptions{Prompt: "GATE-PROMPT: the plan is done, move on"})
 	trs := r.ToolResults()
 	// Claude Code declared elicitation, so Cairn asked; the answer was cancel.
-	want := "leaving phase plan needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again"
+	want := "leaving phase plan needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call transition again"
 	// Cairn's answer is the first line; Claude Code appends its own note about the schema of a
 	// deferred tool called without ToolSearch.
 	if len(trs) != 1 || !trs[0].IsError || strings.SplitN(trs[0].Text, "\n", 2)[0] != want {

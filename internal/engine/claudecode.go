@@ -149,7 +149,7 @@ func (e *Engine) CompactAnchor() string {
 // it: without the pointer to "the warning", and "the warnings above" named as resume_check's.
 func anchorNext(next string) string {
 	next = strings.Replace(next, seeWarning, "", 1)
-	return strings.Replace(next, "the warnings above", "the warnings resume_check gives", 1)
+	return strings.Replace(next, "the warnings above", "the warnings "+ToolPrefix+"resume_check gives", 1)
 }
 
 // Title is the session title for the resume picker: "Cairn: <type> · <phase>", or "" when no

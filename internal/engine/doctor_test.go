@@ -394,8 +394,8 @@ func TestDoctorPluginFileOneFix(t *testing.T) {
 }
 
 // TestDoctorJournalNotAFile: a directory or symlink in the active workflow's journal's place
-// leaves the snapshot readable but refuses every move; doctor says so, with one step that
-// discards nothing, instead of "ok".
+// leaves the snapshot readable but refuses every move; doctor, status and the resume report
+// say so, with one step that discards nothing, instead of "ok" (or nothing at all).
 func TestDoctorJournalNotAFile(t *testing.T) {
 	for _, kind := range []string{"directory", "symlink"} {
 		t.Run(kind, func(t *testing.T) {
@@ -424,8 +424,18 @@ func TestDoctorJournalNotAFile(t *testing.T) {
 				strings.Contains(c.Fix, "delete") || strings.Contains(c.Fix, "rm ") || strings.Contains(c.Fix, "remove") {
 				t.Fatalf("doctor says %+v", c)
 			}
+			// Status and the resume report say so too, with the same step, not "continue".
+			for _, opt := range []engine.ResumeOptions{{Person: true}, {Apply: true, ReportOnly: true}} {
+				r := e.open("s2").Resume(opt)
+				if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "a "+kind+" is in its place") || !strings.Contains(w, "move "+jf+" out of the state directory") {
+					t.Errorf("%+v: warnings %q", opt, r.Warnings)
+				}
+				if !opt.Person && (strings.Contains(r.Next, "Continue phase") || !strings.Contains(r.Next, engine.ToolPrefix+"resume_check")) {
+					t.Errorf("next %q", r.Next)
+				}
+			}
 			if fi, err := os.Lstat(jf); err != nil || fi.Mode().IsRegular() {
-				t.Fatalf("doctor changed what is in the journal's place: %v, %v", fi, err)
+				t.Fatalf("doctor or a read changed what is in the journal's place: %v, %v", fi, err)
 			}
 		})
 	}

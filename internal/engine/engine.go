@@ -84,8 +84,13 @@ const (
 // It names complete_workflow; the CLI puts its complete command in its place.
 const CompleteStep = workflow.CompleteStep
 
+// NotAProjectStep is the step where cairn runs in no project (no git repository, no Cairn
+// state): doctor's fix and the refusal of a command that writes. Running "inside a project" is
+// no step for a project without git: only CLAUDE_PROJECT_DIR names that one.
+const NotAProjectStep = "run cairn in your project (a git repository), or set CLAUDE_PROJECT_DIR to the project's absolute path, as Claude Code does for a session started outside git"
+
 // ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn).
-const ToolPrefix = "mcp__plugin_cairn_cairn__"
+const ToolPrefix = workflow.ToolPrefix
 
 // Engine runs Cairn's operations for one project. It is safe for concurrent use: every change
 // goes through the store's cross-process locks.

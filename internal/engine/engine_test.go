@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -918,28 +919,47 @@ func TestAnchorPointsToWhereTheWarningsAre(t *testing.T) {
 	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); !strings.Contains(r.Report, "\nNext: Show the user the warnings above") {
 		t.Fatalf("the report's next step is not the one this test is about:\n%s", r.Report)
 	}
-	if a := en.CompactAnchor(); strings.Contains(a, "above") || !strings.Contains(a, "next: Show the user the warnings resume_check gives: the definition") {
+	if a := en.CompactAnchor(); strings.Contains(a, "above") || !strings.Contains(a, "next: Show the user the warnings "+engine.ToolPrefix+"resume_check gives: the definition") {
 		t.Errorf("the anchor: %q", a)
 	}
 }
 
 // Completing a workflow whose review left CRITICAL or HIGH violations open goes through (the
 // person may have decided so), but the result says which are still open: the Stop hook would
-// have asked about them, and after completion nothing asks again.
+// have asked about them, and after completion nothing asks again. A move into a terminal
+// phase completes it as complete_workflow does, and says so too.
 func TestCompleteWithBlockingViolationsSaysSo(t *testing.T) {
-	_, en := startApex(t)
-	must(en.SetEnforcement([]engine.Violation{
-		{Code: "V-LOW-01", Severity: "LOW", Details: "naming"},
-		{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
-	}))(t)
-	res := must(en.Complete("shipped"))(t)
-	joined := strings.Join(res.Warnings, "\n")
-	if !strings.Contains(joined, "V-TEST-03") || !strings.Contains(joined, "HIGH") || strings.Contains(joined, "V-LOW-01") {
-		t.Errorf("completion's warnings do not name the open blocking violation: %q", res.Warnings)
-	}
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "y"}))(t)
-	if res := must(en.Complete("clean"))(t); len(res.Warnings) != 0 {
-		t.Errorf("a clean completion warns: %q", res.Warnings)
+	for _, tc := range []struct {
+		name     string
+		complete func(*engine.Engine) (*engine.Result, error)
+	}{
+		{"complete_workflow", func(en *engine.Engine) (*engine.Result, error) { return en.Complete("shipped") }},
+		{"move into a terminal phase", func(en *engine.Engine) (*engine.Result, error) {
+			return en.Transition(engine.TransitionRequest{To: "git-commit"})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			start := func() {
+				must(en.Start(engine.StartRequest{Type: "debug", Context: "x"}))(t)
+				must(en.Transition(engine.TransitionRequest{To: "fix"}))(t)
+			}
+			start()
+			must(en.SetEnforcement([]engine.Violation{
+				{Code: "V-LOW-01", Severity: "LOW", Details: "naming"},
+				{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"},
+			}))(t)
+			res := must(tc.complete(en))(t)
+			joined := strings.Join(res.Warnings, "\n")
+			if !strings.Contains(joined, "V-TEST-03") || !strings.Contains(joined, "HIGH") || strings.Contains(joined, "V-LOW-01") {
+				t.Errorf("completion's warnings do not name the open blocking violation: %q", res.Warnings)
+			}
+			start()
+			if res := must(tc.complete(en))(t); len(res.Warnings) != 0 {
+				t.Errorf("a clean completion warns: %q", res.Warnings)
+			}
+		})
 	}
 }
 
@@ -1273,7 +1293,7 @@ func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
 	e.clock.Add(2 * time.Hour)
 	en := e.open("s2")
 	r := en.Resume(engine.ResumeOptions{})
-	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
+	const next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + engine.ToolPrefix + "expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
 	if r.Next != next || !slices.ContainsFunc(r.Warnings, func(w string) bool {
 		return strings.HasSuffix(w, "has expired (inactive > 1h); the next session start archives it")
 	}) {
@@ -1342,6 +1362,45 @@ func TestRecoveryTakesOnlyThisRunsOutput(t *testing.T) {
 			r := e.openAs("s1", 4242).Resume(engine.ResumeOptions{Apply: true})
 			if !slices.Contains(r.Notices, tc.want) {
 				t.Fatalf("notices %q, want %q", r.Notices, tc.want)
+			}
+		})
+	}
+}
+
+// The resume report reaches the model from the SessionStart hook, outside Cairn's own tool
+// results, and the compaction anchor reaches the summary: where they tell it to call a Cairn
+// tool they name it as the model sees it (ToolPrefix), which is also what a direct call needs.
+func TestReportNamesToolsAsTheModelSeesThem(t *testing.T) {
+	bare := regexp.MustCompile(`(^|[^_])\b(resume_check|start_workflow|transition|update_task|complete_workflow|set_enforcement|expire_ttl|save_checkpoint|load_checkpoint|list_checkpoints|set_vars|get_vars|append_log|record_learning)\b`)
+	for _, tc := range []struct {
+		name string
+		set  func(e *env)
+		opt  engine.ResumeOptions
+		tool string
+	}{
+		{"blocking violation", func(e *env) {
+			must(e.open("s1").SetEnforcement([]engine.Violation{{Code: "V1", Severity: "HIGH", Details: "d"}}))(t)
+		}, engine.ResumeOptions{Apply: true, ReportOnly: true}, "set_enforcement"},
+		{"expired, read-only view", func(e *env) { e.clock.Add(2 * time.Hour) }, engine.ResumeOptions{}, "expire_ttl"},
+		{"a snapshot of another tool", func(e *env) {
+			e.write(".claude/cairn/workflow-state.json", `{"version":"9.0","tool":"other"}`)
+		}, engine.ResumeOptions{Apply: true, ReportOnly: true}, "resume_check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "x", TTL: "1h"}))(t)
+			tc.set(e)
+			en := e.open("s2")
+			r := en.Resume(tc.opt)
+			if !strings.Contains(r.Next, "call "+engine.ToolPrefix+tc.tool) {
+				t.Errorf("next step %q does not name %s as the model sees it", r.Next, tc.tool)
+			}
+			for name, text := range map[string]string{"report": r.Report, "anchor": en.CompactAnchor()} {
+				for _, m := range bare.FindAllStringSubmatchIndex(text, -1) {
+					if !strings.HasSuffix(text[:m[4]], engine.ToolPrefix) {
+						t.Errorf("the %s names %s bare:\n%s", name, text[m[4]:m[5]], text)
+					}
+				}
 			}
 		})
 	}

@@ -36,6 +36,12 @@ func (e *Engine) statusFile() string {
 	return filepath.Join(e.root, ".claude", workflow.StatusFileName)
 }
 
+// statusName is statusFile as texts name it: from the project root, where a person looks.
+func (e *Engine) statusName() string {
+	name, _ := filepath.Rel(e.root, e.statusFile())
+	return name
+}
+
 // createWithTitle is the step where there is no initiative yet: create takes a title, said here
 // so that the next call is not refused for the one it left out.
 const createWithTitle = "create one with action create and a title, one line naming it"
@@ -54,7 +60,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	case "create", "set_status", "add_milestone", "update_milestone":
 		var err error
 		if synced, err = e.syncFirst(); err != nil {
-			return nil, fmt.Errorf("%s was not done, since %s must be taken into account first: %w", action, workflow.StatusFileName, err)
+			return nil, fmt.Errorf("%s was not done, since %s must be taken into account first: %w", action, e.statusName(), err)
 		}
 	}
 	// An operation's refusal is the update's error: the store returns it as it is and writes
@@ -113,9 +119,8 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		return json.Marshal(ch.Initiative)
 	})
 	if je := tooLarge(err); je != nil {
-		status, _ := filepath.Rel(e.root, e.statusFile())
 		return nil, fmt.Errorf("%s was not done: initiative.json would take more than the 1 MiB it may hold (%s); nothing was changed. Shorten long milestone titles in %s, %s",
-			action, je.Reason, status, workflow.EditTakenIn)
+			action, je.Reason, e.statusName(), workflow.EditTakenIn)
 	}
 	if err != nil {
 		return nil, err
@@ -127,10 +132,10 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if ch.SyncStatusFile && !ch.Changed {
 		if _, err := os.Lstat(e.statusFile()); errors.Is(err, fs.ErrNotExist) {
 			if err := e.writeStatusFile(ch.Initiative); err != nil {
-				res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not written: "+err.Error())
+				res.Warnings = append(res.Warnings, e.statusName()+" not written: "+err.Error())
 			} else {
 				res.Changed = true
-				res.Message += "; WORKFLOW-STATUS.yaml, which its creation had not written, is written now"
+				res.Message += "; " + e.statusName() + ", which its creation had not written, is written now"
 			}
 		}
 	}
@@ -139,7 +144,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	}
 	if ch.Changed && ch.SyncStatusFile {
 		if err := e.writeStatusFile(ch.Initiative); err != nil {
-			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
+			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
 	return res, nil
@@ -244,9 +249,9 @@ func (e *Engine) syncInitiative() (*Result, error) {
 			}
 		}
 		if errors.Is(err, errNoYAML) {
-			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not read: "+err.Error())
+			warnings = append(warnings, e.statusName()+" was not read: "+err.Error())
 		} else if err != nil {
-			warnings = append(warnings, "WORKFLOW-STATUS.yaml was not used: "+err.Error())
+			warnings = append(warnings, e.statusName()+" was not used: "+err.Error())
 			keep = true
 		}
 		if d, err = workflow.Sync(in, doc, e.now()); err != nil || d.Initiative == nil {
@@ -271,11 +276,15 @@ func (e *Engine) syncInitiative() (*Result, error) {
 	res := &Result{Warnings: append(warnings, d.Warnings...), Workflow: data, Changed: d.WriteInitiative}
 	if d.WriteStatusDoc && !keep {
 		if err := e.putStatusFile(e.statusFile(), d.StatusDoc); err != nil {
-			res.Warnings = append(res.Warnings, "WORKFLOW-STATUS.yaml not updated: "+err.Error())
+			res.Warnings = append(res.Warnings, e.statusName()+" not updated: "+err.Error())
 		}
 	}
 	res.Message = fmt.Sprintf("initiative %s (%s) is %s, %d%% done", d.Initiative.ID, textsafe.OneLine(d.Initiative.Title), d.Initiative.Status, d.Initiative.Progress)
-	if d.Winner != "" {
+	switch d.Winner {
+	case "":
+	case workflow.StatusFileName:
+		res.Message += "; authoritative: " + e.statusName()
+	default:
 		res.Message += "; authoritative: " + d.Winner
 	}
 	return res, nil

@@ -685,11 +685,23 @@ func (e *Engine) approvalPolicy(def *workflow.Definition, cur *workflow.Record, 
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.
 // Failing to archive loses nothing (the completed record stays in the active slot, and the
-// next start or read archives it), so it is a warning.
+// next start or read archives it), so it is a warning. However it was completed
+// (complete_workflow, a move into a terminal phase, a replay), the result names the blocking
+// violations still open: nothing asks about them after completion, as the Stop hook did before.
 func (e *Engine) archiveCompleted(res *Result, done workflow.Result) {
 	id := ""
 	if done.Record != nil {
 		id = done.Record.WorkflowID
+		if vs := done.Record.BlockingViolations(); len(vs) > 0 {
+			codes := make([]string, 0, 5)
+			for _, v := range vs[:min(len(vs), 5)] {
+				codes = append(codes, string(v.Severity)+" "+textsafe.OneLine(v.Code))
+			}
+			if len(vs) > 5 {
+				codes = append(codes, fmt.Sprintf("%d more", len(vs)-5))
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("completed with blocking violations still open (%s): they are kept with the workflow in its archive", strings.Join(codes, ", ")))
+		}
 	}
 	if info, err := e.st.ArchiveIf("completed", id); errors.Is(err, store.ErrNotActive) || errors.Is(err, store.ErrNotFound) {
 		res.Message += "; another process has since moved it out of the active slot"
@@ -766,17 +778,6 @@ func (e *Engine) Complete(outcome string) (*Result, error) {
 		return nil, err
 	}
 	res.Message = "completed"
-	if vs := wres.Record.BlockingViolations(); len(vs) > 0 {
-		// Nothing asks about them after completion, as the Stop hook did before it.
-		codes := make([]string, 0, 5)
-		for _, v := range vs[:min(len(vs), 5)] {
-			codes = append(codes, string(v.Severity)+" "+textsafe.OneLine(v.Code))
-		}
-		if len(vs) > 5 {
-			codes = append(codes, fmt.Sprintf("%d more", len(vs)-5))
-		}
-		res.Warnings = append(res.Warnings, fmt.Sprintf("completed with blocking violations still open (%s): they are kept with the workflow in its archive", strings.Join(codes, ", ")))
-	}
 	e.archiveCompleted(res, wres)
 	return res, nil
 }

@@ -211,6 +211,14 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	out.Completed, out.Allowed, out.Next = def.DoneSoFar(plan.Phase, plan.Completed), plan.Allowed, plan.Next
 	out.AwaitingApproval = plan.AwaitingApproval
 	out.L2Line = plan.L2Line
+	if r != nil && r.Status == workflow.StatusActive {
+		// The snapshot reads, but every change commits to the journal first: one Lstat, not a read.
+		if jerr := e.st.JournalInTheWay(r.WorkflowID); jerr != nil {
+			out.Warnings = append(out.Warnings, jerr.Error())
+			eye = append(eye, jerr.Error())
+			out.Next = "Every change to the workflow is refused until its journal is a file again" + seeWarning + ": move what is in its place out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
+		}
+	}
 	out.OpenTasks = workflow.OpenTasks(r, e.runnerEnded(r))
 	earlier := e.untoldEarlierTasks(r)
 	earlierNotice := ""
@@ -249,7 +257,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		out.Next = "A file of the workflow's state is there but cannot be read and was left as it is" + seeWarning + ": make it a readable file again, or restore it, before starting new work."
 		if foreignSnapshot(err) {
 			// Another tool's file or a newer Cairn's, not damage: the warning's one step.
-			out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is" + seeWarning + ": move it out of the state directory, then call resume_check again; start no new work before."
+			out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is" + seeWarning + ": move it out of the state directory, then call " + ToolPrefix + "resume_check again; start no new work before."
 			if opt.Person {
 				out.Next = "The workflow snapshot holds no workflow record this Cairn reads and was left as it is: " + e.moveOut() + ", then run `cairn status`; start no new work before."
 			}
@@ -262,7 +270,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 	if ue, ok := errors.AsType[*store.UnmigratableError](err); ok {
 		// An older record this Cairn could not convert: on record, and left for a person.
 		out.WorkflowID, out.Type, out.Phase, out.Tier = ue.ID, "unknown", "unknown", "Damaged"
-		out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then call resume_check again; start no new work before."
+		out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then call " + ToolPrefix + "resume_check again; start no new work before."
 		if opt.Person {
 			out.Next = "The workflow snapshot is in an older format that could not be migrated and was left as it is" + seeWarning + ": correct it by hand as the warning says, then run `cairn status`; start no new work before."
 		}

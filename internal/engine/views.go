@@ -538,7 +538,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	root := e.root
 	if notProject {
 		add("project root", false, root+": no git repository holds it and no Cairn state is there, so it is not a project and cairn commands that write refuse here",
-			"run cairn in your project (a git repository), or set CLAUDE_PROJECT_DIR to the project's absolute path, as Claude Code does for a session started outside git")
+			NotAProjectStep)
 	} else {
 		if !e.inGit {
 			root += " (no git repository found above it: the launch directory is the project root)"

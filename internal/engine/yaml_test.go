@@ -117,6 +117,8 @@ func TestStatusFileThatDoesNotParseIsLeftAlone(t *testing.T) {
 				res := must(en.Initiative(r))(t)
 				if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "left as it is") {
 					t.Errorf("%s: warnings %q do not say the file was left as it is", r.Action, w)
+				} else if !strings.HasPrefix(w, filepath.Join(".claude", "WORKFLOW-STATUS.yaml")+" ") {
+					t.Errorf("%s: warnings %q do not name the file where it is", r.Action, w)
 				}
 				if data, _ := os.ReadFile(filepath.Join(e.project, ".claude", "WORKFLOW-STATUS.yaml")); string(data) != tc.content {
 					t.Fatalf("%s rewrote the status file:\n%s", r.Action, data)
@@ -383,5 +385,22 @@ func TestMilestoneIDAnOlderCairnTookKeepsTheStatusFileUsable(t *testing.T) {
 	after, _ := os.ReadFile(p)
 	if !strings.Contains(string(status), "status: completed") || !strings.Contains(string(after), `"`+id+`"`) {
 		t.Errorf("the milestone was not completed in both files, or was lost:\n%s\n%s", status, after)
+	}
+}
+
+// Texts that name the status file name it where it is: under .claude/ when the project root
+// has none (the side a sync took, a change refused because the file could not be taken into
+// account first).
+func TestInitiativeRefusalNamesTheStatusFileWhereItIs(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	e.editedInitiative(en)
+	if res := must(en.Initiative(engine.InitiativeRequest{Action: "get"}))(t); !strings.HasSuffix(res.Message, "; authoritative: "+filepath.Join(".claude", "WORKFLOW-STATUS.yaml")) {
+		t.Errorf("get: %s", res.Message)
+	}
+	e.write(".claude/cairn/initiative.json", "{\"version\":\"2.0\",\"id\":\"x\",\"title\":")
+	_, err := en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m"})
+	if err == nil || !strings.Contains(err.Error(), "since "+filepath.Join(".claude", "WORKFLOW-STATUS.yaml")+" must be taken into account") {
+		t.Fatalf("refusal %v", err)
 	}
 }

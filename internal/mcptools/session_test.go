@@ -204,8 +204,8 @@ func TestApprovalGate(t *testing.T) {
 		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, true, ""},
 		{"accept-but-no", &person{action: mcp.ElicitationResponseActionAccept, yes: false}, false, "the user did not approve leaving phase plan"},
 		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, false, "the user did not approve leaving phase plan"},
-		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, false, "the prompt was cancelled (claude -p cancels every prompt): a person runs `cairn approve [NOTE]` in the project, then call transition again"},
-		{"no-elicitation", nil, false, "no person could be asked here: a person runs `cairn approve [NOTE]` in the project, then call transition again"},
+		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, false, "the prompt was cancelled (claude -p cancels every prompt): ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call transition again"},
+		{"no-elicitation", nil, false, "no person could be asked here: ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call transition again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p *project
@@ -456,7 +456,7 @@ func TestApprovalUnanswered(t *testing.T) {
 	p, c := elicitingServer(t, &person{away: true})
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"nobody answers"}`)
 	mustOK(t, c, "transition", `{"to":"plan"}`)
-	res := mustFail(t, c, "transition", `{"to":"implement"}`, "did not answer within", "call transition again", "nothing was changed")
+	res := mustFail(t, c, "transition", `{"to":"implement"}`, "did not answer within", "call transition again", "nothing was changed", "in a terminal of their own")
 	if strings.Contains(text(res), "no person could be asked") {
 		t.Errorf("the agent is told nobody can be asked, though the person was: %s", text(res))
 	}

@@ -318,6 +318,18 @@ func ParseJournal(data []byte) Journal {
 // MaxJournalSize caps what ReadJournal reads.
 const MaxJournalSize = 256 << 20
 
+// JournalInTheWay returns, without reading the journal of id, the refusal every change would
+// meet when something other than a file Cairn wrote is in its place; nil when there is none.
+func (s *Store) JournalInTheWay(id string) error {
+	if ValidWorkflowID(id) != nil {
+		return nil
+	}
+	if err := durable.CheckFile(s.fs, journalFile(id)); InPlace(err) != "" {
+		return s.readErr("the journal of "+id, journalFile(id), err)
+	}
+	return nil
+}
+
 // ReadJournal returns the verified history of the active workflow id: its sealed segments
 // (journal/<id>.sealed/), oldest first, then journal/<id>.jsonl.
 func (s *Store) ReadJournal(id string) (Journal, error) {

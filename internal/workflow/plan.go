@@ -24,6 +24,11 @@ const (
 	WarnL2Unavailable = "Auto-memory unavailable — learnings will not persist"
 )
 
+// ToolPrefix is how the agent sees Cairn's MCP tools (plugin cairn, server cairn): a text
+// that may reach it outside Cairn's own tool results (the resume report at session start, the
+// compaction anchor) names a tool it is to call with it, as a direct call needs.
+const ToolPrefix = "mcp__plugin_cairn_cairn__"
+
 // PlanInput is what the resume plan is built from; the engine gathers it.
 type PlanInput struct {
 	// Record is the active workflow read from L1 (after expiry and recovery), or nil.
@@ -85,7 +90,7 @@ func BuildPlan(in PlanInput) Plan {
 			p.Next = "Tell the user the last position memory holds; its workflow state is missing, so start a new workflow if the work goes on."
 		} else {
 			p.Tier = TierNone
-			p.Next = "Nothing to resume; call start_workflow when multi-phase work begins."
+			p.Next = "Nothing to resume; call " + ToolPrefix + "start_workflow when multi-phase work begins."
 		}
 		return p
 	}
@@ -125,7 +130,7 @@ func BuildPlan(in PlanInput) Plan {
 	// a state directory that cannot be written) does not send the agent on with it either.
 	if expired, _ := r.Expired(in.Now); expired {
 		if in.L1Available {
-			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
+			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
 		} else {
 			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
 		}
@@ -165,9 +170,9 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 	case owned:
 		return fmt.Sprintf("Coordinate with the other live session working on this workflow before continuing phase %s: ask the user which session goes on with it, as changes from both may cross.", p.Phase)
 	case len(p.Blocking) == 1:
-		return "Fix the blocking violation the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is)."
+		return "Fix the blocking violation the last review recorded, then call " + ToolPrefix + "set_enforcement with what is still open (an empty list once nothing is)."
 	case len(p.Blocking) > 1:
-		return fmt.Sprintf("Fix the %d blocking violations the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is).", len(p.Blocking))
+		return fmt.Sprintf("Fix the %d blocking violations the last review recorded, then call %sset_enforcement with what is still open (an empty list once nothing is).", len(p.Blocking), ToolPrefix)
 	case p.AwaitingApproval != "":
 		// Entering a gate opens its approval request, so an open request alone does not say
 		// whether the phase's result was shown yet: say both cases, never "re-run".
@@ -183,7 +188,7 @@ func nextStep(p Plan, r *Record, findings []Finding, terminal bool) string {
 		s += ", then move on to " + strings.Join(p.Allowed, " or ")
 	}
 	if terminal { // active in a terminal phase: no move leads out of it
-		s += ", then call complete_workflow with the outcome: " + p.Phase + " is a terminal phase, so no move leads out of it"
+		s += ", then call " + ToolPrefix + "complete_workflow with the outcome: " + p.Phase + " is a terminal phase, so no move leads out of it"
 	}
 	return s + "."
 }

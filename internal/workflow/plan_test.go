@@ -69,8 +69,8 @@ func TestBuildPlanNextStep(t *testing.T) {
 		want string
 	}{
 		{"approval", inPlan, nil, "Finish phase plan (if its result was already shown, show it again without re-running it) and ask the user to approve it; leaving plan needs their yes."},
-		{"blocking-violations", withV.Record, nil, "Fix the blocking violation the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is)."},
-		{"blocking-violations-2", twoV.Record, nil, "Fix the 2 blocking violations the last review recorded, then call set_enforcement with what is still open (an empty list once nothing is)."},
+		{"blocking-violations", withV.Record, nil, "Fix the blocking violation the last review recorded, then call " + workflow.ToolPrefix + "set_enforcement with what is still open (an empty list once nothing is)."},
+		{"blocking-violations-2", twoV.Record, nil, "Fix the 2 blocking violations the last review recorded, then call " + workflow.ToolPrefix + "set_enforcement with what is still open (an empty list once nothing is)."},
 		// A warning that asks for something before going on makes that the next step, not
 		// "continue phase ...", which would be a second one.
 		{"stale", review, []workflow.Finding{ancient},
@@ -133,7 +133,7 @@ func TestBuildPlanExpired(t *testing.T) {
 		l1   bool
 		want string
 	}{
-		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."},
+		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call " + workflow.ToolPrefix + "expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."},
 		{false, "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
 	} {
 		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: tc.l1, L2Available: true, Now: now})
