@@ -49,7 +49,8 @@ func sessionTitleOutput(additionalContext, systemMessage, title string) []byte {
 		HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
 		SystemMessage      string    `json:"systemMessage,omitempty"`
 	}
-	c, t := Context(additionalContext, MaxContext), OneLine(title, maxTitle)
+	// A title keeps its start: the picker shows the first words.
+	c, t := Context(additionalContext, MaxContext), clip(textsafe.OneLine(title), maxTitle)
 	if c != "" || t != "" {
 		out.HookSpecificOutput = &specific{HookEventName: "SessionStart", AdditionalContext: c, SessionTitle: t}
 	}
@@ -147,8 +148,24 @@ func Context(s string, max int) string {
 }
 
 // OneLine returns s as one line of at most max UTF-16 units for a systemMessage
-// (textsafe.OneLine, then cut with "…").
-func OneLine(s string, max int) string { return clip(textsafe.OneLine(s), max) }
+// (textsafe.OneLine). A longer line keeps its start (what happened) and its end (where Cairn's
+// messages put the next step), "…" in place of the middle.
+func OneLine(s string, max int) string {
+	s = textsafe.OneLine(s)
+	if Units(s) <= max {
+		return s
+	}
+	head := clip(s, max/2+1) // ends with "…"
+	room, i := max-Units(head), len(s)
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:i])
+		if room -= utf16.RuneLen(r); room < 0 {
+			break
+		}
+		i -= size
+	}
+	return head + s[i:]
+}
 
 // clip cuts s to at most max UTF-16 units, ending a cut with "…".
 func clip(s string, max int) string {

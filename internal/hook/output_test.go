@@ -178,7 +178,8 @@ func TestContextAndOneLine(t *testing.T) {
 		{"OneLine", "folds", "  a\n\n b\t c  ", 50, "a b c"},
 		{"OneLine", "drops-invisible", "a\u200bb\u202ec\x1bd", 50, "abcd"},
 		{"OneLine", "no-escaping", "see [x](y) `z`", 50, "see [x](y) `z`"},
-		{"OneLine", "cut", "abcdefghij", 5, "abcd…"},
+		{"OneLine", "cut-keeps-both-ends", "abcdefghij", 5, "ab…ij"},
+		{"OneLine", "keeps-the-step", "Cairn: it failed: " + strings.Repeat("x", 100) + "; try again", 40, "Cairn: it failed: xx…xxxxxxxx; try again"},
 		{"OneLine", "astral-cut", "𝔸𝔸𝔸", 4, "𝔸…"},
 		{"OneLine", "invalid", "a\xffb", 5, "ab"},
 	} {

@@ -42,6 +42,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "session-start"}, true)
 	if err != nil {
+		saidBefore(getenv, sessionID, openFailure(err)) // marked as said, for the turns' Stop hooks
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + err.Error())
 	}
 	defer closeState(r, e)
@@ -85,7 +86,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 	}
 	msg := res.SystemMessage
 	if msg == "" && recordErr != nil {
-		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear. " + recordErr.Error()
+		msg = "Cairn: this session could not be recorded, so Cairn's tools may not know it after /clear: " + recordErr.Error()
 	}
 	r.Logf("%s", sessionStartSummary(ev.Source, sessionID, pid, res))
 	// A new session or a fork gets a title; a resumed one keeps the name it has, which may be

@@ -49,7 +49,8 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 
 	e, err := openState(ctx, r, getenv, yaml, engine.Config{SessionID: sessionID, PID: pid, Actor: "stop"}, true)
 	if err != nil {
-		return MessageOutput("Cairn: workflow state could not be opened; nothing was written this turn: " + err.Error())
+		// SessionStart said it when it was there at the start (openFailure).
+		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+err.Error())
 	}
 	defer closeState(r, e)
 
@@ -62,11 +63,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 			return nil
 		}
 		msg := "Cairn: the end-of-turn check failed; workflow state is unchanged: " + err.Error()
-		if saidBefore(getenv, sessionID, e.StateDir()+"\x00"+msg) {
-			r.Logf("the user was told of this failure after an earlier turn of this session; not repeated")
-			return nil
-		}
-		return MessageOutput(msg)
+		return sayOnce(r, getenv, sessionID, e.StateDir()+"\x00"+msg, msg)
 	}
 	block := out.Block
 	if block && ev.StopHookActive {
@@ -91,11 +88,25 @@ func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) 
 	return b.String()
 }
 
+// sayOnce is the systemMessage msg about failure, or nil when this session was told of it
+// before (saidBefore).
+func sayOnce(r *Runner, getenv func(string) string, sessionID, failure, msg string) []byte {
+	if saidBefore(getenv, sessionID, failure) {
+		r.Logf("the user was told of this failure earlier in this session; not repeated")
+		return nil
+	}
+	return MessageOutput(msg)
+}
+
+// openFailure is how saidBefore knows state that could not be opened: the same for both hooks,
+// so that a Stop does not say again what its session's SessionStart said.
+func openFailure(err error) string { return "open\x00" + err.Error() }
+
 // StopMarkFile is saidBefore's mark in the user's cache (project.CacheDir).
 const StopMarkFile = "stop-failure-said"
 
 // saidBefore reports whether this session was already told of failure (which names its state
-// directory), and when not, records that it is told now, so that a failure that persists
+// directory, or the state that could not be opened), and when not, records that it is told now, so that a failure that persists
 // (damaged state stays damaged until someone acts) is said once per session, not after every
 // turn. The mark is not written into the state that just failed (damaged, locked or not
 // writable) but into the user's cache, ${XDG_CACHE_HOME:-$HOME/.cache}/cairn/stop-failure-said,

@@ -40,6 +40,29 @@ func TestStopSaysAFailureOncePerSession(t *testing.T) {
 	}
 }
 
+// TestStateThatCannotBeOpenedIsSaidOncePerSession: a state directory that cannot be made (here
+// its parent is a file; a read-only project fails the same way) stays so until someone acts.
+// SessionStart tells the user; the session's turns then say nothing more. Before, every turn's
+// Stop said it again.
+func TestStateThatCannotBeOpenedIsSaidOncePerSession(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "afile"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_STATE_DIR": filepath.Join(dir, "afile", "cairn"), "HOME": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	var out, errb bytes.Buffer
+	hook.SessionStart(strings.NewReader(`{"session_id":"s1","hook_event_name":"SessionStart","source":"startup"}`), &out, &errb, getenv, nil)
+	if !strings.HasPrefix(out.String(), `{"systemMessage":"Cairn: workflow state could not be opened`) {
+		t.Fatalf("SessionStart: %q", out.String())
+	}
+	for range 2 {
+		if stdout, stderr := runStop(getenv, "s1"); stdout != "" || !strings.Contains(stderr, "opening Cairn's state") {
+			t.Errorf("a turn of the session SessionStart told: stdout %q, stderr %q", stdout, stderr)
+		}
+	}
+}
+
 // TestStopLeavesStateLeftOnPurposeToSessionStart: state Cairn leaves as it is on purpose (a
 // newer Cairn's, or another tool's file in the snapshot's place) is no failure of the turn's
 // end: SessionStart told the user what it is and the step, so the Stop hook says nothing and
