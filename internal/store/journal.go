@@ -531,7 +531,7 @@ func (s *Store) journalState(file string) (*Record, error) {
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	last, err := replay(recs, nil)
+	last, err := replay(recs, 0, nil)
 	if last != nil {
 		if i := slices.IndexFunc(recs, func(r Record) bool { return r.Seq == last.Seq }); i >= 0 && recs[i].Snapshot != nil {
 			last.Snapshot = bytes.Clone(last.Snapshot)
@@ -595,14 +595,17 @@ func (j Journal) States() ([]Record, error) {
 }
 
 // states replays recs (from a full line on) and returns those with a revision above after,
-// oldest first, each with its complete state in Snapshot.
+// oldest first, each with its complete state in Snapshot. The states up to after are applied,
+// not built: a long chain of small changes to a large record costs its changes.
 func states(recs []Record, after int64) ([]Record, error) {
 	var out []Record
-	_, err := replay(recs, func(r Record, state []byte) {
-		if r.Revision > after {
-			r.Snapshot, r.Delta = state, nil
-			out = append(out, r)
-		}
+	from := slices.IndexFunc(recs, func(r Record) bool { return r.Revision > after })
+	if from < 0 {
+		from = len(recs)
+	}
+	_, err := replay(recs, from, func(r Record, state []byte) {
+		r.Snapshot, r.Delta = state, nil
+		out = append(out, r)
 	})
 	return out, err
 }
@@ -612,15 +615,16 @@ func states(recs []Record, after int64) ([]Record, error) {
 var errChain = errors.New("the journal's chain of changes is broken")
 
 // replay rebuilds states from recs (oldest first, from a full line on) and returns the last
-// record, its state in Snapshot. each, when set, sees every rebuilt record and its compact
-// state. A chain that breaks stops the replay: the last good record comes back with errChain.
-func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
+// record, its state in Snapshot. each, when set, sees every rebuilt record from recs[from] on
+// and its compact state; the states before are not built (the last one's sum checks them). A
+// chain that breaks stops the replay: the last good record comes back with errChain.
+func replay(recs []Record, from int, each func(Record, []byte)) (*Record, error) {
 	var tree *jnode
 	var p jparser // one slab for the whole chain
 	size := 0     // the full line's state size, about the size of every state after it
 	for i, r := range recs {
 		broken := func() (*Record, error) {
-			last, _ := replay(recs[:i], nil)
+			last, _ := replay(recs[:i], 0, nil)
 			return last, errChain
 		}
 		var next []byte
@@ -652,7 +656,7 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 				return broken()
 			}
 		}
-		if i < len(recs)-1 && each == nil {
+		if i < len(recs)-1 && (each == nil || i < from) {
 			continue
 		}
 		if next == nil {
@@ -664,7 +668,7 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 		if r.State != "" && stateSum(next) != r.State {
 			return broken()
 		}
-		if each != nil {
+		if each != nil && i >= from {
 			each(r, next)
 		}
 		if i == len(recs)-1 {
