@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -281,31 +282,49 @@ func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
 }
 
 // TestShowWithAnUnreadableJournal: show gives the record it can read when its journal cannot be
-// read (here a directory in its place), with a notice that the history is the record's own,
-// instead of failing; history, which is the journal, still says why it cannot.
+// read (here a directory in its place), instead of failing: a record that holds every move it
+// made as it is, one whose history is full (workflow.MaxHistory moves, older ones only in the
+// journal) with a notice that the history is the record's own; history, which is the journal,
+// still says why it cannot.
 func TestShowWithAnUnreadableJournal(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "journal gone odd", WorkflowID: "apex-jnl"}))(t)
-	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	jf := filepath.Join(en.StateDir(), "journal", "apex-jnl.jsonl")
-	os.Remove(jf)
-	if err := os.Mkdir(jf, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	data, notices, err := en.ShowNotices("apex-jnl")
-	var r workflow.Record
-	if err != nil || json.Unmarshal(data, &r) != nil || r.WorkflowID != "apex-jnl" || r.State != "plan" || len(r.History) != 1 {
-		t.Fatalf("show: %v, %s", err, data)
-	}
-	if len(notices) != 1 || !strings.Contains(notices[0], "journal/apex-jnl.jsonl") || !strings.Contains(notices[0], "history") {
-		t.Fatalf("notices %q", notices)
-	}
-	if shown, err := en.Show("apex-jnl"); err != nil || !bytes.Equal(shown, data) {
-		t.Fatalf("Show: %v", err)
-	}
-	if _, err := en.History("apex-jnl"); err == nil {
-		t.Fatal("history of an unreadable journal gave no error")
+	for _, full := range []bool{false, true} {
+		t.Run(fmt.Sprint("full history ", full), func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "journal gone odd", WorkflowID: "apex-jnl"}))(t)
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			moves := 1
+			if full {
+				path, rec := storedRecord(t, en)
+				hist := rec["history"].([]any)
+				for len(hist) < workflow.MaxHistory {
+					hist = append(hist, hist[0])
+				}
+				rec["history"] = hist
+				writeRecord(t, path, rec)
+				moves = workflow.MaxHistory
+			}
+			jf := filepath.Join(en.StateDir(), "journal", "apex-jnl.jsonl")
+			os.Remove(jf)
+			if err := os.Mkdir(jf, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			data, notices, err := en.ShowNotices("apex-jnl")
+			var r workflow.Record
+			if err != nil || json.Unmarshal(data, &r) != nil || r.WorkflowID != "apex-jnl" || r.State != "plan" || len(r.History) != moves {
+				t.Fatalf("show: %v, %s", err, data)
+			}
+			if full && (len(notices) != 1 || !strings.Contains(notices[0], "journal/apex-jnl.jsonl") || !strings.Contains(notices[0], "history")) ||
+				!full && len(notices) != 0 {
+				t.Fatalf("notices %q", notices)
+			}
+			if shown, err := en.Show("apex-jnl"); err != nil || !bytes.Equal(shown, data) {
+				t.Fatalf("Show: %v", err)
+			}
+			if _, err := en.History("apex-jnl"); err == nil {
+				t.Fatal("history of an unreadable journal gave no error")
+			}
+		})
 	}
 }
 
@@ -506,5 +525,47 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 				t.Errorf("after %v, dry run %v: %+v, want unchanged and %q", wait, dry, r, want)
 			}
 		}
+	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestShowOfAFewMovesDoesNotReadTheJournal: a record that holds every move it made (fewer than
+// workflow.MaxHistory) is shown as it is, active or archived: show reads no journal, whose
+// hundreds of changes (a long workflow's task updates, variables, heartbeats) it would not use.
+func TestShowOfAFewMovesDoesNotReadTheJournal(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "long and quiet", WorkflowID: "apex-quiet"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	for i := range 200 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprintf("%d %s", i, strings.Repeat("v", 1000))}))(t)
+	}
+	journal := must(os.Stat(filepath.Join(en.StateDir(), "journal", "apex-quiet.jsonl")))(t).Size()
+	record := must(readStored(en))(t)
+	for _, state := range []string{"active", "archived"} {
+		if state == "archived" {
+			must(en.Archive("abandoned"))(t)
+		}
+		var shown []byte
+		var err error
+		n := allocated(func() { shown, err = en.Show("apex-quiet") })
+		var r workflow.Record
+		if err != nil || json.Unmarshal(shown, &r) != nil || len(r.History) != 1 {
+			t.Fatalf("%s: show: %v, %.80s", state, err, shown)
+		}
+		// What any read of the record costs (the journal's last 64 KiB window a read peeks at,
+		// decoding): a small part of the journal's bytes.
+		if budget := uint64(128 << 10); n > budget || journal < 2*int64(budget) {
+			t.Errorf("%s: showing a %d-byte record with a %d-byte journal allocated %d bytes, want at most %d", state, len(record), journal, n, budget)
+		}
+		t.Logf("%s: showing a %d-byte record with a %d-byte journal allocated %d bytes", state, len(record), journal, n)
 	}
 }
