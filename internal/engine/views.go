@@ -366,18 +366,7 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]Event, 0, len(j.Records))
-	for _, r := range j.Records {
-		ev := Event{Seq: r.Seq, Revision: r.Revision, At: r.At, Kind: r.Event.Kind}
-		var d eventDetail
-		if json.Unmarshal([]byte(r.Event.Detail), &d) == nil {
-			ev.Actor, ev.Session = d.Actor, d.Session
-			ev.Detail = json.RawMessage(r.Event.Detail)
-		} else if r.Event.Detail != "" {
-			ev.Detail, _ = json.Marshal(r.Event.Detail)
-		}
-		out = append(out, ev)
-	}
+	out := events(j.Records)
 	var notices []string
 	if n := len(j.Problems); n > 0 {
 		const most = 3
@@ -388,6 +377,30 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
 		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, path))
 	}
 	return out, notices, nil
+}
+
+// HistorySince is History of the active workflow id's changes after revision after, read back
+// from the journal's end as far as they go (cairn watch names who made each change it prints).
+func (e *Engine) HistorySince(id string, after int64) ([]Event, error) {
+	recs, err := e.st.ReadEventsSince(id, after)
+	return events(recs), err
+}
+
+// events is what History shows of journal records.
+func events(recs []store.Record) []Event {
+	out := make([]Event, 0, len(recs))
+	for _, r := range recs {
+		ev := Event{Seq: r.Seq, Revision: r.Revision, At: r.At, Kind: r.Event.Kind}
+		var d eventDetail
+		if json.Unmarshal([]byte(r.Event.Detail), &d) == nil {
+			ev.Actor, ev.Session = d.Actor, d.Session
+			ev.Detail = json.RawMessage(r.Event.Detail)
+		} else if r.Event.Detail != "" {
+			ev.Detail, _ = json.Marshal(r.Event.Detail)
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // DoctorOptions says where the installed plugin and binaries are, for the checks that need it.

@@ -562,25 +562,55 @@ func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) 
 // as far as the newest full line at or before after, and the sealed segments only when that
 // line is in them.
 func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
-	if err := ValidWorkflowID(id); err != nil {
-		return nil, err
-	}
-	jf := journalFile(id)
-	recs, err := s.tailRecords(jf, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true, nil)
+	recs, sealed, err := s.readBackTo(id, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, true,
+		func(recs []Record) bool {
+			return len(recs) > 0 && recs[0].Snapshot != nil && recs[0].Revision <= after+1
+		})
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 || recs[0].Snapshot == nil || recs[0].Revision > after+1 {
-		// The active journal starts after the revision asked for: the rest is sealed.
+	if sealed {
+		recs = recs[max(slices.IndexFunc(recs, func(r Record) bool { return r.Snapshot != nil }), 0):]
+	}
+	return states(recs, after)
+}
+
+// ReadEventsSince returns the records of workflow id's journal with a revision above after,
+// oldest first, as written, each with its event (a delta line without its state): who made the
+// changes since after, at the cost of those lines. It reads the journal backwards only as far
+// as the line at after, and the sealed segments only when that line is in them.
+func (s *Store) ReadEventsSince(id string, after int64) ([]Record, error) {
+	recs, _, err := s.readBackTo(id, func(r Record) bool { return r.Revision <= after }, true,
+		func(recs []Record) bool { return len(recs) > 0 && recs[0].Revision <= after })
+	i := slices.IndexFunc(recs, func(r Record) bool { return r.Revision > after })
+	if err != nil || i < 0 {
+		return nil, err
+	}
+	return recs[i:], nil
+}
+
+// readBackTo reads workflow id's active journal backwards from its end to the newest record
+// stop is true for (tailRecords), and when what it read does not reach back as far as reached
+// asks and segments were sealed from it, the whole journal, segments first, instead (sealed).
+func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reached func([]Record) bool) (recs []Record, sealed bool, err error) {
+	if err := ValidWorkflowID(id); err != nil {
+		return nil, false, err
+	}
+	jf := journalFile(id)
+	if recs, err = s.tailRecords(jf, stop, false, events, nil); err != nil {
+		return nil, false, err
+	}
+	if !reached(recs) {
+		// The active journal starts after the line asked for: the rest is sealed.
 		if segs, err := s.segments(jf); err != nil || len(segs) > 0 {
 			j, jerr := s.readJournalFile(jf, id)
 			if jerr != nil {
-				return nil, cmp.Or(err, jerr)
+				return nil, false, cmp.Or(err, jerr)
 			}
-			recs = j.Records[max(slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil }), 0):]
+			return j.Records, true, nil
 		}
 	}
-	return states(recs, after)
+	return recs, false, nil
 }
 
 // States returns j's records from its first full line on, oldest first, each with its

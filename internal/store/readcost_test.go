@@ -36,7 +36,7 @@ func costDoc(n int64, pad int) []byte {
 	return doc
 }
 
-func costStore(t *testing.T, n int64, pad int) (*Store, string) {
+func costStore(t *testing.T, n int64, pad int, opts ...Option) (*Store, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "cairn")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -47,7 +47,7 @@ func costStore(t *testing.T, n int64, pad int) (*Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	s, err := Open(dir, WithFS(benchNoSync{d}))
+	s, err := Open(dir, append([]Option{WithFS(benchNoSync{d})}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +82,32 @@ func TestReadJournalSinceCostsWhatItGives(t *testing.T) {
 	if err != nil || len(recs) != 1 || !bytes.Equal(recs[0].Snapshot, costDoc(beats, pad)) {
 		t.Fatalf("ReadJournalSince(%d): %d records (%v)", beats-1, len(recs), err)
 	}
-	// What it reads (the journal's tail, in windows growing fourfold), and the state it gives.
-	budget := uint64(4*fi.Size() + 4*pad)
+	// What it reads (the journal's tail, in windows growing fourfold, each decoded), the
+	// state it builds and the one it gives.
+	budget := uint64(8*fi.Size() + 4*pad)
 	if n > budget {
 		t.Errorf("reading the last of %d changes to a %d KiB record allocated %d KiB, want at most %d KiB", beats, pad>>10, n>>10, budget>>10)
 	}
 	t.Logf("reading the last of %d changes to a %d KiB record allocated %d KiB", beats, pad>>10, n>>10)
+}
+
+// TestReadEventsSince: the lines after a revision come back as written, with their events,
+// oldest first, whether they are all in the active journal or some were sealed.
+func TestReadEventsSince(t *testing.T) {
+	const beats = 300
+	s, dir := costStore(t, beats, 1<<10, WithJournalCompaction(8<<10))
+	if segs, err := s.segments(journalFile(wfCost)); err != nil || len(segs) < 3 {
+		t.Fatalf("want a journal sealed several times: %d segments (%v) in %s", len(segs), err, dir)
+	}
+	for _, after := range []int64{0, 1, 100, beats - 40, beats - 1, beats, beats + 5} {
+		recs, err := s.ReadEventsSince(wfCost, after)
+		if err != nil || int64(len(recs)) != max(beats-after, 0) {
+			t.Fatalf("after %d: %d records (%v), want %d", after, len(recs), err, max(beats-after, 0))
+		}
+		for i, r := range recs {
+			if r.Revision != after+1+int64(i) || r.Event.Kind != "heartbeat" {
+				t.Fatalf("after %d: record %d is revision %d, event %q", after, i, r.Revision, r.Event.Kind)
+			}
+		}
+	}
 }
