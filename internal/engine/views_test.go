@@ -569,3 +569,38 @@ func TestShowOfAFewMovesDoesNotReadTheJournal(t *testing.T) {
 		t.Logf("%s: showing a %d-byte record with a %d-byte journal allocated %d bytes", state, len(record), journal, n)
 	}
 }
+
+// TestShowOfAFullHistoryCostsAboutItsJournal: a record whose history is full is shown with the
+// older moves its journal keeps; the changes in between that are not moves (variables, tasks,
+// heartbeats: most of a long workflow's journal) are applied, and cost about their own lines,
+// not a copy of the history each.
+func TestShowOfAFullHistoryCostsAboutItsJournal(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "long", WorkflowID: "apex-long"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(en.Approve(""))(t)
+	must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)
+	moves := 2
+	for i := 0; moves < workflow.MaxHistory+5; i++ {
+		must(en.Transition(engine.TransitionRequest{To: []string{"review", "implement"}[i%2], Note: fmt.Sprintf("round %d", i)}))(t)
+		moves++
+	}
+	for i := range 300 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprint(i)}))(t)
+	}
+	journal := must(os.Stat(filepath.Join(en.StateDir(), "journal", "apex-long.jsonl")))(t).Size()
+	var shown []byte
+	var err error
+	n := allocated(func() { shown, err = en.Show("apex-long") })
+	var r workflow.Record
+	if err != nil || json.Unmarshal(shown, &r) != nil || len(r.History) != moves {
+		t.Fatalf("show: %v, %d moves, want %d", err, len(r.History), moves)
+	}
+	// Reading the journal (its bytes, a record and an event per line) and replaying it (each
+	// change parsed); a copy of the history at each change made it 19 times the journal.
+	if budget := uint64(12 * journal); n > budget {
+		t.Errorf("showing %d moves from a %d-byte journal allocated %d bytes, want at most %d", moves, journal, n, budget)
+	}
+	t.Logf("showing %d moves from a %d-byte journal allocated %d bytes", moves, journal, n)
+}

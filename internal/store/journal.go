@@ -803,6 +803,7 @@ func (s *Store) readBack(file string, window int64, scratch *[]byte, lines func(
 func (j Journal) Items(member string) ([]json.RawMessage, error) {
 	key, _ := json.Marshal(member)
 	var tree *jnode
+	var p jparser // one slab for the whole journal, as replay's
 	var window, log []json.RawMessage
 	var broken error
 	gap := false // states were left out since window
@@ -818,8 +819,11 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 			err = errChain
 		default:
 			var d *jnode
-			if d, err = parseJSON(r.Delta); err == nil {
-				tree, err = applyDelta(tree, d)
+			if d, err = p.parseDelta(r.Delta); err == nil {
+				tree, err = p.apply(tree, d)
+			}
+			if err == nil && !setsMember(d, key) {
+				continue // the array is window still: a heartbeat costs its own line
 			}
 		}
 		var items []json.RawMessage
@@ -847,6 +851,20 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 		window = items
 	}
 	return log, broken
+}
+
+// setsMember says whether delta, applied to an object, may change its member key: it replaces
+// the whole value, or names key among the members it changes or deletes.
+func setsMember(delta *jnode, key []byte) bool {
+	if string(delta.keys[0]) != `"o"` || delta.vals[0].index(key) >= 0 {
+		return true
+	}
+	for i := 1; i < len(delta.keys); i++ {
+		if string(delta.keys[i]) == `"d"` && slices.ContainsFunc(delta.vals[i].vals, func(k *jnode) bool { return bytes.Equal(k.src, key) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // rejoin adds items, the array after states that were left out, to log (whose last
