@@ -168,7 +168,7 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 			if !a.UpdatedAt.IsZero() {
 				s.UpdatedAt = a.UpdatedAt
 			}
-		} else if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+		} else if data, err := e.st.ReadArchiveRecord(a.Dir); err == nil {
 			// An index line written before summaries were indexed.
 			if r, err := store.ParseRecord(data); err == nil {
 				s = summarize(r, a.Dir)

@@ -604,3 +604,43 @@ func TestShowOfAFullHistoryCostsAboutItsJournal(t *testing.T) {
 	}
 	t.Logf("showing %d moves from a %d-byte journal allocated %d bytes", moves, journal, n)
 }
+
+// TestListOfAnOldIndexOpensRecordsOnly: an archive index line an earlier Cairn wrote, without
+// the summary a listing shows, is listed from the archived record, without its journal (a long
+// workflow's, many times the record).
+func TestListOfAnOldIndexOpensRecordsOnly(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "archived long ago", WorkflowID: "apex-old"}))(t)
+	for i := range 200 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprintf("%d %s", i, strings.Repeat("v", 1000))}))(t)
+	}
+	must(en.Archive("abandoned"))(t)
+	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	var line map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(must(os.ReadFile(index))(t)), &line); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"type", "phase", "context", "updated_at"} {
+		delete(line, k)
+	}
+	old, _ := json.Marshal(line)
+	if err := os.WriteFile(index, append(old, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	journals := must(filepath.Glob(filepath.Join(en.StateDir(), "archive", "apex-old-*", "journal.jsonl")))(t)
+	if len(journals) != 1 {
+		t.Fatalf("archived journals %q, want one", journals)
+	}
+	journal := must(os.Stat(journals[0]))(t).Size()
+	var list []engine.Summary
+	var err error
+	n := allocated(func() { list, _, err = en.ListRecent(0) })
+	if err != nil || len(list) != 1 || list[0].Context != "archived long ago" || list[0].Type != "apex" {
+		t.Fatalf("list: %+v (%v)", list, err)
+	}
+	if budget := uint64(64 << 10); n > budget || journal < 2*int64(budget) {
+		t.Errorf("listing an archive whose journal holds %d bytes from an old index line allocated %d bytes, want at most %d", journal, n, budget)
+	}
+	t.Logf("listing an archive whose journal holds %d bytes from an old index line allocated %d bytes", journal, n)
+}
