@@ -30,18 +30,25 @@ func TestShowJoinsTheSnapshotsHistoryAfterABrokenChain(t *testing.T) {
 	}
 }
 
-func testShowAfterABrokenChain(t *testing.T, early bool) {
-	e := newEnv(t)
+// startLong starts apex workflow apex-long as session s1 in e and moves it moves times (at
+// least 2), between implement and review after the first two.
+func startLong(t *testing.T, e *env, moves int) *engine.Engine {
+	t.Helper()
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "long", WorkflowID: "apex-long"}))(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	must(en.Approve(""))(t)
 	must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)
-	moves := 2
-	for i := 0; moves < workflow.MaxHistory+10; i++ {
+	for i := range moves - 2 {
 		must(en.Transition(engine.TransitionRequest{To: []string{"review", "implement"}[i%2], Note: fmt.Sprintf("round %d", i)}))(t)
-		moves++
 	}
+	return en
+}
+
+func testShowAfterABrokenChain(t *testing.T, early bool) {
+	e := newEnv(t)
+	moves := workflow.MaxHistory + 10
+	en := startLong(t, e, moves)
 	jf := filepath.Join(en.StateDir(), "journal", "apex-long.jsonl")
 	lines := bytes.SplitAfter(must(os.ReadFile(jf))(t), []byte("\n"))
 	full := -1
@@ -575,17 +582,8 @@ func TestShowOfAFewMovesDoesNotReadTheJournal(t *testing.T) {
 // heartbeats: most of a long workflow's journal) are applied, and cost about their own lines,
 // not a copy of the history each.
 func TestShowOfAFullHistoryCostsAboutItsJournal(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "long", WorkflowID: "apex-long"}))(t)
-	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	must(en.Approve(""))(t)
-	must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)
-	moves := 2
-	for i := 0; moves < workflow.MaxHistory+5; i++ {
-		must(en.Transition(engine.TransitionRequest{To: []string{"review", "implement"}[i%2], Note: fmt.Sprintf("round %d", i)}))(t)
-		moves++
-	}
+	moves := workflow.MaxHistory + 5
+	en := startLong(t, newEnv(t), moves)
 	for i := range 300 {
 		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprint(i)}))(t)
 	}
