@@ -642,3 +642,33 @@ func TestListOfAnOldIndexOpensRecordsOnly(t *testing.T) {
 	}
 	t.Logf("listing an archive whose journal holds %d bytes from an old index line allocated %d bytes", journal, n)
 }
+
+// TestStopAfterManyChangesBuildsTheMovesOnly: the Stop hook settles the L2 lines owed by the
+// changes since the revision L2 noted last, which only moves write; a turn of many other
+// changes to a large record (task updates, variables) costs the hook their journal lines and
+// the states of the moves among them, not a copy of the record for each change.
+func TestStopAfterManyChangesBuildsTheMovesOnly(t *testing.T) {
+	e, en := startApex(t)
+	big := strings.Repeat("b", 60<<10)
+	for i := range 4 {
+		must(en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%d", i): big}))(t)
+	}
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t) // L2 notes the move's revision
+	for i := range 60 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprint(i)}))(t)
+	}
+	record := must(readStored(en))(t)
+	stop := e.open("s1")
+	var err error
+	n := allocated(func() { _, err = stop.Stop(engine.StopInput{SessionID: "s1"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hook's own read of the record (decoded: about 11 times its bytes), the journal's
+	// tail back to a full line and the last state; a state for each change made it 120 times.
+	if budget := uint64(24 * len(record)); n > budget {
+		t.Errorf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes, want at most %d", len(record), n, budget)
+	}
+	t.Logf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes", len(record), n)
+}

@@ -531,7 +531,7 @@ func (s *Store) journalState(file string) (*Record, error) {
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	last, err := replay(recs, 0, nil)
+	last, err := replay(recs, nil, nil)
 	if last != nil {
 		if i := slices.IndexFunc(recs, func(r Record) bool { return r.Seq == last.Seq }); i >= 0 && recs[i].Snapshot != nil {
 			last.Snapshot = bytes.Clone(last.Snapshot)
@@ -562,6 +562,18 @@ func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) 
 // as far as the newest full line at or before after, and the sealed segments only when that
 // line is in them.
 func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
+	return s.readStatesSince(id, after, func(Record) bool { return true })
+}
+
+// ReadJournalKindSince is ReadJournalSince for the records whose event is kind alone: the
+// states of the others are not built (a turn of task updates between two moves costs their
+// lines, not a copy of the record each).
+func (s *Store) ReadJournalKindSince(id string, after int64, kind string) ([]Record, error) {
+	return s.readStatesSince(id, after, func(r Record) bool { return r.Event.Kind == kind })
+}
+
+// readStatesSince is ReadJournalSince for the records want is true for.
+func (s *Store) readStatesSince(id string, after int64, want func(Record) bool) ([]Record, error) {
 	recs, sealed, err := s.readBackTo(id, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, true,
 		func(recs []Record) bool {
 			return len(recs) > 0 && recs[0].Snapshot != nil && recs[0].Revision <= after+1
@@ -572,7 +584,7 @@ func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
 	if sealed {
 		recs = recs[max(slices.IndexFunc(recs, func(r Record) bool { return r.Snapshot != nil }), 0):]
 	}
-	return states(recs, after)
+	return states(recs, func(r Record) bool { return r.Revision > after && want(r) })
 }
 
 // ReadEventsSince returns the records of workflow id's journal with a revision above after,
@@ -621,19 +633,15 @@ func (j Journal) States() ([]Record, error) {
 	if start < 0 {
 		return nil, nil
 	}
-	return states(j.Records[start:], 0)
+	return states(j.Records[start:], func(Record) bool { return true })
 }
 
-// states replays recs (from a full line on) and returns those with a revision above after,
-// oldest first, each with its complete state in Snapshot. The states up to after are applied,
-// not built: a long chain of small changes to a large record costs its changes.
-func states(recs []Record, after int64) ([]Record, error) {
+// states replays recs (from a full line on) and returns those want is true for, oldest first,
+// each with its complete state in Snapshot. The others are applied, not built: a long chain of
+// small changes to a large record costs its changes.
+func states(recs []Record, want func(Record) bool) ([]Record, error) {
 	var out []Record
-	from := slices.IndexFunc(recs, func(r Record) bool { return r.Revision > after })
-	if from < 0 {
-		from = len(recs)
-	}
-	_, err := replay(recs, from, func(r Record, state []byte) {
+	_, err := replay(recs, want, func(r Record, state []byte) {
 		r.Snapshot, r.Delta = state, nil
 		out = append(out, r)
 	})
@@ -645,16 +653,16 @@ func states(recs []Record, after int64) ([]Record, error) {
 var errChain = errors.New("the journal's chain of changes is broken")
 
 // replay rebuilds states from recs (oldest first, from a full line on) and returns the last
-// record, its state in Snapshot. each, when set, sees every rebuilt record from recs[from] on
-// and its compact state; the states before are not built (the last one's sum checks them). A
+// record, its state in Snapshot. each, when set, sees every rebuilt record want is true for
+// and its compact state; the other states are not built (the last one's sum checks them). A
 // chain that breaks stops the replay: the last good record comes back with errChain.
-func replay(recs []Record, from int, each func(Record, []byte)) (*Record, error) {
+func replay(recs []Record, want func(Record) bool, each func(Record, []byte)) (*Record, error) {
 	var tree *jnode
 	var p jparser // one slab for the whole chain
 	size := 0     // the full line's state size, about the size of every state after it
 	for i, r := range recs {
 		broken := func() (*Record, error) {
-			last, _ := replay(recs[:i], 0, nil)
+			last, _ := replay(recs[:i], nil, nil)
 			return last, errChain
 		}
 		var next []byte
@@ -686,7 +694,8 @@ func replay(recs []Record, from int, each func(Record, []byte)) (*Record, error)
 				return broken()
 			}
 		}
-		if i < len(recs)-1 && (each == nil || i < from) {
+		wanted := each != nil && want(r)
+		if i < len(recs)-1 && !wanted {
 			continue
 		}
 		if next == nil {
@@ -698,7 +707,7 @@ func replay(recs []Record, from int, each func(Record, []byte)) (*Record, error)
 		if r.State != "" && stateSum(next) != r.State {
 			return broken()
 		}
-		if each != nil && i >= from {
+		if wanted {
 			each(r, next)
 		}
 		if i == len(recs)-1 {
