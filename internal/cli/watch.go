@@ -264,15 +264,12 @@ func (a *app) watchNote(s *engine.Snapshot, what string) error {
 // changedBy names who made the journal's changes after revision from: the actor (cli, mcp,
 // a hook) and the session, as the journal recorded them.
 func (a *app) changedBy(e *engine.Engine, id string, from int64) string {
-	evs, err := e.History(id)
+	evs, err := e.HistorySince(id, from)
 	if err != nil {
 		return ""
 	}
 	var who []string
 	for _, ev := range evs {
-		if ev.Revision <= from {
-			continue
-		}
 		w := ev.Actor
 		if ev.Session != "" {
 			w = strings.TrimSpace(w + " in session " + ev.Session)

@@ -385,7 +385,7 @@ func owes(s l2Owes, r *workflow.Record) bool {
 
 // journalLines recomputes the L2 lines owed by the journal's changes after revision from.
 func (e *Engine) journalLines(id string, from int64) []l2Line {
-	recs, err := e.st.ReadJournalSince(id, from)
+	recs, err := e.st.ReadJournalKindSince(id, from, string(workflow.EventTransition))
 	if err != nil && len(recs) == 0 {
 		return nil
 	}

@@ -168,7 +168,7 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 			if !a.UpdatedAt.IsZero() {
 				s.UpdatedAt = a.UpdatedAt
 			}
-		} else if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+		} else if data, err := e.st.ReadArchiveRecord(a.Dir); err == nil {
 			// An index line written before summaries were indexed.
 			if r, err := store.ParseRecord(data); err == nil {
 				s = summarize(r, a.Dir)
@@ -218,39 +218,42 @@ func summarize(r *workflow.Record, archived string) Summary {
 }
 
 // find locates a workflow by id: the active one, else the newest archive of that id. journal
-// is the path of its journal file, for a person to look at.
-func (e *Engine) find(id string) (data []byte, j store.Journal, journal string, err error) {
+// reads its journal, which may be many times the record's size, for a caller that needs it;
+// path is the journal's file, for a person to look at.
+func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, error), path string, err error) {
 	if id == "" {
-		return nil, j, "", errors.New("which workflow? give its id (cairn list shows them)")
+		return nil, nil, "", errors.New("which workflow? give its id (cairn list shows them)")
 	}
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
-		journal = filepath.Join(e.st.Dir(), "journal", id+".jsonl")
-		j, err := e.st.ReadJournal(id)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return w.Data, j, journal, err
-		}
-		return w.Data, j, journal, nil
+		return w.Data, func() (store.Journal, error) {
+			j, err := e.st.ReadJournal(id)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return j, err
+			}
+			return j, nil
+		}, filepath.Join(e.st.Dir(), "journal", id+".jsonl"), nil
 	}
 	archives, err := e.st.ListArchives()
 	if err != nil {
-		return nil, j, "", err
+		return nil, nil, "", err
 	}
 	for _, a := range archives {
 		if a.WorkflowID == id || a.Dir == id {
-			data, j, err := e.st.ReadArchive(a.Dir)
-			return data, j, filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), err
+			data, err := e.st.ReadArchiveRecord(a.Dir)
+			return data, func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
+				filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), err
 		}
 	}
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no
 		// such workflow".
-		return nil, j, "", stateErr(activeErr)
+		return nil, nil, "", stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return nil, j, "", NotFoundMsg("no workflow with that id: none is on record yet")
+		return nil, nil, "", NotFoundMsg("no workflow with that id: none is on record yet")
 	}
-	return nil, j, "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+	return nil, nil, "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
@@ -263,7 +266,7 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 // ShowNotices is Show with what it could not read, for the person: a record whose journal
 // cannot be read is shown all the same, with the moves it keeps itself.
 func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
-	data, j, _, err := e.find(id)
+	data, journal, _, err := e.find(id)
 	if data == nil {
 		return nil, nil, err
 	}
@@ -271,11 +274,15 @@ func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
 	if n := notWhole(id, data); n != "" {
 		notices = append(notices, n)
 	}
+	r, err := store.ParseRecord(data)
+	if err != nil || len(r.History) < workflow.MaxHistory {
+		return data, notices, nil // every move it made is on the record: the journal adds none
+	}
+	j, err := journal()
 	if err != nil {
 		return data, append(notices, fmt.Sprintf("the journal of %s cannot be read, so the history shown is the record's own (its newest %d moves at most): %v", id, workflow.MaxHistory, err)), nil
 	}
-	data, err = e.show(data, j, err)
-	return data, notices, err
+	return e.show(r, data, j), notices, nil
 }
 
 // notWhole says, of data, the record of id about to be shown (an archived one: the active slot
@@ -293,30 +300,26 @@ func notWhole(id string, data []byte) string {
 	return ""
 }
 
-// show is Show of a record found with its journal.
-func (e *Engine) show(data []byte, j store.Journal, err error) (json.RawMessage, error) {
-	if err != nil || len(j.Records) == 0 {
-		return data, err
-	}
-	r, err := store.ParseRecord(data)
-	if err != nil || len(r.History) < workflow.MaxHistory {
-		return data, nil
+// show is Show of r, read from data, with the moves its journal j holds that r no longer does.
+func (e *Engine) show(r *workflow.Record, data []byte, j store.Journal) json.RawMessage {
+	if len(j.Records) == 0 {
+		return data
 	}
 	items, _ := j.Items("history")
 	full := make([]workflow.HistoryEntry, len(items))
 	for i, it := range items {
 		if err := json.Unmarshal(it, &full[i]); err != nil {
-			return data, nil
+			return data
 		}
 	}
 	if full = joinHistory(full, r.History); len(full) <= len(r.History) {
-		return data, nil
+		return data
 	}
 	r.History = full
 	if out, err := json.Marshal(r); err == nil {
-		return out, nil
+		return out
 	}
-	return data, nil
+	return data
 }
 
 // joinHistory is the whole history from the journal's (log) and the record's newest entries
@@ -355,12 +358,38 @@ func (e *Engine) History(id string) ([]Event, error) {
 // read (another tool's, or damaged) and gaps in the sequence, which the journal keeps as they
 // are.
 func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
-	_, j, journal, err := e.find(id)
+	_, journal, path, err := e.find(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]Event, 0, len(j.Records))
-	for _, r := range j.Records {
+	j, err := journal()
+	if err != nil {
+		return nil, nil, err
+	}
+	out := events(j.Records)
+	var notices []string
+	if n := len(j.Problems); n > 0 {
+		const most = 3
+		why := strings.Join(j.Problems[:min(n, most)], "; ")
+		if n > most {
+			why += fmt.Sprintf("; +%d more", n-most)
+		}
+		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, path))
+	}
+	return out, notices, nil
+}
+
+// HistorySince is History of the active workflow id's changes after revision after, read back
+// from the journal's end as far as they go (cairn watch names who made each change it prints).
+func (e *Engine) HistorySince(id string, after int64) ([]Event, error) {
+	recs, err := e.st.ReadEventsSince(id, after)
+	return events(recs), err
+}
+
+// events is what History shows of journal records.
+func events(recs []store.Record) []Event {
+	out := make([]Event, 0, len(recs))
+	for _, r := range recs {
 		ev := Event{Seq: r.Seq, Revision: r.Revision, At: r.At, Kind: r.Event.Kind}
 		var d eventDetail
 		if json.Unmarshal([]byte(r.Event.Detail), &d) == nil {
@@ -371,16 +400,7 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
 		}
 		out = append(out, ev)
 	}
-	var notices []string
-	if n := len(j.Problems); n > 0 {
-		const most = 3
-		why := strings.Join(j.Problems[:min(n, most)], "; ")
-		if n > most {
-			why += fmt.Sprintf("; +%d more", n-most)
-		}
-		notices = append(notices, fmt.Sprintf("the history of %s leaves out what its journal holds that Cairn cannot read, kept there as it is (%s): look at it in %s", id, why, journal))
-	}
-	return out, notices, nil
+	return out
 }
 
 // DoctorOptions says where the installed plugin and binaries are, for the checks that need it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -29,18 +30,25 @@ func TestShowJoinsTheSnapshotsHistoryAfterABrokenChain(t *testing.T) {
 	}
 }
 
-func testShowAfterABrokenChain(t *testing.T, early bool) {
-	e := newEnv(t)
+// startLong starts apex workflow apex-long as session s1 in e and moves it moves times (at
+// least 2), between implement and review after the first two.
+func startLong(t *testing.T, e *env, moves int) *engine.Engine {
+	t.Helper()
 	en := e.open("s1")
 	must(en.Start(engine.StartRequest{Type: "apex", Context: "long", WorkflowID: "apex-long"}))(t)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	must(en.Approve(""))(t)
 	must(en.Transition(engine.TransitionRequest{To: "implement"}))(t)
-	moves := 2
-	for i := 0; moves < workflow.MaxHistory+10; i++ {
+	for i := range moves - 2 {
 		must(en.Transition(engine.TransitionRequest{To: []string{"review", "implement"}[i%2], Note: fmt.Sprintf("round %d", i)}))(t)
-		moves++
 	}
+	return en
+}
+
+func testShowAfterABrokenChain(t *testing.T, early bool) {
+	e := newEnv(t)
+	moves := workflow.MaxHistory + 10
+	en := startLong(t, e, moves)
 	jf := filepath.Join(en.StateDir(), "journal", "apex-long.jsonl")
 	lines := bytes.SplitAfter(must(os.ReadFile(jf))(t), []byte("\n"))
 	full := -1
@@ -281,31 +289,49 @@ func TestUnreadableSnapshotIsDamagedNotNone(t *testing.T) {
 }
 
 // TestShowWithAnUnreadableJournal: show gives the record it can read when its journal cannot be
-// read (here a directory in its place), with a notice that the history is the record's own,
-// instead of failing; history, which is the journal, still says why it cannot.
+// read (here a directory in its place), instead of failing: a record that holds every move it
+// made as it is, one whose history is full (workflow.MaxHistory moves, older ones only in the
+// journal) with a notice that the history is the record's own; history, which is the journal,
+// still says why it cannot.
 func TestShowWithAnUnreadableJournal(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "journal gone odd", WorkflowID: "apex-jnl"}))(t)
-	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-	jf := filepath.Join(en.StateDir(), "journal", "apex-jnl.jsonl")
-	os.Remove(jf)
-	if err := os.Mkdir(jf, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	data, notices, err := en.ShowNotices("apex-jnl")
-	var r workflow.Record
-	if err != nil || json.Unmarshal(data, &r) != nil || r.WorkflowID != "apex-jnl" || r.State != "plan" || len(r.History) != 1 {
-		t.Fatalf("show: %v, %s", err, data)
-	}
-	if len(notices) != 1 || !strings.Contains(notices[0], "journal/apex-jnl.jsonl") || !strings.Contains(notices[0], "history") {
-		t.Fatalf("notices %q", notices)
-	}
-	if shown, err := en.Show("apex-jnl"); err != nil || !bytes.Equal(shown, data) {
-		t.Fatalf("Show: %v", err)
-	}
-	if _, err := en.History("apex-jnl"); err == nil {
-		t.Fatal("history of an unreadable journal gave no error")
+	for _, full := range []bool{false, true} {
+		t.Run(fmt.Sprint("full history ", full), func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			must(en.Start(engine.StartRequest{Type: "apex", Context: "journal gone odd", WorkflowID: "apex-jnl"}))(t)
+			must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			moves := 1
+			if full {
+				path, rec := storedRecord(t, en)
+				hist := rec["history"].([]any)
+				for len(hist) < workflow.MaxHistory {
+					hist = append(hist, hist[0])
+				}
+				rec["history"] = hist
+				writeRecord(t, path, rec)
+				moves = workflow.MaxHistory
+			}
+			jf := filepath.Join(en.StateDir(), "journal", "apex-jnl.jsonl")
+			os.Remove(jf)
+			if err := os.Mkdir(jf, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			data, notices, err := en.ShowNotices("apex-jnl")
+			var r workflow.Record
+			if err != nil || json.Unmarshal(data, &r) != nil || r.WorkflowID != "apex-jnl" || r.State != "plan" || len(r.History) != moves {
+				t.Fatalf("show: %v, %s", err, data)
+			}
+			if full && (len(notices) != 1 || !strings.Contains(notices[0], "journal/apex-jnl.jsonl") || !strings.Contains(notices[0], "history")) ||
+				!full && len(notices) != 0 {
+				t.Fatalf("notices %q", notices)
+			}
+			if shown, err := en.Show("apex-jnl"); err != nil || !bytes.Equal(shown, data) {
+				t.Fatalf("Show: %v", err)
+			}
+			if _, err := en.History("apex-jnl"); err == nil {
+				t.Fatal("history of an unreadable journal gave no error")
+			}
+		})
 	}
 }
 
@@ -507,4 +533,142 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 			}
 		}
 	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestShowOfAFewMovesDoesNotReadTheJournal: a record that holds every move it made (fewer than
+// workflow.MaxHistory) is shown as it is, active or archived: show reads no journal, whose
+// hundreds of changes (a long workflow's task updates, variables, heartbeats) it would not use.
+func TestShowOfAFewMovesDoesNotReadTheJournal(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "long and quiet", WorkflowID: "apex-quiet"}))(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	for i := range 200 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprintf("%d %s", i, strings.Repeat("v", 1000))}))(t)
+	}
+	journal := must(os.Stat(filepath.Join(en.StateDir(), "journal", "apex-quiet.jsonl")))(t).Size()
+	record := must(readStored(en))(t)
+	for _, state := range []string{"active", "archived"} {
+		if state == "archived" {
+			must(en.Archive("abandoned"))(t)
+		}
+		var shown []byte
+		var err error
+		n := allocated(func() { shown, err = en.Show("apex-quiet") })
+		var r workflow.Record
+		if err != nil || json.Unmarshal(shown, &r) != nil || len(r.History) != 1 {
+			t.Fatalf("%s: show: %v, %.80s", state, err, shown)
+		}
+		// What any read of the record costs (the journal's last 64 KiB window a read peeks at,
+		// decoding): a small part of the journal's bytes.
+		if budget := uint64(128 << 10); n > budget || journal < 2*int64(budget) {
+			t.Errorf("%s: showing a %d-byte record with a %d-byte journal allocated %d bytes, want at most %d", state, len(record), journal, n, budget)
+		}
+		t.Logf("%s: showing a %d-byte record with a %d-byte journal allocated %d bytes", state, len(record), journal, n)
+	}
+}
+
+// TestShowOfAFullHistoryCostsAboutItsJournal: a record whose history is full is shown with the
+// older moves its journal keeps; the changes in between that are not moves (variables, tasks,
+// heartbeats: most of a long workflow's journal) are applied, and cost about their own lines,
+// not a copy of the history each.
+func TestShowOfAFullHistoryCostsAboutItsJournal(t *testing.T) {
+	moves := workflow.MaxHistory + 5
+	en := startLong(t, newEnv(t), moves)
+	for i := range 300 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprint(i)}))(t)
+	}
+	journal := must(os.Stat(filepath.Join(en.StateDir(), "journal", "apex-long.jsonl")))(t).Size()
+	var shown []byte
+	var err error
+	n := allocated(func() { shown, err = en.Show("apex-long") })
+	var r workflow.Record
+	if err != nil || json.Unmarshal(shown, &r) != nil || len(r.History) != moves {
+		t.Fatalf("show: %v, %d moves, want %d", err, len(r.History), moves)
+	}
+	// Reading the journal (its bytes, a record and an event per line) and replaying it (each
+	// change parsed); a copy of the history at each change made it 19 times the journal.
+	if budget := uint64(12 * journal); n > budget {
+		t.Errorf("showing %d moves from a %d-byte journal allocated %d bytes, want at most %d", moves, journal, n, budget)
+	}
+	t.Logf("showing %d moves from a %d-byte journal allocated %d bytes", moves, journal, n)
+}
+
+// TestListOfAnOldIndexOpensRecordsOnly: an archive index line an earlier Cairn wrote, without
+// the summary a listing shows, is listed from the archived record, without its journal (a long
+// workflow's, many times the record).
+func TestListOfAnOldIndexOpensRecordsOnly(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "archived long ago", WorkflowID: "apex-old"}))(t)
+	for i := range 200 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprintf("%d %s", i, strings.Repeat("v", 1000))}))(t)
+	}
+	must(en.Archive("abandoned"))(t)
+	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	var line map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(must(os.ReadFile(index))(t)), &line); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"type", "phase", "context", "updated_at"} {
+		delete(line, k)
+	}
+	old, _ := json.Marshal(line)
+	if err := os.WriteFile(index, append(old, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	journals := must(filepath.Glob(filepath.Join(en.StateDir(), "archive", "apex-old-*", "journal.jsonl")))(t)
+	if len(journals) != 1 {
+		t.Fatalf("archived journals %q, want one", journals)
+	}
+	journal := must(os.Stat(journals[0]))(t).Size()
+	var list []engine.Summary
+	var err error
+	n := allocated(func() { list, _, err = en.ListRecent(0) })
+	if err != nil || len(list) != 1 || list[0].Context != "archived long ago" || list[0].Type != "apex" {
+		t.Fatalf("list: %+v (%v)", list, err)
+	}
+	if budget := uint64(64 << 10); n > budget || journal < 2*int64(budget) {
+		t.Errorf("listing an archive whose journal holds %d bytes from an old index line allocated %d bytes, want at most %d", journal, n, budget)
+	}
+	t.Logf("listing an archive whose journal holds %d bytes from an old index line allocated %d bytes", journal, n)
+}
+
+// TestStopAfterManyChangesBuildsTheMovesOnly: the Stop hook settles the L2 lines owed by the
+// changes since the revision L2 noted last, which only moves write; a turn of many other
+// changes to a large record (task updates, variables) costs the hook their journal lines and
+// the states of the moves among them, not a copy of the record for each change.
+func TestStopAfterManyChangesBuildsTheMovesOnly(t *testing.T) {
+	e, en := startApex(t)
+	big := strings.Repeat("b", 60<<10)
+	for i := range 4 {
+		must(en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%d", i): big}))(t)
+	}
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(e.open("s1").Stop(engine.StopInput{SessionID: "s1"}))(t) // L2 notes the move's revision
+	for i := range 60 {
+		must(en.SetVars(map[string]string{"WF_STEP": fmt.Sprint(i)}))(t)
+	}
+	record := must(readStored(en))(t)
+	stop := e.open("s1")
+	var err error
+	n := allocated(func() { _, err = stop.Stop(engine.StopInput{SessionID: "s1"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hook's own read of the record (decoded: about 11 times its bytes), the journal's
+	// tail back to a full line and the last state; a state for each change made it 120 times.
+	if budget := uint64(24 * len(record)); n > budget {
+		t.Errorf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes, want at most %d", len(record), n, budget)
+	}
+	t.Logf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes", len(record), n)
 }

@@ -986,19 +986,34 @@ func (s *Store) RecentArchivesSkipped(n int) (out []ArchiveInfo, more bool, skip
 // ReadArchive returns an archived workflow's snapshot and verified journal (the journal is
 // empty when the archive has none). dir is an ArchiveInfo.Dir.
 func (s *Store) ReadArchive(dir string) ([]byte, Journal, error) {
-	if _, _, ok := parseArchiveDir(dir); !ok || strings.ContainsAny(dir, `/\`) || strings.Contains(dir, "..") {
-		return nil, Journal{}, &NotFoundError{What: "archive", Name: dir}
-	}
-	data, err := durable.ReadFile(s.fs, archiveDir+"/"+dir+"/"+WorkflowFile, 1<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Journal{}, &NotFoundError{What: "archive", Name: dir}
-	}
+	data, err := s.ReadArchiveRecord(dir)
 	if err != nil {
 		return nil, Journal{}, err
 	}
+	j, err := s.ReadArchiveJournal(dir)
+	return data, j, err
+}
+
+// ReadArchiveRecord returns an archived workflow's snapshot alone: ReadArchive without the
+// journal, which a long workflow's makes many times the record's size.
+func (s *Store) ReadArchiveRecord(dir string) ([]byte, error) {
+	if _, _, ok := parseArchiveDir(dir); !ok || strings.ContainsAny(dir, `/\`) || strings.Contains(dir, "..") {
+		return nil, &NotFoundError{What: "archive", Name: dir}
+	}
+	data, err := durable.ReadFile(s.fs, archiveDir+"/"+dir+"/"+WorkflowFile, 1<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NotFoundError{What: "archive", Name: dir}
+	}
+	return data, err
+}
+
+// ReadArchiveJournal returns an archived workflow's verified journal, its sealed segments
+// with it (empty when the archive has none). dir is an ArchiveInfo.Dir, whose record
+// ReadArchiveRecord read.
+func (s *Store) ReadArchiveJournal(dir string) (Journal, error) {
 	j, err := s.readJournalFile(archiveDir+"/"+dir+"/journal.jsonl", dir)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return data, j, err
+		return j, err
 	}
-	return data, j, nil
+	return j, nil
 }

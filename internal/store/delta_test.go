@@ -158,7 +158,7 @@ func FuzzParseJournal(f *testing.F) {
 	f.Add([]byte("{\"seq\":1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		j := ParseJournal(data)
-		last, _ := replay(j.Records, nil)
+		last, _ := replay(j.Records, nil, nil)
 		for _, r := range j.Records {
 			back, err := DecodeRecord(encodeRecord(r))
 			if err != nil || back.Seq != r.Seq || back.Revision != r.Revision || !bytes.Equal(back.Delta, r.Delta) || back.Event != r.Event {

@@ -543,7 +543,7 @@ func (s *Store) journalState(file string) (*Record, error) {
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	last, err := replay(recs, nil)
+	last, err := replay(recs, nil, nil)
 	if last != nil {
 		if i := slices.IndexFunc(recs, func(r Record) bool { return r.Seq == last.Seq }); i >= 0 && recs[i].Snapshot != nil {
 			last.Snapshot = bytes.Clone(last.Snapshot)
@@ -574,25 +574,67 @@ func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) 
 // as far as the newest full line at or before after, and the sealed segments only when that
 // line is in them.
 func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
-	if err := ValidWorkflowID(id); err != nil {
-		return nil, err
-	}
-	jf := journalFile(id)
-	recs, err := s.tailRecords(jf, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, false, true, nil)
+	return s.readStatesSince(id, after, func(Record) bool { return true })
+}
+
+// ReadJournalKindSince is ReadJournalSince for the records whose event is kind alone: the
+// states of the others are not built (a turn of task updates between two moves costs their
+// lines, not a copy of the record each).
+func (s *Store) ReadJournalKindSince(id string, after int64, kind string) ([]Record, error) {
+	return s.readStatesSince(id, after, func(r Record) bool { return r.Event.Kind == kind })
+}
+
+// readStatesSince is ReadJournalSince for the records want is true for.
+func (s *Store) readStatesSince(id string, after int64, want func(Record) bool) ([]Record, error) {
+	recs, sealed, err := s.readBackTo(id, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, true,
+		func(recs []Record) bool {
+			return len(recs) > 0 && recs[0].Snapshot != nil && recs[0].Revision <= after+1
+		})
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 || recs[0].Snapshot == nil || recs[0].Revision > after+1 {
-		// The active journal starts after the revision asked for: the rest is sealed.
+	if sealed {
+		recs = recs[max(slices.IndexFunc(recs, func(r Record) bool { return r.Snapshot != nil }), 0):]
+	}
+	return states(recs, func(r Record) bool { return r.Revision > after && want(r) })
+}
+
+// ReadEventsSince returns the records of workflow id's journal with a revision above after,
+// oldest first, as written, each with its event (a delta line without its state): who made the
+// changes since after, at the cost of those lines. It reads the journal backwards only as far
+// as the line at after, and the sealed segments only when that line is in them.
+func (s *Store) ReadEventsSince(id string, after int64) ([]Record, error) {
+	recs, _, err := s.readBackTo(id, func(r Record) bool { return r.Revision <= after }, true,
+		func(recs []Record) bool { return len(recs) > 0 && recs[0].Revision <= after })
+	i := slices.IndexFunc(recs, func(r Record) bool { return r.Revision > after })
+	if err != nil || i < 0 {
+		return nil, err
+	}
+	return recs[i:], nil
+}
+
+// readBackTo reads workflow id's active journal backwards from its end to the newest record
+// stop is true for (tailRecords), and when what it read does not reach back as far as reached
+// asks and segments were sealed from it, the whole journal, segments first, instead (sealed).
+func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reached func([]Record) bool) (recs []Record, sealed bool, err error) {
+	if err := ValidWorkflowID(id); err != nil {
+		return nil, false, err
+	}
+	jf := journalFile(id)
+	if recs, err = s.tailRecords(jf, stop, false, events, nil); err != nil {
+		return nil, false, err
+	}
+	if !reached(recs) {
+		// The active journal starts after the line asked for: the rest is sealed.
 		if segs, err := s.segments(jf); err != nil || len(segs) > 0 {
 			j, jerr := s.readJournalFile(jf, id)
 			if jerr != nil {
-				return nil, cmp.Or(err, jerr)
+				return nil, false, cmp.Or(err, jerr)
 			}
-			recs = j.Records[max(slices.IndexFunc(j.Records, func(r Record) bool { return r.Snapshot != nil }), 0):]
+			return j.Records, true, nil
 		}
 	}
-	return states(recs, after)
+	return recs, false, nil
 }
 
 // States returns j's records from its first full line on, oldest first, each with its
@@ -603,18 +645,17 @@ func (j Journal) States() ([]Record, error) {
 	if start < 0 {
 		return nil, nil
 	}
-	return states(j.Records[start:], 0)
+	return states(j.Records[start:], func(Record) bool { return true })
 }
 
-// states replays recs (from a full line on) and returns those with a revision above after,
-// oldest first, each with its complete state in Snapshot.
-func states(recs []Record, after int64) ([]Record, error) {
+// states replays recs (from a full line on) and returns those want is true for, oldest first,
+// each with its complete state in Snapshot. The others are applied, not built: a long chain of
+// small changes to a large record costs its changes.
+func states(recs []Record, want func(Record) bool) ([]Record, error) {
 	var out []Record
-	_, err := replay(recs, func(r Record, state []byte) {
-		if r.Revision > after {
-			r.Snapshot, r.Delta = state, nil
-			out = append(out, r)
-		}
+	_, err := replay(recs, want, func(r Record, state []byte) {
+		r.Snapshot, r.Delta = state, nil
+		out = append(out, r)
 	})
 	return out, err
 }
@@ -624,15 +665,16 @@ func states(recs []Record, after int64) ([]Record, error) {
 var errChain = errors.New("the journal's chain of changes is broken")
 
 // replay rebuilds states from recs (oldest first, from a full line on) and returns the last
-// record, its state in Snapshot. each, when set, sees every rebuilt record and its compact
-// state. A chain that breaks stops the replay: the last good record comes back with errChain.
-func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
+// record, its state in Snapshot. each, when set, sees every rebuilt record want is true for
+// and its compact state; the other states are not built (the last one's sum checks them). A
+// chain that breaks stops the replay: the last good record comes back with errChain.
+func replay(recs []Record, want func(Record) bool, each func(Record, []byte)) (*Record, error) {
 	var tree *jnode
 	var p jparser // one slab for the whole chain
 	size := 0     // the full line's state size, about the size of every state after it
 	for i, r := range recs {
 		broken := func() (*Record, error) {
-			last, _ := replay(recs[:i], nil)
+			last, _ := replay(recs[:i], nil, nil)
 			return last, errChain
 		}
 		var next []byte
@@ -664,7 +706,8 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 				return broken()
 			}
 		}
-		if i < len(recs)-1 && each == nil {
+		wanted := each != nil && want(r)
+		if i < len(recs)-1 && !wanted {
 			continue
 		}
 		if next == nil {
@@ -676,7 +719,7 @@ func replay(recs []Record, each func(Record, []byte)) (*Record, error) {
 		if r.State != "" && stateSum(next) != r.State {
 			return broken()
 		}
-		if each != nil {
+		if wanted {
 			each(r, next)
 		}
 		if i == len(recs)-1 {
@@ -781,6 +824,7 @@ func (s *Store) readBack(file string, window int64, scratch *[]byte, lines func(
 func (j Journal) Items(member string) ([]json.RawMessage, error) {
 	key, _ := json.Marshal(member)
 	var tree *jnode
+	var p jparser // one slab for the whole journal, as replay's
 	var window, log []json.RawMessage
 	var broken error
 	gap := false // states were left out since window
@@ -796,8 +840,11 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 			err = errChain
 		default:
 			var d *jnode
-			if d, err = parseJSON(r.Delta); err == nil {
-				tree, err = applyDelta(tree, d)
+			if d, err = p.parseDelta(r.Delta); err == nil {
+				tree, err = p.apply(tree, d)
+			}
+			if err == nil && !setsMember(d, key) {
+				continue // the array is window still: a heartbeat costs its own line
 			}
 		}
 		var items []json.RawMessage
@@ -825,6 +872,20 @@ func (j Journal) Items(member string) ([]json.RawMessage, error) {
 		window = items
 	}
 	return log, broken
+}
+
+// setsMember says whether delta, applied to an object, may change its member key: it replaces
+// the whole value, or names key among the members it changes or deletes.
+func setsMember(delta *jnode, key []byte) bool {
+	if string(delta.keys[0]) != `"o"` || delta.vals[0].index(key) >= 0 {
+		return true
+	}
+	for i := 1; i < len(delta.keys); i++ {
+		if string(delta.keys[i]) == `"d"` && slices.ContainsFunc(delta.vals[i].vals, func(k *jnode) bool { return bytes.Equal(k.src, key) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // rejoin adds items, the array after states that were left out, to log (whose last
