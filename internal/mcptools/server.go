@@ -21,11 +21,13 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Instructions go into the agent's system prompt: one paragraph that teaches the protocol.
+// Instructions go into the agent's system prompt: one paragraph that teaches the protocol. It
+// reaches the model outside Cairn's tool results, so it names each tool as the model sees it.
 const Instructions = "Cairn keeps this project's multi-phase workflow state across sessions, /clear and crashes. " +
-	"Call resume_check when resuming work, start_workflow for new multi-phase work, transition at each phase " +
-	"boundary, update_task as tasks change and complete_workflow at the end. A result with a notice (\"Notice: ...\") " +
-	"means another process changed the workflow: call resume_check before going on."
+	"Call " + engine.ToolPrefix + "resume_check when resuming work, and before going on after a result with a notice " +
+	"(\"Notice: ...\": another process changed the workflow); " + engine.ToolPrefix + "start_workflow for new " +
+	"multi-phase work, " + engine.ToolPrefix + "transition at each phase boundary, " + engine.ToolPrefix +
+	"update_task as tasks change and " + engine.ToolPrefix + "complete_workflow at the end."
 
 // Options configure a Server. Zero fields take the process's own values.
 type Options struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/mcptools"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -75,5 +76,32 @@ func TestSkillKeepsTheRefusalsSteps(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The server's instructions reach the model in the system prompt, outside Cairn's tool
+// results, beside the deferred tool list that names each tool in full: where they name a tool
+// they name it as the model sees it, as the resume report does. It failed while they said
+// "Call resume_check when resuming work, start_workflow ...".
+func TestInstructionsNameToolsAsTheModelSeesThem(t *testing.T) {
+	_, c := realServer(t)
+	tools, err := c.ListTools(testCtx(t), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, word := range regexp.MustCompile(`[A-Za-z0-9_]+`).FindAllString(mcptools.Instructions, -1) {
+		for _, tool := range tools.Tools {
+			switch word {
+			case toolPrefix + tool.Name:
+				named++
+			case tool.Name:
+				named++
+				t.Errorf("the instructions name %s bare: %q", tool.Name, mcptools.Instructions)
+			}
+		}
+	}
+	if named == 0 {
+		t.Fatalf("the instructions name none of the %d tools: %q", len(tools.Tools), mcptools.Instructions)
 	}
 }
