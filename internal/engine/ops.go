@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/memory"
@@ -1043,6 +1044,10 @@ func (e *Engine) RecordLearning(r LearningRequest) (*Result, error) {
 		return nil, errors.New(e.memWarn + "; the learning was not recorded")
 	}
 	name, changed, err := e.mem.RecordLearning(memory.Learning{Title: r.Title, Body: r.Body, Type: r.Type})
+	if errors.Is(err, syscall.ENOSPC) {
+		// Not for good, as "learnings will not persist" reads: the same call records it later.
+		return nil, fmt.Errorf("%w; the learning was not recorded: the disk is full; once some space is freed there, call record_learning again", err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
@@ -457,11 +458,23 @@ func (m *Memory) locked(fn func() error) error {
 	}
 	unlock, err := dirLock(m.loc.Dir, m.opt.LockWait)
 	if err != nil {
-		return unavailable("another Cairn process holds the memory lock", err)
+		return unavailable(lockFailure(m.loc.Dir, err), err)
 	}
 	defer unlock()
 	sweepTemps(m.loc.Dir)
 	return fn()
+}
+
+// lockFailure says why the writer lock was not taken: held by another writer past the wait,
+// or not takeable at all (a read-only filesystem, where waiting mends nothing).
+func lockFailure(dir string, err error) string {
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+		return "the memory directory " + dir + " is read-only or not writable"
+	}
+	if _, held := errors.AsType[*durable.LockTimeoutError](err); held {
+		return "another Cairn process holds the memory lock"
+	}
+	return "the memory lock in " + dir + " cannot be taken"
 }
 
 // dirLock takes the writer lock: durable's lock on a hidden lock file in the memory

@@ -105,7 +105,7 @@ func (s *Store) ArchiveIf(reason, id string) (ArchiveInfo, error) {
 		return ArchiveInfo{}, fmt.Errorf("workflow %s was not archived: %w (the active one is %s)", id, ErrNotActive, w.ID)
 	}
 	info, err := s.archiveLocked(w.ID, w.Revision, reason, nil, w.Data, w.Notices)
-	if err != nil {
+	if unfinished, err := madeUnfinished(&info, err); err != nil || unfinished {
 		return info, err
 	}
 	info.Pruned, info.PruneErr = s.prune(info.Dir)
@@ -154,7 +154,7 @@ func (s *Store) ArchiveRecord(doc []byte, reason string) (ArchiveInfo, error) {
 		told = append(told, *n)
 	}
 	info, err := s.archiveLocked(m.id, m.rev, reason, doc, doc, told)
-	if err != nil {
+	if unfinished, err := madeUnfinished(&info, err); err != nil || unfinished {
 		return info, err
 	}
 	info.Pruned, info.PruneErr = s.prune(info.Dir)
@@ -250,7 +250,40 @@ func (s *Store) archiveLocked(id string, rev int64, reason string, doc, record [
 	if n != nil {
 		info.Notices = append(info.Notices, *n)
 	}
-	return info, err
+	if err != nil {
+		return info, &unfinishedError{dir: dir, err: err}
+	}
+	return info, nil
+}
+
+// unfinishedError is archiveLocked's when the archive was made (its snapshot is in its
+// directory) but finishing it, the journal's move or the index line, failed: the marker stays,
+// and the next locked operation finishes it.
+type unfinishedError struct {
+	dir string
+	err error
+}
+
+func (e *unfinishedError) Error() string {
+	cause := e.err
+	if we, ok := errors.AsType[*WriteError](cause); ok {
+		cause = we.Err // its own text would say the previous version was kept
+	}
+	return fmt.Sprintf("the workflow is archived in %s, but finishing the archive failed (%v); the next command that changes a workflow finishes it, once that is mended", e.dir, cause)
+}
+
+func (e *unfinishedError) Unwrap() error { return e.err }
+
+// madeUnfinished turns err, archiveLocked's, into a notice of info when the archive was made
+// and only finishing it failed. Retention then waits for the next archive: it would list the
+// archive the index lacks as the oldest.
+func madeUnfinished(info *ArchiveInfo, err error) (unfinished bool, _ error) {
+	ue, ok := errors.AsType[*unfinishedError](err)
+	if !ok {
+		return false, err
+	}
+	info.Notices = append(info.Notices, Notice{Kind: "archive-pending", Path: pendingArchive, Message: ue.Error()})
+	return true, nil
 }
 
 // newFiles writes the files of an archive into its new directory dir without replacing, and

@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
@@ -327,5 +329,48 @@ func TestFaultInjectionArchive(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An archive whose snapshot is in the archive directory is made, whatever finishing it (the
+// journal's move, the index line) then meets. On a full disk the index line failed, and the
+// archive said "cannot write archive/index.jsonl ...: the disk is full ...; the previous
+// version was kept; free some space and try again", though the workflow was archived: and
+// completing a workflow then warned that it stayed in the active slot. The archive is
+// reported made, with a notice naming what is left and when it is done; the next write
+// finishes it.
+func TestArchiveCommittedThenDiskFull(t *testing.T) {
+	template := filepath.Join(t.TempDir(), "template")
+	if _, err := mustOpen(t, template).UpdateWorkflow(setNext(wfID, "analyze")); err != nil {
+		t.Fatal(err)
+	}
+	s, ff, _, done := faultyCopy(t, template, 0, false)
+	if _, err := s.Archive("completed"); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	k := slices.IndexFunc(ff.Trace(), func(op string) bool { return strings.HasSuffix(op, " write archive/index.jsonl") })
+	if k < 0 {
+		t.Fatalf("no write of the index in %v", ff.Trace())
+	}
+	s, ff, dir, done := faultyCopy(t, template, k+1, false)
+	ff.Err = syscall.ENOSPC
+	info, err := s.Archive("completed")
+	done()
+	if err != nil {
+		t.Fatalf("archive with its snapshot moved, index line refused: %v", err)
+	}
+	if len(info.Notices) != 1 || !strings.Contains(info.Notices[0].Message, "archived in archive/"+info.Dir) || !strings.Contains(info.Notices[0].Message, "no space left") {
+		t.Fatalf("notices %+v: want one saying it is archived and what failed", info.Notices)
+	}
+	s = mustOpen(t, dir)
+	if _, err := s.ReadWorkflow(); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("active workflow after the archive: %v", err)
+	}
+	if _, err := s.UpdateWorkflow(setNext("debug-20261123T100000Z-dddd", "troubleshoot")); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.ListArchives(); err != nil || len(list) != 1 || list[0].Dir != info.Dir {
+		t.Fatalf("after the next write the index lists %+v (%v), want %s", list, err, info.Dir)
 	}
 }
