@@ -36,7 +36,10 @@ const (
 // What a sync brought, and a failure, become one notice on the next tool result, never a
 // tool error.
 type syncer struct {
-	s        *Server
+	s *Server
+	// open opens the engine's state directory again with the project's archive retention
+	// (engine.OpenStore): a lost race's archive keeps the archives the project keeps.
+	open     func(...store.Option) (*store.Store, error)
 	stateDir string
 	root     string
 	every    time.Duration
@@ -57,7 +60,10 @@ type syncer struct {
 // loop itself checks, each time, whether sharing is on, so cairn remote enable during a
 // session takes effect without a restart.
 func (s *Server) startSyncer(eng Engine) {
-	r, ok := eng.(interface{ ProjectRoot() string })
+	r, ok := eng.(interface {
+		ProjectRoot() string
+		OpenStore(...store.Option) (*store.Store, error)
+	})
 	if !ok || s.sync != nil {
 		return
 	}
@@ -70,7 +76,7 @@ func (s *Server) startSyncer(eng Engine) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	y := &syncer{s: s, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
+	y := &syncer{s: s, open: r.OpenStore, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
 	s.sync = y
 	y.wg.Go(y.loop)
 }
@@ -100,7 +106,7 @@ func (y *syncer) loop() {
 
 // run is one sync, when sharing is on.
 func (y *syncer) run() {
-	st, err := store.Open(y.stateDir)
+	st, err := y.open()
 	if err != nil {
 		y.fail("", err)
 		return

@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,10 +70,14 @@ func machineA(t *testing.T, remote, context string) (dir string, c *client.Clien
 	return dir, c
 }
 
-// machineARuns is machineA, with the count of its server's background sync runs so far.
-func machineARuns(t *testing.T, remote, context string) (dir string, c *client.Client, runs *atomic.Int64) {
+// machineARuns is machineA, with the count of its server's background sync runs so far; setup
+// runs on the clone before its server starts.
+func machineARuns(t *testing.T, remote, context string, setup ...func(dir string, env func(string) string)) (dir string, c *client.Client, runs *atomic.Int64) {
 	t.Helper()
 	dir, env := clone(t, remote)
+	for _, f := range setup {
+		f(dir, env)
+	}
 	runs = new(atomic.Int64)
 	_, c = startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
 		Log: quietLog(), NoWatch: true}, runs))
@@ -228,7 +233,9 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 
 // TestBackgroundSyncLostRace: A is cut off from the remote while both machines move the
 // workflow; B's move lands first. When A's link comes back, its server keeps B's line, archives
-// A's copy, and the next tool result says who moved it, to what, and where A's work is.
+// A's copy, and the next tool result says who moved it, to what, and where A's work is. The
+// archive keeps the archives A's project keeps (archive_retention 6, not the store's default
+// 5), and the notice names the one retention removed.
 func TestBackgroundSyncLostRace(t *testing.T) {
 	bare := bareRepo(t)
 	// A reaches the repository through a link that the test cuts and restores.
@@ -236,7 +243,25 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	if err := os.Symlink(bare, link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	_, c := machineA(t, link, "race me")
+	aDir, c, _ := machineARuns(t, link, "race me", func(dir string, env func(string) string) {
+		state := filepath.Join(dir, ".claude", "cairn")
+		if err := os.WriteFile(filepath.Join(state, "config.json"), []byte(`{"approvals": false, "archive_retention": 6}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e, err := engine.Open(engine.Config{Getenv: env, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		for i := 1; i <= 6; i++ { // six finished workflows: as many as the project keeps
+			if _, err := e.Start(engine.StartRequest{Type: "debug", Context: "old", WorkflowID: fmt.Sprintf("old-%d", i)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Complete("done"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	b := machineB(t, bare)
 	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
 
@@ -260,13 +285,17 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	}
 	notice := nextNotice(t, c)
 	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
-		"not replayed: variable PLAN_PATH: the other machine changed it first", "resume_check"} {
+		"not replayed: variable PLAN_PATH: the other machine changed it first", "retention removed 1 older archive: old-1-", "resume_check"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}
 	}
 	if strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("the change is told more than once: %q", notice)
+	}
+	archives, err := filepath.Glob(filepath.Join(aDir, ".claude", "cairn", "archive", "old-*"))
+	if err != nil || len(archives) != 5 {
+		t.Errorf("A's archives of finished workflows after the race: %v (%v); want old-2 to old-6, the project keeping 6", archives, err)
 	}
 }
 
