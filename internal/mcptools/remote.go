@@ -316,6 +316,9 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 	s.whenOpen(ctx, func() {
 		if snap, err := s.eng.Snapshot(); err == nil {
 			s.addSyncNoticeLocked(&snap, syncMessage(remote, out, snap))
+			// A plain move's notice says only where the workflow is now: the next one's says it
+			// better, and takes its place.
+			s.syncMoved = out.Conflict == nil && len(out.Notices) == 0
 		}
 	})
 }
@@ -358,10 +361,17 @@ func (s *Server) addSyncNotice(ctx context.Context, msg string) {
 	s.addSyncNoticeLocked(nil, msg)
 }
 
+// addSyncNoticeLocked queues msg; left, when not nil, is the workflow as the sync that brought
+// msg's change left it. Such a notice is never dropped (it says where the workflow is now, and
+// where a lost race put this machine's copy); the others stop at a few.
 func (s *Server) addSyncNoticeLocked(left *engine.Snapshot, msg string) {
-	if len(s.syncNotes) < 3 { // a flood says no more than the first few
+	switch {
+	case left != nil && s.syncMoved:
+		s.syncNotes[len(s.syncNotes)-1] = msg // the last queued, a plain move's: msg says it better
+	case left != nil || len(s.syncNotes) < 3: // a flood says no more than the first few
 		s.syncNotes = append(s.syncNotes, msg)
 	}
+	s.syncMoved = false
 	if left != nil {
 		s.syncLeft = left
 	}
@@ -378,7 +388,7 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 	if generic != "" && !(preOK && s.syncLeft != nil && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
 		out += " " + generic
 	}
-	s.syncNotes, s.syncLeft = nil, nil
+	s.syncNotes, s.syncLeft, s.syncMoved = nil, nil, false
 	// Each says what changed; what to do about it is said once, by the last that says it.
 	if n := strings.Count(out, callResume); n > 1 {
 		out = strings.Replace(out, callResume, "", n-1)

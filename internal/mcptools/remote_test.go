@@ -200,6 +200,35 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	}
 }
 
+// TestBackgroundSyncTellsWhereTheWorkflowIsNow: B moves the workflow four times, A's server
+// pulling each while the model makes no call; the next tool result says the phase and revision
+// the workflow is at now, once. Before, the notices queued were capped at the first three, so
+// the model read "it is now at ... (revision 4)" with the workflow at revision 5.
+func TestBackgroundSyncTellsWhereTheWorkflowIsNow(t *testing.T) {
+	bare := bareRepo(t)
+	_, c, runs := machineARuns(t, bare, "follow me")
+	b := machineB(t, bare)
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if i > 0 {
+			if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": fmt.Sprintf("p%d.md", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out := b.sync(t); out.Pushed != 1 {
+			t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
+		}
+		waitRuns(t, runs, 2) // a run of A's begun after the push has ended: it pulled it
+	}
+	notice := nextNotice(t, c)
+	if !strings.Contains(notice, "it is now at phase plan (revision 5)") || strings.Count(notice, "Notice:") != 1 {
+		t.Errorf("notice %q, want one saying the workflow is now at phase plan (revision 5)", notice)
+	}
+}
+
 // TestSyncStopsWithTheServer: Close returns promptly with a sync loop running, and no notice
 // comes when sharing is off.
 func TestSyncStopsWithTheServer(t *testing.T) {

@@ -62,6 +62,7 @@ type Server struct {
 	sync      *syncer
 	syncNotes []string
 	syncLeft  *engine.Snapshot // the workflow as the last sync that brought a change left it
+	syncMoved bool             // the last of syncNotes is a plain move's, which the next replaces
 	pruned    bool             // the records of exited clients were pruned (once per server)
 	pruning   sync.WaitGroup
 }
