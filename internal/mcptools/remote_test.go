@@ -121,6 +121,15 @@ func machineB(t *testing.T, bare string) *machine {
 	return m
 }
 
+// pickedUp is machineARuns with machine B, which has taken the workflow A's server pushed.
+func pickedUp(t *testing.T, bare, context string) (aDir string, c *client.Client, runs *atomic.Int64, b *machine) {
+	t.Helper()
+	aDir, c, runs = machineARuns(t, bare, context)
+	b = machineB(t, bare)
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 }) // A's server pushes on its own
+	return aDir, c, runs, b
+}
+
 func (m *machine) trySync(t *testing.T) (remotesync.Outcome, error) {
 	return remotesync.Sync(testCtx(t), m.st, m.gr, "origin", "", nil)
 }
@@ -152,10 +161,7 @@ func nextNotice(t *testing.T, c *client.Client) string {
 // tool error, and the tools keep working offline.
 func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	bare := bareRepo(t)
-	aDir, c, runs := machineARuns(t, bare, "share me")
-	b := machineB(t, bare)
-	// A's server pushes on its own, shortly after the change.
-	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	aDir, c, runs, b := pickedUp(t, bare, "share me")
 	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +211,7 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 // the workflow is at now, once. Before, the notices queued were capped at the first three, so
 // the model read "it is now at ... (revision 4)" with the workflow at revision 5.
 func TestBackgroundSyncTellsWhereTheWorkflowIsNow(t *testing.T) {
-	bare := bareRepo(t)
-	_, c, runs := machineARuns(t, bare, "follow me")
-	b := machineB(t, bare)
-	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	_, c, runs, b := pickedUp(t, bareRepo(t), "follow me")
 	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
