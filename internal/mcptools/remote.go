@@ -106,7 +106,7 @@ func (y *syncer) loop() {
 
 // run is one sync, when sharing is on.
 func (y *syncer) run() {
-	st, err := y.open()
+	st, err := y.open(store.WithNoCreate()) // none (removed, cairn uninstall): sharing is off
 	if err != nil {
 		y.fail("", err)
 		return

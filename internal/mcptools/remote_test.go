@@ -263,6 +263,22 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 	}
 }
 
+// TestBackgroundSyncLeavesARemovedStateDirectoryGone: the state directory removed under a
+// running server (cairn uninstall, rm -rf .claude/cairn) is not made again by the background
+// sync: with no state directory sharing is off. Before, every sync opened the store, which
+// made the directory and its .gitignore again within seconds.
+func TestBackgroundSyncLeavesARemovedStateDirectoryGone(t *testing.T) {
+	dir, _, runs := machineARuns(t, bareRepo(t), "remove me")
+	state := filepath.Join(dir, ".claude", "cairn")
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	waitRuns(t, runs, 2) // a run begun after the removal has ended
+	if _, err := os.Lstat(state); err == nil {
+		t.Errorf("the background sync made the removed state directory %s again", state)
+	}
+}
+
 // TestBackgroundSyncLostRace: A is cut off from the remote while both machines move the
 // workflow; B's move lands first. When A's link comes back, its server keeps B's line, archives
 // A's copy, and the next tool result says who moved it, to what, and where A's work is. The
