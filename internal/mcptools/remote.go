@@ -389,9 +389,26 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 		out += " " + generic
 	}
 	s.syncNotes, s.syncLeft, s.syncMoved = nil, nil, false
-	// Each says what changed; what to do about it is said once, by the last that says it.
-	if n := strings.Count(out, callResume); n > 1 {
-		out = strings.Replace(out, callResume, "", n-1)
+	return resumeOnce(out)
+}
+
+// resumeOnce keeps, of notices that each say what changed, the instruction of the last that
+// says it: what to do about them is said once.
+func resumeOnce(notices string) string {
+	if n := strings.Count(notices, callResume); n > 1 {
+		notices = strings.Replace(notices, callResume, "", n-1)
 	}
-	return out
+	return notices
+}
+
+// withSyncNoticesDuring adds to notice, a call's, the sync notices queued while the call let
+// go of the turn (a person asked to approve): they tell what happened before the call's own
+// change landed, so its result says them; the next call's would say the workflow is where it
+// was before that change.
+func (s *Server) withSyncNoticesDuring(notice string) string {
+	during := s.withSyncNotices(engine.Snapshot{}, false, "")
+	if during == "" || notice == "" {
+		return notice + during
+	}
+	return resumeOnce(notice + " " + during)
 }

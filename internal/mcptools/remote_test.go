@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // clone is one machine's checkout of a project shared through a bare repository over file://,
@@ -229,6 +230,45 @@ func TestBackgroundSyncTellsWhereTheWorkflowIsNow(t *testing.T) {
 	notice := nextNotice(t, c)
 	if !strings.Contains(notice, "it is now at phase plan (revision 5)") || strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("notice %q, want one saying the workflow is now at phase plan (revision 5)", notice)
+	}
+}
+
+// TestBackgroundSyncDuringApproval: while the person is asked to approve leaving plan (the
+// server's turn let go), B changes the workflow and A's server pulls it; the move then lands on
+// top. The transition's own result says what the sync brought during it; before, that notice
+// waited for the next call and told the model "it is now at phase plan" with the workflow
+// already in implement.
+func TestBackgroundSyncDuringApproval(t *testing.T) {
+	bare := bareRepo(t)
+	dir, env := clone(t, bare)
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "cairn", "config.json"), []byte(`{}`), 0o600); err != nil { // approvals on
+		t.Fatal(err)
+	}
+	runs := new(atomic.Int64)
+	srv := mcptools.New(mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, runs))
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	b := machineB(t, bare)
+	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true}
+	c := connectEliciting(t, srv, who)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate","workflow_id":"wf-1"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	waitFor(t, func() bool { return b.sync(t).Local >= 2 })
+	who.while = func() {
+		if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil {
+			t.Error(err)
+		}
+		if out := b.sync(t); out.Pushed != 1 {
+			t.Errorf("B pushed %d revisions, want 1", out.Pushed)
+		}
+		waitRuns(t, runs, 2) // A's server pulled it
+	}
+	got := text(mustOK(t, c, "transition", `{"to":"implement"}`))
+	if !strings.Contains(got, "another machine moved workflow wf-1 (via origin)") {
+		t.Errorf("the transition's result does not say what the sync brought during it: %q", got)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("the next call is told again, or told the workflow is where it was before the move: %q", got)
 	}
 }
 

@@ -329,6 +329,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		return !s.closed && s.eng == eng
 	}
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
+	notice = s.withSyncNoticesDuring(notice)
 	if err != nil {
 		return warnText(errorResult(err, notice), told)
 	}
