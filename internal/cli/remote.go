@@ -55,8 +55,8 @@ Exit 1 when the remote cannot be reached; local state is unchanged then.`},
 // publicCheckTimeout bounds remote enable's anonymous read of the remote.
 const publicCheckTimeout = 15 * time.Second
 
-// syncTimeout bounds one cairn sync end to end.
-const syncTimeout = 2 * time.Minute
+// syncTimeout bounds one cairn sync end to end; a variable for the tests, which shorten it.
+var syncTimeout = 2 * time.Minute
 
 // remoteStore opens the store under the engine's state directory, for the sync settings and
 // the journal the sync reads, with the project's archive retention (engine.OpenStore): a lost

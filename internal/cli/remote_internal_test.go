@@ -3,8 +3,11 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote/gitremote"
 	"github.com/cairn-dev/cairn/internal/remote/remotesync"
@@ -58,5 +61,38 @@ func TestSyncFailedAfterLostRace(t *testing.T) {
 	err := a.syncFailed("origin", remotesync.Outcome{Workflow: "wf-1", Local: 2}, cut)
 	if want := "origin could not be reached (git push: fatal: the remote end hung up unexpectedly): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again"; err == nil || err.Error() != want || stdout.Len()+stderr.Len() > 0 {
 		t.Errorf("with nothing changed: error %v, stdout %q, stderr %q\nwant %s", err, stdout.String(), stderr.String(), want)
+	}
+}
+
+// A sync whose time runs out while git waits on the remote (syncTimeout, shortened here so that
+// it is out before the first fetch) says what an unreachable remote's does, with its one step;
+// before, it ended with git's bare "gitremote: git fetch: context deadline exceeded".
+func TestSyncOutOfTime(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not on PATH")
+	}
+	work := t.TempDir()
+	proj, bare := filepath.Join(work, "project"), filepath.Join(work, "shared.git")
+	for _, args := range [][]string{{"init", "-q", "--bare", bare}, {"init", "-q", proj}, {"-C", proj, "remote", "add", "origin", "file://" + bare}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	vars := map[string]string{"HOME": filepath.Join(work, "home"), "CLAUDE_PROJECT_DIR": proj, "CAIRN_MEMORY_DIR": filepath.Join(work, "memory")}
+	cairn := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := Main(args, strings.NewReader(""), &out, &out, func(k string) string { return vars[k] })
+		return code, out.String()
+	}
+	for _, args := range [][]string{{"remote", "enable"}, {"start", "apex", "shared", "--id", "wf-1"}} {
+		if code, out := cairn(args...); code != 0 {
+			t.Fatalf("cairn %v: exit %d\n%s", args, code, out)
+		}
+	}
+	defer func(d time.Duration) { syncTimeout = d }(syncTimeout)
+	syncTimeout = time.Nanosecond
+	const want = "cairn sync: origin could not be reached (git fetch: no answer in the time allowed): nothing here changed; check that git fetch origin works from this clone, then run cairn sync again\n"
+	if code, out := cairn("sync"); code == 0 || out != want {
+		t.Errorf("sync out of time: exit %d\n%s\nwant %s", code, out, want)
 	}
 }

@@ -33,7 +33,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 			return r
 		}
 		msg = fmt.Sprintf("two copies of the workflow state: kept the active %s, archived %s as archive/%s (%s)", r.WorkflowID, l.Name, info.Dir, d.Reason)
-		pruneWarning(out, info)
+		msg += pruneWarning(out, info)
 	} else {
 		info, res, err := e.st.ReplaceWorkflow(l.Record, "conflict", e.event("migrated", "", other.State, "newer copy from "+l.Name))
 		if err != nil {
@@ -41,7 +41,7 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 			return r
 		}
 		msg = fmt.Sprintf("two copies of the workflow state: %s was newer and is now active; the previous active %s was archived as archive/%s (%s)", l.Name, r.WorkflowID, info.Dir, d.Reason)
-		pruneWarning(out, info)
+		msg += pruneWarning(out, info)
 		if n, err := res.Record(); err == nil {
 			r = n
 		}
@@ -64,11 +64,16 @@ func (e *Engine) resolveLegacy(r *workflow.Record, out *Resume, eye *[]string) *
 const ConfirmCopy = "confirm with the user which copy to keep"
 
 // pruneWarning says, as for any other archive (Result.retention), what finishing a conflict
-// archive kept aside and that retention could not remove older archives.
-func pruneWarning(out *Resume, info store.ArchiveInfo) {
+// archive kept aside and that retention could not remove older archives; it returns what goes
+// on the settling's notice: "; " and the older archives retention removed, "" for none.
+func pruneWarning(out *Resume, info store.ArchiveInfo) string {
 	notices, warning := ArchiveReport(info)
 	out.Notices = append(out.Notices, notices...)
 	if warning != "" {
 		out.Warnings = append(out.Warnings, warning)
 	}
+	if p := PrunedLine(info); p != "" {
+		return "; " + p
+	}
+	return ""
 }

@@ -37,16 +37,19 @@ func TestStartOverQuarantinedSnapshotSaysSo(t *testing.T) {
 	}
 }
 
-// TestSecondCopyArchiveSaysRetentionFailed: settling two copies of the workflow state archives
-// one of them; when retention then cannot remove older archives (here a damaged index), a
-// warning says so, as for any other archive.
-func TestSecondCopyArchiveSaysRetentionFailed(t *testing.T) {
+// TestSecondCopyArchiveSaysWhatRetentionDid: settling two copies of the workflow state archives
+// one of them; as for any other archive, a notice names the older archives retention removed
+// to make room, and when retention cannot remove them (here a damaged index), a warning says so.
+func TestSecondCopyArchiveSaysWhatRetentionDid(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		legacyAge time.Duration // how long before now the seed file was last updated
+		damaged   bool          // the archive index's newest two lines damaged
 	}{
-		{"seed-file-newer", -time.Minute},
-		{"active-newer", -2 * time.Hour},
+		{"seed-file-newer", -time.Minute, true},
+		{"active-newer", -2 * time.Hour, true},
+		{"seed-file-newer-pruned", -time.Minute, false},
+		{"active-newer-pruned", -2 * time.Hour, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -65,17 +68,19 @@ func TestSecondCopyArchiveSaysRetentionFailed(t *testing.T) {
 				must(en.Archive("abandoned"))(t)
 				e.clock.Add(time.Minute)
 			}
-			// The newest two index lines: one cut short, one no longer naming its directory.
-			ip := filepath.Join(state, "archive", "index.jsonl")
-			b, err := os.ReadFile(ip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := bytes.SplitAfter(b, []byte("\n"))
-			lines[3] = append(lines[3][:20:20], '\n')
-			lines[4] = bytes.Replace(lines[4], []byte(`"dir"`), []byte(`"dXr"`), 1)
-			if err := os.WriteFile(ip, bytes.Join(lines, nil), 0o600); err != nil {
-				t.Fatal(err)
+			if tc.damaged {
+				// The newest two index lines: one cut short, one no longer naming its directory.
+				ip := filepath.Join(state, "archive", "index.jsonl")
+				b, err := os.ReadFile(ip)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := bytes.SplitAfter(b, []byte("\n"))
+				lines[3] = append(lines[3][:20:20], '\n')
+				lines[4] = bytes.Replace(lines[4], []byte(`"dir"`), []byte(`"dXr"`), 1)
+				if err := os.WriteFile(ip, bytes.Join(lines, nil), 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			e.clock.Add(-time.Hour)
 			must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "cairn copy"}))(t)
@@ -85,8 +90,11 @@ func TestSecondCopyArchiveSaysRetentionFailed(t *testing.T) {
 			if !containsAny(r.Notices, "two copies") {
 				t.Fatalf("the two copies were not settled: notices %v, warnings %v", r.Notices, r.Warnings)
 			}
-			if !containsAny(r.Warnings, "older archives were not removed this time") {
+			if tc.damaged && !containsAny(r.Warnings, "older archives were not removed this time") {
 				t.Errorf("retention's failure was not said: warnings %v", r.Warnings)
+			}
+			if !tc.damaged && !containsAny(r.Notices, "retention removed 1 older archive: ") {
+				t.Errorf("the archive retention removed was not named: notices %v", r.Notices)
 			}
 		})
 	}

@@ -36,7 +36,10 @@ const (
 // What a sync brought, and a failure, become one notice on the next tool result, never a
 // tool error.
 type syncer struct {
-	s        *Server
+	s *Server
+	// open opens the engine's state directory again with the project's archive retention
+	// (engine.OpenStore): a lost race's archive keeps the archives the project keeps.
+	open     func(...store.Option) (*store.Store, error)
 	stateDir string
 	root     string
 	every    time.Duration
@@ -57,7 +60,10 @@ type syncer struct {
 // loop itself checks, each time, whether sharing is on, so cairn remote enable during a
 // session takes effect without a restart.
 func (s *Server) startSyncer(eng Engine) {
-	r, ok := eng.(interface{ ProjectRoot() string })
+	r, ok := eng.(interface {
+		ProjectRoot() string
+		OpenStore(...store.Option) (*store.Store, error)
+	})
 	if !ok || s.sync != nil {
 		return
 	}
@@ -70,7 +76,7 @@ func (s *Server) startSyncer(eng Engine) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	y := &syncer{s: s, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
+	y := &syncer{s: s, open: r.OpenStore, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
 	s.sync = y
 	y.wg.Go(y.loop)
 }
@@ -100,7 +106,7 @@ func (y *syncer) loop() {
 
 // run is one sync, when sharing is on.
 func (y *syncer) run() {
-	st, err := store.Open(y.stateDir)
+	st, err := y.open(store.WithNoCreate()) // none (removed, cairn uninstall): sharing is off
 	if err != nil {
 		y.fail("", err)
 		return
@@ -310,6 +316,9 @@ func (s *Server) syncBrought(ctx context.Context, remote string, out remotesync.
 	s.whenOpen(ctx, func() {
 		if snap, err := s.eng.Snapshot(); err == nil {
 			s.addSyncNoticeLocked(&snap, syncMessage(remote, out, snap))
+			// A plain move's notice says only where the workflow is now: the next one's says it
+			// better, and takes its place.
+			s.syncMoved = out.Conflict == nil && len(out.Notices) == 0
 		}
 	})
 }
@@ -352,10 +361,17 @@ func (s *Server) addSyncNotice(ctx context.Context, msg string) {
 	s.addSyncNoticeLocked(nil, msg)
 }
 
+// addSyncNoticeLocked queues msg; left, when not nil, is the workflow as the sync that brought
+// msg's change left it. Such a notice is never dropped (it says where the workflow is now, and
+// where a lost race put this machine's copy); the others stop at a few.
 func (s *Server) addSyncNoticeLocked(left *engine.Snapshot, msg string) {
-	if len(s.syncNotes) < 3 { // a flood says no more than the first few
+	switch {
+	case left != nil && s.syncMoved:
+		s.syncNotes[len(s.syncNotes)-1] = msg // the last queued, a plain move's: msg says it better
+	case left != nil || len(s.syncNotes) < 3: // a flood says no more than the first few
 		s.syncNotes = append(s.syncNotes, msg)
 	}
+	s.syncMoved = false
 	if left != nil {
 		s.syncLeft = left
 	}
@@ -372,10 +388,27 @@ func (s *Server) withSyncNotices(pre engine.Snapshot, preOK bool, generic string
 	if generic != "" && !(preOK && s.syncLeft != nil && pre.WorkflowID == s.syncLeft.WorkflowID && pre.Revision == s.syncLeft.Revision) {
 		out += " " + generic
 	}
-	s.syncNotes, s.syncLeft = nil, nil
-	// Each says what changed; what to do about it is said once, by the last that says it.
-	if n := strings.Count(out, callResume); n > 1 {
-		out = strings.Replace(out, callResume, "", n-1)
+	s.syncNotes, s.syncLeft, s.syncMoved = nil, nil, false
+	return resumeOnce(out)
+}
+
+// resumeOnce keeps, of notices that each say what changed, the instruction of the last that
+// says it: what to do about them is said once.
+func resumeOnce(notices string) string {
+	if n := strings.Count(notices, callResume); n > 1 {
+		notices = strings.Replace(notices, callResume, "", n-1)
 	}
-	return out
+	return notices
+}
+
+// withSyncNoticesDuring adds to notice, a call's, the sync notices queued while the call let
+// go of the turn (a person asked to approve): they tell what happened before the call's own
+// change landed, so its result says them; the next call's would say the workflow is where it
+// was before that change.
+func (s *Server) withSyncNoticesDuring(notice string) string {
+	during := s.withSyncNotices(engine.Snapshot{}, false, "")
+	if during == "" || notice == "" {
+		return notice + during
+	}
+	return resumeOnce(notice + " " + during)
 }

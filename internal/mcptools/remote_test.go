@@ -2,6 +2,7 @@ package mcptools_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // clone is one machine's checkout of a project shared through a bare repository over file://,
@@ -69,10 +71,14 @@ func machineA(t *testing.T, remote, context string) (dir string, c *client.Clien
 	return dir, c
 }
 
-// machineARuns is machineA, with the count of its server's background sync runs so far.
-func machineARuns(t *testing.T, remote, context string) (dir string, c *client.Client, runs *atomic.Int64) {
+// machineARuns is machineA, with the count of its server's background sync runs so far; setup
+// runs on the clone before its server starts.
+func machineARuns(t *testing.T, remote, context string, setup ...func(dir string, env func(string) string)) (dir string, c *client.Client, runs *atomic.Int64) {
 	t.Helper()
 	dir, env := clone(t, remote)
+	for _, f := range setup {
+		f(dir, env)
+	}
 	runs = new(atomic.Int64)
 	_, c = startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
 		Log: quietLog(), NoWatch: true}, runs))
@@ -116,6 +122,15 @@ func machineB(t *testing.T, bare string) *machine {
 	return m
 }
 
+// pickedUp is machineARuns with machine B, which has taken the workflow A's server pushed.
+func pickedUp(t *testing.T, bare, context string) (aDir string, c *client.Client, runs *atomic.Int64, b *machine) {
+	t.Helper()
+	aDir, c, runs = machineARuns(t, bare, context)
+	b = machineB(t, bare)
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 }) // A's server pushes on its own
+	return aDir, c, runs, b
+}
+
 func (m *machine) trySync(t *testing.T) (remotesync.Outcome, error) {
 	return remotesync.Sync(testCtx(t), m.st, m.gr, "origin", "", nil)
 }
@@ -147,10 +162,7 @@ func nextNotice(t *testing.T, c *client.Client) string {
 // tool error, and the tools keep working offline.
 func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	bare := bareRepo(t)
-	aDir, c, runs := machineARuns(t, bare, "share me")
-	b := machineB(t, bare)
-	// A's server pushes on its own, shortly after the change.
-	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+	aDir, c, runs, b := pickedUp(t, bare, "share me")
 	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +207,71 @@ func TestBackgroundSyncBringsOtherMachinesChanges(t *testing.T) {
 	}
 }
 
+// TestBackgroundSyncTellsWhereTheWorkflowIsNow: B moves the workflow four times, A's server
+// pulling each while the model makes no call; the next tool result says the phase and revision
+// the workflow is at now, once. Before, the notices queued were capped at the first three, so
+// the model read "it is now at ... (revision 4)" with the workflow at revision 5.
+func TestBackgroundSyncTellsWhereTheWorkflowIsNow(t *testing.T) {
+	_, c, runs, b := pickedUp(t, bareRepo(t), "follow me")
+	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if i > 0 {
+			if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": fmt.Sprintf("p%d.md", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out := b.sync(t); out.Pushed != 1 {
+			t.Fatalf("B pushed %d revisions, want 1", out.Pushed)
+		}
+		waitRuns(t, runs, 2) // a run of A's begun after the push has ended: it pulled it
+	}
+	notice := nextNotice(t, c)
+	if !strings.Contains(notice, "it is now at phase plan (revision 5)") || strings.Count(notice, "Notice:") != 1 {
+		t.Errorf("notice %q, want one saying the workflow is now at phase plan (revision 5)", notice)
+	}
+}
+
+// TestBackgroundSyncDuringApproval: while the person is asked to approve leaving plan (the
+// server's turn let go), B changes the workflow and A's server pulls it; the move then lands on
+// top. The transition's own result says what the sync brought during it; before, that notice
+// waited for the next call and told the model "it is now at phase plan" with the workflow
+// already in implement.
+func TestBackgroundSyncDuringApproval(t *testing.T) {
+	bare := bareRepo(t)
+	dir, env := clone(t, bare)
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "cairn", "config.json"), []byte(`{}`), 0o600); err != nil { // approvals on
+		t.Fatal(err)
+	}
+	runs := new(atomic.Int64)
+	srv := mcptools.New(mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, runs))
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	b := machineB(t, bare)
+	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true}
+	c := connectEliciting(t, srv, who)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate","workflow_id":"wf-1"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	waitFor(t, func() bool { return b.sync(t).Local >= 2 })
+	who.while = func() {
+		if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil {
+			t.Error(err)
+		}
+		if out := b.sync(t); out.Pushed != 1 {
+			t.Errorf("B pushed %d revisions, want 1", out.Pushed)
+		}
+		waitRuns(t, runs, 2) // A's server pulled it
+	}
+	got := text(mustOK(t, c, "transition", `{"to":"implement"}`))
+	if !strings.Contains(got, "another machine moved workflow wf-1 (via origin)") {
+		t.Errorf("the transition's result does not say what the sync brought during it: %q", got)
+	}
+	if got := text(mustOK(t, c, "get_vars", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("the next call is told again, or told the workflow is where it was before the move: %q", got)
+	}
+}
+
 // TestSyncStopsWithTheServer: Close returns promptly with a sync loop running, and no notice
 // comes when sharing is off.
 func TestSyncStopsWithTheServer(t *testing.T) {
@@ -226,9 +303,27 @@ func TestSyncStopsWithTheServer(t *testing.T) {
 	}
 }
 
+// TestBackgroundSyncLeavesARemovedStateDirectoryGone: the state directory removed under a
+// running server (cairn uninstall, rm -rf .claude/cairn) is not made again by the background
+// sync: with no state directory sharing is off. Before, every sync opened the store, which
+// made the directory and its .gitignore again within seconds.
+func TestBackgroundSyncLeavesARemovedStateDirectoryGone(t *testing.T) {
+	dir, _, runs := machineARuns(t, bareRepo(t), "remove me")
+	state := filepath.Join(dir, ".claude", "cairn")
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	waitRuns(t, runs, 2) // a run begun after the removal has ended
+	if _, err := os.Lstat(state); err == nil {
+		t.Errorf("the background sync made the removed state directory %s again", state)
+	}
+}
+
 // TestBackgroundSyncLostRace: A is cut off from the remote while both machines move the
 // workflow; B's move lands first. When A's link comes back, its server keeps B's line, archives
-// A's copy, and the next tool result says who moved it, to what, and where A's work is.
+// A's copy, and the next tool result says who moved it, to what, and where A's work is. The
+// archive keeps the archives A's project keeps (archive_retention 6, not the store's default
+// 5), and the notice names the one retention removed.
 func TestBackgroundSyncLostRace(t *testing.T) {
 	bare := bareRepo(t)
 	// A reaches the repository through a link that the test cuts and restores.
@@ -236,7 +331,25 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	if err := os.Symlink(bare, link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	_, c := machineA(t, link, "race me")
+	aDir, c, _ := machineARuns(t, link, "race me", func(dir string, env func(string) string) {
+		state := filepath.Join(dir, ".claude", "cairn")
+		if err := os.WriteFile(filepath.Join(state, "config.json"), []byte(`{"approvals": false, "archive_retention": 6}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e, err := engine.Open(engine.Config{Getenv: env, WorkDir: dir, Actor: "test", YAML: yamldoc.Codec{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		for i := 1; i <= 6; i++ { // six finished workflows: as many as the project keeps
+			if _, err := e.Start(engine.StartRequest{Type: "debug", Context: "old", WorkflowID: fmt.Sprintf("old-%d", i)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Complete("done"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	b := machineB(t, bare)
 	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
 
@@ -260,13 +373,17 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	}
 	notice := nextNotice(t, c)
 	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
-		"not replayed: variable PLAN_PATH: the other machine changed it first", "resume_check"} {
+		"not replayed: variable PLAN_PATH: the other machine changed it first", "retention removed 1 older archive: old-1-", "resume_check"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}
 	}
 	if strings.Count(notice, "Notice:") != 1 {
 		t.Errorf("the change is told more than once: %q", notice)
+	}
+	archives, err := filepath.Glob(filepath.Join(aDir, ".claude", "cairn", "archive", "old-*"))
+	if err != nil || len(archives) != 5 {
+		t.Errorf("A's archives of finished workflows after the race: %v (%v); want old-2 to old-6, the project keeping 6", archives, err)
 	}
 }
 

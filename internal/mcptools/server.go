@@ -64,6 +64,7 @@ type Server struct {
 	sync      *syncer
 	syncNotes []string
 	syncLeft  *engine.Snapshot // the workflow as the last sync that brought a change left it
+	syncMoved bool             // the last of syncNotes is a plain move's, which the next replaces
 	pruned    bool             // the records of exited clients were pruned (once per server)
 	pruning   sync.WaitGroup
 }
@@ -330,6 +331,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 		return !s.closed && s.eng == eng
 	}
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
+	notice = s.withSyncNoticesDuring(notice)
 	if err != nil {
 		return warnText(errorResult(err, notice), told)
 	}

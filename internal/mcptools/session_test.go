@@ -170,6 +170,12 @@ func elicitingServerIn(t testing.TB, p *project, who *person) (*project, *client
 		PPID: 77, Log: quietLog(), NoWatch: true,
 	})
 	t.Cleanup(func() { srv.Close(context.Background()) })
+	return p, connectEliciting(t, srv, who)
+}
+
+// connectEliciting connects to srv a client that declares elicitation and lets who answer.
+func connectEliciting(t testing.TB, srv *mcptools.Server, who *person) *client.Client {
+	t.Helper()
 	ctx := testCtx(t)
 	c := client.NewClient(transport.NewInProcessTransportWithOptions(srv.MCP(), transport.WithElicitationHandler(who)),
 		client.WithProtocolVersion(protocol), client.WithElicitationHandler(who))
@@ -183,7 +189,7 @@ func elicitingServerIn(t testing.TB, p *project, who *person) (*project, *client
 	if _, err := c.Initialize(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	return p, c
+	return c
 }
 
 // approvingServer is a real server whose client is a person who approves.

@@ -918,6 +918,11 @@ func (b *Backend) run(ctx context.Context, stdin io.Reader, stdout io.Writer, ar
 	cmd.WaitDelay = 2 * time.Second
 	detach(cmd)
 	if err := cmd.Run(); err != nil {
+		if errors.Is(parent.Err(), context.DeadlineExceeded) {
+			// The caller's time (a whole sync's) ran out while git waited: the remote did
+			// not answer in time, as with Timeout below.
+			return &GitError{Op: args[0], Err: parent.Err(), Stderr: "no answer in the time allowed"}
+		}
 		if parent.Err() != nil {
 			return fmt.Errorf("gitremote: git %s: %w", args[0], parent.Err())
 		}
