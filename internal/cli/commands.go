@@ -125,7 +125,10 @@ in FROM; otherwise exit 1 says where it is and who moved it. --output records an
 the phase being left (repeatable); --checkpoint keeps a JSON object in that phase's
 metadata, in the same write. Entering a terminal phase completes and archives the workflow.`},
 		{name: "complete", usage: "complete OUTCOME [--json]", min: 1, max: 1, noEngine: true, run: runComplete,
-			summary: "Complete the active workflow with a one-line OUTCOME and archive it."},
+			summary: "Complete the active workflow with a one-line OUTCOME and archive it.",
+			doc: `In an approval phase that waits for a person's yes, only a person completes it: inside a
+shell Claude Code started (CLAUDECODE set, as in the agent's Bash tool) it is refused until
+cairn approve has been run from a terminal of their own.`},
 		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, run: runTask,
 			summary: "Add or move a task of the current phase (pending, running, done, failed).",
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so

@@ -102,14 +102,22 @@ func runComplete(a *app, pos []string, _ *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	return a.told(e.Complete(pos[0]))
+	if a.inClaudeCode() {
+		// The agent's Bash: as complete_workflow, refused in a phase waiting for a yes.
+		return a.told(e.Complete(pos[0]))
+	}
+	// A person is the approver: they may end a workflow waiting for their yes.
+	return a.told(e.CompleteByPerson(pos[0]))
 }
 
+// inClaudeCode reports whether cairn runs in a shell Claude Code started: Claude Code sets
+// CLAUDECODE in every one, the agent's Bash tool, a slash command's shell block, the hooks.
+// There the agent could give a person's yes itself, so the gate would not gate; a person does
+// from a terminal of their own.
+func (a *app) inClaudeCode() bool { return a.getenv("CLAUDECODE") != "" }
+
 func runApprove(a *app, pos []string, e *engine.Engine) error {
-	// Claude Code sets CLAUDECODE in every shell it starts: the agent's Bash tool, a slash
-	// command's shell block, the hooks. There the agent could approve its own work, so the
-	// gate would not gate; a person approves from a terminal of their own.
-	if a.getenv("CLAUDECODE") != "" {
+	if a.inClaudeCode() {
 		return &codeError{code: ExitRefused, msg: "not approved: this shell was started by Claude Code (CLAUDECODE is set), where the agent could run it too; a person runs cairn approve in a terminal of their own"}
 	}
 	return a.told(e.Approve(optional(pos, "")))
