@@ -101,7 +101,8 @@ phases and the TTL after which an idle workflow expires.`},
 			summary: "Abandon the active workflow: archive it unfinished (kept, not deleted).",
 			doc: `For work that will not be finished; cairn complete OUTCOME ends finished work. The
 reason is free text, kept in the workflow's history (cairn history ID); a one-word reason
-such as superseded is also the status cairn list shows (default archived).`},
+such as superseded is also the status cairn list shows (default archived); completed,
+expired and replaced, which Cairn files on its own, are kept as the note.`},
 		{name: "expire", usage: "expire [--dry-run] [--json]", run: runExpire, onState: true,
 			summary: "Archive the active workflow if its TTL has passed (--dry-run: only say).",
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to

@@ -1207,14 +1207,22 @@ func (e *Engine) lastEventNote(cur *workflow.Record, kind string) string {
 	return d.Note
 }
 
+// ownEndings are the statuses Cairn files workflows under itself (and the record's active):
+// a one-word archive reason is never one of them.
+var ownEndings = []string{string(workflow.StatusActive), string(workflow.StatusCompleted), string(workflow.StatusExpired), "replaced"}
+
 // archiveStatus splits an archive reason: one word that is a valid name (abandoned,
-// superseded) is the archive's status as before; anything else is free text, kept as a note,
-// with the status "archived".
+// superseded) is the archive's status as before, unless it is one of ownEndings; anything else
+// is free text, kept as a note, with the status "archived".
 func archiveStatus(reason string) (status, note string) {
 	reason = textsafe.OneLine(reason)
 	switch {
 	case reason == "":
 		return "archived", ""
+	case slices.Contains(ownEndings, reason):
+		// Filed under it, abandoned work would read as completed (past an approval phase
+		// waiting for a yes, too), expired or replaced: it is kept as the note instead.
+		return "archived", reason
 	case store.ValidName(reason) == nil:
 		return reason, ""
 	}
