@@ -686,7 +686,7 @@ func (e *Engine) approvalPolicy(def *workflow.Definition, cur *workflow.Record, 
 // UserApproves is the agent's step where a person's yes is needed and was not asked for in the
 // session: cairn approve is refused in every shell Claude Code starts (CLAUDECODE set: the
 // agent's Bash), so the user runs it in a terminal of their own.
-const UserApproves = "ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused)"
+const UserApproves = "ask the user to run `cairn approve [NOTE]` in the project, " + workflow.OwnTerminal
 
 // CompleteAgain ends the refusal of complete_workflow in an approval phase; the CLI puts its
 // complete command in its place.
