@@ -420,6 +420,7 @@ func shellSteps(msg string) string {
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
 		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
 		{engine.CompleteStep, "finish the workflow with cairn complete OUTCOME"},
+		{engine.CompleteAgain, "then run cairn complete OUTCOME again"},
 		{engine.ConfirmCopy, "choose which copy to keep"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 	} {
@@ -462,7 +463,7 @@ func (a *app) next(w io.Writer, res *engine.Result) {
 // a terminal takes, as cairn status says it. In a shell Claude Code started the reader is the
 // agent, where cairn approve is refused: the agent's words stay.
 func (a *app) personNext(res *engine.Result) {
-	if res.Next != "" && res.AwaitingApproval != "" && a.getenv("CLAUDECODE") == "" {
+	if res.Next != "" && res.AwaitingApproval != "" && !a.inClaudeCode() {
 		res.Next = textsafe.Line(res.AwaitingApproval, 64) + " waits for a person's approval; approve it with `cairn approve [NOTE]`"
 	}
 }

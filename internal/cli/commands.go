@@ -61,8 +61,9 @@ not archived. With --json prints the engine's resume answer, without the agent's
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
 Code asks for it in the session when it can; where it cannot (claude -p), a person runs
-this, in a terminal of their own: inside a shell Claude Code started (CLAUDECODE set, as in
-the agent's Bash tool) it is refused. The approval, its time and NOTE are recorded and shown
+this, in a terminal of their own: inside a shell Claude Code started (CLAUDECODE,
+CLAUDE_CODE_SESSION_ID or CLAUDE_CODE_CHILD_SESSION set, as in the agent's Bash tool) it is
+refused. The approval, its time and NOTE are recorded and shown
 by cairn status. To let agents leave approval phases alone in this project, set
 "approvals": false in .claude/cairn/config.json.`},
 		{name: "statusline", usage: "statusline [--json]", noEngine: true, run: runStatusline, readOnly: true,
@@ -101,7 +102,8 @@ phases and the TTL after which an idle workflow expires.`},
 			summary: "Abandon the active workflow: archive it unfinished (kept, not deleted).",
 			doc: `For work that will not be finished; cairn complete OUTCOME ends finished work. The
 reason is free text, kept in the workflow's history (cairn history ID); a one-word reason
-such as superseded is also the status cairn list shows (default archived).`},
+such as superseded is also the status cairn list shows (default archived); completed,
+expired and replaced, which Cairn files on its own, are kept as the note.`},
 		{name: "expire", usage: "expire [--dry-run] [--json]", run: runExpire, onState: true,
 			summary: "Archive the active workflow if its TTL has passed (--dry-run: only say).",
 			doc: `An expired workflow is archived, never deleted, and an expiry line is written to
@@ -125,7 +127,10 @@ in FROM; otherwise exit 1 says where it is and who moved it. --output records an
 the phase being left (repeatable); --checkpoint keeps a JSON object in that phase's
 metadata, in the same write. Entering a terminal phase completes and archives the workflow.`},
 		{name: "complete", usage: "complete OUTCOME [--json]", min: 1, max: 1, noEngine: true, run: runComplete,
-			summary: "Complete the active workflow with a one-line OUTCOME and archive it."},
+			summary: "Complete the active workflow with a one-line OUTCOME and archive it.",
+			doc: `In an approval phase that waits for a person's yes, only a person completes it: inside
+a shell Claude Code started (the agent's Bash tool; cairn help approve says how it is told)
+it is refused until cairn approve has been run from a terminal of their own.`},
 		{name: "task", usage: "task ID STATUS [--output P] [--note N] [--json]", min: 2, max: 2, run: runTask,
 			summary: "Add or move a task of the current phase (pending, running, done, failed).",
 			doc: `With sharing on (cairn remote enable), running first claims the task on the remote, so

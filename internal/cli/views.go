@@ -215,10 +215,14 @@ func writeRecord(w io.Writer, r *workflow.Record) {
 			return fmt.Sprintf("%s %s: %s", v.Code, v.Severity, v.Details)
 		})
 	}
+	waits, _ := workflow.PendingApproval(r) // the phase cairn approve would approve, if any
 	list(w, "Approvals", len(r.Approvals), func(i int) string {
 		a := r.Approvals[i]
-		if a.ApprovedAt.IsZero() {
+		switch {
+		case a.ApprovedAt.IsZero() && a.Phase == waits:
 			return a.Phase + ": waiting for a person's approval (cairn approve [NOTE])"
+		case a.ApprovedAt.IsZero(): // left backwards, or the workflow ended: nothing waits
+			return a.Phase + ": not approved"
 		}
 		s := fmt.Sprintf("%s: approved %s by %s", a.Phase, stamp(a.ApprovedAt), workflow.ApprovedBy(a.Source))
 		if a.Note != "" {

@@ -102,15 +102,34 @@ func runComplete(a *app, pos []string, _ *engine.Engine) error {
 	if err != nil {
 		return err
 	}
-	return a.told(e.Complete(pos[0]))
+	if a.inClaudeCode() {
+		// The agent's Bash: as complete_workflow, refused in a phase waiting for a yes.
+		return a.told(e.Complete(pos[0]))
+	}
+	// A person is the approver: they may end a workflow waiting for their yes.
+	return a.told(e.CompleteByPerson(pos[0]))
+}
+
+// inClaudeCode reports whether cairn runs in a shell Claude Code started: Claude Code 2.1.330
+// gives every one (the agent's Bash tool, a slash command's shell block, the hooks) CLAUDECODE
+// and its session in CLAUDE_CODE_SESSION_ID and CLAUDE_CODE_CHILD_SESSION. There the agent
+// could give a person's yes itself, so the gate would not gate; a person does from a terminal
+// of their own.
+func (a *app) inClaudeCode() bool { return a.claudeCodeVar() != "" }
+
+// claudeCodeVar names the first of Claude Code's variables set here, "" when none is.
+func (a *app) claudeCodeVar() string {
+	for _, k := range []string{"CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_CHILD_SESSION"} {
+		if a.getenv(k) != "" {
+			return k
+		}
+	}
+	return ""
 }
 
 func runApprove(a *app, pos []string, e *engine.Engine) error {
-	// Claude Code sets CLAUDECODE in every shell it starts: the agent's Bash tool, a slash
-	// command's shell block, the hooks. There the agent could approve its own work, so the
-	// gate would not gate; a person approves from a terminal of their own.
-	if a.getenv("CLAUDECODE") != "" {
-		return &codeError{code: ExitRefused, msg: "not approved: this shell was started by Claude Code (CLAUDECODE is set), where the agent could run it too; a person runs cairn approve in a terminal of their own"}
+	if k := a.claudeCodeVar(); k != "" {
+		return &codeError{code: ExitRefused, msg: "not approved: this shell was started by Claude Code (" + k + " is set), where the agent could run it too; a person runs cairn approve in a terminal of their own"}
 	}
 	return a.told(e.Approve(optional(pos, "")))
 }

@@ -294,3 +294,66 @@ func TestBrokenOverrideRefusesAStart(t *testing.T) {
 		t.Errorf("start with the override broken: %v", err)
 	}
 }
+
+// complete_workflow in an approval phase that waits for a person's yes would end the workflow
+// past the gate without one: it is refused, with the step that gets the yes, and nothing is
+// changed. Approved, with approvals off for the project, or by a person (cairn complete
+// outside Claude Code's shells, who is the approver), it completes; so does a workflow
+// elsewhere than in a gate.
+func TestCompleteInAGateNeedsAYes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		phase   string // where complete is called
+		approve bool   // cairn approve first
+		off     bool   // "approvals": false
+		person  bool   // CompleteByPerson
+		refused bool
+	}{
+		{name: "agent in an unapproved gate", phase: "plan", refused: true},
+		{name: "agent in an approved gate", phase: "plan", approve: true},
+		{name: "agent with approvals off", phase: "plan", off: true},
+		{name: "person in an unapproved gate", phase: "plan", person: true},
+		{name: "agent in a phase without a gate", phase: "analyze"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			en := e.open("s1")
+			res := must(en.Start(engine.StartRequest{Type: "apex", Context: "gate"}))(t)
+			if tc.off {
+				if err := os.WriteFile(filepath.Join(en.StateDir(), "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.phase == "plan" {
+				must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
+			}
+			if tc.approve {
+				must(e.open("cli").Approve("ok"))(t)
+			}
+			complete := (*engine.Engine).Complete
+			if tc.person {
+				complete = (*engine.Engine).CompleteByPerson
+			}
+			_, err := complete(e.open("s1"), "done early")
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("complete: %v", err)
+				}
+				return
+			}
+			const want = "workflow " + "%s is in approval phase plan, which waits for a person's yes, and completing it needs that yes too; nothing was changed: ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call complete_workflow again"
+			if err == nil || err.Error() != fmt.Sprintf(want, res.WorkflowID) {
+				t.Fatalf("complete in the unapproved gate: err = %v, want it refused with the step", err)
+			}
+			if engine.Classify(err) != engine.Refused {
+				t.Errorf("the refusal is classed %v", engine.Classify(err))
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{}); r.Phase != "plan" || r.AwaitingApproval != "plan" {
+				t.Errorf("after the refusal: phase %q, awaiting %q; want the workflow waiting in plan", r.Phase, r.AwaitingApproval)
+			}
+			// The person's yes is the way on.
+			must(e.open("cli").Approve("ok"))(t)
+			must(e.open("s1").Complete("done early"))(t)
+		})
+	}
+}

@@ -21,7 +21,8 @@ func TestToolTextInMemoryIsQuotedAndFenced(t *testing.T) {
 		en := e.open("s1")
 		must(en.Start(engine.StartRequest{Type: "apex", Context: text}))(t)
 		must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
-		must(en.Complete(text))(t)
+		must(e.open("cli").Approve(""))(t) // plan waits for a person's yes
+		must(e.open("s1").Complete(text))(t)
 		title := []rune(text)
 		title = title[:min(len(title), 120)] // record_learning's limit
 		must(en.RecordLearning(engine.LearningRequest{Title: string(title), Body: text}))(t)

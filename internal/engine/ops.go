@@ -684,6 +684,27 @@ func (e *Engine) approvalPolicy(def *workflow.Definition, cur *workflow.Record, 
 	return nil
 }
 
+// UserApproves is the agent's step where a person's yes is needed and was not asked for in the
+// session: cairn approve is refused in every shell Claude Code starts (CLAUDECODE set: the
+// agent's Bash), so the user runs it in a terminal of their own.
+const UserApproves = "ask the user to run `cairn approve [NOTE]` in the project, " + workflow.OwnTerminal
+
+// CompleteAgain ends the refusal of complete_workflow in an approval phase; the CLI puts its
+// complete command in its place.
+const CompleteAgain = "then call complete_workflow again"
+
+// completeGate refuses the agent's completion of r while r waits in an approval phase for a
+// person's yes (as the resume plan counts it: with approvals off for the project, none is
+// awaited): completing there would end the workflow past the gate without one.
+func (e *Engine) completeGate(r *workflow.Record) error {
+	def, _ := e.definitionFor(r) // without it, a request open on record still waits
+	if p, open := workflow.Awaiting(def, e.planView(def, r, e.now())); open {
+		return fmt.Errorf("workflow %s is in approval phase %s, which waits for a person's yes, and completing it needs that yes too; nothing was changed: %s, %s",
+			r.WorkflowID, textsafe.Line(p, 64), UserApproves, CompleteAgain)
+	}
+	return nil
+}
+
 // archiveCompleted files a just-completed workflow in the archive and records its ending.
 // Failing to archive loses nothing (the completed record stays in the active slot, and the
 // next start or read archives it), so it is a warning. However it was completed
@@ -762,12 +783,26 @@ func compactJSON(b []byte) json.RawMessage {
 	return buf.Bytes()
 }
 
-// Complete ends the active workflow with an outcome, writes the completion line and archives it.
-func (e *Engine) Complete(outcome string) (*Result, error) {
+// Complete ends the active workflow with an outcome, writes the completion line and archives
+// it: the agent's complete_workflow. In an approval phase that waits for a person's yes it is
+// refused (completeGate), as leaving the phase is.
+func (e *Engine) Complete(outcome string) (*Result, error) { return e.complete(outcome, false) }
+
+// CompleteByPerson is Complete for a person (cairn complete outside the shells Claude Code
+// starts): the person is the approver, so a workflow that waits in an approval phase for
+// their yes may be ended there.
+func (e *Engine) CompleteByPerson(outcome string) (*Result, error) { return e.complete(outcome, true) }
+
+func (e *Engine) complete(outcome string, person bool) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
 	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
+		if !person {
+			if err := e.completeGate(r); err != nil {
+				return workflow.Result{}, err
+			}
+		}
 		return workflow.Complete(r, outcome, e.now(), e.actor())
 	}), outcome)
 	if r, inSlot := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
@@ -1177,14 +1212,22 @@ func (e *Engine) lastEventNote(cur *workflow.Record, kind string) string {
 	return d.Note
 }
 
+// ownEndings are the statuses Cairn files workflows under itself (and the record's active):
+// a one-word archive reason is never one of them.
+var ownEndings = []string{string(workflow.StatusActive), string(workflow.StatusCompleted), string(workflow.StatusExpired), "replaced"}
+
 // archiveStatus splits an archive reason: one word that is a valid name (abandoned,
-// superseded) is the archive's status as before; anything else is free text, kept as a note,
-// with the status "archived".
+// superseded) is the archive's status as before, unless it is one of ownEndings; anything else
+// is free text, kept as a note, with the status "archived".
 func archiveStatus(reason string) (status, note string) {
 	reason = textsafe.OneLine(reason)
 	switch {
 	case reason == "":
 		return "archived", ""
+	case slices.Contains(ownEndings, reason):
+		// Filed under it, abandoned work would read as completed (past an approval phase
+		// waiting for a yes, too), expired or replaced: it is kept as the note instead.
+		return "archived", reason
 	case store.ValidName(reason) == nil:
 		return reason, ""
 	}

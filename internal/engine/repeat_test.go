@@ -210,6 +210,7 @@ func TestCompleteAgain(t *testing.T) {
 	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "complete twice"}))(t)
 	move := engine.TransitionRequest{From: "analyze", To: "plan"}
 	must(e.open("s1").Transition(move))(t)
+	must(e.open("cli").Approve(""))(t) // plan waits for a person's yes
 	e.clock.Add(time.Second)
 	first := must(e.open("s1").Complete("retries added"))(t)
 	if !first.Changed {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -32,17 +33,12 @@ var approvalSchema = map[string]any{
 	"required": []string{"approve"},
 }
 
-// userApproves is the agent's step where a person's approval could not be asked for here:
-// cairn approve is refused in every shell Claude Code starts (CLAUDECODE set: the agent's Bash),
-// so the user runs it in a terminal of their own.
-const userApproves = "ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused)"
-
 // askApproval asks the person, through MCP elicitation, to approve leaving an approval phase,
 // and returns their note. Where no person can be asked (a client without elicitation, or one
 // that cancels at once, as claude -p does) the error is one line saying how a person approves.
 func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 	phase := textsafe.Line(ae.Phase, 64)
-	cannot := fmt.Errorf("leaving phase %s needs a person's approval and no person could be asked here: %s, then call transition again", phase, userApproves)
+	cannot := fmt.Errorf("leaving phase %s needs a person's approval and no person could be asked here: %s, then call transition again", phase, engine.UserApproves)
 	sess := server.ClientSessionFromContext(c.live) // nil (no session) satisfies neither interface
 	info, declared := sess.(server.SessionWithClientInfo)
 	if _, ok := sess.(server.SessionWithElicitation); !ok || declared && info.GetClientCapabilities().Elicitation == nil {
@@ -62,7 +58,7 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 		return "", fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state while the person was asked; nothing was changed: call transition again", phase)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && c.live.Err() == nil {
-		return "", fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call transition again to ask again, or %s", phase, approvalWait, userApproves)
+		return "", fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call transition again to ask again, or %s", phase, approvalWait, engine.UserApproves)
 	}
 	if err != nil || res == nil {
 		return "", cannot
@@ -79,7 +75,7 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 		return textsafe.Clip(strings.TrimSpace(note), maxApprovalNote), nil
 	case res.Action == mcp.ElicitationResponseActionCancel:
 		// claude -p answers every elicitation so, at once: no person saw it.
-		return "", fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): %s, then call transition again", phase, userApproves)
+		return "", fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): %s, then call transition again", phase, engine.UserApproves)
 	}
 	return "", fmt.Errorf("the user did not approve leaving phase %s; stay in it: ask the user what to change, and ask again once it is done", phase)
 }

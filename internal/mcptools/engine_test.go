@@ -153,6 +153,12 @@ func TestToolsRealEngine(t *testing.T) {
 	if structured(t, res)["changed"] != false {
 		t.Errorf("expire_ttl dry run changed something: %v", structured(t, res))
 	}
+	// plan waits for a person's yes: complete_workflow would end the workflow past the gate.
+	mustFail(t, c, "complete_workflow", `{"outcome":"login shipped"}`, "is in approval phase plan, which waits for a person's yes",
+		"nothing was changed: "+engine.UserApproves+", then call complete_workflow again")
+	if _, err := look.Approve("plan reviewed"); err != nil {
+		t.Fatal(err)
+	}
 	res = mustOK(t, c, "complete_workflow", `{"outcome":"login shipped"}`)
 	if s := structured(t, res); s["changed"] != true {
 		t.Errorf("complete_workflow: %v", s)

@@ -399,6 +399,9 @@ func TestStdioToolsRealEngine(t *testing.T) {
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"stdio"}`)
 	mustOK(t, c, "transition", `{"to":"plan"}`)
 	mustFail(t, c, "transition", `{"to":"git-commit"}`, "allowed next: implement, analyze")
+	if _, err := p.other(t, "person").Approve("plan reviewed"); err != nil { // plan waits for a yes
+		t.Fatal(err)
+	}
 	mustOK(t, c, "complete_workflow", `{"outcome":"done over stdio"}`)
 	if snap := snapshot(t, p.other(t, "observer")); snap.WorkflowID != "" {
 		t.Errorf("active workflow after completion: %+v", snap)

@@ -626,8 +626,12 @@ type ApprovalError struct {
 }
 
 func (e *ApprovalError) Error() string {
-	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, then the move can be made again", e.Phase)
+	return fmt.Sprintf("leaving phase %s needs a person's approval: a person runs `cairn approve [NOTE]` in the project, %s, then the move can be made again", e.Phase, OwnTerminal)
 }
+
+// OwnTerminal is where a person runs cairn approve: it is refused in every shell Claude Code
+// starts (the agent's Bash tool, the hooks), where the agent could run it too.
+const OwnTerminal = "in a terminal of their own (not through Claude Code, where it is refused)"
 
 // Approve records a person's yes to the approval the current phase waits for (Awaiting). A
 // phase approved already is no change; it is refused when the phase waits for none.
