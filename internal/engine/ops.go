@@ -151,6 +151,8 @@ const (
 	ShortenTasks      = "update_task with the task's status and a shorter note"
 	SplitCheckpoint   = "save_checkpoint, split to fit"
 	ShortenViolations = "set_enforcement with shorter details replaces them"
+	// KeepData is the step for a move's checkpoint that was not recorded.
+	KeepData = "save_checkpoint keeps the data"
 )
 
 // fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
@@ -577,6 +579,11 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	switch {
 	case !wres.Changed:
 		res.Message = fmt.Sprintf("already in phase %s; nothing changed", wres.To)
+		// Warned of another live session: it made the move, and what this call carried is not
+		// on record.
+		if len(wres.Warnings) > 0 && (req.CheckpointJSON != nil || len(req.Outputs) > 0) {
+			res.Warnings = append(res.Warnings, "the checkpoint and outputs this call carried were not recorded, as another session made the move: "+KeepData)
+		}
 	case wres.Completed:
 		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
 		e.archiveCompleted(res, wres)

@@ -40,3 +40,24 @@ func TestTwoTerminalsClaimOneTask(t *testing.T) {
 		t.Errorf("the claiming session's own retry warns of another session:\n%s", got)
 	}
 }
+
+// A session whose view is stale (it still thinks the workflow is in analyze) moves to plan
+// without the from guard after the other terminal made that move: its call is no move, and
+// the checkpoint and outputs it carried are not recorded. It must be told both, not read
+// "already in phase plan; nothing changed" as its own move made.
+func TestStaleTerminalMovesWhereTheOtherMoved(t *testing.T) {
+	cs := terminals(t, "sess-a", "sess-b")
+	a, b := cs[0], cs[1]
+	mustOK(t, a, "start_workflow", `{"type":"apex","context":"two terminals"}`)
+	mustOK(t, a, "transition", `{"to":"plan"}`)
+	got := text(mustOK(t, b, "transition", `{"to":"plan","checkpoint":{"found":"b's analysis"},"outputs":["notes/b.md"]}`))
+	for _, want := range []string{"lready in phase plan", "Another live session", "not recorded", "save_checkpoint"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the stale terminal's move, made by the other, said (want %q):\n%s", want, got)
+		}
+	}
+	// Its own move retried is what it asked for already: no warning, nothing said lost.
+	if got := text(mustOK(t, a, "transition", `{"to":"plan"}`)); strings.Contains(got, "Warning") {
+		t.Errorf("the moving session's own retry warns:\n%s", got)
+	}
+}

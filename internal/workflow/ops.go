@@ -411,7 +411,12 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	now = now.UTC()
 	to := NormalizeName(req.To)
 	if to == r.State {
-		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to}, nil
+		// Another live session may have made this move: the caller's is then no move of its own.
+		res := Result{Record: r.Clone(), Event: EventNone, From: to, To: to}
+		if w := OwnershipWarning(r, by, now, DefaultLiveWindow); w != "" {
+			res.Warnings = []string{w}
+		}
+		return res, nil
 	}
 	if !def.CanMove(r.State, to) {
 		e := &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}
