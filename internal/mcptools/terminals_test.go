@@ -61,3 +61,16 @@ func TestStaleTerminalMovesWhereTheOtherMoved(t *testing.T) {
 		t.Errorf("the moving session's own retry warns:\n%s", got)
 	}
 }
+
+// Setting variables on a workflow another terminal's session is working in warns of that
+// session however many variables one call sets: with two, the warning of the first was
+// dropped for the second's, made on the caller's own copy.
+func TestOtherTerminalSetsVars(t *testing.T) {
+	for _, args := range []string{`{"vars":{"PLAN_PATH":"b.md"}}`, `{"vars":{"PLAN_PATH":"b.md","WF_TICKET":"B-2"}}`} {
+		cs := terminals(t, "sess-a", "sess-b")
+		mustOK(t, cs[0], "start_workflow", `{"type":"apex","context":"two terminals"}`)
+		if got := text(mustOK(t, cs[1], "set_vars", args)); !strings.Contains(got, "Another live session") {
+			t.Errorf("set_vars(%s) over the other terminal's workflow said:\n%s", args, got)
+		}
+	}
+}
