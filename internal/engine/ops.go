@@ -284,6 +284,10 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if cur != nil && startedAlready(def, cur, r) {
 			res := &Result{Message: fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; nothing changed", def.Name, cur.WorkflowID, cur.State),
 				Revision: cur.Revision, Warnings: told}
+			// Started in another live session: the work is that session's, not this one's.
+			if w := e.liveOwnerWarning(cur); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 			// A crash between the start and the replaced workflow's line left it unwritten.
 			if old, by := e.replacedLast(r.Replace); old != nil && by == cur.WorkflowID {
 				if w, wrote := e.abandonLeft(old); wrote {

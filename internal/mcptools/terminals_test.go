@@ -74,3 +74,17 @@ func TestOtherTerminalSetsVars(t *testing.T) {
 		}
 	}
 }
+
+// Two terminals told to start the same work: the second start finds it started already, in
+// the other terminal's live session, and is told so rather than taking it up as its own.
+func TestTwoTerminalsStartTheSameWork(t *testing.T) {
+	cs := terminals(t, "sess-a", "sess-b")
+	mustOK(t, cs[0], "start_workflow", `{"type":"apex","context":"two terminals"}`)
+	got := text(mustOK(t, cs[1], "start_workflow", `{"type":"apex","context":"two terminals"}`))
+	if !strings.Contains(got, "already started") || !strings.Contains(got, "Another live session") {
+		t.Errorf("the second terminal's start of the same work said:\n%s", got)
+	}
+	if got := text(mustOK(t, cs[0], "start_workflow", `{"type":"apex","context":"two terminals"}`)); strings.Contains(got, "Another live session") {
+		t.Errorf("the starting session's own retry warns of another session:\n%s", got)
+	}
+}
