@@ -88,3 +88,16 @@ func TestTwoTerminalsStartTheSameWork(t *testing.T) {
 		t.Errorf("the starting session's own retry warns of another session:\n%s", got)
 	}
 }
+
+// A session whose resume report said analyze guards its move with from: after the other
+// terminal's move it is refused, told where the workflow is and the tool that reads it, not
+// "read the workflow again", which no tool is called.
+func TestStaleTerminalGuardedMoveIsRefused(t *testing.T) {
+	cs := terminals(t, "sess-a", "sess-b")
+	a, b := cs[0], cs[1]
+	mustOK(t, a, "start_workflow", `{"type":"apex","context":"two terminals"}`)
+	mustOK(t, b, "resume_check", `{}`)
+	mustOK(t, a, "transition", `{"to":"plan","from":"analyze"}`)
+	mustFail(t, b, "transition", `{"to":"plan","from":"analyze","note":"b's move"}`,
+		"expected phase analyze, found plan", "last changed by session sess-a", "nothing was changed: check it with resume_check")
+}
