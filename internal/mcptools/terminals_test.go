@@ -126,3 +126,14 @@ func TestReplacedUnderAStaleTerminal(t *testing.T) {
 		mustOK(t, a, call[0], call[1])
 	}
 }
+
+// The terminal that replaces the workflow another terminal's live session works in is told
+// whose work it set aside, as any other change of that session's workflow is.
+func TestTerminalReplacesAnothersWorkflow(t *testing.T) {
+	cs := terminals(t, "sess-a", "sess-b")
+	mustOK(t, cs[0], "start_workflow", `{"type":"apex","context":"a's work"}`)
+	got := text(mustOK(t, cs[1], "start_workflow", `{"type":"apex","context":"b's work","replace":true}`))
+	if !strings.Contains(got, "was archived") || !strings.Contains(got, "Another live session") {
+		t.Errorf("replacing the other terminal's workflow said:\n%s", got)
+	}
+}
