@@ -415,6 +415,7 @@ func shellSteps(msg string) string {
 		// A record over its 1 MiB cap.
 		{engine.ShortenTasks, "cairn task ID STATUS --note N"},
 		{engine.SplitCheckpoint, "cairn checkpoint save NAME JSON, split to fit"},
+		{engine.KeepData, "cairn checkpoint save NAME JSON keeps the data"},
 		{engine.ShortenViolations, "the agent records its review again with shorter details, which replaces them"},
 		// workflow.ActiveError: the person is the user the agent is told to ask.
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},

@@ -46,6 +46,9 @@ func (e *Engine) changeVars(keys []string, step func(r *workflow.Record, k strin
 				return workflow.Result{}, err
 			}
 			if s.Changed {
+				// A later key's step runs on this caller's own copy: the first's warnings
+				// (another live session) are kept.
+				s.Warnings = append(out.Warnings, s.Warnings...)
 				out, r = s, s.Record
 				changed = append(changed, k)
 			}

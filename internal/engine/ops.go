@@ -152,6 +152,8 @@ const (
 	ShortenTasks      = "update_task with the task's status and a shorter note"
 	SplitCheckpoint   = "save_checkpoint, split to fit"
 	ShortenViolations = "set_enforcement with shorter details replaces them"
+	// KeepData is the step for a move's checkpoint that was not recorded.
+	KeepData = "save_checkpoint keeps the data"
 )
 
 // fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
@@ -283,6 +285,10 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if cur != nil && startedAlready(def, cur, r) {
 			res := &Result{Message: fmt.Sprintf("%s workflow %s was already started with this context, in phase %s; nothing changed", def.Name, cur.WorkflowID, cur.State),
 				Revision: cur.Revision, Warnings: told}
+			// Started in another live session: the work is that session's, not this one's.
+			if w := e.liveOwnerWarning(cur); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 			// A crash between the start and the replaced workflow's line left it unwritten.
 			if old, by := e.replacedLast(r.Replace); old != nil && by == cur.WorkflowID {
 				if w, wrote := e.abandonLeft(old); wrote {
@@ -369,6 +375,9 @@ func (e *Engine) Start(r StartRequest) (*Result, error) {
 		if probe.Archive != nil && cur != nil {
 			res.Message += fmt.Sprintf("; the previous workflow %s was archived", cur.WorkflowID)
 			res.retention(archived)
+			if e.liveOwnerWarning(cur) != "" {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("Another live session was working in %s (it last changed it %s); tell the user it was archived, as that session may still be working in it.", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat))))
+			}
 		}
 		if left != nil {
 			if cur == nil {
@@ -578,6 +587,11 @@ func (e *Engine) Transition(r TransitionRequest) (*Result, error) {
 	switch {
 	case !wres.Changed:
 		res.Message = fmt.Sprintf("already in phase %s; nothing changed", wres.To)
+		// Warned of another live session: it made the move, and what this call carried is not
+		// on record.
+		if len(wres.Warnings) > 0 && (req.CheckpointJSON != nil || len(req.Outputs) > 0) {
+			res.Warnings = append(res.Warnings, "the checkpoint and outputs this call carried were not recorded, as another session made the move: "+KeepData)
+		}
 	case wres.Completed:
 		res.Message = fmt.Sprintf("moved %s -> %s; the workflow is complete", wres.From, wres.To)
 		e.archiveCompleted(res, wres)

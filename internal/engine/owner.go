@@ -56,3 +56,13 @@ func (e *Engine) hideEndedOwner(r *workflow.Record) (restore func(*workflow.Reco
 		}
 	}
 }
+
+// liveOwnerWarning is the warning that another live session owns r, for a call that leaves r
+// as it is (and so does not go through the domain's change, which warns of it): empty when
+// the owner is this session or has ended.
+func (e *Engine) liveOwnerWarning(r *workflow.Record) string {
+	if e.ownerEnded(r) {
+		return ""
+	}
+	return workflow.OwnershipWarning(r, e.actor(), e.now(), workflow.DefaultLiveWindow)
+}

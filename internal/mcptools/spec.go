@@ -49,8 +49,11 @@ type toolSpec struct {
 	readOnly    bool
 	destructive bool
 	idempotent  bool
-	output      string // JSON schema of structuredContent; resultOutput (an engine Result's) when ""
-	run         func(c *call) (*outcome, error)
+	// onActive: it changes the active workflow, so a call made after another process put
+	// another workflow in the slot is refused once rather than applied to that one.
+	onActive bool
+	output   string // JSON schema of structuredContent; resultOutput (an engine Result's) when ""
+	run      func(c *call) (*outcome, error)
 }
 
 // Patterns for names. They are deliberately narrow: no path separators, no leading dot, no "..",

@@ -56,6 +56,9 @@ func TestMain(m *testing.M) {
 type project struct {
 	root, state, memory, home string
 	session                   string
+	// terminal, when set, runs the binary under a shell of its own, as a second terminal's
+	// Claude Code would: its parent, the client cairn-mcp acts for, is not the test's process.
+	terminal bool
 }
 
 func newProject(t testing.TB) *project {
@@ -107,6 +110,9 @@ func stdioClient(t testing.TB, p *project, version string, opts ...client.Client
 	tr := transport.NewStdioWithOptions(binary, nil, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
+			if p.terminal {
+				cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", `"$0" "$@"; exit $?`, command}, args...)...)
+			}
 			cmd.Dir, cmd.Env = p.root, p.env()
 			return cmd, nil
 		}))

@@ -115,6 +115,7 @@ var specs = []*toolSpec{
 		},
 		// Repeating a move changes nothing more: the same phase again is a no-op (seed 003).
 		idempotent: true,
+		onActive:   true,
 		run:        runTransition,
 	},
 	{
@@ -127,6 +128,7 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
+		onActive:    true,
 		run:         runComplete,
 	},
 	{
@@ -141,6 +143,7 @@ var specs = []*toolSpec{
 			{name: "note", kind: kString, max: 500},
 		},
 		idempotent: true, // the same call again changes nothing more
+		onActive:   true,
 		run:        runTask,
 	},
 	{
@@ -153,6 +156,7 @@ var specs = []*toolSpec{
 		},
 		destructive: true,
 		idempotent:  true,
+		onActive:    true,
 		run:         runEnforcement,
 	},
 	{
@@ -217,6 +221,7 @@ var specs = []*toolSpec{
 				desc: `Such as {"PLAN_PATH": "docs/plan.md"}.`},
 		},
 		idempotent: true,
+		onActive:   true,
 		run:        runSetVars,
 	},
 	{

@@ -260,7 +260,7 @@ func (s *Store) unmigratable(data []byte, err error) error {
 // CheckOnRecord ends the step for a snapshot left as it is: once it is moved or corrected,
 // look at what is on record. It names the agent's tool, as the hook output and the MCP tools
 // say it; the CLI puts its own command in its place (engine.CheckOnRecord).
-const CheckOnRecord = "check it with " + workflow.ToolPrefix + "resume_check"
+const CheckOnRecord = workflow.CheckOnRecord
 
 // migrateOwn converts an older record found in the state directory's own snapshot, keeping
 // the original as workflow-state.v<old>.json.bak. data is a document readMeta found in an

@@ -143,9 +143,14 @@ func (e *ConflictError) Error() string {
 	if !e.ChangedAt.IsZero() {
 		fmt.Fprintf(&b, " at %s", e.ChangedAt.UTC().Format(time.RFC3339))
 	}
-	b.WriteString("; nothing was changed: read the workflow again and decide from its current phase")
+	b.WriteString("; nothing was changed: " + CheckOnRecord + " and decide from its current phase")
 	return b.String()
 }
+
+// CheckOnRecord is the step to look at what is on record: it names the agent's tool, as the
+// hook output and the MCP tools say it; the CLI puts its own command in its place
+// (engine.CheckOnRecord).
+const CheckOnRecord = "check it with " + ToolPrefix + "resume_check"
 
 // CompleteStep ends the refusal of a move out of a terminal phase the workflow is active in
 // (its definition made the phase terminal after the workflow entered it, or has that one
@@ -411,7 +416,12 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	now = now.UTC()
 	to := NormalizeName(req.To)
 	if to == r.State {
-		return Result{Record: r.Clone(), Event: EventNone, From: to, To: to}, nil
+		// Another live session may have made this move: the caller's is then no move of its own.
+		res := Result{Record: r.Clone(), Event: EventNone, From: to, To: to}
+		if w := OwnershipWarning(r, by, now, DefaultLiveWindow); w != "" {
+			res.Warnings = []string{w}
+		}
+		return res, nil
 	}
 	if !def.CanMove(r.State, to) {
 		e := &TransitionError{Type: r.Type, From: r.State, Allowed: def.Allowed(r.State)}

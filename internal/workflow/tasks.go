@@ -124,7 +124,13 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 	old := r.Tasks[i]
 	if old.Status == u.Status {
 		if (u.Output == "" || u.Output == old.Output) && (note == "" || note == old.Note) {
-			return unchanged(r), nil
+			// Another live session may have set it so: a second claim of a running task is
+			// not the caller's own to go on with unawares.
+			res := unchanged(r)
+			if w := OwnershipWarning(r, by, now, DefaultLiveWindow); w != "" {
+				res.Warnings = []string{w}
+			}
+			return res, nil
 		}
 	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !doneAfterItsRun(old, u.Status) {
 		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
