@@ -163,7 +163,7 @@ func MkdirIn(fsys FS, name string, perm fs.FileMode) error {
 	fi, err := fsys.Lstat(name)
 	if err == nil {
 		if !fi.IsDir() {
-			return &fs.PathError{Op: "mkdir", Path: name, Err: ErrNotRegular}
+			return &fs.PathError{Op: "mkdir", Path: name, Err: &NotRegularError{Mode: fi.Mode(), Dir: true}}
 		}
 		return nil
 	}

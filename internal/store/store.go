@@ -140,9 +140,12 @@ func (e *inTheWayError) Error() string { return e.msg }
 func (e *inTheWayError) Unwrap() error { return e.err }
 
 // InPlace says what sits in the place of a state file when that is what refused its read or
-// write (a directory, FIFO or symlink, or a file with other names), else "".
+// write (a directory, FIFO or symlink, or a file with other names; or, where a directory
+// belongs, a file), else "".
 func InPlace(err error) string {
-	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
+	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok && nr.Dir {
+		return nr.Kind() + " is in its place, not a directory"
+	} else if ok {
 		return nr.Kind() + " is in its place, not a file Cairn wrote"
 	}
 	switch {

@@ -714,3 +714,39 @@ func TestUpdateOwnQuarantinesADamagedDocument(t *testing.T) {
 		t.Fatalf("UpdateOwn over a sound document: notice %+v, %v", n, err)
 	}
 }
+
+// TestFileWhereAStoreDirectoryBelongs: a regular file where one of the state directory's own
+// directories belongs (sessions/, checkpoints/, logs/) is said as what it is, a file where a
+// directory belongs; not as a "not a regular file" with a symlink, FIFO or directory in its
+// place, which sent the person looking for something that is not there.
+func TestFileWhereAStoreDirectoryBelongs(t *testing.T) {
+	for _, c := range []struct {
+		dir   string
+		write func(s *store.Store) error
+	}{
+		{"sessions", func(s *store.Store) error { return s.WriteSession("42", []byte(`{}`)) }},
+		{"checkpoints", func(s *store.Store) error { return s.SaveCheckpoint("plan", []byte(`{}`)) }},
+		{"logs", func(s *store.Store) error { return s.AppendLog("decisions", []byte(`{}`)) }},
+	} {
+		t.Run(c.dir, func(t *testing.T) {
+			s, dir := newStore(t)
+			if err := os.WriteFile(filepath.Join(dir, c.dir), []byte("notes\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := c.write(s)
+			if err == nil {
+				t.Fatal("written where a file is in the way")
+			}
+			msg := err.Error()
+			if want := "a file is in its place, not a directory"; !strings.Contains(msg, want) {
+				t.Errorf("error %q does not say %q", msg, want)
+			}
+			if strings.Contains(msg, "not a regular file") {
+				t.Errorf("error %q says it is not a regular file", msg)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, c.dir)); string(b) != "notes\n" {
+				t.Errorf("the file now holds %q", b)
+			}
+		})
+	}
+}
