@@ -67,6 +67,11 @@ var ErrNoActiveWorkflow = workflow.ErrNoWorkflow
 // agent's tool; the CLI puts its own command in its place.
 const CheckOnRecord = store.CheckOnRecord
 
+// InTheWayStep ends the refusal to open a state directory that a file stands in the way of,
+// after the step of moving it: what follows, for the agent and a hook's user. The CLI puts
+// "then run the command again" in its place.
+const InTheWayStep = store.InTheWayStep
+
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID

@@ -286,14 +286,19 @@ func fileOnTheWay(dir string) string {
 
 // inTheWay is Open's error, while op ("opening", "creating") the state directory dir, when
 // file, dir or one of its parents, is not a directory: what is wrong and what the person does
-// about it. The file may be anyone's, so nothing suggests discarding it.
+// about it, then InTheWayStep. The file may be anyone's, so nothing suggests discarding it.
 func inTheWay(op, dir, file string) error {
 	where := "there"
 	if file != dir {
 		where = "in " + dir + ", beneath it"
 	}
-	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. Cairn left it untouched; look at what it holds and move or rename it (for example to %s.bak), then run the command again", op, dir, file, where, file)
+	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. Cairn left it untouched; look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)
 }
+
+// InTheWayStep ends Open's error for a file in the state directory's way: what follows its
+// move, as the hook output (shown to the user, who has no command to run again) and the MCP
+// tools say it; the CLI puts its own step in its place (engine.InTheWayStep).
+const InTheWayStep = "Cairn then opens its state at its next hook or tool call"
 
 // Exists reports whether the state directory is on disk: false only for a store opened
 // WithNoCreate where it is missing.

@@ -644,7 +644,8 @@ func TestCheckDocumentLarge(t *testing.T) {
 
 // TestOpenWhereAFileIsInTheWay: a regular file where the state directory, or a directory on
 // the way to it, belongs is said plainly: which file is in the way, that it was left untouched,
-// and that the person moves it aside; never that anything is to be deleted.
+// and that the person moves it aside; never that anything is to be deleted, nor a command to
+// run again where hooks show it.
 func TestOpenWhereAFileIsInTheWay(t *testing.T) {
 	for _, c := range []struct{ name, file string }{
 		{"state directory", ".claude/cairn"},
@@ -674,10 +675,15 @@ func TestOpenWhereAFileIsInTheWay(t *testing.T) {
 						t.Errorf("error %q does not say %q", msg, want)
 					}
 				}
-				for _, bad := range []string{"not a regular file", "delete", "remove", "rm "} {
+				for _, bad := range []string{"not a regular file", "delete", "remove", "rm ", "run the command"} {
 					if strings.Contains(strings.ToLower(msg), bad) {
 						t.Errorf("error %q says %q", msg, bad)
 					}
+				}
+				// Hooks show it to the user, who has no command to run again: the CLI puts its step
+				// in place of this one.
+				if !strings.HasSuffix(msg, "; "+store.InTheWayStep) {
+					t.Errorf("error %q does not end with the step %q", msg, store.InTheWayStep)
 				}
 				if b, err := os.ReadFile(file); err != nil || string(b) != "the user's notes\n" {
 					t.Fatalf("the file was changed: %q %v", b, err)
