@@ -756,3 +756,32 @@ func TestFileWhereAStoreDirectoryBelongs(t *testing.T) {
 		})
 	}
 }
+
+// TestListCheckpointsOnlyFiles: a directory or FIFO named like a checkpoint is none (loading
+// it is refused), so it is not listed; the listing reads the directory once, not a stat per
+// entry.
+func TestListCheckpointsOnlyFiles(t *testing.T) {
+	s, dir := newStore(t)
+	for _, n := range []string{"plan", "review"} {
+		if err := s.SaveCheckpoint(n, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp := filepath.Join(dir, "checkpoints")
+	if err := os.Mkdir(filepath.Join(cp, "adir.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(cp, "fifo.json")); err != nil && runtime.GOOS != "windows" {
+		t.Fatal(err)
+	}
+	f := &durabletest.Faulty{FS: openDir(t, dir)}
+	counted := mustOpen(t, dir, store.WithFS(f))
+	before := f.Ops()
+	got, err := counted.ListCheckpoints("")
+	if err != nil || strings.Join(got, " ") != "plan review" {
+		t.Errorf("listed %v, %v; want plan review", got, err)
+	}
+	if ops := f.Ops() - before; ops != 1 {
+		t.Errorf("listing took %d operations, want 1 (the directory read): %v", ops, f.Trace()[before:])
+	}
+}
