@@ -342,7 +342,8 @@ func (s *Store) utc() string { return s.o.now().UTC().Format("20060102T150405.00
 
 // privateDir makes the state directory private (0700) when other users may read or write it
 // (a 0777 directory lets any local user plant or read state); when that cannot be done and
-// others may write there, the directory is refused. Windows has no such mode bits.
+// others may write there (not on a read-only mount), the directory is refused. Windows has no
+// such mode bits.
 func privateDir(abs string) error {
 	if runtime.GOOS == "windows" {
 		return nil
@@ -351,7 +352,9 @@ func privateDir(abs string) error {
 	if err != nil || fi.Mode().Perm()&0o077 == 0 {
 		return nil // a missing directory is reported by the open that follows
 	}
-	if err := os.Chmod(abs, 0o700); err != nil && fi.Mode().Perm()&0o022 != 0 {
+	// On a read-only mount nobody can write, nor chmod: it opens for reading, as any
+	// read-only state directory does.
+	if err := os.Chmod(abs, 0o700); err != nil && fi.Mode().Perm()&0o022 != 0 && !errors.Is(err, syscall.EROFS) {
 		return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err)
 	}
 	return nil
