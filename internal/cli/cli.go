@@ -424,6 +424,7 @@ func shellSteps(msg string) string {
 		{engine.CompleteAgain, "then run cairn complete OUTCOME again"},
 		{engine.ConfirmCopy, "choose which copy to keep"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
+		{"; " + engine.InTheWayStep, ", then run the command again"},
 	} {
 		msg = strings.Replace(msg, r[0], r[1], 1)
 	}

@@ -37,6 +37,9 @@ type FS interface {
 	Lstat(name string) (fs.FileInfo, error)
 	// ReadDirNames lists the names in a directory, unsorted, without a stat per entry.
 	ReadDirNames(name string) ([]string, error)
+	// ReadDir lists a directory's entries, unsorted, each with its type as the directory
+	// gives it (d_type): a stat per entry only where the file system keeps no type.
+	ReadDir(name string) ([]fs.DirEntry, error)
 	// SyncDir makes renames and creates inside the directory durable (a no-op on Windows).
 	SyncDir(name string) error
 	// Lock takes the cross-process lock named by the file name (a ".lock-*" file that is
@@ -111,13 +114,24 @@ func (d *Dir) Mkdir(name string, perm fs.FileMode) error {
 func (d *Dir) Lstat(name string) (fs.FileInfo, error) { return d.root.Lstat(name) }
 
 func (d *Dir) ReadDirNames(name string) ([]string, error) {
+	return readDir(d, name, func(f *os.File) ([]string, error) { return f.Readdirnames(-1) })
+}
+
+func (d *Dir) ReadDir(name string) ([]fs.DirEntry, error) {
+	return readDir(d, name, func(f *os.File) ([]fs.DirEntry, error) {
+		return typedEntries(f, filepath.Join(d.path, filepath.FromSlash(name)))
+	})
+}
+
+// readDir opens the directory name for list.
+func readDir[T any](d *Dir, name string, list func(*os.File) ([]T, error)) ([]T, error) {
 	// O_DIRECTORY|O_NONBLOCK: a FIFO in the directory's place fails at once, never blocks.
 	f, err := d.root.OpenFile(name, os.O_RDONLY|dirFlag|readFlag|cloexec, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return f.Readdirnames(-1)
+	return list(f)
 }
 
 func (d *Dir) SyncDir(name string) error { return syncDirIn(d.root, name) }
@@ -163,7 +177,7 @@ func MkdirIn(fsys FS, name string, perm fs.FileMode) error {
 	fi, err := fsys.Lstat(name)
 	if err == nil {
 		if !fi.IsDir() {
-			return &fs.PathError{Op: "mkdir", Path: name, Err: ErrNotRegular}
+			return &fs.PathError{Op: "mkdir", Path: name, Err: &NotRegularError{Mode: fi.Mode(), Dir: true}}
 		}
 		return nil
 	}

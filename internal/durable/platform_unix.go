@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // readFlag keeps an open of a planted FIFO from blocking; regular files ignore it.
@@ -37,4 +39,18 @@ func rename(root *os.Root, oldname, newname string) error { return root.Rename(o
 
 func syncDirIn(root *os.Root, name string) error {
 	return syncOpened(root.OpenFile(name, os.O_RDONLY|dirFlag|readFlag|cloexec, 0))
+}
+
+// typedEntries lists the directory f, opened in a Root at abs, with the types the directory
+// gives (d_type). A File opened in a Root stats every entry in ReadDir; one made from a copy of
+// its descriptor does not (it stats, by abs, only an entry whose type the file system does not
+// keep).
+func typedEntries(f *os.File, abs string) ([]fs.DirEntry, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: abs, Err: err}
+	}
+	g := os.NewFile(uintptr(fd), abs)
+	defer g.Close()
+	return g.ReadDir(-1)
 }

@@ -51,3 +51,6 @@ func rename(root *os.Root, oldname, newname string) error {
 // syncDirIn is a no-op on Windows: directories cannot be opened for fsync there ("Access is
 // denied"); the file itself is synced before the rename.
 func syncDirIn(root *os.Root, name string) error { return nil }
+
+// typedEntries lists the directory f.
+func typedEntries(f *os.File, _ string) ([]fs.DirEntry, error) { return f.ReadDir(-1) }

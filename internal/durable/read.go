@@ -20,10 +20,19 @@ var (
 )
 
 // NotRegularError is ErrNotRegular (errors.Is matches it) for a file whose kind is known: its
-// text is ErrNotRegular's, and Kind says what is in the file's place.
-type NotRegularError struct{ Mode fs.FileMode }
+// text is ErrNotRegular's, and Kind says what is in the file's place. With Dir set, a directory
+// belongs in that place (MkdirIn), and the text says so.
+type NotRegularError struct {
+	Mode fs.FileMode
+	Dir  bool
+}
 
-func (e *NotRegularError) Error() string        { return ErrNotRegular.Error() }
+func (e *NotRegularError) Error() string {
+	if e.Dir {
+		return "not a directory (" + e.Kind() + " is in its place; it was left untouched)"
+	}
+	return ErrNotRegular.Error()
+}
 func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 // Kind names what is in the file's place: "a directory", "a symlink", "a FIFO", ...
@@ -39,6 +48,8 @@ func (e *NotRegularError) Kind() string {
 		return "a socket"
 	case t&fs.ModeDevice != 0:
 		return "a device"
+	case t == 0:
+		return "a file"
 	}
 	return "something other than a regular file"
 }

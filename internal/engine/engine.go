@@ -67,6 +67,11 @@ var ErrNoActiveWorkflow = workflow.ErrNoWorkflow
 // agent's tool; the CLI puts its own command in its place.
 const CheckOnRecord = store.CheckOnRecord
 
+// InTheWayStep ends the refusal to open a state directory that a file stands in the way of,
+// after the step of moving it: what follows, for the agent and a hook's user. The CLI puts
+// "then run the command again" in its place.
+const InTheWayStep = store.InTheWayStep
+
 // GiveAnID ends the refusal of a start whose id cannot be used. It names start_workflow's
 // argument; the CLI puts its --id flag in its place.
 const GiveAnID = workflow.GiveAnID
@@ -118,8 +123,11 @@ func Open(cfg Config) (*Engine, error) {
 		cfg.Getenv = os.Getenv
 	}
 	if cfg.WorkDir == "" {
+		// A working directory deleted since the process started is no matter where an
+		// absolute CLAUDE_PROJECT_DIR names the project: the rest is found from it, and what
+		// would be taken against the working directory (a relative CAIRN_STATE_DIR) says so.
 		wd, err := os.Getwd()
-		if err != nil {
+		if err != nil && !filepath.IsAbs(cfg.Getenv(project.EnvProjectDir)) {
 			return nil, fmt.Errorf("finding the working directory: %w", err)
 		}
 		cfg.WorkDir = wd

@@ -323,19 +323,20 @@ func (e *Engine) writeL2(id string, rev int64, line string) (warning string) {
 // settleL2 writes what L2 is owed: lines whose write failed, and the lines of changes that
 // committed to L1 but crashed before their L2 write (found in the journal). r is the workflow
 // in the active slot as the caller just read it (nil when there is none): the hooks already
-// hold it, so settling adds one small read when nothing is owed.
-func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
+// hold it, so settling adds one small read when nothing is owed. owed is how many lines are
+// still owed after it.
+func (e *Engine) settleL2(r *workflow.Record) (wrote []string, owed int, warning string) {
 	if e.memWarn != "" {
-		return nil, ""
+		return nil, 0, ""
 	}
 	data, _ := e.st.Read(l2StateDoc) // nil when missing or unreadable: a zero state
 	if s := decodeLenient[l2Owes](data); !owes(s, r) {
-		return nil, ""
+		return nil, 0, ""
 	}
 	// What is owed is worked out again under the mark's lock (recordL2): another process may
 	// have written newer lines, and noted their revision, since the read above.
 	var took []l2Line
-	return e.recordL2(true, func(s l2State) []l2Line {
+	wrote, warning = e.recordL2(true, func(s l2State) []l2Line {
 		took = s.owedLines()
 		lines := slices.Clone(took)
 		if r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision) {
@@ -367,7 +368,9 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, warning string) {
 			// (a move, its ending) would be taken as older than one noted, and held back.
 			st.WorkflowID, st.Revision = r.WorkflowID, r.Revision
 		}
+		owed = len(st.Owed)
 	})
+	return wrote, owed, warning
 }
 
 // l2Owes is the part of l2-state that tells whether L2 is owed anything: the Stop hook

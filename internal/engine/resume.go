@@ -142,7 +142,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 		}
 	}
 	if opt.Apply && l1ok {
-		if _, w := e.settleL2(r); w != "" {
+		if _, _, w := e.settleL2(r); w != "" {
 			out.Warnings = append(out.Warnings, w)
 		}
 	}

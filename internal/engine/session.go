@@ -41,6 +41,7 @@ type StopOutcome struct {
 	Reason        string // names the blocking violations
 	SystemMessage string // one line for the user, or ""
 	Wrote         []string
+	Owed          int // L2 lines still owed after this turn (retried after the next), for the log
 }
 
 // heartbeatEvery throttles the owner heartbeat the Stop hook refreshes: a journaled write at
@@ -107,7 +108,8 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	// the one shown, written into a topic file the writer emptied, would stand there as the
 	// latest.
 	restored, _, w := e.restoreL2(true)
-	wrote, warn := e.settleL2(r)
+	wrote, owed, warn := e.settleL2(r)
+	out.Owed = owed
 	// What the store did reading the workflow (a damaged snapshot set aside) is said only by
 	// the read that did it: after a turn, often this one.
 	out.Wrote, warn = append(restored, wrote...), withNotices(cmp.Or(warn, w), notices)

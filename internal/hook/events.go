@@ -81,11 +81,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		if out.SystemMessage != "" {
 			r.Logf("%s", out.SystemMessage)
 		}
-		wrote := "nothing to write"
-		if len(out.Wrote) > 0 {
-			wrote = "wrote " + strings.Join(out.Wrote, ", ")
-		}
-		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wrote)
+		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wroteSummary(out))
 		return nil
 	case EventPreCompact:
 		anchor := e.CompactAnchor()

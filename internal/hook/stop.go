@@ -76,14 +76,27 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 
 func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "session=%s stop_hook_active=%t", logSession(sessionID), active)
-	if len(out.Wrote) > 0 {
-		fmt.Fprintf(&b, "; wrote %s", strings.Join(out.Wrote, ", "))
-	} else {
-		b.WriteString("; nothing to write")
-	}
+	fmt.Fprintf(&b, "session=%s stop_hook_active=%t; %s", logSession(sessionID), active, wroteSummary(out))
 	if block {
 		b.WriteString("; asked the agent to deal with blocking violations")
+	}
+	return b.String()
+}
+
+// wroteSummary says for the log what the end of a turn wrote to L2, and what it still owes.
+func wroteSummary(out *engine.StopOutcome) string {
+	var b strings.Builder
+	if len(out.Wrote) > 0 {
+		fmt.Fprintf(&b, "wrote %s", strings.Join(out.Wrote, ", "))
+	}
+	if out.Owed > 0 {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d auto-memory line(s) still owed, retried after the next turn", out.Owed)
+	}
+	if b.Len() == 0 {
+		return "nothing to write"
 	}
 	return b.String()
 }

@@ -111,3 +111,35 @@ func runStop(getenv func(string) string, session string) (stdout, stderr string)
 	hook.Stop(strings.NewReader(`{"session_id":"`+session+`","hook_event_name":"Stop"}`), &out, &errb, getenv, nil)
 	return out.String(), errb.String()
 }
+
+// TestStopLogDoesNotSayNothingWasOwed: L2 lines owed that the turn's end could not write (a
+// directory where MEMORY.md belongs) are not logged as "nothing to write", which reads as
+// nothing owed; the log says the lines are still owed.
+func TestStopLogDoesNotSayNothingWasOwed(t *testing.T) {
+	getenv, _ := startedProject(t, "apex-owed")
+	mem := getenv("CAIRN_MEMORY_DIR")
+	if err := os.Remove(filepath.Join(mem, "MEMORY.md")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(mem, "MEMORY.md"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := en.Transition(engine.TransitionRequest{To: "plan"}); err != nil || len(res.Warnings) == 0 {
+		t.Fatalf("the move to plan: %v, warnings %v; its line was written although MEMORY.md is a directory", err, res)
+	}
+	en.Close()
+	stdout, stderr := runStop(getenv, "s1")
+	if strings.Contains(stderr, "nothing to write") {
+		t.Errorf("stderr says nothing was to be written while L2 lines are owed:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "still owed") {
+		t.Errorf("stderr does not say the lines are still owed:\n%s", stderr)
+	}
+	if stdout != "" {
+		t.Errorf("the move that owed the line told of MEMORY.md; the turn's end says it again: %q", stdout)
+	}
+}

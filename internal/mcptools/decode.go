@@ -228,6 +228,9 @@ func (f *field) decode(v json.RawMessage) (any, string) {
 			if f.pattern != nil && !f.pattern.MatchString(k) {
 				return nil, fmt.Sprintf("argument %q has a name that is not %s", f.name, f.hint)
 			}
+			if n := utf8.RuneCountInString(k); f.keyMax > 0 && n > f.keyMax {
+				return nil, fmt.Sprintf("argument %q has a name of %d characters, more than the limit of %d", f.name, n, f.keyMax)
+			}
 			name := f.name + "." + k
 			if kk := strictjson.KindOf(m[k]); kk != "a string" {
 				return nil, fmt.Sprintf("argument %q must be a string, not %s (write numbers and booleans as strings, such as \"3\")", name, kk)

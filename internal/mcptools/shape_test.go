@@ -85,6 +85,7 @@ func TestSchemaAllowedShapesAreAccepted(t *testing.T) {
 		"transition.from":                   `{"to":"analyze","from":%s}`,
 		"save_checkpoint.name":              `{"name":%s,"data":{}}`,
 		"load_checkpoint.name":              `{"name":%s}`,
+		"load_checkpoint.part":              `{"name":"c","part":%s}`,
 		"list_checkpoints.pattern":          `{"pattern":%s}`,
 		"append_log.name":                   `{"name":%s,"entry":{}}`,
 		"get_vars.keys[]":                   `{"keys":[%s]}`,
@@ -177,5 +178,52 @@ func TestContextCost(t *testing.T) {
 	}
 	if defs > 6000 {
 		t.Errorf("full tool definitions are %d characters, want at most 6,000", defs)
+	}
+}
+
+// TestSchemaRefusesWhatTheServerRefuses: a value the server refuses for its form is outside
+// the schema too, so a model that follows the schema is not refused: load_checkpoint's part is
+// a JSON Pointer (or empty), and a variable's name is at most 64 characters.
+func TestSchemaRefusesWhatTheServerRefuses(t *testing.T) {
+	_, c := realServer(t)
+	tools, err := c.ListTools(testCtx(t), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := map[string]map[string]any{}
+	for _, tool := range tools.Tools {
+		raw, _ := json.Marshal(tool.InputSchema)
+		var s struct {
+			Properties map[string]map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range s.Properties {
+			schema[tool.Name+"."+name] = p
+		}
+	}
+	part, _ := schema["load_checkpoint.part"]["pattern"].(string)
+	if part == "" {
+		t.Fatal("load_checkpoint's part has no pattern: any string is allowed, and only a JSON Pointer is accepted")
+	}
+	re := regexp.MustCompile(part)
+	mustOK(t, c, "save_checkpoint", `{"name":"parts","data":{"files":["a"]}}`)
+	for v, allowed := range map[string]bool{"": true, "/files/0": true, "/": true, "files/0": false, "files": false} {
+		if re.MatchString(v) != allowed {
+			t.Errorf("part pattern %s allows %q: %v, want %v", part, v, !allowed, allowed)
+		}
+		res := callRaw(t, c, "load_checkpoint", fmt.Sprintf(`{"name":"parts","part":%q}`, v))
+		if refused := res.IsError && strings.Contains(text(res), "JSON Pointer"); refused == allowed {
+			t.Errorf("part %q: the server refuses it %v, the schema allows it %v: %s", v, refused, allowed, text(res))
+		}
+	}
+	names, _ := schema["set_vars.vars"]["propertyNames"].(map[string]any)
+	if names["maxLength"] != float64(64) {
+		t.Errorf("set_vars' variable names: propertyNames %v, want maxLength 64", names)
+	}
+	long := "WF_" + strings.Repeat("A", 62)
+	if res := callRaw(t, c, "set_vars", `{"vars":{"`+long+`":"v"}}`); !res.IsError {
+		t.Errorf("a %d-character name was accepted", len(long))
 	}
 }

@@ -33,6 +33,7 @@ type field struct {
 	fold      bool           // enum match ignores letter case; the value is normalised to the enum's spelling
 	max       int            // strings: runes; arrays: items; objects: bytes
 	itemMax   int            // array items, map values: runes
+	keyMax    int            // map keys: runes
 	pattern   *regexp.Regexp // strings, array items, map keys
 	hint      string         // what a valid value looks like, said when pattern fails
 	multiline bool           // newlines and tabs allowed
@@ -73,7 +74,9 @@ var (
 	varKeyPattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
 	// ttlPattern is workflow.ParseTTL's form: a whole number and one unit (its range, at most
 	// 3650 days, is checked with the value).
-	ttlPattern      = regexp.MustCompile(`^0*[1-9][0-9]{0,6}[mhd]$`)
+	ttlPattern = regexp.MustCompile(`^0*[1-9][0-9]{0,6}[mhd]$`)
+	// pointerPattern is a JSON Pointer's start (atPointer reads the rest), or empty: the whole.
+	pointerPattern  = regexp.MustCompile(`^(/|$)`)
 	violCodePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$`)
 )
 
@@ -85,6 +88,7 @@ const (
 	idHint    = "letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
 	varHint   = "a workflow variable name: upper-case words joined by _, the first WF or a workflow word (PLAN_PATH, WF_BRANCH)"
 	ttlHint   = "a duration such as 24h, 90m or 7d"
+	partHint  = "a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)"
 )
 
 // propertySchema renders one field as JSON Schema.
@@ -134,7 +138,11 @@ func (f field) propertySchema() map[string]any {
 		}
 		p["additionalProperties"] = v
 		if f.pattern != nil {
-			p["propertyNames"] = map[string]any{"pattern": f.pattern.String()}
+			names := map[string]any{"pattern": f.pattern.String()}
+			if f.keyMax > 0 {
+				names["maxLength"] = f.keyMax
+			}
+			p["propertyNames"] = names
 		}
 	case kViolations:
 		p["type"] = "array"

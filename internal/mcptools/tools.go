@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/textsafe"
+	"github.com/cairn-dev/cairn/internal/vars"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -178,7 +179,7 @@ var specs = []*toolSpec{
 			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
 				desc: "Such as plan-v1."},
 			{name: "data", kind: kJSON, required: true, max: strictjson.MaxSize,
-				desc: "JSON object or array, at most 1 MiB."},
+				desc: "At most 1 MiB."},
 		},
 		destructive: true,
 		idempotent:  true,
@@ -192,7 +193,7 @@ var specs = []*toolSpec{
 			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint},
 			// No description, for the tool definitions' budget: the outline of a checkpoint too
 			// large to return says what a part is.
-			{name: "part", kind: kString},
+			{name: "part", kind: kString, pattern: pointerPattern, hint: partHint},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -217,7 +218,7 @@ var specs = []*toolSpec{
 		title: "Set workflow variables",
 		desc:  "Call to set variables later phases need.",
 		fields: []field{
-			{name: "vars", kind: kStringMap, required: true, max: 100, itemMax: 4096, pattern: varKeyPattern, hint: varHint,
+			{name: "vars", kind: kStringMap, required: true, max: 100, itemMax: 4096, keyMax: vars.MaxKeyLen, pattern: varKeyPattern, hint: varHint,
 				desc: `Such as {"PLAN_PATH": "docs/plan.md"}.`},
 		},
 		idempotent: true,
@@ -229,7 +230,7 @@ var specs = []*toolSpec{
 		title: "Get workflow variables",
 		desc:  "Call to read variables.",
 		fields: []field{
-			{name: "keys", kind: kStrings, max: 100, itemMax: 64, pattern: varKeyPattern, hint: varHint},
+			{name: "keys", kind: kStrings, max: 100, itemMax: vars.MaxKeyLen, pattern: varKeyPattern, hint: varHint},
 		},
 		readOnly:   true,
 		idempotent: true,
@@ -244,7 +245,7 @@ var specs = []*toolSpec{
 			{name: "name", kind: kString, required: true, max: 64, pattern: namePattern, hint: nameHint,
 				desc: "Such as decisions."},
 			{name: "entry", kind: kObject, required: true, max: 64 << 10,
-				desc: "JSON object, at most 64 KiB."},
+				desc: "At most 64 KiB."},
 		},
 		run: runAppendLog,
 	},
@@ -393,9 +394,6 @@ func runSaveCheckpoint(c *call) (*outcome, error) {
 
 func runLoadCheckpoint(c *call) (*outcome, error) {
 	name, ptr := c.str("name"), c.str("part")
-	if ptr != "" && ptr[0] != '/' {
-		return nil, &argError{tool: "load_checkpoint", problems: []string{`argument "part" is not a JSON Pointer: it starts with '/' and names one key or array index per step, such as /files/0 (write '/' in a key as ~1 and '~' as ~0)`}}
-	}
 	data, err := c.eng.LoadCheckpoint(name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w; call list_checkpoints to see the saved names", err)

@@ -326,21 +326,24 @@ func (s *Store) ListCheckpoints(pattern string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("checkpoint pattern %q: %w", pattern, err)
 	}
-	names, err := s.fs.ReadDirNames(checkpointsDir)
+	// The entries' types come with the directory read, no stat each: a directory or FIFO
+	// named like a checkpoint is none (loading it is refused), and is not listed.
+	entries, err := s.fs.ReadDir(checkpointsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []string{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing checkpoints in %s: %w", s.dir, err)
 	}
-	out := names[:0]
-	for _, n := range names {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		n := e.Name()
 		if strings.HasPrefix(n, ".tmp-") {
 			s.removeStaleTemp(checkpointsDir + "/" + n)
 			continue
 		}
 		name, ok := strings.CutSuffix(n, ".json")
-		if !ok || ValidName(name) != nil {
+		if !ok || !e.Type().IsRegular() || ValidName(name) != nil {
 			continue // temp files and anything that is not ours
 		}
 		if ok, _ := path.Match(pattern, name); ok {

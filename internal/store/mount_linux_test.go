@@ -226,3 +226,25 @@ func TestLegacyInReadOnlyDir(t *testing.T) {
 		t.Fatal("the seed file changed")
 	}
 }
+
+// TestReadOnlyStateDirOpenToOthers: a state directory whose mode lets others write but which
+// is on a read-only mount (a project mounted read-only into a container) cannot be written
+// by anyone, nor made private: it opens for reading, as any read-only state directory does.
+// Before, it was refused with "chmod 700 it", which fails there as Cairn's chmod did.
+func TestReadOnlyStateDirOpenToOthers(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "cairn")
+	seed(t, mustOpen(t, src))
+	if err := os.Chmod(src, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ro := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(ro, 0o700)
+	mountOrSkip(t, src, ro, "", syscall.MS_BIND, "")
+	mountOrSkip(t, "", ro, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	s, err := store.Open(ro)
+	if err != nil {
+		t.Fatalf("a read-only state directory open to others: %v", err)
+	}
+	defer s.Close()
+	checkOld(t, s)
+}

@@ -140,9 +140,12 @@ func (e *inTheWayError) Error() string { return e.msg }
 func (e *inTheWayError) Unwrap() error { return e.err }
 
 // InPlace says what sits in the place of a state file when that is what refused its read or
-// write (a directory, FIFO or symlink, or a file with other names), else "".
+// write (a directory, FIFO or symlink, or a file with other names; or, where a directory
+// belongs, a file), else "".
 func InPlace(err error) string {
-	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok {
+	if nr, ok := errors.AsType[*durable.NotRegularError](err); ok && nr.Dir {
+		return nr.Kind() + " is in its place, not a directory"
+	} else if ok {
 		return nr.Kind() + " is in its place, not a file Cairn wrote"
 	}
 	switch {
@@ -283,14 +286,19 @@ func fileOnTheWay(dir string) string {
 
 // inTheWay is Open's error, while op ("opening", "creating") the state directory dir, when
 // file, dir or one of its parents, is not a directory: what is wrong and what the person does
-// about it. The file may be anyone's, so nothing suggests discarding it.
+// about it, then InTheWayStep. The file may be anyone's, so nothing suggests discarding it.
 func inTheWay(op, dir, file string) error {
 	where := "there"
 	if file != dir {
 		where = "in " + dir + ", beneath it"
 	}
-	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. Cairn left it untouched; look at what it holds and move or rename it (for example to %s.bak), then run the command again", op, dir, file, where, file)
+	return fmt.Errorf("%s state directory %s: %s is a file, not a directory: Cairn keeps its state %s. Cairn left it untouched; look at what it holds and move or rename it (for example to %s.bak); %s", op, dir, file, where, file, InTheWayStep)
 }
+
+// InTheWayStep ends Open's error for a file in the state directory's way: what follows its
+// move, as the hook output (shown to the user, who has no command to run again) and the MCP
+// tools say it; the CLI puts its own step in its place (engine.InTheWayStep).
+const InTheWayStep = "Cairn then opens its state at its next hook or tool call"
 
 // Exists reports whether the state directory is on disk: false only for a store opened
 // WithNoCreate where it is missing.
@@ -334,7 +342,8 @@ func (s *Store) utc() string { return s.o.now().UTC().Format("20060102T150405.00
 
 // privateDir makes the state directory private (0700) when other users may read or write it
 // (a 0777 directory lets any local user plant or read state); when that cannot be done and
-// others may write there, the directory is refused. Windows has no such mode bits.
+// others may write there (not on a read-only mount), the directory is refused. Windows has no
+// such mode bits.
 func privateDir(abs string) error {
 	if runtime.GOOS == "windows" {
 		return nil
@@ -343,7 +352,9 @@ func privateDir(abs string) error {
 	if err != nil || fi.Mode().Perm()&0o077 == 0 {
 		return nil // a missing directory is reported by the open that follows
 	}
-	if err := os.Chmod(abs, 0o700); err != nil && fi.Mode().Perm()&0o022 != 0 {
+	// On a read-only mount nobody can write, nor chmod: it opens for reading, as any
+	// read-only state directory does.
+	if err := os.Chmod(abs, 0o700); err != nil && fi.Mode().Perm()&0o022 != 0 && !errors.Is(err, syscall.EROFS) {
 		return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err)
 	}
 	return nil

@@ -644,7 +644,8 @@ func TestCheckDocumentLarge(t *testing.T) {
 
 // TestOpenWhereAFileIsInTheWay: a regular file where the state directory, or a directory on
 // the way to it, belongs is said plainly: which file is in the way, that it was left untouched,
-// and that the person moves it aside; never that anything is to be deleted.
+// and that the person moves it aside; never that anything is to be deleted, nor a command to
+// run again where hooks show it.
 func TestOpenWhereAFileIsInTheWay(t *testing.T) {
 	for _, c := range []struct{ name, file string }{
 		{"state directory", ".claude/cairn"},
@@ -674,10 +675,15 @@ func TestOpenWhereAFileIsInTheWay(t *testing.T) {
 						t.Errorf("error %q does not say %q", msg, want)
 					}
 				}
-				for _, bad := range []string{"not a regular file", "delete", "remove", "rm "} {
+				for _, bad := range []string{"not a regular file", "delete", "remove", "rm ", "run the command"} {
 					if strings.Contains(strings.ToLower(msg), bad) {
 						t.Errorf("error %q says %q", msg, bad)
 					}
+				}
+				// Hooks show it to the user, who has no command to run again: the CLI puts its step
+				// in place of this one.
+				if !strings.HasSuffix(msg, "; "+store.InTheWayStep) {
+					t.Errorf("error %q does not end with the step %q", msg, store.InTheWayStep)
 				}
 				if b, err := os.ReadFile(file); err != nil || string(b) != "the user's notes\n" {
 					t.Fatalf("the file was changed: %q %v", b, err)
@@ -712,5 +718,70 @@ func TestUpdateOwnQuarantinesADamagedDocument(t *testing.T) {
 	}
 	if _, n, err := s.UpdateOwn("l2-state", func(cur []byte) ([]byte, error) { return nil, nil }); n != nil || err != nil {
 		t.Fatalf("UpdateOwn over a sound document: notice %+v, %v", n, err)
+	}
+}
+
+// TestFileWhereAStoreDirectoryBelongs: a regular file where one of the state directory's own
+// directories belongs (sessions/, checkpoints/, logs/) is said as what it is, a file where a
+// directory belongs; not as a "not a regular file" with a symlink, FIFO or directory in its
+// place, which sent the person looking for something that is not there.
+func TestFileWhereAStoreDirectoryBelongs(t *testing.T) {
+	for _, c := range []struct {
+		dir   string
+		write func(s *store.Store) error
+	}{
+		{"sessions", func(s *store.Store) error { return s.WriteSession("42", []byte(`{}`)) }},
+		{"checkpoints", func(s *store.Store) error { return s.SaveCheckpoint("plan", []byte(`{}`)) }},
+		{"logs", func(s *store.Store) error { return s.AppendLog("decisions", []byte(`{}`)) }},
+	} {
+		t.Run(c.dir, func(t *testing.T) {
+			s, dir := newStore(t)
+			if err := os.WriteFile(filepath.Join(dir, c.dir), []byte("notes\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := c.write(s)
+			if err == nil {
+				t.Fatal("written where a file is in the way")
+			}
+			msg := err.Error()
+			if want := "a file is in its place, not a directory"; !strings.Contains(msg, want) {
+				t.Errorf("error %q does not say %q", msg, want)
+			}
+			if strings.Contains(msg, "not a regular file") {
+				t.Errorf("error %q says it is not a regular file", msg)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, c.dir)); string(b) != "notes\n" {
+				t.Errorf("the file now holds %q", b)
+			}
+		})
+	}
+}
+
+// TestListCheckpointsOnlyFiles: a directory or FIFO named like a checkpoint is none (loading
+// it is refused), so it is not listed; the listing reads the directory once, not a stat per
+// entry.
+func TestListCheckpointsOnlyFiles(t *testing.T) {
+	s, dir := newStore(t)
+	for _, n := range []string{"plan", "review"} {
+		if err := s.SaveCheckpoint(n, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp := filepath.Join(dir, "checkpoints")
+	if err := os.Mkdir(filepath.Join(cp, "adir.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkfifo(filepath.Join(cp, "fifo.json")); err != nil && runtime.GOOS != "windows" {
+		t.Fatal(err)
+	}
+	f := &durabletest.Faulty{FS: openDir(t, dir)}
+	counted := mustOpen(t, dir, store.WithFS(f))
+	before := f.Ops()
+	got, err := counted.ListCheckpoints("")
+	if err != nil || strings.Join(got, " ") != "plan review" {
+		t.Errorf("listed %v, %v; want plan review", got, err)
+	}
+	if ops := f.Ops() - before; ops != 1 {
+		t.Errorf("listing took %d operations, want 1 (the directory read): %v", ops, f.Trace()[before:])
 	}
 }

@@ -124,6 +124,10 @@ func (f *Faulty) ReadDirNames(name string) ([]string, error) {
 	return then2(f, "readdir", name, func() ([]string, error) { return f.FS.ReadDirNames(name) })
 }
 
+func (f *Faulty) ReadDir(name string) ([]fs.DirEntry, error) {
+	return then2(f, "readdir", name, func() ([]fs.DirEntry, error) { return f.FS.ReadDir(name) })
+}
+
 func (f *Faulty) SyncDir(name string) error {
 	return f.then("syncdir", name, func() error { return f.FS.SyncDir(name) })
 }

@@ -315,6 +315,25 @@ func (f *FS) ReadDirNames(name string) ([]string, error) {
 	})
 }
 
+// ReadDir lists a directory's current entries with their types.
+func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
+	return do(f, nil, func() ([]fs.DirEntry, error) {
+		n, err := f.lookup("readdir", name)
+		if err != nil {
+			return nil, err
+		}
+		if !n.dir {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+		}
+		out := make([]fs.DirEntry, 0, len(n.children))
+		for _, k := range slices.Sorted(maps.Keys(n.children)) {
+			c := n.children[k]
+			out = append(out, fs.FileInfoToDirEntry(info{name: k, n: c, size: int64(len(c.data))}))
+		}
+		return out, nil
+	})
+}
+
 // SyncDir makes a directory's current entries durable.
 func (f *FS) SyncDir(name string) error {
 	return do0(f, nil, func() error {
