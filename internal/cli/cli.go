@@ -45,10 +45,40 @@ const (
 
 // Main runs cairn with args (without the program name) and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, ctx: context.Background(),
+	out := &outWriter{w: stdout}
+	a := &app{stdin: stdin, stdout: out, stderr: stderr, getenv: getenv, ctx: context.Background(),
 		executable: os.Executable}
 	a.color, a.colorErr = colorOn(stdout, getenv), colorOn(stderr, getenv)
-	return a.main(args)
+	code := a.main(args)
+	if code == ExitOK && out.err != nil {
+		// A command that printed without looking at the write (a table, a help text) lost its
+		// output all the same (a full disk): that is no success.
+		code = a.fail(out.err)
+	}
+	return code
+}
+
+// outWriter is stdout, remembering the first write that failed.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// stream is the stream w writes to, for the checks that need the file itself (a terminal,
+// a pipe).
+func stream(w any) any {
+	if o, ok := w.(*outWriter); ok {
+		return o.w
+	}
+	return w
 }
 
 // app is one run of cairn: its streams, environment and, once opened, the engine.

@@ -346,7 +346,7 @@ func (a *app) interactive() bool {
 }
 
 func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
+	f, ok := stream(v).(*os.File)
 	if !ok {
 		return false
 	}
