@@ -40,7 +40,7 @@ const (
 	ExitOK       = 0 // done
 	ExitRefused  = 1 // the engine refused (invalid move, conflict, no workflow, not found, bad data) or a doctor check failed
 	ExitUsage    = 2 // the command line was wrong: unknown command, missing or extra arguments, bad flag
-	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn) or something unexpected broke
+	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn), the output could not be written, or something unexpected broke
 )
 
 // Main runs cairn with args (without the program name) and returns the exit code.
@@ -58,7 +58,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	return code
 }
 
-// outWriter is stdout, remembering the first write that failed.
+// outWriter is stdout, remembering the first write that failed. Its errors are outputErrors.
 type outWriter struct {
 	w   io.Writer
 	err error
@@ -66,11 +66,20 @@ type outWriter struct {
 
 func (o *outWriter) Write(p []byte) (int, error) {
 	n, err := o.w.Write(p)
-	if err != nil && o.err == nil {
-		o.err = err
+	if err != nil {
+		err = &outputError{err}
+		if o.err == nil {
+			o.err = err
+		}
 	}
 	return n, err
 }
+
+// outputError is a write to stdout that failed (exit 3: something broke, nothing refused).
+type outputError struct{ err error }
+
+func (e *outputError) Error() string { return "the output could not be written: " + e.err.Error() }
+func (e *outputError) Unwrap() error { return e.err }
 
 // stream is the stream w writes to, for the checks that need the file itself (a terminal,
 // a pipe).
@@ -225,6 +234,7 @@ func exitCode(err error) int {
 	_, usage := errors.AsType[*usageError](err)
 	ce, code := errors.AsType[*codeError](err)
 	_, state := errors.AsType[*stateError](err)
+	_, output := errors.AsType[*outputError](err)
 	switch {
 	case err == nil:
 		return ExitOK
@@ -232,7 +242,7 @@ func exitCode(err error) int {
 		return ExitUsage
 	case code:
 		return ce.code
-	case state, engine.Classify(err) == engine.StateUnusable:
+	case state, output, engine.Classify(err) == engine.StateUnusable:
 		return ExitInternal
 	}
 	return ExitRefused

@@ -303,7 +303,7 @@ Exit codes:
   2  usage error: unknown command, missing or extra arguments, a bad flag
   3  the state cannot be used: not writable, no permission, locked by a stuck process,
      written by a newer Cairn, a symlink in place of the state directory, a FIFO, link
-     or directory in place of a state file
+     or directory in place of a state file; or the output could not be written
 
 Environment:
   CLAUDE_PROJECT_DIR  the project (else the working directory); state is found at its git
