@@ -220,8 +220,8 @@ func lookup(args []string) (*command, []string, error) {
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
 		c, ok := commands[name+" "+rest[0]]
-		if !ok { // the unknown verb is not repeated
-			return nil, nil, &usageError{msg: "unknown command: " + cmp.Or(meant(name+" ", rest[0], verbs(name)), name+" takes "+strings.Join(verbs(name), ", "))}
+		if !ok {
+			return nil, nil, noSuchVerb("unknown command", name, rest[0])
 		}
 		return c, append(global, rest[1:]...), nil
 	}
@@ -236,6 +236,12 @@ func lookup(args []string) (*command, []string, error) {
 // name is not repeated (it may be anything pasted); the suggestion is one of Cairn's own.
 func noSuchCommand(msg, name string) error {
 	return &usageError{msg: msg + ": " + cmp.Or(meant("", name, topNames()), "cairn help lists them")}
+}
+
+// noSuchVerb is msg with noun's verbs nearest to verb, or all of them. The unknown verb is not
+// repeated.
+func noSuchVerb(msg, noun, verb string) error {
+	return &usageError{msg: msg + ": " + cmp.Or(meant(noun+" ", verb, verbs(noun)), noun+" takes "+strings.Join(verbs(noun), ", "))}
 }
 
 // topNames are the words that can start a command line: commands and nouns.
@@ -341,6 +347,8 @@ func runHelp(a *app, pos []string, _ *engine.Engine) error {
 		for _, v := range slices.Sorted(slices.Values(verbs(name))) {
 			cs = append(cs, commands[name+" "+v])
 		}
+	case len(pos) == 2 && nouns[pos[0]]:
+		return noSuchVerb("no such command", pos[0], pos[1])
 	default:
 		return noSuchCommand("no such command", name)
 	}
