@@ -258,7 +258,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	// expire --dry-run only reads, so it makes no state directory either.
 	noCreate := c != nil && (c.readOnly || c.noState || c.name == "expire" && a.opt.dryRun)
 	if c != nil && !c.readOnly {
-		if root, outside := outsideProject(a.getenv); outside {
+		if root, outside := a.outsideProject(); outside {
 			noCreate = c.onState
 			// A directory a session made state in (Claude Code run outside git, with
 			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
@@ -268,7 +268,11 @@ func (a *app) engine() (*engine.Engine, error) {
 			}
 		}
 	}
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
+	wd, err := a.workDir()
+	if err != nil {
+		return nil, &stateError{err}
+	}
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
 		NoCreate: noCreate})
 	if err != nil {
 		return nil, &stateError{err}
@@ -282,16 +286,38 @@ func (a *app) engine() (*engine.Engine, error) {
 // $HOME or /; root is the directory that would be taken as the project root. The hooks read
 // such a directory without creating anything; so do commands that only act on state already
 // there, and commands that write refuse unless a session already made state there.
-func outsideProject(getenv func(string) string) (root string, outside bool) {
-	if d := getenv(project.EnvProjectDir); d != "" && filepath.IsAbs(d) || getenv(project.EnvStateDir) != "" {
+func (a *app) outsideProject() (root string, outside bool) {
+	if d := a.getenv(project.EnvProjectDir); d != "" && filepath.IsAbs(d) || a.getenv(project.EnvStateDir) != "" {
 		return "", false
 	}
-	wd, err := os.Getwd()
+	wd, err := a.workDir()
 	if err != nil {
 		return "", false // engine.Open says why
 	}
-	root, err = project.Root(getenv, wd)
+	root, err = project.Root(a.getenv, wd)
 	return root, err == nil && !project.HasGit(root)
+}
+
+// workDir is the working directory the project is looked for from: os.Getwd's, which is the
+// shell's path ($PWD), or, when no git repository holds that path but one holds the
+// directory it leads to (a link into the project from outside it, as cd ~/docs to a link to
+// the project's docs/), that directory, as git takes it.
+func (a *app) workDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if root, err := project.Root(a.getenv, wd); err != nil || project.HasGit(root) {
+		return wd, nil
+	}
+	real, err := filepath.EvalSymlinks(wd)
+	if err != nil || real == wd {
+		return wd, nil
+	}
+	if root, err := project.Root(a.getenv, real); err == nil && project.HasGit(root) {
+		return real, nil
+	}
+	return wd, nil
 }
 
 // run parses the command's flags and arguments, opens the engine unless the command opens it
