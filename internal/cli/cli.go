@@ -486,6 +486,7 @@ func shellSteps(msg string) string {
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},
 		{" tell the user, who can restore the phase ", " restore the phase "}, // workflow.TransitionError
 		{engine.CompleteStep, "finish the workflow with cairn complete OUTCOME"},
+		{engine.RereadStep, "cairn status shows where it is and where it may go"}, // workflow.ConflictError
 		{engine.ConfirmCopy, "choose which copy to keep"},
 		{engine.DamagedStep, engine.DoctorSetsAside}, // store.DamagedError
 	} {

@@ -80,6 +80,9 @@ const (
 	DoctorSetsAside = "run `cairn doctor`, whose fix keeps them aside in quarantine/ so that a new workflow can start"
 )
 
+// RereadStep ends the refusal of a move that expected another phase (workflow.ConflictError).
+const RereadStep = workflow.RereadStep
+
 // CompleteStep ends the refusal of a move out of a terminal phase the workflow is active in.
 // It names complete_workflow; the CLI puts its complete command in its place.
 const CompleteStep = workflow.CompleteStep

@@ -143,9 +143,12 @@ func (e *ConflictError) Error() string {
 	if !e.ChangedAt.IsZero() {
 		fmt.Fprintf(&b, " at %s", e.ChangedAt.UTC().Format(time.RFC3339))
 	}
-	b.WriteString("; nothing was changed: read the workflow again and decide from its current phase")
+	b.WriteString("; nothing was changed: " + RereadStep)
 	return b.String()
 }
+
+// RereadStep ends a ConflictError: the agent's next step, which the CLI words as a command.
+const RereadStep = "read the workflow again and decide from its current phase"
 
 // CompleteStep ends the refusal of a move out of a terminal phase the workflow is active in
 // (its definition made the phase terminal after the workflow entered it, or has that one
