@@ -269,8 +269,8 @@ func (a *app) engine() (*engine.Engine, error) {
 		}
 	}
 	wd, err := a.workDir()
-	if err != nil {
-		return nil, &stateError{err}
+	if err != nil { // removed under the shell: no state file is at fault
+		return nil, &codeError{code: ExitInternal, msg: "finding the working directory: " + err.Error() + "; cd into the project and run it again"}
 	}
 	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
 		NoCreate: noCreate})

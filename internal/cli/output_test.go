@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -43,5 +44,26 @@ func TestStdoutWriteFails(t *testing.T) {
 				t.Errorf("cairn %v with its output lost: exit %d, stderr %q; want exit 3 (not 1, refused or not found) and why", args, code, stderr.String())
 			}
 		})
+	}
+}
+
+// A working directory removed under the shell (rm -rf of the directory it stands in) is
+// said as that: what failed is finding the working directory, not some state file.
+func TestWorkingDirectoryRemoved(t *testing.T) {
+	dir := t.TempDir() + "/gone"
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status"}, {"start", "apex", "work"}} {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(args, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" })
+		if code != cli.ExitInternal || !strings.Contains(stderr.String(), "finding the working directory") ||
+			!strings.Contains(stderr.String(), "cd into the project") || strings.Contains(stderr.String(), "state directory") {
+			t.Errorf("cairn %v in a removed directory: exit %d, stderr %q; want exit 3 saying the working directory is not found, and to cd into the project", args, code, stderr.String())
+		}
 	}
 }
