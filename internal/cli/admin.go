@@ -34,7 +34,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	root, bin, how := locatePlugin(a.executable, a.getenv, dirExists)
 	var own *engine.Check
 	if root == "" && a.getenv("CLAUDE_PLUGIN_ROOT") == "" {
-		wd, _ := os.Getwd()
+		wd, _ := a.workDir()
 		if p, err := project.Root(a.getenv, wd); err == nil {
 			wd = p
 		}
@@ -62,7 +62,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 	rep.Checks = append(rep.Checks, a.linkCheck(a.opt.link))
 	e, err := a.engine()
 	if err != nil {
-		wd, _ := os.Getwd()
+		wd, _ := a.workDir()
 		dir, derr := project.StateDir(a.getenv, wd)
 		if c, other := engine.OwnerCheck(dir, nil); derr == nil && other {
 			rep.Checks = append(rep.Checks, c) // the reason it cannot be opened
@@ -76,7 +76,7 @@ func runDoctor(a *app, _ []string, _ *engine.Engine) error {
 		}
 	} else {
 		rep.StateDir, rep.MemoryDir = e.StateDir(), e.MemoryDir()
-		_, outside := outsideProject(a.getenv)
+		_, outside := a.outsideProject()
 		rep.Checks = append(rep.Checks, e.Doctor(engine.DoctorOptions{PluginRoot: root, BinDir: bin, Foreign: foreignBinary, Outside: outside})...)
 		rep.Checks = append(rep.Checks, a.remoteChecks(e)...)
 	}

@@ -40,15 +40,54 @@ const (
 	ExitOK       = 0 // done
 	ExitRefused  = 1 // the engine refused (invalid move, conflict, no workflow, not found, bad data) or a doctor check failed
 	ExitUsage    = 2 // the command line was wrong: unknown command, missing or extra arguments, bad flag
-	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn) or something unexpected broke
+	ExitInternal = 3 // the state cannot be used (unwritable, locked, from a newer Cairn), the output could not be written, or something unexpected broke
 )
 
 // Main runs cairn with args (without the program name) and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, ctx: context.Background(),
+	out := &outWriter{w: stdout}
+	a := &app{stdin: stdin, stdout: out, stderr: stderr, getenv: getenv, ctx: context.Background(),
 		executable: os.Executable}
 	a.color, a.colorErr = colorOn(stdout, getenv), colorOn(stderr, getenv)
-	return a.main(args)
+	code := a.main(args)
+	if code == ExitOK && out.err != nil {
+		// A command that printed without looking at the write (a table, a help text) lost its
+		// output all the same (a full disk): that is no success.
+		code = a.fail(out.err)
+	}
+	return code
+}
+
+// outWriter is stdout, remembering the first write that failed. Its errors are outputErrors.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil {
+		err = &outputError{err}
+		if o.err == nil {
+			o.err = err
+		}
+	}
+	return n, err
+}
+
+// outputError is a write to stdout that failed (exit 3: something broke, nothing refused).
+type outputError struct{ err error }
+
+func (e *outputError) Error() string { return "the output could not be written: " + e.err.Error() }
+func (e *outputError) Unwrap() error { return e.err }
+
+// stream is the stream w writes to, for the checks that need the file itself (a terminal,
+// a pipe).
+func stream(w any) any {
+	if o, ok := w.(*outWriter); ok {
+		return o.w
+	}
+	return w
 }
 
 // app is one run of cairn: its streams, environment and, once opened, the engine.
@@ -195,6 +234,7 @@ func exitCode(err error) int {
 	_, usage := errors.AsType[*usageError](err)
 	ce, code := errors.AsType[*codeError](err)
 	_, state := errors.AsType[*stateError](err)
+	_, output := errors.AsType[*outputError](err)
 	switch {
 	case err == nil:
 		return ExitOK
@@ -202,7 +242,7 @@ func exitCode(err error) int {
 		return ExitUsage
 	case code:
 		return ce.code
-	case state, engine.Classify(err) == engine.StateUnusable:
+	case state, output, engine.Classify(err) == engine.StateUnusable:
 		return ExitInternal
 	}
 	return ExitRefused
@@ -218,7 +258,7 @@ func (a *app) engine() (*engine.Engine, error) {
 	// expire --dry-run only reads, so it makes no state directory either.
 	noCreate := c != nil && (c.readOnly || c.noState || c.name == "expire" && a.opt.dryRun)
 	if c != nil && !c.readOnly {
-		if root, outside := outsideProject(a.getenv); outside {
+		if root, outside := a.outsideProject(); outside {
 			noCreate = c.onState
 			// A directory a session made state in (Claude Code run outside git, with
 			// CLAUDE_PROJECT_DIR) is a project; any other is not, and gets no state.
@@ -228,7 +268,11 @@ func (a *app) engine() (*engine.Engine, error) {
 			}
 		}
 	}
-	e, err := engine.Open(engine.Config{Getenv: a.getenv, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
+	wd, err := a.workDir()
+	if err != nil { // removed under the shell: no state file is at fault
+		return nil, &codeError{code: ExitInternal, msg: "finding the working directory: " + err.Error() + "; cd into the project and run it again"}
+	}
+	e, err := engine.Open(engine.Config{Getenv: a.getenv, WorkDir: wd, Actor: "cli", SessionID: a.getenv("CLAUDE_CODE_SESSION_ID"), YAML: yamldoc.Codec{},
 		NoCreate: noCreate})
 	if err != nil {
 		return nil, &stateError{err}
@@ -242,16 +286,38 @@ func (a *app) engine() (*engine.Engine, error) {
 // $HOME or /; root is the directory that would be taken as the project root. The hooks read
 // such a directory without creating anything; so do commands that only act on state already
 // there, and commands that write refuse unless a session already made state there.
-func outsideProject(getenv func(string) string) (root string, outside bool) {
-	if d := getenv(project.EnvProjectDir); d != "" && filepath.IsAbs(d) || getenv(project.EnvStateDir) != "" {
+func (a *app) outsideProject() (root string, outside bool) {
+	if d := a.getenv(project.EnvProjectDir); d != "" && filepath.IsAbs(d) || a.getenv(project.EnvStateDir) != "" {
 		return "", false
 	}
-	wd, err := os.Getwd()
+	wd, err := a.workDir()
 	if err != nil {
 		return "", false // engine.Open says why
 	}
-	root, err = project.Root(getenv, wd)
+	root, err = project.Root(a.getenv, wd)
 	return root, err == nil && !project.HasGit(root)
+}
+
+// workDir is the working directory the project is looked for from: os.Getwd's, which is the
+// shell's path ($PWD), or, when no git repository holds that path but one holds the
+// directory it leads to (a link into the project from outside it, as cd ~/docs to a link to
+// the project's docs/), that directory, as git takes it.
+func (a *app) workDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if root, err := project.Root(a.getenv, wd); err != nil || project.HasGit(root) {
+		return wd, nil
+	}
+	real, err := filepath.EvalSymlinks(wd)
+	if err != nil || real == wd {
+		return wd, nil
+	}
+	if root, err := project.Root(a.getenv, real); err == nil && project.HasGit(root) {
+		return real, nil
+	}
+	return wd, nil
 }
 
 // run parses the command's flags and arguments, opens the engine unless the command opens it

@@ -225,8 +225,8 @@ func lookup(args []string) (*command, []string, error) {
 				cmd: name, usage: strings.Join(usages(name), "\n       cairn ")}
 		}
 		c, ok := commands[name+" "+rest[0]]
-		if !ok { // the unknown verb is not repeated
-			return nil, nil, &usageError{msg: "unknown command: " + cmp.Or(meant(name+" ", rest[0], verbs(name)), name+" takes "+strings.Join(verbs(name), ", "))}
+		if !ok {
+			return nil, nil, noSuchVerb("unknown command", name, rest[0])
 		}
 		return c, append(global, rest[1:]...), nil
 	}
@@ -241,6 +241,12 @@ func lookup(args []string) (*command, []string, error) {
 // name is not repeated (it may be anything pasted); the suggestion is one of Cairn's own.
 func noSuchCommand(msg, name string) error {
 	return &usageError{msg: msg + ": " + cmp.Or(meant("", name, topNames()), "cairn help lists them")}
+}
+
+// noSuchVerb is msg with noun's verbs nearest to verb, or all of them. The unknown verb is not
+// repeated.
+func noSuchVerb(msg, noun, verb string) error {
+	return &usageError{msg: msg + ": " + cmp.Or(meant(noun+" ", verb, verbs(noun)), noun+" takes "+strings.Join(verbs(noun), ", "))}
 }
 
 // topNames are the words that can start a command line: commands and nouns.
@@ -308,7 +314,7 @@ Exit codes:
   2  usage error: unknown command, missing or extra arguments, a bad flag
   3  the state cannot be used: not writable, no permission, locked by a stuck process,
      written by a newer Cairn, a symlink in place of the state directory, a FIFO, link
-     or directory in place of a state file
+     or directory in place of a state file; or the output could not be written
 
 Environment:
   CLAUDE_PROJECT_DIR  the project (else the working directory); state is found at its git
@@ -346,6 +352,8 @@ func runHelp(a *app, pos []string, _ *engine.Engine) error {
 		for _, v := range slices.Sorted(slices.Values(verbs(name))) {
 			cs = append(cs, commands[name+" "+v])
 		}
+	case len(pos) == 2 && nouns[pos[0]]:
+		return noSuchVerb("no such command", pos[0], pos[1])
 	default:
 		return noSuchCommand("no such command", name)
 	}

@@ -137,7 +137,7 @@ func (a *app) flagValues(cmd, flag string) []string {
 // stateEngine is the engine for completion, only where a state directory already exists:
 // pressing Tab must not create one.
 func (a *app) stateEngine() (*engine.Engine, error) {
-	wd, err := os.Getwd()
+	wd, err := a.workDir()
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (p *uninstallPlan) empty() bool {
 }
 
 func runUninstall(a *app, _ []string, _ *engine.Engine) error {
-	wd, err := os.Getwd()
+	wd, err := a.workDir()
 	if err != nil {
 		return fmt.Errorf("finding the working directory: %w", err)
 	}
@@ -346,7 +346,7 @@ func (a *app) interactive() bool {
 }
 
 func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
+	f, ok := stream(v).(*os.File)
 	if !ok {
 		return false
 	}

@@ -12,7 +12,7 @@ import (
 // readerGone returns, when out is a pipe or socket, a check that its reading end has been
 // closed (POLLERR or POLLHUP on the writing end, with no write); nil for anything else.
 func readerGone(out io.Writer) func() bool {
-	f, ok := out.(*os.File)
+	f, ok := stream(out).(*os.File)
 	if !ok {
 		return nil
 	}

@@ -432,7 +432,7 @@ func Transition(def *Definition, r *Record, req TransitionRequest, now time.Time
 	}
 	for _, o := range req.Outputs {
 		if strings.TrimSpace(o) == "" {
-			return Result{}, errors.New("transition: an output path is empty")
+			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is empty; name the file the phase wrote, or leave the output out", to)
 		}
 		if len(o) > maxOutputLen {
 			return Result{}, fmt.Errorf("move to %s not made, nothing was changed: an output path is %d bytes, the most is %d; name a shorter path, or the directory that holds it", to, len(o), maxOutputLen)

@@ -1,0 +1,69 @@
+package cli_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/cli"
+)
+
+// fullWriter is stdout on a full disk: every write fails.
+type fullWriter struct{ writes int }
+
+func (w *fullWriter) Write([]byte) (int, error) {
+	w.writes++
+	return 0, errors.New("no space left on device")
+}
+
+// Output that could not be written is a failure, in the text form as in --json: cairn
+// log show > saved.jsonl on a full disk must not exit 0 with the entries lost. It is exit 3,
+// something broke, not 1: a script reads 1 from checkpoint load as "missing".
+func TestStdoutWriteFails(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "output check")
+	mustRun(t, p, "", "checkpoint", "save", "plan", `{"a":1}`)
+	mustRun(t, p, "", "log", "append", "bench", `{"ms":1}`)
+	mustRun(t, p, "", "vars", "set", "WF_A", "b")
+	for _, args := range [][]string{
+		{"status"}, {"status", "--json"}, {"show"}, {"list"}, {"history"}, {"types"}, {"help"},
+		{"help", "status"}, {"version"}, {"checkpoint", "list"}, {"checkpoint", "load", "plan"},
+		{"log", "show", "bench"}, {"vars", "get", "WF_A"}, {"vars", "export"},
+		{"transition", "plan"},
+	} {
+		t.Run(strings.Join(args, "_"), func(t *testing.T) {
+			var w fullWriter
+			var stderr bytes.Buffer
+			code := cli.Main(args, strings.NewReader(""), &w, &stderr, p.getenv)
+			if w.writes == 0 {
+				t.Fatalf("cairn %v wrote nothing (exit %d: %s)", args, code, stderr.String())
+			}
+			if code != cli.ExitInternal || !strings.Contains(stderr.String(), "no space left on device") {
+				t.Errorf("cairn %v with its output lost: exit %d, stderr %q; want exit 3 (not 1, refused or not found) and why", args, code, stderr.String())
+			}
+		})
+	}
+}
+
+// A working directory removed under the shell (rm -rf of the directory it stands in) is
+// said as that: what failed is finding the working directory, not some state file.
+func TestWorkingDirectoryRemoved(t *testing.T) {
+	dir := t.TempDir() + "/gone"
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"status"}, {"start", "apex", "work"}} {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(args, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" })
+		if code != cli.ExitInternal || !strings.Contains(stderr.String(), "finding the working directory") ||
+			!strings.Contains(stderr.String(), "cd into the project") || strings.Contains(stderr.String(), "state directory") {
+			t.Errorf("cairn %v in a removed directory: exit %d, stderr %q; want exit 3 saying the working directory is not found, and to cd into the project", args, code, stderr.String())
+		}
+	}
+}
