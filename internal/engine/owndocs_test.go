@@ -177,7 +177,7 @@ func TestListTellsAForeignIndexLine(t *testing.T) {
 		if err != nil || len(out) != 1 {
 			t.Fatalf("n=%d: list %v, %v", n, out, err)
 		}
-		if !containsAny(notices, "archive/index.jsonl") {
+		if !containsAny(notices, "archive/index.jsonl has 1 line naming no archive,") {
 			t.Errorf("n=%d: the foreign index line is not told: notices %q", n, notices)
 		}
 		if got := e.readFile(".claude/cairn/archive/index.jsonl"); got != damaged {

@@ -158,7 +158,7 @@ func (e *Engine) ListRecentNotices(n int) (out []Summary, more bool, notices []s
 	}
 	if skipped > 0 {
 		// Left out of the list, and kept in the index as it is: said, not hidden.
-		notices = append(notices, fmt.Sprintf("archive/index.jsonl has %d line(s) that name no archive, left out of this list and kept as they are: look at them in %s", skipped, filepath.Join(e.st.Dir(), "archive", "index.jsonl")))
+		notices = append(notices, fmt.Sprintf("archive/index.jsonl has %d line%s naming no archive, left out of this list and kept unchanged: look in %s", skipped, workflow.Plural(skipped), filepath.Join(e.st.Dir(), "archive", "index.jsonl")))
 	}
 	for _, a := range archives {
 		s := Summary{WorkflowID: a.WorkflowID, Status: a.Reason, UpdatedAt: a.At, Archived: a.Dir}

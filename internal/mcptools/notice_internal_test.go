@@ -28,10 +28,17 @@ func TestQueuedNoticesEndWithOneInstruction(t *testing.T) {
 // where this machine's copy went and nothing else the sync said.
 func TestSyncNoticeSaysWhatTheArchiveLeft(t *testing.T) {
 	said := "older archives were not removed this time (retention tries again at the next archive): archive/index.jsonl has a damaged line"
-	out := remotesync.Outcome{Workflow: "wf-1", Local: 3, Notices: []string{said},
+	pruned := engine.PrunedLine(store.ArchiveInfo{Pruned: []string{"completed-wf-0-a"}})
+	out := remotesync.Outcome{Workflow: "wf-1", Local: 3, Notices: []string{said, pruned},
 		Conflict: &remotesync.Conflict{Common: 1, Archive: store.ArchiveInfo{Revision: 2, Dir: "conflict-wf-1-x"}}}
 	got := syncMessage("origin", out, engine.Snapshot{WorkflowID: "wf-1", Phase: "plan", Revision: 3})
-	if !strings.Contains(got, said) || !strings.Contains(got, "archive/conflict-wf-1-x") || !strings.HasSuffix(got, callResume) {
-		t.Errorf("syncMessage = %q, want it to say %q", got, said)
+	if !strings.Contains(got, said[1:]) || !strings.Contains(got, pruned[1:]) || !strings.Contains(got, "archive/conflict-wf-1-x") || !strings.HasSuffix(got, callResume) {
+		t.Errorf("syncMessage = %q, want it to say %q and %q", got, said, pruned)
+	}
+	// each notice is a sentence of its own: none starts lower-case after the full stop before it
+	for i := 0; i+2 < len(got); i++ {
+		if got[i] == '.' && got[i+1] == ' ' && 'a' <= got[i+2] && got[i+2] <= 'z' {
+			t.Errorf("syncMessage = %q: a sentence starts lower-case at %q", got, got[i:min(i+30, len(got))])
+		}
 	}
 }

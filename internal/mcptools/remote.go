@@ -343,11 +343,11 @@ func syncMessage(remote string, out remotesync.Outcome, snap engine.Snapshot) st
 }
 
 // syncSaid is what the sync told besides (Outcome.Notices: what making the conflict archive
-// left, and where), a sentence each.
+// left, and where), a sentence each, capitalised.
 func syncSaid(out remotesync.Outcome) string {
 	var b strings.Builder
 	for _, n := range out.Notices {
-		b.WriteString(" " + strings.TrimSuffix(textsafe.Line(n, 400), ".") + ".")
+		b.WriteString(" " + sentence(textsafe.Line(n, 400)))
 	}
 	return b.String()
 }

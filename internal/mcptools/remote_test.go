@@ -373,7 +373,7 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	}
 	notice := nextNotice(t, c)
 	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
-		"not replayed: variable PLAN_PATH: the other machine changed it first", "retention removed 1 older archive: old-1-", "resume_check"} {
+		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("notice %q lacks %q", notice, want)
 		}

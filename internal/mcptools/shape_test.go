@@ -165,10 +165,12 @@ func TestContextCost(t *testing.T) {
 		schema, _ := json.Marshal(tool.InputSchema)
 		defs += len(toolPrefix+tool.Name) + len(tool.Description) + len(schema)
 	}
-	entries := len("- cairn: " + frontMatterDescription(t, "../../skills/cairn/SKILL.md"))
+	// the client (2.1.330) lists each as "- PLUGIN:NAME: description": "- cairn:cairn: ...",
+	// "- cairn:status: ..."
+	entries := len("- cairn:cairn: " + frontMatterDescription(t, "../../skills/cairn/SKILL.md"))
 	cmds, _ := filepath.Glob("../../commands/*.md")
 	for _, f := range cmds {
-		entries += len("- /cairn:"+strings.TrimSuffix(filepath.Base(f), ".md")+": ") + len(frontMatterDescription(t, f))
+		entries += len("- cairn:"+strings.TrimSuffix(filepath.Base(f), ".md")+": ") + len(frontMatterDescription(t, f))
 	}
 	always := names + len(mcptools.Instructions) + entries
 	t.Logf("always-on: %d (names %d, instructions %d, skill and commands %d); full tool definitions %d",

@@ -85,6 +85,10 @@ func TestCommands(t *testing.T) {
 			if len(bytes.TrimSpace(body)) == 0 {
 				t.Error("the command has no body")
 			}
+			// .claude/cairn/ is only where the state lives by default: CAIRN_STATE_DIR moves it
+			if bytes.Contains(body, []byte(".claude/cairn/")) && !bytes.Contains(body, []byte("CAIRN_STATE_DIR")) {
+				t.Error("names a place under .claude/cairn/ as if it were always there: CAIRN_STATE_DIR moves it")
+			}
 			want := strings.TrimSpace("/cairn:" + name + " " + m.ArgumentHint)
 			if !slices.ContainsFunc(listed, func(l []string) bool { return l[1] == want }) {
 				t.Errorf("the README's slash commands do not list `%s`", want)
