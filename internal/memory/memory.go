@@ -456,8 +456,12 @@ func (m *Memory) locked(fn func() error) error {
 		return unavailable("the memory directory "+m.loc.Dir+" cannot be created", err)
 	}
 	unlock, err := dirLock(m.loc.Dir, m.opt.LockWait)
-	if err != nil {
+	if _, held := errors.AsType[*durable.LockTimeoutError](err); held {
 		return unavailable("another Cairn process holds the memory lock", err)
+	}
+	if err != nil {
+		// A read-only directory, say: no holder to wait for.
+		return unavailable("the memory lock "+filepath.Join(m.loc.Dir, lockName)+" cannot be taken", err)
 	}
 	defer unlock()
 	sweepTemps(m.loc.Dir)
