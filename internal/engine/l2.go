@@ -336,15 +336,21 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, owed int, warning
 	// What is owed is worked out again under the mark's lock (recordL2): another process may
 	// have written newer lines, and noted their revision, since the read above.
 	var took []l2Line
+	var through int64 // r's revision whose lines are all taken (journalLines)
 	wrote, warning = e.recordL2(true, func(s l2State) []l2Line {
 		took = s.owedLines()
 		lines := slices.Clone(took)
+		if r != nil {
+			through = r.Revision
+		}
 		if r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision) {
 			var from int64
 			if r.WorkflowID == s.WorkflowID {
 				from = s.Revision
 			}
-			lines = append(lines, e.journalLines(r.WorkflowID, from)...)
+			var found []l2Line
+			found, through = e.journalLines(r.WorkflowID, from, r.Revision)
+			lines = append(lines, found...)
 		}
 		return lines
 	}, func(st *l2State, failed []l2Line, shown lineOf) {
@@ -362,11 +368,11 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, owed int, warning
 		switch {
 		case r == nil:
 		case st.WorkflowID == r.WorkflowID:
-			st.Revision = max(r.Revision, st.Revision)
+			st.Revision = max(through, st.Revision)
 		default:
 			// Another workflow's revision says nothing of r's: kept, r's lines up to it
 			// (a move, its ending) would be taken as older than one noted, and held back.
-			st.WorkflowID, st.Revision = r.WorkflowID, r.Revision
+			st.WorkflowID, st.Revision = r.WorkflowID, through
 		}
 		owed = len(st.Owed)
 	})
@@ -386,11 +392,15 @@ func owes(s l2Owes, r *workflow.Record) bool {
 	return len(s.Owed) > 0 || r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision)
 }
 
-// journalLines recomputes the L2 lines owed by the journal's changes after revision from.
-func (e *Engine) journalLines(id string, from int64) []l2Line {
+// journalLines recomputes the L2 lines owed by the journal's changes after revision from, up
+// to revision to, and returns the revision they are taken through: to, or the one before the
+// first change whose type's definition does not load (Definitions.Broken: a project's override
+// that an edit broke). That line and those after it wait, owed, until it loads: another definition
+// (the built-in one) would give other verbs and phases than the workflow ran under.
+func (e *Engine) journalLines(id string, from, to int64) ([]l2Line, int64) {
 	recs, err := e.st.ReadJournalKindSince(id, from, string(workflow.EventTransition))
 	if err != nil && len(recs) == 0 {
-		return nil
+		return nil, to
 	}
 	var lines []l2Line
 	for _, rec := range recs {
@@ -400,11 +410,15 @@ func (e *Engine) journalLines(id string, from int64) []l2Line {
 		var d eventDetail
 		_ = json.Unmarshal([]byte(rec.Event.Detail), &d)
 		r, err := store.ParseRecord(rec.Snapshot)
-		if err != nil {
+		if err != nil || d.From == "" {
 			continue
 		}
-		def, ok := e.definitions().Lookup(r.Type)
-		if !ok || d.From == "" {
+		defs := e.definitions()
+		if defs.Broken(r.Type) != "" {
+			return lines, min(to, rec.Revision-1)
+		}
+		def, ok := defs.Lookup(r.Type)
+		if !ok {
 			continue
 		}
 		of := lineOf{WorkflowID: id, Revision: rec.Revision, At: rec.At.UTC()}
@@ -415,5 +429,5 @@ func (e *Engine) journalLines(id string, from int64) []l2Line {
 			lines = append(lines, l2Line{Text: workflow.PositionLine(def, r, d.From), Of: of})
 		}
 	}
-	return lines
+	return lines, to
 }

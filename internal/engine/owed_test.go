@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // An L2 line another process comes to owe while a Stop hook settles the lines owed before it
@@ -250,5 +253,49 @@ func TestSettleNotesTheNewWorkflowsRevision(t *testing.T) {
 	}
 	if st := e.readFile(".claude/cairn/l2-state.json"); st == "" || strings.Contains(st, "owed") {
 		t.Errorf("l2-state owes a line with memory available: %s", st)
+	}
+}
+
+// A move's line lost to a crash after L1 committed (simulated: its L2 write kept off by the
+// mark's lock, and l2-state put back as it was) is recovered from the journal by a later
+// settle. When the project's override of the type no longer loads then, the line waits for it:
+// worked out with the built-in definition instead, it would say the built-in's verb, not the
+// one the workflow ran under. Once the override loads again, the next settle writes it.
+func TestJournalLineWaitsForABrokenOverride(t *testing.T) {
+	const override = "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit]\nverbs: {plan: drafting the plan}\n%s---\n"
+	e := newEnv(t)
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(override, ""))
+	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "project verbs"}))(t)
+	st := must(store.Open(agent.StateDir()))(t)
+	defer st.Close()
+	if _, err := st.Read("l2-state"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("l2-state after the start: %v, want none", err)
+	}
+	unlock := holdLock(t, agent.StateDir(), ".lock-l2-mark")
+	must(agent.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	unlock()
+	if err := os.Remove(filepath.Join(agent.StateDir(), "l2-state.json")); err != nil {
+		t.Fatal(err)
+	}
+
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(override, "ttl: forever\n"))
+	for i := range 2 {
+		must(e.open("s1").Stop(engine.StopInput{}))(t)
+		if index := e.readMemory("MEMORY.md"); strings.Contains(index, "planning") || strings.Contains(index, "drafting") {
+			t.Fatalf("Stop %d with the override broken wrote the move's line:\n%s", i+1, index)
+		}
+	}
+
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(override, ""))
+	must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "analyze completed, drafting the plan") {
+		t.Fatalf("Stop once the override loads again did not write the move's line:\n%s", index)
+	}
+	if topic := e.readMemory("cairn-workflow.md"); strings.Contains(topic, "planning") {
+		t.Errorf("the topic file holds the built-in's verb:\n%s", topic)
+	}
+	if again := must(e.open("s1").Stop(engine.StopInput{}))(t); len(again.Wrote) > 0 {
+		t.Errorf("the next Stop wrote %q again", again.Wrote)
 	}
 }

@@ -474,7 +474,7 @@ func lockFailure(dir string, err error) string {
 	if _, held := errors.AsType[*durable.LockTimeoutError](err); held {
 		return "another Cairn process holds the memory lock"
 	}
-	return "the memory lock in " + dir + " cannot be taken"
+	return "the memory lock " + filepath.Join(dir, lockName) + " cannot be taken"
 }
 
 // dirLock takes the writer lock: durable's lock on a hidden lock file in the memory

@@ -38,6 +38,9 @@ type Restored struct {
 	Index, Topic bool // put back
 	// Deferred is true when a fresh consolidation lock made Restore leave both files alone.
 	Deferred bool
+	// Kept is what Cairn's L2 holds now when the topic file was another Cairn's write onto
+	// the one marked (extendsTopic): it was kept, not restored, and is the mark to keep.
+	Kept Mark
 }
 
 // CurrentMark reads Cairn's index line and topic file as they are now: the mark to keep
@@ -108,9 +111,15 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 			out.Deferred = true
 			return nil
 		}
+		index := want.Index
 		if want.Topic != "" {
 			err := m.update(TopicFile, func(cur []byte, exists bool) ([]byte, error) {
+				out.Topic, out.Kept = false, Mark{}
 				if exists && string(cur) == want.Topic {
+					return cur, nil
+				}
+				if latest, ok := extendsTopic([]byte(want.Topic), cur); exists && ok {
+					out.Kept = Mark{Index: topicEntry(latest), Topic: string(cur)}
 					return cur, nil
 				}
 				out.Topic = true
@@ -119,13 +128,16 @@ func (m *Memory) Restore(want Mark, now time.Time, alive func(pid int) bool) (Re
 			if err != nil {
 				return err
 			}
+			if !out.Kept.Empty() {
+				index = out.Kept.Index
+			}
 		}
-		if want.Index != "" {
+		if index != "" {
 			return m.update(IndexFile, func(cur []byte, _ bool) ([]byte, error) {
-				if entryIs(cur, TopicFile, want.Index) {
+				if entryIs(cur, TopicFile, index) {
 					return cur, nil
 				}
-				next := SetEntry(cur, TopicFile, want.Index)
+				next := SetEntry(cur, TopicFile, index)
 				out.Index = !bytes.Equal(next, cur) // equal when no place is loaded (a first line of 24 KB)
 				return next, nil
 			})
@@ -150,4 +162,38 @@ func (m *Memory) drifted(want Mark) bool {
 		}
 	}
 	return false
+}
+
+// extendsTopic tells whether topic, the topic file as it is now, is another Cairn's write onto
+// want, the one marked: a project Claude Code gives the same memory directory (another
+// worktree of the repository, or a path it names alike) adds its lines there too. It is so
+// when topic is in Cairn's own rendering and holds want's lines in their order, but for the
+// oldest that MaxTopicLines dropped, and more. latest is its latest line, which the index line
+// shows. A background memory writer's rewrite is not Cairn's rendering, and a dropped file
+// holds no line.
+func extendsTopic(want, topic []byte) (latest string, ok bool) {
+	theirs := parseTopic(topic)
+	if len(theirs) == 0 || !bytes.Equal(renderTopic(theirs), topic) {
+		return "", false
+	}
+	ours := parseTopic(want)
+	for k := range len(ours) + 1 {
+		if k > 0 && len(theirs) < MaxTopicLines {
+			break // nothing was dropped to make room
+		}
+		if rest := ours[k:]; len(rest) < len(theirs) && inOrder(rest, theirs) {
+			return theirs[len(theirs)-1].Text, true
+		}
+	}
+	return "", false
+}
+
+// inOrder tells whether every entry of sub is in of, in the same order.
+func inOrder(sub, of []Entry) bool {
+	for _, e := range of {
+		if len(sub) > 0 && e.Text == sub[0].Text && e.At.Equal(sub[0].At) {
+			sub = sub[1:]
+		}
+	}
+	return len(sub) == 0
 }

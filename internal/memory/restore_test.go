@@ -243,3 +243,37 @@ func TestRestoreMovesALinePushedOutOfReach(t *testing.T) {
 		t.Errorf("a second Restore = %+v, %v, want nothing to do", again, err)
 	}
 }
+
+// Another Cairn's write onto the topic file as marked (a project that shares the memory
+// directory) is told from a background memory writer's rewrite, which Restore undoes.
+func TestExtendsTopic(t *testing.T) {
+	at := func(i int) time.Time { return time.Date(2026, 11, 22, 10, i, 0, 0, time.UTC) }
+	lines := func(from, to int) []Entry {
+		var es []Entry
+		for i := from; i < to; i++ {
+			es = append(es, Entry{At: at(i), Text: fmt.Sprintf("Active APEX workflow: line %d", i)})
+		}
+		return es
+	}
+	ours := renderTopic(lines(0, 3))
+	edited := lines(0, 4)
+	edited[1].Text = "Active APEX workflow: line 1, edited"
+	for _, tc := range []struct {
+		name  string
+		topic []byte
+		want  bool
+	}{
+		{"a line added", renderTopic(lines(0, 4)), true},
+		{"a line put into the history", renderTopic(slices.Insert(lines(0, 3), 1, Entry{At: at(0), Text: "older"})), true},
+		{"the oldest dropped for a full file", renderTopic(lines(1, 1+MaxTopicLines)), true},
+		{"the oldest dropped, the file not full", renderTopic(lines(1, 5)), false},
+		{"a line of ours edited", renderTopic(edited), false},
+		{"the same lines", ours, false},
+		{"emptied", renderTopic(nil), false},
+		{"rewritten in other words", append(slices.Clone(ours), "- a note\n"...), false},
+	} {
+		if _, got := extendsTopic(ours, tc.topic); got != tc.want {
+			t.Errorf("%s: extendsTopic = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+)
+
+// twoProjectsOneMemory makes two projects Claude Code gives one memory directory: their
+// paths differ only in a character it turns into "-" (two worktrees of one repository share
+// it alike), each with its own Cairn state.
+func twoProjectsOneMemory(t *testing.T) (a, b *env) {
+	t.Helper()
+	a, b = newEnv(t), newEnv(t)
+	base := t.TempDir()
+	a.project, b.project, b.home = filepath.Join(base, "my-proj"), filepath.Join(base, "my.proj"), a.home
+	for _, e := range []*env{a, b} {
+		if err := os.MkdirAll(filepath.Join(e.project, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		e.vars = map[string]string{"HOME": e.home, "CLAUDE_PROJECT_DIR": e.project}
+	}
+	if a.memoryDir() != b.memoryDir() {
+		t.Fatalf("the projects' memory directories differ: %s, %s", a.memoryDir(), b.memoryDir())
+	}
+	return a, b
+}
+
+// Two projects that share a memory directory each write their lines into the one topic file.
+// The other project's line, added onto the topic file as this Cairn marked it, is another
+// Cairn's write, not a background memory writer's rewrite: a Stop does not put this project's
+// older topic file back over it (which dropped the other project's lines, and each project's
+// Stop then undid the other's after every turn); it keeps it, and marks it as what L2 holds.
+func TestAnotherProjectsLineIsNotUndone(t *testing.T) {
+	a, b := twoProjectsOneMemory(t)
+	ea, eb := a.open("s1"), b.open("s2")
+	must(ea.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	must(ea.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	must(eb.Start(engine.StartRequest{Type: "apex", Context: "second"}))(t)
+	must(eb.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	index, topic := a.readMemory("MEMORY.md"), a.readMemory("cairn-workflow.md")
+	for i, e := range []*env{a, b, a} {
+		if out := must(e.open("s1").Stop(engine.StopInput{}))(t); len(out.Wrote) > 0 || out.SystemMessage != "" {
+			t.Errorf("Stop %d wrote %q (%q), want nothing", i+1, out.Wrote, out.SystemMessage)
+		}
+	}
+	if got := a.readMemory("MEMORY.md"); got != index {
+		t.Errorf("MEMORY.md after the Stops:\n%s\nwant as the last move left it:\n%s", got, index)
+	}
+	if got := a.readMemory("cairn-workflow.md"); got != topic || !strings.Contains(got, "“first”") {
+		t.Errorf("the topic file after the Stops:\n%s\nwant as the last move left it:\n%s", got, topic)
+	}
+	must(ea.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	if got := a.topicLines(t); len(got) != 3 || !strings.Contains(got[1], "second") || !strings.Contains(got[2], "back from plan, analyzing “first”") {
+		t.Errorf("the topic file's lines after the next move are %q, want both projects' in order", got)
+	}
+}
