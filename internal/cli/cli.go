@@ -75,6 +75,14 @@ func (o *outWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// outputSaid: the command has said its lost output on stderr and succeeds all the same
+// (the status line, which never fails the status bar).
+func (a *app) outputSaid() {
+	if o, ok := a.stdout.(*outWriter); ok {
+		o.err = nil
+	}
+}
+
 // outputError is a write to stdout that failed (exit 3: something broke, nothing refused).
 type outputError struct{ err error }
 

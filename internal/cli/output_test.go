@@ -67,3 +67,21 @@ func TestWorkingDirectoryRemoved(t *testing.T) {
 		}
 	}
 }
+
+// cairn statusline runs under Claude Code's status bar and promises exit 0 always: a line it
+// could not write is said on stderr, and it still exits 0.
+func TestStatuslineWriteFails(t *testing.T) {
+	p := newCLIProject(t)
+	mustRun(t, p, "", "start", "apex", "output check")
+	for _, args := range [][]string{{"statusline"}, {"statusline", "--json"}} {
+		var w fullWriter
+		var stderr bytes.Buffer
+		code := cli.Main(args, strings.NewReader(""), &w, &stderr, p.getenv)
+		if w.writes == 0 {
+			t.Fatalf("cairn %v wrote nothing (exit %d: %s)", args, code, stderr.String())
+		}
+		if code != cli.ExitOK || !strings.Contains(stderr.String(), "the output could not be written: no space left on device") {
+			t.Errorf("cairn %v with its line lost: exit %d, stderr %q; want exit 0, as its help promises, and why on stderr", args, code, stderr.String())
+		}
+	}
+}

@@ -29,8 +29,18 @@ type statusInput struct {
 }
 
 // runStatusline prints one short line for Claude Code's statusLine setting. Like a hook it
-// never fails the client: a problem is a line on stderr, an empty stdout and exit 0.
+// never fails the client: a problem is a line on stderr, an empty stdout and exit 0, a
+// line it could not write too.
 func runStatusline(a *app, _ []string, _ *engine.Engine) error {
+	if err := statusline(a); err != nil {
+		a.say(err.Error())
+	}
+	a.outputSaid()
+	return nil
+}
+
+// statusline prints the line; its only error is the write's.
+func statusline(a *app) error {
 	data, _ := hook.ReadInput(a.stdin, 1<<20, statuslineWait)
 	var in statusInput
 	if err := json.Unmarshal(data, &in); err != nil && len(strings.TrimSpace(string(data))) > 0 {
