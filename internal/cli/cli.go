@@ -23,10 +23,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
@@ -75,12 +77,27 @@ func (o *outWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// outputSaid: the command has said its lost output on stderr and succeeds all the same
-// (the status line, which never fails the status bar).
-func (a *app) outputSaid() {
+// outputDone: the command has dealt with its lost output (said it on stderr, or its reader
+// has gone) and succeeds all the same.
+func (a *app) outputDone() {
 	if o, ok := a.stdout.(*outWriter); ok {
 		o.err = nil
 	}
+}
+
+// pipeErrors makes a write to stdout whose reader has gone fail with EPIPE until stop, for
+// the commands that promise their exit code then (watch, statusline), where the runtime
+// would end cairn by SIGPIPE (exit 141).
+func pipeErrors() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGPIPE)
+	return func() { signal.Stop(ch) }
+}
+
+// readerLeft: err is a write to stdout that found the reader of the pipe gone.
+func readerLeft(err error) bool {
+	_, out := errors.AsType[*outputError](err)
+	return out && errors.Is(err, syscall.EPIPE)
 }
 
 // outputError is a write to stdout that failed (exit 3: something broke, nothing refused).

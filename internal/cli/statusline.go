@@ -32,10 +32,11 @@ type statusInput struct {
 // never fails the client: a problem is a line on stderr, an empty stdout and exit 0, a
 // line it could not write too.
 func runStatusline(a *app, _ []string, _ *engine.Engine) error {
+	defer pipeErrors()()
 	if err := statusline(a); err != nil {
 		a.say(err.Error())
 	}
-	a.outputSaid()
+	a.outputDone()
 	return nil
 }
 

@@ -34,7 +34,14 @@ const (
 func runWatch(a *app, _ []string, e *engine.Engine) error {
 	ctx, stop := signal.NotifyContext(a.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return a.watch(ctx, e)
+	defer pipeErrors()()
+	err := a.watch(ctx, e)
+	if readerLeft(err) {
+		// The reader went between two looks for it (readerGone): it ends as they would.
+		a.outputDone()
+		return nil
+	}
+	return err
 }
 
 // watchLine is one line of `cairn watch --json`.

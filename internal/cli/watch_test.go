@@ -397,6 +397,43 @@ func TestWatchReaderGone(t *testing.T) {
 	}
 }
 
+// TestClosedPipe: the commands whose help promises exit 0 keep it when the reader of their
+// piped output left before their first write (cairn watch | head -1 once head has gone): a
+// write then finds the pipe closed, which must not end them by SIGPIPE (exit 141).
+func TestClosedPipe(t *testing.T) {
+	t.Parallel()
+	dir, env := project(t)
+	run(t, dir, env, "start", "apex", "watched")
+	for _, tc := range []struct {
+		args   []string
+		stderr string // what it says; "" for nothing
+	}{
+		{[]string{"watch"}, ""},
+		{[]string{"watch", "--json"}, ""},
+		{[]string{"statusline"}, "the output could not be written"},
+	} {
+		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close() // the reader is gone before the first write
+			cmd := cairnCmd(t, dir, env, tc.args...)
+			var stderr bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), w, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			code := waitExit(t, cmd, "with its reader gone", &stderr)
+			if code != 0 || (tc.stderr == "") != (stderr.Len() == 0) || !strings.Contains(stderr.String(), tc.stderr) {
+				t.Errorf("cairn %v with its reader gone: exit %d (%v), stderr %q; want exit 0 and stderr %q", tc.args, code, cmd.ProcessState, stderr.String(), tc.stderr)
+			}
+		})
+	}
+}
+
 // TestWatchNoContext: the header of a workflow without a context (a migrated seed's record)
 // ends at its type, not in ": ".
 func TestWatchNoContext(t *testing.T) {
