@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,6 +89,14 @@ func TestCommands(t *testing.T) {
 			// .claude/cairn/ is only where the state lives by default: CAIRN_STATE_DIR moves it
 			if bytes.Contains(body, []byte(".claude/cairn/")) && !bytes.Contains(body, []byte("CAIRN_STATE_DIR")) {
 				t.Error("names a place under .claude/cairn/ as if it were always there: CAIRN_STATE_DIR moves it")
+			}
+			// A tool the command tells the model to call is one it allows: otherwise the call
+			// asks the user, or under claude -p is refused.
+			allowed := fmt.Sprint(m.AllowedTools)
+			for _, tool := range toolMention.FindAllSubmatch(body, -1) {
+				if !slices.ContainsFunc(toolMention.FindAllStringSubmatch(allowed, -1), func(a []string) bool { return a[1] == string(tool[1]) }) {
+					t.Errorf("the command calls mcp__plugin_cairn_cairn__%s, which its allowed-tools (%s) lacks", tool[1], allowed)
+				}
 			}
 			want := strings.TrimSpace("/cairn:" + name + " " + m.ArgumentHint)
 			if !slices.ContainsFunc(listed, func(l []string) bool { return l[1] == want }) {
