@@ -577,3 +577,28 @@ func TestPasswordFlag(t *testing.T) {
 		"the -password flag: see --help",
 	)
 }
+
+// A value given in one flag after a name for a secret in another: aws ssm put-parameter
+// --name /prod/db/password --value ..., and its JSON. A name that is not a secret's, or
+// whose last part only mentions one (a policy, a length, a rotation's date), is not one.
+func TestParameterValue(t *testing.T) {
+	found(t, "parameter-value",
+		"aws ssm put-parameter --name /prod/db/password --value 'S3cr3t!xyz' --type SecureString",
+		"aws ssm put-parameter --name /prod/app/secret --value S3cr3tXyz99 --type SecureString",
+		"aws ssm put-parameter --overwrite --name=/app/api_token --value=Qk7AEe9Hoq8lS3x",
+		"aws ssm put-parameter \\\n  --name /prod/db/DB_PASSWORD \\\n  --value 'Tr0ub4dor&3x'",
+		`["aws", "ssm", "put-parameter", "--name", "/app/jwt-secret", "--value", "Hunter2Hunter2"]`,
+	)
+	found(t, "password-assignment", `{"Name": "/app/db_password", "Value": "S3cr3t!xyz", "Type": "SecureString"}`)
+	clean(t,
+		"aws ssm put-parameter --name /prod/app/version --value v1.2.3-rc4 --type String",
+		"aws ssm put-parameter --name /prod/db/password --value \"$DB_PASSWORD\" --type SecureString",
+		"aws ssm put-parameter --name /prod/db/password --value file://pw.txt --type SecureString",
+		"aws ssm put-parameter --name /prod/password-policy/min-length --value 12characters",
+		"aws ssm put-parameter --name /prod/token_ttl --value 3600seconds",
+		"aws ssm put-parameter --name /prod/db/password --value '{{resolve:ssm:x}}'",
+		"aws ssm put-parameter --name /prod/db/password\naws ssm get-parameter --value Hunter2Hunter2",
+		"helm install app --set name=secret --value Hunter2Hunter2",
+		"kubectl label pods web --name secret-reader --value tier2frontend",
+	)
+}

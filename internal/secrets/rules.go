@@ -569,6 +569,19 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// A value given to a parameter store in one flag after a name for a secret in
+			// another: aws ssm put-parameter --name /prod/db/password --value .... The last part
+			// of the name must end in the secret's word (/prod/password-policy/min-length names
+			// a setting), and the value is judged as password-variable's.
+			name: "parameter-value", keywords: []string{"--value"}, span: 160,
+			before: func(s string, i int) bool { return commandBefore(s, i, parameterCommands) != "" },
+			re:     lazyre.New(`^--value(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
+			tail:   wordTail("\"'`,;"),
+			ok: func(s string, i int, m []string) bool {
+				return secretParameter(s, i) && passwordValue(m[2], m[1] != "")
+			},
+		},
+		{
 			// A variable named for a password by a short word: export DB_PASS=..., MYSQL_PWD=...,
 			// redis_pass: ..., and an ADO.NET or ODBC connection string's Pwd=. "pass" is a
 			// common word, so it is a keyword with the _ that joins it to the rest of the name,
@@ -972,14 +985,36 @@ type command struct {
 }
 
 var (
-	curlNames        = []command{{"curl", nil, 200}}
-	passwordCommands = []command{
+	curlNames         = []command{{"curl", nil, 200}}
+	parameterCommands = []command{{"put-parameter", nil, 200}}
+	passwordCommands  = []command{
 		{"mysql", []string{"dump", "admin", "import", "check"}, 200},
 		{"mariadb", []string{"-dump", "-admin"}, 200},
 		{"sshpass", nil, 100},
 		{"login", nil, 200}, // docker login, podman login, helm registry login
 	}
 )
+
+// secretParameter: the --value flag at i follows, after put-parameter, a --name whose last
+// part (after its last / or .) ends in a word for a secret.
+func secretParameter(s string, i int) bool {
+	w := s[max(0, i-216):i]
+	n := strings.LastIndex(w, "--name")
+	if n < 0 || n < strings.LastIndex(w, "put-parameter") {
+		return false
+	}
+	name := strings.TrimLeft(w[n+len("--name"):], "= \t\\\n\"',")
+	if k := strings.IndexAny(name, " \t\n\"',"); k >= 0 {
+		name = name[:k]
+	}
+	name = strings.ToLower(name[strings.LastIndexAny(name, "/.")+1:])
+	for _, word := range []string{"password", "passwd", "pwd", "secret", "token", "secret_key", "secret-key", "api_key", "api-key", "apikey"} {
+		if strings.HasSuffix(name, word) {
+			return true
+		}
+	}
+	return false
+}
 
 // argvSep is argvGap's separator, as the rules' expressions read it after a flag.
 const argvSep = `["']\s{0,16},\s{0,16}`
