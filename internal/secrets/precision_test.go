@@ -3,6 +3,7 @@ package secrets_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -600,5 +601,30 @@ func TestParameterValue(t *testing.T) {
 		"aws ssm put-parameter --name /prod/db/password\naws ssm get-parameter --value Hunter2Hunter2",
 		"helm install app --set name=secret --value Hunter2Hunter2",
 		"kubectl label pods web --name secret-reader --value tier2frontend",
+	)
+}
+
+// A name for a secret then its value, as a parameter store's JSON or an environment list
+// gives them ({"Name": "/app/jwt_secret", "Value": ...}), assigns it as "jwt_secret": ... does.
+func TestSecretNameThenValue(t *testing.T) {
+	for _, s := range []string{
+		`{"Name": "/app/jwt_secret", "Value": "S3cr3t!xyz-Qk7A9e", "Type": "SecureString"}`,
+		`{"name": "DJANGO_SECRET_KEY", "value": "k#9x!2m@q7w$e3r5t"}`,
+		"- name: SIGNING_KEY\n  value: 'Qk7A!Ee9Hoq8lS3#x9Zb'",
+	} {
+		found(t, "symbol-secret", s)
+		if f := secrets.ScanJSON([]byte(`{"doc":` + strconv.Quote(s) + `}`)); f == nil {
+			t.Errorf("ScanJSON(%q) = nil", s)
+		}
+	}
+	if f := secrets.ScanJSON([]byte(`{"Name": "/app/jwt_secret", "Value": "S3cr3t!xyz-Qk7A9e"}`)); f == nil {
+		t.Errorf("ScanJSON of the parameter = nil")
+	}
+	clean(t,
+		`{"name": "JWT_SECRET", "value": "short!x1"}`,
+		`{"Name": "/app/jwt_secret", "Value": "arn:aws:ssm:us-east-1:123:parameter/x", "Type": "String"}`,
+		`{"name": "SECRET_KEY", "valueFrom": "arn:aws:secretsmanager:us-east-1:1234:secret:x-AbC1!"}`,
+		`{"name": "secret", "value": "see the vault entry 2!"}`,
+		`{"name": "api_key", "value": "${API_KEY:-dev-key-123!}"}`,
 	)
 }

@@ -507,7 +507,7 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
 			asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
 			before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
-			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}` +
+			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?(?:[ \t]{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,3}` +
 				`(["'\x60]?)([^\s"'\x60,;]{8})`),
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
@@ -797,8 +797,19 @@ func symbolAhead(s string, i int) bool {
 	if readAround != nil {
 		readAround(j - i + 136)
 	}
-	for n := 0; j < len(s) && n < 10 && strings.IndexByte("\"'` \t:=>", s[j]) >= 0; n++ {
-		j++
+	assignment := func() {
+		for n := 0; j < len(s) && n < 10 && strings.IndexByte("\"'` \t:=>", s[j]) >= 0; n++ {
+			j++
+		}
+	}
+	if assignment(); j < len(s) && (s[j] == ',' || isBlank(s[j])) {
+		if g := valueNamed(s, j); g > 0 {
+			if readAround != nil {
+				readAround(g)
+			}
+			j += g
+			assignment()
+		}
 	}
 	symbol, digit := false, false
 	for stop := min(len(s), j+128); j < stop && !isBlank(s[j]) && strings.IndexByte("\"'`,;\r", s[j]) < 0; j++ {
@@ -806,6 +817,27 @@ func symbolAhead(s string, i int) bool {
 		digit = digit || '0' <= s[j] && s[j] <= '9'
 	}
 	return symbol && digit
+}
+
+// valueNamed returns the length of what a name then its value put between them from j, as
+// an environment list or a parameter store writes them ("JWT_SECRET", "value": or
+// - name: JWT_SECRET / value:): blanks, a comma, blanks, value or parametervalue in any case,
+// quoted or not; or 0.
+func valueNamed(s string, j int) int {
+	k := blanksFrom(s, j, 1)
+	if k < len(s) && s[k] == ',' {
+		k = blanksFrom(s, k+1, 1)
+	}
+	if k < len(s) && isQuote(s[k]) {
+		k++
+	}
+	if bareKeyword(s, k, "parameter") {
+		k += len("parameter")
+	}
+	if !bareKeyword(s, k, "value") {
+		return 0
+	}
+	return k + len("value") - j
 }
 
 // symbolByte: c is printable ASCII that credentialValue's values do not hold.
