@@ -628,3 +628,44 @@ func TestSecretNameThenValue(t *testing.T) {
 		`{"name": "api_key", "value": "${API_KEY:-dev-key-123!}"}`,
 	)
 }
+
+// Oracle's user/password@service after sqlplus, its tools (expdp, impdp, sqlldr) or SQL*Plus's
+// CONNECT at the start of a line. A placeholder, a variable, a substitution (&pw), the
+// operating system's login (/ as sysdba) or a user alone (prompted for the password) is no
+// secret, nor is a path, a package's scope or an address with an @ elsewhere.
+func TestOracleConnect(t *testing.T) {
+	found(t, "oracle-connect",
+		"sqlplus scott/Hunter2x@db",
+		"sqlplus user/S3cr3tPw@//host:1521/svc",
+		"sqlplus -s -L \"app_user/Tr0ub4dor&3x@//db.example.com:1521/ORCLPDB1\"",
+		"SQL> connect scott/Hunter2x@orcl",
+		"  CONNECT app/Winter2024@tns;",
+		"conn system/manager1@xe",
+		"expdp hr/Hr2Passw0rd@pdb directory=dp dumpfile=hr.dmp",
+		"sqlplus scott/tiger",
+		`["sqlplus", "-s", "scott/Hunter2x@db"]`,
+		"url=jdbc:oracle:thin:scott/Hunter2x@//db:1521/ORCL",
+	)
+	clean(t,
+		"sqlplus user/password@tns",
+		"connect user/password@tns",
+		"sqlplus user/pass@//host:1521/svc",
+		"sqlplus / as sysdba",
+		"sqlplus /nolog",
+		"sqlplus scott@orcl",
+		"sqlplus $DB_USER/$DB_PASS@$TNS",
+		"sqlplus ${DB_USER}/${DB_PASS}@${TNS}",
+		"connect sys/&pw@db as sysdba",
+		"sqlplus -s app/<password>@db",
+		"Connect input/output devices@home before booting",
+		"to connect: see docs/Setup2x@main",
+		"git log origin/Feature2x@{1}",
+		"npm i @scope/Pkg2Name@1.2.3",
+		"uses: Azure/K8sDeploy2@v4",
+		"images/Logo2Dark@2x.png",
+		"mail john/Doe2x@example.com",
+		"connection pool/Max20@x",
+		"url=jdbc:oracle:thin:@//db:1521/ORCL",
+		"url=jdbc:oracle:thin:${DB_USER}/${DB_PASS}@db:1521:ORCL",
+	)
+}

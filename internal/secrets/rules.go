@@ -569,6 +569,30 @@ var rules = sync.OnceValue(func() []*rule {
 			},
 		},
 		{
+			// Oracle's user/password[@service] after sqlplus or its tools (sqlplus scott/tiger,
+			// expdp hr/...@pdb) or in a JDBC URL (jdbc:oracle:thin:user/password@host), or after
+			// SQL*Plus's CONNECT (CONN) at the start of a line or after its SQL> prompt, where
+			// the @ must follow: connect is a common word. Alone (scott/Hunter2x@db), the shape
+			// is a path's, a package's or an asset's (images/Logo2Dark@2x.png), so a command or
+			// the URL's scheme must name it.
+			name: "oracle-connect", keywords: []string{"sqlplus", "conn", "expdp", "impdp", "sqlldr", "oracle:thin:"}, fold: true, span: 375,
+			before: func(s string, i int) bool {
+				if !bareKeyword(s, i, "conn") {
+					return notWord(s, i)
+				}
+				k := sqlPromptBefore(s, i)
+				return k == 0 || s[k-1] == '\n' || s[k-1] == '\r'
+			},
+			re: lazyre.New(`(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|` + argvSep +
+				`)["']?(?:userid=)?|oracle:thin:)[a-z_][\w$#.]{0,63}/([^\s/@"'\x60]{4,128})(@|["'\s;]|$)`),
+			ok: func(_ string, _ int, m []string) bool {
+				if strings.HasPrefix(strings.ToLower(m[1]), "conn") && m[3] != "@" {
+					return false
+				}
+				return notPlaceholder(m[2]) && !strings.HasPrefix(m[2], "&")
+			},
+		},
+		{
 			// A value given to a parameter store in one flag after a name for a secret in
 			// another: aws ssm put-parameter --name /prod/db/password --value .... The last part
 			// of the name must end in the secret's word (/prod/password-policy/min-length names
@@ -1026,6 +1050,20 @@ var (
 		{"login", nil, 200}, // docker login, podman login, helm registry login
 	}
 )
+
+// sqlPromptBefore returns where the blanks before i start, and before them SQL*Plus's
+// prompt (SQL>) and its blanks, if it is there.
+func sqlPromptBefore(s string, i int) int {
+	k := i
+	for k > 0 && i-k < 16 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	if strings.HasSuffix(s[:k], "SQL>") {
+		for k -= len("SQL>"); k > 0 && i-k < 36 && (s[k-1] == ' ' || s[k-1] == '\t'); k-- {
+		}
+	}
+	return k
+}
 
 // secretParameter: the --value flag at i follows, after put-parameter, a --name whose last
 // part (after its last / or .) ends in a word for a secret.
