@@ -669,3 +669,18 @@ func TestOracleConnect(t *testing.T) {
 		"url=jdbc:oracle:thin:${DB_USER}/${DB_PASS}@db:1521:ORCL",
 	)
 }
+
+// A secret manager's --secret-string holds the secret itself, unless it is a reference, a
+// file's (file://) or JSON, which the rules for its members judge.
+func TestSecretStringFlag(t *testing.T) {
+	found(t, "parameter-value",
+		"aws secretsmanager create-secret --name prod/db --secret-string 'S3cr3t!xyz'",
+		"aws secretsmanager put-secret-value --secret-id prod/db --secret-string=Hunter2Hunter2",
+	)
+	clean(t,
+		"aws secretsmanager create-secret --name prod/db --secret-string file://creds.json",
+		"aws secretsmanager create-secret --name prod/db --secret-string \"$DB_SECRET\"",
+		"aws secretsmanager create-secret --name prod/db --secret-string '{\"user\":\"app\"}'",
+		"see --secret-string-file for a file",
+	)
+}

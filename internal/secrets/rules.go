@@ -596,13 +596,19 @@ var rules = sync.OnceValue(func() []*rule {
 			// A value given to a parameter store in one flag after a name for a secret in
 			// another: aws ssm put-parameter --name /prod/db/password --value .... The last part
 			// of the name must end in the secret's word (/prod/password-policy/min-length names
-			// a setting), and the value is judged as password-variable's.
-			name: "parameter-value", keywords: []string{"--value"}, span: 160,
-			before: func(s string, i int) bool { return commandBefore(s, i, parameterCommands) != "" },
-			re:     lazyre.New(`^--value(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
-			tail:   wordTail("\"'`,;"),
+			// a setting). A secret manager's --secret-string holds the secret whatever its name.
+			// The value is judged as password-variable's.
+			name: "parameter-value", keywords: []string{"--value", "--secret-string"}, span: 160,
+			before: func(s string, i int) bool {
+				if bareKeyword(s, i, "--value") {
+					return commandBefore(s, i, parameterCommands) != ""
+				}
+				return i == 0 || isBlank(s[i-1]) || isQuote(s[i-1])
+			},
+			re:   lazyre.New(`^--(value|secret-string)(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
+			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
-				return secretParameter(s, i) && passwordValue(m[2], m[1] != "")
+				return (m[1] != "value" || secretParameter(s, i)) && passwordValue(m[3], m[2] != "")
 			},
 		},
 		{
