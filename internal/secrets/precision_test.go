@@ -589,6 +589,7 @@ func TestParameterValue(t *testing.T) {
 		"aws ssm put-parameter --overwrite --name=/app/api_token --value=Qk7AEe9Hoq8lS3x",
 		"aws ssm put-parameter \\\n  --name /prod/db/DB_PASSWORD \\\n  --value 'Tr0ub4dor&3x'",
 		`["aws", "ssm", "put-parameter", "--name", "/app/jwt-secret", "--value", "Hunter2Hunter2"]`,
+		"aws ssm put-parameter --type SecureString --value 'S3cr3t!xyz' --name /prod/db/password",
 	)
 	found(t, "password-assignment", `{"Name": "/app/db_password", "Value": "S3cr3t!xyz", "Type": "SecureString"}`)
 	clean(t,
@@ -601,6 +602,8 @@ func TestParameterValue(t *testing.T) {
 		"aws ssm put-parameter --name /prod/db/password\naws ssm get-parameter --value Hunter2Hunter2",
 		"helm install app --set name=secret --value Hunter2Hunter2",
 		"kubectl label pods web --name secret-reader --value tier2frontend",
+		"aws ssm put-parameter --value Hunter2Hunter2 --name /prod/app/version",
+		"aws ssm put-parameter --value Hunter2Hunter2 --name /prod/app/version\naws ssm get-parameter --name /prod/db/password",
 	)
 }
 

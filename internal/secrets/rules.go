@@ -1071,15 +1071,33 @@ func sqlPromptBefore(s string, i int) int {
 	return k
 }
 
-// secretParameter: the --value flag at i follows, after put-parameter, a --name whose last
-// part (after its last / or .) ends in a word for a secret.
+// secretParameter: the --value flag at i is given with a --name, after put-parameter before
+// it or on the rest of its shell line, whose last part (after its last / or .) ends in a word
+// for a secret.
 func secretParameter(s string, i int) bool {
 	w := s[max(0, i-216):i]
-	n := strings.LastIndex(w, "--name")
-	if n < 0 || n < strings.LastIndex(w, "put-parameter") {
-		return false
+	if n := strings.LastIndex(w, "--name"); n >= 0 && n > strings.LastIndex(w, "put-parameter") {
+		return secretName(w[n+len("--name"):])
 	}
-	name := strings.TrimLeft(w[n+len("--name"):], "= \t\\\n\"',")
+	w = s[i:min(len(s), i+216)]
+	for k := 0; ; k++ { // the line ends at a newline that no backslash continues
+		nl := strings.IndexByte(w[k:], '\n')
+		if nl < 0 {
+			break
+		}
+		if k += nl; k == 0 || w[k-1] != '\\' {
+			w = w[:k]
+			break
+		}
+	}
+	n := strings.Index(w, "--name")
+	return n >= 0 && secretName(w[n+len("--name"):])
+}
+
+// secretName: the argument at the start of arg (after = or blanks, quoted or not) is a name
+// whose last part ends in a word for a secret.
+func secretName(arg string) bool {
+	name := strings.TrimLeft(arg, "= \t\\\n\"',")
 	if k := strings.IndexAny(name, " \t\n\"',"); k >= 0 {
 		name = name[:k]
 	}
