@@ -648,6 +648,8 @@ func TestOracleConnect(t *testing.T) {
 		"sqlplus scott/tiger",
 		`["sqlplus", "-s", "scott/Hunter2x@db"]`,
 		"url=jdbc:oracle:thin:scott/Hunter2x@//db:1521/ORCL",
+		"conn = cx_Oracle.connect('scott/Hunter2x@orcl')",
+		`con = oracledb.connect("app/Winter2024@db.example.com/ORCLPDB1")`,
 	)
 	clean(t,
 		"sqlplus user/password@tns",
@@ -668,6 +670,10 @@ func TestOracleConnect(t *testing.T) {
 		"images/Logo2Dark@2x.png",
 		"mail john/Doe2x@example.com",
 		"connection pool/Max20@x",
+		"conn = cx_Oracle.connect(user, pw, 'db/orcl')",
+		"conn = oracledb.connect(f\"{user}/{pw}@{dsn}\")",
+		"socket.connect('unix/Path2x@sock')",
+		"db.connect('tests/fixtures/Db2x@1.sqlite')",
 		"url=jdbc:oracle:thin:@//db:1521/ORCL",
 		"url=jdbc:oracle:thin:${DB_USER}/${DB_PASS}@db:1521:ORCL",
 	)

@@ -571,19 +571,23 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			// Oracle's user/password[@service] after sqlplus or its tools (sqlplus scott/tiger,
 			// expdp hr/...@pdb) or in a JDBC URL (jdbc:oracle:thin:user/password@host), or after
-			// SQL*Plus's CONNECT (CONN) at the start of a line or after its SQL> prompt, where
-			// the @ must follow: connect is a common word. Alone (scott/Hunter2x@db), the shape
-			// is a path's, a package's or an asset's (images/Logo2Dark@2x.png), so a command or
-			// the URL's scheme must name it.
+			// SQL*Plus's CONNECT (CONN) at the start of a line, after its SQL> prompt or as
+			// Python's drivers' cx_Oracle.connect("user/password@dsn"), where the @ must follow:
+			// connect is a common word. Alone (scott/Hunter2x@db), the shape is a path's, a
+			// package's or an asset's (images/Logo2Dark@2x.png), so a command, a driver or the
+			// URL's scheme must name it.
 			name: "oracle-connect", keywords: []string{"sqlplus", "conn", "expdp", "impdp", "sqlldr", "oracle:thin:"}, fold: true, span: 375,
 			before: func(s string, i int) bool {
 				if !bareKeyword(s, i, "conn") {
 					return notWord(s, i)
 				}
+				if strings.HasSuffix(s[:i], "cx_Oracle.") || strings.HasSuffix(s[:i], "oracledb.") {
+					return true // Python's drivers: cx_Oracle.connect("user/password@dsn")
+				}
 				k := sqlPromptBefore(s, i)
 				return k == 0 || s[k-1] == '\n' || s[k-1] == '\r'
 			},
-			re: lazyre.New(`(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|` + argvSep +
+			re: lazyre.New(`(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|\(\s{0,3}|` + argvSep +
 				`)["']?(?:userid=)?|oracle:thin:)[a-z_][\w$#.]{0,63}/([^\s/@"'\x60]{4,128})(@|["'\s;]|$)`),
 			ok: func(_ string, _ int, m []string) bool {
 				if strings.HasPrefix(strings.ToLower(m[1]), "conn") && m[3] != "@" {
