@@ -3,6 +3,7 @@ package secrets_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -575,5 +576,120 @@ func TestPasswordFlag(t *testing.T) {
 		"use --password prompting instead",
 		"app --password-file /run/secrets/pw",
 		"the -password flag: see --help",
+	)
+}
+
+// A value given in one flag after a name for a secret in another: aws ssm put-parameter
+// --name /prod/db/password --value ..., and its JSON. A name that is not a secret's, or
+// whose last part only mentions one (a policy, a length, a rotation's date), is not one.
+func TestParameterValue(t *testing.T) {
+	found(t, "parameter-value",
+		"aws ssm put-parameter --name /prod/db/password --value 'S3cr3t!xyz' --type SecureString",
+		"aws ssm put-parameter --name /prod/app/secret --value S3cr3tXyz99 --type SecureString",
+		"aws ssm put-parameter --overwrite --name=/app/api_token --value=Qk7AEe9Hoq8lS3x",
+		"aws ssm put-parameter \\\n  --name /prod/db/DB_PASSWORD \\\n  --value 'Tr0ub4dor&3x'",
+		`["aws", "ssm", "put-parameter", "--name", "/app/jwt-secret", "--value", "Hunter2Hunter2"]`,
+		"aws ssm put-parameter --type SecureString --value 'S3cr3t!xyz' --name /prod/db/password",
+	)
+	found(t, "password-assignment", `{"Name": "/app/db_password", "Value": "S3cr3t!xyz", "Type": "SecureString"}`)
+	clean(t,
+		"aws ssm put-parameter --name /prod/app/version --value v1.2.3-rc4 --type String",
+		"aws ssm put-parameter --name /prod/db/password --value \"$DB_PASSWORD\" --type SecureString",
+		"aws ssm put-parameter --name /prod/db/password --value file://pw.txt --type SecureString",
+		"aws ssm put-parameter --name /prod/password-policy/min-length --value 12characters",
+		"aws ssm put-parameter --name /prod/token_ttl --value 3600seconds",
+		"aws ssm put-parameter --name /prod/db/password --value '{{resolve:ssm:x}}'",
+		"aws ssm put-parameter --name /prod/db/password\naws ssm get-parameter --value Hunter2Hunter2",
+		"helm install app --set name=secret --value Hunter2Hunter2",
+		"kubectl label pods web --name secret-reader --value tier2frontend",
+		"aws ssm put-parameter --value Hunter2Hunter2 --name /prod/app/version",
+		"aws ssm put-parameter --value Hunter2Hunter2 --name /prod/app/version\naws ssm get-parameter --name /prod/db/password",
+	)
+}
+
+// A name for a secret then its value, as a parameter store's JSON or an environment list
+// gives them ({"Name": "/app/jwt_secret", "Value": ...}), assigns it as "jwt_secret": ... does.
+func TestSecretNameThenValue(t *testing.T) {
+	for _, s := range []string{
+		`{"Name": "/app/jwt_secret", "Value": "S3cr3t!xyz-Qk7A9e", "Type": "SecureString"}`,
+		`{"name": "DJANGO_SECRET_KEY", "value": "k#9x!2m@q7w$e3r5t"}`,
+		"- name: SIGNING_KEY\n  value: 'Qk7A!Ee9Hoq8lS3#x9Zb'",
+	} {
+		found(t, "symbol-secret", s)
+		if f := secrets.ScanJSON([]byte(`{"doc":` + strconv.Quote(s) + `}`)); f == nil {
+			t.Errorf("ScanJSON(%q) = nil", s)
+		}
+	}
+	if f := secrets.ScanJSON([]byte(`{"Name": "/app/jwt_secret", "Value": "S3cr3t!xyz-Qk7A9e"}`)); f == nil {
+		t.Errorf("ScanJSON of the parameter = nil")
+	}
+	clean(t,
+		`{"name": "JWT_SECRET", "value": "short!x1"}`,
+		`{"Name": "/app/jwt_secret", "Value": "arn:aws:ssm:us-east-1:123:parameter/x", "Type": "String"}`,
+		`{"name": "SECRET_KEY", "valueFrom": "arn:aws:secretsmanager:us-east-1:1234:secret:x-AbC1!"}`,
+		`{"name": "secret", "value": "see the vault entry 2!"}`,
+		`{"name": "api_key", "value": "${API_KEY:-dev-key-123!}"}`,
+	)
+}
+
+// Oracle's user/password@service after sqlplus, its tools (expdp, impdp, sqlldr) or SQL*Plus's
+// CONNECT at the start of a line. A placeholder, a variable, a substitution (&pw), the
+// operating system's login (/ as sysdba) or a user alone (prompted for the password) is no
+// secret, nor is a path, a package's scope or an address with an @ elsewhere.
+func TestOracleConnect(t *testing.T) {
+	found(t, "oracle-connect",
+		"sqlplus scott/Hunter2x@db",
+		"sqlplus user/S3cr3tPw@//host:1521/svc",
+		"sqlplus -s -L \"app_user/Tr0ub4dor&3x@//db.example.com:1521/ORCLPDB1\"",
+		"SQL> connect scott/Hunter2x@orcl",
+		"  CONNECT app/Winter2024@tns;",
+		"conn system/manager1@xe",
+		"expdp hr/Hr2Passw0rd@pdb directory=dp dumpfile=hr.dmp",
+		"sqlplus scott/tiger",
+		`["sqlplus", "-s", "scott/Hunter2x@db"]`,
+		"url=jdbc:oracle:thin:scott/Hunter2x@//db:1521/ORCL",
+		"conn = cx_Oracle.connect('scott/Hunter2x@orcl')",
+		`con = oracledb.connect("app/Winter2024@db.example.com/ORCLPDB1")`,
+	)
+	clean(t,
+		"sqlplus user/password@tns",
+		"connect user/password@tns",
+		"sqlplus user/pass@//host:1521/svc",
+		"sqlplus / as sysdba",
+		"sqlplus /nolog",
+		"sqlplus scott@orcl",
+		"sqlplus $DB_USER/$DB_PASS@$TNS",
+		"sqlplus ${DB_USER}/${DB_PASS}@${TNS}",
+		"connect sys/&pw@db as sysdba",
+		"sqlplus -s app/<password>@db",
+		"Connect input/output devices@home before booting",
+		"to connect: see docs/Setup2x@main",
+		"git log origin/Feature2x@{1}",
+		"npm i @scope/Pkg2Name@1.2.3",
+		"uses: Azure/K8sDeploy2@v4",
+		"images/Logo2Dark@2x.png",
+		"mail john/Doe2x@example.com",
+		"connection pool/Max20@x",
+		"conn = cx_Oracle.connect(user, pw, 'db/orcl')",
+		"conn = oracledb.connect(f\"{user}/{pw}@{dsn}\")",
+		"socket.connect('unix/Path2x@sock')",
+		"db.connect('tests/fixtures/Db2x@1.sqlite')",
+		"url=jdbc:oracle:thin:@//db:1521/ORCL",
+		"url=jdbc:oracle:thin:${DB_USER}/${DB_PASS}@db:1521:ORCL",
+	)
+}
+
+// A secret manager's --secret-string holds the secret itself, unless it is a reference, a
+// file's (file://) or JSON, which the rules for its members judge.
+func TestSecretStringFlag(t *testing.T) {
+	found(t, "parameter-value",
+		"aws secretsmanager create-secret --name prod/db --secret-string 'S3cr3t!xyz'",
+		"aws secretsmanager put-secret-value --secret-id prod/db --secret-string=Hunter2Hunter2",
+	)
+	clean(t,
+		"aws secretsmanager create-secret --name prod/db --secret-string file://creds.json",
+		"aws secretsmanager create-secret --name prod/db --secret-string \"$DB_SECRET\"",
+		"aws secretsmanager create-secret --name prod/db --secret-string '{\"user\":\"app\"}'",
+		"see --secret-string-file for a file",
 	)
 }

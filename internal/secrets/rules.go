@@ -507,7 +507,7 @@ var rules = sync.OnceValue(func() []*rule {
 			name: "symbol-secret", keywords: []string{"secret", "_key", "-key", "key"}, fold: true, named: true,
 			asName: func(s string, i, n int) bool { return secretKeyName(s, i) && holderEnds(s, i, n) },
 			before: func(s string, i int) bool { return secretKeyName(s, i) && symbolAhead(s, i) },
-			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?[ \t]{0,3}(?:=|:=|:|=>)[ \t]{0,3}` +
+			re: lazyre.New(`(?i)^(?:secret(?:[_-]?key)?|[_-]?key)["']?(?:[ \t]{0,3}(?:=|:=|:|=>)|\s{0,16},?\s{0,16}["']?(?:parameter)?value["']?\s{0,3}[:=])[ \t]{0,3}` +
 				`(["'\x60]?)([^\s"'\x60,;]{8})`),
 			tail: wordTail("\"'`,;"),
 			ok: func(s string, i int, m []string) bool {
@@ -566,6 +566,53 @@ var rules = sync.OnceValue(func() []*rule {
 			tail:   wordTail("\"'`,;"),
 			ok: func(_ string, _ int, m []string) bool {
 				return !strings.HasPrefix(m[2], "-") && passwordValue(m[2], m[1] != "")
+			},
+		},
+		{
+			// Oracle's user/password[@service] after sqlplus or its tools (sqlplus scott/tiger,
+			// expdp hr/...@pdb) or in a JDBC URL (jdbc:oracle:thin:user/password@host), or after
+			// SQL*Plus's CONNECT (CONN) at the start of a line, after its SQL> prompt or as
+			// Python's drivers' cx_Oracle.connect("user/password@dsn"), where the @ must follow:
+			// connect is a common word. Alone (scott/Hunter2x@db), the shape is a path's, a
+			// package's or an asset's (images/Logo2Dark@2x.png), so a command, a driver or the
+			// URL's scheme must name it.
+			name: "oracle-connect", keywords: []string{"sqlplus", "conn", "expdp", "impdp", "sqlldr", "oracle:thin:"}, fold: true, span: 375,
+			before: func(s string, i int) bool {
+				if !bareKeyword(s, i, "conn") {
+					return notWord(s, i)
+				}
+				if strings.HasSuffix(s[:i], "cx_Oracle.") || strings.HasSuffix(s[:i], "oracledb.") {
+					return true // Python's drivers: cx_Oracle.connect("user/password@dsn")
+				}
+				k := sqlPromptBefore(s, i)
+				return k == 0 || s[k-1] == '\n' || s[k-1] == '\r'
+			},
+			re: lazyre.New(`(?i)^(?:(sqlplus|conn(?:ect)?|expdp|impdp|sqlldr)(?:(?:\s{1,3}|` + argvSep + `["'])-[a-z]{1,8}){0,3}(?:\s{1,3}|\(\s{0,3}|` + argvSep +
+				`)["']?(?:userid=)?|oracle:thin:)[a-z_][\w$#.]{0,63}/([^\s/@"'\x60]{4,128})(@|["'\s;]|$)`),
+			ok: func(_ string, _ int, m []string) bool {
+				if strings.HasPrefix(strings.ToLower(m[1]), "conn") && m[3] != "@" {
+					return false
+				}
+				return notPlaceholder(m[2]) && !strings.HasPrefix(m[2], "&")
+			},
+		},
+		{
+			// A value given to a parameter store in one flag after a name for a secret in
+			// another: aws ssm put-parameter --name /prod/db/password --value .... The last part
+			// of the name must end in the secret's word (/prod/password-policy/min-length names
+			// a setting). A secret manager's --secret-string holds the secret whatever its name.
+			// The value is judged as password-variable's.
+			name: "parameter-value", keywords: []string{"--value", "--secret-string"}, span: 160,
+			before: func(s string, i int) bool {
+				if bareKeyword(s, i, "--value") {
+					return commandBefore(s, i, parameterCommands) != ""
+				}
+				return i == 0 || isBlank(s[i-1]) || isQuote(s[i-1])
+			},
+			re:   lazyre.New(`^--(value|secret-string)(?:=|[ \t]{1,3}|` + argvSep + `)(["']?)([^\s"'\x60,;]{8})`),
+			tail: wordTail("\"'`,;"),
+			ok: func(s string, i int, m []string) bool {
+				return (m[1] != "value" || secretParameter(s, i)) && passwordValue(m[3], m[2] != "")
 			},
 		},
 		{
@@ -784,8 +831,19 @@ func symbolAhead(s string, i int) bool {
 	if readAround != nil {
 		readAround(j - i + 136)
 	}
-	for n := 0; j < len(s) && n < 10 && strings.IndexByte("\"'` \t:=>", s[j]) >= 0; n++ {
-		j++
+	assignment := func() {
+		for n := 0; j < len(s) && n < 10 && strings.IndexByte("\"'` \t:=>", s[j]) >= 0; n++ {
+			j++
+		}
+	}
+	if assignment(); j < len(s) && (s[j] == ',' || isBlank(s[j])) {
+		if g := valueNamed(s, j); g > 0 {
+			if readAround != nil {
+				readAround(g)
+			}
+			j += g
+			assignment()
+		}
 	}
 	symbol, digit := false, false
 	for stop := min(len(s), j+128); j < stop && !isBlank(s[j]) && strings.IndexByte("\"'`,;\r", s[j]) < 0; j++ {
@@ -793,6 +851,27 @@ func symbolAhead(s string, i int) bool {
 		digit = digit || '0' <= s[j] && s[j] <= '9'
 	}
 	return symbol && digit
+}
+
+// valueNamed returns the length of what a name then its value put between them from j, as
+// an environment list or a parameter store writes them ("JWT_SECRET", "value": or
+// - name: JWT_SECRET / value:): blanks, a comma, blanks, value or parametervalue in any case,
+// quoted or not; or 0.
+func valueNamed(s string, j int) int {
+	k := blanksFrom(s, j, 1)
+	if k < len(s) && s[k] == ',' {
+		k = blanksFrom(s, k+1, 1)
+	}
+	if k < len(s) && isQuote(s[k]) {
+		k++
+	}
+	if bareKeyword(s, k, "parameter") {
+		k += len("parameter")
+	}
+	if !bareKeyword(s, k, "value") {
+		return 0
+	}
+	return k + len("value") - j
 }
 
 // symbolByte: c is printable ASCII that credentialValue's values do not hold.
@@ -972,14 +1051,68 @@ type command struct {
 }
 
 var (
-	curlNames        = []command{{"curl", nil, 200}}
-	passwordCommands = []command{
+	curlNames         = []command{{"curl", nil, 200}}
+	parameterCommands = []command{{"put-parameter", nil, 200}}
+	passwordCommands  = []command{
 		{"mysql", []string{"dump", "admin", "import", "check"}, 200},
 		{"mariadb", []string{"-dump", "-admin"}, 200},
 		{"sshpass", nil, 100},
 		{"login", nil, 200}, // docker login, podman login, helm registry login
 	}
 )
+
+// sqlPromptBefore returns where the blanks before i start, and before them SQL*Plus's
+// prompt (SQL>) and its blanks, if it is there.
+func sqlPromptBefore(s string, i int) int {
+	k := i
+	for k > 0 && i-k < 16 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	if strings.HasSuffix(s[:k], "SQL>") {
+		for k -= len("SQL>"); k > 0 && i-k < 36 && (s[k-1] == ' ' || s[k-1] == '\t'); k-- {
+		}
+	}
+	return k
+}
+
+// secretParameter: the --value flag at i is given with a --name, after put-parameter before
+// it or on the rest of its shell line, whose last part (after its last / or .) ends in a word
+// for a secret.
+func secretParameter(s string, i int) bool {
+	w := s[max(0, i-216):i]
+	if n := strings.LastIndex(w, "--name"); n >= 0 && n > strings.LastIndex(w, "put-parameter") {
+		return secretName(w[n+len("--name"):])
+	}
+	w = s[i:min(len(s), i+216)]
+	for k := 0; ; k++ { // the line ends at a newline that no backslash continues
+		nl := strings.IndexByte(w[k:], '\n')
+		if nl < 0 {
+			break
+		}
+		if k += nl; k == 0 || w[k-1] != '\\' {
+			w = w[:k]
+			break
+		}
+	}
+	n := strings.Index(w, "--name")
+	return n >= 0 && secretName(w[n+len("--name"):])
+}
+
+// secretName: the argument at the start of arg (after = or blanks, quoted or not) is a name
+// whose last part ends in a word for a secret.
+func secretName(arg string) bool {
+	name := strings.TrimLeft(arg, "= \t\\\n\"',")
+	if k := strings.IndexAny(name, " \t\n\"',"); k >= 0 {
+		name = name[:k]
+	}
+	name = strings.ToLower(name[strings.LastIndexAny(name, "/.")+1:])
+	for _, word := range []string{"password", "passwd", "pwd", "secret", "token", "secret_key", "secret-key", "api_key", "api-key", "apikey"} {
+		if strings.HasSuffix(name, word) {
+			return true
+		}
+	}
+	return false
+}
 
 // argvSep is argvGap's separator, as the rules' expressions read it after a flag.
 const argvSep = `["']\s{0,16},\s{0,16}`
