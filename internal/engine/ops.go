@@ -707,16 +707,33 @@ const UserApproves = "ask the user to run `cairn approve [NOTE]` in the project,
 // complete command in its place.
 const CompleteAgain = "then call complete_workflow again"
 
+// GateError refuses the agent's completion of a workflow that waits in an approval phase for
+// a person's yes (completeGate). It unwraps to the ApprovalError of that phase, with no To,
+// so that the MCP server asks the person as it does for a move out of the phase.
+type GateError struct{ Approval *workflow.ApprovalError }
+
+func (e *GateError) Error() string {
+	return fmt.Sprintf("workflow %s is in approval phase %s, which waits for a person's yes, and completing it needs that yes too; nothing was changed: %s, %s",
+		e.Approval.WorkflowID, textsafe.Line(e.Approval.Phase, 64), UserApproves, CompleteAgain)
+}
+
+func (e *GateError) Unwrap() error { return e.Approval }
+
 // completeGate refuses the agent's completion of r while r waits in an approval phase for a
 // person's yes (as the resume plan counts it: with approvals off for the project, none is
-// awaited): completing there would end the workflow past the gate without one.
-func (e *Engine) completeGate(r *workflow.Record) error {
+// awaited): completing there would end the workflow past the gate without one. With ap, a
+// person's yes to leaving that phase, its Record is r with the yes recorded instead; a yes to
+// another phase (the workflow moved on while the person was asked) is refused the same way.
+func (e *Engine) completeGate(r *workflow.Record, ap *workflow.Approval) (workflow.Result, error) {
 	def, _ := e.definitionFor(r) // without it, a request open on record still waits
-	if p, open := workflow.Awaiting(def, e.planView(def, r, e.now())); open {
-		return fmt.Errorf("workflow %s is in approval phase %s, which waits for a person's yes, and completing it needs that yes too; nothing was changed: %s, %s",
-			r.WorkflowID, textsafe.Line(p, 64), UserApproves, CompleteAgain)
+	p, open := workflow.Awaiting(def, e.planView(def, r, e.now()))
+	if !open {
+		return workflow.Result{Record: r}, nil
 	}
-	return nil
+	if ap == nil || ap.Phase != p {
+		return workflow.Result{}, &GateError{&workflow.ApprovalError{WorkflowID: r.WorkflowID, Phase: p}}
+	}
+	return workflow.Approve(def, r, ap.Source, ap.Note, e.now(), e.actor())
 }
 
 // archiveCompleted files a just-completed workflow in the archive and records its ending.
@@ -800,24 +817,38 @@ func compactJSON(b []byte) json.RawMessage {
 // Complete ends the active workflow with an outcome, writes the completion line and archives
 // it: the agent's complete_workflow. In an approval phase that waits for a person's yes it is
 // refused (completeGate), as leaving the phase is.
-func (e *Engine) Complete(outcome string) (*Result, error) { return e.complete(outcome, false) }
+func (e *Engine) Complete(outcome string) (*Result, error) { return e.complete(outcome, false, nil) }
+
+// CompleteApproved is Complete with ap, a person's yes to leaving approval phase ap.Phase
+// (the MCP server asks for it when Complete is refused there): the yes is recorded with the
+// completion, which is made only while the workflow waits in that phase or in none.
+func (e *Engine) CompleteApproved(outcome string, ap workflow.Approval) (*Result, error) {
+	return e.complete(outcome, false, &ap)
+}
 
 // CompleteByPerson is Complete for a person (cairn complete outside the shells Claude Code
 // starts): the person is the approver, so a workflow that waits in an approval phase for
 // their yes may be ended there.
-func (e *Engine) CompleteByPerson(outcome string) (*Result, error) { return e.complete(outcome, true) }
+func (e *Engine) CompleteByPerson(outcome string) (*Result, error) {
+	return e.complete(outcome, true, nil)
+}
 
-func (e *Engine) complete(outcome string, person bool) (*Result, error) {
+func (e *Engine) complete(outcome string, person bool, ap *workflow.Approval) (*Result, error) {
 	if strings.TrimSpace(outcome) == "" {
 		return nil, errors.New("complete_workflow needs an outcome: one line saying what was achieved")
 	}
 	res, wres, err := e.change(needActive(func(r *workflow.Record) (workflow.Result, error) {
+		var approved []string // warnings of recording ap (another session's workflow)
 		if !person {
-			if err := e.completeGate(r); err != nil {
+			g, err := e.completeGate(r, ap)
+			if err != nil {
 				return workflow.Result{}, err
 			}
+			r, approved = g.Record, g.Warnings
 		}
-		return workflow.Complete(r, outcome, e.now(), e.actor())
+		res, err := workflow.Complete(r, outcome, e.now(), e.actor())
+		res.Warnings = append(approved, res.Warnings...)
+		return res, err
 	}), outcome)
 	if r, inSlot := e.completedAlready(err, func(r *workflow.Record) bool { return r.Outcome == textsafe.OneLine(outcome) }); r != nil {
 		res := &Result{Message: fmt.Sprintf("workflow %s was already completed: %s", r.WorkflowID, r.Outcome)}

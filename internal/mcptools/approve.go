@@ -34,34 +34,40 @@ var approvalSchema = map[string]any{
 }
 
 // askApproval asks the person, through MCP elicitation, to approve leaving an approval phase,
-// and returns their note. Where no person can be asked (a client without elicitation, or one
-// that cancels at once, as claude -p does) the error is one line saying how a person approves.
-func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
+// and returns their yes. refused is the engine's refusal, whose ApprovalError is ae: without a
+// To it refused complete_workflow, whose own text stands where no person can be asked. Where
+// no person can be asked (a client without elicitation, or one that cancels at once, as
+// claude -p does) the error is one line saying how a person approves.
+func askApproval(c *call, refused error, ae *workflow.ApprovalError) (*workflow.Approval, error) {
 	phase := textsafe.Line(ae.Phase, 64)
+	tool, wants := "transition", "move on to "+textsafe.Line(ae.To, 64)
 	cannot := fmt.Errorf("leaving phase %s needs a person's approval and no person could be asked here: %s, then call transition again", phase, engine.UserApproves)
+	if ae.To == "" {
+		tool, wants, cannot = "complete_workflow", "complete the workflow there", refused
+	}
 	sess := server.ClientSessionFromContext(c.live) // nil (no session) satisfies neither interface
 	info, declared := sess.(server.SessionWithClientInfo)
 	if _, ok := sess.(server.SessionWithElicitation); !ok || declared && info.GetClientCapabilities().Elicitation == nil {
-		return "", cannot
+		return nil, cannot
 	}
 	ctx, cancel := context.WithTimeout(c.live, approvalWait)
 	defer cancel()
 	req := mcp.ElicitationRequest{}
-	req.Params.Message = fmt.Sprintf("Cairn: the agent has finished phase %s of workflow %s and wants to move on to %s. Do you approve?",
-		phase, textsafe.Line(ae.WorkflowID, 120), textsafe.Line(ae.To, 64))
+	req.Params.Message = fmt.Sprintf("Cairn: the agent has finished phase %s of workflow %s and wants to %s. Do you approve?",
+		phase, textsafe.Line(ae.WorkflowID, 120), wants)
 	req.Params.RequestedSchema = approvalSchema
 	// The person may take minutes: other calls go on meanwhile. The move is then made only
-	// from the approval phase (runTransition), whatever they did.
+	// from the approval phase (runTransition, CompleteApproved), whatever they did.
 	var res *mcp.ElicitationResult
 	var err error
 	if !c.unlocked(func() { res, err = c.srv.RequestElicitation(ctx, req) }) {
-		return "", fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state while the person was asked; nothing was changed: call transition again", phase)
+		return nil, fmt.Errorf("leaving phase %s: cairn-mcp shut down or reopened the workflow state while the person was asked; nothing was changed: call %s again", phase, tool)
 	}
 	if errors.Is(err, context.DeadlineExceeded) && c.live.Err() == nil {
-		return "", fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call transition again to ask again, or %s", phase, approvalWait, engine.UserApproves)
+		return nil, fmt.Errorf("leaving phase %s needs a person's approval; they were asked but did not answer within %s, so nothing was changed: call %s again to ask again, or %s", phase, approvalWait, tool, engine.UserApproves)
 	}
 	if err != nil || res == nil {
-		return "", cannot
+		return nil, cannot
 	}
 	content, _ := res.Content.(map[string]any)
 	yes, _ := content["approve"].(bool)
@@ -70,12 +76,13 @@ func askApproval(c *call, ae *workflow.ApprovalError) (string, error) {
 		note, _ := content["note"].(string)
 		if f := secrets.ScanString(note); f != nil {
 			// The person wrote it, not the agent: no advice on keeping secrets.
-			return "", fmt.Errorf("the person approved leaving phase %s, but %s; nothing was changed: call transition again and the person is asked again", phase, f.Refusal("the note they wrote"))
+			return nil, fmt.Errorf("the person approved leaving phase %s, but %s; nothing was changed: call %s again and the person is asked again", phase, f.Refusal("the note they wrote"), tool)
 		}
-		return textsafe.Clip(strings.TrimSpace(note), maxApprovalNote), nil
+		note = textsafe.Clip(strings.TrimSpace(note), maxApprovalNote)
+		return &workflow.Approval{Phase: ae.Phase, Source: workflow.ApprovalElicitation, Note: note}, nil
 	case res.Action == mcp.ElicitationResponseActionCancel:
 		// claude -p answers every elicitation so, at once: no person saw it.
-		return "", fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): %s, then call transition again", phase, engine.UserApproves)
+		return nil, fmt.Errorf("leaving phase %s needs a person's approval and the prompt was cancelled (claude -p cancels every prompt): %s, then call %s again", phase, engine.UserApproves, tool)
 	}
-	return "", fmt.Errorf("the user did not approve leaving phase %s; stay in it: ask the user what to change, and ask again once it is done", phase)
+	return nil, fmt.Errorf("the user did not approve leaving phase %s; stay in it: ask the user what to change, and ask again once it is done", phase)
 }

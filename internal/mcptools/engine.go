@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // Engine is the part of *engine.Engine the server calls. It is an interface so that protocol
@@ -13,6 +14,7 @@ type Engine interface {
 	Start(r engine.StartRequest) (*engine.Result, error)
 	Transition(r engine.TransitionRequest) (*engine.Result, error)
 	Complete(outcome string) (*engine.Result, error)
+	CompleteApproved(outcome string, ap workflow.Approval) (*engine.Result, error)
 	UpdateTask(r engine.TaskRequest) (*engine.Result, error)
 	SetEnforcement(v []engine.Violation) (*engine.Result, error)
 	ExpireTTL(dryRun bool) (*engine.Result, error)

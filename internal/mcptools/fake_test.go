@@ -178,6 +178,10 @@ func (e *fakeEngine) Transition(r engine.TransitionRequest) (*engine.Result, err
 	return e.result("moved to " + r.To), nil
 }
 
+func (e *fakeEngine) CompleteApproved(outcome string, _ workflow.Approval) (*engine.Result, error) {
+	return e.Complete(outcome)
+}
+
 func (e *fakeEngine) Complete(outcome string) (*engine.Result, error) {
 	unlock, err := e.lock("complete")
 	if err != nil {

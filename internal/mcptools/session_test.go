@@ -197,6 +197,22 @@ func approvingServer(t testing.TB) (*project, *client.Client) {
 	return elicitingServer(t, &person{action: mcp.ElicitationResponseActionAccept, yes: true})
 }
 
+// waitingInPlan is a real server with an apex workflow waiting in plan, its approval phase,
+// whose client lets who answer (nil: a client without elicitation).
+func waitingInPlan(t testing.TB, who *person) (*project, *client.Client) {
+	t.Helper()
+	var p *project
+	var c *client.Client
+	if who != nil {
+		p, c = elicitingServer(t, who)
+	} else {
+		p, c = realServer(t)
+	}
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
+	mustOK(t, c, "transition", `{"to":"plan"}`)
+	return p, c
+}
+
 // TestApprovalGate: leaving an approval phase needs a person's yes. A client whose person
 // accepts moves on, with the approval recorded; one that declines, cancels (claude -p) or
 // cannot ask stays, with one line saying how a person approves.
@@ -214,15 +230,7 @@ func TestApprovalGate(t *testing.T) {
 		{"no-elicitation", nil, false, "no person could be asked here: ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call transition again"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var p *project
-			var c *client.Client
-			if tc.who != nil {
-				p, c = elicitingServer(t, tc.who)
-			} else {
-				p, c = realServer(t)
-			}
-			mustOK(t, c, "start_workflow", `{"type":"apex","context":"gate"}`)
-			mustOK(t, c, "transition", `{"to":"plan"}`)
+			p, c := waitingInPlan(t, tc.who)
 			look := p.other(t, "observer")
 			if !tc.moves {
 				res := mustFail(t, c, "transition", `{"to":"implement"}`, tc.err)
@@ -255,37 +263,44 @@ func TestApprovalGate(t *testing.T) {
 
 // TestApprovalAnswersTheGateItWasAskedFor: a person's yes is for leaving the gate they were
 // asked about. When another process moves the workflow on to another gate while they are
-// asked, the yes must not carry the workflow out of that one.
+// asked, the yes must not carry the workflow out of that one, by a move or by completing it.
 func TestApprovalAnswersTheGateItWasAskedFor(t *testing.T) {
-	who := &person{action: mcp.ElicitationResponseActionAccept, yes: true}
-	p := newProject(t)
-	dir := filepath.Join(p.root, ".claude", "workflows")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	def := "---\nname: twogates\nphases: [draft, vet, ship]\ntransitions: {draft: [ship, vet], vet: [ship]}\napprovals: [draft, vet]\nterminal: [ship]\n---\nTwo gates.\n"
-	if err := os.WriteFile(filepath.Join(dir, "twogates.md"), []byte(def), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, c := elicitingServerIn(t, p, who)
-	mustOK(t, c, "start_workflow", `{"type":"twogates","context":"gates"}`)
-	look := p.other(t, "observer")
-	who.while = func() {
-		// A person approves draft by hand and another process moves on to vet, the second
-		// gate, while this person is still being asked about draft.
-		if _, err := look.Approve("by hand"); err != nil {
-			t.Error(err)
-		}
-		if _, err := look.Transition(engine.TransitionRequest{To: "vet"}); err != nil {
-			t.Error(err)
-		}
-	}
-	res := callRaw(t, c, "transition", `{"to":"ship"}`)
-	if snap := snapshot(t, look); snap.Phase != "vet" {
-		t.Fatalf("the yes for leaving draft moved the workflow out of vet to %s (result %q)", snap.Phase, text(res))
-	}
-	if !res.IsError || !strings.Contains(text(res), "vet") {
-		t.Errorf("transition after the workflow moved to another gate = %q, want it refused, naming where it is", text(res))
+	for _, call := range []struct{ tool, args string }{
+		{"transition", `{"to":"ship"}`},
+		{"complete_workflow", `{"outcome":"shipped"}`},
+	} {
+		t.Run(call.tool, func(t *testing.T) {
+			who := &person{action: mcp.ElicitationResponseActionAccept, yes: true}
+			p := newProject(t)
+			dir := filepath.Join(p.root, ".claude", "workflows")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			def := "---\nname: twogates\nphases: [draft, vet, ship]\ntransitions: {draft: [ship, vet], vet: [ship]}\napprovals: [draft, vet]\nterminal: [ship]\n---\nTwo gates.\n"
+			if err := os.WriteFile(filepath.Join(dir, "twogates.md"), []byte(def), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, c := elicitingServerIn(t, p, who)
+			mustOK(t, c, "start_workflow", `{"type":"twogates","context":"gates"}`)
+			look := p.other(t, "observer")
+			who.while = func() {
+				// A person approves draft by hand and another process moves on to vet, the
+				// second gate, while this person is still being asked about draft.
+				if _, err := look.Approve("by hand"); err != nil {
+					t.Error(err)
+				}
+				if _, err := look.Transition(engine.TransitionRequest{To: "vet"}); err != nil {
+					t.Error(err)
+				}
+			}
+			res := callRaw(t, c, call.tool, call.args)
+			if snap := snapshot(t, look); snap.Phase != "vet" {
+				t.Fatalf("the yes for leaving draft moved the workflow out of vet (phase %q, result %q)", snap.Phase, text(res))
+			}
+			if !res.IsError || !strings.Contains(text(res), "vet") {
+				t.Errorf("%s after the workflow moved to another gate = %q, want it refused, naming where it is", call.tool, text(res))
+			}
+		})
 	}
 }
 
@@ -511,5 +526,57 @@ func TestOtherCallsRunWhileThePersonIsAsked(t *testing.T) {
 	vars, err := p.other(t, "observer").GetVars(nil)
 	if err != nil || vars["WF_MEANWHILE"] != "1" {
 		t.Errorf("vars %v (%v)", vars, err)
+	}
+}
+
+// TestCompleteAtAGateAsksThePerson: complete_workflow in an approval phase that waits for a
+// person's yes asks the person as transition does. A yes is recorded with the completion; a
+// no, a cancelled prompt (claude -p) or a client that cannot ask leaves the workflow waiting.
+func TestCompleteAtAGateAsksThePerson(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		who  *person // nil: a client without elicitation
+		err  string  // "": completed
+	}{
+		{"accept", &person{action: mcp.ElicitationResponseActionAccept, yes: true}, ""},
+		{"decline", &person{action: mcp.ElicitationResponseActionDecline}, "the user did not approve leaving phase plan"},
+		{"cancel-as-claude-p-does", &person{action: mcp.ElicitationResponseActionCancel}, "the prompt was cancelled (claude -p cancels every prompt): " + engine.UserApproves + ", then call complete_workflow again"},
+		{"no-elicitation", nil, "is in approval phase plan, which waits for a person's yes, and completing it needs that yes too; nothing was changed: " + engine.UserApproves + ", then call complete_workflow again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, c := waitingInPlan(t, tc.who)
+			look := p.other(t, "observer")
+			if tc.err != "" {
+				res := mustFail(t, c, "complete_workflow", `{"outcome":"done early"}`, tc.err)
+				if strings.Contains(text(res), "\n") || strings.Contains(text(res), "transition") {
+					t.Errorf("refusal is more than one line or names transition: %q", text(res))
+				}
+				if snap := snapshot(t, look); snap.Phase != "plan" || snap.WorkflowID == "" {
+					t.Errorf("refused completion left %+v", snap)
+				}
+				return
+			}
+			res := mustOK(t, c, "complete_workflow", `{"outcome":"done early"}`)
+			if !strings.Contains(text(res), "has ended") {
+				t.Errorf("complete_workflow after the yes = %q", text(res))
+			}
+			if len(tc.who.asked) != 1 || !strings.Contains(tc.who.asked[0], "phase plan") || strings.Contains(tc.who.asked[0], "move on to") {
+				t.Errorf("the person was asked %q", tc.who.asked)
+			}
+			if snap := snapshot(t, look); snap.WorkflowID != "" {
+				t.Errorf("active workflow after the completion: %+v", snap)
+			}
+			recs, _ := filepath.Glob(filepath.Join(p.root, ".claude", "cairn", "archive", "*", "workflow-state.json"))
+			if len(recs) != 1 {
+				t.Fatalf("archived records %q, want one", recs)
+			}
+			b, err := os.ReadFile(recs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `"source": "elicitation"`) && !strings.Contains(string(b), `"source":"elicitation"`) || !strings.Contains(string(b), "looks right") {
+				t.Errorf("the person's yes is not on the archived record:\n%s", b)
+			}
+		})
 	}
 }

@@ -302,13 +302,11 @@ func runTransition(c *call) (*outcome, error) {
 		return moved(res, err)
 	}
 	// Leaving an approval phase needs a person's yes: ask the person through the client.
-	note, err := askApproval(c, ae)
-	if err != nil {
+	if req.Approval, err = askApproval(c, err, ae); err != nil {
 		return nil, err
 	}
 	// The yes is for leaving ae.Phase: the move is made only from there, so that a workflow
 	// another process moved on to another gate meanwhile is not carried out of that one.
-	req.Approval = &workflow.Approval{Phase: ae.Phase, Source: workflow.ApprovalElicitation, Note: note}
 	req.From = cmp.Or(req.From, ae.Phase)
 	res, err = c.eng.Transition(req)
 	return moved(res, err)
@@ -356,6 +354,14 @@ func withStep(next string) func(*engine.Result, error) (*outcome, error) {
 
 func runComplete(c *call) (*outcome, error) {
 	r, err := c.eng.Complete(c.str("outcome"))
+	if ae, ok := errors.AsType[*workflow.ApprovalError](err); ok {
+		// Completing in an approval phase needs a person's yes, asked as transition asks it.
+		ap, refused := askApproval(c, err, ae)
+		if refused != nil {
+			return nil, refused
+		}
+		r, err = c.eng.CompleteApproved(c.str("outcome"), *ap)
+	}
 	o, err := resultOf(r, err)
 	if err != nil {
 		return nil, err
