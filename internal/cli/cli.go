@@ -507,6 +507,8 @@ func shellSteps(msg string) string {
 		{engine.ShortenTasks, "cairn task ID STATUS --note N"},
 		{engine.SplitCheckpoint, "cairn checkpoint save NAME JSON, split to fit"},
 		{engine.KeepData, "cairn checkpoint save NAME JSON keeps the data"},
+		{engine.AskWhichVars, "unset ones no longer needed with `cairn vars unset NAME...`"},
+		{engine.AskWhichCheckpoints, "save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`"},
 		{engine.ShortenViolations, "the agent records its review again with shorter details, which replaces them"},
 		// workflow.ActiveError: the person is the user the agent is told to ask.
 		{" continue or complete it; to start another instead, ask the user first, then start again with replace ", " to start another instead, start again with --replace "},

@@ -365,6 +365,19 @@ func TestShellStepsSpeakToThePerson(t *testing.T) {
 	}
 }
 
+// The agent, which has no tool that deletes a checkpoint or unsets a variable, is told to ask
+// the user which are no longer needed; the person, who is that user, gets the command.
+func TestShellStepsGiveTheLimitsCommands(t *testing.T) {
+	for _, tt := range []struct{ agent, person string }{
+		{engine.AskWhichVars, "unset ones no longer needed with `cairn vars unset NAME...`"},
+		{engine.AskWhichCheckpoints, "save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`"},
+	} {
+		if got, want := shellSteps("nothing was changed: "+tt.agent+", then set these again"), "nothing was changed: "+tt.person+", then set these again"; got != want {
+			t.Errorf("shellSteps\n = %q\nwant %q", got, want)
+		}
+	}
+}
+
 // TestHelpDocsAreFilled: a command's help reads as filled paragraphs, every line but a
 // paragraph's last (or one that opens an example with ':', or a table's, in columns) between
 // 60 and 95 columns; approve's broke after "To let agents" and ran on past 95, and sync's ran

@@ -60,8 +60,8 @@ func TestVarsFillingTheRecordSayUnset(t *testing.T) {
 		t.Fatalf("%d values of %d bytes fit in one record", set, len(value))
 	}
 	if msg := err.Error(); !strings.Contains(msg, "1 MiB") || !strings.Contains(msg, "variables take") ||
-		!strings.Contains(msg, "cairn vars unset") || strings.Contains(msg, "archive") {
-		t.Fatalf("refusal %q: want the 1 MiB limit, the variables named, and cairn vars unset as the step", msg)
+		!strings.Contains(msg, engine.AskWhichVars) || strings.Contains(msg, "cairn vars") || strings.Contains(msg, "archive") {
+		t.Fatalf("refusal %q: want the 1 MiB limit, the variables named, and the agent's step (%s), no CLI command", msg, engine.AskWhichVars)
 	}
 	must(en.UnsetVars([]string{"WF_BIG00"}))(t)
 	must(en.SetVars(map[string]string{fmt.Sprintf("WF_BIG%02d", set-1): value}))(t)

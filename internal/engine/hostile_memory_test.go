@@ -1,10 +1,13 @@
 package engine_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/memory"
 )
 
 // Tool-supplied text (a workflow's context and outcome, written by a model that may have been
@@ -99,5 +102,29 @@ func TestCompactAnchorQuotesTaskTitles(t *testing.T) {
 	}
 	if outside := withoutQuotes(a); strings.Contains(outside, "Ignore") || strings.Contains(outside, "report the work") {
 		t.Errorf("the task title's words appear unquoted in the anchor: %q", a)
+	}
+}
+
+// A directory (or other non-file) in a memory file's place is one Cairn leaves as it is: no
+// retry writes the line until the person moves it, so the warning says that step, not only
+// that Cairn retries.
+func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
+	for _, name := range []string{memory.IndexFile, memory.TopicFile} {
+		t.Run(name, func(t *testing.T) {
+			e, en := startApex(t)
+			if err := os.MkdirAll(filepath.Join(e.memoryDir(), name), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+			var got string
+			for _, w := range res.Warnings {
+				if strings.Contains(w, "auto-memory line not written") {
+					got = w
+				}
+			}
+			if want := "; Cairn leaves it as it is: move or rename it, and Cairn writes the line after the next turn"; !strings.Contains(got, want) || strings.Contains(got, "(Cairn retries after the next turn)") {
+				t.Errorf("warning %q; want the step %q", got, want)
+			}
+		})
 	}
 }

@@ -269,13 +269,17 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			err = e.mem.RecordAt(l.Text, l.Of.At, after)
 		}
 		if err != nil {
-			retry := ""
+			retry, step := "", ""
 			if memory.IsUnavailable(err) {
 				owed = append(owed, l)
 				retry = " (Cairn retries after the next turn)"
 			}
+			if memory.LeftAlone(err) {
+				// Retried after every turn, but no retry writes it until the person acts.
+				retry, step = "", ": move or rename it, and Cairn writes the line after the next turn"
+			}
 			if !quiet || !memory.LeftAlone(err) {
-				warning = "auto-memory line not written" + retry + ": " + err.Error()
+				warning = "auto-memory line not written" + retry + ": " + err.Error() + step
 			}
 			continue
 		}

@@ -35,8 +35,8 @@ func TestSetVarsKeepsTheMergedSetWithinMaxVars(t *testing.T) {
 			t.Fatalf("set %v on a workflow holding %d variables was accepted", kv, vars.MaxVars)
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, fmt.Sprint(vars.MaxVars)) || !strings.Contains(msg, "cairn vars unset") || strings.Contains(msg, "archive") {
-			t.Errorf("refusal %q: want the limit %d and `cairn vars unset` as the step", msg, vars.MaxVars)
+		if !strings.Contains(msg, fmt.Sprint(vars.MaxVars)) || !strings.Contains(msg, engine.AskWhichVars) || strings.Contains(msg, "cairn ") || strings.Contains(msg, "archive") {
+			t.Errorf("refusal %q: want the limit %d and the agent's step (%s), no CLI command", msg, vars.MaxVars, engine.AskWhichVars)
 		}
 	}
 	if kv := must(en.GetVars(nil))(t); len(kv) != vars.MaxVars || kv["WF_V000"] != "v" {
@@ -305,7 +305,8 @@ func TestFreeTextOnRecordHasTheToolsLimits(t *testing.T) {
 
 // Named checkpoints are files of the project's, kept across workflows and never removed on
 // their own: a new name past the limit is refused with it and a step, a checkpoint saved
-// again under its name is not, and the step (cairn checkpoint delete) makes room.
+// again under its name is not, and the step (the agent asks the user which are no longer
+// needed; at the CLI, cairn checkpoint delete) makes room.
 func TestNamedCheckpointsHaveALimit(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
@@ -317,8 +318,9 @@ func TestNamedCheckpointsHaveALimit(t *testing.T) {
 		}
 	}
 	_, err := en.SaveCheckpoint("one-more", []byte(`{"a":1}`))
-	if err == nil || !strings.Contains(err.Error(), "500 checkpoints") || !strings.Contains(err.Error(), "cairn checkpoint delete") || !strings.Contains(err.Error(), "nothing was saved") {
-		t.Fatalf("a 501st checkpoint: %v; want a refusal with the limit and a step", err)
+	if err == nil || !strings.Contains(err.Error(), "500 checkpoints") || !strings.Contains(err.Error(), engine.AskWhichCheckpoints) ||
+		strings.Contains(err.Error(), "cairn ") || strings.Contains(err.Error(), "delete") || !strings.Contains(err.Error(), "nothing was saved") {
+		t.Fatalf("a 501st checkpoint: %v; want a refusal with the limit and the agent's step (%s), no delete command", err, engine.AskWhichCheckpoints)
 	}
 	must(en.SaveCheckpoint("cp000", []byte(`{"a":2}`)))(t)
 	must(en.DeleteCheckpoint("cp001"))(t)

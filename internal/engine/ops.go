@@ -156,6 +156,14 @@ const (
 	KeepData = "save_checkpoint keeps the data"
 )
 
+// The steps at the limits of variables and named checkpoints. The agent has no tool that
+// unsets or deletes, and is not steered to a step that loses data: it asks the user; the CLI
+// puts the person's commands in their place.
+const (
+	AskWhichVars        = "ask the user which ones are no longer needed, for the user to unset"
+	AskWhichCheckpoints = "ask the user which ones are no longer needed: save over one of those (the same name replaces it), or the user removes them"
+)
+
 // fullBy names what takes the most of r, a record refused as over 1 MiB, and the step that
 // makes room without losing the workflow: a write that shrinks a record is never refused.
 // Archiving is named only after `cairn show`, for what no operation can shorten.
@@ -172,7 +180,7 @@ func fullBy(r *workflow.Record) string {
 		step string
 	}
 	parts := []part{
-		{size(r.Vars), "Its variables take %d KiB of it: unset ones no longer needed with `cairn vars unset NAME...`, or keep a large value in a file and set its path."},
+		{size(r.Vars), "Its variables take %d KiB of it: " + AskWhichVars + ", or keep a large value in a file and set its path."},
 		{size(r.Tasks), "Its tasks take %d KiB of it: shorten long task notes and outputs (" + ShortenTasks + ")."},
 		{workflow.PhaseCheckpointsSize(r), "The checkpoints kept with its phases take %d KiB of it: keep large data in named checkpoints (" + SplitCheckpoint + ") and move with a small checkpoint or none."},
 		{size(r.Enforcement), "Its violations take %d KiB of it: " + ShortenViolations + "."},
@@ -1012,7 +1020,7 @@ func tooManyVars(have, set map[string]string) error {
 			merged++
 		}
 	}
-	return fmt.Errorf("variables not saved, nothing was changed: the workflow would hold %d variables, over the %d it may hold; unset ones no longer needed with `cairn vars unset NAME...`, then set these again",
+	return fmt.Errorf("variables not saved, nothing was changed: the workflow would hold %d variables, over the %d it may hold; "+AskWhichVars+", then set these again",
 		merged, vars.MaxVars)
 }
 
@@ -1088,7 +1096,7 @@ func (e *Engine) checkpointRoom(name string) error {
 	if err != nil || len(names) < maxCheckpoints || slices.Contains(names, name) {
 		return nil
 	}
-	return fmt.Errorf("checkpoint %q not saved, nothing was saved: the project keeps at most %d checkpoints and has %d; save over one no longer needed (the same name replaces it), or delete one with `cairn checkpoint delete NAME`",
+	return fmt.Errorf("checkpoint %q not saved, nothing was saved: the project keeps at most %d checkpoints and has %d; "+AskWhichCheckpoints,
 		name, maxCheckpoints, len(names))
 }
 

@@ -773,8 +773,8 @@ func OwnerCheck(dir string, fi fs.FileInfo) (c Check, other bool) {
 	if !other {
 		return c, false
 	}
-	return Check{Name: "state directory owner", Detail: fmt.Sprintf("%s belongs to uid %d, not to this user (uid %d), so Cairn run as this user cannot use it", dir, uid, euid()),
-		Fix: fmt.Sprintf("sudo chown -R %d %s", euid(), vars.Quote(dir))}, true
+	whose, fix := store.NotThisUsers(dir, uid, euid())
+	return Check{Name: "state directory owner", Detail: whose + ", so Cairn run as this user cannot use it", Fix: fix}, true
 }
 
 // creatable reports whether dir exists and is writable, or could be created: its nearest

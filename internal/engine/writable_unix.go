@@ -4,8 +4,8 @@ package engine
 
 import (
 	"os"
-	"syscall"
 
+	"github.com/cairn-dev/cairn/internal/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,10 +18,7 @@ var euid = os.Geteuid
 // otherOwner reports the uid of the user who owns fi when that is another user than this
 // process's, which then cannot chmod it nor, mostly, write in it. Root can do both.
 func otherOwner(fi os.FileInfo) (uid int, other bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
+	uid, ok := store.OwnerUID(fi)
 	me := euid()
-	return int(st.Uid), me != 0 && int(st.Uid) != me
+	return uid, ok && me != 0 && uid != me
 }

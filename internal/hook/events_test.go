@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/engine"
 )
 
 func TestSessionTitleOutput(t *testing.T) {
@@ -53,5 +55,20 @@ func TestParseTaskFields(t *testing.T) {
 	ev, notes = Parse([]byte(`{"task_id":3,"task_subject":["x"]}`))
 	if ev.TaskID != "" || ev.TaskSubject != "" || len(notes) != 2 || !strings.Contains(notes[0], "task_id is a number") {
 		t.Errorf("got %+v %q", ev, notes)
+	}
+}
+
+// The Stop hook's log line counts the lines still owed in words that agree with the count.
+func TestWroteSummaryCountsOwedLines(t *testing.T) {
+	for _, tt := range []struct {
+		owed int
+		want string
+	}{
+		{1, "1 auto-memory line still owed, retried after the next turn"},
+		{2, "2 auto-memory lines still owed, retried after the next turn"},
+	} {
+		if got := wroteSummary(&engine.StopOutcome{Owed: tt.owed}); got != tt.want {
+			t.Errorf("wroteSummary(owed %d) = %q, want %q", tt.owed, got, tt.want)
+		}
 	}
 }

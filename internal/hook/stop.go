@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/project"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // StopName is the Stop hook's binary, and the prefix of its stderr lines.
@@ -93,7 +94,7 @@ func wroteSummary(out *engine.StopOutcome) string {
 		if b.Len() > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%d auto-memory line(s) still owed, retried after the next turn", out.Owed)
+		fmt.Fprintf(&b, "%d auto-memory line%s still owed, retried after the next turn", out.Owed, workflow.Plural(out.Owed))
 	}
 	if b.Len() == 0 {
 		return "nothing to write"

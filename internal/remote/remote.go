@@ -131,7 +131,7 @@ func (e *UnreadableError) LeftOut() []LeftOut {
 }
 
 func (e *UnreadableError) Error() string {
-	return fmt.Sprintf("remote: %d line(s) left out (%s): %v", len(e.IDs), strings.Join(e.IDs, ", "), e.Err)
+	return fmt.Sprintf("remote: %d line%s left out (%s): %v", len(e.IDs), workflow.Plural(len(e.IDs)), strings.Join(e.IDs, ", "), e.Err)
 }
 
 func (e *UnreadableError) Unwrap() error { return e.Err }

@@ -99,3 +99,19 @@ func TestPoll(t *testing.T) {
 		t.Fatalf("Poll with no change = %v after %d listings; want the context's end, naming the last failure, after 3", err, b.calls.Load())
 	}
 }
+
+// An UnreadableError counts the lines it left out in words that agree with the count.
+func TestUnreadableErrorCountsItsLines(t *testing.T) {
+	cause := errors.New("bad")
+	for _, tt := range []struct {
+		ids  []string
+		want string
+	}{
+		{[]string{"wf-a"}, "remote: 1 line left out (wf-a): bad"},
+		{[]string{"wf-a", "wf-b"}, "remote: 2 lines left out (wf-a, wf-b): bad"},
+	} {
+		if got := (&remote.UnreadableError{IDs: tt.ids, Err: cause}).Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}

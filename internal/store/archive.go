@@ -799,7 +799,12 @@ func (s *Store) prune(kept string) ([]string, error) {
 	if len(missing) > 0 && damaged > 0 {
 		// The damaged lines may be theirs, the newest archives' as well as any: taken for the
 		// oldest, they would be the first removed. The index is left as it is.
-		return nil, fmt.Errorf("%s in %s has %d damaged line(s), so where the %d archive directories it does not name belong in the order of archives is not known: none was removed", archiveIndex, s.dir, damaged, len(missing))
+		dirs := "directories"
+		if len(missing) == 1 {
+			dirs = "directory"
+		}
+		return nil, fmt.Errorf("%s in %s has %d damaged line%s, so the place in the order of archives of the %d archive %s it does not name is not known: none was removed",
+			archiveIndex, s.dir, damaged, workflow.Plural(damaged), len(missing), dirs)
 	}
 	if len(missing) > 0 {
 		// Nothing better is known of their order than the stamps in their names, and within

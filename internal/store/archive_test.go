@@ -329,40 +329,56 @@ func TestReclaimNeverReplacesAJournal(t *testing.T) {
 // instead of taking them for the oldest and removing the newest archives; the index is left as
 // it is.
 func TestRetentionWaitsOnADamagedIndex(t *testing.T) {
-	s, dir := newStore(t, store.WithRetention(5), store.WithClock(clockFrom(fixedNow)))
-	var made []string
-	for i := range 5 {
-		s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
-		info, err := s.Archive("completed")
-		if err != nil || len(info.Pruned) != 0 {
-			t.Fatalf("archive %d: %+v %v", i, info, err)
-		}
-		made = append(made, info.Dir)
-	}
-	ip := filepath.Join(dir, "archive", "index.jsonl")
-	b, _ := os.ReadFile(ip)
-	lines := bytes.SplitAfter(b, []byte("\n"))
-	// The newest two lines: one cut short, one no longer naming its directory.
-	lines[3] = append(lines[3][:20:20], '\n')
-	lines[4] = bytes.Replace(lines[4], []byte(`"dir"`), []byte(`"dXr"`), 1)
-	damaged := bytes.Join(lines, nil)
-	os.WriteFile(ip, damaged, 0o600)
+	for _, tt := range []struct {
+		name string
+		// damage changes the index's lines (the five archives', oldest first).
+		damage func(lines [][]byte)
+		want   string
+	}{
+		{"the newest two", func(lines [][]byte) {
+			// One cut short, one no longer naming its directory.
+			lines[3] = append(lines[3][:20:20], '\n')
+			lines[4] = bytes.Replace(lines[4], []byte(`"dir"`), []byte(`"dXr"`), 1)
+		}, "has 2 damaged lines, so the place in the order of archives of the 2 archive directories it does not name is not known"},
+		{"the newest", func(lines [][]byte) {
+			lines[4] = append(lines[4][:20:20], '\n')
+		}, "has 1 damaged line, so the place in the order of archives of the 1 archive directory it does not name is not known"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, dir := newStore(t, store.WithRetention(5), store.WithClock(clockFrom(fixedNow)))
+			var made []string
+			for i := range 5 {
+				s.UpdateWorkflow(setNext(fmt.Sprintf("wf-%d", i), "plan"))
+				info, err := s.Archive("completed")
+				if err != nil || len(info.Pruned) != 0 {
+					t.Fatalf("archive %d: %+v %v", i, info, err)
+				}
+				made = append(made, info.Dir)
+			}
+			ip := filepath.Join(dir, "archive", "index.jsonl")
+			b, _ := os.ReadFile(ip)
+			lines := bytes.SplitAfter(b, []byte("\n"))
+			tt.damage(lines)
+			damaged := bytes.Join(lines, nil)
+			os.WriteFile(ip, damaged, 0o600)
 
-	s.UpdateWorkflow(setNext("wf-5", "plan"))
-	info, err := s.Archive("completed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(info.Pruned) != 0 || info.PruneErr == nil || !strings.Contains(info.PruneErr.Error(), "damaged") {
-		t.Fatalf("pruned %v, prune error %v: want nothing removed and why", info.Pruned, info.PruneErr)
-	}
-	for _, d := range append(made, info.Dir) {
-		if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
-			t.Fatalf("archive %s: %v", d, err)
-		}
-	}
-	if b, _ := os.ReadFile(ip); !bytes.HasPrefix(b, damaged) {
-		t.Fatal("the damaged index was rewritten")
+			s.UpdateWorkflow(setNext("wf-5", "plan"))
+			info, err := s.Archive("completed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Pruned) != 0 || info.PruneErr == nil || !strings.Contains(info.PruneErr.Error(), tt.want) {
+				t.Fatalf("pruned %v, prune error %v: want nothing removed and why (%q)", info.Pruned, info.PruneErr, tt.want)
+			}
+			for _, d := range append(made, info.Dir) {
+				if _, err := os.Stat(filepath.Join(dir, "archive", d, store.WorkflowFile)); err != nil {
+					t.Fatalf("archive %s: %v", d, err)
+				}
+			}
+			if b, _ := os.ReadFile(ip); !bytes.HasPrefix(b, damaged) {
+				t.Fatal("the damaged index was rewritten")
+			}
+		})
 	}
 }
 

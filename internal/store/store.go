@@ -42,6 +42,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/simfs"
+	"github.com/cairn-dev/cairn/internal/vars"
 )
 
 // File and directory names inside the state directory.
@@ -355,9 +356,20 @@ func privateDir(abs string) error {
 	// On a read-only mount nobody can write, nor chmod: it opens for reading, as any
 	// read-only state directory does.
 	if err := os.Chmod(abs, 0o700); err != nil && fi.Mode().Perm()&0o022 != 0 && !errors.Is(err, syscall.EROFS) {
+		// Not this user's: its chmod fails for them as Cairn's did.
+		if uid, ok := OwnerUID(fi); ok && errors.Is(err, fs.ErrPermission) && uid != os.Geteuid() {
+			whose, fix := NotThisUsers(abs, uid, os.Geteuid())
+			return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private: %s; %s gives it to this user, and Cairn then makes it private", abs, fi.Mode().Perm(), whose, fix)
+		}
 		return fmt.Errorf("state directory %s is %04o, writable by other users, and could not be made private (%v); chmod 700 it", abs, fi.Mode().Perm(), err)
 	}
 	return nil
+}
+
+// NotThisUsers says that dir belongs to the user uid, not to this one (me), and the command
+// that gives it to this user; only then can this user make it private or write in it.
+func NotThisUsers(dir string, uid, me int) (whose, fix string) {
+	return fmt.Sprintf("%s belongs to uid %d, not to this user (uid %d)", dir, uid, me), fmt.Sprintf("sudo chown -R %d %s", me, vars.Quote(dir))
 }
 
 type nopCloser struct{}
