@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
 )
@@ -55,15 +55,11 @@ func TestWatchNamesWhoChangedAtTheCostOfTheChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	var by string
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	by = new(app).changedBy(e, "apex-long", rev-1)
-	runtime.ReadMemStats(&after)
+	n := alloctest.Bytes(func() { by = new(app).changedBy(e, "apex-long", rev-1) })
 	if by != "cli in session s-2" {
 		t.Fatalf("changed by %q, want cli in session s-2", by)
 	}
 	// The journal's last 64 KiB window holds the change: a small part of the journal's bytes.
-	n := after.TotalAlloc - before.TotalAlloc
 	if budget := uint64(128 << 10); n > budget || journal.Size() < 2*int64(budget) {
 		t.Errorf("naming who made the last change of a %d-byte journal allocated %d bytes, want at most %d", journal.Size(), n, budget)
 	}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
@@ -535,15 +535,6 @@ func TestExpireTTLOnAFinishedRecordSaysItIsNotActive(t *testing.T) {
 	}
 }
 
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // TestShowOfAFewMovesDoesNotReadTheJournal: a record that holds every move it made (fewer than
 // workflow.MaxHistory) is shown as it is, active or archived: show reads no journal, whose
 // hundreds of changes (a long workflow's task updates, variables, heartbeats) it would not use.
@@ -563,7 +554,7 @@ func TestShowOfAFewMovesDoesNotReadTheJournal(t *testing.T) {
 		}
 		var shown []byte
 		var err error
-		n := allocated(func() { shown, err = en.Show("apex-quiet") })
+		n := alloctest.Bytes(func() { shown, err = en.Show("apex-quiet") })
 		var r workflow.Record
 		if err != nil || json.Unmarshal(shown, &r) != nil || len(r.History) != 1 {
 			t.Fatalf("%s: show: %v, %.80s", state, err, shown)
@@ -590,7 +581,7 @@ func TestShowOfAFullHistoryCostsAboutItsJournal(t *testing.T) {
 	journal := must(os.Stat(filepath.Join(en.StateDir(), "journal", "apex-long.jsonl")))(t).Size()
 	var shown []byte
 	var err error
-	n := allocated(func() { shown, err = en.Show("apex-long") })
+	n := alloctest.Bytes(func() { shown, err = en.Show("apex-long") })
 	var r workflow.Record
 	if err != nil || json.Unmarshal(shown, &r) != nil || len(r.History) != moves {
 		t.Fatalf("show: %v, %d moves, want %d", err, len(r.History), moves)
@@ -633,7 +624,7 @@ func TestListOfAnOldIndexOpensRecordsOnly(t *testing.T) {
 	journal := must(os.Stat(journals[0]))(t).Size()
 	var list []engine.Summary
 	var err error
-	n := allocated(func() { list, _, err = en.ListRecent(0) })
+	n := alloctest.Bytes(func() { list, _, err = en.ListRecent(0) })
 	if err != nil || len(list) != 1 || list[0].Context != "archived long ago" || list[0].Type != "apex" {
 		t.Fatalf("list: %+v (%v)", list, err)
 	}
@@ -661,7 +652,7 @@ func TestStopAfterManyChangesBuildsTheMovesOnly(t *testing.T) {
 	record := must(readStored(en))(t)
 	stop := e.open("s1")
 	var err error
-	n := allocated(func() { _, err = stop.Stop(engine.StopInput{SessionID: "s1"}) })
+	n := alloctest.Bytes(func() { _, err = stop.Stop(engine.StopInput{SessionID: "s1"}) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/mcptools"
 )
 
@@ -23,17 +24,15 @@ func TestOversizedCallCostsAboutItsSize(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_vars","arguments":{"keys":[` + items + `0]}}}`
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" + call + "\n"
 	var out bytes.Buffer
-	var before, after runtime.MemStats
 	runtime.GC()
-	runtime.ReadMemStats(&before)
-	if err := srv.ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
+	var err error
+	alloc := alloctest.Bytes(func() { err = srv.ServeStdio(context.Background(), strings.NewReader(in), &out) })
+	if err != nil {
 		t.Fatal(err)
 	}
-	runtime.ReadMemStats(&after)
 	if !strings.Contains(out.String(), "more than the limit") {
 		t.Fatalf("the oversized call was not refused for its size:\n%.600s", out.String())
 	}
-	alloc := after.TotalAlloc - before.TotalAlloc
 	t.Logf("serving a %d-byte call allocated %d bytes", len(call), alloc)
 	if alloc > 10*uint64(len(call)) {
 		t.Errorf("serving a %d-byte call allocated %d bytes, more than 10 times its size", len(call), alloc)

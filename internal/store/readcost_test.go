@@ -5,22 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/durable"
 )
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // costStore is a store in a temporary directory that does not sync (these tests count what a
 // read costs, not what a write does), with workflow wfCost written n times: a record of about
@@ -78,7 +69,7 @@ func TestReadJournalSinceCostsWhatItGives(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs []Record
-	n := allocated(func() { recs, err = s.ReadJournalSince(wfCost, beats-1) })
+	n := alloctest.Bytes(func() { recs, err = s.ReadJournalSince(wfCost, beats-1) })
 	if err != nil || len(recs) != 1 || !bytes.Equal(recs[0].Snapshot, costDoc(beats, pad)) {
 		t.Fatalf("ReadJournalSince(%d): %d records (%v)", beats-1, len(recs), err)
 	}

@@ -3,12 +3,12 @@ package yamldoc_test
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/secrets/secrettest"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -43,15 +43,6 @@ func TestParseDefinitionRefusesAliasExpansion(t *testing.T) {
 	}
 }
 
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // A mapping that repeats one key thousands of times is refused before yaml.v3 decodes it:
 // yaml.v3 compares every key with every other and formats an error for each equal pair, so
 // 900 lines took 130 MB (3,000: seconds and 1.5 GB) in a definition, a milestone file (read
@@ -61,7 +52,7 @@ func TestRepeatedMappingKeysAreRefusedCheaply(t *testing.T) {
 	dups := strings.Repeat("  a: b\n", 900)
 	var err error
 	const budget = 16 << 20
-	if n := allocated(func() {
+	if n := alloctest.Bytes(func() {
 		_, err = yamldoc.Codec{}.ParseDefinition("dups.md", []byte("---\nphases: [a]\nverbs:\n"+dups+"---\n"))
 	}); n > budget {
 		t.Errorf("a definition with 900 equal keys allocated %d MB", n>>20)
@@ -70,12 +61,12 @@ func TestRepeatedMappingKeysAreRefusedCheaply(t *testing.T) {
 	if !errors.As(err, &de) || de.Line != 5 || de.Reason != `front matter: mapping key "a" already defined at line 4` {
 		t.Errorf("definition: %v; want line 5, mapping key \"a\" already defined at line 4", err)
 	}
-	if n := allocated(func() {
+	if n := alloctest.Bytes(func() {
 		_, _, _, err = yamldoc.Codec{}.MilestoneFrontMatter([]byte("---\ntitle: t\n" + strings.Repeat("a: b\n", 900) + "---\n"))
 	}); n > budget || err == nil || !strings.Contains(err.Error(), `line 3: mapping key "a" already defined at line 2`) {
 		t.Errorf("milestone file: %.200v, %d MB allocated", err, n>>20)
 	}
-	if n := allocated(func() {
+	if n := alloctest.Bytes(func() {
 		_, err = yamldoc.Codec{}.ParseStatusDoc([]byte("initiative: x\nlastUpdated: 2026-11-22T10:00:00Z\nx:\n" + dups))
 	}); n > budget || err == nil || !strings.Contains(err.Error(), `line 5: mapping key "a" already defined at line 4`) {
 		t.Errorf("status file: %.200v, %d MB allocated", err, n>>20)
