@@ -353,7 +353,7 @@ func (e *Engine) settleL2(r *workflow.Record) (wrote []string, owed int, warning
 				from = s.Revision
 			}
 			var found []l2Line
-			found, through = e.journalLines(r.WorkflowID, from, r.Revision)
+			found, through = e.journalLines(r, from)
 			lines = append(lines, found...)
 		}
 		return lines
@@ -396,12 +396,18 @@ func owes(s l2Owes, r *workflow.Record) bool {
 	return len(s.Owed) > 0 || r != nil && (r.WorkflowID != s.WorkflowID || r.Revision > s.Revision)
 }
 
-// journalLines recomputes the L2 lines owed by the journal's changes after revision from, up
-// to revision to, and returns the revision they are taken through: to, or the one before the
-// first change whose type's definition does not load (Definitions.Broken: a project's override
-// that an edit broke). That line and those after it wait, owed, until it loads: another definition
-// (the built-in one) would give other verbs and phases than the workflow ran under.
-func (e *Engine) journalLines(id string, from, to int64) ([]l2Line, int64) {
+// journalLines recomputes the L2 lines owed by the journal's changes to r's workflow after
+// revision from, up to r's revision, and returns the revision they are taken through: r's, or
+// the one before the first change whose type's definition does not load (waitsForDefinition).
+// That line and those after it wait, owed, until it loads: another definition (the built-in
+// one) would give other verbs and phases than the workflow ran under.
+func (e *Engine) journalLines(r *workflow.Record, from int64) ([]l2Line, int64) {
+	id, to := r.WorkflowID, r.Revision
+	if e.waitsForDefinition(r.Type) {
+		// Known before reading: a Stop after every turn would read the journal since the
+		// waiting line again, more of it each turn, until the override loads.
+		return nil, from
+	}
 	recs, err := e.st.ReadJournalKindSince(id, from, string(workflow.EventTransition))
 	if err != nil && len(recs) == 0 {
 		return nil, to
@@ -417,11 +423,10 @@ func (e *Engine) journalLines(id string, from, to int64) ([]l2Line, int64) {
 		if err != nil || d.From == "" {
 			continue
 		}
-		defs := e.definitions()
-		if defs.Broken(r.Type) != "" {
+		if e.waitsForDefinition(r.Type) {
 			return lines, min(to, rec.Revision-1)
 		}
-		def, ok := defs.Lookup(r.Type)
+		def, ok := e.definitions().Lookup(r.Type)
 		if !ok {
 			continue
 		}
@@ -434,4 +439,11 @@ func (e *Engine) journalLines(id string, from, to int64) ([]l2Line, int64) {
 		}
 	}
 	return lines, to
+}
+
+// waitsForDefinition tells whether lines of type typ wait for its definition: a project's
+// override of it that does not load (Definitions.Broken). Without files in .claude/workflows
+// there is none, and nothing is parsed to know it.
+func (e *Engine) waitsForDefinition(typ string) bool {
+	return e.builtinOnly(typ) == nil && e.definitions().Broken(typ) != ""
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -256,17 +257,19 @@ func TestSettleNotesTheNewWorkflowsRevision(t *testing.T) {
 	}
 }
 
-// A move's line lost to a crash after L1 committed (simulated: its L2 write kept off by the
-// mark's lock, and l2-state put back as it was) is recovered from the journal by a later
-// settle. When the project's override of the type no longer loads then, the line waits for it:
-// worked out with the built-in definition instead, it would say the built-in's verb, not the
-// one the workflow ran under. Once the override loads again, the next settle writes it.
-func TestJournalLineWaitsForABrokenOverride(t *testing.T) {
-	const override = "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit]\nverbs: {plan: drafting the plan}\n%s---\n"
+// apexOverride is a project's apex with its own verb for plan; ttl's value (forever is not a
+// duration) breaks it.
+const apexOverride = "---\nname: apex\nphases: [analyze, plan, implement, review, git-commit]\nverbs: {plan: drafting the plan}\n%s---\n"
+
+// lineWaitingOnABrokenOverride starts apex-wait under the project's apex override, loses the
+// line of its move to plan to a crash after L1 committed (simulated: its L2 write kept off by
+// the mark's lock, and l2-state put back as it was), and breaks the override.
+func lineWaitingOnABrokenOverride(t *testing.T) (*env, *engine.Engine) {
+	t.Helper()
 	e := newEnv(t)
-	e.write(".claude/workflows/apex.md", fmt.Sprintf(override, ""))
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(apexOverride, ""))
 	agent := e.openWaiting("s1", 4242, 50*time.Millisecond)
-	must(agent.Start(engine.StartRequest{Type: "apex", Context: "project verbs"}))(t)
+	must(agent.Start(engine.StartRequest{Type: "apex", Context: "project verbs", WorkflowID: "apex-wait"}))(t)
 	st := must(store.Open(agent.StateDir()))(t)
 	defer st.Close()
 	if _, err := st.Read("l2-state"); !errors.Is(err, store.ErrNotFound) {
@@ -278,8 +281,16 @@ func TestJournalLineWaitsForABrokenOverride(t *testing.T) {
 	if err := os.Remove(filepath.Join(agent.StateDir(), "l2-state.json")); err != nil {
 		t.Fatal(err)
 	}
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(apexOverride, "ttl: forever\n"))
+	return e, agent
+}
 
-	e.write(".claude/workflows/apex.md", fmt.Sprintf(override, "ttl: forever\n"))
+// A move's line lost to a crash after L1 committed is recovered from the journal by a later
+// settle. When the project's override of the type no longer loads then, the line waits for it:
+// worked out with the built-in definition instead, it would say the built-in's verb, not the
+// one the workflow ran under. Once the override loads again, the next settle writes it.
+func TestJournalLineWaitsForABrokenOverride(t *testing.T) {
+	e, _ := lineWaitingOnABrokenOverride(t)
 	for i := range 2 {
 		must(e.open("s1").Stop(engine.StopInput{}))(t)
 		if index := e.readMemory("MEMORY.md"); strings.Contains(index, "planning") || strings.Contains(index, "drafting") {
@@ -287,7 +298,7 @@ func TestJournalLineWaitsForABrokenOverride(t *testing.T) {
 		}
 	}
 
-	e.write(".claude/workflows/apex.md", fmt.Sprintf(override, ""))
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(apexOverride, ""))
 	must(e.open("s1").Stop(engine.StopInput{}))(t)
 	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "analyze completed, drafting the plan") {
 		t.Fatalf("Stop once the override loads again did not write the move's line:\n%s", index)
@@ -297,5 +308,37 @@ func TestJournalLineWaitsForABrokenOverride(t *testing.T) {
 	}
 	if again := must(e.open("s1").Stop(engine.StopInput{}))(t); len(again.Wrote) > 0 {
 		t.Errorf("the next Stop wrote %q again", again.Wrote)
+	}
+}
+
+// TestLineWaitingOnABrokenOverrideCostsNoJournalRead: while the override stays broken the
+// workflow goes on (variables, tasks, heartbeats: a long session's journal), and every Stop
+// finds the line still waiting. It does not read the journal since the line again to learn
+// that: each Stop would cost the whole of it, sealed segments included, and more every turn.
+// Once the override loads, the line is written as the workflow ran it.
+func TestLineWaitingOnABrokenOverrideCostsNoJournalRead(t *testing.T) {
+	e, agent := lineWaitingOnABrokenOverride(t)
+	for i := range 400 {
+		must(agent.SetVars(map[string]string{"WF_STEP": fmt.Sprintf("%d %s", i, strings.Repeat("v", 1500))}))(t)
+	}
+	journal := must(os.Stat(filepath.Join(agent.StateDir(), "journal", "apex-wait.jsonl")))(t).Size()
+	en := e.open("s1")
+	must(en.Stop(engine.StopInput{}))(t) // the first Stop after the changes, as any turn's
+	var err error
+	n := alloctest.Bytes(func() { _, err = en.Stop(engine.StopInput{}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a Stop costs with nothing to read (l2-state, the record read from the journal's
+	// last window, the definitions): a small part of the journal's bytes.
+	if budget := uint64(256 << 10); n > budget || journal < 2*int64(budget) {
+		t.Errorf("a Stop with the line waiting and a %d-byte journal allocated %d bytes, want at most %d", journal, n, budget)
+	}
+	t.Logf("a Stop with the line waiting and a %d-byte journal allocated %d bytes", journal, n)
+
+	e.write(".claude/workflows/apex.md", fmt.Sprintf(apexOverride, ""))
+	must(e.open("s1").Stop(engine.StopInput{}))(t)
+	if index := e.readMemory("MEMORY.md"); !strings.Contains(index, "analyze completed, drafting the plan") {
+		t.Fatalf("Stop once the override loads again did not write the move's line:\n%s", index)
 	}
 }
