@@ -107,14 +107,35 @@ func TestCompactAnchorQuotesTaskTitles(t *testing.T) {
 
 // A directory (or other non-file) in a memory file's place is one Cairn leaves as it is: no
 // retry writes the line until the person moves it, so the warning says that step, not only
-// that Cairn retries.
+// that Cairn retries. A symbolic link is left as it is too, but Claude Code reads MEMORY.md
+// through one (2.1.330 loads the file it leads to): moved or renamed, the person's own index
+// would leave every session. Its step keeps that index where Claude Code loads it.
 func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
-	for _, name := range []string{memory.IndexFile, memory.TopicFile} {
-		t.Run(name, func(t *testing.T) {
-			e, en := startApex(t)
-			if err := os.MkdirAll(filepath.Join(e.memoryDir(), name), 0o755); err != nil {
+	const moveIt = "; Cairn leaves it as it is: move or rename it, and Cairn writes the line after the next turn"
+	tests := []struct {
+		name, file string
+		plant      func(t *testing.T, path string)
+		want, not  string
+	}{
+		{"index-dir", memory.IndexFile, mkdir, moveIt, ""},
+		{"topic-dir", memory.TopicFile, mkdir, moveIt, ""},
+		{"index-symlink", memory.IndexFile, func(t *testing.T, path string) {
+			target := filepath.Join(t.TempDir(), "MEMORY.md")
+			if err := os.WriteFile(target, []byte("- [Prefs](prefs.md) — tabs\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+		}, " is a symbolic link; Cairn leaves it as it is: replace the link with a copy of the file it leads to, and Cairn writes the line after the next turn", "move or rename"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, en := startApex(t)
+			if err := os.MkdirAll(e.memoryDir(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.plant(t, filepath.Join(e.memoryDir(), tc.file))
 			res := must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 			var got string
 			for _, w := range res.Warnings {
@@ -122,9 +143,15 @@ func TestMemoryFileLeftAloneGivesTheStep(t *testing.T) {
 					got = w
 				}
 			}
-			if want := "; Cairn leaves it as it is: move or rename it, and Cairn writes the line after the next turn"; !strings.Contains(got, want) || strings.Contains(got, "(Cairn retries after the next turn)") {
-				t.Errorf("warning %q; want the step %q", got, want)
+			if !strings.Contains(got, tc.want) || strings.Contains(got, "(Cairn retries after the next turn)") || tc.not != "" && strings.Contains(got, tc.not) {
+				t.Errorf("warning %q; want the step %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func mkdir(t *testing.T, path string) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -276,7 +276,7 @@ func (e *Engine) writeLines(lines []l2Line, shown lineOf, active string, quiet b
 			}
 			if memory.LeftAlone(err) {
 				// Retried after every turn, but no retry writes it until the person acts.
-				retry, step = "", ": move or rename it, and Cairn writes the line after the next turn"
+				retry, step = "", ": "+memory.LeftAloneStep(err)+", and Cairn writes the line after the next turn"
 			}
 			if !quiet || !memory.LeftAlone(err) {
 				warning = "auto-memory line not written" + retry + ": " + err.Error() + step

@@ -511,9 +511,23 @@ func (s snapshot) same(o snapshot) bool {
 // what it is: not a regular file, or larger than maxFile ("...; Cairn leaves it as it is").
 var errLeftAlone = errors.New("leaves it as it is")
 
+// errLinkLeftAlone is errLeftAlone for a symbolic link, which Claude Code reads through.
+var errLinkLeftAlone = fmt.Errorf("%w", errLeftAlone)
+
 // LeftAlone reports whether err says a memory file is one Cairn leaves as it is: retrying
 // is of no use until the person changes it.
 func LeftAlone(err error) bool { return errors.Is(err, errLeftAlone) }
+
+// LeftAloneStep is the person's step after which Cairn writes a memory file err says it leaves
+// as it is (LeftAlone). Claude Code loads MEMORY.md through a symbolic link: moved out of the
+// way, the person's own index would leave every session, so a link is replaced by a copy of
+// what it leads to. Anything else is moved out of the way.
+func LeftAloneStep(err error) string {
+	if errors.Is(err, errLinkLeftAlone) {
+		return "replace the link with a copy of the file it leads to"
+	}
+	return "move or rename it"
+}
 
 func readLimited(path string) ([]byte, error) {
 	// Never blocks: a FIFO or device planted here is refused at open (durable.ReadPath).
@@ -536,6 +550,9 @@ func read(path string) (snapshot, error) {
 	}
 	if err != nil {
 		return snapshot{}, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return snapshot{}, fmt.Errorf("%s is a symbolic link; Cairn %w", path, errLinkLeftAlone)
 	}
 	if !fi.Mode().IsRegular() {
 		return snapshot{}, fmt.Errorf("%s is not a regular file (%v); Cairn %w", path, fi.Mode().Type(), errLeftAlone)
