@@ -72,7 +72,13 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		block = false
 	}
 	r.Logf("%s", stopSummary(sessionID, ev.StopHookActive, block, out))
-	return StopOutput(block, out.Reason, out.SystemMessage)
+	msg := out.SystemMessage
+	if msg != "" && toldBefore(r, getenv, sessionID, e.StateDir()+"\x00"+msg) {
+		// The same words after an earlier turn of this session: a failure that lasts (an L2
+		// line Cairn cannot write until someone acts) is said once, and retried quietly.
+		msg = ""
+	}
+	return StopOutput(block, out.Reason, msg)
 }
 
 func stopSummary(sessionID string, active, block bool, out *engine.StopOutcome) string {
@@ -105,11 +111,19 @@ func wroteSummary(out *engine.StopOutcome) string {
 // sayOnce is the systemMessage msg about failure, or nil when this session was told of it
 // before (saidBefore).
 func sayOnce(r *Runner, getenv func(string) string, sessionID, failure, msg string) []byte {
-	if saidBefore(getenv, sessionID, failure) {
-		r.Logf("the user was told of this failure earlier in this session; not repeated")
+	if toldBefore(r, getenv, sessionID, failure) {
 		return nil
 	}
 	return MessageOutput(msg)
+}
+
+// toldBefore is saidBefore, logged when it is so.
+func toldBefore(r *Runner, getenv func(string) string, sessionID, failure string) bool {
+	if !saidBefore(getenv, sessionID, failure) {
+		return false
+	}
+	r.Logf("the user was told of this failure earlier in this session; not repeated")
+	return true
 }
 
 // openFailure is how saidBefore knows state that could not be opened: the same for both hooks,

@@ -143,3 +143,44 @@ func TestStopLogDoesNotSayNothingWasOwed(t *testing.T) {
 		t.Errorf("the move that owed the line told of MEMORY.md; the turn's end says it again: %q", stdout)
 	}
 }
+
+// TestStopSaysAnL2FailureOncePerSession: a memory directory that cannot be made (a file in its
+// place) stays so until someone acts. Cairn retries the owed line after every turn, but the
+// user is told once per session, not after every turn; a new session is told again, and the
+// line is written once the directory can be made.
+func TestStopSaysAnL2FailureOncePerSession(t *testing.T) {
+	getenv, _ := startedProject(t, "apex-l2")
+	mem := getenv("CAIRN_MEMORY_DIR")
+	if err := os.RemoveAll(mem); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := en.Transition(engine.TransitionRequest{To: "plan"}); err != nil || len(res.Warnings) == 0 {
+		t.Fatalf("the move to plan: %v, %v; want its line owed with a warning", err, res)
+	}
+	en.Close()
+	const said = `{"systemMessage":"Cairn: auto-memory line not written (Cairn retries after the next turn): `
+	if got, _ := runStop(getenv, "s1"); !strings.HasPrefix(got, said) {
+		t.Fatalf("first turn: %q", got)
+	}
+	for range 2 {
+		if got, stderr := runStop(getenv, "s1"); got != "" || !strings.Contains(stderr, "still owed") {
+			t.Fatalf("a later turn of the same session: stdout %q, stderr %q; want it said once and the line still owed", got, stderr)
+		}
+	}
+	if got, _ := runStop(getenv, "s2"); !strings.HasPrefix(got, said) {
+		t.Errorf("another session is not told: %q", got)
+	}
+	if err := os.Remove(mem); err != nil {
+		t.Fatal(err)
+	}
+	if got, stderr := runStop(getenv, "s2"); got != "" || !strings.Contains(stderr, "wrote Active APEX workflow: analyze completed, planning") {
+		t.Errorf("once the directory can be made: stdout %q, stderr %q; want the owed line written", got, stderr)
+	}
+}
