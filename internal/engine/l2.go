@@ -206,6 +206,13 @@ func (e *Engine) recordL2(quiet bool, pick func(l2State) []l2Line, record func(s
 	_, markAside, err := e.st.UpdateOwn(l2MarkDoc, func(cur []byte) ([]byte, error) {
 		ran = true
 		noMark = e.setNoMarkAside(cur) // told, as RestoreL2 tells it, not replaced without a word
+		if k, ok := decodeMark(cur); ok && !k.Empty() {
+			// A background memory writer's rewrite since Cairn last wrote is put back first, as
+			// a Stop does (restoreL2): lines written onto it would mark it as Cairn's own, and
+			// lose for good the lines it dropped. A restore that fails leaves the write to say
+			// what fails, and the next Stop to try again.
+			_, _ = e.mem.Restore(k, e.now(), processAlive)
+		}
 		picked()
 		wrote, owed, shown, warning = e.writeLines(lines, shown, active, quiet)
 		stateAside = e.updateL2State(active, func(st *l2State) { record(st, owed, shown) })

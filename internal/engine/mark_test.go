@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/memory"
 )
 
 // Two processes write L2 lines one after the other while the first waits for the mark's
@@ -90,4 +92,28 @@ func holdLock(t *testing.T, dir, name string) (unlock func()) {
 	unlock = func() { once.Do(func() { release() }) }
 	t.Cleanup(unlock)
 	return unlock
+}
+
+// A background memory writer's rewrite of the topic file (here it drops Cairn's lines for a
+// summary of its own) that the next move's L2 write meets is put back first, as the Stop hook
+// puts it back before settling: written onto the rewrite, the move would mark it as Cairn's
+// own, its summary standing in Cairn's data block as a line Cairn recorded, and the lines it
+// dropped lost for good.
+func TestMoveWritesOntoWhatCairnWroteNotARewrite(t *testing.T) {
+	e, en := startApex(t)
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	planning := "Active APEX workflow: analyze completed, planning “c”"
+	if topic := e.readMemory(memory.TopicFile); !strings.Contains(topic, planning) {
+		t.Fatalf("the move's line is not in the topic file:\n%s", topic)
+	}
+	rewrite := "---\nname: cairn-workflow\ndescription: where the work stands\nmetadata:\n  type: project\n---\n\n- The team ships OAuth today\n"
+	if err := os.WriteFile(filepath.Join(e.memoryDir(), memory.TopicFile), []byte(rewrite), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	must(en.Transition(engine.TransitionRequest{To: "analyze"}))(t)
+	must(e.open("s1").Stop(engine.StopInput{}))(t)
+	topic := e.readMemory(memory.TopicFile)
+	if strings.Contains(topic, "The team ships OAuth today") || !strings.Contains(topic, planning) {
+		t.Errorf("the topic file after the move and a Stop holds the rewrite's line, or lost Cairn's:\n%s", topic)
+	}
 }
