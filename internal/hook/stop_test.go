@@ -124,14 +124,7 @@ func TestStopLogDoesNotSayNothingWasOwed(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(mem, "MEMORY.md"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := en.Transition(engine.TransitionRequest{To: "plan"}); err != nil || len(res.Warnings) == 0 {
-		t.Fatalf("the move to plan: %v, warnings %v; its line was written although MEMORY.md is a directory", err, res)
-	}
-	en.Close()
+	moveOwingALine(t, getenv)
 	stdout, stderr := runStop(getenv, "s1")
 	if strings.Contains(stderr, "nothing to write") {
 		t.Errorf("stderr says nothing was to be written while L2 lines are owed:\n%s", stderr)
@@ -157,14 +150,7 @@ func TestStopSaysAnL2FailureOncePerSession(t *testing.T) {
 	if err := os.WriteFile(mem, []byte("in the way\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := en.Transition(engine.TransitionRequest{To: "plan"}); err != nil || len(res.Warnings) == 0 {
-		t.Fatalf("the move to plan: %v, %v; want its line owed with a warning", err, res)
-	}
-	en.Close()
+	moveOwingALine(t, getenv)
 	const said = `{"systemMessage":"Cairn: auto-memory line not written (Cairn retries after the next turn): `
 	if got, _ := runStop(getenv, "s1"); !strings.HasPrefix(got, said) {
 		t.Fatalf("first turn: %q", got)
@@ -182,5 +168,19 @@ func TestStopSaysAnL2FailureOncePerSession(t *testing.T) {
 	}
 	if got, stderr := runStop(getenv, "s2"); got != "" || !strings.Contains(stderr, "wrote Active APEX workflow: analyze completed, planning") {
 		t.Errorf("once the directory can be made: stdout %q, stderr %q; want the owed line written", got, stderr)
+	}
+}
+
+// moveOwingALine moves the workflow startedProject started to plan in session s1, with L2 in
+// the way: the move's line is owed, with a warning.
+func moveOwingALine(t *testing.T, getenv func(string) string) {
+	t.Helper()
+	en, err := engine.Open(engine.Config{Getenv: getenv, SessionID: "s1", PID: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer en.Close()
+	if res, err := en.Transition(engine.TransitionRequest{To: "plan"}); err != nil || len(res.Warnings) == 0 {
+		t.Fatalf("the move to plan: %v, %v; want its line owed with a warning", err, res)
 	}
 }
