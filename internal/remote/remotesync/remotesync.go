@@ -128,7 +128,11 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 	}
 	for round := 0; ; round++ {
 		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
-		notices = append(notices, out.Notices...)
+		for _, n := range out.Notices {
+			if !slices.Contains(notices, n) { // a finished line not shared is told by every round
+				notices = append(notices, n)
+			}
+		}
 		out.Notices = notices
 		if errors.Is(err, ErrMoved) && round < maxRounds {
 			if err := backoff(ctx, round); err != nil {
@@ -194,6 +198,7 @@ func step(name string) {
 
 func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
 	var skipped []remote.LeftOut // the remote's lines idle left out
+	var said []string            // what sharing the ends of workflows finished here told
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
@@ -206,13 +211,17 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		id = w.ID
 		// Only a race or the end of ctx stops the sync here: the finished workflow's line may
 		// be one its end can never be shared on, and that must not hold this one up.
-		if shared, err = shareLeft(ctx, st, b, from, id); errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
+		var n string
+		if shared, n, err = shareLeft(ctx, st, b, from, id); errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return Outcome{}, err
+		}
+		if n != "" {
+			said = append(said, n)
 		}
 	} else {
 		var chosen string
 		shared, chosen, out, err = idle(ctx, st, b, id)
-		skipped = out.LeftOut
+		skipped, said = out.LeftOut, out.Notices
 		if err != nil || chosen == "" {
 			return out, err
 		}
@@ -221,6 +230,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	defer func() {
 		out.Shared = shared
 		out.setLeftOut(skipped)
+		out.Notices = append(said, out.Notices...)
 	}()
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
@@ -455,7 +465,11 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 	if err != nil {
 		return 0, "", out, err
 	}
-	defer func() { out.setLeftOut(skipped) }()
+	var said []string // ends finished here that could not be shared
+	defer func() {
+		out.setLeftOut(skipped)
+		out.Notices = append(said, out.Notices...)
+	}()
 	archives, err := st.ListArchives()
 	if err != nil {
 		return 0, "", out, err
@@ -471,9 +485,12 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 			// share, and reading both lines whole at every idle sync would say so again.
 			continue
 		}
-		n, err := shareArchive(ctx, st, b, a)
+		n, notice, err := shareArchive(ctx, st, b, a)
 		if errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return shared, "", out, err
+		}
+		if notice != "" {
+			said = append(said, notice)
 		}
 		// Any other failure leaves that end unshared: a line that can never take it must not
 		// stop every idle sync.
@@ -511,46 +528,55 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 // mirror) when it has been archived here since, as idle does: a workflow completed or replaced
 // here and followed at once by the active one, id, would otherwise never have its end pushed,
 // and the machines still on it would go on alone.
-func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (int, error) {
+func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (int, string, error) {
 	s, err := mirror.Load(st)
 	if err != nil || s.Remote != from || s.Workflow == "" || s.Workflow == id || s.Mirrored == 0 {
-		return 0, nil // nothing known to be shared, or the active workflow itself
+		return 0, "", nil // nothing known to be shared, or the active workflow itself
 	}
 	archives, err := st.ListArchives()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	for _, a := range archives { // newest first: the first is its end
 		if a.WorkflowID == s.Workflow && a.Reason != "conflict" {
 			return shareArchive(ctx, st, b, a)
 		}
 	}
-	return 0, nil
+	return 0, "", nil
 }
 
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
-// a prefix of the archive's; otherwise it leaves both alone.
-func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (int, error) {
+// a prefix of the archive's; otherwise it leaves both alone, and when the remote's line moved
+// apart from the archive's (another machine changed the workflow after the revisions this
+// one shared) it says, in notice, that this end stays here.
+func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (n int, notice string, err error) {
 	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	recs, err := b.Since(ctx, a.WorkflowID, 0)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	theirs, err := decode(a.WorkflowID, recs)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	R := int64(len(theirs))
-	if commonPrefix(mine, theirs) != R || R >= int64(len(mine)) {
-		return 0, nil
+	if common := commonPrefix(mine, theirs); common != R {
+		if common < int64(len(mine)) {
+			notice = fmt.Sprintf("%s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d (it is at r%d), and the machines on it go on with that line; this machine's end is kept in archive/%s",
+				a.WorkflowID, a.Revision, common, R, a.Dir)
+		}
+		return 0, notice, nil
+	}
+	if R >= int64(len(mine)) {
+		return 0, "", nil
 	}
 	if _, err := push(ctx, b, a.WorkflowID, R, mine[R:]); err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return len(mine[R:]), nil
+	return len(mine[R:]), "", nil
 }
 
 // push appends es to the remote's line of id after revision after; a head that moved

@@ -814,3 +814,54 @@ func TestLostRaceThenRemoteGone(t *testing.T) {
 	b.sync(open(b), "")
 	agree(t, ra, a, b)
 }
+
+// TestFinishedHereAfterTheRemoteMovedIsTold: B completes the workflow after A moved it on the
+// remote since B's last sync. B's end cannot be appended to a line it does not extend, so the
+// machines on it go on without it; B's sync says so, naming the archive that holds B's end,
+// rather than "nothing to sync", once however many rounds the sync takes. Whether B syncs with
+// nothing active or with the next workflow started, the remote's line is left as A made it.
+func TestFinishedHereAfterTheRemoteMovedIsTold(t *testing.T) {
+	for _, next := range []string{"", "wf-g"} {
+		t.Run("next="+next, func(t *testing.T) {
+			ctx := context.Background()
+			r := memremote.New()
+			a, b := newMachine(t, 0), newMachine(t, time.Hour)
+			startShared(r, a, b, "wf-f", "done soon")
+			a.setVar(1)
+			moved := a.sync(r, "").Remote
+			b.move("plan")
+			b.complete()
+			if next != "" {
+				b.start(next, "next")
+			}
+			archives, err := b.st.ListArchives()
+			if err != nil || len(archives) != 1 {
+				t.Fatalf("B's archives = %v, %v; want the completed wf-f", archives, err)
+			}
+			// B's first push loses a race, so its sync takes a second round.
+			out := b.sync(&conflictOnce{Backend: r}, "")
+			h, _ := r.Heads(ctx)
+			if h["wf-f"] != moved || out.Shared != 0 {
+				t.Fatalf("B's sync = %+v with the remote at %v; want nothing of wf-f shared on A's r%d", out, h, moved)
+			}
+			said := strings.Join(out.Notices, "\n")
+			if len(out.Notices) != 1 || !strings.Contains(said, "wf-f") || !strings.Contains(said, "archive/"+archives[0].Dir) {
+				t.Fatalf("B's sync told %q; want it to say once that wf-f's end was not shared and where it is kept", said)
+			}
+		})
+	}
+}
+
+// conflictOnce is a backend whose first Append loses a race.
+type conflictOnce struct {
+	remote.Backend
+	lost bool
+}
+
+func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if !c.lost {
+		c.lost = true
+		return 0, remote.ErrConflict
+	}
+	return c.Backend.Append(ctx, id, after, data)
+}
