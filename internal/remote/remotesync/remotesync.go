@@ -203,6 +203,10 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
 	}
+	// What the store repaired on the way (a damaged snapshot moved to quarantine/ and rebuilt,
+	// an archive cut short finished) is said once, by the read that did it: this one.
+	repaired := w.Notices
+	defer func() { out.Notices = append(noticeMessages(repaired), out.Notices...) }()
 	var shared int
 	if w.Data != nil {
 		if id != "" && id != w.ID {
@@ -281,6 +285,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			step("intent")
 		}
 		info, res, err := st.AdoptLine("conflict", line, func(cur store.Workflow) error {
+			repaired = append(repaired, cur.Notices...)
 			if cur.ID != id || cur.Revision != w.Revision || !sameSnapshot(cur.Data, w.Data) {
 				return ErrMoved // changed here since it was read: compare again
 			}
@@ -296,6 +301,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
 		step("adopted")
+		repaired = append(repaired, res.Notices...)
 		said, warning := engine.ArchiveReport(info)
 		out.Notices = append(out.Notices, said...)
 		if p := engine.PrunedLine(info); p != "" {
@@ -372,18 +378,30 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 // the current one; a change made here meanwhile stops it (ErrMoved) without writing.
 func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
 	for _, e := range entries {
-		_, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		res, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
 			if revisionOf(cur) != e.Revision-1 {
 				return nil, store.Event{}, ErrMoved
 			}
 			return e.Snapshot, syncEvent(e, from), nil
 		})
+		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
 			return out, err
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 	}
 	return out, nil
+}
+
+// noticeMessages is what the store's notices say, each once.
+func noticeMessages(ns []store.Notice) []string {
+	var out []string
+	for _, n := range ns {
+		if !slices.Contains(out, n.Message) {
+			out = append(out, n.Message)
+		}
+	}
+	return out
 }
 
 // syncEvent is the local journal's event for a revision taken from the remote from.

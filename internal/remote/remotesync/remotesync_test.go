@@ -865,3 +865,27 @@ func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data 
 	}
 	return c.Backend.Append(ctx, id, after, data)
 }
+
+// TestRepairBySyncIsTold: the snapshot here is damaged and the sync is the first to read it
+// (cairn-mcp's background sync often is). The store moves it to quarantine/ and rebuilds it
+// from the journal, and says so; the sync passes that on, since no later read finds anything
+// left to say and the file in quarantine/ would otherwise go unexplained.
+func TestRepairBySyncIsTold(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a := newMachine(t, 0)
+	a.start("wf-q", "repaired")
+	a.sync(r, "")
+	a.setVar(1)
+	if err := os.WriteFile(filepath.Join(a.en.StateDir(), store.WorkflowFile), []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+	if err != nil || out.Pushed != 1 {
+		t.Fatalf("A's sync = %+v, %v; want the rebuilt revision pushed", out, err)
+	}
+	said := strings.Join(out.Notices, "\n")
+	if !strings.Contains(said, "quarantine/") || !strings.Contains(said, "rebuilt") {
+		t.Fatalf("A's sync told %q; want the snapshot's move to quarantine/ and its rebuild said", said)
+	}
+}
