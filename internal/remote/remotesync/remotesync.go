@@ -224,7 +224,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		}
 	} else {
 		var chosen string
-		shared, chosen, out, err = idle(ctx, st, b, id)
+		shared, chosen, out, err = idle(ctx, st, b, from, id)
 		skipped, said = out.LeftOut, out.Notices
 		if err != nil || chosen == "" {
 			return out, err
@@ -474,7 +474,7 @@ func commonPrefix(a, b []Entry) int64 {
 // see the end. Then it chooses the workflow to take: want, or the remote's only one not
 // archived here. A workflow archived here is never taken back from the remote. Lines that
 // cannot be read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
-func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (shared int, chosen string, out Outcome, err error) {
+func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
 	var skipped []remote.LeftOut
 	if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
@@ -492,15 +492,21 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 	if err != nil {
 		return 0, "", out, err
 	}
+	last, _ := mirror.Load(st) // the workflow the last sync was about, if it was this remote's
+	if last.Remote != from {
+		last.Workflow = ""
+	}
 	done := map[string]bool{}
 	for _, a := range archives { // newest first: the first of each id is its end
 		if a.Reason == "conflict" || done[a.WorkflowID] || h[a.WorkflowID] == 0 {
 			continue
 		}
 		done[a.WorkflowID] = true
-		if h[a.WorkflowID] >= a.Revision {
+		if h[a.WorkflowID] >= a.Revision && a.WorkflowID != last.Workflow {
 			// The remote holds as many revisions as the archive or more: there is nothing to
-			// share, and reading both lines whole at every idle sync would say so again.
+			// share, and reading both lines whole at every idle sync would say so again. The
+			// first sync since it finished here (the last one was about it) reads them once:
+			// the remote's line may have moved apart from this machine's end, which is told.
 			continue
 		}
 		n, notice, err := shareArchive(ctx, st, b, a)

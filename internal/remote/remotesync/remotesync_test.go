@@ -819,20 +819,27 @@ func TestLostRaceThenRemoteGone(t *testing.T) {
 // remote since B's last sync. B's end cannot be appended to a line it does not extend, so the
 // machines on it go on without it; B's sync says so, naming the archive that holds B's end,
 // rather than "nothing to sync", once however many rounds the sync takes. Whether B syncs with
-// nothing active or with the next workflow started, the remote's line is left as A made it.
+// nothing active or with the next workflow started, and whether A's line is shorter than B's
+// end or as long or longer (its head then says nothing of B's end), the remote's line is left
+// as A made it.
 func TestFinishedHereAfterTheRemoteMovedIsTold(t *testing.T) {
-	for _, next := range []string{"", "wf-g"} {
-		t.Run("next="+next, func(t *testing.T) {
+	for _, tc := range []struct {
+		next    string
+		changes int // A's, pushed; B's end is at r3
+	}{{"", 1}, {"wf-g", 1}, {"", 3}, {"wf-g", 3}} {
+		t.Run(fmt.Sprintf("next=%s,changes=%d", tc.next, tc.changes), func(t *testing.T) {
 			ctx := context.Background()
 			r := memremote.New()
 			a, b := newMachine(t, 0), newMachine(t, time.Hour)
 			startShared(r, a, b, "wf-f", "done soon")
-			a.setVar(1)
+			for i := range tc.changes {
+				a.setVar(i)
+			}
 			moved := a.sync(r, "").Remote
 			b.move("plan")
 			b.complete()
-			if next != "" {
-				b.start(next, "next")
+			if tc.next != "" {
+				b.start(tc.next, "next")
 			}
 			archives, err := b.st.ListArchives()
 			if err != nil || len(archives) != 1 {
