@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
@@ -117,7 +118,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 	if replay != nil {
 		// A sync killed between taking the remote's line and replaying this machine's
 		// changes left its intent: the replay is done now.
-		c, n, err := resume(ctx, st, replay)
+		c, n, err := resume(ctx, st, from, replay)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -311,19 +312,10 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			out.Notices = append(out.Notices, warning)
 		}
 		tip := remoteEntries[R-1]
-		var who struct {
-			State string `json:"state"`
-			Owner *struct {
-				SessionID string `json:"session_id"`
-			} `json:"owner"`
-		}
-		_ = json.Unmarshal(tip.Snapshot, &who) // only for the report; the store checked it
-		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:], Theirs: tip.Snapshot}
+		out.Conflict = &Conflict{Common: common, Archive: info, Lost: mine[common:], Theirs: tip.Snapshot}
+		out.Conflict.wonBy(tip.Event, tip.Snapshot)
 		if common > 0 {
 			out.Conflict.Base = mine[common-1].Snapshot
-		}
-		if who.Owner != nil {
-			out.Conflict.Session = who.Owner.SessionID
 		}
 		out.Local, out.Pulled = res.Revision, int(R)
 		return out, nil
@@ -404,6 +396,22 @@ func noticeMessages(ns []store.Notice) []string {
 	return out
 }
 
+// wonBy fills in c the remote's side of the race: by, its last change, and the phase and
+// owner its record (snapshot) is in.
+func (c *Conflict) wonBy(by store.Event, snapshot []byte) {
+	var who struct {
+		State string `json:"state"`
+		Owner *struct {
+			SessionID string `json:"session_id"`
+		} `json:"owner"`
+	}
+	_ = json.Unmarshal(snapshot, &who) // only for the report; the store checked it
+	c.By, c.State = by, who.State
+	if who.Owner != nil {
+		c.Session = who.Owner.SessionID
+	}
+}
+
 // syncEvent is the local journal's event for a revision taken from the remote from.
 func syncEvent(e Entry, from string) store.Event {
 	detail := "from " + from + ": " + e.Event.Kind
@@ -411,6 +419,17 @@ func syncEvent(e Entry, from string) store.Event {
 		detail += " " + e.Event.Detail
 	}
 	return store.Event{Kind: "sync", Detail: detail}
+}
+
+// remoteEvent is the remote's event that syncEvent recorded as ev, taken from from; ev itself
+// when it is no such record.
+func remoteEvent(ev store.Event, from string) store.Event {
+	rest, ok := strings.CutPrefix(ev.Detail, "from "+from+": ")
+	if ev.Kind != "sync" || !ok {
+		return ev
+	}
+	kind, detail, _ := strings.Cut(rest, " ")
+	return store.Event{Kind: kind, Detail: detail}
 }
 
 // entries is a workflow's history from its journal (every record with its state, as

@@ -896,3 +896,36 @@ func TestRepairBySyncIsTold(t *testing.T) {
 		t.Fatalf("A's sync told %q; want the snapshot's move to quarantine/ and its rebuild said", said)
 	}
 }
+
+// TestResumedRaceSaysWhoWon: a sync killed right after it took the remote's line leaves the
+// replay to the next sync, whose outcome reports that race. It names the remote's change and
+// the phase the remote's line is in, as the sync that lost the race live does, not the
+// local journal's record of taking it ("sync") in no phase ("in ,").
+func TestResumedRaceSaysWhoWon(t *testing.T) {
+	for _, killed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed=%v", killed), func(t *testing.T) {
+			ctx := context.Background()
+			r := memremote.New()
+			a, b := newMachine(t, 0), newMachine(t, 0)
+			raceOnWFX(a, b, r, "wf-who")
+			recs, err := r.Since(ctx, "wf-who", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tip remotesync.Entry
+			if err := json.Unmarshal(recs[len(recs)-1].Data, &tip); err != nil {
+				t.Fatal(err)
+			}
+			if killed {
+				killAfterAdoption(t, a.st, r, a.en)
+			}
+			out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+			if err != nil || out.Conflict == nil || out.Conflict.Replayed != 1 {
+				t.Fatalf("A's sync = %+v, %v; want the race reported with WF_X replayed", out, err)
+			}
+			if c := out.Conflict; c.By != tip.Event || c.State != "analyze" {
+				t.Fatalf("the race is reported as won by %+v in %q; want the remote's %+v in analyze", c.By, c.State, tip.Event)
+			}
+		})
+	}
+}
