@@ -874,9 +874,10 @@ func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data 
 }
 
 // TestRepairBySyncIsTold: the snapshot here is damaged and the sync is the first to read it
-// (cairn-mcp's background sync often is). The store moves it to quarantine/ and rebuilds it
-// from the journal, and says so; the sync passes that on, since no later read finds anything
-// left to say and the file in quarantine/ would otherwise go unexplained.
+// (cairn sync and cairn-mcp run the claims sync first, which says it in their place). The
+// store moves it to quarantine/ and rebuilds it from the journal, and says so; the sync passes
+// that on, since no later read finds anything left to say and the file in quarantine/ would
+// otherwise go unexplained.
 func TestRepairBySyncIsTold(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
