@@ -591,7 +591,8 @@ func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id 
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
 // a prefix of the archive's; otherwise it leaves both alone, and when the remote's line moved
 // apart from the archive's (another machine changed the workflow after the revisions this
-// one shared) it says, in notice, that this end stays here.
+// one shared) or holds a revision that is not a Cairn entry of it, it says, in notice, that
+// this end stays here.
 func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (n int, notice string, err error) {
 	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
 	if err != nil {
@@ -603,7 +604,8 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	}
 	theirs, err := decode(a.WorkflowID, recs)
 	if err != nil {
-		return 0, "", err
+		// A line that cannot take it: said, so that the end is not left unshared in silence.
+		return 0, fmt.Sprintf("%s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), nil
 	}
 	R := int64(len(theirs))
 	if common := commonPrefix(mine, theirs); common != R {

@@ -342,7 +342,7 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 // TestFinishedLineBrokenDoesNotBlock: the finished workflow's line on the remote is not
 // Cairn's past what this machine shared (something else appended to it). Sharing its end is
 // then impossible, and the sync of the workflow started since goes ahead rather than failing
-// on it at every run.
+// on it at every run; the first says that the end was not shared, and why.
 func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
@@ -360,12 +360,15 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 		if err != nil || out.Workflow != "wf-g" {
 			t.Fatalf("A's sync %d of wf-g = %+v, %v; want it synced despite wf-f's line", i, out, err)
 		}
+		if said := strings.Join(out.Notices, "\n"); i == 0 && !strings.Contains(said, "wf-f, finished here at r3, was not shared: the remote's revision 2 of wf-f is not a Cairn entry") {
+			t.Fatalf("A's first sync told %q; want it to say why wf-f's end was not shared", said)
+		}
 	}
 }
 
 // TestIdleWithBrokenFinishedLine: with nothing active here, a finished workflow whose end
 // cannot be shared (its remote line holds something not Cairn's) does not stop the sync from
-// taking the remote's other workflow.
+// taking the remote's other workflow, which says that end was not shared, and why.
 func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
@@ -383,6 +386,9 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
 	if err != nil || out.Workflow != "wf-o" || out.Pulled != 1 {
 		t.Fatalf("A's idle sync = %+v, %v; want wf-o taken despite wf-f's line", out, err)
+	}
+	if said := strings.Join(out.Notices, "\n"); !strings.Contains(said, "wf-f, finished here at r4, was not shared: the remote's revision 2 of wf-f is not a Cairn entry") {
+		t.Fatalf("A's idle sync told %q; want it to say why wf-f's end was not shared", said)
 	}
 }
 
