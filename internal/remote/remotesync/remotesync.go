@@ -34,6 +34,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // Entry is one remote record: a workflow revision as it travels between machines.
@@ -610,8 +611,12 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	R := int64(len(theirs))
 	if common := commonPrefix(mine, theirs); common != R {
 		if common < int64(len(mine)) {
-			notice = fmt.Sprintf("%s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d (it is at r%d), and the machines on it go on with that line; this machine's end is kept in archive/%s",
-				a.WorkflowID, a.Revision, common, R, a.Dir)
+			var tip struct {
+				Status string `json:"status"`
+			}
+			_ = json.Unmarshal(theirs[R-1].Snapshot, &tip) // only for the notice
+			notice = fmt.Sprintf("%s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
+				a.WorkflowID, a.Revision, common, R, textsafe.Line(tip.Status, 40), a.Dir)
 		}
 		return 0, notice, nil
 	}

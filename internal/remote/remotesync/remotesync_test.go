@@ -827,13 +827,14 @@ func TestLostRaceThenRemoteGone(t *testing.T) {
 // rather than "nothing to sync", once however many rounds the sync takes. Whether B syncs with
 // nothing active or with the next workflow started, and whether A's line is shorter than B's
 // end or as long or longer (its head then says nothing of B's end), the remote's line is left
-// as A made it.
+// as A made it, and the notice says whether it goes on there or A ended it too.
 func TestFinishedHereAfterTheRemoteMovedIsTold(t *testing.T) {
 	for _, tc := range []struct {
 		next    string
-		changes int // A's, pushed; B's end is at r3
-	}{{"", 1}, {"wf-g", 1}, {"", 3}, {"wf-g", 3}} {
-		t.Run(fmt.Sprintf("next=%s,changes=%d", tc.next, tc.changes), func(t *testing.T) {
+		changes int  // A's, pushed; B's end is at r3
+		ends    bool // A completes it too
+	}{{"", 1, false}, {"wf-g", 1, false}, {"", 3, false}, {"wf-g", 3, false}, {"", 1, true}, {"wf-g", 1, true}} {
+		t.Run(fmt.Sprintf("next=%s,changes=%d,ends=%v", tc.next, tc.changes, tc.ends), func(t *testing.T) {
 			ctx := context.Background()
 			r := memremote.New()
 			a, b := newMachine(t, 0), newMachine(t, time.Hour)
@@ -841,7 +842,14 @@ func TestFinishedHereAfterTheRemoteMovedIsTold(t *testing.T) {
 			for i := range tc.changes {
 				a.setVar(i)
 			}
-			moved := a.sync(r, "").Remote
+			status := "active"
+			if tc.ends {
+				a.complete()
+				status = "completed"
+			}
+			a.sync(r, "")
+			h, _ := r.Heads(ctx)
+			moved := h["wf-f"]
 			b.move("plan")
 			b.complete()
 			if tc.next != "" {
@@ -853,12 +861,13 @@ func TestFinishedHereAfterTheRemoteMovedIsTold(t *testing.T) {
 			}
 			// B's first push loses a race, so its sync takes a second round.
 			out := b.sync(&conflictOnce{Backend: r}, "")
-			h, _ := r.Heads(ctx)
+			h, _ = r.Heads(ctx)
 			if h["wf-f"] != moved || out.Shared != 0 {
 				t.Fatalf("B's sync = %+v with the remote at %v; want nothing of wf-f shared on A's r%d", out, h, moved)
 			}
 			said := strings.Join(out.Notices, "\n")
-			if len(out.Notices) != 1 || !strings.Contains(said, "wf-f") || !strings.Contains(said, "archive/"+archives[0].Dir) {
+			if len(out.Notices) != 1 || !strings.Contains(said, fmt.Sprintf("wf-f, finished here at r3, was not shared: the remote's line of it was changed elsewhere after r1 and is at r%d, %s;", moved, status)) ||
+				!strings.Contains(said, "archive/"+archives[0].Dir) {
 				t.Fatalf("B's sync told %q; want it to say once that wf-f's end was not shared and where it is kept", said)
 			}
 		})
