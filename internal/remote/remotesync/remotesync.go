@@ -200,7 +200,7 @@ func step(name string) {
 
 func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
 	var skipped []remote.LeftOut // the remote's lines idle left out
-	var said []string            // what sharing the ends of workflows finished here told
+	var unshared []string        // ends of workflows finished here that were not shared, and why
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
@@ -222,12 +222,12 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			return Outcome{}, err
 		}
 		if n != "" {
-			said = append(said, n)
+			unshared = append(unshared, n)
 		}
 	} else {
 		var chosen string
 		shared, chosen, out, err = idle(ctx, st, b, from, id)
-		skipped, said = out.LeftOut, out.Notices
+		skipped, unshared = out.LeftOut, out.Notices
 		if err != nil || chosen == "" {
 			return out, err
 		}
@@ -236,7 +236,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	defer func() {
 		out.Shared = shared
 		out.setLeftOut(skipped)
-		out.Notices = append(said, out.Notices...)
+		out.Notices = append(unshared, out.Notices...)
 	}()
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
