@@ -177,6 +177,9 @@ func runRemoteStatus(a *app, _ []string, e *engine.Engine) error {
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
+		for _, n := range w.Notices { // what this read repaired: no later one says it
+			a.warn(n.Message)
+		}
 		out.Workflow, out.Local = w.ID, w.Revision
 		b, err := gitremote.New(gitremote.Config{Dir: e.ProjectRoot(), Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
 		if err != nil {

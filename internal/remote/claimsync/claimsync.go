@@ -55,6 +55,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,9 +132,10 @@ type clone struct {
 	pending map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
-	// notice says, for people, that this load found the Doc damaged and rebuilt it, or found
-	// the state directory copied and gave this copy its own identity.
-	notice string
+	// notices say, for people, what this load's read of the workflow repaired (the store's
+	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
+	// or found the state directory copied and gave this copy its own identity.
+	notices []string
 }
 
 // open returns nil (and no error) when sharing is off or no workflow is active; the caller
@@ -166,6 +168,10 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 	if err != nil {
 		return nil, err
 	}
+	var notices []string
+	for _, n := range w.Notices {
+		notices = append(notices, n.Message)
+	}
 	rec, err := store.ParseRecord(w.Data)
 	if err != nil {
 		return nil, err
@@ -185,9 +191,11 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		}
 	}
 	cur, damaged, err := readState(st)
-	var notice string
 	if damaged {
-		cur, notice, err = rebuild(st)
+		var notice string
+		if cur, notice, err = rebuild(st); notice != "" {
+			notices = append(notices, notice)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -202,10 +210,12 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		if cur, copied, err = rebind(st, cur); err != nil {
 			return nil, err
 		}
-		notice = cmp.Or(notice, copied)
+		if copied != "" {
+			notices = append(notices, copied)
+		}
 	}
 	c := &clone{st: st, o: o, getenv: getenv, remote: s.Remote, owner: cur.Owner, wf: rec, lease: lease, now: now,
-		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, notice: notice}
+		cl: claim.New(b, w.ID, cur.Owner, lease, now), pending: map[string]time.Time{}, notices: notices}
 	if cur.Workflow == w.ID {
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
@@ -546,11 +556,11 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	if terr != nil {
 		return nil, terr
 	}
-	if c.notice != "" {
+	if len(c.notices) > 0 {
 		if res != nil {
-			res.Warnings = append(res.Warnings, c.notice)
+			res.Warnings = append(res.Warnings, c.notices...)
 		} else if uerr != nil {
-			uerr = fmt.Errorf("%w (also: %s)", uerr, c.notice)
+			uerr = fmt.Errorf("%w (also: %s)", uerr, strings.Join(c.notices, "; "))
 		}
 	}
 	return res, uerr
@@ -818,9 +828,7 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 	}
 	defer c.st.Close()
 	notes, last, err := c.sync(ctx, revert)
-	if c.notice != "" {
-		notes = append([]string{c.notice}, notes...)
-	}
+	notes = append(slices.Clone(c.notices), notes...)
 	if err != nil && len(last.pending) == 0 {
 		err = &NoticeError{Err: err}
 	}

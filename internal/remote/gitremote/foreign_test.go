@@ -151,3 +151,29 @@ func TestRefToAMissingObjectIsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// TestTagThatReadsAsCairnsIsNotALine: a ref under refs/cairn/wf/ that points at an annotated
+// tag whose message reads as a record commit's subject ("cairn wf-tag r2") is no line of
+// Cairn's: Heads leaves it out as one Cairn did not write, as Since already refuses it, rather
+// than listing it at r2 for an idle sync to take and fail on, or an append to fail on with
+// git's words.
+func TestTagThatReadsAsCairnsIsNotALine(t *testing.T) {
+	ctx := bg(t)
+	bare := bareRepo(t)
+	url := "file://" + bare
+	if _, err := clone(t, url, gitremote.Refs).Append(ctx, "wf-ok", 0, [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	tip := git(t, bare, "rev-parse", "refs/cairn/wf/wf-ok")
+	git(t, bare, "-c", "user.name=x", "-c", "user.email=x@example.com", "tag", "-a", "-m", "cairn wf-tag r2", "t1", tip)
+	git(t, bare, "update-ref", "refs/cairn/wf/wf-tag", git(t, bare, "rev-parse", "t1"))
+	b := clone(t, url, gitremote.Refs)
+	h, err := b.Heads(ctx)
+	ue, ok := errors.AsType[*remote.UnreadableError](err)
+	if !ok || !slices.Equal(ue.IDs, []string{"wf-tag"}) || !h.Equal(remote.Heads{"wf-ok": 2}) {
+		t.Fatalf("Heads beside a tag = %v, %v; want wf-ok at 2 and wf-tag left out", h, err)
+	}
+	if _, err := b.Append(ctx, "wf-tag", 2, [][]byte{[]byte(`{"n":3}`)}); err == nil || !strings.Contains(err.Error(), "Cairn did not write") {
+		t.Fatalf("Append on the tag = %v; want it refused as not Cairn's", err)
+	}
+}

@@ -576,16 +576,17 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 	var skipped *remote.UnreadableError
 	err := b.cutLines(ctx, func(line string, cut bool) error {
 		f := strings.Fields(line)
-		if len(f) < 2 {
+		if len(f) < 3 {
 			return nil
 		}
-		ref := strings.TrimPrefix(f[1], b.mirror)
-		if ref == f[1] || remote.ValidID(ref) != nil || (id != "" && ref != id) {
+		ref := strings.TrimPrefix(f[2], b.mirror)
+		if ref == f[2] || remote.ValidID(ref) != nil || (id != "" && ref != id) {
 			return nil // not a workflow ref of ours
 		}
-		rev, ok := parseSubject(strings.Join(f[2:], " "), ref)
-		ok = ok && !cut
-		if !ok && !cut && len(f) > 3 && f[2] == "cairn" && f[3] != ref && strings.EqualFold(f[3], ref) {
+		// Only a commit is a record: a tag's message can read as a commit's subject.
+		rev, ok := parseSubject(strings.Join(f[3:], " "), ref)
+		ok = ok && !cut && f[1] == "commit"
+		if !ok && !cut && len(f) > 4 && f[3] == "cairn" && f[4] != ref && strings.EqualFold(f[4], ref) {
 			b.misfiled = true
 		}
 		switch {
@@ -601,7 +602,7 @@ func (b *Backend) tips(ctx context.Context, id string) (map[string]tipInfo, erro
 			tips[ref] = tipInfo{oid: f[0], rev: rev}
 		}
 		return nil
-	}, "for-each-ref", "--format=%(objectname) %(refname) %(subject)", pattern)
+	}, "for-each-ref", "--format=%(objectname) %(objecttype) %(refname) %(subject)", pattern)
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ const intentSlack = 2 * time.Second
 //
 // An intent that cannot be read does not stop the sync: unreadableIntent sets it aside, or
 // leaves it, and says which, in the notice returned.
-func resume(ctx context.Context, st *store.Store, replay Replayer) (*Conflict, string, error) {
+func resume(ctx context.Context, st *store.Store, from string, replay Replayer) (*Conflict, string, error) {
 	doc, err := st.Read(IntentDoc)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", nil
@@ -81,7 +81,7 @@ func resume(ctx context.Context, st *store.Store, replay Replayer) (*Conflict, s
 	if err := json.Unmarshal(doc, &in); err != nil || in.Workflow == "" {
 		return nil, "", nil // none owed (or unreadable: the next lost race writes a new one)
 	}
-	c, err := owed(st, in)
+	c, err := owed(st, in, from)
 	if err != nil || c == nil {
 		if err != nil {
 			return nil, "", err
@@ -138,8 +138,9 @@ func unreadableIntent(st *store.Store, why error) string {
 	return fmt.Sprintf("%s, the replay an interrupted sync owed, cannot be read (%v); it was left as it is, so that the active workflow's conflict archives (%s) are all kept: one of them may hold changes of this machine's that were not replayed. They stay kept while %s is there; compare them with the workflow (cairn show)", file, why, strings.Join(dirs, ", "), file)
 }
 
-// owed rebuilds the conflict an intent describes, or nil when its adoption did not happen.
-func owed(st *store.Store, in intent) (*Conflict, error) {
+// owed rebuilds the conflict an intent describes, or nil when its adoption did not happen; from
+// is the remote the line was taken from.
+func owed(st *store.Store, in intent, from string) (*Conflict, error) {
 	w, err := st.ReadWorkflow()
 	if errors.Is(err, store.ErrNotFound) || err == nil && w.ID != in.Workflow {
 		return nil, nil
@@ -202,6 +203,7 @@ func owed(st *store.Store, in intent) (*Conflict, error) {
 	// Theirs is the active line as it is now, not as it was adopted: a change made here since
 	// (the sync was killed, and work went on) was acknowledged after the lost ones, so where
 	// it changed the same thing it stands and the lost change is left out.
-	return &Conflict{Common: in.Common, Archive: *info, By: recs[0].Event, Lost: mine[in.Common:],
-		Base: mine[in.Common-1].Snapshot, Theirs: w.Data}, nil
+	c := &Conflict{Common: in.Common, Archive: *info, Lost: mine[in.Common:], Base: mine[in.Common-1].Snapshot, Theirs: w.Data}
+	c.wonBy(remoteEvent(recs[0].Event, from), recs[0].Snapshot)
+	return c, nil
 }

@@ -27,12 +27,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/mirror"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 )
 
 // Entry is one remote record: a workflow revision as it travels between machines.
@@ -117,7 +119,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 	if replay != nil {
 		// A sync killed between taking the remote's line and replaying this machine's
 		// changes left its intent: the replay is done now.
-		c, n, err := resume(ctx, st, replay)
+		c, n, err := resume(ctx, st, from, replay)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -128,7 +130,11 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 	}
 	for round := 0; ; round++ {
 		out, err := syncOnce(ctx, st, b, from, id, replay != nil)
-		notices = append(notices, out.Notices...)
+		for _, n := range out.Notices {
+			if !slices.Contains(notices, n) { // a finished line not shared is told by every round
+				notices = append(notices, n)
+			}
+		}
 		out.Notices = notices
 		if errors.Is(err, ErrMoved) && round < maxRounds {
 			if err := backoff(ctx, round); err != nil {
@@ -194,10 +200,15 @@ func step(name string) {
 
 func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id string, replaying bool) (out Outcome, err error) {
 	var skipped []remote.LeftOut // the remote's lines idle left out
+	var unshared []string        // ends of workflows finished here that were not shared, and why
 	w, err := st.ReadWorkflow()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return Outcome{}, err
 	}
+	// What the store repaired on the way (a damaged snapshot moved to quarantine/ and rebuilt,
+	// an archive cut short finished) is said once, by the read that did it: this one.
+	repaired := w.Notices
+	defer func() { out.Notices = append(noticeMessages(repaired), out.Notices...) }()
 	var shared int
 	if w.Data != nil {
 		if id != "" && id != w.ID {
@@ -206,13 +217,17 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 		id = w.ID
 		// Only a race or the end of ctx stops the sync here: the finished workflow's line may
 		// be one its end can never be shared on, and that must not hold this one up.
-		if shared, err = shareLeft(ctx, st, b, from, id); errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
+		var n string
+		if shared, n, err = shareLeft(ctx, st, b, from, id); errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return Outcome{}, err
+		}
+		if n != "" {
+			unshared = append(unshared, n)
 		}
 	} else {
 		var chosen string
-		shared, chosen, out, err = idle(ctx, st, b, id)
-		skipped = out.LeftOut
+		shared, chosen, out, err = idle(ctx, st, b, from, id)
+		skipped, unshared = out.LeftOut, out.Notices
 		if err != nil || chosen == "" {
 			return out, err
 		}
@@ -221,6 +236,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 	defer func() {
 		out.Shared = shared
 		out.setLeftOut(skipped)
+		out.Notices = append(unshared, out.Notices...)
 	}()
 	if err := remote.ValidID(id); err != nil {
 		return Outcome{}, err
@@ -271,6 +287,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			step("intent")
 		}
 		info, res, err := st.AdoptLine("conflict", line, func(cur store.Workflow) error {
+			repaired = append(repaired, cur.Notices...)
 			if cur.ID != id || cur.Revision != w.Revision || !sameSnapshot(cur.Data, w.Data) {
 				return ErrMoved // changed here since it was read: compare again
 			}
@@ -286,6 +303,7 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			return out, fmt.Errorf("remotesync: keeping this machine's copy of %s while taking the remote's: %w", id, err)
 		}
 		step("adopted")
+		repaired = append(repaired, res.Notices...)
 		said, warning := engine.ArchiveReport(info)
 		out.Notices = append(out.Notices, said...)
 		if p := engine.PrunedLine(info); p != "" {
@@ -295,19 +313,10 @@ func syncOnce(ctx context.Context, st *store.Store, b remote.Backend, from, id s
 			out.Notices = append(out.Notices, warning)
 		}
 		tip := remoteEntries[R-1]
-		var who struct {
-			State string `json:"state"`
-			Owner *struct {
-				SessionID string `json:"session_id"`
-			} `json:"owner"`
-		}
-		_ = json.Unmarshal(tip.Snapshot, &who) // only for the report; the store checked it
-		out.Conflict = &Conflict{Common: common, Archive: info, By: tip.Event, State: who.State, Lost: mine[common:], Theirs: tip.Snapshot}
+		out.Conflict = &Conflict{Common: common, Archive: info, Lost: mine[common:], Theirs: tip.Snapshot}
+		out.Conflict.wonBy(tip.Event, tip.Snapshot)
 		if common > 0 {
 			out.Conflict.Base = mine[common-1].Snapshot
-		}
-		if who.Owner != nil {
-			out.Conflict.Session = who.Owner.SessionID
 		}
 		out.Local, out.Pulled = res.Revision, int(R)
 		return out, nil
@@ -362,18 +371,46 @@ func readFrom(ctx context.Context, st *store.Store, b remote.Backend, id string,
 // the current one; a change made here meanwhile stops it (ErrMoved) without writing.
 func pull(st *store.Store, out Outcome, entries []Entry, from string) (Outcome, error) {
 	for _, e := range entries {
-		_, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
+		res, err := st.UpdateWorkflow(func(cur []byte) ([]byte, store.Event, error) {
 			if revisionOf(cur) != e.Revision-1 {
 				return nil, store.Event{}, ErrMoved
 			}
 			return e.Snapshot, syncEvent(e, from), nil
 		})
+		out.Notices = append(out.Notices, noticeMessages(res.Notices)...)
 		if err != nil {
 			return out, err
 		}
 		out.Local, out.Pulled = e.Revision, out.Pulled+1
 	}
 	return out, nil
+}
+
+// noticeMessages is what the store's notices say, each once.
+func noticeMessages(ns []store.Notice) []string {
+	var out []string
+	for _, n := range ns {
+		if !slices.Contains(out, n.Message) {
+			out = append(out, n.Message)
+		}
+	}
+	return out
+}
+
+// wonBy fills in c the remote's side of the race: by, its last change, and the phase and
+// owner its record (snapshot) is in.
+func (c *Conflict) wonBy(by store.Event, snapshot []byte) {
+	var who struct {
+		State string `json:"state"`
+		Owner *struct {
+			SessionID string `json:"session_id"`
+		} `json:"owner"`
+	}
+	_ = json.Unmarshal(snapshot, &who) // only for the report; the store checked it
+	c.By, c.State = by, who.State
+	if who.Owner != nil {
+		c.Session = who.Owner.SessionID
+	}
 }
 
 // syncEvent is the local journal's event for a revision taken from the remote from.
@@ -383,6 +420,17 @@ func syncEvent(e Entry, from string) store.Event {
 		detail += " " + e.Event.Detail
 	}
 	return store.Event{Kind: "sync", Detail: detail}
+}
+
+// remoteEvent is the remote's event that syncEvent recorded as ev, taken from from; ev itself
+// when it is no such record.
+func remoteEvent(ev store.Event, from string) store.Event {
+	rest, ok := strings.CutPrefix(ev.Detail, "from "+from+": ")
+	if ev.Kind != "sync" || !ok {
+		return ev
+	}
+	kind, detail, _ := strings.Cut(rest, " ")
+	return store.Event{Kind: kind, Detail: detail}
 }
 
 // entries is a workflow's history from its journal (every record with its state, as
@@ -446,7 +494,7 @@ func commonPrefix(a, b []Entry) int64 {
 // see the end. Then it chooses the workflow to take: want, or the remote's only one not
 // archived here. A workflow archived here is never taken back from the remote. Lines that
 // cannot be read are left out, and named in out.Unreadable and out.LeftOut whatever else it says.
-func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (shared int, chosen string, out Outcome, err error) {
+func idle(ctx context.Context, st *store.Store, b remote.Backend, from, want string) (shared int, chosen string, out Outcome, err error) {
 	h, err := b.Heads(ctx)
 	var skipped []remote.LeftOut
 	if ue, ok := errors.AsType[*remote.UnreadableError](err); ok {
@@ -455,10 +503,18 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 	if err != nil {
 		return 0, "", out, err
 	}
-	defer func() { out.setLeftOut(skipped) }()
+	var said []string // ends finished here that could not be shared
+	defer func() {
+		out.setLeftOut(skipped)
+		out.Notices = append(said, out.Notices...)
+	}()
 	archives, err := st.ListArchives()
 	if err != nil {
 		return 0, "", out, err
+	}
+	last, _ := mirror.Load(st) // the workflow the last sync was about, if it was this remote's
+	if last.Remote != from {
+		last.Workflow = ""
 	}
 	done := map[string]bool{}
 	for _, a := range archives { // newest first: the first of each id is its end
@@ -466,14 +522,19 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 			continue
 		}
 		done[a.WorkflowID] = true
-		if h[a.WorkflowID] >= a.Revision {
+		if h[a.WorkflowID] >= a.Revision && a.WorkflowID != last.Workflow {
 			// The remote holds as many revisions as the archive or more: there is nothing to
-			// share, and reading both lines whole at every idle sync would say so again.
+			// share, and reading both lines whole at every idle sync would say so again. The
+			// first sync since it finished here (the last one was about it) reads them once:
+			// the remote's line may have moved apart from this machine's end, which is told.
 			continue
 		}
-		n, err := shareArchive(ctx, st, b, a)
+		n, notice, err := shareArchive(ctx, st, b, a)
 		if errors.Is(err, ErrMoved) || err != nil && ctx.Err() != nil {
 			return shared, "", out, err
+		}
+		if notice != "" {
+			said = append(said, notice)
 		}
 		// Any other failure leaves that end unshared: a line that can never take it must not
 		// stop every idle sync.
@@ -511,46 +572,61 @@ func idle(ctx context.Context, st *store.Store, b remote.Backend, want string) (
 // mirror) when it has been archived here since, as idle does: a workflow completed or replaced
 // here and followed at once by the active one, id, would otherwise never have its end pushed,
 // and the machines still on it would go on alone.
-func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (int, error) {
+func shareLeft(ctx context.Context, st *store.Store, b remote.Backend, from, id string) (int, string, error) {
 	s, err := mirror.Load(st)
 	if err != nil || s.Remote != from || s.Workflow == "" || s.Workflow == id || s.Mirrored == 0 {
-		return 0, nil // nothing known to be shared, or the active workflow itself
+		return 0, "", nil // nothing known to be shared, or the active workflow itself
 	}
 	archives, err := st.ListArchives()
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	for _, a := range archives { // newest first: the first is its end
 		if a.WorkflowID == s.Workflow && a.Reason != "conflict" {
 			return shareArchive(ctx, st, b, a)
 		}
 	}
-	return 0, nil
+	return 0, "", nil
 }
 
 // shareArchive appends the archived revisions of a the remote lacks, when the remote's line is
-// a prefix of the archive's; otherwise it leaves both alone.
-func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (int, error) {
+// a prefix of the archive's; otherwise it leaves both alone, and when the remote's line moved
+// apart from the archive's (another machine changed the workflow after the revisions this
+// one shared) or holds a revision that is not a Cairn entry of it, it says, in notice, that
+// this end stays here.
+func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a store.ArchiveInfo) (n int, notice string, err error) {
 	mine, err := archived(st, a.Dir, a.WorkflowID, a.Revision)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	recs, err := b.Since(ctx, a.WorkflowID, 0)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	theirs, err := decode(a.WorkflowID, recs)
 	if err != nil {
-		return 0, err
+		// A line that cannot take it: said, so that the end is not left unshared in silence.
+		return 0, fmt.Sprintf("%s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), nil
 	}
 	R := int64(len(theirs))
-	if commonPrefix(mine, theirs) != R || R >= int64(len(mine)) {
-		return 0, nil
+	if common := commonPrefix(mine, theirs); common != R {
+		if common < int64(len(mine)) {
+			var tip struct {
+				Status string `json:"status"`
+			}
+			_ = json.Unmarshal(theirs[R-1].Snapshot, &tip) // only for the notice
+			notice = fmt.Sprintf("%s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
+				a.WorkflowID, a.Revision, common, R, textsafe.Line(tip.Status, 40), a.Dir)
+		}
+		return 0, notice, nil
+	}
+	if R >= int64(len(mine)) {
+		return 0, "", nil
 	}
 	if _, err := push(ctx, b, a.WorkflowID, R, mine[R:]); err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	return len(mine[R:]), nil
+	return len(mine[R:]), "", nil
 }
 
 // push appends es to the remote's line of id after revision after; a head that moved

@@ -342,7 +342,7 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 // TestFinishedLineBrokenDoesNotBlock: the finished workflow's line on the remote is not
 // Cairn's past what this machine shared (something else appended to it). Sharing its end is
 // then impossible, and the sync of the workflow started since goes ahead rather than failing
-// on it at every run.
+// on it at every run; the first says that the end was not shared, and why.
 func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
@@ -360,12 +360,15 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 		if err != nil || out.Workflow != "wf-g" {
 			t.Fatalf("A's sync %d of wf-g = %+v, %v; want it synced despite wf-f's line", i, out, err)
 		}
+		if said := strings.Join(out.Notices, "\n"); i == 0 && !strings.Contains(said, "wf-f, finished here at r3, was not shared: the remote's revision 2 of wf-f is not a Cairn entry") {
+			t.Fatalf("A's first sync told %q; want it to say why wf-f's end was not shared", said)
+		}
 	}
 }
 
 // TestIdleWithBrokenFinishedLine: with nothing active here, a finished workflow whose end
 // cannot be shared (its remote line holds something not Cairn's) does not stop the sync from
-// taking the remote's other workflow.
+// taking the remote's other workflow, which says that end was not shared, and why.
 func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
@@ -383,6 +386,9 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
 	if err != nil || out.Workflow != "wf-o" || out.Pulled != 1 {
 		t.Fatalf("A's idle sync = %+v, %v; want wf-o taken despite wf-f's line", out, err)
+	}
+	if said := strings.Join(out.Notices, "\n"); !strings.Contains(said, "wf-f, finished here at r4, was not shared: the remote's revision 2 of wf-f is not a Cairn entry") {
+		t.Fatalf("A's idle sync told %q; want it to say why wf-f's end was not shared", said)
 	}
 }
 
@@ -813,4 +819,129 @@ func TestLostRaceThenRemoteGone(t *testing.T) {
 	}
 	b.sync(open(b), "")
 	agree(t, ra, a, b)
+}
+
+// TestFinishedHereAfterTheRemoteMovedIsTold: B completes the workflow after A moved it on the
+// remote since B's last sync. B's end cannot be appended to a line it does not extend, so the
+// machines on it go on without it; B's sync says so, naming the archive that holds B's end,
+// rather than "nothing to sync", once however many rounds the sync takes. Whether B syncs with
+// nothing active or with the next workflow started, and whether A's line is shorter than B's
+// end or as long or longer (its head then says nothing of B's end), the remote's line is left
+// as A made it, and the notice says whether it goes on there or A ended it too.
+func TestFinishedHereAfterTheRemoteMovedIsTold(t *testing.T) {
+	for _, tc := range []struct {
+		next    string
+		changes int  // A's, pushed; B's end is at r3
+		ends    bool // A completes it too
+	}{{"", 1, false}, {"wf-g", 1, false}, {"", 3, false}, {"wf-g", 3, false}, {"", 1, true}, {"wf-g", 1, true}} {
+		t.Run(fmt.Sprintf("next=%s,changes=%d,ends=%v", tc.next, tc.changes, tc.ends), func(t *testing.T) {
+			ctx := context.Background()
+			r := memremote.New()
+			a, b := newMachine(t, 0), newMachine(t, time.Hour)
+			startShared(r, a, b, "wf-f", "done soon")
+			for i := range tc.changes {
+				a.setVar(i)
+			}
+			status := "active"
+			if tc.ends {
+				a.complete()
+				status = "completed"
+			}
+			a.sync(r, "")
+			h, _ := r.Heads(ctx)
+			moved := h["wf-f"]
+			b.move("plan")
+			b.complete()
+			if tc.next != "" {
+				b.start(tc.next, "next")
+			}
+			archives, err := b.st.ListArchives()
+			if err != nil || len(archives) != 1 {
+				t.Fatalf("B's archives = %v, %v; want the completed wf-f", archives, err)
+			}
+			// B's first push loses a race, so its sync takes a second round.
+			out := b.sync(&conflictOnce{Backend: r}, "")
+			h, _ = r.Heads(ctx)
+			if h["wf-f"] != moved || out.Shared != 0 {
+				t.Fatalf("B's sync = %+v with the remote at %v; want nothing of wf-f shared on A's r%d", out, h, moved)
+			}
+			said := strings.Join(out.Notices, "\n")
+			if len(out.Notices) != 1 || !strings.Contains(said, fmt.Sprintf("wf-f, finished here at r3, was not shared: the remote's line of it was changed elsewhere after r1 and is at r%d, %s;", moved, status)) ||
+				!strings.Contains(said, "archive/"+archives[0].Dir) {
+				t.Fatalf("B's sync told %q; want it to say once that wf-f's end was not shared and where it is kept", said)
+			}
+		})
+	}
+}
+
+// conflictOnce is a backend whose first Append loses a race.
+type conflictOnce struct {
+	remote.Backend
+	lost bool
+}
+
+func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if !c.lost {
+		c.lost = true
+		return 0, remote.ErrConflict
+	}
+	return c.Backend.Append(ctx, id, after, data)
+}
+
+// TestRepairBySyncIsTold: the snapshot here is damaged and the sync is the first to read it
+// (cairn sync and cairn-mcp run the claims sync first, which says it in their place). The
+// store moves it to quarantine/ and rebuilds it from the journal, and says so; the sync passes
+// that on, since no later read finds anything left to say and the file in quarantine/ would
+// otherwise go unexplained.
+func TestRepairBySyncIsTold(t *testing.T) {
+	ctx := context.Background()
+	r := memremote.New()
+	a := newMachine(t, 0)
+	a.start("wf-q", "repaired")
+	a.sync(r, "")
+	a.setVar(1)
+	if err := os.WriteFile(filepath.Join(a.en.StateDir(), store.WorkflowFile), []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
+	if err != nil || out.Pushed != 1 {
+		t.Fatalf("A's sync = %+v, %v; want the rebuilt revision pushed", out, err)
+	}
+	said := strings.Join(out.Notices, "\n")
+	if !strings.Contains(said, "quarantine/") || !strings.Contains(said, "rebuilt") {
+		t.Fatalf("A's sync told %q; want the snapshot's move to quarantine/ and its rebuild said", said)
+	}
+}
+
+// TestResumedRaceSaysWhoWon: a sync killed right after it took the remote's line leaves the
+// replay to the next sync, whose outcome reports that race. It names the remote's change and
+// the phase the remote's line is in, as the sync that lost the race live does, not the
+// local journal's record of taking it ("sync") in no phase ("in ,").
+func TestResumedRaceSaysWhoWon(t *testing.T) {
+	for _, killed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed=%v", killed), func(t *testing.T) {
+			ctx := context.Background()
+			r := memremote.New()
+			a, b := newMachine(t, 0), newMachine(t, 0)
+			raceOnWFX(a, b, r, "wf-who")
+			recs, err := r.Since(ctx, "wf-who", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tip remotesync.Entry
+			if err := json.Unmarshal(recs[len(recs)-1].Data, &tip); err != nil {
+				t.Fatal(err)
+			}
+			if killed {
+				killAfterAdoption(t, a.st, r, a.en)
+			}
+			out, err := remotesync.Sync(ctx, a.st, r, "origin", "", remotesync.EngineReplayer(a.en))
+			if err != nil || out.Conflict == nil || out.Conflict.Replayed != 1 {
+				t.Fatalf("A's sync = %+v, %v; want the race reported with WF_X replayed", out, err)
+			}
+			if c := out.Conflict; c.By != tip.Event || c.State != "analyze" {
+				t.Fatalf("the race is reported as won by %+v in %q; want the remote's %+v in analyze", c.By, c.State, tip.Event)
+			}
+		})
+	}
 }
