@@ -483,7 +483,11 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store
 }
 
 // ExpireTTL expires the active workflow if its TTL has passed (dry run: only says so).
-func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
+func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) { return e.expireTTL(dryRun, 1) }
+
+// expireTTL is ExpireTTL; an expiry another process's change overtook (as in readProtocol)
+// starts again, again times at most.
+func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 	r, _, err := e.active()
 	if err != nil {
 		return nil, err
@@ -515,6 +519,9 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 		return &Result{Message: fmt.Sprintf("workflow %s has not expired; it expires at %s (ttl %s)", r.WorkflowID, at.UTC().Format(time.RFC3339), ttlText(r.TTL))}, nil
 	}
 	msg, info, err := e.expire(r, dryRun)
+	if errors.Is(err, errArchiveRaced) && again > 0 {
+		return e.expireTTL(dryRun, again-1)
+	}
 	if err != nil {
 		return nil, err
 	}
