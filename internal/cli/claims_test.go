@@ -267,16 +267,28 @@ func TestClaimOfflineThenSync(t *testing.T) {
 // TestClaimLeaseClockSkew: the lease decides only when a stale claim may be taken over, by
 // each machine's own clock: with the second clone's clock an hour behind, equal or ahead, the
 // story is the same. A claim is refused until the second clone has watched it for a lease,
-// then taken over; the first holder can then no longer finish the task.
+// then taken over; the first holder can then no longer finish the task. Time passes by moving
+// both clocks on (CAIRN_CLAIM_CLOCK_SKEW), never by sleeping: the lease is long enough that the
+// seconds the commands take cannot decide anything, however loaded the machine.
 func TestClaimLeaseClockSkew(t *testing.T) {
-	const lease = 2 * time.Second
+	const lease = 2 * time.Hour
 	var stories []string
 	for _, skew := range []time.Duration{-time.Hour, 0, time.Hour} {
 		t.Run(fmt.Sprint(skew), func(t *testing.T) {
+			clock := func(i int, passed time.Duration) string {
+				return "CAIRN_CLAIM_CLOCK_SKEW=" + (time.Duration(i)*skew + passed).String()
+			}
 			ms := team(t, "file://"+bareRepo(t)+"/shared.git", 2, func(i int) []string {
-				return []string{"CAIRN_CLAIM_LEASE=" + lease.String(), fmt.Sprintf("CAIRN_CLAIM_CLOCK_SKEW=%s", time.Duration(i)*skew)}
+				return []string{"CAIRN_CLAIM_LEASE=" + lease.String(), clock(i, 0)}
 			})
 			a, b := ms[0], ms[1]
+			var passed time.Duration
+			wait := func(d time.Duration) {
+				passed += d
+				for i, m := range ms {
+					m.env = append(m.env, clock(i, passed)) // the last one set is the one used
+				}
+			}
 			var story []string
 			step := func(name string, m *machine, args ...string) {
 				code, _, errb := m.cairn(args...)
@@ -284,7 +296,9 @@ func TestClaimLeaseClockSkew(t *testing.T) {
 			}
 			step("A claims", a, "task", "t1", "running")
 			step("B claims at once", b, "task", "t1", "running")
-			time.Sleep(lease + lease/2)
+			wait(lease * 3 / 4)
+			step("B claims before a lease has passed", b, "task", "t1", "running")
+			wait(lease / 2)
 			step("B claims after watching it a lease", b, "task", "t1", "running")
 			step("A finishes it", a, "task", "t1", "done")
 			step("A claims it back", a, "task", "t1", "running")
@@ -299,9 +313,11 @@ func TestClaimLeaseClockSkew(t *testing.T) {
 			got = strings.ReplaceAll(got, "(claimed in the future (clock skew?))", "(claimed N ago)")
 			got = regexp.MustCompile(`\d+[smh]( \d+[smh])?`).ReplaceAllString(got, "N")
 			stories = append(stories, got)
+			refused := "cairn task: task t1 is held by A (claimed N ago) on another machine, free to take over in N if not renewed: nothing was changed; pick another task"
 			want := strings.Join([]string{
 				"A claims: exit 0",
-				"B claims at once: exit 1 cairn task: task t1 is held by A (claimed N ago) on another machine, free to take over in N if not renewed: nothing was changed; pick another task",
+				"B claims at once: exit 1 " + refused,
+				"B claims before a lease has passed: exit 1 " + refused,
 				"B claims after watching it a lease: exit 0",
 				"A finishes it: exit 1 cairn task: task t1 is held by B (claimed N ago) on another machine; this machine's claim lapsed or was never confirmed: nothing was changed; keep your work in a checkpoint and pick another task",
 				"A claims it back: exit 1 cairn task: task t1 is held by B (claimed N ago) on another machine, free to take over in N if not renewed: nothing was changed; pick another task",

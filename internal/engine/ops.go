@@ -523,14 +523,18 @@ func archiveReason(cur *workflow.Record) string {
 	}
 }
 
+// errArchiveRaced is archiveActive's refusal of a workflow another process changed meanwhile.
+var errArchiveRaced = errors.New("changed while it was being archived; nothing was archived")
+
 // archiveActive commits the record's final state (when it differs) and moves it to the
-// archive. A workflow that another process changed meanwhile is not archived. The caller says
-// what the archive did besides (Result.retention, pruneWarning).
+// archive. A workflow that another process changed meanwhile is not archived
+// (errArchiveRaced). The caller says what the archive did besides (Result.retention,
+// pruneWarning).
 func (e *Engine) archiveActive(cur, final *workflow.Record, reason string) (store.ArchiveInfo, error) {
 	if final != nil && (final.Status != cur.Status || len(final.History) != len(cur.History)) {
 		_, _, err := e.change(func(now *workflow.Record) (workflow.Result, error) {
 			if now == nil || now.WorkflowID != cur.WorkflowID || now.Revision != cur.Revision {
-				return workflow.Result{}, fmt.Errorf("workflow %s changed while it was being archived; nothing was archived: %s", cur.WorkflowID, CheckOnRecord)
+				return workflow.Result{}, fmt.Errorf("workflow %s %w: %s", cur.WorkflowID, errArchiveRaced, CheckOnRecord)
 			}
 			return workflow.Result{Record: final, Changed: true, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}, reason)

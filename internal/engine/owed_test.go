@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/alloctest"
+	"github.com/cairn-dev/cairn/internal/durable/durabletest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/store"
 )
@@ -35,12 +36,14 @@ func TestOwedLineAddedWhileSettlingIsKept(t *testing.T) {
 
 	// A Stop hook settles the owed line; it waits for the lock a while, and meanwhile the
 	// agent makes another move whose line is owed too.
-	done := make(chan struct{})
+	done := make(chan error, 1)
 	go func() {
-		defer close(done)
-		_, _ = openWait("s1", 1500*time.Millisecond).Stop(engine.StopInput{})
+		_, err := openWait("s1", 1500*time.Millisecond).Stop(engine.StopInput{})
+		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	if durabletest.WaitLockWaiter(filepath.Join(mem, ".cairn-memory.lock"), done) {
+		t.Fatalf("the Stop hook did not wait for the memory lock: %v", <-done)
+	}
 	must(agent.Transition(engine.TransitionRequest{To: "analyze"}))(t)
 	<-done
 	unlock()

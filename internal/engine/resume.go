@@ -127,6 +127,7 @@ func (e *Engine) Resume(opt ResumeOptions) *Resume {
 
 	if r != nil && opt.Apply && l1ok {
 		r = e.applyReadProtocol(r, now, out, &eye)
+		now = e.now() // r may have been read again there, and written since the first read
 	} else if r != nil && r.Status == workflow.StatusActive {
 		if expired, _ := r.Expired(now); expired {
 			by := "the next session start archives it"
@@ -359,6 +360,13 @@ func (e *Engine) planView(def *workflow.Definition, r *workflow.Record, now time
 // applyReadProtocol archives a finished or expired workflow and recovers an interrupted one.
 // It returns the record still active afterwards, or nil.
 func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string) *workflow.Record {
+	return e.readProtocol(r, now, out, eye, 1)
+}
+
+// readProtocol is applyReadProtocol; an expiry another process's change overtook (a move, a
+// heartbeat, between this read and the expiry's write) reads the workflow again and goes on
+// with that, again times at most.
+func (e *Engine) readProtocol(r *workflow.Record, now time.Time, out *Resume, eye *[]string, again int) *workflow.Record {
 	r = e.resolveLegacy(r, out, eye)
 	if !r.Status.Valid() {
 		return r // not known to be finished: kept where it is, and Check says why
@@ -388,6 +396,11 @@ func (e *Engine) applyReadProtocol(r *workflow.Record, now time.Time, out *Resum
 	}
 	if expired, err := r.Expired(now); err == nil && expired {
 		msg, info, err := e.expire(r, false)
+		if errors.Is(err, errArchiveRaced) && again > 0 {
+			if fresh, _, ferr := e.active(); ferr == nil && fresh != nil {
+				return e.readProtocol(fresh, e.now(), out, eye, again-1)
+			}
+		}
 		if err != nil {
 			out.Warnings = append(out.Warnings, err.Error())
 			return r
@@ -470,7 +483,11 @@ func (e *Engine) expire(r *workflow.Record, dryRun bool) (msg string, info store
 }
 
 // ExpireTTL expires the active workflow if its TTL has passed (dry run: only says so).
-func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
+func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) { return e.expireTTL(dryRun, 1) }
+
+// expireTTL is ExpireTTL; an expiry another process's change overtook (as in readProtocol)
+// starts again, again times at most.
+func (e *Engine) expireTTL(dryRun bool, again int) (*Result, error) {
 	r, _, err := e.active()
 	if err != nil {
 		return nil, err
@@ -502,6 +519,9 @@ func (e *Engine) ExpireTTL(dryRun bool) (*Result, error) {
 		return &Result{Message: fmt.Sprintf("workflow %s has not expired; it expires at %s (ttl %s)", r.WorkflowID, at.UTC().Format(time.RFC3339), ttlText(r.TTL))}, nil
 	}
 	msg, info, err := e.expire(r, dryRun)
+	if errors.Is(err, errArchiveRaced) && again > 0 {
+		return e.expireTTL(dryRun, again-1)
+	}
 	if err != nil {
 		return nil, err
 	}

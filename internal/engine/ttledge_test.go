@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"runtime"
+
+	"github.com/cairn-dev/cairn/internal/yamldoc"
 	"strings"
 	"testing"
 	"time"
@@ -25,5 +28,89 @@ func TestTTLEdgeReport(t *testing.T) {
 	if res.WorkflowID != "" || !strings.HasPrefix(res.Report, "Cairn: no active workflow, nothing to resume; the last one ended (\"Expired APEX") ||
 		!strings.Contains(res.SystemMessage, "expired after 2h without a change") {
 		t.Errorf("a second past its TTL: %q / %q, want it archived and said once", res.Report, res.SystemMessage)
+	}
+}
+
+// A session's write that lands while another session expires the workflow (read past its
+// TTL, then the write, then the expiry's conditional write) is not lost, and the expiry does
+// not give up on it: it reads the workflow again and goes on with that. A move wins: nothing
+// is archived; the session start's report is the workflow as the move left it, resumed, not
+// the copy read before it with an expiry that did not happen and a step (expire_ttl) that
+// would be refused, and expire_ttl says it has not expired, not that archiving failed. A
+// heartbeat (the owner's Stop hook) is no change: the workflow expires.
+func TestTTLExpiryRacesAWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		write   func(s1 *engine.Engine) error
+		expired bool
+	}{
+		{"a move", func(s1 *engine.Engine) error {
+			_, err := s1.Transition(engine.TransitionRequest{To: "plan"})
+			return err
+		}, false},
+		{"a heartbeat", func(s1 *engine.Engine) error {
+			_, err := s1.Stop(engine.StopInput{SessionID: "s1"})
+			return err
+		}, true},
+	} {
+		for _, by := range []string{"session start", "expire_ttl"} {
+			t.Run(tc.name+" during "+by, func(t *testing.T) {
+				e := newEnv(t)
+				must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "racing", TTL: "30m"}))(t)
+				e.clock.Add(31 * time.Minute)
+				s1 := e.open("s1")
+				wrote := false
+				en, err := engine.Open(engine.Config{Getenv: func(k string) string { return e.vars[k] }, WorkDir: e.project, SessionID: "s2", PID: 4242,
+					Actor: "test", YAML: yamldoc.Codec{}, Now: func() time.Time {
+						// The expiry asks the time after reading the workflow and before its
+						// write: s1's write lands there.
+						var pcs [16]uintptr
+						frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+						for f, more := frames.Next(); more && !wrote; f, more = frames.Next() {
+							if strings.HasSuffix(f.Function, "engine.(*Engine).expire") {
+								wrote = true
+								e.clock.Add(time.Second) // the write comes after the read, in time too
+								if err := tc.write(s1); err != nil {
+									t.Fatal(err)
+								}
+							}
+						}
+						return e.clock.Now()
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer en.Close()
+				const archived = "expired after 30m without a change and was archived"
+				if by == "expire_ttl" {
+					res, err := en.ExpireTTL(false)
+					switch {
+					case !wrote:
+						t.Fatal("the expiry did not run")
+					case err != nil:
+						t.Errorf("expire_ttl: %v", err)
+					case tc.expired && (!res.Changed || !strings.Contains(res.Message, archived)):
+						t.Errorf("expire_ttl overtaken by a heartbeat: %+v, want it archived", res)
+					case !tc.expired && (res.Changed || !strings.Contains(res.Message, "has not expired; it expires at 2026-11-22T11:01:01Z")):
+						t.Errorf("expire_ttl overtaken by a move: %+v, want it not expired", res)
+					}
+				} else {
+					res := en.Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
+					switch {
+					case !wrote:
+						t.Fatal("the expiry did not run")
+					case len(res.Warnings) > 0:
+						t.Errorf("warnings: %q", res.Warnings)
+					case tc.expired && (res.WorkflowID != "" || !strings.Contains(res.SystemMessage, archived)):
+						t.Errorf("an expiry overtaken by a heartbeat: %q / %q, want it archived", res.Report, res.SystemMessage)
+					case !tc.expired && (res.Phase != "plan" || strings.Contains(res.Report, "expire") || !strings.Contains(res.Next, "phase plan")):
+						t.Errorf("resume after the expiry lost to a move: phase %s\n%s", res.Phase, res.Report)
+					}
+				}
+				if s := must(e.open("s1").Snapshot())(t); !tc.expired && s.Phase != "plan" {
+					t.Errorf("the workflow is at %q, want plan, still active", s.Phase)
+				}
+			})
+		}
 	}
 }

@@ -107,17 +107,19 @@ func head(t *testing.T, b remote.Backend) int64 {
 
 // TestSyncRenewsAndReleases: the holder's sync renews a claim once a quarter of the lease has
 // passed on its clock (not before), and releases the claim of a task no longer running here,
-// so another machine may claim it at once.
+// so another machine may claim it at once. Time passes by moving the clock on; the lease is an
+// hour, so that the seconds the calls take, however loaded the machine, cannot decide.
 func TestSyncRenewsAndReleases(t *testing.T) {
 	b := memremote.New()
 	a := newClone(t, b)
+	a.vars[claimsync.EnvLease] = "1h"
 	if _, err := a.task("t1", "running"); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []struct {
 		skew string
 		want int64
-	}{{"", 1}, {"10s", 1}, {"20s", 2}, {"25s", 2}, {"40s", 3}} {
+	}{{"", 1}, {"10m", 1}, {"20m", 2}, {"25m", 2}, {"40m", 3}} {
 		a.vars[claimsync.EnvClockSkew] = step.skew
 		if notes := a.sync(); len(notes) != 0 {
 			t.Fatalf("notes: %v", notes)
