@@ -392,3 +392,49 @@ func TestStdioNotificationWithIDAnswered(t *testing.T) {
 	}
 	r.checkStdout()
 }
+
+// TestStdioMistypedParamsSaidPlainly: a request whose params mcp-go cannot read into its Go
+// types (a member of the wrong JSON type) is refused with a text that names the member by its
+// JSON path and says what it takes, not encoding/json's "cannot unmarshal ... into Go struct
+// field ... of type mcp.params", which names Go types the client never sees. A "jsonrpc" that
+// is not a string is an invalid request, not a parse error: the line is JSON.
+func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for i, tc := range []struct{ msg, want string }{
+		{`"method":"tools/call","params":[1,2]`, "params must be an object, not an array"},
+		{`"method":"tools/call","params":"x"`, "params must be an object, not a string"},
+		{`"method":"tools/call","params":{"name":5,"arguments":{}}`, "params.name must be a string, not a number"},
+		{`"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{}},"_meta":[1]}`, "params._meta must be an object, not an array"},
+		{`"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{}},"task":true}`, "params.task must be an object, not a boolean"},
+		{`"method":"tools/list","params":{"cursor":5}`, "params.cursor must be a string, not a number"},
+		{`"method":"ping","params":[1]`, "params must be an object, not an array"},
+		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":5},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.elicitation must be an object, not a number"},
+		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":"yes"}},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.roots.listChanged must be a boolean, not a string"},
+	} {
+		id := i + 1
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, id, tc.msg))
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || string(resp.ID) != fmt.Sprint(id) {
+			t.Errorf("%s: answered %s (error %+v), want a protocol error for id %d", tc.msg, clip(string(resp.Result)), resp.Error, id)
+			continue
+		}
+		msg := resp.Error.Message
+		if resp.Error.Code != -32600 || !strings.Contains(msg, tc.want) || !strings.Contains(msg, "not run") {
+			t.Errorf("%s: refused with %d %q, want -32600 saying %q and that it was not run", tc.msg, resp.Error.Code, msg, tc.want)
+		}
+		for _, goWord := range []string{"Go ", "mcp.", "unmarshal", "interface"} {
+			if strings.Contains(msg, goWord) {
+				t.Errorf("%s: the refusal speaks of Go: %q", tc.msg, msg)
+				break
+			}
+		}
+	}
+	r.send(`{"jsonrpc":2,"id":20,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
+		t.Errorf("a number as jsonrpc answered %+v (error %+v), want -32600 saying it must be \"2.0\"", resp, resp.Error)
+	}
+	p.noCheckpoints(t, "a refused call was run")
+	r.checkStdout()
+}

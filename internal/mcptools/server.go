@@ -90,6 +90,7 @@ func New(opt Options) *Server {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithOutputSchemaValidation(),
+		server.WithHooks(paramsHooks()),
 	)
 	for _, sp := range specs {
 		s.mcp.AddTool(sp.tool(), s.handler(sp))
