@@ -409,6 +409,8 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 		{`"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{}},"_meta":[1]}`, "params._meta must be an object, not an array"},
 		{`"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{}},"task":true}`, "params.task must be an object, not a boolean"},
 		{`"method":"tools/list","params":{"cursor":5}`, "params.cursor must be a string, not a number"},
+		{`"method":"tools/call","params":{"name":"get_vars","arguments":{},"task":{"ttl":"1h"}}`, "params.task.ttl must be a whole number, not a string"},
+		{`"method":"tools/call","params":{"name":"get_vars","arguments":{},"task":{"ttl":1.5}}`, "params.task.ttl must be a whole number, not a fraction or a number out of range"},
 		{`"method":"ping","params":[1]`, "params must be an object, not an array"},
 		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":5},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.elicitation must be an object, not a number"},
 		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":"yes"}},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.roots.listChanged must be a boolean, not a string"},
@@ -430,6 +432,10 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 				break
 			}
 		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":19,"method":"tools/list","params":{"cursor":"not base64!"}}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32602 || string(resp.ID) != "19" || !strings.Contains(resp.Error.Message, "params.cursor") || strings.Contains(resp.Error.Message, "base64") {
+		t.Errorf("a cursor the server never gave answered %+v (error %+v), want -32602 naming params.cursor", resp, resp.Error)
 	}
 	r.send(`{"jsonrpc":2,"id":20,"method":"ping"}`)
 	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {

@@ -389,6 +389,10 @@ func unquoted(q queued, resp mcp.JSONRPCMessage, mistyped *json.UnmarshalTypeErr
 	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
 		e.Error.Message = "tool not found: tools/list names cairn's tools"
 		return e
+	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsList):
+		// The one param tools/list reads; mcp-go says only "illegal base64 data at input byte 7".
+		e.Error.Message = "invalid params: params.cursor is not one this server gave; the request was not run: call tools/list without a cursor"
+		return e
 	case e.Error.Code == mcp.INVALID_REQUEST && mistyped != nil:
 		e.Error.Message = mistypedText(mistyped)
 		return e
@@ -441,7 +445,7 @@ func mistypedText(te *json.UnmarshalTypeError) string {
 		want = "a number"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		want = "a whole number within its range"
+		want = "a whole number"
 	case reflect.Slice, reflect.Array:
 		want = "an array"
 	default:
@@ -453,7 +457,7 @@ func mistypedText(te *json.UnmarshalTypeError) string {
 		// encoding/json quotes a number it cannot store (1e999, megabytes of digits) in full.
 		return fmt.Sprintf("invalid request: %s %s; the request was not run", where, beyondFloat)
 	case isNumber:
-		got = "a number out of its range"
+		got = "a fraction or a number out of range"
 	default:
 		got = map[string]string{"string": "a string", "number": "a number", "bool": "a boolean",
 			"array": "an array", "object": "an object"}[te.Value]
