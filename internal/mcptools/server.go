@@ -309,8 +309,11 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	preOK := preErr == nil
 	changed := s.noticeFor(pre, preOK)
 	notice := s.withSyncNotices(pre, preOK, changed)
+	// A result that is resume_check's, or says to call it itself, takes the notice without
+	// the step.
+	stepless := strings.ReplaceAll(notice, callResume, "")
 	if spec.name == "resume_check" {
-		notice = strings.ReplaceAll(notice, callResume, "") // this result is that call
+		notice = stepless // this result is that call
 	}
 	var o *outcome
 	defer func() {
@@ -327,7 +330,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if spec.onActive && changed != "" && pre.WorkflowID != "" && s.seen.WorkflowID != "" && pre.WorkflowID != s.seen.WorkflowID {
 		// Made for the workflow this session last saw: applied to another one it would land
 		// in work the session knows nothing of.
-		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), notice), told)
+		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), stepless), told)
 	}
 	// In-flight calls finish even when the client goes away or the server is told to stop:
 	// the engine's own lock timeout bounds them.

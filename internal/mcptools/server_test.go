@@ -386,3 +386,22 @@ func TestSessionFileAtStart(t *testing.T) {
 		t.Errorf("write recorded session %q", st.wf.Session)
 	}
 }
+
+// TestRefusalForAnotherWorkflowSaysItsStepOnce: a call refused because another process put
+// another workflow in the slot carries the notice of that change, which already ends with the
+// step (call resume_check); the refusal says it once, not once in the notice and again after.
+func TestRefusalForAnotherWorkflowSaysItsStepOnce(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	st.mu.Lock()
+	st.wf = &fakeWorkflow{ID: "debug-other", Type: "debug", Phase: "analyze", Session: "session-b", Revision: 1}
+	st.mu.Unlock()
+	got := text(mustFail(t, c, "transition", `{"to":"plan"}`, "Notice: the active workflow changed", "transition was not run"))
+	if n := strings.Count(got, "resume_check"); n != 1 {
+		t.Errorf("the refusal names resume_check %d times, want once:\n%s", n, got)
+	}
+	if st.wf.Phase != "analyze" {
+		t.Errorf("the other workflow was moved to %s", st.wf.Phase)
+	}
+}
