@@ -249,6 +249,21 @@ func TestNoticeRealEngine(t *testing.T) {
 	}
 }
 
+// TestNoticeOfEndingSaysItsStepOnce: when another process ended the workflow, a write's
+// refusal ("no active workflow: call resume_check: ...") follows the notice of the ending,
+// which ends with the same step; the result says it once.
+func TestNoticeOfEndingSaysItsStepOnce(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"x"}`)
+	if _, err := p.other(t, "sess-2").Complete("fixed elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	got := text(mustFail(t, c, "update_task", `{"id":"t1","status":"running"}`, "is no longer active", "no active workflow"))
+	if n := strings.Count(got, "resume_check"); n != 1 {
+		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	}
+}
+
 // TestNoticeSameSessionOtherClient: `claude --continue` in a second terminal runs this
 // server's session in another Claude Code client; its change is another's and is reported.
 // The same session in this server's own client (its hooks) or with no client known (the

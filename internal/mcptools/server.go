@@ -309,11 +309,8 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	preOK := preErr == nil
 	changed := s.noticeFor(pre, preOK)
 	notice := s.withSyncNotices(pre, preOK, changed)
-	// A result that is resume_check's, or says to call it itself, takes the notice without
-	// the step.
-	stepless := strings.ReplaceAll(notice, callResume, "")
 	if spec.name == "resume_check" {
-		notice = stepless // this result is that call
+		notice = stepless(notice) // this result is that call
 	}
 	var o *outcome
 	defer func() {
@@ -330,7 +327,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if spec.onActive && changed != "" && pre.WorkflowID != "" && s.seen.WorkflowID != "" && pre.WorkflowID != s.seen.WorkflowID {
 		// Made for the workflow this session last saw: applied to another one it would land
 		// in work the session knows nothing of.
-		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), stepless), told)
+		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), stepless(notice)), told)
 	}
 	// In-flight calls finish even when the client goes away or the server is told to stop:
 	// the engine's own lock timeout bounds them.
@@ -343,6 +340,9 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	notice = s.withSyncNoticesDuring(notice)
 	if err != nil {
+		if strings.Contains(errorText(err), "resume_check") {
+			notice = stepless(notice)
+		}
 		return warnText(errorResult(err, notice), told)
 	}
 	o.warn(told)
@@ -351,6 +351,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 
 // callResume ends every change notice: what to do about the change.
 const callResume = " Call resume_check before going on."
+
+// stepless is notice without its step, for a result that is resume_check's or says to call it
+// itself: the step is said once.
+func stepless(notice string) string { return strings.ReplaceAll(notice, callResume, "") }
 
 // noticeFor says, in one line, how another process changed the workflow since this server's
 // previous call; "" when nothing changed, the change was made for our own session, or !ok.
