@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -422,6 +423,28 @@ func TestResumeCheckFailedIDsJoinNoSecret(t *testing.T) {
 	got, _ := structured(t, res)["tasks"].(string)
 	if f := secrets.ScanString(got); f != nil || !strings.Contains(got, "(failed: api_key, ") || !strings.Contains(got, ", t3)") {
 		t.Errorf("structured tasks = %q: want the failed ids named but for the one that joins into a secret", got)
+	}
+}
+
+// TestInitiativeCreateAgainNamesAStepThatWorks: a second create is refused while one
+// initiative is open; a refusal that names set_status archived as the way to make room names a
+// step the initiative can take from where it is (only a completed one can be archived).
+func TestInitiativeCreateAgainNamesAStepThatWorks(t *testing.T) {
+	for _, path := range [][]string{nil, {"in_progress"}, {"in_progress", "blocked"}, {"in_progress", "completed"}} {
+		_, c := realServer(t)
+		mustOK(t, c, "initiative", `{"action":"create","title":"First"}`)
+		for _, st := range path {
+			mustOK(t, c, "initiative", `{"action":"set_status","status":"`+st+`"}`)
+		}
+		got := text(mustFail(t, c, "initiative", `{"action":"create","title":"Second"}`, "already exists", "nothing was changed"))
+		if completed := slices.Contains(path, "completed"); completed != strings.Contains(got, "set_status archived") {
+			t.Errorf("after %v the refusal of a second create says: %s", path, got)
+		}
+		if strings.Contains(got, "set_status archived") {
+			if res := callRaw(t, c, "initiative", `{"action":"set_status","status":"archived"}`); res.IsError {
+				t.Errorf("after %v the refusal of a second create names set_status archived, which is refused: %s\n%s", path, got, text(res))
+			}
+		}
 	}
 }
 
