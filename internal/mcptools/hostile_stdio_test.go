@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,43 @@ func TestStdioUnknownNamesNotEchoed(t *testing.T) {
 	if resp := r.next(5 * time.Second); string(resp.ID) != "9" || resp.Error != nil {
 		t.Errorf("ping after unknown names: %+v", resp)
 	}
+}
+
+// TestStdioUnsupportedVersionNotEchoed: a request declaring a protocol version the server
+// does not speak (2026-07-28's per-request _meta) is refused with the versions it does speak,
+// without the declared one repeated: it may be megabytes long, or a secret pasted in the wrong
+// place. A version of the usual form is still said back in the error's data.
+func TestStdioUnsupportedVersionNotEchoed(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	for i, v := range []string{token, strings.Repeat("x", 2<<20), "2099-01-01"} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}}}`, i+1, v))
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || resp.Error.Code != -32022 || string(resp.ID) != fmt.Sprint(i+1) {
+			t.Errorf("version %d answered %s (error %+v), want -32022", i+1, clip(string(resp.Result)), resp.Error)
+			continue
+		}
+		var data struct {
+			Supported []string `json:"supported"`
+			Requested *string  `json:"requested"`
+		}
+		if err := json.Unmarshal(resp.Error.Data, &data); err != nil || !slices.Contains(data.Supported, protocol) || data.Requested == nil {
+			t.Errorf("version %d: data %s does not list the versions spoken", i+1, clip(string(resp.Error.Data)))
+		}
+		switch {
+		case v == "2099-01-01":
+			if data.Requested != nil && *data.Requested != v {
+				t.Errorf("a version of the usual form is not said back: data %s", resp.Error.Data)
+			}
+		case strings.Contains(resp.Error.Message, v[:10]) || strings.Contains(string(resp.Error.Data), v[:10]):
+			t.Errorf("version %d is repeated: %q, data %s", i+1, clip(resp.Error.Message), clip(string(resp.Error.Data)))
+		}
+		if !strings.Contains(resp.Error.Message, protocol) {
+			t.Errorf("version %d: the refusal does not say which versions are spoken: %q", i+1, clip(resp.Error.Message))
+		}
+	}
+	r.checkStdout()
 }
 
 // TestStdioNumberBeyondFloatInParamsNotEchoed: a number beyond float64 outside the tool's

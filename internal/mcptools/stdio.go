@@ -389,6 +389,14 @@ func unquoted(q queued, resp mcp.JSONRPCMessage, mistyped *json.UnmarshalTypeErr
 	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
 		e.Error.Message = "tool not found: tools/list names cairn's tools"
 		return e
+	case e.Error.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION:
+		d, _ := e.Error.Data.(mcp.UnsupportedProtocolVersionData)
+		if !versionForm().MatchString(d.Requested) {
+			d.Requested = "" // the client's text, whatever it holds, is not repeated
+		}
+		e.Error.Message = fmt.Sprintf("unsupported protocol version (supported: %s); the request was not run", strings.Join(d.Supported, ", "))
+		e.Error.Data = d
+		return e
 	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsList):
 		// The one param tools/list reads; mcp-go says only "illegal base64 data at input byte 7".
 		e.Error.Message = "invalid params: params.cursor is not one this server gave; the request was not run: call tools/list without a cursor"
@@ -536,6 +544,10 @@ func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
 		}
 	}
 }
+
+// versionForm is a protocol version as MCP writes one (2025-11-25): one of that form is said
+// back when refused.
+var versionForm = lazyre.New(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 
 // sniffBytes is how much of each end of an oversized message is kept to find its id.
 const sniffBytes = 512
