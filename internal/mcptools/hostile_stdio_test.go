@@ -475,6 +475,10 @@ func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
 	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32602 || string(resp.ID) != "19" || !strings.Contains(resp.Error.Message, "params.cursor") || strings.Contains(resp.Error.Message, "base64") {
 		t.Errorf("a cursor the server never gave answered %+v (error %+v), want -32602 naming params.cursor", resp, resp.Error)
 	}
+	r.send(`{"jsonrpc":"2.0","id":21,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || string(resp.ID) != "21" || strings.Contains(resp.Error.Message, "cursor") {
+		t.Errorf("tools/list without the capabilities 2026-07-28 needs answered %+v (error %+v), want a refusal that is not about a cursor", resp, resp.Error)
+	}
 	r.send(`{"jsonrpc":2,"id":20,"method":"ping"}`)
 	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
 		t.Errorf("a number as jsonrpc answered %+v (error %+v), want -32600 saying it must be \"2.0\"", resp, resp.Error)

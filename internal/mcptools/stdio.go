@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,8 +91,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancelMu.Unlock()
 		go func() {
 			defer func() { finished <- struct{}{} }()
-			var mistyped paramsFault
-			ctx := context.WithValue(reqCtx, paramsFaultKey{}, &mistyped)
+			var refused requestFault
+			ctx := context.WithValue(reqCtx, requestFaultKey{}, &refused)
 			var resp mcp.JSONRPCMessage
 			if q.method == string(mcp.MethodToolsCall) && len(q.msg) > MaxArgsBytes {
 				// Arguments over the limit are refused for their size before mcp-go reads
@@ -114,7 +115,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				}
 			}
 			if resp != nil {
-				w.write(withID(unquoted(q, resp, mistyped.Load()), q.id))
+				w.write(withID(unquoted(q, resp, refused.err), q.id))
 			}
 		}()
 	}
@@ -378,9 +379,11 @@ func validID(id json.RawMessage) bool {
 // unquoted is mcp-go's answer with an error that quotes the name the client sent (an unknown
 // tool's, an unknown method's) said without it: the name may be megabytes long, or a secret
 // pasted in the wrong place, and the error goes back into the model's context. A request whose
-// params mcp-go could not read (mistyped, from the hook) is said in JSON's words.
-func unquoted(q queued, resp mcp.JSONRPCMessage, mistyped *json.UnmarshalTypeError) mcp.JSONRPCMessage {
+// params mcp-go could not read (refused, from the hook) is said in JSON's words.
+func unquoted(q queued, resp mcp.JSONRPCMessage, refused error) mcp.JSONRPCMessage {
 	e, ok := resp.(mcp.JSONRPCError)
+	mistyped, isType := errors.AsType[*json.UnmarshalTypeError](refused)
+	_, isCursor := errors.AsType[base64.CorruptInputError](refused)
 	switch {
 	case !ok:
 	case e.Error.Code == mcp.METHOD_NOT_FOUND && strings.Contains(e.Error.Message, q.method):
@@ -397,32 +400,32 @@ func unquoted(q queued, resp mcp.JSONRPCMessage, mistyped *json.UnmarshalTypeErr
 		e.Error.Message = fmt.Sprintf("unsupported protocol version (supported: %s); the request was not run", strings.Join(d.Supported, ", "))
 		e.Error.Data = d
 		return e
-	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsList):
-		// The one param tools/list reads; mcp-go says only "illegal base64 data at input byte 7".
+	case e.Error.Code == mcp.INVALID_PARAMS && isCursor:
+		// The one param read as base64; mcp-go says only "illegal base64 data at input byte 7".
 		e.Error.Message = "invalid params: params.cursor is not one this server gave; the request was not run: call tools/list without a cursor"
 		return e
-	case e.Error.Code == mcp.INVALID_REQUEST && mistyped != nil:
+	case e.Error.Code == mcp.INVALID_REQUEST && isType:
 		e.Error.Message = mistypedText(mistyped)
 		return e
 	}
 	return resp
 }
 
-// paramsFault holds what mcp-go could not read of one request's params, as its error hook
-// saw it: mcp-go's own text names Go types ("cannot unmarshal array into Go struct field
-// CallToolRequest.params of type mcp.params") and repeats a number it cannot store in full.
-type paramsFault = atomic.Pointer[json.UnmarshalTypeError]
+// requestFault holds the error mcp-go refused one request with, as its error hook saw it
+// (the hook runs in the goroutine that handles the request): mcp-go's own text names Go types
+// ("cannot unmarshal array into Go struct field CallToolRequest.params of type mcp.params")
+// and repeats a number it cannot store in full.
+type requestFault struct{ err error }
 
-type paramsFaultKey struct{}
+type requestFaultKey struct{}
 
-// paramsHooks keeps, for the request whose context has a paramsFault, the type error that
-// made mcp-go refuse its params.
+// paramsHooks keeps, for the request whose context has a requestFault, the error mcp-go
+// refused it with.
 func paramsHooks() *server.Hooks {
 	h := &server.Hooks{}
 	h.AddOnError(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any, err error) {
-		f, ok := ctx.Value(paramsFaultKey{}).(*paramsFault)
-		if te, isType := errors.AsType[*json.UnmarshalTypeError](err); ok && isType {
-			f.Store(te)
+		if f, ok := ctx.Value(requestFaultKey{}).(*requestFault); ok {
+			f.err = err
 		}
 	})
 	return h
