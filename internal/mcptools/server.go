@@ -316,7 +316,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	defer func() {
 		if r := recover(); r != nil {
 			s.opt.Log.Printf("panic in %s: %v", spec.name, r)
-			res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
+			res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), stepless(notice))
 			warnText(res, told)
 		}
 		s.settle(eng, pre, preOK, o)

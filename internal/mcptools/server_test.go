@@ -405,3 +405,20 @@ func TestRefusalForAnotherWorkflowSaysItsStepOnce(t *testing.T) {
 		t.Errorf("the other workflow was moved to %s", st.wf.Phase)
 	}
 }
+
+// TestInternalErrorAfterANoticeSaysItsStepOnce: a call that hits an internal error says to
+// call resume_check; the notice of another process's change before it says the same step, and
+// the result says it once.
+func TestInternalErrorAfterANoticeSaysItsStepOnce(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+	st.otherProcess("session-b", "plan")
+	st.mu.Lock()
+	st.panicVars = true
+	st.mu.Unlock()
+	got := text(mustFail(t, c, "get_vars", `{}`, "Notice: another session changed", "internal error"))
+	if n := strings.Count(got, "resume_check"); n != 1 {
+		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	}
+}
