@@ -316,7 +316,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	defer func() {
 		if r := recover(); r != nil {
 			s.opt.Log.Printf("panic in %s: %v", spec.name, r)
-			res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), stepless(notice))
+			res = errorResult(fmt.Errorf("%s hit an internal error in cairn-mcp (%v); state on disk is written atomically, so call resume_check to see where things stand", spec.name, r), notice)
 			warnText(res, told)
 		}
 		s.settle(eng, pre, preOK, o)
@@ -327,7 +327,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	if spec.onActive && changed != "" && pre.WorkflowID != "" && s.seen.WorkflowID != "" && pre.WorkflowID != s.seen.WorkflowID {
 		// Made for the workflow this session last saw: applied to another one it would land
 		// in work the session knows nothing of.
-		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), stepless(notice)), told)
+		return warnText(errorResult(fmt.Errorf("%s was not run, nothing was changed: the active workflow is no longer the one this session last saw (see the notice); call resume_check and decide there whether to go on in it", spec.name), notice), told)
 	}
 	// In-flight calls finish even when the client goes away or the server is told to stop:
 	// the engine's own lock timeout bounds them.
@@ -340,9 +340,6 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	o, err := spec.run(&call{ctx: context.WithoutCancel(ctx), live: ctx, srv: s.mcp, eng: eng, args: a, getenv: s.opt.Getenv, unlocked: unlocked})
 	notice = s.withSyncNoticesDuring(notice)
 	if err != nil {
-		if strings.Contains(errorText(err), "resume_check") {
-			notice = stepless(notice)
-		}
 		return warnText(errorResult(err, notice), told)
 	}
 	o.warn(told)
@@ -353,7 +350,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 const callResume = " Call resume_check before going on."
 
 // stepless is notice without its step, for a result that is resume_check's or says to call it
-// itself: the step is said once.
+// itself (errorResult): the step is said once.
 func stepless(notice string) string { return strings.ReplaceAll(notice, callResume, "") }
 
 // noticeFor says, in one line, how another process changed the workflow since this server's
