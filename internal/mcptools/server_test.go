@@ -387,38 +387,39 @@ func TestSessionFileAtStart(t *testing.T) {
 	}
 }
 
-// TestRefusalForAnotherWorkflowSaysItsStepOnce: a call refused because another process put
-// another workflow in the slot carries the notice of that change, which already ends with the
-// step (call resume_check); the refusal says it once, not once in the notice and again after.
-func TestRefusalForAnotherWorkflowSaysItsStepOnce(t *testing.T) {
-	opts, st := fakeOptions(t)
-	_, c := startServer(t, opts)
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
-	st.mu.Lock()
-	st.wf = &fakeWorkflow{ID: "debug-other", Type: "debug", Phase: "analyze", Session: "session-b", Revision: 1}
-	st.mu.Unlock()
-	got := text(mustFail(t, c, "transition", `{"to":"plan"}`, "Notice: the active workflow changed", "transition was not run"))
-	if n := strings.Count(got, "resume_check"); n != 1 {
-		t.Errorf("the refusal names resume_check %d times, want once:\n%s", n, got)
-	}
-	if st.wf.Phase != "analyze" {
-		t.Errorf("the other workflow was moved to %s", st.wf.Phase)
-	}
-}
-
-// TestInternalErrorAfterANoticeSaysItsStepOnce: a call that hits an internal error says to
-// call resume_check; the notice of another process's change before it says the same step, and
-// the result says it once.
-func TestInternalErrorAfterANoticeSaysItsStepOnce(t *testing.T) {
-	opts, st := fakeOptions(t)
-	_, c := startServer(t, opts)
-	mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
-	st.otherProcess("session-b", "plan")
-	st.mu.Lock()
-	st.panicVars = true
-	st.mu.Unlock()
-	got := text(mustFail(t, c, "get_vars", `{}`, "Notice: another session changed", "internal error"))
-	if n := strings.Count(got, "resume_check"); n != 1 {
-		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+// TestErrorAfterANoticeSaysItsStepOnce: an error result that says to call resume_check (a call
+// refused because another process put another workflow in the slot, an internal error) carries
+// the notice of the change before it, which ends with the same step; the result says it once.
+func TestErrorAfterANoticeSaysItsStepOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool, args string
+		change           func(st *fakeState)
+		want             []string
+	}{
+		{"another workflow", "transition", `{"to":"plan"}`, func(st *fakeState) {
+			st.wf = &fakeWorkflow{ID: "debug-other", Type: "debug", Phase: "analyze", Session: "session-b", Revision: 1}
+		}, []string{"Notice: the active workflow changed", "transition was not run"}},
+		{"internal error", "get_vars", `{}`, func(st *fakeState) {
+			st.wf.Phase, st.wf.Session = "plan", "session-b"
+			st.wf.Revision++
+			st.panicVars = true
+		}, []string{"Notice: another session changed", "internal error"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, st := fakeOptions(t)
+			_, c := startServer(t, opts)
+			mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+			st.mu.Lock()
+			tc.change(st)
+			before := *st.wf
+			st.mu.Unlock()
+			got := text(mustFail(t, c, tc.tool, tc.args, tc.want...))
+			if n := strings.Count(got, "resume_check"); n != 1 {
+				t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+			}
+			if st.wf.Phase != before.Phase || st.wf.Revision != before.Revision {
+				t.Errorf("the workflow was changed: %+v, was %+v", *st.wf, before)
+			}
+		})
 	}
 }
