@@ -87,7 +87,13 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 					ch = workflow.InitiativeChange{Initiative: in, SyncStatusFile: true}
 					return nil, nil
 				}
-				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: go on with it; archiving it to create another (set_status archived) is the user's call", in.ID, in.Status)
+				// Only a completed initiative can be archived: for an open one that step
+				// would be refused.
+				room := "archiving it to create another (set_status archived) is the user's call"
+				if in.Status != workflow.InitiativeCompleted {
+					room = "only a completed one can be archived to make room for another"
+				}
+				return nil, fmt.Errorf("initiative %s (%s) already exists; nothing was changed: go on with it; %s", in.ID, in.Status, room)
 			}
 			if title == "" {
 				return nil, errors.New("create needs a title: one line naming the initiative")

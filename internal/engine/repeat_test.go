@@ -331,10 +331,10 @@ func TestInitiativeAgain(t *testing.T) {
 			t.Errorf("%s again rewrote WORKFLOW-STATUS.yaml", r.Action)
 		}
 	}
-	// Refused with one step that keeps the initiative: archiving it (which ends it for good)
-	// is the user's call, not the step the model is sent to.
+	// Refused with one step that keeps the initiative: archiving it (which ends it for good,
+	// and only once it is completed) is the user's call, not the step the model is sent to.
 	if _, err := e.open("s1").Initiative(engine.InitiativeRequest{Action: "create", Title: "Uploader v3"}); err == nil ||
-		!strings.HasSuffix(err.Error(), " already exists; nothing was changed: go on with it; archiving it to create another (set_status archived) is the user's call") {
+		!strings.HasSuffix(err.Error(), " already exists; nothing was changed: go on with it; only a completed one can be archived to make room for another") {
 		t.Errorf("create with another title: %v; want it refused, with the initiative kept", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,6 +250,21 @@ func TestNoticeRealEngine(t *testing.T) {
 	}
 }
 
+// TestNoticeOfEndingSaysItsStepOnce: when another process ended the workflow, a write's
+// refusal ("no active workflow: call resume_check: ...") follows the notice of the ending,
+// which ends with the same step; the result says it once.
+func TestNoticeOfEndingSaysItsStepOnce(t *testing.T) {
+	p, c := realServer(t)
+	mustOK(t, c, "start_workflow", `{"type":"debug","context":"x"}`)
+	if _, err := p.other(t, "sess-2").Complete("fixed elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	got := text(mustFail(t, c, "update_task", `{"id":"t1","status":"running"}`, "is no longer active", "no active workflow"))
+	if n := strings.Count(got, "resume_check"); n != 1 {
+		t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+	}
+}
+
 // TestNoticeSameSessionOtherClient: `claude --continue` in a second terminal runs this
 // server's session in another Claude Code client; its change is another's and is reported.
 // The same session in this server's own client (its hooks) or with no client known (the
@@ -407,6 +423,28 @@ func TestResumeCheckFailedIDsJoinNoSecret(t *testing.T) {
 	got, _ := structured(t, res)["tasks"].(string)
 	if f := secrets.ScanString(got); f != nil || !strings.Contains(got, "(failed: api_key, ") || !strings.Contains(got, ", t3)") {
 		t.Errorf("structured tasks = %q: want the failed ids named but for the one that joins into a secret", got)
+	}
+}
+
+// TestInitiativeCreateAgainNamesAStepThatWorks: a second create is refused while one
+// initiative is open; a refusal that names set_status archived as the way to make room names a
+// step the initiative can take from where it is (only a completed one can be archived).
+func TestInitiativeCreateAgainNamesAStepThatWorks(t *testing.T) {
+	for _, path := range [][]string{nil, {"in_progress"}, {"in_progress", "blocked"}, {"in_progress", "completed"}} {
+		_, c := realServer(t)
+		mustOK(t, c, "initiative", `{"action":"create","title":"First"}`)
+		for _, st := range path {
+			mustOK(t, c, "initiative", `{"action":"set_status","status":"`+st+`"}`)
+		}
+		got := text(mustFail(t, c, "initiative", `{"action":"create","title":"Second"}`, "already exists", "nothing was changed"))
+		if completed := slices.Contains(path, "completed"); completed != strings.Contains(got, "set_status archived") {
+			t.Errorf("after %v the refusal of a second create says: %s", path, got)
+		}
+		if strings.Contains(got, "set_status archived") {
+			if res := callRaw(t, c, "initiative", `{"action":"set_status","status":"archived"}`); res.IsError {
+				t.Errorf("after %v the refusal of a second create names set_status archived, which is refused: %s\n%s", path, got, text(res))
+			}
+		}
 	}
 }
 

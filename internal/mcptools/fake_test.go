@@ -37,6 +37,7 @@ type fakeState struct {
 	calls       []string
 	failOpen    error
 	block       chan struct{} // when set, write calls wait on it
+	panicVars   bool          // when set, GetVars panics, as a bug in the engine would
 }
 
 type fakeWorkflow struct {
@@ -292,6 +293,9 @@ func (e *fakeEngine) GetVars(keys []string) (map[string]string, error) {
 		return nil, err
 	}
 	defer unlock()
+	if e.st.panicVars {
+		panic("index out of range")
+	}
 	out := map[string]string{}
 	for k, v := range e.st.vars {
 		if len(keys) == 0 || slices.Contains(keys, k) {

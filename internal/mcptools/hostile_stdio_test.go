@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,6 +219,43 @@ func TestStdioUnknownNamesNotEchoed(t *testing.T) {
 	}
 }
 
+// TestStdioUnsupportedVersionNotEchoed: a request declaring a protocol version the server
+// does not speak (2026-07-28's per-request _meta) is refused with the versions it does speak,
+// without the declared one repeated: it may be megabytes long, or a secret pasted in the wrong
+// place. A version of the usual form is still said back in the error's data.
+func TestStdioUnsupportedVersionNotEchoed(t *testing.T) {
+	r := startRaw(t, newProject(t))
+	token := "ghp_" + strings.Repeat("A1b2C3d4E5", 4)[:36]
+	for i, v := range []string{token, strings.Repeat("x", 2<<20), "2099-01-01"} {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_vars","_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"}}}}`, i+1, v))
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || resp.Error.Code != -32022 || string(resp.ID) != fmt.Sprint(i+1) {
+			t.Errorf("version %d answered %s (error %+v), want -32022", i+1, clip(string(resp.Result)), resp.Error)
+			continue
+		}
+		var data struct {
+			Supported []string `json:"supported"`
+			Requested *string  `json:"requested"`
+		}
+		if err := json.Unmarshal(resp.Error.Data, &data); err != nil || !slices.Contains(data.Supported, protocol) || data.Requested == nil {
+			t.Errorf("version %d: data %s does not list the versions spoken", i+1, clip(string(resp.Error.Data)))
+		}
+		switch {
+		case v == "2099-01-01":
+			if data.Requested != nil && *data.Requested != v {
+				t.Errorf("a version of the usual form is not said back: data %s", resp.Error.Data)
+			}
+		case strings.Contains(resp.Error.Message, v[:10]) || strings.Contains(string(resp.Error.Data), v[:10]):
+			t.Errorf("version %d is repeated: %q, data %s", i+1, clip(resp.Error.Message), clip(string(resp.Error.Data)))
+		}
+		if !strings.Contains(resp.Error.Message, protocol) {
+			t.Errorf("version %d: the refusal does not say which versions are spoken: %q", i+1, clip(resp.Error.Message))
+		}
+	}
+	r.checkStdout()
+}
+
 // TestStdioNumberBeyondFloatInParamsNotEchoed: a number beyond float64 outside the tool's
 // arguments (in _meta, which mcp-go reads into Go values before any tool sees the call) is
 // refused without the number repeated: it may be megabytes of digits, and the refusal goes
@@ -396,5 +434,61 @@ func TestStdioNotificationWithIDAnswered(t *testing.T) {
 			t.Errorf("a notification with id %s answered %s (error %+v), want it refused for its id", id, clip(string(resp.Result)), resp.Error)
 		}
 	}
+	r.checkStdout()
+}
+
+// TestStdioMistypedParamsSaidPlainly: a request whose params mcp-go cannot read into its Go
+// types (a member of the wrong JSON type) is refused with a text that names the member by its
+// JSON path and says what it takes, not encoding/json's "cannot unmarshal ... into Go struct
+// field ... of type mcp.params", which names Go types the client never sees. A "jsonrpc" that
+// is not a string is an invalid request, not a parse error: the line is JSON.
+func TestStdioMistypedParamsSaidPlainly(t *testing.T) {
+	p := newProject(t)
+	r := startRaw(t, p)
+	r.initialize()
+	for i, tc := range []struct{ msg, want string }{
+		{`"method":"tools/call","params":[1,2]`, "params must be an object, not an array"},
+		{`"method":"tools/call","params":"x"`, "params must be an object, not a string"},
+		{`"method":"tools/call","params":{"name":5,"arguments":{}}`, "params.name must be a string, not a number"},
+		{`"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{}},"_meta":[1]}`, "params._meta must be an object, not an array"},
+		{`"method":"tools/call","params":{"name":"save_checkpoint","arguments":{"name":"c","data":{}},"task":true}`, "params.task must be an object, not a boolean"},
+		{`"method":"tools/list","params":{"cursor":5}`, "params.cursor must be a string, not a number"},
+		{`"method":"tools/call","params":{"name":"get_vars","arguments":{},"task":{"ttl":"1h"}}`, "params.task.ttl must be a whole number, not a string"},
+		{`"method":"tools/call","params":{"name":"get_vars","arguments":{},"task":{"ttl":1.5}}`, "params.task.ttl must be a whole number, not a fraction or a number out of range"},
+		{`"method":"ping","params":[1]`, "params must be an object, not an array"},
+		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":5},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.elicitation must be an object, not a number"},
+		{`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":"yes"}},"clientInfo":{"name":"x","version":"1"}}`, "params.capabilities.roots.listChanged must be a boolean, not a string"},
+	} {
+		id := i + 1
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, id, tc.msg))
+		resp := r.next(10 * time.Second)
+		if resp.Error == nil || string(resp.ID) != fmt.Sprint(id) {
+			t.Errorf("%s: answered %s (error %+v), want a protocol error for id %d", tc.msg, clip(string(resp.Result)), resp.Error, id)
+			continue
+		}
+		msg := resp.Error.Message
+		if resp.Error.Code != -32600 || !strings.Contains(msg, tc.want) || !strings.Contains(msg, "not run") {
+			t.Errorf("%s: refused with %d %q, want -32600 saying %q and that it was not run", tc.msg, resp.Error.Code, msg, tc.want)
+		}
+		for _, goWord := range []string{"Go ", "mcp.", "unmarshal", "interface"} {
+			if strings.Contains(msg, goWord) {
+				t.Errorf("%s: the refusal speaks of Go: %q", tc.msg, msg)
+				break
+			}
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":19,"method":"tools/list","params":{"cursor":"not base64!"}}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32602 || string(resp.ID) != "19" || !strings.Contains(resp.Error.Message, "params.cursor") || strings.Contains(resp.Error.Message, "base64") {
+		t.Errorf("a cursor the server never gave answered %+v (error %+v), want -32602 naming params.cursor", resp, resp.Error)
+	}
+	r.send(`{"jsonrpc":"2.0","id":21,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || string(resp.ID) != "21" || strings.Contains(resp.Error.Message, "cursor") {
+		t.Errorf("tools/list without the capabilities 2026-07-28 needs answered %+v (error %+v), want a refusal that is not about a cursor", resp, resp.Error)
+	}
+	r.send(`{"jsonrpc":2,"id":20,"method":"ping"}`)
+	if resp := r.next(5 * time.Second); resp.Error == nil || resp.Error.Code != -32600 || string(resp.ID) != "20" || !strings.Contains(resp.Error.Message, `"2.0"`) {
+		t.Errorf("a number as jsonrpc answered %+v (error %+v), want -32600 saying it must be \"2.0\"", resp, resp.Error)
+	}
+	p.noCheckpoints(t, "a refused call was run")
 	r.checkStdout()
 }

@@ -187,10 +187,14 @@ func toolResult(o *outcome, notice string) *mcp.CallToolResult {
 // errorResult is a tool result with isError set. Domain and argument errors are reported this
 // way so the model sees them and can correct itself; only protocol faults are JSON-RPC errors.
 // It carries text only: structured content would have to match the tool's output schema,
-// which describes success.
+// which describes success. An error that says to call resume_check takes the notice without
+// that step.
 func errorResult(err error, notice string) *mcp.CallToolResult {
 	msg := errorText(err)
 	if notice != "" {
+		if strings.Contains(msg, "resume_check") {
+			notice = stepless(notice)
+		}
 		msg = notice + "\n" + msg
 	}
 	return mcp.NewToolResultError(msg)

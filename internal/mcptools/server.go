@@ -90,6 +90,7 @@ func New(opt Options) *Server {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithOutputSchemaValidation(),
+		server.WithHooks(paramsHooks()),
 	)
 	for _, sp := range specs {
 		s.mcp.AddTool(sp.tool(), s.handler(sp))
@@ -309,7 +310,7 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 	changed := s.noticeFor(pre, preOK)
 	notice := s.withSyncNotices(pre, preOK, changed)
 	if spec.name == "resume_check" {
-		notice = strings.ReplaceAll(notice, callResume, "") // this result is that call
+		notice = stepless(notice) // this result is that call
 	}
 	var o *outcome
 	defer func() {
@@ -347,6 +348,10 @@ func (s *Server) serve(ctx context.Context, spec *toolSpec, a args, argErr error
 
 // callResume ends every change notice: what to do about the change.
 const callResume = " Call resume_check before going on."
+
+// stepless is notice without its step, for a result that is resume_check's or says to call it
+// itself (errorResult): the step is said once.
+func stepless(notice string) string { return strings.ReplaceAll(notice, callResume, "") }
 
 // noticeFor says, in one line, how another process changed the workflow since this server's
 // previous call; "" when nothing changed, the change was made for our own session, or !ok.

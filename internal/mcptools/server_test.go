@@ -386,3 +386,40 @@ func TestSessionFileAtStart(t *testing.T) {
 		t.Errorf("write recorded session %q", st.wf.Session)
 	}
 }
+
+// TestErrorAfterANoticeSaysItsStepOnce: an error result that says to call resume_check (a call
+// refused because another process put another workflow in the slot, an internal error) carries
+// the notice of the change before it, which ends with the same step; the result says it once.
+func TestErrorAfterANoticeSaysItsStepOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool, args string
+		change           func(st *fakeState)
+		want             []string
+	}{
+		{"another workflow", "transition", `{"to":"plan"}`, func(st *fakeState) {
+			st.wf = &fakeWorkflow{ID: "debug-other", Type: "debug", Phase: "analyze", Session: "session-b", Revision: 1}
+		}, []string{"Notice: the active workflow changed", "transition was not run"}},
+		{"internal error", "get_vars", `{}`, func(st *fakeState) {
+			st.wf.Phase, st.wf.Session = "plan", "session-b"
+			st.wf.Revision++
+			st.panicVars = true
+		}, []string{"Notice: another session changed", "internal error"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, st := fakeOptions(t)
+			_, c := startServer(t, opts)
+			mustOK(t, c, "start_workflow", `{"type":"apex","context":"x"}`)
+			st.mu.Lock()
+			tc.change(st)
+			before := *st.wf
+			st.mu.Unlock()
+			got := text(mustFail(t, c, tc.tool, tc.args, tc.want...))
+			if n := strings.Count(got, "resume_check"); n != 1 {
+				t.Errorf("the result names resume_check %d times, want once:\n%s", n, got)
+			}
+			if st.wf.Phase != before.Phase || st.wf.Revision != before.Revision {
+				t.Errorf("the workflow was changed: %+v, was %+v", *st.wf, before)
+			}
+		})
+	}
+}

@@ -3,20 +3,25 @@ package mcptools
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // MaxLineBytes bounds one JSON-RPC message on stdin. It is well above MaxArgsBytes so that an
@@ -86,14 +91,16 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		cancelMu.Unlock()
 		go func() {
 			defer func() { finished <- struct{}{} }()
+			var refused requestFault
+			ctx := context.WithValue(reqCtx, requestFaultKey{}, &refused)
 			var resp mcp.JSONRPCMessage
 			if q.method == string(mcp.MethodToolsCall) && len(q.msg) > MaxArgsBytes {
 				// Arguments over the limit are refused for their size before mcp-go reads
 				// them into Go values, which costs many times the message.
-				resp = s.unreadableCall(reqCtx, q)
+				resp = s.unreadableCall(ctx, q)
 			}
 			if resp == nil {
-				resp = s.mcp.HandleMessage(reqCtx, q.msg)
+				resp = s.mcp.HandleMessage(ctx, q.msg)
 			}
 			cancelMu.Lock()
 			dropped := cancelled[string(q.id)]
@@ -103,12 +110,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 				return // MCP: a cancelled request gets no answer (the call itself ran as far as it got)
 			}
 			if e, ok := resp.(mcp.JSONRPCError); ok && e.Error.Code == mcp.INVALID_REQUEST && q.method == string(mcp.MethodToolsCall) {
-				if r := s.unreadableCall(reqCtx, q); r != nil {
+				if r := s.unreadableCall(ctx, q); r != nil {
 					resp = r
 				}
 			}
 			if resp != nil {
-				w.write(withID(unquoted(q, resp), q.id))
+				w.write(withID(unquoted(q, resp, refused.err), q.id))
 			}
 		}()
 	}
@@ -261,10 +268,11 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 		return queued{}
 	}
 	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
+		JSONRPC json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		// Answered with the request's id when it can be found (JSON nested deeper than
@@ -279,6 +287,9 @@ func (s *Server) dispatch(ctx context.Context, sess *stdioSession, line []byte, 
 	switch {
 	case method == "" && (len(env.Result) > 0 || len(env.Error) > 0 || sess.waiting(env.ID)):
 		sess.reply(env.ID, line) // the answer to a request of ours (elicitation)
+	case isRequest && strictjson.KindOf(env.JSONRPC) != "a string":
+		// mcp-go calls this a parse error, which the line is not.
+		w.write(errorResponse(answerID(env.ID), mcp.INVALID_REQUEST, `invalid request: "jsonrpc" must be "2.0"; it was not run`))
 	case method == "":
 		// A request with no method: answered, or the client waits for it for ever.
 		if isRequest {
@@ -367,9 +378,12 @@ func validID(id json.RawMessage) bool {
 
 // unquoted is mcp-go's answer with an error that quotes the name the client sent (an unknown
 // tool's, an unknown method's) said without it: the name may be megabytes long, or a secret
-// pasted in the wrong place, and the error goes back into the model's context.
-func unquoted(q queued, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+// pasted in the wrong place, and the error goes back into the model's context. A request whose
+// params mcp-go could not read (refused, from the hook) is said in JSON's words.
+func unquoted(q queued, resp mcp.JSONRPCMessage, refused error) mcp.JSONRPCMessage {
 	e, ok := resp.(mcp.JSONRPCError)
+	mistyped, isType := errors.AsType[*json.UnmarshalTypeError](refused)
+	_, isCursor := errors.AsType[base64.CorruptInputError](refused)
 	switch {
 	case !ok:
 	case e.Error.Code == mcp.METHOD_NOT_FOUND && strings.Contains(e.Error.Message, q.method):
@@ -378,20 +392,88 @@ func unquoted(q queued, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 	case e.Error.Code == mcp.INVALID_PARAMS && q.method == string(mcp.MethodToolsCall) && strings.Contains(e.Error.Message, "not found"):
 		e.Error.Message = "tool not found: tools/list names cairn's tools"
 		return e
-	case e.Error.Code == mcp.INVALID_REQUEST && quotesNumber(e.Error.Message):
-		// encoding/json repeats a number it cannot store (1e999, or megabytes of digits) in
-		// full; mcp-go reads params such as _meta before any tool sees them.
-		e.Error.Message = "invalid request: a number in its params cannot be read (out of the range its field takes: a 64-bit float reaches about ±1.8e308, a whole number field takes a whole number); the request was not run: write a smaller number"
+	case e.Error.Code == mcp.UNSUPPORTED_PROTOCOL_VERSION:
+		d, _ := e.Error.Data.(mcp.UnsupportedProtocolVersionData)
+		if !versionForm().MatchString(d.Requested) {
+			d.Requested = "" // the client's text, whatever it holds, is not repeated
+		}
+		e.Error.Message = fmt.Sprintf("unsupported protocol version (supported: %s); the request was not run", strings.Join(d.Supported, ", "))
+		e.Error.Data = d
+		return e
+	case e.Error.Code == mcp.INVALID_PARAMS && isCursor:
+		// The one param read as base64; mcp-go says only "illegal base64 data at input byte 7".
+		e.Error.Message = "invalid params: params.cursor is not one this server gave; the request was not run: call tools/list without a cursor"
+		return e
+	case e.Error.Code == mcp.INVALID_REQUEST && isType:
+		e.Error.Message = mistypedText(mistyped)
 		return e
 	}
 	return resp
 }
 
-// quotesNumber says whether an encoding/json error message repeats the number it could not
-// store ("cannot unmarshal number 1e999 into ..."), rather than naming its kind only.
-func quotesNumber(msg string) bool {
-	_, after, ok := strings.Cut(msg, "cannot unmarshal number ")
-	return ok && !strings.HasPrefix(after, "into ")
+// requestFault holds the error mcp-go refused one request with, as its error hook saw it
+// (the hook runs in the goroutine that handles the request): mcp-go's own text names Go types
+// ("cannot unmarshal array into Go struct field CallToolRequest.params of type mcp.params")
+// and repeats a number it cannot store in full.
+type requestFault struct{ err error }
+
+type requestFaultKey struct{}
+
+// paramsHooks keeps, for the request whose context has a requestFault, the error mcp-go
+// refused it with.
+func paramsHooks() *server.Hooks {
+	h := &server.Hooks{}
+	h.AddOnError(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any, err error) {
+		if f, ok := ctx.Value(requestFaultKey{}).(*requestFault); ok {
+			f.err = err
+		}
+	})
+	return h
+}
+
+// mistypedText says which member of a request was of the wrong JSON type and what it takes,
+// by its JSON path; the value is not repeated.
+func mistypedText(te *json.UnmarshalTypeError) string {
+	var path []string
+	for seg := range strings.SplitSeq(te.Field, ".") {
+		// An embedded Go struct's name is in the path, and no MCP member starts upper case.
+		if seg != "" && !unicode.IsUpper(rune(seg[0])) {
+			path = append(path, seg)
+		}
+	}
+	where := cmp.Or(strings.Join(path, "."), "a member of params")
+	t := te.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var want string
+	switch t.Kind() {
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "a boolean"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	default:
+		want = "an object"
+	}
+	got, isNumber := strings.CutPrefix(te.Value, "number ")
+	switch {
+	case isNumber && want == "a number":
+		// encoding/json quotes a number it cannot store (1e999, megabytes of digits) in full.
+		return fmt.Sprintf("invalid request: %s %s; the request was not run", where, beyondFloat)
+	case isNumber:
+		got = "a fraction or a number out of range"
+	default:
+		got = map[string]string{"string": "a string", "number": "a number", "bool": "a boolean",
+			"array": "an array", "object": "an object"}[te.Value]
+	}
+	return fmt.Sprintf("invalid request: %s must be %s, not %s; the request was not run", where, want, cmp.Or(got, "that"))
 }
 
 // withID is mcp-go's answer with the request's id exactly as it was sent: mcp-go reads a
@@ -465,6 +547,10 @@ func readLines(in io.Reader, out chan<- lineRead, stop <-chan struct{}) {
 		}
 	}
 }
+
+// versionForm is a protocol version as MCP writes one (2025-11-25): one of that form is said
+// back when refused.
+var versionForm = lazyre.New(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 
 // sniffBytes is how much of each end of an oversized message is kept to find its id.
 const sniffBytes = 512
