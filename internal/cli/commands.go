@@ -56,7 +56,8 @@ func init() {
 			doc: `Reads the state as the next session would (the read protocol), changing only what
 that read repairs, and saying so: a corrupt snapshot is set aside in quarantine/ and rebuilt
 from the journal; an older one is migrated, the original kept. An expired workflow is reported,
-not archived. With --json prints the engine's resume answer, without the agent's next step.`},
+not archived. With --json prints the engine's resume answer, without the agent's next step;
+outside a git repository project_root names the directory taken as the project root.`},
 		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, run: runApprove,
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
