@@ -422,7 +422,8 @@ func (a *app) flags() *flag.FlagSet {
 // parse parses args, flags before or after positionals ("--" ends flags), and checks the
 // number of positionals (max < 0: no limit).
 func (a *app) parse(args []string, min, max int) ([]string, error) {
-	pos, err := parseArgs(a.flags(), args)
+	fs := a.flags()
+	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
 	}
@@ -431,7 +432,7 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 	}
 	switch {
 	case len(pos) < min:
-		if names := argNames(commands[a.name].usage, a.name); len(names) >= min {
+		if names := argNames(commands[a.name].usage, a.name, false); len(names) >= min {
 			return nil, a.usageErr("missing %s", strings.Join(names[len(pos):min], " and "))
 		}
 		return nil, a.usageErr("missing arguments: want %d, got %d", min, len(pos))
@@ -440,7 +441,7 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 	case max >= 0 && len(pos) > max:
 		return nil, a.usageErr("too many arguments: want at most %d, got %d", max, len(pos))
 	}
-	return pos, nil
+	return pos, notText(fs, pos, commands[a.name].usage, a.name)
 }
 
 // usageErr is a usage error of the running command, shown with its usage line.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/secrets"
@@ -181,13 +182,16 @@ func hint(s string, candidates []string, fallback string) string {
 
 // argNames are the required arguments a usage line names, in order: "start TYPE CONTEXT
 // [--id ID]" has TYPE and CONTEXT, "completion bash|zsh|fish" has bash|zsh|fish; optional
-// ones ([FROM]) and flags' values are left out.
-func argNames(usage, name string) []string {
+// ones ([FROM]) too when optional is true; flags' values are left out.
+func argNames(usage, name string, optional bool) []string {
 	rest := strings.Fields(strings.TrimPrefix(usage, name))
 	var out []string
 	for i := 0; i < len(rest); i++ {
 		w := rest[i]
 		if strings.HasPrefix(w, "[") {
+			if optional && !strings.HasPrefix(w, "[-") && strings.HasSuffix(w, "]") {
+				out = append(out, strings.TrimSuffix(strings.Trim(w, "[]"), "|-"))
+			}
 			for !strings.Contains(rest[i], "]") && i+1 < len(rest) {
 				i++
 			}
@@ -199,4 +203,30 @@ func argNames(usage, name string) []string {
 		}
 	}
 	return out
+}
+
+// notText refuses an argument or a flag's value that is not UTF-8 (Latin-1 "café" from a
+// terminal set to another encoding), as the agent's tools refuse it: stored text is UTF-8,
+// and free text would lose the bytes, a path be stored as another. The value is not repeated.
+func notText(fs *flag.FlagSet, pos []string, usage, name string) error {
+	const step = " (a terminal or file in another encoding?); nothing was changed: give it in UTF-8"
+	for i, p := range pos {
+		if utf8.ValidString(p) {
+			continue
+		}
+		what := fmt.Sprintf("argument %d", i+1)
+		if all, req := argNames(usage, name, true), argNames(usage, name, false); len(pos) == len(all) {
+			what = all[i]
+		} else if len(pos) == len(req) {
+			what = req[i]
+		}
+		return &codeError{code: ExitRefused, msg: what + " is not UTF-8 text" + step}
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && !utf8.ValidString(f.Value.String()) {
+			err = &codeError{code: ExitRefused, msg: "--" + f.Name + ": the value is not UTF-8 text" + step}
+		}
+	})
+	return err
 }
