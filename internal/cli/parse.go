@@ -14,12 +14,14 @@ import (
 )
 
 // parseArgs parses a command's flags, before or after its arguments ("--" ends flags). It
-// is the flag package's syntax (-x, --x, --x=v, --x v) with three differences that make it a
+// is the flag package's syntax (-x, --x, --x=v, --x v) with four differences that make it a
 // command line people can use: an argument that reads as a negative number (-1, -0.5) is an
 // argument, not a flag, since no command has numeric flags; an unknown flag is named with
-// the nearest known one; and its errors are Cairn's words, not the flag package's.
+// the nearest known one; a flag that takes one value given two is refused, where the flag
+// package keeps the last; and its errors are Cairn's words, not the flag package's.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	given := map[string]string{} // the value of each flag that takes one
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
@@ -37,7 +39,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		if f == nil { // "---x" names "-x", which no flag is
 			return nil, unknownFlag(fs, name)
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if isBool(f) {
 			if !hasValue {
 				value = "true"
 			}
@@ -47,6 +49,13 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 			i++
 			value = args[i]
+		}
+		if _, repeatable := f.Value.(*strs); !repeatable && !isBool(f) {
+			// A second value would replace the first without a word.
+			if v, ok := given[name]; ok && v != value {
+				return nil, fmt.Errorf("--%s given twice: it takes one value", name)
+			}
+			given[name] = value
 		}
 		if err := fs.Set(name, value); err != nil {
 			return nil, fmt.Errorf("--%s: the value is not %s", name, valueName(f))
@@ -61,8 +70,14 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
+// isBool: f takes no value (--json), or true or false (--json=false).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 func valueName(f *flag.Flag) string {
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+	if isBool(f) {
 		return "true or false"
 	}
 	if g, ok := f.Value.(flag.Getter); ok {
