@@ -52,9 +52,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		executable: os.Executable}
 	a.color, a.colorErr = colorOn(stdout, getenv), colorOn(stderr, getenv)
 	code := a.main(args)
-	if code == ExitOK && out.err != nil {
-		// A command that printed without looking at the write (a table, a help text) lost its
-		// output all the same (a full disk): that is no success.
+	if code != ExitInternal && out.err != nil {
+		// A command that printed without looking at the write (a table, a help text, doctor's
+		// report before the exit 1 of a failed check) lost its output all the same (a full
+		// disk): that is no success, nor the answer whose words were lost.
 		code = a.fail(out.err)
 	}
 	return code
