@@ -379,8 +379,10 @@ type count struct {
 func (c *count) String() string { return strconv.Itoa(c.n) }
 func (c *count) Get() any       { return c.n }
 func (c *count) Set(s string) error {
+	// A whole number past what an int holds is taken at the int's limit (Atoi's value with
+	// ErrRange): --tail 99999999999999999999 is every entry, as --tail 999999 is.
 	n, err := strconv.Atoi(s)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return err
 	}
 	c.n, c.set = n, true
