@@ -52,9 +52,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 		executable: os.Executable}
 	a.color, a.colorErr = colorOn(stdout, getenv), colorOn(stderr, getenv)
 	code := a.main(args)
-	if code == ExitOK && out.err != nil {
-		// A command that printed without looking at the write (a table, a help text) lost its
-		// output all the same (a full disk): that is no success.
+	if code != ExitInternal && out.err != nil {
+		// A command that printed without looking at the write (a table, a help text, doctor's
+		// report before the exit 1 of a failed check) lost its output all the same (a full
+		// disk): that is no success, nor the answer whose words were lost.
 		code = a.fail(out.err)
 	}
 	return code
@@ -378,8 +379,10 @@ type count struct {
 func (c *count) String() string { return strconv.Itoa(c.n) }
 func (c *count) Get() any       { return c.n }
 func (c *count) Set(s string) error {
+	// A whole number past what an int holds is taken at the int's limit (Atoi's value with
+	// ErrRange): --tail 99999999999999999999 is every entry, as --tail 999999 is.
 	n, err := strconv.Atoi(s)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return err
 	}
 	c.n, c.set = n, true
@@ -422,7 +425,8 @@ func (a *app) flags() *flag.FlagSet {
 // parse parses args, flags before or after positionals ("--" ends flags), and checks the
 // number of positionals (max < 0: no limit).
 func (a *app) parse(args []string, min, max int) ([]string, error) {
-	pos, err := parseArgs(a.flags(), args)
+	fs := a.flags()
+	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
 	}
@@ -431,7 +435,7 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 	}
 	switch {
 	case len(pos) < min:
-		if names := argNames(commands[a.name].usage, a.name); len(names) >= min {
+		if names := argNames(commands[a.name].usage, a.name, false); len(names) >= min {
 			return nil, a.usageErr("missing %s", strings.Join(names[len(pos):min], " and "))
 		}
 		return nil, a.usageErr("missing arguments: want %d, got %d", min, len(pos))
@@ -440,7 +444,7 @@ func (a *app) parse(args []string, min, max int) ([]string, error) {
 	case max >= 0 && len(pos) > max:
 		return nil, a.usageErr("too many arguments: want at most %d, got %d", max, len(pos))
 	}
-	return pos, nil
+	return pos, notText(fs, pos, commands[a.name].usage, a.name)
 }
 
 // usageErr is a usage error of the running command, shown with its usage line.

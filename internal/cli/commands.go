@@ -56,7 +56,8 @@ func init() {
 			doc: `Reads the state as the next session would (the read protocol), changing only what
 that read repairs, and saying so: a corrupt snapshot is set aside in quarantine/ and rebuilt
 from the journal; an older one is migrated, the original kept. An expired workflow is reported,
-not archived. With --json prints the engine's resume answer, without the agent's next step.`},
+not archived. With --json prints the engine's resume answer, without the agent's next step;
+outside a git repository project_root names the directory taken as the project root.`},
 		{name: "approve", usage: "approve [NOTE] [--json]", max: 1, run: runApprove,
 			summary: "Approve the phase the workflow waits in, so the agent may move on.",
 			doc: `Phases such as apex's plan need a person's yes before the agent may leave them. Claude
@@ -81,9 +82,10 @@ another cairn) changes the workflow, saying what changed (phase, status, tasks, 
 names, artifacts, checkpoints saved or deleted) and who changed it (actor and session, from
 the journal). Stops on Ctrl-C (SIGINT) or SIGTERM, or when the reader of its piped output
 has gone (cairn watch | head -1), and exits 0. With --json each line is one JSON object:
-at, workflow_id, revision, phase, session_id, updated_at, changes, by (workflow_id is empty
-when no workflow is active). Outside a project (no git repository,
-CLAUDE_PROJECT_DIR unset) there is no state to watch and none is created: exit 1.`},
+at, workflow_id, revision, phase, session_id, updated_at, changes, by, on every line
+(changes is [] on the first; with no workflow active the texts are empty, updated_at null).
+Outside a project (no git repository, CLAUDE_PROJECT_DIR unset) there is no state to watch
+and none is created: exit 1.`},
 		{name: "list", usage: "list [--all] [--json]", run: runList, readOnly: true,
 			summary: "List the active workflow and the archived ones, newest first.",
 			doc:     `The table shows the newest 20 archives; --all and --json give every one.`},
@@ -219,6 +221,13 @@ func lookup(args []string) (*command, []string, error) {
 		}
 		if len(rest) >= 1 && (rest[0] == "-h" || rest[0] == "-help" || rest[0] == "--help") {
 			return commands["help"], append(global, name), nil
+		}
+		if len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+			// A verb's flag put before it (cairn checkpoint --or-empty load plan): the verb
+			// is there, the flag is out of place.
+			if i := slices.IndexFunc(rest, func(w string) bool { return commands[name+" "+w] != nil }); i > 0 {
+				return nil, nil, &usageError{msg: "a verb's flags go after it: cairn " + commands[name+" "+rest[i]].usage}
+			}
 		}
 		if len(rest) < 1 || strings.HasPrefix(rest[0], "-") {
 			return nil, nil, &usageError{msg: fmt.Sprintf("%s needs a verb: %s", name, strings.Join(verbs(name), ", ")),

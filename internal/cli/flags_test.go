@@ -2,6 +2,8 @@ package cli
 
 import (
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -31,6 +33,35 @@ func TestMissingValueNamesTheUsagesValue(t *testing.T) {
 			if err == nil || err.Error() != want {
 				t.Errorf("cairn %s --%s: %v; want %q (usage %q)", name, m[1], err, want, usage)
 			}
+		}
+	}
+}
+
+// A flag that takes one value, given twice with two, is refused: the first would be lost
+// without a word (task already refuses a second --output). The same value twice, a
+// repeatable flag (transition's --output) and a flag that takes none (--json) are not.
+func TestFlagGivenTwice(t *testing.T) {
+	for _, c := range []struct {
+		cmd     string
+		args    []string
+		refused bool
+	}{
+		{"archive", []string{"--reason", "superseded", "--reason=abandoned"}, true},
+		{"task", []string{"t1", "done", "--note", "first", "--note", "second"}, true},
+		{"start", []string{"--ttl", "1h", "apex", "work", "-ttl", "2h"}, true},
+		{"log show", []string{"events", "--tail", "1", "--tail", "2"}, true},
+		{"archive", []string{"--reason", "superseded", "--reason", "superseded"}, false},
+		{"transition", []string{"plan", "--output", "a.md", "--output", "b.md"}, false},
+		{"status", []string{"--json", "--json"}, false},
+	} {
+		_, err := parseArgs((&app{name: c.cmd}).flags(), c.args)
+		flag := c.args[slices.IndexFunc(c.args, func(s string) bool { return strings.HasPrefix(s, "-") })]
+		flag, _, _ = strings.Cut("--"+strings.TrimLeft(flag, "-"), "=")
+		switch want := flag + " given twice: it takes one value"; {
+		case c.refused && (err == nil || err.Error() != want):
+			t.Errorf("cairn %s %q: %v; want %q", c.cmd, c.args, err, want)
+		case !c.refused && err != nil:
+			t.Errorf("cairn %s %q: %v; want it taken", c.cmd, c.args, err)
 		}
 	}
 }

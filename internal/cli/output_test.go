@@ -28,11 +28,17 @@ func TestStdoutWriteFails(t *testing.T) {
 	mustRun(t, p, "", "checkpoint", "save", "plan", `{"a":1}`)
 	mustRun(t, p, "", "log", "append", "bench", `{"ms":1}`)
 	mustRun(t, p, "", "vars", "set", "WF_A", "b")
+	if code, out := p.run("", "doctor"); code != cli.ExitRefused {
+		t.Fatalf("cairn doctor: exit %d: %s; want a check failed here", code, out)
+	}
 	for _, args := range [][]string{
 		{"status"}, {"status", "--json"}, {"show"}, {"list"}, {"history"}, {"types"}, {"help"},
 		{"help", "status"}, {"version"}, {"checkpoint", "list"}, {"checkpoint", "load", "plan"},
 		{"log", "show", "bench"}, {"vars", "get", "WF_A"}, {"vars", "export"},
 		{"transition", "plan"}, {"statusline"}, {"statusline", "--json"},
+		// doctor's report, lost, is no "check failed" (exit 1) either: here a check fails
+		// (no plugin is installed), and which one is in the report.
+		{"doctor"}, {"doctor", "--json"},
 	} {
 		want := cli.ExitInternal
 		if args[0] == "statusline" {

@@ -7,18 +7,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/lazyre"
 	"github.com/cairn-dev/cairn/internal/secrets"
 )
 
 // parseArgs parses a command's flags, before or after its arguments ("--" ends flags). It
-// is the flag package's syntax (-x, --x, --x=v, --x v) with three differences that make it a
+// is the flag package's syntax (-x, --x, --x=v, --x v) with four differences that make it a
 // command line people can use: an argument that reads as a negative number (-1, -0.5) is an
 // argument, not a flag, since no command has numeric flags; an unknown flag is named with
-// the nearest known one; and its errors are Cairn's words, not the flag package's.
+// the nearest known one; a flag that takes one value given two is refused, where the flag
+// package keeps the last; and its errors are Cairn's words, not the flag package's.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	given := map[string]string{} // the value of each flag that takes one
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
@@ -36,7 +39,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		if f == nil { // "---x" names "-x", which no flag is
 			return nil, unknownFlag(fs, name)
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if isBool(f) {
 			if !hasValue {
 				value = "true"
 			}
@@ -46,6 +49,13 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 			i++
 			value = args[i]
+		}
+		if _, repeatable := f.Value.(*strs); !repeatable && !isBool(f) {
+			// A second value would replace the first without a word.
+			if v, ok := given[name]; ok && v != value {
+				return nil, fmt.Errorf("--%s given twice: it takes one value", name)
+			}
+			given[name] = value
 		}
 		if err := fs.Set(name, value); err != nil {
 			return nil, fmt.Errorf("--%s: the value is not %s", name, valueName(f))
@@ -60,8 +70,14 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
+// isBool: f takes no value (--json), or true or false (--json=false).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 func valueName(f *flag.Flag) string {
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+	if isBool(f) {
 		return "true or false"
 	}
 	if g, ok := f.Value.(flag.Getter); ok {
@@ -181,13 +197,16 @@ func hint(s string, candidates []string, fallback string) string {
 
 // argNames are the required arguments a usage line names, in order: "start TYPE CONTEXT
 // [--id ID]" has TYPE and CONTEXT, "completion bash|zsh|fish" has bash|zsh|fish; optional
-// ones ([FROM]) and flags' values are left out.
-func argNames(usage, name string) []string {
+// ones ([FROM]) too when optional is true; flags' values are left out.
+func argNames(usage, name string, optional bool) []string {
 	rest := strings.Fields(strings.TrimPrefix(usage, name))
 	var out []string
 	for i := 0; i < len(rest); i++ {
 		w := rest[i]
 		if strings.HasPrefix(w, "[") {
+			if optional && !strings.HasPrefix(w, "[-") && strings.HasSuffix(w, "]") {
+				out = append(out, strings.TrimSuffix(strings.Trim(w, "[]"), "|-"))
+			}
 			for !strings.Contains(rest[i], "]") && i+1 < len(rest) {
 				i++
 			}
@@ -199,4 +218,30 @@ func argNames(usage, name string) []string {
 		}
 	}
 	return out
+}
+
+// notText refuses an argument or a flag's value that is not UTF-8 (Latin-1 "café" from a
+// terminal set to another encoding), as the agent's tools refuse it: stored text is UTF-8,
+// and free text would lose the bytes, a path be stored as another. The value is not repeated.
+func notText(fs *flag.FlagSet, pos []string, usage, name string) error {
+	const step = " (a terminal or file in another encoding?); nothing was changed: give it in UTF-8"
+	for i, p := range pos {
+		if utf8.ValidString(p) {
+			continue
+		}
+		what := fmt.Sprintf("argument %d", i+1)
+		if all, req := argNames(usage, name, true), argNames(usage, name, false); len(pos) == len(all) {
+			what = all[i]
+		} else if len(pos) == len(req) {
+			what = req[i]
+		}
+		return &codeError{code: ExitRefused, msg: what + " is not UTF-8 text" + step}
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && !utf8.ValidString(f.Value.String()) {
+			err = &codeError{code: ExitRefused, msg: "--" + f.Name + ": the value is not UTF-8 text" + step}
+		}
+	})
+	return err
 }

@@ -128,6 +128,11 @@ func runVarsGet(a *app, pos []string, e *engine.Engine) error {
 	a.warn(notices...) // on stderr: stdout is the value alone
 	v, ok := kv[pos[0]]
 	if !ok {
+		// A name vars set refuses (PATH) is never set: say that, as set does. A record an
+		// older Cairn wrote may hold such a name; it was looked up first.
+		if err := vars.ValidKey(pos[0]); err != nil {
+			return err
+		}
 		if all, _, err := e.GetVarsNotices(nil); err == nil && len(all) == 0 {
 			return engine.NotFoundMsg("that variable is not set: no variable is set in this workflow yet")
 		}

@@ -21,13 +21,24 @@ func runStatus(a *app, _ []string, e *engine.Engine) error {
 			// text leaves it out too. Damaged or newer state's is a person's as well.
 			r.Next = ""
 		}
-		return a.printJSON(r)
+		out := statusJSON{Resume: r}
+		if !e.InGit() {
+			out.ProjectRoot = e.ProjectRoot()
+		}
+		return a.printJSON(out)
 	}
 	writeStatus(a.stdout, r)
 	if !e.InGit() {
 		fmt.Fprintf(a.stdout, "%s%s (no git repository found: the launch directory is the project root)\n", statusLabel(r, "Project"), clean(e.ProjectRoot()))
 	}
 	return nil
+}
+
+// statusJSON is cairn status --json: the engine's resume answer and, as the text's Project
+// line says it, the directory taken as the project root when no git repository holds it.
+type statusJSON struct {
+	*engine.Resume
+	ProjectRoot string `json:"project_root,omitempty"`
 }
 
 // statusLabel is name and its colon, padded to the column where status values start. The

@@ -44,16 +44,29 @@ func runWatch(a *app, _ []string, e *engine.Engine) error {
 	return err
 }
 
-// watchLine is one line of `cairn watch --json`.
+// watchLine is one line of `cairn watch --json`. Every line has every key, so that a script
+// reads the first line (no changes yet) or one with no workflow as it reads any other.
 type watchLine struct {
-	At         time.Time `json:"at"`
-	WorkflowID string    `json:"workflow_id"`
-	Revision   int64     `json:"revision"`
-	Phase      string    `json:"phase,omitempty"`
-	SessionID  string    `json:"session_id,omitempty"`
-	UpdatedAt  time.Time `json:"updated_at,omitzero"`
-	Changes    []string  `json:"changes,omitempty"` // what changed, in words: "phase analyze -> plan", "vars set PLAN"
-	By         string    `json:"by,omitempty"`      // who changed it: "cli", "mcp in session S"
+	At         time.Time  `json:"at"`
+	WorkflowID string     `json:"workflow_id"`
+	Revision   int64      `json:"revision"`
+	Phase      string     `json:"phase"`
+	SessionID  string     `json:"session_id"`
+	UpdatedAt  *time.Time `json:"updated_at"` // null when no workflow is active
+	Changes    []string   `json:"changes"`    // what changed, in words: "phase analyze -> plan", "vars set PLAN"
+	By         string     `json:"by"`         // who changed it: "cli", "mcp in session S"
+}
+
+// newWatchLine is the line for s (nil: no workflow) at now.
+func newWatchLine(now time.Time, s *engine.Snapshot, changes []string, by string) watchLine {
+	l := watchLine{At: now, Changes: orEmpty(changes), By: by}
+	if s != nil {
+		l.WorkflowID, l.Revision, l.Phase, l.SessionID = s.WorkflowID, s.Revision, s.Phase, s.SessionID
+		if !s.UpdatedAt.IsZero() {
+			l.UpdatedAt = &s.UpdatedAt
+		}
+	}
+	return l
 }
 
 // watch prints the current position and then one line per change until ctx ends. It
@@ -226,8 +239,7 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 		}
 	}
 	if a.json {
-		return a.jsonLine(watchLine{At: now, WorkflowID: s.WorkflowID, Revision: s.Revision, Phase: s.Phase,
-			SessionID: s.SessionID, UpdatedAt: s.UpdatedAt, Changes: changes, By: by})
+		return a.jsonLine(newWatchLine(now, &s, changes, by))
 	}
 	t := a.style(dim, now.Local().Format("15:04:05"))
 	if s.WorkflowID == "" {
@@ -258,11 +270,7 @@ func (a *app) watchLine(e *engine.Engine, prev *engine.Snapshot, s engine.Snapsh
 func (a *app) watchNote(s *engine.Snapshot, what string) error {
 	now := time.Now().UTC()
 	if a.json {
-		l := watchLine{At: now, Changes: []string{what}}
-		if s != nil {
-			l.WorkflowID, l.Revision, l.Phase, l.SessionID, l.UpdatedAt = s.WorkflowID, s.Revision, s.Phase, s.SessionID, s.UpdatedAt
-		}
-		return a.jsonLine(l)
+		return a.jsonLine(newWatchLine(now, s, []string{what}, ""))
 	}
 	_, err := fmt.Fprintf(a.stdout, "%s  %s\n", a.style(dim, now.Local().Format("15:04:05")), a.style(bold, clean(what)))
 	return err

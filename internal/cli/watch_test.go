@@ -144,6 +144,17 @@ type line struct {
 
 func decode(t *testing.T, s string) line {
 	t.Helper()
+	// Every line has every key, so a script reads any line as it reads another
+	// (jq '.changes[]' on the first line too).
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &keys); err != nil {
+		t.Fatalf("watch --json line %q: %v", s, err)
+	}
+	for _, k := range []string{"at", "workflow_id", "revision", "phase", "session_id", "updated_at", "changes", "by"} {
+		if v, ok := keys[k]; !ok || k == "changes" && string(v) == "null" {
+			t.Fatalf("watch --json line %q: %s is missing (or null, not a list)", s, k)
+		}
+	}
 	var l line
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
