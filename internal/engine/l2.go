@@ -402,7 +402,9 @@ func owes(s l2Owes, r *workflow.Record) bool {
 // that an edit broke). That line and those after it wait, owed, until it loads: another definition
 // (the built-in one) would give other verbs and phases than the workflow ran under.
 func (e *Engine) journalLines(id string, from, to int64) ([]l2Line, int64) {
-	recs, err := e.st.ReadJournalKindSince(id, from, string(workflow.EventTransition))
+	// The topic file keeps the newest lines alone: moves before the newest that many owe lines
+	// it would drop, and reading them would read a long workflow's sealed journal.
+	recs, err := e.st.ReadJournalKindSince(id, from, string(workflow.EventTransition), memory.MaxTopicLines)
 	if err != nil && len(recs) == 0 {
 		return nil, to
 	}

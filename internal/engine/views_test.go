@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -662,4 +663,50 @@ func TestStopAfterManyChangesBuildsTheMovesOnly(t *testing.T) {
 		t.Errorf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes, want at most %d", len(record), n, budget)
 	}
 	t.Logf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes", len(record), n)
+}
+
+// TestStopWithL2StateLostDoesNotReadTheSealedJournal: when l2-state does not note the active
+// workflow (lost, or the workflow came from elsewhere), the Stop hook works out the L2 lines
+// its moves owe from the journal; the topic file keeps the newest memory.MaxTopicLines lines,
+// so it reads back only as far as the moves whose lines can be kept: however long the history
+// sealed before them, the hook costs the same.
+func TestStopWithL2StateLostDoesNotReadTheSealedJournal(t *testing.T) {
+	cost := func(rounds int) (uint64, int64) {
+		e := newEnv(t)
+		en := startLong(t, e, 2)
+		for i := range rounds {
+			must(en.SetVars(map[string]string{"WF_BIG": fmt.Sprintf("%d %s", i, strings.Repeat("b", 50<<10))}))(t)
+		}
+		must(en.SetVars(map[string]string{"WF_BIG": "small"}))(t)
+		for i := range 2 * memory.MaxTopicLines {
+			e.clock.Add(time.Minute)
+			must(en.Transition(engine.TransitionRequest{To: []string{"review", "implement"}[i%2]}))(t)
+		}
+		var sealed int64
+		for _, f := range must(filepath.Glob(filepath.Join(en.StateDir(), "journal", "apex-long.sealed", "*.jsonl")))(t) {
+			sealed += must(os.Stat(f))(t).Size()
+		}
+		if err := os.Remove(filepath.Join(en.StateDir(), "l2-state.json")); err != nil {
+			t.Fatal(err)
+		}
+		stop := e.open("s1")
+		var out *engine.StopOutcome
+		var err error
+		n := alloctest.Bytes(func() { out, err = stop.Stop(engine.StopInput{SessionID: "s1"}) })
+		if err != nil || len(out.Wrote) == 0 {
+			t.Fatalf("stop with l2-state lost: %+v, %v; want the owed lines written", out, err)
+		}
+		t.Logf("the Stop hook with l2-state lost and %d sealed bytes allocated %d bytes, wrote %d lines", sealed, n, len(out.Wrote))
+		return n, sealed
+	}
+	short, shortSealed := cost(25)
+	long, longSealed := cost(100)
+	if shortSealed == 0 || longSealed < 3*shortSealed {
+		t.Fatalf("sealed %d and %d bytes: want the longer history sealed, at least three times the shorter", shortSealed, longSealed)
+	}
+	// What it costs beyond the shorter history's hook: other goroutines' allocations, not the
+	// sealed bytes.
+	if slack := uint64(shortSealed / 2); long > short+slack {
+		t.Errorf("with %d sealed bytes the Stop hook allocated %d bytes, with %d it allocated %d: want at most %d more", longSealed, long, shortSealed, short, slack)
+	}
 }
