@@ -621,7 +621,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		}
 		if err == nil {
 			// The snapshot reads, but every change commits to the journal first.
-			for _, j := range e.journalsIn(dir) {
+			for _, j := range e.journalsIn(dir, true) {
 				if what := store.InPlace(j.err); what != "" {
 					p := filepath.Join(dir, j.rel)
 					return Check{Name: name, Detail: p + " cannot be read: " + what + "; the snapshot reads, but every change is refused until the journal is a file again",
@@ -649,7 +649,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
 	}
 	var rebuilt, bad, aside []string
-	for _, j := range e.journalsIn(dir) {
+	for _, j := range e.journalsIn(dir, false) {
 		switch {
 		case j.err != nil && !errors.Is(j.err, store.ErrNotFound):
 			bad = append(bad, fmt.Sprintf("%s (%v)", j.rel, j.err))
@@ -691,8 +691,11 @@ type journalRead struct {
 	err     error
 }
 
-// journalsIn reads the journal of each workflow journal/ in dir holds one of, without repairing.
-func (e *Engine) journalsIn(dir string) []journalRead {
+// journalsIn reads the journal of each workflow journal/ in dir holds one of, without repairing;
+// with inPlaceOnly it reads none, and err is the refusal every change would meet when something
+// other than a file is in a journal's place (store.JournalInTheWay): a long workflow's history,
+// active and sealed, is read only where doctor needs what it holds.
+func (e *Engine) journalsIn(dir string, inPlaceOnly bool) []journalRead {
 	var seen []string
 	var out []journalRead
 	ents, _ := durable.ReadDirPath(filepath.Join(dir, "journal"))
@@ -705,7 +708,13 @@ func (e *Engine) journalsIn(dir string) []journalRead {
 			continue // ReadJournal reads a workflow's sealed segments with its journal
 		}
 		seen = append(seen, id)
-		j, err := e.st.ReadJournal(id)
+		var j store.Journal
+		var err error
+		if inPlaceOnly {
+			err = e.st.JournalInTheWay(id)
+		} else {
+			j, err = e.st.ReadJournal(id)
+		}
 		out = append(out, journalRead{Journal: j, id: id, rel: filepath.Join("journal", ent.Name()), err: err})
 	}
 	return out
