@@ -238,12 +238,22 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 	if err != nil {
 		return nil, nil, "", err
 	}
+	gone := ""
 	for _, a := range archives {
 		if a.WorkflowID == id || a.Dir == id {
 			data, err := e.st.ReadArchiveRecord(a.Dir)
+			if errors.Is(err, store.ErrNotFound) {
+				// Its directory was moved or removed outside Cairn (retention drops the line at
+				// the next archive): an older archive of the workflow may still be there.
+				gone = cmp.Or(gone, filepath.Join(e.st.Dir(), "archive", a.Dir))
+				continue
+			}
 			return data, func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
 				filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), err
 		}
+	}
+	if gone != "" {
+		return nil, nil, "", NotFoundMsg(fmt.Sprintf("%s is listed in archive/index.jsonl, but its archive directory %s is missing (moved or removed outside Cairn): put that directory back to read it", id, gone))
 	}
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no

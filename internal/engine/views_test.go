@@ -710,3 +710,48 @@ func TestStopWithL2StateLostDoesNotReadTheSealedJournal(t *testing.T) {
 		t.Errorf("with %d sealed bytes the Stop hook allocated %d bytes, with %d it allocated %d: want at most %d more", longSealed, long, shortSealed, short, slack)
 	}
 }
+
+// TestShowOfAnArchiveWhoseDirectoryIsGone: an index line whose archive directory was moved or
+// removed outside Cairn (listed until the next archive's retention drops the line) does not
+// hide an older archive of the same workflow, which show and history read; with none, they
+// say which directory is missing, not that the archive they name is "not found".
+func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "archived twice", WorkflowID: "apex-twice"}))(t)
+	must(en.Archive("abandoned"))(t)
+	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	line := must(os.ReadFile(index))(t)
+	var a map[string]any
+	if err := json.Unmarshal(line, &a); err != nil {
+		t.Fatal(err)
+	}
+	older := a["dir"].(string)
+	// A newer archive of the same workflow (a sync conflict's copy, then its own archive)
+	// whose directory is gone.
+	gone := strings.Replace(older, "T100000.000Z", "T110000.000Z", 1)
+	a["dir"] = gone
+	newer, _ := json.Marshal(a)
+	if err := os.WriteFile(index, append(line, append(newer, '\n')...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := en.Show("apex-twice"); err != nil || !strings.Contains(string(data), "archived twice") {
+		t.Errorf("show with the newer archive's directory gone: %v, %.80s; want the older archive", err, data)
+	}
+	if evs, err := en.History("apex-twice"); err != nil || len(evs) == 0 {
+		t.Errorf("history with the newer archive's directory gone: %v, %d events; want the older archive's", err, len(evs))
+	}
+	if err := os.RemoveAll(filepath.Join(en.StateDir(), "archive", older)); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"show":    func() error { _, err := en.Show("apex-twice"); return err },
+		"history": func() error { _, err := en.History("apex-twice"); return err },
+	} {
+		err := call()
+		want := filepath.Join(en.StateDir(), "archive", gone)
+		if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), want+" is missing") {
+			t.Errorf("%s with every archive's directory gone: %v; want not found, naming %s as missing", name, err, want)
+		}
+	}
+}
