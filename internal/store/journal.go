@@ -411,10 +411,11 @@ func (j *Journal) join(next Journal, file string, named bool) {
 // A long journal is compacted by sealing, so that no file of it grows without bound: once the
 // active journal holds more than compactAt bytes before a full line just appended, the lines
 // before that line move to the next sealed segment, <journal>.sealed/<n>.jsonl (n = 1, 2, ...),
-// and the active journal keeps that full line alone. Nothing is dropped: history, show, sync
-// and ReadJournalSince from an old revision read the segments, oldest first, then the active
-// journal (readJournalFile); appends, reads and rebuilds read the active journal's tail only,
-// which starts with a full line. An archive takes the segments along.
+// and the active journal keeps that full line alone. Nothing is dropped: history, show and
+// sync read the segments, oldest first, then the active journal (readJournalFile);
+// ReadJournalSince from an old revision reads them newest first, back to the one it needs
+// (readBackTo); appends, reads and rebuilds read the active journal's tail only, which starts
+// with a full line. An archive takes the segments along.
 //
 // Both steps are whole-file replaces (temp, fsync, rename, fsync of the directory) under the
 // workflow lock, the segment first: cut short between the two, the sealed lines are in both
