@@ -62,7 +62,7 @@ func TestRetryAfterAnArchiveReadsItsRecordNotItsJournal(t *testing.T) {
 			// The engine's own reads (definitions, the active slot, the index's tail, the
 			// archived record) and, for an ending left unrecorded, its L2 write: a small part
 			// of the journal's bytes.
-			if budget := uint64(192 << 10); n > budget || journal < 2*int64(budget) {
+			if budget := uint64(256 << 10); n > budget || journal < 2*int64(budget) {
 				t.Errorf("the retry with a %d-byte archived journal allocated %d bytes, want at most %d", journal, n, budget)
 			}
 			t.Logf("the retry with a %d-byte archived journal allocated %d bytes: %s", journal, n, res.Message)
