@@ -217,12 +217,13 @@ func summarize(r *workflow.Record, archived string) Summary {
 		Context: r.Context, UpdatedAt: r.UpdatedAt, Archived: archived}
 }
 
-// find locates a workflow by id: the active one, else the newest archive of that id. journal
+// find locates a workflow by id: the active one, else the newest archive of that id whose
+// directory is there (notice, for the person, says when a newer one's is missing). journal
 // reads its journal, which may be many times the record's size, for a caller that needs it;
 // path is the journal's file, for a person to look at.
-func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, error), path string, err error) {
+func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, error), path, notice string, err error) {
 	if id == "" {
-		return nil, nil, "", errors.New("which workflow? give its id (cairn list shows them)")
+		return nil, nil, "", "", errors.New("which workflow? give its id (cairn list shows them)")
 	}
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
@@ -232,11 +233,11 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 				return j, err
 			}
 			return j, nil
-		}, filepath.Join(e.st.Dir(), "journal", id+".jsonl"), nil
+		}, filepath.Join(e.st.Dir(), "journal", id+".jsonl"), "", nil
 	}
 	archives, err := e.st.ListArchives()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	gone := ""
 	for _, a := range archives {
@@ -248,22 +249,25 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 				gone = cmp.Or(gone, filepath.Join(e.st.Dir(), "archive", a.Dir))
 				continue
 			}
+			if gone != "" {
+				notice = fmt.Sprintf("a newer archive of %s is listed in archive/index.jsonl, but its directory %s is missing (moved or removed outside Cairn): this is its older archive, %s; put that directory back to read the newer one", id, gone, a.Dir)
+			}
 			return data, func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
-				filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), err
+				filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), notice, err
 		}
 	}
 	if gone != "" {
-		return nil, nil, "", NotFoundMsg(fmt.Sprintf("%s is listed in archive/index.jsonl, but its archive directory %s is missing (moved or removed outside Cairn): put that directory back to read it", id, gone))
+		return nil, nil, "", "", NotFoundMsg(fmt.Sprintf("%s is listed in archive/index.jsonl, but its archive directory %s is missing (moved or removed outside Cairn): put that directory back to read it", id, gone))
 	}
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no
 		// such workflow".
-		return nil, nil, "", stateErr(activeErr)
+		return nil, nil, "", "", stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return nil, nil, "", NotFoundMsg("no workflow with that id: none is on record yet")
+		return nil, nil, "", "", NotFoundMsg("no workflow with that id: none is on record yet")
 	}
-	return nil, nil, "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+	return nil, nil, "", "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
@@ -276,11 +280,14 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 // ShowNotices is Show with what it could not read, for the person: a record whose journal
 // cannot be read is shown all the same, with the moves it keeps itself.
 func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
-	data, journal, _, err := e.find(id)
+	data, journal, _, gone, err := e.find(id)
 	if data == nil {
 		return nil, nil, err
 	}
 	var notices []string
+	if gone != "" {
+		notices = append(notices, gone)
+	}
 	if n := notWhole(id, data); n != "" {
 		notices = append(notices, n)
 	}
@@ -368,7 +375,7 @@ func (e *Engine) History(id string) ([]Event, error) {
 // read (another tool's, or damaged) and gaps in the sequence, which the journal keeps as they
 // are.
 func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
-	_, journal, path, err := e.find(id)
+	_, journal, path, gone, err := e.find(id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -378,6 +385,9 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
 	}
 	out := events(j.Records)
 	var notices []string
+	if gone != "" {
+		notices = append(notices, gone)
+	}
 	if n := len(j.Problems); n > 0 {
 		const most = 3
 		why := strings.Join(j.Problems[:min(n, most)], "; ")

@@ -713,8 +713,8 @@ func TestStopWithL2StateLostDoesNotReadTheSealedJournal(t *testing.T) {
 
 // TestShowOfAnArchiveWhoseDirectoryIsGone: an index line whose archive directory was moved or
 // removed outside Cairn (listed until the next archive's retention drops the line) does not
-// hide an older archive of the same workflow, which show and history read; with none, they
-// say which directory is missing, not that the archive they name is "not found".
+// hide an older archive of the same workflow, which show and history read, saying which newer
+// directory is missing; with none, they say so, not that the archive they name is "not found".
 func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
 	e := newEnv(t)
 	en := e.open("s1")
@@ -735,11 +735,13 @@ func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
 	if err := os.WriteFile(index, append(line, append(newer, '\n')...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := en.Show("apex-twice"); err != nil || !strings.Contains(string(data), "archived twice") {
-		t.Errorf("show with the newer archive's directory gone: %v, %.80s; want the older archive", err, data)
+	// The older archive is read, and the person told that a newer one's directory is missing.
+	missing := filepath.Join(en.StateDir(), "archive", gone) + " is missing"
+	if data, notices, err := en.ShowNotices("apex-twice"); err != nil || !strings.Contains(string(data), "archived twice") || !strings.Contains(strings.Join(notices, "\n"), missing) {
+		t.Errorf("show with the newer archive's directory gone: %v, %.80s, notices %q; want the older archive, and a notice that %s", err, data, notices, missing)
 	}
-	if evs, err := en.History("apex-twice"); err != nil || len(evs) == 0 {
-		t.Errorf("history with the newer archive's directory gone: %v, %d events; want the older archive's", err, len(evs))
+	if evs, notices, err := en.HistoryNotices("apex-twice"); err != nil || len(evs) == 0 || !strings.Contains(strings.Join(notices, "\n"), missing) {
+		t.Errorf("history with the newer archive's directory gone: %v, %d events, notices %q; want the older archive's, and a notice that %s", err, len(evs), notices, missing)
 	}
 	if err := os.RemoveAll(filepath.Join(en.StateDir(), "archive", older)); err != nil {
 		t.Fatal(err)
