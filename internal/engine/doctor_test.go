@@ -3,6 +3,7 @@ package engine_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/engine"
 )
 
@@ -467,5 +469,43 @@ func TestDoctorPhaseNotInDefinition(t *testing.T) {
 				t.Fatalf("doctor: %+v", c)
 			}
 		})
+	}
+}
+
+// TestDoctorDoesNotReadAHealthyJournal: with the snapshot readable, doctor's state check asks
+// (which says nothing when all is well) asks only whether each journal is a file in its place,
+// which every change needs: it does not read
+// a long workflow's history, active and sealed, so its cost does not grow with that history.
+func TestDoctorDoesNotReadAHealthyJournal(t *testing.T) {
+	cost := func(rounds int) (uint64, int64) {
+		e := newEnv(t)
+		en := e.open("s1")
+		must(en.Start(engine.StartRequest{Type: "apex", Context: "long", WorkflowID: "apex-long"}))(t)
+		for i := range rounds {
+			must(en.SetVars(map[string]string{"WF_BIG": fmt.Sprintf("%d %s", i, strings.Repeat("b", 50<<10))}))(t)
+		}
+		var journal int64
+		filepath.Walk(filepath.Join(en.StateDir(), "journal"), func(_ string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				journal += fi.Size()
+			}
+			return nil
+		})
+		doctor := e.open("s1")
+		var c *engine.Check
+		n := alloctest.Bytes(func() { c = doctorCheck(doctor, engine.DoctorOptions{}, "workflow state") })
+		if c != nil {
+			t.Fatalf("doctor's state check: %+v, want nothing to say", c)
+		}
+		t.Logf("doctor with a %d-byte journal allocated %d bytes", journal, n)
+		return n, journal
+	}
+	short, shortJournal := cost(5)
+	long, longJournal := cost(60)
+	if longJournal < 4*shortJournal || longJournal < 2<<20 {
+		t.Fatalf("journals of %d and %d bytes: want the longer one sealed, many times the shorter", shortJournal, longJournal)
+	}
+	if slack := uint64(longJournal-shortJournal) / 4; long > short+slack {
+		t.Errorf("doctor with a %d-byte journal allocated %d bytes, with a %d-byte one %d: want at most %d more", longJournal, long, shortJournal, short, slack)
 	}
 }

@@ -113,7 +113,7 @@ func (e *Engine) completedAlready(err error, same func(r *workflow.Record) bool)
 		if err != nil || len(archives) == 0 || archives[0].Reason != "completed" {
 			return nil, false
 		}
-		data, _, err := e.st.ReadArchive(archives[0].Dir)
+		data, err := e.st.ReadArchiveRecord(archives[0].Dir)
 		if err != nil {
 			return nil, false
 		}
@@ -164,7 +164,7 @@ func (e *Engine) finishCompleted(res *Result, r *workflow.Record, inSlot bool) {
 // session is told to resume it from memory.
 func (e *Engine) endingLeft(res *Result, a store.ArchiveInfo) {
 	if end, ok := e.lastEnding(); !ok || end.WorkflowID != a.WorkflowID {
-		if data, _, err := e.st.ReadArchive(a.Dir); err == nil {
+		if data, err := e.st.ReadArchiveRecord(a.Dir); err == nil {
 			if r, err := store.ParseRecord(data); err == nil && r.WorkflowID == a.WorkflowID {
 				// The revision the operation gives the line: an expiry's archive holds the
 				// expiry's commit; any other archive holds the record as it stood before it.

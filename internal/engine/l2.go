@@ -415,7 +415,9 @@ func (e *Engine) journalLines(r *workflow.Record, from int64) ([]l2Line, int64) 
 		// waiting line again, more of it each turn, until the override loads.
 		return nil, from
 	}
-	recs, err := e.st.ReadJournalKindSince(id, from, string(workflow.EventTransition))
+	// The topic file keeps the newest lines alone: moves before the newest that many owe lines
+	// it would drop, and reading them would read a long workflow's sealed journal.
+	recs, err := e.st.ReadJournalKindSince(id, from, string(workflow.EventTransition), memory.MaxTopicLines)
 	if err != nil && len(recs) == 0 {
 		return nil, to
 	}

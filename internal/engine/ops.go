@@ -435,7 +435,7 @@ func (e *Engine) replacedLast(look bool) (*workflow.Record, string) {
 	if !ok {
 		return nil, ""
 	}
-	data, _, err := e.st.ReadArchive(a.Dir)
+	data, err := e.st.ReadArchiveRecord(a.Dir)
 	if err != nil {
 		return nil, ""
 	}
@@ -1224,11 +1224,11 @@ func (e *Engine) archivedAlready(err error, status, note string) *Result {
 	}
 	msg := fmt.Sprintf("workflow %s was already archived in archive/%s", a.WorkflowID, a.Dir)
 	if note != "" {
-		_, j, err := e.st.ReadArchive(a.Dir)
-		if err != nil || len(j.Records) == 0 {
+		last, err := e.st.ReadArchiveLast(a.Dir)
+		if err != nil || last == nil {
 			return nil
 		}
-		ev := j.Records[len(j.Records)-1].Event
+		ev := last.Event
 		var d eventDetail
 		if ev.Kind != "archive" || json.Unmarshal([]byte(ev.Detail), &d) != nil || d.Note != note {
 			return nil

@@ -217,12 +217,13 @@ func summarize(r *workflow.Record, archived string) Summary {
 		Context: r.Context, UpdatedAt: r.UpdatedAt, Archived: archived}
 }
 
-// find locates a workflow by id: the active one, else the newest archive of that id. journal
+// find locates a workflow by id: the active one, else the newest archive of that id whose
+// directory is there (notice, for the person, says when a newer one's is missing). journal
 // reads its journal, which may be many times the record's size, for a caller that needs it;
 // path is the journal's file, for a person to look at.
-func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, error), path string, err error) {
+func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, error), path, notice string, err error) {
 	if id == "" {
-		return nil, nil, "", errors.New("which workflow? give its id (cairn list shows them)")
+		return nil, nil, "", "", errors.New("which workflow? give its id (cairn list shows them)")
 	}
 	w, activeErr := e.st.ReadWorkflow()
 	if activeErr == nil && w.ID == id {
@@ -232,28 +233,41 @@ func (e *Engine) find(id string) (data []byte, journal func() (store.Journal, er
 				return j, err
 			}
 			return j, nil
-		}, filepath.Join(e.st.Dir(), "journal", id+".jsonl"), nil
+		}, filepath.Join(e.st.Dir(), "journal", id+".jsonl"), "", nil
 	}
 	archives, err := e.st.ListArchives()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
+	gone := ""
 	for _, a := range archives {
 		if a.WorkflowID == id || a.Dir == id {
 			data, err := e.st.ReadArchiveRecord(a.Dir)
+			if errors.Is(err, store.ErrNotFound) {
+				// Its directory was moved or removed outside Cairn (retention drops the line at
+				// the next archive): an older archive of the workflow may still be there.
+				gone = cmp.Or(gone, filepath.Join(e.st.Dir(), "archive", a.Dir))
+				continue
+			}
+			if gone != "" {
+				notice = fmt.Sprintf("a newer archive of %s is listed in archive/index.jsonl, but its directory %s is missing (moved or removed outside Cairn): this is its older archive, %s; put that directory back to read the newer one", id, gone, a.Dir)
+			}
 			return data, func() (store.Journal, error) { return e.st.ReadArchiveJournal(a.Dir) },
-				filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), err
+				filepath.Join(e.st.Dir(), "archive", a.Dir, "journal.jsonl"), notice, err
 		}
+	}
+	if gone != "" {
+		return nil, nil, "", "", NotFoundMsg(fmt.Sprintf("%s is listed in archive/index.jsonl, but its archive directory %s is missing (moved or removed outside Cairn): put that directory back to read it", id, gone))
 	}
 	if activeErr != nil && !errors.Is(activeErr, ErrNotFound) {
 		// It may be the active workflow, which cannot be read: that is the answer, not "no
 		// such workflow".
-		return nil, nil, "", stateErr(activeErr)
+		return nil, nil, "", "", stateErr(activeErr)
 	}
 	if activeErr != nil && len(archives) == 0 {
-		return nil, nil, "", NotFoundMsg("no workflow with that id: none is on record yet")
+		return nil, nil, "", "", NotFoundMsg("no workflow with that id: none is on record yet")
 	}
-	return nil, nil, "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
+	return nil, nil, "", "", NotFoundMsg("no workflow with that id, active or archived: cairn list shows the ids")
 }
 
 // Show returns a workflow record by id, active or archived, with its whole phase history: the
@@ -266,11 +280,14 @@ func (e *Engine) Show(id string) (json.RawMessage, error) {
 // ShowNotices is Show with what it could not read, for the person: a record whose journal
 // cannot be read is shown all the same, with the moves it keeps itself.
 func (e *Engine) ShowNotices(id string) (json.RawMessage, []string, error) {
-	data, journal, _, err := e.find(id)
+	data, journal, _, gone, err := e.find(id)
 	if data == nil {
 		return nil, nil, err
 	}
 	var notices []string
+	if gone != "" {
+		notices = append(notices, gone)
+	}
 	if n := notWhole(id, data); n != "" {
 		notices = append(notices, n)
 	}
@@ -358,7 +375,7 @@ func (e *Engine) History(id string) ([]Event, error) {
 // read (another tool's, or damaged) and gaps in the sequence, which the journal keeps as they
 // are.
 func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
-	_, journal, path, err := e.find(id)
+	_, journal, path, gone, err := e.find(id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -368,6 +385,9 @@ func (e *Engine) HistoryNotices(id string) ([]Event, []string, error) {
 	}
 	out := events(j.Records)
 	var notices []string
+	if gone != "" {
+		notices = append(notices, gone)
+	}
 	if n := len(j.Problems); n > 0 {
 		const most = 3
 		why := strings.Join(j.Problems[:min(n, most)], "; ")
@@ -621,7 +641,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		}
 		if err == nil {
 			// The snapshot reads, but every change commits to the journal first.
-			for _, j := range e.journalsIn(dir) {
+			for _, j := range e.journalsIn(dir, true) {
 				if what := store.InPlace(j.err); what != "" {
 					p := filepath.Join(dir, j.rel)
 					return Check{Name: name, Detail: p + " cannot be read: " + what + "; the snapshot reads, but every change is refused until the journal is a file again",
@@ -649,7 +669,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
 	}
 	var rebuilt, bad, aside []string
-	for _, j := range e.journalsIn(dir) {
+	for _, j := range e.journalsIn(dir, false) {
 		switch {
 		case j.err != nil && !errors.Is(j.err, store.ErrNotFound):
 			bad = append(bad, fmt.Sprintf("%s (%v)", j.rel, j.err))
@@ -691,8 +711,11 @@ type journalRead struct {
 	err     error
 }
 
-// journalsIn reads the journal of each workflow journal/ in dir holds one of, without repairing.
-func (e *Engine) journalsIn(dir string) []journalRead {
+// journalsIn reads the journal of each workflow journal/ in dir holds one of, without repairing;
+// with inPlaceOnly it reads none, and err is the refusal every change would meet when something
+// other than a file is in a journal's place (store.JournalInTheWay): a long workflow's history,
+// active and sealed, is read only where doctor needs what it holds.
+func (e *Engine) journalsIn(dir string, inPlaceOnly bool) []journalRead {
 	var seen []string
 	var out []journalRead
 	ents, _ := durable.ReadDirPath(filepath.Join(dir, "journal"))
@@ -705,7 +728,13 @@ func (e *Engine) journalsIn(dir string) []journalRead {
 			continue // ReadJournal reads a workflow's sealed segments with its journal
 		}
 		seen = append(seen, id)
-		j, err := e.st.ReadJournal(id)
+		var j store.Journal
+		var err error
+		if inPlaceOnly {
+			err = e.st.JournalInTheWay(id)
+		} else {
+			j, err = e.st.ReadJournal(id)
+		}
 		out = append(out, journalRead{Journal: j, id: id, rel: filepath.Join("journal", ent.Name()), err: err})
 	}
 	return out

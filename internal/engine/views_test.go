@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/memory"
 	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/workflow"
 	"github.com/cairn-dev/cairn/internal/yamldoc"
@@ -662,4 +663,97 @@ func TestStopAfterManyChangesBuildsTheMovesOnly(t *testing.T) {
 		t.Errorf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes, want at most %d", len(record), n, budget)
 	}
 	t.Logf("the Stop hook after 60 changes to a %d-byte record allocated %d bytes", len(record), n)
+}
+
+// TestStopWithL2StateLostDoesNotReadTheSealedJournal: when l2-state does not note the active
+// workflow (lost, or the workflow came from elsewhere), the Stop hook works out the L2 lines
+// its moves owe from the journal; the topic file keeps the newest memory.MaxTopicLines lines,
+// so it reads back only as far as the moves whose lines can be kept: however long the history
+// sealed before them, the hook costs the same.
+func TestStopWithL2StateLostDoesNotReadTheSealedJournal(t *testing.T) {
+	cost := func(rounds int) (uint64, int64) {
+		e := newEnv(t)
+		en := startLong(t, e, 2)
+		for i := range rounds {
+			must(en.SetVars(map[string]string{"WF_BIG": fmt.Sprintf("%d %s", i, strings.Repeat("b", 50<<10))}))(t)
+		}
+		must(en.SetVars(map[string]string{"WF_BIG": "small"}))(t)
+		for i := range 2 * memory.MaxTopicLines {
+			e.clock.Add(time.Minute)
+			must(en.Transition(engine.TransitionRequest{To: []string{"review", "implement"}[i%2]}))(t)
+		}
+		var sealed int64
+		for _, f := range must(filepath.Glob(filepath.Join(en.StateDir(), "journal", "apex-long.sealed", "*.jsonl")))(t) {
+			sealed += must(os.Stat(f))(t).Size()
+		}
+		if err := os.Remove(filepath.Join(en.StateDir(), "l2-state.json")); err != nil {
+			t.Fatal(err)
+		}
+		stop := e.open("s1")
+		var out *engine.StopOutcome
+		var err error
+		n := alloctest.Bytes(func() { out, err = stop.Stop(engine.StopInput{SessionID: "s1"}) })
+		if err != nil || len(out.Wrote) == 0 {
+			t.Fatalf("stop with l2-state lost: %+v, %v; want the owed lines written", out, err)
+		}
+		t.Logf("the Stop hook with l2-state lost and %d sealed bytes allocated %d bytes, wrote %d lines", sealed, n, len(out.Wrote))
+		return n, sealed
+	}
+	short, shortSealed := cost(25)
+	long, longSealed := cost(100)
+	if shortSealed == 0 || longSealed < 3*shortSealed {
+		t.Fatalf("sealed %d and %d bytes: want the longer history sealed, at least three times the shorter", shortSealed, longSealed)
+	}
+	// What it costs beyond the shorter history's hook: other goroutines' allocations, not the
+	// sealed bytes.
+	if slack := uint64(shortSealed / 2); long > short+slack {
+		t.Errorf("with %d sealed bytes the Stop hook allocated %d bytes, with %d it allocated %d: want at most %d more", longSealed, long, shortSealed, short, slack)
+	}
+}
+
+// TestShowOfAnArchiveWhoseDirectoryIsGone: an index line whose archive directory was moved or
+// removed outside Cairn (listed until the next archive's retention drops the line) does not
+// hide an older archive of the same workflow, which show and history read, saying which newer
+// directory is missing; with none, they say so, not that the archive they name is "not found".
+func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "archived twice", WorkflowID: "apex-twice"}))(t)
+	must(en.Archive("abandoned"))(t)
+	index := filepath.Join(en.StateDir(), "archive", "index.jsonl")
+	line := must(os.ReadFile(index))(t)
+	var a map[string]any
+	if err := json.Unmarshal(line, &a); err != nil {
+		t.Fatal(err)
+	}
+	older := a["dir"].(string)
+	// A newer archive of the same workflow (a sync conflict's copy, then its own archive)
+	// whose directory is gone.
+	gone := strings.Replace(older, "T100000.000Z", "T110000.000Z", 1)
+	a["dir"] = gone
+	newer, _ := json.Marshal(a)
+	if err := os.WriteFile(index, append(line, append(newer, '\n')...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The older archive is read, and the person told that a newer one's directory is missing.
+	missing := filepath.Join(en.StateDir(), "archive", gone) + " is missing"
+	if data, notices, err := en.ShowNotices("apex-twice"); err != nil || !strings.Contains(string(data), "archived twice") || !strings.Contains(strings.Join(notices, "\n"), missing) {
+		t.Errorf("show with the newer archive's directory gone: %v, %.80s, notices %q; want the older archive, and a notice that %s", err, data, notices, missing)
+	}
+	if evs, notices, err := en.HistoryNotices("apex-twice"); err != nil || len(evs) == 0 || !strings.Contains(strings.Join(notices, "\n"), missing) {
+		t.Errorf("history with the newer archive's directory gone: %v, %d events, notices %q; want the older archive's, and a notice that %s", err, len(evs), notices, missing)
+	}
+	if err := os.RemoveAll(filepath.Join(en.StateDir(), "archive", older)); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"show":    func() error { _, err := en.Show("apex-twice"); return err },
+		"history": func() error { _, err := en.History("apex-twice"); return err },
+	} {
+		err := call()
+		want := filepath.Join(en.StateDir(), "archive", gone)
+		if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), want+" is missing") {
+			t.Errorf("%s with every archive's directory gone: %v; want not found, naming %s as missing", name, err, want)
+		}
+	}
 }

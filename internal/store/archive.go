@@ -1035,7 +1035,7 @@ func (s *Store) ReadArchive(dir string) ([]byte, Journal, error) {
 // ReadArchiveRecord returns an archived workflow's snapshot alone: ReadArchive without the
 // journal, which a long workflow's makes many times the record's size.
 func (s *Store) ReadArchiveRecord(dir string) ([]byte, error) {
-	if _, _, ok := parseArchiveDir(dir); !ok || strings.ContainsAny(dir, `/\`) || strings.Contains(dir, "..") {
+	if !archiveDirName(dir) {
 		return nil, &NotFoundError{What: "archive", Name: dir}
 	}
 	data, err := durable.ReadFile(s.fs, archiveDir+"/"+dir+"/"+WorkflowFile, 1<<20)
@@ -1043,6 +1043,30 @@ func (s *Store) ReadArchiveRecord(dir string) ([]byte, error) {
 		return nil, &NotFoundError{What: "archive", Name: dir}
 	}
 	return data, err
+}
+
+// archiveDirName says whether dir names an archive directory (an ArchiveInfo.Dir), not a path
+// out of the archive.
+func archiveDirName(dir string) bool {
+	_, _, ok := parseArchiveDir(dir)
+	return ok && !strings.ContainsAny(dir, `/\`) && !strings.Contains(dir, "..")
+}
+
+// ReadArchiveLast returns the last verified line of an archived workflow's journal, with its
+// event and without its state (nil when the journal holds none), reading backwards from the
+// journal's end: what a retried archive checks, at the cost of that line rather than of a long
+// workflow's whole journal (a compaction leaves the newest lines in the journal file, not in
+// its segments). dir is an ArchiveInfo.Dir.
+func (s *Store) ReadArchiveLast(dir string) (*Record, error) {
+	if !archiveDirName(dir) {
+		return nil, &NotFoundError{What: "archive", Name: dir}
+	}
+	file := archiveDir + "/" + dir + "/journal.jsonl"
+	recs, err := s.tailRecords(file, func(Record) bool { return true }, false, true, nil)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	return &recs[len(recs)-1], nil
 }
 
 // ReadArchiveJournal returns an archived workflow's verified journal, its sealed segments

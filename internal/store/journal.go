@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -343,6 +344,12 @@ func (s *Store) ReadJournal(id string) (Journal, error) {
 // journal file is read first: a compaction running meanwhile seals only lines already read,
 // into a segment that is there by the time the segments are listed, so nothing is missed.
 func (s *Store) readJournalFile(file, id string) (Journal, error) {
+	return s.readJournalBack(file, id, func([]Record) bool { return false })
+}
+
+// readJournalBack is readJournalFile reading the segments newest first, and only as far back
+// as the first one whose records (oldest first) far says reach back far enough.
+func (s *Store) readJournalBack(file, id string, far func([]Record) bool) (Journal, error) {
 	data, err := durable.ReadFile(s.fs, file, MaxJournalSize)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
@@ -355,13 +362,21 @@ func (s *Store) readJournalFile(file, id string) (Journal, error) {
 	if missing && len(segs) == 0 {
 		return Journal{}, &NotFoundError{What: "journal", Name: id}
 	}
-	var j Journal
-	for _, f := range segs {
-		seg, err := durable.ReadFile(s.fs, f, MaxJournalSize)
+	parsed := make([]Journal, len(segs))
+	first := 0
+	for i := len(segs) - 1; i >= 0; i-- {
+		seg, err := durable.ReadFile(s.fs, segs[i], MaxJournalSize)
 		if err != nil {
-			return Journal{}, fmt.Errorf("reading journal %s in %s: %w", f, s.dir, err)
+			return Journal{}, fmt.Errorf("reading journal %s in %s: %w", segs[i], s.dir, err)
 		}
-		j.join(ParseJournal(seg), f, true)
+		if parsed[i] = ParseJournal(seg); far(parsed[i].Records) {
+			first = i
+			break
+		}
+	}
+	var j Journal
+	for i := first; i < len(segs); i++ {
+		j.join(parsed[i], segs[i], true)
 	}
 	if !missing {
 		j.join(ParseJournal(data), file, len(segs) > 0)
@@ -396,10 +411,11 @@ func (j *Journal) join(next Journal, file string, named bool) {
 // A long journal is compacted by sealing, so that no file of it grows without bound: once the
 // active journal holds more than compactAt bytes before a full line just appended, the lines
 // before that line move to the next sealed segment, <journal>.sealed/<n>.jsonl (n = 1, 2, ...),
-// and the active journal keeps that full line alone. Nothing is dropped: history, show, sync
-// and ReadJournalSince from an old revision read the segments, oldest first, then the active
-// journal (readJournalFile); appends, reads and rebuilds read the active journal's tail only,
-// which starts with a full line. An archive takes the segments along.
+// and the active journal keeps that full line alone. Nothing is dropped: history, show and
+// sync read the segments, oldest first, then the active journal (readJournalFile);
+// ReadJournalSince from an old revision reads them newest first, back to the one it needs
+// (readBackTo); appends, reads and rebuilds read the active journal's tail only, which starts
+// with a full line. An archive takes the segments along.
 //
 // Both steps are whole-file replaces (temp, fsync, rename, fsync of the directory) under the
 // workflow lock, the segment first: cut short between the two, the sealed lines are in both
@@ -574,29 +590,45 @@ func (s *Store) journalTailRevision(file string, minRev int64) (*Record, error) 
 // as far as the newest full line at or before after, and the sealed segments only when that
 // line is in them.
 func (s *Store) ReadJournalSince(id string, after int64) ([]Record, error) {
-	return s.readStatesSince(id, after, func(Record) bool { return true })
+	return s.readStatesSince(id, after, func(Record) bool { return true }, 0)
 }
 
-// ReadJournalKindSince is ReadJournalSince for the records whose event is kind alone: the
-// states of the others are not built (a turn of task updates between two moves costs their
-// lines, not a copy of the record each).
-func (s *Store) ReadJournalKindSince(id string, after int64, kind string) ([]Record, error) {
-	return s.readStatesSince(id, after, func(r Record) bool { return r.Event.Kind == kind })
+// ReadJournalKindSince is ReadJournalSince for the last records whose event is kind alone, at
+// most last of them (all when last <= 0): the states of the others are not built (a turn of
+// task updates between two moves costs their lines, not a copy of the record each), and the
+// journal is read back only as far as the last of them needs.
+func (s *Store) ReadJournalKindSince(id string, after int64, kind string, last int) ([]Record, error) {
+	return s.readStatesSince(id, after, func(r Record) bool { return r.Event.Kind == kind }, last)
 }
 
-// readStatesSince is ReadJournalSince for the records want is true for.
-func (s *Store) readStatesSince(id string, after int64, want func(Record) bool) ([]Record, error) {
-	recs, sealed, err := s.readBackTo(id, func(r Record) bool { return r.Snapshot != nil && r.Revision <= after }, true,
-		func(recs []Record) bool {
-			return len(recs) > 0 && recs[0].Snapshot != nil && recs[0].Revision <= after+1
-		})
+// readStatesSince is ReadJournalSince for the last records want is true for (all when
+// last <= 0).
+func (s *Store) readStatesSince(id string, after int64, want func(Record) bool, last int) ([]Record, error) {
+	enough := func(n int) bool { return last > 0 && n >= last }
+	var newest int64
+	wanted := 0
+	recs, sealed, err := s.readBackTo(id, func(r Record) bool {
+		if r.Seq >= newest {
+			newest, wanted = r.Seq, 0 // a wider window is read back from the last line again
+		}
+		if r.Revision > after && want(r) {
+			wanted++
+		}
+		return r.Snapshot != nil && (r.Revision <= after || enough(wanted))
+	}, true, func(recs []Record) bool {
+		return len(recs) > 0 && recs[0].Snapshot != nil && recs[0].Revision <= after+1
+	})
 	if err != nil {
 		return nil, err
 	}
 	if sealed {
 		recs = recs[max(slices.IndexFunc(recs, func(r Record) bool { return r.Snapshot != nil }), 0):]
 	}
-	return states(recs, func(r Record) bool { return r.Revision > after && want(r) })
+	out, err := states(recs, func(r Record) bool { return r.Revision > after && want(r) })
+	if last > 0 && len(out) > last {
+		out = out[len(out)-last:]
+	}
+	return out, err
 }
 
 // ReadEventsSince returns the records of workflow id's journal with a revision above after,
@@ -615,19 +647,37 @@ func (s *Store) ReadEventsSince(id string, after int64) ([]Record, error) {
 
 // readBackTo reads workflow id's active journal backwards from its end to the newest record
 // stop is true for (tailRecords), and when what it read does not reach back as far as reached
-// asks and segments were sealed from it, the whole journal, segments first, instead (sealed).
+// asks (or stop was never true) and segments were sealed from it, the journal again with the
+// segments, newest first, back to the one holding the newest record stop is true for (sealed).
+// stop sees each record once, newest first, except that a wider window of the active journal
+// is read back from its last line again.
 func (s *Store) readBackTo(id string, stop func(Record) bool, events bool, reached func([]Record) bool) (recs []Record, sealed bool, err error) {
 	if err := ValidWorkflowID(id); err != nil {
 		return nil, false, err
 	}
 	jf := journalFile(id)
-	if recs, err = s.tailRecords(jf, stop, false, events, nil); err != nil {
+	stopped := false
+	if recs, err = s.tailRecords(jf, func(r Record) bool { stopped = stop(r); return stopped }, false, events, nil); err != nil {
 		return nil, false, err
 	}
-	if !reached(recs) {
+	if !stopped && !reached(recs) {
 		// The active journal starts after the line asked for: the rest is sealed.
 		if segs, err := s.segments(jf); err != nil || len(segs) > 0 {
-			j, jerr := s.readJournalFile(jf, id)
+			oldest := int64(math.MaxInt64)
+			if len(recs) > 0 {
+				oldest = recs[0].Seq
+			}
+			j, jerr := s.readJournalBack(jf, id, func(seg []Record) bool {
+				for _, r := range slices.Backward(seg) {
+					if r.Seq < oldest { // a line sealed and still in a later file is seen once
+						oldest = r.Seq
+						if stop(r) {
+							return true
+						}
+					}
+				}
+				return false
+			})
 			if jerr != nil {
 				return nil, false, cmp.Or(err, jerr)
 			}

@@ -102,3 +102,56 @@ func TestReadEventsSince(t *testing.T) {
 		}
 	}
 }
+
+// TestReadJournalKindSinceLast: the last records of a kind after a revision come back with
+// their states, oldest first, whether they are in the active journal or were sealed; asked
+// for the last few of a long sealed journal, the read goes back only to the segments that
+// hold them.
+func TestReadJournalKindSinceLast(t *testing.T) {
+	const beats = 400
+	s, _ := costStore(t, 0, 0, WithJournalCompaction(8<<10))
+	kind := func(rev int64) string { return map[bool]string{true: "transition", false: "heartbeat"}[rev%7 == 0] }
+	for i := int64(1); i <= beats; i++ {
+		if _, err := s.UpdateWorkflow(func([]byte) ([]byte, Event, error) {
+			return costDoc(i, 1<<10), Event{Kind: kind(i)}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if segs, err := s.segments(journalFile(wfCost)); err != nil || len(segs) < 10 {
+		t.Fatalf("want a journal sealed many times: %d segments (%v)", len(segs), err)
+	}
+	cost := map[int]uint64{}
+	for _, after := range []int64{0, 100, beats - 30, beats - 3} {
+		for _, last := range []int{0, 1, 3, 20, 100} {
+			var want []int64
+			for rev := after + 1; rev <= beats; rev++ {
+				if kind(rev) == "transition" {
+					want = append(want, rev)
+				}
+			}
+			if last > 0 && len(want) > last {
+				want = want[len(want)-last:]
+			}
+			var recs []Record
+			var err error
+			n := alloctest.Bytes(func() { recs, err = s.ReadJournalKindSince(wfCost, after, "transition", last) })
+			if after == 0 {
+				cost[last] = n
+			}
+			if err != nil || len(recs) != len(want) {
+				t.Fatalf("after %d, last %d: %d records (%v), want %d", after, last, len(recs), err, len(want))
+			}
+			for i, r := range recs {
+				if r.Revision != want[i] || !bytes.Equal(r.Snapshot, costDoc(want[i], 1<<10)) {
+					t.Fatalf("after %d, last %d: record %d is revision %d (%.60s), want %d", after, last, i, r.Revision, r.Snapshot, want[i])
+				}
+			}
+		}
+	}
+	// The last three moves of the whole journal: the segments that hold them, not all of them.
+	if cost[3] > cost[0]/4 {
+		t.Errorf("the last 3 of %d moves allocated %d bytes, all of them %d: want at most a quarter", beats/7, cost[3], cost[0])
+	}
+	t.Logf("the last 3 of %d moves allocated %d bytes, all of them %d", beats/7, cost[3], cost[0])
+}
