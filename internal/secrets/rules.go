@@ -393,10 +393,13 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			// A .pgpass line, host:port:database:user:password, found by its port: PostgreSQL's
 			// 5432, a second cluster's 5433, PgBouncer's 6432, or * for any. The host starts the
-			// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass).
-			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 340,
+			// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass). The password
+			// ends, as libpq reads it, at a colon not escaped by \: so text full of host:*: (an
+			// entry's fields glued to the next one's) reads each keyword's next fields, not 128
+			// bytes on.
+			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 400,
 			before: pgpassHost,
-			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:(\S{3,128})`),
+			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\\S){3,128})`),
 			ok: func(_ string, _ int, m []string) bool {
 				pw := strings.TrimRight(m[1], `'"`)
 				c := classes(pw)
