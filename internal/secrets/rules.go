@@ -95,9 +95,12 @@ var rules = sync.OnceValue(func() []*rule {
 			// block's header counts with the start of its body only, after
 			// any headers (Proc-Type:, Version:, Comment:): alone, it is prose about keys ("paste
 			// the -----BEGIN RSA PRIVATE KEY----- block here"). The body is 8 base64 characters
-			// with a digit, + or /, or 16 of any.
+			// with a digit, + or /, or 16 of any. The regexp runs only where PRIVATE KEY follows
+			// a BEGIN within the 40 bytes it allows between them: text full of -----BEGIN
+			// stepped a long program through those 40 at each.
 			name:     "private-key",
 			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
+			window:   privateKeyWindow,
 			re: lazyre.New(`^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
 				`(?:\s|\\{1,2}[rn]|["'\x60]\s*[,+]?\s*["'\x60]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
 				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
@@ -950,6 +953,17 @@ func wordTail(stop string) func(s string, j int) (int, bool) {
 
 func credentialByte(c byte) bool {
 	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-' || c == '/'
+}
+
+// privateKeyWindow is private-key's window: the default span, or "" where the keyword is a
+// BEGIN that "PRIVATE KEY" does not follow within the 41 bytes its regexp allows between
+// (---- BEGIN, a blank, then 40).
+func privateKeyWindow(s string, i int) string {
+	const begin, key = len("-----BEGIN"), len("PRIVATE KEY")
+	if s[i] != 'P' && !strings.Contains(s[i+begin:min(len(s), i+begin+41+key)], "PRIVATE KEY") {
+		return ""
+	}
+	return s[i:min(len(s), i+defaultSpan)]
 }
 
 // urlWindow is url-credentials' window: it ends where the second "://" after the keyword

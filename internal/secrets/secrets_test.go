@@ -799,7 +799,7 @@ var assignmentFloods = []string{"token=", "TOKEN=", "token: ", "a.token=", "sess
 func TestFloodsWorkLittle(t *testing.T) {
 	const n = 32 << 10
 	for _, unit := range append(assignmentFloods, "auth: ", "auth: {", `auth: {a: "b", `, "auth:\n  a: b\n",
-		`"auth": {"a": 1, `, "access: a\n", `credentials: {"type": "x",`, "auth = x\n", "-----BEGIN PRIVATE KEY-----\n",
+		`"auth": {"a": 1, `, "access: a\n", `credentials: {"type": "x",`, "auth = x\n", "-----BEGIN PRIVATE KEY-----\n", " -----BEGIN", "---- BEGIN ",
 		"default login a password ", "Authorization: Basic ", "password: ", "machine a login b ",
 		`"curl", "-u", "a`, `"login", "-p", "`) {
 		s := strings.Repeat(unit, n/len(unit))
