@@ -414,9 +414,11 @@ var rules = sync.OnceValue(func() []*rule {
 			// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
 			// which no other rule takes for a key) and _auth=, base64 of user:password. The
 			// name follows the registry's ":" or starts a line; this._authToken in code does not.
+			// Neither value holds a colon (base64, a registry's token), so text full of :_auth=
+			// reads each value to the next one, not 512 bytes on.
 			name: "npmrc-auth", keywords: []string{"_auth"}, fold: true, span: 600,
 			before: func(s string, i int) bool { return i == 0 || s[i-1] == ':' || isBlank(s[i-1]) },
-			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"']{8,512})`),
+			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"':]{8,512})`),
 			ok: func(_ string, _ int, m []string) bool {
 				if m[1] == "" {
 					return basicCredentials(m[2])
