@@ -95,9 +95,12 @@ var rules = sync.OnceValue(func() []*rule {
 			// block's header counts with the start of its body only, after
 			// any headers (Proc-Type:, Version:, Comment:): alone, it is prose about keys ("paste
 			// the -----BEGIN RSA PRIVATE KEY----- block here"). The body is 8 base64 characters
-			// with a digit, + or /, or 16 of any.
+			// with a digit, + or /, or 16 of any. The regexp runs only where PRIVATE KEY follows
+			// a BEGIN within the 40 bytes it allows between them: text full of -----BEGIN
+			// stepped a long program through those 40 at each.
 			name:     "private-key",
 			keywords: []string{"-----BEGIN", "---- BEGIN", "PuTTY-User-Key-File-"},
+			window:   privateKeyWindow,
 			re: lazyre.New(`^(?:(?:-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|---- BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY ----)` +
 				`(?:\s|\\{1,2}[rn]|["'\x60]\s*[,+]?\s*["'\x60]){0,4}(?:[A-Za-z][A-Za-z0-9-]{0,31}: [^\n]{0,128}?(?:\s|\\{1,2}[rn]){1,4}){0,4}([A-Za-z0-9+/]{8,})|` +
 				`PuTTY-User-Key-File-[0-9]{1,2}: [A-Za-z0-9@._-]{1,64}(?:\s{1,4}|\\r\\n|\\n)Encryption: )`),
@@ -393,10 +396,13 @@ var rules = sync.OnceValue(func() []*rule {
 		{
 			// A .pgpass line, host:port:database:user:password, found by its port: PostgreSQL's
 			// 5432, a second cluster's 5433, PgBouncer's 6432, or * for any. The host starts the
-			// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass).
-			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 340,
+			// line, or follows a blank or a quote (echo 'host:5432:...' >> ~/.pgpass). The password
+			// ends, as libpq reads it, at a colon not escaped by \: so text full of host:*: (an
+			// entry's fields glued to the next one's) reads each keyword's next fields, not 128
+			// bytes on.
+			name: "pgpass-password", keywords: []string{":5432:", ":5433:", ":6432:", ":*:"}, span: 400,
 			before: pgpassHost,
-			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:(\S{3,128})`),
+			re:     lazyre.New(`^:(?:5432|5433|6432|\*):[^:\s]{1,63}:[^:\s]{1,63}:((?:[^:\s\\]|\\\S){3,128})`),
 			ok: func(_ string, _ int, m []string) bool {
 				pw := strings.TrimRight(m[1], `'"`)
 				c := classes(pw)
@@ -408,9 +414,11 @@ var rules = sync.OnceValue(func() []*rule {
 			// An .npmrc's credentials: //registry/:_authToken=... (a legacy token is a UUID,
 			// which no other rule takes for a key) and _auth=, base64 of user:password. The
 			// name follows the registry's ":" or starts a line; this._authToken in code does not.
+			// Neither value holds a colon (base64, a registry's token), so text full of :_auth=
+			// reads each value to the next one, not 512 bytes on.
 			name: "npmrc-auth", keywords: []string{"_auth"}, fold: true, span: 600,
 			before: func(s string, i int) bool { return i == 0 || s[i-1] == ':' || isBlank(s[i-1]) },
-			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"']{8,512})`),
+			re:     lazyre.New(`(?i)^_auth(token)?[ \t]{0,3}=[ \t]{0,3}["']?([^\s"':]{8,512})`),
 			ok: func(_ string, _ int, m []string) bool {
 				if m[1] == "" {
 					return basicCredentials(m[2])
@@ -947,6 +955,17 @@ func wordTail(stop string) func(s string, j int) (int, bool) {
 
 func credentialByte(c byte) bool {
 	return isAlnum(c) || c == '_' || c == '+' || c == '=' || c == '.' || c == '~' || c == '-' || c == '/'
+}
+
+// privateKeyWindow is private-key's window: the default span, or "" where the keyword is a
+// BEGIN that "PRIVATE KEY" does not follow within the 41 bytes its regexp allows between
+// (---- BEGIN, a blank, then 40).
+func privateKeyWindow(s string, i int) string {
+	const begin, key = len("-----BEGIN"), len("PRIVATE KEY")
+	if s[i] != 'P' && !strings.Contains(s[i+begin:min(len(s), i+begin+41+key)], "PRIVATE KEY") {
+		return ""
+	}
+	return s[i:min(len(s), i+defaultSpan)]
 }
 
 // urlWindow is url-credentials' window: it ends where the second "://" after the keyword

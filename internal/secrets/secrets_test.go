@@ -756,7 +756,7 @@ func TestKeywordFloodsReadLittle(t *testing.T) {
 	for _, unit := range []string{"curl ", "curl -u ", "mysql ", "mysql -p ", "sshpass ", "sshpass -p ", " -u", " -p",
 		"curl -u a", "machine a login b ", "eyJ/", "eyJ ", "eyJhbGciOiJIUzI1NiJ9 ", "x eyJ" + strings.Repeat("A", 3000),
 		"default ", "default login ", "default login a password ", ":5432:", ":5433:", ":6432:", ":*:", "h:5432:",
-		"h:*:*:*:", "h:5432:d:u:", "a.b-c" + strings.Repeat("x", 300) + ":6432:", "token ", "TOKEN ?= ",
+		"h:*:*:*:", ":_auth=", ":_authToken=a", `"h:*:`, "'h:*:", " h:*:", "\nh:*:x", "h:5432:d:u:", "a.b-c" + strings.Repeat("x", 300) + ":6432:", "token ", "TOKEN ?= ",
 		`"name":"X_TOKEN","value":`, `{"name":"GITHUB_TOKEN","value":"x"}`, "?sv=1&sig=", "&sig=",
 		`"curl", "-u", `, `"-u","`, `"login", "-p", `, `'mysql','-p`, `",` + strings.Repeat(" ", 16) + `"-u`,
 		"cookie: ", "Cookie: sid=x; ", "--password ", "a --password x", `"--password", "`, "cookie: " + strings.Repeat("sid=x; ", 400)} {
@@ -799,7 +799,7 @@ var assignmentFloods = []string{"token=", "TOKEN=", "token: ", "a.token=", "sess
 func TestFloodsWorkLittle(t *testing.T) {
 	const n = 32 << 10
 	for _, unit := range append(assignmentFloods, "auth: ", "auth: {", `auth: {a: "b", `, "auth:\n  a: b\n",
-		`"auth": {"a": 1, `, "access: a\n", `credentials: {"type": "x",`, "auth = x\n", "-----BEGIN PRIVATE KEY-----\n",
+		`"auth": {"a": 1, `, "access: a\n", `credentials: {"type": "x",`, "auth = x\n", "-----BEGIN PRIVATE KEY-----\n", " -----BEGIN", "---- BEGIN ",
 		"default login a password ", "Authorization: Basic ", "password: ", "machine a login b ",
 		`"curl", "-u", "a`, `"login", "-p", "`) {
 		s := strings.Repeat(unit, n/len(unit))
