@@ -36,14 +36,9 @@ const (
 // What a sync brought, and a failure, become one notice on the next tool result, never a
 // tool error.
 type syncer struct {
-	s *Server
-	// open opens the engine's state directory again with the project's archive retention
-	// (engine.OpenStore): a lost race's archive keeps the archives the project keeps.
-	open     func(...store.Option) (*store.Store, error)
-	stateDir string
-	root     string
-	every    time.Duration
-	failing  bool // a failure was told; the next one is only logged until a sync succeeds
+	s       *Server
+	every   time.Duration
+	failing bool // a failure was told; the next one is only logged until a sync succeeds
 	// claimsFailing: a claims failure the workflow's sync went past was told; the next one
 	// is only logged until the claims sync again.
 	claimsFailing bool
@@ -60,11 +55,7 @@ type syncer struct {
 // loop itself checks, each time, whether sharing is on, so cairn remote enable during a
 // session takes effect without a restart.
 func (s *Server) startSyncer(eng Engine) {
-	r, ok := eng.(interface {
-		ProjectRoot() string
-		OpenStore(...store.Option) (*store.Store, error)
-	})
-	if !ok || s.sync != nil {
+	if _, ok := eng.(syncEngine); !ok || s.sync != nil {
 		return
 	}
 	every := defaultSyncInterval
@@ -76,9 +67,19 @@ func (s *Server) startSyncer(eng Engine) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	y := &syncer{s: s, open: r.OpenStore, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
+	y := &syncer{s: s, every: every, ctx: ctx, cancel: cancel}
 	s.sync = y
 	y.wg.Go(y.loop)
+}
+
+// syncEngine is an engine the background sync can work beside: it knows its project root and
+// opens its state directory again with the project's options (engine.OpenStore): archive
+// retention, so that a lost race's archive keeps the archives the project keeps, clock and
+// lock wait.
+type syncEngine interface {
+	Engine
+	ProjectRoot() string
+	OpenStore(...store.Option) (*store.Store, error)
 }
 
 // jitter spreads d by ±20%, so that clones started together do not poll in step.
@@ -106,7 +107,10 @@ func (y *syncer) loop() {
 
 // run is one sync, when sharing is on.
 func (y *syncer) run() {
-	st, err := y.open(store.WithNoCreate()) // none (removed, cairn uninstall): sharing is off
+	st, stateDir, root, err := y.openStore()
+	if st == nil && err == nil {
+		return // no engine open: nothing to sync
+	}
 	if err != nil {
 		y.fail("", err)
 		return
@@ -119,14 +123,14 @@ func (y *syncer) run() {
 		}
 		return
 	}
-	b, err := gitremote.New(gitremote.Config{Dir: y.root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
+	b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
 	if err != nil {
 		y.fail(s.Remote, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(y.ctx, syncRunTimeout)
 	defer cancel()
-	claimsErr := y.claims(ctx)
+	claimsErr := y.claims(ctx, stateDir, root)
 	if _, ok := errors.AsType[*claimsync.NoticeError](claimsErr); ok {
 		// No claim made offline waits on the claims line: the workflow is synced all the same.
 		y.s.opt.Log.Printf("task claims sync with %s failed: %v", s.Remote, claimsErr)
@@ -171,6 +175,22 @@ func (y *syncer) run() {
 	}
 }
 
+// openStore opens the state directory of the engine the server holds now (it may have opened
+// it again since the syncer started: the directory was removed under it), under the turn and
+// with that engine's options; none when the server holds no engine. A directory removed
+// (cairn uninstall) is not made again: sharing is off.
+func (y *syncer) openStore() (st *store.Store, stateDir, root string, err error) {
+	y.s.whenOpen(y.ctx, func() {
+		e, ok := y.s.eng.(syncEngine)
+		if !ok {
+			return
+		}
+		stateDir, root = e.StateDir(), e.ProjectRoot()
+		st, err = e.OpenStore(store.WithNoCreate())
+	})
+	return st, stateDir, root, err
+}
+
 // leftOutNotice says which of the remote's lines the syncs leave out, grouped by why, or "" for
 // none. The steps differ by reason and each names one ref (taken for another, a step can delete
 // someone's work), so the notice points to cairn sync for them rather than advising any.
@@ -206,7 +226,7 @@ func leftOutNotice(name string, lines []remote.LeftOut) string {
 // claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set
 // running offline that another machine holds goes back to pending, under the server's turn,
 // and the next tool result says who holds it.
-func (y *syncer) claims(ctx context.Context) error {
+func (y *syncer) claims(ctx context.Context, stateDir, root string) error {
 	revert := func(task, note string) error {
 		if err := y.s.acquire(ctx); err != nil {
 			return err
@@ -218,7 +238,7 @@ func (y *syncer) claims(ctx context.Context) error {
 		_, err := y.s.eng.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
 		return err
 	}
-	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: y.stateDir, Root: y.root, Getenv: y.s.opt.Getenv}, revert)
+	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: stateDir, Root: root, Getenv: y.s.opt.Getenv}, revert)
 	for _, n := range notes {
 		y.s.addSyncNotice(y.ctx, "Notice: "+sentence(n))
 	}

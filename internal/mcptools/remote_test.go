@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -405,5 +406,57 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
 	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("the foreign ref is told again: %q", got)
+	}
+}
+
+// storeCounter is the real engine, counting the stores its OpenStore opens in opens.
+type storeCounter struct {
+	*engine.Engine
+	opens *atomic.Int64
+}
+
+func (e storeCounter) OpenStore(o ...store.Option) (*store.Store, error) {
+	e.opens.Add(1)
+	return e.Engine.OpenStore(o...)
+}
+
+// TestBackgroundSyncUsesTheReopenedEngine: after the state directory is removed and a tool call
+// opens it again, the background sync opens the store through the engine the server holds now,
+// with its options (archive retention, clock, lock wait), not through the first engine's.
+func TestBackgroundSyncUsesTheReopenedEngine(t *testing.T) {
+	dir, env := clone(t, bareRepo(t))
+	var engines []*atomic.Int64 // the stores each engine opened, by the order of opening
+	var mu sync.Mutex
+	generation := func(i int) *atomic.Int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return engines[i]
+	}
+	open := func(cfg engine.Config) (mcptools.Engine, error) {
+		e, err := engine.Open(cfg)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		engines = append(engines, new(atomic.Int64))
+		return storeCounter{e, engines[len(engines)-1]}, nil
+	}
+	runs := new(atomic.Int64)
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: open, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, runs))
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"reopen me","workflow_id":"wf-1"}`)
+	waitRuns(t, runs, 1)
+	if err := os.RemoveAll(filepath.Join(dir, ".claude", "cairn")); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "resume_check", `{}`) // opens the state directory again: the second engine
+	first := generation(0).Load()
+	waitRuns(t, runs, 2) // a run begun after the reopening has ended
+	if got := generation(0).Load() - first; got != 0 {
+		t.Errorf("the background sync opened the store through the first engine %d more time(s) after it was replaced", got)
+	}
+	if generation(1).Load() == 0 {
+		t.Error("the background sync never opened the store through the engine the server holds now")
 	}
 }
