@@ -250,7 +250,7 @@ func (y *syncer) claims(ctx context.Context, stateDir, root string) error {
 // here; after a lost race it installs the remote's line in one store write and then replays
 // this machine's changes: a tool call in between would act on a copy the replay has not yet
 // caught up with. So the guard takes the server's turn once Since has its answer and keeps it until the sync
-// ends, letting go for every network call (Since again, Append).
+// ends, letting go for every network call (Since again, Append) and every wait between rounds.
 type turnGuard struct {
 	remote.Backend
 	s    *Server
@@ -293,6 +293,16 @@ func (g *turnGuard) Since(ctx context.Context, workflow string, rev int64) ([]re
 func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data [][]byte) (int64, error) {
 	g.drop()
 	return g.Backend.Append(ctx, workflow, after, data)
+}
+
+// Wait is a backoff between the sync's rounds (remotesync.Waiter): the next round reads both
+// lines again before it writes, so tool calls are served meanwhile.
+func (g *turnGuard) Wait(ctx context.Context, d time.Duration) error {
+	g.drop()
+	if f := g.s.opt.syncBackoff; f != nil {
+		f()
+	}
+	return remote.Sleep(ctx, d)
 }
 
 // replay re-applies this machine's lost changes through the engine, holding the server's
