@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,8 @@ type syncer struct {
 	// unreadableTold is the notice of the remote's lines a sync left out, as last told: the
 	// same ones are not told again at every sync.
 	unreadableTold string
+	// told is the notices (remotesync.Outcome.Notices) of the last sync that succeeded.
+	told []string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -170,9 +173,25 @@ func (y *syncer) run() {
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		y.s.opt.Log.Printf("synced with %s but could not record it: %v", s.Remote, err)
 	}
+	out.Notices = y.untold(out.Notices)
 	if out.Pulled > 0 || out.Conflict != nil {
 		y.s.syncBrought(y.ctx, s.Remote, out)
+	} else if len(out.Notices) > 0 {
+		y.s.addSyncNotice(y.ctx, "Notice:"+syncSaid(out))
 	}
+}
+
+// untold is, of a sync's notices, those the sync before did not tell: an end finished here and
+// not shared is found again by every sync until the remote's line changes.
+func (y *syncer) untold(notices []string) []string {
+	var out []string
+	for _, n := range notices {
+		if !slices.Contains(y.told, n) {
+			out = append(out, n)
+		}
+	}
+	y.told = notices
+	return out
 }
 
 // openStore opens the state directory of the engine the server holds now (it may have opened

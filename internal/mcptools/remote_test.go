@@ -154,9 +154,15 @@ func (m *machine) sync(t *testing.T) remotesync.Outcome {
 // nextNotice waits for a tool result that starts with a notice and returns its first line.
 func nextNotice(t *testing.T, c *client.Client) string {
 	t.Helper()
+	return nextNoticeOf(t, c, "get_vars")
+}
+
+// nextNoticeOf is nextNotice, calling the tool name (without arguments).
+func nextNoticeOf(t *testing.T, c *client.Client, name string) string {
+	t.Helper()
 	var notice string
 	waitFor(t, func() bool {
-		got := text(mustOK(t, c, "get_vars", `{}`))
+		got := text(mustOK(t, c, name, `{}`))
 		notice, _, _ = strings.Cut(got, "\n")
 		return strings.HasPrefix(got, "Notice:")
 	})
@@ -352,7 +358,7 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 			}
 		}
 	})
-	raceWhileCut(t, bare, link, c, `{"PLAN_PATH":"a.md"}`)
+	raceWhileCut(t, bare, link, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`)
 	notice := nextNotice(t, c)
 	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
 		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check"} {
@@ -382,9 +388,9 @@ func linkedRemote(t *testing.T) (bare, link string) {
 }
 
 // raceWhileCut makes machine B, which takes the workflow A's server (c) pushed through link, win
-// a race: A, cut off, sets vars (its r2); B moves the workflow to plan and sets PLAN_PATH to
-// b.md and pushes both; then A's link heals.
-func raceWhileCut(t *testing.T, bare, link string, c *client.Client, vars string) {
+// a race: A, cut off, makes its r2 with the tool name (arguments args); B moves the workflow to
+// plan and sets PLAN_PATH to b.md and pushes both; then A's link heals.
+func raceWhileCut(t *testing.T, bare, link string, c *client.Client, name, args string) {
 	t.Helper()
 	b := machineB(t, bare)
 	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
@@ -394,7 +400,7 @@ func raceWhileCut(t *testing.T, bare, link string, c *client.Client, vars string
 	}
 	nextNotice(t, c) // the cut is noticed once
 
-	mustOK(t, c, "set_vars", `{"vars":`+vars+`}`) // A's r2, not pushed
+	mustOK(t, c, name, args) // A's r2, not pushed
 	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
 		t.Fatal(err)
 	}
@@ -427,13 +433,33 @@ func TestBackgroundSyncServesCallsDuringItsBackoff(t *testing.T) {
 	}
 	_, c, _ = machineAWith(t, link, "back off", func(o mcptools.Options) mcptools.Options { return mcptools.DuringSyncBackoff(o, during) })
 	close(ready)
-	raceWhileCut(t, bare, link, c, `{"WF_BRANCH":"a"}`)
+	raceWhileCut(t, bare, link, c, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
 	notice := nextNotice(t, c)
 	if !strings.Contains(notice, "1 of its 1 change(s) were replayed on top") {
 		t.Fatalf("notice %q: A's change was not replayed", notice)
 	}
 	if backoffs.Load() == 0 || served.Load() != backoffs.Load() {
 		t.Errorf("tool calls served during the sync's %d backoff(s): %d", backoffs.Load(), served.Load())
+	}
+}
+
+// TestBackgroundSyncTellsAnEndNotShared: A completes the workflow while cut off and B moves it
+// on the remote meanwhile; A's next sync pulls nothing, and its end cannot be shared on the
+// remote's line. The next tool result says so, once. Before, cairn-mcp told a sync's notices
+// only when it pulled something or lost a race, and this one never reached the model.
+func TestBackgroundSyncTellsAnEndNotShared(t *testing.T) {
+	bare, link := linkedRemote(t)
+	_, c, runs := machineARuns(t, link, "finish me")
+	raceWhileCut(t, bare, link, c, "complete_workflow", `{"outcome":"done here"}`)
+	notice := nextNoticeOf(t, c, "resume_check") // nothing active here: get_vars would fail
+	for _, want := range []string{"Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
+	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("the end not shared is told again: %q", got)
 	}
 }
 

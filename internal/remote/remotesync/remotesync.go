@@ -617,7 +617,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	theirs, err := decode(a.WorkflowID, recs)
 	if err != nil {
 		// A line that cannot take it: said, so that the end is not left unshared in silence.
-		return 0, fmt.Sprintf("%s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), nil
+		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), nil
 	}
 	R := int64(len(theirs))
 	if common := commonPrefix(mine, theirs); common != R {
@@ -626,7 +626,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 				Status string `json:"status"`
 			}
 			_ = json.Unmarshal(theirs[R-1].Snapshot, &tip) // only for the notice
-			notice = fmt.Sprintf("%s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
+			notice = fmt.Sprintf("workflow %s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
 				a.WorkflowID, a.Revision, common, R, textsafe.Line(tip.Status, 40), a.Dir)
 		}
 		return 0, notice, nil
