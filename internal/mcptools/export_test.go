@@ -33,3 +33,10 @@ func CountSyncRuns(o Options, runs *atomic.Int64) Options {
 	o.syncRan = func() { runs.Add(1) }
 	return o
 }
+
+// DuringSyncBackoff makes a server with o call f each time its background sync waits between
+// rounds, once it has let go of the server's turn.
+func DuringSyncBackoff(o Options, f func()) Options {
+	o.syncBackoff = f
+	return o
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,20 +37,17 @@ const (
 // What a sync brought, and a failure, become one notice on the next tool result, never a
 // tool error.
 type syncer struct {
-	s *Server
-	// open opens the engine's state directory again with the project's archive retention
-	// (engine.OpenStore): a lost race's archive keeps the archives the project keeps.
-	open     func(...store.Option) (*store.Store, error)
-	stateDir string
-	root     string
-	every    time.Duration
-	failing  bool // a failure was told; the next one is only logged until a sync succeeds
+	s       *Server
+	every   time.Duration
+	failing bool // a failure was told; the next one is only logged until a sync succeeds
 	// claimsFailing: a claims failure the workflow's sync went past was told; the next one
 	// is only logged until the claims sync again.
 	claimsFailing bool
 	// unreadableTold is the notice of the remote's lines a sync left out, as last told: the
 	// same ones are not told again at every sync.
 	unreadableTold string
+	// told is the notices (remotesync.Outcome.Notices) of the last sync that succeeded.
+	told []string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -60,11 +58,7 @@ type syncer struct {
 // loop itself checks, each time, whether sharing is on, so cairn remote enable during a
 // session takes effect without a restart.
 func (s *Server) startSyncer(eng Engine) {
-	r, ok := eng.(interface {
-		ProjectRoot() string
-		OpenStore(...store.Option) (*store.Store, error)
-	})
-	if !ok || s.sync != nil {
+	if _, ok := eng.(syncEngine); !ok || s.sync != nil {
 		return
 	}
 	every := defaultSyncInterval
@@ -76,9 +70,19 @@ func (s *Server) startSyncer(eng Engine) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	y := &syncer{s: s, open: r.OpenStore, stateDir: eng.StateDir(), root: r.ProjectRoot(), every: every, ctx: ctx, cancel: cancel}
+	y := &syncer{s: s, every: every, ctx: ctx, cancel: cancel}
 	s.sync = y
 	y.wg.Go(y.loop)
+}
+
+// syncEngine is an engine the background sync can work beside: it knows its project root and
+// opens its state directory again with the project's options (engine.OpenStore): archive
+// retention, so that a lost race's archive keeps the archives the project keeps, clock and
+// lock wait.
+type syncEngine interface {
+	Engine
+	ProjectRoot() string
+	OpenStore(...store.Option) (*store.Store, error)
 }
 
 // jitter spreads d by ±20%, so that clones started together do not poll in step.
@@ -106,7 +110,10 @@ func (y *syncer) loop() {
 
 // run is one sync, when sharing is on.
 func (y *syncer) run() {
-	st, err := y.open(store.WithNoCreate()) // none (removed, cairn uninstall): sharing is off
+	st, stateDir, root, err := y.openStore()
+	if st == nil && err == nil {
+		return // no engine open: nothing to sync
+	}
 	if err != nil {
 		y.fail("", err)
 		return
@@ -119,14 +126,14 @@ func (y *syncer) run() {
 		}
 		return
 	}
-	b, err := gitremote.New(gitremote.Config{Dir: y.root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
+	b, err := gitremote.New(gitremote.Config{Dir: root, Remote: s.Remote, Layout: gitremote.Layout(s.Layout)})
 	if err != nil {
 		y.fail(s.Remote, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(y.ctx, syncRunTimeout)
 	defer cancel()
-	claimsErr := y.claims(ctx)
+	claimsErr := y.claims(ctx, stateDir, root)
 	if _, ok := errors.AsType[*claimsync.NoticeError](claimsErr); ok {
 		// No claim made offline waits on the claims line: the workflow is synced all the same.
 		y.s.opt.Log.Printf("task claims sync with %s failed: %v", s.Remote, claimsErr)
@@ -166,9 +173,41 @@ func (y *syncer) run() {
 	if err := mirror.Synced(st, s.Remote, out.Workflow, out.Remote, time.Now()); err != nil {
 		y.s.opt.Log.Printf("synced with %s but could not record it: %v", s.Remote, err)
 	}
+	out.Notices = y.untold(out.Notices)
 	if out.Pulled > 0 || out.Conflict != nil {
 		y.s.syncBrought(y.ctx, s.Remote, out)
+	} else if len(out.Notices) > 0 {
+		y.s.addSyncNotice(y.ctx, "Notice:"+syncSaid(out))
 	}
+}
+
+// untold is, of a sync's notices, those the sync before did not tell: an end finished here and
+// not shared is found again by every sync until the remote's line changes.
+func (y *syncer) untold(notices []string) []string {
+	var out []string
+	for _, n := range notices {
+		if !slices.Contains(y.told, n) {
+			out = append(out, n)
+		}
+	}
+	y.told = notices
+	return out
+}
+
+// openStore opens the state directory of the engine the server holds now (it may have opened
+// it again since the syncer started: the directory was removed under it), under the turn and
+// with that engine's options; none when the server holds no engine. A directory removed
+// (cairn uninstall) is not made again: sharing is off.
+func (y *syncer) openStore() (st *store.Store, stateDir, root string, err error) {
+	y.s.whenOpen(y.ctx, func() {
+		e, ok := y.s.eng.(syncEngine)
+		if !ok {
+			return
+		}
+		stateDir, root = e.StateDir(), e.ProjectRoot()
+		st, err = e.OpenStore(store.WithNoCreate())
+	})
+	return st, stateDir, root, err
 }
 
 // leftOutNotice says which of the remote's lines the syncs leave out, grouped by why, or "" for
@@ -206,7 +245,7 @@ func leftOutNotice(name string, lines []remote.LeftOut) string {
 // claims syncs this clone's task claims before the workflow (claimsync.Sync): a task set
 // running offline that another machine holds goes back to pending, under the server's turn,
 // and the next tool result says who holds it.
-func (y *syncer) claims(ctx context.Context) error {
+func (y *syncer) claims(ctx context.Context, stateDir, root string) error {
 	revert := func(task, note string) error {
 		if err := y.s.acquire(ctx); err != nil {
 			return err
@@ -218,7 +257,7 @@ func (y *syncer) claims(ctx context.Context) error {
 		_, err := y.s.eng.UpdateTask(engine.TaskRequest{ID: task, Status: "pending", Note: note})
 		return err
 	}
-	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: y.stateDir, Root: y.root, Getenv: y.s.opt.Getenv}, revert)
+	notes, err := claimsync.Sync(ctx, claimsync.Options{StateDir: stateDir, Root: root, Getenv: y.s.opt.Getenv}, revert)
 	for _, n := range notes {
 		y.s.addSyncNotice(y.ctx, "Notice: "+sentence(n))
 	}
@@ -230,7 +269,7 @@ func (y *syncer) claims(ctx context.Context) error {
 // here; after a lost race it installs the remote's line in one store write and then replays
 // this machine's changes: a tool call in between would act on a copy the replay has not yet
 // caught up with. So the guard takes the server's turn once Since has its answer and keeps it until the sync
-// ends, letting go for every network call (Since again, Append).
+// ends, letting go for every network call (Since again, Append) and every wait between rounds.
 type turnGuard struct {
 	remote.Backend
 	s    *Server
@@ -273,6 +312,16 @@ func (g *turnGuard) Since(ctx context.Context, workflow string, rev int64) ([]re
 func (g *turnGuard) Append(ctx context.Context, workflow string, after int64, data [][]byte) (int64, error) {
 	g.drop()
 	return g.Backend.Append(ctx, workflow, after, data)
+}
+
+// Wait is a backoff between the sync's rounds (remotesync.Waiter): the next round reads both
+// lines again before it writes, so tool calls are served meanwhile.
+func (g *turnGuard) Wait(ctx context.Context, d time.Duration) error {
+	g.drop()
+	if f := g.s.opt.syncBackoff; f != nil {
+		f()
+	}
+	return remote.Sleep(ctx, d)
 }
 
 // replay re-applies this machine's lost changes through the engine, holding the server's

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,13 +76,19 @@ func machineA(t *testing.T, remote, context string) (dir string, c *client.Clien
 // runs on the clone before its server starts.
 func machineARuns(t *testing.T, remote, context string, setup ...func(dir string, env func(string) string)) (dir string, c *client.Client, runs *atomic.Int64) {
 	t.Helper()
+	return machineAWith(t, remote, context, func(o mcptools.Options) mcptools.Options { return o }, setup...)
+}
+
+// machineAWith is machineARuns, its server's options passed through with.
+func machineAWith(t *testing.T, remote, context string, with func(mcptools.Options) mcptools.Options, setup ...func(dir string, env func(string) string)) (dir string, c *client.Client, runs *atomic.Int64) {
+	t.Helper()
 	dir, env := clone(t, remote)
 	for _, f := range setup {
 		f(dir, env)
 	}
 	runs = new(atomic.Int64)
-	_, c = startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
-		Log: quietLog(), NoWatch: true}, runs))
+	_, c = startServer(t, with(mcptools.CountSyncRuns(mcptools.Options{Open: mcptools.OpenEngine, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, runs)))
 	mustOK(t, c, "start_workflow", `{"type":"apex","context":"`+context+`","workflow_id":"wf-1"}`)
 	return dir, c, runs
 }
@@ -147,9 +154,15 @@ func (m *machine) sync(t *testing.T) remotesync.Outcome {
 // nextNotice waits for a tool result that starts with a notice and returns its first line.
 func nextNotice(t *testing.T, c *client.Client) string {
 	t.Helper()
+	return nextNoticeOf(t, c, "get_vars")
+}
+
+// nextNoticeOf is nextNotice, calling the tool name (without arguments).
+func nextNoticeOf(t *testing.T, c *client.Client, name string) string {
+	t.Helper()
 	var notice string
 	waitFor(t, func() bool {
-		got := text(mustOK(t, c, "get_vars", `{}`))
+		got := text(mustOK(t, c, name, `{}`))
 		notice, _, _ = strings.Cut(got, "\n")
 		return strings.HasPrefix(got, "Notice:")
 	})
@@ -325,12 +338,7 @@ func TestBackgroundSyncLeavesARemovedStateDirectoryGone(t *testing.T) {
 // archive keeps the archives A's project keeps (archive_retention 6, not the store's default
 // 5), and the notice names the one retention removed.
 func TestBackgroundSyncLostRace(t *testing.T) {
-	bare := bareRepo(t)
-	// A reaches the repository through a link that the test cuts and restores.
-	link := filepath.Join(filepath.Dir(bare), "link.git")
-	if err := os.Symlink(bare, link); err != nil {
-		t.Skipf("no symlinks here: %v", err)
-	}
+	bare, link := linkedRemote(t)
 	aDir, c, _ := machineARuns(t, link, "race me", func(dir string, env func(string) string) {
 		state := filepath.Join(dir, ".claude", "cairn")
 		if err := os.WriteFile(filepath.Join(state, "config.json"), []byte(`{"approvals": false, "archive_retention": 6}`), 0o600); err != nil {
@@ -350,27 +358,7 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 			}
 		}
 	})
-	b := machineB(t, bare)
-	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
-
-	if err := os.Remove(link); err != nil { // A is cut off
-		t.Fatal(err)
-	}
-	nextNotice(t, c) // the cut is noticed once
-
-	mustOK(t, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`) // A's r2, not pushed
-	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil { // B's lands first
-		t.Fatal(err)
-	}
-	if out := b.sync(t); out.Pushed != 2 {
-		t.Fatalf("B pushed %d revisions, want 2", out.Pushed)
-	}
-	if err := os.Symlink(bare, link); err != nil { // the link heals
-		t.Fatal(err)
-	}
+	raceWhileCut(t, bare, link, c, "set_vars", `{"vars":{"PLAN_PATH":"a.md"}}`)
 	notice := nextNotice(t, c)
 	for _, want := range []string{"another machine changed workflow wf-1 first (via origin)", "phase plan", "revision 2 is kept in archive/conflict-wf-1-",
 		"not replayed: variable PLAN_PATH: the other machine changed it first", ". Retention removed 1 older archive: old-1-", "resume_check"} {
@@ -384,6 +372,94 @@ func TestBackgroundSyncLostRace(t *testing.T) {
 	archives, err := filepath.Glob(filepath.Join(aDir, ".claude", "cairn", "archive", "old-*"))
 	if err != nil || len(archives) != 5 {
 		t.Errorf("A's archives of finished workflows after the race: %v (%v); want old-2 to old-6, the project keeping 6", archives, err)
+	}
+}
+
+// linkedRemote is a bare repository and a link to it, through which machine A reaches it, that
+// raceWhileCut cuts and restores.
+func linkedRemote(t *testing.T) (bare, link string) {
+	t.Helper()
+	bare = bareRepo(t)
+	link = filepath.Join(filepath.Dir(bare), "link.git")
+	if err := os.Symlink(bare, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	return bare, link
+}
+
+// raceWhileCut makes machine B, which takes the workflow A's server (c) pushed through link, win
+// a race: A, cut off, makes its r2 with the tool name (arguments args); B moves the workflow to
+// plan and sets PLAN_PATH to b.md and pushes both; then A's link heals.
+func raceWhileCut(t *testing.T, bare, link string, c *client.Client, name, args string) {
+	t.Helper()
+	b := machineB(t, bare)
+	waitFor(t, func() bool { return b.sync(t).Local >= 1 })
+
+	if err := os.Remove(link); err != nil { // A is cut off
+		t.Fatal(err)
+	}
+	nextNotice(t, c) // the cut is noticed once
+
+	mustOK(t, c, name, args) // A's r2, not pushed
+	if _, err := b.e.Transition(engine.TransitionRequest{To: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.e.SetVars(map[string]string{"PLAN_PATH": "b.md"}); err != nil { // B's lands first
+		t.Fatal(err)
+	}
+	if out := b.sync(t); out.Pushed != 2 {
+		t.Fatalf("B pushed %d revisions, want 2", out.Pushed)
+	}
+	if err := os.Symlink(bare, link); err != nil { // the link heals
+		t.Fatal(err)
+	}
+}
+
+// TestBackgroundSyncServesCallsDuringItsBackoff: after a lost race whose replay applied A's
+// change, the sync waits a little before the round that pushes it; a tool call made during
+// that wait is served, the sync having let go of the server's turn. Before, the wait (up to
+// 320 ms a round) held the turn and every tool call waited behind it.
+func TestBackgroundSyncServesCallsDuringItsBackoff(t *testing.T) {
+	bare, link := linkedRemote(t)
+	var c *client.Client
+	var backoffs, served atomic.Int64
+	ready := make(chan struct{})
+	during := func() {
+		backoffs.Add(1)
+		<-ready
+		if res, err := c.CallTool(testCtx(t), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "get_vars", Arguments: map[string]any{}}}); err == nil && !res.IsError {
+			served.Add(1)
+		}
+	}
+	_, c, _ = machineAWith(t, link, "back off", func(o mcptools.Options) mcptools.Options { return mcptools.DuringSyncBackoff(o, during) })
+	close(ready)
+	raceWhileCut(t, bare, link, c, "set_vars", `{"vars":{"WF_BRANCH":"a"}}`)
+	notice := nextNotice(t, c)
+	if !strings.Contains(notice, "1 of its 1 change(s) were replayed on top") {
+		t.Fatalf("notice %q: A's change was not replayed", notice)
+	}
+	if backoffs.Load() == 0 || served.Load() != backoffs.Load() {
+		t.Errorf("tool calls served during the sync's %d backoff(s): %d", backoffs.Load(), served.Load())
+	}
+}
+
+// TestBackgroundSyncTellsAnEndNotShared: A completes the workflow while cut off and B moves it
+// on the remote meanwhile; A's next sync pulls nothing, and its end cannot be shared on the
+// remote's line. The next tool result says so, once. Before, cairn-mcp told a sync's notices
+// only when it pulled something or lost a race, and this one never reached the model.
+func TestBackgroundSyncTellsAnEndNotShared(t *testing.T) {
+	bare, link := linkedRemote(t)
+	_, c, runs := machineARuns(t, link, "finish me")
+	raceWhileCut(t, bare, link, c, "complete_workflow", `{"outcome":"done here"}`)
+	notice := nextNoticeOf(t, c, "resume_check") // nothing active here: get_vars would fail
+	for _, want := range []string{"Notice: Workflow wf-1, finished here at r2, was not shared: the remote's line of it was changed elsewhere after r1 and is at r3", "archive/wf-1-"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q lacks %q", notice, want)
+		}
+	}
+	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
+	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
+		t.Errorf("the end not shared is told again: %q", got)
 	}
 }
 
@@ -405,5 +481,57 @@ func TestBackgroundSyncTellsForeignRefsOnce(t *testing.T) {
 	waitRuns(t, runs, 2) // more idle syncs, one at least begun after the notice was read
 	if got := text(mustOK(t, c, "resume_check", `{}`)); strings.Contains(got, "Notice") {
 		t.Errorf("the foreign ref is told again: %q", got)
+	}
+}
+
+// storeCounter is the real engine, counting the stores its OpenStore opens in opens.
+type storeCounter struct {
+	*engine.Engine
+	opens *atomic.Int64
+}
+
+func (e storeCounter) OpenStore(o ...store.Option) (*store.Store, error) {
+	e.opens.Add(1)
+	return e.Engine.OpenStore(o...)
+}
+
+// TestBackgroundSyncUsesTheReopenedEngine: after the state directory is removed and a tool call
+// opens it again, the background sync opens the store through the engine the server holds now,
+// with its options (archive retention, clock, lock wait), not through the first engine's.
+func TestBackgroundSyncUsesTheReopenedEngine(t *testing.T) {
+	dir, env := clone(t, bareRepo(t))
+	var engines []*atomic.Int64 // the stores each engine opened, by the order of opening
+	var mu sync.Mutex
+	generation := func(i int) *atomic.Int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return engines[i]
+	}
+	open := func(cfg engine.Config) (mcptools.Engine, error) {
+		e, err := engine.Open(cfg)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		engines = append(engines, new(atomic.Int64))
+		return storeCounter{e, engines[len(engines)-1]}, nil
+	}
+	runs := new(atomic.Int64)
+	_, c := startServer(t, mcptools.CountSyncRuns(mcptools.Options{Open: open, Getenv: env, WorkDir: dir, PPID: 4242,
+		Log: quietLog(), NoWatch: true}, runs))
+	mustOK(t, c, "start_workflow", `{"type":"apex","context":"reopen me","workflow_id":"wf-1"}`)
+	waitRuns(t, runs, 1)
+	if err := os.RemoveAll(filepath.Join(dir, ".claude", "cairn")); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c, "resume_check", `{}`) // opens the state directory again: the second engine
+	first := generation(0).Load()
+	waitRuns(t, runs, 2) // a run begun after the reopening has ended
+	if got := generation(0).Load() - first; got != 0 {
+		t.Errorf("the background sync opened the store through the first engine %d more time(s) after it was replaced", got)
+	}
+	if generation(1).Load() == 0 {
+		t.Error("the background sync never opened the store through the engine the server holds now")
 	}
 }

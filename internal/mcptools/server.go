@@ -40,7 +40,8 @@ type Options struct {
 	Debounce time.Duration       // watcher debounce; default 50 ms
 	NoWatch  bool                // do not watch the state directory
 
-	syncRan func() // called after each background sync run; set by tests (export_test.go)
+	syncRan     func() // called after each background sync run; set by tests (export_test.go)
+	syncBackoff func() // called when a background sync waits between rounds; set by tests
 }
 
 // Server adapts the engine to MCP. Tool calls, session and definition reloads and shutdown

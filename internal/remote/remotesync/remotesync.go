@@ -137,7 +137,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		}
 		out.Notices = notices
 		if errors.Is(err, ErrMoved) && round < maxRounds {
-			if err := backoff(ctx, round); err != nil {
+			if err := backoff(ctx, b, round); err != nil {
 				return out, err
 			}
 			continue // someone changed the store or the remote under us: start over
@@ -169,7 +169,7 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 		if c.Replayed == 0 || round >= maxRounds {
 			return out, nil
 		}
-		if err := backoff(ctx, round); err != nil {
+		if err := backoff(ctx, b, round); err != nil {
 			return out, err
 		}
 	}
@@ -177,9 +177,20 @@ func Sync(ctx context.Context, st *store.Store, b remote.Backend, from, id strin
 
 // backoff waits a little before another round after round lost a race, at random and up to
 // twice as long each time (10 ms, then 20, ... 320), so that machines racing for the same head
-// take turns instead of colliding again.
-func backoff(ctx context.Context, round int) error {
-	return remote.Sleep(ctx, time.Duration(rand.Int64N(int64(10*time.Millisecond)<<min(round, 5))))
+// take turns instead of colliding again. A Backend that is a Waiter waits itself.
+func backoff(ctx context.Context, b remote.Backend, round int) error {
+	d := time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(round, 5)))
+	if w, ok := b.(Waiter); ok {
+		return w.Wait(ctx, d)
+	}
+	return remote.Sleep(ctx, d)
+}
+
+// Waiter is a Backend that does a sync's waits between rounds, so that it can let go of what
+// it holds for the sync meanwhile (cairn-mcp's turn, which tool calls wait for): the next
+// round reads both lines again before it writes anything.
+type Waiter interface {
+	Wait(ctx context.Context, d time.Duration) error
 }
 
 // ErrMoved is returned when the remote or this machine's workflow kept moving during every
@@ -606,7 +617,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 	theirs, err := decode(a.WorkflowID, recs)
 	if err != nil {
 		// A line that cannot take it: said, so that the end is not left unshared in silence.
-		return 0, fmt.Sprintf("%s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), nil
+		return 0, fmt.Sprintf("workflow %s, finished here at r%d, was not shared: %s", a.WorkflowID, a.Revision, strings.TrimPrefix(err.Error(), "remotesync: ")), nil
 	}
 	R := int64(len(theirs))
 	if common := commonPrefix(mine, theirs); common != R {
@@ -615,7 +626,7 @@ func shareArchive(ctx context.Context, st *store.Store, b remote.Backend, a stor
 				Status string `json:"status"`
 			}
 			_ = json.Unmarshal(theirs[R-1].Snapshot, &tip) // only for the notice
-			notice = fmt.Sprintf("%s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
+			notice = fmt.Sprintf("workflow %s, finished here at r%d, was not shared: the remote's line of it was changed elsewhere after r%d and is at r%d, %s; this machine's end is kept in archive/%s",
 				a.WorkflowID, a.Revision, common, R, textsafe.Line(tip.Status, 40), a.Dir)
 		}
 		return 0, notice, nil
