@@ -373,3 +373,33 @@ func TestCompleteInAGateNeedsAYes(t *testing.T) {
 		})
 	}
 }
+
+// A workflow waiting in an approval phase for a person's yes, when the project's definition
+// renames or drops that phase, cannot move (the phase is not in the definition), and its
+// request stays open: complete_workflow must not end it past the gate without the yes either.
+// The person's yes (cairn approve) lets it complete.
+func TestCompleteInAGateTheDefinitionLostNeedsAYes(t *testing.T) {
+	const v1 = "---\nname: rev\nphases: [draft, gate, ship]\napprovals: [gate]\n---\nbody\n"
+	for name, edited := range map[string]string{
+		"renamed": "---\nname: rev\nphases: [draft, gated, ship]\napprovals: [gated]\n---\nbody\n",
+		"dropped": "---\nname: rev\nphases: [draft, ship]\n---\nbody\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/rev.md", v1)
+			res := must(e.open("s1").Start(engine.StartRequest{Type: "rev", Context: "lost gate"}))(t)
+			must(e.open("s1").Transition(engine.TransitionRequest{To: "gate"}))(t)
+			e.write(".claude/workflows/rev.md", edited)
+			_, err := e.open("s1").Complete("shipped")
+			if _, ok := errors.AsType[*workflow.ApprovalError](err); !ok || !strings.Contains(err.Error(), "workflow "+res.WorkflowID+" is in approval phase gate, which waits for a person's yes") {
+				t.Fatalf("complete in the gate the definition lost: %v; want it refused until a person's yes", err)
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{}); r.WorkflowID != res.WorkflowID || r.Phase != "gate" {
+				t.Fatalf("after the refusal: workflow %q in %q", r.WorkflowID, r.Phase)
+			}
+			must(e.open("cli").Approve("ok"))(t)
+			must(e.open("cli").Approve("ok"))(t) // a repeat changes nothing
+			must(e.open("s1").Complete("shipped"))(t)
+		})
+	}
+}
