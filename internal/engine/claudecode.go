@@ -180,10 +180,14 @@ func (e *Engine) QuickStatus() (s Status, ok bool, err error) {
 		return Status{}, false, err
 	}
 	def := e.quickDefinition(r.Type)
-	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus), Done: len(def.DoneSoFar(r.State, r.CompletedPhases(def)))}
+	s = Status{Type: r.Type, Phase: r.State, PhaseStatus: string(r.PhaseStatus)}
+	done := def.DoneSoFar(r.State, r.CompletedPhases(def))
 	if def != nil {
+		// Of its phases: one completed before an edit dropped it is not part of Total.
+		done = slices.DeleteFunc(done, func(p string) bool { return !def.HasPhase(p) })
 		s.Total = len(def.Phases)
 	}
+	s.Done = len(done)
 	if last := r.LastActivity(); !last.IsZero() {
 		s.Age = max(e.now().Sub(last), 0)
 	}

@@ -297,23 +297,31 @@ func TestBrokenOverrideRefusesAStart(t *testing.T) {
 
 // complete_workflow in an approval phase that waits for a person's yes would end the workflow
 // past the gate without one: it is refused, with the step that gets the yes, and nothing is
-// changed. Approved, with approvals off for the project, or by a person (cairn complete
-// outside Claude Code's shells, who is the approver), it completes; so does a workflow
-// elsewhere than in a gate.
+// changed. So is complete_workflow in a phase before the gate when every way on to the end
+// passes it (analyze, before apex's plan): ending there ends the work the gate holds back
+// without the person's yes. Approved, with approvals off for the project, or by a person
+// (cairn complete outside Claude Code's shells, who is the approver), it completes; so does
+// a workflow past the gate.
 func TestCompleteInAGateNeedsAYes(t *testing.T) {
+	const inGate = "workflow %s is in approval phase plan, which waits for a person's yes, and completing it needs that yes too; nothing was changed: ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call complete_workflow again"
+	const beforeGate = "workflow %s is in phase analyze, before approval phase plan, which waits for a person's yes: completing it here would end it without that yes; nothing was changed: ask the user to run `cairn complete OUTCOME` in the project, in a terminal of their own (not through Claude Code, where it is refused)"
 	for _, tc := range []struct {
 		name    string
-		phase   string // where complete is called
-		approve bool   // cairn approve first
-		off     bool   // "approvals": false
-		person  bool   // CompleteByPerson
-		refused bool
+		phases  []string // moves made before complete
+		approve bool     // cairn approve first
+		off     bool     // "approvals": false
+		person  bool     // CompleteByPerson
+		want    string   // the refusal, "" when it completes
 	}{
-		{name: "agent in an unapproved gate", phase: "plan", refused: true},
-		{name: "agent in an approved gate", phase: "plan", approve: true},
-		{name: "agent with approvals off", phase: "plan", off: true},
-		{name: "person in an unapproved gate", phase: "plan", person: true},
-		{name: "agent in a phase without a gate", phase: "analyze"},
+		{name: "agent in an unapproved gate", phases: []string{"plan"}, want: inGate},
+		{name: "agent in an approved gate", phases: []string{"plan"}, approve: true},
+		{name: "agent with approvals off", phases: []string{"plan"}, off: true},
+		{name: "person in an unapproved gate", phases: []string{"plan"}, person: true},
+		{name: "agent before the gate", want: beforeGate},
+		{name: "agent back before an approved gate", phases: []string{"plan", "analyze"}, approve: true, want: beforeGate},
+		{name: "agent before the gate with approvals off", off: true},
+		{name: "person before the gate", person: true},
+		{name: "agent past the gate", phases: []string{"plan", "implement"}, approve: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -324,36 +332,74 @@ func TestCompleteInAGateNeedsAYes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if tc.phase == "plan" {
-				must(e.open("s1").Transition(engine.TransitionRequest{To: "plan"}))(t)
-			}
-			if tc.approve {
-				must(e.open("cli").Approve("ok"))(t)
+			for _, p := range tc.phases {
+				must(e.open("s1").Transition(engine.TransitionRequest{To: p}))(t)
+				if p == "plan" && tc.approve {
+					must(e.open("cli").Approve("ok"))(t)
+				}
 			}
 			complete := (*engine.Engine).Complete
 			if tc.person {
 				complete = (*engine.Engine).CompleteByPerson
 			}
 			_, err := complete(e.open("s1"), "done early")
-			if !tc.refused {
+			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("complete: %v", err)
 				}
 				return
 			}
-			const want = "workflow " + "%s is in approval phase plan, which waits for a person's yes, and completing it needs that yes too; nothing was changed: ask the user to run `cairn approve [NOTE]` in the project, in a terminal of their own (not through Claude Code, where it is refused), then call complete_workflow again"
-			if err == nil || err.Error() != fmt.Sprintf(want, res.WorkflowID) {
-				t.Fatalf("complete in the unapproved gate: err = %v, want it refused with the step", err)
+			if err == nil || err.Error() != fmt.Sprintf(tc.want, res.WorkflowID) {
+				t.Fatalf("complete: err = %v, want it refused with the step", err)
 			}
 			if engine.Classify(err) != engine.Refused {
 				t.Errorf("the refusal is classed %v", engine.Classify(err))
 			}
-			if r := e.open("s2").Resume(engine.ResumeOptions{}); r.Phase != "plan" || r.AwaitingApproval != "plan" {
-				t.Errorf("after the refusal: phase %q, awaiting %q; want the workflow waiting in plan", r.Phase, r.AwaitingApproval)
+			at := "plan"
+			if tc.want == beforeGate {
+				at = "analyze"
 			}
-			// The person's yes is the way on.
+			if r := e.open("s2").Resume(engine.ResumeOptions{}); r.Phase != at || r.WorkflowID != res.WorkflowID {
+				t.Errorf("after the refusal: workflow %q in phase %q; want %s still active in %s", r.WorkflowID, r.Phase, res.WorkflowID, at)
+			}
+			if tc.want == inGate {
+				// The person's yes is the way on.
+				must(e.open("cli").Approve("ok"))(t)
+				must(e.open("s1").Complete("done early"))(t)
+				return
+			}
+			// The person's own cairn complete ends it.
+			must(e.open("cli").CompleteByPerson("done early"))(t)
+		})
+	}
+}
+
+// A workflow waiting in an approval phase for a person's yes, when the project's definition
+// renames or drops that phase, cannot move (the phase is not in the definition), and its
+// request stays open: complete_workflow must not end it past the gate without the yes either.
+// The person's yes (cairn approve) lets it complete.
+func TestCompleteInAGateTheDefinitionLostNeedsAYes(t *testing.T) {
+	const v1 = "---\nname: rev\nphases: [draft, gate, ship]\napprovals: [gate]\n---\nbody\n"
+	for name, edited := range map[string]string{
+		"renamed": "---\nname: rev\nphases: [draft, gated, ship]\napprovals: [gated]\n---\nbody\n",
+		"dropped": "---\nname: rev\nphases: [draft, ship]\n---\nbody\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/workflows/rev.md", v1)
+			res := must(e.open("s1").Start(engine.StartRequest{Type: "rev", Context: "lost gate"}))(t)
+			must(e.open("s1").Transition(engine.TransitionRequest{To: "gate"}))(t)
+			e.write(".claude/workflows/rev.md", edited)
+			_, err := e.open("s1").Complete("shipped")
+			if _, ok := errors.AsType[*workflow.ApprovalError](err); !ok || !strings.Contains(err.Error(), "workflow "+res.WorkflowID+" is in approval phase gate, which waits for a person's yes") {
+				t.Fatalf("complete in the gate the definition lost: %v; want it refused until a person's yes", err)
+			}
+			if r := e.open("s2").Resume(engine.ResumeOptions{}); r.WorkflowID != res.WorkflowID || r.Phase != "gate" {
+				t.Fatalf("after the refusal: workflow %q in %q", r.WorkflowID, r.Phase)
+			}
 			must(e.open("cli").Approve("ok"))(t)
-			must(e.open("s1").Complete("done early"))(t)
+			must(e.open("cli").Approve("ok"))(t) // a repeat changes nothing
+			must(e.open("s1").Complete("shipped"))(t)
 		})
 	}
 }

@@ -731,15 +731,29 @@ func (e *GateError) Error() string {
 
 func (e *GateError) Unwrap() error { return e.Approval }
 
+// EarlyEndError refuses the agent's completion of a workflow in a phase before an approval
+// gate that every way on to the end enters: ending there would end the work the gate holds
+// back without the person's yes. The person ends it with cairn complete in their own terminal.
+type EarlyEndError struct{ WorkflowID, Phase, Gate string }
+
+func (e *EarlyEndError) Error() string {
+	return fmt.Sprintf("workflow %s is in phase %s, before approval phase %s, which waits for a person's yes: completing it here would end it without that yes; nothing was changed: ask the user to run `cairn complete OUTCOME` in the project, %s",
+		e.WorkflowID, textsafe.Line(e.Phase, 64), textsafe.Line(e.Gate, 64), workflow.OwnTerminal)
+}
+
 // completeGate refuses the agent's completion of r while r waits in an approval phase for a
 // person's yes (as the resume plan counts it: with approvals off for the project, none is
-// awaited): completing there would end the workflow past the gate without one. With ap, a
+// awaited): completing there would end the workflow past the gate without one; so is its
+// completion in a phase before a gate it cannot end without entering (EarlyEndError). With ap, a
 // person's yes to leaving that phase, its Record is r with the yes recorded instead; a yes to
 // another phase (the workflow moved on while the person was asked) is refused the same way.
 func (e *Engine) completeGate(r *workflow.Record, ap *workflow.Approval) (workflow.Result, error) {
 	def, _ := e.definitionFor(r) // without it, a request open on record still waits
 	p, open := workflow.Awaiting(def, e.planView(def, r, e.now()))
 	if !open {
+		if g := def.GateAhead(r.State); g != "" && !e.approvalsOff() && r.Status == workflow.StatusActive {
+			return workflow.Result{}, &EarlyEndError{WorkflowID: r.WorkflowID, Phase: r.State, Gate: g}
+		}
 		return workflow.Result{Record: r}, nil
 	}
 	if ap == nil || ap.Phase != p {

@@ -757,3 +757,31 @@ func TestShowOfAnArchiveWhoseDirectoryIsGone(t *testing.T) {
 		}
 	}
 }
+
+// A definition edited while a workflow of its type is active, dropping phases the workflow
+// completed: the status line counts the phases done among the definition's phases, never
+// more than it has ("d 3/2" said the work was past its end).
+func TestQuickStatusCountsOnlyTheDefinitionsPhases(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/workflows/mine.md", "---\nname: mine\nphases: [a, b, c, d, done]\n---\n")
+	en := e.open("s1")
+	must(en.Start(engine.StartRequest{Type: "mine", Context: "x"}))(t)
+	for _, p := range []string{"b", "c", "d"} {
+		must(en.Transition(engine.TransitionRequest{To: p}))(t)
+	}
+	for _, tc := range []struct {
+		def         string
+		done, total int
+	}{
+		{"---\nname: mine\nphases: [d, done]\n---\n", 0, 2},          // a, b, c dropped
+		{"---\nname: mine\nphases: [a, d, done]\n---\n", 1, 3},       // b, c dropped
+		{"---\nname: mine\nphases: [a, x, done]\n---\n", 1, 3},       // d too: the workflow's phase
+		{"---\nname: mine\nphases: [a, b, c, d, done]\n---\n", 3, 5}, // as it was
+	} {
+		e.write(".claude/workflows/mine.md", tc.def)
+		s, ok, err := e.open("s1").QuickStatus()
+		if err != nil || !ok || s.Done != tc.done || s.Total != tc.total {
+			t.Errorf("with %q: %d/%d phases done (%t %v), want %d/%d", tc.def, s.Done, s.Total, ok, err, tc.done, tc.total)
+		}
+	}
+}

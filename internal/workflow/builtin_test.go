@@ -47,3 +47,32 @@ func TestBuildDefinition(t *testing.T) {
 		t.Fatalf("empty terminal (not omitted): %v", err)
 	}
 }
+
+// GateAhead names the gate a workflow cannot complete without entering, and none when some
+// way to the end avoids every gate, or the gate lies behind.
+func TestGateAhead(t *testing.T) {
+	branch, err := workflow.BuildDefinition("branch.md", workflow.Definition{
+		Phases:      []string{"triage", "quick-fix", "plan", "build", "done"},
+		Transitions: map[string][]string{"triage": {"quick-fix", "plan"}, "quick-fix": {"done"}, "plan": {"build"}, "build": {"done"}},
+		Approvals:   []string{"plan"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apex := mustDef(t, "apex")
+	for _, tc := range []struct {
+		def       *workflow.Definition
+		at, ahead string
+	}{
+		{apex, "analyze", "plan"},
+		{apex, "plan", ""},
+		{apex, "implement", ""},
+		{branch, "triage", ""},
+		{branch, "quick-fix", ""},
+		{nil, "analyze", ""},
+	} {
+		if got := tc.def.GateAhead(tc.at); got != tc.ahead {
+			t.Errorf("GateAhead(%s) = %q, want %q", tc.at, got, tc.ahead)
+		}
+	}
+}

@@ -211,7 +211,7 @@ func buildDefinition(file string, fm Definition, loc Lines) (*Definition, int, s
 		}
 	}
 	// Every phase must be reachable from the start, or a workflow could never use it.
-	reached := d.reach(d.Phases[0], "")
+	reached := d.reach(d.Phases[0], nil)
 	for _, p := range d.Phases {
 		if !slices.Contains(reached, p) {
 			return nil, loc.Item("phases", p), fmt.Sprintf("phase %q cannot be reached from the start phase %q through transitions", p, d.Phases[0])
@@ -340,16 +340,38 @@ func (d *Definition) DoneSoFar(at string, done []string) []string {
 // leads back through it, wherever to is listed).
 func (d *Definition) forward(from, to string) bool {
 	return slices.Index(d.Phases, to) > slices.Index(d.Phases, from) ||
-		slices.ContainsFunc(d.reach(to, from), d.IsTerminal)
+		slices.ContainsFunc(d.reach(to, func(p string) bool { return p == from }), d.IsTerminal)
+}
+
+// GateAhead names the approval gate a workflow in phase p cannot complete without entering:
+// "" when some way from p to a terminal phase enters no gate (p itself is not entered, so a
+// workflow in a gate has none ahead but those after it). Of several, the nearest. "" for a
+// nil d.
+func (d *Definition) GateAhead(p string) string {
+	if d == nil {
+		return ""
+	}
+	reached := d.reach(p, d.IsGate)
+	if slices.ContainsFunc(reached, d.IsTerminal) {
+		return ""
+	}
+	for _, q := range reached {
+		for _, to := range d.Transitions[q] {
+			if d.IsGate(to) && to != p {
+				return to
+			}
+		}
+	}
+	return ""
 }
 
 // reach lists the phases a workflow in phase p can reach through transitions, p included,
-// without entering phase avoid ("" for none).
-func (d *Definition) reach(p, avoid string) []string {
+// without entering a phase avoid reports (nil for none).
+func (d *Definition) reach(p string, avoid func(string) bool) []string {
 	reached := []string{p}
 	for i := 0; i < len(reached); i++ {
 		for _, to := range d.Transitions[reached[i]] {
-			if to != avoid {
+			if avoid == nil || !avoid(to) {
 				reached = appendNew(reached, to)
 			}
 		}

@@ -591,9 +591,10 @@ func NeedsApproval(def *Definition, r *Record, to string) (string, bool) {
 // it: with def (nil when unknown), a gate phase whose latest entry holds no yes or that has
 // none (a phase that became a gate while the workflow was in it, a record from before its
 // requests were kept); a request left open in a phase the definition no longer gates awaits
-// nothing. Without def, an open request on record (PendingApproval).
+// nothing. Without def, or in a phase def does not have (renamed or dropped since: nothing
+// says the gate went), an open request on record (PendingApproval).
 func Awaiting(def *Definition, r *Record) (string, bool) {
-	if def == nil || r == nil || r.Status != StatusActive {
+	if def == nil || r == nil || r.Status != StatusActive || !def.HasPhase(r.State) {
 		return PendingApproval(r)
 	}
 	if def.IsGate(r.State) && !approved(r, r.State) {
@@ -651,7 +652,7 @@ func Approve(def *Definition, r *Record, source, note string, now time.Time, by 
 	}
 	p, ok := Awaiting(def, r)
 	if !ok {
-		if approved(r, r.State) && (def == nil || def.IsGate(r.State)) {
+		if approved(r, r.State) && (def == nil || !def.HasPhase(r.State) || def.IsGate(r.State)) {
 			return unchanged(r), nil // approved already: a repeat changes nothing
 		}
 		return Result{}, fmt.Errorf("workflow %s is in phase %s, which waits for no approval; nothing was changed", r.WorkflowID, r.State)

@@ -361,3 +361,21 @@ func TestConvertPhasesFromDefinitions(t *testing.T) {
 		})
 	}
 }
+
+// Two keys of a completed-phases map that name one phase ("Plan" and "plan") are merged, which
+// keeps only the later time: the original map stays under legacy.fields, as a list that names
+// a phase twice does.
+func TestCompletedMapNamingAPhaseTwiceIsKept(t *testing.T) {
+	for _, field := range []string{"completedPhases", "phaseHistory"} {
+		in := `{"type":"APEX","phase":"implement","lastUpdated":"2026-02-11T14:00:00Z","` + field +
+			`":{"Plan":"2026-02-11T09:00:00Z","plan":"2026-02-11T10:00:00Z"}}`
+		out, err := convert(Seed001, []byte(in), Extra{Name: "workflow-state.json"}, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields, _ := decodeMap(t, out)["legacy"].(map[string]any)["fields"].(map[string]any)
+		if !jsonEqual(t, fields[field], decodeMap(t, []byte(in))[field]) {
+			t.Errorf("%s naming plan twice: legacy.fields.%s = %v, want the original\n%s", field, field, fields[field], out)
+		}
+	}
+}

@@ -285,13 +285,19 @@ func (c *conv) completedPhases(v any, needTime bool) bool {
 			seen[n] = true
 		}
 	case map[string]any:
+		seen := map[string]bool{}
 		for _, k := range slices.Sorted(maps.Keys(t)) {
+			// Two keys naming one phase ("Plan" and "plan") are merged, and the original kept
+			// under legacy, as for a list.
+			n := c.name(k)
+			clean = clean && !seen[n]
+			seen[n] = true
 			ok := false
 			switch it := t[k].(type) {
 			case bool:
 				if it {
 					ok = c.completeNamed(k, time.Time{}, nil, nil, true)
-				} else if n := c.name(k); n != "" {
+				} else if n != "" {
 					c.phase(n)
 					ok = true
 				}
