@@ -137,25 +137,35 @@ func TestLaunchDownloadsWithWget(t *testing.T) {
 
 // Without sha256sum, shasum or openssl the archive cannot be checked: the line says so, not
 // that the genuine archive's sum does not match (which reads as a tampered download), before
-// anything is downloaded.
+// anything is downloaded. Without curl or wget it cannot be downloaded. Either line said to
+// install Go, hundreds of megabytes to build what the missing tool would fetch: the step is
+// that tool.
 func TestLaunchWithoutAChecksumTool(t *testing.T) {
 	skipOnWindows(t)
-	root, archive, rs := releasedAndServed(t)
-	work, _, pdata := launchSite(t)
-	tools := toolDir(t)
-	if err := os.Remove(filepath.Join(tools, "sha256sum")); err != nil {
-		t.Fatal(err)
-	}
-	env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
-	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
-	if res.code != 0 || strings.Contains(res.stderr, "does not match") || !strings.Contains(res.stderr, "sha256sum") {
-		t.Errorf("cairn-mcp without a checksum tool = %+v, want a line naming the missing tool", res)
-	}
-	if n := rs.Hits(archive); n != 0 {
-		t.Errorf("the archive was downloaded %d times, want not at all", n)
-	}
-	if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
-		t.Error("an archive no tool checked was installed")
+	for _, tc := range []struct{ tool, reason, step string }{
+		{"sha256sum", "neither sha256sum, shasum nor openssl is installed", "install sha256sum (GNU coreutils), shasum or openssl, then start a new session"},
+		{"curl", "neither curl nor wget is installed", "install curl or wget, then start a new session"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			root, archive, rs := releasedAndServed(t)
+			work, _, pdata := launchSite(t)
+			tools := toolDir(t)
+			if err := os.Remove(filepath.Join(tools, tc.tool)); err != nil {
+				t.Fatal(err)
+			}
+			env := launchEnv(root, pdata, work, tools, "CAIRN_DOWNLOAD_URL="+rs.URL)
+			res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
+			if res.code != 0 || strings.Contains(res.stderr, "does not match") || !strings.Contains(res.stderr, tc.reason) ||
+				!strings.Contains(res.stderr, tc.step) || strings.Contains(res.stderr, "install Go") {
+				t.Errorf("cairn-mcp without %s = %+v, want a line naming the missing tool and the step to install it", tc.tool, res)
+			}
+			if n := rs.Hits(archive); n != 0 {
+				t.Errorf("the archive was downloaded %d times, want not at all", n)
+			}
+			if _, err := os.Stat(filepath.Join(pdata, "bin-"+pluginVersion(t))); err == nil {
+				t.Error("an archive no tool checked was installed")
+			}
+		})
 	}
 }
 

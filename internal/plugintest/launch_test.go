@@ -515,6 +515,36 @@ func TestLaunchIgnoresARelativeXDGCacheHome(t *testing.T) {
 	}
 }
 
+// Outside Claude Code (no CLAUDE_PLUGIN_DATA) with HOME unset, as under env -i or a service,
+// the launcher took "$HOME/.cache" as /.cache and installed the binaries under the root
+// directory (or, where / is not writable, told the person to make /.cache/cairn writable); a
+// relative HOME named a directory under wherever it ran. Neither is where cairn uninstall and
+// cairn doctor look (project.CacheDir has no directory then). One line says why nothing is
+// installed and what to set; nothing is downloaded or made.
+func TestLaunchWithoutAHomeDirectory(t *testing.T) {
+	skipOnWindows(t)
+	for _, home := range []string{"", "home"} {
+		t.Run("HOME="+home, func(t *testing.T) {
+			root := copyPlugin(t, launcherFiles...)
+			work := t.TempDir()
+			var env []string
+			for _, kv := range launchEnv(root, "", home, toolDir(t)) {
+				if !strings.HasPrefix(kv, "CLAUDE_PLUGIN_DATA=") && (home != "" || !strings.HasPrefix(kv, "HOME=")) {
+					env = append(env, kv)
+				}
+			}
+			res := runProcess(t, time.Minute, "cairn version", env, work, "", filepath.Join(root, "hooks", "launch"), "cairn", "version")
+			lines := strings.Split(strings.TrimRight(res.stderr, "\n"), "\n")
+			if res.code != 0 || len(lines) != 1 || !strings.Contains(lines[0], "HOME is not an absolute path") || !strings.HasSuffix(lines[0], "set HOME, then run it again.") {
+				t.Errorf("cairn version without HOME = %+v, want exit 0 and one line saying to set HOME", res)
+			}
+			if ents, _ := os.ReadDir(work); len(ents) != 0 {
+				t.Errorf("the launcher made %s in the working directory", ents[0].Name())
+			}
+		})
+	}
+}
+
 // The Go build a hook starts in the background gets the machine's processors: the GOMAXPROCS=1
 // the launcher gives the hooks themselves would make go build compile one package at a time,
 // minutes longer on a first start.
