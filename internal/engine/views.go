@@ -612,6 +612,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 	snap := filepath.Join(dir, store.WorkflowFile)
 	data, err := durable.ReadPath(snap, strictjson.MaxSize, false)
 	var why string
+	var inPlace Check // what is in the snapshot's place cannot be read: the step without a journal
 	quarantine := " and keeps the damaged file in quarantine/"
 	switch {
 	case err == nil:
@@ -645,8 +646,9 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		why = snap + " is too large to be a workflow record"
 	default:
 		// Not a regular file, or not readable by this user: Cairn leaves it as it is.
-		return Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
-			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
+		inPlace = Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
+			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}
+		why = inPlace.Detail
 	}
 	var rebuilt, bad, aside []string
 	for _, j := range e.journalsIn(dir) {
@@ -670,8 +672,14 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 	}
 	switch {
 	case len(rebuilt) > 0:
-		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "),
-			Fix: "run cairn status: it rebuilds the snapshot from the journal" + quarantine}, false
+		fix := "run cairn status: it rebuilds the snapshot from the journal" + quarantine
+		if inPlace.Name != "" {
+			// Cairn leaves it in its place: moved out, the next read rebuilds the snapshot.
+			fix = e.moveOut() + ", then run cairn status: it rebuilds the snapshot from the journal"
+		}
+		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "), Fix: fix}, false
+	case inPlace.Name != "":
+		return inPlace, false
 	case len(bad) > 0:
 		// The state directory is not committed, so there is seldom a backup: the step that
 		// works keeps the files in quarantine/, where they can be read, and lets a workflow
