@@ -510,7 +510,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if missing {
 		// nothing on disk to check
 	} else if loose := looseFiles(dir); len(loose) > 0 {
-		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "chmod 600 those files")
+		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "make them private: chmod -R go-rwx "+vars.Quote(dir))
 	} else {
 		add("state file permissions", true, "files are 0600", "")
 	}
