@@ -806,7 +806,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 	}
 	defer d.Close()
 	names, _ := d.ReadDirNames(".")
-	var busy, pids []string
+	var busy, pids, inPlace []string
 	n := 0
 	for _, name := range names {
 		if !strings.HasPrefix(name, ".lock-") {
@@ -824,17 +824,27 @@ func (e *Engine) lockChecks(dir string) []Check {
 		}
 		if err != nil {
 			busy = append(busy, err.Error())
+			if store.InPlace(err) != "" {
+				inPlace = append(inPlace, vars.Quote(filepath.Join(dir, name)))
+			}
 			continue
 		}
 		_ = unlock()
 	}
 	if len(busy) > 0 {
-		holder := "the process"
-		if len(pids) > 0 {
-			holder = "pid " + strings.Join(pids, " or pid ")
+		var fix []string
+		if len(inPlace) > 0 {
+			// No process holds it: every write refuses until it is out of the way.
+			fix = append(fix, "move "+strings.Join(inPlace, " ")+" out of the state directory (it may be someone's): Cairn makes its lock files anew")
 		}
-		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "),
-			Fix: "a lock is held only while a Cairn process writes: if " + holder + " still holds it in a minute, it is stuck; end it (locks die with their process)"}}
+		if len(inPlace) < len(busy) {
+			holder := "the process"
+			if len(pids) > 0 {
+				holder = "pid " + strings.Join(pids, " or pid ")
+			}
+			fix = append(fix, "a lock is held only while a Cairn process writes: if "+holder+" still holds it in a minute, it is stuck; end it (locks die with their process)")
+		}
+		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: strings.Join(fix, "; ")}}
 	}
 	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))}}
 }
