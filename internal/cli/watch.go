@@ -91,6 +91,9 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 	// removal is still seen at the look after its files' events, when it comes soon enough.
 	parent := filepath.Dir(dir)
 	_ = w.Add(parent)
+	// The directory watched, to tell it from one made anew in its place: the engine reads on
+	// from the one it holds open, which no write will touch again.
+	watched, _ := os.Lstat(dir)
 	// The store's checkpoints/NAME.json, absent until the first save: added when it appears.
 	cpDir := filepath.Join(dir, "checkpoints")
 	cpWatched := w.Add(cpDir) == nil
@@ -204,8 +207,12 @@ func (a *app) watch(ctx context.Context, e *engine.Engine) error {
 		case <-timer.C:
 			pending = time.Time{}
 			// Files went, maybe the directory with them: no write will show here again.
-			if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			fi, err := os.Lstat(dir)
+			if errors.Is(err, fs.ErrNotExist) {
 				return &codeError{code: ExitInternal, msg: fmt.Sprintf("the state directory %s was removed: nothing left to watch", dir)}
+			}
+			if err == nil && watched != nil && !os.SameFile(watched, fi) {
+				return &codeError{code: ExitInternal, msg: fmt.Sprintf("the state directory %s was removed and made anew: run cairn watch again to follow the new one", dir)}
 			}
 			if err := show(); err != nil {
 				return err

@@ -467,3 +467,24 @@ func TestWatchNoContext(t *testing.T) {
 	}
 	stop(t, cmd, syscall.SIGTERM, stderr)
 }
+
+// TestWatchStateDirReplaced: a state directory removed and made anew between two looks (rm -r
+// .claude/cairn then cairn start, or a restore from a backup) is not the one watch follows:
+// the engine holds the old one open, so watch read on from it, printed "no active workflow"
+// or nothing, and missed every change made in the new one. It now says so and ends with exit
+// 3, as when the directory is only removed.
+func TestWatchStateDirReplaced(t *testing.T) {
+	t.Parallel()
+	dir, cmd, _, stderr := watchingApex(t, "apex-n")
+	state := filepath.Join(dir, ".claude", "cairn")
+	if err := os.Rename(state, state+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	requireStateGoneExit(t, cmd, stderr)
+	if !strings.Contains(stderr.String(), "made anew") || !strings.Contains(stderr.String(), "cairn watch") {
+		t.Errorf("stderr %q does not say the directory was made anew and what to run", stderr)
+	}
+}

@@ -530,7 +530,7 @@ func (e *Engine) Doctor(opt DoctorOptions) []Check {
 	if missing {
 		// nothing on disk to check
 	} else if loose := looseFiles(dir); len(loose) > 0 {
-		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "chmod 600 those files")
+		add("state file permissions", false, strings.Join(loose, ", ")+" readable by others", "make them private: chmod -R go-rwx "+vars.Quote(dir))
 	} else {
 		add("state file permissions", true, "files are 0600", "")
 	}
@@ -632,6 +632,7 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 	snap := filepath.Join(dir, store.WorkflowFile)
 	data, err := durable.ReadPath(snap, strictjson.MaxSize, false)
 	var why string
+	var inPlace Check // what is in the snapshot's place cannot be read: the step without a journal
 	quarantine := " and keeps the damaged file in quarantine/"
 	switch {
 	case err == nil:
@@ -665,8 +666,9 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 		why = snap + " is too large to be a workflow record"
 	default:
 		// Not a regular file, or not readable by this user: Cairn leaves it as it is.
-		return Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
-			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}, false
+		inPlace = Check{Name: name, Detail: fmt.Sprintf("%s cannot be read: %v", snap, err),
+			Fix: "make " + snap + " a regular file this user can read, or restore it from a backup; Cairn keeps it as it is, and no new workflow should start over this one"}
+		why = inPlace.Detail
 	}
 	var rebuilt, bad, aside []string
 	for _, j := range e.journalsIn(dir, false) {
@@ -690,8 +692,14 @@ func (e *Engine) stateCheck(dir string) (c Check, ok bool) {
 	}
 	switch {
 	case len(rebuilt) > 0:
-		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "),
-			Fix: "run cairn status: it rebuilds the snapshot from the journal" + quarantine}, false
+		fix := "run cairn status: it rebuilds the snapshot from the journal" + quarantine
+		if inPlace.Name != "" {
+			// Cairn leaves it in its place: moved out, the next read rebuilds the snapshot.
+			fix = e.moveOut() + ", then run cairn status: it rebuilds the snapshot from the journal"
+		}
+		return Check{Name: name, Detail: why + "; its journal holds the state of " + strings.Join(rebuilt, ", "), Fix: fix}, false
+	case inPlace.Name != "":
+		return inPlace, false
 	case len(bad) > 0:
 		// The state directory is not committed, so there is seldom a backup: the step that
 		// works keeps the files in quarantine/, where they can be read, and lets a workflow
@@ -827,7 +835,7 @@ func (e *Engine) lockChecks(dir string) []Check {
 	}
 	defer d.Close()
 	names, _ := d.ReadDirNames(".")
-	var busy, pids []string
+	var busy, pids, inPlace []string
 	n := 0
 	for _, name := range names {
 		if !strings.HasPrefix(name, ".lock-") {
@@ -845,17 +853,27 @@ func (e *Engine) lockChecks(dir string) []Check {
 		}
 		if err != nil {
 			busy = append(busy, err.Error())
+			if store.InPlace(err) != "" {
+				inPlace = append(inPlace, vars.Quote(filepath.Join(dir, name)))
+			}
 			continue
 		}
 		_ = unlock()
 	}
 	if len(busy) > 0 {
-		holder := "the process"
-		if len(pids) > 0 {
-			holder = "pid " + strings.Join(pids, " or pid ")
+		var fix []string
+		if len(inPlace) > 0 {
+			// No process holds it: every write refuses until it is out of the way.
+			fix = append(fix, "move "+strings.Join(inPlace, " ")+" out of the state directory (it may be someone's): Cairn makes its lock files anew")
 		}
-		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "),
-			Fix: "a lock is held only while a Cairn process writes: if " + holder + " still holds it in a minute, it is stuck; end it (locks die with their process)"}}
+		if len(inPlace) < len(busy) {
+			holder := "the process"
+			if len(pids) > 0 {
+				holder = "pid " + strings.Join(pids, " or pid ")
+			}
+			fix = append(fix, "a lock is held only while a Cairn process writes: if "+holder+" still holds it in a minute, it is stuck; end it (locks die with their process)")
+		}
+		return []Check{{Name: "locks", OK: false, Detail: strings.Join(busy, "; "), Fix: strings.Join(fix, "; ")}}
 	}
 	return []Check{{Name: "locks", OK: true, Detail: fmt.Sprintf("%d lock file%s, none held", n, workflow.Plural(n))}}
 }
