@@ -33,3 +33,6 @@ func CountSyncRuns(o Options, runs *atomic.Int64) Options {
 	o.syncRan = func() { runs.Add(1) }
 	return o
 }
+
+// MaxLoadBytes is the most of a checkpoint load_checkpoint returns at once.
+const MaxLoadBytes = maxLoadBytes

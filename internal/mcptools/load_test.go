@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/mcptools"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,46 @@ func TestLoadCheckpointInParts(t *testing.T) {
 	// A small checkpoint comes back whole, as before.
 	if got, _ := json.Marshal(structured(t, mustOK(t, c, "load_checkpoint", `{"name":"little"}`))["data"]); string(got) != `{"k":[1,2]}` {
 		t.Errorf("little gave %s", got)
+	}
+}
+
+// TestLoadCheckpointNamesEveryMember: of an object too large to return at once, the outline is
+// the only place the model learns its members' names, which part needs: each one it leaves out
+// cannot be read (an array's items it leaves out are still named by their range).
+func TestLoadCheckpointNamesEveryMember(t *testing.T) {
+	opts, _ := fakeOptions(t)
+	_, c := startServer(t, opts)
+	// all: the members' names fit in one result, so the outline names every one; else it
+	// names as many as fit and says how the others are read.
+	for _, tc := range []struct {
+		members, value int
+		all            bool
+	}{{201, 200, true}, {300, 200, true}, {600, 100, true}, {6000, 0, false}} {
+		m := map[string]string{}
+		for i := range tc.members {
+			m[fmt.Sprintf("src/pkg%04d/file.go", i)] = strings.Repeat("s", tc.value)
+		}
+		doc, _ := json.Marshal(m)
+		name := fmt.Sprintf("files-%d", tc.members)
+		mustOK(t, c, "save_checkpoint", `{"name":"`+name+`","data":`+string(doc)+`}`)
+		res := mustOK(t, c, "load_checkpoint", `{"name":"`+name+`"}`)
+		raw, _ := json.Marshal(structured(t, res))
+		if len(raw) > mcptools.MaxLoadBytes {
+			t.Errorf("%d members: the outline is %d bytes, more than one result carries", tc.members, len(raw))
+		}
+		named := 0
+		for i := range tc.members {
+			if strings.Contains(string(raw), fmt.Sprintf(`"/src~1pkg%04d~1file.go"`, i)) {
+				named++
+			}
+		}
+		msg, _ := structured(t, res)["message"].(string)
+		switch {
+		case named == tc.members:
+		case tc.all || named < 500:
+			t.Errorf("%d members: the outline names %d, so no part reads the others: %s", tc.members, named, clip(string(raw)))
+		case !strings.Contains(msg, fmt.Sprintf("%d more", tc.members-named)) || !strings.Contains(msg, "cairn checkpoint load "+name):
+			t.Errorf("%d members, %d named: the message does not say how to read the others: %s", tc.members, named, msg)
+		}
 	}
 }
