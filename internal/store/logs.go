@@ -59,8 +59,9 @@ func logFile(name string) string { return logsDir + "/" + name + ".jsonl" }
 
 // AppendLog appends one JSON value as a line to logs/NAME.jsonl, durably, under the log's
 // lock. The entry is checked (strict JSON, no secret), compacted to one line and refused over
-// MaxLogLine bytes. A torn last line left by a killed writer is cut off first; a failed write
-// is taken back, so the log only ever holds whole lines.
+// MaxLogLine bytes. A last line without its newline is given one when it is a whole entry, and
+// cut off when it is cut short (a writer killed mid-line); a failed write is taken back, so the
+// log only ever holds whole lines.
 func (s *Store) AppendLog(name string, entry []byte) error {
 	if err := ValidName(name); err != nil {
 		return err
@@ -87,13 +88,61 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	defer unlock()
+	last, size, err := lastEntry(s.fs, logFile(name))
+	if err != nil {
+		return s.writeErr(logFile(name), err)
+	}
 	// A log stops where ReadLog stops reading: lines past it would be written and never read.
-	if fi, err := s.fs.Lstat(logFile(name)); err == nil && fi.Size()+int64(len(line))+1 > MaxLogSize {
+	if size+int64(len(line))+1+int64(min(len(last), 1)) > MaxLogSize {
 		return fmt.Errorf("log %q entry not appended: the log holds %d bytes and a log is at most %d MiB, all cairn reads of it; nothing was changed: append to a new log name, such as %s",
-			name, fi.Size(), MaxLogSize>>20, nextLogName(name))
+			name, size, MaxLogSize>>20, nextLogName(name))
+	}
+	if last != nil {
+		// Written again, whole, with its newline, in one write after its unended copy is cut.
+		if _, err := durable.AppendLine(s.fs, logFile(name), last, false); err != nil {
+			return s.writeErr(logFile(name), err)
+		}
 	}
 	_, err = durable.AppendLine(s.fs, logFile(name), line, true)
 	return s.writeErr(logFile(name), err)
+}
+
+// lastEntry returns the size of the log file (0 when there is none) and its last line when
+// that is a whole entry without its newline (written by a person's editor or another tool, or
+// by a writer stopped just before its newline), for AppendLog to keep: AppendLine cuts off a
+// line without its newline, as a line cut short. A number is not taken for whole: it may be
+// the start of a longer one.
+func lastEntry(fsys durable.FS, file string) (last []byte, size int64, err error) {
+	f, st, err := durable.OpenRead(fsys, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	size = st.Size()
+	var end [1]byte
+	if size == 0 {
+		return nil, 0, nil
+	}
+	if _, err := f.ReadAt(end[:], size-1); err != nil || end[0] == '\n' {
+		return nil, size, err
+	}
+	buf := make([]byte, min(size, MaxLogLine+1)) // a longer last line is no entry
+	if _, err := f.ReadAt(buf, size-int64(len(buf))); err != nil {
+		return nil, size, err
+	}
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 && size > int64(len(buf)) {
+		return nil, size, nil
+	}
+	last = buf[i+1:]
+	lim := strictjson.Limits{MaxSize: MaxLogLine, MaxDepth: strictjson.MaxDepth}
+	if lim.Check(last) != nil || strictjson.KindOf(last) == "a number" {
+		return nil, size, nil
+	}
+	return last, size, nil
 }
 
 // nextLogName is the new log name a full log's refusal proposes: NAME-2, its NAME cut so that
