@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -97,6 +99,21 @@ func TestAppendLogKeepsAWholeLastEntry(t *testing.T) {
 			}
 			f.WriteString(c.tail)
 			f.Close()
+			// Readers show what the next append keeps.
+			for _, n := range []int{1, 2, math.MaxInt} {
+				l, err := s.ReadLogTail("events", n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == math.MaxInt {
+					if l2, err := s.ReadLog("events"); err != nil || !reflect.DeepEqual(l2, l) {
+						t.Fatalf("ReadLog %+v, ReadLogTail %+v, %v", l2, l, err)
+					}
+				}
+				if got := string(l.Lines[len(l.Lines)-1]); c.kept && (got != c.tail || l.Torn != 0) || !c.kept && (got != `{"n":1}` || l.Torn != 1) {
+					t.Fatalf("read the last %d: %q, torn %d", n, l.Lines, l.Torn)
+				}
+			}
 			if err := s.AppendLog("events", []byte(`{"n":2}`)); err != nil {
 				t.Fatal(err)
 			}

@@ -137,12 +137,18 @@ func lastEntry(fsys durable.FS, file string) (last []byte, size int64, err error
 	if i < 0 && size > int64(len(buf)) {
 		return nil, size, nil
 	}
-	last = buf[i+1:]
-	lim := strictjson.Limits{MaxSize: MaxLogLine, MaxDepth: strictjson.MaxDepth}
-	if lim.Check(last) != nil || strictjson.KindOf(last) == "a number" {
+	if last = buf[i+1:]; !wholeEntry(last) {
 		return nil, size, nil
 	}
 	return last, size, nil
+}
+
+// wholeEntry reports whether a log's last line, without its newline, is nonetheless a whole
+// entry, which readers show and the next append keeps: one strict JSON value of at most
+// MaxLogLine bytes, not a number (which may be the start of a longer one).
+func wholeEntry(line []byte) bool {
+	lim := strictjson.Limits{MaxSize: MaxLogLine, MaxDepth: strictjson.MaxDepth}
+	return lim.Check(line) == nil && strictjson.KindOf(line) != "a number"
 }
 
 // nextLogName is the new log name a full log's refusal proposes: NAME-2, its NAME cut so that
@@ -191,7 +197,11 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 	if err != nil {
 		return Lines{}, s.readErr(fmt.Sprintf("log %q", name), logFile(name), err)
 	}
-	return ParseLines(data, MaxLogLine), nil
+	l := ParseLines(data, MaxLogLine)
+	if last := data[bytes.LastIndexByte(data, '\n')+1:]; l.Torn == 1 && wholeEntry(last) {
+		l.Lines, l.Torn = append(l.Lines, json.RawMessage(last)), 0
+	}
+	return l, nil
 }
 
 // ReadLogTail is ReadLog for the newest n entries only: it reads logs/NAME.jsonl backward
@@ -240,8 +250,12 @@ func readTail(r io.ReaderAt, size int64, n int, limit int64) (Lines, error) {
 		if pos < 0 {
 			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 || start == 0 {
 				pos = start + int64(i) + 1
-				if pos < size {
+				switch last := buf[i+1:]; {
+				case pos == size:
+				case !wholeEntry(last):
 					out.Torn = 1
+				case n > 0:
+					rev = append(rev, json.RawMessage(last))
 				}
 			}
 		}
