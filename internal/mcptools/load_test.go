@@ -111,3 +111,28 @@ func TestLoadCheckpointNamesEveryMember(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCheckpointOfAnyJSONValue: `cairn checkpoint save` keeps any JSON value, such as a
+// path saved as a string, and load_checkpoint returns what it keeps: refusing a string or a
+// number hid the checkpoint from the model with no step to read it.
+func TestLoadCheckpointOfAnyJSONValue(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	for name, v := range map[string]string{"path": `"docs/plan.md"`, "count": `7`, "done": `true`, "none": `null`} {
+		st.mu.Lock()
+		st.checkpoints[name] = json.RawMessage(v)
+		st.mu.Unlock()
+		res := mustOK(t, c, "load_checkpoint", `{"name":"`+name+`"}`)
+		if got, _ := json.Marshal(structured(t, res)["data"]); string(got) != v {
+			t.Errorf("%s: data %s, want %s", name, got, v)
+		}
+		if !strings.Contains(text(res), v) {
+			t.Errorf("%s: the text does not hold %s: %s", name, v, text(res))
+		}
+	}
+	st.mu.Lock()
+	st.checkpoints["long"] = json.RawMessage(`"` + strings.Repeat("x", mcptools.MaxLoadBytes) + `"`)
+	st.mu.Unlock()
+	mustFail(t, c, "load_checkpoint", `{"name":"long"}`, "cairn checkpoint load long")
+	mustFail(t, c, "load_checkpoint", `{"name":"path","part":"/a"}`, "nothing at /a")
+}

@@ -407,9 +407,6 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k := strictjson.KindOf(data); k != "an object" && k != "an array" {
-		return nil, fmt.Errorf("checkpoint %s holds %s, not a JSON object or array; it was left as it is", name, k)
-	}
 	if ptr != "" {
 		if data, err = atPointer(data, ptr); err != nil {
 			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, textsafe.Line(ptr, 200), err)
@@ -427,7 +424,7 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	}
 	parts, more := outline(data, ptr)
 	if parts == nil {
-		return nil, fmt.Errorf("the value at %s in checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); the whole checkpoint is printed by `cairn checkpoint load %s` in a shell", textsafe.Line(ptr, 200), name, strictjson.KindOf(data), len(data), maxLoadBytes, name)
+		return nil, fmt.Errorf("checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); the whole checkpoint is printed by `cairn checkpoint load %s` in a shell", what, strictjson.KindOf(data), len(data), maxLoadBytes, name)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Checkpoint %s is %d bytes, more than one result can carry to you (%d bytes; Claude Code would save it to a file instead). Read it in parts with the part argument (a JSON Pointer):", what, len(data), maxLoadBytes)
