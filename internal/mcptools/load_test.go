@@ -136,3 +136,29 @@ func TestLoadCheckpointOfAnyJSONValue(t *testing.T) {
 	mustFail(t, c, "load_checkpoint", `{"name":"long"}`, "cairn checkpoint load long")
 	mustFail(t, c, "load_checkpoint", `{"name":"path","part":"/a"}`, "nothing at /a")
 }
+
+// TestLoadCheckpointOutlineAfterWhitespace: a checkpoint saved from a file or heredoc may
+// begin with white space (`cairn checkpoint save` keeps it as given); when too large to return
+// at once it is outlined like any other, not refused as a value that cannot be.
+func TestLoadCheckpointOutlineAfterWhitespace(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	items := make([]string, 300)
+	for i := range items {
+		items[i] = strings.Repeat("i", 200)
+	}
+	arr, _ := json.Marshal(items)
+	obj, _ := json.Marshal(map[string]any{"items": items, "n": 1})
+	for name, v := range map[string]string{"array": " \n\t" + string(arr), "object": "  " + string(obj) + "\n"} {
+		st.mu.Lock()
+		st.checkpoints[name] = json.RawMessage(v)
+		st.mu.Unlock()
+		res := mustOK(t, c, "load_checkpoint", `{"name":"`+name+`"}`)
+		if parts, _ := structured(t, res)["parts"].([]any); len(parts) == 0 {
+			t.Errorf("%s: no outline: %s", name, clip(text(res)))
+		}
+	}
+	if res := mustOK(t, c, "load_checkpoint", `{"name":"array"}`); !strings.Contains(text(res), "array of 300 items, /0 to /299") {
+		t.Errorf("the array's outline does not give its range: %s", clip(text(res)))
+	}
+}

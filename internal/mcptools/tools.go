@@ -428,7 +428,7 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Checkpoint %s is %d bytes, more than one result can carry to you (%d bytes; Claude Code would save it to a file instead). Read it in parts with the part argument (a JSON Pointer):", what, len(data), maxLoadBytes)
-	if data[0] == '[' {
+	if strictjson.KindOf(data) == "an array" {
 		fmt.Fprintf(&b, " it is an array of %d items, %s/0 to %s/%d.", len(parts)+more, ptr, ptr, len(parts)+more-1)
 	} else if more > 0 {
 		fmt.Fprintf(&b, " the names of %d more members do not fit in one result; `cairn checkpoint load %s` in a shell prints the whole checkpoint.", more, name)
@@ -491,8 +491,8 @@ func outline(data json.RawMessage, ptr string) ([]part, int) {
 		}
 		return append(out, p), true
 	}
-	switch data[0] {
-	case '{':
+	switch strictjson.KindOf(data) {
+	case "an object":
 		var m map[string]json.RawMessage
 		if json.Unmarshal(data, &m) != nil {
 			return nil, 0
@@ -505,7 +505,7 @@ func outline(data json.RawMessage, ptr string) ([]part, int) {
 			}
 		}
 		return out, len(m) - len(out)
-	case '[':
+	case "an array":
 		var a []json.RawMessage
 		if json.Unmarshal(data, &a) != nil {
 			return nil, 0
