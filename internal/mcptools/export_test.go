@@ -40,3 +40,6 @@ func DuringSyncBackoff(o Options, f func()) Options {
 	o.syncBackoff = f
 	return o
 }
+
+// MaxLoadBytes is the most of a checkpoint load_checkpoint returns at once.
+const MaxLoadBytes = maxLoadBytes

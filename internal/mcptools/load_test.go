@@ -3,6 +3,7 @@ package mcptools_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/mcptools"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,97 @@ func TestLoadCheckpointInParts(t *testing.T) {
 	// A small checkpoint comes back whole, as before.
 	if got, _ := json.Marshal(structured(t, mustOK(t, c, "load_checkpoint", `{"name":"little"}`))["data"]); string(got) != `{"k":[1,2]}` {
 		t.Errorf("little gave %s", got)
+	}
+}
+
+// TestLoadCheckpointNamesEveryMember: of an object too large to return at once, the outline is
+// the only place the model learns its members' names, which part needs: each one it leaves out
+// cannot be read (an array's items it leaves out are still named by their range).
+func TestLoadCheckpointNamesEveryMember(t *testing.T) {
+	opts, _ := fakeOptions(t)
+	_, c := startServer(t, opts)
+	// all: the members' names fit in one result, so the outline names every one; else it
+	// names as many as fit and says how the others are read.
+	for _, tc := range []struct {
+		members, value int
+		all            bool
+	}{{201, 200, true}, {300, 200, true}, {600, 100, true}, {6000, 0, false}} {
+		m := map[string]string{}
+		for i := range tc.members {
+			m[fmt.Sprintf("src/pkg%04d/file.go", i)] = strings.Repeat("s", tc.value)
+		}
+		doc, _ := json.Marshal(m)
+		name := fmt.Sprintf("files-%d", tc.members)
+		mustOK(t, c, "save_checkpoint", `{"name":"`+name+`","data":`+string(doc)+`}`)
+		res := mustOK(t, c, "load_checkpoint", `{"name":"`+name+`"}`)
+		raw, _ := json.Marshal(structured(t, res))
+		if len(raw) > mcptools.MaxLoadBytes {
+			t.Errorf("%d members: the outline is %d bytes, more than one result carries", tc.members, len(raw))
+		}
+		named := 0
+		for i := range tc.members {
+			if strings.Contains(string(raw), fmt.Sprintf(`"/src~1pkg%04d~1file.go"`, i)) {
+				named++
+			}
+		}
+		msg, _ := structured(t, res)["message"].(string)
+		switch {
+		case named == tc.members:
+		case tc.all || named < 500:
+			t.Errorf("%d members: the outline names %d, so no part reads the others: %s", tc.members, named, clip(string(raw)))
+		case !strings.Contains(msg, fmt.Sprintf("%d more", tc.members-named)) || !strings.Contains(msg, "cairn checkpoint load "+name):
+			t.Errorf("%d members, %d named: the message does not say how to read the others: %s", tc.members, named, msg)
+		}
+	}
+}
+
+// TestLoadCheckpointOfAnyJSONValue: `cairn checkpoint save` keeps any JSON value, such as a
+// path saved as a string, and load_checkpoint returns what it keeps: refusing a string or a
+// number hid the checkpoint from the model with no step to read it.
+func TestLoadCheckpointOfAnyJSONValue(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	for name, v := range map[string]string{"path": `"docs/plan.md"`, "count": `7`, "done": `true`, "none": `null`} {
+		st.mu.Lock()
+		st.checkpoints[name] = json.RawMessage(v)
+		st.mu.Unlock()
+		res := mustOK(t, c, "load_checkpoint", `{"name":"`+name+`"}`)
+		if got, _ := json.Marshal(structured(t, res)["data"]); string(got) != v {
+			t.Errorf("%s: data %s, want %s", name, got, v)
+		}
+		if !strings.Contains(text(res), v) {
+			t.Errorf("%s: the text does not hold %s: %s", name, v, text(res))
+		}
+	}
+	st.mu.Lock()
+	st.checkpoints["long"] = json.RawMessage(`"` + strings.Repeat("x", mcptools.MaxLoadBytes) + `"`)
+	st.mu.Unlock()
+	mustFail(t, c, "load_checkpoint", `{"name":"long"}`, "cairn checkpoint load long")
+	mustFail(t, c, "load_checkpoint", `{"name":"path","part":"/a"}`, "nothing at /a")
+}
+
+// TestLoadCheckpointOutlineAfterWhitespace: a checkpoint saved from a file or heredoc may
+// begin with white space (`cairn checkpoint save` keeps it as given); when too large to return
+// at once it is outlined like any other, not refused as a value that cannot be.
+func TestLoadCheckpointOutlineAfterWhitespace(t *testing.T) {
+	opts, st := fakeOptions(t)
+	_, c := startServer(t, opts)
+	items := make([]string, 300)
+	for i := range items {
+		items[i] = strings.Repeat("i", 200)
+	}
+	arr, _ := json.Marshal(items)
+	obj, _ := json.Marshal(map[string]any{"items": items, "n": 1})
+	for name, v := range map[string]string{"array": " \n\t" + string(arr), "object": "  " + string(obj) + "\n"} {
+		st.mu.Lock()
+		st.checkpoints[name] = json.RawMessage(v)
+		st.mu.Unlock()
+		res := mustOK(t, c, "load_checkpoint", `{"name":"`+name+`"}`)
+		if parts, _ := structured(t, res)["parts"].([]any); len(parts) == 0 {
+			t.Errorf("%s: no outline: %s", name, clip(text(res)))
+		}
+	}
+	if res := mustOK(t, c, "load_checkpoint", `{"name":"array"}`); !strings.Contains(text(res), "array of 300 items, /0 to /299") {
+		t.Errorf("the array's outline does not give its range: %s", clip(text(res)))
 	}
 }

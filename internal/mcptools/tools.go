@@ -407,9 +407,6 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k := strictjson.KindOf(data); k != "an object" && k != "an array" {
-		return nil, fmt.Errorf("checkpoint %s holds %s, not a JSON object or array; it was left as it is", name, k)
-	}
 	if ptr != "" {
 		if data, err = atPointer(data, ptr); err != nil {
 			return nil, fmt.Errorf("checkpoint %s has nothing at %s (%v); load it without part to see its parts", name, textsafe.Line(ptr, 200), err)
@@ -427,12 +424,14 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 	}
 	parts, more := outline(data, ptr)
 	if parts == nil {
-		return nil, fmt.Errorf("the value at %s in checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); the whole checkpoint is printed by `cairn checkpoint load %s` in a shell", textsafe.Line(ptr, 200), name, strictjson.KindOf(data), len(data), maxLoadBytes, name)
+		return nil, fmt.Errorf("checkpoint %s is %s of %d bytes, more than one result can carry (%d bytes); the whole checkpoint is printed by `cairn checkpoint load %s` in a shell", what, strictjson.KindOf(data), len(data), maxLoadBytes, name)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Checkpoint %s is %d bytes, more than one result can carry to you (%d bytes; Claude Code would save it to a file instead). Read it in parts with the part argument (a JSON Pointer):", what, len(data), maxLoadBytes)
-	if data[0] == '[' {
+	if strictjson.KindOf(data) == "an array" {
 		fmt.Fprintf(&b, " it is an array of %d items, %s/0 to %s/%d.", len(parts)+more, ptr, ptr, len(parts)+more-1)
+	} else if more > 0 {
+		fmt.Fprintf(&b, " the names of %d more members do not fit in one result; `cairn checkpoint load %s` in a shell prints the whole checkpoint.", more, name)
 	}
 	// Claude Code shows the agent the structured content rather than the text when there is
 	// one: the message goes in it too.
@@ -456,45 +455,67 @@ func runLoadCheckpoint(c *call) (*outcome, error) {
 // half of it: 40,000 bytes of JSON stay under that.
 const maxLoadBytes = 40_000
 
-// maxOutlineParts bounds the parts listed in an outline; maxOutlineLines those in its text.
+// maxOutlineParts bounds the parts listed with their kind and size in an outline;
+// maxOutlineLines those in its text; outlineBudget the bytes its parts take in the result.
 const (
 	maxOutlineParts = 200
 	maxOutlineLines = 50
+	outlineBudget   = maxLoadBytes - 4<<10
 )
 
-// part is one member or item of a checkpoint too large to return at once.
+// part is one member or item of a checkpoint too large to return at once: past the first
+// maxOutlineParts, a member is listed by its part alone.
 type part struct {
 	Part  string `json:"part"`
-	Kind  string `json:"kind"`
-	Bytes int    `json:"bytes"`
+	Kind  string `json:"kind,omitempty"`
+	Bytes int    `json:"bytes,omitempty"`
 }
 
 // outline lists the members of the object or the items of the array data (the value at ptr),
-// at most maxOutlineParts, and how many more there are; nil for any other value.
+// and how many more there are; nil for any other value. The first maxOutlineParts come with
+// their kind and size. An object's further members are listed by their part alone: the outline
+// is the only place their names are given, and a member it leaves out cannot be read by part
+// (an array's items are named by their range). Both stop where the parts would take more than
+// outlineBudget bytes.
 func outline(data json.RawMessage, ptr string) ([]part, int) {
-	add := func(out []part, key string, v json.RawMessage) []part {
+	used := 0
+	add := func(out []part, key string, v json.RawMessage, named bool) ([]part, bool) {
 		key = strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
-		return append(out, part{Part: ptr + "/" + key, Kind: strictjson.KindOf(v), Bytes: len(v)})
+		p := part{Part: ptr + "/" + key}
+		if !named {
+			p.Kind, p.Bytes = strictjson.KindOf(v), len(v)
+		}
+		b, _ := json.Marshal(p)
+		if used += len(b) + 1; used > outlineBudget {
+			return out, false
+		}
+		return append(out, p), true
 	}
-	switch data[0] {
-	case '{':
+	switch strictjson.KindOf(data) {
+	case "an object":
 		var m map[string]json.RawMessage
 		if json.Unmarshal(data, &m) != nil {
 			return nil, 0
 		}
 		out := make([]part, 0, min(len(m), maxOutlineParts))
-		for _, k := range slices.Sorted(maps.Keys(m))[:min(len(m), maxOutlineParts)] {
-			out = add(out, k, m[k])
+		for i, k := range slices.Sorted(maps.Keys(m)) {
+			var ok bool
+			if out, ok = add(out, k, m[k], i >= maxOutlineParts); !ok {
+				break
+			}
 		}
 		return out, len(m) - len(out)
-	case '[':
+	case "an array":
 		var a []json.RawMessage
 		if json.Unmarshal(data, &a) != nil {
 			return nil, 0
 		}
 		out := make([]part, 0, min(len(a), maxOutlineParts))
 		for i, v := range a[:min(len(a), maxOutlineParts)] {
-			out = add(out, strconv.Itoa(i), v)
+			var ok bool
+			if out, ok = add(out, strconv.Itoa(i), v, false); !ok {
+				break
+			}
 		}
 		return out, len(a) - len(out)
 	}

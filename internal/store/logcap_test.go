@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -64,5 +66,64 @@ func TestFullLogProposesANameThatTakesTheAppend(t *testing.T) {
 		if err := s.AppendLog(next, []byte(`{"n":2}`)); err != nil {
 			t.Errorf("%s: the log the refusal names, %s: %v", name, next, err)
 		}
+	}
+}
+
+// TestAppendLogKeepsAWholeLastEntry: a log whose last line is a whole entry without its
+// newline (written by a person's editor or another tool, or a writer stopped just before the
+// newline) keeps that entry when the next one is appended; only a line cut short is cut off. A
+// number is not taken for whole: it may be the start of a longer one.
+func TestAppendLogKeepsAWholeLastEntry(t *testing.T) {
+	for _, c := range []struct {
+		name, tail string
+		kept       bool
+	}{
+		{"object", `{"step":"review","ok":true}`, true},
+		{"array", `[1,2]`, true},
+		{"string", `"done"`, true},
+		{"literal", `true`, true},
+		{"crlf", "{\"step\":\"crlf\"}\r", true},
+		{"cut-object", `{"step":"rev`, false},
+		{"number", `12`, false},
+		{"cut-in-a-string", `{"k":"`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, dir := newStore(t)
+			if err := s.AppendLog("events", []byte(`{"n":1}`)); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, "logs", "events.jsonl")
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(c.tail)
+			f.Close()
+			// Readers show what the next append keeps.
+			for _, n := range []int{1, 2, math.MaxInt} {
+				l, err := s.ReadLogTail("events", n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == math.MaxInt {
+					if l2, err := s.ReadLog("events"); err != nil || !reflect.DeepEqual(l2, l) {
+						t.Fatalf("ReadLog %+v, ReadLogTail %+v, %v", l2, l, err)
+					}
+				}
+				if got := string(l.Lines[len(l.Lines)-1]); c.kept && (got != c.tail || l.Torn != 0) || !c.kept && (got != `{"n":1}` || l.Torn != 1) {
+					t.Fatalf("read the last %d: %q, torn %d", n, l.Lines, l.Torn)
+				}
+			}
+			if err := s.AppendLog("events", []byte(`{"n":2}`)); err != nil {
+				t.Fatal(err)
+			}
+			want := `{"n":1}` + "\n" + `{"n":2}` + "\n"
+			if c.kept {
+				want = `{"n":1}` + "\n" + c.tail + "\n" + `{"n":2}` + "\n"
+			}
+			if b, _ := os.ReadFile(p); string(b) != want {
+				t.Fatalf("the log holds\n%q\nwant\n%q", b, want)
+			}
+		})
 	}
 }

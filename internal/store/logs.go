@@ -59,8 +59,9 @@ func logFile(name string) string { return logsDir + "/" + name + ".jsonl" }
 
 // AppendLog appends one JSON value as a line to logs/NAME.jsonl, durably, under the log's
 // lock. The entry is checked (strict JSON, no secret), compacted to one line and refused over
-// MaxLogLine bytes. A torn last line left by a killed writer is cut off first; a failed write
-// is taken back, so the log only ever holds whole lines.
+// MaxLogLine bytes. A last line without its newline is given one when it is a whole entry, and
+// cut off when it is cut short (a writer killed mid-line); a failed write is taken back, so the
+// log only ever holds whole lines.
 func (s *Store) AppendLog(name string, entry []byte) error {
 	if err := ValidName(name); err != nil {
 		return err
@@ -87,13 +88,67 @@ func (s *Store) AppendLog(name string, entry []byte) error {
 		return err
 	}
 	defer unlock()
+	last, size, err := lastEntry(s.fs, logFile(name))
+	if err != nil {
+		return s.writeErr(logFile(name), err)
+	}
 	// A log stops where ReadLog stops reading: lines past it would be written and never read.
-	if fi, err := s.fs.Lstat(logFile(name)); err == nil && fi.Size()+int64(len(line))+1 > MaxLogSize {
+	if size+int64(len(line))+1+int64(min(len(last), 1)) > MaxLogSize {
 		return fmt.Errorf("log %q entry not appended: the log holds %d bytes and a log is at most %d MiB, all cairn reads of it; nothing was changed: append to a new log name, such as %s",
-			name, fi.Size(), MaxLogSize>>20, nextLogName(name))
+			name, size, MaxLogSize>>20, nextLogName(name))
+	}
+	if last != nil {
+		// Written again, whole, with its newline, in one write after its unended copy is cut.
+		if _, err := durable.AppendLine(s.fs, logFile(name), last, false); err != nil {
+			return s.writeErr(logFile(name), err)
+		}
 	}
 	_, err = durable.AppendLine(s.fs, logFile(name), line, true)
 	return s.writeErr(logFile(name), err)
+}
+
+// lastEntry returns the size of the log file (0 when there is none) and its last line when
+// that is a whole entry without its newline (written by a person's editor or another tool, or
+// by a writer stopped just before its newline), for AppendLog to keep: AppendLine cuts off a
+// line without its newline, as a line cut short. A number is not taken for whole: it may be
+// the start of a longer one.
+func lastEntry(fsys durable.FS, file string) (last []byte, size int64, err error) {
+	f, st, err := durable.OpenRead(fsys, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	size = st.Size()
+	var end [1]byte
+	if size == 0 {
+		return nil, 0, nil
+	}
+	if _, err := f.ReadAt(end[:], size-1); err != nil || end[0] == '\n' {
+		return nil, size, err
+	}
+	buf := make([]byte, min(size, MaxLogLine+1)) // a longer last line is no entry
+	if _, err := f.ReadAt(buf, size-int64(len(buf))); err != nil {
+		return nil, size, err
+	}
+	i := bytes.LastIndexByte(buf, '\n')
+	if i < 0 && size > int64(len(buf)) {
+		return nil, size, nil
+	}
+	if last = buf[i+1:]; !wholeEntry(last) {
+		return nil, size, nil
+	}
+	return last, size, nil
+}
+
+// wholeEntry reports whether a log's last line, without its newline, is nonetheless a whole
+// entry, which readers show and the next append keeps: one strict JSON value of at most
+// MaxLogLine bytes, not a number (which may be the start of a longer one).
+func wholeEntry(line []byte) bool {
+	lim := strictjson.Limits{MaxSize: MaxLogLine, MaxDepth: strictjson.MaxDepth}
+	return lim.Check(line) == nil && strictjson.KindOf(line) != "a number"
 }
 
 // nextLogName is the new log name a full log's refusal proposes: NAME-2, its NAME cut so that
@@ -142,7 +197,11 @@ func (s *Store) ReadLog(name string) (Lines, error) {
 	if err != nil {
 		return Lines{}, s.readErr(fmt.Sprintf("log %q", name), logFile(name), err)
 	}
-	return ParseLines(data, MaxLogLine), nil
+	l := ParseLines(data, MaxLogLine)
+	if last := data[bytes.LastIndexByte(data, '\n')+1:]; l.Torn == 1 && wholeEntry(last) {
+		l.Lines, l.Torn = append(l.Lines, json.RawMessage(last)), 0
+	}
+	return l, nil
 }
 
 // ReadLogTail is ReadLog for the newest n entries only: it reads logs/NAME.jsonl backward
@@ -191,8 +250,12 @@ func readTail(r io.ReaderAt, size int64, n int, limit int64) (Lines, error) {
 		if pos < 0 {
 			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 || start == 0 {
 				pos = start + int64(i) + 1
-				if pos < size {
+				switch last := buf[i+1:]; {
+				case pos == size:
+				case !wholeEntry(last):
 					out.Torn = 1
+				case n > 0:
+					rev = append(rev, json.RawMessage(last))
 				}
 			}
 		}
