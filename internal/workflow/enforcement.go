@@ -102,8 +102,11 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 	return e, nil
 }
 
-// summary counts the violations, their severities normalised, by severity: "1 HIGH violation
-// (blocking)", "1 CRITICAL, 2 LOW violations (blocking)", "no violations".
+// summary counts the violations, their severities normalised, by severity, the blocking ones
+// (CRITICAL, HIGH) apart from the rest, so that no LOW reads as blocking: "1 HIGH violation
+// (blocking)", "1 CRITICAL violation (blocking) and 2 LOW violations", "1 MEDIUM, 1 INFO
+// violations", "no violations". Records store it as written: older ones may hold the form
+// that counted all severities before one "(blocking)".
 func (e Enforcement) summary() string {
 	if len(e.Violations) == 0 {
 		return "no violations"
@@ -112,17 +115,28 @@ func (e Enforcement) summary() string {
 	for _, v := range e.Violations {
 		counts[v.Severity]++
 	}
-	var parts []string
-	for _, s := range severityOrder {
-		if n := counts[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+	group := func(blocks bool) string {
+		var parts []string
+		n := 0
+		for _, s := range severityOrder {
+			if c := counts[s]; c > 0 && s.Blocks() == blocks {
+				parts = append(parts, fmt.Sprintf("%d %s", c, s))
+				n += c
+			}
 		}
+		if n == 0 {
+			return ""
+		}
+		return strings.Join(parts, ", ") + " violation" + Plural(n)
 	}
-	s := strings.Join(parts, ", ") + " violation" + Plural(len(e.Violations))
-	if e.Blocking {
-		s += " (blocking)"
+	blocking, rest := group(true), group(false)
+	switch {
+	case blocking == "":
+		return rest
+	case rest == "":
+		return blocking + " (blocking)"
 	}
-	return s
+	return blocking + " (blocking) and " + rest
 }
 
 // BlockingViolations returns the CRITICAL and HIGH violations of r, most serious first. It
