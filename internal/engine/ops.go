@@ -968,6 +968,9 @@ func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 		}
 		wv[i] = workflow.Violation{Code: v.Code, Severity: sev, Details: v.Details}
 	}
+	if err := workflow.RepeatedFinding(wv); err != nil {
+		return nil, err
+	}
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.SetEnforcement(cur, wv, e.now(), e.actor())
 	}), "")

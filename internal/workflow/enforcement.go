@@ -102,6 +102,22 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 	return e, nil
 }
 
+// RepeatedFinding refuses a list that gives one finding twice: the same code (in any letter
+// case) with the same details, whatever the severities. The same code with other details is
+// another finding (one rule broken in two places). The refusal names the two by position, not
+// by code: a code may hold anything. Only new lists are checked; stored ones read as written.
+func RepeatedFinding(vs []Violation) error {
+	seen := make(map[string]int, len(vs))
+	for i, v := range vs {
+		key := strings.ToUpper(strings.TrimSpace(v.Code)) + "\x00" + strings.TrimSpace(v.Details)
+		if j, ok := seen[key]; ok {
+			return fmt.Errorf("violations %d and %d are the same finding (the same code and details): give each finding once, with its most serious severity", j+1, i+1)
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
 // summary counts the violations, their severities normalised, by severity, the blocking ones
 // (CRITICAL, HIGH) apart from the rest, so that no LOW reads as blocking: "1 HIGH violation
 // (blocking)", "1 CRITICAL violation (blocking) and 2 LOW violations", "1 MEDIUM, 1 INFO
