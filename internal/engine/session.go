@@ -149,7 +149,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		if in.StopHookActive {
 			// Never asked while stop_hook_active. When Cairn has asked about this workflow, the
 			// continuation ending now is the agent's answer, and the list it left (the reason
-			// says to record the current list) is the one it dealt with: the next turn is not
+			// says to take what was fixed out of it) is the one it dealt with: the next turn is not
 			// asked about it again. Otherwise another hook made the continuation: keep the
 			// list for a later turn.
 			asked = true
@@ -194,12 +194,9 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 		blocking[i] = Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details}
 	}
 	// The tools by the names the model sees them under: this text is no Cairn tool's result.
-	them := "them"
-	if len(vs) == 1 {
-		them = "it"
-	}
-	next := fmt.Sprintf("Deal with the blocking violation%s above before finishing: fix %s, or tell the user why not and record the current list with %sset_enforcement. Cairn asks once for this set of violations",
-		workflow.Plural(len(vs)), them, ToolPrefix)
+	// set_enforcement replaces the whole list, LOW ones and all: what was fixed comes out.
+	next := fmt.Sprintf("Fix the blocking violation%s above, or tell the user why you cannot; then, before finishing, take what you fixed out of the list with %sset_enforcement. Cairn asks once for this set of violations",
+		workflow.Plural(len(vs)), ToolPrefix)
 	reason, _ := report.Render(report.Input{Tier: "Full", WorkflowID: r.WorkflowID, Type: r.Type, Context: r.Context,
 		Phase: r.State, PhaseStatus: string(r.PhaseStatus), Blocking: blocking, Next: next, Nonce: report.NewNonce(),
 		Tool: ToolPrefix + "resume_check"}) // where the violations past the first five are
