@@ -1317,7 +1317,7 @@ func TestStopAfterFailedTurnNeverAsks(t *testing.T) {
 		t.Fatalf("first stop: %+v", out)
 	}
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-SEC-01", Severity: "CRITICAL", Details: "token in log"}}))(t)
-	if out := must(en.Stop(engine.StopInput{SessionID: "s1", TurnFailed: true}))(t); out.Block || out.Reason != "" {
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1", NoAsk: true}))(t); out.Block || out.Reason != "" {
 		t.Fatalf("a failed turn asked: %+v", out)
 	}
 	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block || !strings.Contains(out.Reason, "V-SEC-01") {

@@ -29,10 +29,11 @@ type Session struct {
 type StopInput struct {
 	SessionID      string
 	StopHookActive bool
-	// TurnFailed: the turn ended in an API error (Claude Code's StopFailure, which fires
-	// instead of Stop). The agent cannot answer, so nothing is asked, and nothing about asking
+	// NoAsk: the turn ended in an API error (Claude Code's StopFailure, which fires instead
+	// of Stop), so the agent cannot answer, or the Stop event could not be read, so whether
+	// this turn is already an answer is not known. Nothing is asked, and nothing about asking
 	// is recorded: the next turn's Stop decides as if this one had not happened.
-	TurnFailed bool
+	NoAsk bool
 }
 
 // StopOutcome says what the Stop hook should print.
@@ -130,7 +131,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		}, "")
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
-	if in.TurnFailed || !r.Blocking() || !e.stopBlocking() {
+	if in.NoAsk || !r.Blocking() || !e.stopBlocking() {
 		return out, nil
 	}
 	if def, _ := e.definitionFor(r); !workflow.StopShouldBlock(def, r) {
