@@ -57,6 +57,9 @@ type stopState struct {
 	WorkflowID  string `json:"workflow_id"`
 	Fingerprint string `json:"fingerprint"`
 	At          string `json:"at"`
+	// Answering is the session Cairn asked, from the ask until that session's next ordinary
+	// Stop: the continuations ending between are its answer. Older files have none.
+	Answering string `json:"answering,omitempty"`
 }
 
 // RecordSession writes sessions/<pid>.json: which Claude Code session the client with that pid
@@ -141,24 +144,33 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	fp := fingerprint(r.WorkflowID, vs)
 	var asked bool
 	var aside *store.Notice
+	// The session Cairn asks, as it names its answer; "-" when not known.
+	session := cmp.Or(e.cfg.SessionID, "-")
 	_, aside, err = e.st.UpdateOwn(stopStateDoc, func(cur []byte) ([]byte, error) {
 		s := decodeLenient[stopState](cur)
-		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
+		ours := s.WorkflowID == r.WorkflowID
+		answering := ours && s.Answering == session
+		if ours && s.Fingerprint == fp {
 			asked = true
+			if answering && !in.StopHookActive {
+				// This session's first ordinary Stop after its answer: the answer is over.
+				s.Answering = ""
+				return json.Marshal(s)
+			}
 			return nil, nil
 		}
 		if in.StopHookActive {
-			// Never asked while stop_hook_active. When Cairn has asked about this workflow, the
-			// continuation ending now is the agent's answer, and the list it left (the reason
-			// says to take what was fixed out of it) is the one it dealt with: the next turn is not
-			// asked about it again. Otherwise another hook made the continuation: keep the
-			// list for a later turn.
+			// Never asked while stop_hook_active. When Cairn asked this session and this is
+			// the continuation ending, it is the agent's answer, and the list it left (the
+			// reason says to take what was fixed out of it) is the one it dealt with: the next
+			// turn is not asked about it again. Otherwise another hook made the continuation
+			// (or another session's): keep the list for a later turn.
 			asked = true
-			if s.WorkflowID != r.WorkflowID {
+			if !answering {
 				return nil, nil
 			}
 		}
-		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)})
+		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339), Answering: session})
 	})
 	if aside != nil {
 		if out.SystemMessage == "" {

@@ -72,3 +72,33 @@ func TestStopReasonTakesTheFixedOnesOut(t *testing.T) {
 		}
 	}
 }
+
+// A continuation Cairn did not ask for (another plugin's Stop hook blocked, so Claude Code
+// runs the next Stop with stop_hook_active) is not the answer to a question Cairn asked turns
+// ago: a set of violations recorded since is asked about at the next ordinary Stop, not taken
+// as answered. Nor is another session's continuation the answer to this session's question.
+func TestStopOtherContinuationIsNoAnswer(t *testing.T) {
+	_, en := startApex(t)
+	must(en.SetEnforcement([]engine.Violation{{Code: "V-TEST-03", Severity: "HIGH", Details: "no test for retry"}}))(t)
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block {
+		t.Fatalf("first stop: %+v", out)
+	}
+	// Cairn's own continuation: its end is the answer, and the next turn is not asked.
+	must(en.Stop(engine.StopInput{SessionID: "s1", StopHookActive: true}))(t)
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); out.Block {
+		t.Fatalf("asked again after the answer: %s", out.Reason)
+	}
+	for _, tc := range []struct{ code, continued string }{
+		{"V-SEC-01", "s1"}, // a later turn of the session Cairn asked
+		{"V-SEC-02", "s2"}, // another session
+	} {
+		must(en.SetEnforcement([]engine.Violation{{Code: tc.code, Severity: "CRITICAL", Details: "token in log"}}))(t)
+		if out := must(en.Stop(engine.StopInput{SessionID: tc.continued, StopHookActive: true}))(t); out.Block {
+			t.Fatalf("%s: blocked while stop_hook_active", tc.code)
+		}
+		if out := must(en.Stop(engine.StopInput{SessionID: tc.continued}))(t); !out.Block || !strings.Contains(out.Reason, tc.code) {
+			t.Errorf("%s: a set recorded after the last answer was taken as answered by a continuation Cairn did not ask for: %+v", tc.code, out)
+		}
+		must(en.Stop(engine.StopInput{SessionID: tc.continued, StopHookActive: true}))(t)
+	}
+}
