@@ -88,7 +88,7 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 	for i, v := range vs {
 		sev, err := ParseSeverity(string(v.Severity))
 		if err != nil {
-			return Enforcement{}, fmt.Errorf("violation %d (%s): %w", i+1, v.Code, err)
+			return Enforcement{}, fmt.Errorf("violation %d (code %s): %w", i+1, Quote(v.Code), err)
 		}
 		if strings.TrimSpace(v.Code) == "" {
 			return Enforcement{}, fmt.Errorf("violation %d: code is empty: give each violation a code such as V-TEST-03", i+1)
