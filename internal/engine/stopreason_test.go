@@ -28,20 +28,26 @@ func TestStopReasonSaysWhereTheRestIs(t *testing.T) {
 	}
 }
 
+// blockStep is the last line of the Stop hook's reason (its one step) with n HIGH violations.
+func blockStep(t *testing.T, n int) string {
+	t.Helper()
+	_, en := startApex(t)
+	var vs []engine.Violation
+	for i := range n {
+		vs = append(vs, engine.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: "open"})
+	}
+	must(en.SetEnforcement(vs))(t)
+	out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t)
+	lines := strings.Split(strings.TrimSuffix(out.Reason, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
 // The Stop hook's reason reaches the model outside any Cairn tool result, so it names the tool
 // it asks for as the model sees it, mcp__plugin_cairn_cairn__set_enforcement, as it names
 // resume_check; before, it named set_enforcement bare beside the prefixed resume_check.
 func TestStopReasonNamesToolsAsTheModelSeesThem(t *testing.T) {
 	for _, n := range []int{1, 2} {
-		_, en := startApex(t)
-		var vs []engine.Violation
-		for i := range n {
-			vs = append(vs, engine.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: "open"})
-		}
-		must(en.SetEnforcement(vs))(t)
-		out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t)
-		lines := strings.Split(strings.TrimSuffix(out.Reason, "\n"), "\n")
-		last := lines[len(lines)-1]
+		last := blockStep(t, n)
 		if !strings.Contains(last, " with "+engine.ToolPrefix+"set_enforcement. ") {
 			t.Errorf("%d violations: the reason does not name the tool as the model sees it: %q", n, last)
 		}
@@ -56,15 +62,7 @@ func TestStopReasonNamesToolsAsTheModelSeesThem(t *testing.T) {
 // record the violations named here (the LOW ones are not).
 func TestStopReasonTakesTheFixedOnesOut(t *testing.T) {
 	for _, n := range []int{1, 2} {
-		_, en := startApex(t)
-		var vs []engine.Violation
-		for i := range n {
-			vs = append(vs, engine.Violation{Code: fmt.Sprintf("V-%d", i), Severity: "HIGH", Details: "open"})
-		}
-		must(en.SetEnforcement(vs))(t)
-		out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t)
-		lines := strings.Split(strings.TrimSuffix(out.Reason, "\n"), "\n")
-		last := lines[len(lines)-1]
+		last := blockStep(t, n)
 		want := fmt.Sprintf("Next: Fix the blocking violation%s above, or tell the user why you cannot; then, before finishing, take what you fixed out of the list with %sset_enforcement. ",
 			map[bool]string{true: "s"}[n > 1], engine.ToolPrefix)
 		if !strings.HasPrefix(last, want) {
