@@ -125,7 +125,7 @@ func TestCairnContinueWhileLive(t *testing.T) {
 }
 
 // The agent answers the Stop hook's question as its reason asks: it fixes one violation and
-// records the current list with set_enforcement before its answer ends (stop_hook_active).
+// takes it out of the list with set_enforcement before its answer ends (stop_hook_active).
 // The next turn is not asked again about the list the answer recorded; Claude Code's Stop
 // hook cap is never approached.
 func TestCairnStopAnswerNotAskedAgain(t *testing.T) {
@@ -141,7 +141,7 @@ func TestCairnStopAnswerNotAskedAgain(t *testing.T) {
 		mockapi.On(afterToolResult, mockapi.Text("review recorded")).Named("end of turn 1"),
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains(stopFeedback)),
 			mockapi.TextThenToolUse("the token is out of the log; the tests come next", cairnTool("set_enforcement"),
-				map[string]any{"violations": both[:1]})).Named("answer: record the current list"),
+				map[string]any{"violations": both[:1]})).Named("answer: take the fixed one out"),
 		mockapi.On(afterToolResult, mockapi.Text("told the user why V-TEST-03 stays")).Named("end of the answer"),
 		mockapi.On(mockapi.All(mockapi.IsMain, mockapi.LastUserContains("NEXT-PROMPT")), mockapi.Text("next turn done")).Named("turn 2"),
 	)

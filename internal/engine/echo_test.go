@@ -40,6 +40,10 @@ func TestRefusalsDoNotEchoSecrets(t *testing.T) {
 				_, err := en.SetEnforcement([]engine.Violation{{Code: s.Text, Severity: "HIGH"}})
 				return err
 			},
+			"code with an unknown severity": func() error {
+				_, err := en.SetEnforcement([]engine.Violation{{Code: s.Text, Severity: "URGENT"}})
+				return err
+			},
 			"var key":           func() error { _, err := en.SetVars(map[string]string{s.Text: "v"}); return err },
 			"task status":       func() error { _, err := en.UpdateTask(engine.TaskRequest{ID: "t1", Status: s.Text}); return err },
 			"checkpoint":        func() error { _, err := en.LoadCheckpoint(s.Text); return err },

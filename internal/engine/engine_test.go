@@ -313,8 +313,8 @@ func TestStopBlocksOncePerViolationSet(t *testing.T) {
 	}
 }
 
-// The agent answers Cairn's question as the reason asks: it fixes some violations and records
-// the current list with set_enforcement before its answer ends. That list is the one it dealt
+// The agent answers Cairn's question as the reason asks: it fixes some violations and takes
+// them out of the list with set_enforcement before its answer ends. That list is the one it dealt
 // with: the next turn is not asked about it again. A list recorded in a later ordinary turn is.
 func TestStopAnswerIsNotAskedAgain(t *testing.T) {
 	_, en := startApex(t)
@@ -830,7 +830,7 @@ func TestStopReasonFencesStoredText(t *testing.T) {
 	if strings.Contains(outside, "SYSTEM") || strings.Contains(outside, "V-1") {
 		t.Errorf("stored text outside the fence:\n%s", out.Reason)
 	}
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Next: Deal with the blocking violation") || !strings.Contains(last, "set_enforcement") {
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Next: Fix the blocking violation") || !strings.Contains(last, "set_enforcement") {
 		t.Errorf("the last line is not the one next step: %q", last)
 	}
 }
@@ -1317,7 +1317,7 @@ func TestStopAfterFailedTurnNeverAsks(t *testing.T) {
 		t.Fatalf("first stop: %+v", out)
 	}
 	must(en.SetEnforcement([]engine.Violation{{Code: "V-SEC-01", Severity: "CRITICAL", Details: "token in log"}}))(t)
-	if out := must(en.Stop(engine.StopInput{SessionID: "s1", TurnFailed: true}))(t); out.Block || out.Reason != "" {
+	if out := must(en.Stop(engine.StopInput{SessionID: "s1", NoAsk: true}))(t); out.Block || out.Reason != "" {
 		t.Fatalf("a failed turn asked: %+v", out)
 	}
 	if out := must(en.Stop(engine.StopInput{SessionID: "s1"}))(t); !out.Block || !strings.Contains(out.Reason, "V-SEC-01") {

@@ -975,12 +975,11 @@ func (e *Engine) UpdateTask(r TaskRequest) (*Result, error) {
 // SetEnforcement replaces the active workflow's violations; an empty list clears them.
 func (e *Engine) SetEnforcement(vs []Violation) (*Result, error) {
 	wv := make([]workflow.Violation, len(vs))
-	for i, v := range vs {
-		sev, err := workflow.ParseSeverity(v.Severity)
-		if err != nil {
-			return nil, fmt.Errorf("violation %d (%s): %w", i+1, v.Code, err)
-		}
-		wv[i] = workflow.Violation{Code: v.Code, Severity: sev, Details: v.Details}
+	for i, v := range vs { // severities are read, and refused, by workflow.NewEnforcement
+		wv[i] = workflow.Violation{Code: v.Code, Severity: workflow.Severity(v.Severity), Details: v.Details}
+	}
+	if err := workflow.RepeatedFinding(wv); err != nil {
+		return nil, err
 	}
 	res, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 		return workflow.SetEnforcement(cur, wv, e.now(), e.actor())

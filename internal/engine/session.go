@@ -29,10 +29,11 @@ type Session struct {
 type StopInput struct {
 	SessionID      string
 	StopHookActive bool
-	// TurnFailed: the turn ended in an API error (Claude Code's StopFailure, which fires
-	// instead of Stop). The agent cannot answer, so nothing is asked, and nothing about asking
+	// NoAsk: the turn ended in an API error (Claude Code's StopFailure, which fires instead
+	// of Stop), so the agent cannot answer, or the Stop event could not be read, so whether
+	// this turn is already an answer is not known. Nothing is asked, and nothing about asking
 	// is recorded: the next turn's Stop decides as if this one had not happened.
-	TurnFailed bool
+	NoAsk bool
 }
 
 // StopOutcome says what the Stop hook should print.
@@ -56,6 +57,9 @@ type stopState struct {
 	WorkflowID  string `json:"workflow_id"`
 	Fingerprint string `json:"fingerprint"`
 	At          string `json:"at"`
+	// Answering is the session Cairn asked, from the ask until that session's next ordinary
+	// Stop: the continuations ending between are its answer. Older files have none.
+	Answering string `json:"answering,omitempty"`
 }
 
 // RecordSession writes sessions/<pid>.json: which Claude Code session the client with that pid
@@ -130,7 +134,7 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 		}, "")
 	}
 	// Cheap checks first: most turns end with nothing blocking, and need no definition.
-	if in.TurnFailed || !r.Blocking() || !e.stopBlocking() {
+	if in.NoAsk || !r.Blocking() || !e.stopBlocking() {
 		return out, nil
 	}
 	if def, _ := e.definitionFor(r); !workflow.StopShouldBlock(def, r) {
@@ -140,24 +144,33 @@ func (e *Engine) Stop(in StopInput) (*StopOutcome, error) {
 	fp := fingerprint(r.WorkflowID, vs)
 	var asked bool
 	var aside *store.Notice
+	// The session Cairn asks, as it names its answer; "-" when not known.
+	session := cmp.Or(e.cfg.SessionID, "-")
 	_, aside, err = e.st.UpdateOwn(stopStateDoc, func(cur []byte) ([]byte, error) {
 		s := decodeLenient[stopState](cur)
-		if s.WorkflowID == r.WorkflowID && s.Fingerprint == fp {
+		ours := s.WorkflowID == r.WorkflowID
+		answering := ours && s.Answering == session
+		if ours && s.Fingerprint == fp {
 			asked = true
+			if answering && !in.StopHookActive {
+				// This session's first ordinary Stop after its answer: the answer is over.
+				s.Answering = ""
+				return json.Marshal(s)
+			}
 			return nil, nil
 		}
 		if in.StopHookActive {
-			// Never asked while stop_hook_active. When Cairn has asked about this workflow, the
-			// continuation ending now is the agent's answer, and the list it left (the reason
-			// says to record the current list) is the one it dealt with: the next turn is not
-			// asked about it again. Otherwise another hook made the continuation: keep the
-			// list for a later turn.
+			// Never asked while stop_hook_active. When Cairn asked this session and this is
+			// the continuation ending, it is the agent's answer, and the list it left (the
+			// reason says to take what was fixed out of it) is the one it dealt with: the next
+			// turn is not asked about it again. Otherwise another hook made the continuation
+			// (or another session's): keep the list for a later turn.
 			asked = true
-			if s.WorkflowID != r.WorkflowID {
+			if !answering {
 				return nil, nil
 			}
 		}
-		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339)})
+		return json.Marshal(stopState{WorkflowID: r.WorkflowID, Fingerprint: fp, At: now.Format(time.RFC3339), Answering: session})
 	})
 	if aside != nil {
 		if out.SystemMessage == "" {
@@ -194,12 +207,9 @@ func blockReason(r *workflow.Record, vs []workflow.Violation) string {
 		blocking[i] = Violation{Code: v.Code, Severity: string(v.Severity), Details: v.Details}
 	}
 	// The tools by the names the model sees them under: this text is no Cairn tool's result.
-	them := "them"
-	if len(vs) == 1 {
-		them = "it"
-	}
-	next := fmt.Sprintf("Deal with the blocking violation%s above before finishing: fix %s, or tell the user why not and record the current list with %sset_enforcement. Cairn asks once for this set of violations",
-		workflow.Plural(len(vs)), them, ToolPrefix)
+	// set_enforcement replaces the whole list, LOW ones and all: what was fixed comes out.
+	next := fmt.Sprintf("Fix the blocking violation%s above, or tell the user why you cannot; then, before finishing, take what you fixed out of the list with %sset_enforcement. Cairn asks once for this set of violations",
+		workflow.Plural(len(vs)), ToolPrefix)
 	reason, _ := report.Render(report.Input{Tier: "Full", WorkflowID: r.WorkflowID, Type: r.Type, Context: r.Context,
 		Phase: r.State, PhaseStatus: string(r.PhaseStatus), Blocking: blocking, Next: next, Nonce: report.NewNonce(),
 		Tool: ToolPrefix + "resume_check"}) // where the violations past the first five are

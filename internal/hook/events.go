@@ -73,7 +73,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 
 	switch ev.HookEventName {
 	case EventStopFailure:
-		out, err := e.Stop(engine.StopInput{SessionID: sessionID, TurnFailed: true})
+		out, err := e.Stop(engine.StopInput{SessionID: sessionID, NoAsk: true})
 		if err != nil {
 			r.Logf("the turn ended in an API error; end-of-turn protocol: %v", err)
 			return nil

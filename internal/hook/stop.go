@@ -41,7 +41,8 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	ev := r.event(stdin)
 	if !ev.Read {
 		// Without the event, stop_hook_active is unknown: asking the agent to continue could
-		// be the second ask in a row, so this turn does not ask.
+		// be the second ask in a row, so this turn does not ask; nor does it take the
+		// violations as answered (NoAsk), so a later turn still asks about them.
 		ev.StopHookActive = true
 		r.Logf("the event could not be read; not asking the agent to continue this turn")
 	}
@@ -55,7 +56,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 	}
 	defer closeState(r, e)
 
-	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive})
+	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read})
 	if err != nil {
 		r.Logf("end-of-turn protocol: %v", err)
 		if engine.IsNewerState(err) || engine.IsForeignSnapshot(err) {

@@ -88,7 +88,7 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 	for i, v := range vs {
 		sev, err := ParseSeverity(string(v.Severity))
 		if err != nil {
-			return Enforcement{}, fmt.Errorf("violation %d (%s): %w", i+1, v.Code, err)
+			return Enforcement{}, fmt.Errorf("violation %d (code %s): %w", i+1, Quote(v.Code), err)
 		}
 		if strings.TrimSpace(v.Code) == "" {
 			return Enforcement{}, fmt.Errorf("violation %d: code is empty: give each violation a code such as V-TEST-03", i+1)
@@ -102,8 +102,27 @@ func NewEnforcement(vs []Violation) (Enforcement, error) {
 	return e, nil
 }
 
-// summary counts the violations, their severities normalised, by severity: "1 HIGH violation
-// (blocking)", "1 CRITICAL, 2 LOW violations (blocking)", "no violations".
+// RepeatedFinding refuses a list that gives one finding twice: the same code (in any letter
+// case) with the same details, whatever the severities. The same code with other details is
+// another finding (one rule broken in two places). The refusal names the two by position, not
+// by code: a code may hold anything. Only new lists are checked; stored ones read as written.
+func RepeatedFinding(vs []Violation) error {
+	seen := make(map[string]int, len(vs))
+	for i, v := range vs {
+		key := strings.ToUpper(strings.TrimSpace(v.Code)) + "\x00" + strings.TrimSpace(v.Details)
+		if j, ok := seen[key]; ok {
+			return fmt.Errorf("violations %d and %d are the same finding (the same code and details): give each finding once, with its most serious severity", j+1, i+1)
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
+// summary counts the violations, their severities normalised, by severity, the blocking ones
+// (CRITICAL, HIGH) apart from the rest, so that no LOW reads as blocking: "1 HIGH violation
+// (blocking)", "1 CRITICAL violation (blocking) and 2 LOW violations", "1 MEDIUM, 1 INFO
+// violations", "no violations". Records store it as written: older ones may hold the form
+// that counted all severities before one "(blocking)".
 func (e Enforcement) summary() string {
 	if len(e.Violations) == 0 {
 		return "no violations"
@@ -112,17 +131,28 @@ func (e Enforcement) summary() string {
 	for _, v := range e.Violations {
 		counts[v.Severity]++
 	}
-	var parts []string
-	for _, s := range severityOrder {
-		if n := counts[s]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+	group := func(blocks bool) string {
+		var parts []string
+		n := 0
+		for _, s := range severityOrder {
+			if c := counts[s]; c > 0 && s.Blocks() == blocks {
+				parts = append(parts, fmt.Sprintf("%d %s", c, s))
+				n += c
+			}
 		}
+		if n == 0 {
+			return ""
+		}
+		return strings.Join(parts, ", ") + " violation" + Plural(n)
 	}
-	s := strings.Join(parts, ", ") + " violation" + Plural(len(e.Violations))
-	if e.Blocking {
-		s += " (blocking)"
+	blocking, rest := group(true), group(false)
+	switch {
+	case blocking == "":
+		return rest
+	case rest == "":
+		return blocking + " (blocking)"
 	}
-	return s
+	return blocking + " (blocking) and " + rest
 }
 
 // BlockingViolations returns the CRITICAL and HIGH violations of r, most serious first. It

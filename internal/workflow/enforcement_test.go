@@ -22,7 +22,10 @@ func TestEnforcement(t *testing.T) {
 		{"one-high", []workflow.Violation{v("V-TEST-03", "HIGH")}, true, "1 HIGH violation (blocking)"},
 		{"critical-lowercase", []workflow.Violation{v("V1", "critical")}, true, "1 CRITICAL violation (blocking)"},
 		{"medium-low-info", []workflow.Violation{v("V1", "MEDIUM"), v("V2", "LOW"), v("V3", "INFO"), v("V4", "LOW")}, false, "1 MEDIUM, 2 LOW, 1 INFO violations"},
-		{"mixed", []workflow.Violation{v("V1", "LOW"), v("V2", "CRITICAL"), v("V3", "HIGH")}, true, "1 CRITICAL, 1 HIGH, 1 LOW violations (blocking)"},
+		{"two-high", []workflow.Violation{v("V1", "high"), v("V2", "HIGH")}, true, "2 HIGH violations (blocking)"},
+		// Only the CRITICAL and HIGH ones block: the summary must not read as if the LOW did.
+		{"mixed", []workflow.Violation{v("V1", "LOW"), v("V2", "CRITICAL"), v("V3", "HIGH")}, true, "1 CRITICAL, 1 HIGH violations (blocking) and 1 LOW violation"},
+		{"high-low", []workflow.Violation{v("V1", "HIGH"), v("V2", "LOW"), v("V3", "INFO")}, true, "1 HIGH violation (blocking) and 1 LOW, 1 INFO violations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := workflow.NewEnforcement(tc.vs)

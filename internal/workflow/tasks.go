@@ -109,6 +109,10 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		if unclearID(id) {
 			return Result{}, errors.New("the task id holds control or invisible characters, so it would read as another id: use letters, digits, '.', '_', ':' or '-'")
 		}
+		if j := slices.IndexFunc(r.Tasks, func(t Task) bool { return strings.EqualFold(t.ID, id) }); j >= 0 {
+			// Retyped in another case, it would be a second task beside the open first.
+			return Result{}, fmt.Errorf("task %s not added: task %s is on record, an id that differs only in letter case: use %s, or an id of its own", TaskID(id), TaskID(r.Tasks[j].ID), TaskID(r.Tasks[j].ID))
+		}
 		if len(r.Tasks) >= maxTasks {
 			return Result{}, fmt.Errorf("task %s not added: a workflow keeps at most %d tasks and this one has %d; move an existing task instead, or complete this workflow and start another", TaskID(id), maxTasks, len(r.Tasks))
 		}

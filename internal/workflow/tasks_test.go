@@ -327,3 +327,27 @@ func TestDoneAfterAPutBack(t *testing.T) {
 		})
 	}
 }
+
+// A task named again in another letter case (T1 for t1, as a model or a person retyping it
+// may) was added as a second task beside the first: two open tasks for one piece of work, the
+// first never closed. A new id that differs from a stored one only in letter case is refused,
+// naming the stored one; ids that differ otherwise are other tasks.
+func TestTaskIDCaseTwinIsRefused(t *testing.T) {
+	r := mustStart(t, mustDef(t, "apex"))
+	res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "write-Tests", Status: workflow.TaskRunning}, t0, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = res.Record
+	for _, id := range []string{"write-tests", "WRITE-TESTS", " Write-Tests "} {
+		for _, st := range []workflow.TaskStatus{workflow.TaskPending, workflow.TaskRunning} {
+			_, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: id, Status: st}, t0, alice)
+			if err == nil || !strings.Contains(err.Error(), "task write-Tests is on record") {
+				t.Errorf("new task %q as %s beside write-Tests: %v", id, st, err)
+			}
+		}
+	}
+	if res, err := workflow.UpdateTask(r, workflow.TaskUpdate{ID: "write-tests-2", Status: workflow.TaskPending}, t0, alice); err != nil || len(res.Record.Tasks) != 2 {
+		t.Errorf("another id: %v", err)
+	}
+}
