@@ -30,12 +30,13 @@ type ClaudeTask = workflow.ClaudeTask
 // would be the workflow's open tasks in every later report and would take the workflow from
 // its owner. Only a task it mirrored before is still recorded (its completion).
 func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error) {
+	mirrored := func(k workflow.Task) bool { return k.ID == workflow.ClaudeTaskID(t) }
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
 			return workflow.Result{}, ErrNoActiveWorkflow
 		}
 		if o := cur.Owner; o != nil && e.inOtherLiveClient(o) && workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
-			!slices.ContainsFunc(cur.Tasks, func(k workflow.Task) bool { return k.ID == workflow.ClaudeTaskID(t) }) {
+			!slices.ContainsFunc(cur.Tasks, mirrored) {
 			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(o.Heartbeat)))
 		}
 		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
@@ -49,9 +50,18 @@ func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error)
 	}
 	if wres.Changed {
 		res.Message = fmt.Sprintf("Claude Code task %s recorded as %s in phase %s", strings.TrimSpace(t.TaskID), verb, wres.To)
-	} else {
-		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
+		return res, nil
 	}
+	// A late or repeated event: the message says what the task is, not what the event asked.
+	if r := wres.Record; r != nil {
+		if i := slices.IndexFunc(r.Tasks, mirrored); i >= 0 {
+			verb = "open"
+			if s := r.Tasks[i].Status; s == workflow.TaskDone || s == workflow.TaskFailed {
+				verb = string(s)
+			}
+		}
+	}
+	res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
 	return res, nil
 }
 

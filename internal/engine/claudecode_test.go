@@ -147,3 +147,35 @@ func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
 		t.Errorf("notices %q, want %q", r.Notices, want)
 	}
 }
+
+// Claude Code's events can come late or twice: a TaskCreated after the task's TaskCompleted,
+// a completion sent again, or a TaskCreated for a task Cairn has since failed. Nothing
+// changes, and the message says what the task is recorded as, not what the event asked for.
+func TestRepeatedTaskEventSaysWhatTheTaskIs(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("sess-aaaa-1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	task := func(id string, completed bool) string {
+		t.Helper()
+		return must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, completed))(t).Message
+	}
+	task("1", true)
+	task("2", false)
+	task("3", false)
+	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "running"}))(t)
+	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "failed"}))(t)
+	for _, tc := range []struct {
+		id        string
+		completed bool
+		want      string
+	}{
+		{"1", false, "Claude Code task 1 was already recorded as done; nothing changed"},
+		{"1", true, "Claude Code task 1 was already recorded as done; nothing changed"},
+		{"2", false, "Claude Code task 2 was already recorded as open; nothing changed"},
+		{"3", false, "Claude Code task 3 was already recorded as failed; nothing changed"},
+	} {
+		if got := task(tc.id, tc.completed); got != tc.want {
+			t.Errorf("task %s (completed %v): %q, want %q", tc.id, tc.completed, got, tc.want)
+		}
+	}
+}
