@@ -164,9 +164,15 @@ func fromFields(fields map[string]json.RawMessage) (Event, []string) {
 			notes = append(notes, fmt.Sprintf("stop_hook_active is %s, not a boolean; read as true so the hook does not block", strictjson.KindOf(raw)))
 		}
 	}
-	if ev.Source != "" && !plainWord(ev.Source) {
-		notes = append(notes, "source is not a plain word; ignored (not repeated here)")
-		ev.Source = ""
+	// Words Claude Code chooses from a few, repeated on stderr: anything else is not.
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"source", &ev.Source}, {"trigger", &ev.Trigger}} {
+		if *f.dst != "" && !plainWord(*f.dst) {
+			notes = append(notes, f.key+" is not a plain word; ignored (not repeated here)")
+			*f.dst = ""
+		}
 	}
 	return ev, notes
 }
@@ -233,8 +239,8 @@ func leadingMembers(data []byte) map[string]json.RawMessage {
 // space around it, never empty.
 func isNull(raw []byte) bool { return string(raw) == "null" }
 
-// plainWord is what a SessionStart source looks like: startup, resume, clear, compact, fork,
-// or a future word of the same shape.
+// plainWord is what a SessionStart source or a PreCompact trigger looks like: startup,
+// resume, clear, compact, fork; manual, auto; or a future word of the same shape.
 func plainWord(s string) bool {
 	return len(s) <= 32 && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
