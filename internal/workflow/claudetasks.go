@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,9 +64,15 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
 	}
 	id := ClaudeTaskID(t)
-	// The record keeps the task's subject (else its description) on one line as its note.
-	subj := textsafe.Clip(cmp.Or(textsafe.OneLine(t.Subject), textsafe.OneLine(t.Description)), maxSubject)
-	subj = cmp.Or(subj, "task "+strings.TrimSpace(t.TaskID))
+	// The record keeps the task's subject (else its description) on one line as its note,
+	// never a secret: a new task with one is refused, naming the field, and an existing
+	// task keeps its note.
+	subj, place := textsafe.OneLine(t.Subject), "the task's subject"
+	if subj == "" {
+		subj, place = textsafe.OneLine(t.Description), "the task's description"
+	}
+	secret := secrets.ScanString(subj)
+	subj = cmp.Or(textsafe.Clip(subj, maxSubject), "task "+strings.TrimSpace(t.TaskID))
 	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
 	if existing < 0 { // the same open task, created again in another session
 		// Within one session the ids tell tasks apart: the same subject twice there is two.
@@ -74,6 +81,9 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
 				(t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, subj)
 		})
+	}
+	if secret != nil && existing < 0 {
+		return Result{}, errors.New(secret.Refusal(place))
 	}
 	if !completed {
 		switch {
@@ -97,7 +107,11 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	// change, along the task machine, so attempts and times stay consistent.
 	res := Result{Record: r, Event: EventNone, From: r.State, To: r.State}
 	var err error
+	var kept []string // the subject not stored, said
 	if existing < 0 || r.Tasks[existing].Status == TaskPending || r.Tasks[existing].Status == TaskFailed {
+		if secret != nil { // an existing task: a new one with a secret was refused above
+			subj, kept = "", []string{secret.Refusal(place) + "; the task keeps its note"}
+		}
 		if res, err = UpdateTask(r, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by); err != nil {
 			return Result{}, err
 		}
@@ -107,9 +121,9 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, err
 	}
 	if !step.Changed && res.Changed {
-		return res, nil
+		step, res.Warnings = res, nil
 	}
-	step.Warnings = append(res.Warnings, step.Warnings...)
+	step.Warnings = slices.Concat(kept, res.Warnings, step.Warnings)
 	if step.Changed {
 		pruneDoneClaudeTasks(step.Record)
 	}
