@@ -30,38 +30,46 @@ type ClaudeTask = workflow.ClaudeTask
 // would be the workflow's open tasks in every later report and would take the workflow from
 // its owner. Only a task it mirrored before is still recorded (its completion).
 func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error) {
-	mirrored := func(k workflow.Task) bool { return k.ID == workflow.ClaudeTaskID(t) }
+	// The task the event is about, after the change: this session's, or, completed, an
+	// earlier session's of the same subject.
+	var id string
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
 			return workflow.Result{}, ErrNoActiveWorkflow
 		}
-		if o := cur.Owner; o != nil && e.inOtherLiveClient(o) && workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
-			!slices.ContainsFunc(cur.Tasks, mirrored) {
-			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(o.Heartbeat)))
+		id = workflow.ClaudeTaskID(t)
+		if _, mirrored := workflow.FindTask(cur, id); !mirrored && cur.Owner != nil && e.inOtherLiveClient(cur.Owner) &&
+			workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) {
+			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
+		}
+		if completed {
+			id = workflow.CompletedTaskID(cur, t)
 		}
 		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
 	}, "claude code task "+strings.TrimSpace(t.TaskID))
 	if err != nil {
 		return nil, err
 	}
-	verb := "open"
+	// The message says what the task is and where, not what the event asked (a late or
+	// repeated event changes nothing) nor the workflow's phase (the task keeps its own).
+	task := workflow.Task{Phase: wres.To, Status: workflow.TaskPending}
 	if completed {
-		verb = "done"
+		task.Status = workflow.TaskDone
 	}
-	if wres.Changed {
-		res.Message = fmt.Sprintf("Claude Code task %s recorded as %s in phase %s", strings.TrimSpace(t.TaskID), verb, wres.To)
-		return res, nil
-	}
-	// A late or repeated event: the message says what the task is, not what the event asked.
 	if r := wres.Record; r != nil {
-		if i := slices.IndexFunc(r.Tasks, mirrored); i >= 0 {
-			verb = "open"
-			if s := r.Tasks[i].Status; s == workflow.TaskDone || s == workflow.TaskFailed {
-				verb = string(s)
-			}
+		if k, ok := workflow.FindTask(r, id); ok {
+			task = k
 		}
 	}
-	res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
+	verb := "open"
+	if task.Status == workflow.TaskDone || task.Status == workflow.TaskFailed {
+		verb = string(task.Status)
+	}
+	if wres.Changed {
+		res.Message = fmt.Sprintf("Claude Code task %s recorded as %s in phase %s", strings.TrimSpace(t.TaskID), verb, cmp.Or(task.Phase, wres.To))
+	} else {
+		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
+	}
 	return res, nil
 }
 

@@ -179,3 +179,30 @@ func TestRepeatedTaskEventSaysWhatTheTaskIs(t *testing.T) {
 		}
 	}
 }
+
+// A task stays in the phase it was created in: completed after the workflow moved on, by its
+// own session or by a later one that never saw it created, the message names the task's
+// phase, not the workflow's.
+func TestTaskEventSaysTheTasksPhase(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("sess-aaaa-1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	for _, id := range []string{"1", "2"} {
+		must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
+	}
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	for _, tc := range []struct {
+		session, id, subject string
+		completed            bool
+		want                 string
+	}{
+		{"sess-aaaa-1", "1", "part 1", true, "Claude Code task 1 recorded as done in phase analyze"},
+		{"sess-bbbb-2", "7", "part 2", true, "Claude Code task 7 recorded as done in phase analyze"},
+		{"sess-bbbb-2", "8", "part 8", false, "Claude Code task 8 recorded as open in phase plan"},
+	} {
+		res := must(e.open(tc.session).RecordClaudeTask(engine.ClaudeTask{SessionID: tc.session, TaskID: tc.id, Subject: tc.subject}, tc.completed))(t)
+		if res.Message != tc.want {
+			t.Errorf("task %s of %s: %q, want %q", tc.id, tc.session, res.Message, tc.want)
+		}
+	}
+}
