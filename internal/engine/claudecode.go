@@ -129,14 +129,16 @@ const maxAnchor = 700
 
 // CompactAnchor is the short text the PreCompact hook adds to the compaction request so that
 // the summary keeps the workflow's position: workflow, phase, progress, next step, open
-// tasks. It reads and never changes state. "" when there is no active workflow.
+// tasks. It reads and never changes state. "" when there is no active workflow; problem is
+// then what the read left for the user to see (state that is there but was not read: a newer
+// Cairn's, a lock held through a needed repair), or "" when there is nothing to say.
 //
 // Over maxAnchor, the completed phases give way first and the rest is cut after that, but the
 // last sentence, the pointer to resume_check, always stays whole.
-func (e *Engine) CompactAnchor() string {
+func (e *Engine) CompactAnchor() (anchor, problem string) {
 	res := e.Resume(ResumeOptions{ReportOnly: true})
 	if res.WorkflowID == "" {
-		return ""
+		return "", strings.TrimPrefix(res.SystemMessage, "Cairn: ")
 	}
 	head := fmt.Sprintf("Cairn workflow position (keep it in the summary): workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 64), oneLine(res.Phase, 64))
 	if res.PhaseStatus != "" {
@@ -160,7 +162,7 @@ func (e *Engine) CompactAnchor() string {
 			completed = label + oneLine(strings.Join(res.Completed, ", "), min(160, room))
 		}
 	}
-	return textsafe.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer
+	return textsafe.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer, ""
 }
 
 // anchorNext is a next step of the resume plan as the anchor, which holds no warnings, gives
