@@ -57,14 +57,7 @@ func TestEventsWithoutProjectDirCreateNothing(t *testing.T) {
 	}
 
 	// Where a workflow is, the task is still recorded.
-	e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "add retries"}); err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	startApex(t, getenv)
 	var stdout, stderr bytes.Buffer
 	hook.Events(strings.NewReader(`{"hook_event_name":"TaskCreated","task_id":"1","task_subject":"write it"}`), &stdout, &stderr, getenv, nil)
 	if !strings.Contains(stderr.String(), "Claude Code task 1 recorded as open") {
@@ -80,14 +73,7 @@ func TestEventsOverTheSizeLimitKeepTheFieldsBeforeTheHugeOne(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CAIRN_MEMORY_DIR": dir + "/memory", "HOME": dir, "CLAUDE_CODE_SESSION_ID": "sess-env-9"}
 	getenv := func(k string) string { return env[k] }
-	e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "add retries"}); err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	startApex(t, getenv)
 	huge := strings.Repeat("d", 2*hook.MaxInput)
 	for _, tc := range []struct{ event, want string }{
 		{"TaskCreated", "Claude Code task 1 recorded as open"},
@@ -104,7 +90,7 @@ func TestEventsOverTheSizeLimitKeepTheFieldsBeforeTheHugeOne(t *testing.T) {
 			t.Errorf("%s: stderr does not say the event was too large and %q:\n%s", tc.event, tc.want, got)
 		}
 	}
-	e, err = engine.Open(engine.Config{Getenv: getenv, Actor: "test"})
+	e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,5 +98,18 @@ func TestEventsOverTheSizeLimitKeepTheFieldsBeforeTheHugeOne(t *testing.T) {
 	res := e.Resume(engine.ResumeOptions{ReportOnly: true})
 	if len(res.OpenTasks) != 0 || !strings.Contains(string(e.Resume(engine.ResumeOptions{}).Workflow), `"claude-sess-aaa-1"`) {
 		t.Errorf("open tasks %q; want the task recorded under the event's session, and done", res.OpenTasks)
+	}
+}
+
+// startApex starts an apex workflow in getenv's project, as no session.
+func startApex(t *testing.T, getenv func(string) string) {
+	t.Helper()
+	e, err := engine.Open(engine.Config{Getenv: getenv, Actor: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Start(engine.StartRequest{Type: "apex", Context: "add retries"}); err != nil {
+		t.Fatal(err)
 	}
 }
