@@ -30,25 +30,43 @@ type ClaudeTask = workflow.ClaudeTask
 // would be the workflow's open tasks in every later report and would take the workflow from
 // its owner. Only a task it mirrored before is still recorded (its completion).
 func (e *Engine) RecordClaudeTask(t ClaudeTask, completed bool) (*Result, error) {
+	// The task the event is about, after the change: this session's, or, completed, an
+	// earlier session's of the same subject.
+	var id string
 	res, wres, err := e.change(func(cur *workflow.Record) (workflow.Result, error) {
 		if cur == nil {
 			return workflow.Result{}, ErrNoActiveWorkflow
 		}
-		if o := cur.Owner; o != nil && e.inOtherLiveClient(o) && workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) &&
-			!slices.ContainsFunc(cur.Tasks, func(k workflow.Task) bool { return k.ID == workflow.ClaudeTaskID(t) }) {
-			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(o.Heartbeat)))
+		id = workflow.ClaudeTaskID(t)
+		if _, mirrored := workflow.FindTask(cur, id); !mirrored && cur.Owner != nil && e.inOtherLiveClient(cur.Owner) &&
+			workflow.OwnerLive(cur, e.actor(), e.now(), workflow.DefaultLiveWindow) {
+			return workflow.Result{}, fmt.Errorf("workflow %s belongs to another live session (a running Claude Code client changed it %s), so this session's task list is kept out of it", cur.WorkflowID, workflow.Ago(e.now().Sub(cur.Owner.Heartbeat)))
+		}
+		if completed {
+			id = workflow.CompletedTaskID(cur, t)
 		}
 		return workflow.RecordClaudeTask(cur, t, completed, e.now(), e.actor())
 	}, "claude code task "+strings.TrimSpace(t.TaskID))
 	if err != nil {
 		return nil, err
 	}
-	verb := "open"
+	// The message says what the task is and where, not what the event asked (a late or
+	// repeated event changes nothing) nor the workflow's phase (the task keeps its own).
+	task := workflow.Task{Phase: wres.To, Status: workflow.TaskPending}
 	if completed {
-		verb = "done"
+		task.Status = workflow.TaskDone
+	}
+	if r := wres.Record; r != nil {
+		if k, ok := workflow.FindTask(r, id); ok {
+			task = k
+		}
+	}
+	verb := "open"
+	if task.Status == workflow.TaskDone || task.Status == workflow.TaskFailed {
+		verb = string(task.Status)
 	}
 	if wres.Changed {
-		res.Message = fmt.Sprintf("Claude Code task %s recorded as %s in phase %s", strings.TrimSpace(t.TaskID), verb, wres.To)
+		res.Message = fmt.Sprintf("Claude Code task %s recorded as %s in phase %s", strings.TrimSpace(t.TaskID), verb, cmp.Or(task.Phase, wres.To))
 	} else {
 		res.Message = fmt.Sprintf("Claude Code task %s was already recorded as %s; nothing changed", strings.TrimSpace(t.TaskID), verb)
 	}
@@ -111,14 +129,16 @@ const maxAnchor = 700
 
 // CompactAnchor is the short text the PreCompact hook adds to the compaction request so that
 // the summary keeps the workflow's position: workflow, phase, progress, next step, open
-// tasks. It reads and never changes state. "" when there is no active workflow.
+// tasks. It reads and never changes state. "" when there is no active workflow; problem is
+// then what the read left for the user to see (state that is there but was not read: a newer
+// Cairn's, a lock held through a needed repair), or "" when there is nothing to say.
 //
 // Over maxAnchor, the completed phases give way first and the rest is cut after that, but the
 // last sentence, the pointer to resume_check, always stays whole.
-func (e *Engine) CompactAnchor() string {
+func (e *Engine) CompactAnchor() (anchor, problem string) {
 	res := e.Resume(ResumeOptions{ReportOnly: true})
 	if res.WorkflowID == "" {
-		return ""
+		return "", strings.TrimPrefix(res.SystemMessage, "Cairn: ")
 	}
 	head := fmt.Sprintf("Cairn workflow position (keep it in the summary): workflow %s (%s), phase %s", oneLine(res.WorkflowID, 80), oneLine(res.Type, 64), oneLine(res.Phase, 64))
 	if res.PhaseStatus != "" {
@@ -142,7 +162,7 @@ func (e *Engine) CompactAnchor() string {
 			completed = label + oneLine(strings.Join(res.Completed, ", "), min(160, room))
 		}
 	}
-	return textsafe.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer
+	return textsafe.Clip(head+completed+next+tasks, maxAnchor-utf8.RuneCountInString(pointer)) + pointer, ""
 }
 
 // anchorNext is a next step of the resume plan as the anchor, which holds no warnings, gives

@@ -147,3 +147,62 @@ func TestEarlierSessionTasksAreToldInThePlural(t *testing.T) {
 		t.Errorf("notices %q, want %q", r.Notices, want)
 	}
 }
+
+// Claude Code's events can come late or twice: a TaskCreated after the task's TaskCompleted,
+// a completion sent again, or a TaskCreated for a task Cairn has since failed. Nothing
+// changes, and the message says what the task is recorded as, not what the event asked for.
+func TestRepeatedTaskEventSaysWhatTheTaskIs(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("sess-aaaa-1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	task := func(id string, completed bool) string {
+		t.Helper()
+		return must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, completed))(t).Message
+	}
+	task("1", true)
+	task("2", false)
+	task("3", false)
+	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "running"}))(t)
+	must(en.UpdateTask(engine.TaskRequest{ID: "claude-sess-aaa-3", Status: "failed"}))(t)
+	for _, tc := range []struct {
+		id        string
+		completed bool
+		want      string
+	}{
+		{"1", false, "Claude Code task 1 was already recorded as done; nothing changed"},
+		{"1", true, "Claude Code task 1 was already recorded as done; nothing changed"},
+		{"2", false, "Claude Code task 2 was already recorded as open; nothing changed"},
+		{"3", false, "Claude Code task 3 was already recorded as failed; nothing changed"},
+	} {
+		if got := task(tc.id, tc.completed); got != tc.want {
+			t.Errorf("task %s (completed %v): %q, want %q", tc.id, tc.completed, got, tc.want)
+		}
+	}
+}
+
+// A task stays in the phase it was created in: completed after the workflow moved on, by its
+// own session or by a later one that never saw it created, the message names the task's
+// phase, not the workflow's.
+func TestTaskEventSaysTheTasksPhase(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("sess-aaaa-1")
+	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	for _, id := range []string{"1", "2"} {
+		must(en.RecordClaudeTask(engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: "part " + id}, false))(t)
+	}
+	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
+	for _, tc := range []struct {
+		session, id, subject string
+		completed            bool
+		want                 string
+	}{
+		{"sess-aaaa-1", "1", "part 1", true, "Claude Code task 1 recorded as done in phase analyze"},
+		{"sess-bbbb-2", "7", "part 2", true, "Claude Code task 7 recorded as done in phase analyze"},
+		{"sess-bbbb-2", "8", "part 8", false, "Claude Code task 8 recorded as open in phase plan"},
+	} {
+		res := must(e.open(tc.session).RecordClaudeTask(engine.ClaudeTask{SessionID: tc.session, TaskID: tc.id, Subject: tc.subject}, tc.completed))(t)
+		if res.Message != tc.want {
+			t.Errorf("task %s of %s: %q, want %q", tc.id, tc.session, res.Message, tc.want)
+		}
+	}
+}

@@ -860,7 +860,7 @@ func TestDamagedWorkflowGetsNoTitle(t *testing.T) {
 func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 	e := newEnv(t)
 	en := e.startDamaged()
-	a := en.CompactAnchor()
+	a, _ := en.CompactAnchor()
 	if !strings.Contains(a, "next: The workflow's snapshot and journal are damaged and kept: restore or inspect them before starting new work.") ||
 		strings.Contains(a, "warning") {
 		t.Errorf("the anchor of a damaged workflow: %q", a)
@@ -919,7 +919,7 @@ func TestAnchorPointsToWhereTheWarningsAre(t *testing.T) {
 	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); !strings.Contains(r.Report, "\nNext: Show the user the warnings above") {
 		t.Fatalf("the report's next step is not the one this test is about:\n%s", r.Report)
 	}
-	if a := en.CompactAnchor(); strings.Contains(a, "above") || !strings.Contains(a, "next: Show the user the warnings "+engine.ToolPrefix+"resume_check gives: the definition") {
+	if a, _ := en.CompactAnchor(); strings.Contains(a, "above") || !strings.Contains(a, "next: Show the user the warnings "+engine.ToolPrefix+"resume_check gives: the definition") {
 		t.Errorf("the anchor: %q", a)
 	}
 }
@@ -1302,7 +1302,7 @@ func TestExpiredWorkflowInAReadOnlyView(t *testing.T) {
 	if !strings.HasSuffix(r.Report, "\nNext: "+next+"\n") || strings.Count(r.Report, "Next: ") != 1 {
 		t.Errorf("the report does not end with the one next step:\n%s", r.Report)
 	}
-	if a := en.CompactAnchor(); !strings.Contains(a, "; next: The workflow has expired") || strings.Contains(a, "Continue phase") {
+	if a, _ := en.CompactAnchor(); !strings.Contains(a, "; next: The workflow has expired") || strings.Contains(a, "Continue phase") {
 		t.Errorf("anchor %q", a)
 	}
 }
@@ -1395,7 +1395,8 @@ func TestReportNamesToolsAsTheModelSeesThem(t *testing.T) {
 			if !strings.Contains(r.Next, "call "+engine.ToolPrefix+tc.tool) {
 				t.Errorf("next step %q does not name %s as the model sees it", r.Next, tc.tool)
 			}
-			for name, text := range map[string]string{"report": r.Report, "anchor": en.CompactAnchor()} {
+			anchor, _ := en.CompactAnchor()
+			for name, text := range map[string]string{"report": r.Report, "anchor": anchor} {
 				for _, m := range bare.FindAllStringSubmatchIndex(text, -1) {
 					if !strings.HasSuffix(text[:m[4]], engine.ToolPrefix) {
 						t.Errorf("the %s names %s bare:\n%s", name, text[m[4]:m[5]], text)

@@ -84,8 +84,12 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 		r.Logf("session=%s; the turn ended in an API error; %s", logSession(sessionID), wroteSummary(out))
 		return nil
 	case EventPreCompact:
-		anchor := e.CompactAnchor()
-		if anchor == "" {
+		anchor, problem := e.CompactAnchor()
+		switch {
+		case problem != "":
+			r.Logf("trigger=%s; no anchor: %s", cmp.Or(ev.Trigger, "-"), problem)
+			return nil
+		case anchor == "":
 			r.Logf("trigger=%s; no active workflow, no anchor", cmp.Or(ev.Trigger, "-"))
 			return nil
 		}

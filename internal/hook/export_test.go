@@ -16,7 +16,7 @@ func SetHardStop(r *Runner, stop func(at time.Time) <-chan time.Time) { r.hardSt
 
 // ReadInputUntil is ReadInput(r, limit, wait) with the wait over when timeout is ready.
 func ReadInputUntil(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
-	return readInput(r, limit, timeout)
+	return whole(readInput(r, limit, timeout))
 }
 
 // ReadEventUntil is ReadEvent(r, wait) with the wait over when timeout is ready.

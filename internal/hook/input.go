@@ -6,6 +6,7 @@
 package hook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,11 @@ var ErrInputTimeout = errors.New("stdin was not closed in time")
 // The read runs in a goroutine that a timeout abandons: a hook is a short-lived process and
 // exits soon after, so the blocked read dies with it. A wait <= 0 means no deadline.
 func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
+	return whole(readFor(r, limit, wait))
+}
+
+// readFor is readInput for at most wait (no deadline when wait <= 0).
+func readFor(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 	var timeout <-chan time.Time // nil, never ready, without a wait
 	if wait > 0 {
 		timer := time.NewTimer(wait)
@@ -47,7 +53,16 @@ func ReadInput(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 	return readInput(r, limit, timeout)
 }
 
-// readInput is ReadInput with its wait over when timeout is ready.
+// whole is what ReadInput returns of readInput's answer: nothing of stdin over the limit.
+func whole(data []byte, err error) ([]byte, error) {
+	if errors.Is(err, ErrInputTooLarge) {
+		return nil, err
+	}
+	return data, err
+}
+
+// readInput is ReadInput with its wait over when timeout is ready, except that stdin over the
+// limit comes with its first limit+1 bytes (for eventOf).
 func readInput(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, error) {
 	done := make(chan error, 1)
 	var partial chunkBuffer
@@ -63,9 +78,6 @@ func readInput(r io.Reader, limit int64, timeout <-chan time.Time) ([]byte, erro
 	}()
 	select {
 	case err := <-done:
-		if errors.Is(err, ErrInputTooLarge) {
-			return nil, err
-		}
 		return partial.snapshot(), err
 	case <-timeout:
 		return partial.snapshot(), ErrInputTimeout
@@ -106,7 +118,14 @@ func Parse(data []byte) (Event, []string) {
 		}
 		return ev, []string{fmt.Sprintf("stdin is not a JSON object (%s); going on without the event", why)}
 	}
+	ev, notes := fromFields(fields)
 	ev.Read = true
+	return ev, notes
+}
+
+// fromFields is the event of a JSON object's members, with a note for each unusable one.
+func fromFields(fields map[string]json.RawMessage) (Event, []string) {
+	var ev Event
 	var notes []string
 	str := func(key string, dst *string) {
 		raw, ok := fields[key]
@@ -145,9 +164,15 @@ func Parse(data []byte) (Event, []string) {
 			notes = append(notes, fmt.Sprintf("stop_hook_active is %s, not a boolean; read as true so the hook does not block", strictjson.KindOf(raw)))
 		}
 	}
-	if ev.Source != "" && !plainWord(ev.Source) {
-		notes = append(notes, "source is not a plain word; ignored (not repeated here)")
-		ev.Source = ""
+	// Words Claude Code chooses from a few, repeated on stderr: anything else is not.
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"source", &ev.Source}, {"trigger", &ev.Trigger}} {
+		if *f.dst != "" && !plainWord(*f.dst) {
+			notes = append(notes, f.key+" is not a plain word; ignored (not repeated here)")
+			*f.dst = ""
+		}
 	}
 	return ev, notes
 }
@@ -155,7 +180,7 @@ func Parse(data []byte) (Event, []string) {
 // ReadEvent reads and parses stdin in one step, for the hook mains. It never fails: every
 // problem becomes a note.
 func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
-	data, err := ReadInput(r, MaxInput, wait)
+	data, err := readFor(r, MaxInput, wait)
 	return eventOf(data, err, wait)
 }
 
@@ -163,7 +188,10 @@ func ReadEvent(r io.Reader, wait time.Duration) (Event, []string) {
 func eventOf(data []byte, err error, wait time.Duration) (Event, []string) {
 	switch {
 	case errors.Is(err, ErrInputTooLarge):
-		return Event{}, []string{err.Error() + "; going on without the event"}
+		// A huge field (a task's description, the last message) need not cost the event:
+		// the members before it are read. Not all of it, so Read stays false.
+		ev, notes := fromFields(leadingMembers(data))
+		return ev, append([]string{err.Error() + "; going on with the fields that came whole within it"}, notes...)
 	case errors.Is(err, ErrInputTimeout):
 		if len(data) == 0 {
 			return Event{}, []string{fmt.Sprintf("stdin was not closed within %s and held nothing; going on without the event", wait)}
@@ -187,12 +215,32 @@ func (r *Runner) event(stdin io.Reader) Event {
 	return ev
 }
 
+// leadingMembers returns the members of the JSON object data begins with that come whole
+// before data ends or stops being valid: the readable start of an event cut at the size limit.
+func leadingMembers(data []byte) map[string]json.RawMessage {
+	fields := map[string]json.RawMessage{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fields
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		var raw json.RawMessage
+		if err != nil || !ok || dec.Decode(&raw) != nil {
+			break
+		}
+		fields[key] = raw
+	}
+	return fields
+}
+
 // A member's raw value from encoding/json starts at its first byte and ends at its last: no
 // space around it, never empty.
 func isNull(raw []byte) bool { return string(raw) == "null" }
 
-// plainWord is what a SessionStart source looks like: startup, resume, clear, compact, fork,
-// or a future word of the same shape.
+// plainWord is what a SessionStart source or a PreCompact trigger looks like: startup,
+// resume, clear, compact, fork; manual, auto; or a future word of the same shape.
 func plainWord(s string) bool {
 	return len(s) <= 32 && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,17 +64,10 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, fmt.Errorf("the task event carries no task_id; nothing was recorded")
 	}
 	id := ClaudeTaskID(t)
-	// The record keeps the task's subject (else its description) on one line as its note.
-	subj := textsafe.Clip(cmp.Or(textsafe.OneLine(t.Subject), textsafe.OneLine(t.Description)), maxSubject)
-	subj = cmp.Or(subj, "task "+strings.TrimSpace(t.TaskID))
-	existing := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id })
-	if existing < 0 { // the same open task, created again in another session
-		// Within one session the ids tell tasks apart: the same subject twice there is two.
-		own := id[:len(id)-len(strings.TrimSpace(t.TaskID))]
-		existing = slices.IndexFunc(r.Tasks, func(t Task) bool {
-			return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
-				(t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, subj)
-		})
+	subj, place, secret := claudeTaskNote(t)
+	existing := mirroredTask(r, t, subj)
+	if secret != nil && existing < 0 {
+		return Result{}, errors.New(secret.Refusal(place))
 	}
 	if !completed {
 		switch {
@@ -97,7 +91,11 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 	// change, along the task machine, so attempts and times stay consistent.
 	res := Result{Record: r, Event: EventNone, From: r.State, To: r.State}
 	var err error
+	var kept []string // the subject not stored, said
 	if existing < 0 || r.Tasks[existing].Status == TaskPending || r.Tasks[existing].Status == TaskFailed {
+		if secret != nil { // an existing task: a new one with a secret was refused above
+			subj, kept = "", []string{secret.Refusal(place) + "; the task keeps its note"}
+		}
 		if res, err = UpdateTask(r, TaskUpdate{ID: id, Status: TaskRunning, Note: subj}, now, by); err != nil {
 			return Result{}, err
 		}
@@ -107,13 +105,51 @@ func RecordClaudeTask(r *Record, t ClaudeTask, completed bool, now time.Time, by
 		return Result{}, err
 	}
 	if !step.Changed && res.Changed {
-		return res, nil
+		step, res.Warnings = res, nil
 	}
-	step.Warnings = append(res.Warnings, step.Warnings...)
+	step.Warnings = slices.Concat(kept, res.Warnings, step.Warnings)
 	if step.Changed {
 		pruneDoneClaudeTasks(step.Record)
 	}
 	return step, nil
+}
+
+// claudeTaskNote is the note the record keeps for t: its subject (else its description) on
+// one line, which place names, and the secret found in it, if any. A note is never a secret:
+// a new task with one is refused, naming the field, and an existing task keeps its note.
+func claudeTaskNote(t ClaudeTask) (note, place string, secret *secrets.Finding) {
+	note, place = textsafe.OneLine(t.Subject), "the task's subject"
+	if note == "" {
+		note, place = textsafe.OneLine(t.Description), "the task's description"
+	}
+	secret = secrets.ScanString(note)
+	return cmp.Or(textsafe.Clip(note, maxSubject), "task "+strings.TrimSpace(t.TaskID)), place, secret
+}
+
+// mirroredTask returns the index of r's task that mirrors t (note its claudeTaskNote), or -1:
+// the task of t's id, else an open one of another session with the same note (the same task,
+// created again in a new session, whose list starts empty). Within one session the ids tell
+// tasks apart: the same subject twice there is two.
+func mirroredTask(r *Record, t ClaudeTask, note string) int {
+	id := ClaudeTaskID(t)
+	if i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id }); i >= 0 {
+		return i
+	}
+	own := id[:len(id)-len(strings.TrimSpace(t.TaskID))]
+	return slices.IndexFunc(r.Tasks, func(t Task) bool {
+		return strings.HasPrefix(t.ID, ClaudeTaskPrefix) && !strings.HasPrefix(t.ID, own) &&
+			(t.Status == TaskPending || t.Status == TaskRunning) && strings.EqualFold(t.Note, note)
+	})
+}
+
+// CompletedTaskID is the id of r's task that a TaskCompleted of t completes: the task
+// mirroring t, which may be an earlier session's (see RecordClaudeTask), else t's own.
+func CompletedTaskID(r *Record, t ClaudeTask) string {
+	note, _, _ := claudeTaskNote(t)
+	if i := mirroredTask(r, t, note); i >= 0 {
+		return r.Tasks[i].ID
+	}
+	return ClaudeTaskID(t)
 }
 
 // pruneDoneClaudeTasks drops the oldest finished mirrored tasks beyond maxDoneClaudeTasks.

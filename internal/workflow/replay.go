@@ -113,7 +113,7 @@ func Steps(before, after *Record) []Step {
 		}
 	}
 	for _, t := range after.Tasks {
-		old, ok := findTask(before, t.ID)
+		old, ok := FindTask(before, t.ID)
 		if ok && sameTask(old, t) {
 			continue
 		}
@@ -179,15 +179,15 @@ func (s Step) Apply(def *Definition, base, theirs, r *Record, now time.Time, by 
 			res, err = SetVar(r, s.Key, s.Value, now, by)
 		}
 	case EventTask:
-		b, bok := findTask(base, s.Task.ID)
-		t, tok := findTask(theirs, s.Task.ID)
+		b, bok := FindTask(base, s.Task.ID)
+		t, tok := FindTask(theirs, s.Task.ID)
 		if bok != tok || bok && !sameTask(b, t) {
 			if tok && t.Status == s.Task.Status && (s.Task.Output == "" || s.Task.Output == t.Output) && (s.Task.Note == "" || s.Task.Note == t.Note) {
 				return Result{Record: r.Clone(), Event: EventNone}, nil
 			}
 			return skip("the other machine changed it first")
 		}
-		if _, ok := findTask(r, s.Task.ID); !ok && r.State != s.TaskPhase {
+		if _, ok := FindTask(r, s.Task.ID); !ok && r.State != s.TaskPhase {
 			return skip("it belongs to phase " + s.TaskPhase + " and the workflow is in " + r.State + " now")
 		}
 		res, err = UpdateTask(r, s.Task, now, by)
@@ -231,7 +231,8 @@ func newApproval(before, after *Record, p string) (Approval, bool) {
 	return Approval{}, false
 }
 
-func findTask(r *Record, id string) (Task, bool) {
+// FindTask returns r's task of id, and whether there is one.
+func FindTask(r *Record, id string) (Task, bool) {
 	if i := slices.IndexFunc(r.Tasks, func(t Task) bool { return t.ID == id }); i >= 0 {
 		return r.Tasks[i], true
 	}
