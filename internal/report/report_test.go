@@ -753,3 +753,26 @@ func TestOddContentForgesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestEndedKeepsOutcome: an ending's line (a context and an outcome of 120 characters each,
+// as workflow quotes them) is shortened in its quoted parts, so the report still says how it
+// ended, every quote closed, in the one line and in the fence.
+func TestEndedKeepsOutcome(t *testing.T) {
+	ctx := "“" + strings.Repeat("word ", 23) + "wor…”"
+	for _, tt := range []struct{ ended, keep string }{
+		{"Completed APEX for " + ctx + ": “merged as abc123 " + strings.Repeat("and more ", 11) + "a…”", "”: “merged as abc123"},
+		{"Abandoned APEX workflow at analyze for " + ctx + ", archived", "”, archived"},
+	} {
+		for _, in := range []report.Input{
+			{Tier: "None", Ended: tt.ended},
+			{Tier: "None", Ended: tt.ended, Warnings: []string{"Auto-memory unavailable — learnings will not persist"}},
+			{Tier: "L2-only", L2Line: tt.ended, Next: "call mcp__plugin_cairn_cairn__resume_check"},
+		} {
+			in.Tool, in.Nonce = tool, nonce
+			out := render(in)
+			if !strings.Contains(out, tt.keep) || strings.Count(out, "“") != strings.Count(out, "”") {
+				t.Errorf("the report loses %q or leaves a quote open:\n%s", tt.keep, out)
+			}
+		}
+	}
+}

@@ -76,8 +76,17 @@ func Quote(s string, max int) string {
 // the end of the line cut, as Line cuts it.
 func LineQuoted(s string, max int) string {
 	const least = 12 // a quoted part is cut no shorter than this, in runes
-	if v := Line(s, 2*len(s)+1); utf8.RuneCountInString(v) <= max {
-		return v // escapes at most double s's runes: never cut
+	if !strings.Contains(s, "“") {
+		return Line(s, max)
+	}
+	// fits is t as Line renders it whole (escapes at most double t's runes), and whether it
+	// has at most max runes.
+	fits := func(t string) (string, bool) {
+		v := Line(t, 2*len(t)+1)
+		return v, utf8.RuneCountInString(v) <= max
+	}
+	if v, ok := fits(s); ok {
+		return v
 	}
 	parts := strings.Split(s, "“") // parts[i>0] is a quoted part, then ”, then Cairn's words
 	longest := 0
@@ -106,18 +115,19 @@ func LineQuoted(s string, max int) string {
 	}
 	// The longest cap under which the line fits: it only grows as the cap does.
 	lo, hi := least, longest-1
-	if utf8.RuneCountInString(Line(quotesAt(lo), 2*len(s)+1)) > max {
+	if _, ok := fits(quotesAt(lo)); !ok {
 		return Line(quotesAt(lo), max)
 	}
 	for lo < hi {
 		c := (lo + hi + 1) / 2
-		if utf8.RuneCountInString(Line(quotesAt(c), 2*len(s)+1)) <= max {
+		if _, ok := fits(quotesAt(c)); ok {
 			lo = c
 		} else {
 			hi = c - 1
 		}
 	}
-	return Line(quotesAt(lo), max)
+	v, _ := fits(quotesAt(lo))
+	return v
 }
 
 func line(s string, max int, escape bool) string {
