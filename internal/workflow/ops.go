@@ -838,6 +838,12 @@ const (
 	MaxScopeRunes   = 200
 )
 
+// NoteFits refuses a note past the 500 characters any note or outcome may have, once made
+// one line; what names it.
+func NoteFits(what, note string) error {
+	return textFits(what, textsafe.OneLine(note), maxNoteRunes)
+}
+
 // textFits refuses s, cleaned text, past max characters; what names it.
 func textFits(what, s string, max int) error {
 	if n := utf8.RuneCountInString(s); n > max {
