@@ -211,6 +211,17 @@ func Render(in Input) (text string, endedShown bool) {
 	for i := range lists[1:] {
 		b.more(&lists[1+i], 1)
 	}
+	// The details view's short lines come before the lists' further items, which would
+	// otherwise take all the room: at least the checkpoints' count is kept room for.
+	held := 0
+	if in.Details {
+		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
+		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem, line)
+		if n := len(in.Checkpoints); n > 0 {
+			held = len(fmt.Sprintf("checkpoints: %d saved", n)) + 1
+			b.left -= held
+		}
+	}
 	for i := range lists {
 		b.more(&lists[i], b.items)
 	}
@@ -218,8 +229,7 @@ func Render(in Input) (text string, endedShown bool) {
 		b.count(&lists[i])
 	}
 	if in.Details {
-		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
-		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem, line)
+		b.left += held
 		b.joined(oCheckpoints, "checkpoints: ", "saved", in.Checkpoints, capName)
 	}
 

@@ -776,3 +776,32 @@ func TestEndedKeepsOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailsKeepCounts: resume_check's details view, with lists longer than its room (a
+// review's 150 long violations, 120 long open tasks), still says the task counts, the
+// checkpoints (by count when their names do not fit) and the phases allowed next: short
+// lines the lists' further items must not crowd out, the lists ending in "+N more".
+func TestDetailsKeepCounts(t *testing.T) {
+	in := full()
+	in.Details, in.Tool = true, ""
+	in.Allowed = []string{"review"}
+	in.Tasks = "80 pending, 40 running"
+	for i := range 150 {
+		in.Blocking = append(in.Blocking, report.Violation{Code: fmt.Sprintf("CODE_%d", i), Severity: "HIGH", Details: strings.Repeat("details sentence here. ", 40)})
+	}
+	for i := range 120 {
+		in.OpenTasks = append(in.OpenTasks, fmt.Sprintf("task-%03d: %s", i, strings.Repeat("long note ", 49)))
+	}
+	for i := range 200 {
+		in.Checkpoints = append(in.Checkpoints, fmt.Sprintf("cp-%03d-%s", i, strings.Repeat("n", 50)))
+	}
+	got := render(in)
+	for _, w := range []string{"\nallowed next: review\n", "\ntasks: 80 pending, 40 running\n", "\ncheckpoints: ", "\nblocking: +", "\nopen task: +", "\nNext: "} {
+		if !strings.Contains(got, w) {
+			t.Errorf("details lack %q:\n%s", w, got)
+		}
+	}
+	if len(got) > report.DetailsMaxLen {
+		t.Errorf("details are %d bytes, over %d", len(got), report.DetailsMaxLen)
+	}
+}
