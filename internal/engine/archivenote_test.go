@@ -54,3 +54,23 @@ func TestArchiveReasonKeptOrRefused(t *testing.T) {
 		})
 	}
 }
+
+// A move's note within its 500 characters that takes more than the journal's event holds
+// (wide characters, < > & escaped) keeps its start in the journal, cut with "…", rather than
+// nothing: the record keeps only its last 50 history entries, so after them cairn history is
+// where the note is read.
+func TestMoveNoteKeptInTheJournal(t *testing.T) {
+	for _, note := range []string{strings.Repeat("漢", 500), strings.Repeat("a<b ", 125)} {
+		_, en := startApex(t)
+		must(en.Transition(engine.TransitionRequest{To: "plan", Note: note}))(t)
+		evs := must(en.History(must(en.Snapshot())(t).WorkflowID))(t)
+		var d struct{ Note string }
+		last := evs[len(evs)-1]
+		if err := json.Unmarshal(last.Detail, &d); err != nil || len(last.Detail) > 1024 {
+			t.Fatalf("event detail %s (%v)", last.Detail, err)
+		}
+		if cut, ok := strings.CutSuffix(d.Note, "…"); !ok || len(cut) < 300 || !strings.HasPrefix(note, cut) {
+			t.Errorf("the journal keeps the note as %q, want its start cut with …", d.Note)
+		}
+	}
+}

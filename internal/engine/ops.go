@@ -210,12 +210,28 @@ func (e *Engine) where(res *Result, r *workflow.Record) {
 	}
 }
 
+// event is the journal's event of a change, by this engine's actor and session; a note its
+// detail cannot hold whole keeps its start, cut with "…".
 func (e *Engine) event(kind, from, to, note string) store.Event {
 	b, ok := e.detail(from, to, note)
 	if !ok {
-		b, _ = e.detail(from, to, "")
+		r := []rune(textsafe.OneLine(note))
+		b, _ = e.detail(from, to, string(r[:e.noteRoom(from, to, r, textsafe.Ellipsis)])+textsafe.Ellipsis)
 	}
 	return store.Event{Kind: kind, Detail: string(b)}
+}
+
+// noteRoom is the most runes of r that an event's detail holds as its note, followed by end.
+func (e *Engine) noteRoom(from, to string, r []rune, end string) int {
+	lo, hi := 0, len(r)
+	for lo < hi {
+		if m := (lo + hi + 1) / 2; func() bool { _, ok := e.detail(from, to, string(r[:m])+end); return ok }() {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	return lo
 }
 
 // detail is an event's detail, and whether it fits the journal's store.MaxEventDetail.
@@ -235,15 +251,7 @@ func (e *Engine) noteKept(what, from, to, note string) error {
 		return nil
 	}
 	r := []rune(textsafe.OneLine(note))
-	lo, hi := 0, len(r) // the most characters of it that fit
-	for lo < hi {
-		if m := (lo + hi + 1) / 2; func() bool { _, ok := e.detail(from, to, string(r[:m])); return ok }() {
-			lo = m
-		} else {
-			hi = m - 1
-		}
-	}
-	return fmt.Errorf("%s is %d characters, the most the journal keeps of these is %d; nothing was changed: keep it to a line and put the rest in a file", what, len(r), lo)
+	return fmt.Errorf("%s is %d characters, the most the journal keeps of these is %d; nothing was changed: keep it to a line and put the rest in a file", what, len(r), e.noteRoom(from, to, r, ""))
 }
 
 // needActive adapts an operation that needs an active workflow.
