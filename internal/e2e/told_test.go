@@ -53,6 +53,35 @@ func TestToldEndingOnceThenNothing(t *testing.T) {
 	}
 }
 
+// A context as long as start_workflow takes: the next session is still told how the work
+// ended, in the hook's one line and in MEMORY.md as Claude Code loads it, the quoted context
+// shortened and every quote closed.
+func TestToldEndingLongContext(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, cairnPlugin)
+	long := strings.Repeat("fix the flaky upload test ", 11) // 286 characters
+	e := startAt(t, w, time.Now().Add(-time.Hour), engine.StartRequest{Type: "debug", Context: long})
+	if _, err := e.Complete("race fixed"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+
+	r := w.run(t, RunOptions{Prompt: "AFTER-LONG: anything to resume?"})
+	requireOK(t, r)
+	first := r.FirstMain(t)
+	const outcome = "…”: “race fixed”"
+	if want := outcome + `").`; !first.Contains(sessionStartContext) || !first.Contains(want) {
+		t.Errorf("the session was not told how the work ended (%q):\n%s", want, tail(first.MessagesText(), 2000))
+	}
+	text, _, ok := AutoMemory(first)
+	if !ok {
+		t.Fatal("the session's first request carries no MEMORY.md")
+	}
+	if !strings.Contains(text, "[Cairn workflow](cairn-workflow.md) — Completed DEBUG for “fix the flaky") || !strings.Contains(text, outcome) {
+		t.Errorf("MEMORY.md as loaded does not say how the work ended (%q):\n%s", outcome, text)
+	}
+}
+
 // After a crash (a task left running by a session that is gone), the session-start recovery
 // resets the task, and the report gives the age of the last change the agent made, not of
 // the recovery write.

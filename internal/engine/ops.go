@@ -210,14 +210,48 @@ func (e *Engine) where(res *Result, r *workflow.Record) {
 	}
 }
 
+// event is the journal's event of a change, by this engine's actor and session; a note its
+// detail cannot hold whole keeps its start, cut with "…".
 func (e *Engine) event(kind, from, to, note string) store.Event {
-	d := eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: textsafe.OneLine(note)}
-	b, _ := json.Marshal(d)
-	if len(b) > store.MaxEventDetail {
-		d.Note = ""
-		b, _ = json.Marshal(d)
+	b, ok := e.detail(from, to, note)
+	if !ok {
+		r := []rune(textsafe.OneLine(note))
+		b, _ = e.detail(from, to, string(r[:e.noteRoom(from, to, r, textsafe.Ellipsis)])+textsafe.Ellipsis)
 	}
 	return store.Event{Kind: kind, Detail: string(b)}
+}
+
+// noteRoom is the most runes of r that an event's detail holds as its note, followed by end.
+func (e *Engine) noteRoom(from, to string, r []rune, end string) int {
+	lo, hi := 0, len(r)
+	for lo < hi {
+		if m := (lo + hi + 1) / 2; func() bool { _, ok := e.detail(from, to, string(r[:m])+end); return ok }() {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	return lo
+}
+
+// detail is an event's detail, and whether it fits the journal's store.MaxEventDetail.
+func (e *Engine) detail(from, to, note string) ([]byte, bool) {
+	b, _ := json.Marshal(eventDetail{Actor: e.cfg.Actor, Session: e.cfg.SessionID, From: from, To: to, Note: textsafe.OneLine(note)})
+	return b, len(b) <= store.MaxEventDetail
+}
+
+// noteKept refuses a note that an event of a move from, to could not keep whole, where the
+// journal is the only place that keeps it: past the 500 characters a note may have, or past
+// the room the event's detail has (a wide character takes up to 4 bytes, < > & 6 each).
+func (e *Engine) noteKept(what, from, to, note string) error {
+	if err := workflow.NoteFits(what, note); err != nil {
+		return err
+	}
+	if _, ok := e.detail(from, to, note); ok {
+		return nil
+	}
+	r := []rune(textsafe.OneLine(note))
+	return fmt.Errorf("%s is %d characters, the most the journal keeps of these is %d; nothing was changed: keep it to a line and put the rest in a file", what, len(r), e.noteRoom(from, to, r, ""))
 }
 
 // needActive adapts an operation that needs an active workflow.
@@ -1175,6 +1209,9 @@ func (e *Engine) Archive(reason string) (*Result, error) {
 		_, wres, err := e.change(needActive(func(cur *workflow.Record) (workflow.Result, error) {
 			// Noted already: an archive cut short after its note (a crash, a failed archive),
 			// run again. The note stays once in the journal.
+			if err := e.noteKept("the reason", cur.State, cur.State, note); err != nil {
+				return workflow.Result{}, err
+			}
 			noted := e.lastEventNote(cur, "archive") == note
 			return workflow.Result{Record: cur, Changed: !noted, Event: workflow.Event("archive"), From: cur.State, To: cur.State}, nil
 		}), note)

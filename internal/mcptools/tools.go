@@ -87,10 +87,10 @@ var specs = []*toolSpec{
 		fields: []field{
 			{name: "type", kind: kString, required: true, max: 64, pattern: phasePattern, hint: "a workflow definition name such as apex, debug, brainstorm, dotagent or coordinate",
 				desc: "Such as apex or debug."},
-			{name: "context", kind: kString, required: true, max: 300,
+			{name: "context", kind: kString, required: true, max: workflow.MaxContextRunes,
 				desc: "What the workflow is for, in one line."},
 			{name: "workflow_id", kind: kString, max: 64, pattern: wfIDPattern, hint: wfIDHint},
-			{name: "scope", kind: kString, max: 200},
+			{name: "scope", kind: kString, max: workflow.MaxScopeRunes},
 			{name: "ttl", kind: kString, max: 32, pattern: ttlPattern, hint: ttlHint,
 				desc: "Idle time to expiry: 24h."},
 			{name: "replace", kind: kBool,

@@ -296,8 +296,9 @@ func learningEntry(title, name, first string) string {
 }
 
 // topicEntry is the index line of the topic file, its hook the latest L2 line, so capped
-// that the line has at most maxEntryRunes runes.
+// that the line has at most maxEntryRunes runes: its quoted context is shortened before
+// Cairn's words after it.
 func topicEntry(plain string) string {
 	room := maxEntryRunes - utf8.RuneCountInString(IndexLine(TopicTitle, TopicFile, "")) - len([]rune(" — "))
-	return IndexLine(TopicTitle, TopicFile, textsafe.Line(plain, room))
+	return IndexLine(TopicTitle, TopicFile, textsafe.LineQuoted(plain, room))
 }

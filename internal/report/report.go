@@ -140,7 +140,7 @@ func Render(in Input) (text string, endedShown bool) {
 		// One line: the stored part quoted and sanitised, the rest Cairn's own words. With no
 		// fence here, a double quote stored in it would close the quotes early: it is shown
 		// as a single one.
-		if v := strings.ReplaceAll(line(in.Ended, capEnded), `"`, "'"); v != "" {
+		if v := strings.ReplaceAll(l2(in.Ended, capEnded), `"`, "'"); v != "" {
 			return `Cairn: no active workflow, nothing to resume; the last one ended ("` + v + "\").\n", true
 		}
 	}
@@ -187,11 +187,11 @@ func Render(in Input) (text string, endedShown bool) {
 	)
 	// A damaged workflow's phase is unknown: memory's last position is the best there is.
 	if slices.Contains([]string{"l2-only", "l2only", "l2_only", "l2", "damaged"}, tier) || in.WorkflowID == "" {
-		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2)
+		b.field(oMemory, "last known position (from memory): ", in.L2Line, capL2, l2)
 	}
 	if in.WorkflowID == "" {
 		// An ending with warnings or notices: not the one line, but still said.
-		endedShown = b.field(oEnded, "last ended: ", in.Ended, capEnded)
+		endedShown = b.field(oEnded, "last ended: ", in.Ended, capEnded, l2)
 	}
 	b.add(oWorkflow, workflowLine(in))
 	if in.Shared != nil {
@@ -207,9 +207,20 @@ func Render(in Input) (text string, endedShown bool) {
 	// out: five long violations or tasks cannot take the room of the warning that the work
 	// is stale. Open tasks can be hundreds, and resume_check lists them: they come last.
 	b.more(&lists[0], 1)
-	b.field(oContext, "context: ", in.Context, capContext)
+	b.field(oContext, "context: ", in.Context, capContext, line)
 	for i := range lists[1:] {
 		b.more(&lists[1+i], 1)
+	}
+	// The details view's short lines come before the lists' further items, which would
+	// otherwise take all the room: at least the checkpoints' count is kept room for.
+	held := 0
+	if in.Details {
+		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
+		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem, line)
+		if n := len(in.Checkpoints); n > 0 {
+			held = len(fmt.Sprintf("checkpoints: %d saved", n)) + 1
+			b.left -= held
+		}
 	}
 	for i := range lists {
 		b.more(&lists[i], b.items)
@@ -218,8 +229,7 @@ func Render(in Input) (text string, endedShown bool) {
 		b.count(&lists[i])
 	}
 	if in.Details {
-		b.joined(oAllowed, "allowed next: ", "phases", in.Allowed, capName)
-		b.field(oTaskCounts, "tasks: ", in.Tasks, capItem)
+		b.left += held
 		b.joined(oCheckpoints, "checkpoints: ", "saved", in.Checkpoints, capName)
 	}
 
@@ -284,10 +294,10 @@ func (b *budget) add(order int, text string) bool {
 	return true
 }
 
-// field adds label + the sanitised value, cut further when the budget is short, and says
-// whether it did.
-func (b *budget) field(order int, label, value string, max int) bool {
-	v := fit(value, max, b.left-1-len(label))
+// field adds label + the value sanitised by show, cut further when the budget is short, and
+// says whether it did.
+func (b *budget) field(order int, label, value string, max int, show func(string, int) string) bool {
+	v := fit(show, value, max, b.left-1-len(label))
 	return v != "" && b.add(order, label+v)
 }
 
@@ -378,20 +388,20 @@ func (b *budget) joined(order int, label, counted string, items []string, max in
 	b.add(order, fmt.Sprintf("%s%d %s", label, len(parts), counted))
 }
 
-// fit sanitises s to at most runes runes and at most room bytes, and never more than
+// fit sanitises s with show to at most runes runes and at most room bytes, and never more than
 // 2*runes bytes, so that wide characters cannot crowd the other lines out; "" when nothing
 // useful fits.
-func fit(s string, runes, room int) string {
+func fit(show func(string, int) string, s string, runes, room int) string {
 	const least = 12 // below this a cut value says nothing
 	room = min(room, 2*runes)
 	if room < least {
 		return ""
 	}
-	v := line(s, runes)
+	v := show(s, runes)
 	for len(v) > room && runes > 1 {
 		// Shrink in proportion to the overshoot; runes are 1 to 4 bytes.
 		runes = max(1, runes*room/len(v))
-		v = line(s, runes)
+		v = show(s, runes)
 	}
 	if len(v) > room {
 		return ""
@@ -403,7 +413,7 @@ func fit(s string, runes, room int) string {
 // clause) that fits, so that no instruction is cut off in the middle.
 func sentences(s string, max, room int) string {
 	whole := line(s, 1<<20)
-	v := fit(s, max, room)
+	v := fit(line, s, max, room)
 	if v == "" || v == whole {
 		return v
 	}
@@ -488,8 +498,14 @@ func age(d time.Duration) string {
 const fenceTag = "cairn-state"
 
 // line is textsafe.Line plus the fence tag defused.
-func line(s string, max int) string {
-	v := textsafe.Line(s, max)
+func line(s string, max int) string { return defuse(textsafe.Line(s, max)) }
+
+// l2 is line for an L2 line, Cairn's words around quoted tool input: its quoted parts are
+// shortened before its end is (textsafe.LineQuoted), so an ending still says how it ended.
+func l2(s string, max int) string { return defuse(textsafe.LineQuoted(s, max)) }
+
+// defuse escapes the fence tag in v, safe text.
+func defuse(v string) string {
 	out := "" // "" + v is v itself: no copy when the tag does not appear, as is usual
 	for i := indexFold(v, fenceTag); i >= 0; i = indexFold(v, fenceTag) {
 		out += v[:i+len("cairn")] + `\`

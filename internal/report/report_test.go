@@ -753,3 +753,55 @@ func TestOddContentForgesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestEndedKeepsOutcome: an ending's line (a context and an outcome of 120 characters each,
+// as workflow quotes them) is shortened in its quoted parts, so the report still says how it
+// ended, every quote closed, in the one line and in the fence.
+func TestEndedKeepsOutcome(t *testing.T) {
+	ctx := "“" + strings.Repeat("word ", 23) + "wor…”"
+	for _, tt := range []struct{ ended, keep string }{
+		{"Completed APEX for " + ctx + ": “merged as abc123 " + strings.Repeat("and more ", 11) + "a…”", "”: “merged as abc123"},
+		{"Abandoned APEX workflow at analyze for " + ctx + ", archived", "”, archived"},
+	} {
+		for _, in := range []report.Input{
+			{Tier: "None", Ended: tt.ended},
+			{Tier: "None", Ended: tt.ended, Warnings: []string{"Auto-memory unavailable — learnings will not persist"}},
+			{Tier: "L2-only", L2Line: tt.ended, Next: "call mcp__plugin_cairn_cairn__resume_check"},
+		} {
+			in.Tool, in.Nonce = tool, nonce
+			out := render(in)
+			if !strings.Contains(out, tt.keep) || strings.Count(out, "“") != strings.Count(out, "”") {
+				t.Errorf("the report loses %q or leaves a quote open:\n%s", tt.keep, out)
+			}
+		}
+	}
+}
+
+// TestDetailsKeepCounts: resume_check's details view, with lists longer than its room (a
+// review's 150 long violations, 120 long open tasks), still says the task counts, the
+// checkpoints (by count when their names do not fit) and the phases allowed next: short
+// lines the lists' further items must not crowd out, the lists ending in "+N more".
+func TestDetailsKeepCounts(t *testing.T) {
+	in := full()
+	in.Details, in.Tool = true, ""
+	in.Allowed = []string{"review"}
+	in.Tasks = "80 pending, 40 running"
+	for i := range 150 {
+		in.Blocking = append(in.Blocking, report.Violation{Code: fmt.Sprintf("CODE_%d", i), Severity: "HIGH", Details: strings.Repeat("details sentence here. ", 40)})
+	}
+	for i := range 120 {
+		in.OpenTasks = append(in.OpenTasks, fmt.Sprintf("task-%03d: %s", i, strings.Repeat("long note ", 49)))
+	}
+	for i := range 200 {
+		in.Checkpoints = append(in.Checkpoints, fmt.Sprintf("cp-%03d-%s", i, strings.Repeat("n", 50)))
+	}
+	got := render(in)
+	for _, w := range []string{"\nallowed next: review\n", "\ntasks: 80 pending, 40 running\n", "\ncheckpoints: ", "\nblocking: +", "\nopen task: +", "\nNext: "} {
+		if !strings.Contains(got, w) {
+			t.Errorf("details lack %q:\n%s", w, got)
+		}
+	}
+	if len(got) > report.DetailsMaxLen {
+		t.Errorf("details are %d bytes, over %d", len(got), report.DetailsMaxLen)
+	}
+}

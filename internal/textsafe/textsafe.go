@@ -69,6 +69,67 @@ func Quote(s string, max int) string {
 	return "“" + line(s, max-2, false) + "”"
 }
 
+// LineQuoted is Line for a line Cairn words around parts in “ and ” (Quote's): when the
+// whole is longer than max runes, the longest quoted parts are cut first, each keeping its
+// start, an ellipsis and its closing ”, so that Cairn's own words after them (an outcome's
+// quote, ", archived") are kept. Only when every quoted part is down to a few characters is
+// the end of the line cut, as Line cuts it.
+func LineQuoted(s string, max int) string {
+	const least = 12 // a quoted part is cut no shorter than this, in runes
+	if !strings.Contains(s, "“") {
+		return Line(s, max)
+	}
+	// fits is t as Line renders it whole (escapes at most double t's runes), and whether it
+	// has at most max runes.
+	fits := func(t string) (string, bool) {
+		v := Line(t, 2*len(t)+1)
+		return v, utf8.RuneCountInString(v) <= max
+	}
+	if v, ok := fits(s); ok {
+		return v
+	}
+	parts := strings.Split(s, "“") // parts[i>0] is a quoted part, then ”, then Cairn's words
+	longest := 0
+	for _, p := range parts[1:] {
+		if q, _, ok := strings.Cut(p, "”"); ok {
+			if n := utf8.RuneCountInString(q); n > longest {
+				longest = n
+			}
+		}
+	}
+	if longest <= least {
+		return Line(s, max)
+	}
+	// quotesAt returns s with every quoted part cut to at most c runes.
+	quotesAt := func(c int) string {
+		var b strings.Builder
+		b.WriteString(parts[0])
+		for _, p := range parts[1:] {
+			b.WriteString("“")
+			if q, rest, ok := strings.Cut(p, "”"); ok && utf8.RuneCountInString(q) > c {
+				p = line(q, c, false) + "”" + rest
+			}
+			b.WriteString(p)
+		}
+		return b.String()
+	}
+	// The longest cap under which the line fits: it only grows as the cap does.
+	lo, hi := least, longest-1
+	if _, ok := fits(quotesAt(lo)); !ok {
+		return Line(quotesAt(lo), max)
+	}
+	for lo < hi {
+		c := (lo + hi + 1) / 2
+		if _, ok := fits(quotesAt(c)); ok {
+			lo = c
+		} else {
+			hi = c - 1
+		}
+	}
+	v, _ := fits(quotesAt(lo))
+	return v
+}
+
 func line(s string, max int, escape bool) string {
 	if max < 1 {
 		return ""

@@ -198,3 +198,30 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+func TestLineQuoted(t *testing.T) {
+	long := strings.Repeat("ab ", 30) // 90 runes
+	for _, tc := range []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{"fits", "Completed X for “a”: “b”", 40, "Completed X for “a”: “b”"},
+		{"longest cut first", "Done “" + long + "”: “kept whole”, archived", 60, "Done “ab ab ab ab ab ab ab ab ab a…”: “kept whole”, archived"},
+		{"both cut alike", "Done “" + long + "”: “" + long + "”", 40, "Done “ab ab ab ab a…”: “ab ab ab ab a…”"},
+		{"escapes counted", "Done “" + strings.Repeat("[x] ", 10) + "” ok", 30, `Done “\[x\] \[x\] \[x\]…” ok`},
+		{"no quote: end cut", strings.Repeat("x", 50), 10, "xxxxxxxxx…"},
+		{"unclosed quote: end cut", "Done “" + long, 20, "Done “ab ab ab ab a…"},
+		{"words too long for quotes: end cut", strings.Repeat("y", 40) + " “" + long + "”", 30, strings.Repeat("y", 29) + "…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := textsafe.LineQuoted(tc.in, tc.max)
+			if got != tc.want {
+				t.Errorf("LineQuoted(%q, %d) =\n%q\nwant\n%q", tc.in, tc.max, got, tc.want)
+			}
+			if n := utf8.RuneCountInString(got); n > tc.max {
+				t.Errorf("%d runes, over %d", n, tc.max)
+			}
+		})
+	}
+}

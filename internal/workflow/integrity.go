@@ -243,7 +243,7 @@ func Recover(r *Record, now time.Time, written func(path string) (modified time.
 	}
 	now = now.UTC()
 	n := r.Clone()
-	var acts []string
+	var acts, done []string // done: the ids marked done
 	for i := range n.Tasks {
 		t := &n.Tasks[i]
 		if t.Status != TaskRunning {
@@ -256,6 +256,7 @@ func Recover(r *Record, now time.Time, written func(path string) (modified time.
 				t.CompletedAt = now
 				t.UpdatedAt = now
 				acts = append(acts, fmt.Sprintf("task %s was running and its output %s exists: marked done", spaced(t.ID), t.Output))
+				done = append(done, spaced(t.ID))
 				continue
 			} else if ok {
 				why = "and its output " + t.Output + " was written before this run started"
@@ -267,6 +268,9 @@ func Recover(r *Record, now time.Time, written func(path string) (modified time.
 		t.UpdatedAt = now
 		acts = append(acts, fmt.Sprintf("task %s was running %s: back to pending, to run again (attempts %d)", spaced(t.ID), why, t.Attempts))
 	}
+	if len(acts) > maxRecoverLines {
+		acts = recoveredBriefly(len(acts)-len(done), done)
+	}
 	res := Result{Record: n, Event: EventNone, From: r.State, To: r.State}
 	if len(acts) > 0 {
 		res.Changed, res.Event = true, EventRecover
@@ -276,6 +280,35 @@ func Recover(r *Record, now time.Time, written func(path string) (modified time.
 		n.ChangedAt = changed
 	}
 	return res, acts, nil
+}
+
+// maxRecoverLines is the most tasks Recover says a line each of: past it, a line for those put
+// back (the open tasks list them) and one for those marked done, naming the first few. The
+// resume report shows only a few notices, and a recovery done is not said again.
+const maxRecoverLines = 3
+
+// recoveredBriefly is Recover's lines for many tasks: pending put back, done marked done.
+func recoveredBriefly(pending int, done []string) []string {
+	// tasks is "N tasks were ... their", or "1 task was ... its".
+	tasks := func(n int, s string) string {
+		if n == 1 {
+			return "1 task was " + strings.ReplaceAll(s, "their", "its")
+		}
+		return fmt.Sprintf("%d tasks were %s", n, s)
+	}
+	var out []string
+	if pending > 0 {
+		out = append(out, tasks(pending, "running with no output of their run: back to pending, to run again"))
+	}
+	if len(done) > 0 {
+		const named = 5
+		ids := strings.Join(done[:min(len(done), named)], ", ")
+		if len(done) > named {
+			ids += fmt.Sprintf(" +%d more", len(done)-named)
+		}
+		out = append(out, tasks(len(done), "running and their output exists: marked done ("+ids+")"))
+	}
+	return out
 }
 
 // outputTimeSlack is how much earlier than a run's start its output's modification time may

@@ -234,6 +234,15 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 	if ctx == "" {
 		return Result{}, errors.New("starting a workflow: context is empty: give a one-line summary of the work")
 	}
+	scope := textsafe.OneLine(req.Scope)
+	for _, f := range []struct {
+		what, text string
+		max        int
+	}{{"the context", ctx, MaxContextRunes}, {"the scope", scope, MaxScopeRunes}} {
+		if err := textFits(f.what, f.text, f.max); err != nil {
+			return Result{}, fmt.Errorf("starting a workflow: %w", err)
+		}
+	}
 	now = now.UTC()
 	id := strings.TrimSpace(req.ID)
 	if id == "" {
@@ -271,7 +280,7 @@ func Start(def *Definition, current *Record, req StartRequest, now time.Time, by
 		WorkflowID:       id,
 		Type:             def.Name,
 		Context:          ctx,
-		Scope:            textsafe.OneLine(req.Scope),
+		Scope:            scope,
 		State:            start,
 		PhaseStatus:      PhaseInProgress,
 		Status:           StatusActive,
@@ -821,6 +830,20 @@ func AddArtifacts(r *Record, paths []string, now time.Time, by Actor) (Result, e
 // an outcome, which the record keeps wherever it comes from: the history keeps 50 notes, and
 // no operation shortens them. (A context and a scope are set once, at the start.)
 const maxNoteRunes = 500
+
+// A workflow's context and scope are set once, at the start, and kept for its life: in
+// every report, MEMORY.md line, listing and archive index line. These are the start_workflow
+// tool's limits on them, and cairn start's.
+const (
+	MaxContextRunes = 300
+	MaxScopeRunes   = 200
+)
+
+// NoteFits refuses a note past the 500 characters any note or outcome may have, once made
+// one line; what names it.
+func NoteFits(what, note string) error {
+	return textFits(what, textsafe.OneLine(note), maxNoteRunes)
+}
 
 // textFits refuses s, cleaned text, past max characters; what names it.
 func textFits(what, s string, max int) error {

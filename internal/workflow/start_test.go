@@ -140,3 +140,36 @@ func TestSmallOperations(t *testing.T) {
 		t.Fatal("bad phase status accepted")
 	}
 }
+
+// A context or a scope is refused past the start_workflow tool's own limits, from any caller
+// (cairn start has no other), before anything changes: not even a replace archives the active
+// workflow. The limits count characters after the text is made one line.
+func TestStartRefusesLongText(t *testing.T) {
+	def := mustDef(t, "apex")
+	for _, tt := range []struct {
+		name           string
+		context, scope string
+		refused        string // "" when started
+	}{
+		{"context at the limit", strings.Repeat("é", workflow.MaxContextRunes), "", ""},
+		{"context folded to the limit", strings.Repeat("a\n", workflow.MaxContextRunes/2) + "  ", "", ""},
+		{"context over", strings.Repeat("a", workflow.MaxContextRunes+1), "", fmt.Sprintf("the context is %d characters, the most is %d; nothing was changed", workflow.MaxContextRunes+1, workflow.MaxContextRunes)},
+		{"context of 100 KB", strings.Repeat("word ", 20_000), "", "the context is 99999 characters"},
+		{"scope at the limit", "x", strings.Repeat("s", workflow.MaxScopeRunes), ""},
+		{"scope over", "x", strings.Repeat("s", workflow.MaxScopeRunes+1), fmt.Sprintf("the scope is %d characters, the most is %d; nothing was changed", workflow.MaxScopeRunes+1, workflow.MaxScopeRunes)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cur := mustStart(t, def)
+			res, err := workflow.Start(def, cur, workflow.StartRequest{Context: tt.context, Scope: tt.scope, ID: "apex-2", Replace: true}, t0.Add(time.Hour), alice)
+			if tt.refused == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.refused) || res.Archive != nil || res.Record != nil {
+				t.Fatalf("err = %v, result %+v; want a refusal saying %q", err, res, tt.refused)
+			}
+		})
+	}
+}
