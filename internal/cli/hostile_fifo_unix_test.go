@@ -14,13 +14,14 @@ import (
 	"github.com/cairn-dev/cairn/internal/cli"
 )
 
-// deadline is what any command may take with a FIFO in its way: well under the hooks' own
-// 5 s limit, so a hook that only finished because its deadline cut it short fails too.
-const deadline = 3 * time.Second
+// hangGuard only turns a hang into a failure that names the command: nothing in these
+// commands waits on a clock, so one blocked on a FIFO never finishes, and a slow one (a
+// loaded machine, -race) must not fail for being slow.
+const hangGuard = time.Minute
 
 // TestFIFOAtEveryReadPath plants a FIFO (with no writer: a blocking open would wait
 // forever) at every path Cairn reads, one at a time, and runs every command, hooks
-// included, against it. Each must finish within the deadline; none may hang.
+// included, against it. Each must finish; none may hang.
 func TestFIFOAtEveryReadPath(t *testing.T) {
 	paths := []string{
 		// State.
@@ -63,7 +64,7 @@ func TestFIFOAtEveryReadPath(t *testing.T) {
 		{"expire", "--dry-run"}, {"hook", "session-start"}, {"hook", "stop"},
 		{"start", "debug", "after the fifo", "--replace"}, {"complete", "done"}, {"archive"},
 	}
-	runs, hung := 0, 0
+	runs := 0
 	for _, rel := range paths {
 		p := newCLIProject(t)
 		mustRun(t, p, "", "start", "apex", "fifo suite")
@@ -89,16 +90,16 @@ func TestFIFOAtEveryReadPath(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(deadline):
-				hung++
-				t.Errorf("FIFO at %s: cairn %s did not finish within %s", rel, strings.Join(args, " "), deadline)
+			case <-time.After(hangGuard):
+				// It stays blocked: the runs after it would only pile up beside it.
+				t.Fatalf("FIFO at %s: cairn %s hangs (still running after %s)", rel, strings.Join(args, " "), hangGuard)
 			}
 		}
 		if fi, err := os.Lstat(target); err == nil && fi.Mode()&os.ModeNamedPipe == 0 && !strings.HasPrefix(rel, ".claude/cairn") {
 			t.Errorf("FIFO at %s was replaced by a %v", rel, fi.Mode().Type())
 		}
 	}
-	t.Logf("%d paths x %d commands = %d runs: %d hung", len(paths), len(commands), runs, hung)
+	t.Logf("%d paths x %d commands = %d runs, none hung", len(paths), len(commands), runs)
 }
 
 func (p *cliProject) resolve(rel string) string {

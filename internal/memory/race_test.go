@@ -21,10 +21,12 @@ import (
 // tool does) and half the time in place (truncate and write), keeping or dropping Cairn's
 // line, while this process keeps updating Cairn's line. Before each rewrite the other process
 // checks that its previous content is still there (Cairn's line aside): a lost update is
-// counted and fails it.
+// counted and fails it. This process adds a byte to a count file after each update it tries,
+// so that the other one can wait for updates rather than for the clock.
 const (
 	raceChildEnv = "CAIRN_MEMORY_RACE_CHILD"
 	raceItersEnv = "CAIRN_MEMORY_RACE_ITERS"
+	raceCountEnv = "CAIRN_MEMORY_RACE_COUNT"
 	raceFinal    = "# Other writer\n\nfinal content, written last\n"
 )
 
@@ -44,6 +46,27 @@ func raceChild(dir string) int {
 	r := rand.New(rand.NewPCG(uint64(os.Getpid()), 7))
 	var expect []byte // our last foreign content; nil before the first write
 	lost, transient := 0, 0
+	countPath := os.Getenv(raceCountEnv)
+	// updates is how many updates Cairn has finished, successful or given up.
+	updates := func() int64 {
+		fi, err := os.Stat(countPath)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	// awaitUpdates waits until Cairn has finished more than n updates, or exits when the
+	// test that started it is gone.
+	parent := os.Getppid()
+	awaitUpdates := func(n int64) {
+		for updates() <= n {
+			if os.Getppid() != parent {
+				fmt.Fprintln(os.Stderr, "the test process is gone")
+				os.Exit(2)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	check := func(when string) {
 		for try := 0; ; try++ {
 			cur, err := os.ReadFile(path)
@@ -59,15 +82,15 @@ func raceChild(dir string) int {
 				}
 				return
 			}
-			// Cairn may be between swapping in an edit built on older content and redoing it
-			// on ours (milliseconds; a few fsyncs, which take tens of milliseconds each on a
-			// loaded machine); only content that stays gone for a second is lost.
-			if try == 50 {
+			// Cairn may be between swapping in an edit built on older content and handing
+			// ours back: once the update running when this was read has returned, ours must
+			// be there. Only content still gone then is lost, however long that update took.
+			if try == 1 {
 				fmt.Fprintf(os.Stderr, "%s: lost update: file holds %q, wrote %q\n", when, got, expect)
 				lost++
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			awaitUpdates(updates())
 		}
 	}
 	// pause holds an in-place write between its truncate and its write, as Node's writeFile
@@ -107,7 +130,7 @@ func raceChild(dir string) int {
 		time.Sleep(time.Duration(r.IntN(1500)) * time.Microsecond)
 	}
 	write([]byte(raceFinal), true)
-	time.Sleep(100 * time.Millisecond) // Cairn keeps writing meanwhile
+	awaitUpdates(updates() + 1) // Cairn writes on it meanwhile: an update begun after it ends
 	check("final")
 	fmt.Fprintf(os.Stderr, "%d lost updates, %d seen briefly overwritten and then restored\n", lost, transient)
 	if lost > 0 {
@@ -130,15 +153,28 @@ func writeInPlace(path string, content []byte, pause bool) error {
 	return errors.Join(err, f.Close())
 }
 
-// startModel starts the other process on dir and returns a channel that yields its exit.
-func startModel(t *testing.T, dir string, iters int) (<-chan error, *bytes.Buffer) {
+// startModel starts the other process on dir and returns a channel that yields its exit, and
+// a function to call after each update of Cairn's (successful or not), which the other
+// process waits for.
+func startModel(t *testing.T, dir string, iters int) (<-chan error, *bytes.Buffer, func()) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	countPath := filepath.Join(t.TempDir(), "updates")
+	count, err := os.OpenFile(countPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { count.Close() })
+	updated := func() {
+		if _, err := count.Write([]byte{'.'}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), raceChildEnv+"="+dir, raceItersEnv+"="+strconv.Itoa(iters))
+	cmd.Env = append(os.Environ(), raceChildEnv+"="+dir, raceItersEnv+"="+strconv.Itoa(iters), raceCountEnv+"="+countPath)
 	stderr := new(bytes.Buffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -146,7 +182,8 @@ func startModel(t *testing.T, dir string, iters int) (<-chan error, *bytes.Buffe
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	return done, stderr
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // it waits for updates a failed test will not make
+	return done, stderr, updated
 }
 
 func TestRaceWithModelProcess(t *testing.T) {
@@ -158,7 +195,7 @@ func TestRaceWithModelProcess(t *testing.T) {
 	if testing.Short() {
 		iters = 150
 	}
-	done, stderr := startModel(t, dir, iters)
+	done, stderr, updated := startModel(t, dir, iters)
 
 	m := New(Location{Dir: dir}, Options{})
 	var ok, failed int
@@ -174,6 +211,7 @@ func TestRaceWithModelProcess(t *testing.T) {
 		} else {
 			ok++
 		}
+		updated()
 		if exited(done, &childErr) {
 			break
 		}
@@ -230,7 +268,8 @@ func TestRaceNegativeControl(t *testing.T) {
 			t.Fatal(err)
 		}
 		var done <-chan error
-		done, stderr = startModel(t, dir, 30)
+		var updated func()
+		done, stderr, updated = startModel(t, dir, 30)
 		childErr = nil
 		for i := 0; !exited(done, &childErr); i++ {
 			cur, _ := os.ReadFile(path)
@@ -238,6 +277,7 @@ func TestRaceNegativeControl(t *testing.T) {
 			if err := durable.WriteFileAtomic(path, next, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			updated()
 		}
 		if childErr != nil && strings.Contains(stderr.String(), "lost update") {
 			return

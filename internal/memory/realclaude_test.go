@@ -41,8 +41,8 @@ func realClaude(t *testing.T) string {
 }
 
 // TestDirMatchesRealClaude starts the real CLI in real trees and checks that the memory
-// directory it creates at start-up is the one Dir names (or, disabled, that it creates none).
-// The model API points at a closed port: the directory appears before any request.
+// directory it creates is the one Dir names (or, disabled, that it creates none), once it has
+// run to its end against the mock API.
 func TestDirMatchesRealClaude(t *testing.T) {
 	claude := realClaude(t)
 	type tc struct {
@@ -158,31 +158,17 @@ func TestDirMatchesRealClaude(t *testing.T) {
 				t.Fatalf("Dir = %+v, want disabled=%v", loc, c.off)
 			}
 
+			// Against the mock API the CLI answers and exits: every directory it makes is
+			// there by then, and none comes later.
+			srv := mockapi.New()
+			defer srv.Close()
 			cmd := exec.Command(claude, "-p", "hi")
 			cmd.Dir = launch
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "ANTHROPIC_API_KEY=sk-test-dummy"}
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-dummy"}
 			for k, v := range env {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-
-			deadline := time.Now().Add(45 * time.Second)
-			for time.Now().Before(deadline) {
-				if c.off {
-					// The session transcript appears once start-up is done; memory would be
-					// created before it.
-					if m, _ := filepath.Glob(filepath.Join(base, "*", "*", "projects", "*", "*.jsonl")); len(m) > 0 {
-						break
-					}
-				} else if len(memoryDirs(t, base)) > 0 {
-					time.Sleep(200 * time.Millisecond) // a second, wrong one would show by now
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			runClaude(t, cmd)
 			created := memoryDirs(t, base)
 			if c.off {
 				if len(created) != 0 {
@@ -228,6 +214,26 @@ func mkdirAll(t *testing.T, p string) {
 	t.Helper()
 	if err := os.MkdirAll(p, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// runClaude runs the CLI to its end; 90 s only bounds a hang.
+func runClaude(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("claude -p: %v", err)
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatal("claude -p did not finish in 90s")
 	}
 }
 
@@ -277,21 +283,7 @@ func TestClaudeLoadsCairnLines(t *testing.T) {
 	cmd := exec.Command(claude, "-p", "hi")
 	cmd.Dir = proj
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-test-dummy"}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("claude -p: %v", err)
-		}
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatal("claude -p did not finish in 90s")
-	}
+	runClaude(t, cmd)
 	first := srv.FirstMain()
 	if first == nil {
 		t.Fatalf("no main request reached the mock; paths %v", srv.Paths())

@@ -14,7 +14,7 @@ func TestWordTailIsTheExpression(t *testing.T) {
 	re := regexp.MustCompile("^[^\\s\"'`,;“”‘’]{8,128}")
 	alphabet := []string{"a", "Z", "7", " ", "\t", "\n", "\v", "\"", "'", "`", ",", ";", "“", "’", "é", "\xff", "=", "/"}
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 20000 {
+	for range Corpus(20000) {
 		s := "AAAAAAAA"
 		for n := r.IntN(200); n > 0; n-- {
 			if r.IntN(4) == 0 {
