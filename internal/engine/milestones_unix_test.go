@@ -52,7 +52,21 @@ func TestMilestoneScanHostile(t *testing.T) {
 			if err := os.Symlink(out, filepath.Join(e.project, active, "link.md")); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"a (A), link (not read: not a regular file)"}, []string{"OUTSIDE"}},
+		}, []string{"a (A), link (not read: a link out of the project)"}, []string{"OUTSIDE"}},
+		{"a link within the project is followed", func(e *env) {
+			e.write("documentation/m1.md", "---\ntitle: Inside\n---\n")
+			e.write(active+"/keep", "")
+			if err := os.Symlink("../../m1.md", filepath.Join(e.project, active, "m1.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"m1 (Inside)"}, nil},
+		{"a linked directory within the project is read", func(e *env) {
+			e.write("docs/active/m2.md", "---\ntitle: Linked in\n---\n")
+			e.write("documentation/milestones/keep", "")
+			if err := os.Symlink(filepath.Join(e.project, "docs", "active"), filepath.Join(e.project, active)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"m2 (Linked in)"}, nil},
 		{"a linked directory is not listed", func(e *env) {
 			out := filepath.Join(e.home, "ms")
 			if err := os.MkdirAll(out, 0o755); err != nil {

@@ -598,23 +598,23 @@ const milestoneTitleMax = 60
 func (e *Engine) scanMilestones() []string {
 	rel := filepath.Join("documentation", "milestones", "_active")
 	dir := filepath.Join(e.root, rel)
-	if durable.CheckBeneath(e.root, dir) != nil {
+	if !e.inProject(dir) {
 		return nil
 	}
 	ents, err := durable.ReadDirPath(dir)
 	if err != nil {
 		return nil
 	}
-	var files []string
+	var files []fs.DirEntry
 	for _, ent := range ents {
 		if !ent.IsDir() && strings.HasSuffix(ent.Name(), ".md") {
-			files = append(files, ent.Name())
+			files = append(files, ent)
 		}
 	}
 	if len(files) == 0 {
 		return nil
 	}
-	slices.Sort(files)
+	slices.SortFunc(files, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	notice := "no workflow on record; active milestone files in " + rel + ": "
 	shown := 0
 	for i, f := range files[:min(len(files), milestoneScanCap)] {
@@ -639,14 +639,18 @@ func (e *Engine) scanMilestones() []string {
 }
 
 // milestoneLabel is a milestone file's name, with its front matter's title (or name) and
-// status: "m1-auth (Auth rework) [in_progress]". The file is read without following a link.
-func (e *Engine) milestoneLabel(dir, file string) string {
-	label := strings.TrimSuffix(file, ".md")
+// status: "m1-auth (Auth rework) [in_progress]". A link is followed only into the project.
+func (e *Engine) milestoneLabel(dir string, file fs.DirEntry) string {
+	label := strings.TrimSuffix(file.Name(), ".md")
 	if secrets.ScanString(label) != nil {
 		return "a file whose name has a secret's shape"
 	}
 	label = textsafe.Clip(textsafe.OneLine(label), milestoneTitleMax)
-	data, err := durable.ReadPath(filepath.Join(dir, file), 64<<10, false)
+	p := filepath.Join(dir, file.Name())
+	if file.Type()&fs.ModeSymlink != 0 && !e.inProject(p) {
+		return label + " (not read: a link out of the project)"
+	}
+	data, err := durable.ReadPath(p, 64<<10, true)
 	switch {
 	case errors.Is(err, durable.ErrTooLarge):
 		return label + " (not read: over 64 KiB)"
@@ -671,6 +675,17 @@ func (e *Engine) milestoneLabel(dir, file string) string {
 		label += " [" + textsafe.Clip(s, milestoneTitleMax) + "]"
 	}
 	return label
+}
+
+// inProject says whether p, its links resolved, lies in the project: what the directory scan
+// reads, a repository may have planted as a link to anywhere.
+func (e *Engine) inProject(p string) bool {
+	root, err := filepath.EvalSymlinks(e.root)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(p)
+	return err == nil && durable.Beneath(root, real)
 }
 
 // tierName is the tier as Resume.Tier says it; any other is "None".
