@@ -223,6 +223,10 @@ func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
 // Any other failure is an error saying the file is to be left as it is: rewriting it from
 // initiative.json would drop the keys its author or another tool added.
 func (e *Engine) readStatusFile(p string) (*workflow.StatusDoc, error) {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !e.inProject(p) {
+		// Planted by a repository, it may lead to another project's initiative.
+		return nil, leftAsItIs(errors.New("it is a link out of the project"))
+	}
 	data, err := durable.ReadPath(p, 256<<10, true)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

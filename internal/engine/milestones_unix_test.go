@@ -113,3 +113,41 @@ func TestMilestoneScanHostile(t *testing.T) {
 		})
 	}
 }
+
+// A WORKFLOW-STATUS.yaml a repository planted as a link out of the project is not another
+// source of this project's initiative: get read it through the link and took its initiative
+// (another project's, say) into initiative.json. It is now left as it is and the answer says
+// why; a link within the project is read as before.
+func TestStatusFileLinkOutOfTheProject(t *testing.T) {
+	const content = "initiative: initiative-20261120T090000Z-ab12\ntitle: Elsewhere\nstatus: in_progress\nlastUpdated: 2026-11-21T09:00:00Z\n"
+	for _, tc := range []struct {
+		name   string
+		target func(e *env) string
+		taken  bool
+	}{
+		{"out of the project", func(e *env) string { return filepath.Join(e.home, "WORKFLOW-STATUS.yaml") }, false},
+		{"within the project", func(e *env) string { return filepath.Join(e.project, "docs", "WORKFLOW-STATUS.yaml") }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			target := tc.target(e)
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(e.project, "WORKFLOW-STATUS.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			res := must(e.openYAML(yamldoc.Codec{}).Initiative(engine.InitiativeRequest{Action: "get"}))(t)
+			_, err := os.Stat(filepath.Join(e.project, ".claude", "cairn", "initiative.json"))
+			if taken := err == nil; taken != tc.taken {
+				t.Errorf("initiative.json made from the linked file: %t, want %t (%q, %q)", taken, tc.taken, res.Message, res.Warnings)
+			}
+			if !tc.taken && !strings.Contains(strings.Join(res.Warnings, "\n"), "link out of the project") {
+				t.Errorf("warnings %q do not say why the file was not used", res.Warnings)
+			}
+		})
+	}
+}
