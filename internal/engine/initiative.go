@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,6 +67,7 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	// An operation's refusal is the update's error: the store returns it as it is and writes
 	// nothing.
 	var ch workflow.InitiativeChange
+	kept := "" // where an archived initiative create replaces is kept
 	data, err := e.st.Update(initiativeDoc, func(cur []byte) (_ []byte, err error) {
 		var in *workflow.Initiative
 		if cur != nil {
@@ -97,6 +99,21 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 			}
 			if title == "" {
 				return nil, errors.New("create needs a title: one line naming the initiative")
+			}
+			if in != nil {
+				// The archived initiative is replaced: kept first, so that it and its
+				// milestones are not lost with the files that held them.
+				name := keptInitiative(in.ID)
+				_, err := e.st.Update(name, func(prev []byte) ([]byte, error) {
+					if prev != nil && !bytes.Equal(prev, cur) {
+						return nil, fmt.Errorf("%s.json holds another initiative", name)
+					}
+					return cur, nil
+				})
+				if err != nil {
+					return nil, fmt.Errorf("create was not done: the archived initiative %s could not be kept (%w); nothing was changed", in.ID, err)
+				}
+				kept = filepath.Join(e.st.Dir(), name+".json")
 			}
 			var id string
 			if id, err = workflow.NewID("initiative", now, nil); err == nil {
@@ -135,6 +152,12 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 	if ch.Initiative != nil {
 		res.Message = fmt.Sprintf("initiative %s is %s, %d%% done", ch.Initiative.ID, ch.Initiative.Status, ch.Initiative.Progress)
 	}
+	if kept != "" {
+		if rel, err := filepath.Rel(e.root, kept); err == nil && filepath.IsLocal(rel) {
+			kept = rel
+		}
+		res.Message += "; the archived initiative it replaces is kept in " + kept
+	}
 	if ch.SyncStatusFile && !ch.Changed {
 		if _, err := os.Lstat(e.statusFile()); errors.Is(err, fs.ErrNotExist) {
 			if err := e.writeStatusFile(ch.Initiative); err != nil {
@@ -154,6 +177,16 @@ func (e *Engine) Initiative(r InitiativeRequest) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// keptInitiative is the state document an archived initiative is kept in when another is
+// created: its id in lower case (as document names are), which Cairn's own ids start with
+// "initiative-", so that an id taken from a status file cannot name another document.
+func keptInitiative(id string) string {
+	if id = strings.ToLower(id); strings.HasPrefix(id, "initiative-") {
+		return id
+	}
+	return "initiative-" + id
 }
 
 // syncFirst runs the sync before a change whenever WORKFLOW-STATUS.yaml is there and usable,
@@ -190,6 +223,10 @@ func (e *Engine) writeStatusFile(in *workflow.Initiative) error {
 // Any other failure is an error saying the file is to be left as it is: rewriting it from
 // initiative.json would drop the keys its author or another tool added.
 func (e *Engine) readStatusFile(p string) (*workflow.StatusDoc, error) {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !e.inProject(p) {
+		// Planted by a repository, it may lead to another project's initiative.
+		return nil, leftAsItIs(errors.New("it is a link out of the project"))
+	}
 	data, err := durable.ReadPath(p, 256<<10, true)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,5 +79,42 @@ func TestInitiativeFullSaysHowToMakeRoom(t *testing.T) {
 	if _, err2 := en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "one-more"}); err2 != nil {
 		out, _ := os.ReadFile(status)
 		t.Fatalf("after following %q: %v\n%s", err, err2, out)
+	}
+}
+
+// TestCreateOverArchivedKeepsIt: archiving a completed initiative is the step that makes room
+// for another, and creating that one replaced initiative.json and WORKFLOW-STATUS.yaml whole:
+// the archived initiative and its milestones were gone, and the answer did not say so. It is
+// now kept in the state directory under its id, and the answer says where.
+func TestCreateOverArchivedKeepsIt(t *testing.T) {
+	e := newEnv(t)
+	en := e.open("s1")
+	for _, r := range []engine.InitiativeRequest{
+		{Action: "create", Title: "first"}, {Action: "add_milestone", Milestone: "m1", Note: "Milestone one"},
+		{Action: "update_milestone", Milestone: "m1", Status: "completed"},
+		{Action: "set_status", Status: "completed"}, {Action: "set_status", Status: "archived"},
+	} {
+		must(en.Initiative(r))(t)
+	}
+	var old struct{ ID string }
+	if err := json.Unmarshal(must(en.Initiative(engine.InitiativeRequest{Action: "get"}))(t).Workflow, &old); err != nil || old.ID == "" {
+		t.Fatalf("reading the archived initiative: %v", err)
+	}
+	res := must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "second"}))(t)
+	kept := filepath.Join(".claude", "cairn", strings.ToLower(old.ID)+".json")
+	if !strings.Contains(res.Message, kept) {
+		t.Errorf("create over the archived initiative: %q, want where it is kept (%s)", res.Message, kept)
+	}
+	data, err := os.ReadFile(filepath.Join(e.project, kept))
+	if err != nil {
+		t.Fatalf("the archived initiative is not kept: %v", err)
+	}
+	var in struct {
+		ID, Title, Status string
+		Milestones        []struct{ ID, Title, Status string }
+	}
+	if err := json.Unmarshal(data, &in); err != nil || in.ID != old.ID || in.Title != "first" || in.Status != "archived" ||
+		len(in.Milestones) != 1 || in.Milestones[0].ID != "m1" || in.Milestones[0].Title != "Milestone one" || in.Milestones[0].Status != "completed" {
+		t.Errorf("kept %s (%v), want the archived initiative with its milestone", data, err)
 	}
 }

@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/durable"
 	"github.com/cairn-dev/cairn/internal/report"
 	"github.com/cairn-dev/cairn/internal/secrets"
 	"github.com/cairn-dev/cairn/internal/store"
+	"github.com/cairn-dev/cairn/internal/textsafe"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
@@ -574,53 +577,115 @@ func (e *Engine) written(p string) (time.Time, bool) {
 	return fi.ModTime(), true
 }
 
-// milestoneScanCap bounds the last-resort directory scan of the read protocol.
+// milestoneScanCap bounds the last-resort directory scan of the read protocol: the files it
+// opens, in name order; the others are counted.
 const milestoneScanCap = 20
+
+// milestoneNoticeMax bounds the scan's notice, in runes: the report cuts a longer one at its
+// last whole sentence, which would leave only "no workflow on record".
+const milestoneNoticeMax = 280
+
+// milestoneTitleMax bounds one file's title in the notice, in runes.
+const milestoneTitleMax = 60
 
 // scanMilestones is the read protocol's last resort (seed 001): the front matter of
 // documentation/milestones/_active/*.md names initiatives in progress. Without a YAML reader
 // (a hook binary; internal/hook hands projects with that directory to the cairn binary) the
-// files are listed by name only; a file whose front matter does not read is listed by name
-// with a note, as it is there all the same.
+// files are listed by name only. Every file is listed, in name order, as far as the notice
+// has room, and the rest counted: one whose front matter does not read, or that is not read
+// at all (a link, a FIFO, too large), by name with a note, as it is there all the same. A
+// directory reached through a link (out of the project) is not read.
 func (e *Engine) scanMilestones() []string {
-	dir := filepath.Join(e.root, "documentation", "milestones", "_active")
+	rel := filepath.Join("documentation", "milestones", "_active")
+	dir := filepath.Join(e.root, rel)
+	if !e.inProject(dir) {
+		return nil
+	}
 	ents, err := durable.ReadDirPath(dir)
 	if err != nil {
 		return nil
 	}
-	var names []string
+	var files []fs.DirEntry
 	for _, ent := range ents {
-		if len(names) >= milestoneScanCap {
-			break
+		if !ent.IsDir() && strings.HasSuffix(ent.Name(), ".md") {
+			files = append(files, ent)
 		}
-		if ent.IsDir() || !strings.HasSuffix(ent.Name(), ".md") {
-			continue
-		}
-		data, err := durable.ReadPath(filepath.Join(dir, ent.Name()), 64<<10, true)
-		if err != nil {
-			continue
-		}
-		label := strings.TrimSuffix(ent.Name(), ".md")
-		var title, name, status string
-		if e.cfg.YAML != nil {
-			if title, name, status, err = e.cfg.YAML.MilestoneFrontMatter(data); err != nil {
-				names = append(names, label+" (front matter unreadable)")
-				continue
-			}
-		}
-		if t := cmp.Or(strings.TrimSpace(title), strings.TrimSpace(name)); t != "" {
-			label += " (" + t + ")"
-		}
-		if status != "" {
-			label += " [" + status + "]"
-		}
-		names = append(names, label)
 	}
-	if len(names) == 0 {
+	if len(files) == 0 {
 		return nil
 	}
-	slices.Sort(names)
-	return []string{"no workflow on record; active milestone files in documentation/milestones/_active: " + strings.Join(names, ", ")}
+	slices.SortFunc(files, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	notice := "no workflow on record; active milestone files in " + rel + ": "
+	shown := 0
+	for i, f := range files[:min(len(files), milestoneScanCap)] {
+		label := e.milestoneLabel(dir, f)
+		if i > 0 {
+			label = ", " + label
+		}
+		if more := fmt.Sprintf(", and %d more", len(files)-i-1); i < len(files)-1 && utf8.RuneCountInString(notice+label+more) > milestoneNoticeMax ||
+			utf8.RuneCountInString(notice+label) > milestoneNoticeMax {
+			break
+		}
+		notice += label
+		shown++
+	}
+	if shown == 0 {
+		notice = strings.TrimSuffix(notice, ": ")
+	}
+	if n := len(files) - shown; n > 0 {
+		notice += fmt.Sprintf(", and %d more", n)
+	}
+	return []string{notice}
+}
+
+// milestoneLabel is a milestone file's name, with its front matter's title (or name) and
+// status: "m1-auth (Auth rework) [in_progress]". A link is followed only into the project.
+func (e *Engine) milestoneLabel(dir string, file fs.DirEntry) string {
+	label := strings.TrimSuffix(file.Name(), ".md")
+	if secrets.ScanString(label) != nil {
+		return "a file whose name has a secret's shape"
+	}
+	label = textsafe.Clip(textsafe.OneLine(label), milestoneTitleMax)
+	p := filepath.Join(dir, file.Name())
+	if file.Type()&fs.ModeSymlink != 0 && !e.inProject(p) {
+		return label + " (not read: a link out of the project)"
+	}
+	data, err := durable.ReadPath(p, 64<<10, true)
+	switch {
+	case errors.Is(err, durable.ErrTooLarge):
+		return label + " (not read: over 64 KiB)"
+	case errors.Is(err, fs.ErrPermission):
+		return label + " (not read: permission denied)"
+	case err != nil:
+		return label + " (not read: not a regular file)"
+	case e.cfg.YAML == nil:
+		return label
+	}
+	title, name, status, err := e.cfg.YAML.MilestoneFrontMatter(data)
+	if err != nil {
+		return label + " (front matter unreadable)"
+	}
+	if secrets.ScanString(title+"\n"+name+"\n"+status) != nil {
+		return label + " (front matter not shown: it has a secret's shape)"
+	}
+	if t := cmp.Or(textsafe.OneLine(title), textsafe.OneLine(name)); t != "" {
+		label += " (" + textsafe.Clip(t, milestoneTitleMax) + ")"
+	}
+	if s := textsafe.OneLine(status); s != "" {
+		label += " [" + textsafe.Clip(s, milestoneTitleMax) + "]"
+	}
+	return label
+}
+
+// inProject says whether p, its links resolved, lies in the project: what the directory scan
+// reads, a repository may have planted as a link to anywhere.
+func (e *Engine) inProject(p string) bool {
+	root, err := filepath.EvalSymlinks(e.root)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(p)
+	return err == nil && durable.Beneath(root, real)
 }
 
 // tierName is the tier as Resume.Tier says it; any other is "None".

@@ -87,7 +87,7 @@ func BuildPlan(in PlanInput) Plan {
 	if r == nil {
 		if p.L2Line != "" {
 			p.Tier = TierL2Only
-			p.Next = "Tell the user the last position memory holds; its workflow state is missing, so start a new workflow if the work goes on."
+			p.Next = "Tell the user the last position memory holds; its workflow state is missing, so call " + ToolPrefix + "start_workflow if the work goes on."
 		} else {
 			p.Tier = TierNone
 			p.Next = "Nothing to resume; call " + ToolPrefix + "start_workflow when multi-phase work begins."
@@ -123,14 +123,14 @@ func BuildPlan(in PlanInput) Plan {
 	}
 
 	if r.Status != StatusActive {
-		p.Next = fmt.Sprintf("The workflow is %s; start a new one for new work.", r.Status)
+		p.Next = fmt.Sprintf("The workflow is %s; call %sstart_workflow for new work.", r.Status, ToolPrefix)
 		return p
 	}
 	// Past its TTL: the read protocol archives it, so a view that did not (a read-only one, or
 	// a state directory that cannot be written) does not send the agent on with it either.
 	if expired, _ := r.Expired(in.Now); expired {
 		if in.L1Available {
-			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."
+			p.Next = "The workflow has expired (no change within its ttl), so it is not resumed: call " + ToolPrefix + "expire_ttl to archive it (kept, not lost), then call " + ToolPrefix + "start_workflow if the work goes on."
 		} else {
 			p.Next = "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."
 		}

@@ -81,7 +81,7 @@ func TestBuildPlanNextStep(t *testing.T) {
 			"Confirm with the user that this workflow, last active 8d ago, should go on, and which session goes on with it (another live session changed it too), before continuing phase review."},
 		{"tasks", tasks, nil, "Continue phase implement (2 tasks to run), then move on to review."},
 		{"phase-blocked", blocked.Record, nil, "Phase implement is blocked: deal with that, then continue it."},
-		{"completed", done.Record, nil, "The workflow is completed; start a new one for new work."},
+		{"completed", done.Record, nil, "The workflow is completed; call " + workflow.ToolPrefix + "start_workflow for new work."},
 		{"integrity", review, []workflow.Finding{{Code: "output-missing", Severity: "HIGH", Text: "x missing"}, {Code: "approval-pending", Severity: "INFO", Text: "info only"}},
 			"Show the user the warnings above and ask whether to resume this workflow or start fresh"},
 		// Without its definition the workflow cannot move at all: resuming it is no choice, and
@@ -133,7 +133,7 @@ func TestBuildPlanExpired(t *testing.T) {
 		l1   bool
 		want string
 	}{
-		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call " + workflow.ToolPrefix + "expire_ttl to archive it (kept, not lost), then start a new workflow if the work goes on."},
+		{true, "The workflow has expired (no change within its ttl), so it is not resumed: call " + workflow.ToolPrefix + "expire_ttl to archive it (kept, not lost), then call " + workflow.ToolPrefix + "start_workflow if the work goes on."},
 		{false, "Tell the user the workflow has expired (no change within its ttl) and is not resumed: the first session start that can write the state directory archives it; this one cannot."},
 	} {
 		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: tc.l1, L2Available: true, Now: now})
@@ -158,6 +158,30 @@ func TestBuildPlanAgeInTheFuture(t *testing.T) {
 		p := workflow.BuildPlan(workflow.PlanInput{Record: r, Def: def, L1Available: true, L2Available: true, Now: r.LastActivity().Add(-tc.ahead)})
 		if p.Age != tc.want {
 			t.Errorf("last activity %s after now: age %s, want %s", tc.ahead, p.Age, tc.want)
+		}
+	}
+}
+
+// Every next step that has the model start a workflow names the tool it calls, at each tier
+// and ending: "start a new workflow" alone leaves it to guess which of its tools that is.
+func TestBuildPlanStartNamesTheTool(t *testing.T) {
+	def := mustDef(t, "apex")
+	review := walk(t, def, mustStart(t, def), "plan", "implement", "review")
+	done, _ := workflow.Complete(review, "shipped", review.UpdatedAt, alice)
+	expired := review.Clone()
+	expired.TTL = "1h"
+	later := review.LastActivity().Add(2 * time.Hour)
+	for _, tc := range []struct {
+		name string
+		in   workflow.PlanInput
+	}{
+		{"l2-only", workflow.PlanInput{Def: def, L1Available: true, L2Available: true, L2Line: "Active APEX workflow: plan completed, implementing add login", Now: later}},
+		{"none", workflow.PlanInput{Def: def, L1Available: true, L2Available: true, Now: later}},
+		{"completed", workflow.PlanInput{Record: done.Record, Def: def, L1Available: true, L2Available: true, Now: later}},
+		{"expired", workflow.PlanInput{Record: expired, Def: def, L1Available: true, L2Available: true, Now: later}},
+	} {
+		if p := workflow.BuildPlan(tc.in); !strings.Contains(p.Next, workflow.ToolPrefix+"start_workflow") {
+			t.Errorf("%s: next %q does not name %sstart_workflow", tc.name, p.Next, workflow.ToolPrefix)
 		}
 	}
 }
