@@ -202,7 +202,9 @@ func fixture(args []string) int {
 	case args[0] == "transition" && len(args) >= 2:
 		res, err = e.Transition(engine.TransitionRequest{To: args[1]})
 	case args[0] == "complete" && len(args) >= 2:
-		res, err = e.Complete(args[1])
+		// As a person in a terminal of their own: the agent's completion before an approval
+		// gate is refused, and a fixture lays out what either could leave.
+		res, err = e.CompleteByPerson(args[1])
 	case args[0] == "violations":
 		var vs []engine.Violation
 		for _, a := range args[1:] {
