@@ -74,6 +74,11 @@ type TaskUpdate struct {
 	Note string
 }
 
+// ValidTaskID reports whether id, trimmed, is one a task may have: one short line.
+func ValidTaskID(id string) bool {
+	return id != "" && len(id) <= 128 && !strings.ContainsAny(id, "\r\n\t")
+}
+
 // UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
 // u.Status along the task machine: pending → running → done | failed | pending (interrupted),
 // failed → pending | running (retry); done is final. A pending task recovery put back may be
@@ -86,7 +91,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, err
 	}
 	id := strings.TrimSpace(u.ID)
-	if id == "" || len(id) > 128 || strings.ContainsAny(id, "\r\n\t") {
+	if !ValidTaskID(id) {
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // entry is one record on a claims line.
@@ -50,6 +51,9 @@ type entry struct {
 // maxHonoredLease bounds the holder's lease others wait for, so that a claim set to hold for
 // ever does not.
 const maxHonoredLease = 24 * time.Hour
+
+// maxOwner bounds an owner's length on the line, far above any a Cairn makes.
+const maxOwner = 1 << 10
 
 // Holder is a task's current claim.
 type Holder struct {
@@ -328,6 +332,11 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 		var e entry
 		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
 			continue // not a claim: ignored, as every machine ignores it
+		}
+		if !workflow.ValidTaskID(e.Task) || len(e.Owner) > maxOwner {
+			// Not a claim either: no task has such an id, and no Cairn makes such an owner;
+			// kept, it would make the line too large to save between runs.
+			continue
 		}
 		if secrets.ScanString(e.Task) != nil || secrets.ScanString(e.Owner) != nil {
 			// Not a claim either: no task has such an id (the store refuses it), and kept

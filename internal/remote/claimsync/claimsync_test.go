@@ -1011,3 +1011,38 @@ func TestHolderClockAhead(t *testing.T) {
 		t.Fatalf("claiming a task X holds with its clock ahead: %v", err)
 	}
 }
+
+// TestHugeRecordOnTheLine: a record on the claims line naming a task or an owner no Cairn
+// makes (megabytes long, within what a record may hold) is not a claim. Kept with the line it
+// made the claims state too large to save, so each call started its lease clocks again and a
+// task whose holder stopped renewing could never be taken over.
+func TestHugeRecordOnTheLine(t *testing.T) {
+	huge := strings.Repeat("x", 2<<20)
+	for _, tc := range []struct{ name, task, owner string }{
+		{"task", huge, "Y"},
+		{"owner", "t3", huge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memremote.New()
+			a := newClone(t, mem)
+			x, _ := machineX(t, mem)
+			data, err := json.Marshal(map[string]any{"op": "claim", "task": tc.task, "owner": tc.owner, "prev": 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mem.Append(context.Background(), "wf-1", 0, [][]byte{data}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := x.TryClaim(context.Background(), "t2"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.task("t2", "running"); err == nil || !strings.Contains(err.Error(), "task t2 is held by X") {
+				t.Fatalf("claiming a task X holds: %v", err)
+			}
+			a.vars[claimsync.EnvClockSkew] = "2m" // past X's lease, unrenewed
+			if _, err := a.task("t2", "running"); err != nil {
+				t.Fatalf("taking over a claim left unrenewed past its lease: %v", err)
+			}
+		})
+	}
+}
