@@ -891,11 +891,14 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 		return notes, t, err
 	}
 	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
+	renew := map[string]int64{}
 	for task, h := range t.cl.Holders() {
-		if h.Owner != t.owner || t.status(task) != workflow.TaskRunning || t.cl.Stale(task) <= t.lease/4 {
-			continue
+		if h.Owner == t.owner && t.status(task) == workflow.TaskRunning && t.cl.Stale(task) > t.lease/4 {
+			renew[task] = h.Rev
 		}
-		if err := t.cl.Renew(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
+	}
+	if len(renew) > 0 {
+		if err := t.cl.RenewAll(ctx, renew); err != nil {
 			t.save("")
 			return notes, t, err
 		}
@@ -989,11 +992,14 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 				textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40)))
 		}
 	}
+	release := map[string]int64{}
 	for task, h := range c.cl.Holders() {
-		if h.Owner != c.owner || c.status(task) == workflow.TaskRunning {
-			continue
+		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
+			release[task] = h.Rev
 		}
-		if err := c.cl.Release(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
+	}
+	if len(release) > 0 {
+		if err := c.cl.ReleaseAll(ctx, release); err != nil {
 			c.save("")
 			return notes, lost, err
 		}
