@@ -682,7 +682,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	delete(c.pending, task)
 	if taken {
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("task %s's claim stays on the remote until its lease ends (it could not be released)", textsafe.Line(task, 64)))
+			res.Warnings = append(res.Warnings, c.notReleased(task, err))
 		}
 	}
 	c.save(task)
@@ -714,10 +714,17 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 	}
 	res, uerr := update()
 	if rerr := c.cl.Release(ctx, task, fence); rerr != nil && uerr == nil && res != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s's claim stays on the remote until its lease ends (it could not be released)", textsafe.Line(task, 64)))
+		res.Warnings = append(res.Warnings, c.notReleased(task, rerr))
 	}
 	c.save(task)
 	return res, uerr
+}
+
+// notReleased says that task's claim, its task out of running here, could not be released
+// (err): the next sync releases it (decide).
+func (c *clone) notReleased(task string, err error) string {
+	return fmt.Sprintf("task %s's claim could not be released on %s (%s): the next sync releases it",
+		textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err))
 }
 
 func (c *clone) holdsAny() bool {

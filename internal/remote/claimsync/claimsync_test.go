@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1044,5 +1045,45 @@ func TestHugeRecordOnTheLine(t *testing.T) {
 				t.Fatalf("taking over a claim left unrenewed past its lease: %v", err)
 			}
 		})
+	}
+}
+
+// pushless is a remote whose pushes can be made to fail while it still reads: a push that
+// fails halfway through a call.
+type pushless struct {
+	remote.Backend
+	fail atomic.Bool
+}
+
+func (p *pushless) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if p.fail.Load() {
+		return 0, errors.New("connection reset by peer")
+	}
+	return p.Backend.Append(ctx, id, after, data)
+}
+
+// TestReleaseThatFailedIsSaidAndDoneBySync: a task marked done whose claim could not then be
+// released is done, with one warning that says the next sync releases the claim, which it
+// does: another machine may claim the task at once after it, not after the lease.
+func TestReleaseThatFailedIsSaidAndDoneBySync(t *testing.T) {
+	p := &pushless{Backend: memremote.New()}
+	a := newClone(t, p)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	p.fail.Store(true)
+	res, err := a.task("t1", "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"task t1's claim could not be released on origin (it could not be reached): the next sync releases it"}
+	if !slices.Equal(res.Warnings, want) {
+		t.Fatalf("warnings %q, want %q", res.Warnings, want)
+	}
+	p.fail.Store(false)
+	a.sync()
+	if _, err := claim.New(p, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatalf("claiming t1 after the sync: %v", err)
 	}
 }
