@@ -791,13 +791,17 @@ func (c *clone) heldError(task string, h claim.Holder, left time.Duration) error
 		textsafe.Line(task, 64), c.who(h), workflow.Age(left))
 }
 
+// keepAndMoveOn is the step for work done on a task another machine now holds, in the agent's
+// tools (engine.KeepData); the CLI puts the person's command in its place.
+const keepAndMoveOn = engine.KeepData + ", then pick another task"
+
 func (c *clone) takenError(task string, h claim.Holder, ours bool) error {
 	why := ""
 	if ours {
 		why = "; this machine's claim lapsed or was never confirmed"
 	}
-	return fmt.Errorf("task %s is held by %s on another machine%s: nothing was changed; keep your work in a checkpoint and pick another task",
-		textsafe.Line(task, 64), c.who(h), why)
+	return fmt.Errorf("task %s is held by %s on another machine%s: nothing was changed; %s",
+		textsafe.Line(task, 64), c.who(h), why, keepAndMoveOn)
 }
 
 // settled forgets task's offline claim (confirmed, undone or moot), here and in the Doc.
@@ -995,8 +999,8 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			return notes, lost, err
 		}
 		if held && h.Owner != c.owner { // said once: the line saved now has it held there
-			notes = append(notes, fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): keep your work in a checkpoint and pick another task",
-				textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40)))
+			notes = append(notes, fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): %s",
+				textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn))
 		}
 	}
 	release := map[string]int64{}

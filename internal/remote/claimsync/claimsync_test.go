@@ -329,7 +329,7 @@ func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := a.sync()
-	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): keep your work in a checkpoint and pick another task" {
+	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): save_checkpoint keeps the data, then pick another task" {
 		t.Fatalf("notes = %q", notes)
 	}
 	if _, err := other.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
