@@ -242,14 +242,26 @@ func (c *Claimer) Stale(task string) time.Duration {
 // carries, up to maxHonoredLease; this Claimer's own when it carries none).
 func (c *Claimer) Lapsed(task string) bool {
 	h, ok := c.holders[task]
-	if !ok || h.Owner != c.owner {
-		return false
+	return ok && h.Owner == c.owner && c.now().Sub(c.seen[task]) >= c.takeoverAfter(h)
+}
+
+// Due reports whether this owner's claim of task is due for renewal: as of the last Refresh it
+// is this owner's, and its claim or last renewal landed, by this machine's clock, more than a
+// quarter of the shorter of this Claimer's lease and the one it carries ago (the renewal may
+// come from a process set to a longer lease than the claim's: other machines wait the claim's).
+func (c *Claimer) Due(task string) bool {
+	h, ok := c.holders[task]
+	return ok && h.Owner == c.owner && c.now().Sub(c.seen[task]) > min(c.lease, c.takeoverAfter(h))/4
+}
+
+// takeoverAfter is the shortest other machines wait, from when they saw h's claim or last
+// renewal, before taking it over: the lease it carries, up to maxHonoredLease (this Claimer's
+// own when it carries none).
+func (c *Claimer) takeoverAfter(h Holder) time.Duration {
+	if wait := min(h.Lease, maxHonoredLease); wait > 0 {
+		return wait
 	}
-	wait := min(h.Lease, maxHonoredLease)
-	if wait <= 0 {
-		wait = c.lease
-	}
-	return c.now().Sub(c.seen[task]) >= wait
+	return c.lease
 }
 
 // Release gives up the claim fence, so another machine may claim the task at once rather

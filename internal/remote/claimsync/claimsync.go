@@ -30,7 +30,7 @@
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
 // its last renewal (kept here between commands), never from another machine's clock; a claim
 // carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
-// holder renews at its syncs once a quarter of the lease has passed.
+// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter).
 //
 // The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
 // sync) take turns (clone.turn), each deciding on the workflow and claims.json as read in its
@@ -904,7 +904,7 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
 	renew := map[string]int64{}
 	for task, h := range t.cl.Holders() {
-		if h.Owner == t.owner && t.status(task) == workflow.TaskRunning && t.cl.Stale(task) > t.lease/4 {
+		if h.Owner == t.owner && t.status(task) == workflow.TaskRunning && t.cl.Due(task) {
 			renew[task] = h.Rev
 		}
 	}

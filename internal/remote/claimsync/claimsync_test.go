@@ -1087,3 +1087,22 @@ func TestReleaseThatFailedIsSaidAndDoneBySync(t *testing.T) {
 		t.Fatalf("claiming t1 after the sync: %v", err)
 	}
 }
+
+// TestRenewalByTheClaimsLease: a claim is renewed by the lease it carries when this call's is
+// longer (the claim made by the agent's server, the sync run from a shell set to a longer
+// lease): other machines take it over after the lease it carries, so a renewal that waited for
+// a quarter of the longer one came after they could.
+func TestRenewalByTheClaimsLease(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.vars[claimsync.EnvLease] = "8h"
+	a.vars[claimsync.EnvClockSkew] = "20m"
+	a.sync()
+	if got := head(t, b); got != 2 {
+		t.Fatalf("after a sync a third of its claim's lease on, the line is at r%d, want r2 (renewed)", got)
+	}
+}
