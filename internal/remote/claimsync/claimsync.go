@@ -31,6 +31,7 @@
 // its last renewal (kept here between commands), never from another machine's clock; a claim
 // carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
 // holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter).
+// The claims held on a workflow replaced here are released by the next claims call.
 //
 // The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
 // sync) take turns (clone.turn), each deciding on the workflow and claims.json as read in its
@@ -132,6 +133,11 @@ type clone struct {
 	pending map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
+	// left is a Claimer on the line of the workflow the Doc was about, replaced here by the
+	// active one, and leftFences the claims this clone held there (nil when none): released
+	// by the call (releaseLeft), as its tasks are no longer worked on here.
+	left       *claim.Claimer
+	leftFences map[string]int64
 	// notices say, for people, what this load's read of the workflow repaired (the store's
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
@@ -220,8 +226,30 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
+	} else if cur.Workflow != "" {
+		for task, h := range cur.Line.Holders {
+			if h.Owner == cur.Owner {
+				if c.leftFences == nil {
+					c.leftFences = map[string]int64{}
+					c.left = claim.New(b, cur.Workflow, cur.Owner, lease, now)
+					c.left.Restore(cur.Line)
+				}
+				c.leftFences[task] = h.Rev
+			}
+		}
 	}
 	return c, nil
+}
+
+// releaseLeft releases the claims this clone held on the workflow it replaced with the active
+// one, then saves the Doc for the active one, which forgets them; out of reach it leaves them
+// to the next call (the Doc saved meanwhile forgets them, and they lapse with their lease).
+func (c *clone) releaseLeft(ctx context.Context) {
+	if c.left == nil || c.left.ReleaseAll(ctx, c.leftFences) != nil {
+		return
+	}
+	c.left = nil
+	c.save("")
 }
 
 // turn runs fn as the only claims call of this clone, among all its processes (the MCP
@@ -552,6 +580,9 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		default:
 			res, uerr = c.leaving(ctx, task, to == workflow.TaskDone, update)
 		}
+		if err == nil && c != nil {
+			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+		}
 	})
 	if terr != nil {
 		return nil, terr
@@ -838,6 +869,7 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		return nil, err
 	}
 	defer c.st.Close()
+	c.releaseLeft(ctx)
 	notes, last, err := c.sync(ctx, revert)
 	notes = append(slices.Clone(c.notices), notes...)
 	if err != nil && len(last.pending) == 0 {

@@ -1106,3 +1106,31 @@ func TestRenewalByTheClaimsLease(t *testing.T) {
 		t.Fatalf("after a sync a third of its claim's lease on, the line is at r%d, want r2 (renewed)", got)
 	}
 }
+
+// TestReplacedWorkflowsClaimsAreReleased: the claims this clone held on a workflow it then
+// replaced with another are released by its next claims call, sync or task: its tasks are no
+// longer worked on here, and another machine that goes on with that workflow would otherwise
+// be refused them for a lease.
+func TestReplacedWorkflowsClaimsAreReleased(t *testing.T) {
+	for _, next := range []string{"sync", "task"} {
+		t.Run(next, func(t *testing.T) {
+			b := memremote.New()
+			a := newClone(t, b)
+			a.vars[claimsync.EnvLease] = "1h"
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-2", Replace: true}); err != nil {
+				t.Fatal(err)
+			}
+			if next == "sync" {
+				a.sync()
+			} else if _, err := a.task("u1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := claim.New(b, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatalf("claiming t1 of the workflow the holder replaced: %v", err)
+			}
+		})
+	}
+}
