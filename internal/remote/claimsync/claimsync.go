@@ -556,6 +556,9 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	}
 	defer c.st.Close()
 	task = strings.TrimSpace(task)
+	if !workflow.ValidTaskID(task) {
+		return update() // which refuses it: no claim is pushed for it
+	}
 	if secrets.ScanString(task) != nil {
 		// The store refuses it; a claim would have pushed it where every machine reads it.
 		return unclaimed(running, errors.New("its id has the shape of a secret"), update)

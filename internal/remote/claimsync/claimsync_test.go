@@ -1134,3 +1134,18 @@ func TestReplacedWorkflowsClaimsAreReleased(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidTaskIDIsNotPushed: a task id update_task refuses (not one short line) is refused
+// before anything is pushed, as a secret-shaped one is: every machine reads the claims line.
+func TestInvalidTaskIDIsNotPushed(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	for _, id := range []string{strings.Repeat("x", 200), "a\tb"} {
+		if _, err := a.task(id, "running"); err == nil || !strings.Contains(err.Error(), "the task id is not valid") {
+			t.Fatalf("setting task %q running: %v", id, err)
+		}
+	}
+	if got := head(t, b); got != 0 {
+		t.Fatalf("the claims line is at r%d, want r0: nothing pushed", got)
+	}
+}
