@@ -1014,12 +1014,13 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 	if err := c.cl.Refresh(ctx); err != nil {
 		return notes, lost, err
 	}
+	read := c.cl.Holders() // each task's entry changes only with its own claim below
 	for _, task := range mine {
 		if _, ok := offline[task]; ok || c.status(task) != workflow.TaskRunning {
 			continue // the offline ones were claimed above
 		}
 		var err error
-		h, held := c.cl.Holders()[task]
+		h, held := read[task]
 		if !held { // the line no longer has it: claimed again, or another machine is told it is free
 			_, err = c.cl.TryClaim(ctx, task)
 		}

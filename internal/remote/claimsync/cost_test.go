@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/alloctest"
 	"github.com/cairn-dev/cairn/internal/engine"
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/remote/claimsync"
@@ -69,5 +70,28 @@ func TestSyncOfManyClaimsIsOnePush(t *testing.T) {
 				t.Fatalf("a sync of %d claims read the line %d times and appended %d times, want at most 3 and 1", n, r, w)
 			}
 		})
+	}
+}
+
+// TestSyncCostGrowsWithTheClaims: a sync that decides (here: releases the claim of a task done
+// without the claims rules) allocates in proportion to the claims this clone holds: it copied
+// every holder of the line once per claim of its own.
+func TestSyncCostGrowsWithTheClaims(t *testing.T) {
+	cost := func(n int) uint64 {
+		a := newClone(t, memremote.New())
+		a.vars[claimsync.EnvLease] = "1h"
+		for i := range n {
+			if _, err := a.task(fmt.Sprintf("t%d", i), "running"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := a.en.UpdateTask(engine.TaskRequest{ID: "t0", Status: "done"}); err != nil {
+			t.Fatal(err)
+		}
+		return alloctest.Bytes(func() { a.sync() })
+	}
+	small, large := cost(50), cost(200)
+	if large > 6*small {
+		t.Fatalf("a sync holding 200 claims allocated %d bytes, %.1f times one holding 50: want about 4", large, float64(large)/float64(small))
 	}
 }
