@@ -11,8 +11,8 @@
 // cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
 // claim went unrenewed for a lease, since it may have been taken over unseen, nor one it set
 // running offline, whose claim it never confirmed. A task marked done that this machine holds
-// no claim for (running here without having been set running here) is claimed first and
-// released once done; offline that done is refused.
+// no claim for (running here without having been set running here, or put back to pending
+// by recovery) is claimed first and released once done; offline that done is refused.
 //
 // The owner is this clone's identity, made once and kept in the state directory: the user,
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
@@ -533,6 +533,13 @@ func (c *clone) save(touched string) error {
 	return err
 }
 
+// recovered reports whether task is one recovery put back to pending from a run here, which
+// may be reported done (workflow.DoneAfterItsRun): its claim may have been released since.
+func (c *clone) recovered(task string) bool {
+	i := slices.IndexFunc(c.wf.Tasks, func(t workflow.Task) bool { return t.ID == task })
+	return i >= 0 && workflow.DoneAfterItsRun(c.wf.Tasks[i], workflow.TaskDone)
+}
+
 func (c *clone) status(task string) workflow.TaskStatus {
 	for _, t := range c.wf.Tasks {
 		if t.ID == task {
@@ -670,11 +677,12 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	_, known := c.cl.Holders()[task]
 	held := c.holds(task)
 	_, pend := c.pending[task]
-	if !known && !pend && c.status(task) != workflow.TaskRunning {
-		return update()
-	}
-	if done && !held && !pend && c.status(task) == workflow.TaskRunning {
+	runs := c.status(task) == workflow.TaskRunning
+	if done && !held && !pend && (runs || c.recovered(task)) {
 		return c.doneUnheld(ctx, task, update)
+	}
+	if !known && !pend && !runs {
+		return update()
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
@@ -725,7 +733,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 
 // doneUnheld marks done a task this clone holds no claim for: one running here without having
 // been set running here (another machine's revisions brought it, or sharing was switched on
-// while it ran), whose holder, if any, the line as last read may not show. Done is final, so
+// while it ran), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
 // it is claimed first, as setting it running would, and released once done: another
 // machine's claim refuses it, and out of reach it is refused with nothing changed, as the done
 // of a claim never confirmed is.
@@ -743,7 +751,7 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
 			return nil, c.takenError(task, h, false)
 		}
-		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: it was not set running here, so another machine may hold it; nothing was changed; mark it done once %s can be reached",
+		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
 			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
 	}
 	res, uerr := update()

@@ -1149,3 +1149,37 @@ func TestInvalidTaskIDIsNotPushed(t *testing.T) {
 		t.Fatalf("the claims line is at r%d, want r0: nothing pushed", got)
 	}
 }
+
+// TestDoneOfARecoveredTaskAsksTheRemote: a task recovery put back to pending (its session
+// ended while it ran) may be reported done, its run's work finished. Its claim released by a
+// sync meanwhile, another machine may hold it since, unseen here: done is final, so it asks the
+// remote, as the done of a task running here unclaimed does. Online one X holds is refused;
+// offline it is refused with nothing changed.
+func TestDoneOfARecoveredTaskAsksTheRemote(t *testing.T) {
+	for _, offline := range []bool{false, true} {
+		t.Run(fmt.Sprint("offline=", offline), func(t *testing.T) {
+			f := &flaky{Backend: memremote.New()}
+			a := newClone(t, f)
+			a.vars[claimsync.EnvLease] = "1h"
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			a.en.Resume(engine.ResumeOptions{Apply: true}) // its session ended: t1 back to pending
+			a.sync()                                       // which releases its claim
+			if _, err := claim.New(f, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatal(err)
+			}
+			want := "task t1 is held by X"
+			if offline {
+				f.set(true)
+				want = "out of reach"
+			}
+			if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "nothing was changed") {
+				t.Fatalf("done of a recovered task X holds: %v, want an error saying %q", err, want)
+			}
+			if got := taskStatus(t, a, "t1"); got != "pending" {
+				t.Fatalf("t1 is %s here, want still pending", got)
+			}
+		})
+	}
+}
