@@ -393,12 +393,9 @@ func TestLapsedCountsFromTheAppend(t *testing.T) {
 // is left out, and the task stays its new holder's.
 func TestReleaseAll(t *testing.T) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	base := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	now := clock{&mu, &base, 0}.now
 	b := memremote.New()
-	a := claim.New(b, "claims", "A", time.Minute, now)
-	m := claim.New(b, "claims", "B", time.Minute, now)
+	a := claim.New(b, "claims", "A", time.Hour, time.Now)
+	m := claim.New(b, "claims", "B", time.Hour, time.Now)
 	fences := map[string]int64{}
 	for _, task := range []string{"t1", "t2", "t3"} {
 		f, err := a.TryClaim(ctx, task)
