@@ -572,6 +572,7 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 	}
 	var res *engine.Result
 	var uerr error
+	var lost []string
 	terr := c.turn(func(c *clone, err error) {
 		ctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
@@ -591,17 +592,18 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 			res, uerr = c.leaving(ctx, task, to == workflow.TaskDone, update)
 		}
 		if err == nil && c != nil {
+			lost = c.takenOver(task)
 			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
 		}
 	})
 	if terr != nil {
 		return nil, terr
 	}
-	if len(c.notices) > 0 {
+	if notes := append(slices.Clone(c.notices), lost...); len(notes) > 0 {
 		if res != nil {
-			res.Warnings = append(res.Warnings, c.notices...)
+			res.Warnings = append(res.Warnings, notes...)
 		} else if uerr != nil {
-			uerr = fmt.Errorf("%w (also: %s)", uerr, strings.Join(c.notices, "; "))
+			uerr = fmt.Errorf("%w (also: %s)", uerr, strings.Join(notes, "; "))
 		}
 	}
 	return res, uerr
@@ -846,6 +848,27 @@ func (c *clone) takenError(task string, h claim.Holder, ours bool) error {
 		textsafe.Line(task, 64), c.who(h), why, keepAndMoveOn)
 }
 
+// nowHeld says that task, running here, is held by h, another machine, since this clone's
+// claim of it lapsed or went from the line.
+func (c *clone) nowHeld(task string, h claim.Holder) string {
+	return fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): %s",
+		textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn)
+}
+
+// takenOver says which tasks running here, but task, this clone held when the call began and
+// another machine holds as the call read the line: said once, as the line saved then has them
+// held there, so the next sync finds them no longer this clone's (decide says those it reads).
+func (c *clone) takenOver(task string) (notes []string) {
+	now := c.cl.Holders()
+	for _, t := range slices.Sorted(maps.Keys(c.restored.Holders)) {
+		h := now[t]
+		if t != task && c.restored.Holders[t].Owner == c.owner && h.Owner != "" && h.Owner != c.owner && c.status(t) == workflow.TaskRunning {
+			notes = append(notes, c.nowHeld(t, h))
+		}
+	}
+	return notes
+}
+
 // settled forgets task's offline claim (confirmed, undone or moot), here and in the Doc.
 func (c *clone) settled(task string) {
 	delete(c.pending, task)
@@ -1043,8 +1066,7 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			return notes, lost, err
 		}
 		if held && h.Owner != c.owner { // said once: the line saved now has it held there
-			notes = append(notes, fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): %s",
-				textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn))
+			notes = append(notes, c.nowHeld(task, h))
 		}
 	}
 	release := map[string]int64{}

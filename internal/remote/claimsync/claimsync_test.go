@@ -1183,3 +1183,30 @@ func TestDoneOfARecoveredTaskAsksTheRemote(t *testing.T) {
 		})
 	}
 }
+
+// TestTakeoverReadByATaskCallIsSaid: a claim of this clone's taken over by another machine is
+// said once, by the call that reads the takeover first, a task call on another task too: that
+// call saved the line, and the sync, finding it no longer this clone's, said nothing, while the
+// task went on running here beside its new holder.
+func TestTakeoverReadByATaskCallIsSaid(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, later := machineX(t, b)
+	later() // X has watched A's claim for longer than its lease
+	if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t2", "running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1, running here, is now held by X (claimed ") {
+		t.Fatalf("warnings %q, want one saying X now holds t1", res.Warnings)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the sync after said again %q", notes)
+	}
+}
