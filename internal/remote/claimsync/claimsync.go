@@ -979,6 +979,12 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 			t.save("")
 			return notes, t, err
 		}
+		now := t.cl.Holders() // the renewal's read may find one taken over meanwhile: said once
+		for _, task := range slices.Sorted(maps.Keys(renew)) {
+			if h := now[task]; h.Owner != "" && h.Owner != t.owner {
+				notes = append(notes, t.nowHeld(task, h))
+			}
+		}
 	}
 	return notes, t, t.save("")
 }

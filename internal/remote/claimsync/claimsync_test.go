@@ -1210,3 +1210,30 @@ func TestTakeoverReadByATaskCallIsSaid(t *testing.T) {
 		t.Fatalf("the sync after said again %q", notes)
 	}
 }
+
+// TestTakeoverReadByARenewalIsSaid: a claim taken over just after the sync read the line, read
+// by the renewal's own read, is said by that sync, as one its first read found.
+func TestTakeoverReadByARenewalIsSaid(t *testing.T) {
+	h := &hooked{Backend: memremote.New()}
+	a := newClone(t, h)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, later := machineX(t, h)
+	later()
+	h.arm(func() { // the sync's first read: X takes t1 over before the renewal reads the line
+		h.arm(func() {
+			if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	a.vars[claimsync.EnvClockSkew] = "20s" // past a quarter of the lease: the sync renews
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1, running here, is now held by X") {
+		t.Fatalf("notes %q, want one saying X now holds t1", notes)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the next sync said again %q", notes)
+	}
+}
