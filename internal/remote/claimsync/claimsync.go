@@ -554,6 +554,10 @@ func (c *clone) status(task string) workflow.TaskStatus {
 func Task(ctx context.Context, o Options, task, status string, update func() (*engine.Result, error)) (*engine.Result, error) {
 	to := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status)))
 	running := to == workflow.TaskRunning
+	task = strings.TrimSpace(task)
+	if !workflow.ValidTaskID(task) || !to.Valid() {
+		return update() // which refuses it: no claim is asked or pushed for it
+	}
 	c, err := open(o)
 	if err != nil {
 		return unclaimed(running, err, update)
@@ -562,10 +566,6 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		return update()
 	}
 	defer c.st.Close()
-	task = strings.TrimSpace(task)
-	if !workflow.ValidTaskID(task) {
-		return update() // which refuses it: no claim is pushed for it
-	}
 	if secrets.ScanString(task) != nil {
 		// The store refuses it; a claim would have pushed it where every machine reads it.
 		return unclaimed(running, errors.New("its id has the shape of a secret"), update)

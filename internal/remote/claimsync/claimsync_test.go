@@ -1237,3 +1237,13 @@ func TestTakeoverReadByARenewalIsSaid(t *testing.T) {
 		t.Fatalf("the next sync said again %q", notes)
 	}
 }
+
+// TestInvalidStatusIsUpdateTasksRefusal: a status update_task refuses is refused for that,
+// before the claims are asked: for a task another machine holds it was refused as held, which
+// sent the agent to another task over a typo.
+func TestInvalidStatusIsUpdateTasksRefusal(t *testing.T) {
+	b := offlineBesideAHolder(t) // b read a's claim of t1
+	if _, err := b.task("t1", "complete"); err == nil || !strings.Contains(err.Error(), `status "complete" is not valid`) {
+		t.Fatalf("an invalid status for a task another machine holds: %v", err)
+	}
+}
