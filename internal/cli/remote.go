@@ -245,7 +245,7 @@ func runSync(a *app, pos []string, e *engine.Engine) error {
 		a.warn(notes...) // stdout holds only the JSON
 	} else {
 		for _, n := range notes {
-			fmt.Fprintln(a.stdout, clean(n))
+			fmt.Fprintln(a.stdout, clean(shellSteps(n)))
 		}
 	}
 	if ne, ok := errors.AsType[*claimsync.NoticeError](err); ok {

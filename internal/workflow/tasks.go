@@ -74,10 +74,15 @@ type TaskUpdate struct {
 	Note string
 }
 
+// ValidTaskID reports whether id, trimmed, is one a task may have: one short line.
+func ValidTaskID(id string) bool {
+	return id != "" && len(id) <= 128 && !strings.ContainsAny(id, "\r\n\t")
+}
+
 // UpdateTask adds task u.ID (in the current phase, as pending or running) or moves it to
 // u.Status along the task machine: pending → running → done | failed | pending (interrupted),
 // failed → pending | running (retry); done is final. A pending task recovery put back may be
-// reported done (doneAfterItsRun). Entering running stamps started_at;
+// reported done (DoneAfterItsRun). Entering running stamps started_at;
 // entering done or failed stamps completed_at; a run that ends failed or interrupted adds one
 // to attempts; the agent putting a task back to pending clears started_at. The same status
 // with nothing new changes nothing.
@@ -86,7 +91,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		return Result{}, err
 	}
 	id := strings.TrimSpace(u.ID)
-	if id == "" || len(id) > 128 || strings.ContainsAny(id, "\r\n\t") {
+	if !ValidTaskID(id) {
 		return Result{}, errors.New("the task id is not valid: use one short line")
 	}
 	if !u.Status.Valid() {
@@ -136,7 +141,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			}
 			return res, nil
 		}
-	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !doneAfterItsRun(old, u.Status) {
+	} else if next := taskMoves(old.Status); !slices.Contains(next, u.Status) && !DoneAfterItsRun(old, u.Status) {
 		return Result{}, &TaskStatusError{ID: id, From: old.Status, To: u.Status, Allowed: next}
 	}
 	if len(u.Output) > len(old.Output) || len(note) > len(old.Note) {
@@ -161,7 +166,7 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 			switch u.Status {
 			case TaskPending:
 				// Put back by the agent: no run of it stands. Only recovery's put-back keeps
-				// started_at, the run it took as interrupted (doneAfterItsRun).
+				// started_at, the run it took as interrupted (DoneAfterItsRun).
 				t.StartedAt = time.Time{}
 			case TaskRunning:
 				t.StartedAt = now
@@ -178,20 +183,20 @@ func UpdateTask(r *Record, u TaskUpdate, now time.Time, by Actor) (Result, error
 		}
 		t.UpdatedAt = now
 	})
-	if doneAfterItsRun(old, u.Status) {
+	if DoneAfterItsRun(old, u.Status) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s had been put back to pending, its run taken as interrupted (after a crash or /clear); it is recorded done, its work finished by that run: if the work is not finished, set it running and do it", TaskID(id)))
 	}
 	return res, nil
 }
 
-// doneAfterItsRun says whether moving t to status to is a pending task that recovery put back
+// DoneAfterItsRun says whether moving t to status to is a pending task that recovery put back
 // (it takes a running task as interrupted after a crash or /clear, and keeps its started_at,
 // which the agent's own move to pending clears) reported done: the agent finished the work of
 // that run and says so, often retrying the done the interruption cut off. "Allowed next:
 // running" would have it run the finished work again, or record a run that never happened to
 // get to done. A task the agent put back itself, from a run it ended or one that failed, has
 // no such run.
-func doneAfterItsRun(t Task, to TaskStatus) bool {
+func DoneAfterItsRun(t Task, to TaskStatus) bool {
 	return t.Status == TaskPending && to == TaskDone && !t.StartedAt.IsZero()
 }
 

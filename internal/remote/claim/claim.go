@@ -24,10 +24,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/remote"
 	"github.com/cairn-dev/cairn/internal/secrets"
+	"github.com/cairn-dev/cairn/internal/workflow"
 )
 
 // entry is one record on a claims line.
@@ -50,6 +52,9 @@ type entry struct {
 // maxHonoredLease bounds the holder's lease others wait for, so that a claim set to hold for
 // ever does not.
 const maxHonoredLease = 24 * time.Hour
+
+// maxOwner bounds an owner's length on the line, far above any a Cairn makes.
+const maxOwner = 1 << 10
 
 // Holder is a task's current claim.
 type Holder struct {
@@ -237,48 +242,92 @@ func (c *Claimer) Stale(task string) time.Duration {
 // carries, up to maxHonoredLease; this Claimer's own when it carries none).
 func (c *Claimer) Lapsed(task string) bool {
 	h, ok := c.holders[task]
-	if !ok || h.Owner != c.owner {
-		return false
+	return ok && h.Owner == c.owner && c.now().Sub(c.seen[task]) >= c.takeoverAfter(h)
+}
+
+// Due reports whether this owner's claim of task is due for renewal: as of the last Refresh it
+// is this owner's, and its claim or last renewal landed, by this machine's clock, more than a
+// quarter of the shorter of this Claimer's lease and the one it carries ago (the renewal may
+// come from a process set to a longer lease than the claim's: other machines wait the claim's).
+func (c *Claimer) Due(task string) bool {
+	h, ok := c.holders[task]
+	return ok && h.Owner == c.owner && c.now().Sub(c.seen[task]) > min(c.lease, c.takeoverAfter(h))/4
+}
+
+// takeoverAfter is the shortest other machines wait, from when they saw h's claim or last
+// renewal, before taking it over: the lease it carries, up to maxHonoredLease (this Claimer's
+// own when it carries none).
+func (c *Claimer) takeoverAfter(h Holder) time.Duration {
+	if wait := min(h.Lease, maxHonoredLease); wait > 0 {
+		return wait
 	}
-	wait := min(h.Lease, maxHonoredLease)
-	if wait <= 0 {
-		wait = c.lease
-	}
-	return c.now().Sub(c.seen[task]) >= wait
+	return c.lease
 }
 
 // Release gives up the claim fence, so another machine may claim the task at once rather
 // than after the lease. It returns ErrFenced when fence is no longer the task's claim (it was
 // taken over: the work done under it is not the task's) and nil when it was released.
 func (c *Claimer) Release(ctx context.Context, task string, fence int64) error {
-	return c.holderAppend(ctx, "release", task, fence)
+	return c.one(ctx, "release", task, fence)
 }
 
 // Renew tells other machines the holder of fence is alive, restarting their lease clocks.
 func (c *Claimer) Renew(ctx context.Context, task string, fence int64) error {
-	return c.holderAppend(ctx, "renew", task, fence)
+	return c.one(ctx, "renew", task, fence)
 }
 
-// holderAppend appends op for the holder of fence, retrying lost races while fence is still
-// the task's claim.
-func (c *Claimer) holderAppend(ctx context.Context, op, task string, fence int64) error {
+// ReleaseAll is Release of each task's fence in one append; a fence no longer its task's
+// claim is left out.
+func (c *Claimer) ReleaseAll(ctx context.Context, fences map[string]int64) error {
+	_, err := c.holderAppend(ctx, "release", fences)
+	return err
+}
+
+// RenewAll is Renew of each task's fence in one append; a fence no longer its task's claim is
+// left out.
+func (c *Claimer) RenewAll(ctx context.Context, fences map[string]int64) error {
+	_, err := c.holderAppend(ctx, "renew", fences)
+	return err
+}
+
+// one is holderAppend of one task's fence, ErrFenced when it is no longer the task's claim.
+func (c *Claimer) one(ctx context.Context, op, task string, fence int64) error {
+	fenced, err := c.holderAppend(ctx, op, map[string]int64{task: fence})
+	if err == nil && fenced > 0 {
+		return ErrFenced
+	}
+	return err
+}
+
+// holderAppend appends op for the holder of each fence (a task's claim revision) in one
+// append, retrying lost races for those still their task's claim; fenced counts the others.
+func (c *Claimer) holderAppend(ctx context.Context, op string, fences map[string]int64) (fenced int, _ error) {
 	for attempt := 0; ; attempt++ {
 		if err := c.Refresh(ctx); err != nil {
-			return err
+			return 0, err
 		}
-		if err := c.Valid(task, fence); err != nil {
-			return err
+		var es []entry
+		fenced = 0
+		for _, task := range slices.Sorted(maps.Keys(fences)) {
+			if c.Valid(task, fences[task]) != nil {
+				fenced++
+				continue
+			}
+			e := entry{Op: op, Task: task, Owner: c.owner, Prev: fences[task], At: c.now().UTC()}
+			if op == "renew" {
+				e.Lease = c.lease
+			}
+			es = append(es, e)
 		}
-		e := entry{Op: op, Task: task, Owner: c.owner, Prev: fence, At: c.now().UTC()}
-		if op == "renew" {
-			e.Lease = c.lease
+		if len(es) == 0 {
+			return fenced, nil
 		}
-		err := c.append(ctx, e)
+		err := c.append(ctx, es...)
 		if c.rewound(err) {
-			return ErrFenced
+			return len(fences), nil
 		}
 		if err == nil || !errors.Is(err, remote.ErrConflict) {
-			return err
+			return fenced, err
 		}
 		pause(ctx, attempt)
 	}
@@ -329,6 +378,11 @@ func (c *Claimer) Refresh(ctx context.Context) error {
 		if json.Unmarshal(r.Data, &e) != nil || e.Task == "" || e.Owner == "" {
 			continue // not a claim: ignored, as every machine ignores it
 		}
+		if !workflow.ValidTaskID(e.Task) || len(e.Owner) > maxOwner {
+			// Not a claim either: no task has such an id, and no Cairn makes such an owner;
+			// kept, it would make the line too large to save between runs.
+			continue
+		}
 		if secrets.ScanString(e.Task) != nil || secrets.ScanString(e.Owner) != nil {
 			// Not a claim either: no task has such an id (the store refuses it), and kept
 			// with the line it would make every save of the line refused.
@@ -378,20 +432,25 @@ func (c *Claimer) apply(e entry, rev int64) bool {
 	return false
 }
 
-func (c *Claimer) append(ctx context.Context, e entry) error {
-	data, err := json.Marshal(e)
-	if err != nil {
-		return err
+func (c *Claimer) append(ctx context.Context, es ...entry) error {
+	data := make([][]byte, len(es))
+	for i, e := range es {
+		var err error
+		if data[i], err = json.Marshal(e); err != nil {
+			return err
+		}
 	}
 	// Its lease counts from before the append: another machine may read it, and start its
 	// own clock, as soon as it lands, however late the answer comes back here.
 	sent := c.now()
-	if _, err = c.b.Append(ctx, c.line, c.head, [][]byte{data}); err != nil {
+	if _, err := c.b.Append(ctx, c.line, c.head, data); err != nil {
 		return err
 	}
-	// It landed right after c.head: fold it here rather than read it back.
-	c.head, c.mark = c.head+1, mark(data)
-	c.fold(e, sent)
+	// They landed right after c.head: fold them here rather than read them back.
+	for i, e := range es {
+		c.head, c.mark = c.head+1, mark(data[i])
+		c.fold(e, sent)
+	}
 	return nil
 }
 

@@ -388,3 +388,33 @@ func TestLapsedCountsFromTheAppend(t *testing.T) {
 		t.Fatalf("70 s after its claim landed, with a lease of 1 m, the holder does not count it lapsed (watched %s)", a.Stale("t1"))
 	}
 }
+
+// TestReleaseAll: the claims still the holder's are released in one append; a fence taken over
+// is left out, and the task stays its new holder's.
+func TestReleaseAll(t *testing.T) {
+	ctx := context.Background()
+	b := memremote.New()
+	a := claim.New(b, "claims", "A", time.Hour, time.Now)
+	m := claim.New(b, "claims", "B", time.Hour, time.Now)
+	fences := map[string]int64{}
+	for _, task := range []string{"t1", "t2", "t3"} {
+		f, err := a.TryClaim(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fences[task] = f
+	}
+	fences["t2"] = 99 // not t2's claim
+	if err := a.ReleaseAll(ctx, fences); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := m.Holders(); len(h) != 1 || h["t2"].Owner != "A" {
+		t.Fatalf("holders after releasing t1 and t3: %+v, want t2 alone, A's", h)
+	}
+	if got, _ := b.Heads(ctx); got["claims"] != 5 {
+		t.Fatalf("line at r%d, want r5: three claims, then two releases", got["claims"])
+	}
+}

@@ -11,8 +11,8 @@
 // cannot mark the task done or failed, and offline it cannot mark done (final) a task whose
 // claim went unrenewed for a lease, since it may have been taken over unseen, nor one it set
 // running offline, whose claim it never confirmed. A task marked done that this machine holds
-// no claim for (running here without having been set running here) is claimed first and
-// released once done; offline that done is refused.
+// no claim for (running here without having been set running here, or put back to pending
+// by recovery) is claimed first and released once done; offline that done is refused.
 //
 // The owner is this clone's identity, made once and kept in the state directory: the user,
 // the host and a random tag ("sam@laptop#3fa2c1"), so two clones on one host are two owners
@@ -30,7 +30,8 @@
 // taken over, and counts on this machine's clock from when this clone first saw the claim or
 // its last renewal (kept here between commands), never from another machine's clock; a claim
 // carries its holder's lease, and a machine set to a shorter one waits for the holder's. The
-// holder renews at its syncs once a quarter of the lease has passed.
+// holder renews at its syncs once a quarter of the lease has passed (of the claim's, when shorter).
+// The claims held on a workflow replaced here are released by the next claims call.
 //
 // The calls of one clone (the MCP server's tool calls and background sync, cairn task, cairn
 // sync) take turns (clone.turn), each deciding on the workflow and claims.json as read in its
@@ -132,6 +133,11 @@ type clone struct {
 	pending map[string]time.Time
 	// restored is the line as the Doc held it when this view was loaded.
 	restored claim.State
+	// left is a Claimer on the line of the workflow the Doc was about, replaced here by the
+	// active one, and leftFences the claims this clone held there (nil when none): released
+	// by the call (releaseLeft), as its tasks are no longer worked on here.
+	left       *claim.Claimer
+	leftFences map[string]int64
 	// notices say, for people, what this load's read of the workflow repaired (the store's
 	// notices: no later read says them again), that it found the Doc damaged and rebuilt it,
 	// or found the state directory copied and gave this copy its own identity.
@@ -220,8 +226,30 @@ func load(st *store.Store, o Options, getenv func(string) string) (*clone, error
 		c.cl.Restore(cur.Line)
 		c.restored = cur.Line
 		maps.Copy(c.pending, cur.Pending)
+	} else if cur.Workflow != "" {
+		for task, h := range cur.Line.Holders {
+			if h.Owner == cur.Owner {
+				if c.leftFences == nil {
+					c.leftFences = map[string]int64{}
+					c.left = claim.New(b, cur.Workflow, cur.Owner, lease, now)
+					c.left.Restore(cur.Line)
+				}
+				c.leftFences[task] = h.Rev
+			}
+		}
 	}
 	return c, nil
+}
+
+// releaseLeft releases the claims this clone held on the workflow it replaced with the active
+// one, then saves the Doc for the active one, which forgets them; out of reach it leaves them
+// to the next call (the Doc saved meanwhile forgets them, and they lapse with their lease).
+func (c *clone) releaseLeft(ctx context.Context) {
+	if c.left == nil || c.left.ReleaseAll(ctx, c.leftFences) != nil {
+		return
+	}
+	c.left = nil
+	c.save("")
 }
 
 // turn runs fn as the only claims call of this clone, among all its processes (the MCP
@@ -505,6 +533,13 @@ func (c *clone) save(touched string) error {
 	return err
 }
 
+// recovered reports whether task is one recovery put back to pending from a run here, which
+// may be reported done (workflow.DoneAfterItsRun): its claim may have been released since.
+func (c *clone) recovered(task string) bool {
+	i := slices.IndexFunc(c.wf.Tasks, func(t workflow.Task) bool { return t.ID == task })
+	return i >= 0 && workflow.DoneAfterItsRun(c.wf.Tasks[i], workflow.TaskDone)
+}
+
 func (c *clone) status(task string) workflow.TaskStatus {
 	for _, t := range c.wf.Tasks {
 		if t.ID == task {
@@ -519,6 +554,10 @@ func (c *clone) status(task string) workflow.TaskStatus {
 func Task(ctx context.Context, o Options, task, status string, update func() (*engine.Result, error)) (*engine.Result, error) {
 	to := workflow.TaskStatus(strings.ToLower(strings.TrimSpace(status)))
 	running := to == workflow.TaskRunning
+	task = strings.TrimSpace(task)
+	if !workflow.ValidTaskID(task) || !to.Valid() {
+		return update() // which refuses it: no claim is asked or pushed for it
+	}
 	c, err := open(o)
 	if err != nil {
 		return unclaimed(running, err, update)
@@ -527,13 +566,13 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		return update()
 	}
 	defer c.st.Close()
-	task = strings.TrimSpace(task)
 	if secrets.ScanString(task) != nil {
 		// The store refuses it; a claim would have pushed it where every machine reads it.
 		return unclaimed(running, errors.New("its id has the shape of a secret"), update)
 	}
 	var res *engine.Result
 	var uerr error
+	var lost []string
 	terr := c.turn(func(c *clone, err error) {
 		ctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
@@ -552,15 +591,19 @@ func Task(ctx context.Context, o Options, task, status string, update func() (*e
 		default:
 			res, uerr = c.leaving(ctx, task, to == workflow.TaskDone, update)
 		}
+		if err == nil && c != nil {
+			lost = c.takenOver(task)
+			c.releaseLeft(ctx) // after the task's own part, which has the call's time first
+		}
 	})
 	if terr != nil {
 		return nil, terr
 	}
-	if len(c.notices) > 0 {
+	if notes := append(slices.Clone(c.notices), lost...); len(notes) > 0 {
 		if res != nil {
-			res.Warnings = append(res.Warnings, c.notices...)
+			res.Warnings = append(res.Warnings, notes...)
 		} else if uerr != nil {
-			uerr = fmt.Errorf("%w (also: %s)", uerr, strings.Join(c.notices, "; "))
+			uerr = fmt.Errorf("%w (also: %s)", uerr, strings.Join(notes, "; "))
 		}
 	}
 	return res, uerr
@@ -636,11 +679,12 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	_, known := c.cl.Holders()[task]
 	held := c.holds(task)
 	_, pend := c.pending[task]
-	if !known && !pend && c.status(task) != workflow.TaskRunning {
-		return update()
-	}
-	if done && !held && !pend && c.status(task) == workflow.TaskRunning {
+	runs := c.status(task) == workflow.TaskRunning
+	if done && !held && !pend && (runs || c.recovered(task)) {
 		return c.doneUnheld(ctx, task, update)
+	}
+	if !known && !pend && !runs {
+		return update()
 	}
 	if err := c.cl.Refresh(ctx); err != nil { // out of reach: the claim lapses with its lease
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
@@ -682,7 +726,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 	delete(c.pending, task)
 	if taken {
 		if err := c.cl.Release(ctx, task, cur.Rev); err != nil && res != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("task %s's claim stays on the remote until its lease ends (it could not be released)", textsafe.Line(task, 64)))
+			res.Warnings = append(res.Warnings, c.notReleased(task, err))
 		}
 	}
 	c.save(task)
@@ -691,7 +735,7 @@ func (c *clone) leaving(ctx context.Context, task string, done bool, update func
 
 // doneUnheld marks done a task this clone holds no claim for: one running here without having
 // been set running here (another machine's revisions brought it, or sharing was switched on
-// while it ran), whose holder, if any, the line as last read may not show. Done is final, so
+// while it ran), or put back to pending by recovery (its claim released since), whose holder, if any, the line as last read may not show. Done is final, so
 // it is claimed first, as setting it running would, and released once done: another
 // machine's claim refuses it, and out of reach it is refused with nothing changed, as the done
 // of a claim never confirmed is.
@@ -709,15 +753,22 @@ func (c *clone) doneUnheld(ctx context.Context, task string, update func() (*eng
 		if h, ok := c.cl.Holders()[task]; ok && h.Owner != c.owner { // as online, by the last read
 			return nil, c.takenError(task, h, false)
 		}
-		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: it was not set running here, so another machine may hold it; nothing was changed; mark it done once %s can be reached",
+		return nil, fmt.Errorf("task %s cannot be marked done while %s is out of reach: this machine holds no claim of it, so another machine may; nothing was changed; mark it done once %s can be reached",
 			textsafe.Line(task, 64), textsafe.Line(c.remote, 40), textsafe.Line(c.remote, 40))
 	}
 	res, uerr := update()
 	if rerr := c.cl.Release(ctx, task, fence); rerr != nil && uerr == nil && res != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("task %s's claim stays on the remote until its lease ends (it could not be released)", textsafe.Line(task, 64)))
+		res.Warnings = append(res.Warnings, c.notReleased(task, rerr))
 	}
 	c.save(task)
 	return res, uerr
+}
+
+// notReleased says that task's claim, its task out of running here, could not be released
+// (err): the next sync releases it (decide).
+func (c *clone) notReleased(task string, err error) string {
+	return fmt.Sprintf("task %s's claim could not be released on %s (%s): the next sync releases it",
+		textsafe.Line(task, 64), textsafe.Line(c.remote, 40), unreached(err))
 }
 
 func (c *clone) holdsAny() bool {
@@ -784,13 +835,38 @@ func (c *clone) heldError(task string, h claim.Holder, left time.Duration) error
 		textsafe.Line(task, 64), c.who(h), workflow.Age(left))
 }
 
+// keepAndMoveOn is the step for work done on a task another machine now holds, in the agent's
+// tools (engine.KeepData); the CLI puts the person's command in its place.
+const keepAndMoveOn = engine.KeepData + ", then pick another task"
+
 func (c *clone) takenError(task string, h claim.Holder, ours bool) error {
 	why := ""
 	if ours {
 		why = "; this machine's claim lapsed or was never confirmed"
 	}
-	return fmt.Errorf("task %s is held by %s on another machine%s: nothing was changed; keep your work in a checkpoint and pick another task",
-		textsafe.Line(task, 64), c.who(h), why)
+	return fmt.Errorf("task %s is held by %s on another machine%s: nothing was changed; %s",
+		textsafe.Line(task, 64), c.who(h), why, keepAndMoveOn)
+}
+
+// nowHeld says that task, running here, is held by h, another machine, since this clone's
+// claim of it lapsed or went from the line.
+func (c *clone) nowHeld(task string, h claim.Holder) string {
+	return fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): %s",
+		textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40), keepAndMoveOn)
+}
+
+// takenOver says which tasks running here, but task, this clone held when the call began and
+// another machine holds as the call read the line: said once, as the line saved then has them
+// held there, so the next sync finds them no longer this clone's (decide says those it reads).
+func (c *clone) takenOver(task string) (notes []string) {
+	now := c.cl.Holders()
+	for _, t := range slices.Sorted(maps.Keys(c.restored.Holders)) {
+		h := now[t]
+		if t != task && c.restored.Holders[t].Owner == c.owner && h.Owner != "" && h.Owner != c.owner && c.status(t) == workflow.TaskRunning {
+			notes = append(notes, c.nowHeld(t, h))
+		}
+	}
+	return notes
 }
 
 // settled forgets task's offline claim (confirmed, undone or moot), here and in the Doc.
@@ -827,6 +903,7 @@ func Sync(ctx context.Context, o Options, revert func(task, note string) error) 
 		return nil, err
 	}
 	defer c.st.Close()
+	c.releaseLeft(ctx)
 	notes, last, err := c.sync(ctx, revert)
 	notes = append(slices.Clone(c.notices), notes...)
 	if err != nil && len(last.pending) == 0 {
@@ -891,13 +968,22 @@ func (c *clone) sync(ctx context.Context, revert func(task, note string) error) 
 		return notes, t, err
 	}
 	// Renewing needs no turn: a renewal of a claim released meanwhile is refused (fenced).
+	renew := map[string]int64{}
 	for task, h := range t.cl.Holders() {
-		if h.Owner != t.owner || t.status(task) != workflow.TaskRunning || t.cl.Stale(task) <= t.lease/4 {
-			continue
+		if h.Owner == t.owner && t.status(task) == workflow.TaskRunning && t.cl.Due(task) {
+			renew[task] = h.Rev
 		}
-		if err := t.cl.Renew(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
+	}
+	if len(renew) > 0 {
+		if err := t.cl.RenewAll(ctx, renew); err != nil {
 			t.save("")
 			return notes, t, err
+		}
+		now := t.cl.Holders() // the renewal's read may find one taken over meanwhile: said once
+		for _, task := range slices.Sorted(maps.Keys(renew)) {
+			if h := now[task]; h.Owner != "" && h.Owner != t.owner {
+				notes = append(notes, t.nowHeld(task, h))
+			}
 		}
 	}
 	return notes, t, t.save("")
@@ -965,12 +1051,13 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 	if err := c.cl.Refresh(ctx); err != nil {
 		return notes, lost, err
 	}
+	read := c.cl.Holders() // each task's entry changes only with its own claim below
 	for _, task := range mine {
 		if _, ok := offline[task]; ok || c.status(task) != workflow.TaskRunning {
 			continue // the offline ones were claimed above
 		}
 		var err error
-		h, held := c.cl.Holders()[task]
+		h, held := read[task]
 		if !held { // the line no longer has it: claimed again, or another machine is told it is free
 			_, err = c.cl.TryClaim(ctx, task)
 		}
@@ -985,15 +1072,17 @@ func (c *clone) decide(ctx context.Context) (notes []string, lost map[string]*cl
 			return notes, lost, err
 		}
 		if held && h.Owner != c.owner { // said once: the line saved now has it held there
-			notes = append(notes, fmt.Sprintf("task %s, running here, is now held by %s on another machine (this machine's claim lapsed or went from %s): keep your work in a checkpoint and pick another task",
-				textsafe.Line(task, 64), c.who(h), textsafe.Line(c.remote, 40)))
+			notes = append(notes, c.nowHeld(task, h))
 		}
 	}
+	release := map[string]int64{}
 	for task, h := range c.cl.Holders() {
-		if h.Owner != c.owner || c.status(task) == workflow.TaskRunning {
-			continue
+		if h.Owner == c.owner && c.status(task) != workflow.TaskRunning {
+			release[task] = h.Rev
 		}
-		if err := c.cl.Release(ctx, task, h.Rev); err != nil && !errors.Is(err, claim.ErrFenced) {
+	}
+	if len(release) > 0 {
+		if err := c.cl.ReleaseAll(ctx, release); err != nil {
 			c.save("")
 			return notes, lost, err
 		}

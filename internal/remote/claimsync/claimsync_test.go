@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,7 +329,7 @@ func TestSyncReclaimsAClaimTheLineLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := a.sync()
-	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): keep your work in a checkpoint and pick another task" {
+	if len(notes) != 1 || notes[0] != "task t2, running here, is now held by X (claimed 0s ago) on another machine (this machine's claim lapsed or went from origin): save_checkpoint keeps the data, then pick another task" {
 		t.Fatalf("notes = %q", notes)
 	}
 	if _, err := other.TryClaim(context.Background(), "t1"); !errors.Is(err, claim.ErrHeld) {
@@ -1009,5 +1010,240 @@ func TestHolderClockAhead(t *testing.T) {
 	_, err := a.task("t1", "running")
 	if err == nil || !strings.HasPrefix(err.Error(), "task t1 is held by X (claimed in the future (clock skew?)) on another machine, free to take over in ") {
 		t.Fatalf("claiming a task X holds with its clock ahead: %v", err)
+	}
+}
+
+// TestHugeRecordOnTheLine: a record on the claims line naming a task or an owner no Cairn
+// makes (megabytes long, within what a record may hold) is not a claim. Kept with the line it
+// made the claims state too large to save, so each call started its lease clocks again and a
+// task whose holder stopped renewing could never be taken over.
+func TestHugeRecordOnTheLine(t *testing.T) {
+	huge := strings.Repeat("x", 2<<20)
+	for _, tc := range []struct{ name, task, owner string }{
+		{"task", huge, "Y"},
+		{"owner", "t3", huge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memremote.New()
+			a := newClone(t, mem)
+			x, _ := machineX(t, mem)
+			data, err := json.Marshal(map[string]any{"op": "claim", "task": tc.task, "owner": tc.owner, "prev": 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mem.Append(context.Background(), "wf-1", 0, [][]byte{data}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := x.TryClaim(context.Background(), "t2"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.task("t2", "running"); err == nil || !strings.Contains(err.Error(), "task t2 is held by X") {
+				t.Fatalf("claiming a task X holds: %v", err)
+			}
+			a.vars[claimsync.EnvClockSkew] = "2m" // past X's lease, unrenewed
+			if _, err := a.task("t2", "running"); err != nil {
+				t.Fatalf("taking over a claim left unrenewed past its lease: %v", err)
+			}
+		})
+	}
+}
+
+// pushless is a remote whose pushes can be made to fail while it still reads: a push that
+// fails halfway through a call.
+type pushless struct {
+	remote.Backend
+	fail atomic.Bool
+}
+
+func (p *pushless) Append(ctx context.Context, id string, after int64, data [][]byte) (int64, error) {
+	if p.fail.Load() {
+		return 0, errors.New("connection reset by peer")
+	}
+	return p.Backend.Append(ctx, id, after, data)
+}
+
+// TestReleaseThatFailedIsSaidAndDoneBySync: a task marked done whose claim could not then be
+// released is done, with one warning that says the next sync releases the claim, which it
+// does: another machine may claim the task at once after it, not after the lease.
+func TestReleaseThatFailedIsSaidAndDoneBySync(t *testing.T) {
+	p := &pushless{Backend: memremote.New()}
+	a := newClone(t, p)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	p.fail.Store(true)
+	res, err := a.task("t1", "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"task t1's claim could not be released on origin (it could not be reached): the next sync releases it"}
+	if !slices.Equal(res.Warnings, want) {
+		t.Fatalf("warnings %q, want %q", res.Warnings, want)
+	}
+	p.fail.Store(false)
+	a.sync()
+	if _, err := claim.New(p, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatalf("claiming t1 after the sync: %v", err)
+	}
+}
+
+// TestRenewalByTheClaimsLease: a claim is renewed by the lease it carries when this call's is
+// longer (the claim made by the agent's server, the sync run from a shell set to a longer
+// lease): other machines take it over after the lease it carries, so a renewal that waited for
+// a quarter of the longer one came after they could.
+func TestRenewalByTheClaimsLease(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	a.vars[claimsync.EnvLease] = "1h"
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	a.vars[claimsync.EnvLease] = "8h"
+	a.vars[claimsync.EnvClockSkew] = "20m"
+	a.sync()
+	if got := head(t, b); got != 2 {
+		t.Fatalf("after a sync a third of its claim's lease on, the line is at r%d, want r2 (renewed)", got)
+	}
+}
+
+// TestReplacedWorkflowsClaimsAreReleased: the claims this clone held on a workflow it then
+// replaced with another are released by its next claims call, sync or task: its tasks are no
+// longer worked on here, and another machine that goes on with that workflow would otherwise
+// be refused them for a lease.
+func TestReplacedWorkflowsClaimsAreReleased(t *testing.T) {
+	for _, next := range []string{"sync", "task"} {
+		t.Run(next, func(t *testing.T) {
+			b := memremote.New()
+			a := newClone(t, b)
+			a.vars[claimsync.EnvLease] = "1h"
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.en.Start(engine.StartRequest{Type: "apex", Context: "other", WorkflowID: "wf-2", Replace: true}); err != nil {
+				t.Fatal(err)
+			}
+			if next == "sync" {
+				a.sync()
+			} else if _, err := a.task("u1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := claim.New(b, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatalf("claiming t1 of the workflow the holder replaced: %v", err)
+			}
+		})
+	}
+}
+
+// TestInvalidTaskIDIsNotPushed: a task id update_task refuses (not one short line) is refused
+// before anything is pushed, as a secret-shaped one is: every machine reads the claims line.
+func TestInvalidTaskIDIsNotPushed(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	for _, id := range []string{strings.Repeat("x", 200), "a\tb"} {
+		if _, err := a.task(id, "running"); err == nil || !strings.Contains(err.Error(), "the task id is not valid") {
+			t.Fatalf("setting task %q running: %v", id, err)
+		}
+	}
+	if got := head(t, b); got != 0 {
+		t.Fatalf("the claims line is at r%d, want r0: nothing pushed", got)
+	}
+}
+
+// TestDoneOfARecoveredTaskAsksTheRemote: a task recovery put back to pending (its session
+// ended while it ran) may be reported done, its run's work finished. Its claim released by a
+// sync meanwhile, another machine may hold it since, unseen here: done is final, so it asks the
+// remote, as the done of a task running here unclaimed does. Online one X holds is refused;
+// offline it is refused with nothing changed.
+func TestDoneOfARecoveredTaskAsksTheRemote(t *testing.T) {
+	for _, offline := range []bool{false, true} {
+		t.Run(fmt.Sprint("offline=", offline), func(t *testing.T) {
+			f := &flaky{Backend: memremote.New()}
+			a := newClone(t, f)
+			a.vars[claimsync.EnvLease] = "1h"
+			if _, err := a.task("t1", "running"); err != nil {
+				t.Fatal(err)
+			}
+			a.en.Resume(engine.ResumeOptions{Apply: true}) // its session ended: t1 back to pending
+			a.sync()                                       // which releases its claim
+			if _, err := claim.New(f, "wf-1", "X", time.Hour, time.Now).TryClaim(context.Background(), "t1"); err != nil {
+				t.Fatal(err)
+			}
+			want := "task t1 is held by X"
+			if offline {
+				f.set(true)
+				want = "out of reach"
+			}
+			if _, err := a.task("t1", "done"); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "nothing was changed") {
+				t.Fatalf("done of a recovered task X holds: %v, want an error saying %q", err, want)
+			}
+			if got := taskStatus(t, a, "t1"); got != "pending" {
+				t.Fatalf("t1 is %s here, want still pending", got)
+			}
+		})
+	}
+}
+
+// TestTakeoverReadByATaskCallIsSaid: a claim of this clone's taken over by another machine is
+// said once, by the call that reads the takeover first, a task call on another task too: that
+// call saved the line, and the sync, finding it no longer this clone's, said nothing, while the
+// task went on running here beside its new holder.
+func TestTakeoverReadByATaskCallIsSaid(t *testing.T) {
+	b := memremote.New()
+	a := newClone(t, b)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, later := machineX(t, b)
+	later() // X has watched A's claim for longer than its lease
+	if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.task("t2", "running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.HasPrefix(res.Warnings[0], "task t1, running here, is now held by X (claimed ") {
+		t.Fatalf("warnings %q, want one saying X now holds t1", res.Warnings)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the sync after said again %q", notes)
+	}
+}
+
+// TestTakeoverReadByARenewalIsSaid: a claim taken over just after the sync read the line, read
+// by the renewal's own read, is said by that sync, as one its first read found.
+func TestTakeoverReadByARenewalIsSaid(t *testing.T) {
+	h := &hooked{Backend: memremote.New()}
+	a := newClone(t, h)
+	if _, err := a.task("t1", "running"); err != nil {
+		t.Fatal(err)
+	}
+	x, later := machineX(t, h)
+	later()
+	h.arm(func() { // the sync's first read: X takes t1 over before the renewal reads the line
+		h.arm(func() {
+			if _, err := x.TryClaim(context.Background(), "t1"); err != nil {
+				t.Error(err)
+			}
+		})
+	})
+	a.vars[claimsync.EnvClockSkew] = "20s" // past a quarter of the lease: the sync renews
+	notes := a.sync()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "task t1, running here, is now held by X") {
+		t.Fatalf("notes %q, want one saying X now holds t1", notes)
+	}
+	if notes := a.sync(); len(notes) != 0 {
+		t.Fatalf("the next sync said again %q", notes)
+	}
+}
+
+// TestInvalidStatusIsUpdateTasksRefusal: a status update_task refuses is refused for that,
+// before the claims are asked: for a task another machine holds it was refused as held, which
+// sent the agent to another task over a typo.
+func TestInvalidStatusIsUpdateTasksRefusal(t *testing.T) {
+	b := offlineBesideAHolder(t) // b read a's claim of t1
+	if _, err := b.task("t1", "complete"); err == nil || !strings.Contains(err.Error(), `status "complete" is not valid`) {
+		t.Fatalf("an invalid status for a task another machine holds: %v", err)
 	}
 }
