@@ -163,6 +163,17 @@ func newSharing(t *testing.T, r remote.Backend, id, context string) *machine {
 	return m
 }
 
+// sharedThenBroken is a machine that shared workflow id, whose line on r then took as its
+// revision 2 an entry not Cairn's.
+func sharedThenBroken(t *testing.T, r remote.Backend, id string) *machine {
+	t.Helper()
+	m := newSharing(t, r, id, "done soon")
+	if _, err := r.Append(context.Background(), id, 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func (m *machine) move(to string) {
 	m.t.Helper()
 	if _, err := m.en.Transition(engine.TransitionRequest{To: to}); err != nil {
@@ -355,10 +366,7 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
-	a := newSharing(t, r, "wf-f", "done soon")
-	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
-		t.Fatal(err)
-	}
+	a := sharedThenBroken(t, r, "wf-f")
 	a.move("plan")
 	a.complete()
 	a.start("wf-g", "next")
@@ -379,10 +387,7 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
-	a := newSharing(t, r, "wf-f", "done soon")
-	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
-		t.Fatal(err)
-	}
+	a := sharedThenBroken(t, r, "wf-f")
 	a.move("plan")
 	a.move("implement")
 	a.complete()
