@@ -324,10 +324,7 @@ func TestVersions(t *testing.T) {
 	}
 	t.Run("schema1-in-state-dir", func(t *testing.T) {
 		s, dir := newStore(t)
-		old, err := os.ReadFile("migrate/testdata/schema1/record.json")
-		if err != nil {
-			t.Fatal(err)
-		}
+		old := migrateTestdata(t, "schema1/record.json")
 		os.WriteFile(filepath.Join(dir, store.WorkflowFile), old, 0o600)
 		w, err := s.ReadWorkflow()
 		if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
@@ -401,10 +398,7 @@ func TestVersions(t *testing.T) {
 // state directory on disk (a missing one reads from memory, where a migrated workflow would be
 // lost); it says the file is there. A creating open then migrates it as before.
 func TestNoCreateOpenLeavesLegacyFiles(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "seed001/apex-implement.json")
 	for _, exists := range []bool{false, true} {
 		t.Run(fmt.Sprintf("state-dir-exists=%v", exists), func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "proj")
