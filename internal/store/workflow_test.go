@@ -562,11 +562,7 @@ func TestNoStateToRebuildIsDamaged(t *testing.T) {
 	})
 	t.Run("segments", func(t *testing.T) {
 		s, dir := newStore(t, store.WithJournalCompaction(compactAt))
-		for range 70 {
-			if _, err := transition(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		transitions(t, s, 70)
 		j, _ := s.ReadJournal(wfID)
 		segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
 		last, _ := os.ReadFile(segs[len(segs)-1])
@@ -596,11 +592,7 @@ func TestNoStateToRebuildIsDamaged(t *testing.T) {
 // states are older than the changes it may hold, and no snapshot is written from them.
 func TestUnreadableJournalIsNotPassedOver(t *testing.T) {
 	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
-	for range 70 {
-		if _, err := transition(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	transitions(t, s, 70)
 	jp := filepath.Join(dir, "journal", wfID+".jsonl")
 	if err := os.Link(jp, filepath.Join(t.TempDir(), "backup.jsonl")); err != nil {
 		t.Skip("no hard links here:", err)
