@@ -113,14 +113,8 @@ func copyFile(t *testing.T, src, dst string) {
 // one.
 func TestDoctorOutsideProject(t *testing.T) {
 	t.Parallel()
-	_, env := project(t)
 	dir := t.TempDir()
-	var outside []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") {
-			outside = append(outside, kv)
-		}
-	}
+	outside := outsideProject(t)
 	type report struct {
 		Checks []struct {
 			Name string `json:"name"`

@@ -38,6 +38,20 @@ func project(t *testing.T) (string, []string) {
 	return dir, env
 }
 
+// outsideProject is project's environment without CLAUDE_PROJECT_DIR: cairn run there is in
+// a project only if its working directory is.
+func outsideProject(t *testing.T) []string {
+	t.Helper()
+	_, env := project(t)
+	var outside []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") {
+			outside = append(outside, kv)
+		}
+	}
+	return outside
+}
+
 // cairnCmd is the cairn that testscript.Main put on PATH (this test binary under that name).
 func cairnCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
@@ -347,14 +361,8 @@ func TestWatchStateDirRemovedLast(t *testing.T) {
 // (it used to create one in whatever directory it was run, $HOME included, and wait on it).
 func TestWatchNoProject(t *testing.T) {
 	t.Parallel()
-	_, env := project(t)
 	nogit := t.TempDir()
-	var noProject []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "CLAUDE_PROJECT_DIR=") {
-			noProject = append(noProject, kv)
-		}
-	}
+	noProject := outsideProject(t)
 	cmd := cairnCmd(t, nogit, noProject, "watch")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -10,9 +10,7 @@ import (
 
 // No refusal repeats a secret the caller pasted into any argument.
 func TestRefusalsDoNotEchoSecrets(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "echo"}))(t)
+	e, en := startApexWith(t, "echo")
 	must(en.Initiative(engine.InitiativeRequest{Action: "create", Title: "echo"}))(t)
 	must(en.Initiative(engine.InitiativeRequest{Action: "add_milestone", Milestone: "m1"}))(t)
 	for _, s := range secrettest.Shapes() {

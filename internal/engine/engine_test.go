@@ -66,9 +66,15 @@ func (e *env) open(session string) *engine.Engine { return e.openAs(session, 424
 // startApex opens a new env as session s1 and starts an apex workflow there.
 func startApex(t *testing.T) (*env, *engine.Engine) {
 	t.Helper()
+	return startApexWith(t, "c")
+}
+
+// startApexWith is startApex with the workflow's context.
+func startApexWith(t *testing.T, context string) (*env, *engine.Engine) {
+	t.Helper()
 	e := newEnv(t)
 	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	must(en.Start(engine.StartRequest{Type: "apex", Context: context}))(t)
 	return e, en
 }
 
@@ -378,9 +384,7 @@ func TestNoActiveWorkflowErrorsAreClear(t *testing.T) {
 }
 
 func TestRefusedReplaceKeepsTheActiveWorkflow(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "keep me"}))(t)
+	_, en := startApexWith(t, "keep me")
 	_, err := en.Start(engine.StartRequest{Type: "debug", Context: "token ghp_" + strings.Repeat("a1B2", 9), Replace: true})
 	if err == nil || strings.Contains(err.Error(), "ghp_") {
 		t.Fatalf("secret start: %v", err)
@@ -535,9 +539,7 @@ func TestBrokenDefinitionIsShown(t *testing.T) {
 // archive, each write "Abandoned ..., archived" to memory, so that memory no longer calls the
 // workflow active; after the archive the next session is told once.
 func TestReplaceAndArchiveWriteTheirEndings(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	e, en := startApexWith(t, "first try")
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	must(en.Start(engine.StartRequest{Type: "debug", Context: "second try", Replace: true}))(t)
 	if topic := e.readMemory("cairn-workflow.md"); !strings.Contains(topic, "Abandoned APEX workflow at plan for “first try”, archived") {
@@ -564,9 +566,7 @@ func TestReplaceAndArchiveWriteTheirEndings(t *testing.T) {
 // workflow.MaxHistory moves, show and history give all of them, and the resume check finds
 // nothing wrong with a history that lost its beginning.
 func TestLongWorkflowKeepsABoundedSnapshotAndItsWholeHistory(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "long"}))(t)
+	_, en := startApexWith(t, "long")
 	for _, to := range []string{"plan", "implement"} {
 		if to == "implement" { // plan is an approval gate: a person approves
 			must(en.Approve(""))(t)
@@ -874,9 +874,7 @@ func TestDamagedWorkflowAnchorPointsToNoMissingWarning(t *testing.T) {
 // other ahead of where the work now is, is to be done again, not completed. The report, the
 // details and the status line do not list it as completed.
 func TestPhasesTheWorkWentBackBeforeAreNotCompleted(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "ship it"}))(t)
+	e, en := startApexWith(t, "ship it")
 	if err := os.WriteFile(filepath.Join(en.StateDir(), "config.json"), []byte(`{"approvals": false}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -1024,9 +1022,7 @@ func TestStatusSaysWhenARunningTasksSessionEnded(t *testing.T) {
 // TestDamagedReportLeavesTheEndingUntold: a report of damaged state names the damaged workflow
 // and not the last ending, so that ending is still told once the damage is cleared.
 func TestDamagedReportLeavesTheEndingUntold(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	e, en := startApexWith(t, "first try")
 	must(en.Archive("abandoned"))(t)
 	damage(en, "apex-dmg")
 	r := e.open("s2").Resume(engine.ResumeOptions{Apply: true, ReportOnly: true})
@@ -1135,9 +1131,7 @@ func damage(en *engine.Engine, id string) {
 // broken definition) the report is the fenced one, and the ending is said in one of them
 // only, never marked told before.
 func TestEndingIsToldOnlyWhenShown(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	e, en := startApexWith(t, "first try")
 	must(en.Archive("abandoned"))(t)
 	e.brokenReview()
 	said := 0

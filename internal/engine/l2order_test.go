@@ -126,9 +126,7 @@ func TestSamePositionAgainAfterAnOwedLineIsItsOwnLine(t *testing.T) {
 // say, as no other can have moved since it started. Its move's line is shown in MEMORY.md and
 // is the latest in the topic file, over the line of the workflow archived before it started.
 func TestTheActiveWorkflowsLineIsNewestWhateverTheClocks(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "first"}))(t)
+	e, en := startApexWith(t, "first")
 	e.clock.Add(time.Minute)
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	e.clock.Add(10 * time.Minute) // archived from the container, its clock ahead

@@ -94,9 +94,7 @@ func TestRestoreRefusedForGoodIsQuiet(t *testing.T) {
 // move's warnings, and stays owed without a word from the Stop hooks after it (which would
 // otherwise say it again after every turn), until the file is one Cairn can write again.
 func TestLineRefusedForGoodIsSaidOnce(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "memory index left alone"}))(t)
+	e, en := startApexWith(t, "memory index left alone")
 	index := filepath.Join(e.memoryDir(), "MEMORY.md")
 	if err := os.MkdirAll(index, 0o700); err != nil {
 		t.Fatal(err)
@@ -241,9 +239,7 @@ func TestOwedLinesWrittenBeforeACrashAreNotAddedAgain(t *testing.T) {
 // new workflow's lines up to it (a move, its ending) were taken as older than one noted, held
 // back as owed, and MEMORY.md went on showing the old workflow until the next settle.
 func TestSettleNotesTheNewWorkflowsRevision(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "the first"}))(t)
+	e, en := startApexWith(t, "the first")
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	for _, s := range []string{"running", "done"} {
 		must(en.UpdateTask(engine.TaskRequest{ID: "t1", Status: s}))(t)

@@ -147,9 +147,7 @@ func TestL2WriteSetsADamagedDocumentAsideAndTellsIt(t *testing.T) {
 // A last-ending.json with fields this Cairn does not know (a newer Cairn's) keeps them when
 // the ending is marked told.
 func TestEndingToldKeepsUnknownFields(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "first try"}))(t)
+	e, en := startApexWith(t, "first try")
 	must(en.Archive("abandoned"))(t)
 	doc := e.readFile(".claude/cairn/last-ending.json")
 	e.write(".claude/cairn/last-ending.json", strings.TrimSuffix(doc, "}")+`,"future":{"x":[1,2]}}`)

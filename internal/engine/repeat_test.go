@@ -36,9 +36,7 @@ func again(t *testing.T, e *env, what string, first *engine.Result, f func() (*e
 }
 
 func TestSetEnforcementAgain(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "repeat enforcement"}))(t)
+	e, en := startApexWith(t, "repeat enforcement")
 	vs := []engine.Violation{{Code: "V-TEST-03", Severity: "high", Details: "no test"}}
 	first := must(en.SetEnforcement(vs))(t)
 	if !first.Changed {
@@ -235,9 +233,7 @@ func TestCompleteAgain(t *testing.T) {
 // A move into the terminal phase retried after it landed (the workflow completed and was
 // archived) is the move already made.
 func TestTransitionToTerminalAgain(t *testing.T) {
-	e := newEnv(t)
-	en := e.open("s1")
-	must(en.Start(engine.StartRequest{Type: "apex", Context: "finish twice"}))(t)
+	e, en := startApexWith(t, "finish twice")
 	must(en.Transition(engine.TransitionRequest{To: "plan"}))(t)
 	must(e.open("cli").Approve(""))(t)
 	for _, p := range []string{"implement", "review"} {

@@ -100,6 +100,20 @@ func (e *fakeEngine) lock(op string) (func(), error) {
 	return e.st.mu.Unlock, nil
 }
 
+// lockWorkflow is lock for an operation on the active workflow: workflow.ErrNoWorkflow
+// when there is none.
+func (e *fakeEngine) lockWorkflow(op string) (func(), error) {
+	unlock, err := e.lock(op)
+	if err != nil {
+		return nil, err
+	}
+	if e.st.wf == nil {
+		unlock()
+		return nil, workflow.ErrNoWorkflow
+	}
+	return unlock, nil
+}
+
 func (e *fakeEngine) result(msg string) *engine.Result {
 	r := &engine.Result{Message: msg, Changed: true}
 	if wf := e.st.wf; wf != nil {
@@ -184,14 +198,11 @@ func (e *fakeEngine) CompleteApproved(outcome string, _ workflow.Approval) (*eng
 }
 
 func (e *fakeEngine) Complete(outcome string) (*engine.Result, error) {
-	unlock, err := e.lock("complete")
+	unlock, err := e.lockWorkflow("complete")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if e.st.wf == nil {
-		return nil, workflow.ErrNoWorkflow
-	}
 	e.st.wf.Outcome = outcome
 	r := e.result("completed: " + outcome)
 	e.st.wf = nil
@@ -199,27 +210,21 @@ func (e *fakeEngine) Complete(outcome string) (*engine.Result, error) {
 }
 
 func (e *fakeEngine) UpdateTask(r engine.TaskRequest) (*engine.Result, error) {
-	unlock, err := e.lock("task")
+	unlock, err := e.lockWorkflow("task")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if e.st.wf == nil {
-		return nil, workflow.ErrNoWorkflow
-	}
 	e.st.wf.Tasks[r.ID] = r.Status
 	return e.result("task " + r.ID + " is " + r.Status), nil
 }
 
 func (e *fakeEngine) SetEnforcement(v []engine.Violation) (*engine.Result, error) {
-	unlock, err := e.lock("enforcement")
+	unlock, err := e.lockWorkflow("enforcement")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if e.st.wf == nil {
-		return nil, workflow.ErrNoWorkflow
-	}
 	e.st.wf.Violations = v
 	return e.result(fmt.Sprintf("%d violation(s) recorded", len(v))), nil
 }
@@ -273,14 +278,11 @@ func (e *fakeEngine) ListCheckpoints(pattern string) ([]string, error) {
 }
 
 func (e *fakeEngine) SetVars(vars map[string]string) (*engine.Result, error) {
-	unlock, err := e.lock("setvars")
+	unlock, err := e.lockWorkflow("setvars")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if e.st.wf == nil {
-		return nil, workflow.ErrNoWorkflow
-	}
 	for k, v := range vars {
 		e.st.vars[k] = v
 	}

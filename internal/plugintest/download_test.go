@@ -214,17 +214,7 @@ func TestLaunchUpdateRemovesOldBinaries(t *testing.T) {
 // GOFLAGS=-mod=vendor, made every build fail ("not one of the workspace modules").
 func TestLaunchBuildIgnoresTheUsersWorkspace(t *testing.T) {
 	skipOnWindows(t)
-	realGo, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH")
-	}
-	goEnv := func(key string) string {
-		out, err := exec.Command(realGo, "env", key).Output()
-		if err != nil {
-			t.Fatalf("go env %s: %v", key, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	_, goSettings := realGo(t, "go is not on PATH")
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, "go.work"), "go 1.26\n\nuse ./elsewhere\n")
 	writeFile(t, filepath.Join(home, "elsewhere", "go.mod"), "module example.com/elsewhere\n\ngo 1.26\n")
@@ -237,8 +227,7 @@ func TestLaunchBuildIgnoresTheUsersWorkspace(t *testing.T) {
 	}
 	data := filepath.Join(home, "data")
 	env := launchEnv(root, data, home, os.Getenv("PATH"),
-		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOENV="+goEnv("GOENV"),
-		"GOPROXY=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=vendor")
+		append(goSettings, "GOFLAGS=-mod=vendor")...)
 	res := runLaunch(t, root, env, initializeLine, "cairn-mcp")
 	if res.code != 0 || !strings.Contains(res.stdout, `"serverInfo"`) {
 		log, _ := os.ReadFile(filepath.Join(data, "build-"+pluginVersion(t)+".log"))

@@ -33,6 +33,25 @@ func launchEnv(root, data, home, path string, extra ...string) []string {
 	return append(env, extra...)
 }
 
+// realGo is the go on PATH and the settings a launch's build needs to use this machine's
+// caches, with no download and no other toolchain; without a go the test is skipped, saying
+// why.
+func realGo(t *testing.T, why string) (goBin string, settings []string) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip(why)
+	}
+	for _, key := range []string{"GOCACHE", "GOMODCACHE", "GOENV"} {
+		out, err := exec.Command(goBin, "env", key).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", key, err)
+		}
+		settings = append(settings, key+"="+strings.TrimSpace(string(out)))
+	}
+	return goBin, append(settings, "GOPROXY=off", "GOTOOLCHAIN=local")
+}
+
 // launcherFiles are the plugin's files the launcher reads.
 var launcherFiles = []string{".claude-plugin/plugin.json", "hooks/hooks.json", "hooks/launch", "hooks/install", "release/checksums.txt"}
 
@@ -256,17 +275,7 @@ func TestLaunchWithoutGo(t *testing.T) {
 // directly, with no Go at all. Slow (it builds four binaries), so it is the one such test.
 func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 	skipOnWindows(t)
-	realGo, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH: the build-once path cannot run")
-	}
-	goEnv := func(key string) string {
-		out, err := exec.Command(realGo, "env", key).Output()
-		if err != nil {
-			t.Fatalf("go env %s: %v", key, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	goBin, goSettings := realGo(t, "go is not on PATH: the build-once path cannot run")
 	root := copyPlugin(t)
 	home := t.TempDir()
 	data := filepath.Join(home, "plugin-data")
@@ -276,7 +285,7 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 	// A go on PATH that records each build, then runs the real one.
 	shims := t.TempDir()
 	calls := filepath.Join(home, "go-calls")
-	shim := "#!/bin/sh\necho \"$*\" >>" + calls + "\nexec " + realGo + " \"$@\"\n"
+	shim := "#!/bin/sh\necho \"$*\" >>" + calls + "\nexec " + goBin + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(shims, "go"), []byte(shim), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -285,8 +294,7 @@ func TestLaunchBuildsOnceAndExecs(t *testing.T) {
 	// compiler for cgo, say). Later starts get the tools alone: no Go at all.
 	env := launchEnv(root, data, home, shims+string(os.PathListSeparator)+os.Getenv("PATH"),
 		// The shared caches and settings: otherwise the build downloads or recompiles the world.
-		"GOCACHE="+goEnv("GOCACHE"), "GOMODCACHE="+goEnv("GOMODCACHE"), "GOENV="+goEnv("GOENV"),
-		"GOPROXY=off", "GOTOOLCHAIN=local")
+		goSettings...)
 
 	// 0. A bin dir left half-made by an older install must be replaced, not nested into.
 	version := pluginVersion(t)

@@ -42,6 +42,16 @@ func transition(s *store.Store) (store.Result, error) {
 	})
 }
 
+// transitions makes n transitions on s.
+func transitions(t testing.TB, s *store.Store, n int) {
+	t.Helper()
+	for range n {
+		if _, err := transition(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func revision(doc []byte) (int64, error) {
 	var m struct {
 		Revision int64 `json:"revision"`
@@ -253,11 +263,7 @@ func TestPowerLossCompaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range first - 1 {
-			if _, err := transition(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		transitions(t, s, first-1)
 		f.CrashAt = f.Ops() + k
 		_, terr := transition(s)
 		s.Close()
@@ -297,11 +303,7 @@ func TestPowerLossArchiveSealed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range total {
-			if _, err := transition(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		transitions(t, s, total)
 		return s
 	}
 	checked := 0
@@ -475,22 +477,14 @@ func TestLostActiveJournalContinuesAfterItsSegments(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, dir := newStore(t, store.WithJournalCompaction(compactAt))
 			const before, after = 40, 80
-			for range before {
-				if _, err := transition(s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transitions(t, s, before)
 			if _, err := os.Stat(filepath.Join(dir, sealed, "1.jsonl")); err != nil {
 				t.Fatal("no sealed segment to continue after")
 			}
 			if err := lose(filepath.Join(dir, "journal", wfID+".jsonl")); err != nil {
 				t.Fatal(err)
 			}
-			for range after {
-				if _, err := transition(s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transitions(t, s, after)
 			segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
 			if len(segs) < 2 {
 				t.Fatalf("%d segments: no compaction after the loss", len(segs))
@@ -532,11 +526,7 @@ func TestLostActiveJournalContinuesAfterItsSegments(t *testing.T) {
 // Segments that hold no readable line are reported as damaged.
 func TestLostSnapshotAndJournalReadFromTheSegments(t *testing.T) {
 	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
-	for range 70 {
-		if _, err := transition(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	transitions(t, s, 70)
 	os.Remove(filepath.Join(dir, store.WorkflowFile))
 	os.Remove(filepath.Join(dir, "journal", wfID+".jsonl"))
 	segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
@@ -567,11 +557,7 @@ func TestLostSnapshotAndJournalReadFromTheSegments(t *testing.T) {
 		t.Fatalf("notices %v", w.Notices)
 	}
 	const more = 40
-	for range more {
-		if _, err := transition(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	transitions(t, s, more)
 	checkHistory(t, s, sealedRev+more, "after going on from the segments")
 
 	// Nothing readable left in them: damaged, not absent, and no new workflow starts over it.
@@ -616,11 +602,7 @@ func TestEmptySegmentsOfAnEarlierChainAreSetAside(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, dir := newStore(t, store.WithJournalCompaction(compactAt))
-			for range 40 {
-				if _, err := transition(s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transitions(t, s, 40)
 			os.Remove(filepath.Join(dir, store.WorkflowFile))
 			os.Remove(filepath.Join(dir, "journal", wfID+".jsonl"))
 			os.RemoveAll(filepath.Join(dir, sealed))
@@ -645,11 +627,7 @@ func TestEmptySegmentsOfAnEarlierChainAreSetAside(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, res.Notices[0].Path, kept)); err != nil {
 				t.Fatalf("quarantine does not keep what was sealed: %v", err)
 			}
-			for range 2 {
-				if _, err := transition(s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			transitions(t, s, 2)
 			checkHistory(t, s, 3, "the new chain")
 		})
 	}

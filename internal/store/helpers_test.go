@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,6 +20,16 @@ func mustOpen(t testing.TB, dir string, opts ...store.Option) *store.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// migrateTestdata is the file name below migrate/testdata: the old formats' samples.
+func migrateTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("migrate", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // openDir opens dir as a durable.FS, for a test to wrap (store.WithFS); it is closed when the

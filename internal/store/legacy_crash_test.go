@@ -169,10 +169,7 @@ func TestLegacyRetireWaitsForTheMigration(t *testing.T) {
 // (perhaps the newer workflow) stayed unseen for a whole session.
 func TestLegacySecondSeed004FileSeenSameStart(t *testing.T) {
 	dir, root, _ := killBeforeRename(t, "migrate/testdata/seed004/audit-state.json", ".workflow-state/audit-state.json", ".workflow-state/audit-state.v1.json.bak", "")
-	other, err := os.ReadFile("migrate/testdata/seed004/release-state.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := migrateTestdata(t, "seed004/release-state.json")
 	if err := os.WriteFile(filepath.Join(root, ".workflow-state", "release-state.json"), other, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -200,10 +197,7 @@ func TestLegacyUnreadableSeedHidesNoOther(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(seeds, "a-state.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	other, err := os.ReadFile("migrate/testdata/seed004/release-state.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := migrateTestdata(t, "seed004/release-state.json")
 	if err := os.WriteFile(filepath.Join(seeds, "release-state.json"), other, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,7 @@ import (
 // no-create read says both. Before, the first one's notice was all, and the second waited
 // for good (until the first was mended or moved).
 func TestEachSeedFileStandsAlone(t *testing.T) {
-	good, err := os.ReadFile("migrate/testdata/seed004/audit-state.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := migrateTestdata(t, "seed004/audit-state.json")
 	for name, first := range map[string]string{
 		"broken":  `{"type":"APEX","phase":`,
 		"foreign": `{"name":"shop","version":"1.0.0"}`,

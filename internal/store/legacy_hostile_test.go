@@ -135,10 +135,7 @@ func snapshotPath(t *testing.T, p string) string {
 // TestLegacyCRLF: a seed file written with CRLF line ends (an editor on Windows) is strict
 // JSON and migrates as with LF.
 func TestLegacyCRLF(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "seed001/apex-implement.json")
 	crlf := bytes.ReplaceAll(old, []byte("\n"), []byte("\r\n"))
 	s, dir := newStore(t)
 	root := filepath.Dir(filepath.Dir(dir))
@@ -157,14 +154,8 @@ func TestLegacyCRLF(t *testing.T) {
 // symlink, too large) stops the migration of its phase.json with a notice, rather than
 // migrating the workflow without its tasks; both files are left as they are.
 func TestLegacyExecutionUnreadable(t *testing.T) {
-	phase, err := os.ReadFile("migrate/testdata/seed002/implementation.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec, err := os.ReadFile("migrate/testdata/seed002/implementation.execution.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	phase := migrateTestdata(t, "seed002/implementation.json")
+	exec := migrateTestdata(t, "seed002/implementation.execution.json")
 	for _, name := range []string{"symlink", "too-large"} {
 		t.Run(name, func(t *testing.T) {
 			s, dir := newStore(t)

@@ -51,10 +51,7 @@ func (f *takeFS) RenameNoReplace(oldname, newname string) error {
 func TestRetireLegacyNeverOverwritesABackup(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
 	root := filepath.Dir(filepath.Dir(dir))
-	seed, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	seed := migrateTestdata(t, "seed001/apex-implement.json")
 	if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -108,10 +105,7 @@ func (f *takeOnWriteFS) OpenFile(name string, flag int, perm fs.FileMode) (durab
 // its own snapshot's original, between the look and the write, is kept, and the original
 // goes to the next free name. Before, the write replaced it.
 func TestMigrateOwnNeverOverwritesABackup(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/schema1/record.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "schema1/record.json")
 	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)

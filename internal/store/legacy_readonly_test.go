@@ -40,10 +40,7 @@ func (noWrites) Mkdir(name string, _ fs.FileMode) error {
 // Before, the read failed on the lock (or on writing the backup) and the workflow could not
 // be resumed at all.
 func TestOlderSnapshotInReadOnlyStateDir(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/schema1/record.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "schema1/record.json")
 	for name, wrap := range map[string]func(durable.FS) durable.FS{
 		"no-lock":   func(d durable.FS) durable.FS { return readOnly{d} },
 		"no-writes": func(d durable.FS) durable.FS { return noWrites{d} },
@@ -107,10 +104,7 @@ func TestOlderSnapshotInReadOnlyStateDir(t *testing.T) {
 // the directory can be written, the next read migrates it and keeps the original. Before, the
 // read failed on the lock, saying that "the existing state can still be read" while none was.
 func TestSeedFileWithReadOnlyStateDir(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "seed001/apex-implement.json")
 	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
 	mustOpen(t, dir)
 	seed := filepath.Join(filepath.Dir(dir), "workflow-state.json")

@@ -17,10 +17,7 @@ import (
 // kept once. Before, the next migration found the journal already at the record's revision
 // and every read failed with a revision mismatch.
 func TestMigrateOwnAfterKill(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/schema1/record.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "schema1/record.json")
 	s, dir := newStore(t)
 	snap := filepath.Join(dir, store.WorkflowFile)
 	os.WriteFile(snap, old, 0o600)
@@ -62,10 +59,7 @@ func TestMigrateOwnAfterKill(t *testing.T) {
 // its journal line is done again by the next read, and the original is kept once, not once
 // per attempt.
 func TestMigrateOwnKilledBeforeCommit(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/schema1/record.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "schema1/record.json")
 	s, dir := newStore(t)
 	os.WriteFile(filepath.Join(dir, store.WorkflowFile), old, 0o600)
 	os.WriteFile(filepath.Join(dir, "workflow-state.v1.json.bak"), old, 0o600)

@@ -196,10 +196,7 @@ func TestPruneSessionsReadOnlyMount(t *testing.T) {
 // workflow's own origin, not for a second copy. Before, the read that migrated it returned an
 // error.
 func TestLegacyInReadOnlyDir(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/seed004/audit-state.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "seed004/audit-state.json")
 	dir := filepath.Join(t.TempDir(), "proj", ".claude", "cairn")
 	root := filepath.Dir(filepath.Dir(dir))
 	seeds := filepath.Join(root, ".workflow-state")

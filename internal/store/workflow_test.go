@@ -324,10 +324,7 @@ func TestVersions(t *testing.T) {
 	}
 	t.Run("schema1-in-state-dir", func(t *testing.T) {
 		s, dir := newStore(t)
-		old, err := os.ReadFile("migrate/testdata/schema1/record.json")
-		if err != nil {
-			t.Fatal(err)
-		}
+		old := migrateTestdata(t, "schema1/record.json")
 		os.WriteFile(filepath.Join(dir, store.WorkflowFile), old, 0o600)
 		w, err := s.ReadWorkflow()
 		if err != nil || len(w.Notices) != 1 || w.Notices[0].Kind != "migrated" {
@@ -401,10 +398,7 @@ func TestVersions(t *testing.T) {
 // state directory on disk (a missing one reads from memory, where a migrated workflow would be
 // lost); it says the file is there. A creating open then migrates it as before.
 func TestNoCreateOpenLeavesLegacyFiles(t *testing.T) {
-	old, err := os.ReadFile("migrate/testdata/seed001/apex-implement.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := migrateTestdata(t, "seed001/apex-implement.json")
 	for _, exists := range []bool{false, true} {
 		t.Run(fmt.Sprintf("state-dir-exists=%v", exists), func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "proj")
@@ -568,11 +562,7 @@ func TestNoStateToRebuildIsDamaged(t *testing.T) {
 	})
 	t.Run("segments", func(t *testing.T) {
 		s, dir := newStore(t, store.WithJournalCompaction(compactAt))
-		for range 70 {
-			if _, err := transition(s); err != nil {
-				t.Fatal(err)
-			}
-		}
+		transitions(t, s, 70)
 		j, _ := s.ReadJournal(wfID)
 		segs, _ := filepath.Glob(filepath.Join(dir, sealed, "*.jsonl"))
 		last, _ := os.ReadFile(segs[len(segs)-1])
@@ -602,11 +592,7 @@ func TestNoStateToRebuildIsDamaged(t *testing.T) {
 // states are older than the changes it may hold, and no snapshot is written from them.
 func TestUnreadableJournalIsNotPassedOver(t *testing.T) {
 	s, dir := newStore(t, store.WithJournalCompaction(compactAt))
-	for range 70 {
-		if _, err := transition(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	transitions(t, s, 70)
 	jp := filepath.Join(dir, "journal", wfID+".jsonl")
 	if err := os.Link(jp, filepath.Join(t.TempDir(), "backup.jsonl")); err != nil {
 		t.Skip("no hard links here:", err)

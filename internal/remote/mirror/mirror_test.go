@@ -199,16 +199,8 @@ func TestPlantedSettingsShareNothing(t *testing.T) {
 	gitRun(t, src, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "planted")
 	dst := filepath.Join(base, "dst")
 	gitRun(t, base, "clone", "-q", src, dst)
-	load := func(dir string) (mirror.Settings, error) {
-		st, err := store.Open(filepath.Join(dir, ".claude", "cairn"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		return mirror.Load(st)
-	}
 	for _, dir := range []string{src, dst} {
-		if s, err := load(dir); err == nil && s.Enabled {
+		if s, err := loadSettings(t, dir); err == nil && s.Enabled {
 			t.Fatalf("planted settings in %s: sharing is on with %q", filepath.Base(dir), s.Remote)
 		}
 	}
@@ -224,7 +216,7 @@ func TestPlantedSettingsShareNothing(t *testing.T) {
 	if err := os.Rename(dst, moved); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := load(moved); err != nil || !s.Enabled || s.Remote != "origin" {
+	if s, err := loadSettings(t, moved); err != nil || !s.Enabled || s.Remote != "origin" {
 		t.Fatalf("enabled here, then moved: %+v, %v; want sharing on with origin", s, err)
 	}
 	file := filepath.Join(moved, ".claude", "cairn", "remote.json")
@@ -243,7 +235,7 @@ func TestPlantedSettingsShareNothing(t *testing.T) {
 		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if s, err := load(moved); err == nil && s.Enabled {
+		if s, err := loadSettings(t, moved); err == nil && s.Enabled {
 			t.Errorf("settings %s written behind enable's back: sharing is on with %q", doc, s.Remote)
 		}
 	}
@@ -278,15 +270,6 @@ func TestOlderCairnsSharingCarriesOver(t *testing.T) {
 		}
 		return dir
 	}
-	load := func(dir string) (mirror.Settings, error) {
-		t.Helper()
-		st, err := store.Open(filepath.Join(dir, ".claude", "cairn"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		return mirror.Load(st)
-	}
 	for _, pack := range []bool{false, true} {
 		dir := oldClone(fmt.Sprintf("old-packed-%v", pack), "refs/cairn-mirror/origin/wf-1", pack)
 		if pack {
@@ -294,13 +277,13 @@ func TestOlderCairnsSharingCarriesOver(t *testing.T) {
 				t.Fatal("pack-refs left the ref loose")
 			}
 		}
-		if s, err := load(dir); err != nil || !s.Enabled || s.Remote != "origin" {
+		if s, err := loadSettings(t, dir); err != nil || !s.Enabled || s.Remote != "origin" {
 			t.Fatalf("enabled by an older Cairn (packed refs %v): %+v, %v; want sharing on with origin", pack, s, err)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, ".git", "cairn-sharing")); err != nil || string(b) != "origin .claude/cairn\n" {
 			t.Errorf("the enabling was not recorded: %q, %v", b, err)
 		}
-		if s, err := load(dir); err != nil || !s.Enabled {
+		if s, err := loadSettings(t, dir); err != nil || !s.Enabled {
 			t.Errorf("loaded again: %+v, %v", s, err)
 		}
 	}
@@ -314,12 +297,12 @@ func TestOlderCairnsSharingCarriesOver(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, ".claude", "cairn", "remote.json"), on, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := load(wt); err != nil || !s.Enabled {
+	if s, err := loadSettings(t, wt); err != nil || !s.Enabled {
 		t.Errorf("a linked worktree enabled by an older Cairn: %+v, %v; want sharing on", s, err)
 	}
 
 	other := oldClone("other-remote", "refs/cairn-mirror/upstream/wf-1", false)
-	if s, err := load(other); err == nil && s.Enabled {
+	if s, err := loadSettings(t, other); err == nil && s.Enabled {
 		t.Errorf("refs fetched from upstream switched sharing with origin on")
 	}
 
@@ -330,7 +313,7 @@ func TestOlderCairnsSharingCarriesOver(t *testing.T) {
 	gitRun(t, src, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-q", "-m", "planted")
 	dst := filepath.Join(base, "dst")
 	gitRun(t, base, "clone", "-q", src, dst)
-	if s, err := load(dst); err == nil && s.Enabled {
+	if s, err := loadSettings(t, dst); err == nil && s.Enabled {
 		t.Errorf("a clone of an older Cairn's repository: sharing is on with %q", s.Remote)
 	}
 
@@ -348,7 +331,7 @@ func TestOlderCairnsSharingCarriesOver(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(off, ".claude", "cairn", "remote.json"), on, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := load(off); err == nil && s.Enabled {
+	if s, err := loadSettings(t, off); err == nil && s.Enabled {
 		t.Errorf("disabled by this Cairn, then switched on behind enable's back: sharing is on")
 	}
 }
@@ -533,4 +516,15 @@ func enableChild(t *testing.T, dir, role string) {
 			t.Fatalf("sync %d recorded, then the settings say the remote is at %d", i, s.Mirrored)
 		}
 	}
+}
+
+// loadSettings is mirror.Load on the project at dir.
+func loadSettings(t *testing.T, dir string) (mirror.Settings, error) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(dir, ".claude", "cairn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return mirror.Load(st)
 }

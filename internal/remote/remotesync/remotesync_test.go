@@ -154,6 +154,26 @@ func startShared(r remote.Backend, a, b *machine, id, context string) {
 	b.sync(r, "")
 }
 
+// newSharing is a new machine that started workflow id and pushed it to r.
+func newSharing(t *testing.T, r remote.Backend, id, context string) *machine {
+	t.Helper()
+	m := newMachine(t, 0)
+	m.start(id, context)
+	m.sync(r, "")
+	return m
+}
+
+// sharedThenBroken is a machine that shared workflow id, whose line on r then took as its
+// revision 2 an entry not Cairn's.
+func sharedThenBroken(t *testing.T, r remote.Backend, id string) *machine {
+	t.Helper()
+	m := newSharing(t, r, id, "done soon")
+	if _, err := r.Append(context.Background(), id, 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func (m *machine) move(to string) {
 	m.t.Helper()
 	if _, err := m.en.Transition(engine.TransitionRequest{To: to}); err != nil {
@@ -346,12 +366,7 @@ func TestFinishedThenStartedIsShared(t *testing.T) {
 func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
-	a := newMachine(t, 0)
-	a.start("wf-f", "done soon")
-	a.sync(r, "")
-	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
-		t.Fatal(err)
-	}
+	a := sharedThenBroken(t, r, "wf-f")
 	a.move("plan")
 	a.complete()
 	a.start("wf-g", "next")
@@ -372,17 +387,11 @@ func TestFinishedLineBrokenDoesNotBlock(t *testing.T) {
 func TestIdleWithBrokenFinishedLine(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
-	a, b := newMachine(t, 0), newMachine(t, 0)
-	a.start("wf-f", "done soon")
-	a.sync(r, "")
-	if _, err := r.Append(ctx, "wf-f", 1, [][]byte{[]byte("not a cairn entry")}); err != nil {
-		t.Fatal(err)
-	}
+	a := sharedThenBroken(t, r, "wf-f")
 	a.move("plan")
 	a.move("implement")
 	a.complete()
-	b.start("wf-o", "other")
-	b.sync(r, "")
+	newSharing(t, r, "wf-o", "other")
 	out, err := remotesync.Sync(ctx, a.st, r, "origin", "", nil)
 	if err != nil || out.Workflow != "wf-o" || out.Pulled != 1 {
 		t.Fatalf("A's idle sync = %+v, %v; want wf-o taken despite wf-f's line", out, err)
@@ -399,9 +408,7 @@ func TestIdleWithBrokenFinishedLine(t *testing.T) {
 func TestEntryWithoutSnapshotIsRefused(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
-	a := newMachine(t, 0)
-	a.start("wf-odd", "odd")
-	a.sync(r, "")
+	a := newSharing(t, r, "wf-odd", "odd")
 	if _, err := r.Append(ctx, "wf-odd", 1, [][]byte{[]byte(`{"revision":2,"event":{"kind":"transition"}}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -896,9 +903,7 @@ func (c *conflictOnce) Append(ctx context.Context, id string, after int64, data 
 func TestRepairBySyncIsTold(t *testing.T) {
 	ctx := context.Background()
 	r := memremote.New()
-	a := newMachine(t, 0)
-	a.start("wf-q", "repaired")
-	a.sync(r, "")
+	a := newSharing(t, r, "wf-q", "repaired")
 	a.setVar(1)
 	if err := os.WriteFile(filepath.Join(a.en.StateDir(), store.WorkflowFile), []byte("{torn"), 0o600); err != nil {
 		t.Fatal(err)
