@@ -462,7 +462,8 @@ func mistypedText(te *json.UnmarshalTypeError) string {
 	default:
 		want = "an object"
 	}
-	got, isNumber := strings.CutPrefix(te.Value, "number ")
+	isNumber := strings.HasPrefix(te.Value, "number ")
+	var got string
 	switch {
 	case isNumber && want == "a number":
 		// encoding/json quotes a number it cannot store (1e999, megabytes of digits) in full.
