@@ -63,7 +63,11 @@ func (e *Engine) KeepClaudeTask(t ClaudeTask, completed bool) error {
 // the returned notes. It stops at the first the lock still keeps out, which stays kept with
 // those after it, and returns that error. When none is kept it costs one directory read that
 // finds nothing.
-func (e *Engine) ApplyKeptClaudeTasks(report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
+//
+// wait false is for a caller whose own work needs the lock wait it has (a session start, the
+// end of a turn): the kept events are recorded only if the lock is free now, so a held lock
+// does not cost it a second wait.
+func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, completed bool, res *Result, err error)) (notes []string, err error) {
 	dir := filepath.Join(e.StateDir(), KeptTasksDir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -71,6 +75,16 @@ func (e *Engine) ApplyKeptClaudeTasks(report func(t ClaudeTask, completed bool, 
 			return nil, nil
 		}
 		return nil, err
+	}
+	if !wait {
+		cfg := e.cfg
+		cfg.LockWait = time.Millisecond
+		now, err := Open(cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer now.Close()
+		e = now
 	}
 	for _, ent := range ents {
 		name := ent.Name()

@@ -57,7 +57,7 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	apply := func() []string {
 		t.Helper()
 		said = nil
-		notes, err := en.ApplyKeptClaudeTasks(report)
+		notes, err := en.ApplyKeptClaudeTasks(true, report)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -101,7 +101,7 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	t := engine.ClaudeTask{SessionID: sessionID, TaskID: ev.TaskID, Subject: ev.TaskSubject, Description: ev.TaskDescription}
 	// Those kept before come first, so the task list is changed in the order Claude Code
 	// changed it; while the lock keeps them out, this one is kept after them.
-	if err := applyKept(r, e); err != nil {
+	if err := applyKept(r, e, true); err != nil {
 		keepTask(r, e, t, completed, err)
 		return nil
 	}
@@ -149,9 +149,10 @@ func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, 
 
 // applyKept records the task events kept by earlier hooks (engine.ApplyKeptClaudeTasks),
 // saying on stderr what became of each. It returns the lock wait's error when the lock still
-// keeps them out. With none kept it costs one directory read that finds nothing.
-func applyKept(r *Runner, e *engine.Engine) error {
-	notes, err := e.ApplyKeptClaudeTasks(func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
+// keeps them out. With none kept it costs one directory read that finds nothing. wait false:
+// only if the lock is free now (see engine.ApplyKeptClaudeTasks).
+func applyKept(r *Runner, e *engine.Engine, wait bool) error {
+	notes, err := e.ApplyKeptClaudeTasks(wait, func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
 		sayTask(r, t, completed, res, err)
 	})
 	for _, n := range notes {
