@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/durable"
+	"github.com/cairn-dev/cairn/internal/store"
 	"github.com/cairn-dev/cairn/internal/strictjson"
 	"github.com/cairn-dev/cairn/internal/workflow"
 )
@@ -88,8 +89,16 @@ func (e *Engine) ApplyKeptClaudeTasks(wait bool, report func(t ClaudeTask, compl
 	}
 	for _, ent := range ents {
 		name := ent.Name()
+		if strings.HasPrefix(name, ".tmp-") {
+			// A keep killed mid-write left it, once no writer can still be using it: removed,
+			// so the directory can go and the next look costs one failed read again.
+			if fi, err := ent.Info(); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > store.StaleTempAge {
+				_ = os.Remove(filepath.Join(dir, name))
+			}
+			continue
+		}
 		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") || !ent.Type().IsRegular() {
-			continue // a temp file being written, or not ours
+			continue // not ours
 		}
 		path := filepath.Join(dir, name)
 		data, err := os.ReadFile(path)

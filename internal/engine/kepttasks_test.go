@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
 )
 
 // Task events kept while the lock was held are recorded once, in order, by the next
@@ -68,6 +70,29 @@ func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
 	}
 	if want := []string{"Claude Code task 1 recorded as open in phase analyze", "Claude Code task 1 recorded as done in phase analyze"}; strings.Join(said, "|") != strings.Join(want, "|") {
 		t.Errorf("applied %q, want %q", said, want)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Errorf("%s is still there with nothing kept", dir)
+	}
+
+	// The temp file of a keep killed mid-write is removed once no writer can be using it, so
+	// the directory goes and the next look costs one failed read again; a fresh one stays.
+	noErr(t, os.MkdirAll(dir, 0o700))
+	stale, fresh := filepath.Join(dir, ".tmp-1-1.json-aaaa"), filepath.Join(dir, ".tmp-2-2.json-bbbb")
+	noErr(t, os.WriteFile(stale, nil, 0o600))
+	noErr(t, os.WriteFile(fresh, nil, 0o600))
+	old := time.Now().Add(-store.StaleTempAge - time.Minute)
+	noErr(t, os.Chtimes(stale, old, old))
+	apply()
+	if _, err := os.Lstat(stale); err == nil {
+		t.Errorf("%s is still there", stale)
+	}
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Errorf("a temp file a keep may still be writing was removed: %v", err)
+	}
+	noErr(t, os.Remove(fresh))
+	if apply(); len(said) != 0 {
+		t.Errorf("applied temp files: %q", said)
 	}
 	if _, err := os.Lstat(dir); err == nil {
 		t.Errorf("%s is still there with nothing kept", dir)
