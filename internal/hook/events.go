@@ -98,19 +98,72 @@ func events(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string)
 	}
 
 	completed := ev.HookEventName == EventTaskCompleted
-	res, err := e.RecordClaudeTask(engine.ClaudeTask{
-		SessionID: sessionID, TaskID: ev.TaskID, Subject: ev.TaskSubject, Description: ev.TaskDescription,
-	}, completed)
+	t := engine.ClaudeTask{SessionID: sessionID, TaskID: ev.TaskID, Subject: ev.TaskSubject, Description: ev.TaskDescription}
+	// Those kept before come first, so the task list is changed in the order Claude Code
+	// changed it; while the lock keeps them out, this one is kept after them.
+	if err := applyKept(r, e, true); err != nil {
+		keepTask(r, e, t, completed, err)
+		return nil
+	}
+	res, err := e.RecordClaudeTask(t, completed)
+	if engine.LockedBy(err) != "" {
+		keepTask(r, e, t, completed, err)
+		return nil
+	}
+	sayTask(r, t, completed, res, err)
+	return nil
+}
+
+// taskEvent is the hook event that carries a task's creation, or its completion.
+func taskEvent(completed bool) string {
+	if completed {
+		return EventTaskCompleted
+	}
+	return EventTaskCreated
+}
+
+// sayTask says on stderr what became of a task event: RecordClaudeTask's answer.
+func sayTask(r *Runner, t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
 	switch {
 	case errors.Is(err, engine.ErrNoActiveWorkflow):
-		r.Logf("%s task %s: no active workflow, not recorded", ev.HookEventName, taskShown(ev.TaskID))
+		r.Logf("%s task %s: no active workflow, not recorded", taskEvent(completed), taskShown(t.TaskID))
 	case err != nil:
-		r.Logf("%s task %s not recorded: %v", ev.HookEventName, taskShown(ev.TaskID), err)
+		r.Logf("%s task %s not recorded: %v", taskEvent(completed), taskShown(t.TaskID), err)
 	default:
 		r.Logf("%s", res.Message)
 		for _, w := range res.Warnings {
 			r.Logf("warning: %s", w)
 		}
+	}
+}
+
+// keepTask keeps a task event the lock kept out (locked is the lock wait's error), for the
+// next hook to record: no one can send a hook event again.
+func keepTask(r *Runner, e *engine.Engine, t engine.ClaudeTask, completed bool, locked error) {
+	if err := e.KeepClaudeTask(t, completed); err != nil {
+		r.Logf("%s task %s not recorded: the workflow is locked %s, and keeping the event failed: %v", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked), err)
+		return
+	}
+	r.Logf("%s task %s kept: the workflow is locked %s; it will be recorded by the next Cairn hook", taskEvent(completed), taskShown(t.TaskID), engine.LockedBy(locked))
+}
+
+// applyKept records the task events kept by earlier hooks (engine.ApplyKeptClaudeTasks),
+// saying on stderr what became of each. It returns the lock wait's error when the lock still
+// keeps them out. With none kept it costs one directory read that finds nothing. wait false:
+// only if the lock is free now (see engine.ApplyKeptClaudeTasks).
+func applyKept(r *Runner, e *engine.Engine, wait bool) error {
+	notes, err := e.ApplyKeptClaudeTasks(wait, func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
+		sayTask(r, t, completed, res, err)
+	})
+	for _, n := range notes {
+		r.Logf("%s", n)
+	}
+	switch {
+	case engine.LockedBy(err) != "":
+		r.Logf("task events kept earlier wait: the workflow is locked %s; they will be recorded by the next Cairn hook", engine.LockedBy(err))
+		return err
+	case err != nil:
+		r.Logf("task events kept earlier: %v", err)
 	}
 	return nil
 }

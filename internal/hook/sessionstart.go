@@ -46,6 +46,7 @@ func sessionStart(ctx context.Context, r *Runner, stdin io.Reader, getenv func(s
 		return MessageOutput("Cairn: workflow state could not be opened; the session goes on without it: " + err.Error())
 	}
 	defer closeState(r, e)
+	_ = applyKept(r, e, false) // before the report, so it has them; one failed directory read when none
 	// The session record is an atomic but unsynced write (advisory, rewritten every start),
 	// cheap enough to do first; without a session id a record would only hide the last good
 	// one from the MCP server.

@@ -55,6 +55,7 @@ func stop(ctx context.Context, r *Runner, stdin io.Reader, getenv func(string) s
 		return sayOnce(r, getenv, sessionID, openFailure(err), "Cairn: workflow state could not be opened; nothing was written this turn: "+err.Error())
 	}
 	defer closeState(r, e)
+	_ = applyKept(r, e, false) // task events kept earlier, first; one failed directory read when none
 
 	out, err := e.Stop(engine.StopInput{SessionID: sessionID, StopHookActive: ev.StopHookActive, NoAsk: !ev.Read})
 	if err != nil {

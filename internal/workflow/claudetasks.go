@@ -126,6 +126,24 @@ func claudeTaskNote(t ClaudeTask) (note, place string, secret *secrets.Finding) 
 	return cmp.Or(textsafe.Clip(note, maxSubject), "task "+strings.TrimSpace(t.TaskID)), place, secret
 }
 
+// KeptClaudeTask is t as it may wait on disk to be recorded (see engine.KeepClaudeTask): its
+// session, its id and the note it would be recorded with, nothing more. A note with a
+// secret's shape is not kept: a creation would be refused, so it is refused now; a completion
+// still closes the task by its id. An id with a secret's shape is refused.
+func KeptClaudeTask(t ClaudeTask, completed bool) (ClaudeTask, error) {
+	if f := secrets.ScanString(t.TaskID); f != nil {
+		return ClaudeTask{}, errors.New(f.Refusal("the task's id"))
+	}
+	note, place, secret := claudeTaskNote(t)
+	switch {
+	case secret != nil && !completed:
+		return ClaudeTask{}, errors.New(secret.Refusal(place))
+	case secret != nil:
+		note = ""
+	}
+	return ClaudeTask{SessionID: t.SessionID, TaskID: t.TaskID, Subject: note}, nil
+}
+
 // mirroredTask returns the index of r's task that mirrors t (note its claudeTaskNote), or -1:
 // the task of t's id, else an open one of another session with the same note (the same task,
 // created again in a new session, whose list starts empty). Within one session the ids tell

@@ -1,0 +1,125 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/engine"
+	"github.com/cairn-dev/cairn/internal/store"
+)
+
+// Task events kept while the lock was held are recorded once, in order, by the next
+// ApplyKeptClaudeTasks; what the record would refuse for a secret is not kept, a secret is
+// never written there, and a file that cannot be read is dropped with a note.
+func TestKeptClaudeTasksAreAppliedOnceInOrder(t *testing.T) {
+	e := newEnv(t)
+	must(e.open("s1").Start(engine.StartRequest{Type: "apex", Context: "c"}))(t)
+	en := e.open("sess-aaaa-1")
+	task := func(id, subject string) engine.ClaudeTask {
+		return engine.ClaudeTask{SessionID: "sess-aaaa-1", TaskID: id, Subject: subject}
+	}
+	dir := filepath.Join(en.StateDir(), engine.KeptTasksDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "0000000000000000000-1.json"), []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []struct {
+		t         engine.ClaudeTask
+		completed bool
+		refused   bool
+	}{
+		{task("1", "write the parser"), false, false},
+		{task("2", "use AKIAIOSFODNN7EXAMPLE"), false, true}, // a creation the record would refuse
+		{task("AKIAIOSFODNN7EXAMPLE", "x"), false, true},
+		{task("1", "write the parser with AKIAIOSFODNN7EXAMPLE"), true, false}, // closes task 1 by its id
+	} {
+		if err := en.KeepClaudeTask(k.t, k.completed); (err != nil) != k.refused {
+			t.Fatalf("keeping %+v: %v, want refused %v", k.t, err, k.refused)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), "AKIA") {
+			t.Errorf("%s keeps a secret: %s", f, b)
+		}
+	}
+	var said []string
+	report := func(t engine.ClaudeTask, completed bool, res *engine.Result, err error) {
+		if err != nil {
+			said = append(said, err.Error())
+			return
+		}
+		said = append(said, res.Message)
+	}
+	apply := func() []string {
+		t.Helper()
+		said = nil
+		notes, err := en.ApplyKeptClaudeTasks(true, report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return notes
+	}
+	if notes := apply(); len(notes) != 1 || !strings.Contains(notes[0], "could not be read") {
+		t.Errorf("notes %q, want one for the unreadable file", notes)
+	}
+	if want := []string{"Claude Code task 1 recorded as open in phase analyze", "Claude Code task 1 recorded as done in phase analyze"}; strings.Join(said, "|") != strings.Join(want, "|") {
+		t.Errorf("applied %q, want %q", said, want)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Errorf("%s is still there with nothing kept", dir)
+	}
+
+	// The temp file of a keep killed mid-write is removed once no writer can be using it, so
+	// the directory goes and the next look costs one failed read again; a fresh one stays.
+	noErr(t, os.MkdirAll(dir, 0o700))
+	stale, fresh := filepath.Join(dir, ".tmp-1-1.json-aaaa"), filepath.Join(dir, ".tmp-2-2.json-bbbb")
+	noErr(t, os.WriteFile(stale, nil, 0o600))
+	noErr(t, os.WriteFile(fresh, nil, 0o600))
+	old := time.Now().Add(-store.StaleTempAge - time.Minute)
+	noErr(t, os.Chtimes(stale, old, old))
+	apply()
+	if _, err := os.Lstat(stale); err == nil {
+		t.Errorf("%s is still there", stale)
+	}
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Errorf("a temp file a keep may still be writing was removed: %v", err)
+	}
+	noErr(t, os.Remove(fresh))
+	if apply(); len(said) != 0 {
+		t.Errorf("applied temp files: %q", said)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Errorf("%s is still there with nothing kept", dir)
+	}
+	if apply(); len(said) != 0 {
+		t.Errorf("applied again: %q", said)
+	}
+
+	// A crash after the record and before the drop: the event is applied again, and changes
+	// nothing.
+	noErr(t, en.KeepClaudeTask(task("2", "update the docs"), false))
+	files, _ = filepath.Glob(filepath.Join(dir, "*.json"))
+	b, _ := os.ReadFile(files[0])
+	apply()
+	noErr(t, os.MkdirAll(dir, 0o700))
+	noErr(t, os.WriteFile(files[0], b, 0o600))
+	if apply(); len(said) != 1 || !strings.Contains(said[0], "task 2 was already recorded as open; nothing changed") {
+		t.Errorf("applied again after a crash: %q", said)
+	}
+	if r := en.Resume(engine.ResumeOptions{ReportOnly: true}); strings.Join(r.OpenTasks, "|") != "update the docs" {
+		t.Errorf("open tasks %q, want the docs task once", r.OpenTasks)
+	}
+}
+
+func noErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
